@@ -1,0 +1,127 @@
+/**
+ * The realms of this process: each one's read model (RealmView) and its actor. A realm is the unit
+ * of ownership — all its mutations and queues live in one process — so a later multi-process
+ * deployment routes by Host to the process owning the realm and this registry stays per process.
+ */
+import { createActor, type Actor } from 'xstate';
+import type { EventPublisher } from '../src/lib/events.js';
+import { RealmView } from '../src/queries/realm-view.js';
+import type { Store } from '../src/storage/store.js';
+import { realmMachine, type Reply } from './realm.machine.js';
+import {
+  REALM_COMMANDS,
+  type CommandTable,
+  type CommandType,
+  type PayloadOf,
+  type ResultOf,
+} from './realm.commands.js';
+
+export class RealmRuntime {
+  readonly view: RealmView;
+  private readonly actor: Actor<typeof realmMachine>;
+
+  constructor(
+    store: Store,
+    realmId: number,
+    publisher: EventPublisher,
+    commands: CommandTable = REALM_COMMANDS,
+    clock: () => number = Date.now,
+  ) {
+    this.view = new RealmView(store, realmId);
+    this.actor = createActor(realmMachine, {
+      input: { store, view: this.view, publisher, commands, clock },
+      systemId: `realm:${realmId}`,
+    });
+    this.actor.start();
+  }
+
+  get id(): number {
+    return this.view.id;
+  }
+
+  /**
+   * Sends a command to the realm actor and resolves with the mutation's result, or rejects with
+   * the JsonableError it threw. Commands run in the order `ask` is called.
+   */
+  ask<K extends CommandType>(type: K, payload: PayloadOf<K>): Promise<ResultOf<K>> {
+    return this.askUntyped(type, payload) as Promise<ResultOf<K>>;
+  }
+
+  /** For command tables other than the default one (tests of the actor itself). */
+  askUntyped(type: string, payload: unknown): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const reply = (r: Reply) =>
+        r.ok
+          ? resolve(r.data)
+          : reject(r.error instanceof Error ? r.error : new Error(String(r.error)));
+      this.actor.send({ type: 'COMMAND', envelope: { command: type, payload, reply } });
+    });
+  }
+
+  get status(): 'open' | 'closed' {
+    return this.actor.getSnapshot().value;
+  }
+
+  get applied(): number {
+    return this.actor.getSnapshot().context.applied;
+  }
+
+  close(): void {
+    this.actor.send({ type: 'CLOSE' });
+  }
+}
+
+export class RealmRegistry {
+  private readonly byId = new Map<number, RealmRuntime>();
+  private readonly idByStringId = new Map<string, number>();
+  /** Host header → realm, memoized (a Host maps to the same realm until realms are added). */
+  private readonly byHost = new Map<string, RealmRuntime | undefined>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly publisher: EventPublisher,
+  ) {
+    for (const r of store.realms.all()) this.idByStringId.set(r.string_id, r.id);
+  }
+
+  /** The realm for a Host header, given how to read its subdomain. */
+  byHostHeader(host: string, subdomainOf: (host: string) => string): RealmRuntime | undefined {
+    if (this.byHost.has(host)) return this.byHost.get(host);
+    const rt = this.bySubdomain(subdomainOf(host));
+    if (this.byHost.size >= 1000) this.byHost.clear();
+    this.byHost.set(host, rt);
+    return rt;
+  }
+
+  /** The realm served at a subdomain ('' = the root domain), if any. */
+  bySubdomain(subdomain: string): RealmRuntime | undefined {
+    const id = this.idByStringId.get(subdomain);
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  get(realmId: number): RealmRuntime | undefined {
+    let rt = this.byId.get(realmId);
+    if (!rt) {
+      if (!this.store.realms.byId(realmId)) return undefined;
+      rt = new RealmRuntime(this.store, realmId, this.publisher);
+      this.byId.set(realmId, rt);
+      this.idByStringId.set(rt.view.row.string_id, realmId);
+    }
+    return rt;
+  }
+
+  /** Call after creating a realm outside the registry (first boot, admin command). */
+  noteRealmCreated(realmId: number): void {
+    const row = this.store.realms.byId(realmId);
+    if (row) this.idByStringId.set(row.string_id, row.id);
+    this.byHost.clear();
+  }
+
+  loaded(): RealmRuntime[] {
+    return [...this.byId.values()];
+  }
+
+  closeAll(): void {
+    for (const rt of this.byId.values()) rt.close();
+  }
+}

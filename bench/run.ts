@@ -1,0 +1,23 @@
+/**
+ * `npm run bench -- <name>`: runs one bench. Benches are scripts, not tests: they print figures and
+ * ratios and never fail a build on speed. Each one bounds itself in time and stops by itself.
+ */
+import { httpBench } from './http.bench.js';
+
+const BENCHES: Record<string, () => Promise<void>> = {
+  http: httpBench,
+};
+
+const name = process.argv[2];
+const bench = name === undefined ? undefined : BENCHES[name];
+if (!bench) {
+  console.error(`usage: npm run bench -- <${Object.keys(BENCHES).join('|')}>`);
+  process.exit(2);
+}
+bench().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

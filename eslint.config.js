@@ -1,0 +1,128 @@
+// Type-aware lint, plus the layer rules of the architecture (README "Architecture"):
+// the linter enforces which module may import which, so the seams stay seams.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const layer = (files, patterns) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns }] },
+});
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'eslint.config.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true },
+      ],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      // tap collects top-level t.test() promises itself.
+      '@typescript-eslint/no-floating-promises': 'off',
+    },
+  },
+  // Only src/http/uws.ts touches uWebSockets.js.
+  {
+    files: ['**/*.ts'],
+    ignores: ['src/http/uws.ts', 'bench/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: ['uWebSockets.js'] }] },
+  },
+  layer(
+    ['src/lib/**/*.ts'],
+    [
+      {
+        group: [
+          '**/http/**',
+          '**/endpoints/**',
+          '**/mutations/**',
+          '**/actors/**',
+          '**/workers/**',
+          '**/storage/**',
+        ],
+        message: 'src/lib is pure: it imports nothing above it.',
+      },
+    ],
+  ),
+  layer(
+    ['src/mutations/**/*.ts'],
+    [
+      {
+        group: ['**/http/**', '**/endpoints/**', '**/actors/**', '**/workers/**', 'uWebSockets.js'],
+        message: 'Mutations run inside the realm actor: no HTTP, no actors, no workers.',
+      },
+    ],
+  ),
+  layer(
+    ['src/queries/**/*.ts'],
+    [
+      {
+        group: [
+          '**/http/**',
+          '**/endpoints/**',
+          '**/mutations/**',
+          '**/actors/**',
+          'uWebSockets.js',
+        ],
+        message: 'Queries read; they never mutate or talk HTTP.',
+      },
+    ],
+  ),
+  layer(
+    ['src/endpoints/**/*.ts'],
+    [
+      {
+        group: ['**/storage/db.js', '**/storage/migrations/**', 'better-sqlite3', 'uWebSockets.js'],
+        message: 'Endpoints never touch SQL or uWS directly.',
+      },
+    ],
+  ),
+  layer(
+    ['actors/**/*.ts'],
+    [
+      {
+        group: ['**/http/**', '**/endpoints/**', 'uWebSockets.js'],
+        message: 'Actors know nothing of HTTP: a held poll is a callback.',
+      },
+    ],
+  ),
+  layer(
+    ['workers/**/*.worker.ts'],
+    [
+      {
+        group: [
+          '**/storage/**',
+          '**/actors/**',
+          '**/http/**',
+          '**/endpoints/**',
+          '**/mutations/**',
+        ],
+        message: 'Workers are pure functions.',
+      },
+    ],
+  ),
+);

@@ -1,0 +1,85 @@
+/**
+ * Server configuration: defaults for an embedded single-node deployment, overridden by the
+ * environment (PORT, HOST, DATA_DIR, EXTERNAL_HOST, MAX_FILE_UPLOAD_SIZE, ...) or, in tests and
+ * benches, by options passed to createServer().
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+export type ServerConfig = {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Host (and port) clients use to reach the server; subdomains of it select realms. */
+  externalHost: string;
+  /** Scheme of the URLs clients are given (`https` behind a TLS-terminating proxy). */
+  externalScheme: 'http' | 'https';
+  /** Largest request body accepted outside file uploads, in bytes (413 beyond). */
+  maxRequestBytes: number;
+  /** MAX_FILE_UPLOAD_SIZE, in bytes. */
+  maxFileUploadBytes: number;
+  /** scrypt cost N for new password hashes (tests lower it). */
+  scryptN: number;
+  /** Mounts routes that exist only to test the server itself (a handler that throws). */
+  testRoutes: boolean;
+  /** Log each request's method, path, status and time to stderr. */
+  logRequests: boolean;
+};
+
+export const DEFAULT_MAX_FILE_UPLOAD_MIB = 25;
+
+export function defaultConfig(): ServerConfig {
+  return {
+    host: '127.0.0.1',
+    port: 9991,
+    dataDir: path.resolve('data'),
+    externalHost: 'localhost:9991',
+    externalScheme: 'http',
+    maxRequestBytes: 4 * 1024 * 1024,
+    maxFileUploadBytes: DEFAULT_MAX_FILE_UPLOAD_MIB * 1024 * 1024,
+    scryptN: 1 << 15,
+    testRoutes: false,
+    logRequests: false,
+  };
+}
+
+const EnvSchema = z.object({
+  PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'PORT must be a port number')
+    .transform(Number)
+    .optional(),
+  HOST: z.string().min(1).optional(),
+  DATA_DIR: z.string().min(1).optional(),
+  EXTERNAL_HOST: z.string().min(1).optional(),
+  EXTERNAL_SCHEME: z.enum(['http', 'https']).optional(),
+  MAX_FILE_UPLOAD_SIZE: z
+    .string()
+    .regex(/^\d+$/, 'MAX_FILE_UPLOAD_SIZE is in MiB')
+    .transform(Number)
+    .optional(),
+  MAX_REQUEST_BYTES: z.string().regex(/^\d+$/).transform(Number).optional(),
+  LOG_REQUESTS: z.enum(['0', '1', 'true', 'false']).optional(),
+});
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`bad environment: ${issue.path.join('.')}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const base = defaultConfig();
+  const port = e.PORT ?? base.port;
+  return {
+    ...base,
+    port,
+    host: e.HOST ?? base.host,
+    dataDir: path.resolve(e.DATA_DIR ?? base.dataDir),
+    externalHost: e.EXTERNAL_HOST ?? `localhost:${port}`,
+    externalScheme: e.EXTERNAL_SCHEME ?? base.externalScheme,
+    maxFileUploadBytes: (e.MAX_FILE_UPLOAD_SIZE ?? DEFAULT_MAX_FILE_UPLOAD_MIB) * 1024 * 1024,
+    maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
+    logRequests: e.LOG_REQUESTS === '1' || e.LOG_REQUESTS === 'true',
+  };
+}

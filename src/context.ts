@@ -1,0 +1,15 @@
+/**
+ * What endpoints can reach: configuration, the store (reads only — writes go through realm actors),
+ * the realms, and the event publisher. Built once by createServer().
+ */
+import type { RealmRegistry } from '../actors/registry.js';
+import type { ServerConfig } from './config.js';
+import type { EventPublisher } from './lib/events.js';
+import type { Store } from './storage/store.js';
+
+export interface ServerContext {
+  readonly config: ServerConfig;
+  readonly store: Store;
+  readonly realms: RealmRegistry;
+  readonly publisher: EventPublisher;
+}

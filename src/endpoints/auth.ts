@@ -1,0 +1,41 @@
+/**
+ * POST /api/v1/fetch_api_key — password login for API clients. Reference: views/auth.py
+ * api_fetch_api_key. The password is checked before the account's state is revealed, so the
+ * deactivation answers cannot be used to probe which addresses have accounts.
+ */
+import { z } from 'zod';
+import { endpoint } from '../http/endpoint.js';
+import {
+  AuthenticationFailedError,
+  JsonableError,
+  RealmDeactivatedError,
+  UserDeactivatedError,
+} from '../lib/errors.js';
+import { str } from '../lib/params.js';
+import { verifyPassword } from '../lib/password.js';
+
+/** A hash of nothing in particular, verified when the account does not exist (constant timing). */
+const DUMMY_HASH =
+  'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+export const fetchApiKey = endpoint({
+  method: 'POST',
+  path: '/api/v1/fetch_api_key',
+  auth: 'none',
+  params: z.object({ username: str(), password: str() }),
+  handle: async ({ realm }, p) => {
+    if (!realm) throw new JsonableError('Invalid subdomain', { code: 'INVALID_SUBDOMAIN' });
+    const user = realm.view.userByEmail(p.username.trim());
+    const ok = await verifyPassword(p.password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !ok) throw new AuthenticationFailedError();
+    if (!realm.view.settings.password_auth_enabled) {
+      throw new JsonableError('Password authentication is disabled in this organization', {
+        code: 'PASSWORD_AUTH_DISABLED',
+        status: 401,
+      });
+    }
+    if (!user.is_active) throw new UserDeactivatedError();
+    if (realm.view.deactivated) throw new RealmDeactivatedError();
+    return { api_key: user.api_key, email: user.delivery_email, user_id: user.id };
+  },
+});

@@ -1,0 +1,16 @@
+/**
+ * The route table: every endpoint module's exports, in one list. One line per module; each
+ * module lists its own routes.
+ */
+import type { Endpoint } from '../http/endpoint.js';
+import * as auth from './auth.js';
+import * as serverSettings from './server-settings.js';
+import * as users from './users.js';
+
+function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
+  return Object.values(mod).filter(
+    (v): v is Endpoint => typeof v === 'object' && v !== null && 'compiled' in v && 'handle' in v,
+  );
+}
+
+export const ENDPOINTS: readonly Endpoint[] = [auth, serverSettings, users].flatMap(endpointsOf);

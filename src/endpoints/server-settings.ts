@@ -1,0 +1,62 @@
+/**
+ * GET /api/v1/server_settings — no authentication. Reference: views/auth.py api_get_server_settings.
+ * Realm-specific fields describe the realm at the request's subdomain and are omitted when no
+ * realm is hosted there.
+ */
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import { endpoint } from '../http/endpoint.js';
+import { escapeHtml } from '../lib/html.js';
+import { realmUrl } from '../lib/urls.js';
+import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../version.js';
+
+export const getServerSettings = endpoint({
+  method: 'GET',
+  path: '/api/v1/server_settings',
+  auth: 'none',
+  params: z.object({}),
+  handle: ({ server, realm }) => {
+    const passwordAuth = realm ? realm.view.settings.password_auth_enabled : true;
+    const out: Record<string, unknown> = {
+      authentication_methods: {
+        password: passwordAuth,
+        dev: false,
+        email: passwordAuth,
+        ldap: false,
+        remoteuser: false,
+        github: false,
+        azuread: false,
+        gitlab: false,
+        apple: false,
+        google: false,
+        saml: false,
+        'openid connect': false,
+      },
+      external_authentication_methods: [],
+      service_feature_level: SERVICE_FEATURE_LEVEL,
+      service_version: SERVICE_VERSION,
+      service_merge_base: SERVICE_MERGE_BASE,
+      push_notifications_enabled: false,
+      is_incompatible: false,
+      email_auth_enabled: passwordAuth,
+      require_email_format_usernames: true,
+    };
+    if (realm) {
+      const url = realmUrl(server.config, realm.view.row.string_id);
+      const row = realm.view.row;
+      out.realm_url = url;
+      out.realm_uri = url;
+      out.realm_name = row.name;
+      out.realm_icon = realmIconUrl(row.string_id);
+      out.realm_description = row.description === '' ? '' : `<p>${escapeHtml(row.description)}</p>`;
+      out.realm_web_public_access_enabled = realm.view.settings.enable_spectator_access;
+    }
+    return out;
+  },
+});
+
+/** The default (external-host identicon) icon of a realm that has not uploaded one. */
+function realmIconUrl(stringId: string): string {
+  const hash = crypto.createHash('md5').update(`realm:${stringId}`).digest('hex');
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&s=100`;
+}

@@ -1,0 +1,146 @@
+/**
+ * Users: list, get one, get self, create. Reference: views/users.py (get_members_backend,
+ * get_profile_backend, create_user_backend).
+ */
+import { z } from 'zod';
+import { endpoint } from '../http/endpoint.js';
+import { JsonableError, OrganizationAdministratorRequiredError } from '../lib/errors.js';
+import { bool, intList, pathInt, str } from '../lib/params.js';
+import { hashPassword } from '../lib/password.js';
+import { Role } from '../lib/roles.js';
+import {
+  checkFullName,
+  checkPasswordStrength,
+  isValidEmail,
+  ROLE_FOR_NEW_USER,
+} from '../mutations/users.js';
+import { formatUser } from '../queries/users.js';
+import { maxMessageIdFor } from '../queries/messages-summary.js';
+
+/** GET /api/v1/users — every user of the realm, deactivated ones and bots included. */
+export const getMembers = endpoint({
+  method: 'GET',
+  path: '/api/v1/users',
+  params: z.object({
+    client_extavatar: bool().default(true),
+    include_custom_profile_fields: bool().default(false),
+    user_ids: intList().optional(),
+  }),
+  handle: ({ realm, user }, p) => {
+    const view = realm.view;
+    const wanted = p.user_ids ? new Set(p.user_ids) : null;
+    if (p.user_ids) {
+      for (const id of p.user_ids)
+        if (!view.user(id)) throw new JsonableError(`Invalid user ID: ${id}`);
+    }
+    const members = [];
+    for (const u of view.usersById.values()) {
+      if (wanted && !wanted.has(u.id)) continue;
+      members.push(
+        formatUser(view, u, {
+          viewerId: user.id,
+          clientExtAvatar: p.client_extavatar,
+          ...(p.include_custom_profile_fields ? { profileData: view.profileData(u.id) } : {}),
+        }),
+      );
+    }
+    return { members };
+  },
+});
+
+/** GET /api/v1/users/me — the caller's own account, flat (not under `user`). */
+export const getProfile = endpoint({
+  method: 'GET',
+  path: '/api/v1/users/me',
+  params: z.object({}),
+  handle: ({ server, realm, user }) => {
+    const u = formatUser(realm.view, user, { viewerId: user.id });
+    return {
+      avatar_url: u.avatar_url,
+      avatar_version: u.avatar_version,
+      email: u.email,
+      delivery_email: u.delivery_email,
+      full_name: u.full_name,
+      is_admin: u.is_admin,
+      is_owner: u.is_owner,
+      role: u.role,
+      is_guest: u.is_guest,
+      is_bot: u.is_bot,
+      is_active: u.is_active,
+      timezone: u.timezone,
+      date_joined: u.date_joined,
+      max_message_id: maxMessageIdFor(server.store, user.id),
+      user_id: u.user_id,
+      profile_data: realm.view.profileData(user.id),
+    };
+  },
+});
+
+/** GET /api/v1/users/{user_id} */
+export const getUser = endpoint({
+  method: 'GET',
+  path: '/api/v1/users/:user_id',
+  params: z.object({
+    user_id: pathInt(),
+    client_extavatar: bool().default(true),
+    include_custom_profile_fields: bool().default(false),
+  }),
+  handle: ({ realm, user }, p) => {
+    const target = realm.view.user(p.user_id);
+    if (!target) throw new JsonableError('No such user');
+    return {
+      user: formatUser(realm.view, target, {
+        viewerId: user.id,
+        clientExtAvatar: p.client_extavatar,
+        ...(p.include_custom_profile_fields
+          ? { profileData: realm.view.profileData(target.id) }
+          : {}),
+      }),
+    };
+  },
+});
+
+/**
+ * POST /api/v1/users — administrators whose account has `can_create_users`. The password is
+ * hashed (scrypt, off the main thread) before the command enters the realm actor.
+ */
+export const createUser = endpoint({
+  method: 'POST',
+  path: '/api/v1/users',
+  params: z.object({
+    email: str(),
+    password: str(),
+    full_name: str(),
+  }),
+  handle: async ({ server, realm, user }, p) => {
+    if (user.role > Role.ADMINISTRATOR) throw new OrganizationAdministratorRequiredError();
+    if (!user.can_create_users) throw new JsonableError('User not authorized to create users');
+    const fullName = checkFullName(p.full_name);
+    const email = p.email.trim();
+    if (!isValidEmail(email)) throw new JsonableError('Bad name or username');
+    if (realm.view.userByEmail(email)) throw new JsonableError(`Email '${email}' already in use`);
+    checkPasswordStrength(p.password);
+    const passwordHash = await hashPassword(p.password, server.config.scryptN);
+    const created = await realm.ask('user.create', {
+      acting_user_id: user.id,
+      email,
+      full_name: fullName,
+      password_hash: passwordHash,
+      role: ROLE_FOR_NEW_USER,
+    });
+    return { user_id: created.user_id };
+  },
+});
+
+/** DELETE /api/v1/users/{user_id} — deactivate an account (administrators). */
+export const deactivateUser = endpoint({
+  method: 'DELETE',
+  path: '/api/v1/users/:user_id',
+  params: z.object({ user_id: pathInt() }),
+  handle: async ({ realm, user }, p) => {
+    if (user.role > Role.ADMINISTRATOR) throw new OrganizationAdministratorRequiredError();
+    if (!realm.view.user(p.user_id)) throw new JsonableError('No such user');
+    await realm.ask('user.deactivate', { acting_user_id: user.id, user_id: p.user_id });
+    return {};
+  },
+});

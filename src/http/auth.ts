@@ -1,0 +1,72 @@
+/**
+ * Authentication of API requests: HTTP Basic with `email:api_key`, against the realm chosen by the
+ * Host's subdomain. Every failure is a 401 UNAUTHORIZED with a WWW-Authenticate challenge; the
+ * message says why, as the reference's (validate_api_key / validate_account_and_subdomain).
+ */
+import type { RealmRegistry, RealmRuntime } from '../../actors/registry.js';
+import { UnauthorizedError } from '../lib/errors.js';
+import { safeEqual } from '../lib/password.js';
+import type { Store } from '../storage/store.js';
+import type { UserRow } from '../storage/users.js';
+
+/** `chat.example.com` → '' (root); `eng.chat.example.com` → 'eng'; unrelated hosts → ''. */
+export function subdomainFromHost(host: string, externalHost: string): string {
+  const hostname = stripPort(host.trim().toLowerCase());
+  const root = stripPort(externalHost.trim().toLowerCase());
+  if (hostname === root || !hostname.endsWith('.' + root)) return '';
+  return hostname.slice(0, -(root.length + 1));
+}
+
+function stripPort(h: string): string {
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1); // [::1]:9991
+  const i = h.lastIndexOf(':');
+  return i === -1 ? h : h.slice(0, i);
+}
+
+export function resolveRealm(
+  realms: RealmRegistry,
+  host: string,
+  externalHost: string,
+): RealmRuntime | undefined {
+  return realms.bySubdomain(subdomainFromHost(host, externalHost));
+}
+
+/** Decodes `Basic base64(email:api_key)`; throws the 401 the reference gives for each failure. */
+export function parseBasicAuth(header: string): { email: string; apiKey: string } {
+  if (header === '') throw new UnauthorizedError();
+  const space = header.indexOf(' ');
+  const scheme = space === -1 ? header : header.slice(0, space);
+  if (scheme.toLowerCase() !== 'basic') {
+    throw new UnauthorizedError('This endpoint requires HTTP basic authentication.');
+  }
+  const decoded = Buffer.from(header.slice(space + 1).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) throw new UnauthorizedError('Invalid authorization header for basic auth');
+  return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
+}
+
+export function authenticate(
+  store: Store,
+  realm: RealmRuntime | undefined,
+  header: string,
+): UserRow {
+  const { email, apiKey } = parseBasicAuth(header);
+  const user = realm?.view.userByEmail(email);
+  if (user && safeEqual(user.api_key, apiKey)) {
+    if (!user.is_active) throw new UnauthorizedError('Account is deactivated');
+    if (realm!.view.deactivated)
+      throw new UnauthorizedError('This organization has been deactivated');
+    return user;
+  }
+  // Not a user of this realm with this key: a valid key of another realm's account gets the
+  // reference's more helpful message.
+  const elsewhere = store.users.byApiKey(apiKey);
+  if (
+    elsewhere &&
+    elsewhere.delivery_email.toLowerCase() === email.toLowerCase() &&
+    elsewhere.realm_id !== realm?.id
+  ) {
+    throw new UnauthorizedError('Account is not associated with this subdomain');
+  }
+  throw new UnauthorizedError('Invalid API key');
+}

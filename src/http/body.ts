@@ -1,0 +1,223 @@
+/**
+ * Request bodies. Clients of this API send POST, PATCH and DELETE parameters as
+ * application/x-www-form-urlencoded or multipart/form-data (and some send JSON objects); files come
+ * only as multipart. Bodies are limited before they are buffered whole: a declared Content-Length
+ * over the limit is refused at once, and a body that grows past it while streaming is cut off.
+ * Multipart is parsed as it streams (busboy); file parts go straight to disk when the endpoint
+ * accepts files, and are discarded otherwise.
+ */
+import busboy from 'busboy';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { JsonableError } from '../lib/errors.js';
+import type { RawParams } from '../lib/params.js';
+import type { UploadedFile } from './request.js';
+
+export function parseUrlEncoded(
+  text: string,
+  into: RawParams = Object.create(null) as RawParams,
+): RawParams {
+  if (text.length === 0) return into;
+  for (const [k, v] of new URLSearchParams(text)) into[k] = v;
+  return into;
+}
+
+export type BodySink = {
+  /** Feeds one chunk (already copied out of uWS's transient buffer). */
+  write(chunk: Buffer): void;
+  /** Called after the last chunk; resolves with the parsed fields. */
+  end(): Promise<RawParams>;
+  /** Whether the sink wants the producer to pause (disk slower than the network). */
+  readonly congested: boolean;
+  onDrain(fn: () => void): void;
+  /** Removes any partial files after a failure. */
+  discard(): void;
+};
+
+export type FileSinkOptions = {
+  /** Directory for partially received files. */
+  tmpDir: string;
+  maxFileBytes: number;
+  maxFiles: number;
+  files: UploadedFile[];
+};
+
+/** Picks the parser for a Content-Type. Unknown types are refused (415). */
+export function createBodySink(contentType: string, fileOpts: FileSinkOptions | null): BodySink {
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  if (type === 'multipart/form-data') return multipartSink(contentType, fileOpts);
+  if (type === 'application/json') return bufferedSink(parseJsonBody);
+  if (type === 'application/x-www-form-urlencoded' || type === '' || type === 'text/plain') {
+    return bufferedSink((buf) => parseUrlEncoded(buf.toString('utf8')));
+  }
+  throw new JsonableError(`Unsupported content type: ${type}`, {
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    status: 415,
+  });
+}
+
+function bufferedSink(parse: (buf: Buffer) => RawParams): BodySink {
+  const chunks: Buffer[] = [];
+  return {
+    write: (chunk) => void chunks.push(chunk),
+    end: () => {
+      try {
+        return Promise.resolve(parse(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    },
+    congested: false,
+    onDrain: () => {},
+    discard: () => {},
+  };
+}
+
+/** A JSON object body: string values as they are, other values re-encoded as JSON fields. */
+function parseJsonBody(buf: Buffer): RawParams {
+  let value: unknown;
+  try {
+    value = JSON.parse(buf.toString('utf8'));
+  } catch {
+    throw new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
+  }
+  const out = Object.create(null) as RawParams;
+  for (const [k, v] of Object.entries(value))
+    out[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  return out;
+}
+
+function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): BodySink {
+  const fields = Object.create(null) as RawParams;
+  const partial = new Set<string>();
+  let failure: Error | null = null;
+  let drainFns: (() => void)[] = [];
+  let congested = false;
+  let pendingWrites = 0;
+  let finishedParsing = false;
+  let settle: (() => void) | null = null;
+
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({
+      headers: { 'content-type': contentType },
+      limits: {
+        fieldSize: 16 * 1024 * 1024,
+        files: fileOpts?.maxFiles ?? 0,
+        fileSize: fileOpts ? fileOpts.maxFileBytes : 0,
+      },
+      defParamCharset: 'utf8',
+    });
+  } catch {
+    throw new JsonableError('Malformed multipart body');
+  }
+
+  const maybeSettle = () => {
+    if (finishedParsing && pendingWrites === 0 && settle) settle();
+  };
+
+  bb.on('field', (name, value) => {
+    fields[name] = value;
+  });
+  bb.on('file', (field, stream, info) => {
+    if (!fileOpts) {
+      stream.resume(); // this endpoint takes no files: drain and forget
+      return;
+    }
+    fs.mkdirSync(fileOpts.tmpDir, { recursive: true });
+    const tmpPath = path.join(fileOpts.tmpDir, crypto.randomBytes(16).toString('hex'));
+    partial.add(tmpPath);
+    pendingWrites++;
+    const out = fs.createWriteStream(tmpPath);
+    let size = 0;
+    let truncated = false;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (!out.write(chunk)) {
+        congested = true;
+        out.once('drain', () => {
+          congested = false;
+          const fns = drainFns;
+          drainFns = [];
+          for (const fn of fns) fn();
+        });
+      }
+    });
+    stream.on('limit', () => {
+      truncated = true;
+    });
+    stream.on('end', () => {
+      out.end(() => {
+        pendingWrites--;
+        if (truncated) {
+          failure ??= new JsonableError(
+            `File is larger than this server's configured maximum upload size (${Math.floor(
+              fileOpts.maxFileBytes / (1024 * 1024),
+            )} MiB).`,
+            { status: 413, code: 'REQUEST_TOO_LARGE' },
+          );
+        } else {
+          fileOpts.files.push({
+            field,
+            filename: info.filename ?? '',
+            mimeType: info.mimeType,
+            tmpPath,
+            size,
+          });
+        }
+        maybeSettle();
+      });
+    });
+    out.on('error', (err) => {
+      failure ??= err;
+      stream.resume();
+    });
+  });
+  bb.on('error', (err: Error) => {
+    failure ??= new JsonableError(`Malformed multipart body: ${err.message}`);
+    finishedParsing = true;
+    maybeSettle();
+  });
+  bb.on('close', () => {
+    finishedParsing = true;
+    maybeSettle();
+  });
+
+  const discard = () => {
+    for (const p of partial) fs.rm(p, { force: true }, () => {});
+  };
+
+  return {
+    write: (chunk) => {
+      if (!failure) bb.write(chunk);
+    },
+    end: () =>
+      new Promise<RawParams>((resolve, reject) => {
+        settle = () => {
+          settle = null;
+          if (failure) {
+            discard();
+            reject(failure);
+          } else {
+            resolve(fields);
+          }
+        };
+        if (failure) {
+          finishedParsing = true;
+          maybeSettle();
+          return;
+        }
+        bb.end();
+        maybeSettle();
+      }),
+    get congested() {
+      return congested;
+    },
+    onDrain: (fn) => void drainFns.push(fn),
+    discard,
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Declaring an endpoint: method, path, who may call it, one zod schema for its parameters (path
+ * parameters included, by name), and the handler. The HTTP layer does everything else: body,
+ * realm, authentication, decoding, the response envelope and errors.
+ *
+ *   export const getUser = endpoint({
+ *     method: 'GET',
+ *     path: '/api/v1/users/:user_id',
+ *     params: z.object({ user_id: pathInt(), client_extavatar: bool().default(true) }),
+ *     handle: (ctx, p) => ({ user: ... }),
+ *   });
+ */
+import type { z } from 'zod';
+import type { RealmRuntime } from '../../actors/registry.js';
+import type { ServerContext } from '../context.js';
+import { compileParams, type CompiledParams, type ParamSchema } from '../lib/params.js';
+import type { UserRow } from '../storage/users.js';
+import type { HttpMethod, RequestContext } from './request.js';
+
+/**
+ * `user`: HTTP Basic required. `optional`: anonymous callers allowed (spectators of realms with
+ * public access). `none`: no authentication at all (server settings, logging in).
+ */
+export type AuthMode = 'user' | 'optional' | 'none';
+
+export type HandlerCtx = {
+  server: ServerContext;
+  req: RequestContext;
+  realm: RealmRuntime | undefined;
+  user: UserRow | null;
+};
+
+export type AuthedCtx = HandlerCtx & { realm: RealmRuntime; user: UserRow };
+
+type CtxFor<A extends AuthMode> = A extends 'user' ? AuthedCtx : HandlerCtx;
+
+export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
+  method: Exclude<HttpMethod, 'HEAD' | 'OPTIONS'>;
+  /** Full path; `:name` segments are path parameters, decoded by the schema key of that name. */
+  path: string;
+  auth?: A;
+  params: S;
+  /** alias → canonical parameter name (e.g. `subject` → `topic`). */
+  aliases?: Record<string, string>;
+  /** Accept multipart file parts, streamed to disk, up to the server's upload size limit. */
+  acceptsFiles?: { maxFiles: number };
+  handle: (ctx: CtxFor<A>, params: z.output<S>) => unknown;
+};
+
+export type Endpoint = {
+  method: Exclude<HttpMethod, 'HEAD' | 'OPTIONS'>;
+  path: string;
+  auth: AuthMode;
+  pathParamNames: readonly string[];
+  compiled: CompiledParams<ParamSchema>;
+  acceptsFiles: { maxFiles: number } | null;
+  handle: (ctx: HandlerCtx, params: unknown) => unknown;
+};
+
+export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
+  def: EndpointDef<S, A>,
+): Endpoint {
+  const pathParamNames = def.path
+    .split('/')
+    .filter((seg) => seg.startsWith(':'))
+    .map((seg) => seg.slice(1));
+  for (const name of pathParamNames) {
+    if (!(name in def.params.shape))
+      throw new Error(`${def.path}: no schema for path parameter ${name}`);
+  }
+  return {
+    method: def.method,
+    path: def.path,
+    auth: def.auth ?? 'user',
+    pathParamNames,
+    compiled: compileParams(def.params, def.aliases),
+    acceptsFiles: def.acceptsFiles ?? null,
+    handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * What a handler may know about the HTTP request. uWS's HttpRequest is valid only during the
+ * synchronous route callback, so everything needed later is copied here at once.
+ */
+import type { HttpRequest } from './uws.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT' | 'HEAD' | 'OPTIONS';
+
+export type UploadedFile = {
+  field: string;
+  filename: string;
+  mimeType: string;
+  /** Where the file was streamed to; the handler moves or deletes it. */
+  tmpPath: string;
+  size: number;
+};
+
+export class RequestContext {
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly query: string;
+  readonly authorization: string;
+  readonly contentType: string;
+  /** null when the header is absent. */
+  readonly contentLength: number | null;
+  readonly host: string;
+  readonly userAgent: string;
+  readonly pathParams: string[];
+  readonly startedAt = performance.now();
+  aborted = false;
+  /** Set once a response has been written (or the connection closed by us). */
+  done = false;
+  files: UploadedFile[] = [];
+  private controller: AbortController | null = null;
+
+  /**
+   * `method` is passed when the route already knows it (saves a call into uWS on the hot path);
+   * body headers are read only for methods that carry a body.
+   */
+  constructor(req: HttpRequest, paramCount: number, method?: HttpMethod) {
+    this.method = method ?? (req.getCaseSensitiveMethod().toUpperCase() as HttpMethod);
+    this.path = req.getUrl();
+    this.query = req.getQuery() ?? '';
+    this.authorization = req.getHeader('authorization');
+    if (this.method === 'GET') {
+      this.contentType = '';
+      this.contentLength = null;
+    } else {
+      this.contentType = req.getHeader('content-type');
+      const cl = req.getHeader('content-length');
+      this.contentLength = cl === '' ? null : /^\d+$/.test(cl) ? Number(cl) : NaN;
+    }
+    this.host = req.getHeader('host');
+    this.userAgent = req.getHeader('user-agent');
+    const params: string[] = [];
+    for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(req.getParameter(i)));
+    this.pathParams = params;
+  }
+
+  /** Fires when the client goes away before the response (long-polls un-park on it). */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  markAborted(): void {
+    this.aborted = true;
+    this.controller?.abort();
+  }
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

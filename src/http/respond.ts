@@ -1,0 +1,97 @@
+/**
+ * Writing responses: one corked write, status before headers, nothing after the client left.
+ * Bodies are JSON (`{"result":"success","msg":"",...}` or the error shape); a handler that already
+ * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
+ */
+import { internalErrorBody, JsonableError } from '../lib/errors.js';
+import type { RequestContext } from './request.js';
+import type { HttpResponse } from './uws.js';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? `${status} Status`;
+}
+
+/** A pre-serialized JSON body, sent as it is. */
+export class RawJson {
+  constructor(
+    readonly json: string,
+    readonly status = 200,
+  ) {}
+}
+
+/** Any other body (files): bytes, a content type and headers. */
+export class RawBody {
+  constructor(
+    readonly body: Buffer | string,
+    readonly contentType: string,
+    readonly headers: Record<string, string> = {},
+    readonly status = 200,
+  ) {}
+}
+
+export function send(
+  res: HttpResponse,
+  ctx: RequestContext,
+  status: number,
+  body: string | Buffer,
+  contentType = 'application/json',
+  headers: Readonly<Record<string, string>> = {},
+  closeConnection = false,
+): void {
+  if (ctx.aborted || ctx.done) return;
+  ctx.done = true;
+  res.cork(() => {
+    res.writeStatus(statusLine(status));
+    res.writeHeader('Content-Type', contentType);
+    for (const k in headers) res.writeHeader(k, headers[k]!);
+    res.end(body, closeConnection);
+  });
+}
+
+const SUCCESS_PREFIX = '{"result":"success","msg":""';
+
+/** `{"result":"success","msg":"",...data}` without copying `data` into a new object. */
+export function successJson(data: object | undefined, ignored: readonly string[]): string {
+  const tail =
+    ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : '}';
+  const json = data === undefined ? '{}' : JSON.stringify(data);
+  if (json.length <= 2) return SUCCESS_PREFIX + tail;
+  // Keys of `data` named result/msg would be duplicated; no endpoint returns them.
+  return SUCCESS_PREFIX + ',' + json.slice(1, -1) + tail;
+}
+
+export function sendError(
+  res: HttpResponse,
+  ctx: RequestContext,
+  err: unknown,
+  closeConnection = false,
+): void {
+  if (err instanceof JsonableError) {
+    send(
+      res,
+      ctx,
+      err.httpStatus,
+      JSON.stringify(err.toBody()),
+      'application/json',
+      err.headers,
+      closeConnection,
+    );
+    return;
+  }
+  console.error(`500 on ${ctx.method} ${ctx.path}:`, err);
+  send(res, ctx, 500, JSON.stringify(internalErrorBody()), 'application/json', {}, closeConnection);
+}

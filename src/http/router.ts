@@ -1,0 +1,285 @@
+/**
+ * Mounting endpoints on uWS and running each request through the same steps:
+ *   copy the request (sync) → read the body (limited) → pick the realm by Host → authenticate →
+ *   decode parameters → handler → one corked JSON write.
+ * Unknown paths answer a JSON 404, known paths with another method a JSON 405, and anything a
+ * handler throws that is not a JsonableError is logged and answered 500 — the server keeps serving.
+ */
+import type { ServerContext } from '../context.js';
+import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../lib/errors.js';
+import type { RawParams } from '../lib/params.js';
+import { decodeParams } from '../lib/params.js';
+import { authenticate, resolveRealm } from './auth.js';
+import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
+import type { Endpoint, HandlerCtx } from './endpoint.js';
+import { RequestContext } from './request.js';
+import { RawBody, RawJson, send, sendError, successJson } from './respond.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Tracks requests between arrival and response, so shutdown can wait for them. */
+export class InflightTracker {
+  count = 0;
+  private waiters: (() => void)[] = [];
+  enter(): void {
+    this.count++;
+  }
+  leave(): void {
+    this.count--;
+    if (this.count === 0) {
+      const w = this.waiters;
+      this.waiters = [];
+      for (const fn of w) fn();
+    }
+  }
+  /** Resolves when no request is in flight, or after `timeoutMs`. */
+  drained(timeoutMs: number): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, timeoutMs);
+      this.waiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+}
+
+const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+/** Slack over the file limit for the multipart framing and the other fields of an upload. */
+const UPLOAD_ENVELOPE_BYTES = 1024 * 1024;
+
+export function mountEndpoints(
+  app: TemplatedApp,
+  server: ServerContext,
+  endpoints: readonly Endpoint[],
+  inflight: InflightTracker,
+): void {
+  const seen = new Set<string>();
+  for (const ep of endpoints) {
+    const key = `${ep.method} ${ep.path}`;
+    if (seen.has(key)) throw new Error(`route defined twice: ${key}`);
+    seen.add(key);
+    const handler = (res: HttpResponse, req: HttpRequest) =>
+      onRequest(res, req, ep, server, inflight);
+    switch (ep.method) {
+      case 'GET':
+        app.get(ep.path, handler);
+        break;
+      case 'POST':
+        app.post(ep.path, handler);
+        break;
+      case 'PATCH':
+        app.patch(ep.path, handler);
+        break;
+      case 'DELETE':
+        app.del(ep.path, handler);
+        break;
+      case 'PUT':
+        app.put(ep.path, handler);
+        break;
+    }
+  }
+  const matchers = endpoints.map((ep) => ({ method: ep.method, re: patternToRegExp(ep.path) }));
+  app.any('/*', (res, req) => {
+    const ctx = new RequestContext(req, 0);
+    res.onAborted(() => ctx.markAborted());
+    const allowed = [...new Set(matchers.filter((m) => m.re.test(ctx.path)).map((m) => m.method))];
+    if (allowed.length > 0) {
+      const err = new JsonableError(`Method Not Allowed (${ctx.method})`, {
+        code: 'METHOD_NOT_ALLOWED',
+        status: 405,
+        extra: { allowed_methods: allowed },
+        headers: { Allow: allowed.join(', ') },
+      });
+      sendError(res, ctx, err);
+    } else {
+      sendError(res, ctx, new ResourceNotFoundError());
+    }
+  });
+}
+
+function patternToRegExp(pattern: string): RegExp {
+  const escaped = pattern
+    .split('/')
+    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${escaped}/?$`);
+}
+
+function onRequest(
+  res: HttpResponse,
+  req: HttpRequest,
+  ep: Endpoint,
+  server: ServerContext,
+  inflight: InflightTracker,
+): void {
+  const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method);
+  inflight.enter();
+  let left = false;
+  const leave = () => {
+    if (left) return;
+    left = true;
+    inflight.leave();
+    cleanupFiles(ctx);
+    if (server.config.logRequests) {
+      console.error(
+        `${ctx.method} ${ctx.path} ${ctx.aborted ? 'aborted' : ''} ${(performance.now() - ctx.startedAt).toFixed(1)}ms`,
+      );
+    }
+  };
+  res.onAborted(() => {
+    ctx.markAborted();
+    leave();
+  });
+
+  const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
+  if (!BODY_METHODS.has(ctx.method)) {
+    run(res, ctx, ep, server, query, leave);
+    return;
+  }
+
+  const limit = ep.acceptsFiles
+    ? server.config.maxFileUploadBytes + UPLOAD_ENVELOPE_BYTES
+    : server.config.maxRequestBytes;
+  if (Number.isNaN(ctx.contentLength)) {
+    sendError(res, ctx, new JsonableError('Invalid Content-Length header'), true);
+    leave();
+    return;
+  }
+  if (ctx.contentLength !== null && ctx.contentLength > limit) {
+    sendError(res, ctx, tooLarge(ep, server, limit), true);
+    leave();
+    return;
+  }
+  let sink: BodySink;
+  try {
+    sink = createBodySink(
+      ctx.contentType,
+      ep.acceptsFiles
+        ? {
+            tmpDir: path.join(server.config.dataDir, 'tmp'),
+            maxFileBytes: server.config.maxFileUploadBytes,
+            maxFiles: ep.acceptsFiles.maxFiles,
+            files: ctx.files,
+          }
+        : null,
+    );
+  } catch (err) {
+    sendError(res, ctx, err, true);
+    leave();
+    return;
+  }
+  let received = 0;
+  res.onData((ab, isLast) => {
+    if (ctx.done || ctx.aborted) return;
+    const chunk = Buffer.from(new Uint8Array(ab)); // copies: uWS reuses `ab` after this callback
+    received += chunk.length;
+    if (received > limit) {
+      sink.discard();
+      sendError(res, ctx, tooLarge(ep, server, limit), true);
+      leave();
+      return;
+    }
+    if (chunk.length > 0) sink.write(chunk);
+    if (sink.congested) {
+      res.pause();
+      sink.onDrain(() => {
+        if (!ctx.aborted && !ctx.done) res.resume();
+      });
+    }
+    if (isLast) {
+      sink.end().then(
+        (body) => {
+          for (const k in body) query[k] = body[k]!; // body parameters win over the query string
+          run(res, ctx, ep, server, query, leave);
+        },
+        (err: unknown) => {
+          sendError(res, ctx, err);
+          leave();
+        },
+      );
+    }
+  });
+}
+
+function tooLarge(ep: Endpoint, server: ServerContext, limit: number): JsonableError {
+  if (ep.acceptsFiles) {
+    return new JsonableError(
+      `File is larger than this server's configured maximum upload size (${Math.floor(
+        server.config.maxFileUploadBytes / (1024 * 1024),
+      )} MiB).`,
+      { code: 'REQUEST_TOO_LARGE', status: 413 },
+    );
+  }
+  return new RequestTooLargeError(limit);
+}
+
+/** Realm, authentication, parameters, handler, response. Never throws. */
+function run(
+  res: HttpResponse,
+  ctx: RequestContext,
+  ep: Endpoint,
+  server: ServerContext,
+  raw: RawParams,
+  leave: () => void,
+): void {
+  let result: unknown;
+  let ignored: string[];
+  try {
+    for (let i = 0; i < ep.pathParamNames.length; i++)
+      raw[ep.pathParamNames[i]!] = ctx.pathParams[i]!;
+    const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
+    let user = null;
+    if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
+      user = authenticate(server.store, realm, ctx.authorization);
+    }
+    const decoded = decodeParams(ep.compiled, raw);
+    ignored = decoded.ignored;
+    const hctx: HandlerCtx = { server, req: ctx, realm, user };
+    result = ep.handle(hctx, decoded.params);
+  } catch (err) {
+    sendError(res, ctx, err);
+    leave();
+    return;
+  }
+  if (result instanceof Promise) {
+    result.then(
+      (value: unknown) => {
+        respondWith(res, ctx, value, ignored);
+        leave();
+      },
+      (err: unknown) => {
+        sendError(res, ctx, err);
+        leave();
+      },
+    );
+  } else {
+    respondWith(res, ctx, result, ignored);
+    leave();
+  }
+}
+
+function respondWith(
+  res: HttpResponse,
+  ctx: RequestContext,
+  value: unknown,
+  ignored: readonly string[],
+): void {
+  try {
+    if (value instanceof RawJson) {
+      send(res, ctx, value.status, value.json);
+    } else if (value instanceof RawBody) {
+      send(res, ctx, value.status, value.body, value.contentType, value.headers);
+    } else {
+      send(res, ctx, 200, successJson(value as object | undefined, ignored));
+    }
+  } catch (err) {
+    sendError(res, ctx, err);
+  }
+}
+
+function cleanupFiles(ctx: RequestContext): void {
+  for (const f of ctx.files) fs.rm(f.tmpPath, { force: true }, () => {});
+}

@@ -1,0 +1,213 @@
+/**
+ * The error model of the API. Every failure a client can cause is a JsonableError: it carries the
+ * `code` string clients branch on, the HTTP status, the human-readable `msg`, and any extra body
+ * fields (the reference's `data_fields`). The HTTP layer turns it into
+ * `{"result":"error","msg":...,"code":...,...extra}`; anything else thrown is a bug and becomes a 500.
+ *
+ * Codes and messages are API: they are copied from the reference server and asserted in tests.
+ */
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'REQUEST_VARIABLE_MISSING'
+  | 'REQUEST_VARIABLE_INVALID'
+  | 'REQUEST_CONFUSING_VAR'
+  | 'INVALID_JSON'
+  | 'BAD_NARROW'
+  | 'MISSING_HTTP_EVENT_HEADER'
+  | 'STREAM_DOES_NOT_EXIST'
+  | 'UNAUTHORIZED_PRINCIPAL'
+  | 'STREAM_WILDCARD_MENTION_NOT_ALLOWED'
+  | 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED'
+  | 'BAD_EVENT_QUEUE_ID'
+  | 'CSRF_FAILED'
+  | 'INVITATION_FAILED'
+  | 'INVALID_ZULIP_SERVER'
+  | 'INVALID_PUSH_DEVICE_TOKEN'
+  | 'INVALID_REMOTE_PUSH_DEVICE_TOKEN'
+  | 'INVALID_MARKDOWN_INCLUDE_STATEMENT'
+  | 'INVALID_API_KEY'
+  | 'INVALID_SUBDOMAIN'
+  | 'UNAUTHORIZED'
+  | 'AUTHENTICATION_FAILED'
+  | 'USER_DEACTIVATED'
+  | 'REALM_DEACTIVATED'
+  | 'PASSWORD_AUTH_DISABLED'
+  | 'PASSWORD_RESET_REQUIRED'
+  | 'RATE_LIMIT_HIT'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'REQUEST_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'REACTION_ALREADY_EXISTS'
+  | 'REACTION_DOES_NOT_EXIST'
+  | 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED'
+  | 'CANNOT_DEACTIVATE_LAST_USER'
+  | 'CANNOT_ADMINISTER_CHANNEL'
+  | 'EXPECTATION_MISMATCH'
+  | 'SYSTEM_GROUP_REQUIRED'
+  | 'CANNOT_DEACTIVATE_GROUP_IN_USE'
+  | 'INTERNAL_SERVER_ERROR';
+
+export type ErrorBody = {
+  result: 'error';
+  msg: string;
+  code: ErrorCode;
+  [extra: string]: unknown;
+};
+
+export class JsonableError extends Error {
+  readonly code: ErrorCode;
+  readonly httpStatus: number;
+  readonly extra: Readonly<Record<string, unknown>>;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    msg: string,
+    opts: {
+      code?: ErrorCode;
+      status?: number;
+      extra?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    } = {},
+  ) {
+    super(msg);
+    this.name = 'JsonableError';
+    this.code = opts.code ?? 'BAD_REQUEST';
+    this.httpStatus = opts.status ?? 400;
+    this.extra = opts.extra ?? {};
+    this.headers = opts.headers ?? {};
+  }
+
+  toBody(): ErrorBody {
+    return { result: 'error', msg: this.message, code: this.code, ...this.extra };
+  }
+}
+
+/** `Missing '<name>' argument`, with `var_name`. */
+export class RequestVariableMissingError extends JsonableError {
+  constructor(readonly varName: string) {
+    super(`Missing '${varName}' argument`, {
+      code: 'REQUEST_VARIABLE_MISSING',
+      extra: { var_name: varName },
+    });
+  }
+}
+
+/** A parameter that is present but has the wrong shape; the message names it. */
+export class ParamValidationError extends JsonableError {
+  constructor(msg: string, code: ErrorCode = 'BAD_REQUEST') {
+    super(msg, { code });
+  }
+}
+
+/**
+ * Authentication failures on API routes. Always 401 with code UNAUTHORIZED and a
+ * `WWW-Authenticate` challenge, whatever the underlying reason (bad key, deactivated, wrong realm).
+ */
+export class UnauthorizedError extends JsonableError {
+  constructor(msg = 'Not logged in: API authentication or user session required') {
+    super(msg, {
+      code: 'UNAUTHORIZED',
+      status: 401,
+      headers: { 'WWW-Authenticate': 'Basic realm="confab"' },
+    });
+  }
+}
+
+export class AuthenticationFailedError extends JsonableError {
+  constructor() {
+    super('Your username or password is incorrect', {
+      code: 'AUTHENTICATION_FAILED',
+      status: 401,
+    });
+  }
+}
+
+export class UserDeactivatedError extends JsonableError {
+  constructor() {
+    super('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401 });
+  }
+}
+
+export class RealmDeactivatedError extends JsonableError {
+  constructor() {
+    super('This organization has been deactivated', { code: 'REALM_DEACTIVATED', status: 401 });
+  }
+}
+
+export class StreamDoesNotExistError extends JsonableError {
+  constructor(stream: string) {
+    super(`Channel '${stream}' does not exist`, {
+      code: 'STREAM_DOES_NOT_EXIST',
+      extra: { stream },
+    });
+  }
+}
+
+export class StreamWithIdDoesNotExistError extends JsonableError {
+  constructor(streamId: number) {
+    super(`Channel with ID '${streamId}' does not exist`, {
+      code: 'STREAM_DOES_NOT_EXIST',
+      extra: { stream_id: streamId },
+    });
+  }
+}
+
+export class BadEventQueueIdError extends JsonableError {
+  constructor(queueId: string) {
+    super(`Bad event queue ID: ${queueId}`, {
+      code: 'BAD_EVENT_QUEUE_ID',
+      extra: { queue_id: queueId },
+    });
+  }
+}
+
+export class InsufficientPermissionError extends JsonableError {
+  constructor() {
+    super('Insufficient permission');
+  }
+}
+
+export class OrganizationAdministratorRequiredError extends JsonableError {
+  constructor() {
+    super('Must be an organization administrator');
+  }
+}
+
+export class OrganizationOwnerRequiredError extends JsonableError {
+  constructor() {
+    super('Must be an organization owner');
+  }
+}
+
+export class ResourceNotFoundError extends JsonableError {
+  constructor(msg = 'Not Found') {
+    super(msg, { code: 'NOT_FOUND', status: 404 });
+  }
+}
+
+export class RequestTooLargeError extends JsonableError {
+  constructor(limitBytes: number) {
+    super(`Request body too large (limit: ${limitBytes} bytes)`, {
+      code: 'REQUEST_TOO_LARGE',
+      status: 413,
+    });
+  }
+}
+
+export class RateLimitedError extends JsonableError {
+  constructor(secondsToFreedom: number) {
+    const retryAfter = Math.max(0, secondsToFreedom);
+    super('API usage exceeded rate limit', {
+      code: 'RATE_LIMIT_HIT',
+      status: 429,
+      extra: { 'retry-after': retryAfter },
+      headers: { 'Retry-After': String(Math.ceil(retryAfter)) },
+    });
+  }
+}
+
+export function internalErrorBody(): { result: 'error'; msg: string; code: ErrorCode } {
+  return { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' };
+}

@@ -1,0 +1,209 @@
+/**
+ * Request parameters as the API encodes them, decoded with zod.
+ *
+ * Every parameter arrives as a string (query string, urlencoded or multipart field). Plain strings
+ * are taken as they are; integers, booleans, lists and objects are JSON inside the field
+ * (`to=[1,2]`, `include_anchor=false`, `user_id=12`), as the reference's `Json[...]` parameters.
+ * Some parameters take either (`anchor=newest` or `anchor=123`): `jsonOrString`.
+ *
+ * Errors follow the reference's templates and report only the first problem:
+ *   missing            → 400 REQUEST_VARIABLE_MISSING "Missing 'x' argument" (+ var_name)
+ *   malformed JSON     → 400 INVALID_JSON "x is not valid JSON"
+ *   wrong type / value → 400 BAD_REQUEST "x is not an integer", "Invalid x", "x is too long (limit: N characters)" …
+ * Messages written for a schema use `{var}` for the parameter's name (`to[1]` for nested values).
+ */
+import { z } from 'zod';
+import { JsonableError, ParamValidationError, RequestVariableMissingError } from './errors.js';
+
+export type RawParams = Record<string, string>;
+
+const JSON_INVALID = '{var} is not valid JSON';
+
+function parseJsonField(s: string, ctx: z.RefinementCtx): unknown {
+  try {
+    return JSON.parse(s) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: JSON_INVALID, params: { jsonInvalid: true } });
+    return z.NEVER;
+  }
+}
+
+/** A JSON-encoded field whose decoded value must match `schema`. */
+export function json<T extends z.ZodType>(schema: T) {
+  return z.string().transform(parseJsonField).pipe(schema);
+}
+
+/** A field that is JSON when it parses as JSON, and the raw string otherwise. */
+export function jsonOrString<T extends z.ZodType>(schema: T) {
+  return z
+    .string()
+    .transform((s) => {
+      try {
+        return JSON.parse(s) as unknown;
+      } catch {
+        return s;
+      }
+    })
+    .pipe(schema);
+}
+
+export const intValue = () =>
+  z.number({ error: '{var} is not an integer' }).int({ error: '{var} is not an integer' });
+export const boolValue = () => z.boolean({ error: '{var} is not a boolean' });
+
+/** A JSON integer parameter. */
+export const int = () => json(intValue());
+/** A JSON integer parameter that must be ≥ 0. */
+export const nonNegativeInt = () => json(intValue().min(0, { error: '{var} is too small' }));
+/** A JSON boolean parameter (`true` / `false`). */
+export const bool = () => json(boolValue());
+/** A JSON list of integers. */
+export const intList = () => json(z.array(intValue(), { error: '{var} is not a list' }));
+/** A JSON list of strings. */
+export const stringList = () =>
+  json(z.array(z.string({ error: '{var} is not a string' }), { error: '{var} is not a list' }));
+
+/** A plain string parameter. `min: 1` reports "x cannot be blank"; `max` reports the limit. */
+export function str(opts: { min?: number; max?: number; trim?: boolean } = {}) {
+  let s = z.string();
+  if (opts.trim) s = s.trim();
+  if (opts.min !== undefined) {
+    s = s.min(opts.min, {
+      error: opts.min === 1 ? '{var} cannot be blank' : '{var} is too short.',
+    });
+  }
+  if (opts.max !== undefined) {
+    s = s.max(opts.max, { error: `{var} is too long (limit: ${opts.max} characters)` });
+  }
+  return s;
+}
+
+/** A plain string parameter that must be one of `values` ("Invalid x" otherwise). */
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: 'Invalid {var}' });
+}
+
+/** A path parameter that must be a non-negative integer (the route does not match otherwise). */
+export const pathInt = () =>
+  z
+    .string()
+    .regex(/^[0-9]{1,15}$/, { error: '{var} is not an integer' })
+    .transform(Number);
+
+// ---- turning zod issues into API errors -----------------------------------------------------
+
+type Issue = z.core.$ZodIssue;
+
+export function varNameOf(path: readonly PropertyKey[]): string {
+  const [head, ...rest] = path;
+  return (
+    String(head ?? '') +
+    rest.map((p) => `[${JSON.stringify(typeof p === 'symbol' ? String(p) : p)}]`).join('')
+  );
+}
+
+function templateFor(issue: Issue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      switch (issue.expected) {
+        case 'number':
+        case 'int':
+        case 'bigint':
+          return '{var} is not an integer';
+        case 'boolean':
+          return '{var} is not a boolean';
+        case 'string':
+          return '{var} is not a string';
+        case 'array':
+          return '{var} is not a list';
+        case 'object':
+        case 'record':
+          return '{var} is not a dict';
+        default:
+          return 'Invalid {var}';
+      }
+    case 'too_big':
+      if (issue.origin === 'string')
+        return `{var} is too long (limit: ${String(issue.maximum)} characters)`;
+      if (issue.origin === 'array')
+        return `{var} is too long (limit: ${String(issue.maximum)} items)`;
+      return '{var} is too large';
+    case 'too_small':
+      if (issue.origin === 'string')
+        return issue.minimum === 1 ? '{var} cannot be blank' : '{var} is too short.';
+      if (issue.origin === 'array') return '{var} is too short.';
+      return '{var} is too small';
+    case 'unrecognized_keys':
+      return `Argument "${issue.keys[0] ?? ''}" at {var} is unexpected`;
+    default:
+      return 'Invalid {var}';
+  }
+}
+
+/** The API error for the first issue of a failed parse. */
+export function errorFromIssue(issue: Issue): JsonableError {
+  const varName = varNameOf(issue.path);
+  const template = issue.message.includes('{var}') ? issue.message : templateFor(issue);
+  const msg = template.replaceAll('{var}', varName);
+  const jsonInvalid =
+    issue.code === 'custom' && (issue.params as { jsonInvalid?: boolean } | undefined)?.jsonInvalid;
+  return new ParamValidationError(msg, jsonInvalid ? 'INVALID_JSON' : 'BAD_REQUEST');
+}
+
+export type ParamSchema = z.ZodObject<Record<string, z.ZodType>>;
+
+export type CompiledParams<S extends ParamSchema> = {
+  schema: S;
+  known: ReadonlySet<string>;
+  required: readonly string[];
+  aliases: Readonly<Record<string, string>>;
+};
+
+/**
+ * Prepares a schema once, at module load: which keys it knows, which are required (a key is
+ * required unless `undefined` parses, i.e. it is optional or has a default), and its aliases
+ * (alias → canonical name, e.g. `subject` → `topic`).
+ */
+export function compileParams<S extends ParamSchema>(
+  schema: S,
+  aliases: Record<string, string> = {},
+): CompiledParams<S> {
+  const keys = Object.keys(schema.shape);
+  const required = keys.filter((k) => !schema.shape[k]!.safeParse(undefined).success);
+  return { schema, known: new Set([...keys, ...Object.keys(aliases)]), required, aliases };
+}
+
+/**
+ * Decodes raw parameters. Returns the typed values and the names of parameters the endpoint does
+ * not know (reported back as `ignored_parameters_unsupported`). Throws the API error otherwise.
+ */
+export function decodeParams<S extends ParamSchema>(
+  compiled: CompiledParams<S>,
+  raw: RawParams,
+  ignoreUnknown: readonly string[] = [],
+): { params: z.output<S>; ignored: string[] } {
+  let input: RawParams = raw;
+  const aliasEntries = Object.entries(compiled.aliases);
+  if (aliasEntries.length > 0) {
+    input = { ...raw };
+    for (const [alias, canonical] of aliasEntries) {
+      if (input[canonical] === undefined && input[alias] !== undefined)
+        input[canonical] = input[alias];
+      delete input[alias];
+    }
+  }
+  for (const key of compiled.required) {
+    if (input[key] === undefined) throw new RequestVariableMissingError(key);
+  }
+  const result = compiled.schema.safeParse(input);
+  if (!result.success) {
+    const first = result.error.issues[0];
+    if (!first) throw new JsonableError('Invalid parameters');
+    throw errorFromIssue(first);
+  }
+  const ignored: string[] = [];
+  for (const key of Object.keys(raw)) {
+    if (!compiled.known.has(key) && !ignoreUnknown.includes(key)) ignored.push(key);
+  }
+  return { params: result.data, ignored };
+}

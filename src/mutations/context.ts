@@ -1,0 +1,22 @@
+/**
+ * What a mutation may use. Mutations run only inside the realm actor, one at a time, inside one
+ * SQLite transaction; they never await. They validate (check*), write through the Store, emit the
+ * events the change causes, and register cache refreshes to run after COMMIT.
+ */
+import type { WireEvent } from '../lib/events.js';
+import type { RealmView } from '../queries/realm-view.js';
+import type { Store } from '../storage/store.js';
+
+export interface MutationContext {
+  readonly store: Store;
+  readonly realm: RealmView;
+  /** UNIX seconds, fixed for the whole mutation. */
+  readonly now: number;
+  /** Queue an event for the given users; delivered only if the transaction commits. */
+  emit(event: WireEvent, users: readonly number[]): void;
+  /** Run after COMMIT (not after a rollback): refresh the read model from the store. */
+  afterCommit(fn: () => void): void;
+}
+
+/** A mutation: payload in, data out; throws JsonableError to refuse (which rolls back). */
+export type Mutation<P, R> = (ctx: MutationContext, payload: P) => R;

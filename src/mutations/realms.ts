@@ -1,0 +1,88 @@
+/**
+ * Creating a realm: the realm row, its system groups (with the subgroup chain), and its first
+ * owner. Runs outside any realm actor (the realm does not exist yet), in one transaction of its own;
+ * callers: the server's first boot and the `manage create-realm` command.
+ */
+import { JsonableError } from '../lib/errors.js';
+import { Role, SYSTEM_GROUP_CHAIN, SYSTEM_GROUP_DESCRIPTIONS, SystemGroup } from '../lib/roles.js';
+import { generateApiKey } from '../lib/password.js';
+import type { Store } from '../storage/store.js';
+import { insertUserRow } from './users.js';
+
+export type CreateRealmParams = {
+  name: string;
+  string_id: string;
+  description?: string;
+  owner_email: string;
+  owner_full_name: string;
+  owner_password_hash: string | null;
+  /** Whether the owner may create users through the API (POST /users). */
+  owner_can_create_users: boolean;
+  now: number;
+};
+
+export type CreateRealmResult = {
+  realm_id: number;
+  user_id: number;
+  email: string;
+  api_key: string;
+};
+
+const SUBDOMAIN_RE = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)?$/;
+
+export function checkSubdomain(stringId: string): void {
+  if (!SUBDOMAIN_RE.test(stringId)) {
+    throw new JsonableError("Subdomain can only have lowercase letters, numbers, and '-'s.");
+  }
+}
+
+export function doCreateRealm(store: Store, p: CreateRealmParams): CreateRealmResult {
+  checkSubdomain(p.string_id);
+  return store.transaction(() => {
+    if (store.realms.byStringId(p.string_id)) {
+      throw new JsonableError('Subdomain is already in use. Please choose a different one.');
+    }
+    const realmId = store.realms.insert({
+      string_id: p.string_id,
+      name: p.name,
+      description: p.description ?? '',
+      date_created: p.now,
+      settings: '{}',
+    });
+
+    const ids = new Map<string, number>();
+    for (const name of [...SYSTEM_GROUP_CHAIN, SystemGroup.NOBODY]) {
+      ids.set(
+        name,
+        store.groups.insert({
+          realm_id: realmId,
+          name,
+          description: SYSTEM_GROUP_DESCRIPTIONS[name],
+          is_system_group: 1,
+          creator_id: null,
+          date_created: p.now,
+          settings: '{}',
+        }),
+      );
+    }
+    for (let i = 0; i + 1 < SYSTEM_GROUP_CHAIN.length; i++) {
+      store.groups.addSubgroup(
+        ids.get(SYSTEM_GROUP_CHAIN[i]!)!,
+        ids.get(SYSTEM_GROUP_CHAIN[i + 1]!)!,
+      );
+    }
+
+    const apiKey = generateApiKey();
+    const userId = insertUserRow(store, realmId, {
+      email: p.owner_email,
+      full_name: p.owner_full_name,
+      password_hash: p.owner_password_hash,
+      api_key: apiKey,
+      role: Role.OWNER,
+      can_create_users: p.owner_can_create_users,
+      now: p.now,
+      waitingPeriodDays: 0,
+    });
+    return { realm_id: realmId, user_id: userId, email: p.owner_email, api_key: apiKey };
+  });
+}

@@ -1,0 +1,271 @@
+/**
+ * The in-memory read model of one realm: its settings, users and user groups, kept equal to the
+ * last committed state. Endpoints answer reads from it without touching SQL; the realm actor
+ * refreshes the parts a mutation changed after the mutation commits (see MutationContext.afterCommit).
+ *
+ * Rule: inside a mutation, read anything the same mutation has written from the Store, not from
+ * here; this view changes only after COMMIT.
+ */
+import {
+  REALM_GROUP_SETTING_DEFAULTS,
+  REALM_SETTING_DEFAULTS,
+  type GroupSettingValue,
+  type RealmGroupSettingName,
+  type RealmSettings,
+  type StoredRealmSettings,
+} from '../lib/realm-settings.js';
+import { resolveUserSettings, type UserSettings } from '../lib/user-settings.js';
+import type { SystemGroupName } from '../lib/roles.js';
+import type { RealmRow } from '../storage/realms.js';
+import type { Store } from '../storage/store.js';
+import type { UserGroupRow } from '../storage/groups.js';
+import type { CustomProfileFieldRow, UserRow } from '../storage/users.js';
+import crypto from 'node:crypto';
+
+export type ProfileData = Record<string, { value: string; rendered_value?: string }>;
+
+/** Per-user values derived from the row and costly enough to keep (formatting is on hot paths). */
+export type UserDerived = { dateJoinedIso: string; emailHash: string };
+
+/** Custom profile field types whose values are rendered (short text, long text). */
+const RENDERED_FIELD_TYPES = new Set([1, 2]);
+
+export class RealmView {
+  readonly id: number;
+  row!: RealmRow;
+  storedSettings!: StoredRealmSettings;
+  settings!: RealmSettings;
+
+  readonly usersById = new Map<number, UserRow>();
+  /** Lower-cased delivery e-mail → user id. */
+  private readonly userIdByEmail = new Map<string, number>();
+  private readonly userSettingsCache = new Map<number, UserSettings>();
+  private readonly userDerivedCache = new Map<number, UserDerived>();
+  /** Authorization header → user, for headers that authenticated; cleared on any user change. */
+  private readonly authCache = new Map<string, UserRow>();
+  private profileFieldsCache: CustomProfileFieldRow[] | null = null;
+  private readonly profileDataCache = new Map<number, ProfileData>();
+
+  readonly groupsById = new Map<number, UserGroupRow>();
+  readonly systemGroupIds = new Map<SystemGroupName, number>();
+  /** group id → direct member user ids */
+  readonly directMembers = new Map<number, Set<number>>();
+  /** group id → direct subgroup ids */
+  readonly directSubgroups = new Map<number, Set<number>>();
+  /** group id → every member, through subgroups; computed on demand, dropped on any group change. */
+  private readonly recursiveMembersCache = new Map<number, ReadonlySet<number>>();
+
+  constructor(
+    private readonly store: Store,
+    realmId: number,
+  ) {
+    this.id = realmId;
+    this.reloadRealm();
+    for (const u of store.users.byRealm(realmId)) this.putUser(u);
+    this.reloadGroups();
+  }
+
+  // ---- realm -------------------------------------------------------------------------------
+
+  reloadRealm(): void {
+    const row = this.store.realms.byId(this.id);
+    if (!row) throw new Error(`realm ${this.id} vanished`);
+    this.row = row;
+    this.storedSettings = JSON.parse(row.settings) as StoredRealmSettings;
+    this.settings = { ...REALM_SETTING_DEFAULTS, ...pickPlain(this.storedSettings) };
+  }
+
+  get deactivated(): boolean {
+    return this.row.deactivated !== 0;
+  }
+
+  /** The value of a realm permission setting: an explicit override, else its system-group default. */
+  groupSetting(name: RealmGroupSettingName): GroupSettingValue {
+    const stored = this.storedSettings[name];
+    if (stored !== undefined) return stored;
+    return this.systemGroupId(REALM_GROUP_SETTING_DEFAULTS[name]);
+  }
+
+  // ---- users -------------------------------------------------------------------------------
+
+  private putUser(u: UserRow): void {
+    const previous = this.usersById.get(u.id);
+    if (previous) this.userIdByEmail.delete(previous.delivery_email.toLowerCase());
+    this.usersById.set(u.id, u);
+    this.userIdByEmail.set(u.delivery_email.toLowerCase(), u.id);
+    this.userSettingsCache.delete(u.id);
+    this.userDerivedCache.delete(u.id);
+    this.authCache.clear();
+  }
+
+  /** The user a previously successful Authorization header belongs to, if nothing changed since. */
+  cachedAuth(header: string): UserRow | undefined {
+    return this.authCache.get(header);
+  }
+
+  rememberAuth(header: string, u: UserRow): void {
+    if (this.authCache.size >= 10_000) this.authCache.clear();
+    this.authCache.set(header, u);
+  }
+
+  reloadUser(userId: number): void {
+    const u = this.store.users.byId(userId);
+    if (u && u.realm_id === this.id) this.putUser(u);
+  }
+
+  user(userId: number): UserRow | undefined {
+    return this.usersById.get(userId);
+  }
+
+  userByEmail(email: string): UserRow | undefined {
+    const id = this.userIdByEmail.get(email.toLowerCase());
+    return id === undefined ? undefined : this.usersById.get(id);
+  }
+
+  userSettings(userId: number): UserSettings {
+    let s = this.userSettingsCache.get(userId);
+    if (!s) {
+      const u = this.usersById.get(userId);
+      s = resolveUserSettings(u ? (JSON.parse(u.settings) as Partial<UserSettings>) : {});
+      this.userSettingsCache.set(userId, s);
+    }
+    return s;
+  }
+
+  derived(u: UserRow): UserDerived {
+    let d = this.userDerivedCache.get(u.id);
+    if (!d) {
+      d = {
+        dateJoinedIso: new Date(u.date_joined * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00'),
+        emailHash: crypto
+          .createHash('md5')
+          .update(u.delivery_email.trim().toLowerCase())
+          .digest('hex'),
+      };
+      this.userDerivedCache.set(u.id, d);
+    }
+    return d;
+  }
+
+  // ---- custom profile fields ---------------------------------------------------------------
+
+  profileFields(): readonly CustomProfileFieldRow[] {
+    this.profileFieldsCache ??= this.store.users.profileFieldsByRealm(this.id);
+    return this.profileFieldsCache;
+  }
+
+  /** A user's profile_data, keyed by field id, with rendered_value for text fields. */
+  profileData(userId: number): ProfileData {
+    let data = this.profileDataCache.get(userId);
+    if (!data) {
+      const types = new Map(this.profileFields().map((f) => [f.id, f.type]));
+      data = {};
+      for (const v of this.store.users.profileValuesByUser(userId)) {
+        const type = types.get(v.field_id);
+        data[String(v.field_id)] =
+          type !== undefined && RENDERED_FIELD_TYPES.has(type) && v.rendered_value !== null
+            ? { value: v.value, rendered_value: v.rendered_value }
+            : { value: v.value };
+      }
+      this.profileDataCache.set(userId, data);
+    }
+    return data;
+  }
+
+  /** After a change to fields (no argument) or to one user's values. */
+  invalidateProfiles(userId?: number): void {
+    if (userId === undefined) {
+      this.profileFieldsCache = null;
+      this.profileDataCache.clear();
+    } else {
+      this.profileDataCache.delete(userId);
+    }
+  }
+
+  activeUsers(): UserRow[] {
+    const out: UserRow[] = [];
+    for (const u of this.usersById.values()) if (u.is_active) out.push(u);
+    return out;
+  }
+
+  // ---- groups ------------------------------------------------------------------------------
+
+  reloadGroups(): void {
+    this.groupsById.clear();
+    this.systemGroupIds.clear();
+    this.directMembers.clear();
+    this.directSubgroups.clear();
+    this.recursiveMembersCache.clear();
+    for (const g of this.store.groups.byRealm(this.id)) {
+      this.groupsById.set(g.id, g);
+      this.directMembers.set(g.id, new Set());
+      this.directSubgroups.set(g.id, new Set());
+      if (g.is_system_group) this.systemGroupIds.set(g.name as SystemGroupName, g.id);
+    }
+    for (const m of this.store.groups.membersByRealm(this.id))
+      this.directMembers.get(m.group_id)?.add(m.user_id);
+    for (const s of this.store.groups.subgroupsByRealm(this.id))
+      this.directSubgroups.get(s.group_id)?.add(s.subgroup_id);
+  }
+
+  systemGroupId(name: SystemGroupName): number {
+    const id = this.systemGroupIds.get(name);
+    if (id === undefined) throw new Error(`realm ${this.id} has no system group ${name}`);
+    return id;
+  }
+
+  /** Every user in the group, directly or through any depth of subgroups. */
+  recursiveMembers(groupId: number): ReadonlySet<number> {
+    const cached = this.recursiveMembersCache.get(groupId);
+    if (cached) return cached;
+    const members = new Set<number>();
+    const seen = new Set<number>();
+    const stack = [groupId];
+    while (stack.length > 0) {
+      const g = stack.pop()!;
+      if (seen.has(g)) continue;
+      seen.add(g);
+      for (const u of this.directMembers.get(g) ?? []) members.add(u);
+      for (const sub of this.directSubgroups.get(g) ?? []) stack.push(sub);
+    }
+    this.recursiveMembersCache.set(groupId, members);
+    return members;
+  }
+
+  /** Whether an active user belongs to a group-setting value (a group id or an anonymous group). */
+  isUserInGroupSetting(userId: number, value: GroupSettingValue): boolean {
+    const u = this.usersById.get(userId);
+    if (!u || !u.is_active) return false;
+    if (typeof value === 'number') return this.recursiveMembers(value).has(userId);
+    if (value.direct_members.includes(userId)) return true;
+    return value.direct_subgroups.some((g) => this.recursiveMembers(g).has(userId));
+  }
+
+  /** Every active user in a group-setting value. */
+  usersInGroupSetting(value: GroupSettingValue): Set<number> {
+    const out = new Set<number>();
+    const add = (id: number) => {
+      if (this.usersById.get(id)?.is_active) out.add(id);
+    };
+    if (typeof value === 'number') {
+      for (const id of this.recursiveMembers(value)) add(id);
+    } else {
+      for (const id of value.direct_members) add(id);
+      for (const g of value.direct_subgroups) for (const id of this.recursiveMembers(g)) add(id);
+    }
+    return out;
+  }
+
+  hasRealmPermission(userId: number, name: RealmGroupSettingName): boolean {
+    return this.isUserInGroupSetting(userId, this.groupSetting(name));
+  }
+}
+
+/** The plain (non-group) settings among the stored overrides. */
+function pickPlain(stored: StoredRealmSettings): Partial<RealmSettings> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(stored)) {
+    if (Object.hasOwn(REALM_SETTING_DEFAULTS, k)) out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,75 @@
+/**
+ * createServer(): wires storage, realm actors, the event publisher and the HTTP layer, and listens.
+ * Used by `npm start` (src/main.ts), by the tests (port 0, a temporary data directory) and by the
+ * benches.
+ */
+import { RealmRegistry } from '../actors/registry.js';
+import { defaultConfig, type ServerConfig } from './config.js';
+import type { ServerContext } from './context.js';
+import { ENDPOINTS } from './endpoints/index.js';
+import { TEST_ENDPOINTS } from './endpoints/testing.js';
+import { InflightTracker, mountEndpoints } from './http/router.js';
+import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
+import type { EventPublisher, OutboundEvent } from './lib/events.js';
+import { Store } from './storage/store.js';
+
+export type ServerOptions = Partial<ServerConfig> & {
+  /** Observe every SQL statement run (query-count assertions in tests). */
+  verboseSql?: (sql: unknown) => void;
+};
+
+export type ConfabServer = {
+  readonly port: number;
+  readonly url: string;
+  readonly context: ServerContext;
+  /** Stops accepting, lets in-flight requests finish, closes realms and the database. */
+  close(): Promise<void>;
+};
+
+/** Until the event-queue system is mounted, committed events have no audience. */
+class NoQueuesPublisher implements EventPublisher {
+  publish(_realmId: number, _events: readonly OutboundEvent[]): void {}
+}
+
+export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
+  const { verboseSql, ...overrides } = opts;
+  const config: ServerConfig = { ...defaultConfig(), ...overrides };
+  const app = createApp(); // throws before anything else if uWS's native binding is missing
+  const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
+  const publisher: EventPublisher = new NoQueuesPublisher();
+  const realms = new RealmRegistry(store, publisher);
+  const context: ServerContext = { config, store, realms, publisher };
+  const inflight = new InflightTracker();
+
+  mountEndpoints(
+    app,
+    context,
+    config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
+    inflight,
+  );
+
+  let socket: us_listen_socket;
+  let port: number;
+  try {
+    ({ socket, port } = await listen(app, config.host, config.port));
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    context,
+    close() {
+      closing ??= (async () => {
+        closeListenSocket(socket);
+        await inflight.drained(10_000);
+        realms.closeAll();
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,9 @@
+/**
+ * The ordered list of schema migrations. Index i holds the migration that takes the schema from
+ * version i to i+1 (`PRAGMA user_version`). Append only: never edit or reorder a shipped entry.
+ */
+import { m0001_core } from './0001_core.js';
+
+export type Migration = { name: string; sql: string };
+
+export const MIGRATIONS: readonly Migration[] = [m0001_core];

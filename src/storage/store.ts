@@ -1,0 +1,41 @@
+/**
+ * The storage module's face: everything above `src/storage` talks to a Store, never to SQL text.
+ * Each area's statements are prepared once, here, at boot. Moving a deployment to another engine
+ * means another implementation of these area objects, not a change to endpoints or actors.
+ */
+import { closeDatabase, openDatabase, type DB } from './db.js';
+import { groupStatements } from './groups.js';
+import { realmStatements } from './realms.js';
+import { userStatements } from './users.js';
+
+export class Store {
+  readonly realms;
+  readonly users;
+  readonly groups;
+  private readonly runInTransaction: (fn: () => unknown) => unknown;
+
+  constructor(readonly db: DB) {
+    this.realms = realmStatements(db);
+    this.users = userStatements(db);
+    this.groups = groupStatements(db);
+    // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
+    // JsonableError leaves nothing half-written.
+    this.runInTransaction = db.transaction((fn: () => unknown) => fn());
+  }
+
+  static open(dataDir: string, opts: { verbose?: (sql: unknown) => void } = {}): Store {
+    return new Store(openDatabase(dataDir, opts));
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.runInTransaction(fn) as T;
+  }
+
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
+  close(): void {
+    closeDatabase(this.db);
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The HTTP layer against the real server: parameter sources and encodings, the response envelope,
+ * and every error shape (401, 404, 405, 413, missing / invalid / malformed parameters, 500).
+ */
+import t from 'tap';
+import { assertError, assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
+import { startServer } from '../helpers/server.js';
+
+t.test('parameters arrive the same way from every encoding', async (t) => {
+  const { api } = await startServer(t);
+  let n = 0;
+  for (const encoding of ['form', 'multipart', 'json', 'query'] as const) {
+    n++;
+    const res = await api.post(
+      'iago',
+      'users',
+      { email: `enc${n}@zulip.com`, password: 'pw-123456', full_name: `Encoded ${encoding}` },
+      { encoding },
+    );
+    const body = assertSuccess(t, res, `POST /users as ${encoding}`);
+    t.type(body.user_id, 'number');
+    const got = await api.get('iago', `users/${String(body.user_id)}`);
+    t.equal((assertSuccess(t, got).user as { full_name: string }).full_name, `Encoded ${encoding}`);
+  }
+});
+
+t.test(
+  'query-string parameters are read on PATCH and DELETE too; the body wins on a clash',
+  async (t) => {
+    const { api, fx } = await startServer(t);
+    // DELETE with its (path) parameter plus an unknown query parameter.
+    const res = await api.delete(
+      'iago',
+      `users/${fx.users.prospero!.id}?flavor=mint`,
+      {},
+      { encoding: 'form' },
+    );
+    const body = assertSuccess(t, res);
+    t.same(body.ignored_parameters_unsupported, ['flavor'], 'unknown query parameter reported');
+    const after = await api.get('iago', `users/${fx.users.prospero!.id}`);
+    t.equal((after.body.user as { is_active: boolean }).is_active, false, 'the DELETE took effect');
+
+    // POST with parameters split between query string and body; the body's value wins.
+    const split = await api.post(
+      'iago',
+      '/api/v1/users?email=from-query@zulip.com&password=pw-123456',
+      { email: 'from-body@zulip.com', full_name: 'Split' },
+    );
+    const id = assertSuccess(t, split).user_id as number;
+    const user = (await api.get('iago', `users/${id}`)).body.user as { email: string };
+    t.equal(user.email, 'from-body@zulip.com');
+  },
+);
+
+t.test('ignored_parameters_unsupported lists unknown parameters only', async (t) => {
+  const { api } = await startServer(t);
+  const res = await api.get('hamlet', 'users', { client_extavatar: true, color: 'blue', size: 3 });
+  const body = assertSuccess(t, res);
+  t.same(body.ignored_parameters_unsupported, ['color', 'size']);
+  const clean = await api.get('hamlet', 'users', { client_extavatar: false });
+  t.notOk(
+    'ignored_parameters_unsupported' in assertSuccess(t, clean),
+    'absent when every parameter is known',
+  );
+});
+
+t.test('missing, invalid and malformed parameters', async (t) => {
+  const { api } = await startServer(t);
+  const missing = await api.post('iago', 'users', { email: 'x@zulip.com', full_name: 'X' });
+  assertError(t, missing, "Missing 'password' argument", { code: 'REQUEST_VARIABLE_MISSING' });
+  t.equal(missing.body.var_name, 'password');
+
+  const badJson = await api.get('hamlet', 'users', { client_extavatar: 'yes please' });
+  assertError(t, badJson, 'client_extavatar is not valid JSON', { code: 'INVALID_JSON' });
+
+  const wrongType = await api.get('hamlet', 'users', { include_custom_profile_fields: 12 });
+  assertError(t, wrongType, 'include_custom_profile_fields is not a boolean');
+
+  const wrongList = await api.get('hamlet', 'users', { user_ids: [1, 'two'] });
+  assertError(t, wrongList, 'user_ids[1] is not an integer');
+
+  const notList = await api.get('hamlet', 'users', { user_ids: { a: 1 } });
+  assertError(t, notList, 'user_ids is not a list');
+
+  const badPath = await api.get('hamlet', 'users/12abc');
+  assertError(t, badPath, 'user_id is not an integer');
+});
+
+t.test('authentication failures are 401 UNAUTHORIZED with a Basic challenge', async (t) => {
+  const { api, fx, url } = await startServer(t);
+  const check = (res: Awaited<ReturnType<typeof rawRequest>>, msg: string) => {
+    assertError(t, res, msg, { status: 401, code: 'UNAUTHORIZED' });
+    t.match(res.headers['www-authenticate'], /^Basic/, 'WWW-Authenticate: Basic');
+  };
+  check(
+    await api.get(null, 'users/me'),
+    'Not logged in: API authentication or user session required',
+  );
+  check(
+    await api.get(null, 'users/me', {}, { headers: { authorization: 'Bearer abc' } }),
+    'This endpoint requires HTTP basic authentication.',
+  );
+  check(
+    await api.get(
+      null,
+      'users/me',
+      {},
+      { headers: { authorization: 'Basic ' + Buffer.from('no-colon').toString('base64') } },
+    ),
+    'Invalid authorization header for basic auth',
+  );
+  check(
+    await api.get({ email: 'hamlet@zulip.com', api_key: 'wrong' }, 'users/me'),
+    'Invalid API key',
+  );
+  check(
+    await api.get({ email: 'othello@zulip.com', api_key: fx.users.hamlet!.api_key }, 'users/me'),
+    'Invalid API key',
+  );
+  // Deactivated account.
+  assertSuccess(t, await api.delete('iago', `users/${fx.users.cordelia!.id}`));
+  check(await api.get('cordelia', 'users/me'), 'Account is deactivated');
+  // A valid key presented on another realm's subdomain.
+  const res = await rawRequest(url, {
+    method: 'GET',
+    path: '/api/v1/users/me',
+    headers: {
+      host: 'other.testserver.local',
+      authorization: basicAuth('hamlet@zulip.com', fx.users.hamlet!.api_key),
+    },
+  });
+  check(res, 'Account is not associated with this subdomain');
+});
+
+t.test('unknown routes and methods answer JSON errors', async (t) => {
+  const { api } = await startServer(t);
+  const notFound = await api.get('hamlet', '/api/v1/no/such/route');
+  assertError(t, notFound, 'Not Found', { status: 404, code: 'NOT_FOUND' });
+  t.match(notFound.headers['content-type'], /application\/json/);
+  const wrongMethod = await api.request('PUT', 'hamlet', 'server_settings');
+  assertError(t, wrongMethod, 'Method Not Allowed (PUT)', {
+    status: 405,
+    code: 'METHOD_NOT_ALLOWED',
+  });
+  t.same(wrongMethod.body.allowed_methods, ['GET']);
+});
+
+t.test('bodies over the limit are refused with 413 before being buffered whole', async (t) => {
+  const { api, url, fx } = await startServer(t, { maxRequestBytes: 1024 });
+  const auth = basicAuth(fx.users.iago!.email, fx.users.iago!.api_key);
+  // Declared too large: refused from the header alone (no body is sent at all).
+  const declared = await rawRequest(url, {
+    method: 'POST',
+    path: '/api/v1/users',
+    headers: {
+      authorization: auth,
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-length': '5000000',
+    },
+  });
+  assertError(t, declared, 'Request body too large (limit: 1024 bytes)', {
+    status: 413,
+    code: 'REQUEST_TOO_LARGE',
+  });
+  // Chunked, no declared length: cut off once it passes the limit.
+  const streamed = await rawRequest(url, {
+    method: 'POST',
+    path: '/api/v1/users',
+    headers: {
+      authorization: auth,
+      'content-type': 'application/x-www-form-urlencoded',
+      'transfer-encoding': 'chunked',
+    },
+    body: 'full_name=' + 'x'.repeat(4096),
+  });
+  assertError(t, streamed, 'Request body too large (limit: 1024 bytes)', {
+    status: 413,
+    code: 'REQUEST_TOO_LARGE',
+  });
+  // Under the limit still works.
+  assertSuccess(t, await api.get('hamlet', 'users/me'));
+});
+
+t.test('a handler that throws answers 500 JSON and the server keeps serving', async (t) => {
+  const { api } = await startServer(t);
+  const errors: unknown[] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => void errors.push(args);
+  t.teardown(() => void (console.error = original));
+  for (const method of ['GET', 'POST'] as const) {
+    const res = await api.request(method, null, '/api/v1/__test/fail');
+    t.equal(res.status, 500);
+    t.same(res.body, {
+      result: 'error',
+      msg: 'Internal server error',
+      code: 'INTERNAL_SERVER_ERROR',
+    });
+  }
+  t.equal(errors.length, 2, 'each failure was logged');
+  assertSuccess(t, await api.get('hamlet', 'users/me'), 'still serving');
+});
+
+t.test('an unsupported content type is refused', async (t) => {
+  const { url, fx } = await startServer(t);
+  const res = await rawRequest(url, {
+    method: 'POST',
+    path: '/api/v1/users',
+    headers: {
+      authorization: basicAuth(fx.users.iago!.email, fx.users.iago!.api_key),
+      'content-type': 'image/png',
+    },
+    body: 'x',
+  });
+  assertError(t, res, 'Unsupported content type: image/png', {
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+  });
+});
+
+t.test('a JSON body that is not an object is malformed', async (t) => {
+  const { url, fx } = await startServer(t);
+  const res = await rawRequest(url, {
+    method: 'POST',
+    path: '/api/v1/users',
+    headers: {
+      authorization: basicAuth(fx.users.iago!.email, fx.users.iago!.api_key),
+      'content-type': 'application/json',
+    },
+    body: '[1,2',
+  });
+  assertError(t, res, 'Malformed JSON', { code: 'INVALID_JSON' });
+});

@@ -1,0 +1,323 @@
+/**
+ * Users: create (who may, and the refusals), get one, get all, get self; fetch_api_key.
+ * Responses are checked against the OpenAPI description.
+ */
+import t from 'tap';
+import { assertError, assertSuccess } from '../helpers/api.js';
+import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { startServer } from '../helpers/server.js';
+
+t.test('POST /users: only administrators with can_create_users', async (t) => {
+  const { api } = await startServer(t);
+  const params = (who: string) => ({
+    email: `new-by-${who}@zulip.com`,
+    password: 'pw-123456',
+    full_name: `New ${who}`,
+  });
+  // iago: administrator with can_create_users.
+  const ok = await api.post('iago', 'users', params('iago'));
+  assertSuccess(t, ok);
+  assertMatchesOpenApi(t, '/users', 'post', ok.body);
+  // desdemona: owner without can_create_users.
+  assertError(
+    t,
+    await api.post('desdemona', 'users', params('desdemona')),
+    'User not authorized to create users',
+  );
+  for (const who of ['shiva', 'hamlet', 'polonius']) {
+    assertError(
+      t,
+      await api.post(who, 'users', params(who)),
+      'Must be an organization administrator',
+    );
+  }
+});
+
+t.test('POST /users: refusals', async (t) => {
+  const { api } = await startServer(t);
+  assertError(
+    t,
+    await api.post('iago', 'users', {
+      email: 'hamlet@zulip.com',
+      password: 'pw-123456',
+      full_name: 'Dup',
+    }),
+    "Email 'hamlet@zulip.com' already in use",
+  );
+  assertError(
+    t,
+    await api.post('iago', 'users', {
+      email: 'HAMLET@zulip.com',
+      password: 'pw-123456',
+      full_name: 'Dup',
+    }),
+    "Email 'HAMLET@zulip.com' already in use",
+    {},
+  );
+  assertError(
+    t,
+    await api.post('iago', 'users', {
+      email: 'not-an-email',
+      password: 'pw-123456',
+      full_name: 'X',
+    }),
+    'Bad name or username',
+  );
+  assertError(
+    t,
+    await api.post('iago', 'users', { email: 'w@zulip.com', password: 'abc', full_name: 'Weak' }),
+    'The password is too weak.',
+  );
+  assertError(
+    t,
+    await api.post('iago', 'users', {
+      email: 'n@zulip.com',
+      password: 'pw-123456',
+      full_name: '  ',
+    }),
+    'Name too short!',
+  );
+  assertError(
+    t,
+    await api.post('iago', 'users', {
+      email: 'n@zulip.com',
+      password: 'pw-123456',
+      full_name: 'x'.repeat(101),
+    }),
+    'Name too long!',
+  );
+});
+
+t.test('a created user can log in and is visible to others', async (t) => {
+  const { api } = await startServer(t);
+  const created = assertSuccess(
+    t,
+    await api.post('iago', 'users', {
+      email: 'newbie@zulip.com',
+      password: 'pw-123456',
+      full_name: 'Newbie',
+    }),
+  );
+  const login = await api.post(null, 'fetch_api_key', {
+    username: 'newbie@zulip.com',
+    password: 'pw-123456',
+  });
+  const creds = assertSuccess(t, login);
+  assertMatchesOpenApi(t, '/fetch_api_key', 'post', login.body);
+  t.equal(creds.user_id, created.user_id);
+  t.equal(creds.email, 'newbie@zulip.com');
+  const me = await api.get(
+    { email: 'newbie@zulip.com', api_key: creds.api_key as string },
+    'users/me',
+  );
+  assertSuccess(t, me);
+  t.equal(me.body.role, 400, 'a member');
+  const seen = await api.get('hamlet', `users/${String(created.user_id)}`);
+  t.equal((assertSuccess(t, seen).user as { full_name: string }).full_name, 'Newbie');
+});
+
+t.test('GET /users/{user_id}: each role sees each role', async (t) => {
+  const { api, fx } = await startServer(t);
+  const expectations: Record<
+    string,
+    { role: number; is_admin: boolean; is_owner: boolean; is_guest: boolean }
+  > = {
+    desdemona: { role: 100, is_admin: true, is_owner: true, is_guest: false },
+    iago: { role: 200, is_admin: true, is_owner: false, is_guest: false },
+    shiva: { role: 300, is_admin: false, is_owner: false, is_guest: false },
+    hamlet: { role: 400, is_admin: false, is_owner: false, is_guest: false },
+    polonius: { role: 600, is_admin: false, is_owner: false, is_guest: true },
+  };
+  for (const viewer of Object.keys(expectations)) {
+    for (const [name, exp] of Object.entries(expectations)) {
+      const res = await api.get(viewer, `users/${fx.users[name]!.id}`);
+      const user = assertSuccess(t, res, `${viewer} reads ${name}`).user as Record<string, unknown>;
+      t.match(user, {
+        ...exp,
+        user_id: fx.users[name]!.id,
+        email: `${name}@zulip.com`,
+        is_active: true,
+        is_bot: false,
+      });
+      assertMatchesOpenApi(t, '/users/{user_id}', 'get', res.body, {
+        allowExtra: ['is_billing_admin'],
+      });
+    }
+  }
+  assertError(t, await api.get('hamlet', 'users/99999'), 'No such user');
+});
+
+t.test('client_extavatar and custom profile fields', async (t) => {
+  const { api, fx, server } = await startServer(t);
+  const withUrl = await api.get('hamlet', `users/${fx.users.othello!.id}`, {
+    client_extavatar: false,
+  });
+  t.match(
+    (withUrl.body.user as { avatar_url: string }).avatar_url,
+    /^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon&version=1$/,
+  );
+  const withoutUrl = await api.get('hamlet', `users/${fx.users.othello!.id}`);
+  t.equal(
+    (withoutUrl.body.user as { avatar_url: unknown }).avatar_url,
+    null,
+    'default client_extavatar=true: null',
+  );
+
+  // A profile field with a value for othello, through the realm actor (the profile-field
+  // endpoints come with the settings work; the mutations exist already).
+  const realm = server.context.realms.get(fx.realmId)!;
+  const { id: fieldId } = await realm.ask('profile_field.create', {
+    name: 'Phone',
+    hint: '',
+    type: 1,
+    field_data: '',
+    display_in_profile_summary: false,
+    required: false,
+    editable_by_user: true,
+  });
+  await realm.ask('user.profile_data.update', {
+    user_id: fx.users.othello!.id,
+    data: [{ id: fieldId, value: '+1 555', rendered_value: '<p>+1 555</p>' }],
+  });
+
+  const plain = await api.get('hamlet', `users/${fx.users.othello!.id}`);
+  t.notOk('profile_data' in (plain.body.user as object), 'profile_data only when asked');
+  const full = await api.get('hamlet', `users/${fx.users.othello!.id}`, {
+    include_custom_profile_fields: true,
+  });
+  t.same((full.body.user as { profile_data: unknown }).profile_data, {
+    [String(fieldId)]: { value: '+1 555', rendered_value: '<p>+1 555</p>' },
+  });
+  assertMatchesOpenApi(t, '/users/{user_id}', 'get', full.body, {
+    allowExtra: ['is_billing_admin'],
+  });
+
+  const all = await api.get('hamlet', 'users', { include_custom_profile_fields: true });
+  const members = assertSuccess(t, all).members as { user_id: number; profile_data: object }[];
+  t.same(members.find((m) => m.user_id === fx.users.othello!.id)?.profile_data, {
+    [String(fieldId)]: { value: '+1 555', rendered_value: '<p>+1 555</p>' },
+  });
+  t.same(members.find((m) => m.user_id === fx.users.hamlet!.id)?.profile_data, {});
+});
+
+t.test('GET /users lists everyone, including deactivated users', async (t) => {
+  const { api, fx } = await startServer(t);
+  assertSuccess(t, await api.delete('iago', `users/${fx.users.prospero!.id}`));
+  const res = await api.get('othello', 'users');
+  const members = assertSuccess(t, res).members as { user_id: number; is_active: boolean }[];
+  t.equal(members.length, 8);
+  t.equal(members.find((m) => m.user_id === fx.users.prospero!.id)?.is_active, false);
+  assertMatchesOpenApi(t, '/users', 'get', res.body, { allowExtra: ['is_billing_admin'] });
+  const some = await api.get('othello', 'users', {
+    user_ids: [fx.users.iago!.id, fx.users.hamlet!.id],
+  });
+  t.same(
+    (assertSuccess(t, some).members as { user_id: number }[])
+      .map((m) => m.user_id)
+      .sort((a, b) => a - b),
+    [fx.users.iago!.id, fx.users.hamlet!.id].sort((a, b) => a - b),
+  );
+  assertError(
+    t,
+    await api.get('othello', 'users', { user_ids: [424242] }),
+    'Invalid user ID: 424242',
+  );
+});
+
+t.test('GET /users/me', async (t) => {
+  const { api, fx } = await startServer(t);
+  const res = await api.get('polonius', 'users/me');
+  const me = assertSuccess(t, res);
+  t.match(me, {
+    user_id: fx.users.polonius!.id,
+    email: 'polonius@zulip.com',
+    role: 600,
+    is_guest: true,
+    max_message_id: -1,
+  });
+  assertMatchesOpenApi(t, '/users/me', 'get', res.body);
+});
+
+t.test('delivery_email is hidden from events and shown to admins and to oneself', async (t) => {
+  const { api, fx } = await startServer(t);
+  const asAdmin = (await api.get('iago', `users/${fx.users.hamlet!.id}`)).body.user as {
+    delivery_email: string;
+  };
+  t.equal(asAdmin.delivery_email, 'hamlet@zulip.com');
+  const asSelf = (await api.get('hamlet', `users/${fx.users.hamlet!.id}`)).body.user as {
+    delivery_email: string;
+  };
+  t.equal(asSelf.delivery_email, 'hamlet@zulip.com');
+});
+
+t.test('deactivating users: permissions and the last owner', async (t) => {
+  const { api, fx } = await startServer(t);
+  assertError(
+    t,
+    await api.delete('hamlet', `users/${fx.users.othello!.id}`),
+    'Must be an organization administrator',
+  );
+  assertError(
+    t,
+    await api.delete('iago', `users/${fx.users.desdemona!.id}`),
+    'Must be an organization owner',
+  );
+  const last = await api.delete('desdemona', `users/${fx.users.desdemona!.id}`);
+  assertError(t, last, 'Cannot deactivate the only organization owner', {
+    code: 'CANNOT_DEACTIVATE_LAST_USER',
+  });
+  assertSuccess(t, await api.get('othello', 'users/me'), 'othello authenticates before');
+  assertSuccess(t, await api.delete('iago', `users/${fx.users.othello!.id}`));
+  assertError(t, await api.get('othello', 'users/me'), 'Account is deactivated', {
+    status: 401,
+    code: 'UNAUTHORIZED',
+  });
+  assertError(
+    t,
+    await api.delete('iago', `users/${fx.users.othello!.id}`),
+    'User is already deactivated',
+  );
+});
+
+t.test('POST /fetch_api_key failures', async (t) => {
+  const { api, fx } = await startServer(t);
+  assertError(
+    t,
+    await api.post(null, 'fetch_api_key', { username: 'hamlet@zulip.com', password: 'nope' }),
+    'Your username or password is incorrect',
+    { status: 401, code: 'AUTHENTICATION_FAILED' },
+  );
+  assertError(
+    t,
+    await api.post(null, 'fetch_api_key', { username: 'nobody@zulip.com', password: 'nope' }),
+    'Your username or password is incorrect',
+    { status: 401, code: 'AUTHENTICATION_FAILED' },
+  );
+  assertError(
+    t,
+    await api.post(null, 'fetch_api_key', { username: 'hamlet@zulip.com' }),
+    "Missing 'password' argument",
+    { code: 'REQUEST_VARIABLE_MISSING' },
+  );
+  assertSuccess(t, await api.delete('iago', `users/${fx.users.hamlet!.id}`));
+  assertError(
+    t,
+    await api.post(null, 'fetch_api_key', {
+      username: 'hamlet@zulip.com',
+      password: 'secret-hamlet',
+    }),
+    'Account is deactivated',
+    { status: 401, code: 'USER_DEACTIVATED' },
+  );
+  const ok = await api.post(
+    null,
+    'fetch_api_key',
+    { username: 'OTHELLO@zulip.com', password: 'secret-othello' },
+    { encoding: 'multipart' },
+  );
+  t.equal(
+    assertSuccess(t, ok).api_key,
+    fx.users.othello!.api_key,
+    'e-mail matched case-insensitively; multipart body',
+  );
+});

@@ -1,0 +1,72 @@
+/**
+ * The test realm, named after the reference's fixtures so its test cases read the same:
+ * desdemona (owner), iago (administrator, may create users), shiva (moderator), hamlet, othello,
+ * cordelia, prospero (members), polonius (guest). All at @zulip.com, each with password "secret-<name>".
+ * Created through the same mutations the API runs.
+ */
+import type { ConfabServer } from '../../src/server.js';
+import { doCreateRealm } from '../../src/mutations/realms.js';
+import { hashPassword } from '../../src/lib/password.js';
+import type { Role } from '../../src/lib/roles.js';
+
+export type FixtureUser = {
+  id: number;
+  email: string;
+  api_key: string;
+  password: string;
+  role: Role;
+};
+
+export type Fixture = {
+  realmId: number;
+  users: Record<string, FixtureUser>;
+};
+
+export const FIXTURE_USERS: readonly [string, Role][] = [
+  ['iago', 200],
+  ['shiva', 300],
+  ['hamlet', 400],
+  ['othello', 400],
+  ['cordelia', 400],
+  ['prospero', 400],
+  ['polonius', 600],
+];
+
+export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fixture> {
+  const { store, realms, config } = server.context;
+  const password = (name: string) => `secret-${name}`;
+  const now = Math.floor(Date.now() / 1000);
+  const owner = doCreateRealm(store, {
+    name: stringId === '' ? 'Zulip Dev' : `Realm ${stringId}`,
+    string_id: stringId,
+    owner_email: 'desdemona@zulip.com',
+    owner_full_name: 'Desdemona',
+    owner_password_hash: await hashPassword(password('desdemona'), config.scryptN),
+    owner_can_create_users: false,
+    now,
+  });
+  realms.noteRealmCreated(owner.realm_id);
+  const realm = realms.get(owner.realm_id)!;
+  const users: Record<string, FixtureUser> = {
+    desdemona: {
+      id: owner.user_id,
+      email: owner.email,
+      api_key: owner.api_key,
+      password: password('desdemona'),
+      role: 100,
+    },
+  };
+  for (const [name, role] of FIXTURE_USERS) {
+    const email = `${name}@zulip.com`;
+    const r = await realm.ask('user.create', {
+      acting_user_id: null,
+      email,
+      full_name: name[0]!.toUpperCase() + name.slice(1),
+      password_hash: await hashPassword(password(name), config.scryptN),
+      role,
+      can_create_users: name === 'iago',
+    });
+    users[name] = { id: r.user_id, email, api_key: r.api_key, password: password(name), role };
+  }
+  return { realmId: owner.realm_id, users };
+}

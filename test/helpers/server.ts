@@ -1,0 +1,32 @@
+/**
+ * The real server for a test: an ephemeral port, a temporary data directory (removed by tap), a
+ * low scrypt cost, the test-only routes, and a seeded realm (see fixtures.ts). Closed at teardown.
+ */
+import type { Test } from 'tap';
+import { createServer, type ConfabServer, type ServerOptions } from '../../src/server.js';
+import { seedRealm, type Fixture } from './fixtures.js';
+import { ApiClient } from './api.js';
+
+export type TestServer = {
+  server: ConfabServer;
+  url: string;
+  api: ApiClient;
+  fx: Fixture;
+  dataDir: string;
+};
+
+export async function startServer(t: Test, opts: ServerOptions = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? t.testdir();
+  const server = await createServer({
+    host: '127.0.0.1',
+    port: 0,
+    scryptN: 1024,
+    testRoutes: true,
+    externalHost: 'testserver.local',
+    ...opts,
+    dataDir,
+  });
+  t.teardown(() => server.close());
+  const fx = await seedRealm(server);
+  return { server, url: server.url, api: new ApiClient(server.url, fx), fx, dataDir };
+}

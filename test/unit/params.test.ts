@@ -1,0 +1,126 @@
+/** Parameter decoding: JSON-in-form values, missing vs invalid, nested names, aliases, ignored keys. */
+import t, { type Test } from 'tap';
+import { z } from 'zod';
+import { JsonableError } from '../../src/lib/errors.js';
+import {
+  bool,
+  compileParams,
+  decodeParams,
+  int,
+  intList,
+  json,
+  jsonOrString,
+  nonNegativeInt,
+  oneOf,
+  str,
+  stringList,
+} from '../../src/lib/params.js';
+import { parseUrlEncoded } from '../../src/http/body.js';
+
+const schema = compileParams(
+  z.object({
+    name: str({ min: 1, max: 5 }),
+    count: int().optional(),
+    flag: bool().default(false),
+    ids: intList().optional(),
+    names: stringList().optional(),
+    size: nonNegativeInt().optional(),
+    kind: oneOf(['a', 'b']).optional(),
+    anchor: jsonOrString(z.union([z.number().int(), z.enum(['newest', 'oldest'])])).optional(),
+    narrow: json(z.array(z.object({ operator: z.string(), operand: z.string() }))).optional(),
+    topic: str().optional(),
+  }),
+  { subject: 'topic' },
+);
+
+function fails(t: Test, raw: Record<string, string>, msg: string, code = 'BAD_REQUEST') {
+  try {
+    decodeParams(schema, raw);
+    t.fail(`expected "${msg}"`);
+  } catch (err) {
+    t.ok(err instanceof JsonableError, 'a JsonableError');
+    t.equal((err as JsonableError).message, msg);
+    t.equal((err as JsonableError).code, code);
+  }
+}
+
+t.test('decodes each kind', (t) => {
+  const { params, ignored } = decodeParams(schema, {
+    name: 'abc',
+    count: '-3',
+    flag: 'true',
+    ids: '[1,2,3]',
+    names: '["x","y"]',
+    size: '0',
+    kind: 'b',
+    anchor: 'newest',
+    narrow: '[{"operator":"is","operand":"dm"}]',
+    subject: 'hello',
+    extra: '1',
+  });
+  t.same(params, {
+    name: 'abc',
+    count: -3,
+    flag: true,
+    ids: [1, 2, 3],
+    names: ['x', 'y'],
+    size: 0,
+    kind: 'b',
+    anchor: 'newest',
+    narrow: [{ operator: 'is', operand: 'dm' }],
+    topic: 'hello',
+  });
+  t.same(ignored, ['extra']);
+  t.equal(
+    decodeParams(schema, { name: 'x', anchor: '42' }).params.anchor,
+    42,
+    'jsonOrString takes JSON when it parses',
+  );
+  t.equal(decodeParams(schema, { name: 'x' }).params.flag, false, 'default applies');
+  t.end();
+});
+
+t.test('missing and invalid', (t) => {
+  fails(t, {}, "Missing 'name' argument", 'REQUEST_VARIABLE_MISSING');
+  fails(t, { name: '' }, 'name cannot be blank');
+  fails(t, { name: 'abcdef' }, 'name is too long (limit: 5 characters)');
+  fails(t, { name: 'a', count: 'x' }, 'count is not valid JSON', 'INVALID_JSON');
+  fails(t, { name: 'a', count: '1.5' }, 'count is not an integer');
+  fails(t, { name: 'a', count: '"1"' }, 'count is not an integer');
+  fails(t, { name: 'a', flag: '1' }, 'flag is not a boolean');
+  fails(t, { name: 'a', flag: 'True' }, 'flag is not valid JSON', 'INVALID_JSON');
+  fails(t, { name: 'a', ids: '[1,"x"]' }, 'ids[1] is not an integer');
+  fails(t, { name: 'a', ids: '{}' }, 'ids is not a list');
+  fails(t, { name: 'a', names: '[1]' }, 'names[0] is not a string');
+  fails(t, { name: 'a', size: '-1' }, 'size is too small');
+  fails(t, { name: 'a', kind: 'c' }, 'Invalid kind');
+  fails(t, { name: 'a', anchor: 'sideways' }, 'Invalid anchor');
+  fails(t, { name: 'a', narrow: '[{"operator":"is"}]' }, 'narrow[0]["operand"] is not a string');
+  t.end();
+});
+
+t.test(
+  'aliases: the canonical name wins when both are sent, and the alias is not "ignored"',
+  (t) => {
+    const { params, ignored } = decodeParams(schema, {
+      name: 'x',
+      topic: 'canon',
+      subject: 'alias',
+    });
+    t.equal(params.topic, 'canon');
+    t.same(ignored, []);
+    t.end();
+  },
+);
+
+t.test('urlencoded bodies', (t) => {
+  t.same(
+    { ...parseUrlEncoded('a=1&b=x+y&c=%5B1%2C2%5D&a=2') },
+    { a: '2', b: 'x y', c: '[1,2]' },
+    'last value wins',
+  );
+  t.same({ ...parseUrlEncoded('') }, {});
+  t.same({ ...parseUrlEncoded('__proto__=1') }, { ['__proto__']: '1' }, 'no prototype pollution');
+  t.equal(({} as Record<string, unknown>).polluted, undefined);
+  t.end();
+});
