@@ -1,0 +1,67 @@
+/**
+ * The register snapshot (POST /register), built from contributors: each area of the API adds the
+ * snapshot fields it owns by adding one StateContributor to STATE_CONTRIBUTORS, in its own module
+ * under src/queries/state/. A contributor runs only when one of its `types` is wanted
+ * (`fetch_event_types`, defaulting to `event_types`, defaulting to everything).
+ *
+ * Consistency with the event queue comes from the single thread: the snapshot is built and the
+ * queue registered in one synchronous block, so no mutation can commit in between.
+ */
+import type { ServerConfig } from '../config.js';
+import type { Store } from '../storage/store.js';
+import type { UserRow } from '../storage/users.js';
+import type { RealmView } from './realm-view.js';
+
+/** The client_capabilities of POST /register (missing keys are false). */
+export type ClientCapabilities = {
+  notification_settings_null: boolean;
+  bulk_message_deletion: boolean;
+  user_avatar_url_field_optional: boolean;
+  stream_typing_notifications: boolean;
+  user_settings_object: boolean;
+  linkifier_url_template: boolean;
+  user_list_incomplete: boolean;
+  include_deactivated_groups: boolean;
+  archived_channels: boolean;
+  empty_topic_name: boolean;
+  simplified_presence_events: boolean;
+};
+
+export type StateRequest = {
+  store: Store;
+  config: ServerConfig;
+  realm: RealmView;
+  /** null for an unauthenticated spectator of a realm with public access. */
+  user: UserRow | null;
+  /** The event types whose state is wanted; null means all. */
+  fetchEventTypes: ReadonlySet<string> | null;
+  capabilities: ClientCapabilities;
+  applyMarkdown: boolean;
+  clientExtAvatar: boolean;
+  includeSubscribers: boolean;
+  slimPresence: boolean;
+  /** The register `narrow`, as [operator, operand] pairs. */
+  narrow: readonly (readonly [string, string])[];
+};
+
+export type StateContributor = {
+  /** Event types that ask for this contributor's fields. */
+  types: readonly string[];
+  fill(req: StateRequest, state: Record<string, unknown>): void;
+};
+
+/**
+ * Every contributor, in the order their fields appear. Each area adds an import of its module in
+ * src/queries/state/ and its contributors here.
+ */
+export const STATE_CONTRIBUTORS: readonly StateContributor[] = [];
+
+export function wants(req: StateRequest, c: StateContributor): boolean {
+  return req.fetchEventTypes === null || c.types.some((t) => req.fetchEventTypes!.has(t));
+}
+
+export function fetchInitialState(req: StateRequest): Record<string, unknown> {
+  const state: Record<string, unknown> = {};
+  for (const c of STATE_CONTRIBUTORS) if (wants(req, c)) c.fill(req, state);
+  return state;
+}
