@@ -16,6 +16,11 @@ import { Store } from './storage/store.js';
 export type ServerOptions = Partial<ServerConfig> & {
   /** Observe every SQL statement run (query-count assertions in tests). */
   verboseSql?: (sql: unknown) => void;
+  /**
+   * Observe every batch of committed events as mutations emit them (with the users each is for),
+   * before the queues narrow them further. Tests use it to check who an event is for.
+   */
+  eventTap?: (realmId: number, events: readonly OutboundEvent[]) => void;
 };
 
 export type ConfabServer = {
@@ -26,17 +31,20 @@ export type ConfabServer = {
   close(): Promise<void>;
 };
 
-/** Until the event-queue system is mounted, committed events have no audience. */
+/** Until the event-queue system is mounted, committed events have no audience but the tap. */
 class NoQueuesPublisher implements EventPublisher {
-  publish(_realmId: number, _events: readonly OutboundEvent[]): void {}
+  constructor(private readonly tap?: (realmId: number, events: readonly OutboundEvent[]) => void) {}
+  publish(realmId: number, events: readonly OutboundEvent[]): void {
+    this.tap?.(realmId, events);
+  }
 }
 
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
-  const { verboseSql, ...overrides } = opts;
+  const { verboseSql, eventTap, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
   const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
-  const publisher: EventPublisher = new NoQueuesPublisher();
+  const publisher: EventPublisher = new NoQueuesPublisher(eventTap);
   const realms = new RealmRegistry(store, publisher);
   const context: ServerContext = { config, store, realms, publisher };
   const inflight = new InflightTracker();

@@ -321,3 +321,44 @@ t.test('POST /fetch_api_key failures', async (t) => {
     'e-mail matched case-insensitively; multipart body',
   );
 });
+
+t.test(
+  'creating and deactivating users emits realm_user events to every active user',
+  async (t) => {
+    const { api, fx, events } = await startServer(t);
+    const everyone = Object.values(fx.users).map((u) => u.id);
+    events.length = 0;
+    const created = assertSuccess(
+      t,
+      await api.post('iago', 'users', {
+        email: 'ev@zulip.com',
+        password: 'pw-123456',
+        full_name: 'Ev',
+      }),
+    );
+    const add = events.find((e) => e.event.type === 'realm_user' && e.event.op === 'add');
+    t.match(add?.event, { person: { user_id: created.user_id, full_name: 'Ev', role: 400 } });
+    t.same(
+      [...add!.users].sort((a, b) => a - b),
+      [...everyone, created.user_id as number].sort((a, b) => a - b),
+    );
+    t.equal(
+      (add!.event.person as { delivery_email: unknown }).delivery_email,
+      null,
+      'no real address in a broadcast',
+    );
+
+    events.length = 0;
+    assertSuccess(t, await api.delete('iago', `users/${fx.users.othello!.id}`));
+    t.same(
+      events.map((e) => e.event),
+      [
+        {
+          type: 'realm_user',
+          op: 'update',
+          person: { user_id: fx.users.othello!.id, is_active: false },
+        },
+      ],
+    );
+  },
+);

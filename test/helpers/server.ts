@@ -6,9 +6,14 @@ import type { Test } from 'tap';
 import { createServer, type ConfabServer, type ServerOptions } from '../../src/server.js';
 import { seedRealm, type Fixture } from './fixtures.js';
 import { ApiClient } from './api.js';
+import type { WireEvent } from '../../src/lib/events.js';
+
+export type TappedEvent = { realmId: number; event: WireEvent; users: readonly number[] };
 
 export type TestServer = {
   server: ConfabServer;
+  /** Every committed event so far, with its audience (see ServerOptions.eventTap). */
+  events: TappedEvent[];
   url: string;
   api: ApiClient;
   fx: Fixture;
@@ -17,6 +22,8 @@ export type TestServer = {
 
 export async function startServer(t: Test, opts: ServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? t.testdir();
+  const events: TappedEvent[] = [];
+  const userTap = opts.eventTap;
   const server = await createServer({
     host: '127.0.0.1',
     port: 0,
@@ -25,8 +32,12 @@ export async function startServer(t: Test, opts: ServerOptions = {}): Promise<Te
     externalHost: 'testserver.local',
     ...opts,
     dataDir,
+    eventTap: (realmId, batch) => {
+      for (const e of batch) events.push({ realmId, event: e.event, users: e.users });
+      userTap?.(realmId, batch);
+    },
   });
   t.teardown(() => server.close());
   const fx = await seedRealm(server);
-  return { server, url: server.url, api: new ApiClient(server.url, fx), fx, dataDir };
+  return { server, url: server.url, api: new ApiClient(server.url, fx), fx, dataDir, events };
 }
