@@ -3,7 +3,8 @@
  * version i to i+1 (`PRAGMA user_version`). Append only: never edit or reorder a shipped entry.
  */
 import { m0001_core } from './0001_core.js';
+import { m0002_messages } from './0002_messages.js';
 
 export type Migration = { name: string; sql: string };
 
-export const MIGRATIONS: readonly Migration[] = [m0001_core];
+export const MIGRATIONS: readonly Migration[] = [m0001_core, m0002_messages];
