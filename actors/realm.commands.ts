@@ -4,6 +4,12 @@
  * table, so an endpoint cannot send a command with the wrong shape.
  */
 import type { Mutation } from '../src/mutations/context.js';
+import {
+  doAddLinkifier,
+  doRemoveLinkifier,
+  doReorderLinkifiers,
+  doUpdateLinkifier,
+} from '../src/mutations/linkifiers.js';
 import { checkCreateProfileField, doUpdateProfileData } from '../src/mutations/profile-fields.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
@@ -12,6 +18,10 @@ export const REALM_COMMANDS = {
   'user.deactivate': checkDeactivateUser,
   'profile_field.create': checkCreateProfileField,
   'user.profile_data.update': doUpdateProfileData,
+  'linkifier.add': doAddLinkifier,
+  'linkifier.update': doUpdateLinkifier,
+  'linkifier.remove': doRemoveLinkifier,
+  'linkifier.reorder': doReorderLinkifiers,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

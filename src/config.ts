@@ -24,6 +24,8 @@ export type ServerConfig = {
   testRoutes: boolean;
   /** Log each request's method, path, status and time to stderr. */
   logRequests: boolean;
+  /** Markdown shorter than this (characters) renders on the main thread; default in workers/pool.ts. */
+  renderInlineThreshold?: number;
 };
 
 export const DEFAULT_MAX_FILE_UPLOAD_MIB = 25;

@@ -3,6 +3,7 @@
  * the realms, and the event publisher. Built once by createServer().
  */
 import type { RealmRegistry } from '../actors/registry.js';
+import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
 import type { EventPublisher } from './lib/events.js';
 import type { Store } from './storage/store.js';
@@ -12,4 +13,6 @@ export interface ServerContext {
   readonly store: Store;
   readonly realms: RealmRegistry;
   readonly publisher: EventPublisher;
+  /** Markdown rendering: inline for short content, a worker pool for long content and batches. */
+  readonly renderer: RenderPool;
 }

@@ -12,6 +12,7 @@ import { InflightTracker, mountEndpoints } from './http/router.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
 import type { EventPublisher, OutboundEvent } from './lib/events.js';
 import { Store } from './storage/store.js';
+import { RenderPool } from '../workers/pool.js';
 
 export type ServerOptions = Partial<ServerConfig> & {
   /** Observe every SQL statement run (query-count assertions in tests). */
@@ -46,7 +47,8 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
   const publisher: EventPublisher = new NoQueuesPublisher(eventTap);
   const realms = new RealmRegistry(store, publisher);
-  const context: ServerContext = { config, store, realms, publisher };
+  const renderer = new RenderPool(config.renderInlineThreshold !== undefined ? { inlineThreshold: config.renderInlineThreshold } : {});
+  const context: ServerContext = { config, store, realms, publisher, renderer };
   const inflight = new InflightTracker();
 
   mountEndpoints(
@@ -62,6 +64,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     ({ socket, port } = await listen(app, config.host, config.port));
   } catch (err) {
     store.close();
+    await renderer.close();
     throw err;
   }
 
@@ -75,6 +78,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         closeListenSocket(socket);
         await inflight.drained(10_000);
         realms.closeAll();
+        await renderer.close();
         store.close();
       })();
       return closing;

@@ -4,6 +4,8 @@
  */
 import type { Endpoint } from '../http/endpoint.js';
 import * as auth from './auth.js';
+import * as messageRender from './message-render.js';
+import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
 import * as users from './users.js';
 
@@ -13,4 +15,10 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
   );
 }
 
-export const ENDPOINTS: readonly Endpoint[] = [auth, serverSettings, users].flatMap(endpointsOf);
+export const ENDPOINTS: readonly Endpoint[] = [
+  auth,
+  serverSettings,
+  users,
+  realmLinkifiers,
+  messageRender,
+].flatMap(endpointsOf);

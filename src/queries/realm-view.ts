@@ -32,6 +32,11 @@ const RENDERED_FIELD_TYPES = new Set([1, 2]);
 
 export class RealmView {
   readonly id: number;
+  /**
+   * Bumped whenever the realm row, a user or the groups are reloaded: caches derived from them
+   * (the markdown render context) compare it to know they are stale.
+   */
+  version = 0;
   row!: RealmRow;
   storedSettings!: StoredRealmSettings;
   settings!: RealmSettings;
@@ -68,6 +73,7 @@ export class RealmView {
   // ---- realm -------------------------------------------------------------------------------
 
   reloadRealm(): void {
+    this.version++;
     const row = this.store.realms.byId(this.id);
     if (!row) throw new Error(`realm ${this.id} vanished`);
     this.row = row;
@@ -89,6 +95,7 @@ export class RealmView {
   // ---- users -------------------------------------------------------------------------------
 
   private putUser(u: UserRow): void {
+    this.version++;
     const previous = this.usersById.get(u.id);
     if (previous) this.userIdByEmail.delete(previous.delivery_email.toLowerCase());
     this.usersById.set(u.id, u);
@@ -191,6 +198,7 @@ export class RealmView {
   // ---- groups ------------------------------------------------------------------------------
 
   reloadGroups(): void {
+    this.version++;
     this.groupsById.clear();
     this.systemGroupIds.clear();
     this.directMembers.clear();

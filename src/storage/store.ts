@@ -5,6 +5,7 @@
  */
 import { closeDatabase, openDatabase, type DB } from './db.js';
 import { groupStatements } from './groups.js';
+import { linkifierStatements } from './linkifiers.js';
 import { realmStatements } from './realms.js';
 import { userStatements } from './users.js';
 
@@ -12,12 +13,14 @@ export class Store {
   readonly realms;
   readonly users;
   readonly groups;
+  readonly linkifiers;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
 
   constructor(readonly db: DB) {
     this.realms = realmStatements(db);
     this.users = userStatements(db);
     this.groups = groupStatements(db);
+    this.linkifiers = linkifierStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

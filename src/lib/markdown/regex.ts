@@ -159,7 +159,7 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
         } else if (rest.startsWith('P<') || rest.startsWith('P=') || rest.startsWith('<') && !/^<[=!]/.test(rest)) {
           throw bad(`invalid named capture group: (?${rest.slice(0, 2)}`);
         } else if (/^(=|!|<=|<!)/.test(rest)) {
-          throw bad(`invalid perl operator: (?${rest.slice(0, rest[0] === '<' ? 2 : 1)}`);
+          throw bad(`invalid perl operator: (?${rest.slice(0, 1)}`);
         } else if (rest.startsWith('#')) {
           throw bad('invalid perl operator: (?#');
         } else {

@@ -1,0 +1,32 @@
+/**
+ * A realm's linkifiers as the API shows them (`{id, pattern, url_template}`, in processing
+ * order), cached per realm until a linkifier mutation commits.
+ */
+import type { RenderLinkifier } from '../lib/markdown/context.js';
+import type { Store } from '../storage/store.js';
+import type { RealmView } from './realm-view.js';
+
+type Cached = { stamp: number; list: readonly RenderLinkifier[] };
+
+const cache = new WeakMap<RealmView, Cached>();
+const stamps = new Map<number, number>();
+
+/** Call after a linkifier change commits (the realm actor's afterCommit). */
+export function noteLinkifiersChanged(realmId: number): void {
+  stamps.set(realmId, (stamps.get(realmId) ?? 0) + 1);
+}
+
+export function linkifierStamp(realmId: number): number {
+  return stamps.get(realmId) ?? 0;
+}
+
+export function linkifiersOf(store: Store, view: RealmView): readonly RenderLinkifier[] {
+  const stamp = linkifierStamp(view.id);
+  const hit = cache.get(view);
+  if (hit && hit.stamp === stamp) return hit.list;
+  const list = store.linkifiers
+    .byRealm(view.id)
+    .map((r) => ({ pattern: r.pattern, url_template: r.url_template, id: r.id }));
+  cache.set(view, { stamp, list });
+  return list;
+}

@@ -1,0 +1,96 @@
+/**
+ * Rendering service for the endpoints: short content is rendered inline on the main thread
+ * (cheaper than a round trip to a worker); long content and batches go to a piscina pool. The
+ * threshold (in characters of markdown) comes from `npm run bench -- render` (README).
+ *
+ * Rendering happens in the endpoint before `realm.ask(...)`: the realm actor never waits on it.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import {
+  renderMarkdown,
+  type RenderContext,
+  type RenderOptions,
+  type RenderResult,
+} from '../src/lib/markdown/index.js';
+import type { RenderTask, RenderTaskResult } from './render.worker.js';
+
+/** Below this many characters (in total, for a batch), render on the main thread. */
+export const DEFAULT_INLINE_THRESHOLD = 3000;
+
+export type RenderPoolOptions = {
+  /** Worker threads (default: cores − 1, at least 1). */
+  threads?: number;
+  inlineThreshold?: number;
+};
+
+export type RenderItem = { content: string; opts?: RenderOptions };
+
+export class RenderPool {
+  readonly inlineThreshold: number;
+  private readonly threads: number;
+  private pool: Piscina | null = null;
+  /** How many tasks carried each context version (each worker needs it once). */
+  private readonly sent = new Map<string, number>();
+  private closed = false;
+
+  constructor(opts: RenderPoolOptions = {}) {
+    this.threads = opts.threads ?? Math.max(1, availableParallelism() - 1);
+    this.inlineThreshold = opts.inlineThreshold ?? DEFAULT_INLINE_THRESHOLD;
+  }
+
+  /** Renders one message: inline when short, in a worker otherwise. */
+  async render(content: string, context: RenderContext, opts?: RenderOptions): Promise<RenderResult> {
+    if (content.length < this.inlineThreshold) return renderMarkdown(content, context, opts);
+    const [r] = await this.inWorker([{ content, ...(opts ? { opts } : {}) }], context);
+    return r!;
+  }
+
+  /** Renders several messages; one worker task for the lot unless they are short in total. */
+  async renderBatch(items: readonly RenderItem[], context: RenderContext): Promise<RenderResult[]> {
+    const total = items.reduce((n, i) => n + i.content.length, 0);
+    if (total < this.inlineThreshold) return items.map((i) => renderMarkdown(i.content, context, i.opts));
+    return this.inWorker(items, context);
+  }
+
+  /** Always in a worker (the bench compares both ways). */
+  async inWorker(items: readonly RenderItem[], context: RenderContext): Promise<RenderResult[]> {
+    const pool = this.ensurePool();
+    const sentCount = this.sent.get(context.version) ?? 0;
+    const withContext = sentCount < this.threads * 2;
+    let r = (await pool.run({
+      version: context.version,
+      context: withContext ? context : null,
+      items,
+    } satisfies RenderTask)) as RenderTaskResult;
+    if (withContext) this.noteSent(context.version);
+    if (r.needContext) {
+      r = (await pool.run({ version: context.version, context, items } satisfies RenderTask)) as RenderTaskResult;
+      if (r.needContext) throw new Error('render worker refused a context');
+    }
+    return r.results;
+  }
+
+  private noteSent(version: string): void {
+    if (this.sent.size > 1000) this.sent.clear();
+    this.sent.set(version, (this.sent.get(version) ?? 0) + 1);
+  }
+
+  private ensurePool(): Piscina {
+    if (this.closed) throw new Error('render pool is closed');
+    this.pool ??= new Piscina({
+      filename: new URL('./render.worker.js', import.meta.url).href,
+      minThreads: 1,
+      maxThreads: this.threads,
+      idleTimeout: 60_000,
+    });
+    return this.pool;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = null;
+    if (pool) await pool.destroy();
+  }
+}
