@@ -14,6 +14,26 @@ const md = new MarkdownIt('default', { html: false, linkify: false, typographer:
 md.block.ruler.disable(['lheading', 'html_block', 'reference']);
 md.core.ruler.disable(['inline', 'linkify', 'replacements', 'smartquotes', 'text_join']);
 
+/**
+ * The reference's fence opener: the fence, an optional language made of [a-zA-Z0-9_+-./#], then
+ * an optional header without ` or ~. Any other line starting with ``` or ~~~ is text.
+ */
+const FENCE_OPENER = /^(?:~{3,}|`{3,})[ ]*\{?\.?[a-zA-Z0-9_+\-./#]*[ ]*(?:[^ ~`][^~`]*)?\}?$/;
+type BlockRule = (state: StateBlock, start: number, end: number, silent: boolean) => boolean;
+type StateBlock = { src: string; bMarks: number[]; tShift: number[]; eMarks: number[] };
+const fenceRule = (md.block.ruler as unknown as { __rules__: { name: string; fn: BlockRule }[] }).__rules__.find(
+  (r) => r.name === 'fence',
+)!.fn;
+md.block.ruler.at(
+  'fence',
+  ((state: StateBlock, start: number, end: number, silent: boolean) => {
+    const line = state.src.slice(state.bMarks[start]! + state.tShift[start]!, state.eMarks[start]);
+    if (/^(?:~~~|```)/.test(line) && !FENCE_OPENER.test(line)) return false;
+    return fenceRule(state, start, end, silent);
+  }) as never,
+  { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
+);
+
 /** Code-block language names as the reference's highlighter reports them (data-code-language). */
 const LANGUAGE_NAMES: Record<string, string> = {
   python: 'Python',

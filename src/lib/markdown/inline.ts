@@ -356,6 +356,7 @@ const BEFORE_LINKIFIERS: Pattern[] = [
         const el = new El('code');
         el.text = m[3];
         el.atomic = true;
+        el.verbatim = true;
         return el;
       }
       return { literal: m[1]!.slice(0, m[1]!.length / 2) };

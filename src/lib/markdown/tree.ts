@@ -14,6 +14,8 @@ export class El {
   raw: string | null = null;
   /** Text that no inline pattern may touch (code, link text). */
   atomic = false;
+  /** Text escaped in full, entities included (code spans). */
+  verbatim = false;
   /** Keep attributes in insertion order (HTML the reference writes by hand, like spoilers). */
   ordered = false;
 
@@ -97,6 +99,10 @@ export function escapeText(s: string): string {
   return s.replace(AMP_NOT_ENTITY, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+function escapeAll(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
 /** Attribute values: every `&` is escaped, so no entity in user text can spell a new URL. */
 export function escapeAttr(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -122,7 +128,7 @@ export function serialize(el: El, out: string[]): void {
     for (const k of keys) out.push(' ', k, '="', escapeAttr(el.attrs[k]!), '"');
     out.push('>');
     if (!VOID_TAGS.has(el.tag)) {
-      if (el.text) out.push(escapeText(el.text));
+      if (el.text) out.push(el.verbatim ? escapeAll(el.text) : escapeText(el.text));
       for (const c of el.children) serialize(c, out);
       out.push('</', el.tag, '>');
     }
