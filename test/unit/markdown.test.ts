@@ -17,7 +17,7 @@ const ALLOWED_ATTRS = new Set([
 const SAFE_URL = /^(?:https?:|ftp:|mailto:|tel:|sms:|bitcoin:|\/|#|user_uploads\/)/i;
 
 /** Every tag is a known one with known attributes; no markup hides in text; URLs are safe. */
-function assertSafe(t: Test, html: string, label: string): void {
+function problemsOf(html: string): string[] {
   const tag = /<(\/?)([a-zA-Z0-9]+)((?:\s+[a-z-]+="[^"<>]*")*)\s*>/g;
   let rest = html;
   const problems: string[] = [];
@@ -35,8 +35,20 @@ function assertSafe(t: Test, html: string, label: string): void {
   // Event handlers would be attributes (checked against the allow-list above); a javascript: URL
   // would be an href or src (checked above); a script element would be a tag.
   if (/<script/i.test(html)) problems.push('script element');
-  t.same(problems, [], `${label}: output is safe`);
+  return problems;
 }
+
+function assertSafe(t: Test, html: string, label: string): void {
+  t.same(problemsOf(html), [], `${label}: output is safe`);
+}
+
+t.test('the safety check itself flags unsafe HTML', async (t) => {
+  t.same(problemsOf('<a href="javascript:alert(1)">x</a>'), ['url javascript:alert(1)']);
+  t.same(problemsOf('<img src="x" onerror="alert(1)">'), ['url x', 'attribute onerror']);
+  t.same(problemsOf('<script>alert(1)</script>'), ['tag script', 'tag script', 'script element']);
+  t.same(problemsOf('<p>a < b</p>'), ['unescaped < or > in text']);
+  t.same(problemsOf('<p>&lt;script&gt;</p>'), []);
+});
 
 t.test('renderer table', async (t) => {
   t.ok(CASES.length >= 80, `at least 80 cases (${CASES.length})`);
