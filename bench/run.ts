@@ -3,9 +3,11 @@
  * ratios and never fail a build on speed. Each one bounds itself in time and stops by itself.
  */
 import { httpBench } from './http.bench.js';
+import { renderBench } from './render.bench.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   http: httpBench,
+  render: renderBench,
 };
 
 const name = process.argv[2];

@@ -47,7 +47,11 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
   const publisher: EventPublisher = new NoQueuesPublisher(eventTap);
   const realms = new RealmRegistry(store, publisher);
-  const renderer = new RenderPool(config.renderInlineThreshold !== undefined ? { inlineThreshold: config.renderInlineThreshold } : {});
+  const renderer = new RenderPool(
+    config.renderInlineThreshold !== undefined
+      ? { inlineThreshold: config.renderInlineThreshold }
+      : {},
+  );
   const context: ServerContext = { config, store, realms, publisher, renderer };
   const inflight = new InflightTracker();
 

@@ -15,8 +15,14 @@ import {
 } from '../src/lib/markdown/index.js';
 import type { RenderTask, RenderTaskResult } from './render.worker.js';
 
-/** Below this many characters (in total, for a batch), render on the main thread. */
-export const DEFAULT_INLINE_THRESHOLD = 3000;
+/**
+ * Below this many characters (in total, for a batch), render on the main thread. From the render
+ * bench (README): a hand-off costs the main thread ~25–60 µs and adds ~60 µs of latency; inline
+ * rendering costs ~12 µs at 40 characters, ~50 µs at 200 and ~240 µs at 1,000. Under 1,000
+ * characters the added latency outweighs the event-loop time saved; above it, inline rendering
+ * costs the event loop six times a hand-off or more.
+ */
+export const DEFAULT_INLINE_THRESHOLD = 1000;
 
 export type RenderPoolOptions = {
   /** Worker threads (default: cores − 1, at least 1). */
@@ -40,7 +46,11 @@ export class RenderPool {
   }
 
   /** Renders one message: inline when short, in a worker otherwise. */
-  async render(content: string, context: RenderContext, opts?: RenderOptions): Promise<RenderResult> {
+  async render(
+    content: string,
+    context: RenderContext,
+    opts?: RenderOptions,
+  ): Promise<RenderResult> {
     if (content.length < this.inlineThreshold) return renderMarkdown(content, context, opts);
     const [r] = await this.inWorker([{ content, ...(opts ? { opts } : {}) }], context);
     return r!;
@@ -49,7 +59,8 @@ export class RenderPool {
   /** Renders several messages; one worker task for the lot unless they are short in total. */
   async renderBatch(items: readonly RenderItem[], context: RenderContext): Promise<RenderResult[]> {
     const total = items.reduce((n, i) => n + i.content.length, 0);
-    if (total < this.inlineThreshold) return items.map((i) => renderMarkdown(i.content, context, i.opts));
+    if (total < this.inlineThreshold)
+      return items.map((i) => renderMarkdown(i.content, context, i.opts));
     return this.inWorker(items, context);
   }
 
@@ -65,7 +76,11 @@ export class RenderPool {
     } satisfies RenderTask)) as RenderTaskResult;
     if (withContext) this.noteSent(context.version);
     if (r.needContext) {
-      r = (await pool.run({ version: context.version, context, items } satisfies RenderTask)) as RenderTaskResult;
+      r = (await pool.run({
+        version: context.version,
+        context,
+        items,
+      } satisfies RenderTask)) as RenderTaskResult;
       if (r.needContext) throw new Error('render worker refused a context');
     }
     return r.results;

@@ -19,7 +19,8 @@ export type RenderTask = {
   items: readonly { content: string; opts?: RenderOptions }[];
 };
 
-export type RenderTaskResult = { needContext: true } | { needContext: false; results: RenderResult[] };
+export type RenderTaskResult =
+  { needContext: true } | { needContext: false; results: RenderResult[] };
 
 const MAX_CONTEXTS = 16;
 const contexts = new Map<string, PreparedContext>();
@@ -32,5 +33,8 @@ export default function render(task: RenderTask): RenderTaskResult {
     if (contexts.size >= MAX_CONTEXTS) contexts.delete(contexts.keys().next().value!);
     contexts.set(task.version, ctx);
   }
-  return { needContext: false, results: task.items.map((i) => renderMarkdown(i.content, ctx, i.opts)) };
+  return {
+    needContext: false,
+    results: task.items.map((i) => renderMarkdown(i.content, ctx, i.opts)),
+  };
 }

@@ -47,7 +47,10 @@ export function doAddLinkifier(ctx: MutationContext, cmd: AddLinkifierCommand): 
 
 export type UpdateLinkifierCommand = { id: number; pattern: string; url_template: string };
 
-export function doUpdateLinkifier(ctx: MutationContext, cmd: UpdateLinkifierCommand): Record<string, never> {
+export function doUpdateLinkifier(
+  ctx: MutationContext,
+  cmd: UpdateLinkifierCommand,
+): Record<string, never> {
   const { store, realm } = ctx;
   if (!store.linkifiers.byId(realm.id, cmd.id)) throw new LinkifierNotFoundError();
   const same = store.linkifiers.byPattern(realm.id, cmd.pattern);
@@ -57,7 +60,10 @@ export function doUpdateLinkifier(ctx: MutationContext, cmd: UpdateLinkifierComm
   return {};
 }
 
-export function doRemoveLinkifier(ctx: MutationContext, cmd: { id: number }): Record<string, never> {
+export function doRemoveLinkifier(
+  ctx: MutationContext,
+  cmd: { id: number },
+): Record<string, never> {
   const { store, realm } = ctx;
   if (!store.linkifiers.byId(realm.id, cmd.id)) throw new LinkifierNotFoundError();
   store.linkifiers.remove(realm.id, cmd.id);
@@ -72,11 +78,14 @@ export function doReorderLinkifiers(
   const { store, realm } = ctx;
   const ids = cmd.ordered_linkifier_ids;
   const existing = new Set(store.linkifiers.byRealm(realm.id).map((r) => r.id));
-  if (new Set(ids).size !== ids.length || ids.length !== existing.size || ids.some((id) => !existing.has(id)))
+  if (
+    new Set(ids).size !== ids.length ||
+    ids.length !== existing.size ||
+    ids.some((id) => !existing.has(id))
+  )
     throw new JsonableError('Invalid order mapping.');
   if (ids.length === 0) return {};
   ids.forEach((id, order) => store.linkifiers.setOrder(realm.id, id, order));
   emitLinkifiers(ctx);
   return {};
 }
-

@@ -7,11 +7,17 @@ import t from 'tap';
 import { topicLinks } from '../../src/lib/markdown/linkifiers.js';
 import { translatePythonRegex } from '../../src/lib/markdown/regex.js';
 import { expandUriTemplate, parseUriTemplate } from '../../src/lib/markdown/uri-template.js';
-import { allEmojiNames, emojiCodeForName, emojiCodeOf, emojiNameForCode, emojiTextOf } from '../../src/lib/emoji/index.js';
+import {
+  allEmojiNames,
+  emojiCodeForName,
+  emojiCodeOf,
+  emojiNameForCode,
+  emojiTextOf,
+} from '../../src/lib/emoji/index.js';
 
 const L = (id: number, pattern: string, url_template: string) => ({ id, pattern, url_template });
 
-t.test('Python patterns become JavaScript ones', async (t) => {
+t.test('Python patterns become JavaScript ones', (t) => {
   const tr = (p: string) => translatePythonRegex(p);
   t.same(tr('#(?P<id>[0-9]+)'), { source: '#(?<id>[0-9]+)', flags: '', groupNames: ['id'] });
   t.same(tr('com.+(?P<id>ABC\\-[0-9]+)').source, 'com.+(?<id>ABC-[0-9]+)');
@@ -38,32 +44,63 @@ t.test('Python patterns become JavaScript ones', async (t) => {
     ['(?P<a>x)(?P<a>y)', 'Bad regular expression: duplicate capture group name: a'],
     ['(?#c)x', 'Bad regular expression: invalid perl operator: (?#'],
     ['(?i:x)', 'Bad regular expression: invalid or unsupported Perl syntax: (?i'],
-    ['(a+)+b', 'Bad regular expression: nested repetition (a repeated group that contains * or +) can make matching take exponential time'],
-    ['(\\w*\\s?)*$', 'Bad regular expression: nested repetition (a repeated group that contains * or +) can make matching take exponential time'],
-    ['((ab)*c){2,}', 'Bad regular expression: nested repetition (a repeated group that contains * or +) can make matching take exponential time'],
+    [
+      '(a+)+b',
+      'Bad regular expression: nested repetition (a repeated group that contains * or +) can make matching take exponential time',
+    ],
+    [
+      '(\\w*\\s?)*$',
+      'Bad regular expression: nested repetition (a repeated group that contains * or +) can make matching take exponential time',
+    ],
+    [
+      '((ab)*c){2,}',
+      'Bad regular expression: nested repetition (a repeated group that contains * or +) can make matching take exponential time',
+    ],
     ['', 'This field cannot be blank.'],
   ];
   for (const [p, msg] of refused) t.throws(() => tr(p), { message: msg }, p);
   // Repetition without nesting is fine, and so is a bounded group.
   t.doesNotThrow(() => tr('(ab)+c*(d|e){2}'));
+  t.end();
 });
 
-t.test('RFC 6570 expansion', async (t) => {
-  const x = (tpl: string, v: Record<string, string | undefined>) => expandUriTemplate(parseUriTemplate(tpl), v);
-  t.equal(x('https://example.com/A%20Test/%%%ba/{id}', { id: '123' }), 'https://example.com/A%20Test/%25%25%ba/123');
+t.test('RFC 6570 expansion', (t) => {
+  const x = (tpl: string, v: Record<string, string | undefined>) =>
+    expandUriTemplate(parseUriTemplate(tpl), v);
+  t.equal(
+    x('https://example.com/A%20Test/%%%ba/{id}', { id: '123' }),
+    'https://example.com/A%20Test/%25%25%ba/123',
+  );
   t.equal(x('https://e.com/{id}', { id: 'a b/c' }), 'https://e.com/a%20b%2Fc');
   t.equal(x('https://e.com/{+id}', { id: 'a b/c' }), 'https://e.com/a%20b/c');
-  t.equal(x('https://e.com{/a,b}{?c,d}{#f}', { a: 'x', b: 'y', c: '1', d: '', f: 'top' }), 'https://e.com/x/y?c=1&d=#top');
+  t.equal(
+    x('https://e.com{/a,b}{?c,d}{#f}', { a: 'x', b: 'y', c: '1', d: '', f: 'top' }),
+    'https://e.com/x/y?c=1&d=#top',
+  );
   t.equal(x('https://e.com/{a}{.b}{;c}{&d}', { a: 'A', b: 'B', c: 'C' }), 'https://e.com/A.B;c=C');
   t.equal(x('https://e.com/{id:3}', { id: 'abcdef' }), 'https://e.com/abc');
   t.equal(x('https://e.com/{id}', {}), 'https://e.com/', 'an unmatched group is left out');
-  for (const bad of ['https://example.com/{foo', 'https://example.com/{{}', 'https://example.com/{//foo}', 'https://example.com/{bar++}', '{}', 'a}b'])
+  for (const bad of [
+    'https://example.com/{foo',
+    'https://example.com/{{}',
+    'https://example.com/{//foo}',
+    'https://example.com/{bar++}',
+    '{}',
+    'a}b',
+  ])
     t.throws(() => parseUriTemplate(bad), { message: 'Invalid URL template.' }, bad);
-  for (const ok of ['https://example.com/{foo}{bars}', 'https://example.com/%%(foo)s', 'https://chat{.domain}.com/{#foo}', '$not_a_url$', 'https://example.com/{?foo*}'])
+  for (const ok of [
+    'https://example.com/{foo}{bars}',
+    'https://example.com/%%(foo)s',
+    'https://chat{.domain}.com/{#foo}',
+    '$not_a_url$',
+    'https://example.com/{?foo*}',
+  ])
     t.doesNotThrow(() => parseUriTemplate(ok), ok);
+  t.end();
 });
 
-t.test('test_links_in_topic_name', async (t) => {
+t.test('test_links_in_topic_name', (t) => {
   t.same(topicLinks('https://google.com/hello-world', []), [
     { url: 'https://google.com/hello-world', text: 'https://google.com/hello-world' },
   ]);
@@ -71,20 +108,28 @@ t.test('test_links_in_topic_name', async (t) => {
     { url: 'https://google.com/hello-world', text: 'google.com/hello-world' },
   ]);
   t.same(topicLinks('Without scheme random.words/hello-world', []), []);
-  t.same(topicLinks('Try out http://ftp.debian.org, https://google.com/ and https://google.in/.', []), [
-    { url: 'http://ftp.debian.org', text: 'http://ftp.debian.org' },
-    { url: 'https://google.com/', text: 'https://google.com/' },
-    { url: 'https://google.in/', text: 'https://google.in/' },
-  ]);
+  t.same(
+    topicLinks('Try out http://ftp.debian.org, https://google.com/ and https://google.in/.', []),
+    [
+      { url: 'http://ftp.debian.org', text: 'http://ftp.debian.org' },
+      { url: 'https://google.com/', text: 'https://google.com/' },
+      { url: 'https://google.in/', text: 'https://google.in/' },
+    ],
+  );
   t.same(topicLinks('google.in google.com', []), [
     { url: 'https://google.in', text: 'google.in' },
     { url: 'https://google.com', text: 'google.com' },
   ]);
-  t.same(topicLinks('Have you seen github.com/zulip?', []), [{ url: 'https://github.com/zulip', text: 'github.com/zulip' }]);
-  t.same(topicLinks('Do you like https://example.com? I love it.', []), [{ url: 'https://example.com', text: 'https://example.com' }]);
+  t.same(topicLinks('Have you seen github.com/zulip?', []), [
+    { url: 'https://github.com/zulip', text: 'github.com/zulip' },
+  ]);
+  t.same(topicLinks('Do you like https://example.com? I love it.', []), [
+    { url: 'https://example.com', text: 'https://example.com' },
+  ]);
+  t.end();
 });
 
-t.test('test_realm_patterns in topics', async (t) => {
+t.test('test_realm_patterns in topics', (t) => {
   const trac = [L(1, '#(?P<id>[0-9]{2,8})', 'https://trac.example.com/ticket/{id}')];
   t.same(topicLinks('#444', trac), [{ url: 'https://trac.example.com/ticket/444', text: '#444' }]);
   t.same(topicLinks('#111 https://google.com #111 #222 #111 https://google.com #222', trac), [
@@ -116,9 +161,10 @@ t.test('test_realm_patterns in topics', async (t) => {
     { url: 'https://trac.example.com/hello/123', text: 'hello#123' },
     { url: 'https://trac.example.com/ticket/234', text: '#234' },
   ]);
+  t.end();
 });
 
-t.test('test_topic_links_ordering_by_priority', async (t) => {
+t.test('test_topic_links_ordering_by_priority', (t) => {
   const ls = [
     L(1, 'http', 'http://example.com/'),
     L(2, 'b#(?P<id>[a-z]+)', 'http://example.com/b/{id}'),
@@ -130,15 +176,21 @@ t.test('test_topic_links_ordering_by_priority', async (t) => {
     { text: 'a#asd', url: 'http://example.com/a/asd' },
     { text: 'b#bar', url: 'http://example.com/b/bar' },
   ]);
-  const mixed = [L(1, 'ABC-42', 'https://google.com'), L(2, 'com.+(?P<id>ABC\\-[0-9]+)', 'https://trac.example.com/ticket/{id}')];
+  const mixed = [
+    L(1, 'ABC-42', 'https://google.com'),
+    L(2, 'com.+(?P<id>ABC\\-[0-9]+)', 'https://trac.example.com/ticket/{id}'),
+  ];
   t.same(topicLinks('com ABC-42', mixed), [{ url: 'https://google.com', text: 'ABC-42' }]);
-  t.same(topicLinks('https://foo.com/ABC-123', mixed), [{ url: 'https://foo.com/ABC-123', text: 'https://foo.com/ABC-123' }]);
+  t.same(topicLinks('https://foo.com/ABC-123', mixed), [
+    { url: 'https://foo.com/ABC-123', text: 'https://foo.com/ABC-123' },
+  ]);
   t.same(topicLinks('com https://foo.com/ABC-123', mixed), [
     { url: 'https://trac.example.com/ticket/ABC-123', text: 'com https://foo.com/ABC-123' },
   ]);
+  t.end();
 });
 
-t.test('emoji table', async (t) => {
+t.test('emoji table', (t) => {
   t.ok(allEmojiNames().size > 600, 'hundreds of names');
   const expected: [string, string][] = [
     ['smile', '1f642'],
@@ -157,5 +209,7 @@ t.test('emoji table', async (t) => {
   t.equal(emojiCodeOf('⬆️'), '2b06', 'variation selector dropped');
   t.equal(emojiCodeOf('#️⃣'), '0023-20e3');
   t.equal(emojiTextOf('1f642'), '🙂');
-  for (const [name, code] of allEmojiNames()) t.match(code, /^[0-9a-f]{4,5}(-[0-9a-f]{4,5})*$/, `code of ${name}`);
+  for (const [name, code] of allEmojiNames())
+    t.match(code, /^[0-9a-f]{4,5}(-[0-9a-f]{4,5})*$/, `code of ${name}`);
+  t.end();
 });

@@ -23,7 +23,9 @@ export const CTX: RenderContext = {
     { id: 3, name: 'Denmark' },
     { id: 4, name: 'Verona & co.' },
   ],
-  linkifiers: [{ id: 1, pattern: '#(?P<id>[0-9]{2,8})', url_template: 'https://trac.example.com/ticket/{id}' }],
+  linkifiers: [
+    { id: 1, pattern: '#(?P<id>[0-9]{2,8})', url_template: 'https://trac.example.com/ticket/{id}' },
+  ],
   realm_emoji: [{ name: 'green_tick', source_url: '/user_avatars/2/emoji/images/1.png' }],
   alert_words: [],
 };
@@ -51,7 +53,8 @@ export const CASES: Case[] = [
     input: 'Hamlet said:\n~~~~.python \ndef speak(self):\n    x = 1\n~~~~',
     expected:
       '<p>Hamlet said:</p>\n<div class="codehilite" data-code-language="Python"><pre><span></span><code>def speak(self):\n    x = 1\n</code></pre></div>',
-    divergence: 'no syntax highlighter: the code is escaped, not split into token spans (as the web client renders it)',
+    divergence:
+      'no syntax highlighter: the code is escaped, not split into token spans (as the web client renders it)',
   },
   {
     name: 'codeblock_hilite_invented_language',
@@ -75,14 +78,16 @@ export const CASES: Case[] = [
   { name: 'basic_paragraph', input: 'test_input', expected: '<p>test_input</p>' },
   {
     name: 'codeblock_multiline',
-    input: 'Hamlet once said\n~~~~\ndef func():\n    x = 1\n\n    y = 2\n\n    z = 3\n~~~~\nAnd all was good.',
+    input:
+      'Hamlet once said\n~~~~\ndef func():\n    x = 1\n\n    y = 2\n\n    z = 3\n~~~~\nAnd all was good.',
     expected:
       '<p>Hamlet once said</p>\n<div class="codehilite"><pre><span></span><code>def func():\n    x = 1\n\n    y = 2\n\n    z = 3\n</code></pre></div>\n<p>And all was good.</p>',
   },
   { name: 'normal_text_test', input: "it's lunch time", expected: "<p>it's lunch time</p>" },
   {
     name: 'codeblock_trailing_whitespace',
-    input: 'Hamlet once said\n~~~~\ndef func():\n    x = 1\n\n    y = 2\t\t\n\n    z = 3       \n~~~~\nAnd all was good.',
+    input:
+      'Hamlet once said\n~~~~\ndef func():\n    x = 1\n\n    y = 2\t\t\n\n    z = 3       \n~~~~\nAnd all was good.',
     expected:
       '<p>Hamlet once said</p>\n<div class="codehilite"><pre><span></span><code>def func():\n    x = 1\n\n    y = 2\n\n    z = 3\n</code></pre></div>\n<p>And all was good.</p>',
   },
@@ -91,11 +96,16 @@ export const CASES: Case[] = [
     input: '` outer ` ```    space    ```',
     expected: '<p><code> outer </code> <code>    space    </code></p>',
   },
-  { name: 'inline_code_html_entities', input: '`<&nbsp;>`', expected: '<p><code>&lt;&amp;nbsp;&gt;</code></p>' },
+  {
+    name: 'inline_code_html_entities',
+    input: '`<&nbsp;>`',
+    expected: '<p><code>&lt;&amp;nbsp;&gt;</code></p>',
+  },
   {
     name: 'codeblock_backticks',
     input: '\n```\nfenced code\n```\n\n```inline code```\n',
-    expected: '<div class="codehilite"><pre><span></span><code>fenced code\n</code></pre></div>\n<p><code>inline code</code></p>',
+    expected:
+      '<div class="codehilite"><pre><span></span><code>fenced code\n</code></pre></div>\n<p><code>inline code</code></p>',
   },
   {
     name: 'fenced_normal_quote',
@@ -120,7 +130,8 @@ export const CASES: Case[] = [
   {
     name: 'multiple_blockquote_with_angular_bracket',
     input: '> Hello World!\n\n> Hello Universe!',
-    expected: '<blockquote>\n<p>Hello World!</p>\n</blockquote>\n<blockquote>\n<p>Hello Universe!</p>\n</blockquote>',
+    expected:
+      '<blockquote>\n<p>Hello World!</p>\n</blockquote>\n<blockquote>\n<p>Hello Universe!</p>\n</blockquote>',
   },
   {
     name: 'multiple_blockquote_with_backticks_and_angular_bracket',
@@ -141,7 +152,8 @@ export const CASES: Case[] = [
   },
   {
     name: 'fenced_quote_and_list',
-    input: 'Before:\n* One.\n* Two.\n\n```quote\nLists should work after a quote\n```\n\nAfter:\n* One.\n* Two.',
+    input:
+      'Before:\n* One.\n* Two.\n\n```quote\nLists should work after a quote\n```\n\nAfter:\n* One.\n* Two.',
     expected:
       '<p>Before:</p>\n<ul>\n<li>One.</li>\n<li>Two.</li>\n</ul>\n<blockquote>\n<p>Lists should work after a quote</p>\n</blockquote>\n<p>After:</p>\n<ul>\n<li>One.</li>\n<li>Two.</li>\n</ul>',
   },
@@ -154,33 +166,46 @@ export const CASES: Case[] = [
   {
     name: 'four_space_code_block',
     input: '    def foo(): pass',
-    expected: '<div class="codehilite"><pre><span></span><code>def foo(): pass\n</code></pre></div>',
+    expected:
+      '<div class="codehilite"><pre><span></span><code>def foo(): pass\n</code></pre></div>',
   },
   { name: 'two_space_not_code_block', input: '  notcode', expected: '<p>notcode</p>' },
   { name: 'hashheading_enabled', input: '# Hello world', expected: '<h1>Hello world</h1>' },
   { name: 'hashheading_needs_spaces', input: '#Hello world', expected: '<p>#Hello world</p>' },
-  { name: 'hashheading_multiple_spaces', input: '#  Hello world', expected: '<h1>Hello world</h1>' },
+  {
+    name: 'hashheading_multiple_spaces',
+    input: '#  Hello world',
+    expected: '<h1>Hello world</h1>',
+  },
   { name: 'hashheading_6_levels', input: '###### Hello world', expected: '<h6>Hello world</h6>' },
-  { name: 'hashheading_7_levels', input: '####### Hello world', expected: '<p>####### Hello world</p>' },
+  {
+    name: 'hashheading_7_levels',
+    input: '####### Hello world',
+    expected: '<p>####### Hello world</p>',
+  },
   { name: 'setext_heading_disabled', input: 'Hello\n===', expected: '<p>Hello<br>\n===</p>' },
   {
     name: 'reference_links_disabled',
     input: 'Hello [world]\n\n[world]: https://google.com',
-    expected: '<p>Hello [world]</p>\n<p>[world]: <a href="https://google.com">https://google.com</a></p>',
+    expected:
+      '<p>Hello [world]</p>\n<p>[world]: <a href="https://google.com">https://google.com</a></p>',
   },
   {
     name: 'ulist_standard_1',
     input: 'Some text with a list:\n\n* One item\n* Two items\n* Three items',
-    expected: '<p>Some text with a list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>',
+    expected:
+      '<p>Some text with a list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>',
   },
   {
     name: 'ulist_standard_2',
     input: 'Some text with a list:\n\n- One item\n- Two items\n- Three items',
-    expected: '<p>Some text with a list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>',
+    expected:
+      '<p>Some text with a list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>',
   },
   {
     name: 'list_complexly_nested',
-    input: 'This is a heavily nested OL\n1. level-1\n  2. level-2\n    3. level-3\n    3. level-3a\n  2. level-2a\n2. level-1a\n',
+    input:
+      'This is a heavily nested OL\n1. level-1\n  2. level-2\n    3. level-3\n    3. level-3a\n  2. level-2a\n2. level-1a\n',
     expected:
       '<p>This is a heavily nested OL</p>\n<ol>\n<li>level-1<ol start="2">\n<li>level-2<ol start="3">\n<li>level-3</li>\n<li>level-3a</li>\n</ol>\n</li>\n<li>level-2a</li>\n</ol>\n</li>\n<li>level-1a</li>\n</ol>',
   },
@@ -193,12 +218,14 @@ export const CASES: Case[] = [
   {
     name: 'ulist_mixed_bullets',
     input: 'Combine four lists:\n\n* One\n- Two\n+ Three\n- Four\n- Five',
-    expected: '<p>Combine four lists:</p>\n<ul>\n<li>One</li>\n<li>Two</li>\n<li>Three</li>\n<li>Four</li>\n<li>Five</li>\n</ul>',
+    expected:
+      '<p>Combine four lists:</p>\n<ul>\n<li>One</li>\n<li>Two</li>\n<li>Three</li>\n<li>Four</li>\n<li>Five</li>\n</ul>',
   },
   {
     name: 'ulist_hanging',
     input: 'Some text with a hanging list:\n* One item\n* Two items\n* Three items',
-    expected: '<p>Some text with a hanging list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>',
+    expected:
+      '<p>Some text with a hanging list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>',
   },
   {
     name: 'ulist_hanging_mixed',
@@ -214,21 +241,27 @@ export const CASES: Case[] = [
   },
   {
     name: 'ulist_nested_ulist_two_space_indent',
-    input: 'Nested list\n* I am outer list\n  * I am inner nested list first item\n  * I am inner nested list second item',
+    input:
+      'Nested list\n* I am outer list\n  * I am inner nested list first item\n  * I am inner nested list second item',
     expected:
       '<p>Nested list</p>\n<ul>\n<li>I am outer list<ul>\n<li>I am inner nested list first item</li>\n<li>I am inner nested list second item</li>\n</ul>\n</li>\n</ul>',
   },
   {
     name: 'ulist_codeblock',
     input: '~~~\nint x = 3\n* 4;\n~~~',
-    expected: '<div class="codehilite"><pre><span></span><code>int x = 3\n* 4;\n</code></pre></div>',
+    expected:
+      '<div class="codehilite"><pre><span></span><code>int x = 3\n* 4;\n</code></pre></div>',
   },
   {
     name: 'malformed_fence',
     input: '~~~~~~~~xxxxxxxxx:  xxxxxxxxxxxx xxxxx x xxxxxxxx~~~~~~',
     expected: '<p>~~~~~~~~xxxxxxxxx:  xxxxxxxxxxxx xxxxx x xxxxxxxx~~~~~~</p>',
   },
-  { name: 'strikthrough_basic', input: 'I like ~~software~~ hardware', expected: '<p>I like <del>software</del> hardware</p>' },
+  {
+    name: 'strikthrough_basic',
+    input: 'I like ~~software~~ hardware',
+    expected: '<p>I like <del>software</del> hardware</p>',
+  },
   {
     name: 'strikthrough_multiword_with_space_in_between',
     input: 'I ~~ like software ~~ love hardware',
@@ -241,7 +274,11 @@ export const CASES: Case[] = [
   },
   { name: 'underscore_disabled', input: '_foo_', expected: '<p>_foo_</p>' },
   { name: 'emphasis_text', input: '*foo*', expected: '<p><em>foo</em></p>' },
-  { name: 'emphasis_code', input: 'const char *x = (char *)y', expected: '<p>const char *x = (char *)y</p>' },
+  {
+    name: 'emphasis_code',
+    input: 'const char *x = (char *)y',
+    expected: '<p>const char *x = (char *)y</p>',
+  },
   {
     name: 'emphasis_with_space',
     input: 'A *foo bar* is a *baz quux*',
@@ -254,7 +291,11 @@ export const CASES: Case[] = [
   },
   { name: 'underscore_strong_disabled', input: '__foo__', expected: '<p>__foo__</p>' },
   { name: 'star_strong', input: '**foo**', expected: '<p><strong>foo</strong></p>' },
-  { name: 'star_emoji', input: '**:smile:**', expected: `<p><strong>${emoji('1f642', 'smile')}</strong></p>` },
+  {
+    name: 'star_emoji',
+    input: '**:smile:**',
+    expected: `<p><strong>${emoji('1f642', 'smile')}</strong></p>`,
+  },
   { name: 'star_strong_em', input: '***foo***', expected: '<p><strong><em>foo</em></strong></p>' },
   {
     name: 'multiline_strong',
@@ -320,10 +361,26 @@ export const CASES: Case[] = [
     input: `[Google link](${LOGO})`,
     expected: `<p><a href="${LOGO}">Google link</a></p>\n${img(LOGO, LOGO_ENC, 'Google link')}`,
   },
-  { name: 'only_non_image_link', input: 'https://github.com', expected: '<p><a href="https://github.com">https://github.com</a></p>' },
-  { name: 'link_with_text', input: '[hello](https://github.com)', expected: '<p><a href="https://github.com">hello</a></p>' },
-  { name: 'link_without_text', input: '[](https://github.com)', expected: '<p><a href="https://github.com">https://github.com</a></p>' },
-  { name: 'link_with_empty_text', input: '[  ](https://github.com)', expected: '<p><a href="https://github.com">https://github.com</a></p>' },
+  {
+    name: 'only_non_image_link',
+    input: 'https://github.com',
+    expected: '<p><a href="https://github.com">https://github.com</a></p>',
+  },
+  {
+    name: 'link_with_text',
+    input: '[hello](https://github.com)',
+    expected: '<p><a href="https://github.com">hello</a></p>',
+  },
+  {
+    name: 'link_without_text',
+    input: '[](https://github.com)',
+    expected: '<p><a href="https://github.com">https://github.com</a></p>',
+  },
+  {
+    name: 'link_with_empty_text',
+    input: '[  ](https://github.com)',
+    expected: '<p><a href="https://github.com">https://github.com</a></p>',
+  },
   {
     name: 'fragment_link',
     input: '[foo](http://zulip.testserver/#narrow/stream/1-Denmark)',
@@ -334,7 +391,11 @@ export const CASES: Case[] = [
     input: '[foo](http://zulip.testserver/https://example.com)',
     expected: '<p><a href="http://zulip.testserver/https://example.com">foo</a></p>',
   },
-  { name: 'link_with_title', input: '[x](http://a.com "The title")', expected: '<p><a href="http://a.com" title="The title">x</a></p>' },
+  {
+    name: 'link_with_title',
+    input: '[x](http://a.com "The title")',
+    expected: '<p><a href="http://a.com" title="The title">x</a></p>',
+  },
   { name: 'nl2br', input: 'test\nbar', expected: '<p>test<br>\nbar</p>' },
   {
     name: 'tables',
@@ -352,7 +413,8 @@ export const CASES: Case[] = [
   { name: 'horizontal_rule', input: 'a\n\n---\n\nb', expected: '<p>a</p>\n<hr>\n<p>b</p>' },
   {
     name: 'many_emoji',
-    input: 'test :smile: again :poop:\n:) foo:)bar x::y::z :wasted waste: :fakeemojithisshouldnotrender:',
+    input:
+      'test :smile: again :poop:\n:) foo:)bar x::y::z :wasted waste: :fakeemojithisshouldnotrender:',
     expected: `<p>test ${emoji('1f642', 'smile')} again ${emoji('1f4a9', 'poop')}<br>\n:) foo:)bar x::y::z :wasted waste: :fakeemojithisshouldnotrender:</p>`,
   },
   { name: 'translate_emoticons_not_enabled', input: ':)', expected: '<p>:)</p>' },
@@ -362,33 +424,57 @@ export const CASES: Case[] = [
     expected: `<p>${emoji('1f642', 'smile')} foo ${emoji('1f641', 'frown')} bar ${emoji('2764', 'heart')} with space : ) real emoji ${emoji('1f642', 'smile')}</p>`,
     opts: { translate_emoticons: true },
   },
-  { name: 'translate_emoticons_whitespace', input: 'a:) ;)b', expected: '<p>a:) ;)b</p>', opts: { translate_emoticons: true } },
+  {
+    name: 'translate_emoticons_whitespace',
+    input: 'a:) ;)b',
+    expected: '<p>a:) ;)b</p>',
+    opts: { translate_emoticons: true },
+  },
   {
     name: 'translate_emoticons_at_sentence_end',
     input: 'Translate this :).',
     expected: `<p>Translate this ${emoji('1f642', 'smile')}.</p>`,
     opts: { translate_emoticons: true },
   },
-  { name: 'translate_emoticons_in_code', input: '`:)`', expected: '<p><code>:)</code></p>', opts: { translate_emoticons: true } },
+  {
+    name: 'translate_emoticons_in_code',
+    input: '`:)`',
+    expected: '<p><code>:)</code></p>',
+    opts: { translate_emoticons: true },
+  },
   { name: 'random_emoji_1', input: ':airplane:', expected: `<p>${emoji('2708', 'airplane')}</p>` },
   {
     name: 'zulip_emoji',
     input: ':zulip:',
-    expected: '<p><img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip"></p>',
+    expected:
+      '<p><img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip"></p>',
   },
   {
     name: 'realm_emoji',
     input: ':green_tick:',
-    expected: '<p><img alt=":green_tick:" class="emoji" src="/user_avatars/2/emoji/images/1.png" title="green tick"></p>',
+    expected:
+      '<p><img alt=":green_tick:" class="emoji" src="/user_avatars/2/emoji/images/1.png" title="green tick"></p>',
   },
-  { name: 'emoji_alias', input: ':thumbs_up:', expected: `<p>${emoji('1f44d', 'thumbs_up').replace('thumbs_up:', 'thumbs_up:')}</p>` },
-  { name: 'emoji_sequence_one', input: '🤷\u200d♀️', expected: `<p>${emoji('1f937-200d-2640', 'woman_shrugging')}</p>` },
+  {
+    name: 'emoji_alias',
+    input: ':thumbs_up:',
+    expected: `<p>${emoji('1f44d', 'thumbs_up').replace('thumbs_up:', 'thumbs_up:')}</p>`,
+  },
+  {
+    name: 'emoji_sequence_one',
+    input: '🤷\u200d♀️',
+    expected: `<p>${emoji('1f937-200d-2640', 'woman_shrugging')}</p>`,
+  },
   {
     name: 'emoji_sequence_two',
     input: '👁\u200d🗨 #️⃣',
     expected: `<p>${emoji('1f441-200d-1f5e8', 'eye_in_speech_bubble')} ${emoji('0023-20e3', 'hash')}</p>`,
   },
-  { name: 'unrecognized_emoji_sequence_one', input: 'pheonix bird from 15.1: 🐦\u200d🔥', expected: '<p>pheonix bird from 15.1: 🐦\u200d🔥</p>' },
+  {
+    name: 'unrecognized_emoji_sequence_one',
+    input: 'pheonix bird from 15.1: 🐦\u200d🔥',
+    expected: '<p>pheonix bird from 15.1: 🐦\u200d🔥</p>',
+  },
   {
     name: 'emojis_without_space',
     input: ':cat:hello:dog::rabbit:',
@@ -396,15 +482,31 @@ export const CASES: Case[] = [
   },
   { name: 'not_emoji', input: ':not_an_emoji:', expected: '<p>:not_an_emoji:</p>' },
   { name: 'unicode_emoji', input: '💩', expected: `<p>${emoji('1f4a9', 'poop')}</p>` },
-  { name: 'two_unicode_emoji', input: '💩💩', expected: `<p>${emoji('1f4a9', 'poop')}${emoji('1f4a9', 'poop')}</p>` },
+  {
+    name: 'two_unicode_emoji',
+    input: '💩💩',
+    expected: `<p>${emoji('1f4a9', 'poop')}${emoji('1f4a9', 'poop')}</p>`,
+  },
   {
     name: 'miscellaneous_symbols_and_pictographs',
     input: 'Merry Christmas!!🎄',
     expected: `<p>Merry Christmas!!${emoji('1f384', 'holiday_tree')}</p>`,
   },
-  { name: 'miscellaneous_and_dingbats_emoji', input: '⚓➗', expected: `<p>${emoji('2693', 'anchor')}${emoji('2797', 'division')}</p>` },
-  { name: 'miscellaneous_symbols_and_arrows', input: 'Black upward arrow ⬆️', expected: `<p>Black upward arrow ${emoji('2b06', 'up')}</p>` },
-  { name: 'text_presentation_not_emoji', input: 'digits 123 # * and ↔', expected: '<p>digits 123 # * and ↔</p>' },
+  {
+    name: 'miscellaneous_and_dingbats_emoji',
+    input: '⚓➗',
+    expected: `<p>${emoji('2693', 'anchor')}${emoji('2797', 'division')}</p>`,
+  },
+  {
+    name: 'miscellaneous_symbols_and_arrows',
+    input: 'Black upward arrow ⬆️',
+    expected: `<p>Black upward arrow ${emoji('2b06', 'up')}</p>`,
+  },
+  {
+    name: 'text_presentation_not_emoji',
+    input: 'digits 123 # * and ↔',
+    expected: '<p>digits 123 # * and ↔</p>',
+  },
   {
     name: 'new_emoji_test',
     input: ':avocado:, :kiwi:, :selfie:, :gear:, :comet:, :gold:',
@@ -415,16 +517,25 @@ export const CASES: Case[] = [
     input: 'The winner is:\nsmiley:smiley:',
     expected: `<p>The winner is:<br>\nsmiley${emoji('1f603', 'smiley')}</p>`,
   },
-  { name: 'emoji_pipeline_emphasis', input: 'Testing *:smiley*: :sm*iley*: Testing', expected: '<p>Testing <em>:smiley</em>: :sm<em>iley</em>: Testing</p>' },
+  {
+    name: 'emoji_pipeline_emphasis',
+    input: 'Testing *:smiley*: :sm*iley*: Testing',
+    expected: '<p>Testing <em>:smiley</em>: :sm<em>iley</em>: Testing</p>',
+  },
   {
     name: 'emoji_pipeline_link',
     input: 'Visit https:smiley://google.com.',
     expected: `<p>Visit https${emoji('1f603', 'smiley')}//google.com.</p>`,
   },
-  { name: 'skin_tones_are_banned', input: ':skin-tone-2: :skin-tone-3:', expected: '<p>:skin-tone-2: :skin-tone-3:</p>' },
+  {
+    name: 'skin_tones_are_banned',
+    input: ':skin-tone-2: :skin-tone-3:',
+    expected: '<p>:skin-tone-2: :skin-tone-3:</p>',
+  },
   {
     name: 'ulist_with_inline_code',
-    input: 'what I did:\n\n* install cmake\n* run `cmake-gui ..` in `c:\\zulip\\zulip-desktop\\msvcbuild`\n* opened vs2013 \n',
+    input:
+      'what I did:\n\n* install cmake\n* run `cmake-gui ..` in `c:\\zulip\\zulip-desktop\\msvcbuild`\n* opened vs2013 \n',
     expected:
       '<p>what I did:</p>\n<ul>\n<li>install cmake</li>\n<li>run <code>cmake-gui ..</code> in <code>c:\\zulip\\zulip-desktop\\msvcbuild</code></li>\n<li>opened vs2013</li>\n</ul>',
     divergence: 'trailing spaces of a line are trimmed (the reference keeps "vs2013 ")',
@@ -465,24 +576,30 @@ export const CASES: Case[] = [
   },
   {
     name: 'embedded_link_inside_Bold',
-    input: '**[Static types in Python](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)**',
-    expected: '<p><strong><a href="https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy">Static types in Python</a></strong></p>',
+    input:
+      '**[Static types in Python](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)**',
+    expected:
+      '<p><strong><a href="https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy">Static types in Python</a></strong></p>',
   },
   {
     name: 'embedded_link_inside_Italic',
-    input: '*[Static types in Python](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)*',
-    expected: '<p><em><a href="https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy">Static types in Python</a></em></p>',
+    input:
+      '*[Static types in Python](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)*',
+    expected:
+      '<p><em><a href="https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy">Static types in Python</a></em></p>',
   },
   {
     name: 'edge_case_embedded_link_inside_Bold',
-    input: '<h1>**<h1>[<h2>Static types in Python</h2>](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)</h1>**</h1>',
+    input:
+      '<h1>**<h1>[<h2>Static types in Python</h2>](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)</h1>**</h1>',
     expected:
       '<p>&lt;h1&gt;<strong>&lt;h1&gt;<a href="https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy">&lt;h2&gt;Static types in Python&lt;/h2&gt;</a>&lt;/h1&gt;</strong>&lt;/h1&gt;</p>',
   },
   {
     name: 'telephone_sms_link',
     input: '[call me](tel:+14155551234) [or maybe not](sms:+14155551234)',
-    expected: '<p><a href="tel:+14155551234">call me</a> <a href="sms:+14155551234">or maybe not</a></p>',
+    expected:
+      '<p><a href="tel:+14155551234">call me</a> <a href="sms:+14155551234">or maybe not</a></p>',
   },
   {
     name: 'inline_bitcoin',
@@ -493,7 +610,8 @@ export const CASES: Case[] = [
   {
     name: 'relative_link',
     input: 'http://zulip.testserver/#narrow/channel/999-hello',
-    expected: '<p><a href="#narrow/channel/999-hello">http://zulip.testserver/#narrow/channel/999-hello</a></p>',
+    expected:
+      '<p><a href="#narrow/channel/999-hello">http://zulip.testserver/#narrow/channel/999-hello</a></p>',
   },
   {
     name: 'relative_upload_link',
@@ -505,8 +623,16 @@ export const CASES: Case[] = [
   { name: 'mention_by_id', input: '@**|10**', expected: `<p>${hamlet}</p>` },
   { name: 'mention_name_and_id', input: '@**King Hamlet|10**', expected: `<p>${hamlet}</p>` },
   { name: 'mention_case_insensitive', input: '@**king HAMLET**', expected: `<p>${hamlet}</p>` },
-  { name: 'mention_wrong_id_for_name', input: '@**aaron|10**', expected: '<p>@<strong>aaron|10</strong></p>' },
-  { name: 'mention_invalid_followed_by_valid', input: '@**Invalid user** and @**King Hamlet**', expected: `<p>@<strong>Invalid user</strong> and ${hamlet}</p>` },
+  {
+    name: 'mention_wrong_id_for_name',
+    input: '@**aaron|10**',
+    expected: '<p>@<strong>aaron|10</strong></p>',
+  },
+  {
+    name: 'mention_invalid_followed_by_valid',
+    input: '@**Invalid user** and @**King Hamlet**',
+    expected: `<p>@<strong>Invalid user</strong> and ${hamlet}</p>`,
+  },
   {
     name: 'mention_silent',
     input: '@_**King Hamlet**',
@@ -515,11 +641,24 @@ export const CASES: Case[] = [
   {
     name: 'mention_deactivated_user',
     input: '@**Othello, the Moor of Venice**',
-    expected: '<p><span class="user-mention silent" data-user-id="11">Othello, the Moor of Venice</span></p>',
+    expected:
+      '<p><span class="user-mention silent" data-user-id="11">Othello, the Moor of Venice</span></p>',
   },
-  { name: 'mention_valid_characters_before', input: '(@**King Hamlet** {@**King Hamlet**', expected: `<p>(${hamlet} {${hamlet}</p>` },
-  { name: 'mention_invalid_characters_before', input: '.@**King Hamlet**', expected: '<p>.@<strong>King Hamlet</strong></p>' },
-  { name: 'mention_smush', input: 'smush@**King Hamlet**smush', expected: '<p>smush@<strong>King Hamlet</strong>smush</p>' },
+  {
+    name: 'mention_valid_characters_before',
+    input: '(@**King Hamlet** {@**King Hamlet**',
+    expected: `<p>(${hamlet} {${hamlet}</p>`,
+  },
+  {
+    name: 'mention_invalid_characters_before',
+    input: '.@**King Hamlet**',
+    expected: '<p>.@<strong>King Hamlet</strong></p>',
+  },
+  {
+    name: 'mention_smush',
+    input: 'smush@**King Hamlet**smush',
+    expected: '<p>smush@<strong>King Hamlet</strong>smush</p>',
+  },
   {
     name: 'mention_stream_wildcard',
     input: '@**all** @**everyone** @**channel** @**stream** test',
@@ -529,11 +668,24 @@ export const CASES: Case[] = [
   {
     name: 'mention_silent_stream_wildcard',
     input: '@_**all**',
-    expected: '<p><span class="user-mention channel-wildcard-mention silent" data-user-id="*">all</span></p>',
+    expected:
+      '<p><span class="user-mention channel-wildcard-mention silent" data-user-id="*">all</span></p>',
   },
-  { name: 'mention_topic_wildcard', input: '@**topic** test', expected: '<p><span class="topic-mention">@topic</span> test</p>' },
-  { name: 'mention_silent_topic_wildcard', input: '@_**topic**', expected: '<p><span class="topic-mention silent">topic</span></p>' },
-  { name: 'mention_at_word_is_text', input: '@all @aaron test @alleycat.com', expected: '<p>@all @aaron test @alleycat.com</p>' },
+  {
+    name: 'mention_topic_wildcard',
+    input: '@**topic** test',
+    expected: '<p><span class="topic-mention">@topic</span> test</p>',
+  },
+  {
+    name: 'mention_silent_topic_wildcard',
+    input: '@_**topic**',
+    expected: '<p><span class="topic-mention silent">topic</span></p>',
+  },
+  {
+    name: 'mention_at_word_is_text',
+    input: '@all @aaron test @alleycat.com',
+    expected: '<p>@all @aaron test @alleycat.com</p>',
+  },
   {
     name: 'mention_in_blockquote_is_silent',
     input: '> @**King Hamlet** @*hamletcharacters*',
@@ -550,12 +702,14 @@ export const CASES: Case[] = [
   {
     name: 'stream_link',
     input: '#**Denmark**',
-    expected: '<p><a class="stream" data-stream-id="3" href="/#narrow/channel/3-Denmark">#Denmark</a></p>',
+    expected:
+      '<p><a class="stream" data-stream-id="3" href="/#narrow/channel/3-Denmark">#Denmark</a></p>',
   },
   {
     name: 'stream_link_encoded',
     input: '#**Verona & co.**',
-    expected: '<p><a class="stream" data-stream-id="4" href="/#narrow/channel/4-Verona-.26-co.2E">#Verona &amp; co.</a></p>',
+    expected:
+      '<p><a class="stream" data-stream-id="4" href="/#narrow/channel/4-Verona-.26-co.2E">#Verona &amp; co.</a></p>',
   },
   {
     name: 'topic_link',
@@ -566,21 +720,44 @@ export const CASES: Case[] = [
   {
     name: 'message_link',
     input: '#**Denmark>some topic@123**',
-    expected: '<p><a class="message-link" href="/#narrow/channel/3-Denmark/topic/some.20topic/near/123">#Denmark &gt; some topic @ 💬</a></p>',
+    expected:
+      '<p><a class="message-link" href="/#narrow/channel/3-Denmark/topic/some.20topic/near/123">#Denmark &gt; some topic @ 💬</a></p>',
   },
-  { name: 'stream_link_unknown', input: '#**Nowhere**', expected: '<p>#<strong>Nowhere</strong></p>' },
+  {
+    name: 'stream_link_unknown',
+    input: '#**Nowhere**',
+    expected: '<p>#<strong>Nowhere</strong></p>',
+  },
   // Linkifiers.
   {
     name: 'realm_patterns',
-    input: 'We should fix #224 #336 #446 and #115, but not issue#124 or #1124z or [trac #15](https://trac.example.com/ticket/16) today.',
+    input:
+      'We should fix #224 #336 #446 and #115, but not issue#124 or #1124z or [trac #15](https://trac.example.com/ticket/16) today.',
     expected:
       '<p>We should fix <a href="https://trac.example.com/ticket/224">#224</a> <a href="https://trac.example.com/ticket/336">#336</a> <a href="https://trac.example.com/ticket/446">#446</a> and <a href="https://trac.example.com/ticket/115">#115</a>, but not issue#124 or #1124z or <a href="https://trac.example.com/ticket/16">trac #15</a> today.</p>',
   },
-  { name: 'realm_patterns_boundaries', input: '(#123) "#123" #123> ##123 )#123(', expected: '<p>(<a href="https://trac.example.com/ticket/123">#123</a>) "<a href="https://trac.example.com/ticket/123">#123</a>" <a href="https://trac.example.com/ticket/123">#123</a>&gt; ##123 )#123(</p>' },
-  { name: 'me_message', input: '/me makes a list\n* one\n* two', expected: '<p>/me makes a list</p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>' },
+  {
+    name: 'realm_patterns_boundaries',
+    input: '(#123) "#123" #123> ##123 )#123(',
+    expected:
+      '<p>(<a href="https://trac.example.com/ticket/123">#123</a>) "<a href="https://trac.example.com/ticket/123">#123</a>" <a href="https://trac.example.com/ticket/123">#123</a>&gt; ##123 )#123(</p>',
+  },
+  {
+    name: 'me_message',
+    input: '/me makes a list\n* one\n* two',
+    expected: '<p>/me makes a list</p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>',
+  },
   // Hostile input: nothing runs, nothing escapes its text.
-  { name: 'safe_html', input: '<h1>stay normal</h1> thanks', expected: '<p>&lt;h1&gt;stay normal&lt;/h1&gt; thanks</p>' },
-  { name: 'safe_html_with_simple_script_tag', input: '<script>alert(1)</script>', expected: '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>' },
+  {
+    name: 'safe_html',
+    input: '<h1>stay normal</h1> thanks',
+    expected: '<p>&lt;h1&gt;stay normal&lt;/h1&gt; thanks</p>',
+  },
+  {
+    name: 'safe_html_with_simple_script_tag',
+    input: '<script>alert(1)</script>',
+    expected: '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>',
+  },
   {
     name: 'safe_html_nested_script_tag',
     input: '<<script>script>evil()<</script>/script>',
@@ -588,11 +765,16 @@ export const CASES: Case[] = [
   },
   {
     name: 'safe_html_messed_up_complexly_nested_script_tags',
-    input: '<scr<script></script>ipt type="text/javascript">alert("foo");</<script></script>script<del></del>>',
+    input:
+      '<scr<script></script>ipt type="text/javascript">alert("foo");</<script></script>script<del></del>>',
     expected:
       '<p>&lt;scr&lt;script&gt;&lt;/script&gt;ipt type="text/javascript"&gt;alert("foo");&lt;/&lt;script&gt;&lt;/script&gt;script&lt;del&gt;&lt;/del&gt;&gt;</p>',
   },
-  { name: 'safe_html_unclosed_tag', input: '<script src=http://xx.com/xss.js<b>', expected: '<p>&lt;script src=http://xx.com/xss.js&lt;b&gt;</p>' },
+  {
+    name: 'safe_html_unclosed_tag',
+    input: '<script src=http://xx.com/xss.js<b>',
+    expected: '<p>&lt;script src=http://xx.com/xss.js&lt;b&gt;</p>',
+  },
   {
     name: 'safe_html_unclosed_tag_and_quotes',
     input: '<script src="http://xx.com/xss.js"<b>',
@@ -601,13 +783,34 @@ export const CASES: Case[] = [
   {
     name: 'safe_html_in_code',
     input: '~~~\n<h1>stay normal</h1>\n~~~',
-    expected: '<div class="codehilite"><pre><span></span><code>&lt;h1&gt;stay normal&lt;/h1&gt;\n</code></pre></div>',
+    expected:
+      '<div class="codehilite"><pre><span></span><code>&lt;h1&gt;stay normal&lt;/h1&gt;\n</code></pre></div>',
   },
-  { name: 'hostile_event_handler', input: '<img src=x onerror=alert(1)>', expected: '<p>&lt;img src=x onerror=alert(1)&gt;</p>' },
-  { name: 'hostile_javascript_link', input: '[click](javascript:alert(1))', expected: '<p>[click](javascript:alert(1))</p>' },
-  { name: 'hostile_javascript_link_case', input: '[click](JaVaScRiPt:alert(1))', expected: '<p>[click](JaVaScRiPt:alert(1))</p>' },
-  { name: 'hostile_data_link', input: '[x](data:text/html;base64,PHNjcmlwdD4=)', expected: '<p>[x](data:text/html;base64,PHNjcmlwdD4=)</p>' },
-  { name: 'hostile_vbscript_link', input: '[x](vbscript:msgbox)', expected: '<p>[x](vbscript:msgbox)</p>' },
+  {
+    name: 'hostile_event_handler',
+    input: '<img src=x onerror=alert(1)>',
+    expected: '<p>&lt;img src=x onerror=alert(1)&gt;</p>',
+  },
+  {
+    name: 'hostile_javascript_link',
+    input: '[click](javascript:alert(1))',
+    expected: '<p>[click](javascript:alert(1))</p>',
+  },
+  {
+    name: 'hostile_javascript_link_case',
+    input: '[click](JaVaScRiPt:alert(1))',
+    expected: '<p>[click](JaVaScRiPt:alert(1))</p>',
+  },
+  {
+    name: 'hostile_data_link',
+    input: '[x](data:text/html;base64,PHNjcmlwdD4=)',
+    expected: '<p>[x](data:text/html;base64,PHNjcmlwdD4=)</p>',
+  },
+  {
+    name: 'hostile_vbscript_link',
+    input: '[x](vbscript:msgbox)',
+    expected: '<p>[x](vbscript:msgbox)</p>',
+  },
   {
     name: 'hostile_entity_scheme',
     input: '[x](&#106;avascript:alert(1))',
@@ -621,23 +824,57 @@ export const CASES: Case[] = [
   {
     name: 'hostile_title_breakout',
     input: '[x](http://a.com "a\\" onmouseover=\\"alert(1)")',
-    expected: '<p><a href="http://a.com%20&quot;a\\&quot;%20onmouseover=\\&quot;alert(1)&quot;">x</a></p>',
-    divergence: 'a title holding escaped quotes is not recognized as a title; it stays (escaped) in the URL',
+    expected:
+      '<p><a href="http://a.com%20&quot;a\\&quot;%20onmouseover=\\&quot;alert(1)&quot;">x</a></p>',
+    divergence:
+      'a title holding escaped quotes is not recognized as a title; it stays (escaped) in the URL',
   },
-  { name: 'hostile_mention_name', input: '@**<img src=x onerror=alert(1)>**', expected: '<p>@<strong>&lt;img src=x onerror=alert(1)&gt;</strong></p>' },
-  { name: 'hostile_channel_name', input: '#**"><script>x</script>**', expected: '<p>#<strong>"&gt;&lt;script&gt;x&lt;/script&gt;</strong></p>' },
+  {
+    name: 'hostile_mention_name',
+    input: '@**<img src=x onerror=alert(1)>**',
+    expected: '<p>@<strong>&lt;img src=x onerror=alert(1)&gt;</strong></p>',
+  },
+  {
+    name: 'hostile_channel_name',
+    input: '#**"><script>x</script>**',
+    expected: '<p>#<strong>"&gt;&lt;script&gt;x&lt;/script&gt;</strong></p>',
+  },
   { name: 'hostile_emoji_name', input: ':<script>:', expected: '<p>:&lt;script&gt;:</p>' },
   {
     name: 'hostile_code_language',
     input: '```"><script>alert(1)</script>\nx\n```',
     expected: '<div class="codehilite"><pre><span></span><code>x\n</code></pre></div>',
   },
-  { name: 'hostile_autolink_quote', input: 'http://a.com/"><script>', expected: '<p>http://a.com/"&gt;&lt;script&gt;</p>' },
-  { name: 'hostile_style_tag', input: '<style>body{display:none}</style>', expected: '<p>&lt;style&gt;body{display:none}&lt;/style&gt;</p>' },
-  { name: 'hostile_iframe', input: '<iframe src="javascript:alert(1)"></iframe>', expected: '<p>&lt;iframe src="javascript:alert(1)"&gt;&lt;/iframe&gt;</p>' },
-  { name: 'hostile_svg', input: '<svg/onload=alert(1)>', expected: '<p>&lt;svg/onload=alert(1)&gt;</p>' },
-  { name: 'hostile_comment', input: '<!-- <script> -->', expected: '<p>&lt;!-- &lt;script&gt; --&gt;</p>' },
-  { name: 'hostile_placeholder_chars', input: 'a\u00020\u0003b **x**', expected: '<p>a\ufffd0\ufffdb <strong>x</strong></p>' },
+  {
+    name: 'hostile_autolink_quote',
+    input: 'http://a.com/"><script>',
+    expected: '<p>http://a.com/"&gt;&lt;script&gt;</p>',
+  },
+  {
+    name: 'hostile_style_tag',
+    input: '<style>body{display:none}</style>',
+    expected: '<p>&lt;style&gt;body{display:none}&lt;/style&gt;</p>',
+  },
+  {
+    name: 'hostile_iframe',
+    input: '<iframe src="javascript:alert(1)"></iframe>',
+    expected: '<p>&lt;iframe src="javascript:alert(1)"&gt;&lt;/iframe&gt;</p>',
+  },
+  {
+    name: 'hostile_svg',
+    input: '<svg/onload=alert(1)>',
+    expected: '<p>&lt;svg/onload=alert(1)&gt;</p>',
+  },
+  {
+    name: 'hostile_comment',
+    input: '<!-- <script> -->',
+    expected: '<p>&lt;!-- &lt;script&gt; --&gt;</p>',
+  },
+  {
+    name: 'hostile_placeholder_chars',
+    input: 'a\u00020\u0003b **x**',
+    expected: '<p>a\ufffd0\ufffdb <strong>x</strong></p>',
+  },
 ];
 
 /** More hostile inputs: only the safety properties are checked for these. */
@@ -676,7 +913,7 @@ export const HOSTILE: string[] = [
   '[x](http://a.com/?q=<script>)',
   '**<u onmouseover=alert(1)>x</u>**',
   '~~<s>~~ *<i>* ***<b>***',
-  '#' + '(' .repeat(500),
+  '#' + '('.repeat(500),
   '*'.repeat(3000),
   '['.repeat(2000) + ']'.repeat(2000) + '(http://a.com)',
   '@**' + 'a'.repeat(5000) + '**',

@@ -7,12 +7,51 @@ import { renderMarkdown } from '../../src/lib/markdown/index.js';
 import { CASES, CTX, HOSTILE } from './markdown-cases.js';
 
 const ALLOWED_TAGS = new Set([
-  'p', 'br', 'strong', 'em', 'del', 'code', 'pre', 'span', 'div', 'a', 'img', 'blockquote', 'ul', 'ol', 'li',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'table', 'thead', 'tbody', 'tr', 'th', 'td',
+  'p',
+  'br',
+  'strong',
+  'em',
+  'del',
+  'code',
+  'pre',
+  'span',
+  'div',
+  'a',
+  'img',
+  'blockquote',
+  'ul',
+  'ol',
+  'li',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'hr',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
 ]);
 const ALLOWED_ATTRS = new Set([
-  'class', 'href', 'title', 'src', 'alt', 'role', 'aria-label', 'aria-hidden', 'data-user-id',
-  'data-user-group-id', 'data-stream-id', 'data-code-language', 'data-src-fullsize', 'start', 'style',
+  'class',
+  'href',
+  'title',
+  'src',
+  'alt',
+  'role',
+  'aria-label',
+  'aria-hidden',
+  'data-user-id',
+  'data-user-group-id',
+  'data-stream-id',
+  'data-code-language',
+  'data-src-fullsize',
+  'start',
+  'style',
 ]);
 const SAFE_URL = /^(?:https?:|ftp:|mailto:|tel:|sms:|bitcoin:|\/|#|user_uploads\/)/i;
 
@@ -26,8 +65,10 @@ function problemsOf(html: string): string[] {
     for (const a of m[3]!.matchAll(/([a-z-]+)="([^"]*)"/g)) {
       if (!ALLOWED_ATTRS.has(a[1]!)) problems.push(`attribute ${a[1]!}`);
       const value = a[2]!.replace(/&amp;/g, '&');
-      if ((a[1] === 'href' || a[1] === 'src') && !SAFE_URL.test(value)) problems.push(`url ${value}`);
-      if (a[1] === 'style' && !/^text-align: (left|right|center);$/.test(value)) problems.push(`style ${value}`);
+      if ((a[1] === 'href' || a[1] === 'src') && !SAFE_URL.test(value))
+        problems.push(`url ${value}`);
+      if (a[1] === 'style' && !/^text-align: (left|right|center);$/.test(value))
+        problems.push(`style ${value}`);
     }
     rest = rest.replace(m[0], '');
   }
@@ -42,15 +83,16 @@ function assertSafe(t: Test, html: string, label: string): void {
   t.same(problemsOf(html), [], `${label}: output is safe`);
 }
 
-t.test('the safety check itself flags unsafe HTML', async (t) => {
+t.test('the safety check itself flags unsafe HTML', (t) => {
   t.same(problemsOf('<a href="javascript:alert(1)">x</a>'), ['url javascript:alert(1)']);
   t.same(problemsOf('<img src="x" onerror="alert(1)">'), ['url x', 'attribute onerror']);
   t.same(problemsOf('<script>alert(1)</script>'), ['tag script', 'tag script', 'script element']);
   t.same(problemsOf('<p>a < b</p>'), ['unescaped < or > in text']);
   t.same(problemsOf('<p>&lt;script&gt;</p>'), []);
+  t.end();
 });
 
-t.test('renderer table', async (t) => {
+t.test('renderer table', (t) => {
   t.ok(CASES.length >= 80, `at least 80 cases (${CASES.length})`);
   const names = new Set<string>();
   for (const c of CASES) {
@@ -60,17 +102,22 @@ t.test('renderer table', async (t) => {
     t.equal(r.rendered_content, c.expected, c.name);
     assertSafe(t, r.rendered_content, c.name);
   }
+  t.end();
 });
 
-t.test('hostile inputs produce no script, handler, javascript: URL or raw markup', async (t) => {
+t.test('hostile inputs produce no script, handler, javascript: URL or raw markup', (t) => {
   for (const input of HOSTILE) {
     const r = renderMarkdown(input, CTX);
     assertSafe(t, r.rendered_content, JSON.stringify(input.slice(0, 60)));
   }
+  t.end();
 });
 
-t.test('what a render reports', async (t) => {
-  const r = renderMarkdown('@**King Hamlet** @_**Cordelia, Lear\'s daughter** @**Othello, the Moor of Venice** @*hamletcharacters* @*retired*', CTX);
+t.test('what a render reports', (t) => {
+  const r = renderMarkdown(
+    "@**King Hamlet** @_**Cordelia, Lear's daughter** @**Othello, the Moor of Venice** @*hamletcharacters* @*retired*",
+    CTX,
+  );
   t.same(r.mentions_user_ids, [10], 'only non-silent mentions of active users');
   t.same(r.mentions_user_group_ids, [5], 'deactivated groups are not mentioned');
   t.equal(r.mentions_stream_wildcard, false);
@@ -80,29 +127,46 @@ t.test('what a render reports', async (t) => {
   const w = renderMarkdown('@**all** and @**topic**', CTX);
   t.equal(w.mentions_stream_wildcard, true);
   t.equal(w.mentions_topic_wildcard, true);
-  t.same(renderMarkdown('@_**all** @_**topic**', CTX).mentions_stream_wildcard, false, 'silent wildcards do not count');
-  t.same(renderMarkdown('> @**all** @**King Hamlet**', CTX).mentions_user_ids, [], 'quoted mentions are silent');
+  t.same(
+    renderMarkdown('@_**all** @_**topic**', CTX).mentions_stream_wildcard,
+    false,
+    'silent wildcards do not count',
+  );
+  t.same(
+    renderMarkdown('> @**all** @**King Hamlet**', CTX).mentions_user_ids,
+    [],
+    'quoted mentions are silent',
+  );
   t.same(renderMarkdown('`@**King Hamlet**`', CTX).mentions_user_ids, [], 'code is not a mention');
 
   const up = renderMarkdown(
     '[a](/user_uploads/2/ab/a.txt) http://zulip.testserver/user_uploads/2/cd/b.pdf [again](/user_uploads/2/ab/a.txt) http://other.example/user_uploads/9/x',
     CTX,
   );
-  t.same(up.potential_attachment_path_ids, ['2/ab/a.txt', '2/cd/b.pdf'], 'only this realm, in order, once');
+  t.same(
+    up.potential_attachment_path_ids,
+    ['2/ab/a.txt', '2/cd/b.pdf'],
+    'only this realm, in order, once',
+  );
   t.equal(up.has_attachment, true);
   t.equal(up.has_link, true);
   t.equal(up.has_image, false);
 
   const im = renderMarkdown('https://example.com/cat.jpg', CTX);
   t.equal(im.has_image, true);
-  t.equal(renderMarkdown('> https://example.com/cat.jpg', CTX).has_image, false, 'no previews in quotes');
+  t.equal(
+    renderMarkdown('> https://example.com/cat.jpg', CTX).has_image,
+    false,
+    'no previews in quotes',
+  );
   t.equal(renderMarkdown('#**Denmark**', CTX).has_link, true, 'a channel link is a link');
 
   t.equal(renderMarkdown('/me waves', CTX).is_me_message, true);
   t.equal(renderMarkdown('/meh', CTX).is_me_message, false);
+  t.end();
 });
 
-t.test('alert words', async (t) => {
+t.test('alert words', (t) => {
   const ctx = {
     ...CTX,
     version: 'alerts',
@@ -114,12 +178,29 @@ t.test('alert words', async (t) => {
       { user_id: 5, word: 'ALERTWORD' },
     ],
   };
-  t.same(renderMarkdown('hello how is this possible how are you doing today', ctx).user_ids_with_alert_words, [1, 2, 3]);
+  t.same(
+    renderMarkdown('hello how is this possible how are you doing today', ctx)
+      .user_ids_with_alert_words,
+    [1, 2, 3],
+  );
   t.same(renderMarkdown('We have an alertword day today!', ctx).user_ids_with_alert_words, [5]);
-  t.same(renderMarkdown('showhow hellothere', ctx).user_ids_with_alert_words, [], 'whole words only');
+  t.same(
+    renderMarkdown('showhow hellothere', ctx).user_ids_with_alert_words,
+    [],
+    'whole words only',
+  );
+  t.end();
 });
 
-t.test('linkifiers that no longer compile are skipped, not fatal', async (t) => {
-  const ctx = { ...CTX, version: 'bad', linkifiers: [{ id: 9, pattern: '(a+)+', url_template: 'https://x/' }, ...CTX.linkifiers] };
-  t.equal(renderMarkdown('aaa #123', ctx).rendered_content, '<p>aaa <a href="https://trac.example.com/ticket/123">#123</a></p>');
+t.test('linkifiers that no longer compile are skipped, not fatal', (t) => {
+  const ctx = {
+    ...CTX,
+    version: 'bad',
+    linkifiers: [{ id: 9, pattern: '(a+)+', url_template: 'https://x/' }, ...CTX.linkifiers],
+  };
+  t.equal(
+    renderMarkdown('aaa #123', ctx).rendered_content,
+    '<p>aaa <a href="https://trac.example.com/ticket/123">#123</a></p>',
+  );
+  t.end();
 });

@@ -21,16 +21,16 @@ md.core.ruler.disable(['inline', 'linkify', 'replacements', 'smartquotes', 'text
 const FENCE_OPENER = /^(?:~{3,}|`{3,})[ ]*\{?\.?[a-zA-Z0-9_+\-./#]*[ ]*(?:[^ ~`][^~`]*)?\}?$/;
 type BlockRule = (state: StateBlock, start: number, end: number, silent: boolean) => boolean;
 type StateBlock = { src: string; bMarks: number[]; tShift: number[]; eMarks: number[] };
-const fenceRule = (md.block.ruler as unknown as { __rules__: { name: string; fn: BlockRule }[] }).__rules__.find(
-  (r) => r.name === 'fence',
-)!.fn;
+const fenceRule = (
+  md.block.ruler as unknown as { __rules__: { name: string; fn: BlockRule }[] }
+).__rules__.find((r) => r.name === 'fence')!.fn;
 md.block.ruler.at(
   'fence',
-  ((state: StateBlock, start: number, end: number, silent: boolean) => {
+  (state: StateBlock, start: number, end: number, silent: boolean) => {
     const line = state.src.slice(state.bMarks[start]! + state.tShift[start]!, state.eMarks[start]);
     if (/^(?:~~~|```)/.test(line) && !FENCE_OPENER.test(line)) return false;
     return fenceRule(state, start, end, silent);
-  }) as never,
+  },
   { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
 );
 
@@ -124,7 +124,11 @@ export function preprocessLists(src: string): { src: string; starts: Map<number,
       const lang = f[2]!;
       const top = fences[fences.length - 1];
       if (!lang && top && top.fence === f[1]) fences.pop();
-      else fences.push({ fence: f[1]!, code: lang !== 'quote' && lang !== 'quoted' && lang !== 'spoiler' });
+      else
+        fences.push({
+          fence: f[1]!,
+          code: lang !== 'quote' && lang !== 'quoted' && lang !== 'spoiler',
+        });
       inCode = fences.some((x) => x.code);
     } else if (!inCode && !HR_LINE.test(line)) {
       line = line.replace(/^([ ]*)[+-]([ ]+)/, '$1*$2');
@@ -267,7 +271,9 @@ export function renderBlocks(src: string, parent: El, s: InlineState, inQuote: b
           const block = f.el.append(new El('div', { class: 'spoiler-block' }));
           const head = block.append(new El('div', { class: 'spoiler-header' }));
           if (header.trim()) renderBlocks(header, head, s, f.inQuote);
-          const body = block.append(new El('div', { class: 'spoiler-content', 'aria-hidden': 'true' }));
+          const body = block.append(
+            new El('div', { class: 'spoiler-content', 'aria-hidden': 'true' }),
+          );
           body.ordered = true;
           renderBlocks(t.content, body, s, f.inQuote);
         } else {

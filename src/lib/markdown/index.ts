@@ -30,7 +30,10 @@ function alertWordUsers(content: string, ctx: PreparedContext): number[] {
       if (at < 0) break;
       const before = at - 1;
       const after = at + word.length;
-      if ((before <= 0 || ALERT_BEFORE.has(text[before]!)) && (after >= text.length || ALERT_AFTER.has(text[after]!))) {
+      if (
+        (before <= 0 || ALERT_BEFORE.has(text[before]!)) &&
+        (after >= text.length || ALERT_AFTER.has(text[after]!))
+      ) {
         for (const id of ids) users.add(id);
         break;
       }

@@ -14,7 +14,13 @@ import type { RenderOptions } from './context.js';
 import type { PreparedContext, RenderState } from './prepare.js';
 import { AFTER_GROUP, OUTER_GROUP } from './linkifiers.js';
 import { El } from './tree.js';
-import { encodeChannel, hashUtilEncode, rewriteLocalLink, sanitizeUrl, WEB_LINK_RE } from './urls.js';
+import {
+  encodeChannel,
+  hashUtilEncode,
+  rewriteLocalLink,
+  sanitizeUrl,
+  WEB_LINK_RE,
+} from './urls.js';
 
 /** What a pattern's handler returns: an element, literal text (kept as is), or no match. */
 type Made = El | { literal: string } | null;
@@ -38,6 +44,7 @@ export type InlineState = {
   stash: (El | { literal: string })[];
 };
 
+// eslint-disable-next-line no-control-regex -- our placeholders are delimited by STX/ETX
 const PH_RE = /\u0002(\d+)\u0003/g;
 const BEFORE_MENTION = `(?<![^\\s'"\\(\\{\\[\\/<])`;
 
@@ -106,7 +113,11 @@ const userMention: Pattern = {
       let user;
       if (idSyntax) {
         user = s.ctx.usersById.get(Number(idSyntax[2]));
-        if (idSyntax[1] !== undefined && user && user.full_name.toLowerCase() !== idSyntax[1].toLowerCase())
+        if (
+          idSyntax[1] !== undefined &&
+          user &&
+          user.full_name.toLowerCase() !== idSyntax[1].toLowerCase()
+        )
           return null;
       } else {
         user = s.ctx.usersByName.get(name.toLowerCase());
@@ -119,7 +130,11 @@ const userMention: Pattern = {
     }
     const el = new El('span');
     if (userId !== null) el.attrs['data-user-id'] = userId;
-    let cls = topicWildcard ? 'topic-mention' : channelWildcard ? 'user-mention channel-wildcard-mention' : 'user-mention';
+    let cls = topicWildcard
+      ? 'topic-mention'
+      : channelWildcard
+        ? 'user-mention channel-wildcard-mention'
+        : 'user-mention';
     if (silent) cls += ' silent';
     el.attrs.class = cls;
     el.text = silent ? name : `@${name}`;
@@ -297,7 +312,8 @@ const emoji: Pattern = {
     const name = m[0].slice(1, -1);
     const custom = s.ctx.realmEmoji.get(name);
     if (custom !== undefined) return imageEmojiEl(custom, m[0]);
-    if (name === 'zulip') return imageEmojiEl('/static/generated/emoji/images/emoji/unicode/zulip.png', m[0]);
+    if (name === 'zulip')
+      return imageEmojiEl('/static/generated/emoji/images/emoji/unicode/zulip.png', m[0]);
     const code = emojiCodeForName(name);
     return code ? emojiEl(code, m[0]) : { literal: m[0] };
   },
@@ -327,8 +343,11 @@ function linkifierPattern(index: number): Pattern {
       const groups = m.groups ?? {};
       const a = urlToA(s, l.expand(groups), groups[OUTER_GROUP] ?? '');
       if (!a) return null;
-      const idx = (m as RegExpExecArray & { indices?: [number, number][] & { groups?: Record<string, [number, number]> } })
-        .indices!.groups![OUTER_GROUP]!;
+      const idx = (
+        m as RegExpExecArray & {
+          indices?: [number, number][] & { groups?: Record<string, [number, number]> };
+        }
+      ).indices!.groups![OUTER_GROUP]!;
       void AFTER_GROUP;
       return { el: a, start: idx[0], end: idx[1] };
     },
@@ -397,7 +416,10 @@ const patternCache = new WeakMap<PreparedContext, Pattern[]>();
 function patternsFor(ctx: PreparedContext): Pattern[] {
   let list = patternCache.get(ctx);
   if (!list) {
-    const linkifiers = ctx.linkifiers.map((l, i): Pattern => ({ ...linkifierPattern(i), re: l.re }));
+    const linkifiers = ctx.linkifiers.map((l, i): Pattern => ({
+      ...linkifierPattern(i),
+      re: l.re,
+    }));
     list = [...BEFORE_LINKIFIERS, ...linkifiers, ...AFTER_LINKIFIERS];
     patternCache.set(ctx, list);
   }
@@ -446,7 +468,12 @@ function applyPattern(
   }
 }
 
-function handleInline(patterns: Pattern[], data: string, patternIndex: number, s: InlineState): string {
+function handleInline(
+  patterns: Pattern[],
+  data: string,
+  patternIndex: number,
+  s: InlineState,
+): string {
   let i = patternIndex;
   while (i < patterns.length) {
     const r = applyPattern(patterns, i, data, 0, s);
@@ -495,6 +522,7 @@ function resolve(el: El, s: InlineState): void {
 /** Renders the inline content of a block element into it. */
 export function renderInline(el: El, text: string, s: InlineState): void {
   // Placeholder delimiters are ours alone.
+  // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0002\u0003]/g, '\ufffd');
   const data = handleInline(patternsFor(s.ctx), clean, 0, s);
   expandInto(el, data, s);

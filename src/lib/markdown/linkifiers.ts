@@ -5,7 +5,12 @@
  */
 import type { RenderLinkifier } from './context.js';
 import { PatternError, translatePythonRegex } from './regex.js';
-import { parseUriTemplate, TemplateError, expandUriTemplate, templateVariables } from './uri-template.js';
+import {
+  parseUriTemplate,
+  TemplateError,
+  expandUriTemplate,
+  templateVariables,
+} from './uri-template.js';
 import { WEB_LINK_RE } from './urls.js';
 
 export const BEFORE_GROUP = 'linkifier_before_match';
@@ -76,13 +81,13 @@ export function compileLinkifier(l: RenderLinkifier): CompiledLinkifier | null {
   const key = `${l.pattern}\u0000${l.url_template}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit ? { ...hit, id: l.id } : null;
-  let compiled: CompiledLinkifier | null = null;
+  let compiled: CompiledLinkifier | null;
   try {
     const t = translatePythonRegex(l.pattern);
     const parts = parseUriTemplate(l.url_template);
     const re = new RegExp(
       `(?<${BEFORE_GROUP}>^|\\s|\\u0085|\\p{Z}|['"(,:<])(?<${OUTER_GROUP}>${t.source})(?<${AFTER_GROUP}>$|[^\\p{L}\\p{N}])`,
-      `${t.flags.replace('s', '')}gud`,
+      `${t.flags}gud`,
     );
     compiled = { id: l.id, re, expand: (groups) => expandUriTemplate(parts, groups) };
   } catch {

@@ -34,7 +34,11 @@ export function prepareContext(ctx: RenderContext): PreparedContext {
     usersById.set(u.id, u);
     const key = u.full_name.toLowerCase();
     const prev = usersByName.get(key);
-    if (!prev || (!prev.is_active && u.is_active) || (prev.is_active === u.is_active && u.id < prev.id))
+    if (
+      !prev ||
+      (!prev.is_active && u.is_active) ||
+      (prev.is_active === u.is_active && u.id < prev.id)
+    )
       usersByName.set(key, u);
   }
   const groupsByName = new Map<string, RenderGroup>();
@@ -54,7 +58,7 @@ export function prepareContext(ctx: RenderContext): PreparedContext {
     list.push(a.user_id);
     alertWords.set(w, list);
   }
-  let realmHost = '';
+  let realmHost: string;
   try {
     realmHost = ctx.realm_url ? new URL(ctx.realm_url).host : '';
   } catch {

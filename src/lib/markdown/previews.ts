@@ -16,7 +16,9 @@ type Found = { a: El; parent: El; grandparent: El | null; inQuote: boolean };
 
 function findLinks(root: El): Found[] {
   const found: Found[] = [];
-  const queue: { el: El; parent: El | null; inQuote: boolean }[] = [{ el: root, parent: null, inQuote: false }];
+  const queue: { el: El; parent: El | null; inQuote: boolean }[] = [
+    { el: root, parent: null, inQuote: false },
+  ];
   while (queue.length > 0) {
     const cur = queue.shift()!;
     const inQuote = cur.inQuote || cur.el.tag === 'blockquote';
@@ -122,7 +124,12 @@ export function addLinkPreviews(
       } else if (f.parent.tag === 'p' && f.grandparent) {
         const gp = f.grandparent;
         gp.children.splice(insertionIndex(gp, f.parent), 0, div);
-        if (f.parent.children.length === 1 && (!f.parent.text || f.parent.text === '\n') && !f.a.tail && urlEqText)
+        if (
+          f.parent.children.length === 1 &&
+          (!f.parent.text || f.parent.text === '\n') &&
+          !f.a.tail &&
+          urlEqText
+        )
           removeChild(gp, f.parent);
       } else {
         root.append(div);

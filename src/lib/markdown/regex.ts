@@ -53,7 +53,7 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
   // Leading global flags.
   const lead = /^\(\?([ims]+)\)/.exec(pattern);
   if (lead) {
-    flags = [...new Set(lead[1]!)].join('');
+    flags = [...new Set(lead[1])].join('');
     i = lead[0].length;
   }
 
@@ -74,7 +74,8 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
       else if (d === 'Z') throw bad('invalid escape sequence: \\Z');
       else if ((d === 'p' || d === 'P') && pattern[i + 2] !== '{') {
         const cls = pattern[i + 2];
-        if (cls === undefined || !/[A-Z]/.test(cls)) throw bad(`invalid character class range: \\${d}`);
+        if (cls === undefined || !/[A-Z]/.test(cls))
+          throw bad(`invalid character class range: \\${d}`);
         out += `\\${d}{${cls}}`;
         i += 3;
         lastAtom = 'atom';
@@ -134,7 +135,10 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
           j += 2;
           continue;
         }
-        cls += e === '[' || e === '/' || e === '{' || e === '}' || e === '(' || e === ')' || e === '|' ? '\\' + e : e;
+        cls +=
+          e === '[' || e === '/' || e === '{' || e === '}' || e === '(' || e === ')' || e === '|'
+            ? '\\' + e
+            : e;
         j++;
       }
       if (!closed) throw bad(`missing ]: ${pattern.slice(start)}`);
@@ -148,15 +152,21 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
         const rest = pattern.slice(i + 2);
         const named = /^P<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
         if (named) {
-          if (groupNames.includes(named[1]!)) throw bad(`duplicate capture group name: ${named[1]!}`);
-          if (named[1]!.startsWith('linkifier_')) throw bad(`invalid named capture group: ${named[1]!}`);
+          if (groupNames.includes(named[1]!))
+            throw bad(`duplicate capture group name: ${named[1]!}`);
+          if (named[1]!.startsWith('linkifier_'))
+            throw bad(`invalid named capture group: ${named[1]!}`);
           groupNames.push(named[1]!);
           out += `(?<${named[1]!}>`;
           i += 2 + named[0].length;
         } else if (rest.startsWith(':')) {
           out += '(?:';
           i += 3;
-        } else if (rest.startsWith('P<') || rest.startsWith('P=') || rest.startsWith('<') && !/^<[=!]/.test(rest)) {
+        } else if (
+          rest.startsWith('P<') ||
+          rest.startsWith('P=') ||
+          (rest.startsWith('<') && !/^<[=!]/.test(rest))
+        ) {
           throw bad(`invalid named capture group: (?${rest.slice(0, 2)}`);
         } else if (/^(=|!|<=|<!)/.test(rest)) {
           throw bad(`invalid perl operator: (?${rest.slice(0, 1)}`);
@@ -183,7 +193,12 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
       if (frame.hasUnbounded) markUnbounded();
       continue;
     }
-    if (c === '*' || c === '+' || c === '?' || (c === '{' && /^\{\d+(,\d*)?\}/.test(pattern.slice(i)))) {
+    if (
+      c === '*' ||
+      c === '+' ||
+      c === '?' ||
+      (c === '{' && /^\{\d+(,\d*)?\}/.test(pattern.slice(i)))
+    ) {
       let q: string;
       if (c === '{') q = /^\{\d+(,\d*)?\}/.exec(pattern.slice(i))![0];
       else q = c;
@@ -201,7 +216,8 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
       if (m && (Number(m[1]) > 1000 || (m[3] && Number(m[3]) > 1000)))
         throw bad(`bad repetition operator: ${q}`);
       const unbounded = c === '*' || c === '+' || (m !== null && m[2] !== undefined && m[3] === '');
-      const repeats = unbounded || c === '?' ? unbounded : m !== null && (m[3] ? Number(m[3]) : Number(m[1])) > 1;
+      const repeats =
+        unbounded || c === '?' ? unbounded : m !== null && (m[3] ? Number(m[3]) : Number(m[1])) > 1;
       if (lastAtom === 'group' && lastGroupUnbounded && (unbounded || repeats)) {
         throw new PatternError(
           'Bad regular expression: nested repetition (a repeated group that contains * or +) can make matching take exponential time',

@@ -105,7 +105,11 @@ function escapeAll(s: string): string {
 
 /** Attribute values: every `&` is escaped, so no entity in user text can spell a new URL. */
 export function escapeAttr(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
 }
 
 /** Code as the syntax highlighter escapes it: quotes too. */

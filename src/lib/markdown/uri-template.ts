@@ -53,7 +53,10 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/;
 const RESERVED = /[:/?#[\]@!$&'()*+,;=]/;
 
 function pctEncode(ch: string): string {
-  return Array.from(new TextEncoder().encode(ch), (b) => '%' + b.toString(16).toUpperCase().padStart(2, '0')).join('');
+  return Array.from(
+    new TextEncoder().encode(ch),
+    (b) => '%' + b.toString(16).toUpperCase().padStart(2, '0'),
+  ).join('');
 }
 
 /** Encodes a value: unreserved characters kept; with `allowReserved`, reserved ones and %XX too. */
@@ -64,7 +67,11 @@ function encodeValue(s: string, allowReserved: boolean): string {
     const c = chars[i]!;
     if (UNRESERVED.test(c)) out += c;
     else if (allowReserved && RESERVED.test(c)) out += c;
-    else if (allowReserved && c === '%' && /^[0-9A-Fa-f]{2}$/.test((chars[i + 1] ?? '') + (chars[i + 2] ?? '')))
+    else if (
+      allowReserved &&
+      c === '%' &&
+      /^[0-9A-Fa-f]{2}$/.test((chars[i + 1] ?? '') + (chars[i + 2] ?? ''))
+    )
       out += c;
     else out += pctEncode(c);
   }
@@ -76,7 +83,10 @@ function encodeLiteral(s: string): string {
   return encodeValue(s, true);
 }
 
-const OP_TABLE: Record<string, { first: string; sep: string; named: boolean; ifemp: string; reserved: boolean }> = {
+const OP_TABLE: Record<
+  string,
+  { first: string; sep: string; named: boolean; ifemp: string; reserved: boolean }
+> = {
   '': { first: '', sep: ',', named: false, ifemp: '', reserved: false },
   '+': { first: '', sep: ',', named: false, ifemp: '', reserved: true },
   '#': { first: '#', sep: ',', named: false, ifemp: '', reserved: true },
@@ -87,7 +97,10 @@ const OP_TABLE: Record<string, { first: string; sep: string; named: boolean; ife
   '&': { first: '&', sep: '&', named: true, ifemp: '=', reserved: false },
 };
 
-export function expandUriTemplate(parts: readonly Part[], values: Record<string, string | undefined>): string {
+export function expandUriTemplate(
+  parts: readonly Part[],
+  values: Record<string, string | undefined>,
+): string {
   let out = '';
   for (const p of parts) {
     if ('literal' in p) {
