@@ -148,6 +148,24 @@ export async function renderBench(): Promise<void> {
     );
   }
   await pool.close();
+  // Pathological 10,000-character inputs (the longest a message may be): the worst the renderer
+  // does with many matches of one pattern. They go to the pool, off the event loop.
+  console.log('worst cases (10,000 chars), inline ms:');
+  for (const [name, unit] of [
+    ['unicode emoji', '💩'],
+    [':emoji:', ':smile: '],
+    ['mentions', '@**User Number 1** '],
+    ['linkifier matches', 'PRJ3-12 '],
+    ['bare URLs', 'http://a.com/x '],
+    ['links', '[a](b) '],
+    ['open brackets', '['],
+    ['list items', '* x\n'],
+  ] as const) {
+    const content = unit.repeat(Math.ceil(10_000 / unit.length)).slice(0, 10_000);
+    const t0 = performance.now();
+    renderMarkdown(content, ctx);
+    console.log(`  ${name.padEnd(18)} ${fmt(performance.now() - t0, 1)} ms`);
+  }
   // The threshold: the first size at which rendering inline costs the main thread more than
   // handing the message to a worker does (main-thread µs per task), so offloading is a net win
   // for everyone else on the event loop.

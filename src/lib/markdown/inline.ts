@@ -211,12 +211,22 @@ const channelLink: Pattern = {
   },
 };
 
+let lastLinkData = '';
+let lastLinkClose = -1;
+
 /** `[text](url "title")`: the text is taken literally; a disallowed URL leaves it all as text. */
 const link: Pattern = {
   re: /(?<!!)\[/g,
   kind: 'search',
   handle: (m, s) => {
     const data = m.input;
+    // A link needs a `](` after its `[`: without one, skip the bracket scan (which would make a
+    // run of `[` quadratic).
+    if (data !== lastLinkData) {
+      lastLinkData = data;
+      lastLinkClose = data.lastIndexOf('](');
+    }
+    if (lastLinkClose < m.index) return null;
     let i = m.index + 1;
     let depth = 1;
     const textStart = i;
@@ -438,7 +448,7 @@ function applyPattern(
   data: string,
   startIndex: number,
   s: InlineState,
-): { data: string } | null {
+): { data: string; resumeAt: number } | null {
   const p = patterns[index]!;
   let from = startIndex;
   for (;;) {
@@ -464,7 +474,14 @@ function applyPattern(
         if (el.text) el.text = handleInline(patterns, el.text, index + 1, s);
       }
     }
-    return { data: data.slice(0, start) + stash(s, made) + data.slice(end) };
+    const placeholder = stash(s, made);
+    // The reference searches again from the start; for `search` patterns nothing before the
+    // replacement can match now (it did not before, and the placeholder matches nothing), so
+    // resume after it, which keeps many matches linear rather than quadratic.
+    return {
+      data: data.slice(0, start) + placeholder + data.slice(end),
+      resumeAt: p.kind === 'search' ? start + placeholder.length : 0,
+    };
   }
 }
 
@@ -475,10 +492,16 @@ function handleInline(
   s: InlineState,
 ): string {
   let i = patternIndex;
+  let from = 0;
   while (i < patterns.length) {
-    const r = applyPattern(patterns, i, data, 0, s);
-    if (r) data = r.data;
-    else i++;
+    const r = applyPattern(patterns, i, data, from, s);
+    if (r) {
+      data = r.data;
+      from = r.resumeAt;
+    } else {
+      i++;
+      from = 0;
+    }
   }
   return data;
 }
