@@ -3,6 +3,7 @@
  * order), cached per realm until a linkifier mutation commits.
  */
 import type { RenderLinkifier } from '../lib/markdown/context.js';
+import { topicLinks, type TopicLink } from '../lib/markdown/linkifiers.js';
 import type { Store } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
@@ -29,4 +30,9 @@ export function linkifiersOf(store: Store, view: RealmView): readonly RenderLink
     .map((r) => ({ pattern: r.pattern, url_template: r.url_template, id: r.id }));
   cache.set(view, { stamp, list });
   return list;
+}
+
+/** The `topic_links` of a topic in this realm (message objects carry them). */
+export function topicLinksOf(store: Store, view: RealmView, topic: string): TopicLink[] {
+  return topicLinks(topic, linkifiersOf(store, view));
 }
