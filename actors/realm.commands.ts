@@ -5,6 +5,7 @@
  */
 import type { Mutation } from '../src/mutations/context.js';
 import { checkCreateProfileField, doUpdateProfileData } from '../src/mutations/profile-fields.js';
+import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
 export const REALM_COMMANDS = {
@@ -12,6 +13,7 @@ export const REALM_COMMANDS = {
   'user.deactivate': checkDeactivateUser,
   'profile_field.create': checkCreateProfileField,
   'user.profile_data.update': doUpdateProfileData,
+  'realm.update_settings': doUpdateRealmSettings,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -1,7 +1,8 @@
 /**
  * What endpoints can reach: configuration, the store (reads only — writes go through realm actors),
- * the realms, and the event publisher. Built once by createServer().
+ * the realms, the event publisher and its queues. Built once by createServer().
  */
+import type { EventQueues } from '../actors/event-queues.js';
 import type { RealmRegistry } from '../actors/registry.js';
 import type { ServerConfig } from './config.js';
 import type { EventPublisher } from './lib/events.js';
@@ -12,4 +13,6 @@ export interface ServerContext {
   readonly store: Store;
   readonly realms: RealmRegistry;
   readonly publisher: EventPublisher;
+  /** The event queues (the publisher itself): register, poll, sockets, GC. */
+  readonly queues: EventQueues;
 }

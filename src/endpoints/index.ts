@@ -4,7 +4,9 @@
  */
 import type { Endpoint } from '../http/endpoint.js';
 import * as auth from './auth.js';
+import * as events from './events.js';
 import * as serverSettings from './server-settings.js';
+import * as typing from './typing.js';
 import * as users from './users.js';
 
 function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
@@ -13,4 +15,6 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
   );
 }
 
-export const ENDPOINTS: readonly Endpoint[] = [auth, serverSettings, users].flatMap(endpointsOf);
+export const ENDPOINTS: readonly Endpoint[] = [auth, events, serverSettings, typing, users].flatMap(
+  endpointsOf,
+);
