@@ -62,7 +62,10 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
   app.ws<SocketData>(EVENT_SOCKET_PATH, {
     compression: DISABLED_COMPRESSION,
     maxPayloadLength: 16 * 1024,
-    maxBackpressure: config.wsMaxBackpressureBytes,
+    // We close at wsMaxBackpressureBytes ourselves (4002, after the frames already buffered); uWS's
+    // own limit, twice that, only catches a single frame too large to buffer (dropped: closed
+    // at once, so a dropped frame never leaves a gap on an open socket).
+    maxBackpressure: 2 * config.wsMaxBackpressureBytes,
     closeOnBackpressureLimit: 1,
     idleTimeout: 120,
     sendPingsAutomatically: true,
