@@ -130,6 +130,11 @@ export class EventQueues implements EventPublisher {
     return this.queues.size;
   }
 
+  /** Every queue (benches, admin tools). */
+  list(): QueueRuntime[] {
+    return [...this.queues.values()];
+  }
+
   forUser(userId: number): readonly QueueRuntime[] {
     return this.byUser.get(userId) ?? [];
   }
@@ -172,7 +177,7 @@ export class EventQueues implements EventPublisher {
     rt: QueueRuntime,
     lastEventId: number,
     dontBlock: boolean,
-    signal?: AbortSignal,
+    onAbort?: (fn: () => void) => void,
   ): Promise<QueuedEvent[]> {
     rt.queue.acknowledge(lastEventId);
     return new Promise((resolve) => {
@@ -182,8 +187,10 @@ export class EventQueues implements EventPublisher {
         return;
       }
       rt.send({ type: 'POLL', waiter, dontBlock });
-      if (signal && rt.waiter === waiter) {
-        signal.addEventListener('abort', () => rt.send({ type: 'ABORT', waiter }), { once: true });
+      if (onAbort && rt.waiter === waiter) {
+        onAbort(() => {
+          if (rt.waiter === waiter) rt.send({ type: 'ABORT', waiter });
+        });
       }
     });
   }
@@ -336,7 +343,12 @@ export class EventQueues implements EventPublisher {
     if (this.dirty.size === 0) return;
     const dirty = [...this.dirty];
     this.dirty.clear();
-    for (const rt of dirty) rt.send({ type: 'FLUSH' });
+    for (const rt of dirty) {
+      // Pushing to an attached socket changes no state: a data operation, like the append. A held
+      // poll is answered through the machine (waiting → idle).
+      if (rt.socket) rt.sendPending();
+      else rt.send({ type: 'FLUSH' });
+    }
   }
 
   // ---- garbage collection -------------------------------------------------------------------

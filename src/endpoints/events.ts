@@ -172,7 +172,7 @@ export const getEvents = endpoint({
       throw new JsonableError('User not authorized for this query');
     }
     const rt = queues.access(user.id, p.queue_id);
-    const events = await queues.poll(rt, p.last_event_id, p.dont_block, req.signal);
+    const events = await queues.poll(rt, p.last_event_id, p.dont_block, (fn) => req.onAbort(fn));
     return new RawJson(eventsResponseJson(events));
   },
 });
