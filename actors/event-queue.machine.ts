@@ -23,7 +23,7 @@ import type { QueueFilter, QueueSettings } from '../src/lib/event-filter.js';
 import type { EventQueue } from './event-queue.js';
 
 /** A held GET /events: answered once, with the pending events. */
-export type Waiter = { respond(events: QueuedEvent[]): void };
+export type Waiter = { respond(events: QueuedEvent[]): void; answered?: boolean };
 
 /** An attached WebSocket, as the queue sees it. */
 export type SocketSink = {
@@ -58,6 +58,8 @@ export class QueueRuntime {
   sentThrough = -1;
   /** When a consumer last attached or left (ms); the idle lifetime counts from here. */
   lastActivity: number;
+  /** When the attached socket was last sent a frame (ms). */
+  lastSend = 0;
   timer: NodeJS.Timeout | null = null;
   actor!: Actor<typeof queueMachine>;
 
@@ -87,13 +89,26 @@ export class QueueRuntime {
     this.actor.send(event);
   }
 
-  arm(): void {
+  /**
+   * Schedules a heartbeat `total` ms from now (a held poll), or once a socket has been quiet that
+   * long: a busy socket does not re-arm on every frame, the timer re-checks when it fires.
+   */
+  arm(total = this.hooks.heartbeatDelay(), wait = total): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.actor.send({ type: 'HEARTBEAT' });
-    }, this.hooks.heartbeatDelay());
+    this.timer = setTimeout(() => this.onTimer(total), wait);
     this.timer.unref();
+  }
+
+  private onTimer(total: number): void {
+    this.timer = null;
+    if (this.socket) {
+      const quiet = this.hooks.now() - this.lastSend;
+      if (quiet < total) {
+        this.arm(total, total - quiet);
+        return;
+      }
+    }
+    this.actor.send({ type: 'HEARTBEAT' });
   }
 
   disarm(): void {
@@ -107,8 +122,10 @@ export class QueueRuntime {
     this.lastActivity = this.hooks.now();
   }
 
-  /** Answers a waiter now (its own request's handler, a timer, or the flush). */
+  /** Answers a waiter now (its own request's handler, a timer, or the flush), at most once. */
   respond(w: Waiter): void {
+    if (w.answered) return;
+    w.answered = true;
     try {
       w.respond(this.queue.contents());
     } catch (err) {
@@ -140,13 +157,15 @@ export class QueueRuntime {
     const events = this.queue.after(this.sentThrough);
     if (events.length > 0) {
       this.sentThrough = events[events.length - 1]!.id;
+      this.lastSend = this.hooks.now();
       try {
         s.send(events);
       } catch (err) {
         this.hooks.log(`queue ${this.id}: sending on a socket failed`, err);
       }
     }
-    if (this.socket === s) this.arm(); // the send may have closed it (backpressure)
+    // The send may have closed it (backpressure).
+    if (this.socket === s && this.timer === null) this.arm();
   }
 }
 
@@ -206,7 +225,9 @@ export const queueMachine = setup({
       const rt = context.rt;
       rt.socket = event.socket;
       rt.sentThrough = rt.queue.newestPrunedId;
+      rt.lastSend = rt.hooks.now();
       rt.touch();
+      rt.disarm();
       rt.sendPending();
     },
     sendPending: ({ context }) => context.rt.sendPending(),

@@ -169,30 +169,30 @@ export class EventQueues implements EventPublisher {
   // ---- consumers ----------------------------------------------------------------------------
 
   /**
-   * GET /events: acknowledges `lastEventId` (refusing ids the queue cannot honour), then answers at
-   * once when events are pending or `dontBlock`, or holds the request until an event or a
-   * heartbeat. A request that goes away (`signal`) stops being held; nothing is lost.
+   * GET /events: acknowledges `lastEventId` (refusing ids the queue cannot honour: throws), then
+   * answers through `respond` at once when events are pending or `dontBlock`, or holds the request
+   * until an event or a heartbeat. A request that goes away (`onAbort`) stops being held; nothing
+   * is lost. `respond` is called exactly once unless the client went away.
    */
   poll(
     rt: QueueRuntime,
     lastEventId: number,
     dontBlock: boolean,
+    respond: (events: QueuedEvent[]) => void,
     onAbort?: (fn: () => void) => void,
-  ): Promise<QueuedEvent[]> {
+  ): void {
     rt.queue.acknowledge(lastEventId);
-    return new Promise((resolve) => {
-      const waiter: Waiter = { respond: resolve };
-      if (this.closing) {
-        resolve(rt.queue.contents());
-        return;
-      }
-      rt.send({ type: 'POLL', waiter, dontBlock });
-      if (onAbort && rt.waiter === waiter) {
-        onAbort(() => {
-          if (rt.waiter === waiter) rt.send({ type: 'ABORT', waiter });
-        });
-      }
-    });
+    const waiter: Waiter = { respond };
+    if (this.closing) {
+      respond(rt.queue.contents());
+      return;
+    }
+    rt.send({ type: 'POLL', waiter, dontBlock });
+    if (onAbort && rt.waiter === waiter) {
+      onAbort(() => {
+        if (rt.waiter === waiter) rt.send({ type: 'ABORT', waiter });
+      });
+    }
   }
 
   /**
@@ -343,12 +343,20 @@ export class EventQueues implements EventPublisher {
     if (this.dirty.size === 0) return;
     const dirty = [...this.dirty];
     this.dirty.clear();
+    // Writes first, state second: every held poll is answered and every socket fed in one pass
+    // (data operations, like the append), then each answered queue's machine takes its
+    // waiting → idle transition — in the same synchronous block, so no request or event can
+    // observe the gap, and the last client is not kept waiting behind the others' transitions.
+    const answered: QueueRuntime[] = [];
     for (const rt of dirty) {
-      // Pushing to an attached socket changes no state: a data operation, like the append. A held
-      // poll is answered through the machine (waiting → idle).
-      if (rt.socket) rt.sendPending();
-      else rt.send({ type: 'FLUSH' });
+      if (rt.socket) {
+        rt.sendPending();
+      } else if (rt.waiter && !rt.queue.empty) {
+        rt.respond(rt.waiter);
+        answered.push(rt);
+      }
     }
+    for (const rt of answered) rt.send({ type: 'FLUSH' });
   }
 
   // ---- garbage collection -------------------------------------------------------------------

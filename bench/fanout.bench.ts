@@ -2,8 +2,9 @@
  * `npm run bench -- fanout`: commit-to-delivery latency of one event reaching every user.
  *
  * For N users (BENCH_USERS, default "1000,5000"), each with one registered queue held by a client
- * in separate processes (BENCH_CLIENT_PROCS, default 2; bench/lib/fanout-client.ts): one sender
- * changes a realm setting (the `realm.update_settings` command), which reaches every user as a
+ * in a separate process (BENCH_CLIENT_PROCS processes, default 1: on this 2-core machine, one core
+ * for the server and one for the clients; bench/lib/fanout-client.ts), one sender changes a realm
+ * setting (the `realm.update_settings` command), which reaches every user as a
  * `realm` update_dict event. Latency is measured from the commit (the moment the realm actor
  * publishes, seen through the server's event tap) to each client's receipt, over BENCH_ROUNDS
  * rounds (default 10, after 2 warm-up rounds); p50/p99/max over all deliveries.
@@ -14,8 +15,12 @@
  * (issue #3): Confab's p99 within 2x the bare server's.
  *
  * Also: the server's heap per idle queue (10,000 queues registered and left idle; target < 10 KB).
+ *
+ * Other options (env): BENCH_MODES ("poll,ws"), BENCH_BARE=0 (skip the bare server),
+ * BENCH_PROFILE=<dir> (CPU profiles of each phase's rounds, server side).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import inspector from 'node:inspector/promises';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -139,18 +144,24 @@ async function runRounds(
   rounds: number,
   trigger: (r: number) => Promise<number>,
   ready: () => boolean,
+  profileName?: string,
 ): Promise<Summary> {
   await clients.ready();
   await until(ready, 'every client attached');
   const latencies: number[] = [];
   const WARMUP = 2;
-  for (let r = 1; r <= WARMUP + rounds; r++) {
-    const arrivalsP = clients.round(r);
-    const t0 = await trigger(r);
-    const arrivals = await arrivalsP;
-    if (r > WARMUP) for (const a of arrivals) latencies.push(a - t0);
-    await until(ready, 'every client re-attached');
-  }
+  await profiled(profileName, async () => {
+    for (let r = 1; r <= WARMUP + rounds; r++) {
+      const arrivalsP = clients.round(r);
+      const t0 = await trigger(r);
+      const arrivals = await arrivalsP;
+      if (r > WARMUP) for (const a of arrivals) latencies.push(a - t0);
+      // Rounds are independent: the next starts once every client is back (re-polled, or
+      // acknowledged on its socket) and the server has had a moment to settle.
+      await until(ready, 'every client re-attached');
+      await sleep(20);
+    }
+  });
   return summarize(latencies);
 }
 
@@ -207,6 +218,24 @@ async function confabWithUsers(n: number): Promise<ConfabSetup> {
   return { server, users, dataDir, t0: () => t0, realmId: owner.realm_id };
 }
 
+/** With BENCH_PROFILE=<dir>, a CPU profile of each Confab phase's rounds (server side) goes there. */
+async function profiled<T>(name: string | undefined, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_PROFILE;
+  if (!dir || name === undefined) return fn();
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
 async function confabPhase(
   s: ConfabSetup,
   mode: Mode,
@@ -221,7 +250,7 @@ async function confabPhase(
   const ready =
     mode === 'poll'
       ? () => queues.consumers().waiting === n
-      : () => queues.consumers().streaming === n;
+      : () => queues.consumers().streaming === n && queues.list().every((rt) => rt.queue.empty);
   try {
     return await runRounds(
       clients,
@@ -234,6 +263,7 @@ async function confabPhase(
         return s.t0();
       },
       ready,
+      `confab-${mode}-${n}`,
     );
   } finally {
     await clients.stop();
@@ -297,7 +327,7 @@ async function barePhase(n: number, mode: Mode, rounds: number, procs: number): 
   };
   const ready = mode === 'poll' ? () => held.length === n : () => sockets.size === n;
   try {
-    return await runRounds(clients, rounds, trigger, ready);
+    return await runRounds(clients, rounds, trigger, ready, `bare-${mode}-${n}`);
   } finally {
     await clients.stop();
     closeListenSocket(socket);
@@ -354,7 +384,9 @@ function queueMemory(count: number): number {
 export async function fanoutBench(): Promise<void> {
   const sizes = (process.env.BENCH_USERS ?? '1000,5000').split(',').map(Number);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 10);
-  const procs = Number(process.env.BENCH_CLIENT_PROCS ?? 2);
+  const procs = Number(process.env.BENCH_CLIENT_PROCS ?? 1);
+  const modes = (process.env.BENCH_MODES ?? 'poll,ws').split(',') as Mode[];
+  const withBare = process.env.BENCH_BARE !== '0';
   console.log(
     `fanout bench: ${machine()}, ${os.cpus().length} cores, ${procs} client processes, ${rounds} rounds (+2 warm-up)`,
   );
@@ -368,10 +400,14 @@ export async function fanoutBench(): Promise<void> {
     console.log(`N = ${n}`);
     const setup = await confabWithUsers(n);
     try {
-      for (const mode of ['poll', 'ws'] as const) {
+      for (const mode of modes) {
         const confab = await confabPhase(setup, mode, rounds, procs);
-        const bare = await barePhase(n, mode, rounds, procs);
         const label = mode === 'poll' ? 'long-poll' : 'WebSocket';
+        if (!withBare) {
+          console.log(row(`Confab ${label}`, confab));
+          continue;
+        }
+        const bare = await barePhase(n, mode, rounds, procs);
         console.log(row(`bare uWS ${label}`, bare));
         console.log(row(`Confab ${label}`, confab));
         console.log(`  ratio Confab / bare p99: ${fmt(confab.p99 / bare.p99, 2)}x (target <= 2x)`);

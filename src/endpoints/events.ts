@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { checkLifespan } from '../../actors/event-queues.js';
 import { endpoint, type HandlerCtx } from '../http/endpoint.js';
-import { RawJson } from '../http/respond.js';
+import { HeldResponse, RawJson } from '../http/respond.js';
 import { JsonableError, UnauthorizedError, BadEventQueueIdError } from '../lib/errors.js';
 import { capabilitiesFrom, type QueueSettings } from '../lib/event-filter.js';
 import { eventsResponseJson } from '../lib/event-wire.js';
@@ -158,7 +158,7 @@ export const getEvents = endpoint({
     last_event_id: int().optional(),
     dont_block: bool().default(false),
   }),
-  handle: async ({ server, user, req }, p) => {
+  handle: ({ server, user, req }, p) => {
     const queues = server.queues;
     if (p.queue_id === undefined) {
       if (!p.dont_block) throw new JsonableError("Missing 'queue_id' argument");
@@ -172,8 +172,17 @@ export const getEvents = endpoint({
       throw new JsonableError('User not authorized for this query');
     }
     const rt = queues.access(user.id, p.queue_id);
-    const events = await queues.poll(rt, p.last_event_id, p.dont_block, (fn) => req.onAbort(fn));
-    return new RawJson(eventsResponseJson(events));
+    // Answered when events are pending, or later — by the queue's flush, outside any handler,
+    // written at once (HeldResponse: no promise hop).
+    const held = new HeldResponse();
+    queues.poll(
+      rt,
+      p.last_event_id,
+      p.dont_block,
+      (events) => held.answer(new RawJson(eventsResponseJson(events))),
+      (fn) => req.onAbort(fn),
+    );
+    return held;
   },
 });
 

@@ -13,7 +13,7 @@ import { authenticate, resolveRealm } from './auth.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
-import { RawBody, RawJson, send, sendError, successJson } from './respond.js';
+import { HeldResponse, RawBody, RawJson, send, sendError, successJson } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -244,7 +244,12 @@ function run(
     leave();
     return;
   }
-  if (result instanceof Promise) {
+  if (result instanceof HeldResponse) {
+    result.bind((value) => {
+      respondWith(res, ctx, value, ignored);
+      leave();
+    });
+  } else if (result instanceof Promise) {
     result.then(
       (value: unknown) => {
         respondWith(res, ctx, value, ignored);
