@@ -14,6 +14,11 @@ import {
   eventsResponsePacked,
 } from '../../src/lib/event-wire.js';
 import type { OutboundEvent } from '../../src/lib/events.js';
+import { RealmRuntime } from '../../actors/registry.js';
+import { JsonableError } from '../../src/lib/errors.js';
+import type { MutationContext } from '../../src/mutations/context.js';
+import { doCreateRealm } from '../../src/mutations/realms.js';
+import { Store } from '../../src/storage/store.js';
 
 const REALM = 1;
 const OTHER_REALM = 2;
@@ -466,3 +471,48 @@ t.test('msgpack frames carry exactly what JSON frames carry', (t) => {
   t.equal((fromJson as { events: Ev[] }).events[301]!.local_message_id, 'x1');
   t.end();
 });
+
+t.test(
+  'a mutation emits a message with delivery facts; the realm actor passes them through',
+  async (t) => {
+    const store = Store.open(t.testdir());
+    t.teardown(() => store.close());
+    const { realm_id } = doCreateRealm(store, {
+      name: 'R',
+      string_id: '',
+      owner_email: 'o@x.com',
+      owner_full_name: 'O',
+      owner_password_hash: null,
+      owner_can_create_users: false,
+      now: 0,
+    });
+    const q = makeQueues(t);
+    const commands = {
+      send: (ctx: MutationContext) => {
+        ctx.emit({ type: 'message', message: STREAM_MESSAGE }, [1, 2], {
+          flags: { 2: ['mentioned'] },
+          message: { rawContent: '**hi**', senderAvatarIsExternal: true, publicChannel: true },
+        });
+        return null;
+      },
+      sendThenRefuse: (ctx: MutationContext) => {
+        ctx.emit({ type: 'message', message: STREAM_MESSAGE }, [1, 2], {
+          message: { rawContent: 'x', senderAvatarIsExternal: false, publicChannel: true },
+        });
+        throw new JsonableError('refused');
+      },
+    };
+    const realm = new RealmRuntime(store, realm_id, q, commands);
+    const one = q.register({ ...settings(1), realmId: realm_id });
+    const two = q.register({ ...settings(2), realmId: realm_id, applyMarkdown: false });
+    const watcher = q.register({ ...settings(3, { allPublicStreams: true }), realmId: realm_id });
+    await t.rejects(realm.askUntyped('sendThenRefuse', {}), new JsonableError('refused'));
+    t.same(types(one), [], 'nothing from a rolled-back mutation');
+    await realm.askUntyped('send', {});
+    t.same(got(one)[0]!.flags, []);
+    t.same(got(two)[0]!.flags, ['mentioned']);
+    t.equal((got(two)[0]!.message as { content: string }).content, '**hi**');
+    t.same(types(watcher), ['message'], 'all_public_streams sees the public channel message');
+    realm.close();
+  },
+);
