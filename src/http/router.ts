@@ -266,6 +266,14 @@ function run(
   }
 }
 
+/** Adds `ignored_parameters_unsupported` to a pre-serialized success body. */
+function withIgnored(json: string, ignored: readonly string[]): string {
+  if (ignored.length === 0 || !json.startsWith('{"result":"success"') || !json.endsWith('}')) {
+    return json;
+  }
+  return `${json.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`;
+}
+
 function respondWith(
   res: HttpResponse,
   ctx: RequestContext,
@@ -274,7 +282,7 @@ function respondWith(
 ): void {
   try {
     if (value instanceof RawJson) {
-      send(res, ctx, value.status, value.json);
+      send(res, ctx, value.status, withIgnored(value.json, ignored));
     } else if (value instanceof RawBody) {
       send(res, ctx, value.status, value.body, value.contentType, value.headers);
     } else {

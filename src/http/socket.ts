@@ -152,6 +152,18 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       if (data.sink) queues.detachSocket(data.rt, data.sink);
     },
   });
+  // A plain GET (no upgrade) of the socket's URL: say what it is rather than 404.
+  app.get(EVENT_SOCKET_PATH, (res: HttpResponse, req: HttpRequest) => {
+    const ctx = new RequestContext(req, 0, 'GET');
+    sendError(
+      res,
+      ctx,
+      new JsonableError('This URL is a WebSocket: connect with an Upgrade request', {
+        code: 'BAD_REQUEST',
+        status: 400,
+      }),
+    );
+  });
 }
 
 function parseFrame(message: ArrayBuffer, isBinary: boolean, format: Format): unknown {

@@ -54,9 +54,11 @@ export type OutboundEvent = {
 };
 
 /**
- * How a new message reaches queues. The emitter (message sending) builds ONE `message` event:
+ * How a new message reaches queues. The emitter (message sending) builds ONE `message` event and
+ * emits it once, with every recipient, their flags and these facts:
  *
- *   event = { type: 'message', message: <the message object> }       // no `flags`, no `id`
+ *   ctx.emit({ type: 'message', message: <the message object> },     // no `flags`, no `id`
+ *            recipientIds, { flags: { [userId]: [...] }, message: <MessageDelivery> });
  *
  * where the message object is as the API shows it to a client registered with
  * `apply_markdown: true`, `client_extavatar: false` and the `empty_topic_name` capability: `content`

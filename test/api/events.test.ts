@@ -180,6 +180,14 @@ t.test('GET /events parameters', async (t) => {
     },
   );
 
+  const { queue_id } = await register(t, api, 'hamlet');
+  const extra = assertSuccess(
+    t,
+    await api.get('hamlet', 'events', { queue_id, last_event_id: -1, dont_block: true, bogus: 1 }),
+  );
+  t.same(extra.ignored_parameters_unsupported, ['bogus']);
+  assertMatchesOpenApi(t, '/events', 'get', extra);
+
   // Without a queue_id, dont_block registers a queue from the register parameters.
   const made = assertSuccess(
     t,

@@ -4,7 +4,7 @@
  * replacement by a newer consumer, refusals before the upgrade, and backpressure.
  */
 import t from 'tap';
-import { assertSuccess } from '../helpers/api.js';
+import { assertError, assertSuccess } from '../helpers/api.js';
 import { events, mustOpen, openSocket, poll, register, until, type Ev } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
@@ -225,6 +225,11 @@ t.test('refusals come before the upgrade, as GET /events errors', async (t) => {
     t.match(r.body, { result: 'error', code, msg });
   }
   t.equal(server.context.queues.consumers().streaming, 0);
+  assertError(
+    t,
+    await api.get('hamlet', '/api/v1/events/socket', { queue_id, last_event_id: -1 }),
+    'This URL is a WebSocket: connect with an Upgrade request',
+  );
 });
 
 t.test(
