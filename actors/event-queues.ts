@@ -11,12 +11,9 @@
  * per batch, outside any request handler (the uWS trap in STYLE.md §4), each response corked.
  *
  * Also here: the periodic garbage-collection sweep (one timer for all queues), deletion, and the
- * msgpackr snapshot written on graceful shutdown and read back on start (followed by a `restart`
- * event to every restored queue that wants it).
+ * graceful shutdown (saving and restoring queues: event-queue-persistence.ts).
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { BadEventQueueIdError, JsonableError } from '../src/lib/errors.js';
 import {
   adaptEvent,
@@ -27,8 +24,7 @@ import {
 } from '../src/lib/event-filter.js';
 import { SharedEvent, type QueueExtra, type QueuedEvent } from '../src/lib/event-wire.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
-import { pack, unpack } from '../src/lib/pack.js';
-import { EventQueue, type SavedEvents } from './event-queue.js';
+import { EventQueue } from './event-queue.js';
 import {
   QueueRuntime,
   startQueueActor,
@@ -48,18 +44,6 @@ export type EventTap = (realmId: number, events: readonly OutboundEvent[]) => vo
 
 /** The longest idle lifetime a client may ask for (queue_lifespan_secs), as the reference. */
 export const MAX_QUEUE_LIFESPAN_MS = 7 * 24 * 3600 * 1000;
-
-const SAVE_FILE = 'event-queues.msgpack';
-const SAVE_VERSION = 1;
-
-type SavedQueue = { id: string; settings: QueueSettings; events: SavedEvents };
-type SavedFile = { version: number; savedAt: number; queues: SavedQueue[] };
-
-export type RestartInfo = {
-  service_version: string;
-  service_merge_base: string;
-  service_feature_level: number;
-};
 
 export class EventQueues implements EventPublisher {
   private readonly queues = new Map<string, QueueRuntime>();
@@ -97,10 +81,11 @@ export class EventQueues implements EventPublisher {
   // ---- registration and access --------------------------------------------------------------
 
   register(settings: QueueSettings): QueueRuntime {
-    return this.add(crypto.randomUUID(), settings, new EventQueue());
+    return this.adopt(crypto.randomUUID(), settings, new EventQueue());
   }
 
-  private add(id: string, settings: QueueSettings, queue: EventQueue): QueueRuntime {
+  /** Adds a queue with a known id and buffer (a restored one; see event-queue-persistence.ts). */
+  adopt(id: string, settings: QueueSettings, queue: EventQueue): QueueRuntime {
     const rt = new QueueRuntime(id, settings, new QueueFilter(settings), queue, this.hooks);
     startQueueActor(rt);
     this.queues.set(id, rt);
@@ -391,69 +376,12 @@ export class EventQueues implements EventPublisher {
     for (const fn of deferred) fn();
   }
 
-  /**
-   * Writes every queue (pending events, last acknowledged id, registration) to DATA_DIR. Nothing
-   * to do when the data directory itself is gone (a test's temporary directory).
-   */
-  save(dataDir: string): void {
-    if (!fs.existsSync(dataDir)) return;
-    const file: SavedFile = {
-      version: SAVE_VERSION,
-      savedAt: this.clock(),
-      queues: [...this.queues.values()].map((rt) => ({
-        id: rt.id,
-        settings: rt.settings,
-        events: rt.queue.save(),
-      })),
-    };
-    const target = path.join(dataDir, SAVE_FILE);
-    const tmp = `${target}.tmp`;
-    fs.writeFileSync(tmp, pack(file));
-    fs.renameSync(tmp, target);
+  /** Whether the registry already has a queue with this id. */
+  has(queueId: string): boolean {
+    return this.queues.has(queueId);
   }
 
-  /**
-   * Reads queues saved by a previous process, if any (the file is then moved aside, so a crash
-   * later never restores stale queues twice), and appends a `restart` event to each that wants it.
-   * Restored queues get a fresh idle lifetime. Returns how many were restored.
-   */
-  restore(dataDir: string, info: RestartInfo, keep: (s: QueueSettings) => boolean): number {
-    const target = path.join(dataDir, SAVE_FILE);
-    let buf: Buffer;
-    try {
-      buf = fs.readFileSync(target);
-    } catch {
-      return 0;
-    }
-    fs.renameSync(target, `${target}.last`);
-    let file: SavedFile;
-    try {
-      file = unpack<SavedFile>(buf);
-      if (file.version !== SAVE_VERSION || !Array.isArray(file.queues)) {
-        throw new Error(`unknown format version ${String(file.version)}`);
-      }
-    } catch (err) {
-      console.error('could not read the saved event queues; starting without them', err);
-      return 0;
-    }
-    const restart: WireEvent = {
-      type: 'restart',
-      service_version: info.service_version,
-      service_merge_base: info.service_merge_base,
-      service_feature_level: info.service_feature_level,
-      server_generation: this.serverGeneration,
-    };
-    let n = 0;
-    for (const saved of file.queues) {
-      if (this.queues.has(saved.id) || !keep(saved.settings)) continue;
-      const rt = this.add(saved.id, saved.settings, EventQueue.restore(saved.events));
-      if (rt.filter.accepts(restart)) rt.queue.push(SharedEvent.of(restart));
-      n++;
-    }
-    return n;
-  }
-
-  /** Stops timers (the queues themselves are kept for save()). */
+  /** Stops timers (the queues themselves are kept for saving). */
   close(): void {
     clearInterval(this.sweepTimer);
     for (const rt of this.queues.values()) rt.disarm();

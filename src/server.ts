@@ -3,6 +3,7 @@
  * Used by `npm start` (src/main.ts), by the tests (port 0, a temporary data directory) and by the
  * benches.
  */
+import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
 import { EventQueues } from '../actors/event-queues.js';
 import { RealmRegistry } from '../actors/registry.js';
 import { defaultConfig, type ServerConfig } from './config.js';
@@ -45,7 +46,8 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
   // use them.
-  queues.restore(
+  restoreQueues(
+    queues,
     config.dataDir,
     {
       service_version: SERVICE_VERSION,
@@ -91,7 +93,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await inflight.drained(10_000);
         realms.closeAll();
         try {
-          queues.save(config.dataDir);
+          saveQueues(queues, config.dataDir);
         } catch (err) {
           console.error('saving the event queues failed', err);
         }
