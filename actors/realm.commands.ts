@@ -11,6 +11,7 @@ import {
   doUpdateLinkifier,
 } from '../src/mutations/linkifiers.js';
 import { checkCreateProfileField, doUpdateProfileData } from '../src/mutations/profile-fields.js';
+import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
 export const REALM_COMMANDS = {
@@ -22,6 +23,7 @@ export const REALM_COMMANDS = {
   'linkifier.update': doUpdateLinkifier,
   'linkifier.remove': doRemoveLinkifier,
   'linkifier.reorder': doReorderLinkifiers,
+  'realm.update_settings': doUpdateRealmSettings,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

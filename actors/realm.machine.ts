@@ -57,7 +57,8 @@ export function runCommand(ctx: RealmMachineContext, env: Envelope): void {
     store: ctx.store,
     realm: ctx.view,
     now: Math.floor(ctx.clock() / 1000),
-    emit: (event: WireEvent, users: readonly number[]) => void events.push({ event, users }),
+    emit: (event: WireEvent, users: readonly number[], delivery) =>
+      void events.push(delivery ? { event, users, ...delivery } : { event, users }),
     afterCommit: (fn) => void afterCommit.push(fn),
   };
   let reply: Reply;

@@ -2,12 +2,14 @@
  * `npm run bench -- <name>`: runs one bench. Benches are scripts, not tests: they print figures and
  * ratios and never fail a build on speed. Each one bounds itself in time and stops by itself.
  */
+import { fanoutBench } from './fanout.bench.js';
 import { httpBench } from './http.bench.js';
 import { renderBench } from './render.bench.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   http: httpBench,
   render: renderBench,
+  fanout: fanoutBench,
 };
 
 const name = process.argv[2];

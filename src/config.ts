@@ -26,6 +26,19 @@ export type ServerConfig = {
   logRequests: boolean;
   /** Markdown shorter than this (characters) renders on the main thread; default in workers/pool.ts. */
   renderInlineThreshold?: number;
+  /**
+   * Event queues (issue #3). A held GET /events is answered with a heartbeat after
+   * `heartbeatMs` plus a random jitter of up to `heartbeatJitterMs` (kept under the clients' 90 s
+   * timeout); an idle WebSocket gets one after the same interval without a frame.
+   */
+  heartbeatMs: number;
+  heartbeatJitterMs: number;
+  /** A queue with no attached request or socket for this long is removed (BAD_EVENT_QUEUE_ID). */
+  queueIdleLifetimeMs: number;
+  /** How often the garbage collector sweeps for idle queues (one sweep, not a timer per queue). */
+  queueSweepMs: number;
+  /** A WebSocket whose unsent frames exceed this many bytes is closed; its queue keeps the events. */
+  wsMaxBackpressureBytes: number;
 };
 
 export const DEFAULT_MAX_FILE_UPLOAD_MIB = 25;
@@ -42,6 +55,11 @@ export function defaultConfig(): ServerConfig {
     scryptN: 1 << 15,
     testRoutes: false,
     logRequests: false,
+    heartbeatMs: 45_000,
+    heartbeatJitterMs: 10_000,
+    queueIdleLifetimeMs: 10 * 60_000,
+    queueSweepMs: 60_000,
+    wsMaxBackpressureBytes: 1024 * 1024,
   };
 }
 

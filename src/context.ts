@@ -1,7 +1,8 @@
 /**
  * What endpoints can reach: configuration, the store (reads only — writes go through realm actors),
- * the realms, and the event publisher. Built once by createServer().
+ * the realms, the event publisher and its queues. Built once by createServer().
  */
+import type { EventQueues } from '../actors/event-queues.js';
 import type { RealmRegistry } from '../actors/registry.js';
 import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
@@ -15,4 +16,6 @@ export interface ServerContext {
   readonly publisher: EventPublisher;
   /** Markdown rendering: inline for short content, a worker pool for long content and batches. */
   readonly renderer: RenderPool;
+  /** The event queues (the publisher itself): register, poll, sockets, GC. */
+  readonly queues: EventQueues;
 }

@@ -3,16 +3,20 @@
  * Used by `npm start` (src/main.ts), by the tests (port 0, a temporary data directory) and by the
  * benches.
  */
+import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
+import { EventQueues } from '../actors/event-queues.js';
 import { RealmRegistry } from '../actors/registry.js';
 import { defaultConfig, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { TEST_ENDPOINTS } from './endpoints/testing.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
+import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
-import type { EventPublisher, OutboundEvent } from './lib/events.js';
+import type { OutboundEvent } from './lib/events.js';
 import { Store } from './storage/store.js';
 import { RenderPool } from '../workers/pool.js';
+import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
 
 export type ServerOptions = Partial<ServerConfig> & {
   /** Observe every SQL statement run (query-count assertions in tests). */
@@ -28,31 +32,41 @@ export type ConfabServer = {
   readonly port: number;
   readonly url: string;
   readonly context: ServerContext;
-  /** Stops accepting, lets in-flight requests finish, closes realms and the database. */
+  /**
+   * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
+   * realms, saves the event queues and closes the database.
+   */
   close(): Promise<void>;
 };
-
-/** Until the event-queue system is mounted, committed events have no audience but the tap. */
-class NoQueuesPublisher implements EventPublisher {
-  constructor(private readonly tap?: (realmId: number, events: readonly OutboundEvent[]) => void) {}
-  publish(realmId: number, events: readonly OutboundEvent[]): void {
-    this.tap?.(realmId, events);
-  }
-}
 
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
   const { verboseSql, eventTap, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
   const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
-  const publisher: EventPublisher = new NoQueuesPublisher(eventTap);
-  const realms = new RealmRegistry(store, publisher);
+  const queues = new EventQueues(config, eventTap);
+  // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
+  // use them.
+  restoreQueues(
+    queues,
+    config.dataDir,
+    {
+      service_version: SERVICE_VERSION,
+      service_merge_base: SERVICE_MERGE_BASE,
+      service_feature_level: SERVICE_FEATURE_LEVEL,
+    },
+    (s) => {
+      const u = store.users.byId(s.userId);
+      return u !== undefined && u.is_active === 1 && u.realm_id === s.realmId;
+    },
+  );
+  const realms = new RealmRegistry(store, queues);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
       ? { inlineThreshold: config.renderInlineThreshold }
       : {},
   );
-  const context: ServerContext = { config, store, realms, publisher, renderer };
+  const context: ServerContext = { config, store, realms, publisher: queues, queues, renderer };
   const inflight = new InflightTracker();
 
   mountEndpoints(
@@ -61,12 +75,14 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
     inflight,
   );
+  mountEventSocket(app, context);
 
   let socket: us_listen_socket;
   let port: number;
   try {
     ({ socket, port } = await listen(app, config.host, config.port));
   } catch (err) {
+    queues.close();
     store.close();
     await renderer.close();
     throw err;
@@ -80,8 +96,15 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     close() {
       closing ??= (async () => {
         closeListenSocket(socket);
+        queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         realms.closeAll();
+        try {
+          saveQueues(queues, config.dataDir);
+        } catch (err) {
+          console.error('saving the event queues failed', err);
+        }
+        queues.close();
         await renderer.close();
         store.close();
       })();

@@ -4,9 +4,11 @@
  */
 import type { Endpoint } from '../http/endpoint.js';
 import * as auth from './auth.js';
+import * as events from './events.js';
 import * as messageRender from './message-render.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
+import * as typing from './typing.js';
 import * as users from './users.js';
 
 function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
@@ -17,8 +19,10 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
 
 export const ENDPOINTS: readonly Endpoint[] = [
   auth,
-  serverSettings,
-  users,
-  realmLinkifiers,
+  events,
   messageRender,
+  realmLinkifiers,
+  serverSettings,
+  typing,
+  users,
 ].flatMap(endpointsOf);

@@ -3,11 +3,10 @@
  * Realm-specific fields describe the realm at the request's subdomain and are omitted when no
  * realm is hosted there.
  */
-import crypto from 'node:crypto';
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { escapeHtml } from '../lib/html.js';
-import { realmUrl } from '../lib/urls.js';
+import { realmIconUrl, realmUrl } from '../lib/urls.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../version.js';
 
 export const getServerSettings = endpoint({
@@ -54,9 +53,3 @@ export const getServerSettings = endpoint({
     return out;
   },
 });
-
-/** The default (external-host identicon) icon of a realm that has not uploaded one. */
-function realmIconUrl(stringId: string): string {
-  const hash = crypto.createHash('md5').update(`realm:${stringId}`).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&s=100`;
-}

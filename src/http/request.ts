@@ -32,6 +32,7 @@ export class RequestContext {
   done = false;
   files: UploadedFile[] = [];
   private controller: AbortController | null = null;
+  private abortListeners: (() => void)[] | null = null;
 
   /**
    * `method` is passed when the route already knows it (saves a call into uWS on the hot path);
@@ -66,9 +67,24 @@ export class RequestContext {
     return this.controller.signal;
   }
 
+  /**
+   * Calls `fn` if the client goes away before the response (at once if it already has): a
+   * lighter alternative to `signal` for hot paths (held long-polls).
+   */
+  onAbort(fn: () => void): void {
+    if (this.aborted) {
+      fn();
+      return;
+    }
+    (this.abortListeners ??= []).push(fn);
+  }
+
   markAborted(): void {
     this.aborted = true;
     this.controller?.abort();
+    const listeners = this.abortListeners;
+    this.abortListeners = null;
+    if (listeners) for (const fn of listeners) fn();
   }
 }
 

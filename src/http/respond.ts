@@ -33,6 +33,34 @@ export class RawJson {
   ) {}
 }
 
+/**
+ * A response answered later, by whoever holds it (a held long-poll), and written at that moment:
+ * no promise hop between the answer and the corked write. The holder calls `answer` once (before
+ * or after the router bound it); the router writes the value as a handler's return value.
+ */
+export class HeldResponse {
+  private writer: ((value: unknown) => void) | null = null;
+  private early: { value: unknown } | null = null;
+  private answered = false;
+
+  answer(value: unknown): void {
+    if (this.answered) return;
+    this.answered = true;
+    if (this.writer) this.writer(value);
+    else this.early = { value };
+  }
+
+  /** The router: how to write the answer. */
+  bind(writer: (value: unknown) => void): void {
+    this.writer = writer;
+    if (this.early) {
+      const { value } = this.early;
+      this.early = null;
+      writer(value);
+    }
+  }
+}
+
 /** Any other body (files): bytes, a content type and headers. */
 export class RawBody {
   constructor(

@@ -13,7 +13,7 @@ import { authenticate, resolveRealm } from './auth.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
-import { RawBody, RawJson, send, sendError, successJson } from './respond.js';
+import { HeldResponse, RawBody, RawJson, send, sendError, successJson } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -244,7 +244,12 @@ function run(
     leave();
     return;
   }
-  if (result instanceof Promise) {
+  if (result instanceof HeldResponse) {
+    result.bind((value) => {
+      respondWith(res, ctx, value, ignored);
+      leave();
+    });
+  } else if (result instanceof Promise) {
     result.then(
       (value: unknown) => {
         respondWith(res, ctx, value, ignored);
@@ -261,6 +266,14 @@ function run(
   }
 }
 
+/** Adds `ignored_parameters_unsupported` to a pre-serialized success body. */
+function withIgnored(json: string, ignored: readonly string[]): string {
+  if (ignored.length === 0 || !json.startsWith('{"result":"success"') || !json.endsWith('}')) {
+    return json;
+  }
+  return `${json.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`;
+}
+
 function respondWith(
   res: HttpResponse,
   ctx: RequestContext,
@@ -269,7 +282,7 @@ function respondWith(
 ): void {
   try {
     if (value instanceof RawJson) {
-      send(res, ctx, value.status, value.json);
+      send(res, ctx, value.status, withIgnored(value.json, ignored));
     } else if (value instanceof RawBody) {
       send(res, ctx, value.status, value.body, value.contentType, value.headers);
     } else {

@@ -7,6 +7,10 @@
 import crypto from 'node:crypto';
 
 const KEY_LEN = 32;
+
+/** Password length rules (register reports them as password_min_length/password_max_length). */
+export const MIN_PASSWORD_LENGTH = 6;
+export const MAX_PASSWORD_LENGTH = 100;
 export const DEFAULT_SCRYPT_N = 1 << 15;
 
 function scrypt(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {

@@ -80,3 +80,63 @@ export type UserSettingName = keyof UserSettings;
 export function resolveUserSettings(stored: Partial<UserSettings>): UserSettings {
   return { ...USER_SETTING_DEFAULTS, ...stored };
 }
+
+/** The emoji sets a user may pick (`emojiset_choices` in register). */
+export const EMOJISET_CHOICES: readonly { key: UserSettings['emojiset']; text: string }[] = [
+  { key: 'vendora', text: 'Vendor A' },
+  { key: 'vendora-blob', text: 'Vendor A (blobs)' },
+  { key: 'vendorb', text: 'Vendor B' },
+  { key: 'text', text: 'Plain text' },
+];
+
+/** Notification sounds clients may play (`available_notification_sounds`); `none` plays nothing. */
+export const AVAILABLE_NOTIFICATION_SOUNDS: readonly string[] = ['chime', 'ding', 'none'];
+
+/** Settings that are no longer part of the API (removed at feature level 364). */
+export const RETIRED_USER_SETTINGS: ReadonlySet<string> = new Set(['dense_mode']);
+
+/**
+ * Settings that clients without the `user_settings_object` capability read as top-level register
+ * fields and receive through the legacy `update_display_settings` event (`setting_name`/`setting`)
+ * — emit it next to `user_settings` when one of these changes (see src/lib/events.ts).
+ */
+export const DISPLAY_SETTINGS_LEGACY: readonly UserSettingName[] = [
+  'color_scheme',
+  'default_language',
+  'demote_inactive_streams',
+  'emojiset',
+  'enable_drafts_synchronization',
+  'enter_sends',
+  'fluid_layout_width',
+  'high_contrast_mode',
+  'left_side_userlist',
+  'receives_typing_notifications',
+  'starred_message_counts',
+  'translate_emoticons',
+  'twenty_four_hour_time',
+  'web_home_view',
+];
+
+/** Likewise, through the legacy `update_global_notifications` event (`notification_name`/`setting`). */
+export const NOTIFICATION_SETTINGS_LEGACY: readonly UserSettingName[] = [
+  'desktop_icon_count_display',
+  'email_notifications_batching_period_seconds',
+  'enable_desktop_notifications',
+  'enable_digest_emails',
+  'enable_login_emails',
+  'enable_marketing_emails',
+  'enable_offline_email_notifications',
+  'enable_offline_push_notifications',
+  'enable_online_push_notifications',
+  'enable_sounds',
+  'enable_stream_audible_notifications',
+  'enable_stream_desktop_notifications',
+  'enable_stream_email_notifications',
+  'enable_stream_push_notifications',
+  'message_content_in_email_notifications',
+  'notification_sound',
+  'pm_content_in_desktop_notifications',
+  'presence_enabled',
+  'realm_name_in_email_notifications_policy',
+  'wildcard_mentions_notify',
+];

@@ -3,7 +3,7 @@
  * SQLite transaction; they never await. They validate (check*), write through the Store, emit the
  * events the change causes, and register cache refreshes to run after COMMIT.
  */
-import type { WireEvent } from '../lib/events.js';
+import type { OutboundEvent, WireEvent } from '../lib/events.js';
 import type { RealmView } from '../queries/realm-view.js';
 import type { Store } from '../storage/store.js';
 
@@ -12,8 +12,16 @@ export interface MutationContext {
   readonly realm: RealmView;
   /** UNIX seconds, fixed for the whole mutation. */
   readonly now: number;
-  /** Queue an event for the given users; delivered only if the transaction commits. */
-  emit(event: WireEvent, users: readonly number[]): void;
+  /**
+   * Queue an event for the given users; delivered only if the transaction commits. `delivery`
+   * carries what `message`/`update_message` events need per recipient (flags, MessageDelivery;
+   * see src/lib/events.ts).
+   */
+  emit(
+    event: WireEvent,
+    users: readonly number[],
+    delivery?: Pick<OutboundEvent, 'flags' | 'message'>,
+  ): void;
   /** Run after COMMIT (not after a rollback): refresh the read model from the store. */
   afterCommit(fn: () => void): void;
 }

@@ -3,8 +3,10 @@
  * Rendering of text values happens before the command (it carries rendered_value).
  */
 import { JsonableError } from '../lib/errors.js';
-import type { CustomProfileFieldRow } from '../storage/users.js';
+import { formatProfileField } from '../queries/profile-fields.js';
 import type { MutationContext } from './context.js';
+
+export { formatProfileField };
 
 export type CreateProfileFieldCommand = {
   name: string;
@@ -15,20 +17,6 @@ export type CreateProfileFieldCommand = {
   required: boolean;
   editable_by_user: boolean;
 };
-
-export function formatProfileField(f: CustomProfileFieldRow) {
-  return {
-    id: f.id,
-    name: f.name,
-    type: f.type,
-    hint: f.hint,
-    field_data: f.field_data,
-    order: f.sort_order,
-    required: f.required === 1,
-    editable_by_user: f.editable_by_user === 1,
-    ...(f.display_in_profile_summary ? { display_in_profile_summary: true } : {}),
-  };
-}
 
 export function checkCreateProfileField(
   ctx: MutationContext,

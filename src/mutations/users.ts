@@ -3,15 +3,14 @@
  * views/users.py (create_user_backend).
  */
 import { JsonableError } from '../lib/errors.js';
-import { generateApiKey } from '../lib/password.js';
+import { generateApiKey, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../lib/password.js';
 import { directSystemGroupsForRole, Role, type Role as RoleValue } from '../lib/roles.js';
 import { formatUser } from '../queries/users.js';
 import type { Store } from '../storage/store.js';
 import type { MutationContext } from './context.js';
 
 export const MAX_FULL_NAME_LENGTH = 100;
-export const MIN_PASSWORD_LENGTH = 6;
-export const MAX_PASSWORD_LENGTH = 100;
+export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH };
 
 const EMAIL_RE = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/;
 

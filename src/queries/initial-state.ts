@@ -8,25 +8,23 @@
  * queue registered in one synchronous block, so no mutation can commit in between.
  */
 import type { ServerConfig } from '../config.js';
+import type { ClientCapabilities } from '../lib/event-filter.js';
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import type { RealmView } from './realm-view.js';
 import { realmFiltersState, realmLinkifiersState } from './state/linkifiers.js';
+import { profileFieldsState } from './state/profile-fields.js';
+import { realmState } from './state/realm.js';
+import {
+  legacyDisplaySettingsState,
+  legacyNotificationSettingsState,
+  realmUserSettingsDefaultsState,
+  userSettingsState,
+} from './state/user-settings.js';
+import { usersState } from './state/users.js';
 
-/** The client_capabilities of POST /register (missing keys are false). */
-export type ClientCapabilities = {
-  notification_settings_null: boolean;
-  bulk_message_deletion: boolean;
-  user_avatar_url_field_optional: boolean;
-  stream_typing_notifications: boolean;
-  user_settings_object: boolean;
-  linkifier_url_template: boolean;
-  user_list_incomplete: boolean;
-  include_deactivated_groups: boolean;
-  archived_channels: boolean;
-  empty_topic_name: boolean;
-  simplified_presence_events: boolean;
-};
+/** The client_capabilities of POST /register (missing keys are false); see src/lib/event-filter.ts. */
+export type { ClientCapabilities };
 
 export type StateRequest = {
   store: Store;
@@ -43,6 +41,8 @@ export type StateRequest = {
   slimPresence: boolean;
   /** The register `narrow`, as [operator, operand] pairs. */
   narrow: readonly (readonly [string, string])[];
+  /** When this server process started, UNIX seconds (`server_generation`). */
+  serverGeneration: number;
 };
 
 export type StateContributor = {
@@ -58,6 +58,14 @@ export type StateContributor = {
 export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   realmLinkifiersState,
   realmFiltersState,
+  // issue #3: realm, users, settings, profile fields
+  profileFieldsState,
+  realmState,
+  realmUserSettingsDefaultsState,
+  usersState,
+  userSettingsState,
+  legacyDisplaySettingsState,
+  legacyNotificationSettingsState,
 ];
 
 export function wants(req: StateRequest, c: StateContributor): boolean {

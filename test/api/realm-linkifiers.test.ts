@@ -298,6 +298,7 @@ t.test(
       realm,
       user: realm.user(fx.users.hamlet!.id)!,
       fetchEventTypes: new Set(['realm_linkifiers', 'realm_filters']),
+      serverGeneration: 1,
       capabilities,
       applyMarkdown: true,
       clientExtAvatar: true,

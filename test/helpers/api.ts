@@ -86,6 +86,8 @@ export class ApiClient {
   constructor(
     readonly baseUrl: string,
     readonly fx: Fixture,
+    /** Sent with every request (e.g. a `host` selecting another realm). */
+    readonly defaultHeaders: Record<string, string> = {},
   ) {}
 
   private authHeader(who: Who): Record<string, string> {
@@ -103,7 +105,11 @@ export class ApiClient {
     opts: { encoding?: Encoding; headers?: Record<string, string> } = {},
   ): Promise<ApiResponse> {
     const encoding = opts.encoding ?? (method === 'GET' ? 'query' : 'form');
-    const headers: Record<string, string> = { ...this.authHeader(who), ...opts.headers };
+    const headers: Record<string, string> = {
+      ...this.defaultHeaders,
+      ...this.authHeader(who),
+      ...opts.headers,
+    };
     let fullPath = path.startsWith('/') ? path : `/api/v1/${path}`;
     let body: Buffer | string | undefined;
     if (encoding === 'query') {

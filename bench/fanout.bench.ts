@@ -1,0 +1,431 @@
+/**
+ * `npm run bench -- fanout`: commit-to-delivery latency of one event reaching every user.
+ *
+ * For N users (BENCH_USERS, default "1000,5000"), each with one registered queue held by a client
+ * in a separate process (BENCH_CLIENT_PROCS processes, default 1: on this 2-core machine, one core
+ * for the server and one for the clients; bench/lib/fanout-client.ts), one sender changes a realm
+ * setting (the `realm.update_settings` command), which reaches every user as a
+ * `realm` update_dict event. Latency is measured from the commit (the moment the realm actor
+ * publishes, seen through the server's event tap) to each client's receipt, over BENCH_ROUNDS
+ * rounds (default 10, after 2 warm-up rounds); p50/p99/max over all deliveries.
+ *
+ * The same clients then run against a bare uWebSockets.js server that only holds requests (or
+ * sockets) and pushes a fixed payload of the same size, corked, in a setImmediate — the physical
+ * limit of this stack on this machine. Both are run for long-polling and for WebSockets. Target
+ * (issue #3): Confab's p99 within 2x the bare server's.
+ *
+ * Also: the server's heap per idle queue (10,000 queues registered and left idle; target < 10 KB).
+ *
+ * Other options (env): BENCH_MODES ("poll,ws"), BENCH_BARE=0 (skip the bare server),
+ * BENCH_PROFILE=<dir> (CPU profiles of each phase's rounds, server side).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import inspector from 'node:inspector/promises';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { EventQueues } from '../actors/event-queues.js';
+import { capabilitiesFrom } from '../src/lib/event-filter.js';
+import {
+  closeListenSocket,
+  createApp,
+  DISABLED_COMPRESSION,
+  listen,
+  type HttpResponse,
+  type WebSocket,
+} from '../src/http/uws.js';
+import { doCreateRealm } from '../src/mutations/realms.js';
+import { createServer, type ConfabServer } from '../src/server.js';
+import { fmt, machine, summarize } from './lib/stats.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type User = { email: string; api_key: string };
+type Mode = 'poll' | 'ws';
+type Summary = { n: number; p50: number; p90: number; p99: number; max: number };
+
+async function until(cond: () => boolean, what: string, limitMs = 120_000): Promise<void> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > limitMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Client processes, each given a slice of the users. */
+class Clients {
+  private readonly children: ChildProcess[] = [];
+  private readonly roundWaiters = new Map<
+    number,
+    { left: number; arrivals: number[]; done: () => void }
+  >();
+  private failure: string | null = null;
+
+  constructor(procs: number, mode: Mode, target: 'confab' | 'bare', port: number, users: User[]) {
+    const per = Math.ceil(users.length / procs);
+    for (let i = 0; i < procs; i++) {
+      const slice = users.slice(i * per, (i + 1) * per);
+      if (slice.length === 0) continue;
+      const child = fork(path.join(here, 'lib', 'fanout-client.js'), [], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      child.on(
+        'message',
+        (m: { type: string; round?: number; arrivals?: number[]; msg?: string }) =>
+          this.onMessage(m),
+      );
+      child.send({ type: 'start', opts: { mode, target, port, users: slice } });
+      this.children.push(child);
+    }
+  }
+
+  private readyCount = 0;
+
+  private onMessage(m: { type: string; round?: number; arrivals?: number[]; msg?: string }): void {
+    if (m.type === 'ready') this.readyCount++;
+    else if (m.type === 'error') this.failure = m.msg ?? 'client error';
+    else if (m.type === 'round') {
+      const w = this.roundWaiters.get(m.round!);
+      if (!w) return;
+      w.arrivals.push(...m.arrivals!);
+      if (--w.left === 0) w.done();
+    }
+  }
+
+  async ready(): Promise<void> {
+    await until(() => {
+      if (this.failure) throw new Error(this.failure);
+      return this.readyCount === this.children.length;
+    }, 'clients ready');
+  }
+
+  /** Resolves with every arrival time of round `r` (register before triggering the round). */
+  round(r: number): Promise<number[]> {
+    return new Promise((resolve, reject) => {
+      const w = {
+        left: this.children.length,
+        arrivals: [] as number[],
+        done: () => resolve(w.arrivals),
+      };
+      this.roundWaiters.set(r, w);
+      const timer = setTimeout(
+        () => reject(new Error(`round ${r} timed out (${this.failure ?? ''})`)),
+        120_000,
+      );
+      const orig = w.done;
+      w.done = () => {
+        clearTimeout(timer);
+        orig();
+      };
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            c.once('exit', () => resolve());
+            c.send({ type: 'stop' });
+          }),
+      ),
+    );
+  }
+}
+
+/** Runs warm-up + measured rounds; returns the latency summary of the measured ones. */
+async function runRounds(
+  clients: Clients,
+  rounds: number,
+  trigger: (r: number) => Promise<number>,
+  ready: () => boolean,
+  profileName?: string,
+): Promise<Summary> {
+  await clients.ready();
+  await until(ready, 'every client attached');
+  const latencies: number[] = [];
+  const WARMUP = 2;
+  await profiled(profileName, async () => {
+    for (let r = 1; r <= WARMUP + rounds; r++) {
+      const arrivalsP = clients.round(r);
+      const t0 = await trigger(r);
+      const arrivals = await arrivalsP;
+      if (r > WARMUP) for (const a of arrivals) latencies.push(a - t0);
+      // Rounds are independent: the next starts once every client is back (re-polled, or
+      // acknowledged on its socket) and the server has had a moment to settle.
+      await until(ready, 'every client re-attached');
+      await sleep(20);
+    }
+  });
+  return summarize(latencies);
+}
+
+// ---- Confab -------------------------------------------------------------------------------------
+
+type ConfabSetup = {
+  server: ConfabServer;
+  users: User[];
+  dataDir: string;
+  t0: () => number;
+  realmId: number;
+};
+
+async function confabWithUsers(n: number): Promise<ConfabSetup> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-fanout-'));
+  let t0 = 0;
+  const server = await createServer({
+    port: 0,
+    dataDir,
+    scryptN: 1024,
+    heartbeatMs: 3_600_000,
+    heartbeatJitterMs: 0,
+    eventTap: (_realmId, events) => {
+      if (events.some((e) => e.event.type === 'realm')) t0 = now();
+    },
+  });
+  const owner = doCreateRealm(server.context.store, {
+    name: 'Bench',
+    string_id: '',
+    owner_email: 'owner@bench.example',
+    owner_full_name: 'Owner',
+    owner_password_hash: null,
+    owner_can_create_users: true,
+    now: Math.floor(Date.now() / 1000),
+  });
+  server.context.realms.noteRealmCreated(owner.realm_id);
+  const realm = server.context.realms.get(owner.realm_id)!;
+  const users: User[] = [];
+  const started = performance.now();
+  for (let i = 0; i < n; i++) {
+    const email = `user${i}@bench.example`;
+    const r = await realm.ask('user.create', {
+      acting_user_id: null,
+      email,
+      full_name: `User ${i}`,
+      password_hash: null, // no password: created through the mutation, no hashing cost
+      role: 400,
+    });
+    users.push({ email, api_key: r.api_key });
+  }
+  console.log(
+    `  created ${n} users through user.create in ${fmt((performance.now() - started) / 1000, 1)} s`,
+  );
+  return { server, users, dataDir, t0: () => t0, realmId: owner.realm_id };
+}
+
+/** With BENCH_PROFILE=<dir>, a CPU profile of each Confab phase's rounds (server side) goes there. */
+async function profiled<T>(name: string | undefined, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_PROFILE;
+  if (!dir || name === undefined) return fn();
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+async function confabPhase(
+  s: ConfabSetup,
+  mode: Mode,
+  rounds: number,
+  procs: number,
+): Promise<Summary> {
+  const queues = s.server.context.queues;
+  for (const rt of queues.list()) queues.remove(rt);
+  const realm = s.server.context.realms.get(s.realmId)!;
+  const clients = new Clients(procs, mode, 'confab', s.server.port, s.users);
+  const n = s.users.length;
+  const ready =
+    mode === 'poll'
+      ? () => queues.consumers().waiting === n
+      : () => queues.consumers().streaming === n && queues.list().every((rt) => rt.queue.empty);
+  try {
+    return await runRounds(
+      clients,
+      rounds,
+      async (r) => {
+        await realm.ask('realm.update_settings', {
+          acting_user_id: null,
+          settings: { default_code_block_language: `r${r}` },
+        });
+        return s.t0();
+      },
+      ready,
+      `confab-${mode}-${n}`,
+    );
+  } finally {
+    await clients.stop();
+  }
+}
+
+// ---- bare uWebSockets.js ---------------------------------------------------------------------------
+
+function barePayload(r: number): string {
+  return (
+    '{"result":"success","msg":"","events":[{"type":"realm","op":"update_dict","property":"default",' +
+    `"data":{"default_code_block_language":"r${r}"},"id":${r + 1}}]}`
+  );
+}
+
+async function barePhase(n: number, mode: Mode, rounds: number, procs: number): Promise<Summary> {
+  const app = createApp();
+  let held: { res: HttpResponse; aborted: boolean }[] = [];
+  const sockets = new Set<WebSocket<unknown>>();
+  app.get('/poll', (res) => {
+    const h = { res, aborted: false };
+    res.onAborted(() => (h.aborted = true));
+    held.push(h);
+  });
+  app.ws('/ws', {
+    compression: DISABLED_COMPRESSION,
+    maxBackpressure: 1024 * 1024,
+    idleTimeout: 120,
+    open: (ws) => void sockets.add(ws),
+    close: (ws) => void sockets.delete(ws),
+  });
+  const { socket, port } = await listen(app, '127.0.0.1', 0);
+  const users = Array.from({ length: n }, (_, i) => ({
+    email: `user${i}@bench.example`,
+    api_key: 'x',
+  }));
+  const clients = new Clients(procs, mode, 'bare', port, users);
+  const trigger = (r: number): Promise<number> => {
+    const payload = barePayload(r);
+    const t0 = now();
+    if (mode === 'poll') {
+      const list = held;
+      held = [];
+      setImmediate(() => {
+        for (const h of list) {
+          if (h.aborted) continue;
+          h.res.cork(() => {
+            h.res
+              .writeStatus('200 OK')
+              .writeHeader('Content-Type', 'application/json')
+              .end(payload);
+          });
+        }
+      });
+    } else {
+      setImmediate(() => {
+        for (const ws of sockets) ws.cork(() => void ws.send(payload, false));
+      });
+    }
+    return Promise.resolve(t0);
+  };
+  const ready = mode === 'poll' ? () => held.length === n : () => sockets.size === n;
+  try {
+    return await runRounds(clients, rounds, trigger, ready, `bare-${mode}-${n}`);
+  } finally {
+    await clients.stop();
+    closeListenSocket(socket);
+  }
+}
+
+// ---- memory ------------------------------------------------------------------------------------
+
+function gcFunction(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
+}
+
+/** Heap bytes per idle registered queue (queue, its actor, the registry's indexes). */
+function queueMemory(count: number): number {
+  const gc = gcFunction();
+  const queues = new EventQueues({
+    heartbeatMs: 3_600_000,
+    heartbeatJitterMs: 0,
+    queueIdleLifetimeMs: 3_600_000,
+    queueSweepMs: 3_600_000,
+  });
+  gc();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < count; i++) {
+    queues.register({
+      userId: i + 1,
+      realmId: 1,
+      eventTypes: null,
+      applyMarkdown: true,
+      clientExtAvatar: true,
+      slimPresence: false,
+      allPublicStreams: false,
+      narrow: [],
+      capabilities: capabilitiesFrom({
+        notification_settings_null: true,
+        bulk_message_deletion: true,
+      }),
+      lifespanMs: null,
+    });
+  }
+  gc();
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  const perQueue = (after - before) / count;
+  if (queues.size !== count) throw new Error('queues vanished');
+  queues.close();
+  return perQueue;
+}
+
+// ---- main --------------------------------------------------------------------------------------
+
+export async function fanoutBench(): Promise<void> {
+  const sizes = (process.env.BENCH_USERS ?? '1000,5000').split(',').map(Number);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 10);
+  const procs = Number(process.env.BENCH_CLIENT_PROCS ?? 1);
+  const modes = (process.env.BENCH_MODES ?? 'poll,ws').split(',') as Mode[];
+  const withBare = process.env.BENCH_BARE !== '0';
+  console.log(
+    `fanout bench: ${machine()}, ${os.cpus().length} cores, ${procs} client processes, ${rounds} rounds (+2 warm-up)`,
+  );
+  const perQueue = queueMemory(10_000);
+  console.log(`heap per idle queue: ${fmt(perQueue / 1024, 2)} KB (target < 10 KB)`);
+
+  const row = (name: string, s: Summary) =>
+    `  ${name.padEnd(26)} p50 ${fmt(s.p50, 2).padStart(8)} ms   p99 ${fmt(s.p99, 2).padStart(8)} ms   max ${fmt(s.max, 2).padStart(8)} ms   (${s.n} deliveries)`;
+  const results: Record<string, unknown>[] = [];
+  for (const n of sizes) {
+    console.log(`N = ${n}`);
+    const setup = await confabWithUsers(n);
+    try {
+      for (const mode of modes) {
+        const confab = await confabPhase(setup, mode, rounds, procs);
+        const label = mode === 'poll' ? 'long-poll' : 'WebSocket';
+        if (!withBare) {
+          console.log(row(`Confab ${label}`, confab));
+          continue;
+        }
+        const bare = await barePhase(n, mode, rounds, procs);
+        console.log(row(`bare uWS ${label}`, bare));
+        console.log(row(`Confab ${label}`, confab));
+        console.log(`  ratio Confab / bare p99: ${fmt(confab.p99 / bare.p99, 2)}x (target <= 2x)`);
+        results.push({ n, mode, confab, bare, ratio_p99: confab.p99 / bare.p99 });
+      }
+    } finally {
+      await setup.server.close();
+      fs.rmSync(setup.dataDir, { recursive: true, force: true });
+    }
+  }
+  console.log(
+    JSON.stringify({
+      bench: 'fanout',
+      date: new Date().toISOString(),
+      procs,
+      rounds,
+      heap_per_queue_bytes: perQueue,
+      results,
+    }),
+  );
+}

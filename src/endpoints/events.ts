@@ -1,0 +1,202 @@
+/**
+ * Real-time events: POST /register (a queue and the state snapshot), GET /events (long-poll),
+ * DELETE /events. Reference: views/events_register.py, tornado/views.py, lib/events.py.
+ * The queues themselves: actors/event-queues.ts; the WebSocket channel: src/http/socket.ts.
+ */
+import { z } from 'zod';
+import { checkLifespan } from '../../actors/event-queues.js';
+import { endpoint, type HandlerCtx } from '../http/endpoint.js';
+import { HeldResponse, RawJson } from '../http/respond.js';
+import { JsonableError, UnauthorizedError, BadEventQueueIdError } from '../lib/errors.js';
+import { capabilitiesFrom, type QueueSettings } from '../lib/event-filter.js';
+import { eventsResponseJson } from '../lib/event-wire.js';
+import { checkNarrowForEvents, type NarrowTerm } from '../lib/narrow.js';
+import { bool, boolValue, int, json, str } from '../lib/params.js';
+import { Role } from '../lib/roles.js';
+import { fetchInitialState } from '../queries/initial-state.js';
+import type { UserRow } from '../storage/users.js';
+import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../version.js';
+
+const stringListParam = () =>
+  json(z.array(z.string({ error: '{var} is not a string' }), { error: '{var} is not a list' }));
+
+const narrowParam = () =>
+  json(
+    z.array(
+      z.tuple(
+        [
+          z.string({ error: '{var} is not a string' }),
+          z.string({ error: '{var} is not a string' }),
+        ],
+        {
+          error: '{var} is not a list of length 2',
+        },
+      ),
+      { error: '{var} is not a list' },
+    ),
+  );
+
+const capabilitiesParam = () =>
+  json(z.record(z.string(), boolValue(), { error: '{var} is not a dict' }));
+
+/** The registration parameters POST /register takes (GET /events accepts them too). */
+const REGISTRATION = {
+  apply_markdown: bool().default(false),
+  client_extavatar: bool().optional(),
+  slim_presence: bool().default(false),
+  event_types: stringListParam().optional(),
+  all_public_streams: bool().optional(),
+  client_capabilities: capabilitiesParam().optional(),
+  narrow: narrowParam().default([]),
+  queue_lifespan_secs: int().default(0),
+};
+
+type Registration = {
+  apply_markdown: boolean;
+  client_extavatar?: boolean | undefined;
+  slim_presence: boolean;
+  event_types?: string[] | undefined;
+  all_public_streams?: boolean | undefined;
+  client_capabilities?: Record<string, boolean> | undefined;
+  narrow: [string, string][];
+  queue_lifespan_secs: number;
+};
+
+/** Checks a registration and turns it into queue settings (for `user`). */
+function queueSettings(user: UserRow, p: Registration): QueueSettings {
+  const narrow: NarrowTerm[] = p.narrow.map(([o, v]) => [o, v] as const);
+  checkNarrowForEvents(narrow);
+  if (p.all_public_streams && user.role === Role.GUEST) {
+    throw new JsonableError('User not authorized for this query');
+  }
+  return {
+    userId: user.id,
+    realmId: user.realm_id,
+    eventTypes: p.event_types ?? null,
+    applyMarkdown: p.apply_markdown,
+    clientExtAvatar: p.client_extavatar ?? true,
+    slimPresence: p.slim_presence,
+    allPublicStreams: p.all_public_streams ?? false,
+    narrow,
+    capabilities: capabilitiesFrom(p.client_capabilities ?? {}),
+    lifespanMs: checkLifespan(p.queue_lifespan_secs),
+  };
+}
+
+/**
+ * POST /api/v1/register — a new event queue and the snapshot of everything its event types cover.
+ * Anonymous callers are allowed in realms with public access (`enable_spectator_access`): no
+ * queue, a guest's view.
+ */
+export const registerQueue = endpoint({
+  method: 'POST',
+  path: '/api/v1/register',
+  auth: 'optional',
+  params: z.object({
+    ...REGISTRATION,
+    include_subscribers: bool().default(false),
+    fetch_event_types: stringListParam().optional(),
+  }),
+  handle: (ctx: HandlerCtx, p) => {
+    const { server, realm, user } = ctx;
+    if (!realm) throw new UnauthorizedError();
+    let settings: QueueSettings | null = null;
+    if (user) {
+      settings = queueSettings(user, p);
+    } else {
+      if (!realm.view.settings.enable_spectator_access) throw new UnauthorizedError();
+      // These parameters must be false for anonymous requests.
+      if (p.client_extavatar === true) {
+        throw new JsonableError("Invalid 'client_extavatar' parameter for anonymous request");
+      }
+      if (p.include_subscribers) {
+        throw new JsonableError("Invalid 'include_subscribers' parameter for anonymous request");
+      }
+      checkNarrowForEvents(p.narrow.map(([o, v]) => [o, v] as const));
+    }
+    const capabilities = settings?.capabilities ?? capabilitiesFrom(p.client_capabilities ?? {});
+    const fetchTypes = p.fetch_event_types ?? p.event_types ?? null;
+    // One synchronous block: no mutation can commit between the queue's creation and the
+    // snapshot, so every later event is in the queue and none is already in the snapshot.
+    const rt = settings ? server.queues.register(settings) : null;
+    const state = fetchInitialState({
+      store: server.store,
+      config: server.config,
+      realm: realm.view,
+      user,
+      fetchEventTypes: fetchTypes === null ? null : new Set(fetchTypes),
+      capabilities,
+      applyMarkdown: p.apply_markdown,
+      clientExtAvatar: user ? (p.client_extavatar ?? true) : false,
+      includeSubscribers: p.include_subscribers,
+      slimPresence: p.slim_presence,
+      narrow: p.narrow,
+      serverGeneration: server.queues.serverGeneration,
+    });
+    return {
+      queue_id: rt ? rt.id : null,
+      last_event_id: rt ? rt.queue.lastId : -1,
+      service_feature_level: SERVICE_FEATURE_LEVEL,
+      service_version: SERVICE_VERSION,
+      service_merge_base: SERVICE_MERGE_BASE,
+      ...state,
+    };
+  },
+});
+
+/**
+ * GET /api/v1/events — acknowledges `last_event_id` and returns newer events, holding the request
+ * until one arrives (or a heartbeat) unless `dont_block`. Without `queue_id` and with `dont_block`,
+ * registers a queue from the POST /register parameters and returns its id.
+ */
+export const getEvents = endpoint({
+  method: 'GET',
+  path: '/api/v1/events',
+  params: z.object({
+    ...REGISTRATION,
+    queue_id: str().optional(),
+    last_event_id: int().optional(),
+    dont_block: bool().default(false),
+  }),
+  handle: ({ server, user, req }, p) => {
+    const queues = server.queues;
+    if (p.queue_id === undefined) {
+      if (!p.dont_block) throw new JsonableError("Missing 'queue_id' argument");
+      const rt = queues.register(
+        queueSettings(user, { ...p, client_extavatar: p.client_extavatar ?? false }),
+      );
+      return new RawJson(eventsResponseJson([], rt.id));
+    }
+    if (p.last_event_id === undefined) throw new JsonableError("Missing 'last_event_id' argument");
+    if (p.all_public_streams && user.role === Role.GUEST) {
+      throw new JsonableError('User not authorized for this query');
+    }
+    const rt = queues.access(user.id, p.queue_id);
+    // Answered when events are pending, or later — by the queue's flush, outside any handler,
+    // written at once (HeldResponse: no promise hop).
+    const held = new HeldResponse();
+    queues.poll(
+      rt,
+      p.last_event_id,
+      p.dont_block,
+      (events) => held.answer(new RawJson(eventsResponseJson(events))),
+      (fn) => req.onAbort(fn),
+    );
+    return held;
+  },
+});
+
+/** DELETE /api/v1/events — deletes a queue (finishing a held poll, closing a socket). */
+export const deleteQueue = endpoint({
+  method: 'DELETE',
+  path: '/api/v1/events',
+  params: z.object({ queue_id: str() }),
+  handle: ({ server, user }, p) => {
+    const rt = server.queues.get(p.queue_id);
+    if (!rt) throw new BadEventQueueIdError(p.queue_id);
+    if (rt.userId !== user.id)
+      throw new JsonableError('You are not authorized to access this queue');
+    server.queues.remove(rt);
+    return {};
+  },
+});

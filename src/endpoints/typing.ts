@@ -1,0 +1,64 @@
+/**
+ * POST /api/v1/typing — typing notifications for a direct message or a channel topic.
+ * Reference: views/typing.py send_notification_backend, actions/typing.py.
+ */
+import { z } from 'zod';
+import { endpoint } from '../http/endpoint.js';
+import { JsonableError } from '../lib/errors.js';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/events.js';
+import { int, intList, oneOf, str } from '../lib/params.js';
+import { channelTypingEvent, directTypingEvent } from '../lib/typing.js';
+import { channelTypingAudience, typingPerson } from '../queries/typing.js';
+
+/** Topics that mean "the empty topic" when a client sends them. */
+const EMPTY_TOPIC_ALIASES = new Set(['(no topic)', EMPTY_TOPIC_DISPLAY_NAME]);
+
+export const setTypingStatus = endpoint({
+  method: 'POST',
+  path: '/api/v1/typing',
+  aliases: { subject: 'topic' },
+  params: z.object({
+    type: oneOf(['direct', 'stream', 'channel']).default('direct'),
+    op: oneOf(['start', 'stop']),
+    to: intList().optional(),
+    stream_id: int().optional(),
+    topic: str({ trim: true }).optional(),
+  }),
+  handle: ({ server, realm, user }, p) => {
+    const view = realm.view;
+    const settings = view.userSettings(user.id);
+    if (p.type === 'stream' || p.type === 'channel') {
+      if (p.stream_id === undefined) throw new JsonableError('Missing channel ID');
+      if (p.topic === undefined) throw new JsonableError('Missing topic');
+      if (!settings.send_stream_typing_notifications) {
+        throw new JsonableError('User has disabled typing notifications for channel messages');
+      }
+      const subscribers = channelTypingAudience(view, user.id, p.stream_id);
+      const topic = EMPTY_TOPIC_ALIASES.has(p.topic) ? '' : p.topic;
+      const ev = channelTypingEvent(
+        typingPerson(view, user),
+        p.op,
+        p.stream_id,
+        topic,
+        subscribers,
+      );
+      if (ev) server.publisher.publish(realm.id, [ev]);
+      return {};
+    }
+    if (p.to === undefined) throw new JsonableError("Missing 'to' argument");
+    if (p.to.length === 0) throw new JsonableError("Empty 'to' list");
+    if (!settings.send_private_typing_notifications) {
+      throw new JsonableError('User has disabled typing notifications for direct messages');
+    }
+    const ids = [...new Set([...p.to, user.id])];
+    const participants = ids.map((id) => {
+      const u = view.user(id);
+      if (!u) throw new JsonableError(`Invalid user ID ${id}`);
+      return typingPerson(view, u);
+    });
+    server.publisher.publish(realm.id, [
+      directTypingEvent(typingPerson(view, user), participants, p.op),
+    ]);
+    return {};
+  },
+});

@@ -1,0 +1,183 @@
+/**
+ * WebSocket push (the project's addition to the API; protocol in README "Event system"):
+ *
+ *   GET /api/v1/events/socket?queue_id=…&last_event_id=…   (Upgrade: websocket)
+ *
+ * Authentication and realm selection are those of HTTP (Basic e-mail:API key, Host). The queue must
+ * be the caller's; `last_event_id` acknowledges as GET /events does. Any failure is answered
+ * before the upgrade with the same JSON error GET /events would give. Once open, every pending
+ * and every new event arrives in frames shaped like a GET /events response; the client acknowledges
+ * with `{"last_event_id": N}` frames. Subprotocol `msgpack` switches both directions to MessagePack
+ * (binary frames). A socket whose unsent bytes pass `wsMaxBackpressureBytes` is closed (4002); its
+ * queue keeps every unacknowledged event for the next socket or poll.
+ */
+import { z } from 'zod';
+import type { QueueRuntime, SocketSink } from '../../actors/event-queue.machine.js';
+import { CLOSE } from '../../actors/event-queue.machine.js';
+import type { ServerContext } from '../context.js';
+import { JsonableError } from '../lib/errors.js';
+import {
+  decodePacked,
+  eventsResponseJson,
+  eventsResponsePacked,
+  type QueuedEvent,
+} from '../lib/event-wire.js';
+import { pack } from '../lib/pack.js';
+import { compileParams, decodeParams, int, str } from '../lib/params.js';
+import { authenticate, resolveRealm } from './auth.js';
+import { parseUrlEncoded } from './body.js';
+import { RequestContext } from './request.js';
+import { sendError } from './respond.js';
+import {
+  DISABLED_COMPRESSION,
+  type HttpRequest,
+  type HttpResponse,
+  type TemplatedApp,
+  type us_socket_context_t,
+  type WebSocket,
+} from './uws.js';
+
+export const EVENT_SOCKET_PATH = '/api/v1/events/socket';
+
+type Format = 'json' | 'msgpack';
+type SocketData = { rt: QueueRuntime; format: Format; sink: SocketSink | null; closed: boolean };
+
+const SocketParams = compileParams(z.object({ queue_id: str(), last_event_id: int() }));
+const AckFrame = z.object({ last_event_id: z.number().int() });
+
+/** Picks the subprotocol from the client's offer: msgpack, else json, else none (JSON frames). */
+export function chooseSubprotocol(offer: string): Format | '' | null {
+  const offered = offer
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (offered.length === 0) return '';
+  if (offered.includes('msgpack')) return 'msgpack';
+  if (offered.includes('json')) return 'json';
+  return null;
+}
+
+export function mountEventSocket(app: TemplatedApp, server: ServerContext): void {
+  const { queues, config } = server;
+  app.ws<SocketData>(EVENT_SOCKET_PATH, {
+    compression: DISABLED_COMPRESSION,
+    maxPayloadLength: 16 * 1024,
+    // We close at wsMaxBackpressureBytes ourselves (4002, after the frames already buffered); uWS's
+    // own limit, twice that, only catches a single frame too large to buffer (dropped: closed
+    // at once, so a dropped frame never leaves a gap on an open socket).
+    maxBackpressure: 2 * config.wsMaxBackpressureBytes,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+
+    upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
+      const ctx = new RequestContext(req, 0, 'GET');
+      const key = req.getHeader('sec-websocket-key');
+      const protocolOffer = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      res.onAborted(() => ctx.markAborted());
+      let data: SocketData;
+      let protocol: Format | '';
+      try {
+        const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
+        const user = authenticate(server.store, realm, ctx.authorization);
+        const { params } = decodeParams(SocketParams, parseUrlEncoded(ctx.query));
+        const rt = queues.access(user.id, params.queue_id);
+        const chosen = chooseSubprotocol(protocolOffer);
+        if (chosen === null) {
+          throw new JsonableError(`Unsupported WebSocket subprotocol: ${protocolOffer}`);
+        }
+        protocol = chosen;
+        queues.acknowledge(rt, params.last_event_id);
+        data = { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', sink: null, closed: false };
+      } catch (err) {
+        sendError(res, ctx, err, true);
+        return;
+      }
+      ctx.done = true;
+      res.cork(() => res.upgrade(data, key, protocol, extensions, context));
+    },
+
+    open: (ws: WebSocket<SocketData>) => {
+      const data = ws.getUserData();
+      const binary = data.format === 'msgpack';
+      const limit = config.wsMaxBackpressureBytes;
+      const sink: SocketSink = {
+        send(events: readonly QueuedEvent[]) {
+          if (data.closed) return;
+          const frame = binary ? eventsResponsePacked(events) : eventsResponseJson(events);
+          let status = 0;
+          ws.cork(() => {
+            status = ws.send(frame, binary);
+          });
+          // 2: dropped over the limit (uWS closes it); also close when the buffer is past the bound.
+          if (!data.closed && (status === 2 || ws.getBufferedAmount() > limit)) {
+            data.closed = true;
+            ws.end(CLOSE.BACKPRESSURE, 'backpressure');
+          }
+        },
+        close(code: number, reason: string) {
+          if (data.closed) return;
+          data.closed = true;
+          ws.end(code, reason);
+        },
+      };
+      data.sink = sink;
+      queues.attachSocket(data.rt, sink);
+    },
+
+    message: (ws: WebSocket<SocketData>, message: ArrayBuffer, isBinary: boolean) => {
+      const data = ws.getUserData();
+      let reply: string | Buffer | null = null;
+      try {
+        const frame = parseFrame(message, isBinary, data.format);
+        const parsed = AckFrame.safeParse(frame);
+        if (!parsed.success) {
+          throw new JsonableError('An acknowledgement frame is {"last_event_id": <integer>}');
+        }
+        queues.acknowledge(data.rt, parsed.data.last_event_id);
+      } catch (err) {
+        const body =
+          err instanceof JsonableError
+            ? err.toBody()
+            : { result: 'error', msg: 'Invalid frame', code: 'BAD_REQUEST' };
+        reply = data.format === 'msgpack' ? pack(body) : JSON.stringify(body);
+      }
+      if (reply !== null && !data.closed) ws.send(reply, data.format === 'msgpack');
+    },
+
+    close: (ws: WebSocket<SocketData>) => {
+      const data = ws.getUserData();
+      data.closed = true;
+      if (data.sink) queues.detachSocket(data.rt, data.sink);
+    },
+  });
+  // A plain GET (no upgrade) of the socket's URL: say what it is rather than 404.
+  app.get(EVENT_SOCKET_PATH, (res: HttpResponse, req: HttpRequest) => {
+    const ctx = new RequestContext(req, 0, 'GET');
+    sendError(
+      res,
+      ctx,
+      new JsonableError('This URL is a WebSocket: connect with an Upgrade request', {
+        code: 'BAD_REQUEST',
+        status: 400,
+      }),
+    );
+  });
+}
+
+function parseFrame(message: ArrayBuffer, isBinary: boolean, format: Format): unknown {
+  const bytes = Buffer.from(new Uint8Array(message)); // copy: uWS reuses `message`
+  if (format === 'msgpack' && isBinary) {
+    try {
+      return decodePacked(bytes);
+    } catch {
+      throw new JsonableError('Invalid MessagePack frame');
+    }
+  }
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch {
+    throw new JsonableError('Invalid JSON frame');
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Server limits and client-behaviour constants the API reports (register) and enforces. Values are
+ * the reference server's defaults; the areas that validate input (messages, channels, typing)
+ * import them from here so what register announces is what the server checks.
+ */
+
+/** Longest message content, in Unicode code points. */
+export const MAX_MESSAGE_LENGTH = 10000;
+/** Longest topic name, in Unicode code points. */
+export const MAX_TOPIC_LENGTH = 60;
+export const MAX_STREAM_NAME_LENGTH = 60;
+export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
+
+/** The HTTP timeout clients should use for GET /events; heartbeats come well within it. */
+export const EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90;
+
+/** Typing protocol (POST /typing): see the spec's "Client protocol". */
+export const TYPING_STARTED_EXPIRY_PERIOD_MILLISECONDS = 45000;
+export const TYPING_STOPPED_WAIT_PERIOD_MILLISECONDS = 12000;
+export const TYPING_STARTED_WAIT_PERIOD_MILLISECONDS = 30000;
+/** Channels with more subscribers than this get no typing notifications. */
+export const MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS = 100;
+
+/** Presence protocol parameters clients read from register. */
+export const PRESENCE_PING_INTERVAL_SECONDS = 60;
+export const PRESENCE_OFFLINE_THRESHOLD_SECONDS = 200;

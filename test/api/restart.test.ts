@@ -1,0 +1,96 @@
+/**
+ * Restart without loss: a graceful shutdown answers held polls, closes sockets (1001) and saves
+ * every queue; the next process restores them, so clients keep polling the same queue_id with the
+ * same ids, and receive a `restart` event.
+ */
+import t from 'tap';
+import { ApiClient, assertError, assertSuccess } from '../helpers/api.js';
+import { events, mustOpen, poll, register, until } from '../helpers/events.js';
+import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { startServer } from '../helpers/server.js';
+import { createServer } from '../../src/server.js';
+import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../../src/version.js';
+
+t.test('queues survive a graceful restart and get a restart event', async (t) => {
+  const first = await startServer(t);
+  const { api, fx, server, dataDir } = first;
+  const hamlet = await register(t, api, 'hamlet');
+  const quiet = await register(t, api, 'othello', { event_types: ['typing'] });
+  const streamed = await register(t, api, 'cordelia');
+  const waiting = await register(t, api, 'iago');
+
+  const type = (a: ApiClient, op: string, to: number[]) => a.post('shiva', 'typing', { op, to });
+  await type(api, 'start', [fx.users.hamlet!.id, fx.users.othello!.id]);
+  await type(api, 'stop', [fx.users.hamlet!.id, fx.users.othello!.id]);
+  t.equal(
+    (await events(t, api, 'hamlet', hamlet.queue_id, 0, true)).length,
+    1,
+    'event 0 acknowledged',
+  );
+
+  const ws = await mustOpen(t, server.url, fx.users.cordelia!, {
+    queue_id: streamed.queue_id,
+    last_event_id: -1,
+  });
+  const held = poll(api, 'iago', waiting.queue_id, -1);
+  await until(() => server.context.queues.consumers().waiting === 1, 'the poll is held');
+
+  await server.close();
+  t.same(assertSuccess(t, await held).events, [], 'a held poll is answered at shutdown');
+  t.same(await ws.closed, { code: 1001, reason: 'server restarting' });
+
+  const second = await createServer({
+    host: '127.0.0.1',
+    port: 0,
+    scryptN: 1024,
+    externalHost: 'testserver.local',
+    dataDir,
+  });
+  t.teardown(() => second.close());
+  const api2 = new ApiClient(second.url, fx);
+
+  const body = assertSuccess(t, await poll(api2, 'hamlet', hamlet.queue_id, 0, true));
+  assertMatchesOpenApi(t, '/events', 'get', body);
+  t.match(body.events, [
+    { id: 1, type: 'typing', op: 'stop' },
+    {
+      id: 2,
+      type: 'restart',
+      service_version: SERVICE_VERSION,
+      service_merge_base: SERVICE_MERGE_BASE,
+      service_feature_level: SERVICE_FEATURE_LEVEL,
+    },
+  ]);
+  const restart = (body.events as { server_generation: number }[])[1]!;
+  t.type(restart.server_generation, 'number');
+  assertError(
+    t,
+    await poll(api2, 'hamlet', hamlet.queue_id, -1, true),
+    'An event newer than -1 has already been pruned!',
+    {},
+  );
+
+  t.same(
+    (await events(t, api2, 'othello', quiet.queue_id, -1, true)).map((e) => e.op ?? e.type),
+    ['start', 'stop'],
+    'a queue that did not ask for restart events gets none',
+  );
+
+  // The socket client reconnects to its queue and finds what it had not acknowledged.
+  const ws2 = await mustOpen(t, second.url, fx.users.cordelia!, {
+    queue_id: streamed.queue_id,
+    last_event_id: -1,
+  });
+  t.same(
+    (await ws2.nextEvents(1)).map((e) => e.type),
+    ['restart'],
+  );
+
+  // New events keep numbering from where the queue was.
+  await type(api2, 'start', [fx.users.hamlet!.id]);
+  t.match(await events(t, api2, 'hamlet', hamlet.queue_id, 2, true), [{ id: 3, type: 'typing' }]);
+
+  // Registering still works and snapshots come from the restored database.
+  const fresh = await register(t, api2, 'hamlet', { event_types: ['realm'] });
+  t.equal(fresh.body.realm_name, 'Zulip Dev');
+});
