@@ -4,7 +4,25 @@
  * table, so an endpoint cannot send a command with the wrong shape.
  */
 import type { Mutation } from '../src/mutations/context.js';
+import {
+  checkArchiveChannel,
+  checkChangeDefaultStream,
+  checkCreateChannelFolder,
+  checkUpdateChannel,
+} from '../src/mutations/channels.js';
 import { checkCreateProfileField, doUpdateProfileData } from '../src/mutations/profile-fields.js';
+import {
+  checkSubscribe,
+  checkUnsubscribe,
+  doChangeSubscriptionProperties,
+} from '../src/mutations/subscriptions.js';
+import {
+  checkCreateUserGroup,
+  checkDeactivateUserGroup,
+  checkUpdateUserGroup,
+  checkUpdateUserGroupMembers,
+} from '../src/mutations/user-groups.js';
+import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
 export const REALM_COMMANDS = {
@@ -12,6 +30,18 @@ export const REALM_COMMANDS = {
   'user.deactivate': checkDeactivateUser,
   'profile_field.create': checkCreateProfileField,
   'user.profile_data.update': doUpdateProfileData,
+  'channel.subscribe': checkSubscribe,
+  'channel.unsubscribe': checkUnsubscribe,
+  'channel.update': checkUpdateChannel,
+  'channel.archive': checkArchiveChannel,
+  'channel.default': checkChangeDefaultStream,
+  'channel_folder.create': checkCreateChannelFolder,
+  'subscription.properties': doChangeSubscriptionProperties,
+  'user_topic.set': doSetUserTopic,
+  'user_group.create': checkCreateUserGroup,
+  'user_group.update': checkUpdateUserGroup,
+  'user_group.members': checkUpdateUserGroupMembers,
+  'user_group.deactivate': checkDeactivateUserGroup,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -5,6 +5,9 @@
 import type { Endpoint } from '../http/endpoint.js';
 import * as auth from './auth.js';
 import * as serverSettings from './server-settings.js';
+import * as streams from './streams.js';
+import * as topics from './topics.js';
+import * as userGroups from './user-groups.js';
 import * as users from './users.js';
 
 function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
@@ -13,4 +16,11 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
   );
 }
 
-export const ENDPOINTS: readonly Endpoint[] = [auth, serverSettings, users].flatMap(endpointsOf);
+export const ENDPOINTS: readonly Endpoint[] = [
+  auth,
+  serverSettings,
+  users,
+  streams,
+  topics,
+  userGroups,
+].flatMap(endpointsOf);

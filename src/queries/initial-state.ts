@@ -11,6 +11,7 @@ import type { ServerConfig } from '../config.js';
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import type { RealmView } from './realm-view.js';
+import { CHANNEL_STATE_CONTRIBUTORS } from './state/channels.js';
 
 /** The client_capabilities of POST /register (missing keys are false). */
 export type ClientCapabilities = {
@@ -54,7 +55,7 @@ export type StateContributor = {
  * Every contributor, in the order their fields appear. Each area adds an import of its module in
  * src/queries/state/ and its contributors here.
  */
-export const STATE_CONTRIBUTORS: readonly StateContributor[] = [];
+export const STATE_CONTRIBUTORS: readonly StateContributor[] = [...CHANNEL_STATE_CONTRIBUTORS];
 
 export function wants(req: StateRequest, c: StateContributor): boolean {
   return req.fetchEventTypes === null || c.types.some((t) => req.fetchEventTypes!.has(t));
