@@ -693,3 +693,26 @@ t.test('POST /users/me/subscriptions/properties', async (t) => {
     'Invalid channel ID',
   );
 });
+
+t.test('new users join the default channels', async (t) => {
+  const ts = await startServer(t);
+  const { api } = ts;
+  const lobby = await createChannel(api, 'iago', 'lobby', { is_default_stream: true });
+  const mark = ts.events.length;
+  const created = await api.post('iago', 'users', {
+    email: 'newbie@zulip.com',
+    password: 'pw-123456',
+    full_name: 'Newbie',
+  });
+  const newId = assertSuccess(t, created).user_id as number;
+  const add = eventsSince(ts, mark).find(
+    (e) => e.event.type === 'subscription' && e.event.op === 'add',
+  )!;
+  t.same(add.users, [newId]);
+  t.same(
+    (add.event.subscriptions as { stream_id: number }[]).map((s) => s.stream_id),
+    [lobby],
+  );
+  const members = await api.get('iago', `streams/${lobby}/members`);
+  t.ok((members.body.subscribers as number[]).includes(newId));
+});
