@@ -2,10 +2,12 @@
  * `npm run bench -- <name>`: runs one bench. Benches are scripts, not tests: they print figures and
  * ratios and never fail a build on speed. Each one bounds itself in time and stops by itself.
  */
+import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   http: httpBench,
+  channels: channelsBench,
 };
 
 const name = process.argv[2];

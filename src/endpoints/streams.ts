@@ -57,6 +57,7 @@ export const listSubscriptions = endpoint({
       includeSubscribers: p.include_subscribers,
       includeArchived: false,
       nowSeconds: nowSeconds(),
+      subscribedOnly: true,
     });
     return { subscriptions: lists.subscriptions };
   },

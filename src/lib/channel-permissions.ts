@@ -66,15 +66,17 @@ export type AccessFacts = {
 export const isAdmin = (u: { role: number }) => u.role <= Role.ADMINISTRATOR;
 export const isGuest = (u: { role: number }) => u.role === Role.GUEST;
 
-/** Group memberships with guests removed from settings that never include them. */
-function effective(f: AccessFacts): ChannelGroupMembership {
-  if (!isGuest(f.user)) return f.inChannel;
-  return {
-    ...f.inChannel,
-    can_add_subscribers_group: false,
-    can_administer_channel_group: false,
-    can_subscribe_group: false,
-  };
+/** Settings that never include guests, whatever group they name. */
+const EXCLUDES_GUESTS: ReadonlySet<keyof ChannelGroupMembership> = new Set([
+  'can_add_subscribers_group',
+  'can_administer_channel_group',
+  'can_subscribe_group',
+]);
+
+/** Membership in a channel setting's group, with guests removed where they never count. */
+function inGroup(f: AccessFacts, setting: keyof ChannelGroupMembership): boolean {
+  if (isGuest(f.user) && EXCLUDES_GUESTS.has(setting)) return false;
+  return f.inChannel[setting];
 }
 
 const isPublic = (c: ChannelFacts) => !c.invite_only;
@@ -87,8 +89,11 @@ export function hasMetadataAccess(f: AccessFacts): boolean {
   if (isGuest(f.user)) return false;
   if (isPublic(f.channel)) return true;
   if (isAdmin(f.user)) return true;
-  const m = effective(f);
-  return m.can_administer_channel_group || m.can_add_subscribers_group || m.can_subscribe_group;
+  return (
+    inGroup(f, 'can_administer_channel_group') ||
+    inGroup(f, 'can_add_subscribers_group') ||
+    inGroup(f, 'can_subscribe_group')
+  );
 }
 
 /** May read the channel's messages (those they received, or all of them with history access). */
@@ -98,8 +103,7 @@ export function hasContentAccess(f: AccessFacts): boolean {
   if (f.subscribed) return true;
   if (isGuest(f.user)) return false;
   if (isPublic(f.channel)) return true;
-  const m = effective(f);
-  return m.can_subscribe_group || m.can_add_subscribers_group;
+  return inGroup(f, 'can_subscribe_group') || inGroup(f, 'can_add_subscribers_group');
 }
 
 /** May read messages sent before they subscribed (else only messages they received). */
@@ -108,6 +112,43 @@ export function hasHistoryAccess(f: AccessFacts): boolean {
   if (f.channel.is_web_public) return true;
   if (isPublic(f.channel) && !isGuest(f.user)) return true;
   return f.channel.history_public_to_subscribers && hasContentAccess(f);
+}
+
+/**
+ * Everyone with metadata access to one channel, computed for a whole realm at once (the audience
+ * of every event about the channel). Same rules as hasMetadataAccess, set-wise: per user only a
+ * few set lookups. `groupMembers` gives the (non-guest or not) members of a channel setting.
+ */
+export function metadataAudience(input: {
+  channel: ChannelFacts;
+  activeUsers: Iterable<{ id: number; role: number }>;
+  subscribers: ReadonlySet<number>;
+  groupMembers: (
+    setting: 'can_administer_channel_group' | 'can_add_subscribers_group' | 'can_subscribe_group',
+  ) => ReadonlySet<number>;
+}): number[] {
+  const out: number[] = [];
+  const c = input.channel;
+  if (c.is_web_public) {
+    for (const u of input.activeUsers) out.push(u.id);
+    return out;
+  }
+  if (isPublic(c)) {
+    for (const u of input.activeUsers)
+      if (!isGuest(u) || input.subscribers.has(u.id)) out.push(u.id);
+    return out;
+  }
+  const granting = [
+    input.groupMembers('can_administer_channel_group'),
+    input.groupMembers('can_add_subscribers_group'),
+    input.groupMembers('can_subscribe_group'),
+  ];
+  for (const u of input.activeUsers) {
+    if (input.subscribers.has(u.id)) out.push(u.id);
+    else if (isGuest(u)) continue;
+    else if (isAdmin(u) || granting.some((g) => g.has(u.id))) out.push(u.id);
+  }
+  return out;
 }
 
 /** Subscribers of a channel are visible exactly to users who may know the channel. */
@@ -125,8 +166,8 @@ export function canSubscribeSelf(f: AccessFacts): boolean {
 export function addSubscribersDecision(f: AccessFacts): 'ok' | 'unauthorized' | 'forbidden' {
   if (isGuest(f.user) || !hasContentAccess(f)) return 'unauthorized';
   if (f.inRealm.can_add_subscribers_group || isAdmin(f.user)) return 'ok';
-  const m = effective(f);
-  if (m.can_administer_channel_group || m.can_add_subscribers_group) return 'ok';
+  if (inGroup(f, 'can_administer_channel_group') || inGroup(f, 'can_add_subscribers_group'))
+    return 'ok';
   return 'forbidden';
 }
 
@@ -135,9 +176,8 @@ export function canRemoveSubscribers(f: AccessFacts): boolean {
   if (!f.user.is_active) return false;
   if (isAdmin(f.user)) return true;
   if (isGuest(f.user)) return false;
-  const m = effective(f);
-  if (m.can_administer_channel_group) return true;
-  return hasMetadataAccess(f) && m.can_remove_subscribers_group;
+  if (inGroup(f, 'can_administer_channel_group')) return true;
+  return hasMetadataAccess(f) && inGroup(f, 'can_remove_subscribers_group');
 }
 
 /**
@@ -148,7 +188,7 @@ export function canRemoveSubscribers(f: AccessFacts): boolean {
 export function administerDecision(f: AccessFacts): 'ok' | 'invalid' | 'forbidden' {
   if (!f.user.is_active) return 'invalid';
   if (isAdmin(f.user)) return 'ok';
-  if (effective(f).can_administer_channel_group) return 'ok';
+  if (inGroup(f, 'can_administer_channel_group')) return 'ok';
   return hasContentAccess(f) ? 'forbidden' : 'invalid';
 }
 
@@ -181,10 +221,12 @@ export function sendMessageDecision(
   if (isPublic(f.channel) && !isGuest(f.user)) return 'ok';
   if (f.subscribed) return 'ok';
   if (botOwner?.subscribed) return 'ok';
-  if (f.channel.history_public_to_subscribers && !isGuest(f.user)) {
-    const m = effective(f);
-    if (m.can_subscribe_group || m.can_add_subscribers_group) return 'ok';
-  }
+  if (
+    f.channel.history_public_to_subscribers &&
+    !isGuest(f.user) &&
+    (inGroup(f, 'can_subscribe_group') || inGroup(f, 'can_add_subscribers_group'))
+  )
+    return 'ok';
   return 'unauthorized';
 }
 

@@ -16,6 +16,7 @@ import {
   administerDecision,
   addSubscribersDecision,
   may,
+  metadataAudience,
   sendMessageDecision,
   type AccessFacts,
   type ChannelAction,
@@ -181,11 +182,8 @@ export class ChannelsView {
     nowSeconds: number,
   ): { first_message_id: number | null; is_recently_active: boolean } {
     const cutoff = nowSeconds - RECENT_ACTIVITY_DAYS * 86400;
-    const last = this.store.topics.lastMessageDate(ch.id);
-    return {
-      first_message_id: this.store.topics.firstMessageId(ch.id),
-      is_recently_active: (last ?? ch.date_created) >= cutoff,
-    };
+    const { first, last } = this.store.topics.activity(ch.id);
+    return { first_message_id: first, is_recently_active: (last ?? ch.date_created) >= cutoff };
   }
 
   historyPublic(ch: Channel): boolean {
@@ -198,24 +196,15 @@ export class ChannelsView {
     return this.realm.isUserInGroupSetting(userId, value);
   }
 
+  /** The user's realm-level channel permissions, each computed when first asked. */
   realmMembership(userId: number): RealmChannelMembership {
-    const r = (name: Parameters<RealmView['hasRealmPermission']>[1]) =>
-      this.realm.hasRealmPermission(userId, name);
-    return {
-      can_add_subscribers_group: r('can_add_subscribers_group'),
-      can_create_public_channel_group: r('can_create_public_channel_group'),
-      can_create_private_channel_group: r('can_create_private_channel_group'),
-      can_create_web_public_channel_group: r('can_create_web_public_channel_group'),
-      can_delete_any_message_group: r('can_delete_any_message_group'),
-      can_delete_own_message_group: r('can_delete_own_message_group'),
-      can_set_delete_message_policy_group: r('can_set_delete_message_policy_group'),
-      can_set_topics_policy_group: r('can_set_topics_policy_group'),
-    };
+    return new LazyRealmMembership(this.realm, userId);
   }
 
   /**
-   * The facts channel-permissions.ts decides from. `overrides` lets a mutation ask about a state
-   * it is about to write (a subscription, a new privacy) before the read model has it.
+   * The facts channel-permissions.ts decides from (group memberships are computed only when a
+   * rule asks for them). `overrides` lets a mutation ask about a state it is about to write (a
+   * subscription, a new privacy) before the read model has it.
    */
   facts(
     userId: number,
@@ -223,11 +212,7 @@ export class ChannelsView {
     overrides: { subscribed?: boolean; channel?: Partial<Channel> } = {},
   ): AccessFacts {
     const u = this.realm.user(userId);
-    const c = { ...ch, ...overrides.channel };
-    const settings = c.settings;
-    const inChannel = {} as ChannelGroupMembership;
-    for (const name of CHANNEL_GROUP_SETTING_NAMES)
-      inChannel[name] = u ? this.inSetting(userId, settings[name]) : false;
+    const c = overrides.channel ? { ...ch, ...overrides.channel } : ch;
     return {
       user: { role: u?.role ?? 600, is_active: !!u?.is_active },
       channel: {
@@ -237,19 +222,8 @@ export class ChannelsView {
         deactivated: c.deactivated === 1,
       },
       subscribed: overrides.subscribed ?? this.isSubscribed(userId, ch.id),
-      inChannel,
-      inRealm: u
-        ? this.realmMembership(userId)
-        : {
-            can_add_subscribers_group: false,
-            can_create_public_channel_group: false,
-            can_create_private_channel_group: false,
-            can_create_web_public_channel_group: false,
-            can_delete_any_message_group: false,
-            can_delete_own_message_group: false,
-            can_set_delete_message_policy_group: false,
-            can_set_topics_policy_group: false,
-          },
+      inChannel: new LazyChannelMembership(this.realm, userId, c.settings),
+      inRealm: new LazyRealmMembership(this.realm, userId),
     };
   }
 
@@ -274,22 +248,92 @@ export class ChannelsView {
 
   /**
    * Every active user who may know the channel exists, ascending. `overrides` describes the
-   * channel as a mutation is about to leave it (privacy change), and `subscribedAfter` the
+   * channel as a mutation is about to leave it (privacy change), and `subscribers` the
    * subscribers it will have.
    */
   metadataAudience(
     ch: Channel,
     overrides: { channel?: Partial<Channel>; subscribers?: ReadonlySet<number> } = {},
   ): number[] {
-    const out: number[] = [];
-    for (const u of this.realm.usersById.values()) {
-      if (!u.is_active) continue;
-      const subscribed = overrides.subscribers
-        ? overrides.subscribers.has(u.id)
-        : this.isSubscribed(u.id, ch.id);
-      const f = this.facts(u.id, ch, { subscribed, channel: overrides.channel ?? {} });
-      if (may(f, 'metadata')) out.push(u.id);
-    }
-    return out;
+    const c = { ...ch, ...overrides.channel };
+    const users: { id: number; role: number }[] = [];
+    for (const u of this.realm.usersById.values()) if (u.is_active) users.push(u);
+    return metadataAudience({
+      channel: {
+        invite_only: c.invite_only === 1,
+        is_web_public: c.is_web_public === 1,
+        history_public_to_subscribers: c.history_public_to_subscribers === 1,
+        deactivated: c.deactivated === 1,
+      },
+      activeUsers: users,
+      subscribers: overrides.subscribers ?? this.subscribers.get(ch.id) ?? new Set<number>(),
+      groupMembers: (setting) => this.realm.usersInGroupSetting(c.settings[setting]),
+    });
+  }
+}
+
+class LazyRealmMembership implements RealmChannelMembership {
+  constructor(
+    private readonly realm: RealmView,
+    private readonly userId: number,
+  ) {}
+  private has(name: Parameters<RealmView['hasRealmPermission']>[1]): boolean {
+    return this.realm.hasRealmPermission(this.userId, name);
+  }
+  get can_add_subscribers_group() {
+    return this.has('can_add_subscribers_group');
+  }
+  get can_create_public_channel_group() {
+    return this.has('can_create_public_channel_group');
+  }
+  get can_create_private_channel_group() {
+    return this.has('can_create_private_channel_group');
+  }
+  get can_create_web_public_channel_group() {
+    return this.has('can_create_web_public_channel_group');
+  }
+  get can_delete_any_message_group() {
+    return this.has('can_delete_any_message_group');
+  }
+  get can_delete_own_message_group() {
+    return this.has('can_delete_own_message_group');
+  }
+  get can_set_delete_message_policy_group() {
+    return this.has('can_set_delete_message_policy_group');
+  }
+  get can_set_topics_policy_group() {
+    return this.has('can_set_topics_policy_group');
+  }
+}
+
+class LazyChannelMembership implements ChannelGroupMembership {
+  constructor(
+    private readonly realm: RealmView,
+    private readonly userId: number,
+    private readonly settings: Record<ChannelGroupSettingName, GroupSettingValue>,
+  ) {}
+  private has(name: ChannelGroupSettingName): boolean {
+    return this.realm.isUserInGroupSetting(this.userId, this.settings[name]);
+  }
+  get can_add_subscribers_group() {
+    return this.has('can_add_subscribers_group');
+  }
+  get can_remove_subscribers_group() {
+    return this.has('can_remove_subscribers_group');
+  }
+  get can_administer_channel_group() {
+    return this.has('can_administer_channel_group');
+  }
+  get can_send_message_group() {
+    return this.has('can_send_message_group');
+  }
+  get can_subscribe_group() {
+    return this.has('can_subscribe_group');
+  }
+  get can_delete_any_message_group() {
+    return this.has('can_delete_any_message_group');
+  }
+  get can_delete_own_message_group() {
+    return this.has('can_delete_own_message_group');
   }
 }

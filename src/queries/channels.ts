@@ -115,7 +115,13 @@ export type SubscriptionLists = {
 export function gatherSubscriptions(
   realm: RealmView,
   userId: number,
-  opts: { includeSubscribers: boolean; includeArchived: boolean; nowSeconds: number },
+  opts: {
+    includeSubscribers: boolean;
+    includeArchived: boolean;
+    nowSeconds: number;
+    /** Only the subscribed list (GET /users/me/subscriptions); the others stay empty. */
+    subscribedOnly?: boolean;
+  },
 ): SubscriptionLists {
   const view = realm.channels;
   const mine = view.subscriptionsOf(userId);
@@ -131,7 +137,7 @@ export function gatherSubscriptions(
       out.subscriptions.push(
         withSubscribers(formatSubscription(realm, ch, sub, opts.nowSeconds), ch),
       );
-    } else if (!view.may(userId, ch, 'metadata')) {
+    } else if (opts.subscribedOnly || !view.may(userId, ch, 'metadata')) {
       continue;
     } else if (sub) {
       out.unsubscribed.push(

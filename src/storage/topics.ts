@@ -26,14 +26,10 @@ export function topicStatements(db: DB) {
      WHERE um.user_id = ? AND m.stream_id = ?
      GROUP BY m.topic ORDER BY max_id DESC`,
   );
-  const firstMessageId = db
-    .prepare<[number], number | null>('SELECT MIN(id) FROM messages WHERE stream_id = ?')
-    .pluck();
-  const lastMessageDate = db
-    .prepare<[number], number | null>(
-      `SELECT date_sent FROM messages WHERE stream_id = ? ORDER BY id DESC LIMIT 1`,
-    )
-    .pluck();
+  const activity = db.prepare<[number, number], { first: number | null; last: number | null }>(
+    `SELECT (SELECT MIN(id) FROM messages WHERE stream_id = ?) AS first,
+            (SELECT date_sent FROM messages WHERE stream_id = ? ORDER BY id DESC LIMIT 1) AS last`,
+  );
   const hasNamedTopic = db
     .prepare<[number], number>(
       `SELECT EXISTS (SELECT 1 FROM messages WHERE stream_id = ? AND topic <> '')`,
@@ -63,8 +59,10 @@ export function topicStatements(db: DB) {
     /** The topics of the messages a user received in a channel (protected history). */
     topicsReceivedByUser: (userId: number, streamId: number): TopicMaxRow[] =>
       historyReceived.all(userId, streamId),
-    firstMessageId: (streamId: number): number | null => firstMessageId.get(streamId) ?? null,
-    lastMessageDate: (streamId: number): number | null => lastMessageDate.get(streamId) ?? null,
+    /** A channel's first message id and the date of its newest message (null: no messages). */
+    activity(streamId: number): { first: number | null; last: number | null } {
+      return activity.get(streamId, streamId) ?? { first: null, last: null };
+    },
     hasNamedTopic: (streamId: number): boolean => hasNamedTopic.get(streamId) === 1,
 
     userTopicsOfUser: (userId: number): UserTopicRow[] => userTopicsOfUser.all(userId),

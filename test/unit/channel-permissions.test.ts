@@ -9,7 +9,9 @@ import t from 'tap';
 import {
   addSubscribersDecision,
   administerDecision,
+  hasMetadataAccess,
   may,
+  metadataAudience,
   sendMessageDecision,
   type AccessFacts,
   type ChannelAction,
@@ -314,5 +316,61 @@ t.test('a bot posts where its owner may', (t) => {
   const owner = facts('member', 'private_shared', true);
   t.equal(sendMessageDecision(bot, owner), 'ok');
   t.equal(sendMessageDecision(bot), 'not_allowed');
+  t.end();
+});
+
+t.test('the realm-wide audience computation agrees with the per-user rule', (t) => {
+  // Every combination of channel kind, role, subscription and membership in the three settings
+  // that grant metadata access.
+  const kinds: ChannelFacts[] = [
+    ...Object.values(KINDS),
+    {
+      invite_only: false,
+      is_web_public: true,
+      history_public_to_subscribers: true,
+      deactivated: false,
+    },
+  ];
+  let checked = 0;
+  for (const channel of kinds) {
+    const users: { id: number; role: number }[] = [];
+    const subscribers = new Set<number>();
+    const members = {
+      can_administer_channel_group: new Set<number>(),
+      can_add_subscribers_group: new Set<number>(),
+      can_subscribe_group: new Set<number>(),
+    };
+    const perUser: AccessFacts[] = [];
+    let id = 0;
+    for (const role of ORDER) {
+      for (let combo = 0; combo < 16; combo++) {
+        id++;
+        users.push({ id, role: ROLES[role] });
+        const f = facts(role, 'public', (combo & 1) !== 0);
+        f.channel = channel;
+        f.inChannel = {
+          ...f.inChannel,
+          can_administer_channel_group: (combo & 2) !== 0,
+          can_add_subscribers_group: (combo & 4) !== 0,
+          can_subscribe_group: (combo & 8) !== 0,
+        };
+        if (combo & 1) subscribers.add(id);
+        if (combo & 2) members.can_administer_channel_group.add(id);
+        if (combo & 4) members.can_add_subscribers_group.add(id);
+        if (combo & 8) members.can_subscribe_group.add(id);
+        perUser.push(f);
+      }
+    }
+    const expected = users.filter((_, i) => hasMetadataAccess(perUser[i]!)).map((u) => u.id);
+    const got = metadataAudience({
+      channel,
+      activeUsers: users,
+      subscribers,
+      groupMembers: (s) => members[s],
+    });
+    t.same(got, expected, `audience of ${JSON.stringify(channel)}`);
+    checked += users.length;
+  }
+  t.equal(checked, 4 * 5 * 16);
   t.end();
 });
