@@ -316,7 +316,7 @@ export const updateStream = endpoint({
     folder_id: json(
       z.union([intValue(), z.null()], { error: '{var} is not an integer' }),
     ).optional(),
-    topics_policy: oneOf(TOPICS_POLICIES).optional(),
+    topics_policy: jsonOrString(oneOf(TOPICS_POLICIES)).optional(),
     ...updateSettings,
   }),
   handle: ({ realm, user }, p) => {

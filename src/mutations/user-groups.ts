@@ -101,20 +101,47 @@ function allUsers(realm: RealmView): number[] {
 }
 
 /**
- * After group memberships changed (written, not yet committed): announce private channels whose
- * audience changed. Compares the committed read model with a fresh one read inside the
- * transaction.
+ * After the memberships of `changedGroupId` changed (written, not yet committed): announce the
+ * private channels whose audience changed. Only channels whose access-granting settings involve
+ * that group or a group containing it can change; for those, the committed read model is compared
+ * with a fresh one read inside the transaction.
  */
-export function announceChannelAccessAfterGroupChange(ctx: MutationContext): void {
+export function announceChannelAccessAfterGroupChange(
+  ctx: MutationContext,
+  changedGroupId: number,
+): void {
   const { realm, store } = ctx;
-  // Only private channels depend on groups for who may know them.
-  const candidates = [...realm.channels.all()].filter((ch) => ch.invite_only && !ch.is_web_public);
+  // The changed group and every group it is (recursively) a subgroup of.
+  const affected = new Set<number>([changedGroupId]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [gid, subs] of realm.directSubgroups) {
+      if (affected.has(gid)) continue;
+      for (const s of subs) {
+        if (affected.has(s)) {
+          affected.add(gid);
+          grew = true;
+          break;
+        }
+      }
+    }
+  }
+  const involves = (v: GroupSettingValue) =>
+    typeof v === 'number' ? affected.has(v) : v.direct_subgroups.some((g) => affected.has(g));
+  const candidates = [...realm.channels.all()].filter(
+    (ch) =>
+      ch.invite_only &&
+      !ch.is_web_public &&
+      (involves(ch.settings.can_administer_channel_group) ||
+        involves(ch.settings.can_add_subscribers_group) ||
+        involves(ch.settings.can_subscribe_group)),
+  );
   if (candidates.length === 0) return;
   const after = new RealmView(store, realm.id);
   for (const ch of candidates) {
     const before = realm.channels.metadataAudience(ch);
-    const nowCh = after.channels.byId(ch.id)!;
-    const afterAudience = after.channels.metadataAudience(nowCh);
+    const afterAudience = after.channels.metadataAudience(after.channels.byId(ch.id)!);
     announceAccessChange(ctx, ch, before, afterAudience, realm.channels.subscriberIds(ch.id));
   }
 }
@@ -368,7 +395,7 @@ export function checkUpdateUserGroupMembers(
       everyone,
     );
   }
-  announceChannelAccessAfterGroupChange(ctx);
+  announceChannelAccessAfterGroupChange(ctx, g.id);
   ctx.afterCommit(() => realm.reloadGroups());
   return {};
 }
