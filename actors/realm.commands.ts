@@ -14,6 +14,7 @@ import { checkCreateProfileField, doUpdateProfileData } from '../src/mutations/p
 import {
   checkSubscribe,
   checkUnsubscribe,
+  checkUpdateSubscriptions,
   doChangeSubscriptionProperties,
 } from '../src/mutations/subscriptions.js';
 import {
@@ -32,6 +33,7 @@ export const REALM_COMMANDS = {
   'user.profile_data.update': doUpdateProfileData,
   'channel.subscribe': checkSubscribe,
   'channel.unsubscribe': checkUnsubscribe,
+  'channel.subscriptions.update': checkUpdateSubscriptions,
   'channel.update': checkUpdateChannel,
   'channel.archive': checkArchiveChannel,
   'channel.default': checkChangeDefaultStream,

@@ -137,6 +137,74 @@ export const subscribe = endpoint({
   },
 });
 
+/** PATCH /api/v1/users/me/subscriptions — `add` and `delete` for oneself, in one transaction. */
+export const updateSubscriptions = endpoint({
+  method: 'PATCH',
+  path: '/api/v1/users/me/subscriptions',
+  params: z.object({
+    add: json(
+      z.array(
+        z.object({
+          name: z.string({ error: '{var} is not a string' }),
+          color: z.string({ error: '{var} is not a string' }).optional(),
+          description: z
+            .string({ error: '{var} is not a string' })
+            .max(MAX_CHANNEL_DESCRIPTION_LENGTH, {
+              error: `{var} is too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters)`,
+            })
+            .optional(),
+        }),
+        { error: '{var} is not a list' },
+      ),
+    ).default([]),
+    delete: stringList().default([]),
+  }),
+  handle: ({ realm, user }, p) => {
+    if (p.add.length === 0 && p.delete.length === 0)
+      throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
+    if (p.add.length > 0 && user.role === Role.GUEST)
+      throw new JsonableError('Not allowed for guest users');
+    for (const s of p.add) {
+      if (s.color !== undefined && !isHexColor(s.color))
+        throw new JsonableError('add.color is not a valid hex color code');
+    }
+    return realm.ask('channel.subscriptions.update', {
+      add:
+        p.add.length === 0
+          ? null
+          : {
+              acting_user_id: user.id,
+              subscriptions: p.add.map((s) => {
+                const description =
+                  s.description === undefined ? null : normalizeDescription(s.description);
+                return {
+                  name: s.name.trim(),
+                  description,
+                  rendered_description:
+                    description === null ? null : renderDescription(description),
+                  color: s.color ?? null,
+                };
+              }),
+              principals: null,
+              authorization_errors_fatal: true,
+              invite_only: false,
+              is_web_public: false,
+              is_default_stream: false,
+              history_public_to_subscribers: null,
+              message_retention_days: null,
+              retention_given: false,
+              topics_policy: null,
+              folder_id: null,
+              settings: {},
+            },
+      delete:
+        p.delete.length === 0
+          ? null
+          : { acting_user_id: user.id, subscriptions: p.delete, principals: null },
+    });
+  },
+});
+
 /** DELETE /api/v1/users/me/subscriptions — unsubscribe self, own bots, or (with permission) others. */
 export const unsubscribe = endpoint({
   method: 'DELETE',
@@ -218,6 +286,9 @@ export const listStreams = endpoint({
   }),
   handle: ({ realm, user }, p) => {
     const view = realm.view.channels;
+    // The deprecated alias is for administrators only (spec/API.md).
+    if (p.include_all_active && user.role > Role.ADMINISTRATOR)
+      throw new JsonableError('User not authorized for this query');
     const includeAll = p.include_all || p.include_all_active;
     const includePublic = p.include_public && user.role !== Role.GUEST;
     const owner =

@@ -399,3 +399,20 @@ export function doChangeSubscriptionProperties(
   }
   return {};
 }
+
+// ---- PATCH /users/me/subscriptions ----------------------------------------------------------
+
+/**
+ * Subscribing and unsubscribing in one transaction (either both apply or neither). The
+ * unsubscribing part sees the channels as they were before the request.
+ */
+export function checkUpdateSubscriptions(
+  ctx: MutationContext,
+  cmd: { add: SubscribeCommand | null; delete: UnsubscribeCommand | null },
+): Partial<SubscribeResult> & { removed?: string[]; not_removed?: string[] } {
+  const added = cmd.add ? checkSubscribe(ctx, cmd.add) : { subscribed: {}, already_subscribed: {} };
+  const removed = cmd.delete
+    ? checkUnsubscribe(ctx, cmd.delete)
+    : { removed: [] as string[], not_removed: [] as string[] };
+  return { ...added, ...removed };
+}

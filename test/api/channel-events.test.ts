@@ -39,7 +39,10 @@ t.test('every channel-area event matches the GET /events description', async (t)
       principals: [id('othello'), id('polonius')],
     }),
   );
-  assertSuccess(t, await api.delete('othello', 'users/me/subscriptions', { subscriptions: ['pub'] }));
+  assertSuccess(
+    t,
+    await api.delete('othello', 'users/me/subscriptions', { subscriptions: ['pub'] }),
+  );
   assertSuccess(
     t,
     await api.post('hamlet', 'users/me/subscriptions/properties', {
@@ -52,7 +55,10 @@ t.test('every channel-area event matches the GET /events description', async (t)
       new_name: 'square',
       description: 'about',
       can_send_message_group: {
-        new: { direct_members: [id('hamlet')], direct_subgroups: [systemGroupId(ts, 'role:moderators')] },
+        new: {
+          direct_members: [id('hamlet')],
+          direct_subgroups: [systemGroupId(ts, 'role:moderators')],
+        },
       },
     }),
   );
@@ -60,17 +66,35 @@ t.test('every channel-area event matches the GET /events description', async (t)
   assertSuccess(t, await api.patch('iago', `streams/${pub}`, { is_private: true }));
   assertSuccess(t, await api.patch('hamlet', `streams/${pub}`, { is_private: false }));
   assertSuccess(t, await api.patch('iago', `streams/${pub}`, { is_default_stream: true }));
-  assertSuccess(t, await api.post('hamlet', 'user_topics', { stream_id: pub, topic: 't', visibility_policy: 3 }));
+  assertSuccess(
+    t,
+    await api.post('hamlet', 'user_topics', { stream_id: pub, topic: 't', visibility_policy: 3 }),
+  );
   const gid = assertSuccess(
     t,
-    await api.post('hamlet', 'user_groups/create', { name: 'g', description: '', members: [id('hamlet')] }),
+    await api.post('hamlet', 'user_groups/create', {
+      name: 'g',
+      description: '',
+      members: [id('hamlet')],
+    }),
   ).group_id as number;
   const sub = assertSuccess(
     t,
     await api.post('hamlet', 'user_groups/create', { name: 'sub', description: '', members: [] }),
   ).group_id as number;
-  assertSuccess(t, await api.patch('hamlet', `user_groups/${gid}`, { description: 'd', can_join_group: { new: sub } }));
-  assertSuccess(t, await api.patch('hamlet', `user_groups/${gid}`, { can_join_group: { new: systemGroupId(ts, 'role:members') } }));
+  assertSuccess(
+    t,
+    await api.patch('hamlet', `user_groups/${gid}`, {
+      description: 'd',
+      can_join_group: { new: sub },
+    }),
+  );
+  assertSuccess(
+    t,
+    await api.patch('hamlet', `user_groups/${gid}`, {
+      can_join_group: { new: systemGroupId(ts, 'role:members') },
+    }),
+  );
   assertSuccess(
     t,
     await api.post('hamlet', `user_groups/${gid}/members`, {

@@ -74,6 +74,11 @@ t.test('GET /streams: each flag of the spec’s table', async (t) => {
   t.same(await names(api, 'hamlet', { include_all: true }), ['priv', 'pub', 'web']);
   t.same(await names(api, 'iago', { include_all: true }), ['hidden', 'priv', 'pub', 'web']);
   t.same(await names(api, 'iago', { include_all_active: true }), ['hidden', 'priv', 'pub', 'web']);
+  assertError(
+    t,
+    await api.get('hamlet', 'streams', { include_all_active: true }),
+    'User not authorized for this query',
+  );
   t.same(await names(api, 'cordelia', { include_can_access_content: true }), ['pub', 'web']);
   t.same(await names(api, 'hamlet', { include_can_access_content: true }), ['priv', 'pub', 'web']);
   // Guests: no public channels; web-public ones on request.

@@ -716,3 +716,39 @@ t.test('new users join the default channels', async (t) => {
   const members = await api.get('iago', `streams/${lobby}/members`);
   t.ok((members.body.subscribers as number[]).includes(newId));
 });
+
+t.test('PATCH /users/me/subscriptions: add and delete together', async (t) => {
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  await createChannel(api, 'hamlet', 'old');
+  const res = await api.patch('hamlet', 'users/me/subscriptions', {
+    add: [{ name: 'new', color: '#abcdef' }],
+    delete: ['old'],
+  });
+  assertSuccess(t, res);
+  assertMatchesOpenApi(t, '/users/me/subscriptions', 'patch', res.body);
+  t.same(res.body.subscribed, { [fx.users.hamlet!.id]: ['new'] });
+  t.same(res.body.removed, ['old']);
+  t.same(res.body.not_removed, []);
+  const subs = (await api.get('hamlet', 'users/me/subscriptions')).body.subscriptions as {
+    name: string;
+    color: string;
+  }[];
+  t.same(
+    subs.map((s) => [s.name, s.color]),
+    [['new', '#abcdef']],
+  );
+  assertError(
+    t,
+    await api.patch('hamlet', 'users/me/subscriptions', {}),
+    'Nothing to do. Specify at least one of "add" or "delete".',
+  );
+  // One transaction: a failing delete undoes the add.
+  const failed = await api.patch('hamlet', 'users/me/subscriptions', {
+    add: [{ name: 'third' }],
+    delete: ['nowhere'],
+  });
+  assertError(t, failed, "Channel 'nowhere' does not exist", { code: 'STREAM_DOES_NOT_EXIST' });
+  const all = await api.get('desdemona', 'streams', { include_all: true });
+  t.notOk((all.body.streams as { name: string }[]).some((s) => s.name === 'third'));
+});
