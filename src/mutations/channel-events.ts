@@ -41,9 +41,11 @@ export function announceAccessChange(
   subscribersAfter: readonly number[],
   opts: { exceptPeerAdd?: ReadonlySet<number> } = {},
 ): { gained: number[]; lost: number[]; kept: number[] } {
-  const gained = difference(after, before);
-  const lost = difference(before, after);
-  const kept = intersection(after, before);
+  // Most changes leave the audience as it was: skip the set arithmetic then.
+  const same = before.length === after.length && before.every((u, i) => u === after[i]);
+  const gained = same ? [] : difference(after, before);
+  const lost = same ? [] : difference(before, after);
+  const kept = same ? [...after] : intersection(after, before);
   if (gained.length > 0) {
     ctx.emit(
       { type: 'stream', op: 'create', streams: [formatChannel(ctx.realm, ch, ctx.now)] },

@@ -206,6 +206,7 @@ export function bulkAddSubscriptions(
   const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
   const newSubsByUser = new Map<number, Channel[]>();
   const usedColors = new Map<number, string[]>();
+  const subscribersAfterById = new Map<number, number[]>();
 
   for (const { ch, created } of channels) {
     const before = new Set(created ? [] : view.subscriberIds(ch.id));
@@ -219,6 +220,7 @@ export function bulkAddSubscriptions(
       if (!used) usedColors.set(u.id, (used = store.channels.colorsOfUser(u.id)));
       const color = opts.colors?.get(ch.name.toLowerCase()) ?? pickColor(used);
       store.channels.subscribe(u.id, ch.id, color);
+      ctx.afterCommit(() => view.reloadSubscription(u.id, ch.id));
       used.push(color);
       added.push(u.id);
       (result.subscribed[String(u.id)] ??= []).push(ch.name);
@@ -231,6 +233,7 @@ export function bulkAddSubscriptions(
     const audienceBefore = created ? [] : view.metadataAudience(ch);
     const audienceAfter = view.metadataAudience(ch, { subscribers: after });
     const subscribersAfter = [...after].sort((a, b) => a - b);
+    subscribersAfterById.set(ch.id, subscribersAfter);
     const addedSet = new Set(added);
     // New subscribers learn the subscriber list from their `subscription add`.
     const { kept } = announceAccessChange(
@@ -251,17 +254,14 @@ export function bulkAddSubscriptions(
           peers,
         );
     }
-    ctx.afterCommit(() => view.reloadSubscriptions(ch.id));
   }
 
   for (const [userId, chans] of newSubsByUser) {
     const subscriptions = chans.map((ch) => {
       const row = store.channels.subscription(userId, ch.id)!;
-      const subscribersNow = store.channels
-        .subscriptionsByStream(ch.id)
-        .filter((s) => s.active && realm.user(s.user_id)?.is_active)
-        .map((s) => s.user_id);
-      return { ...formatSubscription(realm, ch, row, ctx.now), subscribers: subscribersNow };
+      const o = formatSubscription(realm, ch, row, ctx.now);
+      o.subscribers = subscribersAfterById.get(ch.id) ?? [];
+      return o;
     });
     ctx.emit({ type: 'subscription', op: 'add', subscriptions }, [userId]);
   }
@@ -324,6 +324,7 @@ export function checkUnsubscribe(
         continue;
       }
       store.channels.unsubscribe(t.id, ch.id);
+      ctx.afterCommit(() => view.reloadSubscription(t.id, ch.id));
       removed.push(t.id);
       result.removed.push(ch.name);
       let mine = removedByUser.get(t.id);
@@ -342,7 +343,6 @@ export function checkUnsubscribe(
         { type: 'subscription', op: 'peer_remove', stream_ids: [ch.id], user_ids: removed },
         peers,
       );
-    ctx.afterCommit(() => view.reloadSubscriptions(ch.id));
   }
   for (const [userId, chans] of removedByUser) {
     ctx.emit(
@@ -395,7 +395,7 @@ export function doChangeSubscriptionProperties(
       store.channels.setSubscriptionProperty(user.id, c.stream_id, c.property, c.value ? 1 : 0);
       emit(c.property, c.value);
     }
-    ctx.afterCommit(() => view.reloadSubscriptions(c.stream_id));
+    ctx.afterCommit(() => view.reloadSubscription(user.id, c.stream_id));
   }
   return {};
 }

@@ -113,6 +113,12 @@ export class ChannelsView {
     for (const s of this.store.channels.subscriptionsByStream(channelId)) this.putSub(s);
   }
 
+  /** After one user's subscription to a channel changed. */
+  reloadSubscription(userId: number, channelId: number): void {
+    const row = this.store.channels.subscription(userId, channelId);
+    if (row) this.putSub(row);
+  }
+
   reloadDefaults(): void {
     this.defaults = new Set(this.store.channels.defaultStreamIds(this.realm.id));
   }

@@ -4,7 +4,6 @@
  * stream_to_dict, lib/subscription_info.py build_stream_dict_for_sub.
  */
 import type { GroupSettingValue } from '../lib/realm-settings.js';
-import { CHANNEL_GROUP_SETTING_NAMES } from '../lib/group-settings.js';
 import type { SubscriptionRow } from '../storage/channels.js';
 import type { Channel } from './channels-view.js';
 import type { RealmView } from './realm-view.js';
@@ -43,8 +42,11 @@ export type ApiChannel = Record<string, unknown> & { stream_id: number; name: st
 
 export function formatChannel(realm: RealmView, ch: Channel, nowSeconds: number): ApiChannel {
   const activity = realm.channels.activity(ch, nowSeconds);
-  const postPolicy = streamPostPolicy(realm, ch.settings.can_send_message_group);
-  const out: ApiChannel = {
+  const g = ch.settings;
+  const postPolicy = streamPostPolicy(realm, g.can_send_message_group);
+  // One literal with every field (no keys added later): a stable object shape is several times
+  // cheaper to build and to serialize than one extended key by key.
+  return {
     stream_id: ch.id,
     name: ch.name,
     is_archived: ch.deactivated === 1,
@@ -63,10 +65,14 @@ export function formatChannel(realm: RealmView, ch: Channel, nowSeconds: number)
     folder_id: ch.folder_id,
     is_recently_active: activity.is_recently_active,
     stream_weekly_traffic: null,
+    can_add_subscribers_group: groupSettingForApi(realm, g.can_add_subscribers_group),
+    can_remove_subscribers_group: groupSettingForApi(realm, g.can_remove_subscribers_group),
+    can_administer_channel_group: groupSettingForApi(realm, g.can_administer_channel_group),
+    can_send_message_group: groupSettingForApi(realm, g.can_send_message_group),
+    can_subscribe_group: groupSettingForApi(realm, g.can_subscribe_group),
+    can_delete_any_message_group: groupSettingForApi(realm, g.can_delete_any_message_group),
+    can_delete_own_message_group: groupSettingForApi(realm, g.can_delete_own_message_group),
   };
-  for (const name of CHANNEL_GROUP_SETTING_NAMES)
-    out[name] = groupSettingForApi(realm, ch.settings[name]);
-  return out;
 }
 
 const nullableBool = (v: number | null) => (v === null ? null : v === 1);
@@ -78,18 +84,17 @@ export function formatSubscription(
   sub: SubscriptionRow,
   nowSeconds: number,
 ): ApiChannel {
-  return {
-    ...formatChannel(realm, ch, nowSeconds),
-    color: sub.color,
-    is_muted: sub.is_muted === 1,
-    in_home_view: sub.is_muted !== 1,
-    pin_to_top: sub.pin_to_top === 1,
-    desktop_notifications: nullableBool(sub.desktop_notifications),
-    audible_notifications: nullableBool(sub.audible_notifications),
-    push_notifications: nullableBool(sub.push_notifications),
-    email_notifications: nullableBool(sub.email_notifications),
-    wildcard_mentions_notify: nullableBool(sub.wildcard_mentions_notify),
-  };
+  const out = formatChannel(realm, ch, nowSeconds);
+  out.color = sub.color;
+  out.is_muted = sub.is_muted === 1;
+  out.in_home_view = sub.is_muted !== 1;
+  out.pin_to_top = sub.pin_to_top === 1;
+  out.desktop_notifications = nullableBool(sub.desktop_notifications);
+  out.audible_notifications = nullableBool(sub.audible_notifications);
+  out.push_notifications = nullableBool(sub.push_notifications);
+  out.email_notifications = nullableBool(sub.email_notifications);
+  out.wildcard_mentions_notify = nullableBool(sub.wildcard_mentions_notify);
+  return out;
 }
 
 /** The subscriber list a viewer may see for a channel (empty when they may not know it). */

@@ -64,7 +64,7 @@ CREATE TABLE subscriptions (
   wildcard_mentions_notify  INTEGER,
   PRIMARY KEY (user_id, stream_id)
 ) WITHOUT ROWID;
-CREATE INDEX subscriptions_stream_active ON subscriptions(stream_id, user_id) WHERE active = 1;
+CREATE INDEX subscriptions_stream ON subscriptions(stream_id, user_id);
 
 CREATE TABLE default_streams (
   realm_id   INTEGER NOT NULL REFERENCES realms(id),
