@@ -39,8 +39,13 @@ export function announceAccessChange(
   before: readonly number[],
   after: readonly number[],
   subscribersAfter: readonly number[],
-  opts: { exceptPeerAdd?: ReadonlySet<number> } = {},
+  opts: {
+    exceptPeerAdd?: ReadonlySet<number>;
+    /** Queue the `peer_add` and `stream delete` events here instead of emitting them now. */
+    defer?: (() => void)[];
+  } = {},
 ): { gained: number[]; lost: number[]; kept: number[] } {
+  const later = (fn: () => void) => (opts.defer ? opts.defer.push(fn) : fn());
   // Most changes leave the audience as it was: skip the set arithmetic then.
   const same = before.length === after.length && before.every((u, i) => u === after[i]);
   const gained = same ? [] : difference(after, before);
@@ -53,18 +58,16 @@ export function announceAccessChange(
     );
     const peers = gained.filter((u) => !opts.exceptPeerAdd?.has(u));
     if (subscribersAfter.length > 0 && peers.length > 0) {
-      ctx.emit(
-        {
-          type: 'subscription',
-          op: 'peer_add',
-          stream_ids: [ch.id],
-          user_ids: [...subscribersAfter],
-        },
-        peers,
+      const userIds = [...subscribersAfter];
+      later(() =>
+        ctx.emit(
+          { type: 'subscription', op: 'peer_add', stream_ids: [ch.id], user_ids: userIds },
+          peers,
+        ),
       );
     }
   }
-  if (lost.length > 0) ctx.emit(streamDeleteEvent([ch.id]), lost);
+  if (lost.length > 0) later(() => ctx.emit(streamDeleteEvent([ch.id]), lost));
   return { gained, lost, kept };
 }
 

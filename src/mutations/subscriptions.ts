@@ -207,6 +207,8 @@ export function bulkAddSubscriptions(
   const newSubsByUser = new Map<number, Channel[]>();
   const usedColors = new Map<number, string[]>();
   const subscribersAfterById = new Map<number, number[]>();
+  // As the reference orders them: `stream create`, then `subscription add`, then `peer_add`.
+  const peerEvents: (() => void)[] = [];
 
   for (const { ch, created } of channels) {
     const before = new Set(created ? [] : view.subscriberIds(ch.id));
@@ -242,18 +244,16 @@ export function bulkAddSubscriptions(
       audienceBefore,
       audienceAfter,
       subscribersAfter,
-      {
-        exceptPeerAdd: addedSet,
-      },
+      { exceptPeerAdd: addedSet, defer: peerEvents },
     );
-    if (added.length > 0) {
-      const peers = difference(kept, added);
-      if (peers.length > 0)
+    const peers = difference(kept, added);
+    if (added.length > 0 && peers.length > 0)
+      peerEvents.push(() =>
         ctx.emit(
           { type: 'subscription', op: 'peer_add', stream_ids: [ch.id], user_ids: added },
           peers,
-        );
-    }
+        ),
+      );
   }
 
   for (const [userId, chans] of newSubsByUser) {
@@ -265,6 +265,7 @@ export function bulkAddSubscriptions(
     });
     ctx.emit({ type: 'subscription', op: 'add', subscriptions }, [userId]);
   }
+  for (const emit of peerEvents) emit();
   if (opts.unauthorized) result.unauthorized = opts.unauthorized;
   return result;
 }
@@ -314,6 +315,9 @@ export function checkUnsubscribe(
 
   const result = { removed: [] as string[], not_removed: [] as string[] };
   const removedByUser = new Map<number, Channel[]>();
+  // As the reference orders them: `subscription remove`, `peer_remove`, then `stream delete`.
+  const peerEvents: (() => void)[] = [];
+  const deleteEvents: (() => void)[] = [];
   for (const ch of channels) {
     const before = view.subscriberIds(ch.id);
     const beforeSet = new Set(before);
@@ -336,12 +340,23 @@ export function checkUnsubscribe(
     const audienceBefore = view.metadataAudience(ch);
     const audienceAfter = view.metadataAudience(ch, { subscribers: after });
     const subscribersAfter = [...after].sort((a, b) => a - b);
-    const { kept } = announceAccessChange(ctx, ch, audienceBefore, audienceAfter, subscribersAfter);
+    const { kept } = announceAccessChange(
+      ctx,
+      ch,
+      audienceBefore,
+      audienceAfter,
+      subscribersAfter,
+      {
+        defer: deleteEvents,
+      },
+    );
     const peers = difference(kept, removed);
     if (peers.length > 0)
-      ctx.emit(
-        { type: 'subscription', op: 'peer_remove', stream_ids: [ch.id], user_ids: removed },
-        peers,
+      peerEvents.push(() =>
+        ctx.emit(
+          { type: 'subscription', op: 'peer_remove', stream_ids: [ch.id], user_ids: removed },
+          peers,
+        ),
       );
   }
   for (const [userId, chans] of removedByUser) {
@@ -354,6 +369,7 @@ export function checkUnsubscribe(
       [userId],
     );
   }
+  for (const emit of [...peerEvents, ...deleteEvents]) emit();
   return result;
 }
 

@@ -451,8 +451,8 @@ t.test('events of subscribing: who receives each, and who must not', async (t) =
     evs.map((e) => [e.event.type, e.event.op, e.users]),
     [
       ['stream', 'create', [id('polonius')]],
-      ['subscription', 'peer_add', everyoneButGuest.filter((u) => u !== id('polonius'))],
       ['subscription', 'add', [id('polonius')]],
+      ['subscription', 'peer_add', everyoneButGuest.filter((u) => u !== id('polonius'))],
     ],
   );
 
@@ -498,8 +498,8 @@ t.test('events of subscribing: who receives each, and who must not', async (t) =
     evs.map((e) => [e.event.type, e.event.op, e.users]),
     [
       ['stream', 'create', [id('hamlet')]],
-      ['subscription', 'peer_add', knowers],
       ['subscription', 'add', [id('hamlet')]],
+      ['subscription', 'peer_add', knowers],
     ],
   );
 });
@@ -529,6 +529,7 @@ t.test('DELETE /users/me/subscriptions', async (t) => {
   t.same(
     evs.map((e) => [e.event.type, e.event.op, e.users]),
     [
+      ['subscription', 'remove', [id('othello')]],
       [
         'subscription',
         'peer_remove',
@@ -536,10 +537,9 @@ t.test('DELETE /users/me/subscriptions', async (t) => {
           .map(id)
           .sort((a, b) => a - b),
       ],
-      ['subscription', 'remove', [id('othello')]],
     ],
   );
-  t.same(evs[1]!.event.subscriptions, [{ name: 'public', stream_id: pub }]);
+  t.same(evs[0]!.event.subscriptions, [{ name: 'public', stream_id: pub }]);
   res = await api.delete('othello', 'users/me/subscriptions', { subscriptions: ['public'] });
   t.same(assertSuccess(t, res).not_removed, ['public']);
 
@@ -598,12 +598,12 @@ t.test('DELETE /users/me/subscriptions', async (t) => {
   t.same(
     evs.map((e) => [e.event.type, e.event.op, e.users]),
     [
-      ['stream', 'delete', [id('cordelia')]],
-      ['subscription', 'peer_remove', [id('desdemona'), id('iago'), id('othello')]],
       ['subscription', 'remove', [id('cordelia')]],
+      ['subscription', 'peer_remove', [id('desdemona'), id('iago'), id('othello')]],
+      ['stream', 'delete', [id('cordelia')]],
     ],
   );
-  t.same(evs[0]!.event, {
+  t.same(evs[2]!.event, {
     type: 'stream',
     op: 'delete',
     streams: [{ stream_id: secret }],
