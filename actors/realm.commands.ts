@@ -12,6 +12,25 @@ import {
 } from '../src/mutations/linkifiers.js';
 import { checkCreateProfileField, doUpdateProfileData } from '../src/mutations/profile-fields.js';
 import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
+import {
+  checkArchiveChannel,
+  checkChangeDefaultStream,
+  checkCreateChannelFolder,
+  checkUpdateChannel,
+} from '../src/mutations/channels.js';
+import {
+  checkSubscribe,
+  checkUnsubscribe,
+  checkUpdateSubscriptions,
+  doChangeSubscriptionProperties,
+} from '../src/mutations/subscriptions.js';
+import {
+  checkCreateUserGroup,
+  checkDeactivateUserGroup,
+  checkUpdateUserGroup,
+  checkUpdateUserGroupMembers,
+} from '../src/mutations/user-groups.js';
+import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
 export const REALM_COMMANDS = {
@@ -24,6 +43,19 @@ export const REALM_COMMANDS = {
   'linkifier.remove': doRemoveLinkifier,
   'linkifier.reorder': doReorderLinkifiers,
   'realm.update_settings': doUpdateRealmSettings,
+  'channel.subscribe': checkSubscribe,
+  'channel.unsubscribe': checkUnsubscribe,
+  'channel.subscriptions.update': checkUpdateSubscriptions,
+  'channel.update': checkUpdateChannel,
+  'channel.archive': checkArchiveChannel,
+  'channel.default': checkChangeDefaultStream,
+  'channel_folder.create': checkCreateChannelFolder,
+  'subscription.properties': doChangeSubscriptionProperties,
+  'user_topic.set': doSetUserTopic,
+  'user_group.create': checkCreateUserGroup,
+  'user_group.update': checkUpdateUserGroup,
+  'user_group.members': checkUpdateUserGroupMembers,
+  'user_group.deactivate': checkDeactivateUserGroup,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -3,6 +3,7 @@
  * ratios and never fail a build on speed. Each one bounds itself in time and stops by itself.
  */
 import { fanoutBench } from './fanout.bench.js';
+import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 import { renderBench } from './render.bench.js';
 
@@ -10,6 +11,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   http: httpBench,
   render: renderBench,
   fanout: fanoutBench,
+  channels: channelsBench,
 };
 
 const name = process.argv[2];

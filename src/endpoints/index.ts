@@ -9,6 +9,9 @@ import * as messageRender from './message-render.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
 import * as typing from './typing.js';
+import * as streams from './streams.js';
+import * as topics from './topics.js';
+import * as userGroups from './user-groups.js';
 import * as users from './users.js';
 
 function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
@@ -23,6 +26,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
   messageRender,
   realmLinkifiers,
   serverSettings,
+  streams,
+  topics,
   typing,
+  userGroups,
   users,
 ].flatMap(endpointsOf);

@@ -207,3 +207,32 @@ export function decodeParams<S extends ParamSchema>(
   }
   return { params: result.data, ignored };
 }
+
+// ---- group-setting values ------------------------------------------------------------------
+
+const intArray = () => z.array(intValue(), { error: '{var} is not a list' });
+
+/** A group-setting value: a user group id, or `{direct_members, direct_subgroups}`. */
+export const groupSettingValue = () =>
+  z.union(
+    [
+      intValue(),
+      z.object(
+        { direct_members: intArray(), direct_subgroups: intArray() },
+        { error: 'Invalid {var}' },
+      ),
+    ],
+    { error: 'Invalid {var}' },
+  );
+
+/** A JSON group-setting value parameter. */
+export const groupSetting = () => json(groupSettingValue());
+
+/** A JSON `{new, old}` group-setting change (PATCH endpoints); `old` is the expected current value. */
+export const groupSettingChange = () =>
+  json(
+    z.object(
+      { new: groupSettingValue(), old: groupSettingValue().optional() },
+      { error: '{var} is not a dict' },
+    ),
+  );

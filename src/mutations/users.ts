@@ -8,6 +8,7 @@ import { directSystemGroupsForRole, Role, type Role as RoleValue } from '../lib/
 import { formatUser } from '../queries/users.js';
 import type { Store } from '../storage/store.js';
 import type { MutationContext } from './context.js';
+import { bulkAddSubscriptions } from './subscriptions.js';
 
 export const MAX_FULL_NAME_LENGTH = 100;
 export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH };
@@ -143,6 +144,13 @@ export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): C
       recipients,
     );
   }
+  // New users join the realm's default channels (archived ones are never default).
+  const defaults = realm.channels
+    .defaultChannelIds()
+    .map((id) => realm.channels.byId(id))
+    .filter((ch) => ch !== undefined && !ch.deactivated)
+    .map((ch) => ({ ch: ch!, created: false }));
+  if (defaults.length > 0) bulkAddSubscriptions(ctx, defaults, [row]);
   ctx.afterCommit(() => {
     realm.reloadUser(userId);
     realm.reloadGroups();

@@ -22,6 +22,7 @@ import {
   userSettingsState,
 } from './state/user-settings.js';
 import { usersState } from './state/users.js';
+import { CHANNEL_STATE_CONTRIBUTORS } from './state/channels.js';
 
 /** The client_capabilities of POST /register (missing keys are false); see src/lib/event-filter.ts. */
 export type { ClientCapabilities };
@@ -66,6 +67,8 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   userSettingsState,
   legacyDisplaySettingsState,
   legacyNotificationSettingsState,
+  // issue #4: channels, subscriptions, user groups, topics
+  ...CHANNEL_STATE_CONTRIBUTORS,
 ];
 
 export function wants(req: StateRequest, c: StateContributor): boolean {

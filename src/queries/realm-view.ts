@@ -21,6 +21,7 @@ import type { Store } from '../storage/store.js';
 import type { UserGroupRow } from '../storage/groups.js';
 import type { CustomProfileFieldRow, UserRow } from '../storage/users.js';
 import crypto from 'node:crypto';
+import { ChannelsView } from './channels-view.js';
 
 export type ProfileData = Record<string, { value: string; rendered_value?: string }>;
 
@@ -60,6 +61,9 @@ export class RealmView {
   /** group id → every member, through subgroups; computed on demand, dropped on any group change. */
   private readonly recursiveMembersCache = new Map<number, ReadonlySet<number>>();
 
+  /** Channels, subscriptions, default channels and channel access (see channels-view.ts). */
+  readonly channels: ChannelsView;
+
   constructor(
     private readonly store: Store,
     realmId: number,
@@ -68,6 +72,7 @@ export class RealmView {
     this.reloadRealm();
     for (const u of store.users.byRealm(realmId)) this.putUser(u);
     this.reloadGroups();
+    this.channels = new ChannelsView(store, this);
   }
 
   // ---- realm -------------------------------------------------------------------------------
@@ -214,6 +219,10 @@ export class RealmView {
       this.directMembers.get(m.group_id)?.add(m.user_id);
     for (const s of this.store.groups.subgroupsByRealm(this.id))
       this.directSubgroups.get(s.group_id)?.add(s.subgroup_id);
+  }
+
+  group(id: number): UserGroupRow | undefined {
+    return this.groupsById.get(id);
   }
 
   systemGroupId(name: SystemGroupName): number {

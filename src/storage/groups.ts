@@ -52,6 +52,25 @@ export function groupStatements(db: DB) {
   const updateSettings = db.prepare<[string, number], void>(
     'UPDATE user_groups SET settings = ? WHERE id = ?',
   );
+  const updateName = db.prepare<[string, number], void>(
+    'UPDATE user_groups SET name = ? WHERE id = ?',
+  );
+  const updateDescription = db.prepare<[string, number], void>(
+    'UPDATE user_groups SET description = ? WHERE id = ?',
+  );
+  const setDeactivated = db.prepare<[number, number], void>(
+    'UPDATE user_groups SET deactivated = ? WHERE id = ?',
+  );
+  const directMembers = db
+    .prepare<[number], number>(
+      'SELECT user_id FROM user_group_members WHERE group_id = ? ORDER BY user_id',
+    )
+    .pluck();
+  const directSubgroups = db
+    .prepare<[number], number>(
+      'SELECT subgroup_id FROM user_group_subgroups WHERE group_id = ? ORDER BY subgroup_id',
+    )
+    .pluck();
 
   return {
     insert: (g: Omit<UserGroupRow, 'id' | 'deactivated'>): number =>
@@ -70,6 +89,13 @@ export function groupStatements(db: DB) {
     membersByRealm: (realmId: number) => membersByRealm.all(realmId),
     subgroupsByRealm: (realmId: number) => subgroupsByRealm.all(realmId),
     updateSettings: (id: number, json: string): void => void updateSettings.run(json, id),
+    updateName: (id: number, name: string): void => void updateName.run(name, id),
+    updateDescription: (id: number, description: string): void =>
+      void updateDescription.run(description, id),
+    setDeactivated: (id: number, deactivated: boolean): void =>
+      void setDeactivated.run(deactivated ? 1 : 0, id),
+    directMembers: (groupId: number): number[] => directMembers.all(groupId),
+    directSubgroups: (groupId: number): number[] => directSubgroups.all(groupId),
   };
 }
 export type GroupStatements = ReturnType<typeof groupStatements>;

@@ -3,10 +3,12 @@
  * Each area's statements are prepared once, here, at boot. Moving a deployment to another engine
  * means another implementation of these area objects, not a change to endpoints or actors.
  */
+import { channelStatements } from './channels.js';
 import { closeDatabase, openDatabase, type DB } from './db.js';
 import { groupStatements } from './groups.js';
 import { linkifierStatements } from './linkifiers.js';
 import { realmStatements } from './realms.js';
+import { topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
 export class Store {
@@ -14,6 +16,8 @@ export class Store {
   readonly users;
   readonly groups;
   readonly linkifiers;
+  readonly channels;
+  readonly topics;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
 
   constructor(readonly db: DB) {
@@ -21,6 +25,8 @@ export class Store {
     this.users = userStatements(db);
     this.groups = groupStatements(db);
     this.linkifiers = linkifierStatements(db);
+    this.channels = channelStatements(db);
+    this.topics = topicStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

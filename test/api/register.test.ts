@@ -4,6 +4,7 @@
  * (EventsEndpointTest, FetchInitialStateDataTest), test_events.py.
  */
 import t from 'tap';
+import { REGISTER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
@@ -13,22 +14,7 @@ import { startServer } from '../helpers/server.js';
  * Fields the spec adds to the register response beyond the OpenAPI description (the deprecated
  * policies it lists, newer settings), removed before the schema check.
  */
-const SPEC_EXTRAS = [
-  'is_billing_admin',
-  'realm_add_custom_emoji_policy',
-  'realm_delete_own_message_policy',
-  'realm_bot_creation_policy',
-  'realm_invite_to_stream_policy',
-  'realm_invite_to_realm_policy',
-  'realm_move_messages_between_streams_policy',
-  'realm_can_set_delete_message_policy_group',
-  'realm_can_set_topics_policy_group',
-  'realm_topics_policy',
-  'web_left_sidebar_show_channel_folders',
-  'web_left_sidebar_unreads_count_summary',
-  'web_inbox_show_channel_folders',
-  'resolved_topic_notice_auto_read_policy',
-];
+const SPEC_EXTRAS = REGISTER_SPEC_EXTRAS;
 
 t.test('the full snapshot: limits, versions, realm, users, settings', async (t) => {
   const { api, fx } = await startServer(t);

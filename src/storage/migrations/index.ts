@@ -4,8 +4,14 @@
  */
 import { m0001_core } from './0001_core.js';
 import { m0002_messages } from './0002_messages.js';
+import { m0003_channels } from './0003_channels.js';
 import { m0004_linkifiers } from './0004_linkifiers.js';
 
 export type Migration = { name: string; sql: string };
 
-export const MIGRATIONS: readonly Migration[] = [m0001_core, m0002_messages, m0004_linkifiers];
+export const MIGRATIONS: readonly Migration[] = [
+  m0001_core,
+  m0002_messages,
+  m0003_channels,
+  m0004_linkifiers,
+];

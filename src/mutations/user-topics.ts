@@ -1,0 +1,59 @@
+/**
+ * Personal topic preferences (POST /user_topics). Reference: views/user_topics.py
+ * update_user_topic, actions/user_topics.py. Succeeds for topics without messages. Setting a
+ * policy needs access to the channel's content; clearing one (0) also works for a preference the
+ * user set while they had access. Anything else about a channel the user may not know is
+ * "Invalid channel ID", as for a channel that does not exist.
+ */
+import { canonicalTopic } from '../lib/channel-rules.js';
+import { JsonableError } from '../lib/errors.js';
+import { actingUser } from './channels.js';
+import type { MutationContext } from './context.js';
+
+export type SetUserTopicCommand = {
+  acting_user_id: number;
+  stream_id: number;
+  topic: string;
+  visibility_policy: 0 | 1 | 2 | 3;
+};
+
+export function doSetUserTopic(
+  ctx: MutationContext,
+  cmd: SetUserTopicCommand,
+): Record<string, never> {
+  const { realm, store } = ctx;
+  const user = actingUser(realm, cmd.acting_user_id);
+  const ch = realm.channels.byId(cmd.stream_id);
+  if (!ch) throw new JsonableError('Invalid channel ID');
+  const topic = canonicalTopic(cmd.topic);
+  const accessible = !ch.deactivated && realm.channels.may(user.id, ch, 'content');
+  if (cmd.visibility_policy !== 0 && !accessible) throw new JsonableError('Invalid channel ID');
+  if (
+    cmd.visibility_policy === 0 &&
+    !realm.channels.may(user.id, ch, 'metadata') &&
+    !store.topics.userTopic(user.id, ch.id, topic)
+  )
+    throw new JsonableError('Invalid channel ID');
+  if (cmd.visibility_policy === 0) {
+    store.topics.clearUserTopic(user.id, ch.id, topic);
+  } else {
+    store.topics.setUserTopic({
+      user_id: user.id,
+      stream_id: ch.id,
+      topic,
+      visibility_policy: cmd.visibility_policy,
+      last_updated: ctx.now,
+    });
+  }
+  ctx.emit(
+    {
+      type: 'user_topic',
+      stream_id: ch.id,
+      topic_name: topic,
+      last_updated: ctx.now,
+      visibility_policy: cmd.visibility_policy,
+    },
+    [user.id],
+  );
+  return {};
+}

@@ -1,0 +1,144 @@
+/**
+ * Register snapshot fields of the channel area: `streams`, `subscriptions` / `unsubscribed` /
+ * `never_subscribed`, `realm_default_streams`, `realm_user_groups`, `user_topics`. Reference:
+ * lib/events.py fetch_initial_state_data.
+ */
+import { Role } from '../../lib/roles.js';
+import {
+  byName,
+  formatChannel,
+  formatSubscription,
+  gatherSubscriptions,
+  visibleSubscribers,
+} from '../channels.js';
+import type { StateContributor, StateRequest } from '../initial-state.js';
+import { userTopicsOf } from '../topics.js';
+import { listUserGroups } from '../user-groups.js';
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/**
+ * `streams`: every channel the user may know for administrators; otherwise the public ones,
+ * the subscribed ones and the web-public ones (spectators: the web-public ones). Archived
+ * channels only for clients declaring `archived_channels`.
+ */
+export const streamsState: StateContributor = {
+  types: ['stream'],
+  fill(req: StateRequest, state) {
+    const view = req.realm.channels;
+    const user = req.user;
+    const now = nowSeconds();
+    const out = [];
+    for (const ch of view.all()) {
+      if (ch.deactivated && !req.capabilities.archived_channels) continue;
+      let visible: boolean;
+      if (user === null) visible = ch.is_web_public === 1;
+      else if (user.role <= Role.ADMINISTRATOR) visible = view.may(user.id, ch, 'metadata');
+      else
+        visible =
+          ch.is_web_public === 1 ||
+          view.isSubscribed(user.id, ch.id) ||
+          (user.role !== Role.GUEST && ch.invite_only === 0);
+      if (!visible) continue;
+      const o = formatChannel(req.realm, ch, now);
+      if (req.includeSubscribers)
+        o.subscribers = user === null ? [] : visibleSubscribers(req.realm, user.id, ch);
+      out.push(o);
+    }
+    state.streams = out.sort(byName);
+  },
+};
+
+/** `subscriptions`, `unsubscribed`, `never_subscribed`. */
+export const subscriptionsState: StateContributor = {
+  types: ['subscription'],
+  fill(req: StateRequest, state) {
+    const now = nowSeconds();
+    if (req.user === null) {
+      // Spectators: the web-public channels, as a new user's subscriptions would look.
+      const view = req.realm.channels;
+      const subs = [];
+      let i = 0;
+      for (const ch of view.all()) {
+        if (ch.is_web_public !== 1 || ch.deactivated) continue;
+        subs.push(
+          formatSubscription(
+            req.realm,
+            ch,
+            {
+              user_id: 0,
+              stream_id: ch.id,
+              active: 1,
+              color: WEB_PUBLIC_COLORS[i++ % WEB_PUBLIC_COLORS.length]!,
+              is_muted: 0,
+              pin_to_top: 0,
+              desktop_notifications: null,
+              audible_notifications: null,
+              push_notifications: null,
+              email_notifications: null,
+              wildcard_mentions_notify: null,
+            },
+            now,
+          ),
+        );
+      }
+      state.subscriptions = subs.sort(byName);
+      state.unsubscribed = [];
+      state.never_subscribed = [];
+      return;
+    }
+    const lists = gatherSubscriptions(req.realm, req.user.id, {
+      includeSubscribers: req.includeSubscribers,
+      includeArchived: req.capabilities.archived_channels,
+      nowSeconds: now,
+    });
+    state.subscriptions = lists.subscriptions;
+    state.unsubscribed = lists.unsubscribed;
+    state.never_subscribed = lists.never_subscribed;
+  },
+};
+
+const WEB_PUBLIC_COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55'];
+
+/** `realm_default_streams`: ids of the default channels (guests and spectators: none). */
+export const defaultStreamsState: StateContributor = {
+  types: ['default_streams'],
+  fill(req: StateRequest, state) {
+    state.realm_default_streams =
+      req.user === null || req.user.role === Role.GUEST
+        ? []
+        : req.realm.channels.defaultChannelIds();
+  },
+};
+
+/** `realm_user_groups` (deactivated groups only with `include_deactivated_groups`). */
+export const userGroupsState: StateContributor = {
+  types: ['realm_user_groups'],
+  fill(req: StateRequest, state) {
+    state.realm_user_groups = listUserGroups(
+      req.realm,
+      req.capabilities.include_deactivated_groups,
+    );
+  },
+};
+
+/** `user_topics`: the user's topic visibility policies. */
+export const userTopicsState: StateContributor = {
+  types: ['user_topic'],
+  fill(req: StateRequest, state) {
+    state.user_topics =
+      req.user === null
+        ? []
+        : userTopicsOf(req.store, req.user.id, {
+            emptyTopicName: req.capabilities.empty_topic_name,
+          });
+  },
+};
+
+export const CHANNEL_STATE_CONTRIBUTORS: readonly StateContributor[] = [
+  streamsState,
+  subscriptionsState,
+  defaultStreamsState,
+  userGroupsState,
+  userTopicsState,
+];

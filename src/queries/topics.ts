@@ -1,0 +1,56 @@
+/**
+ * Topic lists (GET /users/me/{stream_id}/topics) and personal topic preferences (register
+ * `user_topics`). Reference: lib/topic.py get_topic_history_for_stream, lib/user_topics.py.
+ */
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/channel-rules.js';
+import type { Store } from '../storage/store.js';
+import type { Channel } from './channels-view.js';
+
+export type TopicEntry = { name: string; max_id: number };
+
+/**
+ * The topics a user can see in a channel, newest first. Topics differing only in case are one
+ * topic, named as in its newest message. With protected history, only topics of messages the
+ * user received.
+ */
+export function topicHistory(
+  store: Store,
+  userId: number,
+  ch: Channel,
+  opts: { allowEmptyTopicName: boolean },
+): TopicEntry[] {
+  const rows =
+    ch.history_public_to_subscribers === 1
+      ? store.topics.topicsOfStream(ch.id)
+      : store.topics.topicsReceivedByUser(userId, ch.id);
+  const seen = new Set<string>();
+  const out: TopicEntry[] = [];
+  for (const r of rows) {
+    const key = r.topic.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const name = r.topic === '' && !opts.allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : r.topic;
+    out.push({ name, max_id: r.max_id });
+  }
+  return out;
+}
+
+export type ApiUserTopic = {
+  stream_id: number;
+  topic_name: string;
+  last_updated: number;
+  visibility_policy: number;
+};
+
+export function userTopicsOf(
+  store: Store,
+  userId: number,
+  opts: { emptyTopicName: boolean },
+): ApiUserTopic[] {
+  return store.topics.userTopicsOfUser(userId).map((r) => ({
+    stream_id: r.stream_id,
+    topic_name: r.topic === '' && !opts.emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : r.topic,
+    last_updated: r.last_updated,
+    visibility_policy: r.visibility_policy,
+  }));
+}

@@ -1,0 +1,76 @@
+/**
+ * SQL for what the channel area reads from messages (topic lists, a channel's first message and
+ * recent activity) and for users' per-topic preferences (`user_topics`).
+ */
+import type { DB } from './db.js';
+
+export type TopicMaxRow = { topic: string; max_id: number };
+
+export type UserTopicRow = {
+  user_id: number;
+  stream_id: number;
+  topic: string;
+  visibility_policy: number;
+  last_updated: number;
+};
+
+export function topicStatements(db: DB) {
+  // Grouped by exact topic; callers merge case variants (the newest spelling wins).
+  const historyAll = db.prepare<[number], TopicMaxRow>(
+    `SELECT topic, MAX(id) AS max_id FROM messages WHERE stream_id = ?
+     GROUP BY topic ORDER BY max_id DESC`,
+  );
+  const historyReceived = db.prepare<[number, number], TopicMaxRow>(
+    `SELECT m.topic AS topic, MAX(m.id) AS max_id
+     FROM user_messages um JOIN messages m ON m.id = um.message_id
+     WHERE um.user_id = ? AND m.stream_id = ?
+     GROUP BY m.topic ORDER BY max_id DESC`,
+  );
+  const activity = db.prepare<[number, number], { first: number | null; last: number | null }>(
+    `SELECT (SELECT MIN(id) FROM messages WHERE stream_id = ?) AS first,
+            (SELECT date_sent FROM messages WHERE stream_id = ? ORDER BY id DESC LIMIT 1) AS last`,
+  );
+  const hasNamedTopic = db
+    .prepare<[number], number>(
+      `SELECT EXISTS (SELECT 1 FROM messages WHERE stream_id = ? AND topic <> '')`,
+    )
+    .pluck();
+
+  const userTopicsOfUser = db.prepare<[number], UserTopicRow>(
+    'SELECT * FROM user_topics WHERE user_id = ? ORDER BY stream_id, topic',
+  );
+  const userTopic = db.prepare<[number, number, string], UserTopicRow>(
+    'SELECT * FROM user_topics WHERE user_id = ? AND stream_id = ? AND topic = ?',
+  );
+  const upsertUserTopic = db.prepare<UserTopicRow, void>(
+    `INSERT INTO user_topics (user_id, stream_id, topic, visibility_policy, last_updated)
+     VALUES (@user_id, @stream_id, @topic, @visibility_policy, @last_updated)
+     ON CONFLICT (user_id, stream_id, topic) DO UPDATE SET
+       topic = excluded.topic, visibility_policy = excluded.visibility_policy,
+       last_updated = excluded.last_updated`,
+  );
+  const deleteUserTopic = db.prepare<[number, number, string], void>(
+    'DELETE FROM user_topics WHERE user_id = ? AND stream_id = ? AND topic = ?',
+  );
+
+  return {
+    /** Every topic of a channel with its newest message id, newest first. */
+    topicsOfStream: (streamId: number): TopicMaxRow[] => historyAll.all(streamId),
+    /** The topics of the messages a user received in a channel (protected history). */
+    topicsReceivedByUser: (userId: number, streamId: number): TopicMaxRow[] =>
+      historyReceived.all(userId, streamId),
+    /** A channel's first message id and the date of its newest message (null: no messages). */
+    activity(streamId: number): { first: number | null; last: number | null } {
+      return activity.get(streamId, streamId) ?? { first: null, last: null };
+    },
+    hasNamedTopic: (streamId: number): boolean => hasNamedTopic.get(streamId) === 1,
+
+    userTopicsOfUser: (userId: number): UserTopicRow[] => userTopicsOfUser.all(userId),
+    userTopic: (userId: number, streamId: number, topic: string): UserTopicRow | undefined =>
+      userTopic.get(userId, streamId, topic),
+    setUserTopic: (row: UserTopicRow): void => void upsertUserTopic.run(row),
+    clearUserTopic: (userId: number, streamId: number, topic: string): void =>
+      void deleteUserTopic.run(userId, streamId, topic),
+  };
+}
+export type TopicStatements = ReturnType<typeof topicStatements>;

@@ -1,0 +1,78 @@
+/**
+ * Test-only helpers for the channel area.
+ *
+ * - `setRealmSettings` writes realm settings straight into the store and refreshes the read model:
+ *   changing realm settings through the API (PATCH /realm) belongs to another area, and these tests
+ *   only need a realm configured a certain way.
+ * - `insertChannelMessage` writes a channel message (and who received it) straight into the store:
+ *   sending messages belongs to the message area, which does not exist in this branch; topic lists
+ *   and protected history only need rows in `messages` and `user_messages`.
+ */
+import type { TestServer } from './server.js';
+import type { ApiClient, Params } from './api.js';
+import type { StoredRealmSettings } from '../../src/lib/realm-settings.js';
+
+export function setRealmSettings(ts: TestServer, changes: StoredRealmSettings): void {
+  const { store, realms } = ts.server.context;
+  const rt = realms.get(ts.fx.realmId)!;
+  const current = JSON.parse(store.realms.byId(ts.fx.realmId)!.settings) as StoredRealmSettings;
+  store.realms.updateSettings(ts.fx.realmId, JSON.stringify({ ...current, ...changes }));
+  rt.view.reloadRealm();
+}
+
+export function systemGroupId(ts: TestServer, name: string): number {
+  const rt = ts.server.context.realms.get(ts.fx.realmId)!;
+  return rt.view.systemGroupId(name as Parameters<typeof rt.view.systemGroupId>[0]);
+}
+
+let nextDate = 1_700_000_000;
+
+/** Inserts a message in channel `streamId`, received (user_messages rows) by `recipients`. */
+export function insertChannelMessage(
+  ts: TestServer,
+  m: { senderId: number; streamId: number; topic: string; recipients: number[] },
+): number {
+  const db = ts.server.context.store.db;
+  const info = db
+    .prepare(
+      `INSERT INTO messages (realm_id, sender_id, stream_id, topic, content, rendered_content, date_sent)
+       VALUES (?, ?, ?, ?, 'test', '<p>test</p>', ?)`,
+    )
+    .run(ts.fx.realmId, m.senderId, m.streamId, m.topic, nextDate++);
+  const id = Number(info.lastInsertRowid);
+  const um = db.prepare('INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, 0)');
+  for (const u of m.recipients) um.run(u, id);
+  return id;
+}
+
+/** Creates (and subscribes `who` to) a channel through the API; returns its id. */
+export async function createChannel(
+  api: ApiClient,
+  who: string,
+  name: string,
+  params: Params = {},
+): Promise<number> {
+  const res = await api.post(who, 'users/me/subscriptions', {
+    subscriptions: [{ name }],
+    ...params,
+  });
+  if (res.status !== 200) throw new Error(`creating ${name} failed: ${res.text}`);
+  const id = await api.get(who, 'get_stream_id', { stream: name });
+  if (id.status !== 200) {
+    // The creator may not be subscribed (principals without them): find it as an administrator.
+    const all = await api.get('desdemona', 'streams', { include_all: true });
+    const found = (all.body.streams as { name: string; stream_id: number }[]).find(
+      (s) => s.name === name,
+    );
+    if (!found) throw new Error(`created channel ${name} not found`);
+    return found.stream_id;
+  }
+  return id.body.stream_id as number;
+}
+
+/** The events tapped since `from`, with their audiences. */
+export function eventsSince(ts: TestServer, from: number) {
+  return ts.events
+    .slice(from)
+    .map((e) => ({ event: e.event, users: [...e.users].sort((a, b) => a - b) }));
+}
