@@ -16,18 +16,43 @@ export function typingPerson(view: RealmView, u: UserRow): TypingPerson {
 }
 
 /**
- * The active subscribers of channel `streamId`, after checking that `userId` may post in it
- * (reference: access_stream_by_id_for_message + access_stream_for_send_message).
+ * The active subscribers of channel `streamId`, after checking that `userId` may post in it, as
+ * the reference checks before sending channel typing (access_stream_by_id_for_message, then
+ * access_stream_for_send_message):
  *
- * Channels arrive with the channels area (issue #4, branch `channels`); until that merges no
- * channel exists in this realm model, so every id is answered as the reference answers an unknown
- * channel. At integration this reads the channel and its subscribers from the channels read model
- * and maps them with typingPerson(); channelTypingEvent() then applies the fan-out rules.
+ * - an unknown or archived channel, or one the user has no content access to (a private channel
+ *   they are not subscribed to): "Invalid channel ID" — the answer for a channel that does not
+ *   exist, so its existence is not revealed;
+ * - not in the channel's can_send_message_group: "You do not have permission to post in this
+ *   channel.";
+ * - otherwise not allowed to post there: "Not authorized to send to channel '<name>'".
+ *
+ * channelTypingEvent() (src/lib/typing.ts) then applies the fan-out rules (receives_typing_
+ * notifications, the 100-subscriber limit); the publisher keeps it to queues registered with
+ * `stream_typing_notifications`.
  */
 export function channelTypingAudience(
-  _view: RealmView,
-  _userId: number,
-  _streamId: number,
+  view: RealmView,
+  userId: number,
+  streamId: number,
 ): TypingPerson[] {
-  throw new JsonableError('Invalid channel ID');
+  const channels = view.channels;
+  const ch = channels.byId(streamId);
+  if (!ch || ch.deactivated || !channels.may(userId, ch, 'content')) {
+    throw new JsonableError('Invalid channel ID');
+  }
+  switch (channels.sendMessageDecision(userId, ch)) {
+    case 'not_allowed':
+      throw new JsonableError('You do not have permission to post in this channel.');
+    case 'unauthorized':
+      throw new JsonableError(`Not authorized to send to channel '${ch.name}'`);
+    case 'ok':
+      break;
+  }
+  const out: TypingPerson[] = [];
+  for (const id of channels.subscriberIds(ch.id)) {
+    const u = view.user(id);
+    if (u) out.push(typingPerson(view, u));
+  }
+  return out;
 }

@@ -1,14 +1,15 @@
 /**
  * POST /typing: direct typing fan-out (participants who receive typing notifications), channel
- * typing validation and capability filtering, and refusals.
- * Reference tests: zerver/tests/test_typing.py.
+ * typing through real channels and queues (subscribers only, the stream_typing_notifications
+ * capability, receives_typing_notifications, the 100-subscriber limit, access and posting rules),
+ * and refusals. Reference tests: zerver/tests/test_typing.py.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { events, register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { channelTypingEvent } from '../../src/lib/typing.js';
+import { createChannel, systemGroupId } from '../helpers/channels.js';
 
 /** No settings endpoint exists yet: set a personal setting as a later PATCH /settings would. */
 function setUserSetting(s: TestServer, who: string, settings: Record<string, unknown>): void {
@@ -124,7 +125,34 @@ t.test('direct typing refusals', async (t) => {
   );
 });
 
-t.test('channel typing: validation, and an unknown channel', async (t) => {
+const CAPABLE = { stream_typing_notifications: true };
+
+/** Registers a queue for typing events only (with `caps` as client capabilities). */
+async function typingQueue(
+  t: Test,
+  s: TestServer,
+  who: string,
+  caps: Record<string, boolean> = CAPABLE,
+  extra: Record<string, unknown> = {},
+): Promise<{ who: string; queue_id: string }> {
+  const q = await register(t, s.api, who, {
+    event_types: ['typing'],
+    client_capabilities: caps,
+    ...extra,
+  });
+  return { who, queue_id: q.queue_id };
+}
+
+/** Everything pending on a queue (POST /typing publishes before it answers). */
+function pending(t: Test, s: TestServer, q: { who: string; queue_id: string }) {
+  return events(t, s.api, q.who, q.queue_id, -1, true);
+}
+
+function channelTyping(s: TestServer, who: string, streamId: number, topic: string, op = 'start') {
+  return s.api.post(who, 'typing', { type: 'channel', op, stream_id: streamId, topic });
+}
+
+t.test('channel typing: validation, and channels that do not exist for the sender', async (t) => {
   const s = await startServer(t);
   const { api } = s;
   for (const type of ['stream', 'channel']) {
@@ -140,50 +168,191 @@ t.test('channel typing: validation, and an unknown channel', async (t) => {
       t,
       await api.post('hamlet', 'typing', { type, op: 'start', stream_id: 'x', topic: 't' }),
       'stream_id is not valid JSON',
-      {
-        code: 'INVALID_JSON',
-      },
+      { code: 'INVALID_JSON' },
     );
-    // No channel exists before the channels area merges: every id is unknown.
     assertError(
       t,
-      await api.post('hamlet', 'typing', { type, op: 'start', stream_id: 1, topic: 'lunch' }),
+      await api.post('hamlet', 'typing', { type, op: 'start', stream_id: 9999, topic: 'lunch' }),
       'Invalid channel ID',
     );
   }
+  const secret = await createChannel(api, 'iago', 'secret', { invite_only: true });
+  const pub = await createChannel(api, 'hamlet', 'pub');
+  // A private channel is answered as a missing one to a member, and to an administrator or the
+  // owner who is not subscribed (they may know it exists, but have no content access).
+  for (const who of ['othello', 'desdemona', 'polonius'])
+    assertError(t, await channelTyping(s, who, secret, 't'), 'Invalid channel ID');
+  // A guest has no content access to a public channel they are not subscribed to.
+  assertError(t, await channelTyping(s, 'polonius', pub, 't'), 'Invalid channel ID');
+  // Archived channels take no typing.
+  assertSuccess(t, await api.delete('hamlet', `streams/${pub}`));
+  assertError(t, await channelTyping(s, 'hamlet', pub, 't'), 'Invalid channel ID');
+
   setUserSetting(s, 'hamlet', { send_stream_typing_notifications: false });
   assertError(
     t,
-    await api.post('hamlet', 'typing', { type: 'channel', op: 'start', stream_id: 1, topic: 'x' }),
+    await channelTyping(s, 'hamlet', secret, 'x'),
     'User has disabled typing notifications for channel messages',
   );
 });
 
-t.test('channel typing events reach only queues with stream_typing_notifications', async (t) => {
-  const { api, server, fx } = await startServer(t);
-  const capable = await register(t, api, 'othello', {
-    client_capabilities: { notification_settings_null: false, stream_typing_notifications: true },
+t.test('channel typing reaches subscribers whose queues declare the capability', async (t) => {
+  const s = await startServer(t);
+  const { api, fx } = s;
+  const id = (who: string) => fx.users[who]!.id;
+  const verona = await createChannel(api, 'hamlet', 'Verona', {
+    principals: [id('hamlet'), id('othello'), id('cordelia'), id('polonius')],
   });
-  const legacy = await register(t, api, 'othello');
-  const sub = (who: string) => ({
-    user_id: fx.users[who]!.id,
-    email: `${who}@zulip.com`,
-    is_active: true,
-    receives_typing_notifications: true,
-  });
-  const ev = channelTypingEvent(sub('hamlet'), 'start', 7, '', [sub('hamlet'), sub('othello')])!;
-  server.context.publisher.publish(fx.realmId, [ev]);
+  setUserSetting(s, 'cordelia', { receives_typing_notifications: false });
+  const hamlet = await typingQueue(t, s, 'hamlet');
+  const othello = await typingQueue(t, s, 'othello');
+  const othelloEmpty = await typingQueue(t, s, 'othello', { ...CAPABLE, empty_topic_name: true });
+  const othelloLegacy = await typingQueue(t, s, 'othello', {});
+  const polonius = await typingQueue(t, s, 'polonius');
+  const cordelia = await typingQueue(t, s, 'cordelia');
+  // Not subscribed (iago registered for every public channel's messages): nothing.
+  const iago = await typingQueue(t, s, 'iago', CAPABLE, { all_public_streams: true });
+  const prospero = await typingQueue(t, s, 'prospero');
+
+  const res = await channelTyping(s, 'polonius', verona, 'lunch');
+  assertSuccess(t, res);
+  assertMatchesOpenApi(t, '/typing', 'post', res.body);
+  const expected = {
+    type: 'typing',
+    op: 'start',
+    message_type: 'stream',
+    sender: { user_id: id('polonius'), email: 'polonius@zulip.com' },
+    stream_id: verona,
+    topic: 'lunch',
+    id: 0,
+  };
   const got = assertSuccess(
     t,
     await api.get('othello', 'events', {
-      queue_id: capable.queue_id,
+      queue_id: othello.queue_id,
       last_event_id: -1,
       dont_block: true,
     }),
   );
   assertMatchesOpenApi(t, '/events', 'get', got);
-  t.match(got.events, [
-    { type: 'typing', message_type: 'stream', stream_id: 7, topic: 'general chat' },
+  t.same(got.events, [expected]);
+  t.same(await pending(t, s, hamlet), [expected]);
+  t.same(await pending(t, s, polonius), [expected], 'the sender, a subscribed guest, too');
+  t.same(await pending(t, s, othelloEmpty), [expected]);
+  t.same(await pending(t, s, othelloLegacy), [], 'no stream_typing_notifications: nothing');
+  t.same(await pending(t, s, cordelia), [], 'receives_typing_notifications off: nothing');
+  t.same(await pending(t, s, iago), [], 'not subscribed: nothing');
+  t.same(await pending(t, s, prospero), [], 'not subscribed: nothing');
+
+  // The empty topic, as each client shows it; "stop" the same way.
+  assertSuccess(t, await channelTyping(s, 'hamlet', verona, '', 'stop'));
+  t.match(await pending(t, s, othello), [
+    { id: 0 },
+    { id: 1, op: 'stop', topic: 'general chat', sender: { user_id: id('hamlet') } },
   ]);
-  t.same(await events(t, api, 'othello', legacy.queue_id, -1, true), []);
+  t.match(await pending(t, s, othelloEmpty), [{ id: 0 }, { id: 1, op: 'stop', topic: '' }]);
+  // A client sending the display name of the empty topic means the empty topic.
+  assertSuccess(t, await channelTyping(s, 'hamlet', verona, 'general chat'));
+  t.match(await pending(t, s, othelloEmpty), [{ id: 0 }, { id: 1 }, { id: 2, topic: '' }]);
+  t.same(await pending(t, s, prospero), []);
+});
+
+t.test('channel typing in a private channel reaches its subscribers only', async (t) => {
+  const s = await startServer(t);
+  const { api, fx } = s;
+  const id = (who: string) => fx.users[who]!.id;
+  const secret = await createChannel(api, 'iago', 'secret', {
+    invite_only: true,
+    principals: [id('iago'), id('hamlet'), id('polonius')],
+  });
+  const queues = await Promise.all(
+    ['iago', 'hamlet', 'polonius', 'othello', 'desdemona', 'shiva', 'cordelia'].map((who) =>
+      typingQueue(t, s, who, CAPABLE, who === 'cordelia' ? { all_public_streams: true } : {}),
+    ),
+  );
+  assertSuccess(t, await channelTyping(s, 'hamlet', secret, 'plans'));
+  assertSuccess(t, await channelTyping(s, 'polonius', secret, 'plans', 'stop'));
+  for (const q of queues) {
+    const got = await pending(t, s, q);
+    if (['iago', 'hamlet', 'polonius'].includes(q.who)) {
+      t.match(
+        got,
+        [
+          { stream_id: secret, op: 'start', sender: { user_id: id('hamlet') } },
+          { stream_id: secret, op: 'stop', sender: { user_id: id('polonius') } },
+        ],
+        `${q.who} (subscribed) gets both`,
+      );
+      t.equal(got.length, 2);
+    } else {
+      t.same(got, [], `${q.who} (not subscribed) gets nothing`);
+    }
+  }
+});
+
+t.test('channel typing follows the channel posting permission', async (t) => {
+  const s = await startServer(t);
+  const { api, fx } = s;
+  const id = (who: string) => fx.users[who]!.id;
+  const announce = await createChannel(api, 'iago', 'announce', {
+    principals: [id('iago'), id('hamlet')],
+    can_send_message_group: systemGroupId(s, 'role:administrators'),
+  });
+  const hamlet = await typingQueue(t, s, 'hamlet');
+  assertError(
+    t,
+    await channelTyping(s, 'hamlet', announce, 't'),
+    'You do not have permission to post in this channel.',
+  );
+  t.same(await pending(t, s, hamlet), []);
+  assertSuccess(t, await channelTyping(s, 'iago', announce, 't'));
+  t.match(await pending(t, s, hamlet), [{ sender: { user_id: id('iago') }, stream_id: announce }]);
+  // A member who is not subscribed may type in a public channel (they may post there).
+  assertSuccess(
+    t,
+    await api.patch('iago', `streams/${announce}`, {
+      can_send_message_group: { new: systemGroupId(s, 'role:everyone') },
+    }),
+  );
+  assertSuccess(t, await channelTyping(s, 'othello', announce, 't'));
+  t.match(await pending(t, s, hamlet), [{ id: 0 }, { id: 1, sender: { user_id: id('othello') } }]);
+});
+
+t.test('no channel typing in channels with more than 100 subscribers', async (t) => {
+  const s = await startServer(t);
+  const { api, fx, server } = s;
+  const realm = server.context.realms.get(fx.realmId)!;
+  // 8 fixture users + 92 created ones: 100 subscribers, the most that still get typing.
+  const extra: number[] = [];
+  for (let i = 0; i < 93; i++) {
+    const r = await realm.ask('user.create', {
+      acting_user_id: null,
+      email: `crowd${i}@zulip.com`,
+      full_name: `Crowd ${i}`,
+      password_hash: null,
+      role: 400,
+    });
+    extra.push(r.user_id);
+  }
+  const everyone = [...Object.values(fx.users).map((u) => u.id), ...extra.slice(0, 92)];
+  t.equal(everyone.length, 100);
+  const crowd = await createChannel(api, 'hamlet', 'crowd', { principals: everyone });
+  const othello = await typingQueue(t, s, 'othello');
+  assertSuccess(t, await channelTyping(s, 'hamlet', crowd, 'busy'));
+  t.match(await pending(t, s, othello), [{ stream_id: crowd, id: 0 }], '100 subscribers: sent');
+
+  assertSuccess(
+    t,
+    await api.post('hamlet', 'users/me/subscriptions', {
+      subscriptions: [{ name: 'crowd' }],
+      principals: [extra[92]!],
+    }),
+  );
+  assertSuccess(t, await channelTyping(s, 'hamlet', crowd, 'busy'));
+  t.equal((await pending(t, s, othello)).length, 1, '101 subscribers: nothing more');
+
+  // Deactivated users do not count.
+  assertSuccess(t, await api.delete('iago', `users/${extra[0]!}`));
+  assertSuccess(t, await channelTyping(s, 'hamlet', crowd, 'busy', 'stop'));
+  t.match(await pending(t, s, othello), [{ id: 0 }, { id: 1, op: 'stop' }]);
 });
