@@ -142,8 +142,24 @@ export class QueueFilter {
         );
       case 'user_group':
         if (event.op === 'remove') return !this.caps.include_deactivated_groups;
-        if (event.op === 'update' && isObject(event.data) && 'deactivated' in event.data) {
+        if (
+          event.op === 'update' &&
+          ((isObject(event.data) && 'deactivated' in event.data) || event.deactivated === true)
+        ) {
           return this.caps.include_deactivated_groups;
+        }
+        return true;
+      case 'stream':
+        // Archiving and unarchiving: clients that know archived channels see the channel change
+        // (`update` of `is_archived`); the others see it disappear and come back.
+        if (event.op === 'update' && event.property === 'is_archived') {
+          return this.caps.archived_channels;
+        }
+        if (event.op === 'delete' && event.for_archiving === true) {
+          return !this.caps.archived_channels;
+        }
+        if (event.op === 'create' && event.for_unarchiving === true) {
+          return !this.caps.archived_channels;
         }
         return true;
       default:
@@ -211,6 +227,16 @@ export function adaptEvent(event: WireEvent, bits: number): WireEvent[] {
     case 'realm_user': {
       if (!('inaccessible_user' in event)) return [event];
       const { inaccessible_user: _marker, ...rest } = event;
+      return [rest];
+    }
+    case 'stream': {
+      if (!('for_archiving' in event) && !('for_unarchiving' in event)) return [event];
+      const { for_archiving: _a, for_unarchiving: _u, ...rest } = event;
+      return [rest];
+    }
+    case 'user_group': {
+      if (!('deactivated' in event)) return [event];
+      const { deactivated: _marker, ...rest } = event;
       return [rest];
     }
     default:

@@ -29,6 +29,10 @@
  * | `realm_user` op `add` with `inaccessible_user: true` | the marker is removed; skipped for `user_list_incomplete` queues |
  * | `user_group` op `remove`             | only to queues without `include_deactivated_groups`       |
  * | `user_group` op `update` whose `data` has `deactivated` | only to queues with `include_deactivated_groups` |
+ * | `user_group` op `update` marked `deactivated: true` (a change to a deactivated group) | the marker is removed; only to queues with `include_deactivated_groups` |
+ * | `stream` op `update`, `property: "is_archived"` | only to queues with `archived_channels`      |
+ * | `stream` op `delete` marked `for_archiving: true` | the marker is removed; only to queues without `archived_channels` |
+ * | `stream` op `create` marked `for_unarchiving: true` | the marker is removed; only to queues without `archived_channels` |
  * | `presence`                           | `email` removed for `slim_presence` queues                |
  * | any event naming a topic (`message.subject`, `delete_message.topic`, `typing.topic`, `user_topic.topic_name`, `update_message.subject`/`orig_subject`, `update_message_flags.message_details[].topic`) | `""` becomes `realm_empty_topic_display_name` for queues without `empty_topic_name` |
  *

@@ -260,7 +260,18 @@ export function checkUpdateUserGroup(
   if (typeof data.description === 'string') store.groups.updateDescription(g.id, data.description);
   if (settingsChanged) store.groups.updateSettings(g.id, JSON.stringify(stored));
   if (Object.keys(data).length > 0) {
-    ctx.emit({ type: 'user_group', op: 'update', group_id: g.id, data }, allUsers(realm));
+    // A deactivated group exists only for clients with include_deactivated_groups: the marker
+    // keeps the update (a rename) from the others (the event queues strip it).
+    ctx.emit(
+      {
+        type: 'user_group',
+        op: 'update',
+        group_id: g.id,
+        data,
+        ...(g.deactivated ? { deactivated: true } : {}),
+      },
+      allUsers(realm),
+    );
   }
   ctx.afterCommit(() => realm.reloadGroups());
   return {};
