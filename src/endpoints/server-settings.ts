@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { escapeHtml } from '../lib/html.js';
 import { realmIconUrl, realmUrl } from '../lib/urls.js';
+import { renderedRealmDescription } from '../queries/render-context.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../version.js';
 
 export const getServerSettings = endpoint({
@@ -47,7 +47,7 @@ export const getServerSettings = endpoint({
       out.realm_uri = url;
       out.realm_name = row.name;
       out.realm_icon = realmIconUrl(row.string_id);
-      out.realm_description = row.description === '' ? '' : `<p>${escapeHtml(row.description)}</p>`;
+      out.realm_description = renderedRealmDescription(server.config, server.store, realm.view);
       out.realm_web_public_access_enabled = realm.view.settings.enable_spectator_access;
     }
     return out;

@@ -30,7 +30,7 @@ import {
   stringList,
 } from '../lib/params.js';
 import type { GroupSettingValue } from '../lib/realm-settings.js';
-import { renderDescription } from '../lib/render-description.js';
+import { renderDescription } from '../queries/render-context.js';
 import { isHexColor } from '../lib/stream-colors.js';
 import { Role } from '../lib/roles.js';
 import type { Channel } from '../queries/channels-view.js';
@@ -99,7 +99,7 @@ export const subscribe = endpoint({
     folder_id: int().optional(),
     ...subscribeSettings,
   }),
-  handle: async ({ realm, user }, p) => {
+  handle: async ({ server, realm, user }, p) => {
     if (user.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
     const retention =
       p.message_retention_days === undefined ? null : parseRetentionDays(p.message_retention_days);
@@ -117,7 +117,10 @@ export const subscribe = endpoint({
         return {
           name: s.name.trim(),
           description,
-          rendered_description: description === null ? null : renderDescription(description),
+          rendered_description:
+            description === null
+              ? null
+              : renderDescription(server.config, server.store, realm.view, description, user.id),
           color: s.color ?? null,
         };
       }),
@@ -159,7 +162,7 @@ export const updateSubscriptions = endpoint({
     ).default([]),
     delete: stringList().default([]),
   }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     if (p.add.length === 0 && p.delete.length === 0)
       throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
     if (p.add.length > 0 && user.role === Role.GUEST)
@@ -181,7 +184,15 @@ export const updateSubscriptions = endpoint({
                   name: s.name.trim(),
                   description,
                   rendered_description:
-                    description === null ? null : renderDescription(description),
+                    description === null
+                      ? null
+                      : renderDescription(
+                          server.config,
+                          server.store,
+                          realm.view,
+                          description,
+                          user.id,
+                        ),
                   color: s.color ?? null,
                 };
               }),
@@ -390,7 +401,7 @@ export const updateStream = endpoint({
     topics_policy: jsonOrString(oneOf(TOPICS_POLICIES)).optional(),
     ...updateSettings,
   }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     const settings: Partial<Record<ChannelGroupSettingName, GroupSettingChange>> = {};
     for (const n of CHANNEL_GROUP_SETTING_NAMES) {
       const c = p[n];
@@ -400,7 +411,10 @@ export const updateStream = endpoint({
     let description: { text: string; rendered: string } | undefined;
     if (p.description !== undefined) {
       const text = normalizeDescription(p.description);
-      description = { text, rendered: renderDescription(text) };
+      description = {
+        text,
+        rendered: renderDescription(server.config, server.store, realm.view, text, user.id),
+      };
     }
     return realm.ask('channel.update', {
       acting_user_id: user.id,
@@ -459,13 +473,19 @@ export const createChannelFolder = endpoint({
     name: str({ max: 60 }),
     description: str({ max: MAX_CHANNEL_DESCRIPTION_LENGTH }).default(''),
   }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     const description = normalizeDescription(p.description);
     return realm.ask('channel_folder.create', {
       acting_user_id: user.id,
       name: p.name,
       description,
-      rendered_description: renderDescription(description),
+      rendered_description: renderDescription(
+        server.config,
+        server.store,
+        realm.view,
+        description,
+        user.id,
+      ),
     });
   },
 });

@@ -1,15 +1,16 @@
 /**
- * Rendering channel and user-group descriptions (markdown source → HTML).
- *
- * Interim: the markdown renderer is being built on the `render` branch. Until it lands, this
- * renders a description as one escaped paragraph (no markup), which is safe HTML and what the
- * reference renders for plain text. Every caller goes through this one function, so switching to
- * the real renderer is a change here only.
+ * Rendering descriptions (channels, channel folders, the realm) from markdown to HTML, as the
+ * reference's render_stream_description / get_realm_rendered_description do: the message
+ * renderer without image previews. Pure; src/queries/render-context.ts supplies the realm's
+ * context and the acting user's linkable channels (renderDescription there).
  */
-import { escapeHtml } from './html.js';
+import { renderMarkdown, type RenderContext, type RenderOptions } from './markdown/index.js';
 
-export function renderDescription(markdown: string): string {
-  const text = markdown.trim();
-  if (text === '') return '';
-  return `<p>${escapeHtml(text)}</p>`;
+export function renderDescriptionHtml(
+  markdown: string,
+  context: RenderContext,
+  opts: Pick<RenderOptions, 'linkable_channel_ids'>,
+): string {
+  if (markdown.trim() === '') return '';
+  return renderMarkdown(markdown, context, { ...opts, no_previews: true }).rendered_content;
 }

@@ -365,7 +365,13 @@ export function checkUpdateChannel(
     write('topics_policy', cmd.topics_policy);
     updateEvents.push(streamUpdateEvent(ch, 'topics_policy', cmd.topics_policy));
   }
-  if (cmd.description !== undefined && cmd.description.text !== ch.description) {
+  // The same text may render differently for another user (channel links follow the acting
+  // user's access) or after channels changed: a different rendering is a change too.
+  if (
+    cmd.description !== undefined &&
+    (cmd.description.text !== ch.description ||
+      cmd.description.rendered !== ch.rendered_description)
+  ) {
     write('description', cmd.description.text);
     write('rendered_description', cmd.description.rendered);
     updateEvents.push(

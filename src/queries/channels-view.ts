@@ -60,6 +60,11 @@ export class ChannelsView {
   private readonly subsByUser = new Map<number, Map<number, SubscriptionRow>>();
   private defaults = new Set<number>();
   private readonly folders = new Map<number, ChannelFolderRow>();
+  /**
+   * Bumped whenever a channel row is (re)loaded — created, renamed, archived, changed: caches
+   * derived from the channel list (the markdown render context) compare it to know they are stale.
+   */
+  version = 0;
 
   constructor(
     private readonly store: Store,
@@ -82,6 +87,7 @@ export class ChannelsView {
   }
 
   private putChannel(row: StreamRow): void {
+    this.version++;
     const previous = this.channels.get(row.id);
     if (previous) this.idByLowerName.delete(previous.name.toLowerCase());
     const ch = channelFromRow(row);

@@ -1,30 +1,46 @@
 /**
  * The markdown RenderContext of a realm, built from what the realm has now (users, user groups,
- * linkifiers) and cached until any of them changes. Channels, custom emoji and alert words are
- * empty here until those areas exist; each adds its data to build() and its change counter to
- * the version.
+ * channels, linkifiers) and cached until any of them changes (the version joins the realm view's,
+ * the channel list's and the linkifiers' change counters). Custom emoji and alert words are empty
+ * here until those areas exist; each adds its data to build() and its change counter to the
+ * version.
+ *
+ * Interface for every area that renders markdown for a user (messages, edits, previews,
+ * descriptions):
+ *   renderContextFor(config, store, view)              the realm's context (cached)
+ *   renderOptionsFor(view, userId, content)            the sender's options: translate_emoticons,
+ *                                                      and the channels the content may link
+ *   renderDescription(config, store, view, text, id)   a channel/folder description (inline, no
+ *                                                      previews); id null: the realm description
  */
 import type { ServerConfig } from '../config.js';
-import type { RenderContext } from '../lib/markdown/context.js';
+import { possibleChannelNames } from '../lib/markdown/index.js';
+import type { RenderContext, RenderOptions } from '../lib/markdown/context.js';
+import { renderDescriptionHtml } from '../lib/render-description.js';
 import { realmUrl } from '../lib/urls.js';
 import type { Store } from '../storage/store.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
 import type { RealmView } from './realm-view.js';
 
+type RenderConfig = Pick<ServerConfig, 'externalHost' | 'externalScheme'>;
+
 const cache = new WeakMap<RealmView, RenderContext>();
 
 function versionOf(view: RealmView): string {
-  return `${view.id}.${view.version}.${linkifierStamp(view.id)}`;
+  return `${view.id}.${view.version}.${view.channels.version}.${linkifierStamp(view.id)}`;
 }
 
 export function renderContextFor(
-  config: Pick<ServerConfig, 'externalHost' | 'externalScheme'>,
+  config: RenderConfig,
   store: Store,
   view: RealmView,
 ): RenderContext {
   const version = versionOf(view);
   const hit = cache.get(view);
   if (hit && hit.version === version) return hit;
+  const channels = [];
+  // Archived channels stay linkable, as the reference links them.
+  for (const c of view.channels.all()) channels.push({ id: c.id, name: c.name });
   const ctx: RenderContext = {
     version,
     realm_url: realmUrl(config, view.row.string_id),
@@ -38,11 +54,70 @@ export function renderContextFor(
       name: g.name,
       deactivated: g.deactivated === 1,
     })),
-    channels: [],
+    channels,
     linkifiers: linkifiersOf(store, view),
     realm_emoji: [],
     alert_words: [],
   };
   cache.set(view, ctx);
   return ctx;
+}
+
+/**
+ * The channels named in `content` that `userId` may link: those they have content access to
+ * (the reference's get_stream_name_map with an acting user). Channel names in links are exact.
+ */
+export function linkableChannelIds(view: RealmView, userId: number, content: string): number[] {
+  const out: number[] = [];
+  for (const name of possibleChannelNames(content)) {
+    const ch = view.channels.byName(name);
+    if (ch && ch.name === name && view.channels.may(userId, ch, 'content')) out.push(ch.id);
+  }
+  return out;
+}
+
+/** What rendering `content` for `userId` (the sender) needs besides the realm's context. */
+export function renderOptionsFor(view: RealmView, userId: number, content: string): RenderOptions {
+  return {
+    translate_emoticons: view.userSettings(userId).translate_emoticons,
+    linkable_channel_ids: linkableChannelIds(view, userId, content),
+  };
+}
+
+/**
+ * A description (channel, channel folder: `actingUserId` is who sets it; the realm's: null) as
+ * the reference renders descriptions: the markdown renderer with the realm's context, no image
+ * previews, channel links limited to what the acting user may see (all channels for the realm
+ * description, which has no acting user). Descriptions are short: rendered inline.
+ */
+export function renderDescription(
+  config: RenderConfig,
+  store: Store,
+  view: RealmView,
+  text: string,
+  actingUserId: number | null,
+): string {
+  const context = renderContextFor(config, store, view);
+  return renderDescriptionHtml(text, context, {
+    ...(actingUserId === null
+      ? {}
+      : { linkable_channel_ids: linkableChannelIds(view, actingUserId, text) }),
+  });
+}
+
+const realmDescriptions = new WeakMap<RenderContext, { text: string; html: string }>();
+
+/** The realm description as HTML (GET /server_settings), cached with the render context. */
+export function renderedRealmDescription(
+  config: RenderConfig,
+  store: Store,
+  view: RealmView,
+): string {
+  const context = renderContextFor(config, store, view);
+  const text = view.row.description;
+  const hit = realmDescriptions.get(context);
+  if (hit && hit.text === text) return hit.html;
+  const html = renderDescriptionHtml(text, context, {});
+  realmDescriptions.set(context, { text, html });
+  return html;
 }

@@ -3,7 +3,7 @@
  * output for every case and every hostile input, and what a render reports besides the HTML.
  */
 import t, { type Test } from 'tap';
-import { renderMarkdown } from '../../src/lib/markdown/index.js';
+import { possibleChannelNames, renderMarkdown } from '../../src/lib/markdown/index.js';
 import { CASES, CTX, HOSTILE } from './markdown-cases.js';
 
 const ALLOWED_TAGS = new Set([
@@ -202,5 +202,40 @@ t.test('linkifiers that no longer compile are skipped, not fatal', (t) => {
     renderMarkdown('aaa #123', ctx).rendered_content,
     '<p>aaa <a href="https://trac.example.com/ticket/123">#123</a></p>',
   );
+  t.end();
+});
+
+t.test('linkable channels and previews are per-render options', (t) => {
+  const content = '#**Denmark** #**Denmark>hamlet** #**Denmark>hamlet@7** #**Verona & co.**';
+  const all = renderMarkdown(content, CTX).rendered_content;
+  t.match(all, /data-stream-id="3"[^]*data-stream-id="3"[^]*near\/7[^]*data-stream-id="4"/);
+  const onlyVerona = renderMarkdown(content, CTX, { linkable_channel_ids: [4] }).rendered_content;
+  t.equal(
+    onlyVerona,
+    '<p>#<strong>Denmark</strong> #<strong>Denmark&gt;hamlet</strong> ' +
+      '#<strong>Denmark&gt;hamlet@7</strong> ' +
+      '<a class="stream" data-stream-id="4" href="/#narrow/channel/4-Verona-.26-co.2E">#Verona &amp; co.</a></p>',
+  );
+  t.notMatch(
+    renderMarkdown(content, CTX, { linkable_channel_ids: [] }).rendered_content,
+    /<a/,
+    'an empty list links nothing',
+  );
+  const noPreview = renderMarkdown('https://example.com/cat.jpg', CTX, { no_previews: true });
+  t.equal(
+    noPreview.rendered_content,
+    '<p><a href="https://example.com/cat.jpg">https://example.com/cat.jpg</a></p>',
+  );
+  t.equal(noPreview.has_image, false);
+  t.equal(noPreview.has_link, true);
+  t.same([...possibleChannelNames('#**a** `#**b>c**` #**d>e@1** #**** #*x* #**f>**')].sort(), [
+    'a',
+    'b',
+    'b>c',
+    'd',
+    'd>e@1',
+    'f',
+    'f>',
+  ]);
   t.end();
 });

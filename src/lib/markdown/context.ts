@@ -27,10 +27,20 @@ export type RenderContext = {
   alert_words: readonly RenderAlertWord[];
 };
 
-/** Per-message options (the sender's settings). */
+/** Per-message options (the sender's settings and access). */
 export type RenderOptions = {
   /** The sender's `translate_emoticons` setting: `:)` → :smile:. */
   translate_emoticons?: boolean;
+  /**
+   * The channels the content may link to (`#**channel**`, `#**channel>topic**`, message links):
+   * those the sender has content access to, as the reference links only those. Others render as
+   * if they did not exist. Absent: every channel of the context (content with no acting user,
+   * such as the realm description). Callers need only list the channels the content names
+   * (possibleChannelNames).
+   */
+  linkable_channel_ids?: readonly number[];
+  /** No inline image previews (descriptions, as the reference's `no_previews`). */
+  no_previews?: boolean;
 };
 
 export type RenderResult = {

@@ -14,6 +14,7 @@ export type * from './context.js';
 export { EMPTY_CONTEXT } from './context.js';
 export { prepareContext, type PreparedContext } from './prepare.js';
 export { topicLinks, validateLinkifier, LinkifierError, type TopicLink } from './linkifiers.js';
+export { possibleChannelNames } from './inline.js';
 
 /** Characters around an alert word that still make it a word (the reference's lists). */
 const ALERT_BEFORE = new Set([' ', '\n', '(', '"', '.', ',', "'", ';', '[', '*', '`', '>']);
@@ -68,12 +69,13 @@ export function renderMarkdown(
     mentionsStreamWildcard: false,
     mentionsTopicWildcard: false,
   };
-  const state: InlineState = { ctx, opts, out, inBlockquote: false, stash: [] };
+  const linkable = opts.linkable_channel_ids ? new Set(opts.linkable_channel_ids) : null;
+  const state: InlineState = { ctx, opts, linkable, out, inBlockquote: false, stash: [] };
   const root = new El('div');
   renderBlocks(content, root, state, false);
   for (const c of root.children) prettify(c);
   fixBreaks(root);
-  const links = addLinkPreviews(root, ctx);
+  const links = addLinkPreviews(root, ctx, !opts.no_previews);
   const html = serializeChildren(root);
   return {
     rendered_content: html,

@@ -39,6 +39,8 @@ type Pattern = {
 export type InlineState = {
   ctx: PreparedContext;
   opts: RenderOptions;
+  /** The channels links may point to (null: all of the context's). */
+  linkable: ReadonlySet<number> | null;
   out: RenderState;
   inBlockquote: boolean;
   stash: (El | { literal: string })[];
@@ -161,11 +163,34 @@ const groupMention: Pattern = {
   },
 };
 
+/** The id of the channel named `name`, if it exists and the content may link to it. */
+function linkableChannel(s: InlineState, name: string): number | undefined {
+  const id = s.ctx.channelsByName.get(name);
+  if (id === undefined || (s.linkable !== null && !s.linkable.has(id))) return undefined;
+  return id;
+}
+
+/**
+ * Every name that `#**…**` syntax in `content` could refer to as a channel (before rendering,
+ * to find which of them the sender may link: RenderOptions.linkable_channel_ids). A superset:
+ * names inside code blocks are included too.
+ */
+export function possibleChannelNames(content: string): Set<string> {
+  const names = new Set<string>();
+  for (const m of content.matchAll(/#\*\*([^*]+)\*\*/g)) {
+    const inner = m[1]!;
+    names.add(inner);
+    const gt = inner.indexOf('>');
+    if (gt >= 0) names.add(inner.slice(0, gt));
+  }
+  return names;
+}
+
 const messageLink: Pattern = {
   re: new RegExp(`${BEFORE_MENTION}#\\*\\*([^*>]+)>([^*]+)@(\\d+)\\*\\*`, 'gsu'),
   kind: 'search',
   handle: (m, s) => {
-    const id = s.ctx.channelsByName.get(m[1]!);
+    const id = linkableChannel(s, m[1]!);
     if (id === undefined) return null;
     const el = new El('a', {
       class: 'message-link',
@@ -181,7 +206,7 @@ const topicLink: Pattern = {
   re: new RegExp(`${BEFORE_MENTION}#\\*\\*([^*>]+)>([^*]+)\\*\\*`, 'gsu'),
   kind: 'search',
   handle: (m, s) => {
-    const id = s.ctx.channelsByName.get(m[1]!);
+    const id = linkableChannel(s, m[1]!);
     if (id === undefined) return null;
     const el = new El('a', {
       class: 'stream-topic',
@@ -198,7 +223,7 @@ const channelLink: Pattern = {
   re: new RegExp(`${BEFORE_MENTION}#\\*\\*([^*]+)\\*\\*`, 'gsu'),
   kind: 'search',
   handle: (m, s) => {
-    const id = s.ctx.channelsByName.get(m[1]!);
+    const id = linkableChannel(s, m[1]!);
     if (id === undefined) return null;
     const el = new El('a', {
       class: 'stream',

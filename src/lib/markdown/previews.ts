@@ -97,6 +97,7 @@ function insertionIndex(grandparent: El, parent: El): number {
 export function addLinkPreviews(
   root: El,
   ctx: PreparedContext,
+  previews = true,
 ): { hasLink: boolean; hasImage: boolean; pathIds: string[] } {
   const found = findLinks(root);
   const pathIds: string[] = [];
@@ -106,7 +107,7 @@ export function addLinkPreviews(
   }
   let hasImage = false;
   const previewable = new Set(found.filter((f) => !f.inQuote).map((f) => f.a.attrs.href!));
-  if (found.length > 0 && previewable.size <= PREVIEW_LIMIT) {
+  if (previews && found.length > 0 && previewable.size <= PREVIEW_LIMIT) {
     const done = new Set<string>();
     for (const f of found) {
       const url = f.a.attrs.href!;
