@@ -202,7 +202,11 @@ export function checkCreateUserGroup(
   });
   // A new group is in no setting yet, so no channel's audience changes.
   ctx.emit({ type: 'user_group', op: 'add', group }, allUsers(realm));
-  ctx.afterCommit(() => realm.reloadGroups());
+  ctx.afterCommit(() => {
+    realm.reloadGroup(groupId);
+    realm.addGroupMembers(groupId, cmd.members);
+    realm.addSubgroups(groupId, cmd.subgroups);
+  });
   return { group_id: groupId };
 }
 
@@ -273,7 +277,7 @@ export function checkUpdateUserGroup(
       allUsers(realm),
     );
   }
-  ctx.afterCommit(() => realm.reloadGroups());
+  ctx.afterCommit(() => realm.reloadGroup(g.id));
   return {};
 }
 
@@ -407,7 +411,12 @@ export function checkUpdateUserGroupMembers(
     );
   }
   announceChannelAccessAfterGroupChange(ctx, g.id);
-  ctx.afterCommit(() => realm.reloadGroups());
+  ctx.afterCommit(() => {
+    realm.addGroupMembers(g.id, cmd.add);
+    realm.removeGroupMembers(g.id, cmd.delete);
+    realm.addSubgroups(g.id, cmd.add_subgroups);
+    realm.removeSubgroups(g.id, cmd.delete_subgroups);
+  });
   return {};
 }
 
@@ -454,6 +463,6 @@ export function checkDeactivateUserGroup(
     everyone,
   );
   ctx.emit({ type: 'user_group', op: 'remove', group_id: g.id }, everyone);
-  ctx.afterCommit(() => realm.reloadGroups());
+  ctx.afterCommit(() => realm.reloadGroup(g.id));
   return {};
 }

@@ -130,17 +130,13 @@ export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): C
     { type: 'realm_user', op: 'add', person: formatUser(realm, row, { viewerId: null }) },
     recipients,
   );
-  for (const name of directSystemGroupsForRole(
+  const groupIds = directSystemGroupsForRole(
     cmd.role,
     realm.settings.waiting_period_threshold === 0,
-  )) {
+  ).map((name) => realm.systemGroupId(name));
+  for (const groupId of groupIds) {
     ctx.emit(
-      {
-        type: 'user_group',
-        op: 'add_members',
-        group_id: realm.systemGroupId(name),
-        user_ids: [userId],
-      },
+      { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [userId] },
       recipients,
     );
   }
@@ -153,7 +149,7 @@ export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): C
   if (defaults.length > 0) bulkAddSubscriptions(ctx, defaults, [row]);
   ctx.afterCommit(() => {
     realm.reloadUser(userId);
-    realm.reloadGroups();
+    for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);
   });
   return { user_id: userId, api_key: apiKey, email: cmd.email };
 }

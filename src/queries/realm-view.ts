@@ -58,8 +58,13 @@ export class RealmView {
   readonly directMembers = new Map<number, Set<number>>();
   /** group id → direct subgroup ids */
   readonly directSubgroups = new Map<number, Set<number>>();
-  /** group id → every member, through subgroups; computed on demand, dropped on any group change. */
-  private readonly recursiveMembersCache = new Map<number, ReadonlySet<number>>();
+  /** group id → the groups it is a direct subgroup of (the reverse of directSubgroups) */
+  private readonly directSupergroups = new Map<number, Set<number>>();
+  /**
+   * group id → every member, through subgroups; computed on demand and kept up to date by the
+   * incremental updates below (grown in place on additions, dropped on removals).
+   */
+  private readonly recursiveMembersCache = new Map<number, Set<number>>();
 
   /** Channels, subscriptions, default channels and channel access (see channels-view.ts). */
   readonly channels: ChannelsView;
@@ -201,6 +206,11 @@ export class RealmView {
   }
 
   // ---- groups ------------------------------------------------------------------------------
+  //
+  // Mutations that know what they changed refresh only that, after COMMIT: reloadGroup (a group
+  // row created or changed), add/removeGroupMembers, add/removeSubgroups. reloadGroups re-reads
+  // everything (at construction; a mutation that cannot say what it changed). Either way the
+  // view ends equal to a fresh one (test/unit/realm-view-groups.test.ts).
 
   reloadGroups(): void {
     this.version++;
@@ -208,17 +218,96 @@ export class RealmView {
     this.systemGroupIds.clear();
     this.directMembers.clear();
     this.directSubgroups.clear();
+    this.directSupergroups.clear();
     this.recursiveMembersCache.clear();
-    for (const g of this.store.groups.byRealm(this.id)) {
-      this.groupsById.set(g.id, g);
-      this.directMembers.set(g.id, new Set());
-      this.directSubgroups.set(g.id, new Set());
-      if (g.is_system_group) this.systemGroupIds.set(g.name as SystemGroupName, g.id);
-    }
+    for (const g of this.store.groups.byRealm(this.id)) this.putGroup(g);
     for (const m of this.store.groups.membersByRealm(this.id))
       this.directMembers.get(m.group_id)?.add(m.user_id);
-    for (const s of this.store.groups.subgroupsByRealm(this.id))
-      this.directSubgroups.get(s.group_id)?.add(s.subgroup_id);
+    for (const s of this.store.groups.subgroupsByRealm(this.id)) this.linkSubgroup(s);
+  }
+
+  private putGroup(g: UserGroupRow): void {
+    this.groupsById.set(g.id, g);
+    if (!this.directMembers.has(g.id)) this.directMembers.set(g.id, new Set());
+    if (!this.directSubgroups.has(g.id)) this.directSubgroups.set(g.id, new Set());
+    if (g.is_system_group) this.systemGroupIds.set(g.name as SystemGroupName, g.id);
+  }
+
+  private linkSubgroup(s: { group_id: number; subgroup_id: number }): void {
+    const subs = this.directSubgroups.get(s.group_id);
+    if (!subs) return;
+    subs.add(s.subgroup_id);
+    let sup = this.directSupergroups.get(s.subgroup_id);
+    if (!sup) this.directSupergroups.set(s.subgroup_id, (sup = new Set()));
+    sup.add(s.group_id);
+  }
+
+  /** After a group was created, or its row (name, description, settings, deactivation) changed. */
+  reloadGroup(groupId: number): void {
+    const g = this.store.groups.byId(groupId);
+    if (!g || g.realm_id !== this.id) return;
+    this.version++;
+    this.putGroup(g);
+  }
+
+  /** The group and every group that contains it, at any depth. */
+  private selfAndSupergroups(groupId: number): Set<number> {
+    const out = new Set<number>([groupId]);
+    const stack = [groupId];
+    while (stack.length > 0) {
+      for (const sup of this.directSupergroups.get(stack.pop()!) ?? []) {
+        if (!out.has(sup)) {
+          out.add(sup);
+          stack.push(sup);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** After users became direct members of a group. */
+  addGroupMembers(groupId: number, userIds: Iterable<number>): void {
+    const direct = this.directMembers.get(groupId);
+    if (!direct) return;
+    const ids = [...userIds];
+    for (const u of ids) direct.add(u);
+    // Every cached recursive membership that includes this group gains them.
+    for (const g of this.selfAndSupergroups(groupId)) {
+      const cached = this.recursiveMembersCache.get(g);
+      if (cached) for (const u of ids) cached.add(u);
+    }
+  }
+
+  /** After users stopped being direct members of a group. */
+  removeGroupMembers(groupId: number, userIds: Iterable<number>): void {
+    const direct = this.directMembers.get(groupId);
+    if (!direct) return;
+    for (const u of userIds) direct.delete(u);
+    // They may still belong to a containing group another way: recompute those when asked.
+    for (const g of this.selfAndSupergroups(groupId)) this.recursiveMembersCache.delete(g);
+  }
+
+  /** After groups became direct subgroups of a group. */
+  addSubgroups(groupId: number, subgroupIds: Iterable<number>): void {
+    if (!this.directSubgroups.has(groupId)) return;
+    const ids = [...subgroupIds];
+    for (const sub of ids) this.linkSubgroup({ group_id: groupId, subgroup_id: sub });
+    for (const g of this.selfAndSupergroups(groupId)) {
+      const cached = this.recursiveMembersCache.get(g);
+      if (!cached) continue;
+      for (const sub of ids) for (const u of this.recursiveMembers(sub)) cached.add(u);
+    }
+  }
+
+  /** After groups stopped being direct subgroups of a group. */
+  removeSubgroups(groupId: number, subgroupIds: Iterable<number>): void {
+    const subs = this.directSubgroups.get(groupId);
+    if (!subs) return;
+    for (const sub of subgroupIds) {
+      subs.delete(sub);
+      this.directSupergroups.get(sub)?.delete(groupId);
+    }
+    for (const g of this.selfAndSupergroups(groupId)) this.recursiveMembersCache.delete(g);
   }
 
   group(id: number): UserGroupRow | undefined {
@@ -231,7 +320,10 @@ export class RealmView {
     return id;
   }
 
-  /** Every user in the group, directly or through any depth of subgroups. */
+  /**
+   * Every user in the group, directly or through any depth of subgroups. The set is the view's
+   * own (kept current across commits): read it, do not keep it.
+   */
   recursiveMembers(groupId: number): ReadonlySet<number> {
     const cached = this.recursiveMembersCache.get(groupId);
     if (cached) return cached;
