@@ -239,3 +239,21 @@ t.test('linkable channels and previews are per-render options', (t) => {
   ]);
   t.end();
 });
+
+// zerver/tests/test_markdown.py: test_topic_single_containing_no_message,
+// test_empty_string_topic_message_link
+t.test('links to the empty topic', (t) => {
+  t.equal(
+    renderMarkdown('#**Denmark>**', CTX).rendered_content,
+    '<p><a class="stream-topic" data-stream-id="3" href="/#narrow/channel/3-Denmark/topic/">#Denmark &gt; <em>general chat</em></a></p>',
+  );
+  t.equal(
+    renderMarkdown('#**Denmark>@123**', CTX).rendered_content,
+    '<p><a class="message-link" href="/#narrow/channel/3-Denmark/topic//near/123">#Denmark &gt; <em>general chat</em> @ 💬</a></p>',
+  );
+  t.equal(
+    renderMarkdown('#**Denmark>some topic**', CTX).rendered_content,
+    '<p><a class="stream-topic" data-stream-id="3" href="/#narrow/channel/3-Denmark/topic/some.20topic">#Denmark &gt; some topic</a></p>',
+  );
+  t.end();
+});

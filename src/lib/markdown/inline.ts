@@ -10,6 +10,7 @@
  * Unicode emoji.
  */
 import { emojiCodeForName, emojiCodeOf, emojiNameForCode } from '../emoji/index.js';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../events.js';
 import type { RenderOptions } from './context.js';
 import type { PreparedContext, RenderState } from './prepare.js';
 import { AFTER_GROUP, OUTER_GROUP } from './linkifiers.js';
@@ -186,8 +187,22 @@ export function possibleChannelNames(content: string): Set<string> {
   return names;
 }
 
+/** `#channel > topic` (the empty topic shown as an emphasized "general chat"), then `after`. */
+function topicLinkText(el: El, channel: string, topic: string, after: string): void {
+  el.atomic = true;
+  if (topic !== '') {
+    el.text = `#${channel} > ${topic}${after}`;
+    return;
+  }
+  el.text = `#${channel} > `;
+  const em = el.append(new El('em'));
+  em.text = EMPTY_TOPIC_DISPLAY_NAME;
+  em.atomic = true;
+  em.tail = after;
+}
+
 const messageLink: Pattern = {
-  re: new RegExp(`${BEFORE_MENTION}#\\*\\*([^*>]+)>([^*]+)@(\\d+)\\*\\*`, 'gsu'),
+  re: new RegExp(`${BEFORE_MENTION}#\\*\\*([^*>]+)>([^*]*)@(\\d+)\\*\\*`, 'gsu'),
   kind: 'search',
   handle: (m, s) => {
     const id = linkableChannel(s, m[1]!);
@@ -196,14 +211,13 @@ const messageLink: Pattern = {
       class: 'message-link',
       href: `/#narrow/channel/${encodeChannel(id, m[1]!)}/topic/${hashUtilEncode(m[2]!)}/near/${m[3]!}`,
     });
-    el.text = `#${m[1]!} > ${m[2]!} @ 💬`;
-    el.atomic = true;
+    topicLinkText(el, m[1]!, m[2]!, ' @ 💬');
     return el;
   },
 };
 
 const topicLink: Pattern = {
-  re: new RegExp(`${BEFORE_MENTION}#\\*\\*([^*>]+)>([^*]+)\\*\\*`, 'gsu'),
+  re: new RegExp(`${BEFORE_MENTION}#\\*\\*([^*>]+)>([^*]*)\\*\\*`, 'gsu'),
   kind: 'search',
   handle: (m, s) => {
     const id = linkableChannel(s, m[1]!);
@@ -213,8 +227,7 @@ const topicLink: Pattern = {
       'data-stream-id': String(id),
       href: `/#narrow/channel/${encodeChannel(id, m[1]!)}/topic/${hashUtilEncode(m[2]!)}`,
     });
-    el.text = `#${m[1]!} > ${m[2]!}`;
-    el.atomic = true;
+    topicLinkText(el, m[1]!, m[2]!, '');
     return el;
   },
 };
