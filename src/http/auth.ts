@@ -28,7 +28,7 @@ export function resolveRealm(
   host: string,
   externalHost: string,
 ): RealmRuntime | undefined {
-  return realms.bySubdomain(subdomainFromHost(host, externalHost));
+  return realms.byHostHeader(host, (h) => subdomainFromHost(h, externalHost));
 }
 
 /** Decodes `Basic base64(email:api_key)`; throws the 401 the reference gives for each failure. */
@@ -50,12 +50,17 @@ export function authenticate(
   realm: RealmRuntime | undefined,
   header: string,
 ): UserRow {
+  // A header that authenticated before, with no change to any user of the realm since (the cache
+  // is cleared on every user reload: deactivation, key rotation, ...), authenticates again.
+  const cached = realm?.view.cachedAuth(header);
+  if (cached && !realm!.view.deactivated) return cached;
   const { email, apiKey } = parseBasicAuth(header);
   const user = realm?.view.userByEmail(email);
   if (user && safeEqual(user.api_key, apiKey)) {
     if (!user.is_active) throw new UnauthorizedError('Account is deactivated');
     if (realm!.view.deactivated)
       throw new UnauthorizedError('This organization has been deactivated');
+    realm!.view.rememberAuth(header, user);
     return user;
   }
   // Not a user of this realm with this key: a valid key of another realm's account gets the
