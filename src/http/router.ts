@@ -191,6 +191,9 @@ function onRequest(
   }
   sink = body;
   let received = 0;
+  // Paused while the disk is slower than the network. Never left paused once the body is in: a
+  // paused socket cannot read the connection's next request (keep-alive).
+  let paused = false;
   res.onData((ab, isLast) => {
     if (ctx.done || ctx.aborted) return;
     const chunk = Buffer.from(new Uint8Array(ab)); // copies: uWS reuses `ab` after this callback
@@ -209,10 +212,18 @@ function onRequest(
       leave();
       return;
     }
-    if (body.congested) {
+    if (isLast) {
+      if (paused) {
+        paused = false;
+        res.resume();
+      }
+    } else if (body.congested && !paused) {
+      paused = true;
       res.pause();
       body.onDrain(() => {
-        if (!ctx.aborted && !ctx.done) res.resume();
+        if (!paused || ctx.aborted || ctx.done) return;
+        paused = false;
+        res.resume();
       });
     }
     if (isLast) {

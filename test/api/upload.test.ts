@@ -23,6 +23,7 @@ import {
   asApiResponse,
   download,
   insertDirectMessage,
+  multipartBody,
   request,
   streamingUpload,
   upload,
@@ -196,6 +197,48 @@ t.test('MAX_FILE_UPLOAD_SIZE: refused with 413 before the file is stored whole',
   t.equal((list.attachments as unknown[]).length, 1, 'only the upload at the limit was kept');
   t.equal(list.upload_space_used, limit);
   assertSuccess(t, await api.get('hamlet', 'users/me'), 'the server keeps serving');
+});
+
+t.test('uploads on one keep-alive connection: each answered, the connection reused', async (t) => {
+  // Receiving a file pauses the socket while the disk catches up; it must be reading again for
+  // the connection's next request.
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  t.teardown(() => agent.destroy());
+  for (let i = 0; i < 5; i++) {
+    const { body, contentType } = multipartBody([
+      { filename: `k${i}.bin`, data: Buffer.alloc(300 * 1024 + i, i) },
+    ]);
+    const { status, reused } = await new Promise<{ status: number; reused: boolean }>(
+      (resolve, reject) => {
+        const r = http.request(
+          new URL('/api/v1/user_uploads', api.baseUrl),
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              authorization: basicAuth(fx.users.hamlet!.email, fx.users.hamlet!.api_key),
+              'content-type': contentType,
+              'content-length': String(body.length),
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: r.reusedSocket }));
+          },
+        );
+        r.on('error', reject);
+        r.end(body);
+      },
+    );
+    t.equal(status, 200, `upload ${i}`);
+    if (i > 0) t.ok(reused, `upload ${i} on the same connection`);
+  }
+  t.equal(
+    (assertSuccess(t, await api.get('hamlet', 'attachments')).attachments as unknown[]).length,
+    5,
+  );
 });
 
 t.test('an upload the client abandons leaves no partial file', async (t) => {
