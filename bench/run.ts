@@ -6,12 +6,14 @@ import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 import { renderBench } from './render.bench.js';
+import { uploadsBench } from './uploads.bench.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   http: httpBench,
   render: renderBench,
   fanout: fanoutBench,
   channels: channelsBench,
+  uploads: uploadsBench,
 };
 
 const name = process.argv[2];
