@@ -3,6 +3,13 @@
  * mutations here (`'noun.verb'` names). The payload and result types of `ask()` come from this
  * table, so an endpoint cannot send a command with the wrong shape.
  */
+import {
+  doClaimAttachments,
+  doCreateAttachment,
+  doReleaseMessageAttachments,
+  doRemoveAttachment,
+  doUpdateMessageAttachments,
+} from '../src/mutations/attachments.js';
 import type { Mutation } from '../src/mutations/context.js';
 import {
   doAddLinkifier,
@@ -56,6 +63,12 @@ export const REALM_COMMANDS = {
   'user_group.update': checkUpdateUserGroup,
   'user_group.members': checkUpdateUserGroupMembers,
   'user_group.deactivate': checkDeactivateUserGroup,
+  'attachment.create': doCreateAttachment,
+  'attachment.remove': doRemoveAttachment,
+  // Internal (no endpoint): the message area calls these functions inside its own mutations.
+  'attachment.claim': doClaimAttachments,
+  'attachment.relink': doUpdateMessageAttachments,
+  'attachment.release': doReleaseMessageAttachments,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

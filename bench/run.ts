@@ -7,6 +7,7 @@ import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 import { renderBench } from './render.bench.js';
 import { usersBench } from './users.bench.js';
+import { uploadsBench } from './uploads.bench.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   http: httpBench,
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   fanout: fanoutBench,
   channels: channelsBench,
   users: usersBench,
+  uploads: uploadsBench,
 };
 
 const name = process.argv[2];

@@ -18,6 +18,8 @@ export type ServerConfig = {
   maxRequestBytes: number;
   /** MAX_FILE_UPLOAD_SIZE, in bytes. */
   maxFileUploadBytes: number;
+  /** How long a temporary upload URL (GET /user_uploads/{realm_id_str}/{filename}) works. */
+  uploadUrlLifetimeMs: number;
   /** scrypt cost N for new password hashes (tests lower it). */
   scryptN: number;
   /** Mounts routes that exist only to test the server itself (a handler that throws). */
@@ -52,6 +54,7 @@ export function defaultConfig(): ServerConfig {
     externalScheme: 'http',
     maxRequestBytes: 4 * 1024 * 1024,
     maxFileUploadBytes: DEFAULT_MAX_FILE_UPLOAD_MIB * 1024 * 1024,
+    uploadUrlLifetimeMs: 60_000,
     scryptN: 1 << 15,
     testRoutes: false,
     logRequests: false,

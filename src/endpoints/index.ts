@@ -3,12 +3,14 @@
  * module lists its own routes.
  */
 import type { Endpoint } from '../http/endpoint.js';
+import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as events from './events.js';
 import * as messageRender from './message-render.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
 import * as typing from './typing.js';
+import * as upload from './upload.js';
 import * as streams from './streams.js';
 import * as topics from './topics.js';
 import * as userGroups from './user-groups.js';
@@ -21,6 +23,7 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
 }
 
 export const ENDPOINTS: readonly Endpoint[] = [
+  attachments,
   auth,
   events,
   messageRender,
@@ -29,6 +32,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   streams,
   topics,
   typing,
+  upload,
   userGroups,
   users,
 ].flatMap(endpointsOf);

@@ -31,7 +31,12 @@ export type BodySink = {
   /** Whether the sink wants the producer to pause (disk slower than the network). */
   readonly congested: boolean;
   onDrain(fn: () => void): void;
-  /** Removes any partial files after a failure. */
+  /**
+   * A failure known before the body ends (a file over the size limit): the producer answers it at
+   * once instead of reading the rest.
+   */
+  readonly failure: Error | null;
+  /** Removes any partial files after a failure or an abort. */
   discard(): void;
 };
 
@@ -41,6 +46,8 @@ export type FileSinkOptions = {
   maxFileBytes: number;
   maxFiles: number;
   files: UploadedFile[];
+  /** Called for each file part beyond `maxFiles` (drained, not stored). */
+  onExtraFile: () => void;
 };
 
 /** Picks the parser for a Content-Type. Unknown types are refused (415). */
@@ -70,6 +77,7 @@ function bufferedSink(parse: (buf: Buffer) => RawParams): BodySink {
     },
     congested: false,
     onDrain: () => {},
+    failure: null,
     discard: () => {},
   };
 }
@@ -108,7 +116,8 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       limits: {
         fieldSize: 16 * 1024 * 1024,
         files: fileOpts?.maxFiles ?? 0,
-        fileSize: fileOpts ? fileOpts.maxFileBytes : 0,
+        // busboy reports reaching its limit; a file of exactly maxFileBytes is allowed.
+        fileSize: fileOpts ? fileOpts.maxFileBytes + 1 : 0,
       },
       defParamCharset: 'utf8',
     });
@@ -123,6 +132,16 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
   bb.on('field', (name, value) => {
     fields[name] = value;
   });
+  const tooLarge = (maxFileBytes: number) =>
+    new JsonableError(
+      `File is larger than this server's configured maximum upload size (${Math.floor(
+        maxFileBytes / (1024 * 1024),
+      )} MiB).`,
+      { status: 413, code: 'REQUEST_TOO_LARGE' },
+    );
+  let discarded = false;
+  const open = new Set<fs.WriteStream>();
+
   bb.on('file', (field, stream, info) => {
     if (!fileOpts) {
       stream.resume(); // this endpoint takes no files: drain and forget
@@ -133,6 +152,7 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
     partial.add(tmpPath);
     pendingWrites++;
     const out = fs.createWriteStream(tmpPath);
+    open.add(out);
     let size = 0;
     let truncated = false;
     stream.on('data', (chunk: Buffer) => {
@@ -148,19 +168,14 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       }
     });
     stream.on('limit', () => {
+      // Over the limit: known now, answered by the producer at once (the rest is never read).
       truncated = true;
+      failure ??= tooLarge(fileOpts.maxFileBytes);
     });
     stream.on('end', () => {
       out.end(() => {
         pendingWrites--;
-        if (truncated) {
-          failure ??= new JsonableError(
-            `File is larger than this server's configured maximum upload size (${Math.floor(
-              fileOpts.maxFileBytes / (1024 * 1024),
-            )} MiB).`,
-            { status: 413, code: 'REQUEST_TOO_LARGE' },
-          );
-        } else {
+        if (!truncated && !failure) {
           fileOpts.files.push({
             field,
             filename: info.filename ?? '',
@@ -172,11 +187,17 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
         maybeSettle();
       });
     });
+    // A file discarded while its stream was still opening would be created after the removal.
+    out.on('close', () => {
+      open.delete(out);
+      if (discarded) fs.rm(tmpPath, { force: true }, () => {});
+    });
     out.on('error', (err) => {
       failure ??= err;
       stream.resume();
     });
   });
+  bb.on('filesLimit', () => fileOpts?.onExtraFile());
   bb.on('error', (err: Error) => {
     failure ??= new JsonableError(`Malformed multipart body: ${err.message}`);
     finishedParsing = true;
@@ -188,6 +209,8 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
   });
 
   const discard = () => {
+    discarded = true;
+    for (const out of open) out.destroy(); // its 'close' removes the file
     for (const p of partial) fs.rm(p, { force: true }, () => {});
   };
 
@@ -207,8 +230,8 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
           }
         };
         if (failure) {
-          finishedParsing = true;
-          maybeSettle();
+          // Known already (streams cut short may never end): answer now.
+          settle();
           return;
         }
         bb.end();
@@ -218,6 +241,9 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       return congested;
     },
     onDrain: (fn) => void drainFns.push(fn),
+    get failure() {
+      return failure;
+    },
     discard,
   };
 }

@@ -36,7 +36,10 @@ type CtxFor<A extends AuthMode> = A extends 'user' ? AuthedCtx : HandlerCtx;
 
 export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
   method: Exclude<HttpMethod, 'HEAD' | 'OPTIONS'>;
-  /** Full path; `:name` segments are path parameters, decoded by the schema key of that name. */
+  /**
+   * Full path; `:name` segments are path parameters, decoded by the schema key of that name. A
+   * last segment `*name` takes the rest of the path, slashes included (percent-decoded).
+   */
   path: string;
   auth?: A;
   params: S;
@@ -50,8 +53,13 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
 export type Endpoint = {
   method: Exclude<HttpMethod, 'HEAD' | 'OPTIONS'>;
   path: string;
+  /** The path as uWS routes it (`*name` becomes `*`). */
+  uwsPath: string;
   auth: AuthMode;
+  /** `:name` parameters in order, then the `*name` one if any. */
   pathParamNames: readonly string[];
+  /** Segments before a trailing `*name` (null without one). */
+  wildcardDepth: number | null;
   compiled: CompiledParams<ParamSchema>;
   acceptsFiles: { maxFiles: number } | null;
   handle: (ctx: HandlerCtx, params: unknown) => unknown;
@@ -60,10 +68,17 @@ export type Endpoint = {
 export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
   def: EndpointDef<S, A>,
 ): Endpoint {
-  const pathParamNames = def.path
-    .split('/')
-    .filter((seg) => seg.startsWith(':'))
-    .map((seg) => seg.slice(1));
+  const segments = def.path.split('/');
+  const pathParamNames = segments.filter((seg) => seg.startsWith(':')).map((seg) => seg.slice(1));
+  let wildcardDepth: number | null = null;
+  const last = segments[segments.length - 1]!;
+  if (last.startsWith('*')) {
+    pathParamNames.push(last.slice(1));
+    wildcardDepth = segments.length - 2; // without the leading '' and the wildcard itself
+  }
+  if (segments.slice(0, -1).some((seg) => seg.startsWith('*'))) {
+    throw new Error(`${def.path}: only the last segment may be a wildcard`);
+  }
   for (const name of pathParamNames) {
     if (!(name in def.params.shape))
       throw new Error(`${def.path}: no schema for path parameter ${name}`);
@@ -71,8 +86,10 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
   return {
     method: def.method,
     path: def.path,
+    uwsPath: wildcardDepth === null ? def.path : segments.slice(0, -1).join('/') + '/*',
     auth: def.auth ?? 'user',
     pathParamNames,
+    wildcardDepth,
     compiled: compileParams(def.params, def.aliases),
     acceptsFiles: def.acceptsFiles ?? null,
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,

@@ -31,6 +31,8 @@ export class RequestContext {
   /** Set once a response has been written (or the connection closed by us). */
   done = false;
   files: UploadedFile[] = [];
+  /** File parts beyond what the endpoint accepts (`acceptsFiles.maxFiles`): counted, not stored. */
+  extraFiles = 0;
   private controller: AbortController | null = null;
   private abortListeners: (() => void)[] | null = null;
 
@@ -38,7 +40,12 @@ export class RequestContext {
    * `method` is passed when the route already knows it (saves a call into uWS on the hot path);
    * body headers are read only for methods that carry a body.
    */
-  constructor(req: HttpRequest, paramCount: number, method?: HttpMethod) {
+  constructor(
+    req: HttpRequest,
+    paramCount: number,
+    method?: HttpMethod,
+    wildcardDepth: number | null = null,
+  ) {
     this.method = method ?? (req.getCaseSensitiveMethod().toUpperCase() as HttpMethod);
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
@@ -54,7 +61,19 @@ export class RequestContext {
     this.host = req.getHeader('host');
     this.userAgent = req.getHeader('user-agent');
     const params: string[] = [];
-    for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(req.getParameter(i)));
+    const named = wildcardDepth === null ? paramCount : paramCount - 1;
+    for (let i = 0; i < named; i++) params.push(decodeURIComponentSafe(req.getParameter(i)));
+    if (wildcardDepth !== null) {
+      // The rest of the raw path after the route's fixed segments, decoded as a whole.
+      params.push(
+        decodeURIComponentSafe(
+          this.path
+            .split('/')
+            .slice(wildcardDepth + 1)
+            .join('/'),
+        ),
+      );
+    }
     this.pathParams = params;
   }
 

@@ -3,6 +3,7 @@
  * Bodies are JSON (`{"result":"success","msg":"",...}` or the error shape); a handler that already
  * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
  */
+import type { FileHandle } from 'node:fs/promises';
 import { internalErrorBody, JsonableError } from '../lib/errors.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
@@ -65,6 +66,21 @@ export class HeldResponse {
 export class RawBody {
   constructor(
     readonly body: Buffer | string,
+    readonly contentType: string,
+    readonly headers: Record<string, string> = {},
+    readonly status = 200,
+  ) {}
+}
+
+/**
+ * A file streamed from disk (uploads): read a chunk at a time and written as the client takes it
+ * (uWS backpressure), never held whole in memory. The handler opens the file, so a missing file is
+ * still answered as an error before any byte goes out; the router closes the handle.
+ */
+export class FileBody {
+  constructor(
+    readonly file: FileHandle,
+    readonly size: number,
     readonly contentType: string,
     readonly headers: Record<string, string> = {},
     readonly status = 200,

@@ -13,7 +13,16 @@ import { authenticate, resolveRealm } from './auth.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
-import { HeldResponse, RawBody, RawJson, send, sendError, successJson } from './respond.js';
+import { streamFile } from './file-stream.js';
+import {
+  FileBody,
+  HeldResponse,
+  RawBody,
+  RawJson,
+  send,
+  sendError,
+  successJson,
+} from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -65,19 +74,19 @@ export function mountEndpoints(
       onRequest(res, req, ep, server, inflight);
     switch (ep.method) {
       case 'GET':
-        app.get(ep.path, handler);
+        app.get(ep.uwsPath, handler);
         break;
       case 'POST':
-        app.post(ep.path, handler);
+        app.post(ep.uwsPath, handler);
         break;
       case 'PATCH':
-        app.patch(ep.path, handler);
+        app.patch(ep.uwsPath, handler);
         break;
       case 'DELETE':
-        app.del(ep.path, handler);
+        app.del(ep.uwsPath, handler);
         break;
       case 'PUT':
-        app.put(ep.path, handler);
+        app.put(ep.uwsPath, handler);
         break;
     }
   }
@@ -103,7 +112,13 @@ export function mountEndpoints(
 function patternToRegExp(pattern: string): RegExp {
   const escaped = pattern
     .split('/')
-    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((seg) =>
+      seg.startsWith(':')
+        ? '[^/]+'
+        : seg.startsWith('*')
+          ? '.+'
+          : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('/');
   return new RegExp(`^${escaped}/?$`);
 }
@@ -115,8 +130,9 @@ function onRequest(
   server: ServerContext,
   inflight: InflightTracker,
 ): void {
-  const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method);
+  const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   inflight.enter();
+  let sink: BodySink | null = null;
   let left = false;
   const leave = () => {
     if (left) return;
@@ -131,6 +147,7 @@ function onRequest(
   };
   res.onAborted(() => {
     ctx.markAborted();
+    sink?.discard(); // partial uploads
     leave();
   });
 
@@ -153,9 +170,9 @@ function onRequest(
     leave();
     return;
   }
-  let sink: BodySink;
+  let body: BodySink;
   try {
-    sink = createBodySink(
+    body = createBodySink(
       ctx.contentType,
       ep.acceptsFiles
         ? {
@@ -163,6 +180,7 @@ function onRequest(
             maxFileBytes: server.config.maxFileUploadBytes,
             maxFiles: ep.acceptsFiles.maxFiles,
             files: ctx.files,
+            onExtraFile: () => void ctx.extraFiles++,
           }
         : null,
     );
@@ -171,26 +189,45 @@ function onRequest(
     leave();
     return;
   }
+  sink = body;
   let received = 0;
+  // Paused while the disk is slower than the network. Never left paused once the body is in: a
+  // paused socket cannot read the connection's next request (keep-alive).
+  let paused = false;
   res.onData((ab, isLast) => {
     if (ctx.done || ctx.aborted) return;
     const chunk = Buffer.from(new Uint8Array(ab)); // copies: uWS reuses `ab` after this callback
     received += chunk.length;
     if (received > limit) {
-      sink.discard();
+      body.discard();
       sendError(res, ctx, tooLarge(ep, server, limit), true);
       leave();
       return;
     }
-    if (chunk.length > 0) sink.write(chunk);
-    if (sink.congested) {
+    if (chunk.length > 0) body.write(chunk);
+    if (body.failure) {
+      // A file over the limit: answered now, the rest of the body is not read.
+      body.discard();
+      sendError(res, ctx, body.failure, true);
+      leave();
+      return;
+    }
+    if (isLast) {
+      if (paused) {
+        paused = false;
+        res.resume();
+      }
+    } else if (body.congested && !paused) {
+      paused = true;
       res.pause();
-      sink.onDrain(() => {
-        if (!ctx.aborted && !ctx.done) res.resume();
+      body.onDrain(() => {
+        if (!paused || ctx.aborted || ctx.done) return;
+        paused = false;
+        res.resume();
       });
     }
     if (isLast) {
-      sink.end().then(
+      body.end().then(
         (body) => {
           for (const k in body) query[k] = body[k]!; // body parameters win over the query string
           run(res, ctx, ep, server, query, leave);
@@ -245,24 +282,17 @@ function run(
     return;
   }
   if (result instanceof HeldResponse) {
-    result.bind((value) => {
-      respondWith(res, ctx, value, ignored);
-      leave();
-    });
+    result.bind((value) => respondWith(res, ctx, value, ignored, leave));
   } else if (result instanceof Promise) {
     result.then(
-      (value: unknown) => {
-        respondWith(res, ctx, value, ignored);
-        leave();
-      },
+      (value: unknown) => respondWith(res, ctx, value, ignored, leave),
       (err: unknown) => {
         sendError(res, ctx, err);
         leave();
       },
     );
   } else {
-    respondWith(res, ctx, result, ignored);
-    leave();
+    respondWith(res, ctx, result, ignored, leave);
   }
 }
 
@@ -274,12 +304,18 @@ function withIgnored(json: string, ignored: readonly string[]): string {
   return `${json.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`;
 }
 
+/** Writes a handler's value; calls `leave` once the response is complete (streams: later). */
 function respondWith(
   res: HttpResponse,
   ctx: RequestContext,
   value: unknown,
   ignored: readonly string[],
+  leave: () => void,
 ): void {
+  if (value instanceof FileBody) {
+    streamFile(res, ctx, value, leave);
+    return;
+  }
   try {
     if (value instanceof RawJson) {
       send(res, ctx, value.status, withIgnored(value.json, ignored));
@@ -291,6 +327,7 @@ function respondWith(
   } catch (err) {
     sendError(res, ctx, err);
   }
+  leave();
 }
 
 function cleanupFiles(ctx: RequestContext): void {

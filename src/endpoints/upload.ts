@@ -1,0 +1,161 @@
+/**
+ * Uploading and serving files. Reference: views/upload.py (upload_file_backend, serve_file,
+ * serve_file_url_backend, serve_local_file_unauthed), lib/attachments.py
+ * (validate_attachment_request).
+ *
+ * - POST /api/v1/user_uploads: one multipart file, streamed to DATA_DIR/tmp by the HTTP layer
+ *   (refused with 413 as soon as it passes MAX_FILE_UPLOAD_SIZE), moved to
+ *   DATA_DIR/uploads/<path_id>, then recorded by the realm actor.
+ * - GET /user_uploads/<path_id> (outside /api/v1): the file, streamed, to those allowed to see it
+ *   (HTTP Basic with the API's credentials; spectators for web-public channels). Anything that
+ *   does not name a file the caller may see — unknown, another realm's, not theirs to see, a
+ *   path-traversal attempt — is the same plain 404.
+ * - GET /api/v1/user_uploads/{realm_id_str}/{filename}: a temporary URL for the file, served
+ *   without credentials at /user_uploads/temporary/<token>/<file name> until it expires.
+ */
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import { endpoint } from '../http/endpoint.js';
+import { FileBody, RawBody } from '../http/respond.js';
+import { JsonableError, UnauthorizedError } from '../lib/errors.js';
+import { signUploadToken, verifyUploadToken } from '../lib/upload-tokens.js';
+import {
+  clientFileName,
+  contentDisposition,
+  INLINE_MIME_TYPES,
+  isWellFormedPathId,
+  pathIdFileName,
+  uploadContentType,
+} from '../lib/uploads.js';
+import { validateAttachmentRequest } from '../queries/attachments.js';
+import type { AttachmentRow } from '../storage/attachments.js';
+import {
+  newPathId,
+  openUpload,
+  placeUpload,
+  removeUpload,
+  uploadExists,
+} from '../storage/upload-files.js';
+
+/**
+ * Signs temporary URLs. Made at start: a restart (or another process) invalidates the URLs it
+ * gave, which live a minute by default; clients ask for a new one.
+ */
+const TEMPORARY_URL_KEY = crypto.randomBytes(32);
+
+/** What the file routes answer for anything that is not a file the caller may see. */
+function fileNotFound(): RawBody {
+  return new RawBody('<p>File not found.</p>', 'text/html; charset=utf-8', {}, 404);
+}
+
+/**
+ * The file with the headers that keep it from acting as a page of this origin: a type the
+ * browser may not second-guess, inline only for the safe types, and a policy that runs nothing.
+ */
+async function serveAttachment(dataDir: string, row: AttachmentRow): Promise<FileBody | RawBody> {
+  const opened = await openUpload(dataDir, row.path_id);
+  if (!opened) return fileNotFound();
+  const inline = INLINE_MIME_TYPES.has(row.content_type);
+  return new FileBody(opened.file, opened.size, row.content_type, {
+    'Content-Disposition': contentDisposition(row.file_name, inline),
+    'Cache-Control': 'private, immutable',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy':
+      "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; object-src 'self'",
+  });
+}
+
+/** POST /api/v1/user_uploads */
+export const uploadFile = endpoint({
+  method: 'POST',
+  path: '/api/v1/user_uploads',
+  params: z.object({}),
+  acceptsFiles: { maxFiles: 1 },
+  handle: async ({ server, req, realm, user }) => {
+    const named = req.files
+      .map((f) => ({ file: f, name: clientFileName(f.filename) }))
+      .filter((f): f is { file: typeof f.file; name: string } => f.name !== null);
+    if (named.length === 0 && req.extraFiles === 0) {
+      throw new JsonableError('You must specify a file to upload');
+    }
+    if (named.length !== 1 || req.extraFiles > 0) {
+      throw new JsonableError('You may only upload one file at a time');
+    }
+    const { file, name } = named[0]!;
+    const dataDir = server.config.dataDir;
+    const pathId = newPathId(realm.id, name);
+    await placeUpload(dataDir, file.tmpPath, pathId);
+    try {
+      await realm.ask('attachment.create', {
+        owner_id: user.id,
+        path_id: pathId,
+        file_name: name,
+        content_type: uploadContentType(file.mimeType, name),
+        size: file.size,
+      });
+    } catch (err) {
+      await removeUpload(dataDir, pathId);
+      throw err;
+    }
+    const url = `/user_uploads/${pathId}`;
+    return { uri: url, url, filename: name };
+  },
+});
+
+/** GET /user_uploads/<path_id> */
+export const serveFile = endpoint({
+  method: 'GET',
+  path: '/user_uploads/*path_id',
+  auth: 'optional',
+  params: z.object({ path_id: z.string() }),
+  handle: async ({ server, realm, user }, p) => {
+    const access =
+      realm && isWellFormedPathId(p.path_id)
+        ? validateAttachmentRequest(server.store, realm.view, user?.id ?? null, p.path_id)
+        : null;
+    if (access?.allowed) return serveAttachment(server.config.dataDir, access.attachment);
+    // Without credentials the answer is the same whether or not the file exists: log in.
+    if (!user) throw new UnauthorizedError();
+    return fileNotFound();
+  },
+});
+
+/** GET /api/v1/user_uploads/{realm_id_str}/{filename}: a URL that works without credentials. */
+export const getFileTemporaryUrl = endpoint({
+  method: 'GET',
+  path: '/api/v1/user_uploads/:realm_id_str/*filename',
+  params: z.object({ realm_id_str: z.string(), filename: z.string() }),
+  handle: async ({ server, realm, user }, p) => {
+    const pathId = `${p.realm_id_str}/${p.filename}`;
+    const access = isWellFormedPathId(pathId)
+      ? validateAttachmentRequest(server.store, realm.view, user.id, pathId)
+      : null;
+    if (!access?.allowed || !(await uploadExists(server.config.dataDir, pathId))) {
+      throw new JsonableError('File not found.', { code: 'NOT_FOUND', status: 404 });
+    }
+    const token = signUploadToken(
+      TEMPORARY_URL_KEY,
+      pathId,
+      Date.now() + server.config.uploadUrlLifetimeMs,
+    );
+    return {
+      url: `/user_uploads/temporary/${token}/${encodeURIComponent(pathIdFileName(pathId))}`,
+    };
+  },
+});
+
+/** GET /user_uploads/temporary/<token>/<file name>: no credentials; the token is the permission. */
+export const serveTemporaryFile = endpoint({
+  method: 'GET',
+  path: '/user_uploads/temporary/:token/:filename',
+  auth: 'none',
+  params: z.object({ token: z.string(), filename: z.string() }),
+  handle: async ({ server }, p) => {
+    const pathId = verifyUploadToken(TEMPORARY_URL_KEY, p.token, Date.now());
+    if (pathId === null) throw new JsonableError('Invalid token');
+    if (pathIdFileName(pathId) !== p.filename) throw new JsonableError('Invalid filename');
+    const row = server.store.attachments.byPathId(pathId);
+    if (!row) return fileNotFound();
+    return serveAttachment(server.config.dataDir, row);
+  },
+});

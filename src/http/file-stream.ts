@@ -1,0 +1,98 @@
+/**
+ * Streaming a file to a client with uWS backpressure (the pattern of uWS's VideoStreamer example):
+ * read a chunk, offer it with tryEnd; if the socket cannot take all of it, keep the rest and wait
+ * for onWritable, reading nothing more until it has gone out. Memory per download is one chunk.
+ * uWS writes Content-Length itself (tryEnd's total size).
+ */
+import { statusLine, type FileBody } from './respond.js';
+import type { RequestContext } from './request.js';
+import type { HttpResponse } from './uws.js';
+
+const CHUNK_BYTES = 64 * 1024;
+
+/** Writes `body` to `res`; calls `done` once, when the file went out or the transfer stopped. */
+export function streamFile(
+  res: HttpResponse,
+  ctx: RequestContext,
+  body: FileBody,
+  done: () => void,
+): void {
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    body.file.close().catch(() => {});
+    done();
+  };
+  if (ctx.aborted || ctx.done) {
+    finish();
+    return;
+  }
+  ctx.done = true;
+  ctx.onAbort(finish);
+  const total = body.size;
+
+  res.cork(() => {
+    res.writeStatus(statusLine(body.status));
+    res.writeHeader('Content-Type', body.contentType);
+    for (const k in body.headers) res.writeHeader(k, body.headers[k]!);
+    if (total === 0) res.end();
+  });
+  if (total === 0) {
+    finish();
+    return;
+  }
+
+  const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, total));
+  let position = 0; // bytes of the file read so far
+
+  const fail = (err: unknown) => {
+    if (finished) return;
+    console.error(`streaming ${ctx.path} failed:`, err);
+    // Headers (and Content-Length) are out: the only honest end is closing the connection.
+    if (!ctx.aborted) res.close();
+    finish();
+  };
+
+  /** Offers `chunk` (the file's bytes from `position - chunk.length`); true when it all went out. */
+  const offer = (chunk: Buffer): void => {
+    let ok = false;
+    let complete = false;
+    const startOffset = res.getWriteOffset();
+    res.cork(() => {
+      [ok, complete] = res.tryEnd(chunk, total);
+    });
+    if (complete) {
+      finish();
+      return;
+    }
+    if (ok) {
+      readNext();
+      return;
+    }
+    // Backpressure: the socket took part of it. Resume from what it took when it can take more.
+    res.onWritable((offset) => {
+      if (finished) return true;
+      const [ok2, complete2] = res.tryEnd(chunk.subarray(offset - startOffset), total);
+      if (complete2) finish();
+      else if (ok2) readNext();
+      return ok2;
+    });
+  };
+
+  const readNext = (): void => {
+    if (finished) return;
+    const want = Math.min(buf.length, total - position);
+    body.file.read(buf, 0, want, position).then(({ bytesRead }) => {
+      if (finished) return;
+      if (bytesRead === 0) {
+        fail(new Error(`file shorter than its ${total} bytes`));
+        return;
+      }
+      position += bytesRead;
+      offer(buf.subarray(0, bytesRead));
+    }, fail);
+  };
+
+  readNext();
+}
