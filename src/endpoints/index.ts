@@ -6,11 +6,16 @@ import type { Endpoint } from '../http/endpoint.js';
 import * as auth from './auth.js';
 import * as events from './events.js';
 import * as messageRender from './message-render.js';
+import * as profileFields from './profile-fields.js';
+import * as pushDevices from './push-devices.js';
+import * as realmSettings from './realm.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
+import * as settings from './settings.js';
 import * as typing from './typing.js';
 import * as streams from './streams.js';
 import * as topics from './topics.js';
+import * as userAdmin from './user-admin.js';
 import * as userGroups from './user-groups.js';
 import * as users from './users.js';
 
@@ -24,11 +29,16 @@ export const ENDPOINTS: readonly Endpoint[] = [
   auth,
   events,
   messageRender,
+  profileFields,
+  pushDevices,
+  realmSettings,
   realmLinkifiers,
   serverSettings,
+  settings,
   streams,
   topics,
   typing,
+  userAdmin,
   userGroups,
   users,
 ].flatMap(endpointsOf);

@@ -3,6 +3,7 @@
  * Each area's statements are prepared once, here, at boot. Moving a deployment to another engine
  * means another implementation of these area objects, not a change to endpoints or actors.
  */
+import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
 import { closeDatabase, openDatabase, type DB } from './db.js';
 import { groupStatements } from './groups.js';
@@ -18,6 +19,7 @@ export class Store {
   readonly linkifiers;
   readonly channels;
   readonly topics;
+  readonly accounts;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
 
   constructor(readonly db: DB) {
@@ -27,6 +29,7 @@ export class Store {
     this.linkifiers = linkifierStatements(db);
     this.channels = channelStatements(db);
     this.topics = topicStatements(db);
+    this.accounts = accountStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

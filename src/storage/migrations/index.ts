@@ -6,6 +6,7 @@ import { m0001_core } from './0001_core.js';
 import { m0002_messages } from './0002_messages.js';
 import { m0003_channels } from './0003_channels.js';
 import { m0004_linkifiers } from './0004_linkifiers.js';
+import { m0007_accounts } from './0007_accounts.js';
 
 export type Migration = { name: string; sql: string };
 
@@ -14,4 +15,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0002_messages,
   m0003_channels,
   m0004_linkifiers,
+  // 0005 (messages) and 0006 (uploads) come from their own branches and go before this one.
+  m0007_accounts,
 ];
