@@ -169,10 +169,16 @@ export function checkUpdateProfileField(
   let fieldData = field.field_data;
   if (field.type === ProfileFieldType.SELECT || field.type === ProfileFieldType.EXTERNAL_ACCOUNT) {
     if (cmd.field_data !== undefined && field.type === ProfileFieldType.SELECT) {
-      // Users who had chosen an option that no longer exists lose their value.
-      for (const key of Object.keys(currentData)) {
-        if (!Object.hasOwn(cmd.field_data, key))
-          store.users.deleteProfileValuesEqualTo(field.id, key);
+      // Users who had chosen an option that no longer exists lose their value; unlike the
+      // reference, everyone is told, so clients do not keep showing the removed option.
+      const options = cmd.field_data;
+      const lost = store.users
+        .profileValuesByField(field.id)
+        .filter((v) => !Object.hasOwn(options, v.value));
+      for (const v of lost) {
+        store.users.deleteProfileValuesEqualTo(field.id, v.value);
+        emitValue(ctx, v.user_id, { id: field.id, value: null });
+        ctx.afterCommit(() => realm.invalidateProfiles(v.user_id));
       }
     }
     if (cmd.field_data !== undefined || field.field_data === '')

@@ -159,6 +159,9 @@ export function userStatements(db: DB) {
   const profileValue = db.prepare<[number, number], ProfileValueRow>(
     'SELECT * FROM custom_profile_field_values WHERE user_id = ? AND field_id = ?',
   );
+  const profileValuesByField = db.prepare<[number], ProfileValueRow>(
+    'SELECT * FROM custom_profile_field_values WHERE field_id = ? ORDER BY user_id',
+  );
   const profileValuesByUser = db.prepare<[number], ProfileValueRow>(
     'SELECT * FROM custom_profile_field_values WHERE user_id = ?',
   );
@@ -206,6 +209,7 @@ export function userStatements(db: DB) {
     deleteProfileValuesEqualTo: (fieldId: number, value: string): void =>
       void deleteFieldValuesEqualTo.run(fieldId, value),
     profileValuesByUser: (userId: number): ProfileValueRow[] => profileValuesByUser.all(userId),
+    profileValuesByField: (fieldId: number): ProfileValueRow[] => profileValuesByField.all(fieldId),
     profileValuesByRealm: (realmId: number): ProfileValueRow[] => profileValuesByRealm.all(realmId),
   };
 }

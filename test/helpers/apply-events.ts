@@ -84,9 +84,15 @@ export function applyEvents(state: State, events: readonly Ev[]): void {
       case 'realm_user':
         if (e.op === 'update') applyPerson(state, e.person as Person);
         break;
-      case 'custom_profile_fields':
+      case 'custom_profile_fields': {
         state.custom_profile_fields = e.fields;
+        // Clients forget the values of fields that no longer exist.
+        const ids = new Set((e.fields as { id: number }[]).map((f) => String(f.id)));
+        for (const u of (state.realm_users ?? []) as { profile_data?: Record<string, unknown> }[])
+          for (const k of Object.keys(u.profile_data ?? {}))
+            if (!ids.has(k)) delete u.profile_data![k];
         break;
+      }
       case 'user_group': {
         const groups = state.realm_user_groups as
           { id: number; members: number[]; [k: string]: unknown }[] | undefined;
