@@ -16,7 +16,7 @@ import { checkFullName } from '../../src/mutations/users.js';
 
 const throwsMsg = (t: Test, fn: () => unknown, msg: string) => t.throws(fn, { message: msg }, msg);
 
-t.test('time zones: database names, case-sensitive', async (t) => {
+t.test('time zones: database names, case-sensitive', (t) => {
   for (const tz of [
     'America/New_York',
     'Asia/Kolkata',
@@ -40,18 +40,20 @@ t.test('time zones: database names, case-sensitive', async (t) => {
     '+05:00',
   ])
     t.notOk(isValidTimezone(tz), JSON.stringify(tz));
+  t.end();
 });
 
-t.test('languages', async (t) => {
+t.test('languages', (t) => {
   t.ok(isAvailableLanguage('en'));
   t.ok(isAvailableLanguage('zh-hans'));
   t.ok(isAvailableLanguage('pt_BR'));
   t.notOk(isAvailableLanguage('xx'));
   t.notOk(isAvailableLanguage('toString'), 'not an Object.prototype key');
   t.equal(languageName('de'), 'Deutsch');
+  t.end();
 });
 
-t.test('settings values beyond their types', async (t) => {
+t.test('settings values beyond their types', (t) => {
   t.doesNotThrow(() =>
     checkSettingsValues({
       default_language: 'fr',
@@ -74,9 +76,10 @@ t.test('settings values beyond their types', async (t) => {
     () => checkSettingsValues({ email_notifications_batching_period_seconds: -3 }),
     'Invalid email batching period: -3 seconds',
   );
+  t.end();
 });
 
-t.test('names', async (t) => {
+t.test('names', (t) => {
   t.equal(checkFullName('  Ophelia  '), 'Ophelia');
   t.equal(checkFullName('Jo'), 'Jo', 'two characters are enough');
   t.equal(checkFullName('Ærø Ünïcødé 名前'), 'Ærø Ünïcødé 名前');
@@ -87,9 +90,10 @@ t.test('names', async (t) => {
     throwsMsg(t, () => checkFullName(bad), 'Invalid characters in name!');
   throwsMsg(t, () => checkFullName('King|42'), 'Invalid format!');
   t.equal(checkFullName('King|x'), 'King|x');
+  t.end();
 });
 
-t.test('e-mail addresses', async (t) => {
+t.test('e-mail addresses', (t) => {
   const open = { emails_restricted_to_domains: false, disallow_disposable_email_addresses: true };
   t.equal(emailInvalidReason('ann@example.com', open), null);
   t.equal(emailInvalidReason('ann', open), 'Invalid address.');
@@ -115,9 +119,10 @@ t.test('e-mail addresses', async (t) => {
     'Outside your domain.',
     'no domain configured: none allowed',
   );
+  t.end();
 });
 
-t.test('who sees a real address', async (t) => {
+t.test('who sees a real address', (t) => {
   // visibility: 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators
   const table: [number, boolean[]][] = [
     // viewer role: owner, admin, moderator, member, guest
@@ -134,9 +139,10 @@ t.test('who sees a real address', async (t) => {
       expected,
       `visibility ${visibility}`,
     );
+  t.end();
 });
 
-t.test('profile field definitions', async (t) => {
+t.test('profile field definitions', (t) => {
   const base = { name: 'F', hint: '', display_in_profile_summary: false };
   t.doesNotThrow(() =>
     validateProfileField({
@@ -181,9 +187,10 @@ t.test('profile field definitions', async (t) => {
       validateProfileField({ ...base, type: 6, field_data: {}, display_in_profile_summary: true }),
     'Field type not supported for display in profile summary.',
   );
+  t.end();
 });
 
-t.test('profile values', async (t) => {
+t.test('profile values', (t) => {
   const users = {
     user: (id: number) =>
       ({
@@ -211,4 +218,5 @@ t.test('profile values', async (t) => {
     t.ok(isValidUrl(url), url);
   for (const url of ['example.com', 'mailto:a@b.c', 'https://', 'http://exa mple.com'])
     t.notOk(isValidUrl(url), url);
+  t.end();
 });
