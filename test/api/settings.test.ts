@@ -14,6 +14,7 @@ import { register, type Ev } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { kind, Listener } from '../helpers/queues.js';
 import { startServer } from '../helpers/server.js';
+import { insertUserRow } from '../../src/mutations/users.js';
 import { REGISTER_SPEC_EXTRAS, USER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
 
 const MODERN = { client_capabilities: { user_settings_object: true } };
@@ -499,4 +500,55 @@ t.test('email_address_visibility: who sees the real address, and the address sho
   ]);
   t.same(await persons(q.othello), [{ user_id: hamlet.id, new_email: hamlet.email }]);
   t.match(await seenBy('polonius'), { email: hamlet.email, delivery_email: hamlet.email });
+});
+
+t.test('endpoints for people refuse bots', async (t) => {
+  const { api, fx, server, events } = await startServer(t);
+  // No API creates bots yet: one is written the way user creation writes accounts.
+  const { store, realms } = server.context;
+  const realm = realms.get(fx.realmId)!;
+  const apiKey = 'B'.repeat(32);
+  const botId = store.transaction(() =>
+    insertUserRow(store, fx.realmId, {
+      email: 'helper-bot@zulip.com',
+      full_name: 'Helper Bot',
+      password_hash: null,
+      api_key: apiKey,
+      role: 400,
+      is_bot: true,
+      bot_type: 1,
+      bot_owner_id: fx.users.hamlet!.id,
+      now: Math.floor(Date.now() / 1000),
+      waitingPeriodDays: 0,
+    }),
+  );
+  realm.view.reloadUser(botId);
+  const bot = { email: 'helper-bot@zulip.com', api_key: apiKey };
+  const refused = 'This endpoint does not accept bot requests.';
+  assertError(t, await api.patch(bot, 'settings', { enter_sends: true }), refused);
+  assertError(t, await api.patch(bot, 'users/me/profile_data', { data: [] }), refused);
+  assertError(t, await api.post(bot, 'users/me/android_gcm_reg_id', { token: 'x' }), refused);
+
+  // Its owner administers it: name and role (a member may not make it an administrator).
+  assertSuccess(t, await api.patch('hamlet', `users/${botId}`, { full_name: 'Useful Bot' }));
+  assertError(
+    t,
+    await api.patch('hamlet', `users/${botId}`, { role: 200 }),
+    'Must be an organization administrator',
+  );
+  t.equal(realm.view.user(botId)?.full_name, 'Useful Bot');
+  t.match(
+    events.filter((e) => e.event.type === 'realm_bot'),
+    [
+      {
+        event: {
+          type: 'realm_bot',
+          op: 'update',
+          bot: { user_id: botId, full_name: 'Useful Bot' },
+        },
+        users: [fx.users.hamlet!.id],
+      },
+    ],
+    'the owner learns it as a bot change too',
+  );
 });
