@@ -6,6 +6,7 @@ import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 import { renderBench } from './render.bench.js';
+import { settingsBench } from './settings.bench.js';
 import { usersBench } from './users.bench.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   fanout: fanoutBench,
   channels: channelsBench,
   users: usersBench,
+  settings: settingsBench,
 };
 
 const name = process.argv[2];

@@ -12,9 +12,12 @@ import {
   OrganizationAdministratorRequiredError,
   OrganizationOwnerRequiredError,
 } from '../lib/errors.js';
+import { hasMetadataAccess } from '../lib/channel-permissions.js';
+import type { GroupSettingValue } from '../lib/realm-settings.js';
 import { Role, type Role as RoleValue, type SystemGroupName } from '../lib/roles.js';
 import { formatChannel } from '../queries/channels.js';
-import { RealmView } from '../queries/realm-view.js';
+import type { Channel } from '../queries/channels-view.js';
+import type { RealmView } from '../queries/realm-view.js';
 import type { UserRow } from '../storage/users.js';
 import { streamDeleteEvent } from './channel-events.js';
 import type { MutationContext } from './context.js';
@@ -104,22 +107,84 @@ export function onWaitingPeriodChanged(ctx: MutationContext, waitingPeriodDays: 
     announceChannelAccessAfterGroupChange(ctx, ctx.realm.systemGroupId('role:fullmembers'));
 }
 
+/** Every group a user belongs to (directly or through subgroups) once `removed`/`added` apply. */
+function groupsOfUserAfter(
+  realm: RealmView,
+  userId: number,
+  removed: readonly number[],
+  added: readonly number[],
+): Set<number> {
+  const direct = new Set<number>();
+  for (const [groupId, members] of realm.directMembers)
+    if (members.has(userId)) direct.add(groupId);
+  for (const g of removed) direct.delete(g);
+  for (const g of added) direct.add(g);
+  const supergroups = new Map<number, number[]>();
+  for (const [groupId, subs] of realm.directSubgroups) {
+    for (const sub of subs) {
+      let list = supergroups.get(sub);
+      if (!list) supergroups.set(sub, (list = []));
+      list.push(groupId);
+    }
+  }
+  const out = new Set<number>();
+  const stack = [...direct];
+  while (stack.length > 0) {
+    const g = stack.pop()!;
+    if (out.has(g)) continue;
+    out.add(g);
+    for (const sup of supergroups.get(g) ?? []) stack.push(sup);
+  }
+  return out;
+}
+
 /**
- * send_stream_events_for_role_update: the channels the user may know exist, before (the committed
- * read model) and after (`after`, read inside the transaction). Those gained arrive as one
- * `stream create` and a `peer_add` per channel with its subscribers, those lost as one
- * `stream delete`. Archived channels do not count, as the reference's.
+ * send_stream_events_for_role_update: the channels the user may know exist (metadata access,
+ * the rules of src/lib/channel-permissions.ts), before (the committed read model) and after (the
+ * new role and the group memberships it brings). Those gained arrive as one `stream create` and a
+ * `peer_add` per channel with its subscribers, those lost as one `stream delete`. Archived
+ * channels do not count, as the reference's.
  */
-function announceRoleChannelAccess(ctx: MutationContext, userId: number, after: RealmView): void {
-  const before = ctx.realm.channels;
-  const gained = [];
+function announceRoleChannelAccess(
+  ctx: MutationContext,
+  user: UserRow,
+  role: number,
+  groupsAfter: ReadonlySet<number>,
+): void {
+  const view = ctx.realm.channels;
+  const inSetting = (value: GroupSettingValue) =>
+    typeof value === 'number'
+      ? groupsAfter.has(value)
+      : value.direct_members.includes(user.id) ||
+        value.direct_subgroups.some((g) => groupsAfter.has(g));
+  const gained: Channel[] = [];
   const lost: number[] = [];
-  for (const ch of before.all()) {
+  for (const ch of view.all()) {
     if (ch.deactivated) continue;
-    const now = after.channels.byId(ch.id)!;
-    const had = before.may(userId, ch, 'metadata');
-    const has = after.channels.may(userId, now, 'metadata');
-    if (has && !had) gained.push(now);
+    const had = view.may(user.id, ch, 'metadata');
+    const s = ch.settings;
+    const has = hasMetadataAccess({
+      user: { role, is_active: true },
+      channel: {
+        invite_only: ch.invite_only === 1,
+        is_web_public: ch.is_web_public === 1,
+        history_public_to_subscribers: ch.history_public_to_subscribers === 1,
+        deactivated: false,
+      },
+      subscribed: view.isSubscribed(user.id, ch.id),
+      inChannel: {
+        can_add_subscribers_group: inSetting(s.can_add_subscribers_group),
+        can_remove_subscribers_group: inSetting(s.can_remove_subscribers_group),
+        can_administer_channel_group: inSetting(s.can_administer_channel_group),
+        can_send_message_group: inSetting(s.can_send_message_group),
+        can_subscribe_group: inSetting(s.can_subscribe_group),
+        can_delete_any_message_group: inSetting(s.can_delete_any_message_group),
+        can_delete_own_message_group: inSetting(s.can_delete_own_message_group),
+      },
+      // Metadata access does not depend on realm-level permissions.
+      inRealm: view.realmMembership(user.id),
+    });
+    if (has && !had) gained.push(ch);
     if (had && !has) lost.push(ch.id);
   }
   if (gained.length > 0) {
@@ -127,20 +192,20 @@ function announceRoleChannelAccess(ctx: MutationContext, userId: number, after: 
       {
         type: 'stream',
         op: 'create',
-        streams: gained.map((ch) => formatChannel(after, ch, ctx.now)),
+        streams: gained.map((ch) => formatChannel(ctx.realm, ch, ctx.now)),
       },
-      [userId],
+      [user.id],
     );
     for (const ch of gained) {
-      const subscribers = after.channels.subscriberIds(ch.id);
+      const subscribers = view.subscriberIds(ch.id);
       if (subscribers.length > 0)
         ctx.emit(
           { type: 'subscription', op: 'peer_add', stream_ids: [ch.id], user_ids: subscribers },
-          [userId],
+          [user.id],
         );
     }
   }
-  if (lost.length > 0) ctx.emit(streamDeleteEvent(lost), [userId]);
+  if (lost.length > 0) ctx.emit(streamDeleteEvent(lost), [user.id]);
 }
 
 /**
@@ -172,13 +237,19 @@ export function doChangeUserRole(ctx: MutationContext, target: UserRow, role: Ro
     realm.removeGroupMembers(oldGroup, [target.id]);
     realm.addGroupMembers(newGroup, [target.id]);
   });
+  let full = { added: [] as number[], removed: [] as number[] };
   if (old === Role.MEMBER || role === Role.MEMBER) {
-    syncFullMembers(ctx, realm.settings.waiting_period_threshold, [target.id]);
+    full = syncFullMembers(ctx, realm.settings.waiting_period_threshold, [target.id]);
   }
   if (target.is_active) {
-    // Everything the role decides is now written: compare with a model read inside the
-    // transaction (role changes are rare; a full read is the simple way to be exact).
-    announceRoleChannelAccess(ctx, target.id, new RealmView(store, realm.id));
+    const fullId = realm.systemGroupId('role:fullmembers');
+    const groupsAfter = groupsOfUserAfter(
+      realm,
+      target.id,
+      [oldGroup, ...(full.removed.length > 0 ? [fullId] : [])],
+      [newGroup, ...(full.added.length > 0 ? [fullId] : [])],
+    );
+    announceRoleChannelAccess(ctx, target, role, groupsAfter);
   }
 }
 

@@ -323,3 +323,49 @@ t.test('deactivation and reactivation reach the channels the user was in', async
       t.same(state[key], fresh[key], `${q.who}: ${key} after the events`);
   }
 });
+
+t.test('every role transition leaves the known channels equal to a fresh snapshot', async (t) => {
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  const id = (who: string) => fx.users[who]!.id;
+  const group = (name: string) => systemGroupId(ts, name);
+  // Private channels whose audiences depend on roles through each kind of setting.
+  await createChannel(api, 'iago', 'admins-only', { invite_only: true });
+  await createChannel(api, 'iago', 'full-members-join', {
+    invite_only: true,
+    can_subscribe_group: group('role:fullmembers'),
+  });
+  await createChannel(api, 'iago', 'moderators-add', {
+    invite_only: true,
+    can_add_subscribers_group: group('role:moderators'),
+  });
+  await createChannel(api, 'iago', 'members-administer', {
+    invite_only: true,
+    can_administer_channel_group: {
+      direct_members: [],
+      direct_subgroups: [group('role:members'), group('role:nobody')],
+    },
+  });
+  await createChannel(api, 'cordelia', 'public-one');
+  assertSuccess(t, await api.patch('iago', 'realm', { enable_spectator_access: true }));
+  await createChannel(api, 'desdemona', 'web-public', { is_web_public: true });
+  const q = await Listener.open(t, api, 'othello', {}, { allowExtra: EXTRAS });
+  const roles = [400, 300, 200, 600, 100, 400, 600, 300, 100, 200, 400];
+  for (const role of roles) {
+    // The owner may give and take every role.
+    assertSuccess(
+      t,
+      await api.patch('desdemona', `users/${id('othello')}`, { role }),
+      `to ${role}`,
+    );
+    await q.drain(t);
+    const state = structuredClone(q.snapshot);
+    applyEvents(state, q.got);
+    const fresh = (await register(t, api, 'othello')).body;
+    t.same(
+      (state.streams as { name: string }[]).map((s) => s.name),
+      (fresh.streams as { name: string }[]).map((s) => s.name),
+      `role ${role}: the channels othello knows`,
+    );
+  }
+});
