@@ -10,7 +10,11 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { JsonableError, RequestVariableConversionError } from '../lib/errors.js';
+import {
+  JsonableError,
+  OrganizationAdministratorRequiredError,
+  RequestVariableConversionError,
+} from '../lib/errors.js';
 import { isAvailableLanguage } from '../lib/languages.js';
 import {
   bool,
@@ -29,7 +33,7 @@ import {
   type GroupSettingValue,
   type RealmGroupSettingName,
 } from '../lib/realm-settings.js';
-import type { SystemGroupName } from '../lib/roles.js';
+import { Role, type SystemGroupName } from '../lib/roles.js';
 import {
   MAX_REALM_DESCRIPTION_LENGTH,
   MAX_REALM_NAME_LENGTH,
@@ -186,6 +190,8 @@ export const updateRealm = endpoint({
   path: '/api/v1/realm',
   params,
   handle: ({ realm, user }, raw) => {
+    // As the reference: administrators only, before any value is looked at.
+    if (user.role > Role.ADMINISTRATOR) throw new OrganizationAdministratorRequiredError();
     const p = raw as Record<string, unknown>;
     const settings: Record<string, unknown> = {};
     for (const k of [...BOOLEAN_SETTINGS, ...TIME_LIMIT_SETTINGS, ...CHANNEL_SETTINGS]) {

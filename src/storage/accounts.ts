@@ -36,9 +36,6 @@ export function accountStatements(db: DB) {
   const emailChangeByKey = db.prepare<[string], EmailChangeRow>(
     'SELECT * FROM email_change_requests WHERE confirmation_key = ?',
   );
-  const pendingEmailChange = db.prepare<[number], EmailChangeRow>(
-    'SELECT * FROM email_change_requests WHERE user_id = ? AND status = 0 ORDER BY id DESC LIMIT 1',
-  );
   const setEmailChangeStatus = db.prepare<[number, number], void>(
     'UPDATE email_change_requests SET status = ? WHERE id = ?',
   );
@@ -54,9 +51,6 @@ export function accountStatements(db: DB) {
   const pushDevicesOfUser = db.prepare<[number], PushDeviceRow>(
     'SELECT * FROM push_device_tokens WHERE user_id = ? ORDER BY id',
   );
-  const removeAllPushDevices = db.prepare<[number], void>(
-    'DELETE FROM push_device_tokens WHERE user_id = ?',
-  );
 
   return {
     insertEmailChange: (r: Omit<EmailChangeRow, 'id' | 'status'>): void =>
@@ -64,8 +58,6 @@ export function accountStatements(db: DB) {
     /** Marks the user's pending requests revoked (a newer request replaces them). */
     revokePendingEmailChanges: (userId: number): void => void revokePendingEmailChanges.run(userId),
     emailChangeByKey: (key: string): EmailChangeRow | undefined => emailChangeByKey.get(key),
-    pendingEmailChange: (userId: number): EmailChangeRow | undefined =>
-      pendingEmailChange.get(userId),
     setEmailChangeStatus: (id: number, status: number): void =>
       void setEmailChangeStatus.run(status, id),
 
@@ -75,7 +67,6 @@ export function accountStatements(db: DB) {
     removePushDevice: (userId: number, kind: number, token: string): boolean =>
       removePushDevice.run(userId, kind, token).changes > 0,
     pushDevicesOfUser: (userId: number): PushDeviceRow[] => pushDevicesOfUser.all(userId),
-    removeAllPushDevices: (userId: number): void => void removeAllPushDevices.run(userId),
   };
 }
 export type AccountStatements = ReturnType<typeof accountStatements>;

@@ -37,6 +37,12 @@ t.test('plain settings: who may, what is refused, what is answered and announced
     await api.patch('hamlet', 'realm', { name: 'Mine' }),
     'Must be an organization administrator',
   );
+  assertError(
+    t,
+    await api.patch('hamlet', 'realm', { default_language: 'xx' }),
+    'Must be an organization administrator',
+    {},
+  );
   const res = await api.patch('iago', 'realm', {
     name: 'Elsinore',
     description: 'A **castle**',
