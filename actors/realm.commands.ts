@@ -17,7 +17,18 @@ import {
   doReorderLinkifiers,
   doUpdateLinkifier,
 } from '../src/mutations/linkifiers.js';
-import { checkCreateProfileField, doUpdateProfileData } from '../src/mutations/profile-fields.js';
+import {
+  checkCreateProfileField,
+  checkDeleteProfileField,
+  checkReorderProfileFields,
+  checkUpdateProfileField,
+  doRemoveProfileData,
+  doUpdateProfileData,
+} from '../src/mutations/profile-fields.js';
+import { doAddPushDevice, doRemovePushDevice } from '../src/mutations/push-devices.js';
+import { checkUpdateRealm } from '../src/mutations/realm-admin.js';
+import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
+import { doChangeSettings, doConfirmEmailChange } from '../src/mutations/user-settings.js';
 import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
 import {
   checkArchiveChannel,
@@ -45,6 +56,18 @@ export const REALM_COMMANDS = {
   'user.deactivate': checkDeactivateUser,
   'profile_field.create': checkCreateProfileField,
   'user.profile_data.update': doUpdateProfileData,
+  // Settings and administration of users and the realm.
+  'user.settings.update': doChangeSettings,
+  'user.email_change.confirm': doConfirmEmailChange,
+  'user.update': checkUpdateUser,
+  'user.reactivate': checkReactivateUser,
+  'user.profile_data.remove': doRemoveProfileData,
+  'user.push_device.add': doAddPushDevice,
+  'user.push_device.remove': doRemovePushDevice,
+  'profile_field.update': checkUpdateProfileField,
+  'profile_field.delete': checkDeleteProfileField,
+  'profile_field.reorder': checkReorderProfileFields,
+  'realm.update': checkUpdateRealm,
   'linkifier.add': doAddLinkifier,
   'linkifier.update': doUpdateLinkifier,
   'linkifier.remove': doRemoveLinkifier,

@@ -6,6 +6,7 @@ import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 import { renderBench } from './render.bench.js';
+import { settingsBench } from './settings.bench.js';
 import { usersBench } from './users.bench.js';
 import { uploadsBench } from './uploads.bench.js';
 
@@ -16,6 +17,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   channels: channelsBench,
   users: usersBench,
   uploads: uploadsBench,
+  settings: settingsBench,
 };
 
 const name = process.argv[2];

@@ -41,7 +41,16 @@ export type ServerConfig = {
   queueSweepMs: number;
   /** A WebSocket whose unsent frames exceed this many bytes is closed; its queue keeps the events. */
   wsMaxBackpressureBytes: number;
+  /**
+   * Where the e-mail the server would send goes (address-change confirmations). This server sends
+   * no mail: by default each message is written to stderr for the operator to pass on; tests
+   * collect them.
+   */
+  mailSink?: (mail: OutgoingMail) => void;
 };
+
+/** An e-mail the server would send. */
+export type OutgoingMail = { to: string; subject: string; body: string };
 
 export const DEFAULT_MAX_FILE_UPLOAD_MIB = 25;
 

@@ -7,12 +7,17 @@ import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as events from './events.js';
 import * as messageRender from './message-render.js';
+import * as profileFields from './profile-fields.js';
+import * as pushDevices from './push-devices.js';
+import * as realmSettings from './realm.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
+import * as settings from './settings.js';
 import * as typing from './typing.js';
 import * as upload from './upload.js';
 import * as streams from './streams.js';
 import * as topics from './topics.js';
+import * as userAdmin from './user-admin.js';
 import * as userGroups from './user-groups.js';
 import * as users from './users.js';
 
@@ -27,12 +32,17 @@ export const ENDPOINTS: readonly Endpoint[] = [
   auth,
   events,
   messageRender,
+  profileFields,
+  pushDevices,
+  realmSettings,
   realmLinkifiers,
   serverSettings,
+  settings,
   streams,
   topics,
   typing,
   upload,
+  userAdmin,
   userGroups,
   users,
 ].flatMap(endpointsOf);

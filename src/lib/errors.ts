@@ -183,6 +183,23 @@ export class OrganizationOwnerRequiredError extends JsonableError {
   }
 }
 
+/** Endpoints for people only (the reference's human_users_only). */
+export class HumanUsersOnlyError extends JsonableError {
+  constructor() {
+    super('This endpoint does not accept bot requests.');
+  }
+}
+
+/** A parameter whose value cannot be used: "Bad value for 'x': v" (with var_name, bad_value). */
+export class RequestVariableConversionError extends JsonableError {
+  constructor(varName: string, badValue: unknown) {
+    super(`Bad value for '${varName}': ${String(badValue)}`, {
+      code: 'REQUEST_VARIABLE_INVALID',
+      extra: { var_name: varName, bad_value: badValue },
+    });
+  }
+}
+
 export class ResourceNotFoundError extends JsonableError {
   constructor(msg = 'Not Found') {
     super(msg, { code: 'NOT_FOUND', status: 404 });

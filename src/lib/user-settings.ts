@@ -3,6 +3,8 @@
  * The `users.settings` column stores only values that differ from these. `timezone` lives in its
  * own column because other users see it.
  */
+import { JsonableError } from './errors.js';
+import { isAvailableLanguage } from './languages.js';
 
 export const USER_SETTING_DEFAULTS = {
   // Display
@@ -140,3 +142,80 @@ export const NOTIFICATION_SETTINGS_LEGACY: readonly UserSettingName[] = [
   'realm_name_in_email_notifications_policy',
   'wildcard_mentions_notify',
 ];
+
+/**
+ * The values PATCH /settings accepts for settings that take one of a few values (the reference's
+ * *_CHOICES); any other value is refused as "Invalid <setting>". Booleans take booleans; the
+ * integers and strings not listed here are checked by checkSettingsValues or take any value.
+ */
+export const USER_SETTING_CHOICES: Partial<Record<UserSettingName, readonly (number | string)[]>> =
+  {
+    web_mark_read_on_scroll_policy: [1, 2, 3],
+    web_channel_default_view: [1, 2],
+    color_scheme: [1, 2, 3],
+    web_home_view: ['recent_topics', 'inbox', 'all_messages'],
+    emojiset: EMOJISET_CHOICES.map((c) => c.key),
+    demote_inactive_streams: [1, 2, 3],
+    user_list_style: [1, 2, 3],
+    web_animate_image_previews: ['always', 'on_hover', 'never'],
+    web_stream_unreads_count_display_policy: [1, 2, 3],
+    desktop_icon_count_display: [1, 2, 3, 4],
+    realm_name_in_email_notifications_policy: [1, 2, 3],
+    automatically_follow_topics_policy: [1, 2, 3, 4],
+    automatically_unmute_topics_in_muted_streams_policy: [1, 2, 3, 4],
+    resolved_topic_notice_auto_read_policy: ['always', 'except_followed', 'never'],
+    email_address_visibility: [1, 2, 3, 4, 5],
+  };
+
+/** email_address_visibility values (who may see a user's real e-mail address). */
+export const EmailVisibility = {
+  EVERYONE: 1,
+  MEMBERS: 2,
+  ADMINS: 3,
+  NOBODY: 4,
+  MODERATORS: 5,
+} as const;
+
+/** Longest e-mail batching period a user may choose: one week. */
+export const MAX_EMAIL_BATCHING_PERIOD_SECONDS = 7 * 24 * 60 * 60;
+
+/** The checks the reference makes beyond each value's type (its check_settings_values). */
+export function checkSettingsValues(v: {
+  default_language?: string | undefined;
+  notification_sound?: string | undefined;
+  email_notifications_batching_period_seconds?: number | undefined;
+}): void {
+  if (v.default_language !== undefined && !isAvailableLanguage(v.default_language)) {
+    throw new JsonableError('Invalid default_language');
+  }
+  if (
+    v.notification_sound !== undefined &&
+    !AVAILABLE_NOTIFICATION_SOUNDS.includes(v.notification_sound)
+  ) {
+    throw new JsonableError(`Invalid notification sound '${v.notification_sound}'`);
+  }
+  const period = v.email_notifications_batching_period_seconds;
+  if (period !== undefined && (period <= 0 || period > MAX_EMAIL_BATCHING_PERIOD_SECONDS)) {
+    throw new JsonableError(`Invalid email batching period: ${period} seconds`);
+  }
+}
+
+/**
+ * Whether a user of role `viewerRole` may see the real e-mail address of another user whose
+ * email_address_visibility is `visibility` (the reference's
+ * ROLE_TO_ACCESSIBLE_EMAIL_ADDRESS_VISIBILITY_IDS). Everyone always sees their own.
+ */
+export function canAccessDeliveryEmail(viewerRole: number, visibility: number): boolean {
+  switch (visibility) {
+    case EmailVisibility.EVERYONE:
+      return true;
+    case EmailVisibility.MEMBERS:
+      return viewerRole <= 400;
+    case EmailVisibility.MODERATORS:
+      return viewerRole <= 300;
+    case EmailVisibility.ADMINS:
+      return viewerRole <= 200;
+    default:
+      return false;
+  }
+}

@@ -1,8 +1,8 @@
 /**
  * Changing realm (organization) settings: the realm command `realm.update_settings`. Reference:
  * actions/realm_settings.py do_set_realm_property / do_change_realm_permission_group_setting.
- * No HTTP endpoint exposes it yet (PATCH /realm comes later); tests, benches and admin tools call
- * it through realm.ask.
+ * PATCH /realm (src/mutations/realm-admin.ts) checks permissions and values and then calls it;
+ * tests, benches and admin tools call it through realm.ask.
  *
  * Everyone active in the realm is told, after commit: one `realm` `update_dict` event (property
  * "default") carrying every changed setting that event form covers, and a `realm` `update` event
@@ -19,8 +19,9 @@ import {
   type RealmSettings,
   type StoredRealmSettings,
 } from '../lib/realm-settings.js';
-import { authenticationMethods } from '../queries/state/realm.js';
+import { authenticationMethods, deprecatedPolicies } from '../queries/state/realm.js';
 import type { MutationContext } from './context.js';
+import { onWaitingPeriodChanged } from './user-admin.js';
 
 export type UpdateRealmSettingsCommand = {
   acting_user_id: number | null;
@@ -225,6 +226,15 @@ export function doUpdateRealmSettings(
   }
 
   const everyone = realm.activeUsers().map((u) => u.id);
+  // The deprecated integer policies register reports are derived from the group settings: when
+  // one changes with them, it is announced too, so a client's state stays equal to a new
+  // snapshot.
+  const policiesBefore = deprecatedPolicies(realm);
+  const policiesAfter = deprecatedPolicies(realm, (key) =>
+    key in stored
+      ? (stored[key] as GroupSettingValue)
+      : realm.systemGroupId(REALM_GROUP_SETTING_DEFAULTS[key]),
+  );
   const data: Record<string, unknown> = {};
   for (const [key, value] of changes) {
     if (UPDATE_DICT_KEYS.has(key)) {
@@ -238,6 +248,18 @@ export function doUpdateRealmSettings(
   if (Object.keys(data).length > 0) {
     ctx.emit({ type: 'realm', op: 'update_dict', property: 'default', data }, everyone);
   }
+  for (const [key, value] of Object.entries(policiesAfter)) {
+    if (policiesBefore[key] !== value) {
+      ctx.emit(
+        { type: 'realm', op: 'update', property: key.replace(/^realm_/, ''), value },
+        everyone,
+      );
+    }
+  }
   ctx.afterCommit(() => realm.reloadRealm());
+  // A new waiting period makes members full members sooner or later.
+  if (changes.has('waiting_period_threshold')) {
+    onWaitingPeriodChanged(ctx, current.waiting_period_threshold);
+  }
   return { changed: [...changes.keys()] };
 }

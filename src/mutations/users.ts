@@ -2,34 +2,58 @@
  * Creating and changing users. Reference: the reference server's actions/create_user.py and
  * views/users.py (create_user_backend).
  */
-import { JsonableError } from '../lib/errors.js';
+import crypto from 'node:crypto';
+import { emailInvalidReason, isValidEmail } from '../lib/email-validation.js';
+import { JsonableError, UserDeactivatedError } from '../lib/errors.js';
 import { generateApiKey, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../lib/password.js';
 import { directSystemGroupsForRole, Role, type Role as RoleValue } from '../lib/roles.js';
+import type { RealmView } from '../queries/realm-view.js';
 import { formatUser } from '../queries/users.js';
+import { canAccessDeliveryEmail, EmailVisibility } from '../lib/user-settings.js';
 import type { Store } from '../storage/store.js';
+import type { UserRow } from '../storage/users.js';
 import type { MutationContext } from './context.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
 
 export const MAX_FULL_NAME_LENGTH = 100;
+export const MIN_FULL_NAME_LENGTH = 2;
 export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH };
+export { isValidEmail };
 
-const EMAIL_RE = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/;
+/** Characters names may not contain: mention syntax (@**Name**) and markdown would be ambiguous. */
+const NAME_INVALID_CHARS = /[*`\\>"@]/;
+/** Control characters, surrogates and non-characters (the reference's check_string_is_printable). */
+const NOT_PRINTABLE = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
 
-export function isValidEmail(email: string): boolean {
-  return email.length <= 254 && EMAIL_RE.test(email);
-}
-
-/** The reference's check_full_name: trims, and refuses empty, over-long or control characters. */
+/**
+ * The reference's check_full_name without the uniqueness rule (checkUniqueName): trims, and
+ * refuses a name that is too long or too short, has unprintable or mention characters, or ends
+ * like a disambiguated mention (`|15`).
+ */
 export function checkFullName(raw: string): string {
   const name = raw.trim();
-  if (name.length > MAX_FULL_NAME_LENGTH) throw new JsonableError('Name too long!');
-  if (name.length < 1) throw new JsonableError('Name too short!');
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f*`\\>"@]/.test(name)) {
-    // Mention syntax (@**Name**) and markdown would be ambiguous with these characters.
+  if ([...name].length > MAX_FULL_NAME_LENGTH) throw new JsonableError('Name too long!');
+  if ([...name].length < MIN_FULL_NAME_LENGTH) throw new JsonableError('Name too short!');
+  if (NOT_PRINTABLE.test(name) || NAME_INVALID_CHARS.test(name)) {
     throw new JsonableError('Invalid characters in name!');
   }
+  if (/\|\d+$/.test(raw)) throw new JsonableError('Invalid format!');
   return name;
+}
+
+function normalizedName(name: string): string {
+  return name.normalize('NFKC').toLowerCase();
+}
+
+/** With `require_unique_names`, no other user of the realm may have the same name (any case). */
+export function checkUniqueName(realm: RealmView, name: string, exceptUserId: number | null): void {
+  if (!realm.settings.require_unique_names) return;
+  const wanted = normalizedName(name);
+  for (const u of realm.usersById.values()) {
+    if (u.id !== exceptUserId && normalizedName(u.full_name) === wanted) {
+      throw new JsonableError('Unique names required in this organization.');
+    }
+  }
 }
 
 /** Password rules checked before hashing (hashing happens outside the actor). */
@@ -103,14 +127,7 @@ export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): C
   if (store.users.byDeliveryEmail(realm.id, cmd.email)) {
     throw new JsonableError(`Email '${cmd.email}' already in use`);
   }
-  if (realm.settings.require_unique_names) {
-    const lowered = cmd.full_name.toLowerCase();
-    for (const u of realm.usersById.values()) {
-      if (u.full_name.toLowerCase() === lowered) {
-        throw new JsonableError('Unique names required in this organization.');
-      }
-    }
-  }
+  checkUniqueName(realm, cmd.full_name, null);
   const apiKey = generateApiKey();
   const userId = insertUserRow(store, realm.id, {
     email: cmd.email,
@@ -185,10 +202,120 @@ export function checkDeactivateUser(
     }
   }
   store.users.setActive(target.id, false);
+  // As the reference's send_events_for_user_deactivation: those who may see the subscribers of a
+  // channel the user was subscribed to (archived ones included) learn they left it, then
+  // everyone learns the account is deactivated.
+  const view = realm.channels;
+  for (const [channelId, sub] of view.subscriptionsOf(target.id)) {
+    const ch = view.byId(channelId);
+    if (!sub.active || !ch) continue;
+    const peers = view.metadataAudience(ch).filter((id) => id !== target.id);
+    if (peers.length > 0)
+      ctx.emit(
+        { type: 'subscription', op: 'peer_remove', stream_ids: [ch.id], user_ids: [target.id] },
+        peers,
+      );
+  }
   ctx.emit(
     { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } },
-    realm.activeUsers().map((u) => u.id),
+    realm
+      .activeUsers()
+      .map((u) => u.id)
+      .filter((id) => id !== target.id),
   );
   ctx.afterCommit(() => realm.reloadUser(target.id));
   return {};
+}
+
+// ---- changes shared by PATCH /settings, PATCH /users/{id} and the e-mail confirmation -------
+
+/** do_change_full_name: everyone learns the new name (a bot's owner also as a bot change). */
+export function doChangeFullName(ctx: MutationContext, user: UserRow, fullName: string): void {
+  const { store, realm } = ctx;
+  store.users.setFullName(user.id, fullName);
+  const person = { user_id: user.id, full_name: fullName };
+  ctx.emit(
+    { type: 'realm_user', op: 'update', person },
+    realm.activeUsers().map((u) => u.id),
+  );
+  if (user.is_bot && user.bot_owner_id !== null) {
+    ctx.emit({ type: 'realm_bot', op: 'update', bot: person }, [user.bot_owner_id]);
+  }
+  ctx.afterCommit(() => realm.reloadUser(user.id));
+}
+
+/**
+ * validate_email_change_request: may `user` take `newEmail` as their address? Refused when the
+ * realm disables address changes (administrators excepted), when the address is invalid or not
+ * allowed in the realm, and when another account has it.
+ */
+export function validateEmailChangeRequest(
+  ctx: MutationContext,
+  user: UserRow,
+  newEmail: string,
+): void {
+  const { store, realm } = ctx;
+  if (!user.is_active) throw new UserDeactivatedError();
+  if (realm.settings.email_changes_disabled && user.role > Role.ADMINISTRATOR) {
+    throw new JsonableError('Email address changes are disabled in this organization.');
+  }
+  const reason = emailInvalidReason(newEmail, realm.settings);
+  if (reason !== null) throw new JsonableError(reason);
+  const existing = store.users.byDeliveryEmail(realm.id, newEmail);
+  if (existing) {
+    throw new JsonableError(
+      existing.is_active ? 'Already has an account.' : 'Account has been deactivated.',
+    );
+  }
+}
+
+/** The avatar fields clients replace when a user's avatar URL changes. */
+export function avatarFields(
+  u: Pick<UserRow, 'id' | 'realm_id' | 'avatar_source' | 'avatar_version'>,
+  deliveryEmail: string,
+) {
+  const hash = crypto.createHash('md5').update(deliveryEmail.trim().toLowerCase()).digest('hex');
+  const url =
+    u.avatar_source === 'U'
+      ? `/user_avatars/${u.realm_id}/${u.id}.png?version=${u.avatar_version}`
+      : `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${u.avatar_version}`;
+  const medium = u.avatar_source === 'U' ? url.replace(/\.png\?/, '-medium.png?') : `${url}&s=500`;
+  return {
+    avatar_source: u.avatar_source,
+    avatar_url: url,
+    avatar_url_medium: medium,
+    avatar_version: u.avatar_version,
+    user_id: u.id,
+  };
+}
+
+/**
+ * do_change_user_delivery_email: the new address becomes the account's (login, mail); those who
+ * may see it learn it; an external-host avatar follows the address; when the address is public
+ * (email_address_visibility "everyone") the visible `email` changes too and everyone learns it.
+ */
+export function doChangeDeliveryEmail(ctx: MutationContext, user: UserRow, newEmail: string): void {
+  const { store, realm } = ctx;
+  const visibility = realm.userSettings(user.id).email_address_visibility;
+  store.users.setDeliveryEmail(user.id, newEmail);
+  const isPublic = visibility === EmailVisibility.EVERYONE;
+  if (isPublic) store.users.setEmail(user.id, newEmail);
+  const active = realm.activeUsers();
+  ctx.emit(
+    { type: 'realm_user', op: 'update', person: { user_id: user.id, delivery_email: newEmail } },
+    active
+      .filter((v) => v.id === user.id || canAccessDeliveryEmail(v.role, visibility))
+      .map((v) => v.id),
+  );
+  const everyone = active.map((v) => v.id);
+  if (user.avatar_source === 'G') {
+    ctx.emit({ type: 'realm_user', op: 'update', person: avatarFields(user, newEmail) }, everyone);
+  }
+  if (isPublic) {
+    ctx.emit(
+      { type: 'realm_user', op: 'update', person: { user_id: user.id, new_email: newEmail } },
+      everyone,
+    );
+  }
+  ctx.afterCommit(() => realm.reloadUser(user.id));
 }

@@ -3,6 +3,7 @@
  * events, register's realm_users). Reference: lib/users.py format_user_row.
  */
 import { Role } from '../lib/roles.js';
+import { canAccessDeliveryEmail } from '../lib/user-settings.js';
 import type { UserRow } from '../storage/users.js';
 import type { ProfileData, RealmView } from './realm-view.js';
 
@@ -44,7 +45,10 @@ export function avatarUrl(realm: RealmView, u: UserRow, clientExtAvatar: boolean
   return `https://secure.gravatar.com/avatar/${realm.derived(u).emailHash}?d=identicon&version=${u.avatar_version}`;
 }
 
-/** Whether `viewerId` may see `target`'s real e-mail address. */
+/**
+ * Whether `viewerId` may see `target`'s real e-mail address: always their own; otherwise as the
+ * target's email_address_visibility allows the viewer's role.
+ */
 export function canSeeDeliveryEmail(
   realm: RealmView,
   viewerId: number | null,
@@ -53,8 +57,11 @@ export function canSeeDeliveryEmail(
   if (viewerId === null) return false;
   if (viewerId === target.id) return true;
   const viewer = realm.user(viewerId);
-  if (viewer && viewer.role <= Role.ADMINISTRATOR) return true;
-  return realm.userSettings(target.id).email_address_visibility === 1;
+  if (!viewer) return false;
+  return canAccessDeliveryEmail(
+    viewer.role,
+    realm.userSettings(target.id).email_address_visibility,
+  );
 }
 
 export function formatUser(realm: RealmView, u: UserRow, opts: FormatUserOpts): ApiUser {

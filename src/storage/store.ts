@@ -4,6 +4,7 @@
  * means another implementation of these area objects, not a change to endpoints or actors.
  */
 import { attachmentStatements } from './attachments.js';
+import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
 import { closeDatabase, openDatabase, type DB } from './db.js';
 import { groupStatements } from './groups.js';
@@ -20,6 +21,7 @@ export class Store {
   readonly channels;
   readonly topics;
   readonly attachments;
+  readonly accounts;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
 
   constructor(readonly db: DB) {
@@ -30,6 +32,7 @@ export class Store {
     this.channels = channelStatements(db);
     this.topics = topicStatements(db);
     this.attachments = attachmentStatements(db);
+    this.accounts = accountStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

@@ -98,6 +98,10 @@ export function userStatements(db: DB) {
   const setCanCreateUsers = db.prepare<[number, number], void>(
     'UPDATE users SET can_create_users = ? WHERE id = ?',
   );
+  const setEmail = db.prepare<[string, number], void>('UPDATE users SET email = ? WHERE id = ?');
+  const setDeliveryEmail = db.prepare<[string, number], void>(
+    'UPDATE users SET delivery_email = ? WHERE id = ?',
+  );
 
   const insertField = db.prepare<Omit<CustomProfileFieldRow, 'id'>, void>(
     `INSERT INTO custom_profile_fields (realm_id, name, hint, type, field_data, sort_order,
@@ -117,6 +121,46 @@ export function userStatements(db: DB) {
     `INSERT INTO custom_profile_field_values (user_id, field_id, value, rendered_value)
      VALUES (@user_id, @field_id, @value, @rendered_value)
      ON CONFLICT (user_id, field_id) DO UPDATE SET value = excluded.value, rendered_value = excluded.rendered_value`,
+  );
+  const fieldById = db.prepare<[number], CustomProfileFieldRow>(
+    'SELECT * FROM custom_profile_fields WHERE id = ?',
+  );
+  const updateField = db.prepare<
+    Pick<
+      CustomProfileFieldRow,
+      | 'id'
+      | 'name'
+      | 'hint'
+      | 'field_data'
+      | 'display_in_profile_summary'
+      | 'required'
+      | 'editable_by_user'
+    >,
+    void
+  >(
+    `UPDATE custom_profile_fields SET name = @name, hint = @hint, field_data = @field_data,
+       display_in_profile_summary = @display_in_profile_summary, required = @required,
+       editable_by_user = @editable_by_user
+     WHERE id = @id`,
+  );
+  const setFieldOrder = db.prepare<[number, number], void>(
+    'UPDATE custom_profile_fields SET sort_order = ? WHERE id = ?',
+  );
+  const deleteFieldValues = db.prepare<[number], void>(
+    'DELETE FROM custom_profile_field_values WHERE field_id = ?',
+  );
+  const deleteField = db.prepare<[number], void>('DELETE FROM custom_profile_fields WHERE id = ?');
+  const deleteProfileValue = db.prepare<[number, number], void>(
+    'DELETE FROM custom_profile_field_values WHERE user_id = ? AND field_id = ?',
+  );
+  const deleteFieldValuesEqualTo = db.prepare<[number, string], void>(
+    'DELETE FROM custom_profile_field_values WHERE field_id = ? AND value = ?',
+  );
+  const profileValue = db.prepare<[number, number], ProfileValueRow>(
+    'SELECT * FROM custom_profile_field_values WHERE user_id = ? AND field_id = ?',
+  );
+  const profileValuesByField = db.prepare<[number], ProfileValueRow>(
+    'SELECT * FROM custom_profile_field_values WHERE field_id = ? ORDER BY user_id',
   );
   const profileValuesByUser = db.prepare<[number], ProfileValueRow>(
     'SELECT * FROM custom_profile_field_values WHERE user_id = ?',
@@ -140,13 +184,32 @@ export function userStatements(db: DB) {
     setSettings: (id: number, json: string): void => void setSettings.run(json, id),
     setTimezone: (id: number, tz: string): void => void setTimezone.run(tz, id),
     setCanCreateUsers: (id: number, v: boolean): void => void setCanCreateUsers.run(v ? 1 : 0, id),
+    setEmail: (id: number, email: string): void => void setEmail.run(email, id),
+    setDeliveryEmail: (id: number, email: string): void => void setDeliveryEmail.run(email, id),
 
     insertProfileField: (f: Omit<CustomProfileFieldRow, 'id'>): number =>
       Number(insertField.run(f).lastInsertRowid),
     profileFieldsByRealm: (realmId: number): CustomProfileFieldRow[] => fieldsByRealm.all(realmId),
     maxProfileFieldOrder: (realmId: number): number => maxFieldOrder.get(realmId) ?? 0,
+    profileFieldById: (id: number): CustomProfileFieldRow | undefined => fieldById.get(id),
+    updateProfileField: (f: Parameters<typeof updateField.run>[0]): void => void updateField.run(f),
+    setProfileFieldOrder: (id: number, order: number): void => void setFieldOrder.run(order, id),
+    /** Deletes a field and every user's value for it. */
+    deleteProfileField: (id: number): void => {
+      deleteFieldValues.run(id);
+      deleteField.run(id);
+    },
     upsertProfileValue: (v: ProfileValueRow): void => void upsertProfileValue.run(v),
+    profileValue: (userId: number, fieldId: number): ProfileValueRow | undefined =>
+      profileValue.get(userId, fieldId),
+    /** Deletes one user's value for a field; false when there was none. */
+    deleteProfileValue: (userId: number, fieldId: number): boolean =>
+      deleteProfileValue.run(userId, fieldId).changes > 0,
+    /** Deletes every value of a field equal to `value` (a removed option of a list field). */
+    deleteProfileValuesEqualTo: (fieldId: number, value: string): void =>
+      void deleteFieldValuesEqualTo.run(fieldId, value),
     profileValuesByUser: (userId: number): ProfileValueRow[] => profileValuesByUser.all(userId),
+    profileValuesByField: (fieldId: number): ProfileValueRow[] => profileValuesByField.all(fieldId),
     profileValuesByRealm: (realmId: number): ProfileValueRow[] => profileValuesByRealm.all(realmId),
   };
 }

@@ -171,7 +171,7 @@ t.test('npm run manage: create-realm and create-user', async (t) => {
     '--password',
     'pw-123456',
     '--full-name',
-    'A',
+    'Ann',
   ]);
   t.equal(noRealm.status, 2);
   t.match(noRealm.stderr, /no realm "nope"/);
@@ -184,7 +184,7 @@ t.test('npm run manage: create-realm and create-user', async (t) => {
     '--password',
     'pw-123456',
     '--full-name',
-    'A',
+    'Ann',
     '--role',
     'king',
   ]);

@@ -202,7 +202,7 @@ t.test('deactivated users, profile fields and their values', async (t) => {
     name: 'Phone',
     hint: 'Your phone',
     type: 1,
-    field_data: '',
+    field_data: {},
     display_in_profile_summary: false,
     required: false,
     editable_by_user: true,

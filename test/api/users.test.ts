@@ -59,7 +59,7 @@ t.test('POST /users: refusals', async (t) => {
     await api.post('iago', 'users', {
       email: 'not-an-email',
       password: 'pw-123456',
-      full_name: 'X',
+      full_name: 'Xavier',
     }),
     'Bad name or username',
   );
@@ -170,7 +170,7 @@ t.test('client_extavatar and custom profile fields', async (t) => {
     name: 'Phone',
     hint: '',
     type: 1,
-    field_data: '',
+    field_data: {},
     display_in_profile_summary: false,
     required: false,
     editable_by_user: true,

@@ -18,9 +18,10 @@ import { listUserGroups } from '../user-groups.js';
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
- * `streams`: every channel the user may know for administrators; otherwise the public ones,
- * the subscribed ones and the web-public ones (spectators: the web-public ones). Archived
- * channels only for clients declaring `archived_channels`.
+ * `streams`: every channel the user may know exists (metadata access: public ones for non-guests,
+ * subscribed and web-public ones, every channel for administrators, private ones a permission
+ * group lets them subscribe to, add subscribers to or administer; spectators: the web-public
+ * ones). Archived channels only for clients declaring `archived_channels`.
  */
 export const streamsState: StateContributor = {
   types: ['stream'],
@@ -31,14 +32,9 @@ export const streamsState: StateContributor = {
     const out = [];
     for (const ch of view.all()) {
       if (ch.deactivated && !req.capabilities.archived_channels) continue;
-      let visible: boolean;
-      if (user === null) visible = ch.is_web_public === 1;
-      else if (user.role <= Role.ADMINISTRATOR) visible = view.may(user.id, ch, 'metadata');
-      else
-        visible =
-          ch.is_web_public === 1 ||
-          view.isSubscribed(user.id, ch.id) ||
-          (user.role !== Role.GUEST && ch.invite_only === 0);
+      // Every channel the user may know exists, as the reference's do_get_streams with
+      // include_all: the same rule that decides who receives a channel's events.
+      const visible = user === null ? ch.is_web_public === 1 : view.may(user.id, ch, 'metadata');
       if (!visible) continue;
       const o = formatChannel(req.realm, ch, now);
       if (req.includeSubscribers)

@@ -83,7 +83,7 @@ function systemGroupOf(view: RealmView, value: GroupSettingValue): SystemGroupNa
 // The deprecated integer policies: 1 members, 2 administrators, 3 full members, 4 moderators,
 // 5 everyone, 6 nobody, 7 owners (the reference's SYSTEM_GROUPS_ENUM_MAP), each policy allowing a
 // subset; a value outside it (a custom group) reports the policy of the widest allowed group.
-const POLICY_OF_GROUP: Readonly<Partial<Record<SystemGroupName, number>>> = {
+export const POLICY_OF_GROUP: Readonly<Partial<Record<SystemGroupName, number>>> = {
   'role:owners': 7,
   'role:administrators': 2,
   'role:moderators': 4,
@@ -92,7 +92,7 @@ const POLICY_OF_GROUP: Readonly<Partial<Record<SystemGroupName, number>>> = {
   'role:everyone': 5,
   'role:nobody': 6,
 };
-const WILDCARD_POLICY_OF_GROUP: Readonly<Partial<Record<SystemGroupName, number>>> = {
+export const WILDCARD_POLICY_OF_GROUP: Readonly<Partial<Record<SystemGroupName, number>>> = {
   'role:everyone': 1,
   'role:members': 2,
   'role:fullmembers': 3,
@@ -101,49 +101,43 @@ const WILDCARD_POLICY_OF_GROUP: Readonly<Partial<Record<SystemGroupName, number>
   'role:moderators': 7,
 };
 
-function policy(
-  view: RealmView,
-  setting: RealmGroupSettingName,
-  allowed: readonly number[],
-  fallback: number,
-): number {
-  const name = systemGroupOf(view, view.groupSetting(setting));
-  const value = name === null ? undefined : POLICY_OF_GROUP[name];
-  return value !== undefined && allowed.includes(value) ? value : fallback;
-}
-
 const COMMON = [1, 2, 3, 4];
 
-export function deprecatedPolicies(view: RealmView): Record<string, number> {
-  const wildcardGroup = systemGroupOf(view, view.groupSetting('can_mention_many_users_group'));
-  const botsGroup = systemGroupOf(view, view.groupSetting('can_create_bots_group'));
-  const writeOnlyBotsGroup = systemGroupOf(
-    view,
-    view.groupSetting('can_create_write_only_bots_group'),
-  );
+/**
+ * The deprecated `realm_*_policy` fields, derived from the group settings. `groupSetting` gives
+ * each setting's value (the view's by default; a mutation passes the values it is about to
+ * commit, to announce the policies that change with them).
+ */
+export function deprecatedPolicies(
+  view: RealmView,
+  groupSetting: (name: RealmGroupSettingName) => GroupSettingValue = (name) =>
+    view.groupSetting(name),
+): Record<string, number> {
+  const groupOf = (setting: RealmGroupSettingName) => systemGroupOf(view, groupSetting(setting));
+  const policy = (setting: RealmGroupSettingName, allowed: readonly number[], fallback: number) => {
+    const name = groupOf(setting);
+    const value = name === null ? undefined : POLICY_OF_GROUP[name];
+    return value !== undefined && allowed.includes(value) ? value : fallback;
+  };
+  const wildcardGroup = groupOf('can_mention_many_users_group');
+  const botsGroup = groupOf('can_create_bots_group');
+  const writeOnlyBotsGroup = groupOf('can_create_write_only_bots_group');
   const wide = (g: SystemGroupName | null) => g === 'role:members' || g === 'role:everyone';
   return {
-    realm_create_public_stream_policy: policy(view, 'can_create_public_channel_group', COMMON, 1),
-    realm_create_private_stream_policy: policy(view, 'can_create_private_channel_group', COMMON, 1),
+    realm_create_public_stream_policy: policy('can_create_public_channel_group', COMMON, 1),
+    realm_create_private_stream_policy: policy('can_create_private_channel_group', COMMON, 1),
     realm_create_web_public_stream_policy: policy(
-      view,
       'can_create_web_public_channel_group',
       [2, 4, 6, 7],
       4,
     ),
     realm_wildcard_mention_policy:
       (wildcardGroup === null ? undefined : WILDCARD_POLICY_OF_GROUP[wildcardGroup]) ?? 1,
-    realm_add_custom_emoji_policy: policy(view, 'can_add_custom_emoji_group', COMMON, 1),
-    realm_delete_own_message_policy: policy(
-      view,
-      'can_delete_own_message_group',
-      [1, 2, 3, 4, 5],
-      5,
-    ),
-    realm_invite_to_stream_policy: policy(view, 'can_add_subscribers_group', COMMON, 1),
-    realm_invite_to_realm_policy: policy(view, 'can_invite_users_group', [1, 2, 3, 4, 6], 1),
+    realm_add_custom_emoji_policy: policy('can_add_custom_emoji_group', COMMON, 1),
+    realm_delete_own_message_policy: policy('can_delete_own_message_group', [1, 2, 3, 4, 5], 5),
+    realm_invite_to_stream_policy: policy('can_add_subscribers_group', COMMON, 1),
+    realm_invite_to_realm_policy: policy('can_invite_users_group', [1, 2, 3, 4, 6], 1),
     realm_move_messages_between_streams_policy: policy(
-      view,
       'can_move_messages_between_channels_group',
       [1, 2, 3, 4, 6],
       1,
@@ -174,9 +168,9 @@ function fillRealm(req: StateRequest, state: Record<string, unknown>): void {
     state.realm_allow_message_editing = false;
     state.realm_presence_disabled = true;
   }
-  // This server sends no digest e-mails.
+  // This server sends no digest e-mails (the realm's setting is shown as stored, as its
+  // `realm` events report it).
   state.settings_send_digest_emails = false;
-  state.realm_digest_emails_enabled = false;
 
   const row = view.row;
   const url = realmUrl(req.config, row.string_id);

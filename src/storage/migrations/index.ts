@@ -7,6 +7,7 @@ import { m0002_messages } from './0002_messages.js';
 import { m0003_channels } from './0003_channels.js';
 import { m0004_linkifiers } from './0004_linkifiers.js';
 import { m0006_attachments } from './0006_attachments.js';
+import { m0007_accounts } from './0007_accounts.js';
 
 export type Migration = { name: string; sql: string };
 
@@ -15,6 +16,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0002_messages,
   m0003_channels,
   m0004_linkifiers,
-  // 0005 (messages) is added on its own branch and goes before this one when the two meet.
+  // 0005 (messages) comes from its own branch and goes before 0006 when the two meet.
   m0006_attachments,
+  m0007_accounts,
 ];
