@@ -11,6 +11,7 @@ import {
   doUpdateMessageAttachments,
 } from '../src/mutations/attachments.js';
 import type { Mutation } from '../src/mutations/context.js';
+import { doCreateDrafts, doDeleteDraft, doEditDraft } from '../src/mutations/drafts.js';
 import {
   doAddLinkifier,
   doRemoveLinkifier,
@@ -65,6 +66,9 @@ export const REALM_COMMANDS = {
   'user_group.deactivate': checkDeactivateUserGroup,
   'attachment.create': doCreateAttachment,
   'attachment.remove': doRemoveAttachment,
+  'draft.create': doCreateDrafts,
+  'draft.edit': doEditDraft,
+  'draft.delete': doDeleteDraft,
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.claim': doClaimAttachments,
   'attachment.relink': doUpdateMessageAttachments,

@@ -5,6 +5,7 @@
 import type { Endpoint } from '../http/endpoint.js';
 import * as attachments from './attachments.js';
 import * as auth from './auth.js';
+import * as drafts from './drafts.js';
 import * as events from './events.js';
 import * as messageRender from './message-render.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
@@ -25,6 +26,7 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
 export const ENDPOINTS: readonly Endpoint[] = [
   attachments,
   auth,
+  drafts,
   events,
   messageRender,
   realmLinkifiers,

@@ -3,10 +3,13 @@
  * Each area's statements are prepared once, here, at boot. Moving a deployment to another engine
  * means another implementation of these area objects, not a change to endpoints or actors.
  */
+import { alertWordStatements } from './alert-words.js';
 import { attachmentStatements } from './attachments.js';
 import { channelStatements } from './channels.js';
 import { closeDatabase, openDatabase, type DB } from './db.js';
+import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
+import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { realmStatements } from './realms.js';
 import { topicStatements } from './topics.js';
@@ -20,6 +23,9 @@ export class Store {
   readonly channels;
   readonly topics;
   readonly attachments;
+  readonly drafts;
+  readonly invitations;
+  readonly alertWords;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
 
   constructor(readonly db: DB) {
@@ -30,6 +36,9 @@ export class Store {
     this.channels = channelStatements(db);
     this.topics = topicStatements(db);
     this.attachments = attachmentStatements(db);
+    this.drafts = draftStatements(db);
+    this.invitations = invitationStatements(db);
+    this.alertWords = alertWordStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

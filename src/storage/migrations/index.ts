@@ -7,6 +7,9 @@ import { m0002_messages } from './0002_messages.js';
 import { m0003_channels } from './0003_channels.js';
 import { m0004_linkifiers } from './0004_linkifiers.js';
 import { m0006_attachments } from './0006_attachments.js';
+import { m0008_drafts } from './0008_drafts.js';
+import { m0009_invitations } from './0009_invitations.js';
+import { m0010_alert_words } from './0010_alert_words.js';
 
 export type Migration = { name: string; sql: string };
 
@@ -17,4 +20,8 @@ export const MIGRATIONS: readonly Migration[] = [
   m0004_linkifiers,
   // 0005 (messages) is added on its own branch and goes before this one when the two meet.
   m0006_attachments,
+  // 0007 (settings) is added on its own branch and goes before these when the two meet.
+  m0008_drafts,
+  m0009_invitations,
+  m0010_alert_words,
 ];
