@@ -10,6 +10,7 @@ import {
   doRemoveAttachment,
   doUpdateMessageAttachments,
 } from '../src/mutations/attachments.js';
+import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
 import type { Mutation } from '../src/mutations/context.js';
 import { doCreateDrafts, doDeleteDraft, doEditDraft } from '../src/mutations/drafts.js';
 import {
@@ -69,6 +70,8 @@ export const REALM_COMMANDS = {
   'draft.create': doCreateDrafts,
   'draft.edit': doEditDraft,
   'draft.delete': doDeleteDraft,
+  'alert_words.add': doAddAlertWords,
+  'alert_words.remove': doRemoveAlertWords,
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.claim': doClaimAttachments,
   'attachment.relink': doUpdateMessageAttachments,

@@ -3,6 +3,7 @@
  * module lists its own routes.
  */
 import type { Endpoint } from '../http/endpoint.js';
+import * as alertWords from './alert-words.js';
 import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as drafts from './drafts.js';
@@ -24,6 +25,7 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
 }
 
 export const ENDPOINTS: readonly Endpoint[] = [
+  alertWords,
   attachments,
   auth,
   drafts,
