@@ -14,6 +14,14 @@ import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-word
 import type { Mutation } from '../src/mutations/context.js';
 import { doCreateDrafts, doDeleteDraft, doEditDraft } from '../src/mutations/drafts.js';
 import {
+  checkAcceptInvitation,
+  checkCreateMultiuseInvite,
+  checkInviteUsers,
+  checkResendInvite,
+  doRevokeInvite,
+  doRevokeMultiuseInvite,
+} from '../src/mutations/invites.js';
+import {
   doAddLinkifier,
   doRemoveLinkifier,
   doReorderLinkifiers,
@@ -72,6 +80,12 @@ export const REALM_COMMANDS = {
   'draft.delete': doDeleteDraft,
   'alert_words.add': doAddAlertWords,
   'alert_words.remove': doRemoveAlertWords,
+  'invite.create': checkInviteUsers,
+  'invite.create_multiuse': checkCreateMultiuseInvite,
+  'invite.revoke': doRevokeInvite,
+  'invite.revoke_multiuse': doRevokeMultiuseInvite,
+  'invite.resend': checkResendInvite,
+  'invitation.accept': checkAcceptInvitation,
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.claim': doClaimAttachments,
   'attachment.relink': doUpdateMessageAttachments,

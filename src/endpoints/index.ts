@@ -8,6 +8,8 @@ import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as drafts from './drafts.js';
 import * as events from './events.js';
+import * as invites from './invites.js';
+import * as join from './join.js';
 import * as messageRender from './message-render.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
@@ -30,6 +32,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
   auth,
   drafts,
   events,
+  invites,
+  join,
   messageRender,
   realmLinkifiers,
   serverSettings,
