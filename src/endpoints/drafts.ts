@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { MAX_TIMESTAMP } from '../lib/drafts.js';
+import { RequestVariableMissingError } from '../lib/errors.js';
 import { compileParams, decodeParams, intValue, json, pathInt, str } from '../lib/params.js';
 import { DraftsDisabledError } from '../mutations/drafts.js';
 import { formatDraft } from '../queries/drafts.js';
@@ -66,9 +67,11 @@ export const getDrafts = endpoint({
 export const createDrafts = endpoint({
   method: 'POST',
   path: '/api/v1/drafts',
-  params: z.object({ drafts: z.string() }),
+  // Optional here so that the synchronization check comes first; missing is refused below.
+  params: z.object({ drafts: z.string().optional() }),
   handle: async (ctx, p) => {
     requireSync(ctx);
+    if (p.drafts === undefined) throw new RequestVariableMissingError('drafts');
     const { drafts } = decodeParams(draftsParam, { drafts: p.drafts }).params;
     return ctx.realm.ask('draft.create', {
       user_id: ctx.user.id,
@@ -81,9 +84,10 @@ export const createDrafts = endpoint({
 export const editDraft = endpoint({
   method: 'PATCH',
   path: '/api/v1/drafts/:draft_id',
-  params: z.object({ draft_id: pathInt(), draft: z.string() }),
+  params: z.object({ draft_id: pathInt(), draft: z.string().optional() }),
   handle: async (ctx, p) => {
     requireSync(ctx);
+    if (p.draft === undefined) throw new RequestVariableMissingError('draft');
     const { draft } = decodeParams(draftParam, { draft: p.draft }).params;
     return ctx.realm.ask('draft.edit', {
       user_id: ctx.user.id,

@@ -26,10 +26,19 @@ export function alertWordsOf(store: Store, view: RealmView): readonly RenderAler
   const stamp = alertWordStamp(view.id);
   const hit = cache.get(view);
   if (hit && hit.stamp === stamp && hit.version === view.version) return hit.list;
-  const list: RenderAlertWord[] = [];
+  const fresh: RenderAlertWord[] = [];
   for (const row of store.alertWords.byRealm(view.id)) {
-    if (view.user(row.user_id)?.is_active) list.push({ user_id: row.user_id, word: row.word });
+    if (view.user(row.user_id)?.is_active) fresh.push({ user_id: row.user_id, word: row.word });
   }
+  // The same array while the words are the same: the renderer builds its matcher once per array.
+  const list = hit && sameWords(hit.list, fresh) ? hit.list : fresh;
   cache.set(view, { stamp, version: view.version, list });
   return list;
+}
+
+function sameWords(a: readonly RenderAlertWord[], b: readonly RenderAlertWord[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++)
+    if (a[i]!.user_id !== b[i]!.user_id || a[i]!.word !== b[i]!.word) return false;
+  return true;
 }

@@ -378,6 +378,8 @@ t.test('synchronization turned off: every draft endpoint refuses', async (t) => 
   const msg = 'User has disabled synchronizing drafts.';
   assertError(t, await api.get('hamlet', 'drafts'), msg);
   assertError(t, await api.post('hamlet', 'drafts', { drafts: '[]' }), msg);
+  assertError(t, await api.post('hamlet', 'drafts', {}), msg);
+  assertError(t, await api.patch('hamlet', `drafts/${id}`, {}), msg);
   // Checked before the draft itself, as the reference.
   assertError(t, await api.patch('hamlet', `drafts/${id}`, { draft: {} }), msg);
   assertError(t, await api.patch('hamlet', 'drafts/1', { draft: 'not json' }), msg);
