@@ -69,7 +69,7 @@ export function buildAlertWordMatcher(
       while (f !== 0 && !next.has(f * 65536 + c)) f = fail[f]!;
       const target = next.get(f * 65536 + c);
       fail[child] = target !== undefined && target !== child ? target : 0;
-      const fc = fail[child]!;
+      const fc = fail[child];
       outLink[child] = wordAt[fc]! >= 0 ? fc : outLink[fc]!;
       queue.push(child);
     }
