@@ -10,7 +10,17 @@ import {
   doRemoveAttachment,
   doUpdateMessageAttachments,
 } from '../src/mutations/attachments.js';
+import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
 import type { Mutation } from '../src/mutations/context.js';
+import { doCreateDrafts, doDeleteDraft, doEditDraft } from '../src/mutations/drafts.js';
+import {
+  checkAcceptInvitation,
+  checkCreateMultiuseInvite,
+  checkInviteUsers,
+  checkResendInvite,
+  doRevokeInvite,
+  doRevokeMultiuseInvite,
+} from '../src/mutations/invites.js';
 import {
   doAddLinkifier,
   doRemoveLinkifier,
@@ -88,6 +98,17 @@ export const REALM_COMMANDS = {
   'user_group.deactivate': checkDeactivateUserGroup,
   'attachment.create': doCreateAttachment,
   'attachment.remove': doRemoveAttachment,
+  'draft.create': doCreateDrafts,
+  'draft.edit': doEditDraft,
+  'draft.delete': doDeleteDraft,
+  'alert_words.add': doAddAlertWords,
+  'alert_words.remove': doRemoveAlertWords,
+  'invite.create': checkInviteUsers,
+  'invite.create_multiuse': checkCreateMultiuseInvite,
+  'invite.revoke': doRevokeInvite,
+  'invite.revoke_multiuse': doRevokeMultiuseInvite,
+  'invite.resend': checkResendInvite,
+  'invitation.accept': checkAcceptInvitation,
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.claim': doClaimAttachments,
   'attachment.relink': doUpdateMessageAttachments,

@@ -2,6 +2,7 @@
  * `npm run bench -- <name>`: runs one bench. Benches are scripts, not tests: they print figures and
  * ratios and never fail a build on speed. Each one bounds itself in time and stops by itself.
  */
+import { alertWordsBench } from './alert-words.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
@@ -18,6 +19,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   users: usersBench,
   uploads: uploadsBench,
   settings: settingsBench,
+  'alert-words': alertWordsBench,
 };
 
 const name = process.argv[2];

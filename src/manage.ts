@@ -5,14 +5,20 @@
  *   create-realm --name N [--subdomain S] --owner-email E --owner-password P [--owner-name F]
  *   create-user  --realm S --email E --password P --full-name F [--role owner|administrator|moderator|member|guest|100..600]
                [--can-create-users true]
+ *   list-invitations --realm S
  *
- * Each prints one JSON object: {realm_id, user_id, email, api_key}.
+ * create-realm and create-user print one JSON object: {realm_id, user_id, email, api_key};
+ * list-invitations prints {invitations: [{id, is_multiuse, email, invited_as, invited_by_user_id,
+ * expiry_date, link}]}: the pending, unexpired invitations and their links (Confab sends no
+ * e-mail; this is how an operator hands an e-mail invitation's link to the invitee).
  */
 import { RealmRuntime } from '../actors/registry.js';
-import { configFromEnv } from './config.js';
+import { configFromEnv, type ServerConfig } from './config.js';
 import { JsonableError } from './lib/errors.js';
 import { hashPassword } from './lib/password.js';
+import { invitationPath } from './lib/invitations.js';
 import { isRole, ROLE_NAMES, type Role } from './lib/roles.js';
+import { realmUrl } from './lib/urls.js';
 import { doCreateRealm } from './mutations/realms.js';
 import { checkFullName, checkPasswordStrength, isValidEmail } from './mutations/users.js';
 import { Store } from './storage/store.js';
@@ -20,6 +26,7 @@ import { Store } from './storage/store.js';
 const USAGE = `usage:
   npm run manage -- create-realm --name N [--subdomain S] --owner-email E --owner-password P [--owner-name F]
   npm run manage -- create-user --realm S --email E --password P --full-name F [--role R] [--can-create-users true]
+  npm run manage -- list-invitations --realm S
 (--realm takes a subdomain, '' for the root domain's realm, or a numeric realm id)`;
 
 class UsageError extends Error {}
@@ -74,12 +81,34 @@ async function createRealm(store: Store, flags: Record<string, string>, scryptN:
   });
 }
 
-async function createUser(store: Store, flags: Record<string, string>, scryptN: number) {
+function realmOf(store: Store, flags: Record<string, string>) {
   const realmArg = need(flags, 'realm');
   const realmRow = /^\d+$/.test(realmArg)
     ? store.realms.byId(Number(realmArg))
     : store.realms.byStringId(realmArg);
   if (!realmRow) throw new UsageError(`no realm ${JSON.stringify(realmArg)}`);
+  return realmRow;
+}
+
+function listInvitations(store: Store, flags: Record<string, string>, config: ServerConfig) {
+  const realmRow = realmOf(store, flags);
+  const base = realmUrl(config, realmRow.string_id);
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    invitations: store.invitations.validByRealm(realmRow.id, now).map((r) => ({
+      id: r.id,
+      is_multiuse: r.multiuse === 1,
+      email: r.email,
+      invited_as: r.invited_as,
+      invited_by_user_id: r.referred_by,
+      expiry_date: r.expiry_date,
+      link: base + invitationPath(r.multiuse === 1, r.confirmation_key),
+    })),
+  };
+}
+
+async function createUser(store: Store, flags: Record<string, string>, scryptN: number) {
+  const realmRow = realmOf(store, flags);
   const email = need(flags, 'email');
   if (!isValidEmail(email)) throw new UsageError(`invalid e-mail: ${email}`);
   const password = need(flags, 'password');
@@ -118,6 +147,7 @@ async function main(argv: readonly string[]): Promise<number> {
     let result: object;
     if (command === 'create-realm') result = await createRealm(store, flags, config.scryptN);
     else if (command === 'create-user') result = await createUser(store, flags, config.scryptN);
+    else if (command === 'list-invitations') result = listInvitations(store, flags, config);
     else throw new UsageError(`unknown command: ${command}`);
     console.log(JSON.stringify(result));
     return 0;

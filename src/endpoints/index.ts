@@ -3,9 +3,13 @@
  * module lists its own routes.
  */
 import type { Endpoint } from '../http/endpoint.js';
+import * as alertWords from './alert-words.js';
 import * as attachments from './attachments.js';
 import * as auth from './auth.js';
+import * as drafts from './drafts.js';
 import * as events from './events.js';
+import * as invites from './invites.js';
+import * as join from './join.js';
 import * as messageRender from './message-render.js';
 import * as profileFields from './profile-fields.js';
 import * as pushDevices from './push-devices.js';
@@ -28,9 +32,13 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
 }
 
 export const ENDPOINTS: readonly Endpoint[] = [
+  alertWords,
   attachments,
   auth,
+  drafts,
   events,
+  invites,
+  join,
   messageRender,
   profileFields,
   pushDevices,

@@ -27,7 +27,7 @@ import {
 import { EmailChangeStatus } from '../storage/accounts.js';
 import type { UserRow } from '../storage/users.js';
 import type { MutationContext } from './context.js';
-import { deleteAllServerDraftsOf } from './drafts-hook.js';
+import { deleteAllDrafts } from './drafts.js';
 import {
   checkFullName,
   checkUniqueName,
@@ -195,7 +195,7 @@ export function doChangeSettings(
         );
       }
       if (name === 'enable_drafts_synchronization' && value === false) {
-        deleteAllServerDraftsOf(ctx, user.id);
+        deleteAllDrafts(ctx, user.id);
       }
     }
   }

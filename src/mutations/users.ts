@@ -13,6 +13,7 @@ import { canAccessDeliveryEmail, EmailVisibility } from '../lib/user-settings.js
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import type { MutationContext } from './context.js';
+import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
 
 export const MAX_FULL_NAME_LENGTH = 100;
@@ -117,6 +118,8 @@ export type CreateUserCommand = {
   role: RoleValue;
   /** Whether the new account may itself create users through the API (admins only). */
   can_create_users?: boolean;
+  /** The channels the account joins (an accepted invitation's); default: the default channels. */
+  channel_ids?: readonly number[];
 };
 
 export type CreateUserResult = { user_id: number; api_key: string; email: string };
@@ -157,9 +160,10 @@ export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): C
       recipients,
     );
   }
-  // New users join the realm's default channels (archived ones are never default).
-  const defaults = realm.channels
-    .defaultChannelIds()
+  revokeEmailInvitationsFor(ctx, cmd.email);
+  // New users join the realm's default channels (archived ones are never default), or the
+  // channels of the invitation they accepted.
+  const defaults = (cmd.channel_ids ?? realm.channels.defaultChannelIds())
     .map((id) => realm.channels.byId(id))
     .filter((ch) => ch !== undefined && !ch.deactivated)
     .map((ch) => ({ ch: ch!, created: false }));
@@ -216,6 +220,7 @@ export function checkDeactivateUser(
         peers,
       );
   }
+  revokeInvitationsCreatedBy(ctx, target.id);
   ctx.emit(
     { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } },
     realm

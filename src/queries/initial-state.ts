@@ -12,6 +12,8 @@ import type { ClientCapabilities } from '../lib/event-filter.js';
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import type { RealmView } from './realm-view.js';
+import { alertWordsState } from './state/alert-words.js';
+import { draftsState } from './state/drafts.js';
 import { realmFiltersState, realmLinkifiersState } from './state/linkifiers.js';
 import { profileFieldsState } from './state/profile-fields.js';
 import { realmState } from './state/realm.js';
@@ -69,6 +71,9 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   legacyNotificationSettingsState,
   // issue #4: channels, subscriptions, user groups, topics
   ...CHANNEL_STATE_CONTRIBUTORS,
+  // drafts, alert words
+  draftsState,
+  alertWordsState,
 ];
 
 export function wants(req: StateRequest, c: StateContributor): boolean {

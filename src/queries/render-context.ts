@@ -19,6 +19,7 @@ import type { RenderContext, RenderOptions } from '../lib/markdown/context.js';
 import { renderDescriptionHtml } from '../lib/render-description.js';
 import { realmUrl } from '../lib/urls.js';
 import type { Store } from '../storage/store.js';
+import { alertWordStamp, alertWordsOf } from './alert-words.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
 import type { RealmView } from './realm-view.js';
 
@@ -27,7 +28,7 @@ type RenderConfig = Pick<ServerConfig, 'externalHost' | 'externalScheme'>;
 const cache = new WeakMap<RealmView, RenderContext>();
 
 function versionOf(view: RealmView): string {
-  return `${view.id}.${view.version}.${view.channels.version}.${linkifierStamp(view.id)}`;
+  return `${view.id}.${view.version}.${view.channels.version}.${linkifierStamp(view.id)}.a${alertWordStamp(view.id)}`;
 }
 
 export function renderContextFor(
@@ -57,7 +58,7 @@ export function renderContextFor(
     channels,
     linkifiers: linkifiersOf(store, view),
     realm_emoji: [],
-    alert_words: [],
+    alert_words: alertWordsOf(store, view),
   };
   cache.set(view, ctx);
   return ctx;

@@ -3,11 +3,14 @@
  * Each area's statements are prepared once, here, at boot. Moving a deployment to another engine
  * means another implementation of these area objects, not a change to endpoints or actors.
  */
+import { alertWordStatements } from './alert-words.js';
 import { attachmentStatements } from './attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
 import { closeDatabase, openDatabase, type DB } from './db.js';
+import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
+import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { realmStatements } from './realms.js';
 import { topicStatements } from './topics.js';
@@ -22,6 +25,9 @@ export class Store {
   readonly topics;
   readonly attachments;
   readonly accounts;
+  readonly drafts;
+  readonly invitations;
+  readonly alertWords;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
 
   constructor(readonly db: DB) {
@@ -33,6 +39,9 @@ export class Store {
     this.topics = topicStatements(db);
     this.attachments = attachmentStatements(db);
     this.accounts = accountStatements(db);
+    this.drafts = draftStatements(db);
+    this.invitations = invitationStatements(db);
+    this.alertWords = alertWordStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

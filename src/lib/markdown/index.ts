@@ -3,6 +3,7 @@
  * HTML, plus what the message layer needs (mentions, links, images, uploads, alert words).
  * Pure and synchronous; runs inline on the main thread or in a worker (workers/render.worker.ts).
  */
+import { alertWordUsers } from './alert-words.js';
 import type { RenderContext, RenderOptions, RenderResult } from './context.js';
 import { renderBlocks } from './blocks.js';
 import type { InlineState } from './inline.js';
@@ -15,34 +16,6 @@ export { EMPTY_CONTEXT } from './context.js';
 export { prepareContext, type PreparedContext } from './prepare.js';
 export { topicLinks, validateLinkifier, LinkifierError, type TopicLink } from './linkifiers.js';
 export { possibleChannelNames } from './inline.js';
-
-/** Characters around an alert word that still make it a word (the reference's lists). */
-const ALERT_BEFORE = new Set([' ', '\n', '(', '"', '.', ',', "'", ';', '[', '*', '`', '>']);
-const ALERT_AFTER = new Set([' ', '\n', ')', '?', ':', '.', ',', "'", ';', ']', '!', '*', '`']);
-
-function alertWordUsers(content: string, ctx: PreparedContext): number[] {
-  if (ctx.alertWords.size === 0) return [];
-  const text = content.toLowerCase();
-  const users = new Set<number>();
-  for (const [word, ids] of ctx.alertWords) {
-    let from = 0;
-    for (;;) {
-      const at = text.indexOf(word, from);
-      if (at < 0) break;
-      const before = at - 1;
-      const after = at + word.length;
-      if (
-        (before <= 0 || ALERT_BEFORE.has(text[before]!)) &&
-        (after >= text.length || ALERT_AFTER.has(text[after]!))
-      ) {
-        for (const id of ids) users.add(id);
-        break;
-      }
-      from = at + 1;
-    }
-  }
-  return [...users].sort((a, b) => a - b);
-}
 
 const preparedCache = new WeakMap<RenderContext, PreparedContext>();
 
@@ -87,7 +60,7 @@ export function renderMarkdown(
     has_image: links.hasImage,
     has_attachment: links.pathIds.length > 0,
     potential_attachment_path_ids: links.pathIds,
-    user_ids_with_alert_words: alertWordUsers(content, ctx),
+    user_ids_with_alert_words: alertWordUsers(content, ctx.alertWords),
     is_me_message: content.startsWith('/me '),
   };
 }

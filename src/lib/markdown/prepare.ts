@@ -3,6 +3,7 @@
  * accumulators the patterns fill in.
  */
 import type { RenderContext, RenderGroup, RenderUser } from './context.js';
+import { alertWordMatcherFor, type AlertWordMatcher } from './alert-words.js';
 import { compileLinkifier, type CompiledLinkifier } from './linkifiers.js';
 
 export type PreparedContext = {
@@ -16,8 +17,8 @@ export type PreparedContext = {
   channelsByName: ReadonlyMap<string, number>;
   linkifiers: readonly CompiledLinkifier[];
   realmEmoji: ReadonlyMap<string, string>;
-  /** Lower-cased alert word → users who have it. */
-  alertWords: ReadonlyMap<string, readonly number[]>;
+  /** The realm's alert words (null: none), matched in one pass over a message. */
+  alertWords: AlertWordMatcher | null;
 };
 
 export type RenderState = {
@@ -50,14 +51,6 @@ export function prepareContext(ctx: RenderContext): PreparedContext {
     const c = compileLinkifier(l);
     if (c) linkifiers.push(c);
   }
-  const alertWords = new Map<string, number[]>();
-  for (const a of ctx.alert_words) {
-    const w = a.word.toLowerCase();
-    if (!w) continue;
-    const list = alertWords.get(w) ?? [];
-    list.push(a.user_id);
-    alertWords.set(w, list);
-  }
   let realmHost: string;
   try {
     realmHost = ctx.realm_url ? new URL(ctx.realm_url).host : '';
@@ -74,6 +67,6 @@ export function prepareContext(ctx: RenderContext): PreparedContext {
     channelsByName,
     linkifiers,
     realmEmoji: new Map(ctx.realm_emoji.map((e) => [e.name, e.source_url])),
-    alertWords,
+    alertWords: alertWordMatcherFor(ctx.alert_words),
   };
 }

@@ -8,6 +8,9 @@ import { m0003_channels } from './0003_channels.js';
 import { m0004_linkifiers } from './0004_linkifiers.js';
 import { m0006_attachments } from './0006_attachments.js';
 import { m0007_accounts } from './0007_accounts.js';
+import { m0008_drafts } from './0008_drafts.js';
+import { m0009_invitations } from './0009_invitations.js';
+import { m0010_alert_words } from './0010_alert_words.js';
 
 export type Migration = { name: string; sql: string };
 
@@ -19,4 +22,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // 0005 (messages) comes from its own branch and goes before 0006 when the two meet.
   m0006_attachments,
   m0007_accounts,
+  m0008_drafts,
+  m0009_invitations,
+  m0010_alert_words,
 ];

@@ -1,0 +1,376 @@
+/**
+ * Invitations: e-mail invitations (POST /invites), reusable links (POST /invites/multiuse),
+ * revoking them, and accepting one (creating the account). Reference: views/invite.py,
+ * actions/invites.py, actions/create_user.py (process_new_human_user).
+ *
+ * Confab sends no e-mail: an e-mail invitation is stored with its link, which works like the
+ * link the reference would have mailed (see README "Invitations").
+ */
+import { addSubscribersDecision } from '../lib/channel-permissions.js';
+import {
+  InsufficientPermissionError,
+  JsonableError,
+  OrganizationAdministratorRequiredError,
+  OrganizationOwnerRequiredError,
+} from '../lib/errors.js';
+import {
+  INVITES_MIN_USER_AGE_DAYS,
+  InvitationError,
+  checkInviteRole,
+  generateConfirmationKey,
+  parseInviteeEmails,
+  type InvitationFailure,
+} from '../lib/invitations.js';
+import { Role, type Role as RoleValue } from '../lib/roles.js';
+import type { Channel } from '../queries/channels-view.js';
+import { InvitationStatus, type InvitationRow } from '../storage/invitations.js';
+import type { UserRow } from '../storage/users.js';
+import type { MutationContext } from './context.js';
+import { notifyInvitesChanged } from './invitation-cleanup.js';
+import { accessUserGroupForUpdate } from './user-groups.js';
+import { checkCreateUser, isValidEmail, type CreateUserResult } from './users.js';
+
+/** The reference's require_member_or_admin, then whether the caller may invite at all. */
+function inviter(ctx: MutationContext, userId: number): UserRow {
+  const u = ctx.realm.user(userId);
+  if (!u || !u.is_active) throw new JsonableError('Account is deactivated');
+  if (u.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+  if (u.is_bot) throw new JsonableError('This endpoint does not accept bot requests.');
+  return u;
+}
+
+/**
+ * The channels a new account will join: each must be one the inviter can read, and either a
+ * default channel or one they may add subscribers to. Duplicates count once.
+ */
+function accessChannelsForInvite(ctx: MutationContext, user: UserRow, ids: number[]): Channel[] {
+  const view = ctx.realm.channels;
+  const out: Channel[] = [];
+  for (const id of new Set(ids)) {
+    const ch = view.byId(id);
+    if (!ch || ch.deactivated || !view.may(user.id, ch, 'content'))
+      throw new JsonableError(`Invalid channel ID ${id}. No invites were sent.`);
+    out.push(ch);
+  }
+  for (const ch of out) {
+    if (view.isDefault(ch.id)) continue;
+    if (addSubscribersDecision(view.facts(user.id, ch)) !== 'ok')
+      throw new JsonableError('You do not have permission to subscribe other users to channels.');
+  }
+  return out;
+}
+
+/** The user groups a new account will join: the inviter must be allowed to add members. */
+function accessGroupsForInvite(ctx: MutationContext, user: UserRow, ids: number[]): number[] {
+  const out: number[] = [];
+  for (const id of new Set(ids)) {
+    accessUserGroupForUpdate(ctx.realm, user.id, id, 'can_add_members_group');
+    out.push(id);
+  }
+  return out;
+}
+
+type InviteOptions = {
+  acting_user_id: number;
+  invite_as: RoleValue;
+  /** null: never expires. */
+  invite_expires_in_minutes: number | null;
+  stream_ids: number[];
+  group_ids: number[];
+  include_realm_default_subscriptions: boolean;
+  welcome_message_custom_text: string | null;
+};
+
+/** The checks both kinds of invitation share, in the reference's order. */
+function checkInviteOptions(
+  ctx: MutationContext,
+  user: UserRow,
+  cmd: InviteOptions,
+): { streamIds: number[]; groupIds: number[] } {
+  const streams = accessChannelsForInvite(ctx, user, cmd.stream_ids);
+  const groupIds = accessGroupsForInvite(ctx, user, cmd.group_ids);
+  if (cmd.welcome_message_custom_text !== null && user.role > Role.ADMINISTRATOR)
+    throw new OrganizationAdministratorRequiredError();
+  return { streamIds: streams.map((ch) => ch.id), groupIds };
+}
+
+function insertInvitation(
+  ctx: MutationContext,
+  user: UserRow,
+  cmd: InviteOptions,
+  checked: { streamIds: number[]; groupIds: number[] },
+  invitee: { email: string | null; notifyReferrerOnJoin: boolean },
+): string {
+  const key = generateConfirmationKey();
+  ctx.store.invitations.insert({
+    realm_id: ctx.realm.id,
+    multiuse: invitee.email === null ? 1 : 0,
+    email: invitee.email,
+    referred_by: user.id,
+    invited_as: cmd.invite_as,
+    invited_at: ctx.now,
+    expiry_date:
+      cmd.invite_expires_in_minutes === null ? null : ctx.now + cmd.invite_expires_in_minutes * 60,
+    confirmation_key: key,
+    include_realm_default_subscriptions: cmd.include_realm_default_subscriptions ? 1 : 0,
+    notify_referrer_on_join: invitee.notifyReferrerOnJoin ? 1 : 0,
+    welcome_message_custom_text: cmd.welcome_message_custom_text,
+    stream_ids: JSON.stringify(checked.streamIds),
+    group_ids: JSON.stringify(checked.groupIds),
+  });
+  return key;
+}
+
+// ---- reusable invitation links --------------------------------------------------------------
+
+/** POST /invites/multiuse. Returns the new link's confirmation key. */
+export function checkCreateMultiuseInvite(
+  ctx: MutationContext,
+  cmd: InviteOptions,
+): { confirmation_key: string } {
+  const user = inviter(ctx, cmd.acting_user_id);
+  if (!ctx.realm.hasRealmPermission(user.id, 'create_multiuse_invite_group'))
+    throw new InsufficientPermissionError();
+  checkInviteRole(cmd.invite_as, user.role);
+  const checked = checkInviteOptions(ctx, user, cmd);
+  const key = insertInvitation(ctx, user, cmd, checked, {
+    email: null,
+    notifyReferrerOnJoin: true,
+  });
+  notifyInvitesChanged(ctx, [user.id]);
+  return { confirmation_key: key };
+}
+
+// ---- e-mail invitations ---------------------------------------------------------------------
+
+export type InviteUsersCommand = InviteOptions & {
+  invitee_emails: string;
+  notify_referrer_on_join: boolean;
+};
+
+/**
+ * POST /invites. Refuses everything (INVITATION_FAILED, nothing stored) when an address is not
+ * valid or nobody could be invited; addresses that already have an account are skipped and
+ * returned, so the endpoint can say so after the others' invitations are stored.
+ */
+export function checkInviteUsers(
+  ctx: MutationContext,
+  cmd: InviteUsersCommand,
+): { skipped: InvitationFailure[] } {
+  const { realm } = ctx;
+  const user = inviter(ctx, cmd.acting_user_id);
+  if (!realm.hasRealmPermission(user.id, 'can_invite_users_group'))
+    throw new InsufficientPermissionError();
+  checkInviteRole(cmd.invite_as, user.role);
+  if (cmd.invitee_emails === '')
+    throw new JsonableError('You must specify at least one email address.');
+  const emails = parseInviteeEmails(cmd.invitee_emails);
+  const checked = checkInviteOptions(ctx, user, cmd);
+
+  if (
+    !realm.settings.invite_required &&
+    user.role > Role.ADMINISTRATOR &&
+    user.date_joined > ctx.now - INVITES_MIN_USER_AGE_DAYS * 86400
+  ) {
+    throw new InvitationError(
+      'Your account is too new to send invites for this organization. Ask an organization admin, or a more experienced user.',
+      [],
+      { sentInvitations: false },
+    );
+  }
+
+  const errors: InvitationFailure[] = [];
+  const skipped: InvitationFailure[] = [];
+  const good: string[] = [];
+  for (const email of emails) {
+    if (email === '') continue;
+    if (!isValidEmail(email)) {
+      errors.push([email, 'Invalid address.', false]);
+      continue;
+    }
+    const existing = ctx.store.users.byDeliveryEmail(realm.id, email);
+    if (existing) {
+      skipped.push([
+        email,
+        existing.is_active ? 'Already has an account.' : 'Account has been deactivated.',
+        !existing.is_active,
+      ]);
+      continue;
+    }
+    good.push(email);
+  }
+  if (errors.length > 0)
+    throw new InvitationError(
+      "Some emails did not validate, so we didn't send any invitations.",
+      [...errors, ...skipped],
+      { sentInvitations: false },
+    );
+  if (good.length === 0 && skipped.length > 0)
+    throw new InvitationError("We weren't able to invite anyone.", skipped, {
+      sentInvitations: false,
+    });
+  // Only empty entries (", ,"): nothing to do, as the reference.
+  if (good.length === 0) return { skipped };
+  for (const email of good) {
+    insertInvitation(ctx, user, cmd, checked, {
+      email,
+      notifyReferrerOnJoin: cmd.notify_referrer_on_join,
+    });
+  }
+  notifyInvitesChanged(ctx, [user.id]);
+  return { skipped };
+}
+
+// ---- revoking -------------------------------------------------------------------------------
+
+/**
+ * An invitation of this realm the caller may manage: their own, or (administrators) anyone's —
+ * an owner's role needs an owner. Reference: views/invite.py access_invite_by_id,
+ * access_multiuse_invite_by_id.
+ */
+function accessInvitation(
+  ctx: MutationContext,
+  userId: number,
+  id: number,
+  multiuse: boolean,
+): InvitationRow {
+  const user = inviter(ctx, userId);
+  const inv = ctx.store.invitations.byId(ctx.realm.id, id);
+  if (!inv || (inv.multiuse === 1) !== multiuse) throw new JsonableError('No such invitation');
+  if (inv.referred_by !== user.id) {
+    if (inv.invited_as === Role.OWNER && user.role !== Role.OWNER)
+      throw new OrganizationOwnerRequiredError();
+    if (user.role > Role.ADMINISTRATOR) throw new OrganizationAdministratorRequiredError();
+  }
+  return inv;
+}
+
+/** DELETE /invites/{invite_id}: an e-mail invitation is deleted, its link stops working. */
+export function doRevokeInvite(
+  ctx: MutationContext,
+  cmd: { acting_user_id: number; invite_id: number },
+): Record<string, never> {
+  const inv = accessInvitation(ctx, cmd.acting_user_id, cmd.invite_id, false);
+  ctx.store.invitations.remove(inv.id);
+  notifyInvitesChanged(ctx, [inv.referred_by]);
+  return {};
+}
+
+/** DELETE /invites/multiuse/{invite_id}: the link is marked revoked. */
+export function doRevokeMultiuseInvite(
+  ctx: MutationContext,
+  cmd: { acting_user_id: number; invite_id: number },
+): Record<string, never> {
+  const inv = accessInvitation(ctx, cmd.acting_user_id, cmd.invite_id, true);
+  if (inv.status === InvitationStatus.REVOKED)
+    throw new JsonableError('Invitation has already been revoked');
+  ctx.store.invitations.setStatus(inv.id, InvitationStatus.REVOKED);
+  notifyInvitesChanged(ctx, [inv.referred_by]);
+  return {};
+}
+
+/**
+ * POST /invites/{invite_id}/resend: the same access as revoking. Confab sends no e-mail, so
+ * after the checks it says so instead of pretending to have sent one.
+ */
+export function checkResendInvite(
+  ctx: MutationContext,
+  cmd: { acting_user_id: number; invite_id: number },
+): Record<string, never> {
+  accessInvitation(ctx, cmd.acting_user_id, cmd.invite_id, false);
+  throw new JsonableError(
+    'This server does not send email, so the invitation cannot be resent. Share its link with the invitee instead.',
+  );
+}
+
+// ---- accepting ------------------------------------------------------------------------------
+
+/** Why an invitation link cannot be used (the page says which). */
+export class InvitationLinkError extends JsonableError {
+  constructor(readonly reason: 'not_found' | 'expired') {
+    super(
+      reason === 'not_found'
+        ? 'This invitation link does not exist.'
+        : 'This invitation link has expired or has been revoked.',
+      { code: 'NOT_FOUND', status: 404 },
+    );
+  }
+}
+
+/** The invitation behind a link of this realm, if it can still be used at `now`. */
+export function usableInvitation(
+  ctx: Pick<MutationContext, 'store' | 'realm'>,
+  key: string,
+  now: number,
+): InvitationRow {
+  const inv = ctx.store.invitations.byKey(key);
+  if (!inv || inv.realm_id !== ctx.realm.id) throw new InvitationLinkError('not_found');
+  if (
+    inv.status !== InvitationStatus.PENDING ||
+    (inv.expiry_date !== null && inv.expiry_date < now)
+  )
+    throw new InvitationLinkError('expired');
+  return inv;
+}
+
+export type AcceptInvitationCommand = {
+  confirmation_key: string;
+  /** The address a reusable link's user gives; ignored for an e-mail invitation. */
+  email: string;
+  full_name: string;
+  password_hash: string;
+};
+
+/**
+ * Creates the account an invitation allows, through the same mutation as POST /users: the invited
+ * role; the invitation's channels (those not archived since), plus the realm's default channels
+ * when it said so; its user groups (those still active). An e-mail invitation is then used up;
+ * a reusable link stays valid.
+ */
+export function checkAcceptInvitation(
+  ctx: MutationContext,
+  cmd: AcceptInvitationCommand,
+): CreateUserResult {
+  const { realm, store } = ctx;
+  const inv = usableInvitation(ctx, cmd.confirmation_key, ctx.now);
+  const email = inv.multiuse ? cmd.email : inv.email!;
+  if (!isValidEmail(email)) throw new JsonableError('Invalid address.');
+
+  const channelIds = new Set<number>(JSON.parse(inv.stream_ids) as number[]);
+  if (inv.include_realm_default_subscriptions)
+    for (const id of realm.channels.defaultChannelIds()) channelIds.add(id);
+  const channels = [...channelIds].filter((id) => {
+    const ch = realm.channels.byId(id);
+    return ch !== undefined && !ch.deactivated;
+  });
+  // Marked before the account exists, so the new account's revoking of its address's other
+  // invitations leaves this one as used.
+  if (!inv.multiuse) store.invitations.setStatus(inv.id, InvitationStatus.USED);
+  const created = checkCreateUser(ctx, {
+    acting_user_id: null,
+    email,
+    full_name: cmd.full_name,
+    password_hash: cmd.password_hash,
+    role: inv.invited_as as RoleValue,
+    channel_ids: channels,
+  });
+  if (!inv.multiuse) store.invitations.markUsed(inv.id, created.user_id);
+
+  const groups = (JSON.parse(inv.group_ids) as number[]).filter((id) => {
+    const g = realm.group(id);
+    return g !== undefined && !g.deactivated && !g.is_system_group;
+  });
+  const everyone = [...realm.activeUsers().map((u) => u.id), created.user_id];
+  for (const groupId of groups) {
+    store.groups.addMember(groupId, created.user_id);
+    ctx.emit(
+      { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [created.user_id] },
+      everyone,
+    );
+  }
+  ctx.afterCommit(() => {
+    for (const groupId of groups) realm.addGroupMembers(groupId, [created.user_id]);
+  });
+  notifyInvitesChanged(ctx, [inv.referred_by]);
+  return created;
+}
