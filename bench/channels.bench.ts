@@ -38,7 +38,7 @@ export async function channelsBench(): Promise<void> {
   const nUsers = Number(process.env.BENCH_USERS ?? 2000);
   const nChannels = Number(process.env.BENCH_CHANNELS ?? 100);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-channels-'));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
   const { store, realms } = server.context;
   const now = Math.floor(Date.now() / 1000);
   const owner = doCreateRealm(store, {

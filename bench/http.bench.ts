@@ -45,7 +45,7 @@ export async function httpBench(): Promise<void> {
     );
 
   // Confab, with a realm and one user.
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
   const owner = doCreateRealm(server.context.store, {
     name: 'Bench',
     string_id: '',

@@ -27,7 +27,7 @@ export async function settingsBench(): Promise<void> {
   const nOps = Number(process.env.BENCH_OPS ?? 400);
   const nChannels = 100;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-settings-'));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
   try {
     const { store, realms } = server.context;
     const now = Math.floor(Date.now() / 1000);

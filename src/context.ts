@@ -6,6 +6,7 @@ import type { EventQueues } from '../actors/event-queues.js';
 import type { RealmRegistry } from '../actors/registry.js';
 import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
+import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
 import type { Store } from './storage/store.js';
 
@@ -18,4 +19,6 @@ export interface ServerContext {
   readonly renderer: RenderPool;
   /** The event queues (the publisher itself): register, poll, sockets, GC. */
   readonly queues: EventQueues;
+  /** The rate limits (src/http/rate-limits.ts); null when they are off. */
+  readonly limits: RequestLimits | null;
 }

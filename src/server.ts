@@ -10,6 +10,7 @@ import { defaultConfig, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { TEST_ENDPOINTS } from './endpoints/testing.js';
+import { RequestLimits } from './http/rate-limits.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
@@ -66,7 +67,15 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       ? { inlineThreshold: config.renderInlineThreshold }
       : {},
   );
-  const context: ServerContext = { config, store, realms, publisher: queues, queues, renderer };
+  const context: ServerContext = {
+    config,
+    store,
+    realms,
+    publisher: queues,
+    queues,
+    renderer,
+    limits: RequestLimits.fromConfig(config),
+  };
   const inflight = new InflightTracker();
 
   mountEndpoints(
