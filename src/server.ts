@@ -33,6 +33,8 @@ export type ConfabServer = {
   readonly port: number;
   readonly url: string;
   readonly context: ServerContext;
+  /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
+  readonly inflight: number;
   /**
    * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
@@ -102,6 +104,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
+    get inflight() {
+      return inflight.count;
+    },
     close() {
       closing ??= (async () => {
         closeListenSocket(socket);
