@@ -31,6 +31,10 @@ import {
   checkUpdateUserGroupMembers,
 } from '../src/mutations/user-groups.js';
 import { doSetUserTopic } from '../src/mutations/user-topics.js';
+import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
+import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
+import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
+import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
 export const REALM_COMMANDS = {
@@ -56,6 +60,13 @@ export const REALM_COMMANDS = {
   'user_group.update': checkUpdateUserGroup,
   'user_group.members': checkUpdateUserGroupMembers,
   'user_group.deactivate': checkDeactivateUserGroup,
+  'message.send': checkSendMessage,
+  'message.delete': checkDeleteMessage,
+  'message.flags.update': doUpdateMessageFlags,
+  'reaction.add': checkAddReaction,
+  'reaction.remove': checkRemoveReaction,
+  'realm_emoji.add': checkAddRealmEmoji,
+  'realm_emoji.remove': checkRemoveRealmEmoji,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

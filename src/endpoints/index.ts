@@ -5,7 +5,11 @@
 import type { Endpoint } from '../http/endpoint.js';
 import * as auth from './auth.js';
 import * as events from './events.js';
+import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
+import * as messages from './messages.js';
+import * as reactions from './reactions.js';
+import * as realmEmoji from './realm-emoji.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
 import * as typing from './typing.js';
@@ -23,7 +27,11 @@ function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
 export const ENDPOINTS: readonly Endpoint[] = [
   auth,
   events,
+  messageFlags,
   messageRender,
+  messages,
+  reactions,
+  realmEmoji,
   realmLinkifiers,
   serverSettings,
   streams,

@@ -23,6 +23,7 @@ import {
 } from './state/user-settings.js';
 import { usersState } from './state/users.js';
 import { CHANNEL_STATE_CONTRIBUTORS } from './state/channels.js';
+import { MESSAGE_STATE_CONTRIBUTORS } from './state/messages.js';
 
 /** The client_capabilities of POST /register (missing keys are false); see src/lib/event-filter.ts. */
 export type { ClientCapabilities };
@@ -69,6 +70,8 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   legacyNotificationSettingsState,
   // issue #4: channels, subscriptions, user groups, topics
   ...CHANNEL_STATE_CONTRIBUTORS,
+  // issue #5: messages, unread and starred messages, recent conversations, custom emoji
+  ...MESSAGE_STATE_CONTRIBUTORS,
 ];
 
 export function wants(req: StateRequest, c: StateContributor): boolean {

@@ -1,6 +1,6 @@
 /**
  * The markdown RenderContext of a realm, built from what the realm has now (users, user groups,
- * linkifiers) and cached until any of them changes. Channels, custom emoji and alert words are
+ * linkifiers, custom emoji) and cached until any of them changes. Channels and alert words are
  * empty here until those areas exist; each adds its data to build() and its change counter to
  * the version.
  */
@@ -9,12 +9,13 @@ import type { RenderContext } from '../lib/markdown/context.js';
 import { realmUrl } from '../lib/urls.js';
 import type { Store } from '../storage/store.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
+import { realmEmojiRows, realmEmojiStamp, emojiSourceUrl } from './realm-emoji.js';
 import type { RealmView } from './realm-view.js';
 
 const cache = new WeakMap<RealmView, RenderContext>();
 
 function versionOf(view: RealmView): string {
-  return `${view.id}.${view.version}.${linkifierStamp(view.id)}`;
+  return `${view.id}.${view.version}.${linkifierStamp(view.id)}.${realmEmojiStamp(view.id)}`;
 }
 
 export function renderContextFor(
@@ -40,7 +41,9 @@ export function renderContextFor(
     })),
     channels: [],
     linkifiers: linkifiersOf(store, view),
-    realm_emoji: [],
+    realm_emoji: realmEmojiRows(store, view)
+      .filter((e) => !e.deactivated)
+      .map((e) => ({ name: e.name, source_url: emojiSourceUrl(e.realm_id, e.file_name) })),
     alert_words: [],
   };
   cache.set(view, ctx);

@@ -7,6 +7,10 @@ import { channelStatements } from './channels.js';
 import { closeDatabase, openDatabase, type DB } from './db.js';
 import { groupStatements } from './groups.js';
 import { linkifierStatements } from './linkifiers.js';
+import { messageSearchStatements } from './message-search.js';
+import { messageStatements } from './messages.js';
+import { reactionStatements } from './reactions.js';
+import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
 import { topicStatements } from './topics.js';
 import { userStatements } from './users.js';
@@ -18,6 +22,10 @@ export class Store {
   readonly linkifiers;
   readonly channels;
   readonly topics;
+  readonly messages;
+  readonly messageSearch;
+  readonly reactions;
+  readonly realmEmoji;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
 
   constructor(readonly db: DB) {
@@ -27,6 +35,10 @@ export class Store {
     this.linkifiers = linkifierStatements(db);
     this.channels = channelStatements(db);
     this.topics = topicStatements(db);
+    this.messages = messageStatements(db);
+    this.messageSearch = messageSearchStatements(db);
+    this.reactions = reactionStatements(db);
+    this.realmEmoji = realmEmojiStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

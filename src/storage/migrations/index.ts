@@ -6,6 +6,7 @@ import { m0001_core } from './0001_core.js';
 import { m0002_messages } from './0002_messages.js';
 import { m0003_channels } from './0003_channels.js';
 import { m0004_linkifiers } from './0004_linkifiers.js';
+import { m0005_message_features } from './0005_message_features.js';
 
 export type Migration = { name: string; sql: string };
 
@@ -14,4 +15,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0002_messages,
   m0003_channels,
   m0004_linkifiers,
+  m0005_message_features,
 ];
