@@ -203,7 +203,13 @@ export function resolveNarrow(
         break;
       }
       case 'search':
-        searches.push(operand as string);
+        if (negated) {
+          // The reference folds negated search terms into the positive search; here they exclude.
+          const q = parseSearch(operand as string);
+          if (q) conditions.push({ kind: 'search', fts: q.fts, negated: true });
+        } else {
+          searches.push(operand as string);
+        }
         break;
       default:
         throw new BadNarrowError(`unknown operator ${operator}`);

@@ -3,6 +3,7 @@
  * recipients, flags, events).
  */
 import type { ApiClient, Params } from './api.js';
+import type { TestServer } from './server.js';
 
 export async function sendChannelMessage(
   api: ApiClient,
@@ -61,4 +62,52 @@ export async function fetchNarrow(
   });
   const messages = (res.body.messages ?? []) as FetchedMessage[];
   return { status: res.status, ids: messages.map((m) => m.id), body: res.body, text: res.text };
+}
+
+/**
+ * Bulk seeding through the store (for ranges of thousands of messages, where sending each one
+ * over HTTP would only slow the test down): `count` channel messages from `senderId`, each
+ * received by `recipients` with `flags`. Returns the ids, ascending.
+ */
+export function seedChannelMessages(
+  ts: TestServer,
+  m: {
+    senderId: number;
+    streamId: number;
+    topic: string;
+    count: number;
+    recipients: number[];
+    flags?: number;
+  },
+): number[] {
+  const { store } = ts.server.context;
+  const ids: number[] = [];
+  const now = Math.floor(Date.now() / 1000);
+  store.transaction(() => {
+    for (let i = 0; i < m.count; i++) {
+      const content = `seeded message ${i}`;
+      const id = store.messages.insert({
+        realm_id: ts.fx.realmId,
+        sender_id: m.senderId,
+        stream_id: m.streamId,
+        dm_group_id: null,
+        topic: m.topic,
+        content,
+        rendered_content: `<p>${content}</p>`,
+        date_sent: now,
+        has_attachment: 0,
+        has_image: 0,
+        has_link: 0,
+        sending_client: 'test',
+      });
+      store.messages.insertUserMessages(
+        id,
+        m.recipients,
+        m.recipients.map(() => m.flags ?? 0),
+      );
+      store.messages.index(id, m.topic, content);
+      ids.push(id);
+    }
+  });
+  return ids;
 }
