@@ -70,6 +70,12 @@ export const REALM_COMMANDS = {
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;
+
+/**
+ * Commands that may share a transaction with other queued ones (group commit; see
+ * realm.machine.ts). Each must not depend on another command's afterCommit refresh.
+ */
+export const BATCHABLE_COMMANDS: ReadonlySet<string> = new Set(['message.send']);
 export type RealmCommands = typeof REALM_COMMANDS;
 export type CommandType = keyof RealmCommands;
 export type PayloadOf<K extends CommandType> = Parameters<RealmCommands[K]>[1];

@@ -5,6 +5,7 @@
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
+import { messagesBench } from './messages.bench.js';
 import { renderBench } from './render.bench.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -12,6 +13,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   render: renderBench,
   fanout: fanoutBench,
   channels: channelsBench,
+  messages: messagesBench,
 };
 
 const name = process.argv[2];

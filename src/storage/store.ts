@@ -4,6 +4,7 @@
  * means another implementation of these area objects, not a change to endpoints or actors.
  */
 import { channelStatements } from './channels.js';
+import { Checkpointer } from './checkpointer.js';
 import { closeDatabase, openDatabase, type DB } from './db.js';
 import { groupStatements } from './groups.js';
 import { linkifierStatements } from './linkifiers.js';
@@ -27,6 +28,7 @@ export class Store {
   readonly reactions;
   readonly realmEmoji;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
+  private checkpointer: Checkpointer | null = null;
 
   constructor(readonly db: DB) {
     this.realms = realmStatements(db);
@@ -44,8 +46,17 @@ export class Store {
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
   }
 
-  static open(dataDir: string, opts: { verbose?: (sql: unknown) => void } = {}): Store {
-    return new Store(openDatabase(dataDir, opts));
+  /**
+   * Opens the database under `dataDir`. `backgroundCheckpoint` (default true): WAL checkpoints
+   * run on a thread of their own instead of inside commits (see ./checkpointer.ts).
+   */
+  static open(
+    dataDir: string,
+    opts: { verbose?: (sql: unknown) => void; backgroundCheckpoint?: boolean } = {},
+  ): Store {
+    const store = new Store(openDatabase(dataDir, opts.verbose ? { verbose: opts.verbose } : {}));
+    if (opts.backgroundCheckpoint ?? true) store.checkpointer = new Checkpointer(store.db);
+    return store;
   }
 
   transaction<T>(fn: () => T): T {
@@ -57,6 +68,8 @@ export class Store {
   }
 
   close(): void {
+    this.checkpointer?.stop();
+    this.checkpointer = null;
     closeDatabase(this.db);
   }
 }

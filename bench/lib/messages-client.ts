@@ -1,0 +1,298 @@
+/**
+ * The messages bench's clients, in their own process (forked with an IPC channel): every
+ * subscriber's event queue held by long-polling (or a WebSocket, `mode: 'ws'`) over raw keep-alive
+ * connections, and the senders, which POST /messages over their own connections.
+ *
+ * Each message's content is `t<send time>` (epoch ms with microseconds, taken just before the
+ * request is written; comparable across processes on one host). Queues are registered with
+ * `apply_markdown: false`, so every delivery carries that marker as its content: a delivery's
+ * latency is its arrival time minus the marker. Bodies are scanned, not parsed.
+ *
+ * Parent → child: {type: 'start', opts}, {type: 'phase', phase}, {type: 'stop'}.
+ * Child → parent: {type: 'ready'}, {type: 'phase-done', result}, {type: 'error', msg}.
+ */
+import net from 'node:net';
+import WebSocket from 'ws';
+
+type User = { email: string; api_key: string };
+type Opts = {
+  port: number;
+  mode: 'poll' | 'ws';
+  receivers: User[];
+  sender: User;
+  channelId: number;
+  connections: number;
+};
+export type Phase =
+  /** Closed loop: each connection sends its next message when the previous one is answered. */
+  | { kind: 'max'; durationMs: number; warmupMs: number }
+  /** Open loop: one message every 1000/rate ms, on whichever connection is free. */
+  | { kind: 'paced'; rate: number; durationMs: number; warmupMs: number };
+export type PhaseResult = {
+  sent: number;
+  errors: number;
+  seconds: number;
+  /** Sends the pacer could not start because every connection was busy. */
+  skipped: number;
+  deliveries: number;
+  expectedDeliveries: number;
+  latency: { n: number; p50: number; p90: number; p99: number; max: number };
+};
+
+let opts: Opts;
+const now = () => performance.timeOrigin + performance.now();
+const report = (m: unknown) => process.send?.(m);
+let stopping = false;
+
+// ---- receiving ----------------------------------------------------------------------------------
+
+/** Deliveries of messages sent inside the current measurement window: latencies (ms). */
+let window: { from: number; to: number } | null = null;
+let latencies: number[] = [];
+
+const MARKER = /"content":"t([0-9]+\.?[0-9]*)"/g;
+
+function onEventsBody(body: string, arrived: number): number {
+  MARKER.lastIndex = 0;
+  for (let m = MARKER.exec(body); m; m = MARKER.exec(body)) {
+    const sentAt = Number(m[1]);
+    if (window && sentAt >= window.from && sentAt <= window.to) latencies.push(arrived - sentAt);
+  }
+  // The last event's id closes the body: `...,"id":N}]}`.
+  const at = body.lastIndexOf('"id":');
+  return at < 0 ? -1 : parseInt(body.slice(at + 5), 10);
+}
+
+class HttpConn {
+  private sock: net.Socket;
+  private buf: Buffer = Buffer.alloc(0);
+  private pending: ((r: { status: number; body: string; at: number }) => void) | null = null;
+
+  constructor(port: number) {
+    this.sock = net.connect(port, '127.0.0.1');
+    this.sock.setNoDelay(true);
+    this.sock.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.sock.on('error', (err) => {
+      if (!stopping) report({ type: 'error', msg: String(err) });
+    });
+  }
+
+  connected(): Promise<void> {
+    return new Promise((resolve) => this.sock.once('connect', () => resolve()));
+  }
+
+  request(data: string): Promise<{ status: number; body: string; at: number }> {
+    return new Promise((resolve) => {
+      this.pending = resolve;
+      this.sock.write(data);
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    const at = now();
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    for (;;) {
+      const headerEnd = this.buf.indexOf('\r\n\r\n');
+      if (headerEnd === -1) return;
+      const head = this.buf.subarray(0, headerEnd).toString('latin1');
+      const m = /\r\ncontent-length: *(\d+)/i.exec(head);
+      const len = m ? Number(m[1]) : 0;
+      const total = headerEnd + 4 + len;
+      if (this.buf.length < total) return;
+      const status = Number(head.slice(9, 12));
+      const body = this.buf.subarray(headerEnd + 4, total).toString('utf8');
+      this.buf = this.buf.subarray(total);
+      const p = this.pending;
+      this.pending = null;
+      p?.({ status, body, at });
+    }
+  }
+
+  close(): void {
+    this.sock.destroy();
+  }
+}
+
+const closers: (() => void)[] = [];
+const auth = (u: User) => 'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
+
+async function registerQueue(
+  conn: HttpConn,
+  u: User,
+): Promise<{ queue_id: string; last_event_id: number }> {
+  const body = 'event_types=%5B%22message%22%5D&apply_markdown=false';
+  const res = await conn.request(
+    `POST /api/v1/register HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth(u)}\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
+  if (res.status !== 200) throw new Error(`register ${res.status}: ${res.body.slice(0, 200)}`);
+  return JSON.parse(res.body) as { queue_id: string; last_event_id: number };
+}
+
+async function pollReceiver(u: User): Promise<void> {
+  const conn = new HttpConn(opts.port);
+  closers.push(() => conn.close());
+  await conn.connected();
+  const reg = await registerQueue(conn, u);
+  let lastId = reg.last_event_id;
+  const head = `HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth(u)}\r\n\r\n`;
+  const loop = async () => {
+    while (!stopping) {
+      const res = await conn.request(
+        `GET /api/v1/events?queue_id=${reg.queue_id}&last_event_id=${lastId} ${head}`,
+      );
+      if (stopping) return;
+      if (res.status !== 200) throw new Error(`poll ${res.status}: ${res.body.slice(0, 200)}`);
+      const id = onEventsBody(res.body, res.at);
+      if (id > lastId) lastId = id;
+    }
+  };
+  loop().catch((err: unknown) => report({ type: 'error', msg: String(err) }));
+}
+
+async function wsReceiver(u: User): Promise<void> {
+  const conn = new HttpConn(opts.port);
+  await conn.connected();
+  const reg = await registerQueue(conn, u);
+  conn.close();
+  const ws = new WebSocket(
+    `ws://127.0.0.1:${opts.port}/api/v1/events/socket?queue_id=${reg.queue_id}&last_event_id=${reg.last_event_id}`,
+    { headers: { authorization: auth(u) }, perMessageDeflate: false },
+  );
+  closers.push(() => ws.terminate());
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  ws.on('message', (data: Buffer) => {
+    const id = onEventsBody(data.toString('utf8'), now());
+    if (id >= 0) ws.send(`{"last_event_id":${id}}`);
+  });
+}
+
+// ---- sending ------------------------------------------------------------------------------------
+
+const senders: HttpConn[] = [];
+
+function sendOne(conn: HttpConn): Promise<{ status: number }> {
+  const content = 't' + now().toFixed(3);
+  const body = `type=stream&to=${opts.channelId}&topic=bench&content=${content}`;
+  return conn.request(
+    `POST /api/v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth(opts.sender)}\r\n` +
+      `User-Agent: ConfabBench/1\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body}`,
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function runPhase(phase: Phase): Promise<PhaseResult> {
+  latencies = [];
+  let sent = 0;
+  let errors = 0;
+  let skipped = 0;
+  let measuring = false;
+  let running = true;
+  const start = now();
+  const measureFrom = start + phase.warmupMs;
+  const measureTo = measureFrom + phase.durationMs;
+  window = { from: measureFrom, to: measureTo };
+  const count = (status: number, sentAt: number) => {
+    if (sentAt >= measureFrom && sentAt <= measureTo) {
+      if (status === 200) sent++;
+      else errors++;
+    }
+  };
+  setTimeout(() => (measuring = true), phase.warmupMs);
+  setTimeout(() => (running = false), phase.warmupMs + phase.durationMs);
+
+  if (phase.kind === 'max') {
+    await Promise.all(
+      senders.map(async (conn) => {
+        while (running) {
+          const t = now();
+          const r = await sendOne(conn);
+          count(r.status, t);
+        }
+      }),
+    );
+  } else {
+    const free = [...senders];
+    const interval = 1000 / phase.rate;
+    let next = now();
+    while (running) {
+      const wait = next - now();
+      if (wait > 1) await sleep(wait - 0.5);
+      else if (wait > 0) await new Promise((r) => setImmediate(r));
+      if (now() < next) continue;
+      next += interval;
+      const conn = free.pop();
+      if (!conn) {
+        if (measuring) skipped++;
+        continue;
+      }
+      const t = now();
+      void sendOne(conn).then((r) => {
+        count(r.status, t);
+        free.push(conn);
+      });
+    }
+    while (free.length < senders.length) await sleep(5);
+  }
+  // Let the last deliveries arrive.
+  const expected = sent * opts.receivers.length;
+  const deadline = now() + 5000;
+  while (latencies.length < expected && now() < deadline) await sleep(20);
+  window = null;
+  const sorted = Float64Array.from(latencies).sort();
+  const pct = (p: number) =>
+    sorted.length
+      ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+      : NaN;
+  return {
+    sent,
+    errors,
+    seconds: phase.durationMs / 1000,
+    skipped,
+    deliveries: latencies.length,
+    expectedDeliveries: expected,
+    latency: {
+      n: sorted.length,
+      p50: pct(50),
+      p90: pct(90),
+      p99: pct(99),
+      max: sorted.length ? sorted[sorted.length - 1]! : NaN,
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const start = opts.mode === 'ws' ? wsReceiver : pollReceiver;
+  await Promise.all(opts.receivers.map((u) => start(u)));
+  for (let i = 0; i < opts.connections; i++) {
+    const c = new HttpConn(opts.port);
+    closers.push(() => c.close());
+    await c.connected();
+    senders.push(c);
+  }
+  report({ type: 'ready' });
+}
+
+process.on('message', (m: { type: string; opts?: Opts; phase?: Phase }) => {
+  if (m.type === 'start' && m.opts) {
+    opts = m.opts;
+    main().catch((err: unknown) => {
+      report({ type: 'error', msg: String(err) });
+      process.exit(1);
+    });
+  } else if (m.type === 'phase' && m.phase) {
+    runPhase(m.phase).then(
+      (result) => report({ type: 'phase-done', result }),
+      (err: unknown) => report({ type: 'error', msg: String(err) }),
+    );
+  } else if (m.type === 'stop') {
+    stopping = true;
+    for (const c of closers) c();
+    process.exit(0);
+  }
+});
