@@ -7,7 +7,7 @@
  * 2. send: POST /messages to a channel of BENCH_SUBSCRIBERS (50) subscribers, every subscriber
  *    holding an event queue (long-polled; BENCH_MODE=ws for WebSockets) in a client process
  *    (bench/lib/messages-client.ts) that also runs the senders (BENCH_CONNECTIONS connections,
- *    default 8). First as fast as the server answers (closed loop): sends/s, compared with the
+ *    default 8; BENCH_SPLIT_CLIENTS=1 runs them in a process of their own). First as fast as the server answers (closed loop): sends/s, compared with the
  *    raw ceiling measured in the same run; then paced at half that rate: send-to-delivery latency
  *    over every delivery (send = the client writes the request, delivery = a subscriber's client
  *    reads the event).
@@ -17,7 +17,8 @@
  *
  * Targets (issue #5): sends/s ≥ 60% of the raw ceiling; p99 send-to-delivery < 20 ms at half the
  * maximum rate; fetch p99 < 10 ms. Options (env): BENCH_SECONDS (5), BENCH_PARTS
- * ("raw,send,fetch"), BENCH_SUBSCRIBERS, BENCH_CONNECTIONS, BENCH_MODE, BENCH_FETCH_MESSAGES,
+ * ("raw,send,fetch"), BENCH_SUBSCRIBERS, BENCH_CONNECTIONS, BENCH_MODE, BENCH_SPLIT_CLIENTS, BENCH_EXTRA_RATES,
+ * BENCH_FETCH_MESSAGES,
  * BENCH_PROFILE=<dir> (server CPU profiles of the send phases).
  */
 import { fork } from 'node:child_process';
@@ -33,7 +34,7 @@ import { createServer, type ConfabServer } from '../src/server.js';
 import { Checkpointer } from '../src/storage/checkpointer.js';
 import { openDatabase } from '../src/storage/db.js';
 import { runChild } from './lib/child.js';
-import type { Phase, PhaseResult } from './lib/messages-client.js';
+import type { Phase, SendResult } from './lib/messages-client.js';
 import { fmt, machine } from './lib/stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -182,6 +183,12 @@ async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
 
 // ---- 2. sending ---------------------------------------------------------------------------------
 
+export type PhaseResult = SendResult & {
+  deliveries: number;
+  expectedDeliveries: number;
+  latency: { n: number; p50: number; p90: number; p99: number; max: number };
+};
+
 type SendFigures = {
   max: PhaseResult;
   half: PhaseResult;
@@ -189,6 +196,54 @@ type SendFigures = {
   /** BENCH_EXTRA_RATES: more paced phases (messages/s), for latency at other loads. */
   extra: { rate: number; result: PhaseResult }[];
 };
+
+type ChildMessage = {
+  type: string;
+  result?: SendResult;
+  latencies?: number[];
+  deliveries?: number;
+  msg?: string;
+};
+
+/** A forked client process and a way to await its next message. */
+class ClientProcess {
+  private readonly child;
+  private readonly waiters: ((m: ChildMessage) => void)[] = [];
+  private failure: string | null = null;
+
+  constructor() {
+    this.child = fork(path.join(here, 'lib', 'messages-client.js'), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child.on('message', (m: ChildMessage) => {
+      if (m.type === 'error') this.failure = m.msg ?? 'client error';
+      this.waiters.shift()?.(m);
+    });
+  }
+
+  request(msg: unknown, what: string): Promise<ChildMessage> {
+    const p = new Promise<ChildMessage>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`timed out waiting for ${what} (${this.failure ?? ''})`)),
+        120_000,
+      );
+      this.waiters.push((m) => {
+        clearTimeout(timer);
+        if (m.type === 'error') reject(new Error(m.msg));
+        else resolve(m);
+      });
+    });
+    this.child.send(msg as object);
+    return p;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      this.child.once('exit', () => resolve());
+      this.child.send({ type: 'stop' });
+    });
+  }
+}
 
 async function sendBench(
   seconds: number,
@@ -205,45 +260,62 @@ async function sendBench(
       'bench',
       users.map((u) => u.id),
     );
-    const child = fork(path.join(here, 'lib', 'messages-client.js'), [], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const waiters: ((m: { type: string; result?: PhaseResult; msg?: string }) => void)[] = [];
-    let failure: string | null = null;
-    child.on('message', (m: { type: string; result?: PhaseResult; msg?: string }) => {
-      if (m.type === 'error') failure = m.msg ?? 'client error';
-      waiters.shift()?.(m);
-    });
-    const next = (what: string) =>
-      new Promise<{ type: string; result?: PhaseResult }>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`timed out waiting for ${what} (${failure ?? ''})`)),
-          120_000,
-        );
-        waiters.push((m) => {
-          clearTimeout(timer);
-          if (m.type === 'error') reject(new Error(m.msg));
-          else resolve(m);
-        });
-      });
-    const ready = next('clients');
-    child.send({
-      type: 'start',
-      opts: { port: server.port, mode, receivers: users, sender: users[0], channelId, connections },
-    });
-    await ready;
+    const base = {
+      port: server.port,
+      mode,
+      receivers: users,
+      sender: users[0],
+      channelId,
+      connections,
+      pacedConnections: 64,
+    };
+    // BENCH_SPLIT_CLIENTS=1: senders and receivers in two processes (default: one for both).
+    const split = process.env.BENCH_SPLIT_CLIENTS === '1';
+    const receivers = new ClientProcess();
+    const senders = split ? new ClientProcess() : receivers;
+    await receivers.request(
+      { type: 'start', opts: { ...base, role: split ? 'receivers' : 'both' } },
+      'receivers',
+    );
+    if (split)
+      await senders.request({ type: 'start', opts: { ...base, role: 'senders' } }, 'senders');
     const queues = server.context.queues;
     const attached = () =>
       mode === 'poll'
         ? queues.consumers().waiting === subscribers
         : queues.consumers().streaming === subscribers;
     for (let i = 0; i < 500 && !attached(); i++) await sleep(10);
+
     const phase = async (p: Phase, name: string): Promise<PhaseResult> => {
-      const done = next(name);
-      child.send({ type: 'phase', phase: p });
-      const r = (await done).result!;
-      await sleep(300);
-      return r;
+      const sent = (await senders.request({ type: 'phase', phase: p }, name)).result!;
+      const expected = sent.sent * subscribers;
+      const latencies: number[] = [];
+      const deadline = performance.now() + 5000;
+      do {
+        await sleep(300);
+        const c = await receivers.request(
+          { type: 'collect', from: sent.from, to: sent.to },
+          'deliveries',
+        );
+        for (const l of c.latencies!) latencies.push(l);
+      } while (latencies.length < expected && performance.now() < deadline);
+      const sorted = Float64Array.from(latencies).sort();
+      const pct = (q: number) =>
+        sorted.length
+          ? sorted[Math.min(sorted.length - 1, Math.ceil((q / 100) * sorted.length) - 1)]!
+          : NaN;
+      return {
+        ...sent,
+        deliveries: latencies.length,
+        expectedDeliveries: expected,
+        latency: {
+          n: sorted.length,
+          p50: pct(50),
+          p90: pct(90),
+          p99: pct(99),
+          max: sorted.length ? sorted[sorted.length - 1]! : NaN,
+        },
+      };
     };
     const max = await profiled('send-max', () =>
       phase({ kind: 'max', durationMs: seconds * 1000, warmupMs: 1000 }, 'max rate'),
@@ -263,10 +335,8 @@ async function sendBench(
       );
       extra.push({ rate: Number(r), result });
     }
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.send({ type: 'stop' });
-    });
+    if (split) await senders.stop();
+    await receivers.stop();
     return { max, half, rate, extra };
   } finally {
     await server.close();
@@ -349,7 +419,10 @@ async function fetchBench(
         (seconds + 30) * 1000,
       );
     const middle = String(targetIds[Math.floor(targetIds.length / 2)]);
-    const newest = [await load('newest', 1), await load('newest', 4)];
+    const newest = await profiled('fetch-newest', async () => [
+      await load('newest', 1),
+      await load('newest', 4),
+    ]);
     const mid = [await load(middle, 1), await load(middle, 4)];
     return { seedSeconds, newest, middle: mid };
   } finally {

@@ -1,42 +1,50 @@
 /**
- * The messages bench's clients, in their own process (forked with an IPC channel): every
- * subscriber's event queue held by long-polling (or a WebSocket, `mode: 'ws'`) over raw keep-alive
- * connections, and the senders, which POST /messages over their own connections.
+ * The messages bench's clients, in a process of their own (forked with an IPC channel):
+ * `receivers` hold every subscriber's event queue by long-polling (or a WebSocket, `mode: 'ws'`)
+ * over raw keep-alive connections; `senders` POST /messages over their own connections. One
+ * process plays both roles (`both`, the default: on a 2-core machine, one core for the server and
+ * one for the clients), or each role has its own.
  *
  * Each message's content is `t<send time>` (epoch ms with microseconds, taken just before the
  * request is written; comparable across processes on one host). Queues are registered with
  * `apply_markdown: false`, so every delivery carries that marker as its content: a delivery's
  * latency is its arrival time minus the marker. Bodies are scanned, not parsed.
  *
- * Parent → child: {type: 'start', opts}, {type: 'phase', phase}, {type: 'stop'}.
- * Child → parent: {type: 'ready'}, {type: 'phase-done', result}, {type: 'error', msg}.
+ * Parent → child: {type: 'start', opts}, {type: 'phase', phase} (senders),
+ * {type: 'collect', from, to} (receivers: the latencies of messages sent in [from, to]),
+ * {type: 'stop'}.
+ * Child → parent: {type: 'ready'}, {type: 'phase-done', result} (senders),
+ * {type: 'collected', latencies, deliveries} (receivers), {type: 'error', msg}.
  */
 import net from 'node:net';
 import WebSocket from 'ws';
 
 type User = { email: string; api_key: string };
 type Opts = {
+  role: 'receivers' | 'senders' | 'both';
   port: number;
   mode: 'poll' | 'ws';
   receivers: User[];
   sender: User;
   channelId: number;
+  /** Connections of the closed-loop phase; the paced phase uses `pacedConnections`. */
   connections: number;
+  pacedConnections: number;
 };
 export type Phase =
   /** Closed loop: each connection sends its next message when the previous one is answered. */
   | { kind: 'max'; durationMs: number; warmupMs: number }
   /** Open loop: one message every 1000/rate ms, on whichever connection is free. */
   | { kind: 'paced'; rate: number; durationMs: number; warmupMs: number };
-export type PhaseResult = {
+export type SendResult = {
   sent: number;
   errors: number;
   seconds: number;
   /** Sends the pacer could not start because every connection was busy. */
   skipped: number;
-  deliveries: number;
-  expectedDeliveries: number;
-  latency: { n: number; p50: number; p90: number; p99: number; max: number };
+  /** The measurement window (send times, epoch ms). */
+  from: number;
+  to: number;
 };
 
 let opts: Opts;
@@ -46,17 +54,17 @@ let stopping = false;
 
 // ---- receiving ----------------------------------------------------------------------------------
 
-/** Deliveries of messages sent inside the current measurement window: latencies (ms). */
-let window: { from: number; to: number } | null = null;
-let latencies: number[] = [];
+/** Every delivery since the last collection: the message's send time and its arrival. */
+let sentTimes: number[] = [];
+let arrivals: number[] = [];
 
 const MARKER = /"content":"t([0-9]+\.?[0-9]*)"/g;
 
 function onEventsBody(body: string, arrived: number): number {
   MARKER.lastIndex = 0;
   for (let m = MARKER.exec(body); m; m = MARKER.exec(body)) {
-    const sentAt = Number(m[1]);
-    if (window && sentAt >= window.from && sentAt <= window.to) latencies.push(arrived - sentAt);
+    sentTimes.push(Number(m[1]));
+    arrivals.push(arrived);
   }
   // The last event's id closes the body: `...,"id":N}]}`.
   const at = body.lastIndexOf('"id":');
@@ -186,8 +194,7 @@ function sendOne(conn: HttpConn): Promise<{ status: number }> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function runPhase(phase: Phase): Promise<PhaseResult> {
-  latencies = [];
+async function runPhase(phase: Phase): Promise<SendResult> {
   let sent = 0;
   let errors = 0;
   let skipped = 0;
@@ -196,7 +203,6 @@ async function runPhase(phase: Phase): Promise<PhaseResult> {
   const start = now();
   const measureFrom = start + phase.warmupMs;
   const measureTo = measureFrom + phase.durationMs;
-  window = { from: measureFrom, to: measureTo };
   const count = (status: number, sentAt: number) => {
     if (sentAt >= measureFrom && sentAt <= measureTo) {
       if (status === 200) sent++;
@@ -208,7 +214,7 @@ async function runPhase(phase: Phase): Promise<PhaseResult> {
 
   if (phase.kind === 'max') {
     await Promise.all(
-      senders.map(async (conn) => {
+      senders.slice(0, opts.connections).map(async (conn) => {
         while (running) {
           const t = now();
           const r = await sendOne(conn);
@@ -239,60 +245,63 @@ async function runPhase(phase: Phase): Promise<PhaseResult> {
     }
     while (free.length < senders.length) await sleep(5);
   }
-  // Let the last deliveries arrive.
-  const expected = sent * opts.receivers.length;
-  const deadline = now() + 5000;
-  while (latencies.length < expected && now() < deadline) await sleep(20);
-  window = null;
-  const sorted = Float64Array.from(latencies).sort();
-  const pct = (p: number) =>
-    sorted.length
-      ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-      : NaN;
   return {
     sent,
     errors,
     seconds: phase.durationMs / 1000,
     skipped,
-    deliveries: latencies.length,
-    expectedDeliveries: expected,
-    latency: {
-      n: sorted.length,
-      p50: pct(50),
-      p90: pct(90),
-      p99: pct(99),
-      max: sorted.length ? sorted[sorted.length - 1]! : NaN,
-    },
+    from: measureFrom,
+    to: measureTo,
   };
 }
 
+function collect(from: number, to: number): { latencies: number[]; deliveries: number } {
+  const latencies: number[] = [];
+  for (let i = 0; i < sentTimes.length; i++) {
+    const t = sentTimes[i]!;
+    if (t >= from && t <= to) latencies.push(arrivals[i]! - t);
+  }
+  sentTimes = [];
+  arrivals = [];
+  return { latencies, deliveries: latencies.length };
+}
+
 async function main(): Promise<void> {
-  const start = opts.mode === 'ws' ? wsReceiver : pollReceiver;
-  await Promise.all(opts.receivers.map((u) => start(u)));
-  for (let i = 0; i < opts.connections; i++) {
-    const c = new HttpConn(opts.port);
-    closers.push(() => c.close());
-    await c.connected();
-    senders.push(c);
+  if (opts.role !== 'senders') {
+    const start = opts.mode === 'ws' ? wsReceiver : pollReceiver;
+    await Promise.all(opts.receivers.map((u) => start(u)));
+  }
+  if (opts.role !== 'receivers') {
+    for (let i = 0; i < Math.max(opts.connections, opts.pacedConnections); i++) {
+      const c = new HttpConn(opts.port);
+      closers.push(() => c.close());
+      await c.connected();
+      senders.push(c);
+    }
   }
   report({ type: 'ready' });
 }
 
-process.on('message', (m: { type: string; opts?: Opts; phase?: Phase }) => {
-  if (m.type === 'start' && m.opts) {
-    opts = m.opts;
-    main().catch((err: unknown) => {
-      report({ type: 'error', msg: String(err) });
-      process.exit(1);
-    });
-  } else if (m.type === 'phase' && m.phase) {
-    runPhase(m.phase).then(
-      (result) => report({ type: 'phase-done', result }),
-      (err: unknown) => report({ type: 'error', msg: String(err) }),
-    );
-  } else if (m.type === 'stop') {
-    stopping = true;
-    for (const c of closers) c();
-    process.exit(0);
-  }
-});
+process.on(
+  'message',
+  (m: { type: string; opts?: Opts; phase?: Phase; from?: number; to?: number }) => {
+    if (m.type === 'start' && m.opts) {
+      opts = m.opts;
+      main().catch((err: unknown) => {
+        report({ type: 'error', msg: String(err) });
+        process.exit(1);
+      });
+    } else if (m.type === 'phase' && m.phase) {
+      runPhase(m.phase).then(
+        (result) => report({ type: 'phase-done', result }),
+        (err: unknown) => report({ type: 'error', msg: String(err) }),
+      );
+    } else if (m.type === 'collect') {
+      report({ type: 'collected', ...collect(m.from!, m.to!) });
+    } else if (m.type === 'stop') {
+      stopping = true;
+      for (const c of closers) c();
+      process.exit(0);
+    }
+  },
+);

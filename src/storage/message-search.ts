@@ -149,12 +149,33 @@ export function messageSearchStatements(db: DB) {
     return stmt;
   }
 
+  /** The partial index of user_messages a flags condition can use (exact index expressions). */
+  function flagIndex(q: MessageQuery): string | null {
+    for (const c of q.conditions) {
+      if (c.kind !== 'flags' || c.negated) continue;
+      if (c.mask === 1 && !c.set) return 'user_messages_unread';
+      if (c.mask === 2 && c.set) return 'user_messages_starred';
+      if (c.mask === 512 && c.set) return 'user_messages_private';
+    }
+    return null;
+  }
+
+  /** Whether the query names one conversation (channel or direct), whose index should lead. */
+  function conversationLed(q: MessageQuery): boolean {
+    return q.conditions.some((c) => !c.negated && (c.kind === 'channel' || c.kind === 'dm_group'));
+  }
+
   function build(
     q: MessageQuery,
     range: MessageRange,
     columns: 'full' | 'ids',
   ): { sql: string; params: unknown[] } {
-    const idCol = q.includeHistory ? 'm.id' : 'um.message_id';
+    // Join order and index choice are spelled out (the planner has no statistics): the realm
+    // index never leads (`+m.realm_id`), a named conversation's index does, and flag conditions
+    // with a partial index use it.
+    const flagIdx = q.includeHistory ? null : flagIndex(q);
+    const mLeads = q.includeHistory || (flagIdx === null && conversationLed(q));
+    const idCol = mLeads ? 'm.id' : 'um.message_id';
     const select =
       columns === 'full'
         ? `SELECT ${MESSAGE_COLUMNS}, um.flags AS flags`
@@ -164,10 +185,16 @@ export function messageSearchStatements(db: DB) {
     if (q.includeHistory) {
       sql = `${select} FROM messages m
         LEFT JOIN user_messages um ON um.user_id = ? AND um.message_id = m.id
-        WHERE m.realm_id = ?`;
+        WHERE +m.realm_id = ?`;
       params.push(q.userId, q.realmId);
+    } else if (mLeads) {
+      sql = `${select} FROM messages m
+        CROSS JOIN user_messages um ON um.user_id = ? AND um.message_id = m.id
+        WHERE 1`;
+      params.push(q.userId);
     } else {
-      sql = `${select} FROM user_messages um JOIN messages m ON m.id = um.message_id
+      sql = `${select} FROM user_messages um ${flagIdx ? `INDEXED BY ${flagIdx}` : ''}
+        JOIN messages m ON m.id = um.message_id
         WHERE um.user_id = ?`;
       params.push(q.userId);
     }

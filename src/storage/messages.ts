@@ -150,7 +150,7 @@ export function messageStatements(db: DB) {
   const unread = db.prepare<[number, number, number], UnreadRow>(
     `SELECT um.message_id AS message_id, um.flags AS flags, m.sender_id AS sender_id,
             m.stream_id AS stream_id, m.dm_group_id AS dm_group_id, m.topic AS topic
-     FROM (SELECT message_id, flags FROM user_messages
+     FROM (SELECT message_id, flags FROM user_messages INDEXED BY user_messages_unread
            WHERE user_id = ? AND (flags & 1) = 0
            ORDER BY message_id DESC LIMIT ?) um
      JOIN messages m ON m.id = um.message_id
@@ -167,8 +167,8 @@ export function messageStatements(db: DB) {
   );
   const starred = db
     .prepare<[number, number], number>(
-      `SELECT message_id FROM user_messages WHERE user_id = ? AND (flags & 2) <> 0
-       ORDER BY message_id LIMIT ?`,
+      `SELECT message_id FROM user_messages INDEXED BY user_messages_starred
+       WHERE user_id = ? AND (flags & 2) <> 0 ORDER BY message_id LIMIT ?`,
     )
     .pluck();
   const recentConversations = db.prepare<
@@ -176,8 +176,8 @@ export function messageStatements(db: DB) {
     { dm_group_id: number; max_message_id: number }
   >(
     `SELECT m.dm_group_id AS dm_group_id, MAX(m.id) AS max_message_id
-     FROM (SELECT message_id FROM user_messages WHERE user_id = ? AND (flags & 512) <> 0
-           ORDER BY message_id DESC LIMIT ?) um
+     FROM (SELECT message_id FROM user_messages INDEXED BY user_messages_private
+           WHERE user_id = ? AND (flags & 512) <> 0 ORDER BY message_id DESC LIMIT ?) um
      JOIN messages m ON m.id = um.message_id
      GROUP BY m.dm_group_id ORDER BY max_message_id DESC`,
   );
