@@ -63,6 +63,9 @@ export const sendMessage = endpoint({
     }
     const content = normalizeContent(p.content);
     const client = clientNameFromUserAgent(req.userAgent);
+    // Local echo: the local id goes back only to the sender's own queue.
+    const ownQueue =
+      p.queue_id !== undefined && server.queues.get(p.queue_id)?.userId === user.id;
     const context = renderContextFor(server.config, server.store, realm.view);
     const r = await server.renderer.render(content, context, {
       translate_emoticons: realm.view.userSettings(user.id).translate_emoticons,
@@ -86,8 +89,8 @@ export const sendMessage = endpoint({
       search_text: htmlToText(r.rendered_content),
       client,
       read_by_sender: p.read_by_sender ?? defaultReadBySender(client),
-      queue_id: p.queue_id,
-      local_id: p.local_id,
+      queue_id: ownQueue ? p.queue_id : undefined,
+      local_id: ownQueue ? p.local_id : undefined,
     });
   },
 });
