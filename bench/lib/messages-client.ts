@@ -71,25 +71,48 @@ function onEventsBody(body: string, arrived: number): number {
   return at < 0 ? -1 : parseInt(body.slice(at + 5), 10);
 }
 
+/**
+ * One keep-alive HTTP/1.1 connection, one request at a time. The server closes connections left
+ * idle (uWebSockets: 10 s), which the paced phase's spare connections can be between phases: a
+ * request on a closed connection first reconnects, and a request whose connection closes before
+ * its answer resolves with status 0 (counted as an error).
+ */
 class HttpConn {
-  private sock: net.Socket;
+  private sock!: net.Socket;
   private buf: Buffer = Buffer.alloc(0);
   private pending: ((r: { status: number; body: string; at: number }) => void) | null = null;
+  private open: Promise<void>;
 
-  constructor(port: number) {
-    this.sock = net.connect(port, '127.0.0.1');
-    this.sock.setNoDelay(true);
-    this.sock.on('data', (chunk: Buffer) => this.onData(chunk));
-    this.sock.on('error', (err) => {
+  constructor(private readonly port: number) {
+    this.open = this.connect();
+  }
+
+  private connect(): Promise<void> {
+    const sock = net.connect(this.port, '127.0.0.1');
+    this.sock = sock;
+    this.buf = Buffer.alloc(0);
+    sock.setNoDelay(true);
+    sock.on('data', (chunk: Buffer) => this.onData(chunk));
+    sock.on('error', (err) => {
       if (!stopping) report({ type: 'error', msg: String(err) });
     });
+    sock.on('close', () => {
+      const p = this.pending;
+      this.pending = null;
+      p?.({ status: 0, body: '', at: now() });
+    });
+    return new Promise((resolve) => sock.once('connect', () => resolve()));
   }
 
   connected(): Promise<void> {
-    return new Promise((resolve) => this.sock.once('connect', () => resolve()));
+    return this.open;
   }
 
-  request(data: string): Promise<{ status: number; body: string; at: number }> {
+  async request(data: string): Promise<{ status: number; body: string; at: number }> {
+    const state = this.sock.readyState;
+    if (this.sock.destroyed || (state !== 'open' && state !== 'opening'))
+      this.open = this.connect();
+    await this.open;
     return new Promise((resolve) => {
       this.pending = resolve;
       this.sock.write(data);

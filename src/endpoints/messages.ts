@@ -64,8 +64,7 @@ export const sendMessage = endpoint({
     const content = normalizeContent(p.content);
     const client = clientNameFromUserAgent(req.userAgent);
     // Local echo: the local id goes back only to the sender's own queue.
-    const ownQueue =
-      p.queue_id !== undefined && server.queues.get(p.queue_id)?.userId === user.id;
+    const ownQueue = p.queue_id !== undefined && server.queues.get(p.queue_id)?.userId === user.id;
     const context = renderContextFor(server.config, server.store, realm.view);
     const r = await server.renderer.render(content, context, {
       translate_emoticons: realm.view.userSettings(user.id).translate_emoticons,
