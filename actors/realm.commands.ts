@@ -59,6 +59,10 @@ import {
   checkUpdateUserGroupMembers,
 } from '../src/mutations/user-groups.js';
 import { doSetUserTopic } from '../src/mutations/user-topics.js';
+import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
+import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
+import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
+import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
 export const REALM_COMMANDS = {
@@ -113,9 +117,22 @@ export const REALM_COMMANDS = {
   'attachment.claim': doClaimAttachments,
   'attachment.relink': doUpdateMessageAttachments,
   'attachment.release': doReleaseMessageAttachments,
+  'message.send': checkSendMessage,
+  'message.delete': checkDeleteMessage,
+  'message.flags.update': doUpdateMessageFlags,
+  'reaction.add': checkAddReaction,
+  'reaction.remove': checkRemoveReaction,
+  'realm_emoji.add': checkAddRealmEmoji,
+  'realm_emoji.remove': checkRemoveRealmEmoji,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;
+
+/**
+ * Commands that may share a transaction with other queued ones (group commit; see
+ * realm.machine.ts). Each must not depend on another command's afterCommit refresh.
+ */
+export const BATCHABLE_COMMANDS: ReadonlySet<string> = new Set(['message.send']);
 export type RealmCommands = typeof REALM_COMMANDS;
 export type CommandType = keyof RealmCommands;
 export type PayloadOf<K extends CommandType> = Parameters<RealmCommands[K]>[1];

@@ -9,6 +9,7 @@ import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { realmMachine, type Reply } from './realm.machine.js';
 import {
+  BATCHABLE_COMMANDS,
   REALM_COMMANDS,
   type CommandTable,
   type CommandType,
@@ -26,10 +27,11 @@ export class RealmRuntime {
     publisher: EventPublisher,
     commands: CommandTable = REALM_COMMANDS,
     clock: () => number = Date.now,
+    batchable: ReadonlySet<string> = commands === REALM_COMMANDS ? BATCHABLE_COMMANDS : new Set(),
   ) {
     this.view = new RealmView(store, realmId);
     this.actor = createActor(realmMachine, {
-      input: { store, view: this.view, publisher, commands, clock },
+      input: { store, view: this.view, publisher, commands, batchable, clock },
       systemId: `realm:${realmId}`,
     });
     this.actor.start();

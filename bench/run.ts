@@ -6,6 +6,7 @@ import { alertWordsBench } from './alert-words.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
+import { messagesBench } from './messages.bench.js';
 import { renderBench } from './render.bench.js';
 import { settingsBench } from './settings.bench.js';
 import { usersBench } from './users.bench.js';
@@ -20,6 +21,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   uploads: uploadsBench,
   settings: settingsBench,
   'alert-words': alertWordsBench,
+  messages: messagesBench,
 };
 
 const name = process.argv[2];

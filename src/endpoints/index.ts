@@ -10,9 +10,13 @@ import * as drafts from './drafts.js';
 import * as events from './events.js';
 import * as invites from './invites.js';
 import * as join from './join.js';
+import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
+import * as messages from './messages.js';
 import * as profileFields from './profile-fields.js';
 import * as pushDevices from './push-devices.js';
+import * as reactions from './reactions.js';
+import * as realmEmoji from './realm-emoji.js';
 import * as realmSettings from './realm.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
@@ -39,9 +43,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
   events,
   invites,
   join,
+  messageFlags,
   messageRender,
+  messages,
   profileFields,
   pushDevices,
+  reactions,
+  realmEmoji,
   realmSettings,
   realmLinkifiers,
   serverSettings,

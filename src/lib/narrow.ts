@@ -98,3 +98,84 @@ export function narrowMatches(
   }
   return true;
 }
+
+// ---- GET /messages and flags by narrow ------------------------------------------------------
+
+/** A narrow term as GET /messages takes it (both the object and the legacy pair form). */
+export type NarrowOperand = string | number | number[];
+export type NarrowParam = { operator: string; operand: NarrowOperand; negated: boolean };
+
+/** Operators naming one channel (`stream` is the legacy name) and the sets of channels. */
+export const CHANNEL_NARROW_OPERATORS: ReadonlySet<string> = CHANNEL_OPERATORS;
+export const CHANNELS_NARROW_OPERATORS: ReadonlySet<string> = new Set(['channels', 'streams']);
+
+const OPERATORS_SUPPORTING_ID = new Set([
+  'channel',
+  'stream',
+  'id',
+  'sender',
+  'group-pm-with',
+  'dm-including',
+]);
+const OPERATORS_SUPPORTING_IDS = new Set(['pm-with', 'dm']);
+const OPERATORS_NON_EMPTY_OPERAND = new Set(['search']);
+
+function isIntValue(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+/** Checks one operand's type for its operator (the reference's validators and messages). */
+function checkOperand(operator: string, operand: unknown, varName: string): NarrowOperand {
+  if (OPERATORS_SUPPORTING_ID.has(operator)) {
+    if (typeof operand === 'string' || isIntValue(operand)) return operand;
+    throw new JsonableError(`${varName} is not a string or an integer`);
+  }
+  if (OPERATORS_SUPPORTING_IDS.has(operator)) {
+    if (typeof operand === 'string') return operand;
+    if (Array.isArray(operand) && operand.every(isIntValue)) return operand;
+    throw new JsonableError(`${varName} is not a string or an integer list`);
+  }
+  if (typeof operand !== 'string') throw new JsonableError(`${varName} is not a string`);
+  if (OPERATORS_NON_EMPTY_OPERAND.has(operator) && operand.trim() === '') {
+    throw new JsonableError(`${varName} cannot be blank`);
+  }
+  return operand;
+}
+
+/**
+ * Decodes the `narrow` of GET /messages and POST /messages/flags/narrow: a list whose elements
+ * are `{operator, operand, negated?}` objects or `[operator, operand]` string pairs. Only shapes
+ * are checked here; operators and operands are resolved against the realm by the query layer
+ * (src/queries/message-fetch.ts), which answers BAD_NARROW for what it does not know.
+ */
+export function parseNarrowParam(data: unknown, varName = 'narrow'): NarrowParam[] {
+  if (!Array.isArray(data)) throw new JsonableError(`${varName} is not a list`);
+  return data.map((elem: unknown, i): NarrowParam => {
+    const at = `${varName}[${i}]`;
+    if (Array.isArray(elem)) {
+      if (elem.length !== 2 || elem.some((x) => typeof x !== 'string')) {
+        throw new JsonableError(`Invalid ${at}: element is not a string pair`);
+      }
+      const [operator, operand] = elem as [string, string];
+      return { operator, operand: checkOperand(operator, operand, `${at}[1]`), negated: false };
+    }
+    if (typeof elem !== 'object' || elem === null) {
+      throw new JsonableError(`Invalid ${at}: dict or list required`);
+    }
+    const o = elem as Record<string, unknown>;
+    if (o.operand === undefined || o.operand === null) {
+      throw new JsonableError(`Invalid ${at}: operand is missing`);
+    }
+    if (o.operator === undefined || o.operator === null) {
+      throw new JsonableError(`Invalid ${at}: operator is missing`);
+    }
+    if (typeof o.operator !== 'string') {
+      throw new JsonableError(`${at}["operator"] is not a string`);
+    }
+    const operand = checkOperand(o.operator, o.operand, `${at}["operand"]`);
+    if (o.negated !== undefined && o.negated !== null && typeof o.negated !== 'boolean') {
+      throw new JsonableError(`${at}["negated"] is not a boolean`);
+    }
+    return { operator: o.operator, operand, negated: o.negated === true };
+  });
+}

@@ -25,6 +25,7 @@ import {
 } from './state/user-settings.js';
 import { usersState } from './state/users.js';
 import { CHANNEL_STATE_CONTRIBUTORS } from './state/channels.js';
+import { MESSAGE_STATE_CONTRIBUTORS } from './state/messages.js';
 
 /** The client_capabilities of POST /register (missing keys are false); see src/lib/event-filter.ts. */
 export type { ClientCapabilities };
@@ -74,6 +75,8 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   // drafts, alert words
   draftsState,
   alertWordsState,
+  // issue #5: messages, unread and starred messages, recent conversations, custom emoji
+  ...MESSAGE_STATE_CONTRIBUTORS,
 ];
 
 export function wants(req: StateRequest, c: StateContributor): boolean {

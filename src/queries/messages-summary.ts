@@ -1,9 +1,9 @@
 /**
- * Per-user message facts other areas show (GET /users/me `max_message_id`). Until the message
- * store exists there are no messages, which the API reports as -1.
+ * Per-user message facts other areas show (GET /users/me `max_message_id`): the newest message the
+ * user received, -1 when there is none.
  */
 import type { Store } from '../storage/store.js';
 
-export function maxMessageIdFor(_store: Store, _userId: number): number {
-  return -1;
+export function maxMessageIdFor(store: Store, userId: number): number {
+  return store.messages.maxMessageIdFor(userId);
 }

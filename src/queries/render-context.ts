@@ -1,9 +1,8 @@
 /**
  * The markdown RenderContext of a realm, built from what the realm has now (users, user groups,
- * channels, linkifiers) and cached until any of them changes (the version joins the realm view's,
- * the channel list's and the linkifiers' change counters). Custom emoji and alert words are empty
- * here until those areas exist; each adds its data to build() and its change counter to the
- * version.
+ * channels, linkifiers) and cached until any of them changes (the version joins the change counters of the realm view, the
+ * channel list, the linkifiers, the custom emoji and the alert words). Channels, custom emoji and alert words each add their data to build() and their change
+ * counter to the version.
  *
  * Interface for every area that renders markdown for a user (messages, edits, previews,
  * descriptions):
@@ -21,6 +20,7 @@ import { realmUrl } from '../lib/urls.js';
 import type { Store } from '../storage/store.js';
 import { alertWordStamp, alertWordsOf } from './alert-words.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
+import { realmEmojiRows, realmEmojiStamp, emojiSourceUrl } from './realm-emoji.js';
 import type { RealmView } from './realm-view.js';
 
 type RenderConfig = Pick<ServerConfig, 'externalHost' | 'externalScheme'>;
@@ -28,7 +28,7 @@ type RenderConfig = Pick<ServerConfig, 'externalHost' | 'externalScheme'>;
 const cache = new WeakMap<RealmView, RenderContext>();
 
 function versionOf(view: RealmView): string {
-  return `${view.id}.${view.version}.${view.channels.version}.${linkifierStamp(view.id)}.a${alertWordStamp(view.id)}`;
+  return `${view.id}.${view.version}.${view.channels.version}.${linkifierStamp(view.id)}.e${realmEmojiStamp(view.id)}.a${alertWordStamp(view.id)}`;
 }
 
 export function renderContextFor(
@@ -57,7 +57,9 @@ export function renderContextFor(
     })),
     channels,
     linkifiers: linkifiersOf(store, view),
-    realm_emoji: [],
+    realm_emoji: realmEmojiRows(store, view)
+      .filter((e) => !e.deactivated)
+      .map((e) => ({ name: e.name, source_url: emojiSourceUrl(e.realm_id, e.file_name) })),
     alert_words: alertWordsOf(store, view),
   };
   cache.set(view, ctx);

@@ -7,11 +7,16 @@ import { alertWordStatements } from './alert-words.js';
 import { attachmentStatements } from './attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
+import { Checkpointer } from './checkpointer.js';
 import { closeDatabase, openDatabase, type DB } from './db.js';
 import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
+import { messageSearchStatements } from './message-search.js';
+import { messageStatements } from './messages.js';
+import { reactionStatements } from './reactions.js';
+import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
 import { topicStatements } from './topics.js';
 import { userStatements } from './users.js';
@@ -28,7 +33,12 @@ export class Store {
   readonly drafts;
   readonly invitations;
   readonly alertWords;
+  readonly messages;
+  readonly messageSearch;
+  readonly reactions;
+  readonly realmEmoji;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
+  private checkpointer: Checkpointer | null = null;
 
   constructor(readonly db: DB) {
     this.realms = realmStatements(db);
@@ -42,13 +52,26 @@ export class Store {
     this.drafts = draftStatements(db);
     this.invitations = invitationStatements(db);
     this.alertWords = alertWordStatements(db);
+    this.messages = messageStatements(db);
+    this.messageSearch = messageSearchStatements(db);
+    this.reactions = reactionStatements(db);
+    this.realmEmoji = realmEmojiStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
   }
 
-  static open(dataDir: string, opts: { verbose?: (sql: unknown) => void } = {}): Store {
-    return new Store(openDatabase(dataDir, opts));
+  /**
+   * Opens the database under `dataDir`. `backgroundCheckpoint` (default true): WAL checkpoints
+   * run on a thread of their own instead of inside commits (see ./checkpointer.ts).
+   */
+  static open(
+    dataDir: string,
+    opts: { verbose?: (sql: unknown) => void; backgroundCheckpoint?: boolean } = {},
+  ): Store {
+    const store = new Store(openDatabase(dataDir, opts.verbose ? { verbose: opts.verbose } : {}));
+    if (opts.backgroundCheckpoint ?? true) store.checkpointer = new Checkpointer(store.db);
+    return store;
   }
 
   transaction<T>(fn: () => T): T {
@@ -60,6 +83,8 @@ export class Store {
   }
 
   close(): void {
+    this.checkpointer?.stop();
+    this.checkpointer = null;
     closeDatabase(this.db);
   }
 }

@@ -11,7 +11,8 @@
  */
 import t, { type Test } from 'tap';
 import type { ApiResponse } from '../helpers/api.js';
-import { createChannel, insertChannelMessage, systemGroupId } from '../helpers/channels.js';
+import { createChannel, systemGroupId } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const ROLES = ['desdemona', 'iago', 'shiva', 'hamlet', 'polonius'] as const;
@@ -143,13 +144,7 @@ async function world(t: Test): Promise<World> {
       principals: [prospero, othello],
     }),
   };
-  for (const k of KINDS)
-    insertChannelMessage(ts, {
-      senderId: prospero,
-      streamId: ids[k],
-      topic: 'before',
-      recipients: [prospero, othello],
-    });
+  for (const k of KINDS) await sendChannelMessage(api, 'prospero', ids[k], 'before', 'history');
   return { ts, ids };
 }
 

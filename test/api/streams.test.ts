@@ -8,10 +8,10 @@ import { assertError, assertSuccess, type ApiClient } from '../helpers/api.js';
 import {
   createChannel,
   eventsSince,
-  insertChannelMessage,
   setRealmSettings,
   systemGroupId,
 } from '../helpers/channels.js';
+import { seedChannelMessages } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -483,10 +483,12 @@ t.test('PATCH: default channel, retention, folder, topics policy, archive state'
     await api.patch('iago', `streams/${pub}`, { topics_policy: 'sometimes' }),
     'Invalid topics_policy',
   );
-  insertChannelMessage(ts, {
+  // Messages the current policies would refuse: written through the store.
+  seedChannelMessages(ts, {
     senderId: fx.users.hamlet!.id,
     streamId: pub,
     topic: '',
+    count: 1,
     recipients: [],
   });
   assertSuccess(
@@ -494,10 +496,11 @@ t.test('PATCH: default channel, retention, folder, topics policy, archive state'
     await api.patch('iago', `streams/${pub}`, { topics_policy: 'empty_topic_only' }),
     'only the empty topic so far',
   );
-  insertChannelMessage(ts, {
+  seedChannelMessages(ts, {
     senderId: fx.users.hamlet!.id,
     streamId: pub,
     topic: 'lunch',
+    count: 1,
     recipients: [],
   });
   assertError(

@@ -1,13 +1,8 @@
-/**
- * GET /users/me/{stream_id}/topics and POST /user_topics.
- *
- * Messages are written straight into the store (test/helpers/channels.ts insertChannelMessage):
- * nothing sends messages in this branch yet, and topic lists only read `messages` and
- * `user_messages` rows.
- */
+/** GET /users/me/{stream_id}/topics and POST /user_topics. */
 import t from 'tap';
 import { assertError, assertSuccess } from '../helpers/api.js';
-import { createChannel, eventsSince, insertChannelMessage } from '../helpers/channels.js';
+import { createChannel, eventsSince } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 
@@ -15,16 +10,14 @@ t.test(
   'topics of a public channel: newest first, case variants merged, the empty topic',
   async (t) => {
     const ts = await startServer(t);
-    const { api, fx } = ts;
-    const hamlet = fx.users.hamlet!.id;
+    const { api } = ts;
     const pub = await createChannel(api, 'hamlet', 'pub');
-    const msg = (topic: string) =>
-      insertChannelMessage(ts, { senderId: hamlet, streamId: pub, topic, recipients: [hamlet] });
-    msg('lunch');
-    const general = msg('');
-    msg('Dinner');
-    const lunch2 = msg('LUNCH');
-    const dinner2 = msg('dinner');
+    const msg = (topic: string) => sendChannelMessage(api, 'hamlet', pub, topic, 'a message');
+    await msg('lunch');
+    const general = await msg('');
+    await msg('Dinner');
+    const lunch2 = await msg('LUNCH');
+    const dinner2 = await msg('dinner');
 
     const res = await api.get('cordelia', `users/me/${pub}/topics`);
     assertSuccess(t, res);
@@ -63,12 +56,7 @@ t.test('protected history: only topics of messages the user received', async (t)
     invite_only: true,
     principals: [iago, othello],
   });
-  insertChannelMessage(ts, {
-    senderId: iago,
-    streamId: secret,
-    topic: 'before',
-    recipients: [iago, othello],
-  });
+  await sendChannelMessage(api, 'iago', secret, 'before', 'before hamlet joined');
   assertSuccess(
     t,
     await api.post('iago', 'users/me/subscriptions', {
@@ -76,12 +64,7 @@ t.test('protected history: only topics of messages the user received', async (t)
       principals: [hamlet],
     }),
   );
-  const after = insertChannelMessage(ts, {
-    senderId: iago,
-    streamId: secret,
-    topic: 'after',
-    recipients: [iago, othello, hamlet],
-  });
+  const after = await sendChannelMessage(api, 'iago', secret, 'after', 'after hamlet joined');
   const res = await api.get('hamlet', `users/me/${secret}/topics`);
   t.same(assertSuccess(t, res).topics, [{ name: 'after', max_id: after }]);
   t.same(

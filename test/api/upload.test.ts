@@ -14,7 +14,7 @@ import http from 'node:http';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { ApiClient, assertError, assertSuccess, basicAuth } from '../helpers/api.js';
-import { createChannel, insertChannelMessage, setRealmSettings } from '../helpers/channels.js';
+import { createChannel, setRealmSettings } from '../helpers/channels.js';
 import { register, until } from '../helpers/events.js';
 import { seedRealm } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
@@ -22,6 +22,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import {
   asApiResponse,
   download,
+  insertChannelMessage,
   insertDirectMessage,
   multipartBody,
   request,

@@ -4,9 +4,9 @@
  * - `setRealmSettings` writes realm settings straight into the store and refreshes the read model:
  *   changing realm settings through the API (PATCH /realm) belongs to another area, and these tests
  *   only need a realm configured a certain way.
- * - `insertChannelMessage` writes a channel message (and who received it) straight into the store:
- *   sending messages belongs to the message area, which does not exist in this branch; topic lists
- *   and protected history only need rows in `messages` and `user_messages`.
+ *
+ * Messages are sent with test/helpers/messages.ts (POST /messages), or seeded in bulk through the
+ * store (seedChannelMessages) where sending would be refused or too slow.
  */
 import type { TestServer } from './server.js';
 import type { ApiClient, Params } from './api.js';
@@ -23,26 +23,6 @@ export function setRealmSettings(ts: TestServer, changes: StoredRealmSettings): 
 export function systemGroupId(ts: TestServer, name: string): number {
   const rt = ts.server.context.realms.get(ts.fx.realmId)!;
   return rt.view.systemGroupId(name as Parameters<typeof rt.view.systemGroupId>[0]);
-}
-
-let nextDate = 1_700_000_000;
-
-/** Inserts a message in channel `streamId`, received (user_messages rows) by `recipients`. */
-export function insertChannelMessage(
-  ts: TestServer,
-  m: { senderId: number; streamId: number; topic: string; recipients: number[] },
-): number {
-  const db = ts.server.context.store.db;
-  const info = db
-    .prepare(
-      `INSERT INTO messages (realm_id, sender_id, stream_id, topic, content, rendered_content, date_sent)
-       VALUES (?, ?, ?, ?, 'test', '<p>test</p>', ?)`,
-    )
-    .run(ts.fx.realmId, m.senderId, m.streamId, m.topic, nextDate++);
-  const id = Number(info.lastInsertRowid);
-  const um = db.prepare('INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, 0)');
-  for (const u of m.recipients) um.run(u, id);
-  return id;
 }
 
 /** Creates (and subscribes `who` to) a channel through the API; returns its id. */

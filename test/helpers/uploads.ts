@@ -247,3 +247,23 @@ export function insertDirectMessage(
   for (const u of members) um.run(u, id);
   return id;
 }
+
+let nextDate = 1_700_000_000;
+
+/** Inserts a message in channel `streamId`, received (user_messages rows) by `recipients`. */
+export function insertChannelMessage(
+  ts: TestServer,
+  m: { senderId: number; streamId: number; topic: string; recipients: number[] },
+): number {
+  const db = ts.server.context.store.db;
+  const info = db
+    .prepare(
+      `INSERT INTO messages (realm_id, sender_id, stream_id, topic, content, rendered_content, date_sent)
+       VALUES (?, ?, ?, ?, 'test', '<p>test</p>', ?)`,
+    )
+    .run(ts.fx.realmId, m.senderId, m.streamId, m.topic, nextDate++);
+  const id = Number(info.lastInsertRowid);
+  const um = db.prepare('INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, 0)');
+  for (const u of m.recipients) um.run(u, id);
+  return id;
+}

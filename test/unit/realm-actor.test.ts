@@ -23,6 +23,8 @@ function writeCounter(ctx: MutationContext, value: number): void {
 }
 
 const order: number[] = [];
+/** BEGIN and COMMIT statements run (transactions, not savepoints). */
+const sqlLog: string[] = [];
 const commands = {
   increment: (ctx: MutationContext, p: { n: number }) => {
     const v = readCounter(ctx);
@@ -41,8 +43,12 @@ const commands = {
   },
 };
 
-function setup(t: Test) {
-  const store = Store.open(t.testdir());
+function setup(t: Test, batchable: ReadonlySet<string> = new Set()) {
+  const store = Store.open(t.testdir(), {
+    verbose: (sql) => {
+      if (typeof sql === 'string' && /^(BEGIN|COMMIT)/.test(sql)) sqlLog.push(sql);
+    },
+  });
   t.teardown(() => store.close());
   const { realm_id } = doCreateRealm(store, {
     name: 'R',
@@ -63,7 +69,7 @@ function setup(t: Test) {
   };
   const assertPublishedAfterCommit = () =>
     t.equal(publishedInsideTransaction, 0, 'events are published only after COMMIT');
-  const rt = new RealmRuntime(store, realm_id, publisher, commands);
+  const rt = new RealmRuntime(store, realm_id, publisher, commands, Date.now, batchable);
   return { store, rt, published, realmId: realm_id, assertPublishedAfterCommit };
 }
 
@@ -116,6 +122,58 @@ t.test('a closed actor refuses commands with 503', async (t) => {
   rt.close();
   t.equal(rt.status, 'closed');
   await t.rejects(rt.askUntyped('increment', { n: 0 }), {
+    message: 'Server is shutting down',
+    httpStatus: 503,
+  });
+});
+
+t.test('group commit: batchable commands share a transaction, keep every guarantee', async (t) => {
+  const { rt, published, store, realmId, assertPublishedAfterCommit } = setup(
+    t,
+    new Set(['increment', 'incrementThenRefuse']),
+  );
+  order.length = 0;
+  sqlLog.length = 0;
+  // Ten sends in one turn of the event loop, one of them refused, then a command that is not
+  // batchable: the batch commits first (arrival order), in one transaction.
+  const asks = [
+    ...Array.from({ length: 5 }, (_, i) => rt.askUntyped('increment', { n: i })),
+    rt.askUntyped('incrementThenRefuse', {}).then(
+      () => 'resolved',
+      (e: Error) => e.message,
+    ),
+    ...Array.from({ length: 4 }, (_, i) => rt.askUntyped('increment', { n: 5 + i })),
+  ];
+  const results = await Promise.all(asks);
+  t.same(
+    results,
+    [1, 2, 3, 4, 5, 'refused after writing', 6, 7, 8, 9],
+    'arrival order; the refusal undid only itself',
+  );
+  t.same(order, [0, 1, 2, 3, 4, 5, 6, 7, 8], 'applied in arrival order');
+  t.equal(sqlLog.filter((s) => s.startsWith('BEGIN')).length, 1, 'one transaction for the batch');
+  t.equal((JSON.parse(store.realms.byId(realmId)!.settings) as Counter).value, 9);
+  t.equal(published.length, 1, 'one publish for the batch');
+  t.same(
+    published[0]!.map((e) => e.event.value),
+    [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    'events of committed commands only, in order',
+  );
+  assertPublishedAfterCommit();
+
+  // A command that is not batchable runs after whatever is pending.
+  order.length = 0;
+  const pending = rt.askUntyped('increment', { n: 100 });
+  const crash = rt.askUntyped('crash', {}).catch((e: Error) => e.message);
+  t.equal(order.length, 1, 'the pending batch ran before the next command');
+  t.equal(await pending, 10);
+  t.equal(await crash, 'a bug');
+
+  // Closing runs what is pending, then refuses.
+  const last = rt.askUntyped('increment', { n: 200 });
+  rt.close();
+  t.equal(await last, 11);
+  await t.rejects(rt.askUntyped('increment', { n: 300 }), {
     message: 'Server is shutting down',
     httpStatus: 503,
   });

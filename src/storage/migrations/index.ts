@@ -6,6 +6,7 @@ import { m0001_core } from './0001_core.js';
 import { m0002_messages } from './0002_messages.js';
 import { m0003_channels } from './0003_channels.js';
 import { m0004_linkifiers } from './0004_linkifiers.js';
+import { m0005_message_features } from './0005_message_features.js';
 import { m0006_attachments } from './0006_attachments.js';
 import { m0007_accounts } from './0007_accounts.js';
 import { m0008_drafts } from './0008_drafts.js';
@@ -19,7 +20,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0002_messages,
   m0003_channels,
   m0004_linkifiers,
-  // 0005 (messages) comes from its own branch and goes before 0006 when the two meet.
+  m0005_message_features,
   m0006_attachments,
   m0007_accounts,
   m0008_drafts,

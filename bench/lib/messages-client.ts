@@ -1,0 +1,330 @@
+/**
+ * The messages bench's clients, in a process of their own (forked with an IPC channel):
+ * `receivers` hold every subscriber's event queue by long-polling (or a WebSocket, `mode: 'ws'`)
+ * over raw keep-alive connections; `senders` POST /messages over their own connections. One
+ * process plays both roles (`both`, the default: on a 2-core machine, one core for the server and
+ * one for the clients), or each role has its own.
+ *
+ * Each message's content is `t<send time>` (epoch ms with microseconds, taken just before the
+ * request is written; comparable across processes on one host). Queues are registered with
+ * `apply_markdown: false`, so every delivery carries that marker as its content: a delivery's
+ * latency is its arrival time minus the marker. Bodies are scanned, not parsed.
+ *
+ * Parent → child: {type: 'start', opts}, {type: 'phase', phase} (senders),
+ * {type: 'collect', from, to} (receivers: the latencies of messages sent in [from, to]),
+ * {type: 'stop'}.
+ * Child → parent: {type: 'ready'}, {type: 'phase-done', result} (senders),
+ * {type: 'collected', latencies, deliveries} (receivers), {type: 'error', msg}.
+ */
+import net from 'node:net';
+import WebSocket from 'ws';
+
+type User = { email: string; api_key: string };
+type Opts = {
+  role: 'receivers' | 'senders' | 'both';
+  port: number;
+  mode: 'poll' | 'ws';
+  receivers: User[];
+  sender: User;
+  channelId: number;
+  /** Connections of the closed-loop phase; the paced phase uses `pacedConnections`. */
+  connections: number;
+  pacedConnections: number;
+};
+export type Phase =
+  /** Closed loop: each connection sends its next message when the previous one is answered. */
+  | { kind: 'max'; durationMs: number; warmupMs: number }
+  /** Open loop: one message every 1000/rate ms, on whichever connection is free. */
+  | { kind: 'paced'; rate: number; durationMs: number; warmupMs: number };
+export type SendResult = {
+  sent: number;
+  errors: number;
+  seconds: number;
+  /** Sends the pacer could not start because every connection was busy. */
+  skipped: number;
+  /** The measurement window (send times, epoch ms). */
+  from: number;
+  to: number;
+};
+
+let opts: Opts;
+const now = () => performance.timeOrigin + performance.now();
+const report = (m: unknown) => process.send?.(m);
+let stopping = false;
+
+// ---- receiving ----------------------------------------------------------------------------------
+
+/** Every delivery since the last collection: the message's send time and its arrival. */
+let sentTimes: number[] = [];
+let arrivals: number[] = [];
+
+const MARKER = /"content":"t([0-9]+\.?[0-9]*)"/g;
+
+function onEventsBody(body: string, arrived: number): number {
+  MARKER.lastIndex = 0;
+  for (let m = MARKER.exec(body); m; m = MARKER.exec(body)) {
+    sentTimes.push(Number(m[1]));
+    arrivals.push(arrived);
+  }
+  // The last event's id closes the body: `...,"id":N}]}`.
+  const at = body.lastIndexOf('"id":');
+  return at < 0 ? -1 : parseInt(body.slice(at + 5), 10);
+}
+
+/**
+ * One keep-alive HTTP/1.1 connection, one request at a time. The server closes connections left
+ * idle (uWebSockets: 10 s), which the paced phase's spare connections can be between phases: a
+ * request on a closed connection first reconnects, and a request whose connection closes before
+ * its answer resolves with status 0 (counted as an error).
+ */
+class HttpConn {
+  private sock!: net.Socket;
+  private buf: Buffer = Buffer.alloc(0);
+  private pending: ((r: { status: number; body: string; at: number }) => void) | null = null;
+  private open: Promise<void>;
+
+  constructor(private readonly port: number) {
+    this.open = this.connect();
+  }
+
+  private connect(): Promise<void> {
+    const sock = net.connect(this.port, '127.0.0.1');
+    this.sock = sock;
+    this.buf = Buffer.alloc(0);
+    sock.setNoDelay(true);
+    sock.on('data', (chunk: Buffer) => this.onData(chunk));
+    sock.on('error', (err) => {
+      if (!stopping) report({ type: 'error', msg: String(err) });
+    });
+    sock.on('close', () => {
+      const p = this.pending;
+      this.pending = null;
+      p?.({ status: 0, body: '', at: now() });
+    });
+    return new Promise((resolve) => sock.once('connect', () => resolve()));
+  }
+
+  connected(): Promise<void> {
+    return this.open;
+  }
+
+  async request(data: string): Promise<{ status: number; body: string; at: number }> {
+    const state = this.sock.readyState;
+    if (this.sock.destroyed || (state !== 'open' && state !== 'opening'))
+      this.open = this.connect();
+    await this.open;
+    return new Promise((resolve) => {
+      this.pending = resolve;
+      this.sock.write(data);
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    const at = now();
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    for (;;) {
+      const headerEnd = this.buf.indexOf('\r\n\r\n');
+      if (headerEnd === -1) return;
+      const head = this.buf.subarray(0, headerEnd).toString('latin1');
+      const m = /\r\ncontent-length: *(\d+)/i.exec(head);
+      const len = m ? Number(m[1]) : 0;
+      const total = headerEnd + 4 + len;
+      if (this.buf.length < total) return;
+      const status = Number(head.slice(9, 12));
+      const body = this.buf.subarray(headerEnd + 4, total).toString('utf8');
+      this.buf = this.buf.subarray(total);
+      const p = this.pending;
+      this.pending = null;
+      p?.({ status, body, at });
+    }
+  }
+
+  close(): void {
+    this.sock.destroy();
+  }
+}
+
+const closers: (() => void)[] = [];
+const auth = (u: User) => 'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
+
+async function registerQueue(
+  conn: HttpConn,
+  u: User,
+): Promise<{ queue_id: string; last_event_id: number }> {
+  const body = 'event_types=%5B%22message%22%5D&apply_markdown=false';
+  const res = await conn.request(
+    `POST /api/v1/register HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth(u)}\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
+  if (res.status !== 200) throw new Error(`register ${res.status}: ${res.body.slice(0, 200)}`);
+  return JSON.parse(res.body) as { queue_id: string; last_event_id: number };
+}
+
+async function pollReceiver(u: User): Promise<void> {
+  const conn = new HttpConn(opts.port);
+  closers.push(() => conn.close());
+  await conn.connected();
+  const reg = await registerQueue(conn, u);
+  let lastId = reg.last_event_id;
+  const head = `HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth(u)}\r\n\r\n`;
+  const loop = async () => {
+    while (!stopping) {
+      const res = await conn.request(
+        `GET /api/v1/events?queue_id=${reg.queue_id}&last_event_id=${lastId} ${head}`,
+      );
+      if (stopping) return;
+      if (res.status !== 200) throw new Error(`poll ${res.status}: ${res.body.slice(0, 200)}`);
+      const id = onEventsBody(res.body, res.at);
+      if (id > lastId) lastId = id;
+    }
+  };
+  loop().catch((err: unknown) => report({ type: 'error', msg: String(err) }));
+}
+
+async function wsReceiver(u: User): Promise<void> {
+  const conn = new HttpConn(opts.port);
+  await conn.connected();
+  const reg = await registerQueue(conn, u);
+  conn.close();
+  const ws = new WebSocket(
+    `ws://127.0.0.1:${opts.port}/api/v1/events/socket?queue_id=${reg.queue_id}&last_event_id=${reg.last_event_id}`,
+    { headers: { authorization: auth(u) }, perMessageDeflate: false },
+  );
+  closers.push(() => ws.terminate());
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  ws.on('message', (data: Buffer) => {
+    const id = onEventsBody(data.toString('utf8'), now());
+    if (id >= 0) ws.send(`{"last_event_id":${id}}`);
+  });
+}
+
+// ---- sending ------------------------------------------------------------------------------------
+
+const senders: HttpConn[] = [];
+
+function sendOne(conn: HttpConn): Promise<{ status: number }> {
+  const content = 't' + now().toFixed(3);
+  const body = `type=stream&to=${opts.channelId}&topic=bench&content=${content}`;
+  return conn.request(
+    `POST /api/v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth(opts.sender)}\r\n` +
+      `User-Agent: ConfabBench/1\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body}`,
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function runPhase(phase: Phase): Promise<SendResult> {
+  let sent = 0;
+  let errors = 0;
+  let skipped = 0;
+  let measuring = false;
+  let running = true;
+  const start = now();
+  const measureFrom = start + phase.warmupMs;
+  const measureTo = measureFrom + phase.durationMs;
+  const count = (status: number, sentAt: number) => {
+    if (sentAt >= measureFrom && sentAt <= measureTo) {
+      if (status === 200) sent++;
+      else errors++;
+    }
+  };
+  setTimeout(() => (measuring = true), phase.warmupMs);
+  setTimeout(() => (running = false), phase.warmupMs + phase.durationMs);
+
+  if (phase.kind === 'max') {
+    await Promise.all(
+      senders.slice(0, opts.connections).map(async (conn) => {
+        while (running) {
+          const t = now();
+          const r = await sendOne(conn);
+          count(r.status, t);
+        }
+      }),
+    );
+  } else {
+    const free = [...senders];
+    const interval = 1000 / phase.rate;
+    let next = now();
+    while (running) {
+      const wait = next - now();
+      if (wait > 1) await sleep(wait - 0.5);
+      else if (wait > 0) await new Promise((r) => setImmediate(r));
+      if (now() < next) continue;
+      next += interval;
+      const conn = free.pop();
+      if (!conn) {
+        if (measuring) skipped++;
+        continue;
+      }
+      const t = now();
+      void sendOne(conn).then((r) => {
+        count(r.status, t);
+        free.push(conn);
+      });
+    }
+    while (free.length < senders.length) await sleep(5);
+  }
+  return {
+    sent,
+    errors,
+    seconds: phase.durationMs / 1000,
+    skipped,
+    from: measureFrom,
+    to: measureTo,
+  };
+}
+
+function collect(from: number, to: number): { latencies: number[]; deliveries: number } {
+  const latencies: number[] = [];
+  for (let i = 0; i < sentTimes.length; i++) {
+    const t = sentTimes[i]!;
+    if (t >= from && t <= to) latencies.push(arrivals[i]! - t);
+  }
+  sentTimes = [];
+  arrivals = [];
+  return { latencies, deliveries: latencies.length };
+}
+
+async function main(): Promise<void> {
+  if (opts.role !== 'senders') {
+    const start = opts.mode === 'ws' ? wsReceiver : pollReceiver;
+    await Promise.all(opts.receivers.map((u) => start(u)));
+  }
+  if (opts.role !== 'receivers') {
+    for (let i = 0; i < Math.max(opts.connections, opts.pacedConnections); i++) {
+      const c = new HttpConn(opts.port);
+      closers.push(() => c.close());
+      await c.connected();
+      senders.push(c);
+    }
+  }
+  report({ type: 'ready' });
+}
+
+process.on(
+  'message',
+  (m: { type: string; opts?: Opts; phase?: Phase; from?: number; to?: number }) => {
+    if (m.type === 'start' && m.opts) {
+      opts = m.opts;
+      main().catch((err: unknown) => {
+        report({ type: 'error', msg: String(err) });
+        process.exit(1);
+      });
+    } else if (m.type === 'phase' && m.phase) {
+      runPhase(m.phase).then(
+        (result) => report({ type: 'phase-done', result }),
+        (err: unknown) => report({ type: 'error', msg: String(err) }),
+      );
+    } else if (m.type === 'collect') {
+      report({ type: 'collected', ...collect(m.from!, m.to!) });
+    } else if (m.type === 'stop') {
+      stopping = true;
+      for (const c of closers) c();
+      process.exit(0);
+    }
+  },
+);

@@ -1,0 +1,504 @@
+/**
+ * `npm run bench -- messages`: the message path end to end.
+ *
+ * 1. raw: the SQLite ceiling — a bare better-sqlite3 loop (same database settings and schema as
+ *    the server) inserting exactly what one send stores: the message row, one user_messages row
+ *    per subscriber, the full-text entry; one message per transaction. Measured twice: with
+ *    SQLite's own checkpoints, and with the server's background checkpointer; the higher of the
+ *    two is the ceiling.
+ * 2. send: POST /messages to a channel of BENCH_SUBSCRIBERS (50) subscribers, every subscriber
+ *    holding an event queue — long-polled, then over WebSockets (BENCH_MODE, default "poll,ws")
+ *    — in a client process (bench/lib/messages-client.ts) that also runs the senders
+ *    (BENCH_CONNECTIONS connections, default 8; BENCH_SPLIT_CLIENTS=1 runs them in a process of
+ *    their own). First as fast as the server answers (closed loop): sends/s, compared with the
+ *    raw ceiling measured in the same run; then paced at half that rate (and at each rate of
+ *    BENCH_EXTRA_RATES): send-to-delivery latency over every delivery (send = the client writes
+ *    the request, delivery = a subscriber's client reads the event).
+ * 3. fetch: GET /messages of 100 messages in a channel narrow in a realm of BENCH_FETCH_MESSAGES
+ *    (1,000,000) messages over 10 channels, seeded in bulk through the store; the newest 100 and
+ *    100 before an anchor in the middle, from the load-generator process, 1 and 4 connections.
+ *
+ * Targets (issue #5): sends/s ≥ 60% of the raw ceiling; p99 send-to-delivery < 20 ms at half the
+ * maximum rate; fetch p99 < 10 ms. Options (env): BENCH_SECONDS (5), BENCH_PARTS
+ * ("raw,send,fetch"), BENCH_SUBSCRIBERS, BENCH_CONNECTIONS, BENCH_MODE, BENCH_SPLIT_CLIENTS,
+ * BENCH_EXTRA_RATES (comma-separated messages/s), BENCH_FETCH_MESSAGES, BENCH_PROFILE=<dir>
+ * (server CPU profiles of the send phases and of the newest-100 fetch).
+ */
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import inspector from 'node:inspector/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Role } from '../src/lib/roles.js';
+import { doCreateRealm } from '../src/mutations/realms.js';
+import { insertUserRow } from '../src/mutations/users.js';
+import { createServer, type ConfabServer } from '../src/server.js';
+import { Checkpointer } from '../src/storage/checkpointer.js';
+import { openDatabase } from '../src/storage/db.js';
+import { runChild } from './lib/child.js';
+import type { Phase, SendResult } from './lib/messages-client.js';
+import { fmt, machine } from './lib/stats.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type User = { id: number; email: string; api_key: string };
+
+// ---- 1. the raw ceiling -------------------------------------------------------------------------
+
+function rawCeiling(
+  seconds: number,
+  subscribers: number,
+  backgroundCheckpoint: boolean,
+): { rate: number; messages: number } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-raw-'));
+  const db = openDatabase(dir);
+  const checkpointer = backgroundCheckpoint ? new Checkpointer(db) : null;
+  try {
+    db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'raw', 0)`).run();
+    const users: number[] = [];
+    const insUser = db.prepare(
+      `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key, date_joined)
+       VALUES (1, ?, ?, 'u', ?, 0)`,
+    );
+    for (let i = 0; i < subscribers; i++) {
+      users.push(Number(insUser.run(`u${i}@raw`, `u${i}@raw`, `key${i}`).lastInsertRowid));
+    }
+    const insMsg = db.prepare(
+      `INSERT INTO messages (realm_id, sender_id, stream_id, dm_group_id, topic, content,
+         rendered_content, date_sent, has_attachment, has_image, has_link, sending_client)
+       VALUES (1, ?, 1, NULL, 'bench', ?, ?, ?, 0, 0, 0, 'ConfabBench')`,
+    );
+    const insUm = db.prepare(
+      'INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, 0)',
+    );
+    const insFts = db.prepare('INSERT INTO messages_fts (rowid, topic, body) VALUES (?, ?, ?)');
+    db.pragma('foreign_keys = OFF'); // no streams row: the server's check is not what is measured
+    const send = db.transaction(() => {
+      const content = 't' + (performance.timeOrigin + performance.now()).toFixed(3);
+      const id = Number(
+        insMsg.run(users[0], content, `<p>${content}</p>`, Math.floor(Date.now() / 1000))
+          .lastInsertRowid,
+      );
+      for (const u of users) insUm.run(u, id);
+      insFts.run(id, 'bench', content);
+    });
+    const warmUntil = performance.now() + 1000;
+    while (performance.now() < warmUntil) send();
+    let n = 0;
+    const t0 = performance.now();
+    const until = t0 + seconds * 1000;
+    while (performance.now() < until) {
+      send();
+      n++;
+    }
+    return { rate: n / ((performance.now() - t0) / 1000), messages: n };
+  } finally {
+    checkpointer?.stop();
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---- setup --------------------------------------------------------------------------------------
+
+async function serverWithUsers(
+  n: number,
+  tag: string,
+): Promise<{ server: ConfabServer; users: User[]; realmId: number; dataDir: string }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `confab-bench-${tag}-`));
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  const { store, realms } = server.context;
+  const now = Math.floor(Date.now() / 1000);
+  const owner = doCreateRealm(store, {
+    name: 'Bench',
+    string_id: '',
+    owner_email: 'owner@bench.example',
+    owner_full_name: 'Owner',
+    owner_password_hash: null,
+    owner_can_create_users: false,
+    now,
+  });
+  realms.noteRealmCreated(owner.realm_id);
+  const users: User[] = [];
+  store.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const api_key = `benchkey${String(i).padStart(24, '0')}`;
+      const email = `user${i}@bench.example`;
+      const id = insertUserRow(store, owner.realm_id, {
+        email,
+        full_name: `User ${i}`,
+        password_hash: null,
+        api_key,
+        role: Role.MEMBER,
+        now,
+        waitingPeriodDays: 0,
+      });
+      users.push({ id, email, api_key });
+    }
+  });
+  return { server, users, realmId: owner.realm_id, dataDir };
+}
+
+async function createChannel(
+  server: ConfabServer,
+  realmId: number,
+  creator: number,
+  name: string,
+  principals: number[],
+): Promise<number> {
+  const rt = server.context.realms.get(realmId)!;
+  await rt.ask('channel.subscribe', {
+    acting_user_id: creator,
+    subscriptions: [{ name, description: null, rendered_description: null, color: null }],
+    principals,
+    authorization_errors_fatal: true,
+    invite_only: false,
+    is_web_public: false,
+    is_default_stream: false,
+    history_public_to_subscribers: null,
+    message_retention_days: null,
+    retention_given: false,
+    topics_policy: null,
+    folder_id: null,
+    settings: {},
+  });
+  return rt.view.channels.byName(name)!.id;
+}
+
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_PROFILE;
+  if (!dir) return fn();
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+// ---- 2. sending ---------------------------------------------------------------------------------
+
+export type PhaseResult = SendResult & {
+  deliveries: number;
+  expectedDeliveries: number;
+  latency: { n: number; p50: number; p90: number; p99: number; max: number };
+};
+
+type SendFigures = {
+  max: PhaseResult;
+  half: PhaseResult;
+  rate: number;
+  /** BENCH_EXTRA_RATES: more paced phases (messages/s), for latency at other loads. */
+  extra: { rate: number; result: PhaseResult }[];
+};
+
+type ChildMessage = {
+  type: string;
+  result?: SendResult;
+  latencies?: number[];
+  deliveries?: number;
+  msg?: string;
+};
+
+/** A forked client process and a way to await its next message. */
+class ClientProcess {
+  private readonly child;
+  private readonly waiters: ((m: ChildMessage) => void)[] = [];
+  private failure: string | null = null;
+
+  constructor() {
+    this.child = fork(path.join(here, 'lib', 'messages-client.js'), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child.on('message', (m: ChildMessage) => {
+      if (m.type === 'error') this.failure = m.msg ?? 'client error';
+      this.waiters.shift()?.(m);
+    });
+  }
+
+  request(msg: unknown, what: string): Promise<ChildMessage> {
+    const p = new Promise<ChildMessage>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`timed out waiting for ${what} (${this.failure ?? ''})`)),
+        120_000,
+      );
+      this.waiters.push((m) => {
+        clearTimeout(timer);
+        if (m.type === 'error') reject(new Error(m.msg));
+        else resolve(m);
+      });
+    });
+    this.child.send(msg as object);
+    return p;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      this.child.once('exit', () => resolve());
+      this.child.send({ type: 'stop' });
+    });
+  }
+}
+
+async function sendBench(
+  seconds: number,
+  subscribers: number,
+  connections: number,
+  mode: 'poll' | 'ws',
+): Promise<SendFigures> {
+  const { server, users, realmId, dataDir } = await serverWithUsers(subscribers, 'send');
+  try {
+    const channelId = await createChannel(
+      server,
+      realmId,
+      users[0]!.id,
+      'bench',
+      users.map((u) => u.id),
+    );
+    const base = {
+      port: server.port,
+      mode,
+      receivers: users,
+      sender: users[0],
+      channelId,
+      connections,
+      pacedConnections: 64,
+    };
+    // BENCH_SPLIT_CLIENTS=1: senders and receivers in two processes (default: one for both).
+    const split = process.env.BENCH_SPLIT_CLIENTS === '1';
+    const receivers = new ClientProcess();
+    const senders = split ? new ClientProcess() : receivers;
+    await receivers.request(
+      { type: 'start', opts: { ...base, role: split ? 'receivers' : 'both' } },
+      'receivers',
+    );
+    if (split)
+      await senders.request({ type: 'start', opts: { ...base, role: 'senders' } }, 'senders');
+    const queues = server.context.queues;
+    const attached = () =>
+      mode === 'poll'
+        ? queues.consumers().waiting === subscribers
+        : queues.consumers().streaming === subscribers;
+    for (let i = 0; i < 500 && !attached(); i++) await sleep(10);
+
+    const phase = async (p: Phase, name: string): Promise<PhaseResult> => {
+      const sent = (await senders.request({ type: 'phase', phase: p }, name)).result!;
+      const expected = sent.sent * subscribers;
+      const latencies: number[] = [];
+      const deadline = performance.now() + 5000;
+      do {
+        await sleep(300);
+        const c = await receivers.request(
+          { type: 'collect', from: sent.from, to: sent.to },
+          'deliveries',
+        );
+        for (const l of c.latencies!) latencies.push(l);
+      } while (latencies.length < expected && performance.now() < deadline);
+      const sorted = Float64Array.from(latencies).sort();
+      const pct = (q: number) =>
+        sorted.length
+          ? sorted[Math.min(sorted.length - 1, Math.ceil((q / 100) * sorted.length) - 1)]!
+          : NaN;
+      return {
+        ...sent,
+        deliveries: latencies.length,
+        expectedDeliveries: expected,
+        latency: {
+          n: sorted.length,
+          p50: pct(50),
+          p90: pct(90),
+          p99: pct(99),
+          max: sorted.length ? sorted[sorted.length - 1]! : NaN,
+        },
+      };
+    };
+    const max = await profiled('send-max', () =>
+      phase({ kind: 'max', durationMs: seconds * 1000, warmupMs: 1000 }, 'max rate'),
+    );
+    const rate = max.sent / max.seconds;
+    const half = await profiled('send-half', () =>
+      phase(
+        { kind: 'paced', rate: rate / 2, durationMs: seconds * 1000, warmupMs: 1000 },
+        'half rate',
+      ),
+    );
+    const extra: { rate: number; result: PhaseResult }[] = [];
+    for (const r of (process.env.BENCH_EXTRA_RATES ?? '').split(',').filter((x) => x !== '')) {
+      const result = await phase(
+        { kind: 'paced', rate: Number(r), durationMs: seconds * 1000, warmupMs: 1000 },
+        `rate ${r}`,
+      );
+      extra.push({ rate: Number(r), result });
+    }
+    if (split) await senders.stop();
+    await receivers.stop();
+    return { max, half, rate, extra };
+  } finally {
+    await server.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---- 3. fetching --------------------------------------------------------------------------------
+
+type LoadResult = {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  errors: number;
+};
+
+async function fetchBench(
+  seconds: number,
+  total: number,
+): Promise<{ seedSeconds: number; newest: LoadResult[]; middle: LoadResult[] }> {
+  const { server, users, realmId, dataDir } = await serverWithUsers(2, 'fetch');
+  try {
+    const reader = users[0]!;
+    const channels: number[] = [];
+    for (let c = 0; c < 10; c++)
+      channels.push(
+        await createChannel(server, realmId, reader.id, `channel ${c}`, [reader.id, users[1]!.id]),
+      );
+    const { store } = server.context;
+    const t0 = performance.now();
+    const date = Math.floor(Date.now() / 1000);
+    const CHUNK = 20_000;
+    const target = channels[3]!;
+    const targetIds: number[] = [];
+    for (let start = 0; start < total; start += CHUNK) {
+      store.transaction(() => {
+        for (let i = start; i < Math.min(total, start + CHUNK); i++) {
+          const streamId = channels[i % channels.length]!;
+          const content = `message number ${i} about topic ${i % 50}`;
+          const id = store.messages.insert({
+            realm_id: realmId,
+            sender_id: users[1]!.id,
+            stream_id: streamId,
+            dm_group_id: null,
+            topic: `topic ${i % 50}`,
+            content,
+            rendered_content: `<p>${content}</p>`,
+            date_sent: date,
+            has_attachment: 0,
+            has_image: 0,
+            has_link: 0,
+            sending_client: 'seed',
+          });
+          store.messages.insertUserMessage(reader.id, id, 1);
+          store.messages.index(id, `topic ${i % 50}`, content);
+          if (streamId === target) targetIds.push(id);
+        }
+      });
+    }
+    const seedSeconds = (performance.now() - t0) / 1000;
+    const narrow = encodeURIComponent(JSON.stringify([{ operator: 'channel', operand: target }]));
+    const auth = {
+      Authorization: 'Basic ' + Buffer.from(`${reader.email}:${reader.api_key}`).toString('base64'),
+    };
+    const load = (anchor: string, connections: number) =>
+      runChild<LoadResult>(
+        'loadgen.js',
+        {
+          port: server.port,
+          path: `/api/v1/messages?anchor=${anchor}&num_before=100&num_after=0&narrow=${narrow}`,
+          headers: auth,
+          connections,
+          durationMs: seconds * 1000,
+          warmupMs: 1000,
+        },
+        (seconds + 30) * 1000,
+      );
+    const middle = String(targetIds[Math.floor(targetIds.length / 2)]);
+    const newest = await profiled('fetch-newest', async () => [
+      await load('newest', 1),
+      await load('newest', 4),
+    ]);
+    const mid = [await load(middle, 1), await load(middle, 4)];
+    return { seedSeconds, newest, middle: mid };
+  } finally {
+    await server.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---- the bench ----------------------------------------------------------------------------------
+
+export async function messagesBench(): Promise<void> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+  const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 50);
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 8);
+  const modes = (process.env.BENCH_MODE ?? 'poll,ws')
+    .split(',')
+    .filter((m): m is 'poll' | 'ws' => m === 'poll' || m === 'ws');
+  const fetchTotal = Number(process.env.BENCH_FETCH_MESSAGES ?? 1_000_000);
+  const parts = new Set((process.env.BENCH_PARTS ?? 'raw,send,fetch').split(','));
+  console.log(
+    `messages bench: ${subscribers} subscribers (${modes.join(', ')}), ${connections} sending connections, ${seconds} s per figure, ${machine()}, ${os.cpus().length} cores`,
+  );
+  const out: Record<string, unknown> = {
+    bench: 'messages',
+    date: new Date().toISOString(),
+    subscribers,
+    connections,
+  };
+
+  let ceiling: number | null = null;
+  if (parts.has('raw')) {
+    const raw = rawCeiling(seconds, subscribers, false);
+    const rawBg = rawCeiling(seconds, subscribers, true);
+    ceiling = Math.max(raw.rate, rawBg.rate);
+    console.log(
+      `raw SQLite ceiling (1 message + ${subscribers} rows + index entry per transaction): ${fmt(raw.rate, 0)} messages/s` +
+        ` (${fmt(rawBg.rate, 0)}/s with the server's background checkpoints)`,
+    );
+    out.raw = raw;
+    out.rawBackgroundCheckpoint = rawBg;
+  }
+  if (parts.has('send')) {
+    for (const mode of modes) {
+      const s = await sendBench(seconds, subscribers, connections, mode);
+      const row = (name: string, r: PhaseResult) =>
+        `${name.padEnd(30)} ${fmt(r.sent / r.seconds, 0).padStart(6)} sends/s  ${fmt(r.deliveries / r.seconds, 0).padStart(7)} deliveries/s  ` +
+        `p50 ${fmt(r.latency.p50)} ms  p99 ${fmt(r.latency.p99)} ms  max ${fmt(r.latency.max)} ms  ` +
+        `(errors ${r.errors}, delivered ${r.deliveries}/${r.expectedDeliveries}${r.skipped ? `, pacer skipped ${r.skipped}` : ''})`;
+      const label = mode === 'ws' ? 'WebSocket' : 'long-poll';
+      console.log(row(`${label}: max rate (closed loop)`, s.max));
+      console.log(row(`${label}: half rate (${fmt(s.rate / 2, 0)}/s)`, s.half));
+      for (const x of s.extra) console.log(row(`${label}: paced at ${x.rate}/s`, x.result));
+      if (ceiling) {
+        console.log(
+          `${label}: sends/s vs raw ceiling (${fmt(ceiling, 0)}/s) ${fmt((100 * s.rate) / ceiling, 1)}% (target ≥ 60%); ` +
+            `p99 send-to-delivery at half rate ${fmt(s.half.latency.p99)} ms (target < 20 ms)`,
+        );
+      }
+      out[`send_${mode}`] = s;
+    }
+  }
+  if (parts.has('fetch')) {
+    const f = await fetchBench(seconds, fetchTotal);
+    console.log(
+      `fetch: seeded ${fetchTotal.toLocaleString('en-US')} messages through the store in ${fmt(f.seedSeconds, 1)} s`,
+    );
+    const row = (name: string, r: LoadResult, c: number) =>
+      `${name.padEnd(34)} ${String(c).padStart(2)} conn  ${fmt(r.rps, 0).padStart(6)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  max ${fmt(r.max)} ms  errors ${r.errors}`;
+    console.log(row('GET /messages newest 100', f.newest[0]!, 1));
+    console.log(row('GET /messages newest 100', f.newest[1]!, 4));
+    console.log(row('GET /messages 100 before a middle anchor', f.middle[0]!, 1));
+    console.log(row('GET /messages 100 before a middle anchor', f.middle[1]!, 4));
+    out.fetch = f;
+  }
+  console.log(JSON.stringify(out));
+}

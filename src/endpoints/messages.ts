@@ -1,0 +1,212 @@
+/**
+ * Sending, fetching and deleting messages: POST /messages, GET /messages,
+ * GET /messages/{message_id}, DELETE /messages/{message_id}. Reference: views/message_send.py,
+ * views/message_fetch.py, views/message_edit.py (json_fetch_raw_message,
+ * delete_message_backend).
+ */
+import { z } from 'zod';
+import { endpoint } from '../http/endpoint.js';
+import { JsonableError } from '../lib/errors.js';
+import {
+  clientNameFromUserAgent,
+  defaultReadBySender,
+  normalizeContent,
+  normalizeTopic,
+  parseChannelTo,
+  parseDirectTo,
+  type MessageDestination,
+} from '../lib/message-content.js';
+import { apiFlagNames, HISTORICAL_FLAGS } from '../lib/message-flags.js';
+import { parseNarrowParam } from '../lib/narrow.js';
+import { bool, intList, json, nonNegativeInt, oneOf, pathInt, str } from '../lib/params.js';
+import { htmlToText } from '../lib/search.js';
+import {
+  fetchRange,
+  firstUnreadAnchor,
+  formatFetched,
+  MAX_MESSAGES_PER_FETCH,
+  messageQuery,
+  parseAnchor,
+  resolveNarrow,
+} from '../queries/message-fetch.js';
+import { accessMessage, formatMessage, reactionsByMessage } from '../queries/messages.js';
+import { renderContextFor } from '../queries/render-context.js';
+
+/**
+ * POST /api/v1/messages — sends a channel or direct message. The content is normalized and
+ * rendered here (short content inline, long content in a worker), then the realm actor checks
+ * the destination and permissions and stores it.
+ */
+export const sendMessage = endpoint({
+  method: 'POST',
+  path: '/api/v1/messages',
+  aliases: { subject: 'topic' },
+  params: z.object({
+    type: oneOf(['direct', 'private', 'stream', 'channel']),
+    to: str().optional(),
+    content: str(),
+    topic: str().optional(),
+    queue_id: str().optional(),
+    local_id: str().optional(),
+    read_by_sender: bool().optional(),
+  }),
+  handle: async ({ server, realm, user, req }, p) => {
+    let to: MessageDestination;
+    if (p.type === 'stream' || p.type === 'channel') {
+      if (p.to === undefined) throw new JsonableError('Missing channel');
+      const channel = parseChannelTo(p.to);
+      if (p.topic === undefined) throw new JsonableError('Missing topic');
+      to = { kind: 'channel', channel, topic: normalizeTopic(p.topic) };
+    } else {
+      const recipients = p.to === undefined ? { emails: [] } : parseDirectTo(p.to);
+      to = { kind: 'direct', ...recipients };
+    }
+    const content = normalizeContent(p.content);
+    const client = clientNameFromUserAgent(req.userAgent);
+    // Local echo: the local id goes back only to the sender's own queue.
+    const ownQueue = p.queue_id !== undefined && server.queues.get(p.queue_id)?.userId === user.id;
+    const context = renderContextFor(server.config, server.store, realm.view);
+    const r = await server.renderer.render(content, context, {
+      translate_emoticons: realm.view.userSettings(user.id).translate_emoticons,
+    });
+    return realm.ask('message.send', {
+      sender_id: user.id,
+      to,
+      content,
+      rendered: {
+        rendered_content: r.rendered_content,
+        mentions_user_ids: r.mentions_user_ids,
+        mentions_user_group_ids: r.mentions_user_group_ids,
+        mentions_stream_wildcard: r.mentions_stream_wildcard,
+        mentions_topic_wildcard: r.mentions_topic_wildcard,
+        has_link: r.has_link,
+        has_image: r.has_image,
+        has_attachment: r.has_attachment,
+        potential_attachment_path_ids: r.potential_attachment_path_ids,
+        user_ids_with_alert_words: r.user_ids_with_alert_words,
+      },
+      search_text: htmlToText(r.rendered_content),
+      client,
+      read_by_sender: p.read_by_sender ?? defaultReadBySender(client),
+      queue_id: ownQueue ? p.queue_id : undefined,
+      local_id: ownQueue ? p.local_id : undefined,
+    });
+  },
+});
+
+const narrowParam = () => json(z.unknown());
+
+/**
+ * GET /api/v1/messages — messages of a narrow around an anchor, or by id (`message_ids`).
+ * Reads answer from the store at once (no realm actor); see src/queries/message-fetch.ts.
+ */
+export const getMessages = endpoint({
+  method: 'GET',
+  path: '/api/v1/messages',
+  params: z.object({
+    anchor: str().optional(),
+    include_anchor: bool().default(true),
+    num_before: nonNegativeInt().default(0),
+    num_after: nonNegativeInt().default(0),
+    narrow: narrowParam().optional(),
+    client_extavatar: bool().default(true),
+    apply_markdown: bool().default(true),
+    use_first_unread_anchor: bool().default(false),
+    message_ids: intList().optional(),
+    allow_empty_topic_name: bool().default(false),
+  }),
+  handle: ({ server, realm, user }, p) => {
+    const { store } = server;
+    const view = realm.view;
+    const byIds = p.message_ids !== undefined;
+    if (
+      byIds &&
+      (p.num_before > 0 || p.num_after > 0 || p.anchor !== undefined || p.use_first_unread_anchor)
+    ) {
+      throw new JsonableError(
+        'Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor',
+      );
+    }
+    const anchorValue = byIds ? 0 : parseAnchor(p.anchor, p.use_first_unread_anchor);
+    const narrow = p.narrow === undefined || p.narrow === null ? [] : parseNarrowParam(p.narrow);
+    const requested = byIds ? p.message_ids!.length : p.num_before + p.num_after;
+    if (requested > MAX_MESSAGES_PER_FETCH) {
+      throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+    }
+    if (!byIds && p.num_before > 0 && p.num_after > 0 && !p.include_anchor) {
+      throw new JsonableError('The anchor can only be excluded at an end of the range');
+    }
+    const resolved = resolveNarrow(view, store, user, narrow);
+    const q = messageQuery(view, user, resolved);
+    const format = {
+      applyMarkdown: p.apply_markdown,
+      clientExtAvatar: p.client_extavatar,
+      allowEmptyTopicName: p.allow_empty_topic_name,
+    };
+    if (byIds) {
+      const rows = store.messageSearch.messages(q, { dir: 'ids', ids: p.message_ids! });
+      return {
+        messages: formatFetched(store, view, rows, format, resolved.search),
+        found_anchor: false,
+        found_oldest: false,
+        found_newest: false,
+        history_limited: false,
+      };
+    }
+    const anchor = anchorValue ?? firstUnreadAnchor(store, view, user, resolved);
+    const result = fetchRange(
+      (range) => store.messageSearch.messages(q, range),
+      anchor,
+      p.num_before,
+      p.num_after,
+      p.include_anchor,
+    );
+    return {
+      messages: formatFetched(store, view, result.rows, format, resolved.search),
+      anchor,
+      found_anchor: result.found_anchor,
+      found_oldest: result.found_oldest,
+      found_newest: result.found_newest,
+      history_limited: result.history_limited,
+    };
+  },
+});
+
+/** GET /api/v1/messages/{message_id} — one message the user may read, and its markdown. */
+export const getMessage = endpoint({
+  method: 'GET',
+  path: '/api/v1/messages/:message_id',
+  params: z.object({
+    message_id: pathInt(),
+    apply_markdown: bool().default(true),
+    allow_empty_topic_name: bool().default(false),
+  }),
+  handle: ({ server, realm, user }, p) => {
+    const { store } = server;
+    const { row, flags } = accessMessage(store, realm.view, user.id, p.message_id, false);
+    const message = formatMessage(
+      store,
+      realm.view,
+      row,
+      {
+        applyMarkdown: p.apply_markdown,
+        clientExtAvatar: true,
+        allowEmptyTopicName: p.allow_empty_topic_name,
+      },
+      reactionsByMessage(store, [row.id]).get(row.id) ?? [],
+      apiFlagNames(flags ?? HISTORICAL_FLAGS),
+    );
+    return { raw_content: row.content, message };
+  },
+});
+
+/** DELETE /api/v1/messages/{message_id} — deletes a message for everyone. */
+export const deleteMessage = endpoint({
+  method: 'DELETE',
+  path: '/api/v1/messages/:message_id',
+  params: z.object({ message_id: pathInt() }),
+  handle: async ({ realm, user }, p) => {
+    await realm.ask('message.delete', { acting_user_id: user.id, message_id: p.message_id });
+    return {};
+  },
+});

@@ -1,0 +1,183 @@
+/**
+ * Rules about what a message says and where it goes that do not depend on the realm's data:
+ * content normalization and truncation, topics, the `to` parameter's forms, the sending client's
+ * name, and recipient ids. Messages are the reference's (lib/message.py normalize_body,
+ * truncate_topic; actions/message_send.py extract_stream_indicator, extract_private_recipients;
+ * lib/addressee.py; lib/request.py get_client_name, models/clients.py default_read_by_sender).
+ */
+import {
+  canonicalTopic,
+  codePointLength,
+  EMPTY_TOPIC_DISPLAY_NAME,
+  firstUnprintable,
+} from './channel-rules.js';
+import { JsonableError } from './errors.js';
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './limits.js';
+
+/** Where a message goes, as POST /messages gives it (resolved against the realm when sending). */
+export type MessageDestination =
+  | { kind: 'channel'; channel: string | number; topic: string }
+  | { kind: 'direct'; emails: string[] }
+  | { kind: 'direct'; ids: number[] };
+
+const CONTENT_TRUNCATION = '\n[message truncated]';
+const TOPIC_TRUNCATION = '...';
+
+/** Cuts `s` to `max` code points, ending with `marker`, as the reference truncates. */
+export function truncateCodePoints(s: string, max: number, marker: string): string {
+  if (s.length <= max) return s; // UTF-16 length ≥ code points: nothing to cut
+  if (codePointLength(s) <= max) return s;
+  const keep = max - codePointLength(marker);
+  let out = '';
+  let n = 0;
+  for (const ch of s) {
+    if (n === keep) break;
+    out += ch;
+    n++;
+  }
+  return out + marker;
+}
+
+/**
+ * Content as stored: trailing whitespace and leading newlines removed; empty content and null
+ * bytes refused; content longer than MAX_MESSAGE_LENGTH code points cut with a marker.
+ */
+export function normalizeContent(raw: string): string {
+  const body = raw.replace(/\s+$/u, '').replace(/^\n+/, '');
+  if (body.length === 0) throw new JsonableError('Message must not be empty');
+  if (body.includes('\0')) throw new JsonableError('Message must not contain null bytes');
+  return truncateCodePoints(body, MAX_MESSAGE_LENGTH, CONTENT_TRUNCATION);
+}
+
+/** Topics clients send for "the empty topic". */
+const EMPTY_TOPIC_ALIASES = new Set(['(no topic)']);
+
+/**
+ * A channel message's topic as stored: trimmed, the empty topic's display names mapped to '',
+ * unprintable characters refused, cut to MAX_TOPIC_LENGTH code points.
+ */
+export function normalizeTopic(raw: string): string {
+  let topic = canonicalTopic(raw);
+  if (EMPTY_TOPIC_ALIASES.has(topic)) topic = '';
+  const pos = firstUnprintable(topic);
+  if (pos !== null) throw new JsonableError(`Invalid character in topic, at position ${pos}!`);
+  return truncateCodePoints(topic, MAX_TOPIC_LENGTH, TOPIC_TRUNCATION);
+}
+
+/** A narrow's topic operand: the empty topic's display name means ''. */
+export function topicOperand(operand: string): string {
+  return operand === EMPTY_TOPIC_DISPLAY_NAME ? '' : operand;
+}
+
+/**
+ * The `to` of a channel message: a channel name or id, plain or JSON-encoded, or a JSON list
+ * of exactly one of those.
+ */
+export function parseChannelTo(raw: string): string | number {
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+  if (Array.isArray(data)) {
+    if (data.length !== 1) throw new JsonableError('Expected exactly one channel');
+    data = data[0];
+  }
+  if (typeof data === 'string') return data;
+  if (typeof data === 'number' && Number.isInteger(data)) return data;
+  throw new JsonableError('Invalid data type for channel');
+}
+
+/**
+ * The `to` of a direct message: a JSON list of user ids or of e-mail addresses, or
+ * comma-separated addresses. Duplicates are dropped; blank addresses ignored.
+ */
+export function parseDirectTo(raw: string): { ids: number[] } | { emails: string[] } {
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    data = raw;
+  }
+  if (typeof data === 'string') data = data.split(',');
+  if (!Array.isArray(data)) throw new JsonableError('Invalid data type for recipients');
+  if (data.length === 0) return { emails: [] };
+  const mixed = () =>
+    new JsonableError('Recipient lists may contain emails or user IDs, but not both.');
+  if (typeof data[0] === 'string') {
+    const emails = new Set<string>();
+    for (const e of data) {
+      if (typeof e !== 'string') throw mixed();
+      const t = e.trim();
+      if (t !== '') emails.add(t);
+    }
+    return { emails: [...emails] };
+  }
+  if (typeof data[0] !== 'number' || !Number.isInteger(data[0])) {
+    throw new JsonableError('Invalid data type for recipients');
+  }
+  const ids = new Set<number>();
+  for (const id of data) {
+    if (typeof id !== 'number' || !Number.isInteger(id)) throw mixed();
+    ids.add(id);
+  }
+  return { ids: [...ids] };
+}
+
+/** Longest client name kept (the reference's Client.name column). */
+const MAX_CLIENT_NAME_LENGTH = 30;
+const USER_AGENT_NAME = /^([^/ ]*[^0-9/(]*)(\/([^/ ]*))?([ /].*)?$/s;
+
+/**
+ * The sending client's name, as messages show it (`client`): the product name at the start of
+ * the User-Agent ("ZulipMobile/27.1 (Android)" → "ZulipMobile"), "Unspecified" without one.
+ */
+export function clientNameFromUserAgent(userAgent: string): string {
+  if (userAgent === '') return 'Unspecified';
+  const m = USER_AGENT_NAME.exec(userAgent);
+  const name = (m?.[1] ?? userAgent).trim();
+  return (name === '' ? 'Unspecified' : name).slice(0, MAX_CLIENT_NAME_LENGTH);
+}
+
+const HUMAN_CLIENTS = new Set([
+  'zulipandroid',
+  'zulipios',
+  'zulipdesktop',
+  'zulipmobile',
+  'zulipelectron',
+  'zulipterminal',
+  'snipe',
+  'website',
+  'ios',
+  'android',
+]);
+
+/**
+ * Whether a message sent without `read_by_sender` starts out read for its sender: yes for the
+ * interactive apps (a person typed it), no for other API clients (bots), as the reference guesses.
+ */
+export function defaultReadBySender(clientName: string): boolean {
+  const c = clientName.toLowerCase();
+  return HUMAN_CLIENTS.has(c) || c.includes('desktop app');
+}
+
+/**
+ * `recipient_id`: one id per conversation, the same for everyone in it (a channel, or a direct
+ * conversation of a set of users). Channels and direct conversations live in different tables,
+ * so their ids are interleaved: 2·channel id for a channel, 2·group id + 1 for a direct
+ * conversation.
+ */
+export function recipientIdOf(streamId: number | null, dmGroupId: number | null): number {
+  return streamId !== null ? streamId * 2 : dmGroupId! * 2 + 1;
+}
+
+/** The conversation key of a direct message: its participants' ids, sorted, comma-separated. */
+export function dmGroupKey(userIds: Iterable<number>): string {
+  return [...new Set(userIds)].sort((a, b) => a - b).join(',');
+}
+
+/** Whether the content is a `/me` status message. */
+export function isMeMessage(content: string): boolean {
+  return content.startsWith('/me ');
+}

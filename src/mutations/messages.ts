@@ -1,0 +1,340 @@
+/**
+ * Sending and deleting messages. Reference: actions/message_send.py (check_message,
+ * do_send_messages, create_user_messages), views/message_edit.py validate_can_delete_message,
+ * actions/message_delete.py.
+ *
+ * The endpoint normalized the content and topic and rendered the markdown before asking (the
+ * realm actor never waits on a renderer); everything that depends on the realm's state — the
+ * channel, its permissions, who receives the message, their flags — is decided here, inside the
+ * transaction, so a send sees exactly the state it commits against.
+ */
+import { checkChannelName, type TopicsPolicy } from '../lib/channel-rules.js';
+import {
+  JsonableError,
+  StreamDoesNotExistError,
+  StreamWithIdDoesNotExistError,
+} from '../lib/errors.js';
+import type { WireEvent } from '../lib/events.js';
+import { escapeHtml } from '../lib/html.js';
+import type { RenderResult } from '../lib/markdown/index.js';
+import { dmGroupKey, type MessageDestination } from '../lib/message-content.js';
+import { apiFlagNames, MESSAGE_FLAG_BITS } from '../lib/message-flags.js';
+import type { Channel } from '../queries/channels-view.js';
+import {
+  accessMessage,
+  EVENT_FORMAT,
+  formatMessage,
+  messageEventAudience,
+} from '../queries/messages.js';
+import { userGroupSetting } from '../queries/user-groups.js';
+import type { UserRow } from '../storage/users.js';
+import type { MutationContext } from './context.js';
+
+/** The parts of a RenderResult a sent message keeps. */
+export type RenderedMessage = Pick<
+  RenderResult,
+  | 'rendered_content'
+  | 'mentions_user_ids'
+  | 'mentions_user_group_ids'
+  | 'mentions_stream_wildcard'
+  | 'mentions_topic_wildcard'
+  | 'has_link'
+  | 'has_image'
+  | 'has_attachment'
+  | 'potential_attachment_path_ids'
+  | 'user_ids_with_alert_words'
+>;
+
+export type SendMessageCommand = {
+  sender_id: number;
+  to: MessageDestination;
+  /** Normalized content (see src/lib/message-content.ts). */
+  content: string;
+  rendered: RenderedMessage;
+  /** The text of the rendered content, for the full-text index. */
+  search_text: string;
+  client: string;
+  read_by_sender: boolean;
+  /** The sending client's queue and its local id for the message (local echo). */
+  queue_id?: string | undefined;
+  local_id?: string | undefined;
+};
+
+/** Up to this many channel subscribers or topic participants, anyone may use wildcard mentions. */
+export const WILDCARD_MENTION_THRESHOLD = 15;
+
+/** The default bot type (bots that get the messages they are mentioned in). */
+const DEFAULT_BOT = 1;
+
+function resolveChannel(ctx: MutationContext, target: string | number): Channel {
+  const channels = ctx.realm.channels;
+  if (typeof target === 'number') {
+    const ch = channels.byId(target);
+    if (!ch) throw new StreamWithIdDoesNotExistError(target);
+    return ch;
+  }
+  const name = target.trim();
+  checkChannelName(name);
+  const ch = channels.byName(name);
+  if (!ch) throw new StreamDoesNotExistError(escapeHtml(name));
+  return ch;
+}
+
+function topicsPolicyOf(ctx: MutationContext, ch: Channel): TopicsPolicy {
+  const own = ch.topics_policy as TopicsPolicy;
+  if (own !== 'inherit') return own;
+  return ctx.realm.settings.topics_policy;
+}
+
+function checkChannelSend(ctx: MutationContext, sender: UserRow, ch: Channel, topic: string): void {
+  const decision = ctx.realm.channels.sendMessageDecision(sender.id, ch);
+  if (decision === 'not_allowed') {
+    throw new JsonableError('You do not have permission to post in this channel.');
+  }
+  if (decision === 'unauthorized') {
+    throw new JsonableError(`Not authorized to send to channel '${ch.name}'`);
+  }
+  const policy = topicsPolicyOf(ctx, ch);
+  if (policy === 'disable_empty_topic' && topic === '') {
+    throw new JsonableError('Sending messages to the general chat is not allowed in this channel.');
+  }
+  if (policy === 'empty_topic_only' && topic !== '') {
+    throw new JsonableError('Only the general chat topic is allowed in this channel.');
+  }
+}
+
+/** The users of a direct message (sender included), refusing unknown and deactivated ones. */
+function resolveDirectRecipients(ctx: MutationContext, to: MessageDestination): UserRow[] {
+  const view = ctx.realm;
+  const users: UserRow[] = [];
+  if ('emails' in to) {
+    if (to.emails.length === 0) throw new JsonableError('Message must have recipients');
+    for (const email of to.emails) {
+      const u = view.userByEmail(email);
+      if (!u) throw new JsonableError(`Invalid email '${email}'`);
+      users.push(u);
+    }
+  } else if ('ids' in to) {
+    if (to.ids.length === 0) throw new JsonableError('Message must have recipients');
+    for (const id of to.ids) {
+      const u = view.user(id);
+      if (!u) throw new JsonableError(`Invalid user ID ${id}`);
+      users.push(u);
+    }
+  }
+  for (const u of users) {
+    if (!u.is_active) throw new JsonableError(`'${u.email}' is no longer using Zulip.`);
+  }
+  return users;
+}
+
+/**
+ * The realm's direct-message policies: some participant must be in
+ * direct_message_permission_group, and the sender must be in direct_message_initiator_group
+ * unless the conversation already has messages. Bots, and messages only to bots or oneself, are
+ * exempt.
+ */
+function checkDirectSend(
+  ctx: MutationContext,
+  sender: UserRow,
+  recipients: readonly UserRow[],
+  existingGroupId: number | undefined,
+): void {
+  if (sender.is_bot) return;
+  if (recipients.every((u) => u.is_bot || u.id === sender.id)) return;
+  const view = ctx.realm;
+  const permission = view.groupSetting('direct_message_permission_group');
+  const everyone = [sender, ...recipients];
+  if (!everyone.some((u) => view.isUserInGroupSetting(u.id, permission))) {
+    if (permission === view.systemGroupId('role:nobody')) {
+      throw new JsonableError('Direct messages are disabled in this organization.');
+    }
+    throw new JsonableError('This conversation does not include any users who can authorize it.');
+  }
+  if (view.hasRealmPermission(sender.id, 'direct_message_initiator_group')) return;
+  if (existingGroupId !== undefined && ctx.store.messages.dmGroupHasMessages(existingGroupId))
+    return;
+  throw new JsonableError('You do not have permission to initiate direct message conversations.');
+}
+
+function checkMentionPermissions(
+  ctx: MutationContext,
+  sender: UserRow,
+  rendered: RenderedMessage,
+  ch: Channel | null,
+  topicParticipants: Set<number> | null,
+): void {
+  const view = ctx.realm;
+  const manyOk = () => view.hasRealmPermission(sender.id, 'can_mention_many_users_group');
+  if (ch && rendered.mentions_stream_wildcard) {
+    if (view.channels.subscriberIds(ch.id).length > WILDCARD_MENTION_THRESHOLD && !manyOk()) {
+      throw new JsonableError(
+        'You do not have permission to use channel wildcard mentions in this channel.',
+        { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' },
+      );
+    }
+  }
+  if (ch && rendered.mentions_topic_wildcard && topicParticipants) {
+    if (topicParticipants.size > WILDCARD_MENTION_THRESHOLD && !manyOk()) {
+      throw new JsonableError(
+        'You do not have permission to use topic wildcard mentions in this topic.',
+        { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' },
+      );
+    }
+  }
+  for (const groupId of rendered.mentions_user_group_ids) {
+    const g = view.group(groupId);
+    if (!g) continue;
+    if (!view.isUserInGroupSetting(sender.id, userGroupSetting(view, g, 'can_mention_group'))) {
+      throw new JsonableError(`You are not allowed to mention user group '${g.name}'.`);
+    }
+  }
+}
+
+/**
+ * POST /messages: validates the destination and permissions, stores the message with one
+ * user_messages row (with flags) per recipient, indexes it for search, and emits one `message`
+ * event to every recipient.
+ */
+export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand): { id: number } {
+  const { store, realm: view } = ctx;
+  const sender = view.user(cmd.sender_id);
+  if (!sender || !sender.is_active) throw new JsonableError('Account is deactivated');
+  const r = cmd.rendered;
+
+  let channel: Channel | null = null;
+  let topic = '';
+  let dmGroupId: number | null = null;
+  let recipients: number[];
+  let topicParticipants: Set<number> | null = null;
+  if (cmd.to.kind === 'channel') {
+    channel = resolveChannel(ctx, cmd.to.channel);
+    topic = cmd.to.topic;
+    checkChannelSend(ctx, sender, channel, topic);
+    if (r.mentions_topic_wildcard) {
+      topicParticipants = store.messages.topicParticipants(channel.id, topic);
+      topicParticipants.add(sender.id);
+    }
+    checkMentionPermissions(ctx, sender, r, channel, topicParticipants);
+    recipients = view.channels.subscriberIds(channel.id);
+    // Default bots get the channel messages they are mentioned in, subscribed or not.
+    const subscribed = new Set(recipients);
+    for (const id of r.mentions_user_ids) {
+      const u = view.user(id);
+      if (u && u.is_active && u.is_bot && u.bot_type === DEFAULT_BOT && !subscribed.has(id)) {
+        recipients.push(id);
+      }
+    }
+  } else {
+    const users = resolveDirectRecipients(ctx, cmd.to);
+    const members = new Set(users.map((u) => u.id));
+    members.add(sender.id);
+    const key = dmGroupKey(members);
+    const existing = store.messages.dmGroupByKey(view.id, key);
+    checkDirectSend(ctx, sender, users, existing);
+    checkMentionPermissions(ctx, sender, r, null, null);
+    const memberIds = [...members].sort((a, b) => a - b);
+    dmGroupId = existing ?? store.messages.createDmGroup(view.id, key, memberIds);
+    recipients = memberIds;
+  }
+
+  // Flags, per recipient (create_user_messages).
+  const mentioned = new Set(r.mentions_user_ids);
+  for (const groupId of r.mentions_user_group_ids) {
+    for (const id of view.recursiveMembers(groupId)) mentioned.add(id);
+  }
+  const alerted = new Set(r.user_ids_with_alert_words);
+  let base = 0;
+  if (r.mentions_stream_wildcard) base |= MESSAGE_FLAG_BITS.stream_wildcard_mentioned;
+  if (dmGroupId !== null) base |= MESSAGE_FLAG_BITS.is_private;
+  const flags = recipients.map((id) => {
+    let f = base;
+    if (id === sender.id && cmd.read_by_sender) f |= MESSAGE_FLAG_BITS.read;
+    if (mentioned.has(id)) f |= MESSAGE_FLAG_BITS.mentioned;
+    if (alerted.has(id)) f |= MESSAGE_FLAG_BITS.has_alert_word;
+    if (r.mentions_topic_wildcard && topicParticipants?.has(id)) {
+      f |= MESSAGE_FLAG_BITS.topic_wildcard_mentioned;
+    }
+    return f;
+  });
+
+  const row = {
+    realm_id: view.id,
+    sender_id: sender.id,
+    stream_id: channel ? channel.id : null,
+    dm_group_id: dmGroupId,
+    topic,
+    content: cmd.content,
+    rendered_content: r.rendered_content,
+    date_sent: ctx.now,
+    has_attachment: r.has_attachment ? 1 : 0,
+    has_image: r.has_image ? 1 : 0,
+    has_link: r.has_link ? 1 : 0,
+    sending_client: cmd.client,
+  };
+  const id = store.messages.insert(row);
+  store.messages.insertUserMessages(id, recipients, flags);
+  store.messages.index(id, topic, cmd.search_text);
+
+  const message = formatMessage(
+    store,
+    view,
+    { ...row, id, last_edit_time: null, last_moved_time: null, edit_history: null },
+    EVENT_FORMAT,
+    [],
+  );
+  const flagsByUser: Record<number, readonly string[]> = {};
+  for (let i = 0; i < recipients.length; i++) flagsByUser[recipients[i]!] = apiFlagNames(flags[i]!);
+  ctx.emit({ type: 'message', message }, recipients, {
+    flags: flagsByUser,
+    message: {
+      rawContent: cmd.content,
+      senderAvatarIsExternal: sender.avatar_source === 'G',
+      publicChannel: channel !== null && channel.invite_only === 0,
+      ...(cmd.queue_id !== undefined && cmd.local_id !== undefined
+        ? { senderQueueId: cmd.queue_id, localId: cmd.local_id }
+        : {}),
+    },
+  });
+  return { id };
+}
+
+export type DeleteMessageCommand = { acting_user_id: number; message_id: number };
+
+/**
+ * DELETE /messages/{id}: who may delete is the realm's and the channel's delete permissions
+ * (anyone's messages, or one's own and one's bots' within the realm's time limit).
+ */
+export function checkDeleteMessage(ctx: MutationContext, cmd: DeleteMessageCommand): void {
+  const { store, realm: view } = ctx;
+  const { row } = accessMessage(store, view, cmd.acting_user_id, cmd.message_id, true);
+  const user = view.user(cmd.acting_user_id)!;
+  const ch = row.stream_id !== null ? view.channels.byId(row.stream_id) : undefined;
+  const denied = () => new JsonableError("You don't have permission to delete this message");
+  const anyAllowed =
+    view.hasRealmPermission(user.id, 'can_delete_any_message_group') ||
+    (ch !== undefined && view.channels.may(user.id, ch, 'delete_any_message'));
+  if (!anyAllowed) {
+    const sender = view.user(row.sender_id);
+    if (row.sender_id !== user.id && sender?.bot_owner_id !== user.id) throw denied();
+    if (!view.hasRealmPermission(user.id, 'can_delete_own_message_group')) {
+      if (!ch || !view.channels.may(user.id, ch, 'delete_own_message')) throw denied();
+    }
+    const limit = view.settings.message_content_delete_limit_seconds;
+    if (limit !== null && ctx.now - row.date_sent > limit) {
+      throw new JsonableError('The time limit for deleting this message has passed');
+    }
+  }
+  const audience = messageEventAudience(store, view, row);
+  store.messages.delete(row.id);
+  const event: WireEvent = {
+    type: 'delete_message',
+    message_ids: [row.id],
+    message_type: row.stream_id !== null ? 'stream' : 'private',
+  };
+  if (row.stream_id !== null) {
+    event.stream_id = row.stream_id;
+    event.topic = row.topic;
+  }
+  ctx.emit(event, audience);
+}

@@ -1,0 +1,302 @@
+/**
+ * Messages as the API shows them (GET /messages, GET /messages/{id}, `message` events), who may
+ * read a message, and who hears about changes to one. Reference: lib/message_cache.py
+ * MessageDict, lib/message.py has_message_access, access_message,
+ * event_recipient_ids_for_action_on_messages.
+ */
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/channel-rules.js';
+import { JsonableError } from '../lib/errors.js';
+import { topicLinks, type TopicLink } from '../lib/markdown/index.js';
+import { isMeMessage, recipientIdOf } from '../lib/message-content.js';
+import { Role } from '../lib/roles.js';
+import type { MessageRow } from '../storage/messages.js';
+import type { ReactionRow } from '../storage/reactions.js';
+import type { Store } from '../storage/store.js';
+import type { Channel } from './channels-view.js';
+import { linkifierStamp, linkifiersOf } from './linkifiers.js';
+import type { RealmView } from './realm-view.js';
+import { avatarUrl } from './users.js';
+
+export type ApiReaction = {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+  user_id: number;
+};
+
+export type DisplayRecipientUser = {
+  id: number;
+  email: string;
+  full_name: string;
+  is_mirror_dummy: boolean;
+};
+
+export type ApiMessage = {
+  id: number;
+  sender_id: number;
+  content: string;
+  recipient_id: number;
+  timestamp: number;
+  client: string;
+  subject: string;
+  topic_links: TopicLink[];
+  is_me_message: boolean;
+  reactions: ApiReaction[];
+  submessages: never[];
+  sender_full_name: string;
+  sender_email: string;
+  sender_realm_str: string;
+  display_recipient: string | DisplayRecipientUser[];
+  type: 'stream' | 'private';
+  stream_id?: number;
+  avatar_url: string | null;
+  content_type: 'text/html' | 'text/x-markdown';
+  edit_history?: Record<string, unknown>[];
+  last_edit_timestamp?: number;
+  last_moved_timestamp?: number;
+  flags?: readonly string[];
+  match_content?: string;
+  match_subject?: string;
+};
+
+export type MessageFormat = {
+  /** Rendered HTML (true) or the markdown source (false). */
+  applyMarkdown: boolean;
+  /** The client computes external-host avatar URLs itself: null for those. */
+  clientExtAvatar: boolean;
+  /** Show the empty topic as '' (true) or as its display name. */
+  allowEmptyTopicName: boolean;
+};
+
+/** How `message` events carry a message (see MessageDelivery in src/lib/events.ts). */
+export const EVENT_FORMAT: MessageFormat = {
+  applyMarkdown: true,
+  clientExtAvatar: false,
+  allowEmptyTopicName: true,
+};
+
+// ---- direct conversations --------------------------------------------------------------------
+
+/** Members of direct conversations, by group id. Groups never change once created. */
+const dmMembersCache = new Map<number, readonly number[]>();
+
+export function dmGroupMembers(store: Store, groupId: number): readonly number[] {
+  let members = dmMembersCache.get(groupId);
+  if (!members) {
+    members = store.messages.dmGroupMembers(groupId);
+    if (dmMembersCache.size >= 100_000) dmMembersCache.clear();
+    if (members.length > 0) dmMembersCache.set(groupId, members);
+  }
+  return members;
+}
+
+export function displayRecipientUsers(
+  view: RealmView,
+  memberIds: readonly number[],
+): DisplayRecipientUser[] {
+  return memberIds.map((id) => {
+    const u = view.user(id);
+    return {
+      id,
+      email: u?.email ?? '',
+      full_name: u?.full_name ?? '',
+      is_mirror_dummy: false,
+    };
+  });
+}
+
+// ---- topic links -----------------------------------------------------------------------------
+
+type TopicLinkCache = { stamp: number; links: Map<string, TopicLink[]> };
+const topicLinkCaches = new WeakMap<RealmView, TopicLinkCache>();
+
+/** `topic_links` of a topic, cached per realm until its linkifiers change. */
+export function cachedTopicLinks(store: Store, view: RealmView, topic: string): TopicLink[] {
+  if (topic === '') return [];
+  const stamp = linkifierStamp(view.id);
+  let cache = topicLinkCaches.get(view);
+  if (!cache || cache.stamp !== stamp) {
+    cache = { stamp, links: new Map() };
+    topicLinkCaches.set(view, cache);
+  }
+  let links = cache.links.get(topic);
+  if (!links) {
+    links = topicLinks(topic, linkifiersOf(store, view));
+    if (cache.links.size >= 5000) cache.links.clear();
+    cache.links.set(topic, links);
+  }
+  return links;
+}
+
+// ---- formatting ------------------------------------------------------------------------------
+
+function editHistoryOf(json: string): Record<string, unknown>[] {
+  const list = JSON.parse(json) as Record<string, unknown>[];
+  return list.map((e) => {
+    const { prev_rendered_content_version: _v, ...rest } = e;
+    return rest;
+  });
+}
+
+/**
+ * One message object. `reactions` are the message's (oldest first); `flags` the viewer's, for
+ * GET /messages (events carry flags beside the message, not inside).
+ */
+export function formatMessage(
+  store: Store,
+  view: RealmView,
+  row: MessageRow,
+  format: MessageFormat,
+  reactions: ApiReaction[],
+  flags?: readonly string[],
+): ApiMessage {
+  const sender = view.user(row.sender_id);
+  const isChannel = row.stream_id !== null;
+  const topic =
+    isChannel && row.topic === '' && !format.allowEmptyTopicName
+      ? EMPTY_TOPIC_DISPLAY_NAME
+      : row.topic;
+  const msg: ApiMessage = {
+    id: row.id,
+    sender_id: row.sender_id,
+    content: format.applyMarkdown ? row.rendered_content : row.content,
+    recipient_id: recipientIdOf(row.stream_id, row.dm_group_id),
+    timestamp: row.date_sent,
+    client: row.sending_client,
+    subject: topic,
+    topic_links: isChannel ? cachedTopicLinks(store, view, row.topic) : [],
+    is_me_message: isMeMessage(row.content),
+    reactions,
+    submessages: [],
+    sender_full_name: sender?.full_name ?? '',
+    sender_email: sender?.email ?? '',
+    sender_realm_str: view.row.string_id,
+    display_recipient: isChannel
+      ? (view.channels.byId(row.stream_id!)?.name ?? '')
+      : displayRecipientUsers(view, dmGroupMembers(store, row.dm_group_id!)),
+    type: isChannel ? 'stream' : 'private',
+    avatar_url: sender ? avatarUrl(view, sender, format.clientExtAvatar) : null,
+    content_type: format.applyMarkdown ? 'text/html' : 'text/x-markdown',
+  };
+  if (isChannel) msg.stream_id = row.stream_id!;
+  if (
+    row.edit_history !== null &&
+    view.settings.message_edit_history_visibility_policy !== 'none'
+  ) {
+    msg.edit_history = editHistoryOf(row.edit_history);
+  }
+  if (row.last_edit_time !== null) msg.last_edit_timestamp = row.last_edit_time;
+  if (row.last_moved_time !== null) msg.last_moved_timestamp = row.last_moved_time;
+  if (flags) msg.flags = flags;
+  return msg;
+}
+
+/** The reactions of several messages, grouped by message id. */
+export function reactionsByMessage(
+  store: Store,
+  ids: readonly number[],
+): Map<number, ApiReaction[]> {
+  const out = new Map<number, ApiReaction[]>();
+  for (const r of store.reactions.ofMessages(ids)) {
+    let list = out.get(r.message_id);
+    if (!list) out.set(r.message_id, (list = []));
+    list.push(apiReaction(r));
+  }
+  return out;
+}
+
+export function apiReaction(r: ReactionRow): ApiReaction {
+  return {
+    emoji_name: r.emoji_name,
+    emoji_code: r.emoji_code,
+    reaction_type: r.reaction_type,
+    user_id: r.user_id,
+  };
+}
+
+// ---- access ----------------------------------------------------------------------------------
+
+/**
+ * Content access to a channel through subscription or a group that grants it (not through the
+ * channel being public): what private channels require, as the reference's
+ * has_channel_content_access_helper.
+ */
+function subscribedOrGranted(view: RealmView, userId: number, ch: Channel): boolean {
+  if (view.channels.isSubscribed(userId, ch.id)) return true;
+  const u = view.user(userId);
+  if (!u || u.role === Role.GUEST) return false;
+  const facts = view.channels.facts(userId, ch);
+  return facts.inChannel.can_subscribe_group || facts.inChannel.can_add_subscribers_group;
+}
+
+/**
+ * Whether a user may read a message: a direct message they received; a channel message of their
+ * realm in a public channel (not for guests), or in a channel they can access — with protected
+ * history, only if they received it. `modifying`: reacting, deleting (not in archived channels).
+ */
+export function hasMessageAccess(
+  view: RealmView,
+  userId: number,
+  row: MessageRow,
+  hasUserMessage: () => boolean,
+  modifying: boolean,
+): boolean {
+  if (row.realm_id !== view.id) return false;
+  if (row.stream_id === null) return hasUserMessage();
+  const ch = view.channels.byId(row.stream_id);
+  if (!ch) return false;
+  if (modifying && ch.deactivated) return false;
+  const u = view.user(userId);
+  if (!u || !u.is_active) return false;
+  if (!ch.invite_only && u.role !== Role.GUEST) return true;
+  if (!ch.history_public_to_subscribers) {
+    return hasUserMessage() && subscribedOrGranted(view, userId, ch);
+  }
+  return subscribedOrGranted(view, userId, ch);
+}
+
+export type AccessedMessage = { row: MessageRow; flags: number | undefined };
+
+/** The message if the user may read it; "Invalid message(s)" otherwise (never more detail). */
+export function accessMessage(
+  store: Store,
+  view: RealmView,
+  userId: number,
+  messageId: number,
+  modifying: boolean,
+): AccessedMessage {
+  const row = store.messages.byIdWithFlags(userId, messageId);
+  if (!row) throw new JsonableError('Invalid message(s)');
+  const flags = row.flags ?? undefined;
+  if (!hasMessageAccess(view, userId, row, () => flags !== undefined, modifying)) {
+    throw new JsonableError('Invalid message(s)');
+  }
+  return { row, flags };
+}
+
+/**
+ * Who hears about a change to a message (a reaction, a deletion), as the reference's
+ * event_recipient_ids_for_action_on_messages: for a direct message, those who received it; for
+ * a channel message, the channel's subscribers — with protected history only those who also
+ * received it — plus, in a public channel, non-guests who have a row for it (they starred or
+ * reacted to it, or received it before unsubscribing).
+ */
+export function messageEventAudience(store: Store, view: RealmView, row: MessageRow): number[] {
+  const received = store.messages.recipients(row.id);
+  const active = (id: number) => view.user(id)?.is_active === 1;
+  if (row.stream_id === null) return received.filter(active).sort((a, b) => a - b);
+  const ch = view.channels.byId(row.stream_id);
+  if (!ch) return [];
+  const subscribers = view.channels.subscriberIds(ch.id);
+  if (!ch.history_public_to_subscribers) {
+    const got = new Set(received);
+    return subscribers.filter((id) => got.has(id));
+  }
+  if (ch.invite_only) return subscribers;
+  const out = new Set(subscribers);
+  for (const id of received) {
+    const u = view.user(id);
+    if (u && u.is_active && u.role !== Role.GUEST) out.add(id);
+  }
+  return [...out].sort((a, b) => a - b);
+}

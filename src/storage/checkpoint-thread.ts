@@ -1,0 +1,30 @@
+/**
+ * The background checkpointer's thread (see ./checkpointer.ts): its own connection to the
+ * database, copying committed WAL frames back into the database file with PASSIVE checkpoints
+ * (which never block the writer), so the writer's commits do not pay for copying and syncing.
+ */
+import Database from 'better-sqlite3';
+import { parentPort, workerData } from 'node:worker_threads';
+
+const { file, intervalMs } = workerData as { file: string; intervalMs: number };
+const db = new Database(file, { fileMustExist: true });
+db.pragma('busy_timeout = 0');
+
+let failures = 0;
+const timer = setInterval(() => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    failures = 0;
+  } catch (err) {
+    // A busy database is normal under load; anything persistent is reported once.
+    if (++failures === 100) console.error('background checkpoint keeps failing', err);
+  }
+}, intervalMs);
+
+parentPort?.on('message', (m: unknown) => {
+  if (m === 'stop') {
+    clearInterval(timer);
+    db.close();
+    parentPort?.close();
+  }
+});

@@ -1,0 +1,284 @@
+/**
+ * SQL for messages, who received them (user_messages and their flags), direct conversations
+ * (direct_message_groups), the full-text index, and the per-user summaries the register snapshot
+ * and GET /users/me show. Narrow queries (GET /messages) are built in ./message-search.ts.
+ */
+import type { DB } from './db.js';
+
+export type MessageRow = {
+  id: number;
+  realm_id: number;
+  sender_id: number;
+  stream_id: number | null;
+  dm_group_id: number | null;
+  topic: string;
+  content: string;
+  rendered_content: string;
+  date_sent: number;
+  last_edit_time: number | null;
+  last_moved_time: number | null;
+  edit_history: string | null;
+  has_attachment: number;
+  has_image: number;
+  has_link: number;
+  sending_client: string;
+};
+
+/** A message row with the viewer's flags (null: the viewer has no user_messages row). */
+export type FetchedMessageRow = MessageRow & { flags: number | null };
+
+export type NewMessage = Omit<
+  MessageRow,
+  'id' | 'last_edit_time' | 'last_moved_time' | 'edit_history'
+>;
+
+/** The columns every message query returns, in this order (m = messages). */
+export const MESSAGE_COLUMNS = `m.id, m.realm_id, m.sender_id, m.stream_id, m.dm_group_id, m.topic,
+  m.content, m.rendered_content, m.date_sent, m.last_edit_time, m.last_moved_time, m.edit_history,
+  m.has_attachment, m.has_image, m.has_link, m.sending_client`;
+
+export type UnreadRow = {
+  message_id: number;
+  flags: number;
+  sender_id: number;
+  stream_id: number | null;
+  dm_group_id: number | null;
+  topic: string;
+};
+
+export function messageStatements(db: DB) {
+  const insert = db.prepare<
+    [
+      number,
+      number,
+      number | null,
+      number | null,
+      string,
+      string,
+      string,
+      number,
+      number,
+      number,
+      number,
+      string,
+    ],
+    void
+  >(
+    `INSERT INTO messages (realm_id, sender_id, stream_id, dm_group_id, topic, content,
+       rendered_content, date_sent, has_attachment, has_image, has_link, sending_client)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertUserMessage = db.prepare<[number, number, number], void>(
+    'INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, ?)',
+  );
+  const insertSearch = db.prepare<[number, string, string], void>(
+    'INSERT INTO messages_fts (rowid, topic, body) VALUES (?, ?, ?)',
+  );
+  const deleteSearch = db.prepare<[number], void>('DELETE FROM messages_fts WHERE rowid = ?');
+  const byId = db.prepare<[number], MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?`,
+  );
+  const byIdWithFlags = db.prepare<[number, number], FetchedMessageRow>(
+    `SELECT ${MESSAGE_COLUMNS}, um.flags AS flags FROM messages m
+     LEFT JOIN user_messages um ON um.user_id = ? AND um.message_id = m.id
+     WHERE m.id = ?`,
+  );
+  const userMessageFlags = db
+    .prepare<[number, number], number>(
+      'SELECT flags FROM user_messages WHERE user_id = ? AND message_id = ?',
+    )
+    .pluck();
+  const userMessageFlagsIn = db.prepare<[number, string], { message_id: number; flags: number }>(
+    `SELECT message_id, flags FROM user_messages
+     WHERE user_id = ? AND message_id IN (SELECT value FROM json_each(?))`,
+  );
+  const messagesIn = db.prepare<[string], MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))
+     ORDER BY m.id`,
+  );
+  const recipientsOf = db
+    .prepare<[number], number>('SELECT user_id FROM user_messages WHERE message_id = ?')
+    .pluck();
+  const setFlag = db.prepare<[number, number, number, string], void>(
+    `UPDATE user_messages SET flags = flags | ?
+     WHERE user_id = ? AND (flags & ?) = 0 AND message_id IN (SELECT value FROM json_each(?))`,
+  );
+  const clearFlag = db.prepare<[number, number, number, string], void>(
+    `UPDATE user_messages SET flags = flags & ~?
+     WHERE user_id = ? AND (flags & ?) <> 0 AND message_id IN (SELECT value FROM json_each(?))`,
+  );
+  const deleteUserMessages = db.prepare<[number], void>(
+    'DELETE FROM user_messages WHERE message_id = ?',
+  );
+  const deleteReactions = db.prepare<[number], void>('DELETE FROM reactions WHERE message_id = ?');
+  const deleteMessage = db.prepare<[number], void>('DELETE FROM messages WHERE id = ?');
+
+  const groupByKey = db
+    .prepare<[number, string], number>(
+      'SELECT id FROM direct_message_groups WHERE realm_id = ? AND user_ids = ?',
+    )
+    .pluck();
+  const insertGroup = db.prepare<[number, string, number], void>(
+    'INSERT INTO direct_message_groups (realm_id, user_ids, size) VALUES (?, ?, ?)',
+  );
+  const insertGroupMember = db.prepare<[number, number], void>(
+    'INSERT INTO direct_message_group_members (group_id, user_id) VALUES (?, ?)',
+  );
+  const groupMembers = db
+    .prepare<[number], string>('SELECT user_ids FROM direct_message_groups WHERE id = ?')
+    .pluck();
+  const hasMessagesInGroup = db
+    .prepare<[number], number>('SELECT EXISTS (SELECT 1 FROM messages WHERE dm_group_id = ?)')
+    .pluck();
+
+  const topicSenders = db
+    .prepare<[number, string], number>(
+      `SELECT DISTINCT sender_id FROM messages
+       WHERE stream_id = ? AND topic = ? COLLATE NOCASE`,
+    )
+    .pluck();
+  const topicReactors = db
+    .prepare<[number, string], number>(
+      `SELECT DISTINCT r.user_id FROM reactions r JOIN messages m ON m.id = r.message_id
+       WHERE m.stream_id = ? AND m.topic = ? COLLATE NOCASE`,
+    )
+    .pluck();
+
+  const maxForUser = db
+    .prepare<[number], number | null>('SELECT MAX(message_id) FROM user_messages WHERE user_id = ?')
+    .pluck();
+  const unread = db.prepare<[number, number, number], UnreadRow>(
+    `SELECT um.message_id AS message_id, um.flags AS flags, m.sender_id AS sender_id,
+            m.stream_id AS stream_id, m.dm_group_id AS dm_group_id, m.topic AS topic
+     FROM (SELECT message_id, flags FROM user_messages INDEXED BY user_messages_unread
+           WHERE user_id = ? AND (flags & 1) = 0
+           ORDER BY message_id DESC LIMIT ?) um
+     JOIN messages m ON m.id = um.message_id
+     WHERE m.stream_id IS NULL OR NOT EXISTS (
+       SELECT 1 FROM subscriptions s WHERE s.user_id = ? AND s.stream_id = m.stream_id AND s.active = 0)
+     ORDER BY um.message_id`,
+  );
+  const unreadIn = db.prepare<[number, string], UnreadRow>(
+    `SELECT um.message_id AS message_id, um.flags AS flags, m.sender_id AS sender_id,
+            m.stream_id AS stream_id, m.dm_group_id AS dm_group_id, m.topic AS topic
+     FROM user_messages um JOIN messages m ON m.id = um.message_id
+     WHERE um.user_id = ? AND um.message_id IN (SELECT value FROM json_each(?))
+     ORDER BY um.message_id`,
+  );
+  const starred = db
+    .prepare<[number, number], number>(
+      `SELECT message_id FROM user_messages INDEXED BY user_messages_starred
+       WHERE user_id = ? AND (flags & 2) <> 0 ORDER BY message_id LIMIT ?`,
+    )
+    .pluck();
+  const recentConversations = db.prepare<
+    [number, number],
+    { dm_group_id: number; max_message_id: number }
+  >(
+    `SELECT m.dm_group_id AS dm_group_id, MAX(m.id) AS max_message_id
+     FROM (SELECT message_id FROM user_messages INDEXED BY user_messages_private
+           WHERE user_id = ? AND (flags & 512) <> 0 ORDER BY message_id DESC LIMIT ?) um
+     JOIN messages m ON m.id = um.message_id
+     GROUP BY m.dm_group_id ORDER BY max_message_id DESC`,
+  );
+
+  return {
+    /** Inserts a message; returns its id. */
+    insert(m: NewMessage): number {
+      const info = insert.run(
+        m.realm_id,
+        m.sender_id,
+        m.stream_id,
+        m.dm_group_id,
+        m.topic,
+        m.content,
+        m.rendered_content,
+        m.date_sent,
+        m.has_attachment,
+        m.has_image,
+        m.has_link,
+        m.sending_client,
+      );
+      return Number(info.lastInsertRowid);
+    },
+    /** One user_messages row per recipient; `flags[i]` belongs to `userIds[i]`. */
+    insertUserMessages(
+      messageId: number,
+      userIds: readonly number[],
+      flags: readonly number[],
+    ): void {
+      for (let i = 0; i < userIds.length; i++)
+        insertUserMessage.run(userIds[i]!, messageId, flags[i]!);
+    },
+    insertUserMessage: (userId: number, messageId: number, flags: number): void =>
+      void insertUserMessage.run(userId, messageId, flags),
+    /** Adds a message to the full-text index. */
+    index: (messageId: number, topic: string, body: string): void =>
+      void insertSearch.run(messageId, topic, body),
+    byId: (id: number): MessageRow | undefined => byId.get(id),
+    /** The message with `userId`'s flags (null when the user has no row for it). */
+    byIdWithFlags: (userId: number, id: number): FetchedMessageRow | undefined =>
+      byIdWithFlags.get(userId, id),
+    /** `userId`'s flags on a message, or undefined without a user_messages row. */
+    userFlags: (userId: number, messageId: number): number | undefined =>
+      userMessageFlags.get(userId, messageId),
+    userFlagsIn: (userId: number, ids: readonly number[]): Map<number, number> =>
+      new Map(
+        userMessageFlagsIn.all(userId, JSON.stringify(ids)).map((r) => [r.message_id, r.flags]),
+      ),
+    /** The messages with these ids (those that exist), ascending. */
+    byIds: (ids: readonly number[]): MessageRow[] => messagesIn.all(JSON.stringify(ids)),
+    /** Everyone with a user_messages row for the message. */
+    recipients: (messageId: number): number[] => recipientsOf.all(messageId),
+    /** Sets `bit` on the user's rows for `ids` (only rows without it). Returns the row count. */
+    setFlag: (userId: number, ids: readonly number[], bit: number): number =>
+      setFlag.run(bit, userId, bit, JSON.stringify(ids)).changes,
+    clearFlag: (userId: number, ids: readonly number[], bit: number): number =>
+      clearFlag.run(bit, userId, bit, JSON.stringify(ids)).changes,
+    /** Deletes a message with everything that hangs off it (rows, reactions, index entry). */
+    delete(id: number): void {
+      deleteUserMessages.run(id);
+      deleteReactions.run(id);
+      deleteSearch.run(id);
+      deleteMessage.run(id);
+    },
+
+    /** The direct conversation of a set of users (key: sorted ids), if it exists. */
+    dmGroupByKey: (realmId: number, key: string): number | undefined =>
+      groupByKey.get(realmId, key),
+    /** Creates a direct conversation with its members; returns its id. */
+    createDmGroup(realmId: number, key: string, members: readonly number[]): number {
+      const id = Number(insertGroup.run(realmId, key, members.length).lastInsertRowid);
+      for (const u of members) insertGroupMember.run(id, u);
+      return id;
+    },
+    /** The member ids of a direct conversation (ascending). */
+    dmGroupMembers(groupId: number): number[] {
+      const key = groupMembers.get(groupId);
+      return key === undefined || key === '' ? [] : key.split(',').map(Number);
+    },
+    dmGroupHasMessages: (groupId: number): boolean => hasMessagesInGroup.get(groupId) === 1,
+
+    /** Who took part in a topic (sent a message in it or reacted to one). */
+    topicParticipants(streamId: number, topic: string): Set<number> {
+      const out = new Set(topicSenders.all(streamId, topic));
+      for (const u of topicReactors.all(streamId, topic)) out.add(u);
+      return out;
+    },
+
+    /** The newest message the user received, or -1. */
+    maxMessageIdFor: (userId: number): number => maxForUser.get(userId) ?? -1,
+    /**
+     * The user's newest `limit` unread messages, oldest first, leaving out channels the user
+     * has unsubscribed from.
+     */
+    unread: (userId: number, limit: number): UnreadRow[] => unread.all(userId, limit, userId),
+    /** Like `unread`, for given messages whatever their flags. */
+    unreadDetailsOf: (userId: number, ids: readonly number[]): UnreadRow[] =>
+      unreadIn.all(userId, JSON.stringify(ids)),
+    starredIds: (userId: number, limit: number): number[] => starred.all(userId, limit),
+    /** Direct conversations among the user's newest `limit` direct messages, newest first. */
+    recentConversations: (userId: number, limit: number) => recentConversations.all(userId, limit),
+  };
+}
+export type MessageStatements = ReturnType<typeof messageStatements>;

@@ -1,0 +1,113 @@
+/**
+ * Sending messages in tests, through POST /messages (the real path: rendering, permissions,
+ * recipients, flags, events).
+ */
+import type { ApiClient, Params } from './api.js';
+import type { TestServer } from './server.js';
+
+export async function sendChannelMessage(
+  api: ApiClient,
+  who: string,
+  channel: string | number,
+  topic: string,
+  content: string,
+  extra: Params = {},
+): Promise<number> {
+  const res = await api.post(who, 'messages', {
+    type: 'channel',
+    to: typeof channel === 'number' ? JSON.stringify(channel) : channel,
+    topic,
+    content,
+    ...extra,
+  });
+  if (res.status !== 200) throw new Error(`sending to ${channel} failed: ${res.text}`);
+  return res.body.id as number;
+}
+
+export async function sendDirectMessage(
+  api: ApiClient,
+  who: string,
+  to: number[],
+  content: string,
+  extra: Params = {},
+): Promise<number> {
+  const res = await api.post(who, 'messages', { type: 'direct', to, content, ...extra });
+  if (res.status !== 200) throw new Error(`sending a direct message failed: ${res.text}`);
+  return res.body.id as number;
+}
+
+export type FetchedMessage = {
+  id: number;
+  sender_id: number;
+  content: string;
+  subject: string;
+  type: string;
+  flags: string[];
+  [k: string]: unknown;
+};
+
+/** GET /messages with a narrow, newest first up to `num` (ids ascending, as returned). */
+export async function fetchNarrow(
+  api: ApiClient,
+  who: string,
+  narrow: unknown[],
+  params: Params = {},
+): Promise<{ status: number; ids: number[]; body: Record<string, unknown>; text: string }> {
+  const res = await api.get(who, 'messages', {
+    anchor: 'newest',
+    num_before: 1000,
+    num_after: 0,
+    narrow,
+    ...params,
+  });
+  const messages = (res.body.messages ?? []) as FetchedMessage[];
+  return { status: res.status, ids: messages.map((m) => m.id), body: res.body, text: res.text };
+}
+
+/**
+ * Bulk seeding through the store (for ranges of thousands of messages, where sending each one
+ * over HTTP would only slow the test down): `count` channel messages from `senderId`, each
+ * received by `recipients` with `flags`. Returns the ids, ascending.
+ */
+export function seedChannelMessages(
+  ts: TestServer,
+  m: {
+    senderId: number;
+    streamId: number;
+    topic: string;
+    count: number;
+    recipients: number[];
+    flags?: number;
+  },
+): number[] {
+  const { store } = ts.server.context;
+  const ids: number[] = [];
+  const now = Math.floor(Date.now() / 1000);
+  store.transaction(() => {
+    for (let i = 0; i < m.count; i++) {
+      const content = `seeded message ${i}`;
+      const id = store.messages.insert({
+        realm_id: ts.fx.realmId,
+        sender_id: m.senderId,
+        stream_id: m.streamId,
+        dm_group_id: null,
+        topic: m.topic,
+        content,
+        rendered_content: `<p>${content}</p>`,
+        date_sent: now,
+        has_attachment: 0,
+        has_image: 0,
+        has_link: 0,
+        sending_client: 'test',
+      });
+      store.messages.insertUserMessages(
+        id,
+        m.recipients,
+        m.recipients.map(() => m.flags ?? 0),
+      );
+      store.messages.index(id, m.topic, content);
+      ids.push(id);
+    }
+  });
+  return ids;
+}
