@@ -108,7 +108,7 @@ async function serverWithUsers(
   tag: string,
 ): Promise<{ server: ConfabServer; users: User[]; realmId: number; dataDir: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `confab-bench-${tag}-`));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
   const { store, realms } = server.context;
   const now = Math.floor(Date.now() / 1000);
   const owner = doCreateRealm(store, {

@@ -139,6 +139,18 @@ export function claimAttachments(
 }
 
 /**
+ * Whether a new message by `senderId` linking `pathIds` will claim any upload (its
+ * `has_attachment`, known before the message row exists; claimAttachments links them after).
+ */
+export function claimsAnyAttachment(
+  ctx: MutationContext,
+  senderId: number,
+  pathIds: readonly string[],
+): boolean {
+  return pathIds.some((p) => shareable(ctx, senderId, p) !== null);
+}
+
+/**
  * After an edit changed a message's content (the reference's check_attachment_reference_change):
  * uploads no longer linked lose the message, newly linked ones are claimed. `detachedUploads` are
  * the sender's uploads that this edit left referenced by no message at all (the edit response's

@@ -28,6 +28,7 @@ import {
 } from '../queries/messages.js';
 import { userGroupSetting } from '../queries/user-groups.js';
 import type { UserRow } from '../storage/users.js';
+import { claimAttachments, claimsAnyAttachment, releaseMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
 
 /** The parts of a RenderResult a sent message keeps. */
@@ -267,7 +268,8 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
     content: cmd.content,
     rendered_content: r.rendered_content,
     date_sent: ctx.now,
-    has_attachment: r.has_attachment ? 1 : 0,
+    // Only uploads the sender may share count (the reference's do_claim_attachments decides it).
+    has_attachment: claimsAnyAttachment(ctx, sender.id, r.potential_attachment_path_ids) ? 1 : 0,
     has_image: r.has_image ? 1 : 0,
     has_link: r.has_link ? 1 : 0,
     sending_client: cmd.client,
@@ -275,6 +277,11 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
   const id = store.messages.insert(row);
   store.messages.insertUserMessages(id, recipients, flags);
   store.messages.index(id, topic, cmd.search_text);
+  claimAttachments(ctx, {
+    senderId: sender.id,
+    messageId: id,
+    pathIds: r.potential_attachment_path_ids,
+  });
 
   const message = formatMessage(
     store,
@@ -326,6 +333,7 @@ export function checkDeleteMessage(ctx: MutationContext, cmd: DeleteMessageComma
     }
   }
   const audience = messageEventAudience(store, view, row);
+  releaseMessageAttachments(ctx, { messageIds: [row.id] });
   store.messages.delete(row.id);
   const event: WireEvent = {
     type: 'delete_message',

@@ -17,6 +17,7 @@ import {
 import { mustOpen, openSocket, poll, register, until } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
+import { ENDPOINTS } from '../../src/endpoints/index.js';
 
 function limited(rules: Partial<RateLimitRules>) {
   const clock = { ms: 10_000_000, advance: (s: number) => void (clock.ms += s * 1000) };
@@ -271,3 +272,38 @@ t.test('rate limits off: no headers, no 429', async (t) => {
   }
   t.pass('250 requests in a row, all answered');
 });
+
+t.test(
+  'every registered endpoint counts: once the budgets are spent each answers 429 and changes nothing',
+  async (t) => {
+    const { opts } = limited({
+      api_by_user: [[60, 1]],
+      events_by_user: [[60, 1]],
+      api_by_ip: [[60, 1]],
+    });
+    const { api, url, events } = await startServer(t, opts);
+    // Spend each budget with one request (malformed requests count too).
+    assertSuccess(t, await api.get('hamlet', 'users/me'));
+    await api.get('hamlet', 'events');
+    assertSuccess(t, await api.get(null, 'server_settings'));
+    const eventsBefore = events.length;
+    const hamlet = api.fx.users.hamlet!;
+    let checked = 0;
+    for (const ep of ENDPOINTS) {
+      const path = ep.path
+        .split('/')
+        .map((seg) => (seg.startsWith(':') ? '1' : seg.startsWith('*') ? 'a/b.txt' : seg))
+        .join('/');
+      const headers: Record<string, string> = { host: 'testserver.local' };
+      if (ep.auth !== 'none') headers.authorization = basicAuth(hamlet.email, hamlet.api_key);
+      const res = await rawRequest(url, { method: ep.method, path, headers });
+      if (res.status !== 429 || res.body.code !== 'RATE_LIMIT_HIT') {
+        t.fail(`${ep.method} ${ep.path}: ${res.status} ${res.text.slice(0, 200)}`);
+      } else {
+        checked++;
+      }
+    }
+    t.equal(checked, ENDPOINTS.length, `all ${ENDPOINTS.length} endpoints refused`);
+    t.equal(events.length, eventsBefore, 'no event: nothing was changed');
+  },
+);
