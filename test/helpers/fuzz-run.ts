@@ -10,7 +10,14 @@ import type { Test } from 'tap';
 import { ENDPOINTS } from '../../src/endpoints/index.js';
 import { assertSuccess } from './api.js';
 import { until } from './events.js';
-import { closeConnections, fuzzEndpoint, fuzzSeed, type RealValues } from './fuzz.js';
+import {
+  closeConnections,
+  currentKeys,
+  dbFingerprint,
+  fuzzEndpoint,
+  fuzzSeed,
+  type RealValues,
+} from './fuzz.js';
 import { startServer, type TestServer } from './server.js';
 import { upload } from './uploads.js';
 
@@ -27,18 +34,36 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
     t.teardown(closeConnections);
     const real = await seedState(t, ts);
     let sent = 0;
+    let compared = 0;
     for (let i = 0; i < ENDPOINTS.length; i++) {
       const ep = ENDPOINTS[i]!;
       if (!part(i)) continue;
       if (only !== undefined && !`${ep.method} ${ep.path}`.includes(only)) continue;
+      const fingerprint = dbFingerprint(ts);
+      const before = await snapshot(ts);
       sent += (await fuzzEndpoint(t, ts, ep, seed, RANDOM_REQUESTS_PER_ENDPOINT, real)).sent;
+      if (dbFingerprint(ts) === fingerprint) {
+        // Nothing was stored: the in-memory read model must not have moved either.
+        compared++;
+        const after = await snapshot(ts);
+        if (JSON.stringify(after) !== JSON.stringify(before)) {
+          t.same(after, before, `${ep.method} ${ep.path}: the register snapshot is unchanged`);
+        }
+      }
       await restoreFixtures(t, ts);
       const health = await ts.api.get(null, 'server_settings');
-      if (health.status !== 200) {
-        t.fail(`after ${ep.method} ${ep.path} the server no longer answers well: ${health.status}`);
+      const me = await ts.api.get(
+        { ...ts.fx.users.hamlet!, ...currentUser(ts, 'hamlet') },
+        'users/me',
+      );
+      if (health.status !== 200 || me.status !== 200) {
+        t.fail(
+          `after ${ep.method} ${ep.path} the server no longer answers well: ${health.status} ${me.status}`,
+        );
         return;
       }
     }
+    t.comment(`${compared} endpoints changed nothing stored; their register snapshots compared`);
     await until(() => ts.server.inflight === 0, 'every request has left');
     t.equal(ts.server.inflight, 0, `no request left in flight after ${sent} requests`);
   });
@@ -179,4 +204,27 @@ async function seedState(t: Test, ts: TestServer): Promise<RealValues> {
     alert_words: ['["fuzz"]'],
     last_event_id: ['-1', '0'],
   };
+}
+
+/** An API key the fuzzing may have changed, read back. */
+function currentUser(ts: TestServer, name: string): { api_key: string } {
+  return { api_key: currentKeys(ts)[name]! };
+}
+
+/**
+ * The realm as an owner's and a member's register snapshots show it (everything but the queue's
+ * own id), each from a queue deleted right after.
+ */
+async function snapshot(ts: TestServer): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const name of ['desdemona', 'hamlet']) {
+    const who = { ...ts.fx.users[name]!, ...currentUser(ts, name) };
+    const res = await ts.api.post(who, 'register', {});
+    const { queue_id: queueId, ...state } = res.body;
+    if (typeof queueId === 'string') {
+      await ts.api.delete(who, 'events', { queue_id: queueId });
+    }
+    out.push({ status: res.status, ...state });
+  }
+  return out;
 }

@@ -10,6 +10,7 @@
  * repeats with the same seed; CONFAB_FUZZ_ONLY="POST /api/v1/users" narrows the run to matching
  * endpoints. Each failure prints the seed, the request number and the request itself.
  */
+import crypto from 'node:crypto';
 import http from 'node:http';
 import type { Test } from 'tap';
 import type { z } from 'zod';
@@ -915,6 +916,9 @@ export async function fuzzEndpoint(
   }
   const statuses = new Map<number, number>();
   let failures = 0;
+  let changes = totalChanges(ts);
+  let fingerprint = dbFingerprint(ts);
+  let eventCount = ts.events.length;
   for (let i = 0; i < requests.length; i++) {
     const req = requests[i]!;
     let res: FuzzResponse;
@@ -935,6 +939,19 @@ export async function fuzzEndpoint(
     }
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     const found = problems(ep, req, res);
+    if (res.status >= 400) {
+      // A refused request leaves nothing behind: no row changed, no event sent. (Rows written
+      // and rolled back count as changes: then the digest of every row decides.)
+      if (totalChanges(ts) !== changes && dbFingerprint(ts) !== fingerprint) {
+        found.push('refused, yet the database changed');
+      }
+      if (ts.events.length !== eventCount) found.push('refused, yet events were sent');
+    }
+    if (totalChanges(ts) !== changes) {
+      changes = totalChanges(ts);
+      fingerprint = dbFingerprint(ts);
+    }
+    eventCount = ts.events.length;
     if (found.length > 0) {
       failures++;
       if (failures <= 5) {
@@ -959,4 +976,40 @@ export function currentKeys(ts: TestServer): Record<string, string> {
     out[name] = ts.server.context.store.users.byId(u.id)?.api_key ?? u.api_key;
   }
   return out;
+}
+
+const fingerprintStatements = new WeakMap<object, { name: string; all: () => unknown[][] }[]>();
+
+/**
+ * A digest of every row of every table (the full-text index's own tables included), to show that
+ * a refused request changed nothing. The fuzzed realm is small: about a millisecond.
+ */
+export function dbFingerprint(ts: TestServer): string {
+  const db = ts.server.context.store.db;
+  let statements = fingerprintStatements.get(db);
+  if (!statements) {
+    const names = db
+      .prepare(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+           AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name`,
+      )
+      .pluck()
+      .all() as string[];
+    statements = names.map((name) => {
+      const stmt = db.prepare(`SELECT * FROM "${name}"`).raw();
+      return { name, all: () => stmt.all() as unknown[][] };
+    });
+    fingerprintStatements.set(db, statements);
+  }
+  const h = crypto.createHash('sha1');
+  for (const s of statements) {
+    h.update(s.name);
+    for (const row of s.all()) h.update(JSON.stringify(row));
+  }
+  return h.digest('hex');
+}
+
+/** Rows the server's connection has written since it opened (rolled-back ones included). */
+function totalChanges(ts: TestServer): number {
+  return ts.server.context.store.db.prepare('SELECT total_changes()').pluck().get() as number;
 }
