@@ -22,7 +22,12 @@ export type BenchServer = {
   close(): Promise<void>;
 };
 
-export async function serverWithUsers(n: number, tag: string): Promise<BenchServer> {
+/** `role(i)` gives user i's role (default: every user a member). */
+export async function serverWithUsers(
+  n: number,
+  tag: string,
+  role: (i: number) => Role = () => Role.MEMBER,
+): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `confab-bench-${tag}-`));
   const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
   const { store, realms } = server.context;
@@ -47,7 +52,7 @@ export async function serverWithUsers(n: number, tag: string): Promise<BenchServ
         full_name: `User ${i}`,
         password_hash: null,
         api_key,
-        role: Role.MEMBER,
+        role: role(i),
         now,
         waitingPeriodDays: 0,
       });
@@ -66,13 +71,14 @@ export async function serverWithUsers(n: number, tag: string): Promise<BenchServ
   };
 }
 
-/** A public channel `name` created by `creator` with `principals` subscribed; returns its id. */
+/** A channel `name` created by `creator` with `principals` subscribed; returns its id. */
 export async function createChannel(
   server: ConfabServer,
   realmId: number,
   creator: number,
   name: string,
   principals: number[],
+  inviteOnly = false,
 ): Promise<number> {
   const rt = server.context.realms.get(realmId)!;
   await rt.ask('channel.subscribe', {
@@ -80,7 +86,7 @@ export async function createChannel(
     subscriptions: [{ name, description: null, rendered_description: null, color: null }],
     principals,
     authorization_errors_fatal: true,
-    invite_only: false,
+    invite_only: inviteOnly,
     is_web_public: false,
     is_default_stream: false,
     history_public_to_subscribers: null,
@@ -91,4 +97,12 @@ export async function createChannel(
     settings: {},
   });
   return rt.view.channels.byName(name)!.id;
+}
+
+/** Channel c's subscribers in the 2000-user benches: its creator and a spread of up to 50. */
+export function principalsOf(ids: readonly number[], c: number, creator: number): number[] {
+  const principals = new Set([creator]);
+  for (let k = 0; principals.size < Math.min(50, ids.length); k++)
+    principals.add(ids[(c * 131 + k * 37) % ids.length]!);
+  return [...principals];
 }
