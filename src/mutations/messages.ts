@@ -28,7 +28,7 @@ import {
 } from '../queries/messages.js';
 import { userGroupSetting } from '../queries/user-groups.js';
 import type { UserRow } from '../storage/users.js';
-import { claimAttachments, claimsAnyAttachment, releaseMessageAttachments } from './attachments.js';
+import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
 
 /** The parts of a RenderResult a sent message keeps. */
@@ -268,8 +268,7 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
     content: cmd.content,
     rendered_content: r.rendered_content,
     date_sent: ctx.now,
-    // Only uploads the sender may share count (the reference's do_claim_attachments decides it).
-    has_attachment: claimsAnyAttachment(ctx, sender.id, r.potential_attachment_path_ids) ? 1 : 0,
+    has_attachment: r.has_attachment ? 1 : 0,
     has_image: r.has_image ? 1 : 0,
     has_link: r.has_link ? 1 : 0,
     sending_client: cmd.client,
@@ -277,11 +276,19 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
   const id = store.messages.insert(row);
   store.messages.insertUserMessages(id, recipients, flags);
   store.messages.index(id, topic, cmd.search_text);
-  claimAttachments(ctx, {
-    senderId: sender.id,
-    messageId: id,
-    pathIds: r.potential_attachment_path_ids,
-  });
+  if (r.potential_attachment_path_ids.length > 0) {
+    // Links to uploads the sender may share become claims; a message whose links name no such
+    // upload does not count as having an attachment (do_claim_attachments).
+    const { claimed } = claimAttachments(ctx, {
+      senderId: sender.id,
+      messageId: id,
+      pathIds: r.potential_attachment_path_ids,
+    });
+    if (claimed.length === 0) {
+      row.has_attachment = 0;
+      store.messages.setHasAttachment(id, false);
+    }
+  }
 
   const message = formatMessage(
     store,
