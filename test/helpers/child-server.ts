@@ -4,7 +4,7 @@
  * (`Confab listening on http://HOST:PORT (data: DIR)`), rate limits off (the test's own load would
  * be throttled). For crash-safety tests: kill it with any signal, start it again on the same data.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -93,14 +93,4 @@ export function spawnChild(dataDir: string, env: Record<string, string> = {}): C
       return exited;
     },
   };
-}
-
-/** `npm run manage -- …` on `dataDir` (synchronous; its JSON line parsed). */
-export function manage(dataDir: string, args: string[]): Record<string, unknown> {
-  const r = spawnSync(process.execPath, [path.join(dist, 'manage.js'), ...args], {
-    env: { ...process.env, DATA_DIR: dataDir },
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`manage ${args[0]} failed: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 }
