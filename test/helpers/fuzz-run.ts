@@ -21,7 +21,10 @@ import {
 import { startServer, type TestServer } from './server.js';
 import { upload } from './uploads.js';
 
-const RANDOM_REQUESTS_PER_ENDPOINT = 40;
+/** Random requests per endpoint (besides the targeted ones); CONFAB_FUZZ_REQUESTS for longer runs. */
+const RANDOM_REQUESTS_PER_ENDPOINT = /^\d+$/.test(process.env.CONFAB_FUZZ_REQUESTS ?? '')
+  ? Number(process.env.CONFAB_FUZZ_REQUESTS)
+  : 40;
 
 export function runFuzz(t: Test, part: (index: number) => boolean): void {
   t.test('every endpoint answers odd requests well', async (t) => {
