@@ -111,7 +111,9 @@ export class ScheduledDelivery {
         for (const row of rows) {
           const n = (attempts.get(row.id) ?? 0) + 1;
           if (n > MAX_ATTEMPTS) {
-            console.error(`scheduled message ${row.id} is still due after ${MAX_ATTEMPTS} attempts`);
+            console.error(
+              `scheduled message ${row.id} is still due after ${MAX_ATTEMPTS} attempts`,
+            );
             return handled;
           }
           attempts.set(row.id, n);

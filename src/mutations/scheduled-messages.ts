@@ -30,7 +30,12 @@ import {
   type ScheduledMessageValues,
 } from '../storage/scheduled-messages.js';
 import type { MutationContext } from './context.js';
-import { checkMessage, doSendMessage, type CheckedMessage, type RenderedMessage } from './messages.js';
+import {
+  checkMessage,
+  doSendMessage,
+  type CheckedMessage,
+  type RenderedMessage,
+} from './messages.js';
 
 /** The addressing a scheduled message stores, from what checkMessage resolved. */
 function addressing(
@@ -173,7 +178,8 @@ export function doEditScheduledMessage(
       const ids = cmd.to !== undefined ? parseScheduledDirectTo(cmd.to) : directRecipientIds(row);
       to = { kind: 'direct', ids };
     }
-    if (cmd.rendered === undefined) throw new Error('edit of a scheduled message without rendering');
+    if (cmd.rendered === undefined)
+      throw new Error('edit of a scheduled message without rendering');
     const checked = checkMessage(ctx, { sender_id: cmd.sender_id, to, rendered: cmd.rendered });
     if (cmd.type !== undefined || cmd.to !== undefined) Object.assign(values, addressing(checked));
     else if (cmd.topic !== undefined && row.type === 'stream') values.topic = checked.topic;
