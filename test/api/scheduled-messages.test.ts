@@ -210,10 +210,7 @@ t.test('scheduling is checked as sending is', async (t) => {
   await refused({ ...good, topic: 'a\u0000b' }, 'Invalid character in topic, at position 2!');
 
   const direct = { ...good, type: 'direct', to: [fx.users.othello!.id] };
-  const invalid = await refused(
-    { ...direct, to: [fx.users.othello!.id, 9999] },
-    'Invalid user ID 9999',
-  );
+  await refused({ ...direct, to: [fx.users.othello!.id, 9999] }, 'Invalid user ID 9999');
   await refused(
     { ...direct, to: ['othello@zulip.com'] },
     'Recipient list may only contain user IDs',
