@@ -678,3 +678,78 @@ t.test('scheduled messages survive a restart; those due while down go out on sta
   );
   t.equal(second.context.store.scheduledMessages.byId(due)!.delivered_message_id, ids[0]);
 });
+
+/** Applies `scheduled_messages` events to a snapshot's list, as a client keeps it. */
+function applyScheduledEvents(list: Scheduled[], evs: readonly Ev[]): Scheduled[] {
+  let out = [...list];
+  for (const e of evs) {
+    if (e.type !== 'scheduled_messages') continue;
+    if (e.op === 'add') out.push(...(e.scheduled_messages as Scheduled[]));
+    else if (e.op === 'update') {
+      const s = e.scheduled_message as Scheduled;
+      out = out.map((x) => (x.scheduled_message_id === s.scheduled_message_id ? s : x));
+    } else if (e.op === 'remove') {
+      out = out.filter((x) => x.scheduled_message_id !== e.scheduled_message_id);
+    }
+  }
+  return out.sort(
+    (a, b) =>
+      a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp ||
+      a.scheduled_message_id - b.scheduled_message_id,
+  );
+}
+
+t.test('the snapshot kept current by events equals a fresh snapshot', async (t) => {
+  const { ts, clock, verona } = await setup(t);
+  const { api, fx, server } = ts;
+  const first = await register(t, api, 'hamlet', {
+    event_types: ['scheduled_messages'],
+    fetch_event_types: ['scheduled_messages'],
+  });
+  const start = first.body.scheduled_messages as Scheduled[];
+  const base = { type: 'channel', to: verona, topic: 't', content: 'x' };
+  const a = await schedule(t, api, 'hamlet', {
+    ...base,
+    scheduled_delivery_timestamp: clock.seconds + 100,
+  });
+  const b = await schedule(t, api, 'hamlet', {
+    ...base,
+    content: 'y',
+    scheduled_delivery_timestamp: clock.seconds + 50,
+  });
+  const c = await schedule(t, api, 'hamlet', {
+    type: 'direct',
+    to: [fx.users.othello!.id],
+    content: 'z',
+    scheduled_delivery_timestamp: clock.seconds + 500,
+  });
+  const d = await schedule(t, api, 'hamlet', {
+    type: 'direct',
+    to: [fx.users.cordelia!.id],
+    content: 'w',
+    scheduled_delivery_timestamp: clock.seconds + 70,
+  });
+  assertSuccess(
+    t,
+    await api.patch('hamlet', `scheduled_messages/${a}`, {
+      content: 'x, edited',
+      scheduled_delivery_timestamp: clock.seconds + 40,
+    }),
+  );
+  assertSuccess(t, await api.delete('hamlet', `scheduled_messages/${c}`));
+  assertSuccess(t, await api.delete('iago', `users/${fx.users.cordelia!.id}`));
+  clock.advance(80);
+  t.equal(await server.context.scheduler.deliverDue(), 3, 'a and b sent, d failed');
+
+  const evs = await pollEvents(t, api, 'hamlet', first.queue_id, -1, true);
+  const fresh = await register(t, api, 'hamlet', { fetch_event_types: ['scheduled_messages'] });
+  const expected = fresh.body.scheduled_messages as Scheduled[];
+  t.same(
+    expected.map((s) => [s.scheduled_message_id, s.failed]),
+    [[d, true]],
+  );
+  t.same(applyScheduledEvents(start, evs), expected, 'events rebuild the snapshot');
+  for (const id of [a, b]) {
+    t.equal(server.context.store.scheduledMessages.byId(id)!.delivered, 1, `${id} delivered`);
+  }
+});
