@@ -13,6 +13,7 @@ import { events as pollEvents, register, type Ev } from '../helpers/events.js';
 import { fetchNarrow } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { upload } from '../helpers/uploads.js';
 import { createServer } from '../../src/server.js';
 
 type Scheduled = {
@@ -752,4 +753,30 @@ t.test('the snapshot kept current by events equals a fresh snapshot', async (t) 
   for (const id of [a, b]) {
     t.equal(server.context.store.scheduledMessages.byId(id)!.delivered, 1, `${id} delivered`);
   }
+});
+
+t.test('a delivered scheduled message claims the uploads it links, as a sent one', async (t) => {
+  const { ts, clock, verona } = await setup(t);
+  const { api, server } = ts;
+  const res = await upload(api, 'hamlet', [{ filename: 'notes.txt', data: 'zulip!' }]);
+  const url = assertSuccess(t, res, 'upload').url as string;
+  const pathId = url.slice('/user_uploads/'.length);
+  const claimedBy = async () => {
+    const body = assertSuccess(t, await api.get('hamlet', 'attachments'));
+    const list = body.attachments as { path_id: string; messages: { id: number }[] }[];
+    return list.find((a) => a.path_id === pathId)?.messages.map((m) => m.id);
+  };
+  const id = await schedule(t, api, 'hamlet', {
+    type: 'channel',
+    to: verona,
+    topic: 'files',
+    content: `[notes.txt](${url})`,
+    scheduled_delivery_timestamp: clock.seconds + 60,
+  });
+  t.same(await claimedBy(), [], 'not claimed while scheduled');
+  clock.advance(61);
+  t.equal(await server.context.scheduler.deliverDue(), 1);
+  const sent = server.context.store.scheduledMessages.byId(id)!.delivered_message_id!;
+  t.same(await claimedBy(), [sent], 'claimed by the delivered message');
+  t.equal(server.context.store.messages.byId(sent)?.has_attachment, 1, 'has_attachment stored');
 });
