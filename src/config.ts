@@ -47,6 +47,13 @@ export type ServerConfig = {
    * collect them.
    */
   mailSink?: (mail: OutgoingMail) => void;
+  /**
+   * The server's "now", in milliseconds since the epoch (Date.now by default): the time realm
+   * mutations see (`ctx.now`) and the time scheduled messages fall due by. Tests pass a clock they
+   * move forward, then run the due deliveries (`context.scheduler.deliverDue()`), instead of
+   * waiting.
+   */
+  clock: () => number;
 };
 
 /** An e-mail the server would send. */
@@ -72,6 +79,7 @@ export function defaultConfig(): ServerConfig {
     queueIdleLifetimeMs: 10 * 60_000,
     queueSweepMs: 60_000,
     wsMaxBackpressureBytes: 1024 * 1024,
+    clock: Date.now,
   };
 }
 

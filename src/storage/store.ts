@@ -18,6 +18,7 @@ import { messageStatements } from './messages.js';
 import { reactionStatements } from './reactions.js';
 import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
+import { scheduledMessageStatements } from './scheduled-messages.js';
 import { topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
@@ -37,6 +38,7 @@ export class Store {
   readonly messageSearch;
   readonly reactions;
   readonly realmEmoji;
+  readonly scheduledMessages;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private checkpointer: Checkpointer | null = null;
 
@@ -56,6 +58,7 @@ export class Store {
     this.messageSearch = messageSearchStatements(db);
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
+    this.scheduledMessages = scheduledMessageStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
