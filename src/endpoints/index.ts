@@ -10,6 +10,7 @@ import * as drafts from './drafts.js';
 import * as events from './events.js';
 import * as invites from './invites.js';
 import * as join from './join.js';
+import * as messageEdit from './message-edit.js';
 import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
 import * as messages from './messages.js';
@@ -43,6 +44,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   events,
   invites,
   join,
+  messageEdit,
   messageFlags,
   messageRender,
   messages,
