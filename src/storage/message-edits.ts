@@ -14,25 +14,39 @@ export type TopicMessageRow = { id: number; date_sent: number; sender_id: number
 export type SearchRow = { id: number; topic: string; rendered_content: string };
 
 export function messageEditStatements(db: DB) {
-  const updateContent = db.prepare<
-    [string, string, number, number, number, number, string, number],
-    void
-  >(
-    `UPDATE messages SET content = ?, rendered_content = ?, has_attachment = ?, has_image = ?,
-       has_link = ?, last_edit_time = ?,
-       edit_history = CASE WHEN edit_history IS NULL THEN '[' || ?8 || ']'
-                           ELSE '[' || ?8 || ',' || substr(edit_history, 2) END
-     WHERE id = ?`,
+  type ContentParams = {
+    content: string;
+    rendered_content: string;
+    has_attachment: number;
+    has_image: number;
+    has_link: number;
+    last_edit_time: number;
+    entry: string;
+    id: number;
+  };
+  const updateContent = db.prepare<ContentParams, void>(
+    `UPDATE messages SET content = @content, rendered_content = @rendered_content,
+       has_attachment = @has_attachment, has_image = @has_image, has_link = @has_link,
+       last_edit_time = @last_edit_time,
+       edit_history = CASE WHEN edit_history IS NULL THEN '[' || @entry || ']'
+                           ELSE '[' || @entry || ',' || substr(edit_history, 2) END
+     WHERE id = @id`,
   );
-  // ?1 stream, ?2 topic, ?3 last_moved_time (NULL keeps it), ?4 history entry (NULL: none),
-  // ?5 ids (JSON).
-  const move = db.prepare<[number, string, number | null, string | null, string], void>(
-    `UPDATE messages SET stream_id = ?1, topic = ?2,
-       last_moved_time = COALESCE(?3, last_moved_time),
-       edit_history = CASE WHEN ?4 IS NULL THEN edit_history
-                           WHEN edit_history IS NULL THEN '[' || ?4 || ']'
-                           ELSE '[' || ?4 || ',' || substr(edit_history, 2) END
-     WHERE id IN (SELECT value FROM json_each(?5))`,
+  type MoveParams = {
+    stream_id: number;
+    topic: string;
+    moved: number | null;
+    entry: string | null;
+    ids: string;
+  };
+  // `entry` NULL: the history is written by the caller; `moved` NULL keeps last_moved_time.
+  const move = db.prepare<MoveParams, void>(
+    `UPDATE messages SET stream_id = @stream_id, topic = @topic,
+       last_moved_time = COALESCE(@moved, last_moved_time),
+       edit_history = CASE WHEN @entry IS NULL THEN edit_history
+                           WHEN edit_history IS NULL THEN '[' || @entry || ']'
+                           ELSE '[' || @entry || ',' || substr(edit_history, 2) END
+     WHERE id IN (SELECT value FROM json_each(@ids))`,
   );
   const topicMessages = db.prepare<[number, string, number], TopicMessageRow>(
     `SELECT id, date_sent, sender_id FROM messages
@@ -99,16 +113,16 @@ export function messageEditStatements(db: DB) {
         entry: string;
       },
     ): void {
-      updateContent.run(
-        m.content,
-        m.rendered_content,
-        m.has_attachment ? 1 : 0,
-        m.has_image ? 1 : 0,
-        m.has_link ? 1 : 0,
-        m.last_edit_time,
-        m.entry,
+      updateContent.run({
+        content: m.content,
+        rendered_content: m.rendered_content,
+        has_attachment: m.has_attachment ? 1 : 0,
+        has_image: m.has_image ? 1 : 0,
+        has_link: m.has_link ? 1 : 0,
+        last_edit_time: m.last_edit_time,
+        entry: m.entry,
         id,
-      );
+      });
     },
     /**
      * Moves messages to `streamId`/`topic`, prepending the history entry (JSON) to each;
@@ -121,7 +135,8 @@ export function messageEditStatements(db: DB) {
       movedTime: number | null,
       entry: string | null,
     ): void {
-      if (ids.length > 0) move.run(streamId, topic, movedTime, entry, JSON.stringify(ids));
+      if (ids.length === 0) return;
+      move.run({ stream_id: streamId, topic, moved: movedTime, entry, ids: JSON.stringify(ids) });
     },
     /** The topic's messages from `fromId` on, oldest first (topic compared case-insensitively). */
     topicMessages: (streamId: number, topic: string, fromId = 0): TopicMessageRow[] =>
