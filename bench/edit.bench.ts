@@ -205,7 +205,7 @@ export async function editBench(): Promise<void> {
     const sender = users[0]!;
     const ids: number[] = [];
     for (let i = 0; i < topicSize; i++) {
-      const r = (await rt.ask('message.send', {
+      const r = await rt.ask('message.send', {
         sender_id: sender.id,
         to: { kind: 'channel', channel, topic: 'A' },
         content: `message ${i}`,
@@ -224,7 +224,7 @@ export async function editBench(): Promise<void> {
         search_text: `message ${i}`,
         client: 'ConfabBench',
         read_by_sender: true,
-      })) as { id: number };
+      });
       ids.push(r.id);
     }
     const url = server.url;
