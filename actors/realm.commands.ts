@@ -4,9 +4,7 @@
  * table, so an endpoint cannot send a command with the wrong shape.
  */
 import {
-  doClaimAttachments,
   doCreateAttachment,
-  doReleaseMessageAttachments,
   doRemoveAttachment,
   doUpdateMessageAttachments,
 } from '../src/mutations/attachments.js';
@@ -115,9 +113,7 @@ export const REALM_COMMANDS = {
   'invite.resend': checkResendInvite,
   'invitation.accept': checkAcceptInvitation,
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
-  'attachment.claim': doClaimAttachments,
   'attachment.relink': doUpdateMessageAttachments,
-  'attachment.release': doReleaseMessageAttachments,
   'message.send': checkSendMessage,
   'message.delete': checkDeleteMessage,
   'message.update': checkUpdateMessage,

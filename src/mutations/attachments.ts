@@ -8,7 +8,8 @@
  * Every change emits an `attachment` event (`add`, `update`, `remove`) to the upload's owner only,
  * with the realm's `upload_space_used` after the change.
  *
- * For the message area (these run inside its mutations, in the same transaction):
+ * For the message area (these run inside its mutations, in the same transaction; sending and
+ * deleting call them):
  *   claimAttachments(ctx, { senderId, messageId, pathIds })        after inserting a sent message
  *   updateMessageAttachments(ctx, { senderId, messageId, pathIds }) when an edit changes content
  *   releaseMessageAttachments(ctx, { messageIds })                  before deleting messages
@@ -204,7 +205,7 @@ export function releaseMessageAttachments(
   return { detachedUploads };
 }
 
-// ---- realm commands (internal: no endpoint sends these; the message area calls the functions
+// ---- realm command (internal, for tests of relinking until message editing calls the function
 // above inside its own mutations) ----------------------------------------------------------------
 
 function checkMessages(ctx: MutationContext, ids: readonly number[]): void {
@@ -213,18 +214,6 @@ function checkMessages(ctx: MutationContext, ids: readonly number[]): void {
       throw new JsonableError('Invalid message(s)');
     }
   }
-}
-
-export function doClaimAttachments(
-  ctx: MutationContext,
-  cmd: { sender_id: number; message_id: number; path_ids: readonly string[] },
-): { claimed: string[] } {
-  checkMessages(ctx, [cmd.message_id]);
-  return claimAttachments(ctx, {
-    senderId: cmd.sender_id,
-    messageId: cmd.message_id,
-    pathIds: cmd.path_ids,
-  });
 }
 
 export function doUpdateMessageAttachments(
@@ -238,15 +227,4 @@ export function doUpdateMessageAttachments(
     pathIds: cmd.path_ids,
   });
   return { has_attachment: r.hasAttachment, detached_uploads: r.detachedUploads };
-}
-
-export function doReleaseMessageAttachments(
-  ctx: MutationContext,
-  cmd: { message_ids: readonly number[] },
-): { detached_uploads: AttachmentDetail[] } {
-  checkMessages(ctx, cmd.message_ids);
-  return {
-    detached_uploads: releaseMessageAttachments(ctx, { messageIds: cmd.message_ids })
-      .detachedUploads,
-  };
 }

@@ -28,6 +28,7 @@ import {
 } from '../queries/messages.js';
 import { userGroupSetting } from '../queries/user-groups.js';
 import type { UserRow } from '../storage/users.js';
+import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
 
 /** The parts of a RenderResult a sent message keeps. */
@@ -275,6 +276,19 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
   const id = store.messages.insert(row);
   store.messages.insertUserMessages(id, recipients, flags);
   store.messages.index(id, topic, cmd.search_text);
+  if (r.potential_attachment_path_ids.length > 0) {
+    // Links to uploads the sender may share become claims; a message whose links name no such
+    // upload does not count as having an attachment (do_claim_attachments).
+    const { claimed } = claimAttachments(ctx, {
+      senderId: sender.id,
+      messageId: id,
+      pathIds: r.potential_attachment_path_ids,
+    });
+    if (claimed.length === 0) {
+      row.has_attachment = 0;
+      store.messages.setHasAttachment(id, false);
+    }
+  }
 
   const message = formatMessage(
     store,
@@ -326,6 +340,7 @@ export function checkDeleteMessage(ctx: MutationContext, cmd: DeleteMessageComma
     }
   }
   const audience = messageEventAudience(store, view, row);
+  releaseMessageAttachments(ctx, { messageIds: [row.id] });
   store.messages.delete(row.id);
   const event: WireEvent = {
     type: 'delete_message',

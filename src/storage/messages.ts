@@ -112,6 +112,9 @@ export function messageStatements(db: DB) {
   );
   const deleteReactions = db.prepare<[number], void>('DELETE FROM reactions WHERE message_id = ?');
   const deleteMessage = db.prepare<[number], void>('DELETE FROM messages WHERE id = ?');
+  const updateHasAttachment = db.prepare<[number, number], void>(
+    'UPDATE messages SET has_attachment = ? WHERE id = ?',
+  );
 
   const groupByKey = db
     .prepare<[number, string], number>(
@@ -235,6 +238,10 @@ export function messageStatements(db: DB) {
       setFlag.run(bit, userId, bit, JSON.stringify(ids)).changes,
     clearFlag: (userId: number, ids: readonly number[], bit: number): number =>
       clearFlag.run(bit, userId, bit, JSON.stringify(ids)).changes,
+    /** Records whether the message links uploads it was able to claim. */
+    setHasAttachment(id: number, has: boolean): void {
+      updateHasAttachment.run(has ? 1 : 0, id);
+    },
     /** Deletes a message with everything that hangs off it (rows, reactions, index entry). */
     delete(id: number): void {
       deleteUserMessages.run(id);

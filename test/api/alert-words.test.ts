@@ -7,6 +7,8 @@
 import t, { type Test } from 'tap';
 import { assertError, assertSuccess, type ApiClient } from '../helpers/api.js';
 import { events as pollEvents, register } from '../helpers/events.js';
+import { createChannel } from '../helpers/channels.js';
+import { fetchNarrow, sendChannelMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { renderMarkdown } from '../../src/lib/markdown/index.js';
@@ -197,3 +199,37 @@ t.test('the render context carries every active user’s words and changes with 
   t.same(alerted('kingdom tempest'), [othello]);
   t.same(alerted('to be'), [hamlet]);
 });
+
+t.test(
+  'a sent message carries has_alert_word for exactly the users whose words it holds',
+  async (t) => {
+    const ts = await startServer(t);
+    const { api } = ts;
+    await add(t, api, 'hamlet', ['kingdom']);
+    await add(t, api, 'othello', ['horse']);
+    const ids = ['hamlet', 'othello', 'cordelia'].map((n) => ts.fx.users[n]!.id);
+    await createChannel(api, 'cordelia', 'Verona', { principals: ids });
+    const qHamlet = await register(t, api, 'hamlet', { event_types: ['message'] });
+    const qOthello = await register(t, api, 'othello', { event_types: ['message'] });
+    const id = await sendChannelMessage(
+      api,
+      'cordelia',
+      'Verona',
+      'kings',
+      'My kingdom for a KINGDOM',
+    );
+    const flagsOf = async (who: string, q: { queue_id: string }) => {
+      const evs = await pollEvents(t, api, who, q.queue_id, -1);
+      const ev = evs.find((e) => e.type === 'message')!;
+      t.equal((ev.message as { id: number }).id, id);
+      return ev.flags as string[];
+    };
+    t.ok((await flagsOf('hamlet', qHamlet)).includes('has_alert_word'), 'in hamlet’s event');
+    t.notOk((await flagsOf('othello', qOthello)).includes('has_alert_word'), 'not othello’s');
+    t.same((await fetchNarrow(api, 'hamlet', [['is', 'alerted']])).ids, [id], 'is:alerted');
+    t.same((await fetchNarrow(api, 'othello', [['is', 'alerted']])).ids, []);
+    // Words added later do not reach back to messages already sent.
+    await add(t, api, 'othello', ['kingdom']);
+    t.same((await fetchNarrow(api, 'othello', [['is', 'alerted']])).ids, []);
+  },
+);

@@ -1,13 +1,9 @@
 /**
  * Uploads: POST /user_uploads (refusals, the size limit, file names), serving
  * /user_uploads/<path_id> to each kind of reader, path traversal and guessed ids, temporary URLs,
- * GET and DELETE /attachments, the `attachment` events, and claiming (the internal commands the
- * message area's mutations will run). Ported in spirit from the reference's
- * zerver/tests/test_upload.py and test_attachments.py.
- *
- * Messages are written straight into the store (test/helpers/channels.ts, helpers/uploads.ts):
- * sending belongs to the message area, on another branch; claiming goes through the realm
- * command `attachment.claim`.
+ * GET and DELETE /attachments, the `attachment` events, and claiming: a message sent through
+ * POST /messages that links an upload claims it; deleting the message releases it. Ported in
+ * spirit from the reference's zerver/tests/test_upload.py and test_attachments.py.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -15,6 +11,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { ApiClient, assertError, assertSuccess, basicAuth } from '../helpers/api.js';
 import { createChannel, setRealmSettings } from '../helpers/channels.js';
+import { fetchNarrow, sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { register, until } from '../helpers/events.js';
 import { seedRealm } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
@@ -22,8 +19,6 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import {
   asApiResponse,
   download,
-  insertChannelMessage,
-  insertDirectMessage,
   multipartBody,
   request,
   streamingUpload,
@@ -51,10 +46,18 @@ function tmpFiles(ts: TestServer): string[] {
   return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
 }
 
-function claim(ts: TestServer, senderId: number, messageId: number, pathIds: string[]) {
-  return ts.server.context.realms
-    .get(ts.fx.realmId)!
-    .ask('attachment.claim', { sender_id: senderId, message_id: messageId, path_ids: pathIds });
+/** Markdown linking each upload, the way clients write it after an upload. */
+function links(...uploads: Uploaded[]): string {
+  return uploads.map((u) => `[${u.filename}](${u.url})`).join('\n');
+}
+
+/** The ids of the messages that claimed an upload, from its owner's GET /attachments. */
+async function claimedBy(t: Test, api: ApiClient, owner: string, pathId: string) {
+  const list = assertSuccess(t, await api.get(owner, 'attachments')).attachments as {
+    path_id: string;
+    messages: { id: number }[];
+  }[];
+  return list.find((a) => a.path_id === pathId)?.messages.map((m) => m.id);
 }
 
 t.test('POST /user_uploads stores the file and answers url, uri and filename', async (t) => {
@@ -392,36 +395,18 @@ t.test('who may download: each kind of reader', async (t) => {
   for (const k of ['private', 'public', 'shared', 'protected', 'dm']) {
     files[k] = await uploadOne(t, api, 'hamlet', { filename: `${k}.txt`, data: `${k} data` });
   }
-  const send = async (k: string, messageId: number) =>
-    t.same(await claim(ts, hamlet, messageId, [files[k]!.pathId]), { claimed: [files[k]!.pathId] });
-  await send(
-    'public',
-    insertChannelMessage(ts, {
-      senderId: hamlet,
-      streamId: pub,
-      topic: 't',
-      recipients: [hamlet, othello],
-    }),
-  );
-  await send(
-    'shared',
-    insertChannelMessage(ts, {
-      senderId: hamlet,
-      streamId: shared,
-      topic: 't',
-      recipients: [hamlet, othello, polonius],
-    }),
-  );
-  await send(
-    'protected',
-    insertChannelMessage(ts, {
-      senderId: hamlet,
-      streamId: protectedCh,
-      topic: 't',
-      recipients: [hamlet, othello],
-    }),
-  );
-  await send('dm', insertDirectMessage(ts, { senderId: hamlet, recipients: [othello] }));
+  const send = async (k: string, to: number | number[]) => {
+    const content = links(files[k]!);
+    const id =
+      typeof to === 'number'
+        ? await sendChannelMessage(api, 'hamlet', to, 't', content)
+        : await sendDirectMessage(api, 'hamlet', to, content);
+    t.same(await claimedBy(t, api, 'hamlet', files[k]!.pathId), [id], `${k}: claimed by sending`);
+  };
+  await send('public', pub);
+  await send('shared', shared);
+  await send('protected', protectedCh);
+  await send('dm', [othello]);
   // Prospero joins both private channels after the messages: he received none of them.
   for (const name of ['shared', 'protected']) {
     assertSuccess(
@@ -494,23 +479,12 @@ t.test('who may download: each kind of reader', async (t) => {
 
 t.test('web-public channels: spectators may download what is posted there', async (t) => {
   const ts = await startServer(t);
-  const { api, fx } = ts;
-  const desdemona = fx.users.desdemona!.id;
+  const { api } = ts;
   setRealmSettings(ts, { enable_spectator_access: true });
   const web = await createChannel(api, 'desdemona', 'web', { is_web_public: true });
   const posted = await uploadOne(t, api, 'desdemona', { filename: 'open.txt', data: 'open' });
   const kept = await uploadOne(t, api, 'desdemona', { filename: 'kept.txt', data: 'kept' });
-  await claim(
-    ts,
-    desdemona,
-    insertChannelMessage(ts, {
-      senderId: desdemona,
-      streamId: web,
-      topic: 't',
-      recipients: [desdemona],
-    }),
-    [posted.pathId],
-  );
+  await sendChannelMessage(api, 'desdemona', web, 't', links(posted));
   const anon = await download(api, null, posted.url);
   t.equal(anon.status, 200);
   t.equal(anon.body.toString(), 'open');
@@ -540,14 +514,14 @@ t.test('another realm: its users never see this realm’s files', async (t) => {
     status: 401,
     code: 'UNAUTHORIZED',
   });
-  // Claiming another realm's upload into a message of this realm links nothing.
-  const m = insertChannelMessage(ts, {
-    senderId: ts.fx.users.hamlet!.id,
-    streamId: await createChannel(api, 'hamlet', 'c'),
-    topic: 't',
-    recipients: [ts.fx.users.hamlet!.id],
-  });
-  t.same(await claim(ts, ts.fx.users.hamlet!.id, m, [theirs.pathId]), { claimed: [] });
+  // Linking another realm's upload in a message of this realm claims nothing.
+  const c = await createChannel(api, 'hamlet', 'c');
+  const m = await sendChannelMessage(api, 'hamlet', c, 't', links(theirs));
+  t.same(await claimedBy(t, other, 'hamlet', theirs.pathId), [], 'not claimed');
+  t.notOk(
+    (await fetchNarrow(api, 'hamlet', [['has', 'attachment']])).ids.includes(m),
+    'the message does not count as having an attachment',
+  );
 });
 
 t.test('path traversal, encoded dots, absolute paths and guessed ids: all 404', async (t) => {
@@ -600,8 +574,7 @@ t.test('path traversal, encoded dots, absolute paths and guessed ids: all 404', 
 
 t.test('temporary URLs: work without credentials until they expire', async (t) => {
   const ts = await startServer(t);
-  const { api, fx } = ts;
-  const hamlet = fx.users.hamlet!.id;
+  const { api } = ts;
   const up = await uploadOne(t, api, 'hamlet', {
     filename: 'été.png',
     data: 'PNG data',
@@ -626,12 +599,7 @@ t.test('temporary URLs: work without credentials until they expire', async (t) =
     code: 'NOT_FOUND',
   });
   const pub = await createChannel(api, 'hamlet', 'pub');
-  await claim(
-    ts,
-    hamlet,
-    insertChannelMessage(ts, { senderId: hamlet, streamId: pub, topic: 't', recipients: [hamlet] }),
-    [up.pathId],
-  );
+  await sendChannelMessage(api, 'hamlet', pub, 't', links(up));
   assertSuccess(t, await api.get('othello', `/api/v1${encodeURI(up.url)}`), 'once shared, yes');
   assertError(
     t,
@@ -673,18 +641,12 @@ t.test('temporary URLs expire (lifetime shortened for the test)', async (t) => {
 
 t.test('DELETE /attachments/{id}: the owner deletes file and row', async (t) => {
   const ts = await startServer(t);
-  const { api, fx } = ts;
-  const hamlet = fx.users.hamlet!.id;
+  const { api } = ts;
   const a = await uploadOne(t, api, 'hamlet', { filename: 'a.txt', data: 'aaaa' });
   const b = await uploadOne(t, api, 'hamlet', { filename: 'b.txt', data: 'bb' });
   const pub = await createChannel(api, 'hamlet', 'pub');
-  const m = insertChannelMessage(ts, {
-    senderId: hamlet,
-    streamId: pub,
-    topic: 't',
-    recipients: [hamlet],
-  });
-  await claim(ts, hamlet, m, [a.pathId]);
+  const m = await sendChannelMessage(api, 'hamlet', pub, 't', links(a));
+  t.same(await claimedBy(t, api, 'hamlet', a.pathId), [m]);
   const list = assertSuccess(t, await api.get('hamlet', 'attachments')).attachments as {
     id: number;
     path_id: string;
@@ -722,9 +684,9 @@ t.test('DELETE /attachments/{id}: the owner deletes file and row', async (t) => 
     [{ type: 'attachment', op: 'remove', attachment: { id: idA }, upload_space_used: 2 }],
   );
   assertError(t, await api.delete('hamlet', `attachments/${idA}`), 'Invalid attachment', {});
-  t.same(
-    await claim(ts, hamlet, m, [a.pathId]),
-    { claimed: [] },
+  const again = await sendChannelMessage(api, 'hamlet', pub, 't', links(a));
+  t.notOk(
+    (await fetchNarrow(api, 'hamlet', [['has', 'attachment']])).ids.includes(again),
     'a deleted upload is not claimed',
   );
 });
@@ -747,14 +709,18 @@ t.test('claiming: own uploads, re-sharing what one can see, nothing else', async
   });
   const shared = await uploadOne(t, api, 'hamlet', { filename: 'shared.txt', data: 's' });
   const unshared = await uploadOne(t, api, 'hamlet', { filename: 'unshared.txt', data: 'u' });
-  const msg = (sender: number, stream: number, recipients: number[]) =>
-    insertChannelMessage(ts, { senderId: sender, streamId: stream, topic: 't', recipients });
 
   const from = ts.events.length;
-  const m1 = msg(hamlet, pub, [hamlet, othello, cordelia]);
+  const m1 = await sendChannelMessage(
+    api,
+    'hamlet',
+    pub,
+    't',
+    `${links(shared, shared)}\n[x](/user_uploads/nonsense) [y](/user_uploads/1/xx/yy/zz.txt)`,
+  );
   t.same(
-    await claim(ts, hamlet, m1, [shared.pathId, shared.pathId, 'nonsense', '1/xx/yy/zz.txt']),
-    { claimed: [shared.pathId] },
+    await claimedBy(t, api, 'hamlet', shared.pathId),
+    [m1],
     'own upload claimed once; unknown path ids skipped',
   );
   const updates = ts.events.slice(from).filter((e) => e.event.type === 'attachment');
@@ -767,14 +733,26 @@ t.test('claiming: own uploads, re-sharing what one can see, nothing else', async
 
   // Othello can see `shared` (public channel) and re-shares it in a private channel; he cannot
   // share `unshared`, which he cannot see.
-  const m2 = msg(othello, secret, [othello, cordelia]);
-  t.same(await claim(ts, othello, m2, [shared.pathId, unshared.pathId]), {
-    claimed: [shared.pathId],
-  });
+  const m2 = await sendChannelMessage(api, 'othello', secret, 't', links(shared, unshared));
+  t.same(await claimedBy(t, api, 'hamlet', unshared.pathId), [], 'not his to share');
+  t.equal((await download(api, 'cordelia', unshared.url)).status, 404);
   // Links may carry the path percent-encoded.
   const uni = await uploadOne(t, api, 'hamlet', { filename: 'ñ.txt', data: 'n' });
-  const m3 = msg(hamlet, pub, [hamlet]);
-  t.same(await claim(ts, hamlet, m3, [encodeURI(uni.pathId)]), { claimed: [uni.pathId] });
+  const m3 = await sendChannelMessage(
+    api,
+    'hamlet',
+    pub,
+    't',
+    `[n](/user_uploads/${encodeURI(uni.pathId)})`,
+  );
+  t.same(await claimedBy(t, api, 'hamlet', uni.pathId), [m3]);
+  // A message whose only upload links name nothing claimable has no attachment.
+  const m4 = await sendChannelMessage(api, 'hamlet', pub, 't', '[x](/user_uploads/1/ab/cd/x.txt)');
+  const withAttachment = (await fetchNarrow(api, 'othello', [['has', 'attachment']])).ids;
+  t.same(
+    withAttachment.filter((id) => [m1, m2, m3, m4].includes(id)),
+    [m1, m2, m3],
+  );
 
   const list = assertSuccess(t, await api.get('hamlet', 'attachments'));
   assertMatchesOpenApi(t, '/attachments', 'get', list);
@@ -792,9 +770,6 @@ t.test('claiming: own uploads, re-sharing what one can see, nothing else', async
     t.ok(m.date_sent > 1_000_000_000_000, 'date_sent in milliseconds');
   }
   t.same(byPath.get(unshared.pathId)!.messages, []);
-
-  // Unknown messages are refused by the internal command.
-  await t.rejects(claim(ts, hamlet, 999_999, [shared.pathId]), { message: 'Invalid message(s)' });
 });
 
 t.test('edits and deletions: detached_uploads for the message area', async (t) => {
@@ -807,17 +782,8 @@ t.test('edits and deletions: detached_uploads for the message area', async (t) =
   const a = await uploadOne(t, api, 'hamlet', { filename: 'a.txt', data: 'a' });
   const b = await uploadOne(t, api, 'hamlet', { filename: 'b.txt', data: 'b' });
   const c = await uploadOne(t, api, 'hamlet', { filename: 'c.txt', data: 'c' });
-  const msg = () =>
-    insertChannelMessage(ts, {
-      senderId: hamlet,
-      streamId: pub,
-      topic: 't',
-      recipients: [hamlet, othello],
-    });
-  const m1 = msg();
-  const m2 = msg();
-  await claim(ts, hamlet, m1, [a.pathId, b.pathId]);
-  await claim(ts, hamlet, m2, [b.pathId]);
+  const m1 = await sendChannelMessage(api, 'hamlet', pub, 't', links(a, b));
+  const m2 = await sendChannelMessage(api, 'hamlet', pub, 't', links(b));
 
   // Edit m1: drop a and b, add c. a is referenced nowhere now (detached); b still by m2.
   const edit = await rt.ask('attachment.relink', {
@@ -851,15 +817,15 @@ t.test('edits and deletions: detached_uploads for the message area', async (t) =
 
   // Deleting m2: b loses its last message.
   const from = ts.events.length;
-  const released = await rt.ask('attachment.release', { message_ids: [m2] });
-  t.same(
-    released.detached_uploads.map((d) => d.path_id),
-    [b.pathId],
-  );
+  assertSuccess(t, await api.delete('hamlet', `messages/${m2}`));
   t.match(
-    ts.events.slice(from).map((e) => e.event),
+    ts.events
+      .slice(from)
+      .map((e) => e.event)
+      .filter((e) => e.type === 'attachment'),
     [{ type: 'attachment', op: 'update', attachment: { path_id: b.pathId, messages: [] } }],
   );
+  t.same(await claimedBy(t, api, 'hamlet', b.pathId), []);
   // Still listed (and downloadable by its owner) until the owner deletes it.
   t.equal((await download(api, 'hamlet', b.url)).status, 200);
   t.equal((await download(api, 'othello', b.url)).status, 404, 'no message shares it any more');

@@ -13,7 +13,6 @@ import {
   type Params,
   type Who,
 } from './api.js';
-import type { TestServer } from './server.js';
 
 export type FilePart = {
   filename: string;
@@ -215,55 +214,4 @@ export function streamingUpload(
     r.on('drain', pump);
     pump();
   });
-}
-
-/** Inserts a direct message from `senderId` to `recipients` (sender included) into the store. */
-export function insertDirectMessage(
-  ts: TestServer,
-  m: { senderId: number; recipients: number[] },
-): number {
-  const db = ts.server.context.store.db;
-  const members = [...new Set([m.senderId, ...m.recipients])].sort((a, b) => a - b);
-  const key = members.join(',');
-  db.prepare(
-    'INSERT OR IGNORE INTO direct_message_groups (realm_id, user_ids, size) VALUES (?, ?, ?)',
-  ).run(ts.fx.realmId, key, members.length);
-  const groupId = db
-    .prepare('SELECT id FROM direct_message_groups WHERE realm_id = ? AND user_ids = ?')
-    .pluck()
-    .get(ts.fx.realmId, key) as number;
-  const addMember = db.prepare(
-    'INSERT OR IGNORE INTO direct_message_group_members (group_id, user_id) VALUES (?, ?)',
-  );
-  for (const u of members) addMember.run(groupId, u);
-  const info = db
-    .prepare(
-      `INSERT INTO messages (realm_id, sender_id, dm_group_id, content, rendered_content, date_sent)
-       VALUES (?, ?, ?, 'dm', '<p>dm</p>', ?)`,
-    )
-    .run(ts.fx.realmId, m.senderId, groupId, Math.floor(Date.now() / 1000));
-  const id = Number(info.lastInsertRowid);
-  const um = db.prepare('INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, 0)');
-  for (const u of members) um.run(u, id);
-  return id;
-}
-
-let nextDate = 1_700_000_000;
-
-/** Inserts a message in channel `streamId`, received (user_messages rows) by `recipients`. */
-export function insertChannelMessage(
-  ts: TestServer,
-  m: { senderId: number; streamId: number; topic: string; recipients: number[] },
-): number {
-  const db = ts.server.context.store.db;
-  const info = db
-    .prepare(
-      `INSERT INTO messages (realm_id, sender_id, stream_id, topic, content, rendered_content, date_sent)
-       VALUES (?, ?, ?, ?, 'test', '<p>test</p>', ?)`,
-    )
-    .run(ts.fx.realmId, m.senderId, m.streamId, m.topic, nextDate++);
-  const id = Number(info.lastInsertRowid);
-  const um = db.prepare('INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, 0)');
-  for (const u of m.recipients) um.run(u, id);
-  return id;
 }
