@@ -586,7 +586,6 @@ function applyContentEdit(
   event.orig_rendered_content = message.rendered_content;
   event.content = content.content;
   event.rendered_content = r.rendered_content;
-  event.prev_rendered_content_version = RENDERED_CONTENT_VERSION;
   event.is_me_message = isMeMessage(content.content);
   entry.prev_content = message.content;
   entry.prev_rendered_content = message.rendered_content;

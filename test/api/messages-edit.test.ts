@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import t from 'tap';
 import { assertError, assertSuccess, type ApiClient } from '../helpers/api.js';
 import { createChannel, eventsSince, systemGroupId } from '../helpers/channels.js';
+import { events, register } from '../helpers/events.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -53,6 +54,7 @@ t.test('content edit: the message, flags, event audience, search', async (t) => 
   ) as [number, number, number];
   await createChannel(api, 'hamlet', 'Verona', { principals: [hamlet, othello] });
   const id = await sendChannelMessage(api, 'hamlet', 'Verona', 'plans', 'first draft');
+  const q = await register(t, api, 'othello', { event_types: ['update_message'] });
   const from = ts.events.length;
 
   const res = await api.patch('hamlet', `messages/${id}`, {
@@ -77,12 +79,16 @@ t.test('content edit: the message, flags, event audience, search', async (t) => 
     orig_rendered_content: '<p>first draft</p>',
     content: 'second version for @**Othello**',
     is_me_message: false,
-    prev_rendered_content_version: 1,
   });
+  t.notOk('prev_rendered_content_version' in ev.event, 'removed at feature level 284');
   t.match(ev.event.rendered_content, /user-mention/, 'rendered with the mention');
   t.notOk('propagate_mode' in ev.event, 'no propagate_mode for a content edit');
   t.same([...ev.users].sort(), [hamlet, othello].sort(), 'only the subscribers hear about it');
   t.notOk(ev.users.includes(cordelia), 'cordelia is not told');
+  const polled = await events(t, api, 'othello', q.queue_id, -1, true);
+  t.equal(polled.length, 1, "othello's queue gets it");
+  t.same(polled[0]!.flags, ['mentioned'], "with othello's new flags");
+  assertMatchesOpenApi(t, '/events', 'get', { result: 'success', msg: '', events: polled });
 
   const m = await getMessage(api, 'othello', id);
   t.ok(typeof m.last_edit_timestamp === 'number', 'last_edit_timestamp is set');
