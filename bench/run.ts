@@ -7,6 +7,7 @@ import { editBench } from './edit.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
+import { loadBench } from './load.bench.js';
 import { messagesBench } from './messages.bench.js';
 import { renderBench } from './render.bench.js';
 import { settingsBench } from './settings.bench.js';
@@ -24,6 +25,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'alert-words': alertWordsBench,
   messages: messagesBench,
   edit: editBench,
+  load: loadBench,
 };
 
 const name = process.argv[2];
