@@ -59,6 +59,7 @@ import {
 import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
+import { checkUpdateMessage, ensureNotificationBot } from '../src/mutations/message-edit.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
 import {
@@ -122,6 +123,8 @@ export const REALM_COMMANDS = {
   'attachment.relink': doUpdateMessageAttachments,
   'message.send': checkSendMessage,
   'message.delete': checkDeleteMessage,
+  'message.update': checkUpdateMessage,
+  'message.notification_bot.ensure': ensureNotificationBot,
   'message.flags.update': doUpdateMessageFlags,
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,

@@ -11,6 +11,7 @@ import * as scheduledMessages from './scheduled-messages.js';
 import * as events from './events.js';
 import * as invites from './invites.js';
 import * as join from './join.js';
+import * as messageEdit from './message-edit.js';
 import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
 import * as messages from './messages.js';
@@ -44,6 +45,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   events,
   invites,
   join,
+  messageEdit,
   messageFlags,
   messageRender,
   messages,

@@ -13,6 +13,7 @@ import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
+import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements } from './messages.js';
 import { reactionStatements } from './reactions.js';
@@ -36,6 +37,7 @@ export class Store {
   readonly alertWords;
   readonly messages;
   readonly messageSearch;
+  readonly messageEdits;
   readonly reactions;
   readonly realmEmoji;
   readonly scheduledMessages;
@@ -56,6 +58,7 @@ export class Store {
     this.alertWords = alertWordStatements(db);
     this.messages = messageStatements(db);
     this.messageSearch = messageSearchStatements(db);
+    this.messageEdits = messageEditStatements(db);
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
     this.scheduledMessages = scheduledMessageStatements(db);
