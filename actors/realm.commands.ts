@@ -59,8 +59,16 @@ import {
 import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
+import { checkUpdateMessage, ensureNotificationBot } from '../src/mutations/message-edit.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
+import {
+  doDeleteScheduledMessage,
+  doDeliverScheduledMessage,
+  doEditScheduledMessage,
+  doFailScheduledMessage,
+  doScheduleMessage,
+} from '../src/mutations/scheduled-messages.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
 export const REALM_COMMANDS = {
@@ -115,11 +123,19 @@ export const REALM_COMMANDS = {
   'attachment.relink': doUpdateMessageAttachments,
   'message.send': checkSendMessage,
   'message.delete': checkDeleteMessage,
+  'message.update': checkUpdateMessage,
+  'message.notification_bot.ensure': ensureNotificationBot,
   'message.flags.update': doUpdateMessageFlags,
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,
   'realm_emoji.add': checkAddRealmEmoji,
   'realm_emoji.remove': checkRemoveRealmEmoji,
+  'scheduled_message.create': doScheduleMessage,
+  'scheduled_message.edit': doEditScheduledMessage,
+  'scheduled_message.delete': doDeleteScheduledMessage,
+  // Internal: the delivery scheduler (actors/scheduled-delivery.ts).
+  'scheduled_message.deliver': doDeliverScheduledMessage,
+  'scheduled_message.fail': doFailScheduledMessage,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -3,6 +3,7 @@
  * ratios and never fail a build on speed. Each one bounds itself in time and stops by itself.
  */
 import { alertWordsBench } from './alert-words.bench.js';
+import { editBench } from './edit.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
@@ -23,6 +24,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   settings: settingsBench,
   'alert-words': alertWordsBench,
   messages: messagesBench,
+  edit: editBench,
   load: loadBench,
 };
 

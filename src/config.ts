@@ -49,6 +49,13 @@ export type ServerConfig = {
    */
   mailSink?: (mail: OutgoingMail) => void;
   /**
+   * The server's "now", in milliseconds since the epoch (Date.now by default): the time realm
+   * mutations see (`ctx.now`) and the time scheduled messages fall due by. Tests pass a clock they
+   * move forward, then run the due deliveries (`context.scheduler.deliverDue()`), instead of
+   * waiting.
+   */
+  clock: () => number;
+  /**
    * Rate limits (429 RATE_LIMIT_HIT; README "Rate limits"); `null` turns them all off (the test
    * suite and the benches, which would otherwise be throttled by their own load).
    */
@@ -115,6 +122,7 @@ export function defaultConfig(): ServerConfig {
     wsMaxBackpressureBytes: 1024 * 1024,
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
+    clock: Date.now,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { EventQueues } from '../actors/event-queues.js';
 import type { RealmRegistry } from '../actors/registry.js';
+import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
 import type { RequestLimits } from './http/rate-limits.js';
@@ -21,4 +22,6 @@ export interface ServerContext {
   readonly queues: EventQueues;
   /** The rate limits (src/http/rate-limits.ts); null when they are off. */
   readonly limits: RequestLimits | null;
+  /** Delivery of scheduled messages (one timer); endpoints tell it about new due times. */
+  readonly scheduler: ScheduledDelivery;
 }

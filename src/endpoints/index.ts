@@ -7,9 +7,11 @@ import * as alertWords from './alert-words.js';
 import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as drafts from './drafts.js';
+import * as scheduledMessages from './scheduled-messages.js';
 import * as events from './events.js';
 import * as invites from './invites.js';
 import * as join from './join.js';
+import * as messageEdit from './message-edit.js';
 import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
 import * as messages from './messages.js';
@@ -43,6 +45,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   events,
   invites,
   join,
+  messageEdit,
   messageFlags,
   messageRender,
   messages,
@@ -52,6 +55,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   realmEmoji,
   realmSettings,
   realmLinkifiers,
+  scheduledMessages,
   serverSettings,
   settings,
   streams,

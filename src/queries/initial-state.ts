@@ -17,6 +17,7 @@ import { draftsState } from './state/drafts.js';
 import { realmFiltersState, realmLinkifiersState } from './state/linkifiers.js';
 import { profileFieldsState } from './state/profile-fields.js';
 import { realmState } from './state/realm.js';
+import { scheduledMessagesState } from './state/scheduled-messages.js';
 import {
   legacyDisplaySettingsState,
   legacyNotificationSettingsState,
@@ -75,6 +76,7 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   // drafts, alert words
   draftsState,
   alertWordsState,
+  scheduledMessagesState,
   // issue #5: messages, unread and starred messages, recent conversations, custom emoji
   ...MESSAGE_STATE_CONTRIBUTORS,
 ];

@@ -13,11 +13,13 @@ import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
+import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements } from './messages.js';
 import { reactionStatements } from './reactions.js';
 import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
+import { scheduledMessageStatements } from './scheduled-messages.js';
 import { topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
@@ -35,8 +37,10 @@ export class Store {
   readonly alertWords;
   readonly messages;
   readonly messageSearch;
+  readonly messageEdits;
   readonly reactions;
   readonly realmEmoji;
+  readonly scheduledMessages;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private checkpointer: Checkpointer | null = null;
 
@@ -54,8 +58,10 @@ export class Store {
     this.alertWords = alertWordStatements(db);
     this.messages = messageStatements(db);
     this.messageSearch = messageSearchStatements(db);
+    this.messageEdits = messageEditStatements(db);
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
+    this.scheduledMessages = scheduledMessageStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
