@@ -15,6 +15,13 @@ import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements } from './messages.js';
+import {
+  playgroundStatements,
+  presenceStatements,
+  realmUserDefaultsStatements,
+  savedSnippetStatements,
+  userStatusStatements,
+} from './presence.js';
 import { reactionStatements } from './reactions.js';
 import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
@@ -37,6 +44,11 @@ export class Store {
   readonly messageSearch;
   readonly reactions;
   readonly realmEmoji;
+  readonly presence;
+  readonly userStatus;
+  readonly savedSnippets;
+  readonly playgrounds;
+  readonly realmUserDefaults;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private checkpointer: Checkpointer | null = null;
 
@@ -56,6 +68,11 @@ export class Store {
     this.messageSearch = messageSearchStatements(db);
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
+    this.presence = presenceStatements(db);
+    this.userStatus = userStatusStatements(db);
+    this.savedSnippets = savedSnippetStatements(db);
+    this.playgrounds = playgroundStatements(db);
+    this.realmUserDefaults = realmUserDefaultsStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
