@@ -99,13 +99,13 @@ export const getRealmPresence = endpoint({
   params: z.object({}),
   handle: ({ server, realm }: AuthedCtx) => {
     const nowFloat = presenceNow(server.config);
-    const data = presencesFor(realm.view, realmPresence(server.store, realm.view), {
+    const { presences } = presencesFor(realm.view, realmPresence(server.store, realm.view), {
       slim: false,
       lastUpdateId: null,
       historyLimitDays: null,
       now: Math.floor(nowFloat),
     });
-    return { ...data, server_timestamp: nowFloat };
+    return { presences, server_timestamp: nowFloat };
   },
 });
 
