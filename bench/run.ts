@@ -7,6 +7,7 @@ import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 import { messagesBench } from './messages.bench.js';
+import { presenceBench } from './presence.bench.js';
 import { renderBench } from './render.bench.js';
 import { settingsBench } from './settings.bench.js';
 import { usersBench } from './users.bench.js';
@@ -22,6 +23,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   settings: settingsBench,
   'alert-words': alertWordsBench,
   messages: messagesBench,
+  presence: presenceBench,
 };
 
 const name = process.argv[2];
