@@ -6,6 +6,7 @@ import { alertWordsBench } from './alert-words.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
+import { loadBench } from './load.bench.js';
 import { messagesBench } from './messages.bench.js';
 import { presenceBench } from './presence.bench.js';
 import { renderBench } from './render.bench.js';
@@ -24,6 +25,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'alert-words': alertWordsBench,
   messages: messagesBench,
   presence: presenceBench,
+  load: loadBench,
 };
 
 const name = process.argv[2];
