@@ -70,6 +70,15 @@ import {
   doScheduleMessage,
 } from '../src/mutations/scheduled-messages.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
+import { doAddPlayground, doRemovePlayground } from '../src/mutations/playgrounds.js';
+import { doFlushPresence } from '../src/mutations/presence.js';
+import { doUpdateRealmUserDefaults } from '../src/mutations/realm-user-defaults.js';
+import {
+  doCreateSavedSnippet,
+  doDeleteSavedSnippet,
+  doEditSavedSnippet,
+} from '../src/mutations/saved-snippets.js';
+import { doUpdateUserStatus } from '../src/mutations/user-status.js';
 
 export const REALM_COMMANDS = {
   'user.create': checkCreateUser,
@@ -136,6 +145,16 @@ export const REALM_COMMANDS = {
   // Internal: the delivery scheduler (actors/scheduled-delivery.ts).
   'scheduled_message.deliver': doDeliverScheduledMessage,
   'scheduled_message.fail': doFailScheduledMessage,
+  // Presence (the batch write of the in-memory presence), status, snippets, playgrounds,
+  // new-user defaults.
+  'presence.flush': doFlushPresence,
+  'user_status.update': doUpdateUserStatus,
+  'saved_snippet.create': doCreateSavedSnippet,
+  'saved_snippet.edit': doEditSavedSnippet,
+  'saved_snippet.delete': doDeleteSavedSnippet,
+  'playground.add': doAddPlayground,
+  'playground.remove': doRemovePlayground,
+  'realm.user_settings_defaults.update': doUpdateRealmUserDefaults,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -9,6 +9,7 @@ import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 import { loadBench } from './load.bench.js';
 import { messagesBench } from './messages.bench.js';
+import { presenceBench } from './presence.bench.js';
 import { renderBench } from './render.bench.js';
 import { settingsBench } from './settings.bench.js';
 import { usersBench } from './users.bench.js';
@@ -25,6 +26,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'alert-words': alertWordsBench,
   messages: messagesBench,
   edit: editBench,
+  presence: presenceBench,
   load: loadBench,
 };
 

@@ -8,6 +8,11 @@ import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as drafts from './drafts.js';
 import * as scheduledMessages from './scheduled-messages.js';
+import * as playgrounds from './playgrounds.js';
+import * as presence from './presence.js';
+import * as realmUserDefaults from './realm-user-defaults.js';
+import * as savedSnippets from './saved-snippets.js';
+import * as userStatus from './user-status.js';
 import * as events from './events.js';
 import * as invites from './invites.js';
 import * as join from './join.js';
@@ -65,4 +70,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
   userAdmin,
   userGroups,
   users,
+  playgrounds,
+  presence,
+  realmUserDefaults,
+  savedSnippets,
+  userStatus,
 ].flatMap(endpointsOf);

@@ -16,6 +16,13 @@ import { linkifierStatements } from './linkifiers.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements } from './messages.js';
+import {
+  playgroundStatements,
+  presenceStatements,
+  realmUserDefaultsStatements,
+  savedSnippetStatements,
+  userStatusStatements,
+} from './presence.js';
 import { reactionStatements } from './reactions.js';
 import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
@@ -41,6 +48,11 @@ export class Store {
   readonly reactions;
   readonly realmEmoji;
   readonly scheduledMessages;
+  readonly presence;
+  readonly userStatus;
+  readonly savedSnippets;
+  readonly playgrounds;
+  readonly realmUserDefaults;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private checkpointer: Checkpointer | null = null;
 
@@ -62,6 +74,11 @@ export class Store {
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
     this.scheduledMessages = scheduledMessageStatements(db);
+    this.presence = presenceStatements(db);
+    this.userStatus = userStatusStatements(db);
+    this.savedSnippets = savedSnippetStatements(db);
+    this.playgrounds = playgroundStatements(db);
+    this.realmUserDefaults = realmUserDefaultsStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
