@@ -59,6 +59,8 @@ import {
 import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
+import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
+import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
@@ -120,6 +122,11 @@ export const REALM_COMMANDS = {
   'reaction.remove': checkRemoveReaction,
   'realm_emoji.add': checkAddRealmEmoji,
   'realm_emoji.remove': checkRemoveRealmEmoji,
+  // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
+  'message.mark_read': doMarkAsRead,
+  'topic.delete': checkDeleteTopicBatch,
+  'user.mute': doMuteUser,
+  'user.unmute': doUnmuteUser,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

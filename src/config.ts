@@ -47,6 +47,11 @@ export type ServerConfig = {
    * collect them.
    */
   mailSink?: (mail: OutgoingMail) => void;
+  /**
+   * Work done in bounded batches (marking everything read, deleting a topic) stops starting new
+   * batches after this long and answers `complete: false`; the client repeats the request.
+   */
+  batchTimeBudgetMs: number;
 };
 
 /** An e-mail the server would send. */
@@ -72,6 +77,7 @@ export function defaultConfig(): ServerConfig {
     queueIdleLifetimeMs: 10 * 60_000,
     queueSweepMs: 60_000,
     wsMaxBackpressureBytes: 1024 * 1024,
+    batchTimeBudgetMs: 50_000,
   };
 }
 

@@ -14,6 +14,7 @@ import type { UserRow } from '../storage/users.js';
 import type { RealmView } from './realm-view.js';
 import { alertWordsState } from './state/alert-words.js';
 import { draftsState } from './state/drafts.js';
+import { mutedUsersState } from './state/muted-users.js';
 import { realmFiltersState, realmLinkifiersState } from './state/linkifiers.js';
 import { profileFieldsState } from './state/profile-fields.js';
 import { realmState } from './state/realm.js';
@@ -75,6 +76,8 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   // drafts, alert words
   draftsState,
   alertWordsState,
+  // muted users
+  mutedUsersState,
   // issue #5: messages, unread and starred messages, recent conversations, custom emoji
   ...MESSAGE_STATE_CONTRIBUTORS,
 ];

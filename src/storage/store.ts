@@ -15,7 +15,9 @@ import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements } from './messages.js';
+import { mutedUserStatements } from './muted-users.js';
 import { reactionStatements } from './reactions.js';
+import { readingStatements } from './reading.js';
 import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
 import { topicStatements } from './topics.js';
@@ -37,6 +39,8 @@ export class Store {
   readonly messageSearch;
   readonly reactions;
   readonly realmEmoji;
+  readonly mutedUsers;
+  readonly reading;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private checkpointer: Checkpointer | null = null;
 
@@ -56,6 +60,8 @@ export class Store {
     this.messageSearch = messageSearchStatements(db);
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
+    this.mutedUsers = mutedUserStatements(db);
+    this.reading = readingStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
