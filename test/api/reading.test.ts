@@ -11,7 +11,8 @@ import { events, register } from '../helpers/events.js';
 import { seedChannelMessages, sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
-import { READ_BATCH } from '../../src/mutations/reading.js';
+import { DELETE_TOPIC_BATCH, READ_BATCH } from '../../src/mutations/reading.js';
+import { upload } from '../helpers/uploads.js';
 
 const READ = 1;
 
@@ -214,4 +215,164 @@ t.test('POST /mark_stream_as_read and /mark_topic_as_read', async (t) => {
     [READ_BATCH, 4],
   );
   t.ok(ids.every((id) => !unread(id)) && !unread(d1));
+});
+
+t.test('POST /streams/{stream_id}/delete_topic', async (t) => {
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  const { store } = ts.server.context;
+  const [hamlet, othello, cordelia, iago, prospero] = [
+    'hamlet',
+    'othello',
+    'cordelia',
+    'iago',
+    'prospero',
+  ].map((n) => fx.users[n]!.id) as [number, number, number, number, number];
+  // othello creates the channel: he administers it (can_administer_channel_group).
+  const verona = await createChannel(api, 'othello', 'Verona', {
+    principals: [hamlet, othello, cordelia],
+  });
+  const up = assertSuccess(
+    t,
+    await upload(api, 'hamlet', [{ filename: 'notes.txt', data: 'some notes' }]),
+  );
+  const url = up.url as string;
+  const d1 = await sendChannelMessage(api, 'hamlet', 'Verona', 'Doomed', `[notes](${url})`);
+  const d2 = await sendChannelMessage(api, 'othello', 'Verona', 'doomed', 'two');
+  const kept = await sendChannelMessage(api, 'othello', 'Verona', 'kept', 'stays');
+  assertSuccess(
+    t,
+    await api.post('hamlet', 'user_topics', {
+      stream_id: verona,
+      topic: 'Doomed',
+      visibility_policy: 3,
+    }),
+  );
+  const attachments = async () =>
+    (
+      assertSuccess(t, await api.get('hamlet', 'attachments')).attachments as {
+        messages: { id: number }[];
+      }[]
+    )[0]!.messages.map((m) => m.id);
+  t.same(await attachments(), [d1], 'the upload is claimed');
+
+  // Members who do not administer the channel may not.
+  const del = (who: string, stream: number, topic: string) =>
+    api.post(who, `streams/${stream}/delete_topic`, { topic_name: topic });
+  for (const who of ['hamlet', 'shiva', 'polonius']) {
+    const res = await del(who, verona, 'doomed');
+    assertError(t, res, 'Must be an organization administrator', {
+      code: 'UNAUTHORIZED_PRINCIPAL',
+    });
+    assertMatchesOpenApi(t, '/streams/{stream_id}/delete_topic', 'post', res.body, {
+      status: '400',
+    });
+  }
+  assertError(t, await del('iago', 99999, 'x'), 'Invalid channel ID');
+  assertError(
+    t,
+    await api.post('iago', `streams/${verona}/delete_topic`, {}),
+    "Missing 'topic_name' argument",
+    { code: 'REQUEST_VARIABLE_MISSING' },
+  );
+
+  // The channel's administrator deletes the topic (its name in any case).
+  const from = ts.events.length;
+  const res = await del('othello', verona, 'DOOMED');
+  const body = assertSuccess(t, res);
+  assertMatchesOpenApi(t, '/streams/{stream_id}/delete_topic', 'post', body);
+  t.same(body, { result: 'success', msg: '', complete: true });
+  t.equal(store.messages.byId(d1), undefined);
+  t.equal(store.messages.byId(d2), undefined);
+  t.ok(store.messages.byId(kept), 'other topics stay');
+  const evs = eventsSince(ts, from);
+  const deletes = evs.filter((e) => e.event.type === 'delete_message');
+  t.equal(deletes.length, 1, 'one event for the batch');
+  t.same(deletes[0]!.event, {
+    type: 'delete_message',
+    message_ids: [d1, d2],
+    message_type: 'stream',
+    stream_id: verona,
+    topic: 'Doomed',
+  });
+  t.same(
+    deletes[0]!.users,
+    [hamlet, othello, cordelia].sort((a, b) => a - b),
+    'subscribers only',
+  );
+  t.notOk(deletes[0]!.users.includes(iago) || deletes[0]!.users.includes(prospero));
+  const userTopic = evs.find((e) => e.event.type === 'user_topic');
+  t.match(userTopic, {
+    event: { stream_id: verona, topic_name: 'Doomed', visibility_policy: 0 },
+    users: [hamlet],
+  });
+  t.equal(store.topics.userTopic(hamlet, verona, 'Doomed'), undefined, 'preference cleared');
+  t.same(await attachments(), [], 'the upload is released');
+  // Deleting an empty topic succeeds and does nothing.
+  const n = ts.events.length;
+  t.same(assertSuccess(t, await del('iago', verona, 'doomed')).complete, true);
+  t.equal(ts.events.length, n);
+
+  // Protected history: an administrator deletes only what they can see.
+  const vault = await createChannel(api, 'othello', 'vault', {
+    principals: [othello, cordelia],
+    invite_only: true,
+    history_public_to_subscribers: false,
+  });
+  const early = await sendChannelMessage(api, 'othello', 'vault', 'plans', 'before iago');
+  assertError(t, await del('iago', vault, 'plans'), 'Invalid channel ID', {});
+  assertSuccess(
+    t,
+    await api.post('othello', 'users/me/subscriptions', {
+      subscriptions: [{ name: 'vault' }],
+      principals: [iago],
+    }),
+  );
+  const late = await sendChannelMessage(api, 'othello', 'vault', 'plans', 'after iago');
+  const from2 = ts.events.length;
+  t.same(assertSuccess(t, await del('iago', vault, 'plans')).complete, true);
+  t.ok(store.messages.byId(early), 'a message iago never received stays');
+  t.equal(store.messages.byId(late), undefined);
+  const d = eventsSince(ts, from2).filter((e) => e.event.type === 'delete_message');
+  t.same(
+    d.map((e) => [e.event.message_ids, e.users]),
+    [[[late], [othello, cordelia, iago].sort((a, b) => a - b)]],
+  );
+});
+
+t.test('delete_topic: bounded batches, complete false on the time budget', async (t) => {
+  for (const budget of [50_000, 0]) {
+    const ts = await startServer(t, { batchTimeBudgetMs: budget });
+    const { api, fx } = ts;
+    const { store } = ts.server.context;
+    const [hamlet, othello] = [fx.users.hamlet!.id, fx.users.othello!.id];
+    const ch = await createChannel(api, 'othello', 'big', { principals: [hamlet, othello] });
+    const ids = seedChannelMessages(ts, {
+      senderId: othello,
+      streamId: ch,
+      topic: 'bulk',
+      count: 2 * DELETE_TOPIC_BATCH + 7,
+      recipients: [hamlet, othello],
+    });
+    const from = ts.events.length;
+    const body = assertSuccess(
+      t,
+      await api.post('iago', `streams/${ch}/delete_topic`, { topic_name: 'bulk' }),
+    );
+    const batches = eventsSince(ts, from).filter((e) => e.event.type === 'delete_message');
+    if (budget === 0) {
+      t.equal(body.complete, false, 'stopped after one batch');
+      t.equal(batches.length, 1);
+      t.equal(store.reading.topicMessageIds(ch, 'bulk', 10_000).length, DELETE_TOPIC_BATCH + 7);
+      t.equal(store.messages.byId(ids[ids.length - 1]!), undefined, 'the newest went first');
+    } else {
+      t.equal(body.complete, true);
+      t.same(
+        batches.map((b) => (b.event.message_ids as number[]).length),
+        [DELETE_TOPIC_BATCH, DELETE_TOPIC_BATCH, 7],
+      );
+      t.equal(store.reading.topicMessageIds(ch, 'bulk', 10).length, 0);
+    }
+    t.ok(batches.every((b) => b.users.join() === [hamlet, othello].sort((a, b) => a - b).join()));
+  }
 });
