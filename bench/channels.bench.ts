@@ -11,14 +11,10 @@
  *
  * Options (env): BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 16).
  */
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { Role } from '../src/lib/roles.js';
-import { doCreateRealm } from '../src/mutations/realms.js';
-import { insertUserRow } from '../src/mutations/users.js';
-import { createServer } from '../src/server.js';
 import { runChild } from './lib/child.js';
+import { createChannel, principalsOf, serverWithUsers } from './lib/seed.js';
 import { fmt, machine, summarize } from './lib/stats.js';
 
 type LoadResult = {
@@ -37,64 +33,26 @@ export async function channelsBench(): Promise<void> {
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
   const nUsers = Number(process.env.BENCH_USERS ?? 2000);
   const nChannels = Number(process.env.BENCH_CHANNELS ?? 100);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-channels-'));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
-  const { store, realms } = server.context;
-  const now = Math.floor(Date.now() / 1000);
-  const owner = doCreateRealm(store, {
-    name: 'Bench',
-    string_id: '',
-    owner_email: 'owner@example.com',
-    owner_full_name: 'Owner',
-    owner_password_hash: null,
-    owner_can_create_users: false,
-    now,
-  });
-  realms.noteRealmCreated(owner.realm_id);
-  const ids: number[] = [];
-  const keys = new Map<number, string>();
-  store.transaction(() => {
-    for (let i = 0; i < nUsers; i++) {
-      const key = `benchkey${String(i).padStart(24, '0')}`;
-      const id = insertUserRow(store, owner.realm_id, {
-        email: `user${i}@example.com`,
-        full_name: `User ${i}`,
-        password_hash: null,
-        api_key: key,
-        role: i % 50 === 0 ? Role.ADMINISTRATOR : Role.MEMBER,
-        now,
-        waitingPeriodDays: 0,
-      });
-      ids.push(id);
-      keys.set(id, key);
-    }
-  });
-  const rt = realms.get(owner.realm_id)!;
+  const bench = await serverWithUsers(nUsers, 'channels', (i) =>
+    i % 50 === 0 ? Role.ADMINISTRATOR : Role.MEMBER,
+  );
+  const { server } = bench;
+  const ids = bench.users.map((u) => u.id);
+  const keys = new Map(bench.users.map((u) => [u.id, u.api_key]));
+  const rt = server.context.realms.get(bench.realmId)!;
 
   // Channels, each created by a member with 50 subscribers.
   const setupStart = performance.now();
   for (let c = 0; c < nChannels; c++) {
     const creator = ids[(c * 7) % nUsers]!;
-    const principals = new Set([creator]);
-    for (let k = 0; principals.size < Math.min(50, nUsers); k++)
-      principals.add(ids[(c * 131 + k * 37) % nUsers]!);
-    await rt.ask('channel.subscribe', {
-      acting_user_id: creator,
-      subscriptions: [
-        { name: `channel ${c}`, description: null, rendered_description: null, color: null },
-      ],
-      principals: [...principals],
-      authorization_errors_fatal: true,
-      invite_only: c % 3 === 0,
-      is_web_public: false,
-      is_default_stream: false,
-      history_public_to_subscribers: null,
-      message_retention_days: null,
-      retention_given: false,
-      topics_policy: null,
-      folder_id: null,
-      settings: {},
-    });
+    await createChannel(
+      server,
+      bench.realmId,
+      creator,
+      `channel ${c}`,
+      principalsOf(ids, c, creator),
+      c % 3 === 0,
+    );
   }
   const setupMs = performance.now() - setupStart;
 
@@ -182,7 +140,7 @@ export async function channelsBench(): Promise<void> {
   // 2. Reads over HTTP.
   const auth = {
     Authorization:
-      'Basic ' + Buffer.from(`user1@example.com:${keys.get(reader)!}`).toString('base64'),
+      'Basic ' + Buffer.from(`user1@bench.example:${keys.get(reader)!}`).toString('base64'),
   };
   const load = (p: string) =>
     runChild<LoadResult>(
@@ -199,8 +157,7 @@ export async function channelsBench(): Promise<void> {
     );
   const streams = await load('/api/v1/streams');
   const subs = await load('/api/v1/users/me/subscriptions');
-  await server.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await bench.close();
 
   console.log(
     `channels bench: ${nUsers} users, ${nChannels} channels (50 subscribers each), ${seconds} s per figure, ${machine()}, ${os.cpus().length} cores`,

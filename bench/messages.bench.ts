@@ -24,26 +24,21 @@
  * BENCH_EXTRA_RATES (comma-separated messages/s), BENCH_FETCH_MESSAGES, BENCH_PROFILE=<dir>
  * (server CPU profiles of the send phases and of the newest-100 fetch).
  */
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import inspector from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Role } from '../src/lib/roles.js';
-import { doCreateRealm } from '../src/mutations/realms.js';
-import { insertUserRow } from '../src/mutations/users.js';
-import { createServer, type ConfabServer } from '../src/server.js';
 import { Checkpointer } from '../src/storage/checkpointer.js';
 import { openDatabase } from '../src/storage/db.js';
 import { runChild } from './lib/child.js';
+import { ClientProcess } from './lib/client-process.js';
 import type { Phase, SendResult } from './lib/messages-client.js';
+import { createChannel, serverWithUsers } from './lib/seed.js';
 import { fmt, machine } from './lib/stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-type User = { id: number; email: string; api_key: string };
 
 // ---- 1. the raw ceiling -------------------------------------------------------------------------
 
@@ -101,71 +96,7 @@ function rawCeiling(
   }
 }
 
-// ---- setup --------------------------------------------------------------------------------------
-
-async function serverWithUsers(
-  n: number,
-  tag: string,
-): Promise<{ server: ConfabServer; users: User[]; realmId: number; dataDir: string }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `confab-bench-${tag}-`));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
-  const { store, realms } = server.context;
-  const now = Math.floor(Date.now() / 1000);
-  const owner = doCreateRealm(store, {
-    name: 'Bench',
-    string_id: '',
-    owner_email: 'owner@bench.example',
-    owner_full_name: 'Owner',
-    owner_password_hash: null,
-    owner_can_create_users: false,
-    now,
-  });
-  realms.noteRealmCreated(owner.realm_id);
-  const users: User[] = [];
-  store.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      const api_key = `benchkey${String(i).padStart(24, '0')}`;
-      const email = `user${i}@bench.example`;
-      const id = insertUserRow(store, owner.realm_id, {
-        email,
-        full_name: `User ${i}`,
-        password_hash: null,
-        api_key,
-        role: Role.MEMBER,
-        now,
-        waitingPeriodDays: 0,
-      });
-      users.push({ id, email, api_key });
-    }
-  });
-  return { server, users, realmId: owner.realm_id, dataDir };
-}
-
-async function createChannel(
-  server: ConfabServer,
-  realmId: number,
-  creator: number,
-  name: string,
-  principals: number[],
-): Promise<number> {
-  const rt = server.context.realms.get(realmId)!;
-  await rt.ask('channel.subscribe', {
-    acting_user_id: creator,
-    subscriptions: [{ name, description: null, rendered_description: null, color: null }],
-    principals,
-    authorization_errors_fatal: true,
-    invite_only: false,
-    is_web_public: false,
-    is_default_stream: false,
-    history_public_to_subscribers: null,
-    message_retention_days: null,
-    retention_given: false,
-    topics_policy: null,
-    folder_id: null,
-    settings: {},
-  });
-  return rt.view.channels.byName(name)!.id;
-}
+// ---- setup: bench/lib/seed.ts --------------------------------------------------------------
 
 async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
   const dir = process.env.BENCH_PROFILE;
@@ -208,45 +139,7 @@ type ChildMessage = {
   msg?: string;
 };
 
-/** A forked client process and a way to await its next message. */
-class ClientProcess {
-  private readonly child;
-  private readonly waiters: ((m: ChildMessage) => void)[] = [];
-  private failure: string | null = null;
-
-  constructor() {
-    this.child = fork(path.join(here, 'lib', 'messages-client.js'), [], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.child.on('message', (m: ChildMessage) => {
-      if (m.type === 'error') this.failure = m.msg ?? 'client error';
-      this.waiters.shift()?.(m);
-    });
-  }
-
-  request(msg: unknown, what: string): Promise<ChildMessage> {
-    const p = new Promise<ChildMessage>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`timed out waiting for ${what} (${this.failure ?? ''})`)),
-        120_000,
-      );
-      this.waiters.push((m) => {
-        clearTimeout(timer);
-        if (m.type === 'error') reject(new Error(m.msg));
-        else resolve(m);
-      });
-    });
-    this.child.send(msg as object);
-    return p;
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => {
-      this.child.once('exit', () => resolve());
-      this.child.send({ type: 'stop' });
-    });
-  }
-}
+const clientScript = path.join(here, 'lib', 'messages-client.js');
 
 async function sendBench(
   seconds: number,
@@ -274,8 +167,8 @@ async function sendBench(
     };
     // BENCH_SPLIT_CLIENTS=1: senders and receivers in two processes (default: one for both).
     const split = process.env.BENCH_SPLIT_CLIENTS === '1';
-    const receivers = new ClientProcess();
-    const senders = split ? new ClientProcess() : receivers;
+    const receivers = new ClientProcess<ChildMessage>(clientScript);
+    const senders = split ? new ClientProcess<ChildMessage>(clientScript) : receivers;
     await receivers.request(
       { type: 'start', opts: { ...base, role: split ? 'receivers' : 'both' } },
       'receivers',

@@ -6,6 +6,7 @@ import { alertWordsBench } from './alert-words.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
+import { loadBench } from './load.bench.js';
 import { messagesBench } from './messages.bench.js';
 import { renderBench } from './render.bench.js';
 import { settingsBench } from './settings.bench.js';
@@ -22,6 +23,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   settings: settingsBench,
   'alert-words': alertWordsBench,
   messages: messagesBench,
+  load: loadBench,
 };
 
 const name = process.argv[2];

@@ -13,73 +13,32 @@
  * Each op runs BENCH_OPS times (default 400; role changes a quarter of that); prints ops/s and
  * p50/p99 latency of `ask` (the whole mutation: checks, writes, COMMIT, read-model refresh).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Role } from '../src/lib/roles.js';
-import { doCreateRealm } from '../src/mutations/realms.js';
-import { insertUserRow } from '../src/mutations/users.js';
-import { createServer } from '../src/server.js';
+import { createChannel, principalsOf, serverWithUsers } from './lib/seed.js';
 import { fmt, machine, summarize } from './lib/stats.js';
 
 export async function settingsBench(): Promise<void> {
   const nUsers = Number(process.env.BENCH_USERS ?? 2000);
   const nOps = Number(process.env.BENCH_OPS ?? 400);
   const nChannels = 100;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-settings-'));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  const bench = await serverWithUsers(nUsers, 'settings', (i) =>
+    i % 50 === 0 ? Role.ADMINISTRATOR : Role.MEMBER,
+  );
   try {
-    const { store, realms } = server.context;
-    const now = Math.floor(Date.now() / 1000);
-    const owner = doCreateRealm(store, {
-      name: 'Bench',
-      string_id: '',
-      owner_email: 'owner@example.com',
-      owner_full_name: 'Owner',
-      owner_password_hash: null,
-      owner_can_create_users: false,
-      now,
-    });
-    realms.noteRealmCreated(owner.realm_id);
-    const ids: number[] = [];
-    store.transaction(() => {
-      for (let i = 0; i < nUsers; i++) {
-        ids.push(
-          insertUserRow(store, owner.realm_id, {
-            email: `user${i}@example.com`,
-            full_name: `User ${i}`,
-            password_hash: null,
-            api_key: `benchkey${String(i).padStart(24, '0')}`,
-            role: i % 50 === 0 ? Role.ADMINISTRATOR : Role.MEMBER,
-            now,
-            waitingPeriodDays: 0,
-          }),
-        );
-      }
-    });
-    const rt = realms.get(owner.realm_id)!;
+    const { server } = bench;
+    const { realms } = server.context;
+    const ids = bench.users.map((u) => u.id);
+    const rt = realms.get(bench.realmId)!;
     for (let c = 0; c < nChannels; c++) {
       const creator = ids[(c * 7 + 1) % nUsers]!;
-      const principals = new Set([creator]);
-      for (let k = 0; principals.size < Math.min(50, nUsers); k++)
-        principals.add(ids[(c * 131 + k * 37) % nUsers]!);
-      await rt.ask('channel.subscribe', {
-        acting_user_id: creator,
-        subscriptions: [
-          { name: `channel ${c}`, description: null, rendered_description: null, color: null },
-        ],
-        principals: [...principals],
-        authorization_errors_fatal: true,
-        invite_only: c % 3 === 0,
-        is_web_public: false,
-        is_default_stream: false,
-        history_public_to_subscribers: null,
-        message_retention_days: null,
-        retention_given: false,
-        topics_policy: null,
-        folder_id: null,
-        settings: {},
-      });
+      await createChannel(
+        server,
+        bench.realmId,
+        creator,
+        `channel ${c}`,
+        principalsOf(ids, c, creator),
+        c % 3 === 0,
+      );
     }
     const admin = ids[0]!;
     const members = ids.filter((_, i) => i % 50 !== 0);
@@ -136,7 +95,6 @@ export async function settingsBench(): Promise<void> {
       }),
     );
   } finally {
-    await server.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }

@@ -16,8 +16,8 @@
  * Child → parent: {type: 'ready'}, {type: 'phase-done', result} (senders),
  * {type: 'collected', latencies, deliveries} (receivers), {type: 'error', msg}.
  */
-import net from 'node:net';
 import WebSocket from 'ws';
+import { basicAuth, HttpConn, now } from './http-conn.js';
 
 type User = { email: string; api_key: string };
 type Opts = {
@@ -48,7 +48,6 @@ export type SendResult = {
 };
 
 let opts: Opts;
-const now = () => performance.timeOrigin + performance.now();
 const report = (m: unknown) => process.send?.(m);
 let stopping = false;
 
@@ -71,81 +70,11 @@ function onEventsBody(body: string, arrived: number): number {
   return at < 0 ? -1 : parseInt(body.slice(at + 5), 10);
 }
 
-/**
- * One keep-alive HTTP/1.1 connection, one request at a time. The server closes connections left
- * idle (uWebSockets: 10 s), which the paced phase's spare connections can be between phases: a
- * request on a closed connection first reconnects, and a request whose connection closes before
- * its answer resolves with status 0 (counted as an error).
- */
-class HttpConn {
-  private sock!: net.Socket;
-  private buf: Buffer = Buffer.alloc(0);
-  private pending: ((r: { status: number; body: string; at: number }) => void) | null = null;
-  private open: Promise<void>;
-
-  constructor(private readonly port: number) {
-    this.open = this.connect();
-  }
-
-  private connect(): Promise<void> {
-    const sock = net.connect(this.port, '127.0.0.1');
-    this.sock = sock;
-    this.buf = Buffer.alloc(0);
-    sock.setNoDelay(true);
-    sock.on('data', (chunk: Buffer) => this.onData(chunk));
-    sock.on('error', (err) => {
-      if (!stopping) report({ type: 'error', msg: String(err) });
-    });
-    sock.on('close', () => {
-      const p = this.pending;
-      this.pending = null;
-      p?.({ status: 0, body: '', at: now() });
-    });
-    return new Promise((resolve) => sock.once('connect', () => resolve()));
-  }
-
-  connected(): Promise<void> {
-    return this.open;
-  }
-
-  async request(data: string): Promise<{ status: number; body: string; at: number }> {
-    const state = this.sock.readyState;
-    if (this.sock.destroyed || (state !== 'open' && state !== 'opening'))
-      this.open = this.connect();
-    await this.open;
-    return new Promise((resolve) => {
-      this.pending = resolve;
-      this.sock.write(data);
-    });
-  }
-
-  private onData(chunk: Buffer): void {
-    const at = now();
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    for (;;) {
-      const headerEnd = this.buf.indexOf('\r\n\r\n');
-      if (headerEnd === -1) return;
-      const head = this.buf.subarray(0, headerEnd).toString('latin1');
-      const m = /\r\ncontent-length: *(\d+)/i.exec(head);
-      const len = m ? Number(m[1]) : 0;
-      const total = headerEnd + 4 + len;
-      if (this.buf.length < total) return;
-      const status = Number(head.slice(9, 12));
-      const body = this.buf.subarray(headerEnd + 4, total).toString('utf8');
-      this.buf = this.buf.subarray(total);
-      const p = this.pending;
-      this.pending = null;
-      p?.({ status, body, at });
-    }
-  }
-
-  close(): void {
-    this.sock.destroy();
-  }
-}
-
 const closers: (() => void)[] = [];
-const auth = (u: User) => 'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
+const auth = basicAuth;
+const onSocketError = (err: Error) => {
+  if (!stopping) report({ type: 'error', msg: String(err) });
+};
 
 async function registerQueue(
   conn: HttpConn,
@@ -161,7 +90,7 @@ async function registerQueue(
 }
 
 async function pollReceiver(u: User): Promise<void> {
-  const conn = new HttpConn(opts.port);
+  const conn = new HttpConn(opts.port, onSocketError);
   closers.push(() => conn.close());
   await conn.connected();
   const reg = await registerQueue(conn, u);
@@ -182,7 +111,7 @@ async function pollReceiver(u: User): Promise<void> {
 }
 
 async function wsReceiver(u: User): Promise<void> {
-  const conn = new HttpConn(opts.port);
+  const conn = new HttpConn(opts.port, onSocketError);
   await conn.connected();
   const reg = await registerQueue(conn, u);
   conn.close();
@@ -296,7 +225,7 @@ async function main(): Promise<void> {
   }
   if (opts.role !== 'receivers') {
     for (let i = 0; i < Math.max(opts.connections, opts.pacedConnections); i++) {
-      const c = new HttpConn(opts.port);
+      const c = new HttpConn(opts.port, onSocketError);
       closers.push(() => c.close());
       await c.connected();
       senders.push(c);

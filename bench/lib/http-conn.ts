@@ -1,0 +1,105 @@
+/**
+ * One keep-alive HTTP/1.1 client connection over a raw socket, one request at a time, for the
+ * benches' client processes (node:http would cost the client more than the server spends
+ * answering). Responses are framed by Content-Length; bodies are returned as strings.
+ *
+ * The server closes connections left idle (uWebSockets: 10 s), which a spare connection can be
+ * between phases: a request on a closed connection first reconnects, and a request whose
+ * connection closes before its answer resolves with status 0 (the caller counts it an error).
+ */
+import net from 'node:net';
+
+export type HttpAnswer = { status: number; body: string; at: number };
+
+/** Wall-clock milliseconds with microseconds, comparable across processes on one host. */
+export const now = (): number => performance.timeOrigin + performance.now();
+
+export const basicAuth = (u: { email: string; api_key: string }): string =>
+  'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
+
+export class HttpConn {
+  private sock!: net.Socket;
+  private buf: Buffer = Buffer.alloc(0);
+  private pending: ((r: HttpAnswer) => void) | null = null;
+  private open: Promise<void>;
+
+  constructor(
+    private readonly port: number,
+    private readonly onError: (err: Error) => void = () => {},
+  ) {
+    this.open = this.connect();
+  }
+
+  private connect(): Promise<void> {
+    const sock = net.connect(this.port, '127.0.0.1');
+    this.sock = sock;
+    this.buf = Buffer.alloc(0);
+    sock.setNoDelay(true);
+    sock.on('data', (chunk: Buffer) => this.onData(chunk));
+    sock.on('error', (err) => this.onError(err));
+    sock.on('close', () => {
+      const p = this.pending;
+      this.pending = null;
+      p?.({ status: 0, body: '', at: now() });
+    });
+    return new Promise((resolve) => sock.once('connect', () => resolve()));
+  }
+
+  connected(): Promise<void> {
+    return this.open;
+  }
+
+  /** Sends one whole request (head and body, already serialized) and resolves with its answer. */
+  async request(data: string): Promise<HttpAnswer> {
+    const state = this.sock.readyState;
+    if (this.sock.destroyed || (state !== 'open' && state !== 'opening'))
+      this.open = this.connect();
+    await this.open;
+    return new Promise((resolve) => {
+      this.pending = resolve;
+      this.sock.write(data);
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    const at = now();
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    for (;;) {
+      const headerEnd = this.buf.indexOf('\r\n\r\n');
+      if (headerEnd === -1) return;
+      const head = this.buf.subarray(0, headerEnd).toString('latin1');
+      const m = /\r\ncontent-length: *(\d+)/i.exec(head);
+      const len = m ? Number(m[1]) : 0;
+      const total = headerEnd + 4 + len;
+      if (this.buf.length < total) return;
+      const status = Number(head.slice(9, 12));
+      const body = this.buf.subarray(headerEnd + 4, total).toString('utf8');
+      this.buf = this.buf.subarray(total);
+      const p = this.pending;
+      this.pending = null;
+      p?.({ status, body, at });
+    }
+  }
+
+  close(): void {
+    this.sock.destroy();
+  }
+}
+
+/** A serialized request: `method path`, Basic credentials, and a form body when given. */
+export function httpRequest(
+  method: string,
+  pathAndQuery: string,
+  user: { email: string; api_key: string },
+  form?: string,
+): string {
+  const head =
+    `${method} ${pathAndQuery} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${basicAuth(user)}\r\n` +
+    'User-Agent: ConfabBench/1\r\n';
+  if (form === undefined) return head + '\r\n';
+  return (
+    head +
+    `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${Buffer.byteLength(form)}` +
+    `\r\n\r\n${form}`
+  );
+}
