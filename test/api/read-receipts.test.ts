@@ -181,7 +181,7 @@ t.test('GET /users/{user_id}/subscriptions/{stream_id}', async (t) => {
   const status = (who: string, userId: number, streamId: number) =>
     api.get(who, `users/${userId}/subscriptions/${streamId}`);
 
-  let body = assertSuccess(t, await status('cordelia', othello, verona));
+  const body = assertSuccess(t, await status('cordelia', othello, verona));
   assertMatchesOpenApi(t, '/users/{user_id}/subscriptions/{stream_id}', 'get', body);
   t.equal(body.is_subscribed, true);
   t.equal(assertSuccess(t, await status('othello', cordelia, verona)).is_subscribed, false);
