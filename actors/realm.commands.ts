@@ -63,6 +63,13 @@ import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
 import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
+import {
+  doDeleteScheduledMessage,
+  doDeliverScheduledMessage,
+  doEditScheduledMessage,
+  doFailScheduledMessage,
+  doScheduleMessage,
+} from '../src/mutations/scheduled-messages.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
 
 export const REALM_COMMANDS = {
@@ -122,6 +129,12 @@ export const REALM_COMMANDS = {
   'reaction.remove': checkRemoveReaction,
   'realm_emoji.add': checkAddRealmEmoji,
   'realm_emoji.remove': checkRemoveRealmEmoji,
+  'scheduled_message.create': doScheduleMessage,
+  'scheduled_message.edit': doEditScheduledMessage,
+  'scheduled_message.delete': doDeleteScheduledMessage,
+  // Internal: the delivery scheduler (actors/scheduled-delivery.ts).
+  'scheduled_message.deliver': doDeliverScheduledMessage,
+  'scheduled_message.fail': doFailScheduledMessage,
   // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
   'message.mark_read': doMarkAsRead,
   'topic.delete': checkDeleteTopicBatch,

@@ -82,6 +82,8 @@ export class RealmRegistry {
   constructor(
     private readonly store: Store,
     private readonly publisher: EventPublisher,
+    /** The realms' clock (milliseconds); see ServerConfig.clock. */
+    private readonly clock: () => number = Date.now,
   ) {
     for (const r of store.realms.all()) this.idByStringId.set(r.string_id, r.id);
   }
@@ -105,7 +107,7 @@ export class RealmRegistry {
     let rt = this.byId.get(realmId);
     if (!rt) {
       if (!this.store.realms.byId(realmId)) return undefined;
-      rt = new RealmRuntime(this.store, realmId, this.publisher);
+      rt = new RealmRuntime(this.store, realmId, this.publisher, REALM_COMMANDS, this.clock);
       this.byId.set(realmId, rt);
       this.idByStringId.set(rt.view.row.string_id, realmId);
     }

@@ -48,6 +48,13 @@ export type ServerConfig = {
    */
   mailSink?: (mail: OutgoingMail) => void;
   /**
+   * The server's "now", in milliseconds since the epoch (Date.now by default): the time realm
+   * mutations see (`ctx.now`) and the time scheduled messages fall due by. Tests pass a clock they
+   * move forward, then run the due deliveries (`context.scheduler.deliverDue()`), instead of
+   * waiting.
+   */
+  clock: () => number;
+  /**
    * Work done in bounded batches (marking everything read, deleting a topic) stops starting new
    * batches after this long and answers `complete: false`; the client repeats the request.
    */
@@ -77,6 +84,7 @@ export function defaultConfig(): ServerConfig {
     queueIdleLifetimeMs: 10 * 60_000,
     queueSweepMs: 60_000,
     wsMaxBackpressureBytes: 1024 * 1024,
+    clock: Date.now,
     batchTimeBudgetMs: 50_000,
   };
 }

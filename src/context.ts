@@ -4,6 +4,7 @@
  */
 import type { EventQueues } from '../actors/event-queues.js';
 import type { RealmRegistry } from '../actors/registry.js';
+import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
 import type { EventPublisher } from './lib/events.js';
@@ -18,4 +19,6 @@ export interface ServerContext {
   readonly renderer: RenderPool;
   /** The event queues (the publisher itself): register, poll, sockets, GC. */
   readonly queues: EventQueues;
+  /** Delivery of scheduled messages (one timer); endpoints tell it about new due times. */
+  readonly scheduler: ScheduledDelivery;
 }

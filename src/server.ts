@@ -6,6 +6,7 @@
 import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
 import { EventQueues } from '../actors/event-queues.js';
 import { RealmRegistry } from '../actors/registry.js';
+import { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import { defaultConfig, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
@@ -60,13 +61,22 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       return u !== undefined && u.is_active === 1 && u.realm_id === s.realmId;
     },
   );
-  const realms = new RealmRegistry(store, queues);
+  const realms = new RealmRegistry(store, queues, config.clock);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
       ? { inlineThreshold: config.renderInlineThreshold }
       : {},
   );
-  const context: ServerContext = { config, store, realms, publisher: queues, queues, renderer };
+  const scheduler = new ScheduledDelivery(config, store, realms, renderer);
+  const context: ServerContext = {
+    config,
+    store,
+    realms,
+    publisher: queues,
+    queues,
+    renderer,
+    scheduler,
+  };
   const inflight = new InflightTracker();
 
   mountEndpoints(
@@ -82,11 +92,15 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   try {
     ({ socket, port } = await listen(app, config.host, config.port));
   } catch (err) {
+    await scheduler.close();
     queues.close();
     store.close();
     await renderer.close();
     throw err;
   }
+
+  // Messages that fell due while the server was down go out now.
+  scheduler.start();
 
   let closing: Promise<void> | null = null;
   return {
@@ -98,6 +112,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         closeListenSocket(socket);
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
+        await scheduler.close();
         realms.closeAll();
         try {
           saveQueues(queues, config.dataDir);

@@ -7,6 +7,7 @@ import * as alertWords from './alert-words.js';
 import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as drafts from './drafts.js';
+import * as scheduledMessages from './scheduled-messages.js';
 import * as events from './events.js';
 import * as invites from './invites.js';
 import * as join from './join.js';
@@ -54,6 +55,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   realmEmoji,
   realmSettings,
   realmLinkifiers,
+  scheduledMessages,
   serverSettings,
   settings,
   streams,

@@ -29,6 +29,7 @@ import {
   parseAnchor,
   resolveNarrow,
 } from '../queries/message-fetch.js';
+import { renderedMessage } from '../mutations/messages.js';
 import { accessMessage, formatMessage, reactionsByMessage } from '../queries/messages.js';
 import { renderContextFor } from '../queries/render-context.js';
 
@@ -73,18 +74,7 @@ export const sendMessage = endpoint({
       sender_id: user.id,
       to,
       content,
-      rendered: {
-        rendered_content: r.rendered_content,
-        mentions_user_ids: r.mentions_user_ids,
-        mentions_user_group_ids: r.mentions_user_group_ids,
-        mentions_stream_wildcard: r.mentions_stream_wildcard,
-        mentions_topic_wildcard: r.mentions_topic_wildcard,
-        has_link: r.has_link,
-        has_image: r.has_image,
-        has_attachment: r.has_attachment,
-        potential_attachment_path_ids: r.potential_attachment_path_ids,
-        user_ids_with_alert_words: r.user_ids_with_alert_words,
-      },
+      rendered: renderedMessage(r),
       search_text: htmlToText(r.rendered_content),
       client,
       read_by_sender: p.read_by_sender ?? defaultReadBySender(client),

@@ -46,6 +46,22 @@ export type RenderedMessage = Pick<
   | 'user_ids_with_alert_words'
 >;
 
+/** The parts of a rendering a message keeps (what the endpoint passes to `message.send`). */
+export function renderedMessage(r: RenderedMessage): RenderedMessage {
+  return {
+    rendered_content: r.rendered_content,
+    mentions_user_ids: r.mentions_user_ids,
+    mentions_user_group_ids: r.mentions_user_group_ids,
+    mentions_stream_wildcard: r.mentions_stream_wildcard,
+    mentions_topic_wildcard: r.mentions_topic_wildcard,
+    has_link: r.has_link,
+    has_image: r.has_image,
+    has_attachment: r.has_attachment,
+    potential_attachment_path_ids: r.potential_attachment_path_ids,
+    user_ids_with_alert_words: r.user_ids_with_alert_words,
+  };
+}
+
 export type SendMessageCommand = {
   sender_id: number;
   to: MessageDestination;
@@ -193,11 +209,28 @@ function checkMentionPermissions(
 }
 
 /**
- * POST /messages: validates the destination and permissions, stores the message with one
- * user_messages row (with flags) per recipient, indexes it for search, and emits one `message`
- * event to every recipient.
+ * What check_message decided about a send: the sender, the destination resolved against the
+ * realm, and who receives it. Nothing is written until doSendMessage.
  */
-export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand): { id: number } {
+export type CheckedMessage = {
+  sender: UserRow;
+  channel: Channel | null;
+  topic: string;
+  /** A direct message's conversation: its existing group, or the key and members of a new one. */
+  dm: { existing: number | undefined; key: string; memberIds: number[] } | null;
+  recipients: number[];
+  topicParticipants: Set<number> | null;
+};
+
+/**
+ * The reference's check_message: validates the destination and the sender's permissions (posting,
+ * direct-message policies, wildcard and group mentions) without writing anything. Scheduled
+ * messages run it when they are scheduled or edited, and again when they are delivered.
+ */
+export function checkMessage(
+  ctx: MutationContext,
+  cmd: Pick<SendMessageCommand, 'sender_id' | 'to' | 'rendered'>,
+): CheckedMessage {
   const { store, realm: view } = ctx;
   const sender = view.user(cmd.sender_id);
   if (!sender || !sender.is_active) throw new JsonableError('Account is deactivated');
@@ -205,7 +238,7 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
 
   let channel: Channel | null = null;
   let topic = '';
-  let dmGroupId: number | null = null;
+  let dm: CheckedMessage['dm'] = null;
   let recipients: number[];
   let topicParticipants: Set<number> | null = null;
   if (cmd.to.kind === 'channel') {
@@ -235,9 +268,35 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
     checkDirectSend(ctx, sender, users, existing);
     checkMentionPermissions(ctx, sender, r, null, null);
     const memberIds = [...members].sort((a, b) => a - b);
-    dmGroupId = existing ?? store.messages.createDmGroup(view.id, key, memberIds);
+    dm = { existing, key, memberIds };
     recipients = memberIds;
   }
+  return { sender, channel, topic, dm, recipients, topicParticipants };
+}
+
+/**
+ * POST /messages: validates the destination and permissions, stores the message with one
+ * user_messages row (with flags) per recipient, indexes it for search, and emits one `message`
+ * event to every recipient.
+ */
+export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand): { id: number } {
+  return doSendMessage(ctx, cmd, checkMessage(ctx, cmd));
+}
+
+/** Stores and announces a message check_message accepted (the reference's do_send_messages). */
+export function doSendMessage(
+  ctx: MutationContext,
+  cmd: SendMessageCommand,
+  checked: CheckedMessage,
+): { id: number } {
+  const { store, realm: view } = ctx;
+  const { sender, channel, topic, recipients, topicParticipants } = checked;
+  const r = cmd.rendered;
+  const dmGroupId =
+    checked.dm === null
+      ? null
+      : (checked.dm.existing ??
+        store.messages.createDmGroup(view.id, checked.dm.key, checked.dm.memberIds));
 
   // Flags, per recipient (create_user_messages).
   const mentioned = new Set(r.mentions_user_ids);

@@ -18,6 +18,7 @@ import { mutedUsersState } from './state/muted-users.js';
 import { realmFiltersState, realmLinkifiersState } from './state/linkifiers.js';
 import { profileFieldsState } from './state/profile-fields.js';
 import { realmState } from './state/realm.js';
+import { scheduledMessagesState } from './state/scheduled-messages.js';
 import {
   legacyDisplaySettingsState,
   legacyNotificationSettingsState,
@@ -76,6 +77,7 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   // drafts, alert words
   draftsState,
   alertWordsState,
+  scheduledMessagesState,
   // muted users
   mutedUsersState,
   // issue #5: messages, unread and starred messages, recent conversations, custom emoji

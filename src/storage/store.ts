@@ -20,6 +20,7 @@ import { reactionStatements } from './reactions.js';
 import { readingStatements } from './reading.js';
 import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
+import { scheduledMessageStatements } from './scheduled-messages.js';
 import { topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
@@ -39,6 +40,7 @@ export class Store {
   readonly messageSearch;
   readonly reactions;
   readonly realmEmoji;
+  readonly scheduledMessages;
   readonly mutedUsers;
   readonly reading;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
@@ -60,6 +62,7 @@ export class Store {
     this.messageSearch = messageSearchStatements(db);
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
+    this.scheduledMessages = scheduledMessageStatements(db);
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
