@@ -59,6 +59,7 @@ import {
 import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
+import { checkUpdateMessage, ensureNotificationBot } from '../src/mutations/message-edit.js';
 import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
 import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
@@ -71,6 +72,15 @@ import {
   doScheduleMessage,
 } from '../src/mutations/scheduled-messages.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
+import { doAddPlayground, doRemovePlayground } from '../src/mutations/playgrounds.js';
+import { doFlushPresence } from '../src/mutations/presence.js';
+import { doUpdateRealmUserDefaults } from '../src/mutations/realm-user-defaults.js';
+import {
+  doCreateSavedSnippet,
+  doDeleteSavedSnippet,
+  doEditSavedSnippet,
+} from '../src/mutations/saved-snippets.js';
+import { doUpdateUserStatus } from '../src/mutations/user-status.js';
 
 export const REALM_COMMANDS = {
   'user.create': checkCreateUser,
@@ -124,6 +134,8 @@ export const REALM_COMMANDS = {
   'attachment.relink': doUpdateMessageAttachments,
   'message.send': checkSendMessage,
   'message.delete': checkDeleteMessage,
+  'message.update': checkUpdateMessage,
+  'message.notification_bot.ensure': ensureNotificationBot,
   'message.flags.update': doUpdateMessageFlags,
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,
@@ -135,6 +147,16 @@ export const REALM_COMMANDS = {
   // Internal: the delivery scheduler (actors/scheduled-delivery.ts).
   'scheduled_message.deliver': doDeliverScheduledMessage,
   'scheduled_message.fail': doFailScheduledMessage,
+  // Presence (the batch write of the in-memory presence), status, snippets, playgrounds,
+  // new-user defaults.
+  'presence.flush': doFlushPresence,
+  'user_status.update': doUpdateUserStatus,
+  'saved_snippet.create': doCreateSavedSnippet,
+  'saved_snippet.edit': doEditSavedSnippet,
+  'saved_snippet.delete': doDeleteSavedSnippet,
+  'playground.add': doAddPlayground,
+  'playground.remove': doRemovePlayground,
+  'realm.user_settings_defaults.update': doUpdateRealmUserDefaults,
   // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
   'message.mark_read': doMarkAsRead,
   'topic.delete': checkDeleteTopicBatch,

@@ -20,6 +20,7 @@ import {
 export class RealmRuntime {
   readonly view: RealmView;
   private readonly actor: Actor<typeof realmMachine>;
+  private readonly flushesPresence: boolean;
 
   constructor(
     store: Store,
@@ -30,6 +31,7 @@ export class RealmRuntime {
     batchable: ReadonlySet<string> = commands === REALM_COMMANDS ? BATCHABLE_COMMANDS : new Set(),
   ) {
     this.view = new RealmView(store, realmId);
+    this.flushesPresence = 'presence.flush' in commands;
     this.actor = createActor(realmMachine, {
       input: { store, view: this.view, publisher, commands, batchable, clock },
       systemId: `realm:${realmId}`,
@@ -69,6 +71,19 @@ export class RealmRuntime {
   }
 
   close(): void {
+    // Presence changed since the last batch write is written before the realm closes.
+    if (this.flushesPresence) {
+      this.actor.send({
+        type: 'COMMAND',
+        envelope: {
+          command: 'presence.flush',
+          payload: {},
+          reply: (r) => {
+            if (!r.ok) console.error(`realm ${this.id}: writing presence failed`, r.error);
+          },
+        },
+      });
+    }
     this.actor.send({ type: 'CLOSE' });
   }
 }

@@ -14,6 +14,8 @@
  * - Time is the server's clock; a timer longer than setTimeout allows (~24.8 days) fires early,
  *   finds nothing due and re-arms.
  */
+import type { RenderContext } from '../src/lib/markdown/index.js';
+import { NOTIFICATION_BOT_EMAIL } from '../src/mutations/message-edit.js';
 import { renderedMessage } from '../src/mutations/messages.js';
 import { renderContextFor } from '../src/queries/render-context.js';
 import { htmlToText } from '../src/lib/search.js';
@@ -131,13 +133,19 @@ export class ScheduledDelivery {
   private async deliverOne(row: ScheduledMessageRow): Promise<boolean> {
     const realm = this.realms.get(row.realm_id);
     if (!realm) return true;
+    let context: RenderContext | null = null;
     try {
-      const context = renderContextFor(this.config, this.store, realm.view);
+      // A failure is told by the realm's notification bot, which must exist before the delivery.
+      if (!realm.view.userByEmail(NOTIFICATION_BOT_EMAIL)) {
+        await realm.ask('message.notification_bot.ensure', {});
+      }
+      context = renderContextFor(this.config, this.store, realm.view);
       const r = await this.renderer.render(row.content, context, {
         translate_emoticons: realm.view.userSettings(row.sender_id).translate_emoticons,
       });
       await realm.ask('scheduled_message.deliver', {
         scheduled_message_id: row.id,
+        render_context: context,
         content: row.content,
         rendered: renderedMessage(r),
         search_text: htmlToText(r.rendered_content),
@@ -152,6 +160,7 @@ export class ScheduledDelivery {
         await realm.ask('scheduled_message.fail', {
           scheduled_message_id: row.id,
           failure_message: 'Internal server error',
+          render_context: context ?? renderContextFor(this.config, this.store, realm.view),
         });
         return true;
       } catch (err2) {

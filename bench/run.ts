@@ -3,11 +3,13 @@
  * ratios and never fail a build on speed. Each one bounds itself in time and stops by itself.
  */
 import { alertWordsBench } from './alert-words.bench.js';
+import { editBench } from './edit.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
 import { httpBench } from './http.bench.js';
 import { loadBench } from './load.bench.js';
 import { messagesBench } from './messages.bench.js';
+import { presenceBench } from './presence.bench.js';
 import { renderBench } from './render.bench.js';
 import { settingsBench } from './settings.bench.js';
 import { usersBench } from './users.bench.js';
@@ -23,6 +25,8 @@ const BENCHES: Record<string, () => Promise<void>> = {
   settings: settingsBench,
   'alert-words': alertWordsBench,
   messages: messagesBench,
+  edit: editBench,
+  presence: presenceBench,
   load: loadBench,
 };
 

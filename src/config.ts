@@ -41,6 +41,14 @@ export type ServerConfig = {
   queueSweepMs: number;
   /** A WebSocket whose unsent frames exceed this many bytes is closed; its queue keeps the events. */
   wsMaxBackpressureBytes: number;
+  /** How long changed presence waits in memory before its batch write (ms). */
+  presenceFlushMs: number;
+  /**
+   * Realms with more active users than this get no `presence` event when someone comes online
+   * (clients learn it from their next presence poll), as the reference's
+   * USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS: those events cost O(users²).
+   */
+  presenceEventUserLimit: number;
   /**
    * Where the e-mail the server would send goes (address-change confirmations). This server sends
    * no mail: by default each message is written to stderr for the operator to pass on; tests
@@ -85,6 +93,8 @@ export function defaultConfig(): ServerConfig {
     queueSweepMs: 60_000,
     wsMaxBackpressureBytes: 1024 * 1024,
     clock: Date.now,
+    presenceFlushMs: 5000,
+    presenceEventUserLimit: 100,
     batchTimeBudgetMs: 50_000,
   };
 }

@@ -13,7 +13,7 @@ import {
   type RenderOptions,
   type RenderResult,
 } from '../src/lib/markdown/index.js';
-import type { RenderTask, RenderTaskResult } from './render.worker.js';
+import type { DiffTask, RenderTask, RenderTaskResult } from './render.worker.js';
 
 /**
  * Below this many characters (in total, for a batch), render on the main thread. From the render
@@ -84,6 +84,16 @@ export class RenderPool {
       if (r.needContext) throw new Error('render worker refused a context');
     }
     return r.results;
+  }
+
+  /**
+   * `content_html_diff` for each (before, after) pair of an edit history, in one worker task
+   * (a history's diffs are computed together; an LCS over long messages is too slow to run on
+   * the main thread).
+   */
+  async diffHtml(pairs: readonly (readonly [string, string])[]): Promise<string[]> {
+    if (pairs.length === 0) return [];
+    return (await this.ensurePool().run({ kind: 'diff', pairs } satisfies DiffTask)) as string[];
   }
 
   private noteSent(version: string): void {

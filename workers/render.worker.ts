@@ -1,9 +1,10 @@
 /**
- * The render worker (piscina): markdown → HTML for long messages and batches, off the main
- * thread. Imports only src/lib/markdown. A realm's context is sent once per worker and cached
- * here by version; a task that names a version this worker does not have gets `needContext` back
- * and the pool resends it with the context.
+ * The render worker (piscina): markdown → HTML for long messages and batches, and the HTML
+ * diffs of edit history, off the main thread. Imports only src/lib. A realm's context is sent
+ * once per worker and cached here by version; a task that names a version this worker does not
+ * have gets `needContext` back and the pool resends it with the context.
  */
+import { highlightHtmlDifferences } from '../src/lib/html-diff.js';
 import {
   prepareContext,
   renderMarkdown,
@@ -22,10 +23,14 @@ export type RenderTask = {
 export type RenderTaskResult =
   { needContext: true } | { needContext: false; results: RenderResult[] };
 
+/** `content_html_diff` of each (before, after) pair (src/lib/html-diff.ts). */
+export type DiffTask = { kind: 'diff'; pairs: readonly (readonly [string, string])[] };
+
 const MAX_CONTEXTS = 16;
 const contexts = new Map<string, PreparedContext>();
 
-export default function render(task: RenderTask): RenderTaskResult {
+export default function render(task: RenderTask | DiffTask): RenderTaskResult | string[] {
+  if ('kind' in task) return task.pairs.map(([a, b]) => highlightHtmlDifferences(a, b));
   let ctx = contexts.get(task.version);
   if (!ctx) {
     if (!task.context) return { needContext: true };

@@ -96,6 +96,7 @@ export const registerQueue = endpoint({
     ...REGISTRATION,
     include_subscribers: bool().default(false),
     fetch_event_types: stringListParam().optional(),
+    presence_history_limit_days: int().optional(),
   }),
   handle: (ctx: HandlerCtx, p) => {
     const { server, realm, user } = ctx;
@@ -130,6 +131,7 @@ export const registerQueue = endpoint({
       clientExtAvatar: user ? (p.client_extavatar ?? true) : false,
       includeSubscribers: p.include_subscribers,
       slimPresence: p.slim_presence,
+      presenceHistoryLimitDays: p.presence_history_limit_days ?? null,
       narrow: p.narrow,
       serverGeneration: server.queues.serverGeneration,
     });

@@ -8,9 +8,15 @@ import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as drafts from './drafts.js';
 import * as scheduledMessages from './scheduled-messages.js';
+import * as playgrounds from './playgrounds.js';
+import * as presence from './presence.js';
+import * as realmUserDefaults from './realm-user-defaults.js';
+import * as savedSnippets from './saved-snippets.js';
+import * as userStatus from './user-status.js';
 import * as events from './events.js';
 import * as invites from './invites.js';
 import * as join from './join.js';
+import * as messageEdit from './message-edit.js';
 import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
 import * as messages from './messages.js';
@@ -45,6 +51,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   events,
   invites,
   join,
+  messageEdit,
   messageFlags,
   messageRender,
   messages,
@@ -65,4 +72,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
   userAdmin,
   userGroups,
   users,
+  playgrounds,
+  presence,
+  realmUserDefaults,
+  savedSnippets,
+  userStatus,
 ].flatMap(endpointsOf);

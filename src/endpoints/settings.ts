@@ -39,7 +39,8 @@ import {
 /** The largest value the reference stores for its pixel and percent settings. */
 const MAX_SMALL_INT = 32767;
 
-function settingParam(name: UserSettingName): z.ZodType {
+/** The parameter schema of one personal setting (PATCH /settings and the realm's new-user defaults). */
+export function settingParam(name: UserSettingName): z.ZodType {
   const def: unknown = USER_SETTING_DEFAULTS[name];
   const choices = USER_SETTING_CHOICES[name];
   if (typeof def === 'boolean') return bool().optional();

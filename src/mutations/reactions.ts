@@ -21,7 +21,10 @@ export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'service_extra_em
 type EmojiData = { emoji_code: string; reaction_type: string };
 
 /** The emoji a name means now in this realm: an active custom emoji first, then built-in ones. */
-function emojiDataFor(ctx: MutationContext, name: string): EmojiData {
+export function emojiDataFor(
+  ctx: Pick<MutationContext, 'store' | 'realm'>,
+  name: string,
+): EmojiData {
   const custom = ctx.store.realmEmoji.activeByName(ctx.realm.id, name);
   if (custom) return { emoji_code: String(custom.id), reaction_type: 'realm_emoji' };
   if (name === EXTRA_EMOJI_NAME) return { emoji_code: name, reaction_type: 'service_extra_emoji' };
@@ -31,7 +34,12 @@ function emojiDataFor(ctx: MutationContext, name: string): EmojiData {
 }
 
 /** Whether (name, code, type) names a valid emoji for a new reaction in this realm. */
-function checkEmojiRequest(ctx: MutationContext, name: string, code: string, type: string): void {
+export function checkEmojiRequest(
+  ctx: Pick<MutationContext, 'store' | 'realm'>,
+  name: string,
+  code: string,
+  type: string,
+): void {
   if (type === 'realm_emoji') {
     const row = ctx.store.realmEmoji.byRealm(ctx.realm.id).find((r) => String(r.id) === code);
     if (!row) throw new JsonableError('Invalid custom emoji.');

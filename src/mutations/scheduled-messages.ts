@@ -10,6 +10,8 @@
  * Every change sends a `scheduled_messages` event to the sender only.
  */
 import { JsonableError, UserDeactivatedError } from '../lib/errors.js';
+import { renderMarkdown, type RenderContext } from '../lib/markdown/index.js';
+import { htmlToText } from '../lib/search.js';
 import {
   defaultReadBySender,
   normalizeTopic,
@@ -30,9 +32,11 @@ import {
   type ScheduledMessageValues,
 } from '../storage/scheduled-messages.js';
 import type { MutationContext } from './context.js';
+import { NOTIFICATION_BOT_EMAIL } from './message-edit.js';
 import {
   checkMessage,
   doSendMessage,
+  renderedMessage,
   type CheckedMessage,
   type RenderedMessage,
 } from './messages.js';
@@ -212,6 +216,8 @@ export function doDeleteScheduledMessage(
 
 export type DeliverScheduledMessageCommand = {
   scheduled_message_id: number;
+  /** The realm's render context, for the notification-bot message a failure sends. */
+  render_context: RenderContext;
   /** The content the rendering below is of; a message edited since is left for the next turn. */
   content: string;
   rendered: RenderedMessage;
@@ -250,7 +256,7 @@ export function doDeliverScheduledMessage(
   }
   const fail = (message: string, tell: boolean): DeliveryOutcome => {
     store.scheduledMessages.markFailed(row.id, message);
-    if (tell) notify(ctx, row.sender_id, store.scheduledMessages.byId(row.id)!);
+    if (tell) tellFailure(ctx, store.scheduledMessages.byId(row.id)!, cmd.render_context);
     return { outcome: 'failed', failure_message: message };
   };
 
@@ -292,11 +298,40 @@ export function doDeliverScheduledMessage(
  */
 export function doFailScheduledMessage(
   ctx: MutationContext,
-  cmd: { scheduled_message_id: number; failure_message: string },
+  cmd: { scheduled_message_id: number; failure_message: string; render_context: RenderContext },
 ): Record<string, never> {
   const row = ctx.store.scheduledMessages.byId(cmd.scheduled_message_id);
   if (!row || row.realm_id !== ctx.realm.id || row.delivered || row.failed) return {};
   ctx.store.scheduledMessages.markFailed(row.id, cmd.failure_message);
-  notify(ctx, row.sender_id, ctx.store.scheduledMessages.byId(row.id)!);
+  tellFailure(ctx, ctx.store.scheduledMessages.byId(row.id)!, cmd.render_context);
   return {};
+}
+
+/**
+ * A failed delivery: an `update` event shows `failed: true`, and the realm's notification bot
+ * sends the sender a direct message saying which message and why
+ * (send_failed_scheduled_message_notification). The scheduler creates the bot before asking for
+ * the delivery; the notice is short, so it is rendered here with the context it passed.
+ */
+function tellFailure(ctx: MutationContext, row: ScheduledMessageRow, context: RenderContext): void {
+  notify(ctx, row.sender_id, row);
+  const bot = ctx.realm.userByEmail(NOTIFICATION_BOT_EMAIL);
+  if (!bot) return;
+  const when = new Date(row.scheduled_timestamp * 1000)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, '+00:00');
+  const text =
+    `The message you scheduled for <time:${when}> was not sent because of the following ` +
+    `error:\n\n> ${row.failure_message ?? ''}\n\n[View scheduled messages](#scheduled)`;
+  const rendered = renderMarkdown(text, context, {});
+  const send = {
+    sender_id: bot.id,
+    to: { kind: 'direct', ids: [row.sender_id] } satisfies MessageDestination,
+    content: text,
+    rendered: renderedMessage(rendered),
+    search_text: htmlToText(rendered.rendered_content),
+    client: 'Internal',
+    read_by_sender: true,
+  };
+  doSendMessage(ctx, send, checkMessage(ctx, send));
 }

@@ -28,6 +28,7 @@ import { EmailChangeStatus } from '../storage/accounts.js';
 import type { UserRow } from '../storage/users.js';
 import type { MutationContext } from './context.js';
 import { deleteAllDrafts } from './drafts.js';
+import { presenceSettingChanged } from './presence.js';
 import {
   checkFullName,
   checkUniqueName,
@@ -197,6 +198,7 @@ export function doChangeSettings(
       if (name === 'enable_drafts_synchronization' && value === false) {
         deleteAllDrafts(ctx, user.id);
       }
+      if (name === 'presence_enabled') presenceSettingChanged(ctx, user, value as boolean);
     }
   }
 

@@ -99,7 +99,8 @@ export function insertUserRow(store: Store, realmId: number, u: InsertUser): num
     timezone: u.timezone ?? '',
     avatar_source: 'G',
     avatar_version: 1,
-    settings: '{}',
+    // The realm's defaults for new users (PATCH /realm/user_settings_defaults).
+    settings: store.realmUserDefaults.get(realmId),
   });
   // A brand-new account is a full member only when the realm has no waiting period.
   for (const name of directSystemGroupsForRole(u.role, u.waitingPeriodDays === 0)) {

@@ -16,6 +16,12 @@ import { alertWordsState } from './state/alert-words.js';
 import { draftsState } from './state/drafts.js';
 import { mutedUsersState } from './state/muted-users.js';
 import { realmFiltersState, realmLinkifiersState } from './state/linkifiers.js';
+import {
+  presenceState,
+  realmPlaygroundsState,
+  savedSnippetsState,
+  userStatusState,
+} from './state/presence.js';
 import { profileFieldsState } from './state/profile-fields.js';
 import { realmState } from './state/realm.js';
 import { scheduledMessagesState } from './state/scheduled-messages.js';
@@ -45,6 +51,8 @@ export type StateRequest = {
   clientExtAvatar: boolean;
   includeSubscribers: boolean;
   slimPresence: boolean;
+  /** The register's `presence_history_limit_days` (default 14 days). */
+  presenceHistoryLimitDays?: number | null;
   /** The register `narrow`, as [operator, operand] pairs. */
   narrow: readonly (readonly [string, string])[];
   /** When this server process started, UNIX seconds (`server_generation`). */
@@ -82,6 +90,11 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   mutedUsersState,
   // issue #5: messages, unread and starred messages, recent conversations, custom emoji
   ...MESSAGE_STATE_CONTRIBUTORS,
+  // presence, user status, saved snippets, code playgrounds
+  presenceState,
+  userStatusState,
+  savedSnippetsState,
+  realmPlaygroundsState,
 ];
 
 export function wants(req: StateRequest, c: StateContributor): boolean {

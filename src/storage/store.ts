@@ -13,8 +13,16 @@ import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
+import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements } from './messages.js';
+import {
+  playgroundStatements,
+  presenceStatements,
+  realmUserDefaultsStatements,
+  savedSnippetStatements,
+  userStatusStatements,
+} from './presence.js';
 import { mutedUserStatements } from './muted-users.js';
 import { reactionStatements } from './reactions.js';
 import { readingStatements } from './reading.js';
@@ -38,9 +46,15 @@ export class Store {
   readonly alertWords;
   readonly messages;
   readonly messageSearch;
+  readonly messageEdits;
   readonly reactions;
   readonly realmEmoji;
   readonly scheduledMessages;
+  readonly presence;
+  readonly userStatus;
+  readonly savedSnippets;
+  readonly playgrounds;
+  readonly realmUserDefaults;
   readonly mutedUsers;
   readonly reading;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
@@ -60,9 +74,15 @@ export class Store {
     this.alertWords = alertWordStatements(db);
     this.messages = messageStatements(db);
     this.messageSearch = messageSearchStatements(db);
+    this.messageEdits = messageEditStatements(db);
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
     this.scheduledMessages = scheduledMessageStatements(db);
+    this.presence = presenceStatements(db);
+    this.userStatus = userStatusStatements(db);
+    this.savedSnippets = savedSnippetStatements(db);
+    this.playgrounds = playgroundStatements(db);
+    this.realmUserDefaults = realmUserDefaultsStatements(db);
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown

@@ -549,6 +549,30 @@ t.test('failure: marked failed, revived by a new time', async (t) => {
     'failed messages are not retried on their own',
   );
 
+  // The notification bot told hamlet about each failure, in a direct message.
+  const notices = await fetchNarrow(api, 'hamlet', [['sender', 'notification-bot@zulip.com']], {
+    apply_markdown: false,
+  });
+  const bodies = (notices.body.messages as { content: string; type: string }[]).map((m) => [
+    m.type,
+    m.content,
+  ]);
+  const when = new Date(stored.scheduled_timestamp * 1000).toISOString().slice(0, 19);
+  t.same(bodies, [
+    [
+      'private',
+      `The message you scheduled for <time:${when}+00:00> was not sent because of the following ` +
+        "error:\n\n> 'othello@zulip.com' is no longer using Zulip.\n\n" +
+        '[View scheduled messages](#scheduled)',
+    ],
+    [
+      'private',
+      `The message you scheduled for <time:${when}+00:00> was not sent because of the following ` +
+        "error:\n\n> Not authorized to send to channel 'Verona'\n\n" +
+        '[View scheduled messages](#scheduled)',
+    ],
+  ]);
+
   // Editing a failed message needs a new time.
   assertError(
     t,

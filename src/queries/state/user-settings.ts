@@ -55,9 +55,11 @@ function fillLegacyNotifications(req: StateRequest, state: Record<string, unknow
   state.available_notification_sounds = AVAILABLE_NOTIFICATION_SOUNDS;
 }
 
-function fillRealmDefaults(_req: StateRequest, state: Record<string, unknown>): void {
+function fillRealmDefaults(req: StateRequest, state: Record<string, unknown>): void {
+  // The realm's choices (PATCH /realm/user_settings_defaults) over the server's defaults.
+  const chosen = JSON.parse(req.store.realmUserDefaults.get(req.realm.id)) as Partial<UserSettings>;
   state.realm_user_settings_defaults = {
-    ...current(USER_SETTING_DEFAULTS),
+    ...current({ ...USER_SETTING_DEFAULTS, ...chosen }),
     emojiset_choices: EMOJISET_CHOICES,
     available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS,
   };

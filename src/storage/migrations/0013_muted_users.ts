@@ -3,8 +3,8 @@
  * else learns of it. The index by muted user answers "who muted this sender" when a message is
  * sent (those recipients get it already read).
  */
-export const m0012_muted_users = {
-  name: '0012_muted_users',
+export const m0013_muted_users = {
+  name: '0013_muted_users',
   sql: `
 CREATE TABLE muted_users (
   user_id        INTEGER NOT NULL REFERENCES users(id),

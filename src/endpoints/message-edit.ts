@@ -1,0 +1,175 @@
+/**
+ * Editing messages and reading their edit history: PATCH /messages/{message_id},
+ * GET /messages/{message_id}/history. Reference: views/message_edit.py (update_message_backend,
+ * get_message_edit_history, fill_edit_history_entries).
+ *
+ * The new content is normalized and rendered here (inline when short, in a worker otherwise),
+ * before the realm actor checks permissions and writes; the history's HTML diffs are computed in
+ * the worker pool.
+ */
+import { z } from 'zod';
+import { endpoint } from '../http/endpoint.js';
+import { canonicalTopic, EMPTY_TOPIC_DISPLAY_NAME } from '../lib/channel-rules.js';
+import { JsonableError } from '../lib/errors.js';
+import { normalizeContent, normalizeTopic } from '../lib/message-content.js';
+import { bool, int, oneOf, pathInt, str } from '../lib/params.js';
+import { htmlToText } from '../lib/search.js';
+import { PROPAGATE_MODES } from '../mutations/message-edit.js';
+import { accessMessage } from '../queries/messages.js';
+import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
+
+/** PATCH /api/v1/messages/{message_id} — edit content, move to a topic and/or channel. */
+export const updateMessage = endpoint({
+  method: 'PATCH',
+  path: '/api/v1/messages/:message_id',
+  aliases: { subject: 'topic' },
+  params: z.object({
+    message_id: pathInt(),
+    topic: str().optional(),
+    propagate_mode: oneOf(PROPAGATE_MODES).default('change_one'),
+    send_notification_to_old_thread: bool().default(false),
+    send_notification_to_new_thread: bool().default(true),
+    content: str().optional(),
+    prev_content_sha256: str().optional(),
+    stream_id: int().optional(),
+  }),
+  handle: async ({ server, realm, user }, p) => {
+    const context = renderContextFor(server.config, server.store, realm.view);
+    let content;
+    if (p.content !== undefined) {
+      // An edit to nothing leaves "(deleted)", as the reference's.
+      const text = p.content.trim() === '' ? '(deleted)' : normalizeContent(p.content);
+      const r = await server.renderer.render(
+        text,
+        context,
+        renderOptionsFor(realm.view, user.id, text),
+      );
+      content = {
+        content: text,
+        rendered: {
+          rendered_content: r.rendered_content,
+          mentions_user_ids: r.mentions_user_ids,
+          mentions_user_group_ids: r.mentions_user_group_ids,
+          mentions_stream_wildcard: r.mentions_stream_wildcard,
+          mentions_topic_wildcard: r.mentions_topic_wildcard,
+          has_link: r.has_link,
+          has_image: r.has_image,
+          has_attachment: r.has_attachment,
+          potential_attachment_path_ids: r.potential_attachment_path_ids,
+          user_ids_with_alert_words: r.user_ids_with_alert_words,
+        },
+        search_text: htmlToText(r.rendered_content),
+      };
+    }
+    let topic: string | undefined;
+    let topicUntruncated: string | undefined;
+    if (p.topic !== undefined) {
+      topic = normalizeTopic(p.topic);
+      topicUntruncated = canonicalTopic(p.topic);
+      if (topicUntruncated === '(no topic)') topicUntruncated = '';
+    }
+    if (p.topic !== undefined || p.stream_id !== undefined) {
+      // Moves may send notices: the realm's notification bot must exist first.
+      await realm.ask('message.notification_bot.ensure', {});
+    }
+    const r = await realm.ask('message.update', {
+      acting_user_id: user.id,
+      message_id: p.message_id,
+      topic,
+      topic_untruncated: topicUntruncated,
+      stream_id: p.stream_id,
+      propagate_mode: p.propagate_mode,
+      send_notification_to_old_thread: p.send_notification_to_old_thread,
+      send_notification_to_new_thread: p.send_notification_to_new_thread,
+      content,
+      prev_content_sha256: p.prev_content_sha256,
+      render_context: context,
+    });
+    return { detached_uploads: r.detached_uploads };
+  },
+});
+
+type HistoryEntry = {
+  user_id: number | null;
+  timestamp: number;
+  topic?: string;
+  prev_topic?: string;
+  stream?: number;
+  prev_stream?: number;
+  content?: string;
+  rendered_content?: string;
+  prev_content?: string;
+  prev_rendered_content?: string;
+  prev_rendered_content_version?: number;
+  content_html_diff?: string;
+};
+
+/**
+ * GET /api/v1/messages/{message_id}/history — every version of a message, oldest first. With
+ * the realm's edit history visibility at `moves`, only moves are listed (content edits are
+ * folded away); at `none`, the history is refused.
+ */
+export const getMessageHistory = endpoint({
+  method: 'GET',
+  path: '/api/v1/messages/:message_id/history',
+  params: z.object({
+    message_id: pathInt(),
+    allow_empty_topic_name: bool().default(false),
+  }),
+  handle: async ({ server, realm, user }, p) => {
+    const view = realm.view;
+    const policy = view.settings.message_edit_history_visibility_policy;
+    if (policy === 'none') {
+      throw new JsonableError('Message edit history is disabled in this organization');
+    }
+    const { row } = accessMessage(server.store, view, user.id, p.message_id, false);
+    let entries = (row.edit_history ? JSON.parse(row.edit_history) : []) as HistoryEntry[];
+    const movesOnly = policy === 'moves';
+    let content = row.content;
+    let rendered = row.rendered_content;
+    let topic = row.topic;
+    let stream = row.stream_id;
+    const diffs: [number, string, string][] = [];
+    entries = entries.map((e, i) => {
+      const out: HistoryEntry = { ...e, topic };
+      if (e.prev_topic !== undefined) topic = e.prev_topic;
+      if (e.prev_stream !== undefined) {
+        out.stream = stream ?? e.stream!;
+        stream = e.prev_stream;
+      }
+      delete out.prev_rendered_content_version;
+      if (movesOnly) {
+        delete out.prev_content;
+        delete out.prev_rendered_content;
+        return out;
+      }
+      out.content = content;
+      out.rendered_content = rendered;
+      if (e.prev_content !== undefined) {
+        content = e.prev_content;
+        rendered = e.prev_rendered_content ?? '';
+        diffs.push([i, rendered, out.rendered_content]);
+      }
+      return out;
+    });
+    if (movesOnly) {
+      entries = entries.filter((e) => e.prev_topic !== undefined || e.prev_stream !== undefined);
+    }
+    const htmlDiffs = await server.renderer.diffHtml(diffs.map(([, a, b]) => [a, b] as const));
+    diffs.forEach(([i], k) => (entries[i]!.content_html_diff = htmlDiffs[k]!));
+    entries.push({
+      topic,
+      content,
+      rendered_content: rendered,
+      timestamp: row.date_sent,
+      user_id: row.sender_id,
+    });
+    if (row.stream_id !== null && !p.allow_empty_topic_name) {
+      for (const e of entries) {
+        if (e.topic === '') e.topic = EMPTY_TOPIC_DISPLAY_NAME;
+        if (e.prev_topic === '') e.prev_topic = EMPTY_TOPIC_DISPLAY_NAME;
+      }
+    }
+    return { message_history: entries.reverse() };
+  },
+});

@@ -1,0 +1,143 @@
+/**
+ * Presence. Reference: views/presence.py (update_active_status_backend, get_presence_backend,
+ * get_statuses_for_realm), actions/presence.py, lib/presence.py.
+ *
+ * POST /users/me/presence is the hottest endpoint of a chat server (every client, every minute),
+ * so it does not enter the realm actor's queue: it updates the realm's in-memory presence
+ * (src/queries/presence.ts) synchronously, and the changed rows reach SQLite in one batched
+ * transaction a few seconds later (`presence.flush`). An event is sent only when what clients
+ * show changes: a user's first presence, or an `active` report after long enough without one
+ * (the user came back online) — never for the routine pings in between.
+ */
+import { z } from 'zod';
+import type { RealmRuntime } from '../../actors/registry.js';
+import type { ServerContext } from '../context.js';
+import { endpoint, type AuthedCtx } from '../http/endpoint.js';
+import { HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
+import { PRESENCE_OFFLINE_THRESHOLD_SECONDS } from '../lib/limits.js';
+import { legacyPresence } from '../lib/presence.js';
+import { bool, int, str } from '../lib/params.js';
+import { presenceEvent, presencesFor, realmPresence } from '../queries/presence.js';
+
+/** Now, in seconds with a fraction (`server_timestamp`). */
+export function presenceNow(config: ServerContext['config']): number {
+  return config.clock() / 1000;
+}
+
+const flushScheduled = new WeakSet<RealmRuntime>();
+
+/** Schedules the batch write of the realm's changed presence, once per interval. */
+function scheduleFlush(server: ServerContext, realm: RealmRuntime): void {
+  if (flushScheduled.has(realm)) return;
+  flushScheduled.add(realm);
+  const timer = setTimeout(() => {
+    flushScheduled.delete(realm);
+    if (realm.status !== 'open') return;
+    realm.ask('presence.flush', {}).catch((err: unknown) => {
+      console.error(`realm ${realm.id}: writing presence failed`, err);
+    });
+  }, server.config.presenceFlushMs);
+  timer.unref();
+}
+
+/** POST /api/v1/users/me/presence */
+export const updatePresence = endpoint({
+  method: 'POST',
+  path: '/api/v1/users/me/presence',
+  params: z.object({
+    status: str(),
+    ping_only: bool().default(false),
+    new_user_input: bool().default(false),
+    slim_presence: bool().default(false),
+    last_update_id: int().optional(),
+    history_limit_days: int().optional(),
+  }),
+  handle: ({ server, realm, user }: AuthedCtx, p) => {
+    if (user.is_bot) throw new HumanUsersOnlyError();
+    if (p.status !== 'active' && p.status !== 'idle')
+      throw new JsonableError(`Invalid status: ${p.status}`);
+    const nowFloat = presenceNow(server.config);
+    const now = Math.floor(nowFloat);
+    const view = realm.view;
+    const presence = realmPresence(server.store, view);
+    // A user who turned presence sharing off is not recorded at all (invisible mode).
+    if (view.userSettings(user.id).presence_enabled) {
+      const change = presence.report(user.id, p.status, now);
+      if (change.next) scheduleFlush(server, realm);
+      if (
+        change.next &&
+        (change.created || change.becameOnline) &&
+        !view.settings.presence_disabled
+      ) {
+        const recipients = view.activeUsers();
+        if (recipients.length <= server.config.presenceEventUserLimit) {
+          server.publisher.publish(realm.id, [
+            {
+              event: presenceEvent(user, change.next, nowFloat),
+              users: recipients.map((u) => u.id),
+            },
+          ]);
+        }
+      }
+    }
+    if (p.ping_only) return {};
+    const data = presencesFor(view, presence, {
+      // `last_update_id` means a modern client.
+      slim: p.slim_presence || p.last_update_id !== undefined,
+      lastUpdateId: p.last_update_id ?? null,
+      historyLimitDays: p.history_limit_days ?? null,
+      now,
+    });
+    return { ...data, server_timestamp: nowFloat };
+  },
+});
+
+/** GET /api/v1/realm/presence — everyone's presence, legacy format (for bots and scripts). */
+export const getRealmPresence = endpoint({
+  method: 'GET',
+  path: '/api/v1/realm/presence',
+  params: z.object({}),
+  handle: ({ server, realm }: AuthedCtx) => {
+    const nowFloat = presenceNow(server.config);
+    const { presences } = presencesFor(realm.view, realmPresence(server.store, realm.view), {
+      slim: false,
+      lastUpdateId: null,
+      historyLimitDays: null,
+      now: Math.floor(nowFloat),
+    });
+    return { presences, server_timestamp: nowFloat };
+  },
+});
+
+/**
+ * GET /api/v1/users/{user_id_or_email}/presence — one user's presence, legacy format without
+ * `client` and `pushable`; `aggregated` says `offline` past the offline threshold.
+ */
+export const getUserPresence = endpoint({
+  method: 'GET',
+  path: '/api/v1/users/:user_id_or_email/presence',
+  params: z.object({ user_id_or_email: z.string() }),
+  handle: ({ server, realm }: AuthedCtx, p) => {
+    const view = realm.view;
+    const key = p.user_id_or_email;
+    const target = /^\d+$/.test(key) ? view.user(Number(key)) : view.userByEmail(key);
+    if (!target || !target.is_active) throw new JsonableError('No such user');
+    if (target.is_bot) throw new JsonableError('Presence is not supported for bot users.');
+    const rec = realmPresence(server.store, view).get(target.id);
+    if (!rec) throw new JsonableError(`No presence data for ${key}`);
+    const now = Math.floor(presenceNow(server.config));
+    const legacy = legacyPresence(rec, target.date_joined, now);
+    const aggregated: { status: string; timestamp: number } = {
+      status: legacy.aggregated.status,
+      timestamp: legacy.aggregated.timestamp,
+    };
+    if (now - aggregated.timestamp > PRESENCE_OFFLINE_THRESHOLD_SECONDS)
+      aggregated.status = 'offline';
+    return {
+      presence: {
+        website: { status: legacy.website.status, timestamp: legacy.website.timestamp },
+        aggregated,
+      },
+    };
+  },
+});

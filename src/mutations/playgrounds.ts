@@ -1,0 +1,40 @@
+/**
+ * Code playgrounds: per-language links that open a code block in an external playground.
+ * Reference: views/realm_playgrounds.py, actions/realm_playgrounds.py, models (RealmPlayground).
+ * The values were checked by the endpoint (src/lib/playgrounds.ts); uniqueness is checked here.
+ * Every change sends the whole list (`realm_playgrounds`) to every active user.
+ */
+import { JsonableError } from '../lib/errors.js';
+import type { PlaygroundRow } from '../storage/presence.js';
+import type { MutationContext } from './context.js';
+
+function emitPlaygrounds(ctx: MutationContext): void {
+  ctx.emit(
+    { type: 'realm_playgrounds', realm_playgrounds: ctx.store.playgrounds.byRealm(ctx.realm.id) },
+    ctx.realm.activeUsers().map((u) => u.id),
+  );
+}
+
+export function doAddPlayground(
+  ctx: MutationContext,
+  cmd: Omit<PlaygroundRow, 'id'>,
+): { id: number } {
+  if (ctx.store.playgrounds.exists(ctx.realm.id, cmd.pygments_language, cmd.name)) {
+    throw new JsonableError(
+      'Realm playground with this Realm, Pygments language and Name already exists.',
+    );
+  }
+  const id = ctx.store.playgrounds.insert(ctx.realm.id, cmd);
+  emitPlaygrounds(ctx);
+  return { id };
+}
+
+export function doRemovePlayground(
+  ctx: MutationContext,
+  cmd: { playground_id: number },
+): Record<string, never> {
+  if (!ctx.store.playgrounds.remove(ctx.realm.id, cmd.playground_id))
+    throw new JsonableError('Invalid playground');
+  emitPlaygrounds(ctx);
+  return {};
+}

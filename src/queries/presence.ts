@@ -1,0 +1,171 @@
+/**
+ * The realm's presence, kept in memory. Every client reports presence about once a minute, so a
+ * write per report would put thousands of tiny transactions a minute on the realm's single SQLite
+ * writer, competing with message sends, for data that is worth little after a few minutes.
+ * Instead reports change this in-memory model (synchronously, on the one thread, so no report
+ * interleaves with a mutation or a register snapshot) and the rows that changed are written in one
+ * transaction every few seconds by the realm actor (`presence.flush`, src/mutations/presence.ts)
+ * and when the realm closes. A crash loses at most that interval of presence, which clients
+ * rebuild with their next ping. Measured: README, "Presence".
+ *
+ * Loaded from the store the first time a realm's presence is used (one read of one table).
+ */
+import type { UserRow } from '../storage/users.js';
+import {
+  applyPresenceReport,
+  invisibleRecord,
+  legacyPresence,
+  modernPresence,
+  PRESENCE_DEFAULT_HISTORY_DAYS,
+  presenceEventInfo,
+  type PresenceChange,
+  type PresenceRecord,
+  type PresenceStatus,
+} from '../lib/presence.js';
+import type { WireEvent } from '../lib/events.js';
+import type { PresenceRow } from '../storage/presence.js';
+import type { Store } from '../storage/store.js';
+import type { RealmView } from './realm-view.js';
+
+export class RealmPresence {
+  private readonly byUser = new Map<number, PresenceRecord>();
+  private readonly dirty = new Set<number>();
+  /** The realm's presence sequence: the last `last_update_id` given out. */
+  lastUpdateId = 0;
+
+  constructor(
+    readonly realmId: number,
+    rows: readonly PresenceRow[],
+  ) {
+    for (const r of rows) {
+      this.byUser.set(r.user_id, {
+        last_active_time: r.last_active_time,
+        last_connected_time: r.last_connected_time,
+        last_update_id: r.last_update_id,
+      });
+      if (r.last_update_id > this.lastUpdateId) this.lastUpdateId = r.last_update_id;
+    }
+  }
+
+  get(userId: number): PresenceRecord | undefined {
+    return this.byUser.get(userId);
+  }
+
+  /** Applies a client's report; what changed decides whether anyone is told. */
+  report(userId: number, status: PresenceStatus, now: number): PresenceChange {
+    const change = applyPresenceReport(this.byUser.get(userId), status, now, this.lastUpdateId + 1);
+    if (change.next) this.put(userId, change.next);
+    return change;
+  }
+
+  /**
+   * The record a user gets on turning `presence_enabled` off (shown offline from now on) or on
+   * (active now); not stored until `put` (after the setting's transaction commits).
+   */
+  visibilityRecord(userId: number, visible: boolean, now: number): PresenceRecord {
+    const prev = this.byUser.get(userId);
+    if (!visible) return invisibleRecord(prev, now, this.lastUpdateId + 1);
+    return {
+      last_active_time: now,
+      last_connected_time: Math.max(now, prev?.last_connected_time ?? now),
+      last_update_id: this.lastUpdateId + 1,
+    };
+  }
+
+  put(userId: number, rec: PresenceRecord): void {
+    if (rec.last_update_id <= this.lastUpdateId)
+      rec = { ...rec, last_update_id: this.lastUpdateId + 1 };
+    this.lastUpdateId = rec.last_update_id;
+    this.byUser.set(userId, rec);
+    this.dirty.add(userId);
+  }
+  get dirtyCount(): number {
+    return this.dirty.size;
+  }
+
+  /** The changed rows not yet written, and forgets them (the caller writes them). */
+  takeDirty(): PresenceRow[] {
+    const rows: PresenceRow[] = [];
+    for (const userId of this.dirty) {
+      const r = this.byUser.get(userId)!;
+      rows.push({ user_id: userId, realm_id: this.realmId, ...r });
+    }
+    this.dirty.clear();
+    return rows;
+  }
+
+  /** Marks rows as unwritten again (their write failed). */
+  restoreDirty(rows: readonly PresenceRow[]): void {
+    for (const r of rows) this.dirty.add(r.user_id);
+  }
+
+  entries(): IterableIterator<[number, PresenceRecord]> {
+    return this.byUser.entries();
+  }
+}
+
+const presences = new WeakMap<RealmView, RealmPresence>();
+
+/** The realm's presence model (created from the store on first use). */
+export function realmPresence(store: Store, view: RealmView): RealmPresence {
+  let p = presences.get(view);
+  if (!p) {
+    p = new RealmPresence(view.id, store.presence.byRealm(view.id));
+    presences.set(view, p);
+  }
+  return p;
+}
+
+export type PresenceQuery = {
+  /** Modern format keyed by user id (else legacy, keyed by e-mail). */
+  slim: boolean;
+  /** Only data changed after this sequence number (the client's `last_update_id`). */
+  lastUpdateId: number | null;
+  historyLimitDays: number | null;
+  now: number;
+};
+
+/**
+ * The realm's presence data as clients fetch it: active human users connected within the history
+ * limit (default 14 days; ignored once the client has data, `last_update_id` > 0), changed after
+ * the client's `last_update_id`. Nothing when the realm disabled presence.
+ */
+export function presencesFor(
+  view: RealmView,
+  presence: RealmPresence,
+  q: PresenceQuery,
+): { presences: Record<string, unknown>; presence_last_update_id: number } {
+  const out: Record<string, unknown> = {};
+  const fetched = q.lastUpdateId ?? -1;
+  if (view.settings.presence_disabled) return { presences: out, presence_last_update_id: -1 };
+  const days =
+    q.lastUpdateId !== null && q.lastUpdateId > 0
+      ? PRESENCE_DEFAULT_HISTORY_DAYS
+      : (q.historyLimitDays ?? PRESENCE_DEFAULT_HISTORY_DAYS);
+  const since = q.now - days * 86400;
+  let maxId = fetched;
+  for (const [userId, r] of presence.entries()) {
+    if (r.last_update_id <= fetched || r.last_connected_time < since) continue;
+    const u = view.user(userId);
+    if (!u || !u.is_active || u.is_bot) continue;
+    if (r.last_update_id > maxId) maxId = r.last_update_id;
+    if (q.slim) out[String(userId)] = modernPresence(r, u.date_joined);
+    else out[u.email] = legacyPresence(r, u.date_joined, q.now);
+  }
+  return { presences: out, presence_last_update_id: maxId };
+}
+
+/** The `presence` event for a user's new record (legacy format; slim queues drop `email`). */
+export function presenceEvent(
+  user: UserRow,
+  r: PresenceRecord,
+  serverTimestamp: number,
+): WireEvent {
+  return {
+    type: 'presence',
+    user_id: user.id,
+    email: user.email,
+    server_timestamp: serverTimestamp,
+    presence: presenceEventInfo(r, user.date_joined),
+  };
+}
