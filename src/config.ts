@@ -62,6 +62,11 @@ export type ServerConfig = {
    * waiting.
    */
   clock: () => number;
+  /**
+   * Work done in bounded batches (marking everything read, deleting a topic) stops starting new
+   * batches after this long and answers `complete: false`; the client repeats the request.
+   */
+  batchTimeBudgetMs: number;
 };
 
 /** An e-mail the server would send. */
@@ -90,6 +95,7 @@ export function defaultConfig(): ServerConfig {
     clock: Date.now,
     presenceFlushMs: 5000,
     presenceEventUserLimit: 100,
+    batchTimeBudgetMs: 50_000,
   };
 }
 
