@@ -60,6 +60,8 @@ import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
 import { checkUpdateMessage, ensureNotificationBot } from '../src/mutations/message-edit.js';
+import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
+import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
 import {
@@ -155,6 +157,11 @@ export const REALM_COMMANDS = {
   'playground.add': doAddPlayground,
   'playground.remove': doRemovePlayground,
   'realm.user_settings_defaults.update': doUpdateRealmUserDefaults,
+  // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
+  'message.mark_read': doMarkAsRead,
+  'topic.delete': checkDeleteTopicBatch,
+  'user.mute': doMuteUser,
+  'user.unmute': doUnmuteUser,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -64,6 +64,11 @@ export type ServerConfig = {
    */
   clock: () => number;
   /**
+   * Work done in bounded batches (marking everything read, deleting a topic) stops starting new
+   * batches after this long and answers `complete: false`; the client repeats the request.
+   */
+  batchTimeBudgetMs: number;
+  /**
    * Rate limits (429 RATE_LIMIT_HIT; README "Rate limits"); `null` turns them all off (the test
    * suite and the benches, which would otherwise be throttled by their own load).
    */
@@ -133,6 +138,7 @@ export function defaultConfig(): ServerConfig {
     clock: Date.now,
     presenceFlushMs: 5000,
     presenceEventUserLimit: 100,
+    batchTimeBudgetMs: 50_000,
   };
 }
 

@@ -23,6 +23,7 @@ import * as messages from './messages.js';
 import * as profileFields from './profile-fields.js';
 import * as pushDevices from './push-devices.js';
 import * as reactions from './reactions.js';
+import * as reading from './reading.js';
 import * as realmEmoji from './realm-emoji.js';
 import * as realmSettings from './realm.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
@@ -57,6 +58,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   profileFields,
   pushDevices,
   reactions,
+  reading,
   realmEmoji,
   realmSettings,
   realmLinkifiers,

@@ -307,9 +307,12 @@ export function doSendMessage(
   let base = 0;
   if (r.mentions_stream_wildcard) base |= MESSAGE_FLAG_BITS.stream_wildcard_mentioned;
   if (dmGroupId !== null) base |= MESSAGE_FLAG_BITS.is_private;
+  // Recipients who muted the sender get the message already read (create_user_messages).
+  const muters = new Set(store.mutedUsers.mutersOf(sender.id));
   const flags = recipients.map((id) => {
     let f = base;
     if (id === sender.id && cmd.read_by_sender) f |= MESSAGE_FLAG_BITS.read;
+    if (muters.has(id)) f |= MESSAGE_FLAG_BITS.read;
     if (mentioned.has(id)) f |= MESSAGE_FLAG_BITS.mentioned;
     if (alerted.has(id)) f |= MESSAGE_FLAG_BITS.has_alert_word;
     if (r.mentions_topic_wildcard && topicParticipants?.has(id)) {

@@ -14,6 +14,7 @@ import type { UserRow } from '../storage/users.js';
 import type { RealmView } from './realm-view.js';
 import { alertWordsState } from './state/alert-words.js';
 import { draftsState } from './state/drafts.js';
+import { mutedUsersState } from './state/muted-users.js';
 import { realmFiltersState, realmLinkifiersState } from './state/linkifiers.js';
 import {
   presenceState,
@@ -85,6 +86,8 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   draftsState,
   alertWordsState,
   scheduledMessagesState,
+  // muted users
+  mutedUsersState,
   // issue #5: messages, unread and starred messages, recent conversations, custom emoji
   ...MESSAGE_STATE_CONTRIBUTORS,
   // presence, user status, saved snippets, code playgrounds

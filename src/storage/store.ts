@@ -23,7 +23,9 @@ import {
   savedSnippetStatements,
   userStatusStatements,
 } from './presence.js';
+import { mutedUserStatements } from './muted-users.js';
 import { reactionStatements } from './reactions.js';
+import { readingStatements } from './reading.js';
 import { realmEmojiStatements } from './realm-emoji.js';
 import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
@@ -53,6 +55,8 @@ export class Store {
   readonly savedSnippets;
   readonly playgrounds;
   readonly realmUserDefaults;
+  readonly mutedUsers;
+  readonly reading;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private checkpointer: Checkpointer | null = null;
 
@@ -79,6 +83,8 @@ export class Store {
     this.savedSnippets = savedSnippetStatements(db);
     this.playgrounds = playgroundStatements(db);
     this.realmUserDefaults = realmUserDefaultsStatements(db);
+    this.mutedUsers = mutedUserStatements(db);
+    this.reading = readingStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

@@ -14,6 +14,7 @@ import { m0009_invitations } from './0009_invitations.js';
 import { m0010_alert_words } from './0010_alert_words.js';
 import { m0011_scheduled_messages } from './0011_scheduled_messages.js';
 import { m0012_presence_status_snippets } from './0012_presence_status_snippets.js';
+import { m0013_muted_users } from './0013_muted_users.js';
 
 export type Migration = { name: string; sql: string };
 
@@ -30,4 +31,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0010_alert_words,
   m0011_scheduled_messages,
   m0012_presence_status_snippets,
+  m0013_muted_users,
 ];
