@@ -174,13 +174,13 @@ export class InsufficientPermissionError extends JsonableError {
 
 export class OrganizationAdministratorRequiredError extends JsonableError {
   constructor() {
-    super('Must be an organization administrator');
+    super('Must be an organization administrator', { code: 'UNAUTHORIZED_PRINCIPAL' });
   }
 }
 
 export class OrganizationOwnerRequiredError extends JsonableError {
   constructor() {
-    super('Must be an organization owner');
+    super('Must be an organization owner', { code: 'UNAUTHORIZED_PRINCIPAL' });
   }
 }
 

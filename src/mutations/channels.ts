@@ -21,6 +21,7 @@ import {
 import {
   InsufficientPermissionError,
   JsonableError,
+  OrganizationAdministratorRequiredError,
   OrganizationOwnerRequiredError,
 } from '../lib/errors.js';
 import type { GroupSettingValue } from '../lib/realm-settings.js';
@@ -461,7 +462,7 @@ export function checkChangeDefaultStream(
 ): Record<string, never> {
   const { realm, store } = ctx;
   const user = actingUser(realm, cmd.acting_user_id);
-  if (!isAdmin(user)) throw new JsonableError('Must be an organization administrator');
+  if (!isAdmin(user)) throw new OrganizationAdministratorRequiredError();
   const ch = realm.channels.byId(cmd.stream_id);
   const visible =
     ch &&
@@ -496,7 +497,7 @@ export function checkCreateChannelFolder(
 ): { channel_folder_id: number } {
   const { realm, store } = ctx;
   const user = actingUser(realm, cmd.acting_user_id);
-  if (!isAdmin(user)) throw new JsonableError('Must be an organization administrator');
+  if (!isAdmin(user)) throw new OrganizationAdministratorRequiredError();
   const name = cmd.name.trim();
   if (name === '') throw new JsonableError("Channel folder name can't be empty.");
   if (realm.channels.allFolders().some((f) => f.name.toLowerCase() === name.toLowerCase()))

@@ -7,7 +7,11 @@
  * `custom_profile_field` ({id, value, rendered_value} — value null when removed). Markdown values
  * (short and long text) are rendered before the command (it carries rendered_value).
  */
-import { InsufficientPermissionError, JsonableError } from '../lib/errors.js';
+import {
+  InsufficientPermissionError,
+  JsonableError,
+  OrganizationAdministratorRequiredError,
+} from '../lib/errors.js';
 import {
   DEFAULT_EXTERNAL_ACCOUNT_FIELDS,
   isDefaultExternalField,
@@ -53,7 +57,7 @@ function checkAdmin(ctx: MutationContext, userId: number | null): void {
   if (userId === null) return;
   const u = ctx.realm.user(userId);
   if (!u || !u.is_active || u.role > Role.ADMINISTRATOR)
-    throw new JsonableError('Must be an organization administrator');
+    throw new OrganizationAdministratorRequiredError();
 }
 
 function summaryLimitReached(ctx: MutationContext, exceptFieldId: number | null): boolean {

@@ -9,7 +9,7 @@
  * holds the realm's write queue for long, and every batch that committed is progress a repeated
  * request builds on.
  */
-import { JsonableError } from '../lib/errors.js';
+import { JsonableError, OrganizationAdministratorRequiredError } from '../lib/errors.js';
 import type { WireEvent } from '../lib/events.js';
 import { MESSAGE_FLAG_BITS } from '../lib/message-flags.js';
 import { Role } from '../lib/roles.js';
@@ -105,9 +105,7 @@ export function checkDeleteTopicBatch(ctx: MutationContext, cmd: DeleteTopicComm
   const channelAdmin =
     ch !== undefined && view.channels.facts(user.id, ch).inChannel.can_administer_channel_group;
   if (user.role > Role.ADMINISTRATOR && !channelAdmin) {
-    throw new JsonableError('Must be an organization administrator', {
-      code: 'UNAUTHORIZED_PRINCIPAL',
-    });
+    throw new OrganizationAdministratorRequiredError();
   }
   if (!ch || !view.channels.may(user.id, ch, 'content')) {
     throw new JsonableError('Invalid channel ID');

@@ -4,7 +4,11 @@
  */
 import crypto from 'node:crypto';
 import { emailInvalidReason, isValidEmail } from '../lib/email-validation.js';
-import { JsonableError, UserDeactivatedError } from '../lib/errors.js';
+import {
+  JsonableError,
+  OrganizationOwnerRequiredError,
+  UserDeactivatedError,
+} from '../lib/errors.js';
 import { generateApiKey, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../lib/password.js';
 import { directSystemGroupsForRole, Role, type Role as RoleValue } from '../lib/roles.js';
 import type { RealmView } from '../queries/realm-view.js';
@@ -195,7 +199,7 @@ export function checkDeactivateUser(
   if (!target || target.realm_id !== realm.id || !actor) throw new JsonableError('No such user');
   if (!target.is_active) throw new JsonableError('User is already deactivated');
   if (target.role === Role.OWNER) {
-    if (actor.role !== Role.OWNER) throw new JsonableError('Must be an organization owner');
+    if (actor.role !== Role.OWNER) throw new OrganizationOwnerRequiredError();
     const otherOwners = realm
       .activeUsers()
       .filter((u) => u.role === Role.OWNER && u.id !== target.id && !u.is_bot);

@@ -75,7 +75,12 @@ t.test('who may create links: realm_create_multiuse_invite_group, then roles', a
   const { api } = ts;
   const refused = async (who: string, params: Record<string, unknown>, msg: string) => {
     const res = await api.post(who, 'invites/multiuse', params);
-    assertError(t, res, msg, { code: msg.endsWith('valid JSON') ? 'INVALID_JSON' : 'BAD_REQUEST' });
+    const code = msg.endsWith('valid JSON')
+      ? 'INVALID_JSON'
+      : msg.startsWith('Must be an organization')
+        ? 'UNAUTHORIZED_PRINCIPAL'
+        : 'BAD_REQUEST';
+    assertError(t, res, msg, { code });
     // (The description's 400 is a oneOf of identically shaped errors, which no body can match
     // exactly once; the shape is checked through assertError.)
   };
@@ -201,6 +206,7 @@ t.test('welcome_message_custom_text: administrators only, at most 8000 character
     t,
     await api.post('hamlet', 'invites/multiuse', { welcome_message_custom_text: 'Hi!' }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,
@@ -312,6 +318,7 @@ t.test(
         invite_as: 300,
       }),
       'Must be an organization administrator',
+      { code: 'UNAUTHORIZED_PRINCIPAL' },
     );
     assertError(
       t,
@@ -429,11 +436,13 @@ t.test('revoking and resending: who may, and what is left', async (t) => {
     t,
     await api.post('hamlet', `invites/${i}/resend`),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,
     await api.post('iago', `invites/${owner}/resend`),
     'Must be an organization owner',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(t, await api.post('iago', `invites/${multi}/resend`), 'No such invitation');
   const unknown = await api.post('iago', 'invites/99999/resend');
@@ -445,8 +454,11 @@ t.test('revoking and resending: who may, and what is left', async (t) => {
     t,
     await api.delete('hamlet', `invites/${i}`),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
-  assertError(t, await api.delete('iago', `invites/${owner}`), 'Must be an organization owner');
+  assertError(t, await api.delete('iago', `invites/${owner}`), 'Must be an organization owner', {
+    code: 'UNAUTHORIZED_PRINCIPAL',
+  });
   assertError(t, await api.delete('polonius', `invites/${h}`), 'Not allowed for guest users');
   assertError(t, await api.delete('iago', `invites/${multi}`), 'No such invitation');
   const revoked = await api.delete('hamlet', `invites/${h}`);
@@ -464,6 +476,7 @@ t.test('revoking and resending: who may, and what is left', async (t) => {
     t,
     await api.delete('hamlet', `invites/multiuse/${multi}`),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   const r = await api.delete('iago', `invites/multiuse/${multi}`);
   assertMatchesOpenApi(t, '/invites/multiuse/{invite_id}', 'delete', r.body);
@@ -519,6 +532,7 @@ t.test('invites_changed reaches administrators and the creator, nobody else', as
     t,
     await api.post('othello', 'invites/multiuse', { invite_as: 200 }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(t, await api.delete('othello', `invites/${id}`), 'No such invitation');
   t.same(await received(), []);

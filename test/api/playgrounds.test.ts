@@ -72,11 +72,13 @@ t.test('only administrators; bad values', async (t) => {
       t,
       await api.post(who, 'realm/playgrounds', {}),
       'Must be an organization administrator',
+      { code: 'UNAUTHORIZED_PRINCIPAL' },
     );
     assertError(
       t,
       await api.delete(who, 'realm/playgrounds/1'),
       'Must be an organization administrator',
+      { code: 'UNAUTHORIZED_PRINCIPAL' },
     );
   }
   const add = (p: Record<string, unknown>) => api.post('iago', 'realm/playgrounds', p);

@@ -30,6 +30,7 @@ t.test('administrators define fields; everyone learns the whole list', async (t)
     t,
     await api.post('hamlet', 'realm/profile_fields', { name: 'Phone', field_type: 1 }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   const phone = await createField(t, api, { name: ' Phone ', hint: 'Work phone', field_type: 1 });
   const editor = await createField(t, api, {
@@ -169,6 +170,7 @@ t.test('administrators define fields; everyone learns the whole list', async (t)
     t,
     await api.patch('hamlet', `realm/profile_fields/${phone}`, { name: 'Mine' }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   const ids = (
     assertSuccess(t, await api.get('iago', 'realm/profile_fields')).custom_fields as {

@@ -35,16 +35,19 @@ t.test('test_not_realm_admin: members and moderators are refused', async (t) => 
       t,
       await api.post(who, 'realm/filters', TRAC),
       'Must be an organization administrator',
+      { code: 'UNAUTHORIZED_PRINCIPAL' },
     );
     assertError(
       t,
       await api.delete(who, 'realm/filters/15'),
       'Must be an organization administrator',
+      { code: 'UNAUTHORIZED_PRINCIPAL' },
     );
     assertError(
       t,
       await api.patch(who, 'realm/filters/15', TRAC),
       'Must be an organization administrator',
+      { code: 'UNAUTHORIZED_PRINCIPAL' },
     );
   }
   // The owner is an administrator too.
@@ -244,6 +247,7 @@ t.test('test_reorder_linkifiers: order is kept, new ones go last', async (t) => 
     t,
     await api.patch('hamlet', 'realm/linkifiers', { ordered_linkifier_ids: reversed }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
 });
 

@@ -36,12 +36,13 @@ t.test('plain settings: who may, what is refused, what is answered and announced
     t,
     await api.patch('hamlet', 'realm', { name: 'Mine' }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,
     await api.patch('hamlet', 'realm', { default_language: 'xx' }),
     'Must be an organization administrator',
-    {},
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   const res = await api.patch('iago', 'realm', {
     name: 'Elsinore',
@@ -136,7 +137,9 @@ t.test('plain settings: who may, what is refused, what is answered and announced
     { create_multiuse_invite_group: { new: 1 } },
     { invite_to_realm_policy: 2 },
   ]) {
-    assertError(t, await api.patch('iago', 'realm', params), 'Must be an organization owner');
+    assertError(t, await api.patch('iago', 'realm', params), 'Must be an organization owner', {
+      code: 'UNAUTHORIZED_PRINCIPAL',
+    });
   }
   assertError(
     t,

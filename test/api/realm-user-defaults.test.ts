@@ -24,11 +24,13 @@ t.test('realm defaults for new users', async (t) => {
     t,
     await patch('hamlet', { left_side_userlist: true }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,
     await patch('shiva', { left_side_userlist: true }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
 
   const from = ts.events.length;

@@ -535,6 +535,7 @@ t.test('endpoints for people refuse bots', async (t) => {
     t,
     await api.patch('hamlet', `users/${botId}`, { role: 200 }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   t.equal(realm.view.user(botId)?.full_name, 'Useful Bot');
   t.match(

@@ -414,6 +414,7 @@ t.test('PATCH: default channel, retention, folder, topics policy, archive state'
     t,
     await api.patch('iago', `streams/${pub}`, { message_retention_days: 5 }),
     'Must be an organization owner',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   for (const [value, stored] of [
     [5, 5],
@@ -442,6 +443,7 @@ t.test('PATCH: default channel, retention, folder, topics policy, archive state'
     t,
     await api.post('hamlet', 'channel_folders/create', { name: 'Frontend' }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   const folder = assertSuccess(
     t,
@@ -720,6 +722,7 @@ t.test('default channels endpoints', async (t) => {
     t,
     await api.post('hamlet', 'default_streams', { stream_id: pub }),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,

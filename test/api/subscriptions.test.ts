@@ -208,6 +208,7 @@ t.test('creation refusals', async (t) => {
     t,
     await sub('hamlet', { message_retention_days: 10 }),
     'Must be an organization owner',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,

@@ -131,11 +131,13 @@ t.test('who may change roles; the last owner', async (t) => {
     t,
     await api.patch('iago', `users/${id('hamlet')}`, { role: 100 }),
     'Must be an organization owner',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,
     await api.patch('iago', `users/${id('desdemona')}`, { role: 200 }),
     'Must be an organization owner',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,

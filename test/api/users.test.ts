@@ -29,6 +29,7 @@ t.test('POST /users: only administrators with can_create_users', async (t) => {
       t,
       await api.post(who, 'users', params(who)),
       'Must be an organization administrator',
+      { code: 'UNAUTHORIZED_PRINCIPAL' },
     );
   }
 });
@@ -256,11 +257,13 @@ t.test('deactivating users: permissions and the last owner', async (t) => {
     t,
     await api.delete('hamlet', `users/${fx.users.othello!.id}`),
     'Must be an organization administrator',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   assertError(
     t,
     await api.delete('iago', `users/${fx.users.desdemona!.id}`),
     'Must be an organization owner',
+    { code: 'UNAUTHORIZED_PRINCIPAL' },
   );
   const last = await api.delete('desdemona', `users/${fx.users.desdemona!.id}`);
   assertError(t, last, 'Cannot deactivate the only organization owner', {
