@@ -65,3 +65,34 @@ export function channelTypingEvent(
     users: subscribers.filter((p) => p.receives_typing_notifications).map((p) => p.user_id),
   };
 }
+
+/**
+ * Typing while editing a message (POST /messages/{id}/typing): a `typing_edit_message` event to
+ * whoever would be told of the edit — a direct message's active participants, or the channel's
+ * active subscribers (none over MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS) — who receive typing
+ * notifications. `audience` is those participants or subscribers.
+ */
+export function editTypingEvent(
+  senderId: number,
+  messageId: number,
+  op: TypingOp,
+  recipient:
+    { type: 'channel'; channel_id: number; topic: string } | { type: 'direct'; user_ids: number[] },
+  audience: readonly TypingPerson[],
+): OutboundEvent | null {
+  if (recipient.type === 'channel' && audience.length > MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS) {
+    return null;
+  }
+  return {
+    event: {
+      type: 'typing_edit_message',
+      op,
+      sender_id: senderId,
+      message_id: messageId,
+      recipient,
+    },
+    users: audience
+      .filter((p) => p.is_active && p.receives_typing_notifications)
+      .map((p) => p.user_id),
+  };
+}

@@ -27,6 +27,7 @@ import type { Channel } from '../queries/channels-view.js';
 import {
   accessMessage,
   cachedTopicLinks,
+  checkMayEditContent,
   EVENT_FORMAT,
   formatMessage,
 } from '../queries/messages.js';
@@ -187,16 +188,7 @@ export function checkUpdateMessage(
 
   const content = cmd.content;
   if (content !== undefined) {
-    if (!settings.allow_message_editing) {
-      throw new JsonableError('Your organization has turned off message editing');
-    }
-    if (message.sender_id !== user.id) {
-      throw new JsonableError("You don't have permission to edit this message");
-    }
-    const limit = settings.message_content_edit_limit_seconds;
-    if (limit !== null && ctx.now - message.date_sent > limit + EDIT_LIMIT_BUFFER) {
-      throw new JsonableError('The time limit for editing this message has passed');
-    }
+    checkMayEditContent(view, user.id, message, ctx.now, EDIT_LIMIT_BUFFER);
   }
 
   const isChannel = message.stream_id !== null;

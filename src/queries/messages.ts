@@ -300,3 +300,28 @@ export function messageEventAudience(store: Store, view: RealmView, row: Message
   }
   return [...out].sort((a, b) => a - b);
 }
+
+/**
+ * Whether `userId` may edit the message's content now (validate_user_can_edit_message): the realm
+ * allows editing, the user sent it, and it is within the edit time limit (plus `buffer` seconds:
+ * an edit gets EDIT_LIMIT_BUFFER, the edit-typing notification none).
+ */
+export function checkMayEditContent(
+  view: RealmView,
+  userId: number,
+  message: { sender_id: number; date_sent: number },
+  now: number,
+  buffer: number,
+): void {
+  const settings = view.settings;
+  if (!settings.allow_message_editing) {
+    throw new JsonableError('Your organization has turned off message editing');
+  }
+  if (message.sender_id !== userId) {
+    throw new JsonableError("You don't have permission to edit this message");
+  }
+  const limit = settings.message_content_edit_limit_seconds;
+  if (limit !== null && now - message.date_sent > limit + buffer) {
+    throw new JsonableError('The time limit for editing this message has passed');
+  }
+}

@@ -10,6 +10,7 @@ import { events, register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { createChannel, systemGroupId } from '../helpers/channels.js';
+import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 
 /** No settings endpoint exists yet: set a personal setting as a later PATCH /settings would. */
 function setUserSetting(s: TestServer, who: string, settings: Record<string, unknown>): void {
@@ -356,3 +357,103 @@ t.test('no channel typing in channels with more than 100 subscribers', async (t)
   assertSuccess(t, await channelTyping(s, 'hamlet', crowd, 'busy', 'stop'));
   t.match(await pending(t, s, othello), [{ id: 0 }, { id: 1, op: 'stop' }]);
 });
+
+t.test(
+  'POST /messages/{id}/typing: typing while editing, to whoever the edit would reach',
+  async (t) => {
+    const s = await startServer(t);
+    const { api, fx } = s;
+    const ids = (...names: string[]) => names.map((n) => fx.users[n]!.id);
+    const verona = await createChannel(api, 'hamlet', 'Verona', {
+      principals: ids('hamlet', 'othello', 'cordelia'),
+    });
+    const channelMsg = await sendChannelMessage(api, 'hamlet', verona, 'lunch', 'soon');
+    const dm = await sendDirectMessage(api, 'hamlet', ids('othello'), 'a word');
+    type Q = { who: string; queue_id: string };
+    const queue = async (who: string): Promise<Q> => {
+      const q = await register(t, api, who, { event_types: ['typing_edit_message'] });
+      return { who, queue_id: q.queue_id };
+    };
+    const [qh, qo, qc, qp] = (await Promise.all(
+      ['hamlet', 'othello', 'cordelia', 'prospero'].map(queue),
+    )) as [Q, Q, Q, Q];
+    setUserSetting(s, 'cordelia', { receives_typing_notifications: false });
+
+    const res = await api.post('hamlet', `messages/${channelMsg}/typing`, { op: 'start' });
+    assertSuccess(t, res);
+    assertMatchesOpenApi(t, '/messages/{message_id}/typing', 'post', res.body);
+    const expected = {
+      type: 'typing_edit_message',
+      op: 'start',
+      sender_id: fx.users.hamlet!.id,
+      message_id: channelMsg,
+      recipient: { type: 'channel', channel_id: verona, topic: 'lunch' },
+    };
+    for (const q of [qh, qo]) {
+      const evs = await pending(t, s, q);
+      t.same(
+        evs.map(({ id: _id, ...e }) => e),
+        [expected],
+        `${q.who} is told`,
+      );
+      assertMatchesOpenApi(t, '/events', 'get', {
+        result: 'success',
+        msg: '',
+        events: evs,
+        queue_id: q.queue_id,
+      });
+    }
+    t.same(await pending(t, s, qc), [], 'not one who turned typing notifications off');
+    t.same(await pending(t, s, qp), [], 'not a non-subscriber');
+
+    assertSuccess(t, await api.post('hamlet', `messages/${dm}/typing`, { op: 'stop' }));
+    const dmEvent = {
+      type: 'typing_edit_message',
+      op: 'stop',
+      sender_id: fx.users.hamlet!.id,
+      message_id: dm,
+      recipient: { type: 'direct', user_ids: ids('hamlet', 'othello').sort((a, b) => a - b) },
+    };
+    t.same(
+      (await pending(t, s, qo)).slice(-1).map(({ id: _id, ...e }) => e),
+      [dmEvent],
+    );
+    t.equal((await pending(t, s, qp)).length, 0, 'nothing for anyone else');
+
+    // Only someone who could save a content edit now.
+    assertError(
+      t,
+      await api.post('othello', `messages/${channelMsg}/typing`, { op: 'start' }),
+      "You don't have permission to edit this message",
+    );
+    assertError(
+      t,
+      await api.post('prospero', `messages/${dm}/typing`, { op: 'start' }),
+      'Invalid message(s)',
+    );
+    assertError(
+      t,
+      await api.post('hamlet', 'messages/999999/typing', { op: 'start' }),
+      'Invalid message(s)',
+    );
+    assertError(
+      t,
+      await api.post('hamlet', `messages/${dm}/typing`, { op: 'begin' }),
+      'Invalid op',
+    );
+    const missing = await api.post('hamlet', `messages/${dm}/typing`, {});
+    assertError(t, missing, "Missing 'op' argument", { code: 'REQUEST_VARIABLE_MISSING' });
+    setUserSetting(s, 'hamlet', { send_private_typing_notifications: false });
+    assertError(
+      t,
+      await api.post('hamlet', `messages/${dm}/typing`, { op: 'start' }),
+      'User has disabled typing notifications for direct messages',
+    );
+    assertSuccess(t, await api.patch('iago', 'realm', { allow_message_editing: false }));
+    assertError(
+      t,
+      await api.post('hamlet', `messages/${channelMsg}/typing`, { op: 'start' }),
+      'Your organization has turned off message editing',
+    );
+  },
+);
