@@ -84,11 +84,21 @@ export function restoreQueues(
     server_generation: queues.serverGeneration,
   };
   let n = 0;
+  let unreadable = 0;
   for (const saved of file.queues) {
-    if (queues.has(saved.id) || !keep(saved.settings)) continue;
-    const rt = queues.adopt(saved.id, saved.settings, EventQueue.restore(saved.events));
-    if (rt.filter.accepts(restart)) rt.queue.push(SharedEvent.of(restart));
-    n++;
+    // One damaged entry costs that queue only (its client registers again), never the start.
+    try {
+      if (typeof saved.id !== 'string' || queues.has(saved.id) || !keep(saved.settings)) continue;
+      const queue = EventQueue.restore(saved.events);
+      const rt = queues.adopt(saved.id, saved.settings, queue);
+      if (rt.filter.accepts(restart)) rt.queue.push(SharedEvent.of(restart));
+      n++;
+    } catch {
+      unreadable++;
+    }
+  }
+  if (unreadable > 0) {
+    console.error(`could not read ${unreadable} of the saved event queues; skipped them`);
   }
   return n;
 }

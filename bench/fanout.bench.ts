@@ -182,6 +182,7 @@ async function confabWithUsers(n: number): Promise<ConfabSetup> {
     port: 0,
     dataDir,
     scryptN: 1024,
+    rateLimits: null,
     heartbeatMs: 3_600_000,
     heartbeatJitterMs: 0,
     eventTap: (_realmId, events) => {

@@ -10,6 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp, closeListenSocket, listen } from '../src/http/uws.js';
+import { DEFAULT_RATE_LIMITS, type RateLimitRules } from '../src/config.js';
+import { RateLimiter, type RateStatus } from '../src/lib/rate-limit.js';
 import { doCreateRealm } from '../src/mutations/realms.js';
 import { createServer } from '../src/server.js';
 import { runChild } from './lib/child.js';
@@ -44,8 +46,68 @@ export async function httpBench(): Promise<void> {
       (seconds + 30) * 1000,
     );
 
-  // Confab, with a realm and one user.
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  // Confab, with a realm and one user: rate limits off, then on (a rule far above the load, so
+  // every request pays for the limiter and its headers and none is refused).
+  const off = await confabRun(dataDir, null, load);
+  const on = await confabRun(
+    path.join(dataDir, 'on'),
+    { ...DEFAULT_RATE_LIMITS, api_by_user: [[60, 1e12]] },
+    load,
+  );
+  const { confab, body, auth } = off;
+
+  // Bare uWS: the same bytes, no parsing, no auth, no lookup.
+  const app = createApp();
+  app.get('/api/v1/users/me', (res) => {
+    res.cork(() => {
+      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(body);
+    });
+  });
+  const bare = await listen(app, '127.0.0.1', 0);
+  const baseline = await load(bare.port, auth);
+  closeListenSocket(bare.socket);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  const limiter = limiterMicroBench();
+
+  const ratio = confab.rps / baseline.rps;
+  const row = (name: string, r: LoadResult) =>
+    `${name.padEnd(34)} ${fmt(r.rps, 0).padStart(9)} req/s   p50 ${fmt(r.p50, 3)} ms   p99 ${fmt(r.p99, 3)} ms   errors ${r.errors}`;
+  console.log(
+    `http bench: GET /api/v1/users/me, ${connections} connections, ${seconds} s each, ${machine()}, ${os.cpus().length} cores`,
+  );
+  console.log(row('bare uWebSockets.js route', baseline));
+  console.log(row('Confab (auth + realm view)', confab));
+  console.log(row('Confab with rate limiting on', on.confab));
+  console.log(
+    `ratio Confab / bare: ${fmt(ratio * 100, 1)}% of the bare route's throughput (target ≥ 60%)`,
+  );
+  console.log(
+    `rate limiting: ${fmt((on.confab.rps / confab.rps) * 100, 1)}% of the throughput without it; ` +
+      `${fmt(1e6 / on.confab.rps - 1e6 / confab.rps, 2)} µs more per request (server and load generator share the cores); ` +
+      `the limiter alone: ${fmt(limiter.nsPerAttempt, 0)} ns per request (${limiter.keys} keys), headers ${fmt(limiter.nsPerHeaders, 0)} ns to format`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'http',
+      date: new Date().toISOString(),
+      connections,
+      seconds,
+      bare: baseline,
+      confab,
+      confabRateLimited: on.confab,
+      ratio,
+      limiter,
+    }),
+  );
+}
+
+/** One Confab run: a fresh server and data directory, a realm with one user, the load. */
+async function confabRun(
+  dataDir: string,
+  rateLimits: RateLimitRules | null,
+  load: (port: number, headers: Record<string, string>) => Promise<LoadResult>,
+): Promise<{ confab: LoadResult; body: string; auth: Record<string, string> }> {
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits });
   const owner = doCreateRealm(server.context.store, {
     name: 'Bench',
     string_id: '',
@@ -64,39 +126,28 @@ export async function httpBench(): Promise<void> {
   if (sample.status !== 200) throw new Error(`GET /users/me answered ${sample.status}: ${body}`);
   const confab = await load(server.port, auth);
   await server.close();
+  return { confab, body, auth };
+}
 
-  // Bare uWS: the same bytes, no parsing, no auth, no lookup.
-  const app = createApp();
-  app.get('/api/v1/users/me', (res) => {
-    res.cork(() => {
-      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(body);
-    });
-  });
-  const bare = await listen(app, '127.0.0.1', 0);
-  const baseline = await load(bare.port, auth);
-  closeListenSocket(bare.socket);
-  fs.rmSync(dataDir, { recursive: true, force: true });
-
-  const ratio = confab.rps / baseline.rps;
-  const row = (name: string, r: LoadResult) =>
-    `${name.padEnd(28)} ${fmt(r.rps, 0).padStart(9)} req/s   p50 ${fmt(r.p50, 3)} ms   p99 ${fmt(r.p99, 3)} ms   errors ${r.errors}`;
-  console.log(
-    `http bench: GET /api/v1/users/me, ${connections} connections, ${seconds} s each, ${machine()}, ${os.cpus().length} cores`,
-  );
-  console.log(row('bare uWebSockets.js route', baseline));
-  console.log(row('Confab (auth + realm view)', confab));
-  console.log(
-    `ratio Confab / bare: ${fmt(ratio * 100, 1)}% of the bare route's throughput (target ≥ 60%)`,
-  );
-  console.log(
-    JSON.stringify({
-      bench: 'http',
-      date: new Date().toISOString(),
-      connections,
-      seconds,
-      bare: baseline,
-      confab,
-      ratio,
-    }),
-  );
+/** The limiter's own cost per request, and formatting its three headers, in process. */
+function limiterMicroBench(): { nsPerAttempt: number; nsPerHeaders: number; keys: number } {
+  const keys = 10_000;
+  const limiter = new RateLimiter<number>([[60, 1e12]], () => performance.now());
+  const status: RateStatus = { limit: 0, remaining: 0, resetSeconds: 0 };
+  const rounds = 2_000_000;
+  for (let i = 0; i < 200_000; i++) limiter.attempt(i % keys, status); // warm-up
+  let t0 = performance.now();
+  for (let i = 0; i < rounds; i++) limiter.attempt(i % keys, status);
+  const nsPerAttempt = ((performance.now() - t0) * 1e6) / rounds;
+  let sink = 0;
+  t0 = performance.now();
+  for (let i = 0; i < rounds; i++) {
+    sink +=
+      String(status.limit).length +
+      String(status.remaining + (i & 7)).length +
+      String(Math.floor(Date.now() / 1000 + status.resetSeconds)).length;
+  }
+  const nsPerHeaders = ((performance.now() - t0) * 1e6) / rounds;
+  if (sink === 0) console.log('');
+  return { nsPerAttempt, nsPerHeaders, keys };
 }

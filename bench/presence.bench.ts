@@ -45,6 +45,7 @@ async function scenario(nUsers: number, connections: number, eventLimit: number)
     port: 0,
     dataDir,
     scryptN: 1024,
+    rateLimits: null,
     clock: () => clock.ms,
     presenceEventUserLimit: eventLimit,
     presenceFlushMs: 3_600_000, // flushed by the bench below, to time it

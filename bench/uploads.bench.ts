@@ -53,6 +53,7 @@ export async function uploadsBench(): Promise<void> {
     port: 0,
     dataDir,
     scryptN: 1024,
+    rateLimits: null,
     maxFileUploadBytes: DOWNLOAD_BYTES,
   });
   const owner = doCreateRealm(server.context.store, {

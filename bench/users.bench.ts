@@ -17,7 +17,7 @@ import { fmt, machine } from './lib/stats.js';
 export async function usersBench(): Promise<void> {
   const n = Number(process.env.BENCH_USERS ?? 5000);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-users-'));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
   try {
     const owner = doCreateRealm(server.context.store, {
       name: 'Bench',

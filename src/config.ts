@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import type { RateRule } from './lib/rate-limit.js';
 
 export type ServerConfig = {
   host: string;
@@ -67,6 +68,46 @@ export type ServerConfig = {
    * batches after this long and answers `complete: false`; the client repeats the request.
    */
   batchTimeBudgetMs: number;
+  /**
+   * Rate limits (429 RATE_LIMIT_HIT; README "Rate limits"); `null` turns them all off (the test
+   * suite and the benches, which would otherwise be throttled by their own load).
+   */
+  rateLimits: RateLimitRules | null;
+  /** The rate limiters' clock, in milliseconds (monotonic); tests move it by hand. */
+  rateLimitClock?: () => number;
+  /**
+   * Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client; empty:
+   * the peer address is the client's, whatever the request's headers say.
+   */
+  trustedProxies: readonly string[];
+};
+
+/**
+ * Each domain's rules, `[window seconds, requests]` (the reference's RATE_LIMITING_RULES and its
+ * defaults); a request passes when every rule of its domain allows it. An empty list: no limit.
+ */
+export type RateLimitRules = {
+  /** Every API request by an authenticated user (except the event-queue ones). */
+  api_by_user: readonly RateRule[];
+  /**
+   * GET/DELETE /events and WebSocket upgrades by an authenticated user: a budget of their own, as
+   * the reference's event server keeps its own buckets, so polling never eats the API budget.
+   */
+  events_by_user: readonly RateRule[];
+  /** Every request without credentials (spectators, logging in, server settings), by address. */
+  api_by_ip: readonly RateRule[];
+  /** POST /fetch_api_key attempts for one username (cleared by a successful login). */
+  authenticate_by_username: readonly RateRule[];
+  /** Failed HTTP Basic (API key) authentications, by address. */
+  failed_authentication_by_ip: readonly RateRule[];
+};
+
+export const DEFAULT_RATE_LIMITS: RateLimitRules = {
+  api_by_user: [[60, 200]],
+  events_by_user: [[60, 200]],
+  api_by_ip: [[60, 100]],
+  authenticate_by_username: [[1800, 5]],
+  failed_authentication_by_ip: [[60, 30]],
 };
 
 /** An e-mail the server would send. */
@@ -92,6 +133,8 @@ export function defaultConfig(): ServerConfig {
     queueIdleLifetimeMs: 10 * 60_000,
     queueSweepMs: 60_000,
     wsMaxBackpressureBytes: 1024 * 1024,
+    rateLimits: DEFAULT_RATE_LIMITS,
+    trustedProxies: [],
     clock: Date.now,
     presenceFlushMs: 5000,
     presenceEventUserLimit: 100,
@@ -116,7 +159,45 @@ const EnvSchema = z.object({
     .optional(),
   MAX_REQUEST_BYTES: z.string().regex(/^\d+$/).transform(Number).optional(),
   LOG_REQUESTS: z.enum(['0', '1', 'true', 'false']).optional(),
+  RATE_LIMITING: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
+  RATE_LIMITING_RULES: z.string().optional(),
+  TRUSTED_PROXIES: z.string().optional(),
 });
+
+const RuleList = z.array(
+  z.tuple([z.number().positive(), z.number().int().positive()]),
+  'each domain is a list of [seconds, requests] pairs',
+);
+const RulesOverride = z
+  .object({
+    api_by_user: RuleList,
+    events_by_user: RuleList,
+    api_by_ip: RuleList,
+    authenticate_by_username: RuleList,
+    failed_authentication_by_ip: RuleList,
+  })
+  .partial()
+  .strict();
+
+/** RATE_LIMITING (default on) and RATE_LIMITING_RULES (JSON, merged over the defaults). */
+function rateLimitsFromEnv(enabled: string | undefined, rules: string | undefined) {
+  if (enabled === '0' || enabled === 'false' || enabled === 'off') return null;
+  if (rules === undefined || rules.trim() === '') return DEFAULT_RATE_LIMITS;
+  let value: unknown;
+  try {
+    value = JSON.parse(rules);
+  } catch {
+    throw new Error('bad environment: RATE_LIMITING_RULES is not valid JSON');
+  }
+  const parsed = RulesOverride.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(
+      `bad environment: RATE_LIMITING_RULES: ${issue.path.join('.')}: ${issue.message}`,
+    );
+  }
+  return { ...DEFAULT_RATE_LIMITS, ...parsed.data };
+}
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const parsed = EnvSchema.safeParse(env);
@@ -137,5 +218,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     maxFileUploadBytes: (e.MAX_FILE_UPLOAD_SIZE ?? DEFAULT_MAX_FILE_UPLOAD_MIB) * 1024 * 1024,
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
     logRequests: e.LOG_REQUESTS === '1' || e.LOG_REQUESTS === 'true',
+    rateLimits: rateLimitsFromEnv(e.RATE_LIMITING, e.RATE_LIMITING_RULES),
+    trustedProxies: (e.TRUSTED_PROXIES ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
   };
 }

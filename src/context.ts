@@ -7,6 +7,7 @@ import type { RealmRegistry } from '../actors/registry.js';
 import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
+import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
 import type { Store } from './storage/store.js';
 
@@ -19,6 +20,8 @@ export interface ServerContext {
   readonly renderer: RenderPool;
   /** The event queues (the publisher itself): register, poll, sockets, GC. */
   readonly queues: EventQueues;
+  /** The rate limits (src/http/rate-limits.ts); null when they are off. */
+  readonly limits: RequestLimits | null;
   /** Delivery of scheduled messages (one timer); endpoints tell it about new due times. */
   readonly scheduler: ScheduledDelivery;
 }

@@ -11,6 +11,7 @@ import { defaultConfig, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { TEST_ENDPOINTS } from './endpoints/testing.js';
+import { RequestLimits } from './http/rate-limits.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
@@ -33,6 +34,8 @@ export type ConfabServer = {
   readonly port: number;
   readonly url: string;
   readonly context: ServerContext;
+  /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
+  readonly inflight: number;
   /**
    * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
@@ -75,6 +78,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     publisher: queues,
     queues,
     renderer,
+    limits: RequestLimits.fromConfig(config),
     scheduler,
   };
   const inflight = new InflightTracker();
@@ -107,6 +111,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
+    get inflight() {
+      return inflight.count;
+    },
     close() {
       closing ??= (async () => {
         closeListenSocket(socket);

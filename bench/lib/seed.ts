@@ -29,7 +29,7 @@ export async function serverWithUsers(
   role: (i: number) => Role = () => Role.MEMBER,
 ): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `confab-bench-${tag}-`));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024 });
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
   const { store, realms } = server.context;
   const now = Math.floor(Date.now() / 1000);
   const owner = doCreateRealm(store, {

@@ -23,11 +23,15 @@ export const fetchApiKey = endpoint({
   path: '/api/v1/fetch_api_key',
   auth: 'none',
   params: z.object({ username: str(), password: str() }),
-  handle: async ({ realm }, p) => {
+  handle: async ({ server, realm, req }, p) => {
     if (!realm) throw new JsonableError('Invalid subdomain', { code: 'INVALID_SUBDOMAIN' });
+    // Every attempt counts against the username (reference: backends.py rate_limit_auth), even one
+    // with the right password once over the limit; a successful login forgets the attempts.
+    server.limits?.loginAttempt(req, realm.id, p.username);
     const user = realm.view.userByEmail(p.username.trim());
     const ok = await verifyPassword(p.password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !ok) throw new AuthenticationFailedError();
+    server.limits?.loginSucceeded(realm.id, p.username);
     if (!realm.view.settings.password_auth_enabled) {
       throw new JsonableError('Password authentication is disabled in this organization', {
         code: 'PASSWORD_AUTH_DISABLED',

@@ -154,6 +154,7 @@ export const registerQueue = endpoint({
 export const getEvents = endpoint({
   method: 'GET',
   path: '/api/v1/events',
+  rateLimitBucket: 'events',
   params: z.object({
     ...REGISTRATION,
     queue_id: str().optional(),
@@ -192,6 +193,7 @@ export const getEvents = endpoint({
 export const deleteQueue = endpoint({
   method: 'DELETE',
   path: '/api/v1/events',
+  rateLimitBucket: 'events',
   params: z.object({ queue_id: str() }),
   handle: ({ server, user }, p) => {
     const rt = server.queues.get(p.queue_id);

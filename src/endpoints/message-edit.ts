@@ -14,7 +14,7 @@ import { JsonableError } from '../lib/errors.js';
 import { normalizeContent, normalizeTopic } from '../lib/message-content.js';
 import { bool, int, oneOf, pathInt, str } from '../lib/params.js';
 import { htmlToText } from '../lib/search.js';
-import { PROPAGATE_MODES } from '../mutations/message-edit.js';
+import { NotificationBotNeeded, PROPAGATE_MODES } from '../mutations/message-edit.js';
 import { accessMessage } from '../queries/messages.js';
 import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
 
@@ -68,11 +68,7 @@ export const updateMessage = endpoint({
       topicUntruncated = canonicalTopic(p.topic);
       if (topicUntruncated === '(no topic)') topicUntruncated = '';
     }
-    if (p.topic !== undefined || p.stream_id !== undefined) {
-      // Moves may send notices: the realm's notification bot must exist first.
-      await realm.ask('message.notification_bot.ensure', {});
-    }
-    const r = await realm.ask('message.update', {
+    const command = {
       acting_user_id: user.id,
       message_id: p.message_id,
       topic,
@@ -84,7 +80,16 @@ export const updateMessage = endpoint({
       content,
       prev_content_sha256: p.prev_content_sha256,
       render_context: context,
-    });
+    };
+    let r;
+    try {
+      r = await realm.ask('message.update', command);
+    } catch (err) {
+      // An allowed move whose notice needs the realm's notification bot, not created yet.
+      if (!(err instanceof NotificationBotNeeded)) throw err;
+      await realm.ask('message.notification_bot.ensure', {});
+      r = await realm.ask('message.update', command);
+    }
     return { detached_uploads: r.detached_uploads };
   },
 });

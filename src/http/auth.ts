@@ -8,6 +8,8 @@ import { UnauthorizedError } from '../lib/errors.js';
 import { safeEqual } from '../lib/password.js';
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
+import type { RequestLimits } from './rate-limits.js';
+import type { RequestContext } from './request.js';
 
 /** `chat.example.com` → '' (root); `eng.chat.example.com` → 'eng'; unrelated hosts → ''. */
 export function subdomainFromHost(host: string, externalHost: string): string {
@@ -45,15 +47,34 @@ export function parseBasicAuth(header: string): { email: string; apiKey: string 
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
 }
 
+/**
+ * The user a request's `Authorization` header authenticates, or the 401. With `limits`, failed
+ * attempts count against the client's address, and an address over that limit gets the 429
+ * before its credentials are even checked (cached, recently valid ones excepted).
+ */
 export function authenticate(
   store: Store,
   realm: RealmRuntime | undefined,
   header: string,
+  limits: RequestLimits | null = null,
+  ctx: RequestContext | null = null,
 ): UserRow {
   // A header that authenticated before, with no change to any user of the realm since (the cache
   // is cleared on every user reload: deactivation, key rotation, ...), authenticates again.
   const cached = realm?.view.cachedAuth(header);
   if (cached && !realm!.view.deactivated) return cached;
+  if (limits === null || ctx === null || header === '')
+    return checkCredentials(store, realm, header);
+  limits.checkAuthentication(ctx);
+  try {
+    return checkCredentials(store, realm, header);
+  } catch (err) {
+    if (err instanceof UnauthorizedError) limits.authenticationFailed(ctx);
+    throw err;
+  }
+}
+
+function checkCredentials(store: Store, realm: RealmRuntime | undefined, header: string): UserRow {
   const { email, apiKey } = parseBasicAuth(header);
   const user = realm?.view.userByEmail(email);
   if (user && safeEqual(user.api_key, apiKey)) {

@@ -11,6 +11,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { JsonableError } from '../lib/errors.js';
+import { MAX_JSON_DEPTH, parseJson } from '../lib/json.js';
 import type { RawParams } from '../lib/params.js';
 import type { UploadedFile } from './request.js';
 
@@ -86,7 +87,8 @@ function bufferedSink(parse: (buf: Buffer) => RawParams): BodySink {
 function parseJsonBody(buf: Buffer): RawParams {
   let value: unknown;
   try {
-    value = JSON.parse(buf.toString('utf8'));
+    // One level more than a parameter: the object around the fields.
+    value = parseJson(buf.toString('utf8'), MAX_JSON_DEPTH + 1);
   } catch {
     throw new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
   }

@@ -15,6 +15,7 @@ import type { RealmRuntime } from '../../actors/registry.js';
 import type { ServerContext } from '../context.js';
 import { compileParams, type CompiledParams, type ParamSchema } from '../lib/params.js';
 import type { UserRow } from '../storage/users.js';
+import type { UserBucket } from './rate-limits.js';
 import type { HttpMethod, RequestContext } from './request.js';
 
 /**
@@ -47,6 +48,8 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
   aliases?: Record<string, string>;
   /** Accept multipart file parts, streamed to disk, up to the server's upload size limit. */
   acceptsFiles?: { maxFiles: number };
+  /** Which per-user rate limit the endpoint counts against (default `api`; event queues `events`). */
+  rateLimitBucket?: UserBucket;
   handle: (ctx: CtxFor<A>, params: z.output<S>) => unknown;
 };
 
@@ -62,6 +65,7 @@ export type Endpoint = {
   wildcardDepth: number | null;
   compiled: CompiledParams<ParamSchema>;
   acceptsFiles: { maxFiles: number } | null;
+  rateLimitBucket: UserBucket;
   handle: (ctx: HandlerCtx, params: unknown) => unknown;
 };
 
@@ -92,6 +96,7 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     wildcardDepth,
     compiled: compileParams(def.params, def.aliases),
     acceptsFiles: def.acceptsFiles ?? null,
+    rateLimitBucket: def.rateLimitBucket ?? 'api',
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,
   };
 }

@@ -4,7 +4,7 @@
  * for onWritable, reading nothing more until it has gone out. Memory per download is one chunk.
  * uWS writes Content-Length itself (tryEnd's total size).
  */
-import { statusLine, type FileBody } from './respond.js';
+import { statusLine, writeRateLimitHeaders, type FileBody } from './respond.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 
@@ -36,6 +36,7 @@ export function streamFile(
     res.writeStatus(statusLine(body.status));
     res.writeHeader('Content-Type', body.contentType);
     for (const k in body.headers) res.writeHeader(k, body.headers[k]!);
+    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate);
     if (total === 0) res.end();
   });
   if (total === 0) {

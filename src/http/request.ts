@@ -2,7 +2,8 @@
  * What a handler may know about the HTTP request. uWS's HttpRequest is valid only during the
  * synchronous route callback, so everything needed later is copied here at once.
  */
-import type { HttpRequest } from './uws.js';
+import type { RateStatus } from '../lib/rate-limit.js';
+import type { HttpRequest, HttpResponse } from './uws.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT' | 'HEAD' | 'OPTIONS';
 
@@ -33,6 +34,16 @@ export class RequestContext {
   files: UploadedFile[] = [];
   /** File parts beyond what the endpoint accepts (`acceptsFiles.maxFiles`): counted, not stored. */
   extraFiles = 0;
+  /** The client's standing in the rate limit applied to the request (X-RateLimit-* headers). */
+  rate: RateStatus | null = null;
+  /** X-Forwarded-For, copied only when a trusted proxy is configured (see client-address.ts). */
+  forwardedFor = '';
+  /**
+   * The live response, for reading the peer address on demand: uWS builds that text on each call
+   * (~1.5 µs), and only unauthenticated requests and failed authentications need it.
+   */
+  private peer: HttpResponse | null = null;
+  private peerText: string | null = null;
   private controller: AbortController | null = null;
   private abortListeners: (() => void)[] | null = null;
 
@@ -75,6 +86,19 @@ export class RequestContext {
       );
     }
     this.pathParams = params;
+  }
+
+  /** Lets `peerAddress` read the connection's address later (valid until the response ends). */
+  bindPeer(res: HttpResponse): void {
+    this.peer = res;
+  }
+
+  /** The connection's peer address as uWS writes it ('' once the client has gone). */
+  peerAddress(): string {
+    if (this.peerText !== null) return this.peerText;
+    if (this.peer === null || this.aborted || this.done) return '';
+    this.peerText = Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
+    return this.peerText;
   }
 
   /** Fires when the client goes away before the response (long-polls un-park on it). */

@@ -5,6 +5,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { internalErrorBody, JsonableError } from '../lib/errors.js';
+import type { RateStatus } from '../lib/rate-limit.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 
@@ -102,8 +103,19 @@ export function send(
     res.writeStatus(statusLine(status));
     res.writeHeader('Content-Type', contentType);
     for (const k in headers) res.writeHeader(k, headers[k]!);
+    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate);
     res.end(body, closeConnection);
   });
+}
+
+/**
+ * The reference's rate-limit headers (/api/http-headers): the limit, the requests left, and the
+ * Unix time at which the whole budget is back.
+ */
+export function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus): void {
+  res.writeHeader('X-RateLimit-Limit', String(rate.limit));
+  res.writeHeader('X-RateLimit-Remaining', String(rate.remaining));
+  res.writeHeader('X-RateLimit-Reset', String(Math.floor(Date.now() / 1000 + rate.resetSeconds)));
 }
 
 const SUCCESS_PREFIX = '{"result":"success","msg":""';

@@ -131,6 +131,8 @@ function onRequest(
   inflight: InflightTracker,
 ): void {
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
+  ctx.bindPeer(res);
+  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
   inflight.enter();
   let sink: BodySink | null = null;
   let left = false;
@@ -268,9 +270,15 @@ function run(
     for (let i = 0; i < ep.pathParamNames.length; i++)
       raw[ep.pathParamNames[i]!] = ctx.pathParams[i]!;
     const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
+    const limits = server.limits;
     let user = null;
     if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
-      user = authenticate(server.store, realm, ctx.authorization);
+      user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
+    }
+    // Before the parameters, as the reference: malformed requests count too.
+    if (limits !== null) {
+      if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
+      else limits.anonymous(ctx);
     }
     const decoded = decodeParams(ep.compiled, raw);
     ignored = decoded.ignored;

@@ -72,6 +72,8 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
 
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const ctx = new RequestContext(req, 0, 'GET');
+      ctx.bindPeer(res);
+      if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
       const key = req.getHeader('sec-websocket-key');
       const protocolOffer = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
@@ -80,7 +82,9 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       let protocol: Format | '';
       try {
         const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
-        const user = authenticate(server.store, realm, ctx.authorization);
+        const user = authenticate(server.store, realm, ctx.authorization, server.limits, ctx);
+        // An upgrade counts as one request against the event-queue budget (GET /events's).
+        server.limits?.user(ctx, user.id, 'events');
         const { params } = decodeParams(SocketParams, parseUrlEncoded(ctx.query));
         const rt = queues.access(user.id, params.queue_id);
         const chosen = chooseSubprotocol(protocolOffer);

@@ -216,14 +216,19 @@ export class RequestTooLargeError extends JsonableError {
   }
 }
 
+/**
+ * 429 RATE_LIMIT_HIT. `retry-after` (and the `Retry-After` header) is whole seconds, rounded up:
+ * the API description types it as an integer and HTTP's header takes only whole seconds; waiting
+ * that long always suffices. (The reference sends the fraction, e.g. 28.7.)
+ */
 export class RateLimitedError extends JsonableError {
   constructor(secondsToFreedom: number) {
-    const retryAfter = Math.max(0, secondsToFreedom);
+    const retryAfter = Math.max(1, Math.ceil(secondsToFreedom - 1e-9));
     super('API usage exceeded rate limit', {
       code: 'RATE_LIMIT_HIT',
       status: 429,
       extra: { 'retry-after': retryAfter },
-      headers: { 'Retry-After': String(Math.ceil(retryAfter)) },
+      headers: { 'Retry-After': String(retryAfter) },
     });
   }
 }

@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import { JsonableError, ParamValidationError, RequestVariableMissingError } from './errors.js';
+import { parseJson } from './json.js';
 
 export type RawParams = Record<string, string>;
 
@@ -21,7 +22,7 @@ const JSON_INVALID = '{var} is not valid JSON';
 
 function parseJsonField(s: string, ctx: z.RefinementCtx): unknown {
   try {
-    return JSON.parse(s) as unknown;
+    return parseJson(s);
   } catch {
     ctx.addIssue({ code: 'custom', message: JSON_INVALID, params: { jsonInvalid: true } });
     return z.NEVER;
@@ -39,7 +40,7 @@ export function jsonOrString<T extends z.ZodType>(schema: T) {
     .string()
     .transform((s) => {
       try {
-        return JSON.parse(s) as unknown;
+        return parseJson(s);
       } catch {
         return s;
       }

@@ -92,9 +92,21 @@ export const NOTIFICATION_BOT_NAME = 'Notification Bot';
 const DEFAULT_BOT = 1;
 
 /**
+ * Thrown by an allowed move or resolve that must send a notice while the realm has no notification
+ * bot yet: the edit rolls back, the caller asks `message.notification_bot.ensure` and the edit
+ * again. (Creating the bot before the edit was checked let refused edits create it.)
+ */
+export class NotificationBotNeeded extends Error {
+  constructor() {
+    super('the notification bot does not exist yet');
+  }
+}
+
+/**
  * Creates the realm's notification bot if it does not exist yet (a bot account of the realm,
- * announced like any new user). Asked by the edit endpoint before a move, in its own transaction,
- * so the edit itself finds the bot in the read model.
+ * announced like any new user). Asked by the edit endpoint when an edit answers
+ * NotificationBotNeeded, in its own transaction, so the retried edit finds the bot in the read
+ * model.
  */
 export function ensureNotificationBot(
   ctx: MutationContext,
@@ -776,7 +788,9 @@ type MoveFacts = {
  */
 function sendMoveNotices(ctx: MutationContext, cmd: UpdateMessageCommand, f: MoveFacts): void {
   const bot = ctx.realm.userByEmail(NOTIFICATION_BOT_EMAIL);
-  if (!bot) return; // the endpoint creates it before asking; a direct caller may not have
+  // Everything is checked by now: the edit is allowed. Without the bot, it is rolled back and the
+  // endpoint creates the bot and asks again (a refused edit never creates it).
+  if (!bot) throw new NotificationBotNeeded();
   const mention = `@_**${f.user.full_name}|${f.user.id}**`;
   let resolveNoticeId: number | null = null;
   if (

@@ -44,6 +44,7 @@ t.test('queues survive a graceful restart and get a restart event', async (t) =>
     port: 0,
     scryptN: 1024,
     externalHost: 'testserver.local',
+    rateLimits: null,
     dataDir,
   });
   t.teardown(() => second.close());

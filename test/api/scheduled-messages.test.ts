@@ -679,6 +679,7 @@ t.test('scheduled messages survive a restart; those due while down go out on sta
     port: 0,
     scryptN: 1024,
     externalHost: 'testserver.local',
+    rateLimits: null,
     dataDir,
     clock: clock.fn,
   });

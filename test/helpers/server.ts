@@ -30,6 +30,8 @@ export async function startServer(t: Test, opts: ServerOptions = {}): Promise<Te
     scryptN: 1024,
     testRoutes: true,
     externalHost: 'testserver.local',
+    // Tests that are not about rate limits would be throttled by their own requests.
+    rateLimits: null,
     ...opts,
     dataDir,
     eventTap: (realmId, batch) => {

@@ -1,0 +1,142 @@
+/**
+ * The server's rate limits (README "Rate limits"), as the reference applies them
+ * (zerver/lib/rate_limiter.py, zerver/decorator.py, zproject/default_settings.py):
+ *
+ *  - every request authenticated as a user counts against that user (`api_by_user`, 200 per
+ *    minute), event-queue requests (GET/DELETE /events, WebSocket upgrades) against a budget of
+ *    their own (`events_by_user`);
+ *  - every request without credentials counts against its address (`api_by_ip`, 100 per minute);
+ *  - POST /fetch_api_key counts against the username (`authenticate_by_username`, 5 per 30
+ *    minutes, forgotten after a successful login), and failed HTTP Basic authentications against
+ *    the address (`failed_authentication_by_ip`): once over, that address's credentials are no
+ *    longer even checked (only those authenticated recently, still in the cache, pass).
+ *
+ * Over a limit: 429 RATE_LIMIT_HIT ("API usage exceeded rate limit") with `retry-after` and a
+ * `Retry-After` header. Every response to a request a per-user or per-address limit applied to
+ * carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.
+ */
+import type { RateLimitRules, ServerConfig } from '../config.js';
+import { RateLimitedError } from '../lib/errors.js';
+import { RateLimiter, type RateStatus } from '../lib/rate-limit.js';
+import { addressKey, clientAddress, ProxyTrust } from './client-address.js';
+import type { RequestContext } from './request.js';
+
+export type UserBucket = 'api' | 'events';
+
+export class RequestLimits {
+  readonly apiByUser: RateLimiter<number>;
+  readonly eventsByUser: RateLimiter<number>;
+  readonly apiByIp: RateLimiter<string>;
+  readonly authenticateByUsername: RateLimiter<string>;
+  readonly failedAuthenticationByIp: RateLimiter<string>;
+  /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
+  readonly readsForwardedFor: boolean;
+  private readonly trust: ProxyTrust | null;
+
+  constructor(rules: RateLimitRules, trustedProxies: readonly string[], clock: () => number) {
+    this.apiByUser = new RateLimiter(rules.api_by_user, clock);
+    this.eventsByUser = new RateLimiter(rules.events_by_user, clock);
+    this.apiByIp = new RateLimiter(rules.api_by_ip, clock);
+    this.authenticateByUsername = new RateLimiter(rules.authenticate_by_username, clock);
+    this.failedAuthenticationByIp = new RateLimiter(rules.failed_authentication_by_ip, clock);
+    this.trust = trustedProxies.length > 0 ? new ProxyTrust(trustedProxies) : null;
+    this.readsForwardedFor = this.trust !== null;
+  }
+
+  /** The limits `config` asks for, or null when rate limiting is off. */
+  static fromConfig(config: ServerConfig): RequestLimits | null {
+    if (config.rateLimits === null) return null;
+    return new RequestLimits(
+      config.rateLimits,
+      config.trustedProxies,
+      config.rateLimitClock ?? (() => performance.now()),
+    );
+  }
+
+  /** Counts one request by an authenticated user; throws the 429 when over the limit. */
+  user(ctx: RequestContext, userId: number, bucket: UserBucket): void {
+    const limiter = bucket === 'events' ? this.eventsByUser : this.apiByUser;
+    if (limiter.empty) return;
+    const status = newStatus();
+    ctx.rate = status;
+    const wait = limiter.attempt(userId, status);
+    if (wait > 0) throw new RateLimitedError(wait);
+  }
+
+  /** Counts one request without credentials against its address; throws the 429 when over. */
+  anonymous(ctx: RequestContext): void {
+    if (this.apiByIp.empty) return;
+    const status = newStatus();
+    ctx.rate = status;
+    const wait = this.apiByIp.attempt(this.addressKeyOf(ctx), status);
+    if (wait > 0) throw new RateLimitedError(wait);
+  }
+
+  /** Before checking credentials that are not cached: refuses an address over its failures. */
+  checkAuthentication(ctx: RequestContext): void {
+    if (this.failedAuthenticationByIp.empty) return;
+    const status = newStatus();
+    const wait = this.failedAuthenticationByIp.peek(this.addressKeyOf(ctx), status);
+    if (wait > 0) {
+      note(ctx, status);
+      throw new RateLimitedError(wait);
+    }
+  }
+
+  /**
+   * One POST /fetch_api_key attempt for `username` of `realmId` (every attempt counts, as the
+   * reference's rate_limit_auth); throws the 429 when over, whatever the password.
+   */
+  loginAttempt(ctx: RequestContext, realmId: number, username: string): void {
+    if (this.authenticateByUsername.empty) return;
+    const status = newStatus();
+    const wait = this.authenticateByUsername.attempt(usernameKey(realmId, username), status);
+    note(ctx, status);
+    if (wait > 0) throw new RateLimitedError(wait);
+  }
+
+  /** A successful login forgets the username's attempts. */
+  loginSucceeded(realmId: number, username: string): void {
+    this.authenticateByUsername.clear(usernameKey(realmId, username));
+  }
+
+  /** After credentials failed: counts the failure against the address. */
+  authenticationFailed(ctx: RequestContext): void {
+    if (this.failedAuthenticationByIp.empty) return;
+    this.failedAuthenticationByIp.charge(this.addressKeyOf(ctx));
+  }
+
+  /** The client's canonical address (peer, or X-Forwarded-For behind a trusted proxy). */
+  addressOf(ctx: RequestContext): string {
+    return clientAddress(ctx.peerAddress(), ctx.forwardedFor, this.trust);
+  }
+
+  private addressKeyOf(ctx: RequestContext): string {
+    return addressKey(this.addressOf(ctx));
+  }
+}
+
+function usernameKey(realmId: number, username: string): string {
+  return `${realmId}:${username.trim().toLowerCase()}`;
+}
+
+/**
+ * Adds a limit's standing to the request's (the headers report the tightest, as the reference's
+ * middleware: the fewest requests left with that rule's limit, the latest reset).
+ */
+function note(ctx: RequestContext, status: RateStatus): void {
+  const rate = ctx.rate;
+  if (rate === null) {
+    ctx.rate = status;
+    return;
+  }
+  if (status.remaining < rate.remaining) {
+    rate.limit = status.limit;
+    rate.remaining = status.remaining;
+  }
+  rate.resetSeconds = Math.max(rate.resetSeconds, status.resetSeconds);
+}
+
+function newStatus(): RateStatus {
+  return { limit: 0, remaining: 0, resetSeconds: 0 };
+}

@@ -1,0 +1,96 @@
+/**
+ * The real server as a child process (`node dist/src/main.js`, as `npm start` runs it) on a data
+ * directory the test owns: PORT=0, the address read from the line main.ts prints once it listens
+ * (`Confab listening on http://HOST:PORT (data: DIR)`), rate limits off (the test's own load would
+ * be throttled). For crash-safety tests: kill it with any signal, start it again on the same data.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+
+export type ChildServer = {
+  url: string;
+  child: ChildProcess;
+  /** Everything the process wrote so far (stdout and stderr). */
+  output: () => string;
+  /** Resolves with the exit code (null when killed by a signal) and the signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once the output matches `re` (rejects if the process exits first). */
+  waitFor: (re: RegExp) => Promise<RegExpExecArray>;
+  kill: (signal: NodeJS.Signals) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+};
+
+export type ChildRun = Omit<ChildServer, 'url'>;
+
+/** Starts main.js; resolves once it listens (rejects with its output if it exits first). */
+export async function startChild(
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<ChildServer> {
+  const run = spawnChild(dataDir, env);
+  try {
+    const m = await run.waitFor(/listening on (http:\/\/\S+)/);
+    return { ...run, url: m[1]! };
+  } catch (err) {
+    run.child.kill('SIGKILL');
+    throw err;
+  }
+}
+
+/** Starts main.js without waiting for anything (for starts that must fail). */
+export function spawnChild(dataDir: string, env: Record<string, string> = {}): ChildRun {
+  const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      RATE_LIMITING: 'off',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const listeners = new Set<() => void>();
+  const onData = (c: Buffer) => {
+    out += c.toString();
+    for (const l of listeners) l();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  let done = false;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      done = true;
+      for (const l of listeners) l();
+      resolve({ code, signal });
+    }),
+  );
+  const waitFor = (re: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const m = re.exec(out);
+        if (m) {
+          listeners.delete(check);
+          resolve(m);
+        } else if (done) {
+          listeners.delete(check);
+          reject(new Error(`server exited before printing ${String(re)}:\n${out}`));
+        }
+      };
+      listeners.add(check);
+      check();
+    });
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitFor,
+    kill: (signal) => {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}

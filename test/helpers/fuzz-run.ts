@@ -1,0 +1,234 @@
+/**
+ * One fuzz run over a part of ENDPOINTS (the fuzz-endpoints-* test files split the list so they
+ * run in parallel): one server, a realm with something of everything in it (channels, a group, a
+ * linkifier, a profile field, drafts, invitations, an upload, queues) whose ids and keys the
+ * requests use alongside the odd values, so they get past "not found" into the handlers; then
+ * every selected endpoint in turn, a health check after each, and at the end no request left in
+ * flight.
+ */
+import type { Test } from 'tap';
+import { ENDPOINTS } from '../../src/endpoints/index.js';
+import { assertSuccess } from './api.js';
+import { until } from './events.js';
+import {
+  closeConnections,
+  currentKeys,
+  dbFingerprint,
+  fuzzEndpoint,
+  fuzzSeed,
+  type RealValues,
+} from './fuzz.js';
+import { startServer, type TestServer } from './server.js';
+import { upload } from './uploads.js';
+
+/** Random requests per endpoint (besides the targeted ones); CONFAB_FUZZ_REQUESTS for longer runs. */
+const RANDOM_REQUESTS_PER_ENDPOINT = /^\d+$/.test(process.env.CONFAB_FUZZ_REQUESTS ?? '')
+  ? Number(process.env.CONFAB_FUZZ_REQUESTS)
+  : 40;
+
+export function runFuzz(t: Test, part: (index: number) => boolean): void {
+  t.test('every endpoint answers odd requests well', async (t) => {
+    const seed = fuzzSeed();
+    const only = process.env.CONFAB_FUZZ_ONLY;
+    t.comment(
+      `fuzz seed ${seed} (set CONFAB_FUZZ_SEED=${seed} to repeat, CONFAB_FUZZ_ONLY="METHOD /path" to narrow)`,
+    );
+    const ts = await startServer(t, { heartbeatMs: 20, heartbeatJitterMs: 0 });
+    t.teardown(closeConnections);
+    const real = await seedState(t, ts);
+    let sent = 0;
+    let compared = 0;
+    for (let i = 0; i < ENDPOINTS.length; i++) {
+      const ep = ENDPOINTS[i]!;
+      if (!part(i)) continue;
+      if (only !== undefined && !`${ep.method} ${ep.path}`.includes(only)) continue;
+      const fingerprint = dbFingerprint(ts);
+      const before = await snapshot(ts);
+      sent += (await fuzzEndpoint(t, ts, ep, seed, RANDOM_REQUESTS_PER_ENDPOINT, real)).sent;
+      if (dbFingerprint(ts) === fingerprint) {
+        // Nothing was stored: the in-memory read model must not have moved either.
+        compared++;
+        const after = await snapshot(ts);
+        if (JSON.stringify(after) !== JSON.stringify(before)) {
+          t.same(after, before, `${ep.method} ${ep.path}: the register snapshot is unchanged`);
+        }
+      }
+      await restoreFixtures(t, ts);
+      const health = await ts.api.get(null, 'server_settings');
+      const me = await ts.api.get(
+        { ...ts.fx.users.hamlet!, ...currentUser(ts, 'hamlet') },
+        'users/me',
+      );
+      if (health.status !== 200 || me.status !== 200) {
+        t.fail(
+          `after ${ep.method} ${ep.path} the server no longer answers well: ${health.status} ${me.status}`,
+        );
+        return;
+      }
+    }
+    t.comment(`${compared} endpoints changed nothing stored; their register snapshots compared`);
+    await until(() => ts.server.inflight === 0, 'every request has left');
+    t.equal(ts.server.inflight, 0, `no request left in flight after ${sent} requests`);
+  });
+}
+
+/**
+ * Puts the fixture users back as they were (active, same role) after an endpoint's requests, so
+ * the next endpoint is fuzzed as every role again; done through the realm actor as an owner.
+ */
+async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
+  const { store, realms } = ts.server.context;
+  const realm = realms.get(ts.fx.realmId)!;
+  const owner = realm.view.activeUsers().find((u) => u.role === 100 && !u.is_bot);
+  if (!owner) {
+    t.fail('no active owner left');
+    return;
+  }
+  for (const u of Object.values(ts.fx.users)) {
+    const row = store.users.byId(u.id)!;
+    if (!row.is_active) {
+      await realm.ask('user.reactivate', { acting_user_id: owner.id, user_id: u.id });
+    }
+    if (row.role !== u.role) {
+      await realm.ask('user.update', { acting_user_id: owner.id, user_id: u.id, role: u.role });
+    }
+  }
+}
+
+/** Creates one of most things through the API and returns their ids and keys, by parameter name. */
+async function seedState(t: Test, ts: TestServer): Promise<RealValues> {
+  const { api, fx, server } = ts;
+  const ok = async (p: ReturnType<typeof api.post>, what: string) =>
+    assertSuccess(t, await p, `setup: ${what}`);
+  await ok(
+    api.post('desdemona', 'users/me/subscriptions', {
+      subscriptions: [{ name: 'fuzz public' }, { name: 'fuzz other' }],
+      principals: [fx.users.hamlet!.id, fx.users.polonius!.id],
+    }),
+    'public channels',
+  );
+  await ok(
+    api.post('iago', 'users/me/subscriptions', {
+      subscriptions: [{ name: 'fuzz private' }],
+      invite_only: true,
+    }),
+    'a private channel',
+  );
+  const channels = server.context.store.channels.byRealm(fx.realmId).map((c) => String(c.id));
+  const group = await ok(
+    api.post('desdemona', 'user_groups/create', {
+      name: 'fuzzers',
+      description: 'a group',
+      members: [fx.users.hamlet!.id],
+    }),
+    'a user group',
+  );
+  const linkifier = await ok(
+    api.post('desdemona', 'realm/filters', {
+      pattern: '#(?P<id>[0-9]+)',
+      url_template: 'https://example.com/{id}',
+    }),
+    'a linkifier',
+  );
+  const field = await ok(
+    api.post('desdemona', 'realm/profile_fields', { name: 'Phone', field_type: 1 }),
+    'a profile field',
+  );
+  const drafts = await ok(
+    api.post('hamlet', 'drafts', {
+      drafts: [
+        { type: 'stream', to: [Number(channels[0])], topic: 't', content: 'x', timestamp: 1 },
+      ],
+    }),
+    'a draft',
+  );
+  const multiuse = await ok(api.post('desdemona', 'invites/multiuse', {}), 'a reusable invitation');
+  await ok(
+    api.post('desdemona', 'invites', {
+      invitee_emails: 'newcomer@example.com',
+      stream_ids: [Number(channels[0])],
+    }),
+    'an e-mail invitation',
+  );
+  const invites = (await ok(api.get('desdemona', 'invites'), 'invitations')).invites as {
+    id: number;
+    is_multiuse: boolean;
+    link_url?: string;
+  }[];
+  const keys = [
+    String(multiuse.invite_link).split('/').filter(Boolean).pop()!,
+    ...invites.map(
+      (i) =>
+        String(i.link_url ?? '')
+          .split('/')
+          .filter(Boolean)
+          .pop() ?? '',
+    ),
+  ].filter((k) => k !== '');
+  const up = await ok(
+    upload(api, 'hamlet', [{ filename: 'notes.txt', data: 'hello', contentType: 'text/plain' }]),
+    'an upload',
+  );
+  const url = String(up.url);
+  const pathId = url.replace(/^\/user_uploads\//, '');
+  const [realmIdStr, ...rest] = pathId.split('/');
+  const temporary = await api.get('hamlet', `user_uploads/${pathId}`);
+  const tempUrl = temporary.body.url;
+  const token = (typeof tempUrl === 'string' ? tempUrl : '').split('/')[3] ?? '';
+  const queues: string[] = [];
+  for (const who of ['desdemona', 'hamlet', 'polonius']) {
+    queues.push(String((await ok(api.post(who, 'register', {}), 'a queue')).queue_id));
+  }
+  await ok(api.post('hamlet', 'users/me/alert_words', { alert_words: ['fuzz'] }), 'an alert word');
+  const attachments = (await ok(api.get('hamlet', 'attachments'), 'attachments')).attachments as {
+    id: number;
+  }[];
+  return {
+    stream_id: channels,
+    user_id: Object.values(fx.users).map((u) => String(u.id)),
+    user_group_id: [String(group.group_id)],
+    filter_id: [String(linkifier.id)],
+    field_id: [String(field.id)],
+    draft_id: (drafts.ids as number[]).map(String),
+    invite_id: invites.map((i) => String(i.id)),
+    key: keys,
+    attachment_id: attachments.map((a) => String(a.id)),
+    path_id: [pathId],
+    realm_id_str: [realmIdStr ?? ''],
+    filename: [rest.join('/')],
+    token: [token],
+    queue_id: queues,
+    stream: ['fuzz public', 'fuzz private'],
+    stream_name: ['fuzz public'],
+    name: ['fuzz public', 'fuzzers'],
+    email: [fx.users.hamlet!.email],
+    username: [fx.users.hamlet!.email],
+    password: [fx.users.hamlet!.password],
+    alert_words: ['["fuzz"]'],
+    last_event_id: ['-1', '0'],
+  };
+}
+
+/** An API key the fuzzing may have changed, read back. */
+function currentUser(ts: TestServer, name: string): { api_key: string } {
+  return { api_key: currentKeys(ts)[name]! };
+}
+
+/**
+ * The realm as an owner's and a member's register snapshots show it (everything but the queue's
+ * own id), each from a queue deleted right after.
+ */
+async function snapshot(ts: TestServer): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const name of ['desdemona', 'hamlet']) {
+    const who = { ...ts.fx.users[name]!, ...currentUser(ts, name) };
+    const res = await ts.api.post(who, 'register', {});
+    // The queue's own id and the time of the snapshot differ every time.
+    const { queue_id: queueId, server_timestamp: _time, ...state } = res.body;
+    if (typeof queueId === 'string') {
+      await ts.api.delete(who, 'events', { queue_id: queueId });
+    }
+    out.push({ status: res.status, ...state });
+  }
+  return out;
+}
