@@ -37,6 +37,7 @@ import type { MessageRow } from '../storage/messages.js';
 import { generateApiKey } from '../lib/password.js';
 import { updateMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
+import { emitMutedTopics } from './user-topics.js';
 import { type RenderedMessage, WILDCARD_MENTION_THRESHOLD } from './messages.js';
 import { insertUserRow } from './users.js';
 
@@ -726,6 +727,7 @@ function moveVisibilityPolicies(
         visibility_policy: policy,
         last_updated: ctx.now,
       });
+    emitMutedTopics(ctx, uid);
     ctx.emit(
       {
         type: 'user_topic',

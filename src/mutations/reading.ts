@@ -17,6 +17,7 @@ import { hasMessageAccess, messageEventAudience } from '../queries/messages.js';
 import { releaseMessageAttachments } from './attachments.js';
 import { actingUser } from './channels.js';
 import type { MutationContext } from './context.js';
+import { emitMutedTopics } from './user-topics.js';
 
 /** Most messages one read batch marks (the reference's batch size). */
 export const READ_BATCH = 2000;
@@ -185,6 +186,7 @@ function clearStaleUserTopics(
     )
       continue;
     store.topics.clearUserTopic(h.user_id, streamId, h.topic);
+    emitMutedTopics(ctx, h.user_id);
     ctx.emit(
       {
         type: 'user_topic',

@@ -9,6 +9,7 @@ import { canonicalTopic } from '../lib/channel-rules.js';
 import { JsonableError } from '../lib/errors.js';
 import { actingUser } from './channels.js';
 import type { MutationContext } from './context.js';
+import { mutedTopicsOf } from '../queries/topics.js';
 
 export type SetUserTopicCommand = {
   acting_user_id: number;
@@ -45,6 +46,7 @@ export function doSetUserTopic(
       last_updated: ctx.now,
     });
   }
+  emitMutedTopics(ctx, user.id);
   ctx.emit(
     {
       type: 'user_topic',
@@ -56,4 +58,14 @@ export function doSetUserTopic(
     [user.id],
   );
   return {};
+}
+
+/**
+ * Before each `user_topic` event: the legacy `muted_topics` event with the user's whole list of
+ * muted topics, as the reference sends it (queues that asked for `user_topic` do not get it).
+ */
+export function emitMutedTopics(ctx: MutationContext, userId: number): void {
+  ctx.emit({ type: 'muted_topics', muted_topics: mutedTopicsOf(ctx.store, ctx.realm, userId) }, [
+    userId,
+  ]);
 }

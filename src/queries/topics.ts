@@ -5,6 +5,7 @@
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/channel-rules.js';
 import type { Store } from '../storage/store.js';
 import type { Channel } from './channels-view.js';
+import type { RealmView } from './realm-view.js';
 
 export type TopicEntry = { name: string; max_id: number };
 
@@ -53,4 +54,27 @@ export function userTopicsOf(
     last_updated: r.last_updated,
     visibility_policy: r.visibility_policy,
   }));
+}
+
+/** The policy value that mutes a topic. */
+const MUTED = 1;
+
+/**
+ * The legacy `muted_topics` list (register field and event; the reference's get_topic_mutes):
+ * `[channel name, topic, last updated]` for each topic the user muted, in channels that are not
+ * archived. Clients that ask for `user_topic` get that instead.
+ */
+export function mutedTopicsOf(
+  store: Store,
+  view: RealmView,
+  userId: number,
+): [string, string, number][] {
+  const out: [string, string, number][] = [];
+  for (const r of store.topics.userTopicsOfUser(userId)) {
+    if (r.visibility_policy !== MUTED) continue;
+    const ch = view.channels.byId(r.stream_id);
+    if (!ch || ch.deactivated) continue;
+    out.push([ch.name, r.topic, r.last_updated]);
+  }
+  return out;
 }

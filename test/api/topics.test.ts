@@ -2,6 +2,7 @@
 import t from 'tap';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { createChannel, eventsSince } from '../helpers/channels.js';
+import { events, register } from '../helpers/events.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
@@ -110,7 +111,15 @@ t.test('POST /user_topics', async (t) => {
   });
   assertSuccess(t, res);
   assertMatchesOpenApi(t, '/user_topics', 'post', res.body);
-  const [ev] = eventsSince(ts, mark);
+  const [legacy, ev] = eventsSince(ts, mark);
+  // First the legacy muted_topics event with the whole list, then user_topic.
+  t.same(legacy, {
+    event: {
+      type: 'muted_topics',
+      muted_topics: [['pub', 'no messages yet', ev!.event.last_updated]],
+    },
+    users: [fx.users.cordelia!.id],
+  });
   t.match(ev, {
     event: {
       type: 'user_topic',
@@ -142,8 +151,9 @@ t.test('POST /user_topics', async (t) => {
       visibility_policy: 3,
     }),
   );
-  t.equal(eventsSince(ts, mark)[0]!.event.topic_name, '');
-  t.equal(eventsSince(ts, mark)[0]!.users[0], hamlet);
+  const userTopic = eventsSince(ts, mark).filter((e) => e.event.type === 'user_topic');
+  t.equal(userTopic[0]!.event.topic_name, '');
+  t.equal(userTopic[0]!.users[0], hamlet);
 
   const bad = (params: Record<string, unknown>) => api.post('hamlet', 'user_topics', params);
   assertError(
@@ -183,3 +193,71 @@ t.test('POST /user_topics', async (t) => {
     'Invalid channel ID',
   );
 });
+
+t.test(
+  'legacy muted_topics: register field and event, unless user_topic is asked for',
+  async (t) => {
+    const ts = await startServer(t);
+    const { api } = ts;
+    const pub = await createChannel(api, 'hamlet', 'pub');
+    const gone = await createChannel(api, 'hamlet', 'gone');
+    for (const [stream_id, topic, visibility_policy] of [
+      [pub, 'lunch', 1],
+      [pub, 'dinner', 3],
+      [gone, 'old', 1],
+    ] as const) {
+      assertSuccess(
+        t,
+        await api.post('hamlet', 'user_topics', { stream_id, topic, visibility_policy }),
+      );
+    }
+    assertSuccess(t, await api.delete('hamlet', `streams/${gone}`));
+
+    const legacy = await register(t, api, 'hamlet', { fetch_event_types: ['muted_topics'] });
+    assertMatchesOpenApi(t, '/register', 'post', legacy.body);
+    const muted = legacy.body.muted_topics as [string, string, number][];
+    t.same(
+      muted.map(([c, topic]) => [c, topic]),
+      [['pub', 'lunch']],
+      'muted topics only, not in archived channels',
+    );
+    t.type(muted[0]![2], 'number');
+    const both = await register(t, api, 'hamlet', {
+      fetch_event_types: ['muted_topics', 'user_topic'],
+    });
+    t.notOk('muted_topics' in both.body, 'not when user_topic is asked for');
+    t.ok(Array.isArray(both.body.user_topics));
+    const all = await register(t, api, 'hamlet');
+    t.ok(Array.isArray(all.body.muted_topics), 'asking for everything includes it');
+
+    const qLegacy = await register(t, api, 'hamlet', { event_types: ['muted_topics'] });
+    const qBoth = await register(t, api, 'hamlet', { event_types: ['muted_topics', 'user_topic'] });
+    assertSuccess(
+      t,
+      await api.post('hamlet', 'user_topics', {
+        stream_id: pub,
+        topic: 'tea',
+        visibility_policy: 1,
+      }),
+    );
+    const evs = await events(t, api, 'hamlet', qLegacy.queue_id, -1, true);
+    t.same(
+      evs.map((e) => [
+        e.type,
+        (e.muted_topics as [string, string][]).map(([c, tp]) => `${c}>${tp}`),
+      ]),
+      [['muted_topics', ['pub>lunch', 'pub>tea']]],
+    );
+    assertMatchesOpenApi(t, '/events', 'get', {
+      result: 'success',
+      msg: '',
+      events: evs,
+      queue_id: qLegacy.queue_id,
+    });
+    t.same(
+      (await events(t, api, 'hamlet', qBoth.queue_id, -1, true)).map((e) => e.type),
+      ['user_topic'],
+      'a queue that takes user_topic gets only that',
+    );
+  },
+);

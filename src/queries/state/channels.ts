@@ -12,7 +12,7 @@ import {
   visibleSubscribers,
 } from '../channels.js';
 import type { StateContributor, StateRequest } from '../initial-state.js';
-import { userTopicsOf } from '../topics.js';
+import { mutedTopicsOf, userTopicsOf } from '../topics.js';
 import { listUserGroups } from '../user-groups.js';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -131,10 +131,23 @@ export const userTopicsState: StateContributor = {
   },
 };
 
+/**
+ * The legacy `muted_topics` (deprecated): only when the client did not name `user_topic` among
+ * the event types it fetches (asking for everything includes it), as the reference.
+ */
+export const mutedTopicsState: StateContributor = {
+  types: ['muted_topics'],
+  fill(req: StateRequest, state) {
+    if (req.fetchEventTypes?.has('user_topic')) return;
+    state.muted_topics = req.user === null ? [] : mutedTopicsOf(req.store, req.realm, req.user.id);
+  },
+};
+
 export const CHANNEL_STATE_CONTRIBUTORS: readonly StateContributor[] = [
   streamsState,
   subscriptionsState,
   defaultStreamsState,
   userGroupsState,
   userTopicsState,
+  mutedTopicsState,
 ];
