@@ -15,7 +15,7 @@
  *   finds nothing due and re-arms.
  */
 import type { RenderContext } from '../src/lib/markdown/index.js';
-import { NOTIFICATION_BOT_EMAIL } from '../src/mutations/message-edit.js';
+import { NotificationBotNeeded } from '../src/mutations/message-edit.js';
 import { renderedMessage } from '../src/mutations/messages.js';
 import { renderContextFor } from '../src/queries/render-context.js';
 import { htmlToText } from '../src/lib/search.js';
@@ -24,7 +24,7 @@ import type { ScheduledMessageRow } from '../src/storage/scheduled-messages.js';
 import type { Store } from '../src/storage/store.js';
 import type { RenderPool } from '../workers/pool.js';
 import { RealmClosedError } from './realm.machine.js';
-import type { RealmRegistry } from './registry.js';
+import type { RealmRegistry, RealmRuntime } from './registry.js';
 
 /** Longest delay setTimeout takes (2^31 − 1 ms). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -135,21 +135,18 @@ export class ScheduledDelivery {
     if (!realm) return true;
     let context: RenderContext | null = null;
     try {
-      // A failure is told by the realm's notification bot, which must exist before the delivery.
-      if (!realm.view.userByEmail(NOTIFICATION_BOT_EMAIL)) {
-        await realm.ask('message.notification_bot.ensure', {});
-      }
       context = renderContextFor(this.config, this.store, realm.view);
       const r = await this.renderer.render(row.content, context, {
         translate_emoticons: realm.view.userSettings(row.sender_id).translate_emoticons,
       });
-      await realm.ask('scheduled_message.deliver', {
+      const command = {
         scheduled_message_id: row.id,
         render_context: context,
         content: row.content,
         rendered: renderedMessage(r),
         search_text: htmlToText(r.rendered_content),
-      });
+      };
+      await withNotificationBot(realm, () => realm.ask('scheduled_message.deliver', command));
       return true;
     } catch (err) {
       if (err instanceof RealmClosedError) return false;
@@ -157,16 +154,32 @@ export class ScheduledDelivery {
       // marks the message failed with a generic message.
       console.error(`delivering scheduled message ${row.id} failed`, err);
       try {
-        await realm.ask('scheduled_message.fail', {
+        const command = {
           scheduled_message_id: row.id,
           failure_message: 'Internal server error',
           render_context: context ?? renderContextFor(this.config, this.store, realm.view),
-        });
+        };
+        await withNotificationBot(realm, () => realm.ask('scheduled_message.fail', command));
         return true;
       } catch (err2) {
         console.error(`marking scheduled message ${row.id} failed did not work`, err2);
         return false;
       }
     }
+  }
+}
+
+/**
+ * Runs a delivery command; a failure to tell needs the realm's notification bot, so when the
+ * command answers NotificationBotNeeded (rolled back), the bot is created and the command asked
+ * again — a successful delivery never creates it.
+ */
+async function withNotificationBot<T>(realm: RealmRuntime, ask: () => Promise<T>): Promise<T> {
+  try {
+    return await ask();
+  } catch (err) {
+    if (!(err instanceof NotificationBotNeeded)) throw err;
+    await realm.ask('message.notification_bot.ensure', {});
+    return ask();
   }
 }

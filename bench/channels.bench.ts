@@ -33,9 +33,9 @@ export async function channelsBench(): Promise<void> {
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
   const nUsers = Number(process.env.BENCH_USERS ?? 2000);
   const nChannels = Number(process.env.BENCH_CHANNELS ?? 100);
-  const bench = await serverWithUsers(nUsers, 'channels', (i) =>
-    i % 50 === 0 ? Role.ADMINISTRATOR : Role.MEMBER,
-  );
+  const bench = await serverWithUsers(nUsers, 'channels', {
+    role: (i) => (i % 50 === 0 ? Role.ADMINISTRATOR : Role.MEMBER),
+  });
   const { server } = bench;
   const ids = bench.users.map((u) => u.id);
   const keys = new Map(bench.users.map((u) => [u.id, u.api_key]));

@@ -17,17 +17,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Role } from '../src/lib/roles.js';
 import { htmlToText } from '../src/lib/search.js';
-import { doCreateRealm } from '../src/mutations/realms.js';
-import { insertUserRow } from '../src/mutations/users.js';
-import { createServer } from '../src/server.js';
 import { openDatabase } from '../src/storage/db.js';
+import { createChannel, serverWithUsers, type BenchUser as User } from './lib/seed.js';
 import { fmt, machine, summarize } from './lib/stats.js';
 
 const env = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
-
-type User = { id: number; email: string; api_key: string };
 
 // ---- raw ceilings ----------------------------------------------------------------------------
 
@@ -151,57 +146,17 @@ export async function editBench(): Promise<void> {
 
   const raw = rawCeilings(seconds, subscribers, topicSize);
 
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-edit-'));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
+  const bench = await serverWithUsers(subscribers, 'edit');
+  const { server, users } = bench;
   try {
-    const { store, realms } = server.context;
-    const now = Math.floor(Date.now() / 1000);
-    const owner = doCreateRealm(store, {
-      name: 'Bench',
-      string_id: '',
-      owner_email: 'owner@bench.example',
-      owner_full_name: 'Owner',
-      owner_password_hash: null,
-      owner_can_create_users: false,
-      now,
-    });
-    realms.noteRealmCreated(owner.realm_id);
-    const users: User[] = [];
-    store.transaction(() => {
-      for (let i = 0; i < subscribers; i++) {
-        const api_key = `benchkey${String(i).padStart(24, '0')}`;
-        const email = `user${i}@bench.example`;
-        const id = insertUserRow(store, owner.realm_id, {
-          email,
-          full_name: `User ${i}`,
-          password_hash: null,
-          api_key,
-          role: Role.MEMBER,
-          now,
-          waitingPeriodDays: 0,
-        });
-        users.push({ id, email, api_key });
-      }
-    });
-    const rt = realms.get(owner.realm_id)!;
-    await rt.ask('channel.subscribe', {
-      acting_user_id: users[0]!.id,
-      subscriptions: [
-        { name: 'bench', description: null, rendered_description: null, color: null },
-      ],
-      principals: users.map((u) => u.id),
-      authorization_errors_fatal: true,
-      invite_only: false,
-      is_web_public: false,
-      is_default_stream: false,
-      history_public_to_subscribers: null,
-      message_retention_days: null,
-      retention_given: false,
-      topics_policy: null,
-      folder_id: null,
-      settings: {},
-    });
-    const channel = rt.view.channels.byName('bench')!.id;
+    const rt = server.context.realms.get(bench.realmId)!;
+    const channel = await createChannel(
+      server,
+      bench.realmId,
+      users[0]!.id,
+      'bench',
+      users.map((u) => u.id),
+    );
     const sender = users[0]!;
     const ids: number[] = [];
     for (let i = 0; i < topicSize; i++) {
@@ -288,7 +243,6 @@ export async function editBench(): Promise<void> {
       }),
     );
   } finally {
-    await server.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }

@@ -15,14 +15,9 @@
  * events are counted), then the cost of writing the changed rows: one batched transaction (what
  * the server does) against one transaction per report (the alternative).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { doCreateRealm } from '../src/mutations/realms.js';
-import { insertUserRow } from '../src/mutations/users.js';
 import type { PresenceRow } from '../src/storage/presence.js';
-import { createServer } from '../src/server.js';
 import { runChild } from './lib/child.js';
+import { serverWithUsers } from './lib/seed.js';
 import { fmt, machine } from './lib/stats.js';
 
 type Result = {
@@ -38,54 +33,22 @@ type Result = {
 };
 
 async function scenario(nUsers: number, connections: number, eventLimit: number): Promise<void> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-presence-'));
   const clock = { ms: Math.floor(Date.now() / 1000) * 1000 };
   let presenceEvents = 0;
-  const server = await createServer({
-    port: 0,
-    dataDir,
-    scryptN: 1024,
-    rateLimits: null,
-    clock: () => clock.ms,
-    presenceEventUserLimit: eventLimit,
-    presenceFlushMs: 3_600_000, // flushed by the bench below, to time it
-    eventTap: (_realm, batch) => {
-      for (const e of batch) if (e.event.type === 'presence') presenceEvents++;
+  const bench = await serverWithUsers(nUsers, 'presence', {
+    server: {
+      clock: () => clock.ms,
+      presenceEventUserLimit: eventLimit,
+      presenceFlushMs: 3_600_000, // flushed by the bench below, to time it
+      eventTap: (_realm, batch) => {
+        for (const e of batch) if (e.event.type === 'presence') presenceEvents++;
+      },
     },
   });
+  const { server, users } = bench;
   try {
     const { store, realms } = server.context;
-    const now = Math.floor(Date.now() / 1000);
-    const owner = doCreateRealm(store, {
-      name: 'Bench',
-      string_id: '',
-      owner_email: 'owner@example.com',
-      owner_full_name: 'Owner',
-      owner_password_hash: null,
-      owner_can_create_users: false,
-      now,
-    });
-    realms.noteRealmCreated(owner.realm_id);
-    const users: { email: string; api_key: string }[] = [];
-    store.transaction(() => {
-      for (let i = 0; i < nUsers; i++) {
-        // The client process derives the same addresses and keys from the index.
-        const u = {
-          email: `user${i}@example.com`,
-          api_key: `benchkey${String(i).padStart(24, '0')}`,
-        };
-        insertUserRow(store, owner.realm_id, {
-          ...u,
-          full_name: `User ${i}`,
-          password_hash: null,
-          role: 400,
-          now,
-          waitingPeriodDays: 0,
-        });
-        users.push(u);
-      }
-    });
-    const rt = realms.get(owner.realm_id)!;
+    const rt = realms.get(bench.realmId)!;
     console.log(
       `presence: ${nUsers} users, ${connections} connections, event limit ${eventLimit} users (${machine()})`,
     );
@@ -120,7 +83,7 @@ async function scenario(nUsers: number, connections: number, eventLimit: number)
     const flushed = await rt.ask('presence.flush', {});
     const batchMs = performance.now() - t0;
     // ... against one transaction per report (the same rows again).
-    const rows: PresenceRow[] = store.presence.byRealm(owner.realm_id);
+    const rows: PresenceRow[] = store.presence.byRealm(bench.realmId);
     const t1 = performance.now();
     for (const row of rows) store.transaction(() => store.presence.upsertMany([row]));
     const eachMs = performance.now() - t1;
@@ -129,8 +92,7 @@ async function scenario(nUsers: number, connections: number, eventLimit: number)
         `one per report ${fmt(eachMs, 1)} ms (${fmt(rows.length / (eachMs / 1000), 0)} reports/s at most)`,
     );
   } finally {
-    await server.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

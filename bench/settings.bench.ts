@@ -21,9 +21,9 @@ export async function settingsBench(): Promise<void> {
   const nUsers = Number(process.env.BENCH_USERS ?? 2000);
   const nOps = Number(process.env.BENCH_OPS ?? 400);
   const nChannels = 100;
-  const bench = await serverWithUsers(nUsers, 'settings', (i) =>
-    i % 50 === 0 ? Role.ADMINISTRATOR : Role.MEMBER,
-  );
+  const bench = await serverWithUsers(nUsers, 'settings', {
+    role: (i) => (i % 50 === 0 ? Role.ADMINISTRATOR : Role.MEMBER),
+  });
   try {
     const { server } = bench;
     const { realms } = server.context;

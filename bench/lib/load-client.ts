@@ -16,8 +16,8 @@
  * Parent → child: {type: 'start', opts}, {type: 'phase', phase}, {type: 'stop'}.
  * Child → parent: {type: 'ready'}, {type: 'phase-done', result}, {type: 'error', msg}.
  */
-import WebSocket from 'ws';
-import { basicAuth, HttpConn, httpRequest, now, type HttpAnswer } from './http-conn.js';
+import { HttpConn, httpRequest, now, type HttpAnswer } from './http-conn.js';
+import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
 
 export type LoadUser = { id: number; email: string; api_key: string; channels: number[] };
 export type Action = 'send' | 'dm' | 'fetch' | 'read' | 'react' | 'typing';
@@ -85,55 +85,6 @@ function onEventsBody(body: string, arrived: number): number {
   if (arrived >= window.from) eventCount += body.split('"type":').length - 1;
   const at = body.lastIndexOf('"id":');
   return at < 0 ? -1 : parseInt(body.slice(at + 5), 10);
-}
-
-async function registerQueue(conn: HttpConn, u: LoadUser) {
-  const res = await conn.request(
-    httpRequest('POST', '/api/v1/register', u, 'apply_markdown=false&client_gravatar=true'),
-  );
-  if (res.status !== 200) throw new Error(`register ${res.status}: ${res.body.slice(0, 200)}`);
-  return JSON.parse(res.body) as { queue_id: string; last_event_id: number };
-}
-
-async function pollReceiver(u: LoadUser): Promise<void> {
-  const conn = new HttpConn(opts.port, fail);
-  closers.push(() => conn.close());
-  const reg = await registerQueue(conn, u);
-  let lastId = reg.last_event_id;
-  const loop = async () => {
-    while (!stopping) {
-      const res = await conn.request(
-        httpRequest('GET', `/api/v1/events?queue_id=${reg.queue_id}&last_event_id=${lastId}`, u),
-      );
-      if (stopping) return;
-      if (res.status !== 200) throw new Error(`poll ${res.status}: ${res.body.slice(0, 200)}`);
-      const id = onEventsBody(res.body, res.at);
-      if (id > lastId) lastId = id;
-    }
-  };
-  loop().catch(fail);
-}
-
-async function wsReceiver(u: LoadUser): Promise<void> {
-  const conn = new HttpConn(opts.port, fail);
-  const reg = await registerQueue(conn, u);
-  conn.close();
-  const ws = new WebSocket(
-    `ws://127.0.0.1:${opts.port}/api/v1/events/socket?queue_id=${reg.queue_id}&last_event_id=${reg.last_event_id}`,
-    {
-      headers: { authorization: basicAuth(u) },
-      perMessageDeflate: false,
-    },
-  );
-  closers.push(() => ws.terminate());
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  ws.on('message', (data: Buffer) => {
-    const id = onEventsBody(data.toString('utf8'), now());
-    if (id >= 0) ws.send(`{"last_event_id":${id}}`);
-  });
 }
 
 // ---- acting -------------------------------------------------------------------------------------
@@ -312,13 +263,21 @@ async function runPhase(phase: LoadPhase): Promise<LoadResult> {
 
 async function main(): Promise<void> {
   random = rng(opts.seed);
+  const receiver: ReceiverOpts = {
+    port: opts.port,
+    register: 'apply_markdown=false&client_gravatar=true',
+    onBody: onEventsBody,
+    onError: fail,
+    stopping: () => stopping,
+    closers,
+  };
   const wsCount = Math.round(opts.users.length * opts.wsShare);
   // Register in small batches: hundreds of simultaneous registers are not what is measured.
   for (let i = 0; i < opts.users.length; i += 20) {
     await Promise.all(
       opts.users
         .slice(i, i + 20)
-        .map((u, k) => (i + k < wsCount ? wsReceiver(u) : pollReceiver(u))),
+        .map((u, k) => (i + k < wsCount ? socketReceiver : pollReceiver)(u, receiver)),
     );
   }
   for (let i = 0; i < opts.connections; i++) {

@@ -16,8 +16,8 @@
  * Child → parent: {type: 'ready'}, {type: 'phase-done', result} (senders),
  * {type: 'collected', latencies, deliveries} (receivers), {type: 'error', msg}.
  */
-import WebSocket from 'ws';
 import { basicAuth, HttpConn, now } from './http-conn.js';
+import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
 
 type User = { email: string; api_key: string };
 type Opts = {
@@ -72,63 +72,18 @@ function onEventsBody(body: string, arrived: number): number {
 
 const closers: (() => void)[] = [];
 const auth = basicAuth;
-const onSocketError = (err: Error) => {
+const onSocketError = (err: unknown) => {
   if (!stopping) report({ type: 'error', msg: String(err) });
 };
 
-async function registerQueue(
-  conn: HttpConn,
-  u: User,
-): Promise<{ queue_id: string; last_event_id: number }> {
-  const body = 'event_types=%5B%22message%22%5D&apply_markdown=false';
-  const res = await conn.request(
-    `POST /api/v1/register HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth(u)}\r\n` +
-      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-  );
-  if (res.status !== 200) throw new Error(`register ${res.status}: ${res.body.slice(0, 200)}`);
-  return JSON.parse(res.body) as { queue_id: string; last_event_id: number };
-}
-
-async function pollReceiver(u: User): Promise<void> {
-  const conn = new HttpConn(opts.port, onSocketError);
-  closers.push(() => conn.close());
-  await conn.connected();
-  const reg = await registerQueue(conn, u);
-  let lastId = reg.last_event_id;
-  const head = `HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth(u)}\r\n\r\n`;
-  const loop = async () => {
-    while (!stopping) {
-      const res = await conn.request(
-        `GET /api/v1/events?queue_id=${reg.queue_id}&last_event_id=${lastId} ${head}`,
-      );
-      if (stopping) return;
-      if (res.status !== 200) throw new Error(`poll ${res.status}: ${res.body.slice(0, 200)}`);
-      const id = onEventsBody(res.body, res.at);
-      if (id > lastId) lastId = id;
-    }
-  };
-  loop().catch((err: unknown) => report({ type: 'error', msg: String(err) }));
-}
-
-async function wsReceiver(u: User): Promise<void> {
-  const conn = new HttpConn(opts.port, onSocketError);
-  await conn.connected();
-  const reg = await registerQueue(conn, u);
-  conn.close();
-  const ws = new WebSocket(
-    `ws://127.0.0.1:${opts.port}/api/v1/events/socket?queue_id=${reg.queue_id}&last_event_id=${reg.last_event_id}`,
-    { headers: { authorization: auth(u) }, perMessageDeflate: false },
-  );
-  closers.push(() => ws.terminate());
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  ws.on('message', (data: Buffer) => {
-    const id = onEventsBody(data.toString('utf8'), now());
-    if (id >= 0) ws.send(`{"last_event_id":${id}}`);
-  });
-}
+const receiver = (): ReceiverOpts => ({
+  port: opts.port,
+  register: 'event_types=%5B%22message%22%5D&apply_markdown=false',
+  onBody: onEventsBody,
+  onError: onSocketError,
+  stopping: () => stopping,
+  closers,
+});
 
 // ---- sending ------------------------------------------------------------------------------------
 
@@ -220,8 +175,8 @@ function collect(from: number, to: number): { latencies: number[]; deliveries: n
 
 async function main(): Promise<void> {
   if (opts.role !== 'senders') {
-    const start = opts.mode === 'ws' ? wsReceiver : pollReceiver;
-    await Promise.all(opts.receivers.map((u) => start(u)));
+    const start = opts.mode === 'ws' ? socketReceiver : pollReceiver;
+    await Promise.all(opts.receivers.map((u) => start(u, receiver())));
   }
   if (opts.role !== 'receivers') {
     for (let i = 0; i < Math.max(opts.connections, opts.pacedConnections); i++) {

@@ -5,7 +5,7 @@
  * (`mode: 'modern'`), or sends `ping_only` (`mode: 'ping_only'`).
  *
  * Input: one JSON argument {port, users, connections, mode, lastIds?}; user i is
- * `user<i>@example.com` with the bench's API key (see presence.bench.ts).
+ * `user<i>@bench.example` with the bench's API key (see bench/lib/seed.ts).
  * Output: one JSON line {requests, seconds, rps, p50, p99, max, errors, bytes, lastIds}.
  */
 import net from 'node:net';
@@ -21,7 +21,7 @@ type Opts = {
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as Opts;
 const benchUser = (i: number) => ({
-  email: `user${i}@example.com`,
+  email: `user${i}@bench.example`,
   api_key: `benchkey${String(i).padStart(24, '0')}`,
 });
 const lastIds = opts.lastIds ?? Array.from({ length: opts.users }, () => -1);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Role } from '../../src/lib/roles.js';
 import { doCreateRealm } from '../../src/mutations/realms.js';
 import { insertUserRow } from '../../src/mutations/users.js';
-import { createServer, type ConfabServer } from '../../src/server.js';
+import { createServer, type ConfabServer, type ServerOptions } from '../../src/server.js';
 
 export type BenchUser = { id: number; email: string; api_key: string };
 
@@ -22,14 +22,25 @@ export type BenchServer = {
   close(): Promise<void>;
 };
 
-/** `role(i)` gives user i's role (default: every user a member). */
+/**
+ * `role(i)` gives user i's role (default: every user a member); `server` adds options to the
+ * server's (a test clock, an event tap, …). User i is `user<i>@bench.example` with API key
+ * `benchkey<i, 24 digits>`, so client processes can derive them from the index.
+ */
 export async function serverWithUsers(
   n: number,
   tag: string,
-  role: (i: number) => Role = () => Role.MEMBER,
+  opts: { role?: (i: number) => Role; server?: ServerOptions } = {},
 ): Promise<BenchServer> {
+  const role = opts.role ?? (() => Role.MEMBER);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `confab-bench-${tag}-`));
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
+  const server = await createServer({
+    port: 0,
+    dataDir,
+    scryptN: 1024,
+    rateLimits: null,
+    ...opts.server,
+  });
   const { store, realms } = server.context;
   const now = Math.floor(Date.now() / 1000);
   const owner = doCreateRealm(store, {

@@ -15,6 +15,7 @@ import { normalizeContent, normalizeTopic } from '../lib/message-content.js';
 import { bool, int, oneOf, pathInt, str } from '../lib/params.js';
 import { htmlToText } from '../lib/search.js';
 import { NotificationBotNeeded, PROPAGATE_MODES } from '../mutations/message-edit.js';
+import { renderedMessage } from '../mutations/messages.js';
 import { accessMessage } from '../queries/messages.js';
 import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
 
@@ -46,18 +47,7 @@ export const updateMessage = endpoint({
       );
       content = {
         content: text,
-        rendered: {
-          rendered_content: r.rendered_content,
-          mentions_user_ids: r.mentions_user_ids,
-          mentions_user_group_ids: r.mentions_user_group_ids,
-          mentions_stream_wildcard: r.mentions_stream_wildcard,
-          mentions_topic_wildcard: r.mentions_topic_wildcard,
-          has_link: r.has_link,
-          has_image: r.has_image,
-          has_attachment: r.has_attachment,
-          potential_attachment_path_ids: r.potential_attachment_path_ids,
-          user_ids_with_alert_words: r.user_ids_with_alert_words,
-        },
+        rendered: renderedMessage(r),
         search_text: htmlToText(r.rendered_content),
       };
     }

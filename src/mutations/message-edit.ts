@@ -31,14 +31,13 @@ import {
   EVENT_FORMAT,
   formatMessage,
 } from '../queries/messages.js';
-import { userGroupSetting } from '../queries/user-groups.js';
 import { formatUser } from '../queries/users.js';
 import type { MessageRow } from '../storage/messages.js';
 import { generateApiKey } from '../lib/password.js';
 import { updateMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
 import { emitMutedTopics } from './user-topics.js';
-import { type RenderedMessage, WILDCARD_MENTION_THRESHOLD } from './messages.js';
+import { checkMentionPermissions, type RenderedMessage } from './messages.js';
 import { insertUserRow } from './users.js';
 
 export const PROPAGATE_MODES = ['change_one', 'change_later', 'change_all'] as const;
@@ -295,7 +294,12 @@ export function checkUpdateMessage(
   }
 
   // Content: mention permissions, as when sending.
-  if (content !== undefined) checkEditMentions(ctx, message, origStream, content.rendered);
+  if (content !== undefined) {
+    const participants = content.rendered.mentions_topic_wildcard
+      ? store.messages.topicParticipants(origStream.id, message.topic)
+      : null;
+    checkMentionPermissions(ctx, user, content.rendered, origStream, participants);
+  }
 
   // Channel permissions.
   if (streamId !== undefined) {
@@ -533,42 +537,6 @@ export function checkUpdateMessage(
     });
   }
   return { detached_uploads: detachedUploads, changed: changedIds.length };
-}
-
-function checkEditMentions(
-  ctx: MutationContext,
-  message: MessageRow,
-  ch: Channel,
-  r: RenderedMessage,
-): void {
-  const { store, realm: view } = ctx;
-  const manyOk = () => view.hasRealmPermission(message.sender_id, 'can_mention_many_users_group');
-  if (r.mentions_stream_wildcard) {
-    if (view.channels.subscriberIds(ch.id).length > WILDCARD_MENTION_THRESHOLD && !manyOk()) {
-      throw new JsonableError(
-        'You do not have permission to use channel wildcard mentions in this channel.',
-        { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' },
-      );
-    }
-  }
-  if (r.mentions_topic_wildcard) {
-    const participants = store.messages.topicParticipants(ch.id, message.topic);
-    if (participants.size > WILDCARD_MENTION_THRESHOLD && !manyOk()) {
-      throw new JsonableError(
-        'You do not have permission to use topic wildcard mentions in this topic.',
-        { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' },
-      );
-    }
-  }
-  for (const groupId of r.mentions_user_group_ids) {
-    const g = view.group(groupId);
-    if (!g) continue;
-    if (
-      !view.isUserInGroupSetting(message.sender_id, userGroupSetting(view, g, 'can_mention_group'))
-    ) {
-      throw new JsonableError(`You are not allowed to mention user group '${g.name}'.`);
-    }
-  }
 }
 
 /**

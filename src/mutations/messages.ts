@@ -174,7 +174,11 @@ function checkDirectSend(
   throw new JsonableError('You do not have permission to initiate direct message conversations.');
 }
 
-function checkMentionPermissions(
+/**
+ * Wildcard and group mentions the sender may not use (sending, and editing content).
+ * `topicParticipants` is needed only when the content has a topic wildcard mention.
+ */
+export function checkMentionPermissions(
   ctx: MutationContext,
   sender: UserRow,
   rendered: RenderedMessage,

@@ -32,7 +32,7 @@ import {
   type ScheduledMessageValues,
 } from '../storage/scheduled-messages.js';
 import type { MutationContext } from './context.js';
-import { NOTIFICATION_BOT_EMAIL } from './message-edit.js';
+import { NOTIFICATION_BOT_EMAIL, NotificationBotNeeded } from './message-edit.js';
 import {
   checkMessage,
   doSendMessage,
@@ -310,13 +310,15 @@ export function doFailScheduledMessage(
 /**
  * A failed delivery: an `update` event shows `failed: true`, and the realm's notification bot
  * sends the sender a direct message saying which message and why
- * (send_failed_scheduled_message_notification). The scheduler creates the bot before asking for
- * the delivery; the notice is short, so it is rendered here with the context it passed.
+ * (send_failed_scheduled_message_notification). Without the bot yet, NotificationBotNeeded rolls
+ * the command back and the scheduler creates the bot and asks again; the notice is short, so it is
+ * rendered here with the context the scheduler passed.
  */
 function tellFailure(ctx: MutationContext, row: ScheduledMessageRow, context: RenderContext): void {
   notify(ctx, row.sender_id, row);
   const bot = ctx.realm.userByEmail(NOTIFICATION_BOT_EMAIL);
-  if (!bot) return;
+  // Rolled back; the scheduler creates the bot and asks again.
+  if (!bot) throw new NotificationBotNeeded();
   const when = new Date(row.scheduled_timestamp * 1000)
     .toISOString()
     .replace(/\.\d{3}Z$/, '+00:00');

@@ -489,6 +489,11 @@ t.test('delivery: sent as the sender when the time comes, then removed', async (
   t.equal(dmMessages[0]!.content, '<p>Direct, later</p>');
   t.notOk(dmMessages[0]!.flags.includes('read'), 'not read by its sender');
   t.same(await list(t, api, 'hamlet'), []);
+  const members = assertSuccess(t, await api.get('hamlet', 'users')).members as { email: string }[];
+  t.notOk(
+    members.some((m) => m.email === 'notification-bot@zulip.com'),
+    'deliveries that succeed create no notification bot',
+  );
 });
 
 t.test('failure: marked failed, revived by a new time', async (t) => {
