@@ -41,7 +41,7 @@ export type QueueHooks = {
   log(msg: string, err: unknown): void;
 };
 
-/** WebSocket close codes (documented in the README). */
+/** WebSocket close codes (documented in docs/events.md). */
 export const CLOSE = {
   GOING_AWAY: 1001,
   REPLACED: 4000,

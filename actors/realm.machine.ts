@@ -4,7 +4,7 @@
  * synchronous, so mutations of a realm are applied strictly one at a time, in arrival order, each
  * inside one SQLite transaction — no locks needed.
  *
- * Group commit (earned by `npm run bench -- messages`, README): commands named in the table's
+ * Group commit (earned by `npm run bench -- messages`, docs/benchmarks.md): commands named in the table's
  * `batchable` set (message sends) do not run at once; they wait for the end of the current turn
  * of the event loop (setImmediate), and every one queued by then runs in ONE transaction, each
  * inside its own savepoint. The guarantees stay those of one transaction per command:

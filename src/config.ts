@@ -69,7 +69,7 @@ export type ServerConfig = {
    */
   batchTimeBudgetMs: number;
   /**
-   * Rate limits (429 RATE_LIMIT_HIT; README "Rate limits"); `null` turns them all off (the test
+   * Rate limits (429 RATE_LIMIT_HIT; docs/robustness.md "Rate limits"); `null` turns them all off (the test
    * suite and the benches, which would otherwise be throttled by their own load).
    */
   rateLimits: RateLimitRules | null;

@@ -1,6 +1,6 @@
 /**
  * `npm start`: the server on its embedded default (SQLite under ./data, 127.0.0.1:9991), configured
- * by PORT, HOST, DATA_DIR, EXTERNAL_HOST (see README). SIGTERM/SIGINT shut it down gracefully.
+ * by PORT, HOST, DATA_DIR, EXTERNAL_HOST (see docs/operations.md). SIGTERM/SIGINT shut it down gracefully.
  */
 import { ensureFirstRealm } from './bootstrap.js';
 import { configFromEnv } from './config.js';

@@ -1,7 +1,7 @@
 /**
  * Rendering service for the endpoints: short content is rendered inline on the main thread
  * (cheaper than a round trip to a worker); long content and batches go to a piscina pool. The
- * threshold (in characters of markdown) comes from `npm run bench -- render` (README).
+ * threshold (in characters of markdown) comes from `npm run bench -- render` (docs/benchmarks.md).
  *
  * Rendering happens in the endpoint before `realm.ask(...)`: the realm actor never waits on it.
  */
@@ -17,7 +17,7 @@ import type { DiffTask, RenderTask, RenderTaskResult } from './render.worker.js'
 
 /**
  * Below this many characters (in total, for a batch), render on the main thread. From the render
- * bench (README): a hand-off costs the main thread ~25–60 µs and adds ~60 µs of latency; inline
+ * bench (docs/benchmarks.md): a hand-off costs the main thread ~25–60 µs and adds ~60 µs of latency; inline
  * rendering costs ~12 µs at 40 characters, ~50 µs at 200 and ~240 µs at 1,000. Under 1,000
  * characters the added latency outweighs the event-loop time saved; above it, inline rendering
  * costs the event loop six times a hand-off or more.

@@ -85,7 +85,7 @@ export const createMultiuseInvite = endpoint({
 });
 
 /**
- * POST /api/v1/invites — e-mail invitations. Stored only: Confab sends no e-mail (README
+ * POST /api/v1/invites — e-mail invitations. Stored only: Confab sends no e-mail (docs/api.md
  * "Invitations"). Addresses that already have an account are reported after the others'
  * invitations are stored, as the reference's INVITATION_FAILED with `sent_invitations: true`.
  */

@@ -1,5 +1,5 @@
 /**
- * The server's rate limits (README "Rate limits"), as the reference applies them
+ * The server's rate limits (docs/robustness.md "Rate limits"), as the reference applies them
  * (zerver/lib/rate_limiter.py, zerver/decorator.py, zproject/default_settings.py):
  *
  *  - every request authenticated as a user counts against that user (`api_by_user`, 200 per

@@ -1,5 +1,5 @@
 /**
- * WebSocket push (the project's addition to the API; protocol in README "Event system"):
+ * WebSocket push (the project's addition to the API; protocol in docs/events.md):
  *
  *   GET /api/v1/events/socket?queue_id=…&last_event_id=…   (Upgrade: websocket)
  *

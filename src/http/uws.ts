@@ -20,7 +20,7 @@ export function assertNativeBinding(): void {
   if (!('SSLApp' in uWS) || typeof (uWS as { getParts?: unknown }).getParts !== 'function') {
     throw new Error(
       'uWebSockets.js native binding did not load (the pure-JS fallback is active). ' +
-        'Confab needs Node 20 on x64/arm64 Linux with glibc >= 2.31; see README "Version pins".',
+        'Confab needs Node 20 on x64/arm64 Linux with glibc >= 2.31; see docs/operations.md "Version pins".',
     );
   }
 }

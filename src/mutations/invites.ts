@@ -4,7 +4,7 @@
  * actions/invites.py, actions/create_user.py (process_new_human_user).
  *
  * Confab sends no e-mail: an e-mail invitation is stored with its link, which works like the
- * link the reference would have mailed (see README "Invitations").
+ * link the reference would have mailed (see docs/api.md "Invitations").
  */
 import { addSubscribersDecision } from '../lib/channel-permissions.js';
 import {

@@ -11,7 +11,7 @@
  *
  * A move of `change_later`/`change_all` touches every message of the topic the acting user may
  * see in one transaction, as the reference does (one UPDATE for the rows, one for the history):
- * see the README's "Editing and moves" for the bound and the figures.
+ * see docs/api.md "Editing and moves" for the bound and the figures.
  */
 import { createHash } from 'node:crypto';
 import { EMPTY_TOPIC_DISPLAY_NAME, type TopicsPolicy } from '../lib/channel-rules.js';

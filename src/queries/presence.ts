@@ -6,7 +6,7 @@
  * interleaves with a mutation or a register snapshot) and the rows that changed are written in one
  * transaction every few seconds by the realm actor (`presence.flush`, src/mutations/presence.ts)
  * and when the realm closes. A crash loses at most that interval of presence, which clients
- * rebuild with their next ping. Measured: README, "Presence".
+ * rebuild with their next ping. Measured: docs/benchmarks.md, "presence".
  *
  * Loaded from the store the first time a realm's presence is used (one read of one table).
  */

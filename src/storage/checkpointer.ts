@@ -7,7 +7,7 @@
  * tens of milliseconds every few commits, in the realm actor. Here a worker thread with its own
  * connection runs PASSIVE checkpoints every `intervalMs` (they never block the writer), and the
  * writer's automatic checkpoint is kept only as a backstop (BACKSTOP_PAGES) for when the WAL
- * cannot be reset under sustained writes. Numbers: README, `messages` bench.
+ * cannot be reset under sustained writes. Numbers: docs/benchmarks.md, `messages`.
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';

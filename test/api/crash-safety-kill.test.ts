@@ -1,5 +1,5 @@
 /**
- * Crash safety (README "Robustness"): the real server as a child process (node dist/src/main.js) on
+ * Crash safety (docs/robustness.md): the real server as a child process (node dist/src/main.js) on
  * a temporary DATA_DIR, SIGKILLed in the middle of a write load (sends with and without an uploaded
  * file, reactions, flags, subscriptions). After a restart on the same data, every mutation
  * answered with success before the kill is there; the database passes integrity and foreign-key

@@ -1,5 +1,5 @@
 /**
- * Crash safety on start (README "Robustness"): the real server as a child process on damaged
+ * Crash safety on start (docs/robustness.md): the real server as a child process on damaged
  * data. A corrupt or truncated saved-queues file is logged and ignored; a database of a newer
  * schema version is refused with a clear message and left untouched.
  */

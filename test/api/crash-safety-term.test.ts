@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown under load (README "Robustness"): the real server as a child process gets
+ * Graceful shutdown under load (docs/robustness.md): the real server as a child process gets
  * SIGTERM while a write load runs and a request is half received. That request is finished and
  * answered, the held poll is answered, the queues are saved and the process exits 0; after a
  * restart the queue is back with a `restart` event and every acknowledged message in it, and the

@@ -1,5 +1,5 @@
 /**
- * Raw-socket fuzzing of the HTTP layer (README "Robustness"): truncated requests, broken chunked
+ * Raw-socket fuzzing of the HTTP layer (docs/robustness.md): truncated requests, broken chunked
  * encoding, bad Content-Length, huge and malformed headers and request lines, garbage bytes (from
  * the fuzz seed, CONFAB_FUZZ_SEED), slow clients and idle connections. Whatever arrives, the server
  * answers a 4xx or closes the connection — never a 5xx, never a hang — and keeps serving: a valid

@@ -1,5 +1,5 @@
 /**
- * Rate limits over HTTP (README "Rate limits"), on small rules and a clock the test moves:
+ * Rate limits over HTTP (docs/robustness.md "Rate limits"), on small rules and a clock the test moves:
  * per user, per address for requests without credentials, per username for POST /fetch_api_key,
  * per address for failed HTTP Basic authentications; the event-queue budget of its own (long-polls
  * and sockets keep working while the API budget is spent); X-Forwarded-For believed only from a

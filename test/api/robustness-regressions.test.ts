@@ -1,5 +1,5 @@
 /**
- * Bugs the fuzzers found (README "Robustness"), each pinned by the request that showed it.
+ * Bugs the fuzzers found (docs/robustness.md), each pinned by the request that showed it.
  */
 import t from 'tap';
 import { NOTIFICATION_BOT_EMAIL } from '../../src/mutations/message-edit.js';

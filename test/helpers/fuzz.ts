@@ -927,7 +927,7 @@ export async function fuzzEndpoint(
     } catch (err) {
       if (headBytes(req) > UWS_MAX_SPLIT_HEAD_BYTES) {
         // uWS closes the connection, without an answer, on a request head over 4 KiB that
-        // arrives in more than one read (README "Robustness"); nothing to answer, nothing broken.
+        // arrives in more than one read (docs/robustness.md); nothing to answer, nothing broken.
         statuses.set(0, (statuses.get(0) ?? 0) + 1);
         continue;
       }
