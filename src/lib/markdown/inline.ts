@@ -14,6 +14,8 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from '../events.js';
 import type { RenderOptions } from './context.js';
 import type { PreparedContext, RenderState } from './prepare.js';
 import { AFTER_GROUP, OUTER_GROUP } from './linkifiers.js';
+import { renderTex } from './tex.js';
+import { parseTimestamp } from './timestamp.js';
 import { El } from './tree.js';
 import {
   encodeChannel,
@@ -414,6 +416,38 @@ const newline: Pattern = {
   handle: () => new El('br'),
 };
 
+/** `$$…$$` (not `$$$`, not touching a word, no newline, not starting with `_`): inline TeX. */
+const tex: Pattern = {
+  re: /(?<![\p{L}\p{N}_$])\$\$([^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)(?![\p{L}\p{N}_])/gu,
+  kind: 'first',
+  handle: (m) => {
+    const html = renderTex(m[1]!, false);
+    if (html !== null) return El.rawInline(html);
+    const el = new El('span', { class: 'tex-error' });
+    el.text = `$$${m[1]!}$$`;
+    el.atomic = true;
+    el.verbatim = true;
+    return el;
+  },
+};
+
+/** `<time:…>`: a `<time>` the clients show in the reader's time zone, or the reference's error. */
+const timestamp: Pattern = {
+  re: /<time:([^>]*?)>/g,
+  kind: 'first',
+  handle: (m) => {
+    const text = m[1]!;
+    const iso = parseTimestamp(text);
+    const el = iso
+      ? new El('time', { datetime: iso })
+      : new El('span', { class: 'timestamp-error' });
+    el.text = iso ? text : `Invalid time format: ${text}`;
+    el.atomic = true;
+    el.verbatim = true;
+    return el;
+  },
+};
+
 const BEFORE_LINKIFIERS: Pattern[] = [
   {
     re: /(?<!\\)((?:\\{2})+)(?=`+)|(?<!\\)(`+)(.+?)(?<!`)\2(?!`)/gsu,
@@ -440,9 +474,11 @@ const BEFORE_LINKIFIERS: Pattern[] = [
     },
   },
   userMention,
+  tex,
   messageLink,
   topicLink,
   channelLink,
+  timestamp,
   groupMention,
   link,
   autolink,
