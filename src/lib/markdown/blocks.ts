@@ -152,11 +152,24 @@ function indentedCode(code: string): El {
 
 type Frame = { el: El; inQuote: boolean };
 
+/**
+ * A line of text right after a `>` line with nothing else on it continues the quote, as in the
+ * reference (its quotes take the whole block); CommonMark would end the quote there.
+ */
+function lazyAfterEmptyQuote(lines: string[]): string[] {
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (/^ {0,3}>\s*$/.test(lines[i - 1]!) && line.trim() && !/^ {0,3}>/.test(line))
+      lines[i] = '> ' + line;
+  }
+  return lines;
+}
+
 /** Parses `src` as blocks and appends them to `parent`. */
 export function renderBlocks(src: string, parent: El, s: InlineState, inQuote: boolean): void {
   const pre = preprocessLists(src);
   const fenced = preprocessFences(pre.src.split('\n'));
-  const tokens = md.parse(fenced.lines.join('\n'), {});
+  const tokens = md.parse(lazyAfterEmptyQuote(fenced.lines).join('\n'), {});
   const stack: Frame[] = [{ el: parent, inQuote }];
   const top = () => stack[stack.length - 1]!;
   const open = (el: El, quote = top().inQuote) => {

@@ -50,7 +50,7 @@ export function renderMarkdown(
   renderBlocks(content.replace(/[\u0002\u0003]/g, '\ufffd'), root, state, false);
   for (const c of root.children) prettify(c);
   fixBreaks(root);
-  const links = addLinkPreviews(root, ctx, !opts.no_previews);
+  const links = addLinkPreviews(root, ctx, opts);
   const html = serializeChildren(root);
   return {
     rendered_content: html,

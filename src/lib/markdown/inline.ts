@@ -331,7 +331,7 @@ const EMOTICONS: Record<string, string> = {
   ':(': 'frown',
   '<3': 'heart',
   ':|': 'neutral',
-  ':/': 'oh_no',
+  ':/': 'confused',
   ';)': 'wink',
   ':D': 'grinning',
   ':o': 'open_mouth',
