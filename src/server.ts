@@ -16,6 +16,9 @@ import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
 import type { OutboundEvent } from './lib/events.js';
+import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
+import { Thumbnailer } from './media/thumbnailer.js';
+import { loadImageProxyKey } from './storage/image-proxy-key.js';
 import { Store } from './storage/store.js';
 import { RenderPool } from '../workers/pool.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
@@ -48,6 +51,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
   const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
+  config.imageProxyKey ??= loadImageProxyKey(config.dataDir);
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
   // use them.
@@ -80,6 +84,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     renderer,
     limits: RequestLimits.fromConfig(config),
     scheduler,
+    imageProxy: new ImageProxy(config.dataDir, {
+      ...DEFAULT_IMAGE_PROXY,
+      ...config.imageProxyLimits,
+      allowPrivate: config.imageProxyAllowPrivate,
+    }),
+    thumbnailer: new Thumbnailer(config, store, realms),
   };
   const inflight = new InflightTracker();
 
@@ -120,6 +130,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
+        await context.thumbnailer.close();
         realms.closeAll();
         try {
           saveQueues(queues, config.dataDir);

@@ -43,7 +43,7 @@ export const updateMessage = endpoint({
       const r = await server.renderer.render(
         text,
         context,
-        renderOptionsFor(realm.view, user.id, text),
+        renderOptionsFor(server.store, realm.view, user.id, text),
       );
       content = {
         content: text,

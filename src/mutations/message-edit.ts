@@ -36,6 +36,7 @@ import type { MessageRow } from '../storage/messages.js';
 import { generateApiKey } from '../lib/password.js';
 import { updateMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
+import { finishThumbnails } from './thumbnails.js';
 import { emitMutedTopics } from './user-topics.js';
 import { checkMentionPermissions, type RenderedMessage } from './messages.js';
 import { insertUserRow } from './users.js';
@@ -555,6 +556,8 @@ function applyContentEdit(
 ): { detachedUploads: AttachmentDetail[]; hasAttachment: boolean } {
   const { store, realm: view } = ctx;
   const r = content.rendered;
+  // A thumbnail made since the rendering shows at once (the rendering saw a placeholder).
+  r.rendered_content = finishThumbnails(store, view.id, r.rendered_content);
   event.orig_content = message.content;
   event.orig_rendered_content = message.rendered_content;
   event.content = content.content;

@@ -35,6 +35,18 @@ function filePath(dataDir: string, pathId: string): string | null {
   return full.startsWith(root + path.sep) ? full : null;
 }
 
+/**
+ * Where an upload's thumbnails live: DATA_DIR/uploads/thumbnail/<path_id>/<format> (the whole
+ * directory when `format` is absent); null when `pathId` or `format` could leave it.
+ */
+export function thumbnailFilePath(dataDir: string, pathId: string, format?: string): string | null {
+  if (!isWellFormedPathId(pathId)) return null;
+  if (format !== undefined && !/^[0-9]+x[0-9]+(?:-anim)?\.[a-z]+$/.test(format)) return null;
+  const root = path.join(uploadsRoot(dataDir), 'thumbnail');
+  const full = path.resolve(root, pathId, format ?? '.');
+  return full.startsWith(root + path.sep) ? full : null;
+}
+
 /** Moves a received file (under DATA_DIR/tmp, the same file system) to its place. */
 export async function placeUpload(dataDir: string, tmpPath: string, pathId: string): Promise<void> {
   const dest = filePath(dataDir, pathId);
@@ -47,8 +59,12 @@ export async function placeUpload(dataDir: string, tmpPath: string, pathId: stri
 export async function openUpload(
   dataDir: string,
   pathId: string,
+  thumbnailFormat?: string,
 ): Promise<{ file: FileHandle; size: number } | null> {
-  const full = filePath(dataDir, pathId);
+  const full =
+    thumbnailFormat === undefined
+      ? filePath(dataDir, pathId)
+      : thumbnailFilePath(dataDir, pathId, thumbnailFormat);
   if (!full) return null;
   let file: FileHandle;
   try {
@@ -89,4 +105,6 @@ export async function removeUpload(dataDir: string, pathId: string): Promise<voi
   if (!full) return;
   await fs.promises.rm(full, { force: true });
   await fs.promises.rmdir(path.dirname(full)).catch(() => {}); // not empty or gone: leave it
+  const thumbs = thumbnailFilePath(dataDir, pathId);
+  if (thumbs) await fs.promises.rm(thumbs, { recursive: true, force: true });
 }

@@ -115,7 +115,8 @@ function proxied(ctx: PreparedContext, url: string): string {
   return camoUrl(ctx.imageProxy, url);
 }
 
-function uploadImg(preview: UploadPreview): El {
+/** The `<img>` of an uploaded image's preview: its thumbnail, or the loading placeholder. */
+export function uploadImg(preview: UploadPreview): El {
   const img = new El('img');
   if (preview.thumbnail_url === null) {
     img.attrs.class = 'image-loading-placeholder';
