@@ -102,6 +102,7 @@ export class Thumbnailer {
   private readonly running = new Map<number, Promise<void>>();
   private active: Promise<void> | null = null;
   private closed = false;
+  private paused = false;
 
   constructor(
     private readonly config: Pick<ServerConfig, 'dataDir'>,
@@ -130,8 +131,18 @@ export class Thumbnailer {
     return this.run(imageId);
   }
 
+  /** Holds background work (queued images wait) until resume(); ensure() still works. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.pump();
+  }
+
   private pump(): void {
-    if (this.active || this.closed) return;
+    if (this.active || this.closed || this.paused) return;
     const next = this.queue.shift();
     if (next === undefined) return;
     this.queued.delete(next);

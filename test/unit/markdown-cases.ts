@@ -881,6 +881,32 @@ export const CASES: Case[] = [
 
 /** More hostile inputs: only the safety properties are checked for these. */
 export const HOSTILE: string[] = [
+  // TeX: KaTeX is not trusted with links, classes, data or styles of its own.
+  '$$\\href{javascript:alert(1)}{x}$$',
+  '$$\\url{javascript:alert(1)}$$',
+  '$$\\htmlData{onclick=alert(1)}{x}$$',
+  '$$\\htmlStyle{background:url(javascript:alert(1))}{x}$$',
+  '$$\\color{red;background:url(x)}{x}$$',
+  '$$\\includegraphics{javascript:alert(1)}$$',
+  '```math\n\\href{javascript:alert(1)}{x}\n<script>alert(1)</script>\n```',
+  '$$\\sqrt{x} \\overrightarrow{AB} \\text{<img src=x onerror=alert(1)>}$$',
+  // Highlighted code
+  '```python\n"<script>alert(1)</script>" # <img src=x onerror=alert(1)>\n```',
+  '```php\n<?php echo "<img src=x onerror=alert(1)>"; ?>\n```',
+  '```js\nconst a = `<svg onload=alert(1)>`; // </code></pre>\n```',
+  '```tex\n\\begin{x}<script>\\end{x} $a<b$ % <img>\n```',
+  '```\n#!python\n"\'><script>alert(1)</script>\n```',
+  // Time widgets
+  '<time:"><script>alert(1)</script>>',
+  '<time:2020-01-01T00:00:00Z" onmouseover="alert(1)>',
+  // Previews
+  'https://example.com/x.mp4"onerror="alert(1)',
+  'https://example.com/a.mp4?x=<script>',
+  '[x](https://example.com/a.png?"><script>alert(1)</script>)',
+  'https://www.youtube.com/watch?v=abc"onload="alert(1)',
+  'https://youtu.be/<script>',
+  '[<img src=x onerror=alert(1)>](https://example.com/a.webm)',
+  '[x](/user_uploads/1/ab/"onerror=alert(1).png)',
   '<a href="javascript:alert(1)">x</a>',
   '<img src=x onerror=alert(1)//',
   '"><img src=x onerror=alert(1)>',
