@@ -17,7 +17,7 @@
 import type { RenderContext } from '../src/lib/markdown/index.js';
 import { NotificationBotNeeded } from '../src/mutations/message-edit.js';
 import { renderedMessage } from '../src/mutations/messages.js';
-import { renderContextFor, uploadPreviewsFor } from '../src/queries/render-context.js';
+import { renderContextFor, renderOptionsFor } from '../src/queries/render-context.js';
 import { htmlToText } from '../src/lib/search.js';
 import type { ServerConfig } from '../src/config.js';
 import type { ScheduledMessageRow } from '../src/storage/scheduled-messages.js';
@@ -136,11 +136,11 @@ export class ScheduledDelivery {
     let context: RenderContext | null = null;
     try {
       context = renderContextFor(this.config, this.store, realm.view);
-      const previews = uploadPreviewsFor(this.store, row.realm_id, row.content);
-      const r = await this.renderer.render(row.content, context, {
-        translate_emoticons: realm.view.userSettings(row.sender_id).translate_emoticons,
-        ...(previews ? { upload_previews: previews } : {}),
-      });
+      const r = await this.renderer.render(
+        row.content,
+        context,
+        renderOptionsFor(this.store, realm.view, row.sender_id, row.content),
+      );
       const command = {
         scheduled_message_id: row.id,
         render_context: context,

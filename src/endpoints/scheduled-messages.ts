@@ -21,7 +21,7 @@ import {
   scheduledMessageType,
 } from '../lib/scheduled-messages.js';
 import { renderedMessage, type RenderedMessage } from '../mutations/messages.js';
-import { renderContextFor, uploadPreviewsFor } from '../queries/render-context.js';
+import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
 import { scheduledMessagesOf } from '../queries/scheduled-messages.js';
 import { SEND_LATER } from '../storage/scheduled-messages.js';
 
@@ -33,11 +33,11 @@ async function render(
   content: string,
 ): Promise<RenderedMessage> {
   const context = renderContextFor(server.config, server.store, realm.view);
-  const previews = uploadPreviewsFor(server.store, realm.id, content);
-  const r = await server.renderer.render(content, context, {
-    translate_emoticons: realm.view.userSettings(user.id).translate_emoticons,
-    ...(previews ? { upload_previews: previews } : {}),
-  });
+  const r = await server.renderer.render(
+    content,
+    context,
+    renderOptionsFor(server.store, realm.view, user.id, content),
+  );
   return renderedMessage(r);
 }
 

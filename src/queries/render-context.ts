@@ -13,7 +13,7 @@
  *                                                      previews); id null: the realm description
  */
 import type { ServerConfig } from '../config.js';
-import { possibleChannelNames } from '../lib/markdown/index.js';
+import { possibleChannelNames, possibleTopicLinks } from '../lib/markdown/index.js';
 import type { RenderContext, RenderOptions, UploadPreview } from '../lib/markdown/context.js';
 import { imageFacts, uploadPathIdsIn, uploadPreviewOf } from '../lib/thumbnail-formats.js';
 import { renderDescriptionHtml } from '../lib/render-description.js';
@@ -110,11 +110,41 @@ export function renderOptionsFor(
   content: string,
 ): RenderOptions {
   const previews = uploadPreviewsFor(store, view.id, content);
+  const linkable = linkableChannelIds(view, userId, content);
+  const firsts = topicFirstMessages(store, view, userId, content, linkable);
   return {
     translate_emoticons: view.userSettings(userId).translate_emoticons,
-    linkable_channel_ids: linkableChannelIds(view, userId, content),
+    linkable_channel_ids: linkable,
     ...(previews ? { upload_previews: previews } : {}),
+    ...(firsts ? { topic_first_message: firsts } : {}),
   };
+}
+
+/**
+ * For each topic `content` links, the first message of it `userId` can see (the reference's
+ * get_first_message_for_user_in_topic): the topic's first message where the channel's history
+ * is public to subscribers, else the first one the user received.
+ */
+function topicFirstMessages(
+  store: Store,
+  view: RealmView,
+  userId: number,
+  content: string,
+  linkable: readonly number[],
+): Record<string, number> | undefined {
+  if (!content.includes('#**')) return undefined;
+  const out: Record<string, number> = {};
+  for (const { channel, topic } of possibleTopicLinks(content)) {
+    const ch = view.channels.byName(channel);
+    if (!ch || ch.name !== channel || !linkable.includes(ch.id)) continue;
+    const first = store.messages.firstInTopic(
+      ch.id,
+      topic,
+      view.channels.historyPublic(ch) ? null : userId,
+    );
+    if (first !== null) out[`${channel}\n${topic}`] = first;
+  }
+  return out;
 }
 
 /**

@@ -63,6 +63,11 @@ export type RenderOptions = {
    * by path id: only those are previewed, as the reference previews uploads.
    */
   upload_previews?: Readonly<Record<string, UploadPreview>>;
+  /**
+   * The first message of each linked topic the sender can see, by `<channel name>\n<topic>` as
+   * the content spells them: topic links then carry `/with/<message id>`, as the reference's do.
+   */
+  topic_first_message?: Readonly<Record<string, number>>;
 };
 
 export type RenderResult = {

@@ -15,7 +15,7 @@ export type * from './context.js';
 export { EMPTY_CONTEXT } from './context.js';
 export { prepareContext, type PreparedContext } from './prepare.js';
 export { topicLinks, validateLinkifier, LinkifierError, type TopicLink } from './linkifiers.js';
-export { possibleChannelNames } from './inline.js';
+export { possibleChannelNames, possibleTopicLinks } from './inline.js';
 
 const preparedCache = new WeakMap<RenderContext, PreparedContext>();
 

@@ -160,7 +160,8 @@ const groupMention: Pattern = {
       class: silent ? 'user-group-mention silent' : 'user-group-mention',
       'data-user-group-id': String(group.id),
     });
-    el.text = silent ? group.name : `@${group.name}`;
+    const name = SYSTEM_GROUP_DISPLAY_NAMES[group.name] ?? group.name;
+    el.text = silent ? name : `@${name}`;
     el.atomic = true;
     return el;
   },
@@ -188,6 +189,32 @@ export function possibleChannelNames(content: string): Set<string> {
   }
   return names;
 }
+
+/** The (channel, topic) pairs `#**channel>topic**` links in `content` name (not message links). */
+export function possibleTopicLinks(content: string): { channel: string; topic: string }[] {
+  const out: { channel: string; topic: string }[] = [];
+  const seen = new Set<string>();
+  for (const m of content.matchAll(/#\*\*([^*>]+)>([^*]*)\*\*/g)) {
+    if (/@\d+$/.test(m[2]!)) continue;
+    const key = `${m[1]!}\n${m[2]!}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ channel: m[1]!, topic: m[2]! });
+  }
+  return out;
+}
+
+/** The name a group mention shows: system groups by their display names, as the reference. */
+const SYSTEM_GROUP_DISPLAY_NAMES: Record<string, string> = {
+  'role:nobody': 'Nobody',
+  'role:owners': 'Owners',
+  'role:administrators': 'Administrators',
+  'role:moderators': 'Moderators',
+  'role:fullmembers': 'Full members',
+  'role:members': 'Members',
+  'role:everyone': 'Everyone',
+  'role:internet': 'Everyone on the internet',
+};
 
 /** `#channel > topic` (the empty topic shown as an emphasized "general chat"), then `after`. */
 function topicLinkText(el: El, channel: string, topic: string, after: string): void {
@@ -224,10 +251,13 @@ const topicLink: Pattern = {
   handle: (m, s) => {
     const id = linkableChannel(s, m[1]!);
     if (id === undefined) return null;
+    const withId = s.opts.topic_first_message?.[`${m[1]!}\n${m[2]!}`];
     const el = new El('a', {
       class: 'stream-topic',
       'data-stream-id': String(id),
-      href: `/#narrow/channel/${encodeChannel(id, m[1]!)}/topic/${hashUtilEncode(m[2]!)}`,
+      href:
+        `/#narrow/channel/${encodeChannel(id, m[1]!)}/topic/${hashUtilEncode(m[2]!)}` +
+        (withId !== undefined ? `/with/${withId}` : ''),
     });
     topicLinkText(el, m[1]!, m[2]!, '');
     return el;
