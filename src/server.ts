@@ -121,14 +121,18 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await inflight.drained(10_000);
         await scheduler.close();
         realms.closeAll();
+        let saveFailure: Error | null = null;
         try {
           saveQueues(queues, config.dataDir);
         } catch (err) {
+          // Their clients will get BAD_EVENT_QUEUE_ID and register again; the exit is non-zero.
           console.error('saving the event queues failed', err);
+          saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
         await renderer.close();
         store.close();
+        if (saveFailure !== null) throw saveFailure;
       })();
       return closing;
     },
