@@ -149,11 +149,11 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       stream.resume(); // this endpoint takes no files: drain and forget
       return;
     }
-    fs.mkdirSync(fileOpts.tmpDir, { recursive: true });
+    fs.mkdirSync(fileOpts.tmpDir, { recursive: true, mode: 0o700 });
     const tmpPath = path.join(fileOpts.tmpDir, crypto.randomBytes(16).toString('hex'));
     partial.add(tmpPath);
     pendingWrites++;
-    const out = fs.createWriteStream(tmpPath);
+    const out = fs.createWriteStream(tmpPath, { mode: 0o600 }); // kept as the upload: private
     open.add(out);
     let size = 0;
     let truncated = false;

@@ -12,8 +12,9 @@ import { MIGRATIONS } from './migrations/index.js';
 export type DB = Database.Database;
 
 export function openDatabase(dataDir: string, opts: { verbose?: (sql: unknown) => void } = {}): DB {
-  fs.mkdirSync(dataDir, { recursive: true });
-  const db = new Database(path.join(dataDir, 'confab.sqlite3'), {
+  const file = path.join(dataDir, 'confab.sqlite3');
+  makePrivate(dataDir, file);
+  const db = new Database(file, {
     ...(opts.verbose ? { verbose: opts.verbose } : {}),
   });
   db.pragma('journal_mode = WAL');
@@ -24,6 +25,22 @@ export function openDatabase(dataDir: string, opts: { verbose?: (sql: unknown) =
   db.pragma('cache_size = -65536'); // 64 MiB page cache
   migrate(db);
   return db;
+}
+
+/**
+ * The data directory holds every message, password hash and API key: it is made private to the
+ * server's user (0700, also when it already existed with wider rights), and the database file is
+ * created 0600 before SQLite opens it (SQLite gives its -wal and -shm files the database file's
+ * mode). Files created inside later are private too (uploads: src/http/body.ts; npm start also
+ * sets the umask to 077, src/main.ts).
+ */
+function makePrivate(dataDir: string, file: string): void {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dataDir, 0o700);
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    if (fs.existsSync(f)) fs.chmodSync(f, 0o600);
+  }
+  if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, 'a', 0o600));
 }
 
 /**

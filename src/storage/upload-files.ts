@@ -39,7 +39,7 @@ function filePath(dataDir: string, pathId: string): string | null {
 export async function placeUpload(dataDir: string, tmpPath: string, pathId: string): Promise<void> {
   const dest = filePath(dataDir, pathId);
   if (!dest) throw new Error(`refusing to store an upload at ${JSON.stringify(pathId)}`);
-  await fs.promises.mkdir(path.dirname(dest), { recursive: true });
+  await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
   await fs.promises.rename(tmpPath, dest);
 }
 
