@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
 import type { RateRule } from './lib/rate-limit.js';
+import type { Durability } from './storage/db.js';
 
 export type ServerConfig = {
   host: string;
@@ -52,6 +53,12 @@ export type ServerConfig = {
   queueMaxEvents: number;
   queueMaxBytes: number;
   queueMemoryBudgetBytes: number;
+  /**
+   * DURABILITY: 'normal' (default; a commit survives a crash of the process, the last ones may be
+   * lost on power loss) or 'full' (every commit synced to disk before it is answered); see
+   * docs/operations.md "Durability".
+   */
+  durability: Durability;
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -144,6 +151,7 @@ export function defaultConfig(): ServerConfig {
     queueSweepMs: 60_000,
     wsMaxBackpressureBytes: 1024 * 1024,
     ...DEFAULT_QUEUE_LIMITS,
+    durability: 'normal',
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
     clock: Date.now,
@@ -178,6 +186,7 @@ const EnvSchema = z.object({
     .regex(/^[1-9]\d{0,5}$/, 'MAX_QUEUES_PER_USER is a positive number')
     .transform(Number)
     .optional(),
+  DURABILITY: z.enum(['normal', 'full']).optional(),
   QUEUE_MEMORY_BUDGET_MB: z
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
@@ -240,6 +249,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
     logRequests: e.LOG_REQUESTS === '1' || e.LOG_REQUESTS === 'true',
     rateLimits: rateLimitsFromEnv(e.RATE_LIMITING, e.RATE_LIMITING_RULES),
+    durability: e.DURABILITY ?? base.durability,
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:
       e.QUEUE_MEMORY_BUDGET_MB !== undefined

@@ -47,7 +47,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const { verboseSql, eventTap, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
-  const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
+  const store = Store.open(config.dataDir, {
+    durability: config.durability,
+    ...(verboseSql ? { verbose: verboseSql } : {}),
+  });
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
   // use them.

@@ -1,8 +1,11 @@
 /**
  * Opening the database: one better-sqlite3 connection on the main thread (better-sqlite3 is
  * synchronous and fast enough there; every write to a realm is already serialized by its actor).
- * WAL with synchronous=NORMAL: a commit survives a process crash; the last few commits may be lost
- * only on power loss, the trade every single-node chat server makes for ~5x the commit rate.
+ * WAL with synchronous=NORMAL by default: a commit survives a process crash; the last few commits
+ * may be lost only on power loss or an operating-system crash, the trade most single-node chat
+ * servers make for several times the commit rate. `durability: 'full'` (DURABILITY=full) syncs the
+ * WAL at every commit (synchronous=FULL): a commit answered is on disk. Measured by `npm run bench
+ * -- messages` (both modes); see docs/operations.md "Durability".
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -11,14 +14,20 @@ import { MIGRATIONS } from './migrations/index.js';
 
 export type DB = Database.Database;
 
-export function openDatabase(dataDir: string, opts: { verbose?: (sql: unknown) => void } = {}): DB {
+/** How commits reach the disk: 'normal' (WAL synced at checkpoints) or 'full' (every commit). */
+export type Durability = 'normal' | 'full';
+
+export function openDatabase(
+  dataDir: string,
+  opts: { verbose?: (sql: unknown) => void; durability?: Durability } = {},
+): DB {
   const file = path.join(dataDir, 'confab.sqlite3');
   makePrivate(dataDir, file);
   const db = new Database(file, {
     ...(opts.verbose ? { verbose: opts.verbose } : {}),
   });
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(opts.durability === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   db.pragma('temp_store = MEMORY');
