@@ -51,7 +51,7 @@ export function thumbnailFilePath(dataDir: string, pathId: string, format?: stri
 export async function placeUpload(dataDir: string, tmpPath: string, pathId: string): Promise<void> {
   const dest = filePath(dataDir, pathId);
   if (!dest) throw new Error(`refusing to store an upload at ${JSON.stringify(pathId)}`);
-  await fs.promises.mkdir(path.dirname(dest), { recursive: true });
+  await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
   await fs.promises.rename(tmpPath, dest);
 }
 

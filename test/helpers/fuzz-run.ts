@@ -79,6 +79,7 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
 async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
   const { store, realms } = ts.server.context;
   const realm = realms.get(ts.fx.realmId)!;
+  if (realm.view.deactivated) await realm.ask('realm.reactivate', {});
   const owner = realm.view.activeUsers().find((u) => u.role === 100 && !u.is_bot);
   if (!owner) {
     t.fail('no active owner left');
