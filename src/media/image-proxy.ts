@@ -11,8 +11,9 @@ import path from 'node:path';
 import { fetchToFile, ProxyFetchError, type Fetched, type FetchLimits } from './safe-fetch.js';
 
 export type ImageProxyOptions = FetchLimits & {
-  /** Total bytes the cache keeps. */
+  /** Total bytes the cache keeps, and how many answers (many tiny images cost memory too). */
   cacheBytes: number;
+  cacheEntries: number;
   /** How long a cached answer is served before it is fetched again. */
   cacheTtlMs: number;
   /** Fetches in flight at once, and how many may wait for a slot (more: 503). */
@@ -25,6 +26,7 @@ export const DEFAULT_IMAGE_PROXY: Omit<ImageProxyOptions, 'allowPrivate'> = {
   timeoutMs: 10_000,
   maxRedirects: 4,
   cacheBytes: 256 * 1024 * 1024,
+  cacheEntries: 20_000,
   cacheTtlMs: 24 * 3600_000,
   concurrency: 8,
   maxWaiting: 64,
@@ -113,7 +115,7 @@ export class ImageProxy {
 
   private evict(): void {
     for (const key of this.entries.keys()) {
-      if (this.bytes <= this.opts.cacheBytes) break;
+      if (this.bytes <= this.opts.cacheBytes && this.entries.size <= this.opts.cacheEntries) break;
       this.drop(key);
     }
   }

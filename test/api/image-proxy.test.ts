@@ -8,9 +8,11 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
+import { DEFAULT_IMAGE_PROXY, ImageProxy } from '../../src/media/image-proxy.js';
 import { createServer } from '../../src/server.js';
 import { assertSuccess } from '../helpers/api.js';
 import { sendChannelMessage } from '../helpers/messages.js';
@@ -174,4 +176,50 @@ t.test('the key survives a restart, so old previews keep working', async (t) => 
   t.teardown(() => second.close());
   t.equal(fs.readFileSync(path.join(dataDir, 'image_proxy_key'), 'utf8'), key);
   t.equal(second.context.config.imageProxyKey, key.trim(), 'the same key');
+});
+
+t.test('the cache is bounded in bytes and in entries, least recently used first', async (t) => {
+  const tp = await startThirdParty(
+    t,
+    Object.fromEntries(
+      ['/a.png', '/b.png', '/c.png', '/d.png'].map((p) => [
+        p,
+        (_req: unknown, res: ServerResponse) => {
+          res.writeHead(200, { 'content-type': 'image/png' });
+          res.end(PNG);
+        },
+      ]),
+    ),
+  );
+  const dataDir = t.testdir();
+  const cacheDir = path.join(dataDir, 'cache', 'external_content');
+  const byBytes = new ImageProxy(dataDir, {
+    ...DEFAULT_IMAGE_PROXY,
+    allowPrivate: ['127.0.0.1'],
+    cacheBytes: PNG.length * 2 + PNG.length / 2,
+  });
+  await byBytes.get(tp.url('/a.png'));
+  await byBytes.get(tp.url('/b.png'));
+  await byBytes.get(tp.url('/a.png')); // a is now the most recently used
+  await byBytes.get(tp.url('/c.png'));
+  t.same(byBytes.size, { bytes: PNG.length * 2, entries: 2 }, 'two images fit the byte bound');
+  t.equal(tp.hits.get('/a.png'), 1, 'a was served from the cache');
+  await byBytes.get(tp.url('/b.png'));
+  t.equal(tp.hits.get('/b.png'), 2, 'b, the least recently used, had been evicted');
+  await byBytes.get(tp.url('/c.png'));
+  t.equal(tp.hits.get('/c.png'), 1, 'c stayed');
+  // Evicted files are removed in the background: wait for it (bounded), never for a fixed time.
+  for (let i = 0; i < 200 && fs.readdirSync(cacheDir).length > 2; i++)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(fs.readdirSync(cacheDir).length, 2, 'evicted files leave the disk');
+
+  const byEntries = new ImageProxy(t.testdir(), {
+    ...DEFAULT_IMAGE_PROXY,
+    allowPrivate: ['127.0.0.1'],
+    cacheEntries: 3,
+  });
+  for (const p of ['/a.png', '/b.png', '/c.png', '/d.png']) await byEntries.get(tp.url(p));
+  t.equal(byEntries.size.entries, 3, 'at most the configured number of answers is kept');
+  await byEntries.get(tp.url('/a.png'));
+  t.equal(tp.hits.get('/a.png'), 3, 'the oldest went first');
 });
