@@ -877,6 +877,44 @@ export const CASES: Case[] = [
     input: 'a\u00020\u0003b **x**',
     expected: '<p>a\ufffd0\ufffdb <strong>x</strong></p>',
   },
+  // Previews the fixture does not exercise, as the reference's InlineInterestingLinkProcessor
+  // makes them.
+  {
+    name: 'youtube_still_through_the_proxy',
+    input: 'https://www.youtube.com/watch?v=hG0TwoRLrmw',
+    expected: `<p><a href="https://www.youtube.com/watch?v=hG0TwoRLrmw">https://www.youtube.com/watch?v=hG0TwoRLrmw</a></p>\n<div class="youtube-video message_inline_image"><a data-id="hG0TwoRLrmw" href="https://www.youtube.com/watch?v=hG0TwoRLrmw"><img src="${CAMO}f90019f898f08f9588b8773e09d3d33fb2a99ba3/68747470733a2f2f692e7974696d672e636f6d2f76692f68473054776f524c726d772f6d7164656661756c742e6a7067"></a></div>`,
+  },
+  {
+    name: 'youtube_named_link_keeps_its_paragraph',
+    input: '[my video](https://youtu.be/hG0TwoRLrmw) and text',
+    expected: `<p><a href="https://youtu.be/hG0TwoRLrmw">my video</a> and text</p>\n<div class="youtube-video message_inline_image"><a data-id="hG0TwoRLrmw" href="https://youtu.be/hG0TwoRLrmw"><img src="${CAMO}f90019f898f08f9588b8773e09d3d33fb2a99ba3/68747470733a2f2f692e7974696d672e636f6d2f76692f68473054776f524c726d772f6d7164656661756c742e6a7067"></a></div>`,
+  },
+  {
+    name: 'youtube_id_with_other_characters_is_not_previewed',
+    input: 'https://www.youtube.com/watch?v=a<b',
+    expected:
+      '<p><a href="https://www.youtube.com/watch?v=a&lt;b">https://www.youtube.com/watch?v=a&lt;b</a></p>',
+  },
+  {
+    // The reference previews Vimeo only from the video's oEmbed data, fetched from vimeo.com by
+    // its URL-embed worker when the server enables INLINE_URL_EMBED_PREVIEW (off by default;
+    // this server reports server_inline_url_embed_preview: false); without it, a plain link.
+    name: 'vimeo_link_without_url_embed_previews',
+    input: 'https://vimeo.com/246979354',
+    expected: '<p><a href="https://vimeo.com/246979354">https://vimeo.com/246979354</a></p>',
+  },
+  {
+    name: 'code_language_names_as_the_reference_spells_them',
+    input: '```py2\nx\n```\n```text\nplain\n```\n```NoSuchLang\nx\n```',
+    expected:
+      '<div class="codehilite" data-code-language="Python 2.x"><pre><span></span><code><span class="n">x</span>\n</code></pre></div>\n<div class="codehilite" data-code-language="Text only"><pre><span></span><code>plain\n</code></pre></div>\n<div class="codehilite" data-code-language="nosuchlang"><pre><span></span><code>x\n</code></pre></div>',
+  },
+  {
+    name: 'time_widgets_offsets_and_unix_times',
+    input: '<time:2024-03-01T10:00:00+01:00> <time:1700000000> <time:not a time>',
+    expected:
+      '<p><time datetime="2024-03-01T09:00:00Z">2024-03-01T10:00:00+01:00</time> <time datetime="2023-11-14T22:13:20Z">1700000000</time> <span class="timestamp-error">Invalid time format: not a time</span></p>',
+  },
 ];
 
 /** More hostile inputs: only the safety properties are checked for these. */
