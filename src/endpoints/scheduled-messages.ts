@@ -11,7 +11,9 @@ import {
   clientNameFromUserAgent,
   normalizeContent,
   normalizeTopic,
+  renderedMessage,
   type MessageDestination,
+  type RenderedMessage,
 } from '../lib/message-content.js';
 import { bool, int, oneOf, pathInt, str } from '../lib/params.js';
 import {
@@ -20,7 +22,6 @@ import {
   parseScheduledDirectTo,
   scheduledMessageType,
 } from '../lib/scheduled-messages.js';
-import { renderedMessage, type RenderedMessage } from '../mutations/messages.js';
 import { renderContextFor } from '../queries/render-context.js';
 import { scheduledMessagesOf } from '../queries/scheduled-messages.js';
 import { SEND_LATER } from '../storage/scheduled-messages.js';

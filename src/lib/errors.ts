@@ -233,6 +233,17 @@ export class RateLimitedError extends JsonableError {
   }
 }
 
+/**
+ * A move's notices were rendered (before the realm actor ran the move) for facts that no longer
+ * hold: a channel, topic or user was renamed, or the message moved, in between. The edit endpoint
+ * renders them again and retries; a client sees this only when that keeps happening.
+ */
+export class StaleNoticesError extends JsonableError {
+  constructor() {
+    super('The message was changed while this edit was being prepared; please try again.');
+  }
+}
+
 export function internalErrorBody(): { result: 'error'; msg: string; code: ErrorCode } {
   return { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' };
 }

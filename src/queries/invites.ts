@@ -9,7 +9,7 @@
 import { invitationPath } from '../lib/invitations.js';
 import { Role } from '../lib/roles.js';
 import type { InvitationRow } from '../storage/invitations.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
 export type ApiInvite =
@@ -59,7 +59,7 @@ export function formatInvite(row: InvitationRow, realmUrl: string): ApiInvite {
 
 /** The pending, unexpired invitations `userId` may manage: e-mail invitations, then links. */
 export function invitesControlledBy(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
   now: number,

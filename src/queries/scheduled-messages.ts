@@ -4,7 +4,7 @@ import {
   type ScheduledMessageRow,
   type ScheduledMessageType,
 } from '../storage/scheduled-messages.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 
 export type ApiScheduledMessage = {
   scheduled_message_id: number;
@@ -36,6 +36,6 @@ export function formatScheduledMessage(row: ScheduledMessageRow): ApiScheduledMe
 }
 
 /** A user's undelivered scheduled messages (failed ones included), soonest first. */
-export function scheduledMessagesOf(store: Store, userId: number): ApiScheduledMessage[] {
+export function scheduledMessagesOf(store: ReadStore, userId: number): ApiScheduledMessage[] {
   return store.scheduledMessages.pendingBySender(userId, SEND_LATER).map(formatScheduledMessage);
 }

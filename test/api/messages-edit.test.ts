@@ -5,8 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import t from 'tap';
+import { RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../../src/lib/notices.js';
 import { assertError, assertSuccess, type ApiClient } from '../helpers/api.js';
 import { createChannel, eventsSince, systemGroupId } from '../helpers/channels.js';
+import { TestClock } from '../helpers/clock.js';
 import { events, register } from '../helpers/events.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
@@ -412,8 +414,77 @@ t.test('topic moves: propagate modes, history, notices, narrows, policies', asyn
   t.notOk('edit_history' in (await getMessage(api, 'hamlet', ids[1]!)), 'hidden from messages');
 });
 
+t.test('undoing a resolve within the grace period deletes its notice', async (t) => {
+  const clock = new TestClock();
+  const ts = await startServer(t, { clock: clock.now });
+  const { api, fx } = ts;
+  const hamlet = fx.users.hamlet!.id;
+  const othello = fx.users.othello!.id;
+  await createChannel(api, 'hamlet', 'Verona', { principals: [hamlet, othello] });
+  const a = await sendChannelMessage(api, 'othello', 'Verona', 'bug', 'it breaks');
+  const resolve = (topic: string) =>
+    api.patch('hamlet', `messages/${a}`, { topic, propagate_mode: 'change_all' });
+  const botMessages = async () =>
+    (
+      await api.get('hamlet', 'messages', {
+        anchor: 'newest',
+        num_before: 100,
+        num_after: 0,
+        apply_markdown: false,
+        narrow: JSON.stringify([{ operator: 'sender', operand: fx.notificationBotId }]),
+      })
+    ).body.messages as Msg[];
+
+  assertSuccess(t, await resolve('✔ bug'));
+  const [resolvedNotice] = await botMessages();
+  t.match(resolvedNotice!.content, /has marked this topic as resolved\./);
+
+  // Unresolved at the last second of the grace period: the notice goes, none comes.
+  clock.advance(RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS);
+  let from = ts.events.length;
+  assertSuccess(t, await resolve('bug'));
+  let since = eventsSince(ts, from);
+  t.same(
+    since.filter((e) => e.event.type === 'message'),
+    [],
+    'no "unresolved" notice',
+  );
+  const deleted = since.find((e) => e.event.type === 'delete_message');
+  t.match(deleted?.event, {
+    message_ids: [resolvedNotice!.id],
+    message_type: 'stream',
+    topic: 'bug',
+  });
+  t.same([...deleted!.users].sort(), [hamlet, othello].sort(), 'told to who could see it');
+  t.same(await botMessages(), [], 'the notice is gone');
+  t.equal((await getMessage(api, 'hamlet', a)).subject, 'bug', 'and the topic is unresolved');
+
+  // Resolving again, then unresolving after the grace period: both are told.
+  assertSuccess(t, await resolve('✔ bug'));
+  clock.advance(RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS + 1);
+  from = ts.events.length;
+  assertSuccess(t, await resolve('bug'));
+  since = eventsSince(ts, from);
+  t.notOk(
+    since.some((e) => e.event.type === 'delete_message'),
+    'nothing deleted',
+  );
+  t.same(
+    (await botMessages()).map((m) => (m.content as string).replace(/^.* has marked/, 'marked')),
+    ['marked this topic as resolved.', 'marked this topic as unresolved.'],
+  );
+
+  // Only a resolve notice that is the topic's newest message is undone.
+  clock.advance(RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS + 1);
+  assertSuccess(t, await resolve('✔ bug'));
+  await sendChannelMessage(api, 'othello', 'Verona', '✔ bug', 'thanks');
+  assertSuccess(t, await resolve('bug'));
+  t.equal((await botMessages()).length, 4, 'resolved and unresolved, twice');
+});
+
 t.test('resolving topics', async (t) => {
-  const ts = await startServer(t);
+  const clock = new TestClock();
+  const ts = await startServer(t, { clock: clock.now });
   const { api, fx } = ts;
   const hamlet = fx.users.hamlet!.id;
   await createChannel(api, 'hamlet', 'Verona', { principals: [hamlet, fx.users.othello!.id] });
@@ -438,6 +509,8 @@ t.test('resolving topics', async (t) => {
     notice.id,
   ]);
 
+  // After the grace period, unresolving is told too (within it, see the next test).
+  clock.advance(RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS + 1);
   from = ts.events.length;
   assertSuccess(
     t,

@@ -206,7 +206,7 @@ t.test('GET /users lists everyone, including deactivated users', async (t) => {
   assertSuccess(t, await api.delete('iago', `users/${fx.users.prospero!.id}`));
   const res = await api.get('othello', 'users');
   const members = assertSuccess(t, res).members as { user_id: number; is_active: boolean }[];
-  t.equal(members.length, 8);
+  t.equal(members.length, 9, 'the fixture users and the notification bot');
   t.equal(members.find((m) => m.user_id === fx.users.prospero!.id)?.is_active, false);
   assertMatchesOpenApi(t, '/users', 'get', res.body, { allowExtra: ['is_billing_admin'] });
   const some = await api.get('othello', 'users', {
@@ -329,7 +329,7 @@ t.test(
   'creating and deactivating users emits realm_user events to every active user',
   async (t) => {
     const { api, fx, events } = await startServer(t);
-    const everyone = Object.values(fx.users).map((u) => u.id);
+    const everyone = [...Object.values(fx.users).map((u) => u.id), fx.notificationBotId];
     events.length = 0;
     const created = assertSuccess(
       t,
