@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import t from 'tap';
+import { StaleNoticesError } from '../../src/lib/errors.js';
 import { RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../../src/lib/notices.js';
 import { assertError, assertSuccess, type ApiClient } from '../helpers/api.js';
 import { createChannel, eventsSince, systemGroupId } from '../helpers/channels.js';
@@ -480,6 +481,72 @@ t.test('undoing a resolve within the grace period deletes its notice', async (t)
   await sendChannelMessage(api, 'othello', 'Verona', '✔ bug', 'thanks');
   assertSuccess(t, await resolve('bug'));
   t.equal((await botMessages()).length, 4, 'resolved and unresolved, twice');
+});
+
+t.test('move notices: the count written into the rendering, and notices gone stale', async (t) => {
+  const ts = await startServer(t);
+  const { api, fx, server } = ts;
+  const hamlet = fx.users.hamlet!.id;
+  const verona = await createChannel(api, 'hamlet', 'Verona', { principals: [hamlet] });
+  const ids: number[] = [];
+  for (let i = 0; i < 4; i++)
+    ids.push(await sendChannelMessage(api, 'hamlet', 'Verona', 'a', `m${i}`));
+
+  let from = ts.events.length;
+  assertSuccess(
+    t,
+    await api.patch('hamlet', `messages/${ids[1]}`, {
+      topic: 'b',
+      propagate_mode: 'change_later',
+      send_notification_to_old_thread: true,
+    }),
+  );
+  const notices = eventsSince(ts, from)
+    .filter((e) => e.event.type === 'message')
+    .map((e) => e.event.message as Msg);
+  t.match(notices[0]!.content, /^<p>3 messages were moved here from <a class="stream-topic"/);
+  t.match(notices[1]!.content, /^<p>3 messages were moved from this topic to <a /);
+  const source = (
+    await api.get('hamlet', `messages/${notices[0]!.id as number}`, { apply_markdown: false })
+  ).body.message as Msg;
+  t.equal(
+    source.content,
+    `3 messages were moved here from #**Verona>a** by @_**Hamlet|${hamlet}**.`,
+  );
+  t.same(
+    await narrowIds(api, 'hamlet', [{ operator: 'search', operand: '3 messages' }]),
+    [notices[0]!.id, notices[1]!.id].sort((x, y) => (x as number) - (y as number)),
+    'indexed with the real count',
+  );
+
+  // One message: a link to it in its new place.
+  from = ts.events.length;
+  assertSuccess(t, await api.patch('hamlet', `messages/${ids[0]}`, { topic: 'c' }));
+  const one = eventsSince(ts, from).find((e) => e.event.type === 'message')!.event.message as Msg;
+  t.match(
+    one.content,
+    `<p><a href="#narrow/channel/${verona}-Verona/topic/c/near/${ids[0]}">A message</a> was moved here`,
+  );
+
+  // Notices prepared for other facts (a rename in between) are refused, and nothing changes.
+  const realm = server.context.realms.get(fx.realmId)!;
+  const stale = {
+    facts_key: 'prepared before the channel was renamed',
+    notices: {},
+  };
+  await t.rejects(
+    realm.ask('message.update', {
+      acting_user_id: hamlet,
+      message_id: ids[0]!,
+      topic: 'd',
+      propagate_mode: 'change_one',
+      send_notification_to_old_thread: false,
+      send_notification_to_new_thread: true,
+      notices: stale,
+    }),
+    new StaleNoticesError(),
+  );
+  t.equal((await getMessage(api, 'hamlet', ids[0]!)).subject, 'c', 'not moved');
 });
 
 t.test('resolving topics', async (t) => {
