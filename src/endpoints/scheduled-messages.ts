@@ -23,8 +23,7 @@ import {
   scheduledMessageType,
 } from '../lib/scheduled-messages.js';
 import { renderContextFor } from '../queries/render-context.js';
-import { scheduledMessagesOf } from '../queries/scheduled-messages.js';
-import { SEND_LATER } from '../storage/scheduled-messages.js';
+import { ownScheduledMessage, scheduledMessagesOf } from '../queries/scheduled-messages.js';
 
 const TYPES = ['direct', 'channel', 'stream', 'private'] as const;
 
@@ -132,10 +131,8 @@ export const editScheduledMessage = endpoint({
       rendered = await render(ctx, content);
     } else if (p.type !== undefined || p.to !== undefined) {
       // The addressing changes: the stored content is checked again (mentions) for it.
-      const row = ctx.server.store.scheduledMessages.byId(p.scheduled_message_id);
-      if (row && row.sender_id === ctx.user.id && row.delivery_type === SEND_LATER) {
-        rendered = await render(ctx, row.content);
-      }
+      const row = ownScheduledMessage(ctx.server.store, ctx.user.id, p.scheduled_message_id);
+      if (row) rendered = await render(ctx, row.content);
     }
     await ctx.realm.ask('scheduled_message.edit', {
       sender_id: ctx.user.id,

@@ -244,6 +244,18 @@ export class StaleNoticesError extends JsonableError {
   }
 }
 
+/** A confirmation link (an e-mail change) that does not exist, or no longer works. */
+export class ConfirmationLinkError extends JsonableError {
+  constructor(expired: boolean) {
+    super(
+      expired
+        ? 'The confirmation link has expired or been deactivated.'
+        : "Whoops. We couldn't find your confirmation link in the system.",
+      { code: 'NOT_FOUND', status: 404 },
+    );
+  }
+}
+
 export function internalErrorBody(): { result: 'error'; msg: string; code: ErrorCode } {
   return { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' };
 }

@@ -22,14 +22,14 @@ import {
   parseScheduledChannelTo,
   parseScheduledDirectTo,
   ScheduledMessageDoesNotExistError,
+  SEND_LATER,
   TOO_LATE_MESSAGE,
 } from '../lib/scheduled-messages.js';
 import { directRecipientIds, formatScheduledMessage } from '../queries/scheduled-messages.js';
-import {
-  SEND_LATER,
-  type ScheduledMessageRow,
-  type ScheduledMessageType,
-  type ScheduledMessageValues,
+import type {
+  ScheduledMessageRow,
+  ScheduledMessageType,
+  ScheduledMessageValues,
 } from '../storage/scheduled-messages.js';
 import type { MutationContext } from './context.js';
 import { sendInternalMessage } from './internal-send.js';

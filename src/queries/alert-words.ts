@@ -8,6 +8,11 @@ import type { RenderAlertWord } from '../lib/markdown/context.js';
 import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
+/** A user's alert words, in the order added. */
+export function userAlertWords(store: ReadStore, userId: number): string[] {
+  return store.alertWords.byUser(userId);
+}
+
 type Cached = { stamp: number; version: number; list: readonly RenderAlertWord[] };
 
 const cache = new WeakMap<RealmView, Cached>();

@@ -19,7 +19,7 @@ import { upload } from '../helpers/uploads.js';
 type Msg = Record<string, unknown>;
 
 function backdate(ts: TestServer, ids: readonly number[], seconds: number): void {
-  const stmt = ts.server.context.store.db.prepare(
+  const stmt = ts.server.store.db.prepare(
     'UPDATE messages SET date_sent = date_sent - ? WHERE id = ?',
   );
   for (const id of ids) stmt.run(seconds, id);
@@ -365,7 +365,7 @@ t.test('topic moves: propagate modes, history, notices, narrows, policies', asyn
       [[othello], 'new home', 3],
     ],
   );
-  const topics = ts.server.context.store.topics.userTopicsOfUser(othello);
+  const topics = ts.server.store.topics.userTopicsOfUser(othello);
   t.match(topics, [{ topic: 'new home', visibility_policy: 3 }]);
   const newNotice = eventsSince(ts, from).find((e) => e.event.type === 'message')!;
   t.match((newNotice.event.message as Msg).content, /This topic was moved here from/);
@@ -742,7 +742,7 @@ t.test('channel moves: permissions, access, events, rows', async (t) => {
   t.notOk('subject' in upd.event, 'no subject when only the channel changes');
   t.ok(upd.users.includes(hamlet) && upd.users.includes(iago), 'the new channel hears');
   t.notOk(upd.users.includes(othello) || upd.users.includes(cordelia), 'not those losing access');
-  const store = ts.server.context.store;
+  const store = ts.server.store;
   t.equal(store.messages.userFlags(othello, ids[1]!), undefined, 'othello has no row now');
   t.ok(store.messages.userFlags(iago, ids[0]!) !== undefined, 'iago got a row (protected history)');
   const notices = evs.filter((e) => e.event.type === 'message');

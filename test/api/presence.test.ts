@@ -15,6 +15,7 @@ import { events as pollEvents, register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { TestClock } from '../helpers/clock.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 
 async function start(t: Test, opts: Parameters<typeof startServer>[1] = {}) {
   const clock = new TestClock();
@@ -38,9 +39,7 @@ function presenceEvents(ts: TestServer, from: number) {
 }
 
 function activeIds(ts: TestServer): number[] {
-  return [...Object.values(ts.fx.users).map((u) => u.id), ts.fx.notificationBotId].sort(
-    (a, b) => a - b,
-  );
+  return activeUserIds(ts.fx);
 }
 
 t.test('bad reports are refused', async (t) => {
@@ -72,7 +71,8 @@ t.test('bad reports are refused', async (t) => {
 t.test('bots have no presence', async (t) => {
   const { ts } = await start(t);
   const { api, fx, server } = ts;
-  const { store, realms } = server.context;
+  const { realms } = server.context;
+  const store = server.store;
   const apiKey = 'P'.repeat(32);
   const botId = store.transaction(() =>
     insertUserRow(store, fx.realmId, {
@@ -138,7 +138,7 @@ t.test('modern protocol: first report, routine pings, incremental fetches', asyn
   t.same(
     (inc.presences as Record<string, unknown>)[othello.id],
     {
-      active_timestamp: ts.server.context.store.users.byId(othello.id)!.date_joined,
+      active_timestamp: ts.server.store.users.byId(othello.id)!.date_joined,
       idle_timestamp: t0,
     },
     'idle, never active: active_timestamp is when the user joined',
@@ -206,7 +206,7 @@ t.test('legacy format, history limit, slim_presence', async (t) => {
     slim_presence: true,
     history_limit_days: 30,
   });
-  const othelloJoined = ts.server.context.store.users.byId(othello.id)!.date_joined;
+  const othelloJoined = ts.server.store.users.byId(othello.id)!.date_joined;
   t.same(
     slim.presences,
     {
@@ -355,7 +355,8 @@ t.test('register snapshot', async (t) => {
 t.test('presence reaches the store in batches and when the server closes', async (t) => {
   const { ts, clock } = await start(t, { presenceFlushMs: 60_000 });
   const { api, fx, server, dataDir } = ts;
-  const { store, realms } = server.context;
+  const { realms } = server.context;
+  const store = server.store;
   await ping(t, api, 'hamlet', { status: 'active', ping_only: true });
   await ping(t, api, 'othello', { status: 'idle', ping_only: true });
   t.same(store.presence.byRealm(fx.realmId), [], 'not written on each report');

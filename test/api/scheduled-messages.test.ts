@@ -528,10 +528,10 @@ t.test('failure: marked failed, revived by a new time', async (t) => {
     events: evs,
     queue_id: q.queue_id,
   });
-  const stored = server.context.store.scheduledMessages.byId(id)!;
+  const stored = server.store.scheduledMessages.byId(id)!;
   t.equal(stored.failure_message, "'othello@zulip.com' is no longer using Zulip.");
   t.equal(
-    server.context.store.scheduledMessages.byId(archived)!.failure_message,
+    server.store.scheduledMessages.byId(archived)!.failure_message,
     "Not authorized to send to channel 'Verona'",
   );
   t.equal(
@@ -585,7 +585,7 @@ t.test('failure: marked failed, revived by a new time', async (t) => {
     ],
     'revived, and listed by its new time',
   );
-  t.equal(server.context.store.scheduledMessages.byId(id)!.failure_message, null);
+  t.equal(server.store.scheduledMessages.byId(id)!.failure_message, null);
   clock.advance(61);
   t.equal(await server.context.scheduler.deliverDue(), 1);
   const dm = await fetchNarrow(api, 'othello', [
@@ -624,7 +624,7 @@ t.test(
     const before = ts.events.length;
     clock.advance(60 + 601);
     t.equal(await server.context.scheduler.deliverDue(), 2);
-    const { store } = server.context;
+    const store = server.store;
     t.match(store.scheduledMessages.byId(late), {
       failed: 1,
       failure_message: 'Message could not be sent at the scheduled time.',
@@ -693,7 +693,7 @@ t.test('scheduled messages survive a restart; those due while down go out on sta
     [later],
     'the later one is still scheduled',
   );
-  t.equal(second.context.store.scheduledMessages.byId(due)!.delivered_message_id, ids[0]);
+  t.equal(second.store.scheduledMessages.byId(due)!.delivered_message_id, ids[0]);
 });
 
 /** Applies `scheduled_messages` events to a snapshot's list, as a client keeps it. */
@@ -767,7 +767,7 @@ t.test('the snapshot kept current by events equals a fresh snapshot', async (t) 
   );
   t.same(applyScheduledEvents(start, evs), expected, 'events rebuild the snapshot');
   for (const id of [a, b]) {
-    t.equal(server.context.store.scheduledMessages.byId(id)!.delivered, 1, `${id} delivered`);
+    t.equal(server.store.scheduledMessages.byId(id)!.delivered, 1, `${id} delivered`);
   }
 });
 
@@ -792,7 +792,7 @@ t.test('a delivered scheduled message claims the uploads it links, as a sent one
   t.same(await claimedBy(), [], 'not claimed while scheduled');
   clock.advance(61);
   t.equal(await server.context.scheduler.deliverDue(), 1);
-  const sent = server.context.store.scheduledMessages.byId(id)!.delivered_message_id!;
+  const sent = server.store.scheduledMessages.byId(id)!.delivered_message_id!;
   t.same(await claimedBy(), [sent], 'claimed by the delivered message');
-  t.equal(server.context.store.messages.byId(sent)?.has_attachment, 1, 'has_attachment stored');
+  t.equal(server.store.messages.byId(sent)?.has_attachment, 1, 'has_attachment stored');
 });

@@ -6,6 +6,7 @@ import t from 'tap';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 
 t.test('POST /users: only administrators with can_create_users', async (t) => {
   const { api } = await startServer(t);
@@ -329,7 +330,7 @@ t.test(
   'creating and deactivating users emits realm_user events to every active user',
   async (t) => {
     const { api, fx, events } = await startServer(t);
-    const everyone = [...Object.values(fx.users).map((u) => u.id), fx.notificationBotId];
+    const everyone = activeUserIds(fx);
     events.length = 0;
     const created = assertSuccess(
       t,

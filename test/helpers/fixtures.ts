@@ -36,7 +36,8 @@ export const FIXTURE_USERS: readonly [string, Role][] = [
 ];
 
 export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fixture> {
-  const { store, realms, config } = server.context;
+  const { realms, config } = server.context;
+  const store = server.store;
   const password = (name: string) => `secret-${name}`;
   const now = Math.floor(Date.now() / 1000);
   const owner = doCreateRealm(store, {
@@ -73,4 +74,9 @@ export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fi
   }
   const bot = realm.view.userByEmail(NOTIFICATION_BOT_EMAIL)!;
   return { realmId: owner.realm_id, users, notificationBotId: bot.id };
+}
+
+/** Every active user of the fixture realm (the notification bot too), ascending. */
+export function activeUserIds(fx: Fixture): number[] {
+  return [...Object.values(fx.users).map((u) => u.id), fx.notificationBotId].sort((a, b) => a - b);
 }
