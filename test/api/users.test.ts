@@ -366,3 +366,72 @@ t.test(
     );
   },
 );
+
+t.test('the realm actor itself refuses user administration to non-administrators', async (t) => {
+  const { fx, server } = await startServer(t);
+  const realm = server.context.realms.get(fx.realmId)!;
+  const hamlet = fx.users.hamlet!.id;
+  // What an endpoint that forgot its check would ask.
+  await t.rejects(
+    realm.ask('user.create', {
+      acting_user_id: hamlet,
+      email: 'sneaky@zulip.com',
+      full_name: 'Sneaky',
+      password_hash: null,
+      role: 400,
+    }),
+    { message: 'Must be an organization administrator', code: 'UNAUTHORIZED_PRINCIPAL' },
+  );
+  await t.rejects(
+    realm.ask('user.create', {
+      acting_user_id: fx.users.shiva!.id,
+      email: 'sneaky@zulip.com',
+      full_name: 'Sneaky',
+      password_hash: null,
+      role: 400,
+    }),
+    { message: 'Must be an organization administrator' },
+    'moderators neither',
+  );
+  await t.rejects(
+    realm.ask('user.create', {
+      acting_user_id: fx.users.desdemona!.id,
+      email: 'sneaky@zulip.com',
+      full_name: 'Sneaky',
+      password_hash: null,
+      role: 400,
+    }),
+    { message: 'User not authorized to create users' },
+    'an owner without can_create_users neither',
+  );
+  t.notOk(realm.view.userByEmail('sneaky@zulip.com'), 'nobody was created');
+  await t.rejects(
+    realm.ask('user.deactivate', { acting_user_id: hamlet, user_id: fx.users.othello!.id }),
+    { message: 'Must be an organization administrator' },
+  );
+  t.equal(realm.view.user(fx.users.othello!.id)?.is_active, 1, 'othello is still active');
+  await t.rejects(
+    realm.ask('linkifier.add', {
+      acting_user_id: hamlet,
+      pattern: '#(?P<id>[0-9]+)',
+      url_template: 'https://example.com/{id}',
+    }),
+    { message: 'Must be an organization administrator' },
+  );
+  await t.rejects(
+    realm.ask('playground.add', {
+      acting_user_id: hamlet,
+      name: 'Python',
+      pygments_language: 'python',
+      url_template: 'https://python.example/?code={code}',
+    }),
+    { message: 'Must be an organization administrator' },
+  );
+  await t.rejects(
+    realm.ask('realm.user_settings_defaults.update', {
+      acting_user_id: hamlet,
+      settings: { enter_sends: true },
+    }),
+    { message: 'Must be an organization administrator' },
+  );
+});
