@@ -17,21 +17,21 @@ t.test('a ReadStore offers reads only', (t) => {
     // Never run: each line must not compile.
     // @ts-expect-error writes are not part of a ReadStore
     read.users.setRole(1, 100);
-    // @ts-expect-error
+    // @ts-expect-error a write
     read.messages.insert({});
-    // @ts-expect-error
+    // @ts-expect-error a write
     read.messages.index(1, '', '');
-    // @ts-expect-error
+    // @ts-expect-error a write
     read.drafts.removeAll(1);
-    // @ts-expect-error
+    // @ts-expect-error a write
     read.messageEdits.reindex(1, '', '');
-    // @ts-expect-error
+    // @ts-expect-error a write
     read.channels.subscribe(1, 1, '');
-    // @ts-expect-error
+    // @ts-expect-error a write
     read.invitations.markUsed(1, 1);
-    // @ts-expect-error
+    // @ts-expect-error a write
     read.transaction(() => 1);
-    // @ts-expect-error
+    // @ts-expect-error a write
     void read.db;
   }
   t.end();
