@@ -17,6 +17,7 @@ import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
 import type { OutboundEvent } from './lib/events.js';
 import { Store } from './storage/store.js';
+import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
 
@@ -34,6 +35,8 @@ export type ConfabServer = {
   readonly port: number;
   readonly url: string;
   readonly context: ServerContext;
+  /** The whole store (reads and writes): for tools and tests; endpoints get `context.store`. */
+  readonly store: Store;
   /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
   readonly inflight: number;
   /**
@@ -77,6 +80,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const context: ServerContext = {
     config,
     store,
+    uploads: new UploadFiles(config.dataDir),
     realms,
     publisher: queues,
     queues,
@@ -114,6 +118,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
+    store,
     get inflight() {
       return inflight.count;
     },
