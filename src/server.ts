@@ -20,6 +20,7 @@ import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
 import { Store } from './storage/store.js';
+import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
 
@@ -37,6 +38,8 @@ export type ConfabServer = {
   readonly port: number;
   readonly url: string;
   readonly context: ServerContext;
+  /** The whole store (reads and writes): for tools and tests; endpoints get `context.store`. */
+  readonly store: Store;
   /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
   readonly inflight: number;
   /**
@@ -81,6 +84,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const context: ServerContext = {
     config,
     store,
+    uploads: new UploadFiles(config.dataDir),
     realms,
     publisher: queues,
     queues,
@@ -124,6 +128,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
+    store,
     get inflight() {
       return inflight.count;
     },

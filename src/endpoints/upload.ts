@@ -17,7 +17,6 @@
  *   without credentials at /user_uploads/temporary/<token>/<file name> until it expires.
  */
 import crypto from 'node:crypto';
-import path from 'node:path';
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { FileBody, RawBody } from '../http/respond.js';
@@ -43,14 +42,7 @@ import {
 import { probeImage } from '../media/thumbnailer.js';
 import { validateAttachmentRequest } from '../queries/attachments.js';
 import type { AttachmentRow } from '../storage/attachments.js';
-import {
-  newPathId,
-  openUpload,
-  placeUpload,
-  removeUpload,
-  uploadExists,
-  uploadsRoot,
-} from '../storage/upload-files.js';
+import type { UploadFiles } from '../storage/upload-files.js';
 
 /**
  * Signs temporary URLs. Made at start: a restart (or another process) invalidates the URLs it
@@ -67,8 +59,11 @@ function fileNotFound(): RawBody {
  * The file with the headers that keep it from acting as a page of this origin: a type the
  * browser may not second-guess, inline only for the safe types, and a policy that runs nothing.
  */
-async function serveAttachment(dataDir: string, row: AttachmentRow): Promise<FileBody | RawBody> {
-  const opened = await openUpload(dataDir, row.path_id);
+async function serveAttachment(
+  uploads: UploadFiles,
+  row: AttachmentRow,
+): Promise<FileBody | RawBody> {
+  const opened = await uploads.open(row.path_id);
   if (!opened) return fileNotFound();
   const inline = INLINE_MIME_TYPES.has(row.content_type);
   return new FileBody(opened.file, opened.size, row.content_type, {
@@ -97,15 +92,15 @@ export const uploadFile = endpoint({
       throw new JsonableError('You may only upload one file at a time');
     }
     const { file, name } = named[0]!;
-    const dataDir = server.config.dataDir;
-    const pathId = newPathId(realm.id, name);
-    await placeUpload(dataDir, file.tmpPath, pathId);
+    const pathId = server.uploads.newPathId(realm.id, name);
+    await server.uploads.place(file.tmpPath, pathId);
     const contentType = uploadContentType(file.mimeType, name);
     let created;
     try {
       // Read as an image (header only, off the event loop) before it is recorded, as the
       // reference does; its thumbnails are made in the background afterwards.
-      const image = await probeImage(path.join(uploadsRoot(dataDir), pathId), contentType);
+      const stored = server.uploads.filePath(pathId);
+      const image = stored ? await probeImage(stored, contentType) : null;
       created = await realm.ask('attachment.create', {
         owner_id: user.id,
         path_id: pathId,
@@ -115,7 +110,7 @@ export const uploadFile = endpoint({
         ...(image ? { image } : {}),
       });
     } catch (err) {
-      await removeUpload(dataDir, pathId);
+      await server.uploads.remove(pathId);
       throw err;
     }
     if (created.image_id !== null) server.thumbnailer.enqueue(created.image_id);
@@ -135,7 +130,7 @@ export const serveFile = endpoint({
       realm && isWellFormedPathId(p.path_id)
         ? validateAttachmentRequest(server.store, realm.view, user?.id ?? null, p.path_id)
         : null;
-    if (access?.allowed) return serveAttachment(server.config.dataDir, access.attachment);
+    if (access?.allowed) return serveAttachment(server.uploads, access.attachment);
     // Without credentials the answer is the same whether or not the file exists: log in.
     if (!user) throw new UnauthorizedError();
     return fileNotFound();
@@ -177,7 +172,7 @@ export const serveThumbnail = endpoint({
       facts = imageFacts(row);
       if (!facts.thumbnails.some((t) => sameFormat(t, requested))) return fileNotFound();
     }
-    const opened = await openUpload(server.config.dataDir, pathId, formatName(format));
+    const opened = await server.uploads.open(pathId, formatName(format));
     if (!opened) return fileNotFound();
     return new FileBody(opened.file, opened.size, 'image/webp', {
       'Content-Disposition': contentDisposition(formatName(format), true),
@@ -217,7 +212,7 @@ export const getFileTemporaryUrl = endpoint({
     const access = isWellFormedPathId(pathId)
       ? validateAttachmentRequest(server.store, realm.view, user.id, pathId)
       : null;
-    if (!access?.allowed || !(await uploadExists(server.config.dataDir, pathId))) {
+    if (!access?.allowed || !(await server.uploads.exists(pathId))) {
       throw new JsonableError('File not found.', { code: 'NOT_FOUND', status: 404 });
     }
     const token = signUploadToken(
@@ -243,6 +238,6 @@ export const serveTemporaryFile = endpoint({
     if (pathIdFileName(pathId) !== p.filename) throw new JsonableError('Invalid filename');
     const row = server.store.attachments.byPathId(pathId);
     if (!row) return fileNotFound();
-    return serveAttachment(server.config.dataDir, row);
+    return serveAttachment(server.uploads, row);
   },
 });

@@ -18,7 +18,7 @@ import type { RenderContext, RenderOptions, UploadPreview } from '../lib/markdow
 import { imageFacts, uploadPathIdsIn, uploadPreviewOf } from '../lib/thumbnail-formats.js';
 import { renderDescriptionHtml } from '../lib/render-description.js';
 import { realmUrl } from '../lib/urls.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import { alertWordStamp, alertWordsOf } from './alert-words.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
 import { realmEmojiRows, realmEmojiStamp, emojiSourceUrl } from './realm-emoji.js';
@@ -37,7 +37,7 @@ function versionOf(view: RealmView): string {
 
 export function renderContextFor(
   config: RenderConfig,
-  store: Store,
+  store: ReadStore,
   view: RealmView,
 ): RenderContext {
   const version = versionOf(view);
@@ -91,7 +91,7 @@ export function linkableChannelIds(view: RealmView, userId: number, content: str
  * get_user_upload_previews): their sizes, and their thumbnails once made.
  */
 export function uploadPreviewsFor(
-  store: Store,
+  store: ReadStore,
   realmId: number,
   content: string,
 ): Record<string, UploadPreview> | undefined {
@@ -104,7 +104,7 @@ export function uploadPreviewsFor(
 
 /** What rendering `content` for `userId` (the sender) needs besides the realm's context. */
 export function renderOptionsFor(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
   content: string,
@@ -126,7 +126,7 @@ export function renderOptionsFor(
  * is public to subscribers, else the first one the user received.
  */
 function topicFirstMessages(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
   content: string,
@@ -155,7 +155,7 @@ function topicFirstMessages(
  */
 export function renderDescription(
   config: RenderConfig,
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   text: string,
   actingUserId: number | null,
@@ -173,7 +173,7 @@ const realmDescriptions = new WeakMap<RenderContext, { text: string; html: strin
 /** The realm description as HTML (GET /server_settings), cached with the render context. */
 export function renderedRealmDescription(
   config: RenderConfig,
-  store: Store,
+  store: ReadStore,
   view: RealmView,
 ): string {
   const context = renderContextFor(config, store, view);
