@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
+import { nowSeconds } from '../config.js';
 import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
   TOPICS_POLICIES,
@@ -40,8 +41,6 @@ import type { GroupSettingChange } from '../mutations/channels.js';
 import type { SubscriptionPropertyChange } from '../mutations/subscriptions.js';
 import type { SubscriptionPropertyColumn } from '../storage/channels.js';
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-
 const principalsParam = () =>
   json(z.union([z.array(z.string()), z.array(intValue())], { error: 'Invalid {var}' })).optional();
 
@@ -52,11 +51,11 @@ export const listSubscriptions = endpoint({
   method: 'GET',
   path: '/api/v1/users/me/subscriptions',
   params: z.object({ include_subscribers: bool().default(false) }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     const lists = gatherSubscriptions(realm.view, user.id, {
       includeSubscribers: p.include_subscribers,
       includeArchived: false,
-      nowSeconds: nowSeconds(),
+      nowSeconds: nowSeconds(server.config),
       subscribedOnly: true,
     });
     return { subscriptions: lists.subscriptions };
@@ -295,7 +294,7 @@ export const listStreams = endpoint({
     include_owner_subscribed: bool().default(false),
     include_can_access_content: bool().default(false),
   }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     const view = realm.view.channels;
     // The deprecated alias is for administrators only (spec/API.md).
     if (p.include_all_active && user.role > Role.ADMINISTRATOR)
@@ -324,7 +323,7 @@ export const listStreams = endpoint({
       }
       if (take) picked.push(ch);
     }
-    const now = nowSeconds();
+    const now = nowSeconds(server.config);
     const streams = picked.map((ch) => {
       const o = formatChannel(realm.view, ch, now);
       if (p.include_default) o.is_default = view.isDefault(ch.id);
@@ -346,9 +345,9 @@ export const getStream = endpoint({
   method: 'GET',
   path: '/api/v1/streams/:stream_id',
   params: z.object({ stream_id: pathInt() }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     const ch = accessChannelMetadata(realm.view, user.id, p.stream_id);
-    return { stream: formatChannel(realm.view, ch, nowSeconds()) };
+    return { stream: formatChannel(realm.view, ch, nowSeconds(server.config)) };
   },
 });
 

@@ -33,7 +33,16 @@ export class RequestLimits {
   readonly readsForwardedFor: boolean;
   private readonly trust: ProxyTrust | null;
 
-  constructor(rules: RateLimitRules, trustedProxies: readonly string[], clock: () => number) {
+  /**
+   * `clock`: the limiters' (monotonic, milliseconds); `serverClock`: the server's (ServerConfig.clock),
+   * for the reset time the headers give.
+   */
+  constructor(
+    rules: RateLimitRules,
+    trustedProxies: readonly string[],
+    clock: () => number,
+    private readonly serverClock: () => number,
+  ) {
     this.apiByUser = new RateLimiter(rules.api_by_user, clock);
     this.eventsByUser = new RateLimiter(rules.events_by_user, clock);
     this.apiByIp = new RateLimiter(rules.api_by_ip, clock);
@@ -50,6 +59,7 @@ export class RequestLimits {
       config.rateLimits,
       config.trustedProxies,
       config.rateLimitClock ?? (() => performance.now()),
+      config.clock,
     );
   }
 
@@ -58,7 +68,7 @@ export class RequestLimits {
     const limiter = bucket === 'events' ? this.eventsByUser : this.apiByUser;
     if (limiter.empty) return;
     const status = newStatus();
-    ctx.rate = status;
+    this.take(ctx, status);
     const wait = limiter.attempt(userId, status);
     if (wait > 0) throw new RateLimitedError(wait);
   }
@@ -67,7 +77,7 @@ export class RequestLimits {
   anonymous(ctx: RequestContext): void {
     if (this.apiByIp.empty) return;
     const status = newStatus();
-    ctx.rate = status;
+    this.take(ctx, status);
     const wait = this.apiByIp.attempt(this.addressKeyOf(ctx), status);
     if (wait > 0) throw new RateLimitedError(wait);
   }
@@ -78,7 +88,7 @@ export class RequestLimits {
     const status = newStatus();
     const wait = this.failedAuthenticationByIp.peek(this.addressKeyOf(ctx), status);
     if (wait > 0) {
-      note(ctx, status);
+      this.note(ctx, status);
       throw new RateLimitedError(wait);
     }
   }
@@ -91,7 +101,7 @@ export class RequestLimits {
     if (this.authenticateByUsername.empty) return;
     const status = newStatus();
     const wait = this.authenticateByUsername.attempt(usernameKey(realmId, username), status);
-    note(ctx, status);
+    this.note(ctx, status);
     if (wait > 0) throw new RateLimitedError(wait);
   }
 
@@ -114,27 +124,33 @@ export class RequestLimits {
   private addressKeyOf(ctx: RequestContext): string {
     return addressKey(this.addressOf(ctx));
   }
+
+  /** The request's standing is this limit's. */
+  private take(ctx: RequestContext, status: RateStatus): void {
+    ctx.rate = status;
+    ctx.rateTakenAt = this.serverClock() / 1000;
+  }
+
+  /**
+   * Adds a limit's standing to the request's (the headers report the tightest, as the reference's
+   * middleware: the fewest requests left with that rule's limit, the latest reset).
+   */
+  private note(ctx: RequestContext, status: RateStatus): void {
+    const rate = ctx.rate;
+    if (rate === null) {
+      this.take(ctx, status);
+      return;
+    }
+    if (status.remaining < rate.remaining) {
+      rate.limit = status.limit;
+      rate.remaining = status.remaining;
+    }
+    rate.resetSeconds = Math.max(rate.resetSeconds, status.resetSeconds);
+  }
 }
 
 function usernameKey(realmId: number, username: string): string {
   return `${realmId}:${username.trim().toLowerCase()}`;
-}
-
-/**
- * Adds a limit's standing to the request's (the headers report the tightest, as the reference's
- * middleware: the fewest requests left with that rule's limit, the latest reset).
- */
-function note(ctx: RequestContext, status: RateStatus): void {
-  const rate = ctx.rate;
-  if (rate === null) {
-    ctx.rate = status;
-    return;
-  }
-  if (status.remaining < rate.remaining) {
-    rate.limit = status.limit;
-    rate.remaining = status.remaining;
-  }
-  rate.resetSeconds = Math.max(rate.resetSeconds, status.resetSeconds);
 }
 
 function newStatus(): RateStatus {
