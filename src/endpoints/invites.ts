@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { nowSeconds } from '../config.js';
 import { MAX_TIMESTAMP } from '../lib/drafts.js';
-import { JsonableError } from '../lib/errors.js';
+import { GuestNotAllowedError, JsonableError } from '../lib/errors.js';
 import {
   INVITATION_LINK_VALIDITY_MINUTES,
   InvitationError,
@@ -66,7 +66,7 @@ function optionsFor(user: UserRow, p: InviteOptionParams, now: number) {
 
 /** The reference's require_member_or_admin. */
 function requireMemberOrAdmin(user: UserRow): void {
-  if (user.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+  if (user.role === Role.GUEST) throw new GuestNotAllowedError();
   if (user.is_bot) throw new JsonableError('This endpoint does not accept bot requests.');
 }
 

@@ -11,7 +11,12 @@ import {
   normalizeDescription,
   parseRetentionDays,
 } from '../lib/channel-rules.js';
-import { JsonableError } from '../lib/errors.js';
+import {
+  GuestNotAllowedError,
+  InvalidChannelIdError,
+  JsonableError,
+  UserNotAuthorizedForQueryError,
+} from '../lib/errors.js';
 import {
   CHANNEL_GROUP_SETTING_NAMES,
   type ChannelGroupSettingName,
@@ -43,8 +48,6 @@ import type { SubscriptionPropertyColumn } from '../storage/channels.js';
 
 const principalsParam = () =>
   json(z.union([z.array(z.string()), z.array(intValue())], { error: 'Invalid {var}' })).optional();
-
-const invalidChannelId = () => new JsonableError('Invalid channel ID');
 
 /** GET /api/v1/users/me/subscriptions */
 export const listSubscriptions = endpoint({
@@ -99,7 +102,7 @@ export const subscribe = endpoint({
     ...subscribeSettings,
   }),
   handle: async ({ server, realm, user }, p) => {
-    if (user.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+    if (user.role === Role.GUEST) throw new GuestNotAllowedError();
     const retention =
       p.message_retention_days === undefined ? null : parseRetentionDays(p.message_retention_days);
     for (const s of p.subscriptions) {
@@ -164,8 +167,7 @@ export const updateSubscriptions = endpoint({
   handle: ({ server, realm, user }, p) => {
     if (p.add.length === 0 && p.delete.length === 0)
       throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
-    if (p.add.length > 0 && user.role === Role.GUEST)
-      throw new JsonableError('Not allowed for guest users');
+    if (p.add.length > 0 && user.role === Role.GUEST) throw new GuestNotAllowedError();
     for (const s of p.add) {
       if (s.color !== undefined && !isHexColor(s.color))
         throw new JsonableError('add.color is not a valid hex color code');
@@ -298,7 +300,7 @@ export const listStreams = endpoint({
     const view = realm.view.channels;
     // The deprecated alias is for administrators only (spec/API.md).
     if (p.include_all_active && user.role > Role.ADMINISTRATOR)
-      throw new JsonableError('User not authorized for this query');
+      throw new UserNotAuthorizedForQueryError();
     const includeAll = p.include_all || p.include_all_active;
     const includePublic = p.include_public && user.role !== Role.GUEST;
     const owner =
@@ -336,7 +338,8 @@ export const listStreams = endpoint({
 /** A channel the user may know (archived ones are invalid here, as in the reference). */
 function accessChannelMetadata(view: RealmView, userId: number, channelId: number): Channel {
   const ch = view.channels.byId(channelId);
-  if (!ch || ch.deactivated || !view.channels.may(userId, ch, 'metadata')) throw invalidChannelId();
+  if (!ch || ch.deactivated || !view.channels.may(userId, ch, 'metadata'))
+    throw new InvalidChannelIdError();
   return ch;
 }
 

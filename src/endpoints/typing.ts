@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { nowSeconds } from '../config.js';
-import { JsonableError } from '../lib/errors.js';
+import { JsonableError, MissingTopicError } from '../lib/errors.js';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/events.js';
 import { int, intList, oneOf, pathInt, str } from '../lib/params.js';
 import { channelTypingEvent, directTypingEvent, editTypingEvent } from '../lib/typing.js';
@@ -33,7 +33,7 @@ export const setTypingStatus = endpoint({
     const settings = view.userSettings(user.id);
     if (p.type === 'stream' || p.type === 'channel') {
       if (p.stream_id === undefined) throw new JsonableError('Missing channel ID');
-      if (p.topic === undefined) throw new JsonableError('Missing topic');
+      if (p.topic === undefined) throw new MissingTopicError();
       if (!settings.send_stream_typing_notifications) {
         throw new JsonableError('User has disabled typing notifications for channel messages');
       }
