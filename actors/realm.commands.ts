@@ -35,6 +35,7 @@ import {
 } from '../src/mutations/profile-fields.js';
 import { doAddPushDevice, doRemovePushDevice } from '../src/mutations/push-devices.js';
 import { checkUpdateRealm } from '../src/mutations/realm-admin.js';
+import { checkDeactivateRealm, doReactivateRealm } from '../src/mutations/realm-deactivate.js';
 import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
 import { doChangeSettings, doConfirmEmailChange } from '../src/mutations/user-settings.js';
 import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
@@ -100,6 +101,9 @@ export const REALM_COMMANDS = {
   'profile_field.delete': checkDeleteProfileField,
   'profile_field.reorder': checkReorderProfileFields,
   'realm.update': checkUpdateRealm,
+  'realm.deactivate': checkDeactivateRealm,
+  // Internal (the reference reactivates through a confirmation link): tests, admin tools.
+  'realm.reactivate': doReactivateRealm,
   'linkifier.add': doAddLinkifier,
   'linkifier.update': doUpdateLinkifier,
   'linkifier.remove': doRemoveLinkifier,

@@ -50,7 +50,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const { verboseSql, eventTap, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
-  const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
+  const store = Store.open(config.dataDir, {
+    durability: config.durability,
+    ...(verboseSql ? { verbose: verboseSql } : {}),
+  });
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
   // use them.
@@ -126,14 +129,18 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await inflight.drained(10_000);
         await scheduler.close();
         realms.closeAll();
+        let saveFailure: Error | null = null;
         try {
           saveQueues(queues, config.dataDir);
         } catch (err) {
+          // Their clients will get BAD_EVENT_QUEUE_ID and register again; the exit is non-zero.
           console.error('saving the event queues failed', err);
+          saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
         await renderer.close();
         store.close();
+        if (saveFailure !== null) throw saveFailure;
       })();
       return closing;
     },

@@ -268,3 +268,15 @@ export const updateRealm = endpoint({
     });
   },
 });
+
+/**
+ * POST /api/v1/realm/deactivate — deactivates the organization (owners; the permission is checked
+ * in the realm actor). Every session ends at once (src/mutations/realm-deactivate.ts). Reference:
+ * views/realm.py deactivate_realm; `deletion_delay_days` is not supported (nothing is deleted).
+ */
+export const deactivateRealm = endpoint({
+  method: 'POST',
+  path: '/api/v1/realm/deactivate',
+  params: z.object({}),
+  handle: ({ realm, user }) => realm.ask('realm.deactivate', { acting_user_id: user.id }),
+});

@@ -49,8 +49,10 @@ export function parseBasicAuth(header: string): { email: string; apiKey: string 
 
 /**
  * The user a request's `Authorization` header authenticates, or the 401. With `limits`, failed
- * attempts count against the client's address, and an address over that limit gets the 429
- * before its credentials are even checked (cached, recently valid ones excepted).
+ * attempts count against the client's address together with the account tried (unknown accounts
+ * share one count per address), and that pair, once over its limit, gets the 429 before its
+ * credentials are even checked — so one account's failures, or an attacker's, never refuse
+ * another account's valid key from the same address (a NAT, a proxy).
  */
 export function authenticate(
   store: ReadStore,
@@ -65,13 +67,26 @@ export function authenticate(
   if (cached && !realm!.view.deactivated) return cached;
   if (limits === null || ctx === null || header === '')
     return checkCredentials(store, realm, header);
-  limits.checkAuthentication(ctx);
+  const account = accountTried(realm, header);
+  limits.checkAuthentication(ctx, account);
   try {
     return checkCredentials(store, realm, header);
   } catch (err) {
-    if (err instanceof UnauthorizedError) limits.authenticationFailed(ctx);
+    if (err instanceof UnauthorizedError) limits.authenticationFailed(ctx, account);
     throw err;
   }
+}
+
+/** The account a header names, for counting its failures: a user id of the realm, or '*'. */
+function accountTried(realm: RealmRuntime | undefined, header: string): string {
+  let email: string;
+  try {
+    email = parseBasicAuth(header).email;
+  } catch {
+    return '*';
+  }
+  const user = realm?.view.userByEmail(email);
+  return user ? String(user.id) : '*';
 }
 
 function checkCredentials(

@@ -50,6 +50,7 @@ export type ErrorCode =
   | 'EXPECTATION_MISMATCH'
   | 'SYSTEM_GROUP_REQUIRED'
   | 'CANNOT_DEACTIVATE_GROUP_IN_USE'
+  | 'INSUFFICIENT_STORAGE'
   | 'INTERNAL_SERVER_ERROR';
 
 export type ErrorBody = {
@@ -231,6 +232,28 @@ export class RateLimitedError extends JsonableError {
       headers: { 'Retry-After': String(retryAfter) },
     });
   }
+}
+
+/**
+ * 507: a write failed because the disk is full (Confab's own code; the reference has none). The
+ * write changed nothing (its transaction rolled back); reads still work, and writes again once
+ * space is freed.
+ */
+export class InsufficientStorageError extends JsonableError {
+  constructor() {
+    super('The server is out of storage space; try again later', {
+      code: 'INSUFFICIENT_STORAGE',
+      status: 507,
+    });
+  }
+}
+
+/** The error a client sees for a low-level failure that is the disk being full; null if not. */
+export function storageFullError(err: unknown): InsufficientStorageError | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT'
+    ? new InsufficientStorageError()
+    : null;
 }
 
 /**

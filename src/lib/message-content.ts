@@ -87,8 +87,17 @@ export function parseChannelTo(raw: string): string | number {
     data = data[0];
   }
   if (typeof data === 'string') return data;
-  if (typeof data === 'number' && Number.isInteger(data)) return data;
+  if (isWholeInteger(data, raw)) return data;
   throw new JsonableError('Invalid data type for channel');
+}
+
+/**
+ * Whether a number decoded from `raw` (JSON holding numbers and no strings) is an integer as the
+ * client wrote it: `1.0`, `1e3` and integers past 2^53 are not (JSON.parse would make them look
+ * like one), as the reference's JSON decoder would not.
+ */
+function isWholeInteger(n: unknown, raw: string): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && !/[.eE]/.test(raw);
 }
 
 /**
@@ -116,12 +125,12 @@ export function parseDirectTo(raw: string): { ids: number[] } | { emails: string
     }
     return { emails: [...emails] };
   }
-  if (typeof data[0] !== 'number' || !Number.isInteger(data[0])) {
-    throw new JsonableError('Invalid data type for recipients');
-  }
+  // Only a list of numbers alone can be checked as written; a string in it refuses the list anyway.
+  const text = data.every((x) => typeof x === 'number') ? raw : '';
+  if (!isWholeInteger(data[0], text)) throw new JsonableError('Invalid data type for recipients');
   const ids = new Set<number>();
   for (const id of data) {
-    if (typeof id !== 'number' || !Number.isInteger(id)) throw mixed();
+    if (!isWholeInteger(id, text)) throw mixed();
     ids.add(id);
   }
   return { ids: [...ids] };

@@ -206,6 +206,7 @@ export function checkDeactivateUser(
       .filter((id) => id !== target.id),
   );
   ctx.afterCommit(() => realm.reloadUser(target.id));
+  ctx.endSessions([target.id]);
   return {};
 }
 

@@ -8,7 +8,7 @@ import { attachmentStatements } from './attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
 import { Checkpointer } from './checkpointer.js';
-import { closeDatabase, openDatabase, type DB } from './db.js';
+import { closeDatabase, openDatabase, type DB, type Durability } from './db.js';
 import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
 import { invitationStatements } from './invitations.js';
@@ -137,9 +137,18 @@ export class Store {
    */
   static open(
     dataDir: string,
-    opts: { verbose?: (sql: unknown) => void; backgroundCheckpoint?: boolean } = {},
+    opts: {
+      verbose?: (sql: unknown) => void;
+      backgroundCheckpoint?: boolean;
+      durability?: Durability;
+    } = {},
   ): Store {
-    const store = new Store(openDatabase(dataDir, opts.verbose ? { verbose: opts.verbose } : {}));
+    const store = new Store(
+      openDatabase(dataDir, {
+        ...(opts.verbose ? { verbose: opts.verbose } : {}),
+        ...(opts.durability ? { durability: opts.durability } : {}),
+      }),
+    );
     if (opts.backgroundCheckpoint ?? true) store.checkpointer = new Checkpointer(store.db);
     return store;
   }

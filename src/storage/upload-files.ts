@@ -43,7 +43,7 @@ export class UploadFiles {
   async place(tmpPath: string, pathId: string): Promise<void> {
     const dest = this.filePath(pathId);
     if (!dest) throw new Error(`refusing to store an upload at ${JSON.stringify(pathId)}`);
-    await fs.promises.mkdir(path.dirname(dest), { recursive: true });
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
     await fs.promises.rename(tmpPath, dest);
   }
 

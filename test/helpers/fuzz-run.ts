@@ -80,6 +80,7 @@ async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
   const { realms } = ts.server.context;
   const store = ts.server.store;
   const realm = realms.get(ts.fx.realmId)!;
+  if (realm.view.deactivated) await realm.ask('realm.reactivate', {});
   const owner = realm.view.activeUsers().find((u) => u.role === 100 && !u.is_bot);
   if (!owner) {
     t.fail('no active owner left');
