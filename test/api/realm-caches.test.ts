@@ -14,6 +14,18 @@ function viewOf(s: TestServer) {
   return s.server.context.realms.get(s.fx.realmId)!.view;
 }
 
+/** Points the realm's first linkifier at `base`. */
+async function retarget(s: TestServer, pattern: string, base: string): Promise<void> {
+  const list = assertSuccess(t, await s.api.get('iago', 'realm/linkifiers')).linkifiers as {
+    id: number;
+  }[];
+  const url_template = `${base}/{id}`;
+  assertSuccess(
+    t,
+    await s.api.patch('iago', `realm/filters/${list[0]!.id}`, { pattern, url_template }),
+  );
+}
+
 async function render(s: TestServer, content: string): Promise<string> {
   const res = await s.api.post('hamlet', 'messages/render', { content });
   return assertSuccess(t, res).rendered as string;
@@ -42,16 +54,7 @@ t.test('two servers in one process keep their own linkifier and alert-word cache
   const contextB = renderContextFor(b.server.context.config, b.server.store, viewB);
 
   // Server A changes its linkifier and alert words; B's caches are not touched.
-  const list = assertSuccess(t, await a.api.get('iago', 'realm/linkifiers')).linkifiers as {
-    id: number;
-  }[];
-  assertSuccess(
-    t,
-    await a.api.patch('iago', `realm/filters/${list[0]!.id}`, {
-      pattern,
-      url_template: 'https://a2.example/{id}',
-    }),
-  );
+  await retarget(a, pattern, 'https://a2.example');
   assertSuccess(
     t,
     await a.api.post('hamlet', 'users/me/alert_words', { alert_words: JSON.stringify(['ghost']) }),
@@ -72,16 +75,7 @@ t.test('two servers in one process keep their own linkifier and alert-word cache
   t.notMatch(renderedB, 'a2.example');
 
   // B's own change reaches only B.
-  const listB = assertSuccess(t, await b.api.get('iago', 'realm/linkifiers')).linkifiers as {
-    id: number;
-  }[];
-  assertSuccess(
-    t,
-    await b.api.patch('iago', `realm/filters/${listB[0]!.id}`, {
-      pattern,
-      url_template: 'https://b2.example/{id}',
-    }),
-  );
+  await retarget(b, pattern, 'https://b2.example');
   t.match(await render(b, 'see #12'), 'https://b2.example/12');
   t.match(await render(a, 'see #12'), 'https://a2.example/12');
 });

@@ -5,6 +5,7 @@
  * code: change a statement in src/storage and the test explains the new one.
  */
 import type Database from 'better-sqlite3';
+import type { Test } from 'tap';
 import type { Store } from '../../src/storage/store.js';
 
 type Call = { sql: string; args: unknown[] };
@@ -43,4 +44,23 @@ export function explainCalls(store: Store, fn: () => unknown): string[] {
       .map((r) => r.detail)
       .join(' | '),
   );
+}
+
+/**
+ * Each case's reads are index searches: every plan line SEARCHes and none SCANs one of `tables`
+ * without an index.
+ */
+export function assertIndexSearches(
+  t: Test,
+  store: Store,
+  cases: readonly (readonly [string, () => unknown])[],
+  tables: readonly string[],
+): void {
+  const scan = new RegExp(`SCAN (${tables.join('|')})\\b(?! USING)`);
+  for (const [name, call] of cases) {
+    for (const p of explainCalls(store, call)) {
+      t.match(p, /SEARCH/, `${name}: ${p}`);
+      t.notMatch(p, scan, `${name}: no table scan`);
+    }
+  }
 }
