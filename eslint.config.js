@@ -122,6 +122,24 @@ export default tseslint.config(
       ],
     },
   },
+  // One clock: "now" in endpoints, mutations and queries is the server's (ServerConfig.clock, or
+  // the `now` a mutation is handed), so tests and replays see one time.
+  {
+    files: ['src/endpoints/**/*.ts', 'src/mutations/**/*.ts', 'src/queries/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'Take "now" from the server clock (ServerConfig.clock, nowSeconds(config)).',
+        },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'Take "now" from the server clock (ServerConfig.clock, nowSeconds(config)).',
+        },
+      ],
+    },
+  },
   layer(
     ['actors/**/*.ts'],
     [

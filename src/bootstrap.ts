@@ -4,6 +4,7 @@
  */
 import { doCreateRealm, type CreateRealmResult } from './mutations/realms.js';
 import { generatePassword, hashPassword } from './lib/password.js';
+import { nowSeconds, type ServerConfig } from './config.js';
 import type { Store } from './storage/store.js';
 
 export type FirstRealmCredentials = CreateRealmResult & {
@@ -13,11 +14,11 @@ export type FirstRealmCredentials = CreateRealmResult & {
 
 export async function ensureFirstRealm(
   store: Store,
-  scryptN: number,
+  config: Pick<ServerConfig, 'scryptN' | 'clock'>,
 ): Promise<FirstRealmCredentials | null> {
   if (store.realms.all().length > 0) return null;
   const password = generatePassword();
-  const hash = await hashPassword(password, scryptN);
+  const hash = await hashPassword(password, config.scryptN);
   const created = doCreateRealm(store, {
     name: 'Confab',
     string_id: '',
@@ -25,7 +26,7 @@ export async function ensureFirstRealm(
     owner_full_name: 'Organization Owner',
     owner_password_hash: hash,
     owner_can_create_users: true,
-    now: Math.floor(Date.now() / 1000),
+    now: nowSeconds(config),
   });
   return { ...created, password, realm_string_id: '' };
 }

@@ -276,3 +276,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       .filter((s) => s !== ''),
   };
 }
+
+/** The server's "now" in UNIX seconds (ServerConfig.clock): the one source of time. */
+export function nowSeconds(config: Pick<ServerConfig, 'clock'>): number {
+  return Math.floor(config.clock() / 1000);
+}

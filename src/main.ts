@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     // First boot happens before the server opens its own connection to the database.
     const store = Store.open(config.dataDir);
     try {
-      const creds = await ensureFirstRealm(store, config.scryptN);
+      const creds = await ensureFirstRealm(store, config);
       if (creds) {
         console.log('Created the first realm and its owner (shown once; keep them):');
         console.log(`  realm:    ${config.externalScheme}://${config.externalHost}`);

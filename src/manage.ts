@@ -12,8 +12,9 @@
  * expiry_date, link}]}: the pending, unexpired invitations and their links (Confab sends no
  * e-mail; this is how an operator hands an e-mail invitation's link to the invitee).
  */
+import { REALM_COMMANDS } from '../actors/realm.commands.js';
 import { RealmRuntime } from '../actors/registry.js';
-import { configFromEnv, type ServerConfig } from './config.js';
+import { configFromEnv, nowSeconds, type ServerConfig } from './config.js';
 import { JsonableError } from './lib/errors.js';
 import { hashPassword } from './lib/password.js';
 import { invitationPath } from './lib/invitations.js';
@@ -64,7 +65,7 @@ function parseRole(s: string | undefined): Role {
   return n;
 }
 
-async function createRealm(store: Store, flags: Record<string, string>, scryptN: number) {
+async function createRealm(store: Store, flags: Record<string, string>, config: ServerConfig) {
   const email = need(flags, 'owner-email');
   if (!isValidEmail(email)) throw new UsageError(`invalid e-mail: ${email}`);
   const password = need(flags, 'owner-password');
@@ -76,9 +77,9 @@ async function createRealm(store: Store, flags: Record<string, string>, scryptN:
     string_id: (flags.subdomain ?? '').toLowerCase(),
     owner_email: email,
     owner_full_name: ownerName,
-    owner_password_hash: await hashPassword(password, scryptN),
+    owner_password_hash: await hashPassword(password, config.scryptN),
     owner_can_create_users: true,
-    now: Math.floor(Date.now() / 1000),
+    now: nowSeconds(config),
   });
 }
 
@@ -94,7 +95,7 @@ function realmOf(store: Store, flags: Record<string, string>) {
 function listInvitations(store: Store, flags: Record<string, string>, config: ServerConfig) {
   const realmRow = realmOf(store, flags);
   const base = realmUrl(config, realmRow.string_id);
-  const now = Math.floor(Date.now() / 1000);
+  const now = nowSeconds(config);
   return {
     invitations: store.invitations.validByRealm(realmRow.id, now).map((r) => ({
       id: r.id,
@@ -108,7 +109,7 @@ function listInvitations(store: Store, flags: Record<string, string>, config: Se
   };
 }
 
-async function createUser(store: Store, flags: Record<string, string>, scryptN: number) {
+async function createUser(store: Store, flags: Record<string, string>, config: ServerConfig) {
   const realmRow = realmOf(store, flags);
   const email = need(flags, 'email');
   if (!isValidEmail(email)) throw new UsageError(`invalid e-mail: ${email}`);
@@ -116,10 +117,16 @@ async function createUser(store: Store, flags: Record<string, string>, scryptN: 
   checkPasswordStrength(password);
   const fullName = checkFullName(need(flags, 'full-name'));
   const role = parseRole(flags.role);
-  const hash = await hashPassword(password, scryptN);
+  const hash = await hashPassword(password, config.scryptN);
   // The same mutation the API runs, through a realm actor of this process. No server is running
   // here, so its events have no audience.
-  const rt = new RealmRuntime(store, realmRow.id, { publish: () => {} });
+  const rt = new RealmRuntime(
+    store,
+    realmRow.id,
+    { publish: () => {} },
+    REALM_COMMANDS,
+    config.clock,
+  );
   const canCreateUsers = flags['can-create-users'] === 'true';
   if (canCreateUsers && role > 200)
     throw new UsageError('--can-create-users needs an administrator or owner role');
@@ -146,8 +153,8 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     const flags = parseFlags(rest);
     let result: object;
-    if (command === 'create-realm') result = await createRealm(store, flags, config.scryptN);
-    else if (command === 'create-user') result = await createUser(store, flags, config.scryptN);
+    if (command === 'create-realm') result = await createRealm(store, flags, config);
+    else if (command === 'create-user') result = await createUser(store, flags, config);
     else if (command === 'list-invitations') result = listInvitations(store, flags, config);
     else throw new UsageError(`unknown command: ${command}`);
     console.log(JSON.stringify(result));

@@ -7,7 +7,12 @@ import { z } from 'zod';
 import { checkLifespan } from '../../actors/event-queues.js';
 import { endpoint, type HandlerCtx } from '../http/endpoint.js';
 import { HeldResponse, RawJson } from '../http/respond.js';
-import { JsonableError, UnauthorizedError, BadEventQueueIdError } from '../lib/errors.js';
+import {
+  BadEventQueueIdError,
+  JsonableError,
+  UnauthorizedError,
+  UserNotAuthorizedForQueryError,
+} from '../lib/errors.js';
 import { capabilitiesFrom, type QueueSettings } from '../lib/event-filter.js';
 import { eventsResponseJson } from '../lib/event-wire.js';
 import { checkNarrowForEvents, type NarrowTerm } from '../lib/narrow.js';
@@ -67,7 +72,7 @@ function queueSettings(user: UserRow, p: Registration): QueueSettings {
   const narrow: NarrowTerm[] = p.narrow.map(([o, v]) => [o, v] as const);
   checkNarrowForEvents(narrow);
   if (p.all_public_streams && user.role === Role.GUEST) {
-    throw new JsonableError('User not authorized for this query');
+    throw new UserNotAuthorizedForQueryError();
   }
   return {
     userId: user.id,
@@ -172,7 +177,7 @@ export const getEvents = endpoint({
     }
     if (p.last_event_id === undefined) throw new JsonableError("Missing 'last_event_id' argument");
     if (p.all_public_streams && user.role === Role.GUEST) {
-      throw new JsonableError('User not authorized for this query');
+      throw new UserNotAuthorizedForQueryError();
     }
     const rt = queues.access(user.id, p.queue_id);
     // Answered when events are pending, or later — by the queue's flush, outside any handler,

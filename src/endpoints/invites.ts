@@ -6,8 +6,9 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
+import { nowSeconds } from '../config.js';
 import { MAX_TIMESTAMP } from '../lib/drafts.js';
-import { JsonableError } from '../lib/errors.js';
+import { GuestNotAllowedError, JsonableError } from '../lib/errors.js';
 import {
   INVITATION_LINK_VALIDITY_MINUTES,
   InvitationError,
@@ -42,13 +43,13 @@ type InviteOptionParams = {
 };
 
 /** The defaults, and an expiry the server can represent (until the end of year 9999). */
-function optionsFor(user: UserRow, p: InviteOptionParams) {
+function optionsFor(user: UserRow, p: InviteOptionParams, now: number) {
   const minutes =
     p.invite_expires_in_minutes === undefined
       ? INVITATION_LINK_VALIDITY_MINUTES
       : p.invite_expires_in_minutes;
   if (minutes !== null) {
-    const expiry = Date.now() / 1000 + minutes * 60;
+    const expiry = now + minutes * 60;
     if (expiry < 0 || expiry > MAX_TIMESTAMP)
       throw new JsonableError('Invalid invite_expires_in_minutes');
   }
@@ -65,7 +66,7 @@ function optionsFor(user: UserRow, p: InviteOptionParams) {
 
 /** The reference's require_member_or_admin. */
 function requireMemberOrAdmin(user: UserRow): void {
-  if (user.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+  if (user.role === Role.GUEST) throw new GuestNotAllowedError();
   if (user.is_bot) throw new JsonableError('This endpoint does not accept bot requests.');
 }
 
@@ -76,7 +77,10 @@ export const createMultiuseInvite = endpoint({
   params: z.object({ ...inviteOptions, stream_ids: intListOrNull() }),
   handle: async ({ server, realm, user }, p) => {
     requireMemberOrAdmin(user);
-    const { confirmation_key } = await realm.ask('invite.create_multiuse', optionsFor(user, p));
+    const { confirmation_key } = await realm.ask(
+      'invite.create_multiuse',
+      optionsFor(user, p, nowSeconds(server.config)),
+    );
     return {
       invite_link:
         realmUrl(server.config, realm.view.row.string_id) + invitationPath(true, confirmation_key),
@@ -98,10 +102,10 @@ export const inviteUsers = endpoint({
     stream_ids: json(z.array(intValue(), { error: '{var} is not a list' })),
     notify_referrer_on_join: bool().default(true),
   }),
-  handle: async ({ realm, user }, p) => {
+  handle: async ({ server, realm, user }, p) => {
     requireMemberOrAdmin(user);
     const { skipped } = await realm.ask('invite.create', {
-      ...optionsFor(user, p),
+      ...optionsFor(user, p, nowSeconds(server.config)),
       invitee_emails: p.invitee_emails,
       notify_referrer_on_join: p.notify_referrer_on_join,
     });
@@ -127,7 +131,7 @@ export const getInvites = endpoint({
         server.store,
         realm.view,
         user.id,
-        Math.floor(Date.now() / 1000),
+        nowSeconds(server.config),
         realmUrl(server.config, realm.view.row.string_id),
       ),
     };

@@ -15,6 +15,7 @@
  */
 import { z } from 'zod';
 import { endpoint, type HandlerCtx } from '../http/endpoint.js';
+import { nowSeconds } from '../config.js';
 import { RawBody } from '../http/respond.js';
 import { JsonableError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
@@ -96,7 +97,7 @@ function lookup(ctx: HandlerCtx, key: string): InvitationRow | RawBody {
     return usableInvitation(
       { store: ctx.server.store, realm: ctx.realm.view },
       key,
-      Math.floor(Date.now() / 1000),
+      nowSeconds(ctx.server.config),
     );
   } catch (err) {
     if (err instanceof InvitationLinkError) return linkErrorPage(err);

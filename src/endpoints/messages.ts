@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { JsonableError } from '../lib/errors.js';
+import { JsonableError, MissingTopicError } from '../lib/errors.js';
 import {
   clientNameFromUserAgent,
   defaultReadBySender,
@@ -55,7 +55,7 @@ export const sendMessage = endpoint({
     if (p.type === 'stream' || p.type === 'channel') {
       if (p.to === undefined) throw new JsonableError('Missing channel');
       const channel = parseChannelTo(p.to);
-      if (p.topic === undefined) throw new JsonableError('Missing topic');
+      if (p.topic === undefined) throw new MissingTopicError();
       to = { kind: 'channel', channel, topic: normalizeTopic(p.topic) };
     } else {
       const recipients = p.to === undefined ? { emails: [] } : parseDirectTo(p.to);

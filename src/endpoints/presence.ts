@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { RealmRuntime } from '../../actors/registry.js';
 import type { ServerContext } from '../context.js';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
-import { HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
+import { HumanUsersOnlyError, JsonableError, NoSuchUserError } from '../lib/errors.js';
 import { PRESENCE_OFFLINE_THRESHOLD_SECONDS } from '../lib/limits.js';
 import { legacyPresence } from '../lib/presence.js';
 import { bool, int, str } from '../lib/params.js';
@@ -121,7 +121,7 @@ export const getUserPresence = endpoint({
     const view = realm.view;
     const key = p.user_id_or_email;
     const target = /^\d+$/.test(key) ? view.user(Number(key)) : view.userByEmail(key);
-    if (!target || !target.is_active) throw new JsonableError('No such user');
+    if (!target || !target.is_active) throw new NoSuchUserError();
     if (target.is_bot) throw new JsonableError('Presence is not supported for bot users.');
     const rec = realmPresence(server.store, view).get(target.id);
     if (!rec) throw new JsonableError(`No presence data for ${key}`);

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import type { RealmRuntime } from '../../actors/registry.js';
 import { canonicalTopic, MAX_TOPIC_LENGTH } from '../lib/channel-rules.js';
-import { JsonableError } from '../lib/errors.js';
+import { InvalidChannelIdError, JsonableError, NoSuchUserError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
 import { parseNarrowParam } from '../lib/narrow.js';
 import { int, intList, json, oneOf, pathInt, str } from '../lib/params.js';
@@ -24,8 +24,6 @@ import { messageQuery, resolveNarrow } from '../queries/message-fetch.js';
 import { accessMessage } from '../queries/messages.js';
 import { readReceipts, userHasMessageInTopic } from '../queries/reading.js';
 import type { ReadScope } from '../mutations/reading.js';
-
-const invalidChannelId = () => new JsonableError('Invalid channel ID');
 
 /** Marks the scope read batch by batch; false when the time budget ran out first. */
 async function markReadUntilDone(
@@ -65,7 +63,7 @@ export const markStreamAsRead = endpoint({
   params: z.object({ stream_id: int() }),
   handle: async ({ realm, user }, p) => {
     const ch = realm.view.channels.byId(p.stream_id);
-    if (!ch || !realm.view.channels.may(user.id, ch, 'content')) throw invalidChannelId();
+    if (!ch || !realm.view.channels.may(user.id, ch, 'content')) throw new InvalidChannelIdError();
     await markReadUntilDone(realm, user.id, { kind: 'channel', stream_id: ch.id }, null);
     return {};
   },
@@ -78,7 +76,7 @@ export const markTopicAsRead = endpoint({
   params: z.object({ stream_id: int(), topic_name: str() }),
   handle: async ({ server, realm, user }, p) => {
     const ch = realm.view.channels.byId(p.stream_id);
-    if (!ch || !realm.view.channels.may(user.id, ch, 'content')) throw invalidChannelId();
+    if (!ch || !realm.view.channels.may(user.id, ch, 'content')) throw new InvalidChannelIdError();
     const topic = canonicalTopic(p.topic_name);
     if (topic !== '' && !userHasMessageInTopic(server.store, user.id, ch.id, topic)) {
       throw new JsonableError(`No such topic '${p.topic_name}'`);
@@ -164,10 +162,10 @@ export const getSubscriptionStatus = endpoint({
   handle: ({ realm, user }, p) => {
     const view = realm.view;
     const target = view.user(p.user_id);
-    if (!target || target.is_bot) throw new JsonableError('No such user');
+    if (!target || target.is_bot) throw new NoSuchUserError();
     if (!target.is_active) throw new JsonableError('User is deactivated');
     const ch = view.channels.byId(p.stream_id);
-    if (!ch || !view.channels.may(user.id, ch, 'metadata')) throw invalidChannelId();
+    if (!ch || !view.channels.may(user.id, ch, 'metadata')) throw new InvalidChannelIdError();
     return { is_subscribed: view.channels.isSubscribed(target.id, ch.id) };
   },
 });

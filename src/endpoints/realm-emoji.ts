@@ -14,7 +14,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { RawBody } from '../http/respond.js';
-import { JsonableError, ResourceNotFoundError } from '../lib/errors.js';
+import { GuestNotAllowedError, JsonableError, ResourceNotFoundError } from '../lib/errors.js';
 import { IMAGE_CONTENT_TYPES, imageKind } from '../lib/image-type.js';
 import { str } from '../lib/params.js';
 import { checkEmojiName, MAX_EMOJI_FILE_SIZE_MIB, normalizeEmojiName } from '../lib/realm-emoji.js';
@@ -44,7 +44,7 @@ export const uploadRealmEmoji = endpoint({
   handle: async ({ server, realm, user, req }, p) => {
     const name = normalizeEmojiName(p.emoji_name);
     checkEmojiName(name);
-    if (user.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+    if (user.role === Role.GUEST) throw new GuestNotAllowedError();
     if (req.files.length !== 1) throw new JsonableError('You must upload exactly one file.');
     const file = req.files[0]!;
     if (file.size > MAX_EMOJI_FILE_SIZE_MIB * 1024 * 1024) {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
-import { JsonableError } from '../lib/errors.js';
+import { JsonableError, MissingTopicError } from '../lib/errors.js';
 import {
   clientNameFromUserAgent,
   normalizeContent,
@@ -73,7 +73,7 @@ export const createScheduledMessage = endpoint({
     let to: MessageDestination;
     if (scheduledMessageType(p.type) === 'stream') {
       const channel = parseScheduledChannelTo(p.to);
-      if (p.topic === undefined) throw new JsonableError('Missing topic');
+      if (p.topic === undefined) throw new MissingTopicError();
       to = { kind: 'channel', channel, topic: normalizeTopic(p.topic) };
     } else {
       to = { kind: 'direct', ids: parseScheduledDirectTo(p.to) };

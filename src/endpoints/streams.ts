@@ -4,13 +4,19 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
+import { nowSeconds } from '../config.js';
 import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
   TOPICS_POLICIES,
   normalizeDescription,
   parseRetentionDays,
 } from '../lib/channel-rules.js';
-import { JsonableError } from '../lib/errors.js';
+import {
+  GuestNotAllowedError,
+  InvalidChannelIdError,
+  JsonableError,
+  UserNotAuthorizedForQueryError,
+} from '../lib/errors.js';
 import {
   CHANNEL_GROUP_SETTING_NAMES,
   type ChannelGroupSettingName,
@@ -40,23 +46,19 @@ import type { GroupSettingChange } from '../mutations/channels.js';
 import type { SubscriptionPropertyChange } from '../mutations/subscriptions.js';
 import type { SubscriptionPropertyColumn } from '../storage/channels.js';
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-
 const principalsParam = () =>
   json(z.union([z.array(z.string()), z.array(intValue())], { error: 'Invalid {var}' })).optional();
-
-const invalidChannelId = () => new JsonableError('Invalid channel ID');
 
 /** GET /api/v1/users/me/subscriptions */
 export const listSubscriptions = endpoint({
   method: 'GET',
   path: '/api/v1/users/me/subscriptions',
   params: z.object({ include_subscribers: bool().default(false) }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     const lists = gatherSubscriptions(realm.view, user.id, {
       includeSubscribers: p.include_subscribers,
       includeArchived: false,
-      nowSeconds: nowSeconds(),
+      nowSeconds: nowSeconds(server.config),
       subscribedOnly: true,
     });
     return { subscriptions: lists.subscriptions };
@@ -100,7 +102,7 @@ export const subscribe = endpoint({
     ...subscribeSettings,
   }),
   handle: async ({ server, realm, user }, p) => {
-    if (user.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+    if (user.role === Role.GUEST) throw new GuestNotAllowedError();
     const retention =
       p.message_retention_days === undefined ? null : parseRetentionDays(p.message_retention_days);
     for (const s of p.subscriptions) {
@@ -165,8 +167,7 @@ export const updateSubscriptions = endpoint({
   handle: ({ server, realm, user }, p) => {
     if (p.add.length === 0 && p.delete.length === 0)
       throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
-    if (p.add.length > 0 && user.role === Role.GUEST)
-      throw new JsonableError('Not allowed for guest users');
+    if (p.add.length > 0 && user.role === Role.GUEST) throw new GuestNotAllowedError();
     for (const s of p.add) {
       if (s.color !== undefined && !isHexColor(s.color))
         throw new JsonableError('add.color is not a valid hex color code');
@@ -295,11 +296,11 @@ export const listStreams = endpoint({
     include_owner_subscribed: bool().default(false),
     include_can_access_content: bool().default(false),
   }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     const view = realm.view.channels;
     // The deprecated alias is for administrators only (spec/API.md).
     if (p.include_all_active && user.role > Role.ADMINISTRATOR)
-      throw new JsonableError('User not authorized for this query');
+      throw new UserNotAuthorizedForQueryError();
     const includeAll = p.include_all || p.include_all_active;
     const includePublic = p.include_public && user.role !== Role.GUEST;
     const owner =
@@ -324,7 +325,7 @@ export const listStreams = endpoint({
       }
       if (take) picked.push(ch);
     }
-    const now = nowSeconds();
+    const now = nowSeconds(server.config);
     const streams = picked.map((ch) => {
       const o = formatChannel(realm.view, ch, now);
       if (p.include_default) o.is_default = view.isDefault(ch.id);
@@ -337,7 +338,8 @@ export const listStreams = endpoint({
 /** A channel the user may know (archived ones are invalid here, as in the reference). */
 function accessChannelMetadata(view: RealmView, userId: number, channelId: number): Channel {
   const ch = view.channels.byId(channelId);
-  if (!ch || ch.deactivated || !view.channels.may(userId, ch, 'metadata')) throw invalidChannelId();
+  if (!ch || ch.deactivated || !view.channels.may(userId, ch, 'metadata'))
+    throw new InvalidChannelIdError();
   return ch;
 }
 
@@ -346,9 +348,9 @@ export const getStream = endpoint({
   method: 'GET',
   path: '/api/v1/streams/:stream_id',
   params: z.object({ stream_id: pathInt() }),
-  handle: ({ realm, user }, p) => {
+  handle: ({ server, realm, user }, p) => {
     const ch = accessChannelMetadata(realm.view, user.id, p.stream_id);
-    return { stream: formatChannel(realm.view, ch, nowSeconds()) };
+    return { stream: formatChannel(realm.view, ch, nowSeconds(server.config)) };
   },
 });
 

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { MAX_TOPIC_LENGTH } from '../lib/channel-rules.js';
-import { JsonableError } from '../lib/errors.js';
+import { InvalidChannelIdError } from '../lib/errors.js';
 import { bool, int, intValue, json, pathInt, str } from '../lib/params.js';
 import { topicHistory } from '../queries/topics.js';
 
@@ -18,7 +18,7 @@ export const getTopics = endpoint({
     const view = realm.view.channels;
     const ch = view.byId(p.stream_id);
     if (!ch || ch.deactivated || !view.may(user.id, ch, 'content'))
-      throw new JsonableError('Invalid channel ID');
+      throw new InvalidChannelIdError();
     return {
       topics: topicHistory(server.store, user.id, ch, {
         allowEmptyTopicName: p.allow_empty_topic_name,

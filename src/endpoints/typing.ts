@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { JsonableError } from '../lib/errors.js';
+import { nowSeconds } from '../config.js';
+import { JsonableError, MissingTopicError } from '../lib/errors.js';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/events.js';
 import { int, intList, oneOf, pathInt, str } from '../lib/params.js';
 import { channelTypingEvent, directTypingEvent, editTypingEvent } from '../lib/typing.js';
@@ -32,7 +33,7 @@ export const setTypingStatus = endpoint({
     const settings = view.userSettings(user.id);
     if (p.type === 'stream' || p.type === 'channel') {
       if (p.stream_id === undefined) throw new JsonableError('Missing channel ID');
-      if (p.topic === undefined) throw new JsonableError('Missing topic');
+      if (p.topic === undefined) throw new MissingTopicError();
       if (!settings.send_stream_typing_notifications) {
         throw new JsonableError('User has disabled typing notifications for channel messages');
       }
@@ -77,7 +78,7 @@ export const setMessageEditTypingStatus = endpoint({
     const view = realm.view;
     // Only someone who could save an edit of the content now may say they are editing it.
     const { row } = accessMessage(server.store, view, user.id, p.message_id, true);
-    checkMayEditContent(view, user.id, row, Math.floor(server.config.clock() / 1000), 0);
+    checkMayEditContent(view, user.id, row, nowSeconds(server.config), 0);
     const settings = view.userSettings(user.id);
     const person = (id: number) => {
       const u = view.user(id);

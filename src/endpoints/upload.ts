@@ -218,7 +218,7 @@ export const getFileTemporaryUrl = endpoint({
     const token = signUploadToken(
       TEMPORARY_URL_KEY,
       pathId,
-      Date.now() + server.config.uploadUrlLifetimeMs,
+      server.config.clock() + server.config.uploadUrlLifetimeMs,
     );
     return {
       url: `/user_uploads/temporary/${token}/${encodeURIComponent(pathIdFileName(pathId))}`,
@@ -233,7 +233,7 @@ export const serveTemporaryFile = endpoint({
   auth: 'none',
   params: z.object({ token: z.string(), filename: z.string() }),
   handle: async ({ server }, p) => {
-    const pathId = verifyUploadToken(TEMPORARY_URL_KEY, p.token, Date.now());
+    const pathId = verifyUploadToken(TEMPORARY_URL_KEY, p.token, server.config.clock());
     if (pathId === null) throw new JsonableError('Invalid token');
     if (pathIdFileName(pathId) !== p.filename) throw new JsonableError('Invalid filename');
     const row = server.store.attachments.byPathId(pathId);

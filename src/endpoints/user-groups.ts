@@ -4,7 +4,13 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { JsonableError } from '../lib/errors.js';
+import {
+  GuestNotAllowedError,
+  InvalidUserGroupError,
+  JsonableError,
+  NoSuchUserError,
+  UserGroupDeactivatedError,
+} from '../lib/errors.js';
 import { USER_GROUP_SETTING_NAMES, type UserGroupSettingName } from '../lib/group-settings.js';
 import { bool, groupSetting, groupSettingChange, intList, pathInt, str } from '../lib/params.js';
 import type { GroupSettingValue } from '../lib/realm-settings.js';
@@ -14,14 +20,14 @@ import { listUserGroups } from '../queries/user-groups.js';
 import type { UserRow } from '../storage/users.js';
 
 function requireNonGuest(user: UserRow): void {
-  if (user.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+  if (user.role === Role.GUEST) throw new GuestNotAllowedError();
 }
 
 /** A group whose membership may be read (any non-deactivated group of the realm). */
 function groupToRead(view: RealmView, id: number) {
   const g = view.group(id);
-  if (!g) throw new JsonableError('Invalid user group');
-  if (g.deactivated) throw new JsonableError('User group is deactivated.');
+  if (!g) throw new InvalidUserGroupError();
+  if (g.deactivated) throw new UserGroupDeactivatedError();
   return g;
 }
 
@@ -173,7 +179,7 @@ export const getIsUserGroupMember = endpoint({
     const view = realm.view;
     const g = groupToRead(view, p.user_group_id);
     const u = view.user(p.user_id);
-    if (!u) throw new JsonableError('No such user');
+    if (!u) throw new NoSuchUserError();
     const member =
       u.is_active === 1 &&
       (p.direct_member_only

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
-import { JsonableError } from '../lib/errors.js';
+import { JsonableError, NoSuchUserError } from '../lib/errors.js';
 import { bool, pathInt, str } from '../lib/params.js';
 import { userStatusOf } from '../queries/user-status.js';
 
@@ -51,7 +51,7 @@ export const getUserStatus = endpoint({
   params: z.object({ user_id: pathInt() }),
   handle: ({ server, realm }: AuthedCtx, p) => {
     const target = realm.view.user(p.user_id);
-    if (!target) throw new JsonableError('No such user');
+    if (!target) throw new NoSuchUserError();
     return { status: userStatusOf(server.store, realm.view, target.id) };
   },
 });

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { JsonableError } from '../lib/errors.js';
+import { JsonableError, NoSuchUserError } from '../lib/errors.js';
 import { bool, intList, pathInt, str } from '../lib/params.js';
 import { hashPassword } from '../lib/password.js';
 import { isValidEmail } from '../lib/email-validation.js';
@@ -88,7 +88,7 @@ export const getUser = endpoint({
   }),
   handle: ({ realm, user }, p) => {
     const target = realm.view.user(p.user_id);
-    if (!target) throw new JsonableError('No such user');
+    if (!target) throw new NoSuchUserError();
     return {
       user: formatUser(realm.view, target, {
         viewerId: user.id,

@@ -36,7 +36,7 @@ export function streamFile(
     res.writeStatus(statusLine(body.status));
     res.writeHeader('Content-Type', body.contentType);
     for (const k in body.headers) res.writeHeader(k, body.headers[k]!);
-    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate);
+    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
     if (total === 0) res.end();
   });
   if (total === 0) {

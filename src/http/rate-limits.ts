@@ -35,7 +35,16 @@ export class RequestLimits {
   readonly readsForwardedFor: boolean;
   private readonly trust: ProxyTrust | null;
 
-  constructor(rules: RateLimitRules, trustedProxies: readonly string[], clock: () => number) {
+  /**
+   * `clock`: the limiters' (monotonic, milliseconds); `serverClock`: the server's (ServerConfig.clock),
+   * for the reset time the headers give.
+   */
+  constructor(
+    rules: RateLimitRules,
+    trustedProxies: readonly string[],
+    clock: () => number,
+    private readonly serverClock: () => number,
+  ) {
     this.apiByUser = new RateLimiter(rules.api_by_user, clock);
     this.eventsByUser = new RateLimiter(rules.events_by_user, clock);
     this.apiByIp = new RateLimiter(rules.api_by_ip, clock);
@@ -52,6 +61,7 @@ export class RequestLimits {
       config.rateLimits,
       config.trustedProxies,
       config.rateLimitClock ?? (() => performance.now()),
+      config.clock,
     );
   }
 
@@ -60,7 +70,7 @@ export class RequestLimits {
     const limiter = bucket === 'events' ? this.eventsByUser : this.apiByUser;
     if (limiter.empty) return;
     const status = newStatus();
-    ctx.rate = status;
+    this.take(ctx, status);
     const wait = limiter.attempt(userId, status);
     if (wait > 0) throw new RateLimitedError(wait);
   }
@@ -69,7 +79,7 @@ export class RequestLimits {
   anonymous(ctx: RequestContext): void {
     if (this.apiByIp.empty) return;
     const status = newStatus();
-    ctx.rate = status;
+    this.take(ctx, status);
     const wait = this.apiByIp.attempt(this.addressKeyOf(ctx), status);
     if (wait > 0) throw new RateLimitedError(wait);
   }
@@ -83,7 +93,7 @@ export class RequestLimits {
     const status = newStatus();
     const wait = this.failedAuthenticationByIp.peek(this.failureKey(ctx, account), status);
     if (wait > 0) {
-      note(ctx, status);
+      this.note(ctx, status);
       throw new RateLimitedError(wait);
     }
   }
@@ -96,7 +106,7 @@ export class RequestLimits {
     if (this.authenticateByUsername.empty) return;
     const status = newStatus();
     const wait = this.authenticateByUsername.attempt(usernameKey(realmId, username), status);
-    note(ctx, status);
+    this.note(ctx, status);
     if (wait > 0) throw new RateLimitedError(wait);
   }
 
@@ -123,27 +133,33 @@ export class RequestLimits {
   private addressKeyOf(ctx: RequestContext): string {
     return addressKey(this.addressOf(ctx));
   }
+
+  /** The request's standing is this limit's. */
+  private take(ctx: RequestContext, status: RateStatus): void {
+    ctx.rate = status;
+    ctx.rateTakenAt = this.serverClock() / 1000;
+  }
+
+  /**
+   * Adds a limit's standing to the request's (the headers report the tightest, as the reference's
+   * middleware: the fewest requests left with that rule's limit, the latest reset).
+   */
+  private note(ctx: RequestContext, status: RateStatus): void {
+    const rate = ctx.rate;
+    if (rate === null) {
+      this.take(ctx, status);
+      return;
+    }
+    if (status.remaining < rate.remaining) {
+      rate.limit = status.limit;
+      rate.remaining = status.remaining;
+    }
+    rate.resetSeconds = Math.max(rate.resetSeconds, status.resetSeconds);
+  }
 }
 
 function usernameKey(realmId: number, username: string): string {
   return `${realmId}:${username.trim().toLowerCase()}`;
-}
-
-/**
- * Adds a limit's standing to the request's (the headers report the tightest, as the reference's
- * middleware: the fewest requests left with that rule's limit, the latest reset).
- */
-function note(ctx: RequestContext, status: RateStatus): void {
-  const rate = ctx.rate;
-  if (rate === null) {
-    ctx.rate = status;
-    return;
-  }
-  if (status.remaining < rate.remaining) {
-    rate.limit = status.limit;
-    rate.remaining = status.remaining;
-  }
-  rate.resetSeconds = Math.max(rate.resetSeconds, status.resetSeconds);
 }
 
 function newStatus(): RateStatus {

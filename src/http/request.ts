@@ -36,6 +36,8 @@ export class RequestContext {
   extraFiles = 0;
   /** The client's standing in the rate limit applied to the request (X-RateLimit-* headers). */
   rate: RateStatus | null = null;
+  /** When `rate` was taken: UNIX seconds by the server's clock (X-RateLimit-Reset counts from it). */
+  rateTakenAt = 0;
   /** X-Forwarded-For, copied only when a trusted proxy is configured (see client-address.ts). */
   forwardedFor = '';
   /**

@@ -104,7 +104,7 @@ export function send(
     res.writeStatus(statusLine(status));
     res.writeHeader('Content-Type', contentType);
     for (const k in headers) res.writeHeader(k, headers[k]!);
-    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate);
+    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
     res.end(body, closeConnection);
   });
 }
@@ -113,10 +113,10 @@ export function send(
  * The reference's rate-limit headers (/api/http-headers): the limit, the requests left, and the
  * Unix time at which the whole budget is back.
  */
-export function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus): void {
+export function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus, takenAt: number): void {
   res.writeHeader('X-RateLimit-Limit', String(rate.limit));
   res.writeHeader('X-RateLimit-Remaining', String(rate.remaining));
-  res.writeHeader('X-RateLimit-Reset', String(Math.floor(Date.now() / 1000 + rate.resetSeconds)));
+  res.writeHeader('X-RateLimit-Reset', String(Math.floor(takenAt + rate.resetSeconds)));
 }
 
 const SUCCESS_PREFIX = '{"result":"success","msg":""';

@@ -282,3 +282,68 @@ export class ConfirmationLinkError extends JsonableError {
 export function internalErrorBody(): { result: 'error'; msg: string; code: ErrorCode } {
   return { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' };
 }
+
+// ---- refusals the API repeats in many places (one class each, so the wording stays one) ------
+
+/** A channel that does not exist or that the user may not reach (never says which). */
+export class InvalidChannelIdError extends JsonableError {
+  constructor() {
+    super('Invalid channel ID');
+  }
+}
+
+export class NoSuchUserError extends JsonableError {
+  constructor() {
+    super('No such user');
+  }
+}
+
+export class GuestNotAllowedError extends JsonableError {
+  constructor() {
+    super('Not allowed for guest users');
+  }
+}
+
+/** The acting account is deactivated (inside a mutation; authentication answers 401 instead). */
+export class AccountDeactivatedError extends JsonableError {
+  constructor() {
+    super('Account is deactivated');
+  }
+}
+
+export class InvalidUserGroupError extends JsonableError {
+  constructor() {
+    super('Invalid user group');
+  }
+}
+
+export class UserGroupDeactivatedError extends JsonableError {
+  constructor() {
+    super('User group is deactivated.');
+  }
+}
+
+/** Messages that do not exist or that the user may not read (never says which). */
+export class InvalidMessagesError extends JsonableError {
+  constructor() {
+    super('Invalid message(s)');
+  }
+}
+
+export class MissingTopicError extends JsonableError {
+  constructor() {
+    super('Missing topic');
+  }
+}
+
+export class NoPostPermissionError extends JsonableError {
+  constructor() {
+    super('You do not have permission to post in this channel.');
+  }
+}
+
+export class UserNotAuthorizedForQueryError extends JsonableError {
+  constructor() {
+    super('User not authorized for this query');
+  }
+}

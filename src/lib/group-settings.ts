@@ -9,7 +9,7 @@
  *
  * Pure: realm data comes in through GroupLookup.
  */
-import { JsonableError } from './errors.js';
+import { InvalidUserGroupError, JsonableError, UserGroupDeactivatedError } from './errors.js';
 import type { GroupSettingValue } from './realm-settings.js';
 import type { SystemGroupName } from './roles.js';
 
@@ -180,8 +180,8 @@ export function validateGroupSettingValue(
   const value = normalizeGroupSettingValue(raw, lookup.systemGroupId('role:nobody'));
   if (typeof value === 'number') {
     const group = lookup.group(value);
-    if (!group) throw new JsonableError('Invalid user group');
-    if (group.deactivated) throw new JsonableError('User group is deactivated.');
+    if (!group) throw new InvalidUserGroupError();
+    if (group.deactivated) throw new UserGroupDeactivatedError();
     if (config.requireSystemGroup && !group.is_system_group)
       throw new SystemGroupRequiredError(settingName);
     if (group.is_system_group) checkSystemGroupAllowed(settingName, config, group.name);
@@ -195,7 +195,7 @@ export function validateGroupSettingValue(
   for (const id of value.direct_subgroups) {
     const g = lookup.group(id);
     if (!g) throw new JsonableError(`Invalid user group ID: ${id}`);
-    if (g.deactivated) throw new JsonableError('User group is deactivated.');
+    if (g.deactivated) throw new UserGroupDeactivatedError();
   }
   return value;
 }

@@ -14,7 +14,7 @@ export type AlertWordsResult = { alert_words: string[] };
 function finish(ctx: MutationContext, userId: number, changed: boolean): AlertWordsResult {
   const words = ctx.store.alertWords.byUser(userId);
   ctx.emit({ type: 'alert_words', alert_words: words }, [userId]);
-  if (changed) ctx.afterCommit(() => noteAlertWordsChanged(ctx.realm.id));
+  if (changed) ctx.afterCommit(() => noteAlertWordsChanged(ctx.realm));
   return { alert_words: words };
 }
 

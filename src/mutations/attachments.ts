@@ -15,7 +15,7 @@
  *   releaseMessageAttachments(ctx, { messageIds })                  before deleting messages
  * `pathIds` are the rendered content's `potential_attachment_path_ids` (src/lib/markdown).
  */
-import { JsonableError } from '../lib/errors.js';
+import { InvalidMessagesError, JsonableError } from '../lib/errors.js';
 import {
   attachmentDetail,
   readAttachmentDetail,
@@ -24,7 +24,7 @@ import {
   type AttachmentDetail,
 } from '../queries/attachments.js';
 import type { AttachmentRow } from '../storage/attachments.js';
-import type { MutationContext } from './context.js';
+import { actingUser, type MutationContext } from './context.js';
 
 export class InvalidAttachmentError extends JsonableError {
   constructor() {
@@ -65,8 +65,7 @@ export function doCreateAttachment(
   ctx: MutationContext,
   cmd: CreateAttachmentCommand,
 ): { id: number; image_id: number | null } {
-  const owner = ctx.realm.user(cmd.owner_id);
-  if (!owner || !owner.is_active) throw new JsonableError('Account is deactivated');
+  actingUser(ctx.realm, cmd.owner_id);
   const row: Omit<AttachmentRow, 'id'> = {
     realm_id: ctx.realm.id,
     owner_id: cmd.owner_id,
@@ -226,7 +225,7 @@ export function releaseMessageAttachments(
 function checkMessages(ctx: MutationContext, ids: readonly number[]): void {
   for (const id of ids) {
     if (ctx.store.attachments.messageRealm(id) !== ctx.realm.id) {
-      throw new JsonableError('Invalid message(s)');
+      throw new InvalidMessagesError();
     }
   }
 }

@@ -20,6 +20,7 @@ import {
 } from '../lib/group-settings.js';
 import {
   InsufficientPermissionError,
+  InvalidChannelIdError,
   JsonableError,
   OrganizationAdministratorRequiredError,
   OrganizationOwnerRequiredError,
@@ -31,7 +32,7 @@ import { formatChannel, groupSettingForApi } from '../queries/channels.js';
 import type { RealmView } from '../queries/realm-view.js';
 import type { UserRow } from '../storage/users.js';
 import { announceAccessChange, streamDeleteEvent, streamUpdateEvent } from './channel-events.js';
-import type { MutationContext } from './context.js';
+import { actingUser, type MutationContext } from './context.js';
 
 export class CannotAdministerChannelError extends JsonableError {
   constructor() {
@@ -39,15 +40,6 @@ export class CannotAdministerChannelError extends JsonableError {
       code: 'CANNOT_ADMINISTER_CHANNEL',
     });
   }
-}
-
-export const invalidChannelId = () => new JsonableError('Invalid channel ID');
-
-/** The acting user, who must be an active user of this realm (endpoints guarantee it). */
-export function actingUser(realm: RealmView, userId: number): UserRow {
-  const u = realm.user(userId);
-  if (!u || !u.is_active) throw new JsonableError('Account is deactivated');
-  return u;
 }
 
 /** Web-public channels need the realm to allow spectators (the server setting is always on). */
@@ -187,14 +179,14 @@ export function accessChannelForAdministration(
   channelId: number,
 ): Channel {
   const ch = realm.channels.byId(channelId);
-  if (!ch) throw invalidChannelId();
+  if (!ch) throw new InvalidChannelIdError();
   switch (realm.channels.administerDecision(userId, ch)) {
     case 'ok':
       return ch;
     case 'forbidden':
       throw new CannotAdministerChannelError();
     case 'invalid':
-      throw invalidChannelId();
+      throw new InvalidChannelIdError();
   }
 }
 
@@ -469,7 +461,7 @@ export function checkChangeDefaultStream(
     (cmd.add
       ? realm.channels.may(user.id, ch, 'content')
       : realm.channels.may(user.id, ch, 'metadata'));
-  if (!ch || !visible || (cmd.add && ch.deactivated)) throw invalidChannelId();
+  if (!ch || !visible || (cmd.add && ch.deactivated)) throw new InvalidChannelIdError();
   if (cmd.add) {
     if (ch.invite_only) throw new JsonableError('Private channels cannot be made default.');
     if (realm.channels.isDefault(ch.id)) return {};

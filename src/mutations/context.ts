@@ -3,9 +3,11 @@
  * SQLite transaction; they never await. They validate (check*), write through the Store, emit the
  * events the change causes, and register cache refreshes to run after COMMIT.
  */
+import { AccountDeactivatedError } from '../lib/errors.js';
 import type { OutboundEvent, WireEvent } from '../lib/events.js';
 import type { RealmView } from '../queries/realm-view.js';
 import type { Store } from '../storage/store.js';
+import type { UserRow } from '../storage/users.js';
 
 export interface MutationContext {
   readonly store: Store;
@@ -33,3 +35,10 @@ export interface MutationContext {
 
 /** A mutation: payload in, data out; throws JsonableError to refuse (which rolls back). */
 export type Mutation<P, R> = (ctx: MutationContext, payload: P) => R;
+
+/** The acting user, who must be an active user of this realm (endpoints guarantee it). */
+export function actingUser(realm: RealmView, userId: number): UserRow {
+  const u = realm.user(userId);
+  if (!u || !u.is_active) throw new AccountDeactivatedError();
+  return u;
+}

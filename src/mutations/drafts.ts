@@ -5,7 +5,7 @@
  * owner only: a draft is nobody else's business.
  */
 import { DraftsDisabledError, normalizeBody, truncateTopic } from '../lib/drafts.js';
-import { JsonableError } from '../lib/errors.js';
+import { InvalidChannelIdError, JsonableError } from '../lib/errors.js';
 import { formatDraft, type ApiDraft } from '../queries/drafts.js';
 import type { DraftType, DraftValues } from '../storage/drafts.js';
 import type { MutationContext } from './context.js';
@@ -53,7 +53,7 @@ function validatedDraft(ctx: MutationContext, userId: number, d: DraftInput): Dr
       throw new JsonableError('Must specify exactly 1 channel ID for channel messages');
     const ch = realm.channels.byId(d.to[0]!);
     if (!ch || ch.deactivated || !realm.channels.may(userId, ch, 'content'))
-      throw new JsonableError('Invalid channel ID');
+      throw new InvalidChannelIdError();
     return {
       type: 'stream',
       stream_id: ch.id,

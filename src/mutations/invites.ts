@@ -8,6 +8,7 @@
  */
 import { addSubscribersDecision } from '../lib/channel-permissions.js';
 import {
+  GuestNotAllowedError,
   InsufficientPermissionError,
   JsonableError,
   OrganizationAdministratorRequiredError,
@@ -27,16 +28,15 @@ import { InvitationStatus, type InvitationRow } from '../storage/invitations.js'
 import type { UserRow } from '../storage/users.js';
 import { isValidEmail } from '../lib/email-validation.js';
 import { usableInvitation } from '../queries/invites.js';
-import type { MutationContext } from './context.js';
+import { actingUser, type MutationContext } from './context.js';
 import { notifyInvitesChanged } from './invitation-cleanup.js';
 import { accessUserGroupForUpdate } from './user-groups.js';
 import { checkCreateUser, type CreateUserResult } from './users.js';
 
 /** The reference's require_member_or_admin, then whether the caller may invite at all. */
 function inviter(ctx: MutationContext, userId: number): UserRow {
-  const u = ctx.realm.user(userId);
-  if (!u || !u.is_active) throw new JsonableError('Account is deactivated');
-  if (u.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+  const u = actingUser(ctx.realm, userId);
+  if (u.role === Role.GUEST) throw new GuestNotAllowedError();
   if (u.is_bot) throw new JsonableError('This endpoint does not accept bot requests.');
   return u;
 }

@@ -28,7 +28,7 @@ function emitLinkifiers(ctx: MutationContext): void {
     { type: 'realm_linkifiers', realm_linkifiers: list },
     realm.activeUsers().map((u) => u.id),
   );
-  ctx.afterCommit(() => noteLinkifiersChanged(realm.id));
+  ctx.afterCommit(() => noteLinkifiersChanged(realm));
 }
 
 export type AddLinkifierCommand = { acting_user_id: number; pattern: string; url_template: string };

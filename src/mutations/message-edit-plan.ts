@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { effectiveTopicsPolicy } from '../lib/channel-rules.js';
-import { JsonableError } from '../lib/errors.js';
+import { InvalidChannelIdError, JsonableError, NoPostPermissionError } from '../lib/errors.js';
 import type { PreparedContent } from '../lib/message-content.js';
 import {
   EDIT_LIMIT_BUFFER,
@@ -22,7 +22,7 @@ import { accessMessage, checkMayEditContent } from '../queries/messages.js';
 import type { TopicMessageRow } from '../storage/message-edits.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { UserRow } from '../storage/users.js';
-import type { MutationContext } from './context.js';
+import { actingUser, type MutationContext } from './context.js';
 import { checkMentionPermissions } from './messages.js';
 
 export type UpdateMessageCommand = {
@@ -98,8 +98,7 @@ function sha256Hex(s: string): string {
 /** Checks an edit against the realm's state and the user's permissions; writes nothing. */
 export function checkMessageEdit(ctx: MutationContext, cmd: UpdateMessageCommand): EditPlan {
   const { store, realm: view } = ctx;
-  const user = view.user(cmd.acting_user_id);
-  if (!user || !user.is_active) throw new JsonableError('Account is deactivated');
+  const user = actingUser(view, cmd.acting_user_id);
   const { row: message } = accessMessage(store, view, user.id, cmd.message_id, true);
   const settings = view.settings;
 
@@ -155,7 +154,7 @@ export function checkMessageEdit(ctx: MutationContext, cmd: UpdateMessageCommand
   if (streamId !== undefined) {
     const ch = view.channels.byId(streamId);
     if (!ch || ch.deactivated || !view.channels.may(user.id, ch, 'content')) {
-      throw new JsonableError('Invalid channel ID');
+      throw new InvalidChannelIdError();
     }
     targetStream = ch;
   }
@@ -208,7 +207,7 @@ export function checkMessageEdit(ctx: MutationContext, cmd: UpdateMessageCommand
       throw new JsonableError("You don't have permission to move this message");
     }
     if (view.channels.sendMessageDecision(user.id, targetStream) === 'not_allowed') {
-      throw new JsonableError('You do not have permission to post in this channel.');
+      throw new NoPostPermissionError();
     }
     const limit = settings.move_messages_between_streams_limit_seconds;
     if (

@@ -8,7 +8,7 @@
  * creates the row. Unread messages must stay in channels the user is subscribed to, so marking
  * messages of other channels unread is skipped (and reported).
  */
-import { JsonableError } from '../lib/errors.js';
+import { InvalidMessagesError } from '../lib/errors.js';
 import { HISTORICAL_FLAGS, MESSAGE_FLAG_BITS } from '../lib/message-flags.js';
 import { hasMessageAccess } from '../queries/messages.js';
 import { unreadMessageDetails } from '../queries/unread.js';
@@ -63,7 +63,7 @@ export function doUpdateMessageFlags(
       const readable = rows.filter((r) =>
         hasMessageAccess(view, cmd.user_id, r, () => false, false),
       );
-      if (readable.length !== historical.length) throw new JsonableError('Invalid message(s)');
+      if (readable.length !== historical.length) throw new InvalidMessagesError();
       const flags = adding ? HISTORICAL_FLAGS | cmd.bit : HISTORICAL_FLAGS & ~cmd.bit;
       for (const r of readable) store.messages.insertUserMessage(cmd.user_id, r.id, flags);
     }

@@ -11,6 +11,7 @@
 import { checkChannelName, effectiveTopicsPolicy } from '../lib/channel-rules.js';
 import {
   JsonableError,
+  NoPostPermissionError,
   StreamDoesNotExistError,
   StreamWithIdDoesNotExistError,
 } from '../lib/errors.js';
@@ -35,7 +36,7 @@ import { userGroupSetting } from '../queries/user-groups.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { UserRow } from '../storage/users.js';
 import { claimAttachments, releaseMessageAttachments } from './attachments.js';
-import type { MutationContext } from './context.js';
+import { actingUser, type MutationContext } from './context.js';
 import { finishThumbnails } from './thumbnails.js';
 
 export type SendMessageCommand = {
@@ -73,7 +74,7 @@ function resolveChannel(ctx: MutationContext, target: string | number): Channel 
 function checkChannelSend(ctx: MutationContext, sender: UserRow, ch: Channel, topic: string): void {
   const decision = ctx.realm.channels.sendMessageDecision(sender.id, ch);
   if (decision === 'not_allowed') {
-    throw new JsonableError('You do not have permission to post in this channel.');
+    throw new NoPostPermissionError();
   }
   if (decision === 'unauthorized') {
     throw new JsonableError(`Not authorized to send to channel '${ch.name}'`);
@@ -206,8 +207,7 @@ export function checkMessage(
   internal = false,
 ): CheckedMessage {
   const { store, realm: view } = ctx;
-  const sender = view.user(cmd.sender_id);
-  if (!sender || !sender.is_active) throw new JsonableError('Account is deactivated');
+  const sender = actingUser(view, cmd.sender_id);
   const r = cmd.rendered;
 
   let channel: Channel | null = null;

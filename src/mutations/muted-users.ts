@@ -6,9 +6,9 @@
  * further batches (see ./reading.ts) — and from then on their new messages arrive already read
  * (see checkSendMessage).
  */
-import { JsonableError } from '../lib/errors.js';
+import { JsonableError, NoSuchUserError } from '../lib/errors.js';
 import type { UserRow } from '../storage/users.js';
-import { actingUser } from './channels.js';
+import { actingUser } from './context.js';
 import type { MutationContext } from './context.js';
 import { markReadBatch, READ_BATCH, type BatchResult } from './reading.js';
 
@@ -16,7 +16,7 @@ export type MuteUserCommand = { user_id: number; muted_user_id: number; limit?: 
 
 function target(ctx: MutationContext, id: number): UserRow {
   const u = ctx.realm.user(id);
-  if (!u || u.realm_id !== ctx.realm.id) throw new JsonableError('No such user');
+  if (!u || u.realm_id !== ctx.realm.id) throw new NoSuchUserError();
   return u;
 }
 

@@ -6,7 +6,7 @@
  */
 import { JsonableError } from '../lib/errors.js';
 import { checkRealmAdministrator } from '../lib/user-rules.js';
-import type { PlaygroundRow } from '../storage/presence.js';
+import type { PlaygroundRow } from '../storage/playgrounds.js';
 import type { MutationContext } from './context.js';
 
 function emitPlaygrounds(ctx: MutationContext): void {

@@ -10,6 +10,7 @@
 import {
   InsufficientPermissionError,
   JsonableError,
+  NoSuchUserError,
   OrganizationAdministratorRequiredError,
 } from '../lib/errors.js';
 import {
@@ -25,7 +26,7 @@ import {
 import { Role } from '../lib/roles.js';
 import { formatProfileField } from '../queries/profile-fields.js';
 import type { CustomProfileFieldRow, UserRow } from '../storage/users.js';
-import type { MutationContext } from './context.js';
+import { actingUser, type MutationContext } from './context.js';
 
 export { formatProfileField };
 
@@ -316,12 +317,6 @@ export function applyProfileDataRemovals(
   ctx.afterCommit(() => realm.invalidateProfiles(target.id));
 }
 
-function activeUser(ctx: MutationContext, id: number): UserRow {
-  const u = ctx.realm.user(id);
-  if (!u || !u.is_active) throw new JsonableError('Account is deactivated');
-  return u;
-}
-
 export type UpdateProfileDataCommand = {
   /** The user changing the values; defaults to `user_id` (their own profile). */
   acting_user_id?: number;
@@ -334,9 +329,9 @@ export function doUpdateProfileData(
   ctx: MutationContext,
   cmd: UpdateProfileDataCommand,
 ): Record<string, never> {
-  const actor = activeUser(ctx, cmd.acting_user_id ?? cmd.user_id);
+  const actor = actingUser(ctx.realm, cmd.acting_user_id ?? cmd.user_id);
   const target = ctx.realm.user(cmd.user_id);
-  if (!target) throw new JsonableError('No such user');
+  if (!target) throw new NoSuchUserError();
   if (target.id !== actor.id && actor.role > Role.ADMINISTRATOR)
     throw new InsufficientPermissionError();
   applyProfileDataUpdates(ctx, actor, target, cmd.data);
@@ -348,7 +343,7 @@ export function doRemoveProfileData(
   ctx: MutationContext,
   cmd: { user_id: number; field_ids: number[] },
 ): Record<string, never> {
-  const user = activeUser(ctx, cmd.user_id);
+  const user = actingUser(ctx.realm, cmd.user_id);
   applyProfileDataRemovals(ctx, user, user, cmd.field_ids);
   return {};
 }

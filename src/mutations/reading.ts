@@ -9,13 +9,13 @@
  * holds the realm's write queue for long, and every batch that committed is progress a repeated
  * request builds on.
  */
-import { JsonableError, OrganizationAdministratorRequiredError } from '../lib/errors.js';
+import { InvalidChannelIdError, OrganizationAdministratorRequiredError } from '../lib/errors.js';
 import type { WireEvent } from '../lib/events.js';
 import { MESSAGE_FLAG_BITS } from '../lib/message-flags.js';
 import { Role } from '../lib/roles.js';
 import { hasMessageAccess, messageEventAudience } from '../queries/messages.js';
 import { releaseMessageAttachments } from './attachments.js';
-import { actingUser } from './channels.js';
+import { actingUser } from './context.js';
 import type { MutationContext } from './context.js';
 import { emitMutedTopics } from './user-topics.js';
 
@@ -109,7 +109,7 @@ export function checkDeleteTopicBatch(ctx: MutationContext, cmd: DeleteTopicComm
     throw new OrganizationAdministratorRequiredError();
   }
   if (!ch || !view.channels.may(user.id, ch, 'content')) {
-    throw new JsonableError('Invalid channel ID');
+    throw new InvalidChannelIdError();
   }
   const limit = Math.max(1, cmd.limit ?? DELETE_TOPIC_BATCH);
   const candidates = ch.history_public_to_subscribers

@@ -4,7 +4,11 @@
  * doUpdateRealmSettings (which stores it and announces it). Reference: views/realm.py
  * update_realm, lib/user_groups.py access_user_group_for_setting.
  */
-import { JsonableError, OrganizationOwnerRequiredError } from '../lib/errors.js';
+import {
+  InvalidChannelIdError,
+  JsonableError,
+  OrganizationOwnerRequiredError,
+} from '../lib/errors.js';
 import {
   checkGroupSettingChange,
   normalizeGroupSettingValue,
@@ -101,8 +105,7 @@ export function checkUpdateRealm(ctx: MutationContext, cmd: UpdateRealmCommand):
     const id = settings[key];
     if (id === undefined || id === -1 || id === realm.settings[key]) continue;
     const ch = typeof id === 'number' && id >= 0 ? realm.channels.byId(id) : undefined;
-    if (!ch || !realm.channels.may(actor.id, ch, 'metadata'))
-      throw new JsonableError('Invalid channel ID');
+    if (!ch || !realm.channels.may(actor.id, ch, 'metadata')) throw new InvalidChannelIdError();
     if (key === 'moderation_request_channel_id' && !ch.invite_only)
       throw new JsonableError('Moderation request channel must be private.');
   }

@@ -4,7 +4,7 @@
  * check_remove_custom_emoji. Every change sends the whole set to everyone (`realm_emoji`).
  */
 import { emojiCodeForName } from '../lib/emoji/index.js';
-import { JsonableError } from '../lib/errors.js';
+import { GuestNotAllowedError, JsonableError } from '../lib/errors.js';
 import { Role } from '../lib/roles.js';
 import { noteRealmEmojiChanged, realmEmojiDict } from '../queries/realm-emoji.js';
 import type { MutationContext } from './context.js';
@@ -19,7 +19,7 @@ function emitRealmEmoji(ctx: MutationContext): void {
     },
     realm.activeUsers().map((u) => u.id),
   );
-  ctx.afterCommit(() => noteRealmEmojiChanged(realm.id));
+  ctx.afterCommit(() => noteRealmEmojiChanged(realm));
 }
 
 function isAdmin(role: number): boolean {
@@ -41,7 +41,7 @@ export function checkAddRealmEmoji(
 ): { id: number } {
   const { store, realm } = ctx;
   const user = realm.user(cmd.user_id)!;
-  if (user.role === Role.GUEST) throw new JsonableError('Not allowed for guest users');
+  if (user.role === Role.GUEST) throw new GuestNotAllowedError();
   if (!realm.hasRealmPermission(user.id, 'can_add_custom_emoji_group')) {
     throw new JsonableError('Insufficient permission');
   }

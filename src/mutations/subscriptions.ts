@@ -11,8 +11,11 @@ import {
 } from '../lib/channel-permissions.js';
 import { checkChannelName, type TopicsPolicy } from '../lib/channel-rules.js';
 import {
+  GuestNotAllowedError,
   InsufficientPermissionError,
+  InvalidChannelIdError,
   JsonableError,
+  NoSuchUserError,
   StreamDoesNotExistError,
 } from '../lib/errors.js';
 import type { ChannelGroupSettingName } from '../lib/group-settings.js';
@@ -25,7 +28,6 @@ import type { SubscriptionPropertyColumn } from '../storage/channels.js';
 import type { UserRow } from '../storage/users.js';
 import { announceAccessChange, difference } from './channel-events.js';
 import {
-  actingUser,
   canSetTopicsPolicy,
   channelGroupSettingsForCreation,
   checkChannelCreation,
@@ -33,7 +35,7 @@ import {
   emitDefaultStreams,
   insertChannel,
 } from './channels.js';
-import type { MutationContext } from './context.js';
+import { actingUser, type MutationContext } from './context.js';
 
 /**
  * The users named by `principals` (user ids, or API e-mail addresses): every one must be an active
@@ -46,7 +48,7 @@ export function resolvePrincipals(
   const out = new Map<number, UserRow>();
   for (const p of principals) {
     const u = typeof p === 'number' ? realm.user(p) : realm.userByEmail(p.trim());
-    if (!u) throw new JsonableError('No such user');
+    if (!u) throw new NoSuchUserError();
     if (!u.is_active) throw new JsonableError('User is deactivated');
     out.set(u.id, u);
   }
@@ -85,7 +87,7 @@ export function checkSubscribe(ctx: MutationContext, cmd: SubscribeCommand): Sub
   const { realm, store } = ctx;
   const view = realm.channels;
   const user = actingUser(realm, cmd.acting_user_id);
-  if (user.role === 600) throw new JsonableError('Not allowed for guest users');
+  if (user.role === 600) throw new GuestNotAllowedError();
 
   // Requested names, in order, without duplicates (the first spelling wins).
   const requests: SubscribeCommand['subscriptions'] = [];
@@ -390,7 +392,7 @@ export function doChangeSubscriptionProperties(
   const user = actingUser(realm, cmd.acting_user_id);
   for (const c of cmd.changes) {
     const ch = view.byId(c.stream_id);
-    if (!ch || !view.may(user.id, ch, 'content')) throw new JsonableError('Invalid channel ID');
+    if (!ch || !view.may(user.id, ch, 'content')) throw new InvalidChannelIdError();
     if (!view.isSubscribed(user.id, ch.id))
       throw new JsonableError(`Not subscribed to channel ID ${c.stream_id}`);
   }

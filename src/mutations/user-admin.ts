@@ -9,6 +9,7 @@
 import {
   InsufficientPermissionError,
   JsonableError,
+  NoSuchUserError,
   OrganizationAdministratorRequiredError,
   OrganizationOwnerRequiredError,
 } from '../lib/errors.js';
@@ -21,7 +22,7 @@ import type { RealmView } from '../queries/realm-view.js';
 import type { UserRow } from '../storage/users.js';
 import { streamDeleteEvent } from './channel-events.js';
 import { checkFullName } from '../lib/user-rules.js';
-import type { MutationContext } from './context.js';
+import { actingUser, type MutationContext } from './context.js';
 import {
   applyProfileDataRemovals,
   applyProfileDataUpdates,
@@ -254,16 +255,10 @@ export function doChangeUserRole(ctx: MutationContext, target: UserRow, role: Ro
   }
 }
 
-function actingUserOf(ctx: MutationContext, id: number): UserRow {
-  const u = ctx.realm.user(id);
-  if (!u || !u.is_active) throw new JsonableError('Account is deactivated');
-  return u;
-}
-
 /** access_user_by_id(for_admin=True): administrators, or the owner of a bot. */
 function targetForAdmin(ctx: MutationContext, actor: UserRow, userId: number): UserRow {
   const target = ctx.store.users.byId(userId);
-  if (!target || target.realm_id !== ctx.realm.id) throw new JsonableError('No such user');
+  if (!target || target.realm_id !== ctx.realm.id) throw new NoSuchUserError();
   const isAdmin = actor.role <= Role.ADMINISTRATOR;
   if (!isAdmin && target.bot_owner_id !== actor.id) throw new InsufficientPermissionError();
   return target;
@@ -284,7 +279,7 @@ export function checkUpdateUser(
   cmd: UpdateUserCommand,
 ): Record<string, never> {
   const { realm, store } = ctx;
-  const actor = actingUserOf(ctx, cmd.acting_user_id);
+  const actor = actingUser(ctx.realm, cmd.acting_user_id);
   let target = targetForAdmin(ctx, actor, cmd.user_id);
 
   if (cmd.role !== undefined && cmd.role !== target.role) {
@@ -343,7 +338,7 @@ export function checkReactivateUser(
   cmd: { acting_user_id: number; user_id: number },
 ): Record<string, never> {
   const { store, realm } = ctx;
-  const actor = actingUserOf(ctx, cmd.acting_user_id);
+  const actor = actingUser(ctx.realm, cmd.acting_user_id);
   const target = targetForAdmin(ctx, actor, cmd.user_id);
   if (target.is_active) return {};
   store.users.setActive(target.id, true);

@@ -9,7 +9,12 @@
  * know a private channel.
  */
 import { MAX_USER_GROUP_NAME_LENGTH, codePointLength } from '../lib/channel-rules.js';
-import { InsufficientPermissionError, JsonableError } from '../lib/errors.js';
+import {
+  InsufficientPermissionError,
+  InvalidUserGroupError,
+  JsonableError,
+  UserGroupDeactivatedError,
+} from '../lib/errors.js';
 import {
   CHANNEL_GROUP_SETTING_NAMES,
   USER_GROUP_SETTING_CONFIG,
@@ -34,7 +39,7 @@ import {
 import type { UserGroupRow } from '../storage/groups.js';
 import { groupSettingForApi } from '../queries/channels.js';
 import { announceAccessChange } from './channel-events.js';
-import { actingUser } from './channels.js';
+import { actingUser } from './context.js';
 import type { MutationContext } from './context.js';
 
 const INVALID_NAME_PREFIXES = ['@', 'role:', 'user:', 'stream:', 'channel:'];
@@ -77,9 +82,8 @@ export function accessUserGroupForUpdate(
   opts: { allowDeactivated?: boolean } = {},
 ): UserGroupRow {
   const g = realm.group(groupId);
-  if (!g) throw new JsonableError('Invalid user group');
-  if (g.deactivated && !opts.allowDeactivated)
-    throw new JsonableError('User group is deactivated.');
+  if (!g) throw new InvalidUserGroupError();
+  if (g.deactivated && !opts.allowDeactivated) throw new UserGroupDeactivatedError();
   if (g.is_system_group) throw new InsufficientPermissionError();
   const u = realm.user(userId);
   if (u && u.role !== Role.GUEST && realm.hasRealmPermission(userId, 'can_manage_all_groups'))
@@ -172,7 +176,7 @@ export function checkCreateUserGroup(
   for (const id of cmd.subgroups) {
     const g = realm.group(id);
     if (!g) throw new JsonableError(`Invalid user group ID: ${id}`);
-    if (g.deactivated) throw new JsonableError('User group is deactivated.');
+    if (g.deactivated) throw new UserGroupDeactivatedError();
   }
   const settings: StoredGroupSettings = {};
   for (const s of USER_GROUP_SETTING_NAMES) {
@@ -321,7 +325,7 @@ export function checkUpdateUserGroupMembers(
   };
   const selfOnly = (ids: number[]) => ids.length === 1 && ids[0] === me;
   const g = realm.group(cmd.group_id);
-  if (!g) throw new JsonableError('Invalid user group');
+  if (!g) throw new InvalidUserGroupError();
   const members = new Set(realm.directMembers.get(g.id) ?? []);
   const subgroups = new Set(realm.directSubgroups.get(g.id) ?? []);
 
@@ -343,7 +347,7 @@ export function checkUpdateUserGroupMembers(
     for (const id of cmd.add_subgroups) {
       const sub = realm.group(id);
       if (!sub) throw new JsonableError(`Invalid user group ID: ${id}`);
-      if (sub.deactivated) throw new JsonableError('User group is deactivated.');
+      if (sub.deactivated) throw new UserGroupDeactivatedError();
       if (subgroups.has(id))
         throw new JsonableError(`User group ${id} is already a subgroup of this group.`);
     }

@@ -12,7 +12,7 @@
  * user's real address (`delivery_email` updates to those it changes for) and, to or from
  * "everyone", the address others see (`new_email`).
  */
-import { ConfirmationLinkError, JsonableError } from '../lib/errors.js';
+import { AccountDeactivatedError, ConfirmationLinkError } from '../lib/errors.js';
 import { languageName } from '../lib/languages.js';
 import { Role } from '../lib/roles.js';
 import {
@@ -142,8 +142,7 @@ export function doChangeSettings(
 ): ChangeSettingsResult {
   const { store, realm } = ctx;
   const user = store.users.byId(cmd.user_id);
-  if (!user || user.realm_id !== realm.id || !user.is_active)
-    throw new JsonableError('Account is deactivated');
+  if (!user || user.realm_id !== realm.id || !user.is_active) throw new AccountDeactivatedError();
   const result: ChangeSettingsResult = { email_change: null };
 
   if (cmd.password_hash !== undefined) store.users.setPasswordHash(user.id, cmd.password_hash);

@@ -7,7 +7,7 @@
  * setting (away = not presence_enabled): it changes that setting, with its own events.
  */
 import type { WireEvent } from '../lib/events.js';
-import type { UserStatusRow } from '../storage/presence.js';
+import type { UserStatusRow } from '../storage/user-status.js';
 import type { MutationContext } from './context.js';
 import { checkEmojiRequest, emojiDataFor } from './reactions.js';
 import { doChangeSettings } from './user-settings.js';

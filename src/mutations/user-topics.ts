@@ -6,8 +6,8 @@
  * "Invalid channel ID", as for a channel that does not exist.
  */
 import { canonicalTopic } from '../lib/channel-rules.js';
-import { JsonableError } from '../lib/errors.js';
-import { actingUser } from './channels.js';
+import { InvalidChannelIdError } from '../lib/errors.js';
+import { actingUser } from './context.js';
 import type { MutationContext } from './context.js';
 import { mutedTopicsOf } from '../queries/topics.js';
 
@@ -25,16 +25,16 @@ export function doSetUserTopic(
   const { realm, store } = ctx;
   const user = actingUser(realm, cmd.acting_user_id);
   const ch = realm.channels.byId(cmd.stream_id);
-  if (!ch) throw new JsonableError('Invalid channel ID');
+  if (!ch) throw new InvalidChannelIdError();
   const topic = canonicalTopic(cmd.topic);
   const accessible = !ch.deactivated && realm.channels.may(user.id, ch, 'content');
-  if (cmd.visibility_policy !== 0 && !accessible) throw new JsonableError('Invalid channel ID');
+  if (cmd.visibility_policy !== 0 && !accessible) throw new InvalidChannelIdError();
   if (
     cmd.visibility_policy === 0 &&
     !realm.channels.may(user.id, ch, 'metadata') &&
     !store.topics.userTopic(user.id, ch.id, topic)
   )
-    throw new JsonableError('Invalid channel ID');
+    throw new InvalidChannelIdError();
   if (cmd.visibility_policy === 0) {
     store.topics.clearUserTopic(user.id, ch.id, topic);
   } else {

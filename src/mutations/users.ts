@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import { emailInvalidReason } from '../lib/email-validation.js';
 import {
   JsonableError,
+  NoSuchUserError,
   OrganizationOwnerRequiredError,
   UserDeactivatedError,
 } from '../lib/errors.js';
@@ -167,7 +168,7 @@ export function checkDeactivateUser(
   const actor = realm.user(cmd.acting_user_id);
   checkRealmAdministrator(actor);
   const target = store.users.byId(cmd.user_id);
-  if (!target || target.realm_id !== realm.id) throw new JsonableError('No such user');
+  if (!target || target.realm_id !== realm.id) throw new NoSuchUserError();
   if (!target.is_active) throw new JsonableError('User is already deactivated');
   if (target.role === Role.OWNER) {
     if (actor.role !== Role.OWNER) throw new OrganizationOwnerRequiredError();

@@ -6,6 +6,7 @@
  */
 import type { RenderAlertWord } from '../lib/markdown/context.js';
 import type { ReadStore } from '../storage/store.js';
+import { cacheSlot } from './realm-caches.js';
 import type { RealmView } from './realm-view.js';
 
 /** A user's alert words, in the order added. */
@@ -15,21 +16,20 @@ export function userAlertWords(store: ReadStore, userId: number): string[] {
 
 type Cached = { stamp: number; version: number; list: readonly RenderAlertWord[] };
 
-const cache = new WeakMap<RealmView, Cached>();
-const stamps = new Map<number, number>();
+const ALERT_WORDS = cacheSlot<Cached>('alert words');
 
 /** Call after an alert-word change commits (the realm actor's afterCommit). */
-export function noteAlertWordsChanged(realmId: number): void {
-  stamps.set(realmId, (stamps.get(realmId) ?? 0) + 1);
+export function noteAlertWordsChanged(view: RealmView): void {
+  view.caches.changed('alertWords');
 }
 
-export function alertWordStamp(realmId: number): number {
-  return stamps.get(realmId) ?? 0;
+export function alertWordStamp(view: RealmView): number {
+  return view.caches.stamp('alertWords');
 }
 
 export function alertWordsOf(store: ReadStore, view: RealmView): readonly RenderAlertWord[] {
-  const stamp = alertWordStamp(view.id);
-  const hit = cache.get(view);
+  const stamp = alertWordStamp(view);
+  const hit = view.caches.get(ALERT_WORDS);
   if (hit && hit.stamp === stamp && hit.version === view.version) return hit.list;
   const fresh: RenderAlertWord[] = [];
   for (const row of store.alertWords.byRealm(view.id)) {
@@ -37,7 +37,7 @@ export function alertWordsOf(store: ReadStore, view: RealmView): readonly Render
   }
   // The same array while the words are the same: the renderer builds its matcher once per array.
   const list = hit && sameWords(hit.list, fresh) ? hit.list : fresh;
-  cache.set(view, { stamp, version: view.version, list });
+  view.caches.set(ALERT_WORDS, { stamp, version: view.version, list });
   return list;
 }
 

@@ -5,30 +5,30 @@
 import type { RenderLinkifier } from '../lib/markdown/context.js';
 import { topicLinks, type TopicLink } from '../lib/markdown/linkifiers.js';
 import type { ReadStore } from '../storage/store.js';
+import { cacheSlot } from './realm-caches.js';
 import type { RealmView } from './realm-view.js';
 
 type Cached = { stamp: number; list: readonly RenderLinkifier[] };
 
-const cache = new WeakMap<RealmView, Cached>();
-const stamps = new Map<number, number>();
+const LINKIFIERS = cacheSlot<Cached>('linkifiers');
 
 /** Call after a linkifier change commits (the realm actor's afterCommit). */
-export function noteLinkifiersChanged(realmId: number): void {
-  stamps.set(realmId, (stamps.get(realmId) ?? 0) + 1);
+export function noteLinkifiersChanged(view: RealmView): void {
+  view.caches.changed('linkifiers');
 }
 
-export function linkifierStamp(realmId: number): number {
-  return stamps.get(realmId) ?? 0;
+export function linkifierStamp(view: RealmView): number {
+  return view.caches.stamp('linkifiers');
 }
 
 export function linkifiersOf(store: ReadStore, view: RealmView): readonly RenderLinkifier[] {
-  const stamp = linkifierStamp(view.id);
-  const hit = cache.get(view);
+  const stamp = linkifierStamp(view);
+  const hit = view.caches.get(LINKIFIERS);
   if (hit && hit.stamp === stamp) return hit.list;
   const list = store.linkifiers
     .byRealm(view.id)
     .map((r) => ({ pattern: r.pattern, url_template: r.url_template, id: r.id }));
-  cache.set(view, { stamp, list });
+  view.caches.set(LINKIFIERS, { stamp, list });
   return list;
 }
 

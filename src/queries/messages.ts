@@ -5,7 +5,7 @@
  * event_recipient_ids_for_action_on_messages.
  */
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/channel-rules.js';
-import { JsonableError } from '../lib/errors.js';
+import { InvalidMessagesError, JsonableError } from '../lib/errors.js';
 import { topicLinks, type TopicLink } from '../lib/markdown/index.js';
 import { isMeMessage, recipientIdOf } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
@@ -15,6 +15,7 @@ import type { ReadStore } from '../storage/store.js';
 import type { Channel } from './channels-view.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
 import type { RealmView } from './realm-view.js';
+import { cacheSlot } from './realm-caches.js';
 import { avatarUrl } from './users.js';
 
 export type ApiReaction = {
@@ -100,16 +101,16 @@ export function displayRecipientUsers(
 // ---- topic links -----------------------------------------------------------------------------
 
 type TopicLinkCache = { stamp: number; links: Map<string, TopicLink[]> };
-const topicLinkCaches = new WeakMap<RealmView, TopicLinkCache>();
+const TOPIC_LINKS = cacheSlot<TopicLinkCache>('topic links');
 
 /** `topic_links` of a topic, cached per realm until its linkifiers change. */
 export function cachedTopicLinks(store: ReadStore, view: RealmView, topic: string): TopicLink[] {
   if (topic === '') return [];
-  const stamp = linkifierStamp(view.id);
-  let cache = topicLinkCaches.get(view);
+  const stamp = linkifierStamp(view);
+  let cache = view.caches.get(TOPIC_LINKS);
   if (!cache || cache.stamp !== stamp) {
     cache = { stamp, links: new Map() };
-    topicLinkCaches.set(view, cache);
+    view.caches.set(TOPIC_LINKS, cache);
   }
   let links = cache.links.get(topic);
   if (!links) {
@@ -258,10 +259,10 @@ export function accessMessage(
   modifying: boolean,
 ): AccessedMessage {
   const row = store.messages.byIdWithFlags(userId, messageId);
-  if (!row) throw new JsonableError('Invalid message(s)');
+  if (!row) throw new InvalidMessagesError();
   const flags = row.flags ?? undefined;
   if (!hasMessageAccess(view, userId, row, () => flags !== undefined, modifying)) {
-    throw new JsonableError('Invalid message(s)');
+    throw new InvalidMessagesError();
   }
   return { row, flags };
 }

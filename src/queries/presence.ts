@@ -25,6 +25,7 @@ import {
 import type { WireEvent } from '../lib/events.js';
 import type { PresenceRow } from '../storage/presence.js';
 import type { ReadStore } from '../storage/store.js';
+import { cacheSlot } from './realm-caches.js';
 import type { RealmView } from './realm-view.js';
 
 export class RealmPresence {
@@ -104,14 +105,14 @@ export class RealmPresence {
   }
 }
 
-const presences = new WeakMap<RealmView, RealmPresence>();
+const PRESENCE = cacheSlot<RealmPresence>('presence');
 
 /** The realm's presence model (created from the store on first use). */
 export function realmPresence(store: ReadStore, view: RealmView): RealmPresence {
-  let p = presences.get(view);
+  let p = view.caches.get(PRESENCE);
   if (!p) {
     p = new RealmPresence(view.id, store.presence.byRealm(view.id));
-    presences.set(view, p);
+    view.caches.set(PRESENCE, p);
   }
   return p;
 }

@@ -5,6 +5,7 @@
  */
 import type { RealmEmojiRow } from '../storage/realm-emoji.js';
 import type { ReadStore } from '../storage/store.js';
+import { cacheSlot } from './realm-caches.js';
 import type { RealmView } from './realm-view.js';
 
 export type ApiRealmEmoji = {
@@ -17,25 +18,24 @@ export type ApiRealmEmoji = {
 };
 
 type Cached = { stamp: number; rows: readonly RealmEmojiRow[] };
-const cache = new WeakMap<RealmView, Cached>();
-const stamps = new Map<number, number>();
+const REALM_EMOJI = cacheSlot<Cached>('realm emoji');
 
 /** Call after a custom emoji change commits (the realm actor's afterCommit). */
-export function noteRealmEmojiChanged(realmId: number): void {
-  stamps.set(realmId, (stamps.get(realmId) ?? 0) + 1);
+export function noteRealmEmojiChanged(view: RealmView): void {
+  view.caches.changed('realmEmoji');
 }
 
-export function realmEmojiStamp(realmId: number): number {
-  return stamps.get(realmId) ?? 0;
+export function realmEmojiStamp(view: RealmView): number {
+  return view.caches.stamp('realmEmoji');
 }
 
 /** The realm's custom emoji rows (deactivated included), by id. */
 export function realmEmojiRows(store: ReadStore, view: RealmView): readonly RealmEmojiRow[] {
-  const stamp = realmEmojiStamp(view.id);
-  const hit = cache.get(view);
+  const stamp = realmEmojiStamp(view);
+  const hit = view.caches.get(REALM_EMOJI);
   if (hit && hit.stamp === stamp) return hit.rows;
   const rows = store.realmEmoji.byRealm(view.id);
-  cache.set(view, { stamp, rows });
+  view.caches.set(REALM_EMOJI, { stamp, rows });
   return rows;
 }
 

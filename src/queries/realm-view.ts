@@ -22,6 +22,7 @@ import type { UserGroupRow } from '../storage/groups.js';
 import type { CustomProfileFieldRow, UserRow } from '../storage/users.js';
 import crypto from 'node:crypto';
 import { ChannelsView } from './channels-view.js';
+import { RealmCaches } from './realm-caches.js';
 
 export type ProfileData = Record<string, { value: string; rendered_value?: string }>;
 
@@ -68,6 +69,8 @@ export class RealmView {
 
   /** Channels, subscriptions, default channels and channel access (see channels-view.ts). */
   readonly channels: ChannelsView;
+  /** Values derived from this realm (linkifiers, custom emoji, alert words, render context, presence). */
+  readonly caches = new RealmCaches();
 
   constructor(
     private readonly store: ReadStore,

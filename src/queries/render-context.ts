@@ -22,6 +22,7 @@ import type { ReadStore } from '../storage/store.js';
 import { alertWordStamp, alertWordsOf } from './alert-words.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
 import { realmEmojiRows, realmEmojiStamp, emojiSourceUrl } from './realm-emoji.js';
+import { cacheSlot } from './realm-caches.js';
 import type { RealmView } from './realm-view.js';
 
 type RenderConfig = Pick<ServerConfig, 'externalHost' | 'externalScheme' | 'imageProxyKey'>;
@@ -29,10 +30,10 @@ type RenderConfig = Pick<ServerConfig, 'externalHost' | 'externalScheme' | 'imag
 /** Where the image proxy is served (src/endpoints/external-content.ts). */
 export const IMAGE_PROXY_PREFIX = '/external_content/';
 
-const cache = new WeakMap<RealmView, RenderContext>();
+const RENDER_CONTEXT = cacheSlot<RenderContext>('render context');
 
 function versionOf(view: RealmView): string {
-  return `${view.id}.${view.version}.${view.channels.version}.${linkifierStamp(view.id)}.e${realmEmojiStamp(view.id)}.a${alertWordStamp(view.id)}`;
+  return `${view.id}.${view.version}.${view.channels.version}.${linkifierStamp(view)}.e${realmEmojiStamp(view)}.a${alertWordStamp(view)}`;
 }
 
 export function renderContextFor(
@@ -41,7 +42,7 @@ export function renderContextFor(
   view: RealmView,
 ): RenderContext {
   const version = versionOf(view);
-  const hit = cache.get(view);
+  const hit = view.caches.get(RENDER_CONTEXT);
   if (hit && hit.version === version) return hit;
   const channels = [];
   // Archived channels stay linkable, as the reference links them.
@@ -69,7 +70,7 @@ export function renderContextFor(
       ? { prefix: IMAGE_PROXY_PREFIX, key: config.imageProxyKey }
       : null,
   };
-  cache.set(view, ctx);
+  view.caches.set(RENDER_CONTEXT, ctx);
   return ctx;
 }
 
@@ -168,7 +169,9 @@ export function renderDescription(
   });
 }
 
-const realmDescriptions = new WeakMap<RenderContext, { text: string; html: string }>();
+const REALM_DESCRIPTION = cacheSlot<{ context: RenderContext; text: string; html: string }>(
+  'realm description',
+);
 
 /** The realm description as HTML (GET /server_settings), cached with the render context. */
 export function renderedRealmDescription(
@@ -178,9 +181,9 @@ export function renderedRealmDescription(
 ): string {
   const context = renderContextFor(config, store, view);
   const text = view.row.description;
-  const hit = realmDescriptions.get(context);
-  if (hit && hit.text === text) return hit.html;
+  const hit = view.caches.get(REALM_DESCRIPTION);
+  if (hit && hit.context === context && hit.text === text) return hit.html;
   const html = renderDescriptionHtml(text, context, {});
-  realmDescriptions.set(context, { text, html });
+  view.caches.set(REALM_DESCRIPTION, { context, text, html });
   return html;
 }

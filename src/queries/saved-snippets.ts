@@ -1,5 +1,5 @@
 /** Saved snippets as the API shows them (the SavedSnippet object). */
-import type { SavedSnippetRow } from '../storage/presence.js';
+import type { SavedSnippetRow } from '../storage/saved-snippets.js';
 import type { ReadStore } from '../storage/store.js';
 
 export type ApiSavedSnippet = { id: number; title: string; content: string; date_created: number };

@@ -1,7 +1,7 @@
 /**
  * What POST /typing reads: participants as TypingPerson, and a channel's typing audience.
  */
-import { JsonableError } from '../lib/errors.js';
+import { InvalidChannelIdError, JsonableError, NoPostPermissionError } from '../lib/errors.js';
 import type { TypingPerson } from '../lib/typing.js';
 import type { UserRow } from '../storage/users.js';
 import type { RealmView } from './realm-view.js';
@@ -39,11 +39,11 @@ export function channelTypingAudience(
   const channels = view.channels;
   const ch = channels.byId(streamId);
   if (!ch || ch.deactivated || !channels.may(userId, ch, 'content')) {
-    throw new JsonableError('Invalid channel ID');
+    throw new InvalidChannelIdError();
   }
   switch (channels.sendMessageDecision(userId, ch)) {
     case 'not_allowed':
-      throw new JsonableError('You do not have permission to post in this channel.');
+      throw new NoPostPermissionError();
     case 'unauthorized':
       throw new JsonableError(`Not authorized to send to channel '${ch.name}'`);
     case 'ok':

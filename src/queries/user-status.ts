@@ -2,7 +2,7 @@
  * User statuses as the API shows them (the UserStatus object): only the keys that are set; `away`
  * (deprecated) for users who turned presence sharing off. Reference: lib/user_status.py.
  */
-import type { UserStatusRow } from '../storage/presence.js';
+import type { UserStatusRow } from '../storage/user-status.js';
 import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 

@@ -17,13 +17,11 @@ import { linkifierStatements } from './linkifiers.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements } from './messages.js';
-import {
-  playgroundStatements,
-  presenceStatements,
-  realmUserDefaultsStatements,
-  savedSnippetStatements,
-  userStatusStatements,
-} from './presence.js';
+import { playgroundStatements } from './playgrounds.js';
+import { presenceStatements } from './presence.js';
+import { realmUserDefaultsStatements } from './realm-user-defaults.js';
+import { savedSnippetStatements } from './saved-snippets.js';
+import { userStatusStatements } from './user-status.js';
 import { mutedUserStatements } from './muted-users.js';
 import { reactionStatements } from './reactions.js';
 import { readingStatements } from './reading.js';

@@ -4,6 +4,7 @@
  * cordelia, prospero (members), polonius (guest). All at @zulip.com, each with password "secret-<name>".
  * Created through the same mutations the API runs; the realm's notification bot comes with it.
  */
+import { nowSeconds } from '../../src/config.js';
 import type { ConfabServer } from '../../src/server.js';
 import { doCreateRealm } from '../../src/mutations/realms.js';
 import { NOTIFICATION_BOT_EMAIL } from '../../src/lib/notices.js';
@@ -39,7 +40,7 @@ export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fi
   const { realms, config } = server.context;
   const store = server.store;
   const password = (name: string) => `secret-${name}`;
-  const now = Math.floor(Date.now() / 1000);
+  const now = nowSeconds(config);
   const owner = doCreateRealm(store, {
     name: stringId === '' ? 'Zulip Dev' : `Realm ${stringId}`,
     string_id: stringId,

@@ -1,57 +1,31 @@
 /**
- * The upload area's per-request statements use indexes (EXPLAIN QUERY PLAN): every file download
- * looks an upload up by path id and checks the reader against the messages referencing it.
- * (Same SQL as src/storage/attachments.ts.)
+ * Upload access reads use indexes (EXPLAIN QUERY PLAN of the statements the store methods really
+ * run, see test/helpers/query-plans.ts): serving a file looks it up by path and asks whether the
+ * reader received a message linking it or may read a channel that does; the uploads listing reads
+ * a user's files and the messages linking them.
  */
 import t from 'tap';
 import { Store } from '../../src/storage/store.js';
+import { assertIndexSearches } from '../helpers/query-plans.js';
 
 t.test('upload access queries are index searches', (t) => {
-  const store = Store.open(t.testdir());
+  const store = Store.open(t.testdir(), { backgroundCheckpoint: false });
   t.teardown(() => store.close());
-  const plan = (sql: string, ...args: unknown[]) =>
-    (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[])
-      .map((r) => r.detail)
-      .join(' | ');
-  const cases: [string, string, unknown[]][] = [
-    ['upload by path id', 'SELECT * FROM attachments WHERE path_id = ?', ['1/ab/c/d.txt']],
-    ['uploads of a user', 'SELECT * FROM attachments WHERE owner_id = ? ORDER BY id', [1]],
-    [
-      'did the reader receive a message linking it',
-      `SELECT EXISTS (SELECT 1 FROM attachment_messages am
-         JOIN user_messages um ON um.message_id = am.message_id AND um.user_id = ?
-         WHERE am.attachment_id = ?)`,
-      [1, 1],
-    ],
-    [
-      'channels of the messages linking it',
-      `SELECT DISTINCT m.stream_id FROM attachment_messages am JOIN messages m ON m.id = am.message_id
-       WHERE am.attachment_id = ? AND m.stream_id IS NOT NULL`,
-      [1],
-    ],
-    [
-      'uploads a message links',
-      `SELECT a.* FROM attachment_messages am JOIN attachments a ON a.id = am.attachment_id
-       WHERE am.message_id = ? ORDER BY a.id`,
-      [1],
-    ],
-    [
-      'messages linking a user’s uploads',
-      `SELECT am.attachment_id, m.id, m.date_sent, m.stream_id FROM attachments a
-       JOIN attachment_messages am ON am.attachment_id = a.id
-       JOIN messages m ON m.id = am.message_id
-       WHERE a.owner_id = ? ORDER BY am.attachment_id, m.id`,
-      [1],
-    ],
+  const cases: [string, () => unknown][] = [
+    ['upload by path id', () => store.attachments.byPathId('1/ab/c/d.txt')],
+    ['uploads of a user', () => store.attachments.byOwner(1)],
+    ['did the reader receive a message linking it', () => store.attachments.receivedByUser(1, 1)],
+    ['channels of the messages linking it', () => store.attachments.referencingStreamIds(1)],
+    ['uploads a message links', () => store.attachments.ofMessage(1)],
+    ['messages linking a user’s uploads', () => store.attachments.messagesOfOwner(1)],
+    ['messages linking an upload', () => store.attachments.messagesOf(1)],
+    ['is an upload linked', () => store.attachments.isClaimed(1)],
   ];
-  for (const [name, sql, args] of cases) {
-    const p = plan(sql, ...args);
-    t.match(p, /SEARCH/, `${name}: ${p}`);
-    t.notMatch(
-      p,
-      /SCAN (attachments|attachment_messages|messages|user_messages)\b(?! USING)/,
-      `${name}: no table scan`,
-    );
-  }
+  assertIndexSearches(t, store, cases, [
+    'attachments',
+    'attachment_messages',
+    'messages',
+    'user_messages',
+  ]);
   t.end();
 });

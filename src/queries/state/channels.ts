@@ -3,6 +3,7 @@
  * `never_subscribed`, `realm_default_streams`, `realm_user_groups`, `user_topics`. Reference:
  * lib/events.py fetch_initial_state_data.
  */
+import { nowSeconds } from '../../config.js';
 import { Role } from '../../lib/roles.js';
 import {
   byName,
@@ -15,8 +16,6 @@ import type { StateContributor, StateRequest } from '../initial-state.js';
 import { mutedTopicsOf, userTopicsOf } from '../topics.js';
 import { listUserGroups } from '../user-groups.js';
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-
 /**
  * `streams`: every channel the user may know exists (metadata access: public ones for non-guests,
  * subscribed and web-public ones, every channel for administrators, private ones a permission
@@ -28,7 +27,7 @@ export const streamsState: StateContributor = {
   fill(req: StateRequest, state) {
     const view = req.realm.channels;
     const user = req.user;
-    const now = nowSeconds();
+    const now = nowSeconds(req.config);
     const out = [];
     for (const ch of view.all()) {
       if (ch.deactivated && !req.capabilities.archived_channels) continue;
@@ -49,7 +48,7 @@ export const streamsState: StateContributor = {
 export const subscriptionsState: StateContributor = {
   types: ['subscription'],
   fill(req: StateRequest, state) {
-    const now = nowSeconds();
+    const now = nowSeconds(req.config);
     if (req.user === null) {
       // Spectators: the web-public channels, as a new user's subscriptions would look.
       const view = req.realm.channels;
