@@ -273,7 +273,7 @@ async function fetchBench(
       channels.push(
         await createChannel(server, realmId, reader.id, `channel ${c}`, [reader.id, users[1]!.id]),
       );
-    const { store } = server.context;
+    const store = server.store;
     const t0 = performance.now();
     const date = Math.floor(Date.now() / 1000);
     const CHUNK = 20_000;

@@ -18,6 +18,7 @@ import { openListener, type HttpListener } from './http/listener.js';
 import { createApp } from './http/uws.js';
 import type { OutboundEvent } from './lib/events.js';
 import { Store } from './storage/store.js';
+import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
 
@@ -35,6 +36,8 @@ export type ConfabServer = {
   readonly port: number;
   readonly url: string;
   readonly context: ServerContext;
+  /** The whole store (reads and writes): for tools and tests; endpoints get `context.store`. */
+  readonly store: Store;
   /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
   readonly inflight: number;
   /**
@@ -78,6 +81,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const context: ServerContext = {
     config,
     store,
+    uploads: new UploadFiles(config.dataDir),
     realms,
     publisher: queues,
     queues,
@@ -115,6 +119,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
+    store,
     get inflight() {
       return inflight.count;
     },

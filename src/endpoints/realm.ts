@@ -29,15 +29,13 @@ import {
 } from '../lib/params.js';
 import { isValidUrl } from '../lib/profile-fields.js';
 import {
+  MAX_REALM_DESCRIPTION_LENGTH,
+  MAX_REALM_NAME_LENGTH,
   REALM_GROUP_SETTING_DEFAULTS,
   type GroupSettingValue,
   type RealmGroupSettingName,
 } from '../lib/realm-settings.js';
 import { Role, type SystemGroupName } from '../lib/roles.js';
-import {
-  MAX_REALM_DESCRIPTION_LENGTH,
-  MAX_REALM_NAME_LENGTH,
-} from '../mutations/realm-settings.js';
 import { GIPHY_RATING_OPTIONS, VIDEO_CHAT_PROVIDERS } from '../queries/state/realm.js';
 
 const BOOLEAN_SETTINGS = [

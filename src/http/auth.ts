@@ -6,7 +6,7 @@
 import type { RealmRegistry, RealmRuntime } from '../../actors/registry.js';
 import { UnauthorizedError } from '../lib/errors.js';
 import { safeEqual } from '../lib/password.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import type { RequestLimits } from './rate-limits.js';
 import type { RequestContext } from './request.js';
@@ -55,7 +55,7 @@ export function parseBasicAuth(header: string): { email: string; apiKey: string 
  * another account's valid key from the same address (a NAT, a proxy).
  */
 export function authenticate(
-  store: Store,
+  store: ReadStore,
   realm: RealmRuntime | undefined,
   header: string,
   limits: RequestLimits | null = null,
@@ -89,7 +89,11 @@ function accountTried(realm: RealmRuntime | undefined, header: string): string {
   return user ? String(user.id) : '*';
 }
 
-function checkCredentials(store: Store, realm: RealmRuntime | undefined, header: string): UserRow {
+function checkCredentials(
+  store: ReadStore,
+  realm: RealmRuntime | undefined,
+  header: string,
+): UserRow {
   const { email, apiKey } = parseBasicAuth(header);
   const user = realm?.view.userByEmail(email);
   if (user && safeEqual(user.api_key, apiKey)) {

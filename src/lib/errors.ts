@@ -256,6 +256,29 @@ export function storageFullError(err: unknown): InsufficientStorageError | null 
     : null;
 }
 
+/**
+ * A move's notices were rendered (before the realm actor ran the move) for facts that no longer
+ * hold: a channel, topic or user was renamed, or the message moved, in between. The edit endpoint
+ * renders them again and retries; a client sees this only when that keeps happening.
+ */
+export class StaleNoticesError extends JsonableError {
+  constructor() {
+    super('The message was changed while this edit was being prepared; please try again.');
+  }
+}
+
+/** A confirmation link (an e-mail change) that does not exist, or no longer works. */
+export class ConfirmationLinkError extends JsonableError {
+  constructor(expired: boolean) {
+    super(
+      expired
+        ? 'The confirmation link has expired or been deactivated.'
+        : "Whoops. We couldn't find your confirmation link in the system.",
+      { code: 'NOT_FOUND', status: 404 },
+    );
+  }
+}
+
 export function internalErrorBody(): { result: 'error'; msg: string; code: ErrorCode } {
   return { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' };
 }

@@ -32,6 +32,49 @@ import { scheduledMessageStatements } from './scheduled-messages.js';
 import { topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
+/**
+ * The verbs a storage method that writes starts with (`insert`, `setRole`, `removeAll`, ...).
+ * Every area names its methods so; reads never start with one of them.
+ */
+type WriteVerb =
+  | 'insert'
+  | 'update'
+  | 'upsert'
+  | 'delete'
+  | 'remove'
+  | 'set'
+  | 'clear'
+  | 'add'
+  | 'put'
+  | 'mark'
+  | 'expire'
+  | 'move'
+  | 'reindex'
+  | 'index'
+  | 'subscribe'
+  | 'unsubscribe'
+  | 'link'
+  | 'unlink'
+  | 'create'
+  | 'deactivate';
+
+/** An area's reading methods only. */
+export type ReadOnlyArea<T> = {
+  readonly [
+    K in keyof T as K extends WriteVerb | `${WriteVerb}${Capitalize<string>}` ? never : K
+  ]: T[K];
+};
+
+/**
+ * What endpoints and queries get: every area's reads, no writes and no transactions. Writes go
+ * through the realm actor's mutations, which get the whole Store (src/mutations/context.ts).
+ */
+export type ReadStore = {
+  readonly [
+    A in Exclude<keyof Store, 'db' | 'transaction' | 'inTransaction' | 'close'>
+  ]: ReadOnlyArea<Store[A]>;
+};
+
 export class Store {
   readonly realms;
   readonly users;
