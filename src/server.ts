@@ -125,7 +125,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     },
     close() {
       closing ??= (async () => {
-        listener.stopAccepting();
+        await listener.stopAccepting();
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();

@@ -333,9 +333,35 @@ export class HttpGuard {
     });
   }
 
-  /** Stops accepting; open connections go on until either side closes them. */
-  close(): void {
+  /**
+   * Stops accepting; open connections go on until either side closes them. Resolves once every
+   * byte already received has reached uWS and uWS has had a turn to read it (at most a second),
+   * so that a request that arrived before the shutdown is in uWS's hands — counted in flight —
+   * when the shutdown looks at what is in flight.
+   */
+  async close(): Promise<void> {
     this.server.close();
+    const pending = [...this.relays.values()].filter(
+      (u) => !u.destroyed && (u.connecting || u.writableLength > 0),
+    );
+    await Promise.race([
+      Promise.all(
+        pending.map(
+          (u) =>
+            new Promise<void>((resolve) => {
+              const check = () => {
+                if (u.destroyed || (!u.connecting && u.writableLength === 0)) resolve();
+                else setImmediate(check);
+              };
+              check();
+            }),
+        ),
+      ),
+      new Promise<void>((resolve) => setTimeout(resolve, 1000).unref()),
+    ]);
+    // Two turns of the loop: uWS accepts and reads in a poll phase between them.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /**

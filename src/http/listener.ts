@@ -12,8 +12,8 @@ import { closeListenSocket, listen, listenUnix, type TemplatedApp } from './uws.
 
 export type HttpListener = {
   readonly port: number;
-  /** Stops accepting connections; open ones go on. */
-  stopAccepting(): void;
+  /** Stops accepting connections; open ones go on (resolves once what arrived reached uWS). */
+  stopAccepting(): Promise<void>;
   /** Ends the connections left (once shutdown has answered what it will). */
   closeConnections(): void;
 };
@@ -26,7 +26,11 @@ export async function openListener(
 ): Promise<HttpListener> {
   if (!guarded) {
     const { socket, port: bound } = await listen(app, host, port);
-    return { port: bound, stopAccepting: () => closeListenSocket(socket), closeConnections() {} };
+    return {
+      port: bound,
+      stopAccepting: () => Promise.resolve(closeListenSocket(socket)),
+      closeConnections() {},
+    };
   }
   const routes = guardRoutes();
   app.get(`${routes.prefix}/:status/:what`, (res, req) => {
@@ -67,11 +71,11 @@ export async function openListener(
   }
   return {
     port: bound,
-    stopAccepting() {
-      guard.close();
-      closeListenSocket(socket);
-    },
+    // uWS's own socket stays open until the end: only the guard's open relays reach it, and a
+    // relay still connecting must not be refused.
+    stopAccepting: () => guard.close(),
     closeConnections() {
+      closeListenSocket(socket);
       guard.endAll();
       fs.rmSync(dir, { recursive: true, force: true });
     },
