@@ -50,10 +50,11 @@ const UWS_NAME = /^[0-9A-Za-z-]+$/;
 const CRLF2 = Buffer.from('\r\n\r\n');
 /**
  * The longest request head (request line and headers) taken; a longer one is answered 431. uWS's
- * own limit depends on how the bytes arrive (a head that comes in one read is taken whole), and
- * the guard passes each head in one write, so the guard keeps the bound.
+ * own limit depends on how the bytes arrive (a head that comes in one read, up to its 512 KiB
+ * receive buffer, is taken whole), and the guard passes each head in one write, so the guard
+ * keeps the bound, at uWS's one-read size (what clients could send before the guard).
  */
-const MAX_HEAD = 64 * 1024;
+const MAX_HEAD = 512 * 1024;
 const MAX_CHUNK_LINE = 4096;
 
 /** Where the guard sends the requests uWS could not answer: `<prefix>/<status>/<what>`. */

@@ -10,6 +10,9 @@ import { RequestContext } from './request.js';
 import { sendError } from './respond.js';
 import { closeListenSocket, listen, listenUnix, type TemplatedApp } from './uws.js';
 
+/** The guard's answers end the connection (nothing after the refused request is read). */
+const CLOSE = { Connection: 'close' };
+
 export type HttpListener = {
   readonly port: number;
   /** Stops accepting connections; open ones go on (resolves once what arrived reached uWS). */
@@ -43,13 +46,19 @@ export async function openListener(
         ? new JsonableError(`Method not implemented: ${what.slice(0, 32)}`, {
             code: 'BAD_REQUEST',
             status: 501,
+            headers: CLOSE,
           })
         : status === '431'
           ? new JsonableError('Request header fields too large', {
               code: 'BAD_REQUEST',
               status: 431,
+              headers: CLOSE,
             })
-          : new JsonableError('Malformed request header', { code: 'BAD_REQUEST', status: 400 });
+          : new JsonableError('Malformed request header', {
+              code: 'BAD_REQUEST',
+              status: 400,
+              headers: CLOSE,
+            });
     sendError(res, ctx, err, true);
   });
   const { dir, file } = privateSocketPath();
