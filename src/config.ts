@@ -60,6 +60,12 @@ export type ServerConfig = {
    * docs/operations.md "Durability".
    */
   durability: Durability;
+  /**
+   * HTTP_GUARD: a relay in front of uWebSockets.js so that odd but legal HTTP (header names with
+   * `_`, unknown methods) is answered rather than held or dropped; see docs/robustness.md "Odd
+   * but legal HTTP". On by default; off when a reverse proxy in front already normalizes requests.
+   */
+  httpGuard: boolean;
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -163,6 +169,7 @@ export function defaultConfig(): ServerConfig {
     wsMaxBackpressureBytes: 1024 * 1024,
     ...DEFAULT_QUEUE_LIMITS,
     durability: 'normal',
+    httpGuard: true,
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
     clock: Date.now,
@@ -200,6 +207,7 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   DURABILITY: z.enum(['normal', 'full']).optional(),
+  HTTP_GUARD: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
   QUEUE_MEMORY_BUDGET_MB: z
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
@@ -265,6 +273,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     imageProxyAllowPrivate:
       e.IMAGE_PROXY_ALLOW_PRIVATE === '1' || e.IMAGE_PROXY_ALLOW_PRIVATE === 'true',
     durability: e.DURABILITY ?? base.durability,
+    httpGuard:
+      e.HTTP_GUARD === undefined ? base.httpGuard : ['1', 'true', 'on'].includes(e.HTTP_GUARD),
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:
       e.QUEUE_MEMORY_BUDGET_MB !== undefined

@@ -14,7 +14,8 @@ import { TEST_ENDPOINTS } from './endpoints/testing.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
-import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
+import { openListener, type HttpListener } from './http/listener.js';
+import { createApp } from './http/uws.js';
 import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
@@ -108,10 +109,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   );
   mountEventSocket(app, context);
 
-  let socket: us_listen_socket;
-  let port: number;
+  let listener: HttpListener;
   try {
-    ({ socket, port } = await listen(app, config.host, config.port));
+    listener = await openListener(app, config.host, config.port, config.httpGuard);
   } catch (err) {
     await scheduler.close();
     queues.close();
@@ -123,6 +123,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // Messages that fell due while the server was down go out now.
   scheduler.start();
 
+  const port = listener.port;
   let closing: Promise<void> | null = null;
   return {
     port,
@@ -134,7 +135,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     },
     close() {
       closing ??= (async () => {
-        closeListenSocket(socket);
+        await listener.stopAccepting();
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
@@ -149,6 +150,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
           saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
+        listener.closeConnections();
         await renderer.close();
         store.close();
         if (saveFailure !== null) throw saveFailure;

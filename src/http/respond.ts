@@ -19,7 +19,9 @@ const STATUS_TEXT: Record<number, string> = {
   413: '413 Payload Too Large',
   415: '415 Unsupported Media Type',
   429: '429 Too Many Requests',
+  431: '431 Request Header Fields Too Large',
   500: '500 Internal Server Error',
+  501: '501 Not Implemented',
   503: '503 Service Unavailable',
   507: '507 Insufficient Storage',
 };

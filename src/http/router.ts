@@ -131,7 +131,7 @@ function onRequest(
   inflight: InflightTracker,
 ): void {
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
-  ctx.bindPeer(res);
+  ctx.bindPeer(res, server.config.httpGuard);
   if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
   inflight.enter();
   let sink: BodySink | null = null;

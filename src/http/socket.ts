@@ -72,7 +72,7 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
 
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const ctx = new RequestContext(req, 0, 'GET');
-      ctx.bindPeer(res);
+      ctx.bindPeer(res, server.config.httpGuard);
       if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
       const key = req.getHeader('sec-websocket-key');
       const protocolOffer = req.getHeader('sec-websocket-protocol');

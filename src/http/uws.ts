@@ -46,6 +46,16 @@ export function listen(
   });
 }
 
+/** Listens on a Unix socket (behind the HTTP guard). */
+export function listenUnix(app: uWS.TemplatedApp, file: string): Promise<uWS.us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    app.listen_unix((socket) => {
+      if (socket) resolve(socket);
+      else reject(new Error(`cannot listen on ${file}`));
+    }, file);
+  });
+}
+
 export function closeListenSocket(socket: uWS.us_listen_socket): void {
   uWS.us_listen_socket_close(socket);
 }

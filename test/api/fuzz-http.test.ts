@@ -171,7 +171,7 @@ function cases(auth: string, seed: number): Case[] {
       answer: true,
     },
     {
-      // Well-formed, in one read: uWS takes it (a head over 4 KiB split across reads is closed).
+      // Well-formed, within the HTTP guard's 512 KiB bound on a head (431 beyond it).
       name: 'one huge header',
       ok: [200],
       chunks: [
@@ -187,7 +187,9 @@ function cases(auth: string, seed: number): Case[] {
       ],
     },
     {
+      // Well-formed and within the guard's 512 KiB bound: served.
       name: 'a huge URL',
+      ok: [200],
       chunks: [`GET /api/v1/server_settings?a=${'x'.repeat(200_000)} HTTP/1.1\r\n${host}\r\n`],
     },
     {
@@ -208,8 +210,17 @@ function cases(auth: string, seed: number): Case[] {
         ]),
       ],
     },
-    { name: 'unknown method', chunks: [`BREW /api/v1/server_settings HTTP/1.1\r\n${host}\r\n`] },
-    { name: 'lowercase method', chunks: [`get /api/v1/server_settings HTTP/1.1\r\n${host}\r\n`] },
+    // RFC 9110 §9.1: a method the server does not know is answered 501 (the HTTP guard).
+    {
+      name: 'unknown method',
+      ok: [501],
+      chunks: [`BREW /api/v1/server_settings HTTP/1.1\r\n${host}\r\n`],
+    },
+    {
+      name: 'lowercase method',
+      ok: [501],
+      chunks: [`get /api/v1/server_settings HTTP/1.1\r\n${host}\r\n`],
+    },
     { name: 'HTTP/0.9', chunks: ['GET /api/v1/server_settings\r\n\r\n'] },
     { name: 'HTTP/2 preface', chunks: ['PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'] },
     { name: 'unknown version', chunks: [`GET / HTTP/7.3\r\n${host}\r\n`] },

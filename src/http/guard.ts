@@ -1,0 +1,415 @@
+/**
+ * The HTTP guard: a thin TCP relay in front of uWebSockets.js (HTTP_GUARD, on by default; see
+ * docs/robustness.md "Odd but legal HTTP") so that every well-formed request gets an answer.
+ *
+ * This uWS build (v20.30, uWebSockets ~v20.44) gives up on two kinds of legal request without
+ * answering (verified with raw sockets, test/api/http-guard.test.ts):
+ *  - a header name with a token character other than letters, digits and `-` (`X_Custom`,
+ *    `X.Custom`, `X~Custom`, ...): its parser takes the head for incomplete and waits for more
+ *    bytes until its 10 s idle timeout, then closes;
+ *  - a method other than the nine it knows (GET POST HEAD PUT DELETE CONNECT OPTIONS TRACE PATCH),
+ *    e.g. QUERY, PROPFIND, or `get`: its router has no node for it, even for `any`, and closes the
+ *    connection at once.
+ * Neither reaches JavaScript, so the guard looks at each request head before uWS does:
+ *  - a header whose name is a token uWS does not take is dropped and the request served without it
+ *    (what nginx does with `ignore_invalid_headers`);
+ *  - an unknown method, or a head that is not HTTP at all in a way uWS would hang on (a header line
+ *    without a colon, a name with spaces, obsolete line folding), is replaced by a request for a
+ *    route only the guard knows (a random path), which answers 501 or 400 in the API's error format
+ *    and closes the connection; nothing more is read from it. Because the answer comes from uWS in
+ *    the connection's order, pipelined requests before it are answered first.
+ * Everything else passes unchanged: request bodies (Content-Length or chunked framing is followed
+ * to find the next head), WebSocket upgrades (raw from then on), responses. uWS listens on a Unix
+ * socket in a private directory; the guard opens each connection with a PROXY protocol v2 header
+ * carrying the client's address, which uWS reads as the proxied address (RequestContext.peerAddress).
+ *
+ * Cost: every byte crosses one more socket pair in this process (two reads and two writes per
+ * request and response, on the event loop) — see docs/robustness.md for the measured figures.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const KNOWN_METHODS = new Set([
+  'GET',
+  'POST',
+  'HEAD',
+  'PUT',
+  'DELETE',
+  'CONNECT',
+  'OPTIONS',
+  'TRACE',
+  'PATCH',
+]);
+const REQUEST_LINE = /^([^ ]+) [^ ]+ HTTP\/1\.[01]$/;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Header names uWS parses (RFC 9110's recommended set). */
+const UWS_NAME = /^[0-9A-Za-z-]+$/;
+const CRLF2 = Buffer.from('\r\n\r\n');
+/**
+ * The longest request head (request line and headers) taken; a longer one is answered 431. uWS's
+ * own limit depends on how the bytes arrive (a head that comes in one read, up to its 512 KiB
+ * receive buffer, is taken whole), and the guard passes each head in one write, so the guard
+ * keeps the bound, at uWS's one-read size (what clients could send before the guard).
+ */
+const MAX_HEAD = 512 * 1024;
+const MAX_CHUNK_LINE = 4096;
+
+/** Where the guard sends the requests uWS could not answer: `<prefix>/<status>/<what>`. */
+export type GuardRoutes = { prefix: string };
+
+type Mode =
+  | { kind: 'head' }
+  | { kind: 'body'; left: number }
+  | { kind: 'chunk-size' }
+  | { kind: 'chunk-data'; left: number }
+  | { kind: 'trailers' }
+  | { kind: 'raw' }
+  | { kind: 'discard' };
+
+/**
+ * Follows the requests of one connection (client to server) and says what to forward. Pure: no
+ * I/O, fed bytes, returns bytes.
+ */
+export class RequestScanner {
+  private mode: Mode = { kind: 'head' };
+  private pending: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly routes: GuardRoutes) {}
+
+  /** The bytes to pass on for this chunk (possibly rewritten heads). */
+  feed(chunk: Buffer): Buffer[] {
+    const out: Buffer[] = [];
+    let buf = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.pending = Buffer.alloc(0);
+    while (buf.length > 0) {
+      const m = this.mode;
+      switch (m.kind) {
+        case 'raw':
+          out.push(buf);
+          return out;
+        case 'discard':
+          return out;
+        case 'body':
+        case 'chunk-data': {
+          const n = Math.min(m.left, buf.length);
+          out.push(buf.subarray(0, n));
+          buf = buf.subarray(n);
+          m.left -= n;
+          if (m.left === 0)
+            this.mode = m.kind === 'body' ? { kind: 'head' } : { kind: 'chunk-size' };
+          break;
+        }
+        case 'head': {
+          const end = buf.indexOf(CRLF2);
+          if (end === -1) {
+            if (buf.length > MAX_HEAD) {
+              out.push(this.refuse(431, 'head'));
+              return out;
+            }
+            this.pending = Buffer.from(buf);
+            return out;
+          }
+          if (end + 4 > MAX_HEAD) {
+            out.push(this.refuse(431, 'head'));
+            return out;
+          }
+          const head = buf.subarray(0, end + 4);
+          buf = buf.subarray(end + 4);
+          out.push(this.head(head));
+          break;
+        }
+        case 'chunk-size': {
+          const eol = buf.indexOf('\r\n');
+          if (eol === -1) {
+            if (buf.length > MAX_CHUNK_LINE) {
+              this.mode = { kind: 'raw' };
+              continue;
+            }
+            this.pending = Buffer.from(buf);
+            return out;
+          }
+          const line = buf.subarray(0, eol).toString('latin1');
+          const size = /^([0-9A-Fa-f]{1,15})(;.*)?$/.exec(line);
+          out.push(buf.subarray(0, eol + 2));
+          buf = buf.subarray(eol + 2);
+          if (!size)
+            this.mode = { kind: 'raw' }; // uWS refuses it; nothing to follow
+          else {
+            const n = parseInt(size[1]!, 16);
+            this.mode = n === 0 ? { kind: 'trailers' } : { kind: 'chunk-data', left: n + 2 };
+          }
+          break;
+        }
+        case 'trailers': {
+          // The last chunk is followed by trailer lines and an empty line.
+          if (buf.length >= 2 && buf[0] === 13 && buf[1] === 10) {
+            out.push(buf.subarray(0, 2));
+            buf = buf.subarray(2);
+            this.mode = { kind: 'head' };
+            break;
+          }
+          const end = buf.indexOf(CRLF2);
+          if (end === -1) {
+            if (buf.length > MAX_HEAD) {
+              this.mode = { kind: 'raw' };
+              continue;
+            }
+            this.pending = Buffer.from(buf);
+            return out;
+          }
+          out.push(buf.subarray(0, end + 4));
+          buf = buf.subarray(end + 4);
+          this.mode = { kind: 'head' };
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  /** One complete head (through its empty line): passed on, cleaned, or replaced. */
+  private head(head: Buffer): Buffer {
+    const text = head.toString('latin1');
+    const lines = text.slice(0, -4).split('\r\n');
+    const requestLine = lines[0]!;
+    const method = REQUEST_LINE.exec(requestLine)?.[1];
+    if (method === undefined || !TOKEN.test(method)) {
+      // Not an HTTP/1.x request line (HTTP/0.9, the HTTP/2 preface, garbage): uWS closes it.
+      this.mode = { kind: 'raw' };
+      return head;
+    }
+    let dropped = false;
+    const kept: string[] = [requestLine];
+    const contentLength: string[] = [];
+    const transferEncoding: string[] = [];
+    let upgrade = false;
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.indexOf(':');
+      const name = colon > 0 ? line.slice(0, colon) : '';
+      if (!TOKEN.test(name)) return this.refuse(400, 'header'); // no colon, spaces, folding
+      if (!UWS_NAME.test(name)) {
+        dropped = true;
+        continue;
+      }
+      kept.push(line);
+      const lower = name.toLowerCase();
+      const value = line.slice(colon + 1).trim();
+      if (lower === 'content-length') contentLength.push(value);
+      else if (lower === 'transfer-encoding') transferEncoding.push(value);
+      else if (lower === 'upgrade') upgrade = true;
+    }
+    if (!KNOWN_METHODS.has(method)) return this.refuse(501, method);
+    this.mode = framing(contentLength, transferEncoding, upgrade);
+    return dropped ? Buffer.from(kept.join('\r\n') + '\r\n\r\n', 'latin1') : head;
+  }
+
+  /** Replaces the request by one for the guard's route; nothing more is read. */
+  private refuse(status: 400 | 431 | 501, what: string): Buffer {
+    this.mode = { kind: 'discard' };
+    return Buffer.from(
+      `GET ${this.routes.prefix}/${status}/${encodeURIComponent(what)} HTTP/1.1\r\n` +
+        'Host: guard\r\nConnection: close\r\n\r\n',
+      'latin1',
+    );
+  }
+}
+
+/** How the body after a head is framed (RFC 9112 §6.3); 'raw' when uWS will refuse it anyway. */
+function framing(contentLength: string[], transferEncoding: string[], upgrade: boolean): Mode {
+  if (upgrade) return { kind: 'raw' };
+  if (transferEncoding.length > 0) {
+    if (transferEncoding.length > 1 || contentLength.length > 0) return { kind: 'raw' };
+    return /(^|,)\s*chunked$/i.test(transferEncoding[0]!)
+      ? { kind: 'chunk-size' }
+      : { kind: 'raw' };
+  }
+  if (contentLength.length === 0) return { kind: 'head' };
+  if (contentLength.length > 1 || !/^\d{1,15}$/.test(contentLength[0]!)) return { kind: 'raw' };
+  const n = Number(contentLength[0]);
+  return n === 0 ? { kind: 'head' } : { kind: 'body', left: n };
+}
+
+const PROXY_V2_SIGNATURE = Buffer.from([
+  0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a,
+]);
+
+/** A PROXY protocol v2 header naming the client of `socket` (LOCAL when it cannot be told). */
+export function proxyHeader(socket: net.Socket): Buffer {
+  const src = plainAddress(socket.remoteAddress ?? '');
+  const dst = plainAddress(socket.localAddress ?? '');
+  const sport = socket.remotePort ?? 0;
+  const dport = socket.localPort ?? 0;
+  if (net.isIPv4(src) && net.isIPv4(dst)) {
+    const h = Buffer.alloc(16 + 12);
+    PROXY_V2_SIGNATURE.copy(h);
+    h[12] = 0x21; // version 2, PROXY
+    h[13] = 0x11; // TCP over IPv4
+    h.writeUInt16BE(12, 14);
+    Buffer.from(src.split('.').map(Number)).copy(h, 16);
+    Buffer.from(dst.split('.').map(Number)).copy(h, 20);
+    h.writeUInt16BE(sport, 24);
+    h.writeUInt16BE(dport, 26);
+    return h;
+  }
+  if (net.isIPv6(src) && net.isIPv6(dst)) {
+    const h = Buffer.alloc(16 + 36);
+    PROXY_V2_SIGNATURE.copy(h);
+    h[12] = 0x21;
+    h[13] = 0x21; // TCP over IPv6
+    h.writeUInt16BE(36, 14);
+    ipv6Bytes(src).copy(h, 16);
+    ipv6Bytes(dst).copy(h, 32);
+    h.writeUInt16BE(sport, 48);
+    h.writeUInt16BE(dport, 50);
+    return h;
+  }
+  const h = Buffer.alloc(16);
+  PROXY_V2_SIGNATURE.copy(h);
+  h[12] = 0x20; // version 2, LOCAL
+  return h;
+}
+
+/** An address as PROXY v2 carries it: IPv4-mapped IPv6 as IPv4, without an IPv6 zone. */
+function plainAddress(addr: string): string {
+  const bare = addr.replace(/%.*$/, '');
+  return bare.startsWith('::ffff:') && net.isIPv4(bare.slice(7)) ? bare.slice(7) : bare;
+}
+
+/** The 16 bytes of an IPv6 address (with `::` and an embedded IPv4 tail). */
+export function ipv6Bytes(addr: string): Buffer {
+  const out = Buffer.alloc(16);
+  let text = addr;
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (v4) {
+    Buffer.from(v4[1]!.split('.').map(Number)).copy(out, 12);
+    text = text.slice(0, -v4[1]!.length) + '0:0';
+  }
+  const [left, right] = text.includes('::') ? text.split('::') : [text, null];
+  const l = left ? left.split(':') : [];
+  const r = right ? right.split(':') : [];
+  const groups =
+    right === null ? l : [...l, ...Array<string>(8 - l.length - r.length).fill('0'), ...r];
+  groups.forEach((g, i) => {
+    if (i < 8 && !(v4 && i >= 6)) out.writeUInt16BE(parseInt(g, 16) || 0, i * 2);
+  });
+  return out;
+}
+
+/** A private directory for uWS's Unix socket (short path: sun_path holds 108 bytes). */
+export function privateSocketPath(): { dir: string; file: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-http-'));
+  fs.chmodSync(dir, 0o700);
+  return { dir, file: path.join(dir, 'uws.sock') };
+}
+
+export function guardRoutes(): GuardRoutes {
+  return { prefix: `/.guard-${crypto.randomBytes(12).toString('hex')}` };
+}
+
+/** The relay: accepts on the public address, forwards to uWS's Unix socket. */
+export class HttpGuard {
+  private readonly server: net.Server;
+  /** Open relays: client socket → its connection to uWS. */
+  private readonly relays = new Map<net.Socket, net.Socket>();
+
+  constructor(
+    private readonly upstream: string,
+    private readonly routes: GuardRoutes,
+  ) {
+    // Half-open: a client that ends its side after the request still gets the answer.
+    this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (c) => this.relay(c));
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  /**
+   * Stops accepting; open connections go on until either side closes them. Resolves once every
+   * byte already received has reached uWS and uWS has had a turn to read it (at most a second),
+   * so that a request that arrived before the shutdown is in uWS's hands — counted in flight —
+   * when the shutdown looks at what is in flight.
+   */
+  async close(): Promise<void> {
+    this.server.close();
+    const pending = [...this.relays.values()].filter(
+      (u) => !u.destroyed && (u.connecting || u.writableLength > 0),
+    );
+    await Promise.race([
+      Promise.all(
+        pending.map(
+          (u) =>
+            new Promise<void>((resolve) => {
+              const check = () => {
+                if (u.destroyed || (!u.connecting && u.writableLength === 0)) resolve();
+                else setImmediate(check);
+              };
+              check();
+            }),
+        ),
+      ),
+      new Promise<void>((resolve) => setTimeout(resolve, 1000).unref()),
+    ]);
+    // Two turns of the loop: uWS accepts and reads in a poll phase between them.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Ends every connection once uWS has sent what it will: each upstream side is ended (uWS closes,
+   * the answer already on its way still reaches the client), and whatever is left a second later is
+   * destroyed.
+   */
+  endAll(): void {
+    for (const [client, upstream] of this.relays) {
+      upstream.end();
+      setTimeout(() => {
+        client.destroy();
+        upstream.destroy();
+      }, 1000).unref();
+    }
+  }
+
+  private relay(client: net.Socket): void {
+    const server = net.connect({ path: this.upstream, allowHalfOpen: true });
+    this.relays.set(client, server);
+    server.write(proxyHeader(client));
+    const scanner = new RequestScanner(this.routes);
+    client.on('data', (chunk: Buffer) => {
+      let ok = true;
+      for (const part of scanner.feed(chunk)) ok = server.write(part) && ok;
+      if (!ok) {
+        client.pause();
+        server.once('drain', () => client.resume());
+      }
+    });
+    client.on('end', () => server.end());
+    // uWS's answer and its end pass on as they are (pipe ends the client after the last byte).
+    server.pipe(client);
+    const fail = () => {
+      client.destroy();
+      server.destroy();
+    };
+    client.on('error', fail);
+    server.on('error', fail);
+    client.on('close', () => {
+      this.relays.delete(client);
+      server.destroy();
+    });
+    // Once uWS has closed, the client goes too when its answer is out (even if it never ends).
+    server.on('close', () => {
+      if (client.writableFinished) client.destroy();
+      else client.once('finish', () => client.destroy());
+    });
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * Odd but legal HTTP against the real server, over raw sockets (docs/robustness.md "Odd but legal
+ * HTTP"): header names with token characters uWebSockets.js does not parse are served without
+ * that header, unknown methods answered 501, an over-long head 431 — in the API's error format,
+ * in the connection's order — and request bodies pass the HTTP guard untouched.
+ */
+import net from 'node:net';
+import t from 'tap';
+import { basicAuth } from '../helpers/api.js';
+import { createChannel } from '../helpers/channels.js';
+import { startServer } from '../helpers/server.js';
+
+/** uWS holds a request it cannot parse for its 10 s idle timeout; an answer comes long before. */
+const HANG_MS = 8_000;
+
+type Response = { status: number; headers: string; body: string };
+type Outcome = { responses: Response[]; closed: boolean };
+
+/** Parses the complete responses at the start of `text` (Content-Length framed, as uWS writes). */
+function parseResponses(text: string): Response[] {
+  const out: Response[] = [];
+  let rest = text;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) return out;
+    const head = rest.slice(0, end);
+    const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+    if (rest.length - end - 4 < length) return out;
+    out.push({
+      status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0),
+      headers: head,
+      body: rest.slice(end + 4, end + 4 + length),
+    });
+    rest = rest.slice(end + 4 + length);
+  }
+}
+
+/**
+ * On a new connection, writes `parts[0]`, then each next part once another response has come in
+ * (uWS closes a connection whose next request arrives while an answer is pending); collects
+ * `want` responses, or what came before a close.
+ */
+function exchange(port: number, parts: string | string[], want: number): Promise<Outcome> {
+  const queue = typeof parts === 'string' ? [parts] : [...parts];
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let text = '';
+    let settled = false;
+    const finish = (closed: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ responses: parseResponses(text), closed });
+    };
+    const timer = setTimeout(() => finish(false), HANG_MS);
+    let answered = 0;
+    sock.on('data', (c: Buffer) => {
+      text += c.toString('latin1');
+      const n = parseResponses(text).length;
+      if (n >= want) finish(false);
+      for (; answered < n; answered++) if (queue.length > 0) sock.write(queue.shift()!);
+    });
+    sock.on('close', () => finish(true));
+    sock.on('error', () => finish(true));
+    sock.write(queue.shift()!);
+  });
+}
+
+/** Collects responses until the server closes the connection (or HANG_MS passes). */
+function untilClosed(port: number, bytes: string): Promise<Outcome> {
+  return exchange(port, bytes, Number.POSITIVE_INFINITY);
+}
+
+t.test('odd but legal requests are answered', async (t) => {
+  const ts = await startServer(t);
+  const hamlet = ts.fx.users.hamlet!;
+  const auth = `Authorization: ${basicAuth(hamlet.email, hamlet.api_key)}\r\n`;
+  const host = 'Host: testserver.local\r\n';
+  const me = (extra = '') => `GET /api/v1/users/me HTTP/1.1\r\n${host}${extra}${auth}\r\n`;
+
+  await t.test('header names with token characters beyond letters, digits and -', async (t) => {
+    for (const name of ['X_Custom', 'X.Custom', 'X~Custom', "X!#$%&'*+^`|Custom", 'X__']) {
+      // Two requests on one connection: the first is served, and the connection goes on.
+      const o = await exchange(ts.server.port, me(`${name}: 1\r\n`) + me(), 2);
+      t.same(
+        o.responses.map((r) => r.status),
+        [200, 200],
+        `${name}: served, keep-alive intact`,
+      );
+      const body = JSON.parse(o.responses[0]?.body ?? '{}') as { email?: string };
+      t.equal(body.email, hamlet.email, `${name}: the headers after it still count`);
+    }
+  });
+
+  await t.test(
+    'unknown methods: 501 in the API error format, then the connection closes',
+    async (t) => {
+      for (const method of ['QUERY', 'PROPFIND', 'MKCOL', 'get', 'Patch']) {
+        const o = await untilClosed(
+          ts.server.port,
+          `${method} /api/v1/users/me HTTP/1.1\r\n${host}${auth}Content-Length: 0\r\n\r\n`,
+        );
+        t.equal(o.responses.length, 1, `${method}: one answer`);
+        const r = o.responses[0]!;
+        t.equal(r.status, 501, `${method}: 501`);
+        t.match(r.headers, /\r\ncontent-type: application\/json/i, `${method}: JSON`);
+        t.same(
+          JSON.parse(r.body),
+          { result: 'error', msg: `Method not implemented: ${method}`, code: 'BAD_REQUEST' },
+          `${method}: the API's error format`,
+        );
+        t.match(r.headers, /\r\nconnection: close/i, `${method}: says it closes`);
+        t.ok(o.closed, `${method}: connection closed after the answer`);
+      }
+    },
+  );
+
+  await t.test('pipelined: earlier requests answered first, in order', async (t) => {
+    const o = await untilClosed(ts.server.port, me() + `PROPFIND / HTTP/1.1\r\n${host}\r\n` + me());
+    t.same(
+      o.responses.map((r) => r.status),
+      [200, 501],
+      'the GET, then the refusal; nothing read after it',
+    );
+    t.ok(o.closed);
+  });
+
+  await t.test(
+    'a malformed header line and an over-long head are refused in the API format',
+    async (t) => {
+      const cases: [string, string, number][] = [
+        ['a header line without a colon', me('NoColonHere\r\n'), 400],
+        ['a space in a header name', me('X A: b\r\n'), 400],
+        ['a head over 512 KiB', me(`X-Big: ${'a'.repeat(600_000)}\r\n`), 431],
+      ];
+      for (const [name, bytes, status] of cases) {
+        const o = await untilClosed(ts.server.port, bytes);
+        t.equal(o.responses[0]?.status, status, `${name}: ${status}`);
+        t.equal(
+          (JSON.parse(o.responses[0]?.body ?? '{}') as { result?: string }).result,
+          'error',
+          `${name}: error body`,
+        );
+        t.ok(o.closed, `${name}: closed`);
+      }
+    },
+  );
+
+  await t.test('bodies pass untouched, whatever they hold', async (t) => {
+    // A body that looks like request heads with odd names and methods: the guard follows the
+    // framing and passes it as it is; the next request on the connection is still served.
+    await createChannel(ts.api, 'hamlet', 'Verona');
+    const content = `a\r\n\r\nPROPFIND / HTTP/1.1\r\nX_Y: 1\r\n\r\nb`;
+    const form = `type=channel&to=Verona&topic=guard&content=${content}`;
+    const post = (framing: string, body: string) =>
+      `POST /api/v1/messages HTTP/1.1\r\n${host}${auth}` +
+      `Content-Type: application/x-www-form-urlencoded\r\n${framing}\r\n${body}`;
+    const chunked = (s: string) =>
+      [s.slice(0, 7), s.slice(7)]
+        .map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`)
+        .join('') + '0\r\n\r\n';
+    for (const [name, request] of [
+      ['Content-Length', post(`Content-Length: ${Buffer.byteLength(form)}\r\n`, form)],
+      ['chunked', post('Transfer-Encoding: chunked\r\n', chunked(form))],
+    ] as const) {
+      const o = await exchange(ts.server.port, [request, me('X_After: 1\r\n')], 2);
+      t.same(
+        o.responses.map((r) => r.status),
+        [200, 200],
+        `${name}: the message sent, the next request served`,
+      );
+      const { id } = JSON.parse(o.responses[0]?.body ?? '{}') as { id: number };
+      const fetched = await ts.api.get('hamlet', `messages/${id}`, { apply_markdown: 'false' });
+      t.equal(
+        (fetched.body as { message: { content: string } }).message.content,
+        content,
+        `${name}: the body arrived byte for byte`,
+      );
+    }
+  });
+});
+
+t.test('HTTP_GUARD off: uWebSockets.js listens itself and serves', async (t) => {
+  const ts = await startServer(t, { httpGuard: false });
+  const hamlet = ts.fx.users.hamlet!;
+  const o = await exchange(
+    ts.server.port,
+    `GET /api/v1/users/me HTTP/1.1\r\nHost: testserver.local\r\n` +
+      `Authorization: ${basicAuth(hamlet.email, hamlet.api_key)}\r\n\r\n`,
+    1,
+  );
+  t.equal(o.responses[0]?.status, 200);
+});

@@ -1,0 +1,90 @@
+/**
+ * The HTTP guard's request scanner and PROXY header (src/http/guard.ts), fed bytes directly: what
+ * it passes, cleans or replaces, however the bytes are split.
+ */
+import type net from 'node:net';
+import t from 'tap';
+import { ipv6Bytes, proxyHeader, RequestScanner } from '../../src/http/guard.js';
+
+const routes = { prefix: '/.guard-test' };
+
+/** Feeds `input` split at `cuts` and returns everything passed on. */
+function scan(input: string, cuts: number[] = []): string {
+  const s = new RequestScanner(routes);
+  const out: Buffer[] = [];
+  let from = 0;
+  for (const at of [...cuts, input.length]) {
+    out.push(...s.feed(Buffer.from(input.slice(from, at), 'latin1')));
+    from = at;
+  }
+  return Buffer.concat(out).toString('latin1');
+}
+
+const get = (extra = '') => `GET /a HTTP/1.1\r\nHost: h\r\n${extra}\r\n`;
+
+t.test('well-formed requests pass unchanged, however split', (t) => {
+  const body = 'x=1\r\n\r\nQUERY / HTTP/1.1\r\nX_Y: 1\r\n\r\n';
+  const input =
+    get() +
+    `POST /b HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+    `POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nQUERY\r\n3;ext=1\r\n_:_\r\n0\r\nX-T: 1\r\n\r\n` +
+    get();
+  for (let cut = 0; cut <= input.length; cut++) {
+    const out = scan(input, [cut]);
+    if (out !== input) {
+      t.equal(out, input, `split at ${cut}`);
+      break;
+    }
+  }
+  t.equal(scan(input), input, 'every split passes the same bytes');
+  t.end();
+});
+
+t.test('header names uWS does not parse are dropped, the rest kept in order', (t) => {
+  t.equal(scan(get('X_A: 1\r\nX-B: 2\r\nX.C: 3\r\n')), get('X-B: 2\r\n'));
+  t.end();
+});
+
+t.test('what uWS would hold or drop is replaced by the guard route, and nothing after', (t) => {
+  const route = (status: number, what: string) =>
+    `GET /.guard-test/${status}/${what} HTTP/1.1\r\nHost: guard\r\nConnection: close\r\n\r\n`;
+  t.equal(scan(get() + 'PROPFIND / HTTP/1.1\r\n\r\n' + get()), get() + route(501, 'PROPFIND'));
+  t.equal(scan(get('NoColon\r\n')), route(400, 'header'));
+  t.equal(scan(get(' folded\r\n')), route(400, 'header'));
+  t.equal(scan(get(`X-Big: ${'a'.repeat(600_000)}\r\n`)), route(431, 'head'));
+  t.equal(scan(`GET /a HTTP/1.1\r\nX: ${'a'.repeat(600_000)}`), route(431, 'head'), 'unfinished');
+  t.end();
+});
+
+t.test('what is not HTTP/1.x, upgrades and bad framing pass raw (uWS decides)', (t) => {
+  const proxy = '\r\n\r\n\0\r\nQUIT\n!\x11\0\x0c' + 'abcdefghijkl';
+  t.equal(
+    scan(proxy + get('X_A: 1\r\n')),
+    proxy + get('X_A: 1\r\n'),
+    'a PROXY header from a client',
+  );
+  t.equal(scan('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+  const upgrade = get('Upgrade: websocket\r\n') + '\x81\x05QUERY\r\n\r\nX_A: 1\r\n\r\n';
+  t.equal(scan(upgrade), upgrade, 'after an upgrade, frames pass as they are');
+  const bad =
+    'POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nQUERY / HTTP/1.1\r\n\r\n';
+  t.equal(scan(bad), bad);
+  t.end();
+});
+
+t.test('PROXY v2 headers carry the client address', (t) => {
+  const sock = (remoteAddress: string, localAddress: string) =>
+    ({ remoteAddress, localAddress, remotePort: 40000, localPort: 9991 }) as net.Socket;
+  const v4 = proxyHeader(sock('::ffff:10.1.2.3', '::ffff:127.0.0.1'));
+  t.same([...v4.subarray(12, 16)], [0x21, 0x11, 0, 12], 'PROXY, TCP over IPv4, 12 bytes');
+  t.same([...v4.subarray(16, 24)], [10, 1, 2, 3, 127, 0, 0, 1]);
+  t.equal(v4.readUInt16BE(24), 40000);
+  t.equal(v4.readUInt16BE(26), 9991);
+  const v6 = proxyHeader(sock('2001:db8::1', '::1'));
+  t.same([...v6.subarray(12, 16)], [0x21, 0x21, 0, 36], 'PROXY, TCP over IPv6, 36 bytes');
+  t.equal(v6.subarray(16, 32).toString('hex'), '20010db8000000000000000000000001');
+  t.equal(v6.subarray(32, 48).toString('hex'), '00000000000000000000000000000001');
+  t.same([...proxyHeader(sock('', '')).subarray(12, 16)], [0x20, 0, 0, 0], 'LOCAL when unknown');
+  t.equal(ipv6Bytes('::ffff:1.2.3.4').toString('hex'), '00000000000000000000ffff01020304');
+  t.end();
+});
