@@ -20,11 +20,8 @@ const SAVE_VERSION = 1;
 type SavedQueue = { id: string; settings: QueueSettings; events: SavedEvents };
 type SavedFile = { version: number; savedAt: number; queues: SavedQueue[] };
 
-export type RestartInfo = {
-  service_version: string;
-  service_merge_base: string;
-  service_feature_level: number;
-};
+/** The version fields a `restart` event carries (both spellings: src/version.ts VERSION_FIELDS). */
+export type RestartInfo = Readonly<Record<string, string | number>>;
 
 /**
  * Writes every queue to DATA_DIR. Nothing to do when the data directory itself is gone (a test's
@@ -78,9 +75,7 @@ export function restoreQueues(
   }
   const restart: WireEvent = {
     type: 'restart',
-    service_version: info.service_version,
-    service_merge_base: info.service_merge_base,
-    service_feature_level: info.service_feature_level,
+    ...info,
     server_generation: queues.serverGeneration,
   };
   let n = 0;

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { RateRule } from './lib/rate-limit.js';
+import type { WireNamesMode } from './lib/wire-names.js';
 
 export type ServerConfig = {
   host: string;
@@ -80,6 +81,11 @@ export type ServerConfig = {
    * the peer address is the client's, whatever the request's headers say.
    */
   trustedProxies: readonly string[];
+  /**
+   * Which spelling of the wire names clients get where only one can be sent (docs/api.md "Wire
+   * names"): `auto` chooses by the client's User-Agent; `spec` or `reference` forces one.
+   */
+  wireNames: WireNamesMode;
 };
 
 /**
@@ -139,6 +145,7 @@ export function defaultConfig(): ServerConfig {
     presenceFlushMs: 5000,
     presenceEventUserLimit: 100,
     batchTimeBudgetMs: 50_000,
+    wireNames: 'auto',
   };
 }
 
@@ -162,6 +169,7 @@ const EnvSchema = z.object({
   RATE_LIMITING: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
   RATE_LIMITING_RULES: z.string().optional(),
   TRUSTED_PROXIES: z.string().optional(),
+  WIRE_NAMES: z.enum(['auto', 'spec', 'reference']).optional(),
 });
 
 const RuleList = z.array(
@@ -223,5 +231,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== ''),
+    wireNames: e.WIRE_NAMES ?? base.wireNames,
   };
 }

@@ -2,6 +2,7 @@
  * User statuses as the API shows them (the UserStatus object): only the keys that are set; `away`
  * (deprecated) for users who turned presence sharing off. Reference: lib/user_status.py.
  */
+import { reactionTypeOut, type Dialect } from '../lib/wire-names.js';
 import type { UserStatusRow } from '../storage/presence.js';
 
 export type ApiUserStatus = {
@@ -15,6 +16,7 @@ export type ApiUserStatus = {
 export function formatUserStatus(
   row: UserStatusRow | undefined,
   presenceEnabled: boolean,
+  dialect: Dialect,
 ): ApiUserStatus {
   const out: ApiUserStatus = {};
   if (!presenceEnabled) out.away = true;
@@ -22,7 +24,7 @@ export function formatUserStatus(
   if (row?.emoji_name) {
     out.emoji_name = row.emoji_name;
     out.emoji_code = row.emoji_code;
-    out.reaction_type = row.reaction_type;
+    out.reaction_type = reactionTypeOut(row.reaction_type, dialect);
   }
   return out;
 }
