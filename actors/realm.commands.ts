@@ -3,6 +3,7 @@
  * mutations here (`'noun.verb'` names). The payload and result types of `ask()` come from this
  * table, so an endpoint cannot send a command with the wrong shape.
  */
+import { doReportMessage } from '../src/mutations/message-report.js';
 import {
   doCreateAttachment,
   doRemoveAttachment,
@@ -71,7 +72,11 @@ import {
   doFailScheduledMessage,
   doScheduleMessage,
 } from '../src/mutations/scheduled-messages.js';
-import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
+import {
+  checkCreateUser,
+  checkDeactivateOwnAccount,
+  checkDeactivateUser,
+} from '../src/mutations/users.js';
 import { doAddPlayground, doRemovePlayground } from '../src/mutations/playgrounds.js';
 import { doFlushPresence } from '../src/mutations/presence.js';
 import { doUpdateRealmUserDefaults } from '../src/mutations/realm-user-defaults.js';
@@ -85,6 +90,7 @@ import { doUpdateUserStatus } from '../src/mutations/user-status.js';
 export const REALM_COMMANDS = {
   'user.create': checkCreateUser,
   'user.deactivate': checkDeactivateUser,
+  'user.deactivate_own': checkDeactivateOwnAccount,
   'profile_field.create': checkCreateProfileField,
   'user.profile_data.update': doUpdateProfileData,
   // Settings and administration of users and the realm.
@@ -136,6 +142,7 @@ export const REALM_COMMANDS = {
   'message.delete': checkDeleteMessage,
   'message.update': checkUpdateMessage,
   'message.notification_bot.ensure': ensureNotificationBot,
+  'message.report': doReportMessage,
   'message.flags.update': doUpdateMessageFlags,
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,

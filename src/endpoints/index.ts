@@ -2,6 +2,7 @@
  * The route table: every endpoint module's exports, in one list. One line per module; each
  * module lists its own routes.
  */
+import * as messageReport from './message-report.js';
 import type { Endpoint } from '../http/endpoint.js';
 import * as alertWords from './alert-words.js';
 import * as attachments from './attachments.js';
@@ -53,6 +54,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   join,
   messageEdit,
   messageFlags,
+  messageReport,
   messageRender,
   messages,
   profileFields,

@@ -14,7 +14,10 @@ import {
   isValidEmail,
   ROLE_FOR_NEW_USER,
 } from '../mutations/users.js';
-import { formatUser } from '../queries/users.js';
+import { canSeeDeliveryEmail, formatUser } from '../queries/users.js';
+import type { RealmView } from '../queries/realm-view.js';
+import type { UserRow } from '../storage/users.js';
+import { realmHost } from '../lib/urls.js';
 import { maxMessageIdFor } from '../queries/messages-summary.js';
 
 /** GET /api/v1/users — every user of the realm, deactivated ones and bots included. */
@@ -76,17 +79,29 @@ export const getProfile = endpoint({
   },
 });
 
-/** GET /api/v1/users/{user_id} */
+/**
+ * GET /api/v1/users/{user_id} and GET /api/v1/users/{email}: a path that is not a number is an
+ * address (reference: views/users.py get_user_by_email, feature level 302): the user's API
+ * address (`email`), their real address if the caller may see it, or the dummy address
+ * `user{id}@{realm host}` of any user.
+ */
 export const getUser = endpoint({
   method: 'GET',
   path: '/api/v1/users/:user_id',
   params: z.object({
-    user_id: pathInt(),
+    user_id: str({ min: 1 }),
     client_extavatar: bool().default(true),
     include_custom_profile_fields: bool().default(false),
   }),
-  handle: ({ realm, user }, p) => {
-    const target = realm.view.user(p.user_id);
+  handle: ({ server, realm, user }, p) => {
+    const target = /^[0-9]{1,15}$/.test(p.user_id)
+      ? realm.view.user(Number(p.user_id))
+      : userByAddress(
+          realm.view,
+          user.id,
+          p.user_id,
+          realmHost(server.config, realm.view.row.string_id),
+        );
     if (!target) throw new JsonableError('No such user');
     return {
       user: formatUser(realm.view, target, {
@@ -132,6 +147,20 @@ export const createUser = endpoint({
   },
 });
 
+/**
+ * DELETE /api/v1/users/me — deactivate one's own account (reference: deactivate_user_own_backend).
+ * The realm's only active account and its only owner are refused.
+ */
+export const deactivateOwnAccount = endpoint({
+  method: 'DELETE',
+  path: '/api/v1/users/me',
+  params: z.object({}),
+  handle: async ({ realm, user }) => {
+    await realm.ask('user.deactivate_own', { user_id: user.id });
+    return {};
+  },
+});
+
 /** DELETE /api/v1/users/{user_id} — deactivate an account (administrators). */
 export const deactivateUser = endpoint({
   method: 'DELETE',
@@ -144,3 +173,22 @@ export const deactivateUser = endpoint({
     return {};
   },
 });
+
+/**
+ * The user an address names for `viewerId` (GET /users/{email}): their real address if the viewer
+ * may see it (then it is also their API address), or the dummy `user{id}@{realm host}`.
+ */
+function userByAddress(
+  view: RealmView,
+  viewerId: number,
+  address: string,
+  host: string,
+): UserRow | undefined {
+  const byAddress = view.userByEmail(address);
+  if (byAddress && canSeeDeliveryEmail(view, viewerId, byAddress)) return byAddress;
+  const dummy = /^user([0-9]{1,15})@(.+)$/i.exec(address);
+  if (dummy && dummy[2]!.toLowerCase() === host.replace(/:\d+$/, '').toLowerCase()) {
+    return view.user(Number(dummy[1]));
+  }
+  return undefined;
+}
