@@ -2,6 +2,7 @@
  * The route table: every endpoint module's exports, in one list. One line per module; each
  * module lists its own routes.
  */
+import * as clientAssets from './client-assets.js';
 import * as messageReport from './message-report.js';
 import type { Endpoint } from '../http/endpoint.js';
 import * as alertWords from './alert-words.js';
@@ -48,6 +49,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   alertWords,
   attachments,
   auth,
+  clientAssets,
   drafts,
   events,
   invites,

@@ -14,9 +14,7 @@ import {
   isValidEmail,
   ROLE_FOR_NEW_USER,
 } from '../mutations/users.js';
-import { canSeeDeliveryEmail, formatUser } from '../queries/users.js';
-import type { RealmView } from '../queries/realm-view.js';
-import type { UserRow } from '../storage/users.js';
+import { formatUser, userByAddress } from '../queries/users.js';
 import { realmHost } from '../lib/urls.js';
 import { maxMessageIdFor } from '../queries/messages-summary.js';
 
@@ -173,22 +171,3 @@ export const deactivateUser = endpoint({
     return {};
   },
 });
-
-/**
- * The user an address names for `viewerId` (GET /users/{email}): their real address if the viewer
- * may see it (then it is also their API address), or the dummy `user{id}@{realm host}`.
- */
-function userByAddress(
-  view: RealmView,
-  viewerId: number,
-  address: string,
-  host: string,
-): UserRow | undefined {
-  const byAddress = view.userByEmail(address);
-  if (byAddress && canSeeDeliveryEmail(view, viewerId, byAddress)) return byAddress;
-  const dummy = /^user([0-9]{1,15})@(.+)$/i.exec(address);
-  if (dummy && dummy[2]!.toLowerCase() === host.replace(/:\d+$/, '').toLowerCase()) {
-    return view.user(Number(dummy[1]));
-  }
-  return undefined;
-}
