@@ -1,10 +1,12 @@
 /**
  * Endpoints at or below the advertised feature level that existing clients call:
- * GET /users/{email}, DELETE /users/me, POST /messages/{message_id}/report (feature level 382).
+ * GET /users/{email}, DELETE /users/me, POST /messages/{message_id}/report (feature level 382),
+ * GET /streams/{stream_id}/email_address (feature level 226; the Python bindings call it).
  * Reference: views/users.py (get_user_by_email, deactivate_user_own_backend),
  * views/message_report.py, lib/message_report.py.
  */
 import t from 'tap';
+import { insertUserRow } from '../../src/mutations/users.js';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { createChannel, setRealmSettings } from '../helpers/channels.js';
 import { events, register } from '../helpers/events.js';
@@ -237,3 +239,52 @@ t.test('POST /messages/{message_id}/report', async (t) => {
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+t.test('GET /streams/{stream_id}/email_address', async (t) => {
+  const { api, fx, server } = await startServer(t);
+  const hamlet = fx.users.hamlet!;
+  const open = await createChannel(api, 'hamlet', 'mailable');
+  const secret = await createChannel(api, 'hamlet', 'secret mail', { invite_only: true });
+  const res = await api.get('othello', `streams/${open}/email_address`);
+  assertMatchesOpenApi(t, '/streams/{stream_id}/email_address', 'get', res.body);
+  // No e-mail gateway runs: the address is empty, as the reference's without one.
+  t.equal(assertSuccess(t, res).email, '');
+  t.equal(
+    assertSuccess(t, await api.get('hamlet', `streams/${secret}/email_address`)).email,
+    '',
+    'a private channel, by a subscriber',
+  );
+  for (const [who, id] of [
+    ['othello', secret],
+    ['othello', 99999],
+  ] as const) {
+    assertError(t, await api.get(who, `streams/${id}/email_address`), 'Invalid channel ID');
+  }
+
+  // The sender: oneself, or a bot one may administer.
+  const { store, realms } = server.context;
+  const botId = store.transaction(() =>
+    insertUserRow(store, fx.realmId, {
+      email: 'mail-bot@zulip.com',
+      full_name: 'Mail Bot',
+      password_hash: null,
+      api_key: 'M'.repeat(32),
+      role: 400,
+      is_bot: true,
+      bot_type: 1,
+      bot_owner_id: hamlet.id,
+      now: Math.floor(Date.now() / 1000),
+      waitingPeriodDays: 0,
+    }),
+  );
+  realms.get(fx.realmId)!.view.reloadUser(botId);
+  const emailAs = (who: string, sender: number) =>
+    api.get(who, `streams/${open}/email_address`, { sender_id: sender });
+  assertSuccess(t, await emailAs('othello', fx.users.othello!.id));
+  assertSuccess(t, await emailAs('hamlet', botId), "the bot's owner");
+  assertSuccess(t, await emailAs('iago', botId), 'an administrator');
+  assertError(t, await emailAs('othello', botId), 'Insufficient permission');
+  assertError(t, await emailAs('othello', hamlet.id), 'No such bot');
+  assertError(t, await emailAs('othello', 99999), 'No such bot');
+  assertError(t, await emailAs('othello', -1), 'sender_id is too small');
+});
