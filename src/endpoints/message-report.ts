@@ -7,19 +7,17 @@
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { JsonableError } from '../lib/errors.js';
-import { normalizeContent, normalizeTopic } from '../lib/message-content.js';
+import { normalizeContent, normalizeTopic, renderedMessage } from '../lib/message-content.js';
 import {
   MAX_REPORT_DESCRIPTION_LENGTH,
   REPORT_TYPES,
   reportContent,
   reportTopic,
+  REPORTING_DISABLED,
   type ReportedMessage,
 } from '../lib/message-report.js';
 import { oneOf, pathInt, str } from '../lib/params.js';
 import { htmlToText } from '../lib/search.js';
-import { NotificationBotNeeded } from '../mutations/message-edit.js';
-import { REPORTING_DISABLED } from '../mutations/message-report.js';
-import { renderedMessage } from '../mutations/messages.js';
 import { accessMessage, dmGroupMembers } from '../queries/messages.js';
 import { renderContextFor } from '../queries/render-context.js';
 
@@ -76,14 +74,7 @@ export const reportMessage = endpoint({
       rendered: renderedMessage(r),
       search_text: htmlToText(r.rendered_content),
     };
-    try {
-      await realm.ask('message.report', command);
-    } catch (err) {
-      // The first notice of a realm needs its notification bot, not created yet.
-      if (!(err instanceof NotificationBotNeeded)) throw err;
-      await realm.ask('message.notification_bot.ensure', {});
-      await realm.ask('message.report', command);
-    }
+    await realm.ask('message.report', command);
     return {};
   },
 });

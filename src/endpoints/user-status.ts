@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { endpoint, requestDialect, type AuthedCtx } from '../http/endpoint.js';
 import { JsonableError } from '../lib/errors.js';
 import { bool, pathInt, reactionType, str } from '../lib/params.js';
-import { formatUserStatus } from '../queries/user-status.js';
+import { userStatusOf } from '../queries/user-status.js';
 
 /** The longest status text, in characters. */
 export const MAX_STATUS_TEXT_LENGTH = 60;
@@ -53,12 +53,6 @@ export const getUserStatus = endpoint({
     const { server, realm } = ctx;
     const target = realm.view.user(p.user_id);
     if (!target) throw new JsonableError('No such user');
-    return {
-      status: formatUserStatus(
-        server.store.userStatus.byUser(target.id),
-        realm.view.userSettings(target.id).presence_enabled,
-        requestDialect(ctx),
-      ),
-    };
+    return { status: userStatusOf(server.store, realm.view, target.id, requestDialect(ctx)) };
   },
 });

@@ -16,6 +16,9 @@ export const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
 /** The reported message is quoted up to this many code points, leaving room for the rest. */
 export const MAX_REPORT_SNIPPET_LENGTH = MAX_MESSAGE_LENGTH - MAX_REPORT_DESCRIPTION_LENGTH - 500;
 
+/** The refusal when the realm has no moderation-request channel (or it is archived). */
+export const REPORTING_DISABLED = 'Message reporting is not enabled in this organization.';
+
 export type ReportPerson = { id: number; full_name: string };
 
 export type ReportedMessage = {

@@ -6,9 +6,10 @@
  * and rendered the notice (src/lib/message-report.ts); this re-checks what may have changed since.
  */
 import { JsonableError } from '../lib/errors.js';
+import { REPORTING_DISABLED } from '../lib/message-report.js';
 import type { MutationContext } from './context.js';
-import { NOTIFICATION_BOT_EMAIL, NotificationBotNeeded } from './message-edit.js';
-import { doSendMessage, type RenderedMessage } from './messages.js';
+import { sendInternalMessage } from './internal-send.js';
+import type { RenderedMessage } from '../lib/message-content.js';
 
 export type ReportMessageCommand = {
   reporter_id: number;
@@ -18,8 +19,6 @@ export type ReportMessageCommand = {
   search_text: string;
 };
 
-export const REPORTING_DISABLED = 'Message reporting is not enabled in this organization.';
-
 export function doReportMessage(
   ctx: MutationContext,
   cmd: ReportMessageCommand,
@@ -28,25 +27,11 @@ export function doReportMessage(
   const channelId = view.settings.moderation_request_channel_id;
   const channel = channelId === -1 ? undefined : view.channels.byId(channelId);
   if (!channel || channel.deactivated === 1) throw new JsonableError(REPORTING_DISABLED);
-  const bot = view.userByEmail(NOTIFICATION_BOT_EMAIL);
-  // Rolled back; the endpoint creates the bot and asks again.
-  if (!bot) throw new NotificationBotNeeded();
-  const send = {
-    sender_id: bot.id,
-    to: { kind: 'channel' as const, channel: channel.id, topic: cmd.topic },
+  const { id } = sendInternalMessage(ctx, {
+    to: { kind: 'channel', channel: channel.id, topic: cmd.topic },
     content: cmd.content,
     rendered: cmd.rendered,
     search_text: cmd.search_text,
-    client: 'Internal',
-    read_by_sender: true,
-  };
-  const { id } = doSendMessage(ctx, send, {
-    sender: bot,
-    channel,
-    topic: cmd.topic,
-    dm: null,
-    recipients: view.channels.subscriberIds(channel.id),
-    topicParticipants: null,
   });
   return { message_id: id };
 }

@@ -4,6 +4,8 @@
  */
 import { reactionTypeOut, type Dialect } from '../lib/wire-names.js';
 import type { UserStatusRow } from '../storage/presence.js';
+import type { ReadStore } from '../storage/store.js';
+import type { RealmView } from './realm-view.js';
 
 export type ApiUserStatus = {
   away?: true;
@@ -27,4 +29,18 @@ export function formatUserStatus(
     out.reaction_type = reactionTypeOut(row.reaction_type, dialect);
   }
   return out;
+}
+
+/** A user's status as others see it, in the requester's dialect. */
+export function userStatusOf(
+  store: ReadStore,
+  view: RealmView,
+  userId: number,
+  dialect: Dialect,
+): ApiUserStatus {
+  return formatUserStatus(
+    store.userStatus.byUser(userId),
+    view.userSettings(userId).presence_enabled,
+    dialect,
+  );
 }

@@ -210,7 +210,7 @@ t.test('the newest id of every table is not handed out again, across a restart',
   const first = await startServer(t);
   const { api, fx, server, dataDir } = first;
   channelId = await createChannel(api, 'hamlet', 'ids');
-  const db = server.context.store.db;
+  const db = server.store.db;
   const maxId = (table: string) =>
     db.prepare<[], number>(`SELECT max(id) FROM "${table}"`).pluck().get() ?? 0;
 

@@ -262,7 +262,8 @@ t.test('GET /streams/{stream_id}/email_address', async (t) => {
   }
 
   // The sender: oneself, or a bot one may administer.
-  const { store, realms } = server.context;
+  const { realms } = server.context;
+  const store = server.store;
   const botId = store.transaction(() =>
     insertUserRow(store, fx.realmId, {
       email: 'mail-bot@zulip.com',

@@ -122,7 +122,7 @@ t.test('client_gravatar and client_extavatar, every endpoint that reads it', asy
 t.test('the APNs token under both paths', async (t) => {
   const { api, server, fx } = await startServer(t);
   const tokens = () =>
-    server.context.store.db
+    server.store.db
       .prepare('SELECT token FROM push_device_tokens WHERE user_id = ?')
       .pluck()
       .all(fx.users.hamlet!.id);
