@@ -6,14 +6,13 @@
  * refers to them, as a future hard delete or an operator's cleanup would.
  */
 import t from 'tap';
-import { ApiClient, assertSuccess, type Params } from '../helpers/api.js';
+import { assertSuccess, type ApiClient, type Params } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import { multipartWithFile, tinyPng } from '../helpers/images.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer } from '../helpers/server.js';
+import { restartServer, startServer } from '../helpers/server.js';
 import { upload } from '../helpers/uploads.js';
 import { basicAuth, rawRequest } from '../helpers/api.js';
-import { createServer } from '../../src/server.js';
 import type { DB } from '../../src/storage/db.js';
 
 type Kind = {
@@ -226,16 +225,7 @@ t.test('the newest id of every table is not handed out again, across a restart',
   }
   await server.close();
 
-  const second = await createServer({
-    host: '127.0.0.1',
-    port: 0,
-    scryptN: 1024,
-    externalHost: 'testserver.local',
-    rateLimits: null,
-    dataDir,
-  });
-  t.teardown(() => second.close());
-  const api2 = new ApiClient(second.url, fx);
+  const { api: api2 } = await restartServer(t, dataDir, fx);
   for (const kind of KINDS) {
     const id = await kind.create(api2, 3);
     t.ok(

@@ -5,12 +5,11 @@
  * the spelling of the client that registered it, across a restart too.
  */
 import t from 'tap';
-import { ApiClient, assertError, assertSuccess } from '../helpers/api.js';
+import { assertError, assertSuccess } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import { events, register } from '../helpers/events.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer } from '../helpers/server.js';
-import { createServer } from '../../src/server.js';
+import { restartServer, startServer } from '../helpers/server.js';
 import { dialectFor } from '../../src/lib/wire-names.js';
 
 const PYTHON = { 'user-agent': 'ZulipPython/0.9.1 (Debian GNU/Linux; 12)' };
@@ -403,16 +402,7 @@ t.test('a queue keeps its dialect across a graceful restart', async (t) => {
     .queue_id;
   await server.close();
 
-  const second = await createServer({
-    host: '127.0.0.1',
-    port: 0,
-    scryptN: 1024,
-    externalHost: 'testserver.local',
-    rateLimits: null,
-    dataDir,
-  });
-  t.teardown(() => second.close());
-  const api2 = new ApiClient(second.url, fx);
+  const { api: api2 } = await restartServer(t, dataDir, fx);
   assertSuccess(t, await api2.post('hamlet', `messages/${id}/reactions`, { emoji_name: 'zulip' }));
   const ref = await events(t, api2, 'hamlet', refQueue, -1, true);
   t.match(ref, [
