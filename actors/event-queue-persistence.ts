@@ -38,11 +38,8 @@ const WRITE_CHUNK = 4 * 1024 * 1024;
 /** The largest record a reader accepts (a queue's index arrays, one large event). */
 const MAX_RECORD = 256 * 1024 * 1024;
 
-export type RestartInfo = {
-  service_version: string;
-  service_merge_base: string;
-  service_feature_level: number;
-};
+/** The version fields a `restart` event carries (both spellings: src/version.ts VERSION_FIELDS). */
+export type RestartInfo = Readonly<Record<string, string | number>>;
 
 /** Appends length-prefixed records to a file through a bounded buffer. */
 class RecordWriter {
@@ -220,9 +217,7 @@ export function restoreQueues(
   }
   const restart: WireEvent = {
     type: 'restart',
-    service_version: info.service_version,
-    service_merge_base: info.service_merge_base,
-    service_feature_level: info.service_feature_level,
+    ...info,
     server_generation: queues.serverGeneration,
   };
   const r: Restorer = {

@@ -3,6 +3,7 @@
  * mutations here (`'noun.verb'` names). The payload and result types of `ask()` come from this
  * table, so an endpoint cannot send a command with the wrong shape.
  */
+import { doReportMessage } from '../src/mutations/message-report.js';
 import {
   doCreateAttachment,
   doRemoveAttachment,
@@ -74,7 +75,11 @@ import {
   doReportScheduledFailure,
   doScheduleMessage,
 } from '../src/mutations/scheduled-messages.js';
-import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
+import {
+  checkCreateUser,
+  checkDeactivateOwnAccount,
+  checkDeactivateUser,
+} from '../src/mutations/users.js';
 import { doAddPlayground, doRemovePlayground } from '../src/mutations/playgrounds.js';
 import { doFlushPresence } from '../src/mutations/presence.js';
 import { doUpdateRealmUserDefaults } from '../src/mutations/realm-user-defaults.js';
@@ -88,6 +93,7 @@ import { doUpdateUserStatus } from '../src/mutations/user-status.js';
 export const REALM_COMMANDS = {
   'user.create': checkCreateUser,
   'user.deactivate': checkDeactivateUser,
+  'user.deactivate_own': checkDeactivateOwnAccount,
   'profile_field.create': checkCreateProfileField,
   'user.profile_data.update': doUpdateProfileData,
   // Settings and administration of users and the realm.
@@ -143,6 +149,7 @@ export const REALM_COMMANDS = {
   'message.send': checkSendMessage,
   'message.delete': checkDeleteMessage,
   'message.update': checkUpdateMessage,
+  'message.report': doReportMessage,
   'message.flags.update': doUpdateMessageFlags,
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
 import type { RateRule } from './lib/rate-limit.js';
 import type { ImageProxyOptions } from './media/image-proxy.js';
+import type { WireNamesMode } from './lib/wire-names.js';
 import type { Durability } from './storage/db.js';
 
 export type ServerConfig = {
@@ -114,6 +115,11 @@ export type ServerConfig = {
   imageProxyLimits?: Partial<Omit<ImageProxyOptions, 'allowPrivate'>>;
   /** The image proxy's signing key; read from DATA_DIR/image_proxy_key by createServer. */
   imageProxyKey?: string;
+  /**
+   * Which spelling of the wire names clients get where only one can be sent (docs/api.md "Wire
+   * names"): `auto` chooses by the client's User-Agent; `spec` or `reference` forces one.
+   */
+  wireNames: WireNamesMode;
 };
 
 /**
@@ -177,6 +183,7 @@ export function defaultConfig(): ServerConfig {
     presenceEventUserLimit: 100,
     batchTimeBudgetMs: 50_000,
     imageProxyAllowPrivate: false,
+    wireNames: 'auto',
   };
 }
 
@@ -213,6 +220,7 @@ const EnvSchema = z.object({
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
     .transform(Number)
     .optional(),
+  WIRE_NAMES: z.enum(['auto', 'spec', 'reference']).optional(),
 });
 
 const RuleList = z.array(
@@ -284,6 +292,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== ''),
+    wireNames: e.WIRE_NAMES ?? base.wireNames,
   };
 }
 

@@ -23,7 +23,7 @@ import { loadImageProxyKey } from './storage/image-proxy-key.js';
 import { Store } from './storage/store.js';
 import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
-import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
+import { VERSION_FIELDS } from './version.js';
 
 export type ServerOptions = Partial<ServerConfig> & {
   /** Observe every SQL statement run (query-count assertions in tests). */
@@ -62,19 +62,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
   // use them.
-  restoreQueues(
-    queues,
-    config.dataDir,
-    {
-      service_version: SERVICE_VERSION,
-      service_merge_base: SERVICE_MERGE_BASE,
-      service_feature_level: SERVICE_FEATURE_LEVEL,
-    },
-    (s) => {
-      const u = store.users.byId(s.userId);
-      return u !== undefined && u.is_active === 1 && u.realm_id === s.realmId;
-    },
-  );
+  restoreQueues(queues, config.dataDir, VERSION_FIELDS, (s) => {
+    const u = store.users.byId(s.userId);
+    return u !== undefined && u.is_active === 1 && u.realm_id === s.realmId;
+  });
   const realms = new RealmRegistry(store, queues, config.clock);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { checkLifespan } from '../../actors/event-queues.js';
-import { endpoint, type HandlerCtx } from '../http/endpoint.js';
+import { endpoint, requestDialect, type HandlerCtx } from '../http/endpoint.js';
 import { HeldResponse, RawJson } from '../http/respond.js';
 import {
   BadEventQueueIdError,
@@ -18,9 +18,10 @@ import { eventsResponseJson } from '../lib/event-wire.js';
 import { checkNarrowForEvents, type NarrowTerm } from '../lib/narrow.js';
 import { bool, boolValue, int, json, str } from '../lib/params.js';
 import { Role } from '../lib/roles.js';
+import type { Dialect } from '../lib/wire-names.js';
 import { fetchInitialState } from '../queries/initial-state.js';
 import type { UserRow } from '../storage/users.js';
-import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../version.js';
+import { VERSION_FIELDS } from '../version.js';
 
 const stringListParam = () =>
   json(z.array(z.string({ error: '{var} is not a string' }), { error: '{var} is not a list' }));
@@ -67,8 +68,8 @@ type Registration = {
   queue_lifespan_secs: number;
 };
 
-/** Checks a registration and turns it into queue settings (for `user`). */
-function queueSettings(user: UserRow, p: Registration): QueueSettings {
+/** Checks a registration and turns it into queue settings (for `user`, in `dialect`). */
+function queueSettings(user: UserRow, p: Registration, dialect: Dialect): QueueSettings {
   const narrow: NarrowTerm[] = p.narrow.map(([o, v]) => [o, v] as const);
   checkNarrowForEvents(narrow);
   if (p.all_public_streams && user.role === Role.GUEST) {
@@ -85,6 +86,7 @@ function queueSettings(user: UserRow, p: Registration): QueueSettings {
     narrow,
     capabilities: capabilitiesFrom(p.client_capabilities ?? {}),
     lifespanMs: checkLifespan(p.queue_lifespan_secs),
+    dialect,
   };
 }
 
@@ -106,9 +108,10 @@ export const registerQueue = endpoint({
   handle: (ctx: HandlerCtx, p) => {
     const { server, realm, user } = ctx;
     if (!realm) throw new UnauthorizedError();
+    const dialect = requestDialect(ctx);
     let settings: QueueSettings | null = null;
     if (user) {
-      settings = queueSettings(user, p);
+      settings = queueSettings(user, p, dialect);
     } else {
       if (!realm.view.settings.enable_spectator_access) throw new UnauthorizedError();
       // These parameters must be false for anonymous requests.
@@ -139,13 +142,12 @@ export const registerQueue = endpoint({
       presenceHistoryLimitDays: p.presence_history_limit_days ?? null,
       narrow: p.narrow,
       serverGeneration: server.queues.serverGeneration,
+      dialect,
     });
     return {
       queue_id: rt ? rt.id : null,
       last_event_id: rt ? rt.queue.lastId : -1,
-      service_feature_level: SERVICE_FEATURE_LEVEL,
-      service_version: SERVICE_VERSION,
-      service_merge_base: SERVICE_MERGE_BASE,
+      ...VERSION_FIELDS,
       ...state,
     };
   },
@@ -166,12 +168,17 @@ export const getEvents = endpoint({
     last_event_id: int().optional(),
     dont_block: bool().default(false),
   }),
-  handle: ({ server, user, req }, p) => {
+  handle: (ctx, p) => {
+    const { server, user, req } = ctx;
     const queues = server.queues;
     if (p.queue_id === undefined) {
       if (!p.dont_block) throw new JsonableError("Missing 'queue_id' argument");
       const rt = queues.register(
-        queueSettings(user, { ...p, client_extavatar: p.client_extavatar ?? false }),
+        queueSettings(
+          user,
+          { ...p, client_extavatar: p.client_extavatar ?? false },
+          requestDialect(ctx),
+        ),
       );
       return new RawJson(eventsResponseJson([], rt.id));
     }

@@ -2,6 +2,8 @@
  * The route table: every endpoint module's exports, in one list. One line per module; each
  * module lists its own routes.
  */
+import * as clientAssets from './client-assets.js';
+import * as messageReport from './message-report.js';
 import type { Endpoint } from '../http/endpoint.js';
 import * as alertWords from './alert-words.js';
 import * as attachments from './attachments.js';
@@ -48,12 +50,14 @@ export const ENDPOINTS: readonly Endpoint[] = [
   alertWords,
   attachments,
   auth,
+  clientAssets,
   drafts,
   events,
   invites,
   join,
   messageEdit,
   messageFlags,
+  messageReport,
   messageRender,
   messages,
   profileFields,

@@ -5,7 +5,7 @@
  * delete_message_backend).
  */
 import { z } from 'zod';
-import { endpoint } from '../http/endpoint.js';
+import { endpoint, requestDialect } from '../http/endpoint.js';
 import { JsonableError, MissingTopicError } from '../lib/errors.js';
 import {
   clientNameFromUserAgent,
@@ -104,7 +104,8 @@ export const getMessages = endpoint({
     message_ids: intList().optional(),
     allow_empty_topic_name: bool().default(false),
   }),
-  handle: ({ server, realm, user }, p) => {
+  handle: (ctx, p) => {
+    const { server, realm, user } = ctx;
     const { store } = server;
     const view = realm.view;
     const byIds = p.message_ids !== undefined;
@@ -131,6 +132,7 @@ export const getMessages = endpoint({
       applyMarkdown: p.apply_markdown,
       clientExtAvatar: p.client_extavatar,
       allowEmptyTopicName: p.allow_empty_topic_name,
+      dialect: requestDialect(ctx),
     };
     if (byIds) {
       const rows = store.messageSearch.messages(q, { dir: 'ids', ids: p.message_ids! });
@@ -170,7 +172,8 @@ export const getMessage = endpoint({
     apply_markdown: bool().default(true),
     allow_empty_topic_name: bool().default(false),
   }),
-  handle: ({ server, realm, user }, p) => {
+  handle: (ctx, p) => {
+    const { server, realm, user } = ctx;
     const { store } = server;
     const { row, flags } = accessMessage(store, realm.view, user.id, p.message_id, false);
     const message = formatMessage(
@@ -181,6 +184,7 @@ export const getMessage = endpoint({
         applyMarkdown: p.apply_markdown,
         clientExtAvatar: true,
         allowEmptyTopicName: p.allow_empty_topic_name,
+        dialect: requestDialect(ctx),
       },
       reactionsByMessage(store, [row.id]).get(row.id) ?? [],
       apiFlagNames(flags ?? HISTORICAL_FLAGS),

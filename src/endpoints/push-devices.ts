@@ -8,7 +8,7 @@
  * in GET /server_settings and register, and no sender reads the tokens yet.
  */
 import { z } from 'zod';
-import { endpoint } from '../http/endpoint.js';
+import { endpoint, endpointAlsoAt } from '../http/endpoint.js';
 import { HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
 import { str } from '../lib/params.js';
 import { PushDeviceKind, validateToken } from '../lib/push-devices.js';
@@ -50,6 +50,16 @@ export const removeApnsDeviceToken = endpoint({
     return {};
   },
 });
+
+/** The same two at the path existing clients use (docs/api.md "Wire names"). */
+export const addApnsDeviceTokenAlias = endpointAlsoAt(
+  addApnsDeviceToken,
+  '/api/v1/users/me/apns_device_token',
+);
+export const removeApnsDeviceTokenAlias = endpointAlsoAt(
+  removeApnsDeviceToken,
+  '/api/v1/users/me/apns_device_token',
+);
 
 /** POST /api/v1/users/me/android_gcm_reg_id */
 export const addAndroidRegId = endpoint({

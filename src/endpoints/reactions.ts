@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { pathInt, str } from '../lib/params.js';
+import { pathInt, reactionType, str } from '../lib/params.js';
 
 export const addReaction = endpoint({
   method: 'POST',
@@ -13,7 +13,7 @@ export const addReaction = endpoint({
     message_id: pathInt(),
     emoji_name: str(),
     emoji_code: str().optional(),
-    reaction_type: str().optional(),
+    reaction_type: reactionType().optional(),
   }),
   handle: async ({ realm, user }, p) => {
     await realm.ask('reaction.add', {
@@ -34,7 +34,7 @@ export const removeReaction = endpoint({
     message_id: pathInt(),
     emoji_name: str().optional(),
     emoji_code: str().optional(),
-    reaction_type: str().default('unicode_emoji'),
+    reaction_type: reactionType().default('unicode_emoji'),
   }),
   handle: async ({ realm, user }, p) => {
     await realm.ask('reaction.remove', {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { realmIconUrl, realmUrl } from '../lib/urls.js';
 import { renderedRealmDescription } from '../queries/render-context.js';
-import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../version.js';
+import { VERSION_FIELDS } from '../version.js';
 
 export const getServerSettings = endpoint({
   method: 'GET',
@@ -32,9 +32,7 @@ export const getServerSettings = endpoint({
         'openid connect': false,
       },
       external_authentication_methods: [],
-      service_feature_level: SERVICE_FEATURE_LEVEL,
-      service_version: SERVICE_VERSION,
-      service_merge_base: SERVICE_MERGE_BASE,
+      ...VERSION_FIELDS,
       push_notifications_enabled: false,
       is_incompatible: false,
       email_auth_enabled: passwordAuth,

@@ -18,6 +18,7 @@ import type { OutgoingMail, ServerConfig } from '../config.js';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { ConfirmationLinkError, HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
 import { bool, int, intValue, json, oneOf, str } from '../lib/params.js';
+import { emojisetIn } from '../lib/wire-names.js';
 import {
   hashPassword,
   MAX_PASSWORD_LENGTH,
@@ -54,6 +55,14 @@ export function settingParam(name: UserSettingName): z.ZodType {
         .min(0, { error: '{var} is too small' })
         .max(MAX_SMALL_INT, { error: '{var} is too large' }),
     ).optional();
+  }
+  if (name === 'emojiset') {
+    // Either spelling of the emoji sets (`google` or `vendora`); stored in the spec's.
+    return z
+      .string()
+      .transform(emojisetIn)
+      .pipe(oneOf(choices!.map(String) as [string, ...string[]]))
+      .optional();
   }
   if (choices) return oneOf(choices.map(String) as [string, ...string[]]).optional();
   return str().optional();

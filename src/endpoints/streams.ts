@@ -13,6 +13,7 @@ import {
 } from '../lib/channel-rules.js';
 import {
   GuestNotAllowedError,
+  InsufficientPermissionError,
   InvalidChannelIdError,
   JsonableError,
   UserNotAuthorizedForQueryError,
@@ -30,6 +31,7 @@ import {
   intValue,
   json,
   jsonOrString,
+  nonNegativeInt,
   oneOf,
   pathInt,
   str,
@@ -362,6 +364,33 @@ export const getSubscribers = endpoint({
   handle: ({ realm, user }, p) => {
     const ch = accessChannelMetadata(realm.view, user.id, p.stream_id);
     return { subscribers: realm.view.channels.subscriberIds(ch.id) };
+  },
+});
+
+/**
+ * GET /api/v1/streams/{stream_id}/email_address: the address that posts to the channel by e-mail.
+ * Confab runs no e-mail gateway, so the address is empty, as the reference answers when its
+ * gateway is not configured; access to the channel and to the sender are checked all the same.
+ */
+export const getStreamEmailAddress = endpoint({
+  method: 'GET',
+  path: '/api/v1/streams/:stream_id/email_address',
+  params: z.object({ stream_id: pathInt(), sender_id: nonNegativeInt().optional() }),
+  handle: ({ realm, user }, p) => {
+    const view = realm.view;
+    const ch = view.channels.byId(p.stream_id);
+    if (!ch || ch.deactivated || !view.channels.may(user.id, ch, 'content')) {
+      throw new InvalidChannelIdError();
+    }
+    if (p.sender_id !== undefined && p.sender_id !== user.id) {
+      // Another sender must be a bot the requester may administer.
+      const bot = view.user(p.sender_id);
+      if (!bot || !bot.is_bot) throw new JsonableError('No such bot');
+      if (bot.bot_owner_id !== user.id && user.role > Role.ADMINISTRATOR) {
+        throw new InsufficientPermissionError();
+      }
+    }
+    return { email: '' };
   },
 });
 

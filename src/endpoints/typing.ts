@@ -32,7 +32,7 @@ export const setTypingStatus = endpoint({
     const view = realm.view;
     const settings = view.userSettings(user.id);
     if (p.type === 'stream' || p.type === 'channel') {
-      if (p.stream_id === undefined) throw new JsonableError('Missing channel ID');
+      if (p.stream_id === undefined) throw new JsonableError("Missing 'stream_id' argument");
       if (p.topic === undefined) throw new MissingTopicError();
       if (!settings.send_stream_typing_notifications) {
         throw new JsonableError('User has disabled typing notifications for channel messages');

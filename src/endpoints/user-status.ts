@@ -3,9 +3,9 @@
  * rules are in src/mutations/user-status.ts, the emoji checks are the reactions' ones.
  */
 import { z } from 'zod';
-import { endpoint, type AuthedCtx } from '../http/endpoint.js';
+import { endpoint, requestDialect, type AuthedCtx } from '../http/endpoint.js';
 import { JsonableError, NoSuchUserError } from '../lib/errors.js';
-import { bool, pathInt, str } from '../lib/params.js';
+import { bool, pathInt, reactionType, str } from '../lib/params.js';
 import { userStatusOf } from '../queries/user-status.js';
 
 /** The longest status text, in characters. */
@@ -20,7 +20,7 @@ export const updateUserStatus = endpoint({
     status_text: str({ trim: true, max: MAX_STATUS_TEXT_LENGTH }).optional(),
     emoji_name: str().optional(),
     emoji_code: str().optional(),
-    reaction_type: str().optional(),
+    reaction_type: reactionType().optional(),
   }),
   handle: async ({ realm, user }: AuthedCtx, p) => {
     if (p.away === undefined && p.status_text === undefined && p.emoji_name === undefined)
@@ -49,9 +49,10 @@ export const getUserStatus = endpoint({
   method: 'GET',
   path: '/api/v1/users/:user_id/status',
   params: z.object({ user_id: pathInt() }),
-  handle: ({ server, realm }: AuthedCtx, p) => {
+  handle: (ctx: AuthedCtx, p) => {
+    const { server, realm } = ctx;
     const target = realm.view.user(p.user_id);
     if (!target) throw new NoSuchUserError();
-    return { status: userStatusOf(server.store, realm.view, target.id) };
+    return { status: userStatusOf(server.store, realm.view, target.id, requestDialect(ctx)) };
   },
 });

@@ -15,7 +15,8 @@ import {
   checkRealmAdministrator,
   ROLE_FOR_NEW_USER,
 } from '../lib/user-rules.js';
-import { formatUser } from '../queries/users.js';
+import { formatUser, userByAddress } from '../queries/users.js';
+import { realmHost } from '../lib/urls.js';
 import { maxMessageIdFor } from '../queries/messages-summary.js';
 
 /** GET /api/v1/users — every user of the realm, deactivated ones and bots included. */
@@ -77,17 +78,29 @@ export const getProfile = endpoint({
   },
 });
 
-/** GET /api/v1/users/{user_id} */
+/**
+ * GET /api/v1/users/{user_id} and GET /api/v1/users/{email}: a path that is not a number is an
+ * address (reference: views/users.py get_user_by_email, feature level 302): the user's API
+ * address (`email`), their real address if the caller may see it, or the dummy address
+ * `user{id}@{realm host}` of any user.
+ */
 export const getUser = endpoint({
   method: 'GET',
   path: '/api/v1/users/:user_id',
   params: z.object({
-    user_id: pathInt(),
+    user_id: str({ min: 1 }),
     client_extavatar: bool().default(true),
     include_custom_profile_fields: bool().default(false),
   }),
-  handle: ({ realm, user }, p) => {
-    const target = realm.view.user(p.user_id);
+  handle: ({ server, realm, user }, p) => {
+    const target = /^[0-9]{1,15}$/.test(p.user_id)
+      ? realm.view.user(Number(p.user_id))
+      : userByAddress(
+          realm.view,
+          user.id,
+          p.user_id,
+          realmHost(server.config, realm.view.row.string_id),
+        );
     if (!target) throw new NoSuchUserError();
     return {
       user: formatUser(realm.view, target, {
@@ -130,6 +143,20 @@ export const createUser = endpoint({
       role: ROLE_FOR_NEW_USER,
     });
     return { user_id: created.user_id };
+  },
+});
+
+/**
+ * DELETE /api/v1/users/me — deactivate one's own account (reference: deactivate_user_own_backend).
+ * The realm's only active account and its only owner are refused.
+ */
+export const deactivateOwnAccount = endpoint({
+  method: 'DELETE',
+  path: '/api/v1/users/me',
+  params: z.object({}),
+  handle: async ({ realm, user }) => {
+    await realm.ask('user.deactivate_own', { user_id: user.id });
+    return {};
   },
 });
 

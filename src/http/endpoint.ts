@@ -14,6 +14,7 @@ import type { z } from 'zod';
 import type { RealmRuntime } from '../../actors/registry.js';
 import type { ServerContext } from '../context.js';
 import { compileParams, type CompiledParams, type ParamSchema } from '../lib/params.js';
+import { dialectFor, type Dialect } from '../lib/wire-names.js';
 import type { UserRow } from '../storage/users.js';
 import type { UserBucket } from './rate-limits.js';
 import type { HttpMethod, RequestContext } from './request.js';
@@ -32,6 +33,14 @@ export type HandlerCtx = {
 };
 
 export type AuthedCtx = HandlerCtx & { realm: RealmRuntime; user: UserRow };
+
+/**
+ * The spelling this request's client gets where only one can be sent (src/lib/wire-names.ts):
+ * by its User-Agent, unless the server forces one.
+ */
+export function requestDialect(ctx: HandlerCtx): Dialect {
+  return dialectFor(ctx.server.config.wireNames, ctx.req.userAgent);
+}
 
 type CtxFor<A extends AuthMode> = A extends 'user' ? AuthedCtx : HandlerCtx;
 
@@ -99,4 +108,20 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     rateLimitBucket: def.rateLimitBucket ?? 'api',
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,
   };
+}
+
+/**
+ * The same endpoint served at a second path (a wire name existing clients spell differently, as
+ * `/users/me/apns_device_token` beside the spec's `/users/me/ios_push_device_token`). The path
+ * must have the same `:name` parameters and no wildcard.
+ */
+export function endpointAlsoAt(ep: Endpoint, path: string): Endpoint {
+  const names = path
+    .split('/')
+    .filter((seg) => seg.startsWith(':'))
+    .map((seg) => seg.slice(1));
+  if (ep.wildcardDepth !== null || names.join('/') !== ep.pathParamNames.join('/')) {
+    throw new Error(`${path}: not an alias of ${ep.path}`);
+  }
+  return { ...ep, path, uwsPath: path };
 }

@@ -88,6 +88,17 @@ export class JsonableError extends Error {
   }
 }
 
+/** DELETE /users/me by the realm's only user or only owner (the reference's error of that name). */
+export class CannotDeactivateLastUserError extends JsonableError {
+  constructor(isLastOwner: boolean) {
+    const entity = isLastOwner ? 'organization owner' : 'user';
+    super(`Cannot deactivate the only ${entity}.`, {
+      code: 'CANNOT_DEACTIVATE_LAST_USER',
+      extra: { is_last_owner: isLastOwner, entity },
+    });
+  }
+}
+
 /** `Missing '<name>' argument`, with `var_name`. */
 export class RequestVariableMissingError extends JsonableError {
   constructor(readonly varName: string) {

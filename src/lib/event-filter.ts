@@ -11,6 +11,7 @@
  */
 import { EMPTY_TOPIC_DISPLAY_NAME, type WireEvent } from './events.js';
 import { narrowMatches, type NarrowTerm } from './narrow.js';
+import { EXTRA_EMOJI_TYPE, emojisetOut, reactionTypeOut, type Dialect } from './wire-names.js';
 
 /** The client_capabilities of POST /register (missing keys are false). */
 export type ClientCapabilities = {
@@ -61,6 +62,11 @@ export type QueueSettings = {
   capabilities: ClientCapabilities;
   /** Idle lifetime asked for at registration (queue_lifespan_secs), in ms; null: the server's. */
   lifespanMs: number | null;
+  /**
+   * The registering client's spelling of single-spelling values (src/lib/wire-names.ts), kept
+   * for the queue's life, restarts included. Absent in queues saved before it existed: `spec`.
+   */
+  dialect?: Dialect;
 };
 
 export const VARIANT = {
@@ -69,6 +75,8 @@ export const VARIANT = {
   EMPTY_TOPIC: 4,
   BULK_DELETE: 8,
   SLIM_PRESENCE: 16,
+  /** The reference's spelling of reaction types and emoji sets (src/lib/wire-names.ts). */
+  REFERENCE: 32,
 } as const;
 
 const TOPIC = VARIANT.EMPTY_TOPIC;
@@ -81,6 +89,11 @@ export const VARIANT_MASK: Readonly<Record<string, number>> = {
   update_message: TOPIC,
   update_message_flags: TOPIC,
   presence: VARIANT.SLIM_PRESENCE,
+  reaction: VARIANT.REFERENCE,
+  user_status: VARIANT.REFERENCE,
+  user_settings: VARIANT.REFERENCE,
+  update_display_settings: VARIANT.REFERENCE,
+  realm_user_settings_defaults: VARIANT.REFERENCE,
 };
 
 export class QueueFilter {
@@ -100,7 +113,8 @@ export class QueueFilter {
       (s.clientExtAvatar ? VARIANT.EXTAVATAR : 0) |
       (s.capabilities.empty_topic_name ? VARIANT.EMPTY_TOPIC : 0) |
       (s.capabilities.bulk_message_deletion ? VARIANT.BULK_DELETE : 0) |
-      (s.slimPresence ? VARIANT.SLIM_PRESENCE : 0);
+      (s.slimPresence ? VARIANT.SLIM_PRESENCE : 0) |
+      (s.dialect === 'reference' ? VARIANT.REFERENCE : 0);
   }
 
   wantsType(type: string): boolean {
@@ -219,6 +233,23 @@ export function adaptEvent(event: WireEvent, bits: number): WireEvent[] {
       }
       return [{ ...event, message_details: details }];
     }
+    case 'reaction':
+    case 'user_status':
+      if (bits & VARIANT.REFERENCE && event.reaction_type === EXTRA_EMOJI_TYPE) {
+        return [{ ...event, reaction_type: reactionTypeOut(EXTRA_EMOJI_TYPE, 'reference') }];
+      }
+      return [event];
+    case 'user_settings':
+    case 'realm_user_settings_defaults':
+      if (bits & VARIANT.REFERENCE && event.property === 'emojiset') {
+        return [{ ...event, value: emojisetOut(String(event.value), 'reference') }];
+      }
+      return [event];
+    case 'update_display_settings':
+      if (bits & VARIANT.REFERENCE && event.setting_name === 'emojiset') {
+        return [{ ...event, setting: emojisetOut(String(event.setting), 'reference') }];
+      }
+      return [event];
     case 'presence': {
       if (!(bits & VARIANT.SLIM_PRESENCE)) return [event];
       const { email: _email, ...slim } = event;

@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import { JsonableError, ParamValidationError, RequestVariableMissingError } from './errors.js';
 import { parseJson } from './json.js';
+import { reactionTypeIn } from './wire-names.js';
 
 export type RawParams = Record<string, string>;
 
@@ -83,6 +84,9 @@ export function str(opts: { min?: number; max?: number; trim?: boolean } = {}) {
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   return z.enum(values, { error: 'Invalid {var}' });
 }
+
+/** A reaction type in either spelling (`zulip_extra_emoji` too), as stored (wire-names.ts). */
+export const reactionType = () => z.string().transform(reactionTypeIn);
 
 /** A path parameter that must be a non-negative integer (the route does not match otherwise). */
 export const pathInt = () =>
@@ -167,12 +171,24 @@ export type CompiledParams<S extends ParamSchema> = {
  */
 export function compileParams<S extends ParamSchema>(
   schema: S,
-  aliases: Record<string, string> = {},
+  endpointAliases: Record<string, string> = {},
 ): CompiledParams<S> {
   const keys = Object.keys(schema.shape);
   const required = keys.filter((k) => !schema.shape[k]!.safeParse(undefined).success);
+  const aliases = { ...endpointAliases };
+  for (const [alias, canonical] of Object.entries(WIRE_NAME_ALIASES)) {
+    if (canonical in schema.shape && !(alias in schema.shape)) aliases[alias] = canonical;
+  }
   return { schema, known: new Set([...keys, ...Object.keys(aliases)]), required, aliases };
 }
+
+/**
+ * Parameters existing clients spell the reference's way, accepted wherever the spec's name is
+ * (docs/api.md "Wire names"): alias → the spec's name.
+ */
+export const WIRE_NAME_ALIASES: Readonly<Record<string, string>> = {
+  client_gravatar: 'client_extavatar',
+};
 
 /**
  * Decodes raw parameters. Returns the typed values and the names of parameters the endpoint does
@@ -184,14 +200,17 @@ export function decodeParams<S extends ParamSchema>(
   ignoreUnknown: readonly string[] = [],
 ): { params: z.output<S>; ignored: string[] } {
   let input: RawParams = raw;
-  const aliasEntries = Object.entries(compiled.aliases);
-  if (aliasEntries.length > 0) {
-    input = { ...raw };
-    for (const [alias, canonical] of aliasEntries) {
-      if (input[canonical] === undefined && input[alias] !== undefined)
-        input[canonical] = input[alias];
-      delete input[alias];
+  /** canonical name → the alias the client used (errors name the parameter as sent). */
+  let sentAs: Map<string, string> | null = null;
+  for (const alias in compiled.aliases) {
+    if (raw[alias] === undefined) continue;
+    const canonical = compiled.aliases[alias]!;
+    if (input === raw) input = { ...raw };
+    if (input[canonical] === undefined) {
+      input[canonical] = input[alias]!;
+      (sentAs ??= new Map()).set(canonical, alias);
     }
+    delete input[alias];
   }
   for (const key of compiled.required) {
     if (input[key] === undefined) throw new RequestVariableMissingError(key);
@@ -200,7 +219,8 @@ export function decodeParams<S extends ParamSchema>(
   if (!result.success) {
     const first = result.error.issues[0];
     if (!first) throw new JsonableError('Invalid parameters');
-    throw errorFromIssue(first);
+    const alias = sentAs?.get(String(first.path[0]));
+    throw errorFromIssue(alias ? { ...first, path: [alias, ...first.path.slice(1)] } : first);
   }
   const ignored: string[] = [];
   for (const key of Object.keys(raw)) {

@@ -4,7 +4,9 @@
  */
 import crypto from 'node:crypto';
 import { emailInvalidReason } from '../lib/email-validation.js';
+import { NOTIFICATION_BOT_EMAIL } from '../lib/notices.js';
 import {
+  CannotDeactivateLastUserError,
   JsonableError,
   NoSuchUserError,
   OrganizationOwnerRequiredError,
@@ -182,6 +184,39 @@ export function checkDeactivateUser(
       });
     }
   }
+  doDeactivateUser(ctx, target);
+  return {};
+}
+
+/**
+ * DELETE /users/me (deactivate_user_own_backend): anyone may leave, except the realm's only
+ * active account and its only human owner.
+ */
+export function checkDeactivateOwnAccount(
+  ctx: MutationContext,
+  cmd: { user_id: number },
+): Record<string, never> {
+  const { store, realm } = ctx;
+  const me = store.users.byId(cmd.user_id);
+  if (!me || me.realm_id !== realm.id || !me.is_active) throw new JsonableError('No such user');
+  // The notification bot does not count: the reference's system bots live outside the realm.
+  const bot = realm.userByEmail(NOTIFICATION_BOT_EMAIL);
+  const active = realm.activeUsers().filter((u) => u.id !== bot?.id);
+  if (active.length === 1) throw new CannotDeactivateLastUserError(false);
+  if (
+    me.role === Role.OWNER &&
+    !me.is_bot &&
+    !active.some((u) => u.id !== me.id && u.role === Role.OWNER && !u.is_bot)
+  ) {
+    throw new CannotDeactivateLastUserError(true);
+  }
+  doDeactivateUser(ctx, me);
+  return {};
+}
+
+/** do_deactivate_user: the account stops working; everyone who may know learns of it. */
+function doDeactivateUser(ctx: MutationContext, target: UserRow): void {
+  const { store, realm } = ctx;
   store.users.setActive(target.id, false);
   // As the reference's send_events_for_user_deactivation: those who may see the subscribers of a
   // channel the user was subscribed to (archived ones included) learn they left it, then
@@ -207,7 +242,6 @@ export function checkDeactivateUser(
   );
   ctx.afterCommit(() => realm.reloadUser(target.id));
   ctx.endSessions([target.id]);
-  return {};
 }
 
 // ---- changes shared by PATCH /settings, PATCH /users/{id} and the e-mail confirmation -------

@@ -9,6 +9,7 @@
  */
 import type { ServerConfig } from '../config.js';
 import type { ClientCapabilities } from '../lib/event-filter.js';
+import type { Dialect } from '../lib/wire-names.js';
 import type { ReadStore } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import type { RealmView } from './realm-view.js';
@@ -57,6 +58,8 @@ export type StateRequest = {
   narrow: readonly (readonly [string, string])[];
   /** When this server process started, UNIX seconds (`server_generation`). */
   serverGeneration: number;
+  /** How single-spelling values are spelled for this client (src/lib/wire-names.ts). */
+  dialect: Dialect;
 };
 
 export type StateContributor = {

@@ -11,6 +11,7 @@ import { isMeMessage, recipientIdOf } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { ReactionRow } from '../storage/reactions.js';
+import { withReactionTypes, type Dialect } from '../lib/wire-names.js';
 import type { ReadStore } from '../storage/store.js';
 import type { Channel } from './channels-view.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
@@ -42,7 +43,7 @@ export type ApiMessage = {
   subject: string;
   topic_links: TopicLink[];
   is_me_message: boolean;
-  reactions: ApiReaction[];
+  reactions: readonly ApiReaction[];
   submessages: never[];
   sender_full_name: string;
   sender_email: string;
@@ -67,6 +68,8 @@ export type MessageFormat = {
   clientExtAvatar: boolean;
   /** Show the empty topic as '' (true) or as its display name. */
   allowEmptyTopicName: boolean;
+  /** How reaction types are spelled (src/lib/wire-names.ts); `spec` when absent. */
+  dialect?: Dialect;
 };
 
 /** How `message` events carry a message (see MessageDelivery in src/lib/events.ts). */
@@ -159,7 +162,7 @@ export function formatMessage(
     subject: topic,
     topic_links: isChannel ? cachedTopicLinks(store, view, row.topic) : [],
     is_me_message: isMeMessage(row.content),
-    reactions,
+    reactions: format.dialect ? withReactionTypes(reactions, format.dialect) : reactions,
     submessages: [],
     sender_full_name: sender?.full_name ?? '',
     sender_email: sender?.email ?? '',

@@ -2,6 +2,7 @@
  * User statuses as the API shows them (the UserStatus object): only the keys that are set; `away`
  * (deprecated) for users who turned presence sharing off. Reference: lib/user_status.py.
  */
+import { reactionTypeOut, type Dialect } from '../lib/wire-names.js';
 import type { UserStatusRow } from '../storage/user-status.js';
 import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
@@ -17,6 +18,7 @@ export type ApiUserStatus = {
 export function formatUserStatus(
   row: UserStatusRow | undefined,
   presenceEnabled: boolean,
+  dialect: Dialect,
 ): ApiUserStatus {
   const out: ApiUserStatus = {};
   if (!presenceEnabled) out.away = true;
@@ -24,15 +26,21 @@ export function formatUserStatus(
   if (row?.emoji_name) {
     out.emoji_name = row.emoji_name;
     out.emoji_code = row.emoji_code;
-    out.reaction_type = row.reaction_type;
+    out.reaction_type = reactionTypeOut(row.reaction_type, dialect);
   }
   return out;
 }
 
-/** A user's status as others see it. */
-export function userStatusOf(store: ReadStore, view: RealmView, userId: number): ApiUserStatus {
+/** A user's status as others see it, in the requester's dialect. */
+export function userStatusOf(
+  store: ReadStore,
+  view: RealmView,
+  userId: number,
+  dialect: Dialect,
+): ApiUserStatus {
   return formatUserStatus(
     store.userStatus.byUser(userId),
     view.userSettings(userId).presence_enabled,
+    dialect,
   );
 }

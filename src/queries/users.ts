@@ -36,13 +36,45 @@ export type FormatUserOpts = {
   profileData?: ProfileData;
 };
 
-/** The URL of a user's avatar; null when the client computes external-host URLs itself. */
-export function avatarUrl(realm: RealmView, u: UserRow, clientExtAvatar: boolean): string | null {
+/**
+ * The URL of a user's avatar; null when the client computes external-host URLs itself. `medium`:
+ * the larger size (GET /avatar/{id}/medium).
+ */
+export function avatarUrl(
+  realm: RealmView,
+  u: UserRow,
+  clientExtAvatar: boolean,
+  medium = false,
+): string | null {
   if (u.avatar_source === 'U') {
-    return `/user_avatars/${u.realm_id}/${u.id}.png?version=${u.avatar_version}`;
+    return `/user_avatars/${u.realm_id}/${u.id}${medium ? '-medium' : ''}.png?version=${u.avatar_version}`;
   }
   if (clientExtAvatar) return null;
-  return `https://secure.gravatar.com/avatar/${realm.derived(u).emailHash}?d=identicon&version=${u.avatar_version}`;
+  return externalAvatarUrl(realm.derived(u).emailHash, u.avatar_version, medium);
+}
+
+/** The external host's avatar for an address's hash (an identicon when it has none). */
+export function externalAvatarUrl(emailHash: string, version: number, medium = false): string {
+  return `https://secure.gravatar.com/avatar/${emailHash}?d=identicon&version=${version}${medium ? '&s=500' : ''}`;
+}
+
+/**
+ * The user an address names for `viewerId` (GET /users/{email}, /avatar/{email}): their real
+ * address if the viewer may see it, or the dummy `user{id}@{realm host}` of any user.
+ */
+export function userByAddress(
+  realm: RealmView,
+  viewerId: number,
+  address: string,
+  host: string,
+): UserRow | undefined {
+  const byAddress = realm.userByEmail(address);
+  if (byAddress && canSeeDeliveryEmail(realm, viewerId, byAddress)) return byAddress;
+  const dummy = /^user([0-9]{1,15})@(.+)$/i.exec(address);
+  if (dummy && dummy[2]!.toLowerCase() === host.replace(/:\d+$/, '').toLowerCase()) {
+    return realm.user(Number(dummy[1]));
+  }
+  return undefined;
 }
 
 /**

@@ -67,10 +67,25 @@ export function migrate(db: DB): void {
   }
   for (let v = current; v < latest; v++) {
     const migration = MIGRATIONS[v]!;
-    db.transaction(() => {
-      db.exec(migration.sql);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
+    // PRAGMA foreign_keys is a no-op inside a transaction: switched around it.
+    if (migration.foreignKeysOff) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        if (migration.sql !== '') db.exec(migration.sql);
+        migration.run?.(db);
+        if (migration.foreignKeysOff) {
+          const broken = db.pragma('foreign_key_check') as unknown[];
+          if (broken.length > 0) {
+            throw new Error(
+              `migration ${migration.name} would break ${broken.length} foreign keys; not applied`,
+            );
+          }
+        }
+        db.pragma(`user_version = ${v + 1}`);
+      })();
+    } finally {
+      if (migration.foreignKeysOff) db.pragma('foreign_keys = ON');
+    }
   }
 }
 

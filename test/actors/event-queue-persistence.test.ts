@@ -82,7 +82,7 @@ t.test('queues come back as they were, shared events written and held once', (t)
   const before = makeQueues(t);
   const a = before.register(settings(1));
   const b = before.register(settings(2, { applyMarkdown: false }));
-  const c = before.register({ ...settings(2), dialect: 'future' } as QueueSettings);
+  const c = before.register({ ...settings(2), laterSetting: 'future' } as QueueSettings);
   const more = [1, 2, 3, 4].map(() => before.register(settings(1)));
   for (let i = 0; i < 20; i++) {
     before.publish(REALM, [message(i, [1, 2], i % 2 ? a.id : undefined)]);
@@ -110,7 +110,7 @@ t.test('queues come back as they were, shared events written and held once', (t)
     const packed = eventsResponsePacked(back.queue.contents().slice(0, -1));
     t.same(packed, eventsResponsePacked(rt.queue.contents()), 'msgpack frames alike');
   }
-  t.equal((after.get(c.id)!.settings as { dialect?: string }).dialect, 'future');
+  t.equal((after.get(c.id)!.settings as { laterSetting?: string }).laterSetting, 'future');
   const [a0, b0] = [after.get(a.id)!, after.get(c.id)!].map((rt) => rt.queue.contents());
   t.equal(
     a0![a0!.length - 2]!.shared,

@@ -82,8 +82,10 @@ t.test('missing, invalid and malformed parameters', async (t) => {
   const notList = await api.get('hamlet', 'users', { user_ids: { a: 1 } });
   assertError(t, notList, 'user_ids is not a list');
 
-  const badPath = await api.get('hamlet', 'users/12abc');
+  const badPath = await api.get('hamlet', 'users/12abc/status');
   assertError(t, badPath, 'user_id is not an integer');
+  // GET /users/{x} takes an address where an id goes, as the reference: not a number, no such user.
+  assertError(t, await api.get('hamlet', 'users/12abc'), 'No such user');
 });
 
 t.test('authentication failures are 401 UNAUTHORIZED with a Basic challenge', async (t) => {

@@ -309,6 +309,7 @@ t.test(
       includeSubscribers: false,
       slimPresence: false,
       narrow: [],
+      dialect: 'spec',
     };
     const state = fetchInitialState(req);
     t.same(state.realm_linkifiers, [

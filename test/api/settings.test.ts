@@ -140,7 +140,7 @@ t.test('every value is checked; a refused request changes nothing', async (t) =>
     [{ color_scheme: 4 }, 'Invalid color_scheme'],
     [{ web_channel_default_view: 3 }, 'Invalid web_channel_default_view'],
     [{ email_address_visibility: 6 }, 'Invalid email_address_visibility'],
-    [{ emojiset: 'google' }, 'Invalid emojiset'],
+    [{ emojiset: 'apple' }, 'Invalid emojiset'],
     [{ web_home_view: 'feed' }, 'Invalid web_home_view'],
     [{ web_animate_image_previews: 'sometimes' }, 'Invalid web_animate_image_previews'],
     [{ default_language: 'xx' }, 'Invalid default_language'],

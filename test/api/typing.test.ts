@@ -159,7 +159,7 @@ t.test('channel typing: validation, and channels that do not exist for the sende
   const { api } = s;
   for (const type of ['stream', 'channel']) {
     const res = await api.post('hamlet', 'typing', { type, op: 'start', topic: 'lunch' });
-    assertError(t, res, 'Missing channel ID');
+    assertError(t, res, "Missing 'stream_id' argument"); // the reference's wording
     assertMatchesOpenApi(t, '/typing', 'post', res.body, { status: '400' });
     assertError(
       t,

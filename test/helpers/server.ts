@@ -43,3 +43,24 @@ export async function startServer(t: Test, opts: ServerOptions = {}): Promise<Te
   const fx = await seedRealm(server);
   return { server, url: server.url, api: new ApiClient(server.url, fx), fx, dataDir, events };
 }
+
+/**
+ * The server again on a data directory a test server left (after `server.close()`): what comes
+ * back after a restart. Closed at teardown; the fixture's users are the same.
+ */
+export async function restartServer(
+  t: Test,
+  dataDir: string,
+  fx: Fixture,
+): Promise<{ server: ConfabServer; api: ApiClient }> {
+  const server = await createServer({
+    host: '127.0.0.1',
+    port: 0,
+    scryptN: 1024,
+    externalHost: 'testserver.local',
+    rateLimits: null,
+    dataDir,
+  });
+  t.teardown(() => server.close());
+  return { server, api: new ApiClient(server.url, fx) };
+}

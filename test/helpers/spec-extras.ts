@@ -39,3 +39,13 @@ export const REGISTER_SPEC_EXTRAS = [
   'web_inbox_show_channel_folders',
   'resolved_topic_notice_auto_read_policy',
 ] as const;
+
+/**
+ * The version fields under the names existing clients read (`zulip_*`), served beside the spec's
+ * `service_*` ones everywhere (docs/api.md "Wire names").
+ */
+export const WIRE_NAME_EXTRAS = [
+  'zulip_feature_level',
+  'zulip_version',
+  'zulip_merge_base',
+] as const;

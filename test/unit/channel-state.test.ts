@@ -56,6 +56,7 @@ function state(
     includeSubscribers: opts.includeSubscribers ?? false,
     slimPresence: false,
     narrow: [],
+    dialect: 'spec',
   };
   return fetchInitialState(req);
 }

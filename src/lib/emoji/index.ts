@@ -2,6 +2,7 @@
  * Unicode emoji names and codes (table in ./data.ts). Pure; used by the renderer for `:name:` and
  * Unicode emoji, and by reactions to validate `emoji_name` ↔ `emoji_code` for `unicode_emoji`.
  */
+import crypto from 'node:crypto';
 import { EMOJI_TABLE } from './data.js';
 
 export type EmojiEntry = { code: string; name: string; aliases: readonly string[] };
@@ -54,4 +55,28 @@ export function emojiCodeOf(text: string): string {
 /** The Unicode text of an emoji code (`1f642` → 🙂). Throws on a malformed code. */
 export function emojiTextOf(code: string): string {
   return String.fromCodePoint(...code.split('-').map((h) => parseInt(h, 16)));
+}
+
+/**
+ * The server's emoji data file (register's `server_emoji_data_url`): `{"code_to_names": {code:
+ * [canonical name, ...aliases]}}` for every Unicode emoji this server accepts, as the reference
+ * serves it. Built once; `hash` names the file, so its URL changes when the table does.
+ */
+export type EmojiDataFile = { json: string; hash: string };
+
+let dataFile: EmojiDataFile | undefined;
+
+export function emojiDataFile(): EmojiDataFile {
+  if (!dataFile) {
+    const codeToNames: Record<string, string[]> = {};
+    for (const e of byCode.values()) codeToNames[e.code] = [e.name, ...e.aliases];
+    const json = JSON.stringify({ code_to_names: codeToNames });
+    dataFile = { json, hash: crypto.createHash('sha256').update(json).digest('hex').slice(0, 16) };
+  }
+  return dataFile;
+}
+
+/** Where the emoji data file is served, under a realm's URL. */
+export function emojiDataPath(): string {
+  return `/static/generated/emoji/emoji_api.${emojiDataFile().hash}.json`;
 }

@@ -39,7 +39,7 @@ export const userStatusState: StateContributor = {
         const enabled = req.realm.userSettings(u.id).presence_enabled;
         const row = rows.get(u.id);
         if (!row && enabled) continue;
-        out[String(u.id)] = formatUserStatus(row, enabled);
+        out[String(u.id)] = formatUserStatus(row, enabled, req.dialect);
       }
     }
     state.user_status = out;

@@ -4,6 +4,7 @@
  * server's limits and protocol constants. Reference: lib/events.py fetch_initial_state_data,
  * `if want("realm")`.
  */
+import { emojiDataPath } from '../../lib/emoji/index.js';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../lib/events.js';
 import {
   EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS,
@@ -195,6 +196,7 @@ function fillRealm(req: StateRequest, state: Record<string, unknown>): void {
   state.server_generation = req.serverGeneration;
   state.development_environment = false;
   state.server_jitsi_server_url = SERVER_JITSI_SERVER_URL;
+  state.server_emoji_data_url = url + emojiDataPath();
   state.server_inline_image_preview = true;
   state.server_inline_url_embed_preview = false;
   state.server_thumbnail_formats = [];

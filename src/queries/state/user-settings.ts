@@ -14,6 +14,7 @@ import {
   USER_SETTING_DEFAULTS,
   type UserSettings,
 } from '../../lib/user-settings.js';
+import { emojisetChoicesFor, emojisetOut, type Dialect } from '../../lib/wire-names.js';
 import type { StateContributor, StateRequest } from '../initial-state.js';
 
 function settingsOf(req: StateRequest): UserSettings {
@@ -25,17 +26,19 @@ function settingsOf(req: StateRequest): UserSettings {
   };
 }
 
-function current(settings: UserSettings): Record<string, unknown> {
+/** The settings clients see, `emojiset` spelled in the client's dialect. */
+function current(settings: UserSettings, dialect: Dialect): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(settings)) if (!RETIRED_USER_SETTINGS.has(k)) out[k] = v;
+  out.emojiset = emojisetOut(settings.emojiset, dialect);
   return out;
 }
 
 function fillUserSettings(req: StateRequest, state: Record<string, unknown>): void {
   state.user_settings = {
-    ...current(settingsOf(req)),
+    ...current(settingsOf(req), req.dialect),
     timezone: req.user?.timezone ?? '',
-    emojiset_choices: EMOJISET_CHOICES,
+    emojiset_choices: emojisetChoicesFor(EMOJISET_CHOICES, req.dialect),
     available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS,
   };
 }
@@ -44,7 +47,8 @@ function fillLegacyDisplay(req: StateRequest, state: Record<string, unknown>): v
   if (req.capabilities.user_settings_object) return;
   const s = settingsOf(req);
   for (const k of DISPLAY_SETTINGS_LEGACY) state[k] = s[k];
-  state.emojiset_choices = EMOJISET_CHOICES;
+  state.emojiset = emojisetOut(s.emojiset, req.dialect);
+  state.emojiset_choices = emojisetChoicesFor(EMOJISET_CHOICES, req.dialect);
   state.timezone = req.user?.timezone ?? '';
 }
 
@@ -59,8 +63,8 @@ function fillRealmDefaults(req: StateRequest, state: Record<string, unknown>): v
   // The realm's choices (PATCH /realm/user_settings_defaults) over the server's defaults.
   const chosen = JSON.parse(req.store.realmUserDefaults.get(req.realm.id)) as Partial<UserSettings>;
   state.realm_user_settings_defaults = {
-    ...current({ ...USER_SETTING_DEFAULTS, ...chosen }),
-    emojiset_choices: EMOJISET_CHOICES,
+    ...current({ ...USER_SETTING_DEFAULTS, ...chosen }, req.dialect),
+    emojiset_choices: emojisetChoicesFor(EMOJISET_CHOICES, req.dialect),
     available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS,
   };
 }

@@ -8,7 +8,7 @@ export const m0018_image_attachments = {
   name: '0018_image_attachments',
   sql: `
 CREATE TABLE image_attachments (
-  id                  INTEGER PRIMARY KEY,
+  id                  INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id            INTEGER NOT NULL REFERENCES realms(id),
   path_id             TEXT NOT NULL UNIQUE,
   original_width_px   INTEGER NOT NULL,

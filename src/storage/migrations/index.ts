@@ -15,10 +15,23 @@ import { m0010_alert_words } from './0010_alert_words.js';
 import { m0011_scheduled_messages } from './0011_scheduled_messages.js';
 import { m0012_presence_status_snippets } from './0012_presence_status_snippets.js';
 import { m0013_muted_users } from './0013_muted_users.js';
+import { m0014_autoincrement_ids } from './0014_autoincrement_ids.js';
 import { m0015_notification_bot } from './0015_notification_bot.js';
 import { m0018_image_attachments } from './0018_image_attachments.js';
+import type { DB } from '../db.js';
 
-export type Migration = { name: string; sql: string };
+/**
+ * `sql` runs first, then `run` (for changes plain SQL cannot express). `foreignKeysOff`: the
+ * migration rebuilds tables others reference; foreign keys are off while it runs and all of them
+ * are checked before it commits. A table whose ids clients see declares
+ * `id INTEGER PRIMARY KEY AUTOINCREMENT`, so no id is ever handed out twice (0014).
+ */
+export type Migration = {
+  name: string;
+  sql: string;
+  run?: (db: DB) => void;
+  foreignKeysOff?: boolean;
+};
 
 export const MIGRATIONS: readonly Migration[] = [
   m0001_core,
@@ -34,6 +47,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0011_scheduled_messages,
   m0012_presence_status_snippets,
   m0013_muted_users,
+  m0014_autoincrement_ids,
   m0015_notification_bot,
   m0018_image_attachments,
 ];
