@@ -5,6 +5,7 @@
  * queue that wants it gets a `restart` event. Reference: tornado/event_queue.py dump_event_queues,
  * load_event_queues, send_restart_events.
  */
+import { log } from '../src/observability/log.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { QueueSettings } from '../src/lib/event-filter.js';
@@ -73,7 +74,7 @@ export function restoreQueues(
       throw new Error(`unknown format version ${String(file.version)}`);
     }
   } catch (err) {
-    console.error('could not read the saved event queues; starting without them', err);
+    log.error({ err }, 'could not read the saved event queues; starting without them');
     return 0;
   }
   const restart: WireEvent = {
@@ -98,7 +99,7 @@ export function restoreQueues(
     }
   }
   if (unreadable > 0) {
-    console.error(`could not read ${unreadable} of the saved event queues; skipped them`);
+    log.error({ unreadable }, 'could not read some of the saved event queues; skipped them');
   }
   return n;
 }

@@ -4,6 +4,7 @@
  * increase; an event stays until the client acknowledges an id at or past it (`prune`), so a
  * dropped poll or socket loses nothing.
  */
+import { hot } from '../src/observability/metrics.js';
 import { JsonableError } from '../src/lib/errors.js';
 import {
   SharedEvent,
@@ -30,6 +31,7 @@ export class EventQueue {
   push(shared: SharedEvent, tail = '', extra: QueueExtra | null = null): number {
     const id = this.nextEventId++;
     this.items.push({ id, shared, tail, extra });
+    hot.eventsQueued++;
     return id;
   }
 

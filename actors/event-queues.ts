@@ -13,6 +13,7 @@
  * Also here: the periodic garbage-collection sweep (one timer for all queues), deletion, and the
  * graceful shutdown (saving and restoring queues: event-queue-persistence.ts).
  */
+import { log } from '../src/observability/log.js';
 import crypto from 'node:crypto';
 import { BadEventQueueIdError, JsonableError } from '../src/lib/errors.js';
 import {
@@ -72,7 +73,7 @@ export class EventQueues implements EventPublisher {
         this.scheduleFlush();
       },
       now: () => this.clock(),
-      log: (msg, err) => console.error(msg, err),
+      log: (msg, err) => log.error({ err }, msg),
     };
     this.sweepTimer = setInterval(() => this.sweep(), config.queueSweepMs);
     this.sweepTimer.unref();
@@ -210,14 +211,14 @@ export class EventQueues implements EventPublisher {
     try {
       this.tap?.(realmId, events);
     } catch (err) {
-      console.error('event tap failed', err);
+      log.error({ err }, 'event tap failed');
     }
     for (const ev of events) {
       try {
         if (ev.event.type === 'message' && ev.message) this.deliverMessage(realmId, ev);
         else this.deliver(realmId, ev);
       } catch (err) {
-        console.error(`realm ${realmId}: delivering a ${ev.event.type} event failed`, err);
+        log.error({ err, realmId, eventType: ev.event.type }, 'delivering an event failed');
       }
     }
     this.scheduleFlush();
@@ -322,7 +323,7 @@ export class EventQueues implements EventPublisher {
       try {
         fn();
       } catch (err) {
-        console.error('deferred queue answer failed', err);
+        log.error({ err }, 'deferred queue answer failed');
       }
     }
     if (this.dirty.size === 0) return;

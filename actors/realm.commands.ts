@@ -61,6 +61,12 @@ import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
 import { checkUpdateMessage, ensureNotificationBot } from '../src/mutations/message-edit.js';
 import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
+import {
+  doDeactivateRealm,
+  doRegenerateApiKey,
+  doSetPasswordHash,
+  ensureSystemBot,
+} from '../src/mutations/operations.js';
 import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
@@ -162,6 +168,11 @@ export const REALM_COMMANDS = {
   'topic.delete': checkDeleteTopicBatch,
   'user.mute': doMuteUser,
   'user.unmute': doUnmuteUser,
+  // The admin tool (src/admin/commands.ts) and new realms' onboarding (src/realm-setup.ts).
+  'user.system_bot.ensure': ensureSystemBot,
+  'user.password.set': doSetPasswordHash,
+  'user.api_key.regenerate': doRegenerateApiKey,
+  'realm.deactivate': doDeactivateRealm,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

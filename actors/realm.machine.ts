@@ -23,6 +23,8 @@
  * Discipline (xstate v5 stops an actor for good, silently, when an action throws): runCommand and
  * runBatch catch everything and always reply.
  */
+import { observeCommit } from '../src/observability/metrics.js';
+import { log } from '../src/observability/log.js';
 import { assign, setup } from 'xstate';
 import { JsonableError } from '../src/lib/errors.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
@@ -118,9 +120,9 @@ function finish(ctx: RealmMachineContext, outcomes: readonly Outcome[]): void {
       try {
         fn();
       } catch (err) {
-        console.error(
-          `realm ${ctx.view.id}: read-model refresh after ${o.env.command} failed`,
-          err,
+        log.error(
+          { err, realmId: ctx.view.id, command: o.env.command },
+          'read-model refresh failed',
         );
       }
     }
@@ -130,21 +132,24 @@ function finish(ctx: RealmMachineContext, outcomes: readonly Outcome[]): void {
     try {
       ctx.publisher.publish(ctx.view.id, events);
     } catch (err) {
-      console.error(`realm ${ctx.view.id}: publishing events failed`, err);
+      log.error({ err, realmId: ctx.view.id }, 'publishing events failed');
     }
   }
   for (const o of outcomes) {
     try {
       o.env.reply(o.reply);
     } catch (err) {
-      console.error(`realm ${ctx.view.id}: reply to ${o.env.command} failed`, err);
+      log.error({ err, realmId: ctx.view.id, command: o.env.command }, 'reply failed');
     }
   }
 }
 
 /** Applies one command in one transaction; delivers its events after COMMIT; always replies. */
 export function runCommand(ctx: RealmMachineContext, env: Envelope): void {
-  finish(ctx, [applyOne(ctx, env)]);
+  const started = performance.now();
+  const outcome = applyOne(ctx, env);
+  observeCommit(1, performance.now() - started);
+  finish(ctx, [outcome]);
 }
 
 /**
@@ -156,6 +161,7 @@ export function runBatch(ctx: RealmMachineContext): void {
   while (batch.pending.length > 0) {
     const envs = batch.pending.splice(0, MAX_BATCH);
     let outcomes: Outcome[] = [];
+    const started = performance.now();
     try {
       ctx.store.transaction(() => {
         outcomes = envs.map((env) => applyOne(ctx, env));
@@ -169,6 +175,7 @@ export function runBatch(ctx: RealmMachineContext): void {
         afterCommit: [],
       }));
     }
+    observeCommit(envs.length, performance.now() - started);
     finish(ctx, outcomes);
   }
 }
@@ -188,7 +195,7 @@ function enqueue(ctx: RealmMachineContext, env: Envelope): void {
     try {
       runBatch(ctx);
     } catch (err) {
-      console.error(`realm ${ctx.view.id}: group commit failed`, err);
+      log.error({ err, realmId: ctx.view.id }, 'group commit failed');
     }
   });
 }
@@ -216,7 +223,7 @@ export const realmMachine = setup({
       try {
         runBatch(context);
       } catch (err) {
-        console.error(`realm ${context.view.id}: group commit failed`, err);
+        log.error({ err, realmId: context.view.id }, 'group commit failed');
       }
       context.batch.closed = true;
     },

@@ -3,19 +3,26 @@
  * Used by `npm start` (src/main.ts), by the tests (port 0, a temporary data directory) and by the
  * benches.
  */
+import { log } from './observability/log.js';
 import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
 import { EventQueues } from '../actors/event-queues.js';
 import { RealmRegistry } from '../actors/registry.js';
 import { ScheduledDelivery } from '../actors/scheduled-delivery.js';
+import { handleAdminRequest } from './admin/service.js';
+import { AdminSocketServer } from './admin/socket.js';
 import { defaultConfig, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { TEST_ENDPOINTS } from './endpoints/testing.js';
 import { RequestLimits } from './http/rate-limits.js';
+import { mountOpsRoutes } from './http/ops-routes.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
 import type { OutboundEvent } from './lib/events.js';
+import { HealthMonitor } from './observability/health.js';
+import { registerSource, type QueueFigures } from './observability/metrics.js';
+import { DataDirLock } from './storage/data-lock.js';
 import { Store } from './storage/store.js';
 import { RenderPool } from '../workers/pool.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
@@ -28,6 +35,11 @@ export type ServerOptions = Partial<ServerConfig> & {
    * before the queues narrow them further. Tests use it to check who an event is for.
    */
   eventTap?: (realmId: number, events: readonly OutboundEvent[]) => void;
+  /**
+   * The data directory's lock, when the caller already holds it (npm start takes it before the
+   * first boot); otherwise the server takes it, and refuses to start if another process has it.
+   */
+  lock?: DataDirLock;
 };
 
 export type ConfabServer = {
@@ -44,10 +56,17 @@ export type ConfabServer = {
 };
 
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
-  const { verboseSql, eventTap, ...overrides } = opts;
+  const { verboseSql, eventTap, lock: heldLock, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
-  const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
+  const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
+  let store: Store;
+  try {
+    store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
   // use them.
@@ -82,6 +101,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     scheduler,
   };
   const inflight = new InflightTracker();
+  const health = new HealthMonitor(() => store.ping());
+  mountOpsRoutes(app, {
+    health,
+    metricsToken: config.metricsToken,
+    trustedProxies: config.trustedProxies,
+  });
 
   mountEndpoints(
     app,
@@ -100,11 +125,29 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     queues.close();
     store.close();
     await renderer.close();
+    lock.release();
     throw err;
+  }
+  // The admin tool's way in while the server runs (src/admin/socket.ts).
+  let adminSocket: AdminSocketServer | null = null;
+  try {
+    adminSocket = await AdminSocketServer.listen(config.dataDir, (req) =>
+      handleAdminRequest({ config, store, realms, renderer, queues }, req),
+    );
+  } catch (err) {
+    // The server serves without it; the admin tool then finds the data directory locked.
+    log.error({ err }, 'the admin socket could not be opened');
   }
 
   // Messages that fell due while the server was down go out now.
   scheduler.start();
+  health.start();
+  const unregisterMetrics = registerSource({
+    inflight: () => inflight.count,
+    queues: () => queueFigures(queues),
+    renderPool: () => renderer.backlog,
+    checkpoints: () => store.checkpointStats,
+  });
 
   let closing: Promise<void> | null = null;
   return {
@@ -116,7 +159,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     },
     close() {
       closing ??= (async () => {
+        health.shuttingDown = true;
         closeListenSocket(socket);
+        await adminSocket?.close();
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
@@ -124,13 +169,31 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         try {
           saveQueues(queues, config.dataDir);
         } catch (err) {
-          console.error('saving the event queues failed', err);
+          log.error({ err }, 'saving the event queues failed');
         }
         queues.close();
         await renderer.close();
         store.close();
+        health.stop();
+        unregisterMetrics();
+        lock.release();
       })();
       return closing;
     },
   };
+}
+
+/** The event queues' figures for /metrics: walks every queue (at scrape time only). */
+function queueFigures(queues: EventQueues): QueueFigures {
+  const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  for (const rt of queues.list()) {
+    figures.queues++;
+    if (rt.waiter) figures.heldPolls++;
+    else if (rt.socket) figures.sockets++;
+    for (const e of rt.queue.contents()) {
+      figures.events++;
+      figures.bytes += e.shared.open.length + e.tail.length + 12;
+    }
+  }
+  return figures;
 }

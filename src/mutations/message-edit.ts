@@ -31,14 +31,12 @@ import {
   EVENT_FORMAT,
   formatMessage,
 } from '../queries/messages.js';
-import { formatUser } from '../queries/users.js';
 import type { MessageRow } from '../storage/messages.js';
-import { generateApiKey } from '../lib/password.js';
 import { updateMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
+import { ensureSystemBot } from './operations.js';
 import { emitMutedTopics } from './user-topics.js';
 import { checkMentionPermissions, type RenderedMessage } from './messages.js';
-import { insertUserRow } from './users.js';
 
 export const PROPAGATE_MODES = ['change_one', 'change_later', 'change_all'] as const;
 export type PropagateMode = (typeof PROPAGATE_MODES)[number];
@@ -89,7 +87,6 @@ export class MessageMoveError extends JsonableError {
 /** The sender of move and resolve notices (the reference's NOTIFICATION_BOT). */
 export const NOTIFICATION_BOT_EMAIL = 'notification-bot@zulip.com';
 export const NOTIFICATION_BOT_NAME = 'Notification Bot';
-const DEFAULT_BOT = 1;
 
 /**
  * Thrown by an allowed move or resolve that must send a notice while the realm has no notification
@@ -112,27 +109,7 @@ export function ensureNotificationBot(
   ctx: MutationContext,
   _payload: Record<string, never>,
 ): { user_id: number } {
-  const { store, realm } = ctx;
-  const existing = realm.userByEmail(NOTIFICATION_BOT_EMAIL);
-  if (existing) return { user_id: existing.id };
-  const userId = insertUserRow(store, realm.id, {
-    email: NOTIFICATION_BOT_EMAIL,
-    full_name: NOTIFICATION_BOT_NAME,
-    password_hash: null,
-    api_key: generateApiKey(),
-    role: Role.MEMBER,
-    is_bot: true,
-    bot_type: DEFAULT_BOT,
-    now: ctx.now,
-    waitingPeriodDays: 0,
-  });
-  const row = store.users.byId(userId)!;
-  ctx.emit(
-    { type: 'realm_user', op: 'add', person: formatUser(realm, row, { viewerId: null }) },
-    realm.activeUsers().map((u) => u.id),
-  );
-  ctx.afterCommit(() => realm.reloadUser(userId));
-  return { user_id: userId };
+  return ensureSystemBot(ctx, { email: NOTIFICATION_BOT_EMAIL, full_name: NOTIFICATION_BOT_NAME });
 }
 
 // ---- helpers -----------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ export class Store {
   readonly mutedUsers;
   readonly reading;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
+  private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
 
   constructor(readonly db: DB) {
@@ -88,6 +89,7 @@ export class Store {
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
+    this.pingStatement = db.prepare('SELECT 1').pluck();
   }
 
   /**
@@ -101,6 +103,20 @@ export class Store {
     const store = new Store(openDatabase(dataDir, opts.verbose ? { verbose: opts.verbose } : {}));
     if (opts.backgroundCheckpoint ?? true) store.checkpointer = new Checkpointer(store.db);
     return store;
+  }
+
+  /** The background checkpointer's figures (zeros without one). */
+  get checkpointStats(): { runs: number; pages: number; walPages: number } {
+    return this.checkpointer?.stats ?? { runs: 0, pages: 0, walPages: 0 };
+  }
+
+  /** Whether the database answers a query (GET /health). */
+  ping(): boolean {
+    try {
+      return this.pingStatement.get() === 1;
+    } catch {
+      return false;
+    }
   }
 
   transaction<T>(fn: () => T): T {
