@@ -50,7 +50,7 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     ignores: ['src/http/uws.ts', 'bench/**'],
-    rules: { 'no-restricted-imports': ['error', { paths: ['uWebSockets.js'] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: ['uWebSockets.js', 'uws-modern'] }] },
   },
   layer(
     ['src/lib/**/*.ts'],
