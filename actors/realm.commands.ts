@@ -62,6 +62,11 @@ import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.
 import { checkUpdateMessage, ensureNotificationBot } from '../src/mutations/message-edit.js';
 import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
 import {
+  checkCreateRealmExport,
+  checkDeleteRealmExport,
+  doUpdateRealmExport,
+} from '../src/mutations/realm-exports.js';
+import {
   doDeactivateRealm,
   doRegenerateApiKey,
   doSetPasswordHash,
@@ -173,6 +178,10 @@ export const REALM_COMMANDS = {
   'user.password.set': doSetPasswordHash,
   'user.api_key.regenerate': doRegenerateApiKey,
   'realm.deactivate': doDeactivateRealm,
+  // Realm exports requested through the API (src/endpoints/realm-export.ts).
+  'realm_export.create': checkCreateRealmExport,
+  'realm_export.update': doUpdateRealmExport,
+  'realm_export.delete': checkDeleteRealmExport,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -34,6 +34,12 @@ fi
 # npm itself is JavaScript: the host's copy runs on the other Node.
 rm -rf "$root/opt/npm" && cp -a "$(dirname "$(readlink -f "$(command -v npm)")")/.." "$root/opt/npm"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's extra trusted CAs (a TLS-inspecting proxy in front of the registry), if any.
+extra_ca=
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+  cp "$NODE_EXTRA_CA_CERTS" "$root/etc/ssl/certs/host-extra-ca.pem"
+  extra_ca=/etc/ssl/certs/host-extra-ca.pem
+fi
 app=/opt/confab-$version
 rm -rf "${root:?}$app" && mkdir -p "$root$app"
 git -C "$repo" ls-files -z | (cd "$repo" && xargs -0 tar cf -) | tar xf - -C "$root$app"
@@ -43,7 +49,8 @@ mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
 mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
 trap 'umount "$root/dev" "$root/proc" 2>/dev/null || true' EXIT
 
-chroot "$root" /usr/bin/env -i PATH="$nodedir/bin:/usr/bin:/bin" HOME=/root CI=true bash -euc "
+chroot "$root" /usr/bin/env -i PATH="$nodedir/bin:/usr/bin:/bin" HOME=/root CI=true \
+  ${extra_ca:+NODE_EXTRA_CA_CERTS=$extra_ca} bash -euc "
   cd $app
   printf 'nodedir=$nodedir\nfund=false\naudit=false\nupdate-notifier=false\n' > .npmrc
   echo \"== \$(node --version) on \$(. /etc/os-release; echo \$PRETTY_NAME), glibc \$(ldd --version | head -1 | awk '{print \$NF}')\"

@@ -3,6 +3,7 @@
  * the realms, the event publisher and its queues. Built once by createServer().
  */
 import type { EventQueues } from '../actors/event-queues.js';
+import type { RealmExportJobs } from './admin/export-jobs.js';
 import type { RealmRegistry } from '../actors/registry.js';
 import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import type { RenderPool } from '../workers/pool.js';
@@ -24,4 +25,6 @@ export interface ServerContext {
   readonly limits: RequestLimits | null;
   /** Delivery of scheduled messages (one timer); endpoints tell it about new due times. */
   readonly scheduler: ScheduledDelivery;
+  /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */
+  readonly exports: RealmExportJobs;
 }

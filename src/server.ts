@@ -8,6 +8,7 @@ import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js'
 import { EventQueues } from '../actors/event-queues.js';
 import { RealmRegistry } from '../actors/registry.js';
 import { ScheduledDelivery } from '../actors/scheduled-delivery.js';
+import { RealmExportJobs } from './admin/export-jobs.js';
 import { handleAdminRequest } from './admin/service.js';
 import { AdminSocketServer } from './admin/socket.js';
 import { defaultConfig, type ServerConfig } from './config.js';
@@ -99,7 +100,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     renderer,
     limits: RequestLimits.fromConfig(config),
     scheduler,
+    exports: new RealmExportJobs(config),
   };
+  // Exports the previous process left unfinished failed with it.
+  store.realmExports.failUnfinished(Date.now() / 1000);
   const inflight = new InflightTracker();
   const health = new HealthMonitor(() => store.ping());
   mountOpsRoutes(app, {
@@ -165,6 +169,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
+        await context.exports.close();
         realms.closeAll();
         try {
           saveQueues(queues, config.dataDir);

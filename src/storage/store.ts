@@ -27,6 +27,7 @@ import { mutedUserStatements } from './muted-users.js';
 import { reactionStatements } from './reactions.js';
 import { readingStatements } from './reading.js';
 import { realmEmojiStatements } from './realm-emoji.js';
+import { realmExportStatements } from './realm-exports.js';
 import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
 import { topicStatements } from './topics.js';
@@ -57,6 +58,7 @@ export class Store {
   readonly realmUserDefaults;
   readonly mutedUsers;
   readonly reading;
+  readonly realmExports;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -86,6 +88,7 @@ export class Store {
     this.realmUserDefaults = realmUserDefaultsStatements(db);
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
+    this.realmExports = realmExportStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
