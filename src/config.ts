@@ -37,6 +37,8 @@ export type ServerConfig = {
    * loopback clients may.
    */
   metricsToken: string | null;
+  /** GET /health answers 503 when the event loop lagged more than this recently (ms). */
+  healthMaxLagMs: number;
   /** Markdown shorter than this (characters) renders on the main thread; default in workers/pool.ts. */
   renderInlineThreshold?: number;
   /**
@@ -139,6 +141,7 @@ export function defaultConfig(): ServerConfig {
     testRoutes: false,
     logRequests: false,
     metricsToken: null,
+    healthMaxLagMs: 1000,
     heartbeatMs: 45_000,
     heartbeatJitterMs: 10_000,
     queueIdleLifetimeMs: 10 * 60_000,

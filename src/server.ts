@@ -105,7 +105,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // Exports the previous process left unfinished failed with it.
   store.realmExports.failUnfinished(Date.now() / 1000);
   const inflight = new InflightTracker();
-  const health = new HealthMonitor(() => store.ping());
+  const health = new HealthMonitor(() => store.ping(), config.healthMaxLagMs);
   mountOpsRoutes(app, {
     health,
     metricsToken: config.metricsToken,

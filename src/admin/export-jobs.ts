@@ -40,7 +40,12 @@ export class RealmExportJobs {
     const rel = `${realm.id}/${secret}/${name}`;
     const file = path.join(exportsRoot(this.config.dataDir), ...rel.split('/'));
     try {
-      await realm.ask('realm_export.update', { id, status: 'started', time: now(), realm_url: url });
+      await realm.ask('realm_export.update', {
+        id,
+        status: 'started',
+        time: now(),
+        realm_url: url,
+      });
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       const summary = await runExportWorker({
         dataDir: this.config.dataDir,
@@ -60,7 +65,12 @@ export class RealmExportJobs {
       log.error({ err, realmId: realm.id, exportId: id }, 'realm export failed');
       fs.rmSync(path.dirname(file), { recursive: true, force: true });
       try {
-        await realm.ask('realm_export.update', { id, status: 'failed', time: now(), realm_url: url });
+        await realm.ask('realm_export.update', {
+          id,
+          status: 'failed',
+          time: now(),
+          realm_url: url,
+        });
       } catch (err2) {
         log.error({ err: err2, exportId: id }, 'marking a realm export failed did not work');
       }
@@ -78,5 +88,8 @@ export class RealmExportJobs {
 export function removeExportFile(dataDir: string, exportPath: string): void {
   const parts = exportPath.split('/');
   if (parts.length !== 3 || parts.some((p) => p === '' || p === '.' || p === '..')) return;
-  fs.rmSync(path.join(exportsRoot(dataDir), parts[0]!, parts[1]!), { recursive: true, force: true });
+  fs.rmSync(path.join(exportsRoot(dataDir), parts[0]!, parts[1]!), {
+    recursive: true,
+    force: true,
+  });
 }

@@ -131,7 +131,9 @@ export const downloadRealmExport = endpoint({
     if (!row) throw new ResourceNotFoundError();
     let file;
     try {
-      file = await fs.open(path.join(exportsRoot(server.config.dataDir), p.realm_id, p.secret, p.file));
+      file = await fs.open(
+        path.join(exportsRoot(server.config.dataDir), p.realm_id, p.secret, p.file),
+      );
     } catch {
       throw new ResourceNotFoundError();
     }

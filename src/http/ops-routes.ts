@@ -53,8 +53,14 @@ export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void 
     const forwardedFor = req.getHeader('x-forwarded-for');
     res.onAborted(() => ctx.markAborted());
     const peer = normalizeAddress(Buffer.from(res.getRemoteAddressAsText()).toString('latin1'));
-    const client = forwardedFor === '' ? peer : clientAddress(peer, forwardedFor, trust);
-    const local = isLoopback(peer) && isLoopback(client);
+    // Through a proxy (X-Forwarded-For), the client is local only if a trusted proxy says so: a
+    // reverse proxy on this machine must not open the metrics to everyone it serves.
+    const local =
+      isLoopback(peer) &&
+      (forwardedFor === '' ||
+        (trust !== null &&
+          trust.trusts(peer) &&
+          isLoopback(clientAddress(peer, forwardedFor, trust))));
     const allowed =
       local || (opts.metricsToken !== null && tokenMatches(ctx.authorization, opts.metricsToken));
     if (!allowed) {

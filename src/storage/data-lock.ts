@@ -29,6 +29,7 @@ export class DataDirLockedError extends Error {
         (holder ? ` (${holder.kind}, pid ${holder.pid}, since ${holder.since})` : '') +
         '; stop it first (a running server is administered through `npm run manage`, which talks to it)',
     );
+    this.name = 'DataDirLockedError';
   }
 }
 
