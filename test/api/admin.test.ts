@@ -5,53 +5,13 @@
  * command; settings from --env-file. And the server's log: JSON lines, none of them with a
  * password, an API key or message content. Real processes on temporary data directories.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { commandHelp, COMMANDS } from '../../src/admin/commands.js';
 import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
 import { startChild, type ChildServer } from '../helpers/child-server.js';
-
-const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
-
-type Run = { status: number | null; stdout: string; stderr: string; json: Record<string, unknown> };
-
-/** Runs `node dist/src/manage.js ...args` (asynchronously: the server may be in this process). */
-function manage(
-  dataDir: string | null,
-  args: string[],
-  opts: { stdin?: string; env?: Record<string, string> } = {},
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env, ...opts.env };
-    if (dataDir !== null) env.DATA_DIR = dataDir;
-    else delete env.DATA_DIR;
-    const child = spawn(process.execPath, [path.join(dist, 'manage.js'), ...args], {
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => {
-      let json: Record<string, unknown> = {};
-      try {
-        json = JSON.parse(status === 0 ? stdout : stderr.split('\n')[0]!) as Record<
-          string,
-          unknown
-        >;
-      } catch {
-        // not JSON: the assertions on stdout/stderr say so
-      }
-      resolve({ status, stdout, stderr, json });
-    });
-    child.stdin.end(opts.stdin ?? '');
-  });
-}
+import { manage } from '../helpers/manage.js';
 
 function me(url: string, email: string, apiKey: string, host?: string) {
   return rawRequest(url, {
