@@ -10,6 +10,7 @@
  * (--password-env NAME), never from the command line. Output: one JSON object on stdout;
  * failures: one JSON object on stderr, exit status 1 (2 for a bad command line).
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { RealmRegistry } from '../actors/registry.js';
 import { restoreDataDir } from './admin/backup.js';
@@ -185,6 +186,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   for (const r of cmd.required ?? [])
     if (args[r] === undefined) throw new UsageError(`missing --${r}`);
+  // Paths are the caller's: a running server (another working directory) gets them absolute.
+  for (const k of ['to', 'from']) if (typeof args[k] === 'string') args[k] = path.resolve(args[k]);
   if (cmd.password === 'required' || (cmd.password === 'optional' && !args['without-password'])) {
     args.password = await readPassword(values);
   }
