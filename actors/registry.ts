@@ -8,6 +8,7 @@ import { createActor, type Actor } from 'xstate';
 import type { EventPublisher } from '../src/lib/events.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
+import { nodeClock } from './clock.js';
 import { realmMachine, type Reply } from './realm.machine.js';
 import {
   BATCHABLE_COMMANDS,
@@ -36,6 +37,7 @@ export class RealmRuntime {
     this.actor = createActor(realmMachine, {
       input: { store, view: this.view, publisher, commands, batchable, clock },
       systemId: `realm:${realmId}`,
+      clock: nodeClock,
     });
     this.actor.start();
   }
@@ -64,7 +66,7 @@ export class RealmRuntime {
   }
 
   get status(): 'open' | 'closed' {
-    return this.actor.getSnapshot().value;
+    return this.actor.getSnapshot().matches('closed') ? 'closed' : 'open';
   }
 
   get applied(): number {

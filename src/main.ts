@@ -24,6 +24,8 @@ function logFormat(value: string | undefined, tty: boolean): LogFormat {
 }
 
 async function main(): Promise<void> {
+  // Everything the server creates (database, uploads, saved queues) is private to its user.
+  process.umask(0o077);
   const { values } = parseArgs({ options: { 'env-file': { type: 'string' } } });
   const env = envWithFile(values['env-file']);
   const config = configFromEnv(env);

@@ -11,7 +11,7 @@
 import type { RealmRegistry, RealmRuntime } from '../actors/registry.js';
 import type { ServerConfig } from './config.js';
 import { htmlToText } from './lib/search.js';
-import { renderedMessage } from './mutations/messages.js';
+import { renderedMessage } from './lib/message-content.js';
 import {
   doCreateRealm,
   type CreateRealmParams,

@@ -25,6 +25,7 @@ import { HealthMonitor } from './observability/health.js';
 import { registerSource, type QueueFigures } from './observability/metrics.js';
 import { DataDirLock } from './storage/data-lock.js';
 import { Store } from './storage/store.js';
+import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
 
@@ -47,6 +48,8 @@ export type ConfabServer = {
   readonly port: number;
   readonly url: string;
   readonly context: ServerContext;
+  /** The whole store (reads and writes): for tools and tests; endpoints get `context.store`. */
+  readonly store: Store;
   /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
   readonly inflight: number;
   /**
@@ -63,7 +66,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
   let store: Store;
   try {
-    store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
+    store = Store.open(config.dataDir, {
+      durability: config.durability,
+      ...(verboseSql ? { verbose: verboseSql } : {}),
+    });
   } catch (err) {
     lock.release();
     throw err;
@@ -94,6 +100,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const context: ServerContext = {
     config,
     store,
+    uploads: new UploadFiles(config.dataDir),
     realms,
     publisher: queues,
     queues,
@@ -158,6 +165,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
+    store,
     get inflight() {
       return inflight.count;
     },
@@ -171,10 +179,13 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await scheduler.close();
         await context.exports.close();
         realms.closeAll();
+        let saveFailure: Error | null = null;
         try {
           saveQueues(queues, config.dataDir);
         } catch (err) {
+          // Their clients will get BAD_EVENT_QUEUE_ID and register again; the exit is non-zero.
           log.error({ err }, 'saving the event queues failed');
+          saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
         await renderer.close();
@@ -182,6 +193,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         health.stop();
         unregisterMetrics();
         lock.release();
+        if (saveFailure !== null) throw saveFailure;
       })();
       return closing;
     },

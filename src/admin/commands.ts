@@ -18,7 +18,8 @@ import { invitationPath } from '../lib/invitations.js';
 import { hashPassword } from '../lib/password.js';
 import { isRole, Role, ROLE_NAMES, type Role as RoleValue } from '../lib/roles.js';
 import { realmUrl } from '../lib/urls.js';
-import { checkFullName, checkPasswordStrength, isValidEmail } from '../mutations/users.js';
+import { isValidEmail } from '../lib/email-validation.js';
+import { checkFullName, checkPasswordStrength } from '../lib/user-rules.js';
 import { createRealmWithDefaults } from '../realm-setup.js';
 import type { RealmRow } from '../storage/realms.js';
 import type { Store } from '../storage/store.js';
@@ -210,12 +211,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
     required: ['realm'],
     async run(rt, args) {
       const row = realmArg(rt, args);
-      const r = await realmRuntime(rt, row).ask('realm.deactivate', {});
-      if (rt.queues) {
-        // Every queue of the realm gets its `realm deactivated` event, then goes: its client
-        // can no longer authenticate to poll it.
-        for (const q of rt.queues.list()) if (q.realmId === row.id) rt.queues.remove(q);
-      }
+      // The realm's sessions end with it (event queues deleted, sockets closed).
+      const r = await realmRuntime(rt, row).ask('realm.deactivate_by_admin', {});
       return { realm_id: row.id, deactivated: true, already_deactivated: r.already };
     },
   },

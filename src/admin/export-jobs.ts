@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { RealmRuntime } from '../../actors/registry.js';
 import type { ServerConfig } from '../config.js';
 import { realmUrl } from '../lib/urls.js';
-import { EXPORT_FULL_WITH_CONSENT } from '../mutations/realm-exports.js';
+import { EXPORT_FULL_WITH_CONSENT } from '../lib/realm-exports.js';
 import { log } from '../observability/log.js';
 import { runExportWorker } from './realm-export.js';
 

@@ -26,12 +26,8 @@ import {
 import { int, pathInt, str } from '../lib/params.js';
 import { Role } from '../lib/roles.js';
 import { realmUrl } from '../lib/urls.js';
-import {
-  EXPORT_FULL_WITH_CONSENT,
-  EXPORT_PUBLIC,
-  realmExportsOf,
-} from '../mutations/realm-exports.js';
-import { ExportStatus } from '../storage/realm-exports.js';
+import { EXPORT_FULL_WITH_CONSENT, EXPORT_PUBLIC, ExportStatus } from '../lib/realm-exports.js';
+import { realmExportsOf } from '../queries/realm-exports.js';
 import type { UserRow } from '../storage/users.js';
 
 function requireAdmin(user: UserRow): void {

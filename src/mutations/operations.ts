@@ -102,5 +102,7 @@ export function doDeactivateRealm(
   store.realms.setDeactivated(realm.id, true);
   ctx.emit({ type: 'realm', op: 'deactivated', realm_id: realm.id }, everyone);
   ctx.afterCommit(() => realm.reloadRealm());
+  // Every session of the realm ends (queues deleted, sockets closed), as POST /realm/deactivate.
+  ctx.endSessions('realm');
   return { already: false };
 }

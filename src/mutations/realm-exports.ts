@@ -8,54 +8,15 @@
 import { JsonableError } from '../lib/errors.js';
 import { Role } from '../lib/roles.js';
 import type { RealmView } from '../queries/realm-view.js';
-import { ExportStatus, type RealmExportRow } from '../storage/realm-exports.js';
-import type { Store } from '../storage/store.js';
+import { ExportStatus, EXPORT_FULL_WITH_CONSENT } from '../lib/realm-exports.js';
+import { realmExportsOf } from '../queries/realm-exports.js';
 import type { MutationContext } from './context.js';
 
-export const EXPORT_PUBLIC = 1;
-export const EXPORT_FULL_WITH_CONSENT = 2;
 /** Exports a realm may request in EXPORT_LIMIT_DAYS (the reference's EXPORT_LIMIT). */
 export const EXPORT_LIMIT = 5;
 const EXPORT_LIMIT_DAYS = 7;
 /** Larger realms are exported by the operator (`manage export-realm`), as the reference. */
 export const MAX_EXPORT_MESSAGES = 250_000;
-
-/** The API's shape of one export (RealmExport in the reference's OpenAPI description). */
-export type RealmExportJson = {
-  id: number;
-  export_time: number;
-  acting_user_id: number | null;
-  export_url: string | null;
-  deleted_timestamp: number | null;
-  failed_timestamp: number | null;
-  pending: boolean;
-  export_type: number;
-};
-
-/** The download URL of a finished export: `<realm url>/user_avatars/exports/<path>`. */
-export function exportUrl(realmUrl: string, exportPath: string): string {
-  return `${realmUrl}/user_avatars/exports/${exportPath.split('/').map(encodeURIComponent).join('/')}`;
-}
-
-export function serializeExport(row: RealmExportRow, realmUrl: string): RealmExportJson {
-  return {
-    id: row.id,
-    export_time: row.date_requested,
-    acting_user_id: row.acting_user_id,
-    export_url:
-      row.status === ExportStatus.SUCCEEDED && row.export_path !== null
-        ? exportUrl(realmUrl, row.export_path)
-        : null,
-    deleted_timestamp: row.date_deleted,
-    failed_timestamp: row.date_failed,
-    pending: row.status === ExportStatus.REQUESTED || row.status === ExportStatus.STARTED,
-    export_type: row.export_type,
-  };
-}
-
-export function realmExportsOf(store: Store, realmId: number, realmUrl: string): RealmExportJson[] {
-  return store.realmExports.byRealm(realmId).map((r) => serializeExport(r, realmUrl));
-}
 
 /** The realm's active human administrators and owners: who hears of exports. */
 function humanAdmins(realm: RealmView): number[] {

@@ -16,13 +16,7 @@ export type RealmExportRow = {
   size: number | null;
 };
 
-export const ExportStatus = {
-  REQUESTED: 1,
-  STARTED: 2,
-  SUCCEEDED: 3,
-  FAILED: 4,
-  DELETED: 5,
-} as const;
+export { ExportStatus } from '../lib/realm-exports.js';
 
 export function realmExportStatements(db: DB) {
   const insert = db.prepare<[number, number | null, number, number], void>(

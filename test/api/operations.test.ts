@@ -69,7 +69,7 @@ t.test(
     t.equal(blocked.body.status, 'unavailable');
     t.ok((blocked.body.event_loop_lag_ms as number) > 150, 'the lag is reported');
 
-    const store = server.context.store;
+    const store = server.store;
     const ping = store.ping.bind(store);
     store.ping = () => false;
     t.teardown(() => (store.ping = ping));

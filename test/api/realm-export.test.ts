@@ -524,7 +524,7 @@ t.test('round trip: export, import on another server, the same realm apart from 
   // The importing server's rows, read beside it (read-only).
   const bDb = new Database(path.join(bDir, 'confab.sqlite3'), { readonly: true });
   t.teardown(() => bDb.close());
-  const maps = idMaps(a.server.context.store.db, a.fx.realmId, bDb, newRealm);
+  const maps = idMaps(a.server.store.db, a.fx.realmId, bDb, newRealm);
   const [firstOld, firstNew] = [...maps.get('users')!][0]!;
   t.not(firstOld, firstNew, 'user ids changed');
   const apiB = new ApiClient(b.url, a.fx, { host: 'imported.testserver.local' });

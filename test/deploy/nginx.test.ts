@@ -166,7 +166,7 @@ async function run(t: Test, nginxBin: string): Promise<void> {
 
   const base = `https://127.0.0.1:${httpsPort}`;
   const owner = { email, api_key: apiKey };
-  const fx: Fixture = { realmId: 0, users: {} };
+  const fx: Fixture = { realmId: 0, users: {}, notificationBotId: 0 };
   const api = new ApiClient(base, fx, { host: HOST }, { ca });
   // Wait (bounded) until nginx answers.
   for (let i = 0; ; i++) {
