@@ -9,7 +9,7 @@ const layer = (files, patterns) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'eslint.config.js', 'scripts/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -50,7 +50,7 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     ignores: ['src/http/uws.ts', 'bench/**'],
-    rules: { 'no-restricted-imports': ['error', { paths: ['uWebSockets.js'] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: ['uWebSockets.js', 'uws-modern'] }] },
   },
   layer(
     ['src/lib/**/*.ts'],

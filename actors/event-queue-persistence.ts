@@ -22,6 +22,7 @@
  * An event shared by many queues is written once and, read back, held once again. Version 1 files
  * (one msgpack map, each queue's events as whole JSON strings) are still read.
  */
+import { log } from '../src/observability/log.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { QueueSettings } from '../src/lib/event-filter.js';
@@ -234,16 +235,19 @@ export function restoreQueues(
     if (got === MAGIC.length && magic.equals(MAGIC)) readStream(r, new RecordReader(fd, got));
     else readVersion1(r, fs.readFileSync(target));
   } catch (err) {
-    console.error(
-      `could not read the saved event queues (${r.restored} restored before the damage)`,
-      err,
+    log.error(
+      { err, restored: r.restored },
+      'could not read the rest of the saved event queues (damaged file)',
     );
   } finally {
     fs.closeSync(fd);
     fs.renameSync(target, `${target}.last`);
   }
   if (r.unreadable > 0) {
-    console.error(`could not read ${r.unreadable} of the saved event queues; skipped them`);
+    log.error(
+      { unreadable: r.unreadable },
+      'could not read some of the saved event queues; skipped them',
+    );
   }
   return r.restored;
 }

@@ -12,6 +12,7 @@
  * `bytes` is the queue's own size as it would be sent (shared parts counted for every queue),
  * which the per-queue bound is checked against.
  */
+import { hot } from '../src/observability/metrics.js';
 import { JsonableError } from '../src/lib/errors.js';
 import type { QueuedEvent, SharedEvent, Tail } from '../src/lib/event-wire.js';
 
@@ -54,6 +55,7 @@ export class EventQueue {
     this.shared.push(shared);
     this.tails.push(tail);
     this.bytes += bytes;
+    hot.eventsQueued++;
     return this.nextEventId++;
   }
 

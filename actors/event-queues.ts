@@ -18,6 +18,7 @@
  * deactivated user's or realm's queues, and the graceful shutdown (saving and restoring queues:
  * event-queue-persistence.ts).
  */
+import { log } from '../src/observability/log.js';
 import crypto from 'node:crypto';
 import { BadEventQueueIdError, JsonableError } from '../src/lib/errors.js';
 import { QueueFilter, type QueueSettings } from '../src/lib/event-filter.js';
@@ -110,7 +111,7 @@ export class EventQueues implements EventPublisher {
         this.scheduleFlush();
       },
       now: () => this.clock(),
-      log: (msg, err) => console.error(msg, err),
+      log: (msg, err) => log.error({ err }, msg),
       ...(timers ? { clock: timers } : {}),
     };
     this.sweepTimer = setInterval(() => this.sweep(), config.queueSweepMs);
@@ -312,14 +313,14 @@ export class EventQueues implements EventPublisher {
     try {
       this.tap?.(realmId, events);
     } catch (err) {
-      console.error('event tap failed', err);
+      log.error({ err }, 'event tap failed');
     }
     for (const ev of events) {
       try {
         if (ev.event.type === 'message' && ev.message) deliverMessage(this.targets, realmId, ev);
         else deliver(this.targets, realmId, ev);
       } catch (err) {
-        console.error(`realm ${realmId}: delivering a ${ev.event.type} event failed`, err);
+        log.error({ err }, `realm ${realmId}: delivering a ${ev.event.type} event failed`);
       }
     }
     this.settle();
@@ -390,7 +391,7 @@ export class EventQueues implements EventPublisher {
       try {
         fn();
       } catch (err) {
-        console.error('deferred queue answer failed', err);
+        log.error({ err }, 'deferred queue answer failed');
       }
     }
     if (this.dirty.size === 0) return;

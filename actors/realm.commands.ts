@@ -64,6 +64,17 @@ import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
 import { checkUpdateMessage } from '../src/mutations/message-edit.js';
 import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
+import {
+  checkCreateRealmExport,
+  checkDeleteRealmExport,
+  doUpdateRealmExport,
+} from '../src/mutations/realm-exports.js';
+import {
+  doDeactivateRealm,
+  doRegenerateApiKey,
+  doSetPasswordHash,
+  ensureSystemBot,
+} from '../src/mutations/operations.js';
 import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
@@ -177,6 +188,15 @@ export const REALM_COMMANDS = {
   'topic.delete': checkDeleteTopicBatch,
   'user.mute': doMuteUser,
   'user.unmute': doUnmuteUser,
+  // The admin tool (src/admin/commands.ts) and new realms' onboarding (src/realm-setup.ts).
+  'user.system_bot.ensure': ensureSystemBot,
+  'user.password.set': doSetPasswordHash,
+  'user.api_key.regenerate': doRegenerateApiKey,
+  'realm.deactivate_by_admin': doDeactivateRealm,
+  // Realm exports requested through the API (src/endpoints/realm-export.ts).
+  'realm_export.create': checkCreateRealmExport,
+  'realm_export.update': doUpdateRealmExport,
+  'realm_export.delete': checkDeleteRealmExport,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

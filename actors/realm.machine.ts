@@ -33,6 +33,8 @@
  * refuse), which catch everything and always reply — xstate v5 stops an actor for good, silently,
  * when an action throws.
  */
+import { observeCommit } from '../src/observability/metrics.js';
+import { log } from '../src/observability/log.js';
 import { assign, setup } from 'xstate';
 import { JsonableError } from '../src/lib/errors.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
@@ -132,9 +134,9 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
       try {
         fn();
       } catch (err) {
-        console.error(
-          `realm ${ctx.view.id}: read-model refresh after ${o.env.command} failed`,
-          err,
+        log.error(
+          { err, realmId: ctx.view.id, command: o.env.command },
+          'read-model refresh failed',
         );
       }
     }
@@ -144,7 +146,7 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
     try {
       ctx.publisher.publish(ctx.view.id, events);
     } catch (err) {
-      console.error(`realm ${ctx.view.id}: publishing events failed`, err);
+      log.error({ err, realmId: ctx.view.id }, 'publishing events failed');
     }
   }
   for (const o of outcomes) {
@@ -152,7 +154,7 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
       try {
         ctx.publisher.endSessions?.(ctx.view.id, users);
       } catch (err) {
-        console.error(`realm ${ctx.view.id}: ending sessions failed`, err);
+        log.error({ err, realmId: ctx.view.id }, 'ending sessions failed');
       }
     }
   }
@@ -160,14 +162,17 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
     try {
       o.env.reply(o.reply);
     } catch (err) {
-      console.error(`realm ${ctx.view.id}: reply to ${o.env.command} failed`, err);
+      log.error({ err, realmId: ctx.view.id, command: o.env.command }, 'reply failed');
     }
   }
 }
 
 /** Applies one command in one transaction; delivers its events after COMMIT; always replies. */
 function runCommand(ctx: RealmDeps, env: Envelope): void {
-  finish(ctx, [applyOne(ctx, env)]);
+  const started = performance.now();
+  const outcome = applyOne(ctx, env);
+  observeCommit(1, performance.now() - started);
+  finish(ctx, [outcome]);
 }
 
 /**
@@ -178,6 +183,7 @@ function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
   for (let i = 0; i < all.length; i += MAX_BATCH) {
     const envs = all.slice(i, i + MAX_BATCH);
     let outcomes: Outcome[] = [];
+    const started = performance.now();
     try {
       ctx.store.transaction(() => {
         outcomes = envs.map((env) => applyOne(ctx, env));
@@ -192,6 +198,7 @@ function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
         ended: [],
       }));
     }
+    observeCommit(envs.length, performance.now() - started);
     finish(ctx, outcomes);
   }
 }
@@ -230,7 +237,7 @@ export const realmMachine = setup({
       try {
         runBatch(context.deps, inArrivalOrder(context.pending));
       } catch (err) {
-        console.error(`realm ${context.deps.view.id}: group commit failed`, err);
+        log.error({ err, realmId: context.deps.view.id }, 'group commit failed');
       }
     },
     refuse: ({ event }) => {

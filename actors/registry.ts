@@ -3,6 +3,7 @@
  * of ownership — all its mutations and queues live in one process — so a later multi-process
  * deployment routes by Host to the process owning the realm and this registry stays per process.
  */
+import { log } from '../src/observability/log.js';
 import { createActor, type Actor } from 'xstate';
 import type { EventPublisher } from '../src/lib/events.js';
 import { RealmView } from '../src/queries/realm-view.js';
@@ -81,7 +82,7 @@ export class RealmRuntime {
           command: 'presence.flush',
           payload: {},
           reply: (r) => {
-            if (!r.ok) console.error(`realm ${this.id}: writing presence failed`, r.error);
+            if (!r.ok) log.error({ err: r.error, realmId: this.id }, 'writing presence failed');
           },
         },
       });

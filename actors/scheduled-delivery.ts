@@ -16,6 +16,7 @@
  * - Time is the server's clock; a timer longer than setTimeout allows (~24.8 days) fires early,
  *   finds nothing due and re-arms.
  */
+import { log } from '../src/observability/log.js';
 import { preparedContent } from '../src/lib/message-content.js';
 import { scheduledFailureText } from '../src/lib/notices.js';
 import { renderContextFor, renderOptionsFor } from '../src/queries/render-context.js';
@@ -95,7 +96,7 @@ export class ScheduledDelivery {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.armedFor = null;
-      this.deliverDue().catch((err) => console.error('scheduled message delivery failed', err));
+      this.deliverDue().catch((err) => log.error({ err }, 'scheduled message delivery failed'));
     }, delay);
     // A pending delivery does not keep the process alive (shutdown saves nothing for it: the
     // store is the schedule).
@@ -113,8 +114,9 @@ export class ScheduledDelivery {
         for (const row of rows) {
           const n = (attempts.get(row.id) ?? 0) + 1;
           if (n > MAX_ATTEMPTS) {
-            console.error(
-              `scheduled message ${row.id} is still due after ${MAX_ATTEMPTS} attempts`,
+            log.error(
+              { scheduledMessageId: row.id },
+              `scheduled message still due after ${MAX_ATTEMPTS} attempts`,
             );
             return handled;
           }
@@ -152,7 +154,7 @@ export class ScheduledDelivery {
       if (err instanceof RealmClosedError) return false;
       // Not a refusal (those mark the message failed inside the mutation): a bug. The reference
       // marks the message failed with a generic message.
-      console.error(`delivering scheduled message ${row.id} failed`, err);
+      log.error({ err }, `delivering scheduled message ${row.id} failed`);
       try {
         const failure = 'Internal server error';
         const { failed } = await realm.ask('scheduled_message.fail', {
@@ -162,7 +164,7 @@ export class ScheduledDelivery {
         if (failed) await this.reportFailure(realm, row, failure);
         return true;
       } catch (err2) {
-        console.error(`marking scheduled message ${row.id} failed did not work`, err2);
+        log.error({ err: err2 }, `marking scheduled message ${row.id} failed did not work`);
         return false;
       }
     }

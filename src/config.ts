@@ -3,7 +3,9 @@
  * environment (PORT, HOST, DATA_DIR, EXTERNAL_HOST, MAX_FILE_UPLOAD_SIZE, ...) or, in tests and
  * benches, by options passed to createServer().
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import util from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
 import type { RateRule } from './lib/rate-limit.js';
@@ -29,8 +31,18 @@ export type ServerConfig = {
   scryptN: number;
   /** Mounts routes that exist only to test the server itself (a handler that throws). */
   testRoutes: boolean;
-  /** Log each request's method, path, status and time to stderr. */
+  /**
+   * One log line per request (info level): request id, method, route, status, time, user and
+   * realm. On by default for `npm start` (LOG_REQUESTS=0 turns it off), off in tests and benches.
+   */
   logRequests: boolean;
+  /**
+   * Bearer token that lets non-local clients read GET /metrics (METRICS_TOKEN); null: only
+   * loopback clients may.
+   */
+  metricsToken: string | null;
+  /** GET /health answers 503 when the event loop lagged more than this recently (ms). */
+  healthMaxLagMs: number;
   /** Markdown shorter than this (characters) renders on the main thread; default in workers/pool.ts. */
   renderInlineThreshold?: number;
   /**
@@ -168,6 +180,8 @@ export function defaultConfig(): ServerConfig {
     scryptN: 1 << 15,
     testRoutes: false,
     logRequests: false,
+    metricsToken: null,
+    healthMaxLagMs: 1000,
     heartbeatMs: 45_000,
     heartbeatJitterMs: 10_000,
     queueIdleLifetimeMs: 10 * 60_000,
@@ -204,6 +218,7 @@ const EnvSchema = z.object({
     .optional(),
   MAX_REQUEST_BYTES: z.string().regex(/^\d+$/).transform(Number).optional(),
   LOG_REQUESTS: z.enum(['0', '1', 'true', 'false']).optional(),
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   RATE_LIMITING: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
   RATE_LIMITING_RULES: z.string().optional(),
   TRUSTED_PROXIES: z.string().optional(),
@@ -276,7 +291,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     externalScheme: e.EXTERNAL_SCHEME ?? base.externalScheme,
     maxFileUploadBytes: (e.MAX_FILE_UPLOAD_SIZE ?? DEFAULT_MAX_FILE_UPLOAD_MIB) * 1024 * 1024,
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
-    logRequests: e.LOG_REQUESTS === '1' || e.LOG_REQUESTS === 'true',
+    logRequests: e.LOG_REQUESTS !== '0' && e.LOG_REQUESTS !== 'false',
+    metricsToken: e.METRICS_TOKEN ?? null,
     rateLimits: rateLimitsFromEnv(e.RATE_LIMITING, e.RATE_LIMITING_RULES),
     imageProxyAllowPrivate:
       e.IMAGE_PROXY_ALLOW_PRIVATE === '1' || e.IMAGE_PROXY_ALLOW_PRIVATE === 'true',
@@ -299,4 +315,25 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
 /** The server's "now" in UNIX seconds (ServerConfig.clock): the one source of time. */
 export function nowSeconds(config: Pick<ServerConfig, 'clock'>): number {
   return Math.floor(config.clock() / 1000);
+}
+
+/**
+ * The environment with an env file's settings on top (`--env-file FILE`; the format systemd's
+ * EnvironmentFile= and docker's --env-file read: KEY=value lines, # comments). The file wins over
+ * the inherited environment, so the admin tool given the server's file sees the server's settings.
+ */
+export function envWithFile(
+  file: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  if (file === undefined) return env;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the env file ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return { ...env, ...util.parseEnv(text) };
 }

@@ -4,6 +4,7 @@
  * createServer().
  */
 import type { EventQueues } from '../actors/event-queues.js';
+import type { RealmExportJobs } from './admin/export-jobs.js';
 import type { RealmRegistry } from '../actors/registry.js';
 import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import type { RenderPool } from '../workers/pool.js';
@@ -34,4 +35,6 @@ export interface ServerContext {
   readonly imageProxy: ImageProxy;
   /** Thumbnails of uploaded images, made off the event loop, one queue for the server. */
   readonly thumbnailer: Thumbnailer;
+  /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */
+  readonly exports: RealmExportJobs;
 }

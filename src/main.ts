@@ -1,55 +1,92 @@
 /**
- * `npm start`: the server on its embedded default (SQLite under ./data, 127.0.0.1:9991), configured
- * by PORT, HOST, DATA_DIR, EXTERNAL_HOST (see docs/operations.md). SIGTERM/SIGINT shut it down gracefully.
+ * `npm start` (node dist/src/main.js [--env-file FILE]): the server on its embedded default
+ * (SQLite under ./data, 127.0.0.1:9991), configured by the environment and, with --env-file, by a
+ * file of KEY=value lines (docs/operations.md "Configuration"). Logs are JSON lines on stdout
+ * (LOG_LEVEL, LOG_FORMAT). SIGTERM/SIGINT shut it down gracefully.
+ *
+ * The first boot on an empty data directory creates a realm, its owner, default channels and
+ * welcome messages, and prints the owner's credentials once — on stderr, as plain text, never
+ * into the log.
  */
+import { parseArgs } from 'node:util';
 import { ensureFirstRealm } from './bootstrap.js';
-import { configFromEnv } from './config.js';
+import { configFromEnv, envWithFile } from './config.js';
+import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
 import { createServer } from './server.js';
+import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
 import { Store } from './storage/store.js';
+
+function logFormat(value: string | undefined, tty: boolean): LogFormat {
+  if (value === undefined || value === '') return tty ? 'pretty' : 'json';
+  if (value !== 'json' && value !== 'pretty')
+    throw new Error('bad environment: LOG_FORMAT must be json or pretty');
+  return value;
+}
 
 async function main(): Promise<void> {
   // Everything the server creates (database, uploads, saved queues) is private to its user.
   process.umask(0o077);
-  const config = configFromEnv();
-  {
+  const { values } = parseArgs({ options: { 'env-file': { type: 'string' } } });
+  const env = envWithFile(values['env-file']);
+  const config = configFromEnv(env);
+  configureLogging({
+    destination: 1,
+    level: levelFromEnv(env.LOG_LEVEL) ?? 'info',
+    format: logFormat(env.LOG_FORMAT, process.stdout.isTTY),
+  });
+  const lock = DataDirLock.acquire(config.dataDir, 'server');
+  try {
     // First boot happens before the server opens its own connection to the database.
     const store = Store.open(config.dataDir);
     try {
       const creds = await ensureFirstRealm(store, config);
       if (creds) {
-        console.log('Created the first realm and its owner (shown once; keep them):');
-        console.log(`  realm:    ${config.externalScheme}://${config.externalHost}`);
-        console.log(`  email:    ${creds.email}`);
-        console.log(`  password: ${creds.password}`);
-        console.log(`  api key:  ${creds.api_key}`);
+        log.info({ realmId: creds.realm_id, userId: creds.user_id }, 'created the first realm');
+        process.stderr.write(
+          [
+            'Created the first realm and its owner (shown once; keep them):',
+            `  realm:    ${config.externalScheme}://${config.externalHost}`,
+            `  email:    ${creds.email}`,
+            `  password: ${creds.password}`,
+            `  api key:  ${creds.api_key}`,
+            '',
+          ].join('\n'),
+        );
       }
     } finally {
       store.close();
     }
+  } catch (err) {
+    lock.release();
+    throw err;
   }
-  const server = await createServer(config);
-  console.log(`Confab listening on ${server.url} (data: ${config.dataDir})`);
+  const server = await createServer({ ...config, lock });
+  log.info(
+    { url: server.url, dataDir: config.dataDir },
+    `Confab listening on ${server.url} (data: ${config.dataDir})`,
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: shutting down`);
+    log.info({ signal }, 'shutting down');
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {
-        console.error('shutdown failed', err);
+        log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
   // Handlers never let an error escape, so these are bugs: log them and keep serving.
-  process.on('unhandledRejection', (err) => console.error('unhandled rejection', err));
+  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
+  if (err instanceof DataDirLockedError) log.fatal(err.message);
+  else log.fatal({ err }, err instanceof Error ? err.message : String(err));
   process.exit(1);
 });

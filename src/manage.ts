@@ -1,183 +1,232 @@
 /**
- * `npm run manage -- <command> [--flag value ...]`: administration on DATA_DIR without a running
- * server (a running server keeps its own view of the realm; restart it afterwards).
+ * `npm run manage -- [--env-file FILE] <command> [options]`: the admin tool (docs/operations.md
+ * "Admin tool"; the commands are in src/admin/commands.ts).
  *
- *   create-realm --name N [--subdomain S] --owner-email E --owner-password P [--owner-name F]
- *   create-user  --realm S --email E --password P --full-name F [--role owner|administrator|moderator|member|guest|100..600]
-               [--can-create-users true]
- *   list-invitations --realm S
- *
- * create-realm and create-user print one JSON object: {realm_id, user_id, email, api_key};
- * list-invitations prints {invitations: [{id, is_multiuse, email, invited_as, invited_by_user_id,
- * expiry_date, link}]}: the pending, unexpired invitations and their links (Confab sends no
- * e-mail; this is how an operator hands an e-mail invitation's link to the invitee).
+ * It takes the server's settings from the same place the server does (the environment, or the
+ * file given with --env-file), so it finds the same data directory and prints the same links.
+ * With a server running on that directory, the command runs inside the server (admin socket);
+ * otherwise the tool opens the directory itself, under the directory's lock. Passwords are read
+ * from a prompt, standard input (--password-stdin) or an environment variable
+ * (--password-env NAME), never from the command line. Output: one JSON object on stdout;
+ * failures: one JSON object on stderr, exit status 1 (2 for a bad command line).
  */
-import { REALM_COMMANDS } from '../actors/realm.commands.js';
-import { RealmRuntime } from '../actors/registry.js';
-import { configFromEnv, nowSeconds, type ServerConfig } from './config.js';
-import { JsonableError } from './lib/errors.js';
-import { hashPassword } from './lib/password.js';
-import { invitationPath } from './lib/invitations.js';
-import { isRole, ROLE_NAMES, type Role } from './lib/roles.js';
-import { realmUrl } from './lib/urls.js';
-import { doCreateRealm } from './mutations/realms.js';
-import { isValidEmail } from './lib/email-validation.js';
-import { checkFullName, checkPasswordStrength } from './lib/user-rules.js';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { RealmRegistry } from '../actors/registry.js';
+import { restoreDataDir } from './admin/backup.js';
+import { COMMANDS, commandHelp, type AdminCommand, type Args } from './admin/commands.js';
+import { UsageError } from './admin/errors.js';
+import { handleAdminRequest } from './admin/service.js';
+import { askServer, type AdminRequest, type AdminResponse } from './admin/socket.js';
+import { configFromEnv, envWithFile, type ServerConfig } from './config.js';
+import { configureLogging, levelFromEnv } from './observability/log.js';
+import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
 import { Store } from './storage/store.js';
+import { RenderPool } from '../workers/pool.js';
 
-const USAGE = `usage:
-  npm run manage -- create-realm --name N [--subdomain S] --owner-email E --owner-password P [--owner-name F]
-  npm run manage -- create-user --realm S --email E --password P --full-name F [--role R] [--can-create-users true]
-  npm run manage -- list-invitations --realm S
-(--realm takes a subdomain, '' for the root domain's realm, or a numeric realm id)`;
+const USAGE = [
+  'usage: npm run manage -- [--env-file FILE] <command> [options]',
+  '       npm run manage -- <command> --help',
+  '',
+  'Commands:',
+  ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(20)} ${c.summary}`),
+  '',
+  'The settings (DATA_DIR, EXTERNAL_HOST, ...) come from the environment or --env-file FILE,',
+  'as for the server. Output is one JSON object.',
+].join('\n');
 
-class UsageError extends Error {}
-
-function parseFlags(argv: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+/** Splits off --env-file (anywhere) and the command name (the first other word). */
+function splitArgv(argv: readonly string[]): {
+  envFile: string | undefined;
+  command: string | undefined;
+  rest: string[];
+} {
+  let envFile: string | undefined;
+  let command: string | undefined;
+  const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (!a.startsWith('--')) throw new UsageError(`unexpected argument: ${a}`);
-    const eq = a.indexOf('=');
-    if (eq !== -1) {
-      out[a.slice(2, eq)] = a.slice(eq + 1);
+    if (a === '--env-file') {
+      envFile = argv[++i];
+      if (envFile === undefined) throw new UsageError('--env-file needs a file');
+    } else if (a.startsWith('--env-file=')) {
+      envFile = a.slice('--env-file='.length);
+    } else if (command === undefined && !a.startsWith('-')) {
+      command = a;
     } else {
-      const v = argv[i + 1];
-      if (v === undefined) throw new UsageError(`${a} needs a value`);
-      out[a.slice(2)] = v;
-      i++;
+      rest.push(a);
     }
   }
-  return out;
+  return { envFile, command, rest };
 }
 
-function need(flags: Record<string, string>, name: string): string {
-  const v = flags[name];
-  if (v === undefined) throw new UsageError(`missing --${name}`);
-  return v;
-}
-
-function parseRole(s: string | undefined): Role {
-  if (s === undefined) return 400;
-  const byName = Object.entries(ROLE_NAMES).find(([, n]) => n === s.toLowerCase());
-  const n = byName ? Number(byName[0]) : Number(s);
-  if (!isRole(n)) throw new UsageError(`unknown role: ${s}`);
-  return n;
-}
-
-async function createRealm(store: Store, flags: Record<string, string>, config: ServerConfig) {
-  const email = need(flags, 'owner-email');
-  if (!isValidEmail(email)) throw new UsageError(`invalid e-mail: ${email}`);
-  const password = need(flags, 'owner-password');
-  checkPasswordStrength(password);
-  const name = need(flags, 'name');
-  const ownerName = checkFullName(flags['owner-name'] ?? email.split('@')[0]!);
-  return doCreateRealm(store, {
-    name,
-    string_id: (flags.subdomain ?? '').toLowerCase(),
-    owner_email: email,
-    owner_full_name: ownerName,
-    owner_password_hash: await hashPassword(password, config.scryptN),
-    owner_can_create_users: true,
-    now: nowSeconds(config),
+function readStdin(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (c: string) => (text += c));
+    process.stdin.on('end', () => resolve(text));
+    process.stdin.on('error', reject);
   });
 }
 
-function realmOf(store: Store, flags: Record<string, string>) {
-  const realmArg = need(flags, 'realm');
-  const realmRow = /^\d+$/.test(realmArg)
-    ? store.realms.byId(Number(realmArg))
-    : store.realms.byStringId(realmArg);
-  if (!realmRow) throw new UsageError(`no realm ${JSON.stringify(realmArg)}`);
-  return realmRow;
+/** Reads a line from the terminal without echoing it. */
+function promptHidden(question: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stdin = process.stdin;
+    process.stderr.write(question);
+    stdin.setRawMode(true);
+    stdin.resume();
+    stdin.setEncoding('utf8');
+    let value = '';
+    const done = (err: Error | null) => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      process.stderr.write('\n');
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const onData = (chunk: string) => {
+      for (const ch of chunk) {
+        if (ch === '\r' || ch === '\n') return done(null);
+        if (ch === '\u0003') return done(new UsageError('cancelled'));
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
 }
 
-function listInvitations(store: Store, flags: Record<string, string>, config: ServerConfig) {
-  const realmRow = realmOf(store, flags);
-  const base = realmUrl(config, realmRow.string_id);
-  const now = nowSeconds(config);
-  return {
-    invitations: store.invitations.validByRealm(realmRow.id, now).map((r) => ({
-      id: r.id,
-      is_multiuse: r.multiuse === 1,
-      email: r.email,
-      invited_as: r.invited_as,
-      invited_by_user_id: r.referred_by,
-      expiry_date: r.expiry_date,
-      link: base + invitationPath(r.multiuse === 1, r.confirmation_key),
-    })),
-  };
-}
-
-async function createUser(store: Store, flags: Record<string, string>, config: ServerConfig) {
-  const realmRow = realmOf(store, flags);
-  const email = need(flags, 'email');
-  if (!isValidEmail(email)) throw new UsageError(`invalid e-mail: ${email}`);
-  const password = need(flags, 'password');
-  checkPasswordStrength(password);
-  const fullName = checkFullName(need(flags, 'full-name'));
-  const role = parseRole(flags.role);
-  const hash = await hashPassword(password, config.scryptN);
-  // The same mutation the API runs, through a realm actor of this process. No server is running
-  // here, so its events have no audience.
-  const rt = new RealmRuntime(
-    store,
-    realmRow.id,
-    { publish: () => {} },
-    REALM_COMMANDS,
-    config.clock,
+async function readPassword(values: Args): Promise<string> {
+  const envName = values['password-env'];
+  if (typeof envName === 'string') {
+    const v = process.env[envName];
+    if (v === undefined || v === '')
+      throw new UsageError(`the environment variable ${envName} is not set`);
+    return v;
+  }
+  if (values['password-stdin'] === true) {
+    const line = (await readStdin()).split(/\r?\n/)[0] ?? '';
+    if (line === '') throw new UsageError('no password on standard input');
+    return line;
+  }
+  if (process.stdin.isTTY) {
+    const first = await promptHidden('Password: ');
+    const again = await promptHidden('Password (again): ');
+    if (first !== again) throw new UsageError('the passwords differ');
+    return first;
+  }
+  throw new UsageError(
+    'this command needs a password: give it on standard input (--password-stdin), in an ' +
+      'environment variable (--password-env NAME), or run the tool in a terminal to be asked',
   );
-  const canCreateUsers = flags['can-create-users'] === 'true';
-  if (canCreateUsers && role > 200)
-    throw new UsageError('--can-create-users needs an administrator or owner role');
-  const r = await rt.ask('user.create', {
-    acting_user_id: null,
-    email,
-    full_name: fullName,
-    password_hash: hash,
-    role,
-    can_create_users: canCreateUsers,
-  });
-  rt.close();
-  return { realm_id: realmRow.id, user_id: r.user_id, email: r.email, api_key: r.api_key };
+}
+
+/** Runs a command on the data directory itself, under its lock (no server running there). */
+async function runDirect(config: ServerConfig, req: AdminRequest): Promise<AdminResponse> {
+  const lock = DataDirLock.acquire(config.dataDir, 'admin tool');
+  try {
+    if (req.command === 'restore') {
+      const from = req.args.from;
+      if (typeof from !== 'string') throw new UsageError('missing --from');
+      return { ok: true, result: await restoreDataDir(from, config.dataDir) };
+    }
+    const store = Store.open(config.dataDir, { backgroundCheckpoint: false });
+    // No server runs: the realm actors' events have no audience.
+    const realms = new RealmRegistry(store, { publish: () => {} });
+    const renderer = new RenderPool();
+    try {
+      return await handleAdminRequest({ config, store, realms, renderer, queues: null }, req);
+    } finally {
+      realms.closeAll();
+      await renderer.close();
+      store.close();
+    }
+  } finally {
+    lock.release();
+  }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help') {
-    console.log(USAGE);
-    return command === undefined ? 2 : 0;
+  const { envFile, command, rest } = splitArgv(argv);
+  if (command === undefined || command === 'help') {
+    const topic = command === 'help' ? rest.find((a) => !a.startsWith('-')) : undefined;
+    const cmd = topic === undefined ? undefined : COMMANDS[topic];
+    process.stdout.write((cmd ? commandHelp(topic!, cmd) : USAGE) + '\n');
+    return command === undefined && !rest.includes('--help') ? 2 : 0;
   }
-  const config = configFromEnv();
-  const store = Store.open(config.dataDir);
-  try {
-    const flags = parseFlags(rest);
-    let result: object;
-    if (command === 'create-realm') result = await createRealm(store, flags, config);
-    else if (command === 'create-user') result = await createUser(store, flags, config);
-    else if (command === 'list-invitations') result = listInvitations(store, flags, config);
-    else throw new UsageError(`unknown command: ${command}`);
-    console.log(JSON.stringify(result));
+  const cmd: AdminCommand | undefined = COMMANDS[command];
+  if (!cmd) throw new UsageError(`unknown command: ${command}`);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      ...cmd.options,
+      help: { type: 'boolean' },
+      ...(cmd.password
+        ? { 'password-stdin': { type: 'boolean' }, 'password-env': { type: 'string' } }
+        : {}),
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(commandHelp(command, cmd) + '\n');
     return 0;
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`${err.message}\n${USAGE}`);
-      return 2;
-    }
-    if (err instanceof JsonableError) {
-      console.error(`error: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  } finally {
-    store.close();
   }
+  const env = envWithFile(envFile);
+  const config = configFromEnv(env);
+  configureLogging({ destination: 2, level: levelFromEnv(env.LOG_LEVEL) ?? 'warn' });
+
+  const args: Args = {};
+  for (const [k, v] of Object.entries(values)) {
+    if (k !== 'help' && k !== 'password-stdin' && k !== 'password-env' && v !== undefined)
+      args[k] = v;
+  }
+  for (const r of cmd.required ?? [])
+    if (args[r] === undefined) throw new UsageError(`missing --${r}`);
+  // Paths are the caller's: a running server (another working directory) gets them absolute.
+  for (const k of ['to', 'from']) if (typeof args[k] === 'string') args[k] = path.resolve(args[k]);
+  if (cmd.password === 'required' || (cmd.password === 'optional' && !args['without-password'])) {
+    args.password = await readPassword(values);
+  }
+  const req: AdminRequest = { command, args };
+
+  let response = cmd.offline ? null : await askServer(config.dataDir, req);
+  if (response === null) {
+    if (cmd.offline && (await askServer(config.dataDir, { command: 'queue-stats', args: {} }))) {
+      throw new UsageError(`${command} needs the server stopped: it runs on ${config.dataDir}`);
+    }
+    response = await runDirect(config, req);
+  }
+  if (response.ok) {
+    process.stdout.write(JSON.stringify(response.result, null, 2) + '\n');
+    return 0;
+  }
+  process.stderr.write(JSON.stringify({ error: response.error, code: response.code }) + '\n');
+  return response.code === 'USAGE' ? 2 : 1;
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error(err);
+    if (err instanceof UsageError || (err instanceof TypeError && 'code' in err)) {
+      // parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes for unknown or malformed options.
+      process.stderr.write(
+        JSON.stringify({ error: err.message, code: 'USAGE' }) +
+          '\n(npm run manage -- <command> --help lists its options)\n',
+      );
+      process.exit(2);
+    }
+    if (err instanceof DataDirLockedError) {
+      process.stderr.write(JSON.stringify({ error: err.message, code: 'LOCKED' }) + '\n');
+      process.exit(1);
+    }
+    process.stderr.write(
+      JSON.stringify({ error: err instanceof Error ? err.message : String(err), code: 'ERROR' }) +
+        '\n',
+    );
     process.exit(1);
   },
 );

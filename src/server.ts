@@ -3,15 +3,20 @@
  * Used by `npm start` (src/main.ts), by the tests (port 0, a temporary data directory) and by the
  * benches.
  */
+import { log } from './observability/log.js';
 import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
 import { EventQueues } from '../actors/event-queues.js';
 import { RealmRegistry } from '../actors/registry.js';
 import { ScheduledDelivery } from '../actors/scheduled-delivery.js';
-import { defaultConfig, type ServerConfig } from './config.js';
+import { RealmExportJobs } from './admin/export-jobs.js';
+import { handleAdminRequest } from './admin/service.js';
+import { AdminSocketServer } from './admin/socket.js';
+import { defaultConfig, nowSeconds, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { TEST_ENDPOINTS } from './endpoints/testing.js';
 import { RequestLimits } from './http/rate-limits.js';
+import { mountOpsRoutes } from './http/ops-routes.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import { openListener, type HttpListener } from './http/listener.js';
@@ -20,6 +25,9 @@ import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
+import { HealthMonitor } from './observability/health.js';
+import { registerSource, type QueueFigures } from './observability/metrics.js';
+import { DataDirLock } from './storage/data-lock.js';
 import { Store } from './storage/store.js';
 import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
@@ -33,6 +41,11 @@ export type ServerOptions = Partial<ServerConfig> & {
    * before the queues narrow them further. Tests use it to check who an event is for.
    */
   eventTap?: (realmId: number, events: readonly OutboundEvent[]) => void;
+  /**
+   * The data directory's lock, when the caller already holds it (npm start takes it before the
+   * first boot); otherwise the server takes it, and refuses to start if another process has it.
+   */
+  lock?: DataDirLock;
 };
 
 export type ConfabServer = {
@@ -51,13 +64,20 @@ export type ConfabServer = {
 };
 
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
-  const { verboseSql, eventTap, ...overrides } = opts;
+  const { verboseSql, eventTap, lock: heldLock, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
-  const store = Store.open(config.dataDir, {
-    durability: config.durability,
-    ...(verboseSql ? { verbose: verboseSql } : {}),
-  });
+  const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
+  let store: Store;
+  try {
+    store = Store.open(config.dataDir, {
+      durability: config.durability,
+      ...(verboseSql ? { verbose: verboseSql } : {}),
+    });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   config.imageProxyKey ??= loadImageProxyKey(config.dataDir);
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
@@ -89,8 +109,17 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       allowPrivate: config.imageProxyAllowPrivate,
     }),
     thumbnailer: new Thumbnailer(config, store, realms),
+    exports: new RealmExportJobs(config),
   };
+  // Exports the previous process left unfinished failed with it.
+  store.realmExports.failUnfinished(nowSeconds(config));
   const inflight = new InflightTracker();
+  const health = new HealthMonitor(() => store.ping(), config.healthMaxLagMs);
+  mountOpsRoutes(app, {
+    health,
+    metricsToken: config.metricsToken,
+    trustedProxies: config.trustedProxies,
+  });
 
   mountEndpoints(
     app,
@@ -108,11 +137,29 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     queues.close();
     store.close();
     await renderer.close();
+    lock.release();
     throw err;
+  }
+  // The admin tool's way in while the server runs (src/admin/socket.ts).
+  let adminSocket: AdminSocketServer | null = null;
+  try {
+    adminSocket = await AdminSocketServer.listen(config.dataDir, (req) =>
+      handleAdminRequest({ config, store, realms, renderer, queues }, req),
+    );
+  } catch (err) {
+    // The server serves without it; the admin tool then finds the data directory locked.
+    log.error({ err }, 'the admin socket could not be opened');
   }
 
   // Messages that fell due while the server was down go out now.
   scheduler.start();
+  health.start();
+  const unregisterMetrics = registerSource({
+    inflight: () => inflight.count,
+    queues: () => queueFigures(queues),
+    renderPool: () => renderer.backlog,
+    checkpoints: () => store.checkpointStats,
+  });
 
   const port = listener.port;
   let closing: Promise<void> | null = null;
@@ -126,27 +173,48 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     },
     close() {
       closing ??= (async () => {
+        health.shuttingDown = true;
         await listener.stopAccepting();
+        await adminSocket?.close();
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
         await context.thumbnailer.close();
+        await context.exports.close();
         realms.closeAll();
         let saveFailure: Error | null = null;
         try {
           saveQueues(queues, config.dataDir);
         } catch (err) {
           // Their clients will get BAD_EVENT_QUEUE_ID and register again; the exit is non-zero.
-          console.error('saving the event queues failed', err);
+          log.error({ err }, 'saving the event queues failed');
           saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
         listener.closeConnections();
         await renderer.close();
         store.close();
+        health.stop();
+        unregisterMetrics();
+        lock.release();
         if (saveFailure !== null) throw saveFailure;
       })();
       return closing;
     },
   };
+}
+
+/** The event queues' figures for /metrics: walks every queue (at scrape time only). */
+function queueFigures(queues: EventQueues): QueueFigures {
+  const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  for (const rt of queues.list()) {
+    figures.queues++;
+    if (rt.waiter) figures.heldPolls++;
+    else if (rt.socket) figures.sockets++;
+    for (const e of rt.queue.contents()) {
+      figures.events++;
+      figures.bytes += e.shared.open.length + e.tail.length + 12;
+    }
+  }
+  return figures;
 }

@@ -5,6 +5,7 @@
  *
  * Rendering happens in the endpoint before `realm.ask(...)`: the realm actor never waits on it.
  */
+import { hot } from '../src/observability/metrics.js';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import {
@@ -51,7 +52,10 @@ export class RenderPool {
     context: RenderContext,
     opts?: RenderOptions,
   ): Promise<RenderResult> {
-    if (content.length < this.inlineThreshold) return renderMarkdown(content, context, opts);
+    if (content.length < this.inlineThreshold) {
+      hot.rendersInline++;
+      return renderMarkdown(content, context, opts);
+    }
     const [r] = await this.inWorker([{ content, ...(opts ? { opts } : {}) }], context);
     return r!;
   }
@@ -59,14 +63,17 @@ export class RenderPool {
   /** Renders several messages; one worker task for the lot unless they are short in total. */
   async renderBatch(items: readonly RenderItem[], context: RenderContext): Promise<RenderResult[]> {
     const total = items.reduce((n, i) => n + i.content.length, 0);
-    if (total < this.inlineThreshold)
+    if (total < this.inlineThreshold) {
+      hot.rendersInline += items.length;
       return items.map((i) => renderMarkdown(i.content, context, i.opts));
+    }
     return this.inWorker(items, context);
   }
 
   /** Always in a worker (the bench compares both ways). */
   async inWorker(items: readonly RenderItem[], context: RenderContext): Promise<RenderResult[]> {
     const pool = this.ensurePool();
+    hot.rendersInWorker += items.length;
     const sentCount = this.sent.get(context.version) ?? 0;
     const withContext = sentCount < this.threads * 2;
     let r = (await pool.run({
@@ -110,6 +117,13 @@ export class RenderPool {
       idleTimeout: 60_000,
     });
     return this.pool;
+  }
+
+  /** Tasks waiting for a thread, and threads running (for /metrics). */
+  get backlog(): { queued: number; threads: number } {
+    return this.pool === null
+      ? { queued: 0, threads: 0 }
+      : { queued: this.pool.queueSize, threads: this.pool.threads.length };
   }
 
   async close(): Promise<void> {

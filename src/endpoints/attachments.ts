@@ -1,6 +1,7 @@
 /**
  * A user's uploaded files. Reference: views/attachments.py (list_by_user, remove).
  */
+import { log } from '../observability/log.js';
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { pathInt } from '../lib/params.js';
@@ -35,7 +36,7 @@ export const removeAttachment = endpoint({
       await server.uploads.remove(path_id);
     } catch (err) {
       // The upload is gone for every client; only disk space is left behind.
-      console.error(`removing the file of upload ${path_id} failed:`, err);
+      log.error({ err, path_id }, 'removing the file of an upload failed');
     }
     return {};
   },

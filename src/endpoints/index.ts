@@ -27,6 +27,7 @@ import * as pushDevices from './push-devices.js';
 import * as reactions from './reactions.js';
 import * as reading from './reading.js';
 import * as realmEmoji from './realm-emoji.js';
+import * as realmExport from './realm-export.js';
 import * as realmSettings from './realm.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
@@ -65,6 +66,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   reactions,
   reading,
   realmEmoji,
+  realmExport,
   realmSettings,
   realmLinkifiers,
   scheduledMessages,

@@ -9,6 +9,7 @@
  * show changes: a user's first presence, or an `active` report after long enough without one
  * (the user came back online) — never for the routine pings in between.
  */
+import { log } from '../observability/log.js';
 import { z } from 'zod';
 import type { RealmRuntime } from '../../actors/registry.js';
 import type { ServerContext } from '../context.js';
@@ -34,7 +35,7 @@ function scheduleFlush(server: ServerContext, realm: RealmRuntime): void {
     flushScheduled.delete(realm);
     if (realm.status !== 'open') return;
     realm.ask('presence.flush', {}).catch((err: unknown) => {
-      console.error(`realm ${realm.id}: writing presence failed`, err);
+      log.error({ err, realmId: realm.id }, 'writing presence failed');
     });
   }, server.config.presenceFlushMs);
   timer.unref();

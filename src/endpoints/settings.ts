@@ -12,6 +12,7 @@
  * address. This server sends no mail: the message goes to the configured mail sink (stderr by
  * default), and GET /accounts/confirm_new_email/{key} completes the change.
  */
+import { log } from '../observability/log.js';
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { OutgoingMail, ServerConfig } from '../config.js';
@@ -100,14 +101,16 @@ function passwordStrongEnough(password: string): boolean {
   return password.length >= MIN_PASSWORD_LENGTH && password.length <= MAX_PASSWORD_LENGTH;
 }
 
-/** Where mail would go: the configured sink, or stderr for the operator to pass on. */
+/** Where mail would go: the configured sink, or a warning in the log for the operator to pass on. */
 export function sendMail(config: ServerConfig, mail: OutgoingMail): void {
   if (config.mailSink) {
     config.mailSink(mail);
     return;
   }
-  console.error(
-    `[mail not sent: this server sends no e-mail]\nTo: ${mail.to}\nSubject: ${mail.subject}\n\n${mail.body}\n`,
+  // For the operator to pass on: the body is the mail's text (a confirmation link), not a message.
+  log.warn(
+    { mail: { to: mail.to, subject: mail.subject, text: mail.body } },
+    'mail not sent: this server sends no e-mail',
   );
 }
 

@@ -4,6 +4,7 @@
  * for onWritable, reading nothing more until it has gone out. Memory per download is one chunk.
  * uWS writes Content-Length itself (tryEnd's total size).
  */
+import { log } from '../observability/log.js';
 import { statusLine, writeRateLimitHeaders, type FileBody } from './respond.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
@@ -29,6 +30,7 @@ export function streamFile(
     return;
   }
   ctx.done = true;
+  ctx.status = body.status;
   ctx.onAbort(finish);
   const total = body.size;
 
@@ -49,7 +51,7 @@ export function streamFile(
 
   const fail = (err: unknown) => {
     if (finished) return;
-    console.error(`streaming ${ctx.path} failed:`, err);
+    log.error({ err, route: ctx.path }, 'streaming a file failed');
     // Headers (and Content-Length) are out: the only honest end is closing the connection.
     if (!ctx.aborted) res.close();
     finish();

@@ -16,7 +16,18 @@ export type UploadedFile = {
   size: number;
 };
 
+/** Request ids: unique in this process, short (a per-boot prefix and a counter). */
+const REQ_ID_PREFIX = Date.now().toString(36).slice(-5);
+let reqCounter = 0;
+
 export class RequestContext {
+  /** The request's id in log lines (`reqId`). */
+  readonly reqId = `${REQ_ID_PREFIX}-${(++reqCounter).toString(36)}`;
+  /** The status written (0 until then); for the request's log line and metrics. */
+  status = 0;
+  /** Who made the request, once authenticated (log line). */
+  userId: number | null = null;
+  realmId: number | null = null;
   readonly method: HttpMethod;
   readonly path: string;
   readonly query: string;

@@ -3,6 +3,7 @@
  * Bodies are JSON (`{"result":"success","msg":"",...}` or the error shape); a handler that already
  * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
  */
+import { log } from '../observability/log.js';
 import type { FileHandle } from 'node:fs/promises';
 import { internalErrorBody, JsonableError, storageFullError } from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
@@ -102,6 +103,7 @@ export function send(
 ): void {
   if (ctx.aborted || ctx.done) return;
   ctx.done = true;
+  ctx.status = status;
   res.cork(() => {
     res.writeStatus(statusLine(status));
     res.writeHeader('Content-Type', contentType);
@@ -156,6 +158,6 @@ export function sendError(
     );
     return;
   }
-  console.error(`500 on ${ctx.method} ${ctx.path}:`, err);
+  log.error({ err, reqId: ctx.reqId, method: ctx.method }, 'internal server error');
   send(res, ctx, 500, JSON.stringify(internalErrorBody()), 'application/json', {}, closeConnection);
 }

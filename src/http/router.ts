@@ -5,6 +5,7 @@
  * Unknown paths answer a JSON 404, known paths with another method a JSON 405, and anything a
  * handler throws that is not a JsonableError is logged and answered 500 — the server keeps serving.
  */
+import { requestFinished, UNMATCHED_ROUTE } from './request-log.js';
 import type { ServerContext } from '../context.js';
 import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../lib/errors.js';
 import type { RawParams } from '../lib/params.js';
@@ -106,6 +107,7 @@ export function mountEndpoints(
     } else {
       sendError(res, ctx, new ResourceNotFoundError());
     }
+    requestFinished(ctx, UNMATCHED_ROUTE, server.config.logRequests);
   });
 }
 
@@ -141,11 +143,7 @@ function onRequest(
     left = true;
     inflight.leave();
     cleanupFiles(ctx);
-    if (server.config.logRequests) {
-      console.error(
-        `${ctx.method} ${ctx.path} ${ctx.aborted ? 'aborted' : ''} ${(performance.now() - ctx.startedAt).toFixed(1)}ms`,
-      );
-    }
+    requestFinished(ctx, ep.path, server.config.logRequests);
   };
   res.onAborted(() => {
     ctx.markAborted();
@@ -274,7 +272,9 @@ function run(
     let user = null;
     if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
       user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
+      ctx.userId = user.id;
     }
+    if (realm !== undefined) ctx.realmId = realm.id;
     // Before the parameters, as the reference: malformed requests count too.
     if (limits !== null) {
       if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);

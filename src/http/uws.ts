@@ -1,10 +1,52 @@
 /**
- * THE ONLY importer of uWebSockets.js. It arrives through an npm alias
- * (@trufflesuite/uws-js-unofficial, a native v20.30 build); if its native binary fails to load, that
- * package silently falls back to a slow pure-JS server that exports only App and two helpers.
- * We refuse to run on the fallback: a 10x slower server that looks healthy is worse than none.
+ * THE ONLY importer of uWebSockets.js. The official package is not on the npm registry; two
+ * republished native builds are, and which one loads depends on the runtime:
+ *
+ *   uWebSockets.js  (npm:@trufflesuite/uws-js-unofficial, v20.30) binaries for Node 16/18/20
+ *                   (ABI 93/108/115), glibc >= 2.27: Node 20 on Debian 12 and newer.
+ *   uws-modern      (npm:@btc-vision/uwebsockets.js, v20.57, an optional dependency) binaries
+ *                   for Node 20/22/24/25 (ABI 115/127/137/141), glibc >= 2.38: Node 22 and 24 on
+ *                   Debian 13 or newer (docs/operations.md "Runtimes").
+ *
+ * The first is used whenever it has a binary for this Node; otherwise the second. The first
+ * package silently falls back to a slow pure-JS server when its binary is missing, which is why
+ * it is not even loaded then; and we refuse to run on any fallback: a 10x slower server that looks
+ * healthy is worse than none.
  */
-import uWS from 'uWebSockets.js';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type uWSTypes from 'uWebSockets.js';
+
+type UWS = typeof uWSTypes;
+
+const require = createRequire(import.meta.url);
+
+/** Which build is loaded (for the log and docs/operations.md "Runtimes"). */
+export let uwsBuild = '';
+
+function loadUws(): UWS {
+  const abi = process.versions.modules;
+  const binary = `uws_${process.platform}_${process.arch}_${abi}.node`;
+  const legacyDir = path.dirname(require.resolve('uWebSockets.js/package.json'));
+  if (fs.existsSync(path.join(legacyDir, 'binaries', binary))) {
+    uwsBuild = `@trufflesuite/uws-js-unofficial (${binary})`;
+    return require('uWebSockets.js') as UWS;
+  }
+  try {
+    const modern = require('uws-modern') as UWS;
+    uwsBuild = `@btc-vision/uwebsockets.js (${binary})`;
+    return modern;
+  } catch (err) {
+    throw new Error(
+      `no uWebSockets.js build loads on Node ${process.version} (${binary}): ${(err as Error).message}. ` +
+        'Confab runs on Node 20 with glibc >= 2.27, or Node 22/24 with glibc >= 2.38; see docs/operations.md "Runtimes".',
+      { cause: err },
+    );
+  }
+}
+
+const uWS = loadUws();
 
 export type {
   HttpRequest,
@@ -20,21 +62,21 @@ export function assertNativeBinding(): void {
   if (!('SSLApp' in uWS) || typeof (uWS as { getParts?: unknown }).getParts !== 'function') {
     throw new Error(
       'uWebSockets.js native binding did not load (the pure-JS fallback is active). ' +
-        'Confab needs Node 20 on x64/arm64 Linux with glibc >= 2.31; see docs/operations.md "Version pins".',
+        'Confab needs Node 20, 22 or 24 on x64/arm64 Linux; see docs/operations.md "Runtimes".',
     );
   }
 }
 
-export function createApp(): uWS.TemplatedApp {
+export function createApp(): uWSTypes.TemplatedApp {
   assertNativeBinding();
   return uWS.App();
 }
 
 export function listen(
-  app: uWS.TemplatedApp,
+  app: uWSTypes.TemplatedApp,
   host: string,
   port: number,
-): Promise<{ socket: uWS.us_listen_socket; port: number }> {
+): Promise<{ socket: uWSTypes.us_listen_socket; port: number }> {
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {
       if (!socket) {
@@ -47,7 +89,10 @@ export function listen(
 }
 
 /** Listens on a Unix socket (behind the HTTP guard). */
-export function listenUnix(app: uWS.TemplatedApp, file: string): Promise<uWS.us_listen_socket> {
+export function listenUnix(
+  app: uWSTypes.TemplatedApp,
+  file: string,
+): Promise<uWSTypes.us_listen_socket> {
   return new Promise((resolve, reject) => {
     app.listen_unix((socket) => {
       if (socket) resolve(socket);
@@ -56,7 +101,7 @@ export function listenUnix(app: uWS.TemplatedApp, file: string): Promise<uWS.us_
   });
 }
 
-export function closeListenSocket(socket: uWS.us_listen_socket): void {
+export function closeListenSocket(socket: uWSTypes.us_listen_socket): void {
   uWS.us_listen_socket_close(socket);
 }
 

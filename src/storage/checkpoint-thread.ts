@@ -7,7 +7,12 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { file, intervalMs } = workerData as { file: string; intervalMs: number };
+const { file, intervalMs, counters } = workerData as {
+  file: string;
+  intervalMs: number;
+  /** [checkpoints run, pages copied, WAL pages at the last run] (read by the main thread). */
+  counters: BigInt64Array;
+};
 let db: Database.Database;
 try {
   db = new Database(file, { fileMustExist: true });
@@ -22,11 +27,22 @@ try {
 let failures = 0;
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [r] = db.pragma('wal_checkpoint(PASSIVE)') as {
+      busy: number;
+      log: number;
+      checkpointed: number;
+    }[];
     failures = 0;
+    if (r !== undefined && r.log > 0) {
+      Atomics.add(counters, 0, 1n);
+      Atomics.add(counters, 1, BigInt(Math.max(0, r.checkpointed)));
+    }
+    Atomics.store(counters, 2, BigInt(Math.max(0, r?.log ?? 0)));
   } catch (err) {
     // A busy database is normal under load; anything persistent is reported once.
-    if (++failures === 100) console.error('background checkpoint keeps failing', err);
+    if (++failures === 100) {
+      parentPort?.postMessage({ failing: err instanceof Error ? err.message : String(err) });
+    }
   }
 }, intervalMs);
 

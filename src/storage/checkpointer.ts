@@ -9,6 +9,7 @@
  * writer's automatic checkpoint is kept only as a backstop (BACKSTOP_PAGES) for when the WAL
  * cannot be reset under sustained writes. Numbers: docs/benchmarks.md, `messages`.
  */
+import { log } from '../observability/log.js';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { DB } from './db.js';
@@ -18,14 +19,29 @@ export const BACKSTOP_PAGES = 10_000;
 
 export class Checkpointer {
   private readonly worker: Worker;
+  /** Written by the thread: checkpoints run, pages copied, WAL pages (for /metrics). */
+  private readonly counters = new BigInt64Array(new SharedArrayBuffer(3 * 8));
 
   constructor(db: DB, intervalMs = 50) {
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     this.worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), {
-      workerData: { file: path.resolve(db.name), intervalMs },
+      workerData: { file: path.resolve(db.name), intervalMs, counters: this.counters },
     });
     this.worker.unref();
-    this.worker.on('error', (err) => console.error('background checkpointer failed', err));
+    this.worker.on('error', (err) => log.error({ err }, 'background checkpointer failed'));
+    this.worker.on('message', (m: { failing?: string }) => {
+      if (m.failing !== undefined)
+        log.error({ error: m.failing }, 'background checkpoint keeps failing');
+    });
+  }
+
+  /** Checkpoints that copied something, pages copied, and the WAL's size at the last run. */
+  get stats(): { runs: number; pages: number; walPages: number } {
+    return {
+      runs: Number(Atomics.load(this.counters, 0)),
+      pages: Number(Atomics.load(this.counters, 1)),
+      walPages: Number(Atomics.load(this.counters, 2)),
+    };
   }
 
   /** Stops the thread (it closes its connection); the writer checkpoints when it closes. */

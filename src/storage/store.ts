@@ -26,6 +26,7 @@ import { mutedUserStatements } from './muted-users.js';
 import { reactionStatements } from './reactions.js';
 import { readingStatements } from './reading.js';
 import { realmEmojiStatements } from './realm-emoji.js';
+import { realmExportStatements } from './realm-exports.js';
 import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
 import { topicStatements } from './topics.js';
@@ -100,7 +101,9 @@ export class Store {
   readonly realmUserDefaults;
   readonly mutedUsers;
   readonly reading;
+  readonly realmExports;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
+  private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
 
   constructor(readonly db: DB) {
@@ -129,9 +132,11 @@ export class Store {
     this.realmUserDefaults = realmUserDefaultsStatements(db);
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
+    this.realmExports = realmExportStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
+    this.pingStatement = db.prepare('SELECT 1').pluck();
   }
 
   /**
@@ -154,6 +159,20 @@ export class Store {
     );
     if (opts.backgroundCheckpoint ?? true) store.checkpointer = new Checkpointer(store.db);
     return store;
+  }
+
+  /** The background checkpointer's figures (zeros without one). */
+  get checkpointStats(): { runs: number; pages: number; walPages: number } {
+    return this.checkpointer?.stats ?? { runs: 0, pages: 0, walPages: 0 };
+  }
+
+  /** Whether the database answers a query (GET /health). */
+  ping(): boolean {
+    try {
+      return this.pingStatement.get() === 1;
+    } catch {
+      return false;
+    }
   }
 
   transaction<T>(fn: () => T): T {

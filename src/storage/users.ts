@@ -83,6 +83,9 @@ export function userStatements(db: DB) {
     'UPDATE users SET is_active = ? WHERE id = ?',
   );
   const setApiKey = db.prepare<[string, number], void>('UPDATE users SET api_key = ? WHERE id = ?');
+  const setBotOwner = db.prepare<[number | null, number], void>(
+    'UPDATE users SET bot_owner_id = ? WHERE id = ?',
+  );
   const setPasswordHash = db.prepare<[string | null, number], void>(
     'UPDATE users SET password_hash = ? WHERE id = ?',
   );
@@ -179,6 +182,7 @@ export function userStatements(db: DB) {
     setRole: (id: number, role: number): void => void setRole.run(role, id),
     setActive: (id: number, active: boolean): void => void setActive.run(active ? 1 : 0, id),
     setApiKey: (id: number, apiKey: string): void => void setApiKey.run(apiKey, id),
+    setBotOwner: (id: number, ownerId: number | null): void => void setBotOwner.run(ownerId, id),
     setPasswordHash: (id: number, hash: string | null): void => void setPasswordHash.run(hash, id),
     setFullName: (id: number, name: string): void => void setFullName.run(name, id),
     setSettings: (id: number, json: string): void => void setSettings.run(json, id),

@@ -4,6 +4,7 @@
  * multipart) otherwise; non-string values are JSON-encoded inside the field.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { Test } from 'tap';
 import type { Fixture, FixtureUser } from './fixtures.js';
 
@@ -54,12 +55,32 @@ export type RawRequest = {
   body?: Buffer | string;
 };
 
-export function rawRequest(baseUrl: string, req: RawRequest): Promise<ApiResponse> {
+/**
+ * Connection options for every request of a client: TLS trust (`ca`, `checkServerIdentity`) for
+ * an https:// base URL, the local address to connect from (`localAddress`).
+ */
+export type Transport = Pick<https.RequestOptions, 'ca' | 'checkServerIdentity' | 'localAddress'>;
+
+/** http.request or https.request, as the URL says. */
+export function requestFor(url: URL): typeof http.request {
+  return url.protocol === 'https:' ? https.request : http.request;
+}
+
+export function rawRequest(
+  baseUrl: string,
+  req: RawRequest,
+  transport: Transport = {},
+): Promise<ApiResponse> {
   const url = new URL(req.path, baseUrl);
   return new Promise((resolve, reject) => {
-    const r = http.request(
+    const r = requestFor(url)(
       url,
-      { method: req.method, headers: { connection: 'close', ...req.headers }, agent: false },
+      {
+        method: req.method,
+        headers: { connection: 'close', ...req.headers },
+        agent: false,
+        ...transport,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -88,6 +109,7 @@ export class ApiClient {
     readonly fx: Fixture,
     /** Sent with every request (e.g. a `host` selecting another realm). */
     readonly defaultHeaders: Record<string, string> = {},
+    readonly transport: Transport = {},
   ) {}
 
   private authHeader(who: Who): Record<string, string> {
@@ -127,12 +149,11 @@ export class ApiClient {
       headers['content-type'] = 'application/json';
     }
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    return rawRequest(this.baseUrl, {
-      method,
-      path: fullPath,
-      headers,
-      ...(body !== undefined ? { body } : {}),
-    });
+    return rawRequest(
+      this.baseUrl,
+      { method, path: fullPath, headers, ...(body !== undefined ? { body } : {}) },
+      this.transport,
+    );
   }
 
   get(

@@ -8,6 +8,7 @@ import http from 'node:http';
 import {
   basicAuth,
   encodeValue,
+  requestFor,
   type ApiClient,
   type ApiResponse,
   type Params,
@@ -85,13 +86,15 @@ export function request(
   body?: Buffer,
   headers: Record<string, string> = {},
 ): Promise<RawResponse> {
+  const url = new URL(api.baseUrl);
   return new Promise((resolve, reject) => {
-    const r = http.request(
-      new URL(api.baseUrl),
+    const r = requestFor(url)(
+      url,
       {
         method,
         path,
         agent: false,
+        ...api.transport,
         headers: {
           connection: 'close',
           ...api.defaultHeaders,

@@ -17,6 +17,7 @@ import { m0012_presence_status_snippets } from './0012_presence_status_snippets.
 import { m0013_muted_users } from './0013_muted_users.js';
 import { m0014_autoincrement_ids } from './0014_autoincrement_ids.js';
 import { m0015_notification_bot } from './0015_notification_bot.js';
+import { m0017_realm_exports } from './0017_realm_exports.js';
 import { m0018_image_attachments } from './0018_image_attachments.js';
 import type { DB } from '../db.js';
 
@@ -49,5 +50,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0013_muted_users,
   m0014_autoincrement_ids,
   m0015_notification_bot,
+  m0017_realm_exports,
   m0018_image_attachments,
 ];

@@ -1,0 +1,39 @@
+/**
+ * The realm export archive (docs/operations.md "Realm export and import"): a gzipped tar with
+ *
+ *   export.json          ExportManifest below
+ *   tables/<table>.json  a JSON array of the table's rows (column → value, as stored), one file
+ *                        per table of src/storage/realm-dump.ts REALM_TABLES
+ *   uploads/<path_id>    each exported upload, at the path id its `attachments` row names
+ *   emoji/<file_name>    each custom emoji image of the realm
+ */
+import type { ExportMode } from './export-filter.js';
+
+export const ARCHIVE_FORMAT = 'confab-realm-export';
+
+export type ExportManifest = {
+  format: typeof ARCHIVE_FORMAT;
+  version: 1;
+  exported_at: string;
+  confab_version: string;
+  /** The exporting server's schema version (PRAGMA user_version). */
+  schema_version: number;
+  mode: ExportMode;
+  /** The realm as it was on the exporting server. */
+  realm: { id: number; string_id: string; name: string };
+  /** Rows per table. */
+  counts: Record<string, number>;
+  /** Files whose rows are in the archive but which were gone from disk. */
+  missing_files: string[];
+};
+
+/** What the export worker is asked to do. */
+export type ExportJob = { dataDir: string; realmId: number; mode: string; file: string };
+
+export type ExportSummary = {
+  file: string;
+  size: number;
+  sha256: string;
+  mode: ExportMode;
+  counts: Record<string, number>;
+};

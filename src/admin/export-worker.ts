@@ -1,0 +1,113 @@
+/**
+ * The realm export itself, on a worker thread (src/admin/realm-export.ts starts it), so a large
+ * export never stalls the server: its own read-only connection reads the realm's tables in one
+ * read transaction (a consistent snapshot while the server goes on writing), then the archive is
+ * written: export.json, tables/<table>.json, uploads/<path_id>, emoji/<file_name>, as a .tar.gz.
+ */
+import Database from 'better-sqlite3';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import * as tar from 'tar';
+import { readRealmTables } from '../storage/realm-dump.js';
+import { DATABASE_FILE } from '../storage/maintenance.js';
+import { CONFAB_VERSION } from '../version.js';
+import { filterExport, type ExportMode, type Tables } from './export-filter.js';
+import {
+  ARCHIVE_FORMAT,
+  type ExportJob,
+  type ExportManifest,
+  type ExportSummary,
+} from './archive.js';
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = crypto.createHash('sha256');
+  for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+function copyInto(from: string, to: string): boolean {
+  try {
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.copyFileSync(from, to);
+    return true;
+  } catch (err) {
+    // A file removed since its row was read: the archive goes without it.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+async function run(job: ExportJob): Promise<ExportSummary> {
+  const db = new Database(path.join(job.dataDir, DATABASE_FILE), {
+    readonly: true,
+    fileMustExist: true,
+  });
+  const all: Tables = {};
+  let schemaVersion: number;
+  try {
+    db.pragma('busy_timeout = 5000');
+    schemaVersion = db.pragma('user_version', { simple: true }) as number;
+    readRealmTables(db, job.realmId, (table, rows) => (all[table] = rows));
+  } finally {
+    db.close();
+  }
+  const realm = all.realms?.[0];
+  if (!realm) throw new Error(`no realm ${job.realmId}`);
+  const tables = filterExport(all, job.mode as ExportMode);
+
+  const work = `${job.file}.parts`;
+  fs.rmSync(work, { recursive: true, force: true });
+  fs.mkdirSync(path.join(work, 'tables'), { recursive: true, mode: 0o700 });
+  try {
+    const counts: Record<string, number> = {};
+    for (const [table, rows] of Object.entries(tables)) {
+      counts[table] = rows.length;
+      fs.writeFileSync(path.join(work, 'tables', `${table}.json`), JSON.stringify(rows));
+    }
+    const missing: string[] = [];
+    const uploads = path.join(job.dataDir, 'uploads');
+    for (const a of tables.attachments ?? []) {
+      const pathId = String(a.path_id);
+      if (!copyInto(path.join(uploads, pathId), path.join(work, 'uploads', pathId))) {
+        missing.push(`uploads/${pathId}`);
+      }
+    }
+    const emoji = path.join(job.dataDir, 'emoji', String(job.realmId));
+    for (const e of tables.realm_emoji ?? []) {
+      const name = String(e.file_name);
+      if (!copyInto(path.join(emoji, name), path.join(work, 'emoji', name))) {
+        missing.push(`emoji/${name}`);
+      }
+    }
+    const manifest: ExportManifest = {
+      format: ARCHIVE_FORMAT,
+      version: 1,
+      exported_at: new Date().toISOString(),
+      confab_version: CONFAB_VERSION,
+      schema_version: schemaVersion,
+      mode: job.mode as ExportMode,
+      realm: { id: Number(realm.id), string_id: String(realm.string_id), name: String(realm.name) },
+      counts,
+      missing_files: missing,
+    };
+    fs.writeFileSync(path.join(work, 'export.json'), JSON.stringify(manifest, null, 1) + '\n');
+    const entries = ['export.json', 'tables'];
+    if (fs.existsSync(path.join(work, 'uploads'))) entries.push('uploads');
+    if (fs.existsSync(path.join(work, 'emoji'))) entries.push('emoji');
+    const partial = `${job.file}.partial`;
+    await tar.c({ gzip: true, cwd: work, file: partial, portable: true }, entries);
+    fs.renameSync(partial, job.file);
+    const size = fs.statSync(job.file).size;
+    return { file: job.file, size, sha256: await sha256Of(job.file), counts, mode: manifest.mode };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+run(workerData as ExportJob).then(
+  (summary) => parentPort?.postMessage({ ok: true, summary }),
+  (err: unknown) =>
+    parentPort?.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) }),
+);

@@ -1,0 +1,149 @@
+/**
+ * The admin socket: a Unix socket in the data directory (`admin.sock`, mode 0600) through which
+ * `npm run manage` asks the running server to run a command, so every change goes through the
+ * server's realm actors and shows at once (docs/operations.md "Admin tool"). Whoever can open it
+ * can administer every realm: it is as private as the data directory itself (0700).
+ *
+ * Protocol: the client writes one JSON line `{"command": ..., "args": {...}}`; the server answers
+ * one JSON line `{"ok": true, "result": ...}` or `{"ok": false, "error": "...", "code": "..."}` and
+ * closes the connection.
+ *
+ * Unix socket paths are limited to 107 bytes. A longer data directory is reached through the
+ * directory's file descriptor (`/proc/self/fd/N/admin.sock`), which Linux resolves to the same
+ * socket file.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { log } from '../observability/log.js';
+
+export const ADMIN_SOCKET = 'admin.sock';
+/** The longest request line accepted (a command and its arguments are small). */
+const MAX_REQUEST_BYTES = 1024 * 1024;
+const MAX_SUN_PATH = 100;
+
+export type AdminRequest = { command: string; args: Record<string, unknown> };
+export type AdminResponse =
+  { ok: true; result: unknown } | { ok: false; error: string; code: string };
+
+/** A path to the socket that fits in sun_path, and what to release once it is used. */
+function reachable(dataDir: string): { path: string; release: () => void } {
+  const full = path.join(dataDir, ADMIN_SOCKET);
+  if (Buffer.byteLength(full) <= MAX_SUN_PATH) return { path: full, release: () => {} };
+  const fd = fs.openSync(dataDir, 'r');
+  return { path: `/proc/self/fd/${fd}/${ADMIN_SOCKET}`, release: () => fs.closeSync(fd) };
+}
+
+export type AdminHandler = (req: AdminRequest) => Promise<AdminResponse>;
+
+export class AdminSocketServer {
+  private constructor(
+    private readonly server: net.Server,
+    private readonly file: string,
+    private readonly release: () => void,
+  ) {}
+
+  /**
+   * Listens on DATA_DIR/admin.sock. The caller holds the data directory's lock, so a socket file
+   * already there is a leftover of a process that died: it is replaced.
+   */
+  static async listen(dataDir: string, handle: AdminHandler): Promise<AdminSocketServer> {
+    const file = path.join(dataDir, ADMIN_SOCKET);
+    fs.rmSync(file, { force: true });
+    const where = reachable(dataDir);
+    const server = net.createServer((conn) => serve(conn, handle));
+    // The socket file is created 0600 (the umask applies to bind), then made sure of.
+    const umask = process.umask(0o177);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(where.path, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } finally {
+      process.umask(umask);
+    }
+    fs.chmodSync(file, 0o600);
+    server.on('error', (err) => log.error({ err }, 'admin socket failed'));
+    return new AdminSocketServer(server, file, where.release);
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.release();
+    fs.rmSync(this.file, { force: true });
+  }
+}
+
+function serve(conn: net.Socket, handle: AdminHandler): void {
+  let buffered = '';
+  let answered = false;
+  const answer = (r: AdminResponse) => {
+    if (answered) return;
+    answered = true;
+    conn.end(JSON.stringify(r) + '\n');
+  };
+  conn.setEncoding('utf8');
+  conn.on('error', () => conn.destroy());
+  conn.on('data', (chunk: string) => {
+    if (answered) return;
+    buffered += chunk;
+    if (buffered.length > MAX_REQUEST_BYTES) {
+      answer({ ok: false, error: 'request too large', code: 'BAD_REQUEST' });
+      return;
+    }
+    const nl = buffered.indexOf('\n');
+    if (nl === -1) return;
+    let req: AdminRequest;
+    try {
+      const parsed = JSON.parse(buffered.slice(0, nl)) as Partial<AdminRequest>;
+      if (typeof parsed.command !== 'string' || typeof parsed.args !== 'object' || !parsed.args)
+        throw new Error('bad request');
+      req = { command: parsed.command, args: parsed.args };
+    } catch {
+      answer({ ok: false, error: 'malformed admin request', code: 'BAD_REQUEST' });
+      return;
+    }
+    handle(req).then(answer, (err: unknown) => {
+      log.error({ err, command: req.command }, 'admin command failed');
+      answer({ ok: false, error: 'internal error (see the server log)', code: 'INTERNAL' });
+    });
+  });
+}
+
+/**
+ * Sends one request to the server on `dataDir`. Resolves null when no server listens there (no
+ * socket file, or a leftover one nobody accepts on).
+ */
+export async function askServer(dataDir: string, req: AdminRequest): Promise<AdminResponse | null> {
+  if (!fs.existsSync(path.join(dataDir, ADMIN_SOCKET))) return null;
+  const where = reachable(dataDir);
+  try {
+    return await new Promise<AdminResponse | null>((resolve, reject) => {
+      const conn = net.connect(where.path);
+      let text = '';
+      let connected = false;
+      conn.setEncoding('utf8');
+      conn.on('connect', () => {
+        connected = true;
+        conn.write(JSON.stringify(req) + '\n');
+      });
+      conn.on('data', (c: string) => (text += c));
+      conn.on('error', (err: NodeJS.ErrnoException) => {
+        if (!connected && (err.code === 'ECONNREFUSED' || err.code === 'ENOENT')) resolve(null);
+        else reject(err);
+      });
+      conn.on('end', () => {
+        try {
+          resolve(JSON.parse(text) as AdminResponse);
+        } catch {
+          reject(new Error('the server closed the admin connection without an answer'));
+        }
+      });
+    });
+  } finally {
+    where.release();
+  }
+}

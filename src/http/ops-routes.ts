@@ -1,0 +1,92 @@
+/**
+ * Routes for operators, outside the API: no realm, no authentication, no rate limit.
+ *
+ *   GET /health    200 {"status":"ok",...} when the database answers and the event loop is
+ *                  responsive; 503 with the same shape otherwise (and during shutdown).
+ *   GET /metrics   Prometheus text (src/observability/metrics.ts). Open to loopback clients;
+ *                  anyone else needs `Authorization: Bearer <METRICS_TOKEN>` (403 without a
+ *                  configured token). A request that came through a proxy (X-Forwarded-For) counts
+ *                  as local only if the trusted-proxy walk ends at a loopback address.
+ */
+import crypto from 'node:crypto';
+import type { HealthMonitor } from '../observability/health.js';
+import { METRICS_CONTENT_TYPE, metricsText } from '../observability/metrics.js';
+import { clientAddress, normalizeAddress, ProxyTrust } from './client-address.js';
+import { RequestContext } from './request.js';
+import { requestFinished } from './request-log.js';
+import { send } from './respond.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+
+export type OpsRoutesOptions = {
+  health: HealthMonitor;
+  metricsToken: string | null;
+  trustedProxies: readonly string[];
+};
+
+function isLoopback(address: string): boolean {
+  return address === '::1' || address.startsWith('127.');
+}
+
+function tokenMatches(header: string, token: string): boolean {
+  const m = /^Bearer\s+(\S+)$/i.exec(header);
+  if (m === null) return false;
+  const a = crypto.createHash('sha256').update(m[1]!).digest();
+  const b = crypto.createHash('sha256').update(token).digest();
+  return crypto.timingSafeEqual(a, b);
+}
+
+export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void {
+  const trust = opts.trustedProxies.length > 0 ? new ProxyTrust(opts.trustedProxies) : null;
+
+  app.get('/health', (res: HttpResponse, req: HttpRequest) => {
+    const ctx = new RequestContext(req, 0, 'GET');
+    res.onAborted(() => ctx.markAborted());
+    const report = opts.health.report();
+    send(res, ctx, report.status === 'ok' ? 200 : 503, JSON.stringify(report), 'application/json', {
+      'Cache-Control': 'no-store',
+    });
+    requestFinished(ctx, '/health', false);
+  });
+
+  app.get('/metrics', (res: HttpResponse, req: HttpRequest) => {
+    const ctx = new RequestContext(req, 0, 'GET');
+    const forwardedFor = req.getHeader('x-forwarded-for');
+    res.onAborted(() => ctx.markAborted());
+    const peer = normalizeAddress(Buffer.from(res.getRemoteAddressAsText()).toString('latin1'));
+    // Through a proxy (X-Forwarded-For), the client is local only if a trusted proxy says so: a
+    // reverse proxy on this machine must not open the metrics to everyone it serves.
+    const local =
+      isLoopback(peer) &&
+      (forwardedFor === '' ||
+        (trust !== null &&
+          trust.trusts(peer) &&
+          isLoopback(clientAddress(peer, forwardedFor, trust))));
+    const allowed =
+      local || (opts.metricsToken !== null && tokenMatches(ctx.authorization, opts.metricsToken));
+    if (!allowed) {
+      const body = JSON.stringify({
+        result: 'error',
+        msg:
+          opts.metricsToken === null
+            ? 'Metrics are served only to local clients.'
+            : 'A valid metrics token is required.',
+        code: 'UNAUTHORIZED',
+      });
+      send(res, ctx, opts.metricsToken === null ? 403 : 401, body, 'application/json', {
+        ...(opts.metricsToken === null ? {} : { 'WWW-Authenticate': 'Bearer' }),
+      });
+      requestFinished(ctx, '/metrics', false);
+      return;
+    }
+    metricsText().then(
+      (text) => {
+        send(res, ctx, 200, text, METRICS_CONTENT_TYPE);
+        requestFinished(ctx, '/metrics', false);
+      },
+      () => {
+        send(res, ctx, 500, JSON.stringify({ result: 'error', msg: 'Internal server error' }));
+        requestFinished(ctx, '/metrics', false);
+      },
+    );
+  });
+}

@@ -1,0 +1,108 @@
+/**
+ * Mutations the admin tool runs (src/admin/commands.ts) through a realm's actor, like every other
+ * change: system bots, a password or API key set by the operator, deactivating a realm.
+ * Reference: the management commands of the reference server (change_password, ...,
+ * deactivate_realm) and the actions they call.
+ */
+import { JsonableError } from '../lib/errors.js';
+import { generateApiKey } from '../lib/password.js';
+import { directSystemGroupsForRole, Role } from '../lib/roles.js';
+import { formatUser } from '../queries/users.js';
+import type { UserRow } from '../storage/users.js';
+import type { MutationContext } from './context.js';
+import { insertUserRow } from './users.js';
+
+/** The reference's bot_type for a generic bot. */
+const DEFAULT_BOT = 1;
+
+/**
+ * A realm's system bot (Welcome Bot, Notification Bot): created on first use, announced to the
+ * realm's users like any new account.
+ */
+export function ensureSystemBot(
+  ctx: MutationContext,
+  bot: { email: string; full_name: string },
+): { user_id: number } {
+  const { store, realm } = ctx;
+  const existing = realm.userByEmail(bot.email);
+  if (existing) return { user_id: existing.id };
+  const userId = insertUserRow(store, realm.id, {
+    email: bot.email,
+    full_name: bot.full_name,
+    password_hash: null,
+    api_key: generateApiKey(),
+    role: Role.MEMBER,
+    is_bot: true,
+    bot_type: DEFAULT_BOT,
+    now: ctx.now,
+    waitingPeriodDays: 0,
+  });
+  const row = store.users.byId(userId)!;
+  const everyone = realm.activeUsers().map((u) => u.id);
+  ctx.emit(
+    { type: 'realm_user', op: 'add', person: formatUser(realm, row, { viewerId: null }) },
+    everyone,
+  );
+  // insertUserRow made the bot a member of its role's system groups: the read model and the
+  // clients learn it as for any new account.
+  const groupIds = directSystemGroupsForRole(Role.MEMBER, true).map((n) => realm.systemGroupId(n));
+  for (const groupId of groupIds) {
+    ctx.emit(
+      { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [userId] },
+      everyone,
+    );
+  }
+  ctx.afterCommit(() => {
+    realm.reloadUser(userId);
+    for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);
+  });
+  return { user_id: userId };
+}
+
+function userOfRealm(ctx: MutationContext, userId: number): UserRow {
+  const u = ctx.store.users.byId(userId);
+  if (!u || u.realm_id !== ctx.realm.id) throw new JsonableError('No such user');
+  return u;
+}
+
+/** `manage reset-password`: the new hash (computed before the command), or null for none. */
+export function doSetPasswordHash(
+  ctx: MutationContext,
+  cmd: { user_id: number; password_hash: string | null },
+): Record<string, never> {
+  const user = userOfRealm(ctx, cmd.user_id);
+  ctx.store.users.setPasswordHash(user.id, cmd.password_hash);
+  ctx.afterCommit(() => ctx.realm.reloadUser(user.id));
+  return {};
+}
+
+/** `manage regenerate-api-key`: the old key stops working at once (the auth cache is per user). */
+export function doRegenerateApiKey(
+  ctx: MutationContext,
+  cmd: { user_id: number },
+): { api_key: string } {
+  const user = userOfRealm(ctx, cmd.user_id);
+  const apiKey = generateApiKey();
+  ctx.store.users.setApiKey(user.id, apiKey);
+  ctx.afterCommit(() => ctx.realm.reloadUser(user.id));
+  return { api_key: apiKey };
+}
+
+/**
+ * do_deactivate_realm: nobody can log in or use an API key any more; every user is told
+ * (`realm` `deactivated`), as the reference tells them before their clients stop.
+ */
+export function doDeactivateRealm(
+  ctx: MutationContext,
+  _cmd: Record<string, never>,
+): { already: boolean } {
+  const { store, realm } = ctx;
+  if (realm.deactivated) return { already: true };
+  const everyone = realm.activeUsers().map((u) => u.id);
+  store.realms.setDeactivated(realm.id, true);
+  ctx.emit({ type: 'realm', op: 'deactivated', realm_id: realm.id }, everyone);
+  ctx.afterCommit(() => realm.reloadRealm());
+  // Every session of the realm ends (queues deleted, sockets closed), as POST /realm/deactivate.
+  ctx.endSessions('realm');
+  return { already: false };
+}

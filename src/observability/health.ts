@@ -1,0 +1,76 @@
+/**
+ * What GET /health reports: whether the database answers and whether the event loop is
+ * responsive. A timer measures how late it fires (the event loop's lag); a lag above the limit
+ * within the last few seconds makes the server unhealthy, as does a database that does not answer
+ * or a shutdown under way (so a load balancer stops sending before the process exits).
+ */
+export type HealthReport = {
+  status: 'ok' | 'unavailable';
+  database: 'ok' | 'unavailable';
+  event_loop_lag_ms: number;
+  shutting_down: boolean;
+  uptime_s: number;
+};
+
+const TICK_MS = 500;
+/** How long a high lag keeps the server unhealthy after it was seen. */
+const WINDOW_MS = 5000;
+
+export class HealthMonitor {
+  private timer: NodeJS.Timeout | null = null;
+  private last = performance.now();
+  /** The highest lag seen in the current and the previous window. */
+  private windowMax = 0;
+  private previousMax = 0;
+  private windowStart = performance.now();
+  private readonly startedAt = Date.now();
+  shuttingDown = false;
+
+  constructor(
+    private readonly databaseAnswers: () => boolean,
+    /** Lag (ms) above which the event loop counts as unresponsive. */
+    readonly maxLagMs = 1000,
+  ) {}
+
+  start(): void {
+    this.last = performance.now();
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    const lag = Math.max(0, now - this.last - TICK_MS);
+    this.last = now;
+    if (now - this.windowStart > WINDOW_MS) {
+      this.previousMax = this.windowMax;
+      this.windowMax = 0;
+      this.windowStart = now;
+    }
+    if (lag > this.windowMax) this.windowMax = lag;
+  }
+
+  /** The lag recently seen, including the delay of the tick now overdue (a blocked loop). */
+  get lagMs(): number {
+    const overdue = Math.max(0, performance.now() - this.last - TICK_MS);
+    return Math.max(this.windowMax, this.previousMax, this.timer === null ? 0 : overdue);
+  }
+
+  report(): HealthReport {
+    const database = this.databaseAnswers() ? 'ok' : 'unavailable';
+    const lag = this.lagMs;
+    const ok = database === 'ok' && lag <= this.maxLagMs && !this.shuttingDown;
+    return {
+      status: ok ? 'ok' : 'unavailable',
+      database,
+      event_loop_lag_ms: Math.round(lag * 10) / 10,
+      shutting_down: this.shuttingDown,
+      uptime_s: Math.floor((Date.now() - this.startedAt) / 1000),
+    };
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * Prometheus metrics (prom-client), served by GET /metrics (src/http/ops-routes.ts). Everything
+ * Confab measures is named here, in one module; the call sites hold one-line hooks:
+ *
+ *   HTTP router          observeRequest()        request duration by method, route, status; 429s
+ *   realm actor          observeCommit()         commands per transaction, transaction time
+ *   event queues         hot.eventsQueued++      events appended to queues
+ *   render pool          hot.renders*++          inline and worker renders
+ *   checkpointer thread  shared counters         checkpoints run, pages copied, WAL size
+ *
+ * Gauges of state that already exists somewhere (requests in flight, queues and their events, held
+ * polls, open sockets, the render pool's backlog) are read when Prometheus scrapes, from the
+ * running servers' sources (registerSource), so they cost nothing between scrapes.
+ *
+ * Cost on the hot path: a Map lookup and a histogram observe per request; a counter increment per
+ * queued event (a plain number, read at scrape time). Labels are bounded: routes are patterns
+ * (`/api/v1/messages/:message_id`), never paths.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+/** Counters bumped on hot paths: plain numbers, turned into metrics when scraped. */
+export const hot = {
+  eventsQueued: 0,
+  rendersInline: 0,
+  rendersInWorker: 0,
+};
+
+export type QueueFigures = {
+  queues: number;
+  events: number;
+  bytes: number;
+  heldPolls: number;
+  sockets: number;
+};
+
+/** What one running server reports when scraped. */
+export type MetricsSource = {
+  inflight(): number;
+  queues(): QueueFigures;
+  renderPool(): { queued: number; threads: number };
+  checkpoints(): { runs: number; pages: number; walPages: number };
+};
+
+const sources = new Set<MetricsSource>();
+
+/** A server adds itself when it starts; the returned function removes it (at close). */
+export function registerSource(source: MetricsSource): () => void {
+  sources.add(source);
+  return () => sources.delete(source);
+}
+
+function sum(f: (s: MetricsSource) => number): number {
+  let n = 0;
+  for (const s of sources) n += f(s);
+  return n;
+}
+
+// ---- HTTP -------------------------------------------------------------------------------------
+
+const requestDuration = new Histogram({
+  name: 'confab_http_request_duration_seconds',
+  help: 'Time from a request’s arrival to the end of its response (held long-polls included).',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 90],
+  registers: [registry],
+});
+
+const rateLimited = new Counter({
+  name: 'confab_rate_limit_refusals_total',
+  help: 'Requests refused by a rate limit (429).',
+  registers: [registry],
+});
+
+new Gauge({
+  name: 'confab_http_requests_in_flight',
+  help: 'Requests received and not yet answered (held long-polls included).',
+  registers: [registry],
+  collect() {
+    this.set(sum((s) => s.inflight()));
+  },
+});
+
+type Observer = { observe(v: number): void };
+const requestObservers = new Map<string, Observer>();
+
+/** The router's hook: one call per finished request. `route` is the endpoint's pattern. */
+export function observeRequest(method: string, route: string, status: number, ms: number): void {
+  const key = `${method} ${status} ${route}`;
+  let o = requestObservers.get(key);
+  if (o === undefined) {
+    o = requestDuration.labels(method, route, String(status));
+    requestObservers.set(key, o);
+  }
+  o.observe(ms / 1000);
+  if (status === 429) rateLimited.inc();
+}
+
+// ---- commits ----------------------------------------------------------------------------------
+
+const commitBatch = new Histogram({
+  name: 'confab_commit_batch_size',
+  help: 'Commands applied per SQLite transaction (group commit batches sends).',
+  buckets: [1, 2, 4, 8, 16, 32, 64],
+  registers: [registry],
+});
+
+const commitDuration = new Histogram({
+  name: 'confab_commit_duration_seconds',
+  help: 'Time to apply and commit one transaction of a realm actor.',
+  buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  registers: [registry],
+});
+
+/** The realm actor's hook: one call per transaction (a single command or a group commit). */
+export function observeCommit(commands: number, ms: number): void {
+  commitBatch.observe(commands);
+  commitDuration.observe(ms / 1000);
+}
+
+// ---- values read at scrape time ----------------------------------------------------------------
+
+function scraped(name: string, help: string, read: () => number, kind: 'gauge' | 'counter') {
+  if (kind === 'gauge') {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  } else {
+    // A counter whose running total lives elsewhere: report the total as it is now.
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  }
+}
+
+/** Queue figures of every source, computed once per scrape (they walk every queue). */
+let queueSnapshot: { at: number; figures: QueueFigures } | null = null;
+function queueFigures(): QueueFigures {
+  const now = Date.now();
+  if (queueSnapshot !== null && now - queueSnapshot.at < 1000) return queueSnapshot.figures;
+  const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  for (const s of sources) {
+    const q = s.queues();
+    figures.queues += q.queues;
+    figures.events += q.events;
+    figures.bytes += q.bytes;
+    figures.heldPolls += q.heldPolls;
+    figures.sockets += q.sockets;
+  }
+  queueSnapshot = { at: now, figures };
+  return figures;
+}
+
+scraped('confab_event_queues', 'Registered event queues.', () => queueFigures().queues, 'gauge');
+scraped(
+  'confab_event_queue_events',
+  'Events waiting in queues (not yet acknowledged).',
+  () => queueFigures().events,
+  'gauge',
+);
+scraped(
+  'confab_event_queue_bytes',
+  'JSON size of the events waiting in queues.',
+  () => queueFigures().bytes,
+  'gauge',
+);
+scraped(
+  'confab_long_polls_held',
+  'GET /events requests being held.',
+  () => queueFigures().heldPolls,
+  'gauge',
+);
+scraped(
+  'confab_websockets_open',
+  'WebSockets attached to event queues.',
+  () => queueFigures().sockets,
+  'gauge',
+);
+scraped(
+  'confab_events_delivered_total',
+  'Events appended to event queues (one per queue reached).',
+  () => hot.eventsQueued,
+  'counter',
+);
+scraped(
+  'confab_render_pool_queue',
+  'Render tasks waiting for a worker thread.',
+  () => sum((s) => s.renderPool().queued),
+  'gauge',
+);
+scraped(
+  'confab_render_pool_threads',
+  'Render worker threads running.',
+  () => sum((s) => s.renderPool().threads),
+  'gauge',
+);
+scraped(
+  'confab_renders_inline_total',
+  'Markdown renders done on the main thread.',
+  () => hot.rendersInline,
+  'counter',
+);
+scraped(
+  'confab_renders_worker_total',
+  'Markdown renders sent to the worker pool.',
+  () => hot.rendersInWorker,
+  'counter',
+);
+scraped(
+  'confab_checkpoints_total',
+  'Background WAL checkpoints run.',
+  () => sum((s) => s.checkpoints().runs),
+  'counter',
+);
+scraped(
+  'confab_checkpoint_pages_total',
+  'WAL pages copied into the database file by background checkpoints.',
+  () => sum((s) => s.checkpoints().pages),
+  'counter',
+);
+scraped(
+  'confab_wal_pages',
+  'Pages in the write-ahead log at the last background checkpoint.',
+  () => sum((s) => s.checkpoints().walPages),
+  'gauge',
+);
+
+/** The Prometheus text exposition of every metric. */
+export function metricsText(): Promise<string> {
+  return registry.metrics();
+}
+
+export const METRICS_CONTENT_TYPE = registry.contentType;

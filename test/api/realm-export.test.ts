@@ -1,0 +1,624 @@
+/**
+ * Realm export and import. The API's exports as the reference serves them (POST/GET
+ * /export/realm, DELETE /export/realm/{id}, GET /export/realm/consents, `realm_export` events, a
+ * download URL), and the round trip: a realm full of data exported on one server (`manage
+ * export-realm`) and imported on another (`manage import-realm`) gives every user the same
+ * register snapshot and the same message history, apart from ids (and the realm's host).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import Database from 'better-sqlite3';
+import type { DB } from '../../src/storage/db.js';
+import { REALM_TABLES } from '../../src/storage/realm-dump.js';
+import {
+  ApiClient,
+  assertError,
+  assertSuccess,
+  rawRequest,
+  type ApiResponse,
+} from '../helpers/api.js';
+import { createChannel } from '../helpers/channels.js';
+import { register, type Ev } from '../helpers/events.js';
+import { tinyPng } from '../helpers/images.js';
+import { manage } from '../helpers/manage.js';
+import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
+import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { startChild } from '../helpers/child-server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { multipartBody, request, upload } from '../helpers/uploads.js';
+
+t.setTimeout(600_000);
+
+/** Waits for the admin's queue to report the export `id` finished (or failed). */
+async function waitForExport(
+  t: Test,
+  ts: TestServer,
+  queue: { queue_id: string; last_event_id: number },
+  id: number,
+): Promise<Ev[]> {
+  const seen: Ev[] = [];
+  // The caller's queue position moves on with the events read here.
+  let last = queue.last_event_id;
+  for (let i = 0; i < 60; i++) {
+    const res = await ts.api.get('iago', 'events', {
+      queue_id: queue.queue_id,
+      last_event_id: last,
+    });
+    const body = assertSuccess(t, res, 'poll');
+    for (const e of body.events as Ev[]) {
+      last = e.id;
+      if (e.type !== 'realm_export') continue;
+      seen.push(e);
+      const mine = (e.exports as { id: number; pending: boolean }[]).find((x) => x.id === id);
+      if (mine && !mine.pending) {
+        queue.last_event_id = last;
+        return seen;
+      }
+    }
+  }
+  throw new Error('the export never finished');
+}
+
+function tarList(file: string): string[] {
+  return execFileSync('tar', ['tzf', file], { encoding: 'utf8' }).split('\n').filter(Boolean);
+}
+
+function tarRead(file: string, member: string): string {
+  return execFileSync('tar', ['xzOf', file, member], { encoding: 'utf8', maxBuffer: 64 << 20 });
+}
+
+t.test(
+  'the API: asynchronous exports, events, listing, download, deletion, consents',
+  async (t) => {
+    const ts = await startServer(t);
+    const { api, fx } = ts;
+    // Private data a public export must leave out.
+    await createChannel(api, 'iago', 'hidden', { invite_only: true });
+    await sendChannelMessage(api, 'iago', 'hidden', 'private', 'a private channel message');
+    await sendDirectMessage(api, 'hamlet', [fx.users.othello!.id], 'a direct message');
+    await createChannel(api, 'iago', 'open');
+    await sendChannelMessage(api, 'iago', 'open', 'public', 'a public message');
+
+    const q = await register(t, api, 'iago', { event_types: ['realm_export'] });
+    const created = await api.post('iago', 'export/realm', {});
+    const { id } = assertSuccess(t, created) as { id: number };
+    assertMatchesOpenApi(t, '/export/realm', 'post', created.body);
+    const events = await waitForExport(t, ts, q, id);
+    t.ok(events.length >= 2, 'administrators hear of the export as it goes');
+    const first = (
+      events[0]!.exports as { id: number; pending: boolean; export_url: unknown }[]
+    )[0]!;
+    t.match(first, { id, pending: true, export_url: null }, 'first pending');
+
+    const listed = await api.get('iago', 'export/realm');
+    assertSuccess(t, listed);
+    assertMatchesOpenApi(t, '/export/realm', 'get', listed.body);
+    const exp = (listed.body.exports as Record<string, unknown>[])[0]!;
+    t.match(exp, {
+      id,
+      acting_user_id: fx.users.iago!.id,
+      export_type: 1,
+      pending: false,
+      deleted_timestamp: null,
+      failed_timestamp: null,
+      export_url:
+        /^http:\/\/testserver\.local\/user_avatars\/exports\/\d+\/[\w-]+\/confab-export-root-\d+\.tar\.gz$/,
+    });
+    t.type(exp.export_time, 'number');
+
+    const urlPath = new URL(exp.export_url as string).pathname;
+    const download = await request(api, 'GET', null, urlPath);
+    t.equal(
+      download.status,
+      200,
+      'the download URL works without credentials (its path is secret)',
+    );
+    t.equal(download.headers['content-type'], 'application/gzip');
+    const archive = path.join(t.testdirName + '-public.tar.gz');
+    fs.writeFileSync(archive, download.body);
+    t.teardown(() => fs.rmSync(archive, { force: true }));
+    const manifest = JSON.parse(tarRead(archive, 'export.json')) as Record<string, unknown>;
+    t.match(manifest, { format: 'confab-realm-export', version: 1, mode: 'public' });
+    const messages = JSON.parse(tarRead(archive, 'tables/messages.json')) as { content: string }[];
+    const contents = messages.map((m) => m.content);
+    t.ok(contents.includes('a public message'), 'public messages are exported');
+    t.notOk(contents.includes('a private channel message'), 'private channels are not');
+    t.notOk(contents.includes('a direct message'), 'direct messages are not');
+    const users = JSON.parse(tarRead(archive, 'tables/users.json')) as Record<string, unknown>[];
+    t.ok(
+      users.every((u) => u.api_key === null && u.password_hash === null),
+      'no keys or hashes',
+    );
+
+    assertError(
+      t,
+      await api.get('hamlet', 'export/realm'),
+      'Must be an organization administrator',
+      {
+        code: 'UNAUTHORIZED_PRINCIPAL',
+      },
+    );
+    assertError(
+      t,
+      await api.post('hamlet', 'export/realm', {}),
+      'Must be an organization administrator',
+      {
+        code: 'UNAUTHORIZED_PRINCIPAL',
+      },
+    );
+
+    // Standard exports need an owner's consent.
+    assertError(
+      t,
+      await api.post('iago', 'export/realm', { export_type: 2 }),
+      /^Make sure at least one Organization Owner is consenting to the export/,
+    );
+    assertSuccess(t, await api.patch('desdemona', 'settings', { allow_private_data_export: true }));
+    const consents = await api.get('iago', 'export/realm/consents');
+    assertSuccess(t, consents);
+    assertMatchesOpenApi(t, '/export/realm/consents', 'get', consents.body);
+    const byUser = new Map(
+      (consents.body.export_consents as { user_id: number; consented: boolean }[]).map((c) => [
+        c.user_id,
+        c.consented,
+      ]),
+    );
+    t.equal(byUser.get(fx.users.desdemona!.id), true);
+    t.equal(byUser.get(fx.users.hamlet!.id), false);
+    const standard = assertSuccess(t, await api.post('iago', 'export/realm', { export_type: 2 }));
+    await waitForExport(t, ts, q, standard.id as number);
+
+    // Deleting: the archive goes; a second delete, or an unknown id, is refused.
+    assertSuccess(t, await api.delete('iago', `export/realm/${id}`));
+    t.equal((await request(api, 'GET', null, urlPath)).status, 404, 'the archive is gone');
+    assertError(t, await api.delete('iago', `export/realm/${id}`), 'Export already deleted');
+    assertError(t, await api.delete('iago', 'export/realm/99999'), 'Invalid data export ID');
+    const after = (await api.get('iago', 'export/realm')).body.exports as Record<string, unknown>[];
+    t.match(
+      after.find((e) => e.id === id),
+      { export_url: null, deleted_timestamp: Number },
+    );
+
+    // Five exports a week.
+    for (let i = 0; i < 3; i++) assertSuccess(t, await api.post('iago', 'export/realm', {}));
+    assertError(t, await api.post('iago', 'export/realm', {}), 'Exceeded rate limit.');
+  },
+);
+
+// ---- the round trip -------------------------------------------------------------------------
+
+/** Old → new id maps per table, from the two databases (an import keeps the rows' order). */
+type IdMap = Map<string, Map<number, number>>;
+
+function idMaps(a: DB, aRealm: number, b: DB, bRealm: number): IdMap {
+  const maps: IdMap = new Map();
+  for (const { table, where, order } of REALM_TABLES) {
+    const cols = a.prepare(`PRAGMA table_info(${table})`).all() as {
+      name: string;
+      pk: number;
+    }[];
+    if (!cols.some((c) => c.name === 'id' && c.pk === 1)) continue;
+    const ids = (s: DB, realm: number) =>
+      (
+        s.prepare(`SELECT id FROM ${table} WHERE ${where} ORDER BY ${order}`).all(realm) as {
+          id: number;
+        }[]
+      ).map((r) => r.id);
+    const from = ids(b, bRealm);
+    const to = ids(a, aRealm);
+    const m = new Map<number, number>();
+    from.forEach((id, i) => m.set(id, to[i]!));
+    maps.set(table, m);
+  }
+  return maps;
+}
+
+const TIME_KEY =
+  /(^|_)(time|timestamp|date|last_active|last_connected|date_joined|date_created|date_updated|last_edit|last_moved|expiry)/;
+const DROP_KEYS = new Set([
+  // derived from the realm's host, which differs
+  'realm_icon_url',
+  'queue_id',
+  'last_event_id',
+  'server_generation',
+  'server_timestamp',
+  'event_queue_longpoll_timeout_seconds',
+  'api_key',
+]);
+
+function typeOfKey(key: string, parent: string): string | null {
+  if (key === 'id') {
+    if (/users|bots|members|display_recipient/.test(parent)) return 'users';
+    if (/messages/.test(parent)) return 'messages';
+    if (/subscriptions|streams|subscribed/.test(parent)) return 'streams';
+    if (/user_groups/.test(parent)) return 'user_groups';
+    if (/custom_profile_fields/.test(parent)) return 'custom_profile_fields';
+    if (/linkifiers|filters/.test(parent)) return 'linkifiers';
+    if (/drafts/.test(parent)) return 'drafts';
+    if (/saved_snippets/.test(parent)) return 'saved_snippets';
+    if (/playgrounds/.test(parent)) return 'realm_playgrounds';
+    if (/muted_users/.test(parent)) return 'users';
+    if (/realm_emoji/.test(parent)) return 'realm_emoji';
+    if (/attachments/.test(parent)) return 'attachments';
+    if (/channel_folders/.test(parent)) return 'channel_folders';
+    if (/scheduled_messages/.test(parent)) return 'scheduled_messages';
+    return null;
+  }
+  if (
+    /^(user_id|sender_id|owner_id|bot_owner_id|acting_user_id|creator_id|author_id|other_user_id|muted_user_id|to|members|subscribers|direct_members|user_ids|partner_user_ids|recipient_ids|invited_by_user_id)$/.test(
+      key,
+    ) ||
+    /_user_ids?$/.test(key)
+  )
+    return 'users';
+  if (
+    /^(stream_id|stream_ids|prev_stream|stream|channel_id|folder_id_never)$/.test(key) ||
+    /_(stream|channel)_id$/.test(key)
+  )
+    return 'streams';
+  if (
+    /^(group_id|direct_subgroups|direct_subgroup_ids|subgroups|user_group_id)$/.test(key) ||
+    /_groups?$/.test(key) ||
+    /^realm_can_/.test(key)
+  )
+    return 'user_groups';
+  if (
+    /^(message_id|message_ids|max_message_id|first_message_id|anchor|unread_message_ids|starred_messages|messages)$/.test(
+      key,
+    )
+  )
+    return 'messages';
+  if (key === 'realm_id') return 'realms';
+  if (key === 'recipient_id') return 'recipients';
+  if (key === 'user_ids_string') return 'users';
+  if (key === 'mentions') return 'messages';
+  if (key === 'folder_id') return 'channel_folders';
+  if (key === 'scheduled_message_id') return 'scheduled_messages';
+  if (key === 'field_id') return 'custom_profile_fields';
+  return null;
+}
+
+/** Object keys that are ids. */
+function keyIdsType(parent: string): string | null {
+  if (/^(presences|presence|user_status|profile_data)$/.test(parent))
+    return parent === 'profile_data' ? 'custom_profile_fields' : 'users';
+  if (parent === 'realm_emoji') return 'realm_emoji';
+  return null;
+}
+
+/** `b` (from the importing server) in the exporting server's ids, times dropped, hosts unified. */
+function normalize(
+  value: unknown,
+  maps: IdMap | null,
+  hosts: [string, string],
+  parent = '',
+  key = '',
+): unknown {
+  const mapId = (type: string | null, v: number): number => {
+    if (maps === null || type === null) return v;
+    if (type === 'recipients') {
+      // 2·channel id, or 2·direct conversation id + 1 (src/lib/message-content.ts recipientIdOf)
+      return v % 2 === 0
+        ? 2 * mapId('streams', v / 2)
+        : 2 * mapId('direct_message_groups', (v - 1) / 2) + 1;
+    }
+    return maps.get(type)?.get(v) ?? v;
+  };
+  if (typeof value === 'string' && /^(sender_realm_str|realm_string_id)$/.test(key)) return 'REALM';
+  if (typeof value === 'string') {
+    let s = value.split(hosts[0]).join('HOST').split(hosts[1]).join('HOST');
+    if (maps !== null) {
+      // Replacement callbacks get (match, groups..., offset, string): only string groups count.
+      const m =
+        (type: string) =>
+        (...g: unknown[]): string =>
+          `${g[1] as string}${mapId(type, Number(g[2]))}${typeof g[3] === 'string' ? g[3] : ''}`;
+      s = s
+        .replace(/(data-user-id=")(\d+)(")/g, m('users'))
+        .replace(/(data-stream-id=")(\d+)(")/g, m('streams'))
+        .replace(/(data-user-group-id=")(\d+)(")/g, m('user_groups'))
+        .replace(/(#narrow\/(?:channel|stream)\/)(\d+)/g, m('streams'))
+        .replace(/(\/(?:near|with)\/)(\d+)/g, m('messages'))
+        .replace(/(\/user_uploads\/)(\d+)(\/)/g, m('realms'))
+        .replace(/(\/user_avatars\/)(\d+)(\/)/g, m('realms'))
+        .replace(/(@_?\*\*[^*|]*\|)(\d+)(\*\*)/g, m('users'));
+    }
+    if (typeOfKey(key, parent) !== null && /^\d+(,\d+)*$/.test(s)) {
+      s = s
+        .split(',')
+        .map((n) => String(mapId(typeOfKey(key, parent), Number(n))))
+        .join(',');
+    }
+    return s;
+  }
+  if (typeof value === 'number') return mapId(typeOfKey(key, parent), value);
+  if (Array.isArray(value))
+    return value.map((v) => normalize(v, maps, hosts, key === '' ? parent : key, key));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    const idKeys = keyIdsType(key);
+    for (const [k, v] of Object.entries(value)) {
+      if (DROP_KEYS.has(k) || TIME_KEY.test(k)) continue;
+      const nk = idKeys !== null && /^\d+$/.test(k) ? String(mapId(idKeys, Number(k))) : k;
+      // A draft's (or scheduled message's) `to` holds a channel id when its type is "stream".
+      const asKey =
+        k === 'to' && (value as { type?: unknown }).type === 'stream' ? 'stream_ids' : k;
+      out[nk] = normalize(v, maps, hosts, key === '' ? parent : key, asKey);
+    }
+    return out;
+  }
+  return value;
+}
+
+async function populate(t: Test, ts: TestServer): Promise<void> {
+  const { api, fx } = ts;
+  const u = fx.users;
+  const design = await createChannel(api, 'iago', 'design', {
+    principals: [u.iago!.id, u.hamlet!.id, u.othello!.id, u.polonius!.id, u.desdemona!.id],
+    description: 'Talk about #**design** with @**Hamlet**',
+  });
+  await createChannel(api, 'iago', 'secret', {
+    invite_only: true,
+    principals: [u.iago!.id, u.hamlet!.id, u.desdemona!.id],
+  });
+  assertSuccess(
+    t,
+    await api.post('iago', 'user_groups/create', {
+      name: 'reviewers',
+      description: 'Reviews',
+      members: [u.hamlet!.id, u.othello!.id],
+    }),
+  );
+  const emoji = multipartBody([
+    { filename: 'party.png', data: tinyPng(), contentType: 'image/png' },
+  ]);
+  const em = await request(api, 'POST', 'iago', '/api/v1/realm/emoji/party_parrot', emoji.body, {
+    'content-type': emoji.contentType,
+  });
+  t.equal(em.status, 200, em.body.toString());
+  const file = assertSuccess(
+    t,
+    await upload(api, 'hamlet', [{ filename: 'plan.txt', data: 'the plan' }]),
+  );
+
+  const m1 = await sendChannelMessage(
+    api,
+    'hamlet',
+    'design',
+    'colours',
+    'Blue or green, @**Othello**? :party_parrot:',
+  );
+  await sendChannelMessage(
+    api,
+    'othello',
+    'design',
+    'colours',
+    `@*reviewers* see [plan](${file.url as string}) and #**design>colours@${m1}**`,
+  );
+  await sendChannelMessage(api, 'iago', 'secret', 'budget', 'Numbers in #**secret**');
+  await sendChannelMessage(api, 'hamlet', 'design', 'party', 'Celebrate :party_parrot:');
+  const dm = await sendDirectMessage(api, 'hamlet', [u.othello!.id], 'Lunch?');
+  await sendDirectMessage(api, 'othello', [u.hamlet!.id, u.iago!.id], 'Group chat');
+  assertSuccess(
+    t,
+    await api.post('othello', `messages/${m1}/reactions`, { emoji_name: 'thumbs_up' }),
+  );
+  assertSuccess(
+    t,
+    await api.post('hamlet', `messages/${dm}/reactions`, {
+      emoji_name: 'party_parrot',
+      reaction_type: 'realm_emoji',
+    }),
+  );
+  assertSuccess(
+    t,
+    await api.patch('hamlet', `messages/${m1}`, {
+      content: 'Blue or green, @**Othello**? Decide by Friday.',
+    }),
+  );
+  assertSuccess(
+    t,
+    await api.post('hamlet', 'messages/flags', { messages: [m1], op: 'add', flag: 'starred' }),
+  );
+  assertSuccess(t, await api.post('othello', 'mark_all_as_read', {}));
+  assertSuccess(
+    t,
+    await api.post('hamlet', 'drafts', {
+      drafts: [
+        { type: 'stream', to: [design], topic: 't', content: 'draft text', timestamp: 1700000000 },
+      ],
+    }),
+  );
+  assertSuccess(t, await api.post('hamlet', 'users/me/alert_words', { alert_words: ['deadline'] }));
+  assertSuccess(t, await api.post('hamlet', `users/me/muted_users/${u.polonius!.id}`, {}));
+  assertSuccess(
+    t,
+    await api.post('iago', 'realm/filters', {
+      pattern: '#(?P<id>[0-9]+)',
+      url_template: 'https://tracker.example/{id}',
+    }),
+  );
+  const field = assertSuccess(
+    t,
+    await api.post('iago', 'realm/profile_fields', { name: 'Team', hint: '', field_type: 1 }),
+  );
+  assertSuccess(
+    t,
+    await api.patch('hamlet', 'users/me/profile_data', {
+      data: [{ id: field.id, value: 'Platform' }],
+    }),
+  );
+  assertSuccess(t, await api.post('hamlet', 'users/me/status', { status_text: 'on holiday' }));
+  assertSuccess(
+    t,
+    await api.post('hamlet', 'saved_snippets', { title: 'sig', content: 'Regards, Hamlet' }),
+  );
+}
+
+async function snapshot(
+  api: ApiClient,
+  who: { email: string; api_key: string },
+): Promise<{ register: unknown; messages: unknown; history: unknown[] }> {
+  const reg = await api.post(who, 'register', {});
+  if (reg.status !== 200) throw new Error(`register: ${reg.text}`);
+  const msgs = await api.get(who, 'messages', {
+    anchor: 'newest',
+    num_before: 1000,
+    num_after: 0,
+    narrow: [],
+    apply_markdown: true,
+  });
+  if (msgs.status !== 200) throw new Error(`messages: ${msgs.text}`);
+  const history: unknown[] = [];
+  for (const m of msgs.body.messages as { id: number; last_edit_timestamp?: number }[]) {
+    if (m.last_edit_timestamp === undefined) continue;
+    const h: ApiResponse = await api.get(who, `messages/${m.id}/history`);
+    history.push(h.body.message_history);
+  }
+  return { register: reg.body, messages: msgs.body.messages, history };
+}
+
+t.test('round trip: export, import on another server, the same realm apart from ids', async (t) => {
+  const a = await startServer(t);
+  await populate(t, a);
+
+  // The importing server is another process, whose first boot made a realm of its own: every
+  // imported row gets a different id.
+  const bDir = `${a.dataDir}-b`;
+  t.teardown(() => fs.rmSync(bDir, { recursive: true, force: true }));
+  const b = await startChild(bDir, { EXTERNAL_HOST: 'testserver.local' });
+  t.teardown(() => b.kill('SIGTERM'));
+
+  const archive = `${a.dataDir}-export.tar.gz`;
+  t.teardown(() => fs.rmSync(archive, { force: true }));
+  const exported = await manage(a.dataDir, ['export-realm', '--realm', '', '--to', archive]);
+  t.equal(exported.status, 0, exported.stderr);
+  t.match(exported.json, { file: archive, mode: 'full', sha256: /^[0-9a-f]{64}$/ });
+  const entries = tarList(archive);
+  t.ok(entries.includes('export.json'));
+  t.ok(
+    entries.some((e) => e.startsWith('uploads/') && e.endsWith('plan.txt')),
+    'the upload is in it',
+  );
+  t.ok(
+    entries.some((e) => e.startsWith('emoji/')),
+    'the custom emoji is in it',
+  );
+
+  const imported = await manage(bDir, [
+    'import-realm',
+    '--from',
+    archive,
+    '--subdomain',
+    'imported',
+  ]);
+  t.equal(imported.status, 0, imported.stderr);
+  const newRealm = imported.json.realm_id as number;
+  t.match(imported.json, { string_id: 'imported', url: /^http:\/\/imported\.testserver\.local/ });
+  t.not(newRealm, a.fx.realmId, 'a new realm id');
+  const again = await manage(bDir, ['import-realm', '--from', archive, '--subdomain', 'imported']);
+  t.equal(again.status, 1, 'the subdomain is taken now');
+
+  // The importing server's rows, read beside it (read-only).
+  const bDb = new Database(path.join(bDir, 'confab.sqlite3'), { readonly: true });
+  t.teardown(() => bDb.close());
+  const maps = idMaps(a.server.store.db, a.fx.realmId, bDb, newRealm);
+  const [firstOld, firstNew] = [...maps.get('users')!][0]!;
+  t.not(firstOld, firstNew, 'user ids changed');
+  const apiB = new ApiClient(b.url, a.fx, { host: 'imported.testserver.local' });
+  const hosts: [string, string] = ['imported.testserver.local', 'testserver.local'];
+  const keyOf = (email: string) =>
+    bDb
+      .prepare('SELECT api_key, password_hash FROM users WHERE realm_id = ? AND delivery_email = ?')
+      .get(newRealm, email) as { api_key: string; password_hash: string | null };
+  for (const name of ['desdemona', 'iago', 'hamlet', 'othello', 'polonius']) {
+    const userA = a.fx.users[name]!;
+    const rowB = keyOf(userA.email);
+    t.ok(rowB, `${name} was imported`);
+    t.not(rowB.api_key, userA.api_key, `${name} has a new API key`);
+    t.equal(rowB.password_hash, null, `${name} has no password until one is set`);
+    const sa = await snapshot(a.api, userA);
+    const sb = await snapshot(apiB, { email: userA.email, api_key: rowB.api_key });
+    t.same(
+      normalize(sb.register, maps, hosts),
+      normalize(sa.register, null, hosts),
+      `${name}: the same register snapshot`,
+    );
+    t.same(
+      normalize(sb.messages, maps, hosts, '', 'messages'),
+      normalize(sa.messages, null, hosts, '', 'messages'),
+      `${name}: the same message history`,
+    );
+    t.same(
+      normalize(sb.history, maps, hosts),
+      normalize(sa.history, null, hosts),
+      `${name}: the same edit history`,
+    );
+  }
+
+  // Files came along: the upload and the custom emoji are served by the new server.
+  const hamlet = { email: 'hamlet@zulip.com', api_key: keyOf('hamlet@zulip.com').api_key };
+  const msgs = await apiB.get(hamlet, 'messages', {
+    anchor: 'newest',
+    num_before: 50,
+    num_after: 0,
+    narrow: [{ operator: 'search', operand: 'plan' }],
+  });
+  const html = (msgs.body.messages as { content: string }[])[0]!.content;
+  const link = /href="(\/user_uploads\/[^"]+)"/.exec(html)![1]!;
+  t.match(
+    link,
+    new RegExp(`^/user_uploads/${newRealm}/`),
+    'links point at the new realm’s uploads',
+  );
+  const got = await request(apiB, 'GET', hamlet, link);
+  t.equal(got.status, 200);
+  t.equal(got.body.toString(), 'the plan');
+  const emojiUrl = /src="(\/user_avatars\/[^"]+)"/.exec(
+    (
+      (
+        await apiB.get(hamlet, 'messages', {
+          anchor: 'newest',
+          num_before: 50,
+          num_after: 0,
+          narrow: [{ operator: 'search', operand: 'Celebrate' }],
+        })
+      ).body.messages as { content: string }[]
+    )[0]!.content,
+  )?.[1];
+  t.match(emojiUrl, new RegExp(`^/user_avatars/${newRealm}/emoji/`), 'custom emoji URLs too');
+  t.equal((await request(apiB, 'GET', null, emojiUrl!)).status, 200, 'and the image is there');
+  const search = await apiB.get(hamlet, 'messages', {
+    anchor: 'newest',
+    num_before: 10,
+    num_after: 0,
+    narrow: [{ operator: 'search', operand: 'Friday' }],
+  });
+  t.equal((search.body.messages as unknown[]).length, 1, 'the search index was rebuilt');
+
+  // The new owner sets a password with the admin tool and logs in.
+  const pw = await manage(
+    bDir,
+    ['reset-password', '--realm', 'imported', '--user', 'desdemona@zulip.com', '--password-stdin'],
+    { stdin: 'pw-imported-1\n' },
+  );
+  t.equal(pw.status, 0, pw.stderr);
+  const loginRes = await rawRequest(b.url, {
+    method: 'POST',
+    path: '/api/v1/fetch_api_key',
+    headers: {
+      host: 'imported.testserver.local',
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: 'username=desdemona%40zulip.com&password=pw-imported-1',
+  });
+  assertSuccess(t, loginRes, 'the imported owner logs in');
+  const firstRealm = bDb
+    .prepare(
+      "SELECT count(*) AS n FROM users WHERE realm_id = (SELECT id FROM realms WHERE string_id = '')",
+    )
+    .get() as { n: number };
+  t.equal(firstRealm.n, 2, 'the other realm of the importing server is untouched (owner and bot)');
+});

@@ -1,0 +1,353 @@
+/**
+ * The deployment recipe end to end: Debian's nginx, configured with the shipped
+ * deploy/nginx/confab.conf (only the server name, the ports and the certificate paths are
+ * substituted), in front of the real server run as `npm start` runs it. Through nginx: TLS, the
+ * HTTP → HTTPS redirect, long-polls (one answered by an event, one held until the server's
+ * heartbeat), the WebSocket channel, uploads above nginx's default body size and Confab's own
+ * refusal of a file over its limit, and X-Forwarded-For read only from the trusted proxy (the
+ * per-address rate limit and the loopback-only /metrics). The systemd unit is checked with
+ * `systemd-analyze verify` where systemd is installed.
+ *
+ * Skipped, with a message, only when nginx is not installed (`.ci/run` installs it on Debian).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import WebSocket from 'ws';
+import { ApiClient, assertError, assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
+import { startChild } from '../helpers/child-server.js';
+import { SocketClient, type Ev } from '../helpers/events.js';
+import type { Fixture } from '../helpers/fixtures.js';
+import { download, upload } from '../helpers/uploads.js';
+
+t.setTimeout(300_000);
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const HOST = 'chat.test';
+
+function findNginx(): string | null {
+  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin'];
+  for (const d of dirs) {
+    const p = path.join(d, 'nginx');
+    if (d !== '' && fs.existsSync(p)) return p;
+  }
+  return null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The shipped site file with names, ports and certificate paths replaced (each must occur). */
+function siteConfig(dir: string, upstream: string, httpPort: number, httpsPort: number): string {
+  let conf = fs.readFileSync(path.join(root, 'deploy/nginx/confab.conf'), 'utf8');
+  const swap = (from: string | RegExp, to: string) => {
+    const next = conf.replace(from, to);
+    if (next === conf) throw new Error(`deploy/nginx/confab.conf no longer has ${String(from)}`);
+    conf = next;
+  };
+  swap('/etc/letsencrypt/live/chat.example.com/fullchain.pem', path.join(dir, 'cert.pem'));
+  swap('/etc/letsencrypt/live/chat.example.com/privkey.pem', path.join(dir, 'key.pem'));
+  swap(/chat\.example\.com/g, HOST);
+  swap('server 127.0.0.1:9991;', `server ${upstream};`);
+  swap('listen 80;', `listen ${httpPort};`);
+  swap('listen 443 ssl http2;', `listen ${httpsPort} ssl http2;`);
+  // IPv6 may be off where the tests run.
+  swap(/^\s*listen \[::\]:\d+.*$/gm, '');
+  return conf;
+}
+
+/** nginx's error output, for a failure's message. */
+let diagnostics = () => '';
+
+const nginx = findNginx();
+if (nginx === null) {
+  t.plan(0, 'nginx is not installed (apt-get install nginx): the nginx recipe is not tested');
+} else {
+  void t.test('Confab behind nginx', async (t) => {
+    await run(t, nginx).catch((err: unknown) => {
+      t.fail(`${String(err)}\n${diagnostics()}`);
+    });
+  });
+}
+
+async function run(t: Test, nginxBin: string): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-nginx-'));
+  // nginx's workers (nobody, when the tests run as root) reach their temp directories here.
+  fs.chmodSync(dir, 0o755);
+  if (!process.env.KEEP_NGINX_DIR)
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const openssl = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${HOST}`,
+      '-addext',
+      `subjectAltName=DNS:${HOST},DNS:*.${HOST},IP:127.0.0.1`,
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+    ],
+    { encoding: 'utf8' },
+  );
+  if (openssl.status !== 0) throw new Error(`openssl failed: ${openssl.stderr}`);
+  const ca = fs.readFileSync(path.join(dir, 'cert.pem'));
+
+  const server = await startChild(path.join(dir, 'data'), {
+    EXTERNAL_HOST: HOST,
+    EXTERNAL_SCHEME: 'https',
+    TRUSTED_PROXIES: '127.0.0.1',
+    RATE_LIMITING: 'on',
+    // Requests without credentials: 3 per address in 10 minutes, to see addresses told apart.
+    RATE_LIMITING_RULES: JSON.stringify({ api_by_ip: [[600, 3]] }),
+  });
+  t.teardown(() => server.kill('SIGTERM'));
+  const email = /email:\s+(\S+)/.exec(server.output())![1]!;
+  const apiKey = /api key:\s+(\S+)/.exec(server.output())![1]!;
+
+  const [httpPort, httpsPort] = [await freePort(), await freePort()];
+  const site = siteConfig(dir, new URL(server.url).host, httpPort, httpsPort);
+  fs.writeFileSync(path.join(dir, 'confab.conf'), site);
+  const temp = (name: string) => `${name}_temp_path ${path.join(dir, 'tmp', name)};`;
+  fs.mkdirSync(path.join(dir, 'tmp'), { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(dir, 'nginx.conf'),
+    [
+      'daemon off;',
+      'worker_processes 1;',
+      `pid ${path.join(dir, 'nginx.pid')};`,
+      `error_log ${path.join(dir, 'error.log')} info;`,
+      'events { worker_connections 256; }',
+      'http {',
+      `  access_log ${path.join(dir, 'access.log')};`,
+      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((n) => '  ' + temp(n)),
+      `  include ${path.join(dir, 'confab.conf')};`,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const nginxArgs = ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'];
+  const check = spawnSync(nginxBin, ['-t', ...nginxArgs], { encoding: 'utf8' });
+  t.equal(check.status, 0, `nginx -t accepts the configuration\n${check.stderr}`);
+
+  const proxy: ChildProcess = spawn(nginxBin, nginxArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let nginxErr = '';
+  proxy.stderr!.on('data', (c: Buffer) => (nginxErr += c.toString()));
+  diagnostics = () => {
+    const log = path.join(dir, 'error.log');
+    return `nginx: ${nginxErr}\n${fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : ''}`;
+  };
+  const proxyExited = new Promise<void>((resolve) => proxy.on('exit', () => resolve()));
+  t.teardown(async () => {
+    proxy.kill('SIGQUIT');
+    await proxyExited;
+  });
+
+  const base = `https://127.0.0.1:${httpsPort}`;
+  const owner = { email, api_key: apiKey };
+  const fx: Fixture = { realmId: 0, users: {}, notificationBotId: 0 };
+  const api = new ApiClient(base, fx, { host: HOST }, { ca });
+  // Wait (bounded) until nginx answers.
+  for (let i = 0; ; i++) {
+    const ok = await rawRequest(base, { method: 'GET', path: '/health' }, { ca }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) break;
+    if (i > 200 || proxy.exitCode !== null) throw new Error(`nginx did not start:\n${nginxErr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  // A poll held from now until the server's heartbeat (45–55 s): it must outlast nginx's timeouts.
+  const hbQueue = assertSuccess(t, await api.post(owner, 'register', { event_types: ['typing'] }));
+  const heartbeatPoll = api.get(owner, 'events', {
+    queue_id: hbQueue.queue_id,
+    last_event_id: hbQueue.last_event_id,
+  });
+
+  await t.test('TLS termination, the redirect, the realm on its https URL', async (t) => {
+    const health = await api.get(null, '/health');
+    t.equal(health.status, 200);
+    t.equal(health.body.status, 'ok');
+    const me = assertSuccess(t, await api.get(owner, 'users/me'));
+    t.equal(me.email, email);
+    const settings = assertSuccess(t, await api.get(null, 'server_settings'));
+    t.equal(settings.realm_url, `https://${HOST}`, 'the realm is served at its https URL');
+    const redirect = await rawRequest(`http://127.0.0.1:${httpPort}`, {
+      method: 'GET',
+      path: '/api/v1/users/me?x=1',
+      headers: { host: HOST },
+    });
+    t.equal(redirect.status, 301);
+    t.equal(redirect.headers.location, `https://${HOST}/api/v1/users/me?x=1`);
+  });
+
+  await t.test('long-polling through nginx', async (t) => {
+    const q = assertSuccess(t, await api.post(owner, 'register', { event_types: ['message'] }));
+    const held = api.get(owner, 'events', { queue_id: q.queue_id, last_event_id: -1 });
+    // The server holds the poll (its gauge says so), then a message answers it.
+    for (let i = 0; ; i++) {
+      const m = await api.get(null, '/metrics');
+      if (/^confab_long_polls_held [1-9]/m.test(m.text)) break;
+      if (i > 400) throw new Error('the poll was never held');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const sent = assertSuccess(
+      t,
+      await api.post(owner, 'messages', {
+        type: 'stream',
+        to: 'general',
+        topic: 'nginx',
+        content: 'through the proxy',
+      }),
+    );
+    const res = assertSuccess(t, await held, 'the held poll is answered');
+    const ev = (res.events as Ev[]).find((e) => e.type === 'message');
+    t.match(ev, { message: { id: sent.id, content: 'through the proxy' } });
+  });
+
+  await t.test('the WebSocket channel through nginx', async (t) => {
+    const q = assertSuccess(t, await api.post(owner, 'register', { event_types: ['message'] }));
+    const url = new URL(`wss://127.0.0.1:${httpsPort}/api/v1/events/socket`);
+    url.searchParams.set('queue_id', q.queue_id as string);
+    url.searchParams.set('last_event_id', '-1');
+    const ws = new WebSocket(url, ['json'], {
+      ca,
+      headers: { host: HOST, authorization: basicAuth(email, apiKey) },
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) =>
+        reject(new Error(`upgrade refused: ${res.statusCode ?? 0}`)),
+      );
+    });
+    const client = new SocketClient(ws);
+    t.teardown(() => ws.terminate());
+    t.equal(client.protocol, 'json');
+    const sent = assertSuccess(
+      t,
+      await api.post(owner, 'messages', {
+        type: 'stream',
+        to: 'general',
+        topic: 'nginx',
+        content: 'pushed through the proxy',
+      }),
+    );
+    const [ev] = await client.nextEvents(1);
+    t.match(ev, { type: 'message', message: { id: sent.id } });
+    client.ack(ev!.id);
+    const closed = await client.close();
+    t.equal(closed.code, 1005, 'closed cleanly by the client');
+  });
+
+  await t.test('uploads and request sizes through nginx', async (t) => {
+    // 2 MiB: over nginx's default body limit (1 MiB), under Confab's (25 MiB).
+    const data = crypto.randomBytes(2 * 1024 * 1024);
+    const up = assertSuccess(t, await upload(api, owner, [{ filename: 'big.bin', data }]));
+    const got = await download(api, owner, up.url as string);
+    t.equal(got.status, 200);
+    t.ok(got.body.equals(data), 'the same bytes come back');
+    // Over the limits: Confab's own JSON errors (the same words), not an nginx page or a 502.
+    const tooBig = await upload(api, owner, [
+      { filename: 'huge.bin', data: Buffer.alloc(26 * 1024 * 1024) },
+    ]);
+    t.equal(tooBig.headers['content-type'], 'application/json');
+    assertError(
+      t,
+      tooBig,
+      "File is larger than this server's configured maximum upload size (25 MiB).",
+      { status: 413, code: 'REQUEST_TOO_LARGE' },
+    );
+    const bigForm = await api.post(owner, 'messages', {
+      type: 'stream',
+      to: 'general',
+      topic: 'nginx',
+      content: 'x'.repeat(5 * 1024 * 1024),
+    });
+    assertError(t, bigForm, 'Request body too large (limit: 4194304 bytes)', {
+      status: 413,
+      code: 'REQUEST_TOO_LARGE',
+    });
+  });
+
+  await t.test('X-Forwarded-For is believed from the trusted proxy only', async (t) => {
+    const from = (localAddress: string, headers: Record<string, string> = {}) =>
+      new ApiClient(base, fx, { host: HOST, ...headers }, { ca, localAddress });
+    const a = from('127.0.0.2');
+    for (let i = 0; i < 3; i++) assertSuccess(t, await a.get(null, 'server_settings'));
+    t.equal((await a.get(null, 'server_settings')).status, 429, "127.0.0.2's limit is reached");
+    const spoofed = from('127.0.0.2', { 'x-forwarded-for': '127.0.0.50' });
+    t.equal(
+      (await spoofed.get(null, 'server_settings')).status,
+      429,
+      'an address the client claims is not believed',
+    );
+    assertSuccess(
+      t,
+      await from('127.0.0.3').get(null, 'server_settings'),
+      'another address has its own limit (nginx passed the client address on)',
+    );
+
+    t.equal((await a.get(null, '/metrics')).status, 200, 'metrics for a loopback client');
+    const external = Object.values(os.networkInterfaces())
+      .flat()
+      .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)?.address;
+    if (external === undefined) {
+      t.comment('no non-loopback IPv4 address here: metrics from elsewhere not tried');
+      return;
+    }
+    const tries: Record<string, string>[] = [{}, { 'x-forwarded-for': '127.0.0.1' }];
+    for (const headers of tries) {
+      const res = await rawRequest(
+        `https://${external}:${httpsPort}`,
+        { method: 'GET', path: '/metrics', headers: { host: HOST, ...headers } },
+        { ca, localAddress: external, checkServerIdentity: () => undefined },
+      );
+      t.equal(res.status, 403, `no metrics for ${external} ${JSON.stringify(headers)}`);
+    }
+  });
+
+  await t.test('a long-poll held until the heartbeat', async (t) => {
+    const res = assertSuccess(t, await heartbeatPoll, 'answered through nginx, not cut off');
+    t.match(res.events, [{ type: 'heartbeat' }]);
+  });
+
+  await t.test('the systemd unit', (t) => {
+    const analyze = spawnSync('systemd-analyze', ['verify', 'deploy/confab.service'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    if (analyze.error) {
+      t.comment('systemd-analyze is not installed: the unit is not verified');
+      t.end();
+      return;
+    }
+    t.equal(analyze.status, 0, analyze.stderr);
+    const unit = fs.readFileSync(path.join(root, 'deploy/confab.service'), 'utf8');
+    t.match(unit, /^ExecStart=\/usr\/bin\/node \/opt\/confab\/dist\/src\/main\.js --env-file /m);
+    t.ok(fs.existsSync(path.join(root, 'dist/src/main.js')), 'the file it starts is built');
+    t.end();
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * The admin tool as a child process (`node dist/src/manage.js ...`, what `npm run manage` runs),
+ * asynchronously so the server it talks to may be in the test's own process.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+
+export type ManageRun = {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout's JSON on success, the first line of stderr otherwise ({} if neither parses). */
+  json: Record<string, unknown>;
+};
+
+/** `dataDir` null: no DATA_DIR in the environment (the env file or the default decides). */
+export function manage(
+  dataDir: string | null,
+  args: string[],
+  opts: { stdin?: string; env?: Record<string, string> } = {},
+): Promise<ManageRun> {
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string | undefined> = { ...process.env, ...opts.env };
+    if (dataDir !== null) env.DATA_DIR = dataDir;
+    else if (opts.env?.DATA_DIR === undefined) delete env.DATA_DIR;
+    const child = spawn(process.execPath, [path.join(dist, 'manage.js'), ...args], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (status) => {
+      let json: Record<string, unknown> = {};
+      try {
+        json = JSON.parse(status === 0 ? stdout : stderr.split('\n')[0]!) as Record<
+          string,
+          unknown
+        >;
+      } catch {
+        // not JSON: the assertions on stdout/stderr say so
+      }
+      resolve({ status, stdout, stderr, json });
+    });
+    child.stdin.end(opts.stdin ?? '');
+  });
+}
