@@ -59,7 +59,12 @@ export const QUICK_ENV: Record<string, Record<string, string>> = {
   'alert-words': { BENCH_MS: '100' },
   messages: { BENCH_SECONDS: '1', BENCH_FETCH_MESSAGES: '5000' },
   edit: { BENCH_SECONDS: '1', BENCH_TOPIC_SIZE: '100' },
-  presence: { BENCH_USERS: '200', BENCH_CONNECTIONS: '8' },
+  presence: {
+    BENCH_USERS: '200',
+    BENCH_CONNECTIONS: '8',
+    BENCH_SCALE: '200,800',
+    BENCH_ACTIVE: '100',
+  },
   load: {
     LOAD_USERS: '60',
     LOAD_CHANNELS: '6',
