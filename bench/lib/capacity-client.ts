@@ -118,12 +118,12 @@ const freshKinds = () =>
     KindFigures
   >;
 let kinds = freshKinds();
-let stepDeliveries = newHistogram();
-let stepLateness = newHistogram();
+const stepDeliveries = newHistogram();
+const stepLateness = newHistogram();
 let stepEvents = 0;
 let errorSamples: string[] = [];
-let tickRequests = newHistogram();
-let tickDeliveries = newHistogram();
+const tickRequests = newHistogram();
+const tickDeliveries = newHistogram();
 let tickDone = 0;
 let tickErrors = 0;
 let tickEvents = 0;

@@ -33,7 +33,7 @@ function exact(samples: number[], p: number): number {
   return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)]!;
 }
 
-t.test('histogram percentiles within 0.1% of the exact ones', async (t) => {
+t.test('histogram percentiles within 0.1% of the exact ones', (t) => {
   const random = rng(7);
   const samples = Array.from({ length: 20_000 }, () => 0.05 + random() ** 3 * 900);
   const h = newHistogram();
@@ -50,9 +50,10 @@ t.test('histogram percentiles within 0.1% of the exact ones', async (t) => {
     t.ok(Math.abs(got - want) <= want * 0.001 + 0.001, `p${p}: ${got} vs ${want}`);
   }
   t.ok(Math.abs(sum.max - Math.max(...samples)) <= Math.max(...samples) * 0.001);
+  t.end();
 });
 
-t.test('merging encoded histograms equals recording every sample in one', async (t) => {
+t.test('merging encoded histograms equals recording every sample in one', (t) => {
   const random = rng(3);
   const all = newHistogram();
   const parts: string[] = [];
@@ -71,9 +72,10 @@ t.test('merging encoded histograms equals recording every sample in one', async 
   t.equal(summary(decode(parts[0]!)).n, 5_000, 'an encoded part decodes to its samples');
   t.equal(merge([...parts, '']).totalCount, 15_000, 'an empty part is skipped');
   t.ok(Number.isNaN(summary(newHistogram()).p99), 'no samples: NaN, not 0');
+  t.end();
 });
 
-t.test('recording clamps and ignores what a histogram cannot hold', async (t) => {
+t.test('recording clamps and ignores what a histogram cannot hold', (t) => {
   const h = newHistogram();
   recordMs(h, NaN);
   recordMs(h, -5);
@@ -81,9 +83,10 @@ t.test('recording clamps and ignores what a histogram cannot hold', async (t) =>
   recordMs(h, 1e12);
   t.equal(h.totalCount, 3, 'NaN dropped, the rest clamped into range');
   t.equal(summary(h).p50, 0.001);
+  t.end();
 });
 
-t.test('arrivals: Poisson at the asked rate, each exactly once, fixed in advance', async (t) => {
+t.test('arrivals: Poisson at the asked rate, each exactly once, fixed in advance', (t) => {
   const s = new ArrivalSchedule(200, 1_000, rng(11));
   const times: number[] = [];
   // Polled irregularly, as a busy client would: the schedule does not depend on polling.
@@ -108,9 +111,10 @@ t.test('arrivals: Poisson at the asked rate, each exactly once, fixed in advance
   const again = new ArrivalSchedule(200, 1_000, rng(11));
   t.same(again.due(last), times, 'the same seed gives the same arrivals in one call');
   t.same(new ArrivalSchedule(0, 0, rng(1)).due(1e9), [], 'rate 0: no arrivals');
+  t.end();
 });
 
-t.test('objectives', async (t) => {
+t.test('objectives', (t) => {
   const ok = { deliveryP99: 50, requestP99: 100, errors: 0, loopLagP99: 10 };
   t.same(missedObjectives(ok, DEFAULT_OBJECTIVES), []);
   t.same(missedObjectives({ ...ok, deliveryP99: NaN }, DEFAULT_OBJECTIVES), [], 'no samples pass');
@@ -120,9 +124,10 @@ t.test('objectives', async (t) => {
   );
   t.equal(bad.length, 4);
   t.match(bad[0], /delivery p99 101\.0 ms > 100 ms/);
+  t.end();
 });
 
-t.test('step search: grow until a failure, then bisect', async (t) => {
+t.test('step search: grow until a failure, then bisect', (t) => {
   const plan: StepPlan = { start: 1000, factor: 2, max: 64_000, refinements: 2, granularity: 100 };
   const limit = 11_000;
   const history: { users: number; passed: boolean }[] = [];
@@ -151,9 +156,10 @@ t.test('step search: grow until a failure, then bisect', async (t) => {
     h2.push({ users: u, passed: true });
   }
   t.same(seen, [1000, 2000, 4000, 5000], 'stops at the maximum');
+  t.end();
 });
 
-t.test('soak drift: ratios of thirds and memory slope per hour', async (t) => {
+t.test('soak drift: ratios of thirds and memory slope per hour', (t) => {
   const ws = Array.from({ length: 6 }, (_, i) => ({
     window: i + 1,
     minutes: i + 1,
@@ -168,9 +174,10 @@ t.test('soak drift: ratios of thirds and memory slope per hour', async (t) => {
   t.equal(d.deliveryP99Ratio, 1);
   t.equal(d.rssMbPerHour, 60);
   t.equal(d.heapMbPerHour, 0);
+  t.end();
 });
 
-t.test('channel layout: every user in each tier, channels contiguous', async (t) => {
+t.test('channel layout: every user in each tier, channels contiguous', (t) => {
   const n = 1234;
   const layout = channelLayout(n);
   const per = new Map<string, number>();
@@ -184,9 +191,10 @@ t.test('channel layout: every user in each tier, channels contiguous', async (t)
   t.equal(per.get('0:0'), 1);
   t.equal(per.get('1:500'), 2, 'two channels of 30');
   t.equal(per.get('3:1233'), 1);
+  t.end();
 });
 
-t.test('Prometheus text, SVG chart and comparison', async (t) => {
+t.test('Prometheus text, SVG chart and comparison', (t) => {
   const m = parsePrometheus(
     '# HELP x\nprocess_cpu_seconds_total 12.5\nnodejs_eventloop_lag_p99_seconds 0.02 1700000\nother{a="b"} 3\n',
     ['process_cpu_seconds_total', 'nodejs_eventloop_lag_p99_seconds'],
@@ -225,8 +233,9 @@ t.test('Prometheus text, SVG chart and comparison', async (t) => {
     steps: [step(1000, 10)],
     soak: null,
   } as unknown as BenchResult;
-  const b = { ...a, capacity: 2000, steps: [step(1000, 5)] } as BenchResult;
+  const b = { ...a, capacity: 2000, steps: [step(1000, 5)] };
   const text = compareResults(a, b);
   t.match(text, /capacity \(users\)\s+1000\s+2000\s+2\.00x/);
   t.match(text, /1000 users: request p99 ms\s+10\.0\s+5\.0\s+0\.50x/);
+  t.end();
 });

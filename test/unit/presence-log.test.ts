@@ -13,7 +13,7 @@ import {
 } from '../../src/queries/presence.js';
 import { startServer } from '../helpers/server.js';
 
-t.test('changedSince equals a scan, through compactions', async (t) => {
+t.test('changedSince equals a scan, through compactions', (t) => {
   const p = new RealmPresence(1, [
     { user_id: 7, realm_id: 1, last_active_time: 10, last_connected_time: 10, last_update_id: 3 },
     { user_id: 5, realm_id: 1, last_active_time: 10, last_connected_time: 10, last_update_id: 1 },
@@ -34,6 +34,7 @@ t.test('changedSince equals a scan, through compactions', async (t) => {
     }
   }
   t.equal(p.get(5)?.last_update_id !== undefined, true);
+  t.end();
 });
 
 t.test('modern answer from cached JSON equals the object answer', async (t) => {
