@@ -134,12 +134,18 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       const data = ws.getUserData();
       let reply: string | Buffer | null = null;
       try {
-        const frame = parseFrame(message, isBinary, data.format);
-        const parsed = AckFrame.safeParse(frame);
-        if (!parsed.success) {
-          throw new JsonableError('An acknowledgement frame is {"last_event_id": <integer>}');
+        // Every frame a client sends is an acknowledgement, one per frame received: the plain
+        // JSON form is read without a parser; anything else goes through the full validation.
+        let lastEventId = isBinary ? null : plainAck(message);
+        if (lastEventId === null) {
+          const frame = parseFrame(message, isBinary, data.format);
+          const parsed = AckFrame.safeParse(frame);
+          if (!parsed.success) {
+            throw new JsonableError('An acknowledgement frame is {"last_event_id": <integer>}');
+          }
+          lastEventId = parsed.data.last_event_id;
         }
-        queues.acknowledge(data.rt, parsed.data.last_event_id);
+        queues.acknowledge(data.rt, lastEventId);
       } catch (err) {
         const body =
           err instanceof JsonableError
@@ -168,6 +174,16 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       }),
     );
   });
+}
+
+const PLAIN_ACK = /^\s*\{\s*"last_event_id"\s*:\s*(-?\d{1,15})\s*\}\s*$/;
+
+/** The id of a text frame that is exactly `{"last_event_id": N}` (N a safe integer), else null. */
+export function plainAck(message: ArrayBuffer): number | null {
+  if (message.byteLength > 64) return null;
+  // Read at once, never kept: no copy of uWS's buffer is needed.
+  const m = PLAIN_ACK.exec(Buffer.from(message).toString('latin1'));
+  return m ? Number(m[1]) : null;
 }
 
 function parseFrame(message: ArrayBuffer, isBinary: boolean, format: Format): unknown {
