@@ -101,6 +101,27 @@ export default tseslint.config(
       },
     ],
   ),
+  // Endpoints read through src/queries (a ReadStore) and change things only by asking the realm
+  // actor: no value from src/mutations or src/storage. Types are fine (rows and command shapes
+  // are what endpoints hand over), values are not.
+  {
+    files: ['src/endpoints/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/mutations/**', '**/storage/**'],
+              allowTypeImports: true,
+              message:
+                'Endpoints import no value from src/mutations or src/storage: ask the realm actor, read through src/queries, or move the shared value to src/lib.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   layer(
     ['actors/**/*.ts'],
     [

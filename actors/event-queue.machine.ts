@@ -1,25 +1,36 @@
 /**
  * The event-queue actor: one xstate machine per registered queue, governing its consumer side —
- * who is attached, when to answer, heartbeats, expiry.
+ * who is attached, when to answer, heartbeats, expiry. The machine's context is the one place
+ * that says which poll is held and which socket is attached.
  *
  *   idle       nobody attached; events accumulate in the buffer (actors/event-queue.ts)
- *   waiting    a long-poll (GET /events) is held; the next event or a heartbeat answers it
- *   streaming  a WebSocket is attached; every event is sent as it is appended
- *   expired    final: deleted by the client or collected after the idle lifetime
+ *              SWEEP past the idle lifetime → expired
+ *   waiting    a long-poll (GET /events) is held; FLUSH (events appended) answers it → idle;
+ *              after `heartbeat` a heartbeat event answers it → idle
+ *   streaming  a WebSocket is attached; appended events are sent as they come; after
+ *              `socketHeartbeat` of quiet, a heartbeat event is sent
+ *   expired    final: deleted, discarded, its user deactivated (END) or collected (SWEEP)
  *
- * Appending to the buffer is a plain data operation done by the fan-out (actors/event-queues.ts),
- * which then sends FLUSH only to queues with a consumer, in a setImmediate after the committing
- * handler returned. One consumer at a time: a new poll finishes a held one (with whatever is
- * pending, as the reference's finish_current_handler) and replaces an attached socket; a new
- * socket replaces either. A consumer that goes away (ABORT, DETACH) costs nothing and loses
- * nothing: events leave the buffer only when acknowledged.
+ * One consumer at a time: a new poll finishes a held one (with whatever is pending, as the
+ * reference's finish_current_handler) and replaces an attached socket; a new socket replaces
+ * either. A consumer that goes away (ABORT, DETACH) costs nothing and loses nothing: events leave
+ * the buffer only when acknowledged.
  *
- * Discipline: actions never throw (an xstate action that throws stops the actor for good); answers
- * to a held poll made from inside another request's handler are deferred (hooks.defer).
+ * Appending to the buffer, and sending what is pending on an attached socket, are data operations
+ * done by the fan-out (actors/event-queues.ts) on what the context names — no transition per
+ * event. The fan-out runs after the committing handler returned (setImmediate); it answers the
+ * held polls itself (the writes first, for latency) and then sends each answered queue FLUSH,
+ * whose answer is then a no-op.
+ *
+ * Discipline: actions never throw (an xstate action that throws stops the actor for good), assign
+ * only computes context, side effects are named actions; answers made from inside another
+ * request's handler are deferred (hooks.defer). Timers come from the actor's clock (actors/clock.ts;
+ * tests use xstate's SimulatedClock), "now" from hooks.now.
  */
-import { setup, createActor, type Actor } from 'xstate';
+import { assign, createActor, setup, type Actor } from 'xstate';
 import { SharedEvent, type QueuedEvent } from '../src/lib/event-wire.js';
 import type { QueueFilter, QueueSettings } from '../src/lib/event-filter.js';
+import { nodeClock, type Clock } from './clock.js';
 import type { EventQueue } from './event-queue.js';
 
 /** A held GET /events: answered once, with the pending events. */
@@ -32,13 +43,20 @@ export type SocketSink = {
   close(code: number, reason: string): void;
 };
 
+/** An attachment: the socket and how far it has been sent (the fan-out moves the cursor). */
+export type Attachment = { readonly sink: SocketSink; sentThrough: number; lastSend: number };
+
 export type QueueHooks = {
   /** The next heartbeat delay, jitter included (ms). */
   heartbeatDelay(): number;
+  /** The shortest heartbeat delay (ms): a socket quiet this long is due one. */
+  heartbeatMinMs: number;
   /** Runs `fn` after the current handler has returned (setImmediate). */
   defer(fn: () => void): void;
   now(): number;
   log(msg: string, err: unknown): void;
+  /** The machines' timers (nodeClock by default). */
+  clock?: Clock;
 };
 
 /** WebSocket close codes (documented in docs/events.md). */
@@ -47,30 +65,255 @@ export const CLOSE = {
   REPLACED: 4000,
   QUEUE_GONE: 4001,
   BACKPRESSURE: 4002,
+  DEACTIVATED: 4003,
 } as const;
+
+/** Why a queue ends before its idle lifetime. */
+export type EndReason = 'deleted' | 'discarded' | 'deactivated';
+
+const END_CLOSE: Record<EndReason, [number, string]> = {
+  deleted: [CLOSE.QUEUE_GONE, 'queue deleted'],
+  discarded: [CLOSE.QUEUE_GONE, 'queue discarded (too many unacknowledged events)'],
+  deactivated: [CLOSE.DEACTIVATED, 'deactivated'],
+};
 
 const HEARTBEAT = SharedEvent.of({ type: 'heartbeat' });
 
-export class QueueRuntime {
-  waiter: Waiter | null = null;
-  socket: SocketSink | null = null;
-  /** Highest event id sent on the current socket. */
-  sentThrough = -1;
-  /** When a consumer last attached or left (ms); the idle lifetime counts from here. */
+export type QueueEvent =
+  | { type: 'POLL'; waiter: Waiter; dontBlock: boolean }
+  | { type: 'ABORT'; waiter: Waiter }
+  | { type: 'FLUSH' }
+  | { type: 'ATTACH'; sink: SocketSink }
+  | { type: 'DETACH'; sink: SocketSink }
+  | { type: 'SWEEP' }
+  | { type: 'END'; reason: EndReason }
+  | { type: 'SHUTDOWN' };
+
+export type QueueContext = {
+  readonly id: string;
+  readonly queue: EventQueue;
+  readonly hooks: QueueHooks;
+  /** How long the queue may go without a consumer before SWEEP collects it (ms). */
+  readonly lifespanMs: number;
+  waiter: Waiter | null;
+  socket: Attachment | null;
+  /** When a consumer last attached, polled or left (ms); the idle lifetime counts from here. */
   lastActivity: number;
-  /** When the attached socket was last sent a frame (ms). */
-  lastSend = 0;
-  timer: NodeJS.Timeout | null = null;
-  actor!: Actor<typeof queueMachine>;
+};
+
+export type QueueInput = Pick<QueueContext, 'id' | 'queue' | 'hooks' | 'lifespanMs'>;
+
+/** Answers a waiter at most once; a failing response is logged, never thrown. */
+export function answerWaiter(ctx: QueueContext, w: Waiter, events: QueuedEvent[]): void {
+  if (w.answered) return;
+  w.answered = true;
+  try {
+    w.respond(events);
+  } catch (err) {
+    ctx.hooks.log(`queue ${ctx.id}: answering a poll failed`, err);
+  }
+}
+
+/** Sends an attached socket every pending event it has not been sent (a data operation). */
+export function sendPending(ctx: QueueContext, a: Attachment): void {
+  const events = ctx.queue.after(a.sentThrough);
+  if (events.length === 0) return;
+  a.sentThrough = events[events.length - 1]!.id;
+  a.lastSend = ctx.hooks.now();
+  try {
+    a.sink.send(events);
+  } catch (err) {
+    ctx.hooks.log(`queue ${ctx.id}: sending on a socket failed`, err);
+  }
+}
+
+function closeSink(ctx: QueueContext, code: number, reason: string): void {
+  try {
+    ctx.socket?.sink.close(code, reason);
+  } catch (err) {
+    ctx.hooks.log(`queue ${ctx.id}: closing a socket failed`, err);
+  }
+}
+
+export const queueMachine = setup({
+  types: {
+    context: {} as QueueContext,
+    events: {} as QueueEvent,
+    input: {} as QueueInput,
+  },
+  delays: {
+    heartbeat: ({ context }) => context.hooks.heartbeatDelay(),
+    socketHeartbeat: ({ context }) => {
+      const s = context.socket;
+      const due = (s ? s.lastSend : context.hooks.now()) + context.hooks.heartbeatDelay();
+      return Math.max(0, due - context.hooks.now());
+    },
+  },
+  guards: {
+    answerNow: ({ context, event }) =>
+      event.type === 'POLL' && (event.dontBlock || !context.queue.empty),
+    isCurrentWaiter: ({ context, event }) =>
+      event.type === 'ABORT' && context.waiter === event.waiter,
+    isCurrentSocket: ({ context, event }) =>
+      event.type === 'DETACH' && context.socket?.sink === event.sink,
+    hasPending: ({ context }) => !context.queue.empty,
+    idleTooLong: ({ context }) => context.hooks.now() - context.lastActivity >= context.lifespanMs,
+    socketQuiet: ({ context }) =>
+      context.socket !== null &&
+      context.hooks.now() - context.socket.lastSend >= context.hooks.heartbeatMinMs,
+  },
+  actions: {
+    // ---- context ----
+    holdPoll: assign(({ context, event }) => ({
+      waiter: event.type === 'POLL' ? event.waiter : null,
+      lastActivity: context.hooks.now(),
+    })),
+    releaseWaiter: assign(({ context }) => ({ waiter: null, lastActivity: context.hooks.now() })),
+    touch: assign(({ context }) => ({ lastActivity: context.hooks.now() })),
+    attachSocket: assign(({ context, event }) => ({
+      socket:
+        event.type === 'ATTACH'
+          ? {
+              sink: event.sink,
+              sentThrough: context.queue.newestPrunedId,
+              lastSend: context.hooks.now(),
+            }
+          : null,
+      lastActivity: context.hooks.now(),
+    })),
+    releaseSocket: assign(({ context }) => ({ socket: null, lastActivity: context.hooks.now() })),
+    // ---- effects ----
+    answerPoll: ({ context, event }) => {
+      if (event.type === 'POLL') answerWaiter(context, event.waiter, context.queue.contents());
+    },
+    answerWaiter: ({ context }) => {
+      if (context.waiter) answerWaiter(context, context.waiter, context.queue.contents());
+    },
+    /** Finishes the held poll after the current handler returns, with what is pending then. */
+    finishWaiterLater: ({ context }) => {
+      const w = context.waiter;
+      if (w) context.hooks.defer(() => answerWaiter(context, w, context.queue.contents()));
+    },
+    /** The queue ends: its held poll is answered later with what is pending now. */
+    finishWaiterForEnd: ({ context, event }) => {
+      const w = context.waiter;
+      if (!w) return;
+      const events =
+        event.type === 'END' && event.reason === 'discarded' ? [] : context.queue.contents();
+      context.hooks.defer(() => answerWaiter(context, w, events));
+    },
+    pushHeartbeat: ({ context }) => void context.queue.push(HEARTBEAT),
+    sendPending: ({ context }) => {
+      if (context.socket) sendPending(context, context.socket);
+    },
+    replaceSocket: ({ context }) => closeSink(context, CLOSE.REPLACED, 'replaced'),
+    endSocket: ({ context, event }) => {
+      if (event.type === 'END') closeSink(context, ...END_CLOSE[event.reason]);
+    },
+    shutdownSocket: ({ context }) => closeSink(context, CLOSE.GOING_AWAY, 'server restarting'),
+  },
+}).createMachine({
+  id: 'eventQueue',
+  context: ({ input }) => ({
+    ...input,
+    waiter: null,
+    socket: null,
+    lastActivity: input.hooks.now(),
+  }),
+  initial: 'idle',
+  states: {
+    idle: {
+      on: {
+        POLL: [
+          { guard: 'answerNow', actions: ['answerPoll', 'touch'] },
+          { target: 'waiting', actions: 'holdPoll' },
+        ],
+        ATTACH: { target: 'streaming', actions: ['attachSocket', 'sendPending'] },
+        SWEEP: { guard: 'idleTooLong', target: 'expired' },
+        END: { target: 'expired' },
+      },
+    },
+    waiting: {
+      after: {
+        heartbeat: { target: 'idle', actions: ['pushHeartbeat', 'answerWaiter', 'releaseWaiter'] },
+      },
+      on: {
+        POLL: [
+          {
+            guard: 'answerNow',
+            target: 'idle',
+            actions: ['finishWaiterLater', 'answerPoll', 'releaseWaiter'],
+          },
+          { target: 'waiting', reenter: true, actions: ['finishWaiterLater', 'holdPoll'] },
+        ],
+        ABORT: { guard: 'isCurrentWaiter', target: 'idle', actions: 'releaseWaiter' },
+        FLUSH: { guard: 'hasPending', target: 'idle', actions: ['answerWaiter', 'releaseWaiter'] },
+        ATTACH: {
+          target: 'streaming',
+          actions: ['finishWaiterLater', 'releaseWaiter', 'attachSocket', 'sendPending'],
+        },
+        END: { target: 'expired', actions: 'finishWaiterForEnd' },
+        SHUTDOWN: { target: 'idle', actions: ['answerWaiter', 'releaseWaiter'] },
+      },
+    },
+    streaming: {
+      after: {
+        socketHeartbeat: [
+          {
+            guard: 'socketQuiet',
+            target: 'streaming',
+            reenter: true,
+            actions: ['pushHeartbeat', 'sendPending'],
+          },
+          { target: 'streaming', reenter: true },
+        ],
+      },
+      on: {
+        FLUSH: { actions: 'sendPending' },
+        POLL: [
+          {
+            guard: 'answerNow',
+            target: 'idle',
+            actions: ['replaceSocket', 'releaseSocket', 'answerPoll'],
+          },
+          { target: 'waiting', actions: ['replaceSocket', 'releaseSocket', 'holdPoll'] },
+        ],
+        ATTACH: {
+          target: 'streaming',
+          reenter: true,
+          actions: ['replaceSocket', 'attachSocket', 'sendPending'],
+        },
+        DETACH: { guard: 'isCurrentSocket', target: 'idle', actions: 'releaseSocket' },
+        END: { target: 'expired', actions: 'endSocket' },
+        SHUTDOWN: { target: 'idle', actions: ['shutdownSocket', 'releaseSocket'] },
+      },
+    },
+    expired: { type: 'final' },
+  },
+});
+
+export type QueueState = 'idle' | 'waiting' | 'streaming' | 'expired';
+
+/**
+ * A registered queue: its id, registration and filter, its buffer, and the actor that governs who
+ * consumes it. Everything about the consumer is read from the actor's snapshot.
+ */
+export class QueueHandle {
+  readonly actor: Actor<typeof queueMachine>;
 
   constructor(
     readonly id: string,
     readonly settings: QueueSettings,
     readonly filter: QueueFilter,
     readonly queue: EventQueue,
-    readonly hooks: QueueHooks,
+    hooks: QueueHooks,
+    lifespanMs: number,
   ) {
-    this.lastActivity = hooks.now();
+    this.actor = createActor(queueMachine, {
+      input: { id, queue, hooks, lifespanMs },
+      clock: hooks.clock ?? nodeClock,
+    });
+    this.actor.start();
   }
 
   get userId(): number {
@@ -81,215 +324,38 @@ export class QueueRuntime {
     return this.settings.realmId;
   }
 
-  get state(): 'idle' | 'waiting' | 'streaming' | 'expired' {
+  get context(): QueueContext {
+    return this.actor.getSnapshot().context;
+  }
+
+  get state(): QueueState {
     return this.actor.getSnapshot().value;
   }
 
+  /** Whether the machine has reached its final state (expired). */
+  get ended(): boolean {
+    return this.actor.getSnapshot().status === 'done';
+  }
+
+  get waiter(): Waiter | null {
+    return this.actor.getSnapshot().context.waiter;
+  }
+
+  get socket(): Attachment | null {
+    return this.actor.getSnapshot().context.socket;
+  }
+
+  get hasConsumer(): boolean {
+    const c = this.actor.getSnapshot().context;
+    return c.waiter !== null || c.socket !== null;
+  }
+
+  get lastActivity(): number {
+    return this.actor.getSnapshot().context.lastActivity;
+  }
+
+  /** Sends the machine an event (nothing once it has ended). */
   send(event: QueueEvent): void {
-    this.actor.send(event);
+    if (this.actor.getSnapshot().status === 'active') this.actor.send(event);
   }
-
-  /**
-   * Schedules a heartbeat `total` ms from now (a held poll), or once a socket has been quiet that
-   * long: a busy socket does not re-arm on every frame, the timer re-checks when it fires.
-   */
-  arm(total = this.hooks.heartbeatDelay(), wait = total): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.onTimer(total), wait);
-    this.timer.unref();
-  }
-
-  private onTimer(total: number): void {
-    this.timer = null;
-    if (this.socket) {
-      const quiet = this.hooks.now() - this.lastSend;
-      if (quiet < total) {
-        this.arm(total, total - quiet);
-        return;
-      }
-    }
-    this.actor.send({ type: 'HEARTBEAT' });
-  }
-
-  disarm(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-  }
-
-  touch(): void {
-    this.lastActivity = this.hooks.now();
-  }
-
-  /** Answers a waiter now (its own request's handler, a timer, or the flush), at most once. */
-  respond(w: Waiter): void {
-    if (w.answered) return;
-    w.answered = true;
-    try {
-      w.respond(this.queue.contents());
-    } catch (err) {
-      this.hooks.log(`queue ${this.id}: answering a poll failed`, err);
-    }
-  }
-
-  /** Answers the held poll after the current handler returns; it is no longer held. */
-  finishWaiterLater(): void {
-    const w = this.waiter;
-    this.waiter = null;
-    if (w) this.hooks.defer(() => this.respond(w));
-  }
-
-  closeSocket(code: number, reason: string): void {
-    const s = this.socket;
-    this.socket = null;
-    if (!s) return;
-    try {
-      s.close(code, reason);
-    } catch (err) {
-      this.hooks.log(`queue ${this.id}: closing a socket failed`, err);
-    }
-  }
-
-  sendPending(): void {
-    const s = this.socket;
-    if (!s) return;
-    const events = this.queue.after(this.sentThrough);
-    if (events.length > 0) {
-      this.sentThrough = events[events.length - 1]!.id;
-      this.lastSend = this.hooks.now();
-      try {
-        s.send(events);
-      } catch (err) {
-        this.hooks.log(`queue ${this.id}: sending on a socket failed`, err);
-      }
-    }
-    // The send may have closed it (backpressure).
-    if (this.socket === s && this.timer === null) this.arm();
-  }
-}
-
-export type QueueEvent =
-  | { type: 'POLL'; waiter: Waiter; dontBlock: boolean }
-  | { type: 'ABORT'; waiter: Waiter }
-  | { type: 'FLUSH' }
-  | { type: 'HEARTBEAT' }
-  | { type: 'ATTACH'; socket: SocketSink }
-  | { type: 'DETACH'; socket: SocketSink }
-  | { type: 'EXPIRE' }
-  | { type: 'SHUTDOWN' };
-
-export const queueMachine = setup({
-  types: {
-    context: {} as { rt: QueueRuntime },
-    events: {} as QueueEvent,
-    input: {} as { rt: QueueRuntime },
-  },
-  guards: {
-    answerNow: ({ context, event }) =>
-      event.type === 'POLL' && (event.dontBlock || !context.rt.queue.empty),
-    isCurrentWaiter: ({ context, event }) =>
-      event.type === 'ABORT' && context.rt.waiter === event.waiter,
-    isCurrentSocket: ({ context, event }) =>
-      event.type === 'DETACH' && context.rt.socket === event.socket,
-    hasPending: ({ context }) => !context.rt.queue.empty,
-  },
-  actions: {
-    answer: ({ context, event }) => {
-      if (event.type !== 'POLL') return;
-      context.rt.respond(event.waiter);
-      context.rt.touch();
-    },
-    park: ({ context, event }) => {
-      if (event.type !== 'POLL') return;
-      context.rt.waiter = event.waiter;
-      context.rt.touch();
-    },
-    finishWaiterLater: ({ context }) => context.rt.finishWaiterLater(),
-    flushWaiter: ({ context }) => {
-      const rt = context.rt;
-      const w = rt.waiter;
-      rt.waiter = null;
-      if (w) rt.respond(w);
-      rt.touch();
-    },
-    dropWaiter: ({ context }) => {
-      context.rt.waiter = null;
-      context.rt.touch();
-    },
-    pushHeartbeat: ({ context }) => void context.rt.queue.push(HEARTBEAT),
-    arm: ({ context }) => context.rt.arm(),
-    disarm: ({ context }) => context.rt.disarm(),
-    attach: ({ context, event }) => {
-      if (event.type !== 'ATTACH') return;
-      const rt = context.rt;
-      rt.socket = event.socket;
-      rt.sentThrough = rt.queue.newestPrunedId;
-      rt.lastSend = rt.hooks.now();
-      rt.touch();
-      rt.disarm();
-      rt.sendPending();
-    },
-    sendPending: ({ context }) => context.rt.sendPending(),
-    replaceSocket: ({ context }) => context.rt.closeSocket(CLOSE.REPLACED, 'replaced'),
-    goneSocket: ({ context }) => context.rt.closeSocket(CLOSE.QUEUE_GONE, 'queue deleted'),
-    shutdownSocket: ({ context }) => context.rt.closeSocket(CLOSE.GOING_AWAY, 'server restarting'),
-    detach: ({ context }) => {
-      context.rt.socket = null;
-      context.rt.touch();
-    },
-  },
-}).createMachine({
-  id: 'eventQueue',
-  context: ({ input }) => ({ rt: input.rt }),
-  initial: 'idle',
-  states: {
-    idle: {
-      on: {
-        POLL: [
-          { guard: 'answerNow', actions: 'answer' },
-          { target: 'waiting', actions: 'park' },
-        ],
-        ATTACH: { target: 'streaming', actions: 'attach' },
-        EXPIRE: { target: 'expired' },
-      },
-    },
-    waiting: {
-      entry: 'arm',
-      exit: 'disarm',
-      on: {
-        POLL: [
-          { guard: 'answerNow', target: 'idle', actions: ['finishWaiterLater', 'answer'] },
-          { target: 'waiting', reenter: true, actions: ['finishWaiterLater', 'park'] },
-        ],
-        ABORT: { guard: 'isCurrentWaiter', target: 'idle', actions: 'dropWaiter' },
-        FLUSH: { guard: 'hasPending', target: 'idle', actions: 'flushWaiter' },
-        HEARTBEAT: { target: 'idle', actions: ['pushHeartbeat', 'flushWaiter'] },
-        ATTACH: { target: 'streaming', actions: ['finishWaiterLater', 'attach'] },
-        EXPIRE: { target: 'expired', actions: 'finishWaiterLater' },
-        SHUTDOWN: { target: 'idle', actions: 'flushWaiter' },
-      },
-    },
-    streaming: {
-      exit: 'disarm',
-      on: {
-        FLUSH: { actions: 'sendPending' },
-        HEARTBEAT: { actions: ['pushHeartbeat', 'sendPending'] },
-        POLL: [
-          { guard: 'answerNow', target: 'idle', actions: ['replaceSocket', 'answer'] },
-          { target: 'waiting', actions: ['replaceSocket', 'park'] },
-        ],
-        ATTACH: { target: 'streaming', reenter: true, actions: ['replaceSocket', 'attach'] },
-        DETACH: { guard: 'isCurrentSocket', target: 'idle', actions: 'detach' },
-        EXPIRE: { target: 'expired', actions: 'goneSocket' },
-        SHUTDOWN: { target: 'idle', actions: 'shutdownSocket' },
-      },
-    },
-    expired: { type: 'final' },
-  },
-});
-
-export function startQueueActor(rt: QueueRuntime): void {
-  rt.actor = createActor(queueMachine, { input: { rt } });
-  rt.actor.start();
 }

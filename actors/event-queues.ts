@@ -1,33 +1,45 @@
 /**
- * The event queues of this process, and the fan-out: the EventPublisher the realm actors publish
- * committed events into.
+ * The event queues of this process: the EventPublisher the realm actors publish committed events
+ * into.
  *
- * publish() runs synchronously right after a commit (inside the realm actor's command): each
- * OutboundEvent is adapted and serialized once per client variant (src/lib/event-filter.ts,
- * src/lib/event-wire.ts) and appended to every accepting queue of every user it names. Because the
+ * publish() runs synchronously right after a commit (inside the realm actor's command) and hands
+ * each event to the fan-out (fanout.ts), which appends it to every accepting queue of every user
+ * it names. Because the
  * append is synchronous and a register builds its snapshot and creates its queue in one
  * synchronous block, an event is either in a snapshot or in the queue after it, never both and
  * never lost. Answering held polls and pushing to sockets happens afterwards, in one setImmediate
  * per batch, outside any request handler (the uWS trap in STYLE.md §4), each response corked.
  *
- * Also here: the periodic garbage-collection sweep (one timer for all queues), deletion, and the
- * graceful shutdown (saving and restoring queues: event-queue-persistence.ts).
+ * Bounds (queue-limits.ts, docs/robustness.md "Event queues"): queues per user, events and bytes
+ * per queue (a queue past them is discarded at the end of the publish, its client told
+ * BAD_EVENT_QUEUE_ID), and a budget for everything queued (enforced then too).
+ *
+ * Also here: the periodic garbage-collection sweep (one timer for all queues), deletion, ending a
+ * deactivated user's or realm's queues, and the graceful shutdown (saving and restoring queues:
+ * event-queue-persistence.ts).
  */
 import crypto from 'node:crypto';
 import { BadEventQueueIdError, JsonableError } from '../src/lib/errors.js';
-import {
-  adaptEvent,
-  messageVariant,
-  QueueFilter,
-  VARIANT_MASK,
-  type QueueSettings,
-} from '../src/lib/event-filter.js';
-import { SharedEvent, type QueueExtra, type QueuedEvent } from '../src/lib/event-wire.js';
+import { QueueFilter, type QueueSettings } from '../src/lib/event-filter.js';
+import { SharedEvent, type QueuedEvent } from '../src/lib/event-wire.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
-import { EventQueue } from './event-queue.js';
+import type { Clock } from './clock.js';
+import { EventQueue, QueueMemory } from './event-queue.js';
+import { deliver, deliverMessage, type FanoutTargets } from './fanout.js';
 import {
-  QueueRuntime,
-  startQueueActor,
+  budgetOrder,
+  givesWay,
+  isOverfull,
+  QUEUE_MIN_EVENTS,
+  resolveLimits,
+  TooManyQueuesError,
+  type QueueLimits,
+} from './queue-limits.js';
+import {
+  answerWaiter,
+  QueueHandle,
+  sendPending,
+  type EndReason,
   type QueueHooks,
   type SocketSink,
   type Waiter,
@@ -38,23 +50,45 @@ export type EventQueuesConfig = {
   heartbeatJitterMs: number;
   queueIdleLifetimeMs: number;
   queueSweepMs: number;
-};
+} & Partial<QueueLimits>;
 
 export type EventTap = (realmId: number, events: readonly OutboundEvent[]) => void;
 
 /** The longest idle lifetime a client may ask for (queue_lifespan_secs), as the reference. */
 export const MAX_QUEUE_LIFESPAN_MS = 7 * 24 * 3600 * 1000;
 
+/** What the queues hold (tests, benches, metrics). */
+export type QueueStats = {
+  queues: number;
+  /** Queue entries (one per event per queue). */
+  entries: number;
+  /** Estimated bytes of queued events (QueueMemory), against `budget`. */
+  bytes: number;
+  budget: number;
+  /** Queues discarded so far for their size or the budget. */
+  discarded: number;
+};
+
 export class EventQueues implements EventPublisher {
-  private readonly queues = new Map<string, QueueRuntime>();
-  private readonly byUser = new Map<number, QueueRuntime[]>();
+  private readonly queues = new Map<string, QueueHandle>();
+  private readonly byUser = new Map<number, QueueHandle[]>();
   /** realm id → queues registered with all_public_streams */
-  private readonly allPublic = new Map<number, Set<QueueRuntime>>();
-  private readonly dirty = new Set<QueueRuntime>();
+  private readonly allPublic = new Map<number, Set<QueueHandle>>();
+  private readonly dirty = new Set<QueueHandle>();
+  /** Queues past their bound during the current publish (discarded at its end). */
+  private readonly overfull = new Set<QueueHandle>();
   private readonly outbox: (() => void)[] = [];
   private flushScheduled = false;
   private readonly sweepTimer: NodeJS.Timeout;
   private closing = false;
+  private discardedCount = 0;
+  readonly memory = new QueueMemory();
+  private readonly targets: FanoutTargets = {
+    byUser: this.byUser,
+    allPublic: this.allPublic,
+    appended: (rt) => this.appended(rt),
+  };
+  readonly limits: QueueLimits;
   readonly hooks: QueueHooks;
   /** Seconds since the epoch when this process started (`server_generation`). */
   readonly serverGeneration = Math.floor(Date.now() / 1000);
@@ -63,16 +97,21 @@ export class EventQueues implements EventPublisher {
     private readonly config: EventQueuesConfig,
     private readonly tap?: EventTap,
     private readonly clock: () => number = Date.now,
+    /** The queue machines' timers (tests: xstate's SimulatedClock). */
+    timers?: Clock,
   ) {
+    this.limits = resolveLimits(config);
     this.hooks = {
       heartbeatDelay: () =>
         config.heartbeatMs + Math.floor(Math.random() * config.heartbeatJitterMs),
+      heartbeatMinMs: config.heartbeatMs,
       defer: (fn) => {
         this.outbox.push(fn);
         this.scheduleFlush();
       },
       now: () => this.clock(),
       log: (msg, err) => console.error(msg, err),
+      ...(timers ? { clock: timers } : {}),
     };
     this.sweepTimer = setInterval(() => this.sweep(), config.queueSweepMs);
     this.sweepTimer.unref();
@@ -80,14 +119,39 @@ export class EventQueues implements EventPublisher {
 
   // ---- registration and access --------------------------------------------------------------
 
-  register(settings: QueueSettings): QueueRuntime {
-    return this.adopt(crypto.randomUUID(), settings, new EventQueue());
+  /**
+   * A new queue for the settings' user. At the per-user limit, the user's least recently used
+   * queue gives way if nothing has consumed it for the server's idle lifetime (a client that
+   * crashed and registered again); otherwise the registration is refused (TooManyQueuesError).
+   */
+  register(settings: QueueSettings): QueueHandle {
+    const mine = this.byUser.get(settings.userId);
+    if (mine && mine.length >= this.limits.maxQueuesPerUser) this.makeRoom(mine);
+    return this.adopt(crypto.randomUUID(), settings, this.newBuffer());
+  }
+
+  private makeRoom(mine: readonly QueueHandle[]): void {
+    const gone = givesWay(mine, this.clock(), this.config.queueIdleLifetimeMs);
+    if (!gone) throw new TooManyQueuesError(this.limits.maxQueuesPerUser);
+    this.end(gone, 'discarded');
+  }
+
+  /** An empty buffer counted in this server's memory (restored queues fill it). */
+  newBuffer(): EventQueue {
+    return new EventQueue(this.memory);
   }
 
   /** Adds a queue with a known id and buffer (a restored one; see event-queue-persistence.ts). */
-  adopt(id: string, settings: QueueSettings, queue: EventQueue): QueueRuntime {
-    const rt = new QueueRuntime(id, settings, new QueueFilter(settings), queue, this.hooks);
-    startQueueActor(rt);
+  adopt(id: string, settings: QueueSettings, queue: EventQueue): QueueHandle {
+    const lifespan = settings.lifespanMs ?? this.config.queueIdleLifetimeMs;
+    const rt = new QueueHandle(
+      id,
+      settings,
+      new QueueFilter(settings),
+      queue,
+      this.hooks,
+      lifespan,
+    );
     this.queues.set(id, rt);
     let list = this.byUser.get(settings.userId);
     if (!list) this.byUser.set(settings.userId, (list = []));
@@ -101,26 +165,31 @@ export class EventQueues implements EventPublisher {
   }
 
   /** The queue, if it exists and belongs to `userId`; BAD_EVENT_QUEUE_ID otherwise (both cases). */
-  access(userId: number, queueId: string): QueueRuntime {
+  access(userId: number, queueId: string): QueueHandle {
     const rt = this.queues.get(queueId);
     if (!rt || rt.userId !== userId) throw new BadEventQueueIdError(queueId);
     return rt;
   }
 
-  get(queueId: string): QueueRuntime | undefined {
+  get(queueId: string): QueueHandle | undefined {
     return this.queues.get(queueId);
+  }
+
+  /** Whether the registry already has a queue with this id. */
+  has(queueId: string): boolean {
+    return this.queues.has(queueId);
   }
 
   get size(): number {
     return this.queues.size;
   }
 
-  /** Every queue (benches, admin tools). */
-  list(): QueueRuntime[] {
+  /** Every queue (saving, benches, admin tools). */
+  list(): QueueHandle[] {
     return [...this.queues.values()];
   }
 
-  forUser(userId: number): readonly QueueRuntime[] {
+  forUser(userId: number): readonly QueueHandle[] {
     return this.byUser.get(userId) ?? [];
   }
 
@@ -129,19 +198,53 @@ export class EventQueues implements EventPublisher {
     let waiting = 0;
     let streaming = 0;
     for (const rt of this.queues.values()) {
-      if (rt.waiter) waiting++;
-      else if (rt.socket) streaming++;
+      const c = rt.context;
+      if (c.waiter) waiting++;
+      else if (c.socket) streaming++;
     }
     return { waiting, streaming };
   }
 
-  /** DELETE /events, and expiry: finishes any consumer and forgets the queue. */
-  remove(rt: QueueRuntime): void {
+  stats(): QueueStats {
+    return {
+      queues: this.queues.size,
+      entries: this.memory.entries,
+      bytes: this.memory.bytes,
+      budget: this.limits.queueMemoryBudgetBytes,
+      discarded: this.discardedCount,
+    };
+  }
+
+  /** DELETE /events: finishes any consumer and forgets the queue. */
+  remove(rt: QueueHandle): void {
+    this.end(rt, 'deleted');
+  }
+
+  /**
+   * Ends the queues of deactivated users (`userIds`) or of a deactivated realm (null): held polls
+   * are answered with what they have, sockets closed (4003), queues deleted — the clients' next
+   * request is refused by authentication.
+   */
+  endSessions(realmId: number, userIds: readonly number[] | null): void {
+    const ending =
+      userIds === null
+        ? [...this.queues.values()].filter((rt) => rt.realmId === realmId)
+        : userIds.flatMap((id) => this.forUser(id).filter((rt) => rt.realmId === realmId));
+    for (const rt of ending) this.end(rt, 'deactivated');
+  }
+
+  private end(rt: QueueHandle, reason: EndReason): void {
     if (this.queues.get(rt.id) !== rt) return;
-    rt.send({ type: 'EXPIRE' });
-    rt.disarm();
+    rt.send({ type: 'END', reason });
+    this.forget(rt);
+    if (reason === 'discarded') this.discardedCount++;
+  }
+
+  /** Drops a queue that has ended from every index and releases what it held. */
+  private forget(rt: QueueHandle): void {
     this.queues.delete(rt.id);
     this.dirty.delete(rt);
+    this.overfull.delete(rt);
     const list = this.byUser.get(rt.userId);
     if (list) {
       const rest = list.filter((q) => q !== rt);
@@ -149,6 +252,8 @@ export class EventQueues implements EventPublisher {
       else this.byUser.set(rt.userId, rest);
     }
     this.allPublic.get(rt.realmId)?.delete(rt);
+    rt.actor.stop();
+    rt.queue.clear();
   }
 
   // ---- consumers ----------------------------------------------------------------------------
@@ -160,7 +265,7 @@ export class EventQueues implements EventPublisher {
    * is lost. `respond` is called exactly once unless the client went away.
    */
   poll(
-    rt: QueueRuntime,
+    rt: QueueHandle,
     lastEventId: number,
     dontBlock: boolean,
     respond: (events: QueuedEvent[]) => void,
@@ -184,24 +289,21 @@ export class EventQueues implements EventPublisher {
    * A WebSocket attaches (after its upgrade request acknowledged): it gets every pending event,
    * then each new one as it is appended.
    */
-  attachSocket(rt: QueueRuntime, socket: SocketSink): void {
+  attachSocket(rt: QueueHandle, sink: SocketSink): void {
     if (this.closing || this.queues.get(rt.id) !== rt) {
-      socket.close(
-        this.closing ? 1001 : 4001,
-        this.closing ? 'server restarting' : 'queue deleted',
-      );
+      sink.close(this.closing ? 1001 : 4001, this.closing ? 'server restarting' : 'queue deleted');
       return;
     }
-    rt.send({ type: 'ATTACH', socket });
+    rt.send({ type: 'ATTACH', sink });
   }
 
   /** An acknowledgement: the upgrade's `last_event_id`, or a frame on a socket. */
-  acknowledge(rt: QueueRuntime, lastEventId: number): void {
+  acknowledge(rt: QueueHandle, lastEventId: number): void {
     rt.queue.acknowledge(lastEventId);
   }
 
-  detachSocket(rt: QueueRuntime, socket: SocketSink): void {
-    rt.send({ type: 'DETACH', socket });
+  detachSocket(rt: QueueHandle, sink: SocketSink): void {
+    rt.send({ type: 'DETACH', sink });
   }
 
   // ---- fan-out ------------------------------------------------------------------------------
@@ -214,98 +316,64 @@ export class EventQueues implements EventPublisher {
     }
     for (const ev of events) {
       try {
-        if (ev.event.type === 'message' && ev.message) this.deliverMessage(realmId, ev);
-        else this.deliver(realmId, ev);
+        if (ev.event.type === 'message' && ev.message) deliverMessage(this.targets, realmId, ev);
+        else deliver(this.targets, realmId, ev);
       } catch (err) {
         console.error(`realm ${realmId}: delivering a ${ev.event.type} event failed`, err);
       }
     }
+    this.settle();
     this.scheduleFlush();
-  }
-
-  private deliver(realmId: number, ev: OutboundEvent): void {
-    const event = ev.event;
-    const mask = VARIANT_MASK[event.type] ?? 0;
-    const variants = new Map<number, SharedEvent[]>();
-    const flags = event.type === 'update_message' ? ev.flags : undefined;
-    for (const userId of ev.users) {
-      const list = this.byUser.get(userId);
-      if (!list) continue;
-      for (const rt of list) {
-        if (rt.realmId !== realmId || !rt.filter.accepts(event)) continue;
-        const key = rt.filter.bits & mask;
-        let shared = variants.get(key);
-        if (!shared) {
-          shared = adaptEvent(event, key).map((e) => SharedEvent.of(e));
-          variants.set(key, shared);
-        }
-        if (flags) {
-          const f = flags[userId] ?? [];
-          for (const s of shared) {
-            rt.queue.push(s, ',"flags":' + JSON.stringify(f), { top: { flags: f } });
-          }
-        } else {
-          for (const s of shared) rt.queue.push(s);
-        }
-        this.markDirty(rt);
-      }
-    }
-  }
-
-  private deliverMessage(realmId: number, ev: OutboundEvent): void {
-    const d = ev.message!;
-    const message = ev.event.message as Record<string, unknown>;
-    const recipientId = message.recipient_id;
-    const variants = new Map<number, { shared: SharedEvent; view: Record<string, unknown> }>();
-    const flagsJson = new Map<string, string>();
-    const reached = new Set<QueueRuntime>();
-    const mask = VARIANT_MASK.message!;
-
-    const offer = (rt: QueueRuntime, userId: number, flags: readonly string[]) => {
-      if (reached.has(rt) || rt.realmId !== realmId || !rt.filter.wantsMessages) return;
-      const key = rt.filter.bits & mask;
-      let v = variants.get(key);
-      if (!v) {
-        const view = messageVariant(message, key, d.rawContent, d.senderAvatarIsExternal);
-        v = { shared: SharedEvent.openMessage(view), view };
-        variants.set(key, v);
-      }
-      if (!rt.filter.narrowAccepts(v.view, flags)) return;
-      reached.add(rt);
-      const rid = d.recipientIdFor?.[userId] ?? recipientId;
-      const fkey = flags.join('\0');
-      let fjson = flagsJson.get(fkey);
-      if (fjson === undefined) flagsJson.set(fkey, (fjson = JSON.stringify(flags)));
-      let tail = ',"recipient_id":' + JSON.stringify(rid) + '},"flags":' + fjson;
-      const extra: QueueExtra = { message: { recipient_id: rid }, top: { flags } };
-      if (d.senderQueueId !== undefined && d.localId !== undefined && rt.id === d.senderQueueId) {
-        tail += ',"local_message_id":' + JSON.stringify(d.localId);
-        extra.top.local_message_id = d.localId;
-      }
-      rt.queue.push(v.shared, tail, extra);
-      this.markDirty(rt);
-    };
-
-    for (const userId of ev.users) {
-      const list = this.byUser.get(userId);
-      if (!list) continue;
-      const flags = ev.flags?.[userId] ?? [];
-      for (const rt of list) offer(rt, userId, flags);
-    }
-    if (d.publicChannel) {
-      for (const rt of this.allPublic.get(realmId) ?? []) offer(rt, rt.userId, []);
-    }
   }
 
   /** Appends an event to one queue (restart events; tests). */
-  pushTo(rt: QueueRuntime, event: WireEvent): void {
+  pushTo(rt: QueueHandle, event: WireEvent): void {
     rt.queue.push(SharedEvent.of(event));
-    this.markDirty(rt);
+    this.appended(rt);
+    this.settle();
     this.scheduleFlush();
   }
 
-  private markDirty(rt: QueueRuntime): void {
-    if (rt.waiter !== null || rt.socket !== null) this.dirty.add(rt);
+  /** After an append: a queue past its bound is discarded at the end of the publish. */
+  private appended(rt: QueueHandle): void {
+    if (isOverfull(rt.queue, this.limits)) this.overfull.add(rt);
+    else if (rt.hasConsumer) this.dirty.add(rt);
+  }
+
+  /** Discards the queues past their bound, then enforces the server-wide budget. */
+  private settle(): void {
+    if (this.overfull.size > 0) {
+      const over = [...this.overfull];
+      this.overfull.clear();
+      for (const rt of over) {
+        console.warn(
+          `event queue ${rt.id} of user ${rt.userId} discarded: ${rt.queue.size} unacknowledged ` +
+            `events, ${rt.queue.bytes} bytes (bounds: ${this.limits.queueMaxEvents} events; ` +
+            `${this.limits.queueMaxBytes} bytes beyond ${QUEUE_MIN_EVENTS} events)`,
+        );
+        this.end(rt, 'discarded');
+      }
+    }
+    if (this.memory.bytes > this.limits.queueMemoryBudgetBytes) this.enforceBudget();
+  }
+
+  /**
+   * Everything queued is over the budget: discards queues until it is under 90% of it — those
+   * without a consumer first, then the least recently consumed, then the longest.
+   */
+  private enforceBudget(): void {
+    const budget = this.limits.queueMemoryBudgetBytes;
+    const before = this.memory.bytes;
+    let n = 0;
+    for (const rt of budgetOrder(this.queues.values())) {
+      if (this.memory.bytes <= budget * 0.9) break;
+      this.end(rt, 'discarded');
+      n++;
+    }
+    console.warn(
+      `event queues over their memory budget (${before} of ${budget} bytes): ` +
+        `discarded ${n}, ${this.memory.bytes} bytes left`,
+    );
   }
 
   private scheduleFlush(): void {
@@ -332,12 +400,13 @@ export class EventQueues implements EventPublisher {
     // (data operations, like the append), then each answered queue's machine takes its
     // waiting → idle transition — in the same synchronous block, so no request or event can
     // observe the gap, and the last client is not kept waiting behind the others' transitions.
-    const answered: QueueRuntime[] = [];
+    const answered: QueueHandle[] = [];
     for (const rt of dirty) {
-      if (rt.socket) {
-        rt.sendPending();
-      } else if (rt.waiter && !rt.queue.empty) {
-        rt.respond(rt.waiter);
+      const c = rt.context;
+      if (c.socket) {
+        sendPending(c, c.socket);
+      } else if (c.waiter && !rt.queue.empty) {
+        answerWaiter(c, c.waiter, rt.queue.contents());
         answered.push(rt);
       }
     }
@@ -348,15 +417,16 @@ export class EventQueues implements EventPublisher {
 
   /** Removes every queue nobody has polled or streamed for its idle lifetime. */
   sweep(): number {
-    const now = this.clock();
-    const expired: QueueRuntime[] = [];
-    for (const rt of this.queues.values()) {
-      if (rt.waiter || rt.socket) continue;
-      const lifetime = rt.settings.lifespanMs ?? this.config.queueIdleLifetimeMs;
-      if (now - rt.lastActivity >= lifetime) expired.push(rt);
+    let n = 0;
+    for (const rt of [...this.queues.values()]) {
+      if (rt.state !== 'idle') continue;
+      rt.send({ type: 'SWEEP' });
+      if (rt.ended) {
+        this.forget(rt);
+        n++;
+      }
     }
-    for (const rt of expired) this.remove(rt);
-    return expired.length;
+    return n;
   }
 
   // ---- shutdown and restart -----------------------------------------------------------------
@@ -369,22 +439,16 @@ export class EventQueues implements EventPublisher {
     this.closing = true;
     clearInterval(this.sweepTimer);
     for (const rt of this.queues.values()) {
-      if (rt.waiter || rt.socket) rt.send({ type: 'SHUTDOWN' });
-      rt.disarm();
+      if (rt.hasConsumer) rt.send({ type: 'SHUTDOWN' });
     }
     const deferred = this.outbox.splice(0);
     for (const fn of deferred) fn();
   }
 
-  /** Whether the registry already has a queue with this id. */
-  has(queueId: string): boolean {
-    return this.queues.has(queueId);
-  }
-
-  /** Stops timers (the queues themselves are kept for saving). */
+  /** Stops timers and actors (the queues themselves are kept for saving). */
   close(): void {
     clearInterval(this.sweepTimer);
-    for (const rt of this.queues.values()) rt.disarm();
+    for (const rt of this.queues.values()) rt.actor.stop();
   }
 }
 

@@ -35,6 +35,7 @@ import {
 } from '../src/mutations/profile-fields.js';
 import { doAddPushDevice, doRemovePushDevice } from '../src/mutations/push-devices.js';
 import { checkUpdateRealm } from '../src/mutations/realm-admin.js';
+import { checkDeactivateRealm, doReactivateRealm } from '../src/mutations/realm-deactivate.js';
 import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
 import { doChangeSettings, doConfirmEmailChange } from '../src/mutations/user-settings.js';
 import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
@@ -59,7 +60,7 @@ import {
 import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
-import { checkUpdateMessage, ensureNotificationBot } from '../src/mutations/message-edit.js';
+import { checkUpdateMessage } from '../src/mutations/message-edit.js';
 import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
 import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
@@ -69,6 +70,7 @@ import {
   doDeliverScheduledMessage,
   doEditScheduledMessage,
   doFailScheduledMessage,
+  doReportScheduledFailure,
   doScheduleMessage,
 } from '../src/mutations/scheduled-messages.js';
 import { checkCreateUser, checkDeactivateUser } from '../src/mutations/users.js';
@@ -99,6 +101,9 @@ export const REALM_COMMANDS = {
   'profile_field.delete': checkDeleteProfileField,
   'profile_field.reorder': checkReorderProfileFields,
   'realm.update': checkUpdateRealm,
+  'realm.deactivate': checkDeactivateRealm,
+  // Internal (the reference reactivates through a confirmation link): tests, admin tools.
+  'realm.reactivate': doReactivateRealm,
   'linkifier.add': doAddLinkifier,
   'linkifier.update': doUpdateLinkifier,
   'linkifier.remove': doRemoveLinkifier,
@@ -135,7 +140,6 @@ export const REALM_COMMANDS = {
   'message.send': checkSendMessage,
   'message.delete': checkDeleteMessage,
   'message.update': checkUpdateMessage,
-  'message.notification_bot.ensure': ensureNotificationBot,
   'message.flags.update': doUpdateMessageFlags,
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,
@@ -147,6 +151,7 @@ export const REALM_COMMANDS = {
   // Internal: the delivery scheduler (actors/scheduled-delivery.ts).
   'scheduled_message.deliver': doDeliverScheduledMessage,
   'scheduled_message.fail': doFailScheduledMessage,
+  'scheduled_message.report_failure': doReportScheduledFailure,
   // Presence (the batch write of the in-memory presence), status, snippets, playgrounds,
   // new-user defaults.
   'presence.flush': doFlushPresence,

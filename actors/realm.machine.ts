@@ -1,14 +1,24 @@
 /**
  * The realm actor: one xstate machine per realm, through which every change to the realm's data
- * passes. xstate's mailbox processes one event completely before the next, and `runCommand` is
- * synchronous, so mutations of a realm are applied strictly one at a time, in arrival order, each
- * inside one SQLite transaction — no locks needed.
+ * passes. xstate's mailbox processes one event completely before the next, and each command runs
+ * synchronously, so mutations of a realm are applied strictly one at a time, in arrival order,
+ * each inside one SQLite transaction — no locks needed.
  *
- * Group commit (earned by `npm run bench -- messages`, docs/benchmarks.md): commands named in the table's
- * `batchable` set (message sends) do not run at once; they wait for the end of the current turn
- * of the event loop (setImmediate), and every one queued by then runs in ONE transaction, each
+ *   open.idle       COMMAND, batchable        → open.batching (enqueue)
+ *                   COMMAND, other            → open.idle     (run it)
+ *                   CLOSE                     → closed
+ *   open.batching   COMMAND, batchable        → open.batching (enqueue)
+ *                   COMMAND, other            → open.idle     (commit the batch, then run it)
+ *                   after endOfTurn           → open.idle     (commit the batch)
+ *                   CLOSE                     → closed        (commit the batch)
+ *   closed          COMMAND                   → closed        (refuse: 503)
+ *
+ * Group commit (earned by `npm run bench -- messages`, docs/benchmarks.md): commands named in the
+ * table's `batchable` set (message sends) do not run at once; they wait in the context until the
+ * end of the current turn of the event loop (`endOfTurn`, a delay of 0: setImmediate on the
+ * actor's clock, actors/clock.ts), and every one queued by then runs in ONE transaction, each
  * inside its own savepoint. The guarantees stay those of one transaction per command:
- * - arrival order: a command that is not batchable first runs the pending batch, then itself;
+ * - arrival order: a command that is not batchable first commits the pending batch, then runs;
  * - all-or-nothing per command: a command that throws rolls back to its savepoint only, and its
  *   events and read-model refreshes are dropped;
  * - events only after COMMIT: the batch's events are published, in command order, after the one
@@ -18,10 +28,10 @@
  * every recipient's part of user_messages and its indexes), so N sends in one commit cost far
  * less than N commits.
  *
- * States: `open` runs commands; `closed` (after shutdown or realm removal) refuses them.
- *
- * Discipline (xstate v5 stops an actor for good, silently, when an action throws): runCommand and
- * runBatch catch everything and always reply.
+ * Discipline: `assign` only computes the next context (the batch is an immutable list, newest
+ * first); running commands, publishing and replying are named actions (runOne, commitBatch,
+ * refuse), which catch everything and always reply — xstate v5 stops an actor for good, silently,
+ * when an action throws.
  */
 import { assign, setup } from 'xstate';
 import { JsonableError } from '../src/lib/errors.js';
@@ -41,24 +51,29 @@ export type Envelope = {
 
 export type RealmMachineEvent = { type: 'COMMAND'; envelope: Envelope } | { type: 'CLOSE' };
 
-export type RealmMachineContext = {
+/** What the realm actor works with; fixed for its life. */
+export type RealmDeps = {
   store: Store;
   view: RealmView;
   publisher: EventPublisher;
   commands: CommandTable;
   /** Commands that may share a transaction with others (group commit). */
   batchable: ReadonlySet<string>;
+  /** The server's "now" (ms), as mutations see it. */
   clock: () => number;
-  /** Batchable commands waiting for the end of the event loop's turn. */
-  batch: Batch;
-  /** Commands applied so far; diagnostic. */
+};
+
+/** The commands waiting for the end of the turn: an immutable list, newest first. */
+export type Pending = { readonly env: Envelope; readonly prev: Pending | null };
+
+export type RealmMachineContext = {
+  deps: RealmDeps;
+  pending: Pending | null;
+  /** Commands received so far; diagnostic. */
   applied: number;
 };
 
-/** The pending group commit of a realm (mutable; owned by the machine's context). */
-export type Batch = { pending: Envelope[]; scheduled: boolean; closed: boolean };
-
-/** Most commands one group commit runs (a bound on the transaction); more wait for the next. */
+/** Most commands one group commit runs (a bound on the transaction); more run in the next. */
 export const MAX_BATCH = 64;
 
 export class RealmClosedError extends JsonableError {
@@ -72,12 +87,13 @@ type Outcome = {
   reply: Reply;
   events: OutboundEvent[];
   afterCommit: (() => void)[];
+  /** Sessions to end after the events are published (deactivations): users, or null: all. */
+  ended: (readonly number[] | null)[];
 };
 
 function mutationContext(
-  ctx: RealmMachineContext,
-  events: OutboundEvent[],
-  afterCommit: (() => void)[],
+  ctx: RealmDeps,
+  { events, afterCommit, ended }: Omit<Outcome, 'env' | 'reply'>,
 ): MutationContext {
   return {
     store: ctx.store,
@@ -86,32 +102,30 @@ function mutationContext(
     emit: (event: WireEvent, users: readonly number[], delivery) =>
       void events.push(delivery ? { event, users, ...delivery } : { event, users }),
     afterCommit: (fn) => void afterCommit.push(fn),
+    endSessions: (users) => void ended.push(users === 'realm' ? null : users),
   };
 }
 
 /** Runs one mutation inside the current transaction (or a savepoint of it); never throws. */
-function applyOne(ctx: RealmMachineContext, env: Envelope): Outcome {
+function applyOne(ctx: RealmDeps, env: Envelope): Outcome {
   const mutation = ctx.commands[env.command] as
     ((c: MutationContext, p: unknown) => unknown) | undefined;
-  const events: OutboundEvent[] = [];
-  const afterCommit: (() => void)[] = [];
+  const effects: Omit<Outcome, 'env' | 'reply'> = { events: [], afterCommit: [], ended: [] };
   if (!mutation) {
     const error = new Error(`unknown realm command ${env.command}`);
-    return { env, reply: { ok: false, error }, events, afterCommit };
+    return { env, reply: { ok: false, error }, ...effects };
   }
   try {
     // Nested inside a batch's transaction, this is a savepoint: a refusal undoes only this command.
-    const data = ctx.store.transaction(() =>
-      mutation(mutationContext(ctx, events, afterCommit), env.payload),
-    );
-    return { env, reply: { ok: true, data }, events, afterCommit };
+    const data = ctx.store.transaction(() => mutation(mutationContext(ctx, effects), env.payload));
+    return { env, reply: { ok: true, data }, ...effects };
   } catch (error) {
-    return { env, reply: { ok: false, error }, events: [], afterCommit: [] };
+    return { env, reply: { ok: false, error }, events: [], afterCommit: [], ended: [] };
   }
 }
 
 /** After COMMIT: read-model refreshes, then the events (in command order), then the replies. */
-function finish(ctx: RealmMachineContext, outcomes: readonly Outcome[]): void {
+function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
   const events: OutboundEvent[] = [];
   for (const o of outcomes) {
     for (const fn of o.afterCommit) {
@@ -134,6 +148,15 @@ function finish(ctx: RealmMachineContext, outcomes: readonly Outcome[]): void {
     }
   }
   for (const o of outcomes) {
+    for (const users of o.ended) {
+      try {
+        ctx.publisher.endSessions?.(ctx.view.id, users);
+      } catch (err) {
+        console.error(`realm ${ctx.view.id}: ending sessions failed`, err);
+      }
+    }
+  }
+  for (const o of outcomes) {
     try {
       o.env.reply(o.reply);
     } catch (err) {
@@ -143,18 +166,17 @@ function finish(ctx: RealmMachineContext, outcomes: readonly Outcome[]): void {
 }
 
 /** Applies one command in one transaction; delivers its events after COMMIT; always replies. */
-export function runCommand(ctx: RealmMachineContext, env: Envelope): void {
+function runCommand(ctx: RealmDeps, env: Envelope): void {
   finish(ctx, [applyOne(ctx, env)]);
 }
 
 /**
- * Runs the pending batch (group commit): one transaction, one savepoint per command, events and
- * replies after the COMMIT. Always replies to every command.
+ * Runs a batch (group commit), MAX_BATCH commands per transaction, one savepoint per command,
+ * events and replies after each COMMIT. Always replies to every command.
  */
-export function runBatch(ctx: RealmMachineContext): void {
-  const batch = ctx.batch;
-  while (batch.pending.length > 0) {
-    const envs = batch.pending.splice(0, MAX_BATCH);
+function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
+  for (let i = 0; i < all.length; i += MAX_BATCH) {
+    const envs = all.slice(i, i + MAX_BATCH);
     let outcomes: Outcome[] = [];
     try {
       ctx.store.transaction(() => {
@@ -167,58 +189,49 @@ export function runBatch(ctx: RealmMachineContext): void {
         reply: { ok: false, error },
         events: [],
         afterCommit: [],
+        ended: [],
       }));
     }
     finish(ctx, outcomes);
   }
 }
 
-function enqueue(ctx: RealmMachineContext, env: Envelope): void {
-  const batch = ctx.batch;
-  batch.pending.push(env);
-  if (batch.scheduled) return;
-  batch.scheduled = true;
-  setImmediate(() => {
-    batch.scheduled = false;
-    if (batch.closed) {
-      for (const e of batch.pending.splice(0))
-        e.reply({ ok: false, error: new RealmClosedError() });
-      return;
-    }
-    try {
-      runBatch(ctx);
-    } catch (err) {
-      console.error(`realm ${ctx.view.id}: group commit failed`, err);
-    }
-  });
+/** The pending commands in arrival order. */
+function inArrivalOrder(pending: Pending | null): Envelope[] {
+  const out: Envelope[] = [];
+  for (let p = pending; p !== null; p = p.prev) out.push(p.env);
+  return out.reverse();
 }
 
 export const realmMachine = setup({
   types: {
     context: {} as RealmMachineContext,
     events: {} as RealmMachineEvent,
-    input: {} as Omit<RealmMachineContext, 'applied' | 'batch'>,
+    input: {} as RealmDeps,
+  },
+  delays: {
+    /** After the current turn of the event loop (the clock runs a delay of 0 in setImmediate). */
+    endOfTurn: 0,
+  },
+  guards: {
+    batchable: ({ context, event }) =>
+      event.type === 'COMMAND' && context.deps.batchable.has(event.envelope.command),
   },
   actions: {
-    run: assign(({ context, event }) => {
-      if (event.type !== 'COMMAND') return {};
-      const env = event.envelope;
-      if (context.batchable.has(env.command)) {
-        enqueue(context, env);
-      } else {
-        // Arrival order: whatever is pending committed first.
-        if (context.batch.pending.length > 0) runBatch(context);
-        runCommand(context, env);
-      }
-      return { applied: context.applied + 1 };
-    }),
-    flush: ({ context }) => {
+    count: assign(({ context }) => ({ applied: context.applied + 1 })),
+    enqueue: assign(({ context, event }) =>
+      event.type === 'COMMAND' ? { pending: { env: event.envelope, prev: context.pending } } : {},
+    ),
+    clearBatch: assign({ pending: null }),
+    runOne: ({ context, event }) => {
+      if (event.type === 'COMMAND') runCommand(context.deps, event.envelope);
+    },
+    commitBatch: ({ context }) => {
       try {
-        runBatch(context);
+        runBatch(context.deps, inArrivalOrder(context.pending));
       } catch (err) {
-        console.error(`realm ${context.view.id}: group commit failed`, err);
+        console.error(`realm ${context.deps.view.id}: group commit failed`, err);
       }
-      context.batch.closed = true;
     },
     refuse: ({ event }) => {
       if (event.type === 'COMMAND')
@@ -227,17 +240,33 @@ export const realmMachine = setup({
   },
 }).createMachine({
   id: 'realm',
-  context: ({ input }) => ({
-    ...input,
-    batch: { pending: [], scheduled: false, closed: false },
-    applied: 0,
-  }),
+  context: ({ input }) => ({ deps: input, pending: null, applied: 0 }),
   initial: 'open',
   states: {
     open: {
-      on: {
-        COMMAND: { actions: 'run' },
-        CLOSE: { target: 'closed', actions: 'flush' },
+      initial: 'idle',
+      states: {
+        idle: {
+          on: {
+            COMMAND: [
+              { guard: 'batchable', target: 'batching', actions: ['count', 'enqueue'] },
+              { actions: ['count', 'runOne'] },
+            ],
+            CLOSE: { target: '#realm.closed' },
+          },
+        },
+        batching: {
+          after: {
+            endOfTurn: { target: 'idle', actions: ['commitBatch', 'clearBatch'] },
+          },
+          on: {
+            COMMAND: [
+              { guard: 'batchable', actions: ['count', 'enqueue'] },
+              { target: 'idle', actions: ['count', 'commitBatch', 'clearBatch', 'runOne'] },
+            ],
+            CLOSE: { target: '#realm.closed', actions: ['commitBatch', 'clearBatch'] },
+          },
+        },
       },
     },
     closed: {

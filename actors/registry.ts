@@ -7,6 +7,7 @@ import { createActor, type Actor } from 'xstate';
 import type { EventPublisher } from '../src/lib/events.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
+import { nodeClock } from './clock.js';
 import { realmMachine, type Reply } from './realm.machine.js';
 import {
   BATCHABLE_COMMANDS,
@@ -35,6 +36,7 @@ export class RealmRuntime {
     this.actor = createActor(realmMachine, {
       input: { store, view: this.view, publisher, commands, batchable, clock },
       systemId: `realm:${realmId}`,
+      clock: nodeClock,
     });
     this.actor.start();
   }
@@ -63,7 +65,7 @@ export class RealmRuntime {
   }
 
   get status(): 'open' | 'closed' {
-    return this.actor.getSnapshot().value;
+    return this.actor.getSnapshot().matches('closed') ? 'closed' : 'open';
   }
 
   get applied(): number {

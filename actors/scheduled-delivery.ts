@@ -3,7 +3,9 @@
  * scheduled message falls due (not a timer per message). When it fires, every due message is
  * rendered as its sender's message would be now (the realm may have changed since it was
  * scheduled), then handed to its realm actor (`scheduled_message.deliver`), which checks it again
- * and sends it through the send path, or marks it failed. Then the timer is armed again.
+ * and sends it through the send path, or marks it failed; the notification bot's report of a
+ * failure is rendered here too, once the failure is known (`scheduled_message.report_failure`).
+ * Then the timer is armed again.
  *
  * - On start, the timer is armed from the store: messages that fell due while the server was down
  *   go out at once (those more than 10 minutes late are marked failed, as the reference does).
@@ -14,11 +16,9 @@
  * - Time is the server's clock; a timer longer than setTimeout allows (~24.8 days) fires early,
  *   finds nothing due and re-arms.
  */
-import type { RenderContext } from '../src/lib/markdown/index.js';
-import { NotificationBotNeeded } from '../src/mutations/message-edit.js';
-import { renderedMessage } from '../src/mutations/messages.js';
+import { preparedContent } from '../src/lib/message-content.js';
+import { scheduledFailureText } from '../src/lib/notices.js';
 import { renderContextFor } from '../src/queries/render-context.js';
-import { htmlToText } from '../src/lib/search.js';
 import type { ServerConfig } from '../src/config.js';
 import type { ScheduledMessageRow } from '../src/storage/scheduled-messages.js';
 import type { Store } from '../src/storage/store.js';
@@ -133,20 +133,18 @@ export class ScheduledDelivery {
   private async deliverOne(row: ScheduledMessageRow): Promise<boolean> {
     const realm = this.realms.get(row.realm_id);
     if (!realm) return true;
-    let context: RenderContext | null = null;
     try {
-      context = renderContextFor(this.config, this.store, realm.view);
+      const context = renderContextFor(this.config, this.store, realm.view);
       const r = await this.renderer.render(row.content, context, {
         translate_emoticons: realm.view.userSettings(row.sender_id).translate_emoticons,
       });
-      const command = {
+      const outcome = await realm.ask('scheduled_message.deliver', {
         scheduled_message_id: row.id,
-        render_context: context,
-        content: row.content,
-        rendered: renderedMessage(r),
-        search_text: htmlToText(r.rendered_content),
-      };
-      await withNotificationBot(realm, () => realm.ask('scheduled_message.deliver', command));
+        ...preparedContent(row.content, r),
+      });
+      if (outcome.outcome === 'failed' && outcome.tell) {
+        await this.reportFailure(realm, row, outcome.failure_message);
+      }
       return true;
     } catch (err) {
       if (err instanceof RealmClosedError) return false;
@@ -154,12 +152,12 @@ export class ScheduledDelivery {
       // marks the message failed with a generic message.
       console.error(`delivering scheduled message ${row.id} failed`, err);
       try {
-        const command = {
+        const failure = 'Internal server error';
+        const { failed } = await realm.ask('scheduled_message.fail', {
           scheduled_message_id: row.id,
-          failure_message: 'Internal server error',
-          render_context: context ?? renderContextFor(this.config, this.store, realm.view),
-        };
-        await withNotificationBot(realm, () => realm.ask('scheduled_message.fail', command));
+          failure_message: failure,
+        });
+        if (failed) await this.reportFailure(realm, row, failure);
         return true;
       } catch (err2) {
         console.error(`marking scheduled message ${row.id} failed did not work`, err2);
@@ -167,19 +165,23 @@ export class ScheduledDelivery {
       }
     }
   }
-}
 
-/**
- * Runs a delivery command; a failure to tell needs the realm's notification bot, so when the
- * command answers NotificationBotNeeded (rolled back), the bot is created and the command asked
- * again — a successful delivery never creates it.
- */
-async function withNotificationBot<T>(realm: RealmRuntime, ask: () => Promise<T>): Promise<T> {
-  try {
-    return await ask();
-  } catch (err) {
-    if (!(err instanceof NotificationBotNeeded)) throw err;
-    await realm.ask('message.notification_bot.ensure', {});
-    return ask();
+  /**
+   * The notification bot's direct message telling the sender why a message was not sent,
+   * rendered here like every message, after the failure decided what it says.
+   */
+  private async reportFailure(
+    realm: RealmRuntime,
+    row: ScheduledMessageRow,
+    failure: string,
+  ): Promise<void> {
+    const text = scheduledFailureText(row.scheduled_timestamp, failure);
+    const context = renderContextFor(this.config, this.store, realm.view);
+    const r = await this.renderer.render(text, context, {});
+    await realm.ask('scheduled_message.report_failure', {
+      scheduled_message_id: row.id,
+      failure_message: failure,
+      notice: preparedContent(text, r),
+    });
   }
 }

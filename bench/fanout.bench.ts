@@ -189,7 +189,7 @@ async function confabWithUsers(n: number): Promise<ConfabSetup> {
       if (events.some((e) => e.event.type === 'realm')) t0 = now();
     },
   });
-  const owner = doCreateRealm(server.context.store, {
+  const owner = doCreateRealm(server.store, {
     name: 'Bench',
     string_id: '',
     owner_email: 'owner@bench.example',

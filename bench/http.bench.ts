@@ -108,7 +108,7 @@ async function confabRun(
   load: (port: number, headers: Record<string, string>) => Promise<LoadResult>,
 ): Promise<{ confab: LoadResult; body: string; auth: Record<string, string> }> {
   const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits });
-  const owner = doCreateRealm(server.context.store, {
+  const owner = doCreateRealm(server.store, {
     name: 'Bench',
     string_id: '',
     owner_email: 'bench@example.com',

@@ -55,7 +55,7 @@ function parseMix(spec: string): Record<Action, number> {
 
 /** History: `total` messages spread over the channels, received (and read) by each subscriber. */
 function seedHistory(b: BenchServer, channels: { id: number; members: number[] }[], total: number) {
-  const { store } = b.server.context;
+  const store = b.server.store;
   const date = Math.floor(Date.now() / 1000) - 86_400;
   const CHUNK = 5_000;
   for (let start = 0; start < total; start += CHUNK) {

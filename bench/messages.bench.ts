@@ -18,9 +18,13 @@
  *    (1,000,000) messages over 10 channels, seeded in bulk through the store; the newest 100 and
  *    100 before an anchor in the middle, from the load-generator process, 1 and 4 connections.
  *
+ * Parts 1 and 2 run once per durability mode (BENCH_DURABILITY, default "normal,full": SQLite's
+ * synchronous=NORMAL, the default, and FULL, DURABILITY=full), so the cost of syncing every commit
+ * is read within one run.
+ *
  * Targets (issue #5): sends/s ≥ 60% of the raw ceiling; p99 send-to-delivery < 20 ms at half the
  * maximum rate; fetch p99 < 10 ms. Options (env): BENCH_SECONDS (5), BENCH_PARTS
- * ("raw,send,fetch"), BENCH_SUBSCRIBERS, BENCH_CONNECTIONS, BENCH_MODE, BENCH_SPLIT_CLIENTS,
+ * ("raw,send,fetch"), BENCH_DURABILITY, BENCH_SUBSCRIBERS, BENCH_CONNECTIONS, BENCH_MODE, BENCH_SPLIT_CLIENTS,
  * BENCH_EXTRA_RATES (comma-separated messages/s), BENCH_FETCH_MESSAGES, BENCH_PROFILE=<dir>
  * (server CPU profiles of the send phases and of the newest-100 fetch).
  */
@@ -30,7 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Checkpointer } from '../src/storage/checkpointer.js';
-import { openDatabase } from '../src/storage/db.js';
+import { openDatabase, type Durability } from '../src/storage/db.js';
 import { runChild } from './lib/child.js';
 import { ClientProcess } from './lib/client-process.js';
 import type { Phase, SendResult } from './lib/messages-client.js';
@@ -46,9 +50,10 @@ function rawCeiling(
   seconds: number,
   subscribers: number,
   backgroundCheckpoint: boolean,
+  durability: Durability,
 ): { rate: number; messages: number } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-raw-'));
-  const db = openDatabase(dir);
+  const db = openDatabase(dir, { durability });
   const checkpointer = backgroundCheckpoint ? new Checkpointer(db) : null;
   try {
     db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'raw', 0)`).run();
@@ -146,8 +151,11 @@ async function sendBench(
   subscribers: number,
   connections: number,
   mode: 'poll' | 'ws',
+  durability: Durability,
 ): Promise<SendFigures> {
-  const { server, users, realmId, dataDir } = await serverWithUsers(subscribers, 'send');
+  const { server, users, realmId, dataDir } = await serverWithUsers(subscribers, 'send', {
+    server: { durability },
+  });
   try {
     const channelId = await createChannel(
       server,
@@ -265,7 +273,7 @@ async function fetchBench(
       channels.push(
         await createChannel(server, realmId, reader.id, `channel ${c}`, [reader.id, users[1]!.id]),
       );
-    const { store } = server.context;
+    const store = server.store;
     const t0 = performance.now();
     const date = Math.floor(Date.now() / 1000);
     const CHUNK = 20_000;
@@ -338,8 +346,11 @@ export async function messagesBench(): Promise<void> {
     .filter((m): m is 'poll' | 'ws' => m === 'poll' || m === 'ws');
   const fetchTotal = Number(process.env.BENCH_FETCH_MESSAGES ?? 1_000_000);
   const parts = new Set((process.env.BENCH_PARTS ?? 'raw,send,fetch').split(','));
+  const durabilities = (process.env.BENCH_DURABILITY ?? 'normal,full')
+    .split(',')
+    .filter((d): d is Durability => d === 'normal' || d === 'full');
   console.log(
-    `messages bench: ${subscribers} subscribers (${modes.join(', ')}), ${connections} sending connections, ${seconds} s per figure, ${machine()}, ${os.cpus().length} cores`,
+    `messages bench: ${subscribers} subscribers (${modes.join(', ')}), ${connections} sending connections, durability ${durabilities.join(' and ')}, ${seconds} s per figure, ${machine()}, ${os.cpus().length} cores`,
   );
   const out: Record<string, unknown> = {
     bench: 'messages',
@@ -348,36 +359,40 @@ export async function messagesBench(): Promise<void> {
     connections,
   };
 
-  let ceiling: number | null = null;
-  if (parts.has('raw')) {
-    const raw = rawCeiling(seconds, subscribers, false);
-    const rawBg = rawCeiling(seconds, subscribers, true);
-    ceiling = Math.max(raw.rate, rawBg.rate);
-    console.log(
-      `raw SQLite ceiling (1 message + ${subscribers} rows + index entry per transaction): ${fmt(raw.rate, 0)} messages/s` +
-        ` (${fmt(rawBg.rate, 0)}/s with the server's background checkpoints)`,
-    );
-    out.raw = raw;
-    out.rawBackgroundCheckpoint = rawBg;
-  }
-  if (parts.has('send')) {
-    for (const mode of modes) {
-      const s = await sendBench(seconds, subscribers, connections, mode);
-      const row = (name: string, r: PhaseResult) =>
-        `${name.padEnd(30)} ${fmt(r.sent / r.seconds, 0).padStart(6)} sends/s  ${fmt(r.deliveries / r.seconds, 0).padStart(7)} deliveries/s  ` +
-        `p50 ${fmt(r.latency.p50)} ms  p99 ${fmt(r.latency.p99)} ms  max ${fmt(r.latency.max)} ms  ` +
-        `(errors ${r.errors}, delivered ${r.deliveries}/${r.expectedDeliveries}${r.skipped ? `, pacer skipped ${r.skipped}` : ''})`;
-      const label = mode === 'ws' ? 'WebSocket' : 'long-poll';
-      console.log(row(`${label}: max rate (closed loop)`, s.max));
-      console.log(row(`${label}: half rate (${fmt(s.rate / 2, 0)}/s)`, s.half));
-      for (const x of s.extra) console.log(row(`${label}: paced at ${x.rate}/s`, x.result));
-      if (ceiling) {
-        console.log(
-          `${label}: sends/s vs raw ceiling (${fmt(ceiling, 0)}/s) ${fmt((100 * s.rate) / ceiling, 1)}% (target ≥ 60%); ` +
-            `p99 send-to-delivery at half rate ${fmt(s.half.latency.p99)} ms (target < 20 ms)`,
-        );
+  for (const durability of durabilities) {
+    const tag = durabilities.length > 1 ? ` [${durability}]` : '';
+    const key = durability === 'normal' ? '' : `_${durability}`;
+    let ceiling: number | null = null;
+    if (parts.has('raw')) {
+      const raw = rawCeiling(seconds, subscribers, false, durability);
+      const rawBg = rawCeiling(seconds, subscribers, true, durability);
+      ceiling = Math.max(raw.rate, rawBg.rate);
+      console.log(
+        `raw SQLite ceiling${tag} (1 message + ${subscribers} rows + index entry per transaction): ${fmt(raw.rate, 0)} messages/s` +
+          ` (${fmt(rawBg.rate, 0)}/s with the server's background checkpoints)`,
+      );
+      out[`raw${key}`] = raw;
+      out[`rawBackgroundCheckpoint${key}`] = rawBg;
+    }
+    if (parts.has('send')) {
+      for (const mode of modes) {
+        const s = await sendBench(seconds, subscribers, connections, mode, durability);
+        const row = (name: string, r: PhaseResult) =>
+          `${name.padEnd(30)} ${fmt(r.sent / r.seconds, 0).padStart(6)} sends/s  ${fmt(r.deliveries / r.seconds, 0).padStart(7)} deliveries/s  ` +
+          `p50 ${fmt(r.latency.p50)} ms  p99 ${fmt(r.latency.p99)} ms  max ${fmt(r.latency.max)} ms  ` +
+          `(errors ${r.errors}, delivered ${r.deliveries}/${r.expectedDeliveries}${r.skipped ? `, pacer skipped ${r.skipped}` : ''})`;
+        const label = (mode === 'ws' ? 'WebSocket' : 'long-poll') + tag;
+        console.log(row(`${label}: max rate (closed loop)`, s.max));
+        console.log(row(`${label}: half rate (${fmt(s.rate / 2, 0)}/s)`, s.half));
+        for (const x of s.extra) console.log(row(`${label}: paced at ${x.rate}/s`, x.result));
+        if (ceiling) {
+          console.log(
+            `${label}: sends/s vs raw ceiling (${fmt(ceiling, 0)}/s) ${fmt((100 * s.rate) / ceiling, 1)}% (target ≥ 60%); ` +
+              `p99 send-to-delivery at half rate ${fmt(s.half.latency.p99)} ms (target < 20 ms)`,
+          );
+        }
+        out[`send_${mode}${key}`] = s;
       }
-      out[`send_${mode}`] = s;
     }
   }
   if (parts.has('fetch')) {

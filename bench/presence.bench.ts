@@ -55,7 +55,8 @@ async function scenario(nUsers: number, connections: number, eventLimit: number)
   });
   const { server, users } = bench;
   try {
-    const { store, realms } = server.context;
+    const { realms } = server.context;
+    const store = server.store;
     const rt = realms.get(bench.realmId)!;
     console.log(
       `presence: ${nUsers} users, ${connections} connections, event limit ${eventLimit} users (${machine()})`,

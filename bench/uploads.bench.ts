@@ -56,7 +56,7 @@ export async function uploadsBench(): Promise<void> {
     rateLimits: null,
     maxFileUploadBytes: DOWNLOAD_BYTES,
   });
-  const owner = doCreateRealm(server.context.store, {
+  const owner = doCreateRealm(server.store, {
     name: 'Bench',
     string_id: '',
     owner_email: 'bench@example.com',

@@ -19,7 +19,7 @@ export async function usersBench(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-users-'));
   const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits: null });
   try {
-    const owner = doCreateRealm(server.context.store, {
+    const owner = doCreateRealm(server.store, {
       name: 'Bench',
       string_id: '',
       owner_email: 'owner@bench.example',

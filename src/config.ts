@@ -5,7 +5,9 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
 import type { RateRule } from './lib/rate-limit.js';
+import type { Durability } from './storage/db.js';
 
 export type ServerConfig = {
   host: string;
@@ -42,6 +44,21 @@ export type ServerConfig = {
   queueSweepMs: number;
   /** A WebSocket whose unsent frames exceed this many bytes is closed; its queue keeps the events. */
   wsMaxBackpressureBytes: number;
+  /**
+   * Bounds on what event queues hold (docs/robustness.md "Event queues"): queues per user (a
+   * registration beyond is refused), unacknowledged events and bytes per queue (a queue beyond is
+   * discarded; bytes only count past 5,000 events), and a budget for everything queued.
+   */
+  maxQueuesPerUser: number;
+  queueMaxEvents: number;
+  queueMaxBytes: number;
+  queueMemoryBudgetBytes: number;
+  /**
+   * DURABILITY: 'normal' (default; a commit survives a crash of the process, the last ones may be
+   * lost on power loss) or 'full' (every commit synced to disk before it is answered); see
+   * docs/operations.md "Durability".
+   */
+  durability: Durability;
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -133,6 +150,8 @@ export function defaultConfig(): ServerConfig {
     queueIdleLifetimeMs: 10 * 60_000,
     queueSweepMs: 60_000,
     wsMaxBackpressureBytes: 1024 * 1024,
+    ...DEFAULT_QUEUE_LIMITS,
+    durability: 'normal',
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
     clock: Date.now,
@@ -162,6 +181,17 @@ const EnvSchema = z.object({
   RATE_LIMITING: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
   RATE_LIMITING_RULES: z.string().optional(),
   TRUSTED_PROXIES: z.string().optional(),
+  MAX_QUEUES_PER_USER: z
+    .string()
+    .regex(/^[1-9]\d{0,5}$/, 'MAX_QUEUES_PER_USER is a positive number')
+    .transform(Number)
+    .optional(),
+  DURABILITY: z.enum(['normal', 'full']).optional(),
+  QUEUE_MEMORY_BUDGET_MB: z
+    .string()
+    .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
+    .transform(Number)
+    .optional(),
 });
 
 const RuleList = z.array(
@@ -219,6 +249,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
     logRequests: e.LOG_REQUESTS === '1' || e.LOG_REQUESTS === 'true',
     rateLimits: rateLimitsFromEnv(e.RATE_LIMITING, e.RATE_LIMITING_RULES),
+    durability: e.DURABILITY ?? base.durability,
+    maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
+    queueMemoryBudgetBytes:
+      e.QUEUE_MEMORY_BUDGET_MB !== undefined
+        ? e.QUEUE_MEMORY_BUDGET_MB * 1024 * 1024
+        : base.queueMemoryBudgetBytes,
     trustedProxies: (e.TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

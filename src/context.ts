@@ -1,6 +1,7 @@
 /**
- * What endpoints can reach: configuration, the store (reads only — writes go through realm actors),
- * the realms, the event publisher and its queues. Built once by createServer().
+ * What endpoints can reach: configuration, the store (its reads only: writes go through realm
+ * actors), the uploaded files, the realms, the event publisher and its queues. Built once by
+ * createServer().
  */
 import type { EventQueues } from '../actors/event-queues.js';
 import type { RealmRegistry } from '../actors/registry.js';
@@ -9,11 +10,14 @@ import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
 import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
-import type { Store } from './storage/store.js';
+import type { ReadStore } from './storage/store.js';
+import type { UploadFiles } from './storage/upload-files.js';
 
 export interface ServerContext {
   readonly config: ServerConfig;
-  readonly store: Store;
+  readonly store: ReadStore;
+  /** Uploaded files on disk (their rows are in the store). */
+  readonly uploads: UploadFiles;
   readonly realms: RealmRegistry;
   readonly publisher: EventPublisher;
   /** Markdown rendering: inline for short content, a worker pool for long content and batches. */

@@ -8,6 +8,8 @@ import { createServer } from './server.js';
 import { Store } from './storage/store.js';
 
 async function main(): Promise<void> {
+  // Everything the server creates (database, uploads, saved queues) is private to its user.
+  process.umask(0o077);
   const config = configFromEnv();
   {
     // First boot happens before the server opens its own connection to the database.

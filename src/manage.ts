@@ -20,7 +20,8 @@ import { invitationPath } from './lib/invitations.js';
 import { isRole, ROLE_NAMES, type Role } from './lib/roles.js';
 import { realmUrl } from './lib/urls.js';
 import { doCreateRealm } from './mutations/realms.js';
-import { checkFullName, checkPasswordStrength, isValidEmail } from './mutations/users.js';
+import { isValidEmail } from './lib/email-validation.js';
+import { checkFullName, checkPasswordStrength } from './lib/user-rules.js';
 import { Store } from './storage/store.js';
 
 const USAGE = `usage:

@@ -17,6 +17,7 @@ import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
 import type { OutboundEvent } from './lib/events.js';
 import { Store } from './storage/store.js';
+import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from './version.js';
 
@@ -34,6 +35,8 @@ export type ConfabServer = {
   readonly port: number;
   readonly url: string;
   readonly context: ServerContext;
+  /** The whole store (reads and writes): for tools and tests; endpoints get `context.store`. */
+  readonly store: Store;
   /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
   readonly inflight: number;
   /**
@@ -47,7 +50,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const { verboseSql, eventTap, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
-  const store = Store.open(config.dataDir, verboseSql ? { verbose: verboseSql } : {});
+  const store = Store.open(config.dataDir, {
+    durability: config.durability,
+    ...(verboseSql ? { verbose: verboseSql } : {}),
+  });
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
   // use them.
@@ -74,6 +80,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const context: ServerContext = {
     config,
     store,
+    uploads: new UploadFiles(config.dataDir),
     realms,
     publisher: queues,
     queues,
@@ -111,6 +118,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
+    store,
     get inflight() {
       return inflight.count;
     },
@@ -121,14 +129,18 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await inflight.drained(10_000);
         await scheduler.close();
         realms.closeAll();
+        let saveFailure: Error | null = null;
         try {
           saveQueues(queues, config.dataDir);
         } catch (err) {
+          // Their clients will get BAD_EVENT_QUEUE_ID and register again; the exit is non-zero.
           console.error('saving the event queues failed', err);
+          saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
         await renderer.close();
         store.close();
+        if (saveFailure !== null) throw saveFailure;
       })();
       return closing;
     },

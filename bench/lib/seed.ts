@@ -41,7 +41,8 @@ export async function serverWithUsers(
     rateLimits: null,
     ...opts.server,
   });
-  const { store, realms } = server.context;
+  const { realms } = server.context;
+  const store = server.store;
   const now = Math.floor(Date.now() / 1000);
   const owner = doCreateRealm(store, {
     name: 'Bench',

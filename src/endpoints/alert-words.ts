@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { codePointLength } from '../lib/channel-rules.js';
 import { json } from '../lib/params.js';
+import { userAlertWords } from '../queries/alert-words.js';
 
 export const MAX_ALERT_WORD_LENGTH = 100;
 
@@ -18,7 +19,7 @@ export const listAlertWords = endpoint({
   method: 'GET',
   path: '/api/v1/users/me/alert_words',
   params: z.object({}),
-  handle: ({ server, user }) => ({ alert_words: server.store.alertWords.byUser(user.id) }),
+  handle: ({ server, user }) => ({ alert_words: userAlertWords(server.store, user.id) }),
 });
 
 /** POST /api/v1/users/me/alert_words */

@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { pathInt } from '../lib/params.js';
 import { uploadSpaceUsed, userAttachments } from '../queries/attachments.js';
-import { removeUpload } from '../storage/upload-files.js';
 
 /** GET /api/v1/attachments: the caller's uploads, with the messages referencing each. */
 export const listAttachments = endpoint({
@@ -33,7 +32,7 @@ export const removeAttachment = endpoint({
       attachment_id: p.attachment_id,
     });
     try {
-      await removeUpload(server.config.dataDir, path_id);
+      await server.uploads.remove(path_id);
     } catch (err) {
       // The upload is gone for every client; only disk space is left behind.
       console.error(`removing the file of upload ${path_id} failed:`, err);

@@ -6,11 +6,10 @@
  */
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
-import { MAX_TIMESTAMP } from '../lib/drafts.js';
+import { DraftsDisabledError, MAX_TIMESTAMP } from '../lib/drafts.js';
 import { RequestVariableMissingError } from '../lib/errors.js';
 import { compileParams, decodeParams, intValue, json, pathInt, str } from '../lib/params.js';
-import { DraftsDisabledError } from '../mutations/drafts.js';
-import { formatDraft } from '../queries/drafts.js';
+import { draftsOf } from '../queries/drafts.js';
 
 /** "x field is missing" for an absent key, else the type's own message. */
 const missingOr =
@@ -58,7 +57,7 @@ export const getDrafts = endpoint({
   params: z.object({}),
   handle: (ctx) => {
     requireSync(ctx);
-    const drafts = ctx.server.store.drafts.byUser(ctx.user.id).map(formatDraft);
+    const drafts = draftsOf(ctx.server.store, ctx.user.id);
     return { count: drafts.length, drafts };
   },
 });

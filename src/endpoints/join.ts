@@ -18,18 +18,13 @@ import { endpoint, type HandlerCtx } from '../http/endpoint.js';
 import { RawBody } from '../http/respond.js';
 import { JsonableError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
-import { invitationPath, isConfirmationKey } from '../lib/invitations.js';
-import { hashPassword } from '../lib/password.js';
+import { InvitationLinkError, invitationPath, isConfirmationKey } from '../lib/invitations.js';
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../lib/password.js';
 import { ROLE_NAMES, type Role } from '../lib/roles.js';
 import { realmUrl } from '../lib/urls.js';
-import { InvitationLinkError, usableInvitation } from '../mutations/invites.js';
-import {
-  checkFullName,
-  checkPasswordStrength,
-  isValidEmail,
-  MAX_FULL_NAME_LENGTH,
-  MIN_PASSWORD_LENGTH,
-} from '../mutations/users.js';
+import { isValidEmail } from '../lib/email-validation.js';
+import { checkFullName, checkPasswordStrength, MAX_FULL_NAME_LENGTH } from '../lib/user-rules.js';
+import { usableInvitation } from '../queries/invites.js';
 import type { InvitationRow } from '../storage/invitations.js';
 
 const HEADERS = {

@@ -3,21 +3,24 @@
  * GET /messages/{message_id}/history. Reference: views/message_edit.py (update_message_backend,
  * get_message_edit_history, fill_edit_history_entries).
  *
- * The new content is normalized and rendered here (inline when short, in a worker otherwise),
- * before the realm actor checks permissions and writes; the history's HTML diffs are computed in
- * the worker pool.
+ * The new content, and the notices a move may send, are normalized and rendered here (inline when
+ * short, in a worker otherwise), before the realm actor checks permissions and writes; the
+ * history's HTML diffs are computed in the worker pool.
  */
 import { z } from 'zod';
-import { endpoint } from '../http/endpoint.js';
+import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { canonicalTopic, EMPTY_TOPIC_DISPLAY_NAME } from '../lib/channel-rules.js';
-import { JsonableError } from '../lib/errors.js';
-import { normalizeContent, normalizeTopic } from '../lib/message-content.js';
+import { JsonableError, StaleNoticesError } from '../lib/errors.js';
+import { normalizeContent, normalizeTopic, preparedContent } from '../lib/message-content.js';
+import { PROPAGATE_MODES } from '../lib/message-edit.js';
+import { moveFactsKey, moveNoticeText, type PreparedNotices } from '../lib/notices.js';
 import { bool, int, oneOf, pathInt, str } from '../lib/params.js';
-import { htmlToText } from '../lib/search.js';
-import { NotificationBotNeeded, PROPAGATE_MODES } from '../mutations/message-edit.js';
-import { renderedMessage } from '../mutations/messages.js';
 import { accessMessage } from '../queries/messages.js';
+import { moveNoticesFor, type MoveNoticeRequest } from '../queries/move-notices.js';
 import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
+
+/** How many times an edit is prepared again when its notices went stale in between. */
+const NOTICE_ATTEMPTS = 3;
 
 /** PATCH /api/v1/messages/{message_id} — edit content, move to a topic and/or channel. */
 export const updateMessage = endpoint({
@@ -34,7 +37,8 @@ export const updateMessage = endpoint({
     prev_content_sha256: str().optional(),
     stream_id: int().optional(),
   }),
-  handle: async ({ server, realm, user }, p) => {
+  handle: async (ctx, p) => {
+    const { server, realm, user } = ctx;
     const context = renderContextFor(server.config, server.store, realm.view);
     let content;
     if (p.content !== undefined) {
@@ -45,11 +49,7 @@ export const updateMessage = endpoint({
         context,
         renderOptionsFor(realm.view, user.id, text),
       );
-      content = {
-        content: text,
-        rendered: renderedMessage(r),
-        search_text: htmlToText(r.rendered_content),
-      };
+      content = preparedContent(text, r);
     }
     let topic: string | undefined;
     let topicUntruncated: string | undefined;
@@ -69,20 +69,47 @@ export const updateMessage = endpoint({
       send_notification_to_new_thread: p.send_notification_to_new_thread,
       content,
       prev_content_sha256: p.prev_content_sha256,
-      render_context: context,
     };
-    let r;
-    try {
-      r = await realm.ask('message.update', command);
-    } catch (err) {
-      // An allowed move whose notice needs the realm's notification bot, not created yet.
-      if (!(err instanceof NotificationBotNeeded)) throw err;
-      await realm.ask('message.notification_bot.ensure', {});
-      r = await realm.ask('message.update', command);
+    for (let attempt = 1; ; attempt++) {
+      const notices = await prepareNotices(ctx, {
+        message_id: p.message_id,
+        topic,
+        topic_untruncated: topicUntruncated,
+        stream_id: p.stream_id,
+        content_edited: content !== undefined,
+        send_notification_to_new_thread: p.send_notification_to_new_thread,
+        send_notification_to_old_thread: p.send_notification_to_old_thread,
+      });
+      try {
+        const r = await realm.ask('message.update', { ...command, notices });
+        return { detached_uploads: r.detached_uploads };
+      } catch (err) {
+        if (!(err instanceof StaleNoticesError) || attempt >= NOTICE_ATTEMPTS) throw err;
+      }
     }
-    return { detached_uploads: r.detached_uploads };
   },
 });
+
+/**
+ * The notification bot's notices the edit may send, rendered now, before the realm actor runs
+ * the edit (src/lib/notices.ts); undefined when it sends none.
+ */
+async function prepareNotices(
+  { server, realm, user }: AuthedCtx,
+  req: MoveNoticeRequest,
+): Promise<PreparedNotices | undefined> {
+  const plan = moveNoticesFor(server.store, realm.view, user.id, req);
+  if (!plan) return undefined;
+  const context = renderContextFor(server.config, server.store, realm.view);
+  const texts = plan.kinds.map((kind) => moveNoticeText(context.realm_url, kind, plan.facts));
+  const rendered = await server.renderer.renderBatch(
+    texts.map((content) => ({ content })),
+    context,
+  );
+  const notices: PreparedNotices['notices'] = {};
+  plan.kinds.forEach((kind, i) => (notices[kind] = preparedContent(texts[i]!, rendered[i]!)));
+  return { facts_key: moveFactsKey(plan.facts), notices };
+}
 
 type HistoryEntry = {
   user_id: number | null;

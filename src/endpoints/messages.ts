@@ -14,12 +14,12 @@ import {
   normalizeTopic,
   parseChannelTo,
   parseDirectTo,
+  preparedContent,
   type MessageDestination,
 } from '../lib/message-content.js';
 import { apiFlagNames, HISTORICAL_FLAGS } from '../lib/message-flags.js';
 import { parseNarrowParam } from '../lib/narrow.js';
 import { bool, intList, json, nonNegativeInt, oneOf, pathInt, str } from '../lib/params.js';
-import { htmlToText } from '../lib/search.js';
 import {
   fetchRange,
   firstUnreadAnchor,
@@ -29,7 +29,6 @@ import {
   parseAnchor,
   resolveNarrow,
 } from '../queries/message-fetch.js';
-import { renderedMessage } from '../mutations/messages.js';
 import { accessMessage, formatMessage, reactionsByMessage } from '../queries/messages.js';
 import { renderContextFor } from '../queries/render-context.js';
 
@@ -73,9 +72,7 @@ export const sendMessage = endpoint({
     return realm.ask('message.send', {
       sender_id: user.id,
       to,
-      content,
-      rendered: renderedMessage(r),
-      search_text: htmlToText(r.rendered_content),
+      ...preparedContent(content, r),
       client,
       read_by_sender: p.read_by_sender ?? defaultReadBySender(client),
       queue_id: ownQueue ? p.queue_id : undefined,

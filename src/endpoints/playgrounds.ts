@@ -36,7 +36,7 @@ export const addPlayground = endpoint({
       pygments_language: p.pygments_language!,
       url_template: p.url_template!,
     });
-    return realm.ask('playground.add', values);
+    return realm.ask('playground.add', { ...values, acting_user_id: user.id });
   },
 });
 
@@ -47,6 +47,9 @@ export const removePlayground = endpoint({
   params: z.object({ playground_id: pathInt() }),
   handle: async ({ realm, user }: AuthedCtx, p) => {
     requireAdmin(user);
-    return realm.ask('playground.remove', { playground_id: p.playground_id });
+    return realm.ask('playground.remove', {
+      acting_user_id: user.id,
+      playground_id: p.playground_id,
+    });
   },
 });

@@ -11,19 +11,7 @@ import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
 import { str } from '../lib/params.js';
-import { PushDeviceKind } from '../storage/accounts.js';
-
-const MAX_TOKEN_LENGTH = 4096;
-
-/** An APNs token is hexadecimal: pairs of hex digits, blanks allowed between pairs. */
-const APNS_TOKEN = /^\s*(?:[0-9a-fA-F]{2}\s*)*$/;
-
-export function validateToken(token: string, kind: number): void {
-  if (token === '' || token.length > MAX_TOKEN_LENGTH)
-    throw new JsonableError('Empty or invalid length token');
-  if (kind === PushDeviceKind.APNS && !APNS_TOKEN.test(token))
-    throw new JsonableError('Invalid APNS token');
-}
+import { PushDeviceKind, validateToken } from '../lib/push-devices.js';
 
 const APP_ID = /^[.a-zA-Z0-9-]+$/;
 

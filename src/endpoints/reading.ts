@@ -22,6 +22,7 @@ import { int, intList, json, oneOf, pathInt, str } from '../lib/params.js';
 import { highlightHtml } from '../lib/search.js';
 import { messageQuery, resolveNarrow } from '../queries/message-fetch.js';
 import { accessMessage } from '../queries/messages.js';
+import { readReceipts, userHasMessageInTopic } from '../queries/reading.js';
 import type { ReadScope } from '../mutations/reading.js';
 
 const invalidChannelId = () => new JsonableError('Invalid channel ID');
@@ -79,7 +80,7 @@ export const markTopicAsRead = endpoint({
     const ch = realm.view.channels.byId(p.stream_id);
     if (!ch || !realm.view.channels.may(user.id, ch, 'content')) throw invalidChannelId();
     const topic = canonicalTopic(p.topic_name);
-    if (topic !== '' && !server.store.reading.userHasMessageInTopic(user.id, ch.id, topic)) {
+    if (topic !== '' && !userHasMessageInTopic(server.store, user.id, ch.id, topic)) {
       throw new JsonableError(`No such topic '${p.topic_name}'`);
     }
     await markReadUntilDone(realm, user.id, { kind: 'topic', stream_id: ch.id, topic }, null);
@@ -119,20 +120,7 @@ export const getReadReceipts = endpoint({
     if (!view.settings.enable_read_receipts) {
       throw new JsonableError('Read receipts are disabled in this organization.');
     }
-    // Left out: the sender; users who keep their reading private; deactivated users; users the
-    // viewer muted and users who muted the viewer (who would otherwise learn of it from the
-    // muter reading everything they send at once).
-    const hidden = new Set([
-      row.sender_id,
-      ...store.mutedUsers.mutedIdsOf(user.id),
-      ...store.mutedUsers.mutersOf(user.id),
-    ]);
-    const userIds = store.reading.readers(row.id).filter((id) => {
-      if (hidden.has(id)) return false;
-      const u = view.user(id);
-      return u !== undefined && u.is_active === 1 && view.userSettings(id).send_read_receipts;
-    });
-    return { user_ids: userIds };
+    return { user_ids: readReceipts(store, view, user.id, row) };
   },
 });
 

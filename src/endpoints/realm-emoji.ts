@@ -55,7 +55,7 @@ export const uploadRealmEmoji = endpoint({
     const kind = imageKind(await fs.readFile(file.tmpPath));
     if (!kind) throw new JsonableError('Invalid image format', { code: 'BAD_IMAGE' });
     const dir = emojiDir(server.config.dataDir, realm.id);
-    await fs.mkdir(dir, { recursive: true });
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     const fileName = `${crypto.randomBytes(8).toString('hex')}.${kind.ext}`;
     const dest = path.join(dir, fileName);
     await fs.rename(file.tmpPath, dest);

@@ -46,7 +46,11 @@ export const createLinkifier = endpoint({
   handle: async ({ realm, user }, p) => {
     requireAdmin(user);
     checkLinkifier(p.pattern, p.url_template);
-    return realm.ask('linkifier.add', { pattern: p.pattern, url_template: p.url_template });
+    return realm.ask('linkifier.add', {
+      acting_user_id: user.id,
+      pattern: p.pattern,
+      url_template: p.url_template,
+    });
   },
 });
 
@@ -59,6 +63,7 @@ export const updateLinkifier = endpoint({
     requireAdmin(user);
     checkLinkifier(p.pattern, p.url_template);
     return realm.ask('linkifier.update', {
+      acting_user_id: user.id,
       id: p.filter_id,
       pattern: p.pattern,
       url_template: p.url_template,
@@ -73,7 +78,7 @@ export const deleteLinkifier = endpoint({
   params: z.object({ filter_id: pathInt() }),
   handle: async ({ realm, user }, p) => {
     requireAdmin(user);
-    return realm.ask('linkifier.remove', { id: p.filter_id });
+    return realm.ask('linkifier.remove', { acting_user_id: user.id, id: p.filter_id });
   },
 });
 
@@ -84,6 +89,9 @@ export const reorderLinkifiers = endpoint({
   params: z.object({ ordered_linkifier_ids: intList() }),
   handle: async ({ realm, user }, p) => {
     requireAdmin(user);
-    return realm.ask('linkifier.reorder', { ordered_linkifier_ids: p.ordered_linkifier_ids });
+    return realm.ask('linkifier.reorder', {
+      acting_user_id: user.id,
+      ordered_linkifier_ids: p.ordered_linkifier_ids,
+    });
   },
 });

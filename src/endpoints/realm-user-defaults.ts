@@ -90,6 +90,7 @@ export const updateRealmUserDefaults = endpoint({
     const settings: Partial<Record<UserSettingName, unknown>> = {};
     for (const name of REALM_DEFAULT_SETTINGS) if (p[name] !== undefined) settings[name] = p[name];
     return realm.ask('realm.user_settings_defaults.update', {
+      acting_user_id: user.id,
       settings: settings as Partial<UserSettings>,
     });
   },

@@ -29,15 +29,13 @@ import {
 } from '../lib/params.js';
 import { isValidUrl } from '../lib/profile-fields.js';
 import {
+  MAX_REALM_DESCRIPTION_LENGTH,
+  MAX_REALM_NAME_LENGTH,
   REALM_GROUP_SETTING_DEFAULTS,
   type GroupSettingValue,
   type RealmGroupSettingName,
 } from '../lib/realm-settings.js';
 import { Role, type SystemGroupName } from '../lib/roles.js';
-import {
-  MAX_REALM_DESCRIPTION_LENGTH,
-  MAX_REALM_NAME_LENGTH,
-} from '../mutations/realm-settings.js';
 import { GIPHY_RATING_OPTIONS, VIDEO_CHAT_PROVIDERS } from '../queries/state/realm.js';
 
 const BOOLEAN_SETTINGS = [
@@ -269,4 +267,16 @@ export const updateRealm = endpoint({
       ...(p.string_id !== undefined ? { string_id: p.string_id as string } : {}),
     });
   },
+});
+
+/**
+ * POST /api/v1/realm/deactivate — deactivates the organization (owners; the permission is checked
+ * in the realm actor). Every session ends at once (src/mutations/realm-deactivate.ts). Reference:
+ * views/realm.py deactivate_realm; `deletion_delay_days` is not supported (nothing is deleted).
+ */
+export const deactivateRealm = endpoint({
+  method: 'POST',
+  path: '/api/v1/realm/deactivate',
+  params: z.object({}),
+  handle: ({ realm, user }) => realm.ask('realm.deactivate', { acting_user_id: user.id }),
 });

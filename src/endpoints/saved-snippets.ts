@@ -7,7 +7,7 @@ import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { JsonableError } from '../lib/errors.js';
 import { MAX_MESSAGE_LENGTH } from '../lib/limits.js';
 import { pathInt, str } from '../lib/params.js';
-import { formatSavedSnippet } from '../queries/saved-snippets.js';
+import { savedSnippetsOf } from '../queries/saved-snippets.js';
 
 export const MAX_SNIPPET_TITLE_LENGTH = 60;
 
@@ -32,7 +32,7 @@ export const getSavedSnippets = endpoint({
   path: '/api/v1/saved_snippets',
   params: z.object({}),
   handle: ({ server, user }: AuthedCtx) => ({
-    saved_snippets: server.store.savedSnippets.byUser(user.id).map(formatSavedSnippet),
+    saved_snippets: savedSnippetsOf(server.store, user.id),
   }),
 });
 

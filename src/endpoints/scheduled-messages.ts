@@ -11,7 +11,9 @@ import {
   clientNameFromUserAgent,
   normalizeContent,
   normalizeTopic,
+  renderedMessage,
   type MessageDestination,
+  type RenderedMessage,
 } from '../lib/message-content.js';
 import { bool, int, oneOf, pathInt, str } from '../lib/params.js';
 import {
@@ -20,10 +22,8 @@ import {
   parseScheduledDirectTo,
   scheduledMessageType,
 } from '../lib/scheduled-messages.js';
-import { renderedMessage, type RenderedMessage } from '../mutations/messages.js';
 import { renderContextFor } from '../queries/render-context.js';
-import { scheduledMessagesOf } from '../queries/scheduled-messages.js';
-import { SEND_LATER } from '../storage/scheduled-messages.js';
+import { ownScheduledMessage, scheduledMessagesOf } from '../queries/scheduled-messages.js';
 
 const TYPES = ['direct', 'channel', 'stream', 'private'] as const;
 
@@ -131,10 +131,8 @@ export const editScheduledMessage = endpoint({
       rendered = await render(ctx, content);
     } else if (p.type !== undefined || p.to !== undefined) {
       // The addressing changes: the stored content is checked again (mentions) for it.
-      const row = ctx.server.store.scheduledMessages.byId(p.scheduled_message_id);
-      if (row && row.sender_id === ctx.user.id && row.delivery_type === SEND_LATER) {
-        rendered = await render(ctx, row.content);
-      }
+      const row = ownScheduledMessage(ctx.server.store, ctx.user.id, p.scheduled_message_id);
+      if (row) rendered = await render(ctx, row.content);
     }
     await ctx.realm.ask('scheduled_message.edit', {
       sender_id: ctx.user.id,

@@ -16,7 +16,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { OutgoingMail, ServerConfig } from '../config.js';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
-import { HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
+import { ConfirmationLinkError, HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
 import { bool, int, intValue, json, oneOf, str } from '../lib/params.js';
 import {
   hashPassword,
@@ -25,7 +25,6 @@ import {
   verifyPassword,
 } from '../lib/password.js';
 import { isValidTimezone } from '../lib/timezones.js';
-import { ConfirmationLinkError } from '../mutations/user-settings.js';
 import { realmHost, realmUrl } from '../lib/urls.js';
 import {
   checkSettingsValues,

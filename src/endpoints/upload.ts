@@ -29,13 +29,7 @@ import {
 } from '../lib/uploads.js';
 import { validateAttachmentRequest } from '../queries/attachments.js';
 import type { AttachmentRow } from '../storage/attachments.js';
-import {
-  newPathId,
-  openUpload,
-  placeUpload,
-  removeUpload,
-  uploadExists,
-} from '../storage/upload-files.js';
+import type { UploadFiles } from '../storage/upload-files.js';
 
 /**
  * Signs temporary URLs. Made at start: a restart (or another process) invalidates the URLs it
@@ -52,8 +46,11 @@ function fileNotFound(): RawBody {
  * The file with the headers that keep it from acting as a page of this origin: a type the
  * browser may not second-guess, inline only for the safe types, and a policy that runs nothing.
  */
-async function serveAttachment(dataDir: string, row: AttachmentRow): Promise<FileBody | RawBody> {
-  const opened = await openUpload(dataDir, row.path_id);
+async function serveAttachment(
+  uploads: UploadFiles,
+  row: AttachmentRow,
+): Promise<FileBody | RawBody> {
+  const opened = await uploads.open(row.path_id);
   if (!opened) return fileNotFound();
   const inline = INLINE_MIME_TYPES.has(row.content_type);
   return new FileBody(opened.file, opened.size, row.content_type, {
@@ -82,9 +79,8 @@ export const uploadFile = endpoint({
       throw new JsonableError('You may only upload one file at a time');
     }
     const { file, name } = named[0]!;
-    const dataDir = server.config.dataDir;
-    const pathId = newPathId(realm.id, name);
-    await placeUpload(dataDir, file.tmpPath, pathId);
+    const pathId = server.uploads.newPathId(realm.id, name);
+    await server.uploads.place(file.tmpPath, pathId);
     try {
       await realm.ask('attachment.create', {
         owner_id: user.id,
@@ -94,7 +90,7 @@ export const uploadFile = endpoint({
         size: file.size,
       });
     } catch (err) {
-      await removeUpload(dataDir, pathId);
+      await server.uploads.remove(pathId);
       throw err;
     }
     const url = `/user_uploads/${pathId}`;
@@ -113,7 +109,7 @@ export const serveFile = endpoint({
       realm && isWellFormedPathId(p.path_id)
         ? validateAttachmentRequest(server.store, realm.view, user?.id ?? null, p.path_id)
         : null;
-    if (access?.allowed) return serveAttachment(server.config.dataDir, access.attachment);
+    if (access?.allowed) return serveAttachment(server.uploads, access.attachment);
     // Without credentials the answer is the same whether or not the file exists: log in.
     if (!user) throw new UnauthorizedError();
     return fileNotFound();
@@ -130,7 +126,7 @@ export const getFileTemporaryUrl = endpoint({
     const access = isWellFormedPathId(pathId)
       ? validateAttachmentRequest(server.store, realm.view, user.id, pathId)
       : null;
-    if (!access?.allowed || !(await uploadExists(server.config.dataDir, pathId))) {
+    if (!access?.allowed || !(await server.uploads.exists(pathId))) {
       throw new JsonableError('File not found.', { code: 'NOT_FOUND', status: 404 });
     }
     const token = signUploadToken(
@@ -156,6 +152,6 @@ export const serveTemporaryFile = endpoint({
     if (pathIdFileName(pathId) !== p.filename) throw new JsonableError('Invalid filename');
     const row = server.store.attachments.byPathId(pathId);
     if (!row) return fileNotFound();
-    return serveAttachment(server.config.dataDir, row);
+    return serveAttachment(server.uploads, row);
   },
 });

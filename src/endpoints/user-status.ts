@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { JsonableError } from '../lib/errors.js';
 import { bool, pathInt, str } from '../lib/params.js';
-import { formatUserStatus } from '../queries/user-status.js';
+import { userStatusOf } from '../queries/user-status.js';
 
 /** The longest status text, in characters. */
 export const MAX_STATUS_TEXT_LENGTH = 60;
@@ -52,11 +52,6 @@ export const getUserStatus = endpoint({
   handle: ({ server, realm }: AuthedCtx, p) => {
     const target = realm.view.user(p.user_id);
     if (!target) throw new JsonableError('No such user');
-    return {
-      status: formatUserStatus(
-        server.store.userStatus.byUser(target.id),
-        realm.view.userSettings(target.id).presence_enabled,
-      ),
-    };
+    return { status: userStatusOf(server.store, realm.view, target.id) };
   },
 });

@@ -4,16 +4,17 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { JsonableError, OrganizationAdministratorRequiredError } from '../lib/errors.js';
+import { JsonableError } from '../lib/errors.js';
 import { bool, intList, pathInt, str } from '../lib/params.js';
 import { hashPassword } from '../lib/password.js';
-import { Role } from '../lib/roles.js';
+import { isValidEmail } from '../lib/email-validation.js';
 import {
+  checkCanCreateUsers,
   checkFullName,
   checkPasswordStrength,
-  isValidEmail,
+  checkRealmAdministrator,
   ROLE_FOR_NEW_USER,
-} from '../mutations/users.js';
+} from '../lib/user-rules.js';
 import { formatUser } from '../queries/users.js';
 import { maxMessageIdFor } from '../queries/messages-summary.js';
 
@@ -113,8 +114,8 @@ export const createUser = endpoint({
     full_name: str(),
   }),
   handle: async ({ server, realm, user }, p) => {
-    if (user.role > Role.ADMINISTRATOR) throw new OrganizationAdministratorRequiredError();
-    if (!user.can_create_users) throw new JsonableError('User not authorized to create users');
+    // Refused before the password is hashed; the realm actor checks again (user.create).
+    checkCanCreateUsers(user);
     const fullName = checkFullName(p.full_name);
     const email = p.email.trim();
     if (!isValidEmail(email)) throw new JsonableError('Bad name or username');
@@ -138,8 +139,7 @@ export const deactivateUser = endpoint({
   path: '/api/v1/users/:user_id',
   params: z.object({ user_id: pathInt() }),
   handle: async ({ realm, user }, p) => {
-    if (user.role > Role.ADMINISTRATOR) throw new OrganizationAdministratorRequiredError();
-    if (!realm.view.user(p.user_id)) throw new JsonableError('No such user');
+    checkRealmAdministrator(user);
     await realm.ask('user.deactivate', { acting_user_id: user.id, user_id: p.user_id });
     return {};
   },

@@ -6,7 +6,7 @@
 import type { RealmRegistry, RealmRuntime } from '../../actors/registry.js';
 import { UnauthorizedError } from '../lib/errors.js';
 import { safeEqual } from '../lib/password.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import type { RequestLimits } from './rate-limits.js';
 import type { RequestContext } from './request.js';
@@ -49,11 +49,13 @@ export function parseBasicAuth(header: string): { email: string; apiKey: string 
 
 /**
  * The user a request's `Authorization` header authenticates, or the 401. With `limits`, failed
- * attempts count against the client's address, and an address over that limit gets the 429
- * before its credentials are even checked (cached, recently valid ones excepted).
+ * attempts count against the client's address together with the account tried (unknown accounts
+ * share one count per address), and that pair, once over its limit, gets the 429 before its
+ * credentials are even checked — so one account's failures, or an attacker's, never refuse
+ * another account's valid key from the same address (a NAT, a proxy).
  */
 export function authenticate(
-  store: Store,
+  store: ReadStore,
   realm: RealmRuntime | undefined,
   header: string,
   limits: RequestLimits | null = null,
@@ -65,16 +67,33 @@ export function authenticate(
   if (cached && !realm!.view.deactivated) return cached;
   if (limits === null || ctx === null || header === '')
     return checkCredentials(store, realm, header);
-  limits.checkAuthentication(ctx);
+  const account = accountTried(realm, header);
+  limits.checkAuthentication(ctx, account);
   try {
     return checkCredentials(store, realm, header);
   } catch (err) {
-    if (err instanceof UnauthorizedError) limits.authenticationFailed(ctx);
+    if (err instanceof UnauthorizedError) limits.authenticationFailed(ctx, account);
     throw err;
   }
 }
 
-function checkCredentials(store: Store, realm: RealmRuntime | undefined, header: string): UserRow {
+/** The account a header names, for counting its failures: a user id of the realm, or '*'. */
+function accountTried(realm: RealmRuntime | undefined, header: string): string {
+  let email: string;
+  try {
+    email = parseBasicAuth(header).email;
+  } catch {
+    return '*';
+  }
+  const user = realm?.view.userByEmail(email);
+  return user ? String(user.id) : '*';
+}
+
+function checkCredentials(
+  store: ReadStore,
+  realm: RealmRuntime | undefined,
+  header: string,
+): UserRow {
   const { email, apiKey } = parseBasicAuth(header);
   const user = realm?.view.userByEmail(email);
   if (user && safeEqual(user.api_key, apiKey)) {

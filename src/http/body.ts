@@ -107,6 +107,13 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
   let failure: Error | null = null;
   let drainFns: (() => void)[] = [];
   let congested = false;
+  /** No longer congested: whoever paused the request reads on (and sees a failure, if any). */
+  const drained = () => {
+    congested = false;
+    const fns = drainFns;
+    drainFns = [];
+    for (const fn of fns) fn();
+  };
   let pendingWrites = 0;
   let finishedParsing = false;
   let settle: (() => void) | null = null;
@@ -149,24 +156,27 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       stream.resume(); // this endpoint takes no files: drain and forget
       return;
     }
-    fs.mkdirSync(fileOpts.tmpDir, { recursive: true });
+    fs.mkdirSync(fileOpts.tmpDir, { recursive: true, mode: 0o700 });
     const tmpPath = path.join(fileOpts.tmpDir, crypto.randomBytes(16).toString('hex'));
     partial.add(tmpPath);
     pendingWrites++;
-    const out = fs.createWriteStream(tmpPath);
+    const out = fs.createWriteStream(tmpPath, { mode: 0o600 }); // kept as the upload: private
     open.add(out);
     let size = 0;
     let truncated = false;
+    let written = false;
+    // Once per file: when its bytes are all on disk, or when writing them failed (a full disk).
+    const fileDone = () => {
+      if (written) return;
+      written = true;
+      pendingWrites--;
+      maybeSettle();
+    };
     stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (!out.write(chunk)) {
         congested = true;
-        out.once('drain', () => {
-          congested = false;
-          const fns = drainFns;
-          drainFns = [];
-          for (const fn of fns) fn();
-        });
+        out.once('drain', drained);
       }
     });
     stream.on('limit', () => {
@@ -176,7 +186,6 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
     });
     stream.on('end', () => {
       out.end(() => {
-        pendingWrites--;
         if (!truncated && !failure) {
           fileOpts.files.push({
             field,
@@ -186,7 +195,7 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
             size,
           });
         }
-        maybeSettle();
+        fileDone();
       });
     });
     // A file discarded while its stream was still opening would be created after the removal.
@@ -195,8 +204,12 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       if (discarded) fs.rm(tmpPath, { force: true }, () => {});
     });
     out.on('error', (err) => {
+      // A write that failed (a full disk): the rest of the body is read and dropped, and the
+      // request answered with the failure (src/http/router.ts).
       failure ??= err;
       stream.resume();
+      fileDone();
+      drained();
     });
   });
   bb.on('filesLimit', () => fileOpts?.onExtraFile());

@@ -8,8 +8,10 @@
  *  - every request without credentials counts against its address (`api_by_ip`, 100 per minute);
  *  - POST /fetch_api_key counts against the username (`authenticate_by_username`, 5 per 30
  *    minutes, forgotten after a successful login), and failed HTTP Basic authentications against
- *    the address (`failed_authentication_by_ip`): once over, that address's credentials are no
- *    longer even checked (only those authenticated recently, still in the cache, pass).
+ *    the address and the account tried together (`failed_authentication_by_ip`; unknown accounts
+ *    share one count per address): once over, that account's credentials from that address are
+ *    no longer even checked (those authenticated recently, still in the cache, pass), while other
+ *    accounts' from the same address are.
  *
  * Over a limit: 429 RATE_LIMIT_HIT ("API usage exceeded rate limit") with `retry-after` and a
  * `Retry-After` header. Every response to a request a per-user or per-address limit applied to
@@ -72,11 +74,14 @@ export class RequestLimits {
     if (wait > 0) throw new RateLimitedError(wait);
   }
 
-  /** Before checking credentials that are not cached: refuses an address over its failures. */
-  checkAuthentication(ctx: RequestContext): void {
+  /**
+   * Before checking credentials that are not cached: refuses the address and account (a user id,
+   * or '*' for accounts that do not exist) over their failures.
+   */
+  checkAuthentication(ctx: RequestContext, account: string): void {
     if (this.failedAuthenticationByIp.empty) return;
     const status = newStatus();
-    const wait = this.failedAuthenticationByIp.peek(this.addressKeyOf(ctx), status);
+    const wait = this.failedAuthenticationByIp.peek(this.failureKey(ctx, account), status);
     if (wait > 0) {
       note(ctx, status);
       throw new RateLimitedError(wait);
@@ -100,10 +105,14 @@ export class RequestLimits {
     this.authenticateByUsername.clear(usernameKey(realmId, username));
   }
 
-  /** After credentials failed: counts the failure against the address. */
-  authenticationFailed(ctx: RequestContext): void {
+  /** After credentials failed: counts the failure against the address and the account. */
+  authenticationFailed(ctx: RequestContext, account: string): void {
     if (this.failedAuthenticationByIp.empty) return;
-    this.failedAuthenticationByIp.charge(this.addressKeyOf(ctx));
+    this.failedAuthenticationByIp.charge(this.failureKey(ctx, account));
+  }
+
+  private failureKey(ctx: RequestContext, account: string): string {
+    return `${this.addressKeyOf(ctx)} ${account}`;
   }
 
   /** The client's canonical address (peer, or X-Forwarded-For behind a trusted proxy). */

@@ -4,7 +4,7 @@
  * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { internalErrorBody, JsonableError } from '../lib/errors.js';
+import { internalErrorBody, JsonableError, storageFullError } from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
@@ -21,6 +21,7 @@ const STATUS_TEXT: Record<number, string> = {
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
   503: '503 Service Unavailable',
+  507: '507 Insufficient Storage',
 };
 
 export function statusLine(status: number): string {
@@ -136,6 +137,11 @@ export function sendError(
   err: unknown,
   closeConnection = false,
 ): void {
+  const full = err instanceof JsonableError ? null : storageFullError(err);
+  if (full) {
+    console.error(`507 on ${ctx.method} ${ctx.path}: the disk is full (${String(err)})`);
+    err = full;
+  }
   if (err instanceof JsonableError) {
     send(
       res,

@@ -12,7 +12,7 @@
  * queue keeps every unacknowledged event for the next socket or poll.
  */
 import { z } from 'zod';
-import type { QueueRuntime, SocketSink } from '../../actors/event-queue.machine.js';
+import type { QueueHandle, SocketSink } from '../../actors/event-queue.machine.js';
 import { CLOSE } from '../../actors/event-queue.machine.js';
 import type { ServerContext } from '../context.js';
 import { JsonableError } from '../lib/errors.js';
@@ -40,7 +40,7 @@ import {
 export const EVENT_SOCKET_PATH = '/api/v1/events/socket';
 
 type Format = 'json' | 'msgpack';
-type SocketData = { rt: QueueRuntime; format: Format; sink: SocketSink | null; closed: boolean };
+type SocketData = { rt: QueueHandle; format: Format; sink: SocketSink | null; closed: boolean };
 
 const SocketParams = compileParams(z.object({ queue_id: str(), last_event_id: int() }));
 const AckFrame = z.object({ last_event_id: z.number().int() });

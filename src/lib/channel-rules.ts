@@ -19,6 +19,15 @@ export const TOPICS_POLICIES = [
 ] as const;
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
 
+/** A channel's topics policy in effect: its own, or the realm's when it inherits. */
+export function effectiveTopicsPolicy(
+  channelPolicy: string,
+  realmPolicy: TopicsPolicy,
+): TopicsPolicy {
+  const own = channelPolicy as TopicsPolicy;
+  return own !== 'inherit' ? own : realmPolicy;
+}
+
 function isNonCharacter(cp: number): boolean {
   return (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) === 0xfffe;
 }

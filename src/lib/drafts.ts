@@ -31,3 +31,9 @@ export function truncateTopic(topic: string): string {
 
 /** Latest timestamp the API accepts (the end of year 9999, as the reference's datetimes). */
 export const MAX_TIMESTAMP = 253402300799;
+
+export class DraftsDisabledError extends JsonableError {
+  constructor() {
+    super('User has disabled synchronizing drafts.');
+  }
+}

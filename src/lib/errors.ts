@@ -50,6 +50,7 @@ export type ErrorCode =
   | 'EXPECTATION_MISMATCH'
   | 'SYSTEM_GROUP_REQUIRED'
   | 'CANNOT_DEACTIVATE_GROUP_IN_USE'
+  | 'INSUFFICIENT_STORAGE'
   | 'INTERNAL_SERVER_ERROR';
 
 export type ErrorBody = {
@@ -230,6 +231,51 @@ export class RateLimitedError extends JsonableError {
       extra: { 'retry-after': retryAfter },
       headers: { 'Retry-After': String(retryAfter) },
     });
+  }
+}
+
+/**
+ * 507: a write failed because the disk is full (Confab's own code; the reference has none). The
+ * write changed nothing (its transaction rolled back); reads still work, and writes again once
+ * space is freed.
+ */
+export class InsufficientStorageError extends JsonableError {
+  constructor() {
+    super('The server is out of storage space; try again later', {
+      code: 'INSUFFICIENT_STORAGE',
+      status: 507,
+    });
+  }
+}
+
+/** The error a client sees for a low-level failure that is the disk being full; null if not. */
+export function storageFullError(err: unknown): InsufficientStorageError | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT'
+    ? new InsufficientStorageError()
+    : null;
+}
+
+/**
+ * A move's notices were rendered (before the realm actor ran the move) for facts that no longer
+ * hold: a channel, topic or user was renamed, or the message moved, in between. The edit endpoint
+ * renders them again and retries; a client sees this only when that keeps happening.
+ */
+export class StaleNoticesError extends JsonableError {
+  constructor() {
+    super('The message was changed while this edit was being prepared; please try again.');
+  }
+}
+
+/** A confirmation link (an e-mail change) that does not exist, or no longer works. */
+export class ConfirmationLinkError extends JsonableError {
+  constructor(expired: boolean) {
+    super(
+      expired
+        ? 'The confirmation link has expired or been deactivated.'
+        : "Whoops. We couldn't find your confirmation link in the system.",
+      { code: 'NOT_FOUND', status: 404 },
+    );
   }
 }
 

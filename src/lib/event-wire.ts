@@ -11,6 +11,11 @@
  *
  * `shared.open` is the event's JSON without its closing brace; for `message` events it stops inside
  * the message object, so the per-queue tail can add `recipient_id` and close it.
+ *
+ * Memory: a SharedEvent and a Tail are held once however many queues hold them; each carries a
+ * count of the queue entries pointing at it (`refs`) and its estimated size (`size`), which the
+ * queues' memory account (actors/event-queue.ts, QueueMemory) adds when the first entry appears
+ * and removes when the last one goes.
  */
 import { pack, unpack } from './pack.js';
 import type { WireEvent } from './events.js';
@@ -18,12 +23,31 @@ import type { WireEvent } from './events.js';
 const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
 /** One-event bodies a SharedEvent keeps (distinct ids and tails among its recipients' queues). */
 const SINGLE_BODIES_KEPT = 8;
+/** Events holding built bodies, dropped once the current turn (a flush) is over. */
+const withBodies: SharedEvent[] = [];
+
+function dropBodies(): void {
+  for (const e of withBodies) e.dropBodies();
+  withBodies.length = 0;
+}
+
+/** Bytes a held string of n characters may take (V8 stores non-Latin-1 text two bytes each). */
+export function heldStringBytes(n: number): number {
+  return 2 * n;
+}
+
+/** The estimated heap cost of an object holding one string, beyond the string itself. */
+const OBJECT_OVERHEAD_BYTES = 64;
 
 export class SharedEvent {
   private obj: WireEvent | undefined;
   private packed: { body: Buffer; count: number } | undefined;
-  /** Whole one-event response bodies already built, by `<id>:<tail>` (see `singleBody`). */
+  /** Whole one-event response bodies built in this turn, by `<id>:<tail>` (see `singleBody`). */
   private bodies: Map<string, string> | undefined;
+  /** Queue entries holding this event (see QueueMemory). */
+  refs = 0;
+  /** Estimated bytes held for this event, counted once however many queues hold it. */
+  readonly size: number;
 
   private constructor(
     readonly type: string,
@@ -31,9 +55,8 @@ export class SharedEvent {
     readonly open: string,
     /** Whether `open` stops inside the `message` object (openMessage). */
     readonly insideMessage = false,
-    obj?: WireEvent,
   ) {
-    this.obj = obj;
+    this.size = heldStringBytes(open.length) + OBJECT_OVERHEAD_BYTES;
   }
 
   /** A whole event; its JSON is closed by the queue's `,"id":N}`. */
@@ -51,10 +74,18 @@ export class SharedEvent {
     return new SharedEvent('message', json.slice(0, -2), true);
   }
 
-  /** From a stored event body (JSON without `id`), as saved queues are restored. */
+  /** From a stored event body (JSON without `id`), as queues saved by an older version are read. */
   static fromJson(json: string): SharedEvent {
     const obj = JSON.parse(json) as WireEvent;
-    return new SharedEvent(String(obj.type), json.slice(0, -1), false, obj);
+    return new SharedEvent(String(obj.type), json.slice(0, -1), false);
+  }
+
+  /** As saved (actors/event-queue-persistence.ts): the same fields, checked. */
+  static restore(type: unknown, open: unknown, insideMessage: unknown): SharedEvent {
+    if (typeof type !== 'string' || typeof open !== 'string' || !open.startsWith('{')) {
+      throw new Error('not a saved event');
+    }
+    return new SharedEvent(type, open, insideMessage === true);
   }
 
   /** The event as an object, as JSON would decode it (what msgpack frames carry). */
@@ -67,18 +98,26 @@ export class SharedEvent {
    * The GET /events (or WebSocket frame) body carrying only this event with this id and tail.
    * Queues that received the same events hold it under the same id, and most recipients of a
    * message share its flags, so one body serves many consumers of a fan-out: built and flattened
-   * once, instead of once per socket or poll. A few recent bodies are kept.
+   * once, instead of once per socket or poll. A few bodies are kept until the current turn (the
+   * flush that writes them) is over, so they add nothing to what queues hold.
    */
   singleBody(id: number, tail: string): string {
     const key = tail === '' ? String(id) : `${id}:${tail}`;
     let body = this.bodies?.get(key);
     if (body === undefined) {
       body = SUCCESS_EVENTS_PREFIX + this.open + tail + ',"id":' + id + '}]}';
-      this.bodies ??= new Map();
+      if (!this.bodies) {
+        this.bodies = new Map();
+        if (withBodies.push(this) === 1) queueMicrotask(dropBodies);
+      }
       if (this.bodies.size >= SINGLE_BODIES_KEPT) this.bodies.clear();
       this.bodies.set(key, body);
     }
     return body;
+  }
+
+  dropBodies(): void {
+    this.bodies = undefined;
   }
 
   /** The msgpack map body of the event (entries without the map header) and its entry count. */
@@ -92,7 +131,26 @@ export class SharedEvent {
   }
 }
 
-/** What one queue holds for one event. */
+/**
+ * What differs per queue besides the id (message flags, `recipient_id`, `local_message_id`), as
+ * JSON to append and as values for msgpack frames; shared by every queue whose copy differs the
+ * same way.
+ */
+export class Tail {
+  /** Queue entries holding this tail (see QueueMemory). */
+  refs = 0;
+  readonly size: number;
+
+  constructor(
+    /** JSON appended after `shared.open` (e.g. `,"recipient_id":5},"flags":["read"]`). */
+    readonly json: string,
+    readonly extra: QueueExtra,
+  ) {
+    this.size = heldStringBytes(json.length) + 4 * OBJECT_OVERHEAD_BYTES;
+  }
+}
+
+/** One event of one queue, as responses are built from it. */
 export type QueuedEvent = {
   id: number;
   shared: SharedEvent;

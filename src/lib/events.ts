@@ -93,6 +93,11 @@ export type MessageDelivery = {
 /** The seam between the realm actor and the event-queue system. */
 export interface EventPublisher {
   publish(realmId: number, events: readonly OutboundEvent[]): void;
+  /**
+   * After a deactivation committed and its events were published: ends the sessions (event
+   * queues, held polls, sockets) of these users of the realm, or of all of them (null).
+   */
+  endSessions?(realmId: number, userIds: readonly number[] | null): void;
 }
 
 /** What clients without the `empty_topic_name` capability see instead of the empty topic. */

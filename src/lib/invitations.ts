@@ -97,3 +97,15 @@ export class InvitationError extends JsonableError {
     });
   }
 }
+
+/** Why an invitation link cannot be used (the page says which). */
+export class InvitationLinkError extends JsonableError {
+  constructor(readonly reason: 'not_found' | 'expired') {
+    super(
+      reason === 'not_found'
+        ? 'This invitation link does not exist.'
+        : 'This invitation link has expired or has been revoked.',
+      { code: 'NOT_FOUND', status: 404 },
+    );
+  }
+}

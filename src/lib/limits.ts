@@ -11,6 +11,13 @@ export const MAX_TOPIC_LENGTH = 60;
 export const MAX_STREAM_NAME_LENGTH = 60;
 export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
 
+/**
+ * Most terms a message search narrow may have (GET /messages, POST /messages/flags/narrow,
+ * GET /messages/matches_narrow): each adds to the SQL expression, and SQLite refuses trees deeper
+ * than 1,000. Real clients send a handful.
+ */
+export const MAX_NARROW_TERMS = 100;
+
 /** The HTTP timeout clients should use for GET /events; heartbeats come well within it. */
 export const EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90;
 

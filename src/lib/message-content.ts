@@ -13,6 +13,8 @@ import {
 } from './channel-rules.js';
 import { JsonableError } from './errors.js';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './limits.js';
+import type { RenderResult } from './markdown/context.js';
+import { htmlToText } from './search.js';
 
 /** Where a message goes, as POST /messages gives it (resolved against the realm when sending). */
 export type MessageDestination =
@@ -85,8 +87,17 @@ export function parseChannelTo(raw: string): string | number {
     data = data[0];
   }
   if (typeof data === 'string') return data;
-  if (typeof data === 'number' && Number.isInteger(data)) return data;
+  if (isWholeInteger(data, raw)) return data;
   throw new JsonableError('Invalid data type for channel');
+}
+
+/**
+ * Whether a number decoded from `raw` (JSON holding numbers and no strings) is an integer as the
+ * client wrote it: `1.0`, `1e3` and integers past 2^53 are not (JSON.parse would make them look
+ * like one), as the reference's JSON decoder would not.
+ */
+function isWholeInteger(n: unknown, raw: string): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && !/[.eE]/.test(raw);
 }
 
 /**
@@ -114,12 +125,12 @@ export function parseDirectTo(raw: string): { ids: number[] } | { emails: string
     }
     return { emails: [...emails] };
   }
-  if (typeof data[0] !== 'number' || !Number.isInteger(data[0])) {
-    throw new JsonableError('Invalid data type for recipients');
-  }
+  // Only a list of numbers alone can be checked as written; a string in it refuses the list anyway.
+  const text = data.every((x) => typeof x === 'number') ? raw : '';
+  if (!isWholeInteger(data[0], text)) throw new JsonableError('Invalid data type for recipients');
   const ids = new Set<number>();
   for (const id of data) {
-    if (typeof id !== 'number' || !Number.isInteger(id)) throw mixed();
+    if (!isWholeInteger(id, text)) throw mixed();
     ids.add(id);
   }
   return { ids: [...ids] };
@@ -180,4 +191,45 @@ export function dmGroupKey(userIds: Iterable<number>): string {
 /** Whether the content is a `/me` status message. */
 export function isMeMessage(content: string): boolean {
   return content.startsWith('/me ');
+}
+
+/** The parts of a RenderResult a sent message keeps. */
+export type RenderedMessage = Pick<
+  RenderResult,
+  | 'rendered_content'
+  | 'mentions_user_ids'
+  | 'mentions_user_group_ids'
+  | 'mentions_stream_wildcard'
+  | 'mentions_topic_wildcard'
+  | 'has_link'
+  | 'has_image'
+  | 'has_attachment'
+  | 'potential_attachment_path_ids'
+  | 'user_ids_with_alert_words'
+>;
+
+/** The parts of a rendering a message keeps (what callers pass to the realm actor). */
+export function renderedMessage(r: RenderedMessage): RenderedMessage {
+  return {
+    rendered_content: r.rendered_content,
+    mentions_user_ids: r.mentions_user_ids,
+    mentions_user_group_ids: r.mentions_user_group_ids,
+    mentions_stream_wildcard: r.mentions_stream_wildcard,
+    mentions_topic_wildcard: r.mentions_topic_wildcard,
+    has_link: r.has_link,
+    has_image: r.has_image,
+    has_attachment: r.has_attachment,
+    potential_attachment_path_ids: r.potential_attachment_path_ids,
+    user_ids_with_alert_words: r.user_ids_with_alert_words,
+  };
+}
+
+/**
+ * A message's content ready for the realm actor: the normalized markdown, its rendering (made
+ * before the actor runs, never inside it), and the rendering's text for the full-text index.
+ */
+export type PreparedContent = { content: string; rendered: RenderedMessage; search_text: string };
+
+export function preparedContent(content: string, r: RenderedMessage): PreparedContent {
+  return { content, rendered: renderedMessage(r), search_text: htmlToText(r.rendered_content) };
 }

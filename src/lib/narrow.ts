@@ -7,6 +7,7 @@
  * `unread`, `mentioned`/`alerted`, `resolved`.
  */
 import { JsonableError } from './errors.js';
+import { MAX_NARROW_TERMS } from './limits.js';
 
 export type NarrowTerm = readonly [operator: string, operand: string];
 
@@ -150,6 +151,11 @@ function checkOperand(operator: string, operand: unknown, varName: string): Narr
  */
 export function parseNarrowParam(data: unknown, varName = 'narrow'): NarrowParam[] {
   if (!Array.isArray(data)) throw new JsonableError(`${varName} is not a list`);
+  if (data.length > MAX_NARROW_TERMS) {
+    throw new JsonableError(
+      `Too many terms in ${varName}: ${data.length} (at most ${MAX_NARROW_TERMS} are allowed)`,
+    );
+  }
   return data.map((elem: unknown, i): NarrowParam => {
     const at = `${varName}[${i}]`;
     if (Array.isArray(elem)) {

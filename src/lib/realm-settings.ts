@@ -5,6 +5,9 @@
  */
 import type { SystemGroupName } from './roles.js';
 
+export const MAX_REALM_NAME_LENGTH = 40;
+export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
+
 /** A group-setting value: a user group id, or an anonymous group of members and subgroups. */
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 

@@ -9,6 +9,14 @@ export const Role = {
 } as const;
 export type Role = (typeof Role)[keyof typeof Role];
 
+/** Bot types (API values). Default bots get the channel messages they are mentioned in. */
+export const BotType = {
+  DEFAULT: 1,
+  INCOMING_WEBHOOK: 2,
+  OUTGOING_WEBHOOK: 3,
+  EMBEDDED: 4,
+} as const;
+
 export const ALL_ROLES: readonly Role[] = [100, 200, 300, 400, 600];
 
 export function isRole(n: number): n is Role {

@@ -5,6 +5,10 @@
  */
 import { JsonableError } from './errors.js';
 
+/** delivery_type values: a message to send later, or a reminder. */
+export const SEND_LATER = 1;
+export const REMIND = 2;
+
 /** How late a delivery may be before it is given up (SCHEDULED_MESSAGE_LATE_CUTOFF_MINUTES). */
 export const LATE_CUTOFF_SECONDS = 10 * 60;
 

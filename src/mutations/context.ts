@@ -24,6 +24,11 @@ export interface MutationContext {
   ): void;
   /** Run after COMMIT (not after a rollback): refresh the read model from the store. */
   afterCommit(fn: () => void): void;
+  /**
+   * After COMMIT and the events: end the sessions of deactivated users (or of every user of the
+   * realm, 'realm') — their event queues are deleted, held polls answered, sockets closed.
+   */
+  endSessions(users: readonly number[] | 'realm'): void;
 }
 
 /** A mutation: payload in, data out; throws JsonableError to refuse (which rolls back). */

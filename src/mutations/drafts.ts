@@ -4,7 +4,7 @@
  * do_edit_draft, do_delete_draft, draft_endpoint). Every change sends a `drafts` event to the
  * owner only: a draft is nobody else's business.
  */
-import { normalizeBody, truncateTopic } from '../lib/drafts.js';
+import { DraftsDisabledError, normalizeBody, truncateTopic } from '../lib/drafts.js';
 import { JsonableError } from '../lib/errors.js';
 import { formatDraft, type ApiDraft } from '../queries/drafts.js';
 import type { DraftType, DraftValues } from '../storage/drafts.js';
@@ -18,12 +18,6 @@ export type DraftInput = {
   content: string;
   timestamp?: number | null | undefined;
 };
-
-export class DraftsDisabledError extends JsonableError {
-  constructor() {
-    super('User has disabled synchronizing drafts.');
-  }
-}
 
 /** 404, but with the generic code, as the reference's ResourceNotFoundError. */
 export class DraftDoesNotExistError extends JsonableError {

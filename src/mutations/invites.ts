@@ -25,10 +25,12 @@ import { Role, type Role as RoleValue } from '../lib/roles.js';
 import type { Channel } from '../queries/channels-view.js';
 import { InvitationStatus, type InvitationRow } from '../storage/invitations.js';
 import type { UserRow } from '../storage/users.js';
+import { isValidEmail } from '../lib/email-validation.js';
+import { usableInvitation } from '../queries/invites.js';
 import type { MutationContext } from './context.js';
 import { notifyInvitesChanged } from './invitation-cleanup.js';
 import { accessUserGroupForUpdate } from './user-groups.js';
-import { checkCreateUser, isValidEmail, type CreateUserResult } from './users.js';
+import { checkCreateUser, type CreateUserResult } from './users.js';
 
 /** The reference's require_member_or_admin, then whether the caller may invite at all. */
 function inviter(ctx: MutationContext, userId: number): UserRow {
@@ -284,34 +286,6 @@ export function checkResendInvite(
 }
 
 // ---- accepting ------------------------------------------------------------------------------
-
-/** Why an invitation link cannot be used (the page says which). */
-export class InvitationLinkError extends JsonableError {
-  constructor(readonly reason: 'not_found' | 'expired') {
-    super(
-      reason === 'not_found'
-        ? 'This invitation link does not exist.'
-        : 'This invitation link has expired or has been revoked.',
-      { code: 'NOT_FOUND', status: 404 },
-    );
-  }
-}
-
-/** The invitation behind a link of this realm, if it can still be used at `now`. */
-export function usableInvitation(
-  ctx: Pick<MutationContext, 'store' | 'realm'>,
-  key: string,
-  now: number,
-): InvitationRow {
-  const inv = ctx.store.invitations.byKey(key);
-  if (!inv || inv.realm_id !== ctx.realm.id) throw new InvitationLinkError('not_found');
-  if (
-    inv.status !== InvitationStatus.PENDING ||
-    (inv.expiry_date !== null && inv.expiry_date < now)
-  )
-    throw new InvitationLinkError('expired');
-  return inv;
-}
 
 export type AcceptInvitationCommand = {
   confirmation_key: string;

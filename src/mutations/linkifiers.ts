@@ -4,6 +4,7 @@
  * existence, and the `realm_linkifiers` event to everyone in the realm.
  */
 import { JsonableError } from '../lib/errors.js';
+import { checkRealmAdministrator } from '../lib/user-rules.js';
 import { noteLinkifiersChanged } from '../queries/linkifiers.js';
 import type { MutationContext } from './context.js';
 
@@ -30,10 +31,11 @@ function emitLinkifiers(ctx: MutationContext): void {
   ctx.afterCommit(() => noteLinkifiersChanged(realm.id));
 }
 
-export type AddLinkifierCommand = { pattern: string; url_template: string };
+export type AddLinkifierCommand = { acting_user_id: number; pattern: string; url_template: string };
 
 export function doAddLinkifier(ctx: MutationContext, cmd: AddLinkifierCommand): { id: number } {
   const { store, realm } = ctx;
+  checkRealmAdministrator(realm.user(cmd.acting_user_id));
   if (store.linkifiers.byPattern(realm.id, cmd.pattern)) throw duplicatePattern();
   const id = store.linkifiers.insert(
     realm.id,
@@ -45,13 +47,19 @@ export function doAddLinkifier(ctx: MutationContext, cmd: AddLinkifierCommand): 
   return { id };
 }
 
-export type UpdateLinkifierCommand = { id: number; pattern: string; url_template: string };
+export type UpdateLinkifierCommand = {
+  acting_user_id: number;
+  id: number;
+  pattern: string;
+  url_template: string;
+};
 
 export function doUpdateLinkifier(
   ctx: MutationContext,
   cmd: UpdateLinkifierCommand,
 ): Record<string, never> {
   const { store, realm } = ctx;
+  checkRealmAdministrator(realm.user(cmd.acting_user_id));
   if (!store.linkifiers.byId(realm.id, cmd.id)) throw new LinkifierNotFoundError();
   const same = store.linkifiers.byPattern(realm.id, cmd.pattern);
   if (same && same.id !== cmd.id) throw duplicatePattern();
@@ -62,9 +70,10 @@ export function doUpdateLinkifier(
 
 export function doRemoveLinkifier(
   ctx: MutationContext,
-  cmd: { id: number },
+  cmd: { acting_user_id: number; id: number },
 ): Record<string, never> {
   const { store, realm } = ctx;
+  checkRealmAdministrator(realm.user(cmd.acting_user_id));
   if (!store.linkifiers.byId(realm.id, cmd.id)) throw new LinkifierNotFoundError();
   store.linkifiers.remove(realm.id, cmd.id);
   emitLinkifiers(ctx);
@@ -73,9 +82,10 @@ export function doRemoveLinkifier(
 
 export function doReorderLinkifiers(
   ctx: MutationContext,
-  cmd: { ordered_linkifier_ids: readonly number[] },
+  cmd: { acting_user_id: number; ordered_linkifier_ids: readonly number[] },
 ): Record<string, never> {
   const { store, realm } = ctx;
+  checkRealmAdministrator(realm.user(cmd.acting_user_id));
   const ids = cmd.ordered_linkifier_ids;
   const existing = new Set(store.linkifiers.byRealm(realm.id).map((r) => r.id));
   if (

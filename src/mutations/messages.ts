@@ -8,7 +8,7 @@
  * channel, its permissions, who receives the message, their flags — is decided here, inside the
  * transaction, so a send sees exactly the state it commits against.
  */
-import { checkChannelName, type TopicsPolicy } from '../lib/channel-rules.js';
+import { checkChannelName, effectiveTopicsPolicy } from '../lib/channel-rules.js';
 import {
   JsonableError,
   StreamDoesNotExistError,
@@ -16,9 +16,14 @@ import {
 } from '../lib/errors.js';
 import type { WireEvent } from '../lib/events.js';
 import { escapeHtml } from '../lib/html.js';
-import type { RenderResult } from '../lib/markdown/index.js';
-import { dmGroupKey, type MessageDestination } from '../lib/message-content.js';
+import {
+  dmGroupKey,
+  type MessageDestination,
+  type RenderedMessage,
+} from '../lib/message-content.js';
 import { apiFlagNames, MESSAGE_FLAG_BITS } from '../lib/message-flags.js';
+import type { MessageType } from '../lib/notices.js';
+import { BotType } from '../lib/roles.js';
 import type { Channel } from '../queries/channels-view.js';
 import {
   accessMessage,
@@ -27,40 +32,10 @@ import {
   messageEventAudience,
 } from '../queries/messages.js';
 import { userGroupSetting } from '../queries/user-groups.js';
+import type { MessageRow } from '../storage/messages.js';
 import type { UserRow } from '../storage/users.js';
 import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
-
-/** The parts of a RenderResult a sent message keeps. */
-export type RenderedMessage = Pick<
-  RenderResult,
-  | 'rendered_content'
-  | 'mentions_user_ids'
-  | 'mentions_user_group_ids'
-  | 'mentions_stream_wildcard'
-  | 'mentions_topic_wildcard'
-  | 'has_link'
-  | 'has_image'
-  | 'has_attachment'
-  | 'potential_attachment_path_ids'
-  | 'user_ids_with_alert_words'
->;
-
-/** The parts of a rendering a message keeps (what the endpoint passes to `message.send`). */
-export function renderedMessage(r: RenderedMessage): RenderedMessage {
-  return {
-    rendered_content: r.rendered_content,
-    mentions_user_ids: r.mentions_user_ids,
-    mentions_user_group_ids: r.mentions_user_group_ids,
-    mentions_stream_wildcard: r.mentions_stream_wildcard,
-    mentions_topic_wildcard: r.mentions_topic_wildcard,
-    has_link: r.has_link,
-    has_image: r.has_image,
-    has_attachment: r.has_attachment,
-    potential_attachment_path_ids: r.potential_attachment_path_ids,
-    user_ids_with_alert_words: r.user_ids_with_alert_words,
-  };
-}
 
 export type SendMessageCommand = {
   sender_id: number;
@@ -80,9 +55,6 @@ export type SendMessageCommand = {
 /** Up to this many channel subscribers or topic participants, anyone may use wildcard mentions. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
 
-/** The default bot type (bots that get the messages they are mentioned in). */
-const DEFAULT_BOT = 1;
-
 function resolveChannel(ctx: MutationContext, target: string | number): Channel {
   const channels = ctx.realm.channels;
   if (typeof target === 'number') {
@@ -97,12 +69,6 @@ function resolveChannel(ctx: MutationContext, target: string | number): Channel 
   return ch;
 }
 
-function topicsPolicyOf(ctx: MutationContext, ch: Channel): TopicsPolicy {
-  const own = ch.topics_policy as TopicsPolicy;
-  if (own !== 'inherit') return own;
-  return ctx.realm.settings.topics_policy;
-}
-
 function checkChannelSend(ctx: MutationContext, sender: UserRow, ch: Channel, topic: string): void {
   const decision = ctx.realm.channels.sendMessageDecision(sender.id, ch);
   if (decision === 'not_allowed') {
@@ -111,7 +77,7 @@ function checkChannelSend(ctx: MutationContext, sender: UserRow, ch: Channel, to
   if (decision === 'unauthorized') {
     throw new JsonableError(`Not authorized to send to channel '${ch.name}'`);
   }
-  const policy = topicsPolicyOf(ctx, ch);
+  const policy = effectiveTopicsPolicy(ch.topics_policy, ctx.realm.settings.topics_policy);
   if (policy === 'disable_empty_topic' && topic === '') {
     throw new JsonableError('Sending messages to the general chat is not allowed in this channel.');
   }
@@ -230,10 +196,13 @@ export type CheckedMessage = {
  * The reference's check_message: validates the destination and the sender's permissions (posting,
  * direct-message policies, wildcard and group mentions) without writing anything. Scheduled
  * messages run it when they are scheduled or edited, and again when they are delivered.
+ * `internal`: the server's own messages (src/mutations/internal-send.ts) resolve their
+ * destination the same way but are not subject to the permissions, as the reference's system bots.
  */
 export function checkMessage(
   ctx: MutationContext,
   cmd: Pick<SendMessageCommand, 'sender_id' | 'to' | 'rendered'>,
+  internal = false,
 ): CheckedMessage {
   const { store, realm: view } = ctx;
   const sender = view.user(cmd.sender_id);
@@ -248,18 +217,18 @@ export function checkMessage(
   if (cmd.to.kind === 'channel') {
     channel = resolveChannel(ctx, cmd.to.channel);
     topic = cmd.to.topic;
-    checkChannelSend(ctx, sender, channel, topic);
+    if (!internal) checkChannelSend(ctx, sender, channel, topic);
     if (r.mentions_topic_wildcard) {
       topicParticipants = store.messages.topicParticipants(channel.id, topic);
       topicParticipants.add(sender.id);
     }
-    checkMentionPermissions(ctx, sender, r, channel, topicParticipants);
+    if (!internal) checkMentionPermissions(ctx, sender, r, channel, topicParticipants);
     recipients = view.channels.subscriberIds(channel.id);
     // Default bots get the channel messages they are mentioned in, subscribed or not.
     const subscribed = new Set(recipients);
     for (const id of r.mentions_user_ids) {
       const u = view.user(id);
-      if (u && u.is_active && u.is_bot && u.bot_type === DEFAULT_BOT && !subscribed.has(id)) {
+      if (u && u.is_active && u.is_bot && u.bot_type === BotType.DEFAULT && !subscribed.has(id)) {
         recipients.push(id);
       }
     }
@@ -269,8 +238,10 @@ export function checkMessage(
     members.add(sender.id);
     const key = dmGroupKey(members);
     const existing = store.messages.dmGroupByKey(view.id, key);
-    checkDirectSend(ctx, sender, users, existing);
-    checkMentionPermissions(ctx, sender, r, null, null);
+    if (!internal) {
+      checkDirectSend(ctx, sender, users, existing);
+      checkMentionPermissions(ctx, sender, r, null, null);
+    }
     const memberIds = [...members].sort((a, b) => a - b);
     dm = { existing, key, memberIds };
     recipients = memberIds;
@@ -287,11 +258,22 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
   return doSendMessage(ctx, cmd, checkMessage(ctx, cmd));
 }
 
+/**
+ * How the server's own messages differ (internal_send_*): read for the user whose action they
+ * report (`readFor`); with `unreadOnlyFor`, unread only for those users; a message type.
+ */
+export type InternalSendOptions = {
+  readFor?: number;
+  unreadOnlyFor?: ReadonlySet<number> | null;
+  type?: MessageType;
+};
+
 /** Stores and announces a message check_message accepted (the reference's do_send_messages). */
 export function doSendMessage(
   ctx: MutationContext,
   cmd: SendMessageCommand,
   checked: CheckedMessage,
+  internal: InternalSendOptions = {},
 ): { id: number } {
   const { store, realm: view } = ctx;
   const { sender, channel, topic, recipients, topicParticipants } = checked;
@@ -317,6 +299,8 @@ export function doSendMessage(
     let f = base;
     if (id === sender.id && cmd.read_by_sender) f |= MESSAGE_FLAG_BITS.read;
     if (muters.has(id)) f |= MESSAGE_FLAG_BITS.read;
+    if (id === internal.readFor) f |= MESSAGE_FLAG_BITS.read;
+    if (internal.unreadOnlyFor && !internal.unreadOnlyFor.has(id)) f |= MESSAGE_FLAG_BITS.read;
     if (mentioned.has(id)) f |= MESSAGE_FLAG_BITS.mentioned;
     if (alerted.has(id)) f |= MESSAGE_FLAG_BITS.has_alert_word;
     if (r.mentions_topic_wildcard && topicParticipants?.has(id)) {
@@ -339,7 +323,9 @@ export function doSendMessage(
     has_link: r.has_link ? 1 : 0,
     sending_client: cmd.client,
   };
-  const id = store.messages.insert(row);
+  const id = store.messages.insert(
+    internal.type === undefined ? row : { ...row, type: internal.type },
+  );
   store.messages.insertUserMessages(id, recipients, flags);
   store.messages.index(id, topic, cmd.search_text);
   if (r.potential_attachment_path_ids.length > 0) {
@@ -405,9 +391,17 @@ export function checkDeleteMessage(ctx: MutationContext, cmd: DeleteMessageComma
       throw new JsonableError('The time limit for deleting this message has passed');
     }
   }
-  const audience = messageEventAudience(store, view, row);
+  doDeleteMessage(ctx, row);
+}
+
+/**
+ * Deletes a message with its rows, reactions and upload claims, and tells everyone who could see
+ * it (do_delete_messages). No permission check: callers decided.
+ */
+export function doDeleteMessage(ctx: MutationContext, row: MessageRow): void {
+  const audience = messageEventAudience(ctx.store, ctx.realm, row);
   releaseMessageAttachments(ctx, { messageIds: [row.id] });
-  store.messages.delete(row.id);
+  ctx.store.messages.delete(row.id);
   const event: WireEvent = {
     type: 'delete_message',
     message_ids: [row.id],

@@ -5,6 +5,7 @@
  * Every change sends the whole list (`realm_playgrounds`) to every active user.
  */
 import { JsonableError } from '../lib/errors.js';
+import { checkRealmAdministrator } from '../lib/user-rules.js';
 import type { PlaygroundRow } from '../storage/presence.js';
 import type { MutationContext } from './context.js';
 
@@ -17,22 +18,28 @@ function emitPlaygrounds(ctx: MutationContext): void {
 
 export function doAddPlayground(
   ctx: MutationContext,
-  cmd: Omit<PlaygroundRow, 'id'>,
+  cmd: Omit<PlaygroundRow, 'id'> & { acting_user_id: number },
 ): { id: number } {
+  checkRealmAdministrator(ctx.realm.user(cmd.acting_user_id));
   if (ctx.store.playgrounds.exists(ctx.realm.id, cmd.pygments_language, cmd.name)) {
     throw new JsonableError(
       'Realm playground with this Realm, Pygments language and Name already exists.',
     );
   }
-  const id = ctx.store.playgrounds.insert(ctx.realm.id, cmd);
+  const id = ctx.store.playgrounds.insert(ctx.realm.id, {
+    name: cmd.name,
+    pygments_language: cmd.pygments_language,
+    url_template: cmd.url_template,
+  });
   emitPlaygrounds(ctx);
   return { id };
 }
 
 export function doRemovePlayground(
   ctx: MutationContext,
-  cmd: { playground_id: number },
+  cmd: { acting_user_id: number; playground_id: number },
 ): Record<string, never> {
+  checkRealmAdministrator(ctx.realm.user(cmd.acting_user_id));
   if (!ctx.store.playgrounds.remove(ctx.realm.id, cmd.playground_id))
     throw new JsonableError('Invalid playground');
   emitPlaygrounds(ctx);

@@ -4,11 +4,7 @@
  * doUpdateRealmSettings (which stores it and announces it). Reference: views/realm.py
  * update_realm, lib/user_groups.py access_user_group_for_setting.
  */
-import {
-  JsonableError,
-  OrganizationAdministratorRequiredError,
-  OrganizationOwnerRequiredError,
-} from '../lib/errors.js';
+import { JsonableError, OrganizationOwnerRequiredError } from '../lib/errors.js';
 import {
   checkGroupSettingChange,
   normalizeGroupSettingValue,
@@ -21,6 +17,7 @@ import {
   type RealmGroupSettingName,
 } from '../lib/realm-settings.js';
 import { Role } from '../lib/roles.js';
+import { checkRealmAdministrator } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
 import { doUpdateRealmSettings } from './realm-settings.js';
 
@@ -71,8 +68,7 @@ export type UpdateRealmResult = Record<string, unknown>;
 export function checkUpdateRealm(ctx: MutationContext, cmd: UpdateRealmCommand): UpdateRealmResult {
   const { realm } = ctx;
   const actor = realm.user(cmd.acting_user_id);
-  if (!actor || !actor.is_active || actor.role > Role.ADMINISTRATOR)
-    throw new OrganizationAdministratorRequiredError();
+  checkRealmAdministrator(actor);
   const isOwner = actor.role === Role.OWNER;
   const asked = [
     ...Object.keys(cmd.settings),

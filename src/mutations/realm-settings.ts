@@ -11,6 +11,8 @@
 import { JsonableError } from '../lib/errors.js';
 import {
   isRealmGroupSettingName,
+  MAX_REALM_DESCRIPTION_LENGTH,
+  MAX_REALM_NAME_LENGTH,
   REALM_GROUP_SETTING_DEFAULTS,
   REALM_SETTING_DEFAULTS,
   type GroupSettingValue,
@@ -32,9 +34,6 @@ export type UpdateRealmSettingsCommand = {
 };
 
 export type UpdateRealmSettingsResult = { changed: string[] };
-
-export const MAX_REALM_NAME_LENGTH = 40;
-export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 
 /** Settings the `update_dict` form carries (the others use op `update`). */
 const UPDATE_DICT_KEYS: ReadonlySet<string> = new Set([

@@ -10,15 +10,20 @@ import {
   type UserSettingName,
   type UserSettings,
 } from '../lib/user-settings.js';
+import { checkRealmAdministrator } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
 
-export type UpdateRealmUserDefaultsCommand = { settings: Partial<UserSettings> };
+export type UpdateRealmUserDefaultsCommand = {
+  acting_user_id: number;
+  settings: Partial<UserSettings>;
+};
 
 export function doUpdateRealmUserDefaults(
   ctx: MutationContext,
   cmd: UpdateRealmUserDefaultsCommand,
 ): Record<string, never> {
   const { store, realm } = ctx;
+  checkRealmAdministrator(realm.user(cmd.acting_user_id));
   const stored = JSON.parse(store.realmUserDefaults.get(realm.id)) as Partial<
     Record<UserSettingName, unknown>
   >;

@@ -1,10 +1,17 @@
 /**
- * Creating a realm: the realm row, its system groups (with the subgroup chain), and its first
- * owner. Runs outside any realm actor (the realm does not exist yet), in one transaction of its own;
+ * Creating a realm: the realm row, its system groups (with the subgroup chain), its first owner,
+ * and its notification bot (the sender of the server's own messages: src/mutations/internal-send.ts). Runs outside any realm actor (the realm does not exist yet), in one transaction of its own;
  * callers: the server's first boot and the `manage create-realm` command.
  */
 import { JsonableError } from '../lib/errors.js';
-import { Role, SYSTEM_GROUP_CHAIN, SYSTEM_GROUP_DESCRIPTIONS, SystemGroup } from '../lib/roles.js';
+import { NOTIFICATION_BOT_EMAIL, NOTIFICATION_BOT_NAME } from '../lib/notices.js';
+import {
+  BotType,
+  Role,
+  SYSTEM_GROUP_CHAIN,
+  SYSTEM_GROUP_DESCRIPTIONS,
+  SystemGroup,
+} from '../lib/roles.js';
 import { generateApiKey } from '../lib/password.js';
 import type { Store } from '../storage/store.js';
 import { insertUserRow } from './users.js';
@@ -80,6 +87,17 @@ export function doCreateRealm(store: Store, p: CreateRealmParams): CreateRealmRe
       api_key: apiKey,
       role: Role.OWNER,
       can_create_users: p.owner_can_create_users,
+      now: p.now,
+      waitingPeriodDays: 0,
+    });
+    insertUserRow(store, realmId, {
+      email: NOTIFICATION_BOT_EMAIL,
+      full_name: NOTIFICATION_BOT_NAME,
+      password_hash: null,
+      api_key: generateApiKey(),
+      role: Role.MEMBER,
+      is_bot: true,
+      bot_type: BotType.DEFAULT,
       now: p.now,
       waitingPeriodDays: 0,
     });

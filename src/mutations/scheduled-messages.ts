@@ -10,36 +10,30 @@
  * Every change sends a `scheduled_messages` event to the sender only.
  */
 import { JsonableError, UserDeactivatedError } from '../lib/errors.js';
-import { renderMarkdown, type RenderContext } from '../lib/markdown/index.js';
-import { htmlToText } from '../lib/search.js';
 import {
   defaultReadBySender,
   normalizeTopic,
   type MessageDestination,
+  type PreparedContent,
+  type RenderedMessage,
 } from '../lib/message-content.js';
 import {
   LATE_CUTOFF_SECONDS,
   parseScheduledChannelTo,
   parseScheduledDirectTo,
   ScheduledMessageDoesNotExistError,
+  SEND_LATER,
   TOO_LATE_MESSAGE,
 } from '../lib/scheduled-messages.js';
 import { directRecipientIds, formatScheduledMessage } from '../queries/scheduled-messages.js';
-import {
-  SEND_LATER,
-  type ScheduledMessageRow,
-  type ScheduledMessageType,
-  type ScheduledMessageValues,
+import type {
+  ScheduledMessageRow,
+  ScheduledMessageType,
+  ScheduledMessageValues,
 } from '../storage/scheduled-messages.js';
 import type { MutationContext } from './context.js';
-import { NOTIFICATION_BOT_EMAIL, NotificationBotNeeded } from './message-edit.js';
-import {
-  checkMessage,
-  doSendMessage,
-  renderedMessage,
-  type CheckedMessage,
-  type RenderedMessage,
-} from './messages.js';
+import { sendInternalMessage } from './internal-send.js';
+import { checkMessage, doSendMessage, type CheckedMessage } from './messages.js';
 
 /** The addressing a scheduled message stores, from what checkMessage resolved. */
 function addressing(
@@ -216,8 +210,6 @@ export function doDeleteScheduledMessage(
 
 export type DeliverScheduledMessageCommand = {
   scheduled_message_id: number;
-  /** The realm's render context, for the notification-bot message a failure sends. */
-  render_context: RenderContext;
   /** The content the rendering below is of; a message edited since is left for the next turn. */
   content: string;
   rendered: RenderedMessage;
@@ -226,7 +218,8 @@ export type DeliverScheduledMessageCommand = {
 
 export type DeliveryOutcome =
   | { outcome: 'sent'; message_id: number }
-  | { outcome: 'failed'; failure_message: string }
+  /** `tell`: the sender is to be told (reportScheduledFailure), unless deactivated. */
+  | { outcome: 'failed'; failure_message: string; tell: boolean }
   /** Deleted, edited, rescheduled or already handled since the scheduler looked. */
   | { outcome: 'skipped' };
 
@@ -235,8 +228,9 @@ export type DeliveryOutcome =
  * handling of try_deliver_one_scheduled_message). Sent: the row is marked delivered and a
  * `remove` event goes to the sender. Refused (the sender lost permission to post, the channel was
  * archived, the recipient was deactivated, or the delivery is more than 10 minutes late): the row
- * is marked failed and an `update` event shows `failed: true` — except when the sender's account
- * is deactivated, when nobody is told.
+ * is marked failed and an `update` event shows `failed: true`; the scheduler then has the
+ * notification bot tell the sender (doReportScheduledFailure) — except when the sender's account
+ * is deactivated, when nobody is told of anything.
  */
 export function doDeliverScheduledMessage(
   ctx: MutationContext,
@@ -255,9 +249,8 @@ export function doDeliverScheduledMessage(
     return { outcome: 'skipped' };
   }
   const fail = (message: string, tell: boolean): DeliveryOutcome => {
-    store.scheduledMessages.markFailed(row.id, message);
-    if (tell) tellFailure(ctx, store.scheduledMessages.byId(row.id)!, cmd.render_context);
-    return { outcome: 'failed', failure_message: message };
+    markFailed(ctx, row, message, tell);
+    return { outcome: 'failed', failure_message: message, tell };
   };
 
   const sender = ctx.realm.user(row.sender_id);
@@ -292,48 +285,52 @@ export function doDeliverScheduledMessage(
   return { outcome: 'sent', message_id: id };
 }
 
-/**
- * Marks a due scheduled message failed after its delivery broke unexpectedly (a bug, not a
- * refusal): the reference stores "Internal server error" and tells the sender.
- */
-export function doFailScheduledMessage(
+/** Marks a message failed; `tell`: the sender sees it (an `update` event with `failed: true`). */
+function markFailed(
   ctx: MutationContext,
-  cmd: { scheduled_message_id: number; failure_message: string; render_context: RenderContext },
-): Record<string, never> {
-  const row = ctx.store.scheduledMessages.byId(cmd.scheduled_message_id);
-  if (!row || row.realm_id !== ctx.realm.id || row.delivered || row.failed) return {};
-  ctx.store.scheduledMessages.markFailed(row.id, cmd.failure_message);
-  tellFailure(ctx, ctx.store.scheduledMessages.byId(row.id)!, cmd.render_context);
-  return {};
+  row: ScheduledMessageRow,
+  message: string,
+  tell: boolean,
+): void {
+  ctx.store.scheduledMessages.markFailed(row.id, message);
+  if (tell) notify(ctx, row.sender_id, ctx.store.scheduledMessages.byId(row.id)!);
 }
 
 /**
- * A failed delivery: an `update` event shows `failed: true`, and the realm's notification bot
- * sends the sender a direct message saying which message and why
- * (send_failed_scheduled_message_notification). Without the bot yet, NotificationBotNeeded rolls
- * the command back and the scheduler creates the bot and asks again; the notice is short, so it is
- * rendered here with the context the scheduler passed.
+ * Marks a due scheduled message failed after its delivery broke unexpectedly (a bug, not a
+ * refusal): the reference stores "Internal server error" (and the sender is told, as for a
+ * refusal). Returns whether it was marked.
  */
-function tellFailure(ctx: MutationContext, row: ScheduledMessageRow, context: RenderContext): void {
-  notify(ctx, row.sender_id, row);
-  const bot = ctx.realm.userByEmail(NOTIFICATION_BOT_EMAIL);
-  // Rolled back; the scheduler creates the bot and asks again.
-  if (!bot) throw new NotificationBotNeeded();
-  const when = new Date(row.scheduled_timestamp * 1000)
-    .toISOString()
-    .replace(/\.\d{3}Z$/, '+00:00');
-  const text =
-    `The message you scheduled for <time:${when}> was not sent because of the following ` +
-    `error:\n\n> ${row.failure_message ?? ''}\n\n[View scheduled messages](#scheduled)`;
-  const rendered = renderMarkdown(text, context, {});
-  const send = {
-    sender_id: bot.id,
-    to: { kind: 'direct', ids: [row.sender_id] } satisfies MessageDestination,
-    content: text,
-    rendered: renderedMessage(rendered),
-    search_text: htmlToText(rendered.rendered_content),
-    client: 'Internal',
-    read_by_sender: true,
-  };
-  doSendMessage(ctx, send, checkMessage(ctx, send));
+export function doFailScheduledMessage(
+  ctx: MutationContext,
+  cmd: { scheduled_message_id: number; failure_message: string },
+): { failed: boolean } {
+  const row = ctx.store.scheduledMessages.byId(cmd.scheduled_message_id);
+  if (!row || row.realm_id !== ctx.realm.id || row.delivered || row.failed)
+    return { failed: false };
+  markFailed(ctx, row, cmd.failure_message, true);
+  return { failed: true };
+}
+
+/**
+ * The notification bot tells the sender that a scheduled message was not sent, and why
+ * (send_failed_scheduled_message_notification): a direct message whose text
+ * (scheduledFailureText) the scheduler rendered after the failure. Nothing is sent when the
+ * message is no longer failed with that reason (revived by a new time in between).
+ */
+export function doReportScheduledFailure(
+  ctx: MutationContext,
+  cmd: { scheduled_message_id: number; failure_message: string; notice: PreparedContent },
+): { sent: boolean } {
+  const row = ctx.store.scheduledMessages.byId(cmd.scheduled_message_id);
+  if (
+    !row ||
+    row.realm_id !== ctx.realm.id ||
+    !row.failed ||
+    row.failure_message !== cmd.failure_message
+  ) {
+    return { sent: false };
+  }
+  sendInternalMessage(ctx, { ...cmd.notice, to: { kind: 'direct', ids: [row.sender_id] } });
+  return { sent: true };
 }

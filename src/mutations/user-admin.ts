@@ -20,6 +20,7 @@ import type { Channel } from '../queries/channels-view.js';
 import type { RealmView } from '../queries/realm-view.js';
 import type { UserRow } from '../storage/users.js';
 import { streamDeleteEvent } from './channel-events.js';
+import { checkFullName } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
 import {
   applyProfileDataRemovals,
@@ -27,7 +28,7 @@ import {
   type ProfileDataUpdate,
 } from './profile-fields.js';
 import { announceChannelAccessAfterGroupChange } from './user-groups.js';
-import { checkFullName, checkUniqueName, doChangeFullName } from './users.js';
+import { checkUniqueName, doChangeFullName } from './users.js';
 
 /** The system group a role puts its users in directly (full members aside). */
 const ROLE_GROUP: Readonly<Record<RoleValue, SystemGroupName>> = {

@@ -12,7 +12,7 @@
  * user's real address (`delivery_email` updates to those it changes for) and, to or from
  * "everyone", the address others see (`new_email`).
  */
-import { JsonableError } from '../lib/errors.js';
+import { ConfirmationLinkError, JsonableError } from '../lib/errors.js';
 import { languageName } from '../lib/languages.js';
 import { Role } from '../lib/roles.js';
 import {
@@ -26,11 +26,11 @@ import {
 } from '../lib/user-settings.js';
 import { EmailChangeStatus } from '../storage/accounts.js';
 import type { UserRow } from '../storage/users.js';
+import { checkFullName } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
 import { deleteAllDrafts } from './drafts.js';
 import { presenceSettingChanged } from './presence.js';
 import {
-  checkFullName,
   checkUniqueName,
   doChangeDeliveryEmail,
   doChangeFullName,
@@ -219,17 +219,6 @@ export function doChangeSettings(
 }
 
 export type ConfirmEmailChangeCommand = { confirmation_key: string };
-
-export class ConfirmationLinkError extends JsonableError {
-  constructor(expired: boolean) {
-    super(
-      expired
-        ? 'The confirmation link has expired or been deactivated.'
-        : "Whoops. We couldn't find your confirmation link in the system.",
-      { code: 'NOT_FOUND', status: 404 },
-    );
-  }
-}
 
 /**
  * Completes a pending e-mail address change (the confirmation link): the key must be pending,

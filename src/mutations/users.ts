@@ -3,48 +3,23 @@
  * views/users.py (create_user_backend).
  */
 import crypto from 'node:crypto';
-import { emailInvalidReason, isValidEmail } from '../lib/email-validation.js';
+import { emailInvalidReason } from '../lib/email-validation.js';
 import {
   JsonableError,
   OrganizationOwnerRequiredError,
   UserDeactivatedError,
 } from '../lib/errors.js';
-import { generateApiKey, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../lib/password.js';
+import { generateApiKey } from '../lib/password.js';
 import { directSystemGroupsForRole, Role, type Role as RoleValue } from '../lib/roles.js';
 import type { RealmView } from '../queries/realm-view.js';
 import { formatUser } from '../queries/users.js';
 import { canAccessDeliveryEmail, EmailVisibility } from '../lib/user-settings.js';
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
+import { checkCanCreateUsers, checkRealmAdministrator } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
-
-export const MAX_FULL_NAME_LENGTH = 100;
-export const MIN_FULL_NAME_LENGTH = 2;
-export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH };
-export { isValidEmail };
-
-/** Characters names may not contain: mention syntax (@**Name**) and markdown would be ambiguous. */
-const NAME_INVALID_CHARS = /[*`\\>"@]/;
-/** Control characters, surrogates and non-characters (the reference's check_string_is_printable). */
-const NOT_PRINTABLE = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
-
-/**
- * The reference's check_full_name without the uniqueness rule (checkUniqueName): trims, and
- * refuses a name that is too long or too short, has unprintable or mention characters, or ends
- * like a disambiguated mention (`|15`).
- */
-export function checkFullName(raw: string): string {
-  const name = raw.trim();
-  if ([...name].length > MAX_FULL_NAME_LENGTH) throw new JsonableError('Name too long!');
-  if ([...name].length < MIN_FULL_NAME_LENGTH) throw new JsonableError('Name too short!');
-  if (NOT_PRINTABLE.test(name) || NAME_INVALID_CHARS.test(name)) {
-    throw new JsonableError('Invalid characters in name!');
-  }
-  if (/\|\d+$/.test(raw)) throw new JsonableError('Invalid format!');
-  return name;
-}
 
 function normalizedName(name: string): string {
   return name.normalize('NFKC').toLowerCase();
@@ -58,13 +33,6 @@ export function checkUniqueName(realm: RealmView, name: string, exceptUserId: nu
     if (u.id !== exceptUserId && normalizedName(u.full_name) === wanted) {
       throw new JsonableError('Unique names required in this organization.');
     }
-  }
-}
-
-/** Password rules checked before hashing (hashing happens outside the actor). */
-export function checkPasswordStrength(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
-    throw new JsonableError('The password is too weak.');
   }
 }
 
@@ -129,9 +97,13 @@ export type CreateUserCommand = {
 
 export type CreateUserResult = { user_id: number; api_key: string; email: string };
 
-/** check_create_user + do_create_user: refuses a duplicate e-mail, then creates and announces. */
+/**
+ * check_create_user + do_create_user: through the API, only administrators allowed to create
+ * users; refuses a duplicate e-mail, then creates and announces.
+ */
 export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): CreateUserResult {
   const { store, realm } = ctx;
+  if (cmd.acting_user_id !== null) checkCanCreateUsers(realm.user(cmd.acting_user_id));
   if (store.users.byDeliveryEmail(realm.id, cmd.email)) {
     throw new JsonableError(`Email '${cmd.email}' already in use`);
   }
@@ -180,23 +152,22 @@ export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): C
   return { user_id: userId, api_key: apiKey, email: cmd.email };
 }
 
-export const ROLE_FOR_NEW_USER: RoleValue = Role.MEMBER;
-
 export type DeactivateUserCommand = { acting_user_id: number; user_id: number };
 
 /**
- * do_deactivate_user: the account can no longer log in or use its API key; it stays listed
- * (is_active false). The last active owner cannot be deactivated, and only owners may deactivate
- * an owner. Reference: views/users.py deactivate_user_backend.
+ * do_deactivate_user: administrators only; the account can no longer log in or use its API key;
+ * it stays listed (is_active false). The last active owner cannot be deactivated, and only owners
+ * may deactivate an owner. Reference: views/users.py deactivate_user_backend.
  */
 export function checkDeactivateUser(
   ctx: MutationContext,
   cmd: DeactivateUserCommand,
 ): Record<string, never> {
   const { store, realm } = ctx;
+  const actor = realm.user(cmd.acting_user_id);
+  checkRealmAdministrator(actor);
   const target = store.users.byId(cmd.user_id);
-  const actor = store.users.byId(cmd.acting_user_id);
-  if (!target || target.realm_id !== realm.id || !actor) throw new JsonableError('No such user');
+  if (!target || target.realm_id !== realm.id) throw new JsonableError('No such user');
   if (!target.is_active) throw new JsonableError('User is already deactivated');
   if (target.role === Role.OWNER) {
     if (actor.role !== Role.OWNER) throw new OrganizationOwnerRequiredError();
@@ -234,6 +205,7 @@ export function checkDeactivateUser(
       .filter((id) => id !== target.id),
   );
   ctx.afterCommit(() => realm.reloadUser(target.id));
+  ctx.endSessions([target.id]);
   return {};
 }
 

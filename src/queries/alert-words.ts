@@ -5,8 +5,13 @@
  * (de)activation already changes the realm view's version, so the cache follows it.
  */
 import type { RenderAlertWord } from '../lib/markdown/context.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
+
+/** A user's alert words, in the order added. */
+export function userAlertWords(store: ReadStore, userId: number): string[] {
+  return store.alertWords.byUser(userId);
+}
 
 type Cached = { stamp: number; version: number; list: readonly RenderAlertWord[] };
 
@@ -22,7 +27,7 @@ export function alertWordStamp(realmId: number): number {
   return stamps.get(realmId) ?? 0;
 }
 
-export function alertWordsOf(store: Store, view: RealmView): readonly RenderAlertWord[] {
+export function alertWordsOf(store: ReadStore, view: RealmView): readonly RenderAlertWord[] {
   const stamp = alertWordStamp(view.id);
   const hit = cache.get(view);
   if (hit && hit.stamp === stamp && hit.version === view.version) return hit.list;

@@ -4,7 +4,7 @@
  * (user_attachments, validate_attachment_request, validate_attachment_request_for_spectator_access).
  */
 import type { AttachmentMessageRow, AttachmentRow } from '../storage/attachments.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
 /** The spec's Attachment detail (also the element of `detached_uploads`). Times in milliseconds. */
@@ -32,12 +32,12 @@ export function attachmentDetail(
 }
 
 /** One attachment's detail, its messages read from the store. */
-export function readAttachmentDetail(store: Store, row: AttachmentRow): AttachmentDetail {
+export function readAttachmentDetail(store: ReadStore, row: AttachmentRow): AttachmentDetail {
   return attachmentDetail(row, store.attachments.messagesOf(row.id));
 }
 
 /** Every upload of a user with the messages referencing it, oldest first (two queries). */
-export function userAttachments(store: Store, ownerId: number): AttachmentDetail[] {
+export function userAttachments(store: ReadStore, ownerId: number): AttachmentDetail[] {
   const rows = store.attachments.byOwner(ownerId);
   const byAttachment = new Map<number, AttachmentMessageRow[]>();
   for (const m of store.attachments.messagesOfOwner(ownerId)) {
@@ -49,7 +49,7 @@ export function userAttachments(store: Store, ownerId: number): AttachmentDetail
 }
 
 /** Bytes used by every upload of the realm (the API's `upload_space_used`). */
-export function uploadSpaceUsed(store: Store, realmId: number): number {
+export function uploadSpaceUsed(store: ReadStore, realmId: number): number {
   return store.attachments.spaceUsed(realmId);
 }
 
@@ -65,7 +65,7 @@ export function uploadSpaceUsed(store: Store, realmId: number): number {
  *   of a realm that allows spectators.
  */
 export function validateAttachmentRequest(
-  store: Store,
+  store: ReadStore,
   realm: RealmView,
   userId: number | null,
   pathId: string,
@@ -76,7 +76,7 @@ export function validateAttachmentRequest(
 }
 
 function mayRead(
-  store: Store,
+  store: ReadStore,
   realm: RealmView,
   userId: number | null,
   attachment: AttachmentRow,

@@ -30,7 +30,7 @@ import {
 } from '../lib/group-settings.js';
 import type { GroupSettingValue } from '../lib/realm-settings.js';
 import type { ChannelFolderRow, StreamRow, SubscriptionRow } from '../storage/channels.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
 /** A channel as the read model keeps it: the row with its group settings parsed. */
@@ -67,7 +67,7 @@ export class ChannelsView {
   version = 0;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: ReadStore,
     private readonly realm: RealmView,
   ) {
     this.reloadAll();

@@ -1,5 +1,6 @@
 /** Drafts as the API shows them (the Draft object of the spec's Resources table). */
 import type { DraftRow, DraftType } from '../storage/drafts.js';
+import type { ReadStore } from '../storage/store.js';
 
 export type ApiDraft = {
   id: number;
@@ -25,6 +26,11 @@ export function formatDraft(d: DraftRow): ApiDraft {
     content: d.content,
     timestamp: Math.trunc(d.last_edit_time),
   };
+}
+
+/** A user's drafts, least recently edited first. */
+export function draftsOf(store: ReadStore, userId: number): ApiDraft[] {
+  return store.drafts.byUser(userId).map(formatDraft);
 }
 
 /** How many drafts register returns (the most recently edited). */

@@ -9,7 +9,7 @@
  */
 import type { ServerConfig } from '../config.js';
 import type { ClientCapabilities } from '../lib/event-filter.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import type { RealmView } from './realm-view.js';
 import { alertWordsState } from './state/alert-words.js';
@@ -39,7 +39,7 @@ import { MESSAGE_STATE_CONTRIBUTORS } from './state/messages.js';
 export type { ClientCapabilities };
 
 export type StateRequest = {
-  store: Store;
+  store: ReadStore;
   config: ServerConfig;
   realm: RealmView;
   /** null for an unauthenticated spectator of a realm with public access. */

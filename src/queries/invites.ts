@@ -6,10 +6,10 @@
  * `invites_changed` goes to the realm's administrators (bots with that role included) and the
  * creator of the changed invitation.
  */
-import { invitationPath } from '../lib/invitations.js';
+import { InvitationLinkError, invitationPath } from '../lib/invitations.js';
 import { Role } from '../lib/roles.js';
-import type { InvitationRow } from '../storage/invitations.js';
-import type { Store } from '../storage/store.js';
+import { InvitationStatus, type InvitationRow } from '../storage/invitations.js';
+import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
 export type ApiInvite =
@@ -59,7 +59,7 @@ export function formatInvite(row: InvitationRow, realmUrl: string): ApiInvite {
 
 /** The pending, unexpired invitations `userId` may manage: e-mail invitations, then links. */
 export function invitesControlledBy(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
   now: number,
@@ -80,4 +80,20 @@ export function invitesAudience(view: RealmView, referrerId: number | null): num
     if (u.is_active && u.role <= Role.ADMINISTRATOR) out.add(u.id);
   if (referrerId !== null && view.user(referrerId)?.is_active) out.add(referrerId);
   return [...out].sort((a, b) => a - b);
+}
+
+/** The invitation behind a link of this realm, if it can still be used at `now`. */
+export function usableInvitation(
+  ctx: { store: ReadStore; realm: RealmView },
+  key: string,
+  now: number,
+): InvitationRow {
+  const inv = ctx.store.invitations.byKey(key);
+  if (!inv || inv.realm_id !== ctx.realm.id) throw new InvitationLinkError('not_found');
+  if (
+    inv.status !== InvitationStatus.PENDING ||
+    (inv.expiry_date !== null && inv.expiry_date < now)
+  )
+    throw new InvitationLinkError('expired');
+  return inv;
 }

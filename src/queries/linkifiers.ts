@@ -4,7 +4,7 @@
  */
 import type { RenderLinkifier } from '../lib/markdown/context.js';
 import { topicLinks, type TopicLink } from '../lib/markdown/linkifiers.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
 type Cached = { stamp: number; list: readonly RenderLinkifier[] };
@@ -21,7 +21,7 @@ export function linkifierStamp(realmId: number): number {
   return stamps.get(realmId) ?? 0;
 }
 
-export function linkifiersOf(store: Store, view: RealmView): readonly RenderLinkifier[] {
+export function linkifiersOf(store: ReadStore, view: RealmView): readonly RenderLinkifier[] {
   const stamp = linkifierStamp(view.id);
   const hit = cache.get(view);
   if (hit && hit.stamp === stamp) return hit.list;
@@ -33,6 +33,6 @@ export function linkifiersOf(store: Store, view: RealmView): readonly RenderLink
 }
 
 /** The `topic_links` of a topic in this realm (message objects carry them). */
-export function topicLinksOf(store: Store, view: RealmView, topic: string): TopicLink[] {
+export function topicLinksOf(store: ReadStore, view: RealmView, topic: string): TopicLink[] {
   return topicLinks(topic, linkifiersOf(store, view));
 }

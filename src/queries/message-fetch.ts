@@ -24,7 +24,7 @@ import { Role } from '../lib/roles.js';
 import { highlightHtml, parseSearch } from '../lib/search.js';
 import type { MessageCondition, MessageQuery } from '../storage/message-search.js';
 import type { FetchedMessageRow } from '../storage/messages.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import { dmGroupKey } from '../lib/message-content.js';
 import {
@@ -85,7 +85,7 @@ function userByOperand(view: RealmView, operand: NarrowOperand): UserRow | undef
  */
 export function resolveNarrow(
   view: RealmView,
-  store: Store,
+  store: ReadStore,
   user: UserRow,
   narrow: readonly NarrowParam[],
 ): ResolvedNarrow {
@@ -259,7 +259,7 @@ function isCondition(operand: string, negated: boolean, markDm: () => void): Mes
 /** `dm:` — the one direct conversation of exactly these users and the viewer. */
 function dmCondition(
   view: RealmView,
-  store: Store,
+  store: ReadStore,
   user: UserRow,
   operand: NarrowOperand,
 ): MessageCondition {
@@ -297,7 +297,7 @@ export function messageQuery(view: RealmView, user: UserRow, n: ResolvedNarrow):
 
 /** The oldest unread message of the narrow the user has not muted, or LARGER_THAN_MAX_MESSAGE_ID. */
 export function firstUnreadAnchor(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   user: UserRow,
   n: ResolvedNarrow,
@@ -388,7 +388,7 @@ export function fetchRange<R extends { id: number }>(
 
 /** Message objects for fetched rows, with the viewer's flags (and search highlights). */
 export function formatFetched(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   rows: readonly FetchedMessageRow[],
   format: MessageFormat,

@@ -11,7 +11,7 @@ import { isMeMessage, recipientIdOf } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { ReactionRow } from '../storage/reactions.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { Channel } from './channels-view.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
 import type { RealmView } from './realm-view.js';
@@ -77,17 +77,9 @@ export const EVENT_FORMAT: MessageFormat = {
 
 // ---- direct conversations --------------------------------------------------------------------
 
-/** Members of direct conversations, by group id. Groups never change once created. */
-const dmMembersCache = new Map<number, readonly number[]>();
-
-export function dmGroupMembers(store: Store, groupId: number): readonly number[] {
-  let members = dmMembersCache.get(groupId);
-  if (!members) {
-    members = store.messages.dmGroupMembers(groupId);
-    if (dmMembersCache.size >= 100_000) dmMembersCache.clear();
-    if (members.length > 0) dmMembersCache.set(groupId, members);
-  }
-  return members;
+/** Members of a direct conversation (cached by the store: they never change). */
+export function dmGroupMembers(store: ReadStore, groupId: number): readonly number[] {
+  return store.messages.dmGroupMembers(groupId);
 }
 
 export function displayRecipientUsers(
@@ -111,7 +103,7 @@ type TopicLinkCache = { stamp: number; links: Map<string, TopicLink[]> };
 const topicLinkCaches = new WeakMap<RealmView, TopicLinkCache>();
 
 /** `topic_links` of a topic, cached per realm until its linkifiers change. */
-export function cachedTopicLinks(store: Store, view: RealmView, topic: string): TopicLink[] {
+export function cachedTopicLinks(store: ReadStore, view: RealmView, topic: string): TopicLink[] {
   if (topic === '') return [];
   const stamp = linkifierStamp(view.id);
   let cache = topicLinkCaches.get(view);
@@ -143,7 +135,7 @@ function editHistoryOf(json: string): Record<string, unknown>[] {
  * GET /messages (events carry flags beside the message, not inside).
  */
 export function formatMessage(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   row: MessageRow,
   format: MessageFormat,
@@ -193,7 +185,7 @@ export function formatMessage(
 
 /** The reactions of several messages, grouped by message id. */
 export function reactionsByMessage(
-  store: Store,
+  store: ReadStore,
   ids: readonly number[],
 ): Map<number, ApiReaction[]> {
   const out = new Map<number, ApiReaction[]>();
@@ -259,7 +251,7 @@ export type AccessedMessage = { row: MessageRow; flags: number | undefined };
 
 /** The message if the user may read it; "Invalid message(s)" otherwise (never more detail). */
 export function accessMessage(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
   messageId: number,
@@ -281,7 +273,7 @@ export function accessMessage(
  * received it — plus, in a public channel, non-guests who have a row for it (they starred or
  * reacted to it, or received it before unsubscribing).
  */
-export function messageEventAudience(store: Store, view: RealmView, row: MessageRow): number[] {
+export function messageEventAudience(store: ReadStore, view: RealmView, row: MessageRow): number[] {
   const received = store.messages.recipients(row.id);
   const active = (id: number) => view.user(id)?.is_active === 1;
   if (row.stream_id === null) return received.filter(active).sort((a, b) => a - b);

@@ -31,7 +31,7 @@ import {
 } from '../lib/presence.js';
 import type { WireEvent } from '../lib/events.js';
 import type { PresenceRow } from '../storage/presence.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
 export class RealmPresence {
@@ -160,7 +160,7 @@ export class RealmPresence {
 const presences = new WeakMap<RealmView, RealmPresence>();
 
 /** The realm's presence model (created from the store on first use). */
-export function realmPresence(store: Store, view: RealmView): RealmPresence {
+export function realmPresence(store: ReadStore, view: RealmView): RealmPresence {
   let p = presences.get(view);
   if (!p) {
     p = new RealmPresence(view.id, store.presence.byRealm(view.id));

@@ -4,7 +4,7 @@
  * realm until a custom-emoji mutation commits. Reference: models/realm_emoji.py.
  */
 import type { RealmEmojiRow } from '../storage/realm-emoji.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { RealmView } from './realm-view.js';
 
 export type ApiRealmEmoji = {
@@ -30,7 +30,7 @@ export function realmEmojiStamp(realmId: number): number {
 }
 
 /** The realm's custom emoji rows (deactivated included), by id. */
-export function realmEmojiRows(store: Store, view: RealmView): readonly RealmEmojiRow[] {
+export function realmEmojiRows(store: ReadStore, view: RealmView): readonly RealmEmojiRow[] {
   const stamp = realmEmojiStamp(view.id);
   const hit = cache.get(view);
   if (hit && hit.stamp === stamp) return hit.rows;
@@ -64,7 +64,7 @@ export function realmEmojiDict(rows: readonly RealmEmojiRow[]): Record<string, A
 
 /** The active emoji of this name, if any. */
 export function activeRealmEmoji(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   name: string,
 ): RealmEmojiRow | undefined {

@@ -3,7 +3,7 @@
  * last committed state. Endpoints answer reads from it without touching SQL; the realm actor
  * refreshes the parts a mutation changed after the mutation commits (see MutationContext.afterCommit).
  *
- * Rule: inside a mutation, read anything the same mutation has written from the Store, not from
+ * Rule: inside a mutation, read anything the same mutation has written from the ReadStore, not from
  * here; this view changes only after COMMIT.
  */
 import {
@@ -17,7 +17,7 @@ import {
 import { resolveUserSettings, type UserSettings } from '../lib/user-settings.js';
 import type { SystemGroupName } from '../lib/roles.js';
 import type { RealmRow } from '../storage/realms.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { UserGroupRow } from '../storage/groups.js';
 import type { CustomProfileFieldRow, UserRow } from '../storage/users.js';
 import crypto from 'node:crypto';
@@ -70,7 +70,7 @@ export class RealmView {
   readonly channels: ChannelsView;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: ReadStore,
     realmId: number,
   ) {
     this.id = realmId;

@@ -17,7 +17,7 @@ import { possibleChannelNames } from '../lib/markdown/index.js';
 import type { RenderContext, RenderOptions } from '../lib/markdown/context.js';
 import { renderDescriptionHtml } from '../lib/render-description.js';
 import { realmUrl } from '../lib/urls.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import { alertWordStamp, alertWordsOf } from './alert-words.js';
 import { linkifierStamp, linkifiersOf } from './linkifiers.js';
 import { realmEmojiRows, realmEmojiStamp, emojiSourceUrl } from './realm-emoji.js';
@@ -33,7 +33,7 @@ function versionOf(view: RealmView): string {
 
 export function renderContextFor(
   config: RenderConfig,
-  store: Store,
+  store: ReadStore,
   view: RealmView,
 ): RenderContext {
   const version = versionOf(view);
@@ -95,7 +95,7 @@ export function renderOptionsFor(view: RealmView, userId: number, content: strin
  */
 export function renderDescription(
   config: RenderConfig,
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   text: string,
   actingUserId: number | null,
@@ -113,7 +113,7 @@ const realmDescriptions = new WeakMap<RenderContext, { text: string; html: strin
 /** The realm description as HTML (GET /server_settings), cached with the render context. */
 export function renderedRealmDescription(
   config: RenderConfig,
-  store: Store,
+  store: ReadStore,
   view: RealmView,
 ): string {
   const context = renderContextFor(config, store, view);

@@ -1,10 +1,7 @@
 /** Scheduled messages as the API shows them (the ScheduledMessage object of openapi.yaml). */
-import {
-  SEND_LATER,
-  type ScheduledMessageRow,
-  type ScheduledMessageType,
-} from '../storage/scheduled-messages.js';
-import type { Store } from '../storage/store.js';
+import { SEND_LATER } from '../lib/scheduled-messages.js';
+import type { ScheduledMessageRow, ScheduledMessageType } from '../storage/scheduled-messages.js';
+import type { ReadStore } from '../storage/store.js';
 
 export type ApiScheduledMessage = {
   scheduled_message_id: number;
@@ -36,6 +33,16 @@ export function formatScheduledMessage(row: ScheduledMessageRow): ApiScheduledMe
 }
 
 /** A user's undelivered scheduled messages (failed ones included), soonest first. */
-export function scheduledMessagesOf(store: Store, userId: number): ApiScheduledMessage[] {
+export function scheduledMessagesOf(store: ReadStore, userId: number): ApiScheduledMessage[] {
   return store.scheduledMessages.pendingBySender(userId, SEND_LATER).map(formatScheduledMessage);
+}
+
+/** The user's own scheduled message (not a reminder), if there is one with this id. */
+export function ownScheduledMessage(
+  store: ReadStore,
+  userId: number,
+  id: number,
+): ScheduledMessageRow | undefined {
+  const row = store.scheduledMessages.byId(id);
+  return row && row.sender_id === userId && row.delivery_type === SEND_LATER ? row : undefined;
 }

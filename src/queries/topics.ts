@@ -3,7 +3,7 @@
  * `user_topics`). Reference: lib/topic.py get_topic_history_for_stream, lib/user_topics.py.
  */
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/channel-rules.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import type { Channel } from './channels-view.js';
 import type { RealmView } from './realm-view.js';
 
@@ -15,7 +15,7 @@ export type TopicEntry = { name: string; max_id: number };
  * user received.
  */
 export function topicHistory(
-  store: Store,
+  store: ReadStore,
   userId: number,
   ch: Channel,
   opts: { allowEmptyTopicName: boolean },
@@ -44,7 +44,7 @@ export type ApiUserTopic = {
 };
 
 export function userTopicsOf(
-  store: Store,
+  store: ReadStore,
   userId: number,
   opts: { emptyTopicName: boolean },
 ): ApiUserTopic[] {
@@ -65,7 +65,7 @@ const MUTED = 1;
  * archived. Clients that ask for `user_topic` get that instead.
  */
 export function mutedTopicsOf(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
 ): [string, string, number][] {

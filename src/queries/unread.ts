@@ -6,7 +6,7 @@
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/channel-rules.js';
 import { MESSAGE_FLAG_BITS } from '../lib/message-flags.js';
 import type { UnreadRow } from '../storage/messages.js';
-import type { Store } from '../storage/store.js';
+import type { ReadStore } from '../storage/store.js';
 import { dmGroupMembers } from './messages.js';
 import type { RealmView } from './realm-view.js';
 
@@ -17,7 +17,7 @@ const VISIBILITY = { MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
 /** Whether a channel message counts as muted for the user (muted topic, or muted channel). */
 export function mutedForUser(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
   streamId: number,
@@ -37,7 +37,7 @@ type Classified =
 type MutedCheck = (streamId: number, topic: string) => boolean;
 
 /** mutedForUser, remembered per (channel, topic) for one pass over many messages. */
-function mutedMemo(store: Store, view: RealmView, userId: number): MutedCheck {
+function mutedMemo(store: ReadStore, view: RealmView, userId: number): MutedCheck {
   const memo = new Map<string, boolean>();
   return (streamId, topic) => {
     const key = `${streamId}\0${topic.toLowerCase()}`;
@@ -50,7 +50,7 @@ function mutedMemo(store: Store, view: RealmView, userId: number): MutedCheck {
   };
 }
 
-function classify(store: Store, userId: number, r: UnreadRow, muted: MutedCheck): Classified {
+function classify(store: ReadStore, userId: number, r: UnreadRow, muted: MutedCheck): Classified {
   if (r.stream_id !== null) {
     return {
       kind: 'stream',
@@ -87,7 +87,7 @@ export type UnreadMsgs = {
 
 /** The register's `unread_msgs` for a user: their newest MAX_UNREAD_MESSAGES unread messages. */
 export function unreadMsgs(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
   opts: { allowEmptyTopicName: boolean; limit?: number },
@@ -162,7 +162,7 @@ export type MessageDetails = {
  * (`update_message_flags` op `remove` flag `read`): per message id.
  */
 export function unreadMessageDetails(
-  store: Store,
+  store: ReadStore,
   view: RealmView,
   userId: number,
   ids: readonly number[],

@@ -3,6 +3,8 @@
  * (deprecated) for users who turned presence sharing off. Reference: lib/user_status.py.
  */
 import type { UserStatusRow } from '../storage/presence.js';
+import type { ReadStore } from '../storage/store.js';
+import type { RealmView } from './realm-view.js';
 
 export type ApiUserStatus = {
   away?: true;
@@ -25,4 +27,12 @@ export function formatUserStatus(
     out.reaction_type = row.reaction_type;
   }
   return out;
+}
+
+/** A user's status as others see it. */
+export function userStatusOf(store: ReadStore, view: RealmView, userId: number): ApiUserStatus {
+  return formatUserStatus(
+    store.userStatus.byUser(userId),
+    view.userSettings(userId).presence_enabled,
+  );
 }

@@ -23,8 +23,6 @@ export type PushDeviceRow = {
   last_updated: number;
 };
 
-export const PushDeviceKind = { APNS: 1, FCM: 2 } as const;
-
 export function accountStatements(db: DB) {
   const insertEmailChange = db.prepare<Omit<EmailChangeRow, 'id' | 'status'>, void>(
     `INSERT INTO email_change_requests (realm_id, user_id, old_email, new_email, confirmation_key, created_at)

@@ -173,6 +173,10 @@ export function channelStatements(db: DB) {
     'SELECT * FROM channel_folders WHERE realm_id = ? ORDER BY id',
   );
 
+  const allSubscriberIds = db
+    .prepare<[number], number>('SELECT user_id FROM subscriptions WHERE stream_id = ?')
+    .pluck();
+
   return {
     insert: (s: NewStream): number => Number(insert.run(s).lastInsertRowid),
     byId: (id: number): StreamRow | undefined => byId.get(id),
@@ -183,6 +187,8 @@ export function channelStatements(db: DB) {
 
     subscriptionsByRealm: (realmId: number): SubscriptionRow[] => subsByRealm.all(realmId),
     subscriptionsByStream: (streamId: number): SubscriptionRow[] => subsByStream.all(streamId),
+    /** Everyone with a subscription row (active or not) for the channel. */
+    allSubscriberIds: (streamId: number): number[] => allSubscriberIds.all(streamId),
     subscription: (userId: number, streamId: number): SubscriptionRow | undefined =>
       sub.get(userId, streamId),
     /** Subscribes (a new row, or reactivating an old one that keeps its personal settings). */

@@ -63,8 +63,8 @@ export function messageEditStatements(db: DB) {
          AND id NOT IN (SELECT value FROM json_each(?)))`,
     )
     .pluck();
-  const lastTopicMessage = db.prepare<[number, string], TopicMessageRow>(
-    `SELECT id, date_sent, sender_id FROM messages
+  const lastTopicMessage = db.prepare<[number, string], TopicMessageRow & { type: number }>(
+    `SELECT id, date_sent, sender_id, type FROM messages
      WHERE stream_id = ? AND topic = ? COLLATE NOCASE ORDER BY id DESC LIMIT 1`,
   );
   const userMessageFlags = db.prepare<[number], UserMessageFlagsRow>(
@@ -95,9 +95,6 @@ export function messageEditStatements(db: DB) {
     `SELECT user_id, topic, visibility_policy FROM user_topics
      WHERE stream_id = ? AND topic = ? COLLATE NOCASE ORDER BY user_id`,
   );
-  const allSubscriberIds = db
-    .prepare<[number], number>('SELECT user_id FROM subscriptions WHERE stream_id = ?')
-    .pluck();
 
   return {
     /** New content of one message, with its history entry (JSON) prepended. */
@@ -150,8 +147,11 @@ export function messageEditStatements(db: DB) {
     ): TopicMessageRow[] => receivedTopicMessages.all(userId, streamId, topic, fromId),
     topicHasOtherMessages: (streamId: number, topic: string, except: readonly number[]): boolean =>
       topicHasOtherMessages.get(streamId, topic, JSON.stringify(except)) === 1,
-    lastTopicMessage: (streamId: number, topic: string): TopicMessageRow | undefined =>
-      lastTopicMessage.get(streamId, topic),
+    /** The newest message of a topic (any case spelling), with its type (MessageType). */
+    lastTopicMessage: (
+      streamId: number,
+      topic: string,
+    ): (TopicMessageRow & { type: number }) | undefined => lastTopicMessage.get(streamId, topic),
     /** Everyone with a row for the message, with their flags. */
     userMessageFlags: (messageId: number): UserMessageFlagsRow[] => userMessageFlags.all(messageId),
     setUserFlags: (userId: number, messageId: number, flags: number): void =>
@@ -177,8 +177,6 @@ export function messageEditStatements(db: DB) {
     },
     /** Users' visibility policies for a topic (any case spelling). */
     topicUserPolicies: (streamId: number, topic: string) => topicUserPolicies.all(streamId, topic),
-    /** Everyone with a subscription row (active or not) for the channel. */
-    allSubscriberIds: (streamId: number): number[] => allSubscriberIds.all(streamId),
   };
 }
 export type MessageEditStatements = ReturnType<typeof messageEditStatements>;

@@ -27,10 +27,13 @@ export type MessageRow = {
 /** A message row with the viewer's flags (null: the viewer has no user_messages row). */
 export type FetchedMessageRow = MessageRow & { flags: number | null };
 
+/** `type`: the reference's Message.MessageType (1 normal, 2 resolve notice; default 1). */
 export type NewMessage = Omit<
   MessageRow,
   'id' | 'last_edit_time' | 'last_moved_time' | 'edit_history'
->;
+> & {
+  type?: number;
+};
 
 /** The columns every message query returns, in this order (m = messages). */
 export const MESSAGE_COLUMNS = `m.id, m.realm_id, m.sender_id, m.stream_id, m.dm_group_id, m.topic,
@@ -46,7 +49,11 @@ export type UnreadRow = {
   topic: string;
 };
 
+/** Most direct conversations whose members the store keeps in memory. */
+const DM_MEMBERS_CACHE_SIZE = 100_000;
+
 export function messageStatements(db: DB) {
+  const dmMembers = new Map<number, readonly number[]>();
   const insert = db.prepare<
     [
       number,
@@ -61,12 +68,13 @@ export function messageStatements(db: DB) {
       number,
       number,
       string,
+      number,
     ],
     void
   >(
     `INSERT INTO messages (realm_id, sender_id, stream_id, dm_group_id, topic, content,
-       rendered_content, date_sent, has_attachment, has_image, has_link, sending_client)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       rendered_content, date_sent, has_attachment, has_image, has_link, sending_client, type)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertUserMessage = db.prepare<[number, number, number], void>(
     'INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, ?)',
@@ -201,6 +209,7 @@ export function messageStatements(db: DB) {
         m.has_image,
         m.has_link,
         m.sending_client,
+        m.type ?? 1,
       );
       return Number(info.lastInsertRowid);
     },
@@ -259,10 +268,18 @@ export function messageStatements(db: DB) {
       for (const u of members) insertGroupMember.run(id, u);
       return id;
     },
-    /** The member ids of a direct conversation (ascending). */
-    dmGroupMembers(groupId: number): number[] {
+    /**
+     * The member ids of a direct conversation (ascending). Cached with this store: a
+     * conversation's members never change once it exists.
+     */
+    dmGroupMembers(groupId: number): readonly number[] {
+      let members = dmMembers.get(groupId);
+      if (members) return members;
       const key = groupMembers.get(groupId);
-      return key === undefined || key === '' ? [] : key.split(',').map(Number);
+      members = key === undefined || key === '' ? [] : key.split(',').map(Number);
+      if (dmMembers.size >= DM_MEMBERS_CACHE_SIZE) dmMembers.clear();
+      if (members.length > 0) dmMembers.set(groupId, members);
+      return members;
     },
     dmGroupHasMessages: (groupId: number): boolean => hasMessagesInGroup.get(groupId) === 1,
 

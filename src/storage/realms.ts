@@ -24,6 +24,9 @@ export function realmStatements(db: DB) {
   const updateNameDescription = db.prepare<[string, string, number], void>(
     'UPDATE realms SET name = ?, description = ? WHERE id = ?',
   );
+  const setDeactivated = db.prepare<[number, number], void>(
+    'UPDATE realms SET deactivated = ? WHERE id = ?',
+  );
 
   return {
     insert(r: {
@@ -44,6 +47,8 @@ export function realmStatements(db: DB) {
       void updateSettings.run(settingsJson, id),
     updateNameDescription: (id: number, name: string, description: string): void =>
       void updateNameDescription.run(name, description, id),
+    setDeactivated: (id: number, deactivated: boolean): void =>
+      void setDeactivated.run(deactivated ? 1 : 0, id),
   };
 }
 export type RealmStatements = ReturnType<typeof realmStatements>;

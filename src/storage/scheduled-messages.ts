@@ -3,9 +3,7 @@ import type { DB } from './db.js';
 
 export type ScheduledMessageType = 'stream' | 'private';
 
-/** delivery_type values. */
-export const SEND_LATER = 1;
-export const REMIND = 2;
+/** `delivery_type`: SEND_LATER or REMIND (src/lib/scheduled-messages.ts). */
 
 export type ScheduledMessageRow = {
   id: number;

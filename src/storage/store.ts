@@ -8,7 +8,7 @@ import { attachmentStatements } from './attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
 import { Checkpointer } from './checkpointer.js';
-import { closeDatabase, openDatabase, type DB } from './db.js';
+import { closeDatabase, openDatabase, type DB, type Durability } from './db.js';
 import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
 import { invitationStatements } from './invitations.js';
@@ -31,6 +31,49 @@ import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
 import { topicStatements } from './topics.js';
 import { userStatements } from './users.js';
+
+/**
+ * The verbs a storage method that writes starts with (`insert`, `setRole`, `removeAll`, ...).
+ * Every area names its methods so; reads never start with one of them.
+ */
+type WriteVerb =
+  | 'insert'
+  | 'update'
+  | 'upsert'
+  | 'delete'
+  | 'remove'
+  | 'set'
+  | 'clear'
+  | 'add'
+  | 'put'
+  | 'mark'
+  | 'expire'
+  | 'move'
+  | 'reindex'
+  | 'index'
+  | 'subscribe'
+  | 'unsubscribe'
+  | 'link'
+  | 'unlink'
+  | 'create'
+  | 'deactivate';
+
+/** An area's reading methods only. */
+export type ReadOnlyArea<T> = {
+  readonly [
+    K in keyof T as K extends WriteVerb | `${WriteVerb}${Capitalize<string>}` ? never : K
+  ]: T[K];
+};
+
+/**
+ * What endpoints and queries get: every area's reads, no writes and no transactions. Writes go
+ * through the realm actor's mutations, which get the whole Store (src/mutations/context.ts).
+ */
+export type ReadStore = {
+  readonly [
+    A in Exclude<keyof Store, 'db' | 'transaction' | 'inTransaction' | 'close'>
+  ]: ReadOnlyArea<Store[A]>;
+};
 
 export class Store {
   readonly realms;
@@ -96,9 +139,18 @@ export class Store {
    */
   static open(
     dataDir: string,
-    opts: { verbose?: (sql: unknown) => void; backgroundCheckpoint?: boolean } = {},
+    opts: {
+      verbose?: (sql: unknown) => void;
+      backgroundCheckpoint?: boolean;
+      durability?: Durability;
+    } = {},
   ): Store {
-    const store = new Store(openDatabase(dataDir, opts.verbose ? { verbose: opts.verbose } : {}));
+    const store = new Store(
+      openDatabase(dataDir, {
+        ...(opts.verbose ? { verbose: opts.verbose } : {}),
+        ...(opts.durability ? { durability: opts.durability } : {}),
+      }),
+    );
     if (opts.backgroundCheckpoint ?? true) store.checkpointer = new Checkpointer(store.db);
     return store;
   }

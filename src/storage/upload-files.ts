@@ -4,7 +4,9 @@
  * nothing here is reached with a path a client typed, only with path ids read back from it, and
  * every path is still checked to stay under the uploads directory.
  *
- * Another backend (object storage) would be another implementation of these four functions.
+ * One UploadFiles per server (ServerContext.uploads), as one Store: endpoints reach files through
+ * it, never through this module. Another backend (object storage) would be another
+ * implementation of these five methods.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -12,81 +14,81 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fitStoredName, isWellFormedPathId, sanitizeName } from '../lib/uploads.js';
 
-export function uploadsRoot(dataDir: string): string {
-  return path.join(dataDir, 'uploads');
-}
+export class UploadFiles {
+  private readonly root: string;
 
-/** A fresh path id for a file named `fileName` (as the client named it) in `realmId`. */
-export function newPathId(realmId: number, fileName: string): string {
-  // 256 first-level directories keep any one directory small, as the reference does.
-  return [
-    String(realmId),
-    crypto.randomInt(256).toString(16),
-    crypto.randomBytes(18).toString('base64url'),
-    fitStoredName(sanitizeName(fileName)),
-  ].join('/');
-}
-
-/** The absolute path of an upload, or null when `pathId` could leave the uploads directory. */
-function filePath(dataDir: string, pathId: string): string | null {
-  if (!isWellFormedPathId(pathId)) return null;
-  const root = uploadsRoot(dataDir);
-  const full = path.resolve(root, pathId);
-  return full.startsWith(root + path.sep) ? full : null;
-}
-
-/** Moves a received file (under DATA_DIR/tmp, the same file system) to its place. */
-export async function placeUpload(dataDir: string, tmpPath: string, pathId: string): Promise<void> {
-  const dest = filePath(dataDir, pathId);
-  if (!dest) throw new Error(`refusing to store an upload at ${JSON.stringify(pathId)}`);
-  await fs.promises.mkdir(path.dirname(dest), { recursive: true });
-  await fs.promises.rename(tmpPath, dest);
-}
-
-/** Opens an upload for reading; null when it is not there (or is not a regular file). */
-export async function openUpload(
-  dataDir: string,
-  pathId: string,
-): Promise<{ file: FileHandle; size: number } | null> {
-  const full = filePath(dataDir, pathId);
-  if (!full) return null;
-  let file: FileHandle;
-  try {
-    file = await fs.promises.open(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  } catch {
-    return null;
+  constructor(dataDir: string) {
+    this.root = path.resolve(dataDir, 'uploads');
   }
-  try {
-    const st = await file.stat();
-    if (!st.isFile()) {
-      await file.close();
+
+  /** A fresh path id for a file named `fileName` (as the client named it) in `realmId`. */
+  newPathId(realmId: number, fileName: string): string {
+    // 256 first-level directories keep any one directory small, as the reference does.
+    return [
+      String(realmId),
+      crypto.randomInt(256).toString(16),
+      crypto.randomBytes(18).toString('base64url'),
+      fitStoredName(sanitizeName(fileName)),
+    ].join('/');
+  }
+
+  /** The absolute path of an upload, or null when `pathId` could leave the uploads directory. */
+  private filePath(pathId: string): string | null {
+    if (!isWellFormedPathId(pathId)) return null;
+    const full = path.resolve(this.root, pathId);
+    return full.startsWith(this.root + path.sep) ? full : null;
+  }
+
+  /** Moves a received file (under DATA_DIR/tmp, the same file system) to its place. */
+  async place(tmpPath: string, pathId: string): Promise<void> {
+    const dest = this.filePath(pathId);
+    if (!dest) throw new Error(`refusing to store an upload at ${JSON.stringify(pathId)}`);
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
+    await fs.promises.rename(tmpPath, dest);
+  }
+
+  /** Opens an upload for reading; null when it is not there (or is not a regular file). */
+  async open(pathId: string): Promise<{ file: FileHandle; size: number } | null> {
+    const full = this.filePath(pathId);
+    if (!full) return null;
+    let file: FileHandle;
+    try {
+      file = await fs.promises.open(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    } catch {
       return null;
     }
-    return { file, size: st.size };
-  } catch {
-    await file.close().catch(() => {});
-    return null;
+    try {
+      const st = await file.stat();
+      if (!st.isFile()) {
+        await file.close();
+        return null;
+      }
+      return { file, size: st.size };
+    } catch {
+      await file.close().catch(() => {});
+      return null;
+    }
   }
-}
 
-/** Whether an upload's file is present. */
-export async function uploadExists(dataDir: string, pathId: string): Promise<boolean> {
-  const full = filePath(dataDir, pathId);
-  if (!full) return false;
-  try {
-    return (await fs.promises.lstat(full)).isFile();
-  } catch {
-    return false;
+  /** Whether an upload's file is present. */
+  async exists(pathId: string): Promise<boolean> {
+    const full = this.filePath(pathId);
+    if (!full) return false;
+    try {
+      return (await fs.promises.lstat(full)).isFile();
+    } catch {
+      return false;
+    }
   }
-}
 
-/**
- * Removes an upload's file and its own directory (the random segment is unique to the file). A
- * file already gone is not an error.
- */
-export async function removeUpload(dataDir: string, pathId: string): Promise<void> {
-  const full = filePath(dataDir, pathId);
-  if (!full) return;
-  await fs.promises.rm(full, { force: true });
-  await fs.promises.rmdir(path.dirname(full)).catch(() => {}); // not empty or gone: leave it
+  /**
+   * Removes an upload's file and its own directory (the random segment is unique to the file). A
+   * file already gone is not an error.
+   */
+  async remove(pathId: string): Promise<void> {
+    const full = this.filePath(pathId);
+    if (!full) return;
+    await fs.promises.rm(full, { force: true });
+    await fs.promises.rmdir(path.dirname(full)).catch(() => {}); // not empty or gone: leave it
+  }
 }

@@ -155,7 +155,8 @@ t.test('register: alert_words', async (t) => {
 });
 
 function context(ts: TestServer) {
-  const { config, store, realms } = ts.server.context;
+  const { config, realms } = ts.server.context;
+  const store = ts.server.store;
   return renderContextFor(config, store, realms.get(ts.fx.realmId)!.view);
 }
 

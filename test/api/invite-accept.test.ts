@@ -63,7 +63,8 @@ async function createLink(t: Test, ts: TestServer, who: string, params = {}): Pr
 
 /** The link of the (only) pending e-mail invitation to `email`, as the operator command lists it. */
 function emailLink(ts: TestServer, email: string): string {
-  const { store, config } = ts.server.context;
+  const { config } = ts.server.context;
+  const store = ts.server.store;
   const row = store.invitations
     .validByRealm(ts.fx.realmId, Math.floor(Date.now() / 1000))
     .find((r) => r.email === email);
@@ -303,7 +304,7 @@ t.test('refused links: unknown, malformed, expired, revoked, another realm’s',
   assertPage(t, await open(ts, link, `eng.${HOST}`), 404, missing);
   assertPage(t, await open(ts, link), 200, 'Join Zulip Dev');
   t.notOk(
-    ts.server.context.store.users.byDeliveryEmail(ts.fx.realmId, 'x@example.com'),
+    ts.server.store.users.byDeliveryEmail(ts.fx.realmId, 'x@example.com'),
     'nothing was created',
   );
 });
@@ -342,7 +343,7 @@ t.test('the form says what is wrong and creates nothing', async (t) => {
     password: 'x',
   });
   t.notMatch(escaped.text, /<script>|<b>/, 'what was typed is escaped');
-  t.notOk(ts.server.context.store.users.byDeliveryEmail(ts.fx.realmId, 'x@example.com'));
+  t.notOk(ts.server.store.users.byDeliveryEmail(ts.fx.realmId, 'x@example.com'));
 });
 
 t.test('an account made another way revokes its address’s pending invitations', async (t) => {

@@ -14,7 +14,7 @@ import { startServer } from '../helpers/server.js';
 t.test('POST /messages/flags', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const [hamlet, othello, cordelia] = ['hamlet', 'othello', 'cordelia'].map(
     (n) => fx.users[n]!.id,
   ) as [number, number, number];
@@ -174,7 +174,7 @@ t.test('POST /messages/flags/narrow: ranges, paging, bounded batches', async (t)
     'only real changes count',
   );
   t.equal(
-    ts.server.context.store.messages.userFlags(hamlet, other)! & 1,
+    ts.server.store.messages.userFlags(hamlet, other)! & 1,
     0,
     'outside the narrow: untouched',
   );

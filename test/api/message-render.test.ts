@@ -64,7 +64,7 @@ t.test('long content goes through the worker pool and renders the same', async (
   const inline = server.context.renderer;
   const { renderContextFor } = await import('../../src/queries/render-context.js');
   const realm = server.context.realms.loaded()[0]!;
-  const ctx = renderContextFor(server.context.config, server.context.store, realm.view);
+  const ctx = renderContextFor(server.context.config, server.store, realm.view);
   const { renderMarkdown } = await import('../../src/lib/markdown/index.js');
   t.equal(viaPool, renderMarkdown(long, ctx).rendered_content);
   t.equal(viaPool.split('<p>').length - 1, long.split('\n\n').length - 1);

@@ -5,8 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import t from 'tap';
+import { StaleNoticesError } from '../../src/lib/errors.js';
+import { RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../../src/lib/notices.js';
 import { assertError, assertSuccess, type ApiClient } from '../helpers/api.js';
 import { createChannel, eventsSince, systemGroupId } from '../helpers/channels.js';
+import { TestClock } from '../helpers/clock.js';
 import { events, register } from '../helpers/events.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
@@ -16,7 +19,7 @@ import { upload } from '../helpers/uploads.js';
 type Msg = Record<string, unknown>;
 
 function backdate(ts: TestServer, ids: readonly number[], seconds: number): void {
-  const stmt = ts.server.context.store.db.prepare(
+  const stmt = ts.server.store.db.prepare(
     'UPDATE messages SET date_sent = date_sent - ? WHERE id = ?',
   );
   for (const id of ids) stmt.run(seconds, id);
@@ -362,7 +365,7 @@ t.test('topic moves: propagate modes, history, notices, narrows, policies', asyn
       [[othello], 'new home', 3],
     ],
   );
-  const topics = ts.server.context.store.topics.userTopicsOfUser(othello);
+  const topics = ts.server.store.topics.userTopicsOfUser(othello);
   t.match(topics, [{ topic: 'new home', visibility_policy: 3 }]);
   const newNotice = eventsSince(ts, from).find((e) => e.event.type === 'message')!;
   t.match((newNotice.event.message as Msg).content, /This topic was moved here from/);
@@ -412,8 +415,143 @@ t.test('topic moves: propagate modes, history, notices, narrows, policies', asyn
   t.notOk('edit_history' in (await getMessage(api, 'hamlet', ids[1]!)), 'hidden from messages');
 });
 
-t.test('resolving topics', async (t) => {
+t.test('undoing a resolve within the grace period deletes its notice', async (t) => {
+  const clock = new TestClock();
+  const ts = await startServer(t, { clock: clock.now });
+  const { api, fx } = ts;
+  const hamlet = fx.users.hamlet!.id;
+  const othello = fx.users.othello!.id;
+  await createChannel(api, 'hamlet', 'Verona', { principals: [hamlet, othello] });
+  const a = await sendChannelMessage(api, 'othello', 'Verona', 'bug', 'it breaks');
+  const resolve = (topic: string) =>
+    api.patch('hamlet', `messages/${a}`, { topic, propagate_mode: 'change_all' });
+  const botMessages = async () =>
+    (
+      await api.get('hamlet', 'messages', {
+        anchor: 'newest',
+        num_before: 100,
+        num_after: 0,
+        apply_markdown: false,
+        narrow: JSON.stringify([{ operator: 'sender', operand: fx.notificationBotId }]),
+      })
+    ).body.messages as Msg[];
+
+  assertSuccess(t, await resolve('✔ bug'));
+  const [resolvedNotice] = await botMessages();
+  t.match(resolvedNotice!.content, /has marked this topic as resolved\./);
+
+  // Unresolved at the last second of the grace period: the notice goes, none comes.
+  clock.advance(RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS);
+  let from = ts.events.length;
+  assertSuccess(t, await resolve('bug'));
+  let since = eventsSince(ts, from);
+  t.same(
+    since.filter((e) => e.event.type === 'message'),
+    [],
+    'no "unresolved" notice',
+  );
+  const deleted = since.find((e) => e.event.type === 'delete_message');
+  t.match(deleted?.event, {
+    message_ids: [resolvedNotice!.id],
+    message_type: 'stream',
+    topic: 'bug',
+  });
+  t.same([...deleted!.users].sort(), [hamlet, othello].sort(), 'told to who could see it');
+  t.same(await botMessages(), [], 'the notice is gone');
+  t.equal((await getMessage(api, 'hamlet', a)).subject, 'bug', 'and the topic is unresolved');
+
+  // Resolving again, then unresolving after the grace period: both are told.
+  assertSuccess(t, await resolve('✔ bug'));
+  clock.advance(RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS + 1);
+  from = ts.events.length;
+  assertSuccess(t, await resolve('bug'));
+  since = eventsSince(ts, from);
+  t.notOk(
+    since.some((e) => e.event.type === 'delete_message'),
+    'nothing deleted',
+  );
+  t.same(
+    (await botMessages()).map((m) => (m.content as string).replace(/^.* has marked/, 'marked')),
+    ['marked this topic as resolved.', 'marked this topic as unresolved.'],
+  );
+
+  // Only a resolve notice that is the topic's newest message is undone.
+  clock.advance(RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS + 1);
+  assertSuccess(t, await resolve('✔ bug'));
+  await sendChannelMessage(api, 'othello', 'Verona', '✔ bug', 'thanks');
+  assertSuccess(t, await resolve('bug'));
+  t.equal((await botMessages()).length, 4, 'resolved and unresolved, twice');
+});
+
+t.test('move notices: the count written into the rendering, and notices gone stale', async (t) => {
   const ts = await startServer(t);
+  const { api, fx, server } = ts;
+  const hamlet = fx.users.hamlet!.id;
+  const verona = await createChannel(api, 'hamlet', 'Verona', { principals: [hamlet] });
+  const ids: number[] = [];
+  for (let i = 0; i < 4; i++)
+    ids.push(await sendChannelMessage(api, 'hamlet', 'Verona', 'a', `m${i}`));
+
+  let from = ts.events.length;
+  assertSuccess(
+    t,
+    await api.patch('hamlet', `messages/${ids[1]}`, {
+      topic: 'b',
+      propagate_mode: 'change_later',
+      send_notification_to_old_thread: true,
+    }),
+  );
+  const notices = eventsSince(ts, from)
+    .filter((e) => e.event.type === 'message')
+    .map((e) => e.event.message as Msg);
+  t.match(notices[0]!.content, /^<p>3 messages were moved here from <a class="stream-topic"/);
+  t.match(notices[1]!.content, /^<p>3 messages were moved from this topic to <a /);
+  const source = (
+    await api.get('hamlet', `messages/${notices[0]!.id as number}`, { apply_markdown: false })
+  ).body.message as Msg;
+  t.equal(
+    source.content,
+    `3 messages were moved here from #**Verona>a** by @_**Hamlet|${hamlet}**.`,
+  );
+  t.same(
+    await narrowIds(api, 'hamlet', [{ operator: 'search', operand: '3 messages' }]),
+    [notices[0]!.id, notices[1]!.id].sort((x, y) => (x as number) - (y as number)),
+    'indexed with the real count',
+  );
+
+  // One message: a link to it in its new place.
+  from = ts.events.length;
+  assertSuccess(t, await api.patch('hamlet', `messages/${ids[0]}`, { topic: 'c' }));
+  const one = eventsSince(ts, from).find((e) => e.event.type === 'message')!.event.message as Msg;
+  t.match(
+    one.content,
+    `<p><a href="#narrow/channel/${verona}-Verona/topic/c/near/${ids[0]}">A message</a> was moved here`,
+  );
+
+  // Notices prepared for other facts (a rename in between) are refused, and nothing changes.
+  const realm = server.context.realms.get(fx.realmId)!;
+  const stale = {
+    facts_key: 'prepared before the channel was renamed',
+    notices: {},
+  };
+  await t.rejects(
+    realm.ask('message.update', {
+      acting_user_id: hamlet,
+      message_id: ids[0]!,
+      topic: 'd',
+      propagate_mode: 'change_one',
+      send_notification_to_old_thread: false,
+      send_notification_to_new_thread: true,
+      notices: stale,
+    }),
+    new StaleNoticesError(),
+  );
+  t.equal((await getMessage(api, 'hamlet', ids[0]!)).subject, 'c', 'not moved');
+});
+
+t.test('resolving topics', async (t) => {
+  const clock = new TestClock();
+  const ts = await startServer(t, { clock: clock.now });
   const { api, fx } = ts;
   const hamlet = fx.users.hamlet!.id;
   await createChannel(api, 'hamlet', 'Verona', { principals: [hamlet, fx.users.othello!.id] });
@@ -438,6 +576,8 @@ t.test('resolving topics', async (t) => {
     notice.id,
   ]);
 
+  // After the grace period, unresolving is told too (within it, see the next test).
+  clock.advance(RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS + 1);
   from = ts.events.length;
   assertSuccess(
     t,
@@ -602,7 +742,7 @@ t.test('channel moves: permissions, access, events, rows', async (t) => {
   t.notOk('subject' in upd.event, 'no subject when only the channel changes');
   t.ok(upd.users.includes(hamlet) && upd.users.includes(iago), 'the new channel hears');
   t.notOk(upd.users.includes(othello) || upd.users.includes(cordelia), 'not those losing access');
-  const store = ts.server.context.store;
+  const store = ts.server.store;
   t.equal(store.messages.userFlags(othello, ids[1]!), undefined, 'othello has no row now');
   t.ok(store.messages.userFlags(iago, ids[0]!) !== undefined, 'iago got a row (protected history)');
   const notices = evs.filter((e) => e.event.type === 'message');

@@ -12,11 +12,11 @@ import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 function userMessageFlags(ts: TestServer, userId: number, messageId: number): number | undefined {
-  return ts.server.context.store.messages.userFlags(userId, messageId);
+  return ts.server.store.messages.userFlags(userId, messageId);
 }
 
 function storedMessage(ts: TestServer, id: number) {
-  return ts.server.context.store.messages.byId(id);
+  return ts.server.store.messages.byId(id);
 }
 
 t.test(
@@ -501,7 +501,7 @@ t.test('DELETE /messages/{id}: permissions and the delete_message event', async 
   const other = await sendChannelMessage(api, 'hamlet', 'Verona', 'T', 'x');
   assertSuccess(t, await api.delete('iago', `messages/${other}`));
   const old = await sendChannelMessage(api, 'hamlet', 'Verona', 'T', 'old');
-  ts.server.context.store.db
+  ts.server.store.db
     .prepare('UPDATE messages SET date_sent = date_sent - 1000 WHERE id = ?')
     .run(old);
   setRealmSettings(ts, { message_content_delete_limit_seconds: 600 });

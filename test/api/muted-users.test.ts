@@ -18,7 +18,7 @@ const READ = 1;
 t.test('muting and unmuting users', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const [hamlet, othello, cordelia] = ['hamlet', 'othello', 'cordelia'].map(
     (n) => fx.users[n]!.id,
   ) as [number, number, number];
@@ -137,7 +137,7 @@ t.test('muting and unmuting users', async (t) => {
 t.test('muting a user with a large unread backlog marks it all, batch by batch', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const [hamlet, othello] = [fx.users.hamlet!.id, fx.users.othello!.id];
   const ch = await createChannel(api, 'othello', 'big', { principals: [hamlet, othello] });
   const ids = seedChannelMessages(ts, {
@@ -172,7 +172,7 @@ t.test('muting a user with a large unread backlog marks it all, batch by batch',
 t.test('PATCH /users/me/subscriptions/muted_topics (legacy)', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const hamlet = fx.users.hamlet!.id;
   const verona = await createChannel(api, 'hamlet', 'Verona');
   const secret = await createChannel(api, 'othello', 'secret', { invite_only: true });

@@ -11,6 +11,7 @@ import { register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 import { REGISTER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 
 const python = {
   name: 'Python playground',
@@ -21,9 +22,7 @@ const python = {
 t.test('adding and removing playgrounds', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const all = Object.values(fx.users)
-    .map((u) => u.id)
-    .sort((a, b) => a - b);
+  const all = activeUserIds(fx);
   let from = ts.events.length;
   const res = await api.post('iago', 'realm/playgrounds', python);
   assertMatchesOpenApi(t, '/realm/playgrounds', 'post', res.body);

@@ -14,20 +14,11 @@ import { eventsSince, setRealmSettings } from '../helpers/channels.js';
 import { events as pollEvents, register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-
-/** A clock the test moves (ms), starting at a whole second. */
-function testClock() {
-  const c = { ms: Math.floor(Date.now() / 1000) * 1000 };
-  return {
-    c,
-    now: () => c.ms,
-    sec: () => c.ms / 1000,
-    advance: (seconds: number) => void (c.ms += seconds * 1000),
-  };
-}
+import { TestClock } from '../helpers/clock.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 
 async function start(t: Test, opts: Parameters<typeof startServer>[1] = {}) {
-  const clock = testClock();
+  const clock = new TestClock();
   const ts = await startServer(t, { clock: clock.now, ...opts });
   return { ts, clock };
 }
@@ -48,9 +39,7 @@ function presenceEvents(ts: TestServer, from: number) {
 }
 
 function activeIds(ts: TestServer): number[] {
-  return Object.values(ts.fx.users)
-    .map((u) => u.id)
-    .sort((a, b) => a - b);
+  return activeUserIds(ts.fx);
 }
 
 t.test('bad reports are refused', async (t) => {
@@ -82,7 +71,8 @@ t.test('bad reports are refused', async (t) => {
 t.test('bots have no presence', async (t) => {
   const { ts } = await start(t);
   const { api, fx, server } = ts;
-  const { store, realms } = server.context;
+  const { realms } = server.context;
+  const store = server.store;
   const apiKey = 'P'.repeat(32);
   const botId = store.transaction(() =>
     insertUserRow(store, fx.realmId, {
@@ -117,7 +107,7 @@ t.test('modern protocol: first report, routine pings, incremental fetches', asyn
   const { ts, clock } = await start(t);
   const { api, fx } = ts;
   const hamlet = fx.users.hamlet!;
-  const t0 = clock.sec();
+  const t0 = clock.seconds;
 
   let from = ts.events.length;
   const first = await ping(t, api, 'hamlet', { status: 'active', last_update_id: -1 });
@@ -148,7 +138,7 @@ t.test('modern protocol: first report, routine pings, incremental fetches', asyn
   t.same(
     (inc.presences as Record<string, unknown>)[othello.id],
     {
-      active_timestamp: ts.server.context.store.users.byId(othello.id)!.date_joined,
+      active_timestamp: ts.server.store.users.byId(othello.id)!.date_joined,
       idle_timestamp: t0,
     },
     'idle, never active: active_timestamp is when the user joined',
@@ -180,7 +170,7 @@ t.test('modern protocol: first report, routine pings, incremental fetches', asyn
   t.equal(back.length, 1, 'coming back online is an event');
   t.match(back[0]!.event, {
     user_id: hamlet.id,
-    presence: { website: { status: 'active', timestamp: clock.sec() } },
+    presence: { website: { status: 'active', timestamp: clock.seconds } },
   });
   // Idle after a long absence is no news.
   clock.advance(600);
@@ -194,10 +184,10 @@ t.test('legacy format, history limit, slim_presence', async (t) => {
   const { api, fx } = ts;
   const hamlet = fx.users.hamlet!;
   const othello = fx.users.othello!;
-  const t0 = clock.sec();
+  const t0 = clock.seconds;
   await ping(t, api, 'othello', { status: 'idle', ping_only: true }); // idle: never active
   clock.advance(20 * 86400);
-  const now = clock.sec();
+  const now = clock.seconds;
   const legacy = await ping(t, api, 'hamlet', { status: 'active' });
   t.same(
     legacy.presences,
@@ -216,7 +206,7 @@ t.test('legacy format, history limit, slim_presence', async (t) => {
     slim_presence: true,
     history_limit_days: 30,
   });
-  const othelloJoined = ts.server.context.store.users.byId(othello.id)!.date_joined;
+  const othelloJoined = ts.server.store.users.byId(othello.id)!.date_joined;
   t.same(
     slim.presences,
     {
@@ -237,7 +227,7 @@ t.test('legacy format, history limit, slim_presence', async (t) => {
       website: { client: 'website', status: 'idle', timestamp: now, pushable: false },
     },
   });
-  t.equal(body.server_timestamp, clock.sec());
+  t.equal(body.server_timestamp, clock.seconds);
 });
 
 t.test("one user's presence", async (t) => {
@@ -256,7 +246,7 @@ t.test("one user's presence", async (t) => {
   );
   assertError(t, await api.get('othello', 'users/nobody@zulip.com/presence'), 'No such user');
   assertError(t, await api.get('othello', 'users/99999/presence'), 'No such user');
-  const t0 = clock.sec();
+  const t0 = clock.seconds;
   await ping(t, api, 'hamlet', { status: 'active', ping_only: true });
   for (const key of [hamlet.email, String(hamlet.id)]) {
     const res = await api.get('othello', `users/${key}/presence`);
@@ -294,7 +284,7 @@ t.test('invisible mode: presence_enabled off shows the user offline', async (t) 
   t.notOk('email' in got[0]!, 'slim_presence queues get no email');
   const website = (got[0]!.presence as { website: { status: string; timestamp: number } }).website;
   // Pushed back past the offline threshold (200 s) by the settings change's own clock.
-  t.ok(clock.sec() - website.timestamp >= 199, 'shown offline');
+  t.ok(clock.seconds - website.timestamp >= 199, 'shown offline');
 
   // Reports are not recorded while invisible.
   from = ts.events.length;
@@ -303,7 +293,7 @@ t.test('invisible mode: presence_enabled off shows the user offline', async (t) 
   const mine = (
     res.presences as Record<string, { active_timestamp: number; idle_timestamp: number }>
   )[hamlet.id]!;
-  t.ok(clock.sec() - mine.idle_timestamp > 200, 'still offline');
+  t.ok(clock.seconds - mine.idle_timestamp > 200, 'still offline');
   t.same(presenceEvents(ts, from), []);
   const one = assertSuccess(t, await api.get('othello', `users/${hamlet.id}/presence`));
   t.match(one.presence, { aggregated: { status: 'offline' } });
@@ -336,7 +326,7 @@ t.test('register snapshot', async (t) => {
   const { ts, clock } = await start(t);
   const { api, fx } = ts;
   const hamlet = fx.users.hamlet!;
-  const t0 = clock.sec();
+  const t0 = clock.seconds;
   await ping(t, api, 'hamlet', { status: 'active', ping_only: true });
   const slim = await register(t, api, 'othello', {
     fetch_event_types: ['presence'],
@@ -365,7 +355,8 @@ t.test('register snapshot', async (t) => {
 t.test('presence reaches the store in batches and when the server closes', async (t) => {
   const { ts, clock } = await start(t, { presenceFlushMs: 60_000 });
   const { api, fx, server, dataDir } = ts;
-  const { store, realms } = server.context;
+  const { realms } = server.context;
+  const store = server.store;
   await ping(t, api, 'hamlet', { status: 'active', ping_only: true });
   await ping(t, api, 'othello', { status: 'idle', ping_only: true });
   t.same(store.presence.byRealm(fx.realmId), [], 'not written on each report');
@@ -379,5 +370,5 @@ t.test('presence reaches the store in batches and when the server closes', async
   const reopened = Store.open(dataDir, { backgroundCheckpoint: false });
   t.teardown(() => reopened.close());
   const row = reopened.presence.byRealm(fx.realmId).find((r) => r.user_id === fx.users.hamlet!.id);
-  t.equal(row?.last_active_time, clock.sec(), 'the last change was written at close');
+  t.equal(row?.last_active_time, clock.seconds, 'the last change was written at close');
 });

@@ -17,7 +17,7 @@ t.test('APNs tokens: hexadecimal, with an app id; stored per user', async (t) =>
   const { api, server, fx } = await startServer(t);
   const q = await Listener.open(t, api, 'hamlet');
   const tokens = () =>
-    server.context.store.accounts.pushDevicesOfUser(fx.users.hamlet!.id).map((d) => ({
+    server.store.accounts.pushDevicesOfUser(fx.users.hamlet!.id).map((d) => ({
       kind: d.kind,
       token: d.token,
       ios_app_id: d.ios_app_id,
@@ -76,7 +76,7 @@ t.test('FCM tokens: any non-empty string; APNs and FCM kept apart', async (t) =>
   assertError(t, await api.post('cordelia', FCM, { token: '' }), 'Empty or invalid length token');
   // The same string is not an APNs token of hers.
   assertError(t, await api.delete('cordelia', APNS, { token: 'abcd' }), 'Token does not exist');
-  t.equal(server.context.store.accounts.pushDevicesOfUser(fx.users.cordelia!.id).length, 1);
+  t.equal(server.store.accounts.pushDevicesOfUser(fx.users.cordelia!.id).length, 1);
   const removed = assertSuccess(t, await api.delete('cordelia', FCM, { token }));
   assertMatchesOpenApi(t, `/${FCM}`, 'delete', removed);
   assertError(t, await api.delete('cordelia', FCM, { token }), 'Token does not exist');

@@ -1,7 +1,7 @@
 /**
  * Rate limits over HTTP (docs/robustness.md "Rate limits"), on small rules and a clock the test moves:
  * per user, per address for requests without credentials, per username for POST /fetch_api_key,
- * per address for failed HTTP Basic authentications; the event-queue budget of its own (long-polls
+ * per address and account for failed HTTP Basic authentications; the event-queue budget of its own (long-polls
  * and sockets keep working while the API budget is spent); X-Forwarded-For believed only from a
  * trusted proxy. Reference: zerver/tests/test_external.py RateLimitTests, test_auth_backends.py.
  */
@@ -215,7 +215,7 @@ t.test('fetch_api_key: attempts per username, even the right password once over'
   assertRateLimited(t, await login(hamlet.email, 'wrong'), 900);
 });
 
-t.test('failed HTTP Basic authentications, per address', async (t) => {
+t.test('failed HTTP Basic authentications, per address and account', async (t) => {
   const { clock, opts } = limited({ failed_authentication_by_ip: [[60, 3]] });
   const { fx, url } = await startServer(t, { ...opts, trustedProxies: ['127.0.0.1'] });
   const hamlet = fx.users.hamlet!;
@@ -238,14 +238,24 @@ t.test('failed HTTP Basic authentications, per address', async (t) => {
     });
   }
   assertRateLimited(t, await as(hamlet.email, 'guess-3'), 20);
-  const othello = fx.users.othello!;
-  assertRateLimited(t, await as(othello.email, othello.api_key), 20);
   assertSuccess(t, await as(hamlet.email, hamlet.api_key), 'credentials known good still pass');
-  assertSuccess(
-    t,
-    await as(othello.email, othello.api_key, '203.0.113.8'),
-    'another address is not affected',
-  );
+  // Behind the same address (a NAT, a proxy), other accounts' valid keys are not refused.
+  const othello = fx.users.othello!;
+  assertSuccess(t, await as(othello.email, othello.api_key), "another account's key passes");
+  // Nor by guesses at many accounts, or at accounts that do not exist.
+  const cordelia = fx.users.cordelia!;
+  for (const who of [othello, fx.users.iago!]) {
+    for (let i = 0; i < 3; i++) await as(who.email, `guess-${i}`);
+    assertRateLimited(t, await as(who.email, 'guess-3'), 20);
+  }
+  for (let i = 0; i < 3; i++) await as(`nobody${i}@zulip.com`, 'guess');
+  assertRateLimited(t, await as('nobody9@zulip.com', 'guess'), 20);
+  assertSuccess(t, await as(cordelia.email, cordelia.api_key), 'a valid key still passes');
+  assertError(t, await as(hamlet.email, 'guess-4', '203.0.113.8'), 'Invalid API key', {
+    status: 401,
+    code: 'UNAUTHORIZED',
+  });
+  t.pass('the same account from another address is not affected');
   const noCredentials = await rawRequest(url, {
     method: 'GET',
     path: '/api/v1/users/me',
@@ -256,8 +266,10 @@ t.test('failed HTTP Basic authentications, per address', async (t) => {
     code: 'UNAUTHORIZED',
   });
   clock.advance(20);
-  const cordelia = fx.users.cordelia!;
-  assertSuccess(t, await as(cordelia.email, cordelia.api_key), 'after the wait');
+  assertError(t, await as(hamlet.email, 'guess-6'), 'Invalid API key', {
+    status: 401,
+    code: 'UNAUTHORIZED',
+  });
 });
 
 t.test('rate limits off: no headers, no 429', async (t) => {

@@ -239,7 +239,7 @@ t.test('reactions', async (t) => {
 
   // Cordelia reacted to a message she never received: it became part of her history, and she
   // hears about the message's reactions from then on.
-  t.equal(ts.server.context.store.messages.userFlags(cordelia, m), 1 | 256);
+  t.equal(ts.server.store.messages.userFlags(cordelia, m), 1 | 256);
 
   // Access.
   const dm = await sendDirectMessage(api, 'hamlet', [othello], 'private');

@@ -19,7 +19,7 @@ const READ = 1;
 t.test('POST /mark_all_as_read: every unread message, in bounded batches', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const [hamlet, othello] = [fx.users.hamlet!.id, fx.users.othello!.id];
   const ch = await createChannel(api, 'othello', 'big', { principals: [hamlet, othello] });
   const count = 2 * READ_BATCH + 500;
@@ -82,7 +82,7 @@ t.test('POST /mark_all_as_read: every unread message, in bounded batches', async
 t.test('POST /mark_all_as_read: complete false when the time budget runs out', async (t) => {
   const ts = await startServer(t, { batchTimeBudgetMs: 0 });
   const { api, fx } = ts;
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const [hamlet, othello] = [fx.users.hamlet!.id, fx.users.othello!.id];
   const ch = await createChannel(api, 'othello', 'big', { principals: [hamlet, othello] });
   seedChannelMessages(ts, {
@@ -104,7 +104,7 @@ t.test('POST /mark_all_as_read: complete false when the time budget runs out', a
 t.test('POST /mark_stream_as_read and /mark_topic_as_read', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const [hamlet, othello, cordelia] = ['hamlet', 'othello', 'cordelia'].map(
     (n) => fx.users[n]!.id,
   ) as [number, number, number];
@@ -220,7 +220,7 @@ t.test('POST /mark_stream_as_read and /mark_topic_as_read', async (t) => {
 t.test('POST /streams/{stream_id}/delete_topic', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const [hamlet, othello, cordelia, iago, prospero] = [
     'hamlet',
     'othello',
@@ -344,7 +344,7 @@ t.test('delete_topic: bounded batches, complete false on the time budget', async
   for (const budget of [50_000, 0]) {
     const ts = await startServer(t, { batchTimeBudgetMs: budget });
     const { api, fx } = ts;
-    const { store } = ts.server.context;
+    const store = ts.server.store;
     const [hamlet, othello] = [fx.users.hamlet!.id, fx.users.othello!.id];
     const ch = await createChannel(api, 'othello', 'big', { principals: [hamlet, othello] });
     const ids = seedChannelMessages(ts, {

@@ -7,6 +7,7 @@ import t from 'tap';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 import { fetchInitialState, type StateRequest } from '../../src/queries/initial-state.js';
 
 const TRAC = { pattern: '#(?P<id>[123])', url_template: 'https://realm.com/my_realm_filter/{id}' };
@@ -255,9 +256,7 @@ t.test('realm_linkifiers events go to every active user, after each change', asy
   const { api, fx, events } = await startServer(t);
   events.length = 0;
   const { id } = assertSuccess(t, await api.post('iago', 'realm/filters', TRAC)) as { id: number };
-  const everyone = Object.values(fx.users)
-    .map((u) => u.id)
-    .sort((a, b) => a - b);
+  const everyone = activeUserIds(fx);
   t.equal(events.length, 1);
   t.same(events[0]!.event, {
     type: 'realm_linkifiers',
@@ -281,7 +280,8 @@ t.test(
     const { id } = assertSuccess(t, await api.post('iago', 'realm/filters', TRAC)) as {
       id: number;
     };
-    const { store, config } = server.context;
+    const { config } = server.context;
+    const store = server.store;
     const realm = server.context.realms.get(fx.realmId)!.view;
     const capabilities = {
       notification_settings_null: false,

@@ -10,13 +10,12 @@ import { register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 import { REGISTER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 
 t.test('realm defaults for new users', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const all = Object.values(fx.users)
-    .map((u) => u.id)
-    .sort((a, b) => a - b);
+  const all = activeUserIds(fx);
   const patch = (who: string, p: Record<string, unknown>) =>
     api.patch(who, 'realm/user_settings_defaults', p);
 
@@ -75,7 +74,7 @@ t.test('realm defaults for new users', async (t) => {
       full_name: 'New Bie',
     }),
   );
-  const rows = ts.server.context.store.users.byId(created.user_id as number)!;
+  const rows = ts.server.store.users.byId(created.user_id as number)!;
   const newbie = { email: 'newbie@zulip.com', api_key: rows.api_key };
   const theirs = assertSuccess(
     t,
@@ -89,9 +88,7 @@ t.test('realm defaults for new users', async (t) => {
 
   // Back to the server's default: stored as no override.
   assertSuccess(t, await patch('iago', { left_side_userlist: false }));
-  t.notOk(
-    'left_side_userlist' in JSON.parse(ts.server.context.store.realmUserDefaults.get(fx.realmId)),
-  );
+  t.notOk('left_side_userlist' in JSON.parse(ts.server.store.realmUserDefaults.get(fx.realmId)));
 });
 
 t.test('values are checked as PATCH /settings checks them', async (t) => {

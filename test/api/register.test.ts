@@ -4,6 +4,7 @@
  * (EventsEndpointTest, FetchInitialStateDataTest), test_events.py.
  */
 import t from 'tap';
+import { NOTIFICATION_BOT_EMAIL } from '../../src/lib/notices.js';
 import { REGISTER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { register } from '../helpers/events.js';
@@ -80,13 +81,12 @@ t.test('the full snapshot: limits, versions, realm, users, settings', async (t) 
   t.match(body.avatar_url, /^https:\/\/secure\.gravatar\.com\/avatar\//);
   t.match(body.avatar_url_medium, /&s=500$/);
 
-  // Users: every active one, without is_active, client_extavatar by default (null gravatars).
+  // Users: every active one (the notification bot too), without is_active, client_extavatar by
+  // default (null gravatars).
   const users = body.realm_users as Record<string, unknown>[];
   t.same(
     users.map((u) => u.email).sort(),
-    Object.values(fx.users)
-      .map((u) => u.email)
-      .sort(),
+    [...Object.values(fx.users).map((u) => u.email), NOTIFICATION_BOT_EMAIL].sort(),
   );
   t.notOk(users.some((u) => 'is_active' in u));
   t.ok(users.every((u) => u.avatar_url === null));

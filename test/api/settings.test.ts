@@ -432,9 +432,7 @@ t.test('email: a confirmed change, through the confirmation link', async (t) => 
     path: '/accounts/confirm_new_email/key-for-first@elsinore.dk',
   });
   t.equal(replaced.status, 404, 'the earlier request was revoked');
-  server.context.store.db
-    .prepare('UPDATE email_change_requests SET created_at = created_at - 86401')
-    .run();
+  server.store.db.prepare('UPDATE email_change_requests SET created_at = created_at - 86401').run();
   const expired = await rawRequest(url, {
     method: 'GET',
     path: '/accounts/confirm_new_email/key-for-second@elsinore.dk',
@@ -505,7 +503,8 @@ t.test('email_address_visibility: who sees the real address, and the address sho
 t.test('endpoints for people refuse bots', async (t) => {
   const { api, fx, server, events } = await startServer(t);
   // No API creates bots yet: one is written the way user creation writes accounts.
-  const { store, realms } = server.context;
+  const { realms } = server.context;
+  const store = server.store;
   const realm = realms.get(fx.realmId)!;
   const apiKey = 'B'.repeat(32);
   const botId = store.transaction(() =>

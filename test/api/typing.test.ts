@@ -14,7 +14,8 @@ import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 
 /** No settings endpoint exists yet: set a personal setting as a later PATCH /settings would. */
 function setUserSetting(s: TestServer, who: string, settings: Record<string, unknown>): void {
-  const { store, realms } = s.server.context;
+  const { realms } = s.server.context;
+  const store = s.server.store;
   const id = s.fx.users[who]!.id;
   store.users.setSettings(id, JSON.stringify(settings));
   realms.get(s.fx.realmId)!.view.reloadUser(id);

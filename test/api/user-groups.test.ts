@@ -8,6 +8,7 @@ import { assertError, assertSuccess } from '../helpers/api.js';
 import { createChannel, eventsSince, systemGroupId } from '../helpers/channels.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 
 type Group = Record<string, unknown> & { id: number; name: string };
 
@@ -15,9 +16,7 @@ t.test('create a group and list groups', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
   const id = (n: string) => fx.users[n]!.id;
-  const all = Object.values(fx.users)
-    .map((u) => u.id)
-    .sort((a, b) => a - b);
+  const all = activeUserIds(fx);
   const mark = ts.events.length;
   const res = await api.post('hamlet', 'user_groups/create', {
     name: 'hamletcharacters',
@@ -315,13 +314,7 @@ t.test('group membership grants and revokes access to private channels', async (
   t.same(
     evs.map((e) => [e.event.type, e.event.op, e.users]),
     [
-      [
-        'user_group',
-        'add_members',
-        Object.values(fx.users)
-          .map((u) => u.id)
-          .sort((a, b) => a - b),
-      ],
+      ['user_group', 'add_members', activeUserIds(fx)],
       ['stream', 'create', [id('cordelia')]],
       ['subscription', 'peer_add', [id('cordelia')]],
     ],

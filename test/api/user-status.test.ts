@@ -11,14 +11,13 @@ import { events as pollEvents, register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 import { REGISTER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 
 t.test('setting, changing and clearing a status', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
   const hamlet = fx.users.hamlet!;
-  const all = Object.values(fx.users)
-    .map((u) => u.id)
-    .sort((a, b) => a - b);
+  const all = activeUserIds(fx);
   const get = async () => {
     const res = await api.get('othello', `users/${hamlet.id}/status`);
     assertMatchesOpenApi(t, '/users/{user_id}/status', 'get', res.body);

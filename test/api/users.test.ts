@@ -6,6 +6,7 @@ import t from 'tap';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
+import { activeUserIds } from '../helpers/fixtures.js';
 
 t.test('POST /users: only administrators with can_create_users', async (t) => {
   const { api } = await startServer(t);
@@ -206,7 +207,7 @@ t.test('GET /users lists everyone, including deactivated users', async (t) => {
   assertSuccess(t, await api.delete('iago', `users/${fx.users.prospero!.id}`));
   const res = await api.get('othello', 'users');
   const members = assertSuccess(t, res).members as { user_id: number; is_active: boolean }[];
-  t.equal(members.length, 8);
+  t.equal(members.length, 9, 'the fixture users and the notification bot');
   t.equal(members.find((m) => m.user_id === fx.users.prospero!.id)?.is_active, false);
   assertMatchesOpenApi(t, '/users', 'get', res.body, { allowExtra: ['is_billing_admin'] });
   const some = await api.get('othello', 'users', {
@@ -329,7 +330,7 @@ t.test(
   'creating and deactivating users emits realm_user events to every active user',
   async (t) => {
     const { api, fx, events } = await startServer(t);
-    const everyone = Object.values(fx.users).map((u) => u.id);
+    const everyone = activeUserIds(fx);
     events.length = 0;
     const created = assertSuccess(
       t,
@@ -365,3 +366,72 @@ t.test(
     );
   },
 );
+
+t.test('the realm actor itself refuses user administration to non-administrators', async (t) => {
+  const { fx, server } = await startServer(t);
+  const realm = server.context.realms.get(fx.realmId)!;
+  const hamlet = fx.users.hamlet!.id;
+  // What an endpoint that forgot its check would ask.
+  await t.rejects(
+    realm.ask('user.create', {
+      acting_user_id: hamlet,
+      email: 'sneaky@zulip.com',
+      full_name: 'Sneaky',
+      password_hash: null,
+      role: 400,
+    }),
+    { message: 'Must be an organization administrator', code: 'UNAUTHORIZED_PRINCIPAL' },
+  );
+  await t.rejects(
+    realm.ask('user.create', {
+      acting_user_id: fx.users.shiva!.id,
+      email: 'sneaky@zulip.com',
+      full_name: 'Sneaky',
+      password_hash: null,
+      role: 400,
+    }),
+    { message: 'Must be an organization administrator' },
+    'moderators neither',
+  );
+  await t.rejects(
+    realm.ask('user.create', {
+      acting_user_id: fx.users.desdemona!.id,
+      email: 'sneaky@zulip.com',
+      full_name: 'Sneaky',
+      password_hash: null,
+      role: 400,
+    }),
+    { message: 'User not authorized to create users' },
+    'an owner without can_create_users neither',
+  );
+  t.notOk(realm.view.userByEmail('sneaky@zulip.com'), 'nobody was created');
+  await t.rejects(
+    realm.ask('user.deactivate', { acting_user_id: hamlet, user_id: fx.users.othello!.id }),
+    { message: 'Must be an organization administrator' },
+  );
+  t.equal(realm.view.user(fx.users.othello!.id)?.is_active, 1, 'othello is still active');
+  await t.rejects(
+    realm.ask('linkifier.add', {
+      acting_user_id: hamlet,
+      pattern: '#(?P<id>[0-9]+)',
+      url_template: 'https://example.com/{id}',
+    }),
+    { message: 'Must be an organization administrator' },
+  );
+  await t.rejects(
+    realm.ask('playground.add', {
+      acting_user_id: hamlet,
+      name: 'Python',
+      pygments_language: 'python',
+      url_template: 'https://python.example/?code={code}',
+    }),
+    { message: 'Must be an organization administrator' },
+  );
+  await t.rejects(
+    realm.ask('realm.user_settings_defaults.update', {
+      acting_user_id: hamlet,
+      settings: { enter_sends: true },
+    }),
+    { message: 'Must be an organization administrator' },
+  );
+});

@@ -13,7 +13,8 @@ import type { ApiClient, Params } from './api.js';
 import type { StoredRealmSettings } from '../../src/lib/realm-settings.js';
 
 export function setRealmSettings(ts: TestServer, changes: StoredRealmSettings): void {
-  const { store, realms } = ts.server.context;
+  const { realms } = ts.server.context;
+  const store = ts.server.store;
   const rt = realms.get(ts.fx.realmId)!;
   const current = JSON.parse(store.realms.byId(ts.fx.realmId)!.settings) as StoredRealmSettings;
   store.realms.updateSettings(ts.fx.realmId, JSON.stringify({ ...current, ...changes }));

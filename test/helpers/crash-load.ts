@@ -17,7 +17,8 @@ import { upload } from './uploads.js';
 
 export type User = { id: number; email: string; api_key: string };
 
-export const client = (url: string) => new ApiClient(url, { realmId: 0, users: {} });
+export const client = (url: string) =>
+  new ApiClient(url, { realmId: 0, users: {}, notificationBotId: 0 });
 
 /**
  * A realm with an owner and two members written straight into a new data directory (no server

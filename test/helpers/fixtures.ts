@@ -2,10 +2,11 @@
  * The test realm, named after the reference's fixtures so its test cases read the same:
  * desdemona (owner), iago (administrator, may create users), shiva (moderator), hamlet, othello,
  * cordelia, prospero (members), polonius (guest). All at @zulip.com, each with password "secret-<name>".
- * Created through the same mutations the API runs.
+ * Created through the same mutations the API runs; the realm's notification bot comes with it.
  */
 import type { ConfabServer } from '../../src/server.js';
 import { doCreateRealm } from '../../src/mutations/realms.js';
+import { NOTIFICATION_BOT_EMAIL } from '../../src/lib/notices.js';
 import { hashPassword } from '../../src/lib/password.js';
 import type { Role } from '../../src/lib/roles.js';
 
@@ -20,6 +21,8 @@ export type FixtureUser = {
 export type Fixture = {
   realmId: number;
   users: Record<string, FixtureUser>;
+  /** The realm's notification bot (every realm has one from creation). */
+  notificationBotId: number;
 };
 
 export const FIXTURE_USERS: readonly [string, Role][] = [
@@ -33,7 +36,8 @@ export const FIXTURE_USERS: readonly [string, Role][] = [
 ];
 
 export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fixture> {
-  const { store, realms, config } = server.context;
+  const { realms, config } = server.context;
+  const store = server.store;
   const password = (name: string) => `secret-${name}`;
   const now = Math.floor(Date.now() / 1000);
   const owner = doCreateRealm(store, {
@@ -68,5 +72,11 @@ export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fi
     });
     users[name] = { id: r.user_id, email, api_key: r.api_key, password: password(name), role };
   }
-  return { realmId: owner.realm_id, users };
+  const bot = realm.view.userByEmail(NOTIFICATION_BOT_EMAIL)!;
+  return { realmId: owner.realm_id, users, notificationBotId: bot.id };
+}
+
+/** Every active user of the fixture realm (the notification bot too), ascending. */
+export function activeUserIds(fx: Fixture): number[] {
+  return [...Object.values(fx.users).map((u) => u.id), fx.notificationBotId].sort((a, b) => a - b);
 }

@@ -77,8 +77,10 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
  * the next endpoint is fuzzed as every role again; done through the realm actor as an owner.
  */
 async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
-  const { store, realms } = ts.server.context;
+  const { realms } = ts.server.context;
+  const store = ts.server.store;
   const realm = realms.get(ts.fx.realmId)!;
+  if (realm.view.deactivated) await realm.ask('realm.reactivate', {});
   const owner = realm.view.activeUsers().find((u) => u.role === 100 && !u.is_bot);
   if (!owner) {
     t.fail('no active owner left');
@@ -114,7 +116,7 @@ async function seedState(t: Test, ts: TestServer): Promise<RealValues> {
     }),
     'a private channel',
   );
-  const channels = server.context.store.channels.byRealm(fx.realmId).map((c) => String(c.id));
+  const channels = server.store.channels.byRealm(fx.realmId).map((c) => String(c.id));
   const group = await ok(
     api.post('desdemona', 'user_groups/create', {
       name: 'fuzzers',

@@ -973,7 +973,7 @@ export async function fuzzEndpoint(
 export function currentKeys(ts: TestServer): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, u] of Object.entries(ts.fx.users)) {
-    out[name] = ts.server.context.store.users.byId(u.id)?.api_key ?? u.api_key;
+    out[name] = ts.server.store.users.byId(u.id)?.api_key ?? u.api_key;
   }
   return out;
 }
@@ -985,7 +985,7 @@ const fingerprintStatements = new WeakMap<object, { name: string; all: () => unk
  * a refused request changed nothing. The fuzzed realm is small: about a millisecond.
  */
 export function dbFingerprint(ts: TestServer): string {
-  const db = ts.server.context.store.db;
+  const db = ts.server.store.db;
   let statements = fingerprintStatements.get(db);
   if (!statements) {
     const names = db
@@ -1011,5 +1011,5 @@ export function dbFingerprint(ts: TestServer): string {
 
 /** Rows the server's connection has written since it opened (rolled-back ones included). */
 function totalChanges(ts: TestServer): number {
-  return ts.server.context.store.db.prepare('SELECT total_changes()').pluck().get() as number;
+  return ts.server.store.db.prepare('SELECT total_changes()').pluck().get() as number;
 }

@@ -80,7 +80,7 @@ export function seedChannelMessages(
     flags?: number;
   },
 ): number[] {
-  const { store } = ts.server.context;
+  const store = ts.server.store;
   const ids: number[] = [];
   const now = Math.floor(Date.now() / 1000);
   store.transaction(() => {

@@ -44,7 +44,7 @@ function state(
   const rt = server.context.realms.get(fx.realmId)!;
   const user: UserRow | null = who === null ? null : rt.view.user(fx.users[who]!.id)!;
   const req: StateRequest = {
-    store: server.context.store,
+    store: server.store,
     config: server.context.config,
     realm: rt.view,
     user,

@@ -5,7 +5,7 @@
  */
 import t, { type Test } from 'tap';
 import { EventQueues } from '../../actors/event-queues.js';
-import type { QueueRuntime } from '../../actors/event-queue.machine.js';
+import type { QueueHandle } from '../../actors/event-queue.machine.js';
 import { capabilitiesFrom, type QueueSettings } from '../../src/lib/event-filter.js';
 import {
   decodePacked,
@@ -58,11 +58,11 @@ function settings(
 
 type Ev = Record<string, unknown> & { id: number; type: string };
 
-function got(rt: QueueRuntime): Ev[] {
+function got(rt: QueueHandle): Ev[] {
   return rt.queue.contents().map((e) => JSON.parse(eventJson(e)) as Ev);
 }
 
-function types(rt: QueueRuntime): string[] {
+function types(rt: QueueHandle): string[] {
   return got(rt).map((e) => e.type);
 }
 

@@ -1,5 +1,5 @@
 /**
- * Pure pieces of the event system: the queue buffer (ids, acknowledgement, pruning, save/restore),
+ * Pure pieces of the event system: the queue buffer (ids, acknowledgement, pruning, memory),
  * the events narrow, and the typing fan-out rules.
  */
 import t from 'tap';
@@ -66,30 +66,6 @@ t.test('pruning many events keeps order and memory bounded', (t) => {
   );
   t.ok(ids.length <= 3);
   t.equal(ids[ids.length - 1], 999);
-  t.end();
-});
-
-t.test('save and restore keep ids, pending events and the last acknowledged id', (t) => {
-  const q = new EventQueue();
-  q.push(SharedEvent.of({ type: 'realm', op: 'update_dict', data: { name: 'x' } }));
-  q.push(SharedEvent.openMessage({ id: 1, content: 'c' }), ',"recipient_id":3},"flags":[]', {
-    message: { recipient_id: 3 },
-    top: { flags: [] },
-  });
-  q.push(SharedEvent.of({ type: 'heartbeat' }));
-  q.acknowledge(0);
-  const r = EventQueue.restore(
-    JSON.parse(JSON.stringify(q.save())) as ReturnType<EventQueue['save']>,
-  );
-  t.equal(r.nextEventId, 3);
-  t.equal(r.newestPrunedId, 0);
-  t.same(r.contents().map(eventJson), q.contents().map(eventJson));
-  t.same(JSON.parse(eventJson(r.contents()[0]!)), {
-    type: 'message',
-    message: { id: 1, content: 'c', recipient_id: 3 },
-    flags: [],
-    id: 1,
-  });
   t.end();
 });
 

@@ -35,7 +35,7 @@ t.test('the incrementally updated group model equals a fresh load', async (t) =>
   const id = (who: string) => fx.users[who]!.id;
 
   const check = (what: string) => {
-    const fresh = new RealmView(server.context.store, fx.realmId);
+    const fresh = new RealmView(server.store, fx.realmId);
     t.same(snapshot(view), snapshot(fresh), what);
     warm(view);
   };
@@ -134,7 +134,7 @@ t.test('a fresh load after many creations matches (the bulk path of imports)', a
       role: ([100, 200, 300, 400, 600] as const)[i % 5]!,
     });
   }
-  compare(t, realm.view, new RealmView(ts.server.context.store, ts.fx.realmId));
+  compare(t, realm.view, new RealmView(ts.server.store, ts.fx.realmId));
 });
 
 function compare(t: Test, a: RealmView, b: RealmView): void {

@@ -12,7 +12,7 @@ import {
 } from '../../src/lib/profile-fields.js';
 import { isValidTimezone } from '../../src/lib/timezones.js';
 import { canAccessDeliveryEmail, checkSettingsValues } from '../../src/lib/user-settings.js';
-import { checkFullName } from '../../src/mutations/users.js';
+import { checkFullName } from '../../src/lib/user-rules.js';
 
 const throwsMsg = (t: Test, fn: () => unknown, msg: string) => t.throws(fn, { message: msg }, msg);
 

@@ -15,6 +15,7 @@ import { m0010_alert_words } from './0010_alert_words.js';
 import { m0011_scheduled_messages } from './0011_scheduled_messages.js';
 import { m0012_presence_status_snippets } from './0012_presence_status_snippets.js';
 import { m0013_muted_users } from './0013_muted_users.js';
+import { m0015_notification_bot } from './0015_notification_bot.js';
 
 export type Migration = { name: string; sql: string };
 
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0011_scheduled_messages,
   m0012_presence_status_snippets,
   m0013_muted_users,
+  m0015_notification_bot,
 ];

@@ -1,0 +1,179 @@
+/**
+ * The realm machine on its own (actors/realm.machine.ts), on xstate's SimulatedClock and a store
+ * that only records transactions: its states as the diagram says, group commit at the end of the
+ * turn, arrival order across batchable and other commands, MAX_BATCH, closing, and that a command
+ * which throws never stops the actor. (Rollback and savepoints against a real database:
+ * test/unit/realm-actor.test.ts.)
+ */
+import t, { type Test } from 'tap';
+import { createActor, SimulatedClock } from 'xstate';
+import {
+  MAX_BATCH,
+  realmMachine,
+  type Envelope,
+  type RealmDeps,
+  type Reply,
+} from '../../actors/realm.machine.js';
+import type { OutboundEvent } from '../../src/lib/events.js';
+import type { MutationContext } from '../../src/mutations/context.js';
+import type { RealmView } from '../../src/queries/realm-view.js';
+import type { Store } from '../../src/storage/store.js';
+
+function setup(t: Test) {
+  const clock = new SimulatedClock();
+  const log: string[] = [];
+  let depth = 0;
+  const store = {
+    transaction<T>(fn: () => T): T {
+      if (depth === 0) log.push('BEGIN');
+      depth++;
+      try {
+        return fn();
+      } finally {
+        depth--;
+        if (depth === 0) log.push('COMMIT');
+      }
+    },
+  };
+  const published: OutboundEvent[][] = [];
+  const effects: string[] = [];
+  const deps: RealmDeps = {
+    store: store as unknown as Store,
+    view: { id: 7 } as RealmView,
+    publisher: {
+      publish: (_realm, events) => {
+        published.push([...events]);
+        effects.push('publish');
+      },
+      endSessions: (_realm, users) => void effects.push(`end ${JSON.stringify(users)}`),
+    },
+    commands: {
+      send: (ctx: MutationContext, p: { n: number }) => {
+        log.push(`send ${p.n}`);
+        ctx.emit({ type: 'sent', n: p.n }, [1]);
+        return p.n;
+      },
+      other: (ctx: MutationContext, p: { n: number }) => {
+        log.push(`other ${p.n}`);
+        return p.n;
+      },
+      deactivate: (ctx: MutationContext) => {
+        ctx.emit({ type: 'bye' }, [1]);
+        ctx.endSessions([1]);
+        return null;
+      },
+      crash: () => {
+        throw new Error('a bug');
+      },
+    },
+    batchable: new Set(['send']),
+    clock: () => clock.now(),
+  };
+  const actor = createActor(realmMachine, { input: deps, clock });
+  actor.start();
+  t.teardown(() => actor.stop());
+  const replies: [string, Reply][] = [];
+  const ask = (command: string, payload: unknown = {}) => {
+    const envelope: Envelope = {
+      command,
+      payload,
+      reply: (r) => void replies.push([`${command} ${JSON.stringify(payload)}`, r]),
+    };
+    actor.send({ type: 'COMMAND', envelope });
+  };
+  const state = () => actor.getSnapshot().value;
+  return { clock, actor, ask, state, log, published, effects, replies };
+}
+
+t.test('batchable commands wait for the end of the turn and commit together', (t) => {
+  const m = setup(t);
+  t.same(m.state(), { open: 'idle' });
+  m.ask('send', { n: 1 });
+  m.ask('send', { n: 2 });
+  t.same(m.state(), { open: 'batching' });
+  t.same(m.log, [], 'nothing runs before the end of the turn');
+  t.equal(m.replies.length, 0);
+  m.clock.increment(0);
+  t.same(m.state(), { open: 'idle' });
+  t.same(m.log, ['BEGIN', 'send 1', 'send 2', 'COMMIT'], 'one transaction');
+  t.equal(m.published.length, 1, 'one publish for the batch');
+  t.same(
+    m.published[0]!.map((e) => e.event.n),
+    [1, 2],
+  );
+  t.same(
+    m.replies.map(([, r]) => r),
+    [
+      { ok: true, data: 1 },
+      { ok: true, data: 2 },
+    ],
+  );
+  t.equal(m.actor.getSnapshot().context.pending, null, 'the batch is cleared');
+  t.equal(m.actor.getSnapshot().context.applied, 2);
+  t.end();
+});
+
+t.test('a command that is not batchable commits what is pending first, then runs', (t) => {
+  const m = setup(t);
+  m.ask('send', { n: 1 });
+  m.ask('other', { n: 2 });
+  t.same(m.state(), { open: 'idle' }, 'no batch left waiting');
+  t.same(m.log, ['BEGIN', 'send 1', 'COMMIT', 'BEGIN', 'other 2', 'COMMIT']);
+  m.clock.increment(0);
+  t.equal(m.log.length, 6, 'the end of the turn finds nothing to do');
+  m.ask('other', { n: 3 });
+  t.same(m.log.slice(6), ['BEGIN', 'other 3', 'COMMIT'], 'alone, it runs at once');
+  t.end();
+});
+
+t.test('more than MAX_BATCH pending commands commit in several transactions, in order', (t) => {
+  const m = setup(t);
+  const n = MAX_BATCH * 2 + 1;
+  for (let i = 0; i < n; i++) m.ask('send', { n: i });
+  m.clock.increment(0);
+  t.equal(m.log.filter((l) => l === 'BEGIN').length, 3);
+  t.same(
+    m.log.filter((l) => l.startsWith('send')),
+    Array.from({ length: n }, (_, i) => `send ${i}`),
+  );
+  t.equal(m.replies.length, n);
+  t.end();
+});
+
+t.test('closing commits what is pending; a closed realm refuses with 503', (t) => {
+  const m = setup(t);
+  m.ask('send', { n: 1 });
+  m.actor.send({ type: 'CLOSE' });
+  t.equal(m.state(), 'closed');
+  t.same(m.log, ['BEGIN', 'send 1', 'COMMIT']);
+  m.ask('send', { n: 2 });
+  m.ask('other', { n: 3 });
+  m.clock.increment(0);
+  t.equal(m.log.length, 3, 'nothing runs once closed');
+  t.match(m.replies.slice(1), [
+    ['send {"n":2}', { ok: false, error: { message: 'Server is shutting down', httpStatus: 503 } }],
+    ['other {"n":3}', { ok: false, error: { httpStatus: 503 } }],
+  ]);
+  t.end();
+});
+
+t.test('a command that throws is answered with its error; the actor goes on', (t) => {
+  const m = setup(t);
+  m.ask('crash');
+  m.ask('nothing');
+  m.ask('other', { n: 1 });
+  t.match(m.replies, [
+    ['crash {}', { ok: false, error: { message: 'a bug' } }],
+    ['nothing {}', { ok: false, error: { message: /unknown realm command/ } }],
+    ['other {"n":1}', { ok: true, data: 1 }],
+  ]);
+  t.equal(m.actor.getSnapshot().status, 'active');
+  t.end();
+});
+
+t.test('sessions a command ends are ended after its events are published', (t) => {
+  const m = setup(t);
+  m.ask('deactivate');
+  t.same(m.effects, ['publish', 'end [1]']);
+  t.end();
+});

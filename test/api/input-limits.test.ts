@@ -1,0 +1,116 @@
+/**
+ * Odd but well-formed input the audit found answered 500 or misreported (issue 10.4): narrows of
+ * hundreds of terms (SQLite's "Expression tree is too large") are refused with a 400 naming the
+ * limit, and any narrow within it is answered without a 5xx whatever its operators; a message
+ * `to` that is not an integer as written (`1.0`, `1e3`, past 2^53) is refused as invalid data,
+ * not looked up as a channel or user id.
+ */
+import t from 'tap';
+import { MAX_NARROW_TERMS } from '../../src/lib/limits.js';
+import { assertError, assertSuccess, type ApiResponse } from '../helpers/api.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { startServer } from '../helpers/server.js';
+
+t.test('narrows: beyond the limit refused with 400; within it never a 5xx', async (t) => {
+  const { api, fx } = await startServer(t);
+  await api.post('desdemona', 'users/me/subscriptions', {
+    subscriptions: [{ name: 'wide' }],
+    principals: [fx.users.hamlet!.id],
+  });
+  const id = await sendChannelMessage(
+    api,
+    'hamlet',
+    'wide',
+    'topic',
+    'a word and a link https://x.org',
+  );
+  const endpoints: [string, (narrow: unknown) => Promise<ApiResponse>][] = [
+    [
+      'GET /messages',
+      (narrow) => api.get('hamlet', 'messages', { narrow, anchor: 'newest', num_before: 5 }),
+    ],
+    [
+      'POST /messages/flags/narrow',
+      (narrow) =>
+        api.post('hamlet', 'messages/flags/narrow', {
+          narrow,
+          anchor: 0,
+          num_before: 0,
+          num_after: 10,
+          op: 'add',
+          flag: 'starred',
+        }),
+    ],
+    [
+      'GET /messages/matches_narrow',
+      (narrow) => api.get('hamlet', 'messages/matches_narrow', { narrow, msg_ids: [id] }),
+    ],
+  ];
+  const email = fx.users.othello!.email;
+  const operators: [string, string][] = [
+    ['channel', 'wide'],
+    ['topic', 'topic'],
+    ['sender', email],
+    ['dm', email],
+    ['dm-including', email],
+    ['search', 'word'],
+    ['has', 'link'],
+    ['is', 'starred'],
+    ['is', 'unread'],
+    ['in', 'home'],
+    ['id', String(id)],
+  ];
+  for (const [name, call] of endpoints) {
+    for (const n of [MAX_NARROW_TERMS + 1, 500]) {
+      const narrow = Array.from({ length: n }, (_, i) => ({
+        operator: 'search',
+        operand: `w${i}`,
+      }));
+      assertError(
+        t,
+        await call(narrow),
+        `Too many terms in narrow: ${n} (at most ${MAX_NARROW_TERMS} are allowed)`,
+      );
+    }
+    for (const [operator, operand] of operators) {
+      const narrow = Array.from({ length: MAX_NARROW_TERMS }, (_, i) => ({
+        operator,
+        operand,
+        negated: i % 2 === 1,
+      }));
+      const res = await call(narrow);
+      t.ok(res.status < 500, `${name}: ${MAX_NARROW_TERMS} × ${operator}: ${res.status}`, {
+        body: res.text.slice(0, 300),
+      });
+    }
+  }
+});
+
+t.test('a message `to` that is not an integer as written is invalid data', async (t) => {
+  const { api, fx } = await startServer(t);
+  for (const to of ['1.0', '1e3', '2e20', '9007199254740993', '[1.5]', '[1e1]']) {
+    assertError(
+      t,
+      await api.post('hamlet', 'messages', { type: 'stream', to, topic: 't', content: 'x' }),
+      'Invalid data type for channel',
+    );
+  }
+  const othello = fx.users.othello!.id;
+  for (const to of [`[${othello}.0]`, '[1e2]', '[9007199254740993]']) {
+    assertError(
+      t,
+      await api.post('hamlet', 'messages', { type: 'direct', to, content: 'x' }),
+      'Invalid data type for recipients',
+    );
+  }
+  assertError(
+    t,
+    await api.post('hamlet', 'messages', { type: 'direct', to: `[${othello}, 2.5]`, content: 'x' }),
+    'Invalid data type for recipients',
+  );
+  assertSuccess(
+    t,
+    await api.post('hamlet', 'messages', { type: 'direct', to: `[${othello}]`, content: 'x' }),
+    'an integer id still works',
+  );
+});
