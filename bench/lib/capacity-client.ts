@@ -25,6 +25,15 @@
  * {type:'error', msg}.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import {
+  channelMessage,
+  directMessage,
+  fetchNewest,
+  form,
+  markRead,
+  reaction,
+  typingStart,
+} from './chat-requests.js';
 import { encode, newHistogram, recordMs, type Histogram } from './hdr.js';
 import { HttpConn, httpRequest, now } from './http-conn.js';
 import { ArrivalSchedule, rng } from './open-loop.js';
@@ -244,11 +253,6 @@ function issue(p: Pending): void {
   });
 }
 
-const form = (o: Record<string, string | number>) =>
-  Object.entries(o)
-    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
-    .join('&');
-
 function remember(channel: number, body: string): void {
   const m = /"id":(\d+)/.exec(body);
   if (!m) return;
@@ -266,52 +270,18 @@ function build(kind: Kind, u: SimUser): Req {
   switch (kind) {
     case 'send':
       return {
-        data: httpRequest(
-          'POST',
-          '/api/v1/messages',
-          u,
-          form({
-            type: 'stream',
-            to: channel,
-            topic: pick(TOPICS),
-            content: 't' + now().toFixed(3),
-          }),
-        ),
+        data: channelMessage(u, channel, pick(TOPICS), 't' + now().toFixed(3)),
         then: (body) => remember(channel, body),
       };
     case 'dm': {
       let other = pick(opts.dmPeers);
       if (other === u.id) other = opts.dmPeers[0] === u.id ? opts.dmPeers[1]! : opts.dmPeers[0]!;
-      return {
-        data: httpRequest(
-          'POST',
-          '/api/v1/messages',
-          u,
-          form({ type: 'direct', to: `[${other}]`, content: 't' + now().toFixed(3) }),
-        ),
-      };
+      return { data: directMessage(u, other, 't' + now().toFixed(3)) };
     }
-    case 'fetch': {
-      const narrow = JSON.stringify([{ operator: 'channel', operand: channel }]);
-      return {
-        data: httpRequest(
-          'GET',
-          `/api/v1/messages?anchor=newest&num_before=50&num_after=0&apply_markdown=false&narrow=${encodeURIComponent(narrow)}`,
-          u,
-        ),
-      };
-    }
-    case 'flags': {
-      const ids = (recent.get(channel) ?? []).slice(-20);
-      return {
-        data: httpRequest(
-          'POST',
-          '/api/v1/messages/flags',
-          u,
-          form({ messages: JSON.stringify(ids), op: 'add', flag: 'read' }),
-        ),
-      };
-    }
+    case 'fetch':
+      return { data: fetchNewest(u, channel, '&apply_markdown=false') };
+    case 'flags':
+      return { data: markRead(u, (recent.get(channel) ?? []).slice(-20)) };
     case 'react': {
       const ids = recent.get(channel) ?? [];
       if (ids.length === 0) return build('typing', u);
@@ -321,24 +291,10 @@ function build(kind: Kind, u: SimUser): Req {
       const remove = reacted.has(key);
       if (remove) reacted.delete(key);
       else reacted.add(key);
-      return {
-        data: httpRequest(
-          remove ? 'DELETE' : 'POST',
-          `/api/v1/messages/${message}/reactions`,
-          u,
-          form({ emoji_name: emoji }),
-        ),
-      };
+      return { data: reaction(u, message, emoji, remove) };
     }
     case 'typing':
-      return {
-        data: httpRequest(
-          'POST',
-          '/api/v1/typing',
-          u,
-          form({ type: 'channel', stream_id: channel, topic: pick(TOPICS), op: 'start' }),
-        ),
-      };
+      return { data: typingStart(u, channel, pick(TOPICS)) };
     case 'upload': {
       uploadBody ??= Buffer.concat([
         Buffer.from(
