@@ -14,7 +14,15 @@
  * the default event limit of 100 users, and again with the limit lifted so the first-contact
  * events are counted), then the cost of writing the changed rows: one batched transaction (what
  * the server does) against one transaction per report (the alternative).
+ *
+ * Then presence at scale (BENCH_SCALE, default "1000,4000,16000" realm members; BENCH_ACTIVE,
+ * default 500, of them active): every member has a presence from a day ago (offline), the active
+ * users report twice a minute apart as modern clients, and the second burst's server CPU per
+ * report and answer size are printed. The work a report requires is its answer (the presences
+ * changed since that client's last fetch: here the active users'), so with a fixed number of
+ * active users the cost per report should not grow with the realm.
  */
+import { realmPresence } from '../src/queries/presence.js';
 import type { PresenceRow } from '../src/storage/presence.js';
 import { runChild } from './lib/child.js';
 import { serverWithUsers } from './lib/seed.js';
@@ -97,9 +105,62 @@ async function scenario(nUsers: number, connections: number, eventLimit: number)
   }
 }
 
+/** Server CPU per modern report when `active` of `members` users are online (see the header). */
+async function scaling(members: number, active: number, connections: number): Promise<void> {
+  const clock = { ms: Math.floor(Date.now() / 1000) * 1000 };
+  const bench = await serverWithUsers(members, 'presence-scale', {
+    server: { clock: () => clock.ms, presenceFlushMs: 3_600_000 },
+  });
+  try {
+    const { server, users } = bench;
+    const rt = server.context.realms.get(bench.realmId)!;
+    const presence = realmPresence(server.context.store, rt.view);
+    const dayAgo = Math.floor(clock.ms / 1000) - 86_400;
+    for (const u of users) {
+      presence.put(u.id, {
+        last_active_time: dayAgo,
+        last_connected_time: dayAgo,
+        last_update_id: 0,
+      });
+    }
+    let lastIds: number[] | undefined;
+    const burst = async () => {
+      const cpu0 = process.cpuUsage();
+      const r = await runChild<Result>(
+        'presence-client.js',
+        {
+          port: server.port,
+          users: active,
+          connections,
+          mode: 'modern',
+          ...(lastIds ? { lastIds } : {}),
+        },
+        120_000,
+      );
+      const cpu = process.cpuUsage(cpu0);
+      lastIds = r.lastIds;
+      return { r, cpuUs: (cpu.user + cpu.system) / r.requests };
+    };
+    await burst(); // first fetch: each client gets the whole realm's recent presence
+    clock.ms += 60_000;
+    const { r, cpuUs } = await burst();
+    console.log(
+      `  ${String(members).padStart(6)} members, ${active} active: ${fmt(cpuUs, 0).padStart(6)} µs ` +
+        `server CPU per report, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, ` +
+        `${fmt(r.bytes / r.requests / 1024, 1)} KiB/answer, errors ${r.errors}`,
+    );
+  } finally {
+    await bench.close();
+  }
+}
+
 export async function presenceBench(): Promise<void> {
   const nUsers = Number(process.env.BENCH_USERS ?? 2000);
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
   await scenario(nUsers, connections, 100);
   await scenario(nUsers, connections, nUsers + 1);
+  const active = Number(process.env.BENCH_ACTIVE ?? 500);
+  const sizes = (process.env.BENCH_SCALE ?? '1000,4000,16000').split(',').map(Number);
+  console.log(`presence at scale: ${active} active users, realms of ${sizes.join(', ')} members`);
+  for (const members of sizes) await scaling(Math.max(members, active), active, connections);
 }

@@ -1,6 +1,8 @@
 /**
  * A bench's client process: forked with an IPC channel, driven by request/answer messages. Each
- * request awaits the child's next message; a `{type: 'error'}` message rejects it.
+ * request awaits the child's next message; a `{type: 'error'}` message rejects it. Messages the
+ * child sends on its own (e.g. periodic figures) go to `onUnsolicited` when their type is listed
+ * in `unsolicited`, and are not taken as answers.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 
@@ -11,9 +13,17 @@ export class ClientProcess<M extends ChildMessage = ChildMessage> {
   private readonly waiters: ((m: M) => void)[] = [];
   private failure: string | null = null;
 
-  constructor(script: string) {
+  constructor(
+    script: string,
+    unsolicited: readonly string[] = [],
+    onUnsolicited: (m: M) => void = () => {},
+  ) {
     this.child = fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.child.on('message', (m: M) => {
+      if (unsolicited.includes(m.type)) {
+        onUnsolicited(m);
+        return;
+      }
       if (m.type === 'error') this.failure = m.msg ?? 'client error';
       this.waiters.shift()?.(m);
     });
@@ -33,6 +43,11 @@ export class ClientProcess<M extends ChildMessage = ChildMessage> {
     });
     this.child.send(msg as object);
     return p;
+  }
+
+  /** The last error the child reported, if any. */
+  get error(): string | null {
+    return this.failure;
   }
 
   stop(): Promise<void> {

@@ -50,7 +50,7 @@ export class HttpConn {
   }
 
   /** Sends one whole request (head and body, already serialized) and resolves with its answer. */
-  async request(data: string): Promise<HttpAnswer> {
+  async request(data: string | Buffer): Promise<HttpAnswer> {
     const state = this.sock.readyState;
     if (this.sock.destroyed || (state !== 'open' && state !== 'opening'))
       this.open = this.connect();

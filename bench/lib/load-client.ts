@@ -16,7 +16,16 @@
  * Parent → child: {type: 'start', opts}, {type: 'phase', phase}, {type: 'stop'}.
  * Child → parent: {type: 'ready'}, {type: 'phase-done', result}, {type: 'error', msg}.
  */
-import { HttpConn, httpRequest, now, type HttpAnswer } from './http-conn.js';
+import {
+  channelMessage,
+  directMessage,
+  fetchNewest,
+  markRead,
+  reaction,
+  typingStart,
+} from './chat-requests.js';
+import { HttpConn, now, type HttpAnswer } from './http-conn.js';
+import { rng } from './open-loop.js';
 import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
 
 export type LoadUser = { id: number; email: string; api_key: string; channels: number[] };
@@ -54,17 +63,6 @@ const fail = (err: unknown) => {
 const closers: (() => void)[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A small deterministic generator (mulberry32), so runs with one seed play the same choices. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 let random: () => number = Math.random;
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
@@ -109,60 +107,22 @@ function remember(channel: number, body: string): void {
 /** Plays one action; answers the HTTP result and a follow-up to run on success. */
 function act(action: Action, u: LoadUser): { req: string; then?: (r: HttpAnswer) => void } {
   const channel = pick(u.channels);
-  const form = (o: Record<string, string | number>) =>
-    Object.entries(o)
-      .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
-      .join('&');
   switch (action) {
     case 'send':
       return {
-        req: httpRequest(
-          'POST',
-          '/api/v1/messages',
-          u,
-          form({
-            type: 'stream',
-            to: channel,
-            topic: pick(TOPICS),
-            content: 't' + now().toFixed(3),
-          }),
-        ),
+        req: channelMessage(u, channel, pick(TOPICS), 't' + now().toFixed(3)),
         then: (r) => remember(channel, r.body),
       };
     case 'dm': {
       let other = pick(opts.users);
       if (other.id === u.id)
         other = opts.users[(opts.users.indexOf(other) + 1) % opts.users.length]!;
-      return {
-        req: httpRequest(
-          'POST',
-          '/api/v1/messages',
-          u,
-          form({ type: 'direct', to: `[${other.id}]`, content: 't' + now().toFixed(3) }),
-        ),
-      };
+      return { req: directMessage(u, other.id, 't' + now().toFixed(3)) };
     }
-    case 'fetch': {
-      const narrow = JSON.stringify([{ operator: 'channel', operand: channel }]);
-      return {
-        req: httpRequest(
-          'GET',
-          `/api/v1/messages?anchor=newest&num_before=50&num_after=0&narrow=${encodeURIComponent(narrow)}`,
-          u,
-        ),
-      };
-    }
-    case 'read': {
-      const ids = (recent.get(channel) ?? []).slice(-20);
-      return {
-        req: httpRequest(
-          'POST',
-          '/api/v1/messages/flags',
-          u,
-          form({ messages: JSON.stringify(ids), op: 'add', flag: 'read' }),
-        ),
-      };
-    }
+    case 'fetch':
+      return { req: fetchNewest(u, channel) };
+    case 'read':
+      return { req: markRead(u, (recent.get(channel) ?? []).slice(-20)) };
     case 'react': {
       const ids = recent.get(channel) ?? [];
       if (ids.length === 0) return act('send', u);
@@ -171,24 +131,12 @@ function act(action: Action, u: LoadUser): { req: string; then?: (r: HttpAnswer)
       const key = `${u.id}:${message}:${emoji}`;
       const remove = reacted.has(key);
       return {
-        req: httpRequest(
-          remove ? 'DELETE' : 'POST',
-          `/api/v1/messages/${message}/reactions`,
-          u,
-          form({ emoji_name: emoji }),
-        ),
+        req: reaction(u, message, emoji, remove),
         then: () => (remove ? reacted.delete(key) : reacted.add(key)),
       };
     }
     case 'typing':
-      return {
-        req: httpRequest(
-          'POST',
-          '/api/v1/typing',
-          u,
-          form({ type: 'channel', stream_id: channel, topic: pick(TOPICS), op: 'start' }),
-        ),
-      };
+      return { req: typingStart(u, channel, pick(TOPICS)) };
   }
 }
 

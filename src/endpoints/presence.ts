@@ -18,7 +18,13 @@ import { HumanUsersOnlyError, JsonableError, NoSuchUserError } from '../lib/erro
 import { PRESENCE_OFFLINE_THRESHOLD_SECONDS } from '../lib/limits.js';
 import { legacyPresence } from '../lib/presence.js';
 import { bool, int, str } from '../lib/params.js';
-import { presenceEvent, presencesFor, realmPresence } from '../queries/presence.js';
+import { RawJson } from '../http/respond.js';
+import {
+  presenceEvent,
+  presencesFor,
+  presencesJsonFor,
+  realmPresence,
+} from '../queries/presence.js';
 
 /** Now, in seconds with a fraction (`server_timestamp`). */
 export function presenceNow(config: ServerContext['config']): number {
@@ -82,13 +88,21 @@ export const updatePresence = endpoint({
       }
     }
     if (p.ping_only) return {};
-    const data = presencesFor(view, presence, {
-      // `last_update_id` means a modern client.
-      slim: p.slim_presence || p.last_update_id !== undefined,
+    const query = {
       lastUpdateId: p.last_update_id ?? null,
       historyLimitDays: p.history_limit_days ?? null,
       now,
-    });
+    };
+    // `last_update_id` means a modern client; modern answers are assembled from each record's
+    // JSON, built once (every client asks every minute: src/queries/presence.ts).
+    if (p.slim_presence || p.last_update_id !== undefined) {
+      const data = presencesJsonFor(view, presence, query);
+      return new RawJson(
+        `{"result":"success","msg":"","presences":${data.presences},"presence_last_update_id":` +
+          `${data.presence_last_update_id},"server_timestamp":${JSON.stringify(nowFloat)}}`,
+      );
+    }
+    const data = presencesFor(view, presence, { ...query, slim: false });
     return { ...data, server_timestamp: nowFloat };
   },
 });

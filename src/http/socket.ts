@@ -134,12 +134,18 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       const data = ws.getUserData();
       let reply: string | Buffer | null = null;
       try {
-        const frame = parseFrame(message, isBinary, data.format);
-        const parsed = AckFrame.safeParse(frame);
-        if (!parsed.success) {
-          throw new JsonableError('An acknowledgement frame is {"last_event_id": <integer>}');
+        // Every frame a client sends is an acknowledgement, one per frame received: the plain
+        // JSON form is read without a parser; anything else goes through the full validation.
+        let lastEventId = isBinary ? null : plainAck(message);
+        if (lastEventId === null) {
+          const frame = parseFrame(message, isBinary, data.format);
+          const parsed = AckFrame.safeParse(frame);
+          if (!parsed.success) {
+            throw new JsonableError('An acknowledgement frame is {"last_event_id": <integer>}');
+          }
+          lastEventId = parsed.data.last_event_id;
         }
-        queues.acknowledge(data.rt, parsed.data.last_event_id);
+        queues.acknowledge(data.rt, lastEventId);
       } catch (err) {
         const body =
           err instanceof JsonableError
@@ -168,6 +174,41 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       }),
     );
   });
+}
+
+const ACK_KEY = Buffer.from('"last_event_id"');
+const isSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/**
+ * The id of a text frame that is exactly `{"last_event_id": N}` (JSON whitespace allowed, N an
+ * integer of at most 15 digits), else null. Read from uWS's bytes in place: no copy, no string.
+ */
+export function plainAck(message: ArrayBuffer): number | null {
+  const n = message.byteLength;
+  if (n > 64) return null;
+  const b = new Uint8Array(message);
+  let i = 0;
+  while (isSpace(b[i])) i++;
+  if (b[i++] !== 0x7b) return null; // {
+  while (isSpace(b[i])) i++;
+  for (let k = 0; k < ACK_KEY.length; k++) if (b[i++] !== ACK_KEY[k]) return null;
+  while (isSpace(b[i])) i++;
+  if (b[i++] !== 0x3a) return null; // :
+  while (isSpace(b[i])) i++;
+  const negative = b[i] === 0x2d; // -
+  if (negative) i++;
+  let value = 0;
+  let digits = 0;
+  for (let c = b[i]; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++i]) {
+    value = value * 10 + (c - 0x30);
+    digits++;
+  }
+  if (digits === 0 || digits > 15) return null;
+  while (isSpace(b[i])) i++;
+  if (b[i++] !== 0x7d) return null; // }
+  while (isSpace(b[i])) i++;
+  if (i !== n) return null;
+  return negative ? -value : value;
 }
 
 function parseFrame(message: ArrayBuffer, isBinary: boolean, format: Format): unknown {

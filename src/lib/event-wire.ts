@@ -20,6 +20,17 @@
 import { pack, unpack } from './pack.js';
 import type { WireEvent } from './events.js';
 
+const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
+/** One-event bodies a SharedEvent keeps (distinct ids and tails among its recipients' queues). */
+const SINGLE_BODIES_KEPT = 8;
+/** Events holding built bodies, dropped once the current turn (a flush) is over. */
+const withBodies: SharedEvent[] = [];
+
+function dropBodies(): void {
+  for (const e of withBodies) e.dropBodies();
+  withBodies.length = 0;
+}
+
 /** Bytes a held string of n characters may take (V8 stores non-Latin-1 text two bytes each). */
 export function heldStringBytes(n: number): number {
   return 2 * n;
@@ -31,6 +42,8 @@ const OBJECT_OVERHEAD_BYTES = 64;
 export class SharedEvent {
   private obj: WireEvent | undefined;
   private packed: { body: Buffer; count: number } | undefined;
+  /** Whole one-event response bodies built in this turn, by `<id>:<tail>` (see `singleBody`). */
+  private bodies: Map<string, string> | undefined;
   /** Queue entries holding this event (see QueueMemory). */
   refs = 0;
   /** Estimated bytes held for this event, counted once however many queues hold it. */
@@ -79,6 +92,32 @@ export class SharedEvent {
   object(): WireEvent {
     this.obj ??= JSON.parse(this.open + (this.insideMessage ? '}}' : '}')) as WireEvent;
     return this.obj;
+  }
+
+  /**
+   * The GET /events (or WebSocket frame) body carrying only this event with this id and tail.
+   * Queues that received the same events hold it under the same id, and most recipients of a
+   * message share its flags, so one body serves many consumers of a fan-out: built and flattened
+   * once, instead of once per socket or poll. A few bodies are kept until the current turn (the
+   * flush that writes them) is over, so they add nothing to what queues hold.
+   */
+  singleBody(id: number, tail: string): string {
+    const key = tail === '' ? String(id) : `${id}:${tail}`;
+    let body = this.bodies?.get(key);
+    if (body === undefined) {
+      body = SUCCESS_EVENTS_PREFIX + this.open + tail + ',"id":' + id + '}]}';
+      if (!this.bodies) {
+        this.bodies = new Map();
+        if (withBodies.push(this) === 1) queueMicrotask(dropBodies);
+      }
+      if (this.bodies.size >= SINGLE_BODIES_KEPT) this.bodies.clear();
+      this.bodies.set(key, body);
+    }
+    return body;
+  }
+
+  dropBodies(): void {
+    this.bodies = undefined;
   }
 
   /** The msgpack map body of the event (entries without the map header) and its entry count. */
@@ -138,10 +177,12 @@ export function storedEventJson(e: QueuedEvent): string {
   return e.shared.open + e.tail + '}';
 }
 
-const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
-
 /** A GET /events (or WebSocket) body for these events, and the queue id when it was just made. */
 export function eventsResponseJson(events: readonly QueuedEvent[], queueId?: string): string {
+  if (events.length === 1 && queueId === undefined) {
+    const e = events[0]!;
+    return e.shared.singleBody(e.id, e.tail);
+  }
   let out = SUCCESS_EVENTS_PREFIX;
   for (let i = 0; i < events.length; i++) {
     if (i > 0) out += ',';

@@ -9,6 +9,13 @@
  * rebuild with their next ping. Measured: docs/benchmarks.md, "presence".
  *
  * Loaded from the store the first time a realm's presence is used (one read of one table).
+ *
+ * Every client asks for the presences changed since its last fetch once a minute, so that answer
+ * must cost what it carries, not what the realm holds: the model keeps a log of user ids in the
+ * order of their changes (`changedSince`: a binary search, then only the changed entries; stale
+ * entries are skipped and compacted away), and each record's modern-format JSON is built once and
+ * shared by every answer that carries it (`presencesJsonFor`). Measured: docs/benchmarks.md,
+ * "presence at scale".
  */
 import type { UserRow } from '../storage/users.js';
 import {
@@ -31,6 +38,9 @@ import type { RealmView } from './realm-view.js';
 export class RealmPresence {
   private readonly byUser = new Map<number, PresenceRecord>();
   private readonly dirty = new Set<number>();
+  /** User ids in the order their records were put, with each record's last_update_id then. */
+  private logUsers: number[] = [];
+  private logIds: number[] = [];
   /** The realm's presence sequence: the last `last_update_id` given out. */
   lastUpdateId = 0;
 
@@ -38,14 +48,54 @@ export class RealmPresence {
     readonly realmId: number,
     rows: readonly PresenceRow[],
   ) {
-    for (const r of rows) {
+    const sorted = [...rows].sort((a, b) => a.last_update_id - b.last_update_id);
+    for (const r of sorted) {
       this.byUser.set(r.user_id, {
         last_active_time: r.last_active_time,
         last_connected_time: r.last_connected_time,
         last_update_id: r.last_update_id,
       });
+      this.logUsers.push(r.user_id);
+      this.logIds.push(r.last_update_id);
       if (r.last_update_id > this.lastUpdateId) this.lastUpdateId = r.last_update_id;
     }
+  }
+
+  /**
+   * The records changed after `fetched` (a `last_update_id`), oldest change first: O(log n + the
+   * changes), whatever the realm's size.
+   */
+  *changedSince(fetched: number): IterableIterator<[number, PresenceRecord]> {
+    const ids = this.logIds;
+    let lo = 0;
+    let hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid]! <= fetched) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < ids.length; i++) {
+      const userId = this.logUsers[i]!;
+      const r = this.byUser.get(userId);
+      // A later change of the same user comes later in the log.
+      if (r && r.last_update_id === ids[i]) yield [userId, r];
+    }
+  }
+
+  /** Drops the log's stale entries once they outnumber the live ones. */
+  private compactLog(): void {
+    if (this.logIds.length <= 2 * this.byUser.size + 64) return;
+    const users: number[] = [];
+    const ids: number[] = [];
+    for (let i = 0; i < this.logIds.length; i++) {
+      const userId = this.logUsers[i]!;
+      if (this.byUser.get(userId)?.last_update_id === this.logIds[i]) {
+        users.push(userId);
+        ids.push(this.logIds[i]!);
+      }
+    }
+    this.logUsers = users;
+    this.logIds = ids;
   }
 
   get(userId: number): PresenceRecord | undefined {
@@ -79,6 +129,9 @@ export class RealmPresence {
     this.lastUpdateId = rec.last_update_id;
     this.byUser.set(userId, rec);
     this.dirty.add(userId);
+    this.logUsers.push(userId);
+    this.logIds.push(rec.last_update_id);
+    this.compactLog();
   }
   get dirtyCount(): number {
     return this.dirty.size;
@@ -137,23 +190,62 @@ export function presencesFor(
   q: PresenceQuery,
 ): { presences: Record<string, unknown>; presence_last_update_id: number } {
   const out: Record<string, unknown> = {};
-  const fetched = q.lastUpdateId ?? -1;
   if (view.settings.presence_disabled) return { presences: out, presence_last_update_id: -1 };
+  const maxId = eachPresence(view, presence, q, (userId, r, u) => {
+    if (q.slim) out[String(userId)] = modernPresence(r, u.date_joined);
+    else out[u.email] = legacyPresence(r, u.date_joined, q.now);
+  });
+  return { presences: out, presence_last_update_id: maxId };
+}
+
+/** Calls `fn` for each presence the query returns; answers the largest last_update_id seen. */
+function eachPresence(
+  view: RealmView,
+  presence: RealmPresence,
+  q: PresenceQuery,
+  fn: (userId: number, r: PresenceRecord, u: UserRow) => void,
+): number {
+  const fetched = q.lastUpdateId ?? -1;
   const days =
     q.lastUpdateId !== null && q.lastUpdateId > 0
       ? PRESENCE_DEFAULT_HISTORY_DAYS
       : (q.historyLimitDays ?? PRESENCE_DEFAULT_HISTORY_DAYS);
   const since = q.now - days * 86400;
   let maxId = fetched;
-  for (const [userId, r] of presence.entries()) {
+  const records = fetched > 0 ? presence.changedSince(fetched) : presence.entries();
+  for (const [userId, r] of records) {
     if (r.last_update_id <= fetched || r.last_connected_time < since) continue;
     const u = view.user(userId);
     if (!u || !u.is_active || u.is_bot) continue;
     if (r.last_update_id > maxId) maxId = r.last_update_id;
-    if (q.slim) out[String(userId)] = modernPresence(r, u.date_joined);
-    else out[u.email] = legacyPresence(r, u.date_joined, q.now);
+    fn(userId, r, u);
   }
-  return { presences: out, presence_last_update_id: maxId };
+  return maxId;
+}
+
+/** A record's `"<user id>":{modern format}` JSON, built once per record. */
+const slimJson = new WeakMap<PresenceRecord, string>();
+
+/**
+ * presencesFor in the modern format, as JSON: `presences` (an object's JSON) and
+ * `presence_last_update_id`. Each record's JSON is built once and reused by every answer.
+ */
+export function presencesJsonFor(
+  view: RealmView,
+  presence: RealmPresence,
+  q: Omit<PresenceQuery, 'slim'>,
+): { presences: string; presence_last_update_id: number } {
+  if (view.settings.presence_disabled) return { presences: '{}', presence_last_update_id: -1 };
+  const parts: string[] = [];
+  const maxId = eachPresence(view, presence, { ...q, slim: true }, (userId, r, u) => {
+    let json = slimJson.get(r);
+    if (json === undefined) {
+      json = `"${userId}":${JSON.stringify(modernPresence(r, u.date_joined))}`;
+      slimJson.set(r, json);
+    }
+    parts.push(json);
+  });
+  return { presences: `{${parts.join(',')}}`, presence_last_update_id: maxId };
 }
 
 /** The `presence` event for a user's new record (legacy format; slim queues drop `email`). */
