@@ -61,7 +61,28 @@ export type RealmDeps = {
   batchable: ReadonlySet<string>;
   /** The server's "now" (ms), as mutations see it. */
   clock: () => number;
+  /** Cluster deployment only (src/cluster): the replicated log every commit goes to. */
+  log?: CommitLog;
 };
+
+/**
+ * The seam to the cluster deployment (docs/cluster.md). With a log, each transaction's captured
+ * rows are sealed just before its COMMIT and appended to the realm's replicated log after it; the
+ * read model is refreshed at once, but the events are delivered from the log (on every node) and
+ * the replies wait until the log has acknowledged the append (`append` resolves, in order), or
+ * fail if it refused.
+ */
+export interface CommitLog {
+  /** Inside the transaction, just before COMMIT: what it wrote. */
+  seal(): unknown;
+  /** After COMMIT: resolves when the log holds the batch; rejects when it does not. */
+  append(
+    realmId: number,
+    sealed: unknown,
+    events: OutboundEvent[],
+    ended: (readonly number[] | null)[],
+  ): Promise<void>;
+}
 
 /** The commands waiting for the end of the turn: an immutable list, newest first. */
 export type Pending = { readonly env: Envelope; readonly prev: Pending | null };
@@ -125,7 +146,8 @@ function applyOne(ctx: RealmDeps, env: Envelope): Outcome {
 }
 
 /** After COMMIT: read-model refreshes, then the events (in command order), then the replies. */
-function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
+function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown): void {
+  if (ctx.log && sealed !== undefined) return finishLogged(ctx, ctx.log, outcomes, sealed);
   const events: OutboundEvent[] = [];
   for (const o of outcomes) {
     for (const fn of o.afterCommit) {
@@ -165,8 +187,47 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
   }
 }
 
+/** Cluster: refresh now; events (from the log, on every node) and replies once appended. */
+function finishLogged(
+  ctx: RealmDeps,
+  log: CommitLog,
+  outcomes: readonly Outcome[],
+  sealed: unknown,
+): void {
+  const events: OutboundEvent[] = [];
+  const ended: (readonly number[] | null)[] = [];
+  for (const o of outcomes) {
+    for (const fn of o.afterCommit) {
+      try {
+        fn();
+      } catch (err) {
+        console.error(
+          `realm ${ctx.view.id}: read-model refresh after ${o.env.command} failed`,
+          err,
+        );
+      }
+    }
+    for (const e of o.events) events.push(e);
+    for (const u of o.ended) ended.push(u);
+  }
+  const replyAll = (failure: unknown) => {
+    for (const o of outcomes) {
+      try {
+        o.env.reply(failure === null ? o.reply : { ok: false, error: failure });
+      } catch (err) {
+        console.error(`realm ${ctx.view.id}: reply to ${o.env.command} failed`, err);
+      }
+    }
+  };
+  log.append(ctx.view.id, sealed, events, ended).then(
+    () => replyAll(null),
+    (err: unknown) => replyAll(err),
+  );
+}
+
 /** Applies one command in one transaction; delivers its events after COMMIT; always replies. */
 function runCommand(ctx: RealmDeps, env: Envelope): void {
+  if (ctx.log) return runBatch(ctx, [env]);
   finish(ctx, [applyOne(ctx, env)]);
 }
 
@@ -178,9 +239,11 @@ function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
   for (let i = 0; i < all.length; i += MAX_BATCH) {
     const envs = all.slice(i, i + MAX_BATCH);
     let outcomes: Outcome[] = [];
+    let sealed: unknown;
     try {
       ctx.store.transaction(() => {
         outcomes = envs.map((env) => applyOne(ctx, env));
+        sealed = ctx.log?.seal();
       });
     } catch (error) {
       // The COMMIT failed: nothing of the batch was written.
@@ -191,8 +254,9 @@ function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
         afterCommit: [],
         ended: [],
       }));
+      sealed = undefined;
     }
-    finish(ctx, outcomes);
+    finish(ctx, outcomes, sealed);
   }
 }
 

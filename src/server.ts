@@ -15,6 +15,7 @@ import { RequestLimits } from './http/rate-limits.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
+import type { ClusterNode, ClusterOptions } from './cluster/node.js';
 import type { OutboundEvent } from './lib/events.js';
 import { Store } from './storage/store.js';
 import { UploadFiles } from './storage/upload-files.js';
@@ -29,6 +30,8 @@ export type ServerOptions = Partial<ServerConfig> & {
    * before the queues narrow them further. Tests use it to check who an event is for.
    */
   eventTap?: (realmId: number, events: readonly OutboundEvent[]) => void;
+  /** Run as a node of a cluster (docs/cluster.md); absent: the single-process server. */
+  cluster?: ClusterOptions;
 };
 
 export type ConfabServer = {
@@ -39,6 +42,8 @@ export type ConfabServer = {
   readonly store: Store;
   /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
   readonly inflight: number;
+  /** The cluster node, when running as one. */
+  readonly cluster: ClusterNode | null;
   /**
    * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
@@ -47,7 +52,7 @@ export type ConfabServer = {
 };
 
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
-  const { verboseSql, eventTap, ...overrides } = opts;
+  const { verboseSql, eventTap, cluster: clusterOptions, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
   const store = Store.open(config.dataDir, {
@@ -70,7 +75,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       return u !== undefined && u.is_active === 1 && u.realm_id === s.realmId;
     },
   );
-  const realms = new RealmRegistry(store, queues, config.clock);
+  // Only a cluster node loads the cluster module (and the NATS client).
+  const cluster = clusterOptions
+    ? await (await import('./cluster/node.js')).ClusterNode.join(clusterOptions, store, queues)
+    : null;
+  const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined);
+  await cluster?.start(realms);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
       ? { inlineThreshold: config.renderInlineThreshold }
@@ -82,7 +92,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     store,
     uploads: new UploadFiles(config.dataDir),
     realms,
-    publisher: queues,
+    publisher: cluster ? cluster.publisher : queues,
     queues,
     renderer,
     limits: RequestLimits.fromConfig(config),
@@ -104,6 +114,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     ({ socket, port } = await listen(app, config.host, config.port));
   } catch (err) {
     await scheduler.close();
+    await cluster?.close();
     queues.close();
     store.close();
     await renderer.close();
@@ -119,6 +130,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
     store,
+    cluster,
     get inflight() {
       return inflight.count;
     },
@@ -129,6 +141,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await inflight.drained(10_000);
         await scheduler.close();
         realms.closeAll();
+        await cluster?.close();
         let saveFailure: Error | null = null;
         try {
           saveQueues(queues, config.dataDir);

@@ -1,0 +1,83 @@
+/**
+ * One Confab node of a cluster (docs/cluster.md), as `npm run cluster` starts it; configured like
+ * `npm start` (PORT, HOST, DATA_DIR, EXTERNAL_HOST, ...) plus:
+ *   CLUSTER_NODE       this node's name (letters and digits; queue ids start with it)
+ *   CLUSTER_NATS       NATS server URLs, comma-separated
+ *   CLUSTER_REPLICAS   JetStream replicas of the log and the leases (default 3)
+ *   CLUSTER_LEASE_MS   lease time (default 3000)
+ *   CLUSTER_BOOTSTRAP  a file: on an empty cluster, this node creates the first realm and writes
+ *                      its owner's credentials there (JSON)
+ * A database holding commits the log never acknowledged (this node died as an owner between its
+ * COMMIT and the ack) is discarded and rebuilt from the log before the node serves.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ensureFirstRealm } from '../bootstrap.js';
+import { configFromEnv } from '../config.js';
+import { createServer } from '../server.js';
+import { openDatabase } from '../storage/db.js';
+import { hasUnackedCommits } from '../storage/replication.js';
+
+function discardDivergedCopy(dataDir: string): void {
+  const db = openDatabase(dataDir);
+  const diverged = hasUnackedCommits(db);
+  db.close();
+  if (!diverged) return;
+  console.error(`${dataDir}: commits the log never acknowledged; rebuilding from the log`);
+  for (const f of ['confab.sqlite3', 'confab.sqlite3-wal', 'confab.sqlite3-shm'])
+    fs.rmSync(path.join(dataDir, f), { force: true });
+}
+
+async function main(): Promise<void> {
+  process.umask(0o077);
+  const config = configFromEnv();
+  const node = process.env.CLUSTER_NODE ?? '';
+  const servers = (process.env.CLUSTER_NATS ?? '').split(',').filter((s) => s !== '');
+  if (node === '' || servers.length === 0)
+    throw new Error('CLUSTER_NODE and CLUSTER_NATS are required');
+  discardDivergedCopy(config.dataDir);
+  const server = await createServer({
+    ...config,
+    queueIdPrefix: `${node}-`,
+    cluster: {
+      node,
+      servers,
+      replicas: Number(process.env.CLUSTER_REPLICAS ?? 3),
+      leaseMs: Number(process.env.CLUSTER_LEASE_MS ?? 3000),
+    },
+  });
+  const cluster = server.cluster!;
+  const ownerFile = process.env.CLUSTER_BOOTSTRAP;
+  if (ownerFile) {
+    const creds = await cluster.bootstrap(() => ensureFirstRealm(server.store, config.scryptN));
+    if (creds) {
+      fs.writeFileSync(
+        ownerFile,
+        JSON.stringify({ email: creds.email, api_key: creds.api_key, password: creds.password }),
+        { mode: 0o600 },
+      );
+    }
+  }
+  console.log(`Confab node ${node} listening on ${server.url} (data: ${config.dataDir})`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: shutting down`);
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error('shutdown failed', err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('unhandledRejection', (err) => console.error('unhandled rejection', err));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(1);
+});
