@@ -50,7 +50,7 @@ async function main(): Promise<void> {
       return;
     }
     case 'kill-node':
-      killNode(dir, nodeNumber());
+      await killNode(dir, nodeNumber());
       return;
     case 'start-node':
       await startNodeAgain(dir, nodeNumber(), values.empty);
