@@ -6,6 +6,7 @@ import { alertWordsBench } from './alert-words.bench.js';
 import { editBench } from './edit.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
+import { clusterBench } from './cluster.bench.js';
 import { httpBench } from './http.bench.js';
 import { loadBench } from './load.bench.js';
 import { messagesBench } from './messages.bench.js';
@@ -28,6 +29,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   edit: editBench,
   presence: presenceBench,
   load: loadBench,
+  cluster: clusterBench,
 };
 
 const name = process.argv[2];

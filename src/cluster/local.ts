@@ -122,8 +122,16 @@ ${n > 1 ? `cluster {\n  name: confab\n  listen: 127.0.0.1:${routePorts[i]}\n  ro
 }
 
 function nginxConfig(dir: string, proxyPort: number, nodes: NodeRecord[]): string {
+  // A queue's node first; when it is down, another node answers BAD_EVENT_QUEUE_ID and the client
+  // registers again.
   const upstreams = nodes
-    .map((n) => `  upstream ${n.name} { server 127.0.0.1:${n.port}; }`)
+    .map((n) => {
+      const backups = nodes
+        .filter((o) => o !== n)
+        .map((o) => ` server 127.0.0.1:${o.port} backup;`)
+        .join('');
+      return `  upstream ${n.name} { server 127.0.0.1:${n.port};${backups} }`;
+    })
     .join('\n');
   const all = nodes.map((n) => `server 127.0.0.1:${n.port};`).join(' ');
   const routes = nodes.map((n) => `    ~^${n.name}- ${n.name};`).join('\n');

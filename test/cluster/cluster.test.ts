@@ -214,6 +214,8 @@ async function run(): Promise<void> {
     const owner = await leaseHolder(rec);
     const survivor = rec.nodes.find((n) => n.name !== owner)!;
     const sApi = via(nodeUrl(survivor.name));
+    // A queue on the owner, which is about to die.
+    const doomed = await register(t, via(nodeUrl(owner)), 'othello', { event_types: ['message'] });
     const q = await register(t, sApi, 'othello', {
       event_types: ['message'],
       narrow: [
@@ -280,6 +282,13 @@ async function run(): Promise<void> {
       firstAckAfterKill - killedAt < 30_000,
       'writes resumed within 30 s (lease 3 s + catch-up)',
     );
+
+    const orphan = await api.get('othello', 'events', {
+      queue_id: doomed.queue_id,
+      last_event_id: doomed.last_event_id,
+      dont_block: true,
+    });
+    t.equal(orphan.body.code, 'BAD_EVENT_QUEUE_ID', "the dead node's queue: BAD_EVENT_QUEUE_ID");
 
     // Every acknowledged message is there exactly once; nothing appears twice.
     const all = await fetchTopic(api, 'load');
