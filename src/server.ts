@@ -90,7 +90,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const context: ServerContext = {
     config,
     store,
-    uploads: new UploadFiles(config.dataDir),
+    uploads: cluster
+      ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
+          config.dataDir,
+          cluster.files,
+        )
+      : new UploadFiles(config.dataDir),
     realms,
     publisher: cluster ? cluster.publisher : queues,
     queues,

@@ -29,6 +29,7 @@ import {
   type JetStreamManager,
   type KV,
   type NatsConnection,
+  type ObjectStore,
   type Subscription,
 } from 'nats';
 import crypto from 'node:crypto';
@@ -56,6 +57,7 @@ export type ClusterOptions = {
 
 export const STREAM = 'CONFAB_LOG';
 export const LEASES = 'confab_leases';
+export const UPLOADS = 'confab_uploads';
 const LOG_SUBJECT = 'confab.log';
 const FORWARD_DEADLINE_MS = 10_000;
 
@@ -144,6 +146,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly kv: KV,
+    /** Uploaded files (src/cluster/uploads.ts). */
+    readonly files: ObjectStore,
     private readonly store: Store,
     private readonly queues: EventQueues,
   ) {
@@ -208,7 +212,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       }
       const js = nc.jetstream();
       const kv = await js.views.kv(LEASES, { history: 1, replicas: opts.replicas });
-      return new ClusterNode(opts, nc, js, jsm, kv, store, queues);
+      const files = await js.views.os(UPLOADS, { replicas: opts.replicas });
+      return new ClusterNode(opts, nc, js, jsm, kv, files, store, queues);
     }
   }
 

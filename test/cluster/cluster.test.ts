@@ -26,6 +26,7 @@ import {
 import { LEASES } from '../../src/cluster/node.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
+import { request, upload } from '../helpers/uploads.js';
 import type { Fixture } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 
@@ -189,6 +190,19 @@ async function run(): Promise<void> {
     );
     const gone = await api.get('othello', 'events', { queue_id: q.queue_id, last_event_id: 2 });
     t.equal(gone.body.code, 'BAD_EVENT_QUEUE_ID', 'the deleted queue is gone');
+  });
+
+  t.test('an upload through one node is served by every node', async (t) => {
+    const data = Buffer.from('%PDF-1.4 cluster file '.repeat(2000));
+    const res = await upload(via(nodeUrl('n2')), 'hamlet', [{ filename: 'notes.pdf', data }]);
+    const uri = assertSuccess(t, res, 'upload through n2').uri as string;
+    for (const n of rec.nodes) {
+      const got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', uri);
+      t.equal(got.status, 200, `GET on ${n.name}`);
+      t.ok(got.body.equals(data), `${n.name} serves the same bytes`);
+    }
+    const viaProxy = await request(api, 'GET', 'hamlet', uri);
+    t.ok(viaProxy.body.equals(data), 'and through the proxy');
   });
 
   t.test('an event caused by a write through node B reaches a queue on node A', async (t) => {
