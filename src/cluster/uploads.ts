@@ -39,7 +39,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
     try {
       await pipeline(
-        Readable.fromWeb(result.data as WebReadableStream<Uint8Array>),
+        Readable.fromWeb(result.data),
         fs.createWriteStream(tmp, { mode: 0o600 }),
       );
       if (!(await result.error)) {
