@@ -9,7 +9,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { ObjectStore } from 'nats';
 import { UploadFiles } from '../storage/upload-files.js';
 
@@ -38,10 +37,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
     await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
     try {
-      await pipeline(
-        Readable.fromWeb(result.data),
-        fs.createWriteStream(tmp, { mode: 0o600 }),
-      );
+      await pipeline(Readable.fromWeb(result.data), fs.createWriteStream(tmp, { mode: 0o600 }));
       if (!(await result.error)) {
         await super.place(tmp, pathId);
         return true;
