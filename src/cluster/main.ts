@@ -5,6 +5,7 @@
  *   CLUSTER_NATS       NATS server URLs, comma-separated
  *   CLUSTER_REPLICAS   JetStream replicas of the log and the leases (default 3)
  *   CLUSTER_LEASE_MS   lease time (default 3000)
+ *   CLUSTER_SNAPSHOT_EVERY  log entries between snapshots (default 10000)
  *   CLUSTER_BOOTSTRAP  a file: on an empty cluster, this node creates the first realm and writes
  *                      its owner's credentials there (JSON)
  * A database holding commits the log never acknowledged (this node died as an owner between its
@@ -17,8 +18,10 @@ import { configFromEnv } from '../config.js';
 import { createServer } from '../server.js';
 import { openDatabase } from '../storage/db.js';
 import { hasUnackedCommits } from '../storage/replication.js';
+import { restoreSnapshot } from './snapshot.js';
 
 function discardDivergedCopy(dataDir: string): void {
+  if (!fs.existsSync(path.join(dataDir, 'confab.sqlite3'))) return;
   const db = openDatabase(dataDir);
   const diverged = hasUnackedCommits(db);
   db.close();
@@ -36,6 +39,8 @@ async function main(): Promise<void> {
   if (node === '' || servers.length === 0)
     throw new Error('CLUSTER_NODE and CLUSTER_NATS are required');
   discardDivergedCopy(config.dataDir);
+  const restored = await restoreSnapshot(servers, config.dataDir);
+  if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
   const server = await createServer({
     ...config,
     queueIdPrefix: `${node}-`,
@@ -44,6 +49,8 @@ async function main(): Promise<void> {
       servers,
       replicas: Number(process.env.CLUSTER_REPLICAS ?? 3),
       leaseMs: Number(process.env.CLUSTER_LEASE_MS ?? 3000),
+      snapshotEvery: Number(process.env.CLUSTER_SNAPSHOT_EVERY ?? 10_000),
+      tmpDir: path.join(config.dataDir, 'tmp'),
     },
   });
   const cluster = server.cluster!;

@@ -33,6 +33,9 @@ import {
   type Subscription,
 } from 'nats';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import type { EventQueues } from '../../actors/event-queues.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
 import type { CommitLog } from '../../actors/realm.machine.js';
@@ -51,6 +54,10 @@ export type ClusterOptions = {
   replicas: number;
   /** Lease time (ms): how long an owner that stopped renewing keeps a realm. Default 3000. */
   leaseMs?: number;
+  /** A node owning no realm writes a snapshot after this many log entries; default 10,000. */
+  snapshotEvery?: number;
+  /** Where the snapshot file is written before it is uploaded (DATA_DIR/tmp). */
+  tmpDir?: string;
   /** What to do when this node must stop (its database holds commits the log refused). */
   fatal?: (reason: string) => void;
 };
@@ -58,6 +65,9 @@ export type ClusterOptions = {
 export const STREAM = 'CONFAB_LOG';
 export const LEASES = 'confab_leases';
 export const UPLOADS = 'confab_uploads';
+export const SNAPSHOTS = 'confab_snapshots';
+/** The one object of the snapshot bucket: the newest copy; its description is its log position. */
+export const SNAPSHOT_NAME = 'latest';
 const LOG_SUBJECT = 'confab.log';
 const FORWARD_DEADLINE_MS = 10_000;
 
@@ -139,6 +149,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private closed = false;
   private dead = false;
   private bootstrapping = false;
+  private snapshotting = false;
+  private lastSnapshot = 0;
 
   private constructor(
     private readonly opts: ClusterOptions,
@@ -148,6 +160,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     private readonly kv: KV,
     /** Uploaded files (src/cluster/uploads.ts). */
     readonly files: ObjectStore,
+    private readonly snapshots: ObjectStore,
     private readonly store: Store,
     private readonly queues: EventQueues,
   ) {
@@ -213,7 +226,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       const js = nc.jetstream();
       const kv = await js.views.kv(LEASES, { history: 1, replicas: opts.replicas });
       const files = await js.views.os(UPLOADS, { replicas: opts.replicas });
-      return new ClusterNode(opts, nc, js, jsm, kv, files, store, queues);
+      const snapshots = await js.views.os(SNAPSHOTS, { replicas: opts.replicas });
+      return new ClusterNode(opts, nc, js, jsm, kv, files, snapshots, store, queues);
     }
   }
 
@@ -296,6 +310,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       this.refresh(realmId, e.changes, touched);
     }
     this.applied = seq;
+    this.maybeSnapshot();
     if (e.k === 'batch') {
       if (e.events.length > 0) this.queues.publish(realmId, e.events);
       for (const users of e.ended) this.queues.endSessions(realmId, users);
@@ -343,6 +358,44 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     ]);
     // Anything else (realm row, emoji, linkifiers, ...) may feed caches keyed by the view's version.
     if ([...touched].some((t) => !messageOnly.has(t))) view.reloadRealm();
+  }
+
+  // ---- snapshots ----------------------------------------------------------------------------
+
+  /**
+   * Every `snapshotEvery` entries, a node that owns no realm (its copy holds nothing the log has
+   * not acknowledged) uploads a copy of its database, for new nodes to start from
+   * (`restoreSnapshot`, src/cluster/snapshot.ts).
+   */
+  private maybeSnapshot(): void {
+    const every = this.opts.snapshotEvery ?? 10_000;
+    if (this.snapshotting || !this.opts.tmpDir || this.owned.size > 0) return;
+    if (this.applied - this.lastSnapshot < every) return;
+    this.snapshotting = true;
+    setImmediate(() => {
+      this.writeSnapshot()
+        .catch((err: unknown) => console.error(`cluster ${this.opts.node}: snapshot failed`, err))
+        .finally(() => (this.snapshotting = false));
+    });
+  }
+
+  async writeSnapshot(): Promise<number | null> {
+    const dir = this.opts.tmpDir!;
+    await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
+    const file = path.join(dir, `snapshot-${crypto.randomBytes(8).toString('hex')}.sqlite3`);
+    try {
+      const seq = this.replication.snapshotTo(file);
+      if (seq === null) return null;
+      this.lastSnapshot = seq;
+      const current = await this.snapshots.info(SNAPSHOT_NAME).catch(() => null);
+      if (current && Number(current.description) >= seq) return null;
+      const body = Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>;
+      await this.snapshots.put({ name: SNAPSHOT_NAME, description: String(seq) }, body);
+      console.error(`cluster ${this.opts.node}: snapshot at log position ${seq} uploaded`);
+      return seq;
+    } finally {
+      await fs.promises.rm(file, { force: true });
+    }
   }
 
   private waitApplied(seq: number): Promise<void> {

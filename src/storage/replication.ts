@@ -205,6 +205,18 @@ export class Replication {
     this.writeUnacked.run(delta);
   }
 
+  /**
+   * Writes a consistent copy of the database to `file` (VACUUM INTO) and returns the log position
+   * it holds — or null while this node has commits of its own the log has not acknowledged (a copy
+   * must hold nothing the log may refuse).
+   */
+  snapshotTo(file: string): number | null {
+    const { applied, unacked } = this.state();
+    if (unacked > 0 || this.db.inTransaction) return null;
+    this.db.prepare('VACUUM INTO ?').run(file);
+    return applied;
+  }
+
   /** Records a log position as applied (this node's own entries, already in its database). */
   markApplied(seq: number, ackedOwn: boolean): void {
     this.store.transaction(() => {

@@ -44,7 +44,12 @@ async function run(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-test-'));
   let rec: ClusterRecord;
   try {
-    rec = await up({ dir, nodes: 3, env: { RATE_LIMITING: 'off' } });
+    rec = await up({
+      dir,
+      nodes: 3,
+      // Snapshots often enough that the catch-up below starts from one.
+      env: { RATE_LIMITING: 'off', CLUSTER_SNAPSHOT_EVERY: '50' },
+    });
   } catch (err) {
     await down(dir);
     throw err;
@@ -355,6 +360,8 @@ async function run(): Promise<void> {
       reference.map((m) => m.id),
       `${victim.name}, started empty, serves every message`,
     );
+    const log = fs.readFileSync(path.join(dir, 'logs', `${victim.name}.log`), 'utf8');
+    t.match(log, /started from the snapshot at log position \d+/, 'it started from a snapshot');
     const me = await fresh.get('hamlet', 'users/me');
     t.equal(
       assertSuccess(t, me, 'users/me on the rebuilt node').email,
