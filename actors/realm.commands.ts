@@ -8,6 +8,7 @@ import {
   doRemoveAttachment,
   doUpdateMessageAttachments,
 } from '../src/mutations/attachments.js';
+import { doThumbnailDone, doThumbnailFailed } from '../src/mutations/thumbnails.js';
 import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
 import type { Mutation } from '../src/mutations/context.js';
 import { doCreateDrafts, doDeleteDraft, doEditDraft } from '../src/mutations/drafts.js';
@@ -124,6 +125,8 @@ export const REALM_COMMANDS = {
   'user_group.deactivate': checkDeactivateUserGroup,
   'attachment.create': doCreateAttachment,
   'attachment.remove': doRemoveAttachment,
+  'thumbnail.done': doThumbnailDone,
+  'thumbnail.failed': doThumbnailFailed,
   'draft.create': doCreateDrafts,
   'draft.edit': doEditDraft,
   'draft.delete': doDeleteDraft,

@@ -18,7 +18,7 @@
  */
 import { preparedContent } from '../src/lib/message-content.js';
 import { scheduledFailureText } from '../src/lib/notices.js';
-import { renderContextFor } from '../src/queries/render-context.js';
+import { renderContextFor, renderOptionsFor } from '../src/queries/render-context.js';
 import type { ServerConfig } from '../src/config.js';
 import type { ScheduledMessageRow } from '../src/storage/scheduled-messages.js';
 import type { Store } from '../src/storage/store.js';
@@ -135,9 +135,11 @@ export class ScheduledDelivery {
     if (!realm) return true;
     try {
       const context = renderContextFor(this.config, this.store, realm.view);
-      const r = await this.renderer.render(row.content, context, {
-        translate_emoticons: realm.view.userSettings(row.sender_id).translate_emoticons,
-      });
+      const r = await this.renderer.render(
+        row.content,
+        context,
+        renderOptionsFor(this.store, realm.view, row.sender_id, row.content),
+      );
       const outcome = await realm.ask('scheduled_message.deliver', {
         scheduled_message_id: row.id,
         ...preparedContent(row.content, r),

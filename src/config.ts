@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
 import type { RateRule } from './lib/rate-limit.js';
+import type { ImageProxyOptions } from './media/image-proxy.js';
 import type { Durability } from './storage/db.js';
 
 export type ServerConfig = {
@@ -99,6 +100,16 @@ export type ServerConfig = {
    * the peer address is the client's, whatever the request's headers say.
    */
   trustedProxies: readonly string[];
+  /**
+   * Let the image proxy fetch from private, loopback and link-local addresses (off: a user could
+   * otherwise make the server fetch from its own network): all, or only the listed addresses
+   * (tests reach a local host so). Environment: IMAGE_PROXY_ALLOW_PRIVATE=1.
+   */
+  imageProxyAllowPrivate: boolean | readonly string[];
+  /** Limits of the image proxy (src/media/image-proxy.ts DEFAULT_IMAGE_PROXY), for tests. */
+  imageProxyLimits?: Partial<Omit<ImageProxyOptions, 'allowPrivate'>>;
+  /** The image proxy's signing key; read from DATA_DIR/image_proxy_key by createServer. */
+  imageProxyKey?: string;
 };
 
 /**
@@ -160,6 +171,7 @@ export function defaultConfig(): ServerConfig {
     presenceFlushMs: 5000,
     presenceEventUserLimit: 100,
     batchTimeBudgetMs: 50_000,
+    imageProxyAllowPrivate: false,
   };
 }
 
@@ -183,6 +195,7 @@ const EnvSchema = z.object({
   RATE_LIMITING: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
   RATE_LIMITING_RULES: z.string().optional(),
   TRUSTED_PROXIES: z.string().optional(),
+  IMAGE_PROXY_ALLOW_PRIVATE: z.enum(['0', '1', 'true', 'false']).optional(),
   MAX_QUEUES_PER_USER: z
     .string()
     .regex(/^[1-9]\d{0,5}$/, 'MAX_QUEUES_PER_USER is a positive number')
@@ -251,6 +264,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
     logRequests: e.LOG_REQUESTS === '1' || e.LOG_REQUESTS === 'true',
     rateLimits: rateLimitsFromEnv(e.RATE_LIMITING, e.RATE_LIMITING_RULES),
+    imageProxyAllowPrivate:
+      e.IMAGE_PROXY_ALLOW_PRIVATE === '1' || e.IMAGE_PROXY_ALLOW_PRIVATE === 'true',
     durability: e.DURABILITY ?? base.durability,
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:

@@ -10,6 +10,8 @@ import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
 import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
+import type { ImageProxy } from './media/image-proxy.js';
+import type { Thumbnailer } from './media/thumbnailer.js';
 import type { ReadStore } from './storage/store.js';
 import type { UploadFiles } from './storage/upload-files.js';
 
@@ -28,4 +30,8 @@ export interface ServerContext {
   readonly limits: RequestLimits | null;
   /** Delivery of scheduled messages (one timer); endpoints tell it about new due times. */
   readonly scheduler: ScheduledDelivery;
+  /** The image proxy (GET /external_content/…). */
+  readonly imageProxy: ImageProxy;
+  /** Thumbnails of uploaded images, made off the event loop, one queue for the server. */
+  readonly thumbnailer: Thumbnailer;
 }

@@ -17,6 +17,9 @@ import { mountEventSocket } from './http/socket.js';
 import { closeListenSocket, createApp, listen, type us_listen_socket } from './http/uws.js';
 import type { ClusterNode, ClusterOptions } from './cluster/node.js';
 import type { OutboundEvent } from './lib/events.js';
+import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
+import { Thumbnailer } from './media/thumbnailer.js';
+import { loadImageProxyKey } from './storage/image-proxy-key.js';
 import { Store } from './storage/store.js';
 import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
@@ -59,6 +62,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     durability: config.durability,
     ...(verboseSql ? { verbose: verboseSql } : {}),
   });
+  config.imageProxyKey ??= loadImageProxyKey(config.dataDir);
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can
   // use them.
@@ -102,6 +106,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     renderer,
     limits: RequestLimits.fromConfig(config),
     scheduler,
+    imageProxy: new ImageProxy(config.dataDir, {
+      ...DEFAULT_IMAGE_PROXY,
+      ...config.imageProxyLimits,
+      allowPrivate: config.imageProxyAllowPrivate,
+    }),
+    thumbnailer: new Thumbnailer(config, store, realms),
   };
   const inflight = new InflightTracker();
 
@@ -145,6 +155,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
+        await context.thumbnailer.close();
         realms.closeAll();
         await cluster?.close();
         let saveFailure: Error | null = null;

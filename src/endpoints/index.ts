@@ -31,6 +31,7 @@ import * as serverSettings from './server-settings.js';
 import * as settings from './settings.js';
 import * as typing from './typing.js';
 import * as upload from './upload.js';
+import * as externalContent from './external-content.js';
 import * as streams from './streams.js';
 import * as topics from './topics.js';
 import * as userAdmin from './user-admin.js';
@@ -69,6 +70,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   topics,
   typing,
   upload,
+  externalContent,
   userAdmin,
   userGroups,
   users,

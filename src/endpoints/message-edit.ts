@@ -47,7 +47,7 @@ export const updateMessage = endpoint({
       const r = await server.renderer.render(
         text,
         context,
-        renderOptionsFor(realm.view, user.id, text),
+        renderOptionsFor(server.store, realm.view, user.id, text),
       );
       content = preparedContent(text, r);
     }

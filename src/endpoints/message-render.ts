@@ -18,7 +18,7 @@ export const renderMessage = endpoint({
     const result = await server.renderer.render(
       p.content,
       context,
-      renderOptionsFor(realm.view, user.id, p.content),
+      renderOptionsFor(server.store, realm.view, user.id, p.content),
     );
     return { rendered: result.rendered_content };
   },

@@ -30,7 +30,7 @@ import {
   resolveNarrow,
 } from '../queries/message-fetch.js';
 import { accessMessage, formatMessage, reactionsByMessage } from '../queries/messages.js';
-import { renderContextFor } from '../queries/render-context.js';
+import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
 
 /**
  * POST /api/v1/messages — sends a channel or direct message. The content is normalized and
@@ -66,9 +66,11 @@ export const sendMessage = endpoint({
     // Local echo: the local id goes back only to the sender's own queue.
     const ownQueue = p.queue_id !== undefined && server.queues.get(p.queue_id)?.userId === user.id;
     const context = renderContextFor(server.config, server.store, realm.view);
-    const r = await server.renderer.render(content, context, {
-      translate_emoticons: realm.view.userSettings(user.id).translate_emoticons,
-    });
+    const r = await server.renderer.render(
+      content,
+      context,
+      renderOptionsFor(server.store, realm.view, user.id, content),
+    );
     return realm.ask('message.send', {
       sender_id: user.id,
       to,

@@ -22,7 +22,7 @@ import {
   parseScheduledDirectTo,
   scheduledMessageType,
 } from '../lib/scheduled-messages.js';
-import { renderContextFor } from '../queries/render-context.js';
+import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
 import { ownScheduledMessage, scheduledMessagesOf } from '../queries/scheduled-messages.js';
 
 const TYPES = ['direct', 'channel', 'stream', 'private'] as const;
@@ -33,9 +33,11 @@ async function render(
   content: string,
 ): Promise<RenderedMessage> {
   const context = renderContextFor(server.config, server.store, realm.view);
-  const r = await server.renderer.render(content, context, {
-    translate_emoticons: realm.view.userSettings(user.id).translate_emoticons,
-  });
+  const r = await server.renderer.render(
+    content,
+    context,
+    renderOptionsFor(server.store, realm.view, user.id, content),
+  );
   return renderedMessage(r);
 }
 

@@ -10,6 +10,9 @@
  *   (HTTP Basic with the API's credentials; spectators for web-public channels). Anything that
  *   does not name a file the caller may see — unknown, another realm's, not theirs to see, a
  *   path-traversal attempt — is the same plain 404.
+ * - GET /user_uploads/thumbnail/<path_id>/<format>: a thumbnail of an uploaded image
+ *   (`840x560.webp`, `840x560-anim.webp`), to those who may see the upload; one not made yet is
+ *   made first (reference: serve_file with thumbnail_format).
  * - GET /api/v1/user_uploads/{realm_id_str}/{filename}: a temporary URL for the file, served
  *   without credentials at /user_uploads/temporary/<token>/<file name> until it expires.
  */
@@ -27,6 +30,16 @@ import {
   pathIdFileName,
   uploadContentType,
 } from '../lib/uploads.js';
+import {
+  formatName,
+  imageFacts,
+  parseFormatName,
+  sameFormat,
+  wantedFormats,
+  type StoredThumbnail,
+  type ThumbnailFormat,
+} from '../lib/thumbnail-formats.js';
+import { probeImage } from '../media/thumbnailer.js';
 import { validateAttachmentRequest } from '../queries/attachments.js';
 import type { AttachmentRow } from '../storage/attachments.js';
 import type { UploadFiles } from '../storage/upload-files.js';
@@ -81,18 +94,26 @@ export const uploadFile = endpoint({
     const { file, name } = named[0]!;
     const pathId = server.uploads.newPathId(realm.id, name);
     await server.uploads.place(file.tmpPath, pathId);
+    const contentType = uploadContentType(file.mimeType, name);
+    let created;
     try {
-      await realm.ask('attachment.create', {
+      // Read as an image (header only, off the event loop) before it is recorded, as the
+      // reference does; its thumbnails are made in the background afterwards.
+      const stored = server.uploads.filePath(pathId);
+      const image = stored ? await probeImage(stored, contentType) : null;
+      created = await realm.ask('attachment.create', {
         owner_id: user.id,
         path_id: pathId,
         file_name: name,
-        content_type: uploadContentType(file.mimeType, name),
+        content_type: contentType,
         size: file.size,
+        ...(image ? { image } : {}),
       });
     } catch (err) {
       await server.uploads.remove(pathId);
       throw err;
     }
+    if (created.image_id !== null) server.thumbnailer.enqueue(created.image_id);
     const url = `/user_uploads/${pathId}`;
     return { uri: url, url, filename: name };
   },
@@ -115,6 +136,71 @@ export const serveFile = endpoint({
     return fileNotFound();
   },
 });
+
+/** GET /user_uploads/thumbnail/<path_id>/<format> */
+export const serveThumbnail = endpoint({
+  method: 'GET',
+  path: '/user_uploads/thumbnail/*rest',
+  auth: 'optional',
+  params: z.object({ rest: z.string() }),
+  handle: async ({ server, realm, user }, p) => {
+    const slash = p.rest.lastIndexOf('/');
+    const pathId = slash > 0 ? p.rest.slice(0, slash) : '';
+    const requested = parseFormatName(p.rest.slice(slash + 1));
+    const access =
+      realm && requested && isWellFormedPathId(pathId)
+        ? validateAttachmentRequest(server.store, realm.view, user?.id ?? null, pathId)
+        : null;
+    if (!access?.allowed) {
+      if (!user) throw new UnauthorizedError();
+      return fileNotFound();
+    }
+    let row = server.store.imageAttachments.byPathId(pathId);
+    if (!row || !requested) return fileNotFound();
+    let facts = imageFacts(row);
+    const potential = wantedFormats(facts);
+    let format: ThumbnailFormat = requested;
+    if (!potential.some((f) => sameFormat(f, requested))) {
+      // Not a current format: one made earlier, else the closest one made.
+      if (facts.thumbnails.length === 0) return fileNotFound();
+      if (!facts.thumbnails.some((t) => sameFormat(t, requested)))
+        format = closestFormat(requested, facts.thumbnails);
+    } else if (!facts.thumbnails.some((t) => sameFormat(t, requested))) {
+      await server.thumbnailer.ensure(row.id);
+      row = server.store.imageAttachments.byPathId(pathId);
+      if (!row) return fileNotFound();
+      facts = imageFacts(row);
+      if (!facts.thumbnails.some((t) => sameFormat(t, requested))) return fileNotFound();
+    }
+    const opened = await server.uploads.open(pathId, formatName(format));
+    if (!opened) return fileNotFound();
+    return new FileBody(opened.file, opened.size, 'image/webp', {
+      'Content-Disposition': contentDisposition(formatName(format), true),
+      'Cache-Control': 'private, immutable',
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "default-src 'none'; img-src 'self'",
+    });
+  },
+});
+
+/** The made thumbnail nearest a requested format (same animation, then size, then bytes). */
+function closestFormat(
+  requested: ThumbnailFormat,
+  made: readonly StoredThumbnail[],
+): ThumbnailFormat {
+  const grade = (f: StoredThumbnail) => [
+    f.animated !== requested.animated ? 1 : 0,
+    f.extension !== requested.extension ? 1 : 0,
+    Math.abs(requested.max_width - f.max_width),
+    f.byte_size,
+  ];
+  return [...made].sort((a, b) => {
+    const ga = grade(a);
+    const gb = grade(b);
+    for (let i = 0; i < ga.length; i++) if (ga[i] !== gb[i]) return ga[i]! - gb[i]!;
+    return 0;
+  })[0]!;
+}
 
 /** GET /api/v1/user_uploads/{realm_id_str}/{filename}: a URL that works without credentials. */
 export const getFileTemporaryUrl = endpoint({

@@ -56,13 +56,15 @@ export type CreateAttachmentCommand = {
   file_name: string;
   content_type: string;
   size: number;
+  /** What the upload holds when it decoded as an image (it gets thumbnails). */
+  image?: { width: number; height: number; frames: number };
 };
 
 /** Records an upload whose file is already in place under DATA_DIR/uploads/<path_id>. */
 export function doCreateAttachment(
   ctx: MutationContext,
   cmd: CreateAttachmentCommand,
-): { id: number } {
+): { id: number; image_id: number | null } {
   const owner = ctx.realm.user(cmd.owner_id);
   if (!owner || !owner.is_active) throw new JsonableError('Account is deactivated');
   const row: Omit<AttachmentRow, 'id'> = {
@@ -75,8 +77,20 @@ export function doCreateAttachment(
     create_time: ctx.now,
   };
   const id = ctx.store.attachments.insert(row);
+  let imageId: number | null = null;
+  if (cmd.image) {
+    ctx.store.imageAttachments.insert({
+      realm_id: ctx.realm.id,
+      path_id: cmd.path_id,
+      original_width_px: cmd.image.width,
+      original_height_px: cmd.image.height,
+      frames: cmd.image.frames,
+      content_type: cmd.content_type,
+    });
+    imageId = ctx.store.imageAttachments.byPathId(cmd.path_id)?.id ?? null;
+  }
   notify(ctx, cmd.owner_id, 'add', attachmentDetail({ id, ...row }, []));
-  return { id };
+  return { id, image_id: imageId };
 }
 
 /**
@@ -94,6 +108,7 @@ export function doRemoveAttachment(
     throw new InvalidAttachmentError();
   }
   ctx.store.attachments.remove(row.id);
+  ctx.store.imageAttachments.removeByPathId(row.path_id);
   notify(ctx, row.owner_id, 'remove', { id: row.id });
   return { path_id: row.path_id };
 }

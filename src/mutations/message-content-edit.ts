@@ -10,6 +10,7 @@ import type { MessageRow } from '../storage/messages.js';
 import { updateMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
 import type { DirectEditPlan } from './message-edit-plan.js';
+import { finishThumbnails } from './thumbnails.js';
 
 /** Rendered-content version stored with history entries (the reference's markdown version). */
 const RENDERED_CONTENT_VERSION = 1;
@@ -35,6 +36,8 @@ export function doEditContent(
 ): { detachedUploads: AttachmentDetail[]; hasAttachment: boolean } {
   const { store, realm: view } = ctx;
   const r = content.rendered;
+  // A thumbnail made since the rendering shows at once (the rendering saw a placeholder).
+  r.rendered_content = finishThumbnails(store, view.id, r.rendered_content);
   event.orig_content = message.content;
   event.orig_rendered_content = message.rendered_content;
   event.content = content.content;

@@ -36,6 +36,7 @@ import type { MessageRow } from '../storage/messages.js';
 import type { UserRow } from '../storage/users.js';
 import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
+import { finishThumbnails } from './thumbnails.js';
 
 export type SendMessageCommand = {
   sender_id: number;
@@ -316,7 +317,8 @@ export function doSendMessage(
     dm_group_id: dmGroupId,
     topic,
     content: cmd.content,
-    rendered_content: r.rendered_content,
+    // A thumbnail made since the rendering shows at once (the rendering saw a placeholder).
+    rendered_content: finishThumbnails(store, view.id, r.rendered_content),
     date_sent: ctx.now,
     has_attachment: r.has_attachment ? 1 : 0,
     has_image: r.has_image ? 1 : 0,

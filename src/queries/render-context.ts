@@ -13,8 +13,9 @@
  *                                                      previews); id null: the realm description
  */
 import type { ServerConfig } from '../config.js';
-import { possibleChannelNames } from '../lib/markdown/index.js';
-import type { RenderContext, RenderOptions } from '../lib/markdown/context.js';
+import { possibleChannelNames, possibleTopicLinks } from '../lib/markdown/index.js';
+import type { RenderContext, RenderOptions, UploadPreview } from '../lib/markdown/context.js';
+import { imageFacts, uploadPathIdsIn, uploadPreviewOf } from '../lib/thumbnail-formats.js';
 import { renderDescriptionHtml } from '../lib/render-description.js';
 import { realmUrl } from '../lib/urls.js';
 import type { ReadStore } from '../storage/store.js';
@@ -23,7 +24,10 @@ import { linkifierStamp, linkifiersOf } from './linkifiers.js';
 import { realmEmojiRows, realmEmojiStamp, emojiSourceUrl } from './realm-emoji.js';
 import type { RealmView } from './realm-view.js';
 
-type RenderConfig = Pick<ServerConfig, 'externalHost' | 'externalScheme'>;
+type RenderConfig = Pick<ServerConfig, 'externalHost' | 'externalScheme' | 'imageProxyKey'>;
+
+/** Where the image proxy is served (src/endpoints/external-content.ts). */
+export const IMAGE_PROXY_PREFIX = '/external_content/';
 
 const cache = new WeakMap<RealmView, RenderContext>();
 
@@ -61,6 +65,9 @@ export function renderContextFor(
       .filter((e) => !e.deactivated)
       .map((e) => ({ name: e.name, source_url: emojiSourceUrl(e.realm_id, e.file_name) })),
     alert_words: alertWordsOf(store, view),
+    image_proxy: config.imageProxyKey
+      ? { prefix: IMAGE_PROXY_PREFIX, key: config.imageProxyKey }
+      : null,
   };
   cache.set(view, ctx);
   return ctx;
@@ -79,12 +86,65 @@ export function linkableChannelIds(view: RealmView, userId: number, content: str
   return out;
 }
 
+/**
+ * The uploaded images `content` links to that the renderer previews (the reference's
+ * get_user_upload_previews): their sizes, and their thumbnails once made.
+ */
+export function uploadPreviewsFor(
+  store: ReadStore,
+  realmId: number,
+  content: string,
+): Record<string, UploadPreview> | undefined {
+  if (!content.includes('/user_uploads/')) return undefined;
+  const out: Record<string, UploadPreview> = {};
+  for (const row of store.imageAttachments.byPathIds(realmId, uploadPathIdsIn(content)))
+    out[row.path_id] = uploadPreviewOf(row.path_id, imageFacts(row));
+  return out;
+}
+
 /** What rendering `content` for `userId` (the sender) needs besides the realm's context. */
-export function renderOptionsFor(view: RealmView, userId: number, content: string): RenderOptions {
+export function renderOptionsFor(
+  store: ReadStore,
+  view: RealmView,
+  userId: number,
+  content: string,
+): RenderOptions {
+  const previews = uploadPreviewsFor(store, view.id, content);
+  const linkable = linkableChannelIds(view, userId, content);
+  const firsts = topicFirstMessages(store, view, userId, content, linkable);
   return {
     translate_emoticons: view.userSettings(userId).translate_emoticons,
-    linkable_channel_ids: linkableChannelIds(view, userId, content),
+    linkable_channel_ids: linkable,
+    ...(previews ? { upload_previews: previews } : {}),
+    ...(firsts ? { topic_first_message: firsts } : {}),
   };
+}
+
+/**
+ * For each topic `content` links, the first message of it `userId` can see (the reference's
+ * get_first_message_for_user_in_topic): the topic's first message where the channel's history
+ * is public to subscribers, else the first one the user received.
+ */
+function topicFirstMessages(
+  store: ReadStore,
+  view: RealmView,
+  userId: number,
+  content: string,
+  linkable: readonly number[],
+): Record<string, number> | undefined {
+  if (!content.includes('#**')) return undefined;
+  const out: Record<string, number> = {};
+  for (const { channel, topic } of possibleTopicLinks(content)) {
+    const ch = view.channels.byName(channel);
+    if (!ch || ch.name !== channel || !linkable.includes(ch.id)) continue;
+    const first = store.messages.firstInTopic(
+      ch.id,
+      topic,
+      view.channels.historyPublic(ch) ? null : userId,
+    );
+    if (first !== null) out[`${channel}\n${topic}`] = first;
+  }
+  return out;
 }
 
 /**

@@ -96,7 +96,15 @@ export function messageEditStatements(db: DB) {
      WHERE stream_id = ? AND topic = ? COLLATE NOCASE ORDER BY user_id`,
   );
 
+  const setRendered = db.prepare<[string, number], void>(
+    'UPDATE messages SET rendered_content = ? WHERE id = ?',
+  );
+
   return {
+    /** The rendering of a message changed, not its content (a thumbnail became ready). */
+    setRenderedContent(id: number, html: string): void {
+      setRendered.run(html, id);
+    },
     /** New content of one message, with its history entry (JSON) prepended. */
     updateContent(
       id: number,

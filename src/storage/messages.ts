@@ -155,6 +155,19 @@ export function messageStatements(db: DB) {
     )
     .pluck();
 
+  const firstInTopic = db
+    .prepare<[number, string], number>(
+      `SELECT MIN(id) FROM messages WHERE stream_id = ? AND topic = ? COLLATE NOCASE`,
+    )
+    .pluck();
+  const firstInTopicForUser = db
+    .prepare<[number, number, string], number>(
+      `SELECT MIN(m.id) FROM messages m
+       JOIN user_messages um ON um.message_id = m.id AND um.user_id = ?
+       WHERE m.stream_id = ? AND m.topic = ? COLLATE NOCASE`,
+    )
+    .pluck();
+
   const maxForUser = db
     .prepare<[number], number | null>('SELECT MAX(message_id) FROM user_messages WHERE user_id = ?')
     .pluck();
@@ -283,6 +296,17 @@ export function messageStatements(db: DB) {
     },
     dmGroupHasMessages: (groupId: number): boolean => hasMessagesInGroup.get(groupId) === 1,
 
+    /**
+     * The first message of a topic (null: none); with `userId`, the first one that user
+     * received (for channels whose history is not public to subscribers).
+     */
+    firstInTopic(streamId: number, topic: string, userId: number | null = null): number | null {
+      return (
+        (userId === null
+          ? firstInTopic.get(streamId, topic)
+          : firstInTopicForUser.get(userId, streamId, topic)) ?? null
+      );
+    },
     /** Who took part in a topic (sent a message in it or reacted to one). */
     topicParticipants(streamId: number, topic: string): Set<number> {
       const out = new Set(topicSenders.all(streamId, topic));

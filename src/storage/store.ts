@@ -5,6 +5,7 @@
  */
 import { alertWordStatements } from './alert-words.js';
 import { attachmentStatements } from './attachments.js';
+import { imageAttachmentStatements } from './image-attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
 import { Checkpointer } from './checkpointer.js';
@@ -83,6 +84,7 @@ export class Store {
   readonly channels;
   readonly topics;
   readonly attachments;
+  readonly imageAttachments;
   readonly accounts;
   readonly drafts;
   readonly invitations;
@@ -111,6 +113,7 @@ export class Store {
     this.channels = channelStatements(db);
     this.topics = topicStatements(db);
     this.attachments = attachmentStatements(db);
+    this.imageAttachments = imageAttachmentStatements(db);
     this.accounts = accountStatements(db);
     this.drafts = draftStatements(db);
     this.invitations = invitationStatements(db);

@@ -6,7 +6,10 @@
  *
  * One UploadFiles per server (ServerContext.uploads), as one Store: endpoints reach files through
  * it, never through this module. Another backend (object storage) would be another
- * implementation of these five methods.
+ * implementation of these methods.
+ *
+ * Thumbnails of uploaded images (src/media/thumbnailer.ts) live beside them, under
+ * DATA_DIR/uploads/thumbnail/<path_id>/<format>, and go when their upload goes.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -14,11 +17,28 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fitStoredName, isWellFormedPathId, sanitizeName } from '../lib/uploads.js';
 
+/** DATA_DIR/uploads. */
+export function uploadsRoot(dataDir: string): string {
+  return path.resolve(dataDir, 'uploads');
+}
+
+/**
+ * Where an upload's thumbnails live: DATA_DIR/uploads/thumbnail/<path_id>/<format> (the whole
+ * directory when `format` is absent); null when `pathId` or `format` could leave it.
+ */
+export function thumbnailFilePath(dataDir: string, pathId: string, format?: string): string | null {
+  if (!isWellFormedPathId(pathId)) return null;
+  if (format !== undefined && !/^[0-9]+x[0-9]+(?:-anim)?\.[a-z]+$/.test(format)) return null;
+  const root = path.join(uploadsRoot(dataDir), 'thumbnail');
+  const full = path.resolve(root, pathId, format ?? '.');
+  return full.startsWith(root + path.sep) ? full : null;
+}
+
 export class UploadFiles {
   private readonly root: string;
 
-  constructor(dataDir: string) {
-    this.root = path.resolve(dataDir, 'uploads');
+  constructor(private readonly dataDir: string) {
+    this.root = uploadsRoot(dataDir);
   }
 
   /** A fresh path id for a file named `fileName` (as the client named it) in `realmId`. */
@@ -33,7 +53,7 @@ export class UploadFiles {
   }
 
   /** The absolute path of an upload, or null when `pathId` could leave the uploads directory. */
-  private filePath(pathId: string): string | null {
+  filePath(pathId: string): string | null {
     if (!isWellFormedPathId(pathId)) return null;
     const full = path.resolve(this.root, pathId);
     return full.startsWith(this.root + path.sep) ? full : null;
@@ -47,9 +67,18 @@ export class UploadFiles {
     await fs.promises.rename(tmpPath, dest);
   }
 
-  /** Opens an upload for reading; null when it is not there (or is not a regular file). */
-  async open(pathId: string): Promise<{ file: FileHandle; size: number } | null> {
-    const full = this.filePath(pathId);
+  /**
+   * Opens an upload (or one of its thumbnails) for reading; null when it is not there (or is not
+   * a regular file).
+   */
+  async open(
+    pathId: string,
+    thumbnailFormat?: string,
+  ): Promise<{ file: FileHandle; size: number } | null> {
+    const full =
+      thumbnailFormat === undefined
+        ? this.filePath(pathId)
+        : thumbnailFilePath(this.dataDir, pathId, thumbnailFormat);
     if (!full) return null;
     let file: FileHandle;
     try {
@@ -82,13 +111,15 @@ export class UploadFiles {
   }
 
   /**
-   * Removes an upload's file and its own directory (the random segment is unique to the file). A
-   * file already gone is not an error.
+   * Removes an upload's file, its own directory (the random segment is unique to the file) and its
+   * thumbnails. A file already gone is not an error.
    */
   async remove(pathId: string): Promise<void> {
     const full = this.filePath(pathId);
     if (!full) return;
     await fs.promises.rm(full, { force: true });
     await fs.promises.rmdir(path.dirname(full)).catch(() => {}); // not empty or gone: leave it
+    const thumbs = thumbnailFilePath(this.dataDir, pathId);
+    if (thumbs) await fs.promises.rm(thumbs, { recursive: true, force: true });
   }
 }

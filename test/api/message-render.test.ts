@@ -3,6 +3,7 @@
  * inline for short content and in the worker pool for long content (same HTML either way).
  */
 import t from 'tap';
+import { sendChannelMessage } from '../helpers/messages.js';
 import { assertError, assertSuccess } from '../helpers/api.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
@@ -27,7 +28,7 @@ t.test('renders markdown with mentions of the realm users', async (t) => {
   );
   t.match(
     assertSuccess(t, group).rendered,
-    /^<p><span class="user-group-mention" data-user-group-id="\d+">@role:members<\/span><\/p>$/,
+    /^<p><span class="user-group-mention" data-user-group-id="\d+">@Members<\/span><\/p>$/,
   );
 });
 
@@ -97,4 +98,29 @@ t.test('content is required; empty content renders empty', async (t) => {
   );
   const unauth = await api.post(null, 'messages/render', { content: 'x' });
   t.equal(unauth.status, 401);
+});
+
+// zerver/lib/markdown: StreamTopicPattern.get_with_operand, get_user_group_mention_display_name
+t.test('topic links carry /with/<first message>; system groups show display names', async (t) => {
+  const { api } = await startServer(t);
+  await api.post('iago', 'users/me/subscriptions', { subscriptions: [{ name: 'plans' }] });
+  const first = await sendChannelMessage(api, 'iago', 'plans', 'Trip', 'first');
+  await sendChannelMessage(api, 'iago', 'plans', 'Trip', 'second');
+  const r = await api.post('iago', 'messages/render', {
+    content: '#**plans>Trip** #**plans>none yet** @_*role:administrators*',
+  });
+  const html = String(assertSuccess(t, r).rendered);
+  t.match(html, new RegExp(`href="/#narrow/channel/\\d+-plans/topic/Trip/with/${first}"`));
+  t.match(
+    html,
+    /href="\/#narrow\/channel\/\d+-plans\/topic\/none\.20yet">/,
+    'no messages: no /with/',
+  );
+  t.match(
+    html,
+    /<span class="user-group-mention silent" data-user-group-id="\d+">Administrators<\/span>/,
+  );
+  const id = await sendChannelMessage(api, 'iago', 'plans', 'Trip', 'see #**plans>Trip**');
+  const m = await api.get('iago', 'messages', { message_ids: [id] });
+  t.match((m.body.messages as { content: string }[])[0]!.content, `/with/${first}"`, 'sending too');
 });

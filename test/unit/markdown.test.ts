@@ -35,6 +35,38 @@ const ALLOWED_TAGS = new Set([
   'tr',
   'th',
   'td',
+  'time',
+  'video',
+  // KaTeX's MathML and its SVG drawings (no script, foreignObject or links among them).
+  'math',
+  'semantics',
+  'annotation',
+  'mrow',
+  'mi',
+  'mn',
+  'mo',
+  'ms',
+  'mtext',
+  'mspace',
+  'msup',
+  'msub',
+  'msubsup',
+  'mfrac',
+  'msqrt',
+  'mroot',
+  'mover',
+  'munder',
+  'munderover',
+  'mtable',
+  'mtr',
+  'mtd',
+  'mpadded',
+  'mphantom',
+  'mstyle',
+  'menclose',
+  'svg',
+  'path',
+  'line',
 ]);
 const ALLOWED_ATTRS = new Set([
   'class',
@@ -52,23 +84,73 @@ const ALLOWED_ATTRS = new Set([
   'data-src-fullsize',
   'start',
   'style',
+  'datetime',
+  'preload',
+  'data-id',
+  'data-original-dimensions',
+  'data-original-content-type',
+  'data-animated',
+  'data-transcoded-image',
+  // KaTeX
+  'xmlns',
+  'encoding',
+  'mathvariant',
+  'separator',
+  'stretchy',
+  'lspace',
+  'rspace',
+  'display',
+  'fence',
+  'minsize',
+  'maxsize',
+  'accent',
+  'accentunder',
+  'columnalign',
+  'columnlines',
+  'rowspacing',
+  'columnspacing',
+  'scriptlevel',
+  'displaystyle',
+  'linethickness',
+  'width',
+  'height',
+  'viewBox',
+  'preserveAspectRatio',
+  'd',
+  'x1',
+  'x2',
+  'y1',
+  'y2',
+  'stroke-width',
+  'notation',
+  'mathcolor',
 ]);
 const SAFE_URL = /^(?:https?:|ftp:|mailto:|tel:|sms:|bitcoin:|\/|#|user_uploads\/)/i;
 
 /** Every tag is a known one with known attributes; no markup hides in text; URLs are safe. */
 function problemsOf(html: string): string[] {
-  const tag = /<(\/?)([a-zA-Z0-9]+)((?:\s+[a-z-]+="[^"<>]*")*)\s*>/g;
+  const tag = /<(\/?)([a-zA-Z0-9]+)((?:\s+[a-zA-Z0-9-]+="[^"<>]*")*)\s*\/?>/g;
   let rest = html;
   const problems: string[] = [];
   for (const m of html.matchAll(tag)) {
     if (!ALLOWED_TAGS.has(m[2]!.toLowerCase())) problems.push(`tag ${m[2]!}`);
-    for (const a of m[3]!.matchAll(/([a-z-]+)="([^"]*)"/g)) {
+    for (const a of m[3]!.matchAll(/([a-zA-Z0-9-]+)="([^"]*)"/g)) {
       if (!ALLOWED_ATTRS.has(a[1]!)) problems.push(`attribute ${a[1]!}`);
       const value = a[2]!.replace(/&amp;/g, '&');
       if ((a[1] === 'href' || a[1] === 'src') && !SAFE_URL.test(value))
         problems.push(`url ${value}`);
-      if (a[1] === 'style' && !/^text-align: (left|right|center);$/.test(value))
+      // Table alignment, and KaTeX's layout (lengths and colors; never url() or expressions).
+      if (
+        a[1] === 'style' &&
+        !/^text-align: (left|right|center);$/.test(value) &&
+        !/^(?:[a-z-]+:[-+#.%a-zA-Z0-9 ]*;)+$/.test(value)
+      )
         problems.push(`style ${value}`);
+      if (
+        a[1] === 'xmlns' &&
+        !/^http:\/\/www\.w3\.org\/(?:1998\/Math\/MathML|2000\/svg)$/.test(value)
+      )
+        problems.push(`xmlns ${value}`);
     }
     rest = rest.replace(m[0], '');
   }

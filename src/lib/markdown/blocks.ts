@@ -7,98 +7,69 @@
  * The inline content of each block goes through inline.ts.
  */
 import MarkdownIt from 'markdown-it';
+import { codeBlockHtml, FENCE_PLACEHOLDER, preprocessFences, type FenceItem } from './fences.js';
 import { renderInline, type InlineState } from './inline.js';
-import { El, escapeCode } from './tree.js';
+import { El } from './tree.js';
 
 const md = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
-md.block.ruler.disable(['lheading', 'html_block', 'reference']);
+// Fences are read before the block parser (fences.ts), as the reference reads them.
+md.block.ruler.disable(['lheading', 'html_block', 'reference', 'fence']);
 md.core.ruler.disable(['inline', 'linkify', 'replacements', 'smartquotes', 'text_join']);
 
-/**
- * The reference's fence opener: the fence, an optional language made of [a-zA-Z0-9_+-./#], then
- * an optional header without ` or ~. Any other line starting with ``` or ~~~ is text.
- */
-const FENCE_OPENER = /^(?:~{3,}|`{3,})[ ]*\{?\.?[a-zA-Z0-9_+\-./#]*[ ]*(?:[^ ~`][^~`]*)?\}?$/;
-type BlockRule = (state: StateBlock, start: number, end: number, silent: boolean) => boolean;
-type StateBlock = { src: string; bMarks: number[]; tShift: number[]; eMarks: number[] };
-const fenceRule = (
-  md.block.ruler as unknown as { __rules__: { name: string; fn: BlockRule }[] }
-).__rules__.find((r) => r.name === 'fence')!.fn;
-md.block.ruler.at(
-  'fence',
-  (state: StateBlock, start: number, end: number, silent: boolean) => {
-    const line = state.src.slice(state.bMarks[start]! + state.tShift[start]!, state.eMarks[start]);
-    if (/^(?:~~~|```)/.test(line) && !FENCE_OPENER.test(line)) return false;
-    return fenceRule(state, start, end, silent);
-  },
-  { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
-);
-
-/** Code-block language names as the reference's highlighter reports them (data-code-language). */
-const LANGUAGE_NAMES: Record<string, string> = {
-  python: 'Python',
-  py: 'Python',
-  python3: 'Python',
-  py3: 'Python',
-  py2: 'Python 2.x',
-  python2: 'Python 2.x',
-  javascript: 'JavaScript',
-  js: 'JavaScript',
-  typescript: 'TypeScript',
-  ts: 'TypeScript',
-  json: 'JSON',
-  bash: 'Bash',
-  sh: 'Bash',
-  shell: 'Bash',
-  zsh: 'Bash',
-  console: 'Bash Session',
-  c: 'C',
-  cpp: 'C++',
-  'c++': 'C++',
-  csharp: 'C#',
-  'c#': 'C#',
-  java: 'Java',
-  go: 'Go',
-  golang: 'Go',
-  rust: 'Rust',
-  rs: 'Rust',
-  ruby: 'Ruby',
-  rb: 'Ruby',
-  php: 'PHP',
-  html: 'HTML',
-  xml: 'XML',
-  css: 'CSS',
-  scss: 'SCSS',
-  sql: 'SQL',
-  yaml: 'YAML',
-  yml: 'YAML',
-  toml: 'TOML',
-  markdown: 'Markdown',
-  md: 'Markdown',
-  diff: 'Diff',
-  tex: 'TeX',
-  latex: 'TeX',
-  haskell: 'Haskell',
-  kotlin: 'Kotlin',
-  swift: 'Swift',
-  scala: 'Scala',
-  perl: 'Perl',
-  lua: 'Lua',
-  r: 'R',
-  text: 'Text only',
-  dockerfile: 'Docker',
-  ini: 'INI',
-  make: 'Makefile',
-  makefile: 'Makefile',
-  nginx: 'Nginx configuration file',
-  powershell: 'PowerShell',
-  objectivec: 'Objective-C',
-  elixir: 'Elixir',
-  erlang: 'Erlang',
-  clojure: 'Clojure',
-  ocaml: 'OCaml',
-  graphql: 'GraphQL',
+type ParagraphState = {
+  src: string;
+  bMarks: number[];
+  eMarks: number[];
+  tShift: number[];
+  sCount: number[];
+  blkIndent: number;
+  line: number;
+  parentType: string;
+  md: { block: { ruler: { getRules(name: string): BlockRule[] } } };
+  isEmpty(line: number): boolean;
+  getLines(begin: number, end: number, indent: number, keepLastLF: boolean): string;
+  push(
+    type: string,
+    tag: string,
+    nesting: number,
+  ): {
+    map: [number, number] | null;
+    content: string;
+    children: unknown[] | null;
+  };
 };
+type BlockRule = (state: ParagraphState, start: number, end: number, silent: boolean) => boolean;
+
+/**
+ * Paragraphs as the reference keeps them: leading whitespace dropped, trailing whitespace kept
+ * (`test  ` stays `test  `), and the lines that continue a list item's first line kept with
+ * their indentation.
+ */
+md.block.ruler.at('paragraph', ((state: ParagraphState, startLine: number, endLine: number) => {
+  const terminators = state.md.block.ruler.getRules('paragraph');
+  const oldParentType = state.parentType;
+  let nextLine = startLine + 1;
+  state.parentType = 'paragraph';
+  for (; nextLine < endLine && !state.isEmpty(nextLine); nextLine++) {
+    if (state.sCount[nextLine]! - state.blkIndent > 3) continue;
+    if (state.sCount[nextLine]! < 0) continue;
+    if (terminators.some((rule) => rule(state, nextLine, endLine, true))) break;
+  }
+  const firstStart = state.bMarks[startLine]!;
+  const itemStart = /\S/.test(state.src.slice(firstStart, firstStart + state.tShift[startLine]!));
+  let content = state.getLines(startLine, startLine + 1, state.blkIndent, false);
+  for (let l = startLine + 1; l < nextLine; l++)
+    content += '\n' + state.getLines(l, l + 1, itemStart ? 0 : state.blkIndent, false);
+  state.line = nextLine;
+  state.push('paragraph_open', 'p', 1).map = [startLine, nextLine];
+  const inline = state.push('inline', '', 0);
+  inline.content = content.replace(/^[ \t\n]+/, '');
+  inline.map = [startLine, nextLine];
+  inline.children = [];
+  state.push('paragraph_close', 'p', -1);
+  state.parentType = oldParentType;
+  return true;
+}) as never);
 
 const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})[ ]*\{?\.?([a-zA-Z0-9_+\-./#]*)/;
 const LIST_ITEM = /^[ ]*([*+-]|\d+\.)[ ]+(.*)/;
@@ -166,35 +137,88 @@ export function preprocessLists(src: string): { src: string; starts: Map<number,
   return { src: outLines.join('\n'), starts };
 }
 
-function codeBlock(code: string, lang: string): El {
+/** An indented code block: highlighted only when a first line names a language (`:::python` is dropped). */
+function indentedCode(code: string): El {
   const lines = code.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
-  const body = lines.map((l) => l.replace(/\s+$/, '')).join('\n') + '\n';
-  const name = lang ? (LANGUAGE_NAMES[lang.toLowerCase()] ?? lang) : '';
-  const attr = name ? ` data-code-language="${escapeCode(name)}"` : '';
-  return El.rawBlock(
-    `<div class="codehilite"${attr}><pre><span></span><code>${escapeCode(body)}</code></pre></div>`,
-  );
+  let body = lines.map((l) => l.replace(/\s+$/, '')).join('\n');
+  if (/^:::+[\w#.+-]+\s*(?:\n|$)/.test(body)) {
+    const lang = /^:::+([\w#.+-]+)/.exec(body)![1]!;
+    body = body.replace(/^[^\n]*\n?/, '');
+    return El.rawBlock(codeBlockHtml(body, null, lang));
+  }
+  return El.rawBlock(codeBlockHtml(body, null));
 }
 
 type Frame = { el: El; inQuote: boolean };
 
+/**
+ * A line of text right after a `>` line with nothing else on it continues the quote, as in the
+ * reference (its quotes take the whole block); CommonMark would end the quote there.
+ */
+function lazyAfterEmptyQuote(lines: string[]): string[] {
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (/^ {0,3}>\s*$/.test(lines[i - 1]!) && line.trim() && !/^ {0,3}>/.test(line))
+      lines[i] = '> ' + line;
+  }
+  return lines;
+}
+
 /** Parses `src` as blocks and appends them to `parent`. */
 export function renderBlocks(src: string, parent: El, s: InlineState, inQuote: boolean): void {
   const pre = preprocessLists(src);
-  const tokens = md.parse(pre.src, {});
+  const fenced = preprocessFences(pre.src.split('\n'));
+  const tokens = md.parse(lazyAfterEmptyQuote(fenced.lines).join('\n'), {});
   const stack: Frame[] = [{ el: parent, inQuote }];
   const top = () => stack[stack.length - 1]!;
   const open = (el: El, quote = top().inQuote) => {
     top().el.append(el);
     stack.push({ el, inQuote: quote });
   };
+  /** Pops frames up to and including the one for `el` (if it is open). */
+  const closeThrough = (el: El | undefined) => {
+    if (!el || !stack.some((f) => f.el === el)) return;
+    while (stack.length > 1 && stack.pop()!.el !== el);
+  };
+  const spoilers: { block: El; part: El }[] = [];
+  const placed = (item: FenceItem | undefined) => {
+    if (!item) return;
+    if (item.kind === 'html') {
+      if (item.block) top().el.append(El.rawBlock(item.html));
+      else top().el.append(new El('p')).append(El.rawInline(item.html));
+    } else if (item.kind === 'spoiler-open') {
+      const block = new El('div', { class: 'spoiler-block' });
+      open(block);
+      const part = new El('div', { class: 'spoiler-header' });
+      open(part);
+      spoilers.push({ block, part });
+    } else {
+      const sp = spoilers[spoilers.length - 1];
+      if (!sp) return;
+      closeThrough(sp.part);
+      if (item.kind === 'spoiler-middle') {
+        sp.part = new El('div', { class: 'spoiler-content', 'aria-hidden': 'true' });
+        sp.part.ordered = true;
+        open(sp.part);
+      } else {
+        closeThrough(sp.block);
+        spoilers.pop();
+      }
+    }
+  };
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
     switch (t.type) {
-      case 'paragraph_open':
-        if (!t.hidden) open(new El('p'));
+      case 'paragraph_open': {
+        const next = tokens[i + 1];
+        const ph = next?.type === 'inline' ? FENCE_PLACEHOLDER.exec(next.content.trim()) : null;
+        if (ph) {
+          placed(fenced.items[Number(ph[1])]);
+          i += 2; // the inline content and paragraph_close
+        } else if (!t.hidden) open(new El('p'));
         break;
+      }
       case 'heading_open':
         open(new El(t.tag));
         break;
@@ -257,30 +281,8 @@ export function renderBlocks(src: string, parent: El, s: InlineState, inQuote: b
         top().el.append(new El('hr'));
         break;
       case 'code_block':
-        top().el.append(codeBlock(t.content, ''));
+        top().el.append(indentedCode(t.content));
         break;
-      case 'fence': {
-        const info = /^\{?\.?([a-zA-Z0-9_+\-./#]*)[ ]*(.*?)\}?$/s.exec(t.info.trim());
-        const lang = info?.[1] ?? '';
-        const header = info?.[2] ?? '';
-        const f = top();
-        if (lang === 'quote' || lang === 'quoted') {
-          const q = f.el.append(new El('blockquote'));
-          renderBlocks(t.content, q, s, true);
-        } else if (lang === 'spoiler') {
-          const block = f.el.append(new El('div', { class: 'spoiler-block' }));
-          const head = block.append(new El('div', { class: 'spoiler-header' }));
-          if (header.trim()) renderBlocks(header, head, s, f.inQuote);
-          const body = block.append(
-            new El('div', { class: 'spoiler-content', 'aria-hidden': 'true' }),
-          );
-          body.ordered = true;
-          renderBlocks(t.content, body, s, f.inQuote);
-        } else {
-          f.el.append(codeBlock(t.content, lang));
-        }
-        break;
-      }
       default:
         break;
     }

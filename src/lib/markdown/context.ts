@@ -14,6 +14,18 @@ export type RenderRealmEmoji = { name: string; source_url: string };
 /** A user's alert word (matched case-insensitively on word boundaries). */
 export type RenderAlertWord = { user_id: number; word: string };
 
+/** An uploaded image as the renderer previews it (the reference's MarkdownImageMetadata). */
+export type UploadPreview = {
+  original_width_px: number;
+  original_height_px: number;
+  content_type: string;
+  /** The default thumbnail's URL once made (null: not yet; the markup is a loading placeholder). */
+  thumbnail_url: string | null;
+  animated: boolean;
+  /** The transcoded full-size format (`4032x3024.webp`) of an image browsers cannot show. */
+  transcoded_image: string | null;
+};
+
 export type RenderContext = {
   /** Identifies this data: equal versions mean equal contexts (workers cache by it). */
   version: string;
@@ -25,6 +37,11 @@ export type RenderContext = {
   linkifiers: readonly RenderLinkifier[];
   realm_emoji: readonly RenderRealmEmoji[];
   alert_words: readonly RenderAlertWord[];
+  /**
+   * The image proxy external images and videos are shown through (camo's URL scheme), or null:
+   * shown from their own URL.
+   */
+  image_proxy?: { prefix: string; key: string } | null;
 };
 
 /** Per-message options (the sender's settings and access). */
@@ -41,6 +58,16 @@ export type RenderOptions = {
   linkable_channel_ids?: readonly number[];
   /** No inline image previews (descriptions, as the reference's `no_previews`). */
   no_previews?: boolean;
+  /**
+   * The uploaded images the content links to (`/user_uploads/<path_id>`) that have preview data,
+   * by path id: only those are previewed, as the reference previews uploads.
+   */
+  upload_previews?: Readonly<Record<string, UploadPreview>>;
+  /**
+   * The first message of each linked topic the sender can see, by `<channel name>\n<topic>` as
+   * the content spells them: topic links then carry `/with/<message id>`, as the reference's do.
+   */
+  topic_first_message?: Readonly<Record<string, number>>;
 };
 
 export type RenderResult = {

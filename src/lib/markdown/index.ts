@@ -15,7 +15,7 @@ export type * from './context.js';
 export { EMPTY_CONTEXT } from './context.js';
 export { prepareContext, type PreparedContext } from './prepare.js';
 export { topicLinks, validateLinkifier, LinkifierError, type TopicLink } from './linkifiers.js';
-export { possibleChannelNames } from './inline.js';
+export { possibleChannelNames, possibleTopicLinks } from './inline.js';
 
 const preparedCache = new WeakMap<RenderContext, PreparedContext>();
 
@@ -45,10 +45,12 @@ export function renderMarkdown(
   const linkable = opts.linkable_channel_ids ? new Set(opts.linkable_channel_ids) : null;
   const state: InlineState = { ctx, opts, linkable, out, inBlockquote: false, stash: [] };
   const root = new El('div');
-  renderBlocks(content, root, state, false);
+  // STX and ETX delimit the renderer's own placeholders; user text never holds them.
+  // eslint-disable-next-line no-control-regex
+  renderBlocks(content.replace(/[\u0002\u0003]/g, '\ufffd'), root, state, false);
   for (const c of root.children) prettify(c);
   fixBreaks(root);
-  const links = addLinkPreviews(root, ctx, !opts.no_previews);
+  const links = addLinkPreviews(root, ctx, opts);
   const html = serializeChildren(root);
   return {
     rendered_content: html,

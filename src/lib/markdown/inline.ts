@@ -14,6 +14,8 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from '../events.js';
 import type { RenderOptions } from './context.js';
 import type { PreparedContext, RenderState } from './prepare.js';
 import { AFTER_GROUP, OUTER_GROUP } from './linkifiers.js';
+import { renderTex } from './tex.js';
+import { parseTimestamp } from './timestamp.js';
 import { El } from './tree.js';
 import {
   encodeChannel,
@@ -158,7 +160,8 @@ const groupMention: Pattern = {
       class: silent ? 'user-group-mention silent' : 'user-group-mention',
       'data-user-group-id': String(group.id),
     });
-    el.text = silent ? group.name : `@${group.name}`;
+    const name = SYSTEM_GROUP_DISPLAY_NAMES[group.name] ?? group.name;
+    el.text = silent ? name : `@${name}`;
     el.atomic = true;
     return el;
   },
@@ -186,6 +189,32 @@ export function possibleChannelNames(content: string): Set<string> {
   }
   return names;
 }
+
+/** The (channel, topic) pairs `#**channel>topic**` links in `content` name (not message links). */
+export function possibleTopicLinks(content: string): { channel: string; topic: string }[] {
+  const out: { channel: string; topic: string }[] = [];
+  const seen = new Set<string>();
+  for (const m of content.matchAll(/#\*\*([^*>]+)>([^*]*)\*\*/g)) {
+    if (/@\d+$/.test(m[2]!)) continue;
+    const key = `${m[1]!}\n${m[2]!}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ channel: m[1]!, topic: m[2]! });
+  }
+  return out;
+}
+
+/** The name a group mention shows: system groups by their display names, as the reference. */
+const SYSTEM_GROUP_DISPLAY_NAMES: Record<string, string> = {
+  'role:nobody': 'Nobody',
+  'role:owners': 'Owners',
+  'role:administrators': 'Administrators',
+  'role:moderators': 'Moderators',
+  'role:fullmembers': 'Full members',
+  'role:members': 'Members',
+  'role:everyone': 'Everyone',
+  'role:internet': 'Everyone on the internet',
+};
 
 /** `#channel > topic` (the empty topic shown as an emphasized "general chat"), then `after`. */
 function topicLinkText(el: El, channel: string, topic: string, after: string): void {
@@ -222,10 +251,13 @@ const topicLink: Pattern = {
   handle: (m, s) => {
     const id = linkableChannel(s, m[1]!);
     if (id === undefined) return null;
+    const withId = s.opts.topic_first_message?.[`${m[1]!}\n${m[2]!}`];
     const el = new El('a', {
       class: 'stream-topic',
       'data-stream-id': String(id),
-      href: `/#narrow/channel/${encodeChannel(id, m[1]!)}/topic/${hashUtilEncode(m[2]!)}`,
+      href:
+        `/#narrow/channel/${encodeChannel(id, m[1]!)}/topic/${hashUtilEncode(m[2]!)}` +
+        (withId !== undefined ? `/with/${withId}` : ''),
     });
     topicLinkText(el, m[1]!, m[2]!, '');
     return el;
@@ -329,7 +361,7 @@ const EMOTICONS: Record<string, string> = {
   ':(': 'frown',
   '<3': 'heart',
   ':|': 'neutral',
-  ':/': 'oh_no',
+  ':/': 'confused',
   ';)': 'wink',
   ':D': 'grinning',
   ':o': 'open_mouth',
@@ -414,6 +446,38 @@ const newline: Pattern = {
   handle: () => new El('br'),
 };
 
+/** `$$…$$` (not `$$$`, not touching a word, no newline, not starting with `_`): inline TeX. */
+const tex: Pattern = {
+  re: /(?<![\p{L}\p{N}_$])\$\$([^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)(?![\p{L}\p{N}_])/gu,
+  kind: 'first',
+  handle: (m) => {
+    const html = renderTex(m[1]!, false);
+    if (html !== null) return El.rawInline(html);
+    const el = new El('span', { class: 'tex-error' });
+    el.text = `$$${m[1]!}$$`;
+    el.atomic = true;
+    el.verbatim = true;
+    return el;
+  },
+};
+
+/** `<time:…>`: a `<time>` the clients show in the reader's time zone, or the reference's error. */
+const timestamp: Pattern = {
+  re: /<time:([^>]*?)>/g,
+  kind: 'first',
+  handle: (m) => {
+    const text = m[1]!;
+    const iso = parseTimestamp(text);
+    const el = iso
+      ? new El('time', { datetime: iso })
+      : new El('span', { class: 'timestamp-error' });
+    el.text = iso ? text : `Invalid time format: ${text}`;
+    el.atomic = true;
+    el.verbatim = true;
+    return el;
+  },
+};
+
 const BEFORE_LINKIFIERS: Pattern[] = [
   {
     re: /(?<!\\)((?:\\{2})+)(?=`+)|(?<!\\)(`+)(.+?)(?<!`)\2(?!`)/gsu,
@@ -440,9 +504,11 @@ const BEFORE_LINKIFIERS: Pattern[] = [
     },
   },
   userMention,
+  tex,
   messageLink,
   topicLink,
   channelLink,
+  timestamp,
   groupMention,
   link,
   autolink,

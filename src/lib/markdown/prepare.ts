@@ -10,6 +10,8 @@ export type PreparedContext = {
   version: string;
   realmUrl: string;
   realmHost: string;
+  /** The image proxy (camo scheme), or null. */
+  imageProxy: { prefix: string; key: string } | null;
   usersById: ReadonlyMap<number, RenderUser>;
   /** Lower-cased full name → user (an active user wins over a deactivated one, then the oldest). */
   usersByName: ReadonlyMap<string, RenderUser>;
@@ -61,6 +63,7 @@ export function prepareContext(ctx: RenderContext): PreparedContext {
     version: ctx.version,
     realmUrl: ctx.realm_url,
     realmHost,
+    imageProxy: ctx.image_proxy ?? null,
     usersById,
     usersByName,
     groupsByName,

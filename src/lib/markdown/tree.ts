@@ -30,6 +30,13 @@ export class El {
     return el;
   }
 
+  /** Verbatim HTML inside a paragraph (TeX): not a block. */
+  static rawInline(html: string): El {
+    const el = new El('#inline-raw');
+    el.raw = html;
+    return el;
+  }
+
   append(child: El): El {
     this.children.push(child);
     return child;

@@ -16,6 +16,7 @@ import { m0011_scheduled_messages } from './0011_scheduled_messages.js';
 import { m0012_presence_status_snippets } from './0012_presence_status_snippets.js';
 import { m0013_muted_users } from './0013_muted_users.js';
 import { m0015_notification_bot } from './0015_notification_bot.js';
+import { m0018_image_attachments } from './0018_image_attachments.js';
 
 export type Migration = { name: string; sql: string };
 
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0012_presence_status_snippets,
   m0013_muted_users,
   m0015_notification_bot,
+  m0018_image_attachments,
 ];
