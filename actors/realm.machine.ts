@@ -145,10 +145,13 @@ function applyOne(ctx: RealmDeps, env: Envelope): Outcome {
   }
 }
 
-/** After COMMIT: read-model refreshes, then the events (in command order), then the replies. */
-function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown): void {
-  if (ctx.log && sealed !== undefined) return finishLogged(ctx, ctx.log, outcomes, sealed);
+/** After COMMIT: each command's read-model refreshes; its events and ended sessions, in order. */
+function refreshAll(
+  ctx: RealmDeps,
+  outcomes: readonly Outcome[],
+): { events: OutboundEvent[]; ended: (readonly number[] | null)[] } {
   const events: OutboundEvent[] = [];
+  const ended: (readonly number[] | null)[] = [];
   for (const o of outcomes) {
     for (const fn of o.afterCommit) {
       try {
@@ -161,7 +164,15 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown):
       }
     }
     for (const e of o.events) events.push(e);
+    for (const u of o.ended) ended.push(u);
   }
+  return { events, ended };
+}
+
+/** After COMMIT: read-model refreshes, then the events (in command order), then the replies. */
+function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown): void {
+  if (ctx.log && sealed !== undefined) return finishLogged(ctx, ctx.log, outcomes, sealed);
+  const { events, ended } = refreshAll(ctx, outcomes);
   if (events.length > 0) {
     try {
       ctx.publisher.publish(ctx.view.id, events);
@@ -169,13 +180,11 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown):
       console.error(`realm ${ctx.view.id}: publishing events failed`, err);
     }
   }
-  for (const o of outcomes) {
-    for (const users of o.ended) {
-      try {
-        ctx.publisher.endSessions?.(ctx.view.id, users);
-      } catch (err) {
-        console.error(`realm ${ctx.view.id}: ending sessions failed`, err);
-      }
+  for (const users of ended) {
+    try {
+      ctx.publisher.endSessions?.(ctx.view.id, users);
+    } catch (err) {
+      console.error(`realm ${ctx.view.id}: ending sessions failed`, err);
     }
   }
   for (const o of outcomes) {
@@ -194,22 +203,7 @@ function finishLogged(
   outcomes: readonly Outcome[],
   sealed: unknown,
 ): void {
-  const events: OutboundEvent[] = [];
-  const ended: (readonly number[] | null)[] = [];
-  for (const o of outcomes) {
-    for (const fn of o.afterCommit) {
-      try {
-        fn();
-      } catch (err) {
-        console.error(
-          `realm ${ctx.view.id}: read-model refresh after ${o.env.command} failed`,
-          err,
-        );
-      }
-    }
-    for (const e of o.events) events.push(e);
-    for (const u of o.ended) ended.push(u);
-  }
+  const { events, ended } = refreshAll(ctx, outcomes);
   const replyAll = (failure: unknown) => {
     for (const o of outcomes) {
       try {

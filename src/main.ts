@@ -5,6 +5,7 @@
 import { ensureFirstRealm } from './bootstrap.js';
 import { configFromEnv } from './config.js';
 import { createServer } from './server.js';
+import { stopOnSignals } from './signals.js';
 import { Store } from './storage/store.js';
 
 async function main(): Promise<void> {
@@ -30,23 +31,7 @@ async function main(): Promise<void> {
   const server = await createServer(config);
   console.log(`Confab listening on ${server.url} (data: ${config.dataDir})`);
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: shutting down`);
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error('shutdown failed', err);
-        process.exit(1);
-      },
-    );
-  };
-  // Handlers never let an error escape, so these are bugs: log them and keep serving.
-  process.on('unhandledRejection', (err) => console.error('unhandled rejection', err));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(server);
 }
 
 main().catch((err: unknown) => {

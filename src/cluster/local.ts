@@ -99,7 +99,8 @@ function start(cmd: string, args: string[], log: string, env?: NodeJS.ProcessEnv
   return child.pid!;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process is still there. */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

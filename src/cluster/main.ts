@@ -16,6 +16,7 @@ import path from 'node:path';
 import { ensureFirstRealm } from '../bootstrap.js';
 import { configFromEnv } from '../config.js';
 import { createServer } from '../server.js';
+import { stopOnSignals } from '../signals.js';
 import { openDatabase } from '../storage/db.js';
 import { hasUnackedCommits } from '../storage/replication.js';
 import { restoreSnapshot } from './snapshot.js';
@@ -66,22 +67,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(`Confab node ${node} listening on ${server.url} (data: ${config.dataDir})`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: shutting down`);
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error('shutdown failed', err);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('unhandledRejection', (err) => console.error('unhandled rejection', err));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(server);
 }
 
 main().catch((err: unknown) => {

@@ -16,6 +16,7 @@ import path from 'node:path';
 import t from 'tap';
 import { connect } from 'nats';
 import {
+  alive,
   down,
   killNode,
   missingEngines,
@@ -348,7 +349,7 @@ async function run(): Promise<void> {
 
   t.test('a node restarted empty catches up and serves reads', async (t) => {
     const owner = await leaseHolder(rec);
-    const victim = rec.nodes.find((n) => n.name !== owner && isUp(n.pid))!;
+    const victim = rec.nodes.find((n) => n.name !== owner && alive(n.pid))!;
     await killNode(dir, Number(victim.name.slice(1)));
     await startNodeAgain(dir, Number(victim.name.slice(1)), true);
     const reference = await fetchTopic(api, 'load');
@@ -379,15 +380,6 @@ async function run(): Promise<void> {
       'and forwards writes',
     );
   });
-}
-
-function isUp(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
