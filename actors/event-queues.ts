@@ -51,6 +51,8 @@ export type EventQueuesConfig = {
   heartbeatJitterMs: number;
   queueIdleLifetimeMs: number;
   queueSweepMs: number;
+  /** Cluster deployment: queue ids start with the node's name (the proxy routes by it). */
+  queueIdPrefix?: string;
 } & Partial<QueueLimits>;
 
 export type EventTap = (realmId: number, events: readonly OutboundEvent[]) => void;
@@ -128,7 +130,8 @@ export class EventQueues implements EventPublisher {
   register(settings: QueueSettings): QueueHandle {
     const mine = this.byUser.get(settings.userId);
     if (mine && mine.length >= this.limits.maxQueuesPerUser) this.makeRoom(mine);
-    return this.adopt(crypto.randomUUID(), settings, this.newBuffer());
+    const id = `${this.config.queueIdPrefix ?? ''}${crypto.randomUUID()}`;
+    return this.adopt(id, settings, this.newBuffer());
   }
 
   private makeRoom(mine: readonly QueueHandle[]): void {

@@ -63,7 +63,28 @@ export type RealmDeps = {
   batchable: ReadonlySet<string>;
   /** The server's "now" (ms), as mutations see it. */
   clock: () => number;
+  /** Cluster deployment only (src/cluster): the replicated log every commit goes to. */
+  log?: CommitLog;
 };
+
+/**
+ * The seam to the cluster deployment (docs/cluster.md). With a log, each transaction's captured
+ * rows are sealed just before its COMMIT and appended to the realm's replicated log after it; the
+ * read model is refreshed at once, but the events are delivered from the log (on every node) and
+ * the replies wait until the log has acknowledged the append (`append` resolves, in order), or
+ * fail if it refused.
+ */
+export interface CommitLog {
+  /** Inside the transaction, just before COMMIT: what it wrote. */
+  seal(): unknown;
+  /** After COMMIT: resolves when the log holds the batch; rejects when it does not. */
+  append(
+    realmId: number,
+    sealed: unknown,
+    events: OutboundEvent[],
+    ended: (readonly number[] | null)[],
+  ): Promise<void>;
+}
 
 /** The commands waiting for the end of the turn: an immutable list, newest first. */
 export type Pending = { readonly env: Envelope; readonly prev: Pending | null };
@@ -126,9 +147,13 @@ function applyOne(ctx: RealmDeps, env: Envelope): Outcome {
   }
 }
 
-/** After COMMIT: read-model refreshes, then the events (in command order), then the replies. */
-function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
+/** After COMMIT: each command's read-model refreshes; its events and ended sessions, in order. */
+function refreshAll(
+  ctx: RealmDeps,
+  outcomes: readonly Outcome[],
+): { events: OutboundEvent[]; ended: (readonly number[] | null)[] } {
   const events: OutboundEvent[] = [];
+  const ended: (readonly number[] | null)[] = [];
   for (const o of outcomes) {
     for (const fn of o.afterCommit) {
       try {
@@ -141,7 +166,15 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
       }
     }
     for (const e of o.events) events.push(e);
+    for (const u of o.ended) ended.push(u);
   }
+  return { events, ended };
+}
+
+/** After COMMIT: read-model refreshes, then the events (in command order), then the replies. */
+function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown): void {
+  if (ctx.log && sealed !== undefined) return finishLogged(ctx, ctx.log, outcomes, sealed);
+  const { events, ended } = refreshAll(ctx, outcomes);
   if (events.length > 0) {
     try {
       ctx.publisher.publish(ctx.view.id, events);
@@ -149,13 +182,11 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
       log.error({ err, realmId: ctx.view.id }, 'publishing events failed');
     }
   }
-  for (const o of outcomes) {
-    for (const users of o.ended) {
-      try {
-        ctx.publisher.endSessions?.(ctx.view.id, users);
-      } catch (err) {
-        log.error({ err, realmId: ctx.view.id }, 'ending sessions failed');
-      }
+  for (const users of ended) {
+    try {
+      ctx.publisher.endSessions?.(ctx.view.id, users);
+    } catch (err) {
+      log.error({ err, realmId: ctx.view.id }, 'ending sessions failed');
     }
   }
   for (const o of outcomes) {
@@ -167,8 +198,32 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
   }
 }
 
+/** Cluster: refresh now; events (from the log, on every node) and replies once appended. */
+function finishLogged(
+  ctx: RealmDeps,
+  commitLog: CommitLog,
+  outcomes: readonly Outcome[],
+  sealed: unknown,
+): void {
+  const { events, ended } = refreshAll(ctx, outcomes);
+  const replyAll = (failure: unknown) => {
+    for (const o of outcomes) {
+      try {
+        o.env.reply(failure === null ? o.reply : { ok: false, error: failure });
+      } catch (err) {
+        log.error({ err, realmId: ctx.view.id, command: o.env.command }, 'reply failed');
+      }
+    }
+  };
+  commitLog.append(ctx.view.id, sealed, events, ended).then(
+    () => replyAll(null),
+    (err: unknown) => replyAll(err),
+  );
+}
+
 /** Applies one command in one transaction; delivers its events after COMMIT; always replies. */
 function runCommand(ctx: RealmDeps, env: Envelope): void {
+  if (ctx.log) return runBatch(ctx, [env]);
   const started = performance.now();
   const outcome = applyOne(ctx, env);
   observeCommit(1, performance.now() - started);
@@ -184,9 +239,11 @@ function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
     const envs = all.slice(i, i + MAX_BATCH);
     let outcomes: Outcome[] = [];
     const started = performance.now();
+    let sealed: unknown;
     try {
       ctx.store.transaction(() => {
         outcomes = envs.map((env) => applyOne(ctx, env));
+        sealed = ctx.log?.seal();
       });
     } catch (error) {
       // The COMMIT failed: nothing of the batch was written.
@@ -197,9 +254,10 @@ function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
         afterCommit: [],
         ended: [],
       }));
+      sealed = undefined;
     }
     observeCommit(envs.length, performance.now() - started);
-    finish(ctx, outcomes);
+    finish(ctx, outcomes, sealed);
   }
 }
 

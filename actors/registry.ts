@@ -9,7 +9,7 @@ import type { EventPublisher } from '../src/lib/events.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { nodeClock } from './clock.js';
-import { realmMachine, type Reply } from './realm.machine.js';
+import { realmMachine, type CommitLog, type Reply } from './realm.machine.js';
 import {
   BATCHABLE_COMMANDS,
   REALM_COMMANDS,
@@ -18,6 +18,18 @@ import {
   type PayloadOf,
   type ResultOf,
 } from './realm.commands.js';
+
+/**
+ * The cluster deployment's seam (src/cluster, docs/cluster.md): the replicated log the realm
+ * actor commits to, and where a command runs — here when this node holds the realm's lease,
+ * otherwise forwarded to the node that does. Absent in the single-process server.
+ */
+export interface RealmPlacement {
+  readonly log: CommitLog;
+  owns(realmId: number): boolean;
+  /** Runs the command on the owner; resolves once this node has applied its effects. */
+  forward(realmId: number, type: string, payload: unknown): Promise<unknown>;
+}
 
 export class RealmRuntime {
   readonly view: RealmView;
@@ -31,11 +43,20 @@ export class RealmRuntime {
     commands: CommandTable = REALM_COMMANDS,
     clock: () => number = Date.now,
     batchable: ReadonlySet<string> = commands === REALM_COMMANDS ? BATCHABLE_COMMANDS : new Set(),
+    private readonly placement?: RealmPlacement,
   ) {
     this.view = new RealmView(store, realmId);
     this.flushesPresence = 'presence.flush' in commands;
     this.actor = createActor(realmMachine, {
-      input: { store, view: this.view, publisher, commands, batchable, clock },
+      input: {
+        store,
+        view: this.view,
+        publisher,
+        commands,
+        batchable,
+        clock,
+        ...(placement ? { log: placement.log } : {}),
+      },
       systemId: `realm:${realmId}`,
       clock: nodeClock,
     });
@@ -56,6 +77,13 @@ export class RealmRuntime {
 
   /** For command tables other than the default one (tests of the actor itself). */
   askUntyped(type: string, payload: unknown): Promise<unknown> {
+    if (this.placement && !this.placement.owns(this.id))
+      return this.placement.forward(this.id, type, payload);
+    return this.askHere(type, payload);
+  }
+
+  /** Runs the command on this node's actor (the owner's side of a forwarded command). */
+  askHere(type: string, payload: unknown): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const reply = (r: Reply) =>
         r.ok
@@ -75,7 +103,7 @@ export class RealmRuntime {
 
   close(): void {
     // Presence changed since the last batch write is written before the realm closes.
-    if (this.flushesPresence) {
+    if (this.flushesPresence && (!this.placement || this.placement.owns(this.id))) {
       this.actor.send({
         type: 'COMMAND',
         envelope: {
@@ -102,6 +130,8 @@ export class RealmRegistry {
     private readonly publisher: EventPublisher,
     /** The realms' clock (milliseconds); see ServerConfig.clock. */
     private readonly clock: () => number = Date.now,
+    /** Cluster deployment only. */
+    private readonly placement?: RealmPlacement,
   ) {
     for (const r of store.realms.all()) this.idByStringId.set(r.string_id, r.id);
   }
@@ -125,7 +155,15 @@ export class RealmRegistry {
     let rt = this.byId.get(realmId);
     if (!rt) {
       if (!this.store.realms.byId(realmId)) return undefined;
-      rt = new RealmRuntime(this.store, realmId, this.publisher, REALM_COMMANDS, this.clock);
+      rt = new RealmRuntime(
+        this.store,
+        realmId,
+        this.publisher,
+        REALM_COMMANDS,
+        this.clock,
+        BATCHABLE_COMMANDS,
+        this.placement,
+      );
       this.byId.set(realmId, rt);
       this.idByStringId.set(rt.view.row.string_id, realmId);
     }

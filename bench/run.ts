@@ -14,6 +14,7 @@ import { capacityBench, soakBench } from './capacity.bench.js';
 import { editBench } from './edit.bench.js';
 import { fanoutBench } from './fanout.bench.js';
 import { channelsBench } from './channels.bench.js';
+import { clusterBench } from './cluster.bench.js';
 import { httpBench } from './http.bench.js';
 import { compareFiles } from './lib/report.js';
 import { loadBench } from './load.bench.js';
@@ -45,6 +46,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<void>> = {
     console.log(compareFiles(files[0]!, files[1]!));
     return Promise.resolve();
   },
+  cluster: clusterBench,
 };
 
 /** What `--quick` sets for the benches configured through the environment. */

@@ -56,6 +56,8 @@ export type ServerConfig = {
   queueIdleLifetimeMs: number;
   /** How often the garbage collector sweeps for idle queues (one sweep, not a timer per queue). */
   queueSweepMs: number;
+  /** Cluster deployment (docs/cluster.md): queue ids start with this node's name. */
+  queueIdPrefix?: string;
   /** A WebSocket whose unsent frames exceed this many bytes is closed; its queue keeps the events. */
   wsMaxBackpressureBytes: number;
   /**

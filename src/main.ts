@@ -14,6 +14,7 @@ import { configFromEnv, envWithFile } from './config.js';
 import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
 import { createServer } from './server.js';
 import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
+import { stopOnSignals } from './signals.js';
 import { Store } from './storage/store.js';
 
 function logFormat(value: string | undefined, tty: boolean): LogFormat {
@@ -66,23 +67,7 @@ async function main(): Promise<void> {
     `Confab listening on ${server.url} (data: ${config.dataDir})`,
   );
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  // Handlers never let an error escape, so these are bugs: log them and keep serving.
-  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(server);
 }
 
 main().catch((err: unknown) => {

@@ -21,6 +21,7 @@ import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import { openListener, type HttpListener } from './http/listener.js';
 import { createApp } from './http/uws.js';
+import type { ClusterNode, ClusterOptions } from './cluster/node.js';
 import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
@@ -46,6 +47,8 @@ export type ServerOptions = Partial<ServerConfig> & {
    * first boot); otherwise the server takes it, and refuses to start if another process has it.
    */
   lock?: DataDirLock;
+  /** Run as a node of a cluster (docs/cluster.md); absent: the single-process server. */
+  cluster?: ClusterOptions;
 };
 
 export type ConfabServer = {
@@ -56,6 +59,8 @@ export type ConfabServer = {
   readonly store: Store;
   /** Requests between arrival and the end of their answer (tests: nothing is left hanging). */
   readonly inflight: number;
+  /** The cluster node, when running as one. */
+  readonly cluster: ClusterNode | null;
   /**
    * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
@@ -64,7 +69,7 @@ export type ConfabServer = {
 };
 
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
-  const { verboseSql, eventTap, lock: heldLock, ...overrides } = opts;
+  const { verboseSql, eventTap, lock: heldLock, cluster: clusterOptions, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
   const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
@@ -86,7 +91,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     const u = store.users.byId(s.userId);
     return u !== undefined && u.is_active === 1 && u.realm_id === s.realmId;
   });
-  const realms = new RealmRegistry(store, queues, config.clock);
+  // Only a cluster node loads the cluster module (and the NATS client).
+  const cluster = clusterOptions
+    ? await (await import('./cluster/node.js')).ClusterNode.join(clusterOptions, store, queues)
+    : null;
+  const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined);
+  await cluster?.start(realms);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
       ? { inlineThreshold: config.renderInlineThreshold }
@@ -96,9 +106,14 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const context: ServerContext = {
     config,
     store,
-    uploads: new UploadFiles(config.dataDir),
+    uploads: cluster
+      ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
+          config.dataDir,
+          cluster.files,
+        )
+      : new UploadFiles(config.dataDir),
     realms,
-    publisher: queues,
+    publisher: cluster ? cluster.publisher : queues,
     queues,
     renderer,
     limits: RequestLimits.fromConfig(config),
@@ -134,6 +149,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     listener = await openListener(app, config.host, config.port, config.httpGuard);
   } catch (err) {
     await scheduler.close();
+    await cluster?.close();
     queues.close();
     store.close();
     await renderer.close();
@@ -168,6 +184,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     context,
     store,
+    cluster,
     get inflight() {
       return inflight.count;
     },
@@ -182,6 +199,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await context.thumbnailer.close();
         await context.exports.close();
         realms.closeAll();
+        await cluster?.close();
         let saveFailure: Error | null = null;
         try {
           saveQueues(queues, config.dataDir);

@@ -1,0 +1,233 @@
+/**
+ * `npm run bench -- cluster` (docs/cluster.md, docs/benchmarks.md "cluster"): the cluster
+ * deployment against the single-process server, on real processes (src/cluster/local.ts).
+ *
+ * 1. Write latency: sequential sends (one at a time) to the realm's owner node, p50/p99, for the
+ *    single-process server and for a cluster of 1, 2 and 3 nodes (the replicated append's cost).
+ * 2. Fan-out: BENCH_USERS users (default 200; --quick 20), each with one long-poll queue,
+ *    registered round-robin on the cluster's nodes; BENCH_ROUNDS messages to a channel they all
+ *    read; send-to-delivery p50/p99 and the servers' CPU (all node processes, /proc) per
+ *    delivered event, for 1, 2 and 3 nodes.
+ * 3. Failover: the owner SIGKILLed under sequential sends through the proxy; the time until a
+ *    send succeeds again.
+ * On one 2-core machine every process shares the same cores: see docs/cluster.md for what the
+ * figures can and cannot show.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { down, killNode, missingEngines, up, type ClusterRecord } from '../src/cluster/local.js';
+import { fmt, machine, summarize } from './lib/stats.js';
+
+type User = { email: string; api_key: string };
+
+const quick = process.argv.includes('--quick');
+const USERS = Number(process.env.BENCH_USERS ?? (quick ? 20 : 200));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 5 : 30));
+const SENDS = quick ? 30 : 300;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const auth = (u: User) => 'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
+
+async function call(
+  base: string,
+  u: User | null,
+  method: string,
+  p: string,
+  params: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
+  const sp = new URLSearchParams();
+  for (const [k, v] of Object.entries(params))
+    sp.append(k, typeof v === 'string' ? v : JSON.stringify(v));
+  const url = `${base}/api/v1/${p}${method === 'GET' ? `?${sp.toString()}` : ''}`;
+  const r = await fetch(url, {
+    method,
+    headers: {
+      ...(u ? { authorization: auth(u) } : {}),
+      ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+    },
+    ...(method === 'GET' ? {} : { body: sp.toString() }),
+  });
+  const body = (await r.json()) as Record<string, unknown>;
+  if (r.status !== 200) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Sequential sends; their latencies (ms). */
+async function sendLatencies(base: string, u: User, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await call(base, u, 'POST', 'messages', {
+      type: 'stream',
+      to: 'bench',
+      topic: 'latency',
+      content: `m ${i}`,
+    });
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** CPU time (ms) a process has used so far. */
+function cpuMs(pid: number): number {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / 100;
+}
+
+async function singleProcess(): Promise<number[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-single-'));
+  const port = 9790;
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    env: { ...process.env, DATA_DIR: dir, PORT: String(port), RATE_LIMITING: 'off' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    while (!/listening/.test(out)) await sleep(50);
+    const email = /email:\s+(\S+)/.exec(out)![1]!;
+    const api_key = /api key:\s+(\S+)/.exec(out)![1]!;
+    const base = `http://127.0.0.1:${port}`;
+    const owner = { email, api_key };
+    await call(base, owner, 'POST', 'users/me/subscriptions', {
+      subscriptions: [{ name: 'bench' }],
+    });
+    await sendLatencies(base, owner, 20);
+    return await sendLatencies(base, owner, SENDS);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function makeUsers(rec: ClusterRecord, owner: User): Promise<User[]> {
+  const users: User[] = [];
+  for (let i = 0; i < USERS; i++) {
+    const email = `bench${i}@example.com`;
+    const password = `secret-bench-${i}`;
+    await call(rec.url, owner, 'POST', 'users', { email, password, full_name: `Bench ${i}` });
+    const k = await call(rec.url, null, 'POST', 'fetch_api_key', { username: email, password });
+    users.push({ email, api_key: k.api_key as string });
+  }
+  await call(rec.url, owner, 'POST', 'users/me/subscriptions', {
+    subscriptions: [{ name: 'bench' }],
+    principals: [owner.email, ...users.map((u) => u.email)],
+  });
+  return users;
+}
+
+async function fanout(rec: ClusterRecord, owner: User, users: User[]) {
+  const nodes = rec.nodes.map((n) => `http://127.0.0.1:${n.port}`);
+  const queues = await Promise.all(
+    users.map(async (u, i) => {
+      const base = nodes[i % nodes.length]!;
+      const r = await call(base, u, 'POST', 'register', { event_types: ['message'] });
+      return { u, base, id: r.queue_id as string, last: r.last_event_id as number };
+    }),
+  );
+  const latencies: number[] = [];
+  let sentAt = 0;
+  let stop = false;
+  let delivered = 0;
+  const pollers = queues.map(async (q) => {
+    while (!stop) {
+      const r = await call(q.base, q.u, 'GET', 'events', {
+        queue_id: q.id,
+        last_event_id: q.last,
+      }).catch(() => null);
+      if (!r) continue;
+      for (const e of r.events as { id: number; type: string }[]) {
+        q.last = e.id;
+        if (e.type === 'message') {
+          latencies.push(performance.now() - sentAt);
+          delivered++;
+        }
+      }
+    }
+  });
+  await sleep(500);
+  const pids = rec.nodes.map((n) => n.pid);
+  const cpu0 = pids.reduce((s, p) => s + cpuMs(p), 0);
+  for (let i = 0; i < ROUNDS; i++) {
+    const want = delivered + users.length;
+    sentAt = performance.now();
+    await call(nodes[0]!, owner, 'POST', 'messages', {
+      type: 'stream',
+      to: 'bench',
+      topic: 'fanout',
+      content: `round ${i}`,
+    });
+    const deadline = Date.now() + 30_000;
+    while (delivered < want && Date.now() < deadline) await sleep(2);
+  }
+  const cpu = pids.reduce((s, p) => s + cpuMs(p), 0) - cpu0;
+  stop = true;
+  // Wake the held polls: one more message, then let them end.
+  await call(nodes[0]!, owner, 'POST', 'messages', {
+    type: 'stream',
+    to: 'bench',
+    topic: 'fanout',
+    content: 'end',
+  });
+  await Promise.race([Promise.all(pollers), sleep(5000)]);
+  return { lat: summarize(latencies), cpuPerEventUs: (cpu * 1000) / Math.max(1, delivered) };
+}
+
+async function failover(rec: ClusterRecord, dir: string, owner: User): Promise<number> {
+  await sendLatencies(rec.url, owner, 5);
+  await killNode(dir, 1);
+  const t0 = performance.now();
+  for (;;) {
+    try {
+      await call(rec.url, owner, 'POST', 'messages', {
+        type: 'stream',
+        to: 'bench',
+        topic: 'failover',
+        content: 'after',
+      });
+      return performance.now() - t0;
+    } catch {
+      await sleep(20);
+    }
+  }
+}
+
+export async function clusterBench(): Promise<void> {
+  const missing = missingEngines();
+  if (missing) throw new Error(`${missing} is not installed`);
+  console.log(`# cluster bench ${quick ? '(quick) ' : ''}on ${machine()}`);
+  console.log(`users ${USERS}, fan-out rounds ${ROUNDS}, sequential sends ${SENDS}`);
+  const single = summarize(await singleProcess());
+  console.log(`single process: send p50 ${fmt(single.p50)} ms, p99 ${fmt(single.p99)} ms`);
+  for (const n of [1, 2, 3]) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-'));
+    try {
+      const rec = await up({ dir, nodes: n, env: { RATE_LIMITING: 'off' } });
+      const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
+      const users = await makeUsers(rec, owner);
+      const ownerUrl = `http://127.0.0.1:${rec.nodes[0]!.port}`;
+      await sendLatencies(ownerUrl, owner, 20);
+      const w = summarize(await sendLatencies(ownerUrl, owner, SENDS));
+      console.log(
+        `${n} node(s): send p50 ${fmt(w.p50)} ms (+${fmt(w.p50 - single.p50)} over single), p99 ${fmt(w.p99)} ms`,
+      );
+      const f = await fanout(rec, owner, users);
+      console.log(
+        `${n} node(s): fan-out to ${USERS} queues: p50 ${fmt(f.lat.p50)} ms, p99 ${fmt(f.lat.p99)} ms, ` +
+          `server CPU ${fmt(f.cpuPerEventUs, 1)} µs per delivered event (all nodes)`,
+      );
+      if (n > 1)
+        console.log(
+          `${n} nodes: failover (owner SIGKILLed): writes again after ${fmt(await failover(rec, dir, owner), 0)} ms`,
+        );
+    } finally {
+      await down(dir);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}

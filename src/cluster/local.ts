@@ -1,0 +1,317 @@
+/**
+ * A whole cluster on loopback, for trying it and for tests (docs/cluster.md "Running it"):
+ * N NATS servers with JetStream in one NATS cluster, N Confab nodes, and nginx in front.
+ * Everything it starts is recorded in DIR/cluster.json, logs go to DIR/logs.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type NodeRecord = { name: string; port: number; pid: number; dataDir: string };
+
+export type ClusterRecord = {
+  dir: string;
+  url: string;
+  proxyPort: number;
+  natsUrls: string[];
+  nats: { pid: number; port: number }[];
+  nodes: NodeRecord[];
+  proxyPid: number;
+  owner: { email: string; api_key: string; password: string };
+  env: Record<string, string>;
+};
+
+export type UpOptions = {
+  dir: string;
+  nodes: number;
+  /** First of 3N+1 consecutive ports; default: free ports the system picks. */
+  basePort?: number;
+  /** Extra environment for the Confab nodes. */
+  env?: Record<string, string>;
+};
+
+const NODE_MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.js');
+
+/** Whether this machine has what a local cluster needs (tests skip without it). */
+export function missingEngines(): string | null {
+  for (const bin of ['nats-server', 'nginx']) {
+    const r = spawnSync('sh', ['-c', `command -v ${bin} || test -x /usr/sbin/${bin}`]);
+    if (r.status !== 0) return bin;
+  }
+  return null;
+}
+
+function binary(name: string): string {
+  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  const found = r.stdout.trim();
+  return found !== '' ? found : `/usr/sbin/${name}`;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function ports(n: number, base?: number): Promise<number[]> {
+  if (base !== undefined) return Array.from({ length: n }, (_, i) => base + i);
+  const out: number[] = [];
+  while (out.length < n) {
+    const p = await freePort();
+    if (!out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what: string, ok: () => Promise<boolean> | boolean, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await ok()) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    await r.arrayBuffer();
+    return r.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+function start(cmd: string, args: string[], log: string, env?: NodeJS.ProcessEnv): number {
+  const fd = fs.openSync(log, 'a');
+  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', fd, fd], env });
+  fs.closeSync(fd);
+  child.unref();
+  return child.pid!;
+}
+
+/** Whether a process is still there. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function natsConfig(dir: string, i: number, clientPorts: number[], routePorts: number[]): string {
+  const n = clientPorts.length;
+  const routes = routePorts.map((p) => `nats-route://127.0.0.1:${p}`).join(', ');
+  return `server_name: nats${i + 1}
+listen: 127.0.0.1:${clientPorts[i]}
+jetstream {
+  store_dir: "${path.join(dir, 'nats', `nats${i + 1}`)}"
+  max_memory_store: 64MB
+  max_file_store: 2GB
+}
+${n > 1 ? `cluster {\n  name: confab\n  listen: 127.0.0.1:${routePorts[i]}\n  routes: [${routes}]\n}\n` : ''}`;
+}
+
+function nginxConfig(dir: string, proxyPort: number, nodes: NodeRecord[]): string {
+  // A queue's node first; when it is down, another node answers BAD_EVENT_QUEUE_ID and the client
+  // registers again.
+  const upstreams = nodes
+    .map((n) => {
+      const backups = nodes
+        .filter((o) => o !== n)
+        .map((o) => ` server 127.0.0.1:${o.port} backup;`)
+        .join('');
+      return `  upstream ${n.name} { server 127.0.0.1:${n.port};${backups} }`;
+    })
+    .join('\n');
+  const all = nodes.map((n) => `server 127.0.0.1:${n.port};`).join(' ');
+  const routes = nodes.map((n) => `    ~^${n.name}- ${n.name};`).join('\n');
+  const tmp = path.join(dir, 'nginx');
+  return `daemon off;
+worker_processes 1;
+pid ${path.join(dir, 'nginx.pid')};
+error_log ${path.join(dir, 'logs', 'nginx.error.log')} warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${tmp}/body;
+  proxy_temp_path ${tmp}/proxy;
+  fastcgi_temp_path ${tmp}/fastcgi;
+  uwsgi_temp_path ${tmp}/uwsgi;
+  scgi_temp_path ${tmp}/scgi;
+  client_max_body_size 100m;
+  # An event queue's requests go to the node holding it (its id starts with the node's name).
+  map $arg_queue_id $confab_node {
+${routes}
+    default all;
+  }
+  map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
+${upstreams}
+  upstream all { ${all} keepalive 64; }
+  server {
+    listen 127.0.0.1:${proxyPort};
+    location / {
+      proxy_pass http://$confab_node;
+      proxy_http_version 1.1;
+      proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+      proxy_read_timeout 120s;
+      proxy_buffering off;
+      proxy_request_buffering off;
+    }
+  }
+}
+`;
+}
+
+function recordPath(dir: string): string {
+  return path.join(dir, 'cluster.json');
+}
+
+export function readRecord(dir: string): ClusterRecord {
+  return JSON.parse(fs.readFileSync(recordPath(dir), 'utf8')) as ClusterRecord;
+}
+
+function writeRecord(rec: ClusterRecord): void {
+  fs.writeFileSync(recordPath(rec.dir), JSON.stringify(rec, null, 2), { mode: 0o600 });
+}
+
+function nodeEnv(rec: ClusterRecord, i: number): NodeJS.ProcessEnv {
+  const n = rec.nodes[i]!;
+  return {
+    ...process.env,
+    ...rec.env,
+    PORT: String(n.port),
+    HOST: '127.0.0.1',
+    DATA_DIR: n.dataDir,
+    CLUSTER_NODE: n.name,
+    CLUSTER_NATS: rec.natsUrls.join(','),
+    CLUSTER_REPLICAS: String(Math.min(rec.nats.length, 3)),
+  };
+}
+
+function startNode(rec: ClusterRecord, i: number, bootstrapFile?: string): void {
+  const env = nodeEnv(rec, i);
+  if (bootstrapFile) env.CLUSTER_BOOTSTRAP = bootstrapFile;
+  const log = path.join(rec.dir, 'logs', `${rec.nodes[i]!.name}.log`);
+  rec.nodes[i]!.pid = start(process.execPath, [NODE_MAIN], log, env);
+}
+
+async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
+  const n = rec.nodes[i]!;
+  await waitFor(`node ${n.name}`, () => {
+    if (!alive(n.pid)) throw new Error(`node ${n.name} exited (see ${rec.dir}/logs/${n.name}.log)`);
+    return answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
+  });
+}
+
+export async function up(opts: UpOptions): Promise<ClusterRecord> {
+  const dir = path.resolve(opts.dir);
+  if (fs.existsSync(recordPath(dir)))
+    throw new Error(`${dir} already holds a cluster (down first)`);
+  const n = opts.nodes;
+  for (const d of ['logs', 'nats', 'nginx']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+  const all = await ports(3 * n + 1, opts.basePort);
+  const proxyPort = all[0]!;
+  const clientPorts = all.slice(1, n + 1);
+  const routePorts = all.slice(n + 1, 2 * n + 1);
+  const nodePorts = all.slice(2 * n + 1);
+  const rec: ClusterRecord = {
+    dir,
+    url: `http://127.0.0.1:${proxyPort}`,
+    proxyPort,
+    natsUrls: clientPorts.map((p) => `nats://127.0.0.1:${p}`),
+    nats: [],
+    nodes: nodePorts.map((port, i) => ({
+      name: `n${i + 1}`,
+      port,
+      pid: 0,
+      dataDir: path.join(dir, `node${i + 1}`),
+    })),
+    proxyPid: 0,
+    owner: { email: '', api_key: '', password: '' },
+    env: { EXTERNAL_HOST: `127.0.0.1:${proxyPort}`, TRUSTED_PROXIES: '127.0.0.1', ...opts.env },
+  };
+  try {
+    const natsBin = binary('nats-server');
+    for (let i = 0; i < n; i++) {
+      const conf = path.join(dir, 'nats', `nats${i + 1}.conf`);
+      fs.writeFileSync(conf, natsConfig(dir, i, clientPorts, routePorts));
+      const pid = start(natsBin, ['-c', conf], path.join(dir, 'logs', `nats${i + 1}.log`));
+      rec.nats.push({ pid, port: clientPorts[i]! });
+    }
+    writeRecord(rec);
+    const ownerFile = path.join(dir, 'owner.json');
+    for (let i = 0; i < n; i++) startNode(rec, i, i === 0 ? ownerFile : undefined);
+    writeRecord(rec);
+    for (let i = 0; i < n; i++) await nodeReady(rec, i);
+    await waitFor('the first realm', () => fs.existsSync(ownerFile));
+    rec.owner = JSON.parse(fs.readFileSync(ownerFile, 'utf8')) as ClusterRecord['owner'];
+    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConfig(dir, proxyPort, rec.nodes));
+    rec.proxyPid = start(
+      binary('nginx'),
+      ['-c', path.join(dir, 'nginx.conf'), '-p', path.join(dir, 'nginx')],
+      path.join(dir, 'logs', 'nginx.log'),
+    );
+    writeRecord(rec);
+    await waitFor('the proxy', () => answers(`${rec.url}/api/v1/server_settings`));
+    return rec;
+  } catch (err) {
+    writeRecord(rec);
+    await down(dir);
+    throw err;
+  }
+}
+
+/** SIGKILLs node N (1-based): a crash, for failover drills. Resolves once it is gone. */
+export async function killNode(dir: string, n: number): Promise<NodeRecord> {
+  const rec = readRecord(dir);
+  const node = rec.nodes[n - 1];
+  if (!node) throw new Error(`no node ${n}`);
+  if (alive(node.pid)) process.kill(node.pid, 'SIGKILL');
+  await waitFor(`node ${n} to exit`, () => !alive(node.pid), 10_000);
+  return node;
+}
+
+/** Starts node N again (after kill-node), `empty`: with its data directory removed first. */
+export async function startNodeAgain(dir: string, n: number, empty = false): Promise<NodeRecord> {
+  const rec = readRecord(dir);
+  const node = rec.nodes[n - 1];
+  if (!node) throw new Error(`no node ${n}`);
+  if (alive(node.pid)) throw new Error(`node ${n} is running`);
+  if (empty) fs.rmSync(node.dataDir, { recursive: true, force: true });
+  startNode(rec, n - 1);
+  writeRecord(rec);
+  await nodeReady(rec, n - 1);
+  return rec.nodes[n - 1]!;
+}
+
+/** Stops everything `up` started (SIGTERM, then SIGKILL after 10 s) and forgets the record. */
+export async function down(dir: string): Promise<void> {
+  const d = path.resolve(dir);
+  if (!fs.existsSync(recordPath(d))) return;
+  const rec = readRecord(d);
+  const pids = [rec.proxyPid, ...rec.nodes.map((n) => n.pid), ...rec.nats.map((s) => s.pid)];
+  const stopAll = async (group: number[]) => {
+    for (const pid of group) if (pid > 0 && alive(pid)) process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && group.some((p) => p > 0 && alive(p))) await sleep(100);
+    for (const pid of group) if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+  };
+  // The proxy and the nodes first (they finish their appends), then NATS.
+  await stopAll(pids.slice(0, 1 + rec.nodes.length));
+  await stopAll(pids.slice(1 + rec.nodes.length));
+  fs.rmSync(recordPath(d), { force: true });
+}

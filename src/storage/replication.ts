@@ -1,0 +1,257 @@
+/**
+ * Row-level change capture and replay, for the cluster deployment (src/cluster, docs/cluster.md).
+ * Not used by the single-process server.
+ *
+ * Capture: TEMP triggers (they live only on this connection, and the database file is unchanged)
+ * on every table of the schema record each row written by the realm actor's transaction into a
+ * temp table: an upsert with the row's every column, or a delete with its primary key. The temp
+ * table takes part in the transaction and its savepoints, so a refused command's rows vanish with
+ * it. `seal()`, run inside the transaction just before COMMIT, takes the rows out. The full-text
+ * index (a virtual table, which cannot carry triggers) is captured by wrapping the store's two
+ * indexing methods.
+ *
+ * Replay: `apply()` writes the captured rows, in their original order, with UPSERTs and DELETEs
+ * by primary key, inside one transaction that also records the log position applied, so a node
+ * applies each log entry exactly once, also across a crash.
+ */
+import type Database from 'better-sqlite3';
+import type { DB } from './db.js';
+import type { Store } from './store.js';
+
+/** One captured row: an upsert (every column, in table order) or a delete (primary key values). */
+export type RowChange = [table: string, op: 'u' | 'd', values: unknown[]];
+
+type TableShape = {
+  name: string;
+  columns: string[];
+  key: string[];
+  upsert: Stmt;
+  remove: Stmt;
+};
+
+type Stmt = Database.Statement<unknown[]>;
+
+const FTS = 'messages_fts';
+
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+function tableShapes(db: DB): Map<string, TableShape> {
+  const names = db
+    .prepare<[], { name: string }>(
+      `SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
+       AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '${FTS}_%' ORDER BY name`,
+    )
+    .all()
+    .map((r) => r.name);
+  const shapes = new Map<string, TableShape>();
+  for (const name of names) {
+    const info = db
+      .prepare<[string], { name: string; pk: number }>('SELECT name, pk FROM pragma_table_info(?)')
+      .all(name);
+    const withRowid = !/WITHOUT\s+ROWID/i.test(
+      db
+        .prepare<[string], string>('SELECT sql FROM sqlite_schema WHERE name = ?')
+        .pluck()
+        .get(name)!,
+    );
+    let columns = info.map((c) => c.name);
+    let key = info
+      .filter((c) => c.pk > 0)
+      .sort((a, b) => a.pk - b.pk)
+      .map((c) => c.name);
+    if (key.length === 0 && withRowid) {
+      key = ['rowid'];
+      columns = ['rowid', ...columns];
+    }
+    const nonKey = columns.filter((c) => !key.includes(c));
+    const upsert = db.prepare<unknown[]>(
+      `INSERT INTO ${q(name)} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})
+       ON CONFLICT (${key.map(q).join(', ')}) DO ${
+         nonKey.length === 0
+           ? 'NOTHING'
+           : `UPDATE SET ${nonKey.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`
+       }`,
+    );
+    const remove = db.prepare<unknown[]>(
+      `DELETE FROM ${q(name)} WHERE ${key.map((c) => `${q(c)} = ?`).join(' AND ')}`,
+    );
+    shapes.set(name, { name, columns, key, upsert, remove });
+  }
+  return shapes;
+}
+
+/**
+ * Whether this data directory's database holds commits of its own that the log never
+ * acknowledged (the node died between its COMMIT and the append's ack, or was deposed): such a
+ * copy has diverged and is rebuilt from the log.
+ */
+export function hasUnackedCommits(db: DB): boolean {
+  const exists = db
+    .prepare<[], number>("SELECT count(*) FROM sqlite_schema WHERE name = 'cluster_state'")
+    .pluck()
+    .get();
+  if (!exists) return false;
+  const n = db.prepare<[], number>('SELECT unacked FROM cluster_state WHERE id = 1').pluck().get();
+  return (n ?? 0) > 0;
+}
+
+export class Replication {
+  private readonly shapes: Map<string, TableShape>;
+  private readonly take: Stmt;
+  private readonly clear: Stmt;
+  private readonly record: Stmt;
+  private readonly ftsDelete: Stmt;
+  private readonly ftsInsert: Stmt;
+  private readonly readState: Stmt;
+  private readonly writeApplied: Stmt;
+  private readonly writeUnacked: Stmt;
+
+  private readonly db: DB;
+
+  constructor(private readonly store: Store) {
+    const db = store.db;
+    this.db = db;
+    db.exec(`CREATE TABLE IF NOT EXISTS cluster_state (
+      id      INTEGER PRIMARY KEY CHECK (id = 1),
+      applied INTEGER NOT NULL,
+      unacked INTEGER NOT NULL
+    )`);
+    db.exec('INSERT OR IGNORE INTO cluster_state (id, applied, unacked) VALUES (1, 0, 0)');
+    this.shapes = tableShapes(db);
+    this.shapes.delete('cluster_state');
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS cluster_changes (
+      id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, op TEXT NOT NULL, v TEXT NOT NULL
+    )`);
+    for (const s of this.shapes.values()) this.installTriggers(s);
+    this.take = db.prepare<unknown[]>('SELECT tbl, op, v FROM temp.cluster_changes ORDER BY id');
+    this.clear = db.prepare<unknown[]>('DELETE FROM temp.cluster_changes');
+    this.record = db.prepare<unknown[]>(
+      'INSERT INTO temp.cluster_changes (tbl, op, v) VALUES (?, ?, ?)',
+    );
+    this.ftsDelete = db.prepare<unknown[]>(`DELETE FROM ${FTS} WHERE rowid = ?`);
+    this.ftsInsert = db.prepare<unknown[]>(
+      `INSERT INTO ${FTS} (rowid, topic, body) VALUES (?, ?, ?)`,
+    );
+    this.readState = db.prepare<unknown[]>(
+      'SELECT applied, unacked FROM cluster_state WHERE id = 1',
+    );
+    this.writeApplied = db.prepare<unknown[]>('UPDATE cluster_state SET applied = ? WHERE id = 1');
+    this.writeUnacked = db.prepare<unknown[]>(
+      'UPDATE cluster_state SET unacked = unacked + ? WHERE id = 1',
+    );
+    this.wrapSearchIndex();
+  }
+
+  private installTriggers(s: TableShape): void {
+    const t = q(s.name);
+    const row = (ref: 'NEW' | 'OLD', cols: string[]) =>
+      `json_array(${cols.map((c) => `${ref}.${q(c)}`).join(', ')})`;
+    const lit = `'${s.name.replace(/'/g, "''")}'`;
+    const ins = (op: string, expr: string) =>
+      `INSERT INTO temp.cluster_changes (tbl, op, v) VALUES (${lit}, '${op}', ${expr});`;
+    const keyChanged = s.key.map((c) => `OLD.${q(c)} IS NOT NEW.${q(c)}`).join(' OR ');
+    const base = `cluster_${s.name}`;
+    this.db.exec(`
+      DROP TRIGGER IF EXISTS temp.${q(`${base}_i`)};
+      DROP TRIGGER IF EXISTS temp.${q(`${base}_u`)};
+      DROP TRIGGER IF EXISTS temp.${q(`${base}_d`)};
+      CREATE TEMP TRIGGER ${q(`${base}_i`)} AFTER INSERT ON main.${t}
+      BEGIN ${ins('u', row('NEW', s.columns))} END;
+      CREATE TEMP TRIGGER ${q(`${base}_u`)} AFTER UPDATE ON main.${t}
+      BEGIN
+        INSERT INTO temp.cluster_changes (tbl, op, v)
+          SELECT ${lit}, 'd', ${row('OLD', s.key)} WHERE ${keyChanged};
+        ${ins('u', row('NEW', s.columns))}
+      END;
+      CREATE TEMP TRIGGER ${q(`${base}_d`)} AFTER DELETE ON main.${t}
+      BEGIN ${ins('d', row('OLD', s.key))} END;`);
+  }
+
+  /** The full-text index cannot carry triggers: its two writers also record what they wrote. */
+  private wrapSearchIndex(): void {
+    const messages = this.store.messages;
+    const index = messages.index.bind(messages);
+    messages.index = (id, topic, body) => {
+      index(id, topic, body);
+      this.record.run(FTS, 'u', JSON.stringify([id, topic, body]));
+    };
+    const edits = this.store.messageEdits;
+    const reindex = edits.reindex.bind(edits);
+    edits.reindex = (id, topic, body) => {
+      reindex(id, topic, body);
+      this.record.run(FTS, 'u', JSON.stringify([id, topic, body]));
+    };
+  }
+
+  /** Inside the transaction, just before COMMIT: the rows it wrote (and forgets them). */
+  seal(): RowChange[] {
+    const rows = this.take.all() as { tbl: string; op: 'u' | 'd'; v: string }[];
+    if (rows.length > 0) this.clear.run();
+    return rows.map((r) => [r.tbl, r.op, JSON.parse(r.v) as unknown[]]);
+  }
+
+  /** Drops captured rows of a transaction that did not go through seal (first boot). */
+  discard(): void {
+    this.clear.run();
+  }
+
+  /** This node's position in the log, and how many of its own commits await the log's ack. */
+  state(): { applied: number; unacked: number } {
+    return this.readState.get() as { applied: number; unacked: number };
+  }
+
+  /** Counts a commit of this node's own that the log has not acknowledged yet (in its transaction). */
+  noteUnacked(delta: number): void {
+    this.writeUnacked.run(delta);
+  }
+
+  /**
+   * Writes a consistent copy of the database to `file` (VACUUM INTO) and returns the log position
+   * it holds — or null while this node has commits of its own the log has not acknowledged (a copy
+   * must hold nothing the log may refuse).
+   */
+  snapshotTo(file: string): number | null {
+    const { applied, unacked } = this.state();
+    if (unacked > 0 || this.db.inTransaction) return null;
+    this.db.prepare('VACUUM INTO ?').run(file);
+    return applied;
+  }
+
+  /** Records a log position as applied (this node's own entries, already in its database). */
+  markApplied(seq: number, ackedOwn: boolean): void {
+    this.store.transaction(() => {
+      this.writeApplied.run(seq);
+      if (ackedOwn) this.writeUnacked.run(-1);
+    });
+  }
+
+  /**
+   * Applies another node's log entry: its rows, in order, and the log position, in one
+   * transaction. Returns the tables it touched.
+   */
+  apply(seq: number, changes: readonly RowChange[]): Set<string> {
+    const touched = new Set<string>();
+    this.store.transaction(() => {
+      this.db.pragma('defer_foreign_keys = ON');
+      for (const [table, op, values] of changes) {
+        touched.add(table);
+        if (table === FTS) {
+          this.ftsDelete.run(values[0]);
+          this.ftsInsert.run(...values);
+          continue;
+        }
+        const shape = this.shapes.get(table);
+        if (!shape) throw new Error(`log entry ${seq} names an unknown table ${table}`);
+        if (op === 'u') shape.upsert.run(...values);
+        else {
+          shape.remove.run(...values);
+          if (table === 'messages') this.ftsDelete.run(values[0]);
+        }
+      }
+      this.writeApplied.run(seq);
+      // Our own capture triggers saw the replayed rows too: they are not ours to append.
+      this.clear.run();
+    });
+    return touched;
+  }
+}

@@ -1,0 +1,456 @@
+/**
+ * The cluster deployment (docs/cluster.md), for real: three NATS servers with JetStream, three
+ * Confab node processes and nginx in front, started by `npm run cluster`'s own code
+ * (src/cluster/local.ts). One cluster for the whole file, to keep its run time modest:
+ *   1. the designated API subset through the proxy (send, fetch, edit, reactions, subscriptions,
+ *      events by long-poll and WebSocket);
+ *   2. an event caused by a write through node B reaches a queue on node A;
+ *   3. failover under send load: SIGKILL the owner; none acknowledged lost, none duplicated,
+ *      a survivor's queue has no gap;
+ *   4. a node restarted empty catches up and serves reads.
+ * Skipped when nats-server or nginx is not installed.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { connect } from 'nats';
+import {
+  alive,
+  down,
+  killNode,
+  missingEngines,
+  startNodeAgain,
+  up,
+  type ClusterRecord,
+} from '../../src/cluster/local.js';
+import { LEASES } from '../../src/cluster/node.js';
+import { ApiClient, assertSuccess } from '../helpers/api.js';
+import { openSocket, register, type Ev } from '../helpers/events.js';
+import { request, upload } from '../helpers/uploads.js';
+import type { Fixture } from '../helpers/fixtures.js';
+import { assertMatchesOpenApi } from '../helpers/openapi.js';
+
+const missing = missingEngines();
+if (missing) {
+  t.plan(
+    0,
+    `${missing} is not installed (apt-get install -y nats-server nginx): cluster tests skipped`,
+  );
+} else {
+  await run();
+}
+
+async function run(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-test-'));
+  let rec: ClusterRecord;
+  try {
+    rec = await up({
+      dir,
+      nodes: 3,
+      // Snapshots often enough that the catch-up below starts from one.
+      env: { RATE_LIMITING: 'off', CLUSTER_SNAPSHOT_EVERY: '50' },
+    });
+  } catch (err) {
+    await down(dir);
+    throw err;
+  }
+  t.teardown(async () => {
+    await down(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const proxy = new ApiClient(rec.url, { realmId: 0, users: {}, notificationBotId: 0 });
+  const fx = await makeFixture(rec, proxy);
+  const via = (url: string) => new ApiClient(url, fx);
+  const api = via(rec.url);
+  const nodeUrl = (name: string) =>
+    `http://127.0.0.1:${rec.nodes.find((n) => n.name === name)!.port}`;
+
+  t.test('the API subset through the proxy of a three-node cluster', async (t) => {
+    assertSuccess(
+      t,
+      await api.post('owner', 'users/me/subscriptions', {
+        subscriptions: [{ name: 'cluster' }],
+        principals: ['owner@example.com', 'hamlet@example.com', 'othello@example.com'],
+      }),
+      'subscribe three users',
+    );
+    const subs = assertSuccess(t, await api.get('hamlet', 'users/me/subscriptions'), 'list');
+    t.ok(
+      (subs.subscriptions as { name: string }[]).some((s) => s.name === 'cluster'),
+      'the subscription is visible through any node',
+    );
+
+    const q = await register(t, api, 'othello', {
+      event_types: ['message', 'update_message', 'reaction'],
+    });
+    t.match(q.queue_id, /^n[123]-/, 'the queue id names its node');
+
+    const sent = await api.post('hamlet', 'messages', {
+      type: 'stream',
+      to: 'cluster',
+      topic: 'first',
+      content: 'hello **cluster**',
+    });
+    const body = assertSuccess(t, sent, 'send');
+    assertMatchesOpenApi(t, '/messages', 'post', sent.body);
+    const id = body.id as number;
+
+    // Read your write on every node, directly.
+    for (const n of rec.nodes) {
+      const r = await via(nodeUrl(n.name)).get('hamlet', `messages/${id}`);
+      const m = assertSuccess(t, r, `fetch on ${n.name}`).message as { content: string };
+      t.equal(m.content, '<p>hello <strong>cluster</strong></p>', `${n.name} has the message`);
+    }
+    const fetched = await api.get('othello', 'messages', {
+      anchor: 'newest',
+      num_before: 10,
+      num_after: 0,
+      narrow: [{ operator: 'channel', operand: 'cluster' }],
+    });
+    assertMatchesOpenApi(t, '/messages', 'get', fetched.body);
+    t.same(
+      (assertSuccess(t, fetched, 'fetch').messages as { id: number }[]).map((m) => m.id),
+      [id],
+      'fetch by narrow',
+    );
+    const search = await api.get('othello', 'messages', {
+      anchor: 'newest',
+      num_before: 10,
+      num_after: 0,
+      narrow: [{ operator: 'search', operand: 'cluster' }],
+    });
+    t.equal(
+      (assertSuccess(t, search, 'search').messages as unknown[]).length,
+      1,
+      'full-text search',
+    );
+
+    assertSuccess(t, await api.patch('hamlet', `messages/${id}`, { content: 'edited' }), 'edit');
+    assertSuccess(
+      t,
+      await api.post('othello', `messages/${id}/reactions`, { emoji_name: 'smile' }),
+      'react',
+    );
+
+    const got = await pollUntil(
+      api,
+      'othello',
+      q.queue_id,
+      q.last_event_id,
+      (evs) => evs.length >= 3,
+    );
+    t.same(
+      got.map((e) => e.type),
+      ['message', 'update_message', 'reaction'],
+      'long-poll through the proxy: the message, its edit, the reaction, in order',
+    );
+    t.same(
+      got.map((e) => e.id),
+      [0, 1, 2],
+      'event ids count from 0',
+    );
+
+    // WebSocket through the proxy to the queue's node.
+    const wq = await register(t, api, 'hamlet', { event_types: ['message'] });
+    const open = await openSocket(rec.url, fx.users.hamlet!, {
+      queue_id: wq.queue_id,
+      last_event_id: wq.last_event_id,
+    });
+    if (!('client' in open)) throw new Error(`socket refused: ${JSON.stringify(open)}`);
+    const ws = open.client;
+    t.teardown(() => ws.ws.close());
+    assertSuccess(
+      t,
+      await api.post('othello', 'messages', {
+        type: 'stream',
+        to: 'cluster',
+        topic: 'ws',
+        content: 'pushed',
+      }),
+      'send for the socket',
+    );
+    let frame = await ws.next();
+    while (!Array.isArray(frame.events) || (frame.events as Ev[]).length === 0)
+      frame = await ws.next();
+    const ev = (frame.events as Ev[])[0]!;
+    t.equal(ev.type, 'message', 'the socket pushes the message event');
+    t.equal(
+      (ev.message as { content: string }).content,
+      'pushed',
+      'its content (raw: no apply_markdown)',
+    );
+
+    // DELETE /events with the queue id in the query string reaches the queue's node.
+    assertSuccess(
+      t,
+      await api.request(
+        'DELETE',
+        'othello',
+        'events',
+        { queue_id: q.queue_id },
+        { encoding: 'query' },
+      ),
+      'delete the queue',
+    );
+    const gone = await api.get('othello', 'events', { queue_id: q.queue_id, last_event_id: 2 });
+    t.equal(gone.body.code, 'BAD_EVENT_QUEUE_ID', 'the deleted queue is gone');
+  });
+
+  t.test('an upload through one node is served by every node', async (t) => {
+    const data = Buffer.from('%PDF-1.4 cluster file '.repeat(2000));
+    const res = await upload(via(nodeUrl('n2')), 'hamlet', [{ filename: 'notes.pdf', data }]);
+    const uri = assertSuccess(t, res, 'upload through n2').uri as string;
+    for (const n of rec.nodes) {
+      const got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', uri);
+      t.equal(got.status, 200, `GET on ${n.name}`);
+      t.ok(got.body.equals(data), `${n.name} serves the same bytes`);
+    }
+    const viaProxy = await request(api, 'GET', 'hamlet', uri);
+    t.ok(viaProxy.body.equals(data), 'and through the proxy');
+  });
+
+  t.test('an event caused by a write through node B reaches a queue on node A', async (t) => {
+    const a = via(nodeUrl('n3'));
+    const b = via(nodeUrl('n2'));
+    const q = await register(t, a, 'othello', { event_types: ['message'] });
+    t.match(q.queue_id, /^n3-/, 'registered on n3');
+    assertSuccess(
+      t,
+      await b.post('hamlet', 'messages', {
+        type: 'stream',
+        to: 'cluster',
+        topic: 'x',
+        content: 'from n2',
+      }),
+      'send through n2',
+    );
+    const evs = await pollUntil(a, 'othello', q.queue_id, q.last_event_id, (e) => e.length >= 1);
+    t.equal((evs[0]!.message as { content: string }).content, 'from n2', 'delivered on n3');
+  });
+
+  t.test('failover under send load: none acknowledged lost, none duplicated, no gap', async (t) => {
+    const owner = await leaseHolder(rec);
+    const survivor = rec.nodes.find((n) => n.name !== owner)!;
+    const sApi = via(nodeUrl(survivor.name));
+    // A queue on the owner, which is about to die.
+    const doomed = await register(t, via(nodeUrl(owner)), 'othello', { event_types: ['message'] });
+    const q = await register(t, sApi, 'othello', {
+      event_types: ['message'],
+      narrow: [
+        ['channel', 'cluster'],
+        ['topic', 'load'],
+      ],
+    });
+
+    // Collect the survivor's queue's events all along.
+    const seen: Ev[] = [];
+    let polling = true;
+    const poller = (async () => {
+      let last = q.last_event_id;
+      while (polling) {
+        const r = await sApi.get('othello', 'events', {
+          queue_id: q.queue_id,
+          last_event_id: last,
+          dont_block: true,
+        });
+        if (r.status !== 200) throw new Error(`poll failed: ${r.text}`);
+        const evs = r.body.events as Ev[];
+        for (const e of evs) seen.push(e);
+        if (evs.length > 0) last = evs[evs.length - 1]!.id;
+        else await sleep(50);
+      }
+    })();
+
+    const acked = new Map<string, number>();
+    let failures = 0;
+    let killedAt = 0;
+    let firstAckAfterKill = 0;
+    let ackedAfterKill = 0;
+    let next = 0;
+    const deadline = Date.now() + 90_000;
+    const sender = async () => {
+      while (Date.now() < deadline && !(killedAt > 0 && ackedAfterKill >= 30)) {
+        const content = `load ${next++}`;
+        const r = await api
+          .post('hamlet', 'messages', { type: 'stream', to: 'cluster', topic: 'load', content })
+          .catch(() => null);
+        if (r && r.status === 200 && r.body.result === 'success') {
+          acked.set(content, r.body.id as number);
+          if (killedAt > 0) {
+            ackedAfterKill++;
+            if (firstAckAfterKill === 0) firstAckAfterKill = Date.now();
+          }
+        } else failures++;
+        if (killedAt === 0 && acked.size >= 40) {
+          killedAt = Date.now();
+          void killNode(dir, Number(owner.slice(1)));
+        }
+      }
+    };
+    await Promise.all([sender(), sender(), sender(), sender()]);
+    t.ok(
+      killedAt > 0 && ackedAfterKill >= 30,
+      `writes resumed after the owner ${owner} was killed`,
+      {
+        failoverMs: firstAckAfterKill - killedAt,
+        failedRequests: failures,
+      },
+    );
+    t.ok(
+      firstAckAfterKill - killedAt < 30_000,
+      'writes resumed within 30 s (lease 3 s + catch-up)',
+    );
+
+    const orphan = await api.get('othello', 'events', {
+      queue_id: doomed.queue_id,
+      last_event_id: doomed.last_event_id,
+      dont_block: true,
+    });
+    t.equal(orphan.body.code, 'BAD_EVENT_QUEUE_ID', "the dead node's queue: BAD_EVENT_QUEUE_ID");
+
+    // Every acknowledged message is there exactly once; nothing appears twice.
+    const all = await fetchTopic(api, 'load');
+    const counts = new Map<string, number>();
+    for (const m of all) counts.set(m.content, (counts.get(m.content) ?? 0) + 1);
+    const lost = [...acked.keys()].filter((c) => counts.get(`<p>${c}</p>`) !== 1);
+    t.same(lost, [], `all ${acked.size} acknowledged messages are stored exactly once`);
+    t.same(
+      [...counts.entries()].filter(([, n]) => n > 1),
+      [],
+      'no message is stored twice',
+    );
+    for (const [c, id] of acked)
+      if (!all.some((m) => m.id === id && m.content === `<p>${c}</p>`)) t.fail(`${c} has id ${id}`);
+
+    // The survivor's queue: every stored message once, in order, event ids without a gap.
+    const want = new Set(all.map((m) => m.id));
+    const until = Date.now() + 30_000;
+    while (
+      Date.now() < until &&
+      new Set(seen.map((e) => (e.message as { id: number }).id)).size < want.size
+    )
+      await sleep(50);
+    polling = false;
+    await poller;
+    const ids = seen.map((e) => e.id);
+    t.same(
+      ids,
+      ids.map((_, i) => q.last_event_id + 1 + i),
+      'event ids without a gap',
+    );
+    t.same(
+      seen.map((e) => (e.message as { id: number }).id),
+      all.map((m) => m.id),
+      'the survivor delivered every stored message once, in order',
+    );
+  });
+
+  t.test('a node restarted empty catches up and serves reads', async (t) => {
+    const owner = await leaseHolder(rec);
+    const victim = rec.nodes.find((n) => n.name !== owner && alive(n.pid))!;
+    await killNode(dir, Number(victim.name.slice(1)));
+    await startNodeAgain(dir, Number(victim.name.slice(1)), true);
+    const reference = await fetchTopic(api, 'load');
+    const fresh = via(nodeUrl(victim.name));
+    // The node answers once it has applied the log as it stood when it started.
+    const mine = await fetchTopic(fresh, 'load');
+    t.same(
+      mine.map((m) => m.id),
+      reference.map((m) => m.id),
+      `${victim.name}, started empty, serves every message`,
+    );
+    const log = fs.readFileSync(path.join(dir, 'logs', `${victim.name}.log`), 'utf8');
+    t.match(log, /started from the snapshot at log position \d+/, 'it started from a snapshot');
+    const me = await fresh.get('hamlet', 'users/me');
+    t.equal(
+      assertSuccess(t, me, 'users/me on the rebuilt node').email,
+      'hamlet@example.com',
+      'and the users',
+    );
+    assertSuccess(
+      t,
+      await fresh.post('hamlet', 'messages', {
+        type: 'stream',
+        to: 'cluster',
+        topic: 'after',
+        content: 'rebuilt',
+      }),
+      'and forwards writes',
+    );
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function leaseHolder(rec: ClusterRecord): Promise<string> {
+  const nc = await connect({ servers: rec.natsUrls });
+  try {
+    const kv = await nc.jetstream().views.kv(LEASES);
+    const e = await kv.get('realm-1');
+    return (JSON.parse(e!.string()) as { node: string }).node;
+  } finally {
+    await nc.close();
+  }
+}
+
+async function pollUntil(
+  api: ApiClient,
+  who: string,
+  queueId: string,
+  lastEventId: number,
+  done: (evs: Ev[]) => boolean,
+): Promise<Ev[]> {
+  const out: Ev[] = [];
+  let last = lastEventId;
+  while (!done(out)) {
+    const r = await api.get(who, 'events', { queue_id: queueId, last_event_id: last });
+    if (r.status !== 200) throw new Error(`poll failed: ${r.text}`);
+    for (const e of r.body.events as Ev[]) if (e.type !== 'heartbeat') out.push(e);
+    const evs = r.body.events as Ev[];
+    if (evs.length > 0) last = evs[evs.length - 1]!.id;
+  }
+  return out;
+}
+
+async function fetchTopic(
+  api: ApiClient,
+  topic: string,
+): Promise<{ id: number; content: string }[]> {
+  const r = await api.get('othello', 'messages', {
+    anchor: 'oldest',
+    num_before: 0,
+    num_after: 5000,
+    narrow: [
+      { operator: 'channel', operand: 'cluster' },
+      { operator: 'topic', operand: topic },
+    ],
+  });
+  if (r.status !== 200) throw new Error(`fetch failed: ${r.text}`);
+  return r.body.messages as { id: number; content: string }[];
+}
+
+/** The owner of the first realm, and users made through the API (no fixture seeding here). */
+async function makeFixture(rec: ClusterRecord, proxy: ApiClient): Promise<Fixture> {
+  const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
+  const users: Fixture['users'] = {
+    owner: { id: 0, ...owner, password: rec.owner.password, role: 100 },
+  };
+  for (const name of ['hamlet', 'othello']) {
+    const email = `${name}@example.com`;
+    const password = `secret-${name}`;
+    const created = await proxy.post(owner, 'users', { email, password, full_name: name });
+    if (created.status !== 200) throw new Error(`creating ${name}: ${created.text}`);
+    const key = await proxy.post(null, 'fetch_api_key', { username: email, password });
+    if (key.status !== 200) throw new Error(`api key of ${name}: ${key.text}`);
+    users[name] = {
+      id: created.body.user_id as number,
+      email,
+      api_key: key.body.api_key as string,
+      password,
+      role: 400,
+    };
+  }
+  return { realmId: 1, users, notificationBotId: 0 };
+}
