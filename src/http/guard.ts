@@ -383,11 +383,19 @@ export class HttpGuard {
   private relay(client: net.Socket): void {
     const server = net.connect({ path: this.upstream, allowHalfOpen: true });
     this.relays.set(client, server);
-    server.write(proxyHeader(client));
+    // The PROXY header goes out with the first request bytes, in one write: this uWS build never
+    // signals the end of an empty body (a POST with Content-Length: 0) when the PROXY header
+    // reached it in a read of its own, so such a request would wait for its idle timeout.
+    let preface: Buffer | null = proxyHeader(client);
     const scanner = new RequestScanner(this.routes);
     client.on('data', (chunk: Buffer) => {
       let ok = true;
-      for (const part of scanner.feed(chunk)) ok = server.write(part) && ok;
+      const parts = scanner.feed(chunk);
+      if (preface !== null && parts.length > 0) {
+        parts[0] = Buffer.concat([preface, parts[0]!]);
+        preface = null;
+      }
+      for (const part of parts) ok = server.write(part) && ok;
       if (!ok) {
         client.pause();
         server.once('drain', () => client.resume());

@@ -143,8 +143,10 @@ t.test('PATCH: name and description', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
   const { pub, priv } = await setup(ts);
+  // The notification bot is a member of the realm too.
   const nonGuests = ['desdemona', 'iago', 'shiva', 'hamlet', 'othello', 'cordelia', 'prospero']
     .map((n) => fx.users[n]!.id)
+    .concat(fx.notificationBotId)
     .sort((a, b) => a - b);
 
   let mark = ts.events.length;
@@ -251,7 +253,7 @@ t.test('PATCH: name and description', async (t) => {
 t.test('PATCH: privacy, history and web-public rules', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const id = (n: string) => fx.users[n]!.id;
+  const id = (n: string) => (n === 'bot' ? fx.notificationBotId : fx.users[n]!.id);
   const { pub, priv, hidden, web } = await setup(ts);
 
   assertError(
@@ -286,7 +288,7 @@ t.test('PATCH: privacy, history and web-public rules', async (t) => {
   const lost = evs.find((e) => e.event.op === 'delete')!;
   t.same(
     lost.users,
-    ['shiva', 'othello', 'cordelia', 'prospero'].map(id).sort((a, b) => a - b),
+    ['bot', 'shiva', 'othello', 'cordelia', 'prospero'].map(id).sort((a, b) => a - b),
   );
   const upd = evs.find((e) => e.event.op === 'update')!;
   t.same(upd.event, {
@@ -318,12 +320,12 @@ t.test('PATCH: privacy, history and web-public rules', async (t) => {
       [
         'stream',
         'create',
-        ['shiva', 'othello', 'cordelia', 'prospero'].map(id).sort((a, b) => a - b),
+        ['bot', 'shiva', 'othello', 'cordelia', 'prospero'].map(id).sort((a, b) => a - b),
       ],
       [
         'subscription',
         'peer_add',
-        ['shiva', 'othello', 'cordelia', 'prospero'].map(id).sort((a, b) => a - b),
+        ['bot', 'shiva', 'othello', 'cordelia', 'prospero'].map(id).sort((a, b) => a - b),
       ],
       ['stream', 'update', ['desdemona', 'iago', 'hamlet'].map(id).sort((a, b) => a - b)],
       ['stream', 'update', ['desdemona', 'iago', 'hamlet'].map(id).sort((a, b) => a - b)],

@@ -394,8 +394,10 @@ t.test('subscribing others and the unauthorized list', async (t) => {
 t.test('events of subscribing: who receives each, and who must not', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const id = (n: string) => fx.users[n]!.id;
+  const id = (n: string) => (n === 'bot' ? fx.notificationBotId : fx.users[n]!.id);
+  // The notification bot is a member of the realm too.
   const everyoneButGuest = [
+    'bot',
     'desdemona',
     'iago',
     'shiva',
@@ -508,7 +510,7 @@ t.test('events of subscribing: who receives each, and who must not', async (t) =
 t.test('DELETE /users/me/subscriptions', async (t) => {
   const ts = await startServer(t);
   const { api, fx } = ts;
-  const id = (n: string) => fx.users[n]!.id;
+  const id = (n: string) => (n === 'bot' ? fx.notificationBotId : fx.users[n]!.id);
   const pub = await createChannel(api, 'hamlet', 'public');
   const secret = await createChannel(api, 'iago', 'secret', { invite_only: true });
   await api.post('hamlet', 'users/me/subscriptions', {
@@ -534,7 +536,7 @@ t.test('DELETE /users/me/subscriptions', async (t) => {
       [
         'subscription',
         'peer_remove',
-        ['desdemona', 'iago', 'shiva', 'hamlet', 'cordelia', 'prospero', 'polonius']
+        ['bot', 'desdemona', 'iago', 'shiva', 'hamlet', 'cordelia', 'prospero', 'polonius']
           .map(id)
           .sort((a, b) => a - b),
       ],
