@@ -918,7 +918,7 @@ export async function fuzzEndpoint(
   let failures = 0;
   let changes = totalChanges(ts);
   let fingerprint = dbFingerprint(ts);
-  let eventCount = ts.events.length;
+  let eventCount: number;
   for (let i = 0; i < requests.length; i++) {
     const req = requests[i]!;
     let res: FuzzResponse;
@@ -955,7 +955,11 @@ export async function fuzzEndpoint(
         found.push('refused, yet the database changed');
       }
       if (ts.events.length !== eventCount) {
-        const kinds = ts.events.slice(eventCount).map((e) => `${e.event.type}/${e.event.op ?? ''}`);
+        const kinds = ts.events
+          .slice(eventCount)
+          .map(
+            (e) => `${String(e.event.type)}/${typeof e.event.op === 'string' ? e.event.op : ''}`,
+          );
         found.push(`refused, yet events were sent (${[...new Set(kinds)].join(', ')})`);
       }
     }
@@ -963,7 +967,6 @@ export async function fuzzEndpoint(
       changes = totalChanges(ts);
       fingerprint = dbFingerprint(ts);
     }
-    eventCount = ts.events.length;
     if (found.length > 0) {
       failures++;
       if (failures <= 5) {
