@@ -2,6 +2,10 @@
  * The sequence comparison under the HTML diff: Python's difflib.SequenceMatcher (longest matching
  * blocks, recursively, with its "popular tokens are no anchors" rule) as lxml's
  * InsensitiveSequenceMatcher uses it (tiny matches amid changes dropped), down to its opcodes.
+ *
+ * Hand-written on purpose: a minimal diff (the `diff` package's Myers algorithm) aligns repeated
+ * tokens differently from SequenceMatcher's longest-block-first search (about 6% of random word
+ * edits gave other opcodes), and the output must be the reference's.
  */
 
 type Block = [number, number, number];
