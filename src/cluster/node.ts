@@ -17,13 +17,11 @@
  *   own entries, already written) and delivers each entry's events to its own queues.
  * - Writes arriving at another node are forwarded to the owner (request/reply on
  *   `confab.cmd.<realm>`), answered once this node has applied them (read-your-writes).
+ *
+ * Beside it: jetstream.ts (stream, buckets, entry format, fenced append), leases.ts, forwarding.ts,
+ * refresh.ts (read models after another node's rows), snapshot.ts.
  */
 import {
-  connect,
-  headers as natsHeaders,
-  DiscardPolicy,
-  RetentionPolicy,
-  StorageType,
   type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
@@ -33,17 +31,26 @@ import {
   type Subscription,
 } from 'nats';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { Readable } from 'node:stream';
 import type { EventQueues } from '../../actors/event-queues.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
 import type { CommitLog } from '../../actors/realm.machine.js';
-import { JsonableError, type ErrorCode } from '../lib/errors.js';
 import type { EventPublisher, OutboundEvent } from '../lib/events.js';
 import { pack, unpack } from '../lib/pack.js';
 import { Replication, type RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
+import { answerForwarded, askOwner, FORWARD_DEADLINE_MS, fromWireError } from './forwarding.js';
+import {
+  appendEntry,
+  LOG_SUBJECT,
+  NotOwnerError,
+  connectJetStream,
+  sleep,
+  STREAM,
+  type Entry,
+} from './jetstream.js';
+import { LeaseBucket } from './leases.js';
+import { refreshReadModel } from './refresh.js';
+import { uploadSnapshot } from './snapshot.js';
 
 export type ClusterOptions = {
   /** NATS server URLs (any of the cluster's servers). */
@@ -62,40 +69,6 @@ export type ClusterOptions = {
   fatal?: (reason: string) => void;
 };
 
-export const STREAM = 'CONFAB_LOG';
-export const LEASES = 'confab_leases';
-export const UPLOADS = 'confab_uploads';
-export const SNAPSHOTS = 'confab_snapshots';
-/** The one object of the snapshot bucket: the newest copy; its description is its log position. */
-export const SNAPSHOT_NAME = 'latest';
-const LOG_SUBJECT = 'confab.log';
-const FORWARD_DEADLINE_MS = 10_000;
-
-type Entry =
-  | { k: 'lease'; node: string; inc: string; term: number }
-  | {
-      k: 'batch';
-      node: string;
-      inc: string;
-      term: number;
-      changes: RowChange[];
-      events: OutboundEvent[];
-      ended: (readonly number[] | null)[];
-    };
-
-type WireReply =
-  | { ok: true; data: unknown; seq: number }
-  | {
-      ok: false;
-      error: {
-        msg: string;
-        code?: ErrorCode;
-        status?: number;
-        extra?: Record<string, unknown>;
-        headers?: Record<string, string>;
-      };
-    };
-
 type Owned = {
   term: number;
   /** Sequence of the last entry appended for the realm (the next append expects it). */
@@ -104,41 +77,15 @@ type Owned = {
   sub: Subscription;
 };
 
-type Watch = { rev: number; since: number };
-
-export class NotOwnerError extends JsonableError {
-  constructor() {
-    super('This realm is moving to another server; try again', {
-      code: 'BAD_REQUEST',
-      status: 503,
-    });
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function toWireError(err: unknown): Extract<WireReply, { ok: false }>['error'] {
-  if (err instanceof JsonableError)
-    return {
-      msg: err.message,
-      code: err.code,
-      status: err.httpStatus,
-      extra: { ...err.extra },
-      headers: { ...err.headers },
-    };
-  console.error('forwarded command failed', err);
-  return { msg: 'Internal server error', code: 'BAD_REQUEST', status: 500 };
-}
-
 export class ClusterNode implements RealmPlacement, CommitLog {
   /** This process's incarnation: entries it wrote carry it (a restarted node is another). */
   readonly incarnation = crypto.randomBytes(6).toString('hex');
   private readonly leaseMs: number;
+  private readonly leases: LeaseBucket;
   private readonly replication: Replication;
   private registry: RealmRegistry | null = null;
   private readonly owned = new Map<number, Owned>();
   private readonly acquiring = new Set<number>();
-  private readonly watching = new Map<number, Watch>();
   /** Highest stream sequence seen per realm subject. */
   private readonly lastOfRealm = new Map<number, number>();
   private applied: number;
@@ -157,7 +104,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
-    private readonly kv: KV,
+    kv: KV,
     /** Uploaded files (src/cluster/uploads.ts). */
     readonly files: ObjectStore,
     private readonly snapshots: ObjectStore,
@@ -165,6 +112,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     private readonly queues: EventQueues,
   ) {
     this.leaseMs = opts.leaseMs ?? 3000;
+    this.leases = new LeaseBucket(kv, opts.node, this.incarnation, this.leaseMs);
     this.replication = new Replication(store);
     this.applied = this.replication.state().applied;
   }
@@ -172,63 +120,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   /** Connects to NATS, makes sure the log stream and the lease bucket exist. */
   static async join(opts: ClusterOptions, store: Store, queues: EventQueues): Promise<ClusterNode> {
     if (!/^[a-z0-9]{1,16}$/i.test(opts.node)) throw new Error(`bad node name ${opts.node}`);
-    const nc = await connect({
-      servers: opts.servers,
-      name: `confab-${opts.node}`,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 250,
-    });
-    try {
-      // A NATS cluster just started has no JetStream leader for a few seconds.
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        try {
-          return await ClusterNode.prepare(opts, nc, store, queues);
-        } catch (err) {
-          if (Date.now() > deadline) throw err;
-          await sleep(500);
-        }
-      }
-    } catch (err) {
-      await nc.close();
-      throw err;
-    }
-  }
-
-  private static async prepare(
-    opts: ClusterOptions,
-    nc: NatsConnection,
-    store: Store,
-    queues: EventQueues,
-  ): Promise<ClusterNode> {
-    {
-      const jsm = await nc.jetstreamManager();
-      try {
-        await jsm.streams.info(STREAM);
-      } catch {
-        try {
-          await jsm.streams.add({
-            name: STREAM,
-            subjects: [`${LOG_SUBJECT}.>`],
-            retention: RetentionPolicy.Limits,
-            storage: StorageType.File,
-            num_replicas: opts.replicas,
-            discard: DiscardPolicy.New,
-            duplicate_window: 120_000_000_000,
-          });
-        } catch (err) {
-          // Another node created it at the same moment.
-          await jsm.streams.info(STREAM).catch(() => {
-            throw err;
-          });
-        }
-      }
-      const js = nc.jetstream();
-      const kv = await js.views.kv(LEASES, { history: 1, replicas: opts.replicas });
-      const files = await js.views.os(UPLOADS, { replicas: opts.replicas });
-      const snapshots = await js.views.os(SNAPSHOTS, { replicas: opts.replicas });
-      return new ClusterNode(opts, nc, js, jsm, kv, files, snapshots, store, queues);
-    }
+    const { nc, js, jsm, kv, files, snapshots } = await connectJetStream(opts);
+    return new ClusterNode(opts, nc, js, jsm, kv, files, snapshots, store, queues);
   }
 
   get log(): CommitLog {
@@ -307,7 +200,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       this.replication.markApplied(seq, e.changes.length > 0);
     } else {
       const touched = this.replication.apply(seq, e.changes);
-      this.refresh(realmId, e.changes, touched);
+      refreshReadModel(this.registry!, realmId, e.changes, touched);
     }
     this.applied = seq;
     this.maybeSnapshot();
@@ -320,44 +213,6 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       this.waiters = this.waiters.filter((w) => w.seq > seq);
       for (const w of due) w.resolve();
     }
-  }
-
-  /** Brings the read model of a realm loaded here up to date with rows another node wrote. */
-  private refresh(realmId: number, changes: readonly RowChange[], touched: Set<string>): void {
-    const registry = this.registry!;
-    if (touched.has('realms')) {
-      for (const [table, op, v] of changes)
-        if (table === 'realms' && op === 'u') registry.noteRealmCreated(v[0] as number);
-    }
-    const rt = registry.loaded().find((r) => r.id === realmId);
-    if (!rt) return;
-    const view = rt.view;
-    const has = (...tables: string[]) => tables.some((t) => touched.has(t));
-    if (has('users')) {
-      for (const [table, op, v] of changes)
-        if (table === 'users' && op === 'u') view.reloadUser(v[0] as number);
-    }
-    if (has('user_groups', 'user_group_members', 'user_group_subgroups')) view.reloadGroups();
-    if (has('streams', 'subscriptions', 'default_streams', 'channel_folders'))
-      view.channels.reloadAll();
-    if (has('custom_profile_fields', 'custom_profile_field_values')) view.invalidateProfiles();
-    const messageOnly = new Set([
-      'messages',
-      'messages_fts',
-      'user_messages',
-      'reactions',
-      'attachment_messages',
-      'attachments',
-      'drafts',
-      'user_topics',
-      'user_presence',
-      'user_status',
-      'scheduled_messages',
-      'direct_message_groups',
-      'direct_message_group_members',
-    ]);
-    // Anything else (realm row, emoji, linkifiers, ...) may feed caches keyed by the view's version.
-    if ([...touched].some((t) => !messageOnly.has(t))) view.reloadRealm();
   }
 
   // ---- snapshots ----------------------------------------------------------------------------
@@ -380,22 +235,15 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   }
 
   async writeSnapshot(): Promise<number | null> {
-    const dir = this.opts.tmpDir!;
-    await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
-    const file = path.join(dir, `snapshot-${crypto.randomBytes(8).toString('hex')}.sqlite3`);
-    try {
-      const seq = this.replication.snapshotTo(file);
-      if (seq === null) return null;
-      this.lastSnapshot = seq;
-      const current = await this.snapshots.info(SNAPSHOT_NAME).catch(() => null);
-      if (current && Number(current.description) >= seq) return null;
-      const body = Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>;
-      await this.snapshots.put({ name: SNAPSHOT_NAME, description: String(seq) }, body);
-      console.error(`cluster ${this.opts.node}: snapshot at log position ${seq} uploaded`);
-      return seq;
-    } finally {
-      await fs.promises.rm(file, { force: true });
-    }
+    return uploadSnapshot(
+      this.replication,
+      this.snapshots,
+      this.opts.tmpDir!,
+      this.opts.node,
+      (seq) => {
+        this.lastSnapshot = seq;
+      },
+    );
   }
 
   private waitApplied(seq: number): Promise<void> {
@@ -411,13 +259,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
 
   /** The realm's current owner, as the lease bucket says (for status and tests). */
   async ownerOf(realmId: number): Promise<string | null> {
-    const e = await this.kv.get(`realm-${realmId}`);
-    if (!e || e.operation !== 'PUT') return null;
-    return (JSON.parse(e.string()) as { node: string }).node;
-  }
-
-  private leaseValue(): string {
-    return JSON.stringify({ node: this.opts.node, inc: this.incarnation });
+    return this.leases.holderOf(realmId);
   }
 
   private async leaseTick(): Promise<void> {
@@ -427,33 +269,13 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   }
 
   private async tickRealm(realmId: number): Promise<void> {
-    const key = `realm-${realmId}`;
-    const owned = this.owned.get(realmId);
+    const owned = this.owned.has(realmId);
     if (this.acquiring.has(realmId)) return;
-    const e = await this.kv.get(key);
     if (owned) {
-      try {
-        if (!e || e.operation !== 'PUT' || e.string() !== this.leaseValue())
-          throw new Error('lost');
-        await this.kv.update(key, this.leaseValue(), e.revision);
-      } catch {
-        this.lose(realmId, 'the lease was taken');
-      }
+      if (!(await this.leases.renew(realmId))) this.lose(realmId, 'the lease was taken');
       return;
     }
-    const now = Date.now();
-    let rev: number;
-    if (!e || e.operation !== 'PUT') {
-      rev = await this.kv.create(key, this.leaseValue()).catch(() => 0);
-    } else {
-      const w = this.watching.get(realmId);
-      if (!w || w.rev !== e.revision) {
-        this.watching.set(realmId, { rev: e.revision, since: now });
-        return;
-      }
-      if (now - w.since < this.leaseMs) return;
-      rev = await this.kv.update(key, this.leaseValue(), e.revision).catch(() => 0);
-    }
+    const rev = await this.leases.tryTake(realmId);
     if (rev > 0) await this.takeOver(realmId, rev);
   }
 
@@ -475,7 +297,10 @@ export class ClusterNode implements RealmPlacement, CommitLog {
           const sub = this.nc.subscribe(`confab.cmd.${realmId}`, {
             queue: 'owner',
             callback: (err, msg) => {
-              if (!err) void this.serveForwarded(realmId, msg.data, (d) => msg.respond(d));
+              if (err) return;
+              const run = (type: string, payload: unknown) =>
+                this.runForwarded(realmId, type, payload);
+              void answerForwarded(msg.data, run, (d) => msg.respond(d));
             },
           });
           this.owned.set(realmId, { term, last: ack, tail: Promise.resolve(), sub });
@@ -549,13 +374,14 @@ export class ClusterNode implements RealmPlacement, CommitLog {
 
   /** One append with JetStream's optimistic concurrency on the realm's subject; its sequence. */
   private async append1(realmId: number, entry: Entry, expectLast: number): Promise<number> {
-    const h = natsHeaders();
-    h.set('Nats-Expected-Last-Subject-Sequence', String(expectLast));
-    const ack = await this.js.publish(`${LOG_SUBJECT}.${realmId}`, pack(entry), {
-      headers: h,
-      timeout: 5000,
-    });
-    return ack.seq;
+    return appendEntry(
+      this.js,
+      realmId,
+      entry,
+      'Nats-Expected-Last-Subject-Sequence',
+      expectLast,
+      5000,
+    );
   }
 
   // ---- forwarding ---------------------------------------------------------------------------
@@ -565,51 +391,24 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     const body = pack({ type, payload });
     for (;;) {
       if (this.owned.has(realmId)) return this.registry!.get(realmId)!.askHere(type, payload);
-      let data: Uint8Array;
-      try {
-        data = (await this.nc.request(`confab.cmd.${realmId}`, body, { timeout: 8000 })).data;
-      } catch (err) {
-        // No owner right now (failover): wait for one. A timeout leaves the outcome unknown.
-        const noOwner = (err as { code?: string }).code === '503';
-        if (!noOwner || Date.now() > deadline) throw new NotOwnerError();
-        await sleep(100);
-        continue;
-      }
-      const reply = unpack<WireReply>(data);
-      if (!reply.ok) {
-        const { msg, code, status, extra, headers } = reply.error;
-        throw new JsonableError(msg, {
-          ...(code ? { code } : {}),
-          ...(status ? { status } : {}),
-          ...(extra ? { extra } : {}),
-          ...(headers ? { headers } : {}),
-        });
-      }
+      const reply = await askOwner(this.nc, realmId, body, deadline);
+      if (!reply) continue;
+      if (!reply.ok) throw fromWireError(reply.error);
       await this.waitApplied(reply.seq);
       return reply.data;
     }
   }
 
-  private async serveForwarded(
+  /** Runs a command forwarded to this node as the realm's owner. */
+  private async runForwarded(
     realmId: number,
-    data: Uint8Array,
-    respond: (d: Uint8Array) => void,
-  ): Promise<void> {
-    let reply: WireReply;
-    try {
-      const { type, payload } = unpack<{ type: string; payload: unknown }>(data);
-      const rt = this.registry!.get(realmId);
-      if (!rt || !this.owned.has(realmId)) throw new NotOwnerError();
-      const result = await rt.askHere(type, payload);
-      reply = { ok: true, data: result, seq: this.owned.get(realmId)?.last ?? this.applied };
-    } catch (err) {
-      reply = { ok: false, error: toWireError(err) };
-    }
-    try {
-      respond(pack(reply));
-    } catch (err) {
-      console.error('answering a forwarded command failed', err);
-    }
+    type: string,
+    payload: unknown,
+  ): Promise<{ data: unknown; seq: number }> {
+    const rt = this.registry!.get(realmId);
+    if (!rt || !this.owned.has(realmId)) throw new NotOwnerError();
+    const result = await rt.askHere(type, payload);
+    return { data: result, seq: this.owned.get(realmId)?.last ?? this.applied };
   }
 
   // ---- first realm, status, shutdown ----------------------------------------------------------
@@ -639,10 +438,14 @@ export class ClusterNode implements RealmPlacement, CommitLog {
         events: [],
         ended: [],
       };
-      const h = natsHeaders();
-      h.set('Nats-Expected-Last-Sequence', String(info.state.last_seq));
       try {
-        await this.js.publish(`${LOG_SUBJECT}.${created.realm_id}`, pack(entry), { headers: h });
+        await appendEntry(
+          this.js,
+          created.realm_id,
+          entry,
+          'Nats-Expected-Last-Sequence',
+          info.state.last_seq,
+        );
       } catch (err) {
         this.die(`another node created the first realm (${String(err)})`);
         throw err;

@@ -1,15 +1,18 @@
 /**
- * Catch-up of a node with no database (new, or discarded after diverging): it starts from the
- * newest snapshot in the `confab_snapshots` bucket, written by a node that owns no realm every so
- * many log entries, and then applies the log from the snapshot's position on (docs/cluster.md
+ * Snapshots of a node's database in the `confab_snapshots` bucket, both sides. A node that owns
+ * no realm uploads one every so many log entries (`uploadSnapshot`, from src/cluster/node.ts); a
+ * node with no database (new, or discarded after diverging) starts from the newest one and then
+ * applies the log from the snapshot's position on (`restoreSnapshot`; docs/cluster.md
  * "Catch-up"). Without a snapshot it replays the whole log.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { connect } from 'nats';
-import { SNAPSHOTS, SNAPSHOT_NAME } from './node.js';
+import { connect, type ObjectStore } from 'nats';
+import type { Replication } from '../storage/replication.js';
+import { SNAPSHOTS, SNAPSHOT_NAME } from './jetstream.js';
 
 /** Restores the newest snapshot into an empty data directory; its log position, or null. */
 export async function restoreSnapshot(servers: string[], dataDir: string): Promise<number | null> {
@@ -37,5 +40,33 @@ export async function restoreSnapshot(servers: string[], dataDir: string): Promi
     return Number(result.info.description);
   } finally {
     await nc.close();
+  }
+}
+
+/**
+ * Writes a copy of this node's database under `dir` and uploads it unless the bucket already
+ * holds one as new; `taken` learns the copy's log position. The position uploaded, or null.
+ */
+export async function uploadSnapshot(
+  replication: Replication,
+  bucket: ObjectStore,
+  dir: string,
+  node: string,
+  taken: (seq: number) => void,
+): Promise<number | null> {
+  await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, `snapshot-${crypto.randomBytes(8).toString('hex')}.sqlite3`);
+  try {
+    const seq = replication.snapshotTo(file);
+    if (seq === null) return null;
+    taken(seq);
+    const current = await bucket.info(SNAPSHOT_NAME).catch(() => null);
+    if (current && Number(current.description) >= seq) return null;
+    const body = Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>;
+    await bucket.put({ name: SNAPSHOT_NAME, description: String(seq) }, body);
+    console.error(`cluster ${node}: snapshot at log position ${seq} uploaded`);
+    return seq;
+  } finally {
+    await fs.promises.rm(file, { force: true });
   }
 }

@@ -35,7 +35,9 @@ import * as settings from './settings.js';
 import * as typing from './typing.js';
 import * as upload from './upload.js';
 import * as externalContent from './external-content.js';
+import * as streamSettings from './stream-settings.js';
 import * as streams from './streams.js';
+import * as subscriptions from './subscriptions.js';
 import * as topics from './topics.js';
 import * as userAdmin from './user-admin.js';
 import * as userGroups from './user-groups.js';
@@ -72,7 +74,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
   scheduledMessages,
   serverSettings,
   settings,
+  subscriptions,
   streams,
+  streamSettings,
   topics,
   typing,
   upload,

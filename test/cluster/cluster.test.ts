@@ -24,7 +24,7 @@ import {
   up,
   type ClusterRecord,
 } from '../../src/cluster/local.js';
-import { LEASES } from '../../src/cluster/node.js';
+import { LEASES } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
 import { request, upload } from '../helpers/uploads.js';

@@ -8,7 +8,8 @@
  */
 import MarkdownIt from 'markdown-it';
 import { codeBlockHtml, FENCE_PLACEHOLDER, preprocessFences, type FenceItem } from './fences.js';
-import { renderInline, type InlineState } from './inline.js';
+import type { InlineState } from './inline-pattern.js';
+import { renderInline } from './inline.js';
 import { El } from './tree.js';
 
 const md = new MarkdownIt('default', { html: false, linkify: false, typographer: false });

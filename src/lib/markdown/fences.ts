@@ -7,7 +7,8 @@
  * becomes `> `-prefixed lines; a spoiler becomes markers around its header and content, which
  * the block parser then parses with the rest of the message.
  */
-import { highlightCode, languageName } from './highlight.js';
+import { languageName } from './highlight-languages.js';
+import { highlightCode } from './highlight.js';
 import { renderTex } from './tex.js';
 
 /** What a placeholder line stands for. */

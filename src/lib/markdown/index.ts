@@ -6,7 +6,7 @@
 import { alertWordUsers } from './alert-words.js';
 import type { RenderContext, RenderOptions, RenderResult } from './context.js';
 import { renderBlocks } from './blocks.js';
-import type { InlineState } from './inline.js';
+import type { InlineState } from './inline-pattern.js';
 import { prepareContext, type PreparedContext, type RenderState } from './prepare.js';
 import { addLinkPreviews } from './previews.js';
 import { El, fixBreaks, prettify, serializeChildren } from './tree.js';
@@ -15,7 +15,7 @@ export type * from './context.js';
 export { EMPTY_CONTEXT } from './context.js';
 export { prepareContext, type PreparedContext } from './prepare.js';
 export { topicLinks, validateLinkifier, LinkifierError, type TopicLink } from './linkifiers.js';
-export { possibleChannelNames, possibleTopicLinks } from './inline.js';
+export { possibleChannelNames, possibleTopicLinks } from './inline-mentions.js';
 
 const preparedCache = new WeakMap<RenderContext, PreparedContext>();
 

@@ -1,0 +1,108 @@
+/**
+ * The admin tool's commands on a server's data: backup and restore of the data directory, export
+ * and import of a realm, and the running server's event-queue statistics.
+ */
+import { backupDataDir } from './backup.js';
+import { exportRealmToFile } from './realm-export.js';
+import { importRealmFromFile } from './realm-import.js';
+import type { AdminCommand } from './commands.js';
+import { realmArg, REALM_DESC, REALM_OPT, str } from './command-args.js';
+
+export const DATA_COMMANDS: Record<string, AdminCommand> = {
+  backup: {
+    summary: 'Copy the data directory consistently, while the server serves, into a new directory.',
+    details:
+      'The database through SQLite’s online backup, the uploaded files and custom emoji, and a\n' +
+      'manifest.json with every file’s size and SHA-256. Restore with `restore --from DIR`.',
+    options: { to: { type: 'string' } },
+    describe: { to: 'the backup directory (must not exist, or be empty)' },
+    required: ['to'],
+    run(rt, args) {
+      return backupDataDir(rt.store, rt.config.dataDir, str(args, 'to'));
+    },
+  },
+
+  restore: {
+    summary: 'Fill an empty data directory (DATA_DIR) from a backup; the server must be stopped.',
+    details: 'Checks every file against the manifest, then the database’s integrity.',
+    options: { from: { type: 'string' } },
+    describe: { from: 'the backup directory' },
+    required: ['from'],
+    offline: true,
+    run() {
+      // Run by src/manage.ts itself: the data directory is not opened as a store first.
+      return Promise.reject(new Error('restore runs in the admin tool'));
+    },
+  },
+
+  'export-realm': {
+    summary: 'Export a realm to an archive (.tar.gz) that import-realm reads.',
+    details: 'The archive format is described in docs/operations.md "Realm export and import".',
+    options: { ...REALM_OPT, to: { type: 'string' }, 'public-only': { type: 'boolean' } },
+    describe: {
+      ...REALM_DESC,
+      to: 'the archive file to write (must not exist)',
+      'public-only':
+        'only public data, as the API’s public export (no private channels or direct messages)',
+    },
+    required: ['realm', 'to'],
+    run(rt, args) {
+      const row = realmArg(rt, args);
+      return exportRealmToFile(rt.store, rt.config, row.id, str(args, 'to'), {
+        publicOnly: args['public-only'] === true,
+      });
+    },
+  },
+
+  'import-realm': {
+    summary: 'Create a realm from an export archive (of this or another Confab server).',
+    details:
+      'Users keep their e-mail addresses, names and roles, and get new API keys and no password:\n' +
+      'set passwords with `reset-password`. Ids are new; links between the data are kept.',
+    options: { from: { type: 'string' }, subdomain: { type: 'string' }, name: { type: 'string' } },
+    describe: {
+      from: 'the export archive (.tar.gz)',
+      subdomain: "the new realm's subdomain ('' for the root domain; must be free)",
+      name: 'the new realm’s name (default: the exported realm’s)',
+    },
+    required: ['from', 'subdomain'],
+    run(rt, args) {
+      return importRealmFromFile(rt, str(args, 'from'), {
+        subdomain: str(args, 'subdomain').toLowerCase(),
+        ...(typeof args.name === 'string' ? { name: args.name } : {}),
+      });
+    },
+  },
+
+  'queue-stats': {
+    summary: 'Event queues of the running server: counts, pending events, consumers, per realm.',
+    options: {},
+    describe: {},
+    run(rt) {
+      if (!rt.queues) return Promise.resolve({ server_running: false, queues: 0 });
+      const byRealm = new Map<
+        number,
+        { queues: number; events: number; held_polls: number; sockets: number }
+      >();
+      for (const q of rt.queues.list()) {
+        let r = byRealm.get(q.realmId);
+        if (!r) byRealm.set(q.realmId, (r = { queues: 0, events: 0, held_polls: 0, sockets: 0 }));
+        r.queues++;
+        r.events += q.queue.size;
+        if (q.waiter) r.held_polls++;
+        else if (q.socket) r.sockets++;
+      }
+      const realms = [...byRealm].map(([realm_id, r]) => ({ realm_id, ...r }));
+      const total = (k: 'queues' | 'events' | 'held_polls' | 'sockets') =>
+        realms.reduce((n, r) => n + r[k], 0);
+      return Promise.resolve({
+        server_running: true,
+        queues: total('queues'),
+        events: total('events'),
+        held_polls: total('held_polls'),
+        sockets: total('sockets'),
+        realms,
+      });
+    },
+  },
+};
