@@ -11,8 +11,15 @@ import {
 } from '../src/mutations/attachments.js';
 import { doThumbnailDone, doThumbnailFailed } from '../src/mutations/thumbnails.js';
 import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
-import type { Mutation } from '../src/mutations/context.js';
-import { doCreateDrafts, doDeleteDraft, doEditDraft } from '../src/mutations/drafts.js';
+import { checkThenDo, type Mutation } from '../src/mutations/context.js';
+import {
+  checkCreateDrafts,
+  checkDeleteDraft,
+  checkEditDraft,
+  doCreateDrafts,
+  doDeleteDraft,
+  doEditDraft,
+} from '../src/mutations/drafts.js';
 import {
   checkAcceptInvitation,
   checkCreateMultiuseInvite,
@@ -35,7 +42,11 @@ import {
   doRemoveProfileData,
   doUpdateProfileData,
 } from '../src/mutations/profile-fields.js';
-import { doAddPushDevice, doRemovePushDevice } from '../src/mutations/push-devices.js';
+import {
+  checkRemovePushDevice,
+  doAddPushDevice,
+  doRemovePushDevice,
+} from '../src/mutations/push-devices.js';
 import { checkUpdateRealm } from '../src/mutations/realm-admin.js';
 import { checkDeactivateRealm, doReactivateRealm } from '../src/mutations/realm-deactivate.js';
 import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
@@ -91,10 +102,17 @@ import {
   checkDeactivateOwnAccount,
   checkDeactivateUser,
 } from '../src/mutations/users.js';
-import { doAddPlayground, doRemovePlayground } from '../src/mutations/playgrounds.js';
+import {
+  checkAddPlayground,
+  checkRemovePlayground,
+  doAddPlayground,
+  doRemovePlayground,
+} from '../src/mutations/playgrounds.js';
 import { doFlushPresence } from '../src/mutations/presence.js';
 import { doUpdateRealmUserDefaults } from '../src/mutations/realm-user-defaults.js';
 import {
+  checkDeleteSavedSnippet,
+  checkEditSavedSnippet,
   doCreateSavedSnippet,
   doDeleteSavedSnippet,
   doEditSavedSnippet,
@@ -114,7 +132,7 @@ export const REALM_COMMANDS = {
   'user.reactivate': checkReactivateUser,
   'user.profile_data.remove': doRemoveProfileData,
   'user.push_device.add': doAddPushDevice,
-  'user.push_device.remove': doRemovePushDevice,
+  'user.push_device.remove': checkThenDo(checkRemovePushDevice, doRemovePushDevice),
   'profile_field.update': checkUpdateProfileField,
   'profile_field.delete': checkDeleteProfileField,
   'profile_field.reorder': checkReorderProfileFields,
@@ -144,9 +162,9 @@ export const REALM_COMMANDS = {
   'attachment.remove': doRemoveAttachment,
   'thumbnail.done': doThumbnailDone,
   'thumbnail.failed': doThumbnailFailed,
-  'draft.create': doCreateDrafts,
-  'draft.edit': doEditDraft,
-  'draft.delete': doDeleteDraft,
+  'draft.create': checkThenDo(checkCreateDrafts, doCreateDrafts),
+  'draft.edit': checkThenDo(checkEditDraft, doEditDraft),
+  'draft.delete': checkThenDo(checkDeleteDraft, doDeleteDraft),
   'alert_words.add': doAddAlertWords,
   'alert_words.remove': doRemoveAlertWords,
   'invite.create': checkInviteUsers,
@@ -178,10 +196,10 @@ export const REALM_COMMANDS = {
   'presence.flush': doFlushPresence,
   'user_status.update': doUpdateUserStatus,
   'saved_snippet.create': doCreateSavedSnippet,
-  'saved_snippet.edit': doEditSavedSnippet,
-  'saved_snippet.delete': doDeleteSavedSnippet,
-  'playground.add': doAddPlayground,
-  'playground.remove': doRemovePlayground,
+  'saved_snippet.edit': checkThenDo(checkEditSavedSnippet, doEditSavedSnippet),
+  'saved_snippet.delete': checkThenDo(checkDeleteSavedSnippet, doDeleteSavedSnippet),
+  'playground.add': checkThenDo(checkAddPlayground, doAddPlayground),
+  'playground.remove': checkThenDo(checkRemovePlayground, doRemovePlayground),
   'realm.user_settings_defaults.update': doUpdateRealmUserDefaults,
   // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
   'message.mark_read': doMarkAsRead,
