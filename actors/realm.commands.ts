@@ -29,6 +29,10 @@ import {
   doRevokeMultiuseInvite,
 } from '../src/mutations/invites.js';
 import {
+  checkAddLinkifier,
+  checkRemoveLinkifier,
+  checkReorderLinkifiers,
+  checkUpdateLinkifier,
   doAddLinkifier,
   doRemoveLinkifier,
   doReorderLinkifiers,
@@ -74,7 +78,12 @@ import { doSetUserTopic } from '../src/mutations/user-topics.js';
 import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
 import { checkUpdateMessage } from '../src/mutations/message-edit.js';
-import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
+import {
+  checkMuteUser,
+  checkUnmuteUser,
+  doMuteUser,
+  doUnmuteUser,
+} from '../src/mutations/muted-users.js';
 import {
   checkCreateRealmExport,
   checkDeleteRealmExport,
@@ -140,10 +149,10 @@ export const REALM_COMMANDS = {
   'realm.deactivate': checkDeactivateRealm,
   // Internal (the reference reactivates through a confirmation link): tests, admin tools.
   'realm.reactivate': doReactivateRealm,
-  'linkifier.add': doAddLinkifier,
-  'linkifier.update': doUpdateLinkifier,
-  'linkifier.remove': doRemoveLinkifier,
-  'linkifier.reorder': doReorderLinkifiers,
+  'linkifier.add': checkThenDo(checkAddLinkifier, doAddLinkifier),
+  'linkifier.update': checkThenDo(checkUpdateLinkifier, doUpdateLinkifier),
+  'linkifier.remove': checkThenDo(checkRemoveLinkifier, doRemoveLinkifier),
+  'linkifier.reorder': checkThenDo(checkReorderLinkifiers, doReorderLinkifiers),
   'realm.update_settings': doUpdateRealmSettings,
   'channel.subscribe': checkSubscribe,
   'channel.unsubscribe': checkUnsubscribe,
@@ -204,8 +213,8 @@ export const REALM_COMMANDS = {
   // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
   'message.mark_read': doMarkAsRead,
   'topic.delete': checkDeleteTopicBatch,
-  'user.mute': doMuteUser,
-  'user.unmute': doUnmuteUser,
+  'user.mute': checkThenDo(checkMuteUser, doMuteUser),
+  'user.unmute': checkThenDo(checkUnmuteUser, doUnmuteUser),
   // The admin tool (src/admin/commands.ts) and new realms' onboarding (src/realm-setup.ts).
   'user.system_bot.ensure': ensureSystemBot,
   'user.password.set': doSetPasswordHash,
