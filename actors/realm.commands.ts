@@ -3,8 +3,10 @@
  * mutations here (`'noun.verb'` names). The payload and result types of `ask()` come from this
  * table, so an endpoint cannot send a command with the wrong shape.
  */
-import { doReportMessage } from '../src/mutations/message-report.js';
+import { checkReportMessage, doReportMessage } from '../src/mutations/message-report.js';
 import {
+  checkCreateAttachment,
+  checkRemoveAttachment,
   doCreateAttachment,
   doRemoveAttachment,
   doUpdateMessageAttachments,
@@ -74,7 +76,7 @@ import {
   checkUpdateUserGroup,
   checkUpdateUserGroupMembers,
 } from '../src/mutations/user-groups.js';
-import { doSetUserTopic } from '../src/mutations/user-topics.js';
+import { checkSetUserTopic, doSetUserTopic } from '../src/mutations/user-topics.js';
 import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
 import { checkUpdateMessage } from '../src/mutations/message-edit.js';
@@ -87,6 +89,7 @@ import {
 import {
   checkCreateRealmExport,
   checkDeleteRealmExport,
+  checkUpdateRealmExport,
   doUpdateRealmExport,
 } from '../src/mutations/realm-exports.js';
 import {
@@ -162,13 +165,13 @@ export const REALM_COMMANDS = {
   'channel.default': checkChangeDefaultStream,
   'channel_folder.create': checkCreateChannelFolder,
   'subscription.properties': doChangeSubscriptionProperties,
-  'user_topic.set': doSetUserTopic,
+  'user_topic.set': checkThenDo(checkSetUserTopic, doSetUserTopic),
   'user_group.create': checkCreateUserGroup,
   'user_group.update': checkUpdateUserGroup,
   'user_group.members': checkUpdateUserGroupMembers,
   'user_group.deactivate': checkDeactivateUserGroup,
-  'attachment.create': doCreateAttachment,
-  'attachment.remove': doRemoveAttachment,
+  'attachment.create': checkThenDo(checkCreateAttachment, doCreateAttachment),
+  'attachment.remove': checkThenDo(checkRemoveAttachment, doRemoveAttachment),
   'thumbnail.done': doThumbnailDone,
   'thumbnail.failed': doThumbnailFailed,
   'draft.create': checkThenDo(checkCreateDrafts, doCreateDrafts),
@@ -187,7 +190,7 @@ export const REALM_COMMANDS = {
   'message.send': checkSendMessage,
   'message.delete': checkDeleteMessage,
   'message.update': checkUpdateMessage,
-  'message.report': doReportMessage,
+  'message.report': checkThenDo(checkReportMessage, doReportMessage),
   'message.flags.update': doUpdateMessageFlags,
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,
@@ -222,7 +225,7 @@ export const REALM_COMMANDS = {
   'realm.deactivate_by_admin': doDeactivateRealm,
   // Realm exports requested through the API (src/endpoints/realm-export.ts).
   'realm_export.create': checkCreateRealmExport,
-  'realm_export.update': doUpdateRealmExport,
+  'realm_export.update': checkThenDo(checkUpdateRealmExport, doUpdateRealmExport),
   'realm_export.delete': checkDeleteRealmExport,
 } satisfies Record<string, Mutation<never, unknown>>;
 
