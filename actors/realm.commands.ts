@@ -27,6 +27,8 @@ import {
   checkCreateMultiuseInvite,
   checkInviteUsers,
   checkResendInvite,
+  checkRevokeInvite,
+  checkRevokeMultiuseInvite,
   doRevokeInvite,
   doRevokeMultiuseInvite,
 } from '../src/mutations/invites.js';
@@ -77,7 +79,7 @@ import {
   checkUpdateUserGroupMembers,
 } from '../src/mutations/user-groups.js';
 import { checkSetUserTopic, doSetUserTopic } from '../src/mutations/user-topics.js';
-import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
+import { checkUpdateMessageFlags, doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
 import { checkUpdateMessage } from '../src/mutations/message-edit.js';
 import {
@@ -181,8 +183,8 @@ export const REALM_COMMANDS = {
   'alert_words.remove': doRemoveAlertWords,
   'invite.create': checkInviteUsers,
   'invite.create_multiuse': checkCreateMultiuseInvite,
-  'invite.revoke': doRevokeInvite,
-  'invite.revoke_multiuse': doRevokeMultiuseInvite,
+  'invite.revoke': checkThenDo(checkRevokeInvite, doRevokeInvite),
+  'invite.revoke_multiuse': checkThenDo(checkRevokeMultiuseInvite, doRevokeMultiuseInvite),
   'invite.resend': checkResendInvite,
   'invitation.accept': checkAcceptInvitation,
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
@@ -191,7 +193,7 @@ export const REALM_COMMANDS = {
   'message.delete': checkDeleteMessage,
   'message.update': checkUpdateMessage,
   'message.report': checkThenDo(checkReportMessage, doReportMessage),
-  'message.flags.update': doUpdateMessageFlags,
+  'message.flags.update': checkThenDo(checkUpdateMessageFlags, doUpdateMessageFlags),
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,
   'realm_emoji.add': checkAddRealmEmoji,
