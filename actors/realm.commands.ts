@@ -45,7 +45,9 @@ import {
 import {
   checkCreateProfileField,
   checkDeleteProfileField,
+  checkRemoveProfileData,
   checkReorderProfileFields,
+  checkUpdateProfileData,
   checkUpdateProfileField,
   doRemoveProfileData,
   doUpdateProfileData,
@@ -67,6 +69,7 @@ import {
   checkUpdateChannel,
 } from '../src/mutations/channels.js';
 import {
+  checkChangeSubscriptionProperties,
   checkSubscribe,
   checkUnsubscribe,
   checkUpdateSubscriptions,
@@ -138,13 +141,13 @@ export const REALM_COMMANDS = {
   'user.deactivate': checkDeactivateUser,
   'user.deactivate_own': checkDeactivateOwnAccount,
   'profile_field.create': checkCreateProfileField,
-  'user.profile_data.update': doUpdateProfileData,
+  'user.profile_data.update': checkThenDo(checkUpdateProfileData, doUpdateProfileData),
   // Settings and administration of users and the realm.
   'user.settings.update': doChangeSettings,
   'user.email_change.confirm': doConfirmEmailChange,
   'user.update': checkUpdateUser,
   'user.reactivate': checkReactivateUser,
-  'user.profile_data.remove': doRemoveProfileData,
+  'user.profile_data.remove': checkThenDo(checkRemoveProfileData, doRemoveProfileData),
   'user.push_device.add': doAddPushDevice,
   'user.push_device.remove': checkThenDo(checkRemovePushDevice, doRemovePushDevice),
   'profile_field.update': checkUpdateProfileField,
@@ -166,7 +169,10 @@ export const REALM_COMMANDS = {
   'channel.archive': checkArchiveChannel,
   'channel.default': checkChangeDefaultStream,
   'channel_folder.create': checkCreateChannelFolder,
-  'subscription.properties': doChangeSubscriptionProperties,
+  'subscription.properties': checkThenDo(
+    checkChangeSubscriptionProperties,
+    doChangeSubscriptionProperties,
+  ),
   'user_topic.set': checkThenDo(checkSetUserTopic, doSetUserTopic),
   'user_group.create': checkCreateUserGroup,
   'user_group.update': checkUpdateUserGroup,
