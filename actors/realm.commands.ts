@@ -60,7 +60,12 @@ import {
 import { checkUpdateRealm } from '../src/mutations/realm-admin.js';
 import { checkDeactivateRealm, doReactivateRealm } from '../src/mutations/realm-deactivate.js';
 import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
-import { doChangeSettings, doConfirmEmailChange } from '../src/mutations/user-settings.js';
+import {
+  checkChangeSettings,
+  checkConfirmEmailChange,
+  doChangeSettings,
+  doConfirmEmailChange,
+} from '../src/mutations/user-settings.js';
 import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
 import {
   checkArchiveChannel,
@@ -143,8 +148,8 @@ export const REALM_COMMANDS = {
   'profile_field.create': checkCreateProfileField,
   'user.profile_data.update': checkThenDo(checkUpdateProfileData, doUpdateProfileData),
   // Settings and administration of users and the realm.
-  'user.settings.update': doChangeSettings,
-  'user.email_change.confirm': doConfirmEmailChange,
+  'user.settings.update': checkThenDo(checkChangeSettings, doChangeSettings),
+  'user.email_change.confirm': checkThenDo(checkConfirmEmailChange, doConfirmEmailChange),
   'user.update': checkUpdateUser,
   'user.reactivate': checkReactivateUser,
   'user.profile_data.remove': checkThenDo(checkRemoveProfileData, doRemoveProfileData),
