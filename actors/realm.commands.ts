@@ -104,11 +104,13 @@ import {
 } from '../src/mutations/realm-exports.js';
 import {
   doDeactivateRealm,
+  checkRegenerateApiKey,
+  checkSetPasswordHash,
   doRegenerateApiKey,
   doSetPasswordHash,
   ensureSystemBot,
 } from '../src/mutations/operations.js';
-import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
+import { checkDeleteTopicBatch, checkMarkAsRead, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
 import {
@@ -131,7 +133,10 @@ import {
   doRemovePlayground,
 } from '../src/mutations/playgrounds.js';
 import { doFlushPresence } from '../src/mutations/presence.js';
-import { doUpdateRealmUserDefaults } from '../src/mutations/realm-user-defaults.js';
+import {
+  checkUpdateRealmUserDefaults,
+  doUpdateRealmUserDefaults,
+} from '../src/mutations/realm-user-defaults.js';
 import {
   checkDeleteSavedSnippet,
   checkEditSavedSnippet,
@@ -225,16 +230,19 @@ export const REALM_COMMANDS = {
   'saved_snippet.delete': checkThenDo(checkDeleteSavedSnippet, doDeleteSavedSnippet),
   'playground.add': checkThenDo(checkAddPlayground, doAddPlayground),
   'playground.remove': checkThenDo(checkRemovePlayground, doRemovePlayground),
-  'realm.user_settings_defaults.update': doUpdateRealmUserDefaults,
+  'realm.user_settings_defaults.update': checkThenDo(
+    checkUpdateRealmUserDefaults,
+    doUpdateRealmUserDefaults,
+  ),
   // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
-  'message.mark_read': doMarkAsRead,
+  'message.mark_read': checkThenDo(checkMarkAsRead, doMarkAsRead),
   'topic.delete': checkDeleteTopicBatch,
   'user.mute': checkThenDo(checkMuteUser, doMuteUser),
   'user.unmute': checkThenDo(checkUnmuteUser, doUnmuteUser),
   // The admin tool (src/admin/commands.ts) and new realms' onboarding (src/realm-setup.ts).
   'user.system_bot.ensure': ensureSystemBot,
-  'user.password.set': doSetPasswordHash,
-  'user.api_key.regenerate': doRegenerateApiKey,
+  'user.password.set': checkThenDo(checkSetPasswordHash, doSetPasswordHash),
+  'user.api_key.regenerate': checkThenDo(checkRegenerateApiKey, doRegenerateApiKey),
   'realm.deactivate_by_admin': doDeactivateRealm,
   // Realm exports requested through the API (src/endpoints/realm-export.ts).
   'realm_export.create': checkCreateRealmExport,
