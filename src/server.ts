@@ -134,6 +134,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     health,
     metricsToken: config.metricsToken,
     trustedProxies: config.trustedProxies,
+    behindGuard: config.httpGuard,
   });
 
   mountEndpoints(

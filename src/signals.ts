@@ -11,7 +11,7 @@ export function stopOnSignals(server: ConfabServer): void {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ signal }, `${signal}: shutting down`);
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {

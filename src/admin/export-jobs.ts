@@ -75,6 +75,15 @@ export class RealmExportJobs {
     }
   }
 
+  /** Resolves once every export asked for so far has finished (tests wait for quiet). */
+  async idle(): Promise<void> {
+    let seen: Promise<void>;
+    do {
+      seen = this.chain;
+      await seen;
+    } while (seen !== this.chain);
+  }
+
   /** Waits for the export under way (shutdown); later ones are not started. */
   async close(): Promise<void> {
     this.closed = true;

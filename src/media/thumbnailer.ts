@@ -200,6 +200,14 @@ export class Thumbnailer {
     await realm.ask('thumbnail.done', { image_id: row.id, thumbnails: made });
   }
 
+  /** Resolves once no image is queued or in progress (tests wait for quiet). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0 || (this.queue.length > 0 && !this.paused && !this.closed)) {
+      await Promise.allSettled([...this.running.values(), this.active]);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
   /** Stops taking work and waits for the image in progress. */
   async close(): Promise<void> {
     this.closed = true;

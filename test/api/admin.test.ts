@@ -152,7 +152,7 @@ t.test('with the server running: changes go through the server and show at once'
   t.equal(listed.status, 0);
   t.match(
     (listed.json.users as { email: string }[]).map((u) => u.email),
-    ['owner@example.com', 'welcome-bot@zulip.com', 'ann@example.com'],
+    ['owner@example.com', 'notification-bot@zulip.com', 'welcome-bot@zulip.com', 'ann@example.com'],
   );
 
   const role = await manage(dataDir, [

@@ -11,11 +11,17 @@ import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
 
 const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
 
-function manage(dataDir: string, args: string[]) {
-  const r = spawnSync(process.execPath, [path.join(dist, 'manage.js'), ...args], {
-    env: { ...process.env, DATA_DIR: dataDir },
-    encoding: 'utf8',
-  });
+/** The admin tool; a password, when given, on standard input (--password-stdin). */
+function manage(dataDir: string, args: string[], password?: string) {
+  const r = spawnSync(
+    process.execPath,
+    [
+      path.join(dist, 'manage.js'),
+      ...args,
+      ...(password === undefined ? [] : ['--password-stdin']),
+    ],
+    { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8', input: password ?? '' },
+  );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -99,17 +105,19 @@ t.test(
 
 t.test('npm run manage: create-realm and create-user', async (t) => {
   const dataDir = t.testdir();
-  const realm = manage(dataDir, [
-    'create-realm',
-    '--name',
-    'Engineering',
-    '--subdomain',
-    'eng',
-    '--owner-email',
-    'boss@eng.test',
-    '--owner-password',
+  const realm = manage(
+    dataDir,
+    [
+      'create-realm',
+      '--name',
+      'Engineering',
+      '--subdomain',
+      'eng',
+      '--owner-email',
+      'boss@eng.test',
+    ],
     'pw-boss-1',
-  ]);
+  );
   t.equal(realm.status, 0, realm.stderr);
   const r = JSON.parse(realm.stdout) as {
     realm_id: number;
@@ -124,19 +132,21 @@ t.test('npm run manage: create-realm and create-user', async (t) => {
     api_key: /^[A-Za-z0-9]{32}$/,
   });
 
-  const user = manage(dataDir, [
-    'create-user',
-    '--realm',
-    'eng',
-    '--email',
-    'mod@eng.test',
-    '--password',
+  const user = manage(
+    dataDir,
+    [
+      'create-user',
+      '--realm',
+      'eng',
+      '--email',
+      'mod@eng.test',
+      '--full-name',
+      'Mo Derator',
+      '--role',
+      'moderator',
+    ],
     'pw-mod-1',
-    '--full-name',
-    'Mo Derator',
-    '--role',
-    'moderator',
-  ]);
+  );
   t.equal(user.status, 0, user.stderr);
   const u = JSON.parse(user.stdout) as {
     realm_id: number;
@@ -146,48 +156,28 @@ t.test('npm run manage: create-realm and create-user', async (t) => {
   };
   t.match(u, { realm_id: r.realm_id, email: 'mod@eng.test', api_key: /^[A-Za-z0-9]{32}$/ });
 
-  const dup = manage(dataDir, [
-    'create-user',
-    '--realm',
-    'eng',
-    '--email',
-    'mod@eng.test',
-    '--password',
+  const dup = manage(
+    dataDir,
+    ['create-user', '--realm', 'eng', '--email', 'mod@eng.test', '--full-name', 'Again'],
     'pw-mod-1',
-    '--full-name',
-    'Again',
-  ]);
+  );
   t.equal(dup.status, 1);
   t.match(dup.stderr, /already in use/);
   const usage = manage(dataDir, ['create-user', '--realm', 'eng']);
   t.equal(usage.status, 2);
   t.match(usage.stderr, /missing --email/);
-  const noRealm = manage(dataDir, [
-    'create-user',
-    '--realm',
-    'nope',
-    '--email',
-    'a@b.cd',
-    '--password',
+  const noRealm = manage(
+    dataDir,
+    ['create-user', '--realm', 'nope', '--email', 'a@b.cd', '--full-name', 'Ann'],
     'pw-123456',
-    '--full-name',
-    'Ann',
-  ]);
+  );
   t.equal(noRealm.status, 2);
-  t.match(noRealm.stderr, /no realm "nope"/);
-  const badRole = manage(dataDir, [
-    'create-user',
-    '--realm',
-    'eng',
-    '--email',
-    'a@b.cd',
-    '--password',
+  t.match(JSON.parse(noRealm.stderr), { error: 'no realm "nope"', code: 'USAGE' });
+  const badRole = manage(
+    dataDir,
+    ['create-user', '--realm', 'eng', '--email', 'a@b.cd', '--full-name', 'Ann', '--role', 'king'],
     'pw-123456',
-    '--full-name',
-    'Ann',
-    '--role',
-    'king',
-  ]);
+  );
   t.equal(badRole.status, 2);
 
   // The server, started on that data directory, serves both accounts on the eng subdomain.

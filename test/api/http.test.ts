@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import { assertError, assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
+import { captureLog } from '../helpers/log.js';
 import { startServer } from '../helpers/server.js';
 
 t.test('parameters arrive the same way from every encoding', async (t) => {
@@ -185,10 +186,7 @@ t.test('bodies over the limit are refused with 413 before being buffered whole',
 
 t.test('a handler that throws answers 500 JSON and the server keeps serving', async (t) => {
   const { api } = await startServer(t);
-  const errors: unknown[] = [];
-  const original = console.error;
-  console.error = (...args: unknown[]) => void errors.push(args);
-  t.teardown(() => void (console.error = original));
+  const logged = captureLog(t);
   for (const method of ['GET', 'POST'] as const) {
     const res = await api.request(method, null, '/api/v1/__test/fail');
     t.equal(res.status, 500);
@@ -198,7 +196,9 @@ t.test('a handler that throws answers 500 JSON and the server keeps serving', as
       code: 'INTERNAL_SERVER_ERROR',
     });
   }
-  t.equal(errors.length, 2, 'each failure was logged');
+  const failures = logged.filter((l) => l.level === 'error');
+  t.equal(failures.length, 2, 'each failure was logged');
+  t.match(failures[0], { err: { stack: /Error/ } }, 'with its stack');
   assertSuccess(t, await api.get('hamlet', 'users/me'), 'still serving');
 });
 

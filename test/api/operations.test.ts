@@ -2,28 +2,17 @@
  * Running Confab: GET /health, GET /metrics (Prometheus text), structured request logs, and the
  * data directory's lock. Against the real server (in-process); docs/operations.md.
  */
-import { Writable } from 'node:stream';
 import t from 'tap';
 import { createServer } from '../../src/server.js';
-import { createLogger, setLogger, type Logger } from '../../src/observability/log.js';
+import { createLogger, setLogger } from '../../src/observability/log.js';
 import { DataDirLockedError } from '../../src/storage/data-lock.js';
 import { assertSuccess, rawRequest } from '../helpers/api.js';
 import { register } from '../helpers/events.js';
 import { sendChannelMessage } from '../helpers/messages.js';
+import { capturingLogger } from '../helpers/log.js';
 import { startServer } from '../helpers/server.js';
 
 /** A logger whose lines the test reads (JSON objects), at `level`. */
-function capturingLogger(level: 'info' | 'debug' = 'info'): { logger: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString('utf8').split('\n')) if (l !== '') lines.push(l);
-      cb();
-    },
-  });
-  return { logger: createLogger({ level, destination: stream }), lines };
-}
-
 /** The value of a metric sample line (`name{labels} value`), or undefined. */
 function sample(
   text: string,

@@ -78,7 +78,11 @@ t.test('an existing data directory at version 13 is migrated in place', (t) => {
   old.pragma('user_version = 13');
   // Today's Store also reads the message type of migration 0015: the column is there while the
   // realm is created through it, then dropped again, leaving the version-13 schema.
+  // So do the tables of later migrations (realm exports, image attachments): made for the
+  // realm's creation and dropped again too.
   old.exec('ALTER TABLE messages ADD COLUMN type INTEGER NOT NULL DEFAULT 1');
+  const later = MIGRATIONS.filter((m) => /^00(1[6-9]|[2-9]\d)_/.test(m.name));
+  for (const m of later) old.exec(m.sql);
   const store = new Store(old);
   const realm = doCreateRealm(store, {
     name: 'Old',
@@ -90,6 +94,9 @@ t.test('an existing data directory at version 13 is migrated in place', (t) => {
     now: 1,
   });
   old.exec('ALTER TABLE messages DROP COLUMN type');
+  for (const m of later) {
+    for (const [, table] of m.sql.matchAll(/CREATE TABLE (\w+)/g)) old.exec(`DROP TABLE ${table}`);
+  }
   insertMessage(old, realm.realm_id, realm.user_id, 'first');
   const m2 = insertMessage(old, realm.realm_id, realm.user_id, 'second');
   old
@@ -118,8 +125,19 @@ t.test('an existing data directory at version 13 is migrated in place', (t) => {
 
   const db = openDatabase(dir);
   t.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.length, 'migrated to the end');
-  t.same(counts(db), before, 'every row of every table kept');
-  t.same(indexes(db), indexesBefore, 'every index kept');
+  // Later migrations add tables and indexes of their own; those that were there are all kept.
+  const after = counts(db);
+  t.same(
+    Object.fromEntries(Object.keys(before).map((name) => [name, after[name]])),
+    before,
+    'every row of every table kept',
+  );
+  const indexesAfter = indexes(db);
+  t.same(
+    indexesBefore.filter((i) => !indexesAfter.includes(i)),
+    [],
+    'every index kept',
+  );
   t.same(db.pragma('foreign_key_check'), [], 'foreign keys intact');
   t.equal(db.pragma('foreign_keys', { simple: true }), 1, 'foreign keys back on');
   t.same(
