@@ -122,10 +122,15 @@ export default tseslint.config(
       ],
     },
   },
-  // One clock: "now" in endpoints, mutations and queries is the server's (ServerConfig.clock, or
-  // the `now` a mutation is handed), so tests and replays see one time.
+  // One clock: "now" in endpoints, mutations, queries and the actors is the server's
+  // (ServerConfig.clock, or the `now` a mutation is handed), so tests and replays see one time.
   {
-    files: ['src/endpoints/**/*.ts', 'src/mutations/**/*.ts', 'src/queries/**/*.ts'],
+    files: [
+      'src/endpoints/**/*.ts',
+      'src/mutations/**/*.ts',
+      'src/queries/**/*.ts',
+      'actors/**/*.ts',
+    ],
     rules: {
       'no-restricted-syntax': [
         'error',

@@ -93,7 +93,7 @@ export function saveQueues(
   try {
     const out = new RecordWriter(fd);
     out.raw(MAGIC);
-    out.record({ h: { savedAt: Date.now() } });
+    out.record({ h: { savedAt: queues.now() } });
     const eventIndex = new Map<SharedEvent, number>();
     const tailIndex = new Map<Tail, number>();
     for (const rt of queues.list()) {

@@ -24,7 +24,7 @@ import { BadEventQueueIdError, JsonableError } from '../src/lib/errors.js';
 import { QueueFilter, type QueueSettings } from '../src/lib/event-filter.js';
 import { SharedEvent, type QueuedEvent } from '../src/lib/event-wire.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
-import type { Clock } from './clock.js';
+import { nodeClock, type Clock } from './clock.js';
 import { EventQueue, QueueMemory } from './event-queue.js';
 import { deliver, deliverMessage, type FanoutTargets } from './fanout.js';
 import {
@@ -47,6 +47,8 @@ import {
 } from './event-queue.machine.js';
 
 export type EventQueuesConfig = {
+  /** The server clock (ServerConfig.clock), milliseconds: "now" for expiry, heartbeats, saving. */
+  clock: () => number;
   heartbeatMs: number;
   heartbeatJitterMs: number;
   queueIdleLifetimeMs: number;
@@ -82,7 +84,8 @@ export class EventQueues implements EventPublisher {
   private readonly overfull = new Set<QueueHandle>();
   private readonly outbox: (() => void)[] = [];
   private flushScheduled = false;
-  private readonly sweepTimer: NodeJS.Timeout;
+  private readonly timers: Clock;
+  private sweepTimer: unknown = null;
   private closing = false;
   private discardedCount = 0;
   readonly memory = new QueueMemory();
@@ -94,15 +97,16 @@ export class EventQueues implements EventPublisher {
   readonly limits: QueueLimits;
   readonly hooks: QueueHooks;
   /** Seconds since the epoch when this process started (`server_generation`). */
-  readonly serverGeneration = Math.floor(Date.now() / 1000);
+  readonly serverGeneration: number;
 
   constructor(
     private readonly config: EventQueuesConfig,
     private readonly tap?: EventTap,
-    private readonly clock: () => number = Date.now,
-    /** The queue machines' timers (tests: xstate's SimulatedClock). */
-    timers?: Clock,
+    /** The timers of the queue machines and the sweep (tests: xstate's SimulatedClock). */
+    timers: Clock = nodeClock,
   ) {
+    this.serverGeneration = Math.floor(config.clock() / 1000);
+    this.timers = timers;
     this.limits = resolveLimits(config);
     this.hooks = {
       heartbeatDelay: () =>
@@ -112,12 +116,29 @@ export class EventQueues implements EventPublisher {
         this.outbox.push(fn);
         this.scheduleFlush();
       },
-      now: () => this.clock(),
+      now: () => this.config.clock(),
       log: (msg, err) => log.error({ err }, msg),
-      ...(timers ? { clock: timers } : {}),
+      clock: timers,
     };
-    this.sweepTimer = setInterval(() => this.sweep(), config.queueSweepMs);
-    this.sweepTimer.unref();
+    this.armSweep();
+  }
+
+  /** "Now" on the server clock, milliseconds. */
+  now(): number {
+    return this.config.clock();
+  }
+
+  /** The next garbage-collection sweep, on the machines' timers (unref'd on Node's). */
+  private armSweep(): void {
+    this.sweepTimer = this.timers.setTimeout(() => {
+      this.sweep();
+      this.armSweep();
+    }, this.config.queueSweepMs);
+  }
+
+  private stopSweep(): void {
+    if (this.sweepTimer !== null) this.timers.clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
   }
 
   // ---- registration and access --------------------------------------------------------------
@@ -135,7 +156,7 @@ export class EventQueues implements EventPublisher {
   }
 
   private makeRoom(mine: readonly QueueHandle[]): void {
-    const gone = givesWay(mine, this.clock(), this.config.queueIdleLifetimeMs);
+    const gone = givesWay(mine, this.config.clock(), this.config.queueIdleLifetimeMs);
     if (!gone) throw new TooManyQueuesError(this.limits.maxQueuesPerUser);
     this.end(gone, 'discarded');
   }
@@ -441,7 +462,7 @@ export class EventQueues implements EventPublisher {
    */
   beginShutdown(): void {
     this.closing = true;
-    clearInterval(this.sweepTimer);
+    this.stopSweep();
     for (const rt of this.queues.values()) {
       if (rt.hasConsumer) rt.send({ type: 'SHUTDOWN' });
     }
@@ -451,7 +472,7 @@ export class EventQueues implements EventPublisher {
 
   /** Stops timers and actors (the queues themselves are kept for saving). */
   close(): void {
-    clearInterval(this.sweepTimer);
+    this.stopSweep();
     for (const rt of this.queues.values()) rt.actor.stop();
   }
 }

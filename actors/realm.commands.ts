@@ -3,25 +3,40 @@
  * mutations here (`'noun.verb'` names). The payload and result types of `ask()` come from this
  * table, so an endpoint cannot send a command with the wrong shape.
  */
-import { doReportMessage } from '../src/mutations/message-report.js';
+import { checkReportMessage, doReportMessage } from '../src/mutations/message-report.js';
 import {
+  checkCreateAttachment,
+  checkRemoveAttachment,
   doCreateAttachment,
   doRemoveAttachment,
   doUpdateMessageAttachments,
 } from '../src/mutations/attachments.js';
 import { doThumbnailDone, doThumbnailFailed } from '../src/mutations/thumbnails.js';
 import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
-import type { Mutation } from '../src/mutations/context.js';
-import { doCreateDrafts, doDeleteDraft, doEditDraft } from '../src/mutations/drafts.js';
+import { checkThenDo, type Mutation } from '../src/mutations/context.js';
+import {
+  checkCreateDrafts,
+  checkDeleteDraft,
+  checkEditDraft,
+  doCreateDrafts,
+  doDeleteDraft,
+  doEditDraft,
+} from '../src/mutations/drafts.js';
 import {
   checkAcceptInvitation,
   checkCreateMultiuseInvite,
   checkInviteUsers,
   checkResendInvite,
+  checkRevokeInvite,
+  checkRevokeMultiuseInvite,
   doRevokeInvite,
   doRevokeMultiuseInvite,
 } from '../src/mutations/invites.js';
 import {
+  checkAddLinkifier,
+  checkRemoveLinkifier,
+  checkReorderLinkifiers,
+  checkUpdateLinkifier,
   doAddLinkifier,
   doRemoveLinkifier,
   doReorderLinkifiers,
@@ -30,16 +45,27 @@ import {
 import {
   checkCreateProfileField,
   checkDeleteProfileField,
+  checkRemoveProfileData,
   checkReorderProfileFields,
+  checkUpdateProfileData,
   checkUpdateProfileField,
   doRemoveProfileData,
   doUpdateProfileData,
 } from '../src/mutations/profile-fields.js';
-import { doAddPushDevice, doRemovePushDevice } from '../src/mutations/push-devices.js';
+import {
+  checkRemovePushDevice,
+  doAddPushDevice,
+  doRemovePushDevice,
+} from '../src/mutations/push-devices.js';
 import { checkUpdateRealm } from '../src/mutations/realm-admin.js';
 import { checkDeactivateRealm, doReactivateRealm } from '../src/mutations/realm-deactivate.js';
 import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
-import { doChangeSettings, doConfirmEmailChange } from '../src/mutations/user-settings.js';
+import {
+  checkChangeSettings,
+  checkConfirmEmailChange,
+  doChangeSettings,
+  doConfirmEmailChange,
+} from '../src/mutations/user-settings.js';
 import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
 import {
   checkArchiveChannel,
@@ -48,6 +74,7 @@ import {
   checkUpdateChannel,
 } from '../src/mutations/channels.js';
 import {
+  checkChangeSubscriptionProperties,
   checkSubscribe,
   checkUnsubscribe,
   checkUpdateSubscriptions,
@@ -59,23 +86,31 @@ import {
   checkUpdateUserGroup,
   checkUpdateUserGroupMembers,
 } from '../src/mutations/user-groups.js';
-import { doSetUserTopic } from '../src/mutations/user-topics.js';
-import { doUpdateMessageFlags } from '../src/mutations/message-flags.js';
+import { checkSetUserTopic, doSetUserTopic } from '../src/mutations/user-topics.js';
+import { checkUpdateMessageFlags, doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
 import { checkUpdateMessage } from '../src/mutations/message-edit.js';
-import { doMuteUser, doUnmuteUser } from '../src/mutations/muted-users.js';
+import {
+  checkMuteUser,
+  checkUnmuteUser,
+  doMuteUser,
+  doUnmuteUser,
+} from '../src/mutations/muted-users.js';
 import {
   checkCreateRealmExport,
   checkDeleteRealmExport,
+  checkUpdateRealmExport,
   doUpdateRealmExport,
 } from '../src/mutations/realm-exports.js';
 import {
   doDeactivateRealm,
+  checkRegenerateApiKey,
+  checkSetPasswordHash,
   doRegenerateApiKey,
   doSetPasswordHash,
   ensureSystemBot,
 } from '../src/mutations/operations.js';
-import { checkDeleteTopicBatch, doMarkAsRead } from '../src/mutations/reading.js';
+import { checkDeleteTopicBatch, checkMarkAsRead, doMarkAsRead } from '../src/mutations/reading.js';
 import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
 import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
 import {
@@ -91,10 +126,20 @@ import {
   checkDeactivateOwnAccount,
   checkDeactivateUser,
 } from '../src/mutations/users.js';
-import { doAddPlayground, doRemovePlayground } from '../src/mutations/playgrounds.js';
-import { doFlushPresence } from '../src/mutations/presence.js';
-import { doUpdateRealmUserDefaults } from '../src/mutations/realm-user-defaults.js';
 import {
+  checkAddPlayground,
+  checkRemovePlayground,
+  doAddPlayground,
+  doRemovePlayground,
+} from '../src/mutations/playgrounds.js';
+import { doFlushPresence } from '../src/mutations/presence.js';
+import {
+  checkUpdateRealmUserDefaults,
+  doUpdateRealmUserDefaults,
+} from '../src/mutations/realm-user-defaults.js';
+import {
+  checkDeleteSavedSnippet,
+  checkEditSavedSnippet,
   doCreateSavedSnippet,
   doDeleteSavedSnippet,
   doEditSavedSnippet,
@@ -106,15 +151,15 @@ export const REALM_COMMANDS = {
   'user.deactivate': checkDeactivateUser,
   'user.deactivate_own': checkDeactivateOwnAccount,
   'profile_field.create': checkCreateProfileField,
-  'user.profile_data.update': doUpdateProfileData,
+  'user.profile_data.update': checkThenDo(checkUpdateProfileData, doUpdateProfileData),
   // Settings and administration of users and the realm.
-  'user.settings.update': doChangeSettings,
-  'user.email_change.confirm': doConfirmEmailChange,
+  'user.settings.update': checkThenDo(checkChangeSettings, doChangeSettings),
+  'user.email_change.confirm': checkThenDo(checkConfirmEmailChange, doConfirmEmailChange),
   'user.update': checkUpdateUser,
   'user.reactivate': checkReactivateUser,
-  'user.profile_data.remove': doRemoveProfileData,
+  'user.profile_data.remove': checkThenDo(checkRemoveProfileData, doRemoveProfileData),
   'user.push_device.add': doAddPushDevice,
-  'user.push_device.remove': doRemovePushDevice,
+  'user.push_device.remove': checkThenDo(checkRemovePushDevice, doRemovePushDevice),
   'profile_field.update': checkUpdateProfileField,
   'profile_field.delete': checkDeleteProfileField,
   'profile_field.reorder': checkReorderProfileFields,
@@ -122,10 +167,10 @@ export const REALM_COMMANDS = {
   'realm.deactivate': checkDeactivateRealm,
   // Internal (the reference reactivates through a confirmation link): tests, admin tools.
   'realm.reactivate': doReactivateRealm,
-  'linkifier.add': doAddLinkifier,
-  'linkifier.update': doUpdateLinkifier,
-  'linkifier.remove': doRemoveLinkifier,
-  'linkifier.reorder': doReorderLinkifiers,
+  'linkifier.add': checkThenDo(checkAddLinkifier, doAddLinkifier),
+  'linkifier.update': checkThenDo(checkUpdateLinkifier, doUpdateLinkifier),
+  'linkifier.remove': checkThenDo(checkRemoveLinkifier, doRemoveLinkifier),
+  'linkifier.reorder': checkThenDo(checkReorderLinkifiers, doReorderLinkifiers),
   'realm.update_settings': doUpdateRealmSettings,
   'channel.subscribe': checkSubscribe,
   'channel.unsubscribe': checkUnsubscribe,
@@ -134,25 +179,28 @@ export const REALM_COMMANDS = {
   'channel.archive': checkArchiveChannel,
   'channel.default': checkChangeDefaultStream,
   'channel_folder.create': checkCreateChannelFolder,
-  'subscription.properties': doChangeSubscriptionProperties,
-  'user_topic.set': doSetUserTopic,
+  'subscription.properties': checkThenDo(
+    checkChangeSubscriptionProperties,
+    doChangeSubscriptionProperties,
+  ),
+  'user_topic.set': checkThenDo(checkSetUserTopic, doSetUserTopic),
   'user_group.create': checkCreateUserGroup,
   'user_group.update': checkUpdateUserGroup,
   'user_group.members': checkUpdateUserGroupMembers,
   'user_group.deactivate': checkDeactivateUserGroup,
-  'attachment.create': doCreateAttachment,
-  'attachment.remove': doRemoveAttachment,
+  'attachment.create': checkThenDo(checkCreateAttachment, doCreateAttachment),
+  'attachment.remove': checkThenDo(checkRemoveAttachment, doRemoveAttachment),
   'thumbnail.done': doThumbnailDone,
   'thumbnail.failed': doThumbnailFailed,
-  'draft.create': doCreateDrafts,
-  'draft.edit': doEditDraft,
-  'draft.delete': doDeleteDraft,
+  'draft.create': checkThenDo(checkCreateDrafts, doCreateDrafts),
+  'draft.edit': checkThenDo(checkEditDraft, doEditDraft),
+  'draft.delete': checkThenDo(checkDeleteDraft, doDeleteDraft),
   'alert_words.add': doAddAlertWords,
   'alert_words.remove': doRemoveAlertWords,
   'invite.create': checkInviteUsers,
   'invite.create_multiuse': checkCreateMultiuseInvite,
-  'invite.revoke': doRevokeInvite,
-  'invite.revoke_multiuse': doRevokeMultiuseInvite,
+  'invite.revoke': checkThenDo(checkRevokeInvite, doRevokeInvite),
+  'invite.revoke_multiuse': checkThenDo(checkRevokeMultiuseInvite, doRevokeMultiuseInvite),
   'invite.resend': checkResendInvite,
   'invitation.accept': checkAcceptInvitation,
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
@@ -160,8 +208,8 @@ export const REALM_COMMANDS = {
   'message.send': checkSendMessage,
   'message.delete': checkDeleteMessage,
   'message.update': checkUpdateMessage,
-  'message.report': doReportMessage,
-  'message.flags.update': doUpdateMessageFlags,
+  'message.report': checkThenDo(checkReportMessage, doReportMessage),
+  'message.flags.update': checkThenDo(checkUpdateMessageFlags, doUpdateMessageFlags),
   'reaction.add': checkAddReaction,
   'reaction.remove': checkRemoveReaction,
   'realm_emoji.add': checkAddRealmEmoji,
@@ -178,24 +226,27 @@ export const REALM_COMMANDS = {
   'presence.flush': doFlushPresence,
   'user_status.update': doUpdateUserStatus,
   'saved_snippet.create': doCreateSavedSnippet,
-  'saved_snippet.edit': doEditSavedSnippet,
-  'saved_snippet.delete': doDeleteSavedSnippet,
-  'playground.add': doAddPlayground,
-  'playground.remove': doRemovePlayground,
-  'realm.user_settings_defaults.update': doUpdateRealmUserDefaults,
+  'saved_snippet.edit': checkThenDo(checkEditSavedSnippet, doEditSavedSnippet),
+  'saved_snippet.delete': checkThenDo(checkDeleteSavedSnippet, doDeleteSavedSnippet),
+  'playground.add': checkThenDo(checkAddPlayground, doAddPlayground),
+  'playground.remove': checkThenDo(checkRemovePlayground, doRemovePlayground),
+  'realm.user_settings_defaults.update': checkThenDo(
+    checkUpdateRealmUserDefaults,
+    doUpdateRealmUserDefaults,
+  ),
   // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
-  'message.mark_read': doMarkAsRead,
+  'message.mark_read': checkThenDo(checkMarkAsRead, doMarkAsRead),
   'topic.delete': checkDeleteTopicBatch,
-  'user.mute': doMuteUser,
-  'user.unmute': doUnmuteUser,
+  'user.mute': checkThenDo(checkMuteUser, doMuteUser),
+  'user.unmute': checkThenDo(checkUnmuteUser, doUnmuteUser),
   // The admin tool (src/admin/commands.ts) and new realms' onboarding (src/realm-setup.ts).
   'user.system_bot.ensure': ensureSystemBot,
-  'user.password.set': doSetPasswordHash,
-  'user.api_key.regenerate': doRegenerateApiKey,
+  'user.password.set': checkThenDo(checkSetPasswordHash, doSetPasswordHash),
+  'user.api_key.regenerate': checkThenDo(checkRegenerateApiKey, doRegenerateApiKey),
   'realm.deactivate_by_admin': doDeactivateRealm,
   // Realm exports requested through the API (src/endpoints/realm-export.ts).
   'realm_export.create': checkCreateRealmExport,
-  'realm_export.update': doUpdateRealmExport,
+  'realm_export.update': checkThenDo(checkUpdateRealmExport, doUpdateRealmExport),
   'realm_export.delete': checkDeleteRealmExport,
 } satisfies Record<string, Mutation<never, unknown>>;
 

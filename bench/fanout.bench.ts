@@ -346,6 +346,7 @@ function gcFunction(): () => void {
 function queueMemory(count: number): number {
   const gc = gcFunction();
   const queues = new EventQueues({
+    clock: Date.now,
     heartbeatMs: 3_600_000,
     heartbeatJitterMs: 0,
     queueIdleLifetimeMs: 3_600_000,

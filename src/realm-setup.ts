@@ -13,6 +13,7 @@ import type { ServerConfig } from './config.js';
 import { htmlToText } from './lib/search.js';
 import { renderedMessage } from './lib/message-content.js';
 import {
+  checkCreateRealm,
   doCreateRealm,
   type CreateRealmParams,
   type CreateRealmResult,
@@ -195,7 +196,7 @@ export async function createRealmWithDefaults(
   realms: RealmRegistry,
   params: CreateRealmParams,
 ): Promise<CreateRealmResult> {
-  const created = doCreateRealm(deps.store, params);
+  const created = doCreateRealm(deps.store, checkCreateRealm(params));
   realms.noteRealmCreated(created.realm_id);
   await setUpNewRealm(deps, realms.get(created.realm_id)!, created.user_id);
   return created;

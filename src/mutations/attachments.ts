@@ -61,11 +61,18 @@ export type CreateAttachmentCommand = {
 };
 
 /** Records an upload whose file is already in place under DATA_DIR/uploads/<path_id>. */
+export function checkCreateAttachment(
+  ctx: MutationContext,
+  cmd: CreateAttachmentCommand,
+): CreateAttachmentCommand {
+  actingUser(ctx.realm, cmd.owner_id);
+  return cmd;
+}
+
 export function doCreateAttachment(
   ctx: MutationContext,
   cmd: CreateAttachmentCommand,
 ): { id: number; image_id: number | null } {
-  actingUser(ctx.realm, cmd.owner_id);
   const row: Omit<AttachmentRow, 'id'> = {
     realm_id: ctx.realm.id,
     owner_id: cmd.owner_id,
@@ -98,14 +105,18 @@ export function doCreateAttachment(
  * after COMMIT (a crash in between leaves an unreferenced file, never a row without its file
  * being served).
  */
-export function doRemoveAttachment(
+export function checkRemoveAttachment(
   ctx: MutationContext,
   cmd: { user_id: number; attachment_id: number },
-): { path_id: string } {
+): AttachmentRow {
   const row = ctx.store.attachments.byId(cmd.attachment_id);
   if (!row || row.realm_id !== ctx.realm.id || row.owner_id !== cmd.user_id) {
     throw new InvalidAttachmentError();
   }
+  return row;
+}
+
+export function doRemoveAttachment(ctx: MutationContext, row: AttachmentRow): { path_id: string } {
   ctx.store.attachments.remove(row.id);
   ctx.store.imageAttachments.removeByPathId(row.path_id);
   notify(ctx, row.owner_id, 'remove', { id: row.id });

@@ -36,6 +36,18 @@ export interface MutationContext {
 /** A mutation: payload in, data out; throws JsonableError to refuse (which rolls back). */
 export type Mutation<P, R> = (ctx: MutationContext, payload: P) => R;
 
+/**
+ * A mutation in its two halves, the reference's check_ and do_ split: `check` refuses (it only reads
+ * the read model, the store and the command, and returns what the change needs), then `change`
+ * writes and emits. A `do*` function throws only on a broken invariant (a bug), never to refuse.
+ */
+export function checkThenDo<P, V, R>(
+  check: (ctx: MutationContext, payload: P) => V,
+  change: (ctx: MutationContext, checked: V) => R,
+): Mutation<P, R> {
+  return (ctx, payload) => change(ctx, check(ctx, payload));
+}
+
 /** The acting user, who must be an active user of this realm (endpoints guarantee it). */
 export function actingUser(realm: RealmView, userId: number): UserRow {
   const u = realm.user(userId);

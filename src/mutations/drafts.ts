@@ -88,9 +88,23 @@ function validatedDraft(ctx: MutationContext, userId: number, d: DraftInput): Dr
 
 export type CreateDraftsCommand = { user_id: number; drafts: DraftInput[] };
 
-export function doCreateDrafts(ctx: MutationContext, cmd: CreateDraftsCommand): { ids: number[] } {
+/** The drafts' stored values (synchronization must be on; each draft valid). */
+export function checkCreateDrafts(
+  ctx: MutationContext,
+  cmd: CreateDraftsCommand,
+): { user_id: number; values: DraftValues[] } {
   checkDraftsEnabled(ctx, cmd.user_id);
-  const values = cmd.drafts.map((d) => validatedDraft(ctx, cmd.user_id, d));
+  return {
+    user_id: cmd.user_id,
+    values: cmd.drafts.map((d) => validatedDraft(ctx, cmd.user_id, d)),
+  };
+}
+
+export function doCreateDrafts(
+  ctx: MutationContext,
+  cmd: { user_id: number; values: DraftValues[] },
+): { ids: number[] } {
+  const { values } = cmd;
   const created: ApiDraft[] = [];
   for (const v of values) {
     const id = ctx.store.drafts.insert(cmd.user_id, v);
@@ -102,10 +116,20 @@ export function doCreateDrafts(ctx: MutationContext, cmd: CreateDraftsCommand): 
 
 export type EditDraftCommand = { user_id: number; draft_id: number; draft: DraftInput };
 
-export function doEditDraft(ctx: MutationContext, cmd: EditDraftCommand): Record<string, never> {
+type DraftEdit = { user_id: number; draft_id: number; values: DraftValues };
+
+export function checkEditDraft(ctx: MutationContext, cmd: EditDraftCommand): DraftEdit {
   checkDraftsEnabled(ctx, cmd.user_id);
   if (!ctx.store.drafts.byId(cmd.user_id, cmd.draft_id)) throw new DraftDoesNotExistError();
-  const v = validatedDraft(ctx, cmd.user_id, cmd.draft);
+  return {
+    user_id: cmd.user_id,
+    draft_id: cmd.draft_id,
+    values: validatedDraft(ctx, cmd.user_id, cmd.draft),
+  };
+}
+
+export function doEditDraft(ctx: MutationContext, cmd: DraftEdit): Record<string, never> {
+  const v = cmd.values;
   ctx.store.drafts.update(cmd.draft_id, v);
   ctx.emit(
     {
@@ -120,12 +144,20 @@ export function doEditDraft(ctx: MutationContext, cmd: EditDraftCommand): Record
 
 export type DeleteDraftCommand = { user_id: number; draft_id: number };
 
+export function checkDeleteDraft(
+  ctx: MutationContext,
+  cmd: DeleteDraftCommand,
+): DeleteDraftCommand {
+  checkDraftsEnabled(ctx, cmd.user_id);
+  if (!ctx.store.drafts.byId(cmd.user_id, cmd.draft_id)) throw new DraftDoesNotExistError();
+  return cmd;
+}
+
 export function doDeleteDraft(
   ctx: MutationContext,
   cmd: DeleteDraftCommand,
 ): Record<string, never> {
-  checkDraftsEnabled(ctx, cmd.user_id);
-  if (!ctx.store.drafts.remove(cmd.user_id, cmd.draft_id)) throw new DraftDoesNotExistError();
+  ctx.store.drafts.remove(cmd.user_id, cmd.draft_id);
   ctx.emit({ type: 'drafts', op: 'remove', draft_id: cmd.draft_id }, [cmd.user_id]);
   return {};
 }

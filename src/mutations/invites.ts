@@ -247,25 +247,34 @@ function accessInvitation(
   return inv;
 }
 
+type RevokeInviteCommand = { acting_user_id: number; invite_id: number };
+
+export function checkRevokeInvite(ctx: MutationContext, cmd: RevokeInviteCommand): InvitationRow {
+  return accessInvitation(ctx, cmd.acting_user_id, cmd.invite_id, false);
+}
+
 /** DELETE /invites/{invite_id}: an e-mail invitation is deleted, its link stops working. */
-export function doRevokeInvite(
-  ctx: MutationContext,
-  cmd: { acting_user_id: number; invite_id: number },
-): Record<string, never> {
-  const inv = accessInvitation(ctx, cmd.acting_user_id, cmd.invite_id, false);
+export function doRevokeInvite(ctx: MutationContext, inv: InvitationRow): Record<string, never> {
   ctx.store.invitations.remove(inv.id);
   notifyInvitesChanged(ctx, [inv.referred_by]);
   return {};
 }
 
-/** DELETE /invites/multiuse/{invite_id}: the link is marked revoked. */
-export function doRevokeMultiuseInvite(
+export function checkRevokeMultiuseInvite(
   ctx: MutationContext,
-  cmd: { acting_user_id: number; invite_id: number },
-): Record<string, never> {
+  cmd: RevokeInviteCommand,
+): InvitationRow {
   const inv = accessInvitation(ctx, cmd.acting_user_id, cmd.invite_id, true);
   if (inv.status === InvitationStatus.REVOKED)
     throw new JsonableError('Invitation has already been revoked');
+  return inv;
+}
+
+/** DELETE /invites/multiuse/{invite_id}: the link is marked revoked. */
+export function doRevokeMultiuseInvite(
+  ctx: MutationContext,
+  inv: InvitationRow,
+): Record<string, never> {
   ctx.store.invitations.setStatus(inv.id, InvitationStatus.REVOKED);
   notifyInvitesChanged(ctx, [inv.referred_by]);
   return {};

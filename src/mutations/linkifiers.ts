@@ -33,10 +33,18 @@ function emitLinkifiers(ctx: MutationContext): void {
 
 export type AddLinkifierCommand = { acting_user_id: number; pattern: string; url_template: string };
 
-export function doAddLinkifier(ctx: MutationContext, cmd: AddLinkifierCommand): { id: number } {
+export function checkAddLinkifier(
+  ctx: MutationContext,
+  cmd: AddLinkifierCommand,
+): AddLinkifierCommand {
   const { store, realm } = ctx;
   checkRealmAdministrator(realm.user(cmd.acting_user_id));
   if (store.linkifiers.byPattern(realm.id, cmd.pattern)) throw duplicatePattern();
+  return cmd;
+}
+
+export function doAddLinkifier(ctx: MutationContext, cmd: AddLinkifierCommand): { id: number } {
+  const { store, realm } = ctx;
   const id = store.linkifiers.insert(
     realm.id,
     cmd.pattern,
@@ -54,36 +62,60 @@ export type UpdateLinkifierCommand = {
   url_template: string;
 };
 
-export function doUpdateLinkifier(
+export function checkUpdateLinkifier(
   ctx: MutationContext,
   cmd: UpdateLinkifierCommand,
-): Record<string, never> {
+): UpdateLinkifierCommand {
   const { store, realm } = ctx;
   checkRealmAdministrator(realm.user(cmd.acting_user_id));
   if (!store.linkifiers.byId(realm.id, cmd.id)) throw new LinkifierNotFoundError();
   const same = store.linkifiers.byPattern(realm.id, cmd.pattern);
   if (same && same.id !== cmd.id) throw duplicatePattern();
+  return cmd;
+}
+
+export function doUpdateLinkifier(
+  ctx: MutationContext,
+  cmd: UpdateLinkifierCommand,
+): Record<string, never> {
+  const { store, realm } = ctx;
   store.linkifiers.update(realm.id, cmd.id, cmd.pattern, cmd.url_template);
   emitLinkifiers(ctx);
   return {};
 }
 
-export function doRemoveLinkifier(
+type RemoveLinkifierCommand = { acting_user_id: number; id: number };
+
+export function checkRemoveLinkifier(
   ctx: MutationContext,
-  cmd: { acting_user_id: number; id: number },
-): Record<string, never> {
+  cmd: RemoveLinkifierCommand,
+): RemoveLinkifierCommand {
   const { store, realm } = ctx;
   checkRealmAdministrator(realm.user(cmd.acting_user_id));
   if (!store.linkifiers.byId(realm.id, cmd.id)) throw new LinkifierNotFoundError();
+  return cmd;
+}
+
+export function doRemoveLinkifier(
+  ctx: MutationContext,
+  cmd: RemoveLinkifierCommand,
+): Record<string, never> {
+  const { store, realm } = ctx;
   store.linkifiers.remove(realm.id, cmd.id);
   emitLinkifiers(ctx);
   return {};
 }
 
-export function doReorderLinkifiers(
+type ReorderLinkifiersCommand = {
+  acting_user_id: number;
+  ordered_linkifier_ids: readonly number[];
+};
+
+/** The new order: a permutation of every linkifier of the realm. */
+export function checkReorderLinkifiers(
   ctx: MutationContext,
-  cmd: { acting_user_id: number; ordered_linkifier_ids: readonly number[] },
-): Record<string, never> {
+  cmd: ReorderLinkifiersCommand,
+): readonly number[] {
   const { store, realm } = ctx;
   checkRealmAdministrator(realm.user(cmd.acting_user_id));
   const ids = cmd.ordered_linkifier_ids;
@@ -94,6 +126,14 @@ export function doReorderLinkifiers(
     ids.some((id) => !existing.has(id))
   )
     throw new JsonableError('Invalid order mapping.');
+  return ids;
+}
+
+export function doReorderLinkifiers(
+  ctx: MutationContext,
+  ids: readonly number[],
+): Record<string, never> {
+  const { store, realm } = ctx;
   if (ids.length === 0) return {};
   ids.forEach((id, order) => store.linkifiers.setOrder(realm.id, id, order));
   emitLinkifiers(ctx);

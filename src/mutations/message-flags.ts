@@ -30,10 +30,20 @@ export type UpdateFlagsResult = {
   ignored_because_not_subscribed_channels: number[];
 };
 
-export function doUpdateMessageFlags(
-  ctx: MutationContext,
-  cmd: UpdateFlagsCommand,
-): UpdateFlagsResult {
+/** What changes: messages with a row, historical messages that get one, skipped channels. */
+export type FlagsPlan = {
+  cmd: UpdateFlagsCommand;
+  /** Every message whose flag changes, in the order asked. */
+  changing: number[];
+  /** The historical ones among them (no row yet; readable by the user). */
+  historical: number[];
+  /** Those with a row. */
+  withRows: number[];
+  ignored: Set<number>;
+};
+
+/** The messages that change; refuses historical messages the user cannot read. */
+export function checkUpdateMessageFlags(ctx: MutationContext, cmd: UpdateFlagsCommand): FlagsPlan {
   const { store, realm: view } = ctx;
   const adding = cmd.op === 'add';
   const target = adding ? cmd.bit : 0;
@@ -54,21 +64,30 @@ export function doUpdateMessageFlags(
   const changing = ids.filter(
     (id) => ((existing.get(id) ?? HISTORICAL_FLAGS) & cmd.bit) !== target,
   );
-
+  let historical: number[] = [];
   if ((HISTORICAL_FLAGS & cmd.bit) !== target) {
     // Messages without a row whose flag must change: the user must be able to read them.
-    const historical = changing.filter((id) => !existing.has(id));
+    historical = changing.filter((id) => !existing.has(id));
     if (historical.length > 0) {
       const rows = store.messages.byIds(historical);
       const readable = rows.filter((r) =>
         hasMessageAccess(view, cmd.user_id, r, () => false, false),
       );
       if (readable.length !== historical.length) throw new InvalidMessagesError();
-      const flags = adding ? HISTORICAL_FLAGS | cmd.bit : HISTORICAL_FLAGS & ~cmd.bit;
-      for (const r of readable) store.messages.insertUserMessage(cmd.user_id, r.id, flags);
     }
   }
   const withRows = changing.filter((id) => existing.has(id));
+  return { cmd, changing, historical, withRows, ignored };
+}
+
+export function doUpdateMessageFlags(ctx: MutationContext, plan: FlagsPlan): UpdateFlagsResult {
+  const { store, realm: view } = ctx;
+  const { cmd, changing, historical, withRows, ignored } = plan;
+  const adding = cmd.op === 'add';
+  if (historical.length > 0) {
+    const flags = adding ? HISTORICAL_FLAGS | cmd.bit : HISTORICAL_FLAGS & ~cmd.bit;
+    for (const id of historical) store.messages.insertUserMessage(cmd.user_id, id, flags);
+  }
   if (withRows.length > 0) {
     if (adding) store.messages.setFlag(cmd.user_id, withRows, cmd.bit);
     else store.messages.clearFlag(cmd.user_id, withRows, cmd.bit);

@@ -19,16 +19,20 @@ export type ReportMessageCommand = {
   search_text: string;
 };
 
-export function doReportMessage(
-  ctx: MutationContext,
-  cmd: ReportMessageCommand,
-): { message_id: number } {
+type Report = ReportMessageCommand & { channel_id: number };
+
+/** The moderation-request channel the report goes to (reporting may have been turned off). */
+export function checkReportMessage(ctx: MutationContext, cmd: ReportMessageCommand): Report {
   const view = ctx.realm;
   const channelId = view.settings.moderation_request_channel_id;
   const channel = channelId === -1 ? undefined : view.channels.byId(channelId);
   if (!channel || channel.deactivated === 1) throw new JsonableError(REPORTING_DISABLED);
+  return { ...cmd, channel_id: channel.id };
+}
+
+export function doReportMessage(ctx: MutationContext, cmd: Report): { message_id: number } {
   const { id } = sendInternalMessage(ctx, {
-    to: { kind: 'channel', channel: channel.id, topic: cmd.topic },
+    to: { kind: 'channel', channel: cmd.channel_id, topic: cmd.topic },
     content: cmd.content,
     rendered: cmd.rendered,
     search_text: cmd.search_text,

@@ -25,13 +25,20 @@ function emitMutedUsers(ctx: MutationContext, userId: number): void {
 }
 
 /** Mutes a user (bots and deactivated users too); `done` is false when unread messages remain. */
-export function doMuteUser(ctx: MutationContext, cmd: MuteUserCommand): BatchResult {
+type Muting = { user: UserRow; muted: UserRow; limit?: number | undefined };
+
+export function checkMuteUser(ctx: MutationContext, cmd: MuteUserCommand): Muting {
   const user = actingUser(ctx.realm, cmd.user_id);
   if (cmd.muted_user_id === user.id) throw new JsonableError('Cannot mute self');
   const muted = target(ctx, cmd.muted_user_id);
   if (ctx.store.mutedUsers.isMuted(user.id, muted.id)) {
     throw new JsonableError('User already muted');
   }
+  return { user, muted, limit: cmd.limit };
+}
+
+export function doMuteUser(ctx: MutationContext, cmd: Muting): BatchResult {
+  const { user, muted } = cmd;
   ctx.store.mutedUsers.add(user.id, muted.id, ctx.now);
   const r = markReadBatch(
     ctx,
@@ -45,10 +52,17 @@ export function doMuteUser(ctx: MutationContext, cmd: MuteUserCommand): BatchRes
 
 export type UnmuteUserCommand = { user_id: number; muted_user_id: number };
 
-export function doUnmuteUser(ctx: MutationContext, cmd: UnmuteUserCommand): Record<string, never> {
+export function checkUnmuteUser(ctx: MutationContext, cmd: UnmuteUserCommand): Muting {
   const user = actingUser(ctx.realm, cmd.user_id);
   const muted = target(ctx, cmd.muted_user_id);
-  if (!ctx.store.mutedUsers.remove(user.id, muted.id)) throw new JsonableError('User is not muted');
+  if (!ctx.store.mutedUsers.isMuted(user.id, muted.id))
+    throw new JsonableError('User is not muted');
+  return { user, muted };
+}
+
+export function doUnmuteUser(ctx: MutationContext, cmd: Muting): Record<string, never> {
+  const { user, muted } = cmd;
+  ctx.store.mutedUsers.remove(user.id, muted.id);
   emitMutedUsers(ctx, user.id);
   return {};
 }

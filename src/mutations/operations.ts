@@ -8,7 +8,6 @@ import { JsonableError } from '../lib/errors.js';
 import { generateApiKey } from '../lib/password.js';
 import { directSystemGroupsForRole, Role } from '../lib/roles.js';
 import { formatUser } from '../queries/users.js';
-import type { UserRow } from '../storage/users.js';
 import type { MutationContext } from './context.js';
 import { insertUserRow } from './users.js';
 
@@ -59,18 +58,36 @@ export function ensureSystemBot(
   return { user_id: userId };
 }
 
-function userOfRealm(ctx: MutationContext, userId: number): UserRow {
+/** The admin tool's commands name a user of this realm (any state). */
+function checkUserOfRealm(ctx: MutationContext, userId: number): void {
   const u = ctx.store.users.byId(userId);
   if (!u || u.realm_id !== ctx.realm.id) throw new JsonableError('No such user');
-  return u;
+}
+
+type SetPasswordHashCommand = { user_id: number; password_hash: string | null };
+
+export function checkSetPasswordHash(
+  ctx: MutationContext,
+  cmd: SetPasswordHashCommand,
+): SetPasswordHashCommand {
+  checkUserOfRealm(ctx, cmd.user_id);
+  return cmd;
+}
+
+export function checkRegenerateApiKey(
+  ctx: MutationContext,
+  cmd: { user_id: number },
+): { user_id: number } {
+  checkUserOfRealm(ctx, cmd.user_id);
+  return cmd;
 }
 
 /** `manage reset-password`: the new hash (computed before the command), or null for none. */
 export function doSetPasswordHash(
   ctx: MutationContext,
-  cmd: { user_id: number; password_hash: string | null },
+  cmd: SetPasswordHashCommand,
 ): Record<string, never> {
-  const user = userOfRealm(ctx, cmd.user_id);
+  const user = { id: cmd.user_id };
   ctx.store.users.setPasswordHash(user.id, cmd.password_hash);
   ctx.afterCommit(() => ctx.realm.reloadUser(user.id));
   return {};
@@ -81,7 +98,7 @@ export function doRegenerateApiKey(
   ctx: MutationContext,
   cmd: { user_id: number },
 ): { api_key: string } {
-  const user = userOfRealm(ctx, cmd.user_id);
+  const user = { id: cmd.user_id };
   const apiKey = generateApiKey();
   ctx.store.users.setApiKey(user.id, apiKey);
   ctx.afterCommit(() => ctx.realm.reloadUser(user.id));

@@ -16,16 +16,22 @@ function emitPlaygrounds(ctx: MutationContext): void {
   );
 }
 
-export function doAddPlayground(
+type AddPlaygroundCommand = Omit<PlaygroundRow, 'id'> & { acting_user_id: number };
+
+export function checkAddPlayground(
   ctx: MutationContext,
-  cmd: Omit<PlaygroundRow, 'id'> & { acting_user_id: number },
-): { id: number } {
+  cmd: AddPlaygroundCommand,
+): AddPlaygroundCommand {
   checkRealmAdministrator(ctx.realm.user(cmd.acting_user_id));
   if (ctx.store.playgrounds.exists(ctx.realm.id, cmd.pygments_language, cmd.name)) {
     throw new JsonableError(
       'Realm playground with this Realm, Pygments language and Name already exists.',
     );
   }
+  return cmd;
+}
+
+export function doAddPlayground(ctx: MutationContext, cmd: AddPlaygroundCommand): { id: number } {
   const id = ctx.store.playgrounds.insert(ctx.realm.id, {
     name: cmd.name,
     pygments_language: cmd.pygments_language,
@@ -35,13 +41,23 @@ export function doAddPlayground(
   return { id };
 }
 
+type RemovePlaygroundCommand = { acting_user_id: number; playground_id: number };
+
+export function checkRemovePlayground(
+  ctx: MutationContext,
+  cmd: RemovePlaygroundCommand,
+): RemovePlaygroundCommand {
+  checkRealmAdministrator(ctx.realm.user(cmd.acting_user_id));
+  if (!ctx.store.playgrounds.byRealm(ctx.realm.id).some((p) => p.id === cmd.playground_id))
+    throw new JsonableError('Invalid playground');
+  return cmd;
+}
+
 export function doRemovePlayground(
   ctx: MutationContext,
-  cmd: { acting_user_id: number; playground_id: number },
+  cmd: RemovePlaygroundCommand,
 ): Record<string, never> {
-  checkRealmAdministrator(ctx.realm.user(cmd.acting_user_id));
-  if (!ctx.store.playgrounds.remove(ctx.realm.id, cmd.playground_id))
-    throw new JsonableError('Invalid playground');
+  ctx.store.playgrounds.remove(ctx.realm.id, cmd.playground_id);
   emitPlaygrounds(ctx);
   return {};
 }

@@ -268,53 +268,88 @@ function emitValue(
   );
 }
 
-/**
- * Validates every value (all or nothing), then stores those that differ from the current ones
- * (the reference's do_update_user_custom_profile_data_if_changed).
- */
+/** A value checked for its field (the reference's check_update_user_custom_profile_data). */
+type CheckedValue = { field: CustomProfileFieldRow; value: string; rendered: string | null };
+
+/** Validates every value (all or nothing) for what `actor` may edit. */
+function checkProfileDataUpdates(
+  ctx: MutationContext,
+  actor: UserRow,
+  updates: readonly ProfileDataUpdate[],
+): CheckedValue[] {
+  return updates.map((u) => {
+    const field = fieldOf(ctx, u.id);
+    checkEditable(actor, field);
+    const value = validateProfileValue(field, u.value, ctx.realm);
+    return { field, value, rendered: isRenderableFieldType(field.type) ? u.rendered_value : null };
+  });
+}
+
+/** Stores the values that differ from the current ones (do_update_user_custom_profile_data_if_changed). */
+function doUpdateProfileValues(
+  ctx: MutationContext,
+  targetId: number,
+  checked: readonly CheckedValue[],
+): void {
+  const { store, realm } = ctx;
+  for (const { field, value, rendered } of checked) {
+    const current = store.users.profileValue(targetId, field.id);
+    if (current && current.value === value) continue;
+    store.users.upsertProfileValue({
+      user_id: targetId,
+      field_id: field.id,
+      value,
+      rendered_value: rendered,
+    });
+    emitValue(ctx, targetId, { id: field.id, value, rendered_value: rendered });
+  }
+  ctx.afterCommit(() => realm.invalidateProfiles(targetId));
+}
+
+/** Validates every value (all or nothing), then stores those that changed. */
 export function applyProfileDataUpdates(
   ctx: MutationContext,
   actor: UserRow,
   target: UserRow,
   updates: readonly ProfileDataUpdate[],
 ): void {
-  const { store, realm } = ctx;
-  const checked = updates.map((u) => {
-    const field = fieldOf(ctx, u.id);
-    checkEditable(actor, field);
-    const value = validateProfileValue(field, u.value, realm);
-    return { field, value, rendered: isRenderableFieldType(field.type) ? u.rendered_value : null };
-  });
-  for (const { field, value, rendered } of checked) {
-    const current = store.users.profileValue(target.id, field.id);
-    if (current && current.value === value) continue;
-    store.users.upsertProfileValue({
-      user_id: target.id,
-      field_id: field.id,
-      value,
-      rendered_value: rendered,
-    });
-    emitValue(ctx, target.id, { id: field.id, value, rendered_value: rendered });
-  }
-  ctx.afterCommit(() => realm.invalidateProfiles(target.id));
+  doUpdateProfileValues(ctx, target.id, checkProfileDataUpdates(ctx, actor, updates));
 }
 
-/** check_remove_custom_profile_field_value, for each field id. */
+/** check_remove_custom_profile_field_value, for each field id: the fields `actor` may clear. */
+function checkProfileDataRemovals(
+  ctx: MutationContext,
+  actor: UserRow,
+  fieldIds: readonly number[],
+): CustomProfileFieldRow[] {
+  return fieldIds.map((id) => {
+    const field = fieldOf(ctx, id);
+    checkEditable(actor, field);
+    return field;
+  });
+}
+
+function doRemoveProfileValues(
+  ctx: MutationContext,
+  targetId: number,
+  fields: readonly CustomProfileFieldRow[],
+): void {
+  for (const field of fields) {
+    if (ctx.store.users.deleteProfileValue(targetId, field.id)) {
+      emitValue(ctx, targetId, { id: field.id, value: null });
+    }
+  }
+  ctx.afterCommit(() => ctx.realm.invalidateProfiles(targetId));
+}
+
+/** Checks every removal (all or nothing), then clears the values that exist. */
 export function applyProfileDataRemovals(
   ctx: MutationContext,
   actor: UserRow,
   target: UserRow,
   fieldIds: readonly number[],
 ): void {
-  const { store, realm } = ctx;
-  for (const id of fieldIds) {
-    const field = fieldOf(ctx, id);
-    checkEditable(actor, field);
-    if (store.users.deleteProfileValue(target.id, field.id)) {
-      emitValue(ctx, target.id, { id: field.id, value: null });
-    }
-  }
-  ctx.afterCommit(() => realm.invalidateProfiles(target.id));
+  doRemoveProfileValues(ctx, target.id, checkProfileDataRemovals(ctx, actor, fieldIds));
 }
 
 export type UpdateProfileDataCommand = {
@@ -324,26 +359,40 @@ export type UpdateProfileDataCommand = {
   data: ProfileDataUpdate[];
 };
 
-/** PATCH /users/me/profile_data (and administrative tools). */
-export function doUpdateProfileData(
+/** PATCH /users/me/profile_data (and administrative tools): the target and its checked values. */
+export function checkUpdateProfileData(
   ctx: MutationContext,
   cmd: UpdateProfileDataCommand,
-): Record<string, never> {
+): { target_id: number; values: CheckedValue[] } {
   const actor = actingUser(ctx.realm, cmd.acting_user_id ?? cmd.user_id);
   const target = ctx.realm.user(cmd.user_id);
   if (!target) throw new NoSuchUserError();
   if (target.id !== actor.id && actor.role > Role.ADMINISTRATOR)
     throw new InsufficientPermissionError();
-  applyProfileDataUpdates(ctx, actor, target, cmd.data);
+  return { target_id: target.id, values: checkProfileDataUpdates(ctx, actor, cmd.data) };
+}
+
+export function doUpdateProfileData(
+  ctx: MutationContext,
+  plan: { target_id: number; values: CheckedValue[] },
+): Record<string, never> {
+  doUpdateProfileValues(ctx, plan.target_id, plan.values);
   return {};
 }
 
-/** DELETE /users/me/profile_data. */
-export function doRemoveProfileData(
+/** DELETE /users/me/profile_data: the fields the user may clear. */
+export function checkRemoveProfileData(
   ctx: MutationContext,
   cmd: { user_id: number; field_ids: number[] },
-): Record<string, never> {
+): { target_id: number; fields: CustomProfileFieldRow[] } {
   const user = actingUser(ctx.realm, cmd.user_id);
-  applyProfileDataRemovals(ctx, user, user, cmd.field_ids);
+  return { target_id: user.id, fields: checkProfileDataRemovals(ctx, user, cmd.field_ids) };
+}
+
+export function doRemoveProfileData(
+  ctx: MutationContext,
+  plan: { target_id: number; fields: CustomProfileFieldRow[] },
+): Record<string, never> {
+  doRemoveProfileValues(ctx, plan.target_id, plan.fields);
   return {};
 }

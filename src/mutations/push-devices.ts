@@ -31,12 +31,21 @@ export function doAddPushDevice(
   return {};
 }
 
+export function checkRemovePushDevice(
+  ctx: MutationContext,
+  cmd: PushDeviceCommand,
+): PushDeviceCommand {
+  const devices = ctx.store.accounts.pushDevicesOfUser(cmd.user_id);
+  if (!devices.some((d) => d.kind === cmd.kind && d.token === cmd.token)) {
+    throw new JsonableError('Token does not exist');
+  }
+  return cmd;
+}
+
 export function doRemovePushDevice(
   ctx: MutationContext,
   cmd: PushDeviceCommand,
 ): Record<string, never> {
-  if (!ctx.store.accounts.removePushDevice(cmd.user_id, cmd.kind, cmd.token)) {
-    throw new JsonableError('Token does not exist');
-  }
+  ctx.store.accounts.removePushDevice(cmd.user_id, cmd.kind, cmd.token);
   return {};
 }

@@ -78,8 +78,12 @@ export function markReadBatch(
 export type MarkReadCommand = { user_id: number; scope: ReadScope; limit?: number };
 
 /** One batch of POST /mark_all_as_read, /mark_stream_as_read, /mark_topic_as_read. */
-export function doMarkAsRead(ctx: MutationContext, cmd: MarkReadCommand): BatchResult {
+export function checkMarkAsRead(ctx: MutationContext, cmd: MarkReadCommand): MarkReadCommand {
   actingUser(ctx.realm, cmd.user_id);
+  return cmd;
+}
+
+export function doMarkAsRead(ctx: MutationContext, cmd: MarkReadCommand): BatchResult {
   return markReadBatch(ctx, cmd.user_id, cmd.scope, Math.max(1, cmd.limit ?? READ_BATCH));
 }
 

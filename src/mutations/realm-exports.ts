@@ -88,17 +88,24 @@ export type UpdateRealmExportCommand =
   | { id: number; status: 'failed'; time: number; realm_url: string };
 
 /** The export job's progress (src/admin/export-jobs.ts). */
+export function checkUpdateRealmExport(
+  ctx: MutationContext,
+  cmd: UpdateRealmExportCommand,
+): UpdateRealmExportCommand {
+  const row = ctx.store.realmExports.byId(cmd.id);
+  if (!row || row.realm_id !== ctx.realm.id) throw new JsonableError('Invalid data export ID');
+  return cmd;
+}
+
 export function doUpdateRealmExport(
   ctx: MutationContext,
   cmd: UpdateRealmExportCommand,
 ): Record<string, never> {
-  const { store, realm } = ctx;
-  const row = store.realmExports.byId(cmd.id);
-  if (!row || row.realm_id !== realm.id) throw new JsonableError('Invalid data export ID');
-  if (cmd.status === 'started') store.realmExports.setStarted(row.id, cmd.time);
+  const { store } = ctx;
+  if (cmd.status === 'started') store.realmExports.setStarted(cmd.id, cmd.time);
   else if (cmd.status === 'succeeded')
-    store.realmExports.setSucceeded(row.id, cmd.time, cmd.export_path, cmd.size);
-  else store.realmExports.setFailed(row.id, cmd.time);
+    store.realmExports.setSucceeded(cmd.id, cmd.time, cmd.export_path, cmd.size);
+  else store.realmExports.setFailed(cmd.id, cmd.time);
   notify(ctx, cmd.realm_url);
   return {};
 }

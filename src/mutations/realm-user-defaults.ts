@@ -18,12 +18,19 @@ export type UpdateRealmUserDefaultsCommand = {
   settings: Partial<UserSettings>;
 };
 
+export function checkUpdateRealmUserDefaults(
+  ctx: MutationContext,
+  cmd: UpdateRealmUserDefaultsCommand,
+): UpdateRealmUserDefaultsCommand {
+  checkRealmAdministrator(ctx.realm.user(cmd.acting_user_id));
+  return cmd;
+}
+
 export function doUpdateRealmUserDefaults(
   ctx: MutationContext,
   cmd: UpdateRealmUserDefaultsCommand,
 ): Record<string, never> {
   const { store, realm } = ctx;
-  checkRealmAdministrator(realm.user(cmd.acting_user_id));
   const stored = JSON.parse(store.realmUserDefaults.get(realm.id)) as Partial<
     Record<UserSettingName, unknown>
   >;

@@ -43,9 +43,17 @@ export function checkSubdomain(stringId: string): void {
   }
 }
 
-export function doCreateRealm(store: Store, p: CreateRealmParams): CreateRealmResult {
+/** The subdomain's form (the refusal that needs no state; see doCreateRealm for the other). */
+export function checkCreateRealm(p: CreateRealmParams): CreateRealmParams {
   checkSubdomain(p.string_id);
+  return p;
+}
+
+/** Creates a realm after checkCreateRealm (callers that pass fixed, valid subdomains skip it). */
+export function doCreateRealm(store: Store, p: CreateRealmParams): CreateRealmResult {
   return store.transaction(() => {
+    // Refused inside the transaction: no realm actor serializes realm creation, so whether the
+    // subdomain is taken is only known for sure in the transaction that takes it.
     if (store.realms.byStringId(p.string_id)) {
       throw new JsonableError('Subdomain is already in use. Please choose a different one.');
     }

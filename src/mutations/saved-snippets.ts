@@ -5,6 +5,7 @@
  */
 import { JsonableError } from '../lib/errors.js';
 import { formatSavedSnippet } from '../queries/saved-snippets.js';
+import type { SavedSnippetRow } from '../storage/saved-snippets.js';
 import type { MutationContext } from './context.js';
 
 /** 404, with the generic code, as the reference's ResourceNotFoundError. */
@@ -41,28 +42,43 @@ export type EditSavedSnippetCommand = {
   content?: string | undefined;
 };
 
-export function doEditSavedSnippet(
+/** The snippet as it will be after the edit (it must be the user's). */
+export function checkEditSavedSnippet(
   ctx: MutationContext,
   cmd: EditSavedSnippetCommand,
-): Record<string, never> {
+): SavedSnippetRow {
   const row = ctx.store.savedSnippets.byId(cmd.user_id, cmd.saved_snippet_id);
   if (!row) throw new SavedSnippetDoesNotExistError();
-  const next = { ...row, title: cmd.title ?? row.title, content: cmd.content ?? row.content };
-  ctx.store.savedSnippets.update(row.id, next.title, next.content);
+  return { ...row, title: cmd.title ?? row.title, content: cmd.content ?? row.content };
+}
+
+export function doEditSavedSnippet(
+  ctx: MutationContext,
+  next: SavedSnippetRow,
+): Record<string, never> {
+  ctx.store.savedSnippets.update(next.id, next.title, next.content);
   ctx.emit({ type: 'saved_snippets', op: 'update', saved_snippet: formatSavedSnippet(next) }, [
-    cmd.user_id,
+    next.user_id,
   ]);
   return {};
 }
 
 export type DeleteSavedSnippetCommand = { user_id: number; saved_snippet_id: number };
 
+export function checkDeleteSavedSnippet(
+  ctx: MutationContext,
+  cmd: DeleteSavedSnippetCommand,
+): DeleteSavedSnippetCommand {
+  if (!ctx.store.savedSnippets.byId(cmd.user_id, cmd.saved_snippet_id))
+    throw new SavedSnippetDoesNotExistError();
+  return cmd;
+}
+
 export function doDeleteSavedSnippet(
   ctx: MutationContext,
   cmd: DeleteSavedSnippetCommand,
 ): Record<string, never> {
-  if (!ctx.store.savedSnippets.remove(cmd.user_id, cmd.saved_snippet_id))
-    throw new SavedSnippetDoesNotExistError();
+  ctx.store.savedSnippets.remove(cmd.user_id, cmd.saved_snippet_id);
   ctx.emit({ type: 'saved_snippets', op: 'remove', saved_snippet_id: cmd.saved_snippet_id }, [
     cmd.user_id,
   ]);

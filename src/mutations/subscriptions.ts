@@ -383,19 +383,34 @@ export type SubscriptionPropertyChange = {
   value: boolean | string;
 };
 
-export function doChangeSubscriptionProperties(
+type SubscriptionPropertiesCommand = {
+  acting_user_id: number;
+  changes: SubscriptionPropertyChange[];
+};
+
+/** Every change must be to a subscription of the user's (checked all before any is applied). */
+export function checkChangeSubscriptionProperties(
   ctx: MutationContext,
-  cmd: { acting_user_id: number; changes: SubscriptionPropertyChange[] },
-): Record<string, never> {
-  const { realm, store } = ctx;
-  const view = realm.channels;
-  const user = actingUser(realm, cmd.acting_user_id);
+  cmd: SubscriptionPropertiesCommand,
+): SubscriptionPropertiesCommand {
+  const view = ctx.realm.channels;
+  const user = actingUser(ctx.realm, cmd.acting_user_id);
   for (const c of cmd.changes) {
     const ch = view.byId(c.stream_id);
     if (!ch || !view.may(user.id, ch, 'content')) throw new InvalidChannelIdError();
     if (!view.isSubscribed(user.id, ch.id))
       throw new JsonableError(`Not subscribed to channel ID ${c.stream_id}`);
   }
+  return cmd;
+}
+
+export function doChangeSubscriptionProperties(
+  ctx: MutationContext,
+  cmd: SubscriptionPropertiesCommand,
+): Record<string, never> {
+  const { store } = ctx;
+  const view = ctx.realm.channels;
+  const user = { id: cmd.acting_user_id };
   for (const c of cmd.changes) {
     const emit = (property: string, value: boolean | string) =>
       ctx.emit({ type: 'subscription', op: 'update', stream_id: c.stream_id, property, value }, [

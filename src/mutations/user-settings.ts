@@ -24,7 +24,7 @@ import {
   type UserSettingName,
   type UserSettings,
 } from '../lib/user-settings.js';
-import { EmailChangeStatus } from '../storage/accounts.js';
+import { EmailChangeStatus, type EmailChangeRow } from '../storage/accounts.js';
 import type { UserRow } from '../storage/users.js';
 import { checkFullName } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
@@ -136,20 +136,50 @@ function emitEmailVisibilityChange(
   );
 }
 
-export function doChangeSettings(
+/** A settings change checked: the user, the e-mail change to request, the new full name. */
+export type SettingsChange = {
+  cmd: ChangeSettingsCommand;
+  user: UserRow;
+  emailChange: { new_email: string; confirmation_key: string } | null;
+  fullName: string | null;
+};
+
+export function checkChangeSettings(
   ctx: MutationContext,
   cmd: ChangeSettingsCommand,
-): ChangeSettingsResult {
+): SettingsChange {
   const { store, realm } = ctx;
   const user = store.users.byId(cmd.user_id);
   if (!user || user.realm_id !== realm.id || !user.is_active) throw new AccountDeactivatedError();
+  let emailChange: SettingsChange['emailChange'] = null;
+  if (cmd.email_change && cmd.email_change.new_email !== user.delivery_email) {
+    validateEmailChangeRequest(ctx, user, cmd.email_change.new_email);
+    emailChange = cmd.email_change;
+  }
+  let fullName: string | null = null;
+  if (cmd.full_name !== undefined && cmd.full_name !== user.full_name) {
+    // As the reference: with name changes disabled, a non-administrator's change is ignored.
+    if (!realm.settings.name_changes_disabled || user.role <= Role.ADMINISTRATOR) {
+      const name = checkFullName(cmd.full_name);
+      checkUniqueName(realm, name, user.id);
+      if (name !== user.full_name) fullName = name;
+    }
+  }
+  return { cmd, user, emailChange, fullName };
+}
+
+export function doChangeSettings(
+  ctx: MutationContext,
+  change: SettingsChange,
+): ChangeSettingsResult {
+  const { store, realm } = ctx;
+  const { cmd, user } = change;
   const result: ChangeSettingsResult = { email_change: null };
 
   if (cmd.password_hash !== undefined) store.users.setPasswordHash(user.id, cmd.password_hash);
 
-  if (cmd.email_change && cmd.email_change.new_email !== user.delivery_email) {
-    const { new_email, confirmation_key } = cmd.email_change;
-    validateEmailChangeRequest(ctx, user, new_email);
+  if (change.emailChange) {
+    const { new_email, confirmation_key } = change.emailChange;
     // A new request replaces any earlier one still pending.
     store.accounts.revokePendingEmailChanges(user.id);
     store.accounts.insertEmailChange({
@@ -163,14 +193,7 @@ export function doChangeSettings(
     result.email_change = { old_email: user.delivery_email, new_email, confirmation_key };
   }
 
-  if (cmd.full_name !== undefined && cmd.full_name !== user.full_name) {
-    // As the reference: with name changes disabled, a non-administrator's change is ignored.
-    if (!realm.settings.name_changes_disabled || user.role <= Role.ADMINISTRATOR) {
-      const name = checkFullName(cmd.full_name);
-      checkUniqueName(realm, name, user.id);
-      if (name !== user.full_name) doChangeFullName(ctx, user, name);
-    }
-  }
+  if (change.fullName !== null) doChangeFullName(ctx, user, change.fullName);
 
   const current = realm.userSettings(user.id);
   const stored = JSON.parse(user.settings) as Partial<Record<UserSettingName, unknown>>;
@@ -224,10 +247,10 @@ export type ConfirmEmailChangeCommand = { confirmation_key: string };
  * unexpired, and still about the user's current address; the change is checked again (the
  * address may have been taken meanwhile) and made.
  */
-export function doConfirmEmailChange(
+export function checkConfirmEmailChange(
   ctx: MutationContext,
   cmd: ConfirmEmailChangeCommand,
-): { user_id: number; old_email: string; new_email: string } {
+): { row: EmailChangeRow; user: UserRow } {
   const { store, realm } = ctx;
   const row = store.accounts.emailChangeByKey(cmd.confirmation_key);
   if (!row || row.realm_id !== realm.id) throw new ConfirmationLinkError(false);
@@ -241,7 +264,14 @@ export function doConfirmEmailChange(
     throw new ConfirmationLinkError(true);
   }
   validateEmailChangeRequest(ctx, user, row.new_email);
-  store.accounts.setEmailChangeStatus(row.id, EmailChangeStatus.USED);
+  return { row, user };
+}
+
+export function doConfirmEmailChange(
+  ctx: MutationContext,
+  { row, user }: { row: EmailChangeRow; user: UserRow },
+): { user_id: number; old_email: string; new_email: string } {
+  ctx.store.accounts.setEmailChangeStatus(row.id, EmailChangeStatus.USED);
   doChangeDeliveryEmail(ctx, user, row.new_email);
   return { user_id: user.id, old_email: row.old_email, new_email: row.new_email };
 }

@@ -10,7 +10,7 @@ import type { WireEvent } from '../lib/events.js';
 import type { UserStatusRow } from '../storage/user-status.js';
 import type { MutationContext } from './context.js';
 import { checkEmojiRequest, emojiDataFor } from './reactions.js';
-import { doChangeSettings } from './user-settings.js';
+import { checkChangeSettings, doChangeSettings } from './user-settings.js';
 
 export type UpdateUserStatusCommand = {
   user_id: number;
@@ -42,11 +42,12 @@ export function doUpdateUserStatus(
   }
 
   if (cmd.away !== undefined) {
-    doChangeSettings(ctx, {
+    const change = checkChangeSettings(ctx, {
       user_id: cmd.user_id,
       settings: { presence_enabled: !cmd.away },
       fake_email_domain: '',
     });
+    doChangeSettings(ctx, change);
   }
 
   if (cmd.status_text !== undefined || cmd.emoji_name !== undefined) {

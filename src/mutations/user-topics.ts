@@ -18,10 +18,15 @@ export type SetUserTopicCommand = {
   visibility_policy: 0 | 1 | 2 | 3;
 };
 
-export function doSetUserTopic(
-  ctx: MutationContext,
-  cmd: SetUserTopicCommand,
-): Record<string, never> {
+type UserTopicChange = {
+  user_id: number;
+  stream_id: number;
+  topic: string;
+  visibility_policy: SetUserTopicCommand['visibility_policy'];
+};
+
+/** The change, for a channel the user may set a policy in (or clear one they still hold). */
+export function checkSetUserTopic(ctx: MutationContext, cmd: SetUserTopicCommand): UserTopicChange {
   const { realm, store } = ctx;
   const user = actingUser(realm, cmd.acting_user_id);
   const ch = realm.channels.byId(cmd.stream_id);
@@ -35,27 +40,26 @@ export function doSetUserTopic(
     !store.topics.userTopic(user.id, ch.id, topic)
   )
     throw new InvalidChannelIdError();
-  if (cmd.visibility_policy === 0) {
-    store.topics.clearUserTopic(user.id, ch.id, topic);
+  return { user_id: user.id, stream_id: ch.id, topic, visibility_policy: cmd.visibility_policy };
+}
+
+export function doSetUserTopic(ctx: MutationContext, cmd: UserTopicChange): Record<string, never> {
+  const { user_id, stream_id, topic, visibility_policy } = cmd;
+  if (visibility_policy === 0) {
+    ctx.store.topics.clearUserTopic(user_id, stream_id, topic);
   } else {
-    store.topics.setUserTopic({
-      user_id: user.id,
-      stream_id: ch.id,
+    ctx.store.topics.setUserTopic({
+      user_id,
+      stream_id,
       topic,
-      visibility_policy: cmd.visibility_policy,
+      visibility_policy,
       last_updated: ctx.now,
     });
   }
-  emitMutedTopics(ctx, user.id);
+  emitMutedTopics(ctx, user_id);
   ctx.emit(
-    {
-      type: 'user_topic',
-      stream_id: ch.id,
-      topic_name: topic,
-      last_updated: ctx.now,
-      visibility_policy: cmd.visibility_policy,
-    },
-    [user.id],
+    { type: 'user_topic', stream_id, topic_name: topic, last_updated: ctx.now, visibility_policy },
+    [user_id],
   );
   return {};
 }

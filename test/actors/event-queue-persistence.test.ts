@@ -23,6 +23,7 @@ const INFO = { service_version: '1.0', service_merge_base: 'x', service_feature_
 
 function makeQueues(t: Test): EventQueues {
   const q = new EventQueues({
+    clock: Date.now,
     heartbeatMs: 3_600_000,
     heartbeatJitterMs: 0,
     queueIdleLifetimeMs: 3_600_000,

@@ -8,22 +8,19 @@ import t, { type Test } from 'tap';
 import { SimulatedClock } from 'xstate';
 import { ENTRY_BYTES } from '../../actors/event-queue.js';
 import { CLOSE, type SocketSink } from '../../actors/event-queue.machine.js';
-import { EventQueues } from '../../actors/event-queues.js';
-import {
-  QUEUE_MIN_EVENTS,
-  TooManyQueuesError,
-  type QueueLimits,
-} from '../../actors/queue-limits.js';
+import { EventQueues, type EventQueuesConfig } from '../../actors/event-queues.js';
+import { QUEUE_MIN_EVENTS, TooManyQueuesError } from '../../actors/queue-limits.js';
 import { capabilitiesFrom, type QueueSettings } from '../../src/lib/event-filter.js';
 import type { QueuedEvent } from '../../src/lib/event-wire.js';
 
 const REALM = 1;
 const IDLE_MS = 600_000;
 
-function setup(t: Test, limits: Partial<QueueLimits> = {}) {
+function setup(t: Test, limits: Partial<EventQueuesConfig> = {}) {
   const clock = new SimulatedClock();
   const queues = new EventQueues(
     {
+      clock: () => clock.now(),
       heartbeatMs: 3_600_000,
       heartbeatJitterMs: 0,
       queueIdleLifetimeMs: IDLE_MS,
@@ -31,7 +28,6 @@ function setup(t: Test, limits: Partial<QueueLimits> = {}) {
       ...limits,
     },
     undefined,
-    () => clock.now(),
     clock,
   );
   t.teardown(() => queues.close());
@@ -182,4 +178,40 @@ t.test("deactivation ends the user's queues: polls answered, sockets closed 4003
   queues.endSessions(REALM, null);
   t.throws(() => queues.access(2, bystander.id), GONE, 'the realm: everyone');
   t.ok(queues.access(1, elsewhere.id), 'other realms are not affected');
+});
+
+t.test('heartbeats and expiry run on the server clock through the sweep timer', async (t) => {
+  const HEARTBEAT = 45_000;
+  const SWEEP = 60_000;
+  const { clock, queues } = setup(t, { heartbeatMs: HEARTBEAT, queueSweepMs: SWEEP });
+  t.equal(queues.serverGeneration, 0, 'server_generation is the clock at start, in seconds');
+  const unused = queues.register(settings(1));
+  const polled = queues.register(settings(2));
+  const answers: QueuedEvent[][] = [];
+  const poll = (lastEventId: number) =>
+    queues.poll(polled, lastEventId, false, (events) => answers.push(events));
+  poll(-1);
+  clock.increment(HEARTBEAT - 1);
+  await tick();
+  t.equal(answers.length, 0, 'held until the heartbeat is due');
+  clock.increment(1);
+  await tick();
+  t.match(answers, [[{ id: 0, shared: { type: 'heartbeat' } }]], 'the held poll gets a heartbeat');
+  // Time moves a minute at a time, so the sweep timer fires at each of its due times; the client
+  // polls again after each answer (acknowledging the heartbeat it got: ids 0, 1, ...).
+  for (let at = SWEEP; at < IDLE_MS; at += SWEEP) {
+    if (polled.waiter === null) poll(answers.length - 1);
+    clock.set(at);
+    await tick();
+  }
+  t.ok(queues.access(1, unused.id), 'idle for less than its lifetime: kept');
+  clock.set(IDLE_MS);
+  t.throws(() => queues.access(1, unused.id), GONE, 'the sweep collected the unused queue');
+  t.ok(queues.access(2, polled.id), 'the queue whose client keeps polling stays');
+  t.ok(answers.length >= IDLE_MS / SWEEP / 2, 'its polls kept being answered');
+  t.match(
+    answers,
+    Array(answers.length).fill([{ shared: { type: 'heartbeat' } }]),
+    'each by a heartbeat',
+  );
 });

@@ -25,6 +25,7 @@ const OTHER_REALM = 2;
 
 function makeQueues(t: Test): EventQueues {
   const q = new EventQueues({
+    clock: Date.now,
     heartbeatMs: 3_600_000,
     heartbeatJitterMs: 0,
     queueIdleLifetimeMs: 3_600_000,
