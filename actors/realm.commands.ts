@@ -57,7 +57,7 @@ import {
   doAddPushDevice,
   doRemovePushDevice,
 } from '../src/mutations/push-devices.js';
-import { checkUpdateRealm } from '../src/mutations/realm-admin.js';
+import { checkUpdateRealm, doUpdateRealm } from '../src/mutations/realm-admin.js';
 import { checkDeactivateRealm, doReactivateRealm } from '../src/mutations/realm-deactivate.js';
 import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
 import {
@@ -66,7 +66,10 @@ import {
   doChangeSettings,
   doConfirmEmailChange,
 } from '../src/mutations/user-settings.js';
-import { doUpdateRealmSettings } from '../src/mutations/realm-settings.js';
+import {
+  checkUpdateRealmSettings,
+  doUpdateRealmSettings,
+} from '../src/mutations/realm-settings.js';
 import {
   checkArchiveChannel,
   checkChangeDefaultStream,
@@ -163,7 +166,7 @@ export const REALM_COMMANDS = {
   'profile_field.update': checkUpdateProfileField,
   'profile_field.delete': checkDeleteProfileField,
   'profile_field.reorder': checkReorderProfileFields,
-  'realm.update': checkUpdateRealm,
+  'realm.update': checkThenDo(checkUpdateRealm, doUpdateRealm),
   'realm.deactivate': checkDeactivateRealm,
   // Internal (the reference reactivates through a confirmation link): tests, admin tools.
   'realm.reactivate': doReactivateRealm,
@@ -171,7 +174,7 @@ export const REALM_COMMANDS = {
   'linkifier.update': checkThenDo(checkUpdateLinkifier, doUpdateLinkifier),
   'linkifier.remove': checkThenDo(checkRemoveLinkifier, doRemoveLinkifier),
   'linkifier.reorder': checkThenDo(checkReorderLinkifiers, doReorderLinkifiers),
-  'realm.update_settings': doUpdateRealmSettings,
+  'realm.update_settings': checkThenDo(checkUpdateRealmSettings, doUpdateRealmSettings),
   'channel.subscribe': checkSubscribe,
   'channel.unsubscribe': checkUnsubscribe,
   'channel.subscriptions.update': checkUpdateSubscriptions,

@@ -23,7 +23,11 @@ import {
 import { Role } from '../lib/roles.js';
 import { checkRealmAdministrator } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
-import { doUpdateRealmSettings } from './realm-settings.js';
+import {
+  checkUpdateRealmSettings,
+  doUpdateRealmSettings,
+  type RealmSettingsPlan,
+} from './realm-settings.js';
 
 /** Settings only organization owners may change (the reference's update_realm). */
 export const OWNER_ONLY_REALM_SETTINGS: ReadonlySet<string> = new Set([
@@ -69,7 +73,16 @@ export type UpdateRealmCommand = {
 /** What PATCH /realm answers: each changed setting, strings as "updated" (as the reference). */
 export type UpdateRealmResult = Record<string, unknown>;
 
-export function checkUpdateRealm(ctx: MutationContext, cmd: UpdateRealmCommand): UpdateRealmResult {
+/** A checked PATCH /realm: what will be stored, and what was asked (for the answer). */
+export type UpdateRealmPlan = {
+  cmd: UpdateRealmCommand;
+  settings: Record<string, unknown>;
+  groupValues: Partial<Record<RealmGroupSettingName, GroupSettingValue>>;
+  change: RealmSettingsPlan;
+};
+
+/** Validates PATCH /realm (permissions, methods, channels, group settings); never writes. */
+export function checkUpdateRealm(ctx: MutationContext, cmd: UpdateRealmCommand): UpdateRealmPlan {
   const { realm } = ctx;
   const actor = realm.user(cmd.acting_user_id);
   checkRealmAdministrator(actor);
@@ -129,12 +142,19 @@ export function checkUpdateRealm(ctx: MutationContext, cmd: UpdateRealmCommand):
 
   if (cmd.string_id !== undefined) throw new JsonableError('Must be a demo organization.');
 
-  const { changed } = doUpdateRealmSettings(ctx, {
+  const change = checkUpdateRealmSettings(ctx, {
     acting_user_id: actor.id,
     ...(cmd.name !== undefined ? { name: cmd.name } : {}),
     ...(cmd.description !== undefined ? { description: cmd.description } : {}),
     settings: { ...settings, ...groupValues },
   });
+  return { cmd, settings, groupValues, change };
+}
+
+/** Stores a checked PATCH /realm and answers with each changed setting asked for. */
+export function doUpdateRealm(ctx: MutationContext, plan: UpdateRealmPlan): UpdateRealmResult {
+  const { cmd, settings, groupValues } = plan;
+  const { changed } = doUpdateRealmSettings(ctx, plan.change);
   const result: UpdateRealmResult = {};
   for (const key of changed) {
     // Settings derived from the one asked for (allow_edit_history, mandatory_topics) change

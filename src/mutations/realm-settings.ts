@@ -150,10 +150,23 @@ function same(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-export function doUpdateRealmSettings(
+/** What a checked settings change will write: every value already validated. */
+export type RealmSettingsPlan = {
+  /** The settings column as it will be stored (defaults left out). */
+  stored: StoredRealmSettings;
+  /** The settings with the changes applied. */
+  current: RealmSettings;
+  /** Each changed setting (with the ones derived from it) and its new value. */
+  changes: Map<string, unknown>;
+  name: string;
+  description: string;
+};
+
+/** Validates a realm settings change and works out what it changes; refuses, never writes. */
+export function checkUpdateRealmSettings(
   ctx: MutationContext,
   cmd: UpdateRealmSettingsCommand,
-): UpdateRealmSettingsResult {
+): RealmSettingsPlan {
   const { store, realm } = ctx;
   const row = store.realms.byId(realm.id)!;
   const stored: StoredRealmSettings = JSON.parse(row.settings) as StoredRealmSettings;
@@ -217,7 +230,18 @@ export function doUpdateRealmSettings(
     description = cmd.description;
     changes.set('description', description);
   }
+  return { stored, current, changes, name, description };
+}
+
+/** Stores a checked realm settings change and announces it. */
+export function doUpdateRealmSettings(
+  ctx: MutationContext,
+  plan: RealmSettingsPlan,
+): UpdateRealmSettingsResult {
+  const { store, realm } = ctx;
+  const { stored, current, changes, name, description } = plan;
   if (changes.size === 0) return { changed: [] };
+  const row = store.realms.byId(realm.id)!;
 
   store.realms.updateSettings(realm.id, JSON.stringify(stored));
   if (name !== row.name || description !== row.description) {
