@@ -129,6 +129,15 @@ function condition(c: MessageCondition, userId: number): Fragment {
   return c.negated ? { sql: `NOT COALESCE((${p.sql}), 0)`, params: p.params } : p;
 }
 
+/**
+ * Whether a query can match nothing (a conversation that does not exist yet). It is answered
+ * without SQLite: `AND 0` beside `INDEXED BY` makes SQLite refuse the statement ("no query
+ * solution"), as the constant condition leaves the named index nothing to do.
+ */
+function matchesNothing(q: MessageQuery): boolean {
+  return q.conditions.some((c) => c.kind === 'nothing' && !c.negated);
+}
+
 /** The statement cache's bound: distinct query shapes seen in practice are far fewer. */
 const MAX_CACHED_STATEMENTS = 256;
 
@@ -226,11 +235,13 @@ export function messageSearchStatements(db: DB) {
      * `anchor` down, `after` oldest first from `anchor` up (both inclusive), `ids` ascending.
      */
     messages(q: MessageQuery, range: MessageRange): FetchedMessageRow[] {
+      if (matchesNothing(q)) return [];
       const { sql, params } = build(q, range, 'full');
       return prepared(sql).all(...params) as FetchedMessageRow[];
     },
     /** Like `messages`, only the ids and flags. */
     ids(q: MessageQuery, range: MessageRange): { id: number; flags: number | null }[] {
+      if (matchesNothing(q)) return [];
       const { sql, params } = build(q, range, 'ids');
       return prepared(sql).all(...params) as { id: number; flags: number | null }[];
     },

@@ -464,3 +464,39 @@ t.test('narrows over a seeded history', async (t) => {
     assertError(t, await api.get('cordelia', 'messages/99999'), 'Invalid message(s)');
   });
 });
+
+t.test(
+  'a conversation that does not exist yet matches nothing, with every anchor and flag',
+  async (t) => {
+    const ts = await startServer(t);
+    const { api, fx } = ts;
+    await createChannel(api, 'hamlet', 'Verona', {
+      principals: [fx.users.hamlet!.id, fx.users.othello!.id],
+    });
+    await sendChannelMessage(api, 'othello', 'Verona', 'lunch', 'unread for hamlet');
+    const noDm = { operator: 'dm', operand: fx.users.cordelia!.email };
+    for (const extra of [[], ['unread'], ['starred'], ['private'], ['mentioned']]) {
+      const narrow = [noDm, ...extra.map((operand) => ({ operator: 'is', operand }))];
+      for (const anchor of ['first_unread', 'newest', 'oldest', '0']) {
+        const body = assertSuccess(
+          t,
+          await api.get('hamlet', 'messages', { anchor, num_before: 5, num_after: 5, narrow }),
+        );
+        t.same(body.messages, [], `${JSON.stringify(narrow)} from ${anchor}`);
+        t.match(body, { found_oldest: true, found_newest: true });
+      }
+      const flagged = assertSuccess(
+        t,
+        await api.post('hamlet', 'messages/flags/narrow', {
+          anchor: 'oldest',
+          num_before: 0,
+          num_after: 10,
+          narrow,
+          op: 'add',
+          flag: 'read',
+        }),
+      );
+      t.equal(flagged.processed_count, 0);
+    }
+  },
+);
