@@ -60,9 +60,17 @@ export type JetStreamHandles = {
   snapshots: ObjectStore;
 };
 
+/**
+ * How long a JetStream API call or publish may wait for its answer (nats.js's default is 5 s). A
+ * busy machine running the NATS servers beside the nodes (the local cluster on 2 cores, under a
+ * test suite) answers stream requests later than that while the cluster settles; a node that
+ * gave up would exit at start.
+ */
+export const JETSTREAM_TIMEOUT_MS = 15_000;
+
 /** Makes sure the log stream, the lease bucket and the object buckets exist; their handles. */
 async function openJetStream(nc: NatsConnection, replicas: number): Promise<JetStreamHandles> {
-  const jsm = await nc.jetstreamManager();
+  const jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
   try {
     await jsm.streams.info(STREAM);
   } catch {
@@ -83,7 +91,7 @@ async function openJetStream(nc: NatsConnection, replicas: number): Promise<JetS
       });
     }
   }
-  const js = nc.jetstream();
+  const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
   const kv = await js.views.kv(LEASES, { history: 1, replicas });
   const files = await js.views.os(UPLOADS, { replicas });
   const snapshots = await js.views.os(SNAPSHOTS, { replicas });

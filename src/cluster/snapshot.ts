@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { connect, type ObjectStore } from 'nats';
 import type { Replication } from '../storage/replication.js';
-import { SNAPSHOTS, SNAPSHOT_NAME } from './jetstream.js';
+import { JETSTREAM_TIMEOUT_MS, SNAPSHOTS, SNAPSHOT_NAME } from './jetstream.js';
 
 /** Restores the newest snapshot into an empty data directory; its log position, or null. */
 export async function restoreSnapshot(servers: string[], dataDir: string): Promise<number | null> {
@@ -20,13 +20,13 @@ export async function restoreSnapshot(servers: string[], dataDir: string): Promi
   if (fs.existsSync(file)) return null;
   const nc = await connect({ servers, name: 'confab-restore' });
   try {
-    const jsm = await nc.jetstreamManager();
+    const jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
     const exists = await jsm.streams.info(`OBJ_${SNAPSHOTS}`).then(
       () => true,
       () => false,
     );
     if (!exists) return null;
-    const bucket = await nc.jetstream().views.os(SNAPSHOTS);
+    const bucket = await nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.os(SNAPSHOTS);
     const result = await bucket.get(SNAPSHOT_NAME);
     if (!result) return null;
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
