@@ -176,6 +176,14 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     queues: () => queueFigures(queues),
     renderPool: () => renderer.backlog,
     checkpoints: () => store.checkpointStats,
+    ...(cluster
+      ? {
+          replication: async () => {
+            const st = await cluster.status();
+            return { applied: st.applied, lag: st.lag, owned: st.owns.length };
+          },
+        }
+      : {}),
   });
 
   const port = listener.port;

@@ -42,6 +42,17 @@ export type MetricsSource = {
   queues(): QueueFigures;
   renderPool(): { queued: number; threads: number };
   checkpoints(): { runs: number; pages: number; walPages: number };
+  /** A cluster node's place in its realm log (docs/cluster.md); absent for a single process. */
+  replication?(): Promise<ReplicationFigures>;
+};
+
+export type ReplicationFigures = {
+  /** Log entries this node has applied to its copy. */
+  applied: number;
+  /** Entries in the log this node has not applied yet. */
+  lag: number;
+  /** Realms whose lease this node holds. */
+  owned: number;
 };
 
 const sources = new Set<MetricsSource>();
@@ -49,6 +60,7 @@ const sources = new Set<MetricsSource>();
 /** A server adds itself when it starts; the returned function removes it (at close). */
 export function registerSource(source: MetricsSource): () => void {
   sources.add(source);
+  if (source.replication !== undefined) addReplicationGauges();
   return () => sources.delete(source);
 }
 
@@ -237,6 +249,66 @@ scraped(
   () => sum((s) => s.checkpoints().walPages),
   'gauge',
 );
+
+// ---- a cluster node's replication (asked of JetStream once per scrape) ---------------------------
+
+let replicationSnapshot: { at: number; figures: Promise<ReplicationFigures | null> } | null = null;
+function replicationFigures(): Promise<ReplicationFigures | null> {
+  const now = Date.now();
+  if (replicationSnapshot !== null && now - replicationSnapshot.at < 1000) {
+    return replicationSnapshot.figures;
+  }
+  const figures = (async () => {
+    let total: ReplicationFigures | null = null;
+    for (const s of sources) {
+      if (s.replication === undefined) continue;
+      // NATS unreachable: the figures are left out of this scrape rather than failing it.
+      const r = await s.replication().catch(() => null);
+      if (r === null) continue;
+      total ??= { applied: 0, lag: 0, owned: 0 };
+      total.applied += r.applied;
+      total.lag += r.lag;
+      total.owned += r.owned;
+    }
+    return total;
+  })();
+  replicationSnapshot = { at: now, figures };
+  return figures;
+}
+
+function replicationGauge(name: string, help: string, read: (r: ReplicationFigures) => number) {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      const r = await replicationFigures();
+      if (r !== null) this.set(read(r));
+    },
+  });
+}
+
+/** Registered with the first cluster node's source: a single process shows none of them. */
+let replicationGauges = false;
+function addReplicationGauges(): void {
+  if (replicationGauges) return;
+  replicationGauges = true;
+  replicationGauge(
+    'confab_cluster_replication_lag_entries',
+    'Entries of the realm log this cluster node has not yet applied to its copy.',
+    (r) => r.lag,
+  );
+  replicationGauge(
+    'confab_cluster_applied_entries',
+    'Position in the realm log up to which this cluster node has applied.',
+    (r) => r.applied,
+  );
+  replicationGauge(
+    'confab_cluster_realms_owned',
+    'Realms whose lease this cluster node holds.',
+    (r) => r.owned,
+  );
+}
 
 /** The Prometheus text exposition of every metric. */
 export function metricsText(): Promise<string> {

@@ -230,6 +230,27 @@ async function run(): Promise<void> {
     t.equal((evs[0]!.message as { content: string }).content, 'from n2', 'delivered on n3');
   });
 
+  t.test('each node reports its replication on /metrics', async (t) => {
+    const owner = await leaseHolder(rec);
+    let ownedTotal = 0;
+    for (const n of rec.nodes) {
+      const res = await fetch(`${nodeUrl(n.name)}/metrics`);
+      t.equal(res.status, 200, `${n.name} serves /metrics to loopback`);
+      const text = await res.text();
+      const value = (name: string) => {
+        const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+        return m === null ? null : Number(m[1]);
+      };
+      const lag = value('confab_cluster_replication_lag_entries');
+      t.ok(lag !== null && lag >= 0, `${n.name} reports its lag (${String(lag)})`);
+      t.ok((value('confab_cluster_applied_entries') ?? 0) > 0, `${n.name} has applied entries`);
+      const owned = value('confab_cluster_realms_owned');
+      t.equal(owned, n.name === owner ? 1 : 0, `${n.name} owns what the lease says`);
+      ownedTotal += owned ?? 0;
+    }
+    t.equal(ownedTotal, 1, 'one owner');
+  });
+
   t.test('failover under send load: none acknowledged lost, none duplicated, no gap', async (t) => {
     const owner = await leaseHolder(rec);
     const survivor = rec.nodes.find((n) => n.name !== owner)!;
