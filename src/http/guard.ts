@@ -1,5 +1,5 @@
 /**
- * The HTTP guard: a thin TCP relay in front of uWebSockets.js (HTTP_GUARD, on by default; see
+ * The HTTP guard: a thin TCP relay in front of uWebSockets.js (HTTP_GUARD, off by default; see
  * docs/robustness.md "Odd but legal HTTP") so that every well-formed request gets an answer.
  *
  * This uWS build (v20.30, uWebSockets ~v20.44) gives up on two kinds of legal request without
@@ -56,6 +56,15 @@ const CRLF2 = Buffer.from('\r\n\r\n');
  */
 const MAX_HEAD = 512 * 1024;
 const MAX_CHUNK_LINE = 4096;
+/**
+ * Lingering close: once uWS has ended a connection whose client is still sending (a request
+ * refused from its head while its body arrives), the client gets the answer and a FIN, and what it
+ * still sends is read and dropped for at most this long and this many bytes, then the connection
+ * is destroyed. Closing at once, with its bytes unread, would send a reset, which can make the
+ * client lose the answer before it read it (RFC 9112 §9.6).
+ */
+const LINGER_MS = 5_000;
+const LINGER_BYTES = 64 * 1024 * 1024;
 
 /** Where the guard sends the requests uWS could not answer: `<prefix>/<status>/<what>`. */
 export type GuardRoutes = { prefix: string };
@@ -78,6 +87,16 @@ export class RequestScanner {
   private pending: Buffer = Buffer.alloc(0);
 
   constructor(private readonly routes: GuardRoutes) {}
+
+  /** Between requests: nothing of a next request seen yet. */
+  get idle(): boolean {
+    return this.mode.kind === 'head' && this.pending.length === 0;
+  }
+
+  /** A request was refused: everything after it is dropped. */
+  get refused(): boolean {
+    return this.mode.kind === 'discard';
+  }
 
   /** The bytes to pass on for this chunk (possibly rewritten heads). */
   feed(chunk: Buffer): Buffer[] {
@@ -310,6 +329,37 @@ export function guardRoutes(): GuardRoutes {
   return { prefix: `/.guard-${crypto.randomBytes(12).toString('hex')}` };
 }
 
+type WriteCallback = (error?: Error | null) => void;
+
+/**
+ * The connection to uWS. A failed write does not destroy it, as it would a plain socket: uWS
+ * closes its side at once after refusing a request from its head (413 for an upload declared too
+ * large) while the body is still being relayed, and its answer is then still to be read from this
+ * socket. The failure is reported to `onWriteError` and the write counted as done.
+ */
+class Upstream extends net.Socket {
+  onWriteError: () => void = () => {};
+
+  override _write(chunk: unknown, encoding: BufferEncoding, cb: WriteCallback): void {
+    super._write(chunk, encoding, this.written(cb));
+  }
+
+  override _writev(
+    chunks: { chunk: unknown; encoding: BufferEncoding }[],
+    cb: WriteCallback,
+  ): void {
+    // net.Socket has its own _writev (typed optional on Duplex).
+    super._writev?.(chunks, this.written(cb));
+  }
+
+  private written(cb: WriteCallback): WriteCallback {
+    return (error) => {
+      if (error) this.onWriteError();
+      cb();
+    };
+  }
+}
+
 /** The relay: accepts on the public address, forwards to uWS's Unix socket. */
 export class HttpGuard {
   private readonly server: net.Server;
@@ -381,43 +431,99 @@ export class HttpGuard {
   }
 
   private relay(client: net.Socket): void {
-    const server = net.connect({ path: this.upstream, allowHalfOpen: true });
+    const server = new Upstream({ allowHalfOpen: true }).connect({ path: this.upstream });
     this.relays.set(client, server);
     // The PROXY header goes out with the first request bytes, in one write: this uWS build never
     // signals the end of an empty body (a POST with Content-Length: 0) when the PROXY header
     // reached it in a read of its own, so such a request would wait for its idle timeout.
     let preface: Buffer | null = proxyHeader(client);
     const scanner = new RequestScanner(this.routes);
+    /** uWS takes no more bytes (it closed, or a write to it failed): the client's are dropped. */
+    let dropping = false;
+    /** uWS's side is over: its answer forwarded, the client's side ended (FIN). */
+    let ended = false;
+    /** Bytes dropped: bounded, beyond it the connection is destroyed. */
+    let dropped = 0;
+    let lingerTimer: NodeJS.Timeout | null = null;
+    const destroy = () => {
+      client.destroy();
+      server.destroy();
+    };
+    const linger = () => {
+      if (!client.destroyed) lingerTimer ??= setTimeout(destroy, LINGER_MS);
+    };
+    const drop = () => {
+      if (dropping) return;
+      dropping = true;
+      client.resume(); // it may wait for a 'drain' of uWS's side
+      linger(); // uWS has closed: its end is on its way, bound the wait in any case
+    };
+    server.onWriteError = drop;
+
     client.on('data', (chunk: Buffer) => {
+      if (dropping || scanner.refused) {
+        dropped += chunk.length;
+        if (dropped > LINGER_BYTES) destroy();
+        return;
+      }
       let ok = true;
       const parts = scanner.feed(chunk);
       if (preface !== null && parts.length > 0) {
         parts[0] = Buffer.concat([preface, parts[0]!]);
         preface = null;
       }
-      for (const part of parts) ok = server.write(part) && ok;
+      for (const part of parts) {
+        ok = server.write(part) && ok;
+        if (dropping) return;
+      }
       if (!ok) {
         client.pause();
         server.once('drain', () => client.resume());
       }
     });
-    client.on('end', () => server.end());
-    // uWS's answer and its end pass on as they are (pipe ends the client after the last byte).
-    server.pipe(client);
-    const fail = () => {
-      client.destroy();
-      server.destroy();
+    // A client that ends its side after the request still gets the answer. (Once both sides
+    // of the client's socket have ended, it is destroyed by itself.)
+    client.on('end', () => {
+      if (!dropping) server.end();
+    });
+
+    // uWS's answer passes on as it is, with backpressure from the client.
+    let waiting = false;
+    server.on('data', (chunk: Buffer) => {
+      if (client.write(chunk) || waiting) return;
+      waiting = true;
+      server.pause();
+      client.once('drain', () => {
+        waiting = false;
+        server.resume();
+      });
+    });
+    // uWS ended, closed or reset its side (it resets when it closes with request bytes unread):
+    // whatever it sent before is forwarded, then the client's side ends (FIN after the answer).
+    // A client between requests is done with; one still sending is lingered on, reading and
+    // dropping its bytes, so that it reads the answer instead of a reset.
+    const upstreamOver = () => {
+      if (ended || client.destroyed) return;
+      ended = true;
+      dropping = true;
+      for (let b = server.read() as Buffer | null; b !== null; b = server.read() as Buffer | null)
+        client.write(b);
+      client.resume();
+      if (client.readableEnded || (scanner.idle && dropped === 0)) {
+        client.end(() => client.destroy());
+        return;
+      }
+      client.end();
+      linger();
     };
-    client.on('error', fail);
-    server.on('error', fail);
+    server.on('end', upstreamOver);
+    server.on('error', upstreamOver);
+    server.on('close', upstreamOver);
+    client.on('error', destroy);
     client.on('close', () => {
+      if (lingerTimer !== null) clearTimeout(lingerTimer);
       this.relays.delete(client);
       server.destroy();
-    });
-    // Once uWS has closed, the client goes too when its answer is out (even if it never ends).
-    server.on('close', () => {
-      if (client.writableFinished) client.destroy();
-      else client.once('finish', () => client.destroy());
     });
   }
 }

@@ -246,3 +246,103 @@ t.test('by default (HTTP_GUARD off) uWebSockets.js listens itself and serves', a
   );
   t.equal(o.responses[0]?.status, 200);
 });
+
+type Refusal = {
+  response: Response | undefined;
+  /** The server's FIN arrived (an orderly close). */
+  ended: boolean;
+  /** A socket error (ECONNRESET, EPIPE) and whether the answer had been read whole before it. */
+  error: string | null;
+  answeredBeforeError: boolean;
+};
+
+/**
+ * Sends `head` and `first` body bytes in one write, then keeps sending the body (64 KiB writes, as
+ * fast as the socket takes them) while reading, as an upload client does until the answer comes;
+ * stops sending once the answer is read whole or the server ended its side.
+ */
+function refusedWhileSending(port: number, head: string, first: number): Promise<Refusal> {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let text = '';
+    let ended = false;
+    let error: string | null = null;
+    let answeredBeforeError = false;
+    let settled = false;
+    const answered = () => parseResponses(text).length > 0;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ response: parseResponses(text)[0], ended, error, answeredBeforeError });
+    };
+    const timer = setTimeout(finish, HANG_MS);
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const pump = () => {
+      while (!answered() && !ended && !sock.destroyed) {
+        if (!sock.write(chunk)) {
+          sock.once('drain', pump);
+          return;
+        }
+      }
+    };
+    sock.on('data', (c: Buffer) => {
+      text += c.toString('latin1');
+    });
+    sock.on('end', () => {
+      ended = true;
+    });
+    sock.on('error', (e: NodeJS.ErrnoException) => {
+      error ??= e.code ?? e.message;
+      answeredBeforeError = answered();
+    });
+    sock.on('close', finish);
+    sock.write(head + 'x'.repeat(first));
+    setImmediate(pump);
+  });
+}
+
+// A request refused from its head while its body is still arriving: uWS answers 413 for an upload
+// declared larger than MAX_FILE_UPLOAD_SIZE and closes its side at once, while the guard is still
+// relaying the body (its write then fails), and the client still sends. The client must read the
+// whole answer and an orderly close, not a reset (the guard's lingering close; without it the
+// client got ECONNRESET and no answer when the head and ~500 KB of body came in one write).
+t.test('a request refused while its body arrives: the answer, then an orderly close', async (t) => {
+  const ts = await startServer(t, { httpGuard: true, maxFileUploadBytes: 1024 * 1024 });
+  const hamlet = ts.fx.users.hamlet!;
+  const declared = 8 * 1024 * 1024;
+  const headers =
+    'Host: testserver.local\r\n' +
+    `Authorization: ${basicAuth(hamlet.email, hamlet.api_key)}\r\n` +
+    `Content-Type: multipart/form-data; boundary=b\r\nContent-Length: ${declared}\r\n\r\n`;
+  const cases: [string, string, number, string][] = [
+    ['an upload over MAX_FILE_UPLOAD_SIZE', 'POST /api/v1/user_uploads', 413, 'REQUEST_TOO_LARGE'],
+    [
+      "the guard's own refusal (unknown method)",
+      'PROPPATCH /api/v1/user_uploads',
+      501,
+      'BAD_REQUEST',
+    ],
+  ];
+  for (const [what, line, status, code] of cases) {
+    for (let i = 0; i < 3; i++) {
+      const r = await refusedWhileSending(
+        ts.server.port,
+        `${line} HTTP/1.1\r\n${headers}`,
+        500_000,
+      );
+      t.equal(r.response?.status, status, `${what}, run ${i + 1}: HTTP/1.1 ${status}`);
+      t.match(
+        JSON.parse(r.response?.body ?? '{}'),
+        { result: 'error', code },
+        `${what}, run ${i + 1}: the whole error body`,
+      );
+      t.ok(r.ended, `${what}, run ${i + 1}: the server ended its side (FIN)`);
+      t.ok(
+        r.error === null || r.answeredBeforeError,
+        `${what}, run ${i + 1}: no reset before the answer was read (${r.error ?? 'no error'})`,
+      );
+    }
+  }
+});
