@@ -24,6 +24,7 @@ import {
 } from '../src/mutations/drafts.js';
 import {
   checkAcceptInvitation,
+  doAcceptInvitation,
   checkCreateMultiuseInvite,
   checkInviteUsers,
   checkResendInvite,
@@ -128,6 +129,8 @@ import {
   checkCreateUser,
   checkDeactivateOwnAccount,
   checkDeactivateUser,
+  doCreateUser,
+  doDeactivateUser,
 } from '../src/mutations/users.js';
 import {
   checkAddPlayground,
@@ -150,9 +153,9 @@ import {
 import { doUpdateUserStatus } from '../src/mutations/user-status.js';
 
 export const REALM_COMMANDS = {
-  'user.create': checkCreateUser,
-  'user.deactivate': checkDeactivateUser,
-  'user.deactivate_own': checkDeactivateOwnAccount,
+  'user.create': checkThenDo(checkCreateUser, doCreateUser),
+  'user.deactivate': checkThenDo(checkDeactivateUser, doDeactivateUser),
+  'user.deactivate_own': checkThenDo(checkDeactivateOwnAccount, doDeactivateUser),
   'profile_field.create': checkCreateProfileField,
   'user.profile_data.update': checkThenDo(checkUpdateProfileData, doUpdateProfileData),
   // Settings and administration of users and the realm.
@@ -205,7 +208,7 @@ export const REALM_COMMANDS = {
   'invite.revoke': checkThenDo(checkRevokeInvite, doRevokeInvite),
   'invite.revoke_multiuse': checkThenDo(checkRevokeMultiuseInvite, doRevokeMultiuseInvite),
   'invite.resend': checkResendInvite,
-  'invitation.accept': checkAcceptInvitation,
+  'invitation.accept': checkThenDo(checkAcceptInvitation, doAcceptInvitation),
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.relink': doUpdateMessageAttachments,
   'message.send': checkSendMessage,

@@ -31,7 +31,12 @@ import { usableInvitation } from '../queries/invites.js';
 import { actingUser, type MutationContext } from './context.js';
 import { notifyInvitesChanged } from './invitation-cleanup.js';
 import { accessUserGroupForUpdate } from './user-groups.js';
-import { checkCreateUser, type CreateUserResult } from './users.js';
+import {
+  checkCreateUser,
+  doCreateUser,
+  type CreateUserCommand,
+  type CreateUserResult,
+} from './users.js';
 
 /** The reference's require_member_or_admin, then whether the caller may invite at all. */
 function inviter(ctx: MutationContext, userId: number): UserRow {
@@ -304,17 +309,25 @@ export type AcceptInvitationCommand = {
   password_hash: string;
 };
 
+/** What accepting an invitation does, as checked by checkAcceptInvitation. */
+export type AcceptInvitationPlan = {
+  inv: InvitationRow;
+  /** The account to create (already checked by checkCreateUser). */
+  user: CreateUserCommand;
+  /** The user groups the new account joins. */
+  groups: number[];
+};
+
 /**
- * Creates the account an invitation allows, through the same mutation as POST /users: the invited
+ * Checks the account an invitation allows, through the same check as POST /users: the invited
  * role; the invitation's channels (those not archived since), plus the realm's default channels
- * when it said so; its user groups (those still active). An e-mail invitation is then used up;
- * a reusable link stays valid.
+ * when it said so; its user groups (those still active).
  */
 export function checkAcceptInvitation(
   ctx: MutationContext,
   cmd: AcceptInvitationCommand,
-): CreateUserResult {
-  const { realm, store } = ctx;
+): AcceptInvitationPlan {
+  const { realm } = ctx;
   const inv = usableInvitation(ctx, cmd.confirmation_key, ctx.now);
   const email = inv.multiuse ? cmd.email : inv.email!;
   if (!isValidEmail(email)) throw new JsonableError('Invalid address.');
@@ -326,10 +339,7 @@ export function checkAcceptInvitation(
     const ch = realm.channels.byId(id);
     return ch !== undefined && !ch.deactivated;
   });
-  // Marked before the account exists, so the new account's revoking of its address's other
-  // invitations leaves this one as used.
-  if (!inv.multiuse) store.invitations.setStatus(inv.id, InvitationStatus.USED);
-  const created = checkCreateUser(ctx, {
+  const user = checkCreateUser(ctx, {
     acting_user_id: null,
     email,
     full_name: cmd.full_name,
@@ -337,12 +347,29 @@ export function checkAcceptInvitation(
     role: inv.invited_as as RoleValue,
     channel_ids: channels,
   });
-  if (!inv.multiuse) store.invitations.markUsed(inv.id, created.user_id);
-
   const groups = (JSON.parse(inv.group_ids) as number[]).filter((id) => {
     const g = realm.group(id);
     return g !== undefined && !g.deactivated && !g.is_system_group;
   });
+  return { inv, user, groups };
+}
+
+/**
+ * Creates the account (doCreateUser) and adds it to the invitation's groups. An e-mail
+ * invitation is then used up; a reusable link stays valid.
+ */
+export function doAcceptInvitation(
+  ctx: MutationContext,
+  plan: AcceptInvitationPlan,
+): CreateUserResult {
+  const { realm, store } = ctx;
+  const { inv, groups } = plan;
+  // Marked before the account exists, so the new account's revoking of its address's other
+  // invitations leaves this one as used.
+  if (!inv.multiuse) store.invitations.setStatus(inv.id, InvitationStatus.USED);
+  const created = doCreateUser(ctx, plan.user);
+  if (!inv.multiuse) store.invitations.markUsed(inv.id, created.user_id);
+
   const everyone = [...realm.activeUsers().map((u) => u.id), created.user_id];
   for (const groupId of groups) {
     store.groups.addMember(groupId, created.user_id);
