@@ -50,6 +50,10 @@ import {
   checkReorderProfileFields,
   checkUpdateProfileData,
   checkUpdateProfileField,
+  doCreateProfileField,
+  doDeleteProfileField,
+  doReorderProfileFields,
+  doUpdateProfileField,
   doRemoveProfileData,
   doUpdateProfileData,
 } from '../src/mutations/profile-fields.js';
@@ -60,7 +64,12 @@ import {
 } from '../src/mutations/push-devices.js';
 import { checkUpdateRealm, doUpdateRealm } from '../src/mutations/realm-admin.js';
 import { checkDeactivateRealm, doReactivateRealm } from '../src/mutations/realm-deactivate.js';
-import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
+import {
+  checkReactivateUser,
+  checkUpdateUser,
+  doReactivateUser,
+  doUpdateUser,
+} from '../src/mutations/user-admin.js';
 import {
   checkChangeSettings,
   checkConfirmEmailChange,
@@ -156,19 +165,19 @@ export const REALM_COMMANDS = {
   'user.create': checkThenDo(checkCreateUser, doCreateUser),
   'user.deactivate': checkThenDo(checkDeactivateUser, doDeactivateUser),
   'user.deactivate_own': checkThenDo(checkDeactivateOwnAccount, doDeactivateUser),
-  'profile_field.create': checkCreateProfileField,
+  'profile_field.create': checkThenDo(checkCreateProfileField, doCreateProfileField),
   'user.profile_data.update': checkThenDo(checkUpdateProfileData, doUpdateProfileData),
   // Settings and administration of users and the realm.
   'user.settings.update': checkThenDo(checkChangeSettings, doChangeSettings),
   'user.email_change.confirm': checkThenDo(checkConfirmEmailChange, doConfirmEmailChange),
-  'user.update': checkUpdateUser,
-  'user.reactivate': checkReactivateUser,
+  'user.update': checkThenDo(checkUpdateUser, doUpdateUser),
+  'user.reactivate': checkThenDo(checkReactivateUser, doReactivateUser),
   'user.profile_data.remove': checkThenDo(checkRemoveProfileData, doRemoveProfileData),
   'user.push_device.add': doAddPushDevice,
   'user.push_device.remove': checkThenDo(checkRemovePushDevice, doRemovePushDevice),
-  'profile_field.update': checkUpdateProfileField,
-  'profile_field.delete': checkDeleteProfileField,
-  'profile_field.reorder': checkReorderProfileFields,
+  'profile_field.update': checkThenDo(checkUpdateProfileField, doUpdateProfileField),
+  'profile_field.delete': checkThenDo(checkDeleteProfileField, doDeleteProfileField),
+  'profile_field.reorder': checkThenDo(checkReorderProfileFields, doReorderProfileFields),
   'realm.update': checkThenDo(checkUpdateRealm, doUpdateRealm),
   'realm.deactivate': checkDeactivateRealm,
   // Internal (the reference reactivates through a confirmation link): tests, admin tools.
