@@ -131,15 +131,29 @@ function insertInvitation(
 // ---- reusable invitation links --------------------------------------------------------------
 
 /** POST /invites/multiuse. Returns the new link's confirmation key. */
+/** Checked invitations: who invites, with which options, and the addresses (null: a link). */
+export type InvitationsPlan = {
+  user: UserRow;
+  cmd: InviteOptions;
+  checked: { streamIds: number[]; groupIds: number[] };
+};
+
 export function checkCreateMultiuseInvite(
   ctx: MutationContext,
   cmd: InviteOptions,
-): { confirmation_key: string } {
+): InvitationsPlan {
   const user = inviter(ctx, cmd.acting_user_id);
   if (!ctx.realm.hasRealmPermission(user.id, 'create_multiuse_invite_group'))
     throw new InsufficientPermissionError();
   checkInviteRole(cmd.invite_as, user.role);
   const checked = checkInviteOptions(ctx, user, cmd);
+  return { user, cmd, checked };
+}
+
+export function doCreateMultiuseInvite(
+  ctx: MutationContext,
+  { user, cmd, checked }: InvitationsPlan,
+): { confirmation_key: string } {
   const key = insertInvitation(ctx, user, cmd, checked, {
     email: null,
     notifyReferrerOnJoin: true,
@@ -160,10 +174,14 @@ export type InviteUsersCommand = InviteOptions & {
  * valid or nobody could be invited; addresses that already have an account are skipped and
  * returned, so the endpoint can say so after the others' invitations are stored.
  */
-export function checkInviteUsers(
-  ctx: MutationContext,
-  cmd: InviteUsersCommand,
-): { skipped: InvitationFailure[] } {
+/** Checked e-mail invitations: the addresses to invite and those skipped. */
+export type InviteUsersPlan = InvitationsPlan & {
+  cmd: InviteUsersCommand;
+  emails: string[];
+  skipped: InvitationFailure[];
+};
+
+export function checkInviteUsers(ctx: MutationContext, cmd: InviteUsersCommand): InviteUsersPlan {
   const { realm } = ctx;
   const user = inviter(ctx, cmd.acting_user_id);
   if (!realm.hasRealmPermission(user.id, 'can_invite_users_group'))
@@ -216,9 +234,16 @@ export function checkInviteUsers(
     throw new InvitationError("We weren't able to invite anyone.", skipped, {
       sentInvitations: false,
     });
+  return { user, cmd, checked, emails: good, skipped };
+}
+
+export function doInviteUsers(
+  ctx: MutationContext,
+  { user, cmd, checked, emails, skipped }: InviteUsersPlan,
+): { skipped: InvitationFailure[] } {
   // Only empty entries (", ,"): nothing to do, as the reference.
-  if (good.length === 0) return { skipped };
-  for (const email of good) {
+  if (emails.length === 0) return { skipped };
+  for (const email of emails) {
     insertInvitation(ctx, user, cmd, checked, {
       email,
       notifyReferrerOnJoin: cmd.notify_referrer_on_join,
