@@ -24,6 +24,9 @@ import {
 } from '../src/mutations/drafts.js';
 import {
   checkAcceptInvitation,
+  doAcceptInvitation,
+  doCreateMultiuseInvite,
+  doInviteUsers,
   checkCreateMultiuseInvite,
   checkInviteUsers,
   checkResendInvite,
@@ -49,6 +52,10 @@ import {
   checkReorderProfileFields,
   checkUpdateProfileData,
   checkUpdateProfileField,
+  doCreateProfileField,
+  doDeleteProfileField,
+  doReorderProfileFields,
+  doUpdateProfileField,
   doRemoveProfileData,
   doUpdateProfileData,
 } from '../src/mutations/profile-fields.js';
@@ -58,8 +65,17 @@ import {
   doRemovePushDevice,
 } from '../src/mutations/push-devices.js';
 import { checkUpdateRealm, doUpdateRealm } from '../src/mutations/realm-admin.js';
-import { checkDeactivateRealm, doReactivateRealm } from '../src/mutations/realm-deactivate.js';
-import { checkReactivateUser, checkUpdateUser } from '../src/mutations/user-admin.js';
+import {
+  checkDeactivateRealm,
+  doDeactivateRealm,
+  doReactivateRealm,
+} from '../src/mutations/realm-deactivate.js';
+import {
+  checkReactivateUser,
+  checkUpdateUser,
+  doReactivateUser,
+  doUpdateUser,
+} from '../src/mutations/user-admin.js';
 import {
   checkChangeSettings,
   checkConfirmEmailChange,
@@ -75,6 +91,10 @@ import {
   checkChangeDefaultStream,
   checkCreateChannelFolder,
   checkUpdateChannel,
+  doArchiveChannel,
+  doUpdateChannel,
+  doChangeDefaultStream,
+  doCreateChannelFolder,
 } from '../src/mutations/channels.js';
 import {
   checkChangeSubscriptionProperties,
@@ -82,17 +102,29 @@ import {
   checkUnsubscribe,
   checkUpdateSubscriptions,
   doChangeSubscriptionProperties,
+  doSubscribe,
+  doUnsubscribe,
+  doUpdateSubscriptions,
 } from '../src/mutations/subscriptions.js';
 import {
   checkCreateUserGroup,
   checkDeactivateUserGroup,
   checkUpdateUserGroup,
   checkUpdateUserGroupMembers,
+  doCreateUserGroup,
+  doDeactivateUserGroup,
+  doUpdateUserGroup,
+  doUpdateUserGroupMembers,
 } from '../src/mutations/user-groups.js';
 import { checkSetUserTopic, doSetUserTopic } from '../src/mutations/user-topics.js';
 import { checkUpdateMessageFlags, doUpdateMessageFlags } from '../src/mutations/message-flags.js';
-import { checkDeleteMessage, checkSendMessage } from '../src/mutations/messages.js';
-import { checkUpdateMessage } from '../src/mutations/message-edit.js';
+import {
+  checkDeleteMessage,
+  checkSendMessage,
+  doDeleteMessage,
+  doSendMessage,
+} from '../src/mutations/messages.js';
+import { checkUpdateMessage, doUpdateMessage } from '../src/mutations/message-edit.js';
 import {
   checkMuteUser,
   checkUnmuteUser,
@@ -103,22 +135,40 @@ import {
   checkCreateRealmExport,
   checkDeleteRealmExport,
   checkUpdateRealmExport,
+  doCreateRealmExport,
+  doDeleteRealmExport,
   doUpdateRealmExport,
 } from '../src/mutations/realm-exports.js';
 import {
-  doDeactivateRealm,
+  doDeactivateRealmByAdmin,
   checkRegenerateApiKey,
   checkSetPasswordHash,
   doRegenerateApiKey,
   doSetPasswordHash,
   ensureSystemBot,
 } from '../src/mutations/operations.js';
-import { checkDeleteTopicBatch, checkMarkAsRead, doMarkAsRead } from '../src/mutations/reading.js';
-import { checkAddReaction, checkRemoveReaction } from '../src/mutations/reactions.js';
-import { checkAddRealmEmoji, checkRemoveRealmEmoji } from '../src/mutations/realm-emoji.js';
+import {
+  checkDeleteTopicBatch,
+  checkMarkAsRead,
+  doDeleteTopicBatch,
+  doMarkAsRead,
+} from '../src/mutations/reading.js';
+import {
+  checkAddReaction,
+  checkRemoveReaction,
+  doAddReaction,
+  doRemoveReaction,
+} from '../src/mutations/reactions.js';
+import {
+  checkAddRealmEmoji,
+  checkRemoveRealmEmoji,
+  doAddRealmEmoji,
+  doRemoveRealmEmoji,
+} from '../src/mutations/realm-emoji.js';
 import {
   doDeleteScheduledMessage,
   doDeliverScheduledMessage,
+  checkEditScheduledMessage,
   doEditScheduledMessage,
   doFailScheduledMessage,
   doReportScheduledFailure,
@@ -128,6 +178,8 @@ import {
   checkCreateUser,
   checkDeactivateOwnAccount,
   checkDeactivateUser,
+  doCreateUser,
+  doDeactivateUser,
 } from '../src/mutations/users.js';
 import {
   checkAddPlayground,
@@ -150,24 +202,24 @@ import {
 import { doUpdateUserStatus } from '../src/mutations/user-status.js';
 
 export const REALM_COMMANDS = {
-  'user.create': checkCreateUser,
-  'user.deactivate': checkDeactivateUser,
-  'user.deactivate_own': checkDeactivateOwnAccount,
-  'profile_field.create': checkCreateProfileField,
+  'user.create': checkThenDo(checkCreateUser, doCreateUser),
+  'user.deactivate': checkThenDo(checkDeactivateUser, doDeactivateUser),
+  'user.deactivate_own': checkThenDo(checkDeactivateOwnAccount, doDeactivateUser),
+  'profile_field.create': checkThenDo(checkCreateProfileField, doCreateProfileField),
   'user.profile_data.update': checkThenDo(checkUpdateProfileData, doUpdateProfileData),
   // Settings and administration of users and the realm.
   'user.settings.update': checkThenDo(checkChangeSettings, doChangeSettings),
   'user.email_change.confirm': checkThenDo(checkConfirmEmailChange, doConfirmEmailChange),
-  'user.update': checkUpdateUser,
-  'user.reactivate': checkReactivateUser,
+  'user.update': checkThenDo(checkUpdateUser, doUpdateUser),
+  'user.reactivate': checkThenDo(checkReactivateUser, doReactivateUser),
   'user.profile_data.remove': checkThenDo(checkRemoveProfileData, doRemoveProfileData),
   'user.push_device.add': doAddPushDevice,
   'user.push_device.remove': checkThenDo(checkRemovePushDevice, doRemovePushDevice),
-  'profile_field.update': checkUpdateProfileField,
-  'profile_field.delete': checkDeleteProfileField,
-  'profile_field.reorder': checkReorderProfileFields,
+  'profile_field.update': checkThenDo(checkUpdateProfileField, doUpdateProfileField),
+  'profile_field.delete': checkThenDo(checkDeleteProfileField, doDeleteProfileField),
+  'profile_field.reorder': checkThenDo(checkReorderProfileFields, doReorderProfileFields),
   'realm.update': checkThenDo(checkUpdateRealm, doUpdateRealm),
-  'realm.deactivate': checkDeactivateRealm,
+  'realm.deactivate': checkThenDo(checkDeactivateRealm, doDeactivateRealm),
   // Internal (the reference reactivates through a confirmation link): tests, admin tools.
   'realm.reactivate': doReactivateRealm,
   'linkifier.add': checkThenDo(checkAddLinkifier, doAddLinkifier),
@@ -175,22 +227,22 @@ export const REALM_COMMANDS = {
   'linkifier.remove': checkThenDo(checkRemoveLinkifier, doRemoveLinkifier),
   'linkifier.reorder': checkThenDo(checkReorderLinkifiers, doReorderLinkifiers),
   'realm.update_settings': checkThenDo(checkUpdateRealmSettings, doUpdateRealmSettings),
-  'channel.subscribe': checkSubscribe,
-  'channel.unsubscribe': checkUnsubscribe,
-  'channel.subscriptions.update': checkUpdateSubscriptions,
-  'channel.update': checkUpdateChannel,
-  'channel.archive': checkArchiveChannel,
-  'channel.default': checkChangeDefaultStream,
-  'channel_folder.create': checkCreateChannelFolder,
+  'channel.subscribe': checkThenDo(checkSubscribe, doSubscribe),
+  'channel.unsubscribe': checkThenDo(checkUnsubscribe, doUnsubscribe),
+  'channel.subscriptions.update': checkThenDo(checkUpdateSubscriptions, doUpdateSubscriptions),
+  'channel.update': checkThenDo(checkUpdateChannel, doUpdateChannel),
+  'channel.archive': checkThenDo(checkArchiveChannel, doArchiveChannel),
+  'channel.default': checkThenDo(checkChangeDefaultStream, doChangeDefaultStream),
+  'channel_folder.create': checkThenDo(checkCreateChannelFolder, doCreateChannelFolder),
   'subscription.properties': checkThenDo(
     checkChangeSubscriptionProperties,
     doChangeSubscriptionProperties,
   ),
   'user_topic.set': checkThenDo(checkSetUserTopic, doSetUserTopic),
-  'user_group.create': checkCreateUserGroup,
-  'user_group.update': checkUpdateUserGroup,
-  'user_group.members': checkUpdateUserGroupMembers,
-  'user_group.deactivate': checkDeactivateUserGroup,
+  'user_group.create': checkThenDo(checkCreateUserGroup, doCreateUserGroup),
+  'user_group.update': checkThenDo(checkUpdateUserGroup, doUpdateUserGroup),
+  'user_group.members': checkThenDo(checkUpdateUserGroupMembers, doUpdateUserGroupMembers),
+  'user_group.deactivate': checkThenDo(checkDeactivateUserGroup, doDeactivateUserGroup),
   'attachment.create': checkThenDo(checkCreateAttachment, doCreateAttachment),
   'attachment.remove': checkThenDo(checkRemoveAttachment, doRemoveAttachment),
   'thumbnail.done': doThumbnailDone,
@@ -200,25 +252,25 @@ export const REALM_COMMANDS = {
   'draft.delete': checkThenDo(checkDeleteDraft, doDeleteDraft),
   'alert_words.add': doAddAlertWords,
   'alert_words.remove': doRemoveAlertWords,
-  'invite.create': checkInviteUsers,
-  'invite.create_multiuse': checkCreateMultiuseInvite,
+  'invite.create': checkThenDo(checkInviteUsers, doInviteUsers),
+  'invite.create_multiuse': checkThenDo(checkCreateMultiuseInvite, doCreateMultiuseInvite),
   'invite.revoke': checkThenDo(checkRevokeInvite, doRevokeInvite),
   'invite.revoke_multiuse': checkThenDo(checkRevokeMultiuseInvite, doRevokeMultiuseInvite),
   'invite.resend': checkResendInvite,
-  'invitation.accept': checkAcceptInvitation,
+  'invitation.accept': checkThenDo(checkAcceptInvitation, doAcceptInvitation),
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.relink': doUpdateMessageAttachments,
-  'message.send': checkSendMessage,
-  'message.delete': checkDeleteMessage,
-  'message.update': checkUpdateMessage,
+  'message.send': checkThenDo(checkSendMessage, doSendMessage),
+  'message.delete': checkThenDo(checkDeleteMessage, doDeleteMessage),
+  'message.update': checkThenDo(checkUpdateMessage, doUpdateMessage),
   'message.report': checkThenDo(checkReportMessage, doReportMessage),
   'message.flags.update': checkThenDo(checkUpdateMessageFlags, doUpdateMessageFlags),
-  'reaction.add': checkAddReaction,
-  'reaction.remove': checkRemoveReaction,
-  'realm_emoji.add': checkAddRealmEmoji,
-  'realm_emoji.remove': checkRemoveRealmEmoji,
+  'reaction.add': checkThenDo(checkAddReaction, doAddReaction),
+  'reaction.remove': checkThenDo(checkRemoveReaction, doRemoveReaction),
+  'realm_emoji.add': checkThenDo(checkAddRealmEmoji, doAddRealmEmoji),
+  'realm_emoji.remove': checkThenDo(checkRemoveRealmEmoji, doRemoveRealmEmoji),
   'scheduled_message.create': doScheduleMessage,
-  'scheduled_message.edit': doEditScheduledMessage,
+  'scheduled_message.edit': checkThenDo(checkEditScheduledMessage, doEditScheduledMessage),
   'scheduled_message.delete': doDeleteScheduledMessage,
   // Internal: the delivery scheduler (actors/scheduled-delivery.ts).
   'scheduled_message.deliver': doDeliverScheduledMessage,
@@ -239,18 +291,18 @@ export const REALM_COMMANDS = {
   ),
   // Reading operations in bounded batches (src/mutations/reading.ts), muted users.
   'message.mark_read': checkThenDo(checkMarkAsRead, doMarkAsRead),
-  'topic.delete': checkDeleteTopicBatch,
+  'topic.delete': checkThenDo(checkDeleteTopicBatch, doDeleteTopicBatch),
   'user.mute': checkThenDo(checkMuteUser, doMuteUser),
   'user.unmute': checkThenDo(checkUnmuteUser, doUnmuteUser),
   // The admin tool (src/admin/commands.ts) and new realms' onboarding (src/realm-setup.ts).
   'user.system_bot.ensure': ensureSystemBot,
   'user.password.set': checkThenDo(checkSetPasswordHash, doSetPasswordHash),
   'user.api_key.regenerate': checkThenDo(checkRegenerateApiKey, doRegenerateApiKey),
-  'realm.deactivate_by_admin': doDeactivateRealm,
+  'realm.deactivate_by_admin': doDeactivateRealmByAdmin,
   // Realm exports requested through the API (src/endpoints/realm-export.ts).
-  'realm_export.create': checkCreateRealmExport,
+  'realm_export.create': checkThenDo(checkCreateRealmExport, doCreateRealmExport),
   'realm_export.update': checkThenDo(checkUpdateRealmExport, doUpdateRealmExport),
-  'realm_export.delete': checkDeleteRealmExport,
+  'realm_export.delete': checkThenDo(checkDeleteRealmExport, doDeleteRealmExport),
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

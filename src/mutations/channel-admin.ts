@@ -10,6 +10,7 @@ import {
   OrganizationAdministratorRequiredError,
 } from '../lib/errors.js';
 import { streamDeleteEvent, streamUpdateEvent } from './channel-events.js';
+import type { Channel } from '../queries/channels-view.js';
 import { actingUser, type MutationContext } from './context.js';
 import { accessChannelForAdministration, emitDefaultStreams } from './channel-access.js';
 
@@ -22,14 +23,16 @@ export type ArchiveChannelCommand = { acting_user_id: number; stream_id: number 
  * Clients that know archived channels get `stream update is_archived`; the others get
  * `stream delete` marked `for_archiving` (the event queues pick one by client capability).
  */
-export function checkArchiveChannel(
-  ctx: MutationContext,
-  cmd: ArchiveChannelCommand,
-): Record<string, never> {
-  const { realm, store } = ctx;
+export function checkArchiveChannel(ctx: MutationContext, cmd: ArchiveChannelCommand): Channel {
+  const { realm } = ctx;
   actingUser(realm, cmd.acting_user_id);
   const ch = accessChannelForAdministration(realm, cmd.acting_user_id, cmd.stream_id);
   if (ch.deactivated) throw new JsonableError('Channel is already deactivated');
+  return ch;
+}
+
+export function doArchiveChannel(ctx: MutationContext, ch: Channel): Record<string, never> {
+  const { realm, store } = ctx;
   const audience = realm.channels.metadataAudience(ch);
   store.channels.update(ch.id, 'deactivated', 1);
   ctx.emit(streamDeleteEvent([ch.id], true), audience);
@@ -46,11 +49,14 @@ export function checkArchiveChannel(
 
 export type DefaultStreamCommand = { acting_user_id: number; stream_id: number; add: boolean };
 
+/** The default-channel change to make, or null when the channel already is (or is not) one. */
+export type DefaultStreamChange = { stream_id: number; add: boolean } | null;
+
 export function checkChangeDefaultStream(
   ctx: MutationContext,
   cmd: DefaultStreamCommand,
-): Record<string, never> {
-  const { realm, store } = ctx;
+): DefaultStreamChange {
+  const { realm } = ctx;
   const user = actingUser(realm, cmd.acting_user_id);
   if (!isAdmin(user)) throw new OrganizationAdministratorRequiredError();
   const ch = realm.channels.byId(cmd.stream_id);
@@ -62,12 +68,21 @@ export function checkChangeDefaultStream(
   if (!ch || !visible || (cmd.add && ch.deactivated)) throw new InvalidChannelIdError();
   if (cmd.add) {
     if (ch.invite_only) throw new JsonableError('Private channels cannot be made default.');
-    if (realm.channels.isDefault(ch.id)) return {};
-    store.channels.addDefaultStream(realm.id, ch.id);
+    if (realm.channels.isDefault(ch.id)) return null;
   } else {
-    if (!realm.channels.isDefault(ch.id)) return {};
-    store.channels.removeDefaultStream(realm.id, ch.id);
+    if (!realm.channels.isDefault(ch.id)) return null;
   }
+  return { stream_id: ch.id, add: cmd.add };
+}
+
+export function doChangeDefaultStream(
+  ctx: MutationContext,
+  change: DefaultStreamChange,
+): Record<string, never> {
+  const { realm, store } = ctx;
+  if (change === null) return {};
+  if (change.add) store.channels.addDefaultStream(realm.id, change.stream_id);
+  else store.channels.removeDefaultStream(realm.id, change.stream_id);
   emitDefaultStreams(ctx);
   return {};
 }
@@ -81,25 +96,40 @@ export type CreateFolderCommand = {
   rendered_description: string;
 };
 
+/** A checked new channel folder. */
+export type NewChannelFolder = {
+  name: string;
+  description: string;
+  rendered_description: string;
+  creator_id: number;
+};
+
 export function checkCreateChannelFolder(
   ctx: MutationContext,
   cmd: CreateFolderCommand,
-): { channel_folder_id: number } {
-  const { realm, store } = ctx;
+): NewChannelFolder {
+  const { realm } = ctx;
   const user = actingUser(realm, cmd.acting_user_id);
   if (!isAdmin(user)) throw new OrganizationAdministratorRequiredError();
   const name = cmd.name.trim();
   if (name === '') throw new JsonableError("Channel folder name can't be empty.");
   if (realm.channels.allFolders().some((f) => f.name.toLowerCase() === name.toLowerCase()))
     throw new JsonableError(`Channel folder '${name}' already exists`);
-  const id = store.channels.insertFolder({
-    realm_id: realm.id,
+  return {
     name,
     description: cmd.description,
     rendered_description: cmd.rendered_description,
     creator_id: user.id,
-    date_created: ctx.now,
-  });
+  };
+}
+
+export function doCreateChannelFolder(
+  ctx: MutationContext,
+  folder: NewChannelFolder,
+): { channel_folder_id: number } {
+  const { realm, store } = ctx;
+  const { name } = folder;
+  const id = store.channels.insertFolder({ realm_id: realm.id, ...folder, date_created: ctx.now });
   ctx.emit(
     {
       type: 'channel_folder',
@@ -107,9 +137,9 @@ export function checkCreateChannelFolder(
       channel_folder: {
         id,
         name,
-        description: cmd.description,
-        rendered_description: cmd.rendered_description,
-        creator_id: user.id,
+        description: folder.description,
+        rendered_description: folder.rendered_description,
+        creator_id: folder.creator_id,
         date_created: ctx.now,
         is_archived: false,
       },

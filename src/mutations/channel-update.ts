@@ -24,7 +24,7 @@ import {
 } from '../lib/errors.js';
 import type { GroupSettingValue } from '../lib/realm-settings.js';
 import { Role } from '../lib/roles.js';
-import { channelFromRow } from '../queries/channels-view.js';
+import { channelFromRow, type Channel } from '../queries/channels-view.js';
 import { formatChannel, groupSettingForApi } from '../queries/channels.js';
 import { announceAccessChange, streamUpdateEvent } from './channel-events.js';
 import { actingUser, type MutationContext } from './context.js';
@@ -59,10 +59,18 @@ export type UpdateChannelCommand = {
 };
 
 /** update_stream_backend: every parameter checked before anything is written. */
-export function checkUpdateChannel(
-  ctx: MutationContext,
-  cmd: UpdateChannelCommand,
-): Record<string, never> {
+/** A checked PATCH /streams/{stream_id}: the command and the state it leads to. */
+export type ChannelUpdate = {
+  cmd: UpdateChannelCommand;
+  ch: Channel;
+  isPrivate: boolean;
+  isWebPublic: boolean;
+  history: boolean;
+  newName: string | undefined;
+  settingChanges: [ChannelGroupSettingName, GroupSettingValue][];
+};
+
+export function checkUpdateChannel(ctx: MutationContext, cmd: UpdateChannelCommand): ChannelUpdate {
   const { realm, store } = ctx;
   const view = realm.channels;
   const user = actingUser(realm, cmd.acting_user_id);
@@ -147,7 +155,14 @@ export function checkUpdateChannel(
     settingChanges.push([name, value]);
   }
 
-  // ---- everything checked; write and announce ----
+  return { cmd, ch, isPrivate, isWebPublic, history, newName, settingChanges };
+}
+
+/** Writes and announces a checked channel update. */
+export function doUpdateChannel(ctx: MutationContext, plan: ChannelUpdate): Record<string, never> {
+  const { realm, store } = ctx;
+  const view = realm.channels;
+  const { cmd, ch, isPrivate, isWebPublic, history, newName, settingChanges } = plan;
   const updateEvents: Record<string, unknown>[] = [];
   const write = (
     column: Parameters<typeof store.channels.update>[1],

@@ -29,6 +29,7 @@ import { checkDeletePolicyPermission, webPublicEnabled } from './channel-access.
 export { canSetTopicsPolicy, checkFolderId, emitDefaultStreams } from './channel-access.js';
 export {
   checkUpdateChannel,
+  doUpdateChannel,
   type GroupSettingChange,
   type UpdateChannelCommand,
 } from './channel-update.js';
@@ -36,6 +37,9 @@ export {
   checkArchiveChannel,
   checkChangeDefaultStream,
   checkCreateChannelFolder,
+  doArchiveChannel,
+  doChangeDefaultStream,
+  doCreateChannelFolder,
 } from './channel-admin.js';
 
 /** Validates requested group settings for a new channel; missing ones get the defaults. */

@@ -37,5 +37,5 @@ export function sendInternalMessage(ctx: MutationContext, m: InternalMessage): {
     client: 'Internal',
     read_by_sender: true,
   };
-  return doSendMessage(ctx, send, checkMessage(ctx, send, true), m);
+  return doSendMessage(ctx, { cmd: send, checked: checkMessage(ctx, send, true) }, m);
 }

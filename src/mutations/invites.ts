@@ -31,7 +31,12 @@ import { usableInvitation } from '../queries/invites.js';
 import { actingUser, type MutationContext } from './context.js';
 import { notifyInvitesChanged } from './invitation-cleanup.js';
 import { accessUserGroupForUpdate } from './user-groups.js';
-import { checkCreateUser, type CreateUserResult } from './users.js';
+import {
+  checkCreateUser,
+  doCreateUser,
+  type CreateUserCommand,
+  type CreateUserResult,
+} from './users.js';
 
 /** The reference's require_member_or_admin, then whether the caller may invite at all. */
 function inviter(ctx: MutationContext, userId: number): UserRow {
@@ -126,15 +131,29 @@ function insertInvitation(
 // ---- reusable invitation links --------------------------------------------------------------
 
 /** POST /invites/multiuse. Returns the new link's confirmation key. */
+/** Checked invitations: who invites, with which options, and the addresses (null: a link). */
+export type InvitationsPlan = {
+  user: UserRow;
+  cmd: InviteOptions;
+  checked: { streamIds: number[]; groupIds: number[] };
+};
+
 export function checkCreateMultiuseInvite(
   ctx: MutationContext,
   cmd: InviteOptions,
-): { confirmation_key: string } {
+): InvitationsPlan {
   const user = inviter(ctx, cmd.acting_user_id);
   if (!ctx.realm.hasRealmPermission(user.id, 'create_multiuse_invite_group'))
     throw new InsufficientPermissionError();
   checkInviteRole(cmd.invite_as, user.role);
   const checked = checkInviteOptions(ctx, user, cmd);
+  return { user, cmd, checked };
+}
+
+export function doCreateMultiuseInvite(
+  ctx: MutationContext,
+  { user, cmd, checked }: InvitationsPlan,
+): { confirmation_key: string } {
   const key = insertInvitation(ctx, user, cmd, checked, {
     email: null,
     notifyReferrerOnJoin: true,
@@ -155,10 +174,14 @@ export type InviteUsersCommand = InviteOptions & {
  * valid or nobody could be invited; addresses that already have an account are skipped and
  * returned, so the endpoint can say so after the others' invitations are stored.
  */
-export function checkInviteUsers(
-  ctx: MutationContext,
-  cmd: InviteUsersCommand,
-): { skipped: InvitationFailure[] } {
+/** Checked e-mail invitations: the addresses to invite and those skipped. */
+export type InviteUsersPlan = InvitationsPlan & {
+  cmd: InviteUsersCommand;
+  emails: string[];
+  skipped: InvitationFailure[];
+};
+
+export function checkInviteUsers(ctx: MutationContext, cmd: InviteUsersCommand): InviteUsersPlan {
   const { realm } = ctx;
   const user = inviter(ctx, cmd.acting_user_id);
   if (!realm.hasRealmPermission(user.id, 'can_invite_users_group'))
@@ -211,9 +234,16 @@ export function checkInviteUsers(
     throw new InvitationError("We weren't able to invite anyone.", skipped, {
       sentInvitations: false,
     });
+  return { user, cmd, checked, emails: good, skipped };
+}
+
+export function doInviteUsers(
+  ctx: MutationContext,
+  { user, cmd, checked, emails, skipped }: InviteUsersPlan,
+): { skipped: InvitationFailure[] } {
   // Only empty entries (", ,"): nothing to do, as the reference.
-  if (good.length === 0) return { skipped };
-  for (const email of good) {
+  if (emails.length === 0) return { skipped };
+  for (const email of emails) {
     insertInvitation(ctx, user, cmd, checked, {
       email,
       notifyReferrerOnJoin: cmd.notify_referrer_on_join,
@@ -304,17 +334,25 @@ export type AcceptInvitationCommand = {
   password_hash: string;
 };
 
+/** What accepting an invitation does, as checked by checkAcceptInvitation. */
+export type AcceptInvitationPlan = {
+  inv: InvitationRow;
+  /** The account to create (already checked by checkCreateUser). */
+  user: CreateUserCommand;
+  /** The user groups the new account joins. */
+  groups: number[];
+};
+
 /**
- * Creates the account an invitation allows, through the same mutation as POST /users: the invited
+ * Checks the account an invitation allows, through the same check as POST /users: the invited
  * role; the invitation's channels (those not archived since), plus the realm's default channels
- * when it said so; its user groups (those still active). An e-mail invitation is then used up;
- * a reusable link stays valid.
+ * when it said so; its user groups (those still active).
  */
 export function checkAcceptInvitation(
   ctx: MutationContext,
   cmd: AcceptInvitationCommand,
-): CreateUserResult {
-  const { realm, store } = ctx;
+): AcceptInvitationPlan {
+  const { realm } = ctx;
   const inv = usableInvitation(ctx, cmd.confirmation_key, ctx.now);
   const email = inv.multiuse ? cmd.email : inv.email!;
   if (!isValidEmail(email)) throw new JsonableError('Invalid address.');
@@ -326,10 +364,7 @@ export function checkAcceptInvitation(
     const ch = realm.channels.byId(id);
     return ch !== undefined && !ch.deactivated;
   });
-  // Marked before the account exists, so the new account's revoking of its address's other
-  // invitations leaves this one as used.
-  if (!inv.multiuse) store.invitations.setStatus(inv.id, InvitationStatus.USED);
-  const created = checkCreateUser(ctx, {
+  const user = checkCreateUser(ctx, {
     acting_user_id: null,
     email,
     full_name: cmd.full_name,
@@ -337,12 +372,29 @@ export function checkAcceptInvitation(
     role: inv.invited_as as RoleValue,
     channel_ids: channels,
   });
-  if (!inv.multiuse) store.invitations.markUsed(inv.id, created.user_id);
-
   const groups = (JSON.parse(inv.group_ids) as number[]).filter((id) => {
     const g = realm.group(id);
     return g !== undefined && !g.deactivated && !g.is_system_group;
   });
+  return { inv, user, groups };
+}
+
+/**
+ * Creates the account (doCreateUser) and adds it to the invitation's groups. An e-mail
+ * invitation is then used up; a reusable link stays valid.
+ */
+export function doAcceptInvitation(
+  ctx: MutationContext,
+  plan: AcceptInvitationPlan,
+): CreateUserResult {
+  const { realm, store } = ctx;
+  const { inv, groups } = plan;
+  // Marked before the account exists, so the new account's revoking of its address's other
+  // invitations leaves this one as used.
+  if (!inv.multiuse) store.invitations.setStatus(inv.id, InvitationStatus.USED);
+  const created = doCreateUser(ctx, plan.user);
+  if (!inv.multiuse) store.invitations.markUsed(inv.id, created.user_id);
+
   const everyone = [...realm.activeUsers().map((u) => u.id), created.user_id];
   for (const groupId of groups) {
     store.groups.addMember(groupId, created.user_id);

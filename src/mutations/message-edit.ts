@@ -24,6 +24,7 @@ import {
 import {
   checkMessageEdit,
   type ChannelEditPlan,
+  type EditPlan,
   type UpdateMessageCommand,
 } from './message-edit-plan.js';
 import {
@@ -37,12 +38,22 @@ import { doSendMoveNotices } from './message-notices.js';
 export type { UpdateMessageCommand } from './message-edit-plan.js';
 export type { UpdateMessageResult } from './message-content-edit.js';
 
-/** PATCH /messages/{message_id}: check_update_message, then do_update_message. */
+/** A checked PATCH /messages/{message_id}: the command (its notices) and the edit plan. */
+export type CheckedMessageUpdate = { cmd: UpdateMessageCommand; plan: EditPlan };
+
+/** PATCH /messages/{message_id}: check_update_message (see checkMessageEdit). */
 export function checkUpdateMessage(
   ctx: MutationContext,
   cmd: UpdateMessageCommand,
+): CheckedMessageUpdate {
+  return { cmd, plan: checkMessageEdit(ctx, cmd) };
+}
+
+/** do_update_message: applies a checked edit of a direct or a channel message. */
+export function doUpdateMessage(
+  ctx: MutationContext,
+  { cmd, plan }: CheckedMessageUpdate,
 ): UpdateMessageResult {
-  const plan = checkMessageEdit(ctx, cmd);
   if (plan.kind === 'direct') return doEditDirectMessage(ctx, plan);
   return doUpdateChannelMessage(ctx, cmd, plan);
 }

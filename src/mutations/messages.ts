@@ -250,13 +250,16 @@ export function checkMessage(
   return { sender, channel, topic, dm, recipients, topicParticipants };
 }
 
+/** A message to send and what check_message found for it. */
+export type SendPlan = { cmd: SendMessageCommand; checked: CheckedMessage };
+
 /**
- * POST /messages: validates the destination and permissions, stores the message with one
- * user_messages row (with flags) per recipient, indexes it for search, and emits one `message`
- * event to every recipient.
+ * POST /messages: validates the destination and permissions; doSendMessage then stores the
+ * message with one user_messages row (with flags) per recipient, indexes it for search, and emits
+ * one `message` event to every recipient.
  */
-export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand): { id: number } {
-  return doSendMessage(ctx, cmd, checkMessage(ctx, cmd));
+export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand): SendPlan {
+  return { cmd, checked: checkMessage(ctx, cmd) };
 }
 
 /**
@@ -272,8 +275,7 @@ export type InternalSendOptions = {
 /** Stores and announces a message check_message accepted (the reference's do_send_messages). */
 export function doSendMessage(
   ctx: MutationContext,
-  cmd: SendMessageCommand,
-  checked: CheckedMessage,
+  { cmd, checked }: SendPlan,
   internal: InternalSendOptions = {},
 ): { id: number } {
   const { store, realm: view } = ctx;
@@ -373,7 +375,7 @@ export type DeleteMessageCommand = { acting_user_id: number; message_id: number 
  * DELETE /messages/{id}: who may delete is the realm's and the channel's delete permissions
  * (anyone's messages, or one's own and one's bots' within the realm's time limit).
  */
-export function checkDeleteMessage(ctx: MutationContext, cmd: DeleteMessageCommand): void {
+export function checkDeleteMessage(ctx: MutationContext, cmd: DeleteMessageCommand): MessageRow {
   const { store, realm: view } = ctx;
   const { row } = accessMessage(store, view, cmd.acting_user_id, cmd.message_id, true);
   const user = view.user(cmd.acting_user_id)!;
@@ -393,7 +395,7 @@ export function checkDeleteMessage(ctx: MutationContext, cmd: DeleteMessageComma
       throw new JsonableError('The time limit for deleting this message has passed');
     }
   }
-  doDeleteMessage(ctx, row);
+  return row;
 }
 
 /**

@@ -9,6 +9,7 @@ import { generateApiKey } from '../lib/password.js';
 import { directSystemGroupsForRole, Role } from '../lib/roles.js';
 import { formatUser } from '../queries/users.js';
 import type { MutationContext } from './context.js';
+import { doDeactivateRealm } from './realm-deactivate.js';
 import { insertUserRow } from './users.js';
 
 /** The reference's bot_type for a generic bot. */
@@ -106,20 +107,14 @@ export function doRegenerateApiKey(
 }
 
 /**
- * do_deactivate_realm: nobody can log in or use an API key any more; every user is told
- * (`realm` `deactivated`), as the reference tells them before their clients stop.
+ * The command line's do_deactivate_realm (doDeactivateRealm, as POST /realm/deactivate, without
+ * its permission check); deactivating a deactivated realm changes nothing.
  */
-export function doDeactivateRealm(
+export function doDeactivateRealmByAdmin(
   ctx: MutationContext,
   _cmd: Record<string, never>,
 ): { already: boolean } {
-  const { store, realm } = ctx;
-  if (realm.deactivated) return { already: true };
-  const everyone = realm.activeUsers().map((u) => u.id);
-  store.realms.setDeactivated(realm.id, true);
-  ctx.emit({ type: 'realm', op: 'deactivated', realm_id: realm.id }, everyone);
-  ctx.afterCommit(() => realm.reloadRealm());
-  // Every session of the realm ends (queues deleted, sockets closed), as POST /realm/deactivate.
-  ctx.endSessions('realm');
+  if (ctx.realm.deactivated) return { already: true };
+  doDeactivateRealm(ctx);
   return { already: false };
 }

@@ -84,10 +84,21 @@ export type CreateProfileFieldCommand = {
   editable_by_user: boolean;
 };
 
+/** The field a checked POST /realm/profile_fields creates. */
+export type NewProfileField = {
+  name: string;
+  hint: string;
+  field_data: string;
+  type: number;
+  display_in_profile_summary: boolean;
+  required: boolean;
+  editable_by_user: boolean;
+};
+
 export function checkCreateProfileField(
   ctx: MutationContext,
   cmd: CreateProfileFieldCommand,
-): { id: number } {
+): NewProfileField {
   const { store, realm } = ctx;
   checkAdmin(ctx, cmd.acting_user_id ?? null);
   const name = cmd.name.trim();
@@ -108,14 +119,27 @@ export function checkCreateProfileField(
   if (store.users.profileFieldsByRealm(realm.id).some((f) => f.name === row.name)) {
     throw new JsonableError('A field with that label already exists.');
   }
-  const id = store.users.insertProfileField({
-    realm_id: realm.id,
+  return {
     ...row,
     type: cmd.type,
+    display_in_profile_summary: cmd.display_in_profile_summary,
+    required: cmd.required,
+    editable_by_user: cmd.editable_by_user,
+  };
+}
+
+export function doCreateProfileField(ctx: MutationContext, f: NewProfileField): { id: number } {
+  const { store, realm } = ctx;
+  const id = store.users.insertProfileField({
+    realm_id: realm.id,
+    name: f.name,
+    hint: f.hint,
+    field_data: f.field_data,
+    type: f.type,
     sort_order: 0,
-    display_in_profile_summary: cmd.display_in_profile_summary ? 1 : 0,
-    required: cmd.required ? 1 : 0,
-    editable_by_user: cmd.editable_by_user ? 1 : 0,
+    display_in_profile_summary: f.display_in_profile_summary ? 1 : 0,
+    required: f.required ? 1 : 0,
+    editable_by_user: f.editable_by_user ? 1 : 0,
   });
   // As the reference: a new field goes last, its order being its id.
   store.users.setProfileFieldOrder(id, id);
@@ -136,10 +160,18 @@ export type UpdateProfileFieldCommand = {
   editable_by_user?: boolean;
 };
 
+/** What a checked PATCH /realm/profile_fields/{id} changes. */
+export type ProfileFieldUpdate = {
+  /** The field's row as it is now, with the values it will have. */
+  row: CustomProfileFieldRow;
+  /** The users' values (of a select field) whose option no longer exists, to remove. */
+  lost: { user_id: number; value: string }[];
+};
+
 export function checkUpdateProfileField(
   ctx: MutationContext,
   cmd: UpdateProfileFieldCommand,
-): Record<string, never> {
+): ProfileFieldUpdate {
   const { store, realm } = ctx;
   checkAdmin(ctx, cmd.acting_user_id);
   const field = fieldOf(ctx, cmd.field_id);
@@ -172,32 +204,53 @@ export function checkUpdateProfileField(
     throw new JsonableError('A field with that label already exists.');
   }
   let fieldData = field.field_data;
+  let lost: { user_id: number; value: string }[] = [];
   if (field.type === ProfileFieldType.SELECT || field.type === ProfileFieldType.EXTERNAL_ACCOUNT) {
     if (cmd.field_data !== undefined && field.type === ProfileFieldType.SELECT) {
       // Users who had chosen an option that no longer exists lose their value; unlike the
       // reference, everyone is told, so clients do not keep showing the removed option.
       const options = cmd.field_data;
-      const lost = store.users
+      lost = store.users
         .profileValuesByField(field.id)
-        .filter((v) => !Object.hasOwn(options, v.value));
-      for (const v of lost) {
-        store.users.deleteProfileValuesEqualTo(field.id, v.value);
-        emitValue(ctx, v.user_id, { id: field.id, value: null });
-        ctx.afterCommit(() => realm.invalidateProfiles(v.user_id));
-      }
+        .filter((v) => !Object.hasOwn(options, v.value))
+        .map((v) => ({ user_id: v.user_id, value: v.value }));
     }
     if (cmd.field_data !== undefined || field.field_data === '')
       fieldData = JSON.stringify(cmd.field_data ?? {});
   }
+  return {
+    row: {
+      ...field,
+      name: next.name,
+      hint: next.hint,
+      field_data: fieldData,
+      display_in_profile_summary: next.display_in_profile_summary ? 1 : 0,
+      required: cmd.required === undefined ? field.required : cmd.required ? 1 : 0,
+      editable_by_user:
+        cmd.editable_by_user === undefined ? field.editable_by_user : cmd.editable_by_user ? 1 : 0,
+    },
+    lost,
+  };
+}
+
+export function doUpdateProfileField(
+  ctx: MutationContext,
+  { row, lost }: ProfileFieldUpdate,
+): Record<string, never> {
+  const { store, realm } = ctx;
+  for (const v of lost) {
+    store.users.deleteProfileValuesEqualTo(row.id, v.value);
+    emitValue(ctx, v.user_id, { id: row.id, value: null });
+    ctx.afterCommit(() => realm.invalidateProfiles(v.user_id));
+  }
   store.users.updateProfileField({
-    id: field.id,
-    name: next.name,
-    hint: next.hint,
-    field_data: fieldData,
-    display_in_profile_summary: next.display_in_profile_summary ? 1 : 0,
-    required: cmd.required === undefined ? field.required : cmd.required ? 1 : 0,
-    editable_by_user:
-      cmd.editable_by_user === undefined ? field.editable_by_user : cmd.editable_by_user ? 1 : 0,
+    id: row.id,
+    name: row.name,
+    hint: row.hint,
+    field_data: row.field_data,
+    display_in_profile_summary: row.display_in_profile_summary,
+    required: row.required,
+    editable_by_user: row.editable_by_user,
   });
   notifyFields(ctx);
   return {};
@@ -208,18 +261,27 @@ export function checkUpdateProfileField(
 export function checkDeleteProfileField(
   ctx: MutationContext,
   cmd: { acting_user_id: number; field_id: number },
-): Record<string, never> {
+): CustomProfileFieldRow {
   checkAdmin(ctx, cmd.acting_user_id);
-  const field = fieldOf(ctx, cmd.field_id);
+  return fieldOf(ctx, cmd.field_id);
+}
+
+export function doDeleteProfileField(
+  ctx: MutationContext,
+  field: CustomProfileFieldRow,
+): Record<string, never> {
   ctx.store.users.deleteProfileField(field.id);
   notifyFields(ctx);
   return {};
 }
 
+/** Each field of the realm with its new position. */
+export type ProfileFieldOrder = { field_id: number; sort_order: number }[];
+
 export function checkReorderProfileFields(
   ctx: MutationContext,
   cmd: { acting_user_id: number; order: number[] },
-): Record<string, never> {
+): ProfileFieldOrder {
   const { store, realm } = ctx;
   checkAdmin(ctx, cmd.acting_user_id);
   const position = new Map<number, number>();
@@ -228,7 +290,14 @@ export function checkReorderProfileFields(
   for (const f of fields) {
     if (!position.has(f.id)) throw new JsonableError('Invalid order mapping.');
   }
-  for (const f of fields) store.users.setProfileFieldOrder(f.id, position.get(f.id)!);
+  return fields.map((f) => ({ field_id: f.id, sort_order: position.get(f.id)! }));
+}
+
+export function doReorderProfileFields(
+  ctx: MutationContext,
+  order: ProfileFieldOrder,
+): Record<string, never> {
+  for (const o of order) ctx.store.users.setProfileFieldOrder(o.field_id, o.sort_order);
   notifyFields(ctx);
   return {};
 }
@@ -269,10 +338,10 @@ function emitValue(
 }
 
 /** A value checked for its field (the reference's check_update_user_custom_profile_data). */
-type CheckedValue = { field: CustomProfileFieldRow; value: string; rendered: string | null };
+export type CheckedValue = { field: CustomProfileFieldRow; value: string; rendered: string | null };
 
 /** Validates every value (all or nothing) for what `actor` may edit. */
-function checkProfileDataUpdates(
+export function checkProfileDataUpdates(
   ctx: MutationContext,
   actor: UserRow,
   updates: readonly ProfileDataUpdate[],
@@ -286,7 +355,7 @@ function checkProfileDataUpdates(
 }
 
 /** Stores the values that differ from the current ones (do_update_user_custom_profile_data_if_changed). */
-function doUpdateProfileValues(
+export function doUpdateProfileValues(
   ctx: MutationContext,
   targetId: number,
   checked: readonly CheckedValue[],
@@ -306,18 +375,8 @@ function doUpdateProfileValues(
   ctx.afterCommit(() => realm.invalidateProfiles(targetId));
 }
 
-/** Validates every value (all or nothing), then stores those that changed. */
-export function applyProfileDataUpdates(
-  ctx: MutationContext,
-  actor: UserRow,
-  target: UserRow,
-  updates: readonly ProfileDataUpdate[],
-): void {
-  doUpdateProfileValues(ctx, target.id, checkProfileDataUpdates(ctx, actor, updates));
-}
-
 /** check_remove_custom_profile_field_value, for each field id: the fields `actor` may clear. */
-function checkProfileDataRemovals(
+export function checkProfileDataRemovals(
   ctx: MutationContext,
   actor: UserRow,
   fieldIds: readonly number[],
@@ -329,7 +388,7 @@ function checkProfileDataRemovals(
   });
 }
 
-function doRemoveProfileValues(
+export function doRemoveProfileValues(
   ctx: MutationContext,
   targetId: number,
   fields: readonly CustomProfileFieldRow[],
@@ -340,16 +399,6 @@ function doRemoveProfileValues(
     }
   }
   ctx.afterCommit(() => ctx.realm.invalidateProfiles(targetId));
-}
-
-/** Checks every removal (all or nothing), then clears the values that exist. */
-export function applyProfileDataRemovals(
-  ctx: MutationContext,
-  actor: UserRow,
-  target: UserRow,
-  fieldIds: readonly number[],
-): void {
-  doRemoveProfileValues(ctx, target.id, checkProfileDataRemovals(ctx, actor, fieldIds));
 }
 
 export type UpdateProfileDataCommand = {

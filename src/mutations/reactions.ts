@@ -11,6 +11,7 @@ import { emojiCodeForName, emojiNameForCode } from '../lib/emoji/index.js';
 import { JsonableError } from '../lib/errors.js';
 import { HISTORICAL_FLAGS } from '../lib/message-flags.js';
 import { accessMessage, messageEventAudience } from '../queries/messages.js';
+import type { MessageRow } from '../storage/messages.js';
 import type { ReactionRow } from '../storage/reactions.js';
 import type { MutationContext } from './context.js';
 
@@ -86,7 +87,10 @@ export type AddReactionCommand = {
   reaction_type?: string | undefined;
 };
 
-export function checkAddReaction(ctx: MutationContext, cmd: AddReactionCommand): void {
+/** A checked reaction: the message, the reaction row, and whether the user needs the message in their history first. */
+export type ReactionPlan = { message: MessageRow; reaction: ReactionRow; historical: boolean };
+
+export function checkAddReaction(ctx: MutationContext, cmd: AddReactionCommand): ReactionPlan {
   const { store, realm: view } = ctx;
   const { row, flags } = accessMessage(store, view, cmd.user_id, cmd.message_id, true);
   let code = cmd.emoji_code;
@@ -108,10 +112,6 @@ export function checkAddReaction(ctx: MutationContext, cmd: AddReactionCommand):
   } else {
     checkEmojiRequest(ctx, name, code, type);
   }
-  if (flags === undefined) {
-    // A channel message the user never received: it becomes part of their history.
-    store.messages.insertUserMessage(cmd.user_id, row.id, HISTORICAL_FLAGS);
-  }
   const reaction: ReactionRow = {
     message_id: row.id,
     user_id: cmd.user_id,
@@ -119,8 +119,17 @@ export function checkAddReaction(ctx: MutationContext, cmd: AddReactionCommand):
     emoji_code: code,
     reaction_type: type,
   };
+  // A channel message the user never received becomes part of their history.
+  return { message: row, reaction, historical: flags === undefined };
+}
+
+export function doAddReaction(ctx: MutationContext, plan: ReactionPlan): void {
+  const { store, realm: view } = ctx;
+  const { message, reaction } = plan;
+  if (plan.historical)
+    store.messages.insertUserMessage(reaction.user_id, message.id, HISTORICAL_FLAGS);
   store.reactions.add(reaction);
-  emitReaction(ctx, 'add', reaction, messageEventAudience(store, view, row));
+  emitReaction(ctx, 'add', reaction, messageEventAudience(store, view, message));
 }
 
 export type RemoveReactionCommand = {
@@ -131,7 +140,13 @@ export type RemoveReactionCommand = {
   reaction_type: string;
 };
 
-export function checkRemoveReaction(ctx: MutationContext, cmd: RemoveReactionCommand): void {
+/** The message and the (existing) reaction to remove from it. */
+export type ReactionRemoval = { message: MessageRow; reaction: ReactionRow };
+
+export function checkRemoveReaction(
+  ctx: MutationContext,
+  cmd: RemoveReactionCommand,
+): ReactionRemoval {
   const { store, realm: view } = ctx;
   const { row } = accessMessage(store, view, cmd.user_id, cmd.message_id, true);
   let code = cmd.emoji_code;
@@ -148,6 +163,12 @@ export function checkRemoveReaction(ctx: MutationContext, cmd: RemoveReactionCom
   if (!existing) {
     throw new JsonableError("Reaction doesn't exist.", { code: 'REACTION_DOES_NOT_EXIST' });
   }
-  store.reactions.remove(row.id, cmd.user_id, cmd.reaction_type, code);
-  emitReaction(ctx, 'remove', existing, messageEventAudience(store, view, row));
+  return { message: row, reaction: existing };
+}
+
+export function doRemoveReaction(ctx: MutationContext, plan: ReactionRemoval): void {
+  const { store, realm: view } = ctx;
+  const { message, reaction: r } = plan;
+  store.reactions.remove(message.id, r.user_id, r.reaction_type, r.emoji_code);
+  emitReaction(ctx, 'remove', r, messageEventAudience(store, view, message));
 }

@@ -18,6 +18,8 @@ import { releaseMessageAttachments } from './attachments.js';
 import { actingUser } from './context.js';
 import type { MutationContext } from './context.js';
 import { emitMutedTopics } from './user-topics.js';
+import type { Channel } from '../queries/channels-view.js';
+import type { MessageRow } from '../storage/messages.js';
 
 /** Most messages one read batch marks (the reference's batch size). */
 export const READ_BATCH = 2000;
@@ -103,7 +105,10 @@ export type DeleteTopicCommand = {
  * preferences for it are cleared, except for users who still see messages of it (protected
  * history: messages the deleting user never received stay).
  */
-export function checkDeleteTopicBatch(ctx: MutationContext, cmd: DeleteTopicCommand): BatchResult {
+/** One checked batch of a topic's deletion: the messages to delete, and whether it is the last. */
+export type TopicBatch = { channel: Channel; topic: string; rows: MessageRow[]; done: boolean };
+
+export function checkDeleteTopicBatch(ctx: MutationContext, cmd: DeleteTopicCommand): TopicBatch {
   const { store, realm: view } = ctx;
   const user = actingUser(view, cmd.acting_user_id);
   const ch = view.channels.byId(cmd.stream_id);
@@ -130,7 +135,12 @@ export function checkDeleteTopicBatch(ctx: MutationContext, cmd: DeleteTopicComm
         false,
       ),
     );
+  return { channel: ch, topic: cmd.topic, rows, done: candidates.length < limit };
+}
 
+export function doDeleteTopicBatch(ctx: MutationContext, batch: TopicBatch): BatchResult {
+  const { store, realm: view } = ctx;
+  const { channel: ch, rows, done } = batch;
   // Who sees which of the messages: one event per distinct set of messages.
   const seenBy = new Map<number, number[]>();
   const topicOf = new Map<number, string>();
@@ -169,8 +179,7 @@ export function checkDeleteTopicBatch(ctx: MutationContext, cmd: DeleteTopicComm
     );
   }
 
-  const done = candidates.length < limit;
-  if (done) clearStaleUserTopics(ctx, ch.id, cmd.topic, ch.history_public_to_subscribers === 1);
+  if (done) clearStaleUserTopics(ctx, ch.id, batch.topic, ch.history_public_to_subscribers === 1);
   return { count: ids.length, done };
 }
 

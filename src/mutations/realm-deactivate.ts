@@ -12,16 +12,22 @@ import type { MutationContext } from './context.js';
 
 export type DeactivateRealmCommand = { acting_user_id: number };
 
-export function checkDeactivateRealm(
-  ctx: MutationContext,
-  cmd: DeactivateRealmCommand,
-): Record<string, never> {
+export function checkDeactivateRealm(ctx: MutationContext, cmd: DeactivateRealmCommand): void {
   const { store, realm } = ctx;
   const actor = store.users.byId(cmd.acting_user_id);
   if (!actor || actor.realm_id !== realm.id || actor.role !== Role.OWNER) {
     throw new OrganizationOwnerRequiredError();
   }
   if (realm.deactivated) throw new RealmDeactivatedError();
+}
+
+/**
+ * do_deactivate_realm: nobody can log in or use an API key any more; every user is told
+ * (`realm` `deactivated`), as the reference tells them before their clients stop; then every
+ * session of the realm ends (queues deleted, sockets closed).
+ */
+export function doDeactivateRealm(ctx: MutationContext): Record<string, never> {
+  const { store, realm } = ctx;
   store.realms.setDeactivated(realm.id, true);
   ctx.emit(
     { type: 'realm', op: 'deactivated', realm_id: realm.id },

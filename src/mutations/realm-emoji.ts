@@ -7,6 +7,7 @@ import { emojiCodeForName } from '../lib/emoji/index.js';
 import { GuestNotAllowedError, JsonableError } from '../lib/errors.js';
 import { Role } from '../lib/roles.js';
 import { noteRealmEmojiChanged, realmEmojiDict } from '../queries/realm-emoji.js';
+import type { RealmEmojiRow } from '../storage/realm-emoji.js';
 import type { MutationContext } from './context.js';
 
 function emitRealmEmoji(ctx: MutationContext): void {
@@ -38,7 +39,7 @@ export type AddRealmEmojiCommand = {
 export function checkAddRealmEmoji(
   ctx: MutationContext,
   cmd: AddRealmEmojiCommand,
-): { id: number } {
+): AddRealmEmojiCommand {
   const { store, realm } = ctx;
   const user = realm.user(cmd.user_id)!;
   if (user.role === Role.GUEST) throw new GuestNotAllowedError();
@@ -51,7 +52,13 @@ export function checkAddRealmEmoji(
   if (emojiCodeForName(cmd.name) !== undefined && !isAdmin(user.role)) {
     throw new JsonableError('Only administrators can override built-in emoji.');
   }
-  const id = store.realmEmoji.insert(realm.id, cmd.name, user.id, cmd.is_animated);
+  return cmd;
+}
+
+/** Stores the (checked) emoji; everyone learns the realm's new emoji set. */
+export function doAddRealmEmoji(ctx: MutationContext, cmd: AddRealmEmojiCommand): { id: number } {
+  const { store, realm } = ctx;
+  const id = store.realmEmoji.insert(realm.id, cmd.name, cmd.user_id, cmd.is_animated);
   store.realmEmoji.setFileName(id, cmd.file_name);
   emitRealmEmoji(ctx);
   return { id };
@@ -60,7 +67,10 @@ export function checkAddRealmEmoji(
 export type RemoveRealmEmojiCommand = { user_id: number; name: string };
 
 /** Deactivates an emoji: its author or an administrator. The image stays for old messages. */
-export function checkRemoveRealmEmoji(ctx: MutationContext, cmd: RemoveRealmEmojiCommand): void {
+export function checkRemoveRealmEmoji(
+  ctx: MutationContext,
+  cmd: RemoveRealmEmojiCommand,
+): RealmEmojiRow {
   const { store, realm } = ctx;
   const row = store.realmEmoji.activeByName(realm.id, cmd.name);
   if (!row) {
@@ -71,6 +81,11 @@ export function checkRemoveRealmEmoji(ctx: MutationContext, cmd: RemoveRealmEmoj
   if (!isAdmin(user.role) && row.author_id !== user.id) {
     throw new JsonableError('Must be an organization administrator or emoji author');
   }
-  store.realmEmoji.deactivate(row.id);
+  return row;
+}
+
+/** Deactivates the (checked) emoji; everyone learns the realm's new emoji set. */
+export function doRemoveRealmEmoji(ctx: MutationContext, row: RealmEmojiRow): void {
+  ctx.store.realmEmoji.deactivate(row.id);
   emitRealmEmoji(ctx);
 }

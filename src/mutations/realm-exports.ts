@@ -10,6 +10,7 @@ import { Role } from '../lib/roles.js';
 import type { RealmView } from '../queries/realm-view.js';
 import { ExportStatus, EXPORT_FULL_WITH_CONSENT } from '../lib/realm-exports.js';
 import { realmExportsOf } from '../queries/realm-exports.js';
+import type { RealmExportRow } from '../storage/realm-exports.js';
 import type { MutationContext } from './context.js';
 
 /** Exports a realm may request in EXPORT_LIMIT_DAYS (the reference's EXPORT_LIMIT). */
@@ -49,7 +50,7 @@ export type CreateRealmExportCommand = {
 export function checkCreateRealmExport(
   ctx: MutationContext,
   cmd: CreateRealmExportCommand,
-): { id: number } {
+): CreateRealmExportCommand {
   const { store, realm } = ctx;
   const since = cmd.time - EXPORT_LIMIT_DAYS * 24 * 3600;
   if (store.realmExports.countSince(realm.id, since) >= EXPORT_LIMIT) {
@@ -70,6 +71,15 @@ export function checkCreateRealmExport(
       );
     }
   }
+  return cmd;
+}
+
+/** Records the (checked) export request; administrators learn the new list. */
+export function doCreateRealmExport(
+  ctx: MutationContext,
+  cmd: CreateRealmExportCommand,
+): { id: number } {
+  const { store, realm } = ctx;
   const id = store.realmExports.insert(realm.id, cmd.acting_user_id, cmd.export_type, cmd.time);
   notify(ctx, cmd.realm_url);
   return { id };
@@ -111,10 +121,12 @@ export function doUpdateRealmExport(
 }
 
 /** delete_realm_export: only finished exports; answers the archive's path for removal. */
+type DeleteRealmExportCommand = { id: number; time: number; realm_url: string };
+
 export function checkDeleteRealmExport(
   ctx: MutationContext,
-  cmd: { id: number; time: number; realm_url: string },
-): { export_path: string | null } {
+  cmd: DeleteRealmExportCommand,
+): { row: RealmExportRow; cmd: DeleteRealmExportCommand } {
   const { store, realm } = ctx;
   const row = store.realmExports.byId(cmd.id);
   if (!row || row.realm_id !== realm.id) throw new JsonableError('Invalid data export ID');
@@ -123,7 +135,15 @@ export function checkDeleteRealmExport(
     throw new JsonableError('Export failed, nothing to delete');
   if (row.status === ExportStatus.REQUESTED || row.status === ExportStatus.STARTED)
     throw new JsonableError('Export still in progress');
-  store.realmExports.setDeleted(row.id, cmd.time);
+  return { row, cmd };
+}
+
+/** Marks a finished export deleted; the caller removes its file. */
+export function doDeleteRealmExport(
+  ctx: MutationContext,
+  { row, cmd }: { row: RealmExportRow; cmd: DeleteRealmExportCommand },
+): { export_path: string | null } {
+  ctx.store.realmExports.setDeleted(row.id, cmd.time);
   notify(ctx, cmd.realm_url);
   return { export_path: row.export_path };
 }

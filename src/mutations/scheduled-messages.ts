@@ -141,10 +141,17 @@ export type EditScheduledMessageCommand = {
 };
 
 /** PATCH /scheduled_messages/{id}. */
-export function doEditScheduledMessage(
+/** A checked edit of a scheduled message: its new stored values. */
+export type ScheduledMessageEdit = {
+  id: number;
+  sender_id: number;
+  values: ScheduledMessageValues;
+};
+
+export function checkEditScheduledMessage(
   ctx: MutationContext,
   cmd: EditScheduledMessageCommand,
-): Record<string, never> {
+): ScheduledMessageEdit {
   const row = accessScheduledMessage(ctx, cmd.sender_id, cmd.scheduled_message_id);
   if (row.delivered) throw new JsonableError('Scheduled message was already sent');
   if (row.failed && cmd.deliver_at === undefined) {
@@ -189,9 +196,15 @@ export function doEditScheduledMessage(
     // Only the topic: checked as a topic (a direct message's topic is ignored).
     values.topic = normalizeTopic(cmd.topic);
   }
+  return { id: row.id, sender_id: cmd.sender_id, values };
+}
 
-  ctx.store.scheduledMessages.update(row.id, values);
-  notify(ctx, cmd.sender_id, ctx.store.scheduledMessages.byId(row.id)!);
+export function doEditScheduledMessage(
+  ctx: MutationContext,
+  edit: ScheduledMessageEdit,
+): Record<string, never> {
+  ctx.store.scheduledMessages.update(edit.id, edit.values);
+  notify(ctx, edit.sender_id, ctx.store.scheduledMessages.byId(edit.id)!);
   return {};
 }
 
@@ -277,7 +290,7 @@ export function doDeliverScheduledMessage(
     if (err instanceof JsonableError) return fail(err.message, true);
     throw err;
   }
-  const { id } = doSendMessage(ctx, send, checked);
+  const { id } = doSendMessage(ctx, { cmd: send, checked });
   store.scheduledMessages.markDelivered(row.id, id);
   ctx.emit({ type: 'scheduled_messages', op: 'remove', scheduled_message_id: row.id }, [
     row.sender_id,

@@ -83,8 +83,21 @@ export type SubscribeResult = {
   unauthorized?: string[];
 };
 
-export function checkSubscribe(ctx: MutationContext, cmd: SubscribeCommand): SubscribeResult {
-  const { realm, store } = ctx;
+/** A checked subscription request: the channels to create, those to join, and who joins. */
+export type SubscribePlan = {
+  cmd: SubscribeCommand;
+  creatorId: number;
+  /** The channels to create (none exists by that name), in request order. */
+  missing: SubscribeCommand['subscriptions'];
+  /** Their group settings; null when none is created. */
+  groupSettings: ReturnType<typeof channelGroupSettingsForCreation> | null;
+  authorized: Channel[];
+  unauthorized: Channel[];
+  subscribers: UserRow[];
+};
+
+export function checkSubscribe(ctx: MutationContext, cmd: SubscribeCommand): SubscribePlan {
+  const { realm } = ctx;
   const view = realm.channels;
   const user = actingUser(realm, cmd.acting_user_id);
   if (user.role === 600) throw new GuestNotAllowedError();
@@ -151,12 +164,26 @@ export function checkSubscribe(ctx: MutationContext, cmd: SubscribeCommand): Sub
   if (cannotAddOthers) throw new InsufficientPermissionError();
 
   const subscribers = subscribingOthers ? resolvePrincipals(realm, principals) : [user];
+  return {
+    cmd,
+    creatorId: user.id,
+    missing,
+    groupSettings,
+    authorized,
+    unauthorized,
+    subscribers,
+  };
+}
 
+/** Creates the missing channels, then subscribes (see bulkAddSubscriptions). */
+export function doSubscribe(ctx: MutationContext, plan: SubscribePlan): SubscribeResult {
+  const { realm, store } = ctx;
+  const { cmd, missing, groupSettings, authorized, unauthorized, subscribers } = plan;
   // Create the missing channels.
   const created: Channel[] = [];
   for (const r of missing) {
     created.push(
-      insertChannel(ctx, user.id, {
+      insertChannel(ctx, plan.creatorId, {
         name: r.name,
         description: r.description ?? '',
         rendered_description: r.rendered_description ?? '',
@@ -278,11 +305,11 @@ export type UnsubscribeCommand = {
   principals: (number | string)[] | null;
 };
 
-export function checkUnsubscribe(
-  ctx: MutationContext,
-  cmd: UnsubscribeCommand,
-): { removed: string[]; not_removed: string[] } {
-  const { realm, store } = ctx;
+/** A checked unsubscription: whom to remove from which channels (each once, in order). */
+export type UnsubscribePlan = { targets: UserRow[]; channels: Channel[] };
+
+export function checkUnsubscribe(ctx: MutationContext, cmd: UnsubscribeCommand): UnsubscribePlan {
+  const { realm } = ctx;
   const view = realm.channels;
   const user = actingUser(realm, cmd.acting_user_id);
 
@@ -314,7 +341,15 @@ export function checkUnsubscribe(
   if (unsubscribingOthers && !channels.every((ch) => canRemoveSubscribers(view.facts(user.id, ch))))
     throw new InsufficientPermissionError();
   if (missing !== null) throw new StreamDoesNotExistError(missing);
+  return { targets, channels };
+}
 
+export function doUnsubscribe(
+  ctx: MutationContext,
+  { targets, channels }: UnsubscribePlan,
+): { removed: string[]; not_removed: string[] } {
+  const { realm, store } = ctx;
+  const view = realm.channels;
   const result = { removed: [] as string[], not_removed: [] as string[] };
   const removedByUser = new Map<number, Channel[]>();
   // As the reference orders them: `subscription remove`, `peer_remove`, then `stream delete`.
@@ -435,17 +470,34 @@ export function doChangeSubscriptionProperties(
 
 // ---- PATCH /users/me/subscriptions ----------------------------------------------------------
 
+/** Both parts of a checked PATCH /users/me/subscriptions. */
+export type UpdateSubscriptionsPlan = {
+  add: SubscribePlan | null;
+  delete: UnsubscribePlan | null;
+};
+
 /**
- * Subscribing and unsubscribing in one transaction (either both apply or neither). The
- * unsubscribing part sees the channels as they were before the request.
+ * Subscribing and unsubscribing in one transaction (either both apply or neither): both parts are
+ * checked before either applies. The unsubscribing part sees the channels as they were before
+ * the request.
  */
 export function checkUpdateSubscriptions(
   ctx: MutationContext,
   cmd: { add: SubscribeCommand | null; delete: UnsubscribeCommand | null },
+): UpdateSubscriptionsPlan {
+  return {
+    add: cmd.add ? checkSubscribe(ctx, cmd.add) : null,
+    delete: cmd.delete ? checkUnsubscribe(ctx, cmd.delete) : null,
+  };
+}
+
+export function doUpdateSubscriptions(
+  ctx: MutationContext,
+  plan: UpdateSubscriptionsPlan,
 ): Partial<SubscribeResult> & { removed?: string[]; not_removed?: string[] } {
-  const added = cmd.add ? checkSubscribe(ctx, cmd.add) : { subscribed: {}, already_subscribed: {} };
-  const removed = cmd.delete
-    ? checkUnsubscribe(ctx, cmd.delete)
+  const added = plan.add ? doSubscribe(ctx, plan.add) : { subscribed: {}, already_subscribed: {} };
+  const removed = plan.delete
+    ? doUnsubscribe(ctx, plan.delete)
     : { removed: [] as string[], not_removed: [] as string[] };
   return { ...added, ...removed };
 }

@@ -19,13 +19,16 @@ import { Role, type Role as RoleValue, type SystemGroupName } from '../lib/roles
 import { formatChannel } from '../queries/channels.js';
 import type { Channel } from '../queries/channels-view.js';
 import type { RealmView } from '../queries/realm-view.js';
-import type { UserRow } from '../storage/users.js';
+import type { CustomProfileFieldRow, UserRow } from '../storage/users.js';
 import { streamDeleteEvent } from './channel-events.js';
 import { checkFullName } from '../lib/user-rules.js';
 import { actingUser, type MutationContext } from './context.js';
 import {
-  applyProfileDataRemovals,
-  applyProfileDataUpdates,
+  checkProfileDataRemovals,
+  checkProfileDataUpdates,
+  doRemoveProfileValues,
+  doUpdateProfileValues,
+  type CheckedValue,
   type ProfileDataUpdate,
 } from './profile-fields.js';
 import { announceChannelAccessAfterGroupChange } from './user-groups.js';
@@ -273,14 +276,25 @@ export type UpdateUserCommand = {
   profile_data?: ProfileDataUpdate[];
 };
 
-/** PATCH /users/{user_id}: role, then name, then custom profile values, as the reference. */
-export function checkUpdateUser(
-  ctx: MutationContext,
-  cmd: UpdateUserCommand,
-): Record<string, never> {
-  const { realm, store } = ctx;
+/** What a checked PATCH /users/{user_id} changes; absent parts stay as they are. */
+export type UserUpdate = {
+  target: UserRow;
+  role?: RoleValue;
+  full_name?: string;
+  /** The custom profile values to clear, then those to set (when profile_data was given). */
+  profile?: { removals: CustomProfileFieldRow[]; updates: CheckedValue[] };
+};
+
+/**
+ * PATCH /users/{user_id}: role, then name, then custom profile values, as the reference. Every
+ * part is checked before any is changed (none of the later checks depends on the earlier
+ * changes).
+ */
+export function checkUpdateUser(ctx: MutationContext, cmd: UpdateUserCommand): UserUpdate {
+  const { realm } = ctx;
   const actor = actingUser(ctx.realm, cmd.acting_user_id);
-  let target = targetForAdmin(ctx, actor, cmd.user_id);
+  const target = targetForAdmin(ctx, actor, cmd.user_id);
+  const plan: UserUpdate = { target };
 
   if (cmd.role !== undefined && cmd.role !== target.role) {
     if ((cmd.role === Role.OWNER || target.role === Role.OWNER) && actor.role !== Role.OWNER)
@@ -295,8 +309,7 @@ export function checkUpdateUser(
           'The owner permission cannot be removed from the only organization owner.',
         );
     }
-    doChangeUserRole(ctx, target, cmd.role);
-    target = store.users.byId(target.id)!;
+    plan.role = cmd.role;
   }
 
   if (
@@ -307,25 +320,48 @@ export function checkUpdateUser(
     // An administrator's change: name_changes_disabled does not apply.
     const name = checkFullName(cmd.full_name);
     checkUniqueName(realm, name, target.id);
-    if (name !== target.full_name) doChangeFullName(ctx, target, name);
+    if (name !== target.full_name) plan.full_name = name;
   }
 
   if (cmd.profile_data !== undefined) {
     const isEmpty = (v: unknown) => v === null || v === '' || (Array.isArray(v) && v.length === 0);
-    applyProfileDataRemovals(
+    const removals = checkProfileDataRemovals(
       ctx,
       actor,
-      target,
       cmd.profile_data.filter((d) => isEmpty(d.value)).map((d) => d.id),
     );
-    applyProfileDataUpdates(
+    const updates = checkProfileDataUpdates(
       ctx,
       actor,
-      target,
       cmd.profile_data.filter((d) => !isEmpty(d.value)),
     );
+    plan.profile = { removals, updates };
+  }
+  return plan;
+}
+
+export function doUpdateUser(ctx: MutationContext, plan: UserUpdate): Record<string, never> {
+  let target = plan.target;
+  if (plan.role !== undefined) {
+    doChangeUserRole(ctx, target, plan.role);
+    target = ctx.store.users.byId(target.id)!;
+  }
+  if (plan.full_name !== undefined) doChangeFullName(ctx, target, plan.full_name);
+  if (plan.profile !== undefined) {
+    doRemoveProfileValues(ctx, target.id, plan.profile.removals);
+    doUpdateProfileValues(ctx, target.id, plan.profile.updates);
   }
   return {};
+}
+
+/** POST /users/{user_id}/reactivate: the account to reactivate, or null when already active. */
+export function checkReactivateUser(
+  ctx: MutationContext,
+  cmd: { acting_user_id: number; user_id: number },
+): UserRow | null {
+  const actor = actingUser(ctx.realm, cmd.acting_user_id);
+  const target = targetForAdmin(ctx, actor, cmd.user_id);
+  return target.is_active ? null : target;
 }
 
 /**
@@ -333,14 +369,12 @@ export function checkUpdateUser(
  * subscribers of its (unarchived) channels learn it is back in them. Reactivating an active
  * account changes nothing.
  */
-export function checkReactivateUser(
+export function doReactivateUser(
   ctx: MutationContext,
-  cmd: { acting_user_id: number; user_id: number },
+  target: UserRow | null,
 ): Record<string, never> {
   const { store, realm } = ctx;
-  const actor = actingUser(ctx.realm, cmd.acting_user_id);
-  const target = targetForAdmin(ctx, actor, cmd.user_id);
-  if (target.is_active) return {};
+  if (target === null) return {};
   store.users.setActive(target.id, true);
   ctx.emit({ type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } }, [
     ...activeIds(ctx),

@@ -161,10 +161,18 @@ export type CreateUserGroupCommand = {
   settings: Partial<Record<UserGroupSettingName, GroupSettingValue>>;
 };
 
+/** A checked new user group: its name, creator and the settings given (validated). */
+export type NewUserGroup = {
+  cmd: CreateUserGroupCommand;
+  name: string;
+  creator_id: number;
+  settings: StoredGroupSettings;
+};
+
 export function checkCreateUserGroup(
   ctx: MutationContext,
   cmd: CreateUserGroupCommand,
-): { group_id: number } {
+): NewUserGroup {
   const { realm, store } = ctx;
   const user = actingUser(realm, cmd.acting_user_id);
   if (user.role === Role.GUEST || !realm.hasRealmPermission(user.id, 'can_create_groups'))
@@ -184,12 +192,19 @@ export function checkCreateUserGroup(
     if (raw !== undefined)
       settings[s] = validateGroupSettingValue(realm, s, USER_GROUP_SETTING_CONFIG[s], raw);
   }
+  return { cmd, name, creator_id: user.id, settings };
+}
+
+export function doCreateUserGroup(ctx: MutationContext, plan: NewUserGroup): { group_id: number } {
+  const { realm, store } = ctx;
+  const { cmd, name } = plan;
+  const settings: StoredGroupSettings = { ...plan.settings };
   const groupId = store.groups.insert({
     realm_id: realm.id,
     name,
     description: cmd.description,
     is_system_group: 0,
-    creator_id: user.id,
+    creator_id: plan.creator_id,
     date_created: ctx.now,
     settings: '{}',
   });
@@ -226,10 +241,18 @@ export type UpdateUserGroupCommand = {
   >;
 };
 
+/** A checked update of a user group: what changes, as the event's `data` and as stored. */
+export type UserGroupUpdate = {
+  group: UserGroupRow;
+  data: Record<string, unknown>;
+  /** The group's stored settings after the change; null when no setting changes. */
+  settings: StoredGroupSettings | null;
+};
+
 export function checkUpdateUserGroup(
   ctx: MutationContext,
   cmd: UpdateUserGroupCommand,
-): Record<string, never> {
+): UserGroupUpdate {
   const { realm, store } = ctx;
   actingUser(realm, cmd.acting_user_id);
   if (
@@ -264,9 +287,17 @@ export function checkUpdateUserGroup(
     settingsChanged = true;
     data[s] = groupSettingForApi(realm, value);
   }
+  return { group: g, data, settings: settingsChanged ? stored : null };
+}
+
+export function doUpdateUserGroup(
+  ctx: MutationContext,
+  { group: g, data, settings }: UserGroupUpdate,
+): Record<string, never> {
+  const { realm, store } = ctx;
   if (typeof data.name === 'string') store.groups.updateName(g.id, data.name);
   if (typeof data.description === 'string') store.groups.updateDescription(g.id, data.description);
-  if (settingsChanged) store.groups.updateSettings(g.id, JSON.stringify(stored));
+  if (settings !== null) store.groups.updateSettings(g.id, JSON.stringify(settings));
   if (Object.keys(data).length > 0) {
     // A deactivated group exists only for clients with include_deactivated_groups: the marker
     // keeps the update (a rename) from the others (the event queues strip it).
@@ -296,11 +327,14 @@ export type UserGroupMembersCommand = {
   delete_subgroups: number[];
 };
 
+/** A checked change of a group's members and subgroups. */
+export type UserGroupMembersChange = { group_id: number; cmd: UserGroupMembersCommand };
+
 export function checkUpdateUserGroupMembers(
   ctx: MutationContext,
   cmd: UserGroupMembersCommand,
-): Record<string, never> {
-  const { realm, store } = ctx;
+): UserGroupMembersChange {
+  const { realm } = ctx;
   const me = cmd.acting_user_id;
   actingUser(realm, me);
   if (
@@ -373,7 +407,16 @@ export function checkUpdateUserGroupMembers(
         throw new JsonableError(`User group ${id} is not a subgroup of this group.`);
     }
   }
+  return { group_id: g.id, cmd };
+}
 
+export function doUpdateUserGroupMembers(
+  ctx: MutationContext,
+  change: UserGroupMembersChange,
+): Record<string, never> {
+  const { realm, store } = ctx;
+  const { cmd } = change;
+  const g = { id: change.group_id };
   const everyone = allUsers(realm);
   const uniq = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b);
   if (cmd.add.length > 0) {
@@ -429,8 +472,8 @@ export function checkUpdateUserGroupMembers(
 export function checkDeactivateUserGroup(
   ctx: MutationContext,
   cmd: { acting_user_id: number; group_id: number },
-): Record<string, never> {
-  const { realm, store } = ctx;
+): UserGroupRow {
+  const { realm } = ctx;
   actingUser(realm, cmd.acting_user_id);
   const g = accessUserGroupForUpdate(realm, cmd.acting_user_id, cmd.group_id, 'can_manage_group');
   const uses = (v: GroupSettingValue) =>
@@ -459,6 +502,14 @@ export function checkDeactivateUserGroup(
       code: 'CANNOT_DEACTIVATE_GROUP_IN_USE',
       extra: { objections },
     });
+  return g;
+}
+
+export function doDeactivateUserGroup(
+  ctx: MutationContext,
+  g: UserGroupRow,
+): Record<string, never> {
+  const { realm, store } = ctx;
   store.groups.setDeactivated(g.id, true);
   const everyone = allUsers(realm);
   // Queues with the include_deactivated_groups capability take the update; others the remove.

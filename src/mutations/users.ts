@@ -101,16 +101,22 @@ export type CreateUserCommand = {
 export type CreateUserResult = { user_id: number; api_key: string; email: string };
 
 /**
- * check_create_user + do_create_user: through the API, only administrators allowed to create
- * users; refuses a duplicate e-mail, then creates and announces.
+ * check_create_user: through the API, only administrators allowed to create users; refuses a
+ * duplicate e-mail and (with `require_unique_names`) a taken name. The command is the plan.
  */
-export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): CreateUserResult {
+export function checkCreateUser(ctx: MutationContext, cmd: CreateUserCommand): CreateUserCommand {
   const { store, realm } = ctx;
   if (cmd.acting_user_id !== null) checkCanCreateUsers(realm.user(cmd.acting_user_id));
   if (store.users.byDeliveryEmail(realm.id, cmd.email)) {
     throw new JsonableError(`Email '${cmd.email}' already in use`);
   }
   checkUniqueName(realm, cmd.full_name, null);
+  return cmd;
+}
+
+/** do_create_user: creates the account (checked by checkCreateUser) and announces it. */
+export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): CreateUserResult {
+  const { store, realm } = ctx;
   const apiKey = generateApiKey();
   const userId = insertUserRow(store, realm.id, {
     email: cmd.email,
@@ -162,10 +168,7 @@ export type DeactivateUserCommand = { acting_user_id: number; user_id: number };
  * it stays listed (is_active false). The last active owner cannot be deactivated, and only owners
  * may deactivate an owner. Reference: views/users.py deactivate_user_backend.
  */
-export function checkDeactivateUser(
-  ctx: MutationContext,
-  cmd: DeactivateUserCommand,
-): Record<string, never> {
+export function checkDeactivateUser(ctx: MutationContext, cmd: DeactivateUserCommand): UserRow {
   const { store, realm } = ctx;
   const actor = realm.user(cmd.acting_user_id);
   checkRealmAdministrator(actor);
@@ -184,18 +187,14 @@ export function checkDeactivateUser(
       });
     }
   }
-  doDeactivateUser(ctx, target);
-  return {};
+  return target;
 }
 
 /**
  * DELETE /users/me (deactivate_user_own_backend): anyone may leave, except the realm's only
  * active account and its only human owner.
  */
-export function checkDeactivateOwnAccount(
-  ctx: MutationContext,
-  cmd: { user_id: number },
-): Record<string, never> {
+export function checkDeactivateOwnAccount(ctx: MutationContext, cmd: { user_id: number }): UserRow {
   const { store, realm } = ctx;
   const me = store.users.byId(cmd.user_id);
   if (!me || me.realm_id !== realm.id || !me.is_active) throw new JsonableError('No such user');
@@ -210,12 +209,14 @@ export function checkDeactivateOwnAccount(
   ) {
     throw new CannotDeactivateLastUserError(true);
   }
-  doDeactivateUser(ctx, me);
-  return {};
+  return me;
 }
 
-/** do_deactivate_user: the account stops working; everyone who may know learns of it. */
-function doDeactivateUser(ctx: MutationContext, target: UserRow): void {
+/**
+ * do_deactivate_user: the account (checked by checkDeactivateUser or checkDeactivateOwnAccount)
+ * stops working; everyone who may know learns of it.
+ */
+export function doDeactivateUser(ctx: MutationContext, target: UserRow): Record<string, never> {
   const { store, realm } = ctx;
   store.users.setActive(target.id, false);
   // As the reference's send_events_for_user_deactivation: those who may see the subscribers of a
@@ -242,6 +243,7 @@ function doDeactivateUser(ctx: MutationContext, target: UserRow): void {
   );
   ctx.afterCommit(() => realm.reloadUser(target.id));
   ctx.endSessions([target.id]);
+  return {};
 }
 
 // ---- changes shared by PATCH /settings, PATCH /users/{id} and the e-mail confirmation -------
