@@ -160,6 +160,13 @@ function recordRequest(kind: Kind, scheduled: number, status: number, at: number
   tickDone++;
 }
 
+/** A receiver's connection failed (reset, refused, or closed mid-poll): one error of the step. */
+function connectionError(err: unknown): void {
+  kinds.register.errors++;
+  tickErrors++;
+  if (errorSamples.length < 10) errorSamples.push(`receiver: ${String(err)}`);
+}
+
 const MARKER = /"content":"t([0-9]+\.?[0-9]*)"/g;
 
 function onEventsBody(body: string, arrived: number): number {
@@ -202,14 +209,23 @@ async function activate(u: SimUser): Promise<void> {
     port: opts.port,
     register: 'apply_markdown=false&client_gravatar=true&slim_presence=true',
     onBody: onEventsBody,
+    // A dropped connection is an error of the step (the objective "no errors"), not the end of
+    // the bench: the user's queue is left unread, as a client would until it registered again.
     onError: (err) => {
-      if (u.active) fail(err);
+      if (u.active && !stopping) connectionError(err);
     },
     stopping: () => stopping || !u.active,
     closers: u.closers,
   };
   const t = now();
-  await (u.ws ? socketReceiver : pollReceiver)(u, ro);
+  try {
+    await (u.ws ? socketReceiver : pollReceiver)(u, ro);
+  } catch (err) {
+    // Registering (or opening the socket) failed: an error of the step; the user stays idle.
+    deactivate(u);
+    connectionError(err);
+    return;
+  }
   recordRequest('register', t, 200, now(), '');
   u.nextPresence = now() + random() * presenceIntervalMs();
 }
@@ -236,7 +252,10 @@ function issue(p: Pending): void {
       return;
     }
     connections++;
-    conn = new HttpConn(opts.port, (err) => fail(err));
+    // The request in flight is answered with status 0 when the socket closes (counted there).
+    conn = new HttpConn(opts.port, (err) => {
+      if (!stopping && errorSamples.length < 10) errorSamples.push(`connection: ${String(err)}`);
+    });
   }
   const c = conn;
   const written = now();

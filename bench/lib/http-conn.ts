@@ -17,11 +17,15 @@ export const now = (): number => performance.timeOrigin + performance.now();
 export const basicAuth = (u: { email: string; api_key: string }): string =>
   'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
 
+/** A keep-alive connection idle longer than this is replaced rather than reused. */
+const IDLE_REUSE_MS = 5000;
+
 export class HttpConn {
   private sock!: net.Socket;
   private buf: Buffer = Buffer.alloc(0);
   private pending: ((r: HttpAnswer) => void) | null = null;
   private open: Promise<void>;
+  private lastUsed = performance.now();
 
   constructor(
     private readonly port: number,
@@ -52,6 +56,13 @@ export class HttpConn {
   /** Sends one whole request (head and body, already serialized) and resolves with its answer. */
   async request(data: string | Buffer): Promise<HttpAnswer> {
     const state = this.sock.readyState;
+    if (performance.now() - this.lastUsed > IDLE_REUSE_MS && state === 'open') {
+      // uWS closes a connection idle for 10 s; writing as its FIN arrives gets a reset. A client
+      // busy elsewhere may not have seen the FIN yet: an idle connection is not reused.
+      this.sock.removeAllListeners('close');
+      this.sock.destroy();
+    }
+    this.lastUsed = performance.now();
     if (this.sock.destroyed || (state !== 'open' && state !== 'opening'))
       this.open = this.connect();
     await this.open;
@@ -77,6 +88,7 @@ export class HttpConn {
       this.buf = this.buf.subarray(total);
       const p = this.pending;
       this.pending = null;
+      this.lastUsed = performance.now();
       p?.({ status, body, at });
     }
   }
