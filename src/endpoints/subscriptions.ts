@@ -4,7 +4,7 @@
  * settings of a subscription (color, muting, notifications, …).
  */
 import { z } from 'zod';
-import { endpoint } from '../http/endpoint.js';
+import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { nowSeconds } from '../config.js';
 import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
@@ -38,6 +38,37 @@ import type { SubscriptionPropertyColumn } from '../storage/channels.js';
 
 const principalsParam = () =>
   json(z.union([z.array(z.string()), z.array(intValue())], { error: 'Invalid {var}' })).optional();
+
+/**
+ * The channels of a subscribe request (`subscriptions`, or PATCH's `add`) as the realm actor
+ * takes them: colors checked, names trimmed, descriptions normalized and rendered here, before
+ * the actor runs.
+ */
+function requestedChannels(
+  { server, realm, user }: AuthedCtx,
+  channels: readonly {
+    name: string;
+    color?: string | undefined;
+    description?: string | undefined;
+  }[],
+) {
+  for (const s of channels) {
+    if (s.color !== undefined && !isHexColor(s.color))
+      throw new JsonableError('add.color is not a valid hex color code');
+  }
+  return channels.map((s) => {
+    const description = s.description === undefined ? null : normalizeDescription(s.description);
+    return {
+      name: s.name.trim(),
+      description,
+      rendered_description:
+        description === null
+          ? null
+          : renderDescription(server.config, server.store, realm.view, description, user.id),
+      color: s.color ?? null,
+    };
+  });
+}
 
 /** GET /api/v1/users/me/subscriptions */
 export const listSubscriptions = endpoint({
@@ -91,31 +122,16 @@ export const subscribe = endpoint({
     folder_id: int().optional(),
     ...subscribeSettings,
   }),
-  handle: async ({ server, realm, user }, p) => {
+  handle: async (ctx, p) => {
+    const { realm, user } = ctx;
     if (user.role === Role.GUEST) throw new GuestNotAllowedError();
     const retention =
       p.message_retention_days === undefined ? null : parseRetentionDays(p.message_retention_days);
-    for (const s of p.subscriptions) {
-      if (s.color !== undefined && !isHexColor(s.color))
-        throw new JsonableError('add.color is not a valid hex color code');
-    }
     const settings: Partial<Record<ChannelGroupSettingName, GroupSettingValue>> = {};
     for (const n of CHANNEL_GROUP_SETTING_NAMES) if (p[n] !== undefined) settings[n] = p[n];
     return realm.ask('channel.subscribe', {
       acting_user_id: user.id,
-      subscriptions: p.subscriptions.map((s) => {
-        const description =
-          s.description === undefined ? null : normalizeDescription(s.description);
-        return {
-          name: s.name.trim(),
-          description,
-          rendered_description:
-            description === null
-              ? null
-              : renderDescription(server.config, server.store, realm.view, description, user.id),
-          color: s.color ?? null,
-        };
-      }),
+      subscriptions: requestedChannels(ctx, p.subscriptions),
       principals: p.principals ?? null,
       authorization_errors_fatal: p.authorization_errors_fatal,
       invite_only: p.invite_only,
@@ -154,39 +170,18 @@ export const updateSubscriptions = endpoint({
     ).default([]),
     delete: stringList().default([]),
   }),
-  handle: ({ server, realm, user }, p) => {
+  handle: (ctx, p) => {
+    const { realm, user } = ctx;
     if (p.add.length === 0 && p.delete.length === 0)
       throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
     if (p.add.length > 0 && user.role === Role.GUEST) throw new GuestNotAllowedError();
-    for (const s of p.add) {
-      if (s.color !== undefined && !isHexColor(s.color))
-        throw new JsonableError('add.color is not a valid hex color code');
-    }
     return realm.ask('channel.subscriptions.update', {
       add:
         p.add.length === 0
           ? null
           : {
               acting_user_id: user.id,
-              subscriptions: p.add.map((s) => {
-                const description =
-                  s.description === undefined ? null : normalizeDescription(s.description);
-                return {
-                  name: s.name.trim(),
-                  description,
-                  rendered_description:
-                    description === null
-                      ? null
-                      : renderDescription(
-                          server.config,
-                          server.store,
-                          realm.view,
-                          description,
-                          user.id,
-                        ),
-                  color: s.color ?? null,
-                };
-              }),
+              subscriptions: requestedChannels(ctx, p.add),
               principals: null,
               authorization_errors_fatal: true,
               invite_only: false,
