@@ -140,6 +140,8 @@ export async function importRealmFromFile(
         }));
       return { newRealm, counts, owners };
     });
+    // Its rows went in behind the message store's back: nothing remembered may outlive them.
+    store.messages.forgetReceivedMaxima();
     rt.realms.noteRealmCreated(summary.newRealm);
     return {
       realm_id: summary.newRealm,

@@ -8,12 +8,13 @@
  * is ordered. A move of many messages prepends one entry to every row in one UPDATE.
  */
 import type { DB } from './db.js';
+import type { ReceivedMaxima } from './messages.js';
 
 export type UserMessageFlagsRow = { user_id: number; flags: number };
 export type TopicMessageRow = { id: number; date_sent: number; sender_id: number };
 export type SearchRow = { id: number; topic: string; rendered_content: string };
 
-export function messageEditStatements(db: DB) {
+export function messageEditStatements(db: DB, maxima: ReceivedMaxima) {
   type ContentParams = {
     content: string;
     rendered_content: string;
@@ -165,8 +166,10 @@ export function messageEditStatements(db: DB) {
     setUserFlags: (userId: number, messageId: number, flags: number): void =>
       void setUserFlags.run(flags, userId, messageId),
     deleteUserMessages(userIds: readonly number[], messageIds: readonly number[]): void {
-      if (userIds.length > 0 && messageIds.length > 0)
+      if (userIds.length > 0 && messageIds.length > 0) {
+        for (const u of userIds) maxima.forget(u);
         deleteUserMessages.run(JSON.stringify(userIds), JSON.stringify(messageIds));
+      }
     },
     /** Rows for each user × message that lacks one, with `flags`. */
     insertMissingUserMessages(
@@ -174,7 +177,10 @@ export function messageEditStatements(db: DB) {
       messageIds: readonly number[],
       flags: number,
     ): void {
-      for (const u of userIds) for (const m of messageIds) insertUserMessage.run(u, m, flags);
+      for (const u of userIds) {
+        maxima.forget(u);
+        for (const m of messageIds) insertUserMessage.run(u, m, flags);
+      }
     },
     /** Topic and rendered content of messages, for re-indexing. */
     searchRows: (ids: readonly number[]): SearchRow[] => searchRows.all(JSON.stringify(ids)),

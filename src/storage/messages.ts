@@ -52,7 +52,34 @@ export type UnreadRow = {
 /** Most direct conversations whose members the store keeps in memory. */
 const DM_MEMBERS_CACHE_SIZE = 100_000;
 
-export function messageStatements(db: DB) {
+/**
+ * Each user's newest received message id, remembered between reads (`GET /users/me` asks for it
+ * on every call). An entry is forgotten whenever that user's rows are written, and all are
+ * forgotten when rows are deleted by message or replayed from the cluster log, so the next read
+ * asks SQLite again: a rolled-back write can leave nothing stale behind, because a forgotten
+ * entry is only ever refilled from what the database holds.
+ */
+export class ReceivedMaxima {
+  private readonly byUser = new Map<number, number>();
+  constructor(private readonly capacity = 100_000) {}
+  get(userId: number, load: () => number): number {
+    let max = this.byUser.get(userId);
+    if (max === undefined) {
+      max = load();
+      if (this.byUser.size >= this.capacity) this.byUser.clear();
+      this.byUser.set(userId, max);
+    }
+    return max;
+  }
+  forget(userId: number): void {
+    this.byUser.delete(userId);
+  }
+  forgetAll(): void {
+    this.byUser.clear();
+  }
+}
+
+export function messageStatements(db: DB, maxima: ReceivedMaxima = new ReceivedMaxima()) {
   const dmMembers = new Map<number, readonly number[]>();
   const insert = db.prepare<
     [
@@ -232,11 +259,15 @@ export function messageStatements(db: DB) {
       userIds: readonly number[],
       flags: readonly number[],
     ): void {
-      for (let i = 0; i < userIds.length; i++)
+      for (let i = 0; i < userIds.length; i++) {
+        maxima.forget(userIds[i]!);
         insertUserMessage.run(userIds[i]!, messageId, flags[i]!);
+      }
     },
-    insertUserMessage: (userId: number, messageId: number, flags: number): void =>
-      void insertUserMessage.run(userId, messageId, flags),
+    insertUserMessage(userId: number, messageId: number, flags: number): void {
+      maxima.forget(userId);
+      insertUserMessage.run(userId, messageId, flags);
+    },
     /** Adds a message to the full-text index. */
     index: (messageId: number, topic: string, body: string): void =>
       void insertSearch.run(messageId, topic, body),
@@ -266,6 +297,7 @@ export function messageStatements(db: DB) {
     },
     /** Deletes a message with everything that hangs off it (rows, reactions, index entry). */
     delete(id: number): void {
+      maxima.forgetAll();
       deleteUserMessages.run(id);
       deleteReactions.run(id);
       deleteSearch.run(id);
@@ -315,7 +347,10 @@ export function messageStatements(db: DB) {
     },
 
     /** The newest message the user received, or -1. */
-    maxMessageIdFor: (userId: number): number => maxForUser.get(userId) ?? -1,
+    maxMessageIdFor: (userId: number): number =>
+      maxima.get(userId, () => maxForUser.get(userId) ?? -1),
+    /** Forgets every remembered newest id (after rows were written behind this store's back). */
+    forgetReceivedMaxima: (): void => maxima.forgetAll(),
     /**
      * The user's newest `limit` unread messages, oldest first, leaving out channels the user
      * has unsubscribed from.

@@ -252,6 +252,7 @@ export class Replication {
       // Our own capture triggers saw the replayed rows too: they are not ours to append.
       this.clear.run();
     });
+    if (touched.has('user_messages')) this.store.messages.forgetReceivedMaxima();
     return touched;
   }
 }

@@ -196,3 +196,44 @@ t.test('the register narrow and all_public_streams filter message events', async
   );
   t.same(pub[0]!.flags, []);
 });
+
+t.test('GET /users/me max_message_id follows sends, deletions and moves', async (t) => {
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  const [hamlet, othello, iago] = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id) as [
+    number,
+    number,
+    number,
+  ];
+  const maxOf = async (who: string) =>
+    (await api.get(who, 'users/me')).body.max_message_id as number;
+  await createChannel(api, 'hamlet', 'Verona', { principals: [hamlet, othello] });
+  const secret = await createChannel(api, 'hamlet', 'Secret', {
+    principals: [hamlet, iago],
+    invite_only: true,
+    history_public_to_subscribers: false,
+  });
+  const e = await sendDirectMessage(api, 'hamlet', [othello], 'e');
+  t.equal(await maxOf('othello'), e, 'a direct message');
+  t.equal(await maxOf('othello'), e, 'asked again');
+  const iagoBefore = await maxOf('iago');
+
+  const p = await sendChannelMessage(api, 'hamlet', 'Verona', 'plans', 'p');
+  t.equal(await maxOf('othello'), p, 'a channel message after it');
+  assertSuccess(t, await api.delete('iago', `messages/${p}`));
+  t.equal(await maxOf('othello'), e, 'the deleted message no longer counts');
+
+  const q = await sendChannelMessage(api, 'hamlet', 'Verona', 'plans', 'q');
+  t.equal(await maxOf('othello'), q);
+  t.equal(await maxOf('iago'), iagoBefore, 'iago is not in Verona');
+  assertSuccess(
+    t,
+    await api.patch('hamlet', `messages/${q}`, {
+      stream_id: secret,
+      send_notification_to_old_thread: false,
+      send_notification_to_new_thread: false,
+    }),
+  );
+  t.equal(await maxOf('othello'), e, 'moved where othello cannot see it');
+  t.equal(await maxOf('iago'), q, 'moved into a channel with protected history: iago received it');
+});
