@@ -68,6 +68,33 @@ export type JetStreamHandles = {
  */
 export const JETSTREAM_TIMEOUT_MS = 15_000;
 
+/**
+ * How long a node that is starting keeps asking a JetStream that does not answer in time (a
+ * NATS cluster just started, or a busy machine) before it gives up and exits.
+ */
+export const STARTUP_PATIENCE_MS = 90_000;
+
+/** Whether a NATS call failed only for want of an answer in time (or of a responder yet). */
+export function isNoAnswer(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'TIMEOUT' || code === '503';
+}
+
+/**
+ * Runs a JetStream call of a node's start, again while it fails for want of an answer, until
+ * STARTUP_PATIENCE_MS after `since`. Any other failure is passed on at once.
+ */
+export async function patiently<T>(fn: () => Promise<T>, since = Date.now()): Promise<T> {
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isNoAnswer(err) || Date.now() - since > STARTUP_PATIENCE_MS) throw err;
+      await sleep(500);
+    }
+  }
+}
+
 /** Makes sure the log stream, the lease bucket and the object buckets exist; their handles. */
 async function openJetStream(nc: NatsConnection, replicas: number): Promise<JetStreamHandles> {
   const jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
@@ -100,7 +127,7 @@ async function openJetStream(nc: NatsConnection, replicas: number): Promise<JetS
 
 /**
  * Connects to NATS as node `node` and opens the log and the buckets, retrying while a NATS
- * cluster just started has no JetStream leader yet (up to 30 s).
+ * cluster just started has no JetStream leader yet (up to STARTUP_PATIENCE_MS).
  */
 export async function connectJetStream(opts: {
   servers: string[];
@@ -115,7 +142,7 @@ export async function connectJetStream(opts: {
   });
   try {
     // A NATS cluster just started has no JetStream leader for a few seconds.
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + STARTUP_PATIENCE_MS;
     for (;;) {
       try {
         return { nc, ...(await openJetStream(nc, opts.replicas)) };

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { STARTUP_PATIENCE_MS } from './jetstream.js';
 
 export type NodeRecord = { name: string; port: number; pid: number; dataDir: string };
 
@@ -211,10 +212,16 @@ function startNode(rec: ClusterRecord, i: number, bootstrapFile?: string): void 
 
 async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
   const n = rec.nodes[i]!;
-  await waitFor(`node ${n.name}`, () => {
-    if (!alive(n.pid)) throw new Error(`node ${n.name} exited (see ${rec.dir}/logs/${n.name}.log)`);
-    return answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
-  });
+  await waitFor(
+    `node ${n.name}`,
+    () => {
+      if (!alive(n.pid))
+        throw new Error(`node ${n.name} exited (see ${rec.dir}/logs/${n.name}.log)`);
+      return answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
+      // Longer than a node's own patience with a JetStream that does not answer in time.
+    },
+    STARTUP_PATIENCE_MS + 30_000,
+  );
 }
 
 export async function up(opts: UpOptions): Promise<ClusterRecord> {

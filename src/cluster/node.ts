@@ -44,6 +44,7 @@ import {
   LOG_SUBJECT,
   NotOwnerError,
   connectJetStream,
+  patiently,
   sleep,
   STREAM,
   type Entry,
@@ -151,13 +152,15 @@ export class ClusterNode implements RealmPlacement, CommitLog {
         }
       },
     });
-    const consumer = await this.js.consumers.get(
-      STREAM,
-      this.applied > 0 ? { opt_start_seq: this.applied + 1 } : {},
+    const since = Date.now();
+    const consumer = await patiently(
+      () =>
+        this.js.consumers.get(STREAM, this.applied > 0 ? { opt_start_seq: this.applied + 1 } : {}),
+      since,
     );
     this.consumer = await consumer.consume();
     void this.applyLoop(this.consumer);
-    await this.caughtUp();
+    await patiently(() => this.caughtUp(), since);
     this.leaseTimer = setInterval(() => void this.leaseTick(), Math.max(100, this.leaseMs / 3));
     void this.leaseTick();
   }
@@ -421,7 +424,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   async bootstrap<T extends { realm_id: number }>(
     create: () => Promise<T | null>,
   ): Promise<T | null> {
-    const info = await this.jsm.streams.info(STREAM);
+    const info = await patiently(() => this.jsm.streams.info(STREAM));
     if (info.state.last_seq > 0 || this.store.realms.all().length > 0) return null;
     this.bootstrapping = true;
     try {

@@ -12,7 +12,13 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { connect, type ObjectStore } from 'nats';
 import type { Replication } from '../storage/replication.js';
-import { JETSTREAM_TIMEOUT_MS, SNAPSHOTS, SNAPSHOT_NAME } from './jetstream.js';
+import {
+  isNoAnswer,
+  JETSTREAM_TIMEOUT_MS,
+  patiently,
+  SNAPSHOTS,
+  SNAPSHOT_NAME,
+} from './jetstream.js';
 
 /** Restores the newest snapshot into an empty data directory; its log position, or null. */
 export async function restoreSnapshot(servers: string[], dataDir: string): Promise<number | null> {
@@ -20,14 +26,30 @@ export async function restoreSnapshot(servers: string[], dataDir: string): Promi
   if (fs.existsSync(file)) return null;
   const nc = await connect({ servers, name: 'confab-restore' });
   try {
-    const jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
-    const exists = await jsm.streams.info(`OBJ_${SNAPSHOTS}`).then(
-      () => true,
-      () => false,
+    // A cluster that does not answer in time is asked again (for want of a snapshot this node
+    // would replay the whole log); one that answers "no such bucket" has no snapshot.
+    const since = Date.now();
+    const jsm = await patiently(
+      () => nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS }),
+      since,
+    );
+    const exists = await patiently(
+      () =>
+        jsm.streams.info(`OBJ_${SNAPSHOTS}`).then(
+          () => true,
+          (err: unknown) => {
+            if (isNoAnswer(err)) throw err;
+            return false;
+          },
+        ),
+      since,
     );
     if (!exists) return null;
-    const bucket = await nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.os(SNAPSHOTS);
-    const result = await bucket.get(SNAPSHOT_NAME);
+    const bucket = await patiently(
+      () => nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.os(SNAPSHOTS),
+      since,
+    );
+    const result = await patiently(() => bucket.get(SNAPSHOT_NAME), since);
     if (!result) return null;
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const tmp = `${file}.restoring`;
