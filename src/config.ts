@@ -191,7 +191,7 @@ export function defaultConfig(): ServerConfig {
     wsMaxBackpressureBytes: 1024 * 1024,
     ...DEFAULT_QUEUE_LIMITS,
     durability: 'normal',
-    httpGuard: false,
+    httpGuard: true,
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
     clock: Date.now,

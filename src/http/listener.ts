@@ -1,11 +1,13 @@
 /**
- * Where the HTTP server listens: uWS on the public address itself, or (HTTP_GUARD, the default)
- * uWS on a private Unix socket behind the guard's relay (guard.ts), which answers the odd but legal
- * requests uWS would hold or drop through a route only it knows.
+ * Where the HTTP server listens: uWS on the public address itself, or (HTTP_GUARD) uWS on a private
+ * Unix socket behind the guard's relay (guard.ts, run in a thread of its own: guard-thread.ts),
+ * which answers the odd but legal requests uWS would hold or drop through a route only it knows.
  */
 import fs from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { JsonableError } from '../lib/errors.js';
-import { guardRoutes, HttpGuard, privateSocketPath } from './guard.js';
+import { guardRoutes, privateSocketPath } from './guard.js';
+import type { GuardThreadData, GuardThreadReport } from './guard-thread.js';
 import { RequestContext } from './request.js';
 import { sendError } from './respond.js';
 import { closeListenSocket, listen, listenUnix, type TemplatedApp } from './uws.js';
@@ -69,17 +71,16 @@ export async function openListener(
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  const guard = new HttpGuard(file, routes);
-  let bound: number;
+  let guard: GuardThread;
   try {
-    bound = await guard.listen(host, port);
+    guard = await GuardThread.start({ upstream: file, routes, host, port });
   } catch (err) {
     closeListenSocket(socket);
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   return {
-    port: bound,
+    port: guard.port,
     // uWS's own socket stays open until the end: only the guard's open relays reach it, and a
     // relay still connecting must not be refused.
     stopAccepting: () => guard.close(),
@@ -89,4 +90,58 @@ export async function openListener(
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The guard's relay, run in a thread of its own (./guard-thread.ts). */
+class GuardThread {
+  private closed: (() => void) | null = null;
+
+  private constructor(
+    private readonly worker: Worker,
+    readonly port: number,
+  ) {
+    worker.on('message', (r: GuardThreadReport) => {
+      if (r.kind === 'closed') this.closed?.();
+    });
+    worker.on('exit', () => this.closed?.());
+  }
+
+  static start(data: GuardThreadData): Promise<GuardThread> {
+    const worker = new Worker(new URL('./guard-thread.js', import.meta.url), { workerData: data });
+    return new Promise((resolve, reject) => {
+      const failed = (err: Error) => {
+        worker.off('message', first);
+        reject(err);
+      };
+      const first = (r: GuardThreadReport) => {
+        worker.off('error', failed);
+        if (r.kind === 'listening') {
+          // A failure of the relay later is a failure of the server, as it would be inline.
+          worker.on('error', (err) => {
+            throw err;
+          });
+          resolve(new GuardThread(worker, r.port));
+        } else if (r.kind === 'failed')
+          reject(Object.assign(new Error(r.message), { code: r.code }));
+      };
+      worker.once('message', first);
+      worker.once('error', failed);
+    });
+  }
+
+  /** Stops accepting; resolves once what arrived reached uWS and uWS has had a turn to read it. */
+  async close(): Promise<void> {
+    const done = new Promise<void>((resolve) => (this.closed = resolve));
+    this.worker.postMessage('close');
+    await done;
+    // Two turns of this loop: uWS accepts and reads in a poll phase between them.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /** Ends every connection (the thread exits once they are gone, within about a second). */
+  endAll(): void {
+    this.worker.postMessage('end');
+    this.worker.unref();
+  }
 }
