@@ -44,6 +44,17 @@ export class LeaseBucket {
   }
 
   /**
+   * Gives up a lease this node holds (a graceful stop): another node takes it at its next tick
+   * instead of after a lease time. Deleted only at the revision this node holds.
+   */
+  async release(realmId: number): Promise<void> {
+    const key = `realm-${realmId}`;
+    const e = await this.kv.get(key);
+    if (!e || e.operation !== 'PUT' || e.string() !== this.value) return;
+    await this.kv.delete(key, { previousSeq: e.revision });
+  }
+
+  /**
    * Takes the lease if it is free or its holder stopped renewing it for a lease time: the
    * revision this node now holds (its term), or 0.
    */

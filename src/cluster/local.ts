@@ -282,13 +282,24 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
   }
 }
 
-/** SIGKILLs node N (1-based): a crash, for failover drills. Resolves once it is gone. */
-export async function killNode(dir: string, n: number): Promise<NodeRecord> {
+/**
+ * SIGKILLs node N (1-based): a crash, for failover drills; or, with SIGTERM, a graceful stop.
+ * Resolves once it is gone.
+ */
+export async function killNode(
+  dir: string,
+  n: number,
+  signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL',
+): Promise<NodeRecord> {
   const rec = readRecord(dir);
   const node = rec.nodes[n - 1];
   if (!node) throw new Error(`no node ${n}`);
-  if (alive(node.pid)) process.kill(node.pid, 'SIGKILL');
-  await waitFor(`node ${n} to exit`, () => !alive(node.pid), 10_000);
+  if (alive(node.pid)) process.kill(node.pid, signal);
+  await waitFor(
+    `node ${n} to exit`,
+    () => !alive(node.pid),
+    signal === 'SIGKILL' ? 10_000 : 60_000,
+  );
   return node;
 }
 

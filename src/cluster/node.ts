@@ -93,6 +93,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private waiters: { seq: number; resolve: () => void }[] = [];
   private consumer: ConsumerMessages | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
+  /** Lease renewals in flight (a graceful stop waits for them before giving the leases up). */
+  private readonly renewals = new Set<Promise<boolean>>();
   private ephemeral: Subscription | null = null;
   private closed = false;
   private dead = false;
@@ -275,7 +277,13 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     const owned = this.owned.has(realmId);
     if (this.acquiring.has(realmId)) return;
     if (owned) {
-      if (!(await this.leases.renew(realmId))) this.lose(realmId, 'the lease was taken');
+      const renewal = this.leases.renew(realmId);
+      this.renewals.add(renewal);
+      try {
+        if (!(await renewal)) this.lose(realmId, 'the lease was taken');
+      } finally {
+        this.renewals.delete(renewal);
+      }
       return;
     }
     const rev = await this.leases.tryTake(realmId);
@@ -477,7 +485,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     };
   }
 
-  /** Stops renewing (another node takes the realms after the lease time) and disconnects. */
+  /** Stops renewing, gives the leases up (another node takes the realms at once) and disconnects. */
   async close(): Promise<void> {
     if (this.closed) return;
     // Appends still in flight finish first: their clients are waiting.
@@ -485,7 +493,13 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     this.closed = true;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const o of this.owned.values()) o.sub.unsubscribe();
+    // A renewal in flight would move the revision the release deletes at.
+    await Promise.allSettled([...this.renewals]);
+    const held = [...this.owned.keys()];
     this.owned.clear();
+    // Nothing more is appended from here: the realms' next owners need not wait a lease time
+    // (each fences this node off with its lease marker as usual).
+    await Promise.all(held.map((id) => this.leases.release(id).catch(() => undefined)));
     this.ephemeral?.unsubscribe();
     await this.consumer?.close();
     await this.nc.drain().catch(() => undefined);

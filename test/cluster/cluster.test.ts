@@ -401,9 +401,49 @@ async function run(): Promise<void> {
       'and forwards writes',
     );
   });
+
+  t.test('a node stopped gracefully gives its leases up at once', async (t) => {
+    const owner = await leaseHolder(rec);
+    const n = Number(owner.slice(1));
+    await killNode(dir, n, 'SIGTERM');
+    // At once: without the release the lease would still name the stopped node until another
+    // node saw it unrenewed for a whole lease time (3 s).
+    const now = await leaseEntry(rec);
+    t.ok(now === null || now !== owner, `the lease no longer names ${owner} (now: ${now})`, {
+      log: fs
+        .readFileSync(path.join(dir, 'logs', `${owner}.log`), 'utf8')
+        .split('\n')
+        .slice(-12),
+    });
+    assertSuccess(
+      t,
+      await api.post('hamlet', 'messages', {
+        type: 'stream',
+        to: 'cluster',
+        topic: 'handover',
+        content: 'after a graceful stop',
+      }),
+      'writes go on through the other nodes',
+    );
+    const next = await leaseHolder(rec);
+    t.not(next, owner, `${next} holds the realm now`);
+    await startNodeAgain(dir, n);
+  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The holder the lease bucket names for realm 1 right now (null: released, or none). */
+async function leaseEntry(rec: ClusterRecord): Promise<string | null> {
+  const nc = await connect({ servers: rec.natsUrls });
+  try {
+    const e = await (await nc.jetstream().views.kv(LEASES)).get('realm-1');
+    if (!e || e.operation !== 'PUT') return null;
+    return (JSON.parse(e.string()) as { node: string }).node;
+  } finally {
+    await nc.close();
+  }
+}
 
 async function leaseHolder(rec: ClusterRecord): Promise<string> {
   const nc = await connect({ servers: rec.natsUrls });
