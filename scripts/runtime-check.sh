@@ -56,5 +56,6 @@ chroot "$root" /usr/bin/env -i PATH="$nodedir/bin:/usr/bin:/bin" HOME=/root CI=t
   echo \"== \$(node --version) on \$(. /etc/os-release; echo \$PRETTY_NAME), glibc \$(ldd --version | head -1 | awk '{print \$NF}')\"
   node /opt/npm/bin/npm-cli.js ci --foreground-scripts 2>&1 | tail -3
   node -e \"import('./dist/src/http/uws.js').then(m => console.log('uWS build:', m.uwsBuild))\"
+  node -e \"import('./dist/src/storage/sqlite.js').then(m => console.log('SQLite binding:', m.SQLITE_PACKAGE))\"
   node node_modules/.bin/tap --timeout 900 ${tests[*]} 2>&1 | grep -E '^(not )?ok [0-9]+ - |^# \{'
 "

@@ -4,7 +4,7 @@
  * read transaction (a consistent snapshot while the server goes on writing), then the archive is
  * written: export.json, tables/<table>.json, uploads/<path_id>, emoji/<file_name>, as a .tar.gz.
  */
-import Database from 'better-sqlite3';
+import Database from '../storage/sqlite.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -3,7 +3,8 @@
  * database, copying committed WAL frames back into the database file with PASSIVE checkpoints
  * (which never block the writer), so the writer's commits do not pay for copying and syncing.
  */
-import Database from 'better-sqlite3';
+import Database from './sqlite.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -13,7 +14,7 @@ const { file, intervalMs, counters } = workerData as {
   /** [checkpoints run, pages copied, WAL pages at the last run] (read by the main thread). */
   counters: BigInt64Array;
 };
-let db: Database.Database;
+let db: BetterSqlite3.Database;
 try {
   db = new Database(file, { fileMustExist: true });
   db.pragma('busy_timeout = 0');

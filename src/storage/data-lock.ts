@@ -10,7 +10,8 @@
  * process (or a second open in the same process) gets SQLITE_BUSY at once. Who holds it is written
  * beside it (`confab.pid`) for the error message.
  */
-import Database from 'better-sqlite3';
+import Database from './sqlite.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -36,7 +37,7 @@ export class DataDirLockedError extends Error {
 export class DataDirLock {
   private constructor(
     readonly dataDir: string,
-    private db: Database.Database | null,
+    private db: BetterSqlite3.Database | null,
   ) {}
 
   /** Takes the lock or throws DataDirLockedError. `kind` names the holder in messages. */

@@ -7,12 +7,13 @@
  * WAL at every commit (synchronous=FULL): a commit answered is on disk. Measured by `npm run bench
  * -- messages` (both modes); see docs/operations.md "Durability".
  */
-import Database from 'better-sqlite3';
+import Database from './sqlite.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MIGRATIONS } from './migrations/index.js';
 
-export type DB = Database.Database;
+export type DB = BetterSqlite3.Database;
 
 /** How commits reach the disk: 'normal' (WAL synced at checkpoints) or 'full' (every commit). */
 export type Durability = 'normal' | 'full';

@@ -2,7 +2,7 @@
  * Whole-database operations for backups and restores (src/admin/backup.ts): SQLite's online backup
  * and its integrity check. SQL stays in src/storage.
  */
-import Database from 'better-sqlite3';
+import Database from './sqlite.js';
 import type { DB } from './db.js';
 import { MIGRATIONS } from './migrations/index.js';
 

@@ -3,7 +3,7 @@
  * data. A corrupt or truncated saved-queues file is logged and ignored; a database of a newer
  * schema version is refused with a clear message and left untouched.
  */
-import Database from 'better-sqlite3';
+import Database from '../../src/storage/sqlite.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';

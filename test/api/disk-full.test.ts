@@ -6,7 +6,7 @@
  * is removed writes succeed again, and after a graceful shutdown the database passes its
  * integrity check and holds exactly the writes answered with success.
  */
-import Database from 'better-sqlite3';
+import Database from '../../src/storage/sqlite.js';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

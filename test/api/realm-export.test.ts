@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import Database from 'better-sqlite3';
+import Database from '../../src/storage/sqlite.js';
 import type { DB } from '../../src/storage/db.js';
 import { REALM_TABLES } from '../../src/storage/realm-dump.js';
 import {

@@ -4,7 +4,7 @@
  * success, and the checks after a restart — acknowledged writes present, database integrity and
  * foreign keys, derived data consistent, the server serving.
  */
-import Database from 'better-sqlite3';
+import Database from '../../src/storage/sqlite.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Test } from 'tap';

@@ -4,7 +4,7 @@
  * migrated in place: every row kept, every index kept, foreign keys intact (no cascade fired by
  * the rebuild), the tables keyed by `id` now AUTOINCREMENT, and a deleted newest id never reused.
  */
-import Database from 'better-sqlite3';
+import Database from '../../src/storage/sqlite.js';
 import path from 'node:path';
 import t from 'tap';
 import { doCreateRealm } from '../../src/mutations/realms.js';

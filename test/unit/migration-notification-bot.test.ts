@@ -2,7 +2,7 @@
  * Migration 0015: realms created before every realm had its notification bot get one (a realm
  * whose bot was created on first use keeps its own), and messages get their type.
  */
-import Database from 'better-sqlite3';
+import Database from '../../src/storage/sqlite.js';
 import t from 'tap';
 import { NOTIFICATION_BOT_EMAIL } from '../../src/lib/notices.js';
 import { migrate } from '../../src/storage/db.js';
