@@ -103,15 +103,16 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       : {},
   );
   const scheduler = new ScheduledDelivery(config, store, realms, renderer);
+  const uploads = cluster
+    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
+        config.dataDir,
+        cluster.files,
+      )
+    : new UploadFiles(config.dataDir);
   const context: ServerContext = {
     config,
     store,
-    uploads: cluster
-      ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
-          config.dataDir,
-          cluster.files,
-        )
-      : new UploadFiles(config.dataDir),
+    uploads,
     realms,
     publisher: cluster ? cluster.publisher : queues,
     queues,
@@ -123,7 +124,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       ...config.imageProxyLimits,
       allowPrivate: config.imageProxyAllowPrivate,
     }),
-    thumbnailer: new Thumbnailer(config, store, realms),
+    thumbnailer: new Thumbnailer(config, store, realms, uploads),
     exports: new RealmExportJobs(config),
   };
   // Exports the previous process left unfinished failed with it.

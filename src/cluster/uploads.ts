@@ -2,7 +2,8 @@
  * Uploaded files in a cluster (docs/cluster.md): each file is kept on the node that received it
  * and in a JetStream object store bucket (replicated like the log); a node asked for a file it does
  * not have fetches it from the bucket once and keeps it. The file is in the bucket before the
- * upload's row is committed, so any node that sees the row can get the file.
+ * upload's row is committed, so any node that sees the row can get the file. Thumbnails likewise:
+ * each is in the bucket before the row that lists it is committed.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,7 +11,15 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectStore } from 'nats';
+import {
+  formatName,
+  THUMBNAIL_OUTPUT_FORMATS,
+  TRANSCODED_IMAGE_FORMAT,
+} from '../lib/thumbnail-formats.js';
 import { UploadFiles } from '../storage/upload-files.js';
+
+/** A thumbnail's object in the bucket. */
+const thumbnailObject = (pathId: string, format: string) => `thumbnail/${pathId}/${format}`;
 
 export class ReplicatedUploadFiles extends UploadFiles {
   private readonly tmpDir: string;
@@ -29,29 +38,41 @@ export class ReplicatedUploadFiles extends UploadFiles {
     await super.place(tmpPath, pathId);
   }
 
+  /** Thumbnails go to the bucket too, under `thumbnail/<path_id>/<format>`. */
+  override async placeThumbnail(pathId: string, format: string, data: Buffer): Promise<void> {
+    await this.bucket.putBlob({ name: thumbnailObject(pathId, format) }, data);
+    await super.placeThumbnail(pathId, format, data);
+  }
+
   /** Fetches a file this node does not have from the bucket; false when the bucket lacks it. */
-  private async fetchMissing(pathId: string): Promise<boolean> {
-    if (await super.exists(pathId)) return true;
-    const result = await this.bucket.get(pathId).catch(() => null);
+  private async fetchMissing(pathId: string, thumbnailFormat?: string): Promise<boolean> {
+    const name = thumbnailFormat === undefined ? pathId : thumbnailObject(pathId, thumbnailFormat);
+    const result = await this.bucket.get(name).catch(() => null);
     if (!result) return false;
     await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
     try {
       await pipeline(Readable.fromWeb(result.data), fs.createWriteStream(tmp, { mode: 0o600 }));
-      if (!(await result.error)) {
-        await super.place(tmp, pathId);
-        return true;
-      }
-      return false;
+      if (await result.error) return false;
+      if (thumbnailFormat === undefined) await super.place(tmp, pathId);
+      else await super.placeThumbnail(pathId, thumbnailFormat, await fs.promises.readFile(tmp));
+      return true;
     } finally {
       await fs.promises.rm(tmp, { force: true });
     }
   }
 
-  override async open(pathId: string): ReturnType<UploadFiles['open']> {
-    const here = await super.open(pathId);
+  override async open(pathId: string, thumbnailFormat?: string): ReturnType<UploadFiles['open']> {
+    const here = await super.open(pathId, thumbnailFormat);
     if (here) return here;
-    return (await this.fetchMissing(pathId).catch(() => false)) ? super.open(pathId) : null;
+    const fetched = await this.fetchMissing(pathId, thumbnailFormat).catch(() => false);
+    return fetched ? super.open(pathId, thumbnailFormat) : null;
+  }
+
+  override async localFile(pathId: string): Promise<string | null> {
+    if (!(await super.exists(pathId)) && !(await this.fetchMissing(pathId).catch(() => false)))
+      return null;
+    return super.localFile(pathId);
   }
 
   override async exists(pathId: string): Promise<boolean> {
@@ -61,6 +82,8 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
   override async remove(pathId: string): Promise<void> {
     await this.bucket.delete(pathId).catch(() => undefined);
+    for (const f of [...THUMBNAIL_OUTPUT_FORMATS, TRANSCODED_IMAGE_FORMAT])
+      await this.bucket.delete(thumbnailObject(pathId, formatName(f))).catch(() => undefined);
     await super.remove(pathId);
   }
 }

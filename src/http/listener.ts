@@ -107,7 +107,13 @@ class GuardThread {
   }
 
   static start(data: GuardThreadData): Promise<GuardThread> {
-    const worker = new Worker(new URL('./guard-thread.js', import.meta.url), { workerData: data });
+    const worker = new Worker(new URL('./guard-thread.js', import.meta.url), {
+      workerData: data,
+      // The relay needs none of the main thread's flags or NODE_OPTIONS (loaders, instrumentation:
+      // under the test runner they cost the thread half a second to start).
+      execArgv: [],
+      env: {},
+    });
     return new Promise((resolve, reject) => {
       const failed = (err: Error) => {
         worker.off('message', first);

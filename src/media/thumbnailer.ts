@@ -11,8 +11,6 @@
  *   enqueue(imageId)          make its thumbnails in the background
  *   ensure(imageId)           make them now (a request for one not made yet waits for it)
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import sharp from 'sharp';
 import type { RealmRegistry } from '../../actors/registry.js';
 import type { ServerConfig } from '../config.js';
@@ -28,8 +26,7 @@ import {
   type ThumbnailFormat,
 } from '../lib/thumbnail-formats.js';
 import type { Store } from '../storage/store.js';
-import { isWellFormedPathId } from '../lib/uploads.js';
-import { thumbnailFilePath, uploadsRoot } from '../storage/upload-files.js';
+import type { UploadFiles } from '../storage/upload-files.js';
 
 // libvips may use one thread per image: the machine's cores are shared with everything else.
 sharp.concurrency(1);
@@ -108,6 +105,7 @@ export class Thumbnailer {
     private readonly config: Pick<ServerConfig, 'dataDir'>,
     private readonly store: Store,
     private readonly realms: RealmRegistry,
+    private readonly uploads: UploadFiles,
   ) {
     // Images whose thumbnails a previous run did not finish.
     for (const id of store.imageAttachments.pending(MAX_QUEUED)) this.enqueue(id);
@@ -168,9 +166,9 @@ export class Thumbnailer {
     const facts = imageFacts(row);
     const needed = missingFormats(facts);
     if (needed.length === 0) return;
-    const root = uploadsRoot(this.config.dataDir);
-    const source = path.resolve(root, row.path_id);
-    if (!isWellFormedPathId(row.path_id) || !source.startsWith(root + path.sep)) return;
+    // In a cluster the original may be on another node: fetched here first (null: nowhere).
+    const source = await this.uploads.localFile(row.path_id);
+    if (source === null) return;
     const made: StoredThumbnail[] = [...storedThumbnails(row)];
     for (const format of needed) {
       let out;
@@ -185,10 +183,7 @@ export class Thumbnailer {
         }
         break;
       }
-      const dest = thumbnailFilePath(this.config.dataDir, row.path_id, formatName(format));
-      if (!dest) return;
-      await fs.promises.mkdir(path.dirname(dest), { recursive: true });
-      await fs.promises.writeFile(dest, out.data, { mode: 0o600 });
+      await this.uploads.placeThumbnail(row.path_id, formatName(format), out.data);
       made.push({
         ...format,
         content_type: 'image/webp',

@@ -68,6 +68,22 @@ export class UploadFiles {
   }
 
   /**
+   * The local path of an upload's file, for reading it whole (thumbnailing); null when it is not
+   * here (or `pathId` could leave the uploads directory).
+   */
+  async localFile(pathId: string): Promise<string | null> {
+    return (await this.exists(pathId)) ? this.filePath(pathId) : null;
+  }
+
+  /** Stores one thumbnail of an upload (`format`: its file name, e.g. `840x560.webp`). */
+  async placeThumbnail(pathId: string, format: string, data: Buffer): Promise<void> {
+    const dest = thumbnailFilePath(this.dataDir, pathId, format);
+    if (!dest) throw new Error(`refusing to store a thumbnail at ${JSON.stringify(pathId)}`);
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
+    await fs.promises.writeFile(dest, data, { mode: 0o600 });
+  }
+
+  /**
    * Opens an upload (or one of its thumbnails) for reading; null when it is not there (or is not
    * a regular file).
    */

@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import t from 'tap';
 import { connect } from 'nats';
 import {
@@ -209,6 +210,37 @@ async function run(): Promise<void> {
     }
     const viaProxy = await request(api, 'GET', 'hamlet', uri);
     t.ok(viaProxy.body.equals(data), 'and through the proxy');
+  });
+
+  t.test("an uploaded image's thumbnail is served by every node", async (t) => {
+    const photo = await sharp({
+      create: { width: 1200, height: 900, channels: 3, background: '#3a7' },
+    })
+      .png()
+      .toBuffer();
+    const res = await upload(via(nodeUrl('n2')), 'hamlet', [
+      { filename: 'photo.png', data: photo, contentType: 'image/png' },
+    ]);
+    const uri = assertSuccess(t, res, 'image upload through n2').uri as string;
+    const thumb = `/user_uploads/thumbnail/${uri.slice('/user_uploads/'.length)}/840x560.webp`;
+    const made = await request(via(nodeUrl('n2')), 'GET', 'hamlet', thumb);
+    t.equal(made.status, 200, 'made on n2');
+    for (const n of rec.nodes) {
+      // Reads on another node lag by the log's apply time (the upload's row may not be there yet).
+      let got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', thumb);
+      for (let i = 0; i < 100 && got.status === 404; i++) {
+        await sleep(100);
+        got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', thumb);
+      }
+      t.equal(got.status, 200, `GET on ${n.name}`);
+      t.equal(got.headers['content-type'], 'image/webp');
+      const meta = await sharp(got.body).metadata();
+      t.same(
+        [meta.format, meta.width, meta.height],
+        ['webp', 747, 560],
+        `${n.name}: the thumbnail`,
+      );
+    }
   });
 
   t.test('an event caused by a write through node B reaches a queue on node A', async (t) => {
