@@ -1,6 +1,7 @@
 /**
- * The HTTP guard: a thin TCP relay in front of uWebSockets.js (HTTP_GUARD, off by default; see
- * docs/robustness.md "Odd but legal HTTP") so that every well-formed request gets an answer.
+ * The HTTP guard: a thin TCP relay in front of uWebSockets.js (HTTP_GUARD, on by default; run in a
+ * thread of its own by guard-thread.ts; see docs/robustness.md "Odd but legal HTTP") so that every
+ * well-formed request gets an answer.
  *
  * This uWS build (v20.30, uWebSockets ~v20.44) gives up on two kinds of legal request without
  * answering (verified with raw sockets, test/api/http-guard.test.ts):
@@ -24,7 +25,7 @@
  * carrying the client's address, which uWS reads as the proxied address (RequestContext.peerAddress).
  *
  * Cost: every byte crosses one more socket pair in this process (two reads and two writes per
- * request and response, on the event loop) — see docs/robustness.md for the measured figures.
+ * request and response, on the relay's thread) — see docs/robustness.md for the measured figures.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
