@@ -180,12 +180,16 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       }
     });
     stream.on('limit', () => {
-      // Over the limit: known now, answered by the producer at once (the rest is never read).
+      // Over the limit: known now, answered by the producer at once (the rest is never read). A
+      // producer paused for the disk reads on, to see it.
       truncated = true;
       failure ??= tooLarge(fileOpts.maxFileBytes);
+      drained();
     });
     stream.on('end', () => {
       out.end(() => {
+        // A file stream that ends does not emit 'drain' any more: whoever waits for it reads on.
+        if (congested) drained();
         if (!truncated && !failure) {
           fileOpts.files.push({
             field,
