@@ -124,7 +124,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       ...config.imageProxyLimits,
       allowPrivate: config.imageProxyAllowPrivate,
     }),
-    thumbnailer: new Thumbnailer(config, store, realms, uploads),
+    thumbnailer: new Thumbnailer(store, realms, uploads),
     exports: new RealmExportJobs(config),
   };
   // Exports the previous process left unfinished failed with it.

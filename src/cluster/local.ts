@@ -218,8 +218,8 @@ async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
       if (!alive(n.pid))
         throw new Error(`node ${n.name} exited (see ${rec.dir}/logs/${n.name}.log)`);
       return answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
-      // Longer than a node's own patience with a JetStream that does not answer in time.
     },
+    // Longer than a node's own patience with a JetStream that does not answer in time.
     STARTUP_PATIENCE_MS + 30_000,
   );
 }

@@ -44,18 +44,25 @@ export class ReplicatedUploadFiles extends UploadFiles {
     await super.placeThumbnail(pathId, format, data);
   }
 
-  /** Fetches a file this node does not have from the bucket; false when the bucket lacks it. */
+  /**
+   * Fetches a file this node does not have from the bucket (an upload streamed through a
+   * temporary file, a thumbnail whole); false when the bucket lacks it.
+   */
   private async fetchMissing(pathId: string, thumbnailFormat?: string): Promise<boolean> {
-    const name = thumbnailFormat === undefined ? pathId : thumbnailObject(pathId, thumbnailFormat);
-    const result = await this.bucket.get(name).catch(() => null);
+    if (thumbnailFormat !== undefined) {
+      const blob = await this.bucket.getBlob(thumbnailObject(pathId, thumbnailFormat));
+      if (!blob) return false;
+      await super.placeThumbnail(pathId, thumbnailFormat, Buffer.from(blob));
+      return true;
+    }
+    const result = await this.bucket.get(pathId).catch(() => null);
     if (!result) return false;
     await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
     try {
       await pipeline(Readable.fromWeb(result.data), fs.createWriteStream(tmp, { mode: 0o600 }));
       if (await result.error) return false;
-      if (thumbnailFormat === undefined) await super.place(tmp, pathId);
-      else await super.placeThumbnail(pathId, thumbnailFormat, await fs.promises.readFile(tmp));
+      await super.place(tmp, pathId);
       return true;
     } finally {
       await fs.promises.rm(tmp, { force: true });
@@ -70,9 +77,9 @@ export class ReplicatedUploadFiles extends UploadFiles {
   }
 
   override async localFile(pathId: string): Promise<string | null> {
-    if (!(await super.exists(pathId)) && !(await this.fetchMissing(pathId).catch(() => false)))
-      return null;
-    return super.localFile(pathId);
+    const here = await super.localFile(pathId);
+    if (here !== null) return here;
+    return (await this.fetchMissing(pathId).catch(() => false)) ? super.localFile(pathId) : null;
   }
 
   override async exists(pathId: string): Promise<boolean> {
@@ -82,8 +89,11 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
   override async remove(pathId: string): Promise<void> {
     await this.bucket.delete(pathId).catch(() => undefined);
-    for (const f of [...THUMBNAIL_OUTPUT_FORMATS, TRANSCODED_IMAGE_FORMAT])
-      await this.bucket.delete(thumbnailObject(pathId, formatName(f))).catch(() => undefined);
+    await Promise.all(
+      [...THUMBNAIL_OUTPUT_FORMATS, TRANSCODED_IMAGE_FORMAT].map((f) =>
+        this.bucket.delete(thumbnailObject(pathId, formatName(f))).catch(() => undefined),
+      ),
+    );
     await super.remove(pathId);
   }
 }

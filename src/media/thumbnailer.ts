@@ -13,7 +13,6 @@
  */
 import sharp from 'sharp';
 import type { RealmRegistry } from '../../actors/registry.js';
-import type { ServerConfig } from '../config.js';
 import {
   imageFacts,
   storedThumbnails,
@@ -102,7 +101,6 @@ export class Thumbnailer {
   private paused = false;
 
   constructor(
-    private readonly config: Pick<ServerConfig, 'dataDir'>,
     private readonly store: Store,
     private readonly realms: RealmRegistry,
     private readonly uploads: UploadFiles,

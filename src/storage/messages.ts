@@ -79,7 +79,7 @@ export class ReceivedMaxima {
   }
 }
 
-export function messageStatements(db: DB, maxima: ReceivedMaxima = new ReceivedMaxima()) {
+export function messageStatements(db: DB, maxima: ReceivedMaxima) {
   const dmMembers = new Map<number, readonly number[]>();
   const insert = db.prepare<
     [

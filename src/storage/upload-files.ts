@@ -34,6 +34,15 @@ export function thumbnailFilePath(dataDir: string, pathId: string, format?: stri
   return full.startsWith(root + path.sep) ? full : null;
 }
 
+/** Whether `full` is a regular file (a symbolic link is not followed). */
+async function isRegularFile(full: string): Promise<boolean> {
+  try {
+    return (await fs.promises.lstat(full)).isFile();
+  } catch {
+    return false;
+  }
+}
+
 export class UploadFiles {
   private readonly root: string;
 
@@ -72,7 +81,8 @@ export class UploadFiles {
    * here (or `pathId` could leave the uploads directory).
    */
   async localFile(pathId: string): Promise<string | null> {
-    return (await this.exists(pathId)) ? this.filePath(pathId) : null;
+    const full = this.filePath(pathId);
+    return full !== null && (await isRegularFile(full)) ? full : null;
   }
 
   /** Stores one thumbnail of an upload (`format`: its file name, e.g. `840x560.webp`). */
@@ -118,12 +128,7 @@ export class UploadFiles {
   /** Whether an upload's file is present. */
   async exists(pathId: string): Promise<boolean> {
     const full = this.filePath(pathId);
-    if (!full) return false;
-    try {
-      return (await fs.promises.lstat(full)).isFile();
-    } catch {
-      return false;
-    }
+    return full !== null && isRegularFile(full);
   }
 
   /**
