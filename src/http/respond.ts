@@ -7,6 +7,7 @@ import { log } from '../observability/log.js';
 import type { FileHandle } from 'node:fs/promises';
 import { internalErrorBody, JsonableError, storageFullError } from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
+import { preserializedChunks } from '../lib/preserialized.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 
@@ -125,14 +126,22 @@ export function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus, taken
 
 const SUCCESS_PREFIX = '{"result":"success","msg":""';
 
-/** `{"result":"success","msg":"",...data}` without copying `data` into a new object. */
-export function successJson(data: object | undefined, ignored: readonly string[]): string {
+/**
+ * `{"result":"success","msg":"",...data}` without copying `data` into a new object; `data`'s
+ * preserialized fields (src/lib/preserialized.ts) are written as they are.
+ */
+export function successJson(data: object | undefined, ignored: readonly string[]): string | Buffer {
   const tail =
     ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : '}';
   const json = data === undefined ? '{}' : JSON.stringify(data);
-  if (json.length <= 2) return SUCCESS_PREFIX + tail;
   // Keys of `data` named result/msg would be duplicated; no endpoint returns them.
-  return SUCCESS_PREFIX + ',' + json.slice(1, -1) + tail;
+  const head = json.length <= 2 ? SUCCESS_PREFIX : SUCCESS_PREFIX + ',' + json.slice(1, -1);
+  const raw = preserializedChunks(data);
+  if (raw.length === 0) return head + tail;
+  // Buffers stay Buffers: a cached megabyte of JSON is copied once, never re-encoded.
+  return Buffer.concat(
+    [head, ...raw, tail].map((c) => (typeof c === 'string' ? Buffer.from(c) : c)),
+  );
 }
 
 export function sendError(

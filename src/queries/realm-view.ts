@@ -29,6 +29,12 @@ export type ProfileData = Record<string, { value: string; rendered_value?: strin
 /** Per-user values derived from the row and costly enough to keep (formatting is on hot paths). */
 export type UserDerived = { dateJoinedIso: string; emailHash: string };
 
+/**
+ * How many whole-realm user lists (RealmView.overAllUsers) are kept: one per viewer role and avatar
+ * choice in use (12 possible), each about 350 bytes per user.
+ */
+const USER_LIST_FORMS = 6;
+
 /** Custom profile field types whose values are rendered (short text, long text). */
 const RENDERED_FIELD_TYPES = new Set([1, 2]);
 
@@ -52,6 +58,12 @@ export class RealmView {
   private readonly authCache = new Map<string, UserRow>();
   private profileFieldsCache: CustomProfileFieldRow[] | null = null;
   private readonly profileDataCache = new Map<number, ProfileData>();
+  /** user id → its serialized forms by variant (userJson); dropped with the user's other caches. */
+  private readonly userJsonCache = new Map<number, Map<number, string>>();
+  /** overAllUsers's values by key; cleared whenever a user changes. */
+  private readonly userListCache = new Map<string, unknown>();
+  /** The user ids in ascending order; null after a user is added. */
+  private sortedIds: number[] | null = null;
 
   readonly groupsById = new Map<number, UserGroupRow>();
   readonly systemGroupIds = new Map<SystemGroupName, number>();
@@ -111,6 +123,9 @@ export class RealmView {
     this.version++;
     const previous = this.usersById.get(u.id);
     if (previous) this.userIdByEmail.delete(previous.delivery_email.toLowerCase());
+    else this.sortedIds = null;
+    this.userJsonCache.delete(u.id);
+    this.userListCache.clear();
     this.usersById.set(u.id, u);
     this.userIdByEmail.set(u.delivery_email.toLowerCase(), u.id);
     this.userSettingsCache.delete(u.id);
@@ -150,6 +165,39 @@ export class RealmView {
       this.userSettingsCache.set(userId, s);
     }
     return s;
+  }
+
+  /** Every user id of the realm (active or not), ascending. */
+  userIdsAscending(): readonly number[] {
+    this.sortedIds ??= [...this.usersById.keys()].sort((a, b) => a - b);
+    return this.sortedIds;
+  }
+
+  /**
+   * A serialized form of user `u`: `variant` names everything besides the user's own data that the
+   * form depends on (a small number, bounded by the caller), and `make` builds it. Kept until the
+   * user, their settings or their profile data change.
+   */
+  userJson(u: UserRow, variant: number, make: () => string): string {
+    let forms = this.userJsonCache.get(u.id);
+    if (!forms) this.userJsonCache.set(u.id, (forms = new Map<number, string>()));
+    let json = forms.get(variant);
+    if (json === undefined) forms.set(variant, (json = make()));
+    return json;
+  }
+
+  /**
+   * A value built from every user (the register snapshot's serialized user lists), kept until any
+   * user, user setting or profile value changes; at most USER_LIST_FORMS of them at once. A large
+   * realm's register then costs a copy of its lists, not a serialization of every user.
+   */
+  overAllUsers<T>(key: string, build: () => T): T {
+    let v = this.userListCache.get(key) as T | undefined;
+    if (v === undefined) {
+      if (this.userListCache.size >= USER_LIST_FORMS) this.userListCache.clear();
+      this.userListCache.set(key, (v = build()));
+    }
+    return v;
   }
 
   derived(u: UserRow): UserDerived {
@@ -197,9 +245,12 @@ export class RealmView {
     if (userId === undefined) {
       this.profileFieldsCache = null;
       this.profileDataCache.clear();
+      this.userJsonCache.clear();
     } else {
       this.profileDataCache.delete(userId);
+      this.userJsonCache.delete(userId);
     }
+    this.userListCache.clear();
   }
 
   activeUsers(): UserRow[] {

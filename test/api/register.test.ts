@@ -354,3 +354,60 @@ t.test('register parameters are validated', async (t) => {
   const ok = await api.post('hamlet', 'register', { event_types: ['realm'], unknown_param: 1 });
   t.same(assertSuccess(t, ok).ignored_parameters_unsupported, ['unknown_param']);
 });
+
+t.test(
+  'realm_users stay true between registers: kept serialized, remade when users change',
+  async (t) => {
+    const { api, fx } = await startServer(t);
+    const hamlet = fx.users.hamlet!;
+    const othello = fx.users.othello!;
+    type Entry = { user_id: number; delivery_email: string | null; full_name: string } & Record<
+      string,
+      unknown
+    >;
+    const entry = async (who: string, userId: number, params = {}) => {
+      const { body } = await register(t, api, who, params);
+      return (body.realm_users as Entry[]).find((u) => u.user_id === userId);
+    };
+    // Administrators only: a member sees no one's address but their own; an administrator sees it.
+    for (const who of ['hamlet', 'othello']) {
+      assertSuccess(t, await api.patch(who, 'settings', { email_address_visibility: 3 }));
+    }
+    t.equal((await entry('othello', hamlet.id))!.delivery_email, null, 'hidden from a member');
+    t.equal((await entry('othello', othello.id))!.delivery_email, othello.email, 'own shown');
+    t.equal((await entry('hamlet', hamlet.id))!.delivery_email, hamlet.email, 'own shown');
+    t.equal((await entry('hamlet', othello.id))!.delivery_email, null, 'hidden from a member');
+    t.equal((await entry('iago', hamlet.id))!.delivery_email, hamlet.email, 'shown to an admin');
+    // A setting changed: the next register shows it.
+    assertSuccess(t, await api.patch('hamlet', 'settings', { email_address_visibility: 1 }));
+    t.equal((await entry('othello', hamlet.id))!.delivery_email, hamlet.email, 'now everyone');
+    // A rename, a profile value, a new user: each in the next register.
+    assertSuccess(t, await api.patch('hamlet', 'settings', { full_name: 'Prince Hamlet' }));
+    t.equal((await entry('othello', hamlet.id))!.full_name, 'Prince Hamlet');
+    const field = assertSuccess(
+      t,
+      await api.post('iago', 'realm/profile_fields', { name: 'Castle', field_type: 1 }),
+    ).id as number;
+    const data = JSON.stringify([{ id: field, value: 'Elsinore' }]);
+    assertSuccess(t, await api.patch('hamlet', 'users/me/profile_data', { data }));
+    t.same((await entry('othello', hamlet.id))!.profile_data, {
+      [String(field)]: { value: 'Elsinore', rendered_value: '<p>Elsinore</p>' },
+    });
+    t.notOk((await entry('othello', hamlet.id, { client_gravatar: false }))!.avatar_url === null);
+    const created = assertSuccess(
+      t,
+      await api.post('iago', 'users', {
+        email: 'yorick@zulip.com',
+        password: 'pw-123456',
+        full_name: 'Yorick',
+      }),
+    ).user_id as number;
+    t.equal((await entry('othello', created))!.full_name, 'Yorick', 'a new user is listed');
+    // Deactivated: moved to realm_non_active_users.
+    assertSuccess(t, await api.delete('iago', `users/${created}`));
+    const { body } = await register(t, api, 'othello');
+    t.notOk((body.realm_users as Entry[]).some((u) => u.user_id === created));
+    t.ok((body.realm_non_active_users as Entry[]).some((u) => u.user_id === created));
+    t.equal((await entry('iago', hamlet.id))!.full_name, 'Prince Hamlet', 'every role remade');
+  },
+);

@@ -10,6 +10,8 @@ import type { UserRow } from '../../storage/users.js';
 import type { StateContributor, StateRequest } from '../initial-state.js';
 import type { RealmView } from '../realm-view.js';
 import { avatarUrl, formatUser } from '../users.js';
+import { canAccessDeliveryEmail } from '../../lib/user-settings.js';
+import { putPreserialized } from '../../lib/preserialized.js';
 
 /** Who a spectator is, as the reference's stand-in account. */
 const SPECTATOR = {
@@ -33,25 +35,93 @@ function can(view: RealmView, user: UserRow | null, setting: RealmGroupSettingNa
   return user !== null && view.hasRealmPermission(user.id, setting);
 }
 
+/**
+ * What a user's entry in the lists depends on besides the user: whether the viewer may see their
+ * delivery_email, whether the client computes external avatar URLs, and whether profile data is
+ * shown (not to spectators, never for bots). One of 8 variants, so each user is serialized at most
+ * 8 ways until they change (RealmView.userJson).
+ */
+function entryJson(
+  view: RealmView,
+  u: UserRow,
+  email: boolean,
+  extAvatar: boolean,
+  profile: boolean,
+): string {
+  const variant = (email ? 1 : 0) | (extAvatar ? 2 : 0) | (profile ? 4 : 0);
+  return view.userJson(u, variant, () => {
+    const api: Record<string, unknown> = formatUser(view, u, {
+      viewerId: null,
+      clientExtAvatar: extAvatar,
+      ...(profile ? { profileData: view.profileData(u.id) } : {}),
+    });
+    if (email) api.delivery_email = u.delivery_email;
+    delete api.is_active;
+    return JSON.stringify(api);
+  });
+}
+
+/** The serialized user lists as a viewer of one role sees them, and where each entry lies. */
+type UserLists = {
+  active: Buffer;
+  inactive: Buffer;
+  /** user id → [byte offset, end] of its entry in its list */
+  at: Map<number, [number, number]>;
+};
+
+/** `role`: the viewer's, or null for a spectator (no delivery e-mail, no profile data). */
+function buildLists(view: RealmView, role: number | null, extAvatar: boolean): UserLists {
+  const out = { active: [] as string[], inactive: [] as string[] };
+  const bytes = { active: 1, inactive: 1 };
+  const at = new Map<number, [number, number]>();
+  for (const id of view.userIdsAscending()) {
+    const u = view.usersById.get(id)!;
+    const email =
+      role !== null &&
+      canAccessDeliveryEmail(role, view.userSettings(u.id).email_address_visibility);
+    const json = entryJson(view, u, email, extAvatar, role !== null && !u.is_bot);
+    const list = u.is_active ? 'active' : 'inactive';
+    if (out[list].length > 0) bytes[list]++;
+    const length = Buffer.byteLength(json);
+    at.set(id, [bytes[list], bytes[list] + length]);
+    bytes[list] += length;
+    out[list].push(json);
+  }
+  return {
+    active: Buffer.from(`[${out.active.join(',')}]`),
+    inactive: Buffer.from(`[${out.inactive.join(',')}]`),
+    at,
+  };
+}
+
 function fillUsers(req: StateRequest, state: Record<string, unknown>): void {
   const view = req.realm;
   const me = req.user;
-  const active: Record<string, unknown>[] = [];
-  const inactive: Record<string, unknown>[] = [];
-  const ids = [...view.usersById.keys()].sort((a, b) => a - b);
-  for (const id of ids) {
-    const u = view.usersById.get(id)!;
-    const api: Record<string, unknown> = formatUser(view, u, {
-      viewerId: me?.id ?? null,
-      clientExtAvatar: req.clientExtAvatar,
-      // Spectators see no custom profile field values.
-      ...(me !== null && !u.is_bot ? { profileData: view.profileData(u.id) } : {}),
-    });
-    delete api.is_active;
-    (u.is_active ? active : inactive).push(api);
+  const role = me?.role ?? null;
+  const ext = req.clientExtAvatar;
+  // The lists are kept serialized per viewer role until a user changes; a large realm's are
+  // megabytes, copied once into the response.
+  const lists = view.overAllUsers(`users:${role}:${ext}`, () => buildLists(view, role, ext));
+  let active: Buffer[] = [lists.active];
+  let inactive: Buffer[] = [lists.inactive];
+  // The viewer always sees their own delivery_email, whatever their setting says for their role.
+  const own = me ? lists.at.get(me.id) : undefined;
+  if (
+    me &&
+    own &&
+    !canAccessDeliveryEmail(me.role, view.userSettings(me.id).email_address_visibility)
+  ) {
+    const list = me.is_active ? lists.active : lists.inactive;
+    const spliced = [
+      list.subarray(0, own[0]),
+      Buffer.from(entryJson(view, me, true, ext, !me.is_bot)),
+      list.subarray(own[1]),
+    ];
+    if (me.is_active) active = spliced;
+    else inactive = spliced;
   }
-  state.realm_users = active;
-  state.realm_non_active_users = inactive;
+  putPreserialized(state, 'realm_users', active);
+  putPreserialized(state, 'realm_non_active_users', inactive);
   // No cross-realm (system) bots exist on this server.
   state.cross_realm_bots = [];
 
@@ -76,11 +146,11 @@ function fillUsers(req: StateRequest, state: Record<string, unknown>): void {
   state.can_subscribe_other_users = can(view, me, 'can_add_subscribers_group');
   state.can_invite_others_to_realm = can(view, me, 'can_invite_users_group');
 
-  const role = me ? me.role : Role.GUEST;
-  state.is_admin = role <= Role.ADMINISTRATOR;
-  state.is_owner = role === Role.OWNER;
-  state.is_moderator = role === Role.MODERATOR;
-  state.is_guest = role === Role.GUEST;
+  const myRole = me ? me.role : Role.GUEST;
+  state.is_admin = myRole <= Role.ADMINISTRATOR;
+  state.is_owner = myRole === Role.OWNER;
+  state.is_moderator = myRole === Role.MODERATOR;
+  state.is_guest = myRole === Role.GUEST;
   state.user_id = me ? me.id : SPECTATOR.user_id;
   state.email = me ? me.email : SPECTATOR.email;
   state.delivery_email = me ? me.delivery_email : SPECTATOR.email;
