@@ -23,6 +23,10 @@ const IDLE_REUSE_MS = 5000;
 export class HttpConn {
   private sock!: net.Socket;
   private buf: Buffer = Buffer.alloc(0);
+  /** Chunks received since `buf` was last assembled, and how many bytes are still wanted. */
+  private parts: Buffer[] = [];
+  private partsBytes = 0;
+  private wanted = 0;
   private pending: ((r: HttpAnswer) => void) | null = null;
   private open: Promise<void>;
   private lastUsed = performance.now();
@@ -38,6 +42,9 @@ export class HttpConn {
     const sock = net.connect(this.port, '127.0.0.1');
     this.sock = sock;
     this.buf = Buffer.alloc(0);
+    this.parts = [];
+    this.partsBytes = 0;
+    this.wanted = 0;
     sock.setNoDelay(true);
     sock.on('data', (chunk: Buffer) => this.onData(chunk));
     sock.on('error', (err) => this.onError(err));
@@ -74,7 +81,18 @@ export class HttpConn {
 
   private onData(chunk: Buffer): void {
     const at = now();
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    // A large answer (a big realm's register: megabytes) arrives in many chunks: they are kept
+    // apart and joined once it is whole, not copied again on every chunk.
+    this.parts.push(chunk);
+    this.partsBytes += chunk.length;
+    if (this.partsBytes < this.wanted) return;
+    this.buf =
+      this.buf.length === 0 && this.parts.length === 1
+        ? this.parts[0]!
+        : Buffer.concat([this.buf, ...this.parts]);
+    this.parts = [];
+    this.partsBytes = 0;
+    this.wanted = 0;
     for (;;) {
       const headerEnd = this.buf.indexOf('\r\n\r\n');
       if (headerEnd === -1) return;
@@ -82,10 +100,15 @@ export class HttpConn {
       const m = /\r\ncontent-length: *(\d+)/i.exec(head);
       const len = m ? Number(m[1]) : 0;
       const total = headerEnd + 4 + len;
-      if (this.buf.length < total) return;
+      if (this.buf.length < total) {
+        this.wanted = total - this.buf.length;
+        return;
+      }
       const status = Number(head.slice(9, 12));
       const body = this.buf.subarray(headerEnd + 4, total).toString('utf8');
-      this.buf = this.buf.subarray(total);
+      // What follows the answer is copied out: a view would keep the whole answer's memory.
+      this.buf =
+        this.buf.length === total ? Buffer.alloc(0) : Buffer.from(this.buf.subarray(total));
       const p = this.pending;
       this.pending = null;
       this.lastUsed = performance.now();

@@ -105,13 +105,51 @@ export function send(
   if (ctx.aborted || ctx.done) return;
   ctx.done = true;
   ctx.status = status;
+  const large = !closeConnection && body.length > LARGE_BODY;
   res.cork(() => {
     res.writeStatus(statusLine(status));
     res.writeHeader('Content-Type', contentType);
     for (const k in headers) res.writeHeader(k, headers[k]!);
     if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
-    res.end(body, closeConnection);
+    if (!large) res.end(body, closeConnection);
   });
+  if (large) sendInSlices(res, ctx, typeof body === 'string' ? Buffer.from(body) : body);
+}
+
+/** Bodies above this go out a slice at a time (sendInSlices). */
+const LARGE_BODY = 64 * 1024;
+
+/**
+ * A large body (a big realm's register snapshot, a long message history) offered a slice at a
+ * time, each when the socket can take it. Given whole to `end`, what the socket cannot take at once
+ * goes into uWS's buffer for the connection, which keeps its size for the connection's life: a few
+ * megabytes held per keep-alive connection that ever received a large answer (seen through the
+ * guard's Unix socket, whose kernel buffer is small).
+ */
+function sendInSlices(res: HttpResponse, ctx: RequestContext, body: Buffer): void {
+  const total = body.length;
+  let finished = false;
+  ctx.onAbort(() => {
+    finished = true;
+  });
+  /** Offers the body from `offset` until it is all out (true) or the socket is full (false). */
+  const offer = (offset: number): boolean => {
+    if (finished) return true;
+    for (;;) {
+      let ok = false;
+      let complete = false;
+      res.cork(() => {
+        [ok, complete] = res.tryEnd(body.subarray(offset, offset + LARGE_BODY), total);
+      });
+      if (complete) {
+        finished = true;
+        return true;
+      }
+      if (!ok) return false;
+      offset = res.getWriteOffset();
+    }
+  };
+  if (!offer(0)) res.onWritable((offset) => offer(offset));
 }
 
 /**

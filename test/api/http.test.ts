@@ -2,6 +2,8 @@
  * The HTTP layer against the real server: parameter sources and encodings, the response envelope,
  * and every error shape (401, 404, 405, 413, missing / invalid / malformed parameters, 500).
  */
+import net from 'node:net';
+import { once } from 'node:events';
 import t from 'tap';
 import { assertError, assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
 import { captureLog } from '../helpers/log.js';
@@ -231,4 +233,66 @@ t.test('a JSON body that is not an object is malformed', async (t) => {
     body: '[1,2',
   });
   assertError(t, res, 'Malformed JSON', { code: 'INVALID_JSON' });
+});
+
+t.test('a large answer reaches a slow reader whole, and its connection serves on', async (t) => {
+  const { api, url, fx } = await startServer(t);
+  // Twenty messages of 9,000 characters: the history below is about 200 KB of JSON, so it goes
+  // out a slice at a time as the reader takes it (src/http/respond.ts sendInSlices).
+  assertSuccess(
+    t,
+    await api.post('iago', 'users/me/subscriptions', { subscriptions: [{ name: 'big' }] }),
+  );
+  for (let i = 0; i < 20; i++) {
+    const content = `${i} ${'abcdefghi '.repeat(900).trim()}`;
+    assertSuccess(
+      t,
+      await api.post('iago', 'messages', { type: 'stream', to: 'big', topic: 't', content }),
+    );
+  }
+  const iago = fx.users.iago!;
+  const path = '/api/v1/messages?anchor=newest&num_before=50&num_after=0&apply_markdown=false';
+  const head =
+    `GET ${path} HTTP/1.1\r\nHost: x\r\n` +
+    `Authorization: ${basicAuth(iago.email, iago.api_key)}\r\n\r\n`;
+  const { port } = new URL(url);
+  const sock = net.connect(Number(port), '127.0.0.1');
+  t.teardown(() => sock.destroy());
+  await once(sock, 'connect');
+  sock.pause();
+  let received = Buffer.alloc(0);
+  /** Reads (slowly: a chunk every 5 ms) until one whole answer is in; returns its status and body. */
+  const readAnswer = async (): Promise<{ status: number; body: string }> => {
+    for (;;) {
+      const end = received.indexOf('\r\n\r\n');
+      if (end !== -1) {
+        const headText = received.subarray(0, end).toString('latin1');
+        const length = Number(/content-length: *(\d+)/i.exec(headText)?.[1] ?? 0);
+        if (received.length >= end + 4 + length) {
+          const body = received.subarray(end + 4, end + 4 + length).toString('utf8');
+          received = Buffer.from(received.subarray(end + 4 + length));
+          return { status: Number(headText.slice(9, 12)), body };
+        }
+      }
+      await new Promise((r) => setTimeout(r, 5));
+      const chunk =
+        (sock.read() as Buffer | null) ?? (await once(sock, 'readable'), Buffer.alloc(0));
+      received = Buffer.concat([received, chunk]);
+    }
+  };
+  sock.write(head);
+  const first = await readAnswer();
+  t.equal(first.status, 200);
+  t.ok(first.body.length > 150_000, `a large answer (${first.body.length} bytes)`);
+  const messages = (JSON.parse(first.body) as { messages: { content: string }[] }).messages;
+  t.equal(messages.length, 20, 'every message, intact');
+  t.same(
+    messages.map((m) => m.content),
+    messages.map((_, i) => `${i} ${'abcdefghi '.repeat(900).trim()}`),
+  );
+  // The same connection answers the next request.
+  sock.write(head.replace(path, '/api/v1/users/me'));
+  const second = await readAnswer();
+  t.equal(second.status, 200);
+  t.equal((JSON.parse(second.body) as { email: string }).email, iago.email);
 });
