@@ -142,6 +142,7 @@ export async function importRealmFromFile(
     });
     // Its rows went in behind the message store's back: nothing remembered may outlive them.
     store.messages.forgetReceivedMaxima();
+    store.topics.forgetActivity();
     rt.realms.noteRealmCreated(summary.newRealm);
     return {
       realm_id: summary.newRealm,

@@ -9,12 +9,13 @@
  */
 import type { DB } from './db.js';
 import type { ReceivedMaxima } from './messages.js';
+import type { ChannelActivity } from './topics.js';
 
 export type UserMessageFlagsRow = { user_id: number; flags: number };
 export type TopicMessageRow = { id: number; date_sent: number; sender_id: number };
 export type SearchRow = { id: number; topic: string; rendered_content: string };
 
-export function messageEditStatements(db: DB, maxima: ReceivedMaxima) {
+export function messageEditStatements(db: DB, maxima: ReceivedMaxima, activity: ChannelActivity) {
   type ContentParams = {
     content: string;
     rendered_content: string;
@@ -142,6 +143,7 @@ export function messageEditStatements(db: DB, maxima: ReceivedMaxima) {
       entry: string | null,
     ): void {
       if (ids.length === 0) return;
+      activity.forgetAll();
       move.run({ stream_id: streamId, topic, moved: movedTime, entry, ids: JSON.stringify(ids) });
     },
     /** The topic's messages from `fromId` on, oldest first (topic compared case-insensitively). */

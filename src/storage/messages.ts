@@ -4,6 +4,7 @@
  * and GET /users/me show. Narrow queries (GET /messages) are built in ./message-search.ts.
  */
 import type { DB } from './db.js';
+import type { ChannelActivity } from './topics.js';
 
 export type MessageRow = {
   id: number;
@@ -79,7 +80,7 @@ export class ReceivedMaxima {
   }
 }
 
-export function messageStatements(db: DB, maxima: ReceivedMaxima) {
+export function messageStatements(db: DB, maxima: ReceivedMaxima, activity: ChannelActivity) {
   const dmMembers = new Map<number, readonly number[]>();
   const insert = db.prepare<
     [
@@ -236,6 +237,7 @@ export function messageStatements(db: DB, maxima: ReceivedMaxima) {
   return {
     /** Inserts a message; returns its id. */
     insert(m: NewMessage): number {
+      activity.forget(m.stream_id);
       const info = insert.run(
         m.realm_id,
         m.sender_id,
@@ -298,6 +300,7 @@ export function messageStatements(db: DB, maxima: ReceivedMaxima) {
     /** Deletes a message with everything that hangs off it (rows, reactions, index entry). */
     delete(id: number): void {
       maxima.forgetAll();
+      activity.forgetAll();
       deleteUserMessages.run(id);
       deleteReactions.run(id);
       deleteSearch.run(id);

@@ -253,6 +253,7 @@ export class Replication {
       this.clear.run();
     });
     if (touched.has('user_messages')) this.store.messages.forgetReceivedMaxima();
+    if (touched.has('messages')) this.store.topics.forgetActivity();
     return touched;
   }
 }

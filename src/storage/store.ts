@@ -29,7 +29,7 @@ import { realmEmojiStatements } from './realm-emoji.js';
 import { realmExportStatements } from './realm-exports.js';
 import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
-import { topicStatements } from './topics.js';
+import { ChannelActivity, topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
 /**
@@ -112,7 +112,8 @@ export class Store {
     this.groups = groupStatements(db);
     this.linkifiers = linkifierStatements(db);
     this.channels = channelStatements(db);
-    this.topics = topicStatements(db);
+    const channelActivity = new ChannelActivity();
+    this.topics = topicStatements(db, channelActivity);
     this.attachments = attachmentStatements(db);
     this.imageAttachments = imageAttachmentStatements(db);
     this.accounts = accountStatements(db);
@@ -120,9 +121,9 @@ export class Store {
     this.invitations = invitationStatements(db);
     this.alertWords = alertWordStatements(db);
     const receivedMaxima = new ReceivedMaxima();
-    this.messages = messageStatements(db, receivedMaxima);
+    this.messages = messageStatements(db, receivedMaxima, channelActivity);
     this.messageSearch = messageSearchStatements(db);
-    this.messageEdits = messageEditStatements(db, receivedMaxima);
+    this.messageEdits = messageEditStatements(db, receivedMaxima, channelActivity);
     this.reactions = reactionStatements(db);
     this.realmEmoji = realmEmojiStatements(db);
     this.scheduledMessages = scheduledMessageStatements(db);

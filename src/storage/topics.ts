@@ -14,7 +14,37 @@ export type UserTopicRow = {
   last_updated: number;
 };
 
-export function topicStatements(db: DB) {
+/**
+ * Each channel's first message id and newest message's date (register lists every channel with
+ * both, so a realm of thousands of channels would ask SQLite thousands of times per register).
+ * Filled only outside a transaction, so it holds only committed facts; a channel's entry is
+ * forgotten when a message is sent to it, and all are forgotten on moves, deletions, log replay
+ * and realm import.
+ */
+export class ChannelActivity {
+  private readonly byChannel = new Map<number, ActivityRow>();
+  constructor(private readonly capacity = 100_000) {}
+  get(db: DB, channelId: number, load: () => ActivityRow): ActivityRow {
+    const cached = this.byChannel.get(channelId);
+    if (cached) return cached;
+    const row = load();
+    if (!db.inTransaction) {
+      if (this.byChannel.size >= this.capacity) this.byChannel.clear();
+      this.byChannel.set(channelId, row);
+    }
+    return row;
+  }
+  forget(channelId: number | null): void {
+    if (channelId !== null) this.byChannel.delete(channelId);
+  }
+  forgetAll(): void {
+    this.byChannel.clear();
+  }
+}
+
+type ActivityRow = { first: number | null; last: number | null };
+
+export function topicStatements(db: DB, activityCache: ChannelActivity) {
   // Grouped by exact topic; callers merge case variants (the newest spelling wins).
   const historyAll = db.prepare<[number], TopicMaxRow>(
     `SELECT topic, MAX(id) AS max_id FROM messages WHERE stream_id = ?
@@ -26,7 +56,7 @@ export function topicStatements(db: DB) {
      WHERE um.user_id = ? AND m.stream_id = ?
      GROUP BY m.topic ORDER BY max_id DESC`,
   );
-  const activity = db.prepare<[number, number], { first: number | null; last: number | null }>(
+  const activity = db.prepare<[number, number], ActivityRow>(
     `SELECT (SELECT MIN(id) FROM messages WHERE stream_id = ?) AS first,
             (SELECT date_sent FROM messages WHERE stream_id = ? ORDER BY id DESC LIMIT 1) AS last`,
   );
@@ -54,14 +84,20 @@ export function topicStatements(db: DB) {
   );
 
   return {
+    /** After a write the channel activity cache cannot follow (replay, import). */
+    forgetActivity: (): void => activityCache.forgetAll(),
     /** Every topic of a channel with its newest message id, newest first. */
     topicsOfStream: (streamId: number): TopicMaxRow[] => historyAll.all(streamId),
     /** The topics of the messages a user received in a channel (protected history). */
     topicsReceivedByUser: (userId: number, streamId: number): TopicMaxRow[] =>
       historyReceived.all(userId, streamId),
     /** A channel's first message id and the date of its newest message (null: no messages). */
-    activity(streamId: number): { first: number | null; last: number | null } {
-      return activity.get(streamId, streamId) ?? { first: null, last: null };
+    activity(streamId: number): ActivityRow {
+      return activityCache.get(
+        db,
+        streamId,
+        () => activity.get(streamId, streamId) ?? { first: null, last: null },
+      );
     },
     hasNamedTopic: (streamId: number): boolean => hasNamedTopic.get(streamId) === 1,
 

@@ -12,6 +12,7 @@ import {
   systemGroupId,
 } from '../helpers/channels.js';
 import { seedChannelMessages } from '../helpers/messages.js';
+import { register } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -742,4 +743,44 @@ t.test('default channels endpoints', async (t) => {
   assertSuccess(t, await api.delete('iago', 'default_streams', { stream_id: pub }));
   const listed = await api.get('hamlet', 'streams', { include_default: true });
   t.notOk((listed.body.streams as { is_default: boolean }[]).some((s) => s.is_default));
+});
+
+t.test('first_message_id and is_recently_active follow sends, moves and deletions', async (t) => {
+  const ts = await startServer(t);
+  const { api } = ts;
+  const a = await createChannel(api, 'iago', 'alpha');
+  const b = await createChannel(api, 'iago', 'beta');
+  const firstOf = async (id: number) => {
+    const { body } = await register(t, api, 'iago', { fetch_event_types: '["subscription"]' });
+    const sub = (
+      body.subscriptions as { stream_id: number; first_message_id: number | null }[]
+    ).find((s) => s.stream_id === id)!;
+    t.same((await channel(api, 'iago', id)).first_message_id, sub.first_message_id, 'both agree');
+    return sub.first_message_id;
+  };
+  // Asked before any message (remembered), then after the first one.
+  t.equal(await firstOf(a), null);
+  t.equal(await firstOf(b), null);
+  const send = async (to: number, topic: string) =>
+    assertSuccess(
+      t,
+      await api.post('iago', 'messages', { type: 'stream', to, topic, content: 'x' }),
+    ).id as number;
+  const m1 = await send(a, 'one');
+  const m2 = await send(a, 'two');
+  t.equal(await firstOf(a), m1, 'the first message');
+  t.equal((await channel(api, 'iago', a)).is_recently_active, true);
+  // Topic "one" moved to beta: each channel's first message changes.
+  assertSuccess(
+    t,
+    await api.patch('iago', `messages/${m1}`, { stream_id: b, propagate_mode: 'change_all' }),
+  );
+  t.equal(await firstOf(b), m1, 'moved in');
+  t.ok((await firstOf(a))! > m1, 'moved out');
+  // Deleted: the next one is first, then none.
+  assertSuccess(t, await api.delete('iago', `messages/${m1}`));
+  const afterDelete = await firstOf(b);
+  t.ok(afterDelete === null || afterDelete > m1, 'deleted');
+  assertSuccess(t, await api.delete('iago', `messages/${m2}`));
+  t.not(await firstOf(a), m2);
 });
