@@ -75,6 +75,37 @@ export function formatChannel(realm: RealmView, ch: Channel, nowSeconds: number)
   };
 }
 
+/** A channel's serialized form and what it was made from (channelJson). */
+type ChannelJson = { version: number; first: number | null; recent: boolean; json: string };
+const channelJsonCache = new WeakMap<Channel, ChannelJson>();
+
+/**
+ * formatChannel as JSON, remembered while the channel's row (a new object on every change), the
+ * realm's users and groups (RealmView.version) and the channel's activity stay the same. The
+ * register snapshot lists every channel a user may see, twice for most (`streams` and
+ * `never_subscribed`): a realm of thousands of channels is then serialized once, not per register.
+ */
+export function channelJson(realm: RealmView, ch: Channel, nowSeconds: number): string {
+  const a = realm.channels.activity(ch, nowSeconds);
+  const c = channelJsonCache.get(ch);
+  if (
+    c !== undefined &&
+    c.version === realm.version &&
+    c.first === a.first_message_id &&
+    c.recent === a.is_recently_active
+  ) {
+    return c.json;
+  }
+  const json = JSON.stringify(formatChannel(realm, ch, nowSeconds));
+  channelJsonCache.set(ch, {
+    version: realm.version,
+    first: a.first_message_id,
+    recent: a.is_recently_active,
+    json,
+  });
+  return json;
+}
+
 const nullableBool = (v: number | null) => (v === null ? null : v === 1);
 
 /** A subscription: the channel's fields plus the user's personal settings for it. */
@@ -111,6 +142,8 @@ export type SubscriptionLists = {
   subscriptions: ApiChannel[];
   unsubscribed: ApiChannel[];
   never_subscribed: ApiChannel[];
+  /** With `neverSubscribedJson`: never_subscribed as JSON (and never_subscribed left empty). */
+  neverSubscribedJson?: string;
 };
 
 /**
@@ -126,11 +159,15 @@ export function gatherSubscriptions(
     nowSeconds: number;
     /** Only the subscribed list (GET /users/me/subscriptions); the others stay empty. */
     subscribedOnly?: boolean;
+    /** never_subscribed as JSON text (channelJson), without subscribers (the register snapshot). */
+    neverSubscribedJson?: boolean;
   },
 ): SubscriptionLists {
   const view = realm.channels;
   const mine = view.subscriptionsOf(userId);
   const out: SubscriptionLists = { subscriptions: [], unsubscribed: [], never_subscribed: [] };
+  const asJson = opts.neverSubscribedJson === true && !opts.includeSubscribers;
+  const never: Channel[] = [];
   const withSubscribers = (o: ApiChannel, ch: Channel) => {
     if (opts.includeSubscribers) o.subscribers = visibleSubscribers(realm, userId, ch);
     return o;
@@ -148,6 +185,8 @@ export function gatherSubscriptions(
       out.unsubscribed.push(
         withSubscribers(formatSubscription(realm, ch, sub, opts.nowSeconds), ch),
       );
+    } else if (asJson) {
+      never.push(ch);
     } else {
       out.never_subscribed.push(withSubscribers(formatChannel(realm, ch, opts.nowSeconds), ch));
     }
@@ -155,5 +194,9 @@ export function gatherSubscriptions(
   out.subscriptions.sort(byName);
   out.unsubscribed.sort(byName);
   out.never_subscribed.sort(byName);
+  if (asJson) {
+    const parts = never.sort(byName).map((ch) => channelJson(realm, ch, opts.nowSeconds));
+    out.neverSubscribedJson = `[${parts.join(',')}]`;
+  }
   return out;
 }

@@ -784,3 +784,32 @@ t.test('first_message_id and is_recently_active follow sends, moves and deletion
   assertSuccess(t, await api.delete('iago', `messages/${m2}`));
   t.not(await firstOf(a), m2);
 });
+
+t.test("register's channel lists follow renames, descriptions and permissions", async (t) => {
+  const ts = await startServer(t);
+  const { api } = ts;
+  const id = await createChannel(api, 'iago', 'gamma');
+  const listed = async () => {
+    const { body } = await register(t, api, 'hamlet');
+    type Entry = { stream_id: number } & Record<string, unknown>;
+    const inStreams = (body.streams as Entry[]).find((s) => s.stream_id === id)!;
+    const never = (body.never_subscribed as Entry[]).find((s) => s.stream_id === id)!;
+    t.same(inStreams, never, 'the same channel in both lists');
+    return never;
+  };
+  t.match(await listed(), { name: 'gamma', description: '' });
+  assertSuccess(t, await api.patch('iago', `streams/${id}`, { new_name: 'delta' }));
+  t.match(await listed(), { name: 'delta' });
+  assertSuccess(t, await api.patch('iago', `streams/${id}`, { description: 'Greek letters' }));
+  t.match(await listed(), { description: 'Greek letters' });
+  const admins = ts.server.context.realms
+    .get(ts.fx.realmId)!
+    .view.systemGroupId('role:administrators');
+  assertSuccess(
+    t,
+    await api.patch('iago', `streams/${id}`, {
+      can_send_message_group: JSON.stringify({ new: admins }),
+    }),
+  );
+  t.match(await listed(), { can_send_message_group: admins, stream_post_policy: 2 });
+});

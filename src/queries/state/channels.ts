@@ -5,8 +5,10 @@
  */
 import { nowSeconds } from '../../config.js';
 import { Role } from '../../lib/roles.js';
+import { putPreserialized } from '../../lib/preserialized.js';
 import {
   byName,
+  channelJson,
   formatChannel,
   formatSubscription,
   gatherSubscriptions,
@@ -28,6 +30,17 @@ export const streamsState: StateContributor = {
     const view = req.realm.channels;
     const user = req.user;
     const now = nowSeconds(req.config);
+    if (!req.includeSubscribers) {
+      // Without subscriber lists every entry is the channel alone: its remembered JSON.
+      const seen = [...view.all()].filter(
+        (ch) =>
+          (!ch.deactivated || req.capabilities.archived_channels) &&
+          (user === null ? ch.is_web_public === 1 : view.may(user.id, ch, 'metadata')),
+      );
+      const parts = seen.sort(byName).map((ch) => channelJson(req.realm, ch, now));
+      putPreserialized(state, 'streams', [`[${parts.join(',')}]`]);
+      return;
+    }
     const out = [];
     for (const ch of view.all()) {
       if (ch.deactivated && !req.capabilities.archived_channels) continue;
@@ -86,10 +99,12 @@ export const subscriptionsState: StateContributor = {
       includeSubscribers: req.includeSubscribers,
       includeArchived: req.capabilities.archived_channels,
       nowSeconds: now,
+      neverSubscribedJson: true,
     });
     state.subscriptions = lists.subscriptions;
     state.unsubscribed = lists.unsubscribed;
-    state.never_subscribed = lists.never_subscribed;
+    if (lists.neverSubscribedJson === undefined) state.never_subscribed = lists.never_subscribed;
+    else putPreserialized(state, 'never_subscribed', [lists.neverSubscribedJson]);
   },
 };
 
