@@ -227,7 +227,6 @@ async function activate(u: SimUser): Promise<void> {
     return;
   }
   recordRequest('register', t, 200, now(), '');
-  u.nextPresence = now() + random() * presenceIntervalMs();
 }
 
 function deactivate(u: SimUser): void {
@@ -456,6 +455,11 @@ async function setActive(count: number): Promise<void> {
   // Register in small batches: hundreds of simultaneous registers are not what is measured.
   for (let i = 0; i < start.length; i += 25)
     await Promise.all(start.slice(i, i + 25).map(activate));
+  // Presence starts when the step's traffic does, spread over one interval: a schedule begun at
+  // registration would, after a long activation, owe several pings per user scheduled minutes ago
+  // (measured from their scheduled times, they would swamp the step's latencies).
+  const t = now();
+  for (const u of start) if (u.active) u.nextPresence = t + random() * presenceIntervalMs();
   activeList = users.filter((u) => u.active);
   reschedule();
 }
