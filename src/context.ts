@@ -37,4 +37,10 @@ export interface ServerContext {
   readonly thumbnailer: Thumbnailer;
   /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */
   readonly exports: RealmExportJobs;
+  /**
+   * Cluster nodes only (docs/cluster.md "Guarantees"): what a request of a realm (undefined: none
+   * known here yet) waits for before it runs — this node's copy catching up with the log — or
+   * null when it need not wait (this node owns the realm).
+   */
+  readonly readBarrier?: (realmId: number | undefined) => Promise<void> | null;
 }

@@ -126,6 +126,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     }),
     thumbnailer: new Thumbnailer(store, realms, uploads),
     exports: new RealmExportJobs(config),
+    ...(cluster
+      ? {
+          readBarrier: (realmId: number | undefined) =>
+            realmId !== undefined && cluster.owns(realmId) ? null : cluster.readBarrier(),
+        }
+      : {}),
   };
   // Exports the previous process left unfinished failed with it.
   store.realmExports.failUnfinished(nowSeconds(config));

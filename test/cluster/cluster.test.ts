@@ -25,7 +25,7 @@ import {
   up,
   type ClusterRecord,
 } from '../../src/cluster/local.js';
-import { LEASES } from '../../src/cluster/jetstream.js';
+import { clusterNames } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
 import { request, upload } from '../helpers/uploads.js';
@@ -469,7 +469,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function leaseEntry(rec: ClusterRecord): Promise<string | null> {
   const nc = await connect({ servers: rec.natsUrls });
   try {
-    const e = await (await nc.jetstream().views.kv(LEASES)).get('realm-1');
+    const e = await (await nc.jetstream().views.kv(clusterNames().leases)).get('realm-1');
     if (!e || e.operation !== 'PUT') return null;
     return (JSON.parse(e.string()) as { node: string }).node;
   } finally {
@@ -480,7 +480,7 @@ async function leaseEntry(rec: ClusterRecord): Promise<string | null> {
 async function leaseHolder(rec: ClusterRecord): Promise<string> {
   const nc = await connect({ servers: rec.natsUrls });
   try {
-    const kv = await nc.jetstream().views.kv(LEASES);
+    const kv = await nc.jetstream().views.kv(clusterNames().leases);
     const e = await kv.get('realm-1');
     return (JSON.parse(e!.string()) as { node: string }).node;
   } finally {
