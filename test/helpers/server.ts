@@ -1,6 +1,7 @@
 /**
  * The real server for a test: an ephemeral port, a temporary data directory (removed by tap), a
  * low scrypt cost, the test-only routes, and a seeded realm (see fixtures.ts). Closed at teardown.
+ * With CONFAB_TEST_CLUSTER=1, a three-node cluster behind nginx instead (cluster-server.ts).
  */
 import type { Test } from 'tap';
 import { createServer, type ConfabServer, type ServerOptions } from '../../src/server.js';
@@ -21,6 +22,8 @@ export type TestServer = {
 };
 
 export async function startServer(t: Test, opts: ServerOptions = {}): Promise<TestServer> {
+  if (process.env.CONFAB_TEST_CLUSTER === '1')
+    return (await import('./cluster-server.js')).startClusterServer(t, opts);
   const dataDir = opts.dataDir ?? t.testdir();
   const events: TappedEvent[] = [];
   const userTap = opts.eventTap;
