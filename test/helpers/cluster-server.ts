@@ -53,7 +53,13 @@ type Host = {
   child: ChildProcess;
 };
 
-type Shared = { dir: string; natsUrls: string[]; hosts: Host[] };
+type Shared = {
+  dir: string;
+  natsUrls: string[];
+  hosts: Host[];
+  /** The processes to stop when this process ends (NATS servers, proxies). */
+  pids: Set<number>;
+};
 
 let shared: Promise<Shared> | null = null;
 let serial = 0;
@@ -120,21 +126,28 @@ function forkHost(dir: string, name: string): Promise<Host> {
 async function startShared(): Promise<Shared> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-test-cluster-'));
   fs.mkdirSync(path.join(dir, 'logs'));
-  const pids: number[] = [];
+  const pids = new Set<number>();
   const hosts: Host[] = [];
-  process.on('exit', () => {
+  const cleanup = () => {
     for (const h of hosts) h.child.kill('SIGKILL');
     for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
-  });
+  };
+  process.on('exit', cleanup);
+  // Killed (a test runner's timeout): the same, then die of the signal as before.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      cleanup();
+      process.kill(process.pid, signal);
+    });
   let natsUrls = (process.env.CONFAB_TEST_NATS ?? '').split(',').filter((u) => u !== '');
   if (natsUrls.length === 0) {
     const nats = await startTestNats(dir);
-    pids.push(...nats.pids);
+    for (const pid of nats.pids) pids.add(pid);
     natsUrls = nats.urls;
   }
   hosts.push(...(await Promise.all(['n2', 'n3'].map((n) => forkHost(dir, n)))));
-  return { dir, natsUrls, hosts };
+  return { dir, natsUrls, hosts, pids };
 }
 
 function listens(port: number): Promise<boolean> {
@@ -223,6 +236,7 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
   let proxyPid = 0;
   t.teardown(async () => {
     if (proxyPid > 0 && alive(proxyPid)) process.kill(proxyPid, 'SIGTERM');
+    sh.pids.delete(proxyPid);
     await Promise.all(started.map((h) => h.ask({ cmd: 'stop' })));
     await server.close();
     while (proxyPid > 0 && alive(proxyPid)) await sleep(20);
@@ -259,6 +273,7 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
     ],
     process.env.CONFAB_TEST_CLUSTER_QUEUES || undefined,
   );
+  sh.pids.add(proxyPid);
   const url = `http://127.0.0.1:${proxyPort}`;
   await waitFor('the proxy', () => answers(`${url}/api/v1/server_settings`), 20_000);
   // The test's server: n1, but addressed through the proxy.
