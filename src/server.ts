@@ -3,6 +3,7 @@
  * Used by `npm start` (src/main.ts), by the tests (port 0, a temporary data directory) and by the
  * benches.
  */
+import crypto from 'node:crypto';
 import { log } from './observability/log.js';
 import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
 import { EventQueues } from '../actors/event-queues.js';
@@ -113,6 +114,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     config,
     store,
     uploads,
+    temporaryUrlKey: cluster ? cluster.temporaryUrlKey : crypto.randomBytes(32),
     realms,
     publisher: cluster ? cluster.publisher : queues,
     queues,

@@ -3,6 +3,7 @@
  * and the buckets, the format of log entries, opening them, and one fenced append to a realm's
  * subject.
  */
+import crypto from 'node:crypto';
 import {
   connect,
   headers as natsHeaders,
@@ -165,6 +166,28 @@ async function openJetStream(
     js.views.os(names.snapshots, { replicas }),
   ]);
   return { js, jsm, kv, files, snapshots };
+}
+
+/** The lease bucket's key holding the cluster's temporary-URL signing key. */
+export const TEMPORARY_URL_KEY_NAME = 'temporary-url-key';
+
+/**
+ * The key that signs temporary upload URLs, one for the whole cluster so that a URL made by one
+ * node works on every other: the first node to ask stores a random one in the lease bucket (a
+ * create, which only one node's can win); every node reads the one stored.
+ */
+export async function sharedTemporaryUrlKey(kv: KV): Promise<Buffer> {
+  const since = Date.now();
+  for (;;) {
+    const stored = await patiently(() => kv.get(TEMPORARY_URL_KEY_NAME), since);
+    if (stored && stored.operation === 'PUT' && stored.value.length === 32)
+      return Buffer.from(stored.value);
+    // None yet: store one (another node's may win; the next read returns that).
+    await patiently(
+      () => kv.create(TEMPORARY_URL_KEY_NAME, crypto.randomBytes(32)).catch(() => 0),
+      since,
+    );
+  }
 }
 
 /**

@@ -46,6 +46,7 @@ import {
   NotOwnerError,
   connectJetStream,
   patiently,
+  sharedTemporaryUrlKey,
   sleep,
   type ClusterNames,
   type Entry,
@@ -130,6 +131,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     kv: KV,
+    /** Signs temporary upload URLs: the same on every node (sharedTemporaryUrlKey). */
+    readonly temporaryUrlKey: Buffer,
     /** Uploaded files (src/cluster/uploads.ts). */
     readonly files: ObjectStore,
     private readonly snapshots: ObjectStore,
@@ -148,7 +151,14 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     if (!/^[a-z0-9]{1,16}$/i.test(opts.node)) throw new Error(`bad node name ${opts.node}`);
     const names = clusterNames(opts.namespace);
     const { nc, js, jsm, kv, files, snapshots } = await connectJetStream({ ...opts, names });
-    return new ClusterNode(opts, nc, js, jsm, kv, files, snapshots, store, queues);
+    let key: Buffer;
+    try {
+      key = await sharedTemporaryUrlKey(kv);
+    } catch (err) {
+      await nc.close();
+      throw err;
+    }
+    return new ClusterNode(opts, nc, js, jsm, kv, key, files, snapshots, store, queues);
   }
 
   get log(): CommitLog {

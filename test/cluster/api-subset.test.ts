@@ -1,6 +1,6 @@
 /**
- * The project's own API tests for sending, fetching, editing, subscriptions and events (long-poll
- * and WebSocket) run through the front proxy of a three-node cluster (docs/cluster.md "Tests"):
+ * The project's own API tests for sending, fetching, editing, subscriptions, events (long-poll
+ * and WebSocket) and uploads run through the front proxy of a three-node cluster (docs/cluster.md "Tests"):
  * each designated file in its own process with CONFAB_TEST_CLUSTER=1, where startServer() builds a
  * cluster for each test server (test/helpers/cluster-server.ts). One NATS cluster, started here,
  * serves every file (each test server has its own namespace in it). Skipped when nats-server or
@@ -23,6 +23,9 @@ const FILES: [string, Record<string, string>][] = [
   // These look into the queues of the test's own node (n1): new queues are placed there.
   ['events', { CONFAB_TEST_CLUSTER_QUEUES: 'n1' }],
   ['websocket', { CONFAB_TEST_CLUSTER_QUEUES: 'n1' }],
+  // Its looks into n1's data directory, and the statuses of paths nginx refuses itself, are
+  // skipped in cluster mode (their reasons are in the file).
+  ['upload', {}],
 ];
 
 const API_TESTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../api');

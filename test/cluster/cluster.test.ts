@@ -212,6 +212,31 @@ async function run(): Promise<void> {
     t.ok(viaProxy.body.equals(data), 'and through the proxy');
   });
 
+  t.test(
+    'a Unicode-named upload and a temporary URL made on one node work on every node',
+    async (t) => {
+      const data = Buffer.from('unicode file '.repeat(100));
+      const res = await upload(via(nodeUrl('n3')), 'hamlet', [
+        { filename: '日本語 ファイル.txt', data },
+      ]);
+      const uri = assertSuccess(t, res, 'upload through n3').uri as string;
+      t.match(uri, /\/日本語-ファイル\.txt$/, 'its path id keeps the Unicode name');
+      for (const n of rec.nodes) {
+        const got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', encodeURI(uri));
+        t.equal(got.status, 200, `GET on ${n.name}`);
+        t.ok(got.body.equals(data), `${n.name} serves the same bytes`);
+      }
+      // Minted on n3 (the signing key is the cluster's, not the process's).
+      const minted = await via(nodeUrl('n3')).get('hamlet', `/api/v1${encodeURI(uri)}`);
+      const temporary = assertSuccess(t, minted, 'temporary URL from n3').url as string;
+      for (const n of rec.nodes) {
+        const got = await request(via(nodeUrl(n.name)), 'GET', null, temporary);
+        t.equal(got.status, 200, `the temporary URL works on ${n.name} without credentials`);
+        t.ok(got.body.equals(data), `${n.name} serves it`);
+      }
+    },
+  );
+
   t.test("an uploaded image's thumbnail is served by every node", async (t) => {
     const photo = await sharp({
       create: { width: 1200, height: 900, channels: 3, background: '#3a7' },

@@ -9,6 +9,9 @@ import { seedRealm, type Fixture } from './fixtures.js';
 import { ApiClient } from './api.js';
 import type { WireEvent } from '../../src/lib/events.js';
 
+/** Whether startServer() makes three-node clusters (CONFAB_TEST_CLUSTER=1, cluster-server.ts). */
+export const CLUSTER_MODE = process.env.CONFAB_TEST_CLUSTER === '1';
+
 export type TappedEvent = { realmId: number; event: WireEvent; users: readonly number[] };
 
 export type TestServer = {
@@ -22,8 +25,7 @@ export type TestServer = {
 };
 
 export async function startServer(t: Test, opts: ServerOptions = {}): Promise<TestServer> {
-  if (process.env.CONFAB_TEST_CLUSTER === '1')
-    return (await import('./cluster-server.js')).startClusterServer(t, opts);
+  if (CLUSTER_MODE) return (await import('./cluster-server.js')).startClusterServer(t, opts);
   const dataDir = opts.dataDir ?? t.testdir();
   const events: TappedEvent[] = [];
   const userTap = opts.eventTap;
