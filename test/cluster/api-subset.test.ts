@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { alive, missingEngines } from '../../src/cluster/local.js';
-import { startTestNats } from '../helpers/cluster-server.js';
+import { startTestNats, withoutTapHooks } from '../helpers/cluster-server.js';
 
 /** The designated files, and the environment each needs beyond cluster mode. */
 const FILES: [string, Record<string, string>][] = [
@@ -46,13 +46,15 @@ if (missing) {
     for (const pid of nats.pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
   });
+  // Each file runs without tap's module hooks (twice as fast; these files mock nothing).
+  const plain = withoutTapHooks();
   for (const [name, env] of FILES) {
     t.spawn(
       process.execPath,
-      [...process.execArgv, path.join(API_TESTS, `${name}.test.js`)],
+      [...plain.execArgv, path.join(API_TESTS, `${name}.test.js`)],
       {
         env: {
-          ...process.env,
+          ...plain.env,
           CONFAB_TEST_CLUSTER: '1',
           CONFAB_TEST_NATS: nats.urls.join(','),
           TAP_TIMEOUT: '600',
