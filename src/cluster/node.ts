@@ -264,6 +264,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       this.queues.publish(realmId, events);
       this.nc.publish(`${this.names.ephemeral}.${realmId}`, pack([this.incarnation, events]));
     },
+    delivered: () => (this.closed ? Promise.resolve() : this.nc.flush()),
   };
 
   // ---- applying the log ---------------------------------------------------------------------
