@@ -74,8 +74,13 @@ export function deliverMessage(to: FanoutTargets, realmId: number, ev: OutboundE
     const fkey = flags.join('\0');
     let fjson = flagsJson.get(fkey);
     if (fjson === undefined) flagsJson.set(fkey, (fjson = JSON.stringify(flags)));
+    // The sender's own queue only (checked here, where the queue is: in a cluster the request
+    // may have reached another node than the queue's).
     const local =
-      d.senderQueueId !== undefined && d.localId !== undefined && rt.id === d.senderQueueId;
+      d.senderQueueId !== undefined &&
+      d.localId !== undefined &&
+      rt.id === d.senderQueueId &&
+      userId === message.sender_id;
     const tkey = `${String(rid)}\0${fkey}${local ? '\0local' : ''}`;
     let tail = tails.get(tkey);
     if (!tail) {

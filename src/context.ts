@@ -21,6 +21,13 @@ export interface ServerContext {
   readonly store: ReadStore;
   /** Uploaded files on disk (their rows are in the store). */
   readonly uploads: UploadFiles;
+  /**
+   * Signs temporary upload URLs (src/lib/upload-tokens.ts): made at start by a single process (a
+   * restart invalidates the URLs it gave, which live a minute by default); one for the whole
+   * cluster on a cluster node (ClusterNode.temporaryUrlKey), so that any node accepts a URL
+   * another made.
+   */
+  readonly temporaryUrlKey: Buffer;
   readonly realms: RealmRegistry;
   readonly publisher: EventPublisher;
   /** Markdown rendering: inline for short content, a worker pool for long content and batches. */
@@ -37,4 +44,10 @@ export interface ServerContext {
   readonly thumbnailer: Thumbnailer;
   /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */
   readonly exports: RealmExportJobs;
+  /**
+   * Cluster nodes only (docs/cluster.md "Guarantees"): what a request of a realm (undefined: none
+   * known here yet) waits for before it runs — this node's copy catching up with the log — or
+   * null when it need not wait (this node owns the realm).
+   */
+  readonly readBarrier?: (realmId: number | undefined) => Promise<void> | null;
 }

@@ -3,6 +3,7 @@
  * Used by `npm start` (src/main.ts), by the tests (port 0, a temporary data directory) and by the
  * benches.
  */
+import crypto from 'node:crypto';
 import { log } from './observability/log.js';
 import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
 import { EventQueues } from '../actors/event-queues.js';
@@ -113,6 +114,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     config,
     store,
     uploads,
+    temporaryUrlKey: cluster ? cluster.temporaryUrlKey : crypto.randomBytes(32),
     realms,
     publisher: cluster ? cluster.publisher : queues,
     queues,
@@ -126,6 +128,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     }),
     thumbnailer: new Thumbnailer(store, realms, uploads),
     exports: new RealmExportJobs(config),
+    ...(cluster
+      ? {
+          readBarrier: (realmId: number | undefined) =>
+            realmId !== undefined && cluster.owns(realmId) ? null : cluster.readBarrier(),
+        }
+      : {}),
   };
   // Exports the previous process left unfinished failed with it.
   store.realmExports.failUnfinished(nowSeconds(config));

@@ -50,19 +50,19 @@ export function fromWireError(error: Extract<WireReply, { ok: false }>['error'])
 }
 
 /**
- * Asks the realm's owner to run a command (`body`, packed); its reply, or null when no node owns
+ * Asks the realm's owner (on its command subject) to run a command (`body`, packed); its reply, or null when no node owns
  * the realm right now (failover: ask again). Past `deadline`, or on a timeout (the outcome is
  * then unknown), the asker is told the realm is moving.
  */
 export async function askOwner(
   nc: NatsConnection,
-  realmId: number,
+  subject: string,
   body: Uint8Array,
   deadline: number,
 ): Promise<WireReply | null> {
   let data: Uint8Array;
   try {
-    data = (await nc.request(`confab.cmd.${realmId}`, body, { timeout: 8000 })).data;
+    data = (await nc.request(subject, body, { timeout: 8000 })).data;
   } catch (err) {
     // No owner right now (failover): wait for one. A timeout leaves the outcome unknown.
     const noOwner = (err as { code?: string }).code === '503';

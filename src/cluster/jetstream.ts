@@ -3,6 +3,7 @@
  * and the buckets, the format of log entries, opening them, and one fenced append to a realm's
  * subject.
  */
+import crypto from 'node:crypto';
 import {
   connect,
   headers as natsHeaders,
@@ -20,13 +21,48 @@ import type { OutboundEvent } from '../lib/events.js';
 import { pack } from '../lib/pack.js';
 import type { RowChange } from '../storage/replication.js';
 
-export const STREAM = 'CONFAB_LOG';
-export const LEASES = 'confab_leases';
-export const UPLOADS = 'confab_uploads';
-export const SNAPSHOTS = 'confab_snapshots';
+/**
+ * The names a cluster uses in NATS: the log stream, the buckets and the subjects. A namespace
+ * (CLUSTER_NAMESPACE; letters and digits) lets several clusters share one NATS cluster without
+ * seeing each other (the tests run one per test server); the default, none, gives the names
+ * docs/cluster.md lists.
+ */
+export type ClusterNames = {
+  /** The log stream; its subjects are `<log>.<realm>`. */
+  stream: string;
+  log: string;
+  leases: string;
+  uploads: string;
+  snapshots: string;
+  /** Subject prefix of forwarded commands: `<cmd>.<realm>`. */
+  cmd: string;
+  /** Subject prefix of typing and presence events: `<ephemeral>.<realm>`. */
+  ephemeral: string;
+};
+
+export function clusterNames(namespace = ''): ClusterNames {
+  if (namespace !== '' && !/^[a-z0-9]{1,32}$/.test(namespace))
+    throw new Error(`bad cluster namespace ${namespace} (lowercase letters and digits)`);
+  const root = namespace === '' ? 'confab' : `confab-${namespace}`;
+  const suffix = namespace === '' ? '' : `_${namespace}`;
+  return {
+    stream: `CONFAB_LOG${suffix}`,
+    log: `${root}.log`,
+    leases: `confab_leases${suffix}`,
+    uploads: `confab_uploads${suffix}`,
+    snapshots: `confab_snapshots${suffix}`,
+    cmd: `${root}.cmd`,
+    ephemeral: `${root}.ephemeral`,
+  };
+}
+
+/** The streams behind a cluster's log and buckets (to remove a namespace: tests). */
+export function clusterStreams(names: ClusterNames): string[] {
+  return [names.stream, `KV_${names.leases}`, `OBJ_${names.uploads}`, `OBJ_${names.snapshots}`];
+}
+
 /** The one object of the snapshot bucket: the newest copy; its description is its log position. */
 export const SNAPSHOT_NAME = 'latest';
-export const LOG_SUBJECT = 'confab.log';
 
 /** One entry of the replicated log: a new owner's lease marker, or a committed batch. */
 export type Entry =
@@ -96,15 +132,19 @@ export async function patiently<T>(fn: () => Promise<T>, since = Date.now()): Pr
 }
 
 /** Makes sure the log stream, the lease bucket and the object buckets exist; their handles. */
-async function openJetStream(nc: NatsConnection, replicas: number): Promise<JetStreamHandles> {
+async function openJetStream(
+  nc: NatsConnection,
+  replicas: number,
+  names: ClusterNames,
+): Promise<JetStreamHandles> {
   const jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
   try {
-    await jsm.streams.info(STREAM);
+    await jsm.streams.info(names.stream);
   } catch {
     try {
       await jsm.streams.add({
-        name: STREAM,
-        subjects: [`${LOG_SUBJECT}.>`],
+        name: names.stream,
+        subjects: [`${names.log}.>`],
         retention: RetentionPolicy.Limits,
         storage: StorageType.File,
         num_replicas: replicas,
@@ -113,16 +153,41 @@ async function openJetStream(nc: NatsConnection, replicas: number): Promise<JetS
       });
     } catch (err) {
       // Another node created it at the same moment.
-      await jsm.streams.info(STREAM).catch(() => {
+      await jsm.streams.info(names.stream).catch(() => {
         throw err;
       });
     }
   }
   const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
-  const kv = await js.views.kv(LEASES, { history: 1, replicas });
-  const files = await js.views.os(UPLOADS, { replicas });
-  const snapshots = await js.views.os(SNAPSHOTS, { replicas });
+  // Each is a replicated stream of its own: made (the first time) side by side.
+  const [kv, files, snapshots] = await Promise.all([
+    js.views.kv(names.leases, { history: 1, replicas }),
+    js.views.os(names.uploads, { replicas }),
+    js.views.os(names.snapshots, { replicas }),
+  ]);
   return { js, jsm, kv, files, snapshots };
+}
+
+/** The lease bucket's key holding the cluster's temporary-URL signing key. */
+export const TEMPORARY_URL_KEY_NAME = 'temporary-url-key';
+
+/**
+ * The key that signs temporary upload URLs, one for the whole cluster so that a URL made by one
+ * node works on every other: the first node to ask stores a random one in the lease bucket (a
+ * create, which only one node's can win); every node reads the one stored.
+ */
+export async function sharedTemporaryUrlKey(kv: KV): Promise<Buffer> {
+  const since = Date.now();
+  for (;;) {
+    const stored = await patiently(() => kv.get(TEMPORARY_URL_KEY_NAME), since);
+    if (stored && stored.operation === 'PUT' && stored.value.length === 32)
+      return Buffer.from(stored.value);
+    // None yet: store one (another node's may win; the next read returns that).
+    await patiently(
+      () => kv.create(TEMPORARY_URL_KEY_NAME, crypto.randomBytes(32)).catch(() => 0),
+      since,
+    );
+  }
 }
 
 /**
@@ -133,6 +198,7 @@ export async function connectJetStream(opts: {
   servers: string[];
   node: string;
   replicas: number;
+  names: ClusterNames;
 }): Promise<JetStreamHandles & { nc: NatsConnection }> {
   const nc = await connect({
     servers: opts.servers,
@@ -145,7 +211,7 @@ export async function connectJetStream(opts: {
     const deadline = Date.now() + STARTUP_PATIENCE_MS;
     for (;;) {
       try {
-        return { nc, ...(await openJetStream(nc, opts.replicas)) };
+        return { nc, ...(await openJetStream(nc, opts.replicas, opts.names)) };
       } catch (err) {
         if (Date.now() > deadline) throw err;
         await sleep(500);
@@ -164,6 +230,7 @@ export async function connectJetStream(opts: {
  */
 export async function appendEntry(
   js: JetStreamClient,
+  names: ClusterNames,
   realmId: number,
   entry: Entry,
   header: 'Nats-Expected-Last-Subject-Sequence' | 'Nats-Expected-Last-Sequence',
@@ -172,7 +239,7 @@ export async function appendEntry(
 ): Promise<number> {
   const h = natsHeaders();
   h.set(header, String(expectLast));
-  const ack = await js.publish(`${LOG_SUBJECT}.${realmId}`, pack(entry), {
+  const ack = await js.publish(`${names.log}.${realmId}`, pack(entry), {
     headers: h,
     ...(timeout ? { timeout } : {}),
   });

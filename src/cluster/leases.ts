@@ -54,6 +54,11 @@ export class LeaseBucket {
     await this.kv.delete(key, { previousSeq: e.revision });
   }
 
+  /** Takes a lease nobody holds (a realm this node creates): the revision, or 0. */
+  async claim(realmId: number): Promise<number> {
+    return this.kv.create(`realm-${realmId}`, this.value).catch(() => 0);
+  }
+
   /**
    * Takes the lease if it is free or its holder stopped renewing it for a lease time: the
    * revision this node now holds (its term), or 0.

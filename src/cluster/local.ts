@@ -44,7 +44,7 @@ export function missingEngines(): string | null {
   return null;
 }
 
-function binary(name: string): string {
+export function binary(name: string): string {
   const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
   const found = r.stdout.trim();
   return found !== '' ? found : `/usr/sbin/${name}`;
@@ -61,7 +61,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function ports(n: number, base?: number): Promise<number[]> {
+export async function ports(n: number, base?: number): Promise<number[]> {
   if (base !== undefined) return Array.from({ length: n }, (_, i) => base + i);
   const out: number[] = [];
   while (out.length < n) {
@@ -71,9 +71,13 @@ async function ports(n: number, base?: number): Promise<number[]> {
   return out;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor(what: string, ok: () => Promise<boolean> | boolean, ms = 60_000) {
+export async function waitFor(
+  what: string,
+  ok: () => Promise<boolean> | boolean,
+  ms = 60_000,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     if (await ok()) return;
@@ -82,7 +86,7 @@ async function waitFor(what: string, ok: () => Promise<boolean> | boolean, ms = 
   throw new Error(`timed out waiting for ${what}`);
 }
 
-async function answers(url: string): Promise<boolean> {
+export async function answers(url: string): Promise<boolean> {
   try {
     const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
     await r.arrayBuffer();
@@ -92,7 +96,8 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-function start(cmd: string, args: string[], log: string, env?: NodeJS.ProcessEnv): number {
+/** Starts a process in the background, its output appended to `log`; its pid. */
+export function start(cmd: string, args: string[], log: string, env?: NodeJS.ProcessEnv): number {
   const fd = fs.openSync(log, 'a');
   const child = spawn(cmd, args, { detached: true, stdio: ['ignore', fd, fd], env });
   fs.closeSync(fd);
@@ -123,7 +128,51 @@ jetstream {
 ${n > 1 ? `cluster {\n  name: confab\n  listen: 127.0.0.1:${routePorts[i]}\n  routes: [${routes}]\n}\n` : ''}`;
 }
 
-function nginxConfig(dir: string, proxyPort: number, nodes: NodeRecord[]): string {
+/**
+ * Starts the NATS servers of a cluster (one per client port, joined by the route ports, their
+ * configuration, store and log under `dir`, which must have a `logs` folder).
+ */
+export function startNatsServers(
+  dir: string,
+  clientPorts: number[],
+  routePorts: number[],
+): { pid: number; port: number }[] {
+  const natsBin = binary('nats-server');
+  fs.mkdirSync(path.join(dir, 'nats'), { recursive: true });
+  return clientPorts.map((port, i) => {
+    const conf = path.join(dir, 'nats', `nats${i + 1}.conf`);
+    fs.writeFileSync(conf, natsConfig(dir, i, clientPorts, routePorts));
+    return { pid: start(natsBin, ['-c', conf], path.join(dir, 'logs', `nats${i + 1}.log`)), port };
+  });
+}
+
+/**
+ * Starts nginx in front of the nodes (its configuration, pid file and temporary files under `dir`,
+ * which must have a `logs` folder); its pid. `queuesOn`: new event queues (POST /register, and
+ * GET /events without a queue id) all go to that node — the API tests' cluster mode, whose tests
+ * look into one node's queues.
+ */
+export function startProxy(
+  dir: string,
+  proxyPort: number,
+  nodes: Pick<NodeRecord, 'name' | 'port'>[],
+  queuesOn?: string,
+): number {
+  fs.mkdirSync(path.join(dir, 'nginx'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConfig(dir, proxyPort, nodes, queuesOn));
+  return start(
+    binary('nginx'),
+    ['-c', path.join(dir, 'nginx.conf'), '-p', path.join(dir, 'nginx')],
+    path.join(dir, 'logs', 'nginx.log'),
+  );
+}
+
+function nginxConfig(
+  dir: string,
+  proxyPort: number,
+  nodes: Pick<NodeRecord, 'name' | 'port'>[],
+  queuesOn?: string,
+): string {
   // A queue's node first; when it is down, another node answers BAD_EVENT_QUEUE_ID and the client
   // registers again.
   const upstreams = nodes
@@ -138,6 +187,14 @@ function nginxConfig(dir: string, proxyPort: number, nodes: NodeRecord[]): strin
   const all = nodes.map((n) => `server 127.0.0.1:${n.port};`).join(' ');
   const routes = nodes.map((n) => `    ~^${n.name}- ${n.name};`).join('\n');
   const tmp = path.join(dir, 'nginx');
+  const queueRoutes = queuesOn
+    ? `  map $arg_queue_id $confab_queue_node {\n${routes}\n    default ${queuesOn};\n  }\n`
+    : '';
+  const queueLocations = queuesOn
+    ? `    location = /api/v1/register { proxy_pass http://${queuesOn}; }
+    location = /api/v1/events { proxy_pass http://$confab_queue_node; }
+`
+    : '';
   return `daemon off;
 worker_processes 1;
 pid ${path.join(dir, 'nginx.pid')};
@@ -156,23 +213,21 @@ http {
 ${routes}
     default all;
   }
-  map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
+${queueRoutes}  map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
 ${upstreams}
   upstream all { ${all} keepalive 64; }
   server {
     listen 127.0.0.1:${proxyPort};
-    location / {
-      proxy_pass http://$confab_node;
-      proxy_http_version 1.1;
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $remote_addr;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_read_timeout 120s;
-      proxy_buffering off;
-      proxy_request_buffering off;
-    }
-  }
+    proxy_http_version 1.1;
+    proxy_set_header Host $http_host;
+    proxy_set_header X-Forwarded-For $remote_addr;
+    proxy_set_header Upgrade $http_upgrade;
+    proxy_set_header Connection $connection_upgrade;
+    proxy_read_timeout 120s;
+    proxy_buffering off;
+    proxy_request_buffering off;
+    location / { proxy_pass http://$confab_node; }
+${queueLocations}  }
 }
 `;
 }
@@ -252,13 +307,7 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
     env: { EXTERNAL_HOST: `127.0.0.1:${proxyPort}`, TRUSTED_PROXIES: '127.0.0.1', ...opts.env },
   };
   try {
-    const natsBin = binary('nats-server');
-    for (let i = 0; i < n; i++) {
-      const conf = path.join(dir, 'nats', `nats${i + 1}.conf`);
-      fs.writeFileSync(conf, natsConfig(dir, i, clientPorts, routePorts));
-      const pid = start(natsBin, ['-c', conf], path.join(dir, 'logs', `nats${i + 1}.log`));
-      rec.nats.push({ pid, port: clientPorts[i]! });
-    }
+    rec.nats = startNatsServers(dir, clientPorts, routePorts);
     writeRecord(rec);
     const ownerFile = path.join(dir, 'owner.json');
     for (let i = 0; i < n; i++) startNode(rec, i, i === 0 ? ownerFile : undefined);
@@ -266,12 +315,7 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
     for (let i = 0; i < n; i++) await nodeReady(rec, i);
     await waitFor('the first realm', () => fs.existsSync(ownerFile));
     rec.owner = JSON.parse(fs.readFileSync(ownerFile, 'utf8')) as ClusterRecord['owner'];
-    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConfig(dir, proxyPort, rec.nodes));
-    rec.proxyPid = start(
-      binary('nginx'),
-      ['-c', path.join(dir, 'nginx.conf'), '-p', path.join(dir, 'nginx')],
-      path.join(dir, 'logs', 'nginx.log'),
-    );
+    rec.proxyPid = startProxy(dir, proxyPort, rec.nodes);
     writeRecord(rec);
     await waitFor('the proxy', () => answers(`${rec.url}/api/v1/server_settings`));
     return rec;

@@ -6,6 +6,8 @@
  *   CLUSTER_REPLICAS   JetStream replicas of the log and the leases (default 3)
  *   CLUSTER_LEASE_MS   lease time (default 3000)
  *   CLUSTER_SNAPSHOT_EVERY  log entries between snapshots (default 10000)
+ *   CLUSTER_NAMESPACE  a prefix for the cluster's stream, buckets and subjects (default none), for
+ *                      clusters sharing one NATS cluster
  *   CLUSTER_BOOTSTRAP  a file: on an empty cluster, this node creates the first realm and writes
  *                      its owner's credentials there (JSON)
  * A database holding commits the log never acknowledged (this node died as an owner between its
@@ -19,6 +21,7 @@ import { createServer } from '../server.js';
 import { stopOnSignals } from '../signals.js';
 import { openDatabase } from '../storage/db.js';
 import { hasUnackedCommits } from '../storage/replication.js';
+import { clusterNames } from './jetstream.js';
 import { restoreSnapshot } from './snapshot.js';
 
 function discardDivergedCopy(dataDir: string): void {
@@ -40,7 +43,8 @@ async function main(): Promise<void> {
   if (node === '' || servers.length === 0)
     throw new Error('CLUSTER_NODE and CLUSTER_NATS are required');
   discardDivergedCopy(config.dataDir);
-  const restored = await restoreSnapshot(servers, config.dataDir);
+  const namespace = process.env.CLUSTER_NAMESPACE ?? '';
+  const restored = await restoreSnapshot(servers, clusterNames(namespace), config.dataDir);
   if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
   const server = await createServer({
     ...config,
@@ -48,6 +52,7 @@ async function main(): Promise<void> {
     cluster: {
       node,
       servers,
+      namespace,
       replicas: Number(process.env.CLUSTER_REPLICAS ?? 3),
       leaseMs: Number(process.env.CLUSTER_LEASE_MS ?? 3000),
       snapshotEvery: Number(process.env.CLUSTER_SNAPSHOT_EVERY ?? 10_000),

@@ -35,18 +35,20 @@ import type { EventQueues } from '../../actors/event-queues.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
 import type { CommitLog } from '../../actors/realm.machine.js';
 import type { EventPublisher, OutboundEvent } from '../lib/events.js';
+import { JsonableError } from '../lib/errors.js';
 import { pack, unpack } from '../lib/pack.js';
 import { Replication, type RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
 import { answerForwarded, askOwner, FORWARD_DEADLINE_MS, fromWireError } from './forwarding.js';
 import {
   appendEntry,
-  LOG_SUBJECT,
+  clusterNames,
   NotOwnerError,
   connectJetStream,
   patiently,
+  sharedTemporaryUrlKey,
   sleep,
-  STREAM,
+  type ClusterNames,
   type Entry,
 } from './jetstream.js';
 import { LeaseBucket } from './leases.js';
@@ -60,10 +62,17 @@ export type ClusterOptions = {
   node: string;
   /** JetStream replicas of the log and the lease bucket (the NATS cluster's size, at most 5). */
   replicas: number;
+  /** Prefix of the stream, buckets and subjects (clusterNames); default none. */
+  namespace?: string;
   /** Lease time (ms): how long an owner that stopped renewing keeps a realm. Default 3000. */
   leaseMs?: number;
   /** A node owning no realm writes a snapshot after this many log entries; default 10,000. */
   snapshotEvery?: number;
+  /**
+   * How long a request on a node that does not own its realm waits for this node to apply what the
+   * log held when it arrived (the read barrier) before it is answered 503; default 5000.
+   */
+  readBarrierMs?: number;
   /** Where the snapshot file is written before it is uploaded (DATA_DIR/tmp). */
   tmpDir?: string;
   /** What to do when this node must stop (its database holds commits the log refused). */
@@ -78,10 +87,21 @@ type Owned = {
   sub: Subscription;
 };
 
+/** A read on a node that could not catch up with the log in time (the read barrier). */
+export class CatchingUpError extends JsonableError {
+  constructor() {
+    super('This server is catching up with the cluster; try again', {
+      code: 'BAD_REQUEST',
+      status: 503,
+    });
+  }
+}
+
 export class ClusterNode implements RealmPlacement, CommitLog {
   /** This process's incarnation: entries it wrote carry it (a restarted node is another). */
   readonly incarnation = crypto.randomBytes(6).toString('hex');
   private readonly leaseMs: number;
+  private readonly names: ClusterNames;
   private readonly leases: LeaseBucket;
   private readonly replication: Replication;
   private registry: RealmRegistry | null = null;
@@ -91,6 +111,9 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private readonly lastOfRealm = new Map<number, number>();
   private applied: number;
   private waiters: { seq: number; resolve: () => void }[] = [];
+  /** The question for the log's last position under way, and the one to ask after it. */
+  private positionAsked: Promise<number> | null = null;
+  private positionNext: Promise<number> | null = null;
   private consumer: ConsumerMessages | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   /** Lease renewals in flight (a graceful stop waits for them before giving the leases up). */
@@ -108,6 +131,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     kv: KV,
+    /** Signs temporary upload URLs: the same on every node (sharedTemporaryUrlKey). */
+    readonly temporaryUrlKey: Buffer,
     /** Uploaded files (src/cluster/uploads.ts). */
     readonly files: ObjectStore,
     private readonly snapshots: ObjectStore,
@@ -115,6 +140,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     private readonly queues: EventQueues,
   ) {
     this.leaseMs = opts.leaseMs ?? 3000;
+    this.names = clusterNames(opts.namespace);
     this.leases = new LeaseBucket(kv, opts.node, this.incarnation, this.leaseMs);
     this.replication = new Replication(store);
     this.applied = this.replication.state().applied;
@@ -123,8 +149,16 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   /** Connects to NATS, makes sure the log stream and the lease bucket exist. */
   static async join(opts: ClusterOptions, store: Store, queues: EventQueues): Promise<ClusterNode> {
     if (!/^[a-z0-9]{1,16}$/i.test(opts.node)) throw new Error(`bad node name ${opts.node}`);
-    const { nc, js, jsm, kv, files, snapshots } = await connectJetStream(opts);
-    return new ClusterNode(opts, nc, js, jsm, kv, files, snapshots, store, queues);
+    const names = clusterNames(opts.namespace);
+    const { nc, js, jsm, kv, files, snapshots } = await connectJetStream({ ...opts, names });
+    let key: Buffer;
+    try {
+      key = await sharedTemporaryUrlKey(kv);
+    } catch (err) {
+      await nc.close();
+      throw err;
+    }
+    return new ClusterNode(opts, nc, js, jsm, kv, key, files, snapshots, store, queues);
   }
 
   get log(): CommitLog {
@@ -143,12 +177,13 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   /** Starts applying the log and taking part in the leases. */
   async start(registry: RealmRegistry): Promise<void> {
     this.registry = registry;
-    this.ephemeral = this.nc.subscribe(`confab.ephemeral.>`, {
+    this.ephemeral = this.nc.subscribe(`${this.names.ephemeral}.>`, {
       callback: (err, msg) => {
         if (err) return;
-        const realmId = Number(msg.subject.split('.')[2]);
+        const realmId = Number(msg.subject.slice(this.names.ephemeral.length + 1));
         try {
-          this.queues.publish(realmId, unpack<OutboundEvent[]>(msg.data));
+          const [from, events] = unpack<[string, OutboundEvent[]]>(msg.data);
+          if (from !== this.incarnation) this.queues.publish(realmId, events);
         } catch (e) {
           console.error('delivering ephemeral events failed', e);
         }
@@ -157,7 +192,10 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     const since = Date.now();
     const consumer = await patiently(
       () =>
-        this.js.consumers.get(STREAM, this.applied > 0 ? { opt_start_seq: this.applied + 1 } : {}),
+        this.js.consumers.get(
+          this.names.stream,
+          this.applied > 0 ? { opt_start_seq: this.applied + 1 } : {},
+        ),
       since,
     );
     this.consumer = await consumer.consume();
@@ -169,16 +207,64 @@ export class ClusterNode implements RealmPlacement, CommitLog {
 
   /** Resolves once everything the stream held when called is applied here. */
   async caughtUp(): Promise<void> {
-    const info = await this.jsm.streams.info(STREAM);
-    await this.waitApplied(info.state.last_seq);
+    await this.waitApplied(await this.lastPosition());
   }
 
-  /** What event-publishing code outside the realm actor uses (typing, presence): every node's queues. */
+  /**
+   * The log's last position (the stream's last sequence) as JetStream states it after this call.
+   * One question serves every caller that arrives before it is sent; callers arriving while it
+   * is under way share the next one, sent when it is answered (its answer may predate them).
+   */
+  private lastPosition(): Promise<number> {
+    if (this.positionAsked === null) {
+      this.positionAsked = this.jsm.streams
+        .info(this.names.stream)
+        .then((info) => info.state.last_seq)
+        .finally(() => (this.positionAsked = null));
+      return this.positionAsked;
+    }
+    this.positionNext ??= this.positionAsked
+      .catch(() => 0)
+      .then(() => {
+        this.positionNext = null;
+        return this.lastPosition();
+      });
+    return this.positionNext;
+  }
+
+  /**
+   * The read barrier (docs/cluster.md "Guarantees"), run before every request on a node that
+   * does not own the request's realm: resolves once this node has applied everything the log
+   * held when the request arrived, so the request sees every write acknowledged before it, made
+   * through any node. Past `readBarrierMs` (the log does not answer, or this node lags that far)
+   * it rejects with a 503: the client asks again, perhaps another node.
+   */
+  readBarrier(): Promise<void> {
+    const ms = this.opts.readBarrierMs ?? 5000;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new CatchingUpError()), ms);
+    });
+    const ready = this.lastPosition().then(
+      (seq) => this.waitApplied(seq),
+      () => {
+        throw new CatchingUpError();
+      },
+    );
+    return Promise.race([ready, late]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * What event-publishing code outside the realm actor uses (typing, presence): this node's
+   * queues at once, every other node's over NATS (they reach them a moment later).
+   */
   readonly publisher: EventPublisher = {
     publish: (realmId: number, events: readonly OutboundEvent[]) => {
       if (this.closed) return;
-      this.nc.publish(`confab.ephemeral.${realmId}`, pack(events));
+      this.queues.publish(realmId, events);
+      this.nc.publish(`${this.names.ephemeral}.${realmId}`, pack([this.incarnation, events]));
     },
+    delivered: () => (this.closed ? Promise.resolve() : this.nc.flush()),
   };
 
   // ---- applying the log ---------------------------------------------------------------------
@@ -187,7 +273,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     for await (const m of messages) {
       if (m.seq <= this.applied) continue;
       try {
-        this.onEntry(m.seq, Number(m.subject.slice(LOG_SUBJECT.length + 1)), unpack<Entry>(m.data));
+        const realmId = Number(m.subject.slice(this.names.log.length + 1));
+        this.onEntry(m.seq, realmId, unpack<Entry>(m.data));
       } catch (err) {
         // A node that cannot apply the log must not serve from a diverged copy.
         this.die(`applying log entry ${m.seq} failed: ${String(err)}`);
@@ -209,15 +296,23 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     }
     this.applied = seq;
     this.maybeSnapshot();
-    if (e.k === 'batch') {
-      if (e.events.length > 0) this.queues.publish(realmId, e.events);
-      for (const users of e.ended) this.queues.endSessions(realmId, users);
-    }
+    // This node delivered its own entries' events at their COMMIT (`append`).
+    if (e.k === 'batch' && !mine) this.deliver(realmId, e.events, e.ended);
     if (this.waiters.length > 0) {
       const due = this.waiters.filter((w) => w.seq <= seq);
       this.waiters = this.waiters.filter((w) => w.seq > seq);
       for (const w of due) w.resolve();
     }
+  }
+
+  /** A batch's events to this node's queues, then the sessions it ended. */
+  private deliver(
+    realmId: number,
+    events: readonly OutboundEvent[],
+    ended: readonly (readonly number[] | null)[],
+  ): void {
+    if (events.length > 0) this.queues.publish(realmId, events);
+    for (const users of ended) this.queues.endSessions(realmId, users);
   }
 
   // ---- snapshots ----------------------------------------------------------------------------
@@ -305,7 +400,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
         try {
           const ack = await this.append1(realmId, entry, expect);
           // Keep the lease alive while we were catching up: renew on the next tick.
-          const sub = this.nc.subscribe(`confab.cmd.${realmId}`, {
+          const sub = this.nc.subscribe(`${this.names.cmd}.${realmId}`, {
             queue: 'owner',
             callback: (err, msg) => {
               if (err) return;
@@ -358,6 +453,11 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       if (changes.length > 0) this.die(`committed realm ${realmId} without its lease`);
       return Promise.reject(new NotOwnerError());
     }
+    // This node's own queues get the batch's events now, right after its COMMIT, as in the
+    // single-process server: a queue registered between the COMMIT and the entry's coming back
+    // from the log would find the rows in its snapshot and then get their events too. Other
+    // nodes deliver them from the log (onEntry), where rows and events land together.
+    this.deliver(realmId, events, ended);
     const empty = changes.length === 0 && events.length === 0 && ended.length === 0;
     const step = o.tail.then(async () => {
       if (empty) return;
@@ -387,6 +487,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private async append1(realmId: number, entry: Entry, expectLast: number): Promise<number> {
     return appendEntry(
       this.js,
+      this.names,
       realmId,
       entry,
       'Nats-Expected-Last-Subject-Sequence',
@@ -402,7 +503,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     const body = pack({ type, payload });
     for (;;) {
       if (this.owned.has(realmId)) return this.registry!.get(realmId)!.askHere(type, payload);
-      const reply = await askOwner(this.nc, realmId, body, deadline);
+      const reply = await askOwner(this.nc, `${this.names.cmd}.${realmId}`, body, deadline);
       if (!reply) continue;
       if (!reply.ok) throw fromWireError(reply.error);
       await this.waitApplied(reply.seq);
@@ -432,7 +533,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   async bootstrap<T extends { realm_id: number }>(
     create: () => Promise<T | null>,
   ): Promise<T | null> {
-    const info = await patiently(() => this.jsm.streams.info(STREAM));
+    const info = await patiently(() => this.jsm.streams.info(this.names.stream));
     if (info.state.last_seq > 0 || this.store.realms.all().length > 0) return null;
     this.bootstrapping = true;
     try {
@@ -452,6 +553,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       try {
         await appendEntry(
           this.js,
+          this.names,
           created.realm_id,
           entry,
           'Nats-Expected-Last-Sequence',
@@ -468,6 +570,53 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     }
   }
 
+  /**
+   * A realm created on this node outside any realm actor (a test fixture; the first realm goes
+   * through `bootstrap`): `create` writes its rows synchronously (so no other batch is sealed in
+   * between), and they become the first entry of the realm's subject. This node claims the
+   * realm's lease before the entry is appended, so no other node can take the realm first, and
+   * owns it from then on. A realm id another node claimed already stops this node (its copy has
+   * the other realm's id for rows the log does not hold).
+   */
+  async addRealm<T extends { realm_id: number }>(create: () => T): Promise<T> {
+    const created = create();
+    const realmId = created.realm_id;
+    const changes = this.replication.seal();
+    this.replication.noteUnacked(1);
+    this.acquiring.add(realmId);
+    let term: number;
+    try {
+      term = await this.leases.claim(realmId);
+      if (term === 0) throw new Error('its lease is held elsewhere');
+      const entry: Entry = {
+        k: 'batch',
+        node: this.opts.node,
+        inc: this.incarnation,
+        term,
+        changes,
+        events: [],
+        ended: [],
+      };
+      await appendEntry(
+        this.js,
+        this.names,
+        realmId,
+        entry,
+        'Nats-Expected-Last-Subject-Sequence',
+        0,
+      );
+    } catch (err) {
+      this.die(`realm ${realmId} exists on another node (${String(err)})`);
+      throw err;
+    } finally {
+      this.acquiring.delete(realmId);
+    }
+    this.registry?.noteRealmCreated(realmId);
+    await this.takeOver(realmId, term);
+    if (!this.owned.has(realmId)) throw new Error(`realm ${realmId}: its lease marker failed`);
+    return created;
+  }
+
   async status(): Promise<{
     node: string;
     applied: number;
@@ -475,7 +624,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     lag: number;
     owns: number[];
   }> {
-    const info = await this.jsm.streams.info(STREAM);
+    const info = await this.jsm.streams.info(this.names.stream);
     return {
       node: this.opts.node,
       applied: this.applied,
@@ -488,8 +637,17 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   /** Stops renewing, gives the leases up (another node takes the realms at once) and disconnects. */
   async close(): Promise<void> {
     if (this.closed) return;
-    // Appends still in flight finish first: their clients are waiting.
+    // Appends still in flight finish first: their clients are waiting. Then this node applies
+    // them, so that the queues it saves (which had their events at COMMIT) and its log position
+    // agree: started again, it does not deliver them a second time.
     await Promise.all([...this.owned.values()].map((o) => o.tail));
+    const appended = Math.max(0, ...[...this.owned.values()].map((o) => o.last));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.waitApplied(appended),
+      new Promise((resolve) => (timer = setTimeout(resolve, 5000))),
+    ]);
+    clearTimeout(timer);
     this.closed = true;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const o of this.owned.values()) o.sub.unsubscribe();

@@ -16,12 +16,16 @@ import {
   isNoAnswer,
   JETSTREAM_TIMEOUT_MS,
   patiently,
-  SNAPSHOTS,
   SNAPSHOT_NAME,
+  type ClusterNames,
 } from './jetstream.js';
 
 /** Restores the newest snapshot into an empty data directory; its log position, or null. */
-export async function restoreSnapshot(servers: string[], dataDir: string): Promise<number | null> {
+export async function restoreSnapshot(
+  servers: string[],
+  names: ClusterNames,
+  dataDir: string,
+): Promise<number | null> {
   const file = path.join(dataDir, 'confab.sqlite3');
   if (fs.existsSync(file)) return null;
   const nc = await connect({ servers, name: 'confab-restore' });
@@ -35,7 +39,7 @@ export async function restoreSnapshot(servers: string[], dataDir: string): Promi
     );
     const exists = await patiently(
       () =>
-        jsm.streams.info(`OBJ_${SNAPSHOTS}`).then(
+        jsm.streams.info(`OBJ_${names.snapshots}`).then(
           () => true,
           (err: unknown) => {
             if (isNoAnswer(err)) throw err;
@@ -46,7 +50,7 @@ export async function restoreSnapshot(servers: string[], dataDir: string): Promi
     );
     if (!exists) return null;
     const bucket = await patiently(
-      () => nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.os(SNAPSHOTS),
+      () => nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.os(names.snapshots),
       since,
     );
     const result = await patiently(() => bucket.get(SNAPSHOT_NAME), since);

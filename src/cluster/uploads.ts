@@ -18,8 +18,17 @@ import {
 } from '../lib/thumbnail-formats.js';
 import { UploadFiles } from '../storage/upload-files.js';
 
+/**
+ * An upload's object in the bucket: its path id with every character but `/` and URI-unreserved
+ * ASCII percent-encoded (as UTF-8). nats.js base64-encodes an object's name with `btoa`, which
+ * throws on characters past U+00FF (a Unicode file name such as `日本語.txt`: the upload answered
+ * 500). Path ids are sanitized to such characters, so ASCII ones keep their name.
+ */
+const fileObject = (pathId: string) => encodeURIComponent(pathId).replaceAll('%2F', '/');
+
 /** A thumbnail's object in the bucket. */
-const thumbnailObject = (pathId: string, format: string) => `thumbnail/${pathId}/${format}`;
+const thumbnailObject = (pathId: string, format: string) =>
+  `thumbnail/${fileObject(pathId)}/${format}`;
 
 export class ReplicatedUploadFiles extends UploadFiles {
   private readonly tmpDir: string;
@@ -34,7 +43,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
   override async place(tmpPath: string, pathId: string): Promise<void> {
     const body = Readable.toWeb(fs.createReadStream(tmpPath)) as ReadableStream<Uint8Array>;
-    await this.bucket.put({ name: pathId }, body);
+    await this.bucket.put({ name: fileObject(pathId) }, body);
     await super.place(tmpPath, pathId);
   }
 
@@ -55,7 +64,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
       await super.placeThumbnail(pathId, thumbnailFormat, Buffer.from(blob));
       return true;
     }
-    const result = await this.bucket.get(pathId).catch(() => null);
+    const result = await this.bucket.get(fileObject(pathId)).catch(() => null);
     if (!result) return false;
     await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
@@ -84,11 +93,11 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
   override async exists(pathId: string): Promise<boolean> {
     if (await super.exists(pathId)) return true;
-    return (await this.bucket.info(pathId).catch(() => null)) !== null;
+    return (await this.bucket.info(fileObject(pathId)).catch(() => null)) !== null;
   }
 
   override async remove(pathId: string): Promise<void> {
-    await this.bucket.delete(pathId).catch(() => undefined);
+    await this.bucket.delete(fileObject(pathId)).catch(() => undefined);
     await Promise.all(
       [...THUMBNAIL_OUTPUT_FORMATS, TRANSCODED_IMAGE_FORMAT].map((f) =>
         this.bucket.delete(thumbnailObject(pathId, formatName(f))).catch(() => undefined),

@@ -63,8 +63,9 @@ export const sendMessage = endpoint({
     }
     const content = normalizeContent(p.content);
     const client = clientNameFromUserAgent(req.userAgent);
-    // Local echo: the local id goes back only to the sender's own queue.
-    const ownQueue = p.queue_id !== undefined && server.queues.get(p.queue_id)?.userId === user.id;
+    // Local echo: the local id goes back only to the sender's own queue (the event fan-out checks
+    // the queue is the sender's: in a cluster it may be on another node).
+    const localEcho = p.queue_id !== undefined && p.local_id !== undefined;
     const context = renderContextFor(server.config, server.store, realm.view);
     const r = await server.renderer.render(
       content,
@@ -77,8 +78,8 @@ export const sendMessage = endpoint({
       ...preparedContent(content, r),
       client,
       read_by_sender: p.read_by_sender ?? defaultReadBySender(client),
-      queue_id: ownQueue ? p.queue_id : undefined,
-      local_id: ownQueue ? p.local_id : undefined,
+      queue_id: localEcho ? p.queue_id : undefined,
+      local_id: localEcho ? p.local_id : undefined,
     });
   },
 });

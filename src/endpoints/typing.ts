@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { nowSeconds } from '../config.js';
 import { JsonableError, MissingTopicError } from '../lib/errors.js';
-import { EMPTY_TOPIC_DISPLAY_NAME } from '../lib/events.js';
+import { answered, EMPTY_TOPIC_DISPLAY_NAME } from '../lib/events.js';
 import { int, intList, oneOf, pathInt, str } from '../lib/params.js';
 import { channelTypingEvent, directTypingEvent, editTypingEvent } from '../lib/typing.js';
 import { accessMessage, checkMayEditContent, dmGroupMembers } from '../queries/messages.js';
@@ -47,7 +47,7 @@ export const setTypingStatus = endpoint({
         subscribers,
       );
       if (ev) server.publisher.publish(realm.id, [ev]);
-      return {};
+      return answered(server.publisher);
     }
     if (p.to === undefined) throw new JsonableError("Missing 'to' argument");
     if (p.to.length === 0) throw new JsonableError("Empty 'to' list");
@@ -63,7 +63,7 @@ export const setTypingStatus = endpoint({
     server.publisher.publish(realm.id, [
       directTypingEvent(typingPerson(view, user), participants, p.op),
     ]);
-    return {};
+    return answered(server.publisher);
   },
 });
 
@@ -111,6 +111,6 @@ export const setMessageEditTypingStatus = endpoint({
       );
     }
     if (ev) server.publisher.publish(realm.id, [ev]);
-    return {};
+    return answered(server.publisher);
   },
 });

@@ -16,7 +16,6 @@
  * - GET /api/v1/user_uploads/{realm_id_str}/{filename}: a temporary URL for the file, served
  *   without credentials at /user_uploads/temporary/<token>/<file name> until it expires.
  */
-import crypto from 'node:crypto';
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { FileBody, RawBody } from '../http/respond.js';
@@ -43,12 +42,6 @@ import { probeImage } from '../media/thumbnailer.js';
 import { validateAttachmentRequest } from '../queries/attachments.js';
 import type { AttachmentRow } from '../storage/attachments.js';
 import type { UploadFiles } from '../storage/upload-files.js';
-
-/**
- * Signs temporary URLs. Made at start: a restart (or another process) invalidates the URLs it
- * gave, which live a minute by default; clients ask for a new one.
- */
-const TEMPORARY_URL_KEY = crypto.randomBytes(32);
 
 /** What the file routes answer for anything that is not a file the caller may see. */
 function fileNotFound(): RawBody {
@@ -216,7 +209,7 @@ export const getFileTemporaryUrl = endpoint({
       throw new JsonableError('File not found.', { code: 'NOT_FOUND', status: 404 });
     }
     const token = signUploadToken(
-      TEMPORARY_URL_KEY,
+      server.temporaryUrlKey,
       pathId,
       server.config.clock() + server.config.uploadUrlLifetimeMs,
     );
@@ -233,7 +226,7 @@ export const serveTemporaryFile = endpoint({
   auth: 'none',
   params: z.object({ token: z.string(), filename: z.string() }),
   handle: async ({ server }, p) => {
-    const pathId = verifyUploadToken(TEMPORARY_URL_KEY, p.token, server.config.clock());
+    const pathId = verifyUploadToken(server.temporaryUrlKey, p.token, server.config.clock());
     if (pathId === null) throw new JsonableError('Invalid token');
     if (pathIdFileName(pathId) !== p.filename) throw new JsonableError('Invalid filename');
     const row = server.store.attachments.byPathId(pathId);

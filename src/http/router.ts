@@ -253,8 +253,36 @@ function tooLarge(ep: Endpoint, server: ServerContext, limit: number): JsonableE
   return new RequestTooLargeError(limit);
 }
 
-/** Realm, authentication, parameters, handler, response. Never throws. */
+/**
+ * A cluster node first waits for its copy to hold every write acknowledged before the request
+ * arrived, unless it owns the request's realm (ServerContext.readBarrier); then `runHere`.
+ */
 function run(
+  res: HttpResponse,
+  ctx: RequestContext,
+  ep: Endpoint,
+  server: ServerContext,
+  raw: RawParams,
+  leave: () => void,
+): void {
+  const barrier = server.readBarrier?.(
+    resolveRealm(server.realms, ctx.host, server.config.externalHost)?.id,
+  );
+  if (!barrier) {
+    runHere(res, ctx, ep, server, raw, leave);
+    return;
+  }
+  barrier.then(
+    () => runHere(res, ctx, ep, server, raw, leave),
+    (err: unknown) => {
+      sendError(res, ctx, err);
+      leave();
+    },
+  );
+}
+
+/** Realm, authentication, parameters, handler, response. Never throws. */
+function runHere(
   res: HttpResponse,
   ctx: RequestContext,
   ep: Endpoint,

@@ -94,6 +94,13 @@ export type MessageDelivery = {
 export interface EventPublisher {
   publish(realmId: number, events: readonly OutboundEvent[]): void;
   /**
+   * Resolves once what was published so far has left this process for the queues it does not
+   * hold (a cluster node: flushed to NATS, which relays it to the other nodes in order); absent
+   * where every queue is local. Endpoints publishing outside the log (typing) answer after it, so
+   * a client told "done" polls a queue on another node after the event is on its way there.
+   */
+  delivered?(): Promise<void>;
+  /**
    * After a deactivation committed and its events were published: ends the sessions (event
    * queues, held polls, sockets) of these users of the realm, or of all of them (null).
    */
@@ -102,3 +109,18 @@ export interface EventPublisher {
 
 /** What clients without the `empty_topic_name` capability see instead of the empty topic. */
 export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
+
+/**
+ * An endpoint's empty answer, given once the events it published are on their way to every queue
+ * (EventPublisher.delivered); at once where every queue is local. Delivery stays best-effort: a
+ * failed flush still answers success, as the events were published.
+ */
+export function answered(
+  p: EventPublisher,
+): Record<string, never> | Promise<Record<string, never>> {
+  if (!p.delivered) return {};
+  return p.delivered().then(
+    () => ({}),
+    () => ({}),
+  );
+}

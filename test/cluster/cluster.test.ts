@@ -25,7 +25,7 @@ import {
   up,
   type ClusterRecord,
 } from '../../src/cluster/local.js';
-import { LEASES } from '../../src/cluster/jetstream.js';
+import { clusterNames } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
 import { request, upload } from '../helpers/uploads.js';
@@ -211,6 +211,31 @@ async function run(): Promise<void> {
     const viaProxy = await request(api, 'GET', 'hamlet', uri);
     t.ok(viaProxy.body.equals(data), 'and through the proxy');
   });
+
+  t.test(
+    'a Unicode-named upload and a temporary URL made on one node work on every node',
+    async (t) => {
+      const data = Buffer.from('unicode file '.repeat(100));
+      const res = await upload(via(nodeUrl('n3')), 'hamlet', [
+        { filename: '日本語 ファイル.txt', data },
+      ]);
+      const uri = assertSuccess(t, res, 'upload through n3').uri as string;
+      t.match(uri, /\/日本語-ファイル\.txt$/, 'its path id keeps the Unicode name');
+      for (const n of rec.nodes) {
+        const got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', encodeURI(uri));
+        t.equal(got.status, 200, `GET on ${n.name}`);
+        t.ok(got.body.equals(data), `${n.name} serves the same bytes`);
+      }
+      // Minted on n3 (the signing key is the cluster's, not the process's).
+      const minted = await via(nodeUrl('n3')).get('hamlet', `/api/v1${encodeURI(uri)}`);
+      const temporary = assertSuccess(t, minted, 'temporary URL from n3').url as string;
+      for (const n of rec.nodes) {
+        const got = await request(via(nodeUrl(n.name)), 'GET', null, temporary);
+        t.equal(got.status, 200, `the temporary URL works on ${n.name} without credentials`);
+        t.ok(got.body.equals(data), `${n.name} serves it`);
+      }
+    },
+  );
 
   t.test("an uploaded image's thumbnail is served by every node", async (t) => {
     const photo = await sharp({
@@ -469,7 +494,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function leaseEntry(rec: ClusterRecord): Promise<string | null> {
   const nc = await connect({ servers: rec.natsUrls });
   try {
-    const e = await (await nc.jetstream().views.kv(LEASES)).get('realm-1');
+    const e = await (await nc.jetstream().views.kv(clusterNames().leases)).get('realm-1');
     if (!e || e.operation !== 'PUT') return null;
     return (JSON.parse(e.string()) as { node: string }).node;
   } finally {
@@ -480,7 +505,7 @@ async function leaseEntry(rec: ClusterRecord): Promise<string | null> {
 async function leaseHolder(rec: ClusterRecord): Promise<string> {
   const nc = await connect({ servers: rec.natsUrls });
   try {
-    const kv = await nc.jetstream().views.kv(LEASES);
+    const kv = await nc.jetstream().views.kv(clusterNames().leases);
     const e = await kv.get('realm-1');
     return (JSON.parse(e!.string()) as { node: string }).node;
   } finally {

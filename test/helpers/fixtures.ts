@@ -41,7 +41,7 @@ export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fi
   const store = server.store;
   const password = (name: string) => `secret-${name}`;
   const now = nowSeconds(config);
-  const owner = doCreateRealm(store, {
+  const args = {
     name: stringId === '' ? 'Zulip Dev' : `Realm ${stringId}`,
     string_id: stringId,
     owner_email: 'desdemona@zulip.com',
@@ -49,7 +49,12 @@ export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fi
     owner_password_hash: await hashPassword(password('desdemona'), config.scryptN),
     owner_can_create_users: false,
     now,
-  });
+  };
+  // On a cluster node (CONFAB_TEST_CLUSTER, cluster-server.ts) the realm's rows, written outside
+  // the realm actor, reach the other nodes as the first entry of its log, and this node owns it.
+  const owner = server.cluster
+    ? await server.cluster.addRealm(() => doCreateRealm(store, args))
+    : doCreateRealm(store, args);
   realms.noteRealmCreated(owner.realm_id);
   const realm = realms.get(owner.realm_id)!;
   const users: Record<string, FixtureUser> = {

@@ -1,12 +1,16 @@
 /**
  * The real server for a test: an ephemeral port, a temporary data directory (removed by tap), a
  * low scrypt cost, the test-only routes, and a seeded realm (see fixtures.ts). Closed at teardown.
+ * With CONFAB_TEST_CLUSTER=1, a three-node cluster behind nginx instead (cluster-server.ts).
  */
 import type { Test } from 'tap';
 import { createServer, type ConfabServer, type ServerOptions } from '../../src/server.js';
 import { seedRealm, type Fixture } from './fixtures.js';
 import { ApiClient } from './api.js';
 import type { WireEvent } from '../../src/lib/events.js';
+
+/** Whether startServer() makes three-node clusters (CONFAB_TEST_CLUSTER=1, cluster-server.ts). */
+export const CLUSTER_MODE = process.env.CONFAB_TEST_CLUSTER === '1';
 
 export type TappedEvent = { realmId: number; event: WireEvent; users: readonly number[] };
 
@@ -21,6 +25,7 @@ export type TestServer = {
 };
 
 export async function startServer(t: Test, opts: ServerOptions = {}): Promise<TestServer> {
+  if (CLUSTER_MODE) return (await import('./cluster-server.js')).startClusterServer(t, opts);
   const dataDir = opts.dataDir ?? t.testdir();
   const events: TappedEvent[] = [];
   const userTap = opts.eventTap;

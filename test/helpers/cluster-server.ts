@@ -1,0 +1,318 @@
+/**
+ * startServer() in cluster mode (CONFAB_TEST_CLUSTER=1; docs/cluster.md "Tests"): the test's
+ * server is node n1 of a three-node cluster, and `url`, `api` and `server.url`/`server.port` are
+ * those of nginx in front of the three nodes, so the test's requests reach every node.
+ *
+ * - n1 runs in the test process (tests look into its store, realms, queues and event tap); it
+ *   creates the fixture realm, whose rows go through the log (seedRealm, ClusterNode.addRealm),
+ *   and owns it: its copy and its tap hold every acknowledged write.
+ * - n2 and n3 run in two host processes (cluster-host.ts), forked once per test process, with the
+ *   test's options (those that can cross a process: not `clock` or `eventTap`).
+ * - NATS: three servers in one JetStream cluster, those CONFAB_TEST_NATS names (the cluster
+ *   subset test starts them once for all its files) or, without it, started once per test
+ *   process. Each test server gets its own namespace (CLUSTER_NAMESPACE), removed at teardown.
+ * - CONFAB_TEST_CLUSTER_QUEUES=n1: new event queues all go to n1 (for tests that look into its
+ *   queues); otherwise to any node, like everything but a queue's own requests.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect } from 'nats';
+import type { Test } from 'tap';
+import { clusterNames, clusterStreams, connectJetStream } from '../../src/cluster/jetstream.js';
+import {
+  alive,
+  answers,
+  ports,
+  sleep,
+  startNatsServers,
+  startProxy,
+  waitFor,
+} from '../../src/cluster/local.js';
+import type { ClusterOptions } from '../../src/cluster/node.js';
+import { createServer, type ConfabServer, type ServerOptions } from '../../src/server.js';
+import { ApiClient } from './api.js';
+import type { HostCommand, HostReply } from './cluster-host.js';
+import { seedRealm } from './fixtures.js';
+import type { TappedEvent, TestServer } from './server.js';
+
+const HOST_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cluster-host.js');
+
+/**
+ * Longer than the default (3 s): n1 shares the test process with the test, whose steps may keep
+ * the event loop longer than a default lease; failover is not what these tests are about.
+ */
+const LEASE_MS = 60_000;
+
+type Host = {
+  name: string;
+  ask(c: HostCommand): Promise<Extract<HostReply, { ok: true }>>;
+  child: ChildProcess;
+};
+
+type Shared = {
+  dir: string;
+  natsUrls: string[];
+  hosts: Host[];
+  /** The processes to stop when this process ends (NATS servers, proxies). */
+  pids: Set<number>;
+};
+
+let shared: Promise<Shared> | null = null;
+let serial = 0;
+/** The next test server's namespace, made while the current test runs (that takes seconds). */
+let prepared: Promise<string> | null = null;
+
+/** A new namespace with its stream and buckets made, as the first node to join would. */
+async function prepareNamespace(natsUrls: string[]): Promise<string> {
+  const namespace = `t${process.pid}x${++serial}`;
+  const { nc } = await connectJetStream({
+    servers: natsUrls,
+    node: 'prepare',
+    replicas: 3,
+    names: clusterNames(namespace),
+  });
+  await nc.close();
+  return namespace;
+}
+
+/**
+ * The flags and NODE_OPTIONS for a process of the cluster mode, without tap's module hooks
+ * (@tapjs/mock, @tapjs/processinfo; the suite runs without coverage): under them a test file's
+ * cluster servers took twice as long (upload.test.ts: 75 s instead of 37 s), every node's worker
+ * threads loading through the hooks again.
+ */
+export function withoutTapHooks(): { execArgv: string[]; env: NodeJS.ProcessEnv } {
+  const tap = (a: string) => a.includes('@tapjs/');
+  const nodeOptions = (process.env.NODE_OPTIONS ?? '')
+    .split(/\s+/)
+    .filter((a) => a !== '' && !tap(a.replace(/^"|"$/g, '')))
+    .join(' ');
+  return {
+    execArgv: process.execArgv.filter((a) => !tap(a)),
+    env: { ...process.env, NODE_OPTIONS: nodeOptions },
+  };
+}
+
+/** Forks a node host; resolves once it is ready for commands. */
+function forkHost(dir: string, name: string): Promise<Host> {
+  const log = path.join(dir, 'logs', `${name}.log`);
+  const fd = fs.openSync(log, 'a');
+  const child = fork(HOST_SCRIPT, [], {
+    ...withoutTapHooks(),
+    stdio: ['ignore', fd, fd, 'ipc'],
+    serialization: 'advanced',
+  });
+  fs.closeSync(fd);
+  let waiting: { resolve: (r: HostReply) => void; reject: (e: Error) => void } | null = null;
+  let gone: Error | null = null;
+  // Idle, the host keeps nothing of the test process alive (its exit handler stops the host).
+  const idle = () => {
+    child.unref();
+    child.channel?.unref();
+  };
+  child.on('message', (r: HostReply) => {
+    const w = waiting;
+    waiting = null;
+    idle();
+    w?.resolve(r);
+  });
+  child.on('exit', (code, signal) => {
+    gone = new Error(`node host ${name} exited (${code ?? signal}); its log: ${log}`);
+    waiting?.reject(gone);
+    waiting = null;
+  });
+  const next = () =>
+    new Promise<HostReply>((resolve, reject) => {
+      if (gone) return reject(gone);
+      waiting = { resolve, reject };
+      child.ref();
+      child.channel?.ref();
+    });
+  const ask = async (c: HostCommand) => {
+    const reply = next();
+    child.send(c);
+    const r = await reply;
+    if (!r.ok) throw new Error(`node host ${name}: ${r.error}`);
+    return r;
+  };
+  return next().then(() => ({ name, ask, child }));
+}
+
+async function startShared(): Promise<Shared> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-test-cluster-'));
+  fs.mkdirSync(path.join(dir, 'logs'));
+  const pids = new Set<number>();
+  const hosts: Host[] = [];
+  const cleanup = () => {
+    for (const h of hosts) h.child.kill('SIGKILL');
+    for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', cleanup);
+  // Killed (a test runner's timeout): the same, then die of the signal as before.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      cleanup();
+      process.kill(process.pid, signal);
+    });
+  let natsUrls = (process.env.CONFAB_TEST_NATS ?? '').split(',').filter((u) => u !== '');
+  if (natsUrls.length === 0) {
+    const nats = await startTestNats(dir);
+    for (const pid of nats.pids) pids.add(pid);
+    natsUrls = nats.urls;
+  }
+  hosts.push(...(await Promise.all(['n2', 'n3'].map((n) => forkHost(dir, n)))));
+  return { dir, natsUrls, hosts, pids };
+}
+
+function listens(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Three NATS servers in one JetStream cluster on free ports (their files under `dir`, which has a
+ * `logs` folder); resolves once each listens.
+ */
+export async function startTestNats(dir: string): Promise<{ urls: string[]; pids: number[] }> {
+  const p = await ports(6);
+  const nats = startNatsServers(dir, p.slice(0, 3), p.slice(3));
+  await waitFor('the NATS servers', () =>
+    Promise.all(nats.map((n) => listens(n.port))).then((l) => l.every(Boolean)),
+  );
+  return { urls: nats.map((n) => `nats://127.0.0.1:${n.port}`), pids: nats.map((n) => n.pid) };
+}
+
+/** Removes a test server's stream and buckets from the NATS cluster. */
+async function dropNamespace(natsUrls: string[], namespace: string): Promise<void> {
+  const nc = await connect({ servers: natsUrls });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for (const s of clusterStreams(clusterNames(namespace)))
+      await jsm.streams.delete(s).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
+}
+
+export async function startClusterServer(t: Test, opts: ServerOptions): Promise<TestServer> {
+  const sh = await (shared ??= startShared());
+  const namespace = await (prepared ?? prepareNamespace(sh.natsUrls));
+  prepared = prepareNamespace(sh.natsUrls);
+  prepared.catch(() => undefined); // a failure shows when the next test server awaits it
+  const dataDir = opts.dataDir ?? t.testdir();
+  const events: TappedEvent[] = [];
+  const userTap = opts.eventTap;
+  const common: ServerOptions = {
+    host: '127.0.0.1',
+    port: 0,
+    scryptN: 1024,
+    testRoutes: true,
+    externalHost: 'testserver.local',
+    rateLimits: null,
+    trustedProxies: ['127.0.0.1'],
+  };
+  const cluster = (node: string): ClusterOptions => ({
+    servers: sh.natsUrls,
+    node,
+    replicas: 3,
+    namespace,
+    leaseMs: LEASE_MS,
+  });
+  // What the other nodes get of the test's options: all but functions and n1's own.
+  const {
+    clock: _clock,
+    eventTap: _eventTap,
+    verboseSql: _verboseSql,
+    lock: _lock,
+    dataDir: _dataDir,
+    ...portable
+  } = opts;
+  const work = path.join(sh.dir, namespace);
+  fs.mkdirSync(path.join(work, 'logs'), { recursive: true });
+  // The nodes' ports are chosen here, so that nginx starts while the nodes do.
+  const [proxyPort, n1Port, ...hostPorts] = (await ports(2 + sh.hosts.length)) as [
+    number,
+    number,
+    ...number[],
+  ];
+  const proxyPid = startProxy(
+    work,
+    proxyPort,
+    [
+      { name: 'n1', port: n1Port },
+      ...sh.hosts.map((h, i) => ({ name: h.name, port: hostPorts[i]! })),
+    ],
+    process.env.CONFAB_TEST_CLUSTER_QUEUES || undefined,
+  );
+  sh.pids.add(proxyPid);
+  /** n1, once made (the teardown closes it). */
+  let made: ConfabServer | null = null;
+  const started: Host[] = [];
+  t.teardown(async () => {
+    if (alive(proxyPid)) process.kill(proxyPid, 'SIGTERM');
+    sh.pids.delete(proxyPid);
+    // The others first: n1 gives the realm's lease up as it stops, and a node still running
+    // would take the realm over.
+    await Promise.all(started.map((h) => h.ask({ cmd: 'stop' })));
+    await made?.close();
+    while (alive(proxyPid)) await sleep(20);
+    fs.rmSync(work, { recursive: true, force: true });
+    // In the background: the next test need not wait for it.
+    dropNamespace(sh.natsUrls, namespace).catch(() => undefined);
+  });
+  // n1 creates the fixture realm (claiming its lease first) while the other nodes start: they
+  // apply its log from wherever they join, and never hold the realm's lease.
+  const [{ server, fx }] = await Promise.all([
+    (async () => {
+      const server = (made = await createServer({
+        ...common,
+        ...opts,
+        port: n1Port,
+        dataDir,
+        queueIdPrefix: 'n1-',
+        cluster: cluster('n1'),
+        eventTap: (realmId, batch) => {
+          for (const e of batch) events.push({ realmId, event: e.event, users: e.users });
+          userTap?.(realmId, batch);
+        },
+      }));
+      return { server, fx: await seedRealm(server) };
+    })(),
+    ...sh.hosts.map(async (h, i) => {
+      started.push(h);
+      await h.ask({
+        cmd: 'start',
+        options: {
+          ...common,
+          ...portable,
+          port: hostPorts[i]!,
+          dataDir: path.join(work, h.name),
+          queueIdPrefix: `${h.name}-`,
+          cluster: cluster(h.name),
+        },
+      });
+    }),
+  ]);
+  const url = `http://127.0.0.1:${proxyPort}`;
+  for (const deadline = Date.now() + 20_000; !(await answers(`${url}/api/v1/server_settings`));) {
+    if (Date.now() > deadline) throw new Error(`the proxy did not answer; its logs: ${work}`);
+    await sleep(20);
+  }
+  // The test's server: n1, but addressed through the proxy.
+  const front = Object.create(server, {
+    url: { value: url },
+    port: { value: proxyPort },
+  }) as ConfabServer;
+  return { server: front, url, api: new ApiClient(url, fx), fx, dataDir, events };
+}
