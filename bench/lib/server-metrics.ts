@@ -43,7 +43,21 @@ export class ServerProbe {
 
   constructor(private readonly port: number) {}
 
-  async sample(): Promise<ServerFigures> {
+  /**
+   * The server's figures now. A sample asked for while another is under way shares its answer:
+   * a saturated server answers /metrics in seconds, and two overlapping samples would divide one's
+   * CPU time by the few milliseconds between their answers (a run once read 1557%).
+   */
+  sample(): Promise<ServerFigures> {
+    this.inFlight ??= this.sampleNow().finally(() => {
+      this.inFlight = null;
+    });
+    return this.inFlight;
+  }
+
+  private inFlight: Promise<ServerFigures> | null = null;
+
+  private async sampleNow(): Promise<ServerFigures> {
     if (this.source !== 'process') {
       const figures = await this.fromMetrics().catch(() => null);
       if (figures) {
