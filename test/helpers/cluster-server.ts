@@ -37,7 +37,7 @@ import { createServer, type ConfabServer, type ServerOptions } from '../../src/s
 import { ApiClient } from './api.js';
 import type { HostCommand, HostReply } from './cluster-host.js';
 import { seedRealm } from './fixtures.js';
-import type { TappedEvent, TestServer } from './server.js';
+import { recordingTap, TEST_SERVER_OPTIONS, type TappedEvent, type TestServer } from './server.js';
 
 const HOST_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cluster-host.js');
 
@@ -212,16 +212,7 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
   prepared.catch(() => undefined); // a failure shows when the next test server awaits it
   const dataDir = opts.dataDir ?? t.testdir();
   const events: TappedEvent[] = [];
-  const userTap = opts.eventTap;
-  const common: ServerOptions = {
-    host: '127.0.0.1',
-    port: 0,
-    scryptN: 1024,
-    testRoutes: true,
-    externalHost: 'testserver.local',
-    rateLimits: null,
-    trustedProxies: ['127.0.0.1'],
-  };
+  const common: ServerOptions = { ...TEST_SERVER_OPTIONS, trustedProxies: ['127.0.0.1'] };
   const cluster = (node: string): ClusterOptions => ({
     servers: sh.natsUrls,
     node,
@@ -282,10 +273,7 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
         dataDir,
         queueIdPrefix: 'n1-',
         cluster: cluster('n1'),
-        eventTap: (realmId, batch) => {
-          for (const e of batch) events.push({ realmId, event: e.event, users: e.users });
-          userTap?.(realmId, batch);
-        },
+        eventTap: recordingTap(events, opts.eventTap),
       }));
       return { server, fx: await seedRealm(server) };
     })(),

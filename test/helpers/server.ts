@@ -24,25 +24,37 @@ export type TestServer = {
   dataDir: string;
 };
 
+/** What every test server starts with (a cluster's nodes too); a test's options come on top. */
+export const TEST_SERVER_OPTIONS = {
+  host: '127.0.0.1',
+  port: 0,
+  scryptN: 1024,
+  testRoutes: true,
+  externalHost: 'testserver.local',
+  // Tests that are not about rate limits would be throttled by their own requests.
+  rateLimits: null,
+} satisfies ServerOptions;
+
+/** An event tap that records into `events`, then calls the test's own tap if it gave one. */
+export function recordingTap(
+  events: TappedEvent[],
+  userTap: ServerOptions['eventTap'],
+): NonNullable<ServerOptions['eventTap']> {
+  return (realmId, batch) => {
+    for (const e of batch) events.push({ realmId, event: e.event, users: e.users });
+    userTap?.(realmId, batch);
+  };
+}
+
 export async function startServer(t: Test, opts: ServerOptions = {}): Promise<TestServer> {
   if (CLUSTER_MODE) return (await import('./cluster-server.js')).startClusterServer(t, opts);
   const dataDir = opts.dataDir ?? t.testdir();
   const events: TappedEvent[] = [];
-  const userTap = opts.eventTap;
   const server = await createServer({
-    host: '127.0.0.1',
-    port: 0,
-    scryptN: 1024,
-    testRoutes: true,
-    externalHost: 'testserver.local',
-    // Tests that are not about rate limits would be throttled by their own requests.
-    rateLimits: null,
+    ...TEST_SERVER_OPTIONS,
     ...opts,
     dataDir,
-    eventTap: (realmId, batch) => {
-      for (const e of batch) events.push({ realmId, event: e.event, users: e.users });
-      userTap?.(realmId, batch);
-    },
+    eventTap: recordingTap(events, opts.eventTap),
   });
   t.teardown(() => server.close());
   const fx = await seedRealm(server);
@@ -58,14 +70,8 @@ export async function restartServer(
   dataDir: string,
   fx: Fixture,
 ): Promise<{ server: ConfabServer; api: ApiClient }> {
-  const server = await createServer({
-    host: '127.0.0.1',
-    port: 0,
-    scryptN: 1024,
-    externalHost: 'testserver.local',
-    rateLimits: null,
-    dataDir,
-  });
+  const { testRoutes: _testRoutes, ...restart } = TEST_SERVER_OPTIONS;
+  const server = await createServer({ ...restart, dataDir });
   t.teardown(() => server.close());
   return { server, api: new ApiClient(server.url, fx) };
 }
