@@ -115,6 +115,9 @@ export class RenderPool {
       minThreads: 1,
       maxThreads: this.threads,
       idleTimeout: 60_000,
+      // None of the main thread's flags (loaders, instrumentation: under the test runner they
+      // cost each thread a second or more to start).
+      execArgv: [],
     });
     return this.pool;
   }

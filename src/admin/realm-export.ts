@@ -15,7 +15,11 @@ import type { ExportMode } from './export-filter.js';
 /** Runs one export on a worker thread; resolves with the archive's summary. */
 export function runExportWorker(job: ExportJob): Promise<ExportSummary> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./export-worker.js', import.meta.url), { workerData: job });
+    const worker = new Worker(new URL('./export-worker.js', import.meta.url), {
+      workerData: job,
+      // None of the main thread's flags (see Checkpointer).
+      execArgv: [],
+    });
     let settled = false;
     worker.once(
       'message',

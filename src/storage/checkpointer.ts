@@ -26,6 +26,9 @@ export class Checkpointer {
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     this.worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), {
       workerData: { file: path.resolve(db.name), intervalMs, counters: this.counters },
+      // None of the main thread's flags (loaders, instrumentation: under the test runner they cost
+      // each thread a second or more of CPU to start, once per store).
+      execArgv: [],
     });
     this.worker.unref();
     this.worker.on('error', (err) => log.error({ err }, 'background checkpointer failed'));

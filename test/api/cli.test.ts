@@ -5,23 +5,25 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
-
-const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 
 /** The admin tool; a password, when given, on standard input (--password-stdin). */
 function manage(dataDir: string, args: string[], password?: string) {
-  const r = spawnSync(
-    process.execPath,
+  const node = plainNode(
     [
-      path.join(dist, 'manage.js'),
+      path.join(DIST_SRC, 'manage.js'),
       ...args,
       ...(password === undefined ? [] : ['--password-stdin']),
     ],
-    { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8', input: password ?? '' },
+    { DATA_DIR: dataDir },
   );
+  const r = spawnSync(node.file, node.args, {
+    env: node.env,
+    encoding: 'utf8',
+    input: password ?? '',
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -32,8 +34,13 @@ type Started = {
 };
 
 function startMain(dataDir: string): Promise<Started> {
-  const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+  const node = plainNode([path.join(DIST_SRC, 'main.js')], {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+  });
+  const child = spawn(node.file, node.args, {
+    env: node.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

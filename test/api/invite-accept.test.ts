@@ -6,10 +6,6 @@
  * other changes do to invitations (a new account for the address, the inviter's deactivation).
  * Also `npm run manage -- list-invitations`, how an operator gets an e-mail invitation's link.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import {
   assertError,
@@ -21,6 +17,7 @@ import {
 import { createChannel } from '../helpers/channels.js';
 import { register } from '../helpers/events.js';
 import { seedRealm } from '../helpers/fixtures.js';
+import { manage } from '../helpers/manage.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const HOST = 'testserver.local';
@@ -430,14 +427,10 @@ t.test('npm run manage -- list-invitations prints the links an operator passes o
     await api.post('hamlet', 'invites', { invitee_emails: 'op@example.com', stream_ids: [] }),
   );
   const link = await createLink(t, ts, 'iago');
-  const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
-  // Asynchronously: the tool talks to this process's server over its admin socket, which a
-  // blocking spawn would leave unanswered.
-  const r = await promisify(execFile)(
-    process.execPath,
-    [path.join(dist, 'manage.js'), 'list-invitations', '--realm', ''],
-    { env: { ...process.env, DATA_DIR: ts.dataDir, EXTERNAL_HOST: HOST }, encoding: 'utf8' },
-  );
+  const r = await manage(ts.dataDir, ['list-invitations', '--realm', ''], {
+    env: { EXTERNAL_HOST: HOST },
+  });
+  t.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as {
     invitations: { email: string | null; is_multiuse: boolean; link: string }[];
   };

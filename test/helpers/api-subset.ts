@@ -12,7 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { alive, missingEngines } from '../../src/cluster/local.js';
-import { startTestNats, withoutTapHooks } from './cluster-server.js';
+import { startTestNats } from './cluster-server.js';
+import { plainNode } from './plain-node.js';
 
 /** A designated file of test/api, and the environment it needs beyond cluster mode. */
 export type SubsetFile = [name: string, env: Record<string, string>];
@@ -38,20 +39,17 @@ export async function runThroughCluster(t: Test, files: readonly SubsetFile[]): 
     fs.rmSync(dir, { recursive: true, force: true });
   });
   // Each file runs without tap's module hooks (twice as fast; these files mock nothing).
-  const plain = withoutTapHooks();
   for (const [name, env] of files) {
+    const node = plainNode([path.join(API_TESTS, `${name}.test.js`)], {
+      CONFAB_TEST_CLUSTER: '1',
+      CONFAB_TEST_NATS: nats.urls.join(','),
+      TAP_TIMEOUT: '600',
+      ...env,
+    });
     t.spawn(
-      process.execPath,
-      [...plain.execArgv, path.join(API_TESTS, `${name}.test.js`)],
-      {
-        env: {
-          ...plain.env,
-          CONFAB_TEST_CLUSTER: '1',
-          CONFAB_TEST_NATS: nats.urls.join(','),
-          TAP_TIMEOUT: '600',
-          ...env,
-        },
-      },
+      node.file,
+      node.args,
+      { env: node.env },
       `test/api/${name}.test.ts through a three-node cluster`,
     );
   }

@@ -6,9 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+import { DIST_SRC, plainNode } from './plain-node.js';
 
 export type ChildServer = {
   url: string;
@@ -41,15 +39,15 @@ export async function startChild(
 
 /** Starts main.js without waiting for anything (for starts that must fail). */
 export function spawnChild(dataDir: string, env: Record<string, string> = {}): ChildRun {
-  const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      RATE_LIMITING: 'off',
-      ...env,
-    },
+  const node = plainNode([path.join(DIST_SRC, 'main.js')], {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    RATE_LIMITING: 'off',
+    ...env,
+  });
+  const child = spawn(node.file, node.args, {
+    env: node.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

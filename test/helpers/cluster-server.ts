@@ -37,6 +37,7 @@ import { createServer, type ConfabServer, type ServerOptions } from '../../src/s
 import { ApiClient } from './api.js';
 import type { HostCommand, HostReply } from './cluster-host.js';
 import { seedRealm } from './fixtures.js';
+import { plainFork } from './plain-node.js';
 import { recordingTap, TEST_SERVER_OPTIONS, type TappedEvent, type TestServer } from './server.js';
 
 const HOST_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cluster-host.js');
@@ -79,30 +80,12 @@ async function prepareNamespace(natsUrls: string[]): Promise<string> {
   return namespace;
 }
 
-/**
- * The flags and NODE_OPTIONS for a process of the cluster mode, without tap's module hooks
- * (@tapjs/mock, @tapjs/processinfo; the suite runs without coverage): under them a test file's
- * cluster servers took twice as long (upload.test.ts: 75 s instead of 37 s), every node's worker
- * threads loading through the hooks again.
- */
-export function withoutTapHooks(): { execArgv: string[]; env: NodeJS.ProcessEnv } {
-  const tap = (a: string) => a.includes('@tapjs/');
-  const nodeOptions = (process.env.NODE_OPTIONS ?? '')
-    .split(/\s+/)
-    .filter((a) => a !== '' && !tap(a.replace(/^"|"$/g, '')))
-    .join(' ');
-  return {
-    execArgv: process.execArgv.filter((a) => !tap(a)),
-    env: { ...process.env, NODE_OPTIONS: nodeOptions },
-  };
-}
-
 /** Forks a node host; resolves once it is ready for commands. */
 function forkHost(dir: string, name: string): Promise<Host> {
   const log = path.join(dir, 'logs', `${name}.log`);
   const fd = fs.openSync(log, 'a');
   const child = fork(HOST_SCRIPT, [], {
-    ...withoutTapHooks(),
+    ...plainFork(),
     stdio: ['ignore', fd, fd, 'ipc'],
     serialization: 'advanced',
   });

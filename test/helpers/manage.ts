@@ -4,9 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+import { DIST_SRC, plainNode } from './plain-node.js';
 
 export type ManageRun = {
   status: number | null;
@@ -23,11 +21,11 @@ export function manage(
   opts: { stdin?: string; env?: Record<string, string> } = {},
 ): Promise<ManageRun> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env, ...opts.env };
-    if (dataDir !== null) env.DATA_DIR = dataDir;
-    else if (opts.env?.DATA_DIR === undefined) delete env.DATA_DIR;
-    const child = spawn(process.execPath, [path.join(dist, 'manage.js'), ...args], {
-      env,
+    const node = plainNode([path.join(DIST_SRC, 'manage.js'), ...args], opts.env);
+    if (dataDir !== null) node.env.DATA_DIR = dataDir;
+    else if (opts.env?.DATA_DIR === undefined) delete node.env.DATA_DIR;
+    const child = spawn(node.file, node.args, {
+      env: node.env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
