@@ -6,12 +6,15 @@
  *   CLUSTER_REPLICAS   JetStream replicas of the log and the leases (default 3)
  *   CLUSTER_LEASE_MS   lease time (default 3000)
  *   CLUSTER_SNAPSHOT_EVERY  log entries between snapshots (default 10000)
+ *   CLUSTER_TRIM_GRACE_MS   how long the log waits for a node that stopped reporting before
+ *                      trimming what it would need (default 300000); it then starts from a snapshot
  *   CLUSTER_NAMESPACE  a prefix for the cluster's stream, buckets and subjects (default none), for
  *                      clusters sharing one NATS cluster
  *   CLUSTER_BOOTSTRAP  a file: on an empty cluster, this node creates the first realm and writes
  *                      its owner's credentials there (JSON)
  * A database holding commits the log never acknowledged (this node died as an owner between its
- * COMMIT and the ack) is discarded and rebuilt from the log before the node serves.
+ * COMMIT and the ack), or older than what the log still holds (trimmed while the node was away),
+ * is discarded and rebuilt from the newest snapshot and the log before the node serves.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,17 +23,26 @@ import { configFromEnv } from '../config.js';
 import { createServer } from '../server.js';
 import { stopOnSignals } from '../signals.js';
 import { openDatabase } from '../storage/db.js';
-import { hasUnackedCommits } from '../storage/replication.js';
+import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
 import { clusterNames } from './jetstream.js';
-import { restoreSnapshot } from './snapshot.js';
+import { DEFAULT_TRIM_GRACE_MS } from './trim.js';
+import { logTrimmedUpTo, restoreSnapshot } from './snapshot.js';
 
-function discardDivergedCopy(dataDir: string): void {
+/**
+ * Discards the database if it holds commits the log never acknowledged, or if the log no longer
+ * holds what comes after it (trimmed while this node was away: src/cluster/trim.ts). Either way
+ * the node then starts from the newest snapshot and the log.
+ */
+function discardUnusableCopy(dataDir: string, trimmed: number): void {
   if (!fs.existsSync(path.join(dataDir, 'confab.sqlite3'))) return;
   const db = openDatabase(dataDir);
   const diverged = hasUnackedCommits(db);
+  const applied = appliedPosition(db);
   db.close();
-  if (!diverged) return;
-  console.error(`${dataDir}: commits the log never acknowledged; rebuilding from the log`);
+  if (diverged) console.error(`${dataDir}: commits the log never acknowledged; rebuilding`);
+  else if (applied < trimmed)
+    console.error(`${dataDir}: at log position ${applied}, trimmed up to ${trimmed}; rebuilding`);
+  else return;
   for (const f of ['confab.sqlite3', 'confab.sqlite3-wal', 'confab.sqlite3-shm'])
     fs.rmSync(path.join(dataDir, f), { force: true });
 }
@@ -42,8 +54,8 @@ async function main(): Promise<void> {
   const servers = (process.env.CLUSTER_NATS ?? '').split(',').filter((s) => s !== '');
   if (node === '' || servers.length === 0)
     throw new Error('CLUSTER_NODE and CLUSTER_NATS are required');
-  discardDivergedCopy(config.dataDir);
   const namespace = process.env.CLUSTER_NAMESPACE ?? '';
+  discardUnusableCopy(config.dataDir, await logTrimmedUpTo(servers, clusterNames(namespace)));
   const restored = await restoreSnapshot(servers, clusterNames(namespace), config.dataDir);
   if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
   const server = await createServer({
@@ -56,6 +68,7 @@ async function main(): Promise<void> {
       replicas: Number(process.env.CLUSTER_REPLICAS ?? 3),
       leaseMs: Number(process.env.CLUSTER_LEASE_MS ?? 3000),
       snapshotEvery: Number(process.env.CLUSTER_SNAPSHOT_EVERY ?? 10_000),
+      trimGraceMs: Number(process.env.CLUSTER_TRIM_GRACE_MS ?? DEFAULT_TRIM_GRACE_MS),
       tmpDir: path.join(config.dataDir, 'tmp'),
     },
   });

@@ -54,6 +54,7 @@ import {
 import { LeaseBucket } from './leases.js';
 import { refreshReadModel } from './refresh.js';
 import { uploadSnapshot } from './snapshot.js';
+import { DEFAULT_TRIM_GRACE_MS, POSITION_REPORT_MS, reportPosition, trimLog } from './trim.js';
 
 export type ClusterOptions = {
   /** NATS server URLs (any of the cluster's servers). */
@@ -75,6 +76,11 @@ export type ClusterOptions = {
   readBarrierMs?: number;
   /** Where the snapshot file is written before it is uploaded (DATA_DIR/tmp). */
   tmpDir?: string;
+  /**
+   * How long the log keeps entries for a node that stopped reporting its position (docs/cluster.md
+   * "Catch-up"); one away longer starts from a snapshot. Default 5 minutes.
+   */
+  trimGraceMs?: number;
   /** What to do when this node must stop (its database holds commits the log refused). */
   fatal?: (reason: string) => void;
 };
@@ -124,13 +130,15 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private bootstrapping = false;
   private snapshotting = false;
   private lastSnapshot = 0;
+  /** When this node last reported its applied position (trim.ts). */
+  private lastReport = 0;
 
   private constructor(
     private readonly opts: ClusterOptions,
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
-    kv: KV,
+    private readonly kv: KV,
     /** Signs temporary upload URLs: the same on every node (sharedTemporaryUrlKey). */
     readonly temporaryUrlKey: Buffer,
     /** Uploaded files (src/cluster/uploads.ts). */
@@ -272,6 +280,12 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private async applyLoop(messages: ConsumerMessages): Promise<void> {
     for await (const m of messages) {
       if (m.seq <= this.applied) continue;
+      if (m.seq !== this.applied + 1) {
+        // Entries this copy needs were trimmed away (it was gone too long): it can only start
+        // again from a snapshot (src/cluster/main.ts discards it; trim.ts).
+        this.die(`the log was trimmed past this copy (at ${this.applied}, next entry ${m.seq})`);
+        return;
+      }
       try {
         const realmId = Number(m.subject.slice(this.names.log.length + 1));
         this.onEntry(m.seq, realmId, unpack<Entry>(m.data));
@@ -334,8 +348,9 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     });
   }
 
+  /** Uploads a snapshot (if it is newer than the bucket's), then trims the log behind it. */
   async writeSnapshot(): Promise<number | null> {
-    return uploadSnapshot(
+    const seq = await uploadSnapshot(
       this.replication,
       this.snapshots,
       this.opts.tmpDir!,
@@ -344,6 +359,19 @@ export class ClusterNode implements RealmPlacement, CommitLog {
         this.lastSnapshot = seq;
       },
     );
+    if (seq !== null) {
+      await reportPosition(this.kv, this.opts.node, this.applied);
+      const trimmed = await trimLog(
+        this.jsm,
+        this.kv,
+        this.names,
+        seq,
+        this.opts.trimGraceMs ?? DEFAULT_TRIM_GRACE_MS,
+      );
+      if (trimmed !== null)
+        console.error(`cluster ${this.opts.node}: log trimmed up to position ${trimmed}`);
+    }
+    return seq;
   }
 
   private waitApplied(seq: number): Promise<void> {
@@ -364,6 +392,10 @@ export class ClusterNode implements RealmPlacement, CommitLog {
 
   private async leaseTick(): Promise<void> {
     if (this.closed || this.dead || this.bootstrapping) return;
+    if (Date.now() - this.lastReport >= POSITION_REPORT_MS) {
+      this.lastReport = Date.now();
+      void reportPosition(this.kv, this.opts.node, this.applied).catch(() => undefined);
+    }
     const realmIds = this.store.realms.all().map((r) => r.id);
     await Promise.all(realmIds.map((id) => this.tickRealm(id).catch(() => undefined)));
   }

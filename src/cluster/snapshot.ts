@@ -19,6 +19,37 @@ import {
   SNAPSHOT_NAME,
   type ClusterNames,
 } from './jetstream.js';
+import { trimmedPosition } from './trim.js';
+
+/** The position up to which the log was trimmed (src/cluster/trim.ts); 0 if never. */
+export async function logTrimmedUpTo(servers: string[], names: ClusterNames): Promise<number> {
+  const nc = await connect({ servers, name: 'confab-restore' });
+  try {
+    const since = Date.now();
+    const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
+    const jsm = await patiently(
+      () => nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS }),
+      since,
+    );
+    // No lease bucket yet: a new cluster, never trimmed.
+    const exists = await patiently(
+      () =>
+        jsm.streams.info(`KV_${names.leases}`).then(
+          () => true,
+          (err: unknown) => {
+            if (isNoAnswer(err)) throw err;
+            return false;
+          },
+        ),
+      since,
+    );
+    if (!exists) return 0;
+    const kv = await patiently(() => js.views.kv(names.leases, { bindOnly: true }), since);
+    return await patiently(() => trimmedPosition(kv), since);
+  } finally {
+    await nc.close();
+  }
+}
 
 /** Restores the newest snapshot into an empty data directory; its log position, or null. */
 export async function restoreSnapshot(

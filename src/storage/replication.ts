@@ -95,6 +95,18 @@ export function hasUnackedCommits(db: DB): boolean {
   return (n ?? 0) > 0;
 }
 
+/** The log position a database holds (0 if it never joined a cluster). */
+export function appliedPosition(db: DB): number {
+  const exists = db
+    .prepare<[], number>("SELECT count(*) FROM sqlite_schema WHERE name = 'cluster_state'")
+    .pluck()
+    .get();
+  if (!exists) return 0;
+  return (
+    db.prepare<[], number>('SELECT applied FROM cluster_state WHERE id = 1').pluck().get() ?? 0
+  );
+}
+
 export class Replication {
   private readonly shapes: Map<string, TableShape>;
   private readonly take: Stmt;

@@ -7,7 +7,9 @@
  *   2. an event caused by a write through node B reaches a queue on node A;
  *   3. failover under send load: SIGKILL the owner; none acknowledged lost, none duplicated,
  *      a survivor's queue has no gap;
- *   4. a node restarted empty catches up and serves reads.
+ *   4. a node restarted empty catches up and serves reads;
+ *   5. the log is trimmed behind snapshots, and a node away longer than the grace starts again
+ *      from a snapshot.
  * Skipped when nats-server or nginx is not installed.
  */
 import fs from 'node:fs';
@@ -21,6 +23,7 @@ import {
   down,
   killNode,
   missingEngines,
+  readRecord,
   startNodeAgain,
   up,
   type ClusterRecord,
@@ -49,8 +52,9 @@ async function run(): Promise<void> {
     rec = await up({
       dir,
       nodes: 3,
-      // Snapshots often enough that the catch-up below starts from one.
-      env: { RATE_LIMITING: 'off', CLUSTER_SNAPSHOT_EVERY: '50' },
+      // Snapshots often enough that the catch-up below starts from one; a node away for 4 s is
+      // not waited for by the log's trimming.
+      env: { RATE_LIMITING: 'off', CLUSTER_SNAPSHOT_EVERY: '50', CLUSTER_TRIM_GRACE_MS: '4000' },
     });
   } catch (err) {
     await down(dir);
@@ -427,7 +431,7 @@ async function run(): Promise<void> {
 
   t.test('a node restarted empty catches up and serves reads', async (t) => {
     const owner = await leaseHolder(rec);
-    const victim = rec.nodes.find((n) => n.name !== owner && alive(n.pid))!;
+    const victim = readRecord(dir).nodes.find((n) => n.name !== owner && alive(n.pid))!;
     await killNode(dir, Number(victim.name.slice(1)));
     await startNodeAgain(dir, Number(victim.name.slice(1)), true);
     const reference = await fetchTopic(api, 'load');
@@ -456,6 +460,61 @@ async function run(): Promise<void> {
         content: 'rebuilt',
       }),
       'and forwards writes',
+    );
+  });
+
+  t.test('the log is trimmed behind snapshots; a node away too long starts from one', async (t) => {
+    // Every node up (the failover drill left its victim down): with one of them away, another
+    // that owns no realm is left to take the snapshots that trimming follows.
+    for (const [i, node] of readRecord(dir).nodes.entries())
+      if (!alive(node.pid)) await startNodeAgain(dir, i + 1);
+    const owner = await leaseHolder(rec);
+    const victim = readRecord(dir).nodes.find((n) => n.name !== owner && alive(n.pid))!;
+    const n = Number(victim.name.slice(1));
+    await killNode(dir, n);
+    const away = await kvNumber(rec, `applied-${victim.name}`);
+    t.ok(away > 0, `${victim.name} had reported its position (${away})`);
+    await sleep(4500); // past the grace: the log no longer keeps entries for it
+    const sent: number[] = [];
+    for (let i = 0; i < 120; i++) {
+      const r = await api.post('hamlet', 'messages', {
+        type: 'stream',
+        to: 'cluster',
+        topic: 'trim',
+        content: `trim ${i}`,
+      });
+      sent.push(assertSuccess(t, r, `send ${i}`).id as number);
+    }
+    let trimmed = 0;
+    for (const deadline = Date.now() + 30_000; trimmed <= away && Date.now() < deadline;) {
+      await sleep(200);
+      trimmed = await kvNumber(rec, 'log-trimmed');
+    }
+    t.ok(trimmed > away, `trimmed up to ${trimmed}, past ${victim.name}'s ${away}`);
+    const info = await streamState(rec);
+    t.ok(info.first_seq > away + 1, `the stream starts at ${info.first_seq}`);
+    t.ok(info.messages < info.last_seq, `${info.messages} entries kept of ${info.last_seq}`);
+    // The owner's appends name the realm's newest entry, which trimming keeps: writes go on.
+    assertSuccess(
+      t,
+      await api.post('hamlet', 'messages', {
+        type: 'stream',
+        to: 'cluster',
+        topic: 'trim',
+        content: 'after trimming',
+      }),
+      'a write after trimming',
+    );
+    // Back with its old copy, the node finds the log trimmed past it and starts from a snapshot.
+    await startNodeAgain(dir, n);
+    const log = fs.readFileSync(path.join(dir, 'logs', `${victim.name}.log`), 'utf8');
+    t.match(log, /trimmed up to \d+; rebuilding/, 'it discarded its copy');
+    t.match(log, /started from the snapshot at log position \d+/, 'and started from a snapshot');
+    const mine = await fetchTopic(via(nodeUrl(victim.name)), 'trim');
+    t.same(
+      mine.map((m) => m.content),
+      [...sent.map((_, i) => `<p>trim ${i}</p>`), '<p>after trimming</p>'],
+      `${victim.name} serves every message`,
     );
   });
 
@@ -489,6 +548,29 @@ async function run(): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A number the lease bucket holds under `key` (0 if none). */
+async function kvNumber(rec: ClusterRecord, key: string): Promise<number> {
+  const nc = await connect({ servers: rec.natsUrls });
+  try {
+    const e = await (await nc.jetstream().views.kv(clusterNames().leases)).get(key);
+    return e && e.operation === 'PUT' ? Number(e.string()) : 0;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** The log stream's state. */
+async function streamState(
+  rec: ClusterRecord,
+): Promise<{ first_seq: number; last_seq: number; messages: number }> {
+  const nc = await connect({ servers: rec.natsUrls });
+  try {
+    return (await (await nc.jetstreamManager()).streams.info(clusterNames().stream)).state;
+  } finally {
+    await nc.close();
+  }
+}
 
 /** The holder the lease bucket names for realm 1 right now (null: released, or none). */
 async function leaseEntry(rec: ClusterRecord): Promise<string | null> {

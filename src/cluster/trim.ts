@@ -1,0 +1,74 @@
+/**
+ * Trimming the log (docs/cluster.md "Catch-up"): without it the stream would keep every entry
+ * ever appended. Each node reports the position it has applied in the lease bucket every few
+ * seconds (`reportPosition`). A node that has just uploaded a snapshot at position P removes the
+ * entries no one needs any more (`trimLog`): those at or below P that every node heard from within
+ * the grace period has applied. A node that was away longer (or whose copy is older than the
+ * trimmed position for any reason) no longer finds in the stream what comes after its copy: it
+ * notices the gap, discards its copy and starts from the newest snapshot (`copyIsTrimmedPast`,
+ * used by src/cluster/main.ts).
+ *
+ * Each realm's newest entry is kept, whatever its age: the owner's next append names it
+ * (JetStream's expected last subject sequence), and a realm's subject with no entry left would
+ * refuse that append.
+ */
+import type { JetStreamManager, KV } from 'nats';
+import type { ClusterNames } from './jetstream.js';
+
+/** The lease bucket's key holding the position at or below which entries may be gone. */
+export const TRIMMED_KEY = 'log-trimmed';
+
+/** How often a node reports its applied position. */
+export const POSITION_REPORT_MS = 5000;
+
+/** By default, a node not heard from for this long is not waited for (it will restore). */
+export const DEFAULT_TRIM_GRACE_MS = 5 * 60_000;
+
+const POSITION_PREFIX = 'applied-';
+
+/** Records `node`'s applied position (the bucket's server time says when). */
+export async function reportPosition(kv: KV, node: string, applied: number): Promise<void> {
+  await kv.put(`${POSITION_PREFIX}${node}`, String(applied));
+}
+
+/** The position at or below which the log may have lost entries (0: never trimmed). */
+export async function trimmedPosition(kv: KV): Promise<number> {
+  const e = await kv.get(TRIMMED_KEY);
+  return e && e.operation === 'PUT' ? Number(e.string()) || 0 : 0;
+}
+
+/**
+ * Removes the entries at or below min(`snapshotSeq`, every recently heard node's position), but
+ * never a realm's newest; records the new trimmed position first. Returns it, or null when there
+ * was nothing to remove.
+ */
+export async function trimLog(
+  jsm: JetStreamManager,
+  kv: KV,
+  names: ClusterNames,
+  snapshotSeq: number,
+  graceMs: number,
+): Promise<number | null> {
+  let upTo = snapshotSeq;
+  const now = Date.now();
+  for await (const key of await kv.keys(`${POSITION_PREFIX}*`)) {
+    const e = await kv.get(key);
+    if (!e || e.operation !== 'PUT' || now - e.created.getTime() > graceMs) continue;
+    const seq = Number(e.string());
+    if (Number.isFinite(seq)) upTo = Math.min(upTo, seq);
+  }
+  if (upTo <= (await trimmedPosition(kv))) return null;
+  // First the position, then the removal: a node that checks the position before starting never
+  // misses the entries it needs without knowing.
+  await kv.put(TRIMMED_KEY, String(upTo));
+  const info = await jsm.streams.info(names.stream, { subjects_filter: `${names.log}.>` });
+  for (const subject of Object.keys(info.state.subjects ?? {})) {
+    const newest = await jsm.streams.getMessage(names.stream, { last_by_subj: subject });
+    // Purging "up to seq" keeps seq itself: the realm's newest entry at the least.
+    await jsm.streams.purge(names.stream, {
+      filter: subject,
+      seq: Math.min(upTo + 1, newest.seq),
+    });
+  }
+  return upTo;
+}
