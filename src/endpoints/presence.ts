@@ -23,8 +23,10 @@ import {
   presenceEvent,
   presencesFor,
   presencesJsonFor,
+  presenceSnapshotFor,
   realmPresence,
 } from '../queries/presence.js';
+import { putPreserialized } from '../lib/preserialized.js';
 
 /** Now, in seconds with a fraction (`server_timestamp`). */
 export function presenceNow(config: ServerContext['config']): number {
@@ -96,6 +98,17 @@ export const updatePresence = endpoint({
     // `last_update_id` means a modern client; modern answers are assembled from each record's
     // JSON, built once (every client asks every minute: src/queries/presence.ts).
     if (p.slim_presence || p.last_update_id !== undefined) {
+      // In a large realm where most presences changed since the client's last fetch, every shown
+      // presence from a snapshot shared by many answers.
+      const shared = presenceSnapshotFor(view, presence, query);
+      if (shared) {
+        const out = {
+          presence_last_update_id: shared.presence_last_update_id,
+          server_timestamp: nowFloat,
+        };
+        putPreserialized(out, 'presences', shared.chunks);
+        return out;
+      }
       const data = presencesJsonFor(view, presence, query);
       return new RawJson(
         `{"result":"success","msg":"","presences":${data.presences},"presence_last_update_id":` +

@@ -67,6 +67,25 @@ export class RealmPresence {
    */
   *changedSince(fetched: number): IterableIterator<[number, PresenceRecord]> {
     const ids = this.logIds;
+    for (let i = this.firstAfter(fetched); i < ids.length; i++) {
+      const userId = this.logUsers[i]!;
+      const r = this.byUser.get(userId);
+      // A later change of the same user comes later in the log.
+      if (r && r.last_update_id === ids[i]) yield [userId, r];
+    }
+  }
+
+  /**
+   * How many log entries come after `fetched`: at least the changed records, at most twice as
+   * many (the log is compacted when stale entries outnumber live ones). O(log n).
+   */
+  entriesAfter(fetched: number): number {
+    return this.logIds.length - this.firstAfter(fetched);
+  }
+
+  /** The log index of the first entry changed after `fetched` (binary search). */
+  private firstAfter(fetched: number): number {
+    const ids = this.logIds;
     let lo = 0;
     let hi = ids.length;
     while (lo < hi) {
@@ -74,12 +93,11 @@ export class RealmPresence {
       if (ids[mid]! <= fetched) lo = mid + 1;
       else hi = mid;
     }
-    for (let i = lo; i < ids.length; i++) {
-      const userId = this.logUsers[i]!;
-      const r = this.byUser.get(userId);
-      // A later change of the same user comes later in the log.
-      if (r && r.last_update_id === ids[i]) yield [userId, r];
-    }
+    return lo;
+  }
+
+  get size(): number {
+    return this.byUser.size;
   }
 
   /** Drops the log's stale entries once they outnumber the live ones. */
@@ -214,17 +232,33 @@ function eachPresence(
   let maxId = fetched;
   const records = fetched > 0 ? presence.changedSince(fetched) : presence.entries();
   for (const [userId, r] of records) {
-    if (r.last_update_id <= fetched || r.last_connected_time < since) continue;
-    const u = view.user(userId);
-    if (!u || !u.is_active || u.is_bot) continue;
+    if (r.last_update_id <= fetched) continue;
+    const u = shown(view, userId, r, since);
+    if (!u) continue;
     if (r.last_update_id > maxId) maxId = r.last_update_id;
     fn(userId, r, u);
   }
   return maxId;
 }
 
+/** The user, if their record `r` is one clients get: an active human connected since `since`. */
+function shown(view: RealmView, userId: number, r: PresenceRecord, since: number): UserRow | null {
+  if (r.last_connected_time < since) return null;
+  const u = view.user(userId);
+  return u && u.is_active && !u.is_bot ? u : null;
+}
+
 /** A record's `"<user id>":{modern format}` JSON, built once per record. */
 const slimJson = new WeakMap<PresenceRecord, string>();
+
+function slimEntry(userId: number, r: PresenceRecord, u: UserRow): string {
+  let json = slimJson.get(r);
+  if (json === undefined) {
+    json = `"${userId}":${JSON.stringify(modernPresence(r, u.date_joined))}`;
+    slimJson.set(r, json);
+  }
+  return json;
+}
 
 /**
  * presencesFor in the modern format, as JSON: `presences` (an object's JSON) and
@@ -238,14 +272,137 @@ export function presencesJsonFor(
   if (view.settings.presence_disabled) return { presences: '{}', presence_last_update_id: -1 };
   const parts: string[] = [];
   const maxId = eachPresence(view, presence, { ...q, slim: true }, (userId, r, u) => {
-    let json = slimJson.get(r);
-    if (json === undefined) {
-      json = `"${userId}":${JSON.stringify(modernPresence(r, u.date_joined))}`;
-      slimJson.set(r, json);
-    }
-    parts.push(json);
+    parts.push(slimEntry(userId, r, u));
   });
   return { presences: `{${parts.join(',')}}`, presence_last_update_id: maxId };
+}
+
+/**
+ * Realms with fewer presence records than this always answer exactly the changes
+ * (`presencesJsonFor`): the shared snapshot below pays off only when answers are large.
+ */
+export const PRESENCE_SNAPSHOT_MIN = 256;
+
+/**
+ * Every shown presence of a realm in the modern format, serialized once and shared by the answers
+ * of many pings. Each entry is `,"<user id>":{...}`; entry i is bytes starts[i]..starts[i + 1].
+ */
+type PresenceSnapshot = {
+  /** view.version when built: a change to users or the realm's settings makes a new one. */
+  version: number;
+  /** presence.lastUpdateId when built: every change up to it is in `bytes`. */
+  upTo: number;
+  /** The largest last_update_id among the entries. */
+  maxId: number;
+  bytes: Buffer;
+  starts: Uint32Array;
+  /** user id → entry index. */
+  index: Map<number, number>;
+};
+
+const snapshots = new WeakMap<RealmPresence, PresenceSnapshot>();
+
+/** Made again once more records changed after it than this share of its entries. */
+const SNAPSHOT_STALE_SHARE = 1 / 8;
+
+function buildSnapshot(view: RealmView, presence: RealmPresence, now: number): PresenceSnapshot {
+  const entries: string[] = [];
+  const users: number[] = [];
+  const upTo = presence.lastUpdateId;
+  const maxId = eachPresence(
+    view,
+    presence,
+    { slim: true, lastUpdateId: null, historyLimitDays: null, now },
+    (userId, r, u) => {
+      entries.push(',' + slimEntry(userId, r, u));
+      users.push(userId);
+    },
+  );
+  const starts = new Uint32Array(entries.length + 1);
+  const index = new Map<number, number>();
+  let offset = 0;
+  for (let i = 0; i < entries.length; i++) {
+    starts[i] = offset;
+    offset += Buffer.byteLength(entries[i]!);
+    index.set(users[i]!, i);
+  }
+  starts[entries.length] = offset;
+  return {
+    version: view.version,
+    upTo,
+    maxId,
+    bytes: Buffer.from(entries.join('')),
+    starts,
+    index,
+  };
+}
+
+/**
+ * The modern-format answer to a ping in a large realm, as JSON chunks, when it is cheaper to send
+ * every shown presence than to assemble the changes: the realm has at least PRESENCE_SNAPSHOT_MIN
+ * records and more than half of them changed since the client's `last_update_id` (as happens when
+ * every client pings once a minute: by a user's next ping nearly everyone else's presence has
+ * changed, and assembling those answers was quadratic in the active users). Null otherwise, and
+ * the caller answers with `presencesJsonFor`.
+ *
+ * The answer is the realm's snapshot (shared bytes, not copied until the response is written)
+ * without the entries of users whose presence changed after it, followed by those users' current
+ * entries: every shown presence as of now, which is what the client asked for (what changed since
+ * its last fetch) plus records it already has, which it merges unchanged. The 14-day history limit
+ * is applied as of the snapshot for the entries that did not change since (at most a few seconds
+ * old).
+ */
+export function presenceSnapshotFor(
+  view: RealmView,
+  presence: RealmPresence,
+  q: Omit<PresenceQuery, 'slim'>,
+): { chunks: (string | Buffer)[]; presence_last_update_id: number } | null {
+  if (view.settings.presence_disabled || presence.size < PRESENCE_SNAPSHOT_MIN) return null;
+  const fetched = q.lastUpdateId ?? -1;
+  // A first fetch with its own history limit gets exactly that.
+  if (
+    fetched <= 0 &&
+    q.historyLimitDays !== null &&
+    q.historyLimitDays !== PRESENCE_DEFAULT_HISTORY_DAYS
+  )
+    return null;
+  let snap = snapshots.get(presence);
+  if (
+    !snap ||
+    snap.version !== view.version ||
+    presence.lastUpdateId - snap.upTo > snap.index.size * SNAPSHOT_STALE_SHARE
+  ) {
+    snap = buildSnapshot(view, presence, q.now);
+    snapshots.set(presence, snap);
+  }
+  if (fetched >= snap.upTo || presence.entriesAfter(fetched) * 2 < snap.index.size) return null;
+  // The entries to leave out (changed since), and the current ones to add.
+  const left: number[] = [];
+  const fresh: string[] = [];
+  let maxId = Math.max(fetched, snap.maxId);
+  const since = q.now - PRESENCE_DEFAULT_HISTORY_DAYS * 86400;
+  for (const [userId, r] of presence.changedSince(snap.upTo)) {
+    const i = snap.index.get(userId);
+    if (i !== undefined) left.push(i);
+    const u = shown(view, userId, r, since);
+    if (!u) continue;
+    fresh.push(',' + slimEntry(userId, r, u));
+    if (r.last_update_id > maxId) maxId = r.last_update_id;
+  }
+  left.sort((a, b) => a - b);
+  const chunks: (string | Buffer)[] = [];
+  let from = 0;
+  for (const i of left) {
+    if (snap.starts[i]! > from) chunks.push(snap.bytes.subarray(from, snap.starts[i]));
+    from = snap.starts[i + 1]!;
+  }
+  if (from < snap.bytes.length) chunks.push(snap.bytes.subarray(from));
+  chunks.push(...fresh);
+  // Each entry starts with a comma, which the first one must not.
+  const first = chunks[0];
+  if (first !== undefined)
+    chunks[0] = typeof first === 'string' ? first.slice(1) : first.subarray(1);
+  return { chunks: ['{', ...chunks, '}'], presence_last_update_id: maxId };
 }
 
 /** The `presence` event for a user's new record (legacy format; slim queues drop `email`). */

@@ -1,16 +1,23 @@
 /**
  * The in-memory presence's change log (src/queries/presence.ts): `changedSince` answers exactly
  * the records a full scan would (each user once, at its latest change), also after the log is
- * compacted, and the modern answer assembled from cached JSON equals the object answer's JSON.
+ * compacted; the modern answer assembled from cached JSON equals the object answer's JSON; and in
+ * a large realm the answer shared from a snapshot carries every shown presence, each once.
  */
 import t from 'tap';
 import { rng } from '../../bench/lib/open-loop.js';
+import { insertUserRow } from '../../src/mutations/users.js';
 import {
+  PRESENCE_SNAPSHOT_MIN,
+  presenceSnapshotFor,
   presencesFor,
   presencesJsonFor,
   realmPresence,
   RealmPresence,
 } from '../../src/queries/presence.js';
+import { Role } from '../../src/lib/roles.js';
+import { assertSuccess } from '../helpers/api.js';
+import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 
 t.test('changedSince equals a scan, through compactions', (t) => {
@@ -61,3 +68,103 @@ t.test('modern answer from cached JSON equals the object answer', async (t) => {
     }
   }
 });
+
+t.test(
+  'large realms: pings answered from a shared snapshot carry every shown presence',
+  async (t) => {
+    const ts = await startServer(t);
+    const { server, fx, api } = ts;
+    const store = server.store;
+    const rt = server.context.realms.get(fx.realmId)!;
+    const now = Math.floor(Date.now() / 1000);
+    // Enough members for the snapshot (PRESENCE_SNAPSHOT_MIN), written as user creation writes them.
+    const made = store.transaction(() =>
+      Array.from({ length: PRESENCE_SNAPSHOT_MIN + 40 }, (_, i) =>
+        insertUserRow(store, fx.realmId, {
+          email: `member${i}@example.com`,
+          full_name: `Member ${i}`,
+          password_hash: null,
+          api_key: `memberkey${String(i).padStart(23, '0')}`,
+          role: Role.MEMBER,
+          now,
+          waitingPeriodDays: 0,
+        }),
+      ),
+    );
+    for (const id of made) rt.view.reloadUser(id);
+    const presence = realmPresence(store, rt.view);
+    const ids = [...Object.values(fx.users).map((u) => u.id), ...made];
+    // Every user pinged in the last minute (one of them 20 days ago: not shown).
+    ids.forEach((id, i) =>
+      presence.put(id, {
+        last_active_time: i % 5 === 0 ? null : now - (i % 60),
+        last_connected_time: id === made[7] ? now - 20 * 86400 : now - (i % 60),
+        last_update_id: 0,
+      }),
+    );
+    const q = (lastUpdateId: number | null) => ({ lastUpdateId, historyLimitDays: null, now });
+    const full = () => presencesFor(rt.view, presence, { ...q(null), slim: true });
+    /** The snapshot's answer as text and parsed, checked for repeated users. */
+    const shared = (lastUpdateId: number | null) => {
+      const s = presenceSnapshotFor(rt.view, presence, q(lastUpdateId));
+      if (!s) return null;
+      const text = s.chunks.map((c) => c.toString()).join('');
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      t.equal(text.match(/"\d+":\{/g)?.length, Object.keys(parsed).length, 'each user once');
+      return { presences: parsed, id: s.presence_last_update_id };
+    };
+
+    const early = presence.lastUpdateId - ids.length + 3; // nearly everyone changed since
+    const first = shared(early)!;
+    t.ok(first, 'used when most presences changed since the last fetch');
+    t.same(first.presences, full().presences, 'every shown presence');
+    t.notOk(String(made[7]) in first.presences, 'not one past the history limit');
+    t.equal(
+      first.id,
+      presencesFor(rt.view, presence, { ...q(early), slim: true }).presence_last_update_id,
+    );
+    t.equal(shared(null)?.presences && Object.keys(shared(null)!.presences).length, ids.length - 1);
+    t.equal(shared(presence.lastUpdateId - 5), null, 'not when few changed: those alone');
+    t.equal(shared(presence.lastUpdateId), null);
+    t.equal(
+      presenceSnapshotFor(rt.view, presence, { lastUpdateId: null, historyLimitDays: 3, now }),
+      null,
+      'not for a first fetch with its own history limit',
+    );
+
+    // A few users change after the snapshot: their new records, once each, without rebuilding.
+    for (const id of [made[0]!, made[100]!, ids[0]!]) {
+      presence.put(id, {
+        last_active_time: now + 5,
+        last_connected_time: now + 5,
+        last_update_id: 0,
+      });
+    }
+    const after = shared(early)!;
+    t.same(after.presences, full().presences, 'the changed users as they are now');
+    t.same(after.presences[String(made[100])], {
+      active_timestamp: now + 5,
+      idle_timestamp: now + 5,
+    });
+    t.equal(after.id, presence.lastUpdateId);
+
+    // Through the API: a deactivated user drops out at once; the answer matches the schema.
+    assertSuccess(t, await api.delete('iago', `users/${made[3]}`));
+    const res = await api.post('hamlet', 'users/me/presence', {
+      status: 'active',
+      slim_presence: true,
+      last_update_id: early,
+    });
+    const body = assertSuccess(t, res) as { presences: Record<string, unknown> };
+    assertMatchesOpenApi(t, '/users/me/presence', 'post', res.body);
+    t.notOk(String(made[3]) in body.presences, 'deactivated: not shown');
+    t.same(
+      body.presences,
+      presencesFor(rt.view, presence, {
+        ...q(null),
+        now: Math.floor(Date.now() / 1000),
+        slim: true,
+      }).presences,
+    );
+  },
+);
