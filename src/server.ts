@@ -96,6 +96,21 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const cluster = clusterOptions
     ? await (await import('./cluster/node.js')).ClusterNode.join(clusterOptions, store, queues)
     : null;
+  let uploads: UploadFiles = new UploadFiles(config.dataDir);
+  if (cluster) {
+    const replicated = new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
+      config.dataDir,
+      cluster.files,
+    );
+    // Set before the node applies the log: a catch-up also removes copies of deleted uploads.
+    cluster.onUploadsGone = (pathIds) => {
+      for (const id of pathIds)
+        replicated.removeLocal(id).catch((err: unknown) => {
+          log.error({ err, path_id: id }, 'removing the copy of a deleted upload failed');
+        });
+    };
+    uploads = replicated;
+  }
   const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined);
   await cluster?.start(realms);
   const renderer = new RenderPool(
@@ -104,12 +119,6 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       : {},
   );
   const scheduler = new ScheduledDelivery(config, store, realms, renderer);
-  const uploads = cluster
-    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
-        config.dataDir,
-        cluster.files,
-      )
-    : new UploadFiles(config.dataDir);
   const context: ServerContext = {
     config,
     store,

@@ -37,7 +37,7 @@ import type { CommitLog } from '../../actors/realm.machine.js';
 import type { EventPublisher, OutboundEvent } from '../lib/events.js';
 import { JsonableError } from '../lib/errors.js';
 import { pack, unpack } from '../lib/pack.js';
-import { Replication, type RowChange } from '../storage/replication.js';
+import { goneUploads, Replication, type RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
 import { answerForwarded, askOwner, FORWARD_DEADLINE_MS, fromWireError } from './forwarding.js';
 import {
@@ -130,6 +130,11 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private bootstrapping = false;
   private snapshotting = false;
   private lastSnapshot = 0;
+  /**
+   * Removes this node's copies of uploads whose rows an applied entry deleted (set by the server:
+   * src/cluster/uploads.ts removeLocal).
+   */
+  onUploadsGone: ((pathIds: string[]) => void) | null = null;
   /** When this node last reported its applied position (trim.ts). */
   private lastReport = 0;
 
@@ -309,6 +314,11 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       refreshReadModel(this.registry!, realmId, e.changes, touched);
     }
     this.applied = seq;
+    if (e.k === 'batch' && this.onUploadsGone) {
+      // Its own entries too: the request deleting an upload may have come through another node.
+      const gone = goneUploads(e.changes);
+      if (gone.length > 0) this.onUploadsGone(gone);
+    }
     this.maybeSnapshot();
     // This node delivered its own entries' events at their COMMIT (`append`).
     if (e.k === 'batch' && !mine) this.deliver(realmId, e.events, e.ended);

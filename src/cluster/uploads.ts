@@ -96,6 +96,15 @@ export class ReplicatedUploadFiles extends UploadFiles {
     return (await this.bucket.info(fileObject(pathId)).catch(() => null)) !== null;
   }
 
+  /**
+   * Removes this node's copy of an upload (file and thumbnails), not the bucket's: every node does
+   * so when it applies the entry deleting the upload's row (ClusterNode.onUploadsGone), as only
+   * the node that took the request removes the objects.
+   */
+  async removeLocal(pathId: string): Promise<void> {
+    await super.remove(pathId);
+  }
+
   override async remove(pathId: string): Promise<void> {
     await this.bucket.delete(fileObject(pathId)).catch(() => undefined);
     await Promise.all(

@@ -18,8 +18,25 @@ import type Database from 'better-sqlite3';
 import type { DB } from './db.js';
 import type { Store } from './store.js';
 
-/** One captured row: an upsert (every column, in table order) or a delete (primary key values). */
+/**
+ * One captured row: an upsert (every column, in table order) or a delete (primary key values,
+ * then the table's DELETE_EXTRA columns, if any).
+ */
 export type RowChange = [table: string, op: 'u' | 'd', values: unknown[]];
+
+/**
+ * Columns a delete carries beyond the key, for what every node must do besides deleting the row:
+ * an upload's `path_id`, so each node can remove its own copy of the file (goneUploads).
+ */
+const DELETE_EXTRA: Readonly<Record<string, readonly string[]>> = { attachments: ['path_id'] };
+
+/** The path ids of the uploads whose rows these changes delete. */
+export function goneUploads(changes: readonly RowChange[]): string[] {
+  const out: string[] = [];
+  for (const [table, op, values] of changes)
+    if (table === 'attachments' && op === 'd' && typeof values[1] === 'string') out.push(values[1]);
+  return out;
+}
 
 type TableShape = {
   name: string;
@@ -176,7 +193,7 @@ export class Replication {
         ${ins('u', row('NEW', s.columns))}
       END;
       CREATE TEMP TRIGGER ${q(`${base}_d`)} AFTER DELETE ON main.${t}
-      BEGIN ${ins('d', row('OLD', s.key))} END;`);
+      BEGIN ${ins('d', row('OLD', [...s.key, ...(DELETE_EXTRA[s.name] ?? [])]))} END;`);
   }
 
   /** The full-text index cannot carry triggers: its two writers also record what they wrote. */
@@ -256,7 +273,7 @@ export class Replication {
         if (!shape) throw new Error(`log entry ${seq} names an unknown table ${table}`);
         if (op === 'u') shape.upsert.run(...values);
         else {
-          shape.remove.run(...values);
+          shape.remove.run(...values.slice(0, shape.key.length));
           if (table === 'messages') this.ftsDelete.run(values[0]);
         }
       }

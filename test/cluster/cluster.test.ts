@@ -214,6 +214,30 @@ async function run(): Promise<void> {
     }
     const viaProxy = await request(api, 'GET', 'hamlet', uri);
     t.ok(viaProxy.body.equals(data), 'and through the proxy');
+
+    // Deleted through n3: every node's copy goes (each fetched one above), the owner's included.
+    const pathId = uri.slice('/user_uploads/'.length);
+    const copies = rec.nodes.map((n) => path.join(n.dataDir, 'uploads', pathId));
+    t.ok(
+      copies.every((f) => fs.existsSync(f)),
+      'every node holds a copy',
+    );
+    const list = assertSuccess(t, await via(nodeUrl('n3')).get('hamlet', 'attachments'));
+    const att = (list.attachments as { id: number; path_id: string }[]).find(
+      (a) => a.path_id === pathId,
+    )!;
+    assertSuccess(t, await via(nodeUrl('n3')).delete('hamlet', `attachments/${att.id}`), 'delete');
+    const until = Date.now() + 10_000;
+    while (Date.now() < until && copies.some((f) => fs.existsSync(f))) await sleep(100);
+    t.same(
+      copies.filter((f) => fs.existsSync(f)),
+      [],
+      'no node keeps a copy of the deleted upload',
+    );
+    for (const n of rec.nodes) {
+      const got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', uri);
+      t.equal(got.status, 404, `gone on ${n.name}`);
+    }
   });
 
   t.test(
@@ -290,6 +314,26 @@ async function run(): Promise<void> {
     const evs = await pollUntil(a, 'othello', q.queue_id, q.last_event_id, (e) => e.length >= 1);
     t.equal((evs[0]!.message as { content: string }).content, 'from n2', 'delivered on n3');
   });
+
+  t.test(
+    "a user's first presence, reported through node B, reaches a queue on node A",
+    async (t) => {
+      const a = via(nodeUrl('n3'));
+      const q = await register(t, a, 'othello', { event_types: ['presence'] });
+      const reporter = await via(nodeUrl('n2')).get('owner', 'users/me');
+      const res = await via(nodeUrl('n2')).post('owner', 'users/me/presence', {
+        status: 'active',
+        slim_presence: true,
+      });
+      assertSuccess(t, res, 'presence through n2');
+      const evs = await pollUntil(a, 'othello', q.queue_id, q.last_event_id, (e) => e.length >= 1);
+      t.same(
+        [evs[0]!.type, evs[0]!.user_id],
+        ['presence', reporter.body.user_id],
+        'delivered on n3',
+      );
+    },
+  );
 
   t.test('each node reports its replication on /metrics', async (t) => {
     const owner = await leaseHolder(rec);
