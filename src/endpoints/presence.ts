@@ -25,7 +25,10 @@ import {
   presencesJsonFor,
   presenceSnapshotFor,
   realmPresence,
+  type RealmPresence,
 } from '../queries/presence.js';
+import type { RealmView } from '../queries/realm-view.js';
+import { answered } from '../lib/events.js';
 import { putPreserialized } from '../lib/preserialized.js';
 
 /** Now, in seconds with a fraction (`server_timestamp`). */
@@ -49,18 +52,20 @@ function scheduleFlush(server: ServerContext, realm: RealmRuntime): void {
   timer.unref();
 }
 
+const presenceParams = z.object({
+  status: str(),
+  ping_only: bool().default(false),
+  new_user_input: bool().default(false),
+  slim_presence: bool().default(false),
+  last_update_id: int().optional(),
+  history_limit_days: int().optional(),
+});
+
 /** POST /api/v1/users/me/presence */
 export const updatePresence = endpoint({
   method: 'POST',
   path: '/api/v1/users/me/presence',
-  params: z.object({
-    status: str(),
-    ping_only: bool().default(false),
-    new_user_input: bool().default(false),
-    slim_presence: bool().default(false),
-    last_update_id: int().optional(),
-    history_limit_days: int().optional(),
-  }),
+  params: presenceParams,
   handle: ({ server, realm, user }: AuthedCtx, p) => {
     if (user.is_bot) throw new HumanUsersOnlyError();
     if (p.status !== 'active' && p.status !== 'idle')
@@ -69,6 +74,9 @@ export const updatePresence = endpoint({
     const now = Math.floor(nowFloat);
     const view = realm.view;
     const presence = realmPresence(server.store, view);
+    // Whether an event went out: the answer then waits until it is on its way to every node's
+    // queues (a cluster; at once otherwise), as typing's does.
+    let published = false;
     // A user who turned presence sharing off is not recorded at all (invisible mode).
     if (view.userSettings(user.id).presence_enabled) {
       const change = presence.report(user.id, p.status, now);
@@ -80,6 +88,7 @@ export const updatePresence = endpoint({
       ) {
         const recipients = view.activeUsers();
         if (recipients.length <= server.config.presenceEventUserLimit) {
+          published = true;
           server.publisher.publish(realm.id, [
             {
               event: presenceEvent(user, change.next, nowFloat),
@@ -89,36 +98,48 @@ export const updatePresence = endpoint({
         }
       }
     }
-    if (p.ping_only) return {};
-    const query = {
-      lastUpdateId: p.last_update_id ?? null,
-      historyLimitDays: p.history_limit_days ?? null,
-      now,
-    };
-    // `last_update_id` means a modern client; modern answers are assembled from each record's
-    // JSON, built once (every client asks every minute: src/queries/presence.ts).
-    if (p.slim_presence || p.last_update_id !== undefined) {
-      // In a large realm where most presences changed since the client's last fetch, every shown
-      // presence from a snapshot shared by many answers.
-      const shared = presenceSnapshotFor(view, presence, query);
-      if (shared) {
-        const out = {
-          presence_last_update_id: shared.presence_last_update_id,
-          server_timestamp: nowFloat,
-        };
-        putPreserialized(out, 'presences', shared.chunks);
-        return out;
-      }
-      const data = presencesJsonFor(view, presence, query);
-      return new RawJson(
-        `{"result":"success","msg":"","presences":${data.presences},"presence_last_update_id":` +
-          `${data.presence_last_update_id},"server_timestamp":${JSON.stringify(nowFloat)}}`,
-      );
-    }
-    const data = presencesFor(view, presence, { ...query, slim: false });
-    return { ...data, server_timestamp: nowFloat };
+    const answer = presenceAnswer(view, presence, p, now, nowFloat);
+    return published ? answered(server.publisher, answer) : answer;
   },
 });
+
+/** The answer to a presence report: the presences the client asked for, in its format. */
+function presenceAnswer(
+  view: RealmView,
+  presence: RealmPresence,
+  p: z.infer<typeof presenceParams>,
+  now: number,
+  nowFloat: number,
+): object {
+  if (p.ping_only) return {};
+  const query = {
+    lastUpdateId: p.last_update_id ?? null,
+    historyLimitDays: p.history_limit_days ?? null,
+    now,
+  };
+  // `last_update_id` means a modern client; modern answers are assembled from each record's
+  // JSON, built once (every client asks every minute: src/queries/presence.ts).
+  if (p.slim_presence || p.last_update_id !== undefined) {
+    // In a large realm where most presences changed since the client's last fetch, every shown
+    // presence from a snapshot shared by many answers.
+    const shared = presenceSnapshotFor(view, presence, query);
+    if (shared) {
+      const out = {
+        presence_last_update_id: shared.presence_last_update_id,
+        server_timestamp: nowFloat,
+      };
+      putPreserialized(out, 'presences', shared.chunks);
+      return out;
+    }
+    const data = presencesJsonFor(view, presence, query);
+    return new RawJson(
+      `{"result":"success","msg":"","presences":${data.presences},"presence_last_update_id":` +
+        `${data.presence_last_update_id},"server_timestamp":${JSON.stringify(nowFloat)}}`,
+    );
+  }
+  const data = presencesFor(view, presence, { ...query, slim: false });
+  return { ...data, server_timestamp: nowFloat };
+}
 
 /** GET /api/v1/realm/presence — everyone's presence, legacy format (for bots and scripts). */
 export const getRealmPresence = endpoint({

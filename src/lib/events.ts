@@ -111,16 +111,17 @@ export interface EventPublisher {
 export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
 
 /**
- * An endpoint's empty answer, given once the events it published are on their way to every queue
- * (EventPublisher.delivered); at once where every queue is local. Delivery stays best-effort: a
- * failed flush still answers success, as the events were published.
+ * An endpoint's answer (empty unless given), given once the events it published are on their way
+ * to every queue (EventPublisher.delivered); at once where every queue is local. Delivery stays
+ * best-effort: a failed flush still answers success, as the events were published.
  */
-export function answered(
+export function answered<T = Record<string, never>>(
   p: EventPublisher,
-): Record<string, never> | Promise<Record<string, never>> {
-  if (!p.delivered) return {};
+  answer: T = {} as T,
+): T | Promise<T> {
+  if (!p.delivered) return answer;
   return p.delivered().then(
-    () => ({}),
-    () => ({}),
+    () => answer,
+    () => answer,
   );
 }
