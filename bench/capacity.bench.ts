@@ -23,7 +23,8 @@
  * or of a capacity search run first; `--minutes` (30) in windows of `--window` seconds; reports the
  * drift of p99 and of memory between the first and last thirds.
  *
- * Both write bench/results/<scenario>-<time>.json and .html (bench/lib/report.ts).
+ * Both write bench/results/<scenario>-<time>.json and .html (bench/lib/report.ts). With
+ * BENCH_PROFILE=<dir>, the server's CPU profile of each measured window goes there.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -63,6 +64,7 @@ import {
 import { createChannel, serverWithUsers, type BenchServer } from './lib/seed.js';
 import { ServerProbe } from './lib/server-metrics.js';
 import { fmt, machine } from './lib/stats.js';
+import { profiled } from './lib/profile.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -395,6 +397,8 @@ function endLive(): void {
   if (process.stdout.isTTY) process.stdout.write('\r\x1b[2K');
 }
 
+let windowCount = 0;
+
 /** One measured window: mark, wait, collect, and the figures of the window. */
 async function measure(
   clients: Clients,
@@ -405,7 +409,8 @@ async function measure(
 ): Promise<StepResult> {
   const from = live.series.length;
   await clients.mark();
-  await sleep(seconds * 1000);
+  // BENCH_PROFILE=<dir>: the server's CPU profile of each measured window (bench/lib/profile.ts).
+  await profiled(`window-${++windowCount}-${users}-users`, () => sleep(seconds * 1000));
   const steps = await clients.collect();
   const window = live.series.slice(from);
   const kinds = {} as Record<Kind, LatencySummary & { ok: number; errors: number; rate: number }>;

@@ -20,7 +20,6 @@
  * BENCH_PROFILE=<dir> (CPU profiles of each phase's rounds, server side).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import inspector from 'node:inspector/promises';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +39,7 @@ import {
 import { doCreateRealm } from '../src/mutations/realms.js';
 import { createServer, type ConfabServer } from '../src/server.js';
 import { fmt, machine, summarize } from './lib/stats.js';
+import { profiled } from './lib/profile.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const now = () => performance.timeOrigin + performance.now();
@@ -217,24 +217,6 @@ async function confabWithUsers(n: number): Promise<ConfabSetup> {
     `  created ${n} users through user.create in ${fmt((performance.now() - started) / 1000, 1)} s`,
   );
   return { server, users, dataDir, t0: () => t0, realmId: owner.realm_id };
-}
-
-/** With BENCH_PROFILE=<dir>, a CPU profile of each Confab phase's rounds (server side) goes there. */
-async function profiled<T>(name: string | undefined, fn: () => Promise<T>): Promise<T> {
-  const dir = process.env.BENCH_PROFILE;
-  if (!dir || name === undefined) return fn();
-  const session = new inspector.Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
-    session.disconnect();
-  }
 }
 
 async function confabPhase(

@@ -29,7 +29,6 @@
  * (server CPU profiles of the send phases and of the newest-100 fetch).
  */
 import fs from 'node:fs';
-import inspector from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +39,7 @@ import { ClientProcess } from './lib/client-process.js';
 import type { Phase, SendResult } from './lib/messages-client.js';
 import { createChannel, serverWithUsers } from './lib/seed.js';
 import { fmt, machine } from './lib/stats.js';
+import { profiled } from './lib/profile.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -102,23 +102,6 @@ function rawCeiling(
 }
 
 // ---- setup: bench/lib/seed.ts --------------------------------------------------------------
-
-async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const dir = process.env.BENCH_PROFILE;
-  if (!dir) return fn();
-  const session = new inspector.Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
-    session.disconnect();
-  }
-}
 
 // ---- 2. sending ---------------------------------------------------------------------------------
 
