@@ -140,6 +140,10 @@ t.test('GET /metrics: Prometheus text with the server’s figures', async (t) =>
   t.ok((sample(text, 'confab_commit_batch_size_count') ?? 0) >= 5, 'commits are counted');
   t.ok((sample(text, 'confab_event_queues') ?? 0) >= 1, 'the registered queue is counted');
   t.ok((sample(text, 'confab_events_delivered_total') ?? 0) >= 5, 'delivered events are counted');
+  // Counted without blocking the event loop (src/observability/metrics.ts), and still counted.
+  const fds = sample(text, 'process_open_fds') ?? 0;
+  t.ok(fds >= 3 && fds === Math.floor(fds), `open file descriptors counted (${fds})`);
+  t.equal(text.match(/^process_open_fds /gm)?.length, 1, 'once');
 });
 
 t.test(
