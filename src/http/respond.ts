@@ -176,10 +176,24 @@ export function successJson(data: object | undefined, ignored: readonly string[]
   const head = json.length <= 2 ? SUCCESS_PREFIX : SUCCESS_PREFIX + ',' + json.slice(1, -1);
   const raw = preserializedChunks(data);
   if (raw.length === 0) return head + tail;
-  // Buffers stay Buffers: a cached megabyte of JSON is copied once, never re-encoded.
-  return Buffer.concat(
-    [head, ...raw, tail].map((c) => (typeof c === 'string' ? Buffer.from(c) : c)),
-  );
+  return joinChunks([head, ...raw, tail]);
+}
+
+/**
+ * JSON chunks as one Buffer, each written once into it: Buffers (a cached megabyte of JSON) are
+ * copied, never re-encoded, and strings (a presence answer's hundreds of small entries) are
+ * encoded in place, without a Buffer of their own each.
+ */
+export function joinChunks(chunks: readonly (string | Buffer)[]): Buffer {
+  const sizes = chunks.map((c) => (typeof c === 'string' ? Buffer.byteLength(c) : c.length));
+  const out = Buffer.allocUnsafe(sizes.reduce((a, n) => a + n, 0));
+  let offset = 0;
+  chunks.forEach((c, i) => {
+    if (typeof c === 'string') out.write(c, offset);
+    else c.copy(out, offset);
+    offset += sizes[i]!;
+  });
+  return out;
 }
 
 export function sendError(
