@@ -128,7 +128,7 @@ function presenceAnswer(
         presence_last_update_id: shared.presence_last_update_id,
         server_timestamp: nowFloat,
       };
-      putPreserialized(out, 'presences', shared.chunks);
+      putPreserialized(out, 'presences', [shared.presences]);
       return out;
     }
     const data = presencesJsonFor(view, presence, query);

@@ -93,11 +93,15 @@ export class FileBody {
   ) {}
 }
 
+/**
+ * Writes a response. `body` may be a list of Buffers (a large answer assembled from shared
+ * serialized parts, successBody): they go out as they are, without being joined first.
+ */
 export function send(
   res: HttpResponse,
   ctx: RequestContext,
   status: number,
-  body: string | Buffer,
+  body: string | Buffer | readonly Buffer[],
   contentType = 'application/json',
   headers: Readonly<Record<string, string>> = {},
   closeConnection = false,
@@ -105,15 +109,20 @@ export function send(
   if (ctx.aborted || ctx.done) return;
   ctx.done = true;
   ctx.status = status;
-  const large = !closeConnection && body.length > LARGE_BODY;
+  const parts = typeof body === 'string' || Buffer.isBuffer(body) ? null : body;
+  const size = parts ? parts.reduce((a, c) => a + c.length, 0) : (body as string | Buffer).length;
+  const large = !closeConnection && size > LARGE_BODY;
   res.cork(() => {
     res.writeStatus(statusLine(status));
     res.writeHeader('Content-Type', contentType);
     for (const k in headers) res.writeHeader(k, headers[k]!);
     if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
-    if (!large) res.end(body, closeConnection);
+    if (!large) res.end(parts ? Buffer.concat(parts) : (body as string | Buffer), closeConnection);
   });
-  if (large) sendInSlices(res, ctx, typeof body === 'string' ? Buffer.from(body) : body);
+  if (large) {
+    const slices = parts ?? [typeof body === 'string' ? Buffer.from(body) : (body as Buffer)];
+    sendInSlices(res, ctx, slices, size);
+  }
 }
 
 /** Bodies above this go out a slice at a time (sendInSlices). */
@@ -126,12 +135,27 @@ const LARGE_BODY = 64 * 1024;
  * megabytes held per keep-alive connection that ever received a large answer (seen through the
  * guard's Unix socket, whose kernel buffer is small).
  */
-function sendInSlices(res: HttpResponse, ctx: RequestContext, body: Buffer): void {
-  const total = body.length;
+function sendInSlices(
+  res: HttpResponse,
+  ctx: RequestContext,
+  parts: readonly Buffer[],
+  total: number,
+): void {
   let finished = false;
   ctx.onAbort(() => {
     finished = true;
   });
+  // The part holding the body's byte `offset` (offsets only grow: the search resumes).
+  let part = 0;
+  let partStart = 0;
+  const sliceAt = (offset: number): Buffer => {
+    while (part < parts.length - 1 && offset >= partStart + parts[part]!.length) {
+      partStart += parts[part]!.length;
+      part++;
+    }
+    const from = offset - partStart;
+    return parts[part]!.subarray(from, from + LARGE_BODY);
+  };
   /** Offers the body from `offset` until it is all out (true) or the socket is full (false). */
   const offer = (offset: number): boolean => {
     if (finished) return true;
@@ -139,7 +163,7 @@ function sendInSlices(res: HttpResponse, ctx: RequestContext, body: Buffer): voi
       let ok = false;
       let complete = false;
       res.cork(() => {
-        [ok, complete] = res.tryEnd(body.subarray(offset, offset + LARGE_BODY), total);
+        [ok, complete] = res.tryEnd(sliceAt(offset), total);
       });
       if (complete) {
         finished = true;
@@ -169,6 +193,19 @@ const SUCCESS_PREFIX = '{"result":"success","msg":""';
  * preserialized fields (src/lib/preserialized.ts) are written as they are.
  */
 export function successJson(data: object | undefined, ignored: readonly string[]): string | Buffer {
+  const body = successBody(data, ignored);
+  return typeof body === 'string' ? body : Buffer.concat(body);
+}
+
+/**
+ * successJson as `send` takes it: a string, or, when `data` has preserialized fields, Buffers to
+ * write one after the other — shared ones (a large realm's presence or user lists) as they are,
+ * and the strings between them each encoded once (joinChunks).
+ */
+export function successBody(
+  data: object | undefined,
+  ignored: readonly string[],
+): string | Buffer[] {
   const tail =
     ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : '}';
   const json = data === undefined ? '{}' : JSON.stringify(data);
@@ -176,7 +213,19 @@ export function successJson(data: object | undefined, ignored: readonly string[]
   const head = json.length <= 2 ? SUCCESS_PREFIX : SUCCESS_PREFIX + ',' + json.slice(1, -1);
   const raw = preserializedChunks(data);
   if (raw.length === 0) return head + tail;
-  return joinChunks([head, ...raw, tail]);
+  const out: Buffer[] = [];
+  let strings: string[] = [];
+  for (const c of [head, ...raw, tail]) {
+    if (typeof c === 'string') {
+      strings.push(c);
+      continue;
+    }
+    if (strings.length > 0) out.push(joinChunks(strings));
+    strings = [];
+    out.push(c);
+  }
+  if (strings.length > 0) out.push(joinChunks(strings));
+  return out;
 }
 
 /**

@@ -22,7 +22,7 @@ import {
   RawJson,
   send,
   sendError,
-  successJson,
+  successBody,
 } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 import fs from 'node:fs';
@@ -358,7 +358,7 @@ function respondWith(
     } else if (value instanceof RawBody) {
       send(res, ctx, value.status, value.body, value.contentType, value.headers);
     } else {
-      send(res, ctx, 200, successJson(value as object | undefined, ignored));
+      send(res, ctx, 200, successBody(value as object | undefined, ignored));
     }
   } catch (err) {
     sendError(res, ctx, err);

@@ -284,79 +284,68 @@ export function presencesJsonFor(
 export const PRESENCE_SNAPSHOT_MIN = 256;
 
 /**
- * Every shown presence of a realm in the modern format, serialized once and shared by the answers
- * of many pings. Each entry is `,"<user id>":{...}`; entry i is bytes starts[i]..starts[i + 1].
+ * Every shown presence of a realm in the modern format as of one moment, serialized once and
+ * shared, whole, by the answers to many pings (presenceSnapshotFor).
  */
 type PresenceSnapshot = {
   /** view.version when built: a change to users or the realm's settings makes a new one. */
   version: number;
-  /** presence.lastUpdateId when built: every change up to it is in `bytes`. */
+  /** presence.lastUpdateId when built: every change up to it is in `json`, none after it. */
   upTo: number;
-  /** The largest last_update_id among the entries. */
-  maxId: number;
-  bytes: Buffer;
-  starts: Uint32Array;
-  /** user id → entry index. */
-  index: Map<number, number>;
+  /** How many presences it shows. */
+  entries: number;
+  /** When it was built (the server's clock, seconds). */
+  builtAt: number;
+  /** The `presences` object's JSON. */
+  json: Buffer;
 };
 
 const snapshots = new WeakMap<RealmPresence, PresenceSnapshot>();
 
-/** Made again once more records changed after it than this share of its entries. */
+/**
+ * A snapshot is made again once more presences changed after it than this share of it, or once
+ * it is older than PRESENCE_SNAPSHOT_MAX_AGE seconds and anything changed: what a client is shown
+ * lags the newest reports by at most that (clients report every 60 s anyway).
+ */
 const SNAPSHOT_STALE_SHARE = 1 / 8;
+export const PRESENCE_SNAPSHOT_MAX_AGE = 5;
 
 function buildSnapshot(view: RealmView, presence: RealmPresence, now: number): PresenceSnapshot {
   const entries: string[] = [];
-  const users: number[] = [];
-  const upTo = presence.lastUpdateId;
-  const maxId = eachPresence(
+  eachPresence(
     view,
     presence,
     { slim: true, lastUpdateId: null, historyLimitDays: null, now },
-    (userId, r, u) => {
-      entries.push(',' + slimEntry(userId, r, u));
-      users.push(userId);
-    },
+    (userId, r, u) => void entries.push(slimEntry(userId, r, u)),
   );
-  const starts = new Uint32Array(entries.length + 1);
-  const index = new Map<number, number>();
-  let offset = 0;
-  for (let i = 0; i < entries.length; i++) {
-    starts[i] = offset;
-    offset += Buffer.byteLength(entries[i]!);
-    index.set(users[i]!, i);
-  }
-  starts[entries.length] = offset;
   return {
     version: view.version,
-    upTo,
-    maxId,
-    bytes: Buffer.from(entries.join('')),
-    starts,
-    index,
+    upTo: presence.lastUpdateId,
+    entries: entries.length,
+    builtAt: now,
+    json: Buffer.from(`{${entries.join(',')}}`),
   };
 }
 
 /**
- * The modern-format answer to a ping in a large realm, as JSON chunks, when it is cheaper to send
- * every shown presence than to assemble the changes: the realm has at least PRESENCE_SNAPSHOT_MIN
- * records and more than half of them changed since the client's `last_update_id` (as happens when
- * every client pings once a minute: by a user's next ping nearly everyone else's presence has
- * changed, and assembling those answers was quadratic in the active users). Null otherwise, and
- * the caller answers with `presencesJsonFor`.
+ * The modern-format answer to a ping in a large realm when it is cheaper to send every shown
+ * presence than to assemble the changes: the realm has at least PRESENCE_SNAPSHOT_MIN records and
+ * more than half of them changed since the client's `last_update_id` (as happens when every client
+ * pings once a minute: by a user's next ping nearly everyone else's presence has changed, and
+ * assembling those answers was quadratic in the active users). Null otherwise, and the caller
+ * answers with `presencesJsonFor`.
  *
- * The answer is the realm's snapshot (shared bytes, not copied until the response is written)
- * without the entries of users whose presence changed after it, followed by those users' current
- * entries: every shown presence as of now, which is what the client asked for (what changed since
- * its last fetch) plus records it already has, which it merges unchanged. The 14-day history limit
- * is applied as of the snapshot for the entries that did not change since (at most a few seconds
- * old).
+ * The answer is the realm's snapshot, whole and shared (its bytes are written to the socket as
+ * they are), with `presence_last_update_id` the snapshot's position: every presence as of then,
+ * which is what the client asked for (what changed since its last fetch, up to the snapshot) plus
+ * records it already has, which it merges unchanged. What changed after the snapshot comes in its
+ * next answer. The 14-day history limit is applied as of the snapshot (seconds old).
  */
 export function presenceSnapshotFor(
   view: RealmView,
   presence: RealmPresence,
   q: Omit<PresenceQuery, 'slim'>,
-): { chunks: (string | Buffer)[]; presence_last_update_id: number } | null {
+): { presences: Buffer; presence_last_update_id: number } | null {
   if (view.settings.presence_disabled || presence.size < PRESENCE_SNAPSHOT_MIN) return null;
   const fetched = q.lastUpdateId ?? -1;
   // A first fetch with its own history limit gets exactly that.
@@ -367,42 +356,19 @@ export function presenceSnapshotFor(
   )
     return null;
   let snap = snapshots.get(presence);
+  const changed = snap ? presence.lastUpdateId - snap.upTo : 0;
   if (
     !snap ||
     snap.version !== view.version ||
-    presence.lastUpdateId - snap.upTo > snap.index.size * SNAPSHOT_STALE_SHARE
+    changed > snap.entries * SNAPSHOT_STALE_SHARE ||
+    (changed > 0 && q.now - snap.builtAt >= PRESENCE_SNAPSHOT_MAX_AGE)
   ) {
     snap = buildSnapshot(view, presence, q.now);
     snapshots.set(presence, snap);
   }
-  if (fetched >= snap.upTo || presence.entriesAfter(fetched) * 2 < snap.index.size) return null;
-  // The entries to leave out (changed since), and the current ones to add.
-  const left: number[] = [];
-  const fresh: string[] = [];
-  let maxId = Math.max(fetched, snap.maxId);
-  const since = q.now - PRESENCE_DEFAULT_HISTORY_DAYS * 86400;
-  for (const [userId, r] of presence.changedSince(snap.upTo)) {
-    const i = snap.index.get(userId);
-    if (i !== undefined) left.push(i);
-    const u = shown(view, userId, r, since);
-    if (!u) continue;
-    fresh.push(',' + slimEntry(userId, r, u));
-    if (r.last_update_id > maxId) maxId = r.last_update_id;
-  }
-  left.sort((a, b) => a - b);
-  const chunks: (string | Buffer)[] = [];
-  let from = 0;
-  for (const i of left) {
-    if (snap.starts[i]! > from) chunks.push(snap.bytes.subarray(from, snap.starts[i]));
-    from = snap.starts[i + 1]!;
-  }
-  if (from < snap.bytes.length) chunks.push(snap.bytes.subarray(from));
-  chunks.push(...fresh);
-  // Each entry starts with a comma, which the first one must not.
-  const first = chunks[0];
-  if (first !== undefined)
-    chunks[0] = typeof first === 'string' ? first.slice(1) : first.subarray(1);
-  return { chunks: ['{', ...chunks, '}'], presence_last_update_id: maxId };
+  // A client that already has the snapshot's position (or later) gets exactly the changes.
+  if (fetched >= snap.upTo || presence.entriesAfter(fetched) * 2 < snap.entries) return null;
+  return { presences: snap.json, presence_last_update_id: snap.upTo };
 }
 
 /** The `presence` event for a user's new record (legacy format; slim queues drop `email`). */

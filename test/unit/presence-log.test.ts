@@ -8,6 +8,7 @@ import t from 'tap';
 import { rng } from '../../bench/lib/open-loop.js';
 import { insertUserRow } from '../../src/mutations/users.js';
 import {
+  PRESENCE_SNAPSHOT_MAX_AGE,
   PRESENCE_SNAPSHOT_MIN,
   presenceSnapshotFor,
   presencesFor,
@@ -108,7 +109,7 @@ t.test(
     const shared = (lastUpdateId: number | null) => {
       const s = presenceSnapshotFor(rt.view, presence, q(lastUpdateId));
       if (!s) return null;
-      const text = s.chunks.map((c) => c.toString()).join('');
+      const text = s.presences.toString();
       const parsed = JSON.parse(text) as Record<string, unknown>;
       t.equal(text.match(/"\d+":\{/g)?.length, Object.keys(parsed).length, 'each user once');
       return { presences: parsed, id: s.presence_last_update_id };
@@ -119,10 +120,7 @@ t.test(
     t.ok(first, 'used when most presences changed since the last fetch');
     t.same(first.presences, full().presences, 'every shown presence');
     t.notOk(String(made[7]) in first.presences, 'not one past the history limit');
-    t.equal(
-      first.id,
-      presencesFor(rt.view, presence, { ...q(early), slim: true }).presence_last_update_id,
-    );
+    t.equal(first.id, presence.lastUpdateId, 'as of the snapshot: every change up to now');
     t.equal(shared(null)?.presences && Object.keys(shared(null)!.presences).length, ids.length - 1);
     t.equal(shared(presence.lastUpdateId - 5), null, 'not when few changed: those alone');
     t.equal(shared(presence.lastUpdateId), null);
@@ -132,8 +130,11 @@ t.test(
       'not for a first fetch with its own history limit',
     );
 
-    // A few users change after the snapshot: their new records, once each, without rebuilding.
-    for (const id of [made[0]!, made[100]!, ids[0]!]) {
+    // A few users change after the snapshot: answers stay the shared snapshot (as of its
+    // position) until it is stale; a client then asking from that position gets those changes.
+    const before = full().presences;
+    const changedUsers = [made[0]!, made[100]!, ids[0]!];
+    for (const id of changedUsers) {
       presence.put(id, {
         last_active_time: now + 5,
         last_connected_time: now + 5,
@@ -141,12 +142,26 @@ t.test(
       });
     }
     const after = shared(early)!;
-    t.same(after.presences, full().presences, 'the changed users as they are now');
-    t.same(after.presences[String(made[100])], {
+    t.same(after.presences, before, 'the same snapshot, as of its position');
+    t.equal(after.id, first.id);
+    const next = presencesFor(rt.view, presence, { ...q(after.id), slim: true });
+    t.same(
+      Object.keys(next.presences).map(Number).sort(),
+      [...changedUsers].sort(),
+      'then the rest',
+    );
+    t.same({ ...after.presences, ...next.presences }, full().presences, 'together: everything now');
+    t.equal(next.presence_last_update_id, presence.lastUpdateId);
+    // Past its age limit (or past an eighth of it changed), a new snapshot shows the changes.
+    const later = presenceSnapshotFor(rt.view, presence, {
+      ...q(early),
+      now: now + PRESENCE_SNAPSHOT_MAX_AGE,
+    })!;
+    t.equal(later.presence_last_update_id, presence.lastUpdateId, 'rebuilt once old enough');
+    t.same((JSON.parse(later.presences.toString()) as Record<string, unknown>)[String(made[100])], {
       active_timestamp: now + 5,
       idle_timestamp: now + 5,
     });
-    t.equal(after.id, presence.lastUpdateId);
 
     // Through the API: a deactivated user drops out at once; the answer matches the schema.
     assertSuccess(t, await api.delete('iago', `users/${made[3]}`));
