@@ -66,3 +66,25 @@ export function largestId(db: DB): number {
   const union = ID_TABLES.map((t) => `SELECT max(id) AS m FROM ${t}`).join(' UNION ALL ');
   return db.prepare<[], number | null>(`SELECT max(m) FROM (${union})`).pluck().get() ?? 0;
 }
+
+/**
+ * Cluster nodes only (src/cluster/id-blocks.ts): TEMP triggers (on this connection only; the
+ * database file has no trace of them, like replication's) that abort any INSERT into an id table
+ * whose new id `allowed` refuses. They run before the row is written, where an id left to SQLite
+ * reads as -1: so an INSERT that did not take its id from the Store fails, loudly, instead of
+ * getting an id another realm's owner may give too.
+ */
+export function guardIdTables(db: DB, allowed: (id: number) => boolean): void {
+  db.function('cluster_id_allowed', { deterministic: false }, (id: unknown) =>
+    typeof id === 'number' || typeof id === 'bigint' ? (allowed(Number(id)) ? 1 : 0) : 0,
+  );
+  for (const table of ID_TABLES) {
+    db.exec(`
+      DROP TRIGGER IF EXISTS temp.cluster_ids_${table};
+      CREATE TEMP TRIGGER cluster_ids_${table} BEFORE INSERT ON main.${table}
+      WHEN NOT cluster_id_allowed(NEW.id)
+      BEGIN
+        SELECT RAISE(ABORT, 'a new ${table} row has an id outside the blocks of the realm written');
+      END;`);
+  }
+}
