@@ -10,10 +10,11 @@
  *   reads it again), so each id goes to one claim, and blocks are claimed in increasing order.
  *   The first claim of a cluster creates the counter above every id the claiming node's copy
  *   holds (the first realm got its ids from SQLite, as in a single process).
- * - The owner of a realm holds a current block, whose ids it hands out in increasing order (one
- *   cursor for all the realm's tables), and a reserve block, claimed in advance: when the current
- *   one runs out, the reserve takes its place at once and a new reserve is claimed in the
- *   background. A later block has higher ids, so a realm's ids keep increasing, also across an
+ * - The owner of a realm holds a current block, whose ids it hands out in increasing order (each
+ *   table its own cursor in it, so a new cluster's first realm numbers its rows as a single
+ *   process would), and a reserve block, claimed in advance: when a table's cursor reaches the
+ *   end of the block, the reserve becomes the current block for every table at once and a new
+ *   reserve is claimed in the background. A later block has higher ids, so a realm's ids keep increasing, also across an
  *   owner's change (a new owner claims fresh blocks; nobody continues a dead owner's). Should a
  *   burst use up both before the new reserve arrives, the write is refused (503, try again)
  *   rather than given an id outside the realm's blocks.
@@ -57,7 +58,8 @@ type Block = { start: number; end: number };
 /** The blocks of one realm, as its owner holds them (pure: claims go through `claim`). */
 export class RealmIdBlocks {
   private current: Block;
-  private cursor: number;
+  /** Each table's next id in the current block (absent: the block's first). */
+  private readonly cursors = new Map<string, number>();
   private reserve: Block | null;
   private claiming: Promise<void> | null = null;
   private closed = false;
@@ -68,7 +70,6 @@ export class RealmIdBlocks {
     first: number,
   ) {
     this.current = { start: first, end: first + size };
-    this.cursor = first;
     this.reserve = { start: first + size, end: first + 2 * size };
   }
 
@@ -77,19 +78,26 @@ export class RealmIdBlocks {
     return new RealmIdBlocks(claim, size, await claim(2 * size));
   }
 
-  /** The next id, above every id given before; throws IdBlocksExhaustedError when there is none. */
-  next(): number {
-    if (this.cursor >= this.current.end) {
+  /**
+   * The next id of a table, above every id given to it before; throws IdBlocksExhaustedError
+   * when there is none.
+   */
+  next(table: string): number {
+    let id = this.cursors.get(table) ?? this.current.start;
+    if (id >= this.current.end) {
       if (this.reserve === null) {
         this.claimReserve();
         throw new IdBlocksExhaustedError();
       }
+      // Every table moves on: the reserve is above all of the current block.
       this.current = this.reserve;
-      this.cursor = this.current.start;
       this.reserve = null;
+      this.cursors.clear();
       this.claimReserve();
+      id = this.current.start;
     }
-    return this.cursor++;
+    this.cursors.set(table, id + 1);
+    return id;
   }
 
   /** Whether `id` is one of this realm's to give: in the current block or the reserve. */
@@ -210,7 +218,7 @@ export class ClusterIds implements IdSource {
   nextId(table: IdTable): number | null {
     if (this.realm !== null) {
       if (!this.realm.blocks) throw new NotOwnerError();
-      return this.realm.blocks.next();
+      return this.realm.blocks.next(table);
     }
     if (this.unchecked > 0) return null;
     throw new Error(`a new ${table} row outside any realm's write (cluster node)`);

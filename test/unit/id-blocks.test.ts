@@ -47,7 +47,8 @@ function counter(start = 1) {
   };
 }
 
-const take = (blocks: RealmIdBlocks, n: number) => Array.from({ length: n }, () => blocks.next());
+const take = (blocks: RealmIdBlocks, n: number, table = 'messages') =>
+  Array.from({ length: n }, () => blocks.next(table));
 
 /** What `fn` threw (undefined: nothing). */
 function thrown(fn: () => unknown): unknown {
@@ -59,7 +60,7 @@ function thrown(fn: () => unknown): unknown {
   return undefined;
 }
 const exhausted = (blocks: RealmIdBlocks) =>
-  thrown(() => blocks.next()) instanceof IdBlocksExhaustedError;
+  thrown(() => blocks.next('messages')) instanceof IdBlocksExhaustedError;
 
 t.test('a realm starts with a current block and a reserve, claimed at once', async (t) => {
   const c = counter(101);
@@ -78,7 +79,7 @@ t.test(
     const blocks = await RealmIdBlocks.claimFor(c.claim, 4);
     t.same(take(blocks, 4), [1, 2, 3, 4]);
     t.same(c.claims, [8], 'no claim while the block lasts');
-    t.equal(blocks.next(), 5, 'the reserve’s first id');
+    t.equal(blocks.next('messages'), 5, 'the reserve’s first id');
     t.same(blocks.blocks.reserve, null, 'the reserve is in use');
     t.same(c.claims, [8, 4], 'a new reserve is being claimed');
     await blocks.settled();
@@ -88,12 +89,23 @@ t.test(
   },
 );
 
+t.test('each table has its own cursor; the reserve takes over for all at once', async (t) => {
+  const c = counter(1);
+  const blocks = await RealmIdBlocks.claimFor(c.claim, 4);
+  t.same(take(blocks, 2, 'realms'), [1, 2], 'one table');
+  t.same(take(blocks, 3, 'users'), [1, 2, 3], 'another, from the block’s start');
+  t.same(take(blocks, 2, 'realms'), [3, 4]);
+  t.equal(blocks.next('realms'), 5, 'a table past the block’s end: the reserve');
+  t.equal(blocks.next('users'), 5, 'every table moves to it, above its ids before');
+  t.notOk(blocks.holds(4), 'the old block is given up');
+});
+
 t.test('a burst that uses both blocks before the next arrives is refused', async (t) => {
   const c = counter(1);
   const blocks = await RealmIdBlocks.claimFor(c.claim, 3);
   const release = c.hold();
   t.same(take(blocks, 6), [1, 2, 3, 4, 5, 6], 'both blocks');
-  const err = t.throws(() => blocks.next()) as IdBlocksExhaustedError;
+  const err = t.throws(() => blocks.next('messages')) as IdBlocksExhaustedError;
   t.ok(err instanceof IdBlocksExhaustedError, 'refused');
   t.equal(err.httpStatus, 503);
   t.same(err.toBody(), {
@@ -107,7 +119,7 @@ t.test('a burst that uses both blocks before the next arrives is refused', async
   t.same(c.claims, [6, 3], 'one claim under way, not one per refusal');
   release();
   await blocks.settled();
-  t.equal(blocks.next(), 7, 'the new block, above every id before');
+  t.equal(blocks.next('messages'), 7, 'the new block, above every id before');
 });
 
 t.test('a failed claim is tried again when an id is next needed', async (t) => {
@@ -127,13 +139,13 @@ t.test('a failed claim is tried again when an id is next needed', async (t) => {
   t.same(take(blocks, 3), [1, 2, 3], 'into the reserve; its successor’s claim fails');
   await blocks.settled();
   t.equal(errors.length, 1, 'the failure is logged');
-  t.equal(blocks.next(), 4);
+  t.equal(blocks.next('messages'), 4);
   t.ok(exhausted(blocks), 'refused while no claim succeeded');
   await blocks.settled();
   fail = false;
   t.ok(exhausted(blocks), 'refused, and claimed again');
   await blocks.settled();
-  t.equal(blocks.next(), 5, 'the new block');
+  t.equal(blocks.next('messages'), 5, 'the new block');
 });
 
 t.test('a closed realm claims nothing more', async (t) => {
@@ -149,23 +161,28 @@ t.test('a closed realm claims nothing more', async (t) => {
 t.test('realms sharing a counter: disjoint ids, increasing within each realm', async (t) => {
   const c = counter(1);
   const realms = await Promise.all([1, 2, 3].map(() => RealmIdBlocks.claimFor(c.claim, 5)));
-  const given = realms.map(() => [] as number[]);
-  for (let round = 0; round < 200; round++) {
+  const tables = ['messages', 'reactions'];
+  const given = realms.map(() => tables.map(() => [] as number[]));
+  for (let round = 0; round < 300; round++) {
     const r = (round * 7 + (round >> 3)) % 3;
+    const table = (round * 5 + (round >> 2)) % 2;
     try {
-      given[r]!.push(realms[r]!.next());
+      given[r]![table]!.push(realms[r]!.next(tables[table]!));
     } catch (err) {
       if (!(err instanceof IdBlocksExhaustedError)) throw err;
     }
     if (round % 4 === 0) await Promise.all(realms.map((b) => b.settled()));
   }
-  for (const [i, ids] of given.entries())
-    t.ok(
-      ids.every((id, k) => k === 0 || id > ids[k - 1]!),
-      `realm ${i}: ${ids.length} ids, increasing`,
-    );
-  const all = given.flat();
-  t.equal(new Set(all).size, all.length, 'no id given twice');
+  for (const [i, byTable] of given.entries())
+    for (const [k, ids] of byTable.entries())
+      t.ok(
+        ids.every((id, j) => j === 0 || id > ids[j - 1]!),
+        `realm ${i}, ${tables[k]}: ${ids.length} ids, increasing`,
+      );
+  for (const [k, table] of tables.entries()) {
+    const all = given.map((byTable) => byTable[k]!).flat();
+    t.equal(new Set(all).size, all.length, `no ${table} id given to two realms`);
+  }
 });
 
 /** Just what claimIds uses of a KV bucket, with JetStream's compare-and-set refusals. */
@@ -246,7 +263,7 @@ t.test('a node’s id source and guard', async (t: Test) => {
   const blocks = await RealmIdBlocks.claimFor(c.claim, 100);
   const second = ids.writing(blocks, () => doCreateRealm(store, params('b')));
   t.equal(second.realm_id, 50_000, 'a realm created with its blocks has its first id');
-  t.ok(second.user_id > 50_000 && second.user_id < 50_100, 'its users too');
+  t.ok(second.user_id >= 50_000 && second.user_id < 50_100, 'its users too');
 
   const rawInsert = (id: number | null) =>
     store.db
