@@ -75,6 +75,11 @@ export type RealmDeps = {
  * fail if it refused.
  */
 export interface CommitLog {
+  /**
+   * Runs the transaction's body as a write of the realm: new rows get their ids from the realm's
+   * own blocks (src/cluster/id-blocks.ts).
+   */
+  writing<T>(realmId: number, body: () => T): T;
   /** Inside the transaction, just before COMMIT: what it wrote. */
   seal(): unknown;
   /** After COMMIT: resolves when the log holds the batch; rejects when it does not. */
@@ -242,8 +247,12 @@ function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
     let sealed: unknown;
     try {
       ctx.store.transaction(() => {
-        outcomes = envs.map((env) => applyOne(ctx, env));
-        sealed = ctx.log?.seal();
+        const body = () => {
+          outcomes = envs.map((env) => applyOne(ctx, env));
+          sealed = ctx.log?.seal();
+        };
+        if (ctx.log) ctx.log.writing(ctx.view.id, body);
+        else body();
       });
     } catch (error) {
       // The COMMIT failed: nothing of the batch was written.

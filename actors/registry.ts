@@ -29,6 +29,11 @@ export interface RealmPlacement {
   owns(realmId: number): boolean;
   /** Runs the command on the owner; resolves once this node has applied its effects. */
   forward(realmId: number, type: string, payload: unknown): Promise<unknown>;
+  /**
+   * Creates a realm with `create` (its first rows, written outside any realm actor): they become
+   * the realm's first log entry, and this node its owner.
+   */
+  addRealm<T extends { realm_id: number }>(create: () => T): Promise<T>;
 }
 
 export class RealmRuntime {
@@ -168,6 +173,21 @@ export class RealmRegistry {
       this.idByStringId.set(rt.view.row.string_id, realmId);
     }
     return rt;
+  }
+
+  /**
+   * Creates a realm: `create` writes its first rows (there is no actor for it yet) — here, or on
+   * a cluster node through the cluster, which makes this node its owner.
+   */
+  async createRealm<T extends { realm_id: number }>(create: () => T): Promise<T> {
+    const created = this.placement ? await this.placement.addRealm(create) : create();
+    this.noteRealmCreated(created.realm_id);
+    return created;
+  }
+
+  /** Whether the realms belong to a cluster (this process is one of its nodes). */
+  get clustered(): boolean {
+    return this.placement !== undefined;
   }
 
   /** Call after creating a realm outside the registry (first boot, admin command). */

@@ -196,8 +196,8 @@ export async function createRealmWithDefaults(
   realms: RealmRegistry,
   params: CreateRealmParams,
 ): Promise<CreateRealmResult> {
-  const created = doCreateRealm(deps.store, checkCreateRealm(params));
-  realms.noteRealmCreated(created.realm_id);
+  const checked = checkCreateRealm(params);
+  const created = await realms.createRealm(() => doCreateRealm(deps.store, checked));
   await setUpNewRealm(deps, realms.get(created.realm_id)!, created.user_id);
   return created;
 }

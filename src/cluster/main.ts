@@ -8,6 +8,7 @@
  *   CLUSTER_SNAPSHOT_EVERY  log entries between snapshots (default 10000)
  *   CLUSTER_TRIM_GRACE_MS   how long the log waits for a node that stopped reporting before
  *                      trimming what it would need (default 300000); it then starts from a snapshot
+ *   CLUSTER_ID_BLOCK_SIZE  ids per block of a realm's new-row ids (default 65536; nodes may differ)
  *   CLUSTER_NAMESPACE  a prefix for the cluster's stream, buckets and subjects (default none), for
  *                      clusters sharing one NATS cluster
  *   CLUSTER_BOOTSTRAP  a file: on an empty cluster, this node creates the first realm and writes
@@ -24,6 +25,7 @@ import { createServer } from '../server.js';
 import { stopOnSignals } from '../signals.js';
 import { openDatabase } from '../storage/db.js';
 import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
+import { ID_BLOCK_SIZE } from './id-blocks.js';
 import { clusterNames } from './jetstream.js';
 import { DEFAULT_TRIM_GRACE_MS } from './trim.js';
 import { logTrimmedUpTo, restoreSnapshot } from './snapshot.js';
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
       snapshotEvery: Number(process.env.CLUSTER_SNAPSHOT_EVERY ?? 10_000),
       trimGraceMs: Number(process.env.CLUSTER_TRIM_GRACE_MS ?? DEFAULT_TRIM_GRACE_MS),
       tmpDir: path.join(config.dataDir, 'tmp'),
+      idBlockSize: Number(process.env.CLUSTER_ID_BLOCK_SIZE ?? ID_BLOCK_SIZE),
     },
   });
   const cluster = server.cluster!;

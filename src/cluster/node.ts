@@ -18,8 +18,11 @@
  * - Writes arriving at another node are forwarded to the owner (request/reply on
  *   `confab.cmd.<realm>`), answered once this node has applied them (read-your-writes).
  *
+ * - Ids: an owner gives new rows ids from blocks claimed for the realm alone (id-blocks.ts), so
+ *   owners of different realms never give the same id.
+ *
  * Beside it: jetstream.ts (stream, buckets, entry format, fenced append), leases.ts, forwarding.ts,
- * refresh.ts (read models after another node's rows), snapshot.ts.
+ * refresh.ts (read models after another node's rows), snapshot.ts, id-blocks.ts.
  */
 import {
   type ConsumerMessages,
@@ -40,6 +43,7 @@ import { pack, unpack } from '../lib/pack.js';
 import { goneUploads, Replication, type RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
 import { answerForwarded, askOwner, FORWARD_DEADLINE_MS, fromWireError } from './forwarding.js';
+import { ClusterIds, ID_BLOCK_SIZE, idClaimer, RealmIdBlocks, type ClaimIds } from './id-blocks.js';
 import {
   appendEntry,
   clusterNames,
@@ -83,6 +87,11 @@ export type ClusterOptions = {
   trimGraceMs?: number;
   /** What to do when this node must stop (its database holds commits the log refused). */
   fatal?: (reason: string) => void;
+  /**
+   * Ids per block of a realm's new-row ids (id-blocks.ts); default 65,536. Nodes may differ
+   * (claims count ids); small blocks are for tests.
+   */
+  idBlockSize?: number;
 };
 
 type Owned = {
@@ -91,6 +100,8 @@ type Owned = {
   last: number;
   tail: Promise<void>;
   sub: Subscription;
+  /** Where the realm's new rows get their ids. */
+  ids: RealmIdBlocks;
 };
 
 /** A read on a node that could not catch up with the log in time (the read barrier). */
@@ -110,6 +121,9 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private readonly names: ClusterNames;
   private readonly leases: LeaseBucket;
   private readonly replication: Replication;
+  /** The ids of new rows: this node's id source, and the guard's judge. */
+  private readonly ids: ClusterIds;
+  private readonly claimIds: ClaimIds;
   private registry: RealmRegistry | null = null;
   private readonly owned = new Map<number, Owned>();
   private readonly acquiring = new Set<number>();
@@ -157,11 +171,17 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     this.leases = new LeaseBucket(kv, opts.node, this.incarnation, this.leaseMs);
     this.replication = new Replication(store);
     this.applied = this.replication.state().applied;
+    this.ids = new ClusterIds(store.db);
+    store.ids.install(this.ids);
+    this.claimIds = idClaimer(kv, store.db);
   }
 
   /** Connects to NATS, makes sure the log stream and the lease bucket exist. */
   static async join(opts: ClusterOptions, store: Store, queues: EventQueues): Promise<ClusterNode> {
     if (!/^[a-z0-9]{1,16}$/i.test(opts.node)) throw new Error(`bad node name ${opts.node}`);
+    const blockSize = opts.idBlockSize ?? ID_BLOCK_SIZE;
+    if (!Number.isSafeInteger(blockSize) || blockSize < 1)
+      throw new Error(`bad id block size ${opts.idBlockSize}`);
     const names = clusterNames(opts.namespace);
     const { nc, js, jsm, kv, files, snapshots } = await connectJetStream({ ...opts, names });
     let key: Buffer;
@@ -310,7 +330,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     } else if (mine) {
       this.replication.markApplied(seq, e.changes.length > 0);
     } else {
-      const touched = this.replication.apply(seq, e.changes);
+      // Another node's rows, with the ids it gave them.
+      const touched = this.ids.withoutBlocksSync(() => this.replication.apply(seq, e.changes));
       refreshReadModel(this.registry!, realmId, e.changes, touched);
     }
     this.applied = seq;
@@ -427,16 +448,24 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     if (rev > 0) await this.takeOver(realmId, rev);
   }
 
+  /** Claims the id blocks a realm's owner starts with (id-blocks.ts). */
+  private claimRealmIds(): Promise<RealmIdBlocks> {
+    return RealmIdBlocks.claimFor(this.claimIds, this.opts.idBlockSize ?? ID_BLOCK_SIZE);
+  }
+
   /**
-   * Holding the lease (revision `term`): applies everything the log holds, then appends a lease
-   * marker expecting the realm's last entry — which fences off any append of the previous owner
-   * from then on — and serves the realm's writes.
+   * Holding the lease (revision `term`): applies everything the log holds, claims the realm's id
+   * blocks (fresh ones: never a previous owner's; `ids` when the realm was just created here),
+   * then appends a lease marker expecting the realm's last entry — which fences off any append
+   * of the previous owner from then on — and serves the realm's writes.
    */
-  private async takeOver(realmId: number, term: number): Promise<void> {
+  private async takeOver(realmId: number, term: number, ids?: RealmIdBlocks): Promise<void> {
     this.acquiring.add(realmId);
     try {
       for (let attempt = 0; attempt < 20 && !this.closed; attempt++) {
         await this.caughtUp();
+        // After catching up: a cluster's first claim starts above every id this copy holds.
+        ids ??= await this.claimRealmIds();
         const expect = this.lastOfRealm.get(realmId) ?? 0;
         const entry: Entry = { k: 'lease', node: this.opts.node, inc: this.incarnation, term };
         try {
@@ -451,7 +480,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
               void answerForwarded(msg.data, run, (d) => msg.respond(d));
             },
           });
-          this.owned.set(realmId, { term, last: ack, tail: Promise.resolve(), sub });
+          this.owned.set(realmId, { term, last: ack, tail: Promise.resolve(), sub, ids });
           this.registry?.get(realmId);
           console.error(`cluster ${this.opts.node}: owns realm ${realmId} (lease ${term})`);
           return;
@@ -469,6 +498,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     if (!o) return;
     this.owned.delete(realmId);
     o.sub.unsubscribe();
+    o.ids.close();
     console.error(`cluster ${this.opts.node}: no longer owns realm ${realmId}: ${why}`);
     // Commits not yet in the log cannot be kept: the next append fails and the node rebuilds.
     if (this.replication.state().unacked > 0)
@@ -476,6 +506,10 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   }
 
   // ---- the log, as the realm actor sees it (CommitLog) ----------------------------------------
+
+  writing<T>(realmId: number, body: () => T): T {
+    return this.ids.writing(this.owned.get(realmId)?.ids, body);
+  }
 
   seal(): unknown {
     const changes = this.replication.seal();
@@ -570,7 +604,9 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   /**
    * On an empty cluster: `create` writes the first realm outside the realm actor (first boot),
    * and its rows become the log's first entry — refused if any entry got there first, in which
-   * case this node stops (another node bootstrapped the cluster; this copy is discarded).
+   * case this node stops (another node bootstrapped the cluster; this copy is discarded). Its
+   * ids are SQLite's, as in a single process: no other realm exists to collide with, and the
+   * first id block claimed starts above them.
    */
   async bootstrap<T extends { realm_id: number }>(
     create: () => Promise<T | null>,
@@ -579,7 +615,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     if (info.state.last_seq > 0 || this.store.realms.all().length > 0) return null;
     this.bootstrapping = true;
     try {
-      const created = await create();
+      const created = await this.ids.withoutBlocks(create);
       if (!created) return null;
       const changes = this.replication.seal();
       this.replication.noteUnacked(1);
@@ -618,10 +654,12 @@ export class ClusterNode implements RealmPlacement, CommitLog {
    * between), and they become the first entry of the realm's subject. This node claims the
    * realm's lease before the entry is appended, so no other node can take the realm first, and
    * owns it from then on. A realm id another node claimed already stops this node (its copy has
-   * the other realm's id for rows the log does not hold).
+   * the other realm's id for rows the log does not hold). Its rows, the realm's own id included,
+   * get their ids from blocks claimed for it first, which its owner then goes on with.
    */
   async addRealm<T extends { realm_id: number }>(create: () => T): Promise<T> {
-    const created = create();
+    const ids = await this.claimRealmIds();
+    const created = this.ids.writing(ids, create);
     const realmId = created.realm_id;
     const changes = this.replication.seal();
     this.replication.noteUnacked(1);
@@ -654,7 +692,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       this.acquiring.delete(realmId);
     }
     this.registry?.noteRealmCreated(realmId);
-    await this.takeOver(realmId, term);
+    await this.takeOver(realmId, term, ids);
     if (!this.owned.has(realmId)) throw new Error(`realm ${realmId}: its lease marker failed`);
     return created;
   }
@@ -696,6 +734,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     // A renewal in flight would move the revision the release deletes at.
     await Promise.allSettled([...this.renewals]);
     const held = [...this.owned.keys()];
+    for (const o of this.owned.values()) o.ids.close();
     this.owned.clear();
     // Nothing more is appended from here: the realms' next owners need not wait a lease time
     // (each fences this node off with its lease marker as usual).

@@ -1,5 +1,6 @@
 /** SQL for pending e-mail address changes and push device tokens (migration 0007). */
 import type { DB } from './db.js';
+import type { IdSource, WithId } from './ids.js';
 
 export type EmailChangeRow = {
   id: number;
@@ -23,10 +24,10 @@ export type PushDeviceRow = {
   last_updated: number;
 };
 
-export function accountStatements(db: DB) {
-  const insertEmailChange = db.prepare<Omit<EmailChangeRow, 'id' | 'status'>, void>(
-    `INSERT INTO email_change_requests (realm_id, user_id, old_email, new_email, confirmation_key, created_at)
-     VALUES (@realm_id, @user_id, @old_email, @new_email, @confirmation_key, @created_at)`,
+export function accountStatements(db: DB, ids: IdSource) {
+  const insertEmailChange = db.prepare<Omit<EmailChangeRow, 'id' | 'status'> & WithId, void>(
+    `INSERT INTO email_change_requests (id, realm_id, user_id, old_email, new_email, confirmation_key, created_at)
+     VALUES (@id, @realm_id, @user_id, @old_email, @new_email, @confirmation_key, @created_at)`,
   );
   const revokePendingEmailChanges = db.prepare<[number], void>(
     'UPDATE email_change_requests SET status = 2 WHERE user_id = ? AND status = 0',
@@ -38,9 +39,9 @@ export function accountStatements(db: DB) {
     'UPDATE email_change_requests SET status = ? WHERE id = ?',
   );
 
-  const addPushDevice = db.prepare<Omit<PushDeviceRow, 'id'>, void>(
-    `INSERT INTO push_device_tokens (user_id, kind, token, ios_app_id, last_updated)
-     VALUES (@user_id, @kind, @token, @ios_app_id, @last_updated)
+  const addPushDevice = db.prepare<Omit<PushDeviceRow, 'id'> & WithId, void>(
+    `INSERT INTO push_device_tokens (id, user_id, kind, token, ios_app_id, last_updated)
+     VALUES (@id, @user_id, @kind, @token, @ios_app_id, @last_updated)
      ON CONFLICT (user_id, kind, token) DO NOTHING`,
   );
   const removePushDevice = db.prepare<[number, number, string], void>(
@@ -52,7 +53,7 @@ export function accountStatements(db: DB) {
 
   return {
     insertEmailChange: (r: Omit<EmailChangeRow, 'id' | 'status'>): void =>
-      void insertEmailChange.run(r),
+      void insertEmailChange.run({ ...r, id: ids.nextId('email_change_requests') }),
     /** Marks the user's pending requests revoked (a newer request replaces them). */
     revokePendingEmailChanges: (userId: number): void => void revokePendingEmailChanges.run(userId),
     emailChangeByKey: (key: string): EmailChangeRow | undefined => emailChangeByKey.get(key),
@@ -60,7 +61,8 @@ export function accountStatements(db: DB) {
       void setEmailChangeStatus.run(status, id),
 
     /** Adds a device token; false when the user already had it (nothing changes then). */
-    addPushDevice: (r: Omit<PushDeviceRow, 'id'>): boolean => addPushDevice.run(r).changes > 0,
+    addPushDevice: (r: Omit<PushDeviceRow, 'id'>): boolean =>
+      addPushDevice.run({ ...r, id: ids.nextId('push_device_tokens') }).changes > 0,
     /** Removes a user's device token; false when they had no such token. */
     removePushDevice: (userId: number, kind: number, token: string): boolean =>
       removePushDevice.run(userId, kind, token).changes > 0,

@@ -1,5 +1,6 @@
 /** SQL for uploaded files (attachments) and the messages that reference them. */
 import type { DB } from './db.js';
+import type { IdSource, WithId } from './ids.js';
 
 export type AttachmentRow = {
   id: number;
@@ -22,10 +23,10 @@ export type AttachmentMessageRow = {
   stream_id: number | null;
 };
 
-export function attachmentStatements(db: DB) {
-  const insert = db.prepare<Omit<AttachmentRow, 'id'>, void>(
-    `INSERT INTO attachments (realm_id, owner_id, path_id, file_name, content_type, size, create_time)
-     VALUES (@realm_id, @owner_id, @path_id, @file_name, @content_type, @size, @create_time)`,
+export function attachmentStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<Omit<AttachmentRow, 'id'> & WithId, void>(
+    `INSERT INTO attachments (id, realm_id, owner_id, path_id, file_name, content_type, size, create_time)
+     VALUES (@id, @realm_id, @owner_id, @path_id, @file_name, @content_type, @size, @create_time)`,
   );
   const byId = db.prepare<[number], AttachmentRow>('SELECT * FROM attachments WHERE id = ?');
   const byPathId = db.prepare<[string], AttachmentRow>(
@@ -85,7 +86,8 @@ export function attachmentStatements(db: DB) {
 
   return {
     /** Inserts a new attachment; returns its id. */
-    insert: (row: Omit<AttachmentRow, 'id'>): number => Number(insert.run(row).lastInsertRowid),
+    insert: (row: Omit<AttachmentRow, 'id'>): number =>
+      Number(insert.run({ ...row, id: ids.nextId('attachments') }).lastInsertRowid),
     byId: (id: number): AttachmentRow | undefined => byId.get(id),
     byPathId: (pathId: string): AttachmentRow | undefined => byPathId.get(pathId),
     /** A user's uploads, oldest first. */

@@ -1,5 +1,6 @@
 /** SQL for channels (`streams`), subscriptions, default channels and channel folders. */
 import type { DB } from './db.js';
+import type { IdSource, WithId } from './ids.js';
 
 export type StreamRow = {
   id: number;
@@ -110,9 +111,9 @@ const STREAM_COLUMNS = [
   'can_delete_own_message_group',
 ] as const;
 
-export function channelStatements(db: DB) {
-  const insert = db.prepare<NewStream, void>(
-    `INSERT INTO streams (${STREAM_COLUMNS.join(', ')}) VALUES (${STREAM_COLUMNS.map((c) => '@' + c).join(', ')})`,
+export function channelStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<NewStream & WithId, void>(
+    `INSERT INTO streams (id, ${STREAM_COLUMNS.join(', ')}) VALUES (@id, ${STREAM_COLUMNS.map((c) => '@' + c).join(', ')})`,
   );
   const byId = db.prepare<[number], StreamRow>('SELECT * FROM streams WHERE id = ?');
   const byRealm = db.prepare<[number], StreamRow>(
@@ -165,9 +166,9 @@ export function channelStatements(db: DB) {
     'DELETE FROM default_streams WHERE realm_id = ? AND stream_id = ?',
   );
 
-  const insertFolder = db.prepare<Omit<ChannelFolderRow, 'id' | 'is_archived'>, void>(
-    `INSERT INTO channel_folders (realm_id, name, description, rendered_description, creator_id, date_created)
-     VALUES (@realm_id, @name, @description, @rendered_description, @creator_id, @date_created)`,
+  const insertFolder = db.prepare<Omit<ChannelFolderRow, 'id' | 'is_archived'> & WithId, void>(
+    `INSERT INTO channel_folders (id, realm_id, name, description, rendered_description, creator_id, date_created)
+     VALUES (@id, @realm_id, @name, @description, @rendered_description, @creator_id, @date_created)`,
   );
   const foldersByRealm = db.prepare<[number], ChannelFolderRow>(
     'SELECT * FROM channel_folders WHERE realm_id = ? ORDER BY id',
@@ -178,7 +179,8 @@ export function channelStatements(db: DB) {
     .pluck();
 
   return {
-    insert: (s: NewStream): number => Number(insert.run(s).lastInsertRowid),
+    insert: (s: NewStream): number =>
+      Number(insert.run({ ...s, id: ids.nextId('streams') }).lastInsertRowid),
     byId: (id: number): StreamRow | undefined => byId.get(id),
     byRealm: (realmId: number): StreamRow[] => byRealm.all(realmId),
     update(id: number, column: UpdatableStreamColumn, value: string | number | null): void {
@@ -215,7 +217,7 @@ export function channelStatements(db: DB) {
       void removeDefault.run(realmId, streamId),
 
     insertFolder: (f: Omit<ChannelFolderRow, 'id' | 'is_archived'>): number =>
-      Number(insertFolder.run(f).lastInsertRowid),
+      Number(insertFolder.run({ ...f, id: ids.nextId('channel_folders') }).lastInsertRowid),
     foldersByRealm: (realmId: number): ChannelFolderRow[] => foldersByRealm.all(realmId),
   };
 }

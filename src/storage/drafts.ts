@@ -1,5 +1,6 @@
 /** SQL for drafts. */
 import type { DB } from './db.js';
+import type { IdSource } from './ids.js';
 
 export type DraftType = '' | 'stream' | 'private';
 
@@ -17,7 +18,7 @@ export type DraftRow = {
 
 export type DraftValues = Omit<DraftRow, 'id' | 'user_id'>;
 
-export function draftStatements(db: DB) {
+export function draftStatements(db: DB, ids: IdSource) {
   const byUserOldestFirst = db.prepare<[number], DraftRow>(
     'SELECT * FROM drafts WHERE user_id = ? ORDER BY last_edit_time, id',
   );
@@ -27,9 +28,12 @@ export function draftStatements(db: DB) {
   const byId = db.prepare<[number, number], DraftRow>(
     'SELECT * FROM drafts WHERE user_id = ? AND id = ?',
   );
-  const insert = db.prepare<[number, string, number | null, string, string, string, number], void>(
-    `INSERT INTO drafts (user_id, type, stream_id, user_ids, topic, content, last_edit_time)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  const insert = db.prepare<
+    [number | null, number, string, number | null, string, string, string, number],
+    void
+  >(
+    `INSERT INTO drafts (id, user_id, type, stream_id, user_ids, topic, content, last_edit_time)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare<[string, number | null, string, string, string, number, number], void>(
     `UPDATE drafts SET type = ?, stream_id = ?, user_ids = ?, topic = ?, content = ?,
@@ -48,8 +52,16 @@ export function draftStatements(db: DB) {
     byId: (userId: number, id: number): DraftRow | undefined => byId.get(userId, id),
     insert: (userId: number, d: DraftValues): number =>
       Number(
-        insert.run(userId, d.type, d.stream_id, d.user_ids, d.topic, d.content, d.last_edit_time)
-          .lastInsertRowid,
+        insert.run(
+          ids.nextId('drafts'),
+          userId,
+          d.type,
+          d.stream_id,
+          d.user_ids,
+          d.topic,
+          d.content,
+          d.last_edit_time,
+        ).lastInsertRowid,
       ),
     update: (id: number, d: DraftValues): void =>
       void update.run(d.type, d.stream_id, d.user_ids, d.topic, d.content, d.last_edit_time, id),

@@ -1,5 +1,6 @@
 /** SQL for user groups, their direct members and direct subgroups. */
 import type { DB } from './db.js';
+import type { IdSource, WithId } from './ids.js';
 
 export type UserGroupRow = {
   id: number;
@@ -13,10 +14,10 @@ export type UserGroupRow = {
   settings: string;
 };
 
-export function groupStatements(db: DB) {
-  const insert = db.prepare<Omit<UserGroupRow, 'id' | 'deactivated'>, void>(
-    `INSERT INTO user_groups (realm_id, name, description, is_system_group, creator_id, date_created, settings)
-     VALUES (@realm_id, @name, @description, @is_system_group, @creator_id, @date_created, @settings)`,
+export function groupStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<Omit<UserGroupRow, 'id' | 'deactivated'> & WithId, void>(
+    `INSERT INTO user_groups (id, realm_id, name, description, is_system_group, creator_id, date_created, settings)
+     VALUES (@id, @realm_id, @name, @description, @is_system_group, @creator_id, @date_created, @settings)`,
   );
   const byId = db.prepare<[number], UserGroupRow>('SELECT * FROM user_groups WHERE id = ?');
   const byName = db.prepare<[number, string], UserGroupRow>(
@@ -74,7 +75,7 @@ export function groupStatements(db: DB) {
 
   return {
     insert: (g: Omit<UserGroupRow, 'id' | 'deactivated'>): number =>
-      Number(insert.run(g).lastInsertRowid),
+      Number(insert.run({ ...g, id: ids.nextId('user_groups') }).lastInsertRowid),
     byId: (id: number): UserGroupRow | undefined => byId.get(id),
     byName: (realmId: number, name: string): UserGroupRow | undefined => byName.get(realmId, name),
     byRealm: (realmId: number): UserGroupRow[] => byRealm.all(realmId),

@@ -1,5 +1,6 @@
 /** SQL for uploaded images and their thumbnails (image_attachments). */
 import type { DB } from './db.js';
+import type { IdSource, WithId } from './ids.js';
 
 export type ImageAttachmentRow = {
   id: number;
@@ -13,11 +14,11 @@ export type ImageAttachmentRow = {
   thumbnail_metadata: string;
 };
 
-export function imageAttachmentStatements(db: DB) {
-  const insert = db.prepare<Omit<ImageAttachmentRow, 'id' | 'thumbnail_metadata'>, void>(
+export function imageAttachmentStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<Omit<ImageAttachmentRow, 'id' | 'thumbnail_metadata'> & WithId, void>(
     `INSERT OR IGNORE INTO image_attachments
-       (realm_id, path_id, original_width_px, original_height_px, frames, content_type)
-     VALUES (@realm_id, @path_id, @original_width_px, @original_height_px, @frames, @content_type)`,
+       (id, realm_id, path_id, original_width_px, original_height_px, frames, content_type)
+     VALUES (@id, @realm_id, @path_id, @original_width_px, @original_height_px, @frames, @content_type)`,
   );
   const byId = db.prepare<[number], ImageAttachmentRow>(
     'SELECT * FROM image_attachments WHERE id = ?',
@@ -50,7 +51,7 @@ export function imageAttachmentStatements(db: DB) {
     .pluck();
   return {
     insert: (row: Omit<ImageAttachmentRow, 'id' | 'thumbnail_metadata'>): void => {
-      insert.run(row);
+      insert.run({ ...row, id: ids.nextId('image_attachments') });
     },
     byId: (id: number): ImageAttachmentRow | undefined => byId.get(id),
     byPathId: (pathId: string): ImageAttachmentRow | undefined => byPathId.get(pathId),

@@ -1,5 +1,6 @@
 /** SQL for invitations (e-mail invitations and reusable invitation links). */
 import type { DB } from './db.js';
+import type { IdSource, WithId } from './ids.js';
 
 export const InvitationStatus = { PENDING: 0, USED: 1, REVOKED: 2 } as const;
 
@@ -43,9 +44,9 @@ const COLUMNS = [
   'group_ids',
 ] as const;
 
-export function invitationStatements(db: DB) {
-  const insert = db.prepare<[NewInvitation], void>(
-    `INSERT INTO invitations (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`,
+export function invitationStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<[NewInvitation & WithId], void>(
+    `INSERT INTO invitations (id, ${COLUMNS.join(', ')}) VALUES (@id, ${COLUMNS.map((c) => '@' + c).join(', ')})`,
   );
   const byId = db.prepare<[number, number], InvitationRow>(
     'SELECT * FROM invitations WHERE realm_id = ? AND id = ?',
@@ -76,7 +77,8 @@ export function invitationStatements(db: DB) {
   );
   const remove = db.prepare<[number], void>('DELETE FROM invitations WHERE id = ?');
   return {
-    insert: (inv: NewInvitation): number => Number(insert.run(inv).lastInsertRowid),
+    insert: (inv: NewInvitation): number =>
+      Number(insert.run({ ...inv, id: ids.nextId('invitations') }).lastInsertRowid),
     byId: (realmId: number, id: number): InvitationRow | undefined => byId.get(realmId, id),
     byKey: (key: string): InvitationRow | undefined => byKey.get(key),
     /** Pending invitations of a realm that have not expired at `now`. */

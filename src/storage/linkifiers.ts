@@ -1,5 +1,6 @@
 /** SQL for linkifiers. */
 import type { DB } from './db.js';
+import type { IdSource } from './ids.js';
 
 export type LinkifierRow = {
   id: number;
@@ -9,7 +10,7 @@ export type LinkifierRow = {
   sort_order: number;
 };
 
-export function linkifierStatements(db: DB) {
+export function linkifierStatements(db: DB, ids: IdSource) {
   const byRealm = db.prepare<[number], LinkifierRow>(
     'SELECT * FROM linkifiers WHERE realm_id = ? ORDER BY sort_order, id',
   );
@@ -22,8 +23,8 @@ export function linkifierStatements(db: DB) {
   const maxOrder = db
     .prepare<[number], number | null>('SELECT MAX(sort_order) FROM linkifiers WHERE realm_id = ?')
     .pluck();
-  const insert = db.prepare<[number, string, string, number], void>(
-    'INSERT INTO linkifiers (realm_id, pattern, url_template, sort_order) VALUES (?, ?, ?, ?)',
+  const insert = db.prepare<[number | null, number, string, string, number], void>(
+    'INSERT INTO linkifiers (id, realm_id, pattern, url_template, sort_order) VALUES (?, ?, ?, ?, ?)',
   );
   const update = db.prepare<[string, string, number, number], void>(
     'UPDATE linkifiers SET pattern = ?, url_template = ? WHERE realm_id = ? AND id = ?',
@@ -45,7 +46,9 @@ export function linkifierStatements(db: DB) {
       return m === null || m === undefined ? 0 : m + 1;
     },
     insert: (realmId: number, pattern: string, urlTemplate: string, order: number): number =>
-      Number(insert.run(realmId, pattern, urlTemplate, order).lastInsertRowid),
+      Number(
+        insert.run(ids.nextId('linkifiers'), realmId, pattern, urlTemplate, order).lastInsertRowid,
+      ),
     update: (realmId: number, id: number, pattern: string, urlTemplate: string): void =>
       void update.run(pattern, urlTemplate, realmId, id),
     setOrder: (realmId: number, id: number, order: number): void =>

@@ -4,6 +4,7 @@
  * and GET /users/me show. Narrow queries (GET /messages) are built in ./message-search.ts.
  */
 import type { DB } from './db.js';
+import type { IdSource } from './ids.js';
 import type { ChannelActivity } from './topics.js';
 
 export type MessageRow = {
@@ -80,10 +81,16 @@ export class ReceivedMaxima {
   }
 }
 
-export function messageStatements(db: DB, maxima: ReceivedMaxima, activity: ChannelActivity) {
+export function messageStatements(
+  db: DB,
+  ids: IdSource,
+  maxima: ReceivedMaxima,
+  activity: ChannelActivity,
+) {
   const dmMembers = new Map<number, readonly number[]>();
   const insert = db.prepare<
     [
+      number | null,
       number,
       number,
       number | null,
@@ -100,9 +107,9 @@ export function messageStatements(db: DB, maxima: ReceivedMaxima, activity: Chan
     ],
     void
   >(
-    `INSERT INTO messages (realm_id, sender_id, stream_id, dm_group_id, topic, content,
+    `INSERT INTO messages (id, realm_id, sender_id, stream_id, dm_group_id, topic, content,
        rendered_content, date_sent, has_attachment, has_image, has_link, sending_client, type)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertUserMessage = db.prepare<[number, number, number], void>(
     'INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, ?)',
@@ -157,8 +164,8 @@ export function messageStatements(db: DB, maxima: ReceivedMaxima, activity: Chan
       'SELECT id FROM direct_message_groups WHERE realm_id = ? AND user_ids = ?',
     )
     .pluck();
-  const insertGroup = db.prepare<[number, string, number], void>(
-    'INSERT INTO direct_message_groups (realm_id, user_ids, size) VALUES (?, ?, ?)',
+  const insertGroup = db.prepare<[number | null, number, string, number], void>(
+    'INSERT INTO direct_message_groups (id, realm_id, user_ids, size) VALUES (?, ?, ?, ?)',
   );
   const insertGroupMember = db.prepare<[number, number], void>(
     'INSERT INTO direct_message_group_members (group_id, user_id) VALUES (?, ?)',
@@ -239,6 +246,7 @@ export function messageStatements(db: DB, maxima: ReceivedMaxima, activity: Chan
     insert(m: NewMessage): number {
       activity.forget(m.stream_id);
       const info = insert.run(
+        ids.nextId('messages'),
         m.realm_id,
         m.sender_id,
         m.stream_id,
@@ -312,7 +320,10 @@ export function messageStatements(db: DB, maxima: ReceivedMaxima, activity: Chan
       groupByKey.get(realmId, key),
     /** Creates a direct conversation with its members; returns its id. */
     createDmGroup(realmId: number, key: string, members: readonly number[]): number {
-      const id = Number(insertGroup.run(realmId, key, members.length).lastInsertRowid);
+      const id = Number(
+        insertGroup.run(ids.nextId('direct_message_groups'), realmId, key, members.length)
+          .lastInsertRowid,
+      );
       for (const u of members) insertGroupMember.run(id, u);
       return id;
     },

@@ -1,5 +1,6 @@
 /** SQL for emoji reactions to messages. */
 import type { DB } from './db.js';
+import type { IdSource } from './ids.js';
 
 export type ReactionRow = {
   message_id: number;
@@ -9,10 +10,10 @@ export type ReactionRow = {
   reaction_type: string;
 };
 
-export function reactionStatements(db: DB) {
-  const insert = db.prepare<[number, number, string, string, string], void>(
-    `INSERT INTO reactions (message_id, user_id, emoji_name, emoji_code, reaction_type)
-     VALUES (?, ?, ?, ?, ?)`,
+export function reactionStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<[number | null, number, number, string, string, string], void>(
+    `INSERT INTO reactions (id, message_id, user_id, emoji_name, emoji_code, reaction_type)
+     VALUES (?, ?, ?, ?, ?, ?)`,
   );
   const remove = db.prepare<[number, number, string, string], void>(
     `DELETE FROM reactions
@@ -32,7 +33,14 @@ export function reactionStatements(db: DB) {
   );
   return {
     add: (r: ReactionRow): void =>
-      void insert.run(r.message_id, r.user_id, r.emoji_name, r.emoji_code, r.reaction_type),
+      void insert.run(
+        ids.nextId('reactions'),
+        r.message_id,
+        r.user_id,
+        r.emoji_name,
+        r.emoji_code,
+        r.reaction_type,
+      ),
     /** Removes one user's reaction; whether there was one. */
     remove: (messageId: number, userId: number, type: string, code: string): boolean =>
       remove.run(messageId, userId, type, code).changes > 0,

@@ -1,5 +1,6 @@
 /** SQL for `realm_exports` (exports requested through the API). */
 import type { DB } from './db.js';
+import type { IdSource } from './ids.js';
 
 export type RealmExportRow = {
   id: number;
@@ -18,9 +19,9 @@ export type RealmExportRow = {
 
 export { ExportStatus } from '../lib/realm-exports.js';
 
-export function realmExportStatements(db: DB) {
-  const insert = db.prepare<[number, number | null, number, number], void>(
-    'INSERT INTO realm_exports (realm_id, acting_user_id, export_type, status, date_requested) VALUES (?, ?, ?, 1, ?)',
+export function realmExportStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<[number | null, number, number | null, number, number], void>(
+    'INSERT INTO realm_exports (id, realm_id, acting_user_id, export_type, status, date_requested) VALUES (?, ?, ?, ?, 1, ?)',
   );
   const byId = db.prepare<[number], RealmExportRow>('SELECT * FROM realm_exports WHERE id = ?');
   const byRealm = db.prepare<[number], RealmExportRow>(
@@ -49,7 +50,9 @@ export function realmExportStatements(db: DB) {
   );
   return {
     insert: (realmId: number, actingUserId: number | null, type: number, at: number): number =>
-      Number(insert.run(realmId, actingUserId, type, at).lastInsertRowid),
+      Number(
+        insert.run(ids.nextId('realm_exports'), realmId, actingUserId, type, at).lastInsertRowid,
+      ),
     byId: (id: number): RealmExportRow | undefined => byId.get(id),
     byRealm: (realmId: number): RealmExportRow[] => byRealm.all(realmId),
     countSince: (realmId: number, since: number): number => countSince.get(realmId, since)!.n,

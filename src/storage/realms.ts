@@ -1,5 +1,6 @@
 /** SQL for the `realms` table. */
 import type { DB } from './db.js';
+import type { IdSource } from './ids.js';
 
 export type RealmRow = {
   id: number;
@@ -11,9 +12,9 @@ export type RealmRow = {
   settings: string;
 };
 
-export function realmStatements(db: DB) {
-  const insert = db.prepare<[string, string, string, number, string], void>(
-    'INSERT INTO realms (string_id, name, description, date_created, settings) VALUES (?, ?, ?, ?, ?)',
+export function realmStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<[number | null, string, string, string, number, string], void>(
+    'INSERT INTO realms (id, string_id, name, description, date_created, settings) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const byId = db.prepare<[number], RealmRow>('SELECT * FROM realms WHERE id = ?');
   const byStringId = db.prepare<[string], RealmRow>('SELECT * FROM realms WHERE string_id = ?');
@@ -37,7 +38,14 @@ export function realmStatements(db: DB) {
       settings: string;
     }): number {
       return Number(
-        insert.run(r.string_id, r.name, r.description, r.date_created, r.settings).lastInsertRowid,
+        insert.run(
+          ids.nextId('realms'),
+          r.string_id,
+          r.name,
+          r.description,
+          r.date_created,
+          r.settings,
+        ).lastInsertRowid,
       );
     },
     byId: (id: number): RealmRow | undefined => byId.get(id),

@@ -1,5 +1,6 @@
 /** SQL for scheduled messages (and reminders, which share the table). */
 import type { DB } from './db.js';
+import type { IdSource } from './ids.js';
 
 export type ScheduledMessageType = 'stream' | 'private';
 
@@ -42,7 +43,7 @@ export type ScheduledMessageValues = Pick<
   | 'sending_client'
 >;
 
-export function scheduledMessageStatements(db: DB) {
+export function scheduledMessageStatements(db: DB, ids: IdSource) {
   const byId = db.prepare<[number], ScheduledMessageRow>(
     'SELECT * FROM scheduled_messages WHERE id = ?',
   );
@@ -53,6 +54,7 @@ export function scheduledMessageStatements(db: DB) {
   );
   const insert = db.prepare<
     [
+      number | null,
       number,
       number,
       string,
@@ -70,10 +72,10 @@ export function scheduledMessageStatements(db: DB) {
     ],
     void
   >(
-    `INSERT INTO scheduled_messages (realm_id, sender_id, type, stream_id, user_ids, topic, content,
-       rendered_content, scheduled_timestamp, read_by_sender, sending_client, delivery_type,
-       reminder_target_message_id, reminder_note)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO scheduled_messages (id, realm_id, sender_id, type, stream_id, user_ids, topic,
+       content, rendered_content, scheduled_timestamp, read_by_sender, sending_client,
+       delivery_type, reminder_target_message_id, reminder_note)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare<
     [string, number | null, string, string, string, string, number, number, string, number],
@@ -114,6 +116,7 @@ export function scheduledMessageStatements(db: DB) {
     ): number =>
       Number(
         insert.run(
+          ids.nextId('scheduled_messages'),
           realmId,
           senderId,
           v.type,

@@ -12,6 +12,7 @@ import { Checkpointer } from './checkpointer.js';
 import { closeDatabase, openDatabase, type DB, type Durability } from './db.js';
 import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
+import { RowIds } from './ids.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { messageEditStatements } from './message-edits.js';
@@ -71,11 +72,13 @@ export type ReadOnlyArea<T> = {
  */
 export type ReadStore = {
   readonly [
-    A in Exclude<keyof Store, 'db' | 'transaction' | 'inTransaction' | 'close'>
+    A in Exclude<keyof Store, 'db' | 'ids' | 'transaction' | 'inTransaction' | 'close'>
   ]: ReadOnlyArea<Store[A]>;
 };
 
 export class Store {
+  /** Where new rows of the id tables get their ids (./ids.ts): SQLite, unless a cluster node says. */
+  readonly ids = new RowIds();
   readonly realms;
   readonly users;
   readonly groups;
@@ -107,34 +110,34 @@ export class Store {
   private checkpointer: Checkpointer | null = null;
 
   constructor(readonly db: DB) {
-    this.realms = realmStatements(db);
-    this.users = userStatements(db);
-    this.groups = groupStatements(db);
-    this.linkifiers = linkifierStatements(db);
-    this.channels = channelStatements(db);
+    this.realms = realmStatements(db, this.ids);
+    this.users = userStatements(db, this.ids);
+    this.groups = groupStatements(db, this.ids);
+    this.linkifiers = linkifierStatements(db, this.ids);
+    this.channels = channelStatements(db, this.ids);
     const channelActivity = new ChannelActivity();
     this.topics = topicStatements(db, channelActivity);
-    this.attachments = attachmentStatements(db);
-    this.imageAttachments = imageAttachmentStatements(db);
-    this.accounts = accountStatements(db);
-    this.drafts = draftStatements(db);
-    this.invitations = invitationStatements(db);
-    this.alertWords = alertWordStatements(db);
+    this.attachments = attachmentStatements(db, this.ids);
+    this.imageAttachments = imageAttachmentStatements(db, this.ids);
+    this.accounts = accountStatements(db, this.ids);
+    this.drafts = draftStatements(db, this.ids);
+    this.invitations = invitationStatements(db, this.ids);
+    this.alertWords = alertWordStatements(db, this.ids);
     const receivedMaxima = new ReceivedMaxima();
-    this.messages = messageStatements(db, receivedMaxima, channelActivity);
+    this.messages = messageStatements(db, this.ids, receivedMaxima, channelActivity);
     this.messageSearch = messageSearchStatements(db);
     this.messageEdits = messageEditStatements(db, receivedMaxima, channelActivity);
-    this.reactions = reactionStatements(db);
-    this.realmEmoji = realmEmojiStatements(db);
-    this.scheduledMessages = scheduledMessageStatements(db);
+    this.reactions = reactionStatements(db, this.ids);
+    this.realmEmoji = realmEmojiStatements(db, this.ids);
+    this.scheduledMessages = scheduledMessageStatements(db, this.ids);
     this.presence = presenceStatements(db);
     this.userStatus = userStatusStatements(db);
-    this.savedSnippets = savedSnippetStatements(db);
-    this.playgrounds = playgroundStatements(db);
+    this.savedSnippets = savedSnippetStatements(db, this.ids);
+    this.playgrounds = playgroundStatements(db, this.ids);
     this.realmUserDefaults = realmUserDefaultsStatements(db);
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
-    this.realmExports = realmExportStatements(db);
+    this.realmExports = realmExportStatements(db, this.ids);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

@@ -1,5 +1,6 @@
 /** SQL for users and their custom profile field values. */
 import type { DB } from './db.js';
+import type { IdSource, WithId } from './ids.js';
 
 export type UserRow = {
   id: number;
@@ -66,9 +67,9 @@ const USER_COLUMNS = [
   'settings',
 ] as const;
 
-export function userStatements(db: DB) {
-  const insert = db.prepare<NewUser, void>(
-    `INSERT INTO users (${USER_COLUMNS.join(', ')}) VALUES (${USER_COLUMNS.map((c) => '@' + c).join(', ')})`,
+export function userStatements(db: DB, ids: IdSource) {
+  const insert = db.prepare<NewUser & WithId, void>(
+    `INSERT INTO users (id, ${USER_COLUMNS.join(', ')}) VALUES (@id, ${USER_COLUMNS.map((c) => '@' + c).join(', ')})`,
   );
   const byId = db.prepare<[number], UserRow>('SELECT * FROM users WHERE id = ?');
   const byRealm = db.prepare<[number], UserRow>(
@@ -106,10 +107,10 @@ export function userStatements(db: DB) {
     'UPDATE users SET delivery_email = ? WHERE id = ?',
   );
 
-  const insertField = db.prepare<Omit<CustomProfileFieldRow, 'id'>, void>(
-    `INSERT INTO custom_profile_fields (realm_id, name, hint, type, field_data, sort_order,
+  const insertField = db.prepare<Omit<CustomProfileFieldRow, 'id'> & WithId, void>(
+    `INSERT INTO custom_profile_fields (id, realm_id, name, hint, type, field_data, sort_order,
        display_in_profile_summary, required, editable_by_user)
-     VALUES (@realm_id, @name, @hint, @type, @field_data, @sort_order,
+     VALUES (@id, @realm_id, @name, @hint, @type, @field_data, @sort_order,
        @display_in_profile_summary, @required, @editable_by_user)`,
   );
   const fieldsByRealm = db.prepare<[number], CustomProfileFieldRow>(
@@ -173,7 +174,8 @@ export function userStatements(db: DB) {
   );
 
   return {
-    insert: (u: NewUser): number => Number(insert.run(u).lastInsertRowid),
+    insert: (u: NewUser): number =>
+      Number(insert.run({ ...u, id: ids.nextId('users') }).lastInsertRowid),
     byId: (id: number): UserRow | undefined => byId.get(id),
     byRealm: (realmId: number): UserRow[] => byRealm.all(realmId),
     byDeliveryEmail: (realmId: number, email: string): UserRow | undefined =>
@@ -192,7 +194,7 @@ export function userStatements(db: DB) {
     setDeliveryEmail: (id: number, email: string): void => void setDeliveryEmail.run(email, id),
 
     insertProfileField: (f: Omit<CustomProfileFieldRow, 'id'>): number =>
-      Number(insertField.run(f).lastInsertRowid),
+      Number(insertField.run({ ...f, id: ids.nextId('custom_profile_fields') }).lastInsertRowid),
     profileFieldsByRealm: (realmId: number): CustomProfileFieldRow[] => fieldsByRealm.all(realmId),
     maxProfileFieldOrder: (realmId: number): number => maxFieldOrder.get(realmId) ?? 0,
     profileFieldById: (id: number): CustomProfileFieldRow | undefined => fieldById.get(id),
