@@ -408,9 +408,14 @@ async function measure(
   o: CapacityOptions,
 ): Promise<StepResult> {
   const from = live.series.length;
-  await clients.mark();
   // BENCH_PROFILE=<dir>: the server's CPU profile of each measured window (bench/lib/profile.ts).
-  await profiled(`window-${++windowCount}-${users}-users`, () => sleep(seconds * 1000));
+  // Starting the profiler stops the process for about half a second: the window is marked 2 s
+  // after, so that stall and its backlog are not measured.
+  await profiled(`window-${++windowCount}-${users}-users`, async () => {
+    if (process.env.BENCH_PROFILE) await sleep(2000);
+    await clients.mark();
+    await sleep(seconds * 1000);
+  });
   const steps = await clients.collect();
   const window = live.series.slice(from);
   const kinds = {} as Record<Kind, LatencySummary & { ok: number; errors: number; rate: number }>;
