@@ -6,7 +6,8 @@
  * several sizes drawn from neighbouring users (so a prefix of N users is itself a realm of N with
  * whole channels): private teams of 10, channels of 30, public channels of 100 and 500. Each
  * active user is played by a client process (bench/lib/capacity-client.ts, `--clients` of them)
- * as a real client: an event queue (`--ws-share` over WebSockets, the rest long-polling; the
+ * as a real client (`--guard off`: the server without its HTTP guard thread): an event queue
+ * (`--ws-share` over WebSockets, the rest long-polling; the
  * server answers held polls with heartbeats), presence every 60 s, and Poisson-distributed sends,
  * direct messages, fetches, flag updates, reactions, typing, uploads and downloads at per-user
  * rates taken from the reference's published request mix (docs/benchmarks.md, "capacity").
@@ -131,6 +132,8 @@ export type CapacityOptions = {
   warmupSeconds: number;
   compress: number;
   wsShare: number;
+  /** The server's HTTP guard (a relay thread in front of uWS; on by default, as in the server). */
+  guard: boolean;
   seed: number;
   out: string;
   objectives: Objectives;
@@ -157,6 +160,7 @@ export function parseCapacityArgs(argv: string[]): CapacityOptions {
       warmup: { type: 'string' },
       compress: { type: 'string' },
       'ws-share': { type: 'string' },
+      guard: { type: 'string' },
       seed: { type: 'string' },
       out: { type: 'string' },
       users: { type: 'string' },
@@ -188,6 +192,7 @@ export function parseCapacityArgs(argv: string[]): CapacityOptions {
     warmupSeconds: num(values.warmup, quick ? 1 : 10, 'warmup'),
     compress: num(values.compress, quick ? 60 : 1, 'compress'),
     wsShare: num(values['ws-share'], 0.5, 'ws-share'),
+    guard: values.guard === undefined ? true : ['on', '1', 'true'].includes(values.guard),
     seed: num(values.seed, 1, 'seed'),
     out: values.out ?? path.join(here, '..', '..', 'bench', 'results'),
     objectives: {
@@ -222,6 +227,7 @@ async function seedRealm(o: CapacityOptions): Promise<Realm> {
       // The reference's heartbeat (a held poll answered after ~45-55 s), in simulated time.
       heartbeatMs: Math.round(45_000 / o.compress),
       heartbeatJitterMs: Math.round(10_000 / o.compress),
+      httpGuard: o.guard,
     },
   });
   const ids = bench.users.map((u) => u.id);
