@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { connect, type ObjectStore } from 'nats';
+import { connect, type NatsConnection, type ObjectStore } from 'nats';
 import type { Replication } from '../storage/replication.js';
 import {
   isNoAnswer,
@@ -21,29 +21,33 @@ import {
 } from './jetstream.js';
 import { trimmedPosition } from './trim.js';
 
+/**
+ * Whether JetStream holds the stream `name` (a bucket's): asked again while the cluster does not
+ * answer in time (`patiently`, from `since`); "no such stream" is an answer.
+ */
+async function streamExists(nc: NatsConnection, name: string, since: number): Promise<boolean> {
+  const jsm = await patiently(() => nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS }), since);
+  return patiently(
+    () =>
+      jsm.streams.info(name).then(
+        () => true,
+        (err: unknown) => {
+          if (isNoAnswer(err)) throw err;
+          return false;
+        },
+      ),
+    since,
+  );
+}
+
 /** The position up to which the log was trimmed (src/cluster/trim.ts); 0 if never. */
 export async function logTrimmedUpTo(servers: string[], names: ClusterNames): Promise<number> {
   const nc = await connect({ servers, name: 'confab-restore' });
   try {
     const since = Date.now();
     const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
-    const jsm = await patiently(
-      () => nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS }),
-      since,
-    );
     // No lease bucket yet: a new cluster, never trimmed.
-    const exists = await patiently(
-      () =>
-        jsm.streams.info(`KV_${names.leases}`).then(
-          () => true,
-          (err: unknown) => {
-            if (isNoAnswer(err)) throw err;
-            return false;
-          },
-        ),
-      since,
-    );
-    if (!exists) return 0;
+    if (!(await streamExists(nc, `KV_${names.leases}`, since))) return 0;
     const kv = await patiently(() => js.views.kv(names.leases, { bindOnly: true }), since);
     return await patiently(() => trimmedPosition(kv), since);
   } finally {
@@ -64,22 +68,7 @@ export async function restoreSnapshot(
     // A cluster that does not answer in time is asked again (for want of a snapshot this node
     // would replay the whole log); one that answers "no such bucket" has no snapshot.
     const since = Date.now();
-    const jsm = await patiently(
-      () => nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS }),
-      since,
-    );
-    const exists = await patiently(
-      () =>
-        jsm.streams.info(`OBJ_${names.snapshots}`).then(
-          () => true,
-          (err: unknown) => {
-            if (isNoAnswer(err)) throw err;
-            return false;
-          },
-        ),
-      since,
-    );
-    if (!exists) return null;
+    if (!(await streamExists(nc, `OBJ_${names.snapshots}`, since))) return null;
     const bucket = await patiently(
       () => nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.os(names.snapshots),
       since,

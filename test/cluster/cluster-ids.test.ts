@@ -17,8 +17,8 @@ import { down, killNode, missingEngines, up, type ClusterRecord } from '../../sr
 import { ID_BLOCKS_KEY } from '../../src/cluster/id-blocks.js';
 import { clusterNames, JETSTREAM_TIMEOUT_MS } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
-import type { Fixture } from '../helpers/fixtures.js';
 import { manage } from '../helpers/manage.js';
+import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 
 const BLOCK = 64;
 
@@ -57,7 +57,7 @@ async function run(): Promise<void> {
   const hostOf = (sub: string) => ({ host: `${sub}.127.0.0.1:${rec.proxyPort}` });
 
   // The first realm (bootstrapped on an empty cluster): its owner and two users.
-  const first = await realmFixture(rec.url, {}, rec.owner);
+  const first = await clusterRealmFixture(rec.url, {}, rec.owner);
   const firstOwner = await leaseHolder(rec, 1);
 
   // A second realm, created on another node, which takes its lease.
@@ -79,7 +79,7 @@ async function run(): Promise<void> {
   if (made.status !== 0) throw new Error(`create-realm on ${creator.name}: ${made.stderr}`);
   const secondId = made.json.realm_id as number;
   const secondOwner = await leaseHolder(rec, secondId);
-  const second = await realmFixture(rec.url, hostOf('second'), {
+  const second = await clusterRealmFixture(rec.url, hostOf('second'), {
     email: 'boss@second.example.com',
     api_key: made.json.api_key as string,
     password: 'secret-boss',
@@ -251,35 +251,6 @@ async function run(): Promise<void> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** A realm's owner, and hamlet and othello created through the API. */
-async function realmFixture(
-  url: string,
-  headers: Record<string, string>,
-  owner: { email: string; api_key: string; password: string },
-): Promise<Fixture> {
-  const proxy = new ApiClient(url, { realmId: 0, users: {}, notificationBotId: 0 }, headers);
-  const users: Fixture['users'] = {
-    owner: { id: 0, ...owner, role: 100 },
-  };
-  const domain = owner.email.split('@')[1]!;
-  for (const name of ['hamlet', 'othello']) {
-    const email = `${name}@${domain}`;
-    const password = `secret-${name}`;
-    const created = await proxy.post(owner, 'users', { email, password, full_name: name });
-    if (created.status !== 200) throw new Error(`creating ${name}: ${created.text}`);
-    const key = await proxy.post(null, 'fetch_api_key', { username: email, password });
-    if (key.status !== 200) throw new Error(`api key of ${name}: ${key.text}`);
-    users[name] = {
-      id: created.body.user_id as number,
-      email,
-      api_key: key.body.api_key as string,
-      password,
-      role: 400,
-    };
-  }
-  return { realmId: 0, users, notificationBotId: 0 };
 }
 
 async function fetchChannel(

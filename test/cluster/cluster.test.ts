@@ -32,8 +32,8 @@ import { clusterNames } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
 import { request, upload } from '../helpers/uploads.js';
-import type { Fixture } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 
 const missing = missingEngines();
 if (missing) {
@@ -65,8 +65,7 @@ async function run(): Promise<void> {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const proxy = new ApiClient(rec.url, { realmId: 0, users: {}, notificationBotId: 0 });
-  const fx = await makeFixture(rec, proxy);
+  const fx = await clusterRealmFixture(rec.url, {}, rec.owner, 1);
   const via = (url: string) => new ApiClient(url, fx);
   const api = via(rec.url);
   const nodeUrl = (name: string) =>
@@ -673,28 +672,4 @@ async function fetchTopic(
   });
   if (r.status !== 200) throw new Error(`fetch failed: ${r.text}`);
   return r.body.messages as { id: number; content: string }[];
-}
-
-/** The owner of the first realm, and users made through the API (no fixture seeding here). */
-async function makeFixture(rec: ClusterRecord, proxy: ApiClient): Promise<Fixture> {
-  const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
-  const users: Fixture['users'] = {
-    owner: { id: 0, ...owner, password: rec.owner.password, role: 100 },
-  };
-  for (const name of ['hamlet', 'othello']) {
-    const email = `${name}@example.com`;
-    const password = `secret-${name}`;
-    const created = await proxy.post(owner, 'users', { email, password, full_name: name });
-    if (created.status !== 200) throw new Error(`creating ${name}: ${created.text}`);
-    const key = await proxy.post(null, 'fetch_api_key', { username: email, password });
-    if (key.status !== 200) throw new Error(`api key of ${name}: ${key.text}`);
-    users[name] = {
-      id: created.body.user_id as number,
-      email,
-      api_key: key.body.api_key as string,
-      password,
-      role: 400,
-    };
-  }
-  return { realmId: 1, users, notificationBotId: 0 };
 }
