@@ -62,12 +62,13 @@ async function main(): Promise<void> {
     throw err;
   }
   const server = await createServer({ ...config, lock });
+  // Before the announcement: whoever waits for it may signal at once (a SIGTERM before the handler
+  // is in place would kill the process instead of stopping it gracefully; seen under load in CI).
+  stopOnSignals(server);
   log.info(
     { url: server.url, dataDir: config.dataDir },
     `Confab listening on ${server.url} (data: ${config.dataDir})`,
   );
-
-  stopOnSignals(server);
 }
 
 main().catch((err: unknown) => {

@@ -87,8 +87,9 @@ async function main(): Promise<void> {
       );
     }
   }
-  console.log(`Confab node ${node} listening on ${server.url} (data: ${config.dataDir})`);
+  // Before the announcement, which whoever started the node may answer with a signal at once.
   stopOnSignals(server);
+  console.log(`Confab node ${node} listening on ${server.url} (data: ${config.dataDir})`);
 }
 
 main().catch((err: unknown) => {
