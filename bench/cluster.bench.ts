@@ -83,12 +83,14 @@ async function singleProcess(): Promise<number[]> {
   const port = 9790;
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     env: { ...process.env, DATA_DIR: dir, PORT: String(port), RATE_LIMITING: 'off' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   try {
+    // The first realm's credentials go to one stream and the log to the other: read both.
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    while (!/listening/.test(out)) await sleep(50);
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    while (!/listening/.test(out) || !/api key:\s+\S+/.test(out)) await sleep(50);
     const email = /email:\s+(\S+)/.exec(out)![1]!;
     const api_key = /api key:\s+(\S+)/.exec(out)![1]!;
     const base = `http://127.0.0.1:${port}`;

@@ -448,6 +448,25 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     if (rev > 0) await this.takeOver(realmId, rev);
   }
 
+  /**
+   * The log position of the realm's newest entry, applied by this node (0: the realm has none):
+   * what a lease marker expects. Known from the entries applied since this node started; for a
+   * realm with none since (a node restarted on its database, say the only node of a cluster), the
+   * log says, and the node first applies up to it. Without this, such a node expected 0 and could
+   * never take the realm's lease: its writes were refused for good.
+   */
+  private async newestOfRealm(realmId: number): Promise<number> {
+    const known = this.lastOfRealm.get(realmId);
+    if (known !== undefined) return known;
+    const subject = `${this.names.log}.${realmId}`;
+    const info = await this.jsm.streams.info(this.names.stream, { subjects_filter: subject });
+    if (!info.state.subjects?.[subject]) return 0;
+    const newest = (await this.jsm.streams.getMessage(this.names.stream, { last_by_subj: subject }))
+      .seq;
+    if (newest > this.applied) await this.waitApplied(newest);
+    return this.lastOfRealm.get(realmId) ?? newest;
+  }
+
   /** Claims the id blocks a realm's owner starts with (id-blocks.ts). */
   private claimRealmIds(): Promise<RealmIdBlocks> {
     return RealmIdBlocks.claimFor(this.claimIds, this.opts.idBlockSize ?? ID_BLOCK_SIZE);
@@ -466,7 +485,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
         await this.caughtUp();
         // After catching up: a cluster's first claim starts above every id this copy holds.
         ids ??= await this.claimRealmIds();
-        const expect = this.lastOfRealm.get(realmId) ?? 0;
+        const expect = await this.newestOfRealm(realmId);
         const entry: Entry = { k: 'lease', node: this.opts.node, inc: this.incarnation, term };
         try {
           const ack = await this.append1(realmId, entry, expect);
