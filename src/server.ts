@@ -96,12 +96,14 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const cluster = clusterOptions
     ? await (await import('./cluster/node.js')).ClusterNode.join(clusterOptions, store, queues)
     : null;
-  let uploads: UploadFiles = new UploadFiles(config.dataDir);
-  if (cluster) {
-    const replicated = new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
-      config.dataDir,
-      cluster.files,
-    );
+  const replicated = cluster
+    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
+        config.dataDir,
+        cluster.files,
+      )
+    : null;
+  const uploads = replicated ?? new UploadFiles(config.dataDir);
+  if (cluster && replicated) {
     // Set before the node applies the log: a catch-up also removes copies of deleted uploads.
     cluster.onUploadsGone = (pathIds) => {
       for (const id of pathIds)
@@ -109,7 +111,6 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
           log.error({ err, path_id: id }, 'removing the copy of a deleted upload failed');
         });
     };
-    uploads = replicated;
   }
   const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined);
   await cluster?.start(realms);

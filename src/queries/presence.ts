@@ -232,20 +232,13 @@ function eachPresence(
   let maxId = fetched;
   const records = fetched > 0 ? presence.changedSince(fetched) : presence.entries();
   for (const [userId, r] of records) {
-    if (r.last_update_id <= fetched) continue;
-    const u = shown(view, userId, r, since);
-    if (!u) continue;
+    if (r.last_update_id <= fetched || r.last_connected_time < since) continue;
+    const u = view.user(userId);
+    if (!u || !u.is_active || u.is_bot) continue;
     if (r.last_update_id > maxId) maxId = r.last_update_id;
     fn(userId, r, u);
   }
   return maxId;
-}
-
-/** The user, if their record `r` is one clients get: an active human connected since `since`. */
-function shown(view: RealmView, userId: number, r: PresenceRecord, since: number): UserRow | null {
-  if (r.last_connected_time < since) return null;
-  const u = view.user(userId);
-  return u && u.is_active && !u.is_bot ? u : null;
 }
 
 /** A record's `"<user id>":{modern format}` JSON, built once per record. */
