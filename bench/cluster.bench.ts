@@ -2,14 +2,19 @@
  * `npm run bench -- cluster` (docs/cluster.md, docs/benchmarks.md "cluster"): the cluster
  * deployment against the single-process server, on real processes (src/cluster/local.ts).
  *
- * 1. Write latency: sequential sends (one at a time) to the realm's owner node, p50/p99, for the
- *    single-process server and for a cluster of 1, 2 and 3 nodes (the replicated append's cost).
+ * 1. Write latency: sequential sends (one at a time) to the realm's owner node (found from the
+ *    nodes' /metrics), p50/p99, for the single-process server and for a cluster of 1, 2 and 3
+ *    nodes (the replicated append's cost), in the same conditions (a channel only the sender
+ *    reads, before the fan-out's users exist); beside them, from the same run, a bare JetStream
+ *    publish of a log entry's size to a stream of the same replicas on the cluster's NATS, paced
+ *    like the sends (the append's floor on this machine), and for 2 and 3 nodes the same sends
+ *    through a node that does not own the realm (forwarded, then read-your-writes).
  * 2. Fan-out: BENCH_USERS users (default 200; --quick 20), each with one long-poll queue,
  *    registered round-robin on the cluster's nodes; BENCH_ROUNDS messages to a channel they all
  *    read; send-to-delivery p50/p99 and the servers' CPU (all node processes, /proc) per
  *    delivered event, for 1, 2 and 3 nodes.
- * 3. Failover: the owner SIGKILLed under sequential sends through the proxy; the time until a
- *    send succeeds again.
+ * 3. Failover: the owner (found from /metrics) SIGKILLed; the time until a send through the
+ *    proxy succeeds again.
  * On one 2-core machine every process shares the same cores: see docs/cluster.md for what the
  * figures can and cannot show.
  */
@@ -17,6 +22,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { connect, headers as natsHeaders } from 'nats';
 import { down, killNode, missingEngines, up, type ClusterRecord } from '../src/cluster/local.js';
 import { fmt, machine, summarize } from './lib/stats.js';
 
@@ -107,6 +113,63 @@ async function singleProcess(): Promise<number[]> {
   }
 }
 
+/**
+ * Which node owns the cluster's one realm: the one whose /metrics says it owns a realm (the first
+ * node bootstraps it, but any node may win its lease).
+ */
+async function ownerIndex(rec: ClusterRecord): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const owned = await Promise.all(
+      rec.nodes.map(async (n) => {
+        const r = await fetch(`http://127.0.0.1:${n.port}/metrics`).catch(() => null);
+        const text = r ? await r.text() : '';
+        return Number(/^confab_cluster_realms_owned (\d+)/m.exec(text)?.[1] ?? 0);
+      }),
+    );
+    const owners = owned.flatMap((c, i) => (c > 0 ? [i] : []));
+    if (owners.length === 1) return owners[0]!;
+    if (Date.now() > deadline) throw new Error(`no single owner (${owned.join(', ')})`);
+    await sleep(200);
+  }
+}
+
+/**
+ * The append's floor on this machine: `n` sequential JetStream publishes of a log entry's size
+ * (700 bytes) with the expected-last-subject-sequence header, to a scratch stream of `replicas`
+ * on the cluster's NATS, each after a pause of `gapMs` (the time a client takes to send the next
+ * request, so the processes are as idle between publishes as in the sends); their latencies.
+ */
+async function barePublishes(
+  rec: ClusterRecord,
+  replicas: number,
+  n: number,
+  gapMs: number,
+): Promise<number[]> {
+  const nc = await connect({ servers: rec.natsUrls });
+  const name = 'BENCH_FLOOR';
+  try {
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name, subjects: [`bench-floor.>`], num_replicas: replicas });
+    const js = nc.jetstream();
+    const body = new Uint8Array(700);
+    const out: number[] = [];
+    let last = 0;
+    for (let i = 0; i < n; i++) {
+      await sleep(gapMs);
+      const h = natsHeaders();
+      h.set('Nats-Expected-Last-Subject-Sequence', String(last));
+      const t0 = performance.now();
+      last = (await js.publish('bench-floor.1', body, { headers: h })).seq;
+      out.push(performance.now() - t0);
+    }
+    await jsm.streams.delete(name);
+    return out;
+  } finally {
+    await nc.close();
+  }
+}
+
 async function makeUsers(rec: ClusterRecord, owner: User): Promise<User[]> {
   const users: User[] = [];
   for (let i = 0; i < USERS; i++) {
@@ -182,7 +245,7 @@ async function fanout(rec: ClusterRecord, owner: User, users: User[]) {
 
 async function failover(rec: ClusterRecord, dir: string, owner: User): Promise<number> {
   await sendLatencies(rec.url, owner, 5);
-  await killNode(dir, 1);
+  await killNode(dir, (await ownerIndex(rec)) + 1);
   const t0 = performance.now();
   for (;;) {
     try {
@@ -211,13 +274,30 @@ export async function clusterBench(): Promise<void> {
     try {
       const rec = await up({ dir, nodes: n, env: { RATE_LIMITING: 'off' } });
       const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
-      const users = await makeUsers(rec, owner);
-      const ownerUrl = `http://127.0.0.1:${rec.nodes[0]!.port}`;
+      const at = await ownerIndex(rec);
+      const ownerUrl = `http://127.0.0.1:${rec.nodes[at]!.port}`;
+      await call(ownerUrl, owner, 'POST', 'users/me/subscriptions', {
+        subscriptions: [{ name: 'bench' }],
+      });
       await sendLatencies(ownerUrl, owner, 20);
       const w = summarize(await sendLatencies(ownerUrl, owner, SENDS));
-      console.log(
-        `${n} node(s): send p50 ${fmt(w.p50)} ms (+${fmt(w.p50 - single.p50)} over single), p99 ${fmt(w.p99)} ms`,
+      const floor = summarize(
+        await barePublishes(rec, Math.min(n, 3), SENDS, Math.max(1, single.p50 - 1)),
       );
+      console.log(
+        `${n} node(s): send to the owner (node ${at + 1}) p50 ${fmt(w.p50)} ms ` +
+          `(+${fmt(w.p50 - single.p50)} over single), p99 ${fmt(w.p99)} ms; ` +
+          `bare JetStream publish (R${Math.min(n, 3)}) p50 ${fmt(floor.p50)} ms, p99 ${fmt(floor.p99)} ms`,
+      );
+      if (n > 1) {
+        const otherUrl = `http://127.0.0.1:${rec.nodes[(at + 1) % n]!.port}`;
+        await sendLatencies(otherUrl, owner, 20);
+        const f = summarize(await sendLatencies(otherUrl, owner, SENDS));
+        console.log(
+          `${n} nodes: send through a node that does not own the realm p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms`,
+        );
+      }
+      const users = await makeUsers(rec, owner);
       const f = await fanout(rec, owner, users);
       console.log(
         `${n} node(s): fan-out to ${USERS} queues: p50 ${fmt(f.lat.p50)} ms, p99 ${fmt(f.lat.p99)} ms, ` +
