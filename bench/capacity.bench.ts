@@ -6,7 +6,8 @@
  * several sizes drawn from neighbouring users (so a prefix of N users is itself a realm of N with
  * whole channels): private teams of 10, channels of 30, public channels of 100 and 500. Each
  * active user is played by a client process (bench/lib/capacity-client.ts, `--clients` of them)
- * as a real client (`--guard off`: the server without its HTTP guard thread): an event queue
+ * as a real client (`--guard off`: the server without its HTTP guard thread; `--gzip off`:
+ * clients that do not send `Accept-Encoding: gzip, deflate`, which real ones do): an event queue
  * (`--ws-share` over WebSockets, the rest long-polling; the
  * server answers held polls with heartbeats), presence every 60 s, and Poisson-distributed sends,
  * direct messages, fetches, flag updates, reactions, typing, uploads and downloads at per-user
@@ -134,6 +135,8 @@ export type CapacityOptions = {
   wsShare: number;
   /** The server's HTTP guard (a relay thread in front of uWS; on by default, as in the server). */
   guard: boolean;
+  /** Clients send `Accept-Encoding: gzip, deflate`, as real ones do (on by default). */
+  gzip: boolean;
   seed: number;
   out: string;
   objectives: Objectives;
@@ -161,6 +164,7 @@ export function parseCapacityArgs(argv: string[]): CapacityOptions {
       compress: { type: 'string' },
       'ws-share': { type: 'string' },
       guard: { type: 'string' },
+      gzip: { type: 'string' },
       seed: { type: 'string' },
       out: { type: 'string' },
       users: { type: 'string' },
@@ -193,6 +197,7 @@ export function parseCapacityArgs(argv: string[]): CapacityOptions {
     compress: num(values.compress, quick ? 60 : 1, 'compress'),
     wsShare: num(values['ws-share'], 0.5, 'ws-share'),
     guard: values.guard === undefined ? true : ['on', '1', 'true'].includes(values.guard),
+    gzip: values.gzip === undefined ? true : ['on', '1', 'true'].includes(values.gzip),
     seed: num(values.seed, 1, 'seed'),
     out: values.out ?? path.join(here, '..', '..', 'bench', 'results'),
     objectives: {
@@ -318,6 +323,7 @@ class Clients {
           proc,
           seed: o.seed,
           wsShare: o.wsShare,
+          gzip: o.gzip,
           compress: o.compress,
           mix: o.mix,
           downloads: realm.downloads,

@@ -35,7 +35,7 @@ import {
   typingStart,
 } from './chat-requests.js';
 import { encode, newHistogram, recordMs, type Histogram } from './hdr.js';
-import { HttpConn, httpRequest, now } from './http-conn.js';
+import { HttpConn, httpRequest, now, setAcceptEncoding } from './http-conn.js';
 import { ArrivalSchedule, rng } from './open-loop.js';
 import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
 
@@ -70,6 +70,8 @@ export type CapacityClientOpts = {
   seed: number;
   /** Share of users whose queue is read over a WebSocket. */
   wsShare: number;
+  /** Whether requests send `Accept-Encoding: gzip, deflate`, as real clients do. */
+  gzip: boolean;
   /** Simulated time runs this many times faster than real time. */
   compress: number;
   mix: Mix;
@@ -477,6 +479,7 @@ process.on('message', (m: Message) => {
   switch (m.type) {
     case 'start':
       opts = m.opts;
+      setAcceptEncoding(opts.gzip ? 'gzip, deflate' : '');
       random = rng(opts.seed * 1000 + opts.proc);
       setInterval(sendTick, 1000).unref();
       pump();

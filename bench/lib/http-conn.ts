@@ -6,10 +6,23 @@
  * The server closes connections left idle (uWebSockets: 10 s), which a spare connection can be
  * between phases: a request on a closed connection first reconnects, and a request whose
  * connection closes before its answer resolves with status 0 (the caller counts it an error).
+ * A gzipped answer (setAcceptEncoding) is gunzipped, as a real client's library does.
  */
 import net from 'node:net';
+import zlib from 'node:zlib';
 
 export type HttpAnswer = { status: number; body: string; at: number };
+
+/**
+ * The Accept-Encoding every request of this process sends ('' none). Real clients send
+ * `gzip, deflate` (Python's requests, the apps), and the server then gzips the large answers it
+ * builds around shared parts (src/http/gzip.ts); answers come back gunzipped.
+ */
+let acceptEncoding = '';
+
+export function setAcceptEncoding(value: string): void {
+  acceptEncoding = value;
+}
 
 /** Wall-clock milliseconds with microseconds, comparable across processes on one host. */
 export const now = (): number => performance.timeOrigin + performance.now();
@@ -105,7 +118,10 @@ export class HttpConn {
         return;
       }
       const status = Number(head.slice(9, 12));
-      const body = this.buf.subarray(headerEnd + 4, total).toString('utf8');
+      const raw = this.buf.subarray(headerEnd + 4, total);
+      const body = (
+        /\r\ncontent-encoding: *gzip/i.test(head) ? zlib.gunzipSync(raw) : raw
+      ).toString('utf8');
       // What follows the answer is copied out: a view would keep the whole answer's memory.
       this.buf =
         this.buf.length === total ? Buffer.alloc(0) : Buffer.from(this.buf.subarray(total));
@@ -130,7 +146,8 @@ export function httpRequest(
 ): string {
   const head =
     `${method} ${pathAndQuery} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${basicAuth(user)}\r\n` +
-    'User-Agent: ConfabBench/1\r\n';
+    'User-Agent: ConfabBench/1\r\n' +
+    (acceptEncoding === '' ? '' : `Accept-Encoding: ${acceptEncoding}\r\n`);
   if (form === undefined) return head + '\r\n';
   return (
     head +

@@ -36,6 +36,8 @@ export class RequestContext {
   /** null when the header is absent. */
   readonly contentLength: number | null;
   readonly host: string;
+  /** The Accept-Encoding header ('' when absent): large answers go gzipped (src/http/gzip.ts). */
+  readonly acceptEncoding: string;
   readonly userAgent: string;
   readonly pathParams: string[];
   readonly startedAt = performance.now();
@@ -85,6 +87,7 @@ export class RequestContext {
       this.contentLength = cl === '' ? null : /^\d+$/.test(cl) ? Number(cl) : NaN;
     }
     this.host = req.getHeader('host');
+    this.acceptEncoding = req.getHeader('accept-encoding');
     this.userAgent = req.getHeader('user-agent');
     const params: string[] = [];
     const named = wildcardDepth === null ? paramCount : paramCount - 1;

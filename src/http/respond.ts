@@ -8,6 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { internalErrorBody, JsonableError, storageFullError } from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
 import { preserializedChunks } from '../lib/preserialized.js';
+import { acceptsGzip, gzipParts, hasSharedPart, markShared } from './gzip.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 
@@ -109,8 +110,19 @@ export function send(
   if (ctx.aborted || ctx.done) return;
   ctx.done = true;
   ctx.status = status;
-  const parts = typeof body === 'string' || Buffer.isBuffer(body) ? null : body;
-  const size = parts ? parts.reduce((a, c) => a + c.length, 0) : (body as string | Buffer).length;
+  let parts = typeof body === 'string' || Buffer.isBuffer(body) ? null : body;
+  let size = parts ? parts.reduce((a, c) => a + c.length, 0) : (body as string | Buffer).length;
+  // An answer built around large shared parts goes gzipped to a client that takes it (gzip.ts).
+  if (parts && contentType === 'application/json' && hasSharedPart(parts)) {
+    const gzipped = acceptsGzip(ctx.acceptEncoding) ? gzipParts(parts) : null;
+    headers = gzipped
+      ? { ...headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' }
+      : { ...headers, Vary: 'Accept-Encoding' };
+    if (gzipped) {
+      parts = gzipped;
+      size = gzipped.reduce((a, c) => a + c.length, 0);
+    }
+  }
   const large = !closeConnection && size > LARGE_BODY;
   res.cork(() => {
     res.writeStatus(statusLine(status));
@@ -222,6 +234,7 @@ export function successBody(
     }
     if (strings.length > 0) out.push(joinChunks(strings));
     strings = [];
+    markShared(c);
     out.push(c);
   }
   if (strings.length > 0) out.push(joinChunks(strings));

@@ -4,6 +4,8 @@
  * compacted; the modern answer assembled from cached JSON equals the object answer's JSON; and in
  * a large realm the answer shared from a snapshot carries every shown presence, each once.
  */
+import http from 'node:http';
+import zlib from 'node:zlib';
 import t from 'tap';
 import { rng } from '../../bench/lib/open-loop.js';
 import { insertUserRow } from '../../src/mutations/users.js';
@@ -173,6 +175,26 @@ t.test(
     const body = assertSuccess(t, res) as { presences: Record<string, unknown> };
     assertMatchesOpenApi(t, '/users/me/presence', 'post', res.body);
     t.notOk(String(made[3]) in body.presences, 'deactivated: not shown');
+
+    // A client that takes gzip (every HTTP library sends Accept-Encoding: gzip) gets the same
+    // answer gzipped, once the shared snapshot's compression is done (until then, as it is).
+    const hamlet = fx.users.hamlet!;
+    let raw: { headers: http.IncomingHttpHeaders; body: Buffer } | null = null;
+    for (let i = 0; i < 200; i++) {
+      raw = await rawPost(ts.url, hamlet, 'users/me/presence', {
+        status: 'active',
+        slim_presence: 'true',
+        last_update_id: String(early),
+      });
+      if (raw.headers['content-encoding'] === 'gzip') break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    t.equal(raw!.headers['content-encoding'], 'gzip', 'gzipped');
+    t.equal(raw!.headers.vary, 'Accept-Encoding');
+    const unzipped = JSON.parse(zlib.gunzipSync(raw!.body).toString()) as Record<string, unknown>;
+    assertMatchesOpenApi(t, '/users/me/presence', 'post', unzipped);
+    t.same(unzipped.presences, body.presences, 'the same presences');
+    t.ok(raw!.body.length * 3 < Buffer.byteLength(JSON.stringify(unzipped)), 'a third or less');
     t.same(
       body.presences,
       presencesFor(rt.view, presence, {
@@ -183,3 +205,34 @@ t.test(
     );
   },
 );
+
+/** A POST with `Accept-Encoding: gzip, deflate` (as Python's requests sends), read as bytes. */
+function rawPost(
+  base: string,
+  user: { email: string; api_key: string },
+  path: string,
+  form: Record<string, string>,
+): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+  const body = new URLSearchParams(form).toString();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${base}/api/v1/${path}`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: 'Basic ' + Buffer.from(`${user.email}:${user.api_key}`).toString('base64'),
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+          'accept-encoding': 'gzip, deflate',
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}

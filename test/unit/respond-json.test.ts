@@ -2,6 +2,7 @@
  * The responder's JSON assembly (src/http/respond.ts): preserialized chunks, strings and Buffers,
  * multi-byte text included, joined into exactly the bytes of the whole answer.
  */
+import zlib from 'node:zlib';
 import t from 'tap';
 import { joinChunks, send, successBody, successJson } from '../../src/http/respond.js';
 import { putPreserialized } from '../../src/lib/preserialized.js';
@@ -43,14 +44,18 @@ t.test('successJson with preserialized fields is the JSON of the whole answer', 
  * A response as uWS gives it, over a socket that takes `capacity` bytes per write until the
  * test makes it writable again: what `send` wrote, and whether the response completed.
  */
-function slowResponse(capacity: number) {
+function slowResponse(capacity: number, acceptEncoding = '') {
   let written = Buffer.alloc(0);
+  const headers: Record<string, string> = {};
   let writable: ((offset: number) => boolean) | null = null;
   let complete = false;
   const res = {
     cork: (fn: () => void) => fn(),
     writeStatus: () => res,
-    writeHeader: () => res,
+    writeHeader: (k: string, v: string) => {
+      headers[k] = v;
+      return res;
+    },
     end: (body: string | Buffer) => {
       written = Buffer.concat([written, Buffer.from(body)]);
       complete = true;
@@ -66,12 +71,19 @@ function slowResponse(capacity: number) {
       writable = fn;
     },
   };
-  const ctx = { aborted: false, done: false, status: 0, rate: null, onAbort: () => undefined };
+  const ctx = {
+    aborted: false,
+    done: false,
+    status: 0,
+    rate: null,
+    acceptEncoding,
+    onAbort: () => undefined,
+  };
   /** Makes the socket writable until the response is complete (a bounded number of times). */
   const drain = () => {
     for (let i = 0; i < 10_000 && !complete && writable; i++) writable(written.length);
   };
-  return { res, ctx, drain, body: () => written, complete: () => complete };
+  return { res, ctx, drain, headers, body: () => written, complete: () => complete };
 }
 
 t.test('a large answer in parts reaches a slow socket whole, across part boundaries', (t) => {
@@ -92,4 +104,33 @@ t.test('a large answer in parts reaches a slow socket whole, across part boundar
   send(small.res as never, small.ctx as never, 200, [Buffer.from('{"a":'), Buffer.from('1}')]);
   t.equal(small.body().toString(), '{"a":1}', 'a small answer in parts is joined and ended');
   t.end();
+});
+
+t.test('a large answer around a shared part goes gzipped to a client that takes it', async (t) => {
+  const entries = Array.from({ length: 3000 }, (_, i) => `"${i}":{"active_timestamp":${i}}`);
+  const data = { presence_last_update_id: 4 };
+  putPreserialized(data, 'presences', [Buffer.from(`{${entries.join(',')}}`)]);
+  const plain = Buffer.concat(successBody(data, []) as Buffer[]);
+  // The shared part's compression runs in zlib's thread pool: the first answers go as they are.
+  let r = slowResponse(1 << 20, 'gzip, deflate');
+  for (let i = 0; i < 500 && r.headers['Content-Encoding'] === undefined; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    r = slowResponse(1 << 20, 'gzip, deflate');
+    send(r.res as never, r.ctx as never, 200, successBody(data, []));
+    r.drain();
+  }
+  t.equal(r.headers['Content-Encoding'], 'gzip');
+  t.equal(r.headers.Vary, 'Accept-Encoding');
+  t.ok(r.body().length < plain.length / 2, 'smaller');
+  t.same(zlib.gunzipSync(r.body()), plain, 'the same answer once gunzipped');
+  const identity = slowResponse(1 << 20);
+  send(identity.res as never, identity.ctx as never, 200, successBody(data, []));
+  identity.drain();
+  t.equal(identity.headers['Content-Encoding'], undefined, 'no Accept-Encoding: as it is');
+  t.equal(identity.headers.Vary, 'Accept-Encoding');
+  t.same(identity.body(), plain);
+  const refused = slowResponse(1 << 20, 'gzip;q=0');
+  send(refused.res as never, refused.ctx as never, 200, successBody(data, []));
+  refused.drain();
+  t.equal(refused.headers['Content-Encoding'], undefined, 'gzip refused: as it is');
 });

@@ -1,0 +1,184 @@
+/**
+ * Gzip answers assembled from parts (RFC 1952, one member; RFC 1951 blocks), for the answers
+ * `successBody` builds around large shared serialized parts: a large realm's presence snapshot
+ * (every client asks for it every minute: tens of megabytes a second at 5,000 users), and the
+ * register snapshot's user lists. Clients send `Accept-Encoding: gzip` (the Python bindings, the
+ * mobile and web apps, every HTTP library); the reference's own deployments gzip in nginx.
+ *
+ * A shared part is compressed once, off the main thread (zlib's thread pool), and its compressed
+ * blocks are reused by every answer that carries it; the small per-answer parts around it go in
+ * stored (uncompressed) blocks, so an answer costs no compression at all. Until a shared part's
+ * compression is done, answers carrying it go out uncompressed. The member's CRC-32 is combined
+ * from the parts' own (crc32Combine), so the shared bytes are not read again per answer.
+ */
+import zlib from 'node:zlib';
+
+/** Shared parts at least this large are compressed (once); other parts are stored. */
+export const SHARED_PART_MIN = 8 * 1024;
+
+/** Buffers kept serialized between answers (preserialized fields: successBody marks them). */
+const sharedParts = new WeakSet<Buffer>();
+
+/** Marks a Buffer as one many answers carry (compressing it once pays). */
+export function markShared(part: Buffer): void {
+  if (part.length >= SHARED_PART_MIN) sharedParts.add(part);
+}
+
+/** Whether an Accept-Encoding header value accepts gzip (RFC 9110 §12.5.3, with q-values). */
+export function acceptsGzip(header: string): boolean {
+  if (header === '') return false;
+  let gzip: number | null = null;
+  let any: number | null = null;
+  for (const item of header.split(',')) {
+    const [name, ...params] = item.split(';');
+    const coding = name!.trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*(.*?)\s*$/i.exec(p);
+      // A q-value is 0 to 1 with at most three decimals; a malformed one accepts nothing.
+      if (m) q = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(m[1]!) ? Number(m[1]) : 0;
+    }
+    if (coding === 'gzip' || coding === 'x-gzip') gzip = Math.max(gzip ?? 0, q);
+    else if (coding === '*') any = q;
+  }
+  return (gzip ?? any ?? 0) > 0;
+}
+
+// ---- CRC-32 arithmetic (the reflected polynomial 0xedb88320, as gzip's) ----------------------
+
+/** a·b modulo the CRC polynomial, both as reflected 32-bit polynomials. */
+function multModP(a: number, b: number): number {
+  let m = 0x80000000;
+  let p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ 0xedb88320 : b >>> 1;
+  }
+  return p >>> 0;
+}
+
+/** X_POW_2K[k] = x^(2^k) modulo the polynomial. */
+const X_POW_2K: number[] = (() => {
+  const table: number[] = [];
+  let p = 0x40000000; // x^1
+  table.push(p);
+  for (let k = 1; k < 32; k++) table.push((p = multModP(p, p)));
+  return table;
+})();
+
+/** x^(n·2^k) modulo the polynomial. */
+function xPowModP(n: number, k: number): number {
+  let p = 0x80000000; // x^0
+  while (n > 0) {
+    if (n & 1) p = multModP(X_POW_2K[k & 31]!, p);
+    n = Math.floor(n / 2);
+    k++;
+  }
+  return p;
+}
+
+/** The CRC-32 of A followed by B, from crc(A), crc(B) and B's length. */
+export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
+  return (multModP(xPowModP(lengthB, 3), crcA) ^ crcB) >>> 0;
+}
+
+// ---- shared parts, compressed once ------------------------------------------------------------
+
+type Compressed = { deflated: Buffer | null; crc: number };
+
+/** Shared parts (by identity) and their compression, under way (`deflated` null) or done. */
+const compressedParts = new WeakMap<Buffer, Compressed>();
+
+/** How many compressions are under way: bounded (each holds its input and zlib's state). */
+let compressing = 0;
+const MAX_COMPRESSING = 4;
+
+/** The compressed blocks of a shared part, or null while they are not ready (started here). */
+function compressedPart(part: Buffer): Compressed | null {
+  const known = compressedParts.get(part);
+  if (known) return known.deflated ? known : null;
+  if (compressing >= MAX_COMPRESSING || typeof zlib.crc32 !== 'function') return null;
+  const entry: Compressed = { deflated: null, crc: zlib.crc32(part) };
+  compressedParts.set(part, entry);
+  compressing++;
+  // Full flush: the blocks end on a byte boundary, without the final bit, so that more blocks
+  // (the answer's next parts) can follow them in the same member.
+  zlib.deflateRaw(part, { level: 6, finishFlush: zlib.constants.Z_FULL_FLUSH }, (err, out) => {
+    compressing--;
+    if (err) compressedParts.delete(part);
+    else entry.deflated = out;
+  });
+  return null;
+}
+
+// ---- assembling a member ----------------------------------------------------------------------
+
+/** The member header: deflate, no name or time, unknown OS. */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+const MAX_STORED = 0xffff;
+
+/** Stored blocks holding `data` (the last one final when `last`). */
+function storedBlocks(data: Buffer, last: boolean, out: Buffer[]): void {
+  let offset = 0;
+  do {
+    const n = Math.min(MAX_STORED, data.length - offset);
+    const final = last && offset + n === data.length;
+    const head = Buffer.allocUnsafe(5);
+    head[0] = final ? 1 : 0; // BFINAL, BTYPE 00 (stored), padded to the byte
+    head.writeUInt16LE(n, 1);
+    head.writeUInt16LE(~n & 0xffff, 3);
+    out.push(head, data.subarray(offset, offset + n));
+    offset += n;
+  } while (offset < data.length);
+}
+
+/** Whether an answer in parts carries a shared part (and so may go gzipped). */
+export function hasSharedPart(parts: readonly Buffer[]): boolean {
+  return parts.some((p) => sharedParts.has(p));
+}
+
+/**
+ * `parts` (an answer's body, in order) as one gzip member, or null when it carries no shared part
+ * (nothing to gain) or a shared part's compression is not ready yet (the answer then goes out as
+ * it is). Shared parts (markShared) are compressed once; the others are stored.
+ */
+export function gzipParts(parts: readonly Buffer[]): Buffer[] | null {
+  const compressed: (Compressed | null)[] = [];
+  let any = false;
+  for (const part of parts) {
+    if (!sharedParts.has(part)) {
+      compressed.push(null);
+      continue;
+    }
+    const c = compressedPart(part);
+    if (!c) return null;
+    compressed.push(c);
+    any = true;
+  }
+  if (!any) return null;
+  const out: Buffer[] = [GZIP_HEADER];
+  let crc = 0;
+  let length = 0;
+  parts.forEach((part, i) => {
+    const c = compressed[i];
+    if (c) {
+      out.push(c.deflated!);
+      crc = crc32Combine(crc, c.crc, part.length);
+    } else if (part.length > 0) {
+      storedBlocks(part, false, out);
+      crc = zlib.crc32(part, crc);
+    }
+    length += part.length;
+  });
+  // The final block: empty and stored.
+  storedBlocks(Buffer.alloc(0), true, out);
+  const trailer = Buffer.allocUnsafe(8);
+  trailer.writeUInt32LE(crc >>> 0, 0);
+  trailer.writeUInt32LE(length % 2 ** 32, 4);
+  out.push(trailer);
+  return out;
+}
