@@ -13,11 +13,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as tar from 'tar';
-import { JsonableError } from '../lib/errors.js';
 import { Role } from '../lib/roles.js';
 import { htmlToText } from '../lib/search.js';
 import { realmUrl } from '../lib/urls.js';
-import { checkSubdomain } from '../mutations/realms.js';
+import { checkSubdomain, subdomainInUse } from '../mutations/realms.js';
 import { REALM_TABLES, maxIds, rowInserter, type Row } from '../storage/realm-dump.js';
 import { MIGRATIONS } from '../storage/migrations/index.js';
 import { appliedPosition } from '../storage/replication.js';
@@ -80,8 +79,7 @@ export async function importRealmFromFile(
   if (rt.realms.clustered || appliedPosition(store.db) > 0)
     throw new UsageError('import-realm does not run on a cluster node or its data directory');
   checkSubdomain(opts.subdomain);
-  if (store.realms.byStringId(opts.subdomain))
-    throw new JsonableError('Subdomain is already in use. Please choose a different one.');
+  if (store.realms.byStringId(opts.subdomain)) throw subdomainInUse();
   if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
   const work = path.join(config.dataDir, 'tmp', `import-${crypto.randomBytes(8).toString('hex')}`);
   fs.mkdirSync(work, { recursive: true, mode: 0o700 });
