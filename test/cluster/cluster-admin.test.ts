@@ -9,6 +9,11 @@
  *   a subdomain taken earlier is refused by `manage create-realm` on every node.
  * - A subdomain reservation left by a node that died before its realm reached the log: refused
  *   while fresh, taken over once stale, and the dead node's realm can no longer be appended.
+ * - `manage` writes (create-user, change-role, regenerate-api-key, deactivate-user) through the
+ *   admin sockets of the two nodes that do not own the first realm: every node serves their
+ *   effects, the third node at once.
+ * - `manage` on a stopped node's data directory: every write refused (the node's copy unchanged),
+ *   reads and backup served; the same write through the node's socket once it runs again.
  *
  * Skipped when nats-server or nginx is not installed.
  */
@@ -25,13 +30,15 @@ import {
 import {
   alive,
   down,
+  killNode,
   missingEngines,
   readRecord,
+  startNodeAgain,
   up,
   type ClusterRecord,
 } from '../../src/cluster/local.js';
 import { ApiClient } from '../helpers/api.js';
-import { kvString, withLeaseBucket } from '../helpers/cluster-kv.js';
+import { kvString, leaseHolder, withLeaseBucket } from '../helpers/cluster-kv.js';
 import { askServer } from '../../src/admin/socket.js';
 import { manage, type ManageRun } from '../helpers/manage.js';
 
@@ -216,6 +223,167 @@ async function run(): Promise<void> {
         t.equal(me.status, 200, `${n.name} serves ${c.subdomain}’s owner`);
       }
     }
+  });
+
+  // ---- manage on the first realm: through a node that does not own it, and with a node stopped
+
+  const owner = await leaseHolder(rec, 1);
+  const [x, y] = rec.nodes.filter((n) => n.name !== owner).map((n) => n.name) as [string, string];
+  const firstRealm = { realmId: 1, users: {}, notificationBotId: 0 };
+  const api = (on: string) => new ApiClient(nodeUrl(on), firstRealm);
+  const admin = { email: rec.owner.email, api_key: rec.owner.api_key };
+  const userOn = async (on: string, id: number) => {
+    const r = await api(on).get(admin, `users/${id}`);
+    return r.body.user as { role: number; is_active: boolean } | undefined;
+  };
+  const email = 'ophelia@cluster-admin.example.com';
+  let userId = 0;
+  let apiKey = '';
+
+  t.test(
+    'writes through the admin sockets of nodes not owning the realm reach every node',
+    async (t) => {
+      const made = await manage(node(x).dataDir, [
+        'create-user',
+        '--realm',
+        '',
+        '--email',
+        email,
+        '--full-name',
+        'Ophelia',
+        '--without-password',
+      ]);
+      t.equal(made.status, 0, `create-user on ${x} (${owner} owns the realm) ${made.stderr}`);
+      userId = made.json.user_id as number;
+      // The third node's API has it (its read barrier applied the log up to the creation), so
+      // its admin socket finds the user too (admin commands have no read barrier of their own).
+      t.equal((await userOn(y, userId))?.is_active, true, `${y} serves the new user`);
+      const role = await askServer(node(y).dataDir, {
+        command: 'change-role',
+        args: { realm: '', user: email, role: 'moderator' },
+      });
+      t.same(
+        role,
+        { ok: true, result: { user_id: userId, role: 'moderator' } },
+        `change-role on ${y}`,
+      );
+      for (const n of rec.nodes) {
+        const u = await userOn(n.name, userId);
+        t.same([u?.role, u?.is_active], [300, true], `${n.name}: the new user, a moderator`);
+      }
+      const key = await manage(node(x).dataDir, [
+        'regenerate-api-key',
+        '--realm',
+        '',
+        '--user',
+        email,
+      ]);
+      t.equal(key.status, 0, `regenerate-api-key on ${x}`);
+      apiKey = key.json.api_key as string;
+      const me = await api(y).get({ email, api_key: apiKey }, 'users/me');
+      t.equal(me.status, 200, `${y} takes the new API key`);
+      const off = await manage(node(y).dataDir, [
+        'deactivate-user',
+        '--realm',
+        '',
+        '--user',
+        email,
+      ]);
+      t.equal(off.status, 0, `deactivate-user on ${y}`);
+      for (const n of rec.nodes) {
+        t.equal((await userOn(n.name, userId))?.is_active, false, `${n.name}: deactivated`);
+        const refused = await api(n.name).get({ email, api_key: apiKey }, 'users/me');
+        t.equal(refused.status, 401, `${n.name}: the deactivated user’s key is refused`);
+      }
+    },
+  );
+
+  t.test('manage on a stopped node’s data directory: writes refused, reads served', async (t) => {
+    const stopped = node(y);
+    await killNode(dir, Number(y.slice(1)), 'SIGTERM');
+    const writes: [string, string[], string?][] = [
+      ['reactivate-user', ['--realm', '', '--user', email]],
+      ['change-role', ['--realm', '', '--user', email, '--role', 'member']],
+      [
+        'create-user',
+        ['--realm', '', '--email', 'x@y.example.com', '--full-name', 'X', '--without-password'],
+      ],
+      [
+        'reset-password',
+        ['--realm', '', '--user', email, '--password-stdin'],
+        'another-secret-password\n',
+      ],
+      ['deactivate-realm', ['--realm', '']],
+      [
+        'create-realm',
+        [
+          '--name',
+          'Offline',
+          '--subdomain',
+          'offline',
+          '--owner-email',
+          'a@offline.example.com',
+          '--password-stdin',
+        ],
+        'secret-offline-password\n',
+      ],
+    ];
+    for (const [command, args, stdin] of writes) {
+      const r = await manage(stopped.dataDir, [command, ...args], stdin ? { stdin } : {});
+      t.equal(r.status, 1, `${command}: refused`);
+      t.equal(r.json.code, 'CLUSTER_NODE_NOT_RUNNING', `${command}: because the node is stopped`);
+      t.match(
+        r.json.error,
+        /cluster node's data directory.*would reach no other node.*Start the node and run/,
+        `${command}: says to run it while the node runs`,
+      );
+    }
+    const imported = await manage(stopped.dataDir, [
+      'import-realm',
+      '--from',
+      path.join(dir, 'no-such-archive.tar.gz'),
+      '--subdomain',
+      'imported',
+    ]);
+    t.match(
+      imported.json.error,
+      /does not run on a cluster node or its data directory/,
+      'import-realm: refused',
+    );
+
+    const users = await manage(stopped.dataDir, [
+      'list-users',
+      '--realm',
+      '',
+      '--include-deactivated',
+    ]);
+    t.equal(users.status, 0, 'list-users is served');
+    const listed = (
+      users.json.users as { user_id: number; is_active: boolean; role: string }[]
+    ).find((u) => u.user_id === userId);
+    t.same(
+      [listed?.is_active, listed?.role],
+      [false, 'moderator'],
+      'the copy is unchanged: the user still deactivated, still a moderator',
+    );
+    const realms = await manage(stopped.dataDir, ['list-realms']);
+    t.equal(realms.status, 0, 'list-realms is served');
+    t.notOk(
+      (realms.json.realms as { string_id: string }[]).some((r) => r.string_id === 'offline'),
+      'no realm was created',
+    );
+    const backup = await manage(stopped.dataDir, ['backup', '--to', path.join(dir, 'backup')]);
+    t.equal(backup.status, 0, `backup is served ${backup.stderr}`);
+
+    await startNodeAgain(dir, Number(y.slice(1)));
+    const on = await manage(stopped.dataDir, ['reactivate-user', '--realm', '', '--user', email]);
+    t.equal(on.status, 0, `reactivate-user once ${y} runs again`);
+    for (const n of rec.nodes) {
+      t.equal((await userOn(n.name, userId))?.is_active, true, `${n.name}: reactivated`);
+      const me = await api(n.name).get({ email, api_key: apiKey }, 'users/me');
+      t.equal(me.status, 200, `${n.name}: the key works again`);
+    }
+    await everyNodeRunning(t, dir);
   });
 }
 
