@@ -9,13 +9,14 @@
  * single process refuses a taken subdomain, before it wrote anything.
  *
  * A reservation is never given up once its realm exists. One whose realm never appeared (its node
- * died between reserving and appending the realm's first entry, or its append was refused) may be
- * taken over after `timeoutMs`: the node taking it first makes sure the realm can never appear,
- * by appending a lease marker to the realm's subject expecting it empty (node.ts voidRealm). The
- * realm's first entry is appended expecting the same, so JetStream lets exactly one of them in:
- * either the realm exists, and the subdomain is taken, or it never will. The timeout only decides
- * when a reservation is given up on, never whether two realms can share a subdomain (a creator
- * slower than it is refused as a loser would be).
+ * died between reserving and appending the realm's first entry, or never heard whether that
+ * append landed) may be taken over after `timeoutMs`: the node taking it first makes sure the
+ * realm can never appear, by appending a lease marker to the realm's subject expecting it empty
+ * (node.ts voidRealm). The realm's first entry is appended expecting the same, so JetStream lets
+ * exactly one of them in: either the realm exists, and the subdomain is taken, or it never will
+ * (the log's trimming keeps every subject's newest entry, trim.ts, so the marker stays). The
+ * timeout only decides when a reservation is given up on, never whether two realms can share a
+ * subdomain (a creator slower than it is refused as a loser would be).
  */
 import type { KV } from 'nats';
 import { subdomainInUse } from '../mutations/realms.js';
