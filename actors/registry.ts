@@ -30,10 +30,11 @@ export interface RealmPlacement {
   /** Runs the command on the owner; resolves once this node has applied its effects. */
   forward(realmId: number, type: string, payload: unknown): Promise<unknown>;
   /**
-   * Creates a realm with `create` (its first rows, written outside any realm actor): they become
-   * the realm's first log entry, and this node its owner.
+   * Creates a realm at `subdomain` with `create` (its first rows, written outside any realm
+   * actor): they become the realm's first log entry, and this node its owner. Refused with the
+   * single process's error when another realm has the subdomain, on any node.
    */
-  addRealm<T extends { realm_id: number }>(create: () => T): Promise<T>;
+  addRealm<T extends { realm_id: number }>(subdomain: string, create: () => T): Promise<T>;
 }
 
 export class RealmRuntime {
@@ -176,11 +177,14 @@ export class RealmRegistry {
   }
 
   /**
-   * Creates a realm: `create` writes its first rows (there is no actor for it yet) — here, or on
-   * a cluster node through the cluster, which makes this node its owner.
+   * Creates a realm at `subdomain`: `create` writes its first rows (there is no actor for it
+   * yet) — here, or on a cluster node through the cluster, which makes this node its owner.
    */
-  async createRealm<T extends { realm_id: number }>(create: () => T): Promise<T> {
-    const created = this.placement ? await this.placement.addRealm(create) : create();
+  async createRealm<T extends { realm_id: number }>(
+    subdomain: string,
+    create: () => T,
+  ): Promise<T> {
+    const created = this.placement ? await this.placement.addRealm(subdomain, create) : create();
     this.noteRealmCreated(created.realm_id);
     return created;
   }

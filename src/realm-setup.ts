@@ -197,7 +197,9 @@ export async function createRealmWithDefaults(
   params: CreateRealmParams,
 ): Promise<CreateRealmResult> {
   const checked = checkCreateRealm(params);
-  const created = await realms.createRealm(() => doCreateRealm(deps.store, checked));
+  const created = await realms.createRealm(checked.string_id, () =>
+    doCreateRealm(deps.store, checked),
+  );
   await setUpNewRealm(deps, realms.get(created.realm_id)!, created.user_id);
   return created;
 }

@@ -74,6 +74,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
     summary: 'List the realms.',
     options: {},
     describe: {},
+    readOnly: true,
     run(rt) {
       return Promise.resolve({
         realms: rt.store.realms.all().map((r) => ({
@@ -152,6 +153,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
     options: { ...REALM_OPT, 'include-deactivated': { type: 'boolean' } },
     describe: { ...REALM_DESC, 'include-deactivated': 'also list deactivated accounts' },
     required: ['realm'],
+    readOnly: true,
     run(rt, args) {
       const row = realmArg(rt, args);
       const all = args['include-deactivated'] === true;
@@ -246,6 +248,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
     options: { ...REALM_OPT },
     describe: { ...REALM_DESC },
     required: ['realm'],
+    readOnly: true,
     run(rt, args) {
       const row = realmArg(rt, args);
       const base = realmUrl(rt.config, row.string_id);

@@ -3,7 +3,8 @@
  * Each one is described here once — its options (node:util parseArgs), whether it needs a
  * password, its help text — and runs against an AdminRuntime: the running server's (through the
  * admin socket, src/admin/socket.ts) or the tool's own, opened on the data directory under its
- * lock when no server runs. Either way every change goes through the realm actors.
+ * lock when no server runs. Either way every change goes through the realm actors. On a cluster
+ * node's data directory, only the node itself may change anything (service.ts).
  *
  * Every command prints one JSON object. Passwords never come from the command line: the tool
  * reads them from a prompt, standard input or a named environment variable (src/manage.ts) and
@@ -49,6 +50,13 @@ export type AdminCommand = {
   password?: 'required' | 'optional';
   /** Runs only without a server on the data directory (restore). */
   offline?: boolean;
+  /**
+   * Changes nothing in the database (lists, backup, export). Every other command is refused on a
+   * cluster node's data directory unless the node runs it (service.ts).
+   */
+  readOnly?: boolean;
+  /** Refused on a cluster node and on its data directory (import-realm). */
+  notOnCluster?: boolean;
   run(rt: AdminRuntime, args: Args): Promise<unknown>;
 };
 

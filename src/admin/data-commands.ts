@@ -17,6 +17,7 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
     options: { to: { type: 'string' } },
     describe: { to: 'the backup directory (must not exist, or be empty)' },
     required: ['to'],
+    readOnly: true,
     run(rt, args) {
       return backupDataDir(rt.store, rt.config.dataDir, str(args, 'to'));
     },
@@ -46,6 +47,7 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
         'only public data, as the API’s public export (no private channels or direct messages)',
     },
     required: ['realm', 'to'],
+    readOnly: true,
     run(rt, args) {
       const row = realmArg(rt, args);
       return exportRealmToFile(rt.store, rt.config, row.id, str(args, 'to'), {
@@ -66,6 +68,10 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
       name: 'the new realm’s name (default: the exported realm’s)',
     },
     required: ['from', 'subdomain'],
+    // A cluster node's copy is written by the log and by realm owners with their own id blocks
+    // (docs/cluster.md "Ids"): an import's rows, with ids above this copy's largest, would reach
+    // no other node and could collide with ids another owner gives.
+    notOnCluster: true,
     run(rt, args) {
       return importRealmFromFile(rt, str(args, 'from'), {
         subdomain: str(args, 'subdomain').toLowerCase(),
@@ -78,6 +84,7 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
     summary: 'Event queues of the running server: counts, pending events, consumers, per realm.',
     options: {},
     describe: {},
+    readOnly: true,
     run(rt) {
       if (!rt.queues) return Promise.resolve({ server_running: false, queues: 0 });
       const byRealm = new Map<

@@ -13,14 +13,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as tar from 'tar';
-import { JsonableError } from '../lib/errors.js';
 import { Role } from '../lib/roles.js';
 import { htmlToText } from '../lib/search.js';
 import { realmUrl } from '../lib/urls.js';
-import { checkSubdomain } from '../mutations/realms.js';
+import { checkSubdomain, subdomainInUse } from '../mutations/realms.js';
 import { REALM_TABLES, maxIds, rowInserter, type Row } from '../storage/realm-dump.js';
 import { MIGRATIONS } from '../storage/migrations/index.js';
-import { appliedPosition } from '../storage/replication.js';
 import { ARCHIVE_FORMAT, type ExportManifest } from './archive.js';
 import type { AdminRuntime } from './commands.js';
 import { UsageError } from './errors.js';
@@ -74,14 +72,8 @@ export async function importRealmFromFile(
   opts: { subdomain: string; name?: string },
 ): Promise<ImportSummary> {
   const { store, config } = rt;
-  // A cluster node's copy is written by the log and by realm owners with their own id blocks
-  // (docs/cluster.md "Ids"): an import's rows, with ids above this copy's largest, would reach
-  // no other node and could collide with ids another owner gives.
-  if (rt.realms.clustered || appliedPosition(store.db) > 0)
-    throw new UsageError('import-realm does not run on a cluster node or its data directory');
   checkSubdomain(opts.subdomain);
-  if (store.realms.byStringId(opts.subdomain))
-    throw new JsonableError('Subdomain is already in use. Please choose a different one.');
+  if (store.realms.byStringId(opts.subdomain)) throw subdomainInUse();
   if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
   const work = path.join(config.dataDir, 'tmp', `import-${crypto.randomBytes(8).toString('hex')}`);
   fs.mkdirSync(work, { recursive: true, mode: 0o700 });

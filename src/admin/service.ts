@@ -4,6 +4,7 @@
  * directory itself, so both give the same answers.
  */
 import { JsonableError } from '../lib/errors.js';
+import { isClusterCopy } from '../storage/replication.js';
 import { COMMANDS, runCommand, type AdminRuntime, type Args } from './commands.js';
 import { UsageError } from './errors.js';
 import type { AdminRequest, AdminResponse } from './socket.js';
@@ -12,11 +13,33 @@ export async function handleAdminRequest(
   rt: AdminRuntime,
   req: AdminRequest,
 ): Promise<AdminResponse> {
-  if (COMMANDS[req.command]?.offline) {
+  const cmd = COMMANDS[req.command];
+  if (cmd?.offline) {
     return {
       ok: false,
       error: `${req.command} needs the server stopped: it is running on ${rt.config.dataDir}`,
       code: 'SERVER_RUNNING',
+    };
+  }
+  // A cluster node's copy changes only through the cluster's log (docs/cluster.md "The admin
+  // tool"): a change made beside it would reach no other node, and the copy would diverge.
+  const clusterCopy = rt.realms.clustered || isClusterCopy(rt.store.db);
+  if (cmd?.notOnCluster && clusterCopy) {
+    return {
+      ok: false,
+      error: `${req.command} does not run on a cluster node or its data directory`,
+      code: 'USAGE',
+    };
+  }
+  if (cmd && !cmd.readOnly && clusterCopy && !rt.realms.clustered) {
+    return {
+      ok: false,
+      error:
+        `${req.command} changes data, and ${rt.config.dataDir} is a cluster node's data ` +
+        'directory with no node running on it: a change made here would reach no other node. ' +
+        `Start the node and run ${req.command} again: it then runs in the node, through its ` +
+        'admin socket, and reaches every node.',
+      code: 'CLUSTER_NODE_NOT_RUNNING',
     };
   }
   try {

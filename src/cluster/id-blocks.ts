@@ -27,7 +27,7 @@ import type { KV } from 'nats';
 import { JsonableError } from '../lib/errors.js';
 import type { DB } from '../storage/db.js';
 import { guardIdTables, largestId, type IdSource, type IdTable } from '../storage/ids.js';
-import { NotOwnerError, sleep } from './jetstream.js';
+import { isWrongLastSequence, NotOwnerError, sleep } from './jetstream.js';
 
 /** Ids per block: 65,536 (2^53 ids last 2^37 blocks). */
 export const ID_BLOCK_SIZE = 2 ** 16;
@@ -100,6 +100,17 @@ export class RealmIdBlocks {
     return id;
   }
 
+  /**
+   * The id `next(table)` would give now, without giving it: a realm created on a node reserves
+   * its subdomain for its id before its row is written (subdomains.ts).
+   */
+  peek(table: string): number {
+    const id = this.cursors.get(table) ?? this.current.start;
+    if (id < this.current.end) return id;
+    if (this.reserve === null) throw new IdBlocksExhaustedError();
+    return this.reserve.start;
+  }
+
   /** Whether `id` is one of this realm's to give: in the current block or the reserve. */
   holds(id: number): boolean {
     const inside = (b: Block | null) => b !== null && id >= b.start && id < b.end;
@@ -137,11 +148,6 @@ export class RealmIdBlocks {
   }
 }
 
-/** Whether a JetStream publish was refused for its expected revision (another write won). */
-function isConflict(err: unknown): boolean {
-  return (err as { api_error?: { err_code?: number } } | null)?.api_error?.err_code === 10071;
-}
-
 /**
  * Claims the next `count` ids from the bucket's counter with a compare-and-set (again while
  * another node's claim wins); creates the counter at `firstFree()` if it is absent.
@@ -158,7 +164,7 @@ export async function claimIds(kv: KV, count: number, firstFree: () => number): 
       else await kv.create(ID_BLOCKS_KEY, String(first + count));
       return first;
     } catch (err) {
-      if (!isConflict(err) || attempt >= 100) throw err;
+      if (!isWrongLastSequence(err) || attempt >= 100) throw err;
       await sleep(Math.random() * 5 * Math.min(attempt, 10));
     }
   }

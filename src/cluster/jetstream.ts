@@ -64,7 +64,11 @@ export function clusterStreams(names: ClusterNames): string[] {
 /** The one object of the snapshot bucket: the newest copy; its description is its log position. */
 export const SNAPSHOT_NAME = 'latest';
 
-/** One entry of the replicated log: a new owner's lease marker, or a committed batch. */
+/**
+ * One entry of the replicated log: a new owner's lease marker, or a committed batch. A lease
+ * marker of term 0 on the subject of a realm that does not exist voids that realm id: the realm's
+ * first entry (appended expecting an empty subject) can never follow it (subdomains.ts).
+ */
 export type Entry =
   | { k: 'lease'; node: string; inc: string; term: number }
   | {
@@ -109,6 +113,14 @@ export const JETSTREAM_TIMEOUT_MS = 15_000;
  * NATS cluster just started, or a busy machine) before it gives up and exits.
  */
 export const STARTUP_PATIENCE_MS = 90_000;
+
+/**
+ * Whether a JetStream publish was refused for its expected last sequence or revision (another
+ * write got there first): a definite refusal, unlike a timeout, after which it may have landed.
+ */
+export function isWrongLastSequence(err: unknown): boolean {
+  return (err as { api_error?: { err_code?: number } } | null)?.api_error?.err_code === 10071;
+}
 
 /** Whether a NATS call failed only for want of an answer in time (or of a responder yet). */
 export function isNoAnswer(err: unknown): boolean {

@@ -9,6 +9,8 @@
  *   CLUSTER_TRIM_GRACE_MS   how long the log waits for a node that stopped reporting before
  *                      trimming what it would need (default 300000); it then starts from a snapshot
  *   CLUSTER_ID_BLOCK_SIZE  ids per block of a realm's new-row ids (default 65536; nodes may differ)
+ *   CLUSTER_RESERVATION_TIMEOUT_MS  how long a new realm's subdomain reservation waits for the
+ *                      realm to appear in the log before another node may take it (default 60000)
  *   CLUSTER_NAMESPACE  a prefix for the cluster's stream, buckets and subjects (default none), for
  *                      clusters sharing one NATS cluster
  *   CLUSTER_BOOTSTRAP  a file: on an empty cluster, this node creates the first realm and writes
@@ -29,6 +31,7 @@ import { ID_BLOCK_SIZE } from './id-blocks.js';
 import { clusterNames } from './jetstream.js';
 import { DEFAULT_TRIM_GRACE_MS } from './trim.js';
 import { logTrimmedUpTo, restoreSnapshot } from './snapshot.js';
+import { DEFAULT_RESERVATION_TIMEOUT_MS } from './subdomains.js';
 
 /**
  * Discards the database if it holds commits the log never acknowledged, or if the log no longer
@@ -73,6 +76,9 @@ async function main(): Promise<void> {
       trimGraceMs: Number(process.env.CLUSTER_TRIM_GRACE_MS ?? DEFAULT_TRIM_GRACE_MS),
       tmpDir: path.join(config.dataDir, 'tmp'),
       idBlockSize: Number(process.env.CLUSTER_ID_BLOCK_SIZE ?? ID_BLOCK_SIZE),
+      reservationTimeoutMs: Number(
+        process.env.CLUSTER_RESERVATION_TIMEOUT_MS ?? DEFAULT_RESERVATION_TIMEOUT_MS,
+      ),
     },
   });
   const cluster = server.cluster!;

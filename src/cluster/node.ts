@@ -20,9 +20,11 @@
  *
  * - Ids: an owner gives new rows ids from blocks claimed for the realm alone (id-blocks.ts), so
  *   owners of different realms never give the same id.
+ * - A realm created on a node reserves its subdomain in the lease bucket first (subdomains.ts),
+ *   so two nodes never both create one.
  *
  * Beside it: jetstream.ts (stream, buckets, entry format, fenced append), leases.ts, forwarding.ts,
- * refresh.ts (read models after another node's rows), snapshot.ts, id-blocks.ts.
+ * refresh.ts (read models after another node's rows), snapshot.ts, id-blocks.ts, subdomains.ts.
  */
 import {
   type ConsumerMessages,
@@ -40,6 +42,7 @@ import type { CommitLog } from '../../actors/realm.machine.js';
 import type { EventPublisher, OutboundEvent } from '../lib/events.js';
 import { JsonableError } from '../lib/errors.js';
 import { pack, unpack } from '../lib/pack.js';
+import { subdomainInUse } from '../mutations/realms.js';
 import { goneUploads, Replication, type RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
 import { answerForwarded, askOwner, FORWARD_DEADLINE_MS, fromWireError } from './forwarding.js';
@@ -47,6 +50,7 @@ import { ClusterIds, ID_BLOCK_SIZE, idClaimer, RealmIdBlocks, type ClaimIds } fr
 import {
   appendEntry,
   clusterNames,
+  isWrongLastSequence,
   NotOwnerError,
   connectJetStream,
   patiently,
@@ -58,6 +62,7 @@ import {
 import { LeaseBucket } from './leases.js';
 import { refreshReadModel } from './refresh.js';
 import { uploadSnapshot } from './snapshot.js';
+import { DEFAULT_RESERVATION_TIMEOUT_MS, SubdomainReservations } from './subdomains.js';
 import { DEFAULT_TRIM_GRACE_MS, POSITION_REPORT_MS, reportPosition, trimLog } from './trim.js';
 
 export type ClusterOptions = {
@@ -92,6 +97,11 @@ export type ClusterOptions = {
    * (claims count ids); small blocks are for tests.
    */
   idBlockSize?: number;
+  /**
+   * How long a subdomain reservation whose realm has not appeared in the log is waited for before
+   * another node may take it over (subdomains.ts); default 60 s.
+   */
+  reservationTimeoutMs?: number;
 };
 
 type Owned = {
@@ -124,6 +134,12 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   /** The ids of new rows: this node's id source, and the guard's judge. */
   private readonly ids: ClusterIds;
   private readonly claimIds: ClaimIds;
+  private readonly subdomains: SubdomainReservations;
+  /**
+   * Realms being created here whose first entry is on its way to the log: their rows are not in
+   * this copy yet (addRealm), so that entry is applied here like another node's.
+   */
+  private readonly unwritten = new Set<number>();
   private registry: RealmRegistry | null = null;
   private readonly owned = new Map<number, Owned>();
   private readonly acquiring = new Set<number>();
@@ -174,6 +190,13 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     this.ids = new ClusterIds(store.db);
     store.ids.install(this.ids);
     this.claimIds = idClaimer(kv, store.db);
+    this.subdomains = new SubdomainReservations(
+      kv,
+      opts.node,
+      this.incarnation,
+      opts.reservationTimeoutMs ?? DEFAULT_RESERVATION_TIMEOUT_MS,
+      (realmId) => this.voidRealm(realmId),
+    );
   }
 
   /** Connects to NATS, makes sure the log stream and the lease bucket exist. */
@@ -324,7 +347,9 @@ export class ClusterNode implements RealmPlacement, CommitLog {
 
   private onEntry(seq: number, realmId: number, e: Entry): void {
     this.lastOfRealm.set(realmId, seq);
-    const mine = e.node === this.opts.node && e.inc === this.incarnation;
+    let mine = e.node === this.opts.node && e.inc === this.incarnation;
+    // A realm created here: its rows were written nowhere before the log took them (addRealm).
+    if (mine && e.k === 'batch' && this.unwritten.delete(realmId)) mine = false;
     if (e.k === 'lease') {
       this.replication.markApplied(seq, false);
     } else if (mine) {
@@ -458,13 +483,45 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private async newestOfRealm(realmId: number): Promise<number> {
     const known = this.lastOfRealm.get(realmId);
     if (known !== undefined) return known;
+    const newest = await this.lastOnSubject(realmId);
+    if (newest === 0) return 0;
+    if (newest > this.applied) await this.waitApplied(newest);
+    return this.lastOfRealm.get(realmId) ?? newest;
+  }
+
+  /** The log position of the newest entry on the realm's subject, as the log says (0: none). */
+  private async lastOnSubject(realmId: number): Promise<number> {
     const subject = `${this.names.log}.${realmId}`;
     const info = await this.jsm.streams.info(this.names.stream, { subjects_filter: subject });
     if (!info.state.subjects?.[subject]) return 0;
-    const newest = (await this.jsm.streams.getMessage(this.names.stream, { last_by_subj: subject }))
-      .seq;
-    if (newest > this.applied) await this.waitApplied(newest);
-    return this.lastOfRealm.get(realmId) ?? newest;
+    return (await this.jsm.streams.getMessage(this.names.stream, { last_by_subj: subject })).seq;
+  }
+
+  /**
+   * Makes sure the realm `realmId` never appears unless it has already: false when it exists,
+   * true once it never can. A realm's first entry is appended expecting its subject empty, so
+   * any entry there before it voids the id: this node appends a lease marker of term 0 expecting
+   * the same, unless the subject holds an entry already (the realm's first, or another void).
+   * Taking over a subdomain reservation whose realm never appeared (subdomains.ts).
+   */
+  private async voidRealm(realmId: number): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.store.realms.byId(realmId)) return false;
+      const last = await this.lastOnSubject(realmId);
+      if (last > 0) {
+        await this.waitApplied(last);
+        return this.store.realms.byId(realmId) === undefined;
+      }
+      const marker: Entry = { k: 'lease', node: this.opts.node, inc: this.incarnation, term: 0 };
+      try {
+        await this.append1(realmId, marker, 0);
+        console.error(`cluster ${this.opts.node}: voided realm id ${realmId} (never created)`);
+        return true;
+      } catch (err) {
+        // Something landed on the subject first: look at it.
+        if (!isWrongLastSequence(err) || attempt >= 5) throw err;
+      }
+    }
   }
 
   /** Claims the id blocks a realm's owner starts with (id-blocks.ts). */
@@ -668,25 +725,42 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   }
 
   /**
-   * A realm created on this node outside any realm actor (a test fixture; the first realm goes
-   * through `bootstrap`): `create` writes its rows synchronously (so no other batch is sealed in
-   * between), and they become the first entry of the realm's subject. This node claims the
-   * realm's lease before the entry is appended, so no other node can take the realm first, and
-   * owns it from then on. A realm id another node claimed already stops this node (its copy has
-   * the other realm's id for rows the log does not hold). Its rows, the realm's own id included,
-   * get their ids from blocks claimed for it first, which its owner then goes on with.
+   * A realm created on this node outside any realm actor (`manage create-realm` on its admin
+   * socket, test fixtures; the first realm goes through `bootstrap`), at `subdomain`. Its rows,
+   * the realm's own id included, get their ids from blocks claimed for it, which its owner then
+   * goes on with. In order:
+   *
+   * 1. This node catches up with the log and refuses a subdomain its copy has (the first realm,
+   *    which has no reservation, among them).
+   * 2. It reserves the subdomain for the realm's id in the lease bucket (subdomains.ts): only one
+   *    node's reservation wins; the others are refused here, having written nothing.
+   * 3. `create` writes the realm's rows in a transaction that is rolled back once they are
+   *    captured: they reach this copy as they reach every other, from the log. A refusal of
+   *    `create` gives the reservation up.
+   * 4. It claims the realm's lease and appends the rows as the first entry of the realm's subject
+   *    (expecting it empty: an entry there first voided the id, subdomains.ts), waits until it
+   *    has applied that entry, and owns the realm from then on.
+   *
+   * Nothing is written to this copy before the log has the realm, so a refused or failed append
+   * leaves this node as it was. If the append's answer is lost, the reservation and the lease
+   * stay: the entry, should it have landed, is applied here and the lease taken at a lease tick;
+   * otherwise the reservation is taken over after its timeout.
    */
-  async addRealm<T extends { realm_id: number }>(create: () => T): Promise<T> {
+  async addRealm<T extends { realm_id: number }>(subdomain: string, create: () => T): Promise<T> {
+    await this.caughtUp();
+    if (this.store.realms.byStringId(subdomain)) throw subdomainInUse();
     const ids = await this.claimRealmIds();
-    const created = this.ids.writing(ids, create);
-    const realmId = created.realm_id;
-    const changes = this.replication.seal();
-    this.replication.noteUnacked(1);
+    const realmId = ids.peek('realms');
+    let reserved = 0;
+    let term = 0;
+    /** Whether the realm's first entry is in the log: no, maybe (the answer was lost), yes. */
+    let inLog: 'no' | 'maybe' | 'yes' = 'no';
     this.acquiring.add(realmId);
-    let term: number;
     try {
+      reserved = await this.subdomains.reserve(subdomain, realmId);
+      const { created, changes } = this.capture(ids, realmId, create);
       term = await this.leases.claim(realmId);
-      if (term === 0) throw new Error('its lease is held elsewhere');
+      if (term === 0) throw new Error(`realm ${realmId}: its lease is held already`);
       const entry: Entry = {
         k: 'batch',
         node: this.opts.node,
@@ -696,20 +770,75 @@ export class ClusterNode implements RealmPlacement, CommitLog {
         events: [],
         ended: [],
       };
-      await appendEntry(
-        this.js,
-        this.names,
-        realmId,
-        entry,
-        'Nats-Expected-Last-Subject-Sequence',
-        0,
-      );
+      this.unwritten.add(realmId);
+      let seq: number;
+      try {
+        seq = await appendEntry(
+          this.js,
+          this.names,
+          realmId,
+          entry,
+          'Nats-Expected-Last-Subject-Sequence',
+          0,
+        );
+      } catch (err) {
+        if (!isWrongLastSequence(err)) {
+          inLog = 'maybe'; // if it landed, its entry is applied here all the same
+          throw err;
+        }
+        // The id was voided: another node took the reservation over (this one took too long).
+        this.unwritten.delete(realmId);
+        throw subdomainInUse();
+      }
+      inLog = 'yes';
+      await this.waitApplied(seq);
+      return await this.ownNewRealm(realmId, term, ids, created);
     } catch (err) {
-      this.die(`realm ${realmId} exists on another node (${String(err)})`);
+      ids.close();
+      // The realm will never exist: what was taken for it is given up.
+      if (inLog === 'no') {
+        if (term > 0) await this.leases.release(realmId).catch(() => undefined);
+        if (reserved > 0) await this.subdomains.release(subdomain, reserved);
+      }
       throw err;
     } finally {
       this.acquiring.delete(realmId);
     }
+  }
+
+  /**
+   * The rows `create` writes (a new realm's, with ids from `ids`; its row must get `realmId`), as
+   * a log entry's changes, captured in a transaction that is then rolled back.
+   */
+  private capture<T extends { realm_id: number }>(
+    ids: RealmIdBlocks,
+    realmId: number,
+    create: () => T,
+  ): { created: T; changes: RowChange[] } {
+    const out: { captured?: { created: T; changes: RowChange[] } } = {};
+    const rollBack = new Error('rolled back');
+    try {
+      this.store.transaction(() => {
+        const created = this.ids.writing(ids, create);
+        if (created.realm_id !== realmId)
+          throw new Error(`realm ${realmId} reserved, realm ${created.realm_id} created`);
+        out.captured = { created, changes: this.replication.seal() };
+        throw rollBack;
+      });
+    } catch (err) {
+      if (err !== rollBack) throw err;
+    }
+    return out.captured!;
+  }
+
+  /** A realm this node created, its first entry applied: this node owns it from now on. */
+  private async ownNewRealm<T>(
+    realmId: number,
+    term: number,
+    ids: RealmIdBlocks,
+    created: T,
+  ): Promise<T> {
+    this.acquiring.delete(realmId);
     this.registry?.noteRealmCreated(realmId);
     await this.takeOver(realmId, term, ids);
     if (!this.owned.has(realmId)) throw new Error(`realm ${realmId}: its lease marker failed`);

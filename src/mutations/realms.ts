@@ -43,6 +43,11 @@ export function checkSubdomain(stringId: string): void {
   }
 }
 
+/** A realm has the subdomain already (here, or on a cluster: src/cluster/subdomains.ts). */
+export function subdomainInUse(): JsonableError {
+  return new JsonableError('Subdomain is already in use. Please choose a different one.');
+}
+
 /** The subdomain's form (the refusal that needs no state; see doCreateRealm for the other). */
 export function checkCreateRealm(p: CreateRealmParams): CreateRealmParams {
   checkSubdomain(p.string_id);
@@ -54,9 +59,7 @@ export function doCreateRealm(store: Store, p: CreateRealmParams): CreateRealmRe
   return store.transaction(() => {
     // Refused inside the transaction: no realm actor serializes realm creation, so whether the
     // subdomain is taken is only known for sure in the transaction that takes it.
-    if (store.realms.byStringId(p.string_id)) {
-      throw new JsonableError('Subdomain is already in use. Please choose a different one.');
-    }
+    if (store.realms.byStringId(p.string_id)) throw subdomainInUse();
     const realmId = store.realms.insert({
       string_id: p.string_id,
       name: p.name,

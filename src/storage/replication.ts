@@ -98,27 +98,33 @@ function tableShapes(db: DB): Map<string, TableShape> {
 }
 
 /**
+ * Whether a database is (or was) a cluster node's copy: written by the log and its realms' owners
+ * only, never by a process outside the cluster (its rows would reach no other node). Its
+ * `cluster_state` is made when a node first opens it.
+ */
+export function isClusterCopy(db: DB): boolean {
+  return (
+    db
+      .prepare<[], number>("SELECT count(*) FROM sqlite_schema WHERE name = 'cluster_state'")
+      .pluck()
+      .get() === 1
+  );
+}
+
+/**
  * Whether this data directory's database holds commits of its own that the log never
  * acknowledged (the node died between its COMMIT and the append's ack, or was deposed): such a
  * copy has diverged and is rebuilt from the log.
  */
 export function hasUnackedCommits(db: DB): boolean {
-  const exists = db
-    .prepare<[], number>("SELECT count(*) FROM sqlite_schema WHERE name = 'cluster_state'")
-    .pluck()
-    .get();
-  if (!exists) return false;
+  if (!isClusterCopy(db)) return false;
   const n = db.prepare<[], number>('SELECT unacked FROM cluster_state WHERE id = 1').pluck().get();
   return (n ?? 0) > 0;
 }
 
 /** The log position a database holds (0 if it never joined a cluster). */
 export function appliedPosition(db: DB): number {
-  const exists = db
-    .prepare<[], number>("SELECT count(*) FROM sqlite_schema WHERE name = 'cluster_state'")
-    .pluck()
-    .get();
-  if (!exists) return 0;
+  if (!isClusterCopy(db)) return 0;
   return (
     db.prepare<[], number>('SELECT applied FROM cluster_state WHERE id = 1').pluck().get() ?? 0
   );

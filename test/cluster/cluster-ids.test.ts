@@ -12,13 +12,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { connect } from 'nats';
 import { down, killNode, missingEngines, up, type ClusterRecord } from '../../src/cluster/local.js';
 import { ID_BLOCKS_KEY } from '../../src/cluster/id-blocks.js';
-import { clusterNames, JETSTREAM_TIMEOUT_MS } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { manage } from '../helpers/manage.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
+import { kvNumber, leaseHolder } from '../helpers/cluster-kv.js';
 
 const BLOCK = 64;
 
@@ -268,41 +267,4 @@ async function fetchChannel(
   });
   if (r.status !== 200) throw new Error(`fetch failed: ${r.text}`);
   return r.body.messages as { id: number; content: string; reactions: unknown[] }[];
-}
-
-/**
- * What the lease bucket holds under `key` (null while nothing), asked again while NATS does not
- * answer in time (three NATS servers and three nodes share the machine's two cores).
- */
-async function kvString(rec: ClusterRecord, key: string): Promise<string | null> {
-  const nc = await connect({ servers: rec.natsUrls });
-  try {
-    const kv = await nc
-      .jetstream({ timeout: JETSTREAM_TIMEOUT_MS })
-      .views.kv(clusterNames().leases);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const e = await kv.get(key);
-        return e && e.operation === 'PUT' ? e.string() : null;
-      } catch (err) {
-        if (attempt >= 5) throw err;
-      }
-    }
-  } finally {
-    await nc.close();
-  }
-}
-
-/** A number the lease bucket holds under `key` (0 if none). */
-async function kvNumber(rec: ClusterRecord, key: string): Promise<number> {
-  return Number((await kvString(rec, key)) ?? 0);
-}
-
-/** The node the lease bucket names as the realm's holder (waits while none does). */
-async function leaseHolder(rec: ClusterRecord, realmId: number): Promise<string> {
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
-    const held = await kvString(rec, `realm-${realmId}`);
-    if (held !== null) return (JSON.parse(held) as { node: string }).node;
-  }
-  throw new Error(`nobody holds realm ${realmId}`);
 }

@@ -53,7 +53,7 @@ export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fi
   // On a cluster node (CONFAB_TEST_CLUSTER, cluster-server.ts) the realm's rows, written outside
   // the realm actor, reach the other nodes as the first entry of its log, and this node owns it.
   const owner = server.cluster
-    ? await server.cluster.addRealm(() => doCreateRealm(store, args))
+    ? await server.cluster.addRealm(stringId, () => doCreateRealm(store, args))
     : doCreateRealm(store, args);
   realms.noteRealmCreated(owner.realm_id);
   const realm = realms.get(owner.realm_id)!;

@@ -100,6 +100,21 @@ t.test('each table has its own cursor; the reserve takes over for all at once', 
   t.notOk(blocks.holds(4), 'the old block is given up');
 });
 
+t.test('peek: the id a table would get next, not given', async (t) => {
+  const c = counter(1);
+  const blocks = await RealmIdBlocks.claimFor(c.claim, 2);
+  t.equal(blocks.peek('realms'), 1, 'a fresh block: its first id');
+  t.equal(blocks.peek('realms'), 1, 'peeking gives nothing away');
+  t.equal(blocks.next('realms'), 1, 'next gives what peek said');
+  t.equal(blocks.next('realms'), 2);
+  t.equal(blocks.peek('realms'), 3, 'past the block’s end: the reserve’s first');
+  t.equal(blocks.next('realms'), 3);
+  t.equal(blocks.next('realms'), 4, 'the block used up, a new reserve on its way');
+  t.ok(thrown(() => blocks.peek('realms')) instanceof IdBlocksExhaustedError, 'none to peek');
+  await blocks.settled();
+  t.equal(blocks.peek('realms'), 5);
+});
+
 t.test('a burst that uses both blocks before the next arrives is refused', async (t) => {
   const c = counter(1);
   const blocks = await RealmIdBlocks.claimFor(c.claim, 3);
