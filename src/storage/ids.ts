@@ -61,10 +61,28 @@ export class RowIds implements IdSource {
   }
 }
 
-/** The largest id any id table holds (0 when they are all empty). */
+/**
+ * The largest id any id table holds or ever gave (0 when none did): its rows, and SQLite's record
+ * of the largest id each AUTOINCREMENT table handed out (`sqlite_sequence`), so that an id whose
+ * row was deleted is not given again (a database a single process wrote, moved onto a cluster:
+ * src/cluster/seed.ts).
+ */
 export function largestId(db: DB): number {
   const union = ID_TABLES.map((t) => `SELECT max(id) AS m FROM ${t}`).join(' UNION ALL ');
-  return db.prepare<[], number | null>(`SELECT max(m) FROM (${union})`).pluck().get() ?? 0;
+  const held = db.prepare<[], number | null>(`SELECT max(m) FROM (${union})`).pluck().get() ?? 0;
+  const sequences = db
+    .prepare<[], number>("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'")
+    .pluck()
+    .get();
+  if (!sequences) return held;
+  const given =
+    db
+      .prepare<unknown[], number | null>(
+        `SELECT max(seq) FROM sqlite_sequence WHERE name IN (${ID_TABLES.map(() => '?').join(', ')})`,
+      )
+      .pluck()
+      .get(...ID_TABLES) ?? 0;
+  return Math.max(held, given);
 }
 
 /**

@@ -82,6 +82,25 @@ t.test('the single-process store lets SQLite choose', (t) => {
   t.end();
 });
 
+t.test('the largest id counts ids given to rows deleted since', (t) => {
+  const store = tempStore(t);
+  doCreateRealm(store, realmParams(''));
+  const b = doCreateRealm(store, realmParams('b'));
+  const newest = largestId(store.db);
+  t.ok(newest >= b.user_id, `the largest id: ${newest}`);
+  // The newest rows of every table holding it go, as a single process deletes a newest message.
+  for (const table of ID_TABLES) store.db.prepare(`DELETE FROM ${table} WHERE id = ?`).run(newest);
+  const held = store.db
+    .prepare<[], number>(
+      `SELECT max(m) FROM (${ID_TABLES.map((x) => `SELECT max(id) AS m FROM ${x}`).join(' UNION ALL ')})`,
+    )
+    .pluck()
+    .get()!;
+  t.ok(held < newest, `no row holds it any more (largest held: ${held})`);
+  t.equal(largestId(store.db), newest, 'still the largest: SQLite never gives it again either');
+  t.end();
+});
+
 t.test('an installed id source gives every id', (t) => {
   const store = tempStore(t);
   const asked: IdTable[] = [];
