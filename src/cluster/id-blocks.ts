@@ -9,7 +9,8 @@
  *   advances it by a block's size with a compare-and-set on its revision (the one that loses
  *   reads it again), so each id goes to one claim, and blocks are claimed in increasing order.
  *   The first claim of a cluster creates the counter above every id the claiming node's copy
- *   holds (the first realm got its ids from SQLite, as in a single process).
+ *   holds or gave (the first realm got its ids from SQLite, as in a single process); a cluster
+ *   seeded from an existing database has it raised above that database's first (seed.ts).
  * - The owner of a realm holds a current block, whose ids it hands out in increasing order (each
  *   table its own cursor in it, so a new cluster's first realm numbers its rows as a single
  *   process would), and a reserve block, claimed in advance: when a table's cursor reaches the
@@ -163,6 +164,28 @@ export async function claimIds(kv: KV, count: number, firstFree: () => number): 
       if (held) await kv.update(ID_BLOCKS_KEY, String(first + count), e.revision);
       else await kv.create(ID_BLOCKS_KEY, String(first + count));
       return first;
+    } catch (err) {
+      if (!isWrongLastSequence(err) || attempt >= 100) throw err;
+      await sleep(Math.random() * 5 * Math.min(attempt, 10));
+    }
+  }
+}
+
+/**
+ * Raises the counter to at least `atLeast` (creating it there if absent); its value. A cluster
+ * seeded from an existing database (seed.ts) gives no id that database holds or gave, even if an
+ * earlier cluster left a lower counter in the bucket.
+ */
+export async function raiseIdCounter(kv: KV, atLeast: number): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const e = await kv.get(ID_BLOCKS_KEY);
+    const held = e !== null && e.operation === 'PUT';
+    const now = held ? Number(e.string()) : 0;
+    if (held && now >= atLeast) return now;
+    try {
+      if (held) await kv.update(ID_BLOCKS_KEY, String(atLeast), e.revision);
+      else await kv.create(ID_BLOCKS_KEY, String(atLeast));
+      return atLeast;
     } catch (err) {
       if (!isWrongLastSequence(err) || attempt >= 100) throw err;
       await sleep(Math.random() * 5 * Math.min(attempt, 10));

@@ -65,12 +65,22 @@ export function clusterStreams(names: ClusterNames): string[] {
 export const SNAPSHOT_NAME = 'latest';
 
 /**
- * One entry of the replicated log: a new owner's lease marker, or a committed batch. A lease
- * marker of term 0 on the subject of a realm that does not exist voids that realm id: the realm's
- * first entry (appended expecting an empty subject) can never follow it (subdomains.ts).
+ * The subject `<log>.0` carries the cluster's own entries, not a realm's (realm ids start at 1):
+ * the seed (src/cluster/seed.ts). Trimming keeps a subject's newest entry, so it stays.
+ */
+export const CLUSTER_SUBJECT_REALM = 0;
+
+/**
+ * One entry of the replicated log: a new owner's lease marker, a committed batch, or the seed: the
+ * first entry of a cluster started from an existing database (src/cluster/seed.ts), whose rows
+ * reach other nodes as a snapshot, not in the log; `realms` and `largest` (the largest id it held)
+ * describe that database. A lease marker of term 0 on the subject of a realm that does not exist
+ * voids that realm id: the realm's first entry (appended expecting an empty subject) can never
+ * follow it (subdomains.ts).
  */
 export type Entry =
   | { k: 'lease'; node: string; inc: string; term: number }
+  | { k: 'seed'; node: string; inc: string; realms: number[]; largest: number }
   | {
       k: 'batch';
       node: string;

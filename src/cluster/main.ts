@@ -15,9 +15,15 @@
  *                      clusters sharing one NATS cluster
  *   CLUSTER_BOOTSTRAP  a file: on an empty cluster, this node creates the first realm and writes
  *                      its owner's credentials there (JSON)
+ *   CLUSTER_SEED=1     move DATA_DIR's single-process database onto the cluster, whose log must be
+ *                      empty (src/cluster/seed.ts; docs/cluster.md "Moving an existing server
+ *                      onto a cluster")
  * A database holding commits the log never acknowledged (this node died as an owner between its
- * COMMIT and the ack), or older than what the log still holds (trimmed while the node was away),
- * is discarded and rebuilt from the newest snapshot and the log before the node serves.
+ * COMMIT and the ack), or older than what the log still holds (trimmed while the node was away,
+ * or from before the cluster was seeded), is discarded and rebuilt from the newest snapshot and
+ * the log before the node serves. A single-process database (never part of a cluster) is never
+ * discarded: without CLUSTER_SEED, or when it cannot seed, the node refuses to start (exit status
+ * 78, EX_CONFIG: starting it again changes nothing), as it does on another cluster's copy.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,20 +31,26 @@ import { ensureFirstRealm } from '../bootstrap.js';
 import { configFromEnv } from '../config.js';
 import { createServer } from '../server.js';
 import { stopOnSignals } from '../signals.js';
+import { DataDirLock } from '../storage/data-lock.js';
 import { openDatabase } from '../storage/db.js';
 import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
 import { ID_BLOCK_SIZE } from './id-blocks.js';
 import { clusterNames } from './jetstream.js';
+import { CopyRefusedError, prepareCopy } from './seed.js';
 import { DEFAULT_TRIM_GRACE_MS } from './trim.js';
-import { logTrimmedUpTo, restoreSnapshot } from './snapshot.js';
+import { restoreSnapshot } from './snapshot.js';
 import { DEFAULT_RESERVATION_TIMEOUT_MS } from './subdomains.js';
 
+/** A node refused to start on its data directory: a supervisor should not start it again as is. */
+const EX_CONFIG = 78;
+
 /**
- * Discards the database if it holds commits the log never acknowledged, or if the log no longer
- * holds what comes after it (trimmed while this node was away: src/cluster/trim.ts). Either way
- * the node then starts from the newest snapshot and the log.
+ * Discards the database if it holds commits the log never acknowledged, if the log no longer
+ * holds what comes after it (trimmed while this node was away: src/cluster/trim.ts), or if it is
+ * from before the cluster was seeded (a node started empty before the seed: src/cluster/seed.ts).
+ * Either way the node then starts from the newest snapshot and the log.
  */
-function discardUnusableCopy(dataDir: string, trimmed: number): void {
+function discardUnusableCopy(dataDir: string, trimmed: number, seeded: number): void {
   if (!fs.existsSync(path.join(dataDir, 'confab.sqlite3'))) return;
   const db = openDatabase(dataDir);
   const diverged = hasUnackedCommits(db);
@@ -47,6 +59,8 @@ function discardUnusableCopy(dataDir: string, trimmed: number): void {
   if (diverged) console.error(`${dataDir}: commits the log never acknowledged; rebuilding`);
   else if (applied < trimmed)
     console.error(`${dataDir}: at log position ${applied}, trimmed up to ${trimmed}; rebuilding`);
+  else if (applied < seeded)
+    console.error(`${dataDir}: at log position ${applied}, seeded at ${seeded}; rebuilding`);
   else return;
   for (const f of ['confab.sqlite3', 'confab.sqlite3-wal', 'confab.sqlite3-shm'])
     fs.rmSync(path.join(dataDir, f), { force: true });
@@ -60,17 +74,38 @@ async function main(): Promise<void> {
   if (node === '' || servers.length === 0)
     throw new Error('CLUSTER_NODE and CLUSTER_NATS are required');
   const namespace = process.env.CLUSTER_NAMESPACE ?? '';
-  discardUnusableCopy(config.dataDir, await logTrimmedUpTo(servers, clusterNames(namespace)));
-  const restored = await restoreSnapshot(servers, clusterNames(namespace), config.dataDir);
-  if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
+  const names = clusterNames(namespace);
+  const replicas = Number(process.env.CLUSTER_REPLICAS ?? 3);
+  const seedValue = process.env.CLUSTER_SEED ?? '';
+  if (!['', '0', '1'].includes(seedValue)) throw new Error('CLUSTER_SEED must be 1 or 0');
+  // One process at a time writes a data directory: a server or the admin tool running on it
+  // would change what this node checks, seeds or discards.
+  const lock = DataDirLock.acquire(config.dataDir, 'server');
+  try {
+    const { trimmed, seeded } = await prepareCopy({
+      servers,
+      names,
+      node,
+      replicas,
+      dataDir: config.dataDir,
+      seed: seedValue === '1',
+    });
+    discardUnusableCopy(config.dataDir, trimmed, seeded);
+    const restored = await restoreSnapshot(servers, names, config.dataDir, seeded);
+    if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const server = await createServer({
     ...config,
+    lock,
     queueIdPrefix: `${node}-`,
     cluster: {
       node,
       servers,
       namespace,
-      replicas: Number(process.env.CLUSTER_REPLICAS ?? 3),
+      replicas,
       leaseMs: Number(process.env.CLUSTER_LEASE_MS ?? 3000),
       snapshotEvery: Number(process.env.CLUSTER_SNAPSHOT_EVERY ?? 10_000),
       trimGraceMs: Number(process.env.CLUSTER_TRIM_GRACE_MS ?? DEFAULT_TRIM_GRACE_MS),
@@ -99,6 +134,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof CopyRefusedError) {
+    console.error(`refusing to start: ${err.message}`);
+    process.exit(EX_CONFIG);
+  }
   console.error(err instanceof Error ? (err.stack ?? err.message) : err);
   process.exit(1);
 });

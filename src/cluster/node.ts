@@ -346,6 +346,14 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   }
 
   private onEntry(seq: number, realmId: number, e: Entry): void {
+    if (e.k === 'seed') {
+      // The seeded database reaches other nodes as a snapshot at this position (seed.ts), so a
+      // node applying the entry itself started without it: empty, before the seed.
+      throw new Error(
+        `the cluster was seeded from node ${e.node}'s database after this node started; ` +
+          'start it again: it starts from the seeded snapshot',
+      );
+    }
     this.lastOfRealm.set(realmId, seq);
     let mine = e.node === this.opts.node && e.inc === this.incarnation;
     // A realm created here: its rows were written nowhere before the log took them (addRealm).

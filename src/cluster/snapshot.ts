@@ -3,7 +3,8 @@
  * no realm uploads one every so many log entries (`uploadSnapshot`, from src/cluster/node.ts); a
  * node with no database (new, or discarded after diverging) starts from the newest one and then
  * applies the log from the snapshot's position on (`restoreSnapshot`; docs/cluster.md
- * "Catch-up"). Without a snapshot it replays the whole log.
+ * "Catch-up"). Without a snapshot it replays the whole log — but for a cluster seeded from an
+ * existing database (seed.ts), whose first snapshot the seeding node uploads: it waits for that.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -16,10 +17,10 @@ import {
   isNoAnswer,
   JETSTREAM_TIMEOUT_MS,
   patiently,
+  sleep,
   SNAPSHOT_NAME,
   type ClusterNames,
 } from './jetstream.js';
-import { trimmedPosition } from './trim.js';
 
 /**
  * Whether JetStream holds the stream `name` (a bucket's): asked again while the cluster does not
@@ -40,26 +41,17 @@ async function streamExists(nc: NatsConnection, name: string, since: number): Pr
   );
 }
 
-/** The position up to which the log was trimmed (src/cluster/trim.ts); 0 if never. */
-export async function logTrimmedUpTo(servers: string[], names: ClusterNames): Promise<number> {
-  const nc = await connect({ servers, name: 'confab-restore' });
-  try {
-    const since = Date.now();
-    const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
-    // No lease bucket yet: a new cluster, never trimmed.
-    if (!(await streamExists(nc, `KV_${names.leases}`, since))) return 0;
-    const kv = await patiently(() => js.views.kv(names.leases, { bindOnly: true }), since);
-    return await patiently(() => trimmedPosition(kv), since);
-  } finally {
-    await nc.close();
-  }
-}
-
-/** Restores the newest snapshot into an empty data directory; its log position, or null. */
+/**
+ * Restores the newest snapshot into an empty data directory; its log position, or null. `seeded`:
+ * the position of the cluster's seed entry (seed.ts), 0 if none: a seeded cluster's rows before it
+ * are in no log entry, so the node waits for a snapshot at or past it (the seeding node uploads it
+ * once its entry is appended) instead of replaying the log without them.
+ */
 export async function restoreSnapshot(
   servers: string[],
   names: ClusterNames,
   dataDir: string,
+  seeded = 0,
 ): Promise<number | null> {
   const file = path.join(dataDir, 'confab.sqlite3');
   if (fs.existsSync(file)) return null;
@@ -67,13 +59,30 @@ export async function restoreSnapshot(
   try {
     // A cluster that does not answer in time is asked again (for want of a snapshot this node
     // would replay the whole log); one that answers "no such bucket" has no snapshot.
-    const since = Date.now();
-    if (!(await streamExists(nc, `OBJ_${names.snapshots}`, since))) return null;
-    const bucket = await patiently(
-      () => nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.os(names.snapshots),
-      since,
-    );
-    const result = await patiently(() => bucket.get(SNAPSHOT_NAME), since);
+    let bucket: ObjectStore | null = null;
+    let noted = 0;
+    for (;;) {
+      const since = Date.now();
+      if (bucket === null && (await streamExists(nc, `OBJ_${names.snapshots}`, since))) {
+        bucket = await patiently(
+          () => nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.os(names.snapshots),
+          since,
+        );
+      }
+      const store = bucket;
+      const info = store && (await patiently(() => store.info(SNAPSHOT_NAME), since));
+      if (info && !info.deleted && Number(info.description) >= seeded) break;
+      if (seeded === 0) return null;
+      if (Date.now() - noted >= 30_000) {
+        noted = Date.now();
+        console.error(
+          `waiting for the snapshot of the database the cluster was seeded from (log position ${seeded}), which the seeding node uploads`,
+        );
+      }
+      await sleep(1000);
+    }
+    const found = bucket!;
+    const result = await patiently(() => found.get(SNAPSHOT_NAME), Date.now());
     if (!result) return null;
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const tmp = `${file}.restoring`;
@@ -94,7 +103,7 @@ export async function restoreSnapshot(
  * holds one as new; `taken` learns the copy's log position. The position uploaded, or null.
  */
 export async function uploadSnapshot(
-  replication: Replication,
+  replication: Pick<Replication, 'snapshotTo'>,
   bucket: ObjectStore,
   dir: string,
   node: string,

@@ -16,7 +16,7 @@ import {
   THUMBNAIL_OUTPUT_FORMATS,
   TRANSCODED_IMAGE_FORMAT,
 } from '../lib/thumbnail-formats.js';
-import { UploadFiles } from '../storage/upload-files.js';
+import { thumbnailFilePath, UploadFiles } from '../storage/upload-files.js';
 
 /**
  * An upload's object in the bucket: its path id with every character but `/` and URI-unreserved
@@ -114,4 +114,45 @@ export class ReplicatedUploadFiles extends UploadFiles {
     );
     await super.remove(pathId);
   }
+}
+
+/** Whether the bucket holds a whole object of this name. */
+async function inBucket(bucket: ObjectStore, name: string): Promise<boolean> {
+  const info = await bucket.info(name);
+  return info !== null && !info.deleted;
+}
+
+/**
+ * Puts the uploads of a data directory (`pathIds`, from its attachments) and their thumbnails into
+ * the bucket, each unless it is there already: the files of the database a cluster is seeded from
+ * (src/cluster/seed.ts), which other nodes then fetch as they would a file uploaded through
+ * another node. A file missing from the directory is skipped. Returns how many it put.
+ */
+export async function putExistingUploads(
+  dataDir: string,
+  bucket: ObjectStore,
+  pathIds: readonly string[],
+): Promise<number> {
+  const files = new UploadFiles(dataDir);
+  let put = 0;
+  for (const pathId of pathIds) {
+    const full = await files.localFile(pathId);
+    if (full !== null && !(await inBucket(bucket, fileObject(pathId)))) {
+      const body = Readable.toWeb(fs.createReadStream(full)) as ReadableStream<Uint8Array>;
+      await bucket.put({ name: fileObject(pathId) }, body);
+      put++;
+    }
+    const dir = thumbnailFilePath(dataDir, pathId);
+    const formats = dir === null ? [] : await fs.promises.readdir(dir).catch(() => []);
+    for (const format of formats) {
+      const thumb = thumbnailFilePath(dataDir, pathId, format);
+      if (thumb === null || (await inBucket(bucket, thumbnailObject(pathId, format)))) continue;
+      await bucket.putBlob(
+        { name: thumbnailObject(pathId, format) },
+        await fs.promises.readFile(thumb),
+      );
+      put++;
+    }
+  }
+  return put;
 }

@@ -130,6 +130,24 @@ export function appliedPosition(db: DB): number {
   );
 }
 
+const CLUSTER_STATE = `CREATE TABLE IF NOT EXISTS cluster_state (
+  id      INTEGER PRIMARY KEY CHECK (id = 1),
+  applied INTEGER NOT NULL,
+  unacked INTEGER NOT NULL
+)`;
+
+/**
+ * Records a database as holding the log up to `seq` and nothing awaiting the log's ack: the
+ * database a cluster was seeded from, at its seed entry (src/cluster/seed.ts).
+ */
+export function recordSeeded(db: DB, seq: number): void {
+  db.exec(CLUSTER_STATE);
+  db.prepare(
+    `INSERT INTO cluster_state (id, applied, unacked) VALUES (1, ?, 0)
+     ON CONFLICT (id) DO UPDATE SET applied = excluded.applied, unacked = 0`,
+  ).run(seq);
+}
+
 export class Replication {
   private readonly shapes: Map<string, TableShape>;
   private readonly take: Stmt;
@@ -146,11 +164,7 @@ export class Replication {
   constructor(private readonly store: Store) {
     const db = store.db;
     this.db = db;
-    db.exec(`CREATE TABLE IF NOT EXISTS cluster_state (
-      id      INTEGER PRIMARY KEY CHECK (id = 1),
-      applied INTEGER NOT NULL,
-      unacked INTEGER NOT NULL
-    )`);
+    db.exec(CLUSTER_STATE);
     db.exec('INSERT OR IGNORE INTO cluster_state (id, applied, unacked) VALUES (1, 0, 0)');
     this.shapes = tableShapes(db);
     this.shapes.delete('cluster_state');

@@ -13,6 +13,7 @@ import {
   ClusterIds,
   ID_BLOCKS_KEY,
   IdBlocksExhaustedError,
+  raiseIdCounter,
   RealmIdBlocks,
   type ClaimIds,
 } from '../../src/cluster/id-blocks.js';
@@ -244,6 +245,18 @@ t.test('claims from the bucket: created above the copy’s ids, disjoint under r
   t.ok(asked >= 1, 'the first free id came from the copy');
   const later = await claimIds(kv, 5, () => 1);
   t.equal(later, ranges.at(-1)![1], 'an existing counter wins over the copy’s first free id');
+});
+
+t.test('a seed raises the counter, never lowers it', async (t) => {
+  const { kv, keys } = memoryBucket();
+  t.equal(await raiseIdCounter(kv, 500), 500, 'absent: created where asked');
+  t.equal(await claimIds(kv, 10, () => 1), 500, 'claims start there');
+  t.equal(await raiseIdCounter(kv, 300), 510, 'a lower floor leaves it');
+  t.equal(await raiseIdCounter(kv, 900), 900, 'a higher one raises it');
+  const raced = await Promise.all([raiseIdCounter(kv, 950), claimIds(kv, 20, () => 1)]);
+  const counter = Number(keys.get(ID_BLOCKS_KEY)!.value);
+  t.ok(counter >= 950, `raised under a concurrent claim (${counter}; ${raced.join(', ')})`);
+  t.ok(raced[1] >= 900, 'the claim is above the floor before it');
 });
 
 t.test('a node’s id source and guard', async (t: Test) => {
