@@ -1,7 +1,9 @@
 /**
- * `npm run cluster -- up --nodes 3 --dir DIR [--base-port P]`: a NATS cluster with JetStream, N
- * Confab nodes and nginx in front, on loopback; prints one JSON line with the base URL and the
- * first realm's owner credentials.
+ * `npm run cluster -- up --nodes 3 --dir DIR [--base-port P] [--seed DATA_DIR]`: a NATS cluster
+ * with JetStream, N Confab nodes and nginx in front, on loopback; prints one JSON line with the
+ * base URL and the first realm's owner credentials. With --seed, node 1 starts on a copy of a
+ * (stopped) single-process data directory and moves it onto the cluster (CLUSTER_SEED): no first
+ * realm is created, the copy's realms and users are the cluster's.
  * `npm run cluster -- kill-node N --dir DIR`: SIGKILLs node N (failover drills).
  * `npm run cluster -- start-node N --dir DIR [--empty]`: starts node N again (empty: from nothing).
  * `npm run cluster -- down --dir DIR`: stops everything `up` started.
@@ -9,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { down, killNode, missingEngines, startNodeAgain, up } from './local.js';
 
-const USAGE = `usage: npm run cluster -- up --nodes N --dir DIR [--base-port P]
+const USAGE = `usage: npm run cluster -- up --nodes N --dir DIR [--base-port P] [--seed DATA_DIR]
        npm run cluster -- kill-node N --dir DIR
        npm run cluster -- start-node N --dir DIR [--empty]
        npm run cluster -- down --dir DIR`;
@@ -21,6 +23,7 @@ async function main(): Promise<void> {
       nodes: { type: 'string', default: '3' },
       dir: { type: 'string' },
       'base-port': { type: 'string' },
+      seed: { type: 'string' },
       empty: { type: 'boolean', default: false },
     },
   });
@@ -40,11 +43,19 @@ async function main(): Promise<void> {
       const nodes = Number(values.nodes);
       if (!Number.isInteger(nodes) || nodes < 1 || nodes > 5) throw new Error('--nodes: 1 to 5');
       const basePort = values['base-port'] !== undefined ? Number(values['base-port']) : undefined;
-      const rec = await up({ dir, nodes, ...(basePort !== undefined ? { basePort } : {}) });
+      const seedFrom = values.seed;
+      const rec = await up({
+        dir,
+        nodes,
+        ...(basePort !== undefined ? { basePort } : {}),
+        ...(seedFrom !== undefined ? { seedFrom } : {}),
+      });
       console.log(
         JSON.stringify({
           url: rec.url,
-          owner: { email: rec.owner.email, api_key: rec.owner.api_key },
+          ...(seedFrom === undefined
+            ? { owner: { email: rec.owner.email, api_key: rec.owner.api_key } }
+            : {}),
         }),
       );
       return;

@@ -10,7 +10,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { STARTUP_PATIENCE_MS } from './jetstream.js';
 
-export type NodeRecord = { name: string; port: number; pid: number; dataDir: string };
+export type NodeRecord = {
+  name: string;
+  port: number;
+  pid: number;
+  dataDir: string;
+  /** This node's own environment, on top of the cluster's (CLUSTER_SEED on the seeding node). */
+  env?: Record<string, string>;
+};
 
 export type ClusterRecord = {
   dir: string;
@@ -31,6 +38,12 @@ export type UpOptions = {
   basePort?: number;
   /** Extra environment for the Confab nodes. */
   env?: Record<string, string>;
+  /**
+   * A single-process data directory (stopped) to move onto the cluster: node 1 starts alone on a
+   * copy of it with CLUSTER_SEED=1 (docs/cluster.md "Moving an existing server onto a cluster"),
+   * the others once it serves; no first realm is created (the record's owner stays empty).
+   */
+  seedFrom?: string;
 };
 
 const NODE_MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.js');
@@ -249,6 +262,7 @@ function nodeEnv(rec: ClusterRecord, i: number): NodeJS.ProcessEnv {
   return {
     ...process.env,
     ...rec.env,
+    ...n.env,
     PORT: String(n.port),
     HOST: '127.0.0.1',
     DATA_DIR: n.dataDir,
@@ -309,12 +323,25 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
   try {
     rec.nats = startNatsServers(dir, clientPorts, routePorts);
     writeRecord(rec);
-    const ownerFile = path.join(dir, 'owner.json');
-    for (let i = 0; i < n; i++) startNode(rec, i, i === 0 ? ownerFile : undefined);
-    writeRecord(rec);
-    for (let i = 0; i < n; i++) await nodeReady(rec, i);
-    await waitFor('the first realm', () => fs.existsSync(ownerFile));
-    rec.owner = JSON.parse(fs.readFileSync(ownerFile, 'utf8')) as ClusterRecord['owner'];
+    if (opts.seedFrom !== undefined) {
+      const seeding = rec.nodes[0]!;
+      fs.cpSync(opts.seedFrom, seeding.dataDir, { recursive: true });
+      seeding.env = { CLUSTER_SEED: '1' };
+      startNode(rec, 0);
+      writeRecord(rec);
+      // Serving, it has put its snapshot up: the others start from it.
+      await nodeReady(rec, 0);
+      for (let i = 1; i < n; i++) startNode(rec, i);
+      writeRecord(rec);
+      for (let i = 1; i < n; i++) await nodeReady(rec, i);
+    } else {
+      const ownerFile = path.join(dir, 'owner.json');
+      for (let i = 0; i < n; i++) startNode(rec, i, i === 0 ? ownerFile : undefined);
+      writeRecord(rec);
+      for (let i = 0; i < n; i++) await nodeReady(rec, i);
+      await waitFor('the first realm', () => fs.existsSync(ownerFile));
+      rec.owner = JSON.parse(fs.readFileSync(ownerFile, 'utf8')) as ClusterRecord['owner'];
+    }
     rec.proxyPid = startProxy(dir, proxyPort, rec.nodes);
     writeRecord(rec);
     await waitFor('the proxy', () => answers(`${rec.url}/api/v1/server_settings`));
