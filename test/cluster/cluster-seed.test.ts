@@ -1,0 +1,419 @@
+/**
+ * Moving an existing single-process server onto a cluster (docs/cluster.md "Moving an existing
+ * server onto a cluster"; src/cluster/seed.ts), for real. The single-process server (`npm start`'s
+ * main.js) writes a data directory: two realms, their users, messages with reactions, an upload,
+ * an image and its thumbnail, and the newest message deleted (its id must never be given again);
+ * it is stopped. A three-node cluster (three NATS servers, nginx) then starts with node 1 on a
+ * copy of that directory and CLUSTER_SEED=1, nodes 2 and 3 empty (src/cluster/local.ts `up
+ * --seed`). Checked: every node serves both realms' messages, users, upload and thumbnail; new
+ * writes to each realm through each node reach every node, with ids above every id the single
+ * process gave, none shared across realms; a node on another single-process database is refused,
+ * with or without CLUSTER_SEED, its database left byte for byte as it was; the seeding node
+ * started again (CLUSTER_SEED still set) and a node started again empty serve everything.
+ * Skipped when nats-server or nginx is not installed.
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import t, { type Test } from 'tap';
+import {
+  down,
+  killNode,
+  missingEngines,
+  startNodeAgain,
+  up,
+  type ClusterRecord,
+} from '../../src/cluster/local.js';
+import { ApiClient, assertSuccess } from '../helpers/api.js';
+import { startChild } from '../helpers/child-server.js';
+import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
+import type { Fixture } from '../helpers/fixtures.js';
+import { manage } from '../helpers/manage.js';
+import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
+import { request, upload } from '../helpers/uploads.js';
+
+const missing = missingEngines();
+if (missing) {
+  t.plan(
+    0,
+    `${missing} is not installed (apt-get install -y nats-server nginx): cluster tests skipped`,
+  );
+} else {
+  // A failure fails the test (and the teardown stops the cluster) rather than the process.
+  await run().catch((err: unknown) => t.error(err));
+}
+
+/** One realm of the single-process server, as the cluster must serve it. */
+type Realm = {
+  name: string;
+  /** The subdomain ('' for the root domain's realm). */
+  sub: string;
+  fx: Fixture;
+  /** The channel's messages as the single process served them: [id, content]. */
+  messages: [number, string][];
+  emails: string[];
+};
+
+/** A file the single process stored, and the thumbnail of an image it stored. */
+type Upload = { uri: string; data: Buffer; thumbnail: string };
+
+/** The Host header choosing a realm by its subdomain (EXTERNAL_HOST's host is 127.0.0.1). */
+function hostFor(sub: string, port: number): Record<string, string> {
+  return sub === '' ? {} : { host: `${sub}.127.0.0.1:${port}` };
+}
+
+async function run(): Promise<void> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-seed-'));
+  const single = path.join(root, 'single');
+  const other = path.join(root, 'other');
+  const dir = path.join(root, 'cluster');
+  t.teardown(async () => {
+    await down(dir);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  const { realms, file, deletedId, largestBefore } = await singleProcessData(single);
+  // Another single-process data directory (its first realm only), for the refusals.
+  const otherServer = await startChild(other, { EXTERNAL_HOST: '127.0.0.1' });
+  await otherServer.kill('SIGTERM');
+  const otherDb = path.join(other, 'confab.sqlite3');
+  const otherHash = sha256(otherDb);
+
+  let rec: ClusterRecord;
+  try {
+    rec = await up({
+      dir,
+      nodes: 3,
+      seedFrom: single,
+      env: { RATE_LIMITING: 'off', CLUSTER_ID_BLOCK_SIZE: '64' },
+    });
+  } catch (err) {
+    await down(dir);
+    throw err;
+  }
+  const nodeUrl = (name: string) =>
+    `http://127.0.0.1:${rec.nodes.find((n) => n.name === name)!.port}`;
+  const client = (url: string, r: Realm) => new ApiClient(url, r.fx, hostFor(r.sub, rec.proxyPort));
+
+  /** Every node serves each realm's channel as the single process did, plus `extra`. */
+  const servesEverything = async (t: Test, names: string[], extra: [number, string][][] = []) => {
+    for (const name of names) {
+      for (const [i, r] of realms.entries()) {
+        const api = client(nodeUrl(name), r);
+        const got = await fetchChannel(api, 'old');
+        t.same(
+          got.filter(([id]) => id <= largestBefore),
+          r.messages,
+          `${name}: the ${r.messages.length} messages the single process had in ${r.name}`,
+        );
+        t.same(
+          got.filter(([id]) => id > largestBefore),
+          extra[i] ?? [],
+          `${name}: and the cluster's new ones in ${r.name}`,
+        );
+        const users = assertSuccess(t, await api.get('hamlet', 'users'), `${name}: users`);
+        const emails = (users.members as { email: string }[]).map((u) => u.email);
+        t.ok(
+          r.emails.every((e) => emails.includes(e)),
+          `${name}: the users of ${r.name} (${r.emails.join(', ')})`,
+        );
+      }
+      const got = await request(client(nodeUrl(name), realms[0]!), 'GET', 'hamlet', file.uri);
+      t.equal(got.status, 200, `${name}: the single process's upload`);
+      t.ok(got.body.equals(file.data), `${name}: its bytes`);
+      const thumb = await request(
+        client(nodeUrl(name), realms[0]!),
+        'GET',
+        'hamlet',
+        file.thumbnail,
+      );
+      t.equal(thumb.status, 200, `${name}: the single process's thumbnail`);
+      const meta = await sharp(thumb.body).metadata();
+      t.same([meta.format, meta.width, meta.height], ['webp', 747, 560], `${name}: the thumbnail`);
+    }
+  };
+
+  t.test('every node serves both realms’ messages, users, upload and thumbnail', async (t) => {
+    await servesEverything(
+      t,
+      rec.nodes.map((n) => n.name),
+    );
+  });
+
+  const added: [number, string][][] = realms.map(() => []);
+  t.test('new writes to each realm through any node reach every node', async (t) => {
+    for (const [i, r] of realms.entries()) {
+      for (const n of rec.nodes) {
+        const content = `${r.name} through ${n.name}`;
+        const sent = await client(nodeUrl(n.name), r).post('othello', 'messages', {
+          type: 'stream',
+          to: 'old',
+          topic: 'after the move',
+          content,
+        });
+        added[i]!.push([
+          assertSuccess(t, sent, `send ${content}`).id as number,
+          `<p>${content}</p>`,
+        ]);
+      }
+      // A row the single process wrote, changed through the cluster.
+      const first = r.messages[0]![0];
+      assertSuccess(
+        t,
+        await client(nodeUrl('n3'), r).post('hamlet', `messages/${first}/reactions`, {
+          emoji_name: 'tada',
+        }),
+        `${r.name}: a reaction on message ${first} through n3`,
+      );
+    }
+    for (const n of rec.nodes) {
+      for (const [i, r] of realms.entries()) {
+        const got = await fetchChannel(client(nodeUrl(n.name), r), 'old');
+        t.same(
+          got.filter(([id]) => id > largestBefore),
+          added[i],
+          `${n.name}: the ${r.name} messages sent through every node`,
+        );
+        const m = assertSuccess(
+          t,
+          await client(nodeUrl(n.name), r).get('hamlet', `messages/${r.messages[0]![0]}`),
+        ).message as { reactions: { emoji_name: string }[] };
+        t.ok(
+          m.reactions.some((x) => x.emoji_name === 'tada'),
+          `${n.name}: the reaction on ${r.name}'s first message`,
+        );
+      }
+    }
+  });
+
+  t.test('new ids never reuse one the single process gave', (t) => {
+    const ids = added.flat().map(([id]) => id);
+    t.ok(
+      ids.every((id) => id > deletedId),
+      `every new message id is above the deleted message's ${deletedId} (${ids.join(', ')})`,
+    );
+    const [a, b] = added.map((m) => new Set(m.map(([id]) => id)));
+    t.same(
+      [...a!].filter((id) => b!.has(id)),
+      [],
+      'no id in both realms',
+    );
+    t.end();
+  });
+
+  t.test(
+    'a node on another single-process database is refused, the database untouched',
+    async (t) => {
+      const env = {
+        CLUSTER_NODE: 'n4',
+        CLUSTER_NATS: rec.natsUrls.join(','),
+        CLUSTER_REPLICAS: '3',
+        DATA_DIR: other,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        EXTERNAL_HOST: `127.0.0.1:${rec.proxyPort}`,
+      };
+      const plain = await clusterNode(env);
+      t.equal(plain.code, 78, 'without CLUSTER_SEED: refused (EX_CONFIG)');
+      t.match(plain.output, /refusing to start: .* holds a single-process database \(1 realm\)/);
+      t.match(plain.output, /CLUSTER_SEED=1/, 'the message says how to move it');
+      t.equal(sha256(otherDb), otherHash, 'the database is byte for byte as it was');
+
+      const seeding = await clusterNode({ ...env, CLUSTER_SEED: '1' });
+      t.equal(seeding.code, 78, 'with CLUSTER_SEED: refused (EX_CONFIG)');
+      t.match(seeding.output, /refusing to start: CLUSTER_SEED: the cluster's log is not empty/);
+      t.match(seeding.output, /seeded by node n1/, 'the message names the seeding node');
+      t.equal(sha256(otherDb), otherHash, 'the database is byte for byte as it was');
+      t.notOk(fs.existsSync(`${otherDb}-wal`), 'no write-ahead log left beside it');
+
+      const r = realms[0]!;
+      const sent = await client(rec.url, r).post('hamlet', 'messages', {
+        type: 'stream',
+        to: 'old',
+        topic: 'after the refusals',
+        content: 'still here',
+      });
+      assertSuccess(t, sent, 'the cluster still takes writes');
+      added[0]!.push([sent.body.id as number, '<p>still here</p>']);
+    },
+  );
+
+  t.test(
+    'the seeding node started again (CLUSTER_SEED still set) and a node started again empty',
+    async (t) => {
+      await killNode(dir, 1, 'SIGTERM');
+      await startNodeAgain(dir, 1);
+      await killNode(dir, 2, 'SIGTERM');
+      await startNodeAgain(dir, 2, true);
+      const log = (n: number) => fs.readFileSync(path.join(dir, 'logs', `n${n}.log`), 'utf8');
+      t.match(log(1), /CLUSTER_SEED: .* is this cluster's copy; nothing to seed/, 'n1: no seed');
+      t.match(log(2), /started from the snapshot at log position \d+/, 'n2: from a snapshot');
+      await servesEverything(t, ['n1', 'n2'], added);
+    },
+  );
+}
+
+/**
+ * The single-process server on `dir`: its first realm (first boot) and a second one (`manage
+ * create-realm`), each with hamlet and othello, a channel of messages with reactions; an upload
+ * in the first; the newest message deleted. Stopped at the end.
+ */
+async function singleProcessData(dir: string): Promise<{
+  realms: Realm[];
+  file: Upload;
+  deletedId: number;
+  largestBefore: number;
+}> {
+  const server = await startChild(dir, { EXTERNAL_HOST: '127.0.0.1' });
+  try {
+    const out = server.output();
+    const field = (name: string) => new RegExp(`${name}:\\s+(\\S+)`).exec(out)![1]!;
+    const owner1 = {
+      email: field('email'),
+      password: field('password'),
+      api_key: field('api key'),
+    };
+    const made = await manage(
+      dir,
+      [
+        'create-realm',
+        '--name',
+        'Second',
+        '--subdomain',
+        'second',
+        '--owner-email',
+        'boss@second.example.com',
+        '--password-stdin',
+      ],
+      { stdin: 'secret-boss\n' },
+    );
+    if (made.status !== 0) throw new Error(`create-realm: ${made.stderr}`);
+    const port = Number(new URL(server.url).port);
+    const realms: Realm[] = [];
+    for (const [name, sub, owner] of [
+      ['first', '', owner1],
+      [
+        'second',
+        'second',
+        {
+          email: 'boss@second.example.com',
+          password: 'secret-boss',
+          api_key: made.json.api_key as string,
+        },
+      ],
+    ] as const) {
+      const fx = await clusterRealmFixture(server.url, hostFor(sub, port), owner);
+      const api = new ApiClient(server.url, fx, hostFor(sub, port));
+      const created = await api.post('owner', 'users/me/subscriptions', {
+        subscriptions: [{ name: 'old' }],
+        principals: [owner.email, fx.users.hamlet!.email, fx.users.othello!.email],
+      });
+      if (created.status !== 200) throw new Error(`subscribe: ${created.text}`);
+      for (let k = 0; k < 12; k++) {
+        const who = k % 2 === 0 ? 'hamlet' : 'othello';
+        const r = await api.post(who, 'messages', {
+          type: 'stream',
+          to: 'old',
+          topic: 'before the move',
+          content: `${name} ${k}`,
+        });
+        if (r.status !== 200) throw new Error(`send: ${r.text}`);
+        if (k % 4 === 0) {
+          const react = await api.post('owner', `messages/${r.body.id as number}/reactions`, {
+            emoji_name: 'smile',
+          });
+          if (react.status !== 200) throw new Error(`react: ${react.text}`);
+        }
+      }
+      realms.push({
+        name,
+        sub,
+        fx,
+        messages: [],
+        emails: Object.values(fx.users).map((u) => u.email),
+      });
+    }
+    const first = new ApiClient(server.url, realms[0]!.fx);
+    const data = Buffer.from('%PDF-1.4 single-process file '.repeat(500));
+    const up = await upload(first, 'hamlet', [{ filename: 'minutes.pdf', data }]);
+    if (up.status !== 200) throw new Error(`upload: ${up.text}`);
+    const uri = up.body.uri as string;
+    // An image, whose thumbnail the single process makes in the background: waited for.
+    const photo = await sharp({
+      create: { width: 1200, height: 900, channels: 3, background: '#a73' },
+    })
+      .png()
+      .toBuffer();
+    const image = await upload(first, 'hamlet', [
+      { filename: 'photo.png', data: photo, contentType: 'image/png' },
+    ]);
+    if (image.status !== 200) throw new Error(`upload: ${image.text}`);
+    const thumbnail = `/user_uploads/thumbnail/${(image.body.uri as string).slice('/user_uploads/'.length)}/840x560.webp`;
+    for (let i = 0; (await request(first, 'GET', 'hamlet', thumbnail)).status !== 200; i++) {
+      if (i > 100) throw new Error('no thumbnail');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const linked = await first.post('hamlet', 'messages', {
+      type: 'stream',
+      to: 'old',
+      topic: 'before the move',
+      content: `[minutes](${uri})`,
+    });
+    if (linked.status !== 200) throw new Error(`send: ${linked.text}`);
+    // The newest message of all, deleted: the cluster must not give its id again.
+    const second = new ApiClient(server.url, realms[1]!.fx, hostFor('second', port));
+    const doomed = await second.post('hamlet', 'messages', {
+      type: 'stream',
+      to: 'old',
+      topic: 'before the move',
+      content: 'deleted before the move',
+    });
+    if (doomed.status !== 200) throw new Error(`send: ${doomed.text}`);
+    const deletedId = doomed.body.id as number;
+    const gone = await second.delete('owner', `messages/${deletedId}`);
+    if (gone.status !== 200) throw new Error(`delete: ${gone.text}`);
+    for (const r of realms)
+      r.messages = await fetchChannel(new ApiClient(server.url, r.fx, hostFor(r.sub, port)), 'old');
+    const largestBefore = Math.max(...realms.flatMap((r) => r.messages.map(([id]) => id)));
+    if (largestBefore >= deletedId) throw new Error('the deleted message is not the newest');
+    return { realms, file: { uri, data, thumbnail }, deletedId, largestBefore };
+  } finally {
+    await server.kill('SIGTERM');
+  }
+}
+
+async function fetchChannel(api: ApiClient, channel: string): Promise<[number, string][]> {
+  const r = await api.get('hamlet', 'messages', {
+    anchor: 'oldest',
+    num_before: 0,
+    num_after: 1000,
+    narrow: [{ operator: 'channel', operand: channel }],
+  });
+  if (r.status !== 200) throw new Error(`fetch failed: ${r.status} ${r.text}`);
+  return (r.body.messages as { id: number; content: string }[]).map((m) => [m.id, m.content]);
+}
+
+/** A cluster node (src/cluster/main.ts) that is expected to stop: its exit code and output. */
+function clusterNode(
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const node = plainNode([path.join(DIST_SRC, 'cluster', 'main.js')], env);
+  const child = spawn(node.file, node.args, { env: node.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    }),
+  );
+}
+
+function sha256(file: string): string {
+  return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
