@@ -241,7 +241,7 @@ async function seedCluster(
   if (view.last > 0 && !ours) {
     const by = view.seed ? `seeded by node ${view.seed.entry.node}` : 'bootstrapped';
     throw new CopyRefusedError(
-      `CLUSTER_SEED: the cluster's log is not empty (${view.last} entries; ${by}), so this ` +
+      `CLUSTER_SEED: the cluster's log is not empty (at position ${view.last}; ${by}), so this ` +
         `database cannot seed it. ${left}. A node joins the cluster with an empty data ` +
         'directory; a database that is to seed a cluster needs one whose log is empty.',
     );
