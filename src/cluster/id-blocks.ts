@@ -259,7 +259,19 @@ export class ClusterIds implements IdSource {
   }
 }
 
-/** The claims a node makes for its realms: the bucket's counter, started above its own copy. */
+/**
+ * The claims a node makes for its realms: the bucket's counter, started above its own copy; one
+ * claim at a time. A NATS cluster older than nats-server 2.9.21 can accept two concurrent
+ * compare-and-set updates of one key made with the same revision (nats-server issue 4320: the
+ * expected-last-subject-sequence check was not part of the replicated write), and two realms a
+ * node took at once (a cluster seeded with several realms, a restart) got the same block.
+ * Claims of different nodes can still meet so on such a server; 2.9.21 and later refuse one.
+ */
 export function idClaimer(kv: KV, db: DB): ClaimIds {
-  return (count) => claimIds(kv, count, () => largestId(db) + 1);
+  let last: Promise<unknown> = Promise.resolve();
+  return (count) => {
+    const claim = last.then(() => claimIds(kv, count, () => largestId(db) + 1));
+    last = claim.catch(() => undefined);
+    return claim;
+  };
 }

@@ -13,6 +13,7 @@ import {
   ClusterIds,
   ID_BLOCKS_KEY,
   IdBlocksExhaustedError,
+  idClaimer,
   raiseIdCounter,
   RealmIdBlocks,
   type ClaimIds,
@@ -245,6 +246,40 @@ t.test('claims from the bucket: created above the copy’s ids, disjoint under r
   t.ok(asked >= 1, 'the first free id came from the copy');
   const later = await claimIds(kv, 5, () => 1);
   t.equal(later, ranges.at(-1)![1], 'an existing counter wins over the copy’s first free id');
+});
+
+t.test('a node’s claims go one at a time', async (t) => {
+  // A bucket that, like a NATS cluster before nats-server 2.9.21, accepts concurrent updates
+  // made with the same revision.
+  const keys = new Map<string, { value: string; revision: number }>();
+  let revision = 0;
+  const tick = () => new Promise((r) => setImmediate(r));
+  const lax = {
+    async get(key: string) {
+      await tick();
+      const e = keys.get(key);
+      return e ? { operation: 'PUT', revision: e.revision, string: () => e.value } : null;
+    },
+    async create(key: string, value: string) {
+      await tick();
+      keys.set(key, { value, revision: ++revision });
+    },
+    async update(key: string, value: string) {
+      await tick();
+      keys.set(key, { value, revision: ++revision });
+    },
+  } as unknown as KV;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'id-claims-'));
+  const store = Store.open(dir, { backgroundCheckpoint: false });
+  t.teardown(() => {
+    store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const raced = await Promise.all([claimIds(lax, 10, () => 1), claimIds(lax, 10, () => 1)]);
+  t.equal(raced[0], raced[1], 'two concurrent claims on such a bucket get the same ids');
+  const claim = idClaimer(lax, store.db);
+  const starts = await Promise.all(Array.from({ length: 5 }, () => claim(10)));
+  t.same(starts, [11, 21, 31, 41, 51], 'a node’s claims, made at once, get consecutive ids');
 });
 
 t.test('a seed raises the counter, never lowers it', async (t) => {
