@@ -212,6 +212,26 @@ export async function sharedTemporaryUrlKey(kv: KV): Promise<Buffer> {
   }
 }
 
+/** The lease bucket's key holding the cluster's image-proxy key. */
+export const IMAGE_PROXY_KEY_NAME = 'image-proxy-key';
+
+/**
+ * The key signing the image proxy's URLs (src/endpoints/external-content.ts), one for the whole
+ * cluster: a message's external images are signed by the node that rendered it (its realm's
+ * owner) and fetched through any node. The first node to ask stores its own (`local`, from
+ * DATA_DIR/image_proxy_key); every node uses the one stored. A cluster seeded from an existing
+ * database stores that database's (seed.ts): its messages were signed with it.
+ */
+export async function sharedImageProxyKey(kv: KV, local: string): Promise<string> {
+  const since = Date.now();
+  for (;;) {
+    const stored = await patiently(() => kv.get(IMAGE_PROXY_KEY_NAME), since);
+    if (stored && stored.operation === 'PUT') return stored.string();
+    // None yet: store ours (another node's may win; the next read returns that).
+    await patiently(() => kv.create(IMAGE_PROXY_KEY_NAME, local).catch(() => 0), since);
+  }
+}
+
 /**
  * Connects to NATS as node `node` and opens the log and the buckets, retrying while a NATS
  * cluster just started has no JetStream leader yet (up to STARTUP_PATIENCE_MS).

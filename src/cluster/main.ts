@@ -36,7 +36,7 @@ import { openDatabase } from '../storage/db.js';
 import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
 import { ID_BLOCK_SIZE } from './id-blocks.js';
 import { clusterNames } from './jetstream.js';
-import { CopyRefusedError, prepareCopy } from './seed.js';
+import { CopyRefusedError, prepareCopy, type Prepared } from './seed.js';
 import { DEFAULT_TRIM_GRACE_MS } from './trim.js';
 import { restoreSnapshot } from './snapshot.js';
 import { DEFAULT_RESERVATION_TIMEOUT_MS } from './subdomains.js';
@@ -81,8 +81,9 @@ async function main(): Promise<void> {
   // One process at a time writes a data directory: a server or the admin tool running on it
   // would change what this node checks, seeds or discards.
   const lock = DataDirLock.acquire(config.dataDir, 'server');
+  let prepared: Prepared;
   try {
-    const { trimmed, seeded } = await prepareCopy({
+    prepared = await prepareCopy({
       servers,
       names,
       node,
@@ -90,8 +91,8 @@ async function main(): Promise<void> {
       dataDir: config.dataDir,
       seed: seedValue === '1',
     });
-    discardUnusableCopy(config.dataDir, trimmed, seeded);
-    const restored = await restoreSnapshot(servers, names, config.dataDir, seeded);
+    discardUnusableCopy(config.dataDir, prepared.trimmed, prepared.seeded);
+    const restored = await restoreSnapshot(servers, names, config.dataDir, prepared.seeded);
     if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
   } catch (err) {
     lock.release();
@@ -99,6 +100,9 @@ async function main(): Promise<void> {
   }
   const server = await createServer({
     ...config,
+    // The cluster's: external images in a message, signed by the node that rendered it (its
+    // realm's owner), load through any node.
+    imageProxyKey: prepared.imageProxyKey,
     lock,
     queueIdPrefix: `${node}-`,
     cluster: {

@@ -11,8 +11,9 @@
  *   0 — only one first entry can land, so of two seeding nodes (or a seeding node and a
  *   CLUSTER_BOOTSTRAP one) one loses, its database left as it was —, records its database as
  *   being at that position, then finishes the seed: raises the id-blocks counter above every id
- *   the database holds or gave (so no realm's new rows reuse one), puts its uploads in the
- *   uploads bucket, and uploads a snapshot of the database at the seed's position. A node with an
+ *   the database holds or gave (so no realm's new rows reuse one), makes its image-proxy key the
+ *   cluster's, puts its uploads in the uploads bucket, and uploads a snapshot of the database at
+ *   the seed's position. A node with an
  *   empty data directory starts from that snapshot (it waits for it: restoreSnapshot); the
  *   realms' leases, lease markers, fencing and ids are then those of any realm. Should the
  *   seeding node stop before the snapshot is up, it finishes the seed when started again.
@@ -31,6 +32,7 @@ import path from 'node:path';
 import { unpack } from '../lib/pack.js';
 import { openDatabase, type DB } from '../storage/db.js';
 import { largestId } from '../storage/ids.js';
+import { loadImageProxyKey } from '../storage/image-proxy-key.js';
 import { appliedPosition, hasUnackedCommits, recordSeeded } from '../storage/replication.js';
 import Database from '../storage/sqlite.js';
 import { raiseIdCounter } from './id-blocks.js';
@@ -38,7 +40,9 @@ import {
   appendEntry,
   CLUSTER_SUBJECT_REALM,
   connectJetStream,
+  IMAGE_PROXY_KEY_NAME,
   patiently,
+  sharedImageProxyKey,
   SNAPSHOT_NAME,
   type ClusterNames,
   type Entry,
@@ -150,6 +154,8 @@ export type Prepared = {
   trimmed: number;
   /** The seed entry's position (0: the cluster was not seeded): an older copy is rebuilt. */
   seeded: number;
+  /** The cluster's image-proxy key (sharedImageProxyKey), which the node signs with. */
+  imageProxyKey: string;
 };
 
 /**
@@ -186,7 +192,11 @@ export async function prepareCopy(opts: PrepareOptions): Promise<Prepared> {
           'joining this cluster starts with an empty data directory. Nothing was changed.',
       );
     }
-    if (single) return { trimmed: 0, seeded: await seedCluster(h, opts, copy, view) };
+    const imageProxyKey = () => sharedImageProxyKey(h.kv, loadImageProxyKey(opts.dataDir));
+    if (single) {
+      const seeded = await seedCluster(h, opts, copy, view);
+      return { trimmed: 0, seeded, imageProxyKey: await imageProxyKey() };
+    }
     if (opts.seed) {
       if (copy.realms.length === 0 && view.last === 0) {
         throw new CopyRefusedError(
@@ -210,7 +220,7 @@ export async function prepareCopy(opts: PrepareOptions): Promise<Prepared> {
         db.close();
       }
     }
-    return { trimmed: view.trimmed, seeded: seed?.seq ?? 0 };
+    return { trimmed: view.trimmed, seeded: seed?.seq ?? 0, imageProxyKey: await imageProxyKey() };
   } finally {
     await h.nc.close();
   }
@@ -313,11 +323,14 @@ async function seedCluster(
 
 /**
  * What follows the seed entry, each step again if it was done before (a seeding node started
- * again): the id counter above the database's ids, its uploads in the bucket, and last its
- * snapshot, which the other nodes wait for.
+ * again): the id counter above the database's ids, its image-proxy key as the cluster's (its
+ * messages' external images were signed with it; no other node signed anything before the
+ * seed), its uploads in the bucket, and last its snapshot, which the other nodes wait for.
  */
 async function finishSeed(h: JetStreamHandles, db: DB, opts: PrepareOptions): Promise<void> {
   const counter = await patiently(() => raiseIdCounter(h.kv, largestId(db) + 1));
+  const key = loadImageProxyKey(opts.dataDir);
+  await patiently(() => h.kv.put(IMAGE_PROXY_KEY_NAME, key));
   const pathIds = db.prepare<[], string>('SELECT path_id FROM attachments').pluck().all();
   const put = await putExistingUploads(opts.dataDir, h.files, pathIds);
   const at = await uploadSnapshot(

@@ -2,15 +2,16 @@
  * Moving an existing single-process server onto a cluster (docs/cluster.md "Moving an existing
  * server onto a cluster"; src/cluster/seed.ts), for real. The single-process server (`npm start`'s
  * main.js) writes a data directory: two realms, their users, messages with reactions, an upload,
- * an image and its thumbnail, and the newest message deleted (its id must never be given again);
- * it is stopped. A three-node cluster (three NATS servers, nginx) then starts with node 1 on a
- * copy of that directory and CLUSTER_SEED=1, nodes 2 and 3 empty (src/cluster/local.ts `up
- * --seed`). Checked: every node serves both realms' messages, users, upload and thumbnail; new
- * writes to each realm through each node reach every node, with ids above every id the single
- * process gave, none shared across realms; a node on another single-process database is refused,
- * with or without CLUSTER_SEED, its database left byte for byte as it was; the seeding node
- * started again (CLUSTER_SEED still set) and a node started again empty serve everything.
- * Skipped when nats-server or nginx is not installed.
+ * an image and its thumbnail, an external image shown through the image proxy, and the newest
+ * message deleted (its id must never be given again); it is stopped. A three-node cluster (three
+ * NATS servers, nginx) then starts with node 1 on a copy of that directory and CLUSTER_SEED=1,
+ * nodes 2 and 3 empty (src/cluster/local.ts `up --seed`). Checked: every node serves both realms'
+ * messages, users, upload, thumbnail and external image (signed with the single process's key,
+ * now the cluster's); new writes to each realm through each node reach every node, with ids above
+ * every id the single process gave, none shared across realms; a node on another single-process
+ * database is refused, with or without CLUSTER_SEED, its database left byte for byte as it was;
+ * the seeding node started again (CLUSTER_SEED still set) and a node started again empty serve
+ * everything. Skipped when nats-server or nginx is not installed.
  */
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -33,7 +34,11 @@ import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import type { Fixture } from '../helpers/fixtures.js';
 import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
+import { startThirdParty } from '../helpers/third-party.js';
 import { request, upload } from '../helpers/uploads.js';
+
+/** The single process's settings (EXTERNAL_HOST: realms by subdomain of 127.0.0.1). */
+const SINGLE_ENV = { EXTERNAL_HOST: '127.0.0.1', IMAGE_PROXY_ALLOW_PRIVATE: '1' };
 
 const missing = missingEngines();
 if (missing) {
@@ -57,8 +62,11 @@ type Realm = {
   emails: string[];
 };
 
-/** A file the single process stored, and the thumbnail of an image it stored. */
-type Upload = { uri: string; data: Buffer; thumbnail: string };
+/**
+ * A file the single process stored, the thumbnail of an image it stored, and the image proxy's
+ * URL of an external image in a message it rendered.
+ */
+type Upload = { uri: string; data: Buffer; thumbnail: string; external: string };
 
 /** The Host header choosing a realm by its subdomain (EXTERNAL_HOST's host is 127.0.0.1). */
 function hostFor(sub: string, port: number): Record<string, string> {
@@ -75,9 +83,21 @@ async function run(): Promise<void> {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  const { realms, file, deletedId, largestBefore } = await singleProcessData(single);
+  const cat = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#c22' } })
+    .png()
+    .toBuffer();
+  const thirdParty = await startThirdParty(t, {
+    '/cat.png': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(cat);
+    },
+  });
+  const { realms, file, deletedId, largestBefore } = await singleProcessData(
+    single,
+    thirdParty.url('/cat.png'),
+  );
   // Another single-process data directory (its first realm only), for the refusals.
-  const otherServer = await startChild(other, { EXTERNAL_HOST: '127.0.0.1' });
+  const otherServer = await startChild(other, SINGLE_ENV);
   await otherServer.kill('SIGTERM');
   const otherDb = path.join(other, 'confab.sqlite3');
   const otherHash = sha256(otherDb);
@@ -88,7 +108,7 @@ async function run(): Promise<void> {
       dir,
       nodes: 3,
       seedFrom: single,
-      env: { RATE_LIMITING: 'off', CLUSTER_ID_BLOCK_SIZE: '64' },
+      env: { RATE_LIMITING: 'off', CLUSTER_ID_BLOCK_SIZE: '64', IMAGE_PROXY_ALLOW_PRIVATE: '1' },
     });
   } catch (err) {
     await down(dir);
@@ -133,6 +153,10 @@ async function run(): Promise<void> {
       t.equal(thumb.status, 200, `${name}: the single process's thumbnail`);
       const meta = await sharp(thumb.body).metadata();
       t.same([meta.format, meta.width, meta.height], ['webp', 747, 560], `${name}: the thumbnail`);
+      // Signed with the single process's key, which is the cluster's.
+      const proxied = await request(client(nodeUrl(name), realms[0]!), 'GET', null, file.external);
+      t.equal(proxied.status, 200, `${name}: an external image of a message, through the proxy`);
+      t.ok(proxied.body.equals(cat), `${name}: the image itself`);
     }
   };
 
@@ -261,13 +285,16 @@ async function run(): Promise<void> {
  * create-realm`), each with hamlet and othello, a channel of messages with reactions; an upload
  * in the first; the newest message deleted. Stopped at the end.
  */
-async function singleProcessData(dir: string): Promise<{
+async function singleProcessData(
+  dir: string,
+  externalImage: string,
+): Promise<{
   realms: Realm[];
   file: Upload;
   deletedId: number;
   largestBefore: number;
 }> {
-  const server = await startChild(dir, { EXTERNAL_HOST: '127.0.0.1' });
+  const server = await startChild(dir, SINGLE_ENV);
   try {
     const out = server.output();
     const field = (name: string) => new RegExp(`${name}:\\s+(\\S+)`).exec(out)![1]!;
@@ -356,6 +383,17 @@ async function singleProcessData(dir: string): Promise<{
       if (i > 100) throw new Error('no thumbnail');
       await new Promise((r) => setTimeout(r, 100));
     }
+    const previewed = await first.post('hamlet', 'messages', {
+      type: 'stream',
+      to: 'old',
+      topic: 'before the move',
+      content: externalImage,
+    });
+    if (previewed.status !== 200) throw new Error(`send: ${previewed.text}`);
+    const shown = await first.get('hamlet', `messages/${previewed.body.id as number}`);
+    const external = /src="(\/external_content\/[^"]+)"/.exec(
+      (shown.body.message as { content: string }).content,
+    )![1]!;
     const linked = await first.post('hamlet', 'messages', {
       type: 'stream',
       to: 'old',
@@ -379,7 +417,7 @@ async function singleProcessData(dir: string): Promise<{
       r.messages = await fetchChannel(new ApiClient(server.url, r.fx, hostFor(r.sub, port)), 'old');
     const largestBefore = Math.max(...realms.flatMap((r) => r.messages.map(([id]) => id)));
     if (largestBefore >= deletedId) throw new Error('the deleted message is not the newest');
-    return { realms, file: { uri, data, thumbnail }, deletedId, largestBefore };
+    return { realms, file: { uri, data, thumbnail, external }, deletedId, largestBefore };
   } finally {
     await server.kill('SIGTERM');
   }

@@ -110,7 +110,13 @@ async function run(): Promise<void> {
       await sleep(2500);
       t.equal(restored, undefined, 'the empty node waits for the seed’s snapshot');
 
-      t.same(await prepareCopy(opts('b', seeding, true)), { trimmed: 0, seeded: 1 }, 'finished');
+      const finished = await prepareCopy(opts('b', seeding, true));
+      t.match(finished, { trimmed: 0, seeded: 1 }, 'finished');
+      t.equal(
+        finished.imageProxyKey,
+        fs.readFileSync(path.join(seeding, 'image_proxy_key'), 'utf8').trim(),
+        'the image-proxy key of the database seeded is the cluster’s',
+      );
       await restoring;
       t.equal(restored, 1, 'the empty node restored the snapshot at the seed');
       t.same(
@@ -121,10 +127,17 @@ async function run(): Promise<void> {
       t.equal(await kvValue(servers, names, ID_BLOCKS_KEY), String(largest + 1), 'ids from above');
 
       // Started again with CLUSTER_SEED still set: its copy is the cluster's; nothing to do.
-      t.same(
+      t.match(
         await prepareCopy(opts('b', seeding, true)),
-        { trimmed: 0, seeded: 1 },
+        { trimmed: 0, seeded: 1, imageProxyKey: finished.imageProxyKey },
         'started again with CLUSTER_SEED: starts as usual',
+      );
+      const joining = await prepareCopy(opts('b', dirOf('b-joining'), false, 'n3'));
+      t.equal(joining.imageProxyKey, finished.imageProxyKey, 'a joining node signs with it too');
+      t.not(
+        fs.readFileSync(path.join(dirOf('b-joining'), 'image_proxy_key'), 'utf8').trim(),
+        finished.imageProxyKey,
+        'not with its own',
       );
       // The same database seeding by another node's name: the log is not empty.
       const again = copyOf(single, 'b-again');
