@@ -173,7 +173,7 @@ export async function prepareCopy(opts: PrepareOptions): Promise<Prepared> {
         'never reach the other nodes. To move it onto a new cluster, start this node alone with ' +
         'CLUSTER_SEED=1 against an empty cluster (docs/cluster.md, "Moving an existing server ' +
         'onto a cluster"); to join a cluster, start the node with an empty data directory. ' +
-        'Nothing was changed.',
+        'The database was left as it was.',
     );
   }
   const h = await connectJetStream({
@@ -189,7 +189,8 @@ export async function prepareCopy(opts: PrepareOptions): Promise<Prepared> {
         `${opts.dataDir} is a cluster node's copy at log position ${copy.applied}, but this ` +
           `cluster's log (${opts.names.stream}) ends at ${view.last}: it is another cluster's ` +
           'copy, or the log was removed since. Check CLUSTER_NATS and CLUSTER_NAMESPACE; a node ' +
-          'joining this cluster starts with an empty data directory. Nothing was changed.',
+          'joining this cluster starts with an empty data directory. The database was left as ' +
+          'it was.',
       );
     }
     const imageProxyKey = () => sharedImageProxyKey(h.kv, loadImageProxyKey(opts.dataDir));
@@ -201,7 +202,7 @@ export async function prepareCopy(opts: PrepareOptions): Promise<Prepared> {
       if (copy.realms.length === 0 && view.last === 0) {
         throw new CopyRefusedError(
           `CLUSTER_SEED=1, but ${opts.dataDir} holds no realms to move onto the cluster ` +
-            '(wrong DATA_DIR?). Nothing was changed.',
+            '(wrong DATA_DIR?).',
         );
       }
       console.error(
