@@ -232,6 +232,25 @@ export async function sharedImageProxyKey(kv: KV, local: string): Promise<string
   }
 }
 
+/** The oldest nats-server whose expected-last-sequence checks hold under concurrent writes. */
+export const SAFE_NATS_VERSION = [2, 9, 21] as const;
+
+/**
+ * Whether a nats-server version (`2.9.10`, `2.10.27-RC.1`) is at least SAFE_NATS_VERSION. Older
+ * ones may accept two concurrent writes to a replicated stream that both expect the same last
+ * sequence on a subject (nats-server issue 4320): two nodes could then both win a lease, the same
+ * id block, or both append after the same entry (docs/cluster.md "NATS version").
+ */
+export function natsVersionIsSafe(version: string): boolean {
+  const parts = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!parts) return false;
+  for (let i = 0; i < 3; i++) {
+    const n = Number(parts[i + 1]);
+    if (n !== SAFE_NATS_VERSION[i]) return n > SAFE_NATS_VERSION[i]!;
+  }
+  return true;
+}
+
 /**
  * Connects to NATS as node `node` and opens the log and the buckets, retrying while a NATS
  * cluster just started has no JetStream leader yet (up to STARTUP_PATIENCE_MS).
@@ -251,6 +270,13 @@ export async function connectJetStream(opts: {
     // advance, for its timeout; it showed in a profile of sequential sends.
     noAsyncTraces: true,
   });
+  const version = nc.info?.version ?? '';
+  if (!natsVersionIsSafe(version))
+    console.error(
+      `cluster ${opts.node}: WARNING: nats-server ${version || '(unknown version)'} is older than ` +
+        `${SAFE_NATS_VERSION.join('.')}: it may let two nodes win the same lease or append after ` +
+        'the same log entry when they race (docs/cluster.md "NATS version"); upgrade it',
+    );
   try {
     // A NATS cluster just started has no JetStream leader for a few seconds.
     const deadline = Date.now() + STARTUP_PATIENCE_MS;

@@ -48,9 +48,24 @@ export type UpOptions = {
 
 const NODE_MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.js');
 
+/**
+ * Where `npm run fetch-nats-server` (scripts/fetch-nats-server.mjs) puts a nats-server recent
+ * enough for a cluster's fencing (docs/cluster.md "NATS version"): used before the PATH's.
+ */
+export const FETCHED_NATS_SERVER = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  '.cache',
+  'nats-server',
+  'nats-server',
+);
+
 /** Whether this machine has what a local cluster needs (tests skip without it). */
 export function missingEngines(): string | null {
   for (const bin of ['nats-server', 'nginx']) {
+    if (bin === 'nats-server' && fs.existsSync(FETCHED_NATS_SERVER)) continue;
     const r = spawnSync('sh', ['-c', `command -v ${bin} || test -x /usr/sbin/${bin}`]);
     if (r.status !== 0) return bin;
   }
@@ -58,6 +73,7 @@ export function missingEngines(): string | null {
 }
 
 export function binary(name: string): string {
+  if (name === 'nats-server' && fs.existsSync(FETCHED_NATS_SERVER)) return FETCHED_NATS_SERVER;
   const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
   const found = r.stdout.trim();
   return found !== '' ? found : `/usr/sbin/${name}`;
