@@ -1,8 +1,8 @@
 /**
  * Gzip answers assembled from parts (RFC 1952, one member; RFC 1951 blocks), for the answers
- * `successBody` builds around large shared serialized parts: a large realm's presence snapshot
- * (every client asks for it every minute: tens of megabytes a second at 5,000 users), and the
- * register snapshot's user lists. Clients send `Accept-Encoding: gzip` (the Python bindings, the
+ * `successBody` builds around large shared serialized parts, which their caches mark
+ * (src/lib/shared-parts.ts): a large realm's presence snapshot (every client asks for it every
+ * minute: tens of megabytes a second at 5,000 users), and the register snapshot's user lists. Clients send `Accept-Encoding: gzip` (the Python bindings, the
  * mobile and web apps, every HTTP library); the reference's own deployments gzip in nginx.
  *
  * A shared part is compressed once, off the main thread (zlib's thread pool), and its compressed
@@ -12,17 +12,7 @@
  * from the parts' own (crc32Combine), so the shared bytes are not read again per answer.
  */
 import zlib from 'node:zlib';
-
-/** Shared parts at least this large are compressed (once); other parts are stored. */
-export const SHARED_PART_MIN = 8 * 1024;
-
-/** Buffers kept serialized between answers (preserialized fields: successBody marks them). */
-const sharedParts = new WeakSet<Buffer>();
-
-/** Marks a Buffer as one many answers carry (compressing it once pays). */
-export function markShared(part: Buffer): void {
-  if (part.length >= SHARED_PART_MIN) sharedParts.add(part);
-}
+import { isShared } from '../lib/shared-parts.js';
 
 /** Whether an Accept-Encoding header value accepts gzip (RFC 9110 §12.5.3, with q-values). */
 export function acceptsGzip(header: string): boolean {
@@ -138,19 +128,19 @@ function storedBlocks(data: Buffer, last: boolean, out: Buffer[]): void {
 
 /** Whether an answer in parts carries a shared part (and so may go gzipped). */
 export function hasSharedPart(parts: readonly Buffer[]): boolean {
-  return parts.some((p) => sharedParts.has(p));
+  return parts.some((p) => isShared(p));
 }
 
 /**
  * `parts` (an answer's body, in order) as one gzip member, or null when it carries no shared part
  * (nothing to gain) or a shared part's compression is not ready yet (the answer then goes out as
- * it is). Shared parts (markShared) are compressed once; the others are stored.
+ * it is). Shared parts (src/lib/shared-parts.ts) are compressed once; the others are stored.
  */
 export function gzipParts(parts: readonly Buffer[]): Buffer[] | null {
   const compressed: (Compressed | null)[] = [];
   let any = false;
   for (const part of parts) {
-    if (!sharedParts.has(part)) {
+    if (!isShared(part)) {
       compressed.push(null);
       continue;
     }

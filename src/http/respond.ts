@@ -8,7 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { internalErrorBody, JsonableError, storageFullError } from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
 import { preserializedChunks } from '../lib/preserialized.js';
-import { acceptsGzip, gzipParts, hasSharedPart, markShared } from './gzip.js';
+import { acceptsGzip, gzipParts, hasSharedPart } from './gzip.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 
@@ -234,7 +234,6 @@ export function successBody(
     }
     if (strings.length > 0) out.push(joinChunks(strings));
     strings = [];
-    markShared(c);
     out.push(c);
   }
   if (strings.length > 0) out.push(joinChunks(strings));

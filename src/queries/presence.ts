@@ -17,6 +17,7 @@
  * shared by every answer that carries it (`presencesJsonFor`). Measured: docs/benchmarks.md,
  * "presence at scale".
  */
+import { markShared } from '../lib/shared-parts.js';
 import type { UserRow } from '../storage/users.js';
 import {
   applyPresenceReport,
@@ -316,7 +317,8 @@ function buildSnapshot(view: RealmView, presence: RealmPresence, now: number): P
     upTo: presence.lastUpdateId,
     entries: entries.length,
     builtAt: now,
-    json: Buffer.from(`{${entries.join(',')}}`),
+    // Shared by every answer until rebuilt: compressed once for the clients that take gzip.
+    json: markShared(Buffer.from(`{${entries.join(',')}}`)),
   };
 }
 

@@ -5,6 +5,7 @@
 import zlib from 'node:zlib';
 import t from 'tap';
 import { joinChunks, send, successBody, successJson } from '../../src/http/respond.js';
+import { markShared } from '../../src/lib/shared-parts.js';
 import { putPreserialized } from '../../src/lib/preserialized.js';
 
 t.test('joinChunks writes every chunk once, in order, at its byte offset', (t) => {
@@ -109,7 +110,7 @@ t.test('a large answer in parts reaches a slow socket whole, across part boundar
 t.test('a large answer around a shared part goes gzipped to a client that takes it', async (t) => {
   const entries = Array.from({ length: 3000 }, (_, i) => `"${i}":{"active_timestamp":${i}}`);
   const data = { presence_last_update_id: 4 };
-  putPreserialized(data, 'presences', [Buffer.from(`{${entries.join(',')}}`)]);
+  putPreserialized(data, 'presences', [markShared(Buffer.from(`{${entries.join(',')}}`))]);
   const plain = Buffer.concat(successBody(data, []) as Buffer[]);
   // The shared part's compression runs in zlib's thread pool: the first answers go as they are.
   let r = slowResponse(1 << 20, 'gzip, deflate');

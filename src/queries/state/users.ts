@@ -3,6 +3,7 @@
  * account and abilities; for spectators, an anonymous guest. Reference: fetch_initial_state_data
  * `if want("realm_user")` and post_process_state (which splits by is_active and drops it).
  */
+import { markShared } from '../../lib/shared-parts.js';
 import crypto from 'node:crypto';
 import { Role } from '../../lib/roles.js';
 import type { RealmGroupSettingName } from '../../lib/realm-settings.js';
@@ -88,8 +89,9 @@ function buildLists(view: RealmView, role: number | null, extAvatar: boolean): U
     out[list].push(json);
   }
   return {
-    active: Buffer.from(`[${out.active.join(',')}]`),
-    inactive: Buffer.from(`[${out.inactive.join(',')}]`),
+    // Kept between registers: compressed once for the clients that take gzip (src/http/gzip.ts).
+    active: markShared(Buffer.from(`[${out.active.join(',')}]`)),
+    inactive: markShared(Buffer.from(`[${out.inactive.join(',')}]`)),
     at,
   };
 }
