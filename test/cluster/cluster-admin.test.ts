@@ -31,7 +31,6 @@ import {
   alive,
   down,
   killNode,
-  missingEngines,
   readRecord,
   startNodeAgain,
   up,
@@ -41,21 +40,13 @@ import { ApiClient } from '../helpers/api.js';
 import { kvString, leaseHolder, withLeaseBucket } from '../helpers/cluster-kv.js';
 import { askServer } from '../../src/admin/socket.js';
 import { manage, type ManageRun } from '../helpers/manage.js';
+import { runWithEngines } from '../helpers/cluster-run.js';
 
 const IN_USE = 'Subdomain is already in use. Please choose a different one.';
 /** CLUSTER_RESERVATION_TIMEOUT_MS of the test's cluster. */
 const RESERVATION_TIMEOUT_MS = 5000;
 
-const missing = missingEngines();
-if (missing) {
-  t.plan(
-    0,
-    `${missing} is not installed (apt-get install -y nats-server nginx): cluster tests skipped`,
-  );
-} else {
-  // A failure fails the test (and the teardown stops the cluster) rather than the process.
-  await run().catch((err: unknown) => t.error(err));
-}
+await runWithEngines(run);
 
 async function run(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-admin-'));

@@ -12,25 +12,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { down, killNode, missingEngines, up, type ClusterRecord } from '../../src/cluster/local.js';
+import { down, killNode, up, type ClusterRecord } from '../../src/cluster/local.js';
 import { ID_BLOCKS_KEY } from '../../src/cluster/id-blocks.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { manage } from '../helpers/manage.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import { kvNumber, leaseHolder } from '../helpers/cluster-kv.js';
+import { runWithEngines } from '../helpers/cluster-run.js';
 
 const BLOCK = 64;
 
-const missing = missingEngines();
-if (missing) {
-  t.plan(
-    0,
-    `${missing} is not installed (apt-get install -y nats-server nginx): cluster tests skipped`,
-  );
-} else {
-  // A failure fails the test (and the teardown stops the cluster) rather than the process.
-  await run().catch((err: unknown) => t.error(err));
-}
+await runWithEngines(run);
 
 type Sent = { id: number; content: string; sender: number };
 

@@ -20,14 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import {
-  down,
-  killNode,
-  missingEngines,
-  startNodeAgain,
-  up,
-  type ClusterRecord,
-} from '../../src/cluster/local.js';
+import { down, killNode, startNodeAgain, up, type ClusterRecord } from '../../src/cluster/local.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { startChild } from '../helpers/child-server.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
@@ -36,20 +29,12 @@ import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { startThirdParty } from '../helpers/third-party.js';
 import { request, upload } from '../helpers/uploads.js';
+import { runWithEngines } from '../helpers/cluster-run.js';
 
 /** The single process's settings (EXTERNAL_HOST: realms by subdomain of 127.0.0.1). */
 const SINGLE_ENV = { EXTERNAL_HOST: '127.0.0.1', IMAGE_PROXY_ALLOW_PRIVATE: '1' };
 
-const missing = missingEngines();
-if (missing) {
-  t.plan(
-    0,
-    `${missing} is not installed (apt-get install -y nats-server nginx): cluster tests skipped`,
-  );
-} else {
-  // A failure fails the test (and the teardown stops the cluster) rather than the process.
-  await run().catch((err: unknown) => t.error(err));
-}
+await runWithEngines(run);
 
 /** One realm of the single-process server, as the cluster must serve it. */
 type Realm = {

@@ -22,7 +22,6 @@ import {
   alive,
   down,
   killNode,
-  missingEngines,
   readRecord,
   startNodeAgain,
   up,
@@ -34,16 +33,9 @@ import { openSocket, register, type Ev } from '../helpers/events.js';
 import { request, upload } from '../helpers/uploads.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
+import { runWithEngines } from '../helpers/cluster-run.js';
 
-const missing = missingEngines();
-if (missing) {
-  t.plan(
-    0,
-    `${missing} is not installed (apt-get install -y nats-server nginx): cluster tests skipped`,
-  );
-} else {
-  await run();
-}
+await runWithEngines(run);
 
 async function run(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-test-'));
