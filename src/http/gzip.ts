@@ -2,17 +2,20 @@
  * Gzip answers assembled from parts (RFC 1952, one member; RFC 1951 blocks), for the answers
  * `successBody` builds around large shared serialized parts, which their caches mark
  * (src/lib/shared-parts.ts): a large realm's presence snapshot (every client asks for it every
- * minute: tens of megabytes a second at 5,000 users), and the register snapshot's user lists. Clients send `Accept-Encoding: gzip` (the Python bindings, the
+ * minute: tens of megabytes a second at 5,000 users), and the register snapshot's user lists
+ * (megabytes at 10,000 users). Clients send `Accept-Encoding: gzip` (the Python bindings, the
  * mobile and web apps, every HTTP library); the reference's own deployments gzip in nginx.
  *
- * A shared part is compressed once, off the main thread (zlib's thread pool), and its compressed
- * blocks are reused by every answer that carries it; the small per-answer parts around it go in
- * stored (uncompressed) blocks, so an answer costs no compression at all. Until a shared part's
- * compression is done, answers carrying it go out uncompressed. The member's CRC-32 is combined
- * from the parts' own (crc32Combine), so the shared bytes are not read again per answer.
+ * A shared part is compressed once, off the main thread (zlib's thread pool), in segments whose
+ * compressed blocks are reused by every answer that carries the part or a view of it (a member's
+ * register splices their own entry into the lists); the small per-answer parts, and a view's
+ * partial segments at either end, go in stored (uncompressed) blocks, so an answer costs no
+ * compression at all. Until a shared part's compression is done, answers carrying it go out
+ * uncompressed. The member's CRC-32 is combined from the parts' own (crc32Combine), so the shared
+ * bytes are not read again per answer.
  */
 import zlib from 'node:zlib';
-import { isShared } from '../lib/shared-parts.js';
+import { sharedOrigin } from '../lib/shared-parts.js';
 
 /** Whether an Accept-Encoding header value accepts gzip (RFC 9110 §12.5.3, with q-values). */
 export function acceptsGzip(header: string): boolean {
@@ -78,30 +81,50 @@ export function crc32Combine(crcA: number, crcB: number, lengthB: number): numbe
 
 // ---- shared parts, compressed once ------------------------------------------------------------
 
-type Compressed = { deflated: Buffer | null; crc: number };
+/**
+ * A shared part is compressed in segments of this many bytes, each ending in a full flush (no
+ * reference to an earlier one), so that an answer carrying only a view of the part (an answer's
+ * own splice) reuses every whole segment the view covers and stores just its two partial ends.
+ * Deflate's window is 32 KiB, so cutting there costs little of the ratio.
+ */
+export const SEGMENT = 32 * 1024;
 
-/** Shared parts (by identity) and their compression, under way (`deflated` null) or done. */
+type Segment = { deflated: Buffer; crc: number };
+type Compressed = { segments: Segment[] | null };
+
+/** Shared parts (by identity) and their compression, under way (`segments` null) or done. */
 const compressedParts = new WeakMap<Buffer, Compressed>();
 
-/** How many compressions are under way: bounded (each holds its input and zlib's state). */
+/** How many parts are being compressed: bounded (each holds its input and zlib's state). */
 let compressing = 0;
 const MAX_COMPRESSING = 4;
 
-/** The compressed blocks of a shared part, or null while they are not ready (started here). */
-function compressedPart(part: Buffer): Compressed | null {
+/** The compressed segments of a shared part, or null while they are not ready (started here). */
+function compressedPart(part: Buffer): Segment[] | null {
   const known = compressedParts.get(part);
-  if (known) return known.deflated ? known : null;
+  if (known) return known.segments;
   if (compressing >= MAX_COMPRESSING || typeof zlib.crc32 !== 'function') return null;
-  const entry: Compressed = { deflated: null, crc: zlib.crc32(part) };
+  const entry: Compressed = { segments: null };
   compressedParts.set(part, entry);
   compressing++;
-  // Full flush: the blocks end on a byte boundary, without the final bit, so that more blocks
-  // (the answer's next parts) can follow them in the same member.
-  zlib.deflateRaw(part, { level: 6, finishFlush: zlib.constants.Z_FULL_FLUSH }, (err, out) => {
-    compressing--;
-    if (err) compressedParts.delete(part);
-    else entry.deflated = out;
-  });
+  const count = Math.ceil(part.length / SEGMENT);
+  const segments: Segment[] = new Array<Segment>(count);
+  let pending = count;
+  let failed = false;
+  for (let i = 0; i < count; i++) {
+    const piece = part.subarray(i * SEGMENT, (i + 1) * SEGMENT);
+    const crc = zlib.crc32(piece);
+    // Full flush: the blocks end on a byte boundary, without the final bit, so that more blocks
+    // (the next segment, the answer's next parts) can follow them in the same member.
+    zlib.deflateRaw(piece, { level: 6, finishFlush: zlib.constants.Z_FULL_FLUSH }, (err, out) => {
+      if (err) failed = true;
+      else segments[i] = { deflated: out, crc };
+      if (--pending > 0) return;
+      compressing--;
+      if (failed) compressedParts.delete(part);
+      else entry.segments = segments;
+    });
+  }
   return null;
 }
 
@@ -126,43 +149,63 @@ function storedBlocks(data: Buffer, last: boolean, out: Buffer[]): void {
   } while (offset < data.length);
 }
 
-/** Whether an answer in parts carries a shared part (and so may go gzipped). */
+/** Whether an answer in parts carries a shared part or a view of one (and so may go gzipped). */
 export function hasSharedPart(parts: readonly Buffer[]): boolean {
-  return parts.some((p) => isShared(p));
+  return parts.some((p) => p.length > 0 && sharedOrigin(p) !== null);
 }
 
+/** A part of the answer that lies in a shared part: its compressed segments and where it lies. */
+type SharedPiece = { segments: Segment[]; offset: number; size: number };
+
 /**
- * `parts` (an answer's body, in order) as one gzip member, or null when it carries no shared part
- * (nothing to gain) or a shared part's compression is not ready yet (the answer then goes out as
- * it is). Shared parts (src/lib/shared-parts.ts) are compressed once; the others are stored.
+ * `parts` (an answer's body, in order) as one gzip member, or null when it carries nothing of a
+ * shared part (nothing to gain) or a shared part's compression is not ready yet (the answer then
+ * goes out as it is). The whole segments of shared parts (src/lib/shared-parts.ts) that the
+ * answer carries are the ones compressed once; everything else is stored.
  */
 export function gzipParts(parts: readonly Buffer[]): Buffer[] | null {
-  const compressed: (Compressed | null)[] = [];
+  const shared: (SharedPiece | null)[] = [];
   let any = false;
   for (const part of parts) {
-    if (!isShared(part)) {
-      compressed.push(null);
+    const from = part.length > 0 ? sharedOrigin(part) : null;
+    if (!from) {
+      shared.push(null);
       continue;
     }
-    const c = compressedPart(part);
-    if (!c) return null;
-    compressed.push(c);
+    const segments = compressedPart(from.origin);
+    if (!segments) return null;
+    shared.push({ segments, offset: from.offset, size: from.origin.length });
     any = true;
   }
   if (!any) return null;
   const out: Buffer[] = [GZIP_HEADER];
   let crc = 0;
   let length = 0;
+  const stored = (data: Buffer): void => {
+    if (data.length === 0) return;
+    storedBlocks(data, false, out);
+    crc = zlib.crc32(data, crc);
+  };
   parts.forEach((part, i) => {
-    const c = compressed[i];
-    if (c) {
-      out.push(c.deflated!);
-      crc = crc32Combine(crc, c.crc, part.length);
-    } else if (part.length > 0) {
-      storedBlocks(part, false, out);
-      crc = zlib.crc32(part, crc);
-    }
+    const piece = shared[i];
     length += part.length;
+    if (!piece) {
+      stored(part);
+      return;
+    }
+    // The view [offset, end) of its shared part: the segments it covers whole from the compressed
+    // ones, the partial ones at either end stored.
+    const end = piece.offset + part.length;
+    for (let s = Math.floor(piece.offset / SEGMENT); s * SEGMENT < end; s++) {
+      const segStart = s * SEGMENT;
+      const segEnd = Math.min(segStart + SEGMENT, piece.size);
+      const from = Math.max(piece.offset, segStart);
+      const to = Math.min(end, segEnd);
+      if (from === segStart && to === segEnd) {
+        out.push(piece.segments[s]!.deflated);
+        crc = crc32Combine(crc, piece.segments[s]!.crc, to - from);
+      } else stored(part.subarray(from - piece.offset, to - piece.offset));
+    }
   });
   // The final block: empty and stored.
   storedBlocks(Buffer.alloc(0), true, out);

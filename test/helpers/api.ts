@@ -103,6 +103,37 @@ export function rawRequest(
   });
 }
 
+/** A POST with `Accept-Encoding: gzip, deflate` (as Python's requests sends), read as bytes. */
+export function gzipPost(
+  base: string,
+  user: { email: string; api_key: string },
+  path: string,
+  form: Record<string, string>,
+): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+  const body = new URLSearchParams(form).toString();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${base}/api/v1/${path}`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: 'Basic ' + Buffer.from(`${user.email}:${user.api_key}`).toString('base64'),
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+          'accept-encoding': 'gzip, deflate',
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 export class ApiClient {
   constructor(
     readonly baseUrl: string,

@@ -6,6 +6,7 @@ import type { Test } from 'tap';
 import WebSocket from 'ws';
 import { decodePacked } from '../../src/lib/event-wire.js';
 import { assertSuccess, basicAuth, type ApiClient, type ApiResponse, type Params } from './api.js';
+import { CLUSTER_MODE } from './server.js';
 
 export type Ev = { id: number; type: string; [k: string]: unknown };
 
@@ -46,6 +47,29 @@ export async function events(
   const res = await poll(api, who, queueId, lastEventId, dontBlock);
   const body = assertSuccess(t, res, `GET /events for ${who}`);
   return body.events as Ev[];
+}
+
+/**
+ * The events of a non-blocking poll once at least `count` are there. In one process an event is in
+ * its queues before the request that caused it is answered, so the first poll is final. In a
+ * cluster, typing and presence events reach other nodes' queues over plain NATS a moment later
+ * (docs/cluster.md, "Events and queues"), so there the poll is repeated until they have arrived,
+ * for at most 5 s (a bound on a broken test; the caller's assertion then fails with the diff).
+ */
+export async function arrivedEvents(
+  t: Test,
+  api: ApiClient,
+  who: string,
+  queueId: string,
+  lastEventId: number,
+  count: number,
+): Promise<Ev[]> {
+  const start = Date.now();
+  for (;;) {
+    const got = await events(t, api, who, queueId, lastEventId, true);
+    if (!CLUSTER_MODE || got.length >= count || Date.now() - start > 5_000) return got;
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 /** A WebSocket client that queues incoming frames and hands them out in order. */

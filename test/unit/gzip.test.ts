@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import t from 'tap';
-import { acceptsGzip, crc32Combine, gzipParts } from '../../src/http/gzip.js';
+import { acceptsGzip, crc32Combine, gzipParts, SEGMENT } from '../../src/http/gzip.js';
 import { markShared, SHARED_PART_MIN } from '../../src/lib/shared-parts.js';
 import { successBody } from '../../src/http/respond.js';
 import { putPreserialized } from '../../src/lib/preserialized.js';
@@ -105,19 +105,58 @@ t.test('an answer without a shared part is left as it is', (t) => {
   t.end();
 });
 
-t.test(
-  'an answer around a shared preserialized field, unlike one around a view of it',
-  async (t) => {
-    const shared = markShared(presenceJson(1000));
-    // A view of a shared Buffer (an answer's own splice of it) is not shared: stored, not compressed.
-    t.equal(gzipParts([Buffer.from('['), shared.subarray(1), Buffer.from(']')]), null, 'a view');
-    const data = { presence_last_update_id: 9 };
-    putPreserialized(data, 'presences', [shared]);
-    const parts = successBody(data, []) as Buffer[];
-    const member = Buffer.concat(await gzipWhenReady(parts));
-    const back = JSON.parse(zlib.gunzipSync(member).toString()) as Record<string, unknown>;
-    t.equal(back.result, 'success');
-    t.equal(back.presence_last_update_id, 9);
-    t.equal(Object.keys(back.presences as object).length, 1000);
-  },
-);
+t.test('an answer around a shared preserialized field', async (t) => {
+  const shared = markShared(presenceJson(1000));
+  const data = { presence_last_update_id: 9 };
+  putPreserialized(data, 'presences', [shared]);
+  const parts = successBody(data, []) as Buffer[];
+  const member = Buffer.concat(await gzipWhenReady(parts));
+  const back = JSON.parse(zlib.gunzipSync(member).toString()) as Record<string, unknown>;
+  t.equal(back.result, 'success');
+  t.equal(back.presence_last_update_id, 9);
+  t.equal(Object.keys(back.presences as object).length, 1000);
+});
+
+t.test('views of a shared part reuse the segments they cover whole', async (t) => {
+  // Not a whole number of segments: the last one is short.
+  const shared = markShared(presenceJson(4000));
+  t.ok(shared.length > 5 * SEGMENT && shared.length % SEGMENT !== 0);
+  await gzipWhenReady([shared]);
+  const cuts: [number, number][] = [
+    [0, 0],
+    [shared.length, shared.length],
+    [1, shared.length - 1],
+    [SEGMENT, 3 * SEGMENT],
+    [SEGMENT - 1, 3 * SEGMENT + 1],
+    [100, 200],
+    [2 * SEGMENT + 5, shared.length],
+    [shared.length - 10, shared.length],
+    [0, SEGMENT],
+  ];
+  for (const [a, b] of cuts) {
+    const own = Buffer.from('{"id":7,"own":true}');
+    // An answer's splice: before its own entry, the entry, after it (src/queries/state/users.ts).
+    const parts = [
+      Buffer.from('['),
+      shared.subarray(0, a),
+      own,
+      shared.subarray(b),
+      Buffer.from(']'),
+    ];
+    const plain = Buffer.concat(parts);
+    const member = Buffer.concat(gzipParts(parts)!);
+    t.same(zlib.gunzipSync(member), plain, `spliced at ${a}..${b}: gunzip reads it back`);
+    t.same(zlib.inflateRawSync(member.subarray(10, member.length - 8)), plain, 'strict inflate');
+    t.equal(member.readUInt32LE(member.length - 8), zlib.crc32(plain), 'CRC-32');
+    // At most the two partial segments go stored.
+    t.ok(
+      member.length < plain.length / 3 + 2 * SEGMENT,
+      `${member.length} of ${plain.length} bytes`,
+    );
+  }
+  // A view alone, inside one segment: nothing whole to reuse, still one valid member.
+  const inner = [shared.subarray(10, 20)];
+  t.same(zlib.gunzipSync(Buffer.concat(gzipParts(inner)!)), shared.subarray(10, 20));
+  // A Buffer over other memory is not taken for a view.
+  t.equal(gzipParts([Buffer.from(shared.subarray(0, 100))]), null, 'a copy is not a view');
+});

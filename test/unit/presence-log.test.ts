@@ -4,7 +4,7 @@
  * compacted; the modern answer assembled from cached JSON equals the object answer's JSON; and in
  * a large realm the answer shared from a snapshot carries every shown presence, each once.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import zlib from 'node:zlib';
 import t from 'tap';
 import { rng } from '../../bench/lib/open-loop.js';
@@ -19,7 +19,7 @@ import {
   RealmPresence,
 } from '../../src/queries/presence.js';
 import { Role } from '../../src/lib/roles.js';
-import { assertSuccess } from '../helpers/api.js';
+import { assertSuccess, gzipPost } from '../helpers/api.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 
@@ -181,7 +181,7 @@ t.test(
     const hamlet = fx.users.hamlet!;
     let raw: { headers: http.IncomingHttpHeaders; body: Buffer } | null = null;
     for (let i = 0; i < 200; i++) {
-      raw = await rawPost(ts.url, hamlet, 'users/me/presence', {
+      raw = await gzipPost(ts.url, hamlet, 'users/me/presence', {
         status: 'active',
         slim_presence: 'true',
         last_update_id: String(early),
@@ -205,34 +205,3 @@ t.test(
     );
   },
 );
-
-/** A POST with `Accept-Encoding: gzip, deflate` (as Python's requests sends), read as bytes. */
-function rawPost(
-  base: string,
-  user: { email: string; api_key: string },
-  path: string,
-  form: Record<string, string>,
-): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
-  const body = new URLSearchParams(form).toString();
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${base}/api/v1/${path}`,
-      {
-        method: 'POST',
-        headers: {
-          authorization: 'Basic ' + Buffer.from(`${user.email}:${user.api_key}`).toString('base64'),
-          'content-type': 'application/x-www-form-urlencoded',
-          'content-length': Buffer.byteLength(body),
-          'accept-encoding': 'gzip, deflate',
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
