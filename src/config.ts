@@ -81,6 +81,12 @@ export type ServerConfig = {
    * but legal HTTP". On by default; off when a reverse proxy in front already normalizes requests.
    */
   httpGuard: boolean;
+  /**
+   * HTTP_MAX_CONNECTIONS: client connections the HTTP guard holds at once; a connection beyond is
+   * answered 503 and closed. Null (the default): as many as the process's open-files limit allows
+   * (each relayed connection takes three descriptors: src/http/guard.ts `relayCapacity`).
+   */
+  httpMaxConnections: number | null;
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -192,6 +198,7 @@ export function defaultConfig(): ServerConfig {
     ...DEFAULT_QUEUE_LIMITS,
     durability: 'normal',
     httpGuard: true,
+    httpMaxConnections: null,
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
     clock: Date.now,
@@ -232,6 +239,11 @@ const EnvSchema = z.object({
     .optional(),
   DURABILITY: z.enum(['normal', 'full']).optional(),
   HTTP_GUARD: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
+  HTTP_MAX_CONNECTIONS: z
+    .string()
+    .regex(/^[1-9]\d{0,6}$/, 'HTTP_MAX_CONNECTIONS is a positive number')
+    .transform(Number)
+    .optional(),
   QUEUE_MEMORY_BUDGET_MB: z
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
@@ -301,6 +313,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     durability: e.DURABILITY ?? base.durability,
     httpGuard:
       e.HTTP_GUARD === undefined ? base.httpGuard : ['1', 'true', 'on'].includes(e.HTTP_GUARD),
+    httpMaxConnections: e.HTTP_MAX_CONNECTIONS ?? base.httpMaxConnections,
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:
       e.QUEUE_MEMORY_BUDGET_MB !== undefined

@@ -166,7 +166,13 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
 
   let listener: HttpListener;
   try {
-    listener = await openListener(app, config.host, config.port, config.httpGuard);
+    listener = await openListener(
+      app,
+      config.host,
+      config.port,
+      config.httpGuard,
+      config.httpMaxConnections,
+    );
   } catch (err) {
     await scheduler.close();
     await cluster?.close();

@@ -9,21 +9,38 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { HttpGuard, type GuardRoutes } from './guard.js';
 
-export type GuardThreadData = { upstream: string; routes: GuardRoutes; host: string; port: number };
+export type GuardThreadData = {
+  upstream: string;
+  routes: GuardRoutes;
+  host: string;
+  port: number;
+  /** Connections relayed at once (HttpGuard.maxRelays). */
+  maxConnections: number;
+};
 export type GuardThreadReport =
   | { kind: 'listening'; port: number }
+  /** Connections answered 503 in the last interval (sent only when there were any). */
+  | { kind: 'refused'; count: number }
   | { kind: 'failed'; message: string; code?: string }
   | { kind: 'closed' };
 
 const port = parentPort!;
 const data = workerData as GuardThreadData;
 const report = (r: GuardThreadReport) => port.postMessage(r);
-const guard = new HttpGuard(data.upstream, data.routes);
+const guard = new HttpGuard(data.upstream, data.routes, data.maxConnections);
+/** How often refused connections are reported (the main thread logs them). */
+const REFUSED_REPORT_MS = 10_000;
+const refusedReports = setInterval(() => {
+  const count = guard.takeRefused();
+  if (count > 0) report({ kind: 'refused', count });
+}, REFUSED_REPORT_MS);
+refusedReports.unref();
 
 guard.listen(data.host, data.port).then(
   (bound) => report({ kind: 'listening', port: bound }),
   (err: NodeJS.ErrnoException) => {
     report({ kind: 'failed', message: err.message, code: err.code });
+    clearInterval(refusedReports);
     port.close();
   },
 );
@@ -34,6 +51,7 @@ port.on('message', (m: 'close' | 'end') => {
     void guard.close();
     guard.endAll();
     // Nothing keeps the thread alive once its connections are gone (endAll bounds them).
+    clearInterval(refusedReports);
     port.close();
   }
 });

@@ -67,6 +67,47 @@ const MAX_CHUNK_LINE = 4096;
 const LINGER_MS = 5_000;
 const LINGER_BYTES = 64 * 1024 * 1024;
 
+/**
+ * File descriptors one relayed connection holds in this process: the client's socket, the relay's
+ * connection to uWS, and uWS's end of it. The process's open-files limit therefore bounds the
+ * connections the server can hold with the guard at a third of what it could without it.
+ */
+export const FDS_PER_RELAY = 3;
+/** Descriptors left for everything but relays: the database, uploads, threads, logs, NATS. */
+export const FD_RESERVE = 512;
+/** Refused connections lingering at once (each holds a descriptor); beyond, closed at once. */
+const MAX_REFUSED_LINGERING = 256;
+
+/** The process's open-files limit (soft; Node raises it to the hard one), or null if unknown. */
+export function openFilesLimit(): number | null {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(fs.readFileSync('/proc/self/limits', 'latin1'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** How many connections the guard can relay within `limit` descriptors (null: no known bound). */
+export function relayCapacity(limit: number | null): number {
+  if (limit === null) return Number.MAX_SAFE_INTEGER;
+  return Math.max(16, Math.floor((limit - FD_RESERVE) / FDS_PER_RELAY));
+}
+
+/**
+ * The answer to a connection the server cannot hold (the connection limit reached, or uWS could
+ * not be reached for it): the API's error format, then the connection ends.
+ */
+const BUSY_BODY = JSON.stringify({
+  result: 'error',
+  msg: 'The server is holding as many connections as it can; try again shortly',
+  code: 'BAD_REQUEST',
+});
+const BUSY_ANSWER = Buffer.from(
+  'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\n' +
+    `Connection: close\r\nContent-Length: ${Buffer.byteLength(BUSY_BODY)}\r\n\r\n${BUSY_BODY}`,
+);
+
 /** Where the guard sends the requests uWS could not answer: `<prefix>/<status>/<what>`. */
 export type GuardRoutes = { prefix: string };
 
@@ -366,10 +407,16 @@ export class HttpGuard {
   private readonly server: net.Server;
   /** Open relays: client socket → its connection to uWS. */
   private readonly relays = new Map<net.Socket, net.Socket>();
+  /** Refused connections still lingering (their answer sent, their bytes read and dropped). */
+  private refusedLingering = 0;
+  /** Connections refused since the last `takeRefused()`. */
+  private refused = 0;
 
   constructor(
     private readonly upstream: string,
     private readonly routes: GuardRoutes,
+    /** Connections relayed at once; one beyond is answered 503 (BUSY_ANSWER) and closed. */
+    readonly maxRelays: number = Number.MAX_SAFE_INTEGER,
   ) {
     // Half-open: a client that ends its side after the request still gets the answer.
     this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (c) => this.relay(c));
@@ -431,7 +478,40 @@ export class HttpGuard {
     }
   }
 
+  /** How many connections were refused (503) since the last call. */
+  takeRefused(): number {
+    const n = this.refused;
+    this.refused = 0;
+    return n;
+  }
+
+  /**
+   * Answers 503 on a connection the server cannot hold and ends it; what the client still sends
+   * is read and dropped for a while (a lingering close, so that it reads the answer), unless too
+   * many refused connections linger already.
+   */
+  private refuse(client: net.Socket): void {
+    this.refused++;
+    client.on('error', () => client.destroy());
+    if (this.refusedLingering >= MAX_REFUSED_LINGERING) {
+      client.end(BUSY_ANSWER, () => client.destroy());
+      return;
+    }
+    this.refusedLingering++;
+    const timer = setTimeout(() => client.destroy(), LINGER_MS);
+    client.on('close', () => {
+      clearTimeout(timer);
+      this.refusedLingering--;
+    });
+    client.end(BUSY_ANSWER);
+    client.resume();
+  }
+
   private relay(client: net.Socket): void {
+    if (this.relays.size >= this.maxRelays) {
+      this.refuse(client);
+      return;
+    }
     const server = new Upstream({ allowHalfOpen: true }).connect({ path: this.upstream });
     this.relays.set(client, server);
     // The PROXY header goes out with the first request bytes, in one write: this uWS build never
@@ -518,7 +598,19 @@ export class HttpGuard {
       linger();
     };
     server.on('end', upstreamOver);
-    server.on('error', upstreamOver);
+    // uWS could not be reached for this connection (out of descriptors, say): the client hears
+    // 503 rather than a connection closed without an answer.
+    let reached = false;
+    server.once('connect', () => (reached = true));
+    server.on('error', () => {
+      if (reached || ended || client.destroyed) return upstreamOver();
+      ended = true;
+      dropping = true;
+      this.refused++;
+      client.end(BUSY_ANSWER);
+      client.resume();
+      linger();
+    });
     server.on('close', upstreamOver);
     client.on('error', destroy);
     client.on('close', () => {

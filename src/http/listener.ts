@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { JsonableError } from '../lib/errors.js';
-import { guardRoutes, privateSocketPath } from './guard.js';
+import { guardRoutes, openFilesLimit, privateSocketPath, relayCapacity } from './guard.js';
+import { log } from '../observability/log.js';
 import type { GuardThreadData, GuardThreadReport } from './guard-thread.js';
 import { RequestContext } from './request.js';
 import { sendError } from './respond.js';
@@ -28,6 +29,8 @@ export async function openListener(
   host: string,
   port: number,
   guarded: boolean,
+  /** Connections the guard holds at once; null: as many as the open-files limit allows. */
+  maxConnections: number | null = null,
 ): Promise<HttpListener> {
   if (!guarded) {
     const { socket, port: bound } = await listen(app, host, port);
@@ -73,7 +76,15 @@ export async function openListener(
   }
   let guard: GuardThread;
   try {
-    guard = await GuardThread.start({ upstream: file, routes, host, port });
+    const limit = openFilesLimit();
+    const max = maxConnections ?? relayCapacity(limit);
+    if (maxConnections === null && limit !== null)
+      log.info(
+        { maxConnections: max, openFilesLimit: limit },
+        'HTTP guard: at most %d connections (three descriptors each; raise the open-files limit for more)',
+        max,
+      );
+    guard = await GuardThread.start({ upstream: file, routes, host, port, maxConnections: max });
   } catch (err) {
     closeListenSocket(socket);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -102,6 +113,11 @@ class GuardThread {
   ) {
     worker.on('message', (r: GuardThreadReport) => {
       if (r.kind === 'closed') this.closed?.();
+      else if (r.kind === 'refused')
+        log.warn(
+          { refused: r.count },
+          'HTTP guard: connections refused (503): the connection limit is reached',
+        );
     });
     worker.on('exit', () => this.closed?.());
   }

@@ -346,3 +346,48 @@ t.test('a request refused while its body arrives: the answer, then an orderly cl
     }
   }
 });
+
+t.test('beyond its connection limit the guard answers 503 and holds nothing more', async (t) => {
+  const ts = await startServer(t, { httpGuard: true, httpMaxConnections: 3 });
+  const port = ts.server.port;
+  const get = `GET /api/v1/server_settings HTTP/1.1\r\nHost: testserver.local\r\n\r\n`;
+  // Three keep-alive connections, each served once: the guard relays all three.
+  const held: net.Socket[] = [];
+  for (let i = 0; i < 3; i++) {
+    const sock = net.connect(port, '127.0.0.1');
+    held.push(sock);
+    const text = await new Promise<string>((resolve) => {
+      let got = '';
+      sock.on('data', (c: Buffer) => {
+        got += c.toString('latin1');
+        if (parseResponses(got).length === 1) resolve(got);
+      });
+      sock.write(get);
+    });
+    t.equal(parseResponses(text)[0]?.status, 200, `connection ${i + 1} served`);
+  }
+  t.teardown(() => held.forEach((s) => s.destroy()));
+
+  const over = await untilClosed(port, get);
+  t.equal(over.responses.length, 1, 'one answer');
+  const r = over.responses[0]!;
+  t.equal(r.status, 503);
+  t.match(r.headers, /\r\ncontent-type: application\/json/i);
+  t.match(r.headers, /\r\nretry-after: \d+/i);
+  t.match(r.headers, /\r\nconnection: close/i);
+  t.same(JSON.parse(r.body), {
+    result: 'error',
+    msg: 'The server is holding as many connections as it can; try again shortly',
+    code: 'BAD_REQUEST',
+  });
+  t.ok(over.closed, 'closed after the answer');
+
+  // One held connection goes away: a new one is relayed again.
+  held.pop()!.destroy();
+  let status = 0;
+  for (let i = 0; i < 200 && status !== 200; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 10));
+    status = (await exchange(port, get, 1)).responses[0]?.status ?? 0;
+  }
+  t.equal(status, 200, 'served once a connection is free');
+});

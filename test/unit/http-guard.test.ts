@@ -4,7 +4,16 @@
  */
 import type net from 'node:net';
 import t from 'tap';
-import { ipv6Bytes, proxyHeader, RequestScanner } from '../../src/http/guard.js';
+import { configFromEnv } from '../../src/config.js';
+import {
+  FD_RESERVE,
+  FDS_PER_RELAY,
+  ipv6Bytes,
+  openFilesLimit,
+  proxyHeader,
+  relayCapacity,
+  RequestScanner,
+} from '../../src/http/guard.js';
 
 const routes = { prefix: '/.guard-test' };
 
@@ -86,5 +95,19 @@ t.test('PROXY v2 headers carry the client address', (t) => {
   t.equal(v6.subarray(32, 48).toString('hex'), '00000000000000000000000000000001');
   t.same([...proxyHeader(sock('', '')).subarray(12, 16)], [0x20, 0, 0, 0], 'LOCAL when unknown');
   t.equal(ipv6Bytes('::ffff:1.2.3.4').toString('hex'), '00000000000000000000ffff01020304');
+  t.end();
+});
+
+t.test('the connection limit follows the open-files limit', (t) => {
+  const limit = openFilesLimit();
+  if (process.platform === 'linux') t.ok(limit !== null && limit > 0, `read: ${limit}`);
+  t.equal(relayCapacity(20_000), Math.floor((20_000 - FD_RESERVE) / FDS_PER_RELAY));
+  t.equal(relayCapacity(1024), Math.floor((1024 - FD_RESERVE) / FDS_PER_RELAY));
+  t.equal(relayCapacity(100), 16, 'never below a floor');
+  t.equal(relayCapacity(null), Number.MAX_SAFE_INTEGER, 'unknown: no bound of its own');
+  t.equal(configFromEnv({}).httpMaxConnections, null, 'from the limit by default');
+  t.equal(configFromEnv({ HTTP_MAX_CONNECTIONS: '5000' }).httpMaxConnections, 5000);
+  for (const bad of ['0', '-1', 'many', '1e9'])
+    t.throws(() => configFromEnv({ HTTP_MAX_CONNECTIONS: bad }), /bad environment: HTTP_MAX/);
   t.end();
 });
