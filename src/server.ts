@@ -186,7 +186,17 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   let adminSocket: AdminSocketServer | null = null;
   try {
     adminSocket = await AdminSocketServer.listen(config.dataDir, (req) =>
-      handleAdminRequest({ config, store, realms, renderer, queues }, req),
+      handleAdminRequest(
+        {
+          config,
+          store,
+          realms,
+          renderer,
+          queues,
+          ...(cluster ? { readBarrier: () => cluster.readBarrier() } : {}),
+        },
+        req,
+      ),
     );
   } catch (err) {
     // The server serves without it; the admin tool then finds the data directory locked.

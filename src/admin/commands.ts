@@ -31,6 +31,12 @@ export type AdminRuntime = {
   renderer: RenderPool;
   /** The running server's event queues; null when the tool opened the data directory itself. */
   queues: EventQueues | null;
+  /**
+   * A cluster node's read barrier (src/cluster/node.ts): resolves once this node's copy has
+   * applied what the log held when it was called, so that a command sees every write committed
+   * before it through any node (rejects 503 if the node cannot catch up in time).
+   */
+  readBarrier?: () => Promise<void>;
 };
 
 export { UsageError };

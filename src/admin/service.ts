@@ -43,6 +43,8 @@ export async function handleAdminRequest(
     };
   }
   try {
+    // On a cluster node, as for its API requests: first what other nodes committed before.
+    if (cmd && rt.readBarrier) await rt.readBarrier();
     return { ok: true, result: await runCommand(rt, req.command, req.args as Args) };
   } catch (err) {
     if (err instanceof UsageError) return { ok: false, error: err.message, code: 'USAGE' };

@@ -246,9 +246,8 @@ async function run(): Promise<void> {
       ]);
       t.equal(made.status, 0, `create-user on ${x} (${owner} owns the realm) ${made.stderr}`);
       userId = made.json.user_id as number;
-      // The third node's API has it (its read barrier applied the log up to the creation), so
-      // its admin socket finds the user too (admin commands have no read barrier of their own).
-      t.equal((await userOn(y, userId))?.is_active, true, `${y} serves the new user`);
+      // At once, through the third node's admin socket: its read barrier applies the log up to
+      // the creation first, as for an API request.
       const role = await askServer(node(y).dataDir, {
         command: 'change-role',
         args: { realm: '', user: email, role: 'moderator' },
