@@ -8,7 +8,9 @@
  *    reads, before the fan-out's users exist); beside them, from the same run, a bare JetStream
  *    publish of a log entry's size to a stream of the same replicas on the cluster's NATS, paced
  *    like the sends (the append's floor on this machine), and for 2 and 3 nodes the same sends
- *    through a node that does not own the realm (forwarded, then read-your-writes).
+ *    through a node that does not own the realm (forwarded, then read-your-writes). The server's
+ *    own means of the same sends (its /metrics: request, commit, and on a cluster the append's
+ *    publish-to-acknowledgement) say where the added time goes.
  * 2. Fan-out: BENCH_USERS users (default 200; --quick 20), each with one long-poll queue,
  *    registered round-robin on the cluster's nodes; BENCH_ROUNDS messages to a channel they all
  *    read; send-to-delivery p50/p99 and the servers' CPU (all node processes, /proc) per
@@ -76,6 +78,47 @@ async function sendLatencies(base: string, u: User, n: number): Promise<number[]
   return out;
 }
 
+/** Sums and counts of the server's own timings of a send (its /metrics), to take differences of. */
+type SendTimings = Record<'request' | 'commit' | 'append', { sum: number; count: number }>;
+
+const TIMED: Record<keyof SendTimings, string> = {
+  request:
+    'confab_http_request_duration_seconds_{}{method="POST",route="/api/v1/messages",status="200"}',
+  commit: 'confab_commit_duration_seconds_{}',
+  append: 'confab_cluster_append_duration_seconds_{}',
+};
+
+async function sendTimings(base: string): Promise<SendTimings> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const value = (series: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) : 0;
+  };
+  const out = {} as SendTimings;
+  for (const [k, pattern] of Object.entries(TIMED) as [keyof SendTimings, string][])
+    out[k] = {
+      sum: value(pattern.replace('{}', 'sum')),
+      count: value(pattern.replace('{}', 'count')),
+    };
+  return out;
+}
+
+/** The mean of each server-side timing between two readings, in ms ('-' where none). */
+function timingMeans(a: SendTimings, b: SendTimings): string {
+  const mean = (k: keyof SendTimings) => {
+    const n = b[k].count - a[k].count;
+    return n > 0 ? `${fmt(((b[k].sum - a[k].sum) * 1000) / n)} ms` : '-';
+  };
+  return `request ${mean('request')}, commit ${mean('commit')}, append ${mean('append')}`;
+}
+
+/** Sequential sends timed by the client, and the server's own means of the same sends. */
+async function timedSends(base: string, u: User, n: number) {
+  const before = await sendTimings(base);
+  const latencies = await sendLatencies(base, u, n);
+  return { latencies, server: timingMeans(before, await sendTimings(base)) };
+}
+
 /** CPU time (ms) a process has used so far. */
 function cpuMs(pid: number): number {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -84,7 +127,7 @@ function cpuMs(pid: number): number {
   return (ticks * 1000) / 100;
 }
 
-async function singleProcess(): Promise<number[]> {
+async function singleProcess(): Promise<{ latencies: number[]; server: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-single-'));
   const port = 9790;
   const child = spawn(process.execPath, ['dist/src/main.js'], {
@@ -105,7 +148,7 @@ async function singleProcess(): Promise<number[]> {
       subscriptions: [{ name: 'bench' }],
     });
     await sendLatencies(base, owner, 20);
-    return await sendLatencies(base, owner, SENDS);
+    return await timedSends(base, owner, SENDS);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -267,8 +310,10 @@ export async function clusterBench(): Promise<void> {
   if (missing) throw new Error(`${missing} is not installed`);
   console.log(`# cluster bench ${quick ? '(quick) ' : ''}on ${machine()}`);
   console.log(`users ${USERS}, fan-out rounds ${ROUNDS}, sequential sends ${SENDS}`);
-  const single = summarize(await singleProcess());
+  const singleRun = await singleProcess();
+  const single = summarize(singleRun.latencies);
   console.log(`single process: send p50 ${fmt(single.p50)} ms, p99 ${fmt(single.p99)} ms`);
+  console.log(`single process: server-side means per send: ${singleRun.server}`);
   for (const n of [1, 2, 3]) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-'));
     try {
@@ -280,7 +325,8 @@ export async function clusterBench(): Promise<void> {
         subscriptions: [{ name: 'bench' }],
       });
       await sendLatencies(ownerUrl, owner, 20);
-      const w = summarize(await sendLatencies(ownerUrl, owner, SENDS));
+      const ownerRun = await timedSends(ownerUrl, owner, SENDS);
+      const w = summarize(ownerRun.latencies);
       const floor = summarize(
         await barePublishes(rec, Math.min(n, 3), SENDS, Math.max(1, single.p50 - 1)),
       );
@@ -289,6 +335,7 @@ export async function clusterBench(): Promise<void> {
           `(+${fmt(w.p50 - single.p50)} over single), p99 ${fmt(w.p99)} ms; ` +
           `bare JetStream publish (R${Math.min(n, 3)}) p50 ${fmt(floor.p50)} ms, p99 ${fmt(floor.p99)} ms`,
       );
+      console.log(`${n} node(s): the owner's server-side means per send: ${ownerRun.server}`);
       if (n > 1) {
         const otherUrl = `http://127.0.0.1:${rec.nodes[(at + 1) % n]!.port}`;
         await sendLatencies(otherUrl, owner, 20);

@@ -41,6 +41,7 @@ import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
 import type { CommitLog } from '../../actors/realm.machine.js';
 import type { EventPublisher, OutboundEvent } from '../lib/events.js';
 import { JsonableError } from '../lib/errors.js';
+import { observeAppend } from '../observability/metrics.js';
 import { pack, unpack } from '../lib/pack.js';
 import { subdomainInUse } from '../mutations/realms.js';
 import { goneUploads, Replication, type RowChange } from '../storage/replication.js';
@@ -632,7 +633,9 @@ export class ClusterNode implements RealmPlacement, CommitLog {
         ended,
       };
       try {
+        const started = performance.now();
         o.last = await this.append1(realmId, entry, o.last);
+        observeAppend(performance.now() - started);
       } catch (err) {
         this.lose(realmId, `the log refused an append (${String(err)})`);
         if (changes.length > 0) this.die(`realm ${realmId}: a commit the log refused`);

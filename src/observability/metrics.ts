@@ -309,11 +309,25 @@ function replicationGauge(name: string, help: string, read: (r: ReplicationFigur
   });
 }
 
+/** A cluster owner's appends to the realm log: publish to JetStream's acknowledgement. */
+let appendDuration: Histogram | null = null;
+
+/** The cluster node's hook: one call per batch appended to the realm log. */
+export function observeAppend(ms: number): void {
+  appendDuration?.observe(ms / 1000);
+}
+
 /** Registered with the first cluster node's source: a single process shows none of them. */
 let replicationGauges = false;
 function addReplicationGauges(): void {
   if (replicationGauges) return;
   replicationGauges = true;
+  appendDuration = new Histogram({
+    name: 'confab_cluster_append_duration_seconds',
+    help: 'Time from publishing a committed batch to the realm log to its acknowledgement.',
+    buckets: [0.0005, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
+    registers: [registry],
+  });
   replicationGauge(
     'confab_cluster_replication_lag_entries',
     'Entries of the realm log this cluster node has not yet applied to its copy.',
