@@ -198,6 +198,11 @@ export class ChannelsView {
     return { first_message_id: first, is_recently_active: (last ?? ch.date_created) >= cutoff };
   }
 
+  /** Changes whenever some channel's first message id may have (ChannelActivity.firstVersion). */
+  firstMessageVersion(): number {
+    return this.store.topics.firstMessageVersion();
+  }
+
   historyPublic(ch: Channel): boolean {
     return ch.history_public_to_subscribers === 1;
   }

@@ -4,8 +4,10 @@
  * stream_to_dict, lib/subscription_info.py build_stream_dict_for_sub.
  */
 import type { GroupSettingValue } from '../lib/realm-settings.js';
+import { sharedList, type SharedList } from '../lib/spliced-list.js';
 import type { SubscriptionRow } from '../storage/channels.js';
 import type { Channel } from './channels-view.js';
+import { cacheSlot } from './realm-caches.js';
 import type { RealmView } from './realm-view.js';
 
 export type ApiGroupSetting = number | { direct_members: number[]; direct_subgroups: number[] };
@@ -106,6 +108,75 @@ export function channelJson(realm: RealmView, ch: Channel, nowSeconds: number): 
   return json;
 }
 
+/**
+ * Whether every active non-guest may know the channel exists, whatever their groups: a public or
+ * web-public one (channel-permissions.ts hasMetadataAccess decides so before any group).
+ */
+export function isOpenToMembers(ch: Channel): boolean {
+  return ch.invite_only !== 1 || ch.is_web_public === 1;
+}
+
+/**
+ * How old, in seconds, the shared list of open channels may get. Its entries' is_recently_active
+ * is computed when it is built, so it may lag this long behind a message to a channel silent for
+ * 180 days, or the 180 days running out (the reference updates the field in a periodic job).
+ */
+export const OPEN_CHANNELS_MAX_AGE = 60;
+
+/** The shared list of open channels and what it was made from. */
+type OpenChannels = {
+  list: SharedList;
+  channels: number;
+  realm: number;
+  firstMessages: number;
+  builtAt: number;
+};
+const OPEN_CHANNELS = cacheSlot<Map<boolean, OpenChannels>>('open channels JSON');
+
+/**
+ * The realm's open channels (isOpenToMembers; archived ones with `includeArchived`) as channelJson
+ * entries by name: what every member's register `streams` and `never_subscribed` start from. Kept
+ * until a channel, a user or a group changes (the versions channelJson compares), a channel's first
+ * message id may have changed, or OPEN_CHANNELS_MAX_AGE passes.
+ */
+export function openChannelsList(
+  realm: RealmView,
+  includeArchived: boolean,
+  nowSeconds: number,
+): SharedList {
+  let lists = realm.caches.get(OPEN_CHANNELS);
+  if (!lists) realm.caches.set(OPEN_CHANNELS, (lists = new Map()));
+  const c = lists.get(includeArchived);
+  const firstMessages = realm.channels.firstMessageVersion();
+  if (
+    c &&
+    c.channels === realm.channels.version &&
+    c.realm === realm.version &&
+    c.firstMessages === firstMessages &&
+    nowSeconds >= c.builtAt &&
+    nowSeconds - c.builtAt < OPEN_CHANNELS_MAX_AGE
+  ) {
+    return c.list;
+  }
+  const entries = [];
+  for (const ch of realm.channels.all()) {
+    if (!isOpenToMembers(ch) || (ch.deactivated && !includeArchived)) continue;
+    entries.push({ id: ch.id, key: ch.name, json: channelJson(realm, ch, nowSeconds) });
+  }
+  let list = sharedList(entries);
+  // Often nothing shown changed (a user's change, the age limit): the old Buffer stays, and with it
+  // its compressed segments.
+  if (c && c.list.buf.equals(list.buf)) list = c.list;
+  lists.set(includeArchived, {
+    list,
+    channels: realm.channels.version,
+    realm: realm.version,
+    firstMessages,
+    builtAt: nowSeconds,
+  });
+  return list;
+}
+
 const nullableBool = (v: number | null) => (v === null ? null : v === 1);
 
 /** A subscription: the channel's fields plus the user's personal settings for it. */
@@ -159,6 +230,8 @@ export function gatherSubscriptions(
     nowSeconds: number;
     /** Only the subscribed list (GET /users/me/subscriptions); the others stay empty. */
     subscribedOnly?: boolean;
+    /** never_subscribed left empty: the caller makes it (the register, from a shared list). */
+    withoutNeverSubscribed?: boolean;
     /** never_subscribed as JSON text (channelJson), without subscribers (the register snapshot). */
     neverSubscribedJson?: boolean;
   },
@@ -172,7 +245,12 @@ export function gatherSubscriptions(
     if (opts.includeSubscribers) o.subscribers = visibleSubscribers(realm, userId, ch);
     return o;
   };
-  for (const ch of view.all()) {
+  // Without never_subscribed, only the channels the user has a row for matter.
+  const withRows = opts.subscribedOnly === true || opts.withoutNeverSubscribed === true;
+  const channels = withRows
+    ? [...mine.keys()].map((id) => view.byId(id)).filter((ch) => ch !== undefined)
+    : view.all();
+  for (const ch of channels) {
     if (ch.deactivated && !opts.includeArchived) continue;
     const sub = mine.get(ch.id);
     if (sub?.active) {

@@ -42,9 +42,15 @@ export class RealmView {
   readonly id: number;
   /**
    * Bumped whenever the realm row, a user or the groups are reloaded: caches derived from them
-   * (the markdown render context) compare it to know they are stale.
+   * (the markdown render context) compare it to know they are stale. Not by group membership
+   * changes (add/removeGroupMembers, add/removeSubgroups): see groupsVersion.
    */
   version = 0;
+  /**
+   * Bumped on every change to the groups, their members and subgroups included: with `version`,
+   * what caches of the serialized groups (the register's realm_user_groups) compare.
+   */
+  groupsVersion = 0;
   row!: RealmRow;
   storedSettings!: StoredRealmSettings;
   settings!: RealmSettings;
@@ -268,6 +274,7 @@ export class RealmView {
 
   reloadGroups(): void {
     this.version++;
+    this.groupsVersion++;
     this.groupsById.clear();
     this.systemGroupIds.clear();
     this.directMembers.clear();
@@ -301,6 +308,7 @@ export class RealmView {
     const g = this.store.groups.byId(groupId);
     if (!g || g.realm_id !== this.id) return;
     this.version++;
+    this.groupsVersion++;
     this.putGroup(g);
   }
 
@@ -321,6 +329,7 @@ export class RealmView {
 
   /** After users became direct members of a group. */
   addGroupMembers(groupId: number, userIds: Iterable<number>): void {
+    this.groupsVersion++;
     const direct = this.directMembers.get(groupId);
     if (!direct) return;
     const ids = [...userIds];
@@ -334,6 +343,7 @@ export class RealmView {
 
   /** After users stopped being direct members of a group. */
   removeGroupMembers(groupId: number, userIds: Iterable<number>): void {
+    this.groupsVersion++;
     const direct = this.directMembers.get(groupId);
     if (!direct) return;
     for (const u of userIds) direct.delete(u);
@@ -343,6 +353,7 @@ export class RealmView {
 
   /** After groups became direct subgroups of a group. */
   addSubgroups(groupId: number, subgroupIds: Iterable<number>): void {
+    this.groupsVersion++;
     if (!this.directSubgroups.has(groupId)) return;
     const ids = [...subgroupIds];
     for (const sub of ids) this.linkSubgroup({ group_id: groupId, subgroup_id: sub });
@@ -355,6 +366,7 @@ export class RealmView {
 
   /** After groups stopped being direct subgroups of a group. */
   removeSubgroups(groupId: number, subgroupIds: Iterable<number>): void {
+    this.groupsVersion++;
     const subs = this.directSubgroups.get(groupId);
     if (!subs) return;
     for (const sub of subgroupIds) {

@@ -23,6 +23,14 @@ export type UserTopicRow = {
  */
 export class ChannelActivity {
   private readonly byChannel = new Map<number, ActivityRow>();
+  /** Channels seen with a committed message: one more message leaves their first one as it is. */
+  private readonly hasMessages = new Set<number>();
+  /**
+   * Bumped whenever a channel's first message id may change (a message to a channel not known to
+   * have one, a move, a deletion, replay, import): lists built from many channels' first ids
+   * (the register's shared channel list) compare it instead of asking each channel again.
+   */
+  firstVersion = 0;
   constructor(private readonly capacity = 100_000) {}
   get(db: DB, channelId: number, load: () => ActivityRow): ActivityRow {
     const cached = this.byChannel.get(channelId);
@@ -31,14 +39,20 @@ export class ChannelActivity {
     if (!db.inTransaction) {
       if (this.byChannel.size >= this.capacity) this.byChannel.clear();
       this.byChannel.set(channelId, row);
+      if (this.hasMessages.size >= this.capacity) this.hasMessages.clear();
+      if (row.first !== null) this.hasMessages.add(channelId);
     }
     return row;
   }
   forget(channelId: number | null): void {
-    if (channelId !== null) this.byChannel.delete(channelId);
+    if (channelId === null) return;
+    this.byChannel.delete(channelId);
+    if (!this.hasMessages.has(channelId)) this.firstVersion++;
   }
   forgetAll(): void {
     this.byChannel.clear();
+    this.hasMessages.clear();
+    this.firstVersion++;
   }
 }
 
@@ -86,6 +100,8 @@ export function topicStatements(db: DB, activityCache: ChannelActivity) {
   return {
     /** After a write the channel activity cache cannot follow (replay, import). */
     forgetActivity: (): void => activityCache.forgetAll(),
+    /** ChannelActivity.firstVersion: changes whenever a channel's first message id may. */
+    firstMessageVersion: (): number => activityCache.firstVersion,
     /** Every topic of a channel with its newest message id, newest first. */
     topicsOfStream: (streamId: number): TopicMaxRow[] => historyAll.all(streamId),
     /** The topics of the messages a user received in a channel (protected history). */

@@ -6,17 +6,73 @@
 import { nowSeconds } from '../../config.js';
 import { Role } from '../../lib/roles.js';
 import { putPreserialized } from '../../lib/preserialized.js';
+import { spliceList, type ListEntry } from '../../lib/spliced-list.js';
 import {
   byName,
   channelJson,
   formatChannel,
   formatSubscription,
   gatherSubscriptions,
+  isOpenToMembers,
+  openChannelsList,
   visibleSubscribers,
 } from '../channels.js';
+import type { Channel } from '../channels-view.js';
 import type { StateContributor, StateRequest } from '../initial-state.js';
+import type { RealmView } from '../realm-view.js';
 import { mutedTopicsOf, userTopicsOf } from '../topics.js';
-import { listUserGroups } from '../user-groups.js';
+import { userGroupsJson } from '../user-groups.js';
+
+/**
+ * The id of the user when their channel lists can start from the shared list of open channels
+ * (openChannelsList): an active non-guest, who may know every open channel whatever their groups
+ * (channel-permissions.ts hasMetadataAccess), so only the other channels need asking. Else null:
+ * guests and spectators, whom each channel is asked for.
+ */
+function openListUser(req: StateRequest): number | null {
+  const u = req.user === null ? undefined : req.realm.user(req.user.id);
+  return u && u.is_active && u.role !== Role.GUEST ? u.id : null;
+}
+
+/** visibleClosed's answer for a register (asked by both `streams` and `never_subscribed`). */
+const closedSeen = new WeakMap<StateRequest, Channel[]>();
+
+/** The channels outside the open list that the user may know exist. */
+function visibleClosed(req: StateRequest, userId: number): Channel[] {
+  let seen = closedSeen.get(req);
+  if (seen === undefined) {
+    const view = req.realm.channels;
+    seen = [];
+    for (const ch of view.all()) {
+      if (isOpenToMembers(ch) || (ch.deactivated && !req.capabilities.archived_channels)) continue;
+      if (view.may(userId, ch, 'metadata')) seen.push(ch);
+    }
+    closedSeen.set(req, seen);
+  }
+  return seen;
+}
+
+function entry(realm: RealmView, ch: Channel, now: number): ListEntry {
+  return { id: ch.id, key: ch.name, json: channelJson(realm, ch, now) };
+}
+
+/**
+ * `streams` without subscribers, each channel's access asked: for guests and spectators, and what
+ * the shared list's splice must equal (test/api/register-shared-lists.test.ts).
+ */
+export function streamsJsonByChannel(req: StateRequest, now: number): string {
+  const view = req.realm.channels;
+  const user = req.user;
+  const seen = [...view.all()].filter(
+    (ch) =>
+      (!ch.deactivated || req.capabilities.archived_channels) &&
+      (user === null ? ch.is_web_public === 1 : view.may(user.id, ch, 'metadata')),
+  );
+  return `[${seen
+    .sort(byName)
+    .map((ch) => channelJson(req.realm, ch, now))
+    .join(',')}]`;
+}
 
 /**
  * `streams`: every channel the user may know exists (metadata access: public ones for non-guests,
@@ -31,14 +87,16 @@ export const streamsState: StateContributor = {
     const user = req.user;
     const now = nowSeconds(req.config);
     if (!req.includeSubscribers) {
-      // Without subscriber lists every entry is the channel alone: its remembered JSON.
-      const seen = [...view.all()].filter(
-        (ch) =>
-          (!ch.deactivated || req.capabilities.archived_channels) &&
-          (user === null ? ch.is_web_public === 1 : view.may(user.id, ch, 'metadata')),
-      );
-      const parts = seen.sort(byName).map((ch) => channelJson(req.realm, ch, now));
-      putPreserialized(state, 'streams', [`[${parts.join(',')}]`]);
+      // Without subscriber lists every entry is the channel alone: its remembered JSON. A member's
+      // list is the shared one of open channels with the others they may know put in.
+      const member = openListUser(req);
+      if (member === null) {
+        putPreserialized(state, 'streams', [streamsJsonByChannel(req, now)]);
+        return;
+      }
+      const open = openChannelsList(req.realm, req.capabilities.archived_channels, now);
+      const closed = visibleClosed(req, member).map((ch) => entry(req.realm, ch, now));
+      putPreserialized(state, 'streams', spliceList(open, [], closed));
       return;
     }
     const out = [];
@@ -95,16 +153,28 @@ export const subscriptionsState: StateContributor = {
       state.never_subscribed = [];
       return;
     }
+    // A member's never_subscribed is the shared list of open channels without those they have a
+    // subscription row for, with the other never-subscribed channels they may know put in.
+    const member = req.includeSubscribers ? null : openListUser(req);
     const lists = gatherSubscriptions(req.realm, req.user.id, {
       includeSubscribers: req.includeSubscribers,
       includeArchived: req.capabilities.archived_channels,
       nowSeconds: now,
-      neverSubscribedJson: true,
+      withoutNeverSubscribed: member !== null,
+      neverSubscribedJson: member === null,
     });
     state.subscriptions = lists.subscriptions;
     state.unsubscribed = lists.unsubscribed;
-    if (lists.neverSubscribedJson === undefined) state.never_subscribed = lists.never_subscribed;
-    else putPreserialized(state, 'never_subscribed', [lists.neverSubscribedJson]);
+    if (member !== null) {
+      const mine = req.realm.channels.subscriptionsOf(member);
+      const open = openChannelsList(req.realm, req.capabilities.archived_channels, now);
+      const closed = visibleClosed(req, member)
+        .filter((ch) => !mine.has(ch.id))
+        .map((ch) => entry(req.realm, ch, now));
+      putPreserialized(state, 'never_subscribed', spliceList(open, mine.keys(), closed));
+    } else if (lists.neverSubscribedJson === undefined) {
+      state.never_subscribed = lists.never_subscribed;
+    } else putPreserialized(state, 'never_subscribed', [lists.neverSubscribedJson]);
   },
 };
 
@@ -125,10 +195,10 @@ export const defaultStreamsState: StateContributor = {
 export const userGroupsState: StateContributor = {
   types: ['realm_user_groups'],
   fill(req: StateRequest, state) {
-    state.realm_user_groups = listUserGroups(
-      req.realm,
-      req.capabilities.include_deactivated_groups,
-    );
+    // The same for every caller: one shared serialized list.
+    putPreserialized(state, 'realm_user_groups', [
+      userGroupsJson(req.realm, req.capabilities.include_deactivated_groups),
+    ]);
   },
 };
 
