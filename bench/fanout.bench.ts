@@ -16,6 +16,10 @@
  *
  * Also: the server's heap per idle queue (10,000 queues registered and left idle; target < 10 KB).
  *
+ * Confab runs as a default server (the HTTP guard relaying every connection: docs/robustness.md)
+ * and without the guard (`HTTP_GUARD=off`, as behind nginx), each against the same run's bare
+ * server: BENCH_GUARD ("on,off") picks which.
+ *
  * Other options (env): BENCH_MODES ("poll,ws"), BENCH_BARE=0 (skip the bare server),
  * BENCH_PROFILE=<dir> (CPU profiles of each phase's rounds, server side).
  */
@@ -175,7 +179,7 @@ type ConfabSetup = {
   realmId: number;
 };
 
-async function confabWithUsers(n: number): Promise<ConfabSetup> {
+async function confabWithUsers(n: number, guard: boolean): Promise<ConfabSetup> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-fanout-'));
   let t0 = 0;
   const server = await createServer({
@@ -183,6 +187,7 @@ async function confabWithUsers(n: number): Promise<ConfabSetup> {
     dataDir,
     scryptN: 1024,
     rateLimits: null,
+    httpGuard: guard,
     heartbeatMs: 3_600_000,
     heartbeatJitterMs: 0,
     eventTap: (_realmId, events) => {
@@ -371,6 +376,7 @@ export async function fanoutBench(): Promise<void> {
   const procs = Number(process.env.BENCH_CLIENT_PROCS ?? 1);
   const modes = (process.env.BENCH_MODES ?? 'poll,ws').split(',') as Mode[];
   const withBare = process.env.BENCH_BARE !== '0';
+  const guards = (process.env.BENCH_GUARD ?? 'on,off').split(',').map((g) => g === 'on');
   console.log(
     `fanout bench: ${machine()}, ${os.cpus().length} cores, ${procs} client processes, ${rounds} rounds (+2 warm-up)`,
   );
@@ -382,24 +388,34 @@ export async function fanoutBench(): Promise<void> {
   const results: Record<string, unknown>[] = [];
   for (const n of sizes) {
     console.log(`N = ${n}`);
-    const setup = await confabWithUsers(n);
-    try {
-      for (const mode of modes) {
-        const confab = await confabPhase(setup, mode, rounds, procs);
-        const label = mode === 'poll' ? 'long-poll' : 'WebSocket';
-        if (!withBare) {
-          console.log(row(`Confab ${label}`, confab));
-          continue;
+    const bare = new Map<Mode, Summary>();
+    for (const guard of guards) {
+      const setup = await confabWithUsers(n, guard);
+      const server = guard ? 'Confab' : 'Confab (guard off)';
+      try {
+        for (const mode of modes) {
+          const confab = await confabPhase(setup, mode, rounds, procs);
+          const label = mode === 'poll' ? 'long-poll' : 'WebSocket';
+          if (!withBare) {
+            console.log(row(`${server} ${label}`, confab));
+            continue;
+          }
+          // The bare server once per size and mode, compared with each Confab of the run.
+          let b = bare.get(mode);
+          if (!b) {
+            bare.set(mode, (b = await barePhase(n, mode, rounds, procs)));
+            console.log(row(`bare uWS ${label}`, b));
+          }
+          console.log(row(`${server} ${label}`, confab));
+          console.log(
+            `  ratio ${server} / bare p99: ${fmt(confab.p99 / b.p99, 2)}x (target <= 2x)`,
+          );
+          results.push({ n, mode, guard, confab, bare: b, ratio_p99: confab.p99 / b.p99 });
         }
-        const bare = await barePhase(n, mode, rounds, procs);
-        console.log(row(`bare uWS ${label}`, bare));
-        console.log(row(`Confab ${label}`, confab));
-        console.log(`  ratio Confab / bare p99: ${fmt(confab.p99 / bare.p99, 2)}x (target <= 2x)`);
-        results.push({ n, mode, confab, bare, ratio_p99: confab.p99 / bare.p99 });
+      } finally {
+        await setup.server.close();
+        fs.rmSync(setup.dataDir, { recursive: true, force: true });
       }
-    } finally {
-      await setup.server.close();
-      fs.rmSync(setup.dataDir, { recursive: true, force: true });
     }
   }
   console.log(
