@@ -7,32 +7,15 @@
 import zlib from 'node:zlib';
 import t from 'tap';
 import { SEGMENT } from '../../src/http/gzip.js';
-import { Role } from '../../src/lib/roles.js';
-import { insertUserRow } from '../../src/mutations/users.js';
 import { assertSuccess, gzipPost } from '../helpers/api.js';
+import { insertMembers } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 import { REGISTER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
 
 t.test('a large realm’s register goes gzipped, spliced lists included', async (t) => {
   const { server, fx, api, url } = await startServer(t);
-  const store = server.store;
-  const rt = server.context.realms.get(fx.realmId)!;
-  const now = Math.floor(Date.now() / 1000);
-  const made = store.transaction(() =>
-    Array.from({ length: 600 }, (_, i) =>
-      insertUserRow(store, fx.realmId, {
-        email: `member${i}@example.com`,
-        full_name: `Member ${i}`,
-        password_hash: null,
-        api_key: `memberkey${String(i).padStart(23, '0')}`,
-        role: Role.MEMBER,
-        now,
-        waitingPeriodDays: 0,
-      }),
-    ),
-  );
-  for (const id of made) rt.view.reloadUser(id);
+  insertMembers(server, fx.realmId, 600);
   // Hamlet's address is visible to nobody: his own entry is spliced into the members' lists.
   assertSuccess(t, await api.patch('hamlet', 'settings', { email_address_visibility: 4 }));
   const hamlet = fx.users.hamlet!;

@@ -8,7 +8,6 @@ import type http from 'node:http';
 import zlib from 'node:zlib';
 import t from 'tap';
 import { rng } from '../../bench/lib/open-loop.js';
-import { insertUserRow } from '../../src/mutations/users.js';
 import {
   PRESENCE_SNAPSHOT_MAX_AGE,
   PRESENCE_SNAPSHOT_MIN,
@@ -18,8 +17,8 @@ import {
   realmPresence,
   RealmPresence,
 } from '../../src/queries/presence.js';
-import { Role } from '../../src/lib/roles.js';
 import { assertSuccess, gzipPost } from '../helpers/api.js';
+import { insertMembers } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 
@@ -81,20 +80,7 @@ t.test(
     const rt = server.context.realms.get(fx.realmId)!;
     const now = Math.floor(Date.now() / 1000);
     // Enough members for the snapshot (PRESENCE_SNAPSHOT_MIN), written as user creation writes them.
-    const made = store.transaction(() =>
-      Array.from({ length: PRESENCE_SNAPSHOT_MIN + 40 }, (_, i) =>
-        insertUserRow(store, fx.realmId, {
-          email: `member${i}@example.com`,
-          full_name: `Member ${i}`,
-          password_hash: null,
-          api_key: `memberkey${String(i).padStart(23, '0')}`,
-          role: Role.MEMBER,
-          now,
-          waitingPeriodDays: 0,
-        }),
-      ),
-    );
-    for (const id of made) rt.view.reloadUser(id);
+    const made = insertMembers(server, fx.realmId, PRESENCE_SNAPSHOT_MIN + 40);
     const presence = realmPresence(store, rt.view);
     const ids = [...Object.values(fx.users).map((u) => u.id), ...made];
     // Every user pinged in the last minute (one of them 20 days ago: not shown).
