@@ -119,16 +119,20 @@ export class HttpConn {
       }
       const status = Number(head.slice(9, 12));
       const raw = this.buf.subarray(headerEnd + 4, total);
-      const body = (
-        /\r\ncontent-encoding: *gzip/i.test(head) ? zlib.gunzipSync(raw) : raw
-      ).toString('utf8');
       // What follows the answer is copied out: a view would keep the whole answer's memory.
       this.buf =
         this.buf.length === total ? Buffer.alloc(0) : Buffer.from(this.buf.subarray(total));
       const p = this.pending;
       this.pending = null;
       this.lastUsed = performance.now();
-      p?.({ status, body, at });
+      if (/\r\ncontent-encoding: *gzip/i.test(head)) {
+        // Off this thread (zlib's pool), as another machine's client would: a large presence or
+        // register answer inflated here would hold up every other connection's receipt time.
+        zlib.gunzip(raw, (err, plain) => {
+          if (err) this.onError(err);
+          p?.({ status: err ? 0 : status, body: err ? '' : plain.toString('utf8'), at });
+        });
+      } else p?.({ status, body: raw.toString('utf8'), at });
     }
   }
 
