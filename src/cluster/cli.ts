@@ -7,14 +7,20 @@
  * `npm run cluster -- kill-node N --dir DIR`: SIGKILLs node N (failover drills).
  * `npm run cluster -- start-node N --dir DIR [--empty]`: starts node N again (empty: from nothing).
  * `npm run cluster -- down --dir DIR`: stops everything `up` started.
+ * `npm run cluster -- detach --data-dir DIR`: turns a stopped node's data directory into a
+ * single-process one (src/cluster/detach.ts), NATS reached as the node reaches it (CLUSTER_NATS,
+ * CLUSTER_NAMESPACE); prints one JSON line.
  */
 import { parseArgs } from 'node:util';
+import { detach } from './detach.js';
+import { clusterNames } from './jetstream.js';
 import { down, killNode, missingEngines, startNodeAgain, up } from './local.js';
 
 const USAGE = `usage: npm run cluster -- up --nodes N --dir DIR [--base-port P] [--seed DATA_DIR]
        npm run cluster -- kill-node N --dir DIR
        npm run cluster -- start-node N --dir DIR [--empty]
-       npm run cluster -- down --dir DIR`;
+       npm run cluster -- down --dir DIR
+       npm run cluster -- detach --data-dir DIR   (CLUSTER_NATS, CLUSTER_NAMESPACE as the node's)`;
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -25,9 +31,19 @@ async function main(): Promise<void> {
       'base-port': { type: 'string' },
       seed: { type: 'string' },
       empty: { type: 'boolean', default: false },
+      'data-dir': { type: 'string' },
     },
   });
   const [command, arg] = positionals;
+  if (command === 'detach') {
+    const dataDir = values['data-dir'];
+    const servers = (process.env.CLUSTER_NATS ?? '').split(',').filter((s) => s !== '');
+    if (!dataDir) throw new Error(USAGE);
+    if (servers.length === 0) throw new Error('CLUSTER_NATS is required (the NATS URLs)');
+    const names = clusterNames(process.env.CLUSTER_NAMESPACE ?? '');
+    console.log(JSON.stringify(await detach({ servers, names, dataDir })));
+    return;
+  }
   const dir = values.dir;
   if (!command || !dir) throw new Error(USAGE);
   const nodeNumber = () => {

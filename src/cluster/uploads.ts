@@ -156,3 +156,92 @@ export async function putExistingUploads(
   }
   return put;
 }
+
+/** An upload as a data directory's rows name it: its file's size and its thumbnails' (by format). */
+export type NamedUpload = {
+  pathId: string;
+  /** attachments.size; null when only image_attachments names it. */
+  size: number | null;
+  thumbnails: { format: string; size: number }[];
+};
+
+/** What fetchMissingUploads did, and what it could not do. */
+export type FetchedUploads = {
+  files: number;
+  thumbnails: number;
+  bytes: number;
+  /** One line per file the bucket lacks or holds at another size than its row says. */
+  problems: string[];
+};
+
+/** Whether `full` is a regular file of `size` bytes. */
+async function hasFile(full: string | null, size: number | null): Promise<boolean> {
+  if (full === null) return false;
+  const st = await fs.promises.lstat(full).catch(() => null);
+  return st !== null && st.isFile() && (size === null || st.size === size);
+}
+
+/**
+ * The other way: gets from the bucket every upload and thumbnail of `uploads` that the data
+ * directory lacks (or holds at another size than its row says), each checked against that size
+ * before it is put in place — what a single process on the directory will need, the bucket
+ * gone (src/cluster/detach.ts). Files it could not get are listed, not thrown at once, so one
+ * run names them all.
+ */
+export async function fetchMissingUploads(
+  dataDir: string,
+  bucket: ObjectStore,
+  uploads: readonly NamedUpload[],
+): Promise<FetchedUploads> {
+  const files = new UploadFiles(dataDir);
+  const tmpDir = path.resolve(dataDir, 'tmp');
+  const out: FetchedUploads = { files: 0, thumbnails: 0, bytes: 0, problems: [] };
+  for (const u of uploads) {
+    const full = files.filePath(u.pathId);
+    if (full === null) {
+      out.problems.push(`${u.pathId}: not a path id`);
+      continue;
+    }
+    if (u.size !== null && !(await hasFile(full, u.size))) {
+      const info = await bucket.info(fileObject(u.pathId));
+      if (info === null || info.deleted) out.problems.push(`${u.pathId}: not in the bucket`);
+      else if (info.size !== u.size)
+        out.problems.push(`${u.pathId}: ${info.size} bytes in the bucket, ${u.size} in its row`);
+      else {
+        const got = await bucket.get(fileObject(u.pathId));
+        if (!got) throw new Error(`${u.pathId}: gone from the bucket`);
+        await fs.promises.mkdir(tmpDir, { recursive: true, mode: 0o700 });
+        const tmp = path.join(tmpDir, crypto.randomBytes(16).toString('hex'));
+        try {
+          await pipeline(Readable.fromWeb(got.data), fs.createWriteStream(tmp, { mode: 0o600 }));
+          const err = await got.error;
+          if (err) throw err;
+          const written = (await fs.promises.stat(tmp)).size;
+          if (written !== u.size)
+            throw new Error(
+              `${u.pathId}: ${written} bytes read from the bucket, ${u.size} expected`,
+            );
+          await files.place(tmp, u.pathId);
+          out.files++;
+          out.bytes += written;
+        } finally {
+          await fs.promises.rm(tmp, { force: true });
+        }
+      }
+    }
+    for (const t of u.thumbnails) {
+      if (await hasFile(thumbnailFilePath(dataDir, u.pathId, t.format), t.size)) continue;
+      const name = thumbnailObject(u.pathId, t.format);
+      const blob = await bucket.getBlob(name);
+      if (blob === null) out.problems.push(`${name}: not in the bucket`);
+      else if (blob.length !== t.size)
+        out.problems.push(`${name}: ${blob.length} bytes in the bucket, ${t.size} in its row`);
+      else {
+        await files.placeThumbnail(u.pathId, t.format, Buffer.from(blob));
+        out.thumbnails++;
+        out.bytes += blob.length;
+      }
+    }
+  }
+  return out;
+}

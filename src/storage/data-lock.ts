@@ -64,6 +64,29 @@ export class DataDirLock {
     return new DataDirLock(dataDir, db);
   }
 
+  /**
+   * Throws DataDirLockedError when a process holds the lock, without taking it: nothing is
+   * written (the holder's EXCLUSIVE lock refuses even a read). For a command that refuses before
+   * it changes anything, the lock file included (`npm run cluster -- detach`); it takes the lock
+   * once it is to act.
+   */
+  static assertFree(dataDir: string): void {
+    const file = path.join(dataDir, LOCK_FILE);
+    if (!fs.existsSync(file)) return;
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma('busy_timeout = 0');
+      db.prepare('SELECT count(*) FROM sqlite_schema').get();
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+        throw new DataDirLockedError(dataDir, readHolder(dataDir));
+      }
+      throw err;
+    } finally {
+      db.close();
+    }
+  }
+
   get held(): boolean {
     return this.db !== null;
   }

@@ -2,10 +2,12 @@
  * Running Confab: GET /health, GET /metrics (Prometheus text), structured request logs, and the
  * data directory's lock. Against the real server (in-process); docs/operations.md.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { createServer } from '../../src/server.js';
 import { createLogger, setLogger } from '../../src/observability/log.js';
-import { DataDirLockedError } from '../../src/storage/data-lock.js';
+import { DataDirLock, DataDirLockedError, LOCK_FILE } from '../../src/storage/data-lock.js';
 import { assertSuccess, rawRequest } from '../helpers/api.js';
 import { register } from '../helpers/events.js';
 import { sendChannelMessage } from '../helpers/messages.js';
@@ -242,6 +244,23 @@ t.test('the data directory lock: a second server on the same directory is refuse
   }
   t.ok(refused instanceof DataDirLockedError, 'a second server is refused');
   t.match((refused as Error).message, /in use by another process \(server, pid \d+/);
+});
+
+t.test('assertFree: whether the lock is held, writing nothing', (t) => {
+  const dataDir = t.testdir();
+  DataDirLock.assertFree(dataDir);
+  t.notOk(fs.existsSync(path.join(dataDir, LOCK_FILE)), 'no lock file made');
+  const lock = DataDirLock.acquire(dataDir, 'server');
+  const bytes = fs.readFileSync(path.join(dataDir, LOCK_FILE));
+  t.throws(
+    () => DataDirLock.assertFree(dataDir),
+    DataDirLockedError,
+    'held: refused, the holder named',
+  );
+  t.ok(fs.readFileSync(path.join(dataDir, LOCK_FILE)).equals(bytes), 'the lock file as it was');
+  lock.release();
+  DataDirLock.assertFree(dataDir);
+  t.end();
 });
 
 t.test('the lock is released by a clean shutdown', async (t) => {
