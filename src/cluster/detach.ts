@@ -36,7 +36,12 @@ import {
   JETSTREAM_TIMEOUT_MS,
   type ClusterNames,
 } from './jetstream.js';
-import { fetchMissingUploads, type NamedUpload } from './uploads.js';
+import {
+  fetchMissingEmoji,
+  fetchMissingUploads,
+  type NamedEmoji,
+  type NamedUpload,
+} from './uploads.js';
 
 /** A detach that was not done, and why (said as it is to the operator; DIR left as it was). */
 export class DetachRefusedError extends Error {
@@ -56,13 +61,20 @@ export type DetachSummary = {
   applied: number;
   uploads_fetched: number;
   thumbnails_fetched: number;
+  emoji_fetched: number;
   bytes_fetched: number;
   /** The keys written to DIR (`image_proxy_key` when the cluster's differed from DIR's). */
   keys_written: string[];
 };
 
 /** What a data directory's database holds that the detach decides on, read without writing. */
-type Copy = { cluster: boolean; applied: number; unacked: boolean; uploads: NamedUpload[] };
+type Copy = {
+  cluster: boolean;
+  applied: number;
+  unacked: boolean;
+  uploads: NamedUpload[];
+  emoji: NamedEmoji[];
+};
 
 function readCopy(dataDir: string): Copy | null {
   const file = path.join(dataDir, 'confab.sqlite3');
@@ -102,11 +114,19 @@ function readCopy(dataDir: string): Copy | null {
         }));
       }
     }
+    const emoji = has('realm_emoji')
+      ? db
+          .prepare<[], NamedEmoji>(
+            'SELECT realm_id AS realmId, file_name AS fileName FROM realm_emoji',
+          )
+          .all()
+      : [];
     return {
       cluster,
       applied: appliedPosition(db),
       unacked: hasUnackedCommits(db),
       uploads: [...byPath.values()],
+      emoji,
     };
   } finally {
     db.close();
@@ -231,12 +251,14 @@ export async function detach(opts: DetachOptions): Promise<DetachSummary> {
       const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
       const bucket = await js.views.os(opts.names.uploads);
       const fetched = await fetchMissingUploads(dataDir, bucket, copy.uploads);
+      const emoji = await fetchMissingEmoji(dataDir, bucket, copy.emoji, fetched.problems);
       if (fetched.problems.length > 0) {
         throw new DetachRefusedError(
           `${fetched.problems.length} uploaded file(s) the database names could not be got from ` +
             `the bucket ${opts.names.uploads}: ${fetched.problems.slice(0, 10).join('; ')}` +
             `${fetched.problems.length > 10 ? '; …' : ''}. ${dataDir} is still a cluster node's ` +
-            `copy (${fetched.files + fetched.thumbnails} other files were fetched into it).`,
+            `copy (${fetched.files + fetched.thumbnails + emoji.files} other files were fetched ` +
+            'into it).',
         );
       }
       const keys: string[] = [];
@@ -265,7 +287,8 @@ export async function detach(opts: DetachOptions): Promise<DetachSummary> {
         applied: copy.applied,
         uploads_fetched: fetched.files,
         thumbnails_fetched: fetched.thumbnails,
-        bytes_fetched: fetched.bytes,
+        emoji_fetched: emoji.files,
+        bytes_fetched: fetched.bytes + emoji.bytes,
         keys_written: keys,
       };
     } finally {

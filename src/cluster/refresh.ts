@@ -3,6 +3,7 @@
  * rows under it: which tables were touched decides what the realm's view reloads.
  */
 import type { RealmRegistry } from '../../actors/registry.js';
+import { CHANGE_AREA_TABLES, type ChangeArea } from '../queries/realm-caches.js';
 import type { RowChange } from '../storage/replication.js';
 
 /** Tables whose rows feed no cache of the realm's view (read straight from SQLite). */
@@ -45,6 +46,8 @@ export function refreshReadModel(
   if (has('streams', 'subscriptions', 'default_streams', 'channel_folders'))
     view.channels.reloadAll();
   if (has('custom_profile_fields', 'custom_profile_field_values')) view.invalidateProfiles();
+  for (const [area, table] of Object.entries(CHANGE_AREA_TABLES) as [ChangeArea, string][])
+    if (touched.has(table)) view.caches.changed(area);
   // Anything else (realm row, emoji, linkifiers, ...) may feed caches keyed by the view's version.
   if ([...touched].some((t) => !MESSAGE_ONLY.has(t))) view.reloadRealm();
 }

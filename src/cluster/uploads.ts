@@ -30,6 +30,10 @@ const fileObject = (pathId: string) => encodeURIComponent(pathId).replaceAll('%2
 const thumbnailObject = (pathId: string, format: string) =>
   `thumbnail/${fileObject(pathId)}/${format}`;
 
+/** A custom emoji image's object in the bucket (upload path ids start with a realm id). */
+export const emojiObject = (realmId: number, fileName: string) =>
+  `emoji/${realmId}/${path.basename(fileName)}`;
+
 export class ReplicatedUploadFiles extends UploadFiles {
   private readonly tmpDir: string;
 
@@ -96,6 +100,36 @@ export class ReplicatedUploadFiles extends UploadFiles {
     return (await this.bucket.info(fileObject(pathId)).catch(() => null)) !== null;
   }
 
+  /** Custom emoji images go to the bucket too, before their row is committed. */
+  override async placeEmoji(tmpPath: string, realmId: number, fileName: string): Promise<void> {
+    await this.bucket.putBlob(
+      { name: emojiObject(realmId, fileName) },
+      await fs.promises.readFile(tmpPath),
+    );
+    await super.placeEmoji(tmpPath, realmId, fileName);
+  }
+
+  /** An emoji image this node lacks is fetched from the bucket once and kept. */
+  override async readEmoji(realmId: number, fileName: string): Promise<Buffer | null> {
+    const here = await super.readEmoji(realmId, fileName);
+    if (here) return here;
+    const blob = await this.bucket.getBlob(emojiObject(realmId, fileName)).catch(() => null);
+    if (!blob) return null;
+    const data = Buffer.from(blob);
+    const dest = this.emojiPath(realmId, fileName);
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
+    // Written aside and renamed: a concurrent reader never sees half a file.
+    const tmp = `${dest}.${crypto.randomBytes(6).toString('hex')}.part`;
+    await fs.promises.writeFile(tmp, data, { mode: 0o600 });
+    await fs.promises.rename(tmp, dest);
+    return data;
+  }
+
+  override async removeEmoji(realmId: number, fileName: string): Promise<void> {
+    await this.bucket.delete(emojiObject(realmId, fileName)).catch(() => undefined);
+    await super.removeEmoji(realmId, fileName);
+  }
+
   /**
    * Removes this node's copy of an upload (file and thumbnails), not the bucket's: every node does
    * so when it applies the entry deleting the upload's row (ClusterNode.onUploadsGone), as only
@@ -155,6 +189,62 @@ export async function putExistingUploads(
     }
   }
   return put;
+}
+
+/** A custom emoji image as its row names it. */
+export type NamedEmoji = { realmId: number; fileName: string };
+
+/**
+ * Puts a data directory's custom emoji images (`emoji`, from its realm_emoji rows) into the
+ * bucket, each unless it is there already or missing from the directory: a seed's
+ * (src/cluster/seed.ts). Returns how many it put.
+ */
+export async function putExistingEmoji(
+  dataDir: string,
+  bucket: ObjectStore,
+  emoji: readonly NamedEmoji[],
+): Promise<number> {
+  const files = new UploadFiles(dataDir);
+  let put = 0;
+  for (const e of emoji) {
+    const data = await files.readEmoji(e.realmId, e.fileName);
+    if (data === null || (await inBucket(bucket, emojiObject(e.realmId, e.fileName)))) continue;
+    await bucket.putBlob({ name: emojiObject(e.realmId, e.fileName) }, data);
+    put++;
+  }
+  return put;
+}
+
+/**
+ * Gets from the bucket every custom emoji image of `emoji` that the data directory lacks (a
+ * detach's: src/cluster/detach.ts); those the bucket lacks too are listed in `problems`. Returns
+ * how many files and bytes it got.
+ */
+export async function fetchMissingEmoji(
+  dataDir: string,
+  bucket: ObjectStore,
+  emoji: readonly NamedEmoji[],
+  problems: string[],
+): Promise<{ files: number; bytes: number }> {
+  const files = new UploadFiles(dataDir);
+  const out = { files: 0, bytes: 0 };
+  for (const e of emoji) {
+    if (await hasFile(files.emojiPath(e.realmId, e.fileName), null)) continue;
+    const name = emojiObject(e.realmId, e.fileName);
+    const blob = await bucket.getBlob(name);
+    if (blob === null) {
+      problems.push(`${name}: not in the bucket`);
+      continue;
+    }
+    const tmpDir = path.resolve(dataDir, 'tmp');
+    await fs.promises.mkdir(tmpDir, { recursive: true, mode: 0o700 });
+    const tmp = path.join(tmpDir, crypto.randomBytes(16).toString('hex'));
+    await fs.promises.writeFile(tmp, blob, { mode: 0o600 });
+    await files.placeEmoji(tmp, e.realmId, e.fileName);
+    out.files++;
+    out.bytes += blob.length;
+  }
+  return out;
 }
 
 /** An upload as a data directory's rows name it: its file's size and its thumbnails' (by format). */

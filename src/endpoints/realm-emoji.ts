@@ -4,13 +4,13 @@
  * `source_url`. Reference: views/realm_emoji.py, lib/upload (emoji), zproject/urls.py.
  *
  * The image is checked (PNG, GIF, JPEG or WebP, by its bytes; at most 5 MiB) and moved to
- * DATA_DIR/emoji/<realm id>/<random name> before the realm actor records it; if the actor refuses
- * (a name taken meanwhile, a permission), the file is removed again. Images are served as they
- * were uploaded (no resizing).
+ * DATA_DIR/emoji/<realm id>/<random name> (ServerContext.uploads; in a cluster also into the
+ * uploads bucket, from which any node fetches it) before the realm actor records it; if the actor
+ * refuses (a name taken meanwhile, a permission), the file is removed again. Images are served as
+ * they were uploaded (no resizing).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { RawBody } from '../http/respond.js';
@@ -20,10 +20,6 @@ import { str } from '../lib/params.js';
 import { checkEmojiName, MAX_EMOJI_FILE_SIZE_MIB, normalizeEmojiName } from '../lib/realm-emoji.js';
 import { Role } from '../lib/roles.js';
 import { realmEmojiDict, realmEmojiRows } from '../queries/realm-emoji.js';
-
-function emojiDir(dataDir: string, realmId: number): string {
-  return path.join(dataDir, 'emoji', String(realmId));
-}
 
 /** GET /api/v1/realm/emoji — every custom emoji of the realm (deactivated ones too), by id. */
 export const listRealmEmoji = endpoint({
@@ -54,11 +50,9 @@ export const uploadRealmEmoji = endpoint({
     }
     const kind = imageKind(await fs.readFile(file.tmpPath));
     if (!kind) throw new JsonableError('Invalid image format', { code: 'BAD_IMAGE' });
-    const dir = emojiDir(server.config.dataDir, realm.id);
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     const fileName = `${crypto.randomBytes(8).toString('hex')}.${kind.ext}`;
-    const dest = path.join(dir, fileName);
-    await fs.rename(file.tmpPath, dest);
+    // In a cluster, also into the uploads bucket, so that every node serves it.
+    await server.uploads.placeEmoji(file.tmpPath, realm.id, fileName);
     try {
       await realm.ask('realm_emoji.add', {
         user_id: user.id,
@@ -67,7 +61,7 @@ export const uploadRealmEmoji = endpoint({
         is_animated: kind.animated,
       });
     } catch (err) {
-      await fs.rm(dest, { force: true });
+      await server.uploads.removeEmoji(realm.id, fileName);
       throw err;
     }
     return {};
@@ -99,14 +93,8 @@ export const serveRealmEmoji = endpoint({
   handle: async ({ server }, p) => {
     const m = FILE_NAME.exec(p.file_name);
     if (!m || !/^[0-9]{1,15}$/.test(p.realm_id)) throw new ResourceNotFoundError();
-    let body: Buffer;
-    try {
-      body = await fs.readFile(
-        path.join(emojiDir(server.config.dataDir, Number(p.realm_id)), p.file_name),
-      );
-    } catch {
-      throw new ResourceNotFoundError();
-    }
+    const body = await server.uploads.readEmoji(Number(p.realm_id), p.file_name);
+    if (!body) throw new ResourceNotFoundError();
     return new RawBody(body, IMAGE_CONTENT_TYPES[m[1]!]!, {
       'Cache-Control': 'public, max-age=31536000, immutable',
     });

@@ -15,6 +15,17 @@ export function cacheSlot<T>(name: string): CacheSlot<T> {
 /** Areas read from the store (not from the view) whose derived values a commit invalidates. */
 export type ChangeArea = 'linkifiers' | 'realmEmoji' | 'alertWords';
 
+/**
+ * The table each change area's cache is read from: a cluster node applying another node's log
+ * entry bumps the areas whose tables it wrote (src/cluster/refresh.ts), as the owner's actor does
+ * after its commit.
+ */
+export const CHANGE_AREA_TABLES: Readonly<Record<ChangeArea, string>> = {
+  linkifiers: 'linkifiers',
+  realmEmoji: 'realm_emoji',
+  alertWords: 'alert_words',
+};
+
 export class RealmCaches {
   private readonly slots = new Map<CacheSlot<unknown>, unknown>();
   private readonly counters: Record<ChangeArea, number> = {

@@ -143,4 +143,28 @@ export class UploadFiles {
     const thumbs = thumbnailFilePath(this.dataDir, pathId);
     if (thumbs) await fs.promises.rm(thumbs, { recursive: true, force: true });
   }
+
+  // ---- custom emoji images: DATA_DIR/emoji/<realm id>/<file name> ----------------------------
+
+  /** Where a custom emoji's image lies (`fileName`: one the server made, or checked as such). */
+  emojiPath(realmId: number, fileName: string): string {
+    return path.join(this.dataDir, 'emoji', String(realmId), path.basename(fileName));
+  }
+
+  /** Moves a received emoji image (under DATA_DIR/tmp, the same file system) to its place. */
+  async placeEmoji(tmpPath: string, realmId: number, fileName: string): Promise<void> {
+    const dest = this.emojiPath(realmId, fileName);
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
+    await fs.promises.rename(tmpPath, dest);
+  }
+
+  /** A custom emoji's image, or null when it is not here. */
+  async readEmoji(realmId: number, fileName: string): Promise<Buffer | null> {
+    return fs.promises.readFile(this.emojiPath(realmId, fileName)).catch(() => null);
+  }
+
+  /** Removes an emoji image (one whose row the realm refused). */
+  async removeEmoji(realmId: number, fileName: string): Promise<void> {
+    await fs.promises.rm(this.emojiPath(realmId, fileName), { force: true });
+  }
 }

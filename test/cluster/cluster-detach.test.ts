@@ -26,7 +26,8 @@ import { runWithEngines } from '../helpers/cluster-run.js';
 import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { startThirdParty } from '../helpers/third-party.js';
-import { request, upload } from '../helpers/uploads.js';
+import { tinyPng } from '../helpers/images.js';
+import { addEmoji, request, upload } from '../helpers/uploads.js';
 
 await runWithEngines(run);
 
@@ -72,6 +73,7 @@ async function run(): Promise<void> {
   let thumbnail = '';
   let external = '';
   let messages: [number, string][] = [];
+  const emojiImage = tinyPng();
   t.test('messages, an upload, an image and an external image, through n1', async (t) => {
     assertSuccess(
       t,
@@ -126,6 +128,15 @@ async function run(): Promise<void> {
     external = /src="(\/external_content\/[^"]+)"/.exec(
       (shown.body.message as { content: string }).content,
     )![1]!;
+    assertSuccess(
+      t,
+      await addEmoji(n1, 'owner', 'kept_tick', {
+        filename: 'tick.png',
+        data: emojiImage,
+        contentType: 'image/png',
+      }),
+      'add a custom emoji through n1',
+    );
     messages = await fetchChannel(n1, 'kept');
   });
 
@@ -210,10 +221,11 @@ async function run(): Promise<void> {
         applied: Number,
         uploads_fetched: 2,
         thumbnails_fetched: 1,
+        emoji_fetched: 1,
         bytes_fetched: Number,
         keys_written: ['image_proxy_key'],
       },
-      'the summary: both files and the thumbnail fetched, the key written',
+      'the summary: both files, the thumbnail and the emoji fetched, the key written',
     );
     t.notOk(hasClusterState(n2Dir), 'no cluster_state left');
     await down(dir); // NATS too: the single process needs none of it
@@ -232,6 +244,13 @@ async function run(): Promise<void> {
       t.equal(thumb.status, 200, 'the thumbnail');
       const meta = await sharp(thumb.body).metadata();
       t.same([meta.format, meta.width, meta.height], ['webp', 747, 560], 'a webp thumbnail');
+      const listed = await api.get('hamlet', 'realm/emoji');
+      const tick = Object.values(
+        listed.body.emoji as Record<string, { name: string; source_url: string }>,
+      ).find((e) => e.name === 'kept_tick');
+      const emoji = await request(api, 'GET', null, tick?.source_url ?? '/');
+      t.equal(emoji.status, 200, 'the custom emoji');
+      t.ok(emoji.body.equals(emojiImage), 'its image');
       const proxied = await request(api, 'GET', null, external);
       t.equal(proxied.status, 200, 'an external image of a message, through the image proxy');
       t.ok(proxied.body.equals(cat), 'the image itself');

@@ -30,7 +30,8 @@ import {
 import { clusterNames } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
-import { request, upload } from '../helpers/uploads.js';
+import { addEmoji, request, upload } from '../helpers/uploads.js';
+import { tinyPng } from '../helpers/images.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import { runWithEngines } from '../helpers/cluster-run.js';
@@ -286,6 +287,53 @@ async function run(): Promise<void> {
       );
     }
   });
+
+  t.test(
+    'a custom emoji and a linkifier added through one node: every node has them',
+    async (t) => {
+      const image = tinyPng();
+      const added = await addEmoji(via(nodeUrl('n3')), 'owner', 'cluster_tick', {
+        filename: 'tick.png',
+        data: image,
+        contentType: 'image/png',
+      });
+      assertSuccess(t, added, 'added through n3');
+      for (const n of rec.nodes) {
+        // The emoji's row reaches the other nodes through the log: wait for it there.
+        let url = '';
+        for (let i = 0; i < 100 && url === ''; i++) {
+          const list = await via(nodeUrl(n.name)).get('hamlet', 'realm/emoji');
+          const emoji = Object.values(
+            (list.body.emoji ?? {}) as Record<string, { name: string; source_url: string }>,
+          );
+          url = emoji.find((e) => e.name === 'cluster_tick')?.source_url ?? '';
+          if (url === '') await sleep(100);
+        }
+        t.not(url, '', `${n.name} lists it`);
+        const got = await request(via(nodeUrl(n.name)), 'GET', null, url);
+        t.equal(got.status, 200, `${n.name} serves its image`);
+        t.ok(got.body.equals(image), `${n.name}: the same bytes`);
+      }
+      // The realm's other cached lists (stamped by change counters) follow the log too.
+      assertSuccess(
+        t,
+        await via(nodeUrl('n3')).post('owner', 'realm/filters', {
+          pattern: '#(?P<id>[0-9]+)',
+          url_template: 'https://tracker.example.com/{id}',
+        }),
+        'a linkifier added through n3',
+      );
+      for (const n of rec.nodes) {
+        let patterns: string[] = [];
+        for (let i = 0; i < 100 && patterns.length === 0; i++) {
+          const res = await via(nodeUrl(n.name)).get('hamlet', 'realm/linkifiers');
+          patterns = ((res.body.linkifiers ?? []) as { pattern: string }[]).map((l) => l.pattern);
+          if (patterns.length === 0) await sleep(100);
+        }
+        t.same(patterns, ['#(?P<id>[0-9]+)'], `${n.name} lists the linkifier`);
+      }
+    },
+  );
 
   t.test('an event caused by a write through node B reaches a queue on node A', async (t) => {
     const a = via(nodeUrl('n3'));

@@ -68,6 +68,19 @@ export function upload(
   }).then(asApiResponse);
 }
 
+/** POST /realm/emoji/{name}: a custom emoji from one image. */
+export function addEmoji(
+  api: ApiClient,
+  who: Who,
+  name: string,
+  image: FilePart,
+): Promise<ApiResponse> {
+  const { body, contentType } = multipartBody([image], {});
+  return request(api, 'POST', who, `/api/v1/realm/emoji/${encodeURIComponent(name)}`, body, {
+    'content-type': contentType,
+  }).then(asApiResponse);
+}
+
 export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; body: Buffer };
 
 function authOf(api: ApiClient, who: Who): Record<string, string> {
