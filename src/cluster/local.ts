@@ -4,6 +4,7 @@
  * Everything it starts is recorded in DIR/cluster.json, logs go to DIR/logs.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -79,15 +80,51 @@ export function binary(name: string): string {
   return found !== '' ? found : `/usr/sbin/${name}`;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Listens on `port` (0: any) on loopback and closes again; the port, or null if it is taken. */
+function tryPort(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
+    s.once('error', () => resolve(null));
+    s.listen(port, '127.0.0.1', () => {
+      const bound = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(bound));
     });
   });
+}
+
+/** The range outgoing connections take their local ports from (Linux), or null if unknown. */
+function ephemeralPorts(): [number, number] | null {
+  try {
+    const [low, high] = fs
+      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'latin1')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return low! > 0 && high! >= low! ? [low!, high!] : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Ports below the ephemeral range are picked from here up. */
+const LOW_PORTS_FROM = 10_000;
+
+/**
+ * A free port below the ephemeral range where it can: a node killed and started again on its
+ * port (failover drills, tests) must find it free, and any process's outgoing connection could
+ * have taken a port of that range as its local port in between (EADDRINUSE; the node exits).
+ */
+async function freePort(): Promise<number> {
+  const range = ephemeralPorts();
+  if (range !== null && range[0] > LOW_PORTS_FROM + 1000) {
+    for (let i = 0; i < 50; i++) {
+      const p = await tryPort(LOW_PORTS_FROM + crypto.randomInt(range[0] - LOW_PORTS_FROM));
+      if (p !== null) return p;
+    }
+  }
+  const any = await tryPort(0);
+  if (any === null) throw new Error('no free port');
+  return any;
 }
 
 export async function ports(n: number, base?: number): Promise<number[]> {
@@ -300,8 +337,14 @@ async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
   await waitFor(
     `node ${n.name}`,
     () => {
-      if (!alive(n.pid))
-        throw new Error(`node ${n.name} exited (see ${rec.dir}/logs/${n.name}.log)`);
+      if (!alive(n.pid)) {
+        // The log's end says why: the directory may be gone by the time anyone looks.
+        const log = path.join(rec.dir, 'logs', `${n.name}.log`);
+        const tail = fs.existsSync(log)
+          ? fs.readFileSync(log, 'utf8').split('\n').slice(-15).join('\n')
+          : '';
+        throw new Error(`node ${n.name} exited (see ${log}); its log ends:\n${tail}`);
+      }
       return answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
     },
     // Longer than a node's own patience with a JetStream that does not answer in time.

@@ -23,6 +23,7 @@ import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { startChild } from '../helpers/child-server.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import { runWithEngines } from '../helpers/cluster-run.js';
+import { channelContents } from '../helpers/messages.js';
 import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { startThirdParty } from '../helpers/third-party.js';
@@ -137,7 +138,7 @@ async function run(): Promise<void> {
       }),
       'add a custom emoji through n1',
     );
-    messages = await fetchChannel(n1, 'kept');
+    messages = await channelContents(n1, 'kept');
   });
 
   t.test('refused while the node runs on the directory', async (t) => {
@@ -157,7 +158,11 @@ async function run(): Promise<void> {
     // Stopped cleanly: n1 first, then n2 once a read through it (its read barrier) has applied
     // everything the log holds.
     await killNode(dir, 1, 'SIGTERM');
-    t.same(await fetchChannel(new ApiClient(nodeUrl('n2'), fx), 'kept'), messages, 'n2 caught up');
+    t.same(
+      await channelContents(new ApiClient(nodeUrl('n2'), fx), 'kept'),
+      messages,
+      'n2 caught up',
+    );
     await killNode(dir, 2, 'SIGTERM');
     const n2Has = (p: string) => fs.existsSync(path.join(n2Dir, 'uploads', p));
     t.notOk(
@@ -236,7 +241,7 @@ async function run(): Promise<void> {
     });
     try {
       const api = new ApiClient(server.url, fx);
-      t.same(await fetchChannel(api, 'kept'), messages, 'the messages');
+      t.same(await channelContents(api, 'kept'), messages, 'the messages');
       const got = await request(api, 'GET', 'hamlet', uri);
       t.equal(got.status, 200, 'the upload');
       t.ok(got.body.equals(data), 'its bytes');
@@ -281,17 +286,6 @@ async function run(): Promise<void> {
     const users = await manage(n2Dir, ['list-users', '--realm', '']);
     t.match(users.stdout, /ophelia@example\.com/, 'the new user is there');
   });
-}
-
-async function fetchChannel(api: ApiClient, channel: string): Promise<[number, string][]> {
-  const r = await api.get('hamlet', 'messages', {
-    anchor: 'oldest',
-    num_before: 0,
-    num_after: 1000,
-    narrow: [{ operator: 'channel', operand: channel }],
-  });
-  if (r.status !== 200) throw new Error(`fetch failed: ${r.status} ${r.text}`);
-  return (r.body.messages as { id: number; content: string }[]).map((m) => [m.id, m.content]);
 }
 
 /** `npm run cluster -- detach --data-dir DIR` as a process: its exit code and output. */

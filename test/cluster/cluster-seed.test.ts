@@ -30,6 +30,7 @@ import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { startThirdParty } from '../helpers/third-party.js';
 import { request, upload } from '../helpers/uploads.js';
 import { runWithEngines } from '../helpers/cluster-run.js';
+import { channelContents } from '../helpers/messages.js';
 
 /** The single process's settings (EXTERNAL_HOST: realms by subdomain of 127.0.0.1). */
 const SINGLE_ENV = { EXTERNAL_HOST: '127.0.0.1', IMAGE_PROXY_ALLOW_PRIVATE: '1' };
@@ -108,7 +109,7 @@ async function run(): Promise<void> {
     for (const name of names) {
       for (const [i, r] of realms.entries()) {
         const api = client(nodeUrl(name), r);
-        const got = await fetchChannel(api, 'old');
+        const got = await channelContents(api, 'old');
         t.same(
           got.filter(([id]) => id <= largestBefore),
           r.messages,
@@ -180,7 +181,7 @@ async function run(): Promise<void> {
     }
     for (const n of rec.nodes) {
       for (const [i, r] of realms.entries()) {
-        const got = await fetchChannel(client(nodeUrl(n.name), r), 'old');
+        const got = await channelContents(client(nodeUrl(n.name), r), 'old');
         t.same(
           got.filter(([id]) => id > largestBefore),
           added[i],
@@ -399,24 +400,16 @@ async function singleProcessData(
     const gone = await second.delete('owner', `messages/${deletedId}`);
     if (gone.status !== 200) throw new Error(`delete: ${gone.text}`);
     for (const r of realms)
-      r.messages = await fetchChannel(new ApiClient(server.url, r.fx, hostFor(r.sub, port)), 'old');
+      r.messages = await channelContents(
+        new ApiClient(server.url, r.fx, hostFor(r.sub, port)),
+        'old',
+      );
     const largestBefore = Math.max(...realms.flatMap((r) => r.messages.map(([id]) => id)));
     if (largestBefore >= deletedId) throw new Error('the deleted message is not the newest');
     return { realms, file: { uri, data, thumbnail, external }, deletedId, largestBefore };
   } finally {
     await server.kill('SIGTERM');
   }
-}
-
-async function fetchChannel(api: ApiClient, channel: string): Promise<[number, string][]> {
-  const r = await api.get('hamlet', 'messages', {
-    anchor: 'oldest',
-    num_before: 0,
-    num_after: 1000,
-    narrow: [{ operator: 'channel', operand: channel }],
-  });
-  if (r.status !== 200) throw new Error(`fetch failed: ${r.status} ${r.text}`);
-  return (r.body.messages as { id: number; content: string }[]).map((m) => [m.id, m.content]);
 }
 
 /** A cluster node (src/cluster/main.ts) that is expected to stop: its exit code and output. */

@@ -64,6 +64,21 @@ export async function fetchNarrow(
   return { status: res.status, ids: messages.map((m) => m.id), body: res.body, text: res.text };
 }
 
+/** A channel's messages as hamlet reads them, oldest first, as [id, content] (throws if refused). */
+export async function channelContents(
+  api: ApiClient,
+  channel: string,
+): Promise<[number, string][]> {
+  const r = await api.get('hamlet', 'messages', {
+    anchor: 'oldest',
+    num_before: 0,
+    num_after: 1000,
+    narrow: [{ operator: 'channel', operand: channel }],
+  });
+  if (r.status !== 200) throw new Error(`fetch failed: ${r.status} ${r.text}`);
+  return (r.body.messages as { id: number; content: string }[]).map((m) => [m.id, m.content]);
+}
+
 /**
  * Bulk seeding through the store (for ranges of thousands of messages, where sending each one
  * over HTTP would only slow the test down): `count` channel messages from `senderId`, each
