@@ -21,11 +21,11 @@
  *
  * Nothing in NATS changes: the cluster's other nodes, if they run on, go on without this copy.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { openDatabase } from '../storage/db.js';
+import { storeImageProxyKey } from '../storage/image-proxy-key.js';
 import { DataDirLock, DataDirLockedError } from '../storage/data-lock.js';
 import { appliedPosition, hasUnackedCommits, isClusterCopy } from '../storage/replication.js';
 import Database from '../storage/sqlite.js';
@@ -37,6 +37,7 @@ import {
   type ClusterNames,
 } from './jetstream.js';
 import {
+  emojiNamedIn,
   fetchMissingEmoji,
   fetchMissingUploads,
   type NamedEmoji,
@@ -114,13 +115,7 @@ function readCopy(dataDir: string): Copy | null {
         }));
       }
     }
-    const emoji = has('realm_emoji')
-      ? db
-          .prepare<[], NamedEmoji>(
-            'SELECT realm_id AS realmId, file_name AS fileName FROM realm_emoji',
-          )
-          .all()
-      : [];
+    const emoji = has('realm_emoji') ? emojiNamedIn(db) : [];
     return {
       cluster,
       applied: appliedPosition(db),
@@ -189,28 +184,6 @@ async function logEnd(nc: NatsConnection, names: ClusterNames): Promise<number> 
   return (await jsm.streams.info(names.stream)).state.last_seq;
 }
 
-/** Writes `key` to DIR/image_proxy_key (0600) in place of what is there; whether it changed. */
-function writeImageProxyKey(dataDir: string, key: string): boolean {
-  const file = path.join(dataDir, 'image_proxy_key');
-  let local: string | null = null;
-  try {
-    local = fs.readFileSync(file, 'utf8').trim();
-  } catch {
-    // none yet
-  }
-  if (local === key) return false;
-  const tmp = `${file}.${crypto.randomBytes(6).toString('hex')}`;
-  const fd = fs.openSync(tmp, 'wx', 0o600);
-  try {
-    fs.writeSync(fd, key + '\n');
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  return true;
-}
-
 export async function detach(opts: DetachOptions): Promise<DetachSummary> {
   const dataDir = path.resolve(opts.dataDir);
   const running = () =>
@@ -265,10 +238,7 @@ export async function detach(opts: DetachOptions): Promise<DetachSummary> {
       const kv = await js.views.kv(opts.names.leases, { bindOnly: true });
       const stored = await kv.get(IMAGE_PROXY_KEY_NAME);
       if (stored && stored.operation === 'PUT') {
-        const key = stored.string().trim();
-        if (!/^[0-9a-f]{32,}$/.test(key))
-          throw new Error(`the cluster's ${IMAGE_PROXY_KEY_NAME} is not a key`);
-        if (writeImageProxyKey(dataDir, key)) keys.push('image_proxy_key');
+        if (storeImageProxyKey(dataDir, stored.string().trim())) keys.push('image_proxy_key');
       }
       // Last, and at once: the markers go in one transaction (openDatabase migrates the copy to
       // this build's schema first, as npm start would).

@@ -50,7 +50,7 @@ import {
 } from './jetstream.js';
 import { uploadSnapshot } from './snapshot.js';
 import { trimmedPosition } from './trim.js';
-import { putExistingEmoji, putExistingUploads, type NamedEmoji } from './uploads.js';
+import { emojiNamedIn, putExistingEmoji, putExistingUploads } from './uploads.js';
 
 /** A node that will not start on its data directory, and why (said as it is to the operator). */
 export class CopyRefusedError extends Error {
@@ -333,12 +333,9 @@ async function finishSeed(h: JetStreamHandles, db: DB, opts: PrepareOptions): Pr
   const key = loadImageProxyKey(opts.dataDir);
   await patiently(() => h.kv.put(IMAGE_PROXY_KEY_NAME, key));
   const pathIds = db.prepare<[], string>('SELECT path_id FROM attachments').pluck().all();
-  const emoji = db
-    .prepare<[], NamedEmoji>('SELECT realm_id AS realmId, file_name AS fileName FROM realm_emoji')
-    .all();
   const put =
     (await putExistingUploads(opts.dataDir, h.files, pathIds)) +
-    (await putExistingEmoji(opts.dataDir, h.files, emoji));
+    (await putExistingEmoji(opts.dataDir, h.files, emojiNamedIn(db)));
   const at = await uploadSnapshot(
     {
       snapshotTo: (file) => {

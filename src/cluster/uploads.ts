@@ -16,6 +16,7 @@ import {
   THUMBNAIL_OUTPUT_FORMATS,
   TRANSCODED_IMAGE_FORMAT,
 } from '../lib/thumbnail-formats.js';
+import type { DB } from '../storage/db.js';
 import { thumbnailFilePath, UploadFiles } from '../storage/upload-files.js';
 
 /**
@@ -116,12 +117,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
     const blob = await this.bucket.getBlob(emojiObject(realmId, fileName)).catch(() => null);
     if (!blob) return null;
     const data = Buffer.from(blob);
-    const dest = this.emojiPath(realmId, fileName);
-    await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
-    // Written aside and renamed: a concurrent reader never sees half a file.
-    const tmp = `${dest}.${crypto.randomBytes(6).toString('hex')}.part`;
-    await fs.promises.writeFile(tmp, data, { mode: 0o600 });
-    await fs.promises.rename(tmp, dest);
+    await this.writeEmoji(realmId, fileName, data);
     return data;
   }
 
@@ -194,6 +190,13 @@ export async function putExistingUploads(
 /** A custom emoji image as its row names it. */
 export type NamedEmoji = { realmId: number; fileName: string };
 
+/** Every custom emoji image a database's realm_emoji rows name. */
+export function emojiNamedIn(db: DB): NamedEmoji[] {
+  return db
+    .prepare<[], NamedEmoji>('SELECT realm_id AS realmId, file_name AS fileName FROM realm_emoji')
+    .all();
+}
+
 /**
  * Puts a data directory's custom emoji images (`emoji`, from its realm_emoji rows) into the
  * bucket, each unless it is there already or missing from the directory: a seed's
@@ -236,11 +239,7 @@ export async function fetchMissingEmoji(
       problems.push(`${name}: not in the bucket`);
       continue;
     }
-    const tmpDir = path.resolve(dataDir, 'tmp');
-    await fs.promises.mkdir(tmpDir, { recursive: true, mode: 0o700 });
-    const tmp = path.join(tmpDir, crypto.randomBytes(16).toString('hex'));
-    await fs.promises.writeFile(tmp, blob, { mode: 0o600 });
-    await files.placeEmoji(tmp, e.realmId, e.fileName);
+    await files.writeEmoji(e.realmId, e.fileName, blob);
     out.files++;
     out.bytes += blob.length;
   }

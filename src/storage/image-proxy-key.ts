@@ -7,8 +7,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
+const KEY_FILE = 'image_proxy_key';
+const KEY = /^[0-9a-f]{32,}$/;
+
 export function loadImageProxyKey(dataDir: string): string {
-  const file = path.join(dataDir, 'image_proxy_key');
+  const file = path.join(dataDir, KEY_FILE);
   fs.mkdirSync(dataDir, { recursive: true });
   try {
     const fd = fs.openSync(
@@ -27,6 +30,32 @@ export function loadImageProxyKey(dataDir: string): string {
   }
   if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
   const key = fs.readFileSync(file, 'utf8').trim();
-  if (!/^[0-9a-f]{32,}$/.test(key)) throw new Error(`${file} does not hold a key`);
+  if (!KEY.test(key)) throw new Error(`${file} does not hold a key`);
   return key;
+}
+
+/**
+ * Puts `key` in DATA_DIR/image_proxy_key (0600, written aside and renamed) in place of what is
+ * there (a cluster's key, for a detached node's directory); whether the file changed.
+ */
+export function storeImageProxyKey(dataDir: string, key: string): boolean {
+  if (!KEY.test(key)) throw new Error('not an image-proxy key');
+  const file = path.join(dataDir, KEY_FILE);
+  let local: string | null = null;
+  try {
+    local = fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    // none yet
+  }
+  if (local === key) return false;
+  const tmp = `${file}.${crypto.randomBytes(6).toString('hex')}`;
+  const fd = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    fs.writeSync(fd, key + '\n');
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  return true;
 }

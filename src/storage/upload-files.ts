@@ -158,6 +158,15 @@ export class UploadFiles {
     await fs.promises.rename(tmpPath, dest);
   }
 
+  /** Stores an emoji image's bytes (written aside, then renamed: a reader never sees half). */
+  async writeEmoji(realmId: number, fileName: string, data: Uint8Array): Promise<void> {
+    const dest = this.emojiPath(realmId, fileName);
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
+    const tmp = `${dest}.${crypto.randomBytes(6).toString('hex')}.part`;
+    await fs.promises.writeFile(tmp, data, { mode: 0o600 });
+    await fs.promises.rename(tmp, dest);
+  }
+
   /** A custom emoji's image, or null when it is not here. */
   async readEmoji(realmId: number, fileName: string): Promise<Buffer | null> {
     return fs.promises.readFile(this.emojiPath(realmId, fileName)).catch(() => null);

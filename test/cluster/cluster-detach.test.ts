@@ -26,7 +26,7 @@ import { runWithEngines } from '../helpers/cluster-run.js';
 import { channelContents } from '../helpers/messages.js';
 import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
-import { startThirdParty } from '../helpers/third-party.js';
+import { thirdPartyImage } from '../helpers/third-party.js';
 import { tinyPng } from '../helpers/images.js';
 import { addEmoji, request, upload } from '../helpers/uploads.js';
 
@@ -39,15 +39,7 @@ async function run(): Promise<void> {
     await down(dir);
     fs.rmSync(root, { recursive: true, force: true });
   });
-  const cat = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#2a6' } })
-    .png()
-    .toBuffer();
-  const thirdParty = await startThirdParty(t, {
-    '/cat.png': (_req, res) => {
-      res.writeHead(200, { 'content-type': 'image/png' });
-      res.end(cat);
-    },
-  });
+  const { thirdParty, cat } = await thirdPartyImage(t, '#2a6');
 
   let rec: ClusterRecord;
   try {

@@ -27,7 +27,7 @@ import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import type { Fixture } from '../helpers/fixtures.js';
 import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
-import { startThirdParty } from '../helpers/third-party.js';
+import { thirdPartyImage } from '../helpers/third-party.js';
 import { request, upload } from '../helpers/uploads.js';
 import { runWithEngines } from '../helpers/cluster-run.js';
 import { channelContents } from '../helpers/messages.js';
@@ -69,15 +69,7 @@ async function run(): Promise<void> {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  const cat = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#c22' } })
-    .png()
-    .toBuffer();
-  const thirdParty = await startThirdParty(t, {
-    '/cat.png': (_req, res) => {
-      res.writeHead(200, { 'content-type': 'image/png' });
-      res.end(cat);
-    },
-  });
+  const { thirdParty, cat } = await thirdPartyImage(t, '#c22');
   const { realms, file, deletedId, largestBefore } = await singleProcessData(
     single,
     thirdParty.url('/cat.png'),

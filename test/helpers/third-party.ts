@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
 import type { Test } from 'tap';
 
 export type Route = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -32,4 +33,21 @@ export async function startThirdParty(t: Test, routes: Record<string, Route>): P
   );
   const port = (server.address() as AddressInfo).port;
   return { port, hits, url: (path) => `http://127.0.0.1:${port}${path}` };
+}
+
+/** A third party serving one small PNG (of `background`) at `/cat.png`: the server and the image. */
+export async function thirdPartyImage(
+  t: Test,
+  background: string,
+): Promise<{ thirdParty: ThirdParty; cat: Buffer }> {
+  const cat = await sharp({ create: { width: 40, height: 30, channels: 3, background } })
+    .png()
+    .toBuffer();
+  const thirdParty = await startThirdParty(t, {
+    '/cat.png': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(cat);
+    },
+  });
+  return { thirdParty, cat };
 }
