@@ -138,6 +138,10 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
     if (finishedParsing && pendingWrites === 0 && settle) settle();
   };
 
+  // A form without fields sent as no bytes at all (zulip-js's FormData with nothing appended):
+  // busboy calls it an unexpected end; it is an empty form.
+  let received = 0;
+
   bb.on('field', (name, value) => {
     fields[name] = value;
   });
@@ -218,6 +222,11 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
   });
   bb.on('filesLimit', () => fileOpts?.onExtraFile());
   bb.on('error', (err: Error) => {
+    if (received === 0) {
+      finishedParsing = true;
+      maybeSettle();
+      return;
+    }
     failure ??= new JsonableError(`Malformed multipart body: ${err.message}`);
     finishedParsing = true;
     maybeSettle();
@@ -235,6 +244,7 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
 
   return {
     write: (chunk) => {
+      received += chunk.length;
       if (!failure) bb.write(chunk);
     },
     end: () =>

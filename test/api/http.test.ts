@@ -55,6 +55,38 @@ t.test(
   },
 );
 
+t.test('a multipart form without fields is an empty form (zulip-js sends one)', async (t) => {
+  const { api } = await startServer(t);
+  // The close delimiter alone: what form libraries make with nothing appended.
+  const res = await api.post('hamlet', 'register', {}, { encoding: 'multipart' });
+  t.equal(assertSuccess(t, res, 'register with an empty multipart form').result, 'success');
+  const auth = basicAuth(api.fx.users.hamlet!.email, api.fx.users.hamlet!.api_key);
+  // No bytes at all under a multipart type: what zulip-js sends for a call without parameters.
+  const none = await rawRequest(api.baseUrl, {
+    method: 'POST',
+    path: '/api/v1/register',
+    headers: {
+      authorization: auth,
+      'content-type': 'multipart/form-data;boundary=--------------------------847c91e3',
+      'content-length': '0',
+    },
+    body: '',
+  });
+  t.equal(none.status, 200, 'an empty multipart body: an empty form');
+  // A form cut off inside a part is still malformed.
+  const cut = await rawRequest(api.baseUrl, {
+    method: 'POST',
+    path: '/api/v1/register',
+    headers: {
+      authorization: auth,
+      'content-type': 'multipart/form-data; boundary=xyz',
+    },
+    body: '--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\nvalue',
+  });
+  t.equal(cut.status, 400, 'cut off: 400');
+  t.match(cut.body.msg, /^Malformed multipart body/);
+});
+
 t.test('ignored_parameters_unsupported lists unknown parameters only', async (t) => {
   const { api } = await startServer(t);
   const res = await api.get('hamlet', 'users', { client_extavatar: true, color: 'blue', size: 3 });

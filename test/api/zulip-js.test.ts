@@ -51,6 +51,8 @@ t.test('zulip-js: register, long-poll, send, edit, react, upload', async (t) => 
   t.type(settings.zulip_version, 'string', 'server settings: zulip_version');
   t.type(settings.zulip_feature_level, 'number', 'server settings: zulip_feature_level');
 
+  // Without parameters its FormData is the close delimiter alone: an empty form.
+  t.equal((await z.queues.register({})).result, 'success', 'registered without parameters');
   const reg = await z.queues.register({ event_types: ['message', 'update_message', 'reaction'] });
   t.equal(reg.result, 'success', 'registered');
   t.equal(reg.zulip_feature_level, settings.zulip_feature_level);
