@@ -162,7 +162,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
     inflight,
   );
-  mountEventSocket(app, context);
+  const guardSockets = mountEventSocket(app, context);
 
   let listener: HttpListener;
   try {
@@ -172,6 +172,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       config.port,
       config.httpGuard,
       config.httpMaxConnections,
+      guardSockets,
     );
   } catch (err) {
     await scheduler.close();

@@ -4,10 +4,14 @@
  * reading each request from a Unix socket instead of TCP.
  *
  * Messages from the main thread: 'close' (stop accepting; answered 'closed' once what arrived
- * reached uWS) and 'end' (end every connection; the thread exits when they are gone).
+ * reached uWS), 'end' (end every connection; the thread exits when they are gone), and batches of
+ * frames for the event WebSockets the guard holds (./guard-sockets.ts; their frames come back
+ * the same way).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { HttpGuard, type GuardRoutes } from './guard.js';
+import { GuardSockets } from './guard-sockets.js';
+import { batchTransfer, type SocketBatch } from './socket-batch.js';
 
 export type GuardThreadData = {
   upstream: string;
@@ -16,18 +20,26 @@ export type GuardThreadData = {
   port: number;
   /** Connections relayed at once (HttpGuard.maxRelays). */
   maxConnections: number;
+  /** The guard holds the event WebSockets (routes.socket): their backpressure bound. */
+  sockets: { maxBackpressure: number } | null;
 };
 export type GuardThreadReport =
   | { kind: 'listening'; port: number }
   /** Connections answered 503 in the last interval (sent only when there were any). */
   | { kind: 'refused'; count: number }
   | { kind: 'failed'; message: string; code?: string }
-  | { kind: 'closed' };
+  | { kind: 'closed' }
+  /** Frames received, sockets opened and closed (./guard-sockets.ts). */
+  | SocketBatch;
 
 const port = parentPort!;
 const data = workerData as GuardThreadData;
 const report = (r: GuardThreadReport) => port.postMessage(r);
-const guard = new HttpGuard(data.upstream, data.routes, data.maxConnections);
+const sockets =
+  data.sockets === null
+    ? null
+    : new GuardSockets((b) => port.postMessage(b, batchTransfer(b)), data.sockets.maxBackpressure);
+const guard = new HttpGuard(data.upstream, data.routes, data.maxConnections, sockets);
 /** How often refused connections are reported (the main thread logs them). */
 const REFUSED_REPORT_MS = 10_000;
 const refusedReports = setInterval(() => {
@@ -45,8 +57,9 @@ guard.listen(data.host, data.port).then(
   },
 );
 
-port.on('message', (m: 'close' | 'end') => {
-  if (m === 'close') void guard.close().then(() => report({ kind: 'closed' }));
+port.on('message', (m: 'close' | 'end' | SocketBatch) => {
+  if (typeof m === 'object') sockets?.apply(m);
+  else if (m === 'close') void guard.close().then(() => report({ kind: 'closed' }));
   else {
     void guard.close();
     guard.endAll();

@@ -32,6 +32,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { GuardSockets, SocketRequest } from './guard-sockets.js';
 
 const KNOWN_METHODS = new Set([
   'GET',
@@ -108,8 +109,23 @@ const BUSY_ANSWER = Buffer.from(
     `Connection: close\r\nContent-Length: ${Buffer.byteLength(BUSY_BODY)}\r\n\r\n${BUSY_BODY}`,
 );
 
-/** Where the guard sends the requests uWS could not answer: `<prefix>/<status>/<what>`. */
-export type GuardRoutes = { prefix: string };
+/**
+ * Where the guard sends the requests uWS could not answer: `<prefix>/<status>/<what>`; and, when it
+ * holds the event WebSockets itself (./guard-sockets.ts), the public path of their upgrades,
+ * asked about as `<prefix>/socket?<query>`.
+ */
+export type GuardRoutes = { prefix: string; socket?: string };
+
+/** Headers of an upgrade the guard ends itself that uWS is not shown (the rest are). */
+const HANDSHAKE_ONLY = new Set([
+  'upgrade',
+  'connection',
+  'sec-websocket-key',
+  'sec-websocket-version',
+  'sec-websocket-extensions',
+]);
+/** What a client may send after an upgrade request before the answer (held meanwhile). */
+const MAX_HELD = 64 * 1024;
 
 type Mode =
   | { kind: 'head' }
@@ -118,6 +134,8 @@ type Mode =
   | { kind: 'chunk-data'; left: number }
   | { kind: 'trailers' }
   | { kind: 'raw' }
+  /** An event-socket upgrade is being asked about: what follows is held. */
+  | { kind: 'socket'; held: Buffer[]; size: number }
   | { kind: 'discard' };
 
 /**
@@ -127,6 +145,8 @@ type Mode =
 export class RequestScanner {
   private mode: Mode = { kind: 'head' };
   private pending: Buffer = Buffer.alloc(0);
+  /** The event-socket upgrade being asked about (mode 'socket'). */
+  socketRequest: SocketRequest | null = null;
 
   constructor(private readonly routes: GuardRoutes) {}
 
@@ -152,6 +172,11 @@ export class RequestScanner {
           out.push(buf);
           return out;
         case 'discard':
+          return out;
+        case 'socket':
+          m.held.push(Buffer.from(buf));
+          m.size += buf.length;
+          if (m.size > MAX_HELD) this.mode = { kind: 'discard' };
           return out;
         case 'body':
         case 'chunk-data': {
@@ -247,6 +272,7 @@ export class RequestScanner {
     const contentLength: string[] = [];
     const transferEncoding: string[] = [];
     let upgrade = false;
+    const headers: Record<string, string> = Object.create(null) as Record<string, string>;
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
       const colon = line.indexOf(':');
@@ -262,10 +288,45 @@ export class RequestScanner {
       if (lower === 'content-length') contentLength.push(value);
       else if (lower === 'transfer-encoding') transferEncoding.push(value);
       else if (lower === 'upgrade') upgrade = true;
+      headers[lower] = lower in headers ? `${headers[lower]}, ${value}` : value;
     }
     if (!KNOWN_METHODS.has(method)) return this.refuse(501, method);
+    if (upgrade && method === 'GET' && this.routes.socket !== undefined) {
+      const target = requestLine.slice(4, requestLine.lastIndexOf(' '));
+      const q = target.indexOf('?');
+      if ((q === -1 ? target : target.slice(0, q)) === this.routes.socket) {
+        // Asked about as a plain request; the answer decides (see HttpGuard.relay).
+        this.socketRequest = { url: target, headers };
+        this.mode = { kind: 'socket', held: [], size: 0 };
+        const shown = kept.slice(1).filter((l) => !HANDSHAKE_ONLY.has(headerName(l)));
+        return Buffer.from(
+          [`GET ${this.routes.prefix}/socket${q === -1 ? '' : target.slice(q)} HTTP/1.1`, ...shown]
+            .join('\r\n')
+            .concat('\r\n\r\n'),
+          'latin1',
+        );
+      }
+    }
     this.mode = framing(contentLength, transferEncoding, upgrade);
     return dropped ? Buffer.from(kept.join('\r\n') + '\r\n\r\n', 'latin1') : head;
+  }
+
+  /**
+   * The asked-about upgrade was accepted: what the client sent after it (the socket's first
+   * bytes). The scanner is done with this connection.
+   */
+  takeSocket(): Buffer {
+    const m = this.mode;
+    this.mode = { kind: 'discard' };
+    return m.kind === 'socket' ? Buffer.concat(m.held) : Buffer.alloc(0);
+  }
+
+  /** The asked-about upgrade was refused (answered as it is): back to reading requests. */
+  socketRefused(): Buffer[] {
+    const m = this.mode;
+    this.socketRequest = null;
+    this.mode = { kind: 'head' };
+    return m.kind === 'socket' && m.size > 0 ? this.feed(Buffer.concat(m.held)) : [];
   }
 
   /** Replaces the request by one for the guard's route; nothing more is read. */
@@ -277,6 +338,35 @@ export class RequestScanner {
       'latin1',
     );
   }
+}
+
+/**
+ * uWS's answer to an asked-about upgrade, once complete: an accepted one names its socket
+ * (`X-Guard-Socket`, `X-Guard-Protocol`); anything else is passed to the client. Null: incomplete.
+ */
+export function socketVerdict(answer: Buffer): { socket: number | null; protocol: string } | null {
+  const end = answer.indexOf(CRLF2);
+  if (end === -1) return answer.length > MAX_HEAD ? { socket: null, protocol: '' } : null;
+  const lines = answer.subarray(0, end).toString('latin1').split('\r\n');
+  let length: number | null = null;
+  let socket: number | null = null;
+  let protocol = '';
+  for (const line of lines.slice(1)) {
+    const name = headerName(line);
+    const value = line.slice(line.indexOf(':') + 1).trim();
+    if (name === 'content-length') length = /^\d{1,15}$/.test(value) ? Number(value) : null;
+    else if (name === 'x-guard-socket') socket = /^\d{1,9}$/.test(value) ? Number(value) : null;
+    else if (name === 'x-guard-protocol') protocol = value;
+  }
+  // Without a length the answer's end is unknown: it is passed on as it comes.
+  if (length === null) return { socket: null, protocol: '' };
+  if (answer.length < end + 4 + length) return null;
+  const accepted = /^HTTP\/1\.1 200 /.test(lines[0]!) && socket !== null;
+  return { socket: accepted ? socket : null, protocol };
+}
+
+function headerName(line: string): string {
+  return line.slice(0, line.indexOf(':')).toLowerCase();
 }
 
 /** How the body after a head is framed (RFC 9112 §6.3); 'raw' when uWS will refuse it anyway. */
@@ -367,11 +457,16 @@ export function privateSocketPath(): { dir: string; file: string } {
   return { dir, file: path.join(dir, 'uws.sock') };
 }
 
-export function guardRoutes(): GuardRoutes {
-  return { prefix: `/.guard-${crypto.randomBytes(12).toString('hex')}` };
+/** The guard's private routes; `socket`: the path of the event sockets it holds itself. */
+export function guardRoutes(socket?: string): GuardRoutes {
+  const prefix = `/.guard-${crypto.randomBytes(12).toString('hex')}`;
+  return socket === undefined ? { prefix } : { prefix, socket };
 }
 
 type WriteCallback = (error?: Error | null) => void;
+
+/** Every read from uWS lands here (one thread, read callbacks run one at a time). */
+const UPSTREAM_READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
 /**
  * The connection to uWS. A failed write does not destroy it, as it would a plain socket: uWS
@@ -417,6 +512,8 @@ export class HttpGuard {
     private readonly routes: GuardRoutes,
     /** Connections relayed at once; one beyond is answered 503 (BUSY_ANSWER) and closed. */
     readonly maxRelays: number = Number.MAX_SAFE_INTEGER,
+    /** The event WebSockets, when the guard holds them (routes.socket is their path). */
+    private readonly sockets: GuardSockets | null = null,
   ) {
     // Half-open: a client that ends its side after the request still gets the answer.
     this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (c) => this.relay(c));
@@ -469,6 +566,7 @@ export class HttpGuard {
    * destroyed.
    */
   endAll(): void {
+    this.sockets?.endAll();
     for (const [client, upstream] of this.relays) {
       upstream.end();
       setTimeout(() => {
@@ -508,17 +606,60 @@ export class HttpGuard {
   }
 
   private relay(client: net.Socket): void {
-    if (this.relays.size >= this.maxRelays) {
+    if (this.relays.size + (this.sockets?.size ?? 0) >= this.maxRelays) {
       this.refuse(client);
       return;
     }
-    const server = new Upstream({ allowHalfOpen: true }).connect({ path: this.upstream });
+    // uWS's answer passes on as it is, with backpressure from the client. It is read into the
+    // thread's one read buffer (no stream machinery per read: the relay's largest cost when one
+    // event goes out to thousands of WebSockets) and copied out before the next read.
+    const forward = (n: number, buf: Uint8Array): boolean => {
+      if (asking) return answered(Buffer.from(buf.subarray(0, n)));
+      if (client.write(Buffer.from(buf.subarray(0, n)))) return true;
+      client.once('drain', () => server.resume());
+      return false; // pauses reading from uWS
+    };
+    // (Node reads `onread` from the constructor's options; its types list it only for connect's.)
+    const options: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
+      allowHalfOpen: true,
+      onread: { buffer: UPSTREAM_READ_BUFFER, callback: forward },
+    };
+    const server = new Upstream(options).connect({ path: this.upstream });
     this.relays.set(client, server);
     // The PROXY header goes out with the first request bytes, in one write: this uWS build never
     // signals the end of an empty body (a POST with Content-Length: 0) when the PROXY header
     // reached it in a read of its own, so such a request would wait for its idle timeout.
     let preface: Buffer | null = proxyHeader(client);
     const scanner = new RequestScanner(this.routes);
+    /** An event-socket upgrade was asked about: uWS's answer is read here, not forwarded. */
+    let asking = false;
+    let answer: Buffer = Buffer.alloc(0);
+    /** The answer so far; returns whether to go on reading from uWS. */
+    const answered = (bytes: Buffer): boolean => {
+      answer = answer.length === 0 ? bytes : Buffer.concat([answer, bytes]);
+      const verdict = socketVerdict(answer);
+      if (verdict === null) return true; // not all of it yet
+      asking = false;
+      if (verdict.socket !== null && this.sockets !== null) {
+        // Accepted: the guard ends the WebSocket itself; the connection to uWS is done with.
+        const request = scanner.socketRequest!;
+        const rest = scanner.takeSocket();
+        this.relays.delete(client);
+        for (const e of ['data', 'end', 'error', 'close'] as const) client.removeAllListeners(e);
+        for (const e of ['end', 'error', 'close'] as const) server.removeAllListeners(e);
+        server.on('error', () => {});
+        server.destroy();
+        this.sockets.accept(verdict.socket, verdict.protocol, client, request, rest);
+        return false;
+      }
+      // Refused (or not an answer the guard understands): the client gets it as it is.
+      const ok = client.write(answer);
+      answer = Buffer.alloc(0);
+      for (const part of scanner.socketRefused()) server.write(part);
+      if (ok) return true;
+      client.once('drain', () => server.resume());
+      return false;
+    };
     /** uWS takes no more bytes (it closed, or a write to it failed): the client's are dropped. */
     let dropping = false;
     /** uWS's side is over: its answer forwarded, the client's side ended (FIN). */
@@ -549,6 +690,7 @@ export class HttpGuard {
       }
       let ok = true;
       const parts = scanner.feed(chunk);
+      if (scanner.socketRequest !== null && !asking && answer.length === 0) asking = true;
       if (preface !== null && parts.length > 0) {
         parts[0] = Buffer.concat([preface, parts[0]!]);
         preface = null;
@@ -568,17 +710,6 @@ export class HttpGuard {
       if (!dropping) server.end();
     });
 
-    // uWS's answer passes on as it is, with backpressure from the client.
-    let waiting = false;
-    server.on('data', (chunk: Buffer) => {
-      if (client.write(chunk) || waiting) return;
-      waiting = true;
-      server.pause();
-      client.once('drain', () => {
-        waiting = false;
-        server.resume();
-      });
-    });
     // uWS ended, closed or reset its side (it resets when it closes with request bytes unread):
     // whatever it sent before is forwarded, then the client's side ends (FIN after the answer).
     // A client between requests is done with; one still sending is lingered on, reading and
@@ -587,8 +718,10 @@ export class HttpGuard {
       if (ended || client.destroyed) return;
       ended = true;
       dropping = true;
-      for (let b = server.read() as Buffer | null; b !== null; b = server.read() as Buffer | null)
-        client.write(b);
+      if (asking) {
+        asking = false;
+        client.write(answer); // what uWS said before it ended, if anything
+      }
       client.resume();
       if (client.readableEnded || (scanner.idle && dropped === 0)) {
         client.end(() => client.destroy());

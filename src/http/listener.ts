@@ -11,6 +11,8 @@ import { log } from '../observability/log.js';
 import type { GuardThreadData, GuardThreadReport } from './guard-thread.js';
 import { RequestContext } from './request.js';
 import { sendError } from './respond.js';
+import { batchTransfer, type SocketBatch } from './socket-batch.js';
+import type { GuardSocketHost } from './socket.js';
 import { closeListenSocket, listen, listenUnix, type TemplatedApp } from './uws.js';
 
 /** The guard's answers end the connection (nothing after the refused request is read). */
@@ -31,6 +33,8 @@ export async function openListener(
   guarded: boolean,
   /** Connections the guard holds at once; null: as many as the open-files limit allows. */
   maxConnections: number | null = null,
+  /** The event sockets, held by the guard (src/http/guard-sockets.ts) when it runs. */
+  sockets: GuardSocketHost | null = null,
 ): Promise<HttpListener> {
   if (!guarded) {
     const { socket, port: bound } = await listen(app, host, port);
@@ -40,7 +44,9 @@ export async function openListener(
       closeConnections() {},
     };
   }
-  const routes = guardRoutes();
+  const routes = guardRoutes(sockets?.path);
+  let guard: GuardThread | null = null;
+  sockets?.mount(app, routes.prefix, (batch) => guard?.post(batch));
   app.get(`${routes.prefix}/:status/:what`, (res, req) => {
     const ctx = new RequestContext(req, 2, 'GET');
     res.onAborted(() => ctx.markAborted());
@@ -74,7 +80,6 @@ export async function openListener(
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  let guard: GuardThread;
   try {
     const limit = openFilesLimit();
     const max = maxConnections ?? relayCapacity(limit);
@@ -84,20 +89,31 @@ export async function openListener(
         'HTTP guard: at most %d connections (three descriptors each; raise the open-files limit for more)',
         max,
       );
-    guard = await GuardThread.start({ upstream: file, routes, host, port, maxConnections: max });
+    guard = await GuardThread.start(
+      {
+        upstream: file,
+        routes,
+        host,
+        port,
+        maxConnections: max,
+        sockets: sockets === null ? null : { maxBackpressure: sockets.maxBackpressure },
+      },
+      sockets,
+    );
   } catch (err) {
     closeListenSocket(socket);
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  const started = guard;
   return {
-    port: guard.port,
+    port: started.port,
     // uWS's own socket stays open until the end: only the guard's open relays reach it, and a
     // relay still connecting must not be refused.
-    stopAccepting: () => guard.close(),
+    stopAccepting: () => started.close(),
     closeConnections() {
       closeListenSocket(socket);
-      guard.endAll();
+      started.endAll();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -110,9 +126,11 @@ class GuardThread {
   private constructor(
     private readonly worker: Worker,
     readonly port: number,
+    sockets: GuardSocketHost | null,
   ) {
     worker.on('message', (r: GuardThreadReport) => {
-      if (r.kind === 'closed') this.closed?.();
+      if (r.kind === 'sockets') sockets?.receive(r);
+      else if (r.kind === 'closed') this.closed?.();
       else if (r.kind === 'refused')
         log.warn(
           { refused: r.count },
@@ -122,7 +140,7 @@ class GuardThread {
     worker.on('exit', () => this.closed?.());
   }
 
-  static start(data: GuardThreadData): Promise<GuardThread> {
+  static start(data: GuardThreadData, sockets: GuardSocketHost | null): Promise<GuardThread> {
     const worker = new Worker(new URL('./guard-thread.js', import.meta.url), {
       workerData: data,
       // The relay needs none of the main thread's flags or NODE_OPTIONS (loaders, instrumentation:
@@ -142,13 +160,18 @@ class GuardThread {
           worker.on('error', (err) => {
             throw err;
           });
-          resolve(new GuardThread(worker, r.port));
+          resolve(new GuardThread(worker, r.port, sockets));
         } else if (r.kind === 'failed')
           reject(Object.assign(new Error(r.message), { code: r.code }));
       };
       worker.once('message', first);
       worker.once('error', failed);
     });
+  }
+
+  /** A batch of frames for the sockets the guard holds. */
+  post(batch: SocketBatch): void {
+    this.worker.postMessage(batch, batchTransfer(batch));
   }
 
   /** Stops accepting; resolves once what arrived reached uWS and uWS has had a turn to read it. */

@@ -29,6 +29,13 @@ import { parseUrlEncoded } from './body.js';
 import { RequestContext } from './request.js';
 import { sendError } from './respond.js';
 import {
+  SOCKET_OP,
+  SocketBatchBuilder,
+  readBatch,
+  type SocketBatch,
+  type SocketOp,
+} from './socket-batch.js';
+import {
   DISABLED_COMPRESSION,
   type HttpRequest,
   type HttpResponse,
@@ -40,7 +47,8 @@ import {
 export const EVENT_SOCKET_PATH = '/api/v1/events/socket';
 
 type Format = 'json' | 'msgpack';
-type SocketData = { rt: QueueHandle; format: Format; sink: SocketSink | null; closed: boolean };
+type Admitted = { rt: QueueHandle; format: Format; protocol: Format | '' };
+type SocketData = Admitted & { sink: SocketSink | null; closed: boolean };
 
 const SocketParams = compileParams(z.object({ queue_id: str(), last_event_id: int() }));
 const AckFrame = z.object({ last_event_id: z.number().int() });
@@ -57,7 +65,12 @@ export function chooseSubprotocol(offer: string): Format | '' | null {
   return null;
 }
 
-export function mountEventSocket(app: TemplatedApp, server: ServerContext): void {
+/**
+ * Mounts the socket's URL. Behind the HTTP guard, the guard holds the sockets (their upgrades
+ * reach this thread as plain requests, their frames in batches): the returned host is its side of
+ * them, for the listener to connect; without the guard, uWS holds them and null is returned.
+ */
+export function mountEventSocket(app: TemplatedApp, server: ServerContext): GuardSocketHost | null {
   const { queues, config } = server;
   app.ws<SocketData>(EVENT_SOCKET_PATH, {
     compression: DISABLED_COMPRESSION,
@@ -72,34 +85,13 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
 
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const ctx = new RequestContext(req, 0, 'GET');
-      ctx.bindPeer(res, server.config.httpGuard);
-      if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
-      const key = req.getHeader('sec-websocket-key');
       const protocolOffer = req.getHeader('sec-websocket-protocol');
+      const key = req.getHeader('sec-websocket-key');
       const extensions = req.getHeader('sec-websocket-extensions');
-      res.onAborted(() => ctx.markAborted());
-      let data: SocketData;
-      let protocol: Format | '';
-      try {
-        const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
-        const user = authenticate(server.store, realm, ctx.authorization, server.limits, ctx);
-        // An upgrade counts as one request against the event-queue budget (GET /events's).
-        server.limits?.user(ctx, user.id, 'events');
-        const { params } = decodeParams(SocketParams, parseUrlEncoded(ctx.query));
-        const rt = queues.access(user.id, params.queue_id);
-        const chosen = chooseSubprotocol(protocolOffer);
-        if (chosen === null) {
-          throw new JsonableError(`Unsupported WebSocket subprotocol: ${protocolOffer}`);
-        }
-        protocol = chosen;
-        queues.acknowledge(rt, params.last_event_id);
-        data = { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', sink: null, closed: false };
-      } catch (err) {
-        sendError(res, ctx, err, true);
-        return;
-      }
-      ctx.done = true;
-      res.cork(() => res.upgrade(data, key, protocol, extensions, context));
+      const admitted = admit(server, res, req, ctx, protocolOffer);
+      if (admitted === null) return;
+      const data: SocketData = { ...admitted, sink: null, closed: false };
+      res.cork(() => res.upgrade(data, key, admitted.protocol, extensions, context));
     },
 
     open: (ws: WebSocket<SocketData>) => {
@@ -109,7 +101,7 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       const sink: SocketSink = {
         send(events: readonly QueuedEvent[]) {
           if (data.closed) return;
-          const frame = binary ? eventsResponsePacked(events) : eventsResponseJson(events);
+          const frame = eventsFrame(data, events);
           let status = 0;
           ws.cork(() => {
             status = ws.send(frame, binary);
@@ -132,27 +124,7 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
 
     message: (ws: WebSocket<SocketData>, message: ArrayBuffer, isBinary: boolean) => {
       const data = ws.getUserData();
-      let reply: string | Buffer | null = null;
-      try {
-        // Every frame a client sends is an acknowledgement, one per frame received: the plain
-        // JSON form is read without a parser; anything else goes through the full validation.
-        let lastEventId = isBinary ? null : plainAck(message);
-        if (lastEventId === null) {
-          const frame = parseFrame(message, isBinary, data.format);
-          const parsed = AckFrame.safeParse(frame);
-          if (!parsed.success) {
-            throw new JsonableError('An acknowledgement frame is {"last_event_id": <integer>}');
-          }
-          lastEventId = parsed.data.last_event_id;
-        }
-        queues.acknowledge(data.rt, lastEventId);
-      } catch (err) {
-        const body =
-          err instanceof JsonableError
-            ? err.toBody()
-            : { result: 'error', msg: 'Invalid frame', code: 'BAD_REQUEST' };
-        reply = data.format === 'msgpack' ? pack(body) : JSON.stringify(body);
-      }
+      const reply = receiveFrame(queues, data, new Uint8Array(message), isBinary);
       if (reply !== null && !data.closed) ws.send(reply, data.format === 'msgpack');
     },
 
@@ -174,6 +146,193 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       }),
     );
   });
+  return config.httpGuard ? new GuardSocketHost(server) : null;
+}
+
+/** Operations per message while a fan-out is under way (the rest leave when it ends). */
+const STREAM_OPS = 256;
+/** How long an accepted upgrade waits for the guard's handshake before it is forgotten. */
+const HANDSHAKE_WAIT_MS = 30_000;
+
+/**
+ * This thread's side of the event sockets the HTTP guard holds (src/http/guard-sockets.ts). The
+ * guard asks `<prefix>/socket?…` with the upgrade's headers; an accepted upgrade is answered
+ * `200` naming a socket id (the guard then answers the handshake), a refused one with the error.
+ * Frames go both ways in batches (./socket-batch.ts): whatever the queues send in one turn of
+ * the loop leaves in one message, a frame shared by many sockets stored once.
+ */
+export class GuardSocketHost {
+  readonly path = EVENT_SOCKET_PATH;
+  readonly maxBackpressure: number;
+  private nextId = 0;
+  /** Accepted, handshake not yet done. */
+  private readonly accepted = new Map<number, SocketData>();
+  private readonly open = new Map<number, SocketData>();
+  private out = new SocketBatchBuilder();
+  private flushing = false;
+  private post: ((batch: SocketBatch) => void) | null = null;
+
+  constructor(private readonly server: ServerContext) {
+    this.maxBackpressure = server.config.wsMaxBackpressureBytes;
+  }
+
+  /** Mounts the route the guard asks on; `post` sends a batch to the guard's thread. */
+  mount(app: TemplatedApp, prefix: string, post: (batch: SocketBatch) => void): void {
+    this.post = post;
+    app.get(`${prefix}/socket`, (res: HttpResponse, req: HttpRequest) => {
+      const ctx = new RequestContext(req, 0, 'GET');
+      const admitted = admit(this.server, res, req, ctx, req.getHeader('sec-websocket-protocol'));
+      if (admitted === null || ctx.aborted) return;
+      const id = (this.nextId = (this.nextId % 0x7fffffff) + 1);
+      this.accepted.set(id, { ...admitted, sink: null, closed: false });
+      setTimeout(() => this.accepted.delete(id), HANDSHAKE_WAIT_MS).unref();
+      res.cork(() =>
+        res
+          .writeHeader('X-Guard-Socket', String(id))
+          .writeHeader('X-Guard-Protocol', admitted.protocol)
+          .end(),
+      );
+    });
+  }
+
+  /** A batch from the guard: sockets opened and closed, frames received. */
+  receive(batch: SocketBatch): void {
+    readBatch(batch, (id, op, payload) => {
+      if (op === SOCKET_OP.OPEN) this.opened(id);
+      else if (op === SOCKET_OP.CLOSED) this.closed(id);
+      else {
+        const data = this.open.get(id);
+        if (data === undefined || data.closed) return;
+        const reply = receiveFrame(this.server.queues, data, payload, op === SOCKET_OP.BINARY);
+        if (reply !== null) this.send(id, reply, data.format === 'msgpack');
+      }
+    });
+  }
+
+  private opened(id: number): void {
+    const data = this.accepted.get(id);
+    if (data === undefined) {
+      // Its handshake came too late (the acceptance is forgotten): the client is to ask again.
+      this.queue(id, SOCKET_OP.CLOSE, 'handshake too late', 1011);
+      return;
+    }
+    this.accepted.delete(id);
+    this.open.set(id, data);
+    const sink: SocketSink = {
+      send: (events) => {
+        if (!data.closed) this.send(id, eventsFrame(data, events), data.format === 'msgpack');
+      },
+      close: (code, reason) => {
+        if (data.closed) return;
+        data.closed = true;
+        this.queue(id, SOCKET_OP.CLOSE, reason, code);
+      },
+    };
+    data.sink = sink;
+    this.server.queues.attachSocket(data.rt, sink);
+  }
+
+  private closed(id: number): void {
+    this.accepted.delete(id);
+    const data = this.open.get(id);
+    if (data === undefined) return;
+    this.open.delete(id);
+    data.closed = true;
+    if (data.sink) this.server.queues.detachSocket(data.rt, data.sink);
+  }
+
+  private send(id: number, frame: string | Buffer, binary: boolean): void {
+    this.queue(id, binary ? SOCKET_OP.BINARY : SOCKET_OP.TEXT, frame);
+  }
+
+  private queue(id: number, op: SocketOp, payload: string | Buffer, code = 0): void {
+    this.out.add(id, op, payload, code);
+    // A large fan-out leaves in parts, so that the guard writes the first frames while this
+    // thread still frames the rest.
+    if (this.out.count >= STREAM_OPS) {
+      this.post?.(this.out.take());
+      return;
+    }
+    if (this.flushing) return;
+    this.flushing = true;
+    // Once this turn's fan-out is done: one message for the rest of it.
+    queueMicrotask(() => {
+      this.flushing = false;
+      if (!this.out.empty) this.post?.(this.out.take());
+    });
+  }
+}
+
+/**
+ * Whether an upgrade of the socket's URL is accepted, with what it is for. Refused: answered with
+ * the JSON error GET /events would give, and null.
+ */
+function admit(
+  server: ServerContext,
+  res: HttpResponse,
+  req: HttpRequest,
+  ctx: RequestContext,
+  protocolOffer: string,
+): Admitted | null {
+  const { queues, config } = server;
+  ctx.bindPeer(res, config.httpGuard);
+  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  res.onAborted(() => ctx.markAborted());
+  try {
+    const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
+    const user = authenticate(server.store, realm, ctx.authorization, server.limits, ctx);
+    // An upgrade counts as one request against the event-queue budget (GET /events's).
+    server.limits?.user(ctx, user.id, 'events');
+    const { params } = decodeParams(SocketParams, parseUrlEncoded(ctx.query));
+    const rt = queues.access(user.id, params.queue_id);
+    const chosen = chooseSubprotocol(protocolOffer);
+    if (chosen === null) {
+      throw new JsonableError(`Unsupported WebSocket subprotocol: ${protocolOffer}`);
+    }
+    queues.acknowledge(rt, params.last_event_id);
+    ctx.done = true;
+    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen };
+  } catch (err) {
+    sendError(res, ctx, err, true);
+    return null;
+  }
+}
+
+/**
+ * One frame from a client: every frame is an acknowledgement, one per frame received. The plain
+ * JSON form is read without a parser; anything else goes through the full validation. Returns
+ * the error frame to answer with, if any.
+ */
+function receiveFrame(
+  queues: ServerContext['queues'],
+  data: SocketData,
+  message: Uint8Array,
+  isBinary: boolean,
+): string | Buffer | null {
+  try {
+    let lastEventId = isBinary ? null : plainAck(message);
+    if (lastEventId === null) {
+      const frame = parseFrame(message, isBinary, data.format);
+      const parsed = AckFrame.safeParse(frame);
+      if (!parsed.success) {
+        throw new JsonableError('An acknowledgement frame is {"last_event_id": <integer>}');
+      }
+      lastEventId = parsed.data.last_event_id;
+    }
+    queues.acknowledge(data.rt, lastEventId);
+    return null;
+  } catch (err) {
+    const body =
+      err instanceof JsonableError
+        ? err.toBody()
+        : { result: 'error', msg: 'Invalid frame', code: 'BAD_REQUEST' };
+    return data.format === 'msgpack' ? pack(body) : JSON.stringify(body);
+  }
+}
+
+/** The frame carrying these events, in the socket's format. */
+function eventsFrame(data: SocketData, events: readonly QueuedEvent[]): string | Buffer {
+  return data.format === 'msgpack' ? eventsResponsePacked(events) : eventsResponseJson(events);
 }
 
 const ACK_KEY = Buffer.from('"last_event_id"');
@@ -183,10 +342,9 @@ const isSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0
  * The id of a text frame that is exactly `{"last_event_id": N}` (JSON whitespace allowed, N an
  * integer of at most 15 digits), else null. Read from uWS's bytes in place: no copy, no string.
  */
-export function plainAck(message: ArrayBuffer): number | null {
-  const n = message.byteLength;
+export function plainAck(b: Uint8Array): number | null {
+  const n = b.byteLength;
   if (n > 64) return null;
-  const b = new Uint8Array(message);
   let i = 0;
   while (isSpace(b[i])) i++;
   if (b[i++] !== 0x7b) return null; // {
@@ -211,8 +369,8 @@ export function plainAck(message: ArrayBuffer): number | null {
   return negative ? -value : value;
 }
 
-function parseFrame(message: ArrayBuffer, isBinary: boolean, format: Format): unknown {
-  const bytes = Buffer.from(new Uint8Array(message)); // copy: uWS reuses `message`
+function parseFrame(message: Uint8Array, isBinary: boolean, format: Format): unknown {
+  const bytes = Buffer.from(message); // copy: uWS reuses `message`
   if (format === 'msgpack' && isBinary) {
     try {
       return decodePacked(bytes);

@@ -4,10 +4,12 @@
  * that header, unknown methods answered 501, an over-long head 431 — in the API's error format,
  * in the connection's order — and request bodies pass the HTTP guard untouched.
  */
+import fs from 'node:fs';
 import net from 'node:net';
 import t from 'tap';
 import { basicAuth } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
+import { events, mustOpen, poll, register, until } from '../helpers/events.js';
 import { startServer } from '../helpers/server.js';
 
 /** uWS holds a request it cannot parse for its 10 s idle timeout; an answer comes long before. */
@@ -390,4 +392,104 @@ t.test('beyond its connection limit the guard answers 503 and holds nothing more
     status = (await exchange(port, get, 1)).responses[0]?.status ?? 0;
   }
   t.equal(status, 200, 'served once a connection is free');
+});
+
+t.test('the guard holds the event WebSockets itself', async (t) => {
+  const ts = await startServer(t, { httpGuard: true });
+  const port = ts.server.port;
+  const hamlet = ts.fx.users.hamlet!;
+  const host = 'Host: testserver.local\r\n';
+  const upgrade = (auth: string, query: string, version = '13') =>
+    `GET /api/v1/events/socket?${query} HTTP/1.1\r\n${host}Authorization: ${auth}\r\n` +
+    'Upgrade: websocket\r\nConnection: Upgrade\r\n' +
+    `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: ${version}\r\n\r\n`;
+
+  await t.test('a refused upgrade is answered as it is (then closed, as uWS did)', async (t) => {
+    const bad = basicAuth(hamlet.email, 'not-the-key');
+    const o = await untilClosed(port, upgrade(bad, 'queue_id=x&last_event_id=-1'));
+    t.same(
+      o.responses.map((r) => r.status),
+      [401],
+    );
+    t.match(JSON.parse(o.responses[0]!.body), { result: 'error', code: 'UNAUTHORIZED' });
+    t.notMatch(o.responses[0]!.headers, /x-guard/i, 'nothing of the guard’s own exchange leaks');
+    t.ok(o.closed);
+  });
+
+  await t.test(
+    'a handshake the guard refuses after the server accepted it leaves no socket',
+    async (t) => {
+      const { queue_id } = await register(t, ts.api, 'hamlet');
+      const auth = basicAuth(hamlet.email, hamlet.api_key);
+      const o = await exchange(
+        port,
+        upgrade(auth, `queue_id=${queue_id}&last_event_id=-1`, '7'),
+        1,
+      );
+      t.equal(o.responses[0]?.status, 400, 'an unsupported WebSocket version');
+      await until(() => ts.server.context.queues.consumers().streaming === 0, 'no socket');
+      const res = await poll(ts.api, 'hamlet', queue_id, -1, true);
+      t.equal(res.status, 200, 'the queue is there to poll');
+    },
+  );
+
+  await t.test('one descriptor per socket; events out, acknowledgements in', async (t) => {
+    const fds = () => fs.readdirSync('/proc/self/fd').length;
+    const N = 12;
+    const queues = [];
+    for (let i = 0; i < N; i++) queues.push((await register(t, ts.api, 'hamlet')).queue_id);
+    const before = fds();
+    const sockets = [];
+    for (const queue_id of queues)
+      sockets.push(await mustOpen(t, ts.url, hamlet, { queue_id, last_event_id: -1 }));
+    // This process holds both ends: the client's socket and the guard's (a relay would also
+    // hold its connection to uWS and uWS's end of it: four per socket).
+    t.ok(fds() - before <= 2 * N + 2, `${fds() - before} descriptors for ${N} sockets`);
+    await ts.api.post('othello', 'typing', { op: 'start', to: [hamlet.id] });
+    for (const s of sockets) t.match(await s.nextEvents(1), [{ type: 'typing', op: 'start' }]);
+    for (const s of sockets) s.ack(0);
+    const rts = queues.map((q) => ts.server.context.queues.get(q)!);
+    await until(() => rts.every((rt) => rt.queue.size === 0), 'every acknowledgement arrived');
+    for (const s of sockets) await s.close();
+    await until(() => ts.server.context.queues.consumers().streaming === 0, 'all detached');
+  });
+
+  await t.test(
+    'a frame over 16 KiB closes the socket (1009); the queue keeps its events',
+    async (t) => {
+      const { queue_id } = await register(t, ts.api, 'hamlet');
+      const s = await mustOpen(t, ts.url, hamlet, { queue_id, last_event_id: -1 });
+      await ts.api.post('othello', 'typing', { op: 'start', to: [hamlet.id] });
+      await s.nextEvents(1);
+      s.ws.send('x'.repeat(16 * 1024 + 1));
+      t.equal((await s.closed).code, 1009);
+      const evs = await events(t, ts.api, 'hamlet', queue_id, -1, true);
+      t.match(evs, [{ id: 0, type: 'typing' }], 'unacknowledged, still there');
+    },
+  );
+});
+
+t.test('sockets the guard holds count against its connection limit', async (t) => {
+  const ts = await startServer(t, { httpGuard: true, httpMaxConnections: 3 });
+  const hamlet = ts.fx.users.hamlet!;
+  const queues = [];
+  for (let i = 0; i < 3; i++) queues.push((await register(t, ts.api, 'hamlet')).queue_id);
+  const sockets = [];
+  for (const queue_id of queues)
+    sockets.push(await mustOpen(t, ts.url, hamlet, { queue_id, last_event_id: -1 }));
+  const get = `GET /api/v1/server_settings HTTP/1.1\r\nHost: testserver.local\r\n\r\n`;
+  let over = await untilClosed(ts.server.port, get);
+  // (The registering requests' connections may still be closing: a moment for them.)
+  for (let i = 0; i < 100 && over.responses[0]?.status !== 503; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    over = await untilClosed(ts.server.port, get);
+  }
+  t.equal(over.responses[0]?.status, 503, 'three sockets held: a fourth connection is refused');
+  await sockets.pop()!.close();
+  let status = 0;
+  for (let i = 0; i < 200 && status !== 200; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 10));
+    status = (await exchange(ts.server.port, get, 1)).responses[0]?.status ?? 0;
+  }
+  t.equal(status, 200, 'served once a socket is closed');
 });

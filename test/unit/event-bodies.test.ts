@@ -38,9 +38,10 @@ t.test('one-event bodies are shared and equal to building them', (t) => {
 });
 
 t.test('plain acknowledgements', (t) => {
+  // A view into a larger area, as the guard's batches hand them over.
   const ab = (s: string) => {
-    const b = Buffer.from(s);
-    return b.buffer.slice(b.byteOffset, b.byteOffset + b.length);
+    const b = Buffer.from(`xx${s}yy`);
+    return b.subarray(2, b.length - 2);
   };
   t.equal(plainAck(ab('{"last_event_id":12}')), 12);
   t.equal(plainAck(ab('{ "last_event_id" : -1 }\n')), -1);
