@@ -19,8 +19,10 @@
  *    route only the guard knows (a random path), which answers 501 or 400 in the API's error format
  *    and closes the connection; nothing more is read from it. Because the answer comes from uWS in
  *    the connection's order, pipelined requests before it are answered first.
+ * The event WebSockets end here (./guard-sockets.ts): their upgrade is asked about as a plain
+ * request on a route only the guard knows, and an accepted one is answered and held by the guard.
  * Everything else passes unchanged: request bodies (Content-Length or chunked framing is followed
- * to find the next head), WebSocket upgrades (raw from then on), responses. uWS listens on a Unix
+ * to find the next head), other WebSocket upgrades (raw from then on), responses. uWS listens on a Unix
  * socket in a private directory; the guard opens each connection with a PROXY protocol v2 header
  * carrying the client's address, which uWS reads as the proxied address (RequestContext.peerAddress).
  *
