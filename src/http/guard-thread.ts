@@ -18,8 +18,10 @@ export type GuardThreadData = {
   routes: GuardRoutes;
   host: string;
   port: number;
-  /** Connections relayed at once (HttpGuard.maxRelays). */
+  /** Connections held at once (HttpGuard.maxRelays). */
   maxConnections: number;
+  /** Descriptors they may hold (HttpGuard.maxDescriptors). */
+  maxDescriptors: number;
   /** The guard holds the event WebSockets (routes.socket): their backpressure bound. */
   sockets: { maxBackpressure: number } | null;
 };
@@ -39,7 +41,13 @@ const sockets =
   data.sockets === null
     ? null
     : new GuardSockets((b) => port.postMessage(b, batchTransfer(b)), data.sockets.maxBackpressure);
-const guard = new HttpGuard(data.upstream, data.routes, data.maxConnections, sockets);
+const guard = new HttpGuard(
+  data.upstream,
+  data.routes,
+  data.maxConnections,
+  sockets,
+  data.maxDescriptors,
+);
 /** How often refused connections are reported (the main thread logs them). */
 const REFUSED_REPORT_MS = 10_000;
 const refusedReports = setInterval(() => {

@@ -94,7 +94,32 @@ export function openFilesLimit(): number | null {
 /** How many connections the guard can relay within `limit` descriptors (null: no known bound). */
 export function relayCapacity(limit: number | null): number {
   if (limit === null) return Number.MAX_SAFE_INTEGER;
-  return Math.max(16, Math.floor((limit - FD_RESERVE) / FDS_PER_RELAY));
+  return Math.floor(descriptorBudget(limit) / FDS_PER_RELAY);
+}
+
+/**
+ * The descriptors the guard's connections may hold within `limit`: three per relayed connection,
+ * one per event WebSocket it holds itself (null: no known bound).
+ */
+export function descriptorBudget(limit: number | null): number {
+  if (limit === null) return Number.MAX_SAFE_INTEGER;
+  return Math.max(16 * FDS_PER_RELAY, limit - FD_RESERVE);
+}
+
+/**
+ * Whether a new connection can be taken while `relays` connections are relayed and `sockets`
+ * event WebSockets held: within the connection limit, and its relay's descriptors within the
+ * budget (a connection is relayed until it turns out to be an event socket).
+ */
+export function roomForOneMore(
+  relays: number,
+  sockets: number,
+  limits: { maxRelays: number; maxDescriptors: number },
+): boolean {
+  return (
+    relays + sockets < limits.maxRelays &&
+    (relays + 1) * FDS_PER_RELAY + sockets <= limits.maxDescriptors
+  );
 }
 
 /**
@@ -516,6 +541,8 @@ export class HttpGuard {
     readonly maxRelays: number = Number.MAX_SAFE_INTEGER,
     /** The event WebSockets, when the guard holds them (routes.socket is their path). */
     private readonly sockets: GuardSockets | null = null,
+    /** Descriptors its connections may hold (descriptorBudget); past it, 503 as well. */
+    readonly maxDescriptors: number = Number.MAX_SAFE_INTEGER,
   ) {
     // Half-open: a client that ends its side after the request still gets the answer.
     this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (c) => this.relay(c));
@@ -608,7 +635,7 @@ export class HttpGuard {
   }
 
   private relay(client: net.Socket): void {
-    if (this.relays.size + (this.sockets?.size ?? 0) >= this.maxRelays) {
+    if (!roomForOneMore(this.relays.size, this.sockets?.size ?? 0, this)) {
       this.refuse(client);
       return;
     }

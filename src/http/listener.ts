@@ -6,7 +6,13 @@
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { JsonableError } from '../lib/errors.js';
-import { guardRoutes, openFilesLimit, privateSocketPath, relayCapacity } from './guard.js';
+import {
+  descriptorBudget,
+  guardRoutes,
+  openFilesLimit,
+  privateSocketPath,
+  relayCapacity,
+} from './guard.js';
 import { log } from '../observability/log.js';
 import type { GuardThreadData, GuardThreadReport } from './guard-thread.js';
 import { RequestContext } from './request.js';
@@ -82,12 +88,17 @@ export async function openListener(
   }
   try {
     const limit = openFilesLimit();
-    const max = maxConnections ?? relayCapacity(limit);
-    if (maxConnections === null && limit !== null)
+    const max = maxConnections ?? Number.MAX_SAFE_INTEGER;
+    const budget = descriptorBudget(limit);
+    if (limit !== null)
       log.info(
-        { maxConnections: max, openFilesLimit: limit },
-        'HTTP guard: at most %d connections (three descriptors each; raise the open-files limit for more)',
-        max,
+        {
+          maxConnections: Math.min(max, relayCapacity(limit)),
+          maxEventSockets: Math.min(max, budget),
+          openFilesLimit: limit,
+        },
+        'HTTP guard: at most %d connections (three descriptors each; an event WebSocket one; raise the open-files limit for more)',
+        Math.min(max, relayCapacity(limit)),
       );
     guard = await GuardThread.start(
       {
@@ -96,6 +107,7 @@ export async function openListener(
         host,
         port,
         maxConnections: max,
+        maxDescriptors: budget,
         sockets: sockets === null ? null : { maxBackpressure: sockets.maxBackpressure },
       },
       sockets,

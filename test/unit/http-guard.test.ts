@@ -12,6 +12,8 @@ import {
   openFilesLimit,
   proxyHeader,
   relayCapacity,
+  descriptorBudget,
+  roomForOneMore,
   RequestScanner,
 } from '../../src/http/guard.js';
 
@@ -105,6 +107,15 @@ t.test('the connection limit follows the open-files limit', (t) => {
   t.equal(relayCapacity(1024), Math.floor((1024 - FD_RESERVE) / FDS_PER_RELAY));
   t.equal(relayCapacity(100), 16, 'never below a floor');
   t.equal(relayCapacity(null), Number.MAX_SAFE_INTEGER, 'unknown: no bound of its own');
+  t.equal(descriptorBudget(20_000), 20_000 - FD_RESERVE, 'event WebSockets: one descriptor each');
+  t.equal(descriptorBudget(100), 16 * FDS_PER_RELAY, 'never below a floor');
+  t.equal(descriptorBudget(null), Number.MAX_SAFE_INTEGER);
+  const limits = { maxRelays: Number.MAX_SAFE_INTEGER, maxDescriptors: 30 };
+  t.ok(roomForOneMore(9, 0, limits), 'a tenth relayed connection fits 30 descriptors');
+  t.notOk(roomForOneMore(10, 0, limits), 'an eleventh does not');
+  t.ok(roomForOneMore(0, 27, limits), '27 event sockets leave room for one relay');
+  t.notOk(roomForOneMore(1, 25, limits), 'one relay and 25 sockets do not');
+  t.notOk(roomForOneMore(1, 2, { maxRelays: 3, maxDescriptors: 1000 }), 'connections counted');
   t.equal(configFromEnv({}).httpMaxConnections, null, 'from the limit by default');
   t.equal(configFromEnv({ HTTP_MAX_CONNECTIONS: '5000' }).httpMaxConnections, 5000);
   for (const bad of ['0', '-1', 'many', '1e9'])
