@@ -59,7 +59,7 @@ export class GuardSockets {
     this.idleTimer.unref();
   }
 
-  /** Sockets open (or in their handshake). */
+  /** Sockets open (a socket closed for backpressure is no longer counted). */
   get size(): number {
     return this.held.size;
   }
@@ -80,6 +80,7 @@ export class GuardSockets {
       return;
     }
     let opened = false;
+    client.on('error', () => client.destroy());
     // A handshake ws refuses (a bad key or version) is answered 400 and destroyed by ws.
     client.once('close', () => {
       if (!opened) this.report(id, SOCKET_OP.CLOSED);
@@ -94,7 +95,9 @@ export class GuardSockets {
         this.report(id, isBinary ? SOCKET_OP.BINARY : SOCKET_OP.TEXT, data as Buffer);
       });
       ws.on('pong', () => (held.heard = true));
-      ws.on('error', () => ws.terminate());
+      // A frame breaking the protocol (over 16 KiB, bad UTF-8): ws has sent the close frame
+      // (1009, 1007, 1002) and closes the socket itself; destroying it now would lose that frame.
+      ws.on('error', () => {});
       ws.on('close', () => {
         if (this.held.get(id) !== held) return; // dropped already
         this.held.delete(id);
@@ -104,25 +107,36 @@ export class GuardSockets {
     client.resume();
   }
 
+  /** An accepted socket that will not be opened: the main thread forgets it. */
+  abandon(id: number): void {
+    if (!this.held.has(id)) this.report(id, SOCKET_OP.CLOSED);
+  }
+
   /** A batch from the main thread: frames to send, sockets to close. */
   apply(batch: SocketBatch): void {
     // A frame sent to many sockets (one event fanned out) is framed once, written whole to each
     // socket: one write, no per-socket framing. (ws's own sender writes nothing of its own here
     // but pings and closes, each whole: without compression nothing of it is ever held back.)
-    const framed = new Map<Uint8Array, Buffer>();
+    const framed = new Map<number, Buffer>();
     readBatch(batch, (id, op, payload, code) => {
       const held = this.held.get(id);
       if (held === undefined) return; // gone already (its CLOSED is on its way)
       const { ws, socket } = held;
       if (ws.readyState !== ws.OPEN) return;
       if (op === SOCKET_OP.CLOSE) {
-        ws.close(code, Buffer.from(payload).toString('utf8'));
+        try {
+          ws.close(code, Buffer.from(payload).toString('utf8'));
+        } catch {
+          ws.terminate(); // a code or reason ws refuses: the socket ends all the same
+        }
         return;
       }
-      let frame = framed.get(payload);
+      // (A payload stored once in the batch has one offset, whichever sockets it goes to.)
+      const key = payload.byteOffset * 2 + (op === SOCKET_OP.BINARY ? 1 : 0);
+      let frame = framed.get(key);
       if (frame === undefined) {
         frame = serverFrame(payload, op === SOCKET_OP.BINARY);
-        framed.set(payload, frame);
+        framed.set(key, frame);
       }
       socket.write(frame);
       if (socket.writableLength > this.maxBackpressure) this.drop(id, held);

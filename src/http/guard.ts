@@ -19,11 +19,11 @@
  *    route only the guard knows (a random path), which answers 501 or 400 in the API's error format
  *    and closes the connection; nothing more is read from it. Because the answer comes from uWS in
  *    the connection's order, pipelined requests before it are answered first.
- * The event WebSockets end here (./guard-sockets.ts): their upgrade is asked about as a plain
- * request on a route only the guard knows, and an accepted one is answered and held by the guard.
- * Everything else passes unchanged: request bodies (Content-Length or chunked framing is followed
- * to find the next head), other WebSocket upgrades (raw from then on), responses. uWS listens on a Unix
- * socket in a private directory; the guard opens each connection with a PROXY protocol v2 header
+ * The event WebSockets end here (./guard-sockets.ts): their upgrade (a connection's first request)
+ * is asked about as a plain request on a route only the guard knows, and an accepted one is
+ * answered and held by the guard. Everything else passes unchanged: request bodies (Content-Length
+ * or chunked framing is followed to find the next head), other WebSocket upgrades (raw from then
+ * on), responses. uWS listens on a Unix socket in a private directory; the guard opens each connection with a PROXY protocol v2 header
  * carrying the client's address, which uWS reads as the proxied address (RequestContext.peerAddress).
  *
  * Cost: every byte crosses one more socket pair in this process (two reads and two writes per
@@ -147,6 +147,7 @@ export type GuardRoutes = { prefix: string; socket?: string };
 const HANDSHAKE_ONLY = new Set([
   'upgrade',
   'connection',
+  'expect',
   'sec-websocket-key',
   'sec-websocket-version',
   'sec-websocket-extensions',
@@ -161,8 +162,8 @@ type Mode =
   | { kind: 'chunk-data'; left: number }
   | { kind: 'trailers' }
   | { kind: 'raw' }
-  /** An event-socket upgrade is being asked about: what follows is held. */
-  | { kind: 'socket'; held: Buffer[]; size: number }
+  /** An event-socket upgrade is being asked about: what follows is held (up to MAX_HELD). */
+  | { kind: 'socket'; held: Buffer[]; size: number; overflow: boolean }
   | { kind: 'discard' };
 
 /**
@@ -172,6 +173,8 @@ type Mode =
 export class RequestScanner {
   private mode: Mode = { kind: 'head' };
   private pending: Buffer = Buffer.alloc(0);
+  /** Request heads seen on this connection. */
+  private heads = 0;
   /** The event-socket upgrade being asked about (mode 'socket'). */
   socketRequest: SocketRequest | null = null;
 
@@ -201,9 +204,13 @@ export class RequestScanner {
         case 'discard':
           return out;
         case 'socket':
+          if (m.overflow) return out;
           m.held.push(Buffer.from(buf));
           m.size += buf.length;
-          if (m.size > MAX_HELD) this.mode = { kind: 'discard' };
+          if (m.size > MAX_HELD) {
+            m.overflow = true;
+            m.held = [];
+          }
           return out;
         case 'body':
         case 'chunk-data': {
@@ -318,13 +325,21 @@ export class RequestScanner {
       headers[lower] = lower in headers ? `${headers[lower]}, ${value}` : value;
     }
     if (!KNOWN_METHODS.has(method)) return this.refuse(501, method);
-    if (upgrade && method === 'GET' && this.routes.socket !== undefined) {
+    // Only as the connection's first request (as WebSocket clients send it): after others, uWS's
+    // answers to them would come first, and the guard does not count answers; such an upgrade is
+    // relayed as it was before the guard held sockets.
+    if (++this.heads === 1 && upgrade && method === 'GET' && this.routes.socket !== undefined) {
       const target = requestLine.slice(4, requestLine.lastIndexOf(' '));
       const q = target.indexOf('?');
-      if ((q === -1 ? target : target.slice(0, q)) === this.routes.socket) {
+      const bodiless = transferEncoding.length === 0 && contentLength.every((v) => /^0+$/.test(v));
+      if (
+        (q === -1 ? target : target.slice(0, q)) === this.routes.socket &&
+        bodiless &&
+        handshakeTaken(headers)
+      ) {
         // Asked about as a plain request; the answer decides (see HttpGuard.relay).
         this.socketRequest = { url: target, headers };
-        this.mode = { kind: 'socket', held: [], size: 0 };
+        this.mode = { kind: 'socket', held: [], size: 0, overflow: false };
         const shown = kept.slice(1).filter((l) => !HANDSHAKE_ONLY.has(headerName(l)));
         return Buffer.from(
           [`GET ${this.routes.prefix}/socket${q === -1 ? '' : target.slice(q)} HTTP/1.1`, ...shown]
@@ -342,16 +357,21 @@ export class RequestScanner {
    * The asked-about upgrade was accepted: what the client sent after it (the socket's first
    * bytes). The scanner is done with this connection.
    */
-  takeSocket(): Buffer {
+  takeSocket(): Buffer | null {
     const m = this.mode;
     this.mode = { kind: 'discard' };
-    return m.kind === 'socket' ? Buffer.concat(m.held) : Buffer.alloc(0);
+    if (m.kind !== 'socket' || m.overflow) return null; // more than a client sends: not one
+    return Buffer.concat(m.held);
   }
 
   /** The asked-about upgrade was refused (answered as it is): back to reading requests. */
   socketRefused(): Buffer[] {
     const m = this.mode;
     this.socketRequest = null;
+    if (m.kind === 'socket' && m.overflow) {
+      this.mode = { kind: 'discard' }; // where the next request starts is lost
+      return [];
+    }
     this.mode = { kind: 'head' };
     return m.kind === 'socket' && m.size > 0 ? this.feed(Buffer.concat(m.held)) : [];
   }
@@ -390,6 +410,24 @@ export function socketVerdict(answer: Buffer): { socket: number | null; protocol
   if (answer.length < end + 4 + length) return null;
   const accepted = /^HTTP\/1\.1 200 /.test(lines[0]!) && socket !== null;
   return { socket: accepted ? socket : null, protocol };
+}
+
+const TOKEN_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
+
+/**
+ * Whether the guard can answer this handshake itself (ws takes exactly these): version 13, a
+ * well-formed key, a subprotocol offer that is a list of distinct tokens. Any other is relayed to
+ * uWS, which treats it as it always did, rather than being refused after the server accepted it.
+ */
+function handshakeTaken(headers: Record<string, string>): boolean {
+  if (headers['sec-websocket-version'] !== '13') return false;
+  if (!/^[+/0-9A-Za-z]{22}==$/.test(headers['sec-websocket-key'] ?? '')) return false;
+  if (!/^websocket$/i.test(headers.upgrade ?? '')) return false;
+  const offer = headers['sec-websocket-protocol'];
+  if (offer === undefined) return true;
+  if (!TOKEN_LIST.test(offer)) return false;
+  const tokens = offer.split(',').map((p) => p.trim());
+  return new Set(tokens).size === tokens.length;
 }
 
 function headerName(line: string): string {
@@ -678,7 +716,18 @@ export class HttpGuard {
         for (const e of ['end', 'error', 'close'] as const) server.removeAllListeners(e);
         server.on('error', () => {});
         server.destroy();
-        this.sockets.accept(verdict.socket, verdict.protocol, client, request, rest);
+        client.on('error', () => client.destroy());
+        if (rest === null) {
+          client.destroy(); // it sent far more than a client waiting for an answer does
+          this.sockets.abandon(verdict.socket);
+          return false;
+        }
+        try {
+          this.sockets.accept(verdict.socket, verdict.protocol, client, request, rest);
+        } catch {
+          client.destroy(); // (its CLOSED is reported by accept's close listener, or never opened)
+          this.sockets.abandon(verdict.socket);
+        }
         return false;
       }
       // Refused (or not an answer the guard understands): the client gets it as it is.

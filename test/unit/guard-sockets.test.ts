@@ -98,7 +98,40 @@ t.test('an event-socket upgrade is asked about as a plain request', (t) => {
     },
   });
   t.same(s.feed(Buffer.from(' more')), [], 'what follows is held');
-  t.equal(s.takeSocket().toString(), 'early more', 'and handed to the socket');
+  t.equal(s.takeSocket()!.toString(), 'early more', 'and handed to the socket');
+  t.end();
+});
+
+t.test('more than a waiting client sends is not a socket', (t) => {
+  const s = new RequestScanner(ROUTES);
+  s.feed(Buffer.from(UPGRADE));
+  s.feed(Buffer.alloc(70 * 1024, 'x'));
+  t.equal(s.takeSocket(), null);
+  const r = new RequestScanner(ROUTES);
+  r.feed(Buffer.from(UPGRADE));
+  r.feed(Buffer.alloc(70 * 1024, 'x'));
+  t.same(r.socketRefused(), [], 'nor read as requests once refused');
+  t.ok(r.refused);
+  t.end();
+});
+
+t.test('handshakes the guard would not take itself are relayed to uWS', (t) => {
+  const odd = [
+    UPGRADE.replace('Version: 13', 'Version: 8'),
+    UPGRADE.replace('dGhlIHNhbXBsZSBub25jZQ==', 'short'),
+    UPGRADE.replace('Protocol: msgpack', 'Protocol: json,'),
+    UPGRADE.replace('Protocol: msgpack', 'Protocol: json, json'),
+    UPGRADE.replace('Upgrade: websocket', 'Upgrade: h2c'),
+    UPGRADE.replace('\r\n\r\n', '\r\nContent-Length: 5\r\n\r\n'),
+  ];
+  for (const head of odd) {
+    const s = new RequestScanner(ROUTES);
+    t.equal(Buffer.concat(s.feed(Buffer.from(head))).toString(), head);
+    t.equal(s.socketRequest, null);
+  }
+  const s = new RequestScanner(ROUTES);
+  s.feed(Buffer.from(UPGRADE.replace('\r\n\r\n', '\r\nContent-Length: 0\r\n\r\n')));
+  t.not(s.socketRequest, null, 'an empty body is none');
   t.end();
 });
 
@@ -110,6 +143,14 @@ t.test('a refused upgrade leaves the connection reading requests', (t) => {
   t.equal(released, 'GET /api/v1/server_settings HTTP/1.1\r\nHost: a\r\n\r\n');
   t.equal(s.socketRequest, null);
   t.ok(s.idle);
+  t.end();
+});
+
+t.test('an event-socket upgrade after other requests on its connection is relayed', (t) => {
+  const s = new RequestScanner(ROUTES);
+  const first = 'GET /api/v1/server_settings HTTP/1.1\r\nHost: a\r\n\r\n';
+  t.equal(Buffer.concat(s.feed(Buffer.from(first + UPGRADE))).toString(), first + UPGRADE);
+  t.equal(s.socketRequest, null);
   t.end();
 });
 
