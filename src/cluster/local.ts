@@ -181,6 +181,11 @@ export function alive(pid: number): boolean {
   }
 }
 
+/**
+ * One server's configuration. The cluster's name is its own (from its first client port): two
+ * local clusters at once (tests in parallel) then refuse each other's routes should a port of one
+ * ever reach the other, instead of merging into one JetStream cluster of same-named servers.
+ */
 function natsConfig(dir: string, i: number, clientPorts: number[], routePorts: number[]): string {
   const n = clientPorts.length;
   const routes = routePorts.map((p) => `nats-route://127.0.0.1:${p}`).join(', ');
@@ -191,7 +196,7 @@ jetstream {
   max_memory_store: 64MB
   max_file_store: 2GB
 }
-${n > 1 ? `cluster {\n  name: confab\n  listen: 127.0.0.1:${routePorts[i]}\n  routes: [${routes}]\n}\n` : ''}`;
+${n > 1 ? `cluster {\n  name: confab-${clientPorts[0]}\n  listen: 127.0.0.1:${routePorts[i]}\n  routes: [${routes}]\n}\n` : ''}`;
 }
 
 /**
