@@ -716,7 +716,6 @@ export class HttpGuard {
         for (const e of ['end', 'error', 'close'] as const) server.removeAllListeners(e);
         server.on('error', () => {});
         server.destroy();
-        client.on('error', () => client.destroy());
         if (rest === null) {
           client.destroy(); // it sent far more than a client waiting for an answer does
           this.sockets.abandon(verdict.socket);
