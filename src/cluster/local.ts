@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { STARTUP_PATIENCE_MS } from './jetstream.js';
+import { placesReplicas, STARTUP_PATIENCE_MS } from './jetstream.js';
 
 export type NodeRecord = {
   name: string;
@@ -217,6 +217,63 @@ export function startNatsServers(
   });
 }
 
+/** Whether something accepts TCP connections on a loopback port. */
+export function listens(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** How many times startNatsCluster starts a cluster that does not place replicated streams. */
+const NATS_CLUSTER_STARTS = 3;
+
+/**
+ * Starts a NATS cluster (startNatsServers) and resolves once it listens and places a stream with a
+ * copy on every server. One that never will (placesReplicas: a server its meta leader left out) is
+ * stopped and started again on the same ports from empty stores, up to NATS_CLUSTER_STARTS times.
+ * `places` is the check (tests replace it).
+ */
+export async function startNatsCluster(
+  dir: string,
+  clientPorts: number[],
+  routePorts: number[],
+  places: (servers: string[], replicas: number) => Promise<boolean> = placesReplicas,
+): Promise<{ pid: number; port: number }[]> {
+  const urls = clientPorts.map((p) => `nats://127.0.0.1:${p}`);
+  for (let attempt = 1; ; attempt++) {
+    const nats = startNatsServers(dir, clientPorts, routePorts);
+    const stop = async () => {
+      for (const n of nats) if (alive(n.pid)) process.kill(n.pid, 'SIGKILL');
+      await waitFor('the NATS servers to exit', () => nats.every((n) => !alive(n.pid)), 10_000);
+    };
+    try {
+      await waitFor('the NATS servers', async () => {
+        const gone = nats.findIndex((n) => !alive(n.pid));
+        if (gone >= 0)
+          throw new Error(`nats${gone + 1} exited (see ${dir}/logs/nats${gone + 1}.log)`);
+        return (await Promise.all(nats.map((n) => listens(n.port)))).every(Boolean);
+      });
+      if (await places(urls, nats.length)) return nats;
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+    await stop();
+    if (attempt >= NATS_CLUSTER_STARTS)
+      throw new Error(
+        `the NATS cluster did not place ${nats.length}-replica streams in ${attempt} starts ` +
+          `(see ${dir}/logs)`,
+      );
+    for (let i = 0; i < nats.length; i++)
+      fs.rmSync(path.join(dir, 'nats', `nats${i + 1}`), { recursive: true, force: true });
+  }
+}
+
 /**
  * Starts nginx in front of the nodes (its configuration, pid file and temporary files under `dir`,
  * which must have a `logs` folder); its pid. `queuesOn`: new event queues (POST /register, and
@@ -385,7 +442,7 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
     env: { EXTERNAL_HOST: `127.0.0.1:${proxyPort}`, TRUSTED_PROXIES: '127.0.0.1', ...opts.env },
   };
   try {
-    rec.nats = startNatsServers(dir, clientPorts, routePorts);
+    rec.nats = await startNatsCluster(dir, clientPorts, routePorts);
     writeRecord(rec);
     if (opts.seedFrom !== undefined) {
       const seeding = rec.nodes[0]!;

@@ -16,7 +16,6 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,9 +27,8 @@ import {
   answers,
   ports,
   sleep,
-  startNatsServers,
+  startNatsCluster,
   startProxy,
-  waitFor,
 } from '../../src/cluster/local.js';
 import type { ClusterOptions } from '../../src/cluster/node.js';
 import { createServer, type ConfabServer, type ServerOptions } from '../../src/server.js';
@@ -152,27 +150,13 @@ async function startShared(): Promise<Shared> {
   return { dir, natsUrls, hosts, pids };
 }
 
-function listens(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
 /**
  * Three NATS servers in one JetStream cluster on free ports (their files under `dir`, which has a
- * `logs` folder); resolves once each listens.
+ * `logs` folder); resolves once they place three-replica streams.
  */
 export async function startTestNats(dir: string): Promise<{ urls: string[]; pids: number[] }> {
   const p = await ports(6);
-  const nats = startNatsServers(dir, p.slice(0, 3), p.slice(3));
-  await waitFor('the NATS servers', () =>
-    Promise.all(nats.map((n) => listens(n.port))).then((l) => l.every(Boolean)),
-  );
+  const nats = await startNatsCluster(dir, p.slice(0, 3), p.slice(3));
   return { urls: nats.map((n) => `nats://127.0.0.1:${n.port}`), pids: nats.map((n) => n.pid) };
 }
 
