@@ -158,6 +158,11 @@ export class Replication {
   private readonly readState: Stmt;
   private readonly writeApplied: Stmt;
   private readonly writeUnacked: Stmt;
+  /** A message's channel as this copy holds it (before an entry's row replaces it). */
+  private readonly channelOf: Stmt;
+  /** Where `id` and `stream_id` are in a `messages` row of an entry. */
+  private readonly messageId: number;
+  private readonly messageChannel: number;
 
   private readonly db: DB;
 
@@ -188,6 +193,10 @@ export class Replication {
     this.writeUnacked = db.prepare<unknown[]>(
       'UPDATE cluster_state SET unacked = unacked + ? WHERE id = 1',
     );
+    this.channelOf = db.prepare<unknown[]>('SELECT stream_id FROM messages WHERE id = ?').pluck();
+    const messageColumns = this.shapes.get('messages')?.columns ?? [];
+    this.messageId = messageColumns.indexOf('id');
+    this.messageChannel = messageColumns.indexOf('stream_id');
     this.wrapSearchIndex();
   }
 
@@ -280,10 +289,21 @@ export class Replication {
    */
   apply(seq: number, changes: readonly RowChange[]): Set<string> {
     const touched = new Set<string>();
+    // Channel activity (first message, newest date) to forget: a new message's or an edited
+    // one's channel, as a local send does; everything after a move or a deletion, as local ones.
+    const channels = new Set<number | null>();
+    let everyChannel = false;
     this.store.transaction(() => {
       this.db.pragma('defer_foreign_keys = ON');
       for (const [table, op, values] of changes) {
         touched.add(table);
+        if (table === 'messages' && !everyChannel) {
+          const channel = values[this.messageChannel] as number | null | undefined;
+          const before = this.channelOf.get(values[this.messageId]) as number | null | undefined;
+          if (op !== 'u' || channel === undefined || (before !== undefined && before !== channel))
+            everyChannel = true;
+          else channels.add(channel);
+        }
         if (table === FTS) {
           this.ftsDelete.run(values[0]);
           this.ftsInsert.run(...values);
@@ -302,7 +322,8 @@ export class Replication {
       this.clear.run();
     });
     if (touched.has('user_messages')) this.store.messages.forgetReceivedMaxima();
-    if (touched.has('messages')) this.store.topics.forgetActivity();
+    if (everyChannel) this.store.topics.forgetActivity();
+    else for (const c of channels) this.store.topics.forgetChannelActivity(c);
     return touched;
   }
 }

@@ -100,6 +100,8 @@ export function topicStatements(db: DB, activityCache: ChannelActivity) {
   return {
     /** After a write the channel activity cache cannot follow (replay, import). */
     forgetActivity: (): void => activityCache.forgetAll(),
+    /** After a message is added to (or edited in) a channel by other means than insert(). */
+    forgetChannelActivity: (channelId: number | null): void => activityCache.forget(channelId),
     /** ChannelActivity.firstVersion: changes whenever a channel's first message id may. */
     firstMessageVersion: (): number => activityCache.firstVersion,
     /** Every topic of a channel with its newest message id, newest first. */
