@@ -59,3 +59,46 @@ export function serializeExport(row: ExportRowFields, realmUrl: string): RealmEx
     export_type: row.export_type,
   };
 }
+
+// ---- archive paths: `<realm id>/<secret>/<file>` under DATA_DIR/exports ------------------------
+
+const EXPORT_SECRET = /^[A-Za-z0-9_-]{16,64}$/;
+const EXPORT_ARCHIVE_NAME = /^confab-export-[a-z0-9-]+-\d+\.tar\.gz$/;
+
+/**
+ * Whether `realmId`, `secret` and `file` are the parts of an archive path the server makes
+ * (src/admin/export-jobs.ts): what the download URL may name.
+ */
+export function isExportDownloadPath(realmId: string, secret: string, file: string): boolean {
+  return /^\d{1,15}$/.test(realmId) && EXPORT_SECRET.test(secret) && EXPORT_ARCHIVE_NAME.test(file);
+}
+
+/**
+ * The directory part (`<realm id>/<secret>`) of an archive path: its own directory, unique to the
+ * export. Null for a path not of three plain segments (nothing outside DATA_DIR/exports is named).
+ */
+export function exportDirOf(exportPath: string): string | null {
+  const parts = exportPath.split('/');
+  if (parts.length !== 3 || parts.some((p) => p === '' || p === '.' || p === '..')) return null;
+  return `${parts[0]!}/${parts[1]!}`;
+}
+
+/**
+ * Of the export directories a node holds (`<realm id>/<secret>`), those to remove: every one that
+ * is neither an export under way on the node (`running`) nor the directory of a succeeded
+ * export's archive (`rows`, the exports of the realms the directories name). What is left of a
+ * deleted or failed export, or of an export whose process stopped halfway.
+ */
+export function staleExportDirs(
+  found: readonly string[],
+  rows: readonly { status: number; export_path: string | null }[],
+  running: ReadonlySet<string>,
+): string[] {
+  const keep = new Set<string>(running);
+  for (const r of rows) {
+    if (r.status !== ExportStatus.SUCCEEDED || r.export_path === null) continue;
+    const dir = exportDirOf(r.export_path);
+    if (dir !== null) keep.add(dir);
+  }
+  return found.filter((d) => !keep.has(d));
+}
