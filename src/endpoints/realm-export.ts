@@ -12,10 +12,7 @@
  * Each change reaches the administrators as a `realm_export` event. The archive format is
  * described in docs/operations.md "Realm export and import".
  */
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
-import { exportsRoot, removeExportFile } from '../admin/export-jobs.js';
 import { endpoint } from '../http/endpoint.js';
 import { FileBody } from '../http/respond.js';
 import {
@@ -26,8 +23,14 @@ import {
 import { int, pathInt, str } from '../lib/params.js';
 import { Role } from '../lib/roles.js';
 import { realmUrl } from '../lib/urls.js';
-import { EXPORT_FULL_WITH_CONSENT, EXPORT_PUBLIC, ExportStatus } from '../lib/realm-exports.js';
+import {
+  EXPORT_FULL_WITH_CONSENT,
+  EXPORT_PUBLIC,
+  ExportStatus,
+  isExportDownloadPath,
+} from '../lib/realm-exports.js';
 import { realmExportsOf } from '../queries/realm-exports.js';
+import type { ServerContext } from '../context.js';
 import type { UserRow } from '../storage/users.js';
 
 function requireAdmin(user: UserRow): void {
@@ -84,7 +87,9 @@ export const deleteRealmExport = endpoint({
       time: server.config.clock() / 1000,
       realm_url: realmUrl(server.config, realm.view.row.string_id),
     });
-    if (r.export_path !== null) removeExportFile(server.config.dataDir, r.export_path);
+    // A cluster node removes the bucket's archive too; other nodes' copies go as they apply
+    // the deletion (src/admin/export-jobs.ts sweep).
+    if (r.export_path !== null) await server.uploads.removeExport(r.export_path);
     return {};
   },
 });
@@ -108,8 +113,12 @@ export const realmExportConsents = endpoint({
   },
 });
 
-const SECRET = /^[A-Za-z0-9_-]{16,64}$/;
-const ARCHIVE_NAME = /^confab-export-[a-z0-9-]+-\d+\.tar\.gz$/;
+/** Whether export `rel` of realm `realmId` is, now, a succeeded one. */
+function succeeded(store: ServerContext['store'], realmId: number, rel: string): boolean {
+  return store.realmExports
+    .byRealm(realmId)
+    .some((r) => r.export_path === rel && r.status === ExportStatus.SUCCEEDED);
+}
 
 /** GET /user_avatars/exports/{realm_id}/{secret}/{file}: a finished, not deleted, export. */
 export const downloadRealmExport = endpoint({
@@ -118,23 +127,20 @@ export const downloadRealmExport = endpoint({
   auth: 'none',
   params: z.object({ realm_id: str(), secret: str(), file: str() }),
   handle: async ({ server }, p) => {
-    if (!/^\d{1,15}$/.test(p.realm_id) || !SECRET.test(p.secret) || !ARCHIVE_NAME.test(p.file))
-      throw new ResourceNotFoundError();
+    if (!isExportDownloadPath(p.realm_id, p.secret, p.file)) throw new ResourceNotFoundError();
     const rel = `${p.realm_id}/${p.secret}/${p.file}`;
-    const row = server.store.realmExports
-      .byRealm(Number(p.realm_id))
-      .find((r) => r.export_path === rel && r.status === ExportStatus.SUCCEEDED);
-    if (!row) throw new ResourceNotFoundError();
-    let file;
-    try {
-      file = await fs.open(
-        path.join(exportsRoot(server.config.dataDir), p.realm_id, p.secret, p.file),
-      );
-    } catch {
+    const realmId = Number(p.realm_id);
+    if (!succeeded(server.store, realmId, rel)) throw new ResourceNotFoundError();
+    // A cluster node lacking the archive fetches it from the bucket first.
+    const opened = await server.uploads.openExport(rel);
+    if (!opened) throw new ResourceNotFoundError();
+    if (!succeeded(server.store, realmId, rel)) {
+      // Deleted while it was fetched: no copy stays behind.
+      await opened.file.close();
+      await server.uploads.removeLocalExport(rel);
       throw new ResourceNotFoundError();
     }
-    const { size } = await file.stat();
-    return new FileBody(file, size, 'application/gzip', {
+    return new FileBody(opened.file, opened.size, 'application/gzip', {
       'Content-Disposition': `attachment; filename="${p.file}"`,
       'Cache-Control': 'private, no-store',
     });

@@ -10,17 +10,34 @@
  *
  * Thumbnails of uploaded images (src/media/thumbnailer.ts) live beside them, under
  * DATA_DIR/uploads/thumbnail/<path_id>/<format>, and go when their upload goes.
+ *
+ * Realm export archives made through the API (src/admin/export-jobs.ts) live under
+ * DATA_DIR/exports/<realm id>/<secret>/<file> (the export's path), each in a directory of its own.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { exportDirOf } from '../lib/realm-exports.js';
 import { fitStoredName, isWellFormedPathId, sanitizeName } from '../lib/uploads.js';
 
 /** DATA_DIR/uploads. */
 export function uploadsRoot(dataDir: string): string {
   return path.resolve(dataDir, 'uploads');
 }
+
+/** DATA_DIR/exports: realm export archives. */
+export function exportsRoot(dataDir: string): string {
+  return path.join(dataDir, 'exports');
+}
+
+/** The files an export copies into its archive (src/admin/export-worker.ts). */
+export type ExportFiles = {
+  /** The path ids of the exported uploads. */
+  uploads: readonly string[];
+  /** The file names of the realm's exported custom emoji images. */
+  emoji: readonly string[];
+};
 
 /**
  * Where an upload's thumbnails live: DATA_DIR/uploads/thumbnail/<path_id>/<format> (the whole
@@ -40,6 +57,27 @@ async function isRegularFile(full: string): Promise<boolean> {
     return (await fs.promises.lstat(full)).isFile();
   } catch {
     return false;
+  }
+}
+
+/** Opens a regular file for reading (not through a symbolic link); null when there is none. */
+async function openRegular(full: string): Promise<{ file: FileHandle; size: number } | null> {
+  let file: FileHandle;
+  try {
+    file = await fs.promises.open(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = await file.stat();
+    if (!st.isFile()) {
+      await file.close();
+      return null;
+    }
+    return { file, size: st.size };
+  } catch {
+    await file.close().catch(() => {});
+    return null;
   }
 }
 
@@ -105,24 +143,7 @@ export class UploadFiles {
       thumbnailFormat === undefined
         ? this.filePath(pathId)
         : thumbnailFilePath(this.dataDir, pathId, thumbnailFormat);
-    if (!full) return null;
-    let file: FileHandle;
-    try {
-      file = await fs.promises.open(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    } catch {
-      return null;
-    }
-    try {
-      const st = await file.stat();
-      if (!st.isFile()) {
-        await file.close();
-        return null;
-      }
-      return { file, size: st.size };
-    } catch {
-      await file.close().catch(() => {});
-      return null;
-    }
+    return full ? openRegular(full) : null;
   }
 
   /** Whether an upload's file is present. */
@@ -175,5 +196,65 @@ export class UploadFiles {
   /** Removes an emoji image (one whose row the realm refused). */
   async removeEmoji(realmId: number, fileName: string): Promise<void> {
     await fs.promises.rm(this.emojiPath(realmId, fileName), { force: true });
+  }
+
+  // ---- realm export archives: DATA_DIR/exports/<realm id>/<secret>/<file> --------------------
+
+  /** Where an export's archive lies; null for a path that is not `<realm id>/<secret>/<file>`. */
+  exportFilePath(exportPath: string): string | null {
+    return exportDirOf(exportPath) === null
+      ? null
+      : path.join(exportsRoot(this.dataDir), ...exportPath.split('/'));
+  }
+
+  /**
+   * Makes the files an export copies present here, before its worker copies them. A single
+   * process holds every file it has a row of: nothing to do.
+   */
+  async gatherForExport(_realmId: number, _files: ExportFiles): Promise<void> {}
+
+  /**
+   * An export's archive, complete at its place (exportFilePath), is to be kept: here it already
+   * is. Done before the export is marked succeeded.
+   */
+  async placeExport(_exportPath: string): Promise<void> {}
+
+  /** Opens an export's archive for reading; null when it is not here. */
+  async openExport(exportPath: string): Promise<{ file: FileHandle; size: number } | null> {
+    const full = this.exportFilePath(exportPath);
+    return full === null ? null : openRegular(full);
+  }
+
+  /** Removes an export's archive with its directory (`<realm id>/<secret>`). */
+  async removeExport(exportPath: string): Promise<void> {
+    await this.removeLocalExport(exportPath);
+  }
+
+  /** Removes this data directory's copy of an export's archive, with its directory. */
+  async removeLocalExport(exportPath: string): Promise<void> {
+    const dir = exportDirOf(exportPath);
+    if (dir !== null) await this.removeExportDir(dir);
+  }
+
+  /** The export directories here, as `<realm id>/<secret>`. */
+  async exportDirs(): Promise<string[]> {
+    const root = exportsRoot(this.dataDir);
+    const out: string[] = [];
+    for (const realm of await fs.promises.readdir(root).catch(() => [])) {
+      if (!/^\d+$/.test(realm)) continue;
+      const secrets = await fs.promises.readdir(path.join(root, realm)).catch(() => []);
+      for (const secret of secrets) out.push(`${realm}/${secret}`);
+    }
+    return out;
+  }
+
+  /** Removes an export directory (`<realm id>/<secret>`) and what it holds. */
+  async removeExportDir(dir: string): Promise<void> {
+    const parts = dir.split('/');
+    if (parts.length !== 2 || parts.some((p) => p === '' || p === '.' || p === '..')) return;
+    await fs.promises.rm(path.join(exportsRoot(this.dataDir), ...parts), {
+      recursive: true,
+      force: true,
+    });
   }
 }
