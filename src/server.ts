@@ -137,7 +137,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       allowPrivate: config.imageProxyAllowPrivate,
     }),
     thumbnailer: new Thumbnailer(store, realms, uploads),
-    exports: new RealmExportJobs(config),
+    exports: new RealmExportJobs(config, uploads, store),
     ...(cluster
       ? {
           readBarrier: (realmId: number | undefined) =>
@@ -147,6 +147,13 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   };
   // Exports the previous process left unfinished failed with it.
   store.realmExports.failUnfinished(nowSeconds(config));
+  if (cluster) {
+    // Copies of archives since deleted (or left by an interrupted export) go, now and whenever
+    // the node applies a change to an export (docs/cluster.md "Guarantees").
+    const exports = context.exports;
+    cluster.onExportsChanged = () => void exports.sweep();
+    void exports.sweep();
+  }
   const inflight = new InflightTracker();
   const health = new HealthMonitor(() => store.ping(), config.healthMaxLagMs);
   mountOpsRoutes(app, {

@@ -28,7 +28,26 @@ export type ExportManifest = {
 };
 
 /** What the export worker is asked to do. */
-export type ExportJob = { dataDir: string; realmId: number; mode: string; file: string };
+export type ExportJob = {
+  dataDir: string;
+  realmId: number;
+  mode: string;
+  file: string;
+  /**
+   * Whether the worker, having read the realm, names the files it is about to copy and waits
+   * until they are gathered (a cluster node fetches those it lacks: ./realm-export.ts).
+   */
+  gather?: boolean;
+};
+
+/** The export worker's messages to the thread that started it. */
+export type ExportWorkerMessage =
+  | { type: 'gather'; uploads: string[]; emoji: string[] }
+  | { type: 'done'; summary: ExportSummary }
+  | { type: 'failed'; error: string };
+
+/** The answer to a `gather` message. */
+export type GatherAnswer = { ok: true } | { ok: false; error: string };
 
 export type ExportSummary = {
   file: string;

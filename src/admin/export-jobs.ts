@@ -2,7 +2,10 @@
  * Running the exports requested through the API (POST /export/realm), one at a time, each on the
  * export worker thread (./realm-export.ts), reporting progress through the realm's actor
  * (`realm_export.update`, which tells the administrators). Archives go to
- * DATA_DIR/exports/<realm id>/<secret>/<file>, served at that path under /user_avatars/exports/.
+ * DATA_DIR/exports/<realm id>/<secret>/<file>, served at that path under /user_avatars/exports/,
+ * through the server's UploadFiles: on a cluster node (src/cluster/uploads.ts) the files the
+ * export copies are fetched first if the node lacks them, and the archive goes to the cluster's
+ * bucket before the export is marked succeeded, so every node can serve it.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,19 +13,25 @@ import path from 'node:path';
 import type { RealmRuntime } from '../../actors/registry.js';
 import type { ServerConfig } from '../config.js';
 import { realmUrl } from '../lib/urls.js';
-import { EXPORT_FULL_WITH_CONSENT } from '../lib/realm-exports.js';
+import { EXPORT_FULL_WITH_CONSENT, exportDirOf, staleExportDirs } from '../lib/realm-exports.js';
 import { log } from '../observability/log.js';
+import type { ReadStore } from '../storage/store.js';
+import type { UploadFiles } from '../storage/upload-files.js';
 import { runExportWorker } from './realm-export.js';
-
-export function exportsRoot(dataDir: string): string {
-  return path.join(dataDir, 'exports');
-}
 
 export class RealmExportJobs {
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
+  /** The directories (`<realm id>/<secret>`) of the exports under way here. */
+  private readonly running = new Set<string>();
+  private sweeping: Promise<void> | null = null;
+  private sweepAgain = false;
 
-  constructor(private readonly config: ServerConfig) {}
+  constructor(
+    private readonly config: ServerConfig,
+    private readonly uploads: UploadFiles,
+    private readonly store: Pick<ReadStore, 'realmExports'>,
+  ) {}
 
   /** Queues export `id` of `realm`; its progress reaches the administrators as events. */
   start(realm: RealmRuntime, id: number, exportType: number): void {
@@ -36,7 +45,9 @@ export class RealmExportJobs {
     const secret = crypto.randomBytes(18).toString('base64url');
     const name = `confab-export-${stringId === '' ? 'root' : stringId}-${id}.tar.gz`;
     const rel = `${realm.id}/${secret}/${name}`;
-    const file = path.join(exportsRoot(this.config.dataDir), ...rel.split('/'));
+    const file = this.uploads.exportFilePath(rel)!;
+    const dir = exportDirOf(rel)!;
+    this.running.add(dir);
     try {
       await realm.ask('realm_export.update', {
         id,
@@ -45,12 +56,17 @@ export class RealmExportJobs {
         realm_url: url,
       });
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      const summary = await runExportWorker({
-        dataDir: this.config.dataDir,
-        realmId: realm.id,
-        mode: exportType === EXPORT_FULL_WITH_CONSENT ? 'consented' : 'public',
-        file,
-      });
+      const summary = await runExportWorker(
+        {
+          dataDir: this.config.dataDir,
+          realmId: realm.id,
+          mode: exportType === EXPORT_FULL_WITH_CONSENT ? 'consented' : 'public',
+          file,
+        },
+        (files) => this.uploads.gatherForExport(realm.id, files),
+      );
+      // Kept (a cluster's bucket) before any node can see it succeeded.
+      await this.uploads.placeExport(rel);
       await realm.ask('realm_export.update', {
         id,
         status: 'succeeded',
@@ -61,7 +77,9 @@ export class RealmExportJobs {
       });
     } catch (err) {
       log.error({ err, realmId: realm.id, exportId: id }, 'realm export failed');
-      fs.rmSync(path.dirname(file), { recursive: true, force: true });
+      await this.uploads.removeExport(rel).catch((err2: unknown) => {
+        log.error({ err: err2, exportId: id }, 'removing a failed export’s archive failed');
+      });
       try {
         await realm.ask('realm_export.update', {
           id,
@@ -72,6 +90,45 @@ export class RealmExportJobs {
       } catch (err2) {
         log.error({ err: err2, exportId: id }, 'marking a realm export failed did not work');
       }
+    } finally {
+      this.running.delete(dir);
+    }
+  }
+
+  /**
+   * Removes this node's export directories that no succeeded export names and no export under
+   * way here uses: copies of archives since deleted (fetched by a cluster node to serve them),
+   * and what a failed or interrupted export left. Only this data directory's copies: the bucket's
+   * archive of a deleted export went with the request deleting it. Cluster nodes run it at start
+   * and whenever they apply a change to an export (src/server.ts); runs asked for while one is
+   * under way make one more after it.
+   */
+  sweep(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.sweeping) {
+      this.sweepAgain = true;
+      return this.sweeping;
+    }
+    this.sweeping = (async () => {
+      do {
+        this.sweepAgain = false;
+        await this.sweepOnce().catch((err: unknown) => {
+          log.error({ err }, 'removing stale export directories failed');
+        });
+      } while (this.sweepAgain && !this.closed);
+      this.sweeping = null;
+    })();
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const found = await this.uploads.exportDirs();
+    // Decided at once, from the rows as they are now: a directory's export cannot become
+    // succeeded again once it is not (nor under way here, once it is not).
+    const realms = new Set(found.map((d) => Number(d.split('/')[0])));
+    const rows = [...realms].flatMap((r) => this.store.realmExports.byRealm(r));
+    for (const dir of staleExportDirs(found, rows, this.running)) {
+      await this.uploads.removeExportDir(dir);
     }
   }
 
@@ -84,19 +141,10 @@ export class RealmExportJobs {
     } while (seen !== this.chain);
   }
 
-  /** Waits for the export under way (shutdown); later ones are not started. */
+  /** Waits for the export under way (shutdown), and a sweep; later ones are not started. */
   async close(): Promise<void> {
     this.closed = true;
     await this.chain;
+    await this.sweeping;
   }
-}
-
-/** Removes a deleted export's archive (and its secret directory). */
-export function removeExportFile(dataDir: string, exportPath: string): void {
-  const parts = exportPath.split('/');
-  if (parts.length !== 3 || parts.some((p) => p === '' || p === '.' || p === '..')) return;
-  fs.rmSync(path.join(exportsRoot(dataDir), parts[0]!, parts[1]!), {
-    recursive: true,
-    force: true,
-  });
 }

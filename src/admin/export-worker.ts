@@ -19,7 +19,28 @@ import {
   type ExportJob,
   type ExportManifest,
   type ExportSummary,
+  type ExportWorkerMessage,
+  type GatherAnswer,
 } from './archive.js';
+
+function send(m: ExportWorkerMessage): void {
+  parentPort?.postMessage(m);
+}
+
+/** Names the files about to be copied and waits until the starting thread has gathered them. */
+function gather(uploads: string[], emoji: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!parentPort) {
+      resolve();
+      return;
+    }
+    parentPort.once('message', (a: GatherAnswer) => {
+      if (a.ok) resolve();
+      else reject(new Error(a.error));
+    });
+    send({ type: 'gather', uploads, emoji });
+  });
+}
 
 async function sha256Of(file: string): Promise<string> {
   const hash = crypto.createHash('sha256');
@@ -56,6 +77,12 @@ async function run(job: ExportJob): Promise<ExportSummary> {
   const realm = all.realms?.[0];
   if (!realm) throw new Error(`no realm ${job.realmId}`);
   const tables = filterExport(all, job.mode as ExportMode);
+  if (job.gather === true) {
+    await gather(
+      (tables.attachments ?? []).map((a) => String(a.path_id)),
+      (tables.realm_emoji ?? []).map((e) => String(e.file_name)),
+    );
+  }
 
   const work = `${job.file}.parts`;
   fs.rmSync(work, { recursive: true, force: true });
@@ -107,7 +134,7 @@ async function run(job: ExportJob): Promise<ExportSummary> {
 }
 
 run(workerData as ExportJob).then(
-  (summary) => parentPort?.postMessage({ ok: true, summary }),
+  (summary) => send({ type: 'done', summary }),
   (err: unknown) =>
-    parentPort?.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) }),
+    send({ type: 'failed', error: err instanceof Error ? err.message : String(err) }),
 );

@@ -8,27 +8,49 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ServerConfig } from '../config.js';
 import type { Store } from '../storage/store.js';
-import type { ExportJob, ExportSummary } from './archive.js';
+import type { ExportJob, ExportSummary, ExportWorkerMessage, GatherAnswer } from './archive.js';
 import { UsageError } from './errors.js';
 import type { ExportMode } from './export-filter.js';
 
-/** Runs one export on a worker thread; resolves with the archive's summary. */
-export function runExportWorker(job: ExportJob): Promise<ExportSummary> {
+/**
+ * Makes present the files an export is about to copy (path ids of uploads, file names of the
+ * realm's emoji images): UploadFiles.gatherForExport.
+ */
+export type GatherFiles = (files: { uploads: string[]; emoji: string[] }) => Promise<void>;
+
+/**
+ * Runs one export on a worker thread; resolves with the archive's summary. With `gather`, the
+ * worker, having read the realm, waits for it to make the files it names present (a cluster node
+ * fetches those it lacks); a failure of `gather` fails the export.
+ */
+export function runExportWorker(job: ExportJob, gather?: GatherFiles): Promise<ExportSummary> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./export-worker.js', import.meta.url), {
-      workerData: job,
+      workerData: { ...job, gather: gather !== undefined },
       // None of the main thread's flags (see Checkpointer).
       execArgv: [],
     });
     let settled = false;
-    worker.once(
-      'message',
-      (m: { ok: true; summary: ExportSummary } | { ok: false; error: string }) => {
-        settled = true;
-        if (m.ok) resolve(m.summary);
-        else reject(new Error(m.error));
-      },
-    );
+    worker.on('message', (m: ExportWorkerMessage) => {
+      if (m.type === 'gather') {
+        const answer = (a: GatherAnswer) => worker.postMessage(a);
+        const gathered = gather
+          ? gather({ uploads: m.uploads, emoji: m.emoji })
+          : Promise.resolve();
+        gathered.then(
+          () => answer({ ok: true }),
+          (err: unknown) =>
+            answer({
+              ok: false,
+              error: `gathering its files: ${err instanceof Error ? err.message : String(err)}`,
+            }),
+        );
+        return;
+      }
+      settled = true;
+      if (m.type === 'done') resolve(m.summary);
+      else reject(new Error(m.error));
+    });
     worker.once('error', (err) => {
       settled = true;
       reject(err);

@@ -166,6 +166,11 @@ export class ClusterNode implements RealmPlacement, CommitLog {
    * src/cluster/uploads.ts removeLocal).
    */
   onUploadsGone: ((pathIds: string[]) => void) | null = null;
+  /**
+   * Told when an applied entry (this node's own too) writes a realm export's row: the server then
+   * removes this node's copies of archives no longer served (src/admin/export-jobs.ts sweep).
+   */
+  onExportsChanged: (() => void) | null = null;
   /** When this node last reported its applied position (trim.ts). */
   private lastReport = 0;
 
@@ -374,6 +379,12 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       const gone = goneUploads(e.changes);
       if (gone.length > 0) this.onUploadsGone(gone);
     }
+    if (
+      e.k === 'batch' &&
+      this.onExportsChanged &&
+      e.changes.some(([table]) => table === 'realm_exports')
+    )
+      this.onExportsChanged();
     this.maybeSnapshot();
     // This node delivered its own entries' events at their COMMIT (`append`).
     if (e.k === 'batch' && !mine) this.deliver(realmId, e.events, e.ended);

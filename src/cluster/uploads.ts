@@ -3,7 +3,9 @@
  * and in a JetStream object store bucket (replicated like the log); a node asked for a file it does
  * not have fetches it from the bucket once and keeps it. The file is in the bucket before the
  * upload's row is committed, so any node that sees the row can get the file. Thumbnails likewise:
- * each is in the bucket before the row that lists it is committed.
+ * each is in the bucket before the row that lists it is committed. Realm export archives
+ * likewise: each is in the bucket before its export is marked succeeded, and a node asked for one
+ * it does not have fetches it once.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -11,13 +13,15 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectStore } from 'nats';
+import { JsonableError } from '../lib/errors.js';
 import {
   formatName,
   THUMBNAIL_OUTPUT_FORMATS,
   TRANSCODED_IMAGE_FORMAT,
 } from '../lib/thumbnail-formats.js';
+import { log } from '../observability/log.js';
 import type { DB } from '../storage/db.js';
-import { thumbnailFilePath, UploadFiles } from '../storage/upload-files.js';
+import { thumbnailFilePath, UploadFiles, type ExportFiles } from '../storage/upload-files.js';
 
 /**
  * An upload's object in the bucket: its path id with every character but `/` and URI-unreserved
@@ -34,6 +38,20 @@ const thumbnailObject = (pathId: string, format: string) =>
 /** A custom emoji image's object in the bucket (upload path ids start with a realm id). */
 export const emojiObject = (realmId: number, fileName: string) =>
   `emoji/${realmId}/${path.basename(fileName)}`;
+
+/** A realm export archive's object in the bucket (`exportPath`: `<realm id>/<secret>/<file>`). */
+export const exportObject = (exportPath: string) => `export/${fileObject(exportPath)}`;
+
+/** An export's archive that the bucket holds but this node could not get now. */
+class ExportUnavailableError extends JsonableError {
+  constructor() {
+    super('The export could not be fetched; try again', {
+      code: 'BAD_REQUEST',
+      status: 503,
+      headers: { 'Retry-After': '1' },
+    });
+  }
+}
 
 export class ReplicatedUploadFiles extends UploadFiles {
   private readonly tmpDir: string;
@@ -124,6 +142,79 @@ export class ReplicatedUploadFiles extends UploadFiles {
   override async removeEmoji(realmId: number, fileName: string): Promise<void> {
     await this.bucket.delete(emojiObject(realmId, fileName)).catch(() => undefined);
     await super.removeEmoji(realmId, fileName);
+  }
+
+  /**
+   * Fetches the uploads and emoji images an export copies that this node lacks (an export runs on
+   * whichever node took its request): those the bucket lacks too stay missing (the archive lists
+   * them in `missing_files`, as a single process does for a file gone from disk); any other
+   * failure throws, and the export fails rather than leave files out.
+   */
+  override async gatherForExport(realmId: number, files: ExportFiles): Promise<void> {
+    for (const pathId of files.uploads) {
+      if (this.filePath(pathId) === null || (await super.exists(pathId))) continue;
+      if (!(await inBucket(this.bucket, fileObject(pathId)))) continue;
+      if (await this.fetchMissing(pathId)) continue;
+      // Deleted meanwhile: as if it had never been there.
+      if (await inBucket(this.bucket, fileObject(pathId)))
+        throw new Error(`${pathId}: could not be fetched from the bucket`);
+    }
+    for (const name of files.emoji) {
+      if (await hasFile(this.emojiPath(realmId, name), null)) continue;
+      const blob = await this.bucket.getBlob(emojiObject(realmId, name));
+      if (blob !== null) await this.writeEmoji(realmId, name, blob);
+    }
+  }
+
+  /** An export's archive goes to the bucket, under `export/<realm id>/<secret>/<file>`. */
+  override async placeExport(exportPath: string): Promise<void> {
+    const full = this.exportFilePath(exportPath);
+    if (full === null) throw new Error(`refusing to store an export at ${exportPath}`);
+    const body = Readable.toWeb(fs.createReadStream(full)) as ReadableStream<Uint8Array>;
+    await this.bucket.put({ name: exportObject(exportPath) }, body);
+  }
+
+  /**
+   * An export's archive this node lacks is fetched from the bucket once (through a temporary
+   * file, renamed into place) and kept; null when the bucket lacks it too. Any other failure to
+   * get it answers 503.
+   */
+  override async openExport(exportPath: string): ReturnType<UploadFiles['openExport']> {
+    const here = await super.openExport(exportPath);
+    if (here) return here;
+    const full = this.exportFilePath(exportPath);
+    if (full === null) return null;
+    let got;
+    try {
+      got = await this.bucket.get(exportObject(exportPath));
+    } catch (err) {
+      log.error({ err, exportPath }, 'fetching an export archive from the bucket failed');
+      throw new ExportUnavailableError();
+    }
+    if (!got) return null;
+    await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
+    const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
+    try {
+      await pipeline(Readable.fromWeb(got.data), fs.createWriteStream(tmp, { mode: 0o600 }));
+      const err = await got.error;
+      if (err) throw err;
+      await fs.promises.mkdir(path.dirname(full), { recursive: true, mode: 0o700 });
+      await fs.promises.rename(tmp, full);
+    } catch (err) {
+      log.error({ err, exportPath }, 'fetching an export archive from the bucket failed');
+      throw new ExportUnavailableError();
+    } finally {
+      await fs.promises.rm(tmp, { force: true });
+    }
+    return super.openExport(exportPath);
+  }
+
+  /** Removes an export's archive from the bucket, then this node's copy. */
+  override async removeExport(exportPath: string): Promise<void> {
+    await this.bucket.delete(exportObject(exportPath)).catch((err: unknown) => {
+      log.error({ err, exportPath }, 'removing an export archive from the bucket failed');
+    });
+    await super.removeExport(exportPath);
   }
 
   /**
