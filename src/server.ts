@@ -145,8 +145,11 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         }
       : {}),
   };
-  // Exports the previous process left unfinished failed with it.
-  store.realmExports.failUnfinished(nowSeconds(config));
+  // Exports the previous process left unfinished failed with it. Not on a cluster node: its copy
+  // is written by the log only (this write would reach no other node, and its captured row would
+  // ride, stale, in a later entry of whatever realm the node writes next), and an unfinished export
+  // there may be under way on another node.
+  if (!cluster) store.realmExports.failUnfinished(nowSeconds(config));
   if (cluster) {
     // Copies of archives since deleted (or left by an interrupted export) go, now and whenever
     // the node applies a change to an export (docs/cluster.md "Guarantees").
