@@ -9,19 +9,12 @@ import { doCreateRealm } from '../../src/mutations/realms.js';
 import type { RowChange } from '../../src/storage/replication.js';
 import { Replication } from '../../src/storage/replication.js';
 import { Store } from '../../src/storage/store.js';
+import { realmParams } from '../helpers/realms.js';
 
 t.test('applied messages: each forgets its channel; a move or a deletion, every one', (t) => {
   const store = Store.open(t.testdir(), { backgroundCheckpoint: false });
   t.teardown(() => store.close());
-  const realm = doCreateRealm(store, {
-    name: 'Replica',
-    string_id: '',
-    owner_email: 'owner@example.com',
-    owner_full_name: 'Owner',
-    owner_password_hash: null,
-    owner_can_create_users: false,
-    now: 1,
-  });
+  const realm = doCreateRealm(store, realmParams('', 'Replica'));
   // Channel ids as messages name them (the activity asks nothing of the channels' rows).
   const [a, b] = [501, 502];
   const replication = new Replication(store);

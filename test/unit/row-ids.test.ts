@@ -12,6 +12,7 @@ import Database from '../../src/storage/sqlite.js';
 import { doCreateRealm } from '../../src/mutations/realms.js';
 import { ID_TABLES, largestId, type IdTable } from '../../src/storage/ids.js';
 import { Store } from '../../src/storage/store.js';
+import { realmParams } from '../helpers/realms.js';
 
 function tempStore(t: Test): Store {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'row-ids-'));
@@ -22,16 +23,6 @@ function tempStore(t: Test): Store {
   });
   return store;
 }
-
-const realmParams = (stringId: string) => ({
-  name: 'Ids',
-  string_id: stringId,
-  owner_email: `owner@${stringId || 'root'}.example.com`,
-  owner_full_name: 'Owner',
-  owner_password_hash: null,
-  owner_can_create_users: true,
-  now: 1_700_000_000,
-});
 
 t.test('ID_TABLES lists exactly the tables keyed by an AUTOINCREMENT id', (t) => {
   const store = tempStore(t);
@@ -72,8 +63,8 @@ t.test('binding id = NULL is the same as leaving the id out', (t) => {
 t.test('the single-process store lets SQLite choose', (t) => {
   const store = tempStore(t);
   t.equal(store.ids.nextId('messages'), null);
-  const a = doCreateRealm(store, realmParams(''));
-  const b = doCreateRealm(store, realmParams('b'));
+  const a = doCreateRealm(store, realmParams('', 'Ids'));
+  const b = doCreateRealm(store, realmParams('b', 'Ids'));
   t.same([a.realm_id, b.realm_id], [1, 2], 'realm ids follow each other');
   t.ok(b.user_id > a.user_id, 'so do user ids');
   const maxOf = (table: string) =>
@@ -84,8 +75,8 @@ t.test('the single-process store lets SQLite choose', (t) => {
 
 t.test('the largest id counts ids given to rows deleted since', (t) => {
   const store = tempStore(t);
-  doCreateRealm(store, realmParams(''));
-  const b = doCreateRealm(store, realmParams('b'));
+  doCreateRealm(store, realmParams('', 'Ids'));
+  const b = doCreateRealm(store, realmParams('b', 'Ids'));
   const newest = largestId(store.db);
   t.ok(newest >= b.user_id, `the largest id: ${newest}`);
   // The newest rows of every table holding it go, as a single process deletes a newest message.
@@ -111,7 +102,7 @@ t.test('an installed id source gives every id', (t) => {
       return next++;
     },
   });
-  const created = doCreateRealm(store, realmParams(''));
+  const created = doCreateRealm(store, realmParams('', 'Ids'));
   t.equal(created.realm_id, 5000, 'the realm');
   t.same(
     [...new Set(asked)].sort(),
