@@ -345,9 +345,14 @@ function addReplicationGauges(): void {
   );
 }
 
-/** The Prometheus text exposition of every metric. */
-export function metricsText(): Promise<string> {
-  return registry.metrics();
+/**
+ * The Prometheus text exposition of every metric, as UTF-8 bytes. Not a string: a help text holds
+ * a non-ASCII character, and the responder takes a string's length for its size in bytes; past
+ * 64 KiB (a node that has served many routes) it then never finished the answer, spinning on the
+ * event loop (src/http/respond.ts sendInSlices).
+ */
+export async function metricsText(): Promise<Buffer> {
+  return Buffer.from(await registry.metrics(), 'utf8');
 }
 
 export const METRICS_CONTENT_TYPE = registry.contentType;

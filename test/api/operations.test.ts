@@ -149,6 +149,57 @@ t.test('GET /metrics: Prometheus text with the server’s figures', async (t) =>
 });
 
 t.test(
+  'GET /metrics past 64 KiB (its help texts are not all ASCII): whole, and the server goes on',
+  async (t) => {
+    // The text was sent with its length in UTF-16 units as its size: past 64 KiB (sent in slices)
+    // the responder never finished, and the server stopped answering anything.
+    const { url } = await startServer(t);
+    const routes = [
+      'users/me',
+      'messages',
+      'streams',
+      'users',
+      'realm/emoji',
+      'realm/filters',
+      'user_groups',
+      'drafts',
+      'attachments',
+      'export/realm',
+      'scheduled_messages',
+      'realm/linkifiers',
+      'users/me/subscriptions',
+      'alert_words',
+      'saved_snippets',
+      'realm/presence',
+      'users/me/muted_users',
+      'realm/profile_fields',
+      'invites',
+      'realm/playgrounds',
+    ];
+    let res = await rawRequest(url, { method: 'GET', path: '/metrics' });
+    // Each route, method and status is a series of its own: the text grows past 64 KiB.
+    for (const route of routes) {
+      if (Buffer.byteLength(res.text) > 70_000) break;
+      for (const method of ['GET', 'POST', 'PATCH', 'DELETE'])
+        await rawRequest(url, { method, path: `/api/v1/${route}` });
+      res = await rawRequest(url, { method: 'GET', path: '/metrics' });
+    }
+    const bytes = Buffer.byteLength(res.text);
+    t.ok(bytes > 65_536, `the text is past 64 KiB (${bytes} bytes)`);
+    t.equal(res.status, 200);
+    t.equal(
+      Number(res.headers['content-length']),
+      bytes,
+      'its Content-Length is its size in bytes',
+    );
+    t.match(res.text, /’/, 'with a non-ASCII help text');
+    t.match(res.text, /\n[a-z_]+(\{[^}]*\})? \S+\n$/, 'whole, to its last sample');
+    const health = await rawRequest(url, { method: 'GET', path: '/health' });
+    t.equal(health.status, 200, 'the server still answers');
+  },
+);
+
+t.test(
   'GET /metrics from a non-local client: 403 without a token, bearer token with one',
   async (t) => {
     const open = await startServer(t);
