@@ -9,9 +9,12 @@
  *      a survivor's queue has no gap;
  *   4. a node restarted empty catches up and serves reads;
  *   5. the log is trimmed behind snapshots, and a node away longer than the grace starts again
- *      from a snapshot.
+ *      from a snapshot;
+ *   and files: uploads, thumbnails, emoji images and realm export archives made through one node
+ *   served by every node.
  * Skipped when nats-server or nginx is not installed.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -332,6 +335,97 @@ async function run(): Promise<void> {
         }
         t.same(patterns, ['#(?P<id>[0-9]+)'], `${n.name} lists the linkifier`);
       }
+    },
+  );
+
+  t.test(
+    'a realm export run on one node: every node serves its archive, then none after its deletion',
+    async (t) => {
+      // An upload through n2, linked from a public message; the export runs on n3, which lacks it.
+      const data = Buffer.from('exported through another node '.repeat(300));
+      const up = await upload(via(nodeUrl('n2')), 'hamlet', [{ filename: 'export-me.txt', data }]);
+      const uri = assertSuccess(t, up, 'upload through n2').uri as string;
+      const pathId = uri.slice('/user_uploads/'.length);
+      assertSuccess(
+        t,
+        await via(nodeUrl('n2')).post('hamlet', 'messages', {
+          type: 'stream',
+          to: 'cluster',
+          topic: 'export',
+          content: `[the file](${uri})`,
+        }),
+        'linked from a public message',
+      );
+      const runner = rec.nodes.find((n) => n.name === 'n3')!;
+      t.notOk(fs.existsSync(path.join(runner.dataDir, 'uploads', pathId)), 'n3 lacks the upload');
+
+      const n3 = via(nodeUrl('n3'));
+      const { id } = assertSuccess(t, await n3.post('owner', 'export/realm', {}), 'requested') as {
+        id: number;
+      };
+      type Listed = { id: number; pending: boolean; export_url: string | null };
+      let exp: Listed | undefined;
+      for (const until = Date.now() + 60_000; Date.now() < until; await sleep(250)) {
+        const list = await n3.get('owner', 'export/realm');
+        exp = (list.body.exports as Listed[] | undefined)?.find((e) => e.id === id);
+        if (exp && !exp.pending) break;
+      }
+      t.match(
+        exp,
+        { pending: false, failed_timestamp: null, export_url: /\/user_avatars\/exports\// },
+        'the export succeeded',
+      );
+      const urlPath = new URL(exp!.export_url!).pathname;
+      const exportPath = urlPath.slice('/user_avatars/exports/'.length);
+      t.ok(await inFilesBucket(rec, `export/${exportPath}`), 'its archive is in the bucket');
+
+      const bodies: Buffer[] = [];
+      for (const n of rec.nodes) {
+        const got = await request(via(nodeUrl(n.name)), 'GET', null, urlPath);
+        t.equal(got.status, 200, `${n.name} serves the archive`);
+        t.equal(got.headers['content-type'], 'application/gzip', `${n.name}: as gzip`);
+        bodies.push(got.body);
+      }
+      t.ok(
+        bodies.every((b) => b.equals(bodies[0]!)),
+        'every node serves the same bytes',
+      );
+      t.same([...bodies[0]!.subarray(0, 2)], [0x1f, 0x8b], 'a gzip stream');
+      const archive = path.join(dir, 'export.tar.gz');
+      fs.writeFileSync(archive, bodies[0]!);
+      const members = execFileSync('tar', ['tzf', archive], { encoding: 'utf8' }).split('\n');
+      t.ok(members.includes(`uploads/${pathId}`), 'the archive holds the upload made through n2');
+      t.ok(
+        execFileSync('tar', ['xzOf', archive, `uploads/${pathId}`]).equals(data),
+        'with its bytes',
+      );
+      const manifest = JSON.parse(
+        execFileSync('tar', ['xzOf', archive, 'export.json'], { encoding: 'utf8' }),
+      ) as { missing_files: string[] };
+      t.same(manifest.missing_files, [], 'no file missing from it');
+      const copies = rec.nodes.map((n) =>
+        path.join(n.dataDir, 'exports', ...exportPath.split('/')),
+      );
+      t.ok(
+        copies.every((f) => fs.existsSync(f)),
+        'every node holds a copy',
+      );
+
+      // Deleted through n1: the bucket's archive and every node's copy go.
+      assertSuccess(t, await via(nodeUrl('n1')).delete('owner', `export/realm/${id}`), 'deleted');
+      for (const n of rec.nodes) {
+        const got = await request(via(nodeUrl(n.name)), 'GET', null, urlPath);
+        t.equal(got.status, 404, `${n.name} no longer serves it`);
+      }
+      t.notOk(await inFilesBucket(rec, `export/${exportPath}`), 'gone from the bucket');
+      const until = Date.now() + 10_000;
+      while (Date.now() < until && copies.some((f) => fs.existsSync(path.dirname(f))))
+        await sleep(100);
+      t.same(
+        copies.filter((f) => fs.existsSync(path.dirname(f))),
+        [],
+        'no node keeps a copy',
+      );
     },
   );
 
@@ -677,6 +771,17 @@ async function streamState(
   const nc = await connect({ servers: rec.natsUrls });
   try {
     return (await (await nc.jetstreamManager()).streams.info(clusterNames().stream)).state;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Whether the uploads bucket holds a whole object of this name. */
+async function inFilesBucket(rec: ClusterRecord, name: string): Promise<boolean> {
+  const nc = await connect({ servers: rec.natsUrls });
+  try {
+    const info = await (await nc.jetstream().views.os(clusterNames().uploads)).info(name);
+    return info !== null && !info.deleted;
   } finally {
     await nc.close();
   }
