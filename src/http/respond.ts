@@ -110,6 +110,9 @@ export function send(
   if (ctx.aborted || ctx.done) return;
   ctx.done = true;
   ctx.status = status;
+  // A string that may be large in bytes is measured in bytes: its length counts UTF-16 units, and
+  // a slice-at-a-time answer announced with that size would never complete (non-Latin text).
+  if (typeof body === 'string' && body.length * 3 > LARGE_BODY) body = Buffer.from(body);
   let parts = typeof body === 'string' || Buffer.isBuffer(body) ? null : body;
   let size = parts ? parts.reduce((a, c) => a + c.length, 0) : (body as string | Buffer).length;
   // An answer built around large shared parts goes gzipped to a client that takes it (gzip.ts).
@@ -132,7 +135,7 @@ export function send(
     if (!large) res.end(parts ? Buffer.concat(parts) : (body as string | Buffer), closeConnection);
   });
   if (large) {
-    const slices = parts ?? [typeof body === 'string' ? Buffer.from(body) : (body as Buffer)];
+    const slices = parts ?? [body as Buffer];
     sendInSlices(res, ctx, slices, size);
   }
 }

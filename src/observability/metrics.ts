@@ -346,10 +346,9 @@ function addReplicationGauges(): void {
 }
 
 /**
- * The Prometheus text exposition of every metric, as UTF-8 bytes. Not a string: a help text holds
- * a non-ASCII character, and the responder takes a string's length for its size in bytes; past
- * 64 KiB (a node that has served many routes) it then never finished the answer, spinning on the
- * event loop (src/http/respond.ts sendInSlices).
+ * The Prometheus text exposition of every metric, as UTF-8 bytes (a help text holds a non-ASCII
+ * character; a node that has served many routes answers over 64 KiB, which once hung the
+ * responder: src/http/respond.ts now measures strings in bytes).
  */
 export async function metricsText(): Promise<Buffer> {
   return Buffer.from(await registry.metrics(), 'utf8');

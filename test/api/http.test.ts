@@ -328,3 +328,40 @@ t.test('a large answer reaches a slow reader whole, and its connection serves on
   t.equal(second.status, 200);
   t.equal((JSON.parse(second.body) as { email: string }).email, iago.email);
 });
+
+t.test('a large answer in a non-Latin script goes out whole', async (t) => {
+  const { api } = await startServer(t);
+  // Eight messages of 9,000 characters of three UTF-8 bytes each: over 64 KiB of characters, so
+  // the answer goes out a slice at a time, and three times that in bytes.
+  assertSuccess(
+    t,
+    await api.post('iago', 'users/me/subscriptions', { subscriptions: [{ name: 'wide' }] }),
+  );
+  const text = (i: number) => `${i} ${'日本語の文章'.repeat(1500)}`;
+  for (let i = 0; i < 8; i++)
+    assertSuccess(
+      t,
+      await api.post('iago', 'messages', {
+        type: 'stream',
+        to: 'wide',
+        topic: 't',
+        content: text(i),
+      }),
+    );
+  const res = await api.get('iago', 'messages', {
+    anchor: 'newest',
+    num_before: 50,
+    num_after: 0,
+    apply_markdown: false,
+    narrow: JSON.stringify([{ operator: 'channel', operand: 'wide' }]),
+  });
+  assertSuccess(t, res);
+  t.ok(Buffer.byteLength(res.text) > 3 * 64 * 1024, `${Buffer.byteLength(res.text)} bytes`);
+  t.same(
+    (res.body.messages as { content: string }[]).map((m) => m.content),
+    [0, 1, 2, 3, 4, 5, 6, 7].map(text),
+    'every message, intact',
+  );
+  // The server serves on.
+  assertSuccess(t, await api.get('iago', 'users/me'));
+});
