@@ -150,13 +150,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // ride, stale, in a later entry of whatever realm the node writes next), and an unfinished export
   // there may be under way on another node.
   if (!cluster) store.realmExports.failUnfinished(nowSeconds(config));
-  if (cluster) {
-    // Copies of archives since deleted (or left by an interrupted export) go, now and whenever
-    // the node applies a change to an export (docs/cluster.md "Guarantees").
-    const exports = context.exports;
-    cluster.onExportsChanged = () => void exports.sweep();
-    void exports.sweep();
-  }
+  // What an interrupted or failed export left on disk goes now; on a cluster node also copies of
+  // archives since deleted, now and whenever it applies a change to an export (docs/cluster.md
+  // "Guarantees").
+  const exports = context.exports;
+  if (cluster) cluster.onExportsChanged = () => void exports.sweep();
+  void exports.sweep();
   const inflight = new InflightTracker();
   const health = new HealthMonitor(() => store.ping(), config.healthMaxLagMs);
   mountOpsRoutes(app, {

@@ -26,7 +26,7 @@ import { manage } from '../helpers/manage.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startChild } from '../helpers/child-server.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { multipartBody, request, upload } from '../helpers/uploads.js';
 
 t.setTimeout(600_000);
@@ -479,6 +479,47 @@ async function snapshot(
   }
   return { register: reg.body, messages: msgs.body.messages, history };
 }
+
+t.test('at start, what interrupted or deleted exports left on disk goes', async (t) => {
+  const ts = await startServer(t);
+  const { server, dataDir, fx } = ts;
+  const realmId = fx.realmId;
+  const exportsDir = path.join(dataDir, 'exports', String(realmId));
+  const archive = (secret: string, id: number) => {
+    const name = `confab-export-root-${id}.tar.gz`;
+    fs.mkdirSync(path.join(exportsDir, secret), { recursive: true });
+    fs.writeFileSync(path.join(exportsDir, secret, name), `archive ${id}`);
+    return `${realmId}/${secret}/${name}`;
+  };
+  const exports = server.store.realmExports;
+  const iago = fx.users.iago!.id;
+  // One that succeeded, one interrupted while it ran, one deleted, and a directory with no export.
+  const done = exports.insert(realmId, iago, 1, 1);
+  const donePath = archive('kept-kept-kept-kept', done);
+  exports.setSucceeded(done, 2, donePath, 9);
+  const running = exports.insert(realmId, iago, 1, 1);
+  exports.setStarted(running, 2);
+  archive('interrupted-interrupted', running);
+  const deleted = exports.insert(realmId, iago, 1, 1);
+  exports.setSucceeded(deleted, 2, archive('deleted-deleted-deleted', deleted), 9);
+  exports.setDeleted(deleted, 3);
+  archive('nobody-names-this-one', 999_999);
+  await server.close();
+
+  const again = await restartServer(t, dataDir, fx);
+  await again.server.context.exports.idle();
+  let left: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    left = fs.readdirSync(exportsDir).sort();
+    if (left.length === 1) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.same(left, ['kept-kept-kept-kept'], "only the succeeded export's directory is left");
+  t.equal(again.server.store.realmExports.byId(running)?.status, 4, 'the interrupted one failed');
+  const res = await request(again.api, 'GET', null, `/user_avatars/exports/${donePath}`);
+  t.equal(res.status, 200, 'the succeeded one is still served');
+  t.equal(res.body.toString(), `archive ${done}`);
+});
 
 t.test('round trip: export, import on another server, the same realm apart from ids', async (t) => {
   const a = await startServer(t);
