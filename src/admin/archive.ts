@@ -7,6 +7,7 @@
  *   uploads/<path_id>    each exported upload, at the path id its `attachments` row names
  *   emoji/<file_name>    each custom emoji image of the realm
  */
+import type { ExportFiles } from '../storage/upload-files.js';
 import type { ExportMode } from './export-filter.js';
 
 export const ARCHIVE_FORMAT = 'confab-realm-export';
@@ -42,7 +43,7 @@ export type ExportJob = {
 
 /** The export worker's messages to the thread that started it. */
 export type ExportWorkerMessage =
-  | { type: 'gather'; uploads: string[]; emoji: string[] }
+  | ({ type: 'gather' } & ExportFiles)
   | { type: 'done'; summary: ExportSummary }
   | { type: 'failed'; error: string };
 

@@ -8,15 +8,13 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ServerConfig } from '../config.js';
 import type { Store } from '../storage/store.js';
+import type { ExportFiles } from '../storage/upload-files.js';
 import type { ExportJob, ExportSummary, ExportWorkerMessage, GatherAnswer } from './archive.js';
 import { UsageError } from './errors.js';
 import type { ExportMode } from './export-filter.js';
 
-/**
- * Makes present the files an export is about to copy (path ids of uploads, file names of the
- * realm's emoji images): UploadFiles.gatherForExport.
- */
-export type GatherFiles = (files: { uploads: string[]; emoji: string[] }) => Promise<void>;
+/** Makes present the files an export is about to copy: UploadFiles.gatherForExport. */
+export type GatherFiles = (files: ExportFiles) => Promise<void>;
 
 /**
  * Runs one export on a worker thread; resolves with the archive's summary. With `gather`, the

@@ -34,6 +34,7 @@ import {
   clusterStreams,
   IMAGE_PROXY_KEY_NAME,
   JETSTREAM_TIMEOUT_MS,
+  jetStreamErrorCode,
   type ClusterNames,
 } from './jetstream.js';
 import {
@@ -174,7 +175,7 @@ async function logEnd(nc: NatsConnection, names: ClusterNames): Promise<number> 
     if (stream === `OBJ_${names.snapshots}`) continue;
     await jsm.streams.info(stream).catch((err: unknown) => {
       // JetStream's "stream not found"; anything else (no answer in time) is passed on.
-      if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== 10059) throw err;
+      if (jetStreamErrorCode(err) !== 10059) throw err;
       throw new DetachRefusedError(
         `no stream ${stream} on NATS: no cluster there by this name. Check CLUSTER_NATS and ` +
           'CLUSTER_NAMESPACE.',

@@ -124,12 +124,17 @@ export const JETSTREAM_TIMEOUT_MS = 15_000;
  */
 export const STARTUP_PATIENCE_MS = 90_000;
 
+/** The JetStream API's error code of a refusal (`err_code`), if `err` is one. */
+export function jetStreamErrorCode(err: unknown): number | undefined {
+  return (err as { api_error?: { err_code?: number } } | null)?.api_error?.err_code;
+}
+
 /**
  * Whether a JetStream publish was refused for its expected last sequence or revision (another
  * write got there first): a definite refusal, unlike a timeout, after which it may have landed.
  */
 export function isWrongLastSequence(err: unknown): boolean {
-  return (err as { api_error?: { err_code?: number } } | null)?.api_error?.err_code === 10071;
+  return jetStreamErrorCode(err) === 10071;
 }
 
 /** Whether a NATS call failed only for want of an answer in time (or of a responder yet). */
@@ -140,7 +145,7 @@ export function isNoAnswer(err: unknown): boolean {
 
 /** Whether JetStream refused to create a stream for want of enough servers to place it on. */
 function isShortOfPeers(err: unknown): boolean {
-  return (err as { api_error?: { err_code?: number } } | null)?.api_error?.err_code === 10005;
+  return jetStreamErrorCode(err) === 10005;
 }
 
 /**
