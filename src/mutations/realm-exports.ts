@@ -97,13 +97,19 @@ export type UpdateRealmExportCommand =
     }
   | { id: number; status: 'failed'; time: number; realm_url: string };
 
-/** The export job's progress (src/admin/export-jobs.ts). */
+/**
+ * The export job's progress (src/admin/export-jobs.ts). Only an export still requested or started
+ * changes: one failed meanwhile (on a cluster, given up by its realm's owner because its node
+ * seemed gone: src/cluster/export-runs.ts) never succeeds after all.
+ */
 export function checkUpdateRealmExport(
   ctx: MutationContext,
   cmd: UpdateRealmExportCommand,
 ): UpdateRealmExportCommand {
   const row = ctx.store.realmExports.byId(cmd.id);
   if (!row || row.realm_id !== ctx.realm.id) throw new JsonableError('Invalid data export ID');
+  if (row.status !== ExportStatus.REQUESTED && row.status !== ExportStatus.STARTED)
+    throw new JsonableError('Export no longer in progress');
   return cmd;
 }
 

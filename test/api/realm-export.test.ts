@@ -170,6 +170,27 @@ t.test(
     const standard = assertSuccess(t, await api.post('iago', 'export/realm', { export_type: 2 }));
     await waitForExport(t, ts, q, standard.id as number);
 
+    // A finished export's state is final: an export a cluster's realm owner failed because its
+    // node seemed gone (src/cluster/export-runs.ts) never succeeds after all; nor the reverse.
+    const realm = ts.server.context.realms.get(fx.realmId)!;
+    await t.rejects(
+      realm.ask('realm_export.update', {
+        id: standard.id as number,
+        status: 'failed',
+        time: Date.now() / 1000,
+        realm_url: 'http://testserver.local',
+      }),
+      { message: 'Export no longer in progress' },
+      'a succeeded export is not failed afterwards',
+    );
+    t.match(
+      ((await api.get('iago', 'export/realm')).body.exports as Record<string, unknown>[]).find(
+        (e) => e.id === standard.id,
+      ),
+      { pending: false, failed_timestamp: null, export_url: String },
+      'it stays succeeded',
+    );
+
     // Deleting: the archive goes; a second delete, or an unknown id, is refused.
     assertSuccess(t, await api.delete('iago', `export/realm/${id}`));
     t.equal((await request(api, 'GET', null, urlPath)).status, 404, 'the archive is gone');
