@@ -140,6 +140,11 @@ export type ServerConfig = {
    * names"): `auto` chooses by the client's User-Agent; `spec` or `reference` forces one.
    */
   wireNames: WireNamesMode;
+  /**
+   * Tests only (a cluster node reads CONFAB_TEST_EXPORT_DELAY_MS): an export through the API
+   * waits this long once marked started, so a test can stop its node while it is under way.
+   */
+  exportStartDelayMs?: number;
 };
 
 /**

@@ -137,7 +137,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       allowPrivate: config.imageProxyAllowPrivate,
     }),
     thumbnailer: new Thumbnailer(store, realms, uploads),
-    exports: new RealmExportJobs(config, uploads, store),
+    exports: new RealmExportJobs(config, uploads, store, cluster?.exportRuns),
     ...(cluster
       ? {
           readBarrier: (realmId: number | undefined) =>
@@ -148,13 +148,21 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // Exports the previous process left unfinished failed with it. Not on a cluster node: its copy
   // is written by the log only (this write would reach no other node, and its captured row would
   // ride, stale, in a later entry of whatever realm the node writes next), and an unfinished export
-  // there may be under way on another node.
+  // there may be under way on another node. There, the owner of an export's realm fails it through
+  // the log once its node is gone (src/cluster/export-runs.ts).
   if (!cluster) store.realmExports.failUnfinished(nowSeconds(config));
   // What an interrupted or failed export left on disk goes now; on a cluster node also copies of
   // archives since deleted, now and whenever it applies a change to an export (docs/cluster.md
   // "Guarantees").
   const exports = context.exports;
-  if (cluster) cluster.onExportsChanged = () => void exports.sweep();
+  if (cluster) {
+    cluster.onExportsChanged = () => void exports.sweep();
+    cluster.onExportOrphaned = async (realmId, id) => {
+      const realm = realms.get(realmId);
+      if (!realm) throw new Error(`no realm ${realmId}`);
+      await exports.failOrphaned(realm, id);
+    };
+  }
   void exports.sweep();
   const inflight = new InflightTracker();
   const health = new HealthMonitor(() => store.ping(), config.healthMaxLagMs);

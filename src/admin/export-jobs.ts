@@ -5,7 +5,9 @@
  * DATA_DIR/exports/<realm id>/<secret>/<file>, served at that path under /user_avatars/exports/,
  * through the server's UploadFiles: on a cluster node (src/cluster/uploads.ts) the files the
  * export copies are fetched first if the node lacks them, and the archive goes to the cluster's
- * bucket before the export is marked succeeded, so every node can serve it.
+ * bucket before the export is marked succeeded, so every node can serve it. A cluster node also
+ * records itself as each export's runner (`ExportRunners`, src/cluster/export-runs.ts), so that
+ * the realm's owner can fail the exports of a node that stopped (`failOrphaned`).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -13,11 +15,30 @@ import path from 'node:path';
 import type { RealmRuntime } from '../../actors/registry.js';
 import type { ServerConfig } from '../config.js';
 import { realmUrl } from '../lib/urls.js';
-import { EXPORT_FULL_WITH_CONSENT, exportDirOf, staleExportDirs } from '../lib/realm-exports.js';
+import { JsonableError } from '../lib/errors.js';
+import {
+  EXPORT_FULL_WITH_CONSENT,
+  ExportStatus,
+  exportDirOf,
+  staleExportDirs,
+} from '../lib/realm-exports.js';
 import { log } from '../observability/log.js';
 import type { ReadStore } from '../storage/store.js';
 import type { UploadFiles } from '../storage/upload-files.js';
 import { runExportWorker } from './realm-export.js';
+
+/**
+ * A cluster node's record of the exports it runs (src/cluster/export-runs.ts); absent in a single
+ * process, which fails the exports its previous process left unfinished at its start.
+ */
+export interface ExportRunners {
+  /** Records this node as the export's runner: false when it must not run it. */
+  claim(id: number): Promise<boolean>;
+  /** The export succeeded or failed here. */
+  finish(id: number): Promise<void>;
+  /** The export will not run here (a graceful stop): the realm's owner fails it. */
+  giveUp(id: number): Promise<void>;
+}
 
 export class RealmExportJobs {
   private chain: Promise<void> = Promise.resolve();
@@ -31,15 +52,32 @@ export class RealmExportJobs {
     private readonly config: ServerConfig,
     private readonly uploads: UploadFiles,
     private readonly store: Pick<ReadStore, 'realmExports'>,
+    private readonly runners?: ExportRunners,
   ) {}
 
-  /** Queues export `id` of `realm`; its progress reaches the administrators as events. */
-  start(realm: RealmRuntime, id: number, exportType: number): void {
+  /**
+   * Queues export `id` of `realm`; its progress reaches the administrators as events. A cluster
+   * node first records itself as its runner (resolving once it has); never rejects.
+   */
+  async start(realm: RealmRuntime, id: number, exportType: number): Promise<void> {
+    if (this.runners) {
+      const claimed = await this.runners.claim(id).catch((err: unknown) => {
+        log.error({ err, exportId: id }, 'recording this node as a realm export’s runner failed');
+        return false;
+      });
+      // Its realm's owner fails it (src/cluster/export-runs.ts).
+      if (!claimed) return;
+    }
     this.chain = this.chain.then(() => this.run(realm, id, exportType));
   }
 
   private async run(realm: RealmRuntime, id: number, exportType: number): Promise<void> {
-    if (this.closed) return;
+    if (this.closed) {
+      await this.runners?.giveUp(id).catch((err: unknown) => {
+        log.error({ err, exportId: id }, 'giving up a queued realm export failed');
+      });
+      return;
+    }
     const stringId = realm.view.row.string_id;
     const url = realmUrl(this.config, stringId);
     const secret = crypto.randomBytes(18).toString('base64url');
@@ -55,6 +93,9 @@ export class RealmExportJobs {
         time: this.config.clock() / 1000,
         realm_url: url,
       });
+      // Tests only (CONFAB_TEST_EXPORT_DELAY_MS): an export under way long enough to stop its node.
+      const delay = this.config.exportStartDelayMs ?? 0;
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       const summary = await runExportWorker(
         {
@@ -77,9 +118,11 @@ export class RealmExportJobs {
       });
     } catch (err) {
       log.error({ err, realmId: realm.id, exportId: id }, 'realm export failed');
-      await this.uploads.removeExport(rel).catch((err2: unknown) => {
-        log.error({ err: err2, exportId: id }, 'removing a failed export’s archive failed');
-      });
+      // Unless it did succeed (the answer lost): then its archive is served.
+      if (!this.succeededAt(id, rel))
+        await this.uploads.removeExport(rel).catch((err2: unknown) => {
+          log.error({ err: err2, exportId: id }, 'removing a failed export’s archive failed');
+        });
       try {
         await realm.ask('realm_export.update', {
           id,
@@ -92,7 +135,37 @@ export class RealmExportJobs {
       }
     } finally {
       this.running.delete(dir);
+      await this.runners?.finish(id).catch((err: unknown) => {
+        log.error({ err, exportId: id }, 'forgetting a finished realm export’s runner failed');
+      });
     }
+  }
+
+  private succeededAt(id: number, rel: string): boolean {
+    const row = this.store.realmExports.byId(id);
+    return row?.status === ExportStatus.SUCCEEDED && row.export_path === rel;
+  }
+
+  /**
+   * Marks failed export `id` of `realm`, which no node runs any more (on a cluster, its node is
+   * gone: src/cluster/export-runs.ts), through the realm's actor; nothing when it has finished.
+   */
+  async failOrphaned(realm: RealmRuntime, id: number): Promise<void> {
+    const row = this.store.realmExports.byId(id);
+    if (row?.status !== ExportStatus.REQUESTED && row?.status !== ExportStatus.STARTED) return;
+    try {
+      await realm.ask('realm_export.update', {
+        id,
+        status: 'failed',
+        time: this.config.clock() / 1000,
+        realm_url: realmUrl(this.config, realm.view.row.string_id),
+      });
+    } catch (err) {
+      // Finished meanwhile (it succeeded after all): nothing more to do.
+      if (err instanceof JsonableError && err.httpStatus < 500) return;
+      throw err;
+    }
+    log.warn({ realmId: realm.id, exportId: id }, 'realm export failed: its node is gone');
   }
 
   /**

@@ -15,6 +15,7 @@
  *                      clusters sharing one NATS cluster
  *   CLUSTER_BOOTSTRAP  a file: on an empty cluster, this node creates the first realm and writes
  *                      its owner's credentials there (JSON)
+ *   CONFAB_TEST_EXPORT_DELAY_MS  tests only: each realm export waits this long once started
  *   CLUSTER_SEED=1     move DATA_DIR's single-process database onto the cluster, whose log must be
  *                      empty (src/cluster/seed.ts; docs/cluster.md "Moving an existing server
  *                      onto a cluster")
@@ -105,6 +106,9 @@ async function main(): Promise<void> {
     imageProxyKey: prepared.imageProxyKey,
     lock,
     queueIdPrefix: `${node}-`,
+    ...(process.env.CONFAB_TEST_EXPORT_DELAY_MS
+      ? { exportStartDelayMs: Number(process.env.CONFAB_TEST_EXPORT_DELAY_MS) }
+      : {}),
     cluster: {
       node,
       servers,

@@ -60,6 +60,7 @@ import {
   type ClusterNames,
   type Entry,
 } from './jetstream.js';
+import { ExportRuns } from './export-runs.js';
 import { LeaseBucket } from './leases.js';
 import { refreshReadModel } from './refresh.js';
 import { uploadSnapshot } from './snapshot.js';
@@ -136,6 +137,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private readonly ids: ClusterIds;
   private readonly claimIds: ClaimIds;
   private readonly subdomains: SubdomainReservations;
+  /** Which node runs each realm export under way (export-runs.ts). */
+  readonly exportRuns: ExportRuns;
   /**
    * Realms being created here whose first entry is on its way to the log: their rows are not in
    * this copy yet (addRealm), so that entry is applied here like another node's.
@@ -171,6 +174,11 @@ export class ClusterNode implements RealmPlacement, CommitLog {
    * removes this node's copies of archives no longer served (src/admin/export-jobs.ts sweep).
    */
   onExportsChanged: (() => void) | null = null;
+  /**
+   * Fails, through the realm's actor, an export of a realm this node owns whose node is gone
+   * (set by the server: src/admin/export-jobs.ts failOrphaned; export-runs.ts decides).
+   */
+  onExportOrphaned: ((realmId: number, id: number) => Promise<void>) | null = null;
   /** When this node last reported its applied position (trim.ts). */
   private lastReport = 0;
 
@@ -203,6 +211,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       opts.reservationTimeoutMs ?? DEFAULT_RESERVATION_TIMEOUT_MS,
       (realmId) => this.voidRealm(realmId),
     );
+    this.exportRuns = new ExportRuns(kv, opts.node, this.incarnation, this.leaseMs);
   }
 
   /** Connects to NATS, makes sure the log stream and the lease bucket exist. */
@@ -263,6 +272,13 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     this.consumer = await consumer.consume();
     void this.applyLoop(this.consumer);
     await patiently(() => this.caughtUp(), since);
+    // What this node's previous process was exporting will not finish: its realms' owners fail it.
+    await this.exportRuns.abandonPrevious().then(
+      (n) => {
+        if (n > 0) console.error(`cluster ${this.opts.node}: gave up ${n} interrupted export(s)`);
+      },
+      (err: unknown) => console.error(`cluster ${this.opts.node}: giving up exports failed`, err),
+    );
     this.leaseTimer = setInterval(() => void this.leaseTick(), Math.max(100, this.leaseMs / 3));
     void this.leaseTick();
   }
@@ -473,7 +489,16 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       void reportPosition(this.kv, this.opts.node, this.applied).catch(() => undefined);
     }
     const realmIds = this.store.realms.all().map((r) => r.id);
-    await Promise.all(realmIds.map((id) => this.tickRealm(id).catch(() => undefined)));
+    await Promise.all([
+      ...realmIds.map((id) => this.tickRealm(id).catch(() => undefined)),
+      this.exportRuns
+        .tick(
+          this.store.realmExports.unfinished(),
+          (realmId) => this.owned.has(realmId) && this.onExportOrphaned !== null,
+          (realmId, id) => this.onExportOrphaned!(realmId, id),
+        )
+        .catch(() => undefined),
+    ]);
   }
 
   private async tickRealm(realmId: number): Promise<void> {

@@ -53,7 +53,8 @@ export const createRealmExport = endpoint({
       time: server.config.clock() / 1000,
       realm_url: realmUrl(server.config, realm.view.row.string_id),
     });
-    server.exports.start(realm, id, p.export_type);
+    // A cluster node records itself as the export's runner first (src/cluster/export-runs.ts).
+    await server.exports.start(realm, id, p.export_type);
     return { id };
   },
 });

@@ -45,6 +45,9 @@ export function realmExportStatements(db: DB, ids: IdSource) {
   const failUnfinished = db.prepare<[number], void>(
     'UPDATE realm_exports SET status = 4, date_failed = ? WHERE status IN (1, 2)',
   );
+  const unfinished = db.prepare<[], { id: number; realm_id: number }>(
+    'SELECT id, realm_id FROM realm_exports WHERE status IN (1, 2) ORDER BY id',
+  );
   const messageCount = db.prepare<[number], { n: number }>(
     'SELECT count(*) AS n FROM messages WHERE realm_id = ?',
   );
@@ -63,6 +66,8 @@ export function realmExportStatements(db: DB, ids: IdSource) {
     setDeleted: (id: number, at: number): void => void setDeleted.run(at, id),
     /** At start: exports the previous process left unfinished failed with it. */
     failUnfinished: (at: number): void => void failUnfinished.run(at),
+    /** Every realm's exports requested or started, not yet finished (few: cluster nodes' check). */
+    unfinished: (): { id: number; realm_id: number }[] => unfinished.all(),
     messageCount: (realmId: number): number => messageCount.get(realmId)!.n,
   };
 }
