@@ -179,7 +179,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
     inflight,
   );
-  const guardSockets = mountEventSocket(app, context);
+  const guardSockets = mountEventSocket(app, context, inflight);
 
   let listener: HttpListener;
   try {

@@ -112,13 +112,20 @@ export class GuardSockets {
     if (!this.held.has(id)) this.report(id, SOCKET_OP.CLOSED);
   }
 
-  /** A batch from the main thread: frames to send, sockets to close. */
+  /** Where the answers to the long-polls the guard holds go (./guard-polls.ts). */
+  onPollAnswer: ((id: number, answer: Uint8Array, close: boolean) => void) | null = null;
+
+  /** A batch from the main thread: frames to send, sockets to close, answers to held polls. */
   apply(batch: SocketBatch): void {
     // A frame sent to many sockets (one event fanned out) is framed once, written whole to each
     // socket: one write, no per-socket framing. (ws's own sender writes nothing of its own here
     // but pings and closes, each whole: without compression nothing of it is ever held back.)
     const framed = new Map<number, Buffer>();
     readBatch(batch, (id, op, payload, code) => {
+      if (op === SOCKET_OP.POLL_ANSWER) {
+        this.onPollAnswer?.(id, payload, code === 1);
+        return;
+      }
       const held = this.held.get(id);
       if (held === undefined) return; // gone already (its CLOSED is on its way)
       const { ws, socket } = held;
@@ -175,7 +182,8 @@ export class GuardSockets {
     }
   }
 
-  private report(id: number, op: (typeof SOCKET_OP)[keyof typeof SOCKET_OP], payload?: Buffer) {
+  /** Tells the main thread about a socket (or a held poll), in this turn's batch. */
+  report(id: number, op: (typeof SOCKET_OP)[keyof typeof SOCKET_OP], payload?: Buffer) {
     this.out.add(id, op, payload ?? null);
     if (this.flushing) return;
     this.flushing = true;

@@ -6,12 +6,13 @@
  * Messages from the main thread: 'close' (stop accepting; answered 'closed' once what arrived
  * reached uWS), 'end' (end every connection; the thread exits when they are gone), and batches of
  * frames for the event WebSockets the guard holds (./guard-sockets.ts; their frames come back
- * the same way).
+ * the same way) and answers to the long-polls it holds (./guard-polls.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { HttpGuard, type GuardRoutes } from './guard.js';
+import { GuardPolls } from './guard-polls.js';
 import { GuardSockets } from './guard-sockets.js';
-import { batchTransfer, type SocketBatch } from './socket-batch.js';
+import { batchTransfer, SOCKET_OP, type SocketBatch } from './socket-batch.js';
 
 export type GuardThreadData = {
   upstream: string;
@@ -41,12 +42,24 @@ const sockets =
   data.sockets === null
     ? null
     : new GuardSockets((b) => port.postMessage(b, batchTransfer(b)), data.sockets.maxBackpressure);
+// The long-polls are held with the sockets (their answers come in the same batches).
+const polls =
+  sockets === null || data.routes.poll === undefined
+    ? null
+    : new GuardPolls(
+        (id) => sockets.report(id, SOCKET_OP.POLL_CLOSED),
+        (client, first) => guard.relay(client, first),
+      );
+if (sockets !== null && polls !== null) {
+  sockets.onPollAnswer = (id, answer, close) => polls.answer(id, answer, close);
+}
 const guard = new HttpGuard(
   data.upstream,
   data.routes,
   data.maxConnections,
   sockets,
   data.maxDescriptors,
+  polls,
 );
 /** How often refused connections are reported (the main thread logs them). */
 const REFUSED_REPORT_MS = 10_000;

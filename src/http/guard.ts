@@ -21,10 +21,14 @@
  *    the connection's order, pipelined requests before it are answered first.
  * The event WebSockets end here (./guard-sockets.ts): their upgrade (a connection's first request)
  * is asked about as a plain request on a route only the guard knows, and an accepted one is
- * answered and held by the guard. Everything else passes unchanged: request bodies (Content-Length
- * or chunked framing is followed to find the next head), other WebSocket upgrades (raw from then
- * on), responses. uWS listens on a Unix socket in a private directory; the guard opens each connection with a PROXY protocol v2 header
- * carrying the client's address, which uWS reads as the proxied address (RequestContext.peerAddress).
+ * answered and held by the guard. So are long-polls (./guard-polls.ts): a connection's first
+ * `GET /api/v1/events` is asked about on another such route, and one the server would hold is
+ * held here instead, with the connection to uWS closed. HTTP/1.0 requests, which uWS never
+ * answers, pass as HTTP/1.1. Everything else passes unchanged: request bodies (Content-Length or
+ * chunked framing is followed to find the next head), other WebSocket upgrades (raw from then on),
+ * responses. uWS listens on a Unix socket in a private directory; the guard opens each connection
+ * with a PROXY protocol v2 header carrying the client's address, which uWS reads as the proxied
+ * address (RequestContext.peerAddress).
  *
  * Cost: every byte crosses one more socket pair in this process (two reads and two writes per
  * request and response, on the relay's thread) — see docs/robustness.md for the measured figures.
@@ -34,6 +38,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { GuardPolls } from './guard-polls.js';
 import type { GuardSockets, SocketRequest } from './guard-sockets.js';
 
 const KNOWN_METHODS = new Set([
@@ -99,7 +104,7 @@ export function relayCapacity(limit: number | null): number {
 
 /**
  * The descriptors the guard's connections may hold within `limit`: three per relayed connection,
- * one per event WebSocket it holds itself (null: no known bound).
+ * one per event WebSocket or long-poll it holds itself (null: no known bound).
  */
 export function descriptorBudget(limit: number | null): number {
   if (limit === null) return Number.MAX_SAFE_INTEGER;
@@ -108,8 +113,8 @@ export function descriptorBudget(limit: number | null): number {
 
 /**
  * Whether a new connection can be taken while `relays` connections are relayed and `sockets`
- * event WebSockets held: within the connection limit, and its relay's descriptors within the
- * budget (a connection is relayed until it turns out to be an event socket).
+ * event WebSockets and long-polls held: within the connection limit, and its relay's descriptors
+ * within the budget (a connection is relayed until it turns out to be an event socket or a poll).
  */
 export function roomForOneMore(
   relays: number,
@@ -139,9 +144,10 @@ const BUSY_ANSWER = Buffer.from(
 /**
  * Where the guard sends the requests uWS could not answer: `<prefix>/<status>/<what>`; and, when it
  * holds the event WebSockets itself (./guard-sockets.ts), the public path of their upgrades,
- * asked about as `<prefix>/socket?<query>`.
+ * asked about as `<prefix>/socket?<query>`, and that of the long-polls (./guard-polls.ts), asked
+ * about as `<prefix>/poll?<query>`.
  */
-export type GuardRoutes = { prefix: string; socket?: string };
+export type GuardRoutes = { prefix: string; socket?: string; poll?: string };
 
 /** Headers of an upgrade the guard ends itself that uWS is not shown (the rest are). */
 const HANDSHAKE_ONLY = new Set([
@@ -162,7 +168,10 @@ type Mode =
   | { kind: 'chunk-data'; left: number }
   | { kind: 'trailers' }
   | { kind: 'raw' }
-  /** An event-socket upgrade is being asked about: what follows is held (up to MAX_HELD). */
+  /**
+   * An event-socket upgrade or a long-poll is being asked about: what follows is held (up to
+   * MAX_HELD).
+   */
   | { kind: 'socket'; held: Buffer[]; size: number; overflow: boolean }
   | { kind: 'discard' };
 
@@ -177,8 +186,16 @@ export class RequestScanner {
   private heads = 0;
   /** The event-socket upgrade being asked about (mode 'socket'). */
   socketRequest: SocketRequest | null = null;
+  /** A long-poll is being asked about (mode 'socket'). */
+  pollAsked = false;
+  /** A HEAD went to uWS (its answer's length has no body: answers are no longer counted). */
+  private headSent = false;
 
-  constructor(private readonly routes: GuardRoutes) {}
+  constructor(
+    private readonly routes: GuardRoutes,
+    /** Answers uWS has completed on this connection (null: not known; see ResponseCounter). */
+    private readonly answered: () => number | null = () => null,
+  ) {}
 
   /** Between requests: nothing of a next request seen yet. */
   get idle(): boolean {
@@ -325,13 +342,54 @@ export class RequestScanner {
       headers[lower] = lower in headers ? `${headers[lower]}, ${value}` : value;
     }
     if (!KNOWN_METHODS.has(method)) return this.refuse(501, method);
+    // This uWS build never answers an HTTP/1.0 request (it waits, then times out): it is passed
+    // on as HTTP/1.1 (the answer's version, as RFC 9112 §2.3 has it), closed after its answer
+    // unless it asked to be kept alive, HTTP/1.0's default being to close.
+    if (requestLine.endsWith(' HTTP/1.0')) {
+      kept[0] = `${requestLine.slice(0, -3)}1.1`;
+      if (!/(^|,)\s*keep-alive\s*(,|$)/i.test(headers.connection ?? '')) {
+        for (let i = kept.length - 1; i > 0; i--)
+          if (headerName(kept[i]!) === 'connection') kept.splice(i, 1);
+        kept.push('Connection: close');
+        headers.connection = 'close';
+      }
+      dropped = true; // (rebuilt)
+    }
     // Only as the connection's first request (as WebSocket clients send it): after others, uWS's
     // answers to them would come first, and the guard does not count answers; such an upgrade is
     // relayed as it was before the guard held sockets.
-    if (++this.heads === 1 && upgrade && method === 'GET' && this.routes.socket !== undefined) {
-      const target = requestLine.slice(4, requestLine.lastIndexOf(' '));
-      const q = target.indexOf('?');
-      const bodiless = transferEncoding.length === 0 && contentLength.every((v) => /^0+$/.test(v));
+    const first = ++this.heads === 1;
+    if (method === 'HEAD') this.headSent = true;
+    const target = requestLine.slice(requestLine.indexOf(' ') + 1, requestLine.lastIndexOf(' '));
+    const q = target.indexOf('?');
+    const bodiless = transferEncoding.length === 0 && contentLength.every((v) => /^0+$/.test(v));
+    // A long-poll, once every request before it on this connection is answered (its answer is then
+    // the next bytes from uWS; after each poll the guard starts afresh: ./guard-polls.ts).
+    // HTTP/1.0, `Connection: close` or `Expect` are relayed as before.
+    if (
+      (first || (!this.headSent && this.answered() === this.heads - 1)) &&
+      !upgrade &&
+      method === 'GET' &&
+      this.routes.poll !== undefined &&
+      (q === -1 ? target : target.slice(0, q)) === this.routes.poll &&
+      bodiless &&
+      requestLine.endsWith(' HTTP/1.1') &&
+      !/(^|,)\s*close\s*(,|$)/i.test(headers.connection ?? '') &&
+      headers.expect === undefined
+    ) {
+      this.pollAsked = true;
+      this.mode = { kind: 'socket', held: [], size: 0, overflow: false };
+      return Buffer.from(
+        [
+          `GET ${this.routes.prefix}/poll${q === -1 ? '' : target.slice(q)} HTTP/1.1`,
+          ...kept.slice(1),
+        ]
+          .join('\r\n')
+          .concat('\r\n\r\n'),
+        'latin1',
+      );
+    }
+    if (first && upgrade && method === 'GET' && this.routes.socket !== undefined) {
       if (
         (q === -1 ? target : target.slice(0, q)) === this.routes.socket &&
         bodiless &&
@@ -353,9 +411,15 @@ export class RequestScanner {
     return dropped ? Buffer.from(kept.join('\r\n') + '\r\n\r\n', 'latin1') : head;
   }
 
+  /** An upgrade or a long-poll is being asked about: uWS's next answer is the guard's to read. */
+  get asking(): boolean {
+    return this.socketRequest !== null || this.pollAsked;
+  }
+
   /**
-   * The asked-about upgrade was accepted: what the client sent after it (the socket's first
-   * bytes). The scanner is done with this connection.
+   * The asked-about upgrade was accepted, or the asked-about poll is held or answered: what the
+   * client sent after it (the socket's first bytes, the connection's next request). The scanner
+   * is done with this connection.
    */
   takeSocket(): Buffer | null {
     const m = this.mode;
@@ -368,6 +432,7 @@ export class RequestScanner {
   socketRefused(): Buffer[] {
     const m = this.mode;
     this.socketRequest = null;
+    this.pollAsked = false;
     if (m.kind === 'socket' && m.overflow) {
       this.mode = { kind: 'discard' }; // where the next request starts is lost
       return [];
@@ -388,28 +453,97 @@ export class RequestScanner {
 }
 
 /**
- * uWS's answer to an asked-about upgrade, once complete: an accepted one names its socket
- * (`X-Guard-Socket`, `X-Guard-Protocol`); anything else is passed to the client. Null: incomplete.
+ * Counts uWS's complete answers on one connection (server to client), so that the guard knows
+ * when every request it passed on has been answered: a long-poll is asked about only then (its
+ * answer is then the next bytes from uWS). Every answer of Confab's carries a Content-Length (no
+ * endpoint streams without one); one that does not, an upgrade's, or a HEAD's (its length
+ * without a body) ends the counting for the connection (`lost`), and its polls are relayed.
  */
-export function socketVerdict(answer: Buffer): { socket: number | null; protocol: string } | null {
+export class ResponseCounter {
+  /** Final answers complete so far. */
+  done = 0;
+  lost = false;
+  private partial: Buffer | null = null;
+  /** Body bytes still to come of the answer under way. */
+  private left = 0;
+
+  feed(chunk: Buffer): void {
+    let buf = chunk;
+    while (!this.lost && buf.length > 0) {
+      if (this.left > 0) {
+        const n = Math.min(this.left, buf.length);
+        this.left -= n;
+        buf = buf.subarray(n);
+        if (this.left === 0) this.done++;
+        continue;
+      }
+      const joined = this.partial === null ? buf : Buffer.concat([this.partial, buf]);
+      this.partial = null;
+      const end = joined.indexOf(CRLF2);
+      if (end === -1) {
+        if (joined.length > MAX_HEAD) this.lost = true;
+        else this.partial = Buffer.from(joined);
+        return;
+      }
+      const head = joined.subarray(0, end).toString('latin1');
+      buf = joined.subarray(end + 4);
+      const status = /^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1];
+      if (status === undefined || status === '101') {
+        this.lost = true;
+        return;
+      }
+      if (status.startsWith('1')) continue; // 100 Continue: the answer is still to come
+      const length = /\r\ncontent-length: *(\d{1,15})\r?$/im.exec(head)?.[1];
+      if (length === undefined || /\r\ntransfer-encoding:/i.test(head)) {
+        this.lost = true;
+        return;
+      }
+      this.left = Number(length);
+      if (this.left === 0) this.done++;
+    }
+  }
+}
+
+/**
+ * uWS's answer to an asked-about upgrade or long-poll, once complete: an accepted upgrade names its
+ * socket (`X-Guard-Socket`, `X-Guard-Protocol`), a held poll its poll (`X-Guard-Poll`); anything
+ * else is passed to the client. `whole`: the answer's end is known (Content-Length) and it leaves
+ * the connection open. Null: incomplete.
+ */
+export function socketVerdict(
+  answer: Buffer,
+): { socket: number | null; protocol: string; poll: number | null; whole: boolean } | null {
   const end = answer.indexOf(CRLF2);
-  if (end === -1) return answer.length > MAX_HEAD ? { socket: null, protocol: '' } : null;
+  if (end === -1) {
+    return answer.length > MAX_HEAD
+      ? { socket: null, protocol: '', poll: null, whole: false }
+      : null;
+  }
   const lines = answer.subarray(0, end).toString('latin1').split('\r\n');
   let length: number | null = null;
   let socket: number | null = null;
+  let poll: number | null = null;
   let protocol = '';
+  let close = false;
   for (const line of lines.slice(1)) {
     const name = headerName(line);
     const value = line.slice(line.indexOf(':') + 1).trim();
     if (name === 'content-length') length = /^\d{1,15}$/.test(value) ? Number(value) : null;
     else if (name === 'x-guard-socket') socket = /^\d{1,9}$/.test(value) ? Number(value) : null;
+    else if (name === 'x-guard-poll') poll = /^\d{1,9}$/.test(value) ? Number(value) : null;
     else if (name === 'x-guard-protocol') protocol = value;
+    else if (name === 'connection') close = /close/i.test(value);
   }
   // Without a length the answer's end is unknown: it is passed on as it comes.
-  if (length === null) return { socket: null, protocol: '' };
+  if (length === null) return { socket: null, protocol: '', poll: null, whole: false };
   if (answer.length < end + 4 + length) return null;
-  const accepted = /^HTTP\/1\.1 200 /.test(lines[0]!) && socket !== null;
-  return { socket: accepted ? socket : null, protocol };
+  const ok = /^HTTP\/1\.1 200 /.test(lines[0]!);
+  return {
+    socket: ok ? socket : null,
+    protocol,
+    poll: ok && length === 0 ? poll : null,
+    whole: !close && answer.length === end + 4 + length,
+  };
 }
 
 const TOKEN_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
@@ -522,10 +656,13 @@ export function privateSocketPath(): { dir: string; file: string } {
   return { dir, file: path.join(dir, 'uws.sock') };
 }
 
-/** The guard's private routes; `socket`: the path of the event sockets it holds itself. */
-export function guardRoutes(socket?: string): GuardRoutes {
+/**
+ * The guard's private routes; `held`: the paths of the event sockets and long-polls it holds
+ * itself.
+ */
+export function guardRoutes(held?: { socket: string; poll: string }): GuardRoutes {
   const prefix = `/.guard-${crypto.randomBytes(12).toString('hex')}`;
-  return socket === undefined ? { prefix } : { prefix, socket };
+  return held === undefined ? { prefix } : { prefix, ...held };
 }
 
 type WriteCallback = (error?: Error | null) => void;
@@ -581,6 +718,8 @@ export class HttpGuard {
     private readonly sockets: GuardSockets | null = null,
     /** Descriptors its connections may hold (descriptorBudget); past it, 503 as well. */
     readonly maxDescriptors: number = Number.MAX_SAFE_INTEGER,
+    /** The long-polls, when the guard holds them (routes.poll is their path). */
+    private readonly polls: GuardPolls | null = null,
   ) {
     // Half-open: a client that ends its side after the request still gets the answer.
     this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (c) => this.relay(c));
@@ -634,6 +773,7 @@ export class HttpGuard {
    */
   endAll(): void {
     this.sockets?.endAll();
+    this.polls?.endAll();
     for (const [client, upstream] of this.relays) {
       upstream.end();
       setTimeout(() => {
@@ -672,8 +812,13 @@ export class HttpGuard {
     client.resume();
   }
 
-  private relay(client: net.Socket): void {
-    if (!roomForOneMore(this.relays.size, this.sockets?.size ?? 0, this)) {
+  /**
+   * Relays a connection to uWS: a new one, or (`first`: its next request's first bytes) one whose
+   * long-poll the guard held (./guard-polls.ts).
+   */
+  relay(client: net.Socket, first: Buffer | null = null): void {
+    const held = (this.sockets?.size ?? 0) + (this.polls?.size ?? 0);
+    if (!roomForOneMore(this.relays.size, held, this)) {
       this.refuse(client);
       return;
     }
@@ -682,7 +827,9 @@ export class HttpGuard {
     // event goes out to thousands of WebSockets) and copied out before the next read.
     const forward = (n: number, buf: Uint8Array): boolean => {
       if (asking) return answered(Buffer.from(buf.subarray(0, n)));
-      if (client.write(Buffer.from(buf.subarray(0, n)))) return true;
+      const bytes = Buffer.from(buf.subarray(0, n));
+      if (counter !== null && !counter.lost) counter.feed(bytes);
+      if (client.write(bytes)) return true;
       client.once('drain', () => server.resume());
       return false; // pauses reading from uWS
     };
@@ -697,25 +844,47 @@ export class HttpGuard {
     // signals the end of an empty body (a POST with Content-Length: 0) when the PROXY header
     // reached it in a read of its own, so such a request would wait for its idle timeout.
     let preface: Buffer | null = proxyHeader(client);
-    const scanner = new RequestScanner(this.routes);
+    // uWS's answers are counted where polls may be asked about after other requests.
+    const counter = this.polls === null ? null : new ResponseCounter();
+    const scanner = new RequestScanner(this.routes, () =>
+      counter === null || counter.lost ? null : counter.done,
+    );
     /** An event-socket upgrade was asked about: uWS's answer is read here, not forwarded. */
     let asking = false;
     let answer: Buffer = Buffer.alloc(0);
+    /** The connection to uWS is done with: the client is the guard's own from here. */
+    const detach = () => {
+      this.relays.delete(client);
+      client.pause();
+      for (const e of ['data', 'end', 'error', 'close'] as const) client.removeAllListeners(e);
+      for (const e of ['end', 'error', 'close'] as const) server.removeAllListeners(e);
+      server.on('error', () => {});
+      server.destroy();
+    };
     /** The answer so far; returns whether to go on reading from uWS. */
     const answered = (bytes: Buffer): boolean => {
       answer = answer.length === 0 ? bytes : Buffer.concat([answer, bytes]);
       const verdict = socketVerdict(answer);
       if (verdict === null) return true; // not all of it yet
       asking = false;
-      if (verdict.socket !== null && this.sockets !== null) {
-        // Accepted: the guard ends the WebSocket itself; the connection to uWS is done with.
-        const request = scanner.socketRequest!;
+      if (scanner.pollAsked && this.polls !== null && (verdict.poll !== null || verdict.whole)) {
+        // A held poll (its answer will come from the main thread), or one answered at once:
+        // either way the client's next request starts on a fresh connection to uWS.
         const rest = scanner.takeSocket();
-        this.relays.delete(client);
-        for (const e of ['data', 'end', 'error', 'close'] as const) client.removeAllListeners(e);
-        for (const e of ['end', 'error', 'close'] as const) server.removeAllListeners(e);
-        server.on('error', () => {});
-        server.destroy();
+        detach();
+        if (verdict.poll === null && !client.destroyed) client.write(answer);
+        if (rest === null) {
+          client.destroy(); // it sent far more than a client waiting for an answer does
+          if (verdict.poll !== null) this.polls.abandon(verdict.poll);
+        } else if (verdict.poll !== null) this.polls.hold(verdict.poll, client, rest);
+        else this.polls.park(client, rest);
+        return false;
+      }
+      if (verdict.socket !== null && this.sockets !== null && scanner.socketRequest !== null) {
+        // Accepted: the guard ends the WebSocket itself; the connection to uWS is done with.
+        const request = scanner.socketRequest;
+        const rest = scanner.takeSocket();
+        detach();
         if (rest === null) {
           client.destroy(); // it sent far more than a client waiting for an answer does
           this.sockets.abandon(verdict.socket);
@@ -730,6 +899,10 @@ export class HttpGuard {
         return false;
       }
       // Refused (or not an answer the guard understands): the client gets it as it is.
+      if (counter !== null) {
+        if (verdict.whole) counter.done++;
+        else counter.lost = true;
+      }
       const ok = client.write(answer);
       answer = Buffer.alloc(0);
       for (const part of scanner.socketRefused()) server.write(part);
@@ -759,7 +932,7 @@ export class HttpGuard {
     };
     server.onWriteError = drop;
 
-    client.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       if (dropping || scanner.refused) {
         dropped += chunk.length;
         if (dropped > LINGER_BYTES) destroy();
@@ -767,7 +940,7 @@ export class HttpGuard {
       }
       let ok = true;
       const parts = scanner.feed(chunk);
-      if (scanner.socketRequest !== null && !asking && answer.length === 0) asking = true;
+      if (scanner.asking && !asking && answer.length === 0) asking = true;
       if (preface !== null && parts.length > 0) {
         parts[0] = Buffer.concat([preface, parts[0]!]);
         preface = null;
@@ -780,7 +953,8 @@ export class HttpGuard {
         client.pause();
         server.once('drain', () => client.resume());
       }
-    });
+    };
+    client.on('data', onData);
     // A client that ends its side after the request still gets the answer. (Once both sides
     // of the client's socket have ended, it is destroyed by itself.)
     client.on('end', () => {
@@ -822,11 +996,25 @@ export class HttpGuard {
       linger();
     });
     server.on('close', upstreamOver);
-    client.on('error', destroy);
-    client.on('close', () => {
+    /**
+     * The client is gone. While a poll is asked about, uWS's verdict is still read: a poll the
+     * main thread holds is then reported gone (GuardPolls.hold), else it would wait for its answer.
+     */
+    const clientGone = () => {
+      client.destroy();
       if (lingerTimer !== null) clearTimeout(lingerTimer);
       this.relays.delete(client);
+      if (asking && scanner.pollAsked && this.polls !== null) {
+        setTimeout(() => server.destroy(), LINGER_MS).unref(); // (uWS answers at once)
+        return;
+      }
       server.destroy();
-    });
+    };
+    client.on('error', clientGone);
+    client.on('close', clientGone);
+    if (first !== null) {
+      client.resume(); // (paused while the guard held it; new bytes come after `first`)
+      onData(first);
+    }
   }
 }

@@ -50,7 +50,9 @@ export async function openListener(
       closeConnections() {},
     };
   }
-  const routes = guardRoutes(sockets?.path);
+  const routes = guardRoutes(
+    sockets === null ? undefined : { socket: sockets.path, poll: sockets.pollPath },
+  );
   let guard: GuardThread | null = null;
   sockets?.mount(app, routes.prefix, (batch) => guard?.post(batch));
   app.get(`${routes.prefix}/:status/:what`, (res, req) => {
@@ -97,7 +99,7 @@ export async function openListener(
           maxEventSockets: Math.min(max, budget),
           openFilesLimit: limit,
         },
-        'HTTP guard: at most %d connections (three descriptors each; an event WebSocket one; raise the open-files limit for more)',
+        'HTTP guard: at most %d connections (three descriptors each; an event WebSocket or a held long-poll one; raise the open-files limit for more)',
         Math.min(max, relayCapacity(limit)),
       );
     guard = await GuardThread.start(

@@ -111,6 +111,29 @@ export function mountEndpoints(
   });
 }
 
+/**
+ * Takes a held answer away from uWS (behind the HTTP guard, which then holds the client's
+ * connection itself: ./guard-polls.ts): answers uWS's request at once and returns where the held
+ * answer is to be written instead, or null to leave it with uWS.
+ */
+export type Detach = (
+  res: HttpResponse,
+  ctx: RequestContext,
+  leave: () => void,
+) => HttpResponse | null;
+
+/** Serves `ep` (a GET) at `path` too, its held answers detached from uWS by `detach`. */
+export function mountDetachable(
+  app: TemplatedApp,
+  path: string,
+  ep: Endpoint,
+  server: ServerContext,
+  inflight: InflightTracker,
+  detach: Detach,
+): void {
+  app.get(path, (res, req) => onRequest(res, req, ep, server, inflight, detach));
+}
+
 function patternToRegExp(pattern: string): RegExp {
   const escaped = pattern
     .split('/')
@@ -131,6 +154,7 @@ function onRequest(
   ep: Endpoint,
   server: ServerContext,
   inflight: InflightTracker,
+  detach: Detach | null = null,
 ): void {
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   ctx.bindPeer(res, server.config.httpGuard);
@@ -153,7 +177,7 @@ function onRequest(
 
   const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
   if (!BODY_METHODS.has(ctx.method)) {
-    run(res, ctx, ep, server, query, leave);
+    run(res, ctx, ep, server, query, leave, detach);
     return;
   }
 
@@ -264,16 +288,17 @@ function run(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
+  detach: Detach | null = null,
 ): void {
   const barrier = server.readBarrier?.(
     resolveRealm(server.realms, ctx.host, server.config.externalHost)?.id,
   );
   if (!barrier) {
-    runHere(res, ctx, ep, server, raw, leave);
+    runHere(res, ctx, ep, server, raw, leave, detach);
     return;
   }
   barrier.then(
-    () => runHere(res, ctx, ep, server, raw, leave),
+    () => runHere(res, ctx, ep, server, raw, leave, detach),
     (err: unknown) => {
       sendError(res, ctx, err);
       leave();
@@ -289,6 +314,7 @@ function runHere(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
+  detach: Detach | null,
 ): void {
   let result: unknown;
   let ignored: string[];
@@ -318,7 +344,10 @@ function runHere(
     return;
   }
   if (result instanceof HeldResponse) {
-    result.bind((value) => respondWith(res, ctx, value, ignored, leave));
+    let target = res;
+    result.bind((value) => respondWith(target, ctx, value, ignored, leave));
+    // Held (not answered at once): behind the guard, the guard holds it rather than uWS.
+    if (detach !== null && !ctx.done && !ctx.aborted) target = detach(res, ctx, leave) ?? res;
   } else if (result instanceof Promise) {
     result.then(
       (value: unknown) => respondWith(res, ctx, value, ignored, leave),

@@ -1,6 +1,7 @@
 /**
- * What the main thread and the HTTP guard's thread tell each other about the WebSockets the guard
- * holds (src/http/guard-sockets.ts): frames to send, frames received, opens and closes. One batch
+ * What the main thread and the HTTP guard's thread tell each other about the WebSockets and the
+ * long-polls the guard holds (src/http/guard-sockets.ts, ./guard-polls.ts): frames to send, frames
+ * received, opens and closes, poll answers. One batch
  * per turn of either loop, in one message: a table of operations and one byte area their payloads
  * point into, transferred rather than copied. A payload sent to many sockets (one event fanned
  * out) is stored once.
@@ -18,6 +19,13 @@ export const SOCKET_OP = {
   OPEN: 3,
   /** Guard → main: the socket is gone (or its handshake failed). */
   CLOSED: 4,
+  /**
+   * Main → guard: the whole HTTP answer to a long-poll the guard holds (./guard-polls.ts), by
+   * poll id; code 1: end the connection after it.
+   */
+  POLL_ANSWER: 5,
+  /** Guard → main: the client of a held poll is gone before its answer. */
+  POLL_CLOSED: 6,
 } as const;
 export type SocketOp = (typeof SOCKET_OP)[keyof typeof SOCKET_OP];
 

@@ -24,9 +24,12 @@ import {
 } from '../lib/event-wire.js';
 import { pack } from '../lib/pack.js';
 import { compileParams, decodeParams, int, str } from '../lib/params.js';
+import { getEvents } from '../endpoints/events.js';
 import { authenticate, resolveRealm } from './auth.js';
 import { parseUrlEncoded } from './body.js';
+import { PollAnswer } from './poll-answer.js';
 import { RequestContext } from './request.js';
+import { mountDetachable, type InflightTracker } from './router.js';
 import { sendError } from './respond.js';
 import {
   SOCKET_OP,
@@ -70,7 +73,11 @@ export function chooseSubprotocol(offer: string): Format | '' | null {
  * reach this thread as plain requests, their frames in batches): the returned host is its side of
  * them, for the listener to connect; without the guard, uWS holds them and null is returned.
  */
-export function mountEventSocket(app: TemplatedApp, server: ServerContext): GuardSocketHost | null {
+export function mountEventSocket(
+  app: TemplatedApp,
+  server: ServerContext,
+  inflight: InflightTracker,
+): GuardSocketHost | null {
   const { queues, config } = server;
   app.ws<SocketData>(EVENT_SOCKET_PATH, {
     compression: DISABLED_COMPRESSION,
@@ -146,7 +153,7 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): Guar
       }),
     );
   });
-  return config.httpGuard ? new GuardSocketHost(server) : null;
+  return config.httpGuard ? new GuardSocketHost(server, inflight) : null;
 }
 
 /** Operations per message while a fan-out is under way (the rest leave when it ends). */
@@ -155,16 +162,23 @@ const STREAM_OPS = 256;
 const HANDSHAKE_WAIT_MS = 30_000;
 
 /**
- * This thread's side of the event sockets the HTTP guard holds (src/http/guard-sockets.ts). The
- * guard asks `<prefix>/socket?…` with the upgrade's headers; an accepted upgrade is answered
- * `200` naming a socket id (the guard then answers the handshake), a refused one with the error.
- * Frames go both ways in batches (./socket-batch.ts): whatever the queues send in one turn of
- * the loop leaves in one message, a frame shared by many sockets stored once.
+ * This thread's side of the event sockets and long-polls the HTTP guard holds
+ * (src/http/guard-sockets.ts, src/http/guard-polls.ts). The guard asks `<prefix>/socket?…` with
+ * the upgrade's headers; an accepted upgrade is answered `200` naming a socket id (the guard then
+ * answers the handshake), a refused one with the error. It asks `<prefix>/poll?…` with a
+ * long-poll's: GET /events served as ever, except that a poll to be held is answered `200` naming
+ * a poll id at once, and its answer goes to the guard later. Frames, poll answers and closes go
+ * both ways in batches (./socket-batch.ts): whatever the queues send in one turn of the loop
+ * leaves in one message, a frame shared by many sockets stored once.
  */
 export class GuardSocketHost {
   readonly path = EVENT_SOCKET_PATH;
+  readonly pollPath = getEvents.path;
   readonly maxBackpressure: number;
   private nextId = 0;
+  private nextPoll = 0;
+  /** Polls the guard holds: what the request's end (or its client's departure) is to settle. */
+  private readonly polls = new Map<number, { ctx: RequestContext; leave: () => void }>();
   /** Accepted, handshake not yet done. */
   private readonly accepted = new Map<number, SocketData>();
   private readonly open = new Map<number, SocketData>();
@@ -172,13 +186,29 @@ export class GuardSocketHost {
   private flushing = false;
   private post: ((batch: SocketBatch) => void) | null = null;
 
-  constructor(private readonly server: ServerContext) {
+  constructor(
+    private readonly server: ServerContext,
+    private readonly inflight: InflightTracker,
+  ) {
     this.maxBackpressure = server.config.wsMaxBackpressureBytes;
   }
 
-  /** Mounts the route the guard asks on; `post` sends a batch to the guard's thread. */
+  /** Polls the guard holds now. */
+  get heldPolls(): number {
+    return this.polls.size;
+  }
+
+  /** Mounts the routes the guard asks on; `post` sends a batch to the guard's thread. */
   mount(app: TemplatedApp, prefix: string, post: (batch: SocketBatch) => void): void {
     this.post = post;
+    mountDetachable(
+      app,
+      `${prefix}/poll`,
+      getEvents,
+      this.server,
+      this.inflight,
+      (res, ctx, leave) => this.detachPoll(res, ctx, leave),
+    );
     app.get(`${prefix}/socket`, (res: HttpResponse, req: HttpRequest) => {
       const ctx = new RequestContext(req, 0, 'GET');
       const admitted = admit(this.server, res, req, ctx, req.getHeader('sec-websocket-protocol'));
@@ -200,6 +230,7 @@ export class GuardSocketHost {
     readBatch(batch, (id, op, payload) => {
       if (op === SOCKET_OP.OPEN) this.opened(id);
       else if (op === SOCKET_OP.CLOSED) this.closed(id);
+      else if (op === SOCKET_OP.POLL_CLOSED) this.pollClosed(id);
       else {
         const data = this.open.get(id);
         if (data === undefined || data.closed) return;
@@ -230,6 +261,29 @@ export class GuardSocketHost {
     };
     data.sink = sink;
     this.server.queues.attachSocket(data.rt, sink);
+  }
+
+  /**
+   * A poll to be held: uWS's request is answered now with the poll's id (the guard holds the
+   * client's connection from then on), and the answer, written later, goes to the guard.
+   */
+  private detachPoll(res: HttpResponse, ctx: RequestContext, leave: () => void): HttpResponse {
+    const id = (this.nextPoll = (this.nextPoll % 0x7fffffff) + 1);
+    this.polls.set(id, { ctx, leave });
+    res.cork(() => res.writeHeader('X-Guard-Poll', String(id)).end());
+    return new PollAnswer((response, close) => {
+      if (!this.polls.delete(id)) return; // its client is gone
+      this.queue(id, SOCKET_OP.POLL_ANSWER, response, close ? 1 : 0);
+    }).asResponse();
+  }
+
+  /** A held poll's client left before the answer: as uWS reports an aborted request. */
+  private pollClosed(id: number): void {
+    const poll = this.polls.get(id);
+    if (poll === undefined) return; // answered already
+    this.polls.delete(id);
+    poll.ctx.markAborted();
+    poll.leave();
   }
 
   private closed(id: number): void {

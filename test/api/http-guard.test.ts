@@ -118,6 +118,30 @@ t.test('odd but legal requests are answered', async (t) => {
     },
   );
 
+  await t.test('HTTP/1.0 requests are answered (uWS alone never answers them)', async (t) => {
+    const closing = await untilClosed(
+      ts.server.port,
+      `GET /api/v1/users/me HTTP/1.0\r\n${host}${auth}\r\n`,
+    );
+    t.equal(closing.responses.length, 1, 'one answer');
+    t.equal(closing.responses[0]?.status, 200);
+    t.equal(
+      (JSON.parse(closing.responses[0]?.body ?? '{}') as { email?: string }).email,
+      hamlet.email,
+    );
+    t.ok(closing.closed, 'then the connection closes, as HTTP/1.0 has it');
+    const alive = await exchange(
+      ts.server.port,
+      [`GET /api/v1/users/me HTTP/1.0\r\n${host}Connection: keep-alive\r\n${auth}\r\n`, me()],
+      2,
+    );
+    t.same(
+      alive.responses.map((r) => r.status),
+      [200, 200],
+      'kept alive when asked: a second request on the connection',
+    );
+  });
+
   await t.test('pipelined: earlier requests answered first, in order', async (t) => {
     const o = await untilClosed(ts.server.port, me() + `PROPFIND / HTTP/1.1\r\n${host}\r\n` + me());
     t.same(

@@ -163,19 +163,48 @@ t.test('other upgrades, and no socket path, pass as they are', (t) => {
   t.end();
 });
 
-t.test("uWS's verdict on an asked-about upgrade", (t) => {
+t.test("uWS's verdict on an asked-about upgrade or poll", (t) => {
   const accepted =
     'HTTP/1.1 200 OK\r\nX-Guard-Socket: 42\r\nX-Guard-Protocol: msgpack\r\nContent-Length: 0\r\n\r\n';
-  t.same(socketVerdict(Buffer.from(accepted)), { socket: 42, protocol: 'msgpack' });
+  t.same(socketVerdict(Buffer.from(accepted)), {
+    socket: 42,
+    protocol: 'msgpack',
+    poll: null,
+    whole: true,
+  });
   t.equal(socketVerdict(Buffer.from(accepted.slice(0, 30))), null, 'incomplete: wait');
   const body = '{"result":"error","msg":"Invalid API key","code":"INVALID_API_KEY"}';
   const refused = `HTTP/1.1 401 Unauthorized\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
   t.equal(socketVerdict(Buffer.from(refused.slice(0, -5))), null, 'body incomplete: wait');
-  t.same(socketVerdict(Buffer.from(refused)), { socket: null, protocol: '' });
+  t.same(socketVerdict(Buffer.from(refused)), {
+    socket: null,
+    protocol: '',
+    poll: null,
+    whole: true,
+  });
   t.same(
     socketVerdict(Buffer.from('HTTP/1.1 500 Internal\r\nX-Guard-Socket: 1\r\n\r\n')),
-    { socket: null, protocol: '' },
+    { socket: null, protocol: '', poll: null, whole: false },
     'no length: passed on',
+  );
+  const held = 'HTTP/1.1 200 OK\r\nX-Guard-Poll: 7\r\nContent-Length: 0\r\n\r\n';
+  t.same(socketVerdict(Buffer.from(held)), { socket: null, protocol: '', poll: 7, whole: true });
+  t.equal(
+    socketVerdict(Buffer.from(held.replace('200 OK', '500 Internal')))?.poll,
+    null,
+    'a poll id only on a 200',
+  );
+  t.equal(
+    socketVerdict(Buffer.from(held.replace('Content-Length: 0', 'Content-Length: 2') + '{}'))?.poll,
+    null,
+    'a poll id only without a body',
+  );
+  const closing = `HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  t.equal(socketVerdict(Buffer.from(closing))?.whole, false, 'an answer that closes: not whole');
+  t.equal(
+    socketVerdict(Buffer.from(refused + 'HTTP/1.1'))?.whole,
+    false,
+    'more than the answer: not whole',
   );
   t.end();
 });

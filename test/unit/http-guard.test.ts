@@ -13,6 +13,7 @@ import {
   proxyHeader,
   relayCapacity,
   descriptorBudget,
+  ResponseCounter,
   roomForOneMore,
   RequestScanner,
 } from '../../src/http/guard.js';
@@ -56,6 +57,28 @@ t.test('header names uWS does not parse are dropped, the rest kept in order', (t
   t.end();
 });
 
+t.test('HTTP/1.0 requests pass as HTTP/1.1, closing unless kept alive', (t) => {
+  const v10 = (extra = '') => `GET /a HTTP/1.0\r\nHost: h\r\n${extra}\r\n`;
+  t.equal(scan(v10()), 'GET /a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
+  t.equal(
+    scan(v10('Connection: Keep-Alive\r\n') + get()),
+    'GET /a HTTP/1.1\r\nHost: h\r\nConnection: Keep-Alive\r\n\r\n' + get(),
+    'kept alive as asked; the next request unchanged',
+  );
+  t.equal(
+    scan(v10('Connection: TE\r\nX-A: 1\r\n')),
+    'GET /a HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nConnection: close\r\n\r\n',
+    'any other Connection header gives way to close',
+  );
+  const post = `POST /b HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc`;
+  t.equal(
+    scan(post),
+    'POST /b HTTP/1.1\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc',
+    'its body follows',
+  );
+  t.end();
+});
+
 t.test('what uWS would hold or drop is replaced by the guard route, and nothing after', (t) => {
   const route = (status: number, what: string) =>
     `GET /.guard-test/${status}/${what} HTTP/1.1\r\nHost: guard\r\nConnection: close\r\n\r\n`;
@@ -80,6 +103,68 @@ t.test('what is not HTTP/1.x, upgrades and bad framing pass raw (uWS decides)', 
   const bad =
     'POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nQUERY / HTTP/1.1\r\n\r\n';
   t.equal(scan(bad), bad);
+  t.end();
+});
+
+t.test("uWS's answers are counted, however split", (t) => {
+  const answer = (status: string, body: string, extra = '') =>
+    `HTTP/1.1 ${status}\r\nDate: x\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const three =
+    answer('200 OK', '{"a":"\r\n\r\nHTTP/1.1 200 OK"}') +
+    'HTTP/1.1 100 Continue\r\n\r\n' +
+    answer('404 Not Found', '') +
+    answer('413 Payload Too Large', 'x'.repeat(70_000), 'Connection: close\r\n');
+  const count = (input: string, cuts: number[]) => {
+    const c = new ResponseCounter();
+    let from = 0;
+    for (const at of [...cuts, input.length]) {
+      c.feed(Buffer.from(input.slice(from, at), 'latin1'));
+      from = at;
+    }
+    return c;
+  };
+  for (let cut = 0; cut <= 200; cut++) {
+    const c = count(three, [cut, cut + 37]);
+    if (c.done !== 3 || c.lost) {
+      t.fail(`split at ${cut}: ${c.done} counted`);
+      break;
+    }
+  }
+  t.equal(count(three, []).done, 3, 'a body that looks like an answer is a body');
+  t.equal(count(three.slice(0, -1), []).done, 2, 'not the last one until it is whole');
+  const noLength = count('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', []);
+  t.ok(noLength.lost, 'an answer without a length: counting ends');
+  t.ok(count('HTTP/1.1 101 Switching Protocols\r\n\r\n', []).lost, 'an upgrade: counting ends');
+  t.end();
+});
+
+t.test('a poll is asked about only once every request before it is answered', (t) => {
+  const routes = { prefix: '/.guard-test', socket: '/s', poll: '/api/v1/events' };
+  const poll = 'GET /api/v1/events?queue_id=q&last_event_id=1 HTTP/1.1\r\nHost: h\r\n\r\n';
+  const asked = 'GET /.guard-test/poll?queue_id=q&last_event_id=1 HTTP/1.1\r\nHost: h\r\n\r\n';
+  let answered: number | null = 0;
+  const s = new RequestScanner(routes, () => answered);
+  t.equal(Buffer.concat(s.feed(Buffer.from(poll))).toString(), asked, 'the first request');
+  t.ok(s.pollAsked);
+
+  const after = (done: number | null, before: string) => {
+    answered = done;
+    const sc = new RequestScanner(routes, () => answered);
+    sc.feed(Buffer.from(before));
+    return Buffer.concat(sc.feed(Buffer.from(poll))).toString();
+  };
+  t.equal(after(1, get()), asked, 'after an answered request');
+  t.equal(after(0, get()), poll, 'after one not yet answered: relayed');
+  t.equal(after(null, get()), poll, 'answers not counted: relayed');
+  t.equal(after(1, 'HEAD /a HTTP/1.1\r\n\r\n'), poll, 'after a HEAD: relayed');
+  t.equal(after(0, ''), asked);
+  const closing = poll.replace('Host: h', 'Host: h\r\nConnection: close');
+  answered = 0;
+  t.equal(
+    Buffer.concat(new RequestScanner(routes, () => 0).feed(Buffer.from(closing))).toString(),
+    closing,
+    'Connection: close: relayed',
+  );
   t.end();
 });
 

@@ -1,0 +1,233 @@
+/**
+ * The long-polls (`GET /api/v1/events`) the HTTP guard holds itself, in its thread.
+ *
+ * A relayed connection holds three file descriptors in the server's process (./guard.ts), and a
+ * long-poll is held for up to a minute: with thousands of long-polling clients, the open-files
+ * limit, not the CPU, set how many users the server could hold. So the guard asks uWS about a
+ * poll (a connection's first request, on a route only it knows; ./router.ts answers it), and one
+ * the main thread would hold is answered `200` with `X-Guard-Poll: <id>` and nothing else: the
+ * guard closes its connection to uWS and holds the client's alone (one descriptor). The main
+ * thread sends the poll's whole HTTP answer later, in the batches the event WebSockets use
+ * (./socket-batch.ts); the guard writes it, and the client's next request starts on a fresh
+ * connection to uWS. A poll uWS answers at once (events were waiting, or an error) is forwarded
+ * and the connection starts afresh the same way. A client that goes away while its poll is held
+ * is reported, and the main thread releases the poll as uWS would have on an aborted request.
+ */
+import type net from 'node:net';
+
+/** What a client may send while its poll is held (its next request, pipelined). */
+const MAX_BUFFERED = 64 * 1024;
+/** How long an answer that came before the poll's verdict waits for it. */
+const EARLY_ANSWER_MS = 10_000;
+/** A poll the main thread never answers (it answers within a minute) is closed after this. */
+const HELD_LIMIT_MS = 5 * 60_000;
+/** How often held polls are checked against HELD_LIMIT_MS. */
+const SWEEP_MS = 30_000;
+
+type Client = {
+  socket: net.Socket;
+  /** The poll being answered; null: answered, waiting for the client's next request. */
+  poll: number | null;
+  since: number;
+  buffered: Buffer[];
+  size: number;
+  listeners: {
+    data: (chunk: Buffer) => void;
+    end: () => void;
+    error: () => void;
+    close: () => void;
+  };
+};
+
+export class GuardPolls {
+  /** Polls held, by id. */
+  private readonly held = new Map<number, Client>();
+  /** Clients whose poll is answered, waiting for their next request. */
+  private readonly parked = new Set<Client>();
+  /** Answers that arrived before their poll's verdict (the two travel different ways). */
+  private readonly early = new Map<number, { bytes: Uint8Array; close: boolean; at: number }>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    /** Tells the main thread a held poll's client is gone (or will not be held). */
+    private readonly closed: (id: number) => void,
+    /** Relays the client's next request (its first bytes) on a fresh connection to uWS. */
+    private readonly next: (socket: net.Socket, first: Buffer) => void,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  /** Connections held (each one file descriptor). */
+  get size(): number {
+    return this.held.size + this.parked.size;
+  }
+
+  /** Polls waiting for their answer. */
+  get waiting(): number {
+    return this.held.size;
+  }
+
+  /**
+   * Holds `socket` until the main thread answers poll `id`; `rest` is what the client sent after
+   * the poll's request (normally nothing).
+   */
+  hold(id: number, socket: net.Socket, rest: Buffer): void {
+    const client = this.adopt(socket, id, rest);
+    if (client === null) {
+      this.closed(id);
+      return;
+    }
+    this.held.set(id, client);
+    const early = this.early.get(id);
+    if (early !== undefined) {
+      this.early.delete(id);
+      this.answer(id, early.bytes, early.close);
+    }
+  }
+
+  /** A client whose poll was answered at once: its next request starts afresh. */
+  park(socket: net.Socket, rest: Buffer): void {
+    if (socket.readableEnded && rest.length === 0) {
+      socket.end(); // the client ended its side after the request: the answer is its last
+      return;
+    }
+    const client = this.adopt(socket, null, rest);
+    if (client !== null) this.resume(client);
+  }
+
+  /** A held poll's verdict that will not be followed (its client is gone): forget its answer. */
+  abandon(id: number): void {
+    this.early.delete(id);
+    this.closed(id);
+  }
+
+  /** The answer to poll `id` (the whole HTTP response); `close`: the connection ends after it. */
+  answer(id: number, bytes: Uint8Array, close: boolean): void {
+    const client = this.held.get(id);
+    if (client === undefined) {
+      // Its verdict has not been read yet, or its client is gone (then this expires unclaimed).
+      this.expireEarly();
+      this.early.set(id, { bytes, close, at: this.now() });
+      return;
+    }
+    this.held.delete(id);
+    client.poll = null;
+    const { socket } = client;
+    if (socket.destroyed) return;
+    socket.write(bytes);
+    if (close) {
+      this.release(client);
+      socket.end();
+      return;
+    }
+    this.resume(client);
+  }
+
+  /** Ends every held connection (the server is going away). */
+  endAll(): void {
+    clearInterval(this.sweeper);
+    for (const client of [...this.held.values(), ...this.parked]) {
+      client.socket.end();
+      setTimeout(() => client.socket.destroy(), 1000).unref();
+    }
+  }
+
+  /** Takes `socket` over from the relay (its listeners removed, paused); null if it is unusable. */
+  private adopt(socket: net.Socket, poll: number | null, rest: Buffer): Client | null {
+    if (socket.destroyed) return null;
+    if (poll !== null && socket.readableEnded) {
+      socket.destroy(); // it left while the poll was asked about (see ended)
+      return null;
+    }
+    const client: Client = {
+      socket,
+      poll,
+      since: this.now(),
+      buffered: rest.length > 0 ? [rest] : [],
+      size: rest.length,
+      listeners: {
+        data: (chunk) => this.received(client, chunk),
+        end: () => this.ended(client),
+        error: () => socket.destroy(),
+        close: () => this.gone(client),
+      },
+    };
+    socket.on('data', client.listeners.data);
+    socket.on('end', client.listeners.end);
+    socket.on('error', client.listeners.error);
+    socket.on('close', client.listeners.close);
+    socket.resume();
+    return client;
+  }
+
+  /** Bytes from a client: held while its poll is, else its next request. */
+  private received(client: Client, chunk: Buffer): void {
+    if (client.poll === null) {
+      this.release(client);
+      this.next(client.socket, chunk);
+      return;
+    }
+    client.size += chunk.length;
+    if (client.size > MAX_BUFFERED) {
+      client.socket.destroy(); // far more than a client waiting for its answer sends
+      return;
+    }
+    client.buffered.push(chunk);
+  }
+
+  /** The poll is answered: what the client sent meanwhile goes on, or its next request will. */
+  private resume(client: Client): void {
+    if (client.buffered.length === 0) {
+      this.parked.add(client);
+      return;
+    }
+    const first = Buffer.concat(client.buffered);
+    this.release(client);
+    this.next(client.socket, first);
+  }
+
+  private ended(client: Client): void {
+    if (client.poll !== null) {
+      // As uWS takes a client's FIN while its answer is pending: the client is gone (a poll is
+      // held for up to a minute; a client that still waits keeps its side open).
+      client.socket.destroy();
+      return;
+    }
+    this.release(client);
+    client.socket.end();
+  }
+
+  private gone(client: Client): void {
+    this.parked.delete(client);
+    if (client.poll !== null && this.held.get(client.poll) === client) {
+      this.held.delete(client.poll);
+      this.closed(client.poll);
+    }
+  }
+
+  /** Hands the client back (to the relay, or to its end): its listeners go, it is paused. */
+  private release(client: Client): void {
+    this.parked.delete(client);
+    const { socket, listeners } = client;
+    socket.pause();
+    socket.off('data', listeners.data);
+    socket.off('end', listeners.end);
+    socket.off('error', listeners.error);
+    socket.off('close', listeners.close);
+    // A client ended or destroyed from here on is the relay's (or no one's) to clean up.
+    socket.on('error', () => socket.destroy());
+  }
+
+  private expireEarly(): void {
+    const limit = this.now() - EARLY_ANSWER_MS;
+    for (const [id, e] of this.early) if (e.at < limit) this.early.delete(id);
+  }
+
+  private sweep(): void {
+    this.expireEarly();
+    const limit = this.now() - HELD_LIMIT_MS;
+    for (const client of this.held.values()) if (client.since < limit) client.socket.destroy();
+  }
+}
