@@ -1,6 +1,6 @@
 /**
- * Which node runs each realm export under way, and whether it still does (docs/cluster.md "Realm
- * exports whose node stopped"). An export runs on the node that took its request
+ * Which node runs each realm export under way, and whether it still does (docs/cluster.md
+ * "Exports whose node stopped"). An export runs on the node that took its request
  * (src/admin/export-jobs.ts); its row is written through the realm's owner like any other. A
  * single process fails the exports its previous process left unfinished at its start; on a
  * cluster the node running an export is told apart by a key of the lease bucket:
@@ -73,7 +73,8 @@ export class ExportRuns {
   /** The revision last seen of each other export's key (0: none), and since when. */
   private readonly watching = new Map<number, { rev: number; since: number }>();
   private readonly value: string;
-  private ticking = false;
+  private renewing = false;
+  private checking = false;
 
   constructor(
     private readonly kv: KV,
@@ -81,6 +82,7 @@ export class ExportRuns {
     private readonly inc: string,
     private readonly leaseMs: number,
     private readonly unclaimedGraceMs = UNCLAIMED_GRACE_MS,
+    private readonly clock: () => number = Date.now,
   ) {
     this.value = JSON.stringify({ node, inc } satisfies Runner);
   }
@@ -141,25 +143,23 @@ export class ExportRuns {
   }
 
   /**
-   * One lease tick: renews this process's keys, then looks at every unfinished export of this
-   * node's copy; those of realms this node owns (`owns`) whose runner is gone are given up and
-   * failed (`fail`, through the realm's actor).
+   * At each lease tick, apart from `renew`: looks at every unfinished export of this node's copy;
+   * those of realms this node owns (`owns`) whose runner is gone are given up and failed (`fail`,
+   * through the realm's actor).
    */
-  async tick(
+  async check(
     unfinished: readonly UnfinishedExport[],
     owns: (realmId: number) => boolean,
     fail: (realmId: number, id: number) => Promise<void>,
   ): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
+    if (this.checking) return;
+    this.checking = true;
     try {
-      await this.renew();
-      const now = Date.now();
       const current = new Set(unfinished.map((x) => x.id));
       for (const id of this.watching.keys()) if (!current.has(id)) this.watching.delete(id);
       for (const x of unfinished) {
         if (this.held.has(x.id) || this.claiming.has(x.id)) continue;
-        const rev = await this.judge(x.id, owns(x.realm_id), now).catch(() => null);
+        const rev = await this.judge(x.id, owns(x.realm_id)).catch(() => null);
         if (rev === null) continue;
         try {
           await fail(x.realm_id, x.id);
@@ -170,11 +170,22 @@ export class ExportRuns {
         }
       }
     } finally {
-      this.ticking = false;
+      this.checking = false;
     }
   }
 
-  private async renew(): Promise<void> {
+  /** At each lease tick: renews the keys of the exports this process runs or has queued. */
+  async renew(): Promise<void> {
+    if (this.renewing) return;
+    this.renewing = true;
+    try {
+      await this.renewAll();
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private async renewAll(): Promise<void> {
     for (const id of [...this.held]) {
       const key = exportKey(id);
       try {
@@ -195,9 +206,11 @@ export class ExportRuns {
    * Whether export `id`'s runner is gone: the revision of its key, given up now, when this node
    * (`act`: it owns the export's realm) is to fail it; null otherwise.
    */
-  private async judge(id: number, act: boolean, now: number): Promise<number | null> {
+  private async judge(id: number, act: boolean): Promise<number | null> {
     const key = exportKey(id);
     const e = await this.kv.get(key);
+    // Once read: a revision is known to have stood since then at the latest.
+    const now = this.clock();
     const w = this.watching.get(id);
     if (!e || e.operation !== 'PUT') {
       if (!w || w.rev !== 0) {

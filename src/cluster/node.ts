@@ -491,8 +491,10 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     const realmIds = this.store.realms.all().map((r) => r.id);
     await Promise.all([
       ...realmIds.map((id) => this.tickRealm(id).catch(() => undefined)),
+      // Realm exports: this node's renewed, those of its realms whose node is gone failed.
+      this.exportRuns.renew().catch(() => undefined),
       this.exportRuns
-        .tick(
+        .check(
           this.store.realmExports.unfinished(),
           (realmId) => this.owned.has(realmId) && this.onExportOrphaned !== null,
           (realmId, id) => this.onExportOrphaned!(realmId, id),

@@ -1,0 +1,178 @@
+/**
+ * Which node runs each realm export (src/cluster/export-runs.ts), without NATS: two or three
+ * nodes' ExportRuns on one in-memory stand-in for the lease bucket (with JetStream's
+ * compare-and-set refusals) and a clock moved by hand. The cases the cluster test
+ * (test/cluster/cluster-exports.test.ts) does not reach: an export whose key never appeared, a
+ * node's earlier process, a graceful stop's queued export, a failure to fail, a runner that was
+ * given up and comes back.
+ */
+import type { KV } from 'nats';
+import t from 'tap';
+import { ExportRuns, exportKey, type UnfinishedExport } from '../../src/cluster/export-runs.js';
+
+const LEASE = 3000;
+const GRACE = 30_000;
+
+/** What ExportRuns uses of a KV bucket; a deleted key is gone (as `get` shows it: DEL). */
+function memoryBucket() {
+  const keys = new Map<string, { value: string; revision: number; op: 'PUT' | 'DEL' }>();
+  let revision = 0;
+  const conflict = () =>
+    Object.assign(new Error('wrong last sequence'), { api_error: { err_code: 10071 } });
+  const kv = {
+    get(key: string) {
+      const e = keys.get(key);
+      return Promise.resolve(
+        e ? { operation: e.op, revision: e.revision, string: () => e.value } : null,
+      );
+    },
+    create(key: string, value: string) {
+      if (keys.get(key)?.op === 'PUT') return Promise.reject(conflict());
+      keys.set(key, { value, revision: ++revision, op: 'PUT' });
+      return Promise.resolve(revision);
+    },
+    update(key: string, value: string, rev: number) {
+      if (keys.get(key)?.revision !== rev) return Promise.reject(conflict());
+      keys.set(key, { value, revision: ++revision, op: 'PUT' });
+      return Promise.resolve(revision);
+    },
+    delete(key: string, opts: { previousSeq: number }) {
+      if (keys.get(key)?.revision !== opts.previousSeq) return Promise.reject(conflict());
+      keys.set(key, { value: '', revision: ++revision, op: 'DEL' });
+      return Promise.resolve();
+    },
+    keys(filter: string) {
+      const prefix = filter.replace(/\*$/, '');
+      const found = [...keys].filter(([k, e]) => e.op === 'PUT' && k.startsWith(prefix));
+      // Async iterable, as nats.js's (a plain array's iterator serves `for await` too).
+      return Promise.resolve(found.map(([k]) => k));
+    },
+  };
+  const value = (id: number) => {
+    const e = keys.get(exportKey(id));
+    return e?.op === 'PUT' ? (JSON.parse(e.value) as Record<string, unknown>) : null;
+  };
+  return { kv: kv as unknown as KV, value };
+}
+
+function cluster() {
+  const bucket = memoryBucket();
+  let now = 1_000_000;
+  const node = (name: string, inc = `${name}-1`) =>
+    new ExportRuns(bucket.kv, name, inc, LEASE, GRACE, () => now);
+  /** The owner's check: the exports it failed. */
+  const check = async (runs: ExportRuns, unfinished: UnfinishedExport[], owns = true) => {
+    const failed: number[] = [];
+    await runs.check(
+      unfinished,
+      () => owns,
+      (_realm, id) => {
+        failed.push(id);
+        return Promise.resolve();
+      },
+    );
+    return failed;
+  };
+  return { ...bucket, node, check, advance: (ms: number) => (now += ms) };
+}
+
+const X: UnfinishedExport[] = [{ id: 7, realm_id: 1 }];
+
+t.test('a live runner is never given up; one that stops renewing is, after a lease', async (t) => {
+  const c = cluster();
+  const runner = c.node('n2');
+  const owner = c.node('n1');
+  const other = c.node('n3');
+  t.ok(await runner.claim(7), 'claimed');
+  t.same(c.value(7), { node: 'n2', inc: 'n2-1' }, 'the bucket names its runner');
+  for (let i = 0; i < 9; i++) {
+    t.same(await c.check(owner, X), [], `alive: not failed (${i})`);
+    c.advance(LEASE / 3);
+    await runner.renew();
+  }
+  // It stops renewing (killed): a lease time later, the owner gives it up.
+  t.same(await c.check(owner, X), [], 'the revision is new to the owner');
+  t.same(await c.check(other, X, false), [], 'seen by a node not owning the realm');
+  c.advance(LEASE - 1);
+  t.same(await c.check(owner, X), [], 'not before a whole lease time');
+  c.advance(1);
+  t.same(await c.check(other, X, false), [], 'a node not owning the realm never fails it');
+  t.same(await c.check(owner, X), [7], 'the owner fails it');
+  t.equal(c.value(7), null, 'its key goes once it failed');
+  // Back (it was only cut off): its renewal is refused; it no longer holds the key.
+  await runner.renew();
+  t.ok(await runner.claim(8), 'another export');
+  await runner.finish(7);
+  t.same(c.value(8), { node: 'n2', inc: 'n2-1' }, 'its other key stays');
+});
+
+t.test('a node that came back gives up its earlier process’s exports', async (t) => {
+  const c = cluster();
+  t.ok(await c.node('n2', 'old').claim(7), 'claimed by n2’s earlier process');
+  const back = c.node('n2', 'new');
+  t.equal(await back.abandonPrevious(), 1, 'given up at start');
+  t.match(c.value(7), { node: 'n2', inc: 'old', abandoned: true }, 'marked abandoned');
+  t.same(await c.check(c.node('n1'), X), [7], 'the owner fails it at its next check');
+  // The owner itself restarted: its own earlier process's export fails at its first check.
+  const c2 = cluster();
+  t.ok(await c2.node('n1', 'old').claim(7), 'claimed by the owner’s earlier process');
+  t.same(await c2.check(c2.node('n1', 'new'), X), [7], 'failed at once');
+});
+
+t.test('a graceful stop gives up what it had queued: failed at the next check', async (t) => {
+  const c = cluster();
+  const runner = c.node('n2');
+  t.ok(await runner.claim(7));
+  await runner.giveUp(7);
+  t.same(await c.check(c.node('n1'), X), [7], 'failed');
+});
+
+t.test('an export whose runner never recorded it: failed after the grace', async (t) => {
+  const c = cluster();
+  const owner = c.node('n1');
+  t.same(await c.check(owner, X), [], 'no key yet');
+  c.advance(GRACE - 1);
+  t.same(await c.check(owner, X), [], 'waited for');
+  c.advance(1);
+  // A runner recording it now (its row failed a moment later) may not run it.
+  let late: boolean | null = null;
+  await owner.check(
+    X,
+    () => true,
+    async () => {
+      late = await c.node('n2').claim(7);
+    },
+  );
+  t.equal(late, false, 'given up first: a late claim is refused');
+  // One recorded within the grace is watched as any other.
+  const c2 = cluster();
+  const owner2 = c2.node('n1');
+  t.same(await c2.check(owner2, X), [], 'no key yet');
+  c2.advance(GRACE - 1);
+  t.ok(await c2.node('n2').claim(7), 'recorded just in time');
+  c2.advance(GRACE);
+  t.same(await c2.check(owner2, X), [], 'its key is new to the owner');
+});
+
+t.test('a failure to fail is tried again; the owner’s own exports are left alone', async (t) => {
+  const c = cluster();
+  const owner = c.node('n1');
+  t.ok(await c.node('n2').claim(7));
+  t.ok(await owner.claim(9), 'one the owner runs itself');
+  const both: UnfinishedExport[] = [...X, { id: 9, realm_id: 1 }];
+  await c.check(owner, both);
+  c.advance(LEASE);
+  let calls = 0;
+  await owner.check(
+    both,
+    () => true,
+    () => {
+      calls++;
+      return Promise.reject(new Error('no owner answered'));
+    },
+  );
+  t.equal(calls, 1, 'only the other node’s export is failed');
+  t.match(c.value(7), { abandoned: true }, 'still given up');
+  t.same(await c.check(owner, both), [7], 'failed at the next check');
+  t.same(c.value(9), { node: 'n1', inc: 'n1-1' }, 'the owner’s own export keeps its key');
+});
