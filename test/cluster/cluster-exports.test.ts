@@ -1,5 +1,5 @@
 /**
- * Realm exports whose node stops (docs/cluster.md "Realm exports whose node stopped"), for real:
+ * Realm exports whose node stops (docs/cluster.md "Exports whose node stopped"), for real:
  * three NATS servers, three Confab node processes and nginx (src/cluster/local.ts), every export
  * held for EXPORT_HOLD_MS once started (CONFAB_TEST_EXPORT_DELAY_MS), so that its node can be
  * killed while it runs, with the default lease time.
