@@ -51,7 +51,9 @@ export async function trimLog(
 ): Promise<number | null> {
   let upTo = snapshotSeq;
   const now = Date.now();
-  for await (const key of await kv.keys(`${POSITION_PREFIX}*`)) {
+  // Every key, filtered here: a NATS wildcard is a whole token (`applied-*` matches no key).
+  for await (const key of await kv.keys()) {
+    if (!key.startsWith(POSITION_PREFIX)) continue;
     const e = await kv.get(key);
     if (!e || e.operation !== 'PUT' || now - e.created.getTime() > graceMs) continue;
     const seq = Number(e.string());
