@@ -44,20 +44,33 @@ t.test('the check: two servers of three place two copies, not three', async (t) 
   if (missing) return;
   const dir = scratch(t);
   const p = await ports(6);
-  // Only two of the three servers the routes name: JetStream has a leader, but no third peer.
-  const two = startNatsServers(dir, p.slice(0, 3), p.slice(3)).filter((n, i) => {
-    if (i === 2) process.kill(n.pid, 'SIGKILL');
-    return i < 2;
-  });
+  let two: { pid: number; port: number }[] = [];
   stopping(t, () => two.map((n) => n.pid));
-  await waitFor('the two servers', async () =>
-    (await Promise.all(two.map((n) => listens(n.port)))).every(Boolean),
-  );
-  const urls = two.map((n) => `nats://127.0.0.1:${n.port}`);
+  // Only two of the three servers the routes name: JetStream has a leader, but no third peer.
+  // Started at once, nats-server sometimes leaves one out of its meta group for good (the fault
+  // startNatsCluster restarts for); such a pair places no copies at all and is started again
+  // from empty stores, as startNatsCluster would.
+  let urls: string[] = [];
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    for (const n of two) if (alive(n.pid)) process.kill(n.pid, 'SIGKILL');
+    await waitFor('the previous pair to exit', () => two.every((n) => !alive(n.pid)), 10_000);
+    for (const f of fs.readdirSync(dir))
+      if (f !== 'logs') fs.rmSync(path.join(dir, f), { recursive: true, force: true });
+    two = startNatsServers(dir, p.slice(0, 3), p.slice(3)).filter((n, i) => {
+      if (i === 2) process.kill(n.pid, 'SIGKILL');
+      return i < 2;
+    });
+    await waitFor('the two servers', async () =>
+      (await Promise.all(two.map((n) => listens(n.port)))).every(Boolean),
+    );
+    urls = two.map((n) => `nats://127.0.0.1:${n.port}`);
+    if (await placesReplicas(urls, 2, 10_000, 30_000)) break;
+    t.comment(`attempt ${attempt}: the pair placed no two copies; started again`);
+  }
+  t.equal(await placesReplicas(urls, 2, 2_000, 30_000), true, 'they place two copies');
   const since = Date.now();
-  t.equal(await placesReplicas(urls, 3, 2_000, 30_000), false, 'two servers: refused');
+  t.equal(await placesReplicas(urls, 3, 2_000, 30_000), false, 'but not three');
   t.ok(Date.now() - since < 30_000, 'told before its patience ran out');
-  t.equal(await placesReplicas(urls, 2, 2_000, 30_000), true, 'but they place two copies');
 });
 
 t.test('a cluster that fails the check is started again on its ports, from empty', async (t) => {
