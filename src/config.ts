@@ -87,6 +87,12 @@ export type ServerConfig = {
    * (each relayed connection takes three descriptors: src/http/guard.ts `relayCapacity`).
    */
   httpMaxConnections: number | null;
+  /**
+   * HTTP_GUARD_POLLS: when the HTTP guard holds long-polls itself (src/http/guard-polls.ts) rather
+   * than relaying them: `auto` (the default) once its connections hold three quarters of the
+   * descriptors (or connections) it may, `always` for every poll it can.
+   */
+  httpGuardPolls: 'auto' | 'always';
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -204,6 +210,7 @@ export function defaultConfig(): ServerConfig {
     durability: 'normal',
     httpGuard: true,
     httpMaxConnections: null,
+    httpGuardPolls: 'auto',
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
     clock: Date.now,
@@ -249,6 +256,7 @@ const EnvSchema = z.object({
     .regex(/^[1-9]\d{0,6}$/, 'HTTP_MAX_CONNECTIONS is a positive number')
     .transform(Number)
     .optional(),
+  HTTP_GUARD_POLLS: z.enum(['auto', 'always']).optional(),
   QUEUE_MEMORY_BUDGET_MB: z
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
@@ -319,6 +327,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     httpGuard:
       e.HTTP_GUARD === undefined ? base.httpGuard : ['1', 'true', 'on'].includes(e.HTTP_GUARD),
     httpMaxConnections: e.HTTP_MAX_CONNECTIONS ?? base.httpMaxConnections,
+    httpGuardPolls: e.HTTP_GUARD_POLLS ?? base.httpGuardPolls,
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:
       e.QUEUE_MEMORY_BUDGET_MB !== undefined

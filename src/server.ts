@@ -190,6 +190,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       config.httpGuard,
       config.httpMaxConnections,
       guardSockets,
+      config.httpGuardPolls,
     );
   } catch (err) {
     await scheduler.close();

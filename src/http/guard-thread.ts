@@ -25,6 +25,8 @@ export type GuardThreadData = {
   maxDescriptors: number;
   /** The guard holds the event WebSockets (routes.socket): their backpressure bound. */
   sockets: { maxBackpressure: number } | null;
+  /** When it holds long-polls (routes.poll; config.httpGuardPolls). */
+  polls: 'auto' | 'always';
 };
 export type GuardThreadReport =
   | { kind: 'listening'; port: number }
@@ -60,6 +62,7 @@ const guard = new HttpGuard(
   sockets,
   data.maxDescriptors,
   polls,
+  data.polls,
 );
 /** How often refused connections are reported (the main thread logs them). */
 const REFUSED_REPORT_MS = 10_000;

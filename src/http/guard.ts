@@ -74,6 +74,8 @@ const MAX_CHUNK_LINE = 4096;
  */
 const LINGER_MS = 5_000;
 const LINGER_BYTES = 64 * 1024 * 1024;
+/** How long a connection to uWS refused for a full accept queue (EAGAIN) is tried again. */
+const CONNECT_PATIENCE_MS = 5_000;
 
 /**
  * File descriptors one relayed connection holds in this process: the client's socket, the relay's
@@ -195,6 +197,8 @@ export class RequestScanner {
     private readonly routes: GuardRoutes,
     /** Answers uWS has completed on this connection (null: not known; see ResponseCounter). */
     private readonly answered: () => number | null = () => null,
+    /** Whether a long-poll is to be held by the guard now (HttpGuard.pollsShort). */
+    private readonly holdPoll: () => boolean = () => true,
   ) {}
 
   /** Between requests: nothing of a next request seen yet. */
@@ -375,7 +379,8 @@ export class RequestScanner {
       bodiless &&
       requestLine.endsWith(' HTTP/1.1') &&
       !/(^|,)\s*close\s*(,|$)/i.test(headers.connection ?? '') &&
-      headers.expect === undefined
+      headers.expect === undefined &&
+      this.holdPoll()
     ) {
       this.pollAsked = true;
       this.mode = { kind: 'socket', held: [], size: 0, overflow: false };
@@ -704,6 +709,8 @@ export class HttpGuard {
   private readonly server: net.Server;
   /** Open relays: client socket → its connection to uWS. */
   private readonly relays = new Map<net.Socket, net.Socket>();
+  /** Connections whose connection to uWS is being made. */
+  private connecting = 0;
   /** Refused connections still lingering (their answer sent, their bytes read and dropped). */
   private refusedLingering = 0;
   /** Connections refused since the last `takeRefused()`. */
@@ -720,6 +727,8 @@ export class HttpGuard {
     readonly maxDescriptors: number = Number.MAX_SAFE_INTEGER,
     /** The long-polls, when the guard holds them (routes.poll is their path). */
     private readonly polls: GuardPolls | null = null,
+    /** Whether it holds every poll it can, or only once its descriptors run short. */
+    private readonly holdPolls: 'auto' | 'always' = 'auto',
   ) {
     // Half-open: a client that ends its side after the request still gets the answer.
     this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (c) => this.relay(c));
@@ -783,6 +792,23 @@ export class HttpGuard {
     }
   }
 
+  /**
+   * Whether a poll is to be held here rather than relayed: always, or (`auto`) once the guard's
+   * connections hold three quarters of the descriptors or connections it may. Holding a poll
+   * saves two descriptors but costs a new connection to uWS for the client's next request (about
+   * a fifth more CPU in the capacity bench at 5,000 users: docs/benchmarks.md), so by default it
+   * is what the guard does when it would otherwise run out.
+   */
+  private pollsShort(): boolean {
+    if (this.holdPolls === 'always') return true;
+    const relays = this.relays.size + this.connecting;
+    const held = (this.sockets?.size ?? 0) + (this.polls?.size ?? 0);
+    return (
+      (relays * FDS_PER_RELAY + held) * 4 > this.maxDescriptors * 3 ||
+      (relays + held) * 4 > this.maxRelays * 3
+    );
+  }
+
   /** How many connections were refused (503) since the last call. */
   takeRefused(): number {
     const n = this.refused;
@@ -795,8 +821,8 @@ export class HttpGuard {
    * is read and dropped for a while (a lingering close, so that it reads the answer), unless too
    * many refused connections linger already.
    */
-  private refuse(client: net.Socket): void {
-    this.refused++;
+  private refuse(client: net.Socket, count = true): void {
+    if (count) this.refused++;
     client.on('error', () => client.destroy());
     if (this.refusedLingering >= MAX_REFUSED_LINGERING) {
       client.end(BUSY_ANSWER, () => client.destroy());
@@ -818,14 +844,71 @@ export class HttpGuard {
    */
   relay(client: net.Socket, first: Buffer | null = null): void {
     const held = (this.sockets?.size ?? 0) + (this.polls?.size ?? 0);
-    if (!roomForOneMore(this.relays.size, held, this)) {
+    if (!roomForOneMore(this.relays.size + this.connecting, held, this)) {
       this.refuse(client);
       return;
     }
+    // The connection to uWS first, the client's bytes waiting meanwhile. A burst of connections
+    // (every long-polling client polling again after one event: a new connection each) can fill
+    // the Unix socket's accept queue while the main thread is busy; a connect refused so
+    // (EAGAIN) is tried again shortly.
+    client.pause();
+    client.on('error', () => client.destroy());
+    const reading = { forward: (_n: number, _buf: Uint8Array): boolean => true };
+    // (Node reads `onread` from the constructor's options; its types list it only for connect's.)
+    const options: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
+      allowHalfOpen: true,
+      onread: { buffer: UPSTREAM_READ_BUFFER, callback: (n, buf) => reading.forward(n, buf) },
+    };
+    const since = Date.now();
+    let attempts = 0;
+    this.connecting++;
+    const attempt = () => {
+      const server = new Upstream(options).connect({ path: this.upstream });
+      const failed = (err: NodeJS.ErrnoException) => {
+        server.off('connect', connected);
+        server.destroy();
+        if (client.destroyed) {
+          this.connecting--;
+          return;
+        }
+        if (err.code === 'EAGAIN' && Date.now() - since < CONNECT_PATIENCE_MS) {
+          setTimeout(attempt, Math.min(50, 2 ** attempts++));
+          return;
+        }
+        // uWS could not be reached for this connection (out of descriptors, say): the client
+        // hears 503 rather than a connection closed without an answer.
+        this.connecting--;
+        this.refused++;
+        client.removeAllListeners('error');
+        this.refuse(client, false);
+      };
+      const connected = () => {
+        server.off('error', failed);
+        this.connecting--;
+        if (client.destroyed) {
+          server.destroy();
+          return;
+        }
+        this.relayOn(client, server, reading, first);
+      };
+      server.once('error', failed);
+      server.once('connect', connected);
+    };
+    attempt();
+  }
+
+  /** Relays `client` on `server`, connected to uWS (`reading`: where its reads go). */
+  private relayOn(
+    client: net.Socket,
+    server: Upstream,
+    reading: { forward: (n: number, buf: Uint8Array) => boolean },
+    first: Buffer | null,
+  ): void {
     // uWS's answer passes on as it is, with backpressure from the client. It is read into the
     // thread's one read buffer (no stream machinery per read: the relay's largest cost when one
     // event goes out to thousands of WebSockets) and copied out before the next read.
-    const forward = (n: number, buf: Uint8Array): boolean => {
+    reading.forward = (n: number, buf: Uint8Array): boolean => {
       if (asking) return answered(Buffer.from(buf.subarray(0, n)));
       const bytes = Buffer.from(buf.subarray(0, n));
       if (counter !== null && !counter.lost) counter.feed(bytes);
@@ -833,12 +916,6 @@ export class HttpGuard {
       client.once('drain', () => server.resume());
       return false; // pauses reading from uWS
     };
-    // (Node reads `onread` from the constructor's options; its types list it only for connect's.)
-    const options: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
-      allowHalfOpen: true,
-      onread: { buffer: UPSTREAM_READ_BUFFER, callback: forward },
-    };
-    const server = new Upstream(options).connect({ path: this.upstream });
     this.relays.set(client, server);
     // The PROXY header goes out with the first request bytes, in one write: this uWS build never
     // signals the end of an empty body (a POST with Content-Length: 0) when the PROXY header
@@ -846,8 +923,10 @@ export class HttpGuard {
     let preface: Buffer | null = proxyHeader(client);
     // uWS's answers are counted where polls may be asked about after other requests.
     const counter = this.polls === null ? null : new ResponseCounter();
-    const scanner = new RequestScanner(this.routes, () =>
-      counter === null || counter.lost ? null : counter.done,
+    const scanner = new RequestScanner(
+      this.routes,
+      () => (counter === null || counter.lost ? null : counter.done),
+      () => this.pollsShort(),
     );
     /** An event-socket upgrade was asked about: uWS's answer is read here, not forwarded. */
     let asking = false;
@@ -982,19 +1061,7 @@ export class HttpGuard {
       linger();
     };
     server.on('end', upstreamOver);
-    // uWS could not be reached for this connection (out of descriptors, say): the client hears
-    // 503 rather than a connection closed without an answer.
-    let reached = false;
-    server.once('connect', () => (reached = true));
-    server.on('error', () => {
-      if (reached || ended || client.destroyed) return upstreamOver();
-      ended = true;
-      dropping = true;
-      this.refused++;
-      client.end(BUSY_ANSWER);
-      client.resume();
-      linger();
-    });
+    server.on('error', upstreamOver);
     server.on('close', upstreamOver);
     /**
      * The client is gone. While a poll is asked about, uWS's verdict is still read: a poll the
@@ -1012,9 +1079,7 @@ export class HttpGuard {
     };
     client.on('error', clientGone);
     client.on('close', clientGone);
-    if (first !== null) {
-      client.resume(); // (paused while the guard held it; new bytes come after `first`)
-      onData(first);
-    }
+    client.resume(); // (paused while uWS was connected to; new bytes come after `first`)
+    if (first !== null) onData(first);
   }
 }

@@ -41,6 +41,8 @@ export async function openListener(
   maxConnections: number | null = null,
   /** The event sockets, held by the guard (src/http/guard-sockets.ts) when it runs. */
   sockets: GuardSocketHost | null = null,
+  /** When the guard holds long-polls itself (config.httpGuardPolls). */
+  polls: 'auto' | 'always' = 'auto',
 ): Promise<HttpListener> {
   if (!guarded) {
     const { socket, port: bound } = await listen(app, host, port);
@@ -111,6 +113,7 @@ export async function openListener(
         maxConnections: max,
         maxDescriptors: budget,
         sockets: sockets === null ? null : { maxBackpressure: sockets.maxBackpressure },
+        polls,
       },
       sockets,
     );

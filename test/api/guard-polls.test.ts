@@ -62,9 +62,11 @@ function descriptors(): number {
 }
 
 const N = 40;
+/** The guard holds every poll it can (by default only once its descriptors run short). */
+const ALWAYS = { httpGuardPolls: 'always' } as const;
 
 t.test('held long-polls: one descriptor each, answered, held again, released', async (t) => {
-  const ts = await startServer(t);
+  const ts = await startServer(t, ALWAYS);
   const { fx, api, server } = ts;
   const queues = server.context.queues;
   const hamlet = fx.users.hamlet!;
@@ -147,7 +149,7 @@ t.test('held long-polls: one descriptor each, answered, held again, released', a
 });
 
 t.test('what a client pipelines behind its poll is answered after it, in order', async (t) => {
-  const { fx, api, server } = await startServer(t);
+  const { fx, api, server } = await startServer(t, ALWAYS);
   const hamlet = fx.users.hamlet!;
   const head = `Host: testserver.local\r\nAuthorization: ${basicAuth(hamlet.email, hamlet.api_key)}\r\n\r\n`;
   const { queue_id } = await register(t, api, 'hamlet');
@@ -171,7 +173,7 @@ t.test('what a client pipelines behind its poll is answered after it, in order',
 });
 
 t.test('polls answered at once, and polls the guard relays as before', async (t) => {
-  const { fx, api, server } = await startServer(t);
+  const { fx, api, server } = await startServer(t, ALWAYS);
   const hamlet = fx.users.hamlet!;
   const auth = `Authorization: ${basicAuth(hamlet.email, hamlet.api_key)}\r\n`;
   const { queue_id } = await register(t, api, 'hamlet');
@@ -215,7 +217,7 @@ t.test('polls answered at once, and polls the guard relays as before', async (t)
 });
 
 t.test('a held poll is answered when the server shuts down', async (t) => {
-  const { fx, api, server } = await startServer(t);
+  const { fx, api, server } = await startServer(t, ALWAYS);
   const hamlet = fx.users.hamlet!;
   const { queue_id } = await register(t, api, 'hamlet');
   const c = new Conn(server.port);
@@ -229,4 +231,42 @@ t.test('a held poll is answered when the server shuts down', async (t) => {
   t.equal(r!.status, 200);
   t.equal((JSON.parse(r!.body) as { result: string }).result, 'success');
   await until(() => c.closed, 'then the connection ends');
+});
+
+t.test('by default the guard holds polls only once its connections run short', async (t) => {
+  // At most 24 connections: polls are held once 18 are taken.
+  const { fx, server } = await startServer(t, { httpMaxConnections: 24 });
+  const queues = server.context.queues;
+  const hamlet = fx.users.hamlet!;
+  const head =
+    `Host: testserver.local\r\nAuthorization: ${basicAuth(hamlet.email, hamlet.api_key)}\r\n` +
+    'Content-Length: 0\r\n\r\n';
+  const pollOn = async (conns: Conn[]) => {
+    for (const c of conns) c.send(`POST /api/v1/register HTTP/1.1\r\n${head}`);
+    for (const c of conns) {
+      const [r] = await c.answers(1, 'registered');
+      const { queue_id } = JSON.parse(r!.body) as { queue_id: string };
+      c.send(`GET /api/v1/events?queue_id=${queue_id}&last_event_id=-1 HTTP/1.1\r\n${head}`);
+    }
+  };
+  const before = descriptors();
+  const few = Array.from({ length: 4 }, () => new Conn(server.port));
+  t.teardown(() => few.forEach((c) => c.sock.destroy()));
+  await pollOn(few);
+  await until(() => queues.consumers().waiting === 4, 'four polls held');
+  await new Promise((r) => setTimeout(r, 200));
+  const relayed = descriptors() - before;
+  t.ok(
+    relayed >= 4 * 4,
+    `four polls relayed while connections are plenty (${relayed} descriptors)`,
+  );
+  const more = Array.from({ length: 18 }, () => new Conn(server.port));
+  t.teardown(() => more.forEach((c) => c.sock.destroy()));
+  await pollOn(more);
+  await until(() => queues.consumers().waiting === 22, 'every poll held');
+  await until(
+    () => descriptors() - before <= 4 * 4 + 18 * 2 + 8,
+    `the polls past three quarters held by the guard (${descriptors() - before} descriptors)`,
+  );
+  t.pass(`22 polls: ${descriptors() - before} descriptors (88 if all were relayed)`);
 });
