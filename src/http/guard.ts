@@ -795,9 +795,9 @@ export class HttpGuard {
   /**
    * Whether a poll is to be held here rather than relayed: always, or (`auto`) once the guard's
    * connections hold three quarters of the descriptors or connections it may. Holding a poll
-   * saves two descriptors but costs a new connection to uWS for the client's next request (about
-   * a fifth more CPU in the capacity bench at 5,000 users: docs/benchmarks.md), so by default it
-   * is what the guard does when it would otherwise run out.
+   * saves two descriptors but costs a new connection to uWS for the client's next request (more
+   * CPU in the capacity bench at 5,000 users: docs/benchmarks.md), so by default it is what the
+   * guard does when it would otherwise run out.
    */
   private pollsShort(): boolean {
     if (this.holdPolls === 'always') return true;
