@@ -17,8 +17,6 @@
  *
  * Skipped when nats-server or nginx is not installed.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import {
@@ -27,20 +25,12 @@ import {
   isWrongLastSequence,
   type Entry,
 } from '../../src/cluster/jetstream.js';
-import {
-  alive,
-  down,
-  killNode,
-  readRecord,
-  startNodeAgain,
-  up,
-  type ClusterRecord,
-} from '../../src/cluster/local.js';
+import { alive, killNode, readRecord, startNodeAgain } from '../../src/cluster/local.js';
 import { ApiClient } from '../helpers/api.js';
 import { kvString, leaseHolder, withLeaseBucket } from '../helpers/cluster-kv.js';
 import { askServer } from '../../src/admin/socket.js';
 import { manage, type ManageRun } from '../helpers/manage.js';
-import { runWithEngines } from '../helpers/cluster-run.js';
+import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
 const IN_USE = 'Subdomain is already in use. Please choose a different one.';
 /** CLUSTER_RESERVATION_TIMEOUT_MS of the test's cluster. */
@@ -49,24 +39,8 @@ const RESERVATION_TIMEOUT_MS = 5000;
 await runWithEngines(run);
 
 async function run(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-admin-'));
-  let rec: ClusterRecord;
-  try {
-    rec = await up({
-      dir,
-      nodes: 3,
-      env: {
-        RATE_LIMITING: 'off',
-        CLUSTER_RESERVATION_TIMEOUT_MS: String(RESERVATION_TIMEOUT_MS),
-      },
-    });
-  } catch (err) {
-    await down(dir);
-    throw err;
-  }
-  t.teardown(async () => {
-    await down(dir);
-    fs.rmSync(dir, { recursive: true, force: true });
+  const { dir, rec } = await upForTest('cluster-admin', {
+    CLUSTER_RESERVATION_TIMEOUT_MS: String(RESERVATION_TIMEOUT_MS),
   });
   const node = (name: string) => rec.nodes.find((n) => n.name === name)!;
   const nodeUrl = (name: string) => `http://127.0.0.1:${node(name).port}`;

@@ -11,14 +11,11 @@
  *      is shown failed within the stated time (after the failover), the other succeeds.
  * Skipped when nats-server or nginx is not installed.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import t, { type Test } from 'tap';
-import { down, killNode, startNodeAgain, up, type ClusterRecord } from '../../src/cluster/local.js';
+import { killNode, startNodeAgain } from '../../src/cluster/local.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { leaseHolder, kvString } from '../helpers/cluster-kv.js';
-import { runWithEngines } from '../helpers/cluster-run.js';
+import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
 /** The lease time (CLUSTER_LEASE_MS's default). */
 const LEASE_MS = 3000;
@@ -41,25 +38,9 @@ await runWithEngines(run);
 async function run(): Promise<void> {
   // Three nodes and three NATS servers to start on two cores, then about 40 s of exports.
   t.setTimeout(360_000);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-exports-'));
-  let rec: ClusterRecord;
-  try {
-    rec = await up({
-      dir,
-      nodes: 3,
-      env: {
-        RATE_LIMITING: 'off',
-        CLUSTER_LEASE_MS: String(LEASE_MS),
-        CONFAB_TEST_EXPORT_DELAY_MS: String(EXPORT_HOLD_MS),
-      },
-    });
-  } catch (err) {
-    await down(dir);
-    throw err;
-  }
-  t.teardown(async () => {
-    await down(dir);
-    fs.rmSync(dir, { recursive: true, force: true });
+  const { dir, rec } = await upForTest('cluster-exports', {
+    CLUSTER_LEASE_MS: String(LEASE_MS),
+    CONFAB_TEST_EXPORT_DELAY_MS: String(EXPORT_HOLD_MS),
   });
 
   const fx = {

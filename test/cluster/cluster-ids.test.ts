@@ -8,17 +8,15 @@
  * realm's. Then the second realm's owner is killed: its new owner's ids come from fresh blocks.
  * Skipped when nats-server or nginx is not installed.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { down, killNode, up, type ClusterRecord } from '../../src/cluster/local.js';
+import { killNode } from '../../src/cluster/local.js';
 import { ID_BLOCKS_KEY } from '../../src/cluster/id-blocks.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { manage } from '../helpers/manage.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import { kvNumber, leaseHolder } from '../helpers/cluster-kv.js';
-import { runWithEngines } from '../helpers/cluster-run.js';
+import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
 const BLOCK = 64;
 
@@ -27,22 +25,7 @@ await runWithEngines(run);
 type Sent = { id: number; content: string; sender: number };
 
 async function run(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-ids-'));
-  let rec: ClusterRecord;
-  try {
-    rec = await up({
-      dir,
-      nodes: 3,
-      env: { RATE_LIMITING: 'off', CLUSTER_ID_BLOCK_SIZE: String(BLOCK) },
-    });
-  } catch (err) {
-    await down(dir);
-    throw err;
-  }
-  t.teardown(async () => {
-    await down(dir);
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, rec } = await upForTest('cluster-ids', { CLUSTER_ID_BLOCK_SIZE: String(BLOCK) });
   const nodeUrl = (name: string) =>
     `http://127.0.0.1:${rec.nodes.find((n) => n.name === name)!.port}`;
   const hostOf = (sub: string) => ({ host: `${sub}.127.0.0.1:${rec.proxyPort}` });

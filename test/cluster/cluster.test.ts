@@ -16,18 +16,15 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { connect } from 'nats';
 import {
   alive,
-  down,
   killNode,
   readRecord,
   startNodeAgain,
-  up,
   type ClusterRecord,
 } from '../../src/cluster/local.js';
 import { clusterNames } from '../../src/cluster/jetstream.js';
@@ -37,28 +34,16 @@ import { addEmoji, request, upload } from '../helpers/uploads.js';
 import { tinyPng } from '../helpers/images.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
-import { runWithEngines } from '../helpers/cluster-run.js';
+import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
 await runWithEngines(run);
 
 async function run(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-test-'));
-  let rec: ClusterRecord;
-  try {
-    rec = await up({
-      dir,
-      nodes: 3,
-      // Snapshots often enough that the catch-up below starts from one; a node away for 4 s is
-      // not waited for by the log's trimming.
-      env: { RATE_LIMITING: 'off', CLUSTER_SNAPSHOT_EVERY: '50', CLUSTER_TRIM_GRACE_MS: '4000' },
-    });
-  } catch (err) {
-    await down(dir);
-    throw err;
-  }
-  t.teardown(async () => {
-    await down(dir);
-    fs.rmSync(dir, { recursive: true, force: true });
+  // Snapshots often enough that the catch-up below starts from one; a node away for 4 s is
+  // not waited for by the log's trimming.
+  const { dir, rec } = await upForTest('cluster-test', {
+    CLUSTER_SNAPSHOT_EVERY: '50',
+    CLUSTER_TRIM_GRACE_MS: '4000',
   });
 
   const fx = await clusterRealmFixture(rec.url, {}, rec.owner, 1);

@@ -3,8 +3,11 @@
  * test and says why), and a failure fails the test (its teardown stops the cluster) rather than
  * the process.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
-import { missingEngines } from '../../src/cluster/local.js';
+import { down, missingEngines, up, type ClusterRecord } from '../../src/cluster/local.js';
 
 export async function runWithEngines(run: () => Promise<void>): Promise<void> {
   const missing = missingEngines();
@@ -17,4 +20,27 @@ export async function runWithEngines(run: () => Promise<void>): Promise<void> {
     return;
   }
   await run().catch((err: unknown) => t.error(err));
+}
+
+/**
+ * A three-node local cluster (src/cluster/local.ts `up`) in a new directory named after `name`,
+ * its nodes started with `env` (rate limits off), stopped and removed at the test's teardown.
+ */
+export async function upForTest(
+  name: string,
+  env: Record<string, string>,
+): Promise<{ dir: string; rec: ClusterRecord }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
+  let rec: ClusterRecord;
+  try {
+    rec = await up({ dir, nodes: 3, env: { RATE_LIMITING: 'off', ...env } });
+  } catch (err) {
+    await down(dir);
+    throw err;
+  }
+  t.teardown(async () => {
+    await down(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, rec };
 }
