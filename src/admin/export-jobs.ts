@@ -124,12 +124,7 @@ export class RealmExportJobs {
           log.error({ err: err2, exportId: id }, 'removing a failed export’s archive failed');
         });
       try {
-        await realm.ask('realm_export.update', {
-          id,
-          status: 'failed',
-          time: this.config.clock() / 1000,
-          realm_url: url,
-        });
+        await this.markFailed(realm, id);
       } catch (err2) {
         log.error({ err: err2, exportId: id }, 'marking a realm export failed did not work');
       }
@@ -139,6 +134,16 @@ export class RealmExportJobs {
         log.error({ err, exportId: id }, 'forgetting a finished realm export’s runner failed');
       });
     }
+  }
+
+  /** Marks export `id` of `realm` failed, through the realm's actor. */
+  private async markFailed(realm: RealmRuntime, id: number): Promise<void> {
+    await realm.ask('realm_export.update', {
+      id,
+      status: 'failed',
+      time: this.config.clock() / 1000,
+      realm_url: realmUrl(this.config, realm.view.row.string_id),
+    });
   }
 
   private succeededAt(id: number, rel: string): boolean {
@@ -154,12 +159,7 @@ export class RealmExportJobs {
     const row = this.store.realmExports.byId(id);
     if (row?.status !== ExportStatus.REQUESTED && row?.status !== ExportStatus.STARTED) return;
     try {
-      await realm.ask('realm_export.update', {
-        id,
-        status: 'failed',
-        time: this.config.clock() / 1000,
-        realm_url: realmUrl(this.config, realm.view.row.string_id),
-      });
+      await this.markFailed(realm, id);
     } catch (err) {
       // Finished meanwhile (it succeeded after all): nothing more to do.
       if (err instanceof JsonableError && err.httpStatus < 500) return;

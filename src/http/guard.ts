@@ -821,8 +821,8 @@ export class HttpGuard {
    * is read and dropped for a while (a lingering close, so that it reads the answer), unless too
    * many refused connections linger already.
    */
-  private refuse(client: net.Socket, count = true): void {
-    if (count) this.refused++;
+  private refuse(client: net.Socket): void {
+    this.refused++;
     client.on('error', () => client.destroy());
     if (this.refusedLingering >= MAX_REFUSED_LINGERING) {
       client.end(BUSY_ANSWER, () => client.destroy());
@@ -879,9 +879,8 @@ export class HttpGuard {
         // uWS could not be reached for this connection (out of descriptors, say): the client
         // hears 503 rather than a connection closed without an answer.
         this.connecting--;
-        this.refused++;
         client.removeAllListeners('error');
-        this.refuse(client, false);
+        this.refuse(client);
       };
       const connected = () => {
         server.off('error', failed);
@@ -928,7 +927,7 @@ export class HttpGuard {
       () => (counter === null || counter.lost ? null : counter.done),
       () => this.pollsShort(),
     );
-    /** An event-socket upgrade was asked about: uWS's answer is read here, not forwarded. */
+    /** An event-socket upgrade or a poll was asked about: uWS's answer is read here first. */
     let asking = false;
     let answer: Buffer = Buffer.alloc(0);
     /** The connection to uWS is done with: the client is the guard's own from here. */
