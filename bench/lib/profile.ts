@@ -1,17 +1,93 @@
 /**
  * BENCH_PROFILE=<dir>: a CPU profile of a bench's measured phase, taken in the bench's own process
  * (where the server under test runs), written to `<dir>/<name>.cpuprofile` (open it in Chrome's
- * DevTools or speedscope). Without it the phase runs unprofiled.
+ * DevTools or speedscope), and one of each of the process's worker threads over the same phase
+ * (the HTTP guard's relay, the render pool), written to `<dir>/<name>.<thread>.cpuprofile`: the
+ * main thread's inspector session reaches them through the protocol's NodeWorker domain. Without
+ * it the phase runs unprofiled.
  */
 import fs from 'node:fs';
 import inspector from 'node:inspector/promises';
 import path from 'node:path';
+
+type WorkerInfo = { workerId: string; title: string; url: string };
+type Attached = { sessionId: string; workerInfo: WorkerInfo };
+type Reply = { id?: number; result?: unknown; error?: { message: string } };
+
+/** The worker threads of this process, driven through the main thread's session. */
+class WorkerProfiles {
+  private readonly workers = new Map<string, WorkerInfo>();
+  private readonly waiting = new Map<string, (r: Reply) => void>();
+  private nextId = 1;
+
+  constructor(private readonly session: inspector.Session) {
+    session.on('NodeWorker.attachedToWorker', (m: { params: Attached }) => {
+      this.workers.set(m.params.sessionId, m.params.workerInfo);
+    });
+    session.on('NodeWorker.detachedFromWorker', (m: { params: { sessionId: string } }) => {
+      this.workers.delete(m.params.sessionId);
+    });
+    session.on(
+      'NodeWorker.receivedMessageFromWorker',
+      (m: { params: { sessionId: string; message: string } }) => {
+        const reply = JSON.parse(m.params.message) as Reply;
+        if (reply.id === undefined) return;
+        this.waiting.get(`${m.params.sessionId}/${reply.id}`)?.(reply);
+      },
+    );
+  }
+
+  async attach(): Promise<void> {
+    await this.session.post('NodeWorker.enable', { waitForDebuggerOnStart: false });
+  }
+
+  /** Sends one protocol command to every worker; the replies, by session (failures dropped). */
+  private async all(method: string): Promise<Map<string, unknown>> {
+    const out = new Map<string, unknown>();
+    await Promise.all(
+      [...this.workers.keys()].map(async (sessionId) => {
+        const id = this.nextId++;
+        const key = `${sessionId}/${id}`;
+        const reply = new Promise<Reply>((resolve) => {
+          this.waiting.set(key, resolve);
+          setTimeout(() => resolve({ error: { message: 'no answer' } }), 10_000).unref();
+        });
+        await this.session.post('NodeWorker.sendMessageToWorker', {
+          sessionId,
+          message: JSON.stringify({ id, method }),
+        });
+        const r = await reply;
+        this.waiting.delete(key);
+        if (!r.error) out.set(sessionId, r.result);
+      }),
+    );
+    return out;
+  }
+
+  async start(): Promise<void> {
+    await this.all('Profiler.enable');
+    await this.all('Profiler.start');
+  }
+
+  /** Stops every worker's profile and writes each as `<base>.<title>-<id>.cpuprofile`. */
+  async stop(base: string): Promise<void> {
+    for (const [sessionId, result] of await this.all('Profiler.stop')) {
+      const info = this.workers.get(sessionId);
+      const title = path.basename(info?.url || 'worker').replace(/\.[cm]?js$/, '');
+      const name = `${base}.${title}-${info?.workerId ?? sessionId}.cpuprofile`;
+      fs.writeFileSync(name, JSON.stringify((result as { profile: unknown }).profile));
+    }
+  }
+}
 
 export async function profiled<T>(name: string | undefined, fn: () => Promise<T>): Promise<T> {
   const dir = process.env.BENCH_PROFILE;
   if (!dir || name === undefined) return fn();
   const session = new inspector.Session();
   session.connect();
+  const workers = new WorkerProfiles(session);
+  await workers.attach();
+  await workers.start();
   await session.post('Profiler.enable');
   await session.post('Profiler.start');
   try {
@@ -20,6 +96,7 @@ export async function profiled<T>(name: string | undefined, fn: () => Promise<T>
     const { profile } = await session.post('Profiler.stop');
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    await workers.stop(path.join(dir, name));
     session.disconnect();
   }
 }
