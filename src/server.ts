@@ -288,14 +288,15 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
 /** The event queues' figures for /metrics: walks every queue (at scrape time only). */
 function queueFigures(queues: EventQueues): QueueFigures {
   const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  // Each buffer keeps its own count and size: a scrape walks the queues, not their events (at
+  // 10,000 queues, listing every pending event cost a scrape about 30 ms of the main thread).
   for (const rt of queues.list()) {
     figures.queues++;
-    if (rt.waiter) figures.heldPolls++;
-    else if (rt.socket) figures.sockets++;
-    for (const e of rt.queue.contents()) {
-      figures.events++;
-      figures.bytes += e.shared.open.length + e.tail.length + 12;
-    }
+    const c = rt.context;
+    if (c.waiter) figures.heldPolls++;
+    else if (c.socket) figures.sockets++;
+    figures.events += rt.queue.size;
+    figures.bytes += rt.queue.bytes;
   }
   return figures;
 }
