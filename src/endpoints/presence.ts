@@ -19,6 +19,7 @@ import { PRESENCE_OFFLINE_THRESHOLD_SECONDS } from '../lib/limits.js';
 import { legacyPresence } from '../lib/presence.js';
 import { bool, int, str } from '../lib/params.js';
 import { RawJson } from '../http/respond.js';
+import { acceptsGzip, compressedSize } from '../http/gzip.js';
 import {
   presenceEvent,
   presencesFor,
@@ -66,7 +67,8 @@ export const updatePresence = endpoint({
   method: 'POST',
   path: '/api/v1/users/me/presence',
   params: presenceParams,
-  handle: ({ server, realm, user }: AuthedCtx, p) => {
+  handle: (ctx: AuthedCtx, p) => {
+    const { server, realm, user } = ctx;
     if (user.is_bot) throw new HumanUsersOnlyError();
     if (p.status !== 'active' && p.status !== 'idle')
       throw new JsonableError(`Invalid status: ${p.status}`);
@@ -98,7 +100,8 @@ export const updatePresence = endpoint({
         }
       }
     }
-    const answer = presenceAnswer(view, presence, p, now, nowFloat);
+    const gzip = acceptsGzip(ctx.req.acceptEncoding);
+    const answer = presenceAnswer(view, presence, p, now, nowFloat, gzip);
     return published ? answered(server.publisher, answer) : answer;
   },
 });
@@ -110,6 +113,8 @@ function presenceAnswer(
   p: z.infer<typeof presenceParams>,
   now: number,
   nowFloat: number,
+  /** The client takes gzip: a shared snapshot costs it its compressed size. */
+  gzip: boolean,
 ): object {
   if (p.ping_only) return {};
   const query = {
@@ -122,7 +127,7 @@ function presenceAnswer(
   if (p.slim_presence || p.last_update_id !== undefined) {
     // In a large realm where most presences changed since the client's last fetch, every shown
     // presence from a snapshot shared by many answers.
-    const shared = presenceSnapshotFor(view, presence, query);
+    const shared = presenceSnapshotFor(view, presence, query, gzip ? compressedSize : undefined);
     if (shared) {
       const out = {
         presence_last_update_id: shared.presence_last_update_id,

@@ -128,6 +128,15 @@ function compressedPart(part: Buffer): Segment[] | null {
   return null;
 }
 
+/**
+ * A shared part's size once compressed (its segments' deflated bytes), or null until its
+ * compression is done (started here if it was not): what the part costs a client taking gzip.
+ */
+export function compressedSize(part: Buffer): number | null {
+  const segments = compressedPart(part);
+  return segments === null ? null : segments.reduce((n, s) => n + s.deflated.length, 0);
+}
+
 // ---- assembling a member ----------------------------------------------------------------------
 
 /** The member header: deflate, no name or time, unknown OS. */

@@ -17,6 +17,7 @@ import {
   realmPresence,
   RealmPresence,
 } from '../../src/queries/presence.js';
+import { compressedSize } from '../../src/http/gzip.js';
 import { assertSuccess, gzipPost } from '../helpers/api.js';
 import { insertMembers } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
@@ -189,5 +190,51 @@ t.test(
         slim: true,
       }).presences,
     );
+
+    // A quarter changed since the client's fetch (fewer than half): a client that takes no gzip
+    // gets exactly those; one that takes gzip gets the compressed snapshot, smaller on the wire
+    // than those changes assembled for it; a handful changed, still those alone.
+    const behind = (n: number) => ({
+      lastUpdateId: presence.lastUpdateId - n,
+      historyLimitDays: null,
+      now: Math.floor(Date.now() / 1000),
+    });
+    const quarter = Math.floor(ids.length / 4);
+    t.equal(presenceSnapshotFor(rt.view, presence, behind(quarter)), null, 'no gzip: the changes');
+    let zipped: ReturnType<typeof presenceSnapshotFor> = null;
+    for (let i = 0; i < 200 && !zipped; i++) {
+      zipped = presenceSnapshotFor(rt.view, presence, behind(quarter), compressedSize);
+      if (!zipped) await new Promise((r) => setTimeout(r, 10));
+    }
+    t.ok(zipped, 'gzip: the snapshot');
+    const changes = presencesJsonFor(rt.view, presence, behind(quarter)).presences;
+    t.ok(compressedSize(zipped!.presences)! < Buffer.byteLength(changes), 'smaller than those');
+    t.same(
+      { ...(JSON.parse(zipped!.presences.toString()) as object) },
+      full().presences,
+      'every shown presence',
+    );
+    t.equal(
+      presenceSnapshotFor(rt.view, presence, behind(3), compressedSize),
+      null,
+      'gzip, three changed: those alone',
+    );
+    t.equal(
+      presenceSnapshotFor(rt.view, presence, behind(quarter), () => 10 ** 9),
+      null,
+    );
+    // Through the API: the same client, a quarter behind, gets a gzipped answer (an answer of the
+    // changes alone is never compressed).
+    const quarterRaw = await gzipPost(ts.url, hamlet, 'users/me/presence', {
+      status: 'active',
+      slim_presence: 'true',
+      last_update_id: String(behind(quarter).lastUpdateId),
+    });
+    t.equal(quarterRaw.headers['content-encoding'], 'gzip', 'a quarter behind: gzipped');
+    const quarterBody = JSON.parse(zlib.gunzipSync(quarterRaw.body).toString()) as {
+      presences: object;
+    };
+    assertMatchesOpenApi(t, '/users/me/presence', 'post', quarterBody);
+    t.equal(Object.keys(quarterBody.presences).length, Object.keys(full().presences).length);
   },
 );
