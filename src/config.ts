@@ -93,6 +93,11 @@ export type ServerConfig = {
    * descriptors (or connections) it may, `always` for every poll it can.
    */
   httpGuardPolls: 'auto' | 'always';
+  /**
+   * Tests only: how often the HTTP guard pings the quiet event WebSockets it holds, closing one
+   * that stayed silent a whole period (src/http/guard-sockets.ts; 60 s when absent).
+   */
+  httpGuardIdleMs?: number;
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**

@@ -47,6 +47,7 @@ export class GuardPolls {
   /** Answers that arrived before their poll's verdict (the two travel different ways). */
   private readonly early = new Map<number, { bytes: Uint8Array; close: boolean; at: number }>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly heldLimitMs: number;
 
   constructor(
     /** Tells the main thread a held poll's client is gone (or will not be held). */
@@ -54,8 +55,11 @@ export class GuardPolls {
     /** Relays the client's next request (its first bytes) on a fresh connection to uWS. */
     private readonly next: (socket: net.Socket, first: Buffer) => void,
     private readonly now: () => number = Date.now,
+    /** HELD_LIMIT_MS and SWEEP_MS by default (tests shorten them). */
+    limits: { heldLimitMs?: number; sweepMs?: number } = {},
   ) {
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.heldLimitMs = limits.heldLimitMs ?? HELD_LIMIT_MS;
+    this.sweeper = setInterval(() => this.sweep(), limits.sweepMs ?? SWEEP_MS);
     this.sweeper.unref();
   }
 
@@ -227,7 +231,8 @@ export class GuardPolls {
 
   private sweep(): void {
     this.expireEarly();
-    const limit = this.now() - HELD_LIMIT_MS;
+    const limit = this.now() - this.heldLimitMs;
+    // Its 'close' listener (`gone`) reports the poll closed, as for a client that left.
     for (const client of this.held.values()) if (client.since < limit) client.socket.destroy();
   }
 }

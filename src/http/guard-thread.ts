@@ -23,8 +23,11 @@ export type GuardThreadData = {
   maxConnections: number;
   /** Descriptors they may hold (HttpGuard.maxDescriptors). */
   maxDescriptors: number;
-  /** The guard holds the event WebSockets (routes.socket): their backpressure bound. */
-  sockets: { maxBackpressure: number } | null;
+  /**
+   * The guard holds the event WebSockets (routes.socket): their backpressure bound, and how often
+   * quiet ones are pinged (GuardSockets' default when undefined; config.httpGuardIdleMs).
+   */
+  sockets: { maxBackpressure: number; idlePeriodMs: number | undefined } | null;
   /** When it holds long-polls (routes.poll; config.httpGuardPolls). */
   polls: 'auto' | 'always';
 };
@@ -43,7 +46,11 @@ const report = (r: GuardThreadReport) => port.postMessage(r);
 const sockets =
   data.sockets === null
     ? null
-    : new GuardSockets((b) => port.postMessage(b, batchTransfer(b)), data.sockets.maxBackpressure);
+    : new GuardSockets(
+        (b) => port.postMessage(b, batchTransfer(b)),
+        data.sockets.maxBackpressure,
+        data.sockets.idlePeriodMs,
+      );
 // The long-polls are held with the sockets (their answers come in the same batches).
 const polls =
   sockets === null || data.routes.poll === undefined

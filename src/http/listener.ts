@@ -112,7 +112,10 @@ export async function openListener(
         port,
         maxConnections: max,
         maxDescriptors: budget,
-        sockets: sockets === null ? null : { maxBackpressure: sockets.maxBackpressure },
+        sockets:
+          sockets === null
+            ? null
+            : { maxBackpressure: sockets.maxBackpressure, idlePeriodMs: sockets.idlePeriodMs },
         polls,
       },
       sockets,

@@ -175,6 +175,8 @@ export class GuardSocketHost {
   readonly path = EVENT_SOCKET_PATH;
   readonly pollPath = getEvents.path;
   readonly maxBackpressure: number;
+  /** The guard's idle period for these sockets (config.httpGuardIdleMs; undefined: its default). */
+  readonly idlePeriodMs: number | undefined;
   private nextId = 0;
   private nextPoll = 0;
   /** Polls the guard holds: what the request's end (or its client's departure) is to settle. */
@@ -191,6 +193,7 @@ export class GuardSocketHost {
     private readonly inflight: InflightTracker,
   ) {
     this.maxBackpressure = server.config.wsMaxBackpressureBytes;
+    this.idlePeriodMs = server.config.httpGuardIdleMs;
   }
 
   /** Polls the guard holds now. */

@@ -2,7 +2,7 @@
  * The pieces of the long-polls the HTTP guard holds (src/http/guard-polls.ts): the answer as the
  * main thread writes it into bytes (PollAnswer), and the guard's side over real loopback sockets:
  * an answer that arrives before its poll's verdict, what a client sends while its poll is held, a
- * client that leaves.
+ * client that leaves, a poll the main thread never answers (closed after the limit, and reported).
  */
 import net from 'node:net';
 import t, { type Test } from 'tap';
@@ -161,4 +161,62 @@ t.test('GuardPolls: answers, early answers, what comes meanwhile, departures', a
   await settle();
   t.equal(readF(), 'BYE');
   t.ok(ended, 'the connection ends');
+});
+
+t.test('GuardPolls: a poll never answered is closed after the limit, and reported', async (t) => {
+  // The sweep runs every 10 ms here; the polls' ages are read from a clock the test moves.
+  for (const [what, heldLimitMs, limit] of [
+    ['by default', undefined, 5 * 60_000],
+    ['with a limit given', 2_000, 2_000],
+  ] as const) {
+    let now = 1_000_000;
+    const closed: number[] = [];
+    const next: string[] = [];
+    const polls = new GuardPolls(
+      (id) => closed.push(id),
+      (_socket, first) => next.push(first.toString()),
+      () => now,
+      heldLimitMs === undefined ? { sweepMs: 10 } : { heldLimitMs, sweepMs: 10 },
+    );
+    t.teardown(() => polls.endAll());
+    const sweeps = () => new Promise((r) => setTimeout(r, 60));
+
+    // Poll 1 is held and never answered; poll 2 is answered before the limit.
+    const forgotten = await pair(t);
+    const answered = await pair(t);
+    const readAnswered = collect(answered.client);
+    let clientClosed = false;
+    forgotten.client.on('close', () => (clientClosed = true));
+    forgotten.client.on('error', () => {});
+    polls.hold(1, forgotten.server, Buffer.alloc(0));
+    polls.hold(2, answered.server, Buffer.alloc(0));
+    now += limit / 2;
+    polls.answer(2, Buffer.from('ANSWER-2'), false);
+
+    now += limit / 2; // poll 1 is exactly at the limit
+    await sweeps();
+    t.notOk(forgotten.server.destroyed, `${what}: not closed at the limit`);
+    t.same(closed, [], `${what}: nothing reported`);
+    t.equal(polls.waiting, 1, `${what}: poll 1 still held`);
+
+    now += 1; // past it
+    await sweeps();
+    for (let i = 0; i < 100 && !(clientClosed && closed.length > 0); i++) await settle();
+    t.ok(forgotten.server.destroyed, `${what}: the guard destroyed the held socket`);
+    t.ok(clientClosed, `${what}: the client saw its connection closed`);
+    t.same(closed, [1], `${what}: the main thread is told the poll is closed, once`);
+    t.equal(polls.waiting, 0, `${what}: no poll held`);
+
+    // The answered poll's connection is parked, not swept: open past its own limit too, and its
+    // next request goes on.
+    now += limit;
+    await sweeps();
+    t.equal(readAnswered(), 'ANSWER-2');
+    t.notOk(answered.server.destroyed, `${what}: the answered poll's connection is not closed`);
+    t.equal(polls.size, 1, `${what}: it is parked`);
+    t.same(closed, [1], `${what}: and not reported closed`);
+    answered.client.write('NEXT');
+    for (let i = 0; i < 100 && next.length === 0; i++) await settle();
+    t.same(next, ['NEXT'], `${what}: its next request is relayed`);
+  }
 });
