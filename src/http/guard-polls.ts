@@ -21,13 +21,19 @@ const MAX_BUFFERED = 64 * 1024;
 const EARLY_ANSWER_MS = 10_000;
 /** A poll the main thread never answers (it answers within a minute) is closed after this. */
 const HELD_LIMIT_MS = 5 * 60_000;
-/** How often held polls are checked against HELD_LIMIT_MS. */
+/** How often held polls are checked against HELD_LIMIT_MS (and parked ones, PARKED_IDLE_MS). */
 const SWEEP_MS = 30_000;
+/**
+ * A connection whose poll is answered and which sends no next request is ended after this, as
+ * uWS ends a connection idle between requests (10 s); the sweep's period comes on top.
+ */
+const PARKED_IDLE_MS = 10_000;
 
 type Client = {
   socket: net.Socket;
   /** The poll being answered; null: answered, waiting for the client's next request. */
   poll: number | null;
+  /** When its poll was taken, or (parked) when it was answered. */
   since: number;
   buffered: Buffer[];
   size: number;
@@ -48,6 +54,7 @@ export class GuardPolls {
   private readonly early = new Map<number, { bytes: Uint8Array; close: boolean; at: number }>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly heldLimitMs: number;
+  private readonly parkedIdleMs: number;
 
   constructor(
     /** Tells the main thread a held poll's client is gone (or will not be held). */
@@ -55,10 +62,11 @@ export class GuardPolls {
     /** Relays the client's next request (its first bytes) on a fresh connection to uWS. */
     private readonly next: (socket: net.Socket, first: Buffer) => void,
     private readonly now: () => number = Date.now,
-    /** HELD_LIMIT_MS and SWEEP_MS by default (tests shorten them). */
-    limits: { heldLimitMs?: number; sweepMs?: number } = {},
+    /** HELD_LIMIT_MS, PARKED_IDLE_MS and SWEEP_MS by default (tests shorten them). */
+    limits: { heldLimitMs?: number; parkedIdleMs?: number; sweepMs?: number } = {},
   ) {
     this.heldLimitMs = limits.heldLimitMs ?? HELD_LIMIT_MS;
+    this.parkedIdleMs = limits.parkedIdleMs ?? PARKED_IDLE_MS;
     this.sweeper = setInterval(() => this.sweep(), limits.sweepMs ?? SWEEP_MS);
     this.sweeper.unref();
   }
@@ -184,6 +192,7 @@ export class GuardPolls {
   /** The poll is answered: what the client sent meanwhile goes on, or its next request will. */
   private resume(client: Client): void {
     if (client.buffered.length === 0) {
+      client.since = this.now();
       this.parked.add(client);
       return;
     }
@@ -234,5 +243,16 @@ export class GuardPolls {
     const limit = this.now() - this.heldLimitMs;
     // Its 'close' listener (`gone`) reports the poll closed, as for a client that left.
     for (const client of this.held.values()) if (client.since < limit) client.socket.destroy();
+    // A client idle since its answer holds a descriptor for nothing: its connection is ended
+    // (what it still sends is dropped; a client's library opens a new one for its next request).
+    const idle = this.now() - this.parkedIdleMs;
+    for (const client of [...this.parked]) {
+      if (client.since >= idle) continue;
+      const { socket } = client;
+      this.release(client);
+      socket.end();
+      socket.resume();
+      setTimeout(() => socket.destroy(), 1000).unref();
+    }
   }
 }

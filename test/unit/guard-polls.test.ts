@@ -2,7 +2,8 @@
  * The pieces of the long-polls the HTTP guard holds (src/http/guard-polls.ts): the answer as the
  * main thread writes it into bytes (PollAnswer), and the guard's side over real loopback sockets:
  * an answer that arrives before its poll's verdict, what a client sends while its poll is held, a
- * client that leaves, a poll the main thread never answers (closed after the limit, and reported).
+ * client that leaves, a poll the main thread never answers (closed after the limit, and reported),
+ * a connection that sends nothing after its answer (ended after the parked limit).
  */
 import net from 'node:net';
 import t, { type Test } from 'tap';
@@ -176,7 +177,8 @@ t.test('GuardPolls: a poll never answered is closed after the limit, and reporte
       (id) => closed.push(id),
       (_socket, first) => next.push(first.toString()),
       () => now,
-      heldLimitMs === undefined ? { sweepMs: 10 } : { heldLimitMs, sweepMs: 10 },
+      // (Answered polls' connections are kept here: their own limit is the next test's.)
+      { ...(heldLimitMs === undefined ? {} : { heldLimitMs }), parkedIdleMs: 1e9, sweepMs: 10 },
     );
     t.teardown(() => polls.endAll());
     const sweeps = () => new Promise((r) => setTimeout(r, 60));
@@ -220,3 +222,52 @@ t.test('GuardPolls: a poll never answered is closed after the limit, and reporte
     t.same(next, ['NEXT'], `${what}: its next request is relayed`);
   }
 });
+
+t.test(
+  'GuardPolls: a connection silent after its answer is ended past the parked limit',
+  async (t) => {
+    for (const [what, parkedIdleMs, limit] of [
+      ['by default', undefined, 10_000],
+      ['with a limit given', 500, 500],
+    ] as const) {
+      let now = 1_000_000;
+      const closed: number[] = [];
+      const next: string[] = [];
+      const polls = new GuardPolls(
+        (id) => closed.push(id),
+        (_socket, first) => next.push(first.toString()),
+        () => now,
+        { ...(parkedIdleMs === undefined ? {} : { parkedIdleMs }), sweepMs: 10 },
+      );
+      t.teardown(() => polls.endAll());
+      const sweeps = () => new Promise((r) => setTimeout(r, 60));
+      const silent = await pair(t);
+      const busy = await pair(t);
+      const readSilent = collect(silent.client);
+      let silentEnded = false;
+      silent.client.on('end', () => (silentEnded = true));
+      silent.client.on('error', () => {});
+      polls.hold(1, silent.server, Buffer.alloc(0));
+      polls.hold(2, busy.server, Buffer.alloc(0));
+      now += 60_000; // held a minute: a held poll's age does not count once it is answered
+      polls.answer(1, Buffer.from('ANSWER-1'), false);
+      polls.answer(2, Buffer.from('ANSWER-2'), false);
+
+      now += limit; // exactly at the limit
+      await sweeps();
+      t.equal(polls.size, 2, `${what}: both parked at the limit`);
+      t.notOk(silentEnded, `${what}: not ended at the limit`);
+      busy.client.write('NEXT');
+      for (let i = 0; i < 100 && next.length === 0; i++) await settle();
+      t.same(next, ['NEXT'], `${what}: a client that goes on is relayed`);
+
+      now += 1; // past it
+      await sweeps();
+      for (let i = 0; i < 100 && !silentEnded; i++) await settle();
+      t.equal(readSilent(), 'ANSWER-1', `${what}: its answer came first`);
+      t.ok(silentEnded, `${what}: then its connection ended`);
+      t.equal(polls.size, 0, `${what}: no descriptor held`);
+      t.same(closed, [], `${what}: no poll reported closed (none was held)`);
+    }
+  },
+);
