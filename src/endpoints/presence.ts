@@ -88,13 +88,13 @@ export const updatePresence = endpoint({
         (change.created || change.becameOnline) &&
         !view.settings.presence_disabled
       ) {
-        const recipients = view.activeUsers();
-        if (recipients.length <= server.config.presenceEventUserLimit) {
+        // (The count first: in a large realm, above the limit, no list of its users is built.)
+        if (view.activeUserCount() <= server.config.presenceEventUserLimit) {
           published = true;
           server.publisher.publish(realm.id, [
             {
               event: presenceEvent(user, change.next, nowFloat),
-              users: recipients.map((u) => u.id),
+              users: view.activeUsers().map((u) => u.id),
             },
           ]);
         }

@@ -265,6 +265,18 @@ export class RealmView {
     return out;
   }
 
+  private activeCount = { version: -1, count: 0 };
+
+  /** How many users are active: counted once per change to the users (putUser bumps version). */
+  activeUserCount(): number {
+    if (this.activeCount.version !== this.version) {
+      let count = 0;
+      for (const u of this.usersById.values()) if (u.is_active) count++;
+      this.activeCount = { version: this.version, count };
+    }
+    return this.activeCount.count;
+  }
+
   // ---- groups ------------------------------------------------------------------------------
   //
   // Mutations that know what they changed refresh only that, after COMMIT: reloadGroup (a group
