@@ -40,6 +40,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { GuardPolls } from './guard-polls.js';
 import type { GuardSockets, SocketRequest } from './guard-sockets.js';
+import { WriteSlabs } from './write-slabs.js';
 
 const KNOWN_METHODS = new Set([
   'GET',
@@ -674,6 +675,8 @@ type WriteCallback = (error?: Error | null) => void;
 
 /** Every read from uWS lands here (one thread, read callbacks run one at a time). */
 const UPSTREAM_READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+/** Where those reads are copied on their way to clients. */
+const WRITE_SLABS = new WriteSlabs(UPSTREAM_READ_BUFFER.length);
 
 /**
  * The connection to uWS. A failed write does not destroy it, as it would a plain socket: uWS
@@ -906,12 +909,25 @@ export class HttpGuard {
   ): void {
     // uWS's answer passes on as it is, with backpressure from the client. It is read into the
     // thread's one read buffer (no stream machinery per read: the relay's largest cost when one
-    // event goes out to thousands of WebSockets) and copied out before the next read.
+    // event goes out to thousands of WebSockets) and copied out before the next read, into the
+    // thread's recycled slabs (./write-slabs.ts), or, for a client with bytes still queued, into
+    // a copy of its own (so that a slow client pins at most one slab).
     reading.forward = (n: number, buf: Uint8Array): boolean => {
       if (asking) return answered(Buffer.from(buf.subarray(0, n)));
-      const bytes = Buffer.from(buf.subarray(0, n));
-      if (counter !== null && !counter.lost) counter.feed(bytes);
-      if (client.write(bytes)) return true;
+      let ok: boolean;
+      if (client.writableLength > 0) {
+        const bytes = Buffer.from(buf.subarray(0, n));
+        if (counter !== null && !counter.lost) counter.feed(bytes);
+        ok = client.write(bytes);
+      } else {
+        const { bytes, slab } = WRITE_SLABS.copy(buf.subarray(0, n));
+        if (counter !== null && !counter.lost) counter.feed(bytes);
+        ok =
+          slab === null
+            ? client.write(bytes)
+            : client.write(bytes, () => WRITE_SLABS.release(slab));
+      }
+      if (ok) return true;
       client.once('drain', () => server.resume());
       return false; // pauses reading from uWS
     };
