@@ -35,7 +35,15 @@ import {
   typingStart,
 } from './chat-requests.js';
 import { encode, newHistogram, recordMs, type Histogram } from './hdr.js';
-import { HttpConn, httpRequest, now, setAcceptEncoding } from './http-conn.js';
+import {
+  HttpConn,
+  httpRequest,
+  now,
+  numberField,
+  setAcceptEncoding,
+  skipBody,
+  type BodyReader,
+} from './http-conn.js';
 import { ArrivalSchedule, rng } from './open-loop.js';
 import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
 
@@ -240,7 +248,8 @@ function deactivate(u: SimUser): void {
 // ---- requests -------------------------------------------------------------------------------------
 
 type Pending = { kind: Kind; scheduled: number; build: () => Req };
-type Req = { data: string | Buffer; then?: (body: string) => void };
+/** `read`: what of a successful answer's body `then` gets (all of it as text by default). */
+type Req = { data: string | Buffer; read?: BodyReader; then?: (body: string) => void };
 const free: HttpConn[] = [];
 let connections = 0;
 const backlog: Pending[] = [];
@@ -262,7 +271,7 @@ function issue(p: Pending): void {
   const written = now();
   recordMs(stepLateness, written - p.scheduled);
   const req = p.build();
-  void c.request(req.data).then((r) => {
+  void c.request(req.data, req.read ?? null).then((r) => {
     if (!stopping) {
       recordRequest(p.kind, p.scheduled, r.status, r.at, r.body);
       if (r.status === 200) req.then?.(r.body);
@@ -283,6 +292,7 @@ function remember(channel: number, body: string): void {
 }
 
 let uploadBody: Buffer | null = null;
+const PRESENCE_ID = numberField('presence_last_update_id');
 const BOUNDARY = 'capacityboundary0123456789';
 
 function build(kind: Kind, u: SimUser): Req {
@@ -299,7 +309,8 @@ function build(kind: Kind, u: SimUser): Req {
       return { data: directMessage(u, other, 't' + now().toFixed(3)) };
     }
     case 'fetch':
-      return { data: fetchNewest(u, channel, '&apply_markdown=false') };
+      // (Answers no simulated user reads are not decoded: http-conn.ts BodyReader.)
+      return { data: fetchNewest(u, channel, '&apply_markdown=false'), read: skipBody };
     case 'flags':
       return { data: markRead(u, (recent.get(channel) ?? []).slice(-20)) };
     case 'react': {
@@ -337,14 +348,14 @@ function build(kind: Kind, u: SimUser): Req {
       };
     }
     case 'download':
-      return { data: httpRequest('GET', pick(opts.downloads), u) };
+      return { data: httpRequest('GET', pick(opts.downloads), u), read: skipBody };
     case 'presence': {
       const body = form({ status: 'active', slim_presence: 'true', last_update_id: u.presenceId });
       return {
         data: httpRequest('POST', '/api/v1/users/me/presence', u, body),
-        then: (b) => {
-          const m = /"presence_last_update_id":(-?\d+)/.exec(b);
-          if (m) u.presenceId = Number(m[1]);
+        read: PRESENCE_ID,
+        then: (id) => {
+          if (id !== '') u.presenceId = Number(id);
         },
       };
     }
