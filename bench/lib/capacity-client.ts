@@ -46,6 +46,7 @@ import {
 } from './http-conn.js';
 import { ArrivalSchedule, rng } from './open-loop.js';
 import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
+import { WindowProfiles } from './profile.js';
 
 export type CapacityUser = {
   index: number;
@@ -205,6 +206,14 @@ type SimUser = CapacityUser & {
 };
 const users: SimUser[] = [];
 let activeList: SimUser[] = [];
+/**
+ * The active users by their next presence report, soonest first from `presenceHead`: a user who
+ * reports goes to the back, which keeps the order, every user's interval being the same. (Looking
+ * through every active user for due reports, every 2 ms, took a client process 12% of a core at
+ * 2,500 users.)
+ */
+let presenceQueue: SimUser[] = [];
+let presenceHead = 0;
 /** Recent message ids per channel (from send answers), for reading and reacting. */
 const recent = new Map<number, number[]>();
 const reacted = new Set<string>();
@@ -391,11 +400,17 @@ function pump(): void {
         issue({ kind, scheduled: at, build: () => build(kind, u) });
       }
     }
-    for (const u of activeList) {
-      if (u.nextPresence > t) continue;
+    while (presenceHead < presenceQueue.length && presenceQueue[presenceHead]!.nextPresence <= t) {
+      const u = presenceQueue[presenceHead++]!;
+      if (!u.active) continue;
       const at = u.nextPresence;
       u.nextPresence += presenceIntervalMs();
+      presenceQueue.push(u);
       issue({ kind: 'presence', scheduled: at, build: () => build('presence', u) });
+    }
+    if (presenceHead > 4096 && presenceHead * 2 > presenceQueue.length) {
+      presenceQueue = presenceQueue.slice(presenceHead);
+      presenceHead = 0;
     }
   }
   setTimeout(pump, 2);
@@ -474,6 +489,8 @@ async function setActive(count: number): Promise<void> {
   const t = now();
   for (const u of start) if (u.active) u.nextPresence = t + random() * presenceIntervalMs();
   activeList = users.filter((u) => u.active);
+  presenceQueue = activeList.slice().sort((a, b) => a.nextPresence - b.nextPresence);
+  presenceHead = 0;
   reschedule();
 }
 
@@ -484,6 +501,9 @@ type Message =
   | { type: 'mark' }
   | { type: 'collect' }
   | { type: 'stop' };
+
+/** BENCH_PROFILE=<dir>: each client process's CPU profile of each measured window goes there too. */
+const profiles = new WindowProfiles();
 
 process.on('message', (m: Message) => {
   const guard = (p: Promise<void>) => p.catch(fail);
@@ -518,10 +538,12 @@ process.on('message', (m: Message) => {
       break;
     case 'mark':
       mark();
+      void guard(profiles.start());
       report({ type: 'marked' });
       break;
     case 'collect':
       report({ type: 'step', step: collect() });
+      void guard(profiles.stop(`client-${opts.proc}`));
       break;
     case 'stop':
       stopping = true;

@@ -3,8 +3,9 @@
  * (where the server under test runs), written to `<dir>/<name>.cpuprofile` (open it in Chrome's
  * DevTools or speedscope), and one of each of the process's worker threads over the same phase
  * (the HTTP guard's relay, the render pool), written to `<dir>/<name>.<thread>.cpuprofile`: the
- * main thread's inspector session reaches them through the protocol's NodeWorker domain. Without
- * it the phase runs unprofiled.
+ * main thread's inspector session reaches them through the protocol's NodeWorker domain. The
+ * capacity bench's client processes write theirs of each measured window too (WindowProfiles).
+ * Without it the phase runs unprofiled.
  */
 import fs from 'node:fs';
 import inspector from 'node:inspector/promises';
@@ -98,5 +99,36 @@ export async function profiled<T>(name: string | undefined, fn: () => Promise<T>
     fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
     await workers.stop(path.join(dir, name));
     session.disconnect();
+  }
+}
+
+/**
+ * BENCH_PROFILE=<dir> in a bench's client process: a CPU profile from each `start` to the next
+ * `stop`, written as `<dir>/<name>-window-<n>.cpuprofile` (nothing without it).
+ */
+export class WindowProfiles {
+  private session: inspector.Session | null = null;
+  private count = 0;
+
+  async start(): Promise<void> {
+    if (!process.env.BENCH_PROFILE || this.session !== null) return;
+    this.session = new inspector.Session();
+    this.session.connect();
+    await this.session.post('Profiler.enable');
+    await this.session.post('Profiler.start');
+  }
+
+  async stop(name: string): Promise<void> {
+    const dir = process.env.BENCH_PROFILE;
+    const session = this.session;
+    if (!dir || session === null) return;
+    this.session = null;
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, `${name}-window-${++this.count}.cpuprofile`),
+      JSON.stringify(profile),
+    );
   }
 }
