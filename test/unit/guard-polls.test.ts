@@ -164,24 +164,36 @@ t.test('GuardPolls: answers, early answers, what comes meanwhile, departures', a
   t.ok(ended, 'the connection ends');
 });
 
+/**
+ * GuardPolls whose sweep runs every 10 ms and whose clock the test moves (`clock.now`), with the
+ * polls it reports closed and the next requests it relays.
+ */
+function sweptPolls(t: Test, limits: { heldLimitMs?: number; parkedIdleMs?: number }) {
+  const clock = { now: 1_000_000 };
+  const closed: number[] = [];
+  const next: string[] = [];
+  const polls = new GuardPolls(
+    (id) => closed.push(id),
+    (_socket, first) => next.push(first.toString()),
+    () => clock.now,
+    { ...limits, sweepMs: 10 },
+  );
+  t.teardown(() => polls.endAll());
+  const sweeps = () => new Promise((r) => setTimeout(r, 60));
+  return { polls, closed, next, clock, sweeps };
+}
+
 t.test('GuardPolls: a poll never answered is closed after the limit, and reported', async (t) => {
   // The sweep runs every 10 ms here; the polls' ages are read from a clock the test moves.
   for (const [what, heldLimitMs, limit] of [
     ['by default', undefined, 5 * 60_000],
     ['with a limit given', 2_000, 2_000],
   ] as const) {
-    let now = 1_000_000;
-    const closed: number[] = [];
-    const next: string[] = [];
-    const polls = new GuardPolls(
-      (id) => closed.push(id),
-      (_socket, first) => next.push(first.toString()),
-      () => now,
-      // (Answered polls' connections are kept here: their own limit is the next test's.)
-      { ...(heldLimitMs === undefined ? {} : { heldLimitMs }), parkedIdleMs: 1e9, sweepMs: 10 },
-    );
-    t.teardown(() => polls.endAll());
-    const sweeps = () => new Promise((r) => setTimeout(r, 60));
+    // (Answered polls' connections are kept here: their own limit is the next test's.)
+    const { polls, closed, next, clock, sweeps } = sweptPolls(t, {
+      ...(heldLimitMs === undefined ? {} : { heldLimitMs }),
+      parkedIdleMs: 1e9,
+    });
 
     // Poll 1 is held and never answered; poll 2 is answered before the limit.
     const forgotten = await pair(t);
@@ -192,16 +204,16 @@ t.test('GuardPolls: a poll never answered is closed after the limit, and reporte
     forgotten.client.on('error', () => {});
     polls.hold(1, forgotten.server, Buffer.alloc(0));
     polls.hold(2, answered.server, Buffer.alloc(0));
-    now += limit / 2;
+    clock.now += limit / 2;
     polls.answer(2, Buffer.from('ANSWER-2'), false);
 
-    now += limit / 2; // poll 1 is exactly at the limit
+    clock.now += limit / 2; // poll 1 is exactly at the limit
     await sweeps();
     t.notOk(forgotten.server.destroyed, `${what}: not closed at the limit`);
     t.same(closed, [], `${what}: nothing reported`);
     t.equal(polls.waiting, 1, `${what}: poll 1 still held`);
 
-    now += 1; // past it
+    clock.now += 1; // past it
     await sweeps();
     for (let i = 0; i < 100 && !(clientClosed && closed.length > 0); i++) await settle();
     t.ok(forgotten.server.destroyed, `${what}: the guard destroyed the held socket`);
@@ -211,7 +223,7 @@ t.test('GuardPolls: a poll never answered is closed after the limit, and reporte
 
     // The answered poll's connection is parked, not swept: open past its own limit too, and its
     // next request goes on.
-    now += limit;
+    clock.now += limit;
     await sweeps();
     t.equal(readAnswered(), 'ANSWER-2');
     t.notOk(answered.server.destroyed, `${what}: the answered poll's connection is not closed`);
@@ -230,17 +242,10 @@ t.test(
       ['by default', undefined, 10_000],
       ['with a limit given', 500, 500],
     ] as const) {
-      let now = 1_000_000;
-      const closed: number[] = [];
-      const next: string[] = [];
-      const polls = new GuardPolls(
-        (id) => closed.push(id),
-        (_socket, first) => next.push(first.toString()),
-        () => now,
-        { ...(parkedIdleMs === undefined ? {} : { parkedIdleMs }), sweepMs: 10 },
+      const { polls, closed, next, clock, sweeps } = sweptPolls(
+        t,
+        parkedIdleMs === undefined ? {} : { parkedIdleMs },
       );
-      t.teardown(() => polls.endAll());
-      const sweeps = () => new Promise((r) => setTimeout(r, 60));
       const silent = await pair(t);
       const busy = await pair(t);
       const readSilent = collect(silent.client);
@@ -249,11 +254,11 @@ t.test(
       silent.client.on('error', () => {});
       polls.hold(1, silent.server, Buffer.alloc(0));
       polls.hold(2, busy.server, Buffer.alloc(0));
-      now += 60_000; // held a minute: a held poll's age does not count once it is answered
+      clock.now += 60_000; // held a minute: a held poll's age does not count once it is answered
       polls.answer(1, Buffer.from('ANSWER-1'), false);
       polls.answer(2, Buffer.from('ANSWER-2'), false);
 
-      now += limit; // exactly at the limit
+      clock.now += limit; // exactly at the limit
       await sweeps();
       t.equal(polls.size, 2, `${what}: both parked at the limit`);
       t.notOk(silentEnded, `${what}: not ended at the limit`);
@@ -261,7 +266,7 @@ t.test(
       for (let i = 0; i < 100 && next.length === 0; i++) await settle();
       t.same(next, ['NEXT'], `${what}: a client that goes on is relayed`);
 
-      now += 1; // past it
+      clock.now += 1; // past it
       await sweeps();
       for (let i = 0; i < 100 && !silentEnded; i++) await settle();
       t.equal(readSilent(), 'ANSWER-1', `${what}: its answer came first`);
