@@ -67,8 +67,7 @@ export const updatePresence = endpoint({
   method: 'POST',
   path: '/api/v1/users/me/presence',
   params: presenceParams,
-  handle: (ctx: AuthedCtx, p) => {
-    const { server, realm, user } = ctx;
+  handle: ({ server, realm, user, req }: AuthedCtx, p) => {
     if (user.is_bot) throw new HumanUsersOnlyError();
     if (p.status !== 'active' && p.status !== 'idle')
       throw new JsonableError(`Invalid status: ${p.status}`);
@@ -100,8 +99,7 @@ export const updatePresence = endpoint({
         }
       }
     }
-    const gzip = acceptsGzip(ctx.req.acceptEncoding);
-    const answer = presenceAnswer(view, presence, p, now, nowFloat, gzip);
+    const answer = presenceAnswer(view, presence, p, now, nowFloat, req.acceptEncoding);
     return published ? answered(server.publisher, answer) : answer;
   },
 });
@@ -113,8 +111,8 @@ function presenceAnswer(
   p: z.infer<typeof presenceParams>,
   now: number,
   nowFloat: number,
-  /** The client takes gzip: a shared snapshot costs it its compressed size. */
-  gzip: boolean,
+  /** Its Accept-Encoding: a shared snapshot costs a client that takes gzip its compressed size. */
+  acceptEncoding: string,
 ): object {
   if (p.ping_only) return {};
   const query = {
@@ -127,7 +125,9 @@ function presenceAnswer(
   if (p.slim_presence || p.last_update_id !== undefined) {
     // In a large realm where most presences changed since the client's last fetch, every shown
     // presence from a snapshot shared by many answers.
-    const shared = presenceSnapshotFor(view, presence, query, gzip ? compressedSize : undefined);
+    const shared = presenceSnapshotFor(view, presence, query, (json) =>
+      acceptsGzip(acceptEncoding) ? compressedSize(json) : null,
+    );
     if (shared) {
       const out = {
         presence_last_update_id: shared.presence_last_update_id,

@@ -914,19 +914,13 @@ export class HttpGuard {
     // a copy of its own (so that a slow client pins at most one slab).
     reading.forward = (n: number, buf: Uint8Array): boolean => {
       if (asking) return answered(Buffer.from(buf.subarray(0, n)));
-      let ok: boolean;
-      if (client.writableLength > 0) {
-        const bytes = Buffer.from(buf.subarray(0, n));
-        if (counter !== null && !counter.lost) counter.feed(bytes);
-        ok = client.write(bytes);
-      } else {
-        const { bytes, slab } = WRITE_SLABS.copy(buf.subarray(0, n));
-        if (counter !== null && !counter.lost) counter.feed(bytes);
-        ok =
-          slab === null
-            ? client.write(bytes)
-            : client.write(bytes, () => WRITE_SLABS.release(slab));
-      }
+      const { bytes, slab } =
+        client.writableLength > 0
+          ? { bytes: Buffer.from(buf.subarray(0, n)), slab: null }
+          : WRITE_SLABS.copy(buf.subarray(0, n));
+      if (counter !== null && !counter.lost) counter.feed(bytes);
+      const ok =
+        slab === null ? client.write(bytes) : client.write(bytes, () => WRITE_SLABS.release(slab));
       if (ok) return true;
       client.once('drain', () => server.resume());
       return false; // pauses reading from uWS

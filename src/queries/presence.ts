@@ -329,7 +329,7 @@ function buildSnapshot(view: RealmView, presence: RealmPresence, now: number): P
  * pings once a minute: by a user's next ping nearly everyone else's presence has changed, and
  * assembling those answers was quadratic in the active users), or fewer changed but the snapshot
  * is smaller on the wire than they would be (`wireSize`: what the snapshot costs this client, its
- * compressed size when it takes gzip; null when no smaller than the snapshot itself). Null
+ * compressed size when it takes gzip; null when it costs its own bytes). Null
  * otherwise, and the caller answers with `presencesJsonFor`.
  *
  * The answer is the realm's snapshot, whole and shared (its bytes are written to the socket as
