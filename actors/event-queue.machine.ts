@@ -114,10 +114,13 @@ export function answerWaiter(ctx: QueueContext, w: Waiter, events: QueuedEvent[]
   }
 }
 
-/** Sends an attached socket every pending event it has not been sent (a data operation). */
-export function sendPending(ctx: QueueContext, a: Attachment): void {
+/**
+ * Sends an attached socket every pending event it has not been sent (a data operation); false
+ * when there was nothing to send.
+ */
+export function sendPending(ctx: QueueContext, a: Attachment): boolean {
   const events = ctx.queue.after(a.sentThrough);
-  if (events.length === 0) return;
+  if (events.length === 0) return false;
   a.sentThrough = events[events.length - 1]!.id;
   a.lastSend = ctx.hooks.now();
   try {
@@ -125,6 +128,7 @@ export function sendPending(ctx: QueueContext, a: Attachment): void {
   } catch (err) {
     ctx.hooks.log(`queue ${ctx.id}: sending on a socket failed`, err);
   }
+  return true;
 }
 
 function closeSink(ctx: QueueContext, code: number, reason: string): void {

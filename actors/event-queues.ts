@@ -19,6 +19,7 @@
  * event-queue-persistence.ts).
  */
 import { log } from '../src/observability/log.js';
+import { observeDelivery } from '../src/observability/metrics.js';
 import crypto from 'node:crypto';
 import { BadEventQueueIdError, JsonableError } from '../src/lib/errors.js';
 import { QueueFilter, type QueueSettings } from '../src/lib/event-filter.js';
@@ -84,6 +85,8 @@ export class EventQueues implements EventPublisher {
   private readonly overfull = new Set<QueueHandle>();
   private readonly outbox: (() => void)[] = [];
   private flushScheduled = false;
+  /** When the oldest event not yet flushed reached a consumed queue (performance.now(); 0: none). */
+  private unflushedSince = 0;
   private readonly timers: Clock;
   private sweepTimer: unknown = null;
   private closing = false;
@@ -362,7 +365,10 @@ export class EventQueues implements EventPublisher {
   /** After an append: a queue past its bound is discarded at the end of the publish. */
   private appended(rt: QueueHandle): void {
     if (isOverfull(rt.queue, this.limits)) this.overfull.add(rt);
-    else if (rt.hasConsumer) this.dirty.add(rt);
+    else if (rt.hasConsumer) {
+      this.dirty.add(rt);
+      if (this.unflushedSince === 0) this.unflushedSince = performance.now();
+    }
   }
 
   /** Discards the queues past their bound, then enforces the server-wide budget. */
@@ -418,6 +424,8 @@ export class EventQueues implements EventPublisher {
         log.error({ err }, 'deferred queue answer failed');
       }
     }
+    const since = this.unflushedSince;
+    this.unflushedSince = 0;
     if (this.dirty.size === 0) return;
     const dirty = [...this.dirty];
     this.dirty.clear();
@@ -429,10 +437,11 @@ export class EventQueues implements EventPublisher {
     for (const rt of dirty) {
       const c = rt.context;
       if (c.socket) {
-        sendPending(c, c.socket);
+        if (sendPending(c, c.socket)) observeDelivery(performance.now() - since);
       } else if (c.waiter && !rt.queue.empty) {
         answerWaiter(c, c.waiter, rt.queue.contents());
         answered.push(rt);
+        observeDelivery(performance.now() - since);
       }
     }
     for (const rt of answered) rt.send({ type: 'FLUSH' });

@@ -64,7 +64,7 @@ import {
   type SoakWindow,
 } from './lib/report.js';
 import { createChannel, serverWithUsers, type BenchServer } from './lib/seed.js';
-import { ServerProbe } from './lib/server-metrics.js';
+import { bucketQuantile, ServerProbe } from './lib/server-metrics.js';
 import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
 
@@ -411,22 +411,43 @@ function endLive(): void {
 
 let windowCount = 0;
 
+/**
+ * The server's own figures of a window, from its /metrics histograms: its delivery time (a
+ * commit's events to the answer or frame written) and its time for sends (arrival to answer),
+ * which say how much of the clients' delivery p99 the server accounts for.
+ */
+const SERVER_HISTOGRAMS = [
+  { name: 'confab_event_delivery_seconds' },
+  {
+    name: 'confab_http_request_duration_seconds',
+    labels: { method: 'POST', route: '/api/v1/messages' },
+  },
+];
+
 /** One measured window: mark, wait, collect, and the figures of the window. */
 async function measure(
   clients: Clients,
+  probe: ServerProbe,
   live: Live,
   users: number,
   seconds: number,
   o: CapacityOptions,
 ): Promise<StepResult> {
   const from = live.series.length;
+  let histogramsBefore: [number, number][][] = [];
+  let histogramsAfter: [number, number][][] = [];
+  /** The q-quantile of the i-th server histogram over the window, in ms. */
+  const serverMs = (i: number, q: number) =>
+    bucketQuantile(histogramsBefore[i] ?? [], histogramsAfter[i] ?? [], q) * 1000;
   // BENCH_PROFILE=<dir>: the server's CPU profile of each measured window (bench/lib/profile.ts).
   // Starting the profiler stops the process for about half a second: the window is marked 2 s
   // after, so that stall and its backlog are not measured.
   await profiled(`window-${++windowCount}-${users}-users`, async () => {
     if (process.env.BENCH_PROFILE) await sleep(2000);
+    histogramsBefore = await probe.buckets(SERVER_HISTOGRAMS);
     await clients.mark();
     await sleep(seconds * 1000);
+    histogramsAfter = await probe.buckets(SERVER_HISTOGRAMS);
   });
   const steps = await clients.collect();
   const window = live.series.slice(from);
@@ -486,6 +507,9 @@ async function measure(
       rssMb: maxOf(serverPoints.map((s) => s.rssMb)),
       heapMb: maxOf(serverPoints.map((s) => s.heapMb)),
       loopLagP99,
+      deliveryP50: serverMs(0, 0.5),
+      deliveryP99: serverMs(0, 0.99),
+      sendP99: serverMs(1, 0.99),
     },
     clients: {
       cpu: clientCpu,
@@ -584,7 +608,7 @@ async function searchCapacity(o: CapacityOptions): Promise<BenchResult> {
       live.label = () => `step ${steps.length + 1}: ${n} users`;
       await clients.activate(n);
       await sleep(o.warmupSeconds * 1000);
-      const step = await measure(clients, live, n, o.stepSeconds, o);
+      const step = await measure(clients, probe, live, n, o.stepSeconds, o);
       steps.push(step);
       endLive();
       console.log(
@@ -657,7 +681,7 @@ export async function soakBench(argv: string[] = []): Promise<void> {
     const soak: SoakWindow[] = [];
     for (let w = 0; w < windows; w++) {
       live.label = () => `soak window ${w + 1}/${windows}: ${users} users`;
-      const step = await measure(clients, live, users, o.windowSeconds, o);
+      const step = await measure(clients, probe, live, users, o.windowSeconds, o);
       steps.push(step);
       soak.push({
         window: w + 1,

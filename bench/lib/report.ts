@@ -41,7 +41,20 @@ export type StepResult = {
   eventsPerSecond: number;
   errors: number;
   errorSamples: string[];
-  server: { cpu: number; rssMb: number; heapMb: number; loopLagP99: number };
+  server: {
+    cpu: number;
+    rssMb: number;
+    heapMb: number;
+    loopLagP99: number;
+    /**
+     * From the server's /metrics histograms (bucket-interpolated; NaN without them, absent in
+     * older reports), in ms: its delivery time (a commit's events to the answer or frame written)
+     * and its time for sends (POST /api/v1/messages, arrival to answer).
+     */
+    deliveryP50?: number;
+    deliveryP99?: number;
+    sendP99?: number;
+  };
   clients: {
     cpu: number;
     loopLagP99: number;
@@ -101,6 +114,8 @@ export function stepRows(steps: readonly StepResult[]): { head: string[]; rows: 
       'events/s',
       'req p50/p99/p99.9 ms',
       'delivery p50/p99 ms',
+      'server delivery p50/p99',
+      'server send p99',
       'presence p99',
       'errors',
       'server CPU',
@@ -115,6 +130,8 @@ export function stepRows(steps: readonly StepResult[]): { head: string[]; rows: 
       fmt(s.eventsPerSecond, 0),
       `${fmt(s.request.p50, 1)}/${fmt(s.request.p99, 1)}/${fmt(s.request.p999, 1)}`,
       `${fmt(s.delivery.p50, 1)}/${fmt(s.delivery.p99, 1)}`,
+      `${fmt(s.server.deliveryP50 ?? NaN, 1)}/${fmt(s.server.deliveryP99 ?? NaN, 1)}`,
+      fmt(s.server.sendP99 ?? NaN, 1),
       fmt(s.kinds.presence.p99, 1),
       String(s.errors),
       `${fmt(s.server.cpu, 0)}%`,
@@ -293,6 +310,10 @@ export function charts(r: BenchResult): string[] {
         lines: [
           { name: 'request p99', points: steps.map((x) => [x.users, x.request.p99]) },
           { name: 'delivery p99', points: steps.map((x) => [x.users, x.delivery.p99]) },
+          {
+            name: 'server delivery p99',
+            points: steps.map((x) => [x.users, x.server.deliveryP99 ?? NaN]),
+          },
           { name: 'server lag p99', points: steps.map((x) => [x.users, x.server.loopLagP99]) },
           {
             name: 'request objective',
@@ -411,6 +432,7 @@ export function compareResults(a: BenchResult, b: BenchResult): string {
       ['req/s', sa.requestsPerSecond, sb.requestsPerSecond],
       ['request p99 ms', sa.request.p99, sb.request.p99],
       ['delivery p99 ms', sa.delivery.p99, sb.delivery.p99],
+      ['server delivery p99 ms', sa.server.deliveryP99 ?? NaN, sb.server.deliveryP99 ?? NaN],
       ['presence p99 ms', sa.kinds.presence.p99, sb.kinds.presence.p99],
       ['server CPU %', sa.server.cpu, sb.server.cpu],
       ['lag p99 ms', sa.server.loopLagP99, sb.server.loopLagP99],

@@ -28,6 +28,69 @@ export function parsePrometheus(text: string, names: readonly string[]): Map<str
   return out;
 }
 
+/**
+ * The cumulative buckets of a histogram in a Prometheus text exposition: upper bound (seconds;
+ * Infinity for `+Inf`) to count, in increasing order, summed over the series whose labels include
+ * `labels` (all of them by default). Empty when it is not there.
+ */
+export function histogramBuckets(
+  text: string,
+  name: string,
+  labels: Record<string, string> = {},
+): [number, number][] {
+  const prefix = `${name}_bucket{`;
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const sums = new Map<number, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(prefix)) continue;
+    const close = line.lastIndexOf('} ');
+    if (close < 0) continue;
+    const set = line.slice(prefix.length, close).split(',');
+    if (!wanted.every((w) => set.includes(w))) continue;
+    const le = set.find((l) => l.startsWith('le="'))?.slice(4, -1);
+    if (le === undefined) continue;
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    const count = Number(
+      line
+        .slice(close + 2)
+        .trim()
+        .split(' ')[0],
+    );
+    sums.set(bound, (sums.get(bound) ?? 0) + count);
+  }
+  return [...sums].sort((a, b) => a[0] - b[0]);
+}
+
+/**
+ * The q-quantile (0..1) of what a histogram gained between two readings of its cumulative buckets
+ * (`histogramBuckets`), in the buckets' unit, interpolated linearly inside the bucket it falls in
+ * (as Prometheus' histogram_quantile does); NaN when nothing was observed in between. A quantile
+ * in the last, unbounded bucket is reported as the largest finite bound.
+ */
+export function bucketQuantile(
+  before: readonly [number, number][],
+  after: readonly [number, number][],
+  q: number,
+): number {
+  const was = new Map(before);
+  const gained = after.map(([le, n]) => [le, n - (was.get(le) ?? 0)] as const);
+  const total = gained.length ? gained[gained.length - 1]![1] : 0;
+  if (!(total > 0)) return NaN;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const [le, n] of gained) {
+    if (n >= rank) {
+      if (le === Infinity) return lower;
+      const inside = n - below;
+      return inside > 0 ? lower + ((le - lower) * (rank - below)) / inside : le;
+    }
+    lower = le;
+    below = n;
+  }
+  return lower;
+}
+
 const CPU = 'process_cpu_seconds_total';
 const RSS = 'process_resident_memory_bytes';
 const HEAP = 'nodejs_heap_size_used_bytes';
@@ -87,6 +150,25 @@ export class ServerProbe {
       heapMb: (m.get(HEAP) ?? NaN) / 2 ** 20,
       loopP99: (m.get(LAG) ?? NaN) * 1000,
     };
+  }
+
+  /**
+   * Histograms' cumulative buckets now, read from one scrape (`histogramBuckets`: name and
+   * labels of each); empty lists without /metrics.
+   */
+  async buckets(
+    wanted: readonly { name: string; labels?: Record<string, string> }[],
+  ): Promise<[number, number][][]> {
+    let text = '';
+    if (this.source !== 'process') {
+      try {
+        const res = await fetch(`http://127.0.0.1:${this.port}/metrics`);
+        if (res.status === 200) text = await res.text();
+      } catch {
+        // no figures from the server for this window
+      }
+    }
+    return wanted.map((w) => (text ? histogramBuckets(text, w.name, w.labels) : []));
   }
 
   private fromProcess(): ServerFigures {

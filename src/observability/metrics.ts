@@ -4,6 +4,7 @@
  *
  *   HTTP router          observeRequest()        request duration by method, route, status; 429s
  *   realm actor          observeCommit()         commands per transaction, transaction time
+ *   event queues         observeDelivery()       events queued to their poll answer or frame
  *   event queues         hot.eventsQueued++      events appended to queues
  *   render pool          hot.renders*++          inline and worker renders
  *   checkpointer thread  shared counters         checkpoints run, pages copied, WAL size
@@ -151,6 +152,25 @@ const commitDuration = new Histogram({
 export function observeCommit(commands: number, ms: number): void {
   commitBatch.observe(commands);
   commitDuration.observe(ms / 1000);
+}
+
+// ---- event delivery ---------------------------------------------------------------------------
+
+const eventDelivery = new Histogram({
+  name: 'confab_event_delivery_seconds',
+  help:
+    'Time from events reaching a queue to the held poll answer or socket frame carrying them ' +
+    'being written (deliveries pushed by the server; a poll finding events already waiting is ' +
+    'not one).',
+  buckets: [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5,
+  ],
+  registers: [registry],
+});
+
+/** The event queues' hook: one call per held poll answered or socket fed by a fan-out. */
+export function observeDelivery(ms: number): void {
+  eventDelivery.observe(ms / 1000);
 }
 
 // ---- values read at scrape time ----------------------------------------------------------------

@@ -9,7 +9,7 @@ import { createServer } from '../../src/server.js';
 import { createLogger, setLogger } from '../../src/observability/log.js';
 import { DataDirLock, DataDirLockedError, LOCK_FILE } from '../../src/storage/data-lock.js';
 import { assertSuccess, rawRequest } from '../helpers/api.js';
-import { register } from '../helpers/events.js';
+import { mustOpen, poll, register, until } from '../helpers/events.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { capturingLogger } from '../helpers/log.js';
 import { startServer } from '../helpers/server.js';
@@ -147,6 +147,60 @@ t.test('GET /metrics: Prometheus text with the server’s figures', async (t) =>
   t.ok(fds >= 3 && fds === Math.floor(fds), `open file descriptors counted (${fds})`);
   t.equal(text.match(/^process_open_fds /gm)?.length, 1, 'once');
 });
+
+t.test(
+  'confab_event_delivery_seconds: one observation per held poll answered or socket fed by a ' +
+    'fan-out, none for a poll that finds its events waiting',
+  async (t) => {
+    const { server, url, api, fx } = await startServer(t);
+    const deliveries = async () => {
+      const res = await rawRequest(url, { method: 'GET', path: '/metrics' });
+      return {
+        count: sample(res.text, 'confab_event_delivery_seconds_count') ?? NaN,
+        sum: sample(res.text, 'confab_event_delivery_seconds_sum') ?? NaN,
+        inf: sample(res.text, 'confab_event_delivery_seconds_bucket', { le: '+Inf' }) ?? NaN,
+      };
+    };
+    await api.post('iago', 'users/me/subscriptions', {
+      subscriptions: [{ name: 'delivery' }],
+      principals: [fx.users.hamlet!.id, fx.users.othello!.id],
+    });
+    const consumers = () => server.context.queues.consumers();
+    const polled = await register(t, api, 'hamlet', { event_types: ['message'] });
+    const streamed = await register(t, api, 'othello', { event_types: ['message'] });
+    const before = await deliveries();
+
+    // A held poll and a socket, each answered by the fan-out of one message.
+    const held = poll(api, 'hamlet', polled.queue_id, polled.last_event_id);
+    await until(() => consumers().waiting === 1, 'the poll is held');
+    const ws = await mustOpen(t, url, fx.users.othello!, {
+      queue_id: streamed.queue_id,
+      last_event_id: streamed.last_event_id,
+    });
+    await until(() => consumers().streaming === 1, 'the socket is attached');
+    await sendChannelMessage(api, 'iago', 'delivery', 'd', 'one');
+    const answer = assertSuccess(t, await held, 'the held poll is answered');
+    t.equal((answer.events as unknown[]).length, 1);
+    t.equal((await ws.nextEvents(1)).length, 1, 'the socket is fed');
+    const pushed = await deliveries();
+    t.equal(pushed.count - before.count, 2, 'two deliveries observed: the poll and the frame');
+    t.equal(pushed.inf - before.inf, 2, 'in the histogram’s buckets');
+    t.ok(pushed.sum >= before.sum, 'their time is added');
+
+    // A message while no poll is held: the next poll finds it waiting, which is not a delivery
+    // the server pushed (the socket's frame is).
+    await sendChannelMessage(api, 'iago', 'delivery', 'd', 'two');
+    t.equal((await ws.nextEvents(1)).length, 1);
+    const waiting = assertSuccess(
+      t,
+      await poll(api, 'hamlet', polled.queue_id, (answer.events as { id: number }[])[0]!.id),
+      'the next poll',
+    );
+    t.equal((waiting.events as unknown[]).length, 1, 'it finds the message waiting');
+    const after = await deliveries();
+    t.equal(after.count - pushed.count, 1, 'only the frame is observed');
+  },
+);
 
 t.test(
   'GET /metrics past 64 KiB (its help texts are not all ASCII): whole, and the server goes on',

@@ -25,7 +25,11 @@ import {
   type StepPlan,
 } from '../../bench/lib/open-loop.js';
 import { compareResults, lineChart, type BenchResult } from '../../bench/lib/report.js';
-import { parsePrometheus } from '../../bench/lib/server-metrics.js';
+import {
+  bucketQuantile,
+  histogramBuckets,
+  parsePrometheus,
+} from '../../bench/lib/server-metrics.js';
 
 /** The exact percentile of samples (nearest rank). */
 function exact(samples: number[], p: number): number {
@@ -191,6 +195,50 @@ t.test('channel layout: every user in each tier, channels contiguous', (t) => {
   t.equal(per.get('0:0'), 1);
   t.equal(per.get('1:500'), 2, 'two channels of 30');
   t.equal(per.get('3:1233'), 1);
+  t.end();
+});
+
+t.test('a histogram’s buckets from Prometheus text, and a quantile of what it gained', (t) => {
+  const text = (a: number, b: number, c: number) =>
+    '# HELP d x\n# TYPE d histogram\n' +
+    `d_bucket{le="0.01"} ${a}\nd_bucket{le="0.1"} ${b}\nd_bucket{le="+Inf"} ${c}\n` +
+    `d_sum 1.5\nd_count ${c}\nother_bucket{le="0.01"} 99\n`;
+  const before = histogramBuckets(text(10, 10, 10), 'd');
+  t.same(
+    before,
+    [
+      [0.01, 10],
+      [0.1, 10],
+      [Infinity, 10],
+    ],
+    'bounds and counts, in order, of that histogram only',
+  );
+  t.same(histogramBuckets(text(1, 2, 3), 'missing'), []);
+  // Gained: 50 below 10 ms, 50 between 10 and 100 ms.
+  const after = histogramBuckets(text(60, 110, 110), 'd');
+  t.equal(bucketQuantile(before, after, 0.5), 0.01, 'the median at the first bound');
+  t.ok(Math.abs(bucketQuantile(before, after, 0.99) - (0.01 + 0.09 * (49 / 50))) < 1e-12);
+  t.ok(Math.abs(bucketQuantile(before, after, 0.25) - 0.005) < 1e-12, 'interpolated from 0');
+  t.ok(Number.isNaN(bucketQuantile(after, after, 0.99)), 'nothing gained: no figure');
+  t.equal(bucketQuantile([], after, 0.99) > 0.01, true, 'no earlier reading: all of it');
+  const labelled =
+    'r_bucket{le="0.01",route="/a",method="POST"} 1\nr_bucket{le="+Inf",route="/a",method="POST"} 2\n' +
+    'r_bucket{le="0.01",route="/a",method="GET"} 5\nr_bucket{le="+Inf",route="/a",method="GET"} 5\n' +
+    'r_bucket{le="0.01",route="/ab",method="POST"} 7\nr_bucket{le="+Inf",route="/ab",method="POST"} 7\n';
+  t.same(
+    histogramBuckets(labelled, 'r', { route: '/a' }),
+    [
+      [0.01, 6],
+      [Infinity, 7],
+    ],
+    'summed over the series with those labels (exact values only)',
+  );
+  t.same(histogramBuckets(labelled, 'r', { route: '/a', method: 'POST' }), [
+    [0.01, 1],
+    [Infinity, 2],
+  ]);
+  const past = histogramBuckets(text(60, 110, 200), 'd');
+  t.equal(bucketQuantile(after, past, 0.99), 0.1, 'in the unbounded bucket: its lower bound');
   t.end();
 });
 
