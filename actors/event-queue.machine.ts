@@ -6,7 +6,8 @@
  *   idle       nobody attached; events accumulate in the buffer (actors/event-queue.ts)
  *              SWEEP past the idle lifetime → expired
  *   waiting    a long-poll (GET /events) is held; FLUSH (events appended) answers it → idle;
- *              after `heartbeat` a heartbeat event answers it → idle
+ *              HEARTBEAT (its deadline, armed on entry, passed) answers it with a heartbeat
+ *              event → idle
  *   streaming  a WebSocket is attached; appended events are sent as they come; after
  *              `socketHeartbeat` of quiet, a heartbeat event is sent
  *   expired    final: deleted, discarded, its user deactivated (END) or collected (SWEEP)
@@ -25,16 +26,23 @@
  * Discipline: actions never throw (an xstate action that throws stops the actor for good), assign
  * only computes context, side effects are named actions; answers made from inside another
  * request's handler are deferred (hooks.defer). Timers come from the actor's clock (actors/clock.ts;
- * tests use xstate's SimulatedClock), "now" from hooks.now.
+ * tests use xstate's SimulatedClock), "now" from hooks.now; a held poll's heartbeat deadline is
+ * kept by hooks.heartbeats, one timer for every queue (actors/poll-heartbeats.ts says why).
  */
 import { assign, createActor, setup, type Actor } from 'xstate';
 import { SharedEvent, type QueuedEvent } from '../src/lib/event-wire.js';
 import type { QueueFilter, QueueSettings } from '../src/lib/event-filter.js';
 import { nodeClock, type Clock } from './clock.js';
 import type { EventQueue } from './event-queue.js';
+import type { Disarm, PollHeartbeats } from './poll-heartbeats.js';
 
 /** A held GET /events: answered once, with the pending events. */
-export type Waiter = { respond(events: QueuedEvent[]): void; answered?: boolean };
+export type Waiter = {
+  respond(events: QueuedEvent[]): void;
+  answered?: boolean;
+  /** Disarms its heartbeat deadline while it is held (set by the machine). */
+  disarm?: Disarm;
+};
 
 /** An attached WebSocket, as the queue sees it. */
 export type SocketSink = {
@@ -57,6 +65,8 @@ export type QueueHooks = {
   log(msg: string, err: unknown): void;
   /** The machines' timers (nodeClock by default). */
   clock?: Clock;
+  /** The held polls' heartbeat deadlines (one timer for every queue: actors/poll-heartbeats.ts). */
+  heartbeats: PollHeartbeats;
 };
 
 /** WebSocket close codes (documented in docs/events.md). */
@@ -83,6 +93,7 @@ export type QueueEvent =
   | { type: 'POLL'; waiter: Waiter; dontBlock: boolean }
   | { type: 'ABORT'; waiter: Waiter }
   | { type: 'FLUSH' }
+  | { type: 'HEARTBEAT'; waiter: Waiter }
   | { type: 'ATTACH'; sink: SocketSink }
   | { type: 'DETACH'; sink: SocketSink }
   | { type: 'SWEEP' }
@@ -146,7 +157,6 @@ export const queueMachine = setup({
     input: {} as QueueInput,
   },
   delays: {
-    heartbeat: ({ context }) => context.hooks.heartbeatDelay(),
     socketHeartbeat: ({ context }) => {
       const s = context.socket;
       const due = (s ? s.lastSend : context.hooks.now()) + context.hooks.heartbeatDelay();
@@ -157,7 +167,7 @@ export const queueMachine = setup({
     answerNow: ({ context, event }) =>
       event.type === 'POLL' && (event.dontBlock || !context.queue.empty),
     isCurrentWaiter: ({ context, event }) =>
-      event.type === 'ABORT' && context.waiter === event.waiter,
+      (event.type === 'ABORT' || event.type === 'HEARTBEAT') && context.waiter === event.waiter,
     isCurrentSocket: ({ context, event }) =>
       event.type === 'DETACH' && context.socket?.sink === event.sink,
     hasPending: ({ context }) => !context.queue.empty,
@@ -187,6 +197,21 @@ export const queueMachine = setup({
     })),
     releaseSocket: assign(({ context }) => ({ socket: null, lastActivity: context.hooks.now() })),
     // ---- effects ----
+    /** The held poll's heartbeat deadline: HEARTBEAT once it passes, unless disarmed. */
+    armHeartbeat: ({ context, self }) => {
+      const w = context.waiter;
+      if (w)
+        w.disarm = context.hooks.heartbeats.arm(context.hooks.heartbeatDelay(), () =>
+          self.send({ type: 'HEARTBEAT', waiter: w }),
+        );
+    },
+    disarmHeartbeat: ({ context }) => {
+      const w = context.waiter;
+      if (w?.disarm) {
+        w.disarm();
+        w.disarm = undefined;
+      }
+    },
     answerPoll: ({ context, event }) => {
       if (event.type === 'POLL') answerWaiter(context, event.waiter, context.queue.contents());
     },
@@ -238,10 +263,14 @@ export const queueMachine = setup({
       },
     },
     waiting: {
-      after: {
-        heartbeat: { target: 'idle', actions: ['pushHeartbeat', 'answerWaiter', 'releaseWaiter'] },
-      },
+      entry: 'armHeartbeat',
+      exit: 'disarmHeartbeat',
       on: {
+        HEARTBEAT: {
+          guard: 'isCurrentWaiter',
+          target: 'idle',
+          actions: ['pushHeartbeat', 'answerWaiter', 'releaseWaiter'],
+        },
         POLL: [
           {
             guard: 'answerNow',

@@ -27,6 +27,7 @@ import { SharedEvent, type QueuedEvent } from '../src/lib/event-wire.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
 import { nodeClock, type Clock } from './clock.js';
 import { EventQueue, QueueMemory } from './event-queue.js';
+import { PollHeartbeats } from './poll-heartbeats.js';
 import { deliver, deliverMessage, type FanoutTargets } from './fanout.js';
 import {
   budgetOrder,
@@ -122,6 +123,7 @@ export class EventQueues implements EventPublisher {
       now: () => this.config.clock(),
       log: (msg, err) => log.error({ err }, msg),
       clock: timers,
+      heartbeats: new PollHeartbeats(timers, () => this.config.clock()),
     };
     this.armSweep();
   }
@@ -482,6 +484,7 @@ export class EventQueues implements EventPublisher {
   /** Stops timers and actors (the queues themselves are kept for saving). */
   close(): void {
     this.stopSweep();
+    this.hooks.heartbeats.clear();
     for (const rt of this.queues.values()) rt.actor.stop();
   }
 }

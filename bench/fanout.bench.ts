@@ -32,6 +32,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { EventQueues } from '../actors/event-queues.js';
 import { capabilitiesFrom } from '../src/lib/event-filter.js';
+import { eventsResponseJson } from '../src/lib/event-wire.js';
 import {
   closeListenSocket,
   createApp,
@@ -368,6 +369,78 @@ function queueMemory(count: number): number {
   return perQueue;
 }
 
+/**
+ * The queues' own share of a long-poll delivery, in this process (no HTTP): `count` queues each
+ * hold a poll, one event is published to all of them, the fan-out answers every poll (building
+ * its JSON) and each queue polls again. Per queue, µs: holding a poll, the fan-out's pass up to
+ * the last answer, and the whole pass (answers, then the machines' transitions); and the time
+ * from the publish to the first answer (ms).
+ */
+async function queueCycle(
+  count: number,
+  rounds: number,
+): Promise<{ pollUs: number; lastAnswerUs: number; flushUs: number; firstAnswerMs: number }> {
+  const queues = new EventQueues({
+    clock: Date.now,
+    heartbeatMs: 3_600_000,
+    heartbeatJitterMs: 0,
+    queueIdleLifetimeMs: 3_600_000,
+    queueSweepMs: 3_600_000,
+  });
+  const handles = [];
+  for (let i = 0; i < count; i++) {
+    handles.push(
+      queues.register({
+        userId: i + 1,
+        realmId: 1,
+        eventTypes: null,
+        applyMarkdown: false,
+        clientExtAvatar: true,
+        slimPresence: true,
+        allPublicStreams: false,
+        narrow: [],
+        capabilities: capabilitiesFrom({}),
+        lifespanMs: null,
+      }),
+    );
+  }
+  const users = handles.map((rt) => rt.userId);
+  const acked = new Map<(typeof handles)[number], number>();
+  let first = 0;
+  let last = 0;
+  const sums = { poll: 0, lastAnswer: 0, flush: 0, firstAnswer: 0 };
+  for (let r = -2; r < rounds; r++) {
+    const polled = performance.now();
+    for (const rt of handles) {
+      queues.poll(rt, acked.get(rt) ?? -1, false, (events) => {
+        last = performance.now();
+        if (first === 0) first = last;
+        eventsResponseJson(events);
+        if (events.length > 0) acked.set(rt, events[events.length - 1]!.id);
+      });
+    }
+    const published = performance.now();
+    first = 0;
+    queues.publish(1, [{ event: { type: 'note', n: r, pad: 'x'.repeat(300) }, users }]);
+    const start = performance.now();
+    await new Promise((resolve) => setImmediate(resolve));
+    const end = performance.now();
+    if (r < 0) continue; // warm-up
+    sums.poll += published - polled;
+    sums.firstAnswer += first - start;
+    sums.lastAnswer += last - start;
+    sums.flush += end - start;
+  }
+  queues.close();
+  const perQueueUs = (ms: number) => (ms * 1000) / rounds / count;
+  return {
+    pollUs: perQueueUs(sums.poll),
+    lastAnswerUs: perQueueUs(sums.lastAnswer),
+    flushUs: perQueueUs(sums.flush),
+    firstAnswerMs: sums.firstAnswer / rounds,
+  };
+}
+
 // ---- main --------------------------------------------------------------------------------------
 
 export async function fanoutBench(): Promise<void> {
@@ -382,6 +455,13 @@ export async function fanoutBench(): Promise<void> {
   );
   const perQueue = queueMemory(10_000);
   console.log(`heap per idle queue: ${fmt(perQueue / 1024, 2)} KB (target < 10 KB)`);
+  const cycle = await queueCycle(500, Number(process.env.BENCH_CYCLE_ROUNDS ?? 400));
+  console.log(
+    `queues' share of a long-poll delivery (500 queues, in process): hold a poll ` +
+      `${fmt(cycle.pollUs, 2)} µs, fan-out to the last answer ${fmt(cycle.lastAnswerUs, 2)} µs, ` +
+      `whole pass ${fmt(cycle.flushUs, 2)} µs per queue; first answer ` +
+      `${fmt(cycle.firstAnswerMs, 2)} ms after the publish`,
+  );
 
   const row = (name: string, s: Summary) =>
     `  ${name.padEnd(26)} p50 ${fmt(s.p50, 2).padStart(8)} ms   p99 ${fmt(s.p99, 2).padStart(8)} ms   max ${fmt(s.max, 2).padStart(8)} ms   (${s.n} deliveries)`;
@@ -425,6 +505,7 @@ export async function fanoutBench(): Promise<void> {
       procs,
       rounds,
       heap_per_queue_bytes: perQueue,
+      queue_cycle: cycle,
       results,
     }),
   );

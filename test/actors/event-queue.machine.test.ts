@@ -6,6 +6,7 @@
 import t, { type Test } from 'tap';
 import { createActor, SimulatedClock } from 'xstate';
 import { EventQueue } from '../../actors/event-queue.js';
+import { PollHeartbeats } from '../../actors/poll-heartbeats.js';
 import {
   CLOSE,
   queueMachine,
@@ -30,6 +31,7 @@ function setup(t: Test) {
     defer: (fn: () => void) => void deferred.push(fn),
     now: () => clock.now(),
     log: (msg: string) => void logged.push(msg),
+    heartbeats: new PollHeartbeats(clock, () => clock.now()),
   };
   const actor = createActor(queueMachine, {
     input: { id: 'q1', queue, hooks, lifespanMs: LIFESPAN_MS },
@@ -45,7 +47,18 @@ function setup(t: Test) {
     for (const fn of deferred.splice(0)) fn();
   };
   const push = (type: string) => queue.push(SharedEvent.of({ type }));
-  return { clock, queue, actor, send, state, context, runDeferred, push, logged };
+  return {
+    clock,
+    queue,
+    actor,
+    send,
+    state,
+    context,
+    runDeferred,
+    push,
+    logged,
+    heartbeats: hooks.heartbeats,
+  };
 }
 
 function waiter(): Waiter & { got: string[][] | null } {
@@ -78,6 +91,7 @@ t.test('a held poll: answered by appended events, or by a heartbeat when nothing
   m.send({ type: 'POLL', waiter: w, dontBlock: false });
   t.equal(m.state(), 'waiting');
   t.equal(m.context().waiter, w, 'the context names the held poll');
+  t.equal(m.heartbeats.size, 1, 'its heartbeat deadline is armed');
   m.clock.increment(HEARTBEAT_MS - 1);
   t.equal(w.got, null, 'not yet');
   m.clock.increment(1);
@@ -94,6 +108,7 @@ t.test('a held poll: answered by appended events, or by a heartbeat when nothing
   m.send({ type: 'FLUSH' });
   t.equal(m.state(), 'idle');
   t.same(w2.got, [['{"type":"x","id":1}']]);
+  t.equal(m.heartbeats.size, 0, 'answered: its deadline is disarmed');
   m.clock.increment(10 * HEARTBEAT_MS);
   t.equal(m.queue.size, 1, 'no heartbeat once answered: the timer went with the state');
   t.end();
@@ -129,8 +144,12 @@ t.test(
     t.equal(m.state(), 'waiting', 'the abort of a finished poll changes nothing');
     m.clock.increment(HEARTBEAT_MS / 2 + 1);
     t.equal(second.got, null, 'the heartbeat was re-armed for the second poll');
+    t.equal(m.heartbeats.size, 1, 'one deadline: the first poll’s went with it');
     m.send({ type: 'ABORT', waiter: second });
     t.equal(m.state(), 'idle');
+    t.equal(m.heartbeats.size, 0, 'aborted: disarmed');
+    m.send({ type: 'HEARTBEAT', waiter: second });
+    t.equal(m.queue.size, 0, 'a heartbeat for a poll no longer held changes nothing');
     m.clock.increment(10 * HEARTBEAT_MS);
     t.equal(second.got, null, 'an aborted poll is never answered');
     t.equal(m.queue.size, 0, 'and no heartbeat is queued for it');
