@@ -655,11 +655,64 @@ export function ipv6Bytes(addr: string): Buffer {
   return out;
 }
 
+const SOCKET_DIR_PREFIX = 'confab-http-';
+const SOCKET_FILE = 'uws.sock';
+
 /** A private directory for uWS's Unix socket (short path: sun_path holds 108 bytes). */
 export function privateSocketPath(): { dir: string; file: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-http-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), SOCKET_DIR_PREFIX));
   fs.chmodSync(dir, 0o700);
-  return { dir, file: path.join(dir, 'uws.sock') };
+  return { dir, file: path.join(dir, SOCKET_FILE) };
+}
+
+/**
+ * Removes the private socket directories that servers of this user left behind when they were
+ * killed (SIGKILL, a crash: a clean stop removes its own), each an empty directory around a dead
+ * socket. A directory goes only when it is older than `minAgeMs` (a server starting now may not
+ * listen yet) and its socket refuses a connection or is missing; one that accepts, or does not
+ * answer within a second, is kept. Returns how many were removed.
+ */
+export async function removeStaleSocketDirs(tmp = os.tmpdir(), minAgeMs = 60_000): Promise<number> {
+  const uid = process.getuid?.();
+  const now = Date.now();
+  let names: string[];
+  try {
+    names = (await fs.promises.readdir(tmp)).filter((n) => n.startsWith(SOCKET_DIR_PREFIX));
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const dir = path.join(tmp, name);
+    try {
+      const st = await fs.promises.lstat(dir);
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+      if (now - st.mtimeMs < minAgeMs) continue;
+      if (!(await socketRefuses(path.join(dir, SOCKET_FILE)))) continue;
+      await fs.promises.rm(dir, { recursive: true, force: true });
+      removed++;
+    } catch {
+      // gone meanwhile, or not ours to remove: left as it is
+    }
+  }
+  return removed;
+}
+
+/** Whether nothing listens on the Unix socket `file` (refused, or no such file). */
+function socketRefuses(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ path: file });
+    const timer = setTimeout(() => done(false), 1000);
+    const done = (refused: boolean) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(refused);
+    };
+    sock.once('connect', () => done(false));
+    sock.once('error', (err: NodeJS.ErrnoException) =>
+      done(err.code === 'ECONNREFUSED' || err.code === 'ENOENT'),
+    );
+  });
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   guardRoutes,
   openFilesLimit,
   privateSocketPath,
+  removeStaleSocketDirs,
   relayCapacity,
 } from './guard.js';
 import { log } from '../observability/log.js';
@@ -82,6 +83,8 @@ export async function openListener(
             });
     sendError(res, ctx, err, true);
   });
+  // What killed servers left in the temporary directory, in the background.
+  void removeStaleSocketDirs().catch(() => undefined);
   const { dir, file } = privateSocketPath();
   let socket;
   try {
