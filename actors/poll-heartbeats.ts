@@ -6,9 +6,9 @@
  *
  * Why not a delayed transition (`after`) in the machine: xstate schedules and cancels each one
  * through its system scheduler, and a server cycles a held poll per delivered event. Measured on
- * the poll → fan-out → answer cycle of 500 queues (2026-11-28, the 2-core VM), the delayed
- * transition was about a third of the cycle's cost and its garbage made a scavenge of about 3 ms
- * per cycle, which ran between a commit and its fan-out.
+ * the poll → fan-out → answer cycle of 500 queues (2026-11-28, the 2-core VM; the `fanout` bench
+ * prints it), the delayed transition was a fifth to a third of the cycle's cost, and its garbage
+ * made a scavenge of about 3 ms per cycle, which ran between a commit and its fan-out.
  *
  * Deadlines are kept in a binary min-heap by time. Disarming marks an entry dead and drops what it
  * holds (the callback and, through it, the held poll) at once; dead entries are removed when they
