@@ -330,16 +330,21 @@ function gcFunction(): () => void {
   return vm.runInNewContext('gc') as () => void;
 }
 
-/** Heap bytes per idle registered queue (queue, its actor, the registry's indexes). */
-function queueMemory(count: number): number {
-  const gc = gcFunction();
-  const queues = new EventQueues({
+/** Event queues on their own, with no heartbeat, expiry or sweep due within a bench. */
+function benchQueues(): EventQueues {
+  return new EventQueues({
     clock: Date.now,
     heartbeatMs: 3_600_000,
     heartbeatJitterMs: 0,
     queueIdleLifetimeMs: 3_600_000,
     queueSweepMs: 3_600_000,
   });
+}
+
+/** Heap bytes per idle registered queue (queue, its actor, the registry's indexes). */
+function queueMemory(count: number): number {
+  const gc = gcFunction();
+  const queues = benchQueues();
   gc();
   gc();
   const before = process.memoryUsage().heapUsed;
@@ -380,13 +385,7 @@ async function queueCycle(
   count: number,
   rounds: number,
 ): Promise<{ pollUs: number; lastAnswerUs: number; flushUs: number; firstAnswerMs: number }> {
-  const queues = new EventQueues({
-    clock: Date.now,
-    heartbeatMs: 3_600_000,
-    heartbeatJitterMs: 0,
-    queueIdleLifetimeMs: 3_600_000,
-    queueSweepMs: 3_600_000,
-  });
+  const queues = benchQueues();
   const handles = [];
   for (let i = 0; i < count; i++) {
     handles.push(
