@@ -435,17 +435,21 @@ export class EventQueues implements EventPublisher {
     // (data operations, like the append), then each answered queue's machine takes its
     // waiting → idle transition — in the same synchronous block, so no request or event can
     // observe the gap, and the last client is not kept waiting behind the others' transitions.
+    // Each write's time is noted in the pass and observed after it: a histogram observation (about
+    // 0.5 µs) costs five times a note and would delay the later writes.
     const answered: QueueHandle[] = [];
+    const written: number[] = [];
     for (const rt of dirty) {
       const c = rt.context;
       if (c.socket) {
-        if (sendPending(c, c.socket)) observeDelivery(performance.now() - since);
+        if (sendPending(c, c.socket)) written.push(performance.now());
       } else if (c.waiter && !rt.queue.empty) {
         answerWaiter(c, c.waiter, rt.queue.contents());
         answered.push(rt);
-        observeDelivery(performance.now() - since);
+        written.push(performance.now());
       }
     }
+    for (const at of written) observeDelivery(at - since);
     for (const rt of answered) rt.send({ type: 'FLUSH' });
   }
 

@@ -31,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { EventQueues } from '../actors/event-queues.js';
-import { capabilitiesFrom } from '../src/lib/event-filter.js';
+import { capabilitiesFrom, type QueueSettings } from '../src/lib/event-filter.js';
 import { eventsResponseJson } from '../src/lib/event-wire.js';
 import {
   closeListenSocket,
@@ -341,6 +341,23 @@ function benchQueues(): EventQueues {
   });
 }
 
+/** A registration of user `userId` of realm 1, every event type, as `changes` says otherwise. */
+function queueSettings(userId: number, changes: Partial<QueueSettings> = {}): QueueSettings {
+  return {
+    userId,
+    realmId: 1,
+    eventTypes: null,
+    applyMarkdown: true,
+    clientExtAvatar: true,
+    slimPresence: false,
+    allPublicStreams: false,
+    narrow: [],
+    capabilities: capabilitiesFrom({}),
+    lifespanMs: null,
+    ...changes,
+  };
+}
+
 /** Heap bytes per idle registered queue (queue, its actor, the registry's indexes). */
 function queueMemory(count: number): number {
   const gc = gcFunction();
@@ -349,21 +366,14 @@ function queueMemory(count: number): number {
   gc();
   const before = process.memoryUsage().heapUsed;
   for (let i = 0; i < count; i++) {
-    queues.register({
-      userId: i + 1,
-      realmId: 1,
-      eventTypes: null,
-      applyMarkdown: true,
-      clientExtAvatar: true,
-      slimPresence: false,
-      allPublicStreams: false,
-      narrow: [],
-      capabilities: capabilitiesFrom({
-        notification_settings_null: true,
-        bulk_message_deletion: true,
+    queues.register(
+      queueSettings(i + 1, {
+        capabilities: capabilitiesFrom({
+          notification_settings_null: true,
+          bulk_message_deletion: true,
+        }),
       }),
-      lifespanMs: null,
-    });
+    );
   }
   gc();
   gc();
@@ -389,18 +399,7 @@ async function queueCycle(
   const handles = [];
   for (let i = 0; i < count; i++) {
     handles.push(
-      queues.register({
-        userId: i + 1,
-        realmId: 1,
-        eventTypes: null,
-        applyMarkdown: false,
-        clientExtAvatar: true,
-        slimPresence: true,
-        allPublicStreams: false,
-        narrow: [],
-        capabilities: capabilitiesFrom({}),
-        lifespanMs: null,
-      }),
+      queues.register(queueSettings(i + 1, { applyMarkdown: false, slimPresence: true })),
     );
   }
   const users = handles.map((rt) => rt.userId);
