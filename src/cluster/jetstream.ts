@@ -285,6 +285,19 @@ export async function sharedImageProxyKey(kv: KV, local: string): Promise<string
   }
 }
 
+/**
+ * Writes what was published on `nc` to its socket now. nats.js (2.29) collects a connection's
+ * outgoing commands and writes them at its next microtask, that is after all the synchronous work
+ * of the current turn; an append that should travel while the node does that work (its own
+ * queues' fan-out) calls this. It uses the client's internal `protocol.flushPending` (the pinned
+ * version has it; test/unit/nats-write-now.test.ts checks it), and does nothing where a client
+ * lacks it: the bytes then go at the microtask, as before.
+ */
+export function writeNow(nc: NatsConnection): void {
+  const protocol = (nc as unknown as { protocol?: { flushPending?: () => void } }).protocol;
+  if (typeof protocol?.flushPending === 'function') protocol.flushPending();
+}
+
 /** The oldest nats-server whose expected-last-sequence checks hold under concurrent writes. */
 export const SAFE_NATS_VERSION = [2, 9, 21] as const;
 

@@ -57,6 +57,7 @@ import {
   patiently,
   sharedTemporaryUrlKey,
   sleep,
+  writeNow,
   type ClusterNames,
   type Entry,
 } from './jetstream.js';
@@ -111,6 +112,8 @@ type Owned = {
   /** Sequence of the last entry appended for the realm (the next append expects it). */
   last: number;
   tail: Promise<void>;
+  /** Appends handed to `append` and not settled yet. */
+  inFlight: number;
   sub: Subscription;
   /** Where the realm's new rows get their ids. */
   ids: RealmIdBlocks;
@@ -155,6 +158,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
   private positionAsked: Promise<number> | null = null;
   private positionNext: Promise<number> | null = null;
   private consumer: ConsumerMessages | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   /** Lease renewals in flight (a graceful stop waits for them before giving the leases up). */
   private readonly renewals = new Set<Promise<boolean>>();
@@ -383,7 +387,11 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     if (e.k === 'lease') {
       this.replication.markApplied(seq, false);
     } else if (mine) {
-      this.replication.markApplied(seq, e.changes.length > 0);
+      // Its rows are in this copy since its COMMIT; its bookkeeping waits until the append's ack
+      // (usually right behind it) has been answered.
+      this.replication.markAppliedLater(seq, e.changes.length > 0);
+      if (this.closed) this.flushApplied();
+      else this.flushAppliedSoon();
     } else {
       // Another node's rows, with the ids it gave them.
       const touched = this.ids.withoutBlocksSync(() => this.replication.apply(seq, e.changes));
@@ -408,6 +416,28 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       const due = this.waiters.filter((w) => w.seq <= seq);
       this.waiters = this.waiters.filter((w) => w.seq > seq);
       for (const w of due) w.resolve();
+    }
+  }
+
+  /**
+   * Writes the own entries' deferred bookkeeping (Replication.markAppliedLater) a millisecond
+   * from now: after the ack that follows the entry, and once for all entries of a busy moment.
+   */
+  private flushAppliedSoon(): void {
+    if (this.flushTimer !== null) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      this.flushApplied();
+    }, 1);
+  }
+
+  private flushApplied(): void {
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    try {
+      this.replication.flushApplied();
+    } catch (err) {
+      this.die(`recording the log position failed: ${String(err)}`);
     }
   }
 
@@ -603,7 +633,14 @@ export class ClusterNode implements RealmPlacement, CommitLog {
               void answerForwarded(msg.data, run, (d) => msg.respond(d));
             },
           });
-          this.owned.set(realmId, { term, last: ack, tail: Promise.resolve(), sub, ids });
+          this.owned.set(realmId, {
+            term,
+            last: ack,
+            tail: Promise.resolve(),
+            inFlight: 0,
+            sub,
+            ids,
+          });
           this.registry?.get(realmId);
           console.error(`cluster ${this.opts.node}: owns realm ${realmId} (lease ${term})`);
           return;
@@ -652,36 +689,56 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       if (changes.length > 0) this.die(`committed realm ${realmId} without its lease`);
       return Promise.reject(new NotOwnerError());
     }
+    const empty = changes.length === 0 && events.length === 0 && ended.length === 0;
+    // The first of the realm's appends in flight goes to NATS now, before this node's own queues
+    // get the batch: its round trip overlaps that work. Later ones wait their turn (each expects
+    // the sequence the one before it got).
+    const entry: Entry = {
+      k: 'batch',
+      node: this.opts.node,
+      inc: this.incarnation,
+      term: o.term,
+      changes,
+      events,
+      ended,
+    };
+    const first = o.inFlight === 0;
+    o.inFlight++;
+    const step = (
+      empty
+        ? o.tail
+        : first
+          ? this.appendBatch(realmId, o, entry)
+          : o.tail.then(() => this.appendBatch(realmId, o, entry))
+    ).finally(() => o.inFlight--);
+    o.tail = step.catch(() => undefined);
     // This node's own queues get the batch's events now, right after its COMMIT, as in the
     // single-process server: a queue registered between the COMMIT and the entry's coming back
     // from the log would find the rows in its snapshot and then get their events too. Other
     // nodes deliver them from the log (onEntry), where rows and events land together.
     this.deliver(realmId, events, ended);
-    const empty = changes.length === 0 && events.length === 0 && ended.length === 0;
-    const step = o.tail.then(async () => {
-      if (empty) return;
-      if (this.owned.get(realmId) !== o) throw new NotOwnerError();
-      const entry: Entry = {
-        k: 'batch',
-        node: this.opts.node,
-        inc: this.incarnation,
-        term: o.term,
-        changes,
-        events,
-        ended,
-      };
-      try {
-        const started = performance.now();
-        o.last = await this.append1(realmId, entry, o.last);
-        observeAppend(performance.now() - started);
-      } catch (err) {
-        this.lose(realmId, `the log refused an append (${String(err)})`);
-        if (changes.length > 0) this.die(`realm ${realmId}: a commit the log refused`);
-        throw new NotOwnerError();
-      }
-    });
-    o.tail = step.catch(() => undefined);
     return step;
+  }
+
+  /**
+   * Appends one batch (after the realm's earlier ones), and writes it to NATS at once rather than
+   * at nats.js's next microtask, after the rest of this turn's synchronous work. Rejects with
+   * NotOwnerError when this node lost the realm; a refusal of a commit stops the node.
+   */
+  private async appendBatch(realmId: number, o: Owned, entry: Entry): Promise<void> {
+    if (this.owned.get(realmId) !== o) throw new NotOwnerError();
+    const started = performance.now();
+    const acked = this.append1(realmId, entry, o.last);
+    writeNow(this.nc);
+    try {
+      o.last = await acked;
+      observeAppend(performance.now() - started);
+    } catch (err) {
+      this.lose(realmId, `the log refused an append (${String(err)})`);
+      if (entry.k === 'batch' && entry.changes.length > 0)
+        this.die(`realm ${realmId}: a commit the log refused`);
+      throw new NotOwnerError();
+    }
   }
 
   /** One append with JetStream's optimistic concurrency on the realm's subject; its sequence. */
@@ -926,6 +983,7 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     ]);
     clearTimeout(timer);
     this.closed = true;
+    this.flushApplied();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const o of this.owned.values()) o.sub.unsubscribe();
     // A renewal in flight would move the revision the release deletes at.
@@ -947,6 +1005,12 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     if (this.dead) return;
     this.dead = true;
     console.error(`cluster ${this.opts.node}: stopping: ${reason}`);
+    // What the log already holds of this node's own is recorded, if this copy still can.
+    try {
+      this.replication.flushApplied();
+    } catch {
+      // the copy is rebuilt from the log at the next start
+    }
     (this.opts.fatal ?? (() => process.exit(75)))(reason);
   }
 }

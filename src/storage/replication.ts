@@ -165,6 +165,8 @@ export class Replication {
   private readonly messageChannel: number;
 
   private readonly db: DB;
+  /** Own entries seen in the log whose bookkeeping is not written yet (markAppliedLater). */
+  private pending: { seq: number; acked: number } | null = null;
 
   constructor(private readonly store: Store) {
     const db = store.db;
@@ -255,7 +257,9 @@ export class Replication {
 
   /** This node's position in the log, and how many of its own commits await the log's ack. */
   state(): { applied: number; unacked: number } {
-    return this.readState.get() as { applied: number; unacked: number };
+    const s = this.readState.get() as { applied: number; unacked: number };
+    const p = this.pending;
+    return p === null ? s : { applied: Math.max(s.applied, p.seq), unacked: s.unacked - p.acked };
   }
 
   /** Counts a commit of this node's own that the log has not acknowledged yet (in its transaction). */
@@ -269,6 +273,7 @@ export class Replication {
    * must hold nothing the log may refuse).
    */
   snapshotTo(file: string): number | null {
+    if (!this.db.inTransaction) this.flushApplied();
     const { applied, unacked } = this.state();
     if (unacked > 0 || this.db.inTransaction) return null;
     this.db.prepare('VACUUM INTO ?').run(file);
@@ -277,10 +282,35 @@ export class Replication {
 
   /** Records a log position as applied (this node's own entries, already in its database). */
   markApplied(seq: number, ackedOwn: boolean): void {
-    this.store.transaction(() => {
-      this.writeApplied.run(seq);
-      if (ackedOwn) this.writeUnacked.run(-1);
-    });
+    this.markAppliedLater(seq, ackedOwn);
+    this.flushApplied();
+  }
+
+  /**
+   * markApplied, recorded at the next `flushApplied` (or with the next entry applied, or before a
+   * snapshot): an owner's own entry comes back from the log a moment before the append's ack, and
+   * a write transaction for its bookkeeping there would delay the client's answer. Until then
+   * `state()` counts it; if the process dies first, the copy's position is behind (the entries are
+   * applied again: upserts by key, in order) and its unacked count too high (the copy is rebuilt
+   * from the log at its next start, as after a death between a COMMIT and its ack).
+   */
+  markAppliedLater(seq: number, ackedOwn: boolean): void {
+    const p = (this.pending ??= { seq, acked: 0 });
+    p.seq = Math.max(p.seq, seq);
+    if (ackedOwn) p.acked++;
+  }
+
+  /** Writes what markAppliedLater deferred, if anything, in a transaction of its own. */
+  flushApplied(): void {
+    const p = this.pending;
+    if (p === null) return;
+    this.store.transaction(() => this.writePending(p));
+    this.pending = null;
+  }
+
+  private writePending(p: { seq: number; acked: number }): void {
+    this.writeApplied.run(p.seq);
+    if (p.acked !== 0) this.writeUnacked.run(-p.acked);
   }
 
   /**
@@ -293,7 +323,9 @@ export class Replication {
     // one's channel, as a local send does; everything after a move or a deletion, as local ones.
     const channels = new Set<number | null>();
     let everyChannel = false;
+    const pending = this.pending;
     this.store.transaction(() => {
+      if (pending !== null) this.writePending(pending);
       this.db.pragma('defer_foreign_keys = ON');
       for (const [table, op, values] of changes) {
         touched.add(table);
@@ -321,6 +353,7 @@ export class Replication {
       // Our own capture triggers saw the replayed rows too: they are not ours to append.
       this.clear.run();
     });
+    this.pending = null;
     if (touched.has('user_messages')) this.store.messages.forgetReceivedMaxima();
     if (everyChannel) this.store.topics.forgetActivity();
     else for (const c of channels) this.store.topics.forgetChannelActivity(c);

@@ -1,0 +1,66 @@
+/**
+ * writeNow (src/cluster/jetstream.ts), against a real nats-server: a publish made on a connection
+ * is on its socket when writeNow returns, not at nats.js's next microtask, and a subscriber on
+ * another connection gets it. This rests on an internal of
+ * the pinned nats.js (`protocol.flushPending` and its outbound buffer): an upgrade that changes
+ * them fails here. Skipped when nats-server is not installed.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connect, type NatsConnection } from 'nats';
+import t from 'tap';
+import { writeNow } from '../../src/cluster/jetstream.js';
+import {
+  alive,
+  listens,
+  missingEngines,
+  ports,
+  sleep,
+  startNatsServers,
+  waitFor,
+} from '../../src/cluster/local.js';
+
+const missing = missingEngines();
+if (missing)
+  t.plan(0, `${missing} is not installed (apt-get install -y nats-server nginx): skipped`);
+
+/** What the connection holds unwritten, in bytes (nats.js's outbound buffer). */
+function unwritten(nc: NatsConnection): number {
+  const p = (nc as unknown as { protocol: { outbound: { size(): number } } }).protocol;
+  return p.outbound.size();
+}
+
+t.test('a publish is on the wire when writeNow returns', async (t) => {
+  if (missing) return;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-write-now-'));
+  fs.mkdirSync(path.join(dir, 'logs'));
+  const [client, route] = await ports(2);
+  const servers = startNatsServers(dir, [client!], [route!]);
+  t.teardown(async () => {
+    for (const s of servers) if (alive(s.pid)) process.kill(s.pid, 'SIGKILL');
+    while (servers.some((s) => alive(s.pid))) await sleep(50);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  await waitFor('nats-server', () => listens(client!));
+  const url = `nats://127.0.0.1:${client}`;
+  const publisher = await connect({ servers: url });
+  const subscriber = await connect({ servers: url });
+  t.teardown(() => Promise.all([publisher.close(), subscriber.close()]));
+  const got: number[] = [];
+  const sub = subscriber.subscribe('write-now', { callback: (_e, m) => got.push(m.data[0]!) });
+  await subscriber.flush();
+
+  publisher.publish('write-now', new Uint8Array([1]));
+  t.ok(unwritten(publisher) > 0, 'without it, the publish waits in the buffer');
+  writeNow(publisher);
+  t.equal(unwritten(publisher), 0, 'with it, nothing is left unwritten');
+  writeNow(publisher);
+  t.equal(unwritten(publisher), 0, 'with nothing to write, it does nothing');
+
+  publisher.publish('write-now', new Uint8Array([2]));
+  writeNow(publisher);
+  await waitFor('both messages', () => got.length === 2, 5000);
+  t.same(got, [1, 2], 'delivered, in order');
+  sub.unsubscribe();
+});
