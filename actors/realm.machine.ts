@@ -69,10 +69,11 @@ export type RealmDeps = {
 
 /**
  * The seam to the cluster deployment (docs/cluster.md). With a log, each transaction's captured
- * rows are sealed just before its COMMIT and appended to the realm's replicated log after it; the
- * read model is refreshed at once, but the events are delivered from the log (on every node) and
- * the replies wait until the log has acknowledged the append (`append` resolves, in order), or
- * fail if it refused.
+ * rows, with its commands' events, are sealed just before its COMMIT and sent to the realm's
+ * replicated log from there, so that the log's round trip overlaps the COMMIT and the read-model
+ * refresh; the replies wait until the log has acknowledged the batch (`append` resolves, in
+ * order), or fail if it refused. The events reach other nodes' queues from the log, this node's
+ * right after the COMMIT (`append`).
  */
 export interface CommitLog {
   /**
@@ -80,15 +81,18 @@ export interface CommitLog {
    * own blocks (src/cluster/id-blocks.ts).
    */
   writing<T>(realmId: number, body: () => T): T;
-  /** Inside the transaction, just before COMMIT: what it wrote. */
-  seal(): unknown;
-  /** After COMMIT: resolves when the log holds the batch; rejects when it does not. */
-  append(
-    realmId: number,
-    sealed: unknown,
-    events: OutboundEvent[],
-    ended: (readonly number[] | null)[],
-  ): Promise<void>;
+  /**
+   * Inside the transaction, just before COMMIT: takes what it wrote and sends it to the log with
+   * these events. Throws (the transaction is rolled back) when this node may not write the realm.
+   */
+  seal(realmId: number, events: OutboundEvent[], ended: (readonly number[] | null)[]): unknown;
+  /**
+   * After COMMIT: this node's queues get the batch's events; resolves when the log holds the
+   * batch, rejects when it does not.
+   */
+  append(realmId: number, sealed: unknown): Promise<void>;
+  /** The COMMIT failed after `seal`: the batch must not stay in the log without this copy. */
+  commitFailed(realmId: number, sealed: unknown): void;
 }
 
 /** The commands waiting for the end of the turn: an immutable list, newest first. */
@@ -152,13 +156,22 @@ function applyOne(ctx: RealmDeps, env: Envelope): Outcome {
   }
 }
 
-/** After COMMIT: each command's read-model refreshes; its events and ended sessions, in order. */
-function refreshAll(
-  ctx: RealmDeps,
-  outcomes: readonly Outcome[],
-): { events: OutboundEvent[]; ended: (readonly number[] | null)[] } {
+/** The commands' events and ended sessions, in command order. */
+function effectsOf(outcomes: readonly Outcome[]): {
+  events: OutboundEvent[];
+  ended: (readonly number[] | null)[];
+} {
   const events: OutboundEvent[] = [];
   const ended: (readonly number[] | null)[] = [];
+  for (const o of outcomes) {
+    for (const e of o.events) events.push(e);
+    for (const u of o.ended) ended.push(u);
+  }
+  return { events, ended };
+}
+
+/** After COMMIT: each command's read-model refreshes, in order. */
+function refreshAll(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
   for (const o of outcomes) {
     for (const fn of o.afterCommit) {
       try {
@@ -170,16 +183,14 @@ function refreshAll(
         );
       }
     }
-    for (const e of o.events) events.push(e);
-    for (const u of o.ended) ended.push(u);
   }
-  return { events, ended };
 }
 
 /** After COMMIT: read-model refreshes, then the events (in command order), then the replies. */
 function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown): void {
   if (ctx.log && sealed !== undefined) return finishLogged(ctx, ctx.log, outcomes, sealed);
-  const { events, ended } = refreshAll(ctx, outcomes);
+  refreshAll(ctx, outcomes);
+  const { events, ended } = effectsOf(outcomes);
   if (events.length > 0) {
     try {
       ctx.publisher.publish(ctx.view.id, events);
@@ -203,14 +214,14 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown):
   }
 }
 
-/** Cluster: refresh now; events (from the log, on every node) and replies once appended. */
+/** Cluster: refresh now; events (here now, from the log elsewhere) and replies once appended. */
 function finishLogged(
   ctx: RealmDeps,
   commitLog: CommitLog,
   outcomes: readonly Outcome[],
   sealed: unknown,
 ): void {
-  const { events, ended } = refreshAll(ctx, outcomes);
+  refreshAll(ctx, outcomes);
   const replyAll = (failure: unknown) => {
     for (const o of outcomes) {
       try {
@@ -220,7 +231,7 @@ function finishLogged(
       }
     }
   };
-  commitLog.append(ctx.view.id, sealed, events, ended).then(
+  commitLog.append(ctx.view.id, sealed).then(
     () => replyAll(null),
     (err: unknown) => replyAll(err),
   );
@@ -249,13 +260,17 @@ function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
       ctx.store.transaction(() => {
         const body = () => {
           outcomes = envs.map((env) => applyOne(ctx, env));
-          sealed = ctx.log?.seal();
+          if (ctx.log) {
+            const { events, ended } = effectsOf(outcomes);
+            sealed = ctx.log.seal(ctx.view.id, events, ended);
+          }
         };
         if (ctx.log) ctx.log.writing(ctx.view.id, body);
         else body();
       });
     } catch (error) {
-      // The COMMIT failed: nothing of the batch was written.
+      if (sealed !== undefined) ctx.log?.commitFailed(ctx.view.id, sealed);
+      // The COMMIT failed (or the realm was not this node's to write): nothing of it was written.
       outcomes = envs.map((env) => ({
         env,
         reply: { ok: false, error },

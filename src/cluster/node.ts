@@ -119,6 +119,18 @@ type Owned = {
   ids: RealmIdBlocks;
 };
 
+/** A batch sealed for the log (ClusterNode.seal): what its append needs after the COMMIT. */
+type Sealed = {
+  events: OutboundEvent[];
+  ended: (readonly number[] | null)[];
+  /** Its append has gone to NATS. */
+  sent: boolean;
+  /** Its COMMIT failed before it went: it never goes. */
+  cancelled: boolean;
+  /** Resolves once the log holds it (and the realm's earlier batches). */
+  step: Promise<void>;
+};
+
 /** A read on a node that could not catch up with the log in time (the read barrier). */
 export class CatchingUpError extends JsonableError {
   constructor() {
@@ -671,28 +683,24 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     return this.ids.writing(this.owned.get(realmId)?.ids, body);
   }
 
-  seal(): unknown {
+  /**
+   * Inside the realm's transaction, just before its COMMIT: takes the captured rows and sends the
+   * batch to the log now (the first of the realm's appends in flight; later ones wait their turn,
+   * each expecting the sequence the one before it got), so that the log's round trip overlaps
+   * the COMMIT, the read-model refresh and this node's own deliveries. Without the realm's lease
+   * it throws, and the transaction is rolled back.
+   */
+  seal(realmId: number, events: OutboundEvent[], ended: (readonly number[] | null)[]): unknown {
     const changes = this.replication.seal();
-    if (changes.length > 0) this.replication.noteUnacked(1);
-    return changes;
-  }
-
-  append(
-    realmId: number,
-    sealed: unknown,
-    events: OutboundEvent[],
-    ended: (readonly number[] | null)[],
-  ): Promise<void> {
-    const changes = sealed as RowChange[];
     const o = this.owned.get(realmId);
-    if (!o) {
-      if (changes.length > 0) this.die(`committed realm ${realmId} without its lease`);
-      return Promise.reject(new NotOwnerError());
+    if (!o) throw new NotOwnerError();
+    if (changes.length > 0) this.replication.noteUnacked(1);
+    const sealed: Sealed = { events, ended, sent: false, cancelled: false, step: o.tail };
+    if (changes.length === 0 && events.length === 0 && ended.length === 0) {
+      // Nothing for the log; its answer still waits for the realm's earlier appends.
+      sealed.step = o.tail;
+      return sealed;
     }
-    const empty = changes.length === 0 && events.length === 0 && ended.length === 0;
-    // The first of the realm's appends in flight goes to NATS now, before this node's own queues
-    // get the batch: its round trip overlaps that work. Later ones wait their turn (each expects
-    // the sequence the one before it got).
     const entry: Entry = {
       k: 'batch',
       node: this.opts.node,
@@ -702,22 +710,41 @@ export class ClusterNode implements RealmPlacement, CommitLog {
       events,
       ended,
     };
+    const send = () => {
+      if (sealed.cancelled) return Promise.reject(new NotOwnerError());
+      sealed.sent = true;
+      return this.appendBatch(realmId, o, entry);
+    };
     const first = o.inFlight === 0;
     o.inFlight++;
-    const step = (
-      empty
-        ? o.tail
-        : first
-          ? this.appendBatch(realmId, o, entry)
-          : o.tail.then(() => this.appendBatch(realmId, o, entry))
-    ).finally(() => o.inFlight--);
-    o.tail = step.catch(() => undefined);
-    // This node's own queues get the batch's events now, right after its COMMIT, as in the
-    // single-process server: a queue registered between the COMMIT and the entry's coming back
-    // from the log would find the rows in its snapshot and then get their events too. Other
-    // nodes deliver them from the log (onEntry), where rows and events land together.
-    this.deliver(realmId, events, ended);
-    return step;
+    sealed.step = (first ? send() : o.tail.then(send)).finally(() => o.inFlight--);
+    o.tail = sealed.step.catch(() => undefined);
+    return sealed;
+  }
+
+  /**
+   * After the COMMIT: this node's own queues get the batch's events now, as in the
+   * single-process server (a queue registered between the COMMIT and the entry's coming back
+   * from the log would find the rows in its snapshot and then get their events too; other nodes
+   * deliver them from the log, onEntry, where rows and events land together); resolves once the
+   * log holds the batch.
+   */
+  append(realmId: number, sealed: unknown): Promise<void> {
+    const s = sealed as Sealed;
+    this.deliver(realmId, s.events, s.ended);
+    return s.step;
+  }
+
+  /**
+   * The COMMIT failed after `seal` (a full disk, an I/O error): a batch not sent yet is not sent;
+   * one already sent may be in the log without being in this copy, so the node stops, and starts
+   * again from the log (which then holds it or not, for every node alike).
+   */
+  commitFailed(realmId: number, sealed: unknown): void {
+    const s = sealed as Sealed;
+    s.cancelled = true;
+    s.step.catch(() => undefined);
+    if (s.sent) this.die(`realm ${realmId}: its COMMIT failed after its batch went to the log`);
   }
 
   /**

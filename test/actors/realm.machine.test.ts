@@ -10,6 +10,7 @@ import { createActor, SimulatedClock } from 'xstate';
 import {
   MAX_BATCH,
   realmMachine,
+  type CommitLog,
   type Envelope,
   type RealmDeps,
   type Reply,
@@ -19,19 +20,30 @@ import type { MutationContext } from '../../src/mutations/context.js';
 import type { RealmView } from '../../src/queries/realm-view.js';
 import type { Store } from '../../src/storage/store.js';
 
-function setup(t: Test) {
+function setup(t: Test, opts: { commitLog?: (log: string[]) => CommitLog } = {}) {
   const clock = new SimulatedClock();
   const log: string[] = [];
   let depth = 0;
+  /** Set, the next COMMIT fails (a full disk, say). */
+  let failCommit = false;
   const store = {
     transaction<T>(fn: () => T): T {
       if (depth === 0) log.push('BEGIN');
       depth++;
+      let ok = false;
       try {
-        return fn();
+        const result = fn();
+        ok = true;
+        return result;
       } finally {
         depth--;
-        if (depth === 0) log.push('COMMIT');
+        if (depth === 0 && ok && failCommit) {
+          failCommit = false;
+          log.push('COMMIT failed');
+          // eslint-disable-next-line no-unsafe-finally
+          throw new Error('database or disk is full');
+        }
+        if (depth === 0) log.push(ok ? 'COMMIT' : 'ROLLBACK');
       }
     },
   };
@@ -65,9 +77,15 @@ function setup(t: Test) {
       crash: () => {
         throw new Error('a bug');
       },
+      refreshing: (ctx: MutationContext) => {
+        ctx.emit({ type: 'refreshed' }, [1]);
+        ctx.afterCommit(() => void log.push('refresh'));
+        return null;
+      },
     },
     batchable: new Set(['send']),
     clock: () => clock.now(),
+    ...(opts.commitLog ? { log: opts.commitLog(log) } : {}),
   };
   const actor = createActor(realmMachine, { input: deps, clock });
   actor.start();
@@ -82,8 +100,74 @@ function setup(t: Test) {
     actor.send({ type: 'COMMAND', envelope });
   };
   const state = () => actor.getSnapshot().value;
-  return { clock, actor, ask, state, log, published, effects, replies };
+  const failNextCommit = () => void (failCommit = true);
+  return { clock, actor, ask, state, log, published, effects, replies, failNextCommit };
 }
+
+/**
+ * A replicated log as the cluster node is to the machine: records the order of its calls, and
+ * acknowledges a batch when the test says so.
+ */
+function recordingLog(log: string[], refuse = false) {
+  const acks: (() => void)[] = [];
+  const failed: unknown[] = [];
+  const commitLog: CommitLog = {
+    writing: (_realm, body) => body(),
+    seal: (_realm, events) => {
+      if (refuse) throw new Error('not the owner');
+      log.push(`seal ${events.map((e) => e.event.type).join(',')}`);
+      return { step: new Promise<void>((resolve) => acks.push(resolve)) };
+    },
+    append: (_realm, sealed) => {
+      log.push('append');
+      return (sealed as { step: Promise<void> }).step;
+    },
+    commitFailed: (_realm, sealed) => void failed.push(sealed),
+  };
+  return { commitLog, acks, failed };
+}
+
+t.test(
+  'with a log: sealed before COMMIT, appended after the refresh, answered once acknowledged',
+  async (t) => {
+    let rec!: ReturnType<typeof recordingLog>;
+    const m = setup(t, { commitLog: (log) => (rec = recordingLog(log)).commitLog });
+    m.ask('refreshing');
+    t.same(m.log, ['BEGIN', 'seal refreshed', 'COMMIT', 'refresh', 'append']);
+    t.same(m.published, [], 'no events through the publisher: the log delivers them');
+    await Promise.resolve();
+    t.equal(m.replies.length, 0, 'no answer before the log acknowledges');
+    rec.acks[0]!();
+    await new Promise((r) => setImmediate(r));
+    t.same(
+      m.replies.map(([, r]) => r),
+      [{ ok: true, data: null }],
+    );
+    t.same(rec.failed, [], 'no failed commit');
+    t.end();
+  },
+);
+
+t.test('with a log: a COMMIT that fails after the seal is told to the log and answered', (t) => {
+  let rec!: ReturnType<typeof recordingLog>;
+  const m = setup(t, { commitLog: (log) => (rec = recordingLog(log)).commitLog });
+  m.failNextCommit();
+  m.ask('refreshing');
+  t.same(m.log, ['BEGIN', 'seal refreshed', 'COMMIT failed'], 'no refresh, no append');
+  t.equal(rec.failed.length, 1, 'the log is told of the sealed batch');
+  t.match(m.replies, [[/refreshing/, { ok: false, error: /disk is full/ }]]);
+  t.end();
+});
+
+t.test('with a log: a seal refused (not the owner) rolls the transaction back', (t) => {
+  let rec!: ReturnType<typeof recordingLog>;
+  const m = setup(t, { commitLog: (log) => (rec = recordingLog(log, true)).commitLog });
+  m.ask('refreshing');
+  t.same(m.log, ['BEGIN', 'ROLLBACK'], 'nothing committed, nothing refreshed');
+  t.same(rec.failed, [], 'nothing was sealed');
+  t.match(m.replies, [[/refreshing/, { ok: false, error: /not the owner/ }]]);
+  t.end();
+});
 
 t.test('batchable commands wait for the end of the turn and commit together', (t) => {
   const m = setup(t);
