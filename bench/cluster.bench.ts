@@ -3,14 +3,16 @@
  * deployment against the single-process server, on real processes (src/cluster/local.ts).
  *
  * 1. Write latency: sequential sends (one at a time) to the realm's owner node (found from the
- *    nodes' /metrics), p50/p99, for the single-process server and for a cluster of 1, 2 and 3
- *    nodes (the replicated append's cost), in the same conditions (a channel only the sender
- *    reads, before the fan-out's users exist); beside them, from the same run, a bare JetStream
- *    publish of a log entry's size to a stream of the same replicas on the cluster's NATS, paced
- *    like the sends (the append's floor on this machine), and for 2 and 3 nodes the same sends
- *    through a node that does not own the realm (forwarded, then read-your-writes). The server's
- *    own means of the same sends (its /metrics: request, commit, and on a cluster the append's
- *    publish-to-acknowledgement) say where the added time goes.
+ *    nodes' /metrics), p50/p99, for one node on three NATS servers (the replicated append without
+ *    other nodes applying each entry on the same two cores) and for clusters of 1, 2 and 3 nodes,
+ *    each taking turns with sends to a single-process server that runs for the whole bench (its
+ *    figures from the same turns are the baseline: the machine's drift over a run falls on both),
+ *    into a channel only the sender reads, before the fan-out's users exist. Beside them, from the
+ *    same run, a bare JetStream publish of a log entry's size to a stream of the same replicas on
+ *    the cluster's NATS, paced like the sends (the append's floor on this machine), and for 2 and
+ *    3 nodes the same sends through a node that does not own the realm (forwarded, then
+ *    read-your-writes). The servers' own means of the same sends (their /metrics: request,
+ *    commit, and on a cluster the append's publish-to-acknowledgement) say where the time goes.
  * 2. Fan-out: BENCH_USERS users (default 200; --quick 20), each with one long-poll queue,
  *    registered round-robin on the cluster's nodes; BENCH_ROUNDS messages to a channel they all
  *    read; send-to-delivery p50/p99 and the servers' CPU (all node processes, /proc) per
@@ -112,13 +114,6 @@ function timingMeans(a: SendTimings, b: SendTimings): string {
   return `request ${mean('request')}, commit ${mean('commit')}, append ${mean('append')}`;
 }
 
-/** Sequential sends timed by the client, and the server's own means of the same sends. */
-async function timedSends(base: string, u: User, n: number) {
-  const before = await sendTimings(base);
-  const latencies = await sendLatencies(base, u, n);
-  return { latencies, server: timingMeans(before, await sendTimings(base)) };
-}
-
 /** CPU time (ms) a process has used so far. */
 function cpuMs(pid: number): number {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -127,13 +122,21 @@ function cpuMs(pid: number): number {
   return (ticks * 1000) / 100;
 }
 
-async function singleProcess(): Promise<{ latencies: number[]; server: string }> {
+type Target = { base: string; u: User };
+
+/** The single-process server, kept running for the whole bench (the same-run baseline). */
+async function startSingleProcess(): Promise<Target & { stop: () => Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-single-'));
   const port = 9790;
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     env: { ...process.env, DATA_DIR: dir, PORT: String(port), RATE_LIMITING: 'off' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
   try {
     // The first realm's credentials go to one stream and the log to the other: read both.
     let out = '';
@@ -143,17 +146,43 @@ async function singleProcess(): Promise<{ latencies: number[]; server: string }>
     const email = /email:\s+(\S+)/.exec(out)![1]!;
     const api_key = /api key:\s+(\S+)/.exec(out)![1]!;
     const base = `http://127.0.0.1:${port}`;
-    const owner = { email, api_key };
-    await call(base, owner, 'POST', 'users/me/subscriptions', {
-      subscriptions: [{ name: 'bench' }],
-    });
-    await sendLatencies(base, owner, 20);
-    return await timedSends(base, owner, SENDS);
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    fs.rmSync(dir, { recursive: true, force: true });
+    const u = { email, api_key };
+    await call(base, u, 'POST', 'users/me/subscriptions', { subscriptions: [{ name: 'bench' }] });
+    await sendLatencies(base, u, 20);
+    return { base, u, stop };
+  } catch (err) {
+    await stop();
+    throw err;
   }
+}
+
+/**
+ * `n` sends to each target, one at a time, taking turns (a, b, a, b, ...): drift of the machine
+ * over the minutes of a run falls on every target alike, so differences between them are the
+ * deployments' own. Their latencies and the servers' own means of the same sends.
+ */
+async function interleavedSends(
+  targets: Target[],
+  n: number,
+): Promise<{ latencies: number[]; server: string }[]> {
+  const before = await Promise.all(targets.map((t) => sendTimings(t.base)));
+  const latencies = targets.map((): number[] => []);
+  for (let i = 0; i < n; i++)
+    for (const [k, t] of targets.entries()) {
+      const t0 = performance.now();
+      await call(t.base, t.u, 'POST', 'messages', {
+        type: 'stream',
+        to: 'bench',
+        topic: 'latency',
+        content: `m ${i}`,
+      });
+      latencies[k]!.push(performance.now() - t0);
+    }
+  const after = await Promise.all(targets.map((t) => sendTimings(t.base)));
+  return targets.map((_, k) => ({
+    latencies: latencies[k]!,
+    server: timingMeans(before[k]!, after[k]!),
+  }));
 }
 
 /**
@@ -310,53 +339,79 @@ export async function clusterBench(): Promise<void> {
   if (missing) throw new Error(`${missing} is not installed`);
   console.log(`# cluster bench ${quick ? '(quick) ' : ''}on ${machine()}`);
   console.log(`users ${USERS}, fan-out rounds ${ROUNDS}, sequential sends ${SENDS}`);
-  const singleRun = await singleProcess();
-  const single = summarize(singleRun.latencies);
-  console.log(`single process: send p50 ${fmt(single.p50)} ms, p99 ${fmt(single.p99)} ms`);
-  console.log(`single process: server-side means per send: ${singleRun.server}`);
-  for (const n of [1, 2, 3]) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-'));
-    try {
-      const rec = await up({ dir, nodes: n, env: { RATE_LIMITING: 'off' } });
-      const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
-      const at = await ownerIndex(rec);
-      const ownerUrl = `http://127.0.0.1:${rec.nodes[at]!.port}`;
-      await call(ownerUrl, owner, 'POST', 'users/me/subscriptions', {
-        subscriptions: [{ name: 'bench' }],
-      });
-      await sendLatencies(ownerUrl, owner, 20);
-      const ownerRun = await timedSends(ownerUrl, owner, SENDS);
-      const w = summarize(ownerRun.latencies);
-      const floor = summarize(
-        await barePublishes(rec, Math.min(n, 3), SENDS, Math.max(1, single.p50 - 1)),
-      );
-      console.log(
-        `${n} node(s): send to the owner (node ${at + 1}) p50 ${fmt(w.p50)} ms ` +
-          `(+${fmt(w.p50 - single.p50)} over single), p99 ${fmt(w.p99)} ms; ` +
-          `bare JetStream publish (R${Math.min(n, 3)}) p50 ${fmt(floor.p50)} ms, p99 ${fmt(floor.p99)} ms`,
-      );
-      console.log(`${n} node(s): the owner's server-side means per send: ${ownerRun.server}`);
-      if (n > 1) {
-        const otherUrl = `http://127.0.0.1:${rec.nodes[(at + 1) % n]!.port}`;
-        await sendLatencies(otherUrl, owner, 20);
-        const f = summarize(await sendLatencies(otherUrl, owner, SENDS));
-        console.log(
-          `${n} nodes: send through a node that does not own the realm p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms`,
+  const single = await startSingleProcess();
+  // One node on three NATS servers: the replicated (R3) append without other nodes applying each
+  // entry on the same cores; then 1, 2 and 3 nodes, one NATS server each. Each deployment's sends
+  // to its owner take turns with sends to the single process, whose figures of the same turns
+  // are the baseline.
+  const deployments = [
+    { n: 1, servers: 3 },
+    { n: 1, servers: 1 },
+    { n: 2, servers: 2 },
+    { n: 3, servers: 3 },
+  ];
+  try {
+    for (const { n, servers } of deployments) {
+      const alone = n === 1 && servers > 1;
+      const label = alone ? `1 node on ${servers} NATS servers` : `${n} node(s)`;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-'));
+      try {
+        const rec = await up({
+          dir,
+          nodes: n,
+          natsServers: servers,
+          env: { RATE_LIMITING: 'off' },
+        });
+        const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
+        const at = await ownerIndex(rec);
+        const ownerUrl = `http://127.0.0.1:${rec.nodes[at]!.port}`;
+        await call(ownerUrl, owner, 'POST', 'users/me/subscriptions', {
+          subscriptions: [{ name: 'bench' }],
+        });
+        await sendLatencies(ownerUrl, owner, 20);
+        const [singleRun, ownerRun] = await interleavedSends(
+          [single, { base: ownerUrl, u: owner }],
+          SENDS,
         );
+        const base = summarize(singleRun!.latencies);
+        const w = summarize(ownerRun!.latencies);
+        const replicas = Math.min(servers, 3);
+        const floor = summarize(
+          await barePublishes(rec, replicas, SENDS, Math.max(1, base.p50 - 1)),
+        );
+        console.log(
+          `${label}: send to the owner (node ${at + 1}) p50 ${fmt(w.p50)} ms ` +
+            `(+${fmt(w.p50 - base.p50)} over single), p99 ${fmt(w.p99)} ms; the single process ` +
+            `in the same turns p50 ${fmt(base.p50)} ms, p99 ${fmt(base.p99)} ms; ` +
+            `bare JetStream publish (R${replicas}) p50 ${fmt(floor.p50)} ms, p99 ${fmt(floor.p99)} ms`,
+        );
+        console.log(`${label}: server-side means per send: single ${singleRun!.server}`);
+        console.log(`${label}: server-side means per send: owner ${ownerRun!.server}`);
+        if (alone) continue;
+        if (n > 1) {
+          const otherUrl = `http://127.0.0.1:${rec.nodes[(at + 1) % n]!.port}`;
+          await sendLatencies(otherUrl, owner, 20);
+          const f = summarize(await sendLatencies(otherUrl, owner, SENDS));
+          console.log(
+            `${n} nodes: send through a node that does not own the realm p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms`,
+          );
+        }
+        const users = await makeUsers(rec, owner);
+        const f = await fanout(rec, owner, users);
+        console.log(
+          `${n} node(s): fan-out to ${USERS} queues: p50 ${fmt(f.lat.p50)} ms, p99 ${fmt(f.lat.p99)} ms, ` +
+            `server CPU ${fmt(f.cpuPerEventUs, 1)} µs per delivered event (all nodes)`,
+        );
+        if (n > 1)
+          console.log(
+            `${n} nodes: failover (owner SIGKILLed): writes again after ${fmt(await failover(rec, dir, owner), 0)} ms`,
+          );
+      } finally {
+        await down(dir);
+        fs.rmSync(dir, { recursive: true, force: true });
       }
-      const users = await makeUsers(rec, owner);
-      const f = await fanout(rec, owner, users);
-      console.log(
-        `${n} node(s): fan-out to ${USERS} queues: p50 ${fmt(f.lat.p50)} ms, p99 ${fmt(f.lat.p99)} ms, ` +
-          `server CPU ${fmt(f.cpuPerEventUs, 1)} µs per delivered event (all nodes)`,
-      );
-      if (n > 1)
-        console.log(
-          `${n} nodes: failover (owner SIGKILLed): writes again after ${fmt(await failover(rec, dir, owner), 0)} ms`,
-        );
-    } finally {
-      await down(dir);
-      fs.rmSync(dir, { recursive: true, force: true });
     }
+  } finally {
+    await single.stop();
   }
 }

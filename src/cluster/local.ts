@@ -35,7 +35,9 @@ export type ClusterRecord = {
 export type UpOptions = {
   dir: string;
   nodes: number;
-  /** First of 3N+1 consecutive ports; default: free ports the system picks. */
+  /** How many NATS servers (the log's replicas, at most 3); default: one per node. */
+  natsServers?: number;
+  /** First of 2S+N+1 consecutive ports (S NATS servers); default: free ports the system picks. */
   basePort?: number;
   /** Extra environment for the Confab nodes. */
   env?: Record<string, string>;
@@ -419,12 +421,15 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
   if (fs.existsSync(recordPath(dir)))
     throw new Error(`${dir} already holds a cluster (down first)`);
   const n = opts.nodes;
+  const servers = opts.natsServers ?? n;
+  if (!Number.isInteger(servers) || servers < 1)
+    throw new Error('natsServers: a whole number >= 1');
   for (const d of ['logs', 'nats', 'nginx']) fs.mkdirSync(path.join(dir, d), { recursive: true });
-  const all = await ports(3 * n + 1, opts.basePort);
+  const all = await ports(2 * servers + n + 1, opts.basePort);
   const proxyPort = all[0]!;
-  const clientPorts = all.slice(1, n + 1);
-  const routePorts = all.slice(n + 1, 2 * n + 1);
-  const nodePorts = all.slice(2 * n + 1);
+  const clientPorts = all.slice(1, servers + 1);
+  const routePorts = all.slice(servers + 1, 2 * servers + 1);
+  const nodePorts = all.slice(2 * servers + 1);
   const rec: ClusterRecord = {
     dir,
     url: `http://127.0.0.1:${proxyPort}`,
