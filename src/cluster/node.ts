@@ -104,6 +104,12 @@ export type ClusterOptions = {
    * another node may take it over (subdomains.ts); default 60 s.
    */
   reservationTimeoutMs?: number;
+  /**
+   * Run on a nats-server older than 2.9.21 (CLUSTER_ALLOW_UNSAFE_NATS=1), whose expected-sequence
+   * checks can let two racing writes through; without it the node refuses to join on one
+   * (connectJetStream, docs/cluster.md "NATS version").
+   */
+  allowUnsafeNats?: boolean;
 };
 
 type Owned = {

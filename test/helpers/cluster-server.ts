@@ -25,6 +25,7 @@ import { clusterNames, clusterStreams, connectJetStream } from '../../src/cluste
 import {
   alive,
   answers,
+  localNatsIsUnsafe,
   ports,
   sleep,
   startNatsCluster,
@@ -73,6 +74,7 @@ async function prepareNamespace(natsUrls: string[]): Promise<string> {
     node: 'prepare',
     replicas: 3,
     names: clusterNames(namespace),
+    allowUnsafeNats: localNatsIsUnsafe(),
   });
   await nc.close();
   return namespace;
@@ -186,6 +188,8 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
     replicas: 3,
     namespace,
     leaseMs: LEASE_MS,
+    // Only where the fetched nats-server is missing and the PATH's is too old (it warns).
+    allowUnsafeNats: localNatsIsUnsafe(),
   });
   // What the other nodes get of the test's options: all but functions and n1's own.
   const {
