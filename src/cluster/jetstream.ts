@@ -318,14 +318,37 @@ export function natsVersionIsSafe(version: string): boolean {
 }
 
 /**
+ * A nats-server older than SAFE_NATS_VERSION, met without the operator's override
+ * (CLUSTER_ALLOW_UNSAFE_NATS=1): the node refuses to start (src/cluster/main.ts, exit status 78).
+ */
+export class UnsafeNatsError extends Error {
+  constructor(readonly version: string) {
+    super(
+      `nats-server ${version || '(unknown version)'} is older than ` +
+        `${SAFE_NATS_VERSION.join('.')}: it can accept two concurrent writes that expect the same ` +
+        "last sequence (nats-server issue 4320), so two nodes could both win a realm's lease or " +
+        'both append after the same log entry, and a partition could leave two owners writing ' +
+        '(docs/cluster.md "NATS version"). Upgrade the NATS servers to ' +
+        `${SAFE_NATS_VERSION.join('.')} or later (\`npm run fetch-nats-server\` unpacks 2.10.27 ` +
+        'into .cache/nats-server/ for a local cluster), or set CLUSTER_ALLOW_UNSAFE_NATS=1 to run ' +
+        'on this one all the same.',
+    );
+    this.name = 'UnsafeNatsError';
+  }
+}
+
+/**
  * Connects to NATS as node `node` and opens the log and the buckets, retrying while a NATS
- * cluster just started has no JetStream leader yet (up to STARTUP_PATIENCE_MS).
+ * cluster just started has no JetStream leader yet (up to STARTUP_PATIENCE_MS). A server older
+ * than SAFE_NATS_VERSION is refused (UnsafeNatsError, nothing opened or created) unless
+ * `allowUnsafeNats` (CLUSTER_ALLOW_UNSAFE_NATS=1): then the node only warns.
  */
 export async function connectJetStream(opts: {
   servers: string[];
   node: string;
   replicas: number;
   names: ClusterNames;
+  allowUnsafeNats?: boolean;
 }): Promise<JetStreamHandles & { nc: NatsConnection }> {
   const nc = await connect({
     servers: opts.servers,
@@ -337,12 +360,18 @@ export async function connectJetStream(opts: {
     noAsyncTraces: true,
   });
   const version = nc.info?.version ?? '';
-  if (!natsVersionIsSafe(version))
+  if (!natsVersionIsSafe(version)) {
+    if (!opts.allowUnsafeNats) {
+      await nc.close();
+      throw new UnsafeNatsError(version);
+    }
     console.error(
       `cluster ${opts.node}: WARNING: nats-server ${version || '(unknown version)'} is older than ` +
         `${SAFE_NATS_VERSION.join('.')}: it may let two nodes win the same lease or append after ` +
-        'the same log entry when they race (docs/cluster.md "NATS version"); upgrade it',
+        'the same log entry when they race (docs/cluster.md "NATS version"); running on it ' +
+        'because CLUSTER_ALLOW_UNSAFE_NATS=1; upgrade it',
     );
+  }
   try {
     // A NATS cluster just started has no JetStream leader for a few seconds.
     const deadline = Date.now() + STARTUP_PATIENCE_MS;

@@ -9,7 +9,12 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { placesReplicas, STARTUP_PATIENCE_MS } from './jetstream.js';
+import {
+  natsVersionIsSafe,
+  placesReplicas,
+  SAFE_NATS_VERSION,
+  STARTUP_PATIENCE_MS,
+} from './jetstream.js';
 
 export type NodeRecord = {
   name: string;
@@ -80,6 +85,44 @@ export function binary(name: string): string {
   const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
   const found = r.stdout.trim();
   return found !== '' ? found : `/usr/sbin/${name}`;
+}
+
+/** The version a nats-server binary reports (`nats-server: v2.10.27`: `2.10.27`); '' if none. */
+export function natsServerVersion(bin: string): string {
+  const r = spawnSync(bin, ['--version'], { encoding: 'utf8' });
+  return /v?(\d+\.\d+\.\d+\S*)/.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`)?.[1] ?? '';
+}
+
+/** localNatsIsUnsafe's answers, by binary: each is asked and warned about once per process. */
+const unsafeBinaries = new Map<string, boolean>();
+
+/**
+ * Whether the nats-server binary a local cluster runs (`binary`: the fetched one, else the PATH's)
+ * is older than SAFE_NATS_VERSION: the nodes of such a cluster (`up`, the tests' clusters) then
+ * run only because they are given CLUSTER_ALLOW_UNSAFE_NATS=1 (allowUnsafeNats), and this says so
+ * on stderr. It happens where `npm run fetch-nats-server` failed or never ran and only Debian
+ * 12's 2.9.10 is installed; the cluster then works, without the fencing's guarantee.
+ */
+export function localNatsIsUnsafe(bin = binary('nats-server')): boolean {
+  const known = unsafeBinaries.get(bin);
+  if (known !== undefined) return known;
+  const version = natsServerVersion(bin);
+  const unsafe = !natsVersionIsSafe(version);
+  unsafeBinaries.set(bin, unsafe);
+  if (unsafe)
+    console.error(
+      `WARNING: the nats-server of local clusters, ${bin}, is ${version || 'of unknown version'}, ` +
+        `older than ${SAFE_NATS_VERSION.join('.')}: two nodes may both win a lease or append ` +
+        'after the same log entry (nats-server issue 4320; docs/cluster.md "NATS version"). The ' +
+        "local cluster's nodes run on it with CLUSTER_ALLOW_UNSAFE_NATS=1; " +
+        '`npm run fetch-nats-server` fetches 2.10.27 into .cache/nats-server/.',
+    );
+  return unsafe;
+}
+
+/** The environment a local cluster's node needs for its nats-server (see localNatsIsUnsafe). */
+export function localNatsEnv(): Record<string, string> {
+  return localNatsIsUnsafe() ? { CLUSTER_ALLOW_UNSAFE_NATS: '1' } : {};
 }
 
 /** Listens on `port` (0: any) on loopback and closes again; the port, or null if it is taken. */
@@ -203,14 +246,15 @@ ${n > 1 ? `cluster {\n  name: confab-${clientPorts[0]}\n  listen: 127.0.0.1:${ro
 
 /**
  * Starts the NATS servers of a cluster (one per client port, joined by the route ports, their
- * configuration, store and log under `dir`, which must have a `logs` folder).
+ * configuration, store and log under `dir`, which must have a `logs` folder), of the binary
+ * `natsBin` (default: the fetched one, else the PATH's).
  */
 export function startNatsServers(
   dir: string,
   clientPorts: number[],
   routePorts: number[],
+  natsBin = binary('nats-server'),
 ): { pid: number; port: number }[] {
-  const natsBin = binary('nats-server');
   fs.mkdirSync(path.join(dir, 'nats'), { recursive: true });
   return clientPorts.map((port, i) => {
     const conf = path.join(dir, 'nats', `nats${i + 1}.conf`);
@@ -444,7 +488,13 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
     })),
     proxyPid: 0,
     owner: { email: '', api_key: '', password: '' },
-    env: { EXTERNAL_HOST: `127.0.0.1:${proxyPort}`, TRUSTED_PROXIES: '127.0.0.1', ...opts.env },
+    env: {
+      EXTERNAL_HOST: `127.0.0.1:${proxyPort}`,
+      TRUSTED_PROXIES: '127.0.0.1',
+      // CLUSTER_ALLOW_UNSAFE_NATS=1 when the only nats-server found is too old (with a warning).
+      ...localNatsEnv(),
+      ...opts.env,
+    },
   };
   try {
     rec.nats = await startNatsCluster(dir, clientPorts, routePorts);

@@ -5,6 +5,9 @@
  *   CLUSTER_NATS       NATS server URLs, comma-separated
  *   CLUSTER_REPLICAS   JetStream replicas of the log and the leases (default 3)
  *   CLUSTER_LEASE_MS   lease time (default 3000)
+ *   CLUSTER_READ_BARRIER_MS  how long a request on a node not owning its realm waits for the node
+ *                      to apply what the log held when it arrived before it is answered 503
+ *                      (default 5000; docs/cluster.md "Guarantees")
  *   CLUSTER_SNAPSHOT_EVERY  log entries between snapshots (default 10000)
  *   CLUSTER_TRIM_GRACE_MS   how long the log waits for a node that stopped reporting before
  *                      trimming what it would need (default 300000); it then starts from a snapshot
@@ -19,6 +22,9 @@
  *   CLUSTER_SEED=1     move DATA_DIR's single-process database onto the cluster, whose log must be
  *                      empty (src/cluster/seed.ts; docs/cluster.md "Moving an existing server
  *                      onto a cluster")
+ *   CLUSTER_ALLOW_UNSAFE_NATS=1  run on a nats-server older than 2.9.21 (with a warning), whose
+ *                      fencing can let two racing writes through; without it the node refuses to
+ *                      start on one (exit status 78; docs/cluster.md "NATS version")
  * A database holding commits the log never acknowledged (this node died as an owner between its
  * COMMIT and the ack), or older than what the log still holds (trimmed while the node was away,
  * or from before the cluster was seeded), is discarded and rebuilt from the newest snapshot and
@@ -36,14 +42,25 @@ import { DataDirLock } from '../storage/data-lock.js';
 import { openDatabase } from '../storage/db.js';
 import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
 import { ID_BLOCK_SIZE } from './id-blocks.js';
-import { clusterNames } from './jetstream.js';
+import { clusterNames, UnsafeNatsError } from './jetstream.js';
+import { DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 import { CopyRefusedError, prepareCopy, type Prepared } from './seed.js';
 import { DEFAULT_TRIM_GRACE_MS } from './trim.js';
 import { restoreSnapshot } from './snapshot.js';
 import { DEFAULT_RESERVATION_TIMEOUT_MS } from './subdomains.js';
 
-/** A node refused to start on its data directory: a supervisor should not start it again as is. */
+/**
+ * A node refused to start on its data directory or its NATS server: a supervisor should not start
+ * it again as is.
+ */
 const EX_CONFIG = 78;
+
+/** A flag of the environment: unset, empty or `0` is off, `1` on; anything else is refused. */
+function flag(name: string): boolean {
+  const value = process.env[name] ?? '';
+  if (!['', '0', '1'].includes(value)) throw new Error(`${name} must be 1 or 0`);
+  return value === '1';
+}
 
 /**
  * Discards the database if it holds commits the log never acknowledged, if the log no longer
@@ -77,8 +94,12 @@ async function main(): Promise<void> {
   const namespace = process.env.CLUSTER_NAMESPACE ?? '';
   const names = clusterNames(namespace);
   const replicas = Number(process.env.CLUSTER_REPLICAS ?? 3);
-  const seedValue = process.env.CLUSTER_SEED ?? '';
-  if (!['', '0', '1'].includes(seedValue)) throw new Error('CLUSTER_SEED must be 1 or 0');
+  const seed = flag('CLUSTER_SEED');
+  const allowUnsafeNats = flag('CLUSTER_ALLOW_UNSAFE_NATS');
+  const readBarrierMs = Number(process.env.CLUSTER_READ_BARRIER_MS ?? DEFAULT_READ_BARRIER_MS);
+  // Not a number would be a budget of 0: every read on a node not owning its realm answered 503.
+  if (!Number.isFinite(readBarrierMs) || readBarrierMs <= 0)
+    throw new Error('CLUSTER_READ_BARRIER_MS must be a positive number of milliseconds');
   // One process at a time writes a data directory: a server or the admin tool running on it
   // would change what this node checks, seeds or discards.
   const lock = DataDirLock.acquire(config.dataDir, 'server');
@@ -90,7 +111,8 @@ async function main(): Promise<void> {
       node,
       replicas,
       dataDir: config.dataDir,
-      seed: seedValue === '1',
+      seed,
+      allowUnsafeNats,
     });
     discardUnusableCopy(config.dataDir, prepared.trimmed, prepared.seeded);
     const restored = await restoreSnapshot(servers, names, config.dataDir, prepared.seeded);
@@ -115,6 +137,7 @@ async function main(): Promise<void> {
       namespace,
       replicas,
       leaseMs: Number(process.env.CLUSTER_LEASE_MS ?? 3000),
+      readBarrierMs,
       snapshotEvery: Number(process.env.CLUSTER_SNAPSHOT_EVERY ?? 10_000),
       trimGraceMs: Number(process.env.CLUSTER_TRIM_GRACE_MS ?? DEFAULT_TRIM_GRACE_MS),
       tmpDir: path.join(config.dataDir, 'tmp'),
@@ -122,6 +145,7 @@ async function main(): Promise<void> {
       reservationTimeoutMs: Number(
         process.env.CLUSTER_RESERVATION_TIMEOUT_MS ?? DEFAULT_RESERVATION_TIMEOUT_MS,
       ),
+      allowUnsafeNats,
     },
   });
   const cluster = server.cluster!;
@@ -142,7 +166,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof CopyRefusedError) {
+  if (err instanceof CopyRefusedError || err instanceof UnsafeNatsError) {
     console.error(`refusing to start: ${err.message}`);
     process.exit(EX_CONFIG);
   }

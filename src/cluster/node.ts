@@ -40,7 +40,6 @@ import type { EventQueues } from '../../actors/event-queues.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
 import type { CommitLog } from '../../actors/realm.machine.js';
 import type { EventPublisher, OutboundEvent } from '../lib/events.js';
-import { JsonableError } from '../lib/errors.js';
 import { observeAppend } from '../observability/metrics.js';
 import { pack, unpack } from '../lib/pack.js';
 import { subdomainInUse } from '../mutations/realms.js';
@@ -62,6 +61,7 @@ import {
   type Entry,
 } from './jetstream.js';
 import { ExportRuns } from './export-runs.js';
+import { DEFAULT_READ_BARRIER_MS, passReadBarrier } from './read-barrier.js';
 import { LeaseBucket } from './leases.js';
 import { refreshReadModel } from './refresh.js';
 import { uploadSnapshot } from './snapshot.js';
@@ -83,7 +83,8 @@ export type ClusterOptions = {
   snapshotEvery?: number;
   /**
    * How long a request on a node that does not own its realm waits for this node to apply what the
-   * log held when it arrived (the read barrier) before it is answered 503; default 5000.
+   * log held when it arrived (the read barrier, read-barrier.ts) before it is answered 503;
+   * default 5000 (CLUSTER_READ_BARRIER_MS).
    */
   readBarrierMs?: number;
   /** Where the snapshot file is written before it is uploaded (DATA_DIR/tmp). */
@@ -105,6 +106,12 @@ export type ClusterOptions = {
    * another node may take it over (subdomains.ts); default 60 s.
    */
   reservationTimeoutMs?: number;
+  /**
+   * Run on a nats-server older than 2.9.21 (CLUSTER_ALLOW_UNSAFE_NATS=1), whose expected-sequence
+   * checks can let two racing writes through; without it the node refuses to join on one
+   * (connectJetStream, docs/cluster.md "NATS version").
+   */
+  allowUnsafeNats?: boolean;
 };
 
 type Owned = {
@@ -130,16 +137,6 @@ type Sealed = {
   /** Resolves once the log holds it (and the realm's earlier batches). */
   step: Promise<void>;
 };
-
-/** A read on a node that could not catch up with the log in time (the read barrier). */
-export class CatchingUpError extends JsonableError {
-  constructor() {
-    super('This server is catching up with the cluster; try again', {
-      code: 'BAD_REQUEST',
-      status: 503,
-    });
-  }
-}
 
 export class ClusterNode implements RealmPlacement, CommitLog {
   /** This process's incarnation: entries it wrote carry it (a restarted node is another). */
@@ -330,22 +327,19 @@ export class ClusterNode implements RealmPlacement, CommitLog {
    * The read barrier (docs/cluster.md "Guarantees"), run before every request on a node that
    * does not own the request's realm: resolves once this node has applied everything the log
    * held when the request arrived, so the request sees every write acknowledged before it, made
-   * through any node. Past `readBarrierMs` (the log does not answer, or this node lags that far)
-   * it rejects with a 503: the client asks again, perhaps another node.
+   * through any node. A failed question for the log's position is asked again; past
+   * `readBarrierMs` (the log does not answer, or this node lags that far) it rejects with a 503:
+   * the client asks again, perhaps another node (read-barrier.ts).
    */
   readBarrier(): Promise<void> {
-    const ms = this.opts.readBarrierMs ?? 5000;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new CatchingUpError()), ms);
-    });
-    const ready = this.lastPosition().then(
-      (seq) => this.waitApplied(seq),
-      () => {
-        throw new CatchingUpError();
+    return passReadBarrier(
+      {
+        position: () => this.lastPosition(),
+        applied: (seq) => this.waitApplied(seq),
+        stopped: () => this.closed,
       },
+      this.opts.readBarrierMs ?? DEFAULT_READ_BARRIER_MS,
     );
-    return Promise.race([ready, late]).finally(() => clearTimeout(timer));
   }
 
   /**

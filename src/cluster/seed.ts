@@ -146,6 +146,8 @@ export type PrepareOptions = {
   dataDir: string;
   /** CLUSTER_SEED: move this data directory's single-process database onto the (empty) cluster. */
   seed: boolean;
+  /** CLUSTER_ALLOW_UNSAFE_NATS: run on a nats-server too old for the fencing (connectJetStream). */
+  allowUnsafeNats?: boolean;
 };
 
 /** What the node's start needs next (src/cluster/main.ts). */
@@ -181,6 +183,7 @@ export async function prepareCopy(opts: PrepareOptions): Promise<Prepared> {
     node: opts.node,
     replicas: opts.replicas,
     names: opts.names,
+    allowUnsafeNats: opts.allowUnsafeNats,
   });
   try {
     const view = await viewCluster(h, opts.names);

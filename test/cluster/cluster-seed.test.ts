@@ -20,7 +20,14 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import { down, killNode, startNodeAgain, up, type ClusterRecord } from '../../src/cluster/local.js';
+import {
+  down,
+  killNode,
+  localNatsEnv,
+  startNodeAgain,
+  up,
+  type ClusterRecord,
+} from '../../src/cluster/local.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { startChild } from '../helpers/child-server.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
@@ -408,7 +415,10 @@ async function singleProcessData(
 function clusterNode(
   env: Record<string, string>,
 ): Promise<{ code: number | null; output: string }> {
-  const node = plainNode([path.join(DIST_SRC, 'cluster', 'main.js')], env);
+  const node = plainNode([path.join(DIST_SRC, 'cluster', 'main.js')], {
+    ...localNatsEnv(),
+    ...env,
+  });
   const child = spawn(node.file, node.args, { env: node.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));

@@ -23,7 +23,15 @@ import {
   SNAPSHOT_NAME,
   type ClusterNames,
 } from '../../src/cluster/jetstream.js';
-import { alive, missingEngines, ports, sleep, startNatsServers } from '../../src/cluster/local.js';
+import {
+  alive,
+  localNatsEnv,
+  localNatsIsUnsafe,
+  missingEngines,
+  ports,
+  sleep,
+  startNatsServers,
+} from '../../src/cluster/local.js';
 import { inspectCopy, prepareCopy } from '../../src/cluster/seed.js';
 import { restoreSnapshot } from '../../src/cluster/snapshot.js';
 import { doCreateRealm } from '../../src/mutations/realms.js';
@@ -67,6 +75,7 @@ async function run(): Promise<void> {
     replicas: 1,
     dataDir,
     seed,
+    allowUnsafeNats: localNatsIsUnsafe(),
   });
   const single = dirOf('single');
   singleProcessDatabase(single, ['', 'two']);
@@ -202,7 +211,13 @@ async function run(): Promise<void> {
     await refused('e', dirOf('nothing'), true, /holds no realms to move onto the cluster/);
     t.notOk(fs.existsSync(path.join(dirOf('nothing'), 'confab.sqlite3')), 'no database made');
     // An earlier cluster's snapshot in the buckets of an empty log.
-    const h = await connectJetStream({ servers, node: 't', replicas: 1, names: clusterNames('f') });
+    const h = await connectJetStream({
+      servers,
+      node: 't',
+      replicas: 1,
+      names: clusterNames('f'),
+      allowUnsafeNats: localNatsIsUnsafe(),
+    });
     await h.snapshots.putBlob({ name: SNAPSHOT_NAME, description: '5' }, Buffer.from('old'));
     await h.nc.close();
     await refused('f', other, true, /buckets hold an earlier cluster's state/);
@@ -234,7 +249,13 @@ async function append(
   names: ClusterNames,
   db: { realms: number[]; largest: number },
 ): Promise<void> {
-  const h = await connectJetStream({ servers, node: 'n1', replicas: 1, names });
+  const h = await connectJetStream({
+    servers,
+    node: 'n1',
+    replicas: 1,
+    names,
+    allowUnsafeNats: localNatsIsUnsafe(),
+  });
   try {
     const entry = { k: 'seed' as const, node: 'n1', inc: 'earlier', ...db };
     await appendEntry(h.js, names, CLUSTER_SUBJECT_REALM, entry, 'Nats-Expected-Last-Sequence', 0);
@@ -268,7 +289,10 @@ async function kvValue(servers: string[], names: ClusterNames, key: string): Pro
 
 /** A cluster node process (src/cluster/main.ts): its output as it comes, and its exit. */
 function clusterNode(env: Record<string, string>) {
-  const node = plainNode([path.join(DIST_SRC, 'cluster', 'main.js')], env);
+  const node = plainNode([path.join(DIST_SRC, 'cluster', 'main.js')], {
+    ...localNatsEnv(),
+    ...env,
+  });
   const child = spawn(node.file, node.args, { env: node.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));

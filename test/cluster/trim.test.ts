@@ -9,7 +9,14 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { clusterNames, connectJetStream } from '../../src/cluster/jetstream.js';
-import { alive, missingEngines, ports, sleep, startNatsCluster } from '../../src/cluster/local.js';
+import {
+  alive,
+  localNatsIsUnsafe,
+  missingEngines,
+  ports,
+  sleep,
+  startNatsCluster,
+} from '../../src/cluster/local.js';
 import { reportPosition, trimLog, trimmedPosition } from '../../src/cluster/trim.js';
 
 const missing = missingEngines();
@@ -33,6 +40,7 @@ t.test('trimming waits for the nodes heard from, and keeps each newest entry', a
     node: 't',
     replicas: 1,
     names,
+    allowUnsafeNats: localNatsIsUnsafe(),
   });
   t.teardown(() => h.nc.close());
   // Realm 1's entries at 1..20, realm 2's only entry at 21.

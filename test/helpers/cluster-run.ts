@@ -24,7 +24,8 @@ export async function runWithEngines(run: () => Promise<void>): Promise<void> {
 
 /**
  * A three-node local cluster (src/cluster/local.ts `up`) in a new directory named after `name`,
- * its nodes started with `env` (rate limits off), stopped and removed at the test's teardown.
+ * its nodes started with `env` (rate limits off, and a read barrier of 30 s instead of 5: the
+ * machine running the suite is loaded), stopped and removed at the test's teardown.
  */
 export async function upForTest(
   name: string,
@@ -33,7 +34,11 @@ export async function upForTest(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
   let rec: ClusterRecord;
   try {
-    rec = await up({ dir, nodes: 3, env: { RATE_LIMITING: 'off', ...env } });
+    rec = await up({
+      dir,
+      nodes: 3,
+      env: { RATE_LIMITING: 'off', CLUSTER_READ_BARRIER_MS: '30000', ...env },
+    });
   } catch (err) {
     await down(dir);
     throw err;

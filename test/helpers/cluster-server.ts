@@ -25,6 +25,7 @@ import { clusterNames, clusterStreams, connectJetStream } from '../../src/cluste
 import {
   alive,
   answers,
+  localNatsIsUnsafe,
   ports,
   sleep,
   startNatsCluster,
@@ -45,6 +46,14 @@ const HOST_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'clu
  * the event loop longer than a default lease; failover is not what these tests are about.
  */
 const LEASE_MS = 60_000;
+
+/**
+ * The read barrier's budget: longer than the default (5 s), for the same reason. On the 2-core
+ * machine running the whole suite (two tap jobs, each with its NATS servers and nodes) a node
+ * answered an upload 503 "catching up", most plausibly its 5 s budget run out. A budget run out
+ * under load is not what these tests are about; test/unit/read-barrier.test.ts tests it.
+ */
+const READ_BARRIER_MS = 30_000;
 
 type Host = {
   name: string;
@@ -73,6 +82,7 @@ async function prepareNamespace(natsUrls: string[]): Promise<string> {
     node: 'prepare',
     replicas: 3,
     names: clusterNames(namespace),
+    allowUnsafeNats: localNatsIsUnsafe(),
   });
   await nc.close();
   return namespace;
@@ -186,6 +196,9 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
     replicas: 3,
     namespace,
     leaseMs: LEASE_MS,
+    readBarrierMs: READ_BARRIER_MS,
+    // Only where the fetched nats-server is missing and the PATH's is too old (it warns).
+    allowUnsafeNats: localNatsIsUnsafe(),
   });
   // What the other nodes get of the test's options: all but functions and n1's own.
   const {

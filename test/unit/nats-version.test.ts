@@ -1,5 +1,6 @@
 /**
- * The nats-server versions a cluster node warns about (src/cluster/jetstream.ts natsVersionIsSafe):
+ * The nats-server versions a cluster node refuses to start on unless CLUSTER_ALLOW_UNSAFE_NATS=1
+ * (src/cluster/jetstream.ts natsVersionIsSafe; test/cluster/unsafe-nats.test.ts, for real):
  * before 2.9.21, two racing writes could both pass one expected-sequence check (docs/cluster.md
  * "NATS version").
  */

@@ -1,0 +1,76 @@
+/**
+ * The read barrier of a cluster node (docs/cluster.md "Guarantees"; ClusterNode.readBarrier):
+ * before a request on a node that does not own its realm, learn the log's last position and wait
+ * until the node has applied it, within a time budget (CLUSTER_READ_BARRIER_MS); past it, the
+ * request is answered 503 and the client asks again.
+ */
+import { JsonableError } from '../lib/errors.js';
+
+/** A read on a node that could not catch up with the log in time (the read barrier). */
+export class CatchingUpError extends JsonableError {
+  constructor() {
+    super('This server is catching up with the cluster; try again', {
+      code: 'BAD_REQUEST',
+      status: 503,
+    });
+  }
+}
+
+/** The barrier's time budget (ms) unless CLUSTER_READ_BARRIER_MS says otherwise. */
+export const DEFAULT_READ_BARRIER_MS = 5000;
+
+/** The first pause before the position is asked again after a failed question; it doubles. */
+export const POSITION_RETRY_MS = 100;
+
+/** The longest pause between two questions. */
+const POSITION_RETRY_MAX_MS = 1000;
+
+export type BarrierSide = {
+  /** The log's last position (ClusterNode.lastPosition: JetStream's stream info). */
+  position: () => Promise<number>;
+  /** Resolves once this node has applied the log up to `seq`. */
+  applied: (seq: number) => Promise<void>;
+  /** True once the node is stopping: a failed question is not asked again. */
+  stopped: () => boolean;
+};
+
+/**
+ * Resolves once `side.applied` says the node holds what the log held when this was called;
+ * rejects with CatchingUpError once `budgetMs` has passed without that. A question for the
+ * position that fails (JetStream answers "temporarily unavailable" while its cluster elects a
+ * leader, say, or a request to it fails on the way) is asked again after a pause (POSITION_RETRY_MS,
+ * doubling up to 1 s) while the budget lasts, instead of failing the request at once; an answer
+ * that takes longer than the budget, or a node that lags that far, is answered 503 at its end.
+ */
+export function passReadBarrier(
+  side: BarrierSide,
+  budgetMs: number,
+  retryMs = POSITION_RETRY_MS,
+): Promise<void> {
+  let over = false;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      over = true;
+      reject(new CatchingUpError());
+    }, budgetMs);
+  });
+  const ready = (async () => {
+    for (let pause = retryMs; ; pause = Math.min(2 * pause, POSITION_RETRY_MAX_MS)) {
+      let seq: number;
+      try {
+        seq = await side.position();
+      } catch {
+        if (over || side.stopped()) throw new CatchingUpError();
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+        if (over) throw new CatchingUpError();
+        continue;
+      }
+      return side.applied(seq);
+    }
+  })();
+  return Promise.race([ready, late]).finally(() => {
+    over = true;
+    clearTimeout(timer);
+  });
+}
