@@ -119,7 +119,7 @@ type Owned = {
   /** Sequence of the last entry appended for the realm (the next append expects it). */
   last: number;
   tail: Promise<void>;
-  /** Appends handed to `append` and not settled yet. */
+  /** Batches sealed for the log whose appends have not settled yet. */
   inFlight: number;
   sub: Subscription;
   /** Where the realm's new rows get their ids. */
@@ -690,11 +690,8 @@ export class ClusterNode implements RealmPlacement, CommitLog {
     if (!o) throw new NotOwnerError();
     if (changes.length > 0) this.replication.noteUnacked(1);
     const sealed: Sealed = { events, ended, sent: false, cancelled: false, step: o.tail };
-    if (changes.length === 0 && events.length === 0 && ended.length === 0) {
-      // Nothing for the log; its answer still waits for the realm's earlier appends.
-      sealed.step = o.tail;
-      return sealed;
-    }
+    // Nothing for the log: its answer still waits for the realm's earlier appends (o.tail).
+    if (changes.length === 0 && events.length === 0 && ended.length === 0) return sealed;
     const entry: Entry = {
       k: 'batch',
       node: this.opts.node,
