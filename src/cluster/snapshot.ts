@@ -15,6 +15,7 @@ import { connect, type NatsConnection, type ObjectStore } from 'nats';
 import type { Replication } from '../storage/replication.js';
 import {
   isNoAnswer,
+  isWrongLastSequence,
   JETSTREAM_TIMEOUT_MS,
   patiently,
   sleep,
@@ -101,10 +102,17 @@ export async function restoreSnapshot(
 /**
  * Writes a copy of this node's database under `dir` and uploads it unless the bucket already
  * holds one as new; `taken` learns the copy's log position. The position uploaded, or null.
+ *
+ * The upload is a compare-and-set on the object's meta entry: the put expects the revision of the
+ * older snapshot it found (JetStream's expected last subject sequence; 0: none yet), so when
+ * another node's snapshot lands in between the put is refused, and the bucket is read again. An
+ * older copy finishing after a newer one can thus never replace it: the bucket's snapshot never
+ * moves backwards, and the log trimmed behind a snapshot this returned (trim.ts) is never
+ * trimmed past what the bucket holds.
  */
 export async function uploadSnapshot(
   replication: Pick<Replication, 'snapshotTo'>,
-  bucket: ObjectStore,
+  bucket: Pick<ObjectStore, 'info' | 'put'>,
   dir: string,
   node: string,
   taken: (seq: number) => void,
@@ -115,12 +123,24 @@ export async function uploadSnapshot(
     const seq = replication.snapshotTo(file);
     if (seq === null) return null;
     taken(seq);
-    const current = await bucket.info(SNAPSHOT_NAME).catch(() => null);
-    if (current && Number(current.description) >= seq) return null;
-    const body = Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>;
-    await bucket.put({ name: SNAPSHOT_NAME, description: String(seq) }, body);
-    console.error(`cluster ${node}: snapshot at log position ${seq} uploaded`);
-    return seq;
+    for (let attempt = 1; ; attempt++) {
+      // Asked again while the cluster does not answer in time; any other failure fails this
+      // snapshot (counted as "none", the put would expect an empty subject).
+      const current = await patiently(() => bucket.info(SNAPSHOT_NAME));
+      if (current && !current.deleted && Number(current.description) >= seq) return null;
+      const body = Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>;
+      try {
+        await bucket.put({ name: SNAPSHOT_NAME, description: String(seq) }, body, {
+          previousRevision: current?.revision ?? 0,
+        });
+      } catch (err) {
+        // Another snapshot landed since the read (nats.js removes the chunks this put sent).
+        if (!isWrongLastSequence(err) || attempt >= 10) throw err;
+        continue;
+      }
+      console.error(`cluster ${node}: snapshot at log position ${seq} uploaded`);
+      return seq;
+    }
   } finally {
     await fs.promises.rm(file, { force: true });
   }

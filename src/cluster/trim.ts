@@ -13,7 +13,7 @@
  * refuse that append.
  */
 import type { JetStreamManager, KV } from 'nats';
-import type { ClusterNames } from './jetstream.js';
+import { isWrongLastSequence, sleep, type ClusterNames } from './jetstream.js';
 
 /** The lease bucket's key holding the position at or below which entries may be gone. */
 export const TRIMMED_KEY = 'log-trimmed';
@@ -38,9 +38,32 @@ export async function trimmedPosition(kv: KV): Promise<number> {
 }
 
 /**
+ * Raises the trimmed position to `upTo` by a compare-and-set on the key's revision (again while
+ * another node's write wins): false if it is already there or past. Two nodes trimming at once
+ * can thus never lower it below what the higher one removes.
+ */
+async function raiseTrimmedPosition(kv: KV, upTo: number): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    const e = await kv.get(TRIMMED_KEY);
+    const held = e !== null && e.operation === 'PUT';
+    if (upTo <= (held ? Number(e.string()) || 0 : 0)) return false;
+    try {
+      if (held) await kv.update(TRIMMED_KEY, String(upTo), e.revision);
+      else await kv.create(TRIMMED_KEY, String(upTo));
+      return true;
+    } catch (err) {
+      if (!isWrongLastSequence(err) || attempt >= 100) throw err;
+      await sleep(Math.random() * 5 * Math.min(attempt, 10));
+    }
+  }
+}
+
+/**
  * Removes the entries at or below min(`snapshotSeq`, every recently heard node's position), but
  * never a realm's newest; records the new trimmed position first. Returns it, or null when there
- * was nothing to remove.
+ * was nothing to remove. `snapshotSeq` must be the position of a snapshot this node has just
+ * put in the bucket (snapshot.ts uploadSnapshot): the bucket's snapshot never moves backwards, so
+ * the log is never trimmed past it.
  */
 export async function trimLog(
   jsm: JetStreamManager,
@@ -59,10 +82,9 @@ export async function trimLog(
     const seq = Number(e.string());
     if (Number.isFinite(seq)) upTo = Math.min(upTo, seq);
   }
-  if (upTo <= (await trimmedPosition(kv))) return null;
   // First the position, then the removal: a node that checks the position before starting never
   // misses the entries it needs without knowing.
-  await kv.put(TRIMMED_KEY, String(upTo));
+  if (!(await raiseTrimmedPosition(kv, upTo))) return null;
   const info = await jsm.streams.info(names.stream, { subjects_filter: `${names.log}.>` });
   for (const subject of Object.keys(info.state.subjects ?? {})) {
     const newest = await jsm.streams.getMessage(names.stream, { last_by_subj: subject });
