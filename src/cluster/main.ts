@@ -153,11 +153,15 @@ async function main(): Promise<void> {
   if (ownerFile) {
     const creds = await cluster.bootstrap(() => ensureFirstRealm(server.store, config));
     if (creds) {
+      // Whole or not at all: whoever waits for the file (src/cluster/local.ts `up`) reads it as
+      // soon as it appears, and a plain write can be seen empty (a CI run failed on that).
+      const partial = `${ownerFile}.${process.pid}.tmp`;
       fs.writeFileSync(
-        ownerFile,
+        partial,
         JSON.stringify({ email: creds.email, api_key: creds.api_key, password: creds.password }),
         { mode: 0o600 },
       );
+      fs.renameSync(partial, ownerFile);
     }
   }
   // Before the announcement, which whoever started the node may answer with a signal at once.
