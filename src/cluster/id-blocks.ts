@@ -28,7 +28,7 @@ import type { KV } from 'nats';
 import { JsonableError } from '../lib/errors.js';
 import type { DB } from '../storage/db.js';
 import { guardIdTables, largestId, type IdSource, type IdTable } from '../storage/ids.js';
-import { isWrongLastSequence, NotOwnerError, sleep } from './jetstream.js';
+import { isWrongLastSequence, NotOwnerError, raiseNumber, sleep } from './jetstream.js';
 
 /** Ids per block: 65,536 (2^53 ids last 2^37 blocks). */
 export const ID_BLOCK_SIZE = 2 ** 16;
@@ -177,20 +177,7 @@ export async function claimIds(kv: KV, count: number, firstFree: () => number): 
  * earlier cluster left a lower counter in the bucket.
  */
 export async function raiseIdCounter(kv: KV, atLeast: number): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
-    const e = await kv.get(ID_BLOCKS_KEY);
-    const held = e !== null && e.operation === 'PUT';
-    const now = held ? Number(e.string()) : 0;
-    if (held && now >= atLeast) return now;
-    try {
-      if (held) await kv.update(ID_BLOCKS_KEY, String(atLeast), e.revision);
-      else await kv.create(ID_BLOCKS_KEY, String(atLeast));
-      return atLeast;
-    } catch (err) {
-      if (!isWrongLastSequence(err) || attempt >= 100) throw err;
-      await sleep(Math.random() * 5 * Math.min(attempt, 10));
-    }
-  }
+  return (await raiseNumber(kv, ID_BLOCKS_KEY, atLeast)).value;
 }
 
 /**

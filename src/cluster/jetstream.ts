@@ -286,11 +286,38 @@ export async function sharedImageProxyKey(kv: KV, local: string): Promise<string
 }
 
 /**
+ * Raises the number the bucket holds under `key` to `atLeast` by a compare-and-set on the key's
+ * revision (a create when it is absent), asked again while another node's write wins; leaves a
+ * number already there or past. What the key holds then, and whether this call raised it.
+ */
+export async function raiseNumber(
+  kv: KV,
+  key: string,
+  atLeast: number,
+): Promise<{ value: number; raised: boolean }> {
+  for (let attempt = 1; ; attempt++) {
+    const e = await kv.get(key);
+    const held = e !== null && e.operation === 'PUT';
+    const now = held ? Number(e.string()) || 0 : 0;
+    if (held && now >= atLeast) return { value: now, raised: false };
+    try {
+      if (held) await kv.update(key, String(atLeast), e.revision);
+      else await kv.create(key, String(atLeast));
+      return { value: atLeast, raised: true };
+    } catch (err) {
+      if (!isWrongLastSequence(err) || attempt >= 100) throw err;
+      await sleep(Math.random() * 5 * Math.min(attempt, 10));
+    }
+  }
+}
+
+/**
  * Writes what was published on `nc` to its socket now. nats.js (2.29) collects a connection's
  * outgoing commands and writes them at its next microtask, that is after all the synchronous work
- * of the current turn; an append that should travel while the node does that work (its own
- * queues' fan-out) calls this. It uses the client's internal `protocol.flushPending` (the pinned
- * version has it; test/unit/nats-write-now.test.ts checks it), and does nothing where a client
+ * of the current turn; an append that should travel while the node does that work (the COMMIT,
+ * the read-model refresh, its own queues' fan-out) calls this. It uses the client's internal
+ * `protocol.flushPending` (the pinned version has it; test/cluster/nats-write-now.test.ts checks
+ * it), and does nothing where a client
  * lacks it: the bytes then go at the microtask, as before.
  */
 export function writeNow(nc: NatsConnection): void {

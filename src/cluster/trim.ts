@@ -13,7 +13,7 @@
  * refuse that append.
  */
 import type { JetStreamManager, KV } from 'nats';
-import { isWrongLastSequence, sleep, type ClusterNames } from './jetstream.js';
+import { raiseNumber, type ClusterNames } from './jetstream.js';
 
 /** The lease bucket's key holding the position at or below which entries may be gone. */
 export const TRIMMED_KEY = 'log-trimmed';
@@ -35,27 +35,6 @@ export async function reportPosition(kv: KV, node: string, applied: number): Pro
 export async function trimmedPosition(kv: KV): Promise<number> {
   const e = await kv.get(TRIMMED_KEY);
   return e && e.operation === 'PUT' ? Number(e.string()) || 0 : 0;
-}
-
-/**
- * Raises the trimmed position to `upTo` by a compare-and-set on the key's revision (again while
- * another node's write wins): false if it is already there or past. Two nodes trimming at once
- * can thus never lower it below what the higher one removes.
- */
-async function raiseTrimmedPosition(kv: KV, upTo: number): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    const e = await kv.get(TRIMMED_KEY);
-    const held = e !== null && e.operation === 'PUT';
-    if (upTo <= (held ? Number(e.string()) || 0 : 0)) return false;
-    try {
-      if (held) await kv.update(TRIMMED_KEY, String(upTo), e.revision);
-      else await kv.create(TRIMMED_KEY, String(upTo));
-      return true;
-    } catch (err) {
-      if (!isWrongLastSequence(err) || attempt >= 100) throw err;
-      await sleep(Math.random() * 5 * Math.min(attempt, 10));
-    }
-  }
 }
 
 /**
@@ -83,8 +62,9 @@ export async function trimLog(
     if (Number.isFinite(seq)) upTo = Math.min(upTo, seq);
   }
   // First the position, then the removal: a node that checks the position before starting never
-  // misses the entries it needs without knowing.
-  if (!(await raiseTrimmedPosition(kv, upTo))) return null;
+  // misses the entries it needs without knowing. A compare-and-set: two nodes trimming at once
+  // never leave it below what the further of them removes.
+  if (upTo <= 0 || !(await raiseNumber(kv, TRIMMED_KEY, upTo)).raised) return null;
   const info = await jsm.streams.info(names.stream, { subjects_filter: `${names.log}.>` });
   for (const subject of Object.keys(info.state.subjects ?? {})) {
     const newest = await jsm.streams.getMessage(names.stream, { last_by_subj: subject });
