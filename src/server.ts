@@ -63,6 +63,11 @@ export type ConfabServer = {
   /** The cluster node, when running as one. */
   readonly cluster: ClusterNode | null;
   /**
+   * Long-polls the HTTP guard read itself and had served with no connection to uWS (a
+   * connection's polls after the first it held: src/http/guard-polls.ts `ask`); 0 without it.
+   */
+  readonly guardAskedPolls: number;
+  /**
    * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
    */
@@ -250,6 +255,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     cluster,
     get inflight() {
       return inflight.count;
+    },
+    get guardAskedPolls() {
+      return guardSockets?.askedTotal ?? 0;
     },
     close() {
       closing ??= (async () => {

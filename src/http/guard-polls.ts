@@ -12,8 +12,16 @@
  * connection to uWS. A poll uWS answers at once (events were waiting, or an error) is forwarded
  * and the connection starts afresh the same way. A client that goes away while its poll is held
  * is reported, and the main thread releases the poll as uWS would have on an aborted request.
+ *
+ * The next request after a poll is most often the client's next poll. When it is a plain one
+ * (./guard.ts `plainPoll`), it does not go to uWS at all (`ask`): its fields go to the main thread
+ * in the batches, which serves it as uWS would have (src/http/socket.ts, GuardSocketHost) and
+ * sends its answer back the same way, at once or when events come. A long-polling client then
+ * costs no connection to uWS per poll (a connect, an accept, a PROXY header, a verdict, a close,
+ * in both threads), which at 10,000 users was what the guard spent most on.
  */
 import type net from 'node:net';
+import type { PollFields } from './poll-answer.js';
 
 /** What a client may send while its poll is held (its next request, pipelined). */
 const MAX_BUFFERED = 64 * 1024;
@@ -55,6 +63,10 @@ export class GuardPolls {
   private readonly sweeper: NodeJS.Timeout;
   private readonly heldLimitMs: number;
   private readonly parkedIdleMs: number;
+  /** Has the main thread serve a poll asked without uWS (`ask`): its id and fields. */
+  onAsk: (id: number, fields: PollFields) => void = () => {};
+  /** The last id given to a poll asked without uWS (`ask`): -1, -2, … */
+  private nextAsked = 0;
 
   constructor(
     /** Tells the main thread a held poll's client is gone (or will not be held). */
@@ -99,6 +111,20 @@ export class GuardPolls {
     }
   }
 
+  /**
+   * A poll (`fields`, read from the client's next request after a poll: HttpGuard.relay) that the
+   * main thread is to serve with no connection to uWS: the guard holds `socket` under an id of its
+   * own (negative, apart from the main thread's) until the answer comes, which it then is
+   * whether the poll was held or answered at once. `rest`: what the client sent after it.
+   */
+  ask(socket: net.Socket, fields: PollFields, rest: Buffer): void {
+    const id = (this.nextAsked = this.nextAsked <= -0x7fffffff ? -1 : this.nextAsked - 1);
+    const client = this.adopt(socket, id, rest);
+    if (client === null) return; // gone already: nothing was asked
+    this.held.set(id, client);
+    this.onAsk(id, fields);
+  }
+
   /** A client whose poll was answered at once: its next request starts afresh. */
   park(socket: net.Socket, rest: Buffer): void {
     if (socket.readableEnded && rest.length === 0) {
@@ -119,6 +145,7 @@ export class GuardPolls {
   answer(id: number, bytes: Uint8Array, close: boolean): void {
     const client = this.held.get(id);
     if (client === undefined) {
+      if (id < 0) return; // asked without uWS (`ask`), and its client is gone
       // Its verdict has not been read yet, or its client is gone (then this expires unclaimed).
       this.expireEarly();
       this.early.set(id, { bytes, close, at: this.now() });

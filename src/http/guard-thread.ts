@@ -61,6 +61,8 @@ const polls =
       );
 if (sockets !== null && polls !== null) {
   sockets.onPollAnswer = (id, answer, close) => polls.answer(id, answer, close);
+  polls.onAsk = (id, fields) =>
+    sockets.report(id, SOCKET_OP.POLL_ASK, Buffer.from(JSON.stringify(fields)));
 }
 const guard = new HttpGuard(
   data.upstream,

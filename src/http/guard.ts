@@ -23,8 +23,9 @@
  * is asked about as a plain request on a route only the guard knows, and an accepted one is
  * answered and held by the guard. So are long-polls (./guard-polls.ts): a connection's first
  * `GET /api/v1/events` is asked about on another such route, and one the server would hold is
- * held here instead, with the connection to uWS closed. HTTP/1.0 requests, which uWS never
- * answers, pass as HTTP/1.1. Everything else passes unchanged: request bodies (Content-Length or
+ * held here instead, with the connection to uWS closed; the polls that follow on that
+ * connection are read here and served by the main thread without uWS (`plainPoll`). HTTP/1.0
+ * requests, which uWS never answers, pass as HTTP/1.1. Everything else passes unchanged: request bodies (Content-Length or
  * chunked framing is followed to find the next head), other WebSocket upgrades (raw from then on),
  * responses. uWS listens on a Unix socket in a private directory; the guard opens each connection
  * with a PROXY protocol v2 header carrying the client's address, which uWS reads as the proxied
@@ -39,6 +40,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { GuardPolls } from './guard-polls.js';
+import type { PollFields } from './poll-answer.js';
 import type { GuardSockets, SocketRequest } from './guard-sockets.js';
 import { WriteSlabs } from './write-slabs.js';
 
@@ -552,6 +554,64 @@ export function socketVerdict(
   };
 }
 
+/**
+ * A long-poll the guard can have served without a connection to uWS (./guard-polls.ts `ask`):
+ * the first request in `bytes`, when it is a complete, plain `GET <poll>` over HTTP/1.1 (no body,
+ * no upgrade, no `Connection: close` or `Expect`, every header one uWS parses). Its fields, as
+ * uWS would have shown them (the first of a repeated header), and the bytes after it; null for
+ * anything else, which is relayed as ever.
+ */
+export function plainPoll(
+  bytes: Buffer,
+  pollPath: string,
+  peer: string,
+): { fields: PollFields; rest: Buffer } | null {
+  const end = bytes.indexOf(CRLF2);
+  if (end === -1 || end + 4 > MAX_HEAD) return null;
+  const lines = bytes.subarray(0, end).toString('latin1').split('\r\n');
+  const requestLine = lines[0]!;
+  if (!requestLine.startsWith('GET ') || !requestLine.endsWith(' HTTP/1.1')) return null;
+  const target = requestLine.slice(4, -9);
+  const q = target.indexOf('?');
+  if ((q === -1 ? target : target.slice(0, q)) !== pollPath) return null;
+  const fields: PollFields = {
+    target,
+    authorization: '',
+    host: '',
+    acceptEncoding: '',
+    userAgent: '',
+    forwardedFor: '',
+    peer,
+  };
+  const seen = new Set<string>();
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(':');
+    const name = colon > 0 ? line.slice(0, colon) : '';
+    if (!UWS_NAME.test(name)) return null; // dropped or refused by the relay's scanner
+    const lower = name.toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (lower === 'content-length') {
+      if (!/^0+$/.test(value)) return null;
+    } else if (
+      lower === 'transfer-encoding' ||
+      lower === 'upgrade' ||
+      lower === 'expect' ||
+      (lower === 'connection' && /(^|,)\s*close\s*(,|$)/i.test(value))
+    ) {
+      return null;
+    }
+    if (seen.has(lower)) continue;
+    seen.add(lower);
+    if (lower === 'authorization') fields.authorization = value;
+    else if (lower === 'host') fields.host = value;
+    else if (lower === 'accept-encoding') fields.acceptEncoding = value;
+    else if (lower === 'user-agent') fields.userAgent = value;
+    else if (lower === 'x-forwarded-for') fields.forwardedFor = value;
+  }
+  return { fields, rest: bytes.subarray(end + 4) };
+}
+
 const TOKEN_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
 
 /**
@@ -899,6 +959,15 @@ export class HttpGuard {
    * long-poll the guard held (./guard-polls.ts).
    */
   relay(client: net.Socket, first: Buffer | null = null): void {
+    // A poll after a poll the guard held (what a long-polling client sends next): served through
+    // the main thread's batches, with no connection to uWS at all (./guard-polls.ts `ask`).
+    if (first !== null && this.polls !== null && this.routes.poll !== undefined) {
+      const poll = plainPoll(first, this.routes.poll, plainAddress(client.remoteAddress ?? ''));
+      if (poll !== null) {
+        this.polls.ask(client, poll.fields, poll.rest);
+        return;
+      }
+    }
     const held = (this.sockets?.size ?? 0) + (this.polls?.size ?? 0);
     if (!roomForOneMore(this.relays.size + this.connecting, held, this)) {
       this.refuse(client);

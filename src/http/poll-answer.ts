@@ -4,7 +4,75 @@
  * (status, headers, rate-limit headers, a large body in slices), and this collects it and hands the
  * whole HTTP response over, for the guard to write to the client.
  */
-import type { HttpResponse } from './uws.js';
+import type { HttpRequest, HttpResponse } from './uws.js';
+
+/**
+ * A long-poll's request as the guard read it (src/http/guard.ts `plainPoll`), for the main thread
+ * to serve without uWS (GuardSocketHost): the target (path and query) and the headers it reads.
+ */
+export type PollFields = {
+  target: string;
+  authorization: string;
+  host: string;
+  acceptEncoding: string;
+  userAgent: string;
+  forwardedFor: string;
+  /** The client's address, as the PROXY header would have carried it. */
+  peer: string;
+};
+
+/** A poll's fields as the router reads a request from uWS (the methods it calls, nothing else). */
+export class PollRequest {
+  private readonly path: string;
+  private readonly query: string | undefined;
+
+  constructor(private readonly fields: PollFields) {
+    const q = fields.target.indexOf('?');
+    this.path = q === -1 ? fields.target : fields.target.slice(0, q);
+    this.query = q === -1 ? undefined : fields.target.slice(q + 1);
+  }
+
+  asRequest(): HttpRequest {
+    return this as unknown as HttpRequest;
+  }
+
+  getCaseSensitiveMethod(): string {
+    return 'GET';
+  }
+
+  getMethod(): string {
+    return 'get';
+  }
+
+  getUrl(): string {
+    return this.path;
+  }
+
+  getQuery(): string | undefined {
+    return this.query;
+  }
+
+  getParameter(): string {
+    return '';
+  }
+
+  getHeader(name: string): string {
+    switch (name) {
+      case 'authorization':
+        return this.fields.authorization;
+      case 'host':
+        return this.fields.host;
+      case 'accept-encoding':
+        return this.fields.acceptEncoding;
+      case 'user-agent':
+        return this.fields.userAgent;
+      case 'x-forwarded-for':
+        return this.fields.forwardedFor;
+      default:
+        return ''; // (a GET poll: no body headers)
+    }
+  }
+}
 
 type Body = string | Buffer | ArrayBuffer | Uint8Array;
 
@@ -21,11 +89,31 @@ export class PollAnswer {
   private readonly parts: Buffer[] = [];
   private size = 0;
   private finished = false;
+  private aborted: (() => void)[] = [];
 
   constructor(
     /** The whole response; `close`: the connection is to end after it. */
     private readonly done: (response: Buffer, close: boolean) => void,
+    /** The client's address (a poll asked without uWS: PollFields.peer). */
+    private readonly peer = '',
   ) {}
+
+  /** The client left before the answer: as uWS calls a response's onAborted handler. */
+  abort(): void {
+    const fns = this.aborted;
+    this.aborted = [];
+    this.finished = true;
+    for (const fn of fns) fn();
+  }
+
+  getRemoteAddressAsText(): ArrayBuffer {
+    const bytes = Buffer.from(this.peer, 'latin1');
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  }
+
+  getProxiedRemoteAddressAsText(): ArrayBuffer {
+    return this.getRemoteAddressAsText();
+  }
 
   /**
    * As the router's `send` takes a response: the methods it calls on uWS's, nothing else (a
@@ -73,7 +161,8 @@ export class PollAnswer {
     return this;
   }
 
-  onAborted(): this {
+  onAborted(fn?: () => void): this {
+    if (fn !== undefined && !this.finished) this.aborted.push(fn);
     return this;
   }
 
@@ -85,6 +174,7 @@ export class PollAnswer {
   private finish(close: boolean): void {
     if (this.finished) return;
     this.finished = true;
+    this.aborted = [];
     const head =
       `HTTP/1.1 ${this.status}\r\n${this.head}` +
       (close ? 'Connection: close\r\n' : '') +

@@ -134,6 +134,20 @@ export function mountDetachable(
   app.get(path, (res, req) => onRequest(res, req, ep, server, inflight, detach));
 }
 
+/**
+ * Serves one request that did not come through uWS (a long-poll the HTTP guard read itself:
+ * ./socket.ts GuardSocketHost), `req` and `res` standing in for uWS's: every step as for any other.
+ */
+export function serveRequest(
+  res: HttpResponse,
+  req: HttpRequest,
+  ep: Endpoint,
+  server: ServerContext,
+  inflight: InflightTracker,
+): void {
+  onRequest(res, req, ep, server, inflight);
+}
+
 function patternToRegExp(pattern: string): RegExp {
   const escaped = pattern
     .split('/')

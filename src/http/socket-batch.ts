@@ -26,6 +26,12 @@ export const SOCKET_OP = {
   POLL_ANSWER: 5,
   /** Guard → main: the client of a held poll is gone before its answer. */
   POLL_CLOSED: 6,
+  /**
+   * Guard → main: a long-poll to serve, asked on no connection to uWS (src/http/guard-polls.ts
+   * `ask`): its id is the guard's (negative), its payload the request's fields (PollFields, JSON).
+   * Its answer comes back as a POLL_ANSWER; POLL_CLOSED if its client leaves first.
+   */
+  POLL_ASK: 7,
 } as const;
 export type SocketOp = (typeof SOCKET_OP)[keyof typeof SOCKET_OP];
 

@@ -27,9 +27,9 @@ import { compileParams, decodeParams, int, str } from '../lib/params.js';
 import { getEvents } from '../endpoints/events.js';
 import { authenticate, resolveRealm } from './auth.js';
 import { parseUrlEncoded } from './body.js';
-import { PollAnswer } from './poll-answer.js';
+import { PollAnswer, PollRequest, type PollFields } from './poll-answer.js';
 import { RequestContext } from './request.js';
-import { mountDetachable, type InflightTracker } from './router.js';
+import { mountDetachable, serveRequest, type InflightTracker } from './router.js';
 import { sendError } from './respond.js';
 import {
   SOCKET_OP,
@@ -156,6 +156,17 @@ export function mountEventSocket(
   return config.httpGuard ? new GuardSocketHost(server, inflight) : null;
 }
 
+/** The answer to a poll whose fields did not read (never from the guard's own code). */
+const BAD_POLL_BODY = JSON.stringify({
+  result: 'error',
+  msg: 'Malformed request',
+  code: 'BAD_REQUEST',
+});
+const BAD_POLL_ANSWER = Buffer.from(
+  'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n' +
+    `Content-Length: ${Buffer.byteLength(BAD_POLL_BODY)}\r\n\r\n${BAD_POLL_BODY}`,
+);
+
 /** Operations per message while a fan-out is under way (the rest leave when it ends). */
 const STREAM_OPS = 256;
 /** How long an accepted upgrade waits for the guard's handshake before it is forgotten. */
@@ -167,7 +178,9 @@ const HANDSHAKE_WAIT_MS = 30_000;
  * the upgrade's headers; an accepted upgrade is answered `200` naming a socket id (the guard then
  * answers the handshake), a refused one with the error. It asks `<prefix>/poll?…` with a
  * long-poll's: GET /events served as ever, except that a poll to be held is answered `200` naming
- * a poll id at once, and its answer goes to the guard later. Frames, poll answers and closes go
+ * a poll id at once, and its answer goes to the guard later. The polls after it on the same
+ * connection the guard reads itself and sends as fields (POLL_ASK): they are served here without
+ * uWS (`pollAsked`), their answers going to the guard likewise. Frames, poll answers and closes go
  * both ways in batches (./socket-batch.ts): whatever the queues send in one turn of the loop
  * leaves in one message, a frame shared by many sockets stored once.
  */
@@ -181,6 +194,10 @@ export class GuardSocketHost {
   private nextPoll = 0;
   /** Polls the guard holds: what the request's end (or its client's departure) is to settle. */
   private readonly polls = new Map<number, { ctx: RequestContext; leave: () => void }>();
+  /** Polls the guard asked about without uWS (POLL_ASK), by the guard's (negative) id. */
+  private readonly asked = new Map<number, PollAnswer>();
+  /** How many polls were asked so, since the start. */
+  askedTotal = 0;
   /** Accepted, handshake not yet done. */
   private readonly accepted = new Map<number, SocketData>();
   private readonly open = new Map<number, SocketData>();
@@ -198,7 +215,7 @@ export class GuardSocketHost {
 
   /** Polls the guard holds now. */
   get heldPolls(): number {
-    return this.polls.size;
+    return this.polls.size + this.asked.size;
   }
 
   /** Mounts the routes the guard asks on; `post` sends a batch to the guard's thread. */
@@ -234,6 +251,7 @@ export class GuardSocketHost {
       if (op === SOCKET_OP.OPEN) this.opened(id);
       else if (op === SOCKET_OP.CLOSED) this.closed(id);
       else if (op === SOCKET_OP.POLL_CLOSED) this.pollClosed(id);
+      else if (op === SOCKET_OP.POLL_ASK) this.pollAsked(id, payload);
       else {
         const data = this.open.get(id);
         if (data === undefined || data.closed) return;
@@ -280,8 +298,42 @@ export class GuardSocketHost {
     }).asResponse();
   }
 
+  /**
+   * A poll the guard read itself (src/http/guard.ts `plainPoll`), served as uWS would have served
+   * it, into bytes; its answer, at once or later, goes to the guard under the guard's id.
+   */
+  private pollAsked(id: number, payload: Uint8Array): void {
+    if (id >= 0 || this.asked.has(id)) return; // (the guard's ids are negative and unique)
+    let fields: PollFields;
+    try {
+      fields = JSON.parse(Buffer.from(payload).toString('utf8')) as PollFields;
+    } catch {
+      this.queue(id, SOCKET_OP.POLL_ANSWER, BAD_POLL_ANSWER, 1);
+      return;
+    }
+    const answer = new PollAnswer((response, close) => {
+      if (!this.asked.delete(id)) return; // its client is gone
+      this.queue(id, SOCKET_OP.POLL_ANSWER, response, close ? 1 : 0);
+    }, fields.peer);
+    this.asked.set(id, answer);
+    this.askedTotal++;
+    serveRequest(
+      answer.asResponse(),
+      new PollRequest(fields).asRequest(),
+      getEvents,
+      this.server,
+      this.inflight,
+    );
+  }
+
   /** A held poll's client left before the answer: as uWS reports an aborted request. */
   private pollClosed(id: number): void {
+    const asked = this.asked.get(id);
+    if (asked !== undefined) {
+      this.asked.delete(id);
+      asked.abort();
+      return;
+    }
     const poll = this.polls.get(id);
     if (poll === undefined) return; // answered already
     this.polls.delete(id);

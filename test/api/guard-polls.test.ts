@@ -149,7 +149,9 @@ t.test('held long-polls: one descriptor each, answered, held again, released', a
   }
   t.equal(delivered, N, 'every held poll got the message');
 
-  // The next poll on each connection is held by the guard again.
+  // The next poll on each connection is held by the guard again, read by the guard itself and
+  // served with no connection to uWS.
+  const askedBefore = server.guardAskedPolls;
   conns.forEach((c, i) => {
     const body = JSON.parse(c.responses[1]!.body) as { events: { id: number }[] };
     c.send(poll(ids[i]!, body.events.at(-1)!.id));
@@ -163,6 +165,7 @@ t.test('held long-polls: one descriptor each, answered, held again, released', a
     conns.some((c) => c.closed),
     'the connections stayed open between polls',
   );
+  t.equal(server.guardAskedPolls - askedBefore, N, 'every second poll was served without uWS');
 
   // Clients that leave release their polls (as uWS's aborted requests did).
   for (const c of conns.slice(0, N / 2)) c.sock.destroy();
