@@ -1,6 +1,7 @@
 /**
  * The idle sweep of the event WebSockets the HTTP guard holds (src/http/guard-sockets.ts), against
- * the real server with a short idle period (httpGuardIdleMs): a client that answers pings (ws does
+ * the real server with a short idle period (httpGuardIdleMs): quiet sockets are pinged in slices
+ * spread over the period and a socket heard from is not pinged; a client that answers pings (ws does
  * by default) stays open period after period and still gets its events; one that never answers is
  * closed by the server within two periods, its queue is detached on the main thread, and the
  * guard's descriptor for it is released.
@@ -124,4 +125,44 @@ t.test('the guard pings quiet sockets and closes one that never answers', async 
   if (client.ws.readyState !== WebSocket.OPEN) return; // (no event would come)
   await api.post('othello', 'typing', { op: 'start', to: [hamlet.id] });
   t.match(await client.nextEvents(1), [{ type: 'typing', op: 'start' }], 'and still gets events');
+});
+
+t.test('quiet sockets are pinged in slices over the period, talking ones not at all', async (t) => {
+  const { api, fx, url } = await startServer(t, { httpGuardIdleMs: IDLE_MS });
+  const hamlet = fx.users.hamlet!;
+  const N = 20;
+  const firstPing: number[] = [];
+  const clients = [];
+  /** Once every socket is open: the first ping of each from then on is recorded. */
+  let ready = false;
+  for (let i = 0; i < N; i++) {
+    const { queue_id } = await register(t, api, 'hamlet');
+    const client = await mustOpen(t, url, hamlet, { queue_id, last_event_id: -1 });
+    let pinged = false;
+    client.ws.on('ping', () => {
+      if (!ready || pinged) return;
+      pinged = true;
+      firstPing.push(Date.now());
+    });
+    clients.push(client);
+  }
+  ready = true;
+  // One more that acknowledges every 50 ms, as a busy client does: never quiet for a period.
+  const { queue_id } = await register(t, api, 'hamlet');
+  const talker = await mustOpen(t, url, hamlet, { queue_id, last_event_id: -1 });
+  let talkerPings = 0;
+  talker.ws.on('ping', () => talkerPings++);
+  const acks = setInterval(() => talker.ws.send('{"last_event_id": -1}'), 50);
+  t.teardown(() => clearInterval(acks));
+  await until(() => firstPing.length === N, 'every quiet socket pinged', 20 * IDLE_MS);
+  const spread = Math.max(...firstPing) - Math.min(...firstPing);
+  // All at once (one sweep for every socket) would put them within a few milliseconds.
+  t.ok(spread >= IDLE_MS / 3, `first pings spread over ${spread} ms of a ${IDLE_MS} ms period`);
+  await new Promise((r) => setTimeout(r, 3 * IDLE_MS));
+  t.equal(talkerPings, 0, 'a socket heard from within every period is not pinged');
+  t.ok(
+    clients.every((c) => c.ws.readyState === WebSocket.OPEN),
+    'the quiet ones that answer stay open',
+  );
+  t.equal(talker.ws.readyState, WebSocket.OPEN);
 });
