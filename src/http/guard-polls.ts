@@ -37,6 +37,11 @@ const SWEEP_MS = 30_000;
  */
 const PARKED_IDLE_MS = 10_000;
 
+/** A released client's error listener: the socket is destroyed (`this` is the socket). */
+function destroyOnError(this: net.Socket): void {
+  this.destroy();
+}
+
 type Client = {
   socket: net.Socket;
   /** The poll being answered; null: answered, waiting for the client's next request. */
@@ -256,8 +261,10 @@ export class GuardPolls {
     socket.off('end', listeners.end);
     socket.off('error', listeners.error);
     socket.off('close', listeners.close);
-    // A client ended or destroyed from here on is the relay's (or no one's) to clean up.
-    socket.on('error', () => socket.destroy());
+    // A client ended or destroyed from here on is the relay's (or no one's) to clean up. (One such
+    // listener per socket: a connection's polls pass through here one after another, and a poll
+    // served without uWS comes back here without the relay clearing its listeners.)
+    if (!socket.listeners('error').includes(destroyOnError)) socket.on('error', destroyOnError);
   }
 
   private expireEarly(): void {

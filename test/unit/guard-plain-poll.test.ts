@@ -185,3 +185,40 @@ t.test('GuardPolls.ask: held under ids of its own until answered, then parked', 
   polls.ask(c.server, fields(3), Buffer.alloc(0));
   t.equal(asked.length, 2);
 });
+
+t.test(
+  'GuardPolls.ask: a connection polling again and again keeps its listeners few',
+  async (t) => {
+    const fields: PollFields = {
+      target: '/api/v1/events',
+      authorization: '',
+      host: '',
+      acceptEncoding: '',
+      userAgent: '',
+      forwardedFor: '',
+      peer: '',
+    };
+    // As HttpGuard.relay does with a plain poll: the next request is asked about again.
+    const polls: GuardPolls = new GuardPolls(
+      () => {},
+      (socket) => polls.ask(socket, fields, Buffer.alloc(0)),
+    );
+    t.teardown(() => polls.endAll());
+    const ids: number[] = [];
+    polls.onAsk = (id) => ids.push(id);
+    const a = await pair(t);
+    polls.ask(a.server, fields, Buffer.alloc(0));
+    for (let i = 0; i < 30; i++) {
+      polls.answer(ids.at(-1)!, Buffer.from('A'), false);
+      a.client.write('NEXT');
+      await settle();
+    }
+    t.equal(ids.length, 31, 'every poll asked');
+    for (const e of ['error', 'data', 'end', 'close'] as const) {
+      t.ok(
+        a.server.listenerCount(e) <= 2,
+        `${e}: ${a.server.listenerCount(e)} listeners after 31 polls`,
+      );
+    }
+  },
+);
