@@ -8,9 +8,12 @@ import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { file, intervalMs, counters } = workerData as {
+const { file, intervalMs, maxIntervalMs, counters } = workerData as {
   file: string;
+  /** The shortest interval between checkpoints (under heavy writes). */
   intervalMs: number;
+  /** The longest (with anything to copy). */
+  maxIntervalMs: number;
   /** [checkpoints run, pages copied, WAL pages at the last run] (read by the main thread). */
   counters: BigInt64Array;
 };
@@ -26,7 +29,26 @@ try {
 }
 
 let failures = 0;
-const timer = setInterval(() => {
+/**
+ * When the next checkpoint runs. Every checkpoint that copies the whole WAL lets the writer's next
+ * commit start the WAL afresh, and SQLite syncs a fresh WAL's header in that commit, on the main
+ * thread (an fsync: on the project's VM up to half a second while other writes reach the disk).
+ * So checkpoints are spaced by the rate the WAL grew at since the last one: one a second
+ * (`maxIntervalMs`) while it takes little, sooner (down to `intervalMs`) when it grows fast, so
+ * that it holds about TARGET_PAGES between checkpoints under heavy writes, far from the writer's
+ * own backstop.
+ */
+const TARGET_PAGES = 2_000;
+let timer: NodeJS.Timeout | null = null;
+function next(delay: number): void {
+  timer = setTimeout(run, delay);
+}
+let lastRun = performance.now();
+function run(): void {
+  let delay = maxIntervalMs;
+  const now = performance.now();
+  const elapsed = Math.max(1, now - lastRun);
+  lastRun = now;
   try {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)') as {
       busy: number;
@@ -39,17 +61,23 @@ const timer = setInterval(() => {
       Atomics.add(counters, 1, BigInt(Math.max(0, r.checkpointed)));
     }
     Atomics.store(counters, 2, BigInt(Math.max(0, r?.log ?? 0)));
+    // (The frames in the WAL: since its last restart, about those since the last run.)
+    const perMs = (r?.log ?? 0) / elapsed;
+    if (perMs > 0) delay = Math.min(maxIntervalMs, Math.max(intervalMs, TARGET_PAGES / perMs));
   } catch (err) {
     // A busy database is normal under load; anything persistent is reported once.
+    delay = intervalMs;
     if (++failures === 100) {
       parentPort?.postMessage({ failing: err instanceof Error ? err.message : String(err) });
     }
   }
-}, intervalMs);
+  next(delay);
+}
+next(intervalMs);
 
 parentPort?.on('message', (m: unknown) => {
   if (m === 'stop') {
-    clearInterval(timer);
+    if (timer !== null) clearTimeout(timer);
     db.close();
     parentPort?.close();
   }

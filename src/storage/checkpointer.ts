@@ -5,7 +5,8 @@
  * writing thread: with messages to many recipients (each adds a row in every recipient's part
  * of user_messages and its indexes, ~120 pages per 50-recipient message), that is a stall of
  * tens of milliseconds every few commits, in the realm actor. Here a worker thread with its own
- * connection runs PASSIVE checkpoints every `intervalMs` (they never block the writer), and the
+ * connection runs PASSIVE checkpoints (they never block the writer) once a second, more often
+ * (down to every `intervalMs`) when the WAL grows fast (./checkpoint-thread.ts), and the
  * writer's automatic checkpoint is kept only as a backstop (BACKSTOP_PAGES) for when the WAL
  * cannot be reset under sustained writes. Numbers: docs/benchmarks.md, `messages`.
  */
@@ -22,10 +23,15 @@ export class Checkpointer {
   /** Written by the thread: checkpoints run, pages copied, WAL pages (for /metrics). */
   private readonly counters = new BigInt64Array(new SharedArrayBuffer(3 * 8));
 
-  constructor(db: DB, intervalMs = 50) {
+  constructor(db: DB, intervalMs = 50, maxIntervalMs = 1000) {
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     this.worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), {
-      workerData: { file: path.resolve(db.name), intervalMs, counters: this.counters },
+      workerData: {
+        file: path.resolve(db.name),
+        intervalMs,
+        maxIntervalMs,
+        counters: this.counters,
+      },
       // None of the main thread's flags (loaders, instrumentation: under the test runner they cost
       // each thread a second or more of CPU to start, once per store).
       execArgv: [],
