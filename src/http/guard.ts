@@ -40,7 +40,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { GuardPolls } from './guard-polls.js';
-import type { PollFields } from './poll-answer.js';
+import { closingError, type PollFields } from './poll-answer.js';
 import type { GuardSockets, SocketRequest } from './guard-sockets.js';
 import { WriteSlabs } from './write-slabs.js';
 
@@ -136,14 +136,10 @@ export function roomForOneMore(
  * The answer to a connection the server cannot hold (the connection limit reached, or uWS could
  * not be reached for it): the API's error format, then the connection ends.
  */
-const BUSY_BODY = JSON.stringify({
-  result: 'error',
-  msg: 'The server is holding as many connections as it can; try again shortly',
-  code: 'BAD_REQUEST',
-});
-const BUSY_ANSWER = Buffer.from(
-  'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\n' +
-    `Connection: close\r\nContent-Length: ${Buffer.byteLength(BUSY_BODY)}\r\n\r\n${BUSY_BODY}`,
+const BUSY_ANSWER = closingError(
+  '503 Service Unavailable',
+  'The server is holding as many connections as it can; try again shortly',
+  'Retry-After: 5\r\n',
 );
 
 /**

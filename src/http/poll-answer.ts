@@ -7,6 +7,18 @@
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 /**
+ * A whole HTTP answer in the API's error format that ends its connection (`extra`: more header
+ * lines, each ending in CRLF): the guard's refusals and a poll it could not have served.
+ */
+export function closingError(status: string, msg: string, extra = ''): Buffer {
+  const body = JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' });
+  return Buffer.from(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\n${extra}Connection: close\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/**
  * A long-poll's request as the guard read it (src/http/guard.ts `plainPoll`), for the main thread
  * to serve without uWS (GuardSocketHost): the target (path and query) and the headers it reads.
  */

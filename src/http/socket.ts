@@ -27,7 +27,7 @@ import { compileParams, decodeParams, int, str } from '../lib/params.js';
 import { getEvents } from '../endpoints/events.js';
 import { authenticate, resolveRealm } from './auth.js';
 import { parseUrlEncoded } from './body.js';
-import { PollAnswer, PollRequest, type PollFields } from './poll-answer.js';
+import { closingError, PollAnswer, PollRequest, type PollFields } from './poll-answer.js';
 import { RequestContext } from './request.js';
 import { mountDetachable, serveRequest, type InflightTracker } from './router.js';
 import { sendError } from './respond.js';
@@ -157,15 +157,7 @@ export function mountEventSocket(
 }
 
 /** The answer to a poll whose fields did not read (never from the guard's own code). */
-const BAD_POLL_BODY = JSON.stringify({
-  result: 'error',
-  msg: 'Malformed request',
-  code: 'BAD_REQUEST',
-});
-const BAD_POLL_ANSWER = Buffer.from(
-  'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n' +
-    `Content-Length: ${Buffer.byteLength(BAD_POLL_BODY)}\r\n\r\n${BAD_POLL_BODY}`,
-);
+const BAD_POLL_ANSWER = closingError('400 Bad Request', 'Malformed request');
 
 /** Operations per message while a fan-out is under way (the rest leave when it ends). */
 const STREAM_OPS = 256;

@@ -8,13 +8,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { BACKSTOP_PAGES, Checkpointer } from '../../src/storage/checkpointer.js';
 import { closeDatabase, openDatabase } from '../../src/storage/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-t.test('small writes: about one checkpoint a second, and the WAL is copied', async (t) => {
+/** A database in a temporary directory with one table, and its checkpointer. */
+function database(t: Test) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-ckpt-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const db = openDatabase(dir, { durability: 'normal' });
@@ -24,7 +25,11 @@ t.test('small writes: about one checkpoint a second, and the WAL is copied', asy
     checkpointer.stop();
     closeDatabase(db);
   });
-  const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+  return { db, checkpointer, insert: db.prepare('INSERT INTO t (v) VALUES (?)') };
+}
+
+t.test('small writes: about one checkpoint a second, and the WAL is copied', async (t) => {
+  const { checkpointer, insert } = database(t);
   const until = Date.now() + 2_600;
   while (Date.now() < until) {
     insert.run('x'.repeat(100));
@@ -38,16 +43,7 @@ t.test('small writes: about one checkpoint a second, and the WAL is copied', asy
 });
 
 t.test('heavy writes: checkpoints come sooner and keep the WAL bounded', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-ckpt-'));
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const db = openDatabase(dir, { durability: 'normal' });
-  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
-  const checkpointer = new Checkpointer(db);
-  t.teardown(() => {
-    checkpointer.stop();
-    closeDatabase(db);
-  });
-  const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+  const { db, checkpointer, insert } = database(t);
   const many = db.transaction(() => {
     for (let i = 0; i < 100; i++) insert.run('y'.repeat(2000));
   });

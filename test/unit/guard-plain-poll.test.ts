@@ -132,6 +132,17 @@ async function pair(t: Test): Promise<{ client: net.Socket; server: net.Socket }
 
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
+/** A poll's fields with nothing but its target. */
+const pollFields = (target: string): PollFields => ({
+  target,
+  authorization: '',
+  host: '',
+  acceptEncoding: '',
+  userAgent: '',
+  forwardedFor: '',
+  peer: '',
+});
+
 t.test('GuardPolls.ask: held under ids of its own until answered, then parked', async (t) => {
   const closed: number[] = [];
   const next: string[] = [];
@@ -142,15 +153,7 @@ t.test('GuardPolls.ask: held under ids of its own until answered, then parked', 
   t.teardown(() => polls.endAll());
   const asked: { id: number; fields: PollFields }[] = [];
   polls.onAsk = (id, fields) => asked.push({ id, fields });
-  const fields = (n: number): PollFields => ({
-    target: `/api/v1/events?n=${n}`,
-    authorization: '',
-    host: '',
-    acceptEncoding: '',
-    userAgent: '',
-    forwardedFor: '',
-    peer: '',
-  });
+  const fields = (n: number) => pollFields(`/api/v1/events?n=${n}`);
 
   const a = await pair(t);
   let readA = '';
@@ -189,15 +192,7 @@ t.test('GuardPolls.ask: held under ids of its own until answered, then parked', 
 t.test(
   'GuardPolls.ask: a connection polling again and again keeps its listeners few',
   async (t) => {
-    const fields: PollFields = {
-      target: '/api/v1/events',
-      authorization: '',
-      host: '',
-      acceptEncoding: '',
-      userAgent: '',
-      forwardedFor: '',
-      peer: '',
-    };
+    const fields = pollFields('/api/v1/events');
     // As HttpGuard.relay does with a plain poll: the next request is asked about again.
     const polls: GuardPolls = new GuardPolls(
       () => {},
