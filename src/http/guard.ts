@@ -25,9 +25,9 @@
  * `GET /api/v1/events` is asked about on another such route, and one the server would hold is
  * held here instead, with the connection to uWS closed; the polls that follow on that
  * connection are read here and served by the main thread without uWS (`plainPoll`). HTTP/1.0
- * requests, which uWS never answers, pass as HTTP/1.1. Everything else passes unchanged: request bodies (Content-Length or
- * chunked framing is followed to find the next head), other WebSocket upgrades (raw from then on),
- * responses. uWS listens on a Unix socket in a private directory; the guard opens each connection
+ * requests, which uWS never answers, pass as HTTP/1.1. Everything else passes unchanged: request
+ * bodies (Content-Length or chunked framing is followed to find the next head), other WebSocket
+ * upgrades (raw from then on), responses. uWS listens on a Unix socket in a private directory; the guard opens each connection
  * with a PROXY protocol v2 header carrying the client's address, which uWS reads as the proxied
  * address (RequestContext.peerAddress).
  *
@@ -57,6 +57,8 @@ const KNOWN_METHODS = new Set([
 ]);
 const REQUEST_LINE = /^([^ ]+) [^ ]+ HTTP\/1\.[01]$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A `Connection` header that asks for the connection to end after the answer. */
+const CONNECTION_CLOSE = /(^|,)\s*close\s*(,|$)/i;
 /** Header names uWS parses (RFC 9110's recommended set). */
 const UWS_NAME = /^[0-9A-Za-z-]+$/;
 const CRLF2 = Buffer.from('\r\n\r\n');
@@ -377,7 +379,7 @@ export class RequestScanner {
       (q === -1 ? target : target.slice(0, q)) === this.routes.poll &&
       bodiless &&
       requestLine.endsWith(' HTTP/1.1') &&
-      !/(^|,)\s*close\s*(,|$)/i.test(headers.connection ?? '') &&
+      !CONNECTION_CLOSE.test(headers.connection ?? '') &&
       headers.expect === undefined &&
       this.holdPoll()
     ) {
@@ -593,7 +595,7 @@ export function plainPoll(
       lower === 'transfer-encoding' ||
       lower === 'upgrade' ||
       lower === 'expect' ||
-      (lower === 'connection' && /(^|,)\s*close\s*(,|$)/i.test(value))
+      (lower === 'connection' && CONNECTION_CLOSE.test(value))
     ) {
       return null;
     }

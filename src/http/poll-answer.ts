@@ -52,10 +52,6 @@ export class PollRequest {
     return 'GET';
   }
 
-  getMethod(): string {
-    return 'get';
-  }
-
   getUrl(): string {
     return this.path;
   }
