@@ -4,6 +4,7 @@
  * benches.
  */
 import crypto from 'node:crypto';
+import path from 'node:path';
 import { log } from './observability/log.js';
 import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
 import { EventQueues } from '../actors/event-queues.js';
@@ -18,6 +19,7 @@ import { ENDPOINTS } from './endpoints/index.js';
 import { TEST_ENDPOINTS } from './endpoints/testing.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
+import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import { openListener, type HttpListener } from './http/listener.js';
@@ -89,6 +91,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     lock.release();
     throw err;
   }
+  const strayParts = removeStrayUploadParts(path.join(config.dataDir, 'tmp'));
+  if (strayParts > 0)
+    log.info({ files: strayParts }, 'removed partial uploads left by an earlier run');
   config.imageProxyKey ??= loadImageProxyKey(config.dataDir);
   const queues = new EventQueues(config, eventTap);
   // Queues saved by a graceful shutdown come back, with a `restart` event, if their user still can

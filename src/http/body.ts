@@ -51,6 +51,29 @@ export type FileSinkOptions = {
   onExtraFile: () => void;
 };
 
+/** A received file part's name under the temporary directory (16 random bytes, hex). */
+const PART_FILE_NAME = /^[0-9a-f]{32}$/;
+
+/**
+ * Removes the received file parts a process that ended mid-request left in `tmpDir` (called at
+ * start, under the data directory's lock, before any request can be writing one). Returns how many.
+ */
+export function removeStrayUploadParts(tmpDir: string): number {
+  let names: string[];
+  try {
+    names = fs.readdirSync(tmpDir);
+  } catch {
+    return 0; // no temporary directory yet
+  }
+  let removed = 0;
+  for (const name of names) {
+    if (!PART_FILE_NAME.test(name)) continue;
+    fs.rmSync(path.join(tmpDir, name), { force: true });
+    removed++;
+  }
+  return removed;
+}
+
 /** Picks the parser for a Content-Type. Unknown types are refused (415). */
 export function createBodySink(contentType: string, fileOpts: FileSinkOptions | null): BodySink {
   const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
@@ -156,6 +179,11 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
   const open = new Set<fs.WriteStream>();
 
   bb.on('file', (field, stream, info) => {
+    // A body that ends inside a file part makes busboy fail the part's stream as well as itself:
+    // without a listener that error would end the process. The form's own 'error' answers it.
+    stream.on('error', (err: Error) => {
+      failure ??= new JsonableError(`Malformed multipart body: ${err.message}`);
+    });
     if (!fileOpts) {
       stream.resume(); // this endpoint takes no files: drain and forget
       return;
@@ -206,6 +234,9 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
         fileDone();
       });
     });
+    // The body ended inside this part: the part never ends, so its file is closed here (and
+    // removed with the other partial files when the failure is answered).
+    stream.on('error', () => out.end(fileDone));
     // A file discarded while its stream was still opening would be created after the removal.
     out.on('close', () => {
       open.delete(out);
