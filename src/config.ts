@@ -19,6 +19,11 @@ export type ServerConfig = {
   dataDir: string;
   /** Host (and port) clients use to reach the server; subdomains of it select realms. */
   externalHost: string;
+  /**
+   * EXTERNAL_HOST was not set: it is `localhost:<port>`, the port the server listens on (with
+   * PORT=0, the one the system picked, set once listening).
+   */
+  externalHostFromPort?: boolean;
   /** Scheme of the URLs clients are given (`https` behind a TLS-terminating proxy). */
   externalScheme: 'http' | 'https';
   /** Largest request body accepted outside file uploads, in bytes (413 beyond). */
@@ -230,8 +235,9 @@ export function defaultConfig(): ServerConfig {
 const EnvSchema = z.object({
   PORT: z
     .string()
-    .regex(/^\d{1,5}$/, 'PORT must be a port number')
+    .regex(/^\d{1,5}$/, 'PORT must be a port number (0 to 65535)')
     .transform(Number)
+    .refine((n) => n <= 65535, 'PORT must be a port number (0 to 65535)')
     .optional(),
   HOST: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).optional(),
@@ -320,6 +326,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     host: e.HOST ?? base.host,
     dataDir: path.resolve(e.DATA_DIR ?? base.dataDir),
     externalHost: e.EXTERNAL_HOST ?? `localhost:${port}`,
+    externalHostFromPort: e.EXTERNAL_HOST === undefined,
     externalScheme: e.EXTERNAL_SCHEME ?? base.externalScheme,
     maxFileUploadBytes: (e.MAX_FILE_UPLOAD_SIZE ?? DEFAULT_MAX_FILE_UPLOAD_MIB) * 1024 * 1024,
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
