@@ -18,7 +18,7 @@ import {
   writeFirstOwnerFile,
   type FirstRealmCredentials,
 } from './bootstrap.js';
-import { configFromEnv, envWithFile } from './config.js';
+import { configFromEnv, envWithFile, removedSettingsIn } from './config.js';
 import { realmUrl } from './lib/urls.js';
 import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
 import { createServer, type ConfabServer } from './server.js';
@@ -91,6 +91,12 @@ async function main(): Promise<void> {
     level: levelFromEnv(env.LOG_LEVEL) ?? 'info',
     format: logFormat(env.LOG_FORMAT, process.stdout.isTTY),
   });
+  const removed = removedSettingsIn(env);
+  if (removed.length > 0)
+    log.warn(
+      { settings: removed },
+      `ignored: ${removed.join(', ')} no longer exist (the HTTP guard was removed; odd HTTP is answered by the uWS build or nginx: docs/robustness.md)`,
+    );
   const lock = DataDirLock.acquire(config.dataDir, 'server');
   // Listening first: a start that cannot listen (port taken, address not ours) creates nothing.
   const server = await createServer({ ...config, lock });
