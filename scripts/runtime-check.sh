@@ -58,14 +58,20 @@ if [ ${#tests[@]} -eq 0 ]; then
 fi
 
 cache=$repo/.cache/runtimes
-root=$cache/$suite
 mkdir -p "$cache"
+cache=$(realpath "$cache")
+root=$cache/$suite
 say() { printf '== %s\n' "$*"; }
 
-# Every mount under the root, deepest first: never remove or rebuild a root with mounts left.
+# The root is used through a private bind mount outside the checkout, where /proc, /dev and the
+# npm cache are mounted: nothing is mounted inside the checkout, whose tree other tools walk
+# meanwhile (prettier fails on an unreadable /proc/*/fdinfo).
+run=
 unmount_all() {
+  [ -n "$run" ] || return 0
   local m
-  for m in $(findmnt -rn -o TARGET | grep -F "$root/" | sort -r); do umount -l "$m" || true; done
+  for m in $(findmnt -rn -o TARGET | grep -F "$run" | sort -r); do umount -l "$m" || true; done
+  rmdir "$run" 2>/dev/null || true
 }
 trap unmount_all EXIT
 trap 'exit 143' TERM INT
@@ -76,7 +82,6 @@ include=python3,make,g++,ca-certificates,procps
 stamp="$suite $include"
 if [ ! -f "$root/.confab-root" ] || [ "$(cat "$root/.confab-root")" != "$stamp" ]; then
   say "building a Debian $suite root with debootstrap"
-  unmount_all
   rm -rf --one-file-system "$root" "$root.new"
   start=$SECONDS
   debootstrap --variant=minbase --include="$include" "$suite" "$root.new" \
@@ -124,11 +129,14 @@ if [ -d ../shared/reference ]; then
   rm -rf "$root/opt/shared" && mkdir -p "$root/opt/shared" && cp -a ../shared/reference "$root/opt/shared/"
 fi
 mkdir -p "$root/root/.npm"
-mount -t proc proc "$root/proc"
-mount --bind /dev "$root/dev"
-mount --bind /dev/pts "$root/dev/pts"
-mount -t tmpfs tmpfs "$root/dev/shm"
-mount --bind "$host_cache" "$root/root/.npm"
+run=$(mktemp -d /tmp/confab-runtime.XXXXXX)
+mount --bind "$root" "$run"
+mount --make-private "$run"
+mount -t proc proc "$run/proc"
+mount --bind /dev "$run/dev"
+mount --bind /dev/pts "$run/dev/pts"
+mount -t tmpfs tmpfs "$run/dev/shm"
+mount --bind "$host_cache" "$run/root/.npm"
 
 # What runs in the root for each version: install, say what loaded, test. The whole TAP output
 # stays in the root's /tmp; printed are the files' results, the summary and each failure's
@@ -166,7 +174,7 @@ for v in "${versions[@]}"; do
   rm -rf --one-file-system "${root:?}$app" && mkdir -p "$root$app"
   { git ls-files -z --cached --others --exclude-standard && find dist -print0; } |
     tar cf - --null --no-recursion --ignore-failed-read -T - | tar xf - -C "$root$app"
-  chroot "$root" /usr/bin/env -i PATH="$nodedir/bin:/usr/bin:/bin" HOME=/root CI=true \
+  chroot "$run" /usr/bin/env -i PATH="$nodedir/bin:/usr/bin:/bin" HOME=/root CI=true \
     ${extra_ca:+NODE_EXTRA_CA_CERTS=$extra_ca} APP="$app" NODEDIR="$nodedir" TESTS="${tests[*]}" \
     bash -euc "$inner" || status=1
 done
