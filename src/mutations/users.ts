@@ -23,6 +23,8 @@ import { checkCanCreateUsers, checkRealmAdministrator } from '../lib/user-rules.
 import type { MutationContext } from './context.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
+import { welcomeMail } from '../lib/mail.js';
+import { enqueueMail, mailRealm } from './mail.js';
 
 function normalizedName(name: string): string {
   return name.normalize('NFKC').toLowerCase();
@@ -158,6 +160,15 @@ export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): Crea
     realm.reloadUser(userId);
     for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);
   });
+  // The welcome mail (the reference's account_registered), with the new account.
+  if (ctx.mail) {
+    enqueueMail(
+      ctx,
+      'welcome',
+      cmd.email,
+      welcomeMail({ realm: mailRealm(ctx), fullName: cmd.full_name, email: cmd.email }),
+    );
+  }
   return { user_id: userId, api_key: apiKey, email: cmd.email };
 }
 

@@ -15,6 +15,7 @@ import { groupStatements } from './groups.js';
 import { RowIds } from './ids.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
+import { mailStatements } from './mail.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements, ReceivedMaxima } from './messages.js';
@@ -105,6 +106,7 @@ export class Store {
   readonly mutedUsers;
   readonly reading;
   readonly realmExports;
+  readonly mail;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -138,6 +140,7 @@ export class Store {
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
     this.realmExports = realmExportStatements(db, this.ids);
+    this.mail = mailStatements(db, this.ids);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
