@@ -18,6 +18,7 @@ import {
 } from '../helpers/api.js';
 import { TestClock } from '../helpers/clock.js';
 import { captureLog } from '../helpers/log.js';
+import { manage } from '../helpers/manage.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { linkIn, TestSmtp, type ReceivedMail } from '../helpers/smtp.js';
 import { DEFAULT_MAIL_LIMITS, DEFAULT_RATE_LIMITS } from '../../src/config.js';
@@ -313,6 +314,22 @@ t.test(
 
     const metrics = await rawRequest(ts.url, { method: 'GET', path: '/metrics' });
     t.match(metrics.text, /^confab_mail_outbox 1$/m, '/metrics shows the waiting mail');
+    // The admin tool, through the running server, shows it too.
+    const listed = await manage(ts.dataDir, ['outbox']);
+    t.equal(listed.status, 0, listed.stderr);
+    t.match(listed.json, {
+      waiting: 1,
+      mail: [
+        {
+          kind: 'invitation',
+          recipient: 'dana@example.org',
+          subject: 'Iago invited you to join Zulip Dev',
+          attempts: 2,
+          last_error: /ECONNREFUSED|connect/,
+        },
+      ],
+    });
+    t.notOk('text_body' in (listed.json.mail as object[])[0]!, 'without the bodies');
     t.match(metrics.text, /^confab_mail_retries_total 2$/m);
 
     // Back for good: the mail goes out, and the outbox is empty.
