@@ -71,7 +71,7 @@ t.test('login: the cookie, the answer, and wrong credentials', async (t) => {
   t.equal(forged.status, 401, 'a made-up token');
 
   // A session of another realm's host is not one here.
-  const ts2 = await startServer(t, { httpGuard: false });
+  const ts2 = await startServer(t);
   const elsewhere = await rawRequest(ts2.url, {
     method: 'GET',
     path: '/json/session',
