@@ -207,6 +207,7 @@ import {
   doEditSavedSnippet,
 } from '../src/mutations/saved-snippets.js';
 import { doUpdateUserStatus } from '../src/mutations/user-status.js';
+import { doCreateSession, doDeleteSession } from '../src/mutations/sessions.js';
 
 export const REALM_COMMANDS = {
   'user.create': checkThenDo(checkCreateUser, doCreateUser),
@@ -310,6 +311,9 @@ export const REALM_COMMANDS = {
   'realm_export.create': checkThenDo(checkCreateRealmExport, doCreateRealmExport),
   'realm_export.update': checkThenDo(checkUpdateRealmExport, doUpdateRealmExport),
   'realm_export.delete': checkThenDo(checkDeleteRealmExport, doDeleteRealmExport),
+  // Browser login sessions (src/http/sessions.ts).
+  'session.create': doCreateSession,
+  'session.delete': doDeleteSession,
   // Internal: the mail sender's record of a delivery (src/mail/sender.ts).
   'mail.outcome': doRecordMailOutcome,
   // Password resets by mail (src/endpoints/password-reset.ts).

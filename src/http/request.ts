@@ -3,6 +3,7 @@
  * synchronous route callback, so everything needed later is copied here at once.
  */
 import type { RateStatus } from '../lib/rate-limit.js';
+import type { BrowserRequest } from './sessions.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT' | 'HEAD' | 'OPTIONS';
@@ -53,13 +54,13 @@ export class RequestContext {
   rateTakenAt = 0;
   /** X-Forwarded-For, copied only when a trusted proxy is configured (see client-address.ts). */
   forwardedFor = '';
+  /** Routes a browser session may authenticate: its headers and session (./sessions.ts). */
+  browser: BrowserRequest | null = null;
   /**
    * The live response, for reading the peer address on demand: uWS builds that text on each call
    * (~1.5 µs), and only unauthenticated requests and failed authentications need it.
    */
   private peer: HttpResponse | null = null;
-  /** Behind the HTTP guard (src/http/guard.ts) the client's address is the PROXY header's. */
-  private peerProxied = false;
   private peerText: string | null = null;
   private controller: AbortController | null = null;
   private abortListeners: (() => void)[] | null = null;
@@ -107,20 +108,15 @@ export class RequestContext {
   }
 
   /** Lets `peerAddress` read the connection's address later (valid until the response ends). */
-  bindPeer(res: HttpResponse, proxied: boolean): void {
+  bindPeer(res: HttpResponse): void {
     this.peer = res;
-    this.peerProxied = proxied;
   }
 
   /** The connection's peer address as uWS writes it ('' once the client has gone). */
   peerAddress(): string {
     if (this.peerText !== null) return this.peerText;
     if (this.peer === null || this.aborted || this.done) return '';
-    this.peerText = Buffer.from(
-      this.peerProxied
-        ? this.peer.getProxiedRemoteAddressAsText()
-        : this.peer.getRemoteAddressAsText(),
-    ).toString('latin1');
+    this.peerText = Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
     return this.peerText;
   }
 

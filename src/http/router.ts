@@ -11,6 +11,7 @@ import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../l
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
 import { authenticate, resolveRealm } from './auth.js';
+import { authenticateSession, readBrowserRequest } from './sessions.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -111,43 +112,6 @@ export function mountEndpoints(
   });
 }
 
-/**
- * Takes a held answer away from uWS (behind the HTTP guard, which then holds the client's
- * connection itself: ./guard-polls.ts): answers uWS's request at once and returns where the held
- * answer is to be written instead, or null to leave it with uWS.
- */
-export type Detach = (
-  res: HttpResponse,
-  ctx: RequestContext,
-  leave: () => void,
-) => HttpResponse | null;
-
-/** Serves `ep` (a GET) at `path` too, its held answers detached from uWS by `detach`. */
-export function mountDetachable(
-  app: TemplatedApp,
-  path: string,
-  ep: Endpoint,
-  server: ServerContext,
-  inflight: InflightTracker,
-  detach: Detach,
-): void {
-  app.get(path, (res, req) => onRequest(res, req, ep, server, inflight, detach));
-}
-
-/**
- * Serves one request that did not come through uWS (a long-poll the HTTP guard read itself:
- * ./socket.ts GuardSocketHost), `req` and `res` standing in for uWS's: every step as for any other.
- */
-export function serveRequest(
-  res: HttpResponse,
-  req: HttpRequest,
-  ep: Endpoint,
-  server: ServerContext,
-  inflight: InflightTracker,
-): void {
-  onRequest(res, req, ep, server, inflight);
-}
-
 function patternToRegExp(pattern: string): RegExp {
   const escaped = pattern
     .split('/')
@@ -168,11 +132,12 @@ function onRequest(
   ep: Endpoint,
   server: ServerContext,
   inflight: InflightTracker,
-  detach: Detach | null = null,
 ): void {
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
-  ctx.bindPeer(res, server.config.httpGuard);
+  ctx.bindPeer(res);
   if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (ep.sessionAuth !== null)
+    ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   inflight.enter();
   let sink: BodySink | null = null;
   let left = false;
@@ -191,7 +156,7 @@ function onRequest(
 
   const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
   if (!BODY_METHODS.has(ctx.method)) {
-    run(res, ctx, ep, server, query, leave, detach);
+    run(res, ctx, ep, server, query, leave);
     return;
   }
 
@@ -302,17 +267,16 @@ function run(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
-  detach: Detach | null = null,
 ): void {
   const barrier = server.readBarrier?.(
     resolveRealm(server.realms, ctx.host, server.config.externalHost)?.id,
   );
   if (!barrier) {
-    runHere(res, ctx, ep, server, raw, leave, detach);
+    runHere(res, ctx, ep, server, raw, leave);
     return;
   }
   barrier.then(
-    () => runHere(res, ctx, ep, server, raw, leave, detach),
+    () => runHere(res, ctx, ep, server, raw, leave),
     (err: unknown) => {
       sendError(res, ctx, err);
       leave();
@@ -328,7 +292,6 @@ function runHere(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
-  detach: Detach | null,
 ): void {
   let result: unknown;
   let ignored: string[];
@@ -338,7 +301,10 @@ function runHere(
     const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
     const limits = server.limits;
     let user = null;
-    if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
+    if (ctx.browser !== null && ctx.browser.bySession) {
+      user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
+      if (user !== null) ctx.userId = user.id;
+    } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
       user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
       ctx.userId = user.id;
     }
@@ -358,10 +324,7 @@ function runHere(
     return;
   }
   if (result instanceof HeldResponse) {
-    let target = res;
-    result.bind((value) => respondWith(target, ctx, value, ignored, leave));
-    // Held (not answered at once): behind the guard, the guard holds it rather than uWS.
-    if (detach !== null && !ctx.done && !ctx.aborted) target = detach(res, ctx, leave) ?? res;
+    result.bind((value) => respondWith(res, ctx, value, ignored, leave));
   } else if (result instanceof Promise) {
     result.then(
       (value: unknown) => respondWith(res, ctx, value, ignored, leave),

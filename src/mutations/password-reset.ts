@@ -11,6 +11,7 @@ import { PasswordResetStatus, type PasswordResetRow } from '../storage/mail.js';
 import type { UserRow } from '../storage/users.js';
 import type { MutationContext } from './context.js';
 import { enqueueMail, mailRealm } from './mail.js';
+import { endLoginSessions } from './sessions.js';
 
 export type PasswordResetRequest = { email: string; confirmation_key: string };
 
@@ -78,6 +79,8 @@ export function doCompletePasswordReset(
   { row, user, hash }: { row: PasswordResetRow; user: UserRow; hash: string },
 ): { email: string } {
   ctx.store.users.setPasswordHash(user.id, hash);
+  // Browsers logged in with the old password are logged out (as a password change does).
+  endLoginSessions(ctx, [user.id]);
   ctx.store.mail.setPasswordResetStatus(row.id, PasswordResetStatus.USED);
   ctx.store.mail.markPendingPasswordResetsRevoked(user.id);
   ctx.afterCommit(() => ctx.realm.reloadUser(user.id));

@@ -87,6 +87,7 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   realm_exports: 'the export records of this server',
   mail_outbox: "mail waiting for this server's SMTP server",
   password_reset_requests: 'pending reset links carry secrets valid on this server only',
+  sessions: 'browser login sessions are valid on this server only',
 };
 
 /** Every table of the schema (FTS shadow tables and SQLite's own left out). */

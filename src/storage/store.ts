@@ -31,6 +31,7 @@ import { realmEmojiStatements } from './realm-emoji.js';
 import { realmExportStatements } from './realm-exports.js';
 import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
+import { sessionStatements } from './sessions.js';
 import { ChannelActivity, topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
@@ -106,6 +107,7 @@ export class Store {
   readonly mutedUsers;
   readonly reading;
   readonly realmExports;
+  readonly sessions;
   readonly mail;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
@@ -140,6 +142,7 @@ export class Store {
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
     this.realmExports = realmExportStatements(db, this.ids);
+    this.sessions = sessionStatements(db);
     this.mail = mailStatements(db, this.ids);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
