@@ -16,7 +16,7 @@ import { AdminSocketServer } from './admin/socket.js';
 import { defaultConfig, nowSeconds, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
-import { TEST_ENDPOINTS } from './endpoints/testing.js';
+import { mountTestSockets, TEST_ENDPOINTS } from './endpoints/testing.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
@@ -190,6 +190,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     inflight,
   );
   const guardSockets = mountEventSocket(app, context, inflight);
+  if (config.testRoutes) mountTestSockets(app);
 
   let listener: HttpListener;
   try {

@@ -59,8 +59,17 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
   acceptsFiles?: { maxFiles: number };
   /** Which per-user rate limit the endpoint counts against (default `api`; event queues `events`). */
   rateLimitBucket?: UserBucket;
+  /** Test-only routes (src/endpoints/testing.ts): where the router throws for them. */
+  testFault?: TestFault;
   handle: (ctx: CtxFor<A>, params: z.output<S>) => unknown;
 };
+
+/**
+ * Where a test-only route makes the router throw, to show that each step of a request answers an
+ * unexpected exception with a 500 and that the process lives on: on arrival (before the request
+ * is set up), on a chunk of the body after the first, or when the parsed body is handed on.
+ */
+export type TestFault = 'arrival' | 'body-chunk' | 'body-end';
 
 export type Endpoint = {
   method: Exclude<HttpMethod, 'HEAD' | 'OPTIONS'>;
@@ -75,6 +84,7 @@ export type Endpoint = {
   compiled: CompiledParams<ParamSchema>;
   acceptsFiles: { maxFiles: number } | null;
   rateLimitBucket: UserBucket;
+  testFault?: TestFault;
   handle: (ctx: HandlerCtx, params: unknown) => unknown;
 };
 
@@ -106,6 +116,7 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     compiled: compileParams(def.params, def.aliases),
     acceptsFiles: def.acceptsFiles ?? null,
     rateLimitBucket: def.rateLimitBucket ?? 'api',
+    ...(def.testFault ? { testFault: def.testFault } : {}),
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,
   };
 }

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { JsonableError } from '../lib/errors.js';
+import { FatalError, JsonableError } from '../lib/errors.js';
 import {
   descriptorBudget,
   guardRoutes,
@@ -179,9 +179,9 @@ class GuardThread {
       const first = (r: GuardThreadReport) => {
         worker.off('error', failed);
         if (r.kind === 'listening') {
-          // A failure of the relay later is a failure of the server, as it would be inline.
+          // A failure of the relay later is a failure of the server: nothing accepts any more.
           worker.on('error', (err) => {
-            throw err;
+            throw new FatalError('the HTTP guard thread failed', { cause: err });
           });
           resolve(new GuardThread(worker, r.port, sockets));
         } else if (r.kind === 'failed')
