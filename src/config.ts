@@ -75,29 +75,6 @@ export type ServerConfig = {
    * docs/operations.md "Durability".
    */
   durability: Durability;
-  /**
-   * HTTP_GUARD: a relay in front of uWebSockets.js so that odd but legal HTTP (header names with
-   * `_`, unknown methods) is answered rather than held or dropped; see docs/robustness.md "Odd
-   * but legal HTTP". On by default; off when a reverse proxy in front already normalizes requests.
-   */
-  httpGuard: boolean;
-  /**
-   * HTTP_MAX_CONNECTIONS: client connections the HTTP guard holds at once; a connection beyond is
-   * answered 503 and closed. Null (the default): as many as the process's open-files limit allows
-   * (each relayed connection takes three descriptors: src/http/guard.ts `relayCapacity`).
-   */
-  httpMaxConnections: number | null;
-  /**
-   * HTTP_GUARD_POLLS: when the HTTP guard holds long-polls itself (src/http/guard-polls.ts) rather
-   * than relaying them: `auto` (the default) once its connections hold three quarters of the
-   * descriptors (or connections) it may, `always` for every poll it can.
-   */
-  httpGuardPolls: 'auto' | 'always';
-  /**
-   * Tests only: how often the HTTP guard pings the quiet event WebSockets it holds, closing one
-   * that stayed silent a whole period (src/http/guard-sockets.ts; 60 s when absent).
-   */
-  httpGuardIdleMs?: number;
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -213,9 +190,6 @@ export function defaultConfig(): ServerConfig {
     wsMaxBackpressureBytes: 1024 * 1024,
     ...DEFAULT_QUEUE_LIMITS,
     durability: 'normal',
-    httpGuard: true,
-    httpMaxConnections: null,
-    httpGuardPolls: 'auto',
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
     clock: Date.now,
@@ -255,13 +229,6 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   DURABILITY: z.enum(['normal', 'full']).optional(),
-  HTTP_GUARD: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
-  HTTP_MAX_CONNECTIONS: z
-    .string()
-    .regex(/^[1-9]\d{0,6}$/, 'HTTP_MAX_CONNECTIONS is a positive number')
-    .transform(Number)
-    .optional(),
-  HTTP_GUARD_POLLS: z.enum(['auto', 'always']).optional(),
   QUEUE_MEMORY_BUDGET_MB: z
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
@@ -329,10 +296,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     imageProxyAllowPrivate:
       e.IMAGE_PROXY_ALLOW_PRIVATE === '1' || e.IMAGE_PROXY_ALLOW_PRIVATE === 'true',
     durability: e.DURABILITY ?? base.durability,
-    httpGuard:
-      e.HTTP_GUARD === undefined ? base.httpGuard : ['1', 'true', 'on'].includes(e.HTTP_GUARD),
-    httpMaxConnections: e.HTTP_MAX_CONNECTIONS ?? base.httpMaxConnections,
-    httpGuardPolls: e.HTTP_GUARD_POLLS ?? base.httpGuardPolls,
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:
       e.QUEUE_MEMORY_BUDGET_MB !== undefined
@@ -344,6 +307,17 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       .filter((s) => s !== ''),
     wireNames: e.WIRE_NAMES ?? base.wireNames,
   };
+}
+
+/**
+ * Settings of earlier versions that no longer exist and are ignored when set (the start says
+ * so): the HTTP guard's (docs/robustness.md "Odd but legal HTTP").
+ */
+export const REMOVED_SETTINGS = ['HTTP_GUARD', 'HTTP_MAX_CONNECTIONS', 'HTTP_GUARD_POLLS'];
+
+/** The removed settings set in `env`. */
+export function removedSettingsIn(env: NodeJS.ProcessEnv): string[] {
+  return REMOVED_SETTINGS.filter((name) => env[name] !== undefined);
 }
 
 /** The server's "now" in UNIX seconds (ServerConfig.clock): the one source of time. */

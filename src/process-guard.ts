@@ -6,10 +6,10 @@
  * whose default is to end the process and with it every client's event queue. Here they are
  * logged as errors and counted, and the server goes on.
  *
- * Only the documented fatal conditions stop it: a FatalError (a cluster node whose log refused
- * its COMMIT ends itself on its own path, src/cluster/node.ts) or SQLite reporting its database
- * corrupt, wherever it is caught. The log then says why (`stopping: …`, level fatal) and the
- * process exits with FATAL_EXIT_CODE.
+ * Only the documented fatal conditions stop it: SQLite reporting the database corrupt, wherever
+ * that is caught (a request's 500 included). The log then says why (`stopping: …`, level fatal) and
+ * the process exits with FATAL_EXIT_CODE. (A cluster node whose log refused its COMMIT stops on
+ * its own path: src/cluster/node.ts.)
  */
 import { reportUnexpected, setFatalHandler } from './http/unexpected.js';
 import { log } from './observability/log.js';

@@ -22,8 +22,13 @@ import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
-import { openListener, type HttpListener } from './http/listener.js';
-import { createApp } from './http/uws.js';
+import {
+  closeAllConnections,
+  closeListenSocket,
+  createApp,
+  listen,
+  type us_listen_socket,
+} from './http/uws.js';
 import type { ClusterNode, ClusterOptions } from './cluster/node.js';
 import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
@@ -64,11 +69,6 @@ export type ConfabServer = {
   readonly inflight: number;
   /** The cluster node, when running as one. */
   readonly cluster: ClusterNode | null;
-  /**
-   * Long-polls the HTTP guard read itself and had served with no connection to uWS (a
-   * connection's polls after the first it held: src/http/guard-polls.ts `ask`); 0 without it.
-   */
-  readonly guardAskedPolls: number;
   /**
    * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
@@ -180,7 +180,6 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     health,
     metricsToken: config.metricsToken,
     trustedProxies: config.trustedProxies,
-    behindGuard: config.httpGuard,
   });
 
   mountEndpoints(
@@ -189,20 +188,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
     inflight,
   );
-  const guardSockets = mountEventSocket(app, context, inflight);
+  mountEventSocket(app, context);
   if (config.testRoutes) mountTestSockets(app);
 
-  let listener: HttpListener;
+  let listener: { socket: us_listen_socket; port: number };
   try {
-    listener = await openListener(
-      app,
-      config.host,
-      config.port,
-      config.httpGuard,
-      config.httpMaxConnections,
-      guardSockets,
-      config.httpGuardPolls,
-    );
+    listener = await listen(app, config.host, config.port);
   } catch (err) {
     await scheduler.close();
     await cluster?.close();
@@ -262,13 +253,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     get inflight() {
       return inflight.count;
     },
-    get guardAskedPolls() {
-      return guardSockets?.askedTotal ?? 0;
-    },
     close() {
       closing ??= (async () => {
         health.shuttingDown = true;
-        await listener.stopAccepting();
+        closeListenSocket(listener.socket);
         await adminSocket?.close();
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
@@ -286,7 +274,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
           saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
-        listener.closeConnections();
+        closeAllConnections(app);
         await renderer.close();
         store.close();
         health.stop();

@@ -9,7 +9,6 @@ import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { FileBody, HeldResponse } from '../http/respond.js';
 import type { TemplatedApp } from '../http/uws.js';
-import { FatalError } from '../lib/errors.js';
 import { oneOf } from '../lib/params.js';
 
 /** A value whose serialization throws (JSON.stringify calls toJSON). */
@@ -139,8 +138,8 @@ export const streamCloses = { count: 0 };
 
 /**
  * Answers, then fails outside any request: a timer that throws and a promise rejected with no
- * one to catch it (`error`), or a FatalError thrown from a timer (`fatal`). Only the process-level
- * last resort sees these (src/process-guard.ts).
+ * one to catch it (`error`), or a timer throwing SQLite's report of a corrupt database (`fatal`).
+ * Only the process-level last resort sees these (src/process-guard.ts).
  */
 const failLater = endpoint({
   method: 'GET',
@@ -149,7 +148,15 @@ const failLater = endpoint({
   params: z.object({ mode: oneOf(['error', 'fatal'] as const).default('error') }),
   handle: (_ctx, p) => {
     setTimeout(() => {
-      if (p.mode === 'fatal') throw new FatalError('a deliberate fatal condition, for a test');
+      if (p.mode === 'fatal') {
+        // As better-sqlite3 reports a database SQLite finds corrupt.
+        throw Object.assign(
+          new Error('database disk image is malformed (deliberate, for a test)'),
+          {
+            code: 'SQLITE_CORRUPT',
+          },
+        );
+      }
       throw new Error('deliberate failure in a timer, for a test');
     }, 5);
     if (p.mode === 'error') {

@@ -63,8 +63,6 @@ export class RequestContext {
    * (~1.5 µs), and only unauthenticated requests and failed authentications need it.
    */
   private peer: HttpResponse | null = null;
-  /** Behind the HTTP guard (src/http/guard.ts) the client's address is the PROXY header's. */
-  private peerProxied = false;
   private peerText: string | null = null;
   private controller: AbortController | null = null;
   private abortListeners: (() => void)[] | null = null;
@@ -113,20 +111,15 @@ export class RequestContext {
   }
 
   /** Lets `peerAddress` read the connection's address later (valid until the response ends). */
-  bindPeer(res: HttpResponse, proxied: boolean): void {
+  bindPeer(res: HttpResponse): void {
     this.peer = res;
-    this.peerProxied = proxied;
   }
 
   /** The connection's peer address as uWS writes it ('' once the client has gone). */
   peerAddress(): string {
     if (this.peerText !== null) return this.peerText;
     if (this.peer === null || this.aborted || this.done) return '';
-    this.peerText = Buffer.from(
-      this.peerProxied
-        ? this.peer.getProxiedRemoteAddressAsText()
-        : this.peer.getRemoteAddressAsText(),
-    ).toString('latin1');
+    this.peerText = Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
     return this.peerText;
   }
 

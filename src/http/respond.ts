@@ -303,6 +303,7 @@ export function sendError(
     );
     return;
   }
-  reportUnexpected(err, where, { reqId: ctx.reqId, method: ctx.method });
   send(res, ctx, 500, JSON.stringify(internalErrorBody()), 'application/json', {}, closeConnection);
+  // After the answer: a fatal condition (a corrupt database) stops the process here.
+  reportUnexpected(err, where, { reqId: ctx.reqId, method: ctx.method });
 }

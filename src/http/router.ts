@@ -114,43 +114,6 @@ export function mountEndpoints(
   });
 }
 
-/**
- * Takes a held answer away from uWS (behind the HTTP guard, which then holds the client's
- * connection itself: ./guard-polls.ts): answers uWS's request at once and returns where the held
- * answer is to be written instead, or null to leave it with uWS.
- */
-export type Detach = (
-  res: HttpResponse,
-  ctx: RequestContext,
-  leave: () => void,
-) => HttpResponse | null;
-
-/** Serves `ep` (a GET) at `path` too, its held answers detached from uWS by `detach`. */
-export function mountDetachable(
-  app: TemplatedApp,
-  path: string,
-  ep: Endpoint,
-  server: ServerContext,
-  inflight: InflightTracker,
-  detach: Detach,
-): void {
-  app.get(path, (res, req) => onRequest(res, req, ep, server, inflight, detach));
-}
-
-/**
- * Serves one request that did not come through uWS (a long-poll the HTTP guard read itself:
- * ./socket.ts GuardSocketHost), `req` and `res` standing in for uWS's: every step as for any other.
- */
-export function serveRequest(
-  res: HttpResponse,
-  req: HttpRequest,
-  ep: Endpoint,
-  server: ServerContext,
-  inflight: InflightTracker,
-): void {
-  onRequest(res, req, ep, server, inflight);
-}
-
 function patternToRegExp(pattern: string): RegExp {
   const escaped = pattern
     .split('/')
@@ -192,12 +155,11 @@ function onRequest(
   ep: Endpoint,
   server: ServerContext,
   inflight: InflightTracker,
-  detach: Detach | null = null,
 ): void {
   // Before anything is set up: only the boundary around every route (./unexpected.ts) is left.
   if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
-  ctx.bindPeer(res, server.config.httpGuard);
+  ctx.bindPeer(res);
   if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
   inflight.enter();
   // Set once the body's parser exists (an object: closures below change it).
@@ -224,7 +186,7 @@ function onRequest(
     leave();
   });
   try {
-    readRequest(res, ctx, ep, server, detach, leave, (s) => (held.sink = s));
+    readRequest(res, ctx, ep, server, leave, (s) => (held.sink = s));
   } catch (err) {
     try {
       held.sink?.discard();
@@ -240,13 +202,12 @@ function readRequest(
   ctx: RequestContext,
   ep: Endpoint,
   server: ServerContext,
-  detach: Detach | null,
   leave: () => void,
   setSink: (sink: BodySink) => void,
 ): void {
   const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
   if (!BODY_METHODS.has(ctx.method)) {
-    run(res, ctx, ep, server, query, leave, detach);
+    run(res, ctx, ep, server, query, leave);
     return;
   }
 
@@ -377,17 +338,16 @@ function run(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
-  detach: Detach | null = null,
 ): void {
   const barrier = server.readBarrier?.(
     resolveRealm(server.realms, ctx.host, server.config.externalHost)?.id,
   );
   if (!barrier) {
-    runHere(res, ctx, ep, server, raw, leave, detach);
+    runHere(res, ctx, ep, server, raw, leave);
     return;
   }
   barrier.then(
-    () => runHere(res, ctx, ep, server, raw, leave, detach),
+    () => runHere(res, ctx, ep, server, raw, leave),
     (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
   );
 }
@@ -400,7 +360,6 @@ function runHere(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
-  detach: Detach | null,
 ): void {
   let result: unknown;
   let ignored: string[];
@@ -430,10 +389,7 @@ function runHere(
   }
   try {
     if (result instanceof HeldResponse) {
-      let target = res;
-      result.bind((value) => respondWith(target, ctx, value, ignored, leave));
-      // Held (not answered at once): behind the guard, the guard holds it rather than uWS.
-      if (detach !== null && !ctx.done && !ctx.aborted) target = detach(res, ctx, leave) ?? res;
+      result.bind((value) => respondWith(res, ctx, value, ignored, leave));
     } else if (result instanceof Promise) {
       result.then(
         (value: unknown) => respondWith(res, ctx, value, ignored, leave),

@@ -29,7 +29,7 @@ export type Where =
   | 'process'; // outside any request: the process-level last resort
 
 /**
- * Hands a fatal condition on (a FatalError, a corrupt database) to whoever may stop the process:
+ * Hands a fatal condition on (a corrupt database: fatalReason) to whoever may stop the process:
  * the process-level last resort installs it (src/process-guard.ts); without one (tests, benches:
  * a server inside another program) fatal conditions are logged like any other.
  */

@@ -99,21 +99,13 @@ export function listen(
   });
 }
 
-/** Listens on a Unix socket (behind the HTTP guard). */
-export function listenUnix(
-  app: uWSTypes.TemplatedApp,
-  file: string,
-): Promise<uWSTypes.us_listen_socket> {
-  return new Promise((resolve, reject) => {
-    app.listen_unix((socket) => {
-      if (socket) resolve(socket);
-      else reject(new Error(`cannot listen on ${file}`));
-    }, file);
-  });
-}
-
 export function closeListenSocket(socket: uWSTypes.us_listen_socket): void {
   uWS.us_listen_socket_close(socket);
+}
+
+/** Ends every connection the app still holds (both builds have it; the older one's types lack it). */
+export function closeAllConnections(app: uWSTypes.TemplatedApp): void {
+  (app as { close?: () => void }).close?.();
 }
 
 export const DISABLED_COMPRESSION = uWS.DISABLED;

@@ -291,23 +291,11 @@ export class ConfirmationLinkError extends JsonableError {
 }
 
 /**
- * A condition the server must not go on from (docs/robustness.md "Unexpected exceptions"): the
- * process-level last resort (src/process-guard.ts) logs its reason and ends the process instead
- * of serving on. Everything else unexpected is logged and served through.
- */
-export class FatalError extends Error {
-  constructor(reason: string, options?: { cause?: unknown }) {
-    super(reason, options);
-    this.name = 'FatalError';
-  }
-}
-
-/**
- * Why `err` must stop the server (a FatalError, or SQLite finding its database corrupt), or null
- * when it need not.
+ * Why `err` must stop the server, or null when it need not: SQLite reporting its database corrupt
+ * (docs/robustness.md "Unexpected exceptions"; the process-level last resort, src/process-guard.ts,
+ * stops the process for it wherever it is caught).
  */
 export function fatalReason(err: unknown): string | null {
-  if (err instanceof FatalError) return err.message;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')) {
     return `the database is corrupt (${code})`;

@@ -241,5 +241,5 @@ t.test('a fatal condition stops the process, saying why', async (t) => {
   await send(child.url, 'GET', '/api/v1/__test/fail/later?mode=fatal');
   const { code } = await child.exited;
   t.equal(code, 70, 'exit code 70');
-  t.match(child.output(), /"level":"fatal".*stopping: a deliberate fatal condition/);
+  t.match(child.output(), /"level":"fatal".*stopping: the database is corrupt \(SQLITE_CORRUPT\)/);
 });
