@@ -21,6 +21,8 @@ import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
+import { withJsonMirror } from './http/json-mirror.js';
+import { mountWebApp } from './http/static-files.js';
 import { mountEventSocket } from './http/socket.js';
 import {
   closeAllConnections,
@@ -182,10 +184,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     trustedProxies: config.trustedProxies,
   });
 
+  // The browser app's page and assets; every API endpoint also under /json/ for it, by session.
+  mountWebApp(app, config, config.webDir);
   mountEndpoints(
     app,
     context,
-    config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
+    withJsonMirror(config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS),
     inflight,
   );
   mountEventSocket(app, context);

@@ -3,6 +3,7 @@
  * synchronous route callback, so everything needed later is copied here at once.
  */
 import type { RateStatus } from '../lib/rate-limit.js';
+import type { BrowserRequest } from './sessions.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT' | 'HEAD' | 'OPTIONS';
@@ -58,6 +59,8 @@ export class RequestContext {
   rateTakenAt = 0;
   /** X-Forwarded-For, copied only when a trusted proxy is configured (see client-address.ts). */
   forwardedFor = '';
+  /** Routes a browser session may authenticate: its headers and session (./sessions.ts). */
+  browser: BrowserRequest | null = null;
   /**
    * The live response, for reading the peer address on demand: uWS builds that text on each call
    * (~1.5 µs), and only unauthenticated requests and failed authentications need it.

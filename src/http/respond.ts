@@ -4,7 +4,12 @@
  * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { internalErrorBody, JsonableError, storageFullError } from '../lib/errors.js';
+import {
+  internalErrorBody,
+  JsonableError,
+  SESSION_CHALLENGE,
+  storageFullError,
+} from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
 import { preserializedChunks } from '../lib/preserialized.js';
 import { acceptsGzip, gzipParts, hasSharedPart } from './gzip.js';
@@ -292,13 +297,19 @@ export function sendError(
     err = full;
   }
   if (err instanceof JsonableError) {
+    // A browser's request never gets a Basic challenge: the browser would ask for a password in
+    // its own dialog (src/http/sessions.ts).
+    const headers =
+      err.httpStatus === 401 && ctx.browser?.bySession
+        ? { ...err.headers, 'WWW-Authenticate': SESSION_CHALLENGE }
+        : err.headers;
     send(
       res,
       ctx,
       err.httpStatus,
       JSON.stringify(err.toBody()),
       'application/json',
-      err.headers,
+      headers,
       closeConnection,
     );
     return;

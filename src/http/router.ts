@@ -13,6 +13,7 @@ import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../l
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
 import { authenticate, resolveRealm } from './auth.js';
+import { authenticateSession, readBrowserRequest } from './sessions.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -161,6 +162,8 @@ function onRequest(
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   ctx.bindPeer(res);
   if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (ep.sessionAuth !== null)
+    ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   inflight.enter();
   // Set once the body's parser exists (an object: closures below change it).
   const held: { sink: BodySink | null } = { sink: null };
@@ -369,7 +372,10 @@ function runHere(
     const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
     const limits = server.limits;
     let user = null;
-    if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
+    if (ctx.browser !== null && ctx.browser.bySession) {
+      user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
+      if (user !== null) ctx.userId = user.id;
+    } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
       user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
       ctx.userId = user.id;
     }

@@ -117,6 +117,12 @@ export class ParamValidationError extends JsonableError {
 }
 
 /**
+ * The challenge of a 401 on a route a browser uses (/json/, media, by session): a scheme no browser
+ * answers with its own login dialog, as the reference's `Session realm=...`.
+ */
+export const SESSION_CHALLENGE = 'Session realm="confab"';
+
+/**
  * Authentication failures on API routes. Always 401 with code UNAUTHORIZED and a
  * `WWW-Authenticate` challenge, whatever the underlying reason (bad key, deactivated, wrong realm).
  */
