@@ -16,7 +16,7 @@ import { AdminSocketServer } from './admin/socket.js';
 import { defaultConfig, nowSeconds, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
-import { TEST_ENDPOINTS } from './endpoints/testing.js';
+import { mountTestSockets, TEST_ENDPOINTS } from './endpoints/testing.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
@@ -208,6 +208,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     inflight,
   );
   mountEventSocket(app, context);
+  if (config.testRoutes) mountTestSockets(app);
 
   let listener: { socket: us_listen_socket; port: number };
   try {

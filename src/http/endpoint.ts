@@ -68,8 +68,17 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
    * routes (the cookie when no Authorization header is sent); `only` for the /json/ routes.
    */
   sessionAuth?: SessionAuth;
+  /** Test-only routes (src/endpoints/testing.ts): where the router throws for them. */
+  testFault?: TestFault;
   handle: (ctx: CtxFor<A>, params: z.output<S>) => unknown;
 };
+
+/**
+ * Where a test-only route makes the router throw, to show that each step of a request answers an
+ * unexpected exception with a 500 and that the process lives on: on arrival (before the request
+ * is set up), on a chunk of the body after the first, or when the parsed body is handed on.
+ */
+export type TestFault = 'arrival' | 'body-chunk' | 'body-end';
 
 export type Endpoint = {
   method: Exclude<HttpMethod, 'HEAD' | 'OPTIONS'>;
@@ -86,6 +95,7 @@ export type Endpoint = {
   rateLimitBucket: UserBucket | null;
   /** How a browser session authenticates it (null: it does not). */
   sessionAuth: SessionAuth | null;
+  testFault?: TestFault;
   handle: (ctx: HandlerCtx, params: unknown) => unknown;
 };
 
@@ -118,6 +128,7 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     acceptsFiles: def.acceptsFiles ?? null,
     rateLimitBucket: def.rateLimitBucket === undefined ? 'api' : def.rateLimitBucket,
     sessionAuth: def.sessionAuth ?? null,
+    ...(def.testFault ? { testFault: def.testFault } : {}),
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,
   };
 }

@@ -22,6 +22,11 @@ const REQ_ID_PREFIX = Date.now().toString(36).slice(-5);
 let reqCounter = 0;
 
 export class RequestContext {
+  /**
+   * The context made last: a request handler's own, if it made one, once it has begun (the
+   * boundary that catches what a handler throws names the request by it: ./unexpected.ts).
+   */
+  static latest: RequestContext | null = null;
   /** The request's id in log lines (`reqId`). */
   readonly reqId = `${REQ_ID_PREFIX}-${(++reqCounter).toString(36)}`;
   /** The status written (0 until then); for the request's log line and metrics. */
@@ -105,6 +110,7 @@ export class RequestContext {
       );
     }
     this.pathParams = params;
+    RequestContext.latest = this;
   }
 
   /** Lets `peerAddress` read the connection's address later (valid until the response ends). */

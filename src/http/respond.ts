@@ -3,7 +3,6 @@
  * Bodies are JSON (`{"result":"success","msg":"",...}` or the error shape); a handler that already
  * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
  */
-import { log } from '../observability/log.js';
 import type { FileHandle } from 'node:fs/promises';
 import {
   internalErrorBody,
@@ -16,6 +15,7 @@ import { preserializedChunks } from '../lib/preserialized.js';
 import { acceptsGzip, gzipParts, hasSharedPart } from './gzip.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
+import { reportUnexpected, type Where } from './unexpected.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
@@ -193,7 +193,22 @@ function sendInSlices(
       offset = res.getWriteOffset();
     }
   };
-  if (!offer(0)) res.onWritable((offset) => offer(offset));
+  if (!offer(0)) {
+    res.onWritable((offset) => {
+      try {
+        return offer(offset);
+      } catch (err) {
+        finished = true;
+        reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
+        try {
+          res.close(); // part of the body is out: closing is the only honest end
+        } catch {
+          // its client is gone
+        }
+        return true;
+      }
+    });
+  }
 }
 
 /**
@@ -265,11 +280,16 @@ export function joinChunks(chunks: readonly (string | Buffer)[]): Buffer {
   return out;
 }
 
+/**
+ * Answers `err`: a JsonableError as itself, a full disk as 507, anything else as a 500 (reported
+ * as unexpected, with the request's id and `where` it was caught).
+ */
 export function sendError(
   res: HttpResponse,
   ctx: RequestContext,
   err: unknown,
   closeConnection = false,
+  where: Where = 'handler',
 ): void {
   const full = err instanceof JsonableError ? null : storageFullError(err);
   if (full) {
@@ -294,6 +314,7 @@ export function sendError(
     );
     return;
   }
-  log.error({ err, reqId: ctx.reqId, method: ctx.method }, 'internal server error');
   send(res, ctx, 500, JSON.stringify(internalErrorBody()), 'application/json', {}, closeConnection);
+  // After the answer: a fatal condition (a corrupt database) stops the process here.
+  reportUnexpected(err, where, { reqId: ctx.reqId, method: ctx.method });
 }

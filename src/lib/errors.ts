@@ -296,6 +296,19 @@ export class ConfirmationLinkError extends JsonableError {
   }
 }
 
+/**
+ * Why `err` must stop the server, or null when it need not: SQLite reporting its database corrupt
+ * (docs/robustness.md "Unexpected exceptions"; the process-level last resort, src/process-guard.ts,
+ * stops the process for it wherever it is caught).
+ */
+export function fatalReason(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')) {
+    return `the database is corrupt (${code})`;
+  }
+  return null;
+}
+
 export function internalErrorBody(): { result: 'error'; msg: string; code: ErrorCode } {
   return { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' };
 }
