@@ -2,15 +2,14 @@
  * `npm run bench -- http`: authenticated GET /api/v1/users/me on Confab against a bare
  * uWebSockets.js route that answers the same JSON bytes, one after the other, each loaded by a
  * separate load-generator process (bench/lib/loadgen.ts). Prints requests/s and p50/p99 latency for
- * both and their ratio (target, issue #2: Confab ≥ 60% of the bare route's throughput), and Confab
- * behind the HTTP guard (HTTP_GUARD=on) for its cost.
+ * both and their ratio (target, issue #2: Confab ≥ 60% of the bare route's throughput).
  *
  * Options (env): BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 32).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createApp, closeListenSocket, listen } from '../src/http/uws.js';
+import { createBareApp, closeListenSocket, listen } from '../src/http/uws.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitRules } from '../src/config.js';
 import { RateLimiter, type RateStatus } from '../src/lib/rate-limit.js';
 import { doCreateRealm } from '../src/mutations/realms.js';
@@ -55,12 +54,10 @@ export async function httpBench(): Promise<void> {
     { ...DEFAULT_RATE_LIMITS, api_by_user: [[60, 1e12]] },
     load,
   );
-  // The same behind the HTTP guard (HTTP_GUARD=on: uWS on a Unix socket behind the relay).
-  const guarded = await confabRun(path.join(dataDir, 'guarded'), null, load, true);
   const { confab, body, auth } = off;
 
   // Bare uWS: the same bytes, no parsing, no auth, no lookup.
-  const app = createApp();
+  const app = createBareApp();
   app.get('/api/v1/users/me', (res) => {
     res.cork(() => {
       res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(body);
@@ -82,7 +79,6 @@ export async function httpBench(): Promise<void> {
   console.log(row('bare uWebSockets.js route', baseline));
   console.log(row('Confab (auth + realm view)', confab));
   console.log(row('Confab with rate limiting on', on.confab));
-  console.log(row('Confab with HTTP_GUARD on', guarded.confab));
   console.log(
     `ratio Confab / bare: ${fmt(ratio * 100, 1)}% of the bare route's throughput (target ≥ 60%)`,
   );
@@ -90,10 +86,6 @@ export async function httpBench(): Promise<void> {
     `rate limiting: ${fmt((on.confab.rps / confab.rps) * 100, 1)}% of the throughput without it; ` +
       `${fmt(1e6 / on.confab.rps - 1e6 / confab.rps, 2)} µs more per request (server and load generator share the cores); ` +
       `the limiter alone: ${fmt(limiter.nsPerAttempt, 0)} ns per request (${limiter.keys} keys), headers ${fmt(limiter.nsPerHeaders, 0)} ns to format`,
-  );
-  console.log(
-    `HTTP guard: ${fmt((guarded.confab.rps / confab.rps) * 100, 1)}% of the throughput without it; ` +
-      `${fmt(1e6 / guarded.confab.rps - 1e6 / confab.rps, 2)} µs more per request`,
   );
   console.log(
     JSON.stringify({
@@ -104,7 +96,6 @@ export async function httpBench(): Promise<void> {
       bare: baseline,
       confab,
       confabRateLimited: on.confab,
-      confabGuarded: guarded.confab,
       ratio,
       limiter,
     }),
@@ -116,13 +107,12 @@ async function confabRun(
   dataDir: string,
   rateLimits: RateLimitRules | null,
   load: (port: number, headers: Record<string, string>) => Promise<LoadResult>,
-  httpGuard = false,
 ): Promise<{
   confab: LoadResult & { mainUs: number };
   body: string;
   auth: Record<string, string>;
 }> {
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits, httpGuard });
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits });
   const owner = doCreateRealm(server.store, {
     name: 'Bench',
     string_id: '',
@@ -141,7 +131,7 @@ async function confabRun(
   if (sample.status !== 200) throw new Error(`GET /users/me answered ${sample.status}: ${body}`);
   const elu = performance.eventLoopUtilization();
   const confab = await load(server.port, auth);
-  // The main thread's busy time per request (uWS, auth, the answer; not the guard's thread): its
+  // The main thread's busy time per request (uWS, auth, the answer): its
   // utilization over the run (warm-up included, at the same load) over the measured rate.
   const mainUs = (performance.eventLoopUtilization(elu).utilization * 1e6) / confab.rps;
   await server.close();

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import util from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
@@ -21,6 +22,16 @@ export type ServerConfig = {
   externalHost: string;
   /** Scheme of the URLs clients are given (`https` behind a TLS-terminating proxy). */
   externalScheme: 'http' | 'https';
+  /**
+   * WEB_DIR: the web app's build (index.html, static/), served at `/` and `/static/`
+   * (src/http/static-files.ts); `npm run build` writes it to dist/web, the default.
+   */
+  webDir: string;
+  /**
+   * SESSION_COOKIE_AGE: how long a browser login session lasts, in seconds (the reference's
+   * default, two weeks); src/http/sessions.ts.
+   */
+  sessionAgeSeconds: number;
   /** Largest request body accepted outside file uploads, in bytes (413 beyond). */
   maxRequestBytes: number;
   /** MAX_FILE_UPLOAD_SIZE, in bytes. */
@@ -75,29 +86,6 @@ export type ServerConfig = {
    * docs/operations.md "Durability".
    */
   durability: Durability;
-  /**
-   * HTTP_GUARD: a relay in front of uWebSockets.js so that odd but legal HTTP (header names with
-   * `_`, unknown methods) is answered rather than held or dropped; see docs/robustness.md "Odd
-   * but legal HTTP". On by default; off when a reverse proxy in front already normalizes requests.
-   */
-  httpGuard: boolean;
-  /**
-   * HTTP_MAX_CONNECTIONS: client connections the HTTP guard holds at once; a connection beyond is
-   * answered 503 and closed. Null (the default): as many as the process's open-files limit allows
-   * (each relayed connection takes three descriptors: src/http/guard.ts `relayCapacity`).
-   */
-  httpMaxConnections: number | null;
-  /**
-   * HTTP_GUARD_POLLS: when the HTTP guard holds long-polls itself (src/http/guard-polls.ts) rather
-   * than relaying them: `auto` (the default) once its connections hold three quarters of the
-   * descriptors (or connections) it may, `always` for every poll it can.
-   */
-  httpGuardPolls: 'auto' | 'always';
-  /**
-   * Tests only: how often the HTTP guard pings the quiet event WebSockets it holds, closing one
-   * that stayed silent a whole period (src/http/guard-sockets.ts; 60 s when absent).
-   */
-  httpGuardIdleMs?: number;
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -198,6 +186,8 @@ export function defaultConfig(): ServerConfig {
     dataDir: path.resolve('data'),
     externalHost: 'localhost:9991',
     externalScheme: 'http',
+    webDir: fileURLToPath(new URL('../web', import.meta.url)),
+    sessionAgeSeconds: 14 * 24 * 60 * 60,
     maxRequestBytes: 4 * 1024 * 1024,
     maxFileUploadBytes: DEFAULT_MAX_FILE_UPLOAD_MIB * 1024 * 1024,
     uploadUrlLifetimeMs: 60_000,
@@ -213,9 +203,6 @@ export function defaultConfig(): ServerConfig {
     wsMaxBackpressureBytes: 1024 * 1024,
     ...DEFAULT_QUEUE_LIMITS,
     durability: 'normal',
-    httpGuard: true,
-    httpMaxConnections: null,
-    httpGuardPolls: 'auto',
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
     clock: Date.now,
@@ -237,6 +224,12 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).optional(),
   EXTERNAL_HOST: z.string().min(1).optional(),
   EXTERNAL_SCHEME: z.enum(['http', 'https']).optional(),
+  WEB_DIR: z.string().min(1).optional(),
+  SESSION_COOKIE_AGE: z
+    .string()
+    .regex(/^[1-9]\d{1,8}$/, 'SESSION_COOKIE_AGE is a number of seconds (10 or more)')
+    .transform(Number)
+    .optional(),
   MAX_FILE_UPLOAD_SIZE: z
     .string()
     .regex(/^\d+$/, 'MAX_FILE_UPLOAD_SIZE is in MiB')
@@ -255,13 +248,6 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   DURABILITY: z.enum(['normal', 'full']).optional(),
-  HTTP_GUARD: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
-  HTTP_MAX_CONNECTIONS: z
-    .string()
-    .regex(/^[1-9]\d{0,6}$/, 'HTTP_MAX_CONNECTIONS is a positive number')
-    .transform(Number)
-    .optional(),
-  HTTP_GUARD_POLLS: z.enum(['auto', 'always']).optional(),
   QUEUE_MEMORY_BUDGET_MB: z
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
@@ -321,6 +307,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     dataDir: path.resolve(e.DATA_DIR ?? base.dataDir),
     externalHost: e.EXTERNAL_HOST ?? `localhost:${port}`,
     externalScheme: e.EXTERNAL_SCHEME ?? base.externalScheme,
+    webDir: e.WEB_DIR !== undefined ? path.resolve(e.WEB_DIR) : base.webDir,
+    sessionAgeSeconds: e.SESSION_COOKIE_AGE ?? base.sessionAgeSeconds,
     maxFileUploadBytes: (e.MAX_FILE_UPLOAD_SIZE ?? DEFAULT_MAX_FILE_UPLOAD_MIB) * 1024 * 1024,
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
     logRequests: e.LOG_REQUESTS !== '0' && e.LOG_REQUESTS !== 'false',
@@ -329,10 +317,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     imageProxyAllowPrivate:
       e.IMAGE_PROXY_ALLOW_PRIVATE === '1' || e.IMAGE_PROXY_ALLOW_PRIVATE === 'true',
     durability: e.DURABILITY ?? base.durability,
-    httpGuard:
-      e.HTTP_GUARD === undefined ? base.httpGuard : ['1', 'true', 'on'].includes(e.HTTP_GUARD),
-    httpMaxConnections: e.HTTP_MAX_CONNECTIONS ?? base.httpMaxConnections,
-    httpGuardPolls: e.HTTP_GUARD_POLLS ?? base.httpGuardPolls,
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:
       e.QUEUE_MEMORY_BUDGET_MB !== undefined
@@ -344,6 +328,17 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       .filter((s) => s !== ''),
     wireNames: e.WIRE_NAMES ?? base.wireNames,
   };
+}
+
+/**
+ * Settings of earlier versions that no longer exist and are ignored when set (the start says
+ * so): the HTTP guard's (docs/robustness.md "Odd but legal HTTP").
+ */
+export const REMOVED_SETTINGS = ['HTTP_GUARD', 'HTTP_MAX_CONNECTIONS', 'HTTP_GUARD_POLLS'];
+
+/** The removed settings set in `env`. */
+export function removedSettingsIn(env: NodeJS.ProcessEnv): string[] {
+  return REMOVED_SETTINGS.filter((name) => env[name] !== undefined);
 }
 
 /** The server's "now" in UNIX seconds (ServerConfig.clock): the one source of time. */

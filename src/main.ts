@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ensureFirstRealm } from './bootstrap.js';
-import { configFromEnv, envWithFile } from './config.js';
+import { configFromEnv, envWithFile, removedSettingsIn } from './config.js';
 import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
 import { createServer } from './server.js';
 import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
@@ -35,6 +35,12 @@ async function main(): Promise<void> {
     level: levelFromEnv(env.LOG_LEVEL) ?? 'info',
     format: logFormat(env.LOG_FORMAT, process.stdout.isTTY),
   });
+  const removed = removedSettingsIn(env);
+  if (removed.length > 0)
+    log.warn(
+      { settings: removed },
+      `ignored: ${removed.join(', ')} no longer exist (the HTTP guard was removed; odd HTTP is answered by the uWS build or nginx: docs/robustness.md)`,
+    );
   const lock = DataDirLock.acquire(config.dataDir, 'server');
   try {
     // First boot happens before the server opens its own connection to the database.

@@ -16,14 +16,21 @@ import { AdminSocketServer } from './admin/socket.js';
 import { defaultConfig, nowSeconds, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
-import { TEST_ENDPOINTS } from './endpoints/testing.js';
+import { mountTestSockets, TEST_ENDPOINTS } from './endpoints/testing.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
+import { withJsonMirror } from './http/json-mirror.js';
+import { mountWebApp } from './http/static-files.js';
 import { mountEventSocket } from './http/socket.js';
-import { openListener, type HttpListener } from './http/listener.js';
-import { createApp } from './http/uws.js';
+import {
+  closeAllConnections,
+  closeListenSocket,
+  createApp,
+  listen,
+  type us_listen_socket,
+} from './http/uws.js';
 import type { ClusterNode, ClusterOptions } from './cluster/node.js';
 import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
@@ -64,11 +71,6 @@ export type ConfabServer = {
   readonly inflight: number;
   /** The cluster node, when running as one. */
   readonly cluster: ClusterNode | null;
-  /**
-   * Long-polls the HTTP guard read itself and had served with no connection to uWS (a
-   * connection's polls after the first it held: src/http/guard-polls.ts `ask`); 0 without it.
-   */
-  readonly guardAskedPolls: number;
   /**
    * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
@@ -180,28 +182,22 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     health,
     metricsToken: config.metricsToken,
     trustedProxies: config.trustedProxies,
-    behindGuard: config.httpGuard,
   });
 
+  // The browser app's page and assets; every API endpoint also under /json/ for it, by session.
+  mountWebApp(app, config, config.webDir);
   mountEndpoints(
     app,
     context,
-    config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
+    withJsonMirror(config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS),
     inflight,
   );
-  const guardSockets = mountEventSocket(app, context, inflight);
+  mountEventSocket(app, context);
+  if (config.testRoutes) mountTestSockets(app);
 
-  let listener: HttpListener;
+  let listener: { socket: us_listen_socket; port: number };
   try {
-    listener = await openListener(
-      app,
-      config.host,
-      config.port,
-      config.httpGuard,
-      config.httpMaxConnections,
-      guardSockets,
-      config.httpGuardPolls,
-    );
+    listener = await listen(app, config.host, config.port);
   } catch (err) {
     await scheduler.close();
     await cluster?.close();
@@ -261,13 +257,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     get inflight() {
       return inflight.count;
     },
-    get guardAskedPolls() {
-      return guardSockets?.askedTotal ?? 0;
-    },
     close() {
       closing ??= (async () => {
         health.shuttingDown = true;
-        await listener.stopAccepting();
+        closeListenSocket(listener.socket);
         await adminSocket?.close();
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
@@ -285,7 +278,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
           saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
-        listener.closeConnections();
+        closeAllConnections(app);
         await renderer.close();
         store.close();
         health.stop();

@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type uWSTypes from 'uWebSockets.js';
+import { guardApp } from './unexpected.js';
 
 type UWS = typeof uWSTypes;
 
@@ -67,7 +68,17 @@ export function assertNativeBinding(): void {
   }
 }
 
+/**
+ * The app every route and WebSocket is mounted on: an exception thrown through a uWS callback
+ * ends the process, so each mounted callback is guarded (./unexpected.ts).
+ */
 export function createApp(): uWSTypes.TemplatedApp {
+  assertNativeBinding();
+  return guardApp(uWS.App());
+}
+
+/** An app without the guards, for the benches' bare-uWS baselines only. */
+export function createBareApp(): uWSTypes.TemplatedApp {
   assertNativeBinding();
   return uWS.App();
 }
@@ -88,21 +99,13 @@ export function listen(
   });
 }
 
-/** Listens on a Unix socket (behind the HTTP guard). */
-export function listenUnix(
-  app: uWSTypes.TemplatedApp,
-  file: string,
-): Promise<uWSTypes.us_listen_socket> {
-  return new Promise((resolve, reject) => {
-    app.listen_unix((socket) => {
-      if (socket) resolve(socket);
-      else reject(new Error(`cannot listen on ${file}`));
-    }, file);
-  });
-}
-
 export function closeListenSocket(socket: uWSTypes.us_listen_socket): void {
   uWS.us_listen_socket_close(socket);
+}
+
+/** Ends every connection the app still holds (both builds have it; the older one's types lack it). */
+export function closeAllConnections(app: uWSTypes.TemplatedApp): void {
+  (app as { close?: () => void }).close?.();
 }
 
 export const DISABLED_COMPRESSION = uWS.DISABLED;
