@@ -7,6 +7,7 @@
  * The browser's session auth is tested in test/browser/.
  */
 import { Packr } from 'msgpackr';
+import net from 'node:net';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { ApiError, ConfabClient, NetworkError } from '../../src/client/api.js';
@@ -238,19 +239,46 @@ t.test(
   },
 );
 
+/**
+ * A TCP relay on a port of its own, to whichever server `target` names: the client keeps one URL
+ * while the server behind it stops and starts again on another ephemeral port.
+ */
+async function relay(t: Test): Promise<{ url: string; target: { port: number } }> {
+  const target = { port: 0 };
+  const sockets = new Set<net.Socket>();
+  const srv = net.createServer((down) => {
+    const up = net.connect(target.port, '127.0.0.1');
+    for (const s of [down, up]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {
+        down.destroy();
+        up.destroy();
+      });
+    }
+    down.pipe(up).pipe(down);
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    srv.close();
+  });
+  return { url: `http://127.0.0.1:${(srv.address() as net.AddressInfo).port}`, target };
+}
+
 t.test('a graceful restart: the same queue, nothing lost or repeated', async (t) => {
   const dataDir = t.testdir();
   const first = await createServer({ ...TEST_SERVER_OPTIONS, dataDir });
   let closed = false;
   t.teardown(() => (closed ? undefined : first.close()));
   const fx = await seedRealm(first);
-  const port = first.port;
-  const url = first.url;
+  const { url, target } = await relay(t);
+  target.port = first.port;
   const ts = { url, fx } as TestServer;
   const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
   const othello = clientFor(url, fx.users.othello!);
   const hamlet = clientFor(url, fx.users.hamlet!);
-  const { rec, stream } = recorder(t, othello, { openSocket: nodeSocket });
+  const { rec, stream } = recorder(t, othello, { openSocket: nodeSocket, socketReturnMs: 50 });
   await stream.start();
   await until(() => stream.transport === 'socket', 'socket');
   await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'one' });
@@ -259,8 +287,9 @@ t.test('a graceful restart: the same queue, nothing lost or repeated', async (t)
   await first.close();
   closed = true;
   await until(() => stream.status === 'reconnecting', 'reconnecting while the server is down');
-  const second = await createServer({ ...TEST_SERVER_OPTIONS, dataDir, port });
+  const second = await createServer({ ...TEST_SERVER_OPTIONS, dataDir });
   t.teardown(() => second.close());
+  target.port = second.port;
   await until(() => stream.status === 'live', 'live again', 30_000);
   await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'two' });
   await until(() => rec.contents().length === 2, 'two');
@@ -271,6 +300,8 @@ t.test('a graceful restart: the same queue, nothing lost or repeated', async (t)
   );
   t.equal(rec.registers.length, 1, 'no new registration');
   t.ok(rec.statuses.includes('reconnecting:-'), 'said it was reconnecting');
+  await until(() => stream.transport === 'socket', 'back on the socket', 30_000);
+  t.pass('back on the socket');
 });
 
 for (const mode of ['socket', 'poll'] as const) {
