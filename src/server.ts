@@ -23,6 +23,7 @@ import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { mountEventSocket } from './http/socket.js';
 import {
+  buildReport,
   closeAllConnections,
   closeListenSocket,
   createApp,
@@ -76,10 +77,18 @@ export type ConfabServer = {
   close(): Promise<void>;
 };
 
+/** Whether this process has said which uWS build it runs (once, at its first server's start). */
+let buildLogged = false;
+
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
   const { verboseSql, eventTap, lock: heldLock, cluster: clusterOptions, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
+  if (!buildLogged) {
+    buildLogged = true;
+    const { msg, fields } = buildReport();
+    log.info(fields, msg);
+  }
   const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
   let store: Store;
   try {
