@@ -200,6 +200,7 @@ import {
   doEditSavedSnippet,
 } from '../src/mutations/saved-snippets.js';
 import { doUpdateUserStatus } from '../src/mutations/user-status.js';
+import { doCreateSession, doDeleteSession } from '../src/mutations/sessions.js';
 
 export const REALM_COMMANDS = {
   'user.create': checkThenDo(checkCreateUser, doCreateUser),
@@ -303,6 +304,9 @@ export const REALM_COMMANDS = {
   'realm_export.create': checkThenDo(checkCreateRealmExport, doCreateRealmExport),
   'realm_export.update': checkThenDo(checkUpdateRealmExport, doUpdateRealmExport),
   'realm_export.delete': checkThenDo(checkDeleteRealmExport, doDeleteRealmExport),
+  // Browser login sessions (src/http/sessions.ts).
+  'session.create': doCreateSession,
+  'session.delete': doDeleteSession,
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

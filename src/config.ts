@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import util from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
@@ -21,6 +22,16 @@ export type ServerConfig = {
   externalHost: string;
   /** Scheme of the URLs clients are given (`https` behind a TLS-terminating proxy). */
   externalScheme: 'http' | 'https';
+  /**
+   * WEB_DIR: the web app's build (index.html, static/), served at `/` and `/static/`
+   * (src/http/static-files.ts); `npm run build` writes it to dist/web, the default.
+   */
+  webDir: string;
+  /**
+   * SESSION_COOKIE_AGE: how long a browser login session lasts, in seconds (the reference's
+   * default, two weeks); src/http/sessions.ts.
+   */
+  sessionAgeSeconds: number;
   /** Largest request body accepted outside file uploads, in bytes (413 beyond). */
   maxRequestBytes: number;
   /** MAX_FILE_UPLOAD_SIZE, in bytes. */
@@ -175,6 +186,8 @@ export function defaultConfig(): ServerConfig {
     dataDir: path.resolve('data'),
     externalHost: 'localhost:9991',
     externalScheme: 'http',
+    webDir: fileURLToPath(new URL('../web', import.meta.url)),
+    sessionAgeSeconds: 14 * 24 * 60 * 60,
     maxRequestBytes: 4 * 1024 * 1024,
     maxFileUploadBytes: DEFAULT_MAX_FILE_UPLOAD_MIB * 1024 * 1024,
     uploadUrlLifetimeMs: 60_000,
@@ -211,6 +224,12 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).optional(),
   EXTERNAL_HOST: z.string().min(1).optional(),
   EXTERNAL_SCHEME: z.enum(['http', 'https']).optional(),
+  WEB_DIR: z.string().min(1).optional(),
+  SESSION_COOKIE_AGE: z
+    .string()
+    .regex(/^[1-9]\d{1,8}$/, 'SESSION_COOKIE_AGE is a number of seconds (10 or more)')
+    .transform(Number)
+    .optional(),
   MAX_FILE_UPLOAD_SIZE: z
     .string()
     .regex(/^\d+$/, 'MAX_FILE_UPLOAD_SIZE is in MiB')
@@ -288,6 +307,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     dataDir: path.resolve(e.DATA_DIR ?? base.dataDir),
     externalHost: e.EXTERNAL_HOST ?? `localhost:${port}`,
     externalScheme: e.EXTERNAL_SCHEME ?? base.externalScheme,
+    webDir: e.WEB_DIR !== undefined ? path.resolve(e.WEB_DIR) : base.webDir,
+    sessionAgeSeconds: e.SESSION_COOKIE_AGE ?? base.sessionAgeSeconds,
     maxFileUploadBytes: (e.MAX_FILE_UPLOAD_SIZE ?? DEFAULT_MAX_FILE_UPLOAD_MIB) * 1024 * 1024,
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
     logRequests: e.LOG_REQUESTS !== '0' && e.LOG_REQUESTS !== 'false',

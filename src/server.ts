@@ -16,11 +16,13 @@ import { AdminSocketServer } from './admin/socket.js';
 import { defaultConfig, nowSeconds, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
-import { TEST_ENDPOINTS } from './endpoints/testing.js';
+import { mountTestSockets, TEST_ENDPOINTS } from './endpoints/testing.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
+import { withJsonMirror } from './http/json-mirror.js';
+import { mountWebApp } from './http/static-files.js';
 import { mountEventSocket } from './http/socket.js';
 import {
   buildReport,
@@ -191,13 +193,16 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     trustedProxies: config.trustedProxies,
   });
 
+  // The browser app's page and assets; every API endpoint also under /json/ for it, by session.
+  mountWebApp(app, config, config.webDir);
   mountEndpoints(
     app,
     context,
-    config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
+    withJsonMirror(config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS),
     inflight,
   );
   mountEventSocket(app, context);
+  if (config.testRoutes) mountTestSockets(app);
 
   let listener: { socket: us_listen_socket; port: number };
   try {

@@ -31,6 +31,7 @@ import * as realmExport from './realm-export.js';
 import * as realmSettings from './realm.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
+import * as session from './session.js';
 import * as settings from './settings.js';
 import * as typing from './typing.js';
 import * as upload from './upload.js';
@@ -73,6 +74,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   realmLinkifiers,
   scheduledMessages,
   serverSettings,
+  session,
   settings,
   subscriptions,
   streams,

@@ -143,6 +143,10 @@ async function changeSettings(ctx: AuthedCtx, raw: Record<string, unknown>): Pro
     user_id: user.id,
     ...(p.full_name !== undefined ? { full_name: p.full_name } : {}),
     ...(passwordHash !== undefined ? { password_hash: passwordHash } : {}),
+    // The browser session that set the password stays logged in; the user's others end.
+    ...(passwordHash !== undefined && ctx.req.browser?.session
+      ? { keep_session: ctx.req.browser.session.tokenHash }
+      : {}),
     ...(newEmail !== undefined
       ? { email_change: { new_email: newEmail, confirmation_key: confirmationKey() } }
       : {}),

@@ -65,8 +65,12 @@ export class RequestLimits {
     );
   }
 
-  /** Counts one request by an authenticated user; throws the 429 when over the limit. */
-  user(ctx: RequestContext, userId: number, bucket: UserBucket): void {
+  /**
+   * Counts one request by an authenticated user; throws the 429 when over the limit. `null`: a
+   * route no per-user limit applies to (media).
+   */
+  user(ctx: RequestContext, userId: number, bucket: UserBucket | null): void {
+    if (bucket === null) return;
     const limiter = bucket === 'events' ? this.eventsByUser : this.apiByUser;
     if (limiter.empty) return;
     const status = newStatus();

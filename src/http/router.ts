@@ -4,6 +4,8 @@
  *   decode parameters → handler → one corked JSON write.
  * Unknown paths answer a JSON 404, known paths with another method a JSON 405, and anything a
  * handler throws that is not a JsonableError is logged and answered 500 — the server keeps serving.
+ * Each step's callbacks catch their own exceptions (body, handler, held answer, streaming): the
+ * request is answered 500 if it still can be, releases what it held, and leaves (./unexpected.ts).
  */
 import { requestFinished, UNMATCHED_ROUTE } from './request-log.js';
 import type { ServerContext } from '../context.js';
@@ -11,6 +13,7 @@ import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../l
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
 import { authenticate, resolveRealm } from './auth.js';
+import { authenticateSession, readBrowserRequest } from './sessions.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -25,6 +28,7 @@ import {
   successBody,
 } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import { reportUnexpected, type Where } from './unexpected.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -146,6 +150,27 @@ function patternToRegExp(pattern: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
+/** Throws where a test-only route asks for it (src/endpoints/testing.ts). */
+function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
+  if (ep.testFault === at) throw new Error(`deliberate failure (${at}) for a test`);
+}
+
+/** Answers a request that failed unexpectedly at `where` (500) and lets it leave. */
+function failRequest(
+  res: HttpResponse,
+  ctx: RequestContext,
+  err: unknown,
+  leave: () => void,
+  where: Where,
+  closeConnection = false,
+): void {
+  try {
+    sendError(res, ctx, err, closeConnection, where);
+  } finally {
+    leave();
+  }
+}
+
 function onRequest(
   res: HttpResponse,
   req: HttpRequest,
@@ -153,25 +178,57 @@ function onRequest(
   server: ServerContext,
   inflight: InflightTracker,
 ): void {
+  // Before anything is set up: only the boundary around every route (./unexpected.ts) is left.
+  if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   ctx.bindPeer(res);
   if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (ep.sessionAuth !== null)
+    ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   inflight.enter();
-  let sink: BodySink | null = null;
+  // Set once the body's parser exists (an object: closures below change it).
+  const held: { sink: BodySink | null } = { sink: null };
   let left = false;
   const leave = () => {
     if (left) return;
     left = true;
     inflight.leave();
-    cleanupFiles(ctx);
-    requestFinished(ctx, ep.path, server.config.logRequests);
+    try {
+      cleanupFiles(ctx);
+      requestFinished(ctx, ep.path, server.config.logRequests);
+    } catch (err) {
+      reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
+    }
   };
   res.onAborted(() => {
-    ctx.markAborted();
-    sink?.discard(); // partial uploads
+    try {
+      ctx.markAborted(); // what waits for the client (a held poll) lets go
+      held.sink?.discard(); // partial uploads
+    } catch (err) {
+      reportUnexpected(err, 'route', { reqId: ctx.reqId, method: ctx.method });
+    }
     leave();
   });
+  try {
+    readRequest(res, ctx, ep, server, leave, (s) => (held.sink = s));
+  } catch (err) {
+    try {
+      held.sink?.discard();
+    } finally {
+      failRequest(res, ctx, err, leave, 'route', true);
+    }
+  }
+}
 
+/** The request's query string and body, then `run`. */
+function readRequest(
+  res: HttpResponse,
+  ctx: RequestContext,
+  ep: Endpoint,
+  server: ServerContext,
+  leave: () => void,
+  setSink: (sink: BodySink) => void,
+): void {
   const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
   if (!BODY_METHODS.has(ctx.method)) {
     run(res, ctx, ep, server, query, leave);
@@ -210,13 +267,15 @@ function onRequest(
     leave();
     return;
   }
-  sink = body;
+  setSink(body);
   let received = 0;
   // Paused while the disk is slower than the network. Never left paused once the body is in: a
   // paused socket cannot read the connection's next request (keep-alive).
   let paused = false;
-  res.onData((ab, isLast) => {
+  const onChunk = (ab: ArrayBuffer, isLast: boolean) => {
     if (ctx.done || ctx.aborted) return;
+    // (After the first chunk, which may have started a file on disk.)
+    if (ep.testFault !== undefined && received > 0) testFault(ep, 'body-chunk');
     const chunk = Buffer.from(new Uint8Array(ab)); // copies: uWS reuses `ab` after this callback
     received += chunk.length;
     if (received > limit) {
@@ -229,7 +288,7 @@ function onRequest(
     if (body.failure) {
       // A file over the limit: answered now, the rest of the body is not read.
       body.discard();
-      sendError(res, ctx, body.failure, true);
+      sendError(res, ctx, body.failure, true, 'body');
       leave();
       return;
     }
@@ -244,20 +303,38 @@ function onRequest(
       body.onDrain(() => {
         if (!paused || ctx.aborted || ctx.done) return;
         paused = false;
-        res.resume();
+        try {
+          res.resume();
+        } catch (err) {
+          reportUnexpected(err, 'body', { reqId: ctx.reqId, method: ctx.method });
+        }
       });
     }
     if (isLast) {
       body.end().then(
         (body) => {
-          for (const k in body) query[k] = body[k]!; // body parameters win over the query string
-          run(res, ctx, ep, server, query, leave);
+          try {
+            if (ep.testFault !== undefined) testFault(ep, 'body-end');
+            for (const k in body) query[k] = body[k]!; // body parameters win over the query string
+            run(res, ctx, ep, server, query, leave);
+          } catch (err) {
+            failRequest(res, ctx, err, leave, 'body');
+          }
         },
-        (err: unknown) => {
-          sendError(res, ctx, err);
-          leave();
-        },
+        (err: unknown) => failRequest(res, ctx, err, leave, 'body'),
       );
+    }
+  };
+  res.onData((ab, isLast) => {
+    try {
+      onChunk(ab, isLast);
+    } catch (err) {
+      // The rest of the body is not read: the connection closes after the answer.
+      try {
+        body.discard();
+      } finally {
+        failRequest(res, ctx, err, leave, 'body', true);
+      }
     }
   });
 }
@@ -295,10 +372,7 @@ function run(
   }
   barrier.then(
     () => runHere(res, ctx, ep, server, raw, leave),
-    (err: unknown) => {
-      sendError(res, ctx, err);
-      leave();
-    },
+    (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
   );
 }
 
@@ -319,7 +393,10 @@ function runHere(
     const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
     const limits = server.limits;
     let user = null;
-    if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
+    if (ctx.browser !== null && ctx.browser.bySession) {
+      user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
+      if (user !== null) ctx.userId = user.id;
+    } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
       user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
       ctx.userId = user.id;
     }
@@ -334,22 +411,22 @@ function runHere(
     const hctx: HandlerCtx = { server, req: ctx, realm, user };
     result = ep.handle(hctx, decoded.params);
   } catch (err) {
-    sendError(res, ctx, err);
-    leave();
+    failRequest(res, ctx, err, leave, 'route');
     return;
   }
-  if (result instanceof HeldResponse) {
-    result.bind((value) => respondWith(res, ctx, value, ignored, leave));
-  } else if (result instanceof Promise) {
-    result.then(
-      (value: unknown) => respondWith(res, ctx, value, ignored, leave),
-      (err: unknown) => {
-        sendError(res, ctx, err);
-        leave();
-      },
-    );
-  } else {
-    respondWith(res, ctx, result, ignored, leave);
+  try {
+    if (result instanceof HeldResponse) {
+      result.bind((value) => respondWith(res, ctx, value, ignored, leave));
+    } else if (result instanceof Promise) {
+      result.then(
+        (value: unknown) => respondWith(res, ctx, value, ignored, leave),
+        (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
+      );
+    } else {
+      respondWith(res, ctx, result, ignored, leave);
+    }
+  } catch (err) {
+    failRequest(res, ctx, err, leave, 'respond');
   }
 }
 
@@ -361,7 +438,10 @@ function withIgnored(json: string, ignored: readonly string[]): string {
   return `${json.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`;
 }
 
-/** Writes a handler's value; calls `leave` once the response is complete (streams: later). */
+/**
+ * Writes a handler's value; calls `leave` once the response is complete (streams: later). Never
+ * throws: it also runs from whoever answers a held response (an event queue's flush).
+ */
 function respondWith(
   res: HttpResponse,
   ctx: RequestContext,
@@ -370,7 +450,20 @@ function respondWith(
   leave: () => void,
 ): void {
   if (value instanceof FileBody) {
-    streamFile(res, ctx, value, leave);
+    try {
+      streamFile(res, ctx, value, leave);
+    } catch (err) {
+      // streamFile catches its own; should it not, the connection cannot be trusted any more.
+      reportUnexpected(err, 'stream', { reqId: ctx.reqId, method: ctx.method });
+      if (!ctx.aborted) {
+        try {
+          res.close();
+        } catch {
+          // answered, or its client gone
+        }
+      }
+      leave();
+    }
     return;
   }
   try {
@@ -382,7 +475,11 @@ function respondWith(
       send(res, ctx, 200, successBody(value as object | undefined, ignored));
     }
   } catch (err) {
-    sendError(res, ctx, err);
+    try {
+      sendError(res, ctx, err, false, 'respond');
+    } catch (inner) {
+      reportUnexpected(inner, 'respond', { reqId: ctx.reqId, method: ctx.method });
+    }
   }
   leave();
 }

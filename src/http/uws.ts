@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type uWSTypes from 'uWebSockets.js';
+import { guardApp } from './unexpected.js';
 
 type UWS = typeof uWSTypes;
 
@@ -138,7 +139,17 @@ export function assertNativeBinding(): void {
   }
 }
 
+/**
+ * The app every route and WebSocket is mounted on: an exception thrown through a uWS callback
+ * ends the process, so each mounted callback is guarded (./unexpected.ts).
+ */
 export function createApp(): uWSTypes.TemplatedApp {
+  assertNativeBinding();
+  return guardApp(uWS.App());
+}
+
+/** An app without the guards, for the benches' bare-uWS baselines only. */
+export function createBareApp(): uWSTypes.TemplatedApp {
   assertNativeBinding();
   return uWS.App();
 }

@@ -28,6 +28,7 @@ import { EmailChangeStatus, type EmailChangeRow } from '../storage/accounts.js';
 import type { UserRow } from '../storage/users.js';
 import { checkFullName } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
+import { endLoginSessions } from './sessions.js';
 import { deleteAllDrafts } from './drafts.js';
 import { presenceSettingChanged } from './presence.js';
 import {
@@ -46,6 +47,11 @@ export type ChangeSettingsCommand = {
   full_name?: string;
   /** The new password, already verified against the old one and hashed (outside the actor). */
   password_hash?: string;
+  /**
+   * With a new password: the login session that asked for it (its token's hash), which stays;
+   * the user's other sessions end.
+   */
+  keep_session?: string;
   /** Start a change of address: a pending change with this (secret) confirmation key. */
   email_change?: { new_email: string; confirmation_key: string };
   settings: Partial<UserSettings>;
@@ -176,7 +182,10 @@ export function doChangeSettings(
   const { cmd, user } = change;
   const result: ChangeSettingsResult = { email_change: null };
 
-  if (cmd.password_hash !== undefined) store.users.setPasswordHash(user.id, cmd.password_hash);
+  if (cmd.password_hash !== undefined) {
+    store.users.setPasswordHash(user.id, cmd.password_hash);
+    endLoginSessions(ctx, [user.id], cmd.keep_session ?? null);
+  }
 
   if (change.emailChange) {
     const { new_email, confirmation_key } = change.emailChange;

@@ -21,6 +21,7 @@ import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import { checkCanCreateUsers, checkRealmAdministrator } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
+import { endLoginSessions } from './sessions.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
 
@@ -241,6 +242,7 @@ export function doDeactivateUser(ctx: MutationContext, target: UserRow): Record<
       .map((u) => u.id)
       .filter((id) => id !== target.id),
   );
+  endLoginSessions(ctx, [target.id]);
   ctx.afterCommit(() => realm.reloadUser(target.id));
   ctx.endSessions([target.id]);
   return {};

@@ -108,6 +108,20 @@ const rateLimited = new Counter({
   registers: [registry],
 });
 
+const unexpectedErrors = new Counter({
+  name: 'confab_unexpected_errors_total',
+  help:
+    'Exceptions no code expected, each logged as an error: answered 500 (or a socket closed 1011) ' +
+    'by the HTTP layer, or caught by the process-level last resort; by where they were caught.',
+  labelNames: ['where'] as const,
+  registers: [registry],
+});
+
+/** Counts one unexpected exception; `where` is one of a few fixed names (src/http/unexpected.ts). */
+export function countUnexpected(where: string): void {
+  unexpectedErrors.labels(where).inc();
+}
+
 new Gauge({
   name: 'confab_http_requests_in_flight',
   help: 'Requests received and not yet answered (held long-polls included).',

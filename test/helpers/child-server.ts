@@ -22,12 +22,16 @@ export type ChildServer = {
 
 export type ChildRun = Omit<ChildServer, 'url'>;
 
-/** Starts main.js; resolves once it listens (rejects with its output if it exits first). */
+/**
+ * Starts main.js (or another entry, `script`, a path under dist/); resolves once it listens
+ * (rejects with its output if it exits first).
+ */
 export async function startChild(
   dataDir: string,
   env: Record<string, string> = {},
+  script = path.join(DIST_SRC, 'main.js'),
 ): Promise<ChildServer> {
-  const run = spawnChild(dataDir, env);
+  const run = spawnChild(dataDir, env, script);
   try {
     const m = await run.waitFor(/listening on (http:\/\/\S+)/);
     return { ...run, url: m[1]! };
@@ -38,8 +42,12 @@ export async function startChild(
 }
 
 /** Starts main.js without waiting for anything (for starts that must fail). */
-export function spawnChild(dataDir: string, env: Record<string, string> = {}): ChildRun {
-  const node = plainNode([path.join(DIST_SRC, 'main.js')], {
+export function spawnChild(
+  dataDir: string,
+  env: Record<string, string> = {},
+  script = path.join(DIST_SRC, 'main.js'),
+): ChildRun {
+  const node = plainNode([script], {
     DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
