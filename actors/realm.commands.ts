@@ -14,6 +14,12 @@ import {
 import { doThumbnailDone, doThumbnailFailed } from '../src/mutations/thumbnails.js';
 import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
 import { checkThenDo, type Mutation } from '../src/mutations/context.js';
+import { doRecordMailOutcome } from '../src/mutations/mail.js';
+import {
+  checkCompletePasswordReset,
+  doCompletePasswordReset,
+  doRequestPasswordReset,
+} from '../src/mutations/password-reset.js';
 import {
   checkCreateDrafts,
   checkDeleteDraft,
@@ -34,6 +40,7 @@ import {
   checkRevokeMultiuseInvite,
   doRevokeInvite,
   doRevokeMultiuseInvite,
+  doResendInvite,
 } from '../src/mutations/invites.js';
 import {
   checkAddLinkifier,
@@ -257,7 +264,7 @@ export const REALM_COMMANDS = {
   'invite.create_multiuse': checkThenDo(checkCreateMultiuseInvite, doCreateMultiuseInvite),
   'invite.revoke': checkThenDo(checkRevokeInvite, doRevokeInvite),
   'invite.revoke_multiuse': checkThenDo(checkRevokeMultiuseInvite, doRevokeMultiuseInvite),
-  'invite.resend': checkResendInvite,
+  'invite.resend': checkThenDo(checkResendInvite, doResendInvite),
   'invitation.accept': checkThenDo(checkAcceptInvitation, doAcceptInvitation),
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.relink': doUpdateMessageAttachments,
@@ -307,6 +314,11 @@ export const REALM_COMMANDS = {
   // Browser login sessions (src/http/sessions.ts).
   'session.create': doCreateSession,
   'session.delete': doDeleteSession,
+  // Internal: the mail sender's record of a delivery (src/mail/sender.ts).
+  'mail.outcome': doRecordMailOutcome,
+  // Password resets by mail (src/endpoints/password-reset.ts).
+  'user.password_reset.request': doRequestPasswordReset,
+  'user.password_reset.complete': checkThenDo(checkCompletePasswordReset, doCompletePasswordReset),
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -95,11 +95,15 @@ export type ServerConfig = {
    */
   presenceEventUserLimit: number;
   /**
-   * Where the e-mail the server would send goes (address-change confirmations). This server sends
-   * no mail: by default each message is written to stderr for the operator to pass on; tests
-   * collect them.
+   * SMTP_URL: the SMTP server outgoing mail is handed to (`smtp://user:password@host:port`, or
+   * `smtps://…` for TLS from the first byte); null (the default): the server sends no mail
+   * (docs/mail.md says what then does not happen).
    */
-  mailSink?: (mail: OutgoingMail) => void;
+  smtpUrl: string | null;
+  /** MAIL_FROM: the sender of outgoing mail; null: `noreply@` the external host's name. */
+  mailFrom: string | null;
+  /** The outbox's bounds, retry schedule and SMTP time limits (docs/mail.md "The outbox"). */
+  mail: MailLimits;
   /**
    * The server's "now", in milliseconds since the epoch (Date.now by default): the time realm
    * mutations see (`ctx.now`) and the time scheduled messages fall due by. Tests pass a clock they
@@ -164,6 +168,11 @@ export type RateLimitRules = {
   authenticate_by_username: readonly RateRule[];
   /** Failed HTTP Basic (API key) authentications, by address. */
   failed_authentication_by_ip: readonly RateRule[];
+  /**
+   * Password reset mails asked for one address (POST /accounts/password/reset/); over the limit
+   * no mail is sent, and the page says the same as ever.
+   */
+  password_reset_by_email: readonly RateRule[];
 };
 
 export const DEFAULT_RATE_LIMITS: RateLimitRules = {
@@ -172,10 +181,37 @@ export const DEFAULT_RATE_LIMITS: RateLimitRules = {
   api_by_ip: [[60, 100]],
   authenticate_by_username: [[1800, 5]],
   failed_authentication_by_ip: [[60, 30]],
+  password_reset_by_email: [
+    [3600, 2],
+    [86400, 5],
+  ],
 };
 
-/** An e-mail the server would send. */
-export type OutgoingMail = { to: string; subject: string; body: string };
+/** See ServerConfig.mail. */
+export type MailLimits = {
+  /** Mail waiting in the outbox at most; a mail beyond is dropped with a log line. */
+  maxOutbox: number;
+  /** Attempts at one mail before it is dropped (with a log line). */
+  maxAttempts: number;
+  /** The wait after the first failed attempt, doubled after each further one, up to the cap. */
+  retryBaseSeconds: number;
+  retryMaxSeconds: number;
+  /** Mails handed to the SMTP server at once. */
+  concurrency: number;
+  /** Time limits of one delivery: connecting and each later wait on the SMTP server (ms). */
+  connectTimeoutMs: number;
+  socketTimeoutMs: number;
+};
+
+export const DEFAULT_MAIL_LIMITS: MailLimits = {
+  maxOutbox: 10_000,
+  maxAttempts: 12,
+  retryBaseSeconds: 30,
+  retryMaxSeconds: 3600,
+  concurrency: 2,
+  connectTimeoutMs: 15_000,
+  socketTimeoutMs: 60_000,
+};
 
 export const DEFAULT_MAX_FILE_UPLOAD_MIB = 25;
 
@@ -211,6 +247,9 @@ export function defaultConfig(): ServerConfig {
     batchTimeBudgetMs: 50_000,
     imageProxyAllowPrivate: false,
     wireNames: 'auto',
+    smtpUrl: null,
+    mailFrom: null,
+    mail: DEFAULT_MAIL_LIMITS,
   };
 }
 
@@ -254,7 +293,25 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   WIRE_NAMES: z.enum(['auto', 'spec', 'reference']).optional(),
+  SMTP_URL: z
+    .string()
+    .refine(isSmtpUrl, 'SMTP_URL is smtp://[user:password@]host[:port] or smtps://…')
+    .optional(),
+  MAIL_FROM: z
+    .string()
+    .regex(/^([^<>]*<)?[^\s@<>]+@[^\s@<>]+>?$/, 'MAIL_FROM is an address, or Name <address>')
+    .optional(),
 });
+
+/** Whether SMTP_URL names an SMTP server nodemailer can reach: smtp: or smtps: with a host. */
+export function isSmtpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
 
 const RuleList = z.array(
   z.tuple([z.number().positive(), z.number().int().positive()]),
@@ -267,6 +324,7 @@ const RulesOverride = z
     api_by_ip: RuleList,
     authenticate_by_username: RuleList,
     failed_authentication_by_ip: RuleList,
+    password_reset_by_email: RuleList,
   })
   .partial()
   .strict();
@@ -327,6 +385,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       .map((s) => s.trim())
       .filter((s) => s !== ''),
     wireNames: e.WIRE_NAMES ?? base.wireNames,
+    smtpUrl: e.SMTP_URL ?? null,
+    mailFrom: e.MAIL_FROM ?? null,
   };
 }
 

@@ -12,6 +12,7 @@ import type { ServerConfig } from './config.js';
 import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
 import type { ImageProxy } from './media/image-proxy.js';
+import type { MailSender } from './mail/sender.js';
 import type { Thumbnailer } from './media/thumbnailer.js';
 import type { ReadStore } from './storage/store.js';
 import type { UploadFiles } from './storage/upload-files.js';
@@ -42,6 +43,8 @@ export interface ServerContext {
   readonly imageProxy: ImageProxy;
   /** Thumbnails of uploaded images, made off the event loop, one queue for the server. */
   readonly thumbnailer: Thumbnailer;
+  /** Outgoing mail's sender (docs/mail.md); null when SMTP_URL is not set. */
+  readonly mailer: MailSender | null;
   /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */
   readonly exports: RealmExportJobs;
   /**

@@ -36,6 +36,9 @@ import type { ClusterNode, ClusterOptions } from './cluster/node.js';
 import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
+import { MailSender } from './mail/sender.js';
+import type { MailDeps } from './lib/mail.js';
+import { realmUrl } from './lib/urls.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
 import { HealthMonitor } from './observability/health.js';
 import { registerSource, type QueueFigures } from './observability/metrics.js';
@@ -133,7 +136,18 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         });
     };
   }
-  const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined);
+  // Outgoing mail: the realms write it to the outbox, the sender delivers it (docs/mail.md).
+  const mailOn = config.smtpUrl !== null;
+  let mailer: MailSender | null = null;
+  const mailDeps: MailDeps | undefined = mailOn
+    ? {
+        realmUrl: (stringId) => realmUrl(config, stringId),
+        maxOutbox: config.mail.maxOutbox,
+        wake: () => mailer?.wake(),
+      }
+    : undefined;
+  const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined, mailDeps);
+  mailer = mailOn ? new MailSender(config, store, realms) : null;
   await cluster?.start(realms);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
@@ -152,6 +166,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     renderer,
     limits: RequestLimits.fromConfig(config),
     scheduler,
+    mailer,
     imageProxy: new ImageProxy(config.dataDir, {
       ...DEFAULT_IMAGE_PROXY,
       ...config.imageProxyLimits,
@@ -209,6 +224,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     listener = await listen(app, config.host, config.port);
   } catch (err) {
     await scheduler.close();
+    await mailer?.close();
     await cluster?.close();
     queues.close();
     store.close();
@@ -237,14 +253,16 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     log.error({ err }, 'the admin socket could not be opened');
   }
 
-  // Messages that fell due while the server was down go out now.
+  // Messages that fell due while the server was down go out now, and mail left in the outbox.
   scheduler.start();
+  mailer?.start();
   health.start();
   const unregisterMetrics = registerSource({
     inflight: () => inflight.count,
     queues: () => queueFigures(queues),
     renderPool: () => renderer.backlog,
     checkpoints: () => store.checkpointStats,
+    ...(mailer ? { mail: () => mailer.figures() } : {}),
     ...(cluster
       ? {
           replication: async () => {
@@ -274,6 +292,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
+        await mailer?.close();
         await context.thumbnailer.close();
         await context.exports.close();
         realms.closeAll();

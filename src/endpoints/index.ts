@@ -22,6 +22,7 @@ import * as messageEdit from './message-edit.js';
 import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
 import * as messages from './messages.js';
+import * as passwordReset from './password-reset.js';
 import * as profileFields from './profile-fields.js';
 import * as pushDevices from './push-devices.js';
 import * as reactions from './reactions.js';
@@ -64,6 +65,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   messageReport,
   messageRender,
   messages,
+  passwordReset,
   profileFields,
   pushDevices,
   reactions,

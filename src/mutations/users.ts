@@ -24,6 +24,8 @@ import type { MutationContext } from './context.js';
 import { endLoginSessions } from './sessions.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
+import { welcomeMail } from '../lib/mail.js';
+import { enqueueMail, mailRealm } from './mail.js';
 
 function normalizedName(name: string): string {
   return name.normalize('NFKC').toLowerCase();
@@ -159,6 +161,15 @@ export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): Crea
     realm.reloadUser(userId);
     for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);
   });
+  // The welcome mail (the reference's account_registered), with the new account.
+  if (ctx.mail) {
+    enqueueMail(
+      ctx,
+      'welcome',
+      cmd.email,
+      welcomeMail({ realm: mailRealm(ctx), fullName: cmd.full_name, email: cmd.email }),
+    );
+  }
   return { user_id: userId, api_key: apiKey, email: cmd.email };
 }
 

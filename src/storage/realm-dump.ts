@@ -85,6 +85,8 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   email_change_requests: 'pending confirmations carry secrets valid on this server only',
   push_device_tokens: 'devices register again with the new server',
   realm_exports: 'the export records of this server',
+  mail_outbox: "mail waiting for this server's SMTP server",
+  password_reset_requests: 'pending reset links carry secrets valid on this server only',
   sessions: 'browser login sessions are valid on this server only',
 };
 

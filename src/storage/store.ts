@@ -15,6 +15,7 @@ import { groupStatements } from './groups.js';
 import { RowIds } from './ids.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
+import { mailStatements } from './mail.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements, ReceivedMaxima } from './messages.js';
@@ -107,6 +108,7 @@ export class Store {
   readonly reading;
   readonly realmExports;
   readonly sessions;
+  readonly mail;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -141,6 +143,7 @@ export class Store {
     this.reading = readingStatements(db);
     this.realmExports = realmExportStatements(db, this.ids);
     this.sessions = sessionStatements(db);
+    this.mail = mailStatements(db, this.ids);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

@@ -20,6 +20,7 @@ import { m0015_notification_bot } from './0015_notification_bot.js';
 import { m0017_realm_exports } from './0017_realm_exports.js';
 import { m0018_image_attachments } from './0018_image_attachments.js';
 import { m0019_sessions } from './0019_sessions.js';
+import { m0021_mail_outbox } from './0021_mail_outbox.js';
 import type { DB } from '../db.js';
 
 /**
@@ -54,4 +55,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0017_realm_exports,
   m0018_image_attachments,
   m0019_sessions,
+  m0021_mail_outbox,
 ];
