@@ -25,6 +25,7 @@ import { withJsonMirror } from './http/json-mirror.js';
 import { mountWebApp } from './http/static-files.js';
 import { mountEventSocket } from './http/socket.js';
 import {
+  buildReport,
   closeAllConnections,
   closeListenSocket,
   createApp,
@@ -81,10 +82,18 @@ export type ConfabServer = {
   close(): Promise<void>;
 };
 
+/** Whether this process has said which uWS build it runs (once, at its first server's start). */
+let buildLogged = false;
+
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
   const { verboseSql, eventTap, lock: heldLock, cluster: clusterOptions, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
+  if (!buildLogged) {
+    buildLogged = true;
+    const { msg, fields } = buildReport();
+    log.info(fields, msg);
+  }
   const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
   let store: Store;
   try {

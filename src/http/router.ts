@@ -62,6 +62,18 @@ export class InflightTracker {
 }
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+/** The methods the server knows (others: 501); case-sensitive, as RFC 9110 §9.1 has it. */
+const HTTP_METHODS = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+]);
 /** Slack over the file limit for the multipart framing and the other fields of an upload. */
 const UPLOAD_ENVELOPE_BYTES = 1024 * 1024;
 
@@ -98,10 +110,19 @@ export function mountEndpoints(
   }
   const matchers = endpoints.map((ep) => ({ method: ep.method, re: patternToRegExp(ep.path) }));
   app.any('/*', (res, req) => {
+    const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext(req, 0);
     res.onAborted(() => ctx.markAborted());
     const allowed = [...new Set(matchers.filter((m) => m.re.test(ctx.path)).map((m) => m.method))];
-    if (allowed.length > 0) {
+    if (!HTTP_METHODS.has(method)) {
+      // RFC 9110 §9.1: a method the server does not know (the modern uWS build routes any token
+      // here; the legacy one closes the connection before JavaScript sees it).
+      sendError(
+        res,
+        ctx,
+        new JsonableError(`Method not implemented: ${method.slice(0, 32)}`, { status: 501 }),
+      );
+    } else if (allowed.length > 0) {
       const err = new JsonableError(`Method Not Allowed (${ctx.method})`, {
         code: 'METHOD_NOT_ALLOWED',
         status: 405,
