@@ -26,6 +26,7 @@ import { pack } from '../lib/pack.js';
 import { compileParams, decodeParams, int, str } from '../lib/params.js';
 import { authenticate, resolveRealm } from './auth.js';
 import { parseUrlEncoded } from './body.js';
+import type { Release } from './address-limits.js';
 import { RequestContext } from './request.js';
 import { sendError } from './respond.js';
 import {
@@ -40,7 +41,13 @@ import {
 export const EVENT_SOCKET_PATH = '/api/v1/events/socket';
 
 type Format = 'json' | 'msgpack';
-type Admitted = { rt: QueueHandle; format: Format; protocol: Format | '' };
+type Admitted = {
+  rt: QueueHandle;
+  format: Format;
+  protocol: Format | '';
+  /** Gives back the socket's share of its address's connections (./address-limits.ts). */
+  release: Release | null;
+};
 type SocketData = Admitted & { sink: SocketSink | null; closed: boolean };
 
 const SocketParams = compileParams(z.object({ queue_id: str(), last_event_id: int() }));
@@ -120,6 +127,7 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
     close: (ws: WebSocket<SocketData>) => {
       const data = ws.getUserData();
       data.closed = true;
+      data.release?.();
       if (data.sink) queues.detachSocket(data.rt, data.sink);
     },
   });
@@ -150,9 +158,13 @@ function admit(
 ): Admitted | null {
   const { queues, config } = server;
   ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
   res.onAborted(() => ctx.markAborted());
+  let release: Release | null = null;
   try {
+    // The socket holds one of its address's connections from now until it closes.
+    release = server.addressLimits?.admit(ctx, ctx.authorization === '') ?? null;
     const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
     const user = authenticate(server.store, realm, ctx.authorization, server.limits, ctx);
     // An upgrade counts as one request against the event-queue budget (GET /events's).
@@ -165,8 +177,9 @@ function admit(
     }
     queues.acknowledge(rt, params.last_event_id);
     ctx.done = true;
-    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen };
+    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen, release };
   } catch (err) {
+    release?.();
     sendError(res, ctx, err, true);
     return null;
   }
