@@ -38,6 +38,7 @@ import { log } from '../src/observability/log.js';
 import { assign, setup } from 'xstate';
 import { JsonableError } from '../src/lib/errors.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
+import type { MailDeps } from '../src/lib/mail.js';
 import type { MutationContext } from '../src/mutations/context.js';
 import type { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
@@ -65,6 +66,8 @@ export type RealmDeps = {
   clock: () => number;
   /** Cluster deployment only (src/cluster): the replicated log every commit goes to. */
   log?: CommitLog;
+  /** Outgoing mail (docs/mail.md); absent: the server sends none. */
+  mail?: MailDeps;
 };
 
 /**
@@ -135,6 +138,7 @@ function mutationContext(
       void events.push(delivery ? { event, users, ...delivery } : { event, users }),
     afterCommit: (fn) => void afterCommit.push(fn),
     endSessions: (users) => void ended.push(users === 'realm' ? null : users),
+    mail: ctx.mail ?? null,
   };
 }
 

@@ -34,7 +34,7 @@ import { capabilitiesFrom, type QueueSettings } from '../src/lib/event-filter.js
 import { eventsResponseJson } from '../src/lib/event-wire.js';
 import {
   closeListenSocket,
-  createApp,
+  createBareApp,
   DISABLED_COMPRESSION,
   listen,
   type HttpResponse,
@@ -267,7 +267,7 @@ function barePayload(r: number): string {
 }
 
 async function barePhase(n: number, mode: Mode, rounds: number, procs: number): Promise<Summary> {
-  const app = createApp();
+  const app = createBareApp();
   let held: { res: HttpResponse; aborted: boolean }[] = [];
   const sockets = new Set<WebSocket<unknown>>();
   app.get('/poll', (res) => {

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createApp, closeListenSocket, listen } from '../src/http/uws.js';
+import { createBareApp, closeListenSocket, listen } from '../src/http/uws.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitRules } from '../src/config.js';
 import { RateLimiter, type RateStatus } from '../src/lib/rate-limit.js';
 import { doCreateRealm } from '../src/mutations/realms.js';
@@ -57,7 +57,7 @@ export async function httpBench(): Promise<void> {
   const { confab, body, auth } = off;
 
   // Bare uWS: the same bytes, no parsing, no auth, no lookup.
-  const app = createApp();
+  const app = createBareApp();
   app.get('/api/v1/users/me', (res) => {
     res.cork(() => {
       res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(body);

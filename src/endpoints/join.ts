@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { endpoint, type HandlerCtx } from '../http/endpoint.js';
 import { nowSeconds } from '../config.js';
 import { RawBody } from '../http/respond.js';
+import { htmlPage } from './html-page.js';
 import { JsonableError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
 import { InvitationLinkError, invitationPath, isConfirmationKey } from '../lib/invitations.js';
@@ -28,35 +29,8 @@ import { checkFullName, checkPasswordStrength, MAX_FULL_NAME_LENGTH } from '../l
 import { usableInvitation } from '../queries/invites.js';
 import type { InvitationRow } from '../storage/invitations.js';
 
-const HEADERS = {
-  'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  'Content-Security-Policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-};
-
-function page(title: string, body: string, status = 200): RawBody {
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>body{font-family:sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}label{display:block;margin:.8rem 0}input{display:block;width:100%;padding:.3rem;box-sizing:border-box}.error{color:#a00}</style>
-</head>
-<body>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</body>
-</html>
-`;
-  return new RawBody(html, 'text/html; charset=utf-8', HEADERS, status);
-}
-
 function linkErrorPage(err: InvitationLinkError): RawBody {
-  return page('Invitation link', `<p class="error">${escapeHtml(err.message)}</p>`, 404);
+  return htmlPage('Invitation link', `<p class="error">${escapeHtml(err.message)}</p>`, 404);
 }
 
 const article = (role: string) => (/^[aeiou]/.test(role) ? `an ${role}` : `a ${role}`);
@@ -75,7 +49,7 @@ function formPage(
   const emailField = inv.multiuse
     ? `<label>Email<input type="email" name="email" required autocomplete="email" value="${escapeHtml(values.email)}"></label>`
     : `<p>Email: <strong>${escapeHtml(inv.email!)}</strong></p>`;
-  return page(
+  return htmlPage(
     `Join ${name}`,
     `<p>You have been invited to join ${escapeHtml(name)} (${escapeHtml(url)}) as ${article(role)}.</p>
 ${error === null ? '' : `<p class="error" role="alert">${escapeHtml(error)}</p>`}
@@ -141,7 +115,7 @@ async function acceptForm(ctx: HandlerCtx, p: z.output<typeof params>): Promise<
       password_hash: hash,
     });
     const url = realmUrl(ctx.server.config, realm.view.row.string_id);
-    return page(
+    return htmlPage(
       'Account created',
       `<p>Welcome to ${escapeHtml(realm.view.row.name)}! Your account <strong>${escapeHtml(created.email)}</strong> is ready.</p>
 <p>Log in at ${escapeHtml(url)} with your e-mail address and password. API clients get an API key from <code>POST /api/v1/fetch_api_key</code>.</p>`,

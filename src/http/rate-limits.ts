@@ -31,6 +31,7 @@ export class RequestLimits {
   readonly apiByIp: RateLimiter<string>;
   readonly authenticateByUsername: RateLimiter<string>;
   readonly failedAuthenticationByIp: RateLimiter<string>;
+  readonly passwordResetByEmail: RateLimiter<string>;
   /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
   readonly readsForwardedFor: boolean;
   private readonly trust: ProxyTrust | null;
@@ -50,6 +51,7 @@ export class RequestLimits {
     this.apiByIp = new RateLimiter(rules.api_by_ip, clock);
     this.authenticateByUsername = new RateLimiter(rules.authenticate_by_username, clock);
     this.failedAuthenticationByIp = new RateLimiter(rules.failed_authentication_by_ip, clock);
+    this.passwordResetByEmail = new RateLimiter(rules.password_reset_by_email, clock);
     this.trust = trustedProxies.length > 0 ? new ProxyTrust(trustedProxies) : null;
     this.readsForwardedFor = this.trust !== null;
   }
@@ -65,8 +67,12 @@ export class RequestLimits {
     );
   }
 
-  /** Counts one request by an authenticated user; throws the 429 when over the limit. */
-  user(ctx: RequestContext, userId: number, bucket: UserBucket): void {
+  /**
+   * Counts one request by an authenticated user; throws the 429 when over the limit. `null`: a
+   * route no per-user limit applies to (media).
+   */
+  user(ctx: RequestContext, userId: number, bucket: UserBucket | null): void {
+    if (bucket === null) return;
     const limiter = bucket === 'events' ? this.eventsByUser : this.apiByUser;
     if (limiter.empty) return;
     const status = newStatus();
@@ -113,6 +119,16 @@ export class RequestLimits {
   /** A successful login forgets the username's attempts. */
   loginSucceeded(realmId: number, username: string): void {
     this.authenticateByUsername.clear(usernameKey(realmId, username));
+  }
+
+  /**
+   * One password reset asked for `email` of `realmId`: whether a mail may go (the reference's
+   * rate_limit_password_reset_form_by_email). Over the limit the caller sends none and says
+   * nothing different, so the limit reveals nothing about the address.
+   */
+  passwordResetAllowed(realmId: number, email: string): boolean {
+    if (this.passwordResetByEmail.empty) return true;
+    return this.passwordResetByEmail.attempt(usernameKey(realmId, email)) === 0;
   }
 
   /** After credentials failed: counts the failure against the address and the account. */

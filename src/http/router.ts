@@ -4,13 +4,18 @@
  *   decode parameters → handler → one corked JSON write.
  * Unknown paths answer a JSON 404, known paths with another method a JSON 405, and anything a
  * handler throws that is not a JsonableError is logged and answered 500 — the server keeps serving.
+ * Each step's callbacks catch their own exceptions (body, handler, held answer, streaming): the
+ * request is answered 500 if it still can be, releases what it held, and leaves (./unexpected.ts).
  */
 import { requestFinished, UNMATCHED_ROUTE } from './request-log.js';
 import type { ServerContext } from '../context.js';
 import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../lib/errors.js';
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
+import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
+import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
+import type { Release } from './address-limits.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -25,6 +30,7 @@ import {
   successBody,
 } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import { reportUnexpected, type Where } from './unexpected.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -57,6 +63,18 @@ export class InflightTracker {
 }
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+/** The methods the server knows (others: 501); case-sensitive, as RFC 9110 §9.1 has it. */
+const HTTP_METHODS = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+]);
 /** Slack over the file limit for the multipart framing and the other fields of an upload. */
 const UPLOAD_ENVELOPE_BYTES = 1024 * 1024;
 
@@ -93,10 +111,19 @@ export function mountEndpoints(
   }
   const matchers = endpoints.map((ep) => ({ method: ep.method, re: patternToRegExp(ep.path) }));
   app.any('/*', (res, req) => {
+    const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext(req, 0);
     res.onAborted(() => ctx.markAborted());
     const allowed = [...new Set(matchers.filter((m) => m.re.test(ctx.path)).map((m) => m.method))];
-    if (allowed.length > 0) {
+    if (!HTTP_METHODS.has(method)) {
+      // RFC 9110 §9.1: a method the server does not know (the modern uWS build routes any token
+      // here; the legacy one closes the connection before JavaScript sees it).
+      sendError(
+        res,
+        ctx,
+        new JsonableError(`Method not implemented: ${method.slice(0, 32)}`, { status: 501 }),
+      );
+    } else if (allowed.length > 0) {
       const err = new JsonableError(`Method Not Allowed (${ctx.method})`, {
         code: 'METHOD_NOT_ALLOWED',
         status: 405,
@@ -125,6 +152,32 @@ function patternToRegExp(pattern: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
+/** Throws where a test-only route asks for it (src/endpoints/testing.ts). */
+function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
+  if (ep.testFault === at) throw new Error(`deliberate failure (${at}) for a test`);
+}
+
+/** Answers a request that failed unexpectedly at `where` (500) and lets it leave. */
+/** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
+function hasCredentials(ctx: RequestContext): boolean {
+  return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
+}
+
+function failRequest(
+  res: HttpResponse,
+  ctx: RequestContext,
+  err: unknown,
+  leave: () => void,
+  where: Where,
+  closeConnection = false,
+): void {
+  try {
+    sendError(res, ctx, err, closeConnection, where);
+  } finally {
+    leave();
+  }
+}
+
 function onRequest(
   res: HttpResponse,
   req: HttpRequest,
@@ -132,25 +185,67 @@ function onRequest(
   server: ServerContext,
   inflight: InflightTracker,
 ): void {
+  // Before anything is set up: only the boundary around every route (./unexpected.ts) is left.
+  if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (ep.sessionAuth !== null)
+    ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   inflight.enter();
-  let sink: BodySink | null = null;
+  // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
+  let release: Release | null = null;
+  // Set once the body's parser exists (an object: closures below change it).
+  const held: { sink: BodySink | null } = { sink: null };
   let left = false;
   const leave = () => {
     if (left) return;
     left = true;
     inflight.leave();
-    cleanupFiles(ctx);
-    requestFinished(ctx, ep.path, server.config.logRequests);
+    release?.();
+    try {
+      cleanupFiles(ctx);
+      requestFinished(ctx, ep.path, server.config.logRequests);
+    } catch (err) {
+      reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
+    }
   };
   res.onAborted(() => {
-    ctx.markAborted();
-    sink?.discard(); // partial uploads
+    try {
+      ctx.markAborted(); // what waits for the client (a held poll) lets go
+      held.sink?.discard(); // partial uploads
+    } catch (err) {
+      reportUnexpected(err, 'route', { reqId: ctx.reqId, method: ctx.method });
+    }
     leave();
   });
+  try {
+    release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
+  } catch (err) {
+    failRequest(res, ctx, err, leave, 'route', true);
+    return;
+  }
+  try {
+    readRequest(res, ctx, ep, server, leave, (s) => (held.sink = s));
+  } catch (err) {
+    try {
+      held.sink?.discard();
+    } finally {
+      failRequest(res, ctx, err, leave, 'route', true);
+    }
+  }
+}
 
+/** The request's query string and body, then `run`. */
+function readRequest(
+  res: HttpResponse,
+  ctx: RequestContext,
+  ep: Endpoint,
+  server: ServerContext,
+  leave: () => void,
+  setSink: (sink: BodySink) => void,
+): void {
   const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
   if (!BODY_METHODS.has(ctx.method)) {
     run(res, ctx, ep, server, query, leave);
@@ -189,13 +284,15 @@ function onRequest(
     leave();
     return;
   }
-  sink = body;
+  setSink(body);
   let received = 0;
   // Paused while the disk is slower than the network. Never left paused once the body is in: a
   // paused socket cannot read the connection's next request (keep-alive).
   let paused = false;
-  res.onData((ab, isLast) => {
+  const onChunk = (ab: ArrayBuffer, isLast: boolean) => {
     if (ctx.done || ctx.aborted) return;
+    // (After the first chunk, which may have started a file on disk.)
+    if (ep.testFault !== undefined && received > 0) testFault(ep, 'body-chunk');
     const chunk = Buffer.from(new Uint8Array(ab)); // copies: uWS reuses `ab` after this callback
     received += chunk.length;
     if (received > limit) {
@@ -208,7 +305,7 @@ function onRequest(
     if (body.failure) {
       // A file over the limit: answered now, the rest of the body is not read.
       body.discard();
-      sendError(res, ctx, body.failure, true);
+      sendError(res, ctx, body.failure, true, 'body');
       leave();
       return;
     }
@@ -223,20 +320,38 @@ function onRequest(
       body.onDrain(() => {
         if (!paused || ctx.aborted || ctx.done) return;
         paused = false;
-        res.resume();
+        try {
+          res.resume();
+        } catch (err) {
+          reportUnexpected(err, 'body', { reqId: ctx.reqId, method: ctx.method });
+        }
       });
     }
     if (isLast) {
       body.end().then(
         (body) => {
-          for (const k in body) query[k] = body[k]!; // body parameters win over the query string
-          run(res, ctx, ep, server, query, leave);
+          try {
+            if (ep.testFault !== undefined) testFault(ep, 'body-end');
+            for (const k in body) query[k] = body[k]!; // body parameters win over the query string
+            run(res, ctx, ep, server, query, leave);
+          } catch (err) {
+            failRequest(res, ctx, err, leave, 'body');
+          }
         },
-        (err: unknown) => {
-          sendError(res, ctx, err);
-          leave();
-        },
+        (err: unknown) => failRequest(res, ctx, err, leave, 'body'),
       );
+    }
+  };
+  res.onData((ab, isLast) => {
+    try {
+      onChunk(ab, isLast);
+    } catch (err) {
+      // The rest of the body is not read: the connection closes after the answer.
+      try {
+        body.discard();
+      } finally {
+        failRequest(res, ctx, err, leave, 'body', true);
+      }
     }
   });
 }
@@ -274,10 +389,7 @@ function run(
   }
   barrier.then(
     () => runHere(res, ctx, ep, server, raw, leave),
-    (err: unknown) => {
-      sendError(res, ctx, err);
-      leave();
-    },
+    (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
   );
 }
 
@@ -298,11 +410,17 @@ function runHere(
     const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
     const limits = server.limits;
     let user = null;
-    if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
+    if (ctx.browser !== null && ctx.browser.bySession) {
+      user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
+      if (user !== null) ctx.userId = user.id;
+    } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
       user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
       ctx.userId = user.id;
     }
     if (realm !== undefined) ctx.realmId = realm.id;
+    // An incoming-webhook bot's key only posts (the reference's validate_api_key).
+    if (user !== null && user.bot_type === BotType.INCOMING_WEBHOOK && !ep.incomingWebhookBots)
+      throw new JsonableError('This API is not available to incoming webhook bots.');
     // Before the parameters, as the reference: malformed requests count too.
     if (limits !== null) {
       if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
@@ -313,22 +431,22 @@ function runHere(
     const hctx: HandlerCtx = { server, req: ctx, realm, user };
     result = ep.handle(hctx, decoded.params);
   } catch (err) {
-    sendError(res, ctx, err);
-    leave();
+    failRequest(res, ctx, err, leave, 'route');
     return;
   }
-  if (result instanceof HeldResponse) {
-    result.bind((value) => respondWith(res, ctx, value, ignored, leave));
-  } else if (result instanceof Promise) {
-    result.then(
-      (value: unknown) => respondWith(res, ctx, value, ignored, leave),
-      (err: unknown) => {
-        sendError(res, ctx, err);
-        leave();
-      },
-    );
-  } else {
-    respondWith(res, ctx, result, ignored, leave);
+  try {
+    if (result instanceof HeldResponse) {
+      result.bind((value) => respondWith(res, ctx, value, ignored, leave));
+    } else if (result instanceof Promise) {
+      result.then(
+        (value: unknown) => respondWith(res, ctx, value, ignored, leave),
+        (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
+      );
+    } else {
+      respondWith(res, ctx, result, ignored, leave);
+    }
+  } catch (err) {
+    failRequest(res, ctx, err, leave, 'respond');
   }
 }
 
@@ -340,7 +458,10 @@ function withIgnored(json: string, ignored: readonly string[]): string {
   return `${json.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`;
 }
 
-/** Writes a handler's value; calls `leave` once the response is complete (streams: later). */
+/**
+ * Writes a handler's value; calls `leave` once the response is complete (streams: later). Never
+ * throws: it also runs from whoever answers a held response (an event queue's flush).
+ */
 function respondWith(
   res: HttpResponse,
   ctx: RequestContext,
@@ -349,7 +470,20 @@ function respondWith(
   leave: () => void,
 ): void {
   if (value instanceof FileBody) {
-    streamFile(res, ctx, value, leave);
+    try {
+      streamFile(res, ctx, value, leave);
+    } catch (err) {
+      // streamFile catches its own; should it not, the connection cannot be trusted any more.
+      reportUnexpected(err, 'stream', { reqId: ctx.reqId, method: ctx.method });
+      if (!ctx.aborted) {
+        try {
+          res.close();
+        } catch {
+          // answered, or its client gone
+        }
+      }
+      leave();
+    }
     return;
   }
   try {
@@ -361,7 +495,11 @@ function respondWith(
       send(res, ctx, 200, successBody(value as object | undefined, ignored));
     }
   } catch (err) {
-    sendError(res, ctx, err);
+    try {
+      sendError(res, ctx, err, false, 'respond');
+    } catch (inner) {
+      reportUnexpected(inner, 'respond', { reqId: ctx.reqId, method: ctx.method });
+    }
   }
   leave();
 }

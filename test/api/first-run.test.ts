@@ -63,7 +63,7 @@ t.test('the realm and owner from the settings; credentials in a 0600 file only',
 
 t.test('flags win over the settings', async (t) => {
   const dataDir = t.testdir();
-  const server = await startChild(dataDir, { FIRST_REALM_NAME: 'From the env' }, [
+  const server = await startChild(dataDir, { FIRST_REALM_NAME: 'From the env' }, undefined, [
     '--realm-name',
     'From the flag',
     '--owner-email',

@@ -23,13 +23,17 @@ export type ChildServer = {
 
 export type ChildRun = Omit<ChildServer, 'url'>;
 
-/** Starts main.js; resolves once it listens (rejects with its output if it exits first). */
+/**
+ * Starts main.js (or another entry, `script`, a path under dist/); resolves once it listens
+ * (rejects with its output if it exits first).
+ */
 export async function startChild(
   dataDir: string,
   env: Record<string, string> = {},
+  script = path.join(DIST_SRC, 'main.js'),
   args: readonly string[] = [],
 ): Promise<ChildServer> {
-  const run = spawnChild(dataDir, env, args);
+  const run = spawnChild(dataDir, env, script, args);
   try {
     const m = await run.waitFor(/listening on (http:\/\/\S+)/);
     return { ...run, url: m[1]! };
@@ -43,9 +47,10 @@ export async function startChild(
 export function spawnChild(
   dataDir: string,
   env: Record<string, string> = {},
+  script = path.join(DIST_SRC, 'main.js'),
   args: readonly string[] = [],
 ): ChildRun {
-  const node = plainNode([path.join(DIST_SRC, 'main.js'), ...args], {
+  const node = plainNode([script, ...args], {
     DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
