@@ -12,8 +12,10 @@ import type { ServerContext } from '../context.js';
 import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../lib/errors.js';
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
+import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
-import { authenticateSession, readBrowserRequest } from './sessions.js';
+import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
+import type { Release } from './address-limits.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -156,6 +158,11 @@ function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
 }
 
 /** Answers a request that failed unexpectedly at `where` (500) and lets it leave. */
+/** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
+function hasCredentials(ctx: RequestContext): boolean {
+  return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
+}
+
 function failRequest(
   res: HttpResponse,
   ctx: RequestContext,
@@ -182,10 +189,13 @@ function onRequest(
   if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   inflight.enter();
+  // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
+  let release: Release | null = null;
   // Set once the body's parser exists (an object: closures below change it).
   const held: { sink: BodySink | null } = { sink: null };
   let left = false;
@@ -193,6 +203,7 @@ function onRequest(
     if (left) return;
     left = true;
     inflight.leave();
+    release?.();
     try {
       cleanupFiles(ctx);
       requestFinished(ctx, ep.path, server.config.logRequests);
@@ -209,6 +220,12 @@ function onRequest(
     }
     leave();
   });
+  try {
+    release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
+  } catch (err) {
+    failRequest(res, ctx, err, leave, 'route', true);
+    return;
+  }
   try {
     readRequest(res, ctx, ep, server, leave, (s) => (held.sink = s));
   } catch (err) {
@@ -401,6 +418,9 @@ function runHere(
       ctx.userId = user.id;
     }
     if (realm !== undefined) ctx.realmId = realm.id;
+    // An incoming-webhook bot's key only posts (the reference's validate_api_key).
+    if (user !== null && user.bot_type === BotType.INCOMING_WEBHOOK && !ep.incomingWebhookBots)
+      throw new JsonableError('This API is not available to incoming webhook bots.');
     // Before the parameters, as the reference: malformed requests count too.
     if (limits !== null) {
       if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);

@@ -28,8 +28,14 @@ import {
 import { pack } from '../lib/pack.js';
 import { compileParams, decodeParams, int, str } from '../lib/params.js';
 import { authenticate, resolveRealm } from './auth.js';
-import { authenticateSession, checkSocketOrigin, readBrowserRequest } from './sessions.js';
+import {
+  authenticateSession,
+  checkSocketOrigin,
+  readBrowserRequest,
+  SESSION_COOKIE,
+} from './sessions.js';
 import { parseUrlEncoded } from './body.js';
+import type { Release } from './address-limits.js';
 import { RequestContext } from './request.js';
 import { sendError } from './respond.js';
 import {
@@ -48,7 +54,13 @@ export const BROWSER_EVENT_SOCKET_PATH = '/json/events/socket';
 type Via = 'api' | 'session';
 
 type Format = 'json' | 'msgpack';
-type Admitted = { rt: QueueHandle; format: Format; protocol: Format | '' };
+type Admitted = {
+  rt: QueueHandle;
+  format: Format;
+  protocol: Format | '';
+  /** Gives back the socket's share of its address's connections (./address-limits.ts). */
+  release: Release | null;
+};
 type SocketData = Admitted & { sink: SocketSink | null; closed: boolean };
 
 const SocketParams = compileParams(z.object({ queue_id: str(), last_event_id: int() }));
@@ -133,6 +145,7 @@ function mountSocketAt(app: TemplatedApp, server: ServerContext, path: string, v
     close: (ws: WebSocket<SocketData>) => {
       const data = ws.getUserData();
       data.closed = true;
+      data.release?.();
       if (data.sink) queues.detachSocket(data.rt, data.sink);
     },
   });
@@ -164,10 +177,18 @@ function admit(
 ): Admitted | null {
   const { queues, config } = server;
   ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
   if (via === 'session') ctx.browser = readBrowserRequest(req, 'only', ctx.authorization);
   res.onAborted(() => ctx.markAborted());
+  let release: Release | null = null;
   try {
+    // The socket holds one of its address's connections from now until it closes.
+    const anonymous =
+      ctx.browser === null
+        ? ctx.authorization === ''
+        : !ctx.browser.cookie.includes(`${SESSION_COOKIE}=`);
+    release = server.addressLimits?.admit(ctx, anonymous) ?? null;
     const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
     let user;
     if (ctx.browser !== null) {
@@ -186,8 +207,9 @@ function admit(
     }
     queues.acknowledge(rt, params.last_event_id);
     ctx.done = true;
-    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen };
+    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen, release };
   } catch (err) {
+    release?.();
     sendError(res, ctx, err, true);
     return null;
   }
