@@ -13,7 +13,8 @@ import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../l
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
 import { authenticate, resolveRealm } from './auth.js';
-import { authenticateSession, readBrowserRequest } from './sessions.js';
+import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
+import type { Release } from './address-limits.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -159,6 +160,11 @@ function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
 }
 
 /** Answers a request that failed unexpectedly at `where` (500) and lets it leave. */
+/** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
+function hasCredentials(ctx: RequestContext): boolean {
+  return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
+}
+
 function failRequest(
   res: HttpResponse,
   ctx: RequestContext,
@@ -185,10 +191,13 @@ function onRequest(
   if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   inflight.enter();
+  // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
+  let release: Release | null = null;
   // What the request holds, set as it is taken (an object: closures below change it).
   const held: Held = { sink: null, slot: null };
   let left = false;
@@ -196,6 +205,7 @@ function onRequest(
     if (left) return;
     left = true;
     inflight.leave();
+    release?.();
     try {
       held.slot?.();
       cleanupFiles(ctx);
@@ -213,6 +223,12 @@ function onRequest(
     }
     leave();
   });
+  try {
+    release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
+  } catch (err) {
+    failRequest(res, ctx, err, leave, 'route', true);
+    return;
+  }
   try {
     readRequest(res, ctx, ep, server, leave, held);
   } catch (err) {
