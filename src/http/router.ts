@@ -12,6 +12,7 @@ import type { ServerContext } from '../context.js';
 import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../lib/errors.js';
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
+import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
 import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
 import type { Release } from './address-limits.js';
@@ -471,6 +472,9 @@ function identify(server: ServerContext, ctx: RequestContext, ep: Endpoint): Ide
     ctx.userId = user.id;
   }
   if (realm !== undefined) ctx.realmId = realm.id;
+  // An incoming-webhook bot's key only posts (the reference's validate_api_key).
+  if (user !== null && user.bot_type === BotType.INCOMING_WEBHOOK && !ep.incomingWebhookBots)
+    throw new JsonableError('This API is not available to incoming webhook bots.');
   // Before the parameters, as the reference: malformed requests count too.
   if (limits !== null) {
     if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
