@@ -5,6 +5,7 @@
  */
 import { alertWordStatements } from './alert-words.js';
 import { attachmentStatements } from './attachments.js';
+import { auditStatements } from './audit.js';
 import { imageAttachmentStatements } from './image-attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
@@ -111,6 +112,7 @@ export class Store {
   readonly sessions;
   readonly mail;
   readonly bots;
+  readonly audit;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -147,6 +149,7 @@ export class Store {
     this.sessions = sessionStatements(db);
     this.mail = mailStatements(db, this.ids);
     this.bots = botStatements(db, this.ids);
+    this.audit = auditStatements(db, this.ids);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
