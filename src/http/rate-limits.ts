@@ -20,7 +20,7 @@
 import type { RateLimitRules, ServerConfig } from '../config.js';
 import { RateLimitedError } from '../lib/errors.js';
 import { RateLimiter, type RateStatus } from '../lib/rate-limit.js';
-import { addressKey, clientAddress, ProxyTrust } from './client-address.js';
+import { addressKey } from './client-address.js';
 import type { RequestContext } from './request.js';
 
 export type UserBucket = 'api' | 'events';
@@ -32,9 +32,6 @@ export class RequestLimits {
   readonly authenticateByUsername: RateLimiter<string>;
   readonly failedAuthenticationByIp: RateLimiter<string>;
   readonly passwordResetByEmail: RateLimiter<string>;
-  /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
-  readonly readsForwardedFor: boolean;
-  private readonly trust: ProxyTrust | null;
 
   /**
    * `clock`: the limiters' (monotonic, milliseconds); `serverClock`: the server's (ServerConfig.clock),
@@ -42,7 +39,6 @@ export class RequestLimits {
    */
   constructor(
     rules: RateLimitRules,
-    trustedProxies: readonly string[],
     clock: () => number,
     private readonly serverClock: () => number,
   ) {
@@ -52,8 +48,6 @@ export class RequestLimits {
     this.authenticateByUsername = new RateLimiter(rules.authenticate_by_username, clock);
     this.failedAuthenticationByIp = new RateLimiter(rules.failed_authentication_by_ip, clock);
     this.passwordResetByEmail = new RateLimiter(rules.password_reset_by_email, clock);
-    this.trust = trustedProxies.length > 0 ? new ProxyTrust(trustedProxies) : null;
-    this.readsForwardedFor = this.trust !== null;
   }
 
   /** The limits `config` asks for, or null when rate limiting is off. */
@@ -61,7 +55,6 @@ export class RequestLimits {
     if (config.rateLimits === null) return null;
     return new RequestLimits(
       config.rateLimits,
-      config.trustedProxies,
       config.rateLimitClock ?? (() => performance.now()),
       config.clock,
     );
@@ -143,7 +136,7 @@ export class RequestLimits {
 
   /** The client's canonical address (peer, or X-Forwarded-For behind a trusted proxy). */
   addressOf(ctx: RequestContext): string {
-    return clientAddress(ctx.peerAddress(), ctx.forwardedFor, this.trust);
+    return ctx.clientAddress();
   }
 
   private addressKeyOf(ctx: RequestContext): string {
