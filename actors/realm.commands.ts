@@ -16,6 +16,16 @@ import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-word
 import { checkThenDo, type Mutation } from '../src/mutations/context.js';
 import { doRecordMailOutcome } from '../src/mutations/mail.js';
 import {
+  checkCreateBot,
+  checkDeactivateBot,
+  checkRegenerateBotApiKey,
+  checkUpdateBot,
+  doCreateBot,
+  doDeactivateBot,
+  doRegenerateBotApiKey,
+  doUpdateBot,
+} from '../src/mutations/bots.js';
+import {
   checkCompletePasswordReset,
   doCompletePasswordReset,
   doRequestPasswordReset,
@@ -316,6 +326,11 @@ export const REALM_COMMANDS = {
   'session.delete': doDeleteSession,
   // Internal: the mail sender's record of a delivery (src/mail/sender.ts).
   'mail.outcome': doRecordMailOutcome,
+  // Bots (src/endpoints/bots.ts).
+  'bot.create': checkThenDo(checkCreateBot, doCreateBot),
+  'bot.update': checkThenDo(checkUpdateBot, doUpdateBot),
+  'bot.api_key.regenerate': checkThenDo(checkRegenerateBotApiKey, doRegenerateBotApiKey),
+  'bot.deactivate': checkThenDo(checkDeactivateBot, doDeactivateBot),
   // Password resets by mail (src/endpoints/password-reset.ts).
   'user.password_reset.request': doRequestPasswordReset,
   'user.password_reset.complete': checkThenDo(checkCompletePasswordReset, doCompletePasswordReset),

@@ -86,6 +86,16 @@ export type ServerConfig = {
    * docs/operations.md "Durability".
    */
   durability: Durability;
+  /**
+   * Per-address limits (src/http/address-limits.ts; docs/robustness.md "Per-address limits"):
+   * connections one client address may hold at once (requests in flight, held polls, WebSockets;
+   * MAX_CONNECTIONS_PER_ADDRESS) and requests without credentials it may have in flight
+   * (MAX_UNAUTHENTICATED_PER_ADDRESS); 0 turns one off. Addresses in `addressLimitsExempt`
+   * (ADDRESS_LIMITS_EXEMPT, addresses or CIDR ranges) are not counted.
+   */
+  maxConnectionsPerAddress: number;
+  maxUnauthenticatedPerAddress: number;
+  addressLimitsExempt: string[];
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -241,6 +251,9 @@ export function defaultConfig(): ServerConfig {
     durability: 'normal',
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
+    maxConnectionsPerAddress: 2000,
+    maxUnauthenticatedPerAddress: 100,
+    addressLimitsExempt: ['127.0.0.1', '::1'],
     clock: Date.now,
     presenceFlushMs: 5000,
     presenceEventUserLimit: 100,
@@ -287,6 +300,17 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   DURABILITY: z.enum(['normal', 'full']).optional(),
+  MAX_CONNECTIONS_PER_ADDRESS: z
+    .string()
+    .regex(/^\d{1,7}$/, 'MAX_CONNECTIONS_PER_ADDRESS is a number (0: no limit)')
+    .transform(Number)
+    .optional(),
+  MAX_UNAUTHENTICATED_PER_ADDRESS: z
+    .string()
+    .regex(/^\d{1,7}$/, 'MAX_UNAUTHENTICATED_PER_ADDRESS is a number (0: no limit)')
+    .transform(Number)
+    .optional(),
+  ADDRESS_LIMITS_EXEMPT: z.string().optional(),
   QUEUE_MEMORY_BUDGET_MB: z
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
@@ -387,6 +411,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     wireNames: e.WIRE_NAMES ?? base.wireNames,
     smtpUrl: e.SMTP_URL ?? null,
     mailFrom: e.MAIL_FROM ?? null,
+    maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS ?? base.maxConnectionsPerAddress,
+    maxUnauthenticatedPerAddress:
+      e.MAX_UNAUTHENTICATED_PER_ADDRESS ?? base.maxUnauthenticatedPerAddress,
+    addressLimitsExempt:
+      e.ADDRESS_LIMITS_EXEMPT === undefined
+        ? base.addressLimitsExempt
+        : e.ADDRESS_LIMITS_EXEMPT.split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== ''),
   };
 }
 

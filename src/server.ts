@@ -17,6 +17,7 @@ import { defaultConfig, nowSeconds, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { mountTestSockets, TEST_ENDPOINTS } from './endpoints/testing.js';
+import { AddressLimits } from './http/address-limits.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
@@ -165,6 +166,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     queues,
     renderer,
     limits: RequestLimits.fromConfig(config),
+    addressLimits: AddressLimits.fromConfig(config),
     scheduler,
     mailer,
     imageProxy: new ImageProxy(config.dataDir, {

@@ -8,6 +8,7 @@ import type { Endpoint } from '../http/endpoint.js';
 import * as alertWords from './alert-words.js';
 import * as attachments from './attachments.js';
 import * as auth from './auth.js';
+import * as bots from './bots.js';
 import * as drafts from './drafts.js';
 import * as scheduledMessages from './scheduled-messages.js';
 import * as playgrounds from './playgrounds.js';
@@ -55,6 +56,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   alertWords,
   attachments,
   auth,
+  bots,
   clientAssets,
   drafts,
   events,

@@ -64,6 +64,11 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
    */
   rateLimitBucket?: UserBucket | null;
   /**
+   * Whether incoming-webhook bots may call it (they may only post: sending messages and reading
+   * their own account, as the reference's `allow_incoming_webhooks` routes).
+   */
+  incomingWebhookBots?: boolean;
+  /**
    * The endpoint also takes a browser session (src/http/sessions.ts): `also` for the media
    * routes (the cookie when no Authorization header is sent); `only` for the /json/ routes.
    */
@@ -93,6 +98,7 @@ export type Endpoint = {
   compiled: CompiledParams<ParamSchema>;
   acceptsFiles: { maxFiles: number } | null;
   rateLimitBucket: UserBucket | null;
+  incomingWebhookBots: boolean;
   /** How a browser session authenticates it (null: it does not). */
   sessionAuth: SessionAuth | null;
   testFault?: TestFault;
@@ -127,6 +133,7 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     compiled: compileParams(def.params, def.aliases),
     acceptsFiles: def.acceptsFiles ?? null,
     rateLimitBucket: def.rateLimitBucket === undefined ? 'api' : def.rateLimitBucket,
+    incomingWebhookBots: def.incomingWebhookBots ?? false,
     sessionAuth: def.sessionAuth ?? null,
     ...(def.testFault ? { testFault: def.testFault } : {}),
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,

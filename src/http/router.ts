@@ -12,8 +12,10 @@ import type { ServerContext } from '../context.js';
 import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../lib/errors.js';
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
+import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
-import { authenticateSession, readBrowserRequest } from './sessions.js';
+import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
+import type { Release } from './address-limits.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -29,6 +31,9 @@ import {
 } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 import { reportUnexpected, type Where } from './unexpected.js';
+import { takeUploadSlot } from './upload-slots.js';
+import type { RealmRuntime } from '../../actors/registry.js';
+import type { UserRow } from '../storage/users.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -156,6 +161,11 @@ function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
 }
 
 /** Answers a request that failed unexpectedly at `where` (500) and lets it leave. */
+/** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
+function hasCredentials(ctx: RequestContext): boolean {
+  return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
+}
+
 function failRequest(
   res: HttpResponse,
   ctx: RequestContext,
@@ -182,18 +192,23 @@ function onRequest(
   if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   inflight.enter();
-  // Set once the body's parser exists (an object: closures below change it).
-  const held: { sink: BodySink | null } = { sink: null };
+  // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
+  let release: Release | null = null;
+  // What the request holds, set as it is taken (an object: closures below change it).
+  const held: Held = { sink: null, slot: null };
   let left = false;
   const leave = () => {
     if (left) return;
     left = true;
     inflight.leave();
+    release?.();
     try {
+      held.slot?.();
       cleanupFiles(ctx);
       requestFinished(ctx, ep.path, server.config.logRequests);
     } catch (err) {
@@ -210,7 +225,13 @@ function onRequest(
     leave();
   });
   try {
-    readRequest(res, ctx, ep, server, leave, (s) => (held.sink = s));
+    release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
+  } catch (err) {
+    failRequest(res, ctx, err, leave, 'route', true);
+    return;
+  }
+  try {
+    readRequest(res, ctx, ep, server, leave, held);
   } catch (err) {
     try {
       held.sink?.discard();
@@ -220,6 +241,9 @@ function onRequest(
   }
 }
 
+/** What a request holds until it leaves: its body's parser (partial files), an upload slot. */
+type Held = { sink: BodySink | null; slot: (() => void) | null };
+
 /** The request's query string and body, then `run`. */
 function readRequest(
   res: HttpResponse,
@@ -227,11 +251,11 @@ function readRequest(
   ep: Endpoint,
   server: ServerContext,
   leave: () => void,
-  setSink: (sink: BodySink) => void,
+  held: Held,
 ): void {
   const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
   if (!BODY_METHODS.has(ctx.method)) {
-    run(res, ctx, ep, server, query, leave);
+    run(res, ctx, ep, server, query, leave, null);
     return;
   }
 
@@ -247,6 +271,21 @@ function readRequest(
     sendError(res, ctx, tooLarge(ep, server, limit), true);
     leave();
     return;
+  }
+  // Files go to disk as they arrive: whoever sends them is known first (a refused request's body
+  // is not read), and holds one of a few upload slots until the request is over (./upload-slots.ts).
+  // (A cluster node identifies after its read barrier, as for any request: credentials made on
+  // another node may not have reached it yet.)
+  let known: Identity | null = null;
+  if (ep.acceptsFiles && server.readBarrier === undefined) {
+    try {
+      known = identify(server, ctx, ep);
+      if (known.user !== null) held.slot = takeUploadSlot(server, known.user.id);
+    } catch (err) {
+      sendError(res, ctx, err, true);
+      leave();
+      return;
+    }
   }
   let body: BodySink;
   try {
@@ -267,7 +306,7 @@ function readRequest(
     leave();
     return;
   }
-  setSink(body);
+  held.sink = body;
   let received = 0;
   // Paused while the disk is slower than the network. Never left paused once the body is in: a
   // paused socket cannot read the connection's next request (keep-alive).
@@ -316,7 +355,7 @@ function readRequest(
           try {
             if (ep.testFault !== undefined) testFault(ep, 'body-end');
             for (const k in body) query[k] = body[k]!; // body parameters win over the query string
-            run(res, ctx, ep, server, query, leave);
+            run(res, ctx, ep, server, query, leave, known);
           } catch (err) {
             failRequest(res, ctx, err, leave, 'body');
           }
@@ -362,16 +401,17 @@ function run(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
+  known: Identity | null,
 ): void {
   const barrier = server.readBarrier?.(
     resolveRealm(server.realms, ctx.host, server.config.externalHost)?.id,
   );
   if (!barrier) {
-    runHere(res, ctx, ep, server, raw, leave);
+    runHere(res, ctx, ep, server, raw, leave, known);
     return;
   }
   barrier.then(
-    () => runHere(res, ctx, ep, server, raw, leave),
+    () => runHere(res, ctx, ep, server, raw, leave, known),
     (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
   );
 }
@@ -384,28 +424,14 @@ function runHere(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
+  known: Identity | null,
 ): void {
   let result: unknown;
   let ignored: string[];
   try {
     for (let i = 0; i < ep.pathParamNames.length; i++)
       raw[ep.pathParamNames[i]!] = ctx.pathParams[i]!;
-    const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
-    const limits = server.limits;
-    let user = null;
-    if (ctx.browser !== null && ctx.browser.bySession) {
-      user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
-      if (user !== null) ctx.userId = user.id;
-    } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
-      user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
-      ctx.userId = user.id;
-    }
-    if (realm !== undefined) ctx.realmId = realm.id;
-    // Before the parameters, as the reference: malformed requests count too.
-    if (limits !== null) {
-      if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
-      else limits.anonymous(ctx);
-    }
+    const { realm, user } = known ?? identify(server, ctx, ep);
     const decoded = decodeParams(ep.compiled, raw);
     ignored = decoded.ignored;
     const hctx: HandlerCtx = { server, req: ctx, realm, user };
@@ -428,6 +454,33 @@ function runHere(
   } catch (err) {
     failRequest(res, ctx, err, leave, 'respond');
   }
+}
+
+/** Who a request comes from, once its credentials were checked (and counted by the limits). */
+type Identity = { realm: RealmRuntime | undefined; user: UserRow | null };
+
+/** The realm by Host, authentication (credentials or session), the rate limits. Throws 4xx. */
+function identify(server: ServerContext, ctx: RequestContext, ep: Endpoint): Identity {
+  const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
+  const limits = server.limits;
+  let user = null;
+  if (ctx.browser !== null && ctx.browser.bySession) {
+    user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
+    if (user !== null) ctx.userId = user.id;
+  } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
+    user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
+    ctx.userId = user.id;
+  }
+  if (realm !== undefined) ctx.realmId = realm.id;
+  // An incoming-webhook bot's key only posts (the reference's validate_api_key).
+  if (user !== null && user.bot_type === BotType.INCOMING_WEBHOOK && !ep.incomingWebhookBots)
+    throw new JsonableError('This API is not available to incoming webhook bots.');
+  // Before the parameters, as the reference: malformed requests count too.
+  if (limits !== null) {
+    if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
+    else limits.anonymous(ctx);
+  }
+  return { realm, user };
 }
 
 /** Adds `ignored_parameters_unsupported` to a pre-serialized success body. */

@@ -182,6 +182,20 @@ export function checkSameOrigin(
   }
 }
 
+/**
+ * The event WebSocket's handshake (GET /json/events/socket): browsers always send Origin there,
+ * and it must be the page's own. Cookies go with a WebSocket to any site that asks, so without
+ * this any page could open a socket with the user's session and read their events.
+ */
+export function checkSocketOrigin(
+  config: Pick<ServerConfig, 'externalScheme'>,
+  ctx: RequestContext,
+  browser: BrowserRequest,
+): void {
+  if (browser.origin === '') throw csrfError('a WebSocket from a browser page carries its Origin.');
+  checkSameOrigin(config, ctx, browser);
+}
+
 function withoutDefaultPort(host: string, scheme: 'http' | 'https'): string {
   const port = scheme === 'https' ? ':443' : ':80';
   return host.endsWith(port) ? host.slice(0, -port.length) : host;

@@ -2,8 +2,11 @@
  * WebSocket push (the project's addition to the API; protocol in docs/events.md):
  *
  *   GET /api/v1/events/socket?queue_id=…&last_event_id=…   (Upgrade: websocket)
+ *   GET /json/events/socket?queue_id=…&last_event_id=…      the same, for browsers
  *
- * Authentication and realm selection are those of HTTP (Basic e-mail:API key, Host). The queue must
+ * Authentication and realm selection are those of HTTP (Basic e-mail:API key, Host); under /json/
+ * the browser's session cookie instead (never Basic), and the handshake's Origin must be the page's
+ * own (./sessions.ts: a page of another site cannot open a socket with the user's session). The queue must
  * be the caller's; `last_event_id` acknowledges as GET /events does. Any failure is answered
  * before the upgrade with the same JSON error GET /events would give. Once open, every pending
  * and every new event arrives in frames shaped like a GET /events response; the client acknowledges
@@ -25,7 +28,14 @@ import {
 import { pack } from '../lib/pack.js';
 import { compileParams, decodeParams, int, str } from '../lib/params.js';
 import { authenticate, resolveRealm } from './auth.js';
+import {
+  authenticateSession,
+  checkSocketOrigin,
+  readBrowserRequest,
+  SESSION_COOKIE,
+} from './sessions.js';
 import { parseUrlEncoded } from './body.js';
+import type { Release } from './address-limits.js';
 import { RequestContext } from './request.js';
 import { sendError } from './respond.js';
 import {
@@ -38,9 +48,19 @@ import {
 } from './uws.js';
 
 export const EVENT_SOCKET_PATH = '/api/v1/events/socket';
+export const BROWSER_EVENT_SOCKET_PATH = '/json/events/socket';
+
+/** How a socket's handshake is authenticated: HTTP Basic, or the browser's session. */
+type Via = 'api' | 'session';
 
 type Format = 'json' | 'msgpack';
-type Admitted = { rt: QueueHandle; format: Format; protocol: Format | '' };
+type Admitted = {
+  rt: QueueHandle;
+  format: Format;
+  protocol: Format | '';
+  /** Gives back the socket's share of its address's connections (./address-limits.ts). */
+  release: Release | null;
+};
 type SocketData = Admitted & { sink: SocketSink | null; closed: boolean };
 
 const SocketParams = compileParams(z.object({ queue_id: str(), last_event_id: int() }));
@@ -58,10 +78,15 @@ export function chooseSubprotocol(offer: string): Format | '' | null {
   return null;
 }
 
-/** Mounts the socket's URL. */
+/** Mounts the socket's URLs: the API's and the browsers'. */
 export function mountEventSocket(app: TemplatedApp, server: ServerContext): void {
+  mountSocketAt(app, server, EVENT_SOCKET_PATH, 'api');
+  mountSocketAt(app, server, BROWSER_EVENT_SOCKET_PATH, 'session');
+}
+
+function mountSocketAt(app: TemplatedApp, server: ServerContext, path: string, via: Via): void {
   const { queues, config } = server;
-  app.ws<SocketData>(EVENT_SOCKET_PATH, {
+  app.ws<SocketData>(path, {
     compression: DISABLED_COMPRESSION,
     maxPayloadLength: 16 * 1024,
     // We close at wsMaxBackpressureBytes ourselves (4002, after the frames already buffered); uWS's
@@ -77,7 +102,7 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
       const protocolOffer = req.getHeader('sec-websocket-protocol');
       const key = req.getHeader('sec-websocket-key');
       const extensions = req.getHeader('sec-websocket-extensions');
-      const admitted = admit(server, res, req, ctx, protocolOffer);
+      const admitted = admit(server, res, req, ctx, protocolOffer, via);
       if (admitted === null) return;
       const data: SocketData = { ...admitted, sink: null, closed: false };
       res.cork(() => res.upgrade(data, key, admitted.protocol, extensions, context));
@@ -120,11 +145,12 @@ export function mountEventSocket(app: TemplatedApp, server: ServerContext): void
     close: (ws: WebSocket<SocketData>) => {
       const data = ws.getUserData();
       data.closed = true;
+      data.release?.();
       if (data.sink) queues.detachSocket(data.rt, data.sink);
     },
   });
   // A plain GET (no upgrade) of the socket's URL: say what it is rather than 404.
-  app.get(EVENT_SOCKET_PATH, (res: HttpResponse, req: HttpRequest) => {
+  app.get(path, (res: HttpResponse, req: HttpRequest) => {
     const ctx = new RequestContext(req, 0, 'GET');
     sendError(
       res,
@@ -147,14 +173,30 @@ function admit(
   req: HttpRequest,
   ctx: RequestContext,
   protocolOffer: string,
+  via: Via,
 ): Admitted | null {
   const { queues, config } = server;
   ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (via === 'session') ctx.browser = readBrowserRequest(req, 'only', ctx.authorization);
   res.onAborted(() => ctx.markAborted());
+  let release: Release | null = null;
   try {
+    // The socket holds one of its address's connections from now until it closes.
+    const anonymous =
+      ctx.browser === null
+        ? ctx.authorization === ''
+        : !ctx.browser.cookie.includes(`${SESSION_COOKIE}=`);
+    release = server.addressLimits?.admit(ctx, anonymous) ?? null;
     const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
-    const user = authenticate(server.store, realm, ctx.authorization, server.limits, ctx);
+    let user;
+    if (ctx.browser !== null) {
+      checkSocketOrigin(config, ctx, ctx.browser);
+      user = authenticateSession(server, realm, 'user', ctx, ctx.browser)!;
+    } else {
+      user = authenticate(server.store, realm, ctx.authorization, server.limits, ctx);
+    }
     // An upgrade counts as one request against the event-queue budget (GET /events's).
     server.limits?.user(ctx, user.id, 'events');
     const { params } = decodeParams(SocketParams, parseUrlEncoded(ctx.query));
@@ -165,8 +207,9 @@ function admit(
     }
     queues.acknowledge(rt, params.last_event_id);
     ctx.done = true;
-    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen };
+    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen, release };
   } catch (err) {
+    release?.();
     sendError(res, ctx, err, true);
     return null;
   }

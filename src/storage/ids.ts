@@ -15,6 +15,7 @@ import type { DB } from './db.js';
 export const ID_TABLES = [
   'alert_words',
   'attachments',
+  'bot_services',
   'channel_folders',
   'custom_profile_fields',
   'direct_message_groups',

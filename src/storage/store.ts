@@ -16,6 +16,7 @@ import { RowIds } from './ids.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { mailStatements } from './mail.js';
+import { botStatements } from './bots.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements, ReceivedMaxima } from './messages.js';
@@ -109,6 +110,7 @@ export class Store {
   readonly realmExports;
   readonly sessions;
   readonly mail;
+  readonly bots;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -144,6 +146,7 @@ export class Store {
     this.realmExports = realmExportStatements(db, this.ids);
     this.sessions = sessionStatements(db);
     this.mail = mailStatements(db, this.ids);
+    this.bots = botStatements(db, this.ids);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

@@ -27,6 +27,14 @@ async function serverWithApp(t: Test): Promise<TestServer> {
   return startServer(t, { webDir, dataDir: path.join(root, 'data') });
 }
 
+/**
+ * A page of another site than the app's (localhost is not 127.0.0.1), without the app's policy
+ * (a JSON answer), so that what it may do is decided by the server alone.
+ */
+function crossSitePage(url: string): string {
+  return `${url.replace('127.0.0.1', 'localhost')}/api/v1/server_settings`;
+}
+
 async function state(page: Page, want: string): Promise<void> {
   await page.waitForSelector(`body[data-state="${want}"]`);
 }
@@ -220,11 +228,15 @@ t.test('in chromium: a page of another site cannot act with the session', async 
   await logIn(page, hamlet.email, hamlet.password);
   await state(page, 'app');
 
-  // Another site (localhost is not 127.0.0.1) in the same browser, posting to the server.
+  // Another site (localhost is not 127.0.0.1) in the same browser, posting to the server: from
+  // a page of that origin without our policy (a JSON answer), so that only the server decides.
   const other = await context.newPage();
-  const otherOrigin = url.replace('127.0.0.1', 'localhost');
-  await other.goto(`${otherOrigin}/`);
+  await other.goto(crossSitePage(url));
   const target = `${url}/json/users/me/status`;
+  const answers: number[] = [];
+  other.on('response', (res) => {
+    if (res.url() === target) answers.push(res.status());
+  });
   await other.evaluate(`fetch(${JSON.stringify(target)}, {
     method: 'POST',
     mode: 'no-cors',
@@ -233,6 +245,7 @@ t.test('in chromium: a page of another site cannot act with the session', async 
     body: 'status_text=pwned',
   }).catch(() => undefined)`);
   // A form posted from there (a top-level navigation) too.
+  const navigation = other.waitForNavigation();
   await other.evaluate(`(() => {
     const f = document.createElement('form');
     f.method = 'POST';
@@ -244,8 +257,63 @@ t.test('in chromium: a page of another site cannot act with the session', async 
     document.body.append(f);
     f.submit();
   })()`);
-  await other.waitForLoadState();
+  const landed = await navigation;
+  t.equal(landed?.status(), 403, 'the form post is refused');
+  t.same(answers, [403, 403], 'both reached the server and were refused');
   const status = assertSuccess(t, await api.get('hamlet', `users/${hamlet.id}/status`));
   t.notMatch(JSON.stringify(status), /pwned/, 'the status was not changed');
   t.equal(await page.textContent('#who'), hamlet.email, 'the session lives on');
+});
+
+t.test('in chromium: the event WebSocket by session, from the page only', async (t) => {
+  if (NO_CHROMIUM) return;
+  const browser = await launchBrowser(t);
+  const { url, fx, api } = await serverWithApp(t);
+  const hamlet = fx.users.hamlet!;
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const watch = await watchPage(page);
+  await page.goto(url);
+  await state(page, 'login');
+  await logIn(page, hamlet.email, hamlet.password);
+  await state(page, 'app');
+
+  // The page registers a queue (with its CSRF token) and opens the socket as a browser does.
+  const queueId = await page.evaluate<string>(`fetch('/json/register', {
+    method: 'POST',
+    headers: { 'X-CSRF-Token': window.fixtureCsrf() },
+    body: new URLSearchParams({ event_types: '["message"]' }),
+  }).then((r) => r.json()).then((b) => b.queue_id)`);
+  t.ok(queueId, 'a queue');
+  const socketUrl = `${url.replace(/^http/, 'ws')}/json/events/socket?queue_id=${encodeURIComponent(queueId)}&last_event_id=-1`;
+  await page.evaluate(`new Promise((resolve, reject) => {
+    const ws = new WebSocket(${JSON.stringify(socketUrl)}, ['json']);
+    window.socketFrames = [];
+    ws.onmessage = (e) => window.socketFrames.push(JSON.parse(e.data));
+    ws.onopen = () => resolve(true);
+    ws.onerror = () => reject(new Error('the socket failed'));
+  })`);
+  const sent = assertSuccess(
+    t,
+    await api.post('othello', 'messages', { type: 'private', to: [hamlet.id], content: 'ping' }),
+  );
+  await page.waitForFunction(
+    `window.socketFrames.some((f) => f.events.some((e) => e.type === 'message'))`,
+  );
+  const ids = await page.evaluate<number[]>(
+    `window.socketFrames.flatMap((f) => f.events).filter((e) => e.type === 'message').map((e) => e.message.id)`,
+  );
+  t.same(ids, [sent.id], 'the message arrives over the socket');
+
+  // A page of another site cannot open one with the session.
+  const other = await context.newPage();
+  await other.goto(crossSitePage(url));
+  const opened = await other.evaluate<string>(`new Promise((resolve) => {
+    const ws = new WebSocket(${JSON.stringify(socketUrl)});
+    ws.onopen = () => resolve('open');
+    ws.onclose = () => resolve('refused');
+  })`);
+  t.equal(opened, 'refused', 'refused from another site');
+  // (The fixture asks GET /json/session before logging in: a 401 on the console.)
+  watch.assertClean(t, /status of 401/);
 });

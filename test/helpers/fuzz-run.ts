@@ -76,7 +76,7 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
  * Puts the fixture users back as they were (active, same role) after an endpoint's requests, so
  * the next endpoint is fuzzed as every role again; done through the realm actor as an owner.
  */
-async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
+export async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
   const { realms } = ts.server.context;
   const store = ts.server.store;
   const realm = realms.get(ts.fx.realmId)!;

@@ -21,6 +21,7 @@ import { m0017_realm_exports } from './0017_realm_exports.js';
 import { m0018_image_attachments } from './0018_image_attachments.js';
 import { m0019_sessions } from './0019_sessions.js';
 import { m0021_mail_outbox } from './0021_mail_outbox.js';
+import { m0022_bots } from './0022_bots.js';
 import type { DB } from '../db.js';
 
 /**
@@ -56,4 +57,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0018_image_attachments,
   m0019_sessions,
   m0021_mail_outbox,
+  m0022_bots,
 ];
