@@ -15,7 +15,12 @@ const HEADERS = {
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
 };
 
-export function htmlPage(title: string, body: string, status = 200): RawBody {
+export function htmlPage(
+  title: string,
+  body: string,
+  status = 200,
+  headers: Record<string, string> = {},
+): RawBody {
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -30,5 +35,5 @@ ${body}
 </body>
 </html>
 `;
-  return new RawBody(html, 'text/html; charset=utf-8', HEADERS, status);
+  return new RawBody(html, 'text/html; charset=utf-8', { ...HEADERS, ...headers }, status);
 }

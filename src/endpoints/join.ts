@@ -1,12 +1,14 @@
 /**
  * Accepting an invitation: the page an invitation link opens. The reference's flow is its web
- * app's registration pages (views/registration.py); Confab has no web app, so the link serves a
- * minimal HTML form and creating the account is one POST of that form:
+ * app's registration pages (views/registration.py); here the link serves a minimal HTML form and
+ * creating the account is one POST of that form, which ends in the web app, logged in:
  *
  *   GET  /join/<key>/                 reusable link: form asking e-mail, full name, password
  *   GET  /accounts/do_confirm/<key>/  e-mail invitation: the same, the e-mail fixed
- *   POST (same path)                  creates the account (invitation.accept), or shows the form
- *                                     again with what was wrong
+ *   POST (same path)                  creates the account (invitation.accept) and a browser
+ *                                     session for it: 303 to `/` with the session cookie; or shows
+ *                                     the form again with what was wrong. A post from another
+ *                                     site is refused (src/http/sessions.ts checkSameOrigin).
  *
  * A link that does not exist, belongs to another realm, expired, was revoked or (e-mail
  * invitations) was already used answers 404 with a page saying so. No credentials are involved:
@@ -17,6 +19,7 @@ import { z } from 'zod';
 import { endpoint, type HandlerCtx } from '../http/endpoint.js';
 import { nowSeconds } from '../config.js';
 import { RawBody } from '../http/respond.js';
+import { newSessionToken, sessionCookie, sessionKey } from '../http/sessions.js';
 import { htmlPage } from './html-page.js';
 import { JsonableError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
@@ -114,11 +117,21 @@ async function acceptForm(ctx: HandlerCtx, p: z.output<typeof params>): Promise<
       full_name: fullName,
       password_hash: hash,
     });
+    // Logged in: the new account's first browser session, and on into the app.
+    const token = newSessionToken();
+    const age = ctx.server.config.sessionAgeSeconds;
+    await realm.ask('session.create', {
+      user_id: created.user_id,
+      token_hash: sessionKey(token),
+      lifetime_seconds: age,
+    });
     const url = realmUrl(ctx.server.config, realm.view.row.string_id);
     return htmlPage(
       'Account created',
       `<p>Welcome to ${escapeHtml(realm.view.row.name)}! Your account <strong>${escapeHtml(created.email)}</strong> is ready.</p>
-<p>Log in at ${escapeHtml(url)} with your e-mail address and password. API clients get an API key from <code>POST /api/v1/fetch_api_key</code>.</p>`,
+<p><a href="/">Open ${escapeHtml(realm.view.row.name)}</a> (${escapeHtml(url)}), where you are logged in. API clients get an API key from <code>POST /api/v1/fetch_api_key</code>.</p>`,
+      303,
+      { Location: '/', 'Set-Cookie': sessionCookie(ctx.server.config, token, age) },
     );
   } catch (err) {
     if (err instanceof InvitationLinkError) return linkErrorPage(err);
@@ -132,6 +145,8 @@ function joinDef(method: 'GET' | 'POST', path: string) {
     method,
     path,
     auth: 'none' as const,
+    // A browser's form: posted from another site, refused (no session is needed to post it).
+    ...(method === 'POST' ? { sessionAuth: 'only' as const } : {}),
     params,
     handle: method === 'GET' ? showForm : acceptForm,
   };

@@ -19,6 +19,9 @@ import { reportUnexpected, type Where } from './unexpected.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
+  302: '302 Found',
+  303: '303 See Other',
+  304: '304 Not Modified',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   403: '403 Forbidden',

@@ -31,6 +31,9 @@ import {
 } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 import { reportUnexpected, type Where } from './unexpected.js';
+import { takeUploadSlot } from './upload-slots.js';
+import type { RealmRuntime } from '../../actors/registry.js';
+import type { UserRow } from '../storage/users.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -200,8 +203,8 @@ function onRequest(
   inflight.enter();
   // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
   let release: Release | null = null;
-  // Set once the body's parser exists (an object: closures below change it).
-  const held: { sink: BodySink | null } = { sink: null };
+  // What the request holds, set as it is taken (an object: closures below change it).
+  const held: Held = { sink: null, slot: null };
   let left = false;
   const leave = () => {
     if (left) return;
@@ -209,6 +212,7 @@ function onRequest(
     inflight.leave();
     release?.();
     try {
+      held.slot?.();
       cleanupFiles(ctx);
       requestFinished(ctx, ep.path, server.config.logRequests);
     } catch (err) {
@@ -231,7 +235,7 @@ function onRequest(
     return;
   }
   try {
-    readRequest(res, ctx, ep, server, leave, (s) => (held.sink = s));
+    readRequest(res, ctx, ep, server, leave, held);
   } catch (err) {
     try {
       held.sink?.discard();
@@ -241,6 +245,9 @@ function onRequest(
   }
 }
 
+/** What a request holds until it leaves: its body's parser (partial files), an upload slot. */
+type Held = { sink: BodySink | null; slot: (() => void) | null };
+
 /** The request's query string and body, then `run`. */
 function readRequest(
   res: HttpResponse,
@@ -248,11 +255,11 @@ function readRequest(
   ep: Endpoint,
   server: ServerContext,
   leave: () => void,
-  setSink: (sink: BodySink) => void,
+  held: Held,
 ): void {
   const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
   if (!BODY_METHODS.has(ctx.method)) {
-    run(res, ctx, ep, server, query, leave);
+    run(res, ctx, ep, server, query, leave, null);
     return;
   }
 
@@ -268,6 +275,21 @@ function readRequest(
     sendError(res, ctx, tooLarge(ep, server, limit), true);
     leave();
     return;
+  }
+  // Files go to disk as they arrive: whoever sends them is known first (a refused request's body
+  // is not read), and holds one of a few upload slots until the request is over (./upload-slots.ts).
+  // (A cluster node identifies after its read barrier, as for any request: credentials made on
+  // another node may not have reached it yet.)
+  let known: Identity | null = null;
+  if (ep.acceptsFiles && server.readBarrier === undefined) {
+    try {
+      known = identify(server, ctx, ep);
+      if (known.user !== null) held.slot = takeUploadSlot(server, known.user.id);
+    } catch (err) {
+      sendError(res, ctx, err, true);
+      leave();
+      return;
+    }
   }
   let body: BodySink;
   try {
@@ -290,7 +312,7 @@ function readRequest(
     leave();
     return;
   }
-  setSink(body);
+  held.sink = body;
   let received = 0;
   // Paused while the disk is slower than the network. Never left paused once the body is in: a
   // paused socket cannot read the connection's next request (keep-alive).
@@ -339,7 +361,7 @@ function readRequest(
           try {
             if (ep.testFault !== undefined) testFault(ep, 'body-end');
             for (const k in body) query[k] = body[k]!; // body parameters win over the query string
-            run(res, ctx, ep, server, query, leave);
+            run(res, ctx, ep, server, query, leave, known);
           } catch (err) {
             failRequest(res, ctx, err, leave, 'body');
           }
@@ -385,16 +407,17 @@ function run(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
+  known: Identity | null,
 ): void {
   const barrier = server.readBarrier?.(
     resolveRealm(server.realms, ctx.host, server.config.externalHost)?.id,
   );
   if (!barrier) {
-    runHere(res, ctx, ep, server, raw, leave);
+    runHere(res, ctx, ep, server, raw, leave, known);
     return;
   }
   barrier.then(
-    () => runHere(res, ctx, ep, server, raw, leave),
+    () => runHere(res, ctx, ep, server, raw, leave, known),
     (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
   );
 }
@@ -407,31 +430,14 @@ function runHere(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
+  known: Identity | null,
 ): void {
   let result: unknown;
   let ignored: string[];
   try {
     for (let i = 0; i < ep.pathParamNames.length; i++)
       raw[ep.pathParamNames[i]!] = ctx.pathParams[i]!;
-    const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
-    const limits = server.limits;
-    let user = null;
-    if (ctx.browser !== null && ctx.browser.bySession) {
-      user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
-      if (user !== null) ctx.userId = user.id;
-    } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
-      user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
-      ctx.userId = user.id;
-    }
-    if (realm !== undefined) ctx.realmId = realm.id;
-    // An incoming-webhook bot's key only posts (the reference's validate_api_key).
-    if (user !== null && user.bot_type === BotType.INCOMING_WEBHOOK && !ep.incomingWebhookBots)
-      throw new JsonableError('This API is not available to incoming webhook bots.');
-    // Before the parameters, as the reference: malformed requests count too.
-    if (limits !== null) {
-      if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
-      else limits.anonymous(ctx);
-    }
+    const { realm, user } = known ?? identify(server, ctx, ep);
     const decoded = decodeParams(ep.compiled, raw);
     ignored = decoded.ignored;
     const hctx: HandlerCtx = { server, req: ctx, realm, user };
@@ -454,6 +460,33 @@ function runHere(
   } catch (err) {
     failRequest(res, ctx, err, leave, 'respond');
   }
+}
+
+/** Who a request comes from, once its credentials were checked (and counted by the limits). */
+type Identity = { realm: RealmRuntime | undefined; user: UserRow | null };
+
+/** The realm by Host, authentication (credentials or session), the rate limits. Throws 4xx. */
+function identify(server: ServerContext, ctx: RequestContext, ep: Endpoint): Identity {
+  const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
+  const limits = server.limits;
+  let user = null;
+  if (ctx.browser !== null && ctx.browser.bySession) {
+    user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
+    if (user !== null) ctx.userId = user.id;
+  } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
+    user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
+    ctx.userId = user.id;
+  }
+  if (realm !== undefined) ctx.realmId = realm.id;
+  // An incoming-webhook bot's key only posts (the reference's validate_api_key).
+  if (user !== null && user.bot_type === BotType.INCOMING_WEBHOOK && !ep.incomingWebhookBots)
+    throw new JsonableError('This API is not available to incoming webhook bots.');
+  // Before the parameters, as the reference: malformed requests count too.
+  if (limits !== null) {
+    if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
+    else limits.anonymous(ctx);
+  }
+  return { realm, user };
 }
 
 /** Adds `ignored_parameters_unsupported` to a pre-serialized success body. */
