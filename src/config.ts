@@ -20,6 +20,11 @@ export type ServerConfig = {
   dataDir: string;
   /** Host (and port) clients use to reach the server; subdomains of it select realms. */
   externalHost: string;
+  /**
+   * EXTERNAL_HOST was not set: it is `localhost:<port>`, the port the server listens on (with
+   * PORT=0, the one the system picked, set once listening).
+   */
+  externalHostFromPort?: boolean;
   /** Scheme of the URLs clients are given (`https` behind a TLS-terminating proxy). */
   externalScheme: 'http' | 'https';
   /**
@@ -269,8 +274,9 @@ export function defaultConfig(): ServerConfig {
 const EnvSchema = z.object({
   PORT: z
     .string()
-    .regex(/^\d{1,5}$/, 'PORT must be a port number')
+    .regex(/^\d{1,5}$/, 'PORT must be a port number (0 to 65535)')
     .transform(Number)
+    .refine((n) => n <= 65535, 'PORT must be a port number (0 to 65535)')
     .optional(),
   HOST: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).optional(),
@@ -388,6 +394,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     host: e.HOST ?? base.host,
     dataDir: path.resolve(e.DATA_DIR ?? base.dataDir),
     externalHost: e.EXTERNAL_HOST ?? `localhost:${port}`,
+    externalHostFromPort: e.EXTERNAL_HOST === undefined,
     externalScheme: e.EXTERNAL_SCHEME ?? base.externalScheme,
     webDir: e.WEB_DIR !== undefined ? path.resolve(e.WEB_DIR) : base.webDir,
     sessionAgeSeconds: e.SESSION_COOKIE_AGE ?? base.sessionAgeSeconds,

@@ -285,6 +285,8 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   });
 
   const port = listener.port;
+  // PORT=0 without EXTERNAL_HOST: the links given to clients name the port actually picked.
+  if (config.externalHostFromPort) config.externalHost = `localhost:${port}`;
   let closing: Promise<void> | null = null;
   return {
     port,

@@ -21,6 +21,8 @@ import { JsonableError } from '../lib/errors.js';
 import { addressKey, clientAddress, normalizeAddress, ProxyTrust } from './client-address.js';
 import type { RequestContext } from './request.js';
 
+/** Addresses whose counting key is remembered; past it the memo starts afresh. */
+const MEMO_LIMIT = 50_000;
 /** How long a refused client is told to wait (seconds). */
 const RETRY_AFTER_S = 5;
 
@@ -45,6 +47,8 @@ export class AddressLimits {
   private readonly exempt: ProxyTrust;
   /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
   readonly readsForwardedFor: boolean;
+  /** Peer text (and X-Forwarded-For) → counting key (null: not counted); see `keyOf`. */
+  private readonly keys = new Map<string, string | null>();
   /** Requests and upgrades refused so far (tests, logs). */
   refused = 0;
 
@@ -77,11 +81,8 @@ export class AddressLimits {
    * back (idempotent).
    */
   admit(ctx: RequestContext, unauthenticated: boolean): Release {
-    const peer = normalizeAddress(ctx.peerAddress());
-    if (peer === '' || (this.exempt.trusts(peer) && ctx.forwardedFor === '')) return NOTHING;
-    const address = clientAddress(peer, ctx.forwardedFor, this.trust);
-    if (this.exempt.trusts(address)) return NOTHING;
-    const key = addressKey(address);
+    const key = this.keyOf(ctx.peerAddress(), ctx.forwardedFor);
+    if (key === null) return NOTHING;
     const held = this.held.get(key) ?? 0;
     const anonymous = unauthenticated ? (this.unauthenticated.get(key) ?? 0) : 0;
     if (
@@ -105,6 +106,26 @@ export class AddressLimits {
       decrement(this.held, key);
       if (unauthenticated) decrement(this.unauthenticated, key);
     };
+  }
+
+  /**
+   * The counting key of a request from `peer` with `forwardedFor`, or null when it is not counted
+   * (exempt, or no address): memoized, since canonical forms and range checks cost microseconds
+   * and a server sees the same few thousand addresses over and over.
+   */
+  private keyOf(peer: string, forwardedFor: string): string | null {
+    const memo = forwardedFor === '' ? peer : `${peer}\n${forwardedFor}`;
+    const known = this.keys.get(memo);
+    if (known !== undefined) return known;
+    let key: string | null = null;
+    const address = normalizeAddress(peer);
+    if (address !== '' && !(this.exempt.trusts(address) && forwardedFor === '')) {
+      const client = clientAddress(address, forwardedFor, this.trust);
+      if (!this.exempt.trusts(client)) key = addressKey(client);
+    }
+    if (this.keys.size >= MEMO_LIMIT) this.keys.clear();
+    this.keys.set(memo, key);
+    return key;
   }
 
   /** Connections held by the address of `text` (tests). */

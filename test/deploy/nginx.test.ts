@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { ApiClient, assertError, assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
-import { startChild } from '../helpers/child-server.js';
+import { firstOwner, startChild } from '../helpers/child-server.js';
 import { SocketClient, type Ev } from '../helpers/events.js';
 import type { Fixture } from '../helpers/fixtures.js';
 import { download, upload } from '../helpers/uploads.js';
@@ -126,8 +126,7 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     RATE_LIMITING_RULES: JSON.stringify({ api_by_ip: [[600, 3]] }),
   });
   t.teardown(() => server.kill('SIGTERM'));
-  const email = /email:\s+(\S+)/.exec(server.output())![1]!;
-  const apiKey = /api key:\s+(\S+)/.exec(server.output())![1]!;
+  const { email, apiKey } = firstOwner(path.join(dir, 'data'));
 
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const site = siteConfig(dir, new URL(server.url).host, httpPort, httpsPort);

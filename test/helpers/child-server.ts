@@ -5,6 +5,7 @@
  * be throttled). For crash-safety tests: kill it with any signal, start it again on the same data.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { DIST_SRC, plainNode } from './plain-node.js';
 
@@ -30,8 +31,9 @@ export async function startChild(
   dataDir: string,
   env: Record<string, string> = {},
   script = path.join(DIST_SRC, 'main.js'),
+  args: readonly string[] = [],
 ): Promise<ChildServer> {
-  const run = spawnChild(dataDir, env, script);
+  const run = spawnChild(dataDir, env, script, args);
   try {
     const m = await run.waitFor(/listening on (http:\/\/\S+)/);
     return { ...run, url: m[1]! };
@@ -46,8 +48,9 @@ export function spawnChild(
   dataDir: string,
   env: Record<string, string> = {},
   script = path.join(DIST_SRC, 'main.js'),
+  args: readonly string[] = [],
 ): ChildRun {
-  const node = plainNode([script], {
+  const node = plainNode([script, ...args], {
     DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
@@ -98,5 +101,35 @@ export function spawnChild(
       child.kill(signal);
       return exited;
     },
+  };
+}
+
+/** The first owner's credentials, as the first start wrote them (DATA_DIR/first-owner.txt). */
+export type FirstOwner = {
+  email: string;
+  password: string;
+  apiKey: string;
+  realmUrl: string;
+  realmName: string;
+};
+
+export function firstOwner(dataDir: string): FirstOwner {
+  const text = fs.readFileSync(path.join(dataDir, 'first-owner.txt'), 'utf8');
+  const values = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)=(.*)$/.exec(line);
+    if (m) values.set(m[1]!, m[2]!);
+  }
+  const get = (k: string) => {
+    const v = values.get(k);
+    if (v === undefined) throw new Error(`first-owner.txt has no ${k}:\n${text}`);
+    return v;
+  };
+  return {
+    email: get('email'),
+    password: get('password'),
+    apiKey: get('api_key'),
+    realmUrl: get('realm_url'),
+    realmName: get('realm_name'),
   };
 }
