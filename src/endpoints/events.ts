@@ -98,6 +98,7 @@ function queueSettings(user: UserRow, p: Registration, dialect: Dialect): QueueS
 export const registerQueue = endpoint({
   method: 'POST',
   path: '/api/v1/register',
+  compressAnswer: true,
   auth: 'optional',
   params: z.object({
     ...REGISTRATION,
