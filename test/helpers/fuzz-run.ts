@@ -47,6 +47,7 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
       (apiOperations() ?? []).map((op) => [`${op.method} ${shape(`/api/v1${op.path}`)}`, op]),
     );
     const served = new Set<string>();
+    const durations: [string, number][] = [];
     let sent = 0;
     let compared = 0;
     for (let i = 0; i < ENDPOINTS.length; i++) {
@@ -55,6 +56,7 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
       if (only !== undefined && !`${ep.method} ${ep.path}`.includes(only)) continue;
       const fingerprint = dbFingerprint(ts);
       const before = await snapshot(ts);
+      const began = performance.now();
       const key = `${ep.method} ${shape(ep.path)}`;
       const op = operations.get(key) ?? null;
       if (op) served.add(key);
@@ -68,6 +70,7 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
         }
       }
       await restoreFixtures(t, ts);
+      durations.push([`${ep.method} ${ep.path}`, performance.now() - began]);
       const health = await ts.api.get(null, 'server_settings');
       const me = await ts.api.get(
         { ...ts.fx.users.hamlet!, ...currentUser(ts, 'hamlet') },
@@ -85,6 +88,8 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
       `${served.size} of the API description's ${operations.size} operations fuzzed here ` +
         '(the other fuzz-endpoints files fuzz the rest of those Confab serves)',
     );
+    const slowest = durations.sort((a, b) => b[1] - a[1]).slice(0, 5);
+    t.comment(`slowest: ${slowest.map(([e, ms]) => `${e} ${Math.round(ms)} ms`).join(', ')}`);
     await until(() => ts.server.inflight === 0, 'every request has left');
     t.equal(ts.server.inflight, 0, `no request left in flight after ${sent} requests`);
     const integrity = ts.server.store.db.prepare('PRAGMA integrity_check').pluck().all();
