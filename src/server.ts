@@ -38,6 +38,8 @@ import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
 import { MailSender } from './mail/sender.js';
+import { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
+import type { ServiceBotDeps } from './lib/bots.js';
 import type { MailDeps } from './lib/mail.js';
 import { realmUrl } from './lib/urls.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
@@ -147,7 +149,19 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         wake: () => mailer?.wake(),
       }
     : undefined;
-  const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined, mailDeps);
+  let outgoing: OutgoingWebhooks | null = null;
+  const serviceBots: ServiceBotDeps = {
+    dispatch: (realmId, messageId, triggers) =>
+      outgoing?.deps.dispatch(realmId, messageId, triggers),
+  };
+  const realms = new RealmRegistry(
+    store,
+    queues,
+    config.clock,
+    cluster ?? undefined,
+    mailDeps,
+    serviceBots,
+  );
   mailer = mailOn ? new MailSender(config, store, realms) : null;
   await cluster?.start(realms);
   const renderer = new RenderPool(
@@ -156,6 +170,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       : {},
   );
   const scheduler = new ScheduledDelivery(config, store, realms, renderer);
+  outgoing = new OutgoingWebhooks(config, store, realms, renderer, config.outgoingWebhookLimits);
   const context: ServerContext = {
     config,
     store,
@@ -169,6 +184,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     addressLimits: AddressLimits.fromConfig(config),
     scheduler,
     mailer,
+    outgoingWebhooks: outgoing,
     imageProxy: new ImageProxy(config.dataDir, {
       ...DEFAULT_IMAGE_PROXY,
       ...config.imageProxyLimits,
@@ -297,6 +313,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await inflight.drained(10_000);
         await scheduler.close();
         await mailer?.close();
+        outgoing.close();
         await context.thumbnailer.close();
         await context.exports.close();
         realms.closeAll();
