@@ -24,6 +24,8 @@ import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { withJsonMirror } from './http/json-mirror.js';
 import { mountWebApp } from './http/static-files.js';
+import { mountDefaultImages } from './http/default-images.js';
+import { resolveRealm } from './http/auth.js';
 import { mountEventSocket } from './http/socket.js';
 import {
   buildReport,
@@ -227,7 +229,14 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   });
 
   // The browser app's page and assets; every API endpoint also under /json/ for it, by session.
-  mountWebApp(app, config, config.webDir);
+  mountWebApp(
+    app,
+    config,
+    config.webDir,
+    (host) =>
+      resolveRealm(realms, host, config.externalHost)?.view.settings.external_avatars ?? false,
+  );
+  mountDefaultImages(app, config);
   mountEndpoints(
     app,
     context,

@@ -362,7 +362,7 @@ export function doSendMessage(
     flags: flagsByUser,
     message: {
       rawContent: cmd.content,
-      senderAvatarIsExternal: sender.avatar_source === 'G',
+      senderAvatarIsExternal: sender.avatar_source === 'G' && view.settings.external_avatars,
       publicChannel: channel !== null && channel.invite_only === 0,
       ...(cmd.queue_id !== undefined && cmd.local_id !== undefined
         ? { senderQueueId: cmd.queue_id, localId: cmd.local_id }
