@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import util from 'node:util';
 import { z } from 'zod';
-import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
+import { DEFAULT_QUEUE_LIMITS } from './delivery/limits.js';
 import type { RateRule } from './lib/rate-limit.js';
 import type { ImageProxyOptions } from './media/image-proxy.js';
 import type { WireNamesMode } from './lib/wire-names.js';

@@ -3,7 +3,7 @@
  * actors), the uploaded files, the realms, the event publisher and its queues. Built once by
  * createServer().
  */
-import type { EventQueues } from '../actors/event-queues.js';
+import type { EventQueues } from './delivery/publisher.js';
 import type { RealmExportJobs } from './admin/export-jobs.js';
 import type { RealmRegistry } from '../actors/registry.js';
 import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';

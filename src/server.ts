@@ -6,8 +6,8 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { log } from './observability/log.js';
-import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
-import { EventQueues } from '../actors/event-queues.js';
+import { restoreQueues, saveQueues } from './delivery/persistence.js';
+import { EventQueues } from './delivery/publisher.js';
 import { RealmRegistry } from '../actors/registry.js';
 import { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import { RealmExportJobs } from './admin/export-jobs.js';
