@@ -120,9 +120,8 @@ import { checkSetUserTopic, doSetUserTopic } from '../src/mutations/user-topics.
 import { checkUpdateMessageFlags, doUpdateMessageFlags } from '../src/mutations/message-flags.js';
 import {
   checkDeleteMessage,
-  checkSendMessage,
   doDeleteMessage,
-  doSendMessage,
+  sendMessageOnce,
 } from '../src/mutations/messages.js';
 import { checkUpdateMessage, doUpdateMessage } from '../src/mutations/message-edit.js';
 import {
@@ -260,7 +259,7 @@ export const REALM_COMMANDS = {
   'invitation.accept': checkThenDo(checkAcceptInvitation, doAcceptInvitation),
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.relink': doUpdateMessageAttachments,
-  'message.send': checkThenDo(checkSendMessage, doSendMessage),
+  'message.send': sendMessageOnce,
   'message.delete': checkThenDo(checkDeleteMessage, doDeleteMessage),
   'message.update': checkThenDo(checkUpdateMessage, doUpdateMessage),
   'message.report': checkThenDo(checkReportMessage, doReportMessage),

@@ -85,6 +85,7 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   email_change_requests: 'pending confirmations carry secrets valid on this server only',
   push_device_tokens: 'devices register again with the new server',
   realm_exports: 'the export records of this server',
+  sent_local_ids: "recent sends' local ids, kept an hour to answer a client's retry",
 };
 
 /** Every table of the schema (FTS shadow tables and SQLite's own left out). */

@@ -30,6 +30,7 @@ import { realmEmojiStatements } from './realm-emoji.js';
 import { realmExportStatements } from './realm-exports.js';
 import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
+import { sentLocalIdStatements } from './sent-local-ids.js';
 import { ChannelActivity, topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
@@ -105,6 +106,7 @@ export class Store {
   readonly mutedUsers;
   readonly reading;
   readonly realmExports;
+  readonly sentLocalIds;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -138,6 +140,7 @@ export class Store {
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
     this.realmExports = realmExportStatements(db, this.ids);
+    this.sentLocalIds = sentLocalIdStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
