@@ -14,6 +14,22 @@ import {
 import { doThumbnailDone, doThumbnailFailed } from '../src/mutations/thumbnails.js';
 import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
 import { checkThenDo, type Mutation } from '../src/mutations/context.js';
+import { doRecordMailOutcome } from '../src/mutations/mail.js';
+import {
+  checkCreateBot,
+  checkDeactivateBot,
+  checkRegenerateBotApiKey,
+  checkUpdateBot,
+  doCreateBot,
+  doDeactivateBot,
+  doRegenerateBotApiKey,
+  doUpdateBot,
+} from '../src/mutations/bots.js';
+import {
+  checkCompletePasswordReset,
+  doCompletePasswordReset,
+  doRequestPasswordReset,
+} from '../src/mutations/password-reset.js';
 import {
   checkCreateDrafts,
   checkDeleteDraft,
@@ -34,6 +50,7 @@ import {
   checkRevokeMultiuseInvite,
   doRevokeInvite,
   doRevokeMultiuseInvite,
+  doResendInvite,
 } from '../src/mutations/invites.js';
 import {
   checkAddLinkifier,
@@ -118,11 +135,7 @@ import {
 } from '../src/mutations/user-groups.js';
 import { checkSetUserTopic, doSetUserTopic } from '../src/mutations/user-topics.js';
 import { checkUpdateMessageFlags, doUpdateMessageFlags } from '../src/mutations/message-flags.js';
-import {
-  checkDeleteMessage,
-  doDeleteMessage,
-  sendMessageOnce,
-} from '../src/mutations/messages.js';
+import { checkDeleteMessage, doDeleteMessage, sendMessageOnce } from '../src/mutations/messages.js';
 import { checkUpdateMessage, doUpdateMessage } from '../src/mutations/message-edit.js';
 import {
   checkMuteUser,
@@ -199,6 +212,7 @@ import {
   doEditSavedSnippet,
 } from '../src/mutations/saved-snippets.js';
 import { doUpdateUserStatus } from '../src/mutations/user-status.js';
+import { doCreateSession, doDeleteSession } from '../src/mutations/sessions.js';
 
 export const REALM_COMMANDS = {
   'user.create': checkThenDo(checkCreateUser, doCreateUser),
@@ -255,7 +269,7 @@ export const REALM_COMMANDS = {
   'invite.create_multiuse': checkThenDo(checkCreateMultiuseInvite, doCreateMultiuseInvite),
   'invite.revoke': checkThenDo(checkRevokeInvite, doRevokeInvite),
   'invite.revoke_multiuse': checkThenDo(checkRevokeMultiuseInvite, doRevokeMultiuseInvite),
-  'invite.resend': checkResendInvite,
+  'invite.resend': checkThenDo(checkResendInvite, doResendInvite),
   'invitation.accept': checkThenDo(checkAcceptInvitation, doAcceptInvitation),
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.relink': doUpdateMessageAttachments,
@@ -302,6 +316,19 @@ export const REALM_COMMANDS = {
   'realm_export.create': checkThenDo(checkCreateRealmExport, doCreateRealmExport),
   'realm_export.update': checkThenDo(checkUpdateRealmExport, doUpdateRealmExport),
   'realm_export.delete': checkThenDo(checkDeleteRealmExport, doDeleteRealmExport),
+  // Browser login sessions (src/http/sessions.ts).
+  'session.create': doCreateSession,
+  'session.delete': doDeleteSession,
+  // Internal: the mail sender's record of a delivery (src/mail/sender.ts).
+  'mail.outcome': doRecordMailOutcome,
+  // Bots (src/endpoints/bots.ts).
+  'bot.create': checkThenDo(checkCreateBot, doCreateBot),
+  'bot.update': checkThenDo(checkUpdateBot, doUpdateBot),
+  'bot.api_key.regenerate': checkThenDo(checkRegenerateBotApiKey, doRegenerateBotApiKey),
+  'bot.deactivate': checkThenDo(checkDeactivateBot, doDeactivateBot),
+  // Password resets by mail (src/endpoints/password-reset.ts).
+  'user.password_reset.request': doRequestPasswordReset,
+  'user.password_reset.complete': checkThenDo(checkCompletePasswordReset, doCompletePasswordReset),
 } satisfies Record<string, Mutation<never, unknown>>;
 
 export type CommandTable = Record<string, Mutation<never, unknown>>;

@@ -38,6 +38,7 @@ import { log } from '../src/observability/log.js';
 import { assign, setup } from 'xstate';
 import { JsonableError } from '../src/lib/errors.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
+import type { MailDeps } from '../src/lib/mail.js';
 import type { MutationContext } from '../src/mutations/context.js';
 import type { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
@@ -63,6 +64,8 @@ export type RealmDeps = {
   batchable: ReadonlySet<string>;
   /** The server's "now" (ms), as mutations see it. */
   clock: () => number;
+  /** Outgoing mail (docs/mail.md); absent: the server sends none. */
+  mail?: MailDeps;
   /**
    * Cluster deployment only (src/cluster): how each transaction is committed and its effects
    * delivered. Absent: the single process's commit, events published right after it.
@@ -137,6 +140,7 @@ function mutationContext(
       void events.push(delivery ? { event, users, ...delivery } : { event, users }),
     afterCommit: (fn) => void afterCommit.push(fn),
     endSessions: (users) => void ended.push(users === 'realm' ? null : users),
+    mail: ctx.mail ?? null,
   };
 }
 

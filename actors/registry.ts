@@ -6,6 +6,7 @@
 import { log } from '../src/observability/log.js';
 import { createActor, type Actor } from 'xstate';
 import type { EventPublisher } from '../src/lib/events.js';
+import type { MailDeps } from '../src/lib/mail.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { nodeClock } from './clock.js';
@@ -50,6 +51,7 @@ export class RealmRuntime {
     clock: () => number = Date.now,
     batchable: ReadonlySet<string> = commands === REALM_COMMANDS ? BATCHABLE_COMMANDS : new Set(),
     private readonly placement?: RealmPlacement,
+    mail?: MailDeps,
   ) {
     this.view = new RealmView(store, realmId);
     this.flushesPresence = 'presence.flush' in commands;
@@ -62,6 +64,7 @@ export class RealmRuntime {
         batchable,
         clock,
         ...(placement ? { commit: placement.commit } : {}),
+        ...(mail ? { mail } : {}),
       },
       systemId: `realm:${realmId}`,
       clock: nodeClock,
@@ -138,6 +141,8 @@ export class RealmRegistry {
     private readonly clock: () => number = Date.now,
     /** Cluster deployment only. */
     private readonly placement?: RealmPlacement,
+    /** Outgoing mail (docs/mail.md); absent: the realms send none. */
+    private readonly mail?: MailDeps,
   ) {
     for (const r of store.realms.all()) this.idByStringId.set(r.string_id, r.id);
   }
@@ -169,6 +174,7 @@ export class RealmRegistry {
         this.clock,
         BATCHABLE_COMMANDS,
         this.placement,
+        this.mail,
       );
       this.byId.set(realmId, rt);
       this.idByStringId.set(rt.view.row.string_id, realmId);
@@ -187,6 +193,11 @@ export class RealmRegistry {
     const created = this.placement ? await this.placement.addRealm(subdomain, create) : create();
     this.noteRealmCreated(created.realm_id);
     return created;
+  }
+
+  /** Whether this process runs the realm's actor (always, outside a cluster). */
+  owns(realmId: number): boolean {
+    return this.placement === undefined || this.placement.owns(realmId);
   }
 
   /** Whether the realms belong to a cluster (this process is one of its nodes). */

@@ -6,7 +6,7 @@
  * several sizes drawn from neighbouring users (so a prefix of N users is itself a realm of N with
  * whole channels): private teams of 10, channels of 30, public channels of 100 and 500. Each
  * active user is played by a client process (bench/lib/capacity-client.ts, `--clients` of them)
- * as a real client (`--guard off`: the server without its HTTP guard thread; `--gzip off`:
+ * as a real client (`--gzip off`:
  * clients that do not send `Accept-Encoding: gzip, deflate`, which real ones do): an event queue
  * (`--ws-share` over WebSockets, the rest long-polling; the
  * server answers held polls with heartbeats), presence every 60 s, and Poisson-distributed sends,
@@ -133,8 +133,6 @@ export type CapacityOptions = {
   warmupSeconds: number;
   compress: number;
   wsShare: number;
-  /** The server's HTTP guard (a relay thread in front of uWS; on by default, as in the server). */
-  guard: boolean;
   /** Clients send `Accept-Encoding: gzip, deflate`, as real ones do (on by default). */
   gzip: boolean;
   seed: number;
@@ -163,7 +161,6 @@ export function parseCapacityArgs(argv: string[]): CapacityOptions {
       warmup: { type: 'string' },
       compress: { type: 'string' },
       'ws-share': { type: 'string' },
-      guard: { type: 'string' },
       gzip: { type: 'string' },
       seed: { type: 'string' },
       out: { type: 'string' },
@@ -196,7 +193,6 @@ export function parseCapacityArgs(argv: string[]): CapacityOptions {
     warmupSeconds: num(values.warmup, quick ? 1 : 10, 'warmup'),
     compress: num(values.compress, quick ? 60 : 1, 'compress'),
     wsShare: num(values['ws-share'], 0.5, 'ws-share'),
-    guard: values.guard === undefined ? true : ['on', '1', 'true'].includes(values.guard),
     gzip: values.gzip === undefined ? true : ['on', '1', 'true'].includes(values.gzip),
     seed: num(values.seed, 1, 'seed'),
     out: values.out ?? path.join(here, '..', '..', 'bench', 'results'),
@@ -232,7 +228,6 @@ async function seedRealm(o: CapacityOptions): Promise<Realm> {
       // The reference's heartbeat (a held poll answered after ~45-55 s), in simulated time.
       heartbeatMs: Math.round(45_000 / o.compress),
       heartbeatJitterMs: Math.round(10_000 / o.compress),
-      httpGuard: o.guard,
     },
   });
   const ids = bench.users.map((u) => u.id);

@@ -138,13 +138,14 @@ async function startSingleProcess(): Promise<Target & { stop: () => Promise<void
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    // The first realm's credentials go to one stream and the log to the other: read both.
+    // The first realm's credentials are in the data directory once the server says it listens.
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    while (!/listening/.test(out) || !/api key:\s+\S+/.test(out)) await sleep(50);
-    const email = /email:\s+(\S+)/.exec(out)![1]!;
-    const api_key = /api key:\s+(\S+)/.exec(out)![1]!;
+    while (!/listening/.test(out)) await sleep(50);
+    const creds = fs.readFileSync(path.join(dir, 'first-owner.txt'), 'utf8');
+    const email = /^email=(\S+)$/m.exec(creds)![1]!;
+    const api_key = /^api_key=(\S+)$/m.exec(creds)![1]!;
     const base = `http://127.0.0.1:${port}`;
     const u = { email, api_key };
     await call(base, u, 'POST', 'users/me/subscriptions', { subscriptions: [{ name: 'bench' }] });

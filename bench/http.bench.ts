@@ -1,20 +1,24 @@
 /**
- * `npm run bench -- http`: authenticated GET /api/v1/users/me on Confab against a bare
- * uWebSockets.js route that answers the same JSON bytes, one after the other, each loaded by a
- * separate load-generator process (bench/lib/loadgen.ts). Prints requests/s and p50/p99 latency for
- * both and their ratio (target, issue #2: Confab ≥ 60% of the bare route's throughput), and Confab
- * behind the HTTP guard (HTTP_GUARD=on) for its cost.
+ * `npm run bench -- http`: authenticated GET /api/v1/users/me on the default server (every setting
+ * its default, rate limiting on with a per-user rule far above the load so that none is refused,
+ * per-address limits on) against a bare uWebSockets.js route answering the same JSON bytes, each
+ * loaded by a separate load-generator process (bench/lib/loadgen.ts), in interleaved rounds: bare
+ * and Confab with BENCH_CONNECTIONS connections (throughput), then bare and Confab on one
+ * connection (latency). Prints each round and its ratios against the targets of issue 31:
+ * Confab ≥ 75% of the bare route's throughput, ≤ +30 µs p50 on one connection. Then Confab with
+ * rate limiting off, once, for the limiter's cost.
  *
- * Options (env): BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 32).
+ * Options (env): BENCH_SECONDS (default 8 per load), BENCH_CONNECTIONS (default 32), BENCH_ROUNDS
+ * (default 3).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createApp, closeListenSocket, listen } from '../src/http/uws.js';
+import { createBareApp, closeListenSocket, listen } from '../src/http/uws.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitRules } from '../src/config.js';
 import { RateLimiter, type RateStatus } from '../src/lib/rate-limit.js';
 import { doCreateRealm } from '../src/mutations/realms.js';
-import { createServer } from '../src/server.js';
+import { createServer, type ConfabServer } from '../src/server.js';
 import { runChild } from './lib/child.js';
 import { fmt, machine } from './lib/stats.js';
 
@@ -29,71 +33,94 @@ type LoadResult = {
   errors: number;
 };
 
+type Round = {
+  bare: LoadResult;
+  confab: LoadResult & { mainUs: number };
+  bareOne: LoadResult;
+  confabOne: LoadResult;
+  ratio: number;
+  p50DeltaUs: number;
+};
+
 export async function httpBench(): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 8);
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-http-'));
-  const load = (port: number, headers: Record<string, string>) =>
+  const load = (port: number, headers: Record<string, string>, n = connections) =>
     runChild<LoadResult>(
       'loadgen.js',
       {
         port,
         path: '/api/v1/users/me',
         headers,
-        connections,
+        connections: n,
         durationMs: seconds * 1000,
         warmupMs: 1500,
       },
       (seconds + 30) * 1000,
     );
 
-  // Confab, with a realm and one user: rate limits off, then on (a rule far above the load, so
-  // every request pays for the limiter and its headers and none is refused).
-  const off = await confabRun(dataDir, null, load);
-  const on = await confabRun(
-    path.join(dataDir, 'on'),
-    { ...DEFAULT_RATE_LIMITS, api_by_user: [[60, 1e12]] },
-    load,
-  );
-  // The same behind the HTTP guard (HTTP_GUARD=on: uWS on a Unix socket behind the relay).
-  const guarded = await confabRun(path.join(dataDir, 'guarded'), null, load, true);
-  const { confab, body, auth } = off;
-
+  const confab = await confabServer(dataDir, { ...DEFAULT_RATE_LIMITS, api_by_user: [[60, 1e12]] });
   // Bare uWS: the same bytes, no parsing, no auth, no lookup.
-  const app = createApp();
+  const app = createBareApp();
   app.get('/api/v1/users/me', (res) => {
     res.cork(() => {
-      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(body);
+      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(confab.body);
     });
   });
   const bare = await listen(app, '127.0.0.1', 0);
-  const baseline = await load(bare.port, auth);
+  console.log(
+    `http bench: GET /api/v1/users/me, ${connections} connections and 1, ${seconds} s each, ${rounds} interleaved rounds, ${machine()}, ${os.cpus().length} cores`,
+  );
+  const row = (name: string, r: LoadResult & { mainUs?: number }) =>
+    `  ${name.padEnd(30)} ${fmt(r.rps, 0).padStart(9)} req/s   p50 ${fmt(r.p50 * 1000, 0).padStart(5)} µs   p99 ${fmt(r.p99, 3)} ms   errors ${r.errors}` +
+    (r.mainUs === undefined ? '' : `   main thread ${fmt(r.mainUs, 1)} µs/req`);
+  const results: Round[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const b = await load(bare.port, confab.auth);
+    const c = await confab.measure(() => load(confab.server.port, confab.auth));
+    const b1 = await load(bare.port, confab.auth, 1);
+    const c1 = await load(confab.server.port, confab.auth, 1);
+    const r: Round = {
+      bare: b,
+      confab: c,
+      bareOne: b1,
+      confabOne: c1,
+      ratio: c.rps / b.rps,
+      p50DeltaUs: (c1.p50 - b1.p50) * 1000,
+    };
+    results.push(r);
+    console.log(`round ${i + 1}`);
+    console.log(row(`bare uWS, ${connections} connections`, b));
+    console.log(row(`Confab, ${connections} connections`, c));
+    console.log(row('bare uWS, 1 connection', b1));
+    console.log(row('Confab, 1 connection', c1));
+    console.log(
+      `  Confab / bare: ${fmt(r.ratio * 100, 1)}% of the throughput (target ≥ 75%); ` +
+        `p50 on one connection ${r.p50DeltaUs >= 0 ? '+' : ''}${fmt(r.p50DeltaUs, 0)} µs (target ≤ +30 µs)`,
+    );
+  }
+  await confab.server.close();
   closeListenSocket(bare.socket);
+
+  // Rate limiting off, once: what the limiter and its headers cost.
+  const off = await confabServer(path.join(dataDir, 'off'), null);
+  const offLoad = await off.measure(() => load(off.server.port, off.auth));
+  await off.server.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
   const limiter = limiterMicroBench();
-
-  const ratio = confab.rps / baseline.rps;
-  const row = (name: string, r: LoadResult & { mainUs?: number }) =>
-    `${name.padEnd(34)} ${fmt(r.rps, 0).padStart(9)} req/s   p50 ${fmt(r.p50, 3)} ms   p99 ${fmt(r.p99, 3)} ms   errors ${r.errors}` +
-    (r.mainUs === undefined ? '' : `   main thread ${fmt(r.mainUs, 1)} µs/req`);
+  const lastOn = results[results.length - 1]!.confab;
+  console.log(row('Confab, rate limiting off', offLoad));
+  const ratios = results.map((r) => r.ratio).sort((x, y) => x - y);
+  const deltas = results.map((r) => r.p50DeltaUs).sort((x, y) => x - y);
   console.log(
-    `http bench: GET /api/v1/users/me, ${connections} connections, ${seconds} s each, ${machine()}, ${os.cpus().length} cores`,
-  );
-  console.log(row('bare uWebSockets.js route', baseline));
-  console.log(row('Confab (auth + realm view)', confab));
-  console.log(row('Confab with rate limiting on', on.confab));
-  console.log(row('Confab with HTTP_GUARD on', guarded.confab));
-  console.log(
-    `ratio Confab / bare: ${fmt(ratio * 100, 1)}% of the bare route's throughput (target ≥ 60%)`,
+    `summary: Confab ${fmt(ratios[0]! * 100, 1)}–${fmt(ratios[ratios.length - 1]! * 100, 1)}% of the bare route's throughput; ` +
+      `p50 on one connection +${fmt(deltas[0]!, 0)} to +${fmt(deltas[deltas.length - 1]!, 0)} µs`,
   );
   console.log(
-    `rate limiting: ${fmt((on.confab.rps / confab.rps) * 100, 1)}% of the throughput without it; ` +
-      `${fmt(1e6 / on.confab.rps - 1e6 / confab.rps, 2)} µs more per request (server and load generator share the cores); ` +
+    `rate limiting: on runs at ${fmt((lastOn.rps / offLoad.rps) * 100, 1)}% of the throughput of off (last round against the off run); ` +
       `the limiter alone: ${fmt(limiter.nsPerAttempt, 0)} ns per request (${limiter.keys} keys), headers ${fmt(limiter.nsPerHeaders, 0)} ns to format`,
-  );
-  console.log(
-    `HTTP guard: ${fmt((guarded.confab.rps / confab.rps) * 100, 1)}% of the throughput without it; ` +
-      `${fmt(1e6 / guarded.confab.rps - 1e6 / confab.rps, 2)} µs more per request`,
   );
   console.log(
     JSON.stringify({
@@ -101,28 +128,27 @@ export async function httpBench(): Promise<void> {
       date: new Date().toISOString(),
       connections,
       seconds,
-      bare: baseline,
-      confab,
-      confabRateLimited: on.confab,
-      confabGuarded: guarded.confab,
-      ratio,
+      rounds: results,
+      confabRateLimitingOff: offLoad,
       limiter,
     }),
   );
 }
 
-/** One Confab run: a fresh server and data directory, a realm with one user, the load. */
-async function confabRun(
+/**
+ * A Confab server on a fresh data directory with a realm and one user: `measure` runs a load and
+ * adds the main thread's busy time per request.
+ */
+async function confabServer(
   dataDir: string,
   rateLimits: RateLimitRules | null,
-  load: (port: number, headers: Record<string, string>) => Promise<LoadResult>,
-  httpGuard = false,
 ): Promise<{
-  confab: LoadResult & { mainUs: number };
+  server: ConfabServer;
   body: string;
   auth: Record<string, string>;
+  measure: (run: () => Promise<LoadResult>) => Promise<LoadResult & { mainUs: number }>;
 }> {
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits, httpGuard });
+  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits });
   const owner = doCreateRealm(server.store, {
     name: 'Bench',
     string_id: '',
@@ -139,13 +165,15 @@ async function confabRun(
   const sample = await fetch(`${server.url}/api/v1/users/me`, { headers: auth });
   const body = await sample.text();
   if (sample.status !== 200) throw new Error(`GET /users/me answered ${sample.status}: ${body}`);
-  const elu = performance.eventLoopUtilization();
-  const confab = await load(server.port, auth);
-  // The main thread's busy time per request (uWS, auth, the answer; not the guard's thread): its
-  // utilization over the run (warm-up included, at the same load) over the measured rate.
-  const mainUs = (performance.eventLoopUtilization(elu).utilization * 1e6) / confab.rps;
-  await server.close();
-  return { confab: { ...confab, mainUs }, body, auth };
+  const measure = async (run: () => Promise<LoadResult>) => {
+    const elu = performance.eventLoopUtilization();
+    const r = await run();
+    // The main thread's busy time per request (uWS, auth, the answer): its utilization over the
+    // run (warm-up included, at the same load) over the measured rate.
+    const mainUs = (performance.eventLoopUtilization(elu).utilization * 1e6) / r.rps;
+    return { ...r, mainUs };
+  };
+  return { server, body, auth, measure };
 }
 
 /** The limiter's own cost per request, and formatting its three headers, in process. */

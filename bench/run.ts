@@ -51,7 +51,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<void>> = {
 
 /** What `--quick` sets for the benches configured through the environment. */
 export const QUICK_ENV: Record<string, Record<string, string>> = {
-  http: { BENCH_SECONDS: '1' },
+  http: { BENCH_SECONDS: '1', BENCH_ROUNDS: '1' },
   fanout: { BENCH_USERS: '100', BENCH_ROUNDS: '2' },
   channels: { BENCH_USERS: '200', BENCH_CHANNELS: '10', BENCH_SECONDS: '1' },
   users: { BENCH_USERS: '200' },

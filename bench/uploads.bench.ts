@@ -16,7 +16,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { closeListenSocket, createApp, listen } from '../src/http/uws.js';
+import { closeListenSocket, createBareApp, listen } from '../src/http/uws.js';
 import { doCreateRealm } from '../src/mutations/realms.js';
 import { createServer } from '../src/server.js';
 import { runChild } from './lib/child.js';
@@ -124,7 +124,7 @@ export async function uploadsBench(): Promise<void> {
   clearInterval(sampler);
   await server.close();
 
-  const app = createApp();
+  const app = createBareApp();
   app.get('/*', (res) => {
     res.cork(() => {
       res.writeStatus('200 OK').writeHeader('Content-Type', 'application/octet-stream').end(big);

@@ -23,3 +23,25 @@ const changed = newer('src') ?? newer('actors') ?? newer('workers');
 if (changed) {
   console.error(`warning: ${changed} changed since the last build; \`npm run build\` to run it.`);
 }
+// The web app (dist/web, served at /): built by `npm run build` too.
+if (!existsSync('dist/web/index.html')) {
+  console.error('warning: the web app is not built (dist/web): `npm run build` to serve it.');
+} else {
+  const webBuilt = statSync('dist/web/index.html').mtimeMs;
+  const webChanged = (function newerThan(dir) {
+    if (!existsSync(dir)) return null;
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        const hit = newerThan(p);
+        if (hit) return hit;
+      } else if (statSync(p).mtimeMs > webBuilt) return p;
+    }
+    return null;
+  })('web');
+  if (webChanged) {
+    console.error(
+      `warning: ${webChanged} changed since the last build; \`npm run build\` to serve it.`,
+    );
+  }
+}

@@ -1,5 +1,6 @@
-// `npm ci` / `npm install` run this (the `prepare` script): build once, so `npm start` and
-// `npm run manage` run the compiled JavaScript without compiling anything.
+// `npm ci` / `npm install` run this (the `prepare` script): build once (the server with tsc, the
+// web app with tsc's typecheck and esbuild), so `npm start` and `npm run manage` run the compiled
+// JavaScript without compiling anything.
 // A production install (`npm ci --omit=dev`) has no TypeScript: it must come with dist/ built.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,7 +14,7 @@ try {
   // no dev dependencies
 }
 if (tsc === null) {
-  if (!existsSync('dist/src/main.js')) {
+  if (!existsSync('dist/src/main.js') || !existsSync('dist/web/index.html')) {
     console.error(
       'Confab: no TypeScript and no dist/: build first (npm ci && npm run build), then install without dev dependencies.',
     );
@@ -21,5 +22,7 @@ if (tsc === null) {
   }
   process.exit(0);
 }
-const r = spawnSync(process.execPath, [tsc, '-p', '.'], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+for (const args of [[tsc, '-p', '.'], [tsc, '-p', 'web'], ['scripts/build-web.mjs']]) {
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import util from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
@@ -19,8 +20,23 @@ export type ServerConfig = {
   dataDir: string;
   /** Host (and port) clients use to reach the server; subdomains of it select realms. */
   externalHost: string;
+  /**
+   * EXTERNAL_HOST was not set: it is `localhost:<port>`, the port the server listens on (with
+   * PORT=0, the one the system picked, set once listening).
+   */
+  externalHostFromPort?: boolean;
   /** Scheme of the URLs clients are given (`https` behind a TLS-terminating proxy). */
   externalScheme: 'http' | 'https';
+  /**
+   * WEB_DIR: the web app's build (index.html, static/), served at `/` and `/static/`
+   * (src/http/static-files.ts); `npm run build` writes it to dist/web, the default.
+   */
+  webDir: string;
+  /**
+   * SESSION_COOKIE_AGE: how long a browser login session lasts, in seconds (the reference's
+   * default, two weeks); src/http/sessions.ts.
+   */
+  sessionAgeSeconds: number;
   /** Largest request body accepted outside file uploads, in bytes (413 beyond). */
   maxRequestBytes: number;
   /** MAX_FILE_UPLOAD_SIZE, in bytes. */
@@ -76,28 +92,15 @@ export type ServerConfig = {
    */
   durability: Durability;
   /**
-   * HTTP_GUARD: a relay in front of uWebSockets.js so that odd but legal HTTP (header names with
-   * `_`, unknown methods) is answered rather than held or dropped; see docs/robustness.md "Odd
-   * but legal HTTP". On by default; off when a reverse proxy in front already normalizes requests.
+   * Per-address limits (src/http/address-limits.ts; docs/robustness.md "Per-address limits"):
+   * connections one client address may hold at once (requests in flight, held polls, WebSockets;
+   * MAX_CONNECTIONS_PER_ADDRESS) and requests without credentials it may have in flight
+   * (MAX_UNAUTHENTICATED_PER_ADDRESS); 0 turns one off. Addresses in `addressLimitsExempt`
+   * (ADDRESS_LIMITS_EXEMPT, addresses or CIDR ranges) are not counted.
    */
-  httpGuard: boolean;
-  /**
-   * HTTP_MAX_CONNECTIONS: client connections the HTTP guard holds at once; a connection beyond is
-   * answered 503 and closed. Null (the default): as many as the process's open-files limit allows
-   * (each relayed connection takes three descriptors: src/http/guard.ts `relayCapacity`).
-   */
-  httpMaxConnections: number | null;
-  /**
-   * HTTP_GUARD_POLLS: when the HTTP guard holds long-polls itself (src/http/guard-polls.ts) rather
-   * than relaying them: `auto` (the default) once its connections hold three quarters of the
-   * descriptors (or connections) it may, `always` for every poll it can.
-   */
-  httpGuardPolls: 'auto' | 'always';
-  /**
-   * Tests only: how often the HTTP guard pings the quiet event WebSockets it holds, closing one
-   * that stayed silent a whole period (src/http/guard-sockets.ts; 60 s when absent).
-   */
-  httpGuardIdleMs?: number;
+  maxConnectionsPerAddress: number;
+  maxUnauthenticatedPerAddress: number;
+  addressLimitsExempt: string[];
   /** How long changed presence waits in memory before its batch write (ms). */
   presenceFlushMs: number;
   /**
@@ -107,11 +110,15 @@ export type ServerConfig = {
    */
   presenceEventUserLimit: number;
   /**
-   * Where the e-mail the server would send goes (address-change confirmations). This server sends
-   * no mail: by default each message is written to stderr for the operator to pass on; tests
-   * collect them.
+   * SMTP_URL: the SMTP server outgoing mail is handed to (`smtp://user:password@host:port`, or
+   * `smtps://…` for TLS from the first byte); null (the default): the server sends no mail
+   * (docs/mail.md says what then does not happen).
    */
-  mailSink?: (mail: OutgoingMail) => void;
+  smtpUrl: string | null;
+  /** MAIL_FROM: the sender of outgoing mail; null: `noreply@` the external host's name. */
+  mailFrom: string | null;
+  /** The outbox's bounds, retry schedule and SMTP time limits (docs/mail.md "The outbox"). */
+  mail: MailLimits;
   /**
    * The server's "now", in milliseconds since the epoch (Date.now by default): the time realm
    * mutations see (`ctx.now`) and the time scheduled messages fall due by. Tests pass a clock they
@@ -176,6 +183,11 @@ export type RateLimitRules = {
   authenticate_by_username: readonly RateRule[];
   /** Failed HTTP Basic (API key) authentications, by address. */
   failed_authentication_by_ip: readonly RateRule[];
+  /**
+   * Password reset mails asked for one address (POST /accounts/password/reset/); over the limit
+   * no mail is sent, and the page says the same as ever.
+   */
+  password_reset_by_email: readonly RateRule[];
 };
 
 export const DEFAULT_RATE_LIMITS: RateLimitRules = {
@@ -184,10 +196,37 @@ export const DEFAULT_RATE_LIMITS: RateLimitRules = {
   api_by_ip: [[60, 100]],
   authenticate_by_username: [[1800, 5]],
   failed_authentication_by_ip: [[60, 30]],
+  password_reset_by_email: [
+    [3600, 2],
+    [86400, 5],
+  ],
 };
 
-/** An e-mail the server would send. */
-export type OutgoingMail = { to: string; subject: string; body: string };
+/** See ServerConfig.mail. */
+export type MailLimits = {
+  /** Mail waiting in the outbox at most; a mail beyond is dropped with a log line. */
+  maxOutbox: number;
+  /** Attempts at one mail before it is dropped (with a log line). */
+  maxAttempts: number;
+  /** The wait after the first failed attempt, doubled after each further one, up to the cap. */
+  retryBaseSeconds: number;
+  retryMaxSeconds: number;
+  /** Mails handed to the SMTP server at once. */
+  concurrency: number;
+  /** Time limits of one delivery: connecting and each later wait on the SMTP server (ms). */
+  connectTimeoutMs: number;
+  socketTimeoutMs: number;
+};
+
+export const DEFAULT_MAIL_LIMITS: MailLimits = {
+  maxOutbox: 10_000,
+  maxAttempts: 12,
+  retryBaseSeconds: 30,
+  retryMaxSeconds: 3600,
+  concurrency: 2,
+  connectTimeoutMs: 15_000,
+  socketTimeoutMs: 60_000,
+};
 
 export const DEFAULT_MAX_FILE_UPLOAD_MIB = 25;
 
@@ -198,6 +237,8 @@ export function defaultConfig(): ServerConfig {
     dataDir: path.resolve('data'),
     externalHost: 'localhost:9991',
     externalScheme: 'http',
+    webDir: fileURLToPath(new URL('../web', import.meta.url)),
+    sessionAgeSeconds: 14 * 24 * 60 * 60,
     maxRequestBytes: 4 * 1024 * 1024,
     maxFileUploadBytes: DEFAULT_MAX_FILE_UPLOAD_MIB * 1024 * 1024,
     uploadUrlLifetimeMs: 60_000,
@@ -213,30 +254,40 @@ export function defaultConfig(): ServerConfig {
     wsMaxBackpressureBytes: 1024 * 1024,
     ...DEFAULT_QUEUE_LIMITS,
     durability: 'normal',
-    httpGuard: true,
-    httpMaxConnections: null,
-    httpGuardPolls: 'auto',
     rateLimits: DEFAULT_RATE_LIMITS,
     trustedProxies: [],
+    maxConnectionsPerAddress: 2000,
+    maxUnauthenticatedPerAddress: 100,
+    addressLimitsExempt: ['127.0.0.1', '::1'],
     clock: Date.now,
     presenceFlushMs: 5000,
     presenceEventUserLimit: 100,
     batchTimeBudgetMs: 50_000,
     imageProxyAllowPrivate: false,
     wireNames: 'auto',
+    smtpUrl: null,
+    mailFrom: null,
+    mail: DEFAULT_MAIL_LIMITS,
   };
 }
 
 const EnvSchema = z.object({
   PORT: z
     .string()
-    .regex(/^\d{1,5}$/, 'PORT must be a port number')
+    .regex(/^\d{1,5}$/, 'PORT must be a port number (0 to 65535)')
     .transform(Number)
+    .refine((n) => n <= 65535, 'PORT must be a port number (0 to 65535)')
     .optional(),
   HOST: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).optional(),
   EXTERNAL_HOST: z.string().min(1).optional(),
   EXTERNAL_SCHEME: z.enum(['http', 'https']).optional(),
+  WEB_DIR: z.string().min(1).optional(),
+  SESSION_COOKIE_AGE: z
+    .string()
+    .regex(/^[1-9]\d{1,8}$/, 'SESSION_COOKIE_AGE is a number of seconds (10 or more)')
+    .transform(Number)
+    .optional(),
   MAX_FILE_UPLOAD_SIZE: z
     .string()
     .regex(/^\d+$/, 'MAX_FILE_UPLOAD_SIZE is in MiB')
@@ -255,20 +306,42 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   DURABILITY: z.enum(['normal', 'full']).optional(),
-  HTTP_GUARD: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
-  HTTP_MAX_CONNECTIONS: z
+  MAX_CONNECTIONS_PER_ADDRESS: z
     .string()
-    .regex(/^[1-9]\d{0,6}$/, 'HTTP_MAX_CONNECTIONS is a positive number')
+    .regex(/^\d{1,7}$/, 'MAX_CONNECTIONS_PER_ADDRESS is a number (0: no limit)')
     .transform(Number)
     .optional(),
-  HTTP_GUARD_POLLS: z.enum(['auto', 'always']).optional(),
+  MAX_UNAUTHENTICATED_PER_ADDRESS: z
+    .string()
+    .regex(/^\d{1,7}$/, 'MAX_UNAUTHENTICATED_PER_ADDRESS is a number (0: no limit)')
+    .transform(Number)
+    .optional(),
+  ADDRESS_LIMITS_EXEMPT: z.string().optional(),
   QUEUE_MEMORY_BUDGET_MB: z
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'QUEUE_MEMORY_BUDGET_MB is a positive number of MiB')
     .transform(Number)
     .optional(),
   WIRE_NAMES: z.enum(['auto', 'spec', 'reference']).optional(),
+  SMTP_URL: z
+    .string()
+    .refine(isSmtpUrl, 'SMTP_URL is smtp://[user:password@]host[:port] or smtps://…')
+    .optional(),
+  MAIL_FROM: z
+    .string()
+    .regex(/^([^<>]*<)?[^\s@<>]+@[^\s@<>]+>?$/, 'MAIL_FROM is an address, or Name <address>')
+    .optional(),
 });
+
+/** Whether SMTP_URL names an SMTP server nodemailer can reach: smtp: or smtps: with a host. */
+export function isSmtpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
 
 const RuleList = z.array(
   z.tuple([z.number().positive(), z.number().int().positive()]),
@@ -281,6 +354,7 @@ const RulesOverride = z
     api_by_ip: RuleList,
     authenticate_by_username: RuleList,
     failed_authentication_by_ip: RuleList,
+    password_reset_by_email: RuleList,
   })
   .partial()
   .strict();
@@ -320,7 +394,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     host: e.HOST ?? base.host,
     dataDir: path.resolve(e.DATA_DIR ?? base.dataDir),
     externalHost: e.EXTERNAL_HOST ?? `localhost:${port}`,
+    externalHostFromPort: e.EXTERNAL_HOST === undefined,
     externalScheme: e.EXTERNAL_SCHEME ?? base.externalScheme,
+    webDir: e.WEB_DIR !== undefined ? path.resolve(e.WEB_DIR) : base.webDir,
+    sessionAgeSeconds: e.SESSION_COOKIE_AGE ?? base.sessionAgeSeconds,
     maxFileUploadBytes: (e.MAX_FILE_UPLOAD_SIZE ?? DEFAULT_MAX_FILE_UPLOAD_MIB) * 1024 * 1024,
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
     logRequests: e.LOG_REQUESTS !== '0' && e.LOG_REQUESTS !== 'false',
@@ -329,10 +406,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     imageProxyAllowPrivate:
       e.IMAGE_PROXY_ALLOW_PRIVATE === '1' || e.IMAGE_PROXY_ALLOW_PRIVATE === 'true',
     durability: e.DURABILITY ?? base.durability,
-    httpGuard:
-      e.HTTP_GUARD === undefined ? base.httpGuard : ['1', 'true', 'on'].includes(e.HTTP_GUARD),
-    httpMaxConnections: e.HTTP_MAX_CONNECTIONS ?? base.httpMaxConnections,
-    httpGuardPolls: e.HTTP_GUARD_POLLS ?? base.httpGuardPolls,
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:
       e.QUEUE_MEMORY_BUDGET_MB !== undefined
@@ -343,7 +416,29 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       .map((s) => s.trim())
       .filter((s) => s !== ''),
     wireNames: e.WIRE_NAMES ?? base.wireNames,
+    smtpUrl: e.SMTP_URL ?? null,
+    mailFrom: e.MAIL_FROM ?? null,
+    maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS ?? base.maxConnectionsPerAddress,
+    maxUnauthenticatedPerAddress:
+      e.MAX_UNAUTHENTICATED_PER_ADDRESS ?? base.maxUnauthenticatedPerAddress,
+    addressLimitsExempt:
+      e.ADDRESS_LIMITS_EXEMPT === undefined
+        ? base.addressLimitsExempt
+        : e.ADDRESS_LIMITS_EXEMPT.split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== ''),
   };
+}
+
+/**
+ * Settings of earlier versions that no longer exist and are ignored when set (the start says
+ * so): the HTTP guard's (docs/robustness.md "Odd but legal HTTP").
+ */
+export const REMOVED_SETTINGS = ['HTTP_GUARD', 'HTTP_MAX_CONNECTIONS', 'HTTP_GUARD_POLLS'];
+
+/** The removed settings set in `env`. */
+export function removedSettingsIn(env: NodeJS.ProcessEnv): string[] {
+  return REMOVED_SETTINGS.filter((name) => env[name] !== undefined);
 }
 
 /** The server's "now" in UNIX seconds (ServerConfig.clock): the one source of time. */

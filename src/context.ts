@@ -9,9 +9,11 @@ import type { RealmRegistry } from '../actors/registry.js';
 import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
+import type { AddressLimits } from './http/address-limits.js';
 import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
 import type { ImageProxy } from './media/image-proxy.js';
+import type { MailSender } from './mail/sender.js';
 import type { Thumbnailer } from './media/thumbnailer.js';
 import type { ReadStore } from './storage/store.js';
 import type { UploadFiles } from './storage/upload-files.js';
@@ -34,6 +36,8 @@ export interface ServerContext {
   readonly renderer: RenderPool;
   /** The event queues (the publisher itself): register, poll, sockets, GC. */
   readonly queues: EventQueues;
+  /** Per-address limits on what one client holds (src/http/address-limits.ts); null when off. */
+  readonly addressLimits: AddressLimits | null;
   /** The rate limits (src/http/rate-limits.ts); null when they are off. */
   readonly limits: RequestLimits | null;
   /** Delivery of scheduled messages (one timer); endpoints tell it about new due times. */
@@ -42,6 +46,8 @@ export interface ServerContext {
   readonly imageProxy: ImageProxy;
   /** Thumbnails of uploaded images, made off the event loop, one queue for the server. */
   readonly thumbnailer: Thumbnailer;
+  /** Outgoing mail's sender (docs/mail.md); null when SMTP_URL is not set. */
+  readonly mailer: MailSender | null;
   /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */
   readonly exports: RealmExportJobs;
   /**

@@ -1,21 +1,31 @@
 /**
- * `npm start` (node dist/src/main.js [--env-file FILE]): the server on its embedded default
- * (SQLite under ./data, 127.0.0.1:9991), configured by the environment and, with --env-file, by a
- * file of KEY=value lines (docs/operations.md "Configuration"). Logs are JSON lines on stdout
- * (LOG_LEVEL, LOG_FORMAT). SIGTERM/SIGINT shut it down gracefully.
+ * `npm start` (node dist/src/main.js [--env-file FILE] [--realm-name NAME] [--owner-email EMAIL]
+ * [--owner-name NAME]): the server on its embedded default (SQLite under ./data, 127.0.0.1:9991),
+ * configured by the environment and, with --env-file, by a file of KEY=value lines
+ * (docs/operations.md "Configuration"). Logs are JSON lines on stdout (LOG_LEVEL, LOG_FORMAT).
+ * SIGTERM/SIGINT shut it down gracefully.
  *
- * The first boot on an empty data directory creates a realm, its owner, default channels and
- * welcome messages, and prints the owner's credentials once — on stderr, as plain text, never
- * into the log.
+ * Every setting is checked before anything is created. On a data directory without realms, the
+ * first realm and its owner are created once the server listens (src/bootstrap.ts): the owner's
+ * one-time password and API key go to DATA_DIR/first-owner.txt (0600), never to the log. Then a
+ * banner on stderr says which URL to open in a browser.
  */
 import { parseArgs } from 'node:util';
-import { ensureFirstRealm } from './bootstrap.js';
-import { configFromEnv, envWithFile } from './config.js';
+import {
+  ensureFirstRealm,
+  firstRealmSettings,
+  FIRST_OWNER_FILE,
+  writeFirstOwnerFile,
+  type FirstRealmCredentials,
+} from './bootstrap.js';
+import { configFromEnv, envWithFile, removedSettingsIn } from './config.js';
+import { realmUrl } from './lib/urls.js';
 import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
-import { createServer } from './server.js';
+import { createServer, type ConfabServer } from './server.js';
 import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
 import { stopOnSignals } from './signals.js';
-import { Store } from './storage/store.js';
+import fs from 'node:fs';
+import path from 'node:path';
 
 function logFormat(value: string | undefined, tty: boolean): LogFormat {
   if (value === undefined || value === '') return tty ? 'pretty' : 'json';
@@ -24,55 +34,106 @@ function logFormat(value: string | undefined, tty: boolean): LogFormat {
   return value;
 }
 
+const USAGE = `usage: npm start -- [--env-file FILE] [--realm-name NAME] [--owner-email EMAIL] [--owner-name NAME]
+   or: node dist/src/main.js [the same options]
+
+Settings come from the environment (docs/operations.md "Configuration"), or from FILE's
+KEY=value lines. The --realm-name, --owner-email and --owner-name options (or FIRST_REALM_NAME,
+FIRST_OWNER_EMAIL, FIRST_OWNER_NAME) name the first realm and its owner; they matter only at the
+first start, on a data directory without realms.`;
+
+/** What the console says once the server serves: where to go, and where the credentials are. */
+function banner(server: ConfabServer, created: FirstRealmCredentials | null, file: string): string {
+  const { config, store } = server.context;
+  const realms = store.realms.all();
+  const first = realms.find((r) => r.string_id === '') ?? realms[0];
+  const url = first ? realmUrl(config, first.string_id) : server.url;
+  const lines = [`Confab is ready: open ${url} in a browser.`];
+  if (created) {
+    lines.push(
+      '',
+      `Created the first realm, "${first?.name ?? ''}", and its owner, ${created.email}.`,
+    );
+    // A terminal is seen only by whoever started the server; a log is kept and read by others.
+    if (process.stderr.isTTY) lines.push(`  password: ${created.password}`);
+    lines.push(
+      `The owner's password and API key are in ${file} (readable by this user only):`,
+      'log in, change the password, then delete the file.',
+    );
+  } else if (fs.existsSync(file)) {
+    lines.push(`The first owner's credentials are still in ${file}: delete it once kept.`);
+  }
+  return lines.join('\n') + '\n';
+}
+
 async function main(): Promise<void> {
   // Everything the server creates (database, uploads, saved queues) is private to its user.
   process.umask(0o077);
-  const { values } = parseArgs({ options: { 'env-file': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      'env-file': { type: 'string' },
+      'realm-name': { type: 'string' },
+      'owner-email': { type: 'string' },
+      'owner-name': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE + '\n');
+    return;
+  }
   const env = envWithFile(values['env-file']);
+  // Settings first: a bad one stops the start before the data directory is touched.
   const config = configFromEnv(env);
+  const firstRealm = firstRealmSettings(env, values);
   configureLogging({
     destination: 1,
     level: levelFromEnv(env.LOG_LEVEL) ?? 'info',
     format: logFormat(env.LOG_FORMAT, process.stdout.isTTY),
   });
+  const removed = removedSettingsIn(env);
+  if (removed.length > 0)
+    log.warn(
+      { settings: removed },
+      `ignored: ${removed.join(', ')} no longer exist (the HTTP guard was removed; odd HTTP is answered by the uWS build or nginx: docs/robustness.md)`,
+    );
   const lock = DataDirLock.acquire(config.dataDir, 'server');
-  try {
-    // First boot happens before the server opens its own connection to the database.
-    const store = Store.open(config.dataDir);
-    try {
-      const creds = await ensureFirstRealm(store, config);
-      if (creds) {
-        log.info({ realmId: creds.realm_id, userId: creds.user_id }, 'created the first realm');
-        process.stderr.write(
-          [
-            'Created the first realm and its owner (shown once; keep them):',
-            `  realm:    ${config.externalScheme}://${config.externalHost}`,
-            `  email:    ${creds.email}`,
-            `  password: ${creds.password}`,
-            `  api key:  ${creds.api_key}`,
-            '',
-          ].join('\n'),
-        );
-      }
-    } finally {
-      store.close();
-    }
-  } catch (err) {
-    lock.release();
-    throw err;
-  }
+  // Listening first: a start that cannot listen (port taken, address not ours) creates nothing.
   const server = await createServer({ ...config, lock });
   // Before the announcement: whoever waits for it may signal at once (a SIGTERM before the handler
   // is in place would kill the process instead of stopping it gracefully; seen under load in CI).
   stopOnSignals(server);
+  const { context } = server;
+  const file = path.join(config.dataDir, FIRST_OWNER_FILE);
+  const created = await ensureFirstRealm(server.store, context.config, firstRealm, {
+    realms: context.realms,
+    renderer: context.renderer,
+  });
+  if (created) {
+    writeFirstOwnerFile(config.dataDir, context.config, firstRealm.realmName, created);
+    log.info(
+      {
+        realmId: created.realm_id,
+        userId: created.user_id,
+        email: created.email,
+        credentialsFile: file,
+      },
+      'created the first realm and its owner',
+    );
+  }
   log.info(
     { url: server.url, dataDir: config.dataDir },
     `Confab listening on ${server.url} (data: ${config.dataDir})`,
   );
+  process.stderr.write(banner(server, created, file));
 }
 
 main().catch((err: unknown) => {
   if (err instanceof DataDirLockedError) log.fatal(err.message);
-  else log.fatal({ err }, err instanceof Error ? err.message : String(err));
+  else if (err instanceof TypeError && 'code' in err) {
+    // parseArgs: an unknown or malformed option.
+    process.stderr.write(`${err.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  } else log.fatal({ err }, err instanceof Error ? err.message : String(err));
   process.exit(1);
 });

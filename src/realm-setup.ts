@@ -72,7 +72,9 @@ const WELCOME_MESSAGES: readonly Welcome[] = [
   {
     channel: 'sandbox',
     topic: 'start a conversation',
-    content: 'To start a conversation, pick a channel and give the conversation a topic.',
+    content:
+      'To start a conversation, open a channel in the sidebar, then write in the compose box ' +
+      'below the messages, with a topic that names the conversation.',
   },
   {
     channel: 'sandbox',
@@ -113,7 +115,9 @@ const WELCOME_MESSAGES: readonly Welcome[] = [
   {
     channel: 'Confab',
     topic: 'welcome to Confab!',
-    content: ':point_right: Your unread conversations are waiting in your inbox.',
+    content:
+      ':point_right: Channels, topics and direct messages with unread messages show their ' +
+      'count in the sidebar; press `n` to go to the next unread topic.',
   },
 ];
 

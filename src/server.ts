@@ -16,18 +16,30 @@ import { AdminSocketServer } from './admin/socket.js';
 import { defaultConfig, nowSeconds, type ServerConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
-import { TEST_ENDPOINTS } from './endpoints/testing.js';
+import { mountTestSockets, TEST_ENDPOINTS } from './endpoints/testing.js';
+import { AddressLimits } from './http/address-limits.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
+import { withJsonMirror } from './http/json-mirror.js';
+import { mountWebApp } from './http/static-files.js';
 import { mountEventSocket } from './http/socket.js';
-import { openListener, type HttpListener } from './http/listener.js';
-import { createApp } from './http/uws.js';
+import {
+  buildReport,
+  closeAllConnections,
+  closeListenSocket,
+  createApp,
+  listen,
+  type us_listen_socket,
+} from './http/uws.js';
 import type { ClusterNode, ClusterOptions } from './cluster/node.js';
 import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
+import { MailSender } from './mail/sender.js';
+import type { MailDeps } from './lib/mail.js';
+import { realmUrl } from './lib/urls.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
 import { HealthMonitor } from './observability/health.js';
 import { registerSource, type QueueFigures } from './observability/metrics.js';
@@ -65,21 +77,24 @@ export type ConfabServer = {
   /** The cluster node, when running as one. */
   readonly cluster: ClusterNode | null;
   /**
-   * Long-polls the HTTP guard read itself and had served with no connection to uWS (a
-   * connection's polls after the first it held: src/http/guard-polls.ts `ask`); 0 without it.
-   */
-  readonly guardAskedPolls: number;
-  /**
    * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
    */
   close(): Promise<void>;
 };
 
+/** Whether this process has said which uWS build it runs (once, at its first server's start). */
+let buildLogged = false;
+
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
   const { verboseSql, eventTap, lock: heldLock, cluster: clusterOptions, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
   const app = createApp(); // throws before anything else if uWS's native binding is missing
+  if (!buildLogged) {
+    buildLogged = true;
+    const { msg, fields } = buildReport();
+    log.info(fields, msg);
+  }
   const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
   let store: Store;
   try {
@@ -131,7 +146,18 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
           },
         })
       : null;
-  realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined);
+  // Outgoing mail: the realms write it to the outbox, the sender delivers it (docs/mail.md).
+  const mailOn = config.smtpUrl !== null;
+  let mailer: MailSender | null = null;
+  const mailDeps: MailDeps | undefined = mailOn
+    ? {
+        realmUrl: (stringId) => realmUrl(config, stringId),
+        maxOutbox: config.mail.maxOutbox,
+        wake: () => mailer?.wake(),
+      }
+    : undefined;
+  realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined, mailDeps);
+  mailer = mailOn ? new MailSender(config, store, realms) : null;
   await cluster?.start(realms);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
@@ -149,7 +175,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     queues,
     renderer,
     limits: RequestLimits.fromConfig(config, cluster?.sharedLimits),
+    addressLimits: AddressLimits.fromConfig(config),
     scheduler,
+    mailer,
     imageProxy: new ImageProxy(config.dataDir, {
       ...DEFAULT_IMAGE_PROXY,
       ...config.imageProxyLimits,
@@ -186,30 +214,25 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     health,
     metricsToken: config.metricsToken,
     trustedProxies: config.trustedProxies,
-    behindGuard: config.httpGuard,
   });
 
+  // The browser app's page and assets; every API endpoint also under /json/ for it, by session.
+  mountWebApp(app, config, config.webDir);
   mountEndpoints(
     app,
     context,
-    config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS,
+    withJsonMirror(config.testRoutes ? [...ENDPOINTS, ...TEST_ENDPOINTS] : ENDPOINTS),
     inflight,
   );
-  const guardSockets = mountEventSocket(app, context, inflight);
+  mountEventSocket(app, context);
+  if (config.testRoutes) mountTestSockets(app);
 
-  let listener: HttpListener;
+  let listener: { socket: us_listen_socket; port: number };
   try {
-    listener = await openListener(
-      app,
-      config.host,
-      config.port,
-      config.httpGuard,
-      config.httpMaxConnections,
-      guardSockets,
-      config.httpGuardPolls,
-    );
+    listener = await listen(app, config.host, config.port);
   } catch (err) {
     await scheduler.close();
+    await mailer?.close();
     await cluster?.close();
     queues.close();
     store.close();
@@ -238,14 +261,16 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     log.error({ err }, 'the admin socket could not be opened');
   }
 
-  // Messages that fell due while the server was down go out now.
+  // Messages that fell due while the server was down go out now, and mail left in the outbox.
   scheduler.start();
+  mailer?.start();
   health.start();
   const unregisterMetrics = registerSource({
     inflight: () => inflight.count,
     queues: () => queueFigures(queues),
     renderPool: () => renderer.backlog,
     checkpoints: () => store.checkpointStats,
+    ...(mailer ? { mail: () => mailer.figures() } : {}),
     ...(cluster
       ? {
           replication: async () => {
@@ -276,6 +301,8 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   });
 
   const port = listener.port;
+  // PORT=0 without EXTERNAL_HOST: the links given to clients name the port actually picked.
+  if (config.externalHostFromPort) config.externalHost = `localhost:${port}`;
   let closing: Promise<void> | null = null;
   return {
     port,
@@ -286,17 +313,15 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     get inflight() {
       return inflight.count;
     },
-    get guardAskedPolls() {
-      return guardSockets?.askedTotal ?? 0;
-    },
     close() {
       closing ??= (async () => {
         health.shuttingDown = true;
-        await listener.stopAccepting();
+        closeListenSocket(listener.socket);
         await adminSocket?.close();
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
+        await mailer?.close();
         await context.thumbnailer.close();
         await context.exports.close();
         realms.closeAll();
@@ -310,7 +335,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
           saveFailure = err instanceof Error ? err : new Error(String(err));
         }
         queues.close();
-        listener.closeConnections();
+        closeAllConnections(app);
         await renderer.close();
         store.close();
         health.stop();

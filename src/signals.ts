@@ -1,9 +1,11 @@
 /**
  * Graceful shutdown on SIGTERM/SIGINT for a server process (`npm start`, a cluster node): the
- * server closes (exit 0), or the exit is 1 when closing failed. Unhandled rejections are logged
- * (handlers never let an error escape, so they are bugs) and the process keeps serving.
+ * server closes (exit 0), or the exit is 1 when closing failed. The process-level last resort is
+ * installed with it (./process-guard.ts): an exception that escapes every handler is logged and
+ * the process keeps serving, unless it is one of the documented fatal conditions.
  */
 import { log } from './observability/log.js';
+import { installLastResort } from './process-guard.js';
 import type { ConfabServer } from './server.js';
 
 export function stopOnSignals(server: ConfabServer): void {
@@ -20,7 +22,7 @@ export function stopOnSignals(server: ConfabServer): void {
       },
     );
   };
-  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
+  installLastResort();
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }

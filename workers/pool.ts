@@ -14,6 +14,7 @@ import {
   type RenderOptions,
   type RenderResult,
 } from '../src/lib/markdown/index.js';
+import { checkRenderedLength } from '../src/lib/message-content.js';
 import type { DiffTask, RenderTask, RenderTaskResult } from './render.worker.js';
 
 /**
@@ -46,28 +47,43 @@ export class RenderPool {
     this.inlineThreshold = opts.inlineThreshold ?? DEFAULT_INLINE_THRESHOLD;
   }
 
-  /** Renders one message: inline when short, in a worker otherwise. */
+  /**
+   * Renders one message: inline when short, in a worker otherwise. A rendering past
+   * MAX_RENDERED_LENGTH is refused ("Unable to render message", as the reference).
+   */
   async render(
     content: string,
     context: RenderContext,
     opts?: RenderOptions,
   ): Promise<RenderResult> {
+    let r: RenderResult;
     if (content.length < this.inlineThreshold) {
       hot.rendersInline++;
-      return renderMarkdown(content, context, opts);
+      r = renderMarkdown(content, context, opts);
+    } else {
+      [r] = (await this.inWorker([{ content, ...(opts ? { opts } : {}) }], context)) as [
+        RenderResult,
+      ];
     }
-    const [r] = await this.inWorker([{ content, ...(opts ? { opts } : {}) }], context);
-    return r!;
+    checkRenderedLength(r.rendered_content);
+    return r;
   }
 
-  /** Renders several messages; one worker task for the lot unless they are short in total. */
+  /**
+   * Renders several messages; one worker task for the lot unless they are short in total. Each is
+   * held to MAX_RENDERED_LENGTH as `render` holds one.
+   */
   async renderBatch(items: readonly RenderItem[], context: RenderContext): Promise<RenderResult[]> {
     const total = items.reduce((n, i) => n + i.content.length, 0);
+    let results: RenderResult[];
     if (total < this.inlineThreshold) {
       hot.rendersInline += items.length;
-      return items.map((i) => renderMarkdown(i.content, context, i.opts));
+      results = items.map((i) => renderMarkdown(i.content, context, i.opts));
+    } else {
+      results = await this.inWorker(items, context);
     }
-    return this.inWorker(items, context);
+    for (const r of results) checkRenderedLength(r.rendered_content);
+    return results;
   }
 
   /** Always in a worker (the bench compares both ways). */

@@ -2,7 +2,7 @@
  * BENCH_PROFILE=<dir>: a CPU profile of a bench's measured phase, taken in the bench's own process
  * (where the server under test runs), written to `<dir>/<name>.cpuprofile` (open it in Chrome's
  * DevTools or speedscope), and one of each of the process's worker threads over the same phase
- * (the HTTP guard's relay, the render pool), written to `<dir>/<name>.<thread>.cpuprofile`: the
+ * (the render pool), written to `<dir>/<name>.<thread>.cpuprofile`: the
  * main thread's inspector session reaches them through the protocol's NodeWorker domain. The
  * capacity bench's client processes write theirs of each measured window too (WindowProfiles).
  * Without it the phase runs unprofiled.

@@ -1,12 +1,14 @@
 /**
  * The admin tool's commands on a server's data: backup and restore of the data directory, export
- * and import of a realm, and the running server's event-queue statistics.
+ * and import of a realm, the running server's event-queue statistics, and the mail outbox.
  */
+import { nowSeconds } from '../config.js';
 import { backupDataDir } from './backup.js';
 import { exportRealmToFile } from './realm-export.js';
 import { importRealmFromFile } from './realm-import.js';
 import type { AdminCommand } from './commands.js';
 import { realmArg, REALM_DESC, REALM_OPT, str } from './command-args.js';
+import { UsageError } from './errors.js';
 
 export const DATA_COMMANDS: Record<string, AdminCommand> = {
   backup: {
@@ -109,6 +111,31 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
         held_polls: total('held_polls'),
         sockets: total('sockets'),
         realms,
+      });
+    },
+  },
+
+  outbox: {
+    summary: 'Mail waiting in the outbox for the SMTP server (docs/mail.md), oldest first.',
+    details:
+      'Each with its realm, kind, recipient, subject, attempts so far, the time of the next one and\n' +
+      'the last error. Mail leaves the outbox once the SMTP server accepts it, or is dropped (and\n' +
+      'logged) after a refusal for good or too many failures.',
+    options: { limit: { type: 'string' } },
+    describe: { limit: 'show at most this many (default 100, at most 10000)' },
+    readOnly: true,
+    run(rt, args) {
+      const raw = typeof args.limit === 'string' ? args.limit : '100';
+      if (!/^[1-9]\d{0,4}$/.test(raw) || Number(raw) > 10_000)
+        throw new UsageError('--limit is a number from 1 to 10000');
+      const now = nowSeconds(rt.config);
+      return Promise.resolve({
+        smtp_configured: rt.config.smtpUrl !== null,
+        waiting: rt.store.mail.count(),
+        mail: rt.store.mail.list(Number(raw)).map((m) => ({
+          ...m,
+          age_seconds: Math.max(0, now - m.created_at),
+        })),
       });
     },
   },

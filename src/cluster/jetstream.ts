@@ -354,7 +354,9 @@ export function connectionCheck(nc: NatsConnection, say: (line: string) => void)
     let timer: NodeJS.Timeout | undefined;
     void Promise.race([
       nc.flush().then(() => true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CHECK_ANSWER_MS))),
+      new Promise<boolean>(
+        (resolve) => (timer = setTimeout(() => resolve(false), CHECK_ANSWER_MS)),
+      ),
     ])
       .then(async (answered) => {
         if (answered || nc.isClosed()) return;

@@ -135,7 +135,9 @@ export async function openLink(opts: ClusterOptions): Promise<ClusterLink> {
       snapshots,
       temporaryUrlKey,
       exportRuns: new ExportRuns(kv, opts.node, incarnation, leaseMs),
-      checkConnection: connectionCheck(nc, (line) => console.error(`cluster ${opts.node}: ${line}`)),
+      checkConnection: connectionCheck(nc, (line) =>
+        console.error(`cluster ${opts.node}: ${line}`),
+      ),
     };
   } catch (err) {
     await nc.close();

@@ -4,7 +4,8 @@
  * NATS (`confab.rates`), which counts them too; so a client whose requests the proxy spreads over
  * the nodes meets the single-process limits, not the node count times them.
  *
- * The login and failed-authentication limits (a few requests per minutes) are told at once; the
+ * The login, failed-authentication and password-reset limits (a few requests per minutes) are
+ * told at once; the
  * per-user and per-address API limits (hundreds a minute) in batches every SHARE_MS. A node
  * therefore lets through, beyond the single-process limit, at most the requests that reached
  * other nodes within the time a count takes to arrive: about a millisecond on one machine for the
@@ -24,6 +25,7 @@ export const SHARE_MS = 50;
 const AT_ONCE: ReadonlySet<LimitName> = new Set([
   'authenticate_by_username',
   'failed_authentication_by_ip',
+  'password_reset_by_email',
 ]);
 
 type Count = [limit: LimitName, key: string | number, count: number | 'cleared'];
@@ -31,8 +33,8 @@ type Count = [limit: LimitName, key: string | number, count: number | 'cleared']
 export class RateShare implements SharedLimits {
   private readonly pending = new Map<LimitName, Map<string | number, number>>();
   private timer: NodeJS.Timeout | null = null;
-  private apply: ((limit: LimitName, key: string | number, count: number | 'cleared') => void) | null =
-    null;
+  private apply:
+    ((limit: LimitName, key: string | number, count: number | 'cleared') => void) | null = null;
   private sub: Subscription | null = null;
 
   constructor(private readonly link: ClusterLink) {}
@@ -60,7 +62,7 @@ export class RateShare implements SharedLimits {
       return;
     }
     let keys = this.pending.get(limit);
-    if (!keys) this.pending.set(limit, (keys = new Map()));
+    if (!keys) this.pending.set(limit, (keys = new Map<string | number, number>()));
     keys.set(key, (keys.get(key) ?? 0) + 1);
     this.timer ??= setTimeout(() => this.flush(), SHARE_MS);
     this.timer.unref();

@@ -1,10 +1,14 @@
 /**
  * POST /api/v1/fetch_api_key — password login for API clients. Reference: views/auth.py
  * api_fetch_api_key. The password is checked before the account's state is revealed, so the
- * deactivation answers cannot be used to probe which addresses have accounts.
+ * deactivation answers cannot be used to probe which addresses have accounts. The browser's login
+ * (POST /json/login, ./session.ts) checks its password the same way (`passwordLogin`).
  */
 import { z } from 'zod';
+import type { RealmRuntime } from '../../actors/registry.js';
+import type { ServerContext } from '../context.js';
 import { endpoint } from '../http/endpoint.js';
+import type { RequestContext } from '../http/request.js';
 import {
   AuthenticationFailedError,
   JsonableError,
@@ -13,10 +17,42 @@ import {
 } from '../lib/errors.js';
 import { str } from '../lib/params.js';
 import { verifyPassword } from '../lib/password.js';
+import type { UserRow } from '../storage/users.js';
 
 /** A hash of nothing in particular, verified when the account does not exist (constant timing). */
 const DUMMY_HASH =
   'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+/**
+ * The account an e-mail address and password log into, in the realm of the request's host, or
+ * the refusal: every attempt counts against the username's login limit; the realm's login
+ * methods (GET /server_settings `authentication_methods`) decide whether a password may log in.
+ */
+export async function passwordLogin(
+  server: ServerContext,
+  realm: RealmRuntime | undefined,
+  req: RequestContext,
+  username: string,
+  password: string,
+): Promise<UserRow> {
+  if (!realm) throw new JsonableError('Invalid subdomain', { code: 'INVALID_SUBDOMAIN' });
+  // Every attempt counts against the username (reference: backends.py rate_limit_auth), even one
+  // with the right password once over the limit; a successful login forgets the attempts.
+  server.limits?.loginAttempt(req, realm.id, username);
+  const user = realm.view.userByEmail(username.trim());
+  const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
+  if (!user || !ok) throw new AuthenticationFailedError();
+  server.limits?.loginSucceeded(realm.id, username);
+  if (!realm.view.settings.password_auth_enabled) {
+    throw new JsonableError('Password authentication is disabled in this organization', {
+      code: 'PASSWORD_AUTH_DISABLED',
+      status: 401,
+    });
+  }
+  if (!user.is_active) throw new UserDeactivatedError();
+  if (realm.view.deactivated) throw new RealmDeactivatedError();
+  return user;
+}
 
 export const fetchApiKey = endpoint({
   method: 'POST',
@@ -24,22 +60,7 @@ export const fetchApiKey = endpoint({
   auth: 'none',
   params: z.object({ username: str(), password: str() }),
   handle: async ({ server, realm, req }, p) => {
-    if (!realm) throw new JsonableError('Invalid subdomain', { code: 'INVALID_SUBDOMAIN' });
-    // Every attempt counts against the username (reference: backends.py rate_limit_auth), even one
-    // with the right password once over the limit; a successful login forgets the attempts.
-    server.limits?.loginAttempt(req, realm.id, p.username);
-    const user = realm.view.userByEmail(p.username.trim());
-    const ok = await verifyPassword(p.password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !ok) throw new AuthenticationFailedError();
-    server.limits?.loginSucceeded(realm.id, p.username);
-    if (!realm.view.settings.password_auth_enabled) {
-      throw new JsonableError('Password authentication is disabled in this organization', {
-        code: 'PASSWORD_AUTH_DISABLED',
-        status: 401,
-      });
-    }
-    if (!user.is_active) throw new UserDeactivatedError();
-    if (realm.view.deactivated) throw new RealmDeactivatedError();
+    const user = await passwordLogin(server, realm, req, p.username, p.password);
     return { api_key: user.api_key, email: user.delivery_email, user_id: user.id };
   },
 });

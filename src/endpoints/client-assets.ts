@@ -63,6 +63,8 @@ export const avatar = endpoint({
   method: 'GET',
   path: '/avatar/:who',
   auth: 'optional',
+  sessionAuth: 'also',
+  rateLimitBucket: null,
   params: z.object({ who: str({ min: 1 }) }),
   handle: (ctx, p) => avatarRedirect(ctx, p.who, false),
 });
@@ -71,6 +73,8 @@ export const avatarMedium = endpoint({
   method: 'GET',
   path: '/avatar/:who/medium',
   auth: 'optional',
+  sessionAuth: 'also',
+  rateLimitBucket: null,
   params: z.object({ who: str({ min: 1 }) }),
   handle: (ctx, p) => avatarRedirect(ctx, p.who, true),
 });

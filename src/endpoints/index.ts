@@ -8,6 +8,7 @@ import type { Endpoint } from '../http/endpoint.js';
 import * as alertWords from './alert-words.js';
 import * as attachments from './attachments.js';
 import * as auth from './auth.js';
+import * as bots from './bots.js';
 import * as drafts from './drafts.js';
 import * as scheduledMessages from './scheduled-messages.js';
 import * as playgrounds from './playgrounds.js';
@@ -22,6 +23,7 @@ import * as messageEdit from './message-edit.js';
 import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
 import * as messages from './messages.js';
+import * as passwordReset from './password-reset.js';
 import * as profileFields from './profile-fields.js';
 import * as pushDevices from './push-devices.js';
 import * as reactions from './reactions.js';
@@ -31,6 +33,7 @@ import * as realmExport from './realm-export.js';
 import * as realmSettings from './realm.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
 import * as serverSettings from './server-settings.js';
+import * as session from './session.js';
 import * as settings from './settings.js';
 import * as typing from './typing.js';
 import * as upload from './upload.js';
@@ -53,6 +56,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   alertWords,
   attachments,
   auth,
+  bots,
   clientAssets,
   drafts,
   events,
@@ -63,6 +67,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   messageReport,
   messageRender,
   messages,
+  passwordReset,
   profileFields,
   pushDevices,
   reactions,
@@ -73,6 +78,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   realmLinkifiers,
   scheduledMessages,
   serverSettings,
+  session,
   settings,
   subscriptions,
   streams,

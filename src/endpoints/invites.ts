@@ -89,8 +89,8 @@ export const createMultiuseInvite = endpoint({
 });
 
 /**
- * POST /api/v1/invites — e-mail invitations. Stored only: Confab sends no e-mail (docs/api.md
- * "Invitations"). Addresses that already have an account are reported after the others'
+ * POST /api/v1/invites — e-mail invitations, each mailed through the outbox (without SMTP_URL,
+ * only stored: docs/api.md "Invitations", docs/mail.md). Addresses that already have an account are reported after the others'
  * invitations are stored, as the reference's INVITATION_FAILED with `sent_invitations: true`.
  */
 export const inviteUsers = endpoint({
@@ -164,8 +164,8 @@ export const revokeMultiuseInvite = endpoint({
 });
 
 /**
- * POST /api/v1/invites/{invite_id}/resend — the reference mails the invitation again. Confab
- * sends no e-mail: after the same checks as revoking, it answers that it cannot.
+ * POST /api/v1/invites/{invite_id}/resend — mails the invitation again (after the same checks as
+ * revoking); without SMTP_URL it answers that it cannot.
  */
 export const resendInvite = endpoint({
   method: 'POST',

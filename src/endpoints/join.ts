@@ -1,12 +1,14 @@
 /**
  * Accepting an invitation: the page an invitation link opens. The reference's flow is its web
- * app's registration pages (views/registration.py); Confab has no web app, so the link serves a
- * minimal HTML form and creating the account is one POST of that form:
+ * app's registration pages (views/registration.py); here the link serves a minimal HTML form and
+ * creating the account is one POST of that form, which ends in the web app, logged in:
  *
  *   GET  /join/<key>/                 reusable link: form asking e-mail, full name, password
  *   GET  /accounts/do_confirm/<key>/  e-mail invitation: the same, the e-mail fixed
- *   POST (same path)                  creates the account (invitation.accept), or shows the form
- *                                     again with what was wrong
+ *   POST (same path)                  creates the account (invitation.accept) and a browser
+ *                                     session for it: 303 to `/` with the session cookie; or shows
+ *                                     the form again with what was wrong. A post from another
+ *                                     site is refused (src/http/sessions.ts checkSameOrigin).
  *
  * A link that does not exist, belongs to another realm, expired, was revoked or (e-mail
  * invitations) was already used answers 404 with a page saying so. No credentials are involved:
@@ -17,6 +19,8 @@ import { z } from 'zod';
 import { endpoint, type HandlerCtx } from '../http/endpoint.js';
 import { nowSeconds } from '../config.js';
 import { RawBody } from '../http/respond.js';
+import { newSessionToken, sessionCookie, sessionKey } from '../http/sessions.js';
+import { htmlPage } from './html-page.js';
 import { JsonableError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
 import { InvitationLinkError, invitationPath, isConfirmationKey } from '../lib/invitations.js';
@@ -28,35 +32,8 @@ import { checkFullName, checkPasswordStrength, MAX_FULL_NAME_LENGTH } from '../l
 import { usableInvitation } from '../queries/invites.js';
 import type { InvitationRow } from '../storage/invitations.js';
 
-const HEADERS = {
-  'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  'Content-Security-Policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-};
-
-function page(title: string, body: string, status = 200): RawBody {
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>body{font-family:sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}label{display:block;margin:.8rem 0}input{display:block;width:100%;padding:.3rem;box-sizing:border-box}.error{color:#a00}</style>
-</head>
-<body>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</body>
-</html>
-`;
-  return new RawBody(html, 'text/html; charset=utf-8', HEADERS, status);
-}
-
 function linkErrorPage(err: InvitationLinkError): RawBody {
-  return page('Invitation link', `<p class="error">${escapeHtml(err.message)}</p>`, 404);
+  return htmlPage('Invitation link', `<p class="error">${escapeHtml(err.message)}</p>`, 404);
 }
 
 const article = (role: string) => (/^[aeiou]/.test(role) ? `an ${role}` : `a ${role}`);
@@ -75,7 +52,7 @@ function formPage(
   const emailField = inv.multiuse
     ? `<label>Email<input type="email" name="email" required autocomplete="email" value="${escapeHtml(values.email)}"></label>`
     : `<p>Email: <strong>${escapeHtml(inv.email!)}</strong></p>`;
-  return page(
+  return htmlPage(
     `Join ${name}`,
     `<p>You have been invited to join ${escapeHtml(name)} (${escapeHtml(url)}) as ${article(role)}.</p>
 ${error === null ? '' : `<p class="error" role="alert">${escapeHtml(error)}</p>`}
@@ -140,11 +117,21 @@ async function acceptForm(ctx: HandlerCtx, p: z.output<typeof params>): Promise<
       full_name: fullName,
       password_hash: hash,
     });
+    // Logged in: the new account's first browser session, and on into the app.
+    const token = newSessionToken();
+    const age = ctx.server.config.sessionAgeSeconds;
+    await realm.ask('session.create', {
+      user_id: created.user_id,
+      token_hash: sessionKey(token),
+      lifetime_seconds: age,
+    });
     const url = realmUrl(ctx.server.config, realm.view.row.string_id);
-    return page(
+    return htmlPage(
       'Account created',
       `<p>Welcome to ${escapeHtml(realm.view.row.name)}! Your account <strong>${escapeHtml(created.email)}</strong> is ready.</p>
-<p>Log in at ${escapeHtml(url)} with your e-mail address and password. API clients get an API key from <code>POST /api/v1/fetch_api_key</code>.</p>`,
+<p><a href="/">Open ${escapeHtml(realm.view.row.name)}</a> (${escapeHtml(url)}), where you are logged in. API clients get an API key from <code>POST /api/v1/fetch_api_key</code>.</p>`,
+      303,
+      { Location: '/', 'Set-Cookie': sessionCookie(ctx.server.config, token, age) },
     );
   } catch (err) {
     if (err instanceof InvitationLinkError) return linkErrorPage(err);
@@ -158,6 +145,8 @@ function joinDef(method: 'GET' | 'POST', path: string) {
     method,
     path,
     auth: 'none' as const,
+    // A browser's form: posted from another site, refused (no session is needed to post it).
+    ...(method === 'POST' ? { sessionAuth: 'only' as const } : {}),
     params,
     handle: method === 'GET' ? showForm : acceptForm,
   };

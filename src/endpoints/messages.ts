@@ -41,6 +41,7 @@ export const sendMessage = endpoint({
   method: 'POST',
   path: '/api/v1/messages',
   aliases: { subject: 'topic' },
+  incomingWebhookBots: true,
   params: z.object({
     type: oneOf(['direct', 'private', 'stream', 'channel']),
     to: str().optional(),

@@ -37,6 +37,9 @@ export const getServerSettings = endpoint({
       is_incompatible: false,
       email_auth_enabled: passwordAuth,
       require_email_format_usernames: true,
+      // Confab's: whether the server sends mail (SMTP_URL; docs/mail.md), so that a client
+      // offers e-mail invitations and the password reset link only when they can arrive.
+      outgoing_mail_enabled: server.mailer !== null,
     };
     if (realm) {
       const url = realmUrl(server.config, realm.view.row.string_id);

@@ -8,14 +8,14 @@
  * and only then does the change enter the realm actor, where the rules that need the realm's data
  * (name rules, address taken) are checked and everything is written in one transaction.
  *
- * An address change is not made at once: it is confirmed by opening a link sent to the new
- * address. This server sends no mail: the message goes to the configured mail sink (stderr by
- * default), and GET /accounts/confirm_new_email/{key} completes the change.
+ * An address change is not made at once: it is confirmed by opening a link mailed to the new
+ * address (written to the outbox by the realm actor with the request; without SMTP_URL the link
+ * is logged for the operator to pass on), and GET /accounts/confirm_new_email/{key} completes
+ * the change.
  */
 import { log } from '../observability/log.js';
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import type { OutgoingMail, ServerConfig } from '../config.js';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { ConfirmationLinkError, HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
 import { bool, int, intValue, json, oneOf, str } from '../lib/params.js';
@@ -101,19 +101,6 @@ function passwordStrongEnough(password: string): boolean {
   return password.length >= MIN_PASSWORD_LENGTH && password.length <= MAX_PASSWORD_LENGTH;
 }
 
-/** Where mail would go: the configured sink, or a warning in the log for the operator to pass on. */
-export function sendMail(config: ServerConfig, mail: OutgoingMail): void {
-  if (config.mailSink) {
-    config.mailSink(mail);
-    return;
-  }
-  // For the operator to pass on: the body is the mail's text (a confirmation link), not a message.
-  log.warn(
-    { mail: { to: mail.to, subject: mail.subject, text: mail.body } },
-    'mail not sent: this server sends no e-mail',
-  );
-}
-
 async function changeSettings(ctx: AuthedCtx, raw: Record<string, unknown>): Promise<object> {
   const { server, realm, user } = ctx;
   const p = raw as SettingsParams;
@@ -143,6 +130,10 @@ async function changeSettings(ctx: AuthedCtx, raw: Record<string, unknown>): Pro
     user_id: user.id,
     ...(p.full_name !== undefined ? { full_name: p.full_name } : {}),
     ...(passwordHash !== undefined ? { password_hash: passwordHash } : {}),
+    // The browser session that set the password stays logged in; the user's others end.
+    ...(passwordHash !== undefined && ctx.req.browser?.session
+      ? { keep_session: ctx.req.browser.session.tokenHash }
+      : {}),
     ...(newEmail !== undefined
       ? { email_change: { new_email: newEmail, confirmation_key: confirmationKey() } }
       : {}),
@@ -150,16 +141,13 @@ async function changeSettings(ctx: AuthedCtx, raw: Record<string, unknown>): Pro
     ...(p.timezone !== undefined ? { timezone: p.timezone } : {}),
     fake_email_domain: host.replace(/:\d+$/, ''),
   });
-  if (result.email_change) {
+  // Without SMTP_URL the realm writes no mail: the link is logged for the operator to pass on.
+  if (result.email_change && server.mailer === null) {
     const link = `${realmUrl(server.config, realm.view.row.string_id)}/accounts/confirm_new_email/${result.email_change.confirmation_key}`;
-    sendMail(server.config, {
-      to: result.email_change.new_email,
-      subject: `Verify your new email address for ${host}`,
-      body:
-        `We received a request to change the email address for the account ${result.email_change.old_email} ` +
-        `on ${host} to ${result.email_change.new_email}.\n\n` +
-        `To confirm this change, open this link within a day:\n${link}\n`,
-    });
+    log.warn(
+      { to: result.email_change.new_email, link },
+      'mail not sent (no SMTP_URL): address change confirmation',
+    );
   }
   return {};
 }
@@ -190,23 +178,17 @@ export const updateNotificationSettings = endpoint({
 
 /**
  * GET /accounts/confirm_new_email/{key} — the link of an address-change confirmation: completes
- * the change (once; within a day), and tells the old address, as the reference does.
+ * the change (once; within a day), and the old address is told by mail, as the reference does.
  */
 export const confirmEmailChange = endpoint({
   method: 'GET',
   path: '/accounts/confirm_new_email/:confirmation_key',
   auth: 'none',
   params: z.object({ confirmation_key: z.string() }),
-  handle: async ({ server, realm }, p) => {
+  handle: async ({ realm }, p) => {
     if (!realm) throw new ConfirmationLinkError(false);
     const done = await realm.ask('user.email_change.confirm', {
       confirmation_key: p.confirmation_key,
-    });
-    const row = realm.view.row;
-    sendMail(server.config, {
-      to: done.old_email,
-      subject: `Email address changed for ${realmHost(server.config, row.string_id)}`,
-      body: `The email address for your account on ${row.name} was changed to ${done.new_email}.\n`,
     });
     return { email: done.new_email };
   },

@@ -7,7 +7,8 @@
  *   (refused with 413 as soon as it passes MAX_FILE_UPLOAD_SIZE), moved to
  *   DATA_DIR/uploads/<path_id>, then recorded by the realm actor.
  * - GET /user_uploads/<path_id> (outside /api/v1): the file, streamed, to those allowed to see it
- *   (HTTP Basic with the API's credentials; spectators for web-public channels). Anything that
+ *   (HTTP Basic with the API's credentials, or the browser's session cookie when no Authorization
+ *   header is sent; spectators for web-public channels). Anything that
  *   does not name a file the caller may see — unknown, another realm's, not theirs to see, a
  *   path-traversal attempt — is the same plain 404.
  * - GET /user_uploads/thumbnail/<path_id>/<format>: a thumbnail of an uploaded image
@@ -117,6 +118,8 @@ export const serveFile = endpoint({
   method: 'GET',
   path: '/user_uploads/*path_id',
   auth: 'optional',
+  sessionAuth: 'also',
+  rateLimitBucket: null,
   params: z.object({ path_id: z.string() }),
   handle: async ({ server, realm, user }, p) => {
     const access =
@@ -135,6 +138,8 @@ export const serveThumbnail = endpoint({
   method: 'GET',
   path: '/user_uploads/thumbnail/*rest',
   auth: 'optional',
+  sessionAuth: 'also',
+  rateLimitBucket: null,
   params: z.object({ rest: z.string() }),
   handle: async ({ server, realm, user }, p) => {
     const slash = p.rest.lastIndexOf('/');

@@ -42,7 +42,10 @@ export const getMembers = endpoint({
         formatUser(view, u, {
           viewerId: user.id,
           clientExtAvatar: p.client_extavatar,
-          ...(p.include_custom_profile_fields ? { profileData: view.profileData(u.id) } : {}),
+          // Bots have no custom profile data: the reference sends none for them.
+          ...(p.include_custom_profile_fields && !u.is_bot
+            ? { profileData: view.profileData(u.id) }
+            : {}),
         }),
       );
     }
@@ -54,6 +57,7 @@ export const getMembers = endpoint({
 export const getProfile = endpoint({
   method: 'GET',
   path: '/api/v1/users/me',
+  incomingWebhookBots: true,
   params: z.object({}),
   handle: ({ server, realm, user }) => {
     const u = formatUser(realm.view, user, { viewerId: user.id });
@@ -73,7 +77,7 @@ export const getProfile = endpoint({
       date_joined: u.date_joined,
       max_message_id: maxMessageIdFor(server.store, user.id),
       user_id: u.user_id,
-      profile_data: realm.view.profileData(user.id),
+      ...(user.is_bot ? {} : { profile_data: realm.view.profileData(user.id) }),
     };
   },
 });
@@ -106,7 +110,7 @@ export const getUser = endpoint({
       user: formatUser(realm.view, target, {
         viewerId: user.id,
         clientExtAvatar: p.client_extavatar,
-        ...(p.include_custom_profile_fields
+        ...(p.include_custom_profile_fields && !target.is_bot
           ? { profileData: realm.view.profileData(target.id) }
           : {}),
       }),

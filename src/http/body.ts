@@ -188,7 +188,15 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       stream.resume(); // this endpoint takes no files: drain and forget
       return;
     }
-    fs.mkdirSync(fileOpts.tmpDir, { recursive: true, mode: 0o700 });
+    try {
+      fs.mkdirSync(fileOpts.tmpDir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      // No place for received files (a full disk, a directory made unwritable): the request is
+      // answered with the failure (507 for a full disk, else 500), the rest read and dropped.
+      failure ??= err instanceof Error ? err : new Error(String(err));
+      stream.resume();
+      return;
+    }
     const tmpPath = path.join(fileOpts.tmpDir, crypto.randomBytes(16).toString('hex'));
     partial.add(tmpPath);
     pendingWrites++;

@@ -17,6 +17,7 @@ import { compileParams, type CompiledParams, type ParamSchema } from '../lib/par
 import { dialectFor, type Dialect } from '../lib/wire-names.js';
 import type { UserRow } from '../storage/users.js';
 import type { UserBucket } from './rate-limits.js';
+import type { SessionAuth } from './sessions.js';
 import type { HttpMethod, RequestContext } from './request.js';
 
 /**
@@ -57,10 +58,32 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
   aliases?: Record<string, string>;
   /** Accept multipart file parts, streamed to disk, up to the server's upload size limit. */
   acceptsFiles?: { maxFiles: number };
-  /** Which per-user rate limit the endpoint counts against (default `api`; event queues `events`). */
-  rateLimitBucket?: UserBucket;
+  /**
+   * Which per-user rate limit the endpoint counts against (default `api`; event queues `events`;
+   * null: none, as the reference's media routes, which a page asks for many at once).
+   */
+  rateLimitBucket?: UserBucket | null;
+  /**
+   * Whether incoming-webhook bots may call it (they may only post: sending messages and reading
+   * their own account, as the reference's `allow_incoming_webhooks` routes).
+   */
+  incomingWebhookBots?: boolean;
+  /**
+   * The endpoint also takes a browser session (src/http/sessions.ts): `also` for the media
+   * routes (the cookie when no Authorization header is sent); `only` for the /json/ routes.
+   */
+  sessionAuth?: SessionAuth;
+  /** Test-only routes (src/endpoints/testing.ts): where the router throws for them. */
+  testFault?: TestFault;
   handle: (ctx: CtxFor<A>, params: z.output<S>) => unknown;
 };
+
+/**
+ * Where a test-only route makes the router throw, to show that each step of a request answers an
+ * unexpected exception with a 500 and that the process lives on: on arrival (before the request
+ * is set up), on a chunk of the body after the first, or when the parsed body is handed on.
+ */
+export type TestFault = 'arrival' | 'body-chunk' | 'body-end';
 
 export type Endpoint = {
   method: Exclude<HttpMethod, 'HEAD' | 'OPTIONS'>;
@@ -74,7 +97,11 @@ export type Endpoint = {
   wildcardDepth: number | null;
   compiled: CompiledParams<ParamSchema>;
   acceptsFiles: { maxFiles: number } | null;
-  rateLimitBucket: UserBucket;
+  rateLimitBucket: UserBucket | null;
+  incomingWebhookBots: boolean;
+  /** How a browser session authenticates it (null: it does not). */
+  sessionAuth: SessionAuth | null;
+  testFault?: TestFault;
   handle: (ctx: HandlerCtx, params: unknown) => unknown;
 };
 
@@ -105,7 +132,10 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     wildcardDepth,
     compiled: compileParams(def.params, def.aliases),
     acceptsFiles: def.acceptsFiles ?? null,
-    rateLimitBucket: def.rateLimitBucket ?? 'api',
+    rateLimitBucket: def.rateLimitBucket === undefined ? 'api' : def.rateLimitBucket,
+    incomingWebhookBots: def.incomingWebhookBots ?? false,
+    sessionAuth: def.sessionAuth ?? null,
+    ...(def.testFault ? { testFault: def.testFault } : {}),
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,
   };
 }

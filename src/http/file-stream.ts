@@ -4,14 +4,18 @@
  * for onWritable, reading nothing more until it has gone out. Memory per download is one chunk.
  * uWS writes Content-Length itself (tryEnd's total size).
  */
-import { log } from '../observability/log.js';
 import { statusLine, writeRateLimitHeaders, type FileBody } from './respond.js';
+import { reportUnexpected } from './unexpected.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 
 const CHUNK_BYTES = 64 * 1024;
 
-/** Writes `body` to `res`; calls `done` once, when the file went out or the transfer stopped. */
+/**
+ * Writes `body` to `res`; calls `done` once, when the file went out or the transfer stopped. Never
+ * throws: a failure (the file unreadable, anything unexpected) closes the connection (headers may
+ * be out already), is logged, and releases the file.
+ */
 export function streamFile(
   res: HttpResponse,
   ctx: RequestContext,
@@ -22,9 +26,41 @@ export function streamFile(
   const finish = () => {
     if (finished) return;
     finished = true;
-    body.file.close().catch(() => {});
+    try {
+      body.file.close().catch(() => {});
+    } catch {
+      // a handle that cannot even be asked to close: nothing more to release
+    }
     done();
   };
+  const fail = (err: unknown) => {
+    if (finished) return;
+    reportUnexpected(err, 'stream', { reqId: ctx.reqId, method: ctx.method });
+    // Headers (and Content-Length) may be out: the only honest end is closing the connection.
+    if (!ctx.aborted) {
+      try {
+        res.close();
+      } catch {
+        // answered, or its client gone
+      }
+    }
+    finish();
+  };
+  try {
+    start(res, ctx, body, finish, fail, () => finished);
+  } catch (err) {
+    fail(err);
+  }
+}
+
+function start(
+  res: HttpResponse,
+  ctx: RequestContext,
+  body: FileBody,
+  finish: () => void,
+  fail: (err: unknown) => void,
+  isFinished: () => boolean,
+): void {
   if (ctx.aborted || ctx.done) {
     finish();
     return;
@@ -49,14 +85,6 @@ export function streamFile(
   const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, total));
   let position = 0; // bytes of the file read so far
 
-  const fail = (err: unknown) => {
-    if (finished) return;
-    log.error({ err, route: ctx.path }, 'streaming a file failed');
-    // Headers (and Content-Length) are out: the only honest end is closing the connection.
-    if (!ctx.aborted) res.close();
-    finish();
-  };
-
   /** Offers `chunk` (the file's bytes from `position - chunk.length`); true when it all went out. */
   const offer = (chunk: Buffer): void => {
     let ok = false;
@@ -75,26 +103,34 @@ export function streamFile(
     }
     // Backpressure: the socket took part of it. Resume from what it took when it can take more.
     res.onWritable((offset) => {
-      if (finished) return true;
-      const [ok2, complete2] = res.tryEnd(chunk.subarray(offset - startOffset), total);
-      if (complete2) finish();
-      else if (ok2) readNext();
-      return ok2;
+      if (isFinished()) return true;
+      try {
+        const [ok2, complete2] = res.tryEnd(chunk.subarray(offset - startOffset), total);
+        if (complete2) finish();
+        else if (ok2) readNext();
+        return ok2;
+      } catch (err) {
+        fail(err);
+        return true;
+      }
     });
   };
 
   const readNext = (): void => {
-    if (finished) return;
+    if (isFinished()) return;
     const want = Math.min(buf.length, total - position);
-    body.file.read(buf, 0, want, position).then(({ bytesRead }) => {
-      if (finished) return;
-      if (bytesRead === 0) {
-        fail(new Error(`file shorter than its ${total} bytes`));
-        return;
-      }
-      position += bytesRead;
-      offer(buf.subarray(0, bytesRead));
-    }, fail);
+    body.file
+      .read(buf, 0, want, position)
+      .then(({ bytesRead }) => {
+        if (isFinished()) return;
+        if (bytesRead === 0) {
+          fail(new Error(`file shorter than its ${total} bytes`));
+          return;
+        }
+        position += bytesRead;
+        offer(buf.subarray(0, bytesRead));
+      })
+      .catch(fail);
   };
 
   readNext();

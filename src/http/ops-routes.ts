@@ -21,8 +21,6 @@ export type OpsRoutesOptions = {
   health: HealthMonitor;
   metricsToken: string | null;
   trustedProxies: readonly string[];
-  /** uWS sits behind the HTTP guard: the client's address is the PROXY header's (guard.ts). */
-  behindGuard: boolean;
 };
 
 function isLoopback(address: string): boolean {
@@ -54,7 +52,7 @@ export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void 
     const ctx = new RequestContext(req, 0, 'GET');
     const forwardedFor = req.getHeader('x-forwarded-for');
     res.onAborted(() => ctx.markAborted());
-    ctx.bindPeer(res, opts.behindGuard);
+    ctx.bindPeer(res);
     const peer = normalizeAddress(ctx.peerAddress());
     // Through a proxy (X-Forwarded-For), the client is local only if a trusted proxy says so: a
     // reverse proxy on this machine must not open the metrics to everyone it serves.

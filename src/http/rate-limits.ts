@@ -31,7 +31,8 @@ export type LimitName =
   | 'events_by_user'
   | 'api_by_ip'
   | 'authenticate_by_username'
-  | 'failed_authentication_by_ip';
+  | 'failed_authentication_by_ip'
+  | 'password_reset_by_email';
 
 /**
  * Counts shared between processes serving one deployment (a cluster's nodes behind one proxy:
@@ -43,9 +44,7 @@ export interface SharedLimits {
   counted(limit: LimitName, key: string | number): void;
   cleared(limit: LimitName, key: string | number): void;
   /** Gives the counts of the other processes to `apply` from now on. */
-  attach(
-    apply: (limit: LimitName, key: string | number, count: number | 'cleared') => void,
-  ): void;
+  attach(apply: (limit: LimitName, key: string | number, count: number | 'cleared') => void): void;
 }
 
 export class RequestLimits {
@@ -54,6 +53,7 @@ export class RequestLimits {
   readonly apiByIp: RateLimiter<string>;
   readonly authenticateByUsername: RateLimiter<string>;
   readonly failedAuthenticationByIp: RateLimiter<string>;
+  readonly passwordResetByEmail: RateLimiter<string>;
   /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
   readonly readsForwardedFor: boolean;
   private readonly trust: ProxyTrust | null;
@@ -87,6 +87,11 @@ export class RequestLimits {
       rules.failed_authentication_by_ip,
       clock,
       watch('failed_authentication_by_ip'),
+    );
+    this.passwordResetByEmail = new RateLimiter(
+      rules.password_reset_by_email,
+      clock,
+      watch('password_reset_by_email'),
     );
     shared?.attach((name, key, count) => {
       const limiter = this.byName(name) as RateLimiter<string | number>;
@@ -124,11 +129,17 @@ export class RequestLimits {
         return this.authenticateByUsername;
       case 'failed_authentication_by_ip':
         return this.failedAuthenticationByIp;
+      case 'password_reset_by_email':
+        return this.passwordResetByEmail;
     }
   }
 
-  /** Counts one request by an authenticated user; throws the 429 when over the limit. */
-  user(ctx: RequestContext, userId: number, bucket: UserBucket): void {
+  /**
+   * Counts one request by an authenticated user; throws the 429 when over the limit. `null`: a
+   * route no per-user limit applies to (media).
+   */
+  user(ctx: RequestContext, userId: number, bucket: UserBucket | null): void {
+    if (bucket === null) return;
     const limiter = bucket === 'events' ? this.eventsByUser : this.apiByUser;
     if (limiter.empty) return;
     const status = newStatus();
@@ -175,6 +186,16 @@ export class RequestLimits {
   /** A successful login forgets the username's attempts. */
   loginSucceeded(realmId: number, username: string): void {
     this.authenticateByUsername.clear(usernameKey(realmId, username));
+  }
+
+  /**
+   * One password reset asked for `email` of `realmId`: whether a mail may go (the reference's
+   * rate_limit_password_reset_form_by_email). Over the limit the caller sends none and says
+   * nothing different, so the limit reveals nothing about the address.
+   */
+  passwordResetAllowed(realmId: number, email: string): boolean {
+    if (this.passwordResetByEmail.empty) return true;
+    return this.passwordResetByEmail.attempt(usernameKey(realmId, email)) === 0;
   }
 
   /** After credentials failed: counts the failure against the address and the account. */

@@ -3,6 +3,7 @@
  * synchronous route callback, so everything needed later is copied here at once.
  */
 import type { RateStatus } from '../lib/rate-limit.js';
+import type { BrowserRequest } from './sessions.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT' | 'HEAD' | 'OPTIONS';
@@ -21,6 +22,11 @@ const REQ_ID_PREFIX = Date.now().toString(36).slice(-5);
 let reqCounter = 0;
 
 export class RequestContext {
+  /**
+   * The context made last: a request handler's own, if it made one, once it has begun (the
+   * boundary that catches what a handler throws names the request by it: ./unexpected.ts).
+   */
+  static latest: RequestContext | null = null;
   /** The request's id in log lines (`reqId`). */
   readonly reqId = `${REQ_ID_PREFIX}-${(++reqCounter).toString(36)}`;
   /** The status written (0 until then); for the request's log line and metrics. */
@@ -53,13 +59,13 @@ export class RequestContext {
   rateTakenAt = 0;
   /** X-Forwarded-For, copied only when a trusted proxy is configured (see client-address.ts). */
   forwardedFor = '';
+  /** Routes a browser session may authenticate: its headers and session (./sessions.ts). */
+  browser: BrowserRequest | null = null;
   /**
    * The live response, for reading the peer address on demand: uWS builds that text on each call
    * (~1.5 µs), and only unauthenticated requests and failed authentications need it.
    */
   private peer: HttpResponse | null = null;
-  /** Behind the HTTP guard (src/http/guard.ts) the client's address is the PROXY header's. */
-  private peerProxied = false;
   private peerText: string | null = null;
   private controller: AbortController | null = null;
   private abortListeners: (() => void)[] | null = null;
@@ -104,23 +110,19 @@ export class RequestContext {
       );
     }
     this.pathParams = params;
+    RequestContext.latest = this;
   }
 
   /** Lets `peerAddress` read the connection's address later (valid until the response ends). */
-  bindPeer(res: HttpResponse, proxied: boolean): void {
+  bindPeer(res: HttpResponse): void {
     this.peer = res;
-    this.peerProxied = proxied;
   }
 
   /** The connection's peer address as uWS writes it ('' once the client has gone). */
   peerAddress(): string {
     if (this.peerText !== null) return this.peerText;
     if (this.peer === null || this.aborted || this.done) return '';
-    this.peerText = Buffer.from(
-      this.peerProxied
-        ? this.peer.getProxiedRemoteAddressAsText()
-        : this.peer.getRemoteAddressAsText(),
-    ).toString('latin1');
+    this.peerText = Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
     return this.peerText;
   }
 

@@ -3,17 +3,25 @@
  * Bodies are JSON (`{"result":"success","msg":"",...}` or the error shape); a handler that already
  * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
  */
-import { log } from '../observability/log.js';
 import type { FileHandle } from 'node:fs/promises';
-import { internalErrorBody, JsonableError, storageFullError } from '../lib/errors.js';
+import {
+  internalErrorBody,
+  JsonableError,
+  SESSION_CHALLENGE,
+  storageFullError,
+} from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
 import { preserializedChunks } from '../lib/preserialized.js';
 import { acceptsGzip, gzipParts, hasSharedPart } from './gzip.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
+import { reportUnexpected, type Where } from './unexpected.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
+  302: '302 Found',
+  303: '303 See Other',
+  304: '304 Not Modified',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   403: '403 Forbidden',
@@ -188,7 +196,22 @@ function sendInSlices(
       offset = res.getWriteOffset();
     }
   };
-  if (!offer(0)) res.onWritable((offset) => offer(offset));
+  if (!offer(0)) {
+    res.onWritable((offset) => {
+      try {
+        return offer(offset);
+      } catch (err) {
+        finished = true;
+        reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
+        try {
+          res.close(); // part of the body is out: closing is the only honest end
+        } catch {
+          // its client is gone
+        }
+        return true;
+      }
+    });
+  }
 }
 
 /**
@@ -260,11 +283,16 @@ export function joinChunks(chunks: readonly (string | Buffer)[]): Buffer {
   return out;
 }
 
+/**
+ * Answers `err`: a JsonableError as itself, a full disk as 507, anything else as a 500 (reported
+ * as unexpected, with the request's id and `where` it was caught).
+ */
 export function sendError(
   res: HttpResponse,
   ctx: RequestContext,
   err: unknown,
   closeConnection = false,
+  where: Where = 'handler',
 ): void {
   const full = err instanceof JsonableError ? null : storageFullError(err);
   if (full) {
@@ -272,17 +300,24 @@ export function sendError(
     err = full;
   }
   if (err instanceof JsonableError) {
+    // A browser's request never gets a Basic challenge: the browser would ask for a password in
+    // its own dialog (src/http/sessions.ts).
+    const headers =
+      err.httpStatus === 401 && ctx.browser?.bySession
+        ? { ...err.headers, 'WWW-Authenticate': SESSION_CHALLENGE }
+        : err.headers;
     send(
       res,
       ctx,
       err.httpStatus,
       JSON.stringify(err.toBody()),
       'application/json',
-      err.headers,
+      headers,
       closeConnection,
     );
     return;
   }
-  log.error({ err, reqId: ctx.reqId, method: ctx.method }, 'internal server error');
   send(res, ctx, 500, JSON.stringify(internalErrorBody()), 'application/json', {}, closeConnection);
+  // After the answer: a fatal condition (a corrupt database) stops the process here.
+  reportUnexpected(err, where, { reqId: ctx.reqId, method: ctx.method });
 }

@@ -4,13 +4,18 @@
  *   decode parameters → handler → one corked JSON write.
  * Unknown paths answer a JSON 404, known paths with another method a JSON 405, and anything a
  * handler throws that is not a JsonableError is logged and answered 500 — the server keeps serving.
+ * Each step's callbacks catch their own exceptions (body, handler, held answer, streaming): the
+ * request is answered 500 if it still can be, releases what it held, and leaves (./unexpected.ts).
  */
 import { requestFinished, UNMATCHED_ROUTE } from './request-log.js';
 import type { ServerContext } from '../context.js';
 import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../lib/errors.js';
 import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
+import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
+import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
+import type { Release } from './address-limits.js';
 import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -25,6 +30,10 @@ import {
   successBody,
 } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import { reportUnexpected, type Where } from './unexpected.js';
+import { takeUploadSlot } from './upload-slots.js';
+import type { RealmRuntime } from '../../actors/registry.js';
+import type { UserRow } from '../storage/users.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -57,6 +66,18 @@ export class InflightTracker {
 }
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+/** The methods the server knows (others: 501); case-sensitive, as RFC 9110 §9.1 has it. */
+const HTTP_METHODS = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+]);
 /** Slack over the file limit for the multipart framing and the other fields of an upload. */
 const UPLOAD_ENVELOPE_BYTES = 1024 * 1024;
 
@@ -93,10 +114,19 @@ export function mountEndpoints(
   }
   const matchers = endpoints.map((ep) => ({ method: ep.method, re: patternToRegExp(ep.path) }));
   app.any('/*', (res, req) => {
+    const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext(req, 0);
     res.onAborted(() => ctx.markAborted());
     const allowed = [...new Set(matchers.filter((m) => m.re.test(ctx.path)).map((m) => m.method))];
-    if (allowed.length > 0) {
+    if (!HTTP_METHODS.has(method)) {
+      // RFC 9110 §9.1: a method the server does not know (the modern uWS build routes any token
+      // here; the legacy one closes the connection before JavaScript sees it).
+      sendError(
+        res,
+        ctx,
+        new JsonableError(`Method not implemented: ${method.slice(0, 32)}`, { status: 501 }),
+      );
+    } else if (allowed.length > 0) {
       const err = new JsonableError(`Method Not Allowed (${ctx.method})`, {
         code: 'METHOD_NOT_ALLOWED',
         status: 405,
@@ -109,43 +139,6 @@ export function mountEndpoints(
     }
     requestFinished(ctx, UNMATCHED_ROUTE, server.config.logRequests);
   });
-}
-
-/**
- * Takes a held answer away from uWS (behind the HTTP guard, which then holds the client's
- * connection itself: ./guard-polls.ts): answers uWS's request at once and returns where the held
- * answer is to be written instead, or null to leave it with uWS.
- */
-export type Detach = (
-  res: HttpResponse,
-  ctx: RequestContext,
-  leave: () => void,
-) => HttpResponse | null;
-
-/** Serves `ep` (a GET) at `path` too, its held answers detached from uWS by `detach`. */
-export function mountDetachable(
-  app: TemplatedApp,
-  path: string,
-  ep: Endpoint,
-  server: ServerContext,
-  inflight: InflightTracker,
-  detach: Detach,
-): void {
-  app.get(path, (res, req) => onRequest(res, req, ep, server, inflight, detach));
-}
-
-/**
- * Serves one request that did not come through uWS (a long-poll the HTTP guard read itself:
- * ./socket.ts GuardSocketHost), `req` and `res` standing in for uWS's: every step as for any other.
- */
-export function serveRequest(
-  res: HttpResponse,
-  req: HttpRequest,
-  ep: Endpoint,
-  server: ServerContext,
-  inflight: InflightTracker,
-): void {
-  onRequest(res, req, ep, server, inflight);
 }
 
 function patternToRegExp(pattern: string): RegExp {
@@ -162,36 +155,107 @@ function patternToRegExp(pattern: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
+/** Throws where a test-only route asks for it (src/endpoints/testing.ts). */
+function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
+  if (ep.testFault === at) throw new Error(`deliberate failure (${at}) for a test`);
+}
+
+/** Answers a request that failed unexpectedly at `where` (500) and lets it leave. */
+/** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
+function hasCredentials(ctx: RequestContext): boolean {
+  return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
+}
+
+function failRequest(
+  res: HttpResponse,
+  ctx: RequestContext,
+  err: unknown,
+  leave: () => void,
+  where: Where,
+  closeConnection = false,
+): void {
+  try {
+    sendError(res, ctx, err, closeConnection, where);
+  } finally {
+    leave();
+  }
+}
+
 function onRequest(
   res: HttpResponse,
   req: HttpRequest,
   ep: Endpoint,
   server: ServerContext,
   inflight: InflightTracker,
-  detach: Detach | null = null,
 ): void {
+  // Before anything is set up: only the boundary around every route (./unexpected.ts) is left.
+  if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
-  ctx.bindPeer(res, server.config.httpGuard);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  ctx.bindPeer(res);
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (ep.sessionAuth !== null)
+    ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   inflight.enter();
-  let sink: BodySink | null = null;
+  // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
+  let release: Release | null = null;
+  // What the request holds, set as it is taken (an object: closures below change it).
+  const held: Held = { sink: null, slot: null };
   let left = false;
   const leave = () => {
     if (left) return;
     left = true;
     inflight.leave();
-    cleanupFiles(ctx);
-    requestFinished(ctx, ep.path, server.config.logRequests);
+    release?.();
+    try {
+      held.slot?.();
+      cleanupFiles(ctx);
+      requestFinished(ctx, ep.path, server.config.logRequests);
+    } catch (err) {
+      reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
+    }
   };
   res.onAborted(() => {
-    ctx.markAborted();
-    sink?.discard(); // partial uploads
+    try {
+      ctx.markAborted(); // what waits for the client (a held poll) lets go
+      held.sink?.discard(); // partial uploads
+    } catch (err) {
+      reportUnexpected(err, 'route', { reqId: ctx.reqId, method: ctx.method });
+    }
     leave();
   });
+  try {
+    release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
+  } catch (err) {
+    failRequest(res, ctx, err, leave, 'route', true);
+    return;
+  }
+  try {
+    readRequest(res, ctx, ep, server, leave, held);
+  } catch (err) {
+    try {
+      held.sink?.discard();
+    } finally {
+      failRequest(res, ctx, err, leave, 'route', true);
+    }
+  }
+}
 
+/** What a request holds until it leaves: its body's parser (partial files), an upload slot. */
+type Held = { sink: BodySink | null; slot: (() => void) | null };
+
+/** The request's query string and body, then `run`. */
+function readRequest(
+  res: HttpResponse,
+  ctx: RequestContext,
+  ep: Endpoint,
+  server: ServerContext,
+  leave: () => void,
+  held: Held,
+): void {
   const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
   if (!BODY_METHODS.has(ctx.method)) {
-    run(res, ctx, ep, server, query, leave, detach);
+    run(res, ctx, ep, server, query, leave, null);
     return;
   }
 
@@ -207,6 +271,21 @@ function onRequest(
     sendError(res, ctx, tooLarge(ep, server, limit), true);
     leave();
     return;
+  }
+  // Files go to disk as they arrive: whoever sends them is known first (a refused request's body
+  // is not read), and holds one of a few upload slots until the request is over (./upload-slots.ts).
+  // (A cluster node identifies after its read barrier, as for any request: credentials made on
+  // another node may not have reached it yet.)
+  let known: Identity | null = null;
+  if (ep.acceptsFiles && server.readBarrier === undefined) {
+    try {
+      known = identify(server, ctx, ep);
+      if (known.user !== null) held.slot = takeUploadSlot(server, known.user.id);
+    } catch (err) {
+      sendError(res, ctx, err, true);
+      leave();
+      return;
+    }
   }
   let body: BodySink;
   try {
@@ -227,13 +306,15 @@ function onRequest(
     leave();
     return;
   }
-  sink = body;
+  held.sink = body;
   let received = 0;
   // Paused while the disk is slower than the network. Never left paused once the body is in: a
   // paused socket cannot read the connection's next request (keep-alive).
   let paused = false;
-  res.onData((ab, isLast) => {
+  const onChunk = (ab: ArrayBuffer, isLast: boolean) => {
     if (ctx.done || ctx.aborted) return;
+    // (After the first chunk, which may have started a file on disk.)
+    if (ep.testFault !== undefined && received > 0) testFault(ep, 'body-chunk');
     const chunk = Buffer.from(new Uint8Array(ab)); // copies: uWS reuses `ab` after this callback
     received += chunk.length;
     if (received > limit) {
@@ -246,7 +327,7 @@ function onRequest(
     if (body.failure) {
       // A file over the limit: answered now, the rest of the body is not read.
       body.discard();
-      sendError(res, ctx, body.failure, true);
+      sendError(res, ctx, body.failure, true, 'body');
       leave();
       return;
     }
@@ -261,20 +342,38 @@ function onRequest(
       body.onDrain(() => {
         if (!paused || ctx.aborted || ctx.done) return;
         paused = false;
-        res.resume();
+        try {
+          res.resume();
+        } catch (err) {
+          reportUnexpected(err, 'body', { reqId: ctx.reqId, method: ctx.method });
+        }
       });
     }
     if (isLast) {
       body.end().then(
         (body) => {
-          for (const k in body) query[k] = body[k]!; // body parameters win over the query string
-          run(res, ctx, ep, server, query, leave);
+          try {
+            if (ep.testFault !== undefined) testFault(ep, 'body-end');
+            for (const k in body) query[k] = body[k]!; // body parameters win over the query string
+            run(res, ctx, ep, server, query, leave, known);
+          } catch (err) {
+            failRequest(res, ctx, err, leave, 'body');
+          }
         },
-        (err: unknown) => {
-          sendError(res, ctx, err);
-          leave();
-        },
+        (err: unknown) => failRequest(res, ctx, err, leave, 'body'),
       );
+    }
+  };
+  res.onData((ab, isLast) => {
+    try {
+      onChunk(ab, isLast);
+    } catch (err) {
+      // The rest of the body is not read: the connection closes after the answer.
+      try {
+        body.discard();
+      } finally {
+        failRequest(res, ctx, err, leave, 'body', true);
+      }
     }
   });
 }
@@ -302,21 +401,18 @@ function run(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
-  detach: Detach | null = null,
+  known: Identity | null,
 ): void {
   const barrier = server.readBarrier?.(
     resolveRealm(server.realms, ctx.host, server.config.externalHost)?.id,
   );
   if (!barrier) {
-    runHere(res, ctx, ep, server, raw, leave, detach);
+    runHere(res, ctx, ep, server, raw, leave, known);
     return;
   }
   barrier.then(
-    () => runHere(res, ctx, ep, server, raw, leave, detach),
-    (err: unknown) => {
-      sendError(res, ctx, err);
-      leave();
-    },
+    () => runHere(res, ctx, ep, server, raw, leave, known),
+    (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
   );
 }
 
@@ -328,51 +424,63 @@ function runHere(
   server: ServerContext,
   raw: RawParams,
   leave: () => void,
-  detach: Detach | null,
+  known: Identity | null,
 ): void {
   let result: unknown;
   let ignored: string[];
   try {
     for (let i = 0; i < ep.pathParamNames.length; i++)
       raw[ep.pathParamNames[i]!] = ctx.pathParams[i]!;
-    const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
-    const limits = server.limits;
-    let user = null;
-    if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
-      user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
-      ctx.userId = user.id;
-    }
-    if (realm !== undefined) ctx.realmId = realm.id;
-    // Before the parameters, as the reference: malformed requests count too.
-    if (limits !== null) {
-      if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
-      else limits.anonymous(ctx);
-    }
+    const { realm, user } = known ?? identify(server, ctx, ep);
     const decoded = decodeParams(ep.compiled, raw);
     ignored = decoded.ignored;
     const hctx: HandlerCtx = { server, req: ctx, realm, user };
     result = ep.handle(hctx, decoded.params);
   } catch (err) {
-    sendError(res, ctx, err);
-    leave();
+    failRequest(res, ctx, err, leave, 'route');
     return;
   }
-  if (result instanceof HeldResponse) {
-    let target = res;
-    result.bind((value) => respondWith(target, ctx, value, ignored, leave));
-    // Held (not answered at once): behind the guard, the guard holds it rather than uWS.
-    if (detach !== null && !ctx.done && !ctx.aborted) target = detach(res, ctx, leave) ?? res;
-  } else if (result instanceof Promise) {
-    result.then(
-      (value: unknown) => respondWith(res, ctx, value, ignored, leave),
-      (err: unknown) => {
-        sendError(res, ctx, err);
-        leave();
-      },
-    );
-  } else {
-    respondWith(res, ctx, result, ignored, leave);
+  try {
+    if (result instanceof HeldResponse) {
+      result.bind((value) => respondWith(res, ctx, value, ignored, leave));
+    } else if (result instanceof Promise) {
+      result.then(
+        (value: unknown) => respondWith(res, ctx, value, ignored, leave),
+        (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
+      );
+    } else {
+      respondWith(res, ctx, result, ignored, leave);
+    }
+  } catch (err) {
+    failRequest(res, ctx, err, leave, 'respond');
   }
+}
+
+/** Who a request comes from, once its credentials were checked (and counted by the limits). */
+type Identity = { realm: RealmRuntime | undefined; user: UserRow | null };
+
+/** The realm by Host, authentication (credentials or session), the rate limits. Throws 4xx. */
+function identify(server: ServerContext, ctx: RequestContext, ep: Endpoint): Identity {
+  const realm = resolveRealm(server.realms, ctx.host, server.config.externalHost);
+  const limits = server.limits;
+  let user = null;
+  if (ctx.browser !== null && ctx.browser.bySession) {
+    user = authenticateSession(server, realm, ep.auth, ctx, ctx.browser);
+    if (user !== null) ctx.userId = user.id;
+  } else if (ep.auth === 'user' || (ep.auth === 'optional' && ctx.authorization !== '')) {
+    user = authenticate(server.store, realm, ctx.authorization, limits, ctx);
+    ctx.userId = user.id;
+  }
+  if (realm !== undefined) ctx.realmId = realm.id;
+  // An incoming-webhook bot's key only posts (the reference's validate_api_key).
+  if (user !== null && user.bot_type === BotType.INCOMING_WEBHOOK && !ep.incomingWebhookBots)
+    throw new JsonableError('This API is not available to incoming webhook bots.');
+  // Before the parameters, as the reference: malformed requests count too.
+  if (limits !== null) {
+    if (user !== null) limits.user(ctx, user.id, ep.rateLimitBucket);
+    else limits.anonymous(ctx);
+  }
+  return { realm, user };
 }
 
 /** Adds `ignored_parameters_unsupported` to a pre-serialized success body. */
@@ -383,7 +491,10 @@ function withIgnored(json: string, ignored: readonly string[]): string {
   return `${json.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`;
 }
 
-/** Writes a handler's value; calls `leave` once the response is complete (streams: later). */
+/**
+ * Writes a handler's value; calls `leave` once the response is complete (streams: later). Never
+ * throws: it also runs from whoever answers a held response (an event queue's flush).
+ */
 function respondWith(
   res: HttpResponse,
   ctx: RequestContext,
@@ -392,7 +503,20 @@ function respondWith(
   leave: () => void,
 ): void {
   if (value instanceof FileBody) {
-    streamFile(res, ctx, value, leave);
+    try {
+      streamFile(res, ctx, value, leave);
+    } catch (err) {
+      // streamFile catches its own; should it not, the connection cannot be trusted any more.
+      reportUnexpected(err, 'stream', { reqId: ctx.reqId, method: ctx.method });
+      if (!ctx.aborted) {
+        try {
+          res.close();
+        } catch {
+          // answered, or its client gone
+        }
+      }
+      leave();
+    }
     return;
   }
   try {
@@ -404,7 +528,11 @@ function respondWith(
       send(res, ctx, 200, successBody(value as object | undefined, ignored));
     }
   } catch (err) {
-    sendError(res, ctx, err);
+    try {
+      sendError(res, ctx, err, false, 'respond');
+    } catch (inner) {
+      reportUnexpected(inner, 'respond', { reqId: ctx.reqId, method: ctx.method });
+    }
   }
   leave();
 }

@@ -2,8 +2,11 @@
  * WebSocket push (the project's addition to the API; protocol in docs/events.md):
  *
  *   GET /api/v1/events/socket?queue_id=…&last_event_id=…   (Upgrade: websocket)
+ *   GET /json/events/socket?queue_id=…&last_event_id=…      the same, for browsers
  *
- * Authentication and realm selection are those of HTTP (Basic e-mail:API key, Host). The queue must
+ * Authentication and realm selection are those of HTTP (Basic e-mail:API key, Host); under /json/
+ * the browser's session cookie instead (never Basic), and the handshake's Origin must be the page's
+ * own (./sessions.ts: a page of another site cannot open a socket with the user's session). The queue must
  * be the caller's; `last_event_id` acknowledges as GET /events does. Any failure is answered
  * before the upgrade with the same JSON error GET /events would give. Once open, every pending
  * and every new event arrives in frames shaped like a GET /events response; the client acknowledges
@@ -24,20 +27,17 @@ import {
 } from '../lib/event-wire.js';
 import { pack } from '../lib/pack.js';
 import { compileParams, decodeParams, int, str } from '../lib/params.js';
-import { getEvents } from '../endpoints/events.js';
 import { authenticate, resolveRealm } from './auth.js';
-import { parseUrlEncoded } from './body.js';
-import { closingError, PollAnswer, PollRequest, type PollFields } from './poll-answer.js';
-import { RequestContext } from './request.js';
-import { mountDetachable, serveRequest, type InflightTracker } from './router.js';
-import { sendError } from './respond.js';
 import {
-  SOCKET_OP,
-  SocketBatchBuilder,
-  readBatch,
-  type SocketBatch,
-  type SocketOp,
-} from './socket-batch.js';
+  authenticateSession,
+  checkSocketOrigin,
+  readBrowserRequest,
+  SESSION_COOKIE,
+} from './sessions.js';
+import { parseUrlEncoded } from './body.js';
+import type { Release } from './address-limits.js';
+import { RequestContext } from './request.js';
+import { sendError } from './respond.js';
 import {
   DISABLED_COMPRESSION,
   type HttpRequest,
@@ -48,9 +48,19 @@ import {
 } from './uws.js';
 
 export const EVENT_SOCKET_PATH = '/api/v1/events/socket';
+export const BROWSER_EVENT_SOCKET_PATH = '/json/events/socket';
+
+/** How a socket's handshake is authenticated: HTTP Basic, or the browser's session. */
+type Via = 'api' | 'session';
 
 type Format = 'json' | 'msgpack';
-type Admitted = { rt: QueueHandle; format: Format; protocol: Format | '' };
+type Admitted = {
+  rt: QueueHandle;
+  format: Format;
+  protocol: Format | '';
+  /** Gives back the socket's share of its address's connections (./address-limits.ts). */
+  release: Release | null;
+};
 type SocketData = Admitted & { sink: SocketSink | null; closed: boolean };
 
 const SocketParams = compileParams(z.object({ queue_id: str(), last_event_id: int() }));
@@ -68,18 +78,15 @@ export function chooseSubprotocol(offer: string): Format | '' | null {
   return null;
 }
 
-/**
- * Mounts the socket's URL. Behind the HTTP guard, the guard holds the sockets (their upgrades
- * reach this thread as plain requests, their frames in batches): the returned host is its side of
- * them, for the listener to connect; without the guard, uWS holds them and null is returned.
- */
-export function mountEventSocket(
-  app: TemplatedApp,
-  server: ServerContext,
-  inflight: InflightTracker,
-): GuardSocketHost | null {
+/** Mounts the socket's URLs: the API's and the browsers'. */
+export function mountEventSocket(app: TemplatedApp, server: ServerContext): void {
+  mountSocketAt(app, server, EVENT_SOCKET_PATH, 'api');
+  mountSocketAt(app, server, BROWSER_EVENT_SOCKET_PATH, 'session');
+}
+
+function mountSocketAt(app: TemplatedApp, server: ServerContext, path: string, via: Via): void {
   const { queues, config } = server;
-  app.ws<SocketData>(EVENT_SOCKET_PATH, {
+  app.ws<SocketData>(path, {
     compression: DISABLED_COMPRESSION,
     maxPayloadLength: 16 * 1024,
     // We close at wsMaxBackpressureBytes ourselves (4002, after the frames already buffered); uWS's
@@ -95,7 +102,7 @@ export function mountEventSocket(
       const protocolOffer = req.getHeader('sec-websocket-protocol');
       const key = req.getHeader('sec-websocket-key');
       const extensions = req.getHeader('sec-websocket-extensions');
-      const admitted = admit(server, res, req, ctx, protocolOffer);
+      const admitted = admit(server, res, req, ctx, protocolOffer, via);
       if (admitted === null) return;
       const data: SocketData = { ...admitted, sink: null, closed: false };
       res.cork(() => res.upgrade(data, key, admitted.protocol, extensions, context));
@@ -138,11 +145,12 @@ export function mountEventSocket(
     close: (ws: WebSocket<SocketData>) => {
       const data = ws.getUserData();
       data.closed = true;
+      data.release?.();
       if (data.sink) queues.detachSocket(data.rt, data.sink);
     },
   });
   // A plain GET (no upgrade) of the socket's URL: say what it is rather than 404.
-  app.get(EVENT_SOCKET_PATH, (res: HttpResponse, req: HttpRequest) => {
+  app.get(path, (res: HttpResponse, req: HttpRequest) => {
     const ctx = new RequestContext(req, 0, 'GET');
     sendError(
       res,
@@ -153,215 +161,6 @@ export function mountEventSocket(
       }),
     );
   });
-  return config.httpGuard ? new GuardSocketHost(server, inflight) : null;
-}
-
-/** The answer to a poll whose fields did not read (never from the guard's own code). */
-const BAD_POLL_ANSWER = closingError('400 Bad Request', 'Malformed request');
-
-/** Operations per message while a fan-out is under way (the rest leave when it ends). */
-const STREAM_OPS = 256;
-/** How long an accepted upgrade waits for the guard's handshake before it is forgotten. */
-const HANDSHAKE_WAIT_MS = 30_000;
-
-/**
- * This thread's side of the event sockets and long-polls the HTTP guard holds
- * (src/http/guard-sockets.ts, src/http/guard-polls.ts). The guard asks `<prefix>/socket?…` with
- * the upgrade's headers; an accepted upgrade is answered `200` naming a socket id (the guard then
- * answers the handshake), a refused one with the error. It asks `<prefix>/poll?…` with a
- * long-poll's: GET /events served as ever, except that a poll to be held is answered `200` naming
- * a poll id at once, and its answer goes to the guard later. The polls after it on the same
- * connection the guard reads itself and sends as fields (POLL_ASK): they are served here without
- * uWS (`pollAsked`), their answers going to the guard likewise. Frames, poll answers and closes go
- * both ways in batches (./socket-batch.ts): whatever the queues send in one turn of the loop
- * leaves in one message, a frame shared by many sockets stored once.
- */
-export class GuardSocketHost {
-  readonly path = EVENT_SOCKET_PATH;
-  readonly pollPath = getEvents.path;
-  readonly maxBackpressure: number;
-  /** The guard's idle period for these sockets (config.httpGuardIdleMs; undefined: its default). */
-  readonly idlePeriodMs: number | undefined;
-  private nextId = 0;
-  private nextPoll = 0;
-  /** Polls the guard holds: what the request's end (or its client's departure) is to settle. */
-  private readonly polls = new Map<number, { ctx: RequestContext; leave: () => void }>();
-  /** Polls the guard asked about without uWS (POLL_ASK), by the guard's (negative) id. */
-  private readonly asked = new Map<number, PollAnswer>();
-  /** How many polls were asked so, since the start. */
-  askedTotal = 0;
-  /** Accepted, handshake not yet done. */
-  private readonly accepted = new Map<number, SocketData>();
-  private readonly open = new Map<number, SocketData>();
-  private out = new SocketBatchBuilder();
-  private flushing = false;
-  private post: ((batch: SocketBatch) => void) | null = null;
-
-  constructor(
-    private readonly server: ServerContext,
-    private readonly inflight: InflightTracker,
-  ) {
-    this.maxBackpressure = server.config.wsMaxBackpressureBytes;
-    this.idlePeriodMs = server.config.httpGuardIdleMs;
-  }
-
-  /** Polls the guard holds now. */
-  get heldPolls(): number {
-    return this.polls.size + this.asked.size;
-  }
-
-  /** Mounts the routes the guard asks on; `post` sends a batch to the guard's thread. */
-  mount(app: TemplatedApp, prefix: string, post: (batch: SocketBatch) => void): void {
-    this.post = post;
-    mountDetachable(
-      app,
-      `${prefix}/poll`,
-      getEvents,
-      this.server,
-      this.inflight,
-      (res, ctx, leave) => this.detachPoll(res, ctx, leave),
-    );
-    app.get(`${prefix}/socket`, (res: HttpResponse, req: HttpRequest) => {
-      const ctx = new RequestContext(req, 0, 'GET');
-      const admitted = admit(this.server, res, req, ctx, req.getHeader('sec-websocket-protocol'));
-      if (admitted === null || ctx.aborted) return;
-      const id = (this.nextId = (this.nextId % 0x7fffffff) + 1);
-      this.accepted.set(id, { ...admitted, sink: null, closed: false });
-      setTimeout(() => this.accepted.delete(id), HANDSHAKE_WAIT_MS).unref();
-      res.cork(() =>
-        res
-          .writeHeader('X-Guard-Socket', String(id))
-          .writeHeader('X-Guard-Protocol', admitted.protocol)
-          .end(),
-      );
-    });
-  }
-
-  /** A batch from the guard: sockets opened and closed, frames received. */
-  receive(batch: SocketBatch): void {
-    readBatch(batch, (id, op, payload) => {
-      if (op === SOCKET_OP.OPEN) this.opened(id);
-      else if (op === SOCKET_OP.CLOSED) this.closed(id);
-      else if (op === SOCKET_OP.POLL_CLOSED) this.pollClosed(id);
-      else if (op === SOCKET_OP.POLL_ASK) this.pollAsked(id, payload);
-      else {
-        const data = this.open.get(id);
-        if (data === undefined || data.closed) return;
-        const reply = receiveFrame(this.server.queues, data, payload, op === SOCKET_OP.BINARY);
-        if (reply !== null) this.send(id, reply, data.format === 'msgpack');
-      }
-    });
-  }
-
-  private opened(id: number): void {
-    const data = this.accepted.get(id);
-    if (data === undefined) {
-      // Its handshake came too late (the acceptance is forgotten): the client is to ask again.
-      this.queue(id, SOCKET_OP.CLOSE, 'handshake too late', 1011);
-      return;
-    }
-    this.accepted.delete(id);
-    this.open.set(id, data);
-    const sink: SocketSink = {
-      send: (events) => {
-        if (!data.closed) this.send(id, eventsFrame(data, events), data.format === 'msgpack');
-      },
-      close: (code, reason) => {
-        if (data.closed) return;
-        data.closed = true;
-        this.queue(id, SOCKET_OP.CLOSE, reason, code);
-      },
-    };
-    data.sink = sink;
-    this.server.queues.attachSocket(data.rt, sink);
-  }
-
-  /**
-   * A poll to be held: uWS's request is answered now with the poll's id (the guard holds the
-   * client's connection from then on), and the answer, written later, goes to the guard.
-   */
-  private detachPoll(res: HttpResponse, ctx: RequestContext, leave: () => void): HttpResponse {
-    const id = (this.nextPoll = (this.nextPoll % 0x7fffffff) + 1);
-    this.polls.set(id, { ctx, leave });
-    res.cork(() => res.writeHeader('X-Guard-Poll', String(id)).end());
-    return new PollAnswer((response, close) => {
-      if (!this.polls.delete(id)) return; // its client is gone
-      this.queue(id, SOCKET_OP.POLL_ANSWER, response, close ? 1 : 0);
-    }).asResponse();
-  }
-
-  /**
-   * A poll the guard read itself (src/http/guard.ts `plainPoll`), served as uWS would have served
-   * it, into bytes; its answer, at once or later, goes to the guard under the guard's id.
-   */
-  private pollAsked(id: number, payload: Uint8Array): void {
-    if (id >= 0 || this.asked.has(id)) return; // (the guard's ids are negative and unique)
-    let fields: PollFields;
-    try {
-      fields = JSON.parse(Buffer.from(payload).toString('utf8')) as PollFields;
-    } catch {
-      this.queue(id, SOCKET_OP.POLL_ANSWER, BAD_POLL_ANSWER, 1);
-      return;
-    }
-    const answer = new PollAnswer((response, close) => {
-      if (!this.asked.delete(id)) return; // its client is gone
-      this.queue(id, SOCKET_OP.POLL_ANSWER, response, close ? 1 : 0);
-    }, fields.peer);
-    this.asked.set(id, answer);
-    this.askedTotal++;
-    serveRequest(
-      answer.asResponse(),
-      new PollRequest(fields).asRequest(),
-      getEvents,
-      this.server,
-      this.inflight,
-    );
-  }
-
-  /** A held poll's client left before the answer: as uWS reports an aborted request. */
-  private pollClosed(id: number): void {
-    const asked = this.asked.get(id);
-    if (asked !== undefined) {
-      this.asked.delete(id);
-      asked.abort();
-      return;
-    }
-    const poll = this.polls.get(id);
-    if (poll === undefined) return; // answered already
-    this.polls.delete(id);
-    poll.ctx.markAborted();
-    poll.leave();
-  }
-
-  private closed(id: number): void {
-    this.accepted.delete(id);
-    const data = this.open.get(id);
-    if (data === undefined) return;
-    this.open.delete(id);
-    data.closed = true;
-    if (data.sink) this.server.queues.detachSocket(data.rt, data.sink);
-  }
-
-  private send(id: number, frame: string | Buffer, binary: boolean): void {
-    this.queue(id, binary ? SOCKET_OP.BINARY : SOCKET_OP.TEXT, frame);
-  }
-
-  private queue(id: number, op: SocketOp, payload: string | Buffer, code = 0): void {
-    this.out.add(id, op, payload, code);
-    // A large fan-out leaves in parts, so that the guard writes the first frames while this
-    // thread still frames the rest.
-    if (this.out.count >= STREAM_OPS) {
-      this.post?.(this.out.take());
-      return;
-    }
-    if (this.flushing) return;
-    this.flushing = true;
-    // Once this turn's fan-out is done: one message for the rest of it.
-    queueMicrotask(() => {
-      this.flushing = false;
-      if (!this.out.empty) this.post?.(this.out.take());
-    });
-  }
 }
 
 /**
@@ -374,14 +173,30 @@ function admit(
   req: HttpRequest,
   ctx: RequestContext,
   protocolOffer: string,
+  via: Via,
 ): Admitted | null {
   const { queues, config } = server;
-  ctx.bindPeer(res, config.httpGuard);
-  if (server.limits?.readsForwardedFor) ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  ctx.bindPeer(res);
+  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
+    ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  if (via === 'session') ctx.browser = readBrowserRequest(req, 'only', ctx.authorization);
   res.onAborted(() => ctx.markAborted());
+  let release: Release | null = null;
   try {
+    // The socket holds one of its address's connections from now until it closes.
+    const anonymous =
+      ctx.browser === null
+        ? ctx.authorization === ''
+        : !ctx.browser.cookie.includes(`${SESSION_COOKIE}=`);
+    release = server.addressLimits?.admit(ctx, anonymous) ?? null;
     const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
-    const user = authenticate(server.store, realm, ctx.authorization, server.limits, ctx);
+    let user;
+    if (ctx.browser !== null) {
+      checkSocketOrigin(config, ctx, ctx.browser);
+      user = authenticateSession(server, realm, 'user', ctx, ctx.browser)!;
+    } else {
+      user = authenticate(server.store, realm, ctx.authorization, server.limits, ctx);
+    }
     // An upgrade counts as one request against the event-queue budget (GET /events's).
     server.limits?.user(ctx, user.id, 'events');
     const { params } = decodeParams(SocketParams, parseUrlEncoded(ctx.query));
@@ -392,8 +207,9 @@ function admit(
     }
     queues.acknowledge(rt, params.last_event_id);
     ctx.done = true;
-    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen };
+    return { rt, format: chosen === 'msgpack' ? 'msgpack' : 'json', protocol: chosen, release };
   } catch (err) {
+    release?.();
     sendError(res, ctx, err, true);
     return null;
   }

@@ -117,6 +117,12 @@ export class ParamValidationError extends JsonableError {
 }
 
 /**
+ * The challenge of a 401 on a route a browser uses (/json/, media, by session): a scheme no browser
+ * answers with its own login dialog, as the reference's `Session realm=...`.
+ */
+export const SESSION_CHALLENGE = 'Session realm="confab"';
+
+/**
  * Authentication failures on API routes. Always 401 with code UNAUTHORIZED and a
  * `WWW-Authenticate` challenge, whatever the underlying reason (bad key, deactivated, wrong realm).
  */
@@ -288,6 +294,19 @@ export class ConfirmationLinkError extends JsonableError {
       { code: 'NOT_FOUND', status: 404 },
     );
   }
+}
+
+/**
+ * Why `err` must stop the server, or null when it need not: SQLite reporting its database corrupt
+ * (docs/robustness.md "Unexpected exceptions"; the process-level last resort, src/process-guard.ts,
+ * stops the process for it wherever it is caught).
+ */
+export function fatalReason(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')) {
+    return `the database is corrupt (${code})`;
+  }
+  return null;
 }
 
 export function internalErrorBody(): { result: 'error'; msg: string; code: ErrorCode } {

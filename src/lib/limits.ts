@@ -6,6 +6,12 @@
 
 /** Longest message content, in Unicode code points. */
 export const MAX_MESSAGE_LENGTH = 10000;
+/**
+ * Longest rendered HTML of a message, in Unicode code points: the reference refuses more (its
+ * MAX_MESSAGE_LENGTH × 100), so that nothing downstream handles a runaway rendering (a 9,805
+ * character TeX formula renders to 1.4 million).
+ */
+export const MAX_RENDERED_LENGTH = MAX_MESSAGE_LENGTH * 100;
 /** Longest topic name, in Unicode code points. */
 export const MAX_TOPIC_LENGTH = 60;
 export const MAX_STREAM_NAME_LENGTH = 60;

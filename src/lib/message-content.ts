@@ -12,7 +12,7 @@ import {
   firstUnprintable,
 } from './channel-rules.js';
 import { JsonableError } from './errors.js';
-import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './limits.js';
+import { MAX_MESSAGE_LENGTH, MAX_RENDERED_LENGTH, MAX_TOPIC_LENGTH } from './limits.js';
 import type { RenderResult } from './markdown/context.js';
 import { htmlToText } from './search.js';
 
@@ -49,6 +49,17 @@ export function normalizeContent(raw: string): string {
   if (body.length === 0) throw new JsonableError('Message must not be empty');
   if (body.includes('\0')) throw new JsonableError('Message must not contain null bytes');
   return truncateCodePoints(body, MAX_MESSAGE_LENGTH, CONTENT_TRUNCATION);
+}
+
+/**
+ * Refuses a rendering longer than MAX_RENDERED_LENGTH code points with the reference's error
+ * (its MarkdownRenderingError, answered "Unable to render message"), for sends, edits, scheduled
+ * messages and previews alike (workers/pool.ts checks every rendering).
+ */
+export function checkRenderedLength(html: string): void {
+  if (html.length <= MAX_RENDERED_LENGTH) return; // UTF-16 length ≥ code points
+  if (codePointLength(html) <= MAX_RENDERED_LENGTH) return;
+  throw new JsonableError('Unable to render message');
 }
 
 /** Topics clients send for "the empty topic". */

@@ -5,6 +5,7 @@
  */
 import { AccountDeactivatedError } from '../lib/errors.js';
 import type { OutboundEvent, WireEvent } from '../lib/events.js';
+import type { MailDeps } from '../lib/mail.js';
 import type { RealmView } from '../queries/realm-view.js';
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
@@ -31,6 +32,8 @@ export interface MutationContext {
    * realm, 'realm') — their event queues are deleted, held polls answered, sockets closed.
    */
   endSessions(users: readonly number[] | 'realm'): void;
+  /** Outgoing mail (src/mutations/mail.ts enqueueMail); null: this server sends no mail. */
+  readonly mail: MailDeps | null;
 }
 
 /** A mutation: payload in, data out; throws JsonableError to refuse (which rolls back). */

@@ -3,8 +3,9 @@
  * revoking them, and accepting one (creating the account). Reference: views/invite.py,
  * actions/invites.py, actions/create_user.py (process_new_human_user).
  *
- * Confab sends no e-mail: an e-mail invitation is stored with its link, which works like the
- * link the reference would have mailed (see docs/api.md "Invitations").
+ * An e-mail invitation is stored with its link and mailed through the outbox in the same
+ * transaction (docs/mail.md); without SMTP_URL it is only stored, and the inviter passes on the
+ * link GET /invites shows (docs/api.md "Invitations").
  */
 import { addSubscribersDecision } from '../lib/channel-permissions.js';
 import {
@@ -17,6 +18,7 @@ import {
 import {
   INVITES_MIN_USER_AGE_DAYS,
   InvitationError,
+  invitationPath,
   checkInviteRole,
   generateConfirmationKey,
   parseInviteeEmails,
@@ -30,6 +32,8 @@ import { isValidEmail } from '../lib/email-validation.js';
 import { usableInvitation } from '../queries/invites.js';
 import { actingUser, type MutationContext } from './context.js';
 import { notifyInvitesChanged } from './invitation-cleanup.js';
+import { invitationMail } from '../lib/mail.js';
+import { enqueueMail, mailRealm } from './mail.js';
 import { accessUserGroupForUpdate } from './user-groups.js';
 import {
   checkCreateUser,
@@ -244,13 +248,41 @@ export function doInviteUsers(
   // Only empty entries (", ,"): nothing to do, as the reference.
   if (emails.length === 0) return { skipped };
   for (const email of emails) {
-    insertInvitation(ctx, user, cmd, checked, {
+    const key = insertInvitation(ctx, user, cmd, checked, {
       email,
       notifyReferrerOnJoin: cmd.notify_referrer_on_join,
     });
+    const expiresAt =
+      cmd.invite_expires_in_minutes === null ? null : ctx.now + cmd.invite_expires_in_minutes * 60;
+    mailInvitation(ctx, user, email, key, expiresAt);
   }
   notifyInvitesChanged(ctx, [user.id]);
   return { skipped };
+}
+
+/** The invitation mail (when the server sends mail): the link that creates the account. */
+function mailInvitation(
+  ctx: MutationContext,
+  referrer: UserRow,
+  email: string,
+  key: string,
+  expiresAt: number | null,
+): void {
+  if (!ctx.mail) return;
+  const realm = mailRealm(ctx);
+  enqueueMail(
+    ctx,
+    'invitation',
+    email,
+    invitationMail({
+      realm,
+      referrerName: referrer.full_name,
+      referrerEmail: referrer.email,
+      link: realm.url + invitationPath(false, key),
+      expiresAt,
+      now: ctx.now,
+    }),
+  );
 }
 
 // ---- revoking -------------------------------------------------------------------------------
@@ -311,17 +343,31 @@ export function doRevokeMultiuseInvite(
 }
 
 /**
- * POST /invites/{invite_id}/resend: the same access as revoking. Confab sends no e-mail, so
- * after the checks it says so instead of pretending to have sent one.
+ * POST /invites/{invite_id}/resend: the same access as revoking; the invitation must still be
+ * usable (an expired one is not shown by GET /invites either). Without SMTP_URL it says the
+ * server cannot, instead of pretending to have sent one.
  */
 export function checkResendInvite(
   ctx: MutationContext,
   cmd: { acting_user_id: number; invite_id: number },
-): Record<string, never> {
-  accessInvitation(ctx, cmd.acting_user_id, cmd.invite_id, false);
-  throw new JsonableError(
-    'This server does not send email, so the invitation cannot be resent. Share its link with the invitee instead.',
-  );
+): InvitationRow {
+  const inv = accessInvitation(ctx, cmd.acting_user_id, cmd.invite_id, false);
+  if (inv.status !== InvitationStatus.PENDING || (inv.expiry_date ?? Infinity) < ctx.now)
+    throw new JsonableError('No such invitation');
+  if (!ctx.mail)
+    throw new JsonableError(
+      'This server does not send email, so the invitation cannot be resent. Share its link with the invitee instead.',
+    );
+  return inv;
+}
+
+/** Mails the invitation again, as of now (the reference's do_send_user_invite_email). */
+export function doResendInvite(ctx: MutationContext, inv: InvitationRow): Record<string, never> {
+  const referrer = ctx.store.users.byId(inv.referred_by)!;
+  ctx.store.invitations.setInvitedAt(inv.id, ctx.now);
+  mailInvitation(ctx, referrer, inv.email!, inv.confirmation_key, inv.expiry_date);
+  notifyInvitesChanged(ctx, [inv.referred_by]);
+  return {};
 }
 
 // ---- accepting ------------------------------------------------------------------------------

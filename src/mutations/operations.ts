@@ -9,6 +9,7 @@ import { generateApiKey } from '../lib/password.js';
 import { directSystemGroupsForRole, Role } from '../lib/roles.js';
 import { formatUser } from '../queries/users.js';
 import type { MutationContext } from './context.js';
+import { endLoginSessions } from './sessions.js';
 import { doDeactivateRealm } from './realm-deactivate.js';
 import { insertUserRow } from './users.js';
 
@@ -90,6 +91,7 @@ export function doSetPasswordHash(
 ): Record<string, never> {
   const user = { id: cmd.user_id };
   ctx.store.users.setPasswordHash(user.id, cmd.password_hash);
+  endLoginSessions(ctx, [user.id]);
   ctx.afterCommit(() => ctx.realm.reloadUser(user.id));
   return {};
 }
@@ -102,6 +104,7 @@ export function doRegenerateApiKey(
   const user = { id: cmd.user_id };
   const apiKey = generateApiKey();
   ctx.store.users.setApiKey(user.id, apiKey);
+  endLoginSessions(ctx, [user.id]);
   ctx.afterCommit(() => ctx.realm.reloadUser(user.id));
   return { api_key: apiKey };
 }

@@ -9,6 +9,7 @@
 import { OrganizationOwnerRequiredError, RealmDeactivatedError } from '../lib/errors.js';
 import { Role } from '../lib/roles.js';
 import type { MutationContext } from './context.js';
+import { endLoginSessions } from './sessions.js';
 
 export type DeactivateRealmCommand = { acting_user_id: number };
 
@@ -33,6 +34,7 @@ export function doDeactivateRealm(ctx: MutationContext): Record<string, never> {
     { type: 'realm', op: 'deactivated', realm_id: realm.id },
     realm.activeUsers().map((u) => u.id),
   );
+  endLoginSessions(ctx, 'realm');
   ctx.afterCommit(() => realm.reloadRealm());
   ctx.endSessions('realm');
   return {};

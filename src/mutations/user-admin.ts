@@ -33,6 +33,8 @@ import {
 } from './profile-fields.js';
 import { announceChannelAccessAfterGroupChange } from './user-groups.js';
 import { checkUniqueName, doChangeFullName } from './users.js';
+import { checkReactivateBot, emitBotActive } from './bot-rules.js';
+import { isSystemBot } from '../queries/bots.js';
 
 /** The system group a role puts its users in directly (full members aside). */
 const ROLE_GROUP: Readonly<Record<RoleValue, SystemGroupName>> = {
@@ -261,7 +263,9 @@ export function doChangeUserRole(ctx: MutationContext, target: UserRow, role: Ro
 /** access_user_by_id(for_admin=True): administrators, or the owner of a bot. */
 function targetForAdmin(ctx: MutationContext, actor: UserRow, userId: number): UserRow {
   const target = ctx.store.users.byId(userId);
-  if (!target || target.realm_id !== ctx.realm.id) throw new NoSuchUserError();
+  // The system bots keep their role and state: nobody administers them.
+  if (!target || target.realm_id !== ctx.realm.id || isSystemBot(target))
+    throw new NoSuchUserError();
   const isAdmin = actor.role <= Role.ADMINISTRATOR;
   if (!isAdmin && target.bot_owner_id !== actor.id) throw new InsufficientPermissionError();
   return target;
@@ -361,7 +365,9 @@ export function checkReactivateUser(
 ): UserRow | null {
   const actor = actingUser(ctx.realm, cmd.acting_user_id);
   const target = targetForAdmin(ctx, actor, cmd.user_id);
-  return target.is_active ? null : target;
+  if (target.is_active) return null;
+  if (target.is_bot) checkReactivateBot(ctx, actor, target);
+  return target;
 }
 
 /**
@@ -392,6 +398,7 @@ export function doReactivateUser(
         peers,
       );
   }
+  emitBotActive(ctx, target, true);
   ctx.afterCommit(() => realm.reloadUser(target.id));
   return {};
 }

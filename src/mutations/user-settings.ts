@@ -25,9 +25,12 @@ import {
   type UserSettings,
 } from '../lib/user-settings.js';
 import { EmailChangeStatus, type EmailChangeRow } from '../storage/accounts.js';
+import { emailChangedMail, emailChangeMail } from '../lib/mail.js';
+import { enqueueMail, mailRealm } from './mail.js';
 import type { UserRow } from '../storage/users.js';
 import { checkFullName } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
+import { endLoginSessions } from './sessions.js';
 import { deleteAllDrafts } from './drafts.js';
 import { presenceSettingChanged } from './presence.js';
 import {
@@ -46,6 +49,11 @@ export type ChangeSettingsCommand = {
   full_name?: string;
   /** The new password, already verified against the old one and hashed (outside the actor). */
   password_hash?: string;
+  /**
+   * With a new password: the login session that asked for it (its token's hash), which stays;
+   * the user's other sessions end.
+   */
+  keep_session?: string;
   /** Start a change of address: a pending change with this (secret) confirmation key. */
   email_change?: { new_email: string; confirmation_key: string };
   settings: Partial<UserSettings>;
@@ -176,7 +184,10 @@ export function doChangeSettings(
   const { cmd, user } = change;
   const result: ChangeSettingsResult = { email_change: null };
 
-  if (cmd.password_hash !== undefined) store.users.setPasswordHash(user.id, cmd.password_hash);
+  if (cmd.password_hash !== undefined) {
+    store.users.setPasswordHash(user.id, cmd.password_hash);
+    endLoginSessions(ctx, [user.id], cmd.keep_session ?? null);
+  }
 
   if (change.emailChange) {
     const { new_email, confirmation_key } = change.emailChange;
@@ -191,6 +202,21 @@ export function doChangeSettings(
       created_at: ctx.now,
     });
     result.email_change = { old_email: user.delivery_email, new_email, confirmation_key };
+    if (ctx.mail) {
+      const where = mailRealm(ctx);
+      enqueueMail(
+        ctx,
+        'email_change',
+        new_email,
+        emailChangeMail({
+          realm: where,
+          host: new URL(where.url).host,
+          oldEmail: user.delivery_email,
+          newEmail: new_email,
+          link: `${where.url}/accounts/confirm_new_email/${confirmation_key}`,
+        }),
+      );
+    }
   }
 
   if (change.fullName !== null) doChangeFullName(ctx, user, change.fullName);
@@ -273,5 +299,15 @@ export function doConfirmEmailChange(
 ): { user_id: number; old_email: string; new_email: string } {
   ctx.store.accounts.setEmailChangeStatus(row.id, EmailChangeStatus.USED);
   doChangeDeliveryEmail(ctx, user, row.new_email);
+  // The old address is told, as the reference's notify_change_in_email.
+  if (ctx.mail) {
+    const where = mailRealm(ctx);
+    enqueueMail(
+      ctx,
+      'email_changed',
+      row.old_email,
+      emailChangedMail({ realm: where, host: new URL(where.url).host, newEmail: row.new_email }),
+    );
+  }
   return { user_id: user.id, old_email: row.old_email, new_email: row.new_email };
 }

@@ -21,8 +21,13 @@ import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import { checkCanCreateUsers, checkRealmAdministrator } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
+import { endLoginSessions } from './sessions.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
+import { welcomeMail } from '../lib/mail.js';
+import { enqueueMail, mailRealm } from './mail.js';
+import { emitBotActive } from './bot-rules.js';
+import { botOwnerUserIds, isSystemBot } from '../queries/bots.js';
 
 function normalizedName(name: string): string {
   return name.normalize('NFKC').toLowerCase();
@@ -158,6 +163,15 @@ export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): Crea
     realm.reloadUser(userId);
     for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);
   });
+  // The welcome mail (the reference's account_registered), with the new account.
+  if (ctx.mail) {
+    enqueueMail(
+      ctx,
+      'welcome',
+      cmd.email,
+      welcomeMail({ realm: mailRealm(ctx), fullName: cmd.full_name, email: cmd.email }),
+    );
+  }
   return { user_id: userId, api_key: apiKey, email: cmd.email };
 }
 
@@ -173,7 +187,8 @@ export function checkDeactivateUser(ctx: MutationContext, cmd: DeactivateUserCom
   const actor = realm.user(cmd.acting_user_id);
   checkRealmAdministrator(actor);
   const target = store.users.byId(cmd.user_id);
-  if (!target || target.realm_id !== realm.id) throw new NoSuchUserError();
+  // The system bots are nobody's to change (the reference's live outside every realm).
+  if (!target || target.realm_id !== realm.id || isSystemBot(target)) throw new NoSuchUserError();
   if (!target.is_active) throw new JsonableError('User is already deactivated');
   if (target.role === Role.OWNER) {
     if (actor.role !== Role.OWNER) throw new OrganizationOwnerRequiredError();
@@ -217,6 +232,17 @@ export function checkDeactivateOwnAccount(ctx: MutationContext, cmd: { user_id: 
  * stops working; everyone who may know learns of it.
  */
 export function doDeactivateUser(ctx: MutationContext, target: UserRow): Record<string, never> {
+  const { realm } = ctx;
+  // A person's bots stop with them (the reference's _cascade).
+  if (!target.is_bot) {
+    for (const bot of realm.activeUsers())
+      if (bot.is_bot && bot.bot_owner_id === target.id) deactivateOne(ctx, bot);
+  }
+  deactivateOne(ctx, target);
+  return {};
+}
+
+function deactivateOne(ctx: MutationContext, target: UserRow): void {
   const { store, realm } = ctx;
   store.users.setActive(target.id, false);
   // As the reference's send_events_for_user_deactivation: those who may see the subscribers of a
@@ -241,9 +267,10 @@ export function doDeactivateUser(ctx: MutationContext, target: UserRow): Record<
       .map((u) => u.id)
       .filter((id) => id !== target.id),
   );
+  endLoginSessions(ctx, [target.id]);
+  emitBotActive(ctx, target, false);
   ctx.afterCommit(() => realm.reloadUser(target.id));
   ctx.endSessions([target.id]);
-  return {};
 }
 
 // ---- changes shared by PATCH /settings, PATCH /users/{id} and the e-mail confirmation -------
@@ -257,8 +284,8 @@ export function doChangeFullName(ctx: MutationContext, user: UserRow, fullName: 
     { type: 'realm_user', op: 'update', person },
     realm.activeUsers().map((u) => u.id),
   );
-  if (user.is_bot && user.bot_owner_id !== null) {
-    ctx.emit({ type: 'realm_bot', op: 'update', bot: person }, [user.bot_owner_id]);
+  if (user.is_bot && !isSystemBot(user)) {
+    ctx.emit({ type: 'realm_bot', op: 'update', bot: person }, botOwnerUserIds(realm, store, user));
   }
   ctx.afterCommit(() => realm.reloadUser(user.id));
 }

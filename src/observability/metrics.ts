@@ -66,6 +66,17 @@ export type MetricsSource = {
   checkpoints(): { runs: number; pages: number; walPages: number };
   /** A cluster node's place in its realm log (docs/cluster.md); absent for a single process. */
   replication?(): Promise<ReplicationFigures>;
+  /** The mail outbox and its sender (src/mail/sender.ts); absent when the server sends no mail. */
+  mail?(): MailFigures;
+};
+
+/** See src/mail/sender.ts. */
+export type MailFigures = {
+  waiting: number;
+  oldestSeconds: number;
+  sent: number;
+  retried: number;
+  dropped: number;
 };
 
 export type ReplicationFigures = {
@@ -117,6 +128,20 @@ const rateLimited = new Counter({
   help: 'Requests refused by a rate limit (429).',
   registers: [registry],
 });
+
+const unexpectedErrors = new Counter({
+  name: 'confab_unexpected_errors_total',
+  help:
+    'Exceptions no code expected, each logged as an error: answered 500 (or a socket closed 1011) ' +
+    'by the HTTP layer, or caught by the process-level last resort; by where they were caught.',
+  labelNames: ['where'] as const,
+  registers: [registry],
+});
+
+/** Counts one unexpected exception; `where` is one of a few fixed names (src/http/unexpected.ts). */
+export function countUnexpected(where: string): void {
+  unexpectedErrors.labels(where).inc();
+}
 
 new Gauge({
   name: 'confab_http_requests_in_flight',
@@ -299,6 +324,45 @@ scraped(
   'Pages in the write-ahead log at the last background checkpoint.',
   () => sum((s) => s.checkpoints().walPages),
   'gauge',
+);
+
+// ---- outgoing mail (src/mail/sender.ts) ---------------------------------------------------------
+
+function mailSum(read: (m: MailFigures) => number): number {
+  let n = 0;
+  for (const s of sources) if (s.mail) n += read(s.mail());
+  return n;
+}
+
+scraped(
+  'confab_mail_outbox',
+  'Mail waiting in the outbox for the SMTP server.',
+  () => mailSum((m) => m.waiting),
+  'gauge',
+);
+scraped(
+  'confab_mail_outbox_oldest_seconds',
+  'Age of the oldest mail waiting in the outbox.',
+  () => mailSum((m) => m.oldestSeconds),
+  'gauge',
+);
+scraped(
+  'confab_mail_sent_total',
+  'Mail the SMTP server accepted.',
+  () => mailSum((m) => m.sent),
+  'counter',
+);
+scraped(
+  'confab_mail_retries_total',
+  'Failed deliveries that will be tried again.',
+  () => mailSum((m) => m.retried),
+  'counter',
+);
+scraped(
+  'confab_mail_dropped_total',
+  'Mail dropped after it kept failing or the SMTP server refused it (each logged).',
+  () => mailSum((m) => m.dropped),
+  'counter',
 );
 
 // ---- a cluster node's replication (asked of JetStream once per scrape) ---------------------------

@@ -33,6 +33,7 @@ import {
   userSettingsState,
 } from './state/user-settings.js';
 import { usersState } from './state/users.js';
+import { botsState } from './state/bots.js';
 import { CHANNEL_STATE_CONTRIBUTORS } from './state/channels.js';
 import { MESSAGE_STATE_CONTRIBUTORS } from './state/messages.js';
 
@@ -80,6 +81,7 @@ export const STATE_CONTRIBUTORS: readonly StateContributor[] = [
   realmState,
   realmUserSettingsDefaultsState,
   usersState,
+  botsState,
   userSettingsState,
   legacyDisplaySettingsState,
   legacyNotificationSettingsState,

@@ -15,6 +15,7 @@ import type { DB } from './db.js';
 export const ID_TABLES = [
   'alert_words',
   'attachments',
+  'bot_services',
   'channel_folders',
   'custom_profile_fields',
   'direct_message_groups',
@@ -23,7 +24,9 @@ export const ID_TABLES = [
   'image_attachments',
   'invitations',
   'linkifiers',
+  'mail_outbox',
   'messages',
+  'password_reset_requests',
   'push_device_tokens',
   'reactions',
   'realm_emoji',

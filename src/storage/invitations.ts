@@ -76,6 +76,9 @@ export function invitationStatements(db: DB, ids: IdSource) {
     'UPDATE invitations SET expiry_date = ? WHERE id = ?',
   );
   const remove = db.prepare<[number], void>('DELETE FROM invitations WHERE id = ?');
+  const setInvitedAt = db.prepare<[number, number], void>(
+    'UPDATE invitations SET invited_at = ? WHERE id = ?',
+  );
   return {
     insert: (inv: NewInvitation): number =>
       Number(insert.run({ ...inv, id: ids.nextId('invitations') }).lastInsertRowid),
@@ -93,6 +96,7 @@ export function invitationStatements(db: DB, ids: IdSource) {
     markUsed: (id: number, userId: number): void => void markUsed.run(userId, id),
     expire: (id: number, at: number): void => void expire.run(at, id),
     remove: (id: number): void => void remove.run(id),
+    setInvitedAt: (id: number, at: number): void => void setInvitedAt.run(at, id),
   };
 }
 export type InvitationStatements = ReturnType<typeof invitationStatements>;

@@ -85,6 +85,12 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   email_change_requests: 'pending confirmations carry secrets valid on this server only',
   push_device_tokens: 'devices register again with the new server',
   realm_exports: 'the export records of this server',
+  bot_profiles: 'bot defaults name this server’s channel ids; set again after an import',
+  bot_services: 'outgoing webhook endpoints and their tokens are set again after an import',
+  bot_config: 'incoming webhook bot settings are set again after an import',
+  mail_outbox: "mail waiting for this server's SMTP server",
+  password_reset_requests: 'pending reset links carry secrets valid on this server only',
+  sessions: 'browser login sessions are valid on this server only',
   sent_local_ids: "recent sends' local ids, kept an hour to answer a client's retry",
 };
 

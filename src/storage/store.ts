@@ -15,6 +15,8 @@ import { groupStatements } from './groups.js';
 import { RowIds } from './ids.js';
 import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
+import { mailStatements } from './mail.js';
+import { botStatements } from './bots.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements, ReceivedMaxima } from './messages.js';
@@ -30,6 +32,7 @@ import { realmEmojiStatements } from './realm-emoji.js';
 import { realmExportStatements } from './realm-exports.js';
 import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
+import { sessionStatements } from './sessions.js';
 import { sentLocalIdStatements } from './sent-local-ids.js';
 import { ChannelActivity, topicStatements } from './topics.js';
 import { userStatements } from './users.js';
@@ -106,6 +109,9 @@ export class Store {
   readonly mutedUsers;
   readonly reading;
   readonly realmExports;
+  readonly sessions;
+  readonly mail;
+  readonly bots;
   readonly sentLocalIds;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
@@ -140,6 +146,9 @@ export class Store {
     this.mutedUsers = mutedUserStatements(db);
     this.reading = readingStatements(db);
     this.realmExports = realmExportStatements(db, this.ids);
+    this.sessions = sessionStatements(db);
+    this.mail = mailStatements(db, this.ids);
+    this.bots = botStatements(db, this.ids);
     this.sentLocalIds = sentLocalIdStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.

@@ -3,10 +3,12 @@
  * prints its owner's credentials once; SIGTERM shuts down cleanly) and `npm run manage`
  * (src/manage.ts: create-realm, create-user). Both run as real child processes on a temporary DATA_DIR.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
+import { firstOwner, startChild } from '../helpers/child-server.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 
 /** The admin tool; a password, when given, on standard input (--password-stdin). */
@@ -27,57 +29,12 @@ function manage(dataDir: string, args: string[], password?: string) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-type Started = {
-  url: string;
-  output: () => string;
-  stop: (signal: NodeJS.Signals) => Promise<number | null>;
-};
-
-function startMain(dataDir: string): Promise<Started> {
-  const node = plainNode([path.join(DIST_SRC, 'main.js')], {
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-  });
-  const child = spawn(node.file, node.args, {
-    env: node.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearInterval(timer);
-        resolve({
-          url: m[1]!,
-          output: () => out,
-          stop: (signal) => {
-            child.kill(signal);
-            return exited;
-          },
-        });
-      }
-    }, 20);
-    void exited.then((code) => {
-      clearInterval(timer);
-      reject(new Error(`server exited (${String(code)}) before listening:\n${out}`));
-    });
-  });
-}
-
 t.test(
-  'npm start: first boot prints working owner credentials once; SIGTERM exits cleanly',
+  'npm start: the first start writes working owner credentials once; SIGTERM exits cleanly',
   async (t) => {
     const dataDir = t.testdir();
-    const first = await startMain(dataDir);
-    const email = /email:\s+(\S+)/.exec(first.output())?.[1];
-    const apiKey = /api key:\s+(\S+)/.exec(first.output())?.[1];
-    const password = /password:\s+(\S+)/.exec(first.output())?.[1];
-    t.ok(email && apiKey && password, 'credentials printed');
+    const first = await startChild(dataDir);
+    const { email, apiKey, password } = firstOwner(dataDir);
     const settings = await rawRequest(first.url, {
       method: 'GET',
       path: '/api/v1/server_settings',
@@ -86,27 +43,34 @@ t.test(
     const me = await rawRequest(first.url, {
       method: 'GET',
       path: '/api/v1/users/me',
-      headers: { authorization: basicAuth(email!, apiKey!) },
+      headers: { authorization: basicAuth(email, apiKey) },
     });
     t.match(assertSuccess(t, me), { email, role: 100, is_owner: true });
     const login = await rawRequest(first.url, {
       method: 'POST',
       path: '/api/v1/fetch_api_key',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: email!, password: password! }).toString(),
+      body: new URLSearchParams({ username: email, password }).toString(),
     });
-    t.equal(assertSuccess(t, login).api_key, apiKey, 'the printed password logs in');
-    t.equal(await first.stop('SIGTERM'), 0, 'exit code 0 after SIGTERM');
+    t.equal(assertSuccess(t, login).api_key, apiKey, 'the written password logs in');
+    t.equal((await first.kill('SIGTERM')).code, 0, 'exit code 0 after SIGTERM');
 
-    const second = await startMain(dataDir);
-    t.notMatch(second.output(), /api key:/, 'credentials are printed only on the first boot');
+    const written = fs.statSync(path.join(dataDir, 'first-owner.txt')).mtimeMs;
+    const second = await startChild(dataDir);
+    await second.waitFor(/credentials are still in .*first-owner\.txt/);
+    t.pass('a reminder that the credentials file is still there');
+    t.equal(
+      fs.statSync(path.join(dataDir, 'first-owner.txt')).mtimeMs,
+      written,
+      'the credentials are written only at the first start',
+    );
     const again = await rawRequest(second.url, {
       method: 'GET',
       path: '/api/v1/users/me',
-      headers: { authorization: basicAuth(email!, apiKey!) },
+      headers: { authorization: basicAuth(email, apiKey) },
     });
     assertSuccess(t, again, 'data survived the restart');
-    t.equal(await second.stop('SIGINT'), 0, 'exit code 0 after SIGINT');
+    t.equal((await second.kill('SIGINT')).code, 0, 'exit code 0 after SIGINT');
   },
 );
 
@@ -188,13 +152,13 @@ t.test('npm run manage: create-realm and create-user', async (t) => {
   t.equal(badRole.status, 2);
 
   // The server, started on that data directory, serves both accounts on the eng subdomain.
-  const server = await startMain(dataDir);
-  t.notMatch(server.output(), /api key:/, 'an existing realm means no first-boot realm');
+  const server = await startChild(dataDir);
+  t.notOk(fs.existsSync(path.join(dataDir, 'first-owner.txt')), 'an existing realm: no first realm');
   const me = await rawRequest(server.url, {
     method: 'GET',
     path: '/api/v1/users/me',
     headers: { host: 'eng.localhost:0', authorization: basicAuth('mod@eng.test', u.api_key) },
   });
   t.match(assertSuccess(t, me), { role: 300, full_name: 'Mo Derator' });
-  t.equal(await server.stop('SIGTERM'), 0);
+  t.equal((await server.kill('SIGTERM')).code, 0);
 });

@@ -116,7 +116,19 @@ t.test('a reusable link creates accounts with its role, channels and groups', as
     full_name: 'New Bie',
     password: 'a good password',
   });
-  assertPage(t, done, 200, 'newbie@example.com');
+  // The sign-up ends in the app, logged in: a session cookie and a redirect to `/`.
+  assertPage(t, done, 303, 'newbie@example.com');
+  t.equal(done.headers.location, '/', 'on to the app');
+  const cookie = /^confab_session=([A-Za-z0-9_-]{43});.*HttpOnly; SameSite=Lax$/.exec(
+    String(done.headers['set-cookie']),
+  );
+  t.ok(cookie, 'a session cookie');
+  const session = await rawRequest(ts.url, {
+    method: 'GET',
+    path: '/json/session',
+    headers: { host: HOST, cookie: `confab_session=${cookie?.[1] ?? ''}` },
+  });
+  t.equal(assertSuccess(t, session).email, 'newbie@example.com', 'logged in as the new account');
   const newbie = await login(t, ts, 'newbie@example.com', 'a good password');
   const me = assertSuccess(t, await api.get(newbie, 'users/me'));
   t.match(me, { role: 300, full_name: 'New Bie', email: 'newbie@example.com' });
@@ -163,7 +175,7 @@ t.test('a reusable link creates accounts with its role, channels and groups', as
       full_name: 'Second',
       password: 'another password',
     }),
-    200,
+    303,
     'second@example.com',
   );
   t.equal((assertSuccess(t, await api.get('iago', 'invites')).invites as unknown[]).length, 1);
@@ -214,7 +226,7 @@ t.test('an e-mail invitation: its address, used once, then refused', async (t) =
       full_name: 'Guest',
       password: 'password1',
     }),
-    200,
+    303,
     'guest@example.com',
   );
   const guest = await login(t, ts, 'guest@example.com', 'password1');
@@ -443,7 +455,50 @@ t.test('npm run manage -- list-invitations prints the links an operator passes o
   assertPage(
     t,
     await submit(ts, byEmail.link, { full_name: 'Op', password: 'password1' }),
-    200,
+    303,
     'op@example.com',
   );
+});
+
+t.test('the sign-up form posted from another site is refused', async (t) => {
+  const ts = await startServer(t);
+  const link = await createLink(t, ts, 'iago');
+  const body = formEncode({
+    email: 'x@example.com',
+    full_name: 'Xavier',
+    password: 'a good password',
+  });
+  const res = await rawRequest(ts.url, {
+    method: 'POST',
+    path: new URL(link).pathname,
+    headers: {
+      host: HOST,
+      origin: 'https://evil.example',
+      'sec-fetch-site': 'cross-site',
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-length': String(Buffer.byteLength(body)),
+    },
+    body,
+  });
+  assertError(t, res, 'CSRF error: the request comes from another site.', {
+    status: 403,
+    code: 'CSRF_FAILED',
+  });
+  t.equal(
+    ts.server.context.realms.get(ts.fx.realmId)!.view.userByEmail('x@example.com'),
+    undefined,
+  );
+  const own = await rawRequest(ts.url, {
+    method: 'POST',
+    path: new URL(link).pathname,
+    headers: {
+      host: HOST,
+      origin: `http://${HOST}`,
+      'sec-fetch-site': 'same-origin',
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-length': String(Buffer.byteLength(body)),
+    },
+    body,
+  });
+  t.equal(own.status, 303, 'from its own page: the account', { body: own.text.slice(-600) });
 });

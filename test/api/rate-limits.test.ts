@@ -17,6 +17,7 @@ import {
 import { mustOpen, openSocket, poll, register, until } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
+import { BrowserSession } from '../helpers/session.js';
 import { ENDPOINTS } from '../../src/endpoints/index.js';
 
 function limited(rules: Partial<RateLimitRules>) {
@@ -294,20 +295,29 @@ t.test(
       api_by_ip: [[60, 1]],
     });
     const { api, url, events } = await startServer(t, opts);
-    // Spend each budget with one request (malformed requests count too).
+    const hamlet = api.fx.users.hamlet!;
+    // Spend each budget with one request (malformed requests count too); the browser's login
+    // is one without credentials.
+    const browser = await BrowserSession.must(url, hamlet);
     assertSuccess(t, await api.get('hamlet', 'users/me'));
     await api.get('hamlet', 'events');
-    assertSuccess(t, await api.get(null, 'server_settings'));
+    t.equal((await api.get(null, 'server_settings')).status, 429, 'the address is over');
     const eventsBefore = events.length;
-    const hamlet = api.fx.users.hamlet!;
     let checked = 0;
-    for (const ep of ENDPOINTS) {
+    // Media routes count against no per-user limit, as the reference's (a page loads many).
+    const counted = ENDPOINTS.filter((ep) => ep.rateLimitBucket !== null);
+    for (const ep of counted) {
       const path = ep.path
         .split('/')
         .map((seg) => (seg.startsWith(':') ? '1' : seg.startsWith('*') ? 'a/b.txt' : seg))
         .join('/');
       const headers: Record<string, string> = { host: 'testserver.local' };
-      if (ep.auth !== 'none') headers.authorization = basicAuth(hamlet.email, hamlet.api_key);
+      if (ep.sessionAuth === 'only') {
+        headers.cookie = `confab_session=${browser.token}`;
+        headers['x-csrf-token'] = browser.csrfToken;
+      } else if (ep.auth !== 'none') {
+        headers.authorization = basicAuth(hamlet.email, hamlet.api_key);
+      }
       const res = await rawRequest(url, { method: ep.method, path, headers });
       if (res.status !== 429 || res.body.code !== 'RATE_LIMIT_HIT') {
         t.fail(`${ep.method} ${ep.path}: ${res.status} ${res.text.slice(0, 200)}`);
@@ -315,7 +325,24 @@ t.test(
         checked++;
       }
     }
-    t.equal(checked, ENDPOINTS.length, `all ${ENDPOINTS.length} endpoints refused`);
+    t.equal(checked, counted.length, `all ${counted.length} endpoints refused`);
     t.equal(events.length, eventsBefore, 'no event: nothing was changed');
+    const media = ENDPOINTS.filter((ep) => ep.rateLimitBucket === null).map((ep) => ep.path);
+    t.same(
+      media.sort(),
+      [
+        '/avatar/:who',
+        '/avatar/:who/medium',
+        '/user_uploads/*path_id',
+        '/user_uploads/thumbnail/*rest',
+      ],
+      'the media routes only',
+    );
+    const avatar = await rawRequest(url, {
+      method: 'GET',
+      path: `/avatar/${hamlet.id}`,
+      headers: { authorization: basicAuth(hamlet.email, hamlet.api_key) },
+    });
+    t.equal(avatar.status, 302, 'an avatar still loads');
   },
 );

@@ -131,7 +131,7 @@ t.test('custom emoji', async (t) => {
     'Uploaded file is larger than the allowed limit of 5 MiB',
   );
   // Always answered: a request paused while the disk caught up used to stay paused forever when
-  // the file went over the limit meanwhile (one in ten through the HTTP guard's fast relay).
+  // the file went over the limit meanwhile (one in ten through the HTTP guard, a relay since removed).
   for (let i = 0; i < 20; i++) {
     const again = await upload(ts, 'hamlet', 'big', [
       { name: 'b.png', type: 'image/png', data: big },

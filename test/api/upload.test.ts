@@ -487,20 +487,22 @@ t.test('who may download: each kind of reader', async (t) => {
   t.equal((await download(api, 'prospero', files.shared!.url)).status, 404);
   t.equal((await download(api, 'othello', files.shared!.url)).status, 200, 'a recipient keeps it');
 
-  // Without credentials: a login challenge, the same whether or not the file exists.
+  // Without credentials: a login challenge, the same whether or not the file exists; `Session`
+  // (a browser's <img> must not open a password dialog), as the reference's.
   for (const url of [files.public!.url, '/user_uploads/1/ab/nothing/here.txt']) {
     const anon = asApiResponse(await download(api, null, url));
     assertError(t, anon, 'Not logged in: API authentication or user session required', {
       status: 401,
       code: 'UNAUTHORIZED',
     });
-    t.match(anon.headers['www-authenticate'], /^Basic /);
+    t.equal(anon.headers['www-authenticate'], 'Session realm="confab"');
   }
-  // Wrong credentials are refused as on the API.
+  // Wrong credentials are refused as on the API, with its challenge.
   const wrong = asApiResponse(
     await download(api, { email: 'hamlet@zulip.com', api_key: 'wrong' }, files.private!.url),
   );
   assertError(t, wrong, 'Invalid API key', { status: 401, code: 'UNAUTHORIZED' });
+  t.match(wrong.headers['www-authenticate'], /^Basic /);
 });
 
 t.test('web-public channels: spectators may download what is posted there', async (t) => {

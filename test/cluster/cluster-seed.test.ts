@@ -29,7 +29,7 @@ import {
   type ClusterRecord,
 } from '../../src/cluster/local.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
-import { startChild } from '../helpers/child-server.js';
+import { firstOwner, startChild } from '../helpers/child-server.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import type { Fixture } from '../helpers/fixtures.js';
 import { manage } from '../helpers/manage.js';
@@ -281,13 +281,8 @@ async function singleProcessData(
 }> {
   const server = await startChild(dir, SINGLE_ENV);
   try {
-    const out = server.output();
-    const field = (name: string) => new RegExp(`${name}:\\s+(\\S+)`).exec(out)![1]!;
-    const owner1 = {
-      email: field('email'),
-      password: field('password'),
-      api_key: field('api key'),
-    };
+    const written = firstOwner(dir);
+    const owner1 = { email: written.email, password: written.password, api_key: written.apiKey };
     const made = await manage(
       dir,
       [

@@ -5,7 +5,9 @@
  * HTTP → HTTPS redirect, long-polls (one answered by an event, one held until the server's
  * heartbeat), the WebSocket channel, uploads above nginx's default body size and Confab's own
  * refusal of a file over its limit, and X-Forwarded-For read only from the trusted proxy (the
- * per-address rate limit and the loopback-only /metrics). The systemd unit is checked with
+ * per-address rate limit and the loopback-only /metrics), odd but legal HTTP answered by nginx
+ * (header names with `_`, unknown methods, absolute-form targets, `OPTIONS *`, HTTP/1.0). The
+ * systemd unit is checked with
  * `systemd-analyze verify` where systemd is installed.
  *
  * Skipped, with a message, only when nginx is not installed (`.ci/run` installs it on Debian).
@@ -16,11 +18,12 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { ApiClient, assertError, assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
-import { startChild } from '../helpers/child-server.js';
+import { firstOwner, startChild } from '../helpers/child-server.js';
 import { SocketClient, type Ev } from '../helpers/events.js';
 import type { Fixture } from '../helpers/fixtures.js';
 import { download, upload } from '../helpers/uploads.js';
@@ -123,8 +126,7 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     RATE_LIMITING_RULES: JSON.stringify({ api_by_ip: [[600, 3]] }),
   });
   t.teardown(() => server.kill('SIGTERM'));
-  const email = /email:\s+(\S+)/.exec(server.output())![1]!;
-  const apiKey = /api key:\s+(\S+)/.exec(server.output())![1]!;
+  const { email, apiKey } = firstOwner(path.join(dir, 'data'));
 
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const site = siteConfig(dir, new URL(server.url).host, httpPort, httpsPort);
@@ -329,6 +331,50 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     }
   });
 
+  await t.test('odd but legal HTTP is answered by nginx, in JSON', async (t) => {
+    const auth = `Authorization: ${basicAuth(email, apiKey)}\r\n`;
+    const ask = (head: string) => rawTls(httpsPort, ca, head);
+    const me = (r: RawAnswer) => (JSON.parse(r.body) as { email?: string }).email;
+    // uWS alone would wait for more of the head (its 10 s idle timeout) and nginx answer 502.
+    const underscore = await ask(
+      `GET /api/v1/users/me HTTP/1.1\r\nHost: ${HOST}\r\n${auth}X_Custom: 1\r\nX.Id: 2\r\n\r\n`,
+    );
+    t.equal(underscore.status, 200, 'header names with _ and . are dropped, the request served');
+    t.equal(me(underscore), email);
+    const query = await ask(`QUERY /api/v1/users/me HTTP/1.1\r\nHost: ${HOST}\r\n${auth}\r\n`);
+    t.equal(query.status, 501, 'an unknown method: 501');
+    t.same(JSON.parse(query.body), {
+      result: 'error',
+      msg: 'Method not implemented: QUERY',
+      code: 'BAD_REQUEST',
+    });
+    t.match(query.head, /\r\ncontent-type: application\/json/i);
+    const absolute = await ask(
+      `GET https://${HOST}/api/v1/users/me HTTP/1.1\r\nHost: elsewhere.test\r\n${auth}\r\n`,
+    );
+    t.equal(absolute.status, 200, 'an absolute-form target is served (its host picks the realm)');
+    t.equal(me(absolute), email);
+    const star = await ask(`OPTIONS * HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+    t.equal(star.status, 200, 'OPTIONS * is answered 200');
+    t.match(star.head, /\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS/i);
+    const v10 = await ask(`GET /api/v1/users/me HTTP/1.0\r\nHost: ${HOST}\r\n${auth}\r\n`);
+    t.equal(v10.status, 200, 'HTTP/1.0 is served');
+    t.equal(me(v10), email);
+    for (const [what, head, status, code] of [
+      [
+        'a lowercase method',
+        `get /api/v1/users/me HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`,
+        400,
+        'BAD_REQUEST',
+      ],
+      ['TRACE', `TRACE / HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, 405, 'METHOD_NOT_ALLOWED'],
+    ] as const) {
+      const r = await ask(head);
+      t.equal(r.status, status, `${what}: ${status}`);
+      t.match(JSON.parse(r.body), { result: 'error', code }, `${what}: the API's error format`);
+    }
+  });
+
   await t.test('a long-poll held until the heartbeat', async (t) => {
     const res = assertSuccess(t, await heartbeatPoll, 'answered through nginx, not cut off');
     t.match(res.events, [{ type: 'heartbeat' }]);
@@ -349,5 +395,34 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     t.match(unit, /^ExecStart=\/usr\/bin\/node \/opt\/confab\/dist\/src\/main\.js --env-file /m);
     t.ok(fs.existsSync(path.join(root, 'dist/src/main.js')), 'the file it starts is built');
     t.end();
+  });
+}
+
+type RawAnswer = { status: number; head: string; body: string };
+
+/** Sends `head` over TLS (HTTP/1.1, no ALPN) and reads one answer: until its length, or a close. */
+function rawTls(port: number, ca: Buffer, head: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const sock = tls.connect({ host: '127.0.0.1', port, ca, servername: HOST });
+    let text = '';
+    const done = () => {
+      sock.destroy();
+      const end = text.indexOf('\r\n\r\n');
+      if (end === -1) {
+        reject(new Error(`no answer to ${JSON.stringify(head.split('\r\n')[0])}: ${text}`));
+        return;
+      }
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0);
+      resolve({ status, head: text.slice(0, end), body: text.slice(end + 4) });
+    };
+    sock.on('secureConnect', () => sock.write(head));
+    sock.on('data', (c: Buffer) => {
+      text += c.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1];
+      if (end !== -1 && length !== undefined && text.length >= end + 4 + Number(length)) done();
+    });
+    sock.on('end', done);
+    sock.on('error', reject);
   });
 }

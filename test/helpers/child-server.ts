@@ -5,6 +5,7 @@
  * be throttled). For crash-safety tests: kill it with any signal, start it again on the same data.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { DIST_SRC, plainNode } from './plain-node.js';
 
@@ -22,12 +23,17 @@ export type ChildServer = {
 
 export type ChildRun = Omit<ChildServer, 'url'>;
 
-/** Starts main.js; resolves once it listens (rejects with its output if it exits first). */
+/**
+ * Starts main.js (or another entry, `script`, a path under dist/); resolves once it listens
+ * (rejects with its output if it exits first).
+ */
 export async function startChild(
   dataDir: string,
   env: Record<string, string> = {},
+  script = path.join(DIST_SRC, 'main.js'),
+  args: readonly string[] = [],
 ): Promise<ChildServer> {
-  const run = spawnChild(dataDir, env);
+  const run = spawnChild(dataDir, env, script, args);
   try {
     const m = await run.waitFor(/listening on (http:\/\/\S+)/);
     return { ...run, url: m[1]! };
@@ -38,8 +44,13 @@ export async function startChild(
 }
 
 /** Starts main.js without waiting for anything (for starts that must fail). */
-export function spawnChild(dataDir: string, env: Record<string, string> = {}): ChildRun {
-  const node = plainNode([path.join(DIST_SRC, 'main.js')], {
+export function spawnChild(
+  dataDir: string,
+  env: Record<string, string> = {},
+  script = path.join(DIST_SRC, 'main.js'),
+  args: readonly string[] = [],
+): ChildRun {
+  const node = plainNode([script, ...args], {
     DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
@@ -90,5 +101,35 @@ export function spawnChild(dataDir: string, env: Record<string, string> = {}): C
       child.kill(signal);
       return exited;
     },
+  };
+}
+
+/** The first owner's credentials, as the first start wrote them (DATA_DIR/first-owner.txt). */
+export type FirstOwner = {
+  email: string;
+  password: string;
+  apiKey: string;
+  realmUrl: string;
+  realmName: string;
+};
+
+export function firstOwner(dataDir: string): FirstOwner {
+  const text = fs.readFileSync(path.join(dataDir, 'first-owner.txt'), 'utf8');
+  const values = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)=(.*)$/.exec(line);
+    if (m) values.set(m[1]!, m[2]!);
+  }
+  const get = (k: string) => {
+    const v = values.get(k);
+    if (v === undefined) throw new Error(`first-owner.txt has no ${k}:\n${text}`);
+    return v;
+  };
+  return {
+    email: get('email'),
+    password: get('password'),
+    apiKey: get('api_key'),
+    realmUrl: get('realm_url'),
+    realmName: get('realm_name'),
   };
 }

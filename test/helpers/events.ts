@@ -2,6 +2,7 @@
  * Event-queue helpers for tests: register a queue, long-poll it, attach a WebSocket (the `ws`
  * package as the client, JSON or msgpack frames), and wait for frames without sleeping.
  */
+import type http from 'node:http';
 import type { Test } from 'tap';
 import WebSocket from 'ws';
 import { decodePacked } from '../../src/lib/event-wire.js';
@@ -136,7 +137,8 @@ function uint(n: number): number[] {
 }
 
 export type SocketOpen =
-  { client: SocketClient } | { status: number; body: Record<string, unknown> };
+  | { client: SocketClient }
+  | { status: number; body: Record<string, unknown>; headers: http.IncomingHttpHeaders };
 
 /** Opens the events socket; resolves with the client, or with the HTTP refusal. */
 export function openSocket(
@@ -144,12 +146,17 @@ export function openSocket(
   user: { email: string; api_key: string } | null,
   query: Record<string, string | number>,
   protocols: string[] = [],
+  /** Another path (the browsers' socket), and headers of the handshake (cookie, Origin). */
+  opts: { path?: string; headers?: Record<string, string> } = {},
 ): Promise<SocketOpen> {
-  const url = new URL('/api/v1/events/socket', baseUrl.replace(/^http/, 'ws'));
+  const url = new URL(opts.path ?? '/api/v1/events/socket', baseUrl.replace(/^http/, 'ws'));
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocols, {
-      headers: user ? { authorization: basicAuth(user.email, user.api_key) } : {},
+      headers: {
+        ...(user ? { authorization: basicAuth(user.email, user.api_key) } : {}),
+        ...opts.headers,
+      },
     });
     ws.once('open', () => resolve({ client: new SocketClient(ws) }));
     ws.once('unexpected-response', (_req, res) => {
@@ -157,7 +164,11 @@ export function openSocket(
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> });
+        resolve({
+          status: res.statusCode ?? 0,
+          body: JSON.parse(text) as Record<string, unknown>,
+          headers: res.headers,
+        });
       });
     });
     ws.once('error', (err) => reject(err));

@@ -15,16 +15,20 @@ import {
   currentKeys,
   dbFingerprint,
   fuzzEndpoint,
+  fuzzScale,
   fuzzSeed,
   type RealValues,
 } from './fuzz.js';
 import { startServer, type TestServer } from './server.js';
 import { upload } from './uploads.js';
 
-/** Random requests per endpoint (besides the targeted ones); CONFAB_FUZZ_REQUESTS for longer runs. */
+/**
+ * Random requests per endpoint (besides the targeted ones): 40 times CONFAB_FUZZ_RUNS, or
+ * CONFAB_FUZZ_REQUESTS.
+ */
 const RANDOM_REQUESTS_PER_ENDPOINT = /^\d+$/.test(process.env.CONFAB_FUZZ_REQUESTS ?? '')
   ? Number(process.env.CONFAB_FUZZ_REQUESTS)
-  : 40;
+  : 40 * fuzzScale();
 
 export function runFuzz(t: Test, part: (index: number) => boolean): void {
   t.test('every endpoint answers odd requests well', async (t) => {
@@ -76,7 +80,7 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
  * Puts the fixture users back as they were (active, same role) after an endpoint's requests, so
  * the next endpoint is fuzzed as every role again; done through the realm actor as an owner.
  */
-async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
+export async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
   const { realms } = ts.server.context;
   const store = ts.server.store;
   const realm = realms.get(ts.fx.realmId)!;

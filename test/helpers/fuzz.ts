@@ -51,6 +51,15 @@ export function hashString(s: string): number {
   return h >>> 0;
 }
 
+/**
+ * How many times the fuzz suite's default number of cases to run (CONFAB_FUZZ_RUNS, default 1):
+ * `CONFAB_FUZZ_RUNS=20 npm run fuzz` is a run twenty times as long (docs/robustness.md).
+ */
+export function fuzzScale(): number {
+  const env = process.env.CONFAB_FUZZ_RUNS;
+  return env !== undefined && /^[1-9]\d*$/.test(env) ? Number(env) : 1;
+}
+
 export function fuzzSeed(): number {
   const env = process.env.CONFAB_FUZZ_SEED;
   return env !== undefined && /^\d+$/.test(env) ? Number(env) : 20261121;

@@ -49,3 +49,6 @@ export const WIRE_NAME_EXTRAS = [
   'zulip_version',
   'zulip_merge_base',
 ] as const;
+
+/** GET /server_settings: whether the server sends mail (docs/mail.md; the web app's cue). */
+export const SERVER_SETTINGS_EXTRAS = ['outgoing_mail_enabled'] as const;

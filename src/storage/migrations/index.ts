@@ -19,6 +19,9 @@ import { m0014_autoincrement_ids } from './0014_autoincrement_ids.js';
 import { m0015_notification_bot } from './0015_notification_bot.js';
 import { m0017_realm_exports } from './0017_realm_exports.js';
 import { m0018_image_attachments } from './0018_image_attachments.js';
+import { m0019_sessions } from './0019_sessions.js';
+import { m0021_mail_outbox } from './0021_mail_outbox.js';
+import { m0022_bots } from './0022_bots.js';
 import { m0029_sent_local_ids } from './0029_sent_local_ids.js';
 import type { DB } from '../db.js';
 
@@ -53,5 +56,8 @@ export const MIGRATIONS: readonly Migration[] = [
   m0015_notification_bot,
   m0017_realm_exports,
   m0018_image_attachments,
+  m0019_sessions,
+  m0021_mail_outbox,
+  m0022_bots,
   m0029_sent_local_ids,
 ];

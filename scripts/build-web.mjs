@@ -1,0 +1,142 @@
+// The web app's build (run by `npm run build`, and so by `npm ci` through `prepare`): esbuild
+// bundles web/app (Preact + signals, TypeScript, JSX) and its CSS into content-hashed files under
+// dist/web/static/, KaTeX's CSS and fonts beside them (loaded by the app only when a message
+// shows TeX), then writes dist/web/index.html (no inline script or style: the page's CSP allows
+// none), a .gz and a .br sibling of every file, and dist/web/manifest.json:
+//   {"files": {"/static/app-<hash>.js": {"type": "text/javascript; charset=utf-8", "size": N}, …}}
+// The server (web-server's part) serves dist/web; see docs/web.md.
+import * as esbuild from 'esbuild';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const out = path.join(root, 'dist/web');
+const staticDir = path.join(out, 'static');
+const started = Date.now();
+
+const TYPES = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.woff2': 'font/woff2',
+  '.png': 'image/png',
+  '.json': 'application/json',
+};
+
+// KaTeX's stylesheet names each font in three formats; every browser the app supports reads
+// woff2, so the others are dropped (20 files instead of 60).
+const katexWoff2Only = {
+  name: 'katex-woff2-only',
+  setup(build) {
+    build.onLoad({ filter: /katex\.min\.css$/ }, (args) => ({
+      contents: fs
+        .readFileSync(args.path, 'utf8')
+        .replace(/,url\(fonts\/[^)]+\.woff\) format\("woff"\)/g, '')
+        .replace(/,url\(fonts\/[^)]+\.ttf\) format\("truetype"\)/g, ''),
+      loader: 'css',
+    }));
+  },
+};
+
+fs.rmSync(staticDir, { recursive: true, force: true });
+fs.mkdirSync(staticDir, { recursive: true });
+
+const katexCss = path.join(root, 'node_modules/katex/dist/katex.min.css');
+const result = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: { app: 'web/app/main.tsx', katex: katexCss },
+  bundle: true,
+  format: 'esm',
+  splitting: true,
+  minify: true,
+  target: ['chrome111', 'firefox115', 'safari16.4'],
+  outdir: staticDir,
+  entryNames: '[name]-[hash]',
+  chunkNames: 'chunk-[hash]',
+  assetNames: '[name]-[hash]',
+  loader: { '.woff2': 'file', '.svg': 'file' },
+  jsx: 'automatic',
+  jsxImportSource: 'preact',
+  tsconfig: 'web/tsconfig.json',
+  define: { 'process.env.NODE_ENV': '"production"' },
+  legalComments: 'eof',
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [katexWoff2Only],
+});
+
+const outputs = Object.entries(result.metafile.outputs);
+const rel = (p) => '/static/' + path.relative(staticDir, path.resolve(root, p));
+const appJs = outputs.find(([, o]) => o.entryPoint === 'web/app/main.tsx');
+if (!appJs || !appJs[1].cssBundle)
+  throw new Error('build-web: the app bundle or its CSS is missing');
+const katex = outputs.find(
+  ([p, o]) => o.entryPoint !== undefined && p.endsWith('.css') && /katex-/.test(p),
+);
+if (!katex) throw new Error('build-web: the KaTeX stylesheet is missing');
+
+/** A file of ours copied under its content hash. */
+function hashedCopy(src, name) {
+  const data = fs.readFileSync(path.join(root, src));
+  const hash = crypto.createHash('sha256').update(data).digest('base64url').slice(0, 8);
+  const ext = path.extname(name);
+  const file = `${path.basename(name, ext)}-${hash}${ext}`;
+  fs.writeFileSync(path.join(staticDir, file), data);
+  return `/static/${file}`;
+}
+const icon = hashedCopy('web/assets/icon.svg', 'icon.svg');
+
+const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="confab-katex-css" content="${rel(katex[0])}">
+<title>Confab</title>
+<link rel="icon" href="${icon}" type="image/svg+xml">
+<link rel="stylesheet" href="${rel(appJs[1].cssBundle)}">
+<script type="module" src="${rel(appJs[0])}"></script>
+</head>
+<body>
+<div id="app"><noscript>Confab's web app needs JavaScript.</noscript></div>
+</body>
+</html>
+`;
+fs.writeFileSync(path.join(out, 'index.html'), html);
+
+// Precompressed siblings, and the manifest of what is served under /static/.
+const files = {};
+const compressible = new Set(['.js', '.css', '.html', '.svg', '.json']);
+function compress(file) {
+  const data = fs.readFileSync(file);
+  const text = compressible.has(path.extname(file));
+  fs.writeFileSync(file + '.gz', zlib.gzipSync(data, { level: text ? 9 : 1 }));
+  fs.writeFileSync(
+    file + '.br',
+    zlib.brotliCompressSync(data, {
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: text ? 11 : 1,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
+      },
+    }),
+  );
+  return data.length;
+}
+for (const name of fs.readdirSync(staticDir).sort()) {
+  const ext = path.extname(name);
+  const size = compress(path.join(staticDir, name));
+  files[`/static/${name}`] = { type: TYPES[ext] ?? 'application/octet-stream', size };
+}
+compress(path.join(out, 'index.html'));
+fs.writeFileSync(path.join(out, 'manifest.json'), JSON.stringify({ files }, null, 1) + '\n');
+
+const gz = (p) => fs.statSync(path.join(staticDir, path.basename(p)) + '.gz').size;
+const kb = (n) => (n / 1024).toFixed(1);
+console.log(
+  `web app built in ${Date.now() - started} ms: ${rel(appJs[0])} ${kb(gz(appJs[0]))} KB gzip, ` +
+    `${rel(appJs[1].cssBundle)} ${kb(gz(appJs[1].cssBundle))} KB gzip`,
+);

@@ -1,0 +1,411 @@
+/**
+ * The wire shapes the client module and the web app use: the fields of the API's objects and
+ * events that Confab's own client reads (../shared/reference/openapi.yaml describes each in full;
+ * fields not named here may be present). Types only: this file compiles to nothing.
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export type Reaction = {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+  user_id: number;
+};
+
+export type DisplayRecipient = { id: number; email: string; full_name: string };
+
+export type Message = {
+  id: number;
+  sender_id: number;
+  sender_full_name: string;
+  sender_email: string;
+  avatar_url?: string | null;
+  timestamp: number;
+  content: string;
+  content_type?: string;
+  type: 'stream' | 'private';
+  stream_id?: number;
+  subject: string;
+  display_recipient: string | DisplayRecipient[];
+  reactions: Reaction[];
+  flags?: string[];
+  last_edit_timestamp?: number;
+  last_moved_timestamp?: number;
+  is_me_message?: boolean;
+  client?: string;
+  /** Set by the app on a message it echoed locally before the server answered. */
+  local_id?: string;
+};
+
+export type Subscription = {
+  stream_id: number;
+  name: string;
+  description: string;
+  rendered_description?: string;
+  color: string;
+  invite_only: boolean;
+  is_web_public?: boolean;
+  is_muted: boolean;
+  in_home_view?: boolean;
+  pin_to_top: boolean;
+  is_archived?: boolean;
+  desktop_notifications: boolean | null;
+  audible_notifications?: boolean | null;
+  push_notifications?: boolean | null;
+  email_notifications?: boolean | null;
+  wildcard_mentions_notify?: boolean | null;
+  first_message_id?: number | null;
+  topics_policy?: string;
+};
+
+export type Channel = {
+  stream_id: number;
+  name: string;
+  description: string;
+  rendered_description?: string;
+  invite_only: boolean;
+  is_web_public?: boolean;
+  is_archived?: boolean;
+};
+
+export type User = {
+  user_id: number;
+  email: string;
+  full_name: string;
+  avatar_url?: string | null;
+  avatar_version?: number;
+  is_bot: boolean;
+  is_active?: boolean;
+  role?: number;
+  is_admin?: boolean;
+  is_owner?: boolean;
+  is_guest?: boolean;
+  timezone?: string;
+  delivery_email?: string | null;
+};
+
+export type UserGroup = {
+  id: number;
+  name: string;
+  description: string;
+  members: number[];
+  is_system_group?: boolean;
+  deactivated?: boolean;
+};
+
+export type UnreadMsgs = {
+  count: number;
+  pms: { other_user_id: number; unread_message_ids: number[] }[];
+  streams: { stream_id: number; topic: string; unread_message_ids: number[] }[];
+  huddles: { user_ids_string: string; unread_message_ids: number[] }[];
+  mentions: number[];
+  old_unreads_missing: boolean;
+};
+
+export type UserTopic = {
+  stream_id: number;
+  topic_name: string;
+  last_updated: number;
+  visibility_policy: number;
+};
+
+export type RealmEmoji = {
+  id: string;
+  name: string;
+  source_url: string;
+  still_url?: string | null;
+  deactivated: boolean;
+  author_id?: number | null;
+};
+
+export type UserSettings = {
+  twenty_four_hour_time: boolean;
+  color_scheme: number;
+  enter_sends?: boolean;
+  enable_desktop_notifications: boolean;
+  enable_sounds?: boolean;
+  enable_stream_desktop_notifications: boolean;
+  wildcard_mentions_notify?: boolean;
+  send_private_typing_notifications?: boolean;
+  send_stream_typing_notifications?: boolean;
+  receives_typing_notifications?: boolean;
+  web_mark_read_on_scroll_policy?: number;
+  [key: string]: Json | undefined;
+};
+
+/** The parts of `POST /register`'s answer the app reads (many more fields are sent). */
+export type RegisterResponse = {
+  queue_id: string;
+  last_event_id: number;
+  service_feature_level?: number;
+  zulip_feature_level?: number;
+  service_version?: string;
+  event_queue_longpoll_timeout_seconds?: number;
+  user_id: number;
+  email: string;
+  full_name: string;
+  is_admin?: boolean;
+  is_owner?: boolean;
+  is_moderator?: boolean;
+  is_guest?: boolean;
+  can_invite_others_to_realm?: boolean;
+  can_create_multiuse_invite?: boolean;
+  realm_name?: string;
+  realm_url?: string;
+  realm_icon_url?: string;
+  realm_empty_topic_display_name?: string;
+  realm_allow_message_editing?: boolean;
+  realm_message_content_edit_limit_seconds?: number | null;
+  realm_message_content_delete_limit_seconds?: number | null;
+  realm_move_messages_within_stream_limit_seconds?: number | null;
+  realm_mandatory_topics?: boolean;
+  realm_can_delete_own_message_group?:
+    number | { direct_members: number[]; direct_subgroups: number[] };
+  realm_create_multiuse_invite_group?: number;
+  realm_invite_required?: boolean;
+  realm_emoji?: Record<string, RealmEmoji>;
+  realm_users?: User[];
+  realm_non_active_users?: User[];
+  realm_user_groups?: UserGroup[];
+  cross_realm_bots?: User[];
+  subscriptions?: Subscription[];
+  unsubscribed?: Subscription[];
+  never_subscribed?: Channel[];
+  unread_msgs?: UnreadMsgs;
+  user_topics?: UserTopic[];
+  user_settings?: UserSettings;
+  recent_private_conversations?: { user_ids: number[]; max_message_id: number }[];
+  max_message_id?: number;
+  server_typing_started_expiry_period_milliseconds?: number;
+  server_typing_stopped_wait_period_milliseconds?: number;
+  server_typing_started_wait_period_milliseconds?: number;
+  server_presence_ping_interval_seconds?: number;
+  server_presence_offline_threshold_seconds?: number;
+  server_emoji_data_url?: string;
+  max_file_upload_size_mib?: number;
+  max_message_length?: number;
+  max_topic_length?: number;
+  presences?: Record<string, { active_timestamp?: number; idle_timestamp?: number }>;
+  server_timestamp?: number;
+  [key: string]: unknown;
+};
+
+export type MessagesResponse = {
+  messages: Message[];
+  anchor: number;
+  found_anchor: boolean;
+  found_oldest: boolean;
+  found_newest: boolean;
+  history_limited: boolean;
+};
+
+export type NarrowTerm = {
+  operator: string;
+  operand: string | number | number[];
+  negated?: boolean;
+};
+
+/**
+ * A server event, as `GET /events` and the event WebSocket deliver it. The union names the
+ * events the app reduces; any other type arrives as `OtherEvent` and is ignored.
+ */
+export type ServerEvent =
+  | HeartbeatEvent
+  | MessageEvent
+  | UpdateMessageEvent
+  | DeleteMessageEvent
+  | FlagsEvent
+  | ReactionEvent
+  | SubscriptionEvent
+  | StreamEvent
+  | RealmUserEvent
+  | TypingEvent
+  | UserTopicEvent
+  | UserSettingsEvent
+  | RealmEmojiEvent
+  | RealmEvent
+  | UserGroupEvent
+  | PresenceEvent
+  | RestartEvent
+  | OtherEvent;
+
+type Base = { id: number };
+
+export type HeartbeatEvent = Base & { type: 'heartbeat' };
+export type RestartEvent = Base & { type: 'restart'; server_generation?: number };
+
+export type MessageEvent = Base & {
+  type: 'message';
+  message: Message;
+  flags: string[];
+  local_message_id?: string;
+};
+
+export type UpdateMessageEvent = Base & {
+  type: 'update_message';
+  user_id: number | null;
+  message_id: number;
+  message_ids: number[];
+  flags?: string[];
+  edit_timestamp: number;
+  rendering_only?: boolean;
+  stream_id?: number;
+  new_stream_id?: number;
+  orig_subject?: string;
+  subject?: string;
+  topic?: string;
+  propagate_mode?: string;
+  content?: string;
+  rendered_content?: string;
+  is_me_message?: boolean;
+};
+
+export type DeleteMessageEvent = Base & {
+  type: 'delete_message';
+  message_type: 'stream' | 'private';
+  message_ids?: number[];
+  message_id?: number;
+  stream_id?: number;
+  topic?: string;
+};
+
+export type FlagsEvent = Base & {
+  type: 'update_message_flags';
+  op: 'add' | 'remove';
+  operation?: 'add' | 'remove';
+  flag: string;
+  messages: number[];
+  all: boolean;
+  message_details?: Record<
+    string,
+    {
+      type: 'stream' | 'private';
+      mentioned?: boolean;
+      user_ids?: number[];
+      stream_id?: number;
+      topic?: string;
+      unmuted_stream_msg?: boolean;
+    }
+  >;
+};
+
+export type ReactionEvent = Base & {
+  type: 'reaction';
+  op: 'add' | 'remove';
+  message_id: number;
+  user_id: number;
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+};
+
+export type SubscriptionEvent = Base &
+  (
+    | { type: 'subscription'; op: 'add'; subscriptions: Subscription[] }
+    | { type: 'subscription'; op: 'remove'; subscriptions: { stream_id: number; name: string }[] }
+    | { type: 'subscription'; op: 'update'; stream_id: number; property: string; value: Json }
+    | { type: 'subscription'; op: 'peer_add' | 'peer_remove' }
+  );
+
+export type StreamEvent = Base &
+  (
+    | { type: 'stream'; op: 'create' | 'delete'; streams: Channel[]; stream_ids?: number[] }
+    | {
+        type: 'stream';
+        op: 'update';
+        stream_id: number;
+        name: string;
+        property: string;
+        value: Json;
+      }
+  );
+
+export type RealmUserEvent = Base &
+  (
+    | { type: 'realm_user'; op: 'add'; person: User }
+    | { type: 'realm_user'; op: 'remove'; person: { user_id: number; full_name?: string } }
+    | { type: 'realm_user'; op: 'update'; person: Partial<User> & { user_id: number } }
+  );
+
+export type TypingEvent = Base & {
+  type: 'typing';
+  op: 'start' | 'stop';
+  message_type: 'direct' | 'private' | 'stream';
+  sender: { user_id: number; email: string };
+  recipients?: { user_id: number; email: string }[];
+  stream_id?: number;
+  topic?: string;
+};
+
+export type UserTopicEvent = Base & { type: 'user_topic' } & UserTopic;
+
+export type UserSettingsEvent = Base & {
+  type: 'user_settings';
+  op: 'update';
+  property: string;
+  value: Json;
+};
+
+export type RealmEmojiEvent = Base & {
+  type: 'realm_emoji';
+  op: 'update';
+  realm_emoji: Record<string, RealmEmoji>;
+};
+
+export type RealmEvent = Base &
+  (
+    | { type: 'realm'; op: 'update'; property: string; value: Json }
+    | { type: 'realm'; op: 'update_dict'; property: string; data: Record<string, Json> }
+    | { type: 'realm'; op: 'deactivated' }
+  );
+
+export type UserGroupEvent = Base &
+  (
+    | { type: 'user_group'; op: 'add'; group: UserGroup }
+    | { type: 'user_group'; op: 'update'; group_id: number; data: Partial<UserGroup> }
+    | {
+        type: 'user_group';
+        op: 'add_members' | 'remove_members';
+        group_id: number;
+        user_ids: number[];
+      }
+    | { type: 'user_group'; op: 'remove'; group_id: number }
+    | { type: 'user_group'; op: 'add_subgroups' | 'remove_subgroups'; group_id: number }
+  );
+
+export type PresenceEvent = Base & {
+  type: 'presence';
+  user_id: number;
+  presences?: Record<string, { active_timestamp?: number; idle_timestamp?: number }>;
+  presence?: Record<string, { status: string; timestamp: number }>;
+};
+
+/** Every event type the app does not reduce. */
+export type OtherEvent = Base & {
+  type:
+    | 'alert_words'
+    | 'attachment'
+    | 'custom_profile_fields'
+    | 'default_stream_groups'
+    | 'default_streams'
+    | 'drafts'
+    | 'has_zoom_token'
+    | 'invites_changed'
+    | 'muted_topics'
+    | 'muted_users'
+    | 'onboarding_steps'
+    | 'realm_bot'
+    | 'realm_domains'
+    | 'realm_export'
+    | 'realm_linkifiers'
+    | 'realm_playgrounds'
+    | 'saved_snippets'
+    | 'scheduled_messages'
+    | 'starred_messages'
+    | 'submessage'
+    | 'update_display_settings'
+    | 'update_global_notifications'
+    | 'user_status'
+    | 'web_reload_client';
+};

@@ -1,0 +1,39 @@
+/**
+ * The server's few HTML pages (accepting an invitation, resetting a password): one plain style,
+ * no script, a Content-Security-Policy that allows only the page's own inline style and forms
+ * posted to this server, never cached and never sent as a referrer (their URLs carry keys).
+ */
+import { RawBody } from '../http/respond.js';
+import { escapeHtml } from '../lib/html.js';
+
+const HEADERS = {
+  'Cache-Control': 'no-store',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+};
+
+export function htmlPage(
+  title: string,
+  body: string,
+  status = 200,
+  headers: Record<string, string> = {},
+): RawBody {
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body{font-family:sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}label{display:block;margin:.8rem 0}input{display:block;width:100%;padding:.3rem;box-sizing:border-box}.error{color:#a00}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</body>
+</html>
+`;
+  return new RawBody(html, 'text/html; charset=utf-8', { ...HEADERS, ...headers }, status);
+}

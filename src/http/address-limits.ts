@@ -1,0 +1,146 @@
+/**
+ * Per-address fairness (docs/robustness.md "Per-address limits"): what one client address may
+ * hold of the server at once, so that one address cannot fill it for everyone else.
+ *
+ *  - connections held: requests in flight (a held long-poll is one) and open event WebSockets,
+ *    at most `maxConnections` per address (MAX_CONNECTIONS_PER_ADDRESS);
+ *  - requests without credentials (no Authorization header, no session cookie) in flight, at most
+ *    `maxUnauthenticated` per address (MAX_UNAUTHENTICATED_PER_ADDRESS): slow anonymous requests
+ *    (a body sent a byte at a time) cannot take what authenticated users need.
+ *
+ * A request or upgrade beyond is answered 429 RATE_LIMIT_HIT with `Retry-After` (the API's
+ * clients back off on it) and its connection closed. The address is the client's: the peer, or
+ * behind a proxy in TRUSTED_PROXIES the X-Forwarded-For entry it added (src/http/client-address.ts);
+ * IPv6 clients count by /64. Addresses in `exempt` (ADDRESS_LIMITS_EXEMPT, by default 127.0.0.1 and
+ * ::1: this machine, e.g. a local proxy not declared trusted, through which every client would share
+ * one address) are not counted. Connections that hold nothing (between requests, or a head not
+ * complete yet) are not counted: uWS closes them after its 10 s idle timeout (nginx, in the
+ * production recipe, holds the client connections itself and counts the same way, by requests).
+ */
+import { JsonableError } from '../lib/errors.js';
+import { addressKey, clientAddress, normalizeAddress, ProxyTrust } from './client-address.js';
+import type { RequestContext } from './request.js';
+
+/** Addresses whose counting key is remembered; past it the memo starts afresh. */
+const MEMO_LIMIT = 50_000;
+/** How long a refused client is told to wait (seconds). */
+const RETRY_AFTER_S = 5;
+
+export type AddressLimitsConfig = {
+  maxConnectionsPerAddress: number;
+  maxUnauthenticatedPerAddress: number;
+  addressLimitsExempt: readonly string[];
+  trustedProxies: readonly string[];
+};
+
+/** What `admit` took for one request or socket: give it back once. */
+export type Release = () => void;
+
+const NOTHING: Release = () => {};
+
+export class AddressLimits {
+  /** Address key → connections held (requests in flight, WebSockets). */
+  private readonly held = new Map<string, number>();
+  /** Address key → requests without credentials in flight. */
+  private readonly unauthenticated = new Map<string, number>();
+  private readonly trust: ProxyTrust | null;
+  private readonly exempt: ProxyTrust;
+  /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
+  readonly readsForwardedFor: boolean;
+  /** Peer text (and X-Forwarded-For) → counting key (null: not counted); see `keyOf`. */
+  private readonly keys = new Map<string, string | null>();
+  /** Requests and upgrades refused so far (tests, logs). */
+  refused = 0;
+
+  constructor(
+    readonly maxConnections: number,
+    readonly maxUnauthenticated: number,
+    exempt: readonly string[],
+    trustedProxies: readonly string[],
+  ) {
+    this.trust = trustedProxies.length > 0 ? new ProxyTrust(trustedProxies) : null;
+    this.exempt = new ProxyTrust(exempt);
+    this.readsForwardedFor = this.trust !== null;
+  }
+
+  /** The limits `config` asks for, or null when both are off (0). */
+  static fromConfig(config: AddressLimitsConfig): AddressLimits | null {
+    if (config.maxConnectionsPerAddress === 0 && config.maxUnauthenticatedPerAddress === 0)
+      return null;
+    return new AddressLimits(
+      config.maxConnectionsPerAddress,
+      config.maxUnauthenticatedPerAddress,
+      config.addressLimitsExempt,
+      config.trustedProxies,
+    );
+  }
+
+  /**
+   * Takes one connection (and, `unauthenticated`, one anonymous request) for the request's
+   * address; throws the 429 when its address is at a limit. The returned function gives them
+   * back (idempotent).
+   */
+  admit(ctx: RequestContext, unauthenticated: boolean): Release {
+    const key = this.keyOf(ctx.peerAddress(), ctx.forwardedFor);
+    if (key === null) return NOTHING;
+    const held = this.held.get(key) ?? 0;
+    const anonymous = unauthenticated ? (this.unauthenticated.get(key) ?? 0) : 0;
+    if (
+      (this.maxConnections > 0 && held >= this.maxConnections) ||
+      (unauthenticated && this.maxUnauthenticated > 0 && anonymous >= this.maxUnauthenticated)
+    ) {
+      this.refused++;
+      throw new JsonableError('Too many requests at once from this address', {
+        code: 'RATE_LIMIT_HIT',
+        status: 429,
+        extra: { 'retry-after': RETRY_AFTER_S },
+        headers: { 'Retry-After': String(RETRY_AFTER_S) },
+      });
+    }
+    this.held.set(key, held + 1);
+    if (unauthenticated) this.unauthenticated.set(key, anonymous + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      decrement(this.held, key);
+      if (unauthenticated) decrement(this.unauthenticated, key);
+    };
+  }
+
+  /**
+   * The counting key of a request from `peer` with `forwardedFor`, or null when it is not counted
+   * (exempt, or no address): memoized, since canonical forms and range checks cost microseconds
+   * and a server sees the same few thousand addresses over and over.
+   */
+  private keyOf(peer: string, forwardedFor: string): string | null {
+    const memo = forwardedFor === '' ? peer : `${peer}\n${forwardedFor}`;
+    const known = this.keys.get(memo);
+    if (known !== undefined) return known;
+    let key: string | null = null;
+    const address = normalizeAddress(peer);
+    if (address !== '' && !(this.exempt.trusts(address) && forwardedFor === '')) {
+      const client = clientAddress(address, forwardedFor, this.trust);
+      if (!this.exempt.trusts(client)) key = addressKey(client);
+    }
+    if (this.keys.size >= MEMO_LIMIT) this.keys.clear();
+    this.keys.set(memo, key);
+    return key;
+  }
+
+  /** Connections held by the address of `text` (tests). */
+  heldBy(text: string): number {
+    return this.held.get(addressKey(normalizeAddress(text))) ?? 0;
+  }
+
+  /** Addresses holding anything (tests: all given back). */
+  get addresses(): number {
+    return this.held.size;
+  }
+}
+
+function decrement(map: Map<string, number>, key: string): void {
+  const n = (map.get(key) ?? 1) - 1;
+  if (n <= 0) map.delete(key);
+  else map.set(key, n);
+}

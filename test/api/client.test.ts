@@ -1,0 +1,312 @@
+/**
+ * The typed client module (src/client) against the real server, from Node with API-key (Basic)
+ * auth, as bots and scripts use it: typed calls and their errors; an EventStream over long-polls,
+ * over the WebSocket in JSON and in MessagePack; the socket killed mid-stream (long-poll takes
+ * over without loss or duplicates, then the socket comes back); a graceful server restart on the
+ * same queue; a lost queue (registered again, `again` = true); a deactivated user (stopped).
+ * The browser's session auth is tested in test/browser/.
+ */
+import { Packr } from 'msgpackr';
+import t, { type Test } from 'tap';
+import WebSocket from 'ws';
+import { ApiError, ConfabClient, NetworkError } from '../../src/client/api.js';
+import { EventStream, type OpenSocket, type SocketLike } from '../../src/client/events.js';
+import type { MessageEvent, RegisterResponse, ServerEvent } from '../../src/client/types.js';
+import { createServer } from '../../src/server.js';
+import { until } from '../helpers/events.js';
+import { relay } from '../helpers/relay.js';
+import { seedRealm } from '../helpers/fixtures.js';
+import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { startServer, TEST_SERVER_OPTIONS, type TestServer } from '../helpers/server.js';
+
+function clientFor(url: string, who: { email: string; api_key: string }): ConfabClient {
+  return new ConfabClient({
+    baseUrl: url,
+    auth: { kind: 'basic', email: who.email, apiKey: who.api_key },
+    userAgent: 'ConfabTest/1',
+  });
+}
+
+const nodeSocket: OpenSocket = (url, protocol, headers) =>
+  new WebSocket(url, protocol, { headers }) as unknown as SocketLike;
+
+/** An EventStream recording what it hands over. */
+function recorder(
+  t: Test,
+  client: ConfabClient,
+  extra: Partial<ConstructorParameters<typeof EventStream>[0]> = {},
+) {
+  const rec = {
+    events: [] as ServerEvent[],
+    registers: [] as { state: RegisterResponse; again: boolean }[],
+    statuses: [] as string[],
+    fatal: null as Error | null,
+    contents: () =>
+      rec.events
+        .filter((e): e is MessageEvent => e.type === 'message')
+        .map((e) => e.message.content),
+  };
+  const stream = new EventStream({
+    client,
+    register: { event_types: ['message', 'restart', 'heartbeat'], apply_markdown: true },
+    onRegister: (state, again) => rec.registers.push({ state, again }),
+    onEvents: (events) => rec.events.push(...events),
+    onStatus: (s, tr) => rec.statuses.push(`${s}:${tr ?? '-'}`),
+    onFatal: (e) => (rec.fatal = e),
+    minBackoffMs: 20,
+    maxBackoffMs: 200,
+    ackDelayMs: 10,
+    ...extra,
+  });
+  t.teardown(() => stream.stop());
+  return { rec, stream };
+}
+
+async function channel(ts: TestServer, name: string, users: string[]): Promise<number> {
+  for (const u of users) {
+    const c = clientFor(ts.url, ts.fx.users[u]!);
+    await c.subscribe([name]);
+  }
+  const c = clientFor(ts.url, ts.fx.users[users[0]!]!);
+  const reg = await c.register({ fetch_event_types: ['subscription'], event_types: ['message'] });
+  const id = reg.subscriptions!.find((s) => s.name === name)!.stream_id;
+  await c.deleteQueue(reg.queue_id);
+  return id;
+}
+
+t.test('typed calls and their answers', async (t) => {
+  const ts = await startServer(t);
+  const hamlet = clientFor(ts.url, ts.fx.users.hamlet!);
+  const othello = clientFor(ts.url, ts.fx.users.othello!);
+  const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
+
+  const sent = await hamlet.sendMessage({
+    type: 'stream',
+    to: denmark,
+    topic: 'castle',
+    content: 'To **be**',
+  });
+  assertMatchesOpenApi(t, '/messages', 'post', sent);
+  const dm = await hamlet.sendMessage({
+    type: 'direct',
+    to: [ts.fx.users.othello!.id],
+    content: 'hi',
+  });
+  t.ok(dm.id > sent.id, 'a direct message');
+
+  const got = await othello.getMessages({
+    anchor: 'newest',
+    num_before: 10,
+    num_after: 0,
+    narrow: [{ operator: 'channel', operand: denmark }],
+  });
+  assertMatchesOpenApi(t, '/messages', 'get', got);
+  t.same(
+    got.messages.map((m) => m.content),
+    ['<p>To <strong>be</strong></p>'],
+    'rendered HTML',
+  );
+  t.equal(got.found_newest, true);
+
+  const rendered = await hamlet.render('*hi*');
+  t.equal(rendered.rendered, '<p><em>hi</em></p>');
+
+  await othello.addReaction(sent.id, { emoji_name: 'smile' });
+  const dup = await othello.addReaction(sent.id, { emoji_name: 'smile' }).catch((e: unknown) => e);
+  t.ok(dup instanceof ApiError, 'a duplicate reaction is an ApiError');
+  t.equal((dup as ApiError).code, 'REACTION_ALREADY_EXISTS');
+  t.equal((dup as ApiError).status, 400);
+  t.equal((dup as ApiError).transient, false);
+  await othello.removeReaction(sent.id, { emoji_name: 'smile' });
+
+  await hamlet.editMessage(sent.id, { content: 'Not to be' });
+  await hamlet.editMessage(sent.id, { topic: 'ramparts', propagate_mode: 'change_all' });
+  const topics = await hamlet.topics(denmark);
+  t.same(
+    topics.topics.map((x) => x.name),
+    ['ramparts'],
+    'the topic moved',
+  );
+
+  const flags = await othello.updateFlags([sent.id], 'add', 'read');
+  t.same(flags.messages, [sent.id]);
+
+  const up = await hamlet.upload(new Blob(['hello file']), 'hello.txt');
+  t.match(up.url, /^\/user_uploads\/.+\/hello\.txt$/, 'an upload answers its URL');
+
+  const notMine = await othello.deleteMessage(sent.id).catch((e: unknown) => e);
+  t.ok(notMine instanceof ApiError, "deleting another's message is refused");
+  await ts.api.delete('desdemona', `messages/${sent.id}`);
+
+  const wrong = clientFor(ts.url, { email: 'hamlet@zulip.com', api_key: 'x'.repeat(32) });
+  const denied = await wrong.register({}).catch((e: unknown) => e);
+  t.ok(denied instanceof ApiError);
+  t.equal((denied as ApiError).status, 401, 'a wrong key: 401');
+
+  const nowhere = new ConfabClient({ baseUrl: 'http://127.0.0.1:1', auth: hamlet.auth });
+  const net = await nowhere.register({}).catch((e: unknown) => e);
+  t.ok(net instanceof NetworkError, 'no server: a NetworkError');
+
+  const settings = await ConfabClient.serverSettings(ts.url);
+  t.equal(settings.result, 'success');
+});
+
+for (const mode of ['poll', 'json', 'msgpack'] as const) {
+  t.test(
+    `an event stream over ${mode === 'poll' ? 'long-polls' : `the socket (${mode})`}`,
+    async (t) => {
+      const ts = await startServer(t);
+      const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
+      const othello = clientFor(ts.url, ts.fx.users.othello!);
+      const hamlet = clientFor(ts.url, ts.fx.users.hamlet!);
+      const packr = new Packr({ useRecords: false });
+      const { rec, stream } = recorder(t, othello, {
+        openSocket: mode === 'poll' ? null : nodeSocket,
+        msgpack:
+          mode === 'msgpack'
+            ? { decode: (b) => packr.unpack(b) as unknown, encode: (v) => packr.pack(v) }
+            : undefined,
+      });
+      await stream.start();
+      t.equal(rec.registers.length, 1);
+      await until(() => stream.status === 'live', 'live');
+      t.equal(stream.transport, mode === 'poll' ? 'poll' : 'socket');
+      for (let i = 0; i < 5; i++) {
+        await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: `m${i}` });
+      }
+      await until(() => rec.contents().length === 5, 'five messages');
+      t.same(rec.contents(), ['<p>m0</p>', '<p>m1</p>', '<p>m2</p>', '<p>m3</p>', '<p>m4</p>']);
+      const ids = rec.events.map((e) => e.id);
+      t.same(
+        ids,
+        [...ids].sort((a, b) => a - b),
+        'ids in order, each once',
+      );
+      if (mode !== 'poll') {
+        // Acknowledged over the socket: the queue no longer holds what was received.
+        await until(() => {
+          const q = ts.server.context.queues.get(stream.queueId!);
+          return q !== undefined && q.queue.size === 0;
+        }, 'acknowledged');
+        t.pass('the socket acknowledged the events');
+      }
+    },
+  );
+}
+
+t.test(
+  'the socket killed: long-polling takes over without loss, then the socket again',
+  async (t) => {
+    const ts = await startServer(t);
+    const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
+    const othello = clientFor(ts.url, ts.fx.users.othello!);
+    const hamlet = clientFor(ts.url, ts.fx.users.hamlet!);
+    const sockets: WebSocket[] = [];
+    let refuse = false;
+    const { rec, stream } = recorder(t, othello, {
+      openSocket: (url, protocol, headers) => {
+        if (refuse) throw new Error('no sockets here');
+        const ws = new WebSocket(url, protocol, { headers });
+        sockets.push(ws);
+        return ws as unknown as SocketLike;
+      },
+      socketRetryMs: 50,
+      socketReturnMs: 50,
+    });
+    await stream.start();
+    await until(() => stream.transport === 'socket', 'socket');
+    await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'before' });
+    await until(() => rec.contents().length === 1, 'first message');
+
+    refuse = true;
+    sockets[0]!.terminate(); // no close frame: an abnormal close (1006), as a dropped connection
+    for (let i = 0; i < 3; i++) {
+      await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: `during${i}` });
+    }
+    await until(() => rec.contents().length === 4, 'messages while the socket is gone');
+    t.equal(stream.transport, 'poll', 'long-polling');
+
+    refuse = false;
+    await until(() => stream.transport === 'socket', 'the socket back', 30_000);
+    await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'after' });
+    await until(() => rec.contents().length === 5, 'the last message');
+    t.same(
+      rec.contents(),
+      ['<p>before</p>', '<p>during0</p>', '<p>during1</p>', '<p>during2</p>', '<p>after</p>'],
+      'every message once, in order',
+    );
+    t.equal(rec.registers.length, 1, 'the same queue throughout');
+  },
+);
+
+t.test('a graceful restart: the same queue, nothing lost or repeated', async (t) => {
+  const dataDir = t.testdir();
+  const first = await createServer({ ...TEST_SERVER_OPTIONS, dataDir });
+  let closed = false;
+  t.teardown(() => (closed ? undefined : first.close()));
+  const fx = await seedRealm(first);
+  const { url, target } = await relay(t);
+  target.port = first.port;
+  const ts = { url, fx } as TestServer;
+  const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
+  const othello = clientFor(url, fx.users.othello!);
+  const hamlet = clientFor(url, fx.users.hamlet!);
+  const { rec, stream } = recorder(t, othello, { openSocket: nodeSocket, socketReturnMs: 50 });
+  await stream.start();
+  await until(() => stream.transport === 'socket', 'socket');
+  await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'one' });
+  await until(() => rec.contents().length === 1, 'one');
+
+  await first.close();
+  closed = true;
+  await until(() => stream.status === 'reconnecting', 'reconnecting while the server is down');
+  const second = await createServer({ ...TEST_SERVER_OPTIONS, dataDir });
+  t.teardown(() => second.close());
+  target.port = second.port;
+  await until(() => stream.status === 'live', 'live again', 30_000);
+  await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'two' });
+  await until(() => rec.contents().length === 2, 'two');
+  t.same(rec.contents(), ['<p>one</p>', '<p>two</p>']);
+  t.ok(
+    rec.events.some((e) => e.type === 'restart'),
+    'the restart event',
+  );
+  t.equal(rec.registers.length, 1, 'no new registration');
+  t.ok(rec.statuses.includes('reconnecting:-'), 'said it was reconnecting');
+  await until(() => stream.transport === 'socket', 'back on the socket', 30_000);
+  t.pass('back on the socket');
+});
+
+for (const mode of ['socket', 'poll'] as const) {
+  t.test(`a lost queue (${mode}): registered again`, async (t) => {
+    const ts = await startServer(t);
+    const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
+    const othello = clientFor(ts.url, ts.fx.users.othello!);
+    const hamlet = clientFor(ts.url, ts.fx.users.hamlet!);
+    const { rec, stream } = recorder(t, othello, {
+      openSocket: mode === 'socket' ? nodeSocket : null,
+    });
+    await stream.start();
+    await until(() => stream.status === 'live', 'live');
+    const firstQueue = stream.queueId!;
+    await othello.deleteQueue(firstQueue);
+    await until(() => rec.registers.length === 2, 'registered again');
+    t.equal(rec.registers[1]!.again, true, 'marked as a new snapshot');
+    t.not(stream.queueId, firstQueue, 'a new queue');
+    await until(() => stream.status === 'live', 'live again');
+    await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'after' });
+    await until(() => rec.contents().length === 1, 'a message on the new queue');
+  });
+}
+
+t.test('a deactivated user: the stream stops for good', async (t) => {
+  const ts = await startServer(t);
+  const othello = clientFor(ts.url, ts.fx.users.othello!);
+  const { rec, stream } = recorder(t, othello, { openSocket: nodeSocket });
+  await stream.start();
+  await until(() => stream.transport === 'socket', 'socket');
+  const res = await ts.api.delete('desdemona', `users/${ts.fx.users.othello!.id}`);
+  t.equal(res.status, 200);
+  await until(() => rec.fatal !== null, 'fatal');
+  t.equal(stream.status, 'stopped');
+});

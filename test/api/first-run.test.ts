@@ -1,0 +1,132 @@
+/**
+ * The first start (src/main.ts, src/bootstrap.ts) as an operator meets it: the first realm's name
+ * and its owner's e-mail and name from settings or flags; the realm made only once the server
+ * listens (a port taken or invalid creates nothing, and the next good start still gets the
+ * credentials); the one-time credentials in a 0600 file, never in the log; the right URL with
+ * PORT=0; a banner that says which URL to open.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import t from 'tap';
+import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
+import { firstOwner, spawnChild, startChild } from '../helpers/child-server.js';
+
+t.setTimeout(300_000);
+
+const OWNER_FILE = 'first-owner.txt';
+
+t.test('the realm and owner from the settings; credentials in a 0600 file only', async (t) => {
+  const dataDir = t.testdir();
+  const server = await startChild(dataDir, {
+    FIRST_REALM_NAME: 'Acme Chat',
+    FIRST_OWNER_EMAIL: 'Boss@Acme.test',
+    FIRST_OWNER_NAME: 'Bea Boss',
+    LOG_FORMAT: 'json',
+  });
+  t.teardown(() => server.kill('SIGKILL'));
+  const file = path.join(dataDir, OWNER_FILE);
+  t.equal(fs.statSync(file).mode & 0o777, 0o600, 'the credentials file is 0600');
+  const owner = firstOwner(dataDir);
+  t.match(owner, { email: 'Boss@Acme.test', realmName: 'Acme Chat' });
+
+  const settings = await rawRequest(server.url, { method: 'GET', path: '/api/v1/server_settings' });
+  t.match(assertSuccess(t, settings), { realm_name: 'Acme Chat' }, 'the realm’s name');
+  const me = await rawRequest(server.url, {
+    method: 'GET',
+    path: '/api/v1/users/me',
+    headers: { authorization: basicAuth(owner.email, owner.apiKey) },
+  });
+  t.match(assertSuccess(t, me), { full_name: 'Bea Boss', is_owner: true }, 'the owner');
+  const login = await rawRequest(server.url, {
+    method: 'POST',
+    path: '/api/v1/fetch_api_key',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: owner.email, password: owner.password }).toString(),
+  });
+  t.equal(assertSuccess(t, login).api_key, owner.apiKey, 'the password logs in');
+
+  await server.waitFor(/in a browser[^]*delete the file/);
+  const out = server.output();
+  t.match(out, `Confab is ready: open ${owner.realmUrl} in a browser.`, 'the banner');
+  t.match(out, `Created the first realm, "Acme Chat", and its owner, Boss@Acme.test.`);
+  t.match(out, file, 'the banner names the credentials file');
+  t.notOk(out.includes(owner.password), 'the password is not in the output (no terminal)');
+  t.notOk(out.includes(owner.apiKey), 'nor the API key');
+  const created = out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((o) => o.msg === 'created the first realm and its owner');
+  t.match(created, { email: 'Boss@Acme.test', credentialsFile: file }, 'logged, without secrets');
+});
+
+t.test('flags win over the settings', async (t) => {
+  const dataDir = t.testdir();
+  const server = await startChild(dataDir, { FIRST_REALM_NAME: 'From the env' }, undefined, [
+    '--realm-name',
+    'From the flag',
+    '--owner-email',
+    'flag@example.org',
+    '--owner-name',
+    'Flag Owner',
+  ]);
+  t.teardown(() => server.kill('SIGKILL'));
+  t.match(firstOwner(dataDir), { realmName: 'From the flag', email: 'flag@example.org' });
+});
+
+t.test('a bad first-start setting or port is refused before anything is created', async (t) => {
+  const cases: [string, Record<string, string>, RegExp][] = [
+    ['PORT=99999', { PORT: '99999' }, /PORT must be a port number \(0 to 65535\)/],
+    ['PORT=http', { PORT: 'http' }, /PORT must be a port number/],
+    ['a bad owner e-mail', { FIRST_OWNER_EMAIL: 'not-an-address' }, /FIRST_OWNER_EMAIL/],
+    ['a bad owner name', { FIRST_OWNER_NAME: 'x' }, /FIRST_OWNER_NAME: Name too short/],
+    ['an empty realm name', { FIRST_REALM_NAME: ' ' }, /FIRST_REALM_NAME must be 1 to 40/],
+  ];
+  for (const [what, env, message] of cases) {
+    const dataDir = path.join(t.testdir(), 'data');
+    const run = spawnChild(dataDir, env);
+    const { code } = await run.exited;
+    t.equal(code, 1, `${what}: exit status 1`);
+    t.match(run.output(), message, `${what}: says why`);
+    t.notOk(fs.existsSync(dataDir), `${what}: no data directory made`);
+  }
+});
+
+t.test('a port already taken: nothing created; the next start gets the credentials', async (t) => {
+  const dataDir = t.testdir();
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const port = (taken.address() as net.AddressInfo).port;
+  const failed = spawnChild(dataDir, { PORT: String(port) });
+  const { code } = await failed.exited;
+  await new Promise((resolve) => taken.close(resolve));
+  t.not(code, 0, 'the start fails');
+  t.notOk(fs.existsSync(path.join(dataDir, OWNER_FILE)), 'no credentials written');
+  t.notMatch(failed.output(), /Created the first realm/, 'no realm announced');
+
+  const server = await startChild(dataDir);
+  t.teardown(() => server.kill('SIGKILL'));
+  const owner = firstOwner(dataDir);
+  const me = await rawRequest(server.url, {
+    method: 'GET',
+    path: '/api/v1/users/me',
+    headers: { authorization: basicAuth(owner.email, owner.apiKey) },
+  });
+  assertSuccess(t, me, 'the credentials of the next, good start work');
+  await server.waitFor(/Created the first realm/);
+});
+
+t.test('PORT=0: the URLs given out name the port actually used', async (t) => {
+  const dataDir = t.testdir();
+  const server = await startChild(dataDir, { PORT: '0' });
+  t.teardown(() => server.kill('SIGKILL'));
+  const port = new URL(server.url).port;
+  t.not(port, '0');
+  const owner = firstOwner(dataDir);
+  t.equal(owner.realmUrl, `http://localhost:${port}`, 'the credentials file');
+  await server.waitFor(/in a browser/);
+  t.match(server.output(), `open http://localhost:${port} in a browser`, 'the banner');
+  const settings = await rawRequest(server.url, { method: 'GET', path: '/api/v1/server_settings' });
+  t.match(assertSuccess(t, settings), { realm_uri: `http://localhost:${port}` }, 'the API');
+});

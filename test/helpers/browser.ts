@@ -1,0 +1,176 @@
+/**
+ * The browser-test harness: Debian's chromium driven through playwright-core (no browser
+ * download), against the real server on an ephemeral port with a fresh data directory.
+ *
+ *   if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);    // top of the file: skipped, with a note
+ *   const b = await launchBrowser(t);             // closed at the test's teardown
+ *   const { url, fx } = await startServer(t);     // or startServer(t, { webDir }) for a fixture
+ *   const page = await b.newPage();               // a fresh context (cookies, storage) per page
+ *   const watch = await watchPage(page);          // console errors, CSP violations, Basic challenges
+ *   await page.goto(url);
+ *   await screenshot(page, t, 'login');           // .tap/screenshots/<test file>/<name>.png
+ *   watch.assertClean(t);
+ *
+ * One browser per test file (launching costs a second or more); pages and contexts are cheap.
+ * Each launch gets a fresh profile (playwright's temporary user-data-dir, removed on close), and
+ * runs headless without GPU, QUIC, first-run pages or any background traffic to outside hosts.
+ * CHROMIUM_PATH overrides `/usr/bin/chromium`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Test } from 'tap';
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type Page,
+} from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Where the suite's screenshots go (gitignored with the rest of .tap/). */
+export const SCREENSHOT_DIR = path.resolve('.tap', 'screenshots');
+
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-default-apps',
+  '--disable-extensions',
+];
+
+export function chromiumAvailable(): boolean {
+  try {
+    fs.accessSync(CHROMIUM_PATH, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why this machine cannot run the browser tests (null: it can). A browser test file starts with
+ * `if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);` (CI installs Debian's chromium: .ci/run).
+ */
+export const NO_CHROMIUM = chromiumAvailable()
+  ? null
+  : `no chromium at ${CHROMIUM_PATH} (apt-get install chromium): browser tests skipped`;
+
+export type TestBrowser = {
+  browser: Browser;
+  /** A page in a context of its own (no cookies or storage shared with other pages). */
+  newPage(opts?: BrowserContextOptions): Promise<Page>;
+  /** A context of its own, for tests that open several pages as one user (tabs). */
+  newContext(opts?: BrowserContextOptions): Promise<BrowserContext>;
+};
+
+/** Chromium for this test, closed at its teardown (check NO_CHROMIUM first). */
+export async function launchBrowser(t: Test): Promise<TestBrowser> {
+  if (NO_CHROMIUM) throw new Error(NO_CHROMIUM);
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    // The server is on loopback: nothing should need longer, but a loaded CI machine is slow.
+    timeout: 60_000,
+  });
+  t.teardown(() => browser.close());
+  const newContext = async (opts: BrowserContextOptions = {}) => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...opts });
+    context.setDefaultTimeout(30_000);
+    return context;
+  };
+  return {
+    browser,
+    newContext,
+    newPage: async (opts = {}) => (await newContext(opts)).newPage(),
+  };
+}
+
+/** A file-system-safe name for the current test file and test. */
+function slug(s: string): string {
+  return s
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80);
+}
+
+/**
+ * Saves a full-page screenshot as .tap/screenshots/<test file>/<name>.png and returns its path
+ * (look at them: the file tool shows PNGs).
+ */
+export async function screenshot(page: Page, t: Test, name: string): Promise<string> {
+  const file = slug(path.basename(process.argv[1] ?? 'test', '.js'));
+  const dir = path.join(SCREENSHOT_DIR, file);
+  fs.mkdirSync(dir, { recursive: true });
+  const out = path.join(dir, `${slug(name)}.png`);
+  await page.screenshot({ path: out, fullPage: true });
+  t.comment(`screenshot: ${path.relative(process.cwd(), out)}`);
+  return out;
+}
+
+export type PageWatch = {
+  /** Messages the page logged as errors (console.error, failed loads Chromium reports). */
+  consoleErrors: string[];
+  /** Exceptions thrown by the page's scripts. */
+  pageErrors: string[];
+  /** Content-Security-Policy violations the page reported (directive and blocked URI). */
+  cspViolations: string[];
+  /**
+   * Responses the page received with a `WWW-Authenticate: Basic` challenge: each would open the
+   * browser's own password dialog in a desktop browser.
+   */
+  basicChallenges: string[];
+  /** Asserts none of the above happened (besides `allowConsole` matches). */
+  assertClean(t: Test, allowConsole?: RegExp): void;
+};
+
+/**
+ * Watches a page (from before its first navigation) for what a user would notice: errors,
+ * blocked content, login dialogs.
+ */
+export async function watchPage(page: Page): Promise<PageWatch> {
+  const watch: PageWatch = {
+    consoleErrors: [],
+    pageErrors: [],
+    cspViolations: [],
+    basicChallenges: [],
+    assertClean(t, allowConsole) {
+      const errors = watch.consoleErrors.filter((m) => !allowConsole?.test(m));
+      t.same(errors, [], 'no console errors');
+      t.same(watch.pageErrors, [], 'no script errors');
+      t.same(watch.cspViolations, [], 'no Content-Security-Policy violation');
+      t.same(watch.basicChallenges, [], 'no Basic challenge (no browser login dialog)');
+    },
+  };
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') watch.consoleErrors.push(msg.text());
+  });
+  page.on('pageerror', (err) => watch.pageErrors.push(String(err)));
+  page.on('response', (res) => {
+    const challenge = res.headers()['www-authenticate'];
+    if (challenge !== undefined && /^\s*basic\b/i.test(challenge))
+      watch.basicChallenges.push(`${res.status()} ${res.url()}`);
+  });
+  // CSP violations are events inside the page: a binding carries them out.
+  await page.exposeBinding('__confabCspViolation', (_source, text: string) => {
+    watch.cspViolations.push(text);
+  });
+  // (Scripts run in the page are strings: the tests' TypeScript has no DOM types.)
+  await page.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => {
+    window.__confabCspViolation(e.effectiveDirective + ' ' + (e.blockedURI || '(inline)'));
+  });`);
+  return watch;
+}
+
+/** The cookies of a page's context for `url`, by name. */
+export async function cookiesOf(page: Page, url: string): Promise<Map<string, string>> {
+  const cookies = await page.context().cookies(url);
+  return new Map(cookies.map((c) => [c.name, c.value]));
+}

@@ -1,0 +1,19 @@
+/**
+ * Settings that no longer exist (src/config.ts REMOVED_SETTINGS): accepted and ignored, and named
+ * so that the start can warn about them.
+ */
+import t from 'tap';
+import { configFromEnv, defaultConfig, removedSettingsIn } from '../../src/config.js';
+
+t.test('the HTTP guard settings are ignored and named', (t) => {
+  const env = { HTTP_GUARD: 'on', HTTP_MAX_CONNECTIONS: '3', PORT: '9999' };
+  const config = configFromEnv(env);
+  t.equal(config.port, 9999, 'the other settings are read');
+  t.notOk('httpGuard' in config, 'no guard setting is left');
+  t.same(Object.keys(config).sort(), Object.keys(configFromEnv({ PORT: '9999' })).sort());
+  t.same(removedSettingsIn(env), ['HTTP_GUARD', 'HTTP_MAX_CONNECTIONS']);
+  t.same(removedSettingsIn({ HTTP_GUARD_POLLS: 'auto' }), ['HTTP_GUARD_POLLS']);
+  t.same(removedSettingsIn({}), []);
+  t.notOk('httpGuard' in defaultConfig());
+  t.end();
+});

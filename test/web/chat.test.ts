@@ -1,0 +1,449 @@
+/**
+ * web/state/chat.ts, the reducer: register's snapshot, then each event kind the app reduces —
+ * messages into the lists they belong in and the unread counts (muted topics and channels
+ * apart), flags both ways, reactions, edits, moves, deletions, subscriptions, users, typing — and
+ * the local echo replaced by the server's message. Against the real server (the state a fresh
+ * register gives equals the state the events built): test/api/client-state.test.ts.
+ */
+import t from 'tap';
+import type {
+  Message,
+  RegisterResponse,
+  ServerEvent,
+  Subscription,
+} from '../../src/client/types.js';
+import { ChatState, TOPIC } from '../../web/state/chat.js';
+import { ALL, channelNarrow, dmNarrow, isNarrow, topicNarrow } from '../../web/state/narrow.js';
+import { FakeTimers } from '../helpers/fake-timers.js';
+
+const SELF = 1;
+const sub = (id: number, name: string, o: Partial<Subscription> = {}): Subscription => ({
+  stream_id: id,
+  name,
+  description: '',
+  color: '#76ce90',
+  invite_only: false,
+  is_muted: false,
+  pin_to_top: false,
+  desktop_notifications: null,
+  ...o,
+});
+
+function register(o: Partial<RegisterResponse> = {}): RegisterResponse {
+  return {
+    queue_id: 'q',
+    last_event_id: -1,
+    user_id: SELF,
+    email: 'me@x',
+    full_name: 'Me',
+    realm_users: [
+      { user_id: 1, email: 'me@x', full_name: 'Me', is_bot: false },
+      { user_id: 2, email: 'h@x', full_name: 'Hamlet', is_bot: false },
+      { user_id: 3, email: 'o@x', full_name: 'Othello', is_bot: false },
+    ],
+    subscriptions: [sub(10, 'general'), sub(11, 'noise', { is_muted: true })],
+    unread_msgs: {
+      count: 4,
+      streams: [
+        { stream_id: 10, topic: 'lunch', unread_message_ids: [5, 6] },
+        { stream_id: 11, topic: 'chatter', unread_message_ids: [7] },
+      ],
+      pms: [{ other_user_id: 2, unread_message_ids: [8] }],
+      huddles: [],
+      mentions: [6],
+      old_unreads_missing: false,
+    },
+    user_topics: [],
+    max_message_id: 8,
+    realm_user_groups: [],
+    user_settings: {
+      twenty_four_hour_time: false,
+      color_scheme: 1,
+      enable_desktop_notifications: true,
+      enable_stream_desktop_notifications: false,
+    },
+    ...o,
+  };
+}
+
+let nextEventId = 0;
+function streamMsg(id: number, o: Partial<Message> = {}): Message {
+  return {
+    id,
+    sender_id: 2,
+    sender_full_name: 'Hamlet',
+    sender_email: 'h@x',
+    timestamp: 1_700_000_000 + id,
+    content: `<p>m${id}</p>`,
+    type: 'stream',
+    stream_id: 10,
+    subject: 'lunch',
+    display_recipient: 'general',
+    reactions: [],
+    ...o,
+  };
+}
+const ev = (e: Record<string, unknown>) => ({ id: nextEventId++, ...e }) as unknown as ServerEvent;
+const msgEvent = (m: Message, flags: string[] = [], local?: string) =>
+  ev({ type: 'message', message: m, flags, local_message_id: local });
+
+function state(o: Partial<RegisterResponse> = {}) {
+  const clock = new FakeTimers();
+  return { s: new ChatState(register(o), { now: clock.now, timers: clock.timers }), clock };
+}
+
+const mutedPred = (s: ChatState) => ({
+  mutedTopic: (id: number, topic: string) => s.mutedTopic(id, topic),
+});
+
+t.test('counts from the snapshot, muted channels apart', (t) => {
+  const { s } = state();
+  const c = s.unread.counts(mutedPred(s));
+  t.equal(c.total, 3, 'the muted channel is not in the total');
+  t.same(c.streams.get(10), { unmuted: 2, muted: 0 });
+  t.same(c.streams.get(11), { unmuted: 0, muted: 1 });
+  t.equal(c.dms.get('2'), 1);
+  t.equal(c.mentions, 1);
+  t.equal(s.dms.has('2'), true, 'an unread conversation is listed');
+  t.end();
+});
+
+t.test('new messages: lists, unread, conversations, topics', (t) => {
+  const { s } = state();
+  const all = s.list(ALL);
+  all.setInitial([5, 6, 7, 8], true, true, null);
+  const lunch = s.list(topicNarrow(10, 'Lunch'));
+  lunch.setInitial([5, 6], true, true, null);
+  const other = s.list(channelNarrow(11));
+  other.setInitial([7], true, true, null);
+  s.setTopics(10, [
+    { name: 'lunch', max_id: 6 },
+    { name: 'older', max_id: 3 },
+  ]);
+  s.apply([msgEvent(streamMsg(9, { subject: 'LUNCH' }))]);
+  t.same(all.ids, [5, 6, 7, 8, 9]);
+  t.same(lunch.ids, [5, 6, 9], 'topic compared without case');
+  t.same(other.ids, [7]);
+  t.equal(s.unread.counts(mutedPred(s)).total, 4);
+  t.equal(s.topics.get(10)![0]!.maxId, 9);
+  const dm = streamMsg(12, {
+    type: 'private',
+    stream_id: undefined,
+    subject: '',
+    display_recipient: [
+      { id: 1, email: 'me@x', full_name: 'Me' },
+      { id: 2, email: 'h@x', full_name: 'Hamlet' },
+      { id: 3, email: 'o@x', full_name: 'Othello' },
+    ],
+  });
+  const group = s.list(dmNarrow([3, 2], SELF));
+  group.setInitial([], true, true, null);
+  const arrived = s.apply([msgEvent(dm, ['mentioned'])]);
+  t.equal(arrived.length, 1);
+  t.same(group.ids, [12]);
+  t.equal(s.dms.get('2,3'), 12);
+  t.equal(s.unread.counts(mutedPred(s)).mentions, 2);
+  const mentions = s.list(isNarrow('mentioned'));
+  mentions.setInitial([], true, true, null);
+  s.apply([msgEvent(streamMsg(13), ['read'])]);
+  t.equal(s.unread.has(13), false, 'arrived read');
+  t.same(mentions.ids, [], 'not a mention');
+  t.end();
+});
+
+t.test('flags: read both ways, everything read, starred', (t) => {
+  const { s } = state();
+  s.ingest([streamMsg(5, { flags: [] })]);
+  s.list(ALL).setInitial([5], false, true, null);
+  s.apply([
+    ev({ type: 'update_message_flags', op: 'add', flag: 'read', messages: [5, 8], all: false }),
+  ]);
+  t.same(s.unread.ids(), [6, 7]);
+  t.same(s.messages.get(5)!.flags, ['read']);
+  s.apply([
+    ev({
+      type: 'update_message_flags',
+      op: 'remove',
+      flag: 'read',
+      messages: [5, 8],
+      all: false,
+      message_details: {
+        5: { type: 'stream', stream_id: 10, topic: 'lunch', mentioned: true },
+        8: { type: 'private', user_ids: [2] },
+      },
+    }),
+  ]);
+  t.same(s.unread.ids(), [5, 6, 7, 8]);
+  t.equal(s.unread.counts(mutedPred(s)).mentions, 2);
+  t.same(s.messages.get(5)!.flags, []);
+  s.apply([
+    ev({ type: 'update_message_flags', op: 'add', flag: 'starred', messages: [5], all: false }),
+  ]);
+  t.same(s.messages.get(5)!.flags, ['starred']);
+  s.apply([ev({ type: 'update_message_flags', op: 'add', flag: 'read', messages: [], all: true })]);
+  t.equal(s.unread.size, 0, 'all read');
+  t.end();
+});
+
+t.test('muting a topic and a channel, unmuting a topic in a muted channel', (t) => {
+  const { s } = state();
+  s.apply([
+    ev({
+      type: 'user_topic',
+      stream_id: 10,
+      topic_name: 'Lunch',
+      last_updated: 0,
+      visibility_policy: TOPIC.MUTED,
+    }),
+  ]);
+  t.equal(s.unread.counts(mutedPred(s)).total, 1, 'the muted topic left the total');
+  s.apply([
+    ev({
+      type: 'user_topic',
+      stream_id: 11,
+      topic_name: 'chatter',
+      last_updated: 0,
+      visibility_policy: TOPIC.UNMUTED,
+    }),
+  ]);
+  t.equal(s.unread.counts(mutedPred(s)).total, 2, 'unmuted in a muted channel counts');
+  s.apply([
+    ev({ type: 'subscription', op: 'update', stream_id: 11, property: 'is_muted', value: false }),
+  ]);
+  t.equal(s.subs.get(11)!.is_muted, false);
+  s.apply([
+    ev({
+      type: 'subscription',
+      op: 'update',
+      stream_id: 10,
+      property: 'in_home_view',
+      value: false,
+    }),
+  ]);
+  t.equal(s.subs.get(10)!.is_muted, true, 'the legacy property too');
+  t.end();
+});
+
+t.test('reactions, edits, moves and deletions', (t) => {
+  const { s } = state();
+  s.ingest([streamMsg(5), streamMsg(6)]);
+  const lunch = s.list(topicNarrow(10, 'lunch'));
+  lunch.setInitial([5, 6], true, true, null);
+  const dinner = s.list(topicNarrow(10, 'dinner'));
+  dinner.setInitial([], true, true, null);
+  const before = s.messages.get(5);
+  const r = {
+    message_id: 5,
+    emoji_name: 'smile',
+    emoji_code: '1f642',
+    reaction_type: 'unicode_emoji',
+  };
+  s.apply([
+    ev({ type: 'reaction', op: 'add', user_id: 2, ...r }),
+    ev({ type: 'reaction', op: 'add', user_id: 2, ...r }),
+  ]);
+  t.equal(s.messages.get(5)!.reactions.length, 1, 'added once');
+  t.not(s.messages.get(5), before, 'a new object (views compare identity)');
+  s.apply([ev({ type: 'reaction', op: 'remove', user_id: 2, ...r })]);
+  t.equal(s.messages.get(5)!.reactions.length, 0);
+
+  s.apply([
+    ev({
+      type: 'update_message',
+      message_id: 5,
+      message_ids: [5],
+      user_id: 2,
+      edit_timestamp: 99,
+      rendered_content: '<p>new</p>',
+      content: 'new',
+    }),
+  ]);
+  t.equal(s.messages.get(5)!.content, '<p>new</p>');
+  t.equal(s.messages.get(5)!.last_edit_timestamp, 99);
+
+  s.apply([
+    ev({
+      type: 'update_message',
+      message_id: 5,
+      message_ids: [5, 6],
+      user_id: 2,
+      edit_timestamp: 100,
+      stream_id: 10,
+      orig_subject: 'lunch',
+      subject: 'dinner',
+      propagate_mode: 'change_all',
+    }),
+  ]);
+  t.same(lunch.ids, [], 'moved out of the old topic');
+  t.equal(dinner.stale, true, 'the new topic is fetched again');
+  t.equal(
+    s.unread.where(6)?.kind === 'stream' && s.unread.where(6)!.kind === 'stream'
+      ? (s.unread.where(6) as { topic: string }).topic
+      : '',
+    'dinner',
+  );
+
+  const all = s.list(ALL);
+  all.setInitial([5, 6, 7], true, true, null);
+  s.apply([ev({ type: 'delete_message', message_type: 'stream', message_ids: [6, 7] })]);
+  t.same(all.ids, [5]);
+  t.equal(s.messages.has(6), false);
+  t.equal(s.unread.has(6), false);
+  t.equal(s.unread.has(7), false);
+  t.end();
+});
+
+t.test('the local echo is replaced by the server message', (t) => {
+  const { s } = state();
+  const all = s.list(ALL);
+  all.setInitial([5, 6], true, true, null);
+  const local = s.echo({
+    type: 'stream',
+    streamId: 10,
+    topic: 'lunch',
+    content: 'hi',
+    html: '<p>hi</p>',
+  });
+  t.equal(all.ids.length, 3, 'shown at once');
+  const echoId = all.ids[2]!;
+  t.equal(s.messages.get(echoId)!.local_id, local);
+  s.echoFailed(local);
+  t.equal(s.messages.get(echoId)!.local_failed, true);
+  s.echoRetrying(local);
+  s.apply([msgEvent(streamMsg(20, { sender_id: SELF, content: '<p>hi</p>' }), ['read'], local)]);
+  t.same(all.ids, [5, 6, 20], 'replaced, not doubled');
+  t.equal(s.messages.has(echoId), false);
+  t.equal(s.echoes.size, 0);
+  t.end();
+});
+
+t.test('subscriptions, channels, users, groups, settings', (t) => {
+  const { s } = state();
+  s.apply([ev({ type: 'subscription', op: 'add', subscriptions: [sub(12, 'new')] })]);
+  t.equal(s.subs.has(12), true);
+  s.apply([
+    ev({
+      type: 'stream',
+      op: 'update',
+      stream_id: 12,
+      name: 'new',
+      property: 'name',
+      value: 'renamed',
+    }),
+  ]);
+  t.equal(s.channelName(12), 'renamed');
+  s.apply([
+    ev({ type: 'subscription', op: 'remove', subscriptions: [{ stream_id: 12, name: 'renamed' }] }),
+  ]);
+  t.equal(s.subs.has(12), false);
+  t.equal(s.channels.has(12), true, 'still known by name');
+  s.apply([
+    ev({ type: 'realm_user', op: 'update', person: { user_id: 2, full_name: 'Prince Hamlet' } }),
+  ]);
+  t.equal(s.userName(2), 'Prince Hamlet');
+  s.apply([
+    ev({
+      type: 'realm_user',
+      op: 'add',
+      person: { user_id: 4, email: 'n@x', full_name: 'New', is_bot: false },
+    }),
+  ]);
+  t.equal(s.userName(4), 'New');
+  s.apply([
+    ev({
+      type: 'user_group',
+      op: 'add',
+      group: { id: 5, name: 'leads', description: '', members: [2] },
+    }),
+  ]);
+  s.apply([ev({ type: 'user_group', op: 'add_members', group_id: 5, user_ids: [1] })]);
+  t.equal(s.inGroup(5), true);
+  s.apply([ev({ type: 'user_settings', op: 'update', property: 'color_scheme', value: 2 })]);
+  t.equal(s.settings.color_scheme, 2);
+  t.end();
+});
+
+t.test('typing: shown, stopped by a message, lapsed', (t) => {
+  const { s, clock } = state({ server_typing_started_expiry_period_milliseconds: 45_000 });
+  const start = {
+    type: 'typing',
+    op: 'start',
+    message_type: 'stream',
+    sender: { user_id: 2, email: 'h@x' },
+    stream_id: 10,
+    topic: 'Lunch',
+  };
+  s.apply([ev(start)]);
+  t.same(s.typing.who('stream:10:lunch'), [2]);
+  s.apply([msgEvent(streamMsg(30))]);
+  t.same(s.typing.who('stream:10:lunch'), [], 'their message ends it');
+  s.apply([ev(start)]);
+  clock.advance(44_000);
+  t.same(s.typing.who('stream:10:lunch'), [2]);
+  clock.advance(2_000);
+  t.same(s.typing.who('stream:10:lunch'), [], 'lapsed without a renewal');
+  t.equal(clock.pending, 0, 'no timer left running');
+  s.apply([
+    ev({
+      type: 'typing',
+      op: 'start',
+      message_type: 'direct',
+      sender: { user_id: 3, email: 'o@x' },
+      recipients: [
+        { user_id: 1, email: '' },
+        { user_id: 3, email: '' },
+      ],
+    }),
+  ]);
+  t.same(s.typing.who('dm:3'), [3]);
+  s.apply([
+    ev({
+      type: 'typing',
+      op: 'stop',
+      message_type: 'direct',
+      sender: { user_id: 3, email: 'o@x' },
+      recipients: [
+        { user_id: 1, email: '' },
+        { user_id: 3, email: '' },
+      ],
+    }),
+  ]);
+  t.same(s.typing.who('dm:3'), []);
+  t.end();
+});
+
+t.test('permissions from realm settings and groups', (t) => {
+  const groups = [
+    { id: 7, name: 'role:members', description: '', members: [1, 2], direct_subgroup_ids: [] },
+  ];
+  const { s } = state({
+    realm_user_groups: groups,
+    realm_can_delete_own_message_group: 7,
+    realm_can_delete_any_message_group: 99,
+    realm_message_content_edit_limit_seconds: 600,
+    realm_message_content_delete_limit_seconds: null,
+    realm_can_move_messages_between_topics_group: 7,
+    realm_move_messages_within_stream_limit_seconds: 3600,
+  });
+  const mine = streamMsg(5, { sender_id: SELF, timestamp: 1000 });
+  t.equal(s.canEditContent(mine, 1500), true);
+  t.equal(s.canEditContent(mine, 1700), false, 'past the edit limit');
+  t.equal(s.canDelete(mine, 99_999), true, 'no delete limit');
+  t.equal(s.canDelete(streamMsg(6), 1000), false, "another's message");
+  t.equal(s.canEditTopic(streamMsg(6, { timestamp: 1000 }), 2000), true);
+  t.equal(s.canEditTopic(streamMsg(6, { timestamp: 1000 }), 99_999), false, 'past the move limit');
+  t.end();
+});
+
+t.test('lists are bounded, and their messages go with them', (t) => {
+  const { s } = state();
+  for (let i = 0; i < 15; i++) {
+    const l = s.list(topicNarrow(10, `t${i}`));
+    s.ingest([streamMsg(100 + i, { subject: `t${i}` })]);
+    l.setInitial([100 + i], true, true, null);
+  }
+  t.equal(s.lists.size, 10);
+  t.equal(s.messages.has(100), false, 'the oldest list is gone, and its message');
+  t.equal(s.messages.has(114), true);
+  t.end();
+});

@@ -1,0 +1,110 @@
+/**
+ * web/state/loader.ts with a fake `GET /messages`: the first fetch opens at the first unread
+ * message, older and newer pages join the run on the right side, one fetch per direction at a
+ * time, and a failure is kept on the list (shown with a retry) instead of thrown.
+ */
+import t from 'tap';
+import type { GetMessages } from '../../src/client/api.js';
+import type { Message, MessagesResponse, RegisterResponse } from '../../src/client/types.js';
+import { ChatState } from '../../web/state/chat.js';
+import { Loader } from '../../web/state/loader.js';
+import { ALL } from '../../web/state/narrow.js';
+import { FakeTimers } from '../helpers/fake-timers.js';
+
+const ALL_IDS = Array.from({ length: 1000 }, (_, i) => i + 1);
+const UNREAD_FROM = 900;
+
+function msg(id: number): Message {
+  return {
+    id,
+    sender_id: 2,
+    sender_full_name: 'H',
+    sender_email: '',
+    timestamp: id,
+    content: '',
+    type: 'stream',
+    stream_id: 1,
+    subject: 't',
+    display_recipient: 'c',
+    reactions: [],
+    flags: id >= UNREAD_FROM ? [] : ['read'],
+  };
+}
+
+/** The server's answer for an anchor, as GET /messages gives it. */
+function answer(q: GetMessages): MessagesResponse {
+  let at: number;
+  if (q.anchor === 'first_unread') at = ALL_IDS.indexOf(UNREAD_FROM);
+  else if (q.anchor === 'newest') at = ALL_IDS.length - 1;
+  else if (q.anchor === 'oldest') at = 0;
+  else at = ALL_IDS.indexOf(q.anchor);
+  const incl = q.include_anchor === false ? 0 : 1;
+  const before = ALL_IDS.slice(Math.max(0, at - q.num_before), at);
+  const self = incl ? [ALL_IDS[at]!] : [];
+  const after = ALL_IDS.slice(at + 1, at + 1 + q.num_after);
+  const ids = [...before, ...self, ...after];
+  return {
+    messages: ids.map(msg),
+    anchor: ALL_IDS[at]!,
+    found_anchor: true,
+    found_oldest: ids[0] === 1 || (q.num_before > 0 && at - q.num_before <= 0),
+    found_newest: ids.at(-1) === 1000 || at + q.num_after >= ALL_IDS.length - 1,
+    history_limited: false,
+  };
+}
+
+function setup() {
+  const clock = new FakeTimers();
+  const reg = {
+    queue_id: 'q',
+    last_event_id: -1,
+    user_id: 1,
+    email: '',
+    full_name: '',
+  } as RegisterResponse;
+  const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
+  const asked: GetMessages[] = [];
+  let fail = false;
+  const loader = new Loader(s, (q) => {
+    asked.push(q);
+    return fail ? Promise.reject(new Error('offline')) : Promise.resolve(answer(q));
+  });
+  return { s, loader, asked, setFail: (v: boolean) => (fail = v) };
+}
+
+t.test('opens at the first unread, pages both ways', async (t) => {
+  const { s, loader, asked } = setup();
+  const list = s.list(ALL);
+  await loader.open(list, 'first_unread');
+  t.equal(asked.length, 1);
+  t.same(asked[0]!.narrow, []);
+  t.ok(list.windowIds().includes(UNREAD_FROM), 'the first unread is in the window');
+  t.equal(s.messages.size, list.size, 'the messages are stored');
+  await loader.open(list, 'first_unread');
+  t.equal(asked.length, 1, 'an open list is not fetched again');
+  const first = list.ids[0]!;
+  await Promise.all([loader.older(list), loader.older(list)]);
+  t.equal(asked.length, 2, 'one fetch per direction at a time');
+  t.equal(asked[1]!.anchor, first);
+  t.equal(asked[1]!.include_anchor, false);
+  t.equal(list.ids[0], first - 100);
+  await loader.newer(list);
+  t.equal(list.foundNewest, true);
+  t.equal(list.ids.at(-1), 1000);
+  const before = asked.length;
+  await loader.newer(list);
+  t.equal(asked.length, before, 'nothing newer to fetch');
+});
+
+t.test('a failed fetch is kept on the list', async (t) => {
+  const { s, loader, setFail } = setup();
+  const list = s.list(ALL);
+  setFail(true);
+  await loader.open(list, 'newest');
+  t.equal(list.error, 'offline');
+  t.equal(list.loaded, false);
+  setFail(false);
+  await loader.open(list, 'newest');
+  t.equal(list.error, null);
+  t.equal(list.ids.at(-1), 1000);
+});

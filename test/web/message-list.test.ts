@@ -1,0 +1,98 @@
+/**
+ * web/state/message-list.ts: the window the DOM holds stays within WINDOW_MAX whatever happens
+ * (paging both ways, 2,000 live messages), the run in memory within LIST_MAX, and the window
+ * follows new messages only when it showed the newest.
+ */
+import t from 'tap';
+import { LIST_MAX, MessageList, STEP, WINDOW, WINDOW_MAX } from '../../web/state/message-list.js';
+import { ALL } from '../../web/state/narrow.js';
+
+const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
+
+t.test('the first window opens around the anchor', (t) => {
+  const l = new MessageList(ALL);
+  l.setInitial(range(1, 201), false, true, 150);
+  t.ok(l.start <= l.indexAtOrAfter(150) && l.indexAtOrAfter(150) < l.end, 'the anchor is in it');
+  t.ok(l.end - l.start <= WINDOW);
+  const newest = new MessageList(ALL);
+  newest.setInitial(range(1, 501), false, true, null);
+  t.equal(newest.end, 500, 'no anchor: at the newest');
+  t.equal(newest.end - newest.start, WINDOW);
+  t.equal(newest.atNewest(), true);
+  t.end();
+});
+
+t.test('2,000 live messages: the window follows and stays bounded', (t) => {
+  const l = new MessageList(ALL);
+  l.setInitial(range(1, 101), true, true, null);
+  let maxWindow = 0;
+  let added = 0;
+  for (let id = 101; id < 2101; id++) {
+    if (l.addLive(id)) added++;
+    maxWindow = Math.max(maxWindow, l.end - l.start);
+  }
+  t.equal(added, 2000, 'every one added');
+  t.ok(maxWindow <= WINDOW_MAX, `window at most ${WINDOW_MAX} (was ${maxWindow})`);
+  t.equal(l.windowIds().at(-1), 2100, 'the newest shown');
+  t.ok(l.size <= LIST_MAX, `run at most ${LIST_MAX} (${l.size})`);
+  t.equal(l.foundOldest, false, 'the dropped oldest are no longer "found"');
+  t.equal(l.addLive(2100), false, 'a duplicate is ignored');
+  t.end();
+});
+
+t.test('scrolled up, live messages do not move the window; the run stays bounded', (t) => {
+  const l = new MessageList(ALL);
+  l.setInitial(range(1, 1001), true, true, 10);
+  const before = l.windowIds();
+  for (let id = 1001; id < 3001; id++) l.addLive(id);
+  t.same(l.windowIds(), before, 'the window did not move');
+  t.ok(l.size <= LIST_MAX, `run at most ${LIST_MAX}`);
+  t.equal(l.foundNewest, false, 'the newest were dropped, to be fetched again');
+  t.equal(l.addLive(5000), false, 'later arrivals wait for that fetch');
+  t.end();
+});
+
+t.test('paging both ways keeps the window bounded', (t) => {
+  const l = new MessageList(ALL);
+  l.setInitial(range(5000, 5200), false, false, 5100);
+  // Up: fetch older pages and slide.
+  for (let page = 0; page < 10; page++) {
+    if (!l.canShowOlder()) {
+      const first = l.ids[0]!;
+      l.prepend(range(first - STEP, first), first - STEP <= 4000);
+    }
+    l.showOlder();
+    t.ok(l.end - l.start <= WINDOW_MAX, `window bounded going up (page ${page})`);
+  }
+  t.equal(l.atOldest(), true, 'reached the oldest');
+  t.equal(l.windowIds()[0], 4000);
+  // Down again: slide over what the run holds, fetch the rest.
+  for (let page = 0; page < 20 && !l.atNewest(); page++) {
+    if (!l.canShowNewer()) {
+      const last = l.ids.at(-1)!;
+      l.append(range(last + 1, last + 1 + STEP), last + STEP >= 5499);
+    }
+    l.showNewer();
+    t.ok(l.end - l.start <= WINDOW_MAX, `window bounded going down (page ${page})`);
+    t.ok(l.size <= LIST_MAX);
+  }
+  t.equal(l.atNewest(), true);
+  t.equal(l.windowIds().at(-1), 5499);
+  t.end();
+});
+
+t.test('removing messages keeps the window consistent', (t) => {
+  const l = new MessageList(ALL);
+  l.setInitial(range(1, 401), true, true, null);
+  const [s, e] = [l.start, l.end];
+  l.remove([1, 2, 3, 399]);
+  t.equal(l.start, s - 3);
+  t.equal(l.end, e - 4);
+  t.equal(l.windowIds().includes(399), false);
+  t.equal(l.remove([9999]), false, 'nothing to remove');
+  const small = new MessageList(ALL);
+  small.setInitial([1, 2, 3], true, true, null);
+  small.remove([1, 2, 3]);
+  t.same([small.start, small.end, small.size], [0, 0, 0]);
+  t.end();
+});

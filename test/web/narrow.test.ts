@@ -1,0 +1,160 @@
+/**
+ * web/state/narrow.ts: the reference's `#narrow/...` URL scheme both ways (the links Confab's
+ * renderer writes open the narrow they name), the API form of a narrow, and which messages a
+ * narrow holds.
+ */
+import t from 'tap';
+import type { Message } from '../../src/client/types.js';
+import { encodeChannel, hashUtilEncode } from '../../src/lib/markdown/urls.js';
+import {
+  ALL,
+  apiNarrow,
+  channelNarrow,
+  decodeHashComponent,
+  dmNarrow,
+  encodeHashComponent,
+  isNarrow,
+  matches,
+  narrowHash,
+  narrowKey,
+  parseHash,
+  searchNarrow,
+  topicNarrow,
+  type Names,
+} from '../../web/state/narrow.js';
+
+const names: Names = {
+  channelName: (id) => ({ 9: 'design team', 3: 'general' })[id],
+  channelId: (n) => ({ 'design team': 9, general: 3 })[n],
+  userName: (id) => ({ 5: 'Hamlet Prince', 6: 'Othello' })[id],
+  userId: (e) => ({ 'hamlet@zulip.com': 5, 'othello@zulip.com': 6 })[e],
+  selfId: 1,
+};
+
+t.test('hash components as the reference encodes them', (t) => {
+  t.equal(
+    encodeHashComponent('https://www.zulipexample.com'),
+    'https.3A.2F.2Fwww.2Ezulipexample.2Ecom',
+  );
+  t.equal(
+    decodeHashComponent('https.3A.2F.2Fwww.2Ezulipexample.2Ecom'),
+    'https://www.zulipexample.com',
+  );
+  for (const s of ['a (b).c', '100% done', 'naïve ✔ topic', 'x/y?z#w', '']) {
+    t.equal(decodeHashComponent(encodeHashComponent(s)), s, `round trip of ${JSON.stringify(s)}`);
+    t.equal(encodeHashComponent(s), hashUtilEncode(s), 'the same as the server renderer');
+  }
+  t.end();
+});
+
+t.test('links the server renders parse to the narrow they name', (t) => {
+  const topic = 'logo (v2). 100%';
+  const href = `/#narrow/channel/${encodeChannel(9, 'design team')}/topic/${hashUtilEncode(topic)}/near/42`;
+  const n = parseHash(href.slice(href.indexOf('#')), names)!;
+  t.same(n.terms, [
+    { operator: 'channel', operand: '9', negated: false },
+    { operator: 'topic', operand: topic, negated: false },
+  ]);
+  t.equal(n.near, 42);
+  const ch = parseHash(`#narrow/channel/${encodeChannel(3, 'general')}`, names)!;
+  t.same(ch, channelNarrow(3));
+  t.end();
+});
+
+t.test('the fragments of the app, both ways', (t) => {
+  const cases: [string, ReturnType<typeof parseHash>][] = [
+    ['', ALL],
+    ['#feed', ALL],
+    ['#all_messages', ALL],
+    ['#narrow/channel/9-design-team', channelNarrow(9)],
+    ['#narrow/stream/9-design-team', channelNarrow(9)],
+    ['#narrow/stream/general', channelNarrow(3)],
+    ['#narrow/channel/9-design-team/topic/lunch', topicNarrow(9, 'lunch')],
+    ['#narrow/stream/9-x/subject/lunch', topicNarrow(9, 'lunch')],
+    ['#narrow/dm/5-Hamlet-Prince', dmNarrow([5], 1)],
+    ['#narrow/dm/5,6-group', dmNarrow([6, 5], 1)],
+    ['#narrow/pm-with/hamlet@zulip.com,othello@zulip.com', dmNarrow([5, 6], 1)],
+    ['#narrow/dm/1-me', dmNarrow([1], 1)],
+    ['#narrow/is/mentioned', isNarrow('mentioned')],
+    ['#narrow/is/private', isNarrow('dm')],
+    ['#narrow/search/hello.20world', searchNarrow(ALL, 'hello world')],
+    ['#settings', null],
+    ['#narrow/channel', null],
+    ['#narrow/stream/no-such-channel', null],
+    ['#narrow/near/abc', null],
+  ];
+  for (const [hash, want] of cases) t.same(parseHash(hash, names), want, hash || '(empty)');
+  t.equal(
+    narrowHash(topicNarrow(9, 'a.b (c)'), names),
+    '#narrow/channel/9-design-team/topic/a.2Eb.20.28c.29',
+  );
+  t.equal(narrowHash(dmNarrow([5], 1), names), '#narrow/dm/5-Hamlet-Prince');
+  t.equal(narrowHash(dmNarrow([6, 5], 1), names), '#narrow/dm/5,6-group');
+  t.equal(narrowHash(ALL, names), '#feed');
+  t.equal(narrowHash({ ...channelNarrow(3), near: 7 }, names), '#narrow/channel/3-general/near/7');
+  for (const n of [
+    topicNarrow(9, 'x y.z'),
+    dmNarrow([5, 6], 1),
+    isNarrow('starred'),
+    searchNarrow(channelNarrow(3), 'q r'),
+  ]) {
+    t.same(parseHash(narrowHash(n, names), names), n, `round trip ${narrowKey(n)}`);
+  }
+  t.end();
+});
+
+t.test('the API form of a narrow', (t) => {
+  t.same(apiNarrow(topicNarrow(9, 'x')), [
+    { operator: 'channel', operand: 9 },
+    { operator: 'topic', operand: 'x' },
+  ]);
+  t.same(apiNarrow(dmNarrow([6, 5], 1)), [{ operator: 'dm', operand: [5, 6] }]);
+  t.same(apiNarrow(searchNarrow(ALL, 'hi')), [{ operator: 'search', operand: 'hi' }]);
+  t.equal(
+    narrowKey(topicNarrow(9, 'Lunch')),
+    narrowKey(topicNarrow(9, 'lunch')),
+    'topics without case',
+  );
+  t.end();
+});
+
+t.test('which messages a narrow holds', (t) => {
+  const base = { sender_full_name: '', sender_email: '', timestamp: 0, content: '', reactions: [] };
+  const s: Message = {
+    ...base,
+    id: 1,
+    sender_id: 5,
+    type: 'stream',
+    stream_id: 9,
+    subject: 'Lunch',
+    display_recipient: 'design team',
+  };
+  const dm: Message = {
+    ...base,
+    id: 2,
+    sender_id: 5,
+    type: 'private',
+    subject: '',
+    display_recipient: [
+      { id: 1, email: '', full_name: '' },
+      { id: 5, email: '', full_name: '' },
+    ],
+  };
+  const ctx = { selfId: 1, flags: [] as string[] };
+  t.equal(matches(ALL, s, ctx), true);
+  t.equal(matches(channelNarrow(9), s, ctx), true);
+  t.equal(matches(channelNarrow(3), s, ctx), false);
+  t.equal(matches(topicNarrow(9, 'lunch'), s, ctx), true, 'topic without case');
+  t.equal(matches(dmNarrow([5], 1), dm, ctx), true);
+  t.equal(matches(dmNarrow([5, 6], 1), dm, ctx), false);
+  t.equal(matches(isNarrow('dm'), dm, ctx), true);
+  t.equal(matches(isNarrow('mentioned'), s, ctx), false);
+  t.equal(matches(isNarrow('mentioned'), s, { selfId: 1, flags: ['mentioned'] }), true);
+  t.equal(matches(searchNarrow(ALL, 'x'), s, ctx), undefined, 'search: the server decides');
+  t.equal(
+    matches(searchNarrow(channelNarrow(3), 'x'), s, ctx),
+    false,
+    'unless another term rules it out',
+  );
+  t.end();
+});

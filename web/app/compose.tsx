@@ -1,0 +1,697 @@
+/**
+ * The compose box: a channel and topic (topic autocomplete from the channel's topics) or direct
+ * message recipients (people autocomplete); the message, with autocomplete for @people and
+ * groups, #channels and :emoji:; Enter sends, Shift+Enter is a new line; a preview rendered by
+ * the server; uploads by paste, drag-and-drop and the button, with progress; a draft per
+ * conversation kept across narrows and reloads; typing notifications while typing.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import {
+  applyCandidate,
+  channelCandidates,
+  emojiCandidates,
+  mentionCandidates,
+  tokenAt,
+  topicCandidates,
+  type Candidate,
+  type Token,
+} from '../state/autocomplete.js';
+import { emojiText } from '../state/emoji.js';
+import { narrowKey } from '../state/narrow.js';
+import { Avatar } from './bits.js';
+import type { ComposeTo, Controller } from './controller.js';
+import { bytes } from './format.js';
+import { Icon } from './icons.js';
+import { decorate, openPicker } from './message.js';
+import { track } from './track.js';
+
+type Upload = { id: number; name: string; loaded: number; total: number; error?: string };
+
+let uploadSeq = 0;
+
+function sameTo(a: ComposeTo, b: ComposeTo): boolean {
+  if (a.kind === 'dm' && b.kind === 'dm') return a.userIds.join(',') === b.userIds.join(',');
+  if (a.kind === 'stream' && b.kind === 'stream')
+    return a.streamId === b.streamId && a.topic === b.topic;
+  return false;
+}
+
+function Options({
+  items,
+  active,
+  onPick,
+  id,
+  below,
+}: {
+  items: Candidate[];
+  active: number;
+  onPick: (c: Candidate) => void;
+  id: string;
+  below?: boolean;
+}) {
+  if (!items.length) return null;
+  return (
+    <ul class={`popup ac${below ? ' below' : ''}`} role="listbox" id={id}>
+      {items.map((it, i) => (
+        <li
+          key={it.key}
+          id={`${id}-${i}`}
+          class="option"
+          role="option"
+          aria-selected={i === active}
+          onMouseDown={(e) => {
+            e.preventDefault();
+            onPick(it);
+          }}
+        >
+          {it.kind === 'user' && it.userId !== undefined && (
+            <Avatar small id={it.userId} name={it.label} />
+          )}
+          {it.kind === 'emoji' &&
+            (it.emojiUrl ? (
+              <img src={it.emojiUrl} alt="" />
+            ) : (
+              <span class="e">{emojiText(it.emojiCode ?? '')}</span>
+            ))}
+          <span>
+            {it.kind === 'channel'
+              ? `#${it.label}`
+              : it.kind === 'emoji'
+                ? `:${it.label}:`
+                : it.label}
+          </span>
+          {it.detail && <span class="detail">{it.detail}</span>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function Compose({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  const narrow = c.narrow.value;
+  const [to, setTo] = useState<ComposeTo>(
+    () => c.composeToFor(narrow) ?? { kind: 'stream', streamId: null, topic: '' },
+  );
+  const [text, setText] = useState(() => {
+    const d = c.draftTo(to);
+    return d ? (c.drafts?.get(d) ?? '') : '';
+  });
+  const [preview, setPreview] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [uploads, setUploads] = useState<Upload[]>([]);
+  const [token, setToken] = useState<Token | null>(null);
+  const [active, setActive] = useState(0);
+  const [topicOpen, setTopicOpen] = useState(false);
+  const [dmQuery, setDmQuery] = useState('');
+  const [dragging, setDragging] = useState(false);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const previewBox = useRef<HTMLDivElement>(null);
+  const textRef = useRef(text);
+  textRef.current = text;
+  const toRef = useRef(to);
+  toRef.current = to;
+
+  /** Addresses the box elsewhere: the old text stays as that conversation's draft. */
+  const retarget = (next: ComposeTo, content?: string) => {
+    if (sameTo(next, toRef.current) && content === undefined) return;
+    setTo(next);
+    const d = c.draftTo(next);
+    setText(content ?? (d ? (c.drafts?.get(d) ?? '') : ''));
+    setPreview(null);
+    setError(null);
+    c.typingSender?.stop();
+  };
+
+  // Narrowing readdresses the box to the narrow's conversation.
+  useEffect(() => {
+    const next = c.composeToFor(narrow);
+    if (next) retarget(next);
+  }, [narrowKey(narrow)]);
+
+  // Replies and "new message" requests.
+  const req = c.composeRequest.value;
+  useEffect(() => {
+    if (!req) return;
+    retarget(req.to, req.quote);
+    requestAnimationFrame(() => {
+      if (req.to.kind === 'stream' && req.to.topic === '' && req.to.streamId !== null)
+        document.getElementById('compose-topic')?.focus();
+      else if (req.to.kind === 'dm' && req.to.userIds.length === 0)
+        document.getElementById('compose-dm')?.focus();
+      else area.current?.focus();
+    });
+  }, [req?.seq]);
+
+  useEffect(() => {
+    if (to.kind === 'stream' && to.streamId !== null) void c.loadTopics(to.streamId);
+  }, [to.kind === 'stream' ? to.streamId : null]);
+
+  // Files dropped anywhere on the message pane come here.
+  useEffect(() => {
+    c.dropFiles = (files) => upload(files);
+    return () => (c.dropFiles = null);
+  });
+
+  const saveDraft = (value: string) => {
+    const d = c.draftTo(toRef.current);
+    if (d) c.drafts?.set(d, value);
+  };
+
+  const setValue = (value: string, caret?: number) => {
+    setText(value);
+    saveDraft(value);
+    c.typingSender?.typed(c.typingTo(toRef.current), value.trim() === '');
+    if (caret !== undefined) {
+      requestAnimationFrame(() => {
+        const el = area.current;
+        if (el) {
+          el.focus();
+          el.setSelectionRange(caret, caret);
+          autosize(el);
+        }
+      });
+    }
+  };
+
+  const candidates = (): Candidate[] => {
+    if (!token) return [];
+    track(s.rev.users);
+    if (token.kind === 'mention') {
+      const users = [...s.users.values()].filter(
+        (u) => u.is_active !== false && u.user_id !== s.selfId,
+      );
+      return mentionCandidates(
+        token.query,
+        { users, groups: [...s.groups.values()] },
+        token.silent,
+      );
+    }
+    if (token.kind === 'channel') return channelCandidates(token.query, [...s.channels.values()]);
+    const idx = c.emoji.value;
+    if (!idx) {
+      void c.loadEmoji();
+      return [];
+    }
+    return emojiCandidates(token.query, idx.names);
+  };
+  const items = candidates();
+
+  const refreshToken = () => {
+    const el = area.current;
+    if (!el) return;
+    const t = tokenAt(el.value, el.selectionStart ?? 0);
+    setToken(t);
+    setActive(0);
+  };
+
+  const pick = (cand: Candidate) => {
+    if (!token) return;
+    const r = applyCandidate(text, token, cand);
+    setToken(null);
+    setValue(r.text, r.caret);
+  };
+
+  const submit = () => {
+    const problem = c.checkSend(to, text);
+    if (problem) {
+      setError(problem);
+      return;
+    }
+    c.send(to, text);
+    setText('');
+    setPreview(null);
+    setError(null);
+    setToken(null);
+    requestAnimationFrame(() => area.current && autosize(area.current));
+  };
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (items.length && token) {
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        e.preventDefault();
+        setActive((a) => (a + (e.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length);
+        return;
+      }
+      if (e.key === 'Enter' || e.key === 'Tab') {
+        e.preventDefault();
+        pick(items[Math.min(active, items.length - 1)]!);
+        return;
+      }
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        e.stopPropagation();
+        setToken(null);
+        return;
+      }
+    }
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      submit();
+    } else if (e.key === 'Escape') {
+      area.current?.blur();
+    }
+  };
+
+  // ---- Uploads ------------------------------------------------------------------------
+  const upload = (files: File[]) => {
+    const max = s.realm.maxUploadMib * 1024 * 1024;
+    for (const file of files) {
+      const id = ++uploadSeq;
+      const name = file.name || 'pasted-file';
+      if (file.size > max) {
+        setUploads((u) => [
+          ...u,
+          {
+            id,
+            name,
+            loaded: 0,
+            total: file.size,
+            error: `${name} is ${bytes(file.size)}: files can be at most ${s.realm.maxUploadMib} MB.`,
+          },
+        ]);
+        continue;
+      }
+      const placeholder = `[Uploading ${name}…]()`;
+      const el = area.current;
+      const at = el ? (el.selectionStart ?? textRef.current.length) : textRef.current.length;
+      const cur = textRef.current;
+      const pre = at > 0 && !/\s$/.test(cur.slice(0, at)) ? ' ' : '';
+      setValue(
+        cur.slice(0, at) + pre + placeholder + ' ' + cur.slice(at),
+        at + pre.length + placeholder.length + 1,
+      );
+      setUploads((u) => [...u, { id, name, loaded: 0, total: file.size }]);
+      c.client
+        .upload(file, name, {
+          onProgress: (loaded, total) =>
+            setUploads((u) => u.map((x) => (x.id === id ? { ...x, loaded, total } : x))),
+        })
+        .then((r) => {
+          setValue(textRef.current.replace(placeholder, `[${name}](${r.url})`));
+          setUploads((u) => u.filter((x) => x.id !== id));
+        })
+        .catch((err: unknown) => {
+          setValue(textRef.current.replace(placeholder + ' ', '').replace(placeholder, ''));
+          setUploads((u) =>
+            u.map((x) =>
+              x.id === id
+                ? { ...x, error: `${name}: ${err instanceof Error ? err.message : String(err)}` }
+                : x,
+            ),
+          );
+        });
+    }
+  };
+
+  const togglePreview = async () => {
+    if (preview !== null) {
+      setPreview(null);
+      requestAnimationFrame(() => area.current?.focus());
+      return;
+    }
+    if (text.trim() === '') return;
+    try {
+      const r = await c.client.render(text);
+      setPreview(r.rendered);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  useEffect(() => {
+    if (previewBox.current) decorate(previewBox.current);
+  }, [preview]);
+
+  // ---- Recipients ---------------------------------------------------------------------
+  const subs = [...s.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+  track(s.rev.topics);
+  const topics =
+    to.kind === 'stream' && to.streamId !== null
+      ? (s.topics.get(to.streamId) ?? []).map((t) => t.name)
+      : [];
+  const topicItems =
+    to.kind === 'stream' && topicOpen
+      ? topicCandidates(to.topic, topics).filter((x) => x.label !== to.topic)
+      : [];
+  const dmItems =
+    to.kind === 'dm' && dmQuery.trim() !== ''
+      ? mentionCandidates(
+          dmQuery,
+          {
+            users: [...s.users.values()].filter(
+              (u) => u.is_active !== false && !to.userIds.includes(u.user_id),
+            ),
+            groups: [],
+          },
+          false,
+        ).filter((x) => x.kind === 'user')
+      : [];
+
+  const typists = c.typingIn(c.composeToFor(narrow));
+  const placeholder =
+    to.kind === 'dm'
+      ? to.userIds.length
+        ? `Message ${s.dmName(to.userIds)}`
+        : 'Message…'
+      : to.streamId !== null
+        ? `Message #${s.channelName(to.streamId)}${to.topic ? ` > ${to.topic}` : ''}`
+        : 'Message…';
+
+  return (
+    <>
+      <div class="typing" aria-live="polite">
+        {typists.length > 0 &&
+          (typists.length > 3
+            ? 'Several people are typing…'
+            : `${typists.map((id) => s.userName(id)).join(', ')} ${typists.length === 1 ? 'is' : 'are'} typing…`)}
+      </div>
+      <form
+        class={`compose${dragging ? ' dragging' : ''}`}
+        aria-label="Compose a message"
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+        onDragOver={(e) => {
+          if (e.dataTransfer?.types.includes('Files')) {
+            e.preventDefault();
+            setDragging(true);
+          }
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(e) => {
+          setDragging(false);
+          const files = [...(e.dataTransfer?.files ?? [])];
+          if (files.length) {
+            e.preventDefault();
+            e.stopPropagation();
+            upload(files);
+          }
+        }}
+      >
+        <div class="compose-to">
+          <div class="to-kind" role="group" aria-label="Send to">
+            <button
+              type="button"
+              aria-pressed={to.kind === 'stream'}
+              onClick={() =>
+                to.kind !== 'stream' && retarget({ kind: 'stream', streamId: null, topic: '' })
+              }
+            >
+              Channel
+            </button>
+            <button
+              type="button"
+              aria-pressed={to.kind === 'dm'}
+              onClick={() => to.kind !== 'dm' && retarget({ kind: 'dm', userIds: [] })}
+            >
+              Direct
+            </button>
+          </div>
+          {to.kind === 'stream' ? (
+            <>
+              <select
+                class="field to-channel"
+                aria-label="Channel"
+                value={to.streamId === null ? '' : String(to.streamId)}
+                onChange={(e) =>
+                  retarget({
+                    kind: 'stream',
+                    streamId: e.currentTarget.value ? Number(e.currentTarget.value) : null,
+                    topic: to.topic,
+                  })
+                }
+              >
+                <option value="">Choose a channel</option>
+                {subs.map((x) => (
+                  <option key={x.stream_id} value={String(x.stream_id)}>
+                    #{x.name}
+                  </option>
+                ))}
+              </select>
+              <span class="to-arrow" aria-hidden="true">
+                ›
+              </span>
+              <div class="to-topic" style={{ position: 'relative' }}>
+                <input
+                  id="compose-topic"
+                  class="field"
+                  aria-label="Topic"
+                  role="combobox"
+                  aria-expanded={topicItems.length > 0}
+                  aria-controls="topic-options"
+                  aria-autocomplete="list"
+                  autocomplete="off"
+                  placeholder={
+                    s.realm.mandatoryTopics ? 'Topic' : `Topic (or ${s.realm.emptyTopicName})`
+                  }
+                  maxLength={s.realm.maxTopicLength}
+                  value={to.topic}
+                  onFocus={() => setTopicOpen(true)}
+                  onBlur={() => setTopicOpen(false)}
+                  onInput={(e) => {
+                    setTopicOpen(true);
+                    const next = { ...to, topic: e.currentTarget.value };
+                    setTo(next);
+                    const d = c.draftTo(next);
+                    if (d && textRef.current) c.drafts?.set(d, textRef.current);
+                  }}
+                  onKeyDown={(e) => {
+                    if (e.key === 'Enter') {
+                      e.preventDefault();
+                      if (
+                        topicItems.length &&
+                        topicOpen &&
+                        active < topicItems.length &&
+                        e.currentTarget.value !== ''
+                      )
+                        retarget({ ...to, topic: topicItems[active]!.label }, textRef.current);
+                      setTopicOpen(false);
+                      area.current?.focus();
+                    } else if (e.key === 'ArrowDown' && topicItems.length) {
+                      e.preventDefault();
+                      setActive((a) => (a + 1) % topicItems.length);
+                    } else if (e.key === 'ArrowUp' && topicItems.length) {
+                      e.preventDefault();
+                      setActive((a) => (a + topicItems.length - 1) % topicItems.length);
+                    } else if (e.key === 'Escape' && topicOpen) {
+                      e.stopPropagation();
+                      setTopicOpen(false);
+                    }
+                  }}
+                />
+                <Options
+                  id="topic-options"
+                  below
+                  items={topicItems}
+                  active={active}
+                  onPick={(x) => {
+                    retarget({ ...to, topic: x.label }, textRef.current);
+                    setTopicOpen(false);
+                    area.current?.focus();
+                  }}
+                />
+              </div>
+            </>
+          ) : (
+            <div class="pills" style={{ position: 'relative' }}>
+              {to.userIds.map((id) => (
+                <span class="pill" key={id}>
+                  {s.userName(id)}
+                  <button
+                    type="button"
+                    aria-label={`Remove ${s.userName(id)}`}
+                    onClick={() =>
+                      retarget(
+                        { kind: 'dm', userIds: to.userIds.filter((x) => x !== id) },
+                        textRef.current,
+                      )
+                    }
+                  >
+                    ×
+                  </button>
+                </span>
+              ))}
+              <input
+                id="compose-dm"
+                aria-label="Add a recipient"
+                role="combobox"
+                aria-expanded={dmItems.length > 0}
+                aria-controls="dm-options"
+                autocomplete="off"
+                placeholder={to.userIds.length ? '' : 'Type a name'}
+                value={dmQuery}
+                onInput={(e) => {
+                  setDmQuery(e.currentTarget.value);
+                  setActive(0);
+                }}
+                onKeyDown={(e) => {
+                  if ((e.key === 'Enter' || e.key === 'Tab') && dmItems.length) {
+                    e.preventDefault();
+                    const u = dmItems[Math.min(active, dmItems.length - 1)]!;
+                    retarget({ kind: 'dm', userIds: [...to.userIds, u.userId!] }, textRef.current);
+                    setDmQuery('');
+                  } else if (e.key === 'Backspace' && dmQuery === '' && to.userIds.length) {
+                    retarget({ kind: 'dm', userIds: to.userIds.slice(0, -1) }, textRef.current);
+                  } else if (e.key === 'ArrowDown' && dmItems.length) {
+                    e.preventDefault();
+                    setActive((a) => (a + 1) % dmItems.length);
+                  } else if (e.key === 'ArrowUp' && dmItems.length) {
+                    e.preventDefault();
+                    setActive((a) => (a + dmItems.length - 1) % dmItems.length);
+                  } else if (e.key === 'Enter') {
+                    e.preventDefault();
+                    area.current?.focus();
+                  }
+                }}
+              />
+              <Options
+                id="dm-options"
+                below
+                items={dmItems}
+                active={active}
+                onPick={(u) => {
+                  retarget({ kind: 'dm', userIds: [...to.userIds, u.userId!] }, textRef.current);
+                  setDmQuery('');
+                }}
+              />
+            </div>
+          )}
+        </div>
+        {preview !== null ? (
+          <div
+            class="preview content"
+            ref={previewBox}
+            aria-label="Preview"
+            dangerouslySetInnerHTML={{ __html: preview }}
+          />
+        ) : (
+          <textarea
+            ref={area}
+            id="compose-text"
+            aria-label="Message"
+            aria-controls="compose-options"
+            aria-autocomplete="list"
+            aria-activedescendant={items.length ? `compose-options-${active}` : undefined}
+            placeholder={placeholder}
+            rows={1}
+            maxLength={s.realm.maxMessageLength}
+            value={text}
+            onInput={(e) => {
+              setValue(e.currentTarget.value);
+              autosize(e.currentTarget);
+              refreshToken();
+            }}
+            onClick={refreshToken}
+            onKeyDown={onKeyDown}
+            onBlur={() => setToken(null)}
+            onPaste={(e) => {
+              const files = [...(e.clipboardData?.files ?? [])];
+              if (files.length) {
+                e.preventDefault();
+                upload(files);
+              }
+            }}
+          />
+        )}
+        {preview === null && (
+          <Options id="compose-options" items={items} active={active} onPick={pick} />
+        )}
+        {uploads.length > 0 && (
+          <div class="uploads" aria-live="polite">
+            {uploads.map((u) => (
+              <div
+                key={u.id}
+                class={`upload${u.error ? ' failed' : ''}`}
+                role={u.error ? 'alert' : undefined}
+              >
+                {u.error ? (
+                  <>
+                    <span>{u.error}</span>
+                    <button
+                      class="icon-btn"
+                      type="button"
+                      aria-label="Dismiss"
+                      onClick={() => setUploads((x) => x.filter((y) => y.id !== u.id))}
+                    >
+                      <Icon name="x" />
+                    </button>
+                  </>
+                ) : (
+                  <>
+                    <span>Uploading {u.name}</span>
+                    <progress
+                      max={u.total || 1}
+                      value={u.loaded}
+                      aria-label={`Uploading ${u.name}`}
+                    />
+                    <span>{u.total ? Math.round((u.loaded / u.total) * 100) : 0}%</span>
+                  </>
+                )}
+              </div>
+            ))}
+          </div>
+        )}
+        {error && (
+          <p class="error-text" role="alert" style={{ margin: '0 12px 6px' }}>
+            {error}
+          </p>
+        )}
+        <div class="compose-bar">
+          <label class="icon-btn" title="Attach files" aria-label="Attach files">
+            <Icon name="clip" />
+            <input
+              type="file"
+              multiple
+              class="sr-only"
+              onChange={(e) => {
+                const files = [...(e.currentTarget.files ?? [])];
+                e.currentTarget.value = '';
+                upload(files);
+              }}
+            />
+          </label>
+          <button
+            class="icon-btn"
+            type="button"
+            aria-label="Insert an emoji"
+            title="Emoji"
+            onClick={(e) =>
+              openPicker(c, e.currentTarget, 'Insert an emoji', (entry) => {
+                const el = area.current;
+                const at = el ? (el.selectionStart ?? text.length) : text.length;
+                const ins = `:${entry.name}: `;
+                setValue(
+                  textRef.current.slice(0, at) + ins + textRef.current.slice(at),
+                  at + ins.length,
+                );
+              })
+            }
+          >
+            <Icon name="smile" />
+          </button>
+          <button
+            class="icon-btn"
+            type="button"
+            aria-label="Preview"
+            title="Preview"
+            aria-pressed={preview !== null}
+            onClick={() => void togglePreview()}
+          >
+            <Icon name="eye" />
+          </button>
+          <span class="hint">Enter to send · Shift+Enter for a new line</span>
+          <button class="btn primary send-btn" type="submit" aria-label="Send">
+            <Icon name="send" />
+            Send
+          </button>
+        </div>
+      </form>
+    </>
+  );
+}
+
+function autosize(el: HTMLTextAreaElement): void {
+  el.style.height = 'auto';
+  el.style.height = `${Math.min(el.scrollHeight, window.innerHeight * 0.4)}px`;
+}

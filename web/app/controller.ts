@@ -1,0 +1,825 @@
+/**
+ * The app's controller: the one place where the typed client (src/client), the state modules
+ * (web/state) and the browser meet. It registers the event queue and keeps it live, routes the
+ * URL's fragment to a narrow (back/forward work), opens message lists, sends (with local echo),
+ * marks what was seen as read in batches, shows notifications, keeps the title, pings presence
+ * (the only timer an idle tab runs, at the server's presence interval), and logs out. Views read
+ * its signals and call its methods; they never call the network themselves.
+ */
+import { batch, signal } from '@preact/signals';
+import { ApiError, ConfabClient, type UploadTransport } from '../../src/client/api.js';
+import {
+  EventStream,
+  type SocketLike,
+  type StreamStatus,
+  type Transport,
+} from '../../src/client/events.js';
+import type { Message, RegisterResponse, ServerEvent, User } from '../../src/client/types.js';
+import { ChatState, TOPIC, type StoredMessage } from '../state/chat.js';
+import { Drafts, type DraftTo } from '../state/drafts.js';
+import type { EmojiEntry } from '../state/autocomplete.js';
+import { buildEmojiIndex, type EmojiIndex } from '../state/emoji.js';
+import { Loader } from '../state/loader.js';
+import type { MessageList } from '../state/message-list.js';
+import {
+  ALL,
+  channelOf,
+  dmOf,
+  isConversation,
+  matches,
+  narrowHash,
+  parseHash,
+  sameNarrow,
+  topicOf,
+  type Narrow,
+} from '../state/narrow.js';
+import { pageTitle, shouldNotify } from '../state/notify.js';
+import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
+import { topicKey } from '../state/unread.js';
+import { htmlText, plainHtml } from './format.js';
+import { track } from './track.js';
+
+export type Session = { userId: number; email: string; csrfToken: string };
+
+/** Where the compose box sends. */
+export type ComposeTo =
+  { kind: 'stream'; streamId: number | null; topic: string } | { kind: 'dm'; userIds: number[] };
+
+export type Toast = { id: number; text: string; kind: 'error' | 'info' };
+
+export type Dialog = { kind: 'jump' } | { kind: 'settings'; panel: string } | null;
+
+export const REGISTER_PARAMS = {
+  apply_markdown: true,
+  client_gravatar: true,
+  slim_presence: true,
+  include_subscribers: false,
+  client_capabilities: {
+    notification_settings_null: true,
+    bulk_message_deletion: true,
+    user_avatar_url_field_optional: true,
+    stream_typing_notifications: true,
+    user_settings_object: true,
+    empty_topic_name: true,
+    linkifier_url_template: true,
+  },
+};
+
+/**
+ * What the queue receives (`event_types`), and what the first snapshot holds
+ * (`fetch_event_types`): the realm's users come afterwards, by `GET /users`, so that the first
+ * screen of a large realm does not wait for them (its `realm_user` events are in the queue).
+ */
+const EVENT_TYPES = [
+  'message',
+  'update_message',
+  'delete_message',
+  'update_message_flags',
+  'reaction',
+  'subscription',
+  'stream',
+  'realm_user',
+  'realm_user_settings_defaults',
+  'typing',
+  'user_topic',
+  'user_settings',
+  'realm_emoji',
+  'realm',
+  'user_group',
+  'restart',
+  'heartbeat',
+  'recent_private_conversations',
+];
+const FETCH_TYPES = EVENT_TYPES.filter((t) => t !== 'realm_user').concat(['realm_user_groups']);
+
+/** The browser's upload with progress (fetch reports none). */
+export const xhrUpload: UploadTransport = (req) =>
+  new Promise((resolve, reject) => {
+    const x = new XMLHttpRequest();
+    x.open('POST', req.url);
+    for (const [k, v] of Object.entries(req.headers)) x.setRequestHeader(k, v);
+    x.upload.onprogress = (e) => req.onProgress?.(e.loaded, e.total);
+    x.onload = () =>
+      resolve({
+        status: x.status,
+        text: x.responseText,
+        retryAfter: x.getResponseHeader('Retry-After'),
+      });
+    x.onerror = () => reject(new Error('upload failed'));
+    x.onabort = () => reject(new Error('upload cancelled'));
+    req.signal?.addEventListener('abort', () => x.abort());
+    x.send(req.body);
+  });
+
+const MARK_READ_DELAY_MS = 400;
+
+export class Controller {
+  readonly client: ConfabClient;
+  readonly session: Session;
+  readonly state = signal<ChatState | null>(null);
+  readonly status = signal<StreamStatus>('registering');
+  readonly transport = signal<Transport>(null);
+  readonly narrow = signal<Narrow>(ALL);
+  readonly list = signal<MessageList | null>(null);
+  readonly drawer = signal(false);
+  readonly dialog = signal<Dialog>(null);
+  readonly toasts = signal<Toast[]>([]);
+  /** A request for the compose box (reply, new topic), with a counter so repeats register. */
+  readonly composeRequest = signal<{ to: ComposeTo; quote?: string; seq: number } | null>(null);
+  readonly selected = signal<number | null>(null);
+  /** The message being edited in place. */
+  readonly editing = signal<number | null>(null);
+  /** The emoji picker, where it opens and what a choice does. */
+  readonly picker = signal<{
+    x: number;
+    y: number;
+    title: string;
+    onPick: (e: EmojiEntry) => void;
+  } | null>(null);
+  readonly emoji = signal<EmojiIndex | null>(null);
+  /** The compose box's upload, for files dropped anywhere on the messages. */
+  dropFiles: ((files: File[]) => void) | null = null;
+  /** Set when the message list should open at this message (a `near` link). */
+  near: number | null = null;
+  readonly focused = signal(typeof document !== 'undefined' ? document.hasFocus() : true);
+  serverSettings: Record<string, unknown> = {};
+  me: User | null = null;
+  stream: EventStream | null = null;
+  loader: Loader | null = null;
+  drafts: Drafts | null = null;
+  typingSender: TypingSender | null = null;
+
+  private readonly onLoggedOut: () => void;
+  private pendingRead = new Set<number>();
+  private readTimer: ReturnType<typeof setTimeout> | null = null;
+  private presenceTimer: ReturnType<typeof setInterval> | null = null;
+  private toastSeq = 0;
+  private composeSeq = 0;
+  private readonly unsent = new Map<string, { to: ComposeTo; content: string }>();
+  private emojiLoading: Promise<void> | null = null;
+  private readonly listeners: [EventTarget, string, EventListener][] = [];
+
+  constructor(session: Session, onLoggedOut: () => void) {
+    this.session = session;
+    this.onLoggedOut = onLoggedOut;
+    this.client = new ConfabClient({
+      baseUrl: location.origin,
+      auth: { kind: 'session', csrfToken: session.csrfToken },
+      fetch: (url, init) => fetch(url, init),
+      upload: xhrUpload,
+    });
+  }
+
+  // ---- Start and stop ----------------------------------------------------------------------
+
+  async start(): Promise<void> {
+    this.on(window, 'hashchange', () => this.route());
+    this.on(window, 'focus', () => (this.focused.value = true));
+    this.on(window, 'blur', () => (this.focused.value = false));
+    this.on(window, 'online', () => this.stream?.reconnectNow());
+    this.on(document, 'visibilitychange', () => {
+      if (document.visibilityState === 'visible') this.stream?.reconnectNow();
+      this.pingPresence();
+    });
+    this.on(window, 'pagehide', () => this.stream?.stop({ deleteQueue: true }));
+    ConfabClient.serverSettings(location.origin)
+      .then((s) => (this.serverSettings = s))
+      .catch(() => undefined);
+    // The user's own fields (register's snapshot leaves out the realm's users: FETCH_TYPES).
+    this.me = await this.client.request<User & { result?: string }>('GET', '/users/me');
+    this.stream = new EventStream({
+      client: this.client,
+      register: { ...REGISTER_PARAMS, event_types: EVENT_TYPES, fetch_event_types: FETCH_TYPES },
+      openSocket:
+        typeof WebSocket === 'undefined'
+          ? null
+          : (url, protocol) => new WebSocket(url, protocol) as unknown as SocketLike,
+      onRegister: (r, again) => this.onRegister(r, again),
+      onEvents: (events) => this.onEvents(events),
+      onStatus: (s, t) =>
+        batch(() => {
+          this.status.value = s;
+          this.transport.value = t;
+        }),
+      onFatal: (e) => this.onFatal(e),
+    });
+    await this.stream.start();
+  }
+
+  private on(target: EventTarget, type: string, fn: EventListener): void {
+    target.addEventListener(type, fn);
+    this.listeners.push([target, type, fn]);
+  }
+
+  private stopLocal(): void {
+    this.stream?.stop({ deleteQueue: true });
+    for (const [t, type, fn] of this.listeners) t.removeEventListener(type, fn);
+    this.listeners.length = 0;
+    if (this.presenceTimer !== null) clearInterval(this.presenceTimer);
+    this.presenceTimer = null;
+    if (this.readTimer !== null) clearTimeout(this.readTimer);
+    this.typingSender?.stop();
+  }
+
+  async logout(): Promise<void> {
+    this.stopLocal();
+    try {
+      await this.client.logout();
+    } catch {
+      // the session is gone either way for this page
+    }
+    this.onLoggedOut();
+  }
+
+  private onFatal(e: Error): void {
+    this.stopLocal();
+    if (e instanceof ApiError && e.status === 401) this.onLoggedOut();
+    else this.toast(`Disconnected: ${e.message}`);
+  }
+
+  // ---- State from the server ---------------------------------------------------------------
+
+  private onRegister(r: RegisterResponse, again: boolean): void {
+    const s = new ChatState(
+      r,
+      {
+        now: () => Date.now(),
+        timers: {
+          setTimeout: (fn, ms) => setTimeout(fn, ms),
+          clearTimeout: (h) => clearTimeout(h as number),
+        },
+      },
+      this.me ?? undefined,
+    );
+    this.loader = new Loader(s, (q) => this.client.getMessages(q));
+    if (!this.drafts) {
+      let storage: Storage | null;
+      try {
+        storage = window.localStorage;
+      } catch {
+        storage = null;
+      }
+      this.drafts = new Drafts(storage, `${r.user_id}@${location.host}`, () => Date.now());
+    }
+    this.typingSender?.stop();
+    this.typingSender = new TypingSender(
+      (op, to) => void this.client.typing(op, to).catch(() => undefined),
+      s.realm.typing,
+      () => Date.now(),
+      {
+        setTimeout: (fn, ms) => setTimeout(fn, ms),
+        clearTimeout: (h) => clearTimeout(h as number),
+      },
+    );
+    this.state.value = s;
+    this.applyTheme();
+    if (this.emoji.value) this.emoji.value = null;
+    this.route();
+    if (!s.usersComplete) {
+      this.client
+        .users()
+        .then((u) => {
+          s.setUsers(u.members);
+          this.updateTitle();
+        })
+        .catch(() => this.toast('Could not load the list of people; some names may be missing.'));
+    }
+    if (this.presenceTimer === null) {
+      this.pingPresence();
+      this.presenceTimer = setInterval(
+        () => this.pingPresence(),
+        s.realm.presencePingSeconds * 1000,
+      );
+    }
+    if (again) this.toast('Reconnected: the view was refreshed.', 'info');
+  }
+
+  private onEvents(events: ServerEvent[]): void {
+    const s = this.state.value;
+    if (!s) return;
+    let arrived: StoredMessage[] = [];
+    batch(() => {
+      arrived = s.apply(events);
+    });
+    for (const e of events) {
+      if (e.type === 'user_settings' && e.property === 'color_scheme') this.applyTheme();
+      if (e.type === 'realm_emoji' && this.emoji.value) this.emoji.value = null;
+    }
+    if (arrived.length) this.notify(arrived);
+    this.updateTitle();
+  }
+
+  private pingPresence(): void {
+    if (!this.state.value) return;
+    this.client
+      .presence(document.visibilityState === 'visible' ? 'active' : 'idle')
+      .catch(() => undefined);
+  }
+
+  // ---- Routing ----------------------------------------------------------------------------
+
+  /** Shows what the location's fragment names (called on load and on every hashchange). */
+  route(): void {
+    const s = this.state.value;
+    if (!s) return;
+    const hash = location.hash;
+    const settings = /^#settings(?:\/([\w-]+))?/.exec(hash);
+    if (settings) {
+      this.dialog.value = { kind: 'settings', panel: settings[1] ?? 'account' };
+      if (this.list.value) return;
+    } else if (this.dialog.value?.kind === 'settings') {
+      this.dialog.value = null;
+    }
+    const n = settings ? ALL : (parseHash(hash, s.names()) ?? ALL);
+    this.show(n);
+  }
+
+  /** Navigates (a new history entry; back returns). */
+  go(n: Narrow): void {
+    const s = this.state.value;
+    if (!s) return;
+    const hash = narrowHash(n, s.names());
+    this.drawer.value = false;
+    if (location.hash === hash || (hash === '#feed' && location.hash === '')) this.show(n);
+    else location.hash = hash;
+  }
+
+  openSettings(panel = 'account'): void {
+    location.hash = `#settings/${panel}`;
+  }
+
+  closeSettings(): void {
+    const s = this.state.value;
+    if (!s) return;
+    history.pushState(null, '', narrowHash(this.narrow.value, s.names()));
+    this.dialog.value = null;
+  }
+
+  private show(n: Narrow): void {
+    const s = this.state.value!;
+    const loader = this.loader!;
+    const list = s.list(n);
+    batch(() => {
+      this.narrow.value = n;
+      this.list.value = list;
+      this.selected.value = n.near;
+    });
+    this.near = n.near;
+    const channel = channelOf(n);
+    if (channel !== undefined) void this.loadTopics(channel);
+    const anchor = n.near ?? 'first_unread';
+    if (!list.loaded || list.stale || n.near !== null) void loader.open(list, anchor);
+    this.updateTitle();
+  }
+
+  /** A channel's topics for the sidebar (once; kept live by events after). */
+  async loadTopics(streamId: number, force = false): Promise<void> {
+    const s = this.state.value;
+    if (!s || (s.topics.has(streamId) && !force)) return;
+    try {
+      const r = await this.client.topics(streamId);
+      if (this.state.value === s) s.setTopics(streamId, r.topics);
+    } catch {
+      // the sidebar shows the channel without its topics
+    }
+  }
+
+  // ---- Reading ------------------------------------------------------------------------------
+
+  /** Whether seeing a message in the current view marks it read (the user's setting). */
+  readsOnView(): boolean {
+    const policy = this.state.value?.settings.web_mark_read_on_scroll_policy ?? 1;
+    if (policy === 3) return false;
+    if (policy === 2) return isConversation(this.narrow.value);
+    return true;
+  }
+
+  /** Messages seen: marked read at once here, sent to the server in one batch. */
+  markRead(ids: readonly number[]): void {
+    const s = this.state.value;
+    if (!s) return;
+    const fresh = s.markReadLocally(ids.filter((id) => Number.isInteger(id)));
+    if (!fresh.length) return;
+    for (const id of fresh) this.pendingRead.add(id);
+    this.updateTitle();
+    if (this.readTimer === null)
+      this.readTimer = setTimeout(() => this.flushRead(), MARK_READ_DELAY_MS);
+  }
+
+  private flushRead(): void {
+    this.readTimer = null;
+    const ids = [...this.pendingRead];
+    this.pendingRead.clear();
+    if (!ids.length) return;
+    this.client.updateFlags(ids, 'add', 'read').catch(() => {
+      for (const id of ids) this.pendingRead.add(id);
+      if (this.readTimer === null) this.readTimer = setTimeout(() => this.flushRead(), 5_000);
+    });
+  }
+
+  markNarrowRead(): void {
+    const s = this.state.value;
+    if (!s) return;
+    const n = this.narrow.value;
+    const stream = channelOf(n);
+    const topic = topicOf(n);
+    const dm = dmOf(n)?.join(',');
+    const ids = s.unread.ids((w) => {
+      if (stream !== undefined) {
+        return (
+          w.kind === 'stream' &&
+          w.streamId === stream &&
+          (topic === undefined || w.topic.toLowerCase() === topic.toLowerCase())
+        );
+      }
+      if (dm !== undefined) return w.kind === 'dm' && w.key === dm;
+      return n.terms.length === 0;
+    });
+    this.markRead(ids);
+  }
+
+  // ---- Title and notifications ------------------------------------------------------------
+
+  viewName(n: Narrow = this.narrow.value): string {
+    const s = this.state.value;
+    if (!s) return 'Confab';
+    const ch = channelOf(n);
+    const topic = topicOf(n);
+    const dm = dmOf(n);
+    const search = n.terms.find((t) => t.operator === 'search')?.operand;
+    if (search !== undefined) return `Search: ${search}`;
+    if (ch !== undefined && topic !== undefined)
+      return `#${s.channelName(ch)} > ${s.topicName(topic)}`;
+    if (ch !== undefined) return `#${s.channelName(ch)}`;
+    if (dm) return s.dmName(dm);
+    const is = n.terms.find((t) => t.operator === 'is')?.operand;
+    if (is === 'mentioned') return 'Mentions';
+    if (is === 'dm') return 'Direct messages';
+    if (is === 'starred') return 'Starred messages';
+    return 'All messages';
+  }
+
+  updateTitle(): void {
+    const s = this.state.value;
+    if (!s) return;
+    const c = s.unread.counts({ mutedTopic: (id, t) => s.mutedTopic(id, t) });
+    document.title = pageTitle(c.total, this.viewName(), s.realm.name);
+  }
+
+  private notify(messages: StoredMessage[]): void {
+    const s = this.state.value;
+    if (!s || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
+    const n = this.narrow.value;
+    for (const m of messages) {
+      const seeing =
+        this.focused.value &&
+        document.visibilityState === 'visible' &&
+        matches(n, m, { selfId: s.selfId, flags: m.flags }) === true;
+      const ok = shouldNotify(m, {
+        selfId: s.selfId,
+        settings: s.settings,
+        sub: m.stream_id !== undefined ? s.subs.get(m.stream_id) : undefined,
+        mutedTopic: m.type === 'stream' && s.mutedTopic(m.stream_id!, m.subject),
+        followedTopic:
+          m.type === 'stream' && s.topicPolicy(m.stream_id!, m.subject) === TOPIC.FOLLOWED,
+        seeing,
+      });
+      if (!ok) continue;
+      const where =
+        m.type === 'stream'
+          ? `#${s.channelName(m.stream_id!)} > ${s.topicName(m.subject)}`
+          : 'Direct message';
+      try {
+        const note = new Notification(`${m.sender_full_name} (${where})`, {
+          body: htmlText(m.content).slice(0, 300),
+          tag: `confab-${m.id}`,
+        });
+        note.onclick = () => {
+          window.focus();
+          this.goToMessage(m);
+          note.close();
+        };
+      } catch {
+        // some browsers allow notifications only from a service worker
+      }
+    }
+  }
+
+  goToMessage(m: Message): void {
+    const s = this.state.value!;
+    const c = s.conversationOf(m);
+    const base =
+      c.kind === 'stream'
+        ? {
+            terms: [
+              { operator: 'channel', operand: String(c.streamId), negated: false },
+              { operator: 'topic', operand: c.topic, negated: false },
+            ],
+          }
+        : { terms: [{ operator: 'dm', operand: c.ids.join(','), negated: false }] };
+    this.go({ ...base, near: m.id });
+  }
+
+  async requestNotifications(): Promise<NotificationPermission | 'unsupported'> {
+    if (typeof Notification === 'undefined') return 'unsupported';
+    return Notification.requestPermission();
+  }
+
+  // ---- Compose and send ----------------------------------------------------------------------
+
+  /** The compose box's default target for a narrow. */
+  composeToFor(n: Narrow): ComposeTo | null {
+    const dm = dmOf(n);
+    if (dm) return { kind: 'dm', userIds: dm.filter((id) => id !== this.session.userId) };
+    const ch = channelOf(n);
+    if (ch !== undefined) return { kind: 'stream', streamId: ch, topic: topicOf(n) ?? '' };
+    return null;
+  }
+
+  draftTo(to: ComposeTo): DraftTo | null {
+    if (to.kind === 'dm') return to.userIds.length ? { type: 'direct', userIds: to.userIds } : null;
+    return to.streamId === null ? null : { type: 'stream', streamId: to.streamId, topic: to.topic };
+  }
+
+  typingTo(to: ComposeTo): TypingTo | null {
+    if (to.kind === 'dm') return to.userIds.length ? { type: 'direct', to: to.userIds } : null;
+    return to.streamId === null
+      ? null
+      : { type: 'stream', stream_id: to.streamId, topic: to.topic };
+  }
+
+  /** Who types in a conversation (for the indicator under the messages). */
+  typingIn(to: ComposeTo | null): number[] {
+    const s = this.state.value;
+    const t = to && this.typingTo(to);
+    if (!s || !t) return [];
+    track(s.typing.rev);
+    return s.typing.who(typingKey(t));
+  }
+
+  /** Checks a message before sending; the problem in words, or null. */
+  checkSend(to: ComposeTo, content: string): string | null {
+    const s = this.state.value!;
+    if (content.trim() === '') return 'Write a message first.';
+    if (content.length > s.realm.maxMessageLength)
+      return `A message can hold at most ${s.realm.maxMessageLength} characters.`;
+    if (to.kind === 'dm') return to.userIds.length ? null : 'Choose who to send it to.';
+    if (to.streamId === null) return 'Choose a channel.';
+    if (to.topic.length > s.realm.maxTopicLength)
+      return `A topic can hold at most ${s.realm.maxTopicLength} characters.`;
+    if (to.topic.trim() === '' && s.realm.mandatoryTopics)
+      return 'Topics are required in this organization.';
+    return null;
+  }
+
+  /** Sends with a local echo (replaced by the server's message when its event arrives). */
+  send(to: ComposeTo, content: string): void {
+    const s = this.state.value!;
+    const html = plainHtml(content);
+    const localId =
+      to.kind === 'dm'
+        ? s.echo({ type: 'private', userIds: to.userIds, content, html })
+        : s.echo({ type: 'stream', streamId: to.streamId!, topic: to.topic, content, html });
+    this.unsent.set(localId, { to, content });
+    this.typingSender?.stop();
+    const draft = this.draftTo(to);
+    if (draft) this.drafts?.delete(draft);
+    this.post(localId);
+  }
+
+  private post(localId: string): void {
+    const s = this.state.value!;
+    const item = this.unsent.get(localId);
+    if (!item) return;
+    const { to, content } = item;
+    const msg =
+      to.kind === 'dm'
+        ? { type: 'direct' as const, to: to.userIds, content }
+        : { type: 'stream' as const, to: to.streamId!, topic: to.topic, content };
+    this.client
+      .sendMessage(msg, {
+        queue_id: this.stream?.queueId ?? undefined,
+        local_id: localId,
+        read_by_sender: true,
+      })
+      .then(() => this.unsent.delete(localId))
+      .catch((e: unknown) => {
+        if (this.state.value !== s) return;
+        s.echoFailed(localId);
+        this.toast(`Your message was not sent: ${e instanceof Error ? e.message : String(e)}`);
+      });
+  }
+
+  retrySend(localId: string): void {
+    this.state.value?.echoRetrying(localId);
+    this.post(localId);
+  }
+
+  dropUnsent(localId: string): { to: ComposeTo; content: string } | undefined {
+    const item = this.unsent.get(localId);
+    this.unsent.delete(localId);
+    this.state.value?.dropEcho(localId);
+    return item;
+  }
+
+  /** Puts the compose box on a conversation (reply, `r`, a click on "new topic"). */
+  requestCompose(to: ComposeTo, quote?: string): void {
+    this.composeRequest.value = { to, quote, seq: ++this.composeSeq };
+  }
+
+  replyTo(m: Message): void {
+    const s = this.state.value!;
+    const c = s.conversationOf(m);
+    this.requestCompose(
+      c.kind === 'stream'
+        ? { kind: 'stream', streamId: c.streamId, topic: c.topic }
+        : { kind: 'dm', userIds: c.ids.filter((id) => id !== s.selfId) },
+    );
+  }
+
+  // ---- Messages: reactions, edits, deletions -----------------------------------------------
+
+  async toggleReaction(
+    m: Message,
+    r: { emoji_name: string; emoji_code: string; reaction_type: string },
+  ): Promise<void> {
+    const s = this.state.value!;
+    const mine = m.reactions.some(
+      (x) =>
+        x.user_id === s.selfId &&
+        x.emoji_code === r.emoji_code &&
+        x.reaction_type === r.reaction_type,
+    );
+    try {
+      if (mine) await this.client.removeReaction(m.id, r);
+      else await this.client.addReaction(m.id, r);
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  async rawContent(id: number): Promise<string> {
+    const r = await this.client.getMessage(id);
+    return r.raw_content ?? r.message.content;
+  }
+
+  async edit(
+    id: number,
+    change: { content?: string; topic?: string; propagate_mode?: string },
+  ): Promise<boolean> {
+    try {
+      await this.client.editMessage(id, change);
+      return true;
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+      return false;
+    }
+  }
+
+  async deleteMessage(id: number): Promise<void> {
+    try {
+      await this.client.deleteMessage(id);
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  async toggleStar(m: StoredMessage): Promise<void> {
+    const on = m.flags.includes('starred');
+    try {
+      await this.client.updateFlags([m.id], on ? 'remove' : 'add', 'starred');
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  async setTopicPolicy(streamId: number, topic: string, policy: number): Promise<void> {
+    try {
+      await this.client.request('POST', '/user_topics', {
+        stream_id: streamId,
+        topic,
+        visibility_policy: policy,
+      });
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  async setChannelMuted(streamId: number, muted: boolean): Promise<void> {
+    try {
+      await this.client.updateSubscription(streamId, 'is_muted', muted);
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  // ---- Emoji -----------------------------------------------------------------------------
+
+  /** The emoji index (the server's data file, fetched the first time it is needed). */
+  loadEmoji(): Promise<void> {
+    const s = this.state.value;
+    if (!s) return Promise.resolve();
+    if (this.emoji.value) return Promise.resolve();
+    this.emojiLoading ??= (async () => {
+      let data: Record<string, string[]> = {};
+      try {
+        if (s.realm.emojiDataUrl) {
+          // From this origin, whatever host the server names (the page may only connect here).
+          const u = new URL(s.realm.emojiDataUrl, location.origin);
+          data = (await this.client.emojiData(location.origin + u.pathname + u.search))
+            .code_to_names;
+        }
+      } catch {
+        this.toast('Could not load the emoji list.');
+      }
+      this.emoji.value = buildEmojiIndex(data, s.realm.emoji);
+      this.emojiLoading = null;
+    })();
+    return this.emojiLoading;
+  }
+
+  // ---- Display ---------------------------------------------------------------------------
+
+  /** The theme: the user's setting (1 automatic, 2 dark, 3 light), cached for the next load. */
+  applyTheme(): void {
+    const scheme = this.state.value?.settings.color_scheme ?? 1;
+    const theme = scheme === 2 ? 'dark' : scheme === 3 ? 'light' : '';
+    if (theme) document.documentElement.dataset.theme = theme;
+    else delete document.documentElement.dataset.theme;
+    try {
+      localStorage.setItem('confab.theme', theme);
+    } catch {
+      // not kept; the setting still applies after register
+    }
+  }
+
+  async setTheme(scheme: 1 | 2 | 3): Promise<void> {
+    const s = this.state.value;
+    if (!s) return;
+    s.settings = { ...s.settings, color_scheme: scheme };
+    s.rev.settings.value++;
+    this.applyTheme();
+    try {
+      await this.client.updateSettings({ color_scheme: scheme });
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  toast(text: string, kind: 'error' | 'info' = 'error'): void {
+    const id = ++this.toastSeq;
+    this.toasts.value = [...this.toasts.value.slice(-3), { id, text, kind }];
+    setTimeout(() => this.dismiss(id), kind === 'info' ? 4_000 : 8_000);
+  }
+
+  dismiss(id: number): void {
+    this.toasts.value = this.toasts.value.filter((t) => t.id !== id);
+  }
+
+  // ---- Keyboard navigation -----------------------------------------------------------------
+
+  /** The next topic (then conversation) with unread messages after the current one (`n`). */
+  nextUnread(): Narrow | null {
+    const s = this.state.value;
+    if (!s) return null;
+    const c = s.unread.counts({ mutedTopic: (id, t) => s.mutedTopic(id, t) });
+    const order = sortedSubs(s).map((x) => x.stream_id);
+    const topics = [...c.topics.values()]
+      .filter((t) => !t.muted && s.subs.has(t.streamId))
+      .sort(
+        (a, b) =>
+          order.indexOf(a.streamId) - order.indexOf(b.streamId) || a.topic.localeCompare(b.topic),
+      );
+    const cur = this.narrow.value;
+    const curKey =
+      channelOf(cur) !== undefined && topicOf(cur) !== undefined
+        ? topicKey(channelOf(cur)!, topicOf(cur)!)
+        : null;
+    const candidates: Narrow[] = topics.map((t) => ({
+      terms: [
+        { operator: 'channel', operand: String(t.streamId), negated: false },
+        { operator: 'topic', operand: t.topic, negated: false },
+      ],
+      near: null,
+    }));
+    for (const key of c.dms.keys())
+      candidates.push({ terms: [{ operator: 'dm', operand: key, negated: false }], near: null });
+    if (!candidates.length) return null;
+    const at = candidates.findIndex(
+      (n) =>
+        (curKey !== null &&
+          topicKey(Number(n.terms[0]!.operand), n.terms[1]?.operand ?? '') === curKey) ||
+        sameNarrow(n, cur),
+    );
+    return candidates[(at + 1) % candidates.length] ?? null;
+  }
+}
+
+/** Subscribed channels in sidebar order: pinned first, then by name. */
+export function sortedSubs(s: ChatState) {
+  return [...s.subs.values()].sort(
+    (a, b) =>
+      Number(b.pin_to_top) - Number(a.pin_to_top) ||
+      a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }),
+  );
+}

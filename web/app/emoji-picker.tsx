@@ -1,0 +1,92 @@
+/**
+ * The emoji picker: the server's emoji (popular ones first) and the realm's custom emoji, with a
+ * search box; arrow keys move in the grid, Enter picks, Esc closes.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { EmojiEntry } from '../state/autocomplete.js';
+import { emojiText, searchEmoji } from '../state/emoji.js';
+import type { Controller } from './controller.js';
+
+const COLUMNS = 8;
+
+export function EmojiPicker({ c }: { c: Controller }) {
+  const p = c.picker.value!;
+  const idx = c.emoji.value;
+  const [q, setQ] = useState('');
+  const [hover, setHover] = useState<EmojiEntry | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const grid = useRef<HTMLDivElement>(null);
+  useEffect(() => input.current?.focus(), []);
+  const list = idx ? searchEmoji(idx, q, 320) : [];
+  const close = () => (c.picker.value = null);
+  const pick = (e: EmojiEntry) => {
+    close();
+    p.onPick(e);
+  };
+  const width = 340;
+  const left = Math.max(8, Math.min(p.x - width, window.innerWidth - width - 8));
+  const top = Math.max(8, Math.min(p.y + 4, window.innerHeight - 390));
+
+  const move = (e: KeyboardEvent) => {
+    const buttons = [...(grid.current?.querySelectorAll('button') ?? [])];
+    const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
+    const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: COLUMNS, ArrowUp: -COLUMNS }[e.key];
+    if (step === undefined) return;
+    e.preventDefault();
+    const next = i < 0 ? 0 : Math.max(0, Math.min(buttons.length - 1, i + step));
+    buttons[next]?.focus();
+  };
+
+  return (
+    <div
+      class="overlay"
+      style={{ background: 'transparent', padding: 0 }}
+      onMouseDown={(e) => e.target === e.currentTarget && close()}
+    >
+      <div
+        class="popup picker"
+        role="dialog"
+        aria-label={p.title}
+        style={{ position: 'fixed', left: `${left}px`, top: `${top}px` }}
+        onKeyDown={move}
+      >
+        <input
+          ref={input}
+          class="field"
+          aria-label="Search emoji"
+          placeholder="Search emoji"
+          value={q}
+          onInput={(e) => setQ(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && list[0]) {
+              e.preventDefault();
+              pick(list[0]);
+            } else if (e.key === 'ArrowDown') {
+              e.preventDefault();
+              grid.current?.querySelector('button')?.focus();
+            }
+          }}
+        />
+        <div class="picker-grid" ref={grid} role="listbox" aria-label="Emoji">
+          {!idx && <span class="muted-text">Loading…</span>}
+          {list.map((e) => (
+            <button
+              key={`${e.kind}:${e.name}`}
+              type="button"
+              role="option"
+              aria-label={e.name.replace(/_/g, ' ')}
+              title={`:${e.name}:`}
+              onClick={() => pick(e)}
+              onMouseEnter={() => setHover(e)}
+              onFocus={() => setHover(e)}
+            >
+              {e.kind === 'unicode' ? emojiText(e.code) : <img src={e.url} alt="" />}
+            </button>
+          ))}
+          {idx && list.length === 0 && <span class="muted-text">No emoji match.</span>}
+        </div>
+        <div class="picker-name">{hover ? `:${hover.name}:` : p.title}</div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * Presentation helpers: times and days in the browser's time zone, avatar initials and colours,
+ * the text of the server's HTML (for notifications and previews).
+ */
+
+function pad(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/** `14:05` or `2:05 PM`, as the user's setting says. */
+export function clock(ts: number, twentyFour: boolean): string {
+  const d = new Date(ts * 1000);
+  if (twentyFour) return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  const h = d.getHours() % 12 || 12;
+  return `${h}:${pad(d.getMinutes())} ${d.getHours() < 12 ? 'AM' : 'PM'}`;
+}
+
+/** A local calendar day, as a key (`2026-12-03`). */
+export function dayKey(ts: number): string {
+  const d = new Date(ts * 1000);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+const DAY_FMT = new Intl.DateTimeFormat(undefined, {
+  weekday: 'short',
+  month: 'short',
+  day: 'numeric',
+});
+const YEAR_FMT = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  year: 'numeric',
+});
+const FULL_FMT = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'short' });
+
+/** "Today", "Yesterday", "Mon, Dec 1", or "Dec 1, 2025". */
+export function dayLabel(ts: number, now = Date.now()): string {
+  const key = dayKey(ts);
+  if (key === dayKey(now / 1000)) return 'Today';
+  if (key === dayKey(now / 1000 - 86_400)) return 'Yesterday';
+  const d = new Date(ts * 1000);
+  return d.getFullYear() === new Date(now).getFullYear() ? DAY_FMT.format(d) : YEAR_FMT.format(d);
+}
+
+export function fullTime(ts: number): string {
+  return FULL_FMT.format(new Date(ts * 1000));
+}
+
+/** Up to two initials of a name. */
+export function initials(name: string): string {
+  const words = name.trim().split(/\s+/).filter(Boolean);
+  const first = words[0]?.[0] ?? '?';
+  const last = words.length > 1 ? (words[words.length - 1]![0] ?? '') : '';
+  return (first + last).toUpperCase();
+}
+
+/** A stable, readable background colour for a user's initials. */
+export function avatarColor(id: number): string {
+  const hue = (id * 137.508) % 360;
+  return `hsl(${hue.toFixed(0)} 45% 46%)`;
+}
+
+/** The text of rendered HTML (never inserted as HTML: only read as text). */
+export function htmlText(html: string): string {
+  const doc = new DOMParser().parseFromString(html, 'text/html');
+  return (doc.body.textContent ?? '').replace(/\s+/g, ' ').trim();
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A local echo's look before the server renders the message: the text, paragraph by paragraph. */
+export function plainHtml(text: string): string {
+  return text
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+    .join('');
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(0)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,152 @@
+/**
+ * Ctrl+K: jump anywhere by name — views, channels (joining one not subscribed), topics of the
+ * channels opened so far, people (a direct conversation), or a full-text search for the words.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { rank } from '../state/autocomplete.js';
+import {
+  ALL,
+  channelNarrow,
+  dmNarrow,
+  isNarrow,
+  searchNarrow,
+  topicNarrow,
+  type Narrow,
+} from '../state/narrow.js';
+import { Avatar, Swatch } from './bits.js';
+import type { Controller } from './controller.js';
+import { Icon } from './icons.js';
+
+type Item = {
+  key: string;
+  label: string;
+  detail?: string;
+  icon: preact.ComponentChild;
+  run: () => void;
+};
+
+export function Jump({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  const [q, setQ] = useState('');
+  const [active, setActive] = useState(0);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
+
+  const close = () => (c.dialog.value = null);
+  const go = (n: Narrow) => () => {
+    close();
+    c.go(n);
+  };
+  const items: Item[] = [];
+  const views: [string, Narrow, Parameters<typeof Icon>[0]['name']][] = [
+    ['All messages', ALL, 'feed'],
+    ['Mentions', isNarrow('mentioned'), 'at'],
+    ['Direct messages', isNarrow('dm'), 'dm'],
+    ['Starred messages', isNarrow('starred'), 'star'],
+  ];
+  for (const [label, n, icon] of rank(views, q, (v) => v[0], 4)) {
+    items.push({ key: `v:${label}`, label, icon: <Icon name={icon} />, run: go(n) });
+  }
+  for (const ch of rank([...s.channels.values()], q, (x) => x.name, q ? 8 : 6)) {
+    const sub = s.subs.get(ch.stream_id);
+    items.push({
+      key: `c:${ch.stream_id}`,
+      label: ch.name,
+      detail: sub ? undefined : 'Not subscribed: join',
+      icon: <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={ch.invite_only} />,
+      run: sub
+        ? go(channelNarrow(ch.stream_id))
+        : () => {
+            close();
+            c.client
+              .subscribe([ch.name])
+              .then(() => c.go(channelNarrow(ch.stream_id)))
+              .catch((e: unknown) => c.toast(e instanceof Error ? e.message : String(e)));
+          },
+    });
+  }
+  if (q) {
+    const topics = [...s.topics.entries()].flatMap(([id, ts]) =>
+      ts.map((t) => ({ id, name: t.name })),
+    );
+    for (const t of rank(topics, q, (x) => x.name, 5)) {
+      items.push({
+        key: `t:${t.id}:${t.name}`,
+        label: s.topicName(t.name),
+        detail: `#${s.channelName(t.id)}`,
+        icon: <Icon name="hash" />,
+        run: go(topicNarrow(t.id, t.name)),
+      });
+    }
+    const people = [...s.users.values()].filter((u) => u.is_active !== false);
+    for (const u of rank(people, q, (x) => x.full_name, 6)) {
+      items.push({
+        key: `u:${u.user_id}`,
+        label: u.full_name,
+        detail: u.email,
+        icon: <Avatar small id={u.user_id} name={u.full_name} url={u.avatar_url} />,
+        run: go(dmNarrow([u.user_id], s.selfId)),
+      });
+    }
+    items.push({
+      key: 'search',
+      label: `Search messages for “${q}”`,
+      icon: <Icon name="search" />,
+      run: go(searchNarrow(ALL, q)),
+    });
+  }
+  const at = Math.min(active, items.length - 1);
+
+  return (
+    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && close()}>
+      <div class="dialog jump" role="dialog" aria-modal="true" aria-label="Jump to">
+        <input
+          ref={input}
+          class="field"
+          role="combobox"
+          aria-expanded="true"
+          aria-controls="jump-options"
+          aria-activedescendant={items.length ? `jump-${at}` : undefined}
+          aria-label="Jump to a channel, topic, person or search"
+          placeholder="Jump to a channel, topic or person…"
+          value={q}
+          onInput={(e) => {
+            setQ(e.currentTarget.value);
+            setActive(0);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === 'ArrowDown') {
+              e.preventDefault();
+              setActive((a) => (a + 1) % Math.max(1, items.length));
+            } else if (e.key === 'ArrowUp') {
+              e.preventDefault();
+              setActive((a) => (a + items.length - 1) % Math.max(1, items.length));
+            } else if (e.key === 'Enter') {
+              e.preventDefault();
+              items[at]?.run();
+            }
+          }}
+        />
+        <ul id="jump-options" role="listbox" aria-label="Results">
+          {items.map((it, i) => (
+            <li
+              key={it.key}
+              id={`jump-${i}`}
+              class="option"
+              role="option"
+              aria-selected={i === at}
+              onMouseDown={(e) => e.preventDefault()}
+              onClick={it.run}
+              onMouseEnter={() => setActive(i)}
+            >
+              {it.icon}
+              <span>{it.label}</span>
+              {it.detail && <span class="detail">{it.detail}</span>}
+            </li>
+          ))}
+          {items.length === 0 && <li class="option">Nothing matches.</li>}
+        </ul>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,52 @@
+/**
+ * The app's entry: the theme the user chose last (before anything is drawn), then the session —
+ * a live one opens the app, none shows the login form — and nothing else until then.
+ */
+import { render } from 'preact';
+import { signal } from '@preact/signals';
+import { ApiError, ConfabClient } from '../../src/client/api.js';
+import { Controller, type Session } from './controller.js';
+import { Login } from './login.js';
+import { Shell } from './shell.js';
+import '../styles/app.css';
+
+try {
+  const theme = localStorage.getItem('confab.theme');
+  if (theme === 'dark' || theme === 'light') document.documentElement.dataset.theme = theme;
+} catch {
+  // storage unavailable: the system's setting applies
+}
+
+const root = document.getElementById('app')!;
+const controller = signal<Controller | null>(null);
+const phase = signal<'checking' | 'login' | 'app'>('checking');
+
+function open(session: Session): void {
+  const c = new Controller(session, () => {
+    controller.value = null;
+    phase.value = 'login';
+  });
+  controller.value = c;
+  phase.value = 'app';
+  c.start().catch((e: unknown) => {
+    controller.value = null;
+    phase.value = 'login';
+    console.error(e);
+  });
+}
+
+function Root() {
+  if (phase.value === 'checking') return null;
+  const c = controller.value;
+  if (phase.value === 'app' && c) return <Shell c={c} />;
+  return <Login onSession={open} />;
+}
+
+render(<Root />, root);
+
+ConfabClient.session(location.origin)
+  .then((s) => open({ userId: s.user_id, email: s.email, csrfToken: s.csrf_token }))
+  .catch((e: unknown) => {
+    if (!(e instanceof ApiError && e.status === 401)) console.warn('Confab: no session', e);
+    phase.value = 'login';
+  });

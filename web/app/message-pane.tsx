@@ -1,0 +1,359 @@
+/**
+ * The message list of the current narrow: the list's window (never more than WINDOW_MAX rows in
+ * the DOM) rendered as date dividers, recipient bars and messages; paged both ways with an
+ * IntersectionObserver on a sentinel at each end; opened at the first unread message (or the
+ * linked one); kept in place while rows come and go above (the row at the top of the view is the
+ * anchor); following the newest while at the bottom. Messages shown while the window has focus
+ * are marked read (the user's setting permitting), in batches. Keyboard: arrows or j/k move the
+ * selection, r or Enter replies, e edits, Esc clears.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { ChatState, StoredMessage } from '../state/chat.js';
+import type { MessageList } from '../state/message-list.js';
+import { dmNarrow, narrowHash, topicNarrow } from '../state/narrow.js';
+import { buildRows } from '../state/rows.js';
+import { Swatch } from './bits.js';
+import type { Controller } from './controller.js';
+import { track } from './track.js';
+import { dayKey, dayLabel } from './format.js';
+import { Icon } from './icons.js';
+import { MessageRow } from './message.js';
+
+const EDGE_MARGIN = '600px 0px';
+const BOTTOM_SLACK = 40;
+
+type Anchor = { id: string; top: number };
+
+function rowAt(scroller: HTMLElement): Anchor | null {
+  const top = scroller.getBoundingClientRect().top;
+  for (const el of scroller.querySelectorAll<HTMLElement>('[data-row]')) {
+    const r = el.getBoundingClientRect();
+    if (r.bottom > top + 1) return { id: el.dataset.row!, top: r.top };
+  }
+  return null;
+}
+
+function atBottom(el: HTMLElement): boolean {
+  return el.scrollHeight - el.scrollTop - el.clientHeight < BOTTOM_SLACK;
+}
+
+function RecipientBar({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage }) {
+  const when = dayLabel(m.timestamp);
+  if (m.type === 'stream') {
+    const sub = s.subs.get(m.stream_id!);
+    const topicN = topicNarrow(m.stream_id!, m.subject);
+    const chanN = {
+      terms: [{ operator: 'channel', operand: String(m.stream_id), negated: false }],
+      near: null,
+    };
+    return (
+      <div
+        class="recipient"
+        onClick={(e) => !(e.target as HTMLElement).closest('a') && c.go(topicN)}
+      >
+        <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={sub?.invite_only} />
+        <a href={narrowHash(chanN, s.names())}>{s.channelName(m.stream_id!)}</a>
+        <span aria-hidden="true">›</span>
+        <a class="topic-name" href={narrowHash(topicN, s.names())}>
+          {s.topicName(m.subject)}
+        </a>
+        <span class="when">{when}</span>
+      </div>
+    );
+  }
+  const c2 = s.conversationOf(m);
+  const ids = c2.kind === 'dm' ? c2.ids : [];
+  const n = dmNarrow(ids, s.selfId);
+  return (
+    <div class="recipient" onClick={(e) => !(e.target as HTMLElement).closest('a') && c.go(n)}>
+      <Icon name="dm" />
+      <a href={narrowHash(n, s.names())}>
+        {ids.length === 1 && ids[0] === s.selfId ? 'You' : `You and ${s.dmName(ids)}`}
+      </a>
+      <span class="when">{when}</span>
+    </div>
+  );
+}
+
+export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
+  const s = c.state.value!;
+  track(list.rev, s.rev.unread, s.rev.users);
+  const selected = c.selected.value;
+  const editing = c.editing.value;
+  const scroller = useRef<HTMLDivElement>(null);
+  const top = useRef<HTMLDivElement>(null);
+  const bottom = useRef<HTMLDivElement>(null);
+  const view = useRef({
+    list: null as MessageList | null,
+    positioned: false,
+    anchor: null as Anchor | null,
+    bottom: true,
+  });
+  const [below, setBelow] = useState({ show: false, unread: 0 });
+
+  // A new list: position it afresh once loaded.
+  if (view.current.list !== list) {
+    view.current = { list, positioned: false, anchor: null, bottom: true };
+  }
+  // Before the DOM changes: what is at the top of the view, to keep it there.
+  const el = scroller.current;
+  if (el && view.current.positioned) {
+    view.current.bottom = atBottom(el);
+    view.current.anchor = view.current.bottom ? null : rowAt(el);
+  }
+
+  const messages = list
+    .windowIds()
+    .map((id) => s.messages.get(id))
+    .filter((m): m is StoredMessage => m !== undefined);
+  const rows = buildRows(messages, { selfId: s.selfId, dayOf: dayKey });
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el || !list.loaded) return;
+    const v = view.current;
+    if (!v.positioned) {
+      v.positioned = true;
+      const near = c.near;
+      const firstUnread = messages.find((m) => s.unread.has(m.id))?.id;
+      const target = near ?? firstUnread;
+      const row =
+        target !== undefined ? el.querySelector<HTMLElement>(`[data-id="${target}"]`) : null;
+      if (row) {
+        el.scrollTop +=
+          row.getBoundingClientRect().top -
+          el.getBoundingClientRect().top -
+          (near !== null ? el.clientHeight / 3 : 48);
+        if (near !== null) c.selected.value = near;
+      } else {
+        el.scrollTop = el.scrollHeight;
+      }
+      v.bottom = atBottom(el);
+      return;
+    }
+    if (v.anchor) {
+      const row = el.querySelector<HTMLElement>(`[data-row="${v.anchor.id}"]`);
+      if (row) el.scrollTop += row.getBoundingClientRect().top - v.anchor.top;
+      v.anchor = null;
+    } else if (v.bottom && list.atNewest()) {
+      el.scrollTop = el.scrollHeight;
+    }
+  });
+
+  // Paging: a sentinel at each end, watched with a margin of a screen or so.
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el || !top.current || !bottom.current) return;
+    const io = new IntersectionObserver(
+      (entries) => {
+        if (!view.current.positioned) return;
+        for (const e of entries) {
+          if (!e.isIntersecting) continue;
+          if (e.target === top.current) {
+            if (list.canShowOlder()) list.showOlder();
+            else if (!list.foundOldest) void c.loader!.older(list).then(() => list.showOlder());
+          } else if (e.target === bottom.current) {
+            if (list.canShowNewer()) list.showNewer();
+            else if (!list.foundNewest) void c.loader!.newer(list).then(() => list.showNewer());
+          }
+        }
+      },
+      { root: el, rootMargin: EDGE_MARGIN },
+    );
+    io.observe(top.current);
+    io.observe(bottom.current);
+    return () => io.disconnect();
+  }, [list, list.rev.value, list.loaded]);
+
+  // Read tracking: unread rows at least mostly in view, while the window has focus.
+  const focused = c.focused.value;
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el || !list.loaded) return;
+    const visible = new Set<number>();
+    const flush = () => {
+      if (!c.focused.value || document.visibilityState !== 'visible' || !c.readsOnView()) return;
+      if (visible.size) c.markRead([...visible]);
+    };
+    const io = new IntersectionObserver(
+      (entries) => {
+        for (const e of entries) {
+          const id = Number((e.target as HTMLElement).dataset.id);
+          const root = e.rootBounds?.height ?? 0;
+          const seen =
+            e.isIntersecting &&
+            (e.intersectionRatio > 0.8 || e.intersectionRect.height > root * 0.5);
+          if (seen) visible.add(id);
+          else visible.delete(id);
+        }
+        flush();
+      },
+      { root: el, threshold: [0, 0.5, 0.85, 1] },
+    );
+    for (const row of el.querySelectorAll('.msg.unread')) io.observe(row);
+    return () => io.disconnect();
+  }, [list, list.rev.value, s.rev.unread.value, focused]);
+
+  // The "new messages below" button.
+  const updateBelow = () => {
+    const el = scroller.current;
+    if (!el) return;
+    const bottomNow = atBottom(el) && list.atNewest();
+    let unread = 0;
+    if (!bottomNow) {
+      const limit = el.getBoundingClientRect().bottom;
+      const rowsEls = el.querySelectorAll<HTMLElement>('.msg.unread');
+      for (const r of rowsEls) if (r.getBoundingClientRect().top > limit) unread++;
+      const lastShown = list.windowIds().at(-1) ?? 0;
+      unread += s.unread
+        .ids()
+        .filter((id) => id > lastShown && list.narrow.terms.length === 0).length;
+    }
+    if (bottomNow !== !below.show || unread !== below.unread)
+      setBelow({ show: !bottomNow, unread });
+  };
+  useEffect(updateBelow);
+
+  const jumpToNewest = () => {
+    if (list.foundNewest) {
+      list.showNewest();
+      view.current.anchor = null;
+      view.current.bottom = true;
+      requestAnimationFrame(() => {
+        const el = scroller.current;
+        if (el) el.scrollTop = el.scrollHeight;
+      });
+    } else {
+      view.current.positioned = false;
+      c.near = null;
+      void c.loader!.open(list, 'newest');
+    }
+  };
+
+  const onKey = (e: KeyboardEvent) => {
+    if (e.target !== scroller.current || e.ctrlKey || e.metaKey || e.altKey) return;
+    const ids = messages.map((m) => m.id);
+    const i = selected === null ? -1 : ids.indexOf(selected);
+    let next: number | undefined;
+    if (e.key === 'ArrowDown' || e.key === 'j')
+      next = ids[i < 0 ? ids.length - 1 : Math.min(ids.length - 1, i + 1)];
+    else if (e.key === 'ArrowUp' || e.key === 'k')
+      next = ids[i < 0 ? ids.length - 1 : Math.max(0, i - 1)];
+    else if (e.key === 'End') next = ids.at(-1);
+    else if (e.key === 'Home') next = ids[0];
+    else if ((e.key === 'Enter' || e.key === 'r') && selected !== null) {
+      const m = s.messages.get(selected);
+      if (m) {
+        e.preventDefault();
+        c.replyTo(m);
+      }
+      return;
+    } else if (e.key === 'e' && selected !== null) {
+      e.preventDefault();
+      c.editing.value = selected;
+      return;
+    } else if (e.key === 'Escape' && selected !== null) {
+      c.selected.value = null;
+      e.stopPropagation();
+      return;
+    } else return;
+    e.preventDefault();
+    if (next === undefined) return;
+    c.selected.value = next;
+    scroller.current?.querySelector(`[data-id="${next}"]`)?.scrollIntoView({ block: 'nearest' });
+  };
+
+  const empty = list.loaded && list.size === 0;
+  const search = list.narrow.terms.some((t) => t.operator === 'search');
+  return (
+    <div class="pane">
+      <div
+        class="messages"
+        ref={scroller}
+        tabIndex={0}
+        role="feed"
+        aria-label={`Messages: ${c.viewName(list.narrow)}`}
+        aria-busy={!list.loaded || list.loadingOlder || list.loadingNewer}
+        onKeyDown={onKey}
+        onScroll={updateBelow}
+        onClick={(e) => {
+          const header = (e.target as HTMLElement).closest('.spoiler-header');
+          header?.parentElement?.classList.toggle('open');
+        }}
+      >
+        <div ref={top} class="list-edge" aria-hidden={!list.atOldest()}>
+          {!list.loaded
+            ? list.error
+              ? ''
+              : 'Loading…'
+            : list.atOldest() && !empty
+              ? 'This is the beginning of the conversation.'
+              : list.loadingOlder
+                ? 'Loading…'
+                : '\u00a0'}
+        </div>
+        {list.error && (
+          <div class="empty" role="alert">
+            <strong>Could not load messages</strong>
+            <span>{list.error}</span>
+            <button
+              class="btn"
+              type="button"
+              onClick={() => void c.loader!.open(list, c.near ?? 'first_unread')}
+            >
+              Try again
+            </button>
+          </div>
+        )}
+        {empty && (
+          <div class="empty">
+            <strong>{search ? 'No messages match your search' : 'No messages here yet'}</strong>
+            <span>{search ? 'Try other words.' : 'Start the conversation below.'}</span>
+          </div>
+        )}
+        {rows.map((r) => {
+          if (r.kind === 'date') {
+            return (
+              <div key={r.key} data-row={r.key} class="date-divider" role="separator">
+                {dayLabel(r.timestamp)}
+              </div>
+            );
+          }
+          if (r.kind === 'recipient') {
+            return (
+              <div key={r.key} data-row={r.key}>
+                <RecipientBar c={c} s={s} m={r.message as StoredMessage} />
+              </div>
+            );
+          }
+          const m = r.message as StoredMessage & { match_content?: string };
+          return (
+            <div key={r.key} data-row={r.key}>
+              <MessageRow
+                c={c}
+                s={s}
+                m={m}
+                showSender={r.showSender}
+                selected={selected === m.id}
+                unread={s.unread.has(m.id)}
+                editing={editing === m.id}
+                match={search ? m.match_content : undefined}
+              />
+            </div>
+          );
+        })}
+        <div ref={bottom} class="list-edge" aria-hidden="true">
+          {list.loadingNewer ? 'Loading…' : '\u00a0'}
+        </div>
+      </div>
+      {below.show && list.loaded && !empty && (
+        <button class="new-below" type="button" onClick={jumpToNewest}>
+          ↓{' '}
+          {below.unread > 0
+            ? `${below.unread} new message${below.unread === 1 ? '' : 's'} below`
+            : 'Jump to the newest'}
+        </button>
+      )}
+    </div>
+  );
+}

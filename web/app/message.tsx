@@ -1,0 +1,439 @@
+/**
+ * One message row: the sender (at the start of a group), the server's rendered HTML as the server
+ * made it (the CSP and the server's sanitizer are the guard), "(edited)", the reactions, the
+ * actions (react, reply, star, edit, delete, link) and the local echo's state. Rows re-render
+ * only when their message object, or how it is shown, changed.
+ */
+import { Component, createRef } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Reaction } from '../../src/client/types.js';
+import type { EmojiEntry } from '../state/autocomplete.js';
+import type { ChatState, StoredMessage } from '../state/chat.js';
+import { emojiText, reactionChips } from '../state/emoji.js';
+import { narrowHash } from '../state/narrow.js';
+import { Avatar } from './bits.js';
+import type { Controller } from './controller.js';
+import { clock, fullTime } from './format.js';
+import { Icon } from './icons.js';
+
+let katexLoaded = false;
+
+/** KaTeX's stylesheet, the first time a message shows TeX (the server rendered it to HTML). */
+function needKatex(): void {
+  if (katexLoaded) return;
+  const href = document.querySelector<HTMLMetaElement>('meta[name="confab-katex-css"]')?.content;
+  if (!href) return;
+  katexLoaded = true;
+  const link = document.createElement('link');
+  link.rel = 'stylesheet';
+  link.href = href;
+  document.head.appendChild(link);
+}
+
+/** What the browser adds to the server's HTML: emoji glyphs for the renderer's emoji spans. */
+export function decorate(el: HTMLElement): void {
+  for (const span of el.querySelectorAll<HTMLElement>('span.emoji')) {
+    const code = /\bemoji-([0-9a-f-]+)\b/.exec(span.className)?.[1];
+    const text = code ? emojiText(code) : '';
+    if (text && span.textContent !== text) span.textContent = text;
+  }
+  if (el.querySelector('.katex')) needKatex();
+}
+
+export function EmojiGlyph({
+  r,
+  s,
+}: {
+  r: Pick<Reaction, 'emoji_code' | 'reaction_type' | 'emoji_name'>;
+  s: ChatState;
+}) {
+  if (r.reaction_type === 'realm_emoji') {
+    const e = s.realm.emoji[r.emoji_code];
+    if (e) return <img src={e.source_url} alt={`:${r.emoji_name}:`} />;
+  }
+  const text = r.reaction_type === 'unicode_emoji' ? emojiText(r.emoji_code) : '';
+  return (
+    <span class="e" aria-hidden="true">
+      {text || `:${r.emoji_name}:`}
+    </span>
+  );
+}
+
+export type RowProps = {
+  c: Controller;
+  s: ChatState;
+  m: StoredMessage;
+  showSender: boolean;
+  selected: boolean;
+  unread: boolean;
+  editing: boolean;
+  /** Search results: the server's highlighted copy of the content. */
+  match?: string;
+};
+
+export class MessageRow extends Component<RowProps> {
+  private content = createRef<HTMLDivElement>();
+
+  override shouldComponentUpdate(next: RowProps): boolean {
+    const p = this.props;
+    return (
+      p.m !== next.m ||
+      p.showSender !== next.showSender ||
+      p.selected !== next.selected ||
+      p.unread !== next.unread ||
+      p.editing !== next.editing ||
+      p.match !== next.match
+    );
+  }
+
+  override componentDidMount(): void {
+    if (this.content.current) decorate(this.content.current);
+  }
+
+  override componentDidUpdate(): void {
+    if (this.content.current) decorate(this.content.current);
+  }
+
+  render() {
+    const { c, s, m, showSender, selected, unread, editing, match } = this.props;
+    const twentyFour = s.settings.twenty_four_hour_time === true;
+    const mentioned = m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
+    const now = Date.now() / 1000;
+    const local = m.local_id !== undefined;
+    const cls = [
+      'msg',
+      showSender && 'first',
+      selected && 'selected',
+      mentioned && 'mentioned',
+      unread && 'unread',
+      local && !m.local_failed && 'local',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    const edited =
+      m.last_edit_timestamp !== undefined
+        ? 'edited'
+        : m.last_moved_timestamp !== undefined
+          ? 'moved'
+          : null;
+    const time = (
+      <time
+        class={showSender ? 'msg-time' : 'side-time'}
+        dateTime={new Date(m.timestamp * 1000).toISOString()}
+        title={fullTime(m.timestamp)}
+      >
+        {showSender
+          ? clock(m.timestamp, twentyFour)
+          : clock(m.timestamp, twentyFour).replace(/ [AP]M$/, '')}
+      </time>
+    );
+    return (
+      <div
+        class={cls}
+        data-id={m.id}
+        role="article"
+        aria-label={`${m.sender_full_name}, ${clock(m.timestamp, twentyFour)}`}
+        onClick={(e) => {
+          if ((e.target as HTMLElement).closest('a, button, input, textarea')) return;
+          c.selected.value = m.id;
+        }}
+      >
+        <div class="gutter">
+          {showSender ? (
+            <Avatar id={m.sender_id} name={m.sender_full_name} url={m.avatar_url} />
+          ) : (
+            time
+          )}
+        </div>
+        <div class="body">
+          {showSender && (
+            <div class="msg-head">
+              <span class="sender">{m.sender_full_name}</span>
+              {time}
+              {edited && <span class="edited">({edited})</span>}
+            </div>
+          )}
+          {editing ? (
+            <EditBox c={c} s={s} m={m} />
+          ) : (
+            <div
+              class="content"
+              ref={this.content}
+              dangerouslySetInnerHTML={{ __html: match ?? m.content }}
+            />
+          )}
+          {!showSender && edited && <span class="edited">({edited})</span>}
+          {local && <SendState c={c} m={m} />}
+          <Reactions c={c} s={s} m={m} />
+        </div>
+        {!local && !editing && (
+          <div class="msg-actions" role="toolbar" aria-label="Message actions">
+            <button
+              class="icon-btn"
+              type="button"
+              aria-label="Add a reaction"
+              title="Add a reaction"
+              onClick={(e) =>
+                openPicker(
+                  c,
+                  e.currentTarget,
+                  'Add a reaction',
+                  (entry) =>
+                    void c.toggleReaction(m, {
+                      emoji_name: entry.name,
+                      emoji_code: entry.code,
+                      reaction_type: entry.kind === 'realm' ? 'realm_emoji' : 'unicode_emoji',
+                    }),
+                )
+              }
+            >
+              <Icon name="smile" />
+            </button>
+            <button
+              class="icon-btn"
+              type="button"
+              aria-label="Reply"
+              title="Reply (r)"
+              onClick={() => c.replyTo(m)}
+            >
+              <Icon name="reply" />
+            </button>
+            <button
+              class="icon-btn"
+              type="button"
+              aria-label={m.flags.includes('starred') ? 'Unstar' : 'Star'}
+              aria-pressed={m.flags.includes('starred')}
+              title="Star"
+              onClick={() => void c.toggleStar(m)}
+            >
+              <Icon name="star" />
+            </button>
+            {(s.canEditContent(m, now) || s.canEditTopic(m, now)) && (
+              <button
+                class="icon-btn"
+                type="button"
+                aria-label="Edit"
+                title="Edit (e)"
+                onClick={() => (c.editing.value = m.id)}
+              >
+                <Icon name="edit" />
+              </button>
+            )}
+            {s.canDelete(m, now) && (
+              <button
+                class="icon-btn"
+                type="button"
+                aria-label="Delete"
+                title="Delete"
+                onClick={() => {
+                  if (confirm('Delete this message? This cannot be undone.'))
+                    void c.deleteMessage(m.id);
+                }}
+              >
+                <Icon name="trash" />
+              </button>
+            )}
+            <button
+              class="icon-btn"
+              type="button"
+              aria-label="Copy a link to this message"
+              title="Copy link"
+              onClick={() => {
+                const n = s.conversationOf(m);
+                const narrow =
+                  n.kind === 'stream'
+                    ? {
+                        terms: [
+                          { operator: 'channel', operand: String(n.streamId), negated: false },
+                          { operator: 'topic', operand: n.topic, negated: false },
+                        ],
+                        near: m.id,
+                      }
+                    : {
+                        terms: [{ operator: 'dm', operand: n.ids.join(','), negated: false }],
+                        near: m.id,
+                      };
+                void navigator.clipboard
+                  ?.writeText(`${location.origin}/${narrowHash(narrow, s.names())}`)
+                  .then(() => c.toast('Link copied.', 'info'));
+              }}
+            >
+              <Icon name="link" />
+            </button>
+          </div>
+        )}
+      </div>
+    );
+  }
+}
+
+export function openPicker(
+  c: Controller,
+  anchor: HTMLElement,
+  title: string,
+  onPick: (e: EmojiEntry) => void,
+): void {
+  const r = anchor.getBoundingClientRect();
+  c.picker.value = { x: r.right, y: r.bottom, title, onPick };
+  void c.loadEmoji();
+}
+
+function SendState({ c, m }: { c: Controller; m: StoredMessage }) {
+  if (!m.local_failed) return <div class="send-state">Sending…</div>;
+  return (
+    <div class="send-state failed" role="alert">
+      Not sent.{' '}
+      <button type="button" onClick={() => c.retrySend(m.local_id!)}>
+        Try again
+      </button>{' '}
+      ·{' '}
+      <button
+        type="button"
+        onClick={() => {
+          const item = c.dropUnsent(m.local_id!);
+          if (item) c.requestCompose(item.to, item.content);
+        }}
+      >
+        Edit
+      </button>{' '}
+      ·{' '}
+      <button type="button" onClick={() => c.dropUnsent(m.local_id!)}>
+        Discard
+      </button>
+    </div>
+  );
+}
+
+function Reactions({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage }) {
+  if (m.reactions.length === 0) return null;
+  const chips = reactionChips(m.reactions, s.selfId);
+  return (
+    <div class="reactions">
+      {chips.map((chip) => {
+        const names = chip.userIds.map((id) => (id === s.selfId ? 'You' : s.userName(id)));
+        return (
+          <button
+            key={chip.key}
+            type="button"
+            class="reaction"
+            aria-pressed={chip.mine}
+            aria-label={`${chip.emoji_name}: ${chip.count} (${names.join(', ')})${chip.mine ? ', click to remove yours' : ''}`}
+            title={`${names.join(', ')} reacted with :${chip.emoji_name}:`}
+            onClick={() => void c.toggleReaction(m, chip)}
+          >
+            <EmojiGlyph r={chip} s={s} />
+            {chip.count}
+          </button>
+        );
+      })}
+      <button
+        type="button"
+        class="reaction"
+        aria-label="Add a reaction"
+        onClick={(e) =>
+          openPicker(
+            c,
+            e.currentTarget,
+            'Add a reaction',
+            (entry) =>
+              void c.toggleReaction(m, {
+                emoji_name: entry.name,
+                emoji_code: entry.code,
+                reaction_type: entry.kind === 'realm' ? 'realm_emoji' : 'unicode_emoji',
+              }),
+          )
+        }
+      >
+        <Icon name="plus" />
+      </button>
+    </div>
+  );
+}
+
+function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage }) {
+  const now = Date.now() / 1000;
+  const canContent = s.canEditContent(m, now);
+  const canTopic = s.canEditTopic(m, now);
+  const [content, setContent] = useState<string | null>(null);
+  const [topic, setTopic] = useState(m.subject);
+  const [mode, setMode] = useState('change_one');
+  const [busy, setBusy] = useState(false);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const original = useRef('');
+
+  useEffect(() => {
+    if (!canContent) return;
+    c.rawContent(m.id)
+      .then((raw) => {
+        original.current = raw;
+        setContent(raw);
+        requestAnimationFrame(() => area.current?.focus());
+      })
+      .catch(() => c.toast('Could not load the message to edit it.'));
+  }, [m.id]);
+
+  const cancel = () => (c.editing.value = null);
+  const save = async () => {
+    setBusy(true);
+    let ok = true;
+    if (canContent && content !== null && content !== original.current)
+      ok = await c.edit(m.id, { content });
+    if (ok && canTopic && topic !== m.subject)
+      ok = await c.edit(m.id, { topic, propagate_mode: mode });
+    setBusy(false);
+    if (ok) cancel();
+  };
+  const keys = (e: KeyboardEvent) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      cancel();
+    } else if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      void save();
+    }
+  };
+  return (
+    <div class="edit-box" onKeyDown={keys}>
+      {canTopic && m.type === 'stream' && (
+        <div class="form-row">
+          <label class="stack">
+            Topic
+            <input
+              class="field"
+              value={topic}
+              maxLength={s.realm.maxTopicLength}
+              onInput={(e) => setTopic(e.currentTarget.value)}
+            />
+          </label>
+          <label class="stack">
+            Move
+            <select class="field" value={mode} onChange={(e) => setMode(e.currentTarget.value)}>
+              <option value="change_one">Only this message</option>
+              <option value="change_later">This and later messages</option>
+              <option value="change_all">All messages in the topic</option>
+            </select>
+          </label>
+        </div>
+      )}
+      {canContent && (
+        <textarea
+          ref={area}
+          class="field"
+          aria-label="Message content"
+          value={content ?? ''}
+          disabled={content === null}
+          onInput={(e) => setContent(e.currentTarget.value)}
+        />
+      )}
+      <div class="row">
+        <button class="btn" type="button" onClick={cancel}>
+          Cancel
+        </button>
+        <button class="btn primary" type="button" disabled={busy} onClick={() => void save()}>
+          Save
+        </button>
+      </div>
+    </div>
+  );
+}

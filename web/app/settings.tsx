@@ -1,0 +1,361 @@
+/**
+ * The settings area (`#settings/<panel>`): a list of panels, each a title and a view. Other parts
+ * of the app add theirs with `addSettingsPanel` (bots, the mail outbox): nothing else to change.
+ * Panels here: account, display (theme, clock), notifications (the browser's permission and the
+ * user's settings), invitations (a link, and e-mail invitations when the server sends mail).
+ */
+import type { ComponentChild } from 'preact';
+import { useState } from 'preact/hooks';
+import type { Controller } from './controller.js';
+import { track } from './track.js';
+import { Icon } from './icons.js';
+
+export type SettingsPanel = {
+  id: string;
+  title: string;
+  /** Whether this user sees the panel (default: everyone). */
+  visible?: (c: Controller) => boolean;
+  render: (c: Controller) => ComponentChild;
+};
+
+const panels: SettingsPanel[] = [];
+
+/** Adds a panel to the settings area (in the order added). */
+export function addSettingsPanel(p: SettingsPanel): void {
+  const at = panels.findIndex((x) => x.id === p.id);
+  if (at >= 0) panels[at] = p;
+  else panels.push(p);
+}
+
+export function Settings({ c, panel }: { c: Controller; panel: string }) {
+  const shown = panels.filter((p) => p.visible?.(c) ?? true);
+  const current = shown.find((p) => p.id === panel) ?? shown[0]!;
+  return (
+    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && c.closeSettings()}>
+      <div
+        class="dialog settings settings-wrap"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="settings-title"
+      >
+        <nav aria-label="Settings">
+          <h2 id="settings-title">Settings</h2>
+          <ul class="nav-list">
+            {shown.map((p) => (
+              <li key={p.id}>
+                <a
+                  class="nav-item"
+                  href={`#settings/${p.id}`}
+                  aria-current={p.id === current.id ? 'page' : undefined}
+                >
+                  <span class="label">{p.title}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <section aria-labelledby="panel-title">
+          <h3 id="panel-title">{current.title}</h3>
+          {current.render(c)}
+        </section>
+        <button
+          class="icon-btn close"
+          type="button"
+          aria-label="Close settings"
+          onClick={() => c.closeSettings()}
+        >
+          <Icon name="x" />
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function Check({
+  c,
+  setting,
+  label,
+  hint,
+}: {
+  c: Controller;
+  setting: string;
+  label: string;
+  hint?: string;
+}) {
+  const s = c.state.value!;
+  track(s.rev.settings);
+  const on = s.settings[setting] === true;
+  return (
+    <label class="check">
+      <input
+        type="checkbox"
+        checked={on}
+        onChange={(e) => {
+          const value = e.currentTarget.checked;
+          c.client
+            .updateSettings({ [setting]: value })
+            .catch((err: unknown) => c.toast(err instanceof Error ? err.message : String(err)));
+        }}
+      />
+      <span>
+        {label}
+        {hint && <div class="muted-text">{hint}</div>}
+      </span>
+    </label>
+  );
+}
+
+function Account({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  return (
+    <>
+      <p>
+        <strong>{s.self.full_name}</strong>
+        <br />
+        <span class="muted-text">{s.self.email}</span>
+      </p>
+      <p class="muted-text">
+        Organization: {s.realm.name} ({location.origin})
+      </p>
+      <button class="btn" type="button" onClick={() => void c.logout()}>
+        <Icon name="logout" />
+        Log out
+      </button>
+    </>
+  );
+}
+
+function Display({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.settings);
+  const scheme = s.settings.color_scheme ?? 1;
+  const choice = (value: 1 | 2 | 3, label: string) => (
+    <button
+      class="btn"
+      type="button"
+      aria-pressed={scheme === value}
+      onClick={() => void c.setTheme(value)}
+      style={
+        scheme === value ? { borderColor: 'var(--accent)', color: 'var(--accent)' } : undefined
+      }
+    >
+      {label}
+    </button>
+  );
+  return (
+    <>
+      <p class="muted-text">Theme</p>
+      <div class="choice-row" role="group" aria-label="Theme">
+        {choice(1, 'Same as the system')}
+        {choice(3, 'Light')}
+        {choice(2, 'Dark')}
+      </div>
+      <Check c={c} setting="twenty_four_hour_time" label="24-hour clock" />
+    </>
+  );
+}
+
+function Notifications({ c }: { c: Controller }) {
+  const supported = typeof Notification !== 'undefined';
+  const [perm, setPerm] = useState(supported ? Notification.permission : 'unsupported');
+  return (
+    <>
+      <p class="muted-text">
+        {perm === 'granted'
+          ? 'This browser shows Confab notifications.'
+          : perm === 'denied'
+            ? 'This browser blocks notifications from Confab; allow them in the site settings.'
+            : perm === 'unsupported'
+              ? 'This browser cannot show notifications.'
+              : 'Allow this browser to show notifications for direct messages and mentions.'}
+      </p>
+      {perm === 'default' && (
+        <button
+          class="btn primary"
+          type="button"
+          onClick={() => void c.requestNotifications().then((p) => setPerm(p))}
+        >
+          <Icon name="bell" />
+          Allow notifications
+        </button>
+      )}
+      <Check
+        c={c}
+        setting="enable_desktop_notifications"
+        label="Notify me of direct messages and mentions"
+      />
+      <Check
+        c={c}
+        setting="enable_stream_desktop_notifications"
+        label="Notify me of every message in my channels"
+        hint="Each channel can override this."
+      />
+      <Check
+        c={c}
+        setting="wildcard_mentions_notify"
+        label="Notify me of @all and @topic mentions"
+      />
+    </>
+  );
+}
+
+const ROLES: [number, string][] = [
+  [400, 'Member'],
+  [600, 'Guest'],
+  [300, 'Moderator'],
+  [200, 'Administrator'],
+];
+
+function Invitations({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  const [role, setRole] = useState(400);
+  const [expiry, setExpiry] = useState('10080');
+  const [link, setLink] = useState<string | null>(null);
+  const [emails, setEmails] = useState('');
+  const [sent, setSent] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const roles = ROLES.filter(([r]) => r >= (s.self.role ?? 400));
+  const expires = expiry === 'never' ? null : Number(expiry);
+  const canLink = s.canCreateInviteLink();
+  const canMail = s.canInviteByEmail() && c.serverSettings.outgoing_mail_enabled === true;
+  const fail = (e: unknown) => c.toast(e instanceof Error ? e.message : String(e));
+
+  const makeLink = async () => {
+    setBusy(true);
+    try {
+      const r = await c.client.createInviteLink({
+        invite_as: role,
+        invite_expires_in_minutes: expires,
+        include_realm_default_subscriptions: true,
+        stream_ids: [],
+      });
+      setLink(r.invite_link);
+    } catch (e) {
+      fail(e);
+    }
+    setBusy(false);
+  };
+  const sendMail = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      await c.client.sendInvites({
+        invitee_emails: emails,
+        invite_as: role,
+        invite_expires_in_minutes: expires,
+        include_realm_default_subscriptions: true,
+        stream_ids: [],
+      });
+      setSent(`Invitations sent to ${emails}.`);
+      setEmails('');
+    } catch (err) {
+      fail(err);
+    }
+    setBusy(false);
+  };
+
+  return (
+    <>
+      <p class="muted-text">
+        Invite people to {s.realm.name}. They join the organization's default channels.
+      </p>
+      <div class="form-row">
+        <label class="stack">
+          Join as
+          <select
+            class="field"
+            value={String(role)}
+            onChange={(e) => setRole(Number(e.currentTarget.value))}
+          >
+            {roles.map(([r, name]) => (
+              <option key={r} value={String(r)}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="stack">
+          Valid for
+          <select class="field" value={expiry} onChange={(e) => setExpiry(e.currentTarget.value)}>
+            <option value="1440">1 day</option>
+            <option value="10080">7 days</option>
+            <option value="43200">30 days</option>
+            <option value="never">Never expires</option>
+          </select>
+        </label>
+      </div>
+      {canMail && (
+        <form onSubmit={(e) => void sendMail(e)}>
+          <label class="stack">
+            E-mail addresses (separated by commas)
+            <input
+              class="field"
+              type="text"
+              required
+              value={emails}
+              onInput={(e) => setEmails(e.currentTarget.value)}
+              placeholder="ada@example.com, grace@example.com"
+            />
+          </label>
+          <button class="btn primary" type="submit" disabled={busy}>
+            Send invitations
+          </button>
+          {sent && (
+            <p class="muted-text" role="status">
+              {sent}
+            </p>
+          )}
+        </form>
+      )}
+      {canLink ? (
+        <>
+          <p>
+            <button class="btn" type="button" disabled={busy} onClick={() => void makeLink()}>
+              <Icon name="link" />
+              Create an invitation link
+            </button>
+          </p>
+          {link && (
+            <div class="invite-link">
+              <input
+                class="field"
+                readOnly
+                value={link}
+                aria-label="Invitation link"
+                onFocus={(e) => e.currentTarget.select()}
+              />
+              <button
+                class="btn"
+                type="button"
+                onClick={() =>
+                  void navigator.clipboard
+                    ?.writeText(link)
+                    .then(() => c.toast('Link copied.', 'info'))
+                }
+              >
+                Copy
+              </button>
+            </div>
+          )}
+        </>
+      ) : (
+        !canMail && (
+          <p class="muted-text">Only administrators can invite people to this organization.</p>
+        )
+      )}
+    </>
+  );
+}
+
+addSettingsPanel({ id: 'account', title: 'Account', render: (c) => <Account c={c} /> });
+addSettingsPanel({ id: 'display', title: 'Display', render: (c) => <Display c={c} /> });
+addSettingsPanel({
+  id: 'notifications',
+  title: 'Notifications',
+  render: (c) => <Notifications c={c} />,
+});
+addSettingsPanel({
+  id: 'invitations',
+  title: 'Invite people',
+  render: (c) => <Invitations c={c} />,
+});

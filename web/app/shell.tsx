@@ -1,0 +1,228 @@
+/**
+ * The app's frame: sidebar (a drawer on narrow screens), the top bar with the view's title and
+ * search, the message pane and the compose box; the reconnecting banner, messages to the user,
+ * and the dialogs (jump, settings, emoji picker). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
+ * `n` next unread topic, `r` reply, `c` new topic, Esc closes what is open.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
+import { Swatch } from './bits.js';
+import { Compose } from './compose.js';
+import type { Controller } from './controller.js';
+import { track } from './track.js';
+import { EmojiPicker } from './emoji-picker.js';
+import { Icon } from './icons.js';
+import { Jump } from './jump.js';
+import { MessagePane } from './message-pane.js';
+import { Settings } from './settings.js';
+import { Sidebar } from './sidebar.js';
+
+function typingInField(e: KeyboardEvent): boolean {
+  const t = e.target as HTMLElement | null;
+  return !!t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+}
+
+function Title({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.channels, s.rev.users);
+  const n = c.narrow.value;
+  const ch = channelOf(n);
+  const topic = topicOf(n);
+  const search = n.terms.find((t) => t.operator === 'search');
+  if (ch !== undefined && !search) {
+    const sub = s.subs.get(ch);
+    return (
+      <h1 class="title">
+        <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={sub?.invite_only} />
+        {topic !== undefined ? (
+          <>
+            <a
+              class="crumb"
+              href={`#narrow/channel/${ch}-${encodeURIComponent(s.channelName(ch).replace(/ /g, '-'))}`}
+              onClick={(e) => {
+                e.preventDefault();
+                c.go(channelNarrow(ch));
+              }}
+            >
+              {s.channelName(ch)}
+            </a>
+            <span class="sep" aria-hidden="true">
+              ›
+            </span>
+            <span class="crumb topic-crumb">{s.topicName(topic)}</span>
+          </>
+        ) : (
+          <span class="crumb">{s.channelName(ch)}</span>
+        )}
+      </h1>
+    );
+  }
+  return (
+    <h1 class="title">
+      <span class="crumb">{c.viewName(n)}</span>
+    </h1>
+  );
+}
+
+function Search({ c }: { c: Controller }) {
+  const n = c.narrow.value;
+  const current = n.terms.find((t) => t.operator === 'search')?.operand ?? '';
+  const [q, setQ] = useState(current);
+  useEffect(() => setQ(current), [current]);
+  return (
+    <form
+      class="search"
+      role="search"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const query = q.trim();
+        if (query === '') c.go(ALL);
+        else c.go(searchNarrow(ALL, query));
+        (document.activeElement as HTMLElement | null)?.blur();
+      }}
+    >
+      <Icon name="search" />
+      <input
+        id="search"
+        class="field"
+        type="search"
+        aria-label="Search messages"
+        placeholder="Search messages"
+        value={q}
+        onInput={(e) => setQ(e.currentTarget.value)}
+      />
+    </form>
+  );
+}
+
+export function Shell({ c }: { c: Controller }) {
+  const s = c.state.value;
+  const list = c.list.value;
+  const dialog = c.dialog.value;
+  const main = useRef<HTMLElement>(null);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
+        e.preventDefault();
+        c.dialog.value = c.dialog.value?.kind === 'jump' ? null : { kind: 'jump' };
+        return;
+      }
+      if (e.key === 'Escape') {
+        if (c.picker.value) c.picker.value = null;
+        else if (c.dialog.value?.kind === 'settings') c.closeSettings();
+        else if (c.dialog.value) c.dialog.value = null;
+        else if (c.drawer.value) c.drawer.value = false;
+        else if (c.editing.value !== null) c.editing.value = null;
+        else if (typingInField(e)) (e.target as HTMLElement).blur();
+        else return;
+        e.preventDefault();
+        return;
+      }
+      if (typingInField(e) || e.ctrlKey || e.metaKey || e.altKey || c.dialog.value) return;
+      const st = c.state.value;
+      if (!st) return;
+      if (e.key === 'n') {
+        const next = c.nextUnread();
+        if (next) c.go(next);
+        else c.toast('No unread messages left.', 'info');
+      } else if (e.key === 'r') {
+        const id =
+          c.selected.value ??
+          c.list.value
+            ?.windowIds()
+            .filter((x) => Number.isInteger(x))
+            .at(-1);
+        const m = id !== undefined ? st.messages.get(id) : undefined;
+        if (m) c.replyTo(m);
+        else {
+          const to = c.composeToFor(c.narrow.value);
+          if (to) c.requestCompose(to);
+        }
+      } else if (e.key === 'c') {
+        const ch = channelOf(c.narrow.value);
+        c.requestCompose({ kind: 'stream', streamId: ch ?? null, topic: '' });
+      } else if (e.key === '/') {
+        document.getElementById('search')?.focus();
+      } else return;
+      e.preventDefault();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [c]);
+
+  if (!s || !list) {
+    return (
+      <div class="login" aria-busy="true">
+        <p>{c.status.value === 'reconnecting' ? 'Connecting to the server…' : 'Loading…'}</p>
+      </div>
+    );
+  }
+
+  const status = c.status.value;
+  return (
+    <div
+      class="app"
+      data-drawer={c.drawer.value ? 'open' : 'closed'}
+      data-status={status}
+      data-transport={c.transport.value ?? ''}
+    >
+      {status === 'reconnecting' && (
+        <div class="banner" role="status">
+          <span class="dot" aria-hidden="true" />
+          Reconnecting…
+        </div>
+      )}
+      <Sidebar c={c} />
+      <div class="scrim" onClick={() => (c.drawer.value = false)} aria-hidden="true" />
+      <main
+        class="main"
+        ref={main}
+        onDragOver={(e) => {
+          if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
+        }}
+        onDrop={(e) => {
+          const files = [...(e.dataTransfer?.files ?? [])];
+          if (files.length && c.dropFiles) {
+            e.preventDefault();
+            c.dropFiles(files);
+          }
+        }}
+      >
+        <header class="topbar">
+          <button
+            class="icon-btn menu-btn"
+            type="button"
+            aria-label="Open the sidebar"
+            aria-expanded={c.drawer.value}
+            onClick={() => (c.drawer.value = true)}
+          >
+            <Icon name="menu" />
+          </button>
+          <Title c={c} />
+          <Search c={c} />
+        </header>
+        <MessagePane c={c} list={list} />
+        <Compose c={c} />
+      </main>
+      {dialog?.kind === 'jump' && <Jump c={c} />}
+      {dialog?.kind === 'settings' && <Settings c={c} panel={dialog.panel} />}
+      {c.picker.value && <EmojiPicker c={c} />}
+      <div class="toasts" aria-live="polite">
+        {c.toasts.value.map((t) => (
+          <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
+            <p>{t.text}</p>
+            <button
+              class="icon-btn"
+              type="button"
+              aria-label="Dismiss"
+              onClick={() => c.dismiss(t.id)}
+            >
+              <Icon name="x" />
+            </button>
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,336 @@
+/**
+ * The sidebar: the views (all messages, mentions, direct messages, starred), the subscribed
+ * channels with their colour and unread counts (muted ones dimmed), the open channel's topics
+ * with counts, and the direct-message conversations. Counts come from the unread bookkeeping
+ * (register's `unread_msgs`, kept live by events). On narrow screens it is a drawer.
+ */
+import { useState } from 'preact/hooks';
+import type { ChatState } from '../state/chat.js';
+import {
+  ALL,
+  channelNarrow,
+  channelOf,
+  dmNarrow,
+  isNarrow,
+  narrowHash,
+  narrowKey,
+  topicNarrow,
+  topicOf,
+  type Narrow,
+} from '../state/narrow.js';
+import type { UnreadCounts } from '../state/unread.js';
+import { topicKey } from '../state/unread.js';
+import { Avatar, Count, Swatch } from './bits.js';
+import { sortedSubs, type Controller } from './controller.js';
+import { Icon, type IconName } from './icons.js';
+import { track } from './track.js';
+
+const TOPICS_SHOWN = 8;
+const DMS_SHOWN = 8;
+
+function NavLink({
+  c,
+  narrow,
+  current,
+  children,
+  class: cls,
+}: {
+  c: Controller;
+  narrow: Narrow;
+  current: boolean;
+  children: preact.ComponentChildren;
+  class?: string;
+}) {
+  const s = c.state.value!;
+  return (
+    <a
+      class={`nav-item ${cls ?? ''}`}
+      href={narrowHash(narrow, s.names())}
+      aria-current={current ? 'page' : undefined}
+      onClick={(e) => {
+        if (e.ctrlKey || e.metaKey || e.shiftKey) return;
+        e.preventDefault();
+        c.go(narrow);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+function View({
+  c,
+  narrow,
+  icon,
+  label,
+  count,
+  mention,
+}: {
+  c: Controller;
+  narrow: Narrow;
+  icon: IconName;
+  label: string;
+  count: number;
+  mention?: boolean;
+}) {
+  const current = narrowKey(c.narrow.value) === narrowKey(narrow);
+  return (
+    <li>
+      <NavLink c={c} narrow={narrow} current={current}>
+        <Icon name={icon} />
+        <span class="label">{label}</span>
+        <Count n={count} mention={mention} />
+      </NavLink>
+    </li>
+  );
+}
+
+function Topics({
+  c,
+  s,
+  streamId,
+  counts,
+}: {
+  c: Controller;
+  s: ChatState;
+  streamId: number;
+  counts: UnreadCounts;
+}) {
+  const [all, setAll] = useState(false);
+  track(s.rev.topics);
+  const topics = s.topics.get(streamId);
+  const cur = c.narrow.value;
+  const curTopic = channelOf(cur) === streamId ? topicOf(cur) : undefined;
+  if (!topics) return <li class="nav-item topic muted">Loading topics…</li>;
+  const withCount = topics.map((t) => ({
+    ...t,
+    unread: counts.topics.get(topicKey(streamId, t.name)),
+  }));
+  const shown = all
+    ? withCount
+    : withCount.filter(
+        (t, i) =>
+          i < TOPICS_SHOWN ||
+          (t.unread && !t.unread.muted) ||
+          (curTopic !== undefined && t.name.toLowerCase() === curTopic.toLowerCase()),
+      );
+  return (
+    <>
+      {shown.map((t) => (
+        <li key={t.name}>
+          <NavLink
+            c={c}
+            narrow={topicNarrow(streamId, t.name)}
+            current={curTopic !== undefined && curTopic.toLowerCase() === t.name.toLowerCase()}
+            class={`topic ${s.mutedTopic(streamId, t.name) ? 'muted' : ''}`}
+          >
+            <span class="label">{s.topicName(t.name)}</span>
+            <Count n={t.unread?.count ?? 0} muted={t.unread?.muted} />
+          </NavLink>
+        </li>
+      ))}
+      {topics.length === 0 && <li class="nav-item topic muted">No topics yet</li>}
+      {withCount.length > shown.length && (
+        <li>
+          <button class="nav-item more" type="button" onClick={() => setAll(true)}>
+            Show all {withCount.length} topics
+          </button>
+        </li>
+      )}
+    </>
+  );
+}
+
+export function Sidebar({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users);
+  const [allDms, setAllDms] = useState(false);
+  const counts = s.unread.counts({ mutedTopic: (id, t) => s.mutedTopic(id, t) });
+  const cur = c.narrow.value;
+  const curChannel = channelOf(cur);
+  const curKey = narrowKey(cur);
+  const dms = [...s.dms.entries()].sort((a, b) => b[1] - a[1]);
+  const dmsShown = allDms
+    ? dms
+    : dms.filter(([key], i) => i < DMS_SHOWN || (counts.dms.get(key) ?? 0) > 0);
+
+  return (
+    <nav class="sidebar" aria-label="Channels and conversations">
+      <div class="sidebar-head">
+        <span class="avatar small" aria-hidden="true" style={{ background: '#4f5bd5' }}>
+          {(s.realm.name[0] ?? 'C').toUpperCase()}
+        </span>
+        <span class="realm-name">{s.realm.name}</span>
+        <button
+          class="icon-btn"
+          type="button"
+          aria-label="Jump to… (Ctrl+K)"
+          title="Jump to… (Ctrl+K)"
+          onClick={() => (c.dialog.value = { kind: 'jump' })}
+        >
+          <Icon name="search" />
+        </button>
+      </div>
+      <div class="sidebar-scroll">
+        <ul class="nav-list">
+          <View c={c} narrow={ALL} icon="feed" label="All messages" count={counts.total} />
+          <View
+            c={c}
+            narrow={isNarrow('mentioned')}
+            icon="at"
+            label="Mentions"
+            count={counts.mentions}
+            mention
+          />
+          <View
+            c={c}
+            narrow={isNarrow('dm')}
+            icon="dm"
+            label="Direct messages"
+            count={counts.dmTotal}
+          />
+          <View c={c} narrow={isNarrow('starred')} icon="star" label="Starred" count={0} />
+        </ul>
+
+        <section class="nav-section" aria-labelledby="channels-heading">
+          <div class="nav-heading">
+            <span id="channels-heading">Channels</span>
+            <button
+              class="icon-btn"
+              type="button"
+              aria-label="Browse channels"
+              title="Browse channels"
+              onClick={() => (c.dialog.value = { kind: 'jump' })}
+            >
+              <Icon name="plus" />
+            </button>
+          </div>
+          <ul class="nav-list">
+            {sortedSubs(s).map((sub) => {
+              const n = counts.streams.get(sub.stream_id);
+              const open = curChannel === sub.stream_id;
+              return (
+                <li key={sub.stream_id}>
+                  <NavLink
+                    c={c}
+                    narrow={channelNarrow(sub.stream_id)}
+                    current={curKey === narrowKey(channelNarrow(sub.stream_id))}
+                    class={sub.is_muted ? 'muted' : ''}
+                  >
+                    <Swatch color={sub.color} privateChannel={sub.invite_only} />
+                    <span class="label">{sub.name}</span>
+                    {n && n.unmuted > 0 ? (
+                      <Count n={n.unmuted} />
+                    ) : (
+                      <Count n={n?.muted ?? 0} muted />
+                    )}
+                  </NavLink>
+                  {open && (
+                    <ul class="nav-list" aria-label={`Topics in ${sub.name}`}>
+                      <Topics c={c} s={s} streamId={sub.stream_id} counts={counts} />
+                    </ul>
+                  )}
+                </li>
+              );
+            })}
+            {s.subs.size === 0 && <li class="nav-item muted">No channels yet</li>}
+          </ul>
+        </section>
+
+        <section class="nav-section" aria-labelledby="dms-heading">
+          <div class="nav-heading">
+            <span id="dms-heading">Direct messages</span>
+            <button
+              class="icon-btn"
+              type="button"
+              aria-label="New direct message"
+              title="New direct message"
+              onClick={() => c.requestCompose({ kind: 'dm', userIds: [] })}
+            >
+              <Icon name="plus" />
+            </button>
+          </div>
+          <ul class="nav-list">
+            {dmsShown.map(([key]) => {
+              const ids = key.split(',').map(Number);
+              const narrow = dmNarrow(ids, s.selfId);
+              const first = ids[0]!;
+              return (
+                <li key={key}>
+                  <NavLink c={c} narrow={narrow} current={curKey === narrowKey(narrow)}>
+                    {ids.length === 1 ? (
+                      <Avatar
+                        small
+                        id={first}
+                        name={s.userName(first)}
+                        url={s.users.get(first)?.avatar_url}
+                      />
+                    ) : (
+                      <span
+                        class="avatar small"
+                        aria-hidden="true"
+                        style={{ background: '#7a8194' }}
+                      >
+                        {ids.length}
+                      </span>
+                    )}
+                    <span class="label">{s.dmName(ids)}</span>
+                    <Count n={counts.dms.get(key) ?? 0} />
+                  </NavLink>
+                </li>
+              );
+            })}
+            {dms.length === 0 && <li class="nav-item muted">No conversations yet</li>}
+            {dms.length > dmsShown.length && (
+              <li>
+                <button class="nav-item more" type="button" onClick={() => setAllDms(true)}>
+                  Show all {dms.length} conversations
+                </button>
+              </li>
+            )}
+          </ul>
+        </section>
+      </div>
+      <div class="sidebar-foot">
+        <button
+          class="me"
+          type="button"
+          onClick={() => c.openSettings('account')}
+          aria-label={`Settings for ${s.self.full_name}`}
+        >
+          <Avatar small id={s.selfId} name={s.self.full_name} url={s.self.avatar_url} />
+          <span>{s.self.full_name}</span>
+        </button>
+        <ThemeToggle c={c} />
+        <button
+          class="icon-btn"
+          type="button"
+          aria-label="Settings"
+          title="Settings"
+          onClick={() => c.openSettings('account')}
+        >
+          <Icon name="gear" />
+        </button>
+      </div>
+    </nav>
+  );
+}
+
+export function ThemeToggle({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.settings);
+  const scheme = s.settings.color_scheme ?? 1;
+  const dark =
+    scheme === 2 || (scheme === 1 && window.matchMedia('(prefers-color-scheme: dark)').matches);
+  return (
+    <button
+      class="icon-btn"
+      type="button"
+      aria-label={dark ? 'Use the light theme' : 'Use the dark theme'}
+      title={dark ? 'Light theme' : 'Dark theme'}
+      onClick={() => void c.setTheme(dark ? 3 : 2)}
+    >
+      <Icon name={dark ? 'sun' : 'moon'} />
+    </button>
+  );
+}

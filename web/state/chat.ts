@@ -1,0 +1,751 @@
+/**
+ * The client's model of the realm for one user: built from a `POST /register` snapshot, kept
+ * current by `apply(events)` (the one reducer of server events), read by the views through the
+ * revision signals (`rev.*`, and each message list's own). Framework-free: no DOM, no fetch;
+ * fetching lives in loader.ts, the views in web/app.
+ */
+import { signal } from '@preact/signals-core';
+import type {
+  Channel,
+  Message,
+  RealmEmoji,
+  RegisterResponse,
+  ServerEvent,
+  Subscription,
+  User,
+  UserGroup,
+  UserSettings,
+} from '../../src/client/types.js';
+import { inGroupSetting, type GroupSetting } from './groups.js';
+import { MessageList } from './message-list.js';
+import {
+  conversationIds,
+  matches,
+  messageDmIds,
+  narrowKey,
+  sameTopic,
+  type Narrow,
+  type Names,
+} from './narrow.js';
+import { TypingTracker, typingKey, type Timers } from './typing.js';
+import { isMention, topicKey, Unread } from './unread.js';
+
+/** Visibility policies of a topic (POST /user_topics). */
+export const TOPIC = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
+
+export const MAX_LISTS = 10;
+
+export type TopicInfo = { name: string; maxId: number };
+
+export type Realm = {
+  name: string;
+  url: string;
+  iconUrl: string;
+  emptyTopicName: string;
+  allowEditing: boolean;
+  editLimitSeconds: number | null;
+  deleteLimitSeconds: number | null;
+  moveWithinLimitSeconds: number | null;
+  mandatoryTopics: boolean;
+  maxMessageLength: number;
+  maxTopicLength: number;
+  maxUploadMib: number;
+  emojiDataUrl: string | null;
+  emoji: Record<string, RealmEmoji>;
+  settings: Record<string, unknown>;
+  typing: { startedWaitMs: number; stoppedWaitMs: number; startedExpiryMs: number };
+  presencePingSeconds: number;
+};
+
+export type Clock = { now(): number; timers: Timers };
+
+/** What a message's row needs beyond the message (its flags live on it). */
+export type StoredMessage = Message & { flags: string[]; local_failed?: boolean };
+
+export class ChatState {
+  readonly selfId: number;
+  self: User;
+  readonly realm: Realm;
+  readonly users = new Map<number, User>();
+  usersComplete: boolean;
+  /** Subscribed channels. */
+  readonly subs = new Map<number, Subscription>();
+  /** Every channel the user can see (subscribed or not), for names and links. */
+  readonly channels = new Map<number, Channel>();
+  readonly userTopics = new Map<string, number>();
+  readonly groups = new Map<number, UserGroup & { direct_subgroup_ids?: number[] }>();
+  settings: UserSettings;
+  readonly unread: Unread;
+  readonly messages = new Map<number, StoredMessage>();
+  /** Message lists by narrow key, least recently used first. */
+  readonly lists = new Map<string, MessageList>();
+  /** A channel's topics, newest first (fetched when the channel is opened, then kept live). */
+  readonly topics = new Map<number, TopicInfo[]>();
+  /** Direct-message conversations (key: the other participants' ids) → newest message id. */
+  readonly dms = new Map<string, number>();
+  readonly typing: TypingTracker;
+  maxMessageId: number;
+  readonly rev = {
+    users: signal(0),
+    channels: signal(0),
+    unread: signal(0),
+    dms: signal(0),
+    topics: signal(0),
+    settings: signal(0),
+  };
+  private readonly clock: Clock;
+  private localSeq = 0;
+  /** local_id → the echoed message's temporary id. */
+  readonly echoes = new Map<string, number>();
+
+  /**
+   * `me` (from `GET /users/me`) stands in for the user's own fields when the snapshot was fetched
+   * without `realm_user` (the users then come later: setUsers).
+   */
+  constructor(r: RegisterResponse, clock: Clock, me?: User) {
+    this.clock = clock;
+    this.selfId = me?.user_id ?? r.user_id;
+    if (me) this.users.set(me.user_id, me);
+    for (const u of r.realm_users ?? []) this.users.set(u.user_id, u);
+    for (const u of r.realm_non_active_users ?? [])
+      this.users.set(u.user_id, { ...u, is_active: false });
+    for (const u of r.cross_realm_bots ?? []) this.users.set(u.user_id, u);
+    this.usersComplete = r.realm_users !== undefined;
+    this.self = this.users.get(this.selfId) ?? {
+      user_id: r.user_id,
+      email: r.email,
+      full_name: r.full_name,
+      is_bot: false,
+      is_admin: r.is_admin,
+    };
+    for (const s of r.subscriptions ?? []) {
+      this.subs.set(s.stream_id, s);
+      this.channels.set(s.stream_id, s);
+    }
+    for (const s of [...(r.unsubscribed ?? []), ...(r.never_subscribed ?? [])])
+      this.channels.set(s.stream_id, s);
+    for (const t of r.user_topics ?? [])
+      this.userTopics.set(topicKey(t.stream_id, t.topic_name), t.visibility_policy);
+    for (const g of r.realm_user_groups ?? []) this.groups.set(g.id, g);
+    this.settings = r.user_settings ?? ({} as UserSettings);
+    this.unread = Unread.fromRegister(this.selfId, r.unread_msgs);
+    for (const c of r.recent_private_conversations ?? []) {
+      this.dms.set(conversationIds(c.user_ids, this.selfId).join(','), c.max_message_id);
+    }
+    for (const key of this.unread.ids().map((id) => this.unread.where(id))) {
+      if (key?.kind === 'dm' && !this.dms.has(key.key)) this.dms.set(key.key, 0);
+    }
+    this.maxMessageId = r.max_message_id ?? 0;
+    const settings = r as Record<string, unknown>;
+    const num = (k: string, d: number | null): number | null =>
+      typeof settings[k] === 'number' ? settings[k] : d;
+    this.realm = {
+      name: r.realm_name ?? 'Confab',
+      url: r.realm_url ?? '',
+      iconUrl: r.realm_icon_url ?? '',
+      emptyTopicName: r.realm_empty_topic_display_name ?? 'general chat',
+      allowEditing: r.realm_allow_message_editing ?? true,
+      editLimitSeconds: r.realm_message_content_edit_limit_seconds ?? null,
+      deleteLimitSeconds: r.realm_message_content_delete_limit_seconds ?? null,
+      moveWithinLimitSeconds: r.realm_move_messages_within_stream_limit_seconds ?? null,
+      mandatoryTopics: r.realm_mandatory_topics ?? false,
+      maxMessageLength: r.max_message_length ?? 10_000,
+      maxTopicLength: r.max_topic_length ?? 60,
+      maxUploadMib: r.max_file_upload_size_mib ?? 25,
+      emojiDataUrl: r.server_emoji_data_url ?? null,
+      emoji: r.realm_emoji ?? {},
+      settings,
+      typing: {
+        startedWaitMs: num('server_typing_started_wait_period_milliseconds', 10_000)!,
+        stoppedWaitMs: num('server_typing_stopped_wait_period_milliseconds', 5_000)!,
+        startedExpiryMs: num('server_typing_started_expiry_period_milliseconds', 15_000)!,
+      },
+      presencePingSeconds: num('server_presence_ping_interval_seconds', 60)!,
+    };
+    this.typing = new TypingTracker(
+      this.realm.typing.startedExpiryMs,
+      () => clock.now(),
+      clock.timers,
+    );
+  }
+
+  // ---- Lookups -------------------------------------------------------------------------
+
+  userName(id: number): string {
+    return (
+      this.users.get(id)?.full_name ?? (id === this.selfId ? this.self.full_name : 'Unknown user')
+    );
+  }
+
+  channelName(id: number): string {
+    return this.channels.get(id)?.name ?? 'unknown';
+  }
+
+  channelByName(name: string): Channel | undefined {
+    const lower = name.toLowerCase();
+    for (const c of this.channels.values()) if (c.name.toLowerCase() === lower) return c;
+    return undefined;
+  }
+
+  names(): Names {
+    return {
+      channelName: (id) => this.channels.get(id)?.name,
+      channelId: (name) => this.channelByName(name)?.stream_id,
+      userName: (id) => this.users.get(id)?.full_name,
+      userId: (email) => {
+        const e = email.toLowerCase();
+        for (const u of this.users.values()) if (u.email.toLowerCase() === e) return u.user_id;
+        return undefined;
+      },
+      selfId: this.selfId,
+    };
+  }
+
+  /** Display name of a topic (the empty topic has the realm's name for it). */
+  topicName(topic: string): string {
+    return topic === '' ? this.realm.emptyTopicName : topic;
+  }
+
+  /** Whether a channel's topic is muted for this user (muting the channel mutes its topics). */
+  mutedTopic(streamId: number, topic: string): boolean {
+    const policy = this.userTopics.get(topicKey(streamId, topic)) ?? TOPIC.INHERIT;
+    const channelMuted = this.subs.get(streamId)?.is_muted ?? false;
+    if (channelMuted) return policy !== TOPIC.UNMUTED && policy !== TOPIC.FOLLOWED;
+    return policy === TOPIC.MUTED;
+  }
+
+  topicPolicy(streamId: number, topic: string): number {
+    return this.userTopics.get(topicKey(streamId, topic)) ?? TOPIC.INHERIT;
+  }
+
+  /** The name of a direct-message conversation ("You" for one's own). */
+  dmName(ids: readonly number[]): string {
+    if (ids.length === 1 && ids[0] === this.selfId) return `${this.self.full_name} (you)`;
+    return ids.map((id) => this.userName(id)).join(', ');
+  }
+
+  inGroup(setting: GroupSetting | undefined): boolean {
+    return inGroupSetting(setting, this.selfId, this.groups);
+  }
+
+  get isAdmin(): boolean {
+    return (
+      this.self.is_admin === true || this.self.is_owner === true || (this.self.role ?? 400) <= 200
+    );
+  }
+
+  get isModerator(): boolean {
+    return (this.self.role ?? 400) <= 300 || this.isAdmin;
+  }
+
+  private realmGroup(name: string): GroupSetting | undefined {
+    return this.realm.settings[name] as GroupSetting | undefined;
+  }
+
+  /** Whether the user may edit a message's content now. */
+  canEditContent(m: Message, nowSeconds: number): boolean {
+    if (m.sender_id !== this.selfId || !this.realm.allowEditing || m.local_id !== undefined)
+      return false;
+    const limit = this.realm.editLimitSeconds;
+    return limit === null || limit === 0 || nowSeconds - m.timestamp < limit;
+  }
+
+  /** Whether the user may change a message's topic now. */
+  canEditTopic(m: Message, nowSeconds: number): boolean {
+    if (m.type !== 'stream' || m.local_id !== undefined) return false;
+    if (!this.inGroup(this.realmGroup('realm_can_move_messages_between_topics_group'))) {
+      return m.sender_id === this.selfId && this.canEditContent(m, nowSeconds);
+    }
+    if (this.isModerator) return true;
+    const limit = this.realm.moveWithinLimitSeconds;
+    return limit === null || nowSeconds - m.timestamp < limit;
+  }
+
+  canDelete(m: Message, nowSeconds: number): boolean {
+    if (m.local_id !== undefined) return false;
+    if (this.inGroup(this.realmGroup('realm_can_delete_any_message_group'))) return true;
+    if (m.sender_id !== this.selfId) return false;
+    if (!this.inGroup(this.realmGroup('realm_can_delete_own_message_group'))) return false;
+    const limit = this.realm.deleteLimitSeconds;
+    return limit === null || nowSeconds - m.timestamp < limit;
+  }
+
+  canInviteByEmail(): boolean {
+    return (
+      this.inGroup(this.realmGroup('realm_can_invite_users_group')) ||
+      this.realm.settings.can_invite_others_to_realm === true
+    );
+  }
+
+  canCreateInviteLink(): boolean {
+    return this.inGroup(this.realmGroup('realm_create_multiuse_invite_group'));
+  }
+
+  // ---- Message lists -------------------------------------------------------------------
+
+  /** The list of a narrow (made when first asked for), most recently used last. */
+  list(narrow: Narrow): MessageList {
+    const key = narrowKey(narrow);
+    let l = this.lists.get(key);
+    if (l) {
+      this.lists.delete(key);
+    } else {
+      l = new MessageList(narrow);
+    }
+    this.lists.set(key, l);
+    while (this.lists.size > MAX_LISTS) {
+      const oldest = this.lists.keys().next().value!;
+      this.lists.delete(oldest);
+      this.collectMessages();
+    }
+    return l;
+  }
+
+  /** Drops stored messages that no list holds any more (what memory holds stays bounded). */
+  collectMessages(): void {
+    const live = new Set<number>();
+    for (const l of this.lists.values()) for (const id of l.ids) live.add(id);
+    for (const id of this.messages.keys()) if (!live.has(id)) this.messages.delete(id);
+  }
+
+  /** Messages fetched for a list: stored (unless events already keep a newer copy). */
+  ingest(messages: readonly Message[]): void {
+    for (const m of messages) {
+      if (!this.messages.has(m.id)) this.messages.set(m.id, { ...m, flags: m.flags ?? [] });
+      if (m.id > this.maxMessageId) this.maxMessageId = m.id;
+      if (
+        this.unread.oldUnreadsMissing &&
+        !(m.flags ?? []).includes('read') &&
+        !this.unread.has(m.id)
+      ) {
+        this.unread.addMessage(m, m.flags ?? []);
+        this.rev.unread.value++;
+      }
+    }
+  }
+
+  private touchLists(id: number): void {
+    for (const l of this.lists.values()) if (l.has(id)) l.rev.value++;
+  }
+
+  private replace(id: number, change: (m: StoredMessage) => StoredMessage): void {
+    const m = this.messages.get(id);
+    if (!m) return;
+    this.messages.set(id, change(m));
+    this.touchLists(id);
+  }
+
+  // ---- Local echo ------------------------------------------------------------------------
+
+  /**
+   * A message being sent, shown at once at the bottom of the lists it belongs in; replaced when
+   * the server's `message` event (carrying our `local_id`) arrives. Returns its local id.
+   */
+  echo(
+    draft:
+      | { type: 'stream'; streamId: number; topic: string; content: string; html: string }
+      | { type: 'private'; userIds: number[]; content: string; html: string },
+  ): string {
+    const localId = `${++this.localSeq}`;
+    const id = this.maxMessageId + this.localSeq / 1000;
+    const base = {
+      id,
+      local_id: localId,
+      sender_id: this.selfId,
+      sender_full_name: this.self.full_name,
+      sender_email: this.self.email,
+      avatar_url: this.self.avatar_url ?? null,
+      timestamp: Math.floor(this.clock.now() / 1000),
+      content: draft.html,
+      reactions: [],
+      flags: ['read'],
+    };
+    const m: StoredMessage =
+      draft.type === 'stream'
+        ? {
+            ...base,
+            type: 'stream',
+            stream_id: draft.streamId,
+            subject: draft.topic,
+            display_recipient: this.channelName(draft.streamId),
+          }
+        : {
+            ...base,
+            type: 'private',
+            subject: '',
+            display_recipient: [...new Set([...draft.userIds, this.selfId])].map((uid) => ({
+              id: uid,
+              email: this.users.get(uid)?.email ?? '',
+              full_name: this.userName(uid),
+            })),
+          };
+    this.messages.set(id, m);
+    this.echoes.set(localId, id);
+    for (const l of this.lists.values()) {
+      if (matches(l.narrow, m, { selfId: this.selfId, flags: m.flags })) l.addLive(id);
+    }
+    return localId;
+  }
+
+  /** Sending failed: the echo stays, marked, for a retry or to be dropped. */
+  echoFailed(localId: string): void {
+    const id = this.echoes.get(localId);
+    if (id !== undefined) this.replace(id, (m) => ({ ...m, local_failed: true }));
+  }
+
+  /** A retry of a failed echo: shown as being sent again. */
+  echoRetrying(localId: string): void {
+    const id = this.echoes.get(localId);
+    if (id !== undefined) this.replace(id, (m) => ({ ...m, local_failed: false }));
+  }
+
+  dropEcho(localId: string): void {
+    const id = this.echoes.get(localId);
+    if (id === undefined) return;
+    this.echoes.delete(localId);
+    this.messages.delete(id);
+    for (const l of this.lists.values()) l.remove([id]);
+  }
+
+  // ---- The reducer -----------------------------------------------------------------------
+
+  /** Applies events in order; returns the new messages worth a notification check. */
+  apply(events: readonly ServerEvent[]): StoredMessage[] {
+    const arrived: StoredMessage[] = [];
+    for (const e of events) {
+      const m = this.applyOne(e);
+      if (m) arrived.push(m);
+    }
+    return arrived;
+  }
+
+  private applyOne(e: ServerEvent): StoredMessage | null {
+    switch (e.type) {
+      case 'message':
+        return this.onMessage(e.message, e.flags, e.local_message_id);
+      case 'update_message':
+        this.onUpdateMessage(e);
+        return null;
+      case 'delete_message':
+        this.onDelete(e.message_ids ?? (e.message_id !== undefined ? [e.message_id] : []));
+        return null;
+      case 'update_message_flags':
+        this.onFlags(e);
+        return null;
+      case 'reaction':
+        this.replace(e.message_id, (m) => {
+          const same = (r: { user_id: number; emoji_code: string; reaction_type: string }) =>
+            r.user_id === e.user_id &&
+            r.emoji_code === e.emoji_code &&
+            r.reaction_type === e.reaction_type;
+          if (e.op === 'add') {
+            if (m.reactions.some(same)) return m;
+            const r = {
+              emoji_name: e.emoji_name,
+              emoji_code: e.emoji_code,
+              reaction_type: e.reaction_type,
+              user_id: e.user_id,
+            };
+            return { ...m, reactions: [...m.reactions, r] };
+          }
+          return { ...m, reactions: m.reactions.filter((r) => !same(r)) };
+        });
+        return null;
+      case 'subscription':
+        this.onSubscription(e);
+        return null;
+      case 'stream':
+        if (e.op === 'create') for (const s of e.streams) this.channels.set(s.stream_id, s);
+        else if (e.op === 'delete') {
+          for (const s of e.streams) {
+            this.channels.delete(s.stream_id);
+            this.subs.delete(s.stream_id);
+          }
+        } else if (e.op === 'update') {
+          const c = this.channels.get(e.stream_id);
+          if (c) this.channels.set(e.stream_id, { ...c, [e.property]: e.value });
+          const s = this.subs.get(e.stream_id);
+          if (s) {
+            const next = { ...s, [e.property]: e.value };
+            this.subs.set(e.stream_id, next);
+            this.channels.set(e.stream_id, next);
+          }
+        }
+        this.rev.channels.value++;
+        return null;
+      case 'realm_user':
+        if (e.op === 'add') this.users.set(e.person.user_id, e.person);
+        else if (e.op === 'remove') {
+          const u = this.users.get(e.person.user_id);
+          if (u) this.users.set(u.user_id, { ...u, is_active: false });
+        } else {
+          const u = this.users.get(e.person.user_id);
+          if (u) this.users.set(u.user_id, { ...u, ...e.person });
+          if (e.person.user_id === this.selfId) this.self = { ...this.self, ...e.person };
+        }
+        this.rev.users.value++;
+        return null;
+      case 'typing':
+        this.onTyping(e);
+        return null;
+      case 'user_topic':
+        this.userTopics.set(topicKey(e.stream_id, e.topic_name), e.visibility_policy);
+        this.rev.channels.value++;
+        this.rev.unread.value++;
+        return null;
+      case 'user_settings':
+        this.settings = { ...this.settings, [e.property]: e.value };
+        this.rev.settings.value++;
+        return null;
+      case 'realm_emoji':
+        this.realm.emoji = e.realm_emoji;
+        this.rev.settings.value++;
+        return null;
+      case 'realm':
+        if (e.op === 'update') this.realm.settings[`realm_${e.property}`] = e.value;
+        else if (e.op === 'update_dict') {
+          for (const [k, v] of Object.entries(e.data)) this.realm.settings[`realm_${k}`] = v;
+          const d = e.data;
+          if ('message_content_edit_limit_seconds' in d)
+            this.realm.editLimitSeconds = d.message_content_edit_limit_seconds as number | null;
+          if ('message_content_delete_limit_seconds' in d)
+            this.realm.deleteLimitSeconds = d.message_content_delete_limit_seconds as number | null;
+          if ('allow_message_editing' in d)
+            this.realm.allowEditing = d.allow_message_editing as boolean;
+          if ('name' in d) this.realm.name = d.name as string;
+        }
+        this.rev.settings.value++;
+        return null;
+      case 'user_group':
+        this.onUserGroup(e);
+        return null;
+      case 'heartbeat':
+      case 'restart':
+      case 'presence':
+        return null;
+      default:
+        return null;
+    }
+  }
+
+  private onMessage(msg: Message, flags: string[], localId: string | undefined): StoredMessage {
+    const m: StoredMessage = { ...msg, flags };
+    if (localId !== undefined && this.echoes.has(localId)) this.dropEcho(localId);
+    this.messages.set(m.id, m);
+    if (m.id > this.maxMessageId) this.maxMessageId = m.id;
+    const ctx = { selfId: this.selfId, flags };
+    for (const l of this.lists.values()) {
+      if (matches(l.narrow, m, ctx)) l.addLive(m.id);
+    }
+    if (this.unread.addMessage(m, flags)) this.rev.unread.value++;
+    if (m.type === 'stream' && m.stream_id !== undefined)
+      this.noteTopic(m.stream_id, m.subject, m.id);
+    else if (m.type === 'private') {
+      this.dms.set(messageDmIds(m, this.selfId).join(','), m.id);
+      this.rev.dms.value++;
+    }
+    this.typing.stopEverywhere(m.sender_id);
+    return m;
+  }
+
+  /** A topic's newest message id (topics of an opened channel stay sorted newest first). */
+  noteTopic(streamId: number, topic: string, id: number): void {
+    const list = this.topics.get(streamId);
+    if (!list) return;
+    const i = list.findIndex((t) => sameTopic(t.name, topic));
+    const entry = {
+      name: i >= 0 ? list[i]!.name : topic,
+      maxId: Math.max(id, i >= 0 ? list[i]!.maxId : 0),
+    };
+    if (i >= 0) list.splice(i, 1);
+    list.push(entry);
+    list.sort((a, b) => b.maxId - a.maxId);
+    this.rev.topics.value++;
+  }
+
+  setTopics(streamId: number, topics: { name: string; max_id: number }[]): void {
+    this.topics.set(
+      streamId,
+      topics.map((t) => ({ name: t.name, maxId: t.max_id })).sort((a, b) => b.maxId - a.maxId),
+    );
+    this.rev.topics.value++;
+  }
+
+  private onUpdateMessage(e: Extract<ServerEvent, { type: 'update_message' }>): void {
+    if (e.rendered_content !== undefined) {
+      this.replace(e.message_id, (m) => ({
+        ...m,
+        content: e.rendered_content!,
+        last_edit_timestamp: e.rendering_only ? m.last_edit_timestamp : e.edit_timestamp,
+        is_me_message: e.is_me_message ?? m.is_me_message,
+        flags: e.flags ?? m.flags,
+      }));
+      if (e.flags && this.unread.has(e.message_id)) {
+        this.unread.setMentioned(e.message_id, isMention(e.flags));
+        this.rev.unread.value++;
+      }
+    }
+    const newTopic = e.subject ?? e.topic;
+    const moved =
+      e.new_stream_id !== undefined || (newTopic !== undefined && e.orig_subject !== undefined);
+    if (!moved) return;
+    const ids = e.message_ids;
+    for (const id of ids) {
+      this.replace(id, (m) => ({
+        ...m,
+        stream_id: e.new_stream_id ?? m.stream_id,
+        display_recipient:
+          e.new_stream_id !== undefined ? this.channelName(e.new_stream_id) : m.display_recipient,
+        subject: newTopic ?? m.subject,
+        last_moved_timestamp: e.edit_timestamp,
+      }));
+    }
+    this.unread.move(ids, e.new_stream_id, newTopic);
+    this.rev.unread.value++;
+    // Lists: drop what no longer belongs; a list the messages now belong in is fetched again.
+    for (const l of this.lists.values()) {
+      const gone: number[] = [];
+      let arrives = false;
+      for (const id of ids) {
+        const m = this.messages.get(id);
+        if (!m) continue;
+        const fits = matches(l.narrow, m, { selfId: this.selfId, flags: m.flags });
+        if (l.has(id) && fits === false) gone.push(id);
+        if (!l.has(id) && fits) arrives = true;
+      }
+      if (gone.length) l.remove(gone);
+      if (arrives) {
+        l.stale = true;
+        l.rev.value++;
+      }
+    }
+    const streamId = e.stream_id;
+    if (streamId !== undefined && this.topics.has(streamId)) this.topics.delete(streamId);
+    if (e.new_stream_id !== undefined) this.topics.delete(e.new_stream_id);
+    this.rev.topics.value++;
+  }
+
+  private onDelete(ids: readonly number[]): void {
+    for (const l of this.lists.values()) l.remove(ids);
+    for (const id of ids) this.messages.delete(id);
+    this.unread.remove(ids);
+    this.rev.unread.value++;
+  }
+
+  private onFlags(e: Extract<ServerEvent, { type: 'update_message_flags' }>): void {
+    const op = e.op ?? e.operation;
+    if (e.flag === 'read') {
+      if (op === 'add') {
+        if (e.all) this.unread.markAllRead();
+        else this.unread.markRead(e.messages);
+      } else {
+        for (const id of e.messages) {
+          const d = e.message_details?.[String(id)];
+          if (!d) continue;
+          if (d.type === 'stream') {
+            this.unread.markUnread(
+              id,
+              { kind: 'stream', streamId: d.stream_id!, topic: d.topic! },
+              d.mentioned ?? false,
+            );
+          } else {
+            const key = conversationIds(d.user_ids ?? [], this.selfId).join(',');
+            this.unread.markUnread(id, { kind: 'dm', key }, d.mentioned ?? false);
+          }
+        }
+      }
+      this.rev.unread.value++;
+    }
+    const ids = e.all ? [...this.messages.keys()] : e.messages;
+    for (const id of ids) {
+      this.replace(id, (m) => {
+        const has = m.flags.includes(e.flag);
+        if (op === 'add' && !has) return { ...m, flags: [...m.flags, e.flag] };
+        if (op === 'remove' && has) return { ...m, flags: m.flags.filter((f) => f !== e.flag) };
+        return m;
+      });
+    }
+  }
+
+  /** The user read these (optimistically, before the server's event says so). */
+  markReadLocally(ids: readonly number[]): number[] {
+    const done = this.unread.markRead(ids);
+    if (done.length) this.rev.unread.value++;
+    return done;
+  }
+
+  private onSubscription(e: Extract<ServerEvent, { type: 'subscription' }>): void {
+    if (e.op === 'add') {
+      for (const s of e.subscriptions) {
+        this.subs.set(s.stream_id, s);
+        this.channels.set(s.stream_id, s);
+      }
+    } else if (e.op === 'remove') {
+      for (const s of e.subscriptions) this.subs.delete(s.stream_id);
+    } else if (e.op === 'update') {
+      const s = this.subs.get(e.stream_id);
+      if (s) {
+        const next: Subscription = { ...s, [e.property]: e.value };
+        if (e.property === 'in_home_view') next.is_muted = !e.value;
+        this.subs.set(e.stream_id, next);
+        this.channels.set(e.stream_id, next);
+      }
+      if (e.property === 'is_muted' || e.property === 'in_home_view') this.rev.unread.value++;
+    } else {
+      return;
+    }
+    this.rev.channels.value++;
+  }
+
+  private onTyping(e: Extract<ServerEvent, { type: 'typing' }>): void {
+    if (e.sender.user_id === this.selfId) return;
+    let key: string;
+    if (e.message_type === 'stream') {
+      if (e.stream_id === undefined || e.topic === undefined) return;
+      key = typingKey({ type: 'stream', stream_id: e.stream_id, topic: e.topic });
+    } else {
+      const ids = conversationIds(
+        (e.recipients ?? []).map((r) => r.user_id),
+        this.selfId,
+      );
+      key = typingKey({ type: 'direct', to: ids });
+    }
+    if (e.op === 'start') this.typing.start(key, e.sender.user_id);
+    else this.typing.stop(key, e.sender.user_id);
+  }
+
+  private onUserGroup(e: Extract<ServerEvent, { type: 'user_group' }>): void {
+    if (e.op === 'add') this.groups.set(e.group.id, e.group);
+    else if (e.op === 'remove') this.groups.delete(e.group_id);
+    else if (e.op === 'update') {
+      const g = this.groups.get(e.group_id);
+      if (g) this.groups.set(g.id, { ...g, ...e.data });
+    } else if (e.op === 'add_members' || e.op === 'remove_members') {
+      const g = this.groups.get(e.group_id);
+      if (g) {
+        const members =
+          e.op === 'add_members'
+            ? [...new Set([...g.members, ...e.user_ids])]
+            : g.members.filter((id) => !e.user_ids.includes(id));
+        this.groups.set(g.id, { ...g, members });
+      }
+    }
+    this.rev.users.value++;
+  }
+
+  /** Users loaded after the first screen (register without realm_user, then GET /users). */
+  setUsers(users: readonly User[]): void {
+    for (const u of users) this.users.set(u.user_id, { ...this.users.get(u.user_id), ...u });
+    this.usersComplete = true;
+    this.rev.users.value++;
+  }
+
+  /** The key of the conversation a message is in, as drafts, typing and unread count them. */
+  conversationOf(
+    m: Message,
+  ): { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; ids: number[] } {
+    return m.type === 'stream'
+      ? { kind: 'stream', streamId: m.stream_id!, topic: m.subject }
+      : { kind: 'dm', ids: messageDmIds(m, this.selfId) };
+  }
+}

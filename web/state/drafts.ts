@@ -1,0 +1,103 @@
+/**
+ * Drafts: what the user typed and did not send, one per conversation (a channel's topic, a
+ * channel before a topic was chosen, a direct-message conversation), kept in the browser's
+ * storage so that they survive narrowing elsewhere and reloads. Bounded: at most MAX_DRAFTS, the
+ * least recently edited dropped first, and none older than MAX_AGE_DAYS.
+ */
+export type StorageLike = {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+};
+
+export type DraftTo =
+  { type: 'stream'; streamId: number; topic: string } | { type: 'direct'; userIds: number[] };
+
+export type Draft = { to: DraftTo; content: string; updated: number };
+
+export const MAX_DRAFTS = 100;
+export const MAX_AGE_DAYS = 30;
+const KEY_PREFIX = 'confab.drafts.';
+
+export function draftKey(to: DraftTo): string {
+  return to.type === 'stream'
+    ? `stream:${to.streamId}:${to.topic.toLowerCase()}`
+    : `dm:${[...to.userIds].sort((a, b) => a - b).join(',')}`;
+}
+
+export class Drafts {
+  private drafts = new Map<string, Draft>();
+  private readonly storageKey: string;
+
+  /** `account` separates users sharing a browser (e.g. the user id and the realm). */
+  constructor(
+    private readonly storage: StorageLike | null,
+    account: string,
+    private readonly now: () => number,
+  ) {
+    this.storageKey = KEY_PREFIX + account;
+    this.load();
+  }
+
+  private load(): void {
+    let raw: string | null;
+    try {
+      raw = this.storage?.getItem(this.storageKey) ?? null;
+    } catch {
+      raw = null;
+    }
+    if (!raw) return;
+    try {
+      const list = JSON.parse(raw) as Draft[];
+      const oldest = this.now() - MAX_AGE_DAYS * 86_400_000;
+      for (const d of list) {
+        if (d && typeof d.content === 'string' && d.updated >= oldest)
+          this.drafts.set(draftKey(d.to), d);
+      }
+    } catch {
+      // a damaged entry is dropped; the next save writes a good one
+    }
+  }
+
+  private save(): void {
+    const list = [...this.drafts.values()]
+      .sort((a, b) => b.updated - a.updated)
+      .slice(0, MAX_DRAFTS);
+    this.drafts = new Map(list.map((d) => [draftKey(d.to), d]));
+    try {
+      if (list.length === 0) this.storage?.removeItem(this.storageKey);
+      else this.storage?.setItem(this.storageKey, JSON.stringify(list));
+    } catch {
+      // storage full or forbidden: drafts live for this page only
+    }
+  }
+
+  get(to: DraftTo): string {
+    return this.drafts.get(draftKey(to))?.content ?? '';
+  }
+
+  /** Keeps (or, when blank, forgets) the draft of a conversation. */
+  set(to: DraftTo, content: string): void {
+    const key = draftKey(to);
+    if (content.trim() === '') {
+      if (!this.drafts.delete(key)) return;
+    } else {
+      const old = this.drafts.get(key);
+      if (old?.content === content) return;
+      this.drafts.set(key, { to, content, updated: this.now() });
+    }
+    this.save();
+  }
+
+  delete(to: DraftTo): void {
+    if (this.drafts.delete(draftKey(to))) this.save();
+  }
+
+  all(): Draft[] {
+    return [...this.drafts.values()].sort((a, b) => b.updated - a.updated);
+  }
+
+  get size(): number {
+    return this.drafts.size;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Fetching a narrow's messages into its list (`GET /messages`): the first screen opens at the
+ * first unread message (or at the message a link points to, or the newest), and the view asks
+ * for older or newer pages when its window reaches an end of the run that is not the end of the
+ * narrow. One fetch per direction at a time; answers for a list that was reset meanwhile are
+ * dropped. The fetch function is injected (the typed client in the app, a fake in tests).
+ */
+import type { GetMessages } from '../../src/client/api.js';
+import type { MessagesResponse } from '../../src/client/types.js';
+import type { ChatState } from './chat.js';
+import { STEP, type MessageList } from './message-list.js';
+import { apiNarrow } from './narrow.js';
+
+export type FetchMessages = (q: GetMessages) => Promise<MessagesResponse>;
+
+/** Messages asked for on each side of the anchor on the first fetch. */
+export const FIRST_BEFORE = 100;
+export const FIRST_AFTER = 100;
+
+export class Loader {
+  /** Every fetch made, for tests and the bench ("no fetch of a narrow not shown"). */
+  fetches = 0;
+
+  constructor(
+    private readonly state: ChatState,
+    private readonly fetchMessages: FetchMessages,
+  ) {}
+
+  /**
+   * The first fetch of a list (or again, when stale or after a failure). `anchor`: a message
+   * id (a `near` link), or where unread reading starts.
+   */
+  async open(list: MessageList, anchor: number | 'first_unread' | 'newest'): Promise<void> {
+    if (list.loaded && !list.stale && anchor === 'first_unread') return;
+    if (list.loaded && !list.stale && typeof anchor === 'number' && list.has(anchor)) {
+      list.windowAround(anchor);
+      return;
+    }
+    const token = list.rev.peek();
+    list.error = null;
+    let r: MessagesResponse;
+    try {
+      this.fetches++;
+      r = await this.fetchMessages({
+        anchor,
+        num_before: FIRST_BEFORE,
+        num_after: FIRST_AFTER,
+        narrow: apiNarrow(list.narrow),
+      });
+    } catch (e) {
+      list.error = e instanceof Error ? e.message : String(e);
+      list.rev.value++;
+      return;
+    }
+    if (list.rev.peek() !== token && list.loaded && !list.stale) return;
+    this.state.ingest(r.messages);
+    const ids = r.messages.map((m) => m.id);
+    let at: number | null = typeof anchor === 'number' ? anchor : null;
+    if (anchor === 'first_unread') {
+      const firstUnread = r.messages.find((m) => !(m.flags ?? []).includes('read'));
+      at = firstUnread ? firstUnread.id : null;
+    }
+    list.setInitial(ids, r.found_oldest, r.found_newest, at);
+  }
+
+  /** The page above the run (when the window is at its top and the narrow goes further). */
+  async older(list: MessageList): Promise<void> {
+    if (list.loadingOlder || list.foundOldest || !list.loaded || list.ids.length === 0) return;
+    list.loadingOlder = true;
+    list.rev.value++;
+    try {
+      this.fetches++;
+      const r = await this.fetchMessages({
+        anchor: list.ids[0]!,
+        num_before: STEP,
+        num_after: 0,
+        include_anchor: false,
+        narrow: apiNarrow(list.narrow),
+      });
+      if (!list.loaded) return;
+      this.state.ingest(r.messages);
+      list.prepend(
+        r.messages.map((m) => m.id),
+        r.found_oldest,
+      );
+    } catch (e) {
+      list.error = e instanceof Error ? e.message : String(e);
+    } finally {
+      list.loadingOlder = false;
+      list.rev.value++;
+    }
+  }
+
+  async newer(list: MessageList): Promise<void> {
+    if (list.loadingNewer || list.foundNewest || !list.loaded || list.ids.length === 0) return;
+    list.loadingNewer = true;
+    list.rev.value++;
+    try {
+      this.fetches++;
+      const r = await this.fetchMessages({
+        anchor: list.ids[list.ids.length - 1]!,
+        num_before: 0,
+        num_after: STEP,
+        include_anchor: false,
+        narrow: apiNarrow(list.narrow),
+      });
+      if (!list.loaded) return;
+      this.state.ingest(r.messages);
+      list.append(
+        r.messages.map((m) => m.id),
+        r.found_newest,
+      );
+    } catch (e) {
+      list.error = e instanceof Error ? e.message : String(e);
+    } finally {
+      list.loadingNewer = false;
+      list.rev.value++;
+    }
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * One narrow's messages: a contiguous run of message ids fetched from the server (ascending,
+ * with whether it reaches the oldest and the newest message of the narrow), and the window of it
+ * that the view renders. The window holds at most WINDOW_MAX messages (the DOM never holds more,
+ * as the reference and Campfire keep theirs), moved by the view as one scrolls: `showOlder` and
+ * `showNewer` slide it, the caller fetches more when it reaches an end that is not the narrow's.
+ * The run itself is bounded too (LIST_MAX): when it grows past that, the end farther from the
+ * window is dropped and is fetched again if one scrolls back there.
+ */
+import { signal } from '@preact/signals-core';
+import type { Narrow } from './narrow.js';
+
+export const WINDOW = 250;
+export const WINDOW_MAX = 300;
+export const STEP = 100;
+export const LIST_MAX = 1500;
+
+export class MessageList {
+  readonly narrow: Narrow;
+  ids: number[] = [];
+  foundOldest = false;
+  foundNewest = false;
+  /** The first fetch answered (until then the view shows a loading state). */
+  loaded = false;
+  loadingOlder = false;
+  loadingNewer = false;
+  /** Moves or edits made the run unreliable: fetch it again before showing it. */
+  stale = false;
+  /** The fetch failed (shown with a retry). */
+  error: string | null = null;
+  /** The rendered window, [start, end) into `ids`. */
+  start = 0;
+  end = 0;
+  /** Bumped on every change; views subscribe to it. */
+  readonly rev = signal(0);
+
+  constructor(narrow: Narrow) {
+    this.narrow = narrow;
+  }
+
+  private changed(): void {
+    this.rev.value++;
+  }
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  windowIds(): number[] {
+    return this.ids.slice(this.start, this.end);
+  }
+
+  /** Whether the window shows the newest message of the narrow. */
+  atNewest(): boolean {
+    return this.foundNewest && this.end === this.ids.length;
+  }
+
+  atOldest(): boolean {
+    return this.foundOldest && this.start === 0;
+  }
+
+  /** The first fetch: the run and the window around `anchor` (an id, or the newest). */
+  setInitial(
+    ids: readonly number[],
+    foundOldest: boolean,
+    foundNewest: boolean,
+    anchor: number | null,
+  ): void {
+    this.ids = [...ids].sort((a, b) => a - b);
+    this.foundOldest = foundOldest;
+    this.foundNewest = foundNewest;
+    this.loaded = true;
+    this.stale = false;
+    this.error = null;
+    this.windowAround(anchor);
+    this.changed();
+  }
+
+  /** Puts the window around an id (or at the newest when null or absent). */
+  windowAround(anchor: number | null): void {
+    const n = this.ids.length;
+    let at = anchor === null ? -1 : this.indexAtOrAfter(anchor);
+    if (at < 0 || at >= n) at = n - 1;
+    // Most of the window after the anchor is history before it: show some context above.
+    this.start = Math.max(0, Math.min(at - Math.floor(WINDOW / 3), n - WINDOW));
+    this.end = Math.min(n, this.start + WINDOW);
+    this.changed();
+  }
+
+  /** The index of the first id at or after `id` (ids.length if none). */
+  indexAtOrAfter(id: number): number {
+    let lo = 0;
+    let hi = this.ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.ids[mid]! < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  has(id: number): boolean {
+    const i = this.indexAtOrAfter(id);
+    return this.ids[i] === id;
+  }
+
+  /** Older messages fetched (all below the run's first id). */
+  prepend(ids: readonly number[], foundOldest: boolean): void {
+    const first = this.ids[0] ?? Infinity;
+    const older = [...ids].filter((id) => id < first).sort((a, b) => a - b);
+    this.ids = [...older, ...this.ids];
+    this.start += older.length;
+    this.end += older.length;
+    this.foundOldest = foundOldest;
+    this.trimRun('newer');
+    this.changed();
+  }
+
+  /** Newer messages fetched (all above the run's last id). */
+  append(ids: readonly number[], foundNewest: boolean): void {
+    const last = this.ids[this.ids.length - 1] ?? -Infinity;
+    const newer = [...ids].filter((id) => id > last).sort((a, b) => a - b);
+    this.ids = [...this.ids, ...newer];
+    this.foundNewest = foundNewest;
+    this.trimRun('older');
+    this.changed();
+  }
+
+  /**
+   * A new message of this narrow arrived live. It joins the run only if the run reaches the
+   * newest message (otherwise it will be fetched when one scrolls there). When the window showed
+   * the newest message, it grows to include it, dropping its oldest past WINDOW_MAX.
+   */
+  addLive(id: number): boolean {
+    if (!this.loaded || !this.foundNewest || this.has(id)) return false;
+    const followed = this.end === this.ids.length;
+    const at = this.indexAtOrAfter(id);
+    this.ids.splice(at, 0, id);
+    if (at < this.start) {
+      this.start++;
+      this.end++;
+    } else if (at < this.end || followed) {
+      this.end++;
+    }
+    if (followed && this.end - this.start > WINDOW_MAX) this.start = this.end - WINDOW_MAX;
+    // Bounded either way: behind a window that follows, or ahead of one scrolled up (then the
+    // newest are fetched again when one scrolls down, and later arrivals wait for that).
+    this.trimRun(followed ? 'older' : 'newer');
+    this.changed();
+    return true;
+  }
+
+  /** Messages deleted, or moved out of this narrow. */
+  remove(ids: readonly number[]): boolean {
+    const gone = new Set(ids);
+    if (!this.ids.some((id) => gone.has(id))) return false;
+    let start = this.start;
+    let end = this.end;
+    const kept: number[] = [];
+    this.ids.forEach((id, i) => {
+      if (!gone.has(id)) {
+        kept.push(id);
+        return;
+      }
+      if (i < this.start) start--;
+      if (i < this.end) end--;
+    });
+    this.ids = kept;
+    this.start = Math.max(0, start);
+    this.end = Math.max(this.start, end);
+    this.changed();
+    return true;
+  }
+
+  /** Whether the window can move up without fetching (the run has more above it). */
+  canShowOlder(): boolean {
+    return this.start > 0;
+  }
+
+  canShowNewer(): boolean {
+    return this.end < this.ids.length;
+  }
+
+  /** Slides the window up by up to `n` messages; its bottom follows past WINDOW_MAX. */
+  showOlder(n = STEP): number {
+    const moved = Math.min(n, this.start);
+    if (moved === 0) return 0;
+    this.start -= moved;
+    if (this.end - this.start > WINDOW_MAX) this.end = this.start + WINDOW_MAX;
+    this.changed();
+    return moved;
+  }
+
+  showNewer(n = STEP): number {
+    const moved = Math.min(n, this.ids.length - this.end);
+    if (moved === 0) return 0;
+    this.end += moved;
+    if (this.end - this.start > WINDOW_MAX) this.start = this.end - WINDOW_MAX;
+    this.changed();
+    return moved;
+  }
+
+  /** Puts the window at the newest messages the run holds. */
+  showNewest(): void {
+    this.end = this.ids.length;
+    this.start = Math.max(0, this.end - WINDOW);
+    this.changed();
+  }
+
+  /** Keeps the run within LIST_MAX by dropping from the side away from the window. */
+  private trimRun(side: 'older' | 'newer'): void {
+    const over = this.ids.length - LIST_MAX;
+    if (over <= 0) return;
+    if (side === 'older') {
+      const drop = Math.min(over, this.start);
+      if (drop === 0) return;
+      this.ids = this.ids.slice(drop);
+      this.start -= drop;
+      this.end -= drop;
+      this.foundOldest = false;
+    } else {
+      const drop = Math.min(over, this.ids.length - this.end);
+      if (drop === 0) return;
+      this.ids = this.ids.slice(0, this.ids.length - drop);
+      this.foundNewest = false;
+    }
+  }
+
+  /** Forgets everything (the narrow is fetched again next time it is shown). */
+  reset(): void {
+    this.ids = [];
+    this.start = this.end = 0;
+    this.loaded = false;
+    this.foundNewest = this.foundOldest = false;
+    this.stale = false;
+    this.changed();
+  }
+}

@@ -1,0 +1,316 @@
+/**
+ * Narrows: which messages a view shows, as the reference's web app writes them in the URL's
+ * fragment, so that links the server renders (`/#narrow/channel/9-design/topic/logo/near/42`)
+ * open inside the app and back/forward work:
+ *
+ *   #narrow/channel/<id>-<name>            a channel      (older spelling: stream)
+ *   #narrow/channel/<id>-<name>/topic/<t>  a topic        (older spelling: subject)
+ *   #narrow/dm/<id>,<id>-<slug>            a conversation (older spellings: pm-with, with e-mails)
+ *   #narrow/is/dm  #narrow/is/mentioned  #narrow/is/starred  #narrow/is/unread
+ *   #narrow/search/<words>                 full-text search (combinable with the above)
+ *   …/near/<message id>                    open at a message
+ *
+ * Each operand is encoded as the reference does: encodeURIComponent, then `%` → `.`, and `.`,
+ * `(`, `)` escaped as `.2E`, `.28`, `.29`. An empty fragment, `#all_messages`, `#feed` or
+ * `#narrow` alone is the combined feed of all messages.
+ */
+import type { Message, NarrowTerm } from '../../src/client/types.js';
+
+export type Term = { operator: string; operand: string; negated: boolean };
+export type Narrow = { terms: Term[]; near: number | null };
+
+export const ALL: Narrow = { terms: [], near: null };
+
+/** Name lookups the URL scheme needs (names appear in slugs, old URLs name things). */
+export type Names = {
+  channelName(id: number): string | undefined;
+  channelId(name: string): number | undefined;
+  userName(id: number): string | undefined;
+  userId(email: string): number | undefined;
+  selfId: number;
+};
+
+const REPLACE: Record<string, string> = { '%': '.', '(': '.28', ')': '.29', '.': '.2E' };
+
+export function encodeHashComponent(s: string): string {
+  return encodeURIComponent(s).replace(/[%().]/g, (c) => REPLACE[c]!);
+}
+
+export function decodeHashComponent(s: string): string {
+  return decodeURIComponent(s.replace(/\./g, '%'));
+}
+
+const CANONICAL: Record<string, string> = {
+  stream: 'channel',
+  subject: 'topic',
+  'pm-with': 'dm',
+  'group-pm-with': 'dm-including',
+  'dm-with': 'dm-including',
+  from: 'sender',
+};
+
+function canonicalOperand(op: string, operand: string): string {
+  if (op === 'is' && operand === 'private') return 'dm';
+  return operand;
+}
+
+/** The numeric id at the start of a slug (`42-design` → 42), or undefined. */
+function slugId(operand: string): number | undefined {
+  const m = /^([0-9]+)(?:-|$)/.exec(operand);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** A `dm` operand: `12,13-group`, `12-Hamlet`, or e-mail addresses; ids sorted, self removed. */
+function dmIds(operand: string, names: Names): number[] | undefined {
+  const m = /^([0-9]+(?:,[0-9]+)*)(?:-|$)/.exec(operand);
+  let ids: number[];
+  if (m) ids = m[1]!.split(',').map(Number);
+  else {
+    const found = operand.split(',').map((e) => names.userId(e.trim()));
+    if (found.some((x) => x === undefined)) return undefined;
+    ids = found as number[];
+  }
+  return conversationIds(ids, names.selfId);
+}
+
+/** The other participants of a conversation, sorted; a conversation with oneself is [self]. */
+export function conversationIds(ids: readonly number[], selfId: number): number[] {
+  const others = [...new Set(ids)].filter((id) => id !== selfId).sort((a, b) => a - b);
+  return others.length === 0 ? [selfId] : others;
+}
+
+/**
+ * The narrow a location's fragment names, or null when it is not a narrow (another view of the
+ * app, or an operand that names nothing known).
+ */
+export function parseHash(hash: string, names: Names): Narrow | null {
+  const h = hash.replace(/^#/, '');
+  if (h === '' || h === 'all_messages' || h === 'feed' || h === 'narrow' || h === 'narrow/') {
+    return ALL;
+  }
+  if (!h.startsWith('narrow/')) return null;
+  const parts = h.slice('narrow/'.length).split('/');
+  if (parts[parts.length - 1] === '') parts.pop();
+  if (parts.length % 2 !== 0) return null;
+  const terms: Term[] = [];
+  let near: number | null = null;
+  for (let i = 0; i < parts.length; i += 2) {
+    let op = parts[i]!;
+    let negated = false;
+    if (op.startsWith('-')) {
+      negated = true;
+      op = op.slice(1);
+    }
+    op = CANONICAL[op] ?? op;
+    let operand: string;
+    try {
+      operand = decodeHashComponent(parts[i + 1]!);
+    } catch {
+      // Old links name people by e-mail, unencoded (the dots are not escapes).
+      if (!(op === 'dm' || op === 'dm-including' || op === 'sender')) return null;
+      operand = parts[i + 1]!;
+    }
+    operand = canonicalOperand(op, operand);
+    if (op === 'near' || op === 'with' || op === 'id') {
+      const id = Number(operand);
+      if (!Number.isInteger(id)) return null;
+      if (op === 'id') terms.push({ operator: 'id', operand: String(id), negated: false });
+      else near = id;
+      continue;
+    }
+    if (op === 'channel') {
+      const id = slugId(operand) ?? names.channelId(operand);
+      if (id === undefined) return null;
+      operand = String(id);
+    } else if (op === 'dm' || op === 'dm-including' || op === 'sender') {
+      if (op === 'sender' && operand === 'me') operand = String(names.selfId);
+      const ids = op === 'dm' ? dmIds(operand, names) : dmIds(operand, { ...names, selfId: -1 });
+      if (ids === undefined) return null;
+      operand = ids.join(',');
+    }
+    terms.push({ operator: op, operand, negated });
+  }
+  return { terms, near };
+}
+
+function slug(id: number, name: string | undefined): string {
+  return `${id}-${(name ?? 'unknown').replace(/ /g, '-')}`;
+}
+
+/** The fragment for a narrow (`#narrow/…`), as the reference writes it. */
+export function narrowHash(n: Narrow, names: Names): string {
+  if (n.terms.length === 0 && n.near === null) return '#feed';
+  const parts: string[] = [];
+  for (const t of n.terms) {
+    let operand = t.operand;
+    if (t.operator === 'channel')
+      operand = slug(Number(operand), names.channelName(Number(operand)));
+    else if (t.operator === 'dm') {
+      const ids = operand.split(',').map(Number);
+      const tail =
+        ids.length === 1 ? (names.userName(ids[0]!) ?? 'user').replace(/ /g, '-') : 'group';
+      // The slug is written as it is, as the reference does: ids, a comma, a name.
+      parts.push((t.negated ? '-' : '') + t.operator, `${operand}-${encodeHashComponent(tail)}`);
+      continue;
+    }
+    parts.push((t.negated ? '-' : '') + t.operator, encodeHashComponent(operand));
+  }
+  if (n.near !== null) parts.push('near', String(n.near));
+  return '#narrow/' + parts.join('/');
+}
+
+// ---- Constructors and questions the views ask ---------------------------------------------
+
+const term = (operator: string, operand: string | number): Term => ({
+  operator,
+  operand: String(operand),
+  negated: false,
+});
+
+export const channelNarrow = (id: number): Narrow => ({ terms: [term('channel', id)], near: null });
+export const topicNarrow = (id: number, topic: string): Narrow => ({
+  terms: [term('channel', id), term('topic', topic)],
+  near: null,
+});
+export const dmNarrow = (ids: readonly number[], selfId: number): Narrow => ({
+  terms: [term('dm', conversationIds(ids, selfId).join(','))],
+  near: null,
+});
+export const isNarrow = (what: 'dm' | 'mentioned' | 'starred' | 'unread'): Narrow => ({
+  terms: [term('is', what)],
+  near: null,
+});
+export const searchNarrow = (base: Narrow, query: string): Narrow => ({
+  terms: [...base.terms.filter((t) => t.operator !== 'search'), term('search', query)],
+  near: null,
+});
+
+export function find(n: Narrow, operator: string): string | undefined {
+  return n.terms.find((t) => t.operator === operator && !t.negated)?.operand;
+}
+
+export function channelOf(n: Narrow): number | undefined {
+  const c = find(n, 'channel');
+  return c === undefined ? undefined : Number(c);
+}
+
+export function topicOf(n: Narrow): string | undefined {
+  return find(n, 'topic');
+}
+
+export function dmOf(n: Narrow): number[] | undefined {
+  const d = find(n, 'dm');
+  return d === undefined ? undefined : d.split(',').map(Number);
+}
+
+/** A stable key for a narrow (caches, the selected item of the sidebar); `near` not included. */
+export function narrowKey(n: Narrow): string {
+  return n.terms
+    .map(
+      (t) =>
+        `${t.negated ? '-' : ''}${t.operator}:${t.operator === 'topic' ? t.operand.toLowerCase() : t.operand}`,
+    )
+    .join('/');
+}
+
+export function sameNarrow(a: Narrow, b: Narrow): boolean {
+  return narrowKey(a) === narrowKey(b);
+}
+
+/** The narrow as `GET /messages` takes it. */
+export function apiNarrow(n: Narrow): NarrowTerm[] {
+  return n.terms.map((t) => {
+    let operand: string | number | number[] = t.operand;
+    if (t.operator === 'channel' || t.operator === 'id') operand = Number(t.operand);
+    else if (t.operator === 'dm' || t.operator === 'dm-including')
+      operand = t.operand.split(',').map(Number);
+    else if (t.operator === 'sender') operand = Number(t.operand);
+    return t.negated
+      ? { operator: t.operator, operand, negated: true }
+      : { operator: t.operator, operand };
+  });
+}
+
+/** Topics compare without case, as the server groups them. */
+export function sameTopic(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+/** The other participants of a direct message (sorted; [self] for a message to oneself). */
+export function messageDmIds(m: Message, selfId: number): number[] {
+  if (typeof m.display_recipient === 'string') return [];
+  return conversationIds(
+    m.display_recipient.map((r) => r.id),
+    selfId,
+  );
+}
+
+/**
+ * Whether a message belongs in a narrow, for the terms a client can judge; `undefined` when it
+ * cannot (full-text search: the server decides, by fetching).
+ */
+export function matches(
+  n: Narrow,
+  m: Message,
+  ctx: { selfId: number; flags: readonly string[] },
+): boolean | undefined {
+  let unknown = false;
+  for (const t of n.terms) {
+    let ok: boolean;
+    switch (t.operator) {
+      case 'channel':
+        ok = m.type === 'stream' && m.stream_id === Number(t.operand);
+        break;
+      case 'topic':
+        ok = m.type === 'stream' && sameTopic(m.subject, t.operand);
+        break;
+      case 'dm':
+        ok = m.type === 'private' && messageDmIds(m, ctx.selfId).join(',') === t.operand;
+        break;
+      case 'dm-including': {
+        const ids =
+          typeof m.display_recipient === 'string' ? [] : m.display_recipient.map((r) => r.id);
+        ok = m.type === 'private' && t.operand.split(',').every((id) => ids.includes(Number(id)));
+        break;
+      }
+      case 'sender':
+        ok = m.sender_id === Number(t.operand);
+        break;
+      case 'is':
+        if (t.operand === 'dm') ok = m.type === 'private';
+        else if (t.operand === 'mentioned') {
+          ok = ctx.flags.some((f) =>
+            [
+              'mentioned',
+              'stream_wildcard_mentioned',
+              'topic_wildcard_mentioned',
+              'wildcard_mentioned',
+            ].includes(f),
+          );
+        } else if (t.operand === 'starred') ok = ctx.flags.includes('starred');
+        else if (t.operand === 'unread') ok = !ctx.flags.includes('read');
+        else {
+          unknown = true;
+          ok = true;
+        }
+        break;
+      case 'id':
+        ok = m.id === Number(t.operand);
+        break;
+      default:
+        unknown = true;
+        ok = true;
+    }
+    if (t.negated) ok = !ok;
+    if (!ok) return false;
+  }
+  return unknown ? undefined : true;
+}
+
+/** Whether a narrow is one conversation (a topic or a direct-message conversation). */
+export function isConversation(n: Narrow): boolean {
+  return (
+    (find(n, 'topic') !== undefined && find(n, 'channel') !== undefined && n.terms.length === 2) ||
+    (find(n, 'dm') !== undefined && n.terms.length === 1)
+  );
+}

@@ -1,0 +1,182 @@
+/**
+ * Unread bookkeeping, as the reference's web app keeps it: every unread message id with where it
+ * is (a channel's topic, or a direct-message conversation) and whether it mentions the user,
+ * started from register's `unread_msgs` and kept live by `message`, `update_message_flags`
+ * (`read` added or removed, or everything read), `update_message` (moves) and `delete_message`.
+ * Counts are derived from that on demand: per topic, per channel, per conversation, mentions and
+ * the total. Muting is applied by the caller (unreadTotals takes the muted predicates).
+ */
+import type { Message, UnreadMsgs } from '../../src/client/types.js';
+import { messageDmIds } from './narrow.js';
+
+export type UnreadWhere =
+  { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; key: string };
+
+type Entry = { where: UnreadWhere; mentioned: boolean };
+
+const MENTION_FLAGS = new Set([
+  'mentioned',
+  'stream_wildcard_mentioned',
+  'topic_wildcard_mentioned',
+  'wildcard_mentioned',
+]);
+
+export function isMention(flags: readonly string[]): boolean {
+  return flags.some((f) => MENTION_FLAGS.has(f));
+}
+
+export class Unread {
+  private readonly entries = new Map<number, Entry>();
+  /** Whether register said it left out older unreads (over its 50,000 limit). */
+  oldUnreadsMissing = false;
+
+  constructor(private readonly selfId: number) {}
+
+  static fromRegister(selfId: number, u: UnreadMsgs | undefined): Unread {
+    const unread = new Unread(selfId);
+    if (!u) return unread;
+    const mentions = new Set(u.mentions);
+    for (const s of u.streams) {
+      for (const id of s.unread_message_ids) {
+        unread.entries.set(id, {
+          where: { kind: 'stream', streamId: s.stream_id, topic: s.topic },
+          mentioned: mentions.has(id),
+        });
+      }
+    }
+    for (const p of u.pms) {
+      const key = String(p.other_user_id);
+      for (const id of p.unread_message_ids) {
+        unread.entries.set(id, { where: { kind: 'dm', key }, mentioned: mentions.has(id) });
+      }
+    }
+    for (const h of u.huddles) {
+      const ids = h.user_ids_string.split(',').map(Number);
+      const others = ids.filter((id) => id !== selfId).sort((a, b) => a - b);
+      const key = (others.length ? others : [selfId]).join(',');
+      for (const id of h.unread_message_ids) {
+        unread.entries.set(id, { where: { kind: 'dm', key }, mentioned: mentions.has(id) });
+      }
+    }
+    unread.oldUnreadsMissing = u.old_unreads_missing;
+    return unread;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(id: number): boolean {
+    return this.entries.has(id);
+  }
+
+  where(id: number): UnreadWhere | undefined {
+    return this.entries.get(id)?.where;
+  }
+
+  /** A message arrived (or was fetched) with its flags: unread unless flagged read. */
+  addMessage(m: Message, flags: readonly string[]): boolean {
+    if (flags.includes('read')) return this.entries.delete(m.id);
+    const where: UnreadWhere =
+      m.type === 'stream'
+        ? { kind: 'stream', streamId: m.stream_id!, topic: m.subject }
+        : { kind: 'dm', key: messageDmIds(m, this.selfId).join(',') };
+    this.entries.set(m.id, { where, mentioned: isMention(flags) });
+    return true;
+  }
+
+  /** Marked read (returns the ids that were unread). */
+  markRead(ids: readonly number[]): number[] {
+    return ids.filter((id) => this.entries.delete(id));
+  }
+
+  markAllRead(): void {
+    this.entries.clear();
+  }
+
+  /** Marked unread again, with where each message is (the event's `message_details`). */
+  markUnread(id: number, where: UnreadWhere, mentioned: boolean): void {
+    this.entries.set(id, { where, mentioned });
+  }
+
+  remove(ids: readonly number[]): void {
+    for (const id of ids) this.entries.delete(id);
+  }
+
+  /** Messages moved to another channel and/or topic. */
+  move(ids: readonly number[], streamId: number | undefined, topic: string | undefined): void {
+    for (const id of ids) {
+      const e = this.entries.get(id);
+      if (!e || e.where.kind !== 'stream') continue;
+      e.where = {
+        kind: 'stream',
+        streamId: streamId ?? e.where.streamId,
+        topic: topic ?? e.where.topic,
+      };
+    }
+  }
+
+  /** The mention flag changed on an edit (a mention added or removed). */
+  setMentioned(id: number, mentioned: boolean): void {
+    const e = this.entries.get(id);
+    if (e) e.mentioned = mentioned;
+  }
+
+  /** Unread ids matching a predicate, ascending. */
+  ids(pred: (where: UnreadWhere, mentioned: boolean) => boolean = () => true): number[] {
+    const out: number[] = [];
+    for (const [id, e] of this.entries) if (pred(e.where, e.mentioned)) out.push(id);
+    return out.sort((a, b) => a - b);
+  }
+
+  /**
+   * Every count the sidebar and the title show, in one pass. `mutedTopic` says whether a topic
+   * is muted (a muted channel's topic unless unmuted or followed); muted topics count in their
+   * channel's `muted` figure but not in the total, as the reference shows them.
+   */
+  counts(opts: { mutedTopic: (streamId: number, topic: string) => boolean }): UnreadCounts {
+    const c: UnreadCounts = {
+      total: 0,
+      dmTotal: 0,
+      mentions: 0,
+      streams: new Map(),
+      topics: new Map(),
+      dms: new Map(),
+    };
+    for (const e of this.entries.values()) {
+      const w = e.where;
+      if (w.kind === 'dm') {
+        c.dms.set(w.key, (c.dms.get(w.key) ?? 0) + 1);
+        c.dmTotal++;
+        c.total++;
+        if (e.mentioned) c.mentions++;
+        continue;
+      }
+      const muted = opts.mutedTopic(w.streamId, w.topic);
+      let s = c.streams.get(w.streamId);
+      if (!s) c.streams.set(w.streamId, (s = { unmuted: 0, muted: 0 }));
+      if (muted) s.muted++;
+      else s.unmuted++;
+      const tk = topicKey(w.streamId, w.topic);
+      const t = c.topics.get(tk);
+      if (t) t.count++;
+      else c.topics.set(tk, { streamId: w.streamId, topic: w.topic, count: 1, muted });
+      if (!muted) c.total++;
+      if (e.mentioned && !muted) c.mentions++;
+    }
+    return c;
+  }
+}
+
+export type UnreadCounts = {
+  total: number;
+  dmTotal: number;
+  mentions: number;
+  streams: Map<number, { unmuted: number; muted: number }>;
+  topics: Map<string, { streamId: number; topic: string; count: number; muted: boolean }>;
+  dms: Map<string, number>;
+};
+
+export function topicKey(streamId: number, topic: string): string {
+  return `${streamId}\u0000${topic.toLowerCase()}`;
+}
