@@ -39,6 +39,7 @@ import { assign, setup } from 'xstate';
 import { JsonableError } from '../src/lib/errors.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
 import type { MailDeps } from '../src/lib/mail.js';
+import type { ServiceBotDeps } from '../src/lib/bots.js';
 import type { MutationContext } from '../src/mutations/context.js';
 import type { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
@@ -66,6 +67,8 @@ export type RealmDeps = {
   clock: () => number;
   /** Outgoing mail (docs/mail.md); absent: the server sends none. */
   mail?: MailDeps;
+  /** Outgoing-webhook bots (docs/integrations.md); absent: none are called. */
+  serviceBots?: ServiceBotDeps;
   /**
    * Cluster deployment only (src/cluster): how each transaction is committed and its effects
    * delivered. Absent: the single process's commit, events published right after it.
@@ -141,6 +144,7 @@ function mutationContext(
     afterCommit: (fn) => void afterCommit.push(fn),
     endSessions: (users) => void ended.push(users === 'realm' ? null : users),
     mail: ctx.mail ?? null,
+    serviceBots: ctx.serviceBots ?? null,
   };
 }
 

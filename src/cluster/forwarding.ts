@@ -7,7 +7,7 @@
  * sent to that node (`confab.queue.<node>`) and answered as it answers.
  */
 import type { NatsConnection, Subscription } from 'nats';
-import type { EventQueues } from '../../actors/event-queues.js';
+import type { EventQueues } from '../delivery/publisher.js';
 import { JsonableError, type ErrorCode } from '../lib/errors.js';
 import { pack, unpack } from '../lib/pack.js';
 import { NotOwnerError, sleep } from './jetstream.js';

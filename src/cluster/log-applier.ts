@@ -15,7 +15,7 @@
  * (for its supervisor) once such a stall has lasted `stallExitMs`.
  */
 import type { ConsumerMessages } from 'nats';
-import type { EventQueues } from '../../actors/event-queues.js';
+import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmRegistry } from '../../actors/registry.js';
 import { unpack } from '../lib/pack.js';
 import { log } from '../observability/log.js';

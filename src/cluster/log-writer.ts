@@ -20,8 +20,8 @@
  * - A batch the log refused was committed here and is in no other copy: the node stops, and
  *   starts again from the log (src/cluster/main.ts rebuilds a copy with unacknowledged commits).
  */
-import type { EventQueues } from '../../actors/event-queues.js';
-import type { QueueHandle } from '../../actors/event-queue.machine.js';
+import type { EventQueues } from '../delivery/publisher.js';
+import type { QueueHandle } from '../delivery/queue.js';
 import type { BatchEffects, CommitStrategy, Committed } from '../../actors/realm.machine.js';
 import type { OutboundEvent } from '../lib/events.js';
 import { observeAppend } from '../observability/metrics.js';

@@ -18,7 +18,7 @@
  * trim.ts), typing and presence events to every node, status, and stopping.
  */
 import type { Subscription } from 'nats';
-import type { EventQueues } from '../../actors/event-queues.js';
+import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
 import type { CommitStrategy } from '../../actors/realm.machine.js';
 import type { EventPublisher, OutboundEvent } from '../lib/events.js';

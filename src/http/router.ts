@@ -16,7 +16,7 @@ import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
 import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
 import type { Release } from './address-limits.js';
-import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
+import { createBodySink, parseUrlEncoded, rawBodySink, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
 import { streamFile } from './file-stream.js';
@@ -196,6 +196,10 @@ function onRequest(
     ctx.forwardedFor = req.getHeader('x-forwarded-for');
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
+  for (const name of ep.headers) {
+    const value = req.getHeader(name);
+    if (value !== '') ctx.headers[name] = value;
+  }
   inflight.enter();
   // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
   let release: Release | null = null;
@@ -289,18 +293,20 @@ function readRequest(
   }
   let body: BodySink;
   try {
-    body = createBodySink(
-      ctx.contentType,
-      ep.acceptsFiles
-        ? {
-            tmpDir: path.join(server.config.dataDir, 'tmp'),
-            maxFileBytes: server.config.maxFileUploadBytes,
-            maxFiles: ep.acceptsFiles.maxFiles,
-            files: ctx.files,
-            onExtraFile: () => void ctx.extraFiles++,
-          }
-        : null,
-    );
+    body = ep.rawBody
+      ? rawBodySink((raw) => (ctx.rawBody = raw))
+      : createBodySink(
+          ctx.contentType,
+          ep.acceptsFiles
+            ? {
+                tmpDir: path.join(server.config.dataDir, 'tmp'),
+                maxFileBytes: server.config.maxFileUploadBytes,
+                maxFiles: ep.acceptsFiles.maxFiles,
+                files: ctx.files,
+                onExtraFile: () => void ctx.extraFiles++,
+              }
+            : null,
+        );
   } catch (err) {
     sendError(res, ctx, err, true);
     leave();
