@@ -8,10 +8,11 @@ import { createActor, type Actor } from 'xstate';
 import { withAuditOrigin, type AuditOrigin } from '../src/lib/audit.js';
 import type { EventPublisher } from '../src/lib/events.js';
 import type { MailDeps } from '../src/lib/mail.js';
+import type { ServiceBotDeps } from '../src/lib/bots.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { nodeClock } from './clock.js';
-import { realmMachine, type CommitLog, type Reply } from './realm.machine.js';
+import { realmMachine, type CommitStrategy, type Reply } from './realm.machine.js';
 import {
   BATCHABLE_COMMANDS,
   REALM_COMMANDS,
@@ -22,12 +23,12 @@ import {
 } from './realm.commands.js';
 
 /**
- * The cluster deployment's seam (src/cluster, docs/cluster.md): the replicated log the realm
- * actor commits to, and where a command runs — here when this node holds the realm's lease,
+ * The cluster deployment's seam (src/cluster, docs/cluster.md): how the realm actor commits (to
+ * the replicated log), and where a command runs — here when this node acts as the realm's owner,
  * otherwise forwarded to the node that does. Absent in the single-process server.
  */
 export interface RealmPlacement {
-  readonly log: CommitLog;
+  readonly commit: CommitStrategy;
   owns(realmId: number): boolean;
   /** Runs the command on the owner; resolves once this node has applied its effects. */
   forward(realmId: number, type: string, payload: unknown): Promise<unknown>;
@@ -53,6 +54,7 @@ export class RealmRuntime {
     batchable: ReadonlySet<string> = commands === REALM_COMMANDS ? BATCHABLE_COMMANDS : new Set(),
     private readonly placement?: RealmPlacement,
     mail?: MailDeps,
+    serviceBots?: ServiceBotDeps,
   ) {
     this.view = new RealmView(store, realmId);
     this.flushesPresence = 'presence.flush' in commands;
@@ -64,8 +66,9 @@ export class RealmRuntime {
         commands,
         batchable,
         clock,
-        ...(placement ? { log: placement.log } : {}),
+        ...(placement ? { commit: placement.commit } : {}),
         ...(mail ? { mail } : {}),
+        ...(serviceBots ? { serviceBots } : {}),
       },
       systemId: `realm:${realmId}`,
       clock: nodeClock,
@@ -156,6 +159,8 @@ export class RealmRegistry {
     private readonly placement?: RealmPlacement,
     /** Outgoing mail (docs/mail.md); absent: the realms send none. */
     private readonly mail?: MailDeps,
+    /** Outgoing-webhook bots (docs/integrations.md); absent: none are called. */
+    private readonly serviceBots?: ServiceBotDeps,
   ) {
     for (const r of store.realms.all()) this.idByStringId.set(r.string_id, r.id);
   }
@@ -188,6 +193,7 @@ export class RealmRegistry {
         BATCHABLE_COMMANDS,
         this.placement,
         this.mail,
+        this.serviceBots,
       );
       this.byId.set(realmId, rt);
       this.idByStringId.set(rt.view.row.string_id, realmId);

@@ -6,8 +6,8 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { log } from './observability/log.js';
-import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
-import { EventQueues } from '../actors/event-queues.js';
+import { restoreQueues, saveQueues } from './delivery/persistence.js';
+import { EventQueues } from './delivery/publisher.js';
 import { RealmRegistry } from '../actors/registry.js';
 import { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import { RealmExportJobs } from './admin/export-jobs.js';
@@ -25,6 +25,8 @@ import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { withJsonMirror } from './http/json-mirror.js';
 import { mountWebApp } from './http/static-files.js';
+import { mountDefaultImages } from './http/default-images.js';
+import { resolveRealm } from './http/auth.js';
 import { mountEventSocket } from './http/socket.js';
 import {
   buildReport,
@@ -40,6 +42,8 @@ import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
 import { MailSender } from './mail/sender.js';
+import { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
+import type { ServiceBotDeps } from './lib/bots.js';
 import type { MailDeps } from './lib/mail.js';
 import { realmUrl } from './lib/urls.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
@@ -121,26 +125,35 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     const u = store.users.byId(s.userId);
     return u !== undefined && u.is_active === 1 && u.realm_id === s.realmId;
   });
-  // Only a cluster node loads the cluster module (and the NATS client).
-  const cluster = clusterOptions
-    ? await (await import('./cluster/node.js')).ClusterNode.join(clusterOptions, store, queues)
-    : null;
-  const replicated = cluster
-    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
-        config.dataDir,
-        cluster.files,
-      )
+  // Only a cluster node loads the cluster module (and the NATS client): connected first, so that
+  // what the node needs exists before it is made (nothing is wired into it afterwards).
+  const clusterModule = clusterOptions ? await import('./cluster/node.js') : null;
+  const link = clusterModule ? await clusterModule.ClusterNode.connect(clusterOptions!) : null;
+  const replicated = link
+    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(config.dataDir, link.files)
     : null;
   const uploads = replicated ?? new UploadFiles(config.dataDir);
-  if (cluster && replicated) {
-    // Set before the node applies the log: a catch-up also removes copies of deleted uploads.
-    cluster.onUploadsGone = (pathIds) => {
-      for (const id of pathIds)
-        replicated.removeLocal(id).catch((err: unknown) => {
-          log.error({ err, path_id: id }, 'removing the copy of a deleted upload failed');
-        });
-    };
-  }
+  const exports = new RealmExportJobs(config, uploads, store, link?.exportRuns);
+  let realms: RealmRegistry | null = null;
+  const cluster =
+    clusterModule && link
+      ? new clusterModule.ClusterNode(link, store, queues, {
+          // Copies of deleted uploads go as the log is applied (a catch-up too).
+          uploadsGone: (pathIds) => {
+            for (const id of pathIds)
+              replicated!.removeLocal(id).catch((err: unknown) => {
+                log.error({ err, path_id: id }, 'removing the copy of a deleted upload failed');
+              });
+          },
+          // Copies of archives no longer served go whenever a change to an export is applied.
+          exportsChanged: () => void exports.sweep(),
+          exportOrphaned: async (realmId, id) => {
+            const realm = realms?.get(realmId);
+            if (!realm) throw new Error(`no realm ${realmId}`);
+            await exports.failOrphaned(realm, id);
+          },
+        })
+      : null;
   // Outgoing mail: the realms write it to the outbox, the sender delivers it (docs/mail.md).
   const mailOn = config.smtpUrl !== null;
   let mailer: MailSender | null = null;
@@ -151,7 +164,19 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         wake: () => mailer?.wake(),
       }
     : undefined;
-  const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined, mailDeps);
+  let outgoing: OutgoingWebhooks | null = null;
+  const serviceBots: ServiceBotDeps = {
+    dispatch: (realmId, messageId, triggers) =>
+      outgoing?.deps.dispatch(realmId, messageId, triggers),
+  };
+  realms = new RealmRegistry(
+    store,
+    queues,
+    config.clock,
+    cluster ?? undefined,
+    mailDeps,
+    serviceBots,
+  );
   mailer = mailOn ? new MailSender(config, store, realms) : null;
   await cluster?.start(realms);
   const renderer = new RenderPool(
@@ -160,6 +185,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       : {},
   );
   const scheduler = new ScheduledDelivery(config, store, realms, renderer);
+  outgoing = new OutgoingWebhooks(config, store, realms, renderer, config.outgoingWebhookLimits);
   const context: ServerContext = {
     config,
     store,
@@ -170,21 +196,28 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     queues,
     renderer,
     proxyTrust: config.trustedProxies.length > 0 ? new ProxyTrust(config.trustedProxies) : null,
-    limits: RequestLimits.fromConfig(config),
+    limits: RequestLimits.fromConfig(config, cluster?.sharedLimits),
     addressLimits: AddressLimits.fromConfig(config),
     scheduler,
     mailer,
+    outgoingWebhooks: outgoing,
     imageProxy: new ImageProxy(config.dataDir, {
       ...DEFAULT_IMAGE_PROXY,
       ...config.imageProxyLimits,
       allowPrivate: config.imageProxyAllowPrivate,
     }),
     thumbnailer: new Thumbnailer(store, realms, uploads),
-    exports: new RealmExportJobs(config, uploads, store, cluster?.exportRuns),
+    exports,
     ...(cluster
       ? {
           readBarrier: (realmId: number | undefined) =>
             realmId !== undefined && cluster.owns(realmId) ? null : cluster.readBarrier(),
+          deleteRemoteQueue: async (queueId: string, userId: number) => {
+            const r = await cluster.queueOp({ op: 'delete', queueId, userId });
+            if (r === null) return 'gone' as const;
+            if (r.ok) return 'deleted' as const;
+            return r.error === 'NOT_YOURS' ? ('not-yours' as const) : ('gone' as const);
+          },
         }
       : {}),
   };
@@ -197,15 +230,6 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // What an interrupted or failed export left on disk goes now; on a cluster node also copies of
   // archives since deleted, now and whenever it applies a change to an export (docs/cluster.md
   // "Guarantees").
-  const exports = context.exports;
-  if (cluster) {
-    cluster.onExportsChanged = () => void exports.sweep();
-    cluster.onExportOrphaned = async (realmId, id) => {
-      const realm = realms.get(realmId);
-      if (!realm) throw new Error(`no realm ${realmId}`);
-      await exports.failOrphaned(realm, id);
-    };
-  }
   void exports.sweep();
   const inflight = new InflightTracker();
   const health = new HealthMonitor(
@@ -220,7 +244,14 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   });
 
   // The browser app's page and assets; every API endpoint also under /json/ for it, by session.
-  mountWebApp(app, config, config.webDir);
+  mountWebApp(
+    app,
+    config,
+    config.webDir,
+    (host) =>
+      resolveRealm(realms, host, config.externalHost)?.view.settings.external_avatars ?? false,
+  );
+  mountDefaultImages(app, config);
   mountEndpoints(
     app,
     context,
@@ -280,8 +311,27 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     ...(cluster
       ? {
           replication: async () => {
-            const st = await cluster.status();
-            return { applied: st.applied, lag: st.lag, owned: st.owns.length };
+            const local = cluster.localStatus();
+            // The log not answering within 2 s: the rest is still reported.
+            let timer: NodeJS.Timeout | undefined;
+            const lag = await Promise.race([
+              cluster.status().then(
+                (st) => st.lag,
+                () => NaN,
+              ),
+              new Promise<number>((resolve) => (timer = setTimeout(() => resolve(NaN), 2000))),
+            ]);
+            clearTimeout(timer);
+            return {
+              applied: local.applied,
+              lag,
+              owned: local.held,
+              acting: local.acting,
+              stalled: local.stalled ? 1 : 0,
+              stalledSeconds: local.behindFor,
+              consumerRestarts: local.consumerRestarts,
+              natsServer: local.natsServer,
+            };
           },
         }
       : {}),
@@ -309,6 +359,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await inflight.drained(10_000);
         await scheduler.close();
         await mailer?.close();
+        outgoing.close();
         await context.thumbnailer.close();
         await context.exports.close();
         realms.closeAll();

@@ -1,14 +1,17 @@
 /**
  * The server's few HTML pages (accepting an invitation, resetting a password): one plain style,
  * no script, a Content-Security-Policy that allows only the page's own inline style and forms
- * posted to this server, never cached and never sent as a referrer (their URLs carry keys).
+ * posted to this server, never cached, and their URLs (which carry keys) never sent as a referrer
+ * to another site. `same-origin`, not `no-referrer`: under `no-referrer` a browser sends a form's
+ * POST with `Origin: null`, which the cross-site check refuses (the invitation's sign-up failed
+ * in every browser).
  */
 import { RawBody } from '../http/respond.js';
 import { escapeHtml } from '../lib/html.js';
 
 const HEADERS = {
   'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
+  'Referrer-Policy': 'same-origin',
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy':

@@ -45,6 +45,7 @@ import * as topics from './topics.js';
 import * as userAdmin from './user-admin.js';
 import * as userGroups from './user-groups.js';
 import * as users from './users.js';
+import * as webhooks from './webhooks.js';
 
 function endpointsOf(mod: Record<string, unknown>): Endpoint[] {
   return Object.values(mod).filter(
@@ -90,6 +91,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   userAdmin,
   userGroups,
   users,
+  webhooks,
   playgrounds,
   presence,
   realmUserDefaults,

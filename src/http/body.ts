@@ -88,6 +88,14 @@ export function createBodySink(contentType: string, fileOpts: FileSinkOptions | 
   });
 }
 
+/** The whole body, kept as it came (no parameters from it): see Endpoint.rawBody. */
+export function rawBodySink(keep: (body: Buffer) => void): BodySink {
+  return bufferedSink((buf) => {
+    keep(buf);
+    return Object.create(null) as RawParams;
+  });
+}
+
 function bufferedSink(parse: (buf: Buffer) => RawParams): BodySink {
   const chunks: Buffer[] = [];
   return {

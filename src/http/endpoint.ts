@@ -59,6 +59,14 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
   /** Accept multipart file parts, streamed to disk, up to the server's upload size limit. */
   acceptsFiles?: { maxFiles: number };
   /**
+   * The body is not decoded into parameters but handed over as it came (`req.rawBody`, any
+   * content type): incoming webhooks, whose payloads are the sender's. Parameters come from the
+   * query string only.
+   */
+  rawBody?: boolean;
+  /** Further request headers the handler reads (`req.headers`; lower case). */
+  headers?: readonly string[];
+  /**
    * Which per-user rate limit the endpoint counts against (default `api`; event queues `events`;
    * null: none, as the reference's media routes, which a page asks for many at once).
    */
@@ -73,6 +81,8 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
    * routes (the cookie when no Authorization header is sent); `only` for the /json/ routes.
    */
   sessionAuth?: SessionAuth;
+  /** Its (large, often fetched) JSON answer is compressed when the client accepts it (compress.ts). */
+  compressAnswer?: boolean;
   /** Test-only routes (src/endpoints/testing.ts): where the router throws for them. */
   testFault?: TestFault;
   handle: (ctx: CtxFor<A>, params: z.output<S>) => unknown;
@@ -97,10 +107,13 @@ export type Endpoint = {
   wildcardDepth: number | null;
   compiled: CompiledParams<ParamSchema>;
   acceptsFiles: { maxFiles: number } | null;
+  rawBody: boolean;
+  headers: readonly string[];
   rateLimitBucket: UserBucket | null;
   incomingWebhookBots: boolean;
   /** How a browser session authenticates it (null: it does not). */
   sessionAuth: SessionAuth | null;
+  compressAnswer: boolean;
   testFault?: TestFault;
   handle: (ctx: HandlerCtx, params: unknown) => unknown;
 };
@@ -132,9 +145,12 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     wildcardDepth,
     compiled: compileParams(def.params, def.aliases),
     acceptsFiles: def.acceptsFiles ?? null,
+    rawBody: def.rawBody ?? false,
+    headers: def.headers ?? [],
     rateLimitBucket: def.rateLimitBucket === undefined ? 'api' : def.rateLimitBucket,
     incomingWebhookBots: def.incomingWebhookBots ?? false,
     sessionAuth: def.sessionAuth ?? null,
+    compressAnswer: def.compressAnswer ?? false,
     ...(def.testFault ? { testFault: def.testFault } : {}),
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,
   };

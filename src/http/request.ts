@@ -54,12 +54,18 @@ export class RequestContext {
   files: UploadedFile[] = [];
   /** File parts beyond what the endpoint accepts (`acceptsFiles.maxFiles`): counted, not stored. */
   extraFiles = 0;
+  /** The body as received, for endpoints that read it themselves (`rawBody`: webhooks). */
+  rawBody: Buffer | null = null;
+  /** The headers the endpoint asked for (`headers`), by lower-case name, when present. */
+  readonly headers: Record<string, string> = Object.create(null) as Record<string, string>;
   /** The client's standing in the rate limit applied to the request (X-RateLimit-* headers). */
   rate: RateStatus | null = null;
   /** When `rate` was taken: UNIX seconds by the server's clock (X-RateLimit-Reset counts from it). */
   rateTakenAt = 0;
   /** X-Forwarded-For, copied only when a trusted proxy is configured (see client-address.ts). */
   forwardedFor = '';
+  /** Its JSON answer is compressed when large and accepted (./compress.ts). */
+  compressAnswer = false;
   /** Routes a browser session may authenticate: its headers and session (./sessions.ts). */
   browser: BrowserRequest | null = null;
   /**

@@ -15,8 +15,9 @@ import { decodeParams } from '../lib/params.js';
 import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
 import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
+import { sendCompressible } from './compress.js';
 import type { Release } from './address-limits.js';
-import { createBodySink, parseUrlEncoded, type BodySink } from './body.js';
+import { createBodySink, parseUrlEncoded, rawBodySink, type BodySink } from './body.js';
 import type { AuditOrigin } from '../lib/audit.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -201,6 +202,11 @@ function onRequest(
   if (server.config.logRequests) ctx.clientAddress();
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
+  ctx.compressAnswer = ep.compressAnswer;
+  for (const name of ep.headers) {
+    const value = req.getHeader(name);
+    if (value !== '') ctx.headers[name] = value;
+  }
   inflight.enter();
   // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
   let release: Release | null = null;
@@ -294,18 +300,20 @@ function readRequest(
   }
   let body: BodySink;
   try {
-    body = createBodySink(
-      ctx.contentType,
-      ep.acceptsFiles
-        ? {
-            tmpDir: path.join(server.config.dataDir, 'tmp'),
-            maxFileBytes: server.config.maxFileUploadBytes,
-            maxFiles: ep.acceptsFiles.maxFiles,
-            files: ctx.files,
-            onExtraFile: () => void ctx.extraFiles++,
-          }
-        : null,
-    );
+    body = ep.rawBody
+      ? rawBodySink((raw) => (ctx.rawBody = raw))
+      : createBodySink(
+          ctx.contentType,
+          ep.acceptsFiles
+            ? {
+                tmpDir: path.join(server.config.dataDir, 'tmp'),
+                maxFileBytes: server.config.maxFileUploadBytes,
+                maxFiles: ep.acceptsFiles.maxFiles,
+                files: ctx.files,
+                onExtraFile: () => void ctx.extraFiles++,
+              }
+            : null,
+        );
   } catch (err) {
     sendError(res, ctx, err, true);
     leave();
@@ -544,6 +552,9 @@ function respondWith(
       send(res, ctx, value.status, withIgnored(value.json, ignored));
     } else if (value instanceof RawBody) {
       send(res, ctx, value.status, value.body, value.contentType, value.headers);
+    } else if (ctx.compressAnswer) {
+      sendCompressible(res, ctx, successBody(value as object | undefined, ignored), leave);
+      return;
     } else {
       send(res, ctx, 200, successBody(value as object | undefined, ignored));
     }

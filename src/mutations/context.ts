@@ -7,6 +7,7 @@ import type { AuditEntry } from '../lib/audit.js';
 import { AccountDeactivatedError } from '../lib/errors.js';
 import type { OutboundEvent, WireEvent } from '../lib/events.js';
 import type { MailDeps } from '../lib/mail.js';
+import type { ServiceBotDeps } from '../lib/bots.js';
 import type { RealmView } from '../queries/realm-view.js';
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
@@ -35,6 +36,8 @@ export interface MutationContext {
   endSessions(users: readonly number[] | 'realm'): void;
   /** Outgoing mail (src/mutations/mail.ts enqueueMail); null: this server sends no mail. */
   readonly mail: MailDeps | null;
+  /** Outgoing-webhook bots to call after the commit; null: none are called. */
+  readonly serviceBots: ServiceBotDeps | null;
   /**
    * Records an administrative action in the audit log, in this transaction, with the command's
    * origin (src/lib/audit.ts). The commands of AUDITED_COMMANDS are recorded without asking;

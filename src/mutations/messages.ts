@@ -8,6 +8,7 @@
  * channel, its permissions, who receives the message, their flags — is decided here, inside the
  * transaction, so a send sees exactly the state it commits against.
  */
+import crypto from 'node:crypto';
 import { checkChannelName, effectiveTopicsPolicy } from '../lib/channel-rules.js';
 import {
   JsonableError,
@@ -35,6 +36,7 @@ import {
 import { userGroupSetting } from '../queries/user-groups.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { UserRow } from '../storage/users.js';
+import type { ServiceBotTrigger } from '../lib/bots.js';
 import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import { actingUser, type MutationContext } from './context.js';
 import { finishThumbnails } from './thumbnails.js';
@@ -332,6 +334,8 @@ export function doSendMessage(
   );
   store.messages.insertUserMessages(id, recipients, flags);
   store.messages.index(id, topic, cmd.search_text);
+  if (dmGroupId !== null) queueServiceBots(ctx, sender, id, recipients, 'direct_message');
+  else queueServiceBots(ctx, sender, id, r.mentions_user_ids, 'mention');
   if (r.potential_attachment_path_ids.length > 0) {
     // Links to uploads the sender may share become claims; a message whose links name no such
     // upload does not count as having an attachment (do_claim_attachments).
@@ -359,7 +363,7 @@ export function doSendMessage(
     flags: flagsByUser,
     message: {
       rawContent: cmd.content,
-      senderAvatarIsExternal: sender.avatar_source === 'G',
+      senderAvatarIsExternal: sender.avatar_source === 'G' && view.settings.external_avatars,
       publicChannel: channel !== null && channel.invite_only === 0,
       ...(cmd.queue_id !== undefined && cmd.local_id !== undefined
         ? { senderQueueId: cmd.queue_id, localId: cmd.local_id }
@@ -367,6 +371,46 @@ export function doSendMessage(
     },
   });
   return { id };
+}
+
+/** How long a send's local id is remembered for the client's retries (seconds). */
+export const SENT_LOCAL_ID_SECONDS = 3600;
+
+/** A send's destination and content, as a short digest (a retry repeats both). */
+function sendDigest(cmd: SendMessageCommand): string {
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify([cmd.to, cmd.content]))
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+/**
+ * POST /messages as the realm actor runs it. A send carrying the client's `queue_id` and
+ * `local_id` that this sender already sent with the same pair, to the same destination with the
+ * same content, within the last hour, is that client asking again after a failure that left it
+ * unsure (a connection reset, a timeout, a 503 while a cluster moved the realm) with the first
+ * attempt stored after all: it is answered with the stored message's id, and nothing is written
+ * or announced again. Sends without the pair are always new messages, as in the reference.
+ */
+export function sendMessageOnce(ctx: MutationContext, cmd: SendMessageCommand): { id: number } {
+  const { queue_id: queueId, local_id: localId } = cmd;
+  if (queueId === undefined || localId === undefined)
+    return doSendMessage(ctx, checkSendMessage(ctx, cmd));
+  const digest = sendDigest(cmd);
+  const sent = ctx.store.sentLocalIds.find(cmd.sender_id, queueId, localId);
+  if (sent !== undefined && sent.digest === digest) return { id: sent.message_id };
+  const result = doSendMessage(ctx, checkSendMessage(ctx, cmd));
+  ctx.store.sentLocalIds.record(
+    cmd.sender_id,
+    queueId,
+    localId,
+    result.id,
+    digest,
+    ctx.now,
+    ctx.now - SENT_LOCAL_ID_SECONDS,
+  );
+  return result;
 }
 
 export type DeleteMessageCommand = { acting_user_id: number; message_id: number };
@@ -416,4 +460,30 @@ export function doDeleteMessage(ctx: MutationContext, row: MessageRow): void {
     event.topic = row.topic;
   }
   ctx.emit(event, audience);
+}
+
+/**
+ * Outgoing-webhook bots the message is for: mentioned by name in a channel message, or among a
+ * direct message's recipients (the reference's get_service_bot_events); called after the commit,
+ * never for their own messages or another such bot's (no loops between bots).
+ */
+function queueServiceBots(
+  ctx: MutationContext,
+  sender: UserRow,
+  messageId: number,
+  candidates: readonly number[],
+  trigger: ServiceBotTrigger['trigger'],
+): void {
+  const deps = ctx.serviceBots;
+  if (deps === null || (sender.is_bot && sender.bot_type === BotType.OUTGOING_WEBHOOK)) return;
+  const triggers: ServiceBotTrigger[] = [];
+  for (const id of new Set(candidates)) {
+    if (id === sender.id) continue;
+    const u = ctx.realm.user(id);
+    if (u && u.is_active && u.is_bot && u.bot_type === BotType.OUTGOING_WEBHOOK)
+      triggers.push({ bot_id: id, trigger });
+  }
+  if (triggers.length === 0) return;
+  const realmId = ctx.realm.id;
+  ctx.afterCommit(() => deps.dispatch(realmId, messageId, triggers));
 }

@@ -7,7 +7,6 @@
  * The browser's session auth is tested in test/browser/.
  */
 import { Packr } from 'msgpackr';
-import net from 'node:net';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { ApiError, ConfabClient, NetworkError } from '../../src/client/api.js';
@@ -15,6 +14,7 @@ import { EventStream, type OpenSocket, type SocketLike } from '../../src/client/
 import type { MessageEvent, RegisterResponse, ServerEvent } from '../../src/client/types.js';
 import { createServer } from '../../src/server.js';
 import { until } from '../helpers/events.js';
+import { relay } from '../helpers/relay.js';
 import { seedRealm } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, TEST_SERVER_OPTIONS, type TestServer } from '../helpers/server.js';
@@ -238,33 +238,6 @@ t.test(
     t.equal(rec.registers.length, 1, 'the same queue throughout');
   },
 );
-
-/**
- * A TCP relay on a port of its own, to whichever server `target` names: the client keeps one URL
- * while the server behind it stops and starts again on another ephemeral port.
- */
-async function relay(t: Test): Promise<{ url: string; target: { port: number } }> {
-  const target = { port: 0 };
-  const sockets = new Set<net.Socket>();
-  const srv = net.createServer((down) => {
-    const up = net.connect(target.port, '127.0.0.1');
-    for (const s of [down, up]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {
-        down.destroy();
-        up.destroy();
-      });
-    }
-    down.pipe(up).pipe(down);
-  });
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    srv.close();
-  });
-  return { url: `http://127.0.0.1:${(srv.address() as net.AddressInfo).port}`, target };
-}
 
 t.test('a graceful restart: the same queue, nothing lost or repeated', async (t) => {
   const dataDir = t.testdir();

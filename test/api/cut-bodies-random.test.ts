@@ -7,8 +7,8 @@
  * due, within 5 s, never a 5xx, errors in the API's format; nothing left in flight or in
  * DATA_DIR/tmp; and at the end the server serves and `PRAGMA integrity_check` is ok.
  *
- * CONFAB_FUZZ_SEED repeats a run (the seed is printed), CONFAB_FUZZ_RUNS sets the number of cases
- * (default 250); a failure prints fast-check's shrunk counterexample (route, identity, encoding,
+ * CONFAB_FUZZ_SEED repeats a run (the seed is printed), CONFAB_FUZZ_RUNS multiplies the number of
+ * cases (250); a failure prints fast-check's shrunk counterexample (route, identity, encoding,
  * cut, the body) to turn into a regression test.
  */
 import fc from 'fast-check';
@@ -23,13 +23,11 @@ import {
   sendCut,
   type CutCase,
 } from '../helpers/cut-bodies.js';
-import { acceptedValues, currentKeys, fuzzSeed, ODD_VALUES } from '../helpers/fuzz.js';
+import { acceptedValues, currentKeys, fuzzScale, fuzzSeed, ODD_VALUES } from '../helpers/fuzz.js';
 import { restoreFixtures } from '../helpers/fuzz-run.js';
 import { startServer } from '../helpers/server.js';
 
-const RUNS = /^\d+$/.test(process.env.CONFAB_FUZZ_RUNS ?? '')
-  ? Number(process.env.CONFAB_FUZZ_RUNS)
-  : 250;
+const RUNS = 250 * fuzzScale();
 
 t.test('bodies cut at random bytes on any route', async (t) => {
   const seed = fuzzSeed();

@@ -49,7 +49,7 @@ function assertPage(t: Test, res: ApiResponse, status: number, text: string | Re
   t.equal(res.status, status, `HTTP ${status}`, { body: res.text.slice(0, 500) });
   t.match(res.headers['content-type'], /^text\/html; charset=utf-8/);
   t.equal(res.headers['cache-control'], 'no-store');
-  t.equal(res.headers['referrer-policy'], 'no-referrer');
+  t.equal(res.headers['referrer-policy'], 'same-origin');
   if (typeof text === 'string') t.ok(res.text.includes(text), `page says: ${text}`);
   else t.match(res.text, text);
 }

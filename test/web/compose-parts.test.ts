@@ -193,6 +193,12 @@ t.test('emoji: index, search, autocomplete, chips', (t) => {
   );
   t.equal(idx.byName.has('gone'), false, 'deactivated custom emoji left out');
   t.equal(emojiCandidates('tad', idx.names)[0]!.insert, ':tada:');
+  t.same(
+    emojiCandidates('th', idx.names).map((c) => c.label),
+    ['thumbs_up'],
+    'prefix matches, shorter first',
+  );
+  t.equal(emojiCandidates('s', idx.names)[0]!.label, 'smile', 'the shorter name first');
   t.equal(emojiText('1f44d'), '👍');
   t.equal(emojiText('1f468-200d-1f4bb'), '👨‍💻');
   t.equal(emojiText('zz'), '', 'malformed');

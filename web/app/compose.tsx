@@ -277,7 +277,10 @@ export function Compose({ c }: { c: Controller }) {
       const at = el ? (el.selectionStart ?? textRef.current.length) : textRef.current.length;
       const cur = textRef.current;
       const pre = at > 0 && !/\s$/.test(cur.slice(0, at)) ? ' ' : '';
-      setValue(cur.slice(0, at) + pre + placeholder + ' ' + cur.slice(at));
+      setValue(
+        cur.slice(0, at) + pre + placeholder + ' ' + cur.slice(at),
+        at + pre.length + placeholder.length + 1,
+      );
       setUploads((u) => [...u, { id, name, loaded: 0, total: file.size }]);
       c.client
         .upload(file, name, {

@@ -278,7 +278,10 @@ export class Controller {
     if (!s.usersComplete) {
       this.client
         .users()
-        .then((u) => s.setUsers(u.members))
+        .then((u) => {
+          s.setUsers(u.members);
+          this.updateTitle();
+        })
         .catch(() => this.toast('Could not load the list of people; some names may be missing.'));
     }
     if (this.presenceTimer === null) {
@@ -720,8 +723,12 @@ export class Controller {
     this.emojiLoading ??= (async () => {
       let data: Record<string, string[]> = {};
       try {
-        if (s.realm.emojiDataUrl)
-          data = (await this.client.emojiData(s.realm.emojiDataUrl)).code_to_names;
+        if (s.realm.emojiDataUrl) {
+          // From this origin, whatever host the server names (the page may only connect here).
+          const u = new URL(s.realm.emojiDataUrl, location.origin);
+          data = (await this.client.emojiData(location.origin + u.pathname + u.search))
+            .code_to_names;
+        }
       } catch {
         this.toast('Could not load the emoji list.');
       }

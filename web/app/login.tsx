@@ -1,5 +1,5 @@
 /** The login form: e-mail and password (`POST /json/login`), the realm's name above it. */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, ConfabClient } from '../../src/client/api.js';
 import type { Session } from './controller.js';
 
@@ -9,9 +9,11 @@ export function Login({ onSession }: { onSession: (s: Session) => void }) {
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const first = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
     document.title = 'Log in - Confab';
+    first.current?.focus();
     ConfabClient.serverSettings(location.origin)
       .then((s) => setRealm(typeof s.realm_name === 'string' ? s.realm_name : ''))
       .catch(() => undefined);
@@ -52,6 +54,7 @@ export function Login({ onSession }: { onSession: (s: Session) => void }) {
             type="email"
             name="username"
             autocomplete="username"
+            ref={first}
             required
             value={email}
             onInput={(e) => setEmail(e.currentTarget.value)}

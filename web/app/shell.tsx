@@ -24,7 +24,7 @@ function typingInField(e: KeyboardEvent): boolean {
 
 function Title({ c }: { c: Controller }) {
   const s = c.state.value!;
-  track(s.rev.channels);
+  track(s.rev.channels, s.rev.users);
   const n = c.narrow.value;
   const ch = channelOf(n);
   const topic = topicOf(n);
@@ -161,7 +161,12 @@ export function Shell({ c }: { c: Controller }) {
 
   const status = c.status.value;
   return (
-    <div class="app" data-drawer={c.drawer.value ? 'open' : 'closed'}>
+    <div
+      class="app"
+      data-drawer={c.drawer.value ? 'open' : 'closed'}
+      data-status={status}
+      data-transport={c.transport.value ?? ''}
+    >
       {status === 'reconnecting' && (
         <div class="banner" role="status">
           <span class="dot" aria-hidden="true" />

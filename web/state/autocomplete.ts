@@ -156,8 +156,18 @@ export type EmojiEntry = {
   url?: string;
 };
 
+/** Emoji by how well the name matches, then the shorter name (`smile` before `smiley_cat`). */
 export function emojiCandidates(query: string, emoji: readonly EmojiEntry[]): Candidate[] {
-  return rank(emoji, query, (e) => e.name, 8).map((e) => ({
+  const scored: { e: EmojiEntry; tier: number }[] = [];
+  for (const e of emoji) {
+    const tier = matchTier(e.name, query);
+    if (tier >= 0) scored.push({ e, tier });
+  }
+  scored.sort(
+    (a, b) =>
+      a.tier - b.tier || a.e.name.length - b.e.name.length || a.e.name.localeCompare(b.e.name),
+  );
+  return scored.slice(0, 8).map(({ e }) => ({
     kind: 'emoji',
     key: `e:${e.name}`,
     label: e.name,

@@ -10,7 +10,8 @@ import type { El } from './tree.js';
 export type Made = El | { literal: string } | null;
 
 export type Pattern = {
-  re: RegExp;
+  /** A global RegExp with match indices, or one that behaves as it does (./linear-regex.ts). */
+  re: { lastIndex: number; exec(text: string): RegExpExecArray | null };
   /**
    * `search`: on a miss, keep searching after the match. `first`: the reference's older
    * patterns, which look only at the leftmost match; a miss ends the pattern for this text.

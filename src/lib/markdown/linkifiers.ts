@@ -4,6 +4,7 @@
  * pattern + template), and `topic_links` (links in a topic name, which also include bare URLs).
  */
 import type { RenderLinkifier } from './context.js';
+import { LinearRegExp, re2Error } from './linear-regex.js';
 import { PatternError, translatePythonRegex } from './regex.js';
 import {
   parseUriTemplate,
@@ -19,8 +20,11 @@ export const AFTER_GROUP = 'linkifier_after_match';
 
 export type CompiledLinkifier = {
   id: number;
-  /** Global, sticky-free, with match indices: search with lastIndex. */
-  re: RegExp;
+  /**
+   * Global, with match indices: search with lastIndex. Linear in its input (RE2): a pattern is a
+   * user's, and a backtracking engine can take polynomial or exponential time on some.
+   */
+  re: LinearRegExp;
   expand(groups: Record<string, string | undefined>): string;
 };
 
@@ -44,7 +48,11 @@ export function validateLinkifier(pattern: string, urlTemplate: string): void {
   if (urlTemplate === '') throw new LinkifierError('This field cannot be blank.', 'url_template');
   let groups: string[];
   try {
-    groups = translatePythonRegex(pattern).groupNames;
+    const t = translatePythonRegex(pattern);
+    groups = t.groupNames;
+    // What RE2 (the engine that runs it) refuses is refused, with RE2's reason, as the reference.
+    const refused = re2Error(t.source, t.flags);
+    if (refused !== null) throw new PatternError(`Bad regular expression: ${refused}`);
   } catch (err) {
     if (err instanceof PatternError) throw new LinkifierError(err.message, '__all__');
     throw err;
@@ -85,9 +93,9 @@ export function compileLinkifier(l: RenderLinkifier): CompiledLinkifier | null {
   try {
     const t = translatePythonRegex(l.pattern);
     const parts = parseUriTemplate(l.url_template);
-    const re = new RegExp(
-      `(?<${BEFORE_GROUP}>^|\\s|\\u0085|\\p{Z}|['"(,:<])(?<${OUTER_GROUP}>${t.source})(?<${AFTER_GROUP}>$|[^\\p{L}\\p{N}])`,
-      `${t.flags}gud`,
+    const re = new LinearRegExp(
+      `(?<${BEFORE_GROUP}>^|\\s|\\x{85}|\\p{Z}|['"(,:<])(?<${OUTER_GROUP}>${t.source})(?<${AFTER_GROUP}>$|[^\\p{L}\\p{N}])`,
+      t.flags,
     );
     compiled = { id: l.id, re, expand: (groups) => expandUriTemplate(parts, groups) };
   } catch {

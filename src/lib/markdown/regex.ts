@@ -8,8 +8,8 @@
  *   a lone { or } → \{ \}
  *
  * Refused, as RE2 refuses them: lookaround, backreferences, atomic groups, comments, scoped flags.
- * Refused because JavaScript's backtracking engine (unlike RE2) could take exponential time on
- * them: a repeated group that itself contains an unbounded repetition, like (a+)+ or (\w*\s?)*.
+ * The translation is matched by RE2's algorithm (./linear-regex.ts), in time linear in the text,
+ * so a pattern such as (a+)+ is as harmless here as in the reference.
  */
 
 export class PatternError extends Error {}
@@ -33,8 +33,6 @@ const POSIX: Record<string, string> = {
   punct: '!-\\/:-@\\[-`{-~',
 };
 
-type Frame = { start: number; hasUnbounded: boolean };
-
 export function translatePythonRegex(pattern: string): TranslatedPattern {
   if (pattern === '') throw new PatternError('This field cannot be blank.');
   const bad = (what: string) => new PatternError(`Bad regular expression: ${what}`);
@@ -43,12 +41,9 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
   let i = 0;
   const n = pattern.length;
   const groupNames: string[] = [];
-  const stack: Frame[] = [];
-  let depthUnbounded = false; // an unbounded repetition seen in the current (top-level) sequence
-  // Whether the previous item can take a quantifier, and whether that item contains an
-  // unbounded repetition (for groups).
+  // Open groups (their start), and whether the previous item can take a quantifier.
+  const stack: number[] = [];
   let lastAtom: 'none' | 'atom' | 'group' = 'none';
-  let lastGroupUnbounded = false;
 
   // Leading global flags.
   const lead = /^\(\?([ims]+)\)/.exec(pattern);
@@ -56,12 +51,6 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
     flags = [...new Set(lead[1])].join('');
     i = lead[0].length;
   }
-
-  const markUnbounded = () => {
-    const top = stack[stack.length - 1];
-    if (top) top.hasUnbounded = true;
-    else depthUnbounded = true;
-  };
 
   while (i < n) {
     const c = pattern[i]!;
@@ -179,18 +168,15 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
         out += '(';
         i++;
       }
-      stack.push({ start: i, hasUnbounded: false });
+      stack.push(i);
       lastAtom = 'none';
       continue;
     }
     if (c === ')') {
-      const frame = stack.pop();
-      if (!frame) throw bad(`unexpected ): ${pattern}`);
+      if (stack.pop() === undefined) throw bad(`unexpected ): ${pattern}`);
       out += ')';
       i++;
       lastAtom = 'group';
-      lastGroupUnbounded = frame.hasUnbounded;
-      if (frame.hasUnbounded) markUnbounded();
       continue;
     }
     if (
@@ -215,15 +201,6 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
       const m = /^\{(\d+)(,(\d*))?\}$/.exec(q);
       if (m && (Number(m[1]) > 1000 || (m[3] && Number(m[3]) > 1000)))
         throw bad(`bad repetition operator: ${q}`);
-      const unbounded = c === '*' || c === '+' || (m !== null && m[2] !== undefined && m[3] === '');
-      const repeats =
-        unbounded || c === '?' ? unbounded : m !== null && (m[3] ? Number(m[3]) : Number(m[1])) > 1;
-      if (lastAtom === 'group' && lastGroupUnbounded && (unbounded || repeats)) {
-        throw new PatternError(
-          'Bad regular expression: nested repetition (a repeated group that contains * or +) can make matching take exponential time',
-        );
-      }
-      if (unbounded) markUnbounded();
       out += run;
       i = j;
       lastAtom = 'none';
@@ -252,7 +229,6 @@ export function translatePythonRegex(pattern: string): TranslatedPattern {
     lastAtom = c === '^' || c === '$' ? 'none' : 'atom';
   }
   if (stack.length > 0) throw bad(`missing ): ${pattern}`);
-  void depthUnbounded;
   try {
     new RegExp(out, flags + 'u');
   } catch (err) {

@@ -1,0 +1,288 @@
+/**
+ * Events on the wire, serialized once. A committed event becomes one SharedEvent per client variant
+ * (see event-filter.ts); every queue that receives it holds a QueuedEvent pointing at that shared
+ * serialization plus the few bytes that differ per queue (its `id`, and for messages the
+ * recipient's `flags`, `recipient_id` and `local_message_id`). Responses are assembled by
+ * concatenation, never by re-serializing the event:
+ *
+ *   JSON:     shared.open + tail + ',"id":' + id + '}'
+ *   msgpack:  map header (n + 1) + shared map body + "id" + id        (no per-queue extras)
+ *             pack({...event, ...extras, id})                          (message events)
+ *
+ * `shared.open` is the event's JSON without its closing brace; for `message` events it stops inside
+ * the message object, so the per-queue tail can add `recipient_id` and close it.
+ *
+ * Memory: a SharedEvent and a Tail are held once however many queues hold them; each carries a
+ * count of the queue entries pointing at it (`refs`) and its estimated size (`size`), which the
+ * queues' memory account (actors/event-queue.ts, QueueMemory) adds when the first entry appears
+ * and removes when the last one goes.
+ */
+import { pack, unpack } from '../lib/pack.js';
+import type { WireEvent } from '../lib/events.js';
+
+const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
+/** One-event bodies a SharedEvent keeps (distinct ids and tails among its recipients' queues). */
+const SINGLE_BODIES_KEPT = 8;
+/** Events holding built bodies, dropped once the current turn (a flush) is over. */
+const withBodies: SharedEvent[] = [];
+
+function dropBodies(): void {
+  for (const e of withBodies) e.dropBodies();
+  withBodies.length = 0;
+}
+
+/** Bytes a held string of n characters may take (V8 stores non-Latin-1 text two bytes each). */
+export function heldStringBytes(n: number): number {
+  return 2 * n;
+}
+
+/** The estimated heap cost of an object holding one string, beyond the string itself. */
+const OBJECT_OVERHEAD_BYTES = 64;
+
+export class SharedEvent {
+  private obj: WireEvent | undefined;
+  private packed: { body: Buffer; count: number } | undefined;
+  /** Whole one-event response bodies built in this turn, by `<id>:<tail>` (see `singleBody`). */
+  private bodies: Map<string, string> | undefined;
+  /** Queue entries holding this event (see QueueMemory). */
+  refs = 0;
+  /** Estimated bytes held for this event, counted once however many queues hold it. */
+  readonly size: number;
+
+  private constructor(
+    readonly type: string,
+    /** The JSON of the event without its closing brace (`{"type":"x",...`). */
+    readonly open: string,
+    /** Whether `open` stops inside the `message` object (openMessage). */
+    readonly insideMessage = false,
+  ) {
+    this.size = heldStringBytes(open.length) + OBJECT_OVERHEAD_BYTES;
+  }
+
+  /** A whole event; its JSON is closed by the queue's `,"id":N}`. */
+  static of(event: WireEvent): SharedEvent {
+    const json = JSON.stringify(event);
+    return new SharedEvent(event.type, json.slice(0, -1));
+  }
+
+  /**
+   * A message event `{type: 'message', message}` left open inside `message` (which must not carry
+   * `recipient_id`): the queue's tail adds `recipient_id`, closes the message and adds `flags`.
+   */
+  static openMessage(message: Record<string, unknown>): SharedEvent {
+    const json = JSON.stringify({ type: 'message', message });
+    return new SharedEvent('message', json.slice(0, -2), true);
+  }
+
+  /** From a stored event body (JSON without `id`), as queues saved by an older version are read. */
+  static fromJson(json: string): SharedEvent {
+    const obj = JSON.parse(json) as WireEvent;
+    return new SharedEvent(String(obj.type), json.slice(0, -1), false);
+  }
+
+  /** As saved (actors/event-queue-persistence.ts): the same fields, checked. */
+  static restore(type: unknown, open: unknown, insideMessage: unknown): SharedEvent {
+    if (typeof type !== 'string' || typeof open !== 'string' || !open.startsWith('{')) {
+      throw new Error('not a saved event');
+    }
+    return new SharedEvent(type, open, insideMessage === true);
+  }
+
+  /** The event as an object, as JSON would decode it (what msgpack frames carry). */
+  object(): WireEvent {
+    this.obj ??= JSON.parse(this.open + (this.insideMessage ? '}}' : '}')) as WireEvent;
+    return this.obj;
+  }
+
+  /**
+   * The GET /events (or WebSocket frame) body carrying only this event with this id and tail.
+   * Queues that received the same events hold it under the same id, and most recipients of a
+   * message share its flags, so one body serves many consumers of a fan-out: built and flattened
+   * once, instead of once per socket or poll. A few bodies are kept until the current turn (the
+   * flush that writes them) is over, so they add nothing to what queues hold.
+   */
+  singleBody(id: number, tail: string): string {
+    const key = tail === '' ? String(id) : `${id}:${tail}`;
+    let body = this.bodies?.get(key);
+    if (body === undefined) {
+      body = SUCCESS_EVENTS_PREFIX + this.open + tail + ',"id":' + id + '}]}';
+      if (!this.bodies) {
+        this.bodies = new Map();
+        if (withBodies.push(this) === 1) queueMicrotask(dropBodies);
+      }
+      if (this.bodies.size >= SINGLE_BODIES_KEPT) this.bodies.clear();
+      this.bodies.set(key, body);
+    }
+    return body;
+  }
+
+  dropBodies(): void {
+    this.bodies = undefined;
+  }
+
+  /** The msgpack map body of the event (entries without the map header) and its entry count. */
+  packedBody(): { body: Buffer; count: number } {
+    if (!this.packed) {
+      const whole = pack(this.object());
+      const { count, headerLength } = readMapHeader(whole);
+      this.packed = { body: whole.subarray(headerLength), count };
+    }
+    return this.packed;
+  }
+}
+
+/**
+ * What differs per queue besides the id (message flags, `recipient_id`, `local_message_id`), as
+ * JSON to append and as values for msgpack frames; shared by every queue whose copy differs the
+ * same way.
+ */
+export class Tail {
+  /** Queue entries holding this tail (see QueueMemory). */
+  refs = 0;
+  readonly size: number;
+
+  constructor(
+    /** JSON appended after `shared.open` (e.g. `,"recipient_id":5},"flags":["read"]`). */
+    readonly json: string,
+    readonly extra: QueueExtra,
+  ) {
+    this.size = heldStringBytes(json.length) + 4 * OBJECT_OVERHEAD_BYTES;
+  }
+}
+
+/** One event of one queue, as responses are built from it. */
+export type QueuedEvent = {
+  id: number;
+  shared: SharedEvent;
+  /** JSON appended after `shared.open` (e.g. `,"recipient_id":5},"flags":["read"]`), or ''. */
+  tail: string;
+  /** The same per-queue additions as values (for msgpack frames), or null when there are none. */
+  extra: QueueExtra | null;
+};
+
+export type QueueExtra = {
+  /** Fields set inside `message` (message events). */
+  message?: Record<string, unknown>;
+  /** Top-level fields added after the shared ones. */
+  top: Record<string, unknown>;
+};
+
+/** The event's JSON with its id: what GET /events and WebSocket frames carry. */
+export function eventJson(e: QueuedEvent): string {
+  return e.shared.open + e.tail + ',"id":' + e.id + '}';
+}
+
+/** The event's JSON without `id`, as queues are saved on shutdown. */
+export function storedEventJson(e: QueuedEvent): string {
+  return e.shared.open + e.tail + '}';
+}
+
+/** A GET /events (or WebSocket) body for these events, and the queue id when it was just made. */
+export function eventsResponseJson(events: readonly QueuedEvent[], queueId?: string): string {
+  if (events.length === 1 && queueId === undefined) {
+    const e = events[0]!;
+    return e.shared.singleBody(e.id, e.tail);
+  }
+  let out = SUCCESS_EVENTS_PREFIX;
+  for (let i = 0; i < events.length; i++) {
+    if (i > 0) out += ',';
+    out += eventJson(events[i]!);
+  }
+  out += ']';
+  if (queueId !== undefined) out += ',"queue_id":' + JSON.stringify(queueId);
+  return out + '}';
+}
+
+// ---- msgpack --------------------------------------------------------------------------------
+
+const MSGPACK_PREFIX = Buffer.concat([
+  Buffer.from([0x83]),
+  pack('result'),
+  pack('success'),
+  pack('msg'),
+  pack(''),
+  pack('events'),
+]);
+const ID_KEY = pack('id');
+
+/** The same body as eventsResponseJson, as one MessagePack map. */
+export function eventsResponsePacked(events: readonly QueuedEvent[]): Buffer {
+  const parts: Buffer[] = [MSGPACK_PREFIX, arrayHeader(events.length)];
+  for (const e of events) {
+    if (e.extra) {
+      parts.push(pack(withExtras(e)));
+    } else {
+      const { body, count } = e.shared.packedBody();
+      parts.push(mapHeader(count + 1), body, ID_KEY, packUint(e.id));
+    }
+  }
+  return Buffer.concat(parts);
+}
+
+function withExtras(e: QueuedEvent): Record<string, unknown> {
+  const base = e.shared.object();
+  const extra = e.extra!;
+  const out: Record<string, unknown> = { ...base };
+  if (extra.message) out.message = { ...(base.message as object), ...extra.message };
+  Object.assign(out, extra.top);
+  out.id = e.id;
+  return out;
+}
+
+export function decodePacked<T = unknown>(buf: Buffer | Uint8Array): T {
+  return unpack<T>(buf);
+}
+
+function readMapHeader(buf: Buffer): { count: number; headerLength: number } {
+  const b = buf[0]!;
+  if (b >= 0x80 && b <= 0x8f) return { count: b & 0x0f, headerLength: 1 };
+  if (b === 0xde) return { count: buf.readUInt16BE(1), headerLength: 3 };
+  if (b === 0xdf) return { count: buf.readUInt32BE(1), headerLength: 5 };
+  throw new Error(`not a msgpack map (0x${b.toString(16)})`);
+}
+
+function mapHeader(n: number): Buffer {
+  if (n < 16) return Buffer.from([0x80 | n]);
+  if (n < 0x10000) {
+    const b = Buffer.alloc(3);
+    b[0] = 0xde;
+    b.writeUInt16BE(n, 1);
+    return b;
+  }
+  const b = Buffer.alloc(5);
+  b[0] = 0xdf;
+  b.writeUInt32BE(n, 1);
+  return b;
+}
+
+function arrayHeader(n: number): Buffer {
+  if (n < 16) return Buffer.from([0x90 | n]);
+  if (n < 0x10000) {
+    const b = Buffer.alloc(3);
+    b[0] = 0xdc;
+    b.writeUInt16BE(n, 1);
+    return b;
+  }
+  const b = Buffer.alloc(5);
+  b[0] = 0xdd;
+  b.writeUInt32BE(n, 1);
+  return b;
+}
+
+function packUint(n: number): Buffer {
+  if (n < 0x80) return Buffer.from([n]);
+  if (n < 0x100) return Buffer.from([0xcc, n]);
+  if (n < 0x10000) {
+    const b = Buffer.alloc(3);
+    b[0] = 0xcd;
+    b.writeUInt16BE(n, 1);
+    return b;
+  }
+  if (n < 0x100000000) {
+    const b = Buffer.alloc(5);
+    b[0] = 0xce;
+    b.writeUInt32BE(n, 1);
+    return b;
+  }
+  return pack(n);
+}

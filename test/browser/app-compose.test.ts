@@ -1,0 +1,388 @@
+/**
+ * The web app in chromium, writing (issue 30 Part B 5–11): sending with a local echo (shown at
+ * once, replaced by the server's message, never doubled), the server-rendered preview, direct
+ * messages one-to-one and in a group, drafts across narrows and a reload, reactions both ways,
+ * edits and deletions seen by both users, uploads by the button, paste and drop (and a file too
+ * large), typing notifications both ways, desktop notifications (permission granted). The second
+ * user acts through the API, or in a page of their own where both users must see a change.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { messageTexts, openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+let ts: TestServer;
+let general: number;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  ts = await startServer(t, { maxFileUploadBytes: 1024 * 1024 });
+  const everyone = ['hamlet', 'othello', 'iago', 'cordelia'].map((n) => ts.fx.users[n]!.id);
+  general = await createChannel(ts.api, 'iago', 'general', { principals: everyone });
+  await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+});
+
+const topicHash = (topic: string) => `#narrow/channel/${general}-general/topic/${topic}`;
+
+async function type(page: Page, text: string): Promise<void> {
+  await page.click('#compose-text');
+  await page.keyboard.type(text);
+}
+
+/** Messages another user sees in a narrow, by the API. */
+async function contentsFor(who: string, narrow: unknown[]): Promise<string[]> {
+  const r = await ts.api.get(who, 'messages', {
+    anchor: 'newest',
+    num_before: 50,
+    num_after: 0,
+    narrow,
+    apply_markdown: false,
+  });
+  return (r.body.messages as { content: string }[]).map((m) => m.content);
+}
+
+t.test('send with a local echo, and the preview', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('lunch') });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  await page.route('**/json/messages', async (route) => {
+    if (route.request().method() === 'POST') await gate;
+    await route.continue();
+  });
+  await type(page, 'Count me **in**');
+  await page.click('button[aria-label="Preview"]');
+  await page.waitForSelector('.preview strong');
+  t.equal(await page.textContent('.preview strong'), 'in', 'the preview, rendered by the server');
+  await page.click('button[aria-label="Preview"]');
+  await page.press('#compose-text', 'Enter');
+  await page.waitForSelector('.msg.local >> text=Sending…');
+  t.pass('echoed at once, marked as sending');
+  t.equal(await page.inputValue('#compose-text'), '', 'the box is emptied');
+  release();
+  await page.waitForSelector('.msg.local', { state: 'detached' });
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.msg .content strong')].some((e) => e.textContent === 'in')`,
+  );
+  const texts = await messageTexts(page);
+  t.equal(
+    texts.filter((x) => x === 'Count me in').length,
+    1,
+    'replaced by the server message, once',
+  );
+  t.same(
+    await contentsFor('othello', [
+      { operator: 'channel', operand: general },
+      { operator: 'topic', operand: 'lunch' },
+    ]).then((c) => c.at(-1)),
+    'Count me **in**',
+    'sent',
+  );
+  await page.unroute('**/json/messages');
+  // Shift+Enter is a new line; Enter sends.
+  await type(page, 'line one');
+  await page.keyboard.press('Shift+Enter');
+  await page.keyboard.type('line two');
+  t.equal(await page.inputValue('#compose-text'), 'line one\nline two');
+  await page.keyboard.press('Enter');
+  await waitMessage(page, 'line two');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('direct messages, one-to-one and group', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('lunch') });
+  const { othello, iago, hamlet } = ts.fx.users;
+  await page.click('button[aria-label="New direct message"]');
+  await page.waitForSelector('#compose-dm:focus');
+  await page.keyboard.type('Othel');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.pill >> text=Othello');
+  await page.keyboard.press('Enter'); // on to the message
+  await page.keyboard.type('Just between us');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.sidebar .nav-item .label')].some((e) => e.textContent === 'Othello')`,
+  );
+  const dm = [{ operator: 'dm', operand: [othello!.id] }];
+  t.equal(
+    (await contentsFor('othello', [{ operator: 'dm', operand: [hamlet!.id] }])).at(-1),
+    'Just between us',
+    'othello received it',
+  );
+  await page.click('.sidebar a.nav-item:has-text("Othello")');
+  await waitMessage(page, 'Just between us');
+  await sendDirectMessage(ts.api, 'othello', [hamlet!.id], 'Agreed, quietly');
+  await waitMessage(page, 'Agreed, quietly');
+  t.pass('the reply arrives live in the conversation');
+  void dm;
+  await sendDirectMessage(ts.api, 'iago', [hamlet!.id, othello!.id], 'Three of us now');
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.sidebar .nav-item .label')].some((e) => e.textContent === 'Iago, Othello')`,
+  );
+  await page.click('.sidebar a.nav-item:has-text("Iago, Othello")');
+  await waitMessage(page, 'Three of us now');
+  await type(page, 'Hello both');
+  await page.keyboard.press('Enter');
+  await waitMessage(page, 'Hello both');
+  await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
+  t.equal(
+    (await contentsFor('iago', [{ operator: 'dm', operand: [hamlet!.id, othello!.id] }])).at(-1),
+    'Hello both',
+    'a group reply',
+  );
+  t.match(await page.textContent('.title'), /Iago, Othello/);
+  await screenshot(page, t, 'group-dm-1280');
+  void iago;
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('drafts are kept per conversation, across narrows and a reload', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('lunch') });
+  await type(page, 'A thought in progress');
+  await page.evaluate(`location.hash = '${topicHash('other')}'`);
+  await waitFor(page, `document.querySelector('#compose-topic').value === 'other'`);
+  t.equal(await page.inputValue('#compose-text'), '', 'another conversation, another draft');
+  await type(page, 'Elsewhere');
+  await page.goBack();
+  await waitFor(page, `document.querySelector('#compose-topic').value === 'lunch'`);
+  t.equal(await page.inputValue('#compose-text'), 'A thought in progress', 'the draft came back');
+  await page.reload();
+  await waitFor(page, `document.querySelector('#compose-text')?.value === 'A thought in progress'`);
+  t.pass('and after a reload');
+  await page.evaluate(`location.hash = '${topicHash('other')}'`);
+  await waitFor(page, `document.querySelector('#compose-text')?.value === 'Elsewhere'`);
+  t.pass("the other conversation's draft too");
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('reactions both ways', async (t) => {
+  if (NO_CHROMIUM) return;
+  const id = await sendChannelMessage(ts.api, 'othello', 'general', 'reactions', 'React to me');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: topicHash('reactions'),
+  });
+  await waitMessage(page, 'React to me');
+  const row = page.locator(`.msg[data-id="${id}"]`);
+  await row.hover();
+  await row.locator('button[aria-label="Add a reaction"]').first().click();
+  await page.fill('input[aria-label="Search emoji"]', 'tada');
+  await page.keyboard.press('Enter');
+  await waitFor(
+    page,
+    `document.querySelector('.msg[data-id="${id}"] .reaction[aria-pressed="true"]') !== null`,
+  );
+  const mine = await ts.api.get('othello', `messages/${id}`, {});
+  const reactions = (mine.body.message as { reactions: { emoji_name: string; user_id: number }[] })
+    .reactions;
+  t.same(
+    reactions.map((r) => [r.emoji_name, r.user_id]),
+    [['tada', ts.fx.users.hamlet!.id]],
+    'the server has it',
+  );
+  await ts.api.post('othello', `messages/${id}/reactions`, { emoji_name: 'heart' });
+  await waitFor(
+    page,
+    `document.querySelectorAll('.msg[data-id="${id}"] .reaction[aria-label^="heart"]').length === 1`,
+  );
+  t.pass("another user's reaction arrives live");
+  await page.click(`.msg[data-id="${id}"] .reaction[aria-label^="heart"]`);
+  await waitFor(
+    page,
+    `document.querySelector('.msg[data-id="${id}"] .reaction[aria-label^="heart"]').textContent.includes('2')`,
+  );
+  t.pass('joined it: 2');
+  await page.click(`.msg[data-id="${id}"] .reaction[aria-label^="tada"]`);
+  await waitFor(
+    page,
+    `document.querySelector('.msg[data-id="${id}"] .reaction[aria-label^="tada"]') === null`,
+  );
+  t.pass('took mine back');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('edits and deletions, seen by both users', async (t) => {
+  if (NO_CHROMIUM) return;
+  const h = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('edits') });
+  const o = await openApp(b, ts.url, ts.fx, 'othello', { hash: topicHash('edits') });
+  await type(h.page, 'First draft of a thought');
+  await h.page.keyboard.press('Enter');
+  await waitMessage(o.page, 'First draft of a thought');
+  await waitFor(h.page, `document.querySelectorAll('.msg.local').length === 0`);
+  const row = h.page.locator('.msg', { hasText: 'First draft of a thought' });
+  await row.hover();
+  await row.locator('button[aria-label="Edit"]').click();
+  const box = h.page.locator('.edit-box textarea');
+  await waitFor(
+    h.page,
+    `document.querySelector('.edit-box textarea')?.value === 'First draft of a thought'`,
+  );
+  await box.fill('Second thought, better');
+  await h.page.click('.edit-box button:has-text("Save")');
+  await waitMessage(o.page, 'Second thought, better');
+  await waitFor(
+    o.page,
+    `[...document.querySelectorAll('.msg')].some((m) => m.textContent.includes('Second thought') && m.textContent.includes('(edited)'))`,
+  );
+  t.pass('the edit, marked edited, on the other side');
+  await waitMessage(h.page, 'Second thought, better');
+  h.page.once('dialog', (d) => void d.accept());
+  const row2 = h.page.locator('.msg', { hasText: 'Second thought, better' });
+  await row2.hover();
+  await row2.locator('button[aria-label="Delete"]').click();
+  await waitFor(
+    o.page,
+    `![...document.querySelectorAll('.msg .content')].some((e) => e.textContent.includes('Second thought'))`,
+  );
+  await waitFor(
+    h.page,
+    `![...document.querySelectorAll('.msg .content')].some((e) => e.textContent.includes('Second thought'))`,
+  );
+  t.pass('the deletion, on both sides');
+  // Othello cannot edit or delete Hamlet's messages: no such buttons.
+  await sendChannelMessage(ts.api, 'hamlet', 'general', 'edits', 'Mine alone');
+  await waitMessage(o.page, 'Mine alone');
+  const theirs = o.page.locator('.msg', { hasText: 'Mine alone' });
+  await theirs.hover();
+  t.equal(
+    await theirs.locator('button[aria-label="Delete"]').count(),
+    0,
+    "no deleting another's message",
+  );
+  // Members may move topics (the realm's default), not change another's words.
+  await theirs.locator('button[aria-label="Edit"]').click();
+  await o.page.waitForSelector('.edit-box input');
+  t.equal(await o.page.locator('.edit-box textarea').count(), 0, "no editing another's content");
+  await o.page.keyboard.press('Escape');
+  h.watch.assertClean(t, /WebSocket|status of 401/);
+  o.watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('uploads: button, paste, drop, and a file too large', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('files') });
+  await page.setInputFiles('.compose input[type="file"]', {
+    name: 'notes.txt',
+    mimeType: 'text/plain',
+    buffer: Buffer.from('some notes'),
+  });
+  await waitFor(
+    page,
+    `/\\[notes\\.txt\\]\\(\\/user_uploads\\/[^)]+\\/notes\\.txt\\)/.test(document.querySelector('#compose-text').value)`,
+  );
+  t.pass('by the button: the link is in the message');
+  await page.click('#compose-text');
+  await page.keyboard.press('Control+End');
+  await page.evaluate(`(() => {
+    const dt = new DataTransfer();
+    dt.items.add(new File(['pasted bytes'], 'pasted.txt', { type: 'text/plain' }));
+    const e = new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true });
+    document.querySelector('#compose-text').dispatchEvent(e);
+  })()`);
+  await waitFor(
+    page,
+    `document.querySelector('#compose-text').value.includes('[pasted.txt](/user_uploads/')`,
+  );
+  t.pass('by paste');
+  await page.evaluate(`(() => {
+    const dt = new DataTransfer();
+    dt.items.add(new File(['dropped bytes'], 'dropped.txt', { type: 'text/plain' }));
+    const target = document.querySelector('.messages');
+    target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  })()`);
+  await waitFor(
+    page,
+    `document.querySelector('#compose-text').value.includes('[dropped.txt](/user_uploads/')`,
+  );
+  t.pass('by dropping a file on the messages');
+  await page.setInputFiles('.compose input[type="file"]', {
+    name: 'huge.bin',
+    mimeType: 'application/octet-stream',
+    buffer: Buffer.alloc(1536 * 1024),
+  });
+  await page.waitForSelector('.upload.failed >> text=huge.bin');
+  t.match(
+    await page.textContent('.upload.failed'),
+    /at most 1 MB/,
+    'too large: said so, nothing sent',
+  );
+  t.notOk((await page.inputValue('#compose-text')).includes('huge.bin'), 'no link for it');
+  await page.press('#compose-text', 'Enter');
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.msg .content a')].some((a) => a.textContent === 'dropped.txt')`,
+  );
+  const href = await page.getAttribute('.msg .content a:has-text("notes.txt")', 'href');
+  const status = await page.evaluate(`fetch(${JSON.stringify(href)}).then((r) => r.status)`);
+  t.equal(status, 200, 'the uploaded file opens with the session');
+  await screenshot(page, t, 'uploads-1280');
+  watch.assertClean(t, /WebSocket|status of 401|status of 400/);
+});
+
+t.test('typing notifications both ways', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { hamlet, othello } = ts.fx.users;
+  const reg = await ts.api.post('othello', 'register', { event_types: ['typing'] });
+  const queue = reg.body.queue_id as string;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/dm/${othello!.id}-Othello`,
+  });
+  await type(page, 'I am typ');
+  const ev = await ts.api.get('othello', 'events', { queue_id: queue, last_event_id: -1 });
+  const typing = (
+    ev.body.events as { type: string; op: string; sender: { user_id: number } }[]
+  ).find((e) => e.type === 'typing');
+  t.match(typing, { op: 'start', sender: { user_id: hamlet!.id } }, 'othello is told hamlet types');
+  await ts.api.post('othello', 'typing', { op: 'start', type: 'direct', to: [hamlet!.id] });
+  await page.waitForSelector('.typing >> text=Othello is typing…');
+  t.pass('hamlet sees othello typing');
+  await ts.api.post('othello', 'typing', { op: 'stop', type: 'direct', to: [hamlet!.id] });
+  await waitFor(page, `document.querySelector('.typing').textContent === ''`);
+  t.pass('and stop');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('desktop notifications for direct messages and mentions', async (t) => {
+  if (NO_CHROMIUM) return;
+  const page = await b.newPage({ permissions: ['notifications'] });
+  await page.addInitScript(`(() => {
+    window.__notes = [];
+    class Recorded { constructor(title, opts) { window.__notes.push({ title, body: opts && opts.body }); } close() {} }
+    Recorded.permission = 'granted';
+    Recorded.requestPermission = () => Promise.resolve('granted');
+    window.Notification = Recorded;
+  })()`);
+  await page.goto(`${ts.url}/${topicHash('lunch')}`);
+  await page.fill('input[name="username"]', ts.fx.users.cordelia!.email);
+  await page.fill('input[name="password"]', ts.fx.users.cordelia!.password);
+  await page.click('button[type="submit"]');
+  await page.waitForSelector('.app[data-status="live"]');
+  await sendDirectMessage(ts.api, 'othello', [ts.fx.users.cordelia!.id], 'Are you there?');
+  await waitFor(page, `window.__notes.length === 1`);
+  t.match(
+    await page.evaluate('window.__notes[0]'),
+    { title: /^Othello \(Direct message\)/, body: 'Are you there?' },
+    'a direct message',
+  );
+  await sendChannelMessage(ts.api, 'iago', 'general', 'news', 'Plain news');
+  await sendChannelMessage(ts.api, 'iago', 'general', 'news', 'Hey @**Cordelia**, look');
+  await waitFor(page, `window.__notes.length === 2`);
+  t.match(
+    await page.evaluate('window.__notes[1]'),
+    { title: /^Iago \(#general > news\)/, body: 'Hey @Cordelia, look' },
+    'a mention; not the plain message',
+  );
+});

@@ -1,0 +1,226 @@
+/**
+ * The web app in chromium, staying connected (issue 30 Part B 1, and the events over the
+ * WebSocket): a graceful server restart mid-session ("Reconnecting…", then the same queue:
+ * nothing lost, nothing twice), a lost event queue registered again with the view refreshed, the
+ * event WebSocket killed (long-polling takes over without loss); and keyboard-only use: log in,
+ * Ctrl+K, `n`, `r`, Esc, the message list's arrows, visible focus and accessible names.
+ */
+import t from 'tap';
+import WebSocket from 'ws';
+import { messageTexts, openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
+import {
+  launchBrowser,
+  NO_CHROMIUM,
+  screenshot,
+  watchPage,
+  type TestBrowser,
+} from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { relay } from '../helpers/relay.js';
+import { restartServer, startServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+});
+
+const count = (texts: string[], s: string) => texts.filter((x) => x === s).length;
+
+t.test('a server restart mid-session: nothing lost or doubled', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const front = await relay(t);
+  front.target.port = ts.server.port;
+  const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
+  const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+  const { page, watch } = await openApp(b, front.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${id}-general`,
+  });
+  await sendChannelMessage(ts.api, 'othello', 'general', 'restart', 'before the restart');
+  await waitMessage(page, 'before the restart');
+
+  await ts.server.close();
+  await page.waitForSelector('.banner >> text=Reconnecting…');
+  await screenshot(page, t, 'reconnecting-1280');
+  t.pass('"Reconnecting…" while the server is away');
+  const again = await restartServer(t, ts.dataDir, ts.fx);
+  front.target.port = again.server.port;
+  await page.waitForSelector('.banner', { state: 'detached', timeout: 60_000 });
+  await sendChannelMessage(again.api, 'othello', 'general', 'restart', 'after the restart');
+  await waitMessage(page, 'after the restart');
+  const texts = await messageTexts(page);
+  t.equal(count(texts, 'before the restart'), 1, 'the earlier message once');
+  t.equal(count(texts, 'after the restart'), 1, 'the later one once');
+  t.equal(
+    await page.locator('.toast >> text=Reconnected').count(),
+    0,
+    'the same queue: no new registration',
+  );
+  watch.assertClean(
+    t,
+    /WebSocket|status of 401|ERR_CONNECTION|ERR_EMPTY_RESPONSE|Failed to load resource/,
+  );
+});
+
+t.test('a lost event queue: registered again, the view refreshed', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
+  const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${id}-general`,
+  });
+  const hamlet = ts.fx.users.hamlet!;
+  const queues = ts.server.context.queues.forUser(hamlet.id);
+  t.equal(queues.length, 1, "the page's queue");
+  await ts.api.delete('hamlet', 'events', { queue_id: queues[0]!.id });
+  await sendChannelMessage(ts.api, 'othello', 'general', 'queue', 'sent while the queue was gone');
+  await page.waitForSelector('.toast >> text=Reconnected');
+  await waitMessage(page, 'sent while the queue was gone');
+  t.pass('registered again; the message is there');
+  await sendChannelMessage(ts.api, 'othello', 'general', 'queue', 'and after');
+  await waitMessage(page, 'and after');
+  t.equal(count(await messageTexts(page), 'sent while the queue was gone'), 1, 'once');
+  watch.assertClean(t, /WebSocket|status of 401|status of 400/);
+});
+
+/** Whether this server offers the browser's event socket (`/json/events/socket`). */
+async function browserSocketRoute(url: string, cookie: string): Promise<boolean> {
+  const ws = new WebSocket(
+    `${url.replace('http', 'ws')}/json/events/socket?queue_id=none&last_event_id=-1`,
+    {
+      headers: { Cookie: cookie, Origin: url },
+    },
+  );
+  return new Promise((resolve) => {
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode !== 404));
+    ws.on('open', () => {
+      ws.close();
+      resolve(true);
+    });
+    ws.on('error', () => resolve(false));
+  });
+}
+
+t.test('the event socket killed: long-polling takes over without loss', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
+  const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+  const page = await b.newPage();
+  const watch = await watchPage(page);
+  let kill: (() => void) | null = null;
+  let refuse = false;
+  await page.routeWebSocket(/\/json\/events\/socket/, (ws) => {
+    if (refuse) {
+      void ws.close({ code: 1006 });
+      return;
+    }
+    const server = ws.connectToServer();
+    kill = () => void ws.close({ code: 1006 });
+    void server;
+  });
+  await page.goto(`${ts.url}/#narrow/channel/${id}-general`);
+  await page.fill('input[name="username"]', ts.fx.users.hamlet!.email);
+  await page.fill('input[name="password"]', ts.fx.users.hamlet!.password);
+  await page.click('button[type="submit"]');
+  await waitLive(page);
+  const cookies = await page.context().cookies(ts.url);
+  const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+  if (!(await browserSocketRoute(ts.url, cookie))) {
+    t.comment(
+      'this server has no browser event socket yet (/json/events/socket): the app long-polls',
+    );
+    t.pass('skipped: no browser event socket');
+    return;
+  }
+  await waitFor(page, `document.querySelector('.app').dataset.transport === 'socket'`);
+  await sendChannelMessage(ts.api, 'othello', 'general', 'socket', 'over the socket');
+  await waitMessage(page, 'over the socket');
+  refuse = true;
+  kill!();
+  await sendChannelMessage(ts.api, 'othello', 'general', 'socket', 'while it is gone');
+  await waitFor(page, `document.querySelector('.app').dataset.transport === 'poll'`);
+  await waitMessage(page, 'while it is gone');
+  await sendChannelMessage(ts.api, 'othello', 'general', 'socket', 'polled');
+  await waitMessage(page, 'polled');
+  const texts = await messageTexts(page);
+  t.same(
+    ['over the socket', 'while it is gone', 'polled'].map((x) => count(texts, x)),
+    [1, 1, 1],
+    'every message once',
+  );
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('keyboard only', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
+  const general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+  await createChannel(ts.api, 'othello', 'design', { principals: everyone });
+  await sendChannelMessage(ts.api, 'othello', 'design', 'logo', 'An unread topic');
+  const page = await b.newPage();
+  const watch = await watchPage(page);
+  await page.goto(`${ts.url}/#narrow/is/starred`);
+  await page.waitForSelector('input[name="username"]:focus');
+  // The e-mail field has the focus: type, Tab, type, Enter.
+  await page.keyboard.type(ts.fx.users.hamlet!.email);
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(ts.fx.users.hamlet!.password);
+  await page.keyboard.press('Enter');
+  await waitLive(page);
+  t.pass('logged in with the keyboard');
+
+  await page.keyboard.press('Control+k');
+  await page.waitForSelector('.jump input:focus');
+  await page.keyboard.type('gener');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `location.hash.startsWith('#narrow/channel/${general}-general')`);
+  t.pass('Ctrl+K, a name, Enter: there');
+
+  await page.keyboard.press('n');
+  await waitFor(page, `location.hash.includes('/topic/logo')`);
+  await waitMessage(page, 'An unread topic');
+  t.pass('n: the next unread topic');
+
+  await page.keyboard.press('r');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.equal(await page.inputValue('#compose-topic'), 'logo', 'r: replying in that topic');
+  await page.keyboard.type('Typed, not clicked');
+  await page.keyboard.press('Enter');
+  await waitMessage(page, 'Typed, not clicked');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.activeElement?.id !== 'compose-text'`);
+  t.pass('Esc leaves the compose box');
+
+  // The message list: focus it, move with the arrows, reply with Enter.
+  await page.focus('.messages');
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `document.querySelector('.msg.selected') !== null`);
+  await page.keyboard.press('ArrowUp');
+  const selected = await page.textContent('.msg.selected .content');
+  t.equal(selected?.trim(), 'An unread topic', 'the arrows select messages');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  await page.keyboard.press('Escape');
+
+  // Tab reaches the controls with a visible focus ring.
+  await page.focus('.sidebar a.nav-item');
+  await page.keyboard.press('Tab');
+  const ring = await page.evaluate(`getComputedStyle(document.activeElement).boxShadow`);
+  t.not(ring, 'none', 'focus is visible');
+  const unnamed =
+    await page.evaluate(`[...document.querySelectorAll('button, a[href], input, select, textarea, [tabindex="0"]')]
+    .filter((e) => e.offsetParent !== null)
+    .filter((e) => !(e.getAttribute('aria-label') || e.textContent.trim() || e.getAttribute('title') || e.labels?.length || e.getAttribute('placeholder')))
+    .map((e) => e.outerHTML.slice(0, 80))`);
+  t.same(unnamed, [], 'every control has an accessible name');
+  await screenshot(page, t, 'keyboard-1280');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

@@ -1,0 +1,130 @@
+/**
+ * The web app in chromium, inviting (issue 30 Part B 13, and the issue's "done when"): an
+ * administrator creates an invitation link in the app's settings; the invited person opens it in
+ * another browser, signs up, and lands in the app logged in; the two then chat, live, each in
+ * their browser. With a mail server, the settings also send e-mail invitations (a real SMTP
+ * server on loopback), whose link signs the person up the same way.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
+import {
+  launchBrowser,
+  NO_CHROMIUM,
+  screenshot,
+  watchPage,
+  type TestBrowser,
+} from '../helpers/browser.js';
+import { linkIn, TestSmtp } from '../helpers/smtp.js';
+import { startServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+});
+
+/** The path (and query) of a link the server wrote with its external host. */
+const pathOf = (link: string) => {
+  const u = new URL(link);
+  return u.pathname + u.search;
+};
+
+async function openSettings(page: Page, panel: string): Promise<void> {
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.click(`.settings nav a:has-text("${panel}")`);
+  await page.waitForSelector(`.settings h3:has-text("${panel}")`);
+}
+
+/** Signs up on an invitation page and waits for the app. */
+async function signUp(
+  page: Page,
+  fields: { email?: string; name: string; password: string },
+): Promise<void> {
+  if (fields.email !== undefined) await page.fill('input[name="email"]', fields.email);
+  await page.fill('input[name="full_name"]', fields.name);
+  await page.fill('input[name="password"]', fields.password);
+  await page.click('button[type="submit"]');
+  await waitLive(page);
+}
+
+t.test(
+  'an invitation link from the app; the new colleague lands in the app; they chat live',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const ts = await startServer(t);
+    const admin = await openApp(b, ts.url, ts.fx, 'desdemona');
+    await openSettings(admin.page, 'Invite people');
+    t.equal(
+      await admin.page.locator('text=E-mail addresses').count(),
+      0,
+      'no e-mail form: this server sends no mail',
+    );
+    await admin.page.click('text=Create an invitation link');
+    await admin.page.waitForSelector('input[aria-label="Invitation link"]');
+    const link = await admin.page.inputValue('input[aria-label="Invitation link"]');
+    t.match(link, /\/join\/[a-z0-9]+\/$/, 'a link');
+    await screenshot(admin.page, t, 'invite-link-1280');
+    await admin.page.keyboard.press('Escape');
+
+    const guest = await b.newPage();
+    const watch = await watchPage(guest);
+    await guest.goto(ts.url + pathOf(link));
+    await signUp(guest, {
+      email: 'ada@example.com',
+      name: 'Ada Lovelace',
+      password: 'analytical-engine',
+    });
+    t.match(await guest.textContent('.me'), /Ada Lovelace/, 'signed up, in the app, logged in');
+    await guest.reload();
+    await waitLive(guest);
+    t.pass('still logged in after a reload');
+
+    // Ada writes to Desdemona; each sees the other's message live.
+    await guest.click('button[aria-label="New direct message"]');
+    await guest.keyboard.type('Desdem');
+    await guest.keyboard.press('Enter');
+    await guest.keyboard.press('Enter');
+    await guest.keyboard.type('Hello, thanks for the invitation!');
+    await guest.keyboard.press('Enter');
+    await waitFor(
+      admin.page,
+      `[...document.querySelectorAll('.sidebar .nav-item .label')].some((e) => e.textContent === 'Ada Lovelace')`,
+    );
+    await admin.page.click('.sidebar a.nav-item:has-text("Ada Lovelace")');
+    await waitMessage(admin.page, 'Hello, thanks for the invitation!');
+    await admin.page.click('#compose-text');
+    await admin.page.keyboard.type('Welcome, Ada!');
+    await admin.page.keyboard.press('Enter');
+    await guest.click('.sidebar a.nav-item:has-text("Desdemona")');
+    await waitMessage(guest, 'Welcome, Ada!');
+    t.pass('a conversation, live, in two browsers');
+    await screenshot(guest, t, 'new-colleague-1280');
+    watch.assertClean(t, /WebSocket|status of 401/);
+    admin.watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
+
+t.test('e-mail invitations, when the server sends mail', async (t) => {
+  if (NO_CHROMIUM) return;
+  const smtp = await TestSmtp.start(t);
+  const ts = await startServer(t, { smtpUrl: smtp.url });
+  const admin = await openApp(b, ts.url, ts.fx, 'iago');
+  await openSettings(admin.page, 'Invite people');
+  await admin.page.fill('input[placeholder*="ada@example.com"]', 'grace@example.com');
+  await admin.page.click('button:has-text("Send invitations")');
+  await admin.page.waitForSelector('text=Invitations sent to grace@example.com.');
+  await ts.server.context.mailer!.runDue();
+  const mail = smtp.to('grace@example.com').at(-1);
+  t.ok(mail, 'the invitation was mailed');
+  const link = mail ? linkIn(mail, 'http://testserver.local/accounts/do_confirm/') : null;
+  t.match(link, /\/accounts\/do_confirm\//, 'with its link');
+  const guest = await b.newPage();
+  await guest.goto(ts.url + pathOf(link!));
+  await signUp(guest, { name: 'Grace Hopper', password: 'compiler-first' });
+  t.match(await guest.textContent('.me'), /Grace Hopper/, 'signed up from the mail, in the app');
+  admin.watch.assertClean(t, /WebSocket|status of 401/);
+});

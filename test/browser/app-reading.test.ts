@@ -1,0 +1,316 @@
+/**
+ * The web app in chromium, reading (issue 30 Part B 1–4, 12, 14): logging in and out with the
+ * real app, unread counts right at load and kept live, narrowing by click, by URL and by a link
+ * the server rendered (inside the app, no reload), back and forward, the rendered content
+ * (code, TeX with KaTeX's stylesheet, emoji, mentions, an upload's thumbnail through the session
+ * cookie, a proxied outside image) with `<script>` and `onerror=` text running nothing, paging
+ * that keeps the DOM within its window, search, and the layouts at 390 and 1280 pixels, light
+ * and dark, with screenshots. A second user acts through the API.
+ */
+import sharp from 'sharp';
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import {
+  waitFor,
+  pluck,
+  messageTexts,
+  domMessages,
+  openApp,
+  sidebarCount,
+  waitCount,
+  waitLive,
+  waitMessage,
+} from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage, sendDirectMessage, seedChannelMessages } from '../helpers/messages.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { startThirdParty } from '../helpers/third-party.js';
+import { upload } from '../helpers/uploads.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+const WINDOW_MAX = 300;
+
+let b: TestBrowser;
+let ts: TestServer;
+let design: number;
+let general: number;
+let bulk: number;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  const cat = await sharp({
+    create: { width: 48, height: 32, channels: 3, background: { r: 30, g: 120, b: 200 } },
+  })
+    .png()
+    .toBuffer();
+  const third = await startThirdParty(t, {
+    '/cat.png': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(cat);
+    },
+  });
+  ts = await startServer(t, { imageProxyAllowPrivate: ['127.0.0.1'] });
+  const { api, fx } = ts;
+  const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
+  general = await createChannel(api, 'iago', 'general', { principals: everyone });
+  design = await createChannel(api, 'iago', 'design', { principals: everyone });
+  bulk = await createChannel(api, 'iago', 'archive', { principals: everyone });
+  await sendChannelMessage(api, 'othello', 'design', 'logo', 'What about the **new logo**?');
+  await sendChannelMessage(api, 'othello', 'design', 'logo', 'Ping @**Hamlet** :tada:');
+  await sendChannelMessage(
+    api,
+    'iago',
+    'general',
+    'plans',
+    '```python\ndef plan():\n    return 42\n```',
+  );
+  await sendChannelMessage(api, 'iago', 'general', 'plans', 'Euler: $$e^{i\\pi} + 1 = 0$$');
+  await sendChannelMessage(
+    api,
+    'othello',
+    'general',
+    'safety',
+    '<script>window.__pwned = 1</script> and <img src=x onerror="window.__pwned = 2">',
+  );
+  const up = await upload(api, 'othello', [
+    { filename: 'photo.png', data: cat, contentType: 'image/png' },
+  ]);
+  const path = up.body.url as string;
+  await sendChannelMessage(api, 'othello', 'general', 'pictures', `A photo: [photo.png](${path})`);
+  await sendChannelMessage(
+    api,
+    'othello',
+    'general',
+    'pictures',
+    `From outside: ${third.url('/cat.png')}`,
+  );
+  await sendChannelMessage(
+    api,
+    'othello',
+    'general',
+    'links',
+    'See #**design>logo** and #**design**',
+  );
+  await sendDirectMessage(api, 'othello', [fx.users.hamlet!.id], 'A private word');
+  seedChannelMessages(ts, {
+    senderId: fx.users.iago!.id,
+    streamId: bulk,
+    topic: 'history',
+    count: 1200,
+    recipients: everyone,
+    flags: 1, // read
+  });
+});
+
+/** Scrolls the message list to its top or bottom end, once. */
+function scrollList(page: Page, to: 'top' | 'bottom'): Promise<void> {
+  return page.evaluate(`(() => {
+    const el = document.querySelector('.messages');
+    el.scrollTop = ${to === 'top' ? 0 : 'el.scrollHeight'};
+  })()`);
+}
+
+t.test(
+  'unread counts at load and live; narrowing by click, URL and links; back and forward',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    // Opened on a view with nothing in it, so that nothing is read before the counts are checked.
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#narrow/is/starred',
+    });
+    t.equal(await sidebarCount(page, 'design'), 2, 'design: 2 unread');
+    t.equal(await sidebarCount(page, 'general'), 6, 'general: 6 unread');
+    t.equal(await sidebarCount(page, 'archive'), 0, 'archive: all read');
+    t.equal(await sidebarCount(page, 'Othello'), 1, 'one direct message');
+    t.equal(await sidebarCount(page, 'Mentions'), 1, 'one mention');
+    t.match(await page.title(), /^\(9\) Starred messages - /, 'the unread count in the title');
+    await screenshot(page, t, 'starred-empty-1280');
+
+    await sendChannelMessage(ts.api, 'othello', 'design', 'colors', 'And the colors?');
+    await waitCount(page, 'design', 3);
+    t.pass('a new message counted live');
+
+    await page.click('.sidebar a.nav-item:has-text("design")');
+    await waitFor(page, `location.hash.startsWith('#narrow/channel/${design}-design')`);
+    await waitMessage(page, 'And the colors?');
+    t.pass('narrowed by a click: the URL and the messages');
+    await waitCount(page, 'design', 0);
+    t.pass('what was shown (with the window focused) was marked read');
+    t.ok(
+      await page.isVisible('.sidebar a.nav-item.topic:has-text("logo")'),
+      "the channel's topics",
+    );
+
+    await page.evaluate(`location.hash = '#narrow/channel/${general}-general/topic/links'`);
+    await waitMessage(page, 'See');
+    await page.evaluate('window.__sameDocument = true');
+    await page.click('.messages .content a.stream-topic');
+    await waitFor(page, `location.hash.startsWith('#narrow/channel/${design}-design/topic/logo')`);
+    await waitMessage(page, 'new logo');
+    t.equal(
+      await page.evaluate('window.__sameDocument'),
+      true,
+      'a rendered link opened inside the app',
+    );
+    t.equal(await page.textContent('.title .topic-crumb'), 'logo');
+
+    await page.goBack();
+    await waitFor(page, `location.hash.includes('/topic/links')`);
+    await waitMessage(page, 'See');
+    await page.goForward();
+    await waitFor(page, `location.hash.includes('/topic/logo')`);
+    await waitMessage(page, 'new logo');
+    t.pass('back and forward');
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
+
+t.test('rendered content displays, and message text runs nothing', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general`,
+  });
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  await waitMessage(page, 'From outside');
+  await page.waitForSelector('.content .codehilite');
+  t.match(await page.textContent('.content .codehilite'), /def plan/, 'code');
+  await waitFor(
+    page,
+    `getComputedStyle(document.querySelector('.content .katex')).fontFamily.includes('KaTeX')`,
+  );
+  t.pass("TeX, with KaTeX's stylesheet loaded when needed");
+  t.equal(
+    await page.evaluate(`document.querySelector('link[href*="katex-"]') !== null`),
+    true,
+    'the KaTeX stylesheet was added for this message',
+  );
+  await page.evaluate(`location.hash = '#narrow/channel/${design}-design'`);
+  await waitMessage(page, 'Ping');
+  t.equal(await page.textContent('.content .emoji'), '🎉', 'an emoji shown as its glyph');
+  t.match(await page.textContent('.content .user-mention'), /Hamlet/, 'a mention');
+  await page.evaluate(`location.hash = '#narrow/channel/${general}-general/topic/pictures'`);
+  await waitMessage(page, 'From outside');
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.content .message_inline_image img')].length === 2 &&
+     [...document.querySelectorAll('.content .message_inline_image img')].every((i) => i.complete && i.naturalWidth > 0)`,
+  );
+  const srcs = await pluck(page, '.content .message_inline_image img', 'src');
+  t.ok(
+    srcs.some((s) => s.includes('/user_uploads/thumbnail/') || s.includes('/user_uploads/')),
+    'the upload, through the session cookie',
+  );
+  t.ok(
+    srcs.some((s) => s.includes('/external_content/')),
+    'the outside image, through the proxy',
+  );
+  await screenshot(page, t, 'pictures-1280');
+  await page.evaluate(`location.hash = '#narrow/channel/${general}-general/topic/safety'`);
+  await waitMessage(page, 'onerror');
+  t.equal(await page.evaluate('window.__pwned ?? null'), null, 'neither ran');
+  t.same(dialogs, [], 'no dialog');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('paging keeps the DOM within its window', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${bulk}-archive/topic/history`,
+  });
+  await waitMessage(page, 'seeded message 1199');
+  let most = await domMessages(page);
+  t.ok(most <= WINDOW_MAX, `opened with ${most} messages in the DOM`);
+  // Up to the beginning, a page at a time.
+  for (let i = 0; i < 40; i++) {
+    if (await page.isVisible('text=This is the beginning of the conversation.')) break;
+    await scrollList(page, 'top');
+    await page.waitForTimeout(150);
+    most = Math.max(most, await domMessages(page));
+  }
+  await waitMessage(page, 'seeded message 0');
+  t.ok(most <= WINDOW_MAX, `at most ${most} messages in the DOM on the way up`);
+  // And down to the newest again.
+  for (let i = 0; i < 40; i++) {
+    await scrollList(page, 'bottom');
+    await page.waitForTimeout(150);
+    most = Math.max(most, await domMessages(page));
+    const texts = await messageTexts(page);
+    if (texts.some((x) => x.includes('seeded message 1199'))) break;
+  }
+  await waitMessage(page, 'seeded message 1199');
+  t.ok(most <= WINDOW_MAX, `at most ${most} messages in the DOM on the way down`);
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('search', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await page.fill('#search', 'logo');
+  await page.press('#search', 'Enter');
+  await waitFor(page, `location.hash === '#narrow/search/logo'`);
+  await waitMessage(page, 'new logo');
+  const texts = await messageTexts(page);
+  t.ok(texts.length >= 1 && !texts.some((x) => /Euler|colors/.test(x)), 'only matching messages');
+  t.match(await page.textContent('.title'), /Search: logo/);
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const dark of [false, true]) {
+    const mode = dark ? 'dark' : 'light';
+    const wide = await openApp(b, ts.url, ts.fx, 'othello', {
+      hash: `#narrow/channel/${design}-design/topic/logo`,
+      dark,
+    });
+    const bg = String(await wide.page.evaluate(`getComputedStyle(document.body).backgroundColor`));
+    t.equal(
+      dark ? bg !== 'rgb(255, 255, 255)' : bg === 'rgb(255, 255, 255)',
+      true,
+      `${mode}: the page's background (${bg})`,
+    );
+    t.ok(await wide.page.isVisible('.sidebar'), `${mode} 1280: the sidebar is shown`);
+    await screenshot(wide.page, t, `topic-1280-${mode}`);
+    const narrow = await openApp(b, ts.url, ts.fx, 'othello', {
+      hash: `#narrow/channel/${design}-design/topic/logo`,
+      width: 390,
+      height: 800,
+      dark,
+    });
+    const box = await narrow.page.locator('.sidebar').boundingBox();
+    t.ok(box === null || box.x + box.width <= 0, `${mode} 390: the sidebar is a closed drawer`);
+    await screenshot(narrow.page, t, `topic-390-${mode}`);
+    await narrow.page.click('button[aria-label="Open the sidebar"]');
+    await waitFor(narrow.page, `document.querySelector('.sidebar').getBoundingClientRect().x >= 0`);
+    await screenshot(narrow.page, t, `drawer-390-${mode}`);
+    await narrow.page.click('.sidebar a.nav-item:has-text("general")');
+    await waitFor(narrow.page, `document.querySelector('.app').dataset.drawer === 'closed'`);
+    t.pass(`${mode} 390: choosing a channel closes the drawer`);
+    wide.watch.assertClean(t, /WebSocket|status of 401/);
+    narrow.watch.assertClean(t, /WebSocket|status of 401/);
+  }
+  // The theme toggle: dark chosen in the app, kept by the server's setting.
+  const { page } = await openApp(b, ts.url, ts.fx, 'cordelia');
+  await page.click('.sidebar-foot button[aria-label="Use the dark theme"]');
+  await waitFor(page, `document.documentElement.dataset.theme === 'dark'`);
+  await page.reload();
+  await waitLive(page);
+  t.equal(
+    await page.evaluate('document.documentElement.dataset.theme'),
+    'dark',
+    'the choice survives a reload',
+  );
+  await page.click('.me');
+  await page.click('text=Log out');
+  await page.waitForSelector('input[name="username"]');
+  await page.reload();
+  await page.waitForSelector('input[name="username"]');
+  t.pass('logged out, and still after a reload');
+});

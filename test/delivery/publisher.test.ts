@@ -1,0 +1,217 @@
+/**
+ * The queues' bounds and policies (actors/event-queues.ts; docs/robustness.md "Event queues"), in
+ * process on a clock the test moves: the per-user cap and who gives way, the per-queue bounds (never
+ * below 5,000 events), the server-wide budget and the order it discards in, memory counted once per
+ * shared event, and ending a deactivated user's or realm's queues.
+ */
+import t, { type Test } from 'tap';
+import { SimulatedClock } from 'xstate';
+import { ENTRY_BYTES } from '../../src/delivery/buffer.js';
+import { CLOSE, type SocketSink } from '../../src/delivery/queue.js';
+import { EventQueues, type EventQueuesConfig } from '../../src/delivery/publisher.js';
+import { QUEUE_MIN_EVENTS, TooManyQueuesError } from '../../src/delivery/limits.js';
+import { capabilitiesFrom, type QueueSettings } from '../../src/delivery/filter.js';
+import type { QueuedEvent } from '../../src/delivery/wire.js';
+
+const REALM = 1;
+const IDLE_MS = 600_000;
+
+function setup(t: Test, limits: Partial<EventQueuesConfig> = {}) {
+  const clock = new SimulatedClock();
+  const queues = new EventQueues(
+    {
+      clock: () => clock.now(),
+      heartbeatMs: 3_600_000,
+      heartbeatJitterMs: 0,
+      queueIdleLifetimeMs: IDLE_MS,
+      queueSweepMs: 3_600_000,
+      ...limits,
+    },
+    undefined,
+    clock,
+  );
+  t.teardown(() => queues.close());
+  return { clock, queues };
+}
+
+function settings(userId: number, realmId = REALM): QueueSettings {
+  return {
+    userId,
+    realmId,
+    eventTypes: null,
+    applyMarkdown: true,
+    clientExtAvatar: false,
+    slimPresence: false,
+    allPublicStreams: false,
+    narrow: [],
+    capabilities: capabilitiesFrom({}),
+    lifespanMs: null,
+  };
+}
+
+let seq = 0;
+/** One event (distinct each call) for these users, of about `bytes` bytes. */
+function publish(q: EventQueues, users: number[], bytes = 50, realmId = REALM): void {
+  q.publish(realmId, [{ event: { type: 'note', n: seq++, pad: 'x'.repeat(bytes) }, users }]);
+}
+
+const GONE = { code: 'BAD_EVENT_QUEUE_ID' };
+const TOO_MANY = { message: /^Too many event queues/ };
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+t.test('a user may hold maxQueuesPerUser queues; an unused one gives way, else refused', (t) => {
+  const { clock, queues } = setup(t, { maxQueuesPerUser: 3 });
+  const [a, b, c] = [1, 2, 3].map(() => queues.register(settings(10)));
+  t.throws(() => queues.register(settings(10)), new TooManyQueuesError(3), 'the fourth is refused');
+  t.match(new TooManyQueuesError(3).message, /at most 3/, 'the message names the limit');
+  t.ok(queues.register(settings(11)), 'other users are not affected');
+  clock.increment(IDLE_MS / 2);
+  queues.poll(b!, -1, false, () => {}); // b has a consumer: never the one to give way
+  queues.poll(c!, -1, true, () => {}); // c was used recently
+  clock.increment(IDLE_MS / 2);
+  const d = queues.register(settings(10));
+  t.throws(() => queues.access(10, a!.id), GONE, 'a, unused the longest, gave way');
+  t.ok(queues.access(10, d.id));
+  t.throws(() => queues.register(settings(10)), TOO_MANY, 'b and c are in use: refused');
+  t.equal(queues.forUser(10).length, 3);
+  t.end();
+});
+
+t.test('a queue past its event bound is discarded; never one under 5,000 events', async (t) => {
+  const { queues } = setup(t, { queueMaxEvents: QUEUE_MIN_EVENTS });
+  const held = queues.register(settings(1));
+  const other = queues.register(settings(2));
+  for (let i = 0; i < QUEUE_MIN_EVENTS; i++) publish(queues, [1, 2]);
+  t.equal(held.queue.size, QUEUE_MIN_EVENTS, '5,000 unacknowledged events are kept');
+  queues.poll(other, QUEUE_MIN_EVENTS - 1, false, () => {}); // user 2 acknowledges everything
+  publish(queues, [1, 2]);
+  t.throws(() => queues.access(1, held.id), GONE, 'the 5,001st discards it');
+  t.equal(other.queue.size, 1, "the other user's queue is untouched");
+  t.equal(queues.stats().discarded, 1);
+  await tick();
+  t.end();
+});
+
+t.test('a queue past its byte bound is discarded, once past 5,000 events', (t) => {
+  const { queues } = setup(t, { queueMaxBytes: 1024 * 1024 });
+  const rt = queues.register(settings(1));
+  publish(queues, [1], 2 * 1024 * 1024);
+  t.ok(queues.access(1, rt.id), 'one event over the byte bound: kept (under 5,000 events)');
+  for (let i = 1; i < QUEUE_MIN_EVENTS; i++) publish(queues, [1], 10);
+  t.equal(rt.queue.size, QUEUE_MIN_EVENTS);
+  publish(queues, [1], 10);
+  t.throws(() => queues.access(1, rt.id), GONE);
+  t.equal(queues.stats().entries, 0, 'what it held is released');
+  t.equal(queues.stats().bytes, 0);
+  t.end();
+});
+
+t.test('an event many queues hold is counted once; acknowledging releases it', (t) => {
+  const { queues } = setup(t);
+  const rts = Array.from({ length: 100 }, (_, i) => queues.register(settings(i + 1)));
+  const users = rts.map((rt) => rt.userId);
+  publish(queues, users, 10_000);
+  const s = queues.stats();
+  t.equal(s.entries, 100);
+  t.ok(s.bytes < 2 * 10_000 + 500 + 100 * ENTRY_BYTES, `held once: ${s.bytes} bytes`);
+  t.ok(s.bytes > 2 * 10_000, 'and counted');
+  t.ok(rts[0]!.queue.bytes > 10_000, "each queue's own size counts the event as sent");
+  for (const rt of rts) queues.acknowledge(rt, 0);
+  t.same(queues.stats(), { ...s, entries: 0, bytes: 0 }, 'all released');
+  t.end();
+});
+
+t.test('over the budget: queues without a consumer, least recently used first', async (t) => {
+  const budget = 2 * 1024 * 1024;
+  const { clock, queues } = setup(t, { queueMemoryBudgetBytes: budget });
+  const oldest = queues.register(settings(1));
+  clock.increment(1000);
+  const recent = queues.register(settings(2));
+  clock.increment(1000);
+  const polling = queues.register(settings(3));
+  const answers: QueuedEvent[][] = [];
+  const repoll = (events: QueuedEvent[]) => {
+    answers.push(events);
+    const last = events[events.length - 1];
+    if (last) queues.poll(polling, last.id, false, repoll);
+  };
+  queues.poll(polling, -1, false, repoll);
+  for (let i = 0; i < 10; i++) publish(queues, [2], 100);
+  // ~40 KB counted per event: the budget is passed after about 50 of them.
+  for (let i = 0; i < 60; i++) {
+    publish(queues, [1, 3], 20_000);
+    await tick(); // the held poll is answered and polls again
+  }
+  t.throws(() => queues.access(1, oldest.id), GONE, 'the least recently used went');
+  t.ok(queues.access(2, recent.id), 'that was enough: the next one stays');
+  for (let i = 0; i < 60; i++) {
+    publish(queues, [2, 3], 20_000);
+    await tick();
+  }
+  t.throws(() => queues.access(2, recent.id), GONE, 'then, over again, the next');
+  t.ok(queues.access(3, polling.id), 'a queue its client keeps polling stays');
+  t.equal(answers.flat().length, 120, 'and got every event');
+  t.ok(queues.stats().bytes <= budget, `under the budget: ${queues.stats().bytes}`);
+  t.equal(queues.stats().discarded, 2);
+});
+
+t.test("deactivation ends the user's queues: polls answered, sockets closed 4003", async (t) => {
+  const { queues } = setup(t);
+  const held = queues.register(settings(1));
+  const streamed = queues.register(settings(1));
+  const bystander = queues.register(settings(2));
+  const elsewhere = queues.register(settings(1, 2));
+  let answered: QueuedEvent[] | null = null;
+  queues.poll(held, -1, false, (events) => (answered = events));
+  let closed: number | null = null;
+  const sink: SocketSink = { send: () => {}, close: (code) => (closed = code) };
+  queues.attachSocket(streamed, sink);
+  queues.endSessions(REALM, [1]);
+  t.equal(closed, CLOSE.DEACTIVATED);
+  await tick();
+  t.same(answered, [], 'the held poll is answered');
+  t.throws(() => queues.access(1, held.id), GONE);
+  t.throws(() => queues.access(1, streamed.id), GONE);
+  t.ok(queues.access(2, bystander.id), 'other users keep theirs');
+  t.ok(queues.access(1, elsewhere.id), "the same user's queue in another realm stays");
+  queues.endSessions(REALM, null);
+  t.throws(() => queues.access(2, bystander.id), GONE, 'the realm: everyone');
+  t.ok(queues.access(1, elsewhere.id), 'other realms are not affected');
+});
+
+t.test('heartbeats and expiry run on the server clock through the sweep timer', async (t) => {
+  const HEARTBEAT = 45_000;
+  const SWEEP = 60_000;
+  const { clock, queues } = setup(t, { heartbeatMs: HEARTBEAT, queueSweepMs: SWEEP });
+  t.equal(queues.serverGeneration, 0, 'server_generation is the clock at start, in seconds');
+  const unused = queues.register(settings(1));
+  const polled = queues.register(settings(2));
+  const answers: QueuedEvent[][] = [];
+  const poll = (lastEventId: number) =>
+    queues.poll(polled, lastEventId, false, (events) => answers.push(events));
+  poll(-1);
+  clock.increment(HEARTBEAT - 1);
+  await tick();
+  t.equal(answers.length, 0, 'held until the heartbeat is due');
+  clock.increment(1);
+  await tick();
+  t.match(answers, [[{ id: 0, shared: { type: 'heartbeat' } }]], 'the held poll gets a heartbeat');
+  // Time moves a minute at a time, so the sweep timer fires at each of its due times; the client
+  // polls again after each answer (acknowledging the heartbeat it got: ids 0, 1, ...).
+  for (let at = SWEEP; at < IDLE_MS; at += SWEEP) {
+    if (polled.waiter === null) poll(answers.length - 1);
+    clock.set(at);
+    await tick();
+  }
+  t.ok(queues.access(1, unused.id), 'idle for less than its lifetime: kept');
+  clock.set(IDLE_MS);
+  t.throws(() => queues.access(1, unused.id), GONE, 'the sweep collected the unused queue');
+  t.ok(queues.access(2, polled.id), 'the queue whose client keeps polling stays');
+  t.ok(answers.length >= IDLE_MS / SWEEP / 2, 'its polls kept being answered');
+  t.match(
+    answers,
+    Array(answers.length).fill([{ shared: { type: 'heartbeat' } }]),
+    'each by a heartbeat',
+  );
+});

@@ -1,0 +1,65 @@
+/**
+ * Fan-out shortcuts (issue #14, part 5): a one-event body built once and shared equals the body
+ * built for each consumer, whatever the id and tail; the plain acknowledgement reader accepts
+ * exactly the frames the full validation would take as `{"last_event_id": N}` and leaves every
+ * other frame to it.
+ */
+import t from 'tap';
+import { SharedEvent, eventsResponseJson, type QueuedEvent } from '../../src/delivery/wire.js';
+import { plainAck } from '../../src/http/socket.js';
+
+const wholeBody = (events: QueuedEvent[]) =>
+  '{"result":"success","msg":"","events":[' +
+  events.map((e) => e.shared.open + e.tail + ',"id":' + e.id + '}').join(',') +
+  ']}';
+
+t.test('one-event bodies are shared and equal to building them', (t) => {
+  const realm = SharedEvent.of({ type: 'realm', op: 'update_dict', data: { x: 'é' } });
+  const message = SharedEvent.openMessage({ id: 5, content: 'hi' });
+  for (let round = 0; round < 2; round++) {
+    for (let id = 0; id < 20; id++) {
+      for (const e of [
+        { id, shared: realm, tail: '', extra: null },
+        { id, shared: message, tail: ',"recipient_id":3},"flags":[]', extra: null },
+        { id, shared: message, tail: ',"recipient_id":3},"flags":["read"]', extra: null },
+      ] as QueuedEvent[]) {
+        const body = eventsResponseJson([e]);
+        t.equal(body, wholeBody([e]));
+        JSON.parse(body);
+      }
+    }
+  }
+  const e = { id: 1, shared: realm, tail: '', extra: null };
+  t.equal(eventsResponseJson([e]), eventsResponseJson([e]), 'the same string object twice');
+  const two = [e, { ...e, id: 2 }];
+  t.equal(eventsResponseJson(two), wholeBody(two), 'several events: built as before');
+  t.match(eventsResponseJson([e], 'q1'), /,"queue_id":"q1"\}$/);
+  t.end();
+});
+
+t.test('plain acknowledgements', (t) => {
+  // A view into a larger area, as the guard's batches hand them over.
+  const ab = (s: string) => {
+    const b = Buffer.from(`xx${s}yy`);
+    return b.subarray(2, b.length - 2);
+  };
+  t.equal(plainAck(ab('{"last_event_id":12}')), 12);
+  t.equal(plainAck(ab('{ "last_event_id" : -1 }\n')), -1);
+  for (const other of [
+    '{"last_event_id":"12"}',
+    '{"last_event_id":1.5}',
+    '{"last_event_id":1e3}',
+    '{"last_event_id":-}',
+    '{"last_event_id":12}x',
+    '{"last_event_id":12',
+    '{"last_eventid":12}',
+    '{"last_event_id":12,"x":1}',
+    '{"last_event_id":1234567890123456789}',
+    '[12]',
+    '',
+    `{"last_event_id":${' '.repeat(80)}1}`,
+  ]) {
+    t.equal(plainAck(ab(other)), null, `${other.slice(0, 30)}: left to the full validation`);
+  }
+  t.end();
+});

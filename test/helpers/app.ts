@@ -1,0 +1,111 @@
+/**
+ * Driving the real web app (dist/web, built by `npm test`) in chromium: log a fixture user in,
+ * wait until the app is live, read what the sidebar and the message list show. The browser and
+ * the page watch come from test/helpers/browser.ts (web-server's harness).
+ */
+import type { Page } from 'playwright-core';
+import type { TestBrowser } from './browser.js';
+import { watchPage, type PageWatch } from './browser.js';
+import type { Fixture } from './fixtures.js';
+
+export type AppPage = { page: Page; watch: PageWatch };
+
+/** A page of its own, logged in as `who` through the login form, opened at `hash`. */
+export async function openApp(
+  b: TestBrowser,
+  url: string,
+  fx: Fixture,
+  who: string,
+  opts: { hash?: string; width?: number; height?: number; dark?: boolean } = {},
+): Promise<AppPage> {
+  const page = await b.newPage({
+    viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 },
+    colorScheme: opts.dark ? 'dark' : 'light',
+  });
+  const watch = await watchPage(page);
+  await page.goto(url + '/' + (opts.hash ?? ''));
+  const user = fx.users[who]!;
+  await page.fill('input[name="username"]', user.email);
+  await page.fill('input[name="password"]', user.password);
+  await page.click('button[type="submit"]');
+  await waitLive(page);
+  return { page, watch };
+}
+
+/**
+ * Until `expression` (JavaScript, evaluated in the page) is true: polled from here, because the
+ * page's Content-Security-Policy forbids the string evaluation `page.waitForFunction` uses. The
+ * limit bounds a broken test; it is not a timing assertion.
+ */
+export async function waitFor(page: Page, expression: string, limitMs = 30_000): Promise<void> {
+  const start = Date.now();
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() - start > limitMs) throw new Error(`gave up waiting for: ${expression}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Until the app shows its messages with a live event queue. */
+export async function waitLive(page: Page): Promise<void> {
+  await page.waitForSelector('.app[data-status="live"] .messages[aria-busy="false"]');
+}
+
+/** The unread count a sidebar entry shows (0 when none). */
+export async function sidebarCount(page: Page, label: string): Promise<number> {
+  return page.evaluate(`(() => {
+    for (const a of document.querySelectorAll('.sidebar .nav-item')) {
+      if (a.querySelector('.label')?.textContent?.trim() !== ${JSON.stringify(label)}) continue;
+      const b = a.querySelector('.badge');
+      return b ? Number(b.textContent) : 0;
+    }
+    return -1;
+  })()`);
+}
+
+/** Waits until a sidebar entry shows `n` unread. */
+export async function waitCount(page: Page, label: string, n: number): Promise<void> {
+  await waitFor(
+    page,
+    `(() => {
+    for (const a of document.querySelectorAll('.sidebar .nav-item')) {
+      if (a.querySelector('.label')?.textContent?.trim() !== ${JSON.stringify(label)}) continue;
+      const b = a.querySelector('.badge');
+      return (b ? Number(b.textContent) : 0) === ${n};
+    }
+    return false;
+  })()`,
+  );
+}
+
+/** An attribute (or the text, for `null`) of every element matching `selector`, in order. */
+export function pluck(
+  page: Page,
+  selector: string,
+  attribute: string | null = null,
+): Promise<string[]> {
+  const get =
+    attribute === null
+      ? "(e.textContent || '').trim()"
+      : `e.getAttribute(${JSON.stringify(attribute)}) || ''`;
+  return page.evaluate(
+    `[...document.querySelectorAll(${JSON.stringify(selector)})].map((e) => ${get})`,
+  );
+}
+
+/** The text of each message in the list, in order. */
+export function messageTexts(page: Page): Promise<string[]> {
+  return pluck(page, '.messages .msg .content');
+}
+
+/** Until a message with this text is in the list. */
+export async function waitMessage(page: Page, text: string): Promise<void> {
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.messages .msg .content')].some((e) => e.textContent.includes(${JSON.stringify(text)}))`,
+  );
+}
+
+/** How many messages the DOM holds. */
+export function domMessages(page: Page): Promise<number> {
+  return page.$$eval('.messages .msg', (els) => els.length);
+}
