@@ -39,6 +39,7 @@ import { assign, setup } from 'xstate';
 import { JsonableError } from '../src/lib/errors.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
 import type { MailDeps } from '../src/lib/mail.js';
+import type { ServiceBotDeps } from '../src/lib/bots.js';
 import type { MutationContext } from '../src/mutations/context.js';
 import type { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
@@ -68,6 +69,8 @@ export type RealmDeps = {
   log?: CommitLog;
   /** Outgoing mail (docs/mail.md); absent: the server sends none. */
   mail?: MailDeps;
+  /** Outgoing-webhook bots (docs/integrations.md); absent: none are called. */
+  serviceBots?: ServiceBotDeps;
 };
 
 /**
@@ -139,6 +142,7 @@ function mutationContext(
     afterCommit: (fn) => void afterCommit.push(fn),
     endSessions: (users) => void ended.push(users === 'realm' ? null : users),
     mail: ctx.mail ?? null,
+    serviceBots: ctx.serviceBots ?? null,
   };
 }
 

@@ -7,6 +7,7 @@ import { log } from '../src/observability/log.js';
 import { createActor, type Actor } from 'xstate';
 import type { EventPublisher } from '../src/lib/events.js';
 import type { MailDeps } from '../src/lib/mail.js';
+import type { ServiceBotDeps } from '../src/lib/bots.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { nodeClock } from './clock.js';
@@ -52,6 +53,7 @@ export class RealmRuntime {
     batchable: ReadonlySet<string> = commands === REALM_COMMANDS ? BATCHABLE_COMMANDS : new Set(),
     private readonly placement?: RealmPlacement,
     mail?: MailDeps,
+    serviceBots?: ServiceBotDeps,
   ) {
     this.view = new RealmView(store, realmId);
     this.flushesPresence = 'presence.flush' in commands;
@@ -65,6 +67,7 @@ export class RealmRuntime {
         clock,
         ...(placement ? { log: placement.log } : {}),
         ...(mail ? { mail } : {}),
+        ...(serviceBots ? { serviceBots } : {}),
       },
       systemId: `realm:${realmId}`,
       clock: nodeClock,
@@ -143,6 +146,8 @@ export class RealmRegistry {
     private readonly placement?: RealmPlacement,
     /** Outgoing mail (docs/mail.md); absent: the realms send none. */
     private readonly mail?: MailDeps,
+    /** Outgoing-webhook bots (docs/integrations.md); absent: none are called. */
+    private readonly serviceBots?: ServiceBotDeps,
   ) {
     for (const r of store.realms.all()) this.idByStringId.set(r.string_id, r.id);
   }
@@ -175,6 +180,7 @@ export class RealmRegistry {
         BATCHABLE_COMMANDS,
         this.placement,
         this.mail,
+        this.serviceBots,
       );
       this.byId.set(realmId, rt);
       this.idByStringId.set(rt.view.row.string_id, realmId);

@@ -29,9 +29,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { EventQueues } from '../actors/event-queues.js';
-import { capabilitiesFrom, type QueueSettings } from '../src/lib/event-filter.js';
-import { eventsResponseJson } from '../src/lib/event-wire.js';
+import { EventQueues } from '../src/delivery/publisher.js';
+import { capabilitiesFrom, type QueueSettings } from '../src/delivery/filter.js';
+import { eventsResponseJson } from '../src/delivery/wire.js';
 import {
   closeListenSocket,
   createBareApp,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import util from 'node:util';
 import { z } from 'zod';
-import { DEFAULT_QUEUE_LIMITS } from '../actors/queue-limits.js';
+import { DEFAULT_QUEUE_LIMITS } from './delivery/limits.js';
 import type { RateRule } from './lib/rate-limit.js';
 import type { ImageProxyOptions } from './media/image-proxy.js';
 import type { WireNamesMode } from './lib/wire-names.js';
@@ -149,6 +149,13 @@ export type ServerConfig = {
    * (tests reach a local host so). Environment: IMAGE_PROXY_ALLOW_PRIVATE=1.
    */
   imageProxyAllowPrivate: boolean | readonly string[];
+  /**
+   * Let outgoing webhooks (src/bots/outgoing-webhooks.ts) call private, loopback and link-local
+   * addresses: all, or only the listed ones (tests). OUTGOING_WEBHOOK_ALLOW_PRIVATE=1.
+   */
+  outgoingWebhookAllowPrivate: boolean | readonly string[];
+  /** Tests: the outgoing webhooks' time and size limits (OUTGOING_WEBHOOK_LIMITS otherwise). */
+  outgoingWebhookLimits?: { timeoutMs?: number; maxBytes?: number };
   /** Limits of the image proxy (src/media/image-proxy.ts DEFAULT_IMAGE_PROXY), for tests. */
   imageProxyLimits?: Partial<Omit<ImageProxyOptions, 'allowPrivate'>>;
   /** The image proxy's signing key; read from DATA_DIR/image_proxy_key by createServer. */
@@ -264,6 +271,7 @@ export function defaultConfig(): ServerConfig {
     presenceEventUserLimit: 100,
     batchTimeBudgetMs: 50_000,
     imageProxyAllowPrivate: false,
+    outgoingWebhookAllowPrivate: false,
     wireNames: 'auto',
     smtpUrl: null,
     mailFrom: null,
@@ -300,6 +308,7 @@ const EnvSchema = z.object({
   RATE_LIMITING_RULES: z.string().optional(),
   TRUSTED_PROXIES: z.string().optional(),
   IMAGE_PROXY_ALLOW_PRIVATE: z.enum(['0', '1', 'true', 'false']).optional(),
+  OUTGOING_WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1', 'true', 'false']).optional(),
   MAX_QUEUES_PER_USER: z
     .string()
     .regex(/^[1-9]\d{0,5}$/, 'MAX_QUEUES_PER_USER is a positive number')
@@ -405,6 +414,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     rateLimits: rateLimitsFromEnv(e.RATE_LIMITING, e.RATE_LIMITING_RULES),
     imageProxyAllowPrivate:
       e.IMAGE_PROXY_ALLOW_PRIVATE === '1' || e.IMAGE_PROXY_ALLOW_PRIVATE === 'true',
+    outgoingWebhookAllowPrivate:
+      e.OUTGOING_WEBHOOK_ALLOW_PRIVATE === '1' || e.OUTGOING_WEBHOOK_ALLOW_PRIVATE === 'true',
     durability: e.DURABILITY ?? base.durability,
     maxQueuesPerUser: e.MAX_QUEUES_PER_USER ?? base.maxQueuesPerUser,
     queueMemoryBudgetBytes:

@@ -3,7 +3,7 @@
  * actors), the uploaded files, the realms, the event publisher and its queues. Built once by
  * createServer().
  */
-import type { EventQueues } from '../actors/event-queues.js';
+import type { EventQueues } from './delivery/publisher.js';
 import type { RealmExportJobs } from './admin/export-jobs.js';
 import type { RealmRegistry } from '../actors/registry.js';
 import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
@@ -14,6 +14,7 @@ import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
 import type { ImageProxy } from './media/image-proxy.js';
 import type { MailSender } from './mail/sender.js';
+import type { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
 import type { Thumbnailer } from './media/thumbnailer.js';
 import type { ReadStore } from './storage/store.js';
 import type { UploadFiles } from './storage/upload-files.js';
@@ -48,6 +49,8 @@ export interface ServerContext {
   readonly thumbnailer: Thumbnailer;
   /** Outgoing mail's sender (docs/mail.md); null when SMTP_URL is not set. */
   readonly mailer: MailSender | null;
+  /** Calls to outgoing-webhook bots (docs/integrations.md), off the request path. */
+  readonly outgoingWebhooks: OutgoingWebhooks;
   /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */
   readonly exports: RealmExportJobs;
   /**

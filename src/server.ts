@@ -6,8 +6,8 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { log } from './observability/log.js';
-import { restoreQueues, saveQueues } from '../actors/event-queue-persistence.js';
-import { EventQueues } from '../actors/event-queues.js';
+import { restoreQueues, saveQueues } from './delivery/persistence.js';
+import { EventQueues } from './delivery/publisher.js';
 import { RealmRegistry } from '../actors/registry.js';
 import { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import { RealmExportJobs } from './admin/export-jobs.js';
@@ -24,6 +24,8 @@ import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { withJsonMirror } from './http/json-mirror.js';
 import { mountWebApp } from './http/static-files.js';
+import { mountDefaultImages } from './http/default-images.js';
+import { resolveRealm } from './http/auth.js';
 import { mountEventSocket } from './http/socket.js';
 import {
   buildReport,
@@ -38,6 +40,8 @@ import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
 import { MailSender } from './mail/sender.js';
+import { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
+import type { ServiceBotDeps } from './lib/bots.js';
 import type { MailDeps } from './lib/mail.js';
 import { realmUrl } from './lib/urls.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
@@ -147,7 +151,19 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         wake: () => mailer?.wake(),
       }
     : undefined;
-  const realms = new RealmRegistry(store, queues, config.clock, cluster ?? undefined, mailDeps);
+  let outgoing: OutgoingWebhooks | null = null;
+  const serviceBots: ServiceBotDeps = {
+    dispatch: (realmId, messageId, triggers) =>
+      outgoing?.deps.dispatch(realmId, messageId, triggers),
+  };
+  const realms = new RealmRegistry(
+    store,
+    queues,
+    config.clock,
+    cluster ?? undefined,
+    mailDeps,
+    serviceBots,
+  );
   mailer = mailOn ? new MailSender(config, store, realms) : null;
   await cluster?.start(realms);
   const renderer = new RenderPool(
@@ -156,6 +172,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       : {},
   );
   const scheduler = new ScheduledDelivery(config, store, realms, renderer);
+  outgoing = new OutgoingWebhooks(config, store, realms, renderer, config.outgoingWebhookLimits);
   const context: ServerContext = {
     config,
     store,
@@ -169,6 +186,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     addressLimits: AddressLimits.fromConfig(config),
     scheduler,
     mailer,
+    outgoingWebhooks: outgoing,
     imageProxy: new ImageProxy(config.dataDir, {
       ...DEFAULT_IMAGE_PROXY,
       ...config.imageProxyLimits,
@@ -211,7 +229,14 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   });
 
   // The browser app's page and assets; every API endpoint also under /json/ for it, by session.
-  mountWebApp(app, config, config.webDir);
+  mountWebApp(
+    app,
+    config,
+    config.webDir,
+    (host) =>
+      resolveRealm(realms, host, config.externalHost)?.view.settings.external_avatars ?? false,
+  );
+  mountDefaultImages(app, config);
   mountEndpoints(
     app,
     context,
@@ -297,6 +322,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await inflight.drained(10_000);
         await scheduler.close();
         await mailer?.close();
+        outgoing.close();
         await context.thumbnailer.close();
         await context.exports.close();
         realms.closeAll();

@@ -106,6 +106,30 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
     },
   },
 
+  'realm-external-avatars': {
+    summary:
+      'Show users without an uploaded avatar with the external avatar host’s images (on), or the server’s own default (off, the default).',
+    options: { ...REALM_OPT, set: { type: 'string' } },
+    describe: {
+      ...REALM_DESC,
+      set: '`on` or `off` (omitted: only say which it is)',
+    },
+    required: ['realm'],
+    async run(rt, args) {
+      const row = realmArg(rt, args);
+      const realm = realmRuntime(rt, row);
+      if (args.set !== undefined) {
+        const set = str(args, 'set');
+        if (set !== 'on' && set !== 'off') throw new UsageError('--set is `on` or `off`');
+        await realm.ask('realm.update_settings', {
+          acting_user_id: null,
+          settings: { external_avatars: set === 'on' },
+        });
+      }
+      return { realm_id: row.id, external_avatars: realm.view.settings.external_avatars };
+    },
+  },
+
   'create-user': {
     summary: 'Create a user in a realm (joins the realm’s default channels).',
     options: {

@@ -14,7 +14,7 @@
  * (backup, restore, export, import, queue statistics); command-args.ts reads their arguments.
  */
 import type { ParseArgsConfig } from 'node:util';
-import type { EventQueues } from '../../actors/event-queues.js';
+import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmRegistry } from '../../actors/registry.js';
 import type { ServerConfig } from '../config.js';
 import type { Store } from '../storage/store.js';

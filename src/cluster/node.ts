@@ -36,7 +36,7 @@ import {
   type Subscription,
 } from 'nats';
 import crypto from 'node:crypto';
-import type { EventQueues } from '../../actors/event-queues.js';
+import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
 import type { CommitLog } from '../../actors/realm.machine.js';
 import type { EventPublisher, OutboundEvent } from '../lib/events.js';

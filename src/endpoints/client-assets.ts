@@ -18,7 +18,8 @@ import { UnauthorizedError } from '../lib/errors.js';
 import { emojiDataFile } from '../lib/emoji/index.js';
 import { str } from '../lib/params.js';
 import { realmHost } from '../lib/urls.js';
-import { avatarUrl, externalAvatarUrl, userByAddress } from '../queries/users.js';
+import { defaultAvatarUrl, externalAvatarUrl } from '../lib/avatars.js';
+import { avatarUrl, userByAddress } from '../queries/users.js';
 
 export const emojiData = endpoint({
   method: 'GET',
@@ -50,11 +51,13 @@ function avatarRedirect(ctx: HandlerCtx, who: string, medium: boolean): RawBody 
     : userByAddress(view, user?.id ?? -1, who, realmHost(server.config, view.row.string_id));
   let url = target
     ? avatarUrl(view, target, false, medium)!
-    : externalAvatarUrl(
-        crypto.createHash('md5').update(who.trim().toLowerCase()).digest('hex'),
-        1,
-        medium,
-      );
+    : !view.settings.external_avatars
+      ? defaultAvatarUrl(1)
+      : externalAvatarUrl(
+          crypto.createHash('md5').update(who.trim().toLowerCase()).digest('hex'),
+          1,
+          medium,
+        );
   if (req.query !== '') url += (url.includes('?') ? '&' : '?') + req.query;
   return new RawBody('', 'text/plain; charset=utf-8', { Location: url }, 302);
 }

@@ -4,7 +4,7 @@
  * The queues themselves: actors/event-queues.ts; the WebSocket channel: src/http/socket.ts.
  */
 import { z } from 'zod';
-import { checkLifespan } from '../../actors/event-queues.js';
+import { checkLifespan } from '../delivery/publisher.js';
 import { endpoint, requestDialect, type HandlerCtx } from '../http/endpoint.js';
 import { HeldResponse, RawJson } from '../http/respond.js';
 import {
@@ -13,8 +13,8 @@ import {
   UnauthorizedError,
   UserNotAuthorizedForQueryError,
 } from '../lib/errors.js';
-import { capabilitiesFrom, type QueueSettings } from '../lib/event-filter.js';
-import { eventsResponseJson } from '../lib/event-wire.js';
+import { capabilitiesFrom, type QueueSettings } from '../delivery/filter.js';
+import { eventsResponseJson } from '../delivery/wire.js';
 import { checkNarrowForEvents, type NarrowTerm } from '../lib/narrow.js';
 import { bool, boolValue, int, json, str } from '../lib/params.js';
 import { Role } from '../lib/roles.js';

@@ -15,8 +15,8 @@
  * queue keeps every unacknowledged event for the next socket or poll.
  */
 import { z } from 'zod';
-import type { QueueHandle, SocketSink } from '../../actors/event-queue.machine.js';
-import { CLOSE } from '../../actors/event-queue.machine.js';
+import type { QueueHandle, SocketSink } from '../delivery/queue.js';
+import { CLOSE } from '../delivery/queue.js';
 import type { ServerContext } from '../context.js';
 import { JsonableError } from '../lib/errors.js';
 import {
@@ -24,7 +24,7 @@ import {
   eventsResponseJson,
   eventsResponsePacked,
   type QueuedEvent,
-} from '../lib/event-wire.js';
+} from '../delivery/wire.js';
 import { pack } from '../lib/pack.js';
 import { compileParams, decodeParams, int, str } from '../lib/params.js';
 import { authenticate, resolveRealm } from './auth.js';

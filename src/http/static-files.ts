@@ -194,8 +194,17 @@ type Served = {
   headers: Record<string, string>;
 };
 
-/** Serves a web build from `dir`; mounted before the API's routes (uWS picks the most specific). */
-export function mountWebApp(app: TemplatedApp, config: ServerConfig, dir: string): void {
+/**
+ * Serves a web build from `dir`; mounted before the API's routes (uWS picks the most specific).
+ * `externalAvatars(host)`: whether the realm at that host opted into external avatars (its page
+ * may then load them: ./csp.ts).
+ */
+export function mountWebApp(
+  app: TemplatedApp,
+  config: ServerConfig,
+  dir: string,
+  externalAvatars: (host: string) => boolean,
+): void {
   let build = loadWebBuild(dir);
   const indexPath = path.join(dir, 'index.html');
   let indexStamp = stamp(indexPath);
@@ -212,9 +221,10 @@ export function mountWebApp(app: TemplatedApp, config: ServerConfig, dir: string
   };
 
   const page = (req: HttpRequest): Served => {
+    const host = req.getHeader('host');
     const headers = {
       'Cache-Control': 'no-cache',
-      'Content-Security-Policy': appPagePolicy(config, req.getHeader('host')),
+      'Content-Security-Policy': appPagePolicy(config, host, externalAvatars(host)),
       'Referrer-Policy': 'same-origin',
       'X-Frame-Options': 'DENY',
       'Cross-Origin-Opener-Policy': 'same-origin',
@@ -296,7 +306,7 @@ function stamp(file: string): string {
 }
 
 /** A 304, or a HEAD's answer: the headers (and the length a GET would have), no body. */
-function writeWithoutBody(
+export function writeWithoutBody(
   res: HttpResponse,
   ctx: RequestContext,
   status: 200 | 304,

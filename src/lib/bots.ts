@@ -54,3 +54,11 @@ export function checkBotUrl(raw: string, name: string): string {
     throw new JsonableError(`${name} is not a URL`);
   return url.toString();
 }
+
+/** An outgoing-webhook bot to call about a committed message (src/bots/outgoing-webhooks.ts). */
+export type ServiceBotTrigger = { bot_id: number; trigger: 'mention' | 'direct_message' };
+
+/** What the realm actor hands the outgoing webhooks after a commit; null: none are called. */
+export type ServiceBotDeps = {
+  dispatch: (realmId: number, messageId: number, triggers: readonly ServiceBotTrigger[]) => void;
+};

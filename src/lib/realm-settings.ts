@@ -62,6 +62,12 @@ export const REALM_SETTING_DEFAULTS = {
   push_notifications_enabled_end_timestamp: null as number | null,
   /** Password login for this realm (the realm_authentication_methods `password` entry). */
   password_auth_enabled: true,
+  /**
+   * Confab's: users without an uploaded avatar (and the realm without an icon) are shown with the
+   * external avatar host's images, as the reference's default; off, the server's own default
+   * image (src/lib/avatars.ts). Set by the operator (`manage realm-external-avatars`).
+   */
+  external_avatars: false,
 };
 export type RealmSettings = typeof REALM_SETTING_DEFAULTS;
 export type RealmSettingName = keyof RealmSettings;

@@ -1,6 +1,7 @@
 /** URLs clients see, built from EXTERNAL_HOST and the realm's subdomain. */
 import crypto from 'node:crypto';
 import type { ServerConfig } from '../config.js';
+import { DEFAULT_REALM_ICON_PATH, EXTERNAL_AVATAR_ORIGIN } from './avatars.js';
 
 export function realmHost(config: Pick<ServerConfig, 'externalHost'>, stringId: string): string {
   return stringId === '' ? config.externalHost : `${stringId}.${config.externalHost}`;
@@ -13,8 +14,12 @@ export function realmUrl(
   return `${config.externalScheme}://${realmHost(config, stringId)}`;
 }
 
-/** The default (external-host identicon) icon of a realm that has not uploaded one. */
-export function realmIconUrl(stringId: string): string {
+/**
+ * The default icon of a realm that has not uploaded one: the server's own image, or the external
+ * host's identicon when the realm opted into external avatars (src/lib/avatars.ts).
+ */
+export function realmIconUrl(stringId: string, externalAvatars: boolean): string {
+  if (!externalAvatars) return DEFAULT_REALM_ICON_PATH;
   const hash = crypto.createHash('md5').update(`realm:${stringId}`).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&s=100`;
+  return `${EXTERNAL_AVATAR_ORIGIN}/avatar/${hash}?d=identicon&s=100`;
 }

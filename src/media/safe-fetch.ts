@@ -199,3 +199,112 @@ function oneRequest(
     req.end();
   });
 }
+
+/** What a JSON POST got back (any status: the caller decides). */
+export type Posted = { status: number; body: string };
+
+/**
+ * POSTs `body` (JSON) to `url` under the same protections as the image proxy's fetches: http and
+ * https only, no credentials in the URL, every address (redirects' too) checked against the
+ * address policy at connection time, at most `maxRedirects` redirects (the POST is repeated),
+ * the answer read up to `maxBytes`, the whole exchange within `timeoutMs`. Used by outgoing
+ * webhooks (src/bots/outgoing-webhooks.ts). Throws ProxyFetchError (`refused address`, `timed
+ * out`, `too large`, `upstream: …`).
+ */
+export async function postJson(
+  url: string,
+  body: string,
+  limits: FetchLimits,
+  userAgent: string,
+): Promise<Posted> {
+  const deadline = Date.now() + limits.timeoutMs;
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    let u: URL;
+    try {
+      u = new URL(current);
+    } catch {
+      throw new ProxyFetchError('not a URL', 400);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new ProxyFetchError('only http and https are used', 400);
+    if (u.username || u.password) throw new ProxyFetchError('credentials in the URL', 400);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (net.isIP(host) && !permitted(host, limits.allowPrivate))
+      throw new ProxyFetchError('refused address', 400);
+    const r = await onePost(u, body, limits, deadline, userAgent);
+    if ('redirect' in r) {
+      if (hop >= limits.maxRedirects) throw new ProxyFetchError('too many redirects', 400);
+      current = new URL(r.redirect, u).href;
+      continue;
+    }
+    return r;
+  }
+}
+
+function onePost(
+  u: URL,
+  body: string,
+  limits: FetchLimits,
+  deadline: number,
+  userAgent: string,
+): Promise<Posted | { redirect: string }> {
+  return new Promise((resolve, reject) => {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) return reject(new ProxyFetchError('timed out', 504));
+    let settled = false;
+    const fail = (e: ProxyFetchError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      reject(e);
+    };
+    const timer = setTimeout(() => fail(new ProxyFetchError('timed out', 504)), remaining);
+    const lib = u.protocol === 'https:' ? https : http;
+    const req = lib.request(u, {
+      method: 'POST',
+      lookup: checkedLookup(limits.allowPrivate),
+      headers: {
+        'User-Agent': userAgent,
+        'Content-Type': 'application/json',
+        'Content-Length': String(Buffer.byteLength(body)),
+        Accept: 'application/json',
+        'Accept-Encoding': 'identity',
+      },
+      agent: false,
+    });
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      fail(
+        err.code === 'EREFUSEDADDRESS'
+          ? new ProxyFetchError('refused address', 400)
+          : new ProxyFetchError(`upstream: ${err.message}`, 502),
+      ),
+    );
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 0;
+      if ([301, 302, 303, 307, 308].includes(status) && res.headers.location) {
+        res.resume();
+        settled = true;
+        clearTimeout(timer);
+        req.destroy();
+        return resolve({ redirect: res.headers.location });
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limits.maxBytes) return fail(new ProxyFetchError('too large', 502));
+        chunks.push(chunk);
+      });
+      res.on('error', () => fail(new ProxyFetchError('upstream closed early', 502)));
+      res.on('end', () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ status, body: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    req.end(body);
+  });
+}

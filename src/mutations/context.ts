@@ -6,6 +6,7 @@
 import { AccountDeactivatedError } from '../lib/errors.js';
 import type { OutboundEvent, WireEvent } from '../lib/events.js';
 import type { MailDeps } from '../lib/mail.js';
+import type { ServiceBotDeps } from '../lib/bots.js';
 import type { RealmView } from '../queries/realm-view.js';
 import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
@@ -34,6 +35,8 @@ export interface MutationContext {
   endSessions(users: readonly number[] | 'realm'): void;
   /** Outgoing mail (src/mutations/mail.ts enqueueMail); null: this server sends no mail. */
   readonly mail: MailDeps | null;
+  /** Outgoing-webhook bots to call after the commit; null: none are called. */
+  readonly serviceBots: ServiceBotDeps | null;
 }
 
 /** A mutation: payload in, data out; throws JsonableError to refuse (which rolls back). */

@@ -35,6 +35,7 @@ import {
 import { userGroupSetting } from '../queries/user-groups.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { UserRow } from '../storage/users.js';
+import type { ServiceBotTrigger } from '../lib/bots.js';
 import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import { actingUser, type MutationContext } from './context.js';
 import { finishThumbnails } from './thumbnails.js';
@@ -332,6 +333,8 @@ export function doSendMessage(
   );
   store.messages.insertUserMessages(id, recipients, flags);
   store.messages.index(id, topic, cmd.search_text);
+  if (dmGroupId !== null) queueServiceBots(ctx, sender, id, recipients, 'direct_message');
+  else queueServiceBots(ctx, sender, id, r.mentions_user_ids, 'mention');
   if (r.potential_attachment_path_ids.length > 0) {
     // Links to uploads the sender may share become claims; a message whose links name no such
     // upload does not count as having an attachment (do_claim_attachments).
@@ -359,7 +362,7 @@ export function doSendMessage(
     flags: flagsByUser,
     message: {
       rawContent: cmd.content,
-      senderAvatarIsExternal: sender.avatar_source === 'G',
+      senderAvatarIsExternal: sender.avatar_source === 'G' && view.settings.external_avatars,
       publicChannel: channel !== null && channel.invite_only === 0,
       ...(cmd.queue_id !== undefined && cmd.local_id !== undefined
         ? { senderQueueId: cmd.queue_id, localId: cmd.local_id }
@@ -416,4 +419,30 @@ export function doDeleteMessage(ctx: MutationContext, row: MessageRow): void {
     event.topic = row.topic;
   }
   ctx.emit(event, audience);
+}
+
+/**
+ * Outgoing-webhook bots the message is for: mentioned by name in a channel message, or among a
+ * direct message's recipients (the reference's get_service_bot_events); called after the commit,
+ * never for their own messages or another such bot's (no loops between bots).
+ */
+function queueServiceBots(
+  ctx: MutationContext,
+  sender: UserRow,
+  messageId: number,
+  candidates: readonly number[],
+  trigger: ServiceBotTrigger['trigger'],
+): void {
+  const deps = ctx.serviceBots;
+  if (deps === null || (sender.is_bot && sender.bot_type === BotType.OUTGOING_WEBHOOK)) return;
+  const triggers: ServiceBotTrigger[] = [];
+  for (const id of new Set(candidates)) {
+    if (id === sender.id) continue;
+    const u = ctx.realm.user(id);
+    if (u && u.is_active && u.is_bot && u.bot_type === BotType.OUTGOING_WEBHOOK)
+      triggers.push({ bot_id: id, trigger });
+  }
+  if (triggers.length === 0) return;
+  const realmId = ctx.realm.id;
+  ctx.afterCommit(() => deps.dispatch(realmId, messageId, triggers));
 }

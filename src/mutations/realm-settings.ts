@@ -24,6 +24,7 @@ import {
 import { authenticationMethods, deprecatedPolicies } from '../queries/state/realm.js';
 import type { MutationContext } from './context.js';
 import { onWaitingPeriodChanged } from './user-admin.js';
+import { realmIconUrl } from '../lib/urls.js';
 
 export type UpdateRealmSettingsCommand = {
   acting_user_id: number | null;
@@ -264,6 +265,22 @@ export function doUpdateRealmSettings(
       data[key] = value;
     } else if (key === 'password_auth_enabled') {
       data.authentication_methods = authenticationMethods(current);
+    } else if (key === 'external_avatars') {
+      // Confab's own setting: clients learn the realm's new default icon; users' default avatars
+      // change for each client at its next register (an operator's change, rarely made).
+      if (current.icon_source === 'G')
+        ctx.emit(
+          {
+            type: 'realm',
+            op: 'update_dict',
+            property: 'icon',
+            data: {
+              icon_url: realmIconUrl(row.string_id, current.external_avatars),
+              icon_source: 'G',
+            },
+          },
+          everyone,
+        );
     } else {
       ctx.emit({ type: 'realm', op: 'update', property: key, value }, everyone);
     }

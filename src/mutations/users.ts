@@ -28,6 +28,7 @@ import { welcomeMail } from '../lib/mail.js';
 import { enqueueMail, mailRealm } from './mail.js';
 import { emitBotActive } from './bot-rules.js';
 import { botOwnerUserIds, isSystemBot } from '../queries/bots.js';
+import { externalAvatarUrl, mediumAvatarUrl } from '../lib/avatars.js';
 
 function normalizedName(name: string): string {
   return name.normalize('NFKC').toLowerCase();
@@ -324,12 +325,11 @@ export function avatarFields(
   const url =
     u.avatar_source === 'U'
       ? `/user_avatars/${u.realm_id}/${u.id}.png?version=${u.avatar_version}`
-      : `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${u.avatar_version}`;
-  const medium = u.avatar_source === 'U' ? url.replace(/\.png\?/, '-medium.png?') : `${url}&s=500`;
+      : externalAvatarUrl(hash, u.avatar_version);
   return {
     avatar_source: u.avatar_source,
     avatar_url: url,
-    avatar_url_medium: medium,
+    avatar_url_medium: mediumAvatarUrl(url),
     avatar_version: u.avatar_version,
     user_id: u.id,
   };
@@ -354,7 +354,8 @@ export function doChangeDeliveryEmail(ctx: MutationContext, user: UserRow, newEm
       .map((v) => v.id),
   );
   const everyone = active.map((v) => v.id);
-  if (user.avatar_source === 'G') {
+  // An external-host avatar follows the address (the server's default image does not).
+  if (user.avatar_source === 'G' && realm.settings.external_avatars) {
     ctx.emit({ type: 'realm_user', op: 'update', person: avatarFields(user, newEmail) }, everyone);
   }
   if (isPublic) {

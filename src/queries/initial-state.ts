@@ -8,7 +8,7 @@
  * queue registered in one synchronous block, so no mutation can commit in between.
  */
 import type { ServerConfig } from '../config.js';
-import type { ClientCapabilities } from '../lib/event-filter.js';
+import type { ClientCapabilities } from '../delivery/filter.js';
 import type { Dialect } from '../lib/wire-names.js';
 import type { ReadStore } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';

@@ -6,6 +6,7 @@ import { Role } from '../lib/roles.js';
 import { canAccessDeliveryEmail } from '../lib/user-settings.js';
 import type { UserRow } from '../storage/users.js';
 import type { ProfileData, RealmView } from './realm-view.js';
+import { defaultAvatarUrl, externalAvatarUrl } from '../lib/avatars.js';
 
 export type ApiUser = {
   user_id: number;
@@ -49,13 +50,11 @@ export function avatarUrl(
   if (u.avatar_source === 'U') {
     return `/user_avatars/${u.realm_id}/${u.id}${medium ? '-medium' : ''}.png?version=${u.avatar_version}`;
   }
+  // Unless the realm opted into external avatars, none is computed from the address: not even by
+  // a client that could (client_extavatar), as the reference without ENABLE_GRAVATAR.
+  if (!realm.settings.external_avatars) return defaultAvatarUrl(u.avatar_version);
   if (clientExtAvatar) return null;
   return externalAvatarUrl(realm.derived(u).emailHash, u.avatar_version, medium);
-}
-
-/** The external host's avatar for an address's hash (an identicon when it has none). */
-export function externalAvatarUrl(emailHash: string, version: number, medium = false): string {
-  return `https://secure.gravatar.com/avatar/${emailHash}?d=identicon&version=${version}${medium ? '&s=500' : ''}`;
 }
 
 /**

@@ -51,7 +51,7 @@ t.test('a member creates a generic bot: events, key, listing, register', async (
   t.match(body, {
     user_id: Number,
     api_key: String,
-    avatar_url: /^https:\/\/secure\.gravatar\.com\/avatar\//,
+    avatar_url: /^\/static\/images\/default-avatar\.png\?version=\d+$/,
     default_sending_stream: null,
     default_events_register_stream: null,
     default_all_public_streams: false,

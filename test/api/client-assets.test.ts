@@ -47,6 +47,17 @@ t.test('avatar redirects', async (t) => {
     rawRequest(url, { method: 'GET', path, headers });
   const md5 = (s: string) => crypto.createHash('md5').update(s).digest('hex');
 
+  // By default, the server's own image (test/api/avatars.test.ts); the external host's once the
+  // realm opts in.
+  t.equal(
+    (await get(`/avatar/${hamlet.id}`)).headers.location,
+    '/static/images/default-avatar.png?version=1',
+  );
+  t.equal(
+    (await get('/avatar/stranger@example.com')).headers.location,
+    '/static/images/default-avatar.png?version=1',
+  );
+  setRealmSettings(ts, { external_avatars: true });
   const byId = await get(`/avatar/${hamlet.id}`);
   t.equal(byId.status, 302);
   t.equal(

@@ -14,6 +14,7 @@ import {
 } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
+import { useExternalAvatars } from '../helpers/realms.js';
 
 t.test('narrows over a seeded history', async (t) => {
   const ts = await startServer(t);
@@ -266,6 +267,9 @@ t.test('narrows over a seeded history', async (t) => {
   });
 
   t.test('the message object', async (t) => {
+    // The external-avatar behaviour (client_extavatar) is for realms that opted into it.
+    await useExternalAvatars(ts.server, ts.fx.realmId);
+    t.teardown(() => useExternalAvatars(ts.server, ts.fx.realmId, false));
     const r = await fetchNarrow(api, 'hamlet', [op('channel', 'Verona')], {
       client_extavatar: false,
     });

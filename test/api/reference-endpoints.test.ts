@@ -14,9 +14,11 @@ import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 import { USER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
+import { useExternalAvatars } from '../helpers/realms.js';
 
 t.test('GET /users/{email}', async (t) => {
-  const { api, fx } = await startServer(t);
+  const { api, fx, server } = await startServer(t);
+  await useExternalAvatars(server, fx.realmId);
   const hamlet = fx.users.hamlet!;
   const res = await api.get('othello', `users/${hamlet.email}`);
   assertMatchesOpenApi(t, '/users/{email}', 'get', res.body, { allowExtra: USER_SPEC_EXTRAS });

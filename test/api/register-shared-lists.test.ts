@@ -10,7 +10,7 @@
 import zlib from 'node:zlib';
 import t, { type Test } from 'tap';
 import { nowSeconds } from '../../src/config.js';
-import { capabilitiesFrom } from '../../src/lib/event-filter.js';
+import { capabilitiesFrom } from '../../src/delivery/filter.js';
 import { gatherSubscriptions, OPEN_CHANNELS_MAX_AGE } from '../../src/queries/channels.js';
 import type { StateRequest } from '../../src/queries/initial-state.js';
 import { streamsJsonByChannel } from '../../src/queries/state/channels.js';

@@ -78,18 +78,19 @@ t.test('the full snapshot: limits, versions, realm, users, settings', async (t) 
     avatar_source: 'G',
     cross_realm_bots: [],
   });
-  t.match(body.avatar_url, /^https:\/\/secure\.gravatar\.com\/avatar\//);
-  t.match(body.avatar_url_medium, /&s=500$/);
+  // The server's own default avatar (no outside host unless the realm opted in: avatars.test).
+  t.equal(body.avatar_url, '/static/images/default-avatar.png?version=1');
+  t.equal(body.avatar_url_medium, '/static/images/default-avatar.png?version=1');
 
-  // Users: every active one (the notification bot too), without is_active, client_extavatar by
-  // default (null gravatars).
+  // Users: every active one (the notification bot too), without is_active; every avatar the
+  // server's default, client_extavatar (default true) notwithstanding.
   const users = body.realm_users as Record<string, unknown>[];
   t.same(
     users.map((u) => u.email).sort(),
     [...Object.values(fx.users).map((u) => u.email), NOTIFICATION_BOT_EMAIL].sort(),
   );
   t.notOk(users.some((u) => 'is_active' in u));
-  t.ok(users.every((u) => u.avatar_url === null));
+  t.ok(users.every((u) => u.avatar_url === '/static/images/default-avatar.png?version=1'));
   t.same(body.realm_non_active_users, []);
 
   // Settings: the object, and (no user_settings_object capability) the legacy copies.

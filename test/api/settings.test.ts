@@ -16,6 +16,7 @@ import { startServer } from '../helpers/server.js';
 import { TestSmtp } from '../helpers/smtp.js';
 import { insertUserRow } from '../../src/mutations/users.js';
 import { REGISTER_SPEC_EXTRAS, USER_SPEC_EXTRAS } from '../helpers/spec-extras.js';
+import { useExternalAvatars } from '../helpers/realms.js';
 
 const MODERN = { client_capabilities: { user_settings_object: true } };
 
@@ -337,6 +338,8 @@ t.test('password: the old one is required; the new one works at once', async (t)
 t.test('email: a confirmed change, through the confirmation link', async (t) => {
   const smtp = await TestSmtp.start(t);
   const { api, fx, server, url } = await startServer(t, { smtpUrl: smtp.url });
+  // An external avatar follows the address (in a realm that uses them).
+  await useExternalAvatars(server, fx.realmId);
   const mails = smtp.mails;
   const delivered = () => server.context.mailer!.runDue();
   await delivered();

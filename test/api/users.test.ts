@@ -7,6 +7,7 @@ import { assertError, assertSuccess } from '../helpers/api.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 import { activeUserIds } from '../helpers/fixtures.js';
+import { useExternalAvatars } from '../helpers/realms.js';
 
 t.test('POST /users: only administrators with can_create_users', async (t) => {
   const { api } = await startServer(t);
@@ -151,6 +152,7 @@ t.test('GET /users/{user_id}: each role sees each role', async (t) => {
 
 t.test('client_extavatar and custom profile fields', async (t) => {
   const { api, fx, server } = await startServer(t);
+  await useExternalAvatars(server, fx.realmId); // what client_extavatar is about
   const withUrl = await api.get('hamlet', `users/${fx.users.othello!.id}`, {
     client_extavatar: false,
   });

@@ -11,6 +11,7 @@ import { events, register } from '../helpers/events.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { restartServer, startServer } from '../helpers/server.js';
 import { dialectFor } from '../../src/lib/wire-names.js';
+import { useExternalAvatars } from '../helpers/realms.js';
 
 const PYTHON = { 'user-agent': 'ZulipPython/0.9.1 (Debian GNU/Linux; 12)' };
 const TERMINAL = { 'user-agent': 'ZulipTerminal/0.7.0 Linux-6.1.0-x86_64-with-glibc2.36' };
@@ -56,7 +57,9 @@ t.test('version fields under both names', async (t) => {
 });
 
 t.test('client_gravatar and client_extavatar, every endpoint that reads it', async (t) => {
-  const { api, fx } = await startServer(t);
+  const { api, fx, server } = await startServer(t);
+  // They matter in a realm that uses external avatars (by default none is external).
+  await useExternalAvatars(server, fx.realmId);
   const ch = await createChannel(api, 'hamlet', 'avatars');
   await sendChannelMessage(api, 'hamlet', ch, 't', 'hello');
   const hamlet = fx.users.hamlet!.id;

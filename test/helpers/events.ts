@@ -5,7 +5,7 @@
 import type http from 'node:http';
 import type { Test } from 'tap';
 import WebSocket from 'ws';
-import { decodePacked } from '../../src/lib/event-wire.js';
+import { decodePacked } from '../../src/delivery/wire.js';
 import { assertSuccess, basicAuth, type ApiClient, type ApiResponse, type Params } from './api.js';
 import { CLUSTER_MODE } from './server.js';
 

@@ -32,7 +32,10 @@ import type { StateContributor, StateRequest } from '../initial-state.js';
 import type { RealmView } from '../realm-view.js';
 
 /** Realm settings that are not register fields (email_address_visibility moved to users). */
-const NOT_IN_REGISTER: ReadonlySet<string> = new Set(['email_address_visibility']);
+const NOT_IN_REGISTER: ReadonlySet<string> = new Set([
+  'email_address_visibility',
+  'external_avatars',
+]);
 
 /** Default Jitsi server the server points video calls at. */
 export const SERVER_JITSI_SERVER_URL = 'https://meet.jit.si';
@@ -180,7 +183,7 @@ function fillRealm(req: StateRequest, state: Record<string, unknown>): void {
   state.realm_date_created = row.date_created;
   state.realm_url = url;
   state.realm_uri = url;
-  state.realm_icon_url = realmIconUrl(row.string_id);
+  state.realm_icon_url = realmIconUrl(row.string_id, s.external_avatars);
   state.realm_bot_domain = realmHost(req.config, row.string_id).replace(/:\d+$/, '');
   state.realm_authentication_methods = authenticationMethods(s);
   state.realm_email_auth_enabled = s.password_auth_enabled;

@@ -13,6 +13,7 @@ import type { RealmView } from '../realm-view.js';
 import { avatarUrl, formatUser } from '../users.js';
 import { canAccessDeliveryEmail } from '../../lib/user-settings.js';
 import { putPreserialized } from '../../lib/preserialized.js';
+import { defaultAvatarUrl, externalAvatarUrl } from '../../lib/avatars.js';
 
 /** Who a spectator is, as the reference's stand-in account. */
 const SPECTATOR = {
@@ -21,15 +22,10 @@ const SPECTATOR = {
   full_name: 'Anonymous User',
 };
 
-function mediumAvatarUrl(view: RealmView, u: UserRow): string {
-  const url = avatarUrl(view, u, false)!;
-  if (u.avatar_source === 'U') return url.replace(/\.png\?/, '-medium.png?');
-  return `${url}&s=500`;
-}
-
-function gravatar(email: string, size?: number): string {
-  const hash = crypto.createHash('md5').update(email.trim().toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1${size ? `&s=${size}` : ''}`;
+function spectatorAvatarUrl(view: RealmView, medium: boolean): string {
+  if (!view.settings.external_avatars) return defaultAvatarUrl(1);
+  const hash = crypto.createHash('md5').update(SPECTATOR.email).digest('hex');
+  return externalAvatarUrl(hash, 1, medium);
 }
 
 function can(view: RealmView, user: UserRow | null, setting: RealmGroupSettingName): boolean {
@@ -130,12 +126,12 @@ function fillUsers(req: StateRequest, state: Record<string, unknown>): void {
   // The caller's own avatar is always a full URL (client_extavatar does not apply).
   if (me) {
     state.avatar_source = me.avatar_source;
-    state.avatar_url_medium = mediumAvatarUrl(view, me);
+    state.avatar_url_medium = avatarUrl(view, me, false, true);
     state.avatar_url = avatarUrl(view, me, false);
   } else {
     state.avatar_source = 'G';
-    state.avatar_url_medium = gravatar(SPECTATOR.email, 500);
-    state.avatar_url = gravatar(SPECTATOR.email);
+    state.avatar_url_medium = spectatorAvatarUrl(view, true);
+    state.avatar_url = spectatorAvatarUrl(view, false);
   }
 
   const pub = can(view, me, 'can_create_public_channel_group');

@@ -14,7 +14,7 @@
  * holds (the callback and, through it, the held poll) at once; dead entries are removed when they
  * reach the top, or all at once when they are more than half of the heap.
  */
-import type { Clock } from './clock.js';
+import type { Clock } from '../../actors/clock.js';
 
 type Entry = { due: number; fire: (() => void) | null };
 

@@ -22,15 +22,15 @@
  * An event shared by many queues is written once and, read back, held once again. Version 1 files
  * (one msgpack map, each queue's events as whole JSON strings) are still read.
  */
-import { log } from '../src/observability/log.js';
+import { log } from '../observability/log.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { QueueSettings } from '../src/lib/event-filter.js';
-import type { WireEvent } from '../src/lib/events.js';
-import { SharedEvent, Tail, type QueueExtra } from '../src/lib/event-wire.js';
-import { pack, unpack } from '../src/lib/pack.js';
-import type { EventQueue } from './event-queue.js';
-import type { EventQueues } from './event-queues.js';
+import type { QueueSettings } from './filter.js';
+import type { WireEvent } from '../lib/events.js';
+import { SharedEvent, Tail, type QueueExtra } from './wire.js';
+import { pack, unpack } from '../lib/pack.js';
+import type { EventQueue } from './buffer.js';
+import type { EventQueues } from './publisher.js';
 
 const SAVE_FILE = 'event-queues.msgpack';
 const MAGIC = Buffer.from('CFQ2');

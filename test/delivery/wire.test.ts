@@ -5,7 +5,7 @@
  * other frame to it.
  */
 import t from 'tap';
-import { SharedEvent, eventsResponseJson, type QueuedEvent } from '../../src/lib/event-wire.js';
+import { SharedEvent, eventsResponseJson, type QueuedEvent } from '../../src/delivery/wire.js';
 import { plainAck } from '../../src/http/socket.js';
 
 const wholeBody = (events: QueuedEvent[]) =>

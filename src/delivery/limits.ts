@@ -5,9 +5,9 @@
  * discarded (its client gets BAD_EVENT_QUEUE_ID and registers again); when everything queued
  * passes `queueMemoryBudgetBytes`, queues are discarded in budgetOrder until it is back under 90%.
  */
-import { JsonableError } from '../src/lib/errors.js';
-import type { EventQueue } from './event-queue.js';
-import type { QueueHandle } from './event-queue.machine.js';
+import { JsonableError } from '../lib/errors.js';
+import type { EventQueue } from './buffer.js';
+import type { QueueHandle } from './queue.js';
 
 export type QueueLimits = {
   /** Queues one user may hold at once (POST /register beyond: 400). */

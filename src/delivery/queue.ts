@@ -30,11 +30,11 @@
  * kept by hooks.heartbeats, one timer for every queue (actors/poll-heartbeats.ts says why).
  */
 import { assign, createActor, setup, type Actor } from 'xstate';
-import { SharedEvent, type QueuedEvent } from '../src/lib/event-wire.js';
-import type { QueueFilter, QueueSettings } from '../src/lib/event-filter.js';
-import { nodeClock, type Clock } from './clock.js';
-import type { EventQueue } from './event-queue.js';
-import type { Disarm, PollHeartbeats } from './poll-heartbeats.js';
+import { SharedEvent, type QueuedEvent } from './wire.js';
+import type { QueueFilter, QueueSettings } from './filter.js';
+import { nodeClock, type Clock } from '../../actors/clock.js';
+import type { EventQueue } from './buffer.js';
+import type { Disarm, PollHeartbeats } from './heartbeats.js';
 
 /** A held GET /events: answered once, with the pending events. */
 export type Waiter = {

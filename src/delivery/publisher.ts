@@ -18,16 +18,16 @@
  * deactivated user's or realm's queues, and the graceful shutdown (saving and restoring queues:
  * event-queue-persistence.ts).
  */
-import { log } from '../src/observability/log.js';
-import { observeDelivery } from '../src/observability/metrics.js';
+import { log } from '../observability/log.js';
+import { observeDelivery } from '../observability/metrics.js';
 import crypto from 'node:crypto';
-import { BadEventQueueIdError, JsonableError } from '../src/lib/errors.js';
-import { QueueFilter, type QueueSettings } from '../src/lib/event-filter.js';
-import { SharedEvent, type QueuedEvent } from '../src/lib/event-wire.js';
-import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
-import { nodeClock, type Clock } from './clock.js';
-import { EventQueue, QueueMemory } from './event-queue.js';
-import { PollHeartbeats } from './poll-heartbeats.js';
+import { BadEventQueueIdError, JsonableError } from '../lib/errors.js';
+import { QueueFilter, type QueueSettings } from './filter.js';
+import { SharedEvent, type QueuedEvent } from './wire.js';
+import type { EventPublisher, OutboundEvent, WireEvent } from '../lib/events.js';
+import { nodeClock, type Clock } from '../../actors/clock.js';
+import { EventQueue, QueueMemory } from './buffer.js';
+import { PollHeartbeats } from './heartbeats.js';
 import { deliver, deliverMessage, type FanoutTargets } from './fanout.js';
 import {
   budgetOrder,
@@ -37,7 +37,7 @@ import {
   resolveLimits,
   TooManyQueuesError,
   type QueueLimits,
-} from './queue-limits.js';
+} from './limits.js';
 import {
   answerWaiter,
   QueueHandle,
@@ -46,7 +46,7 @@ import {
   type QueueHooks,
   type SocketSink,
   type Waiter,
-} from './event-queue.machine.js';
+} from './queue.js';
 
 export type EventQueuesConfig = {
   /** The server clock (ServerConfig.clock), milliseconds: "now" for expiry, heartbeats, saving. */

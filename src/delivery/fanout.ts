@@ -6,10 +6,10 @@
  * local id) in a Tail shared by every queue whose copy differs the same way. This is the hottest
  * path of the server (docs/benchmarks.md `fanout`): no allocation per queue beyond the entry.
  */
-import { adaptEvent, messageVariant, VARIANT_MASK } from '../src/lib/event-filter.js';
-import { SharedEvent, Tail } from '../src/lib/event-wire.js';
-import type { OutboundEvent } from '../src/lib/events.js';
-import type { QueueHandle } from './event-queue.machine.js';
+import { adaptEvent, messageVariant, VARIANT_MASK } from './filter.js';
+import { SharedEvent, Tail } from './wire.js';
+import type { OutboundEvent } from '../lib/events.js';
+import type { QueueHandle } from './queue.js';
 
 /** Where events go: the queues by user and the all_public_streams ones by realm. */
 export type FanoutTargets = {

@@ -17,8 +17,8 @@
  * queues' memory account (actors/event-queue.ts, QueueMemory) adds when the first entry appears
  * and removes when the last one goes.
  */
-import { pack, unpack } from './pack.js';
-import type { WireEvent } from './events.js';
+import { pack, unpack } from '../lib/pack.js';
+import type { WireEvent } from '../lib/events.js';
 
 const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
 /** One-event bodies a SharedEvent keeps (distinct ids and tails among its recipients' queues). */

@@ -4,15 +4,15 @@
  * form, and that each form is serialized once. The contract is documented in src/lib/events.ts.
  */
 import t, { type Test } from 'tap';
-import { EventQueues } from '../../actors/event-queues.js';
-import type { QueueHandle } from '../../actors/event-queue.machine.js';
-import { capabilitiesFrom, type QueueSettings } from '../../src/lib/event-filter.js';
+import { EventQueues } from '../../src/delivery/publisher.js';
+import type { QueueHandle } from '../../src/delivery/queue.js';
+import { capabilitiesFrom, type QueueSettings } from '../../src/delivery/filter.js';
 import {
   decodePacked,
   eventJson,
   eventsResponseJson,
   eventsResponsePacked,
-} from '../../src/lib/event-wire.js';
+} from '../../src/delivery/wire.js';
 import type { OutboundEvent } from '../../src/lib/events.js';
 import { RealmRuntime } from '../../actors/registry.js';
 import { JsonableError } from '../../src/lib/errors.js';

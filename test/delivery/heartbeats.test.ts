@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { SimulatedClock } from 'xstate';
-import { PollHeartbeats } from '../../actors/poll-heartbeats.js';
+import { PollHeartbeats } from '../../src/delivery/heartbeats.js';
 import type { Clock } from '../../actors/clock.js';
 
 function setup() {

@@ -6,12 +6,12 @@
  */
 import t, { type Test } from 'tap';
 import { SimulatedClock } from 'xstate';
-import { ENTRY_BYTES } from '../../actors/event-queue.js';
-import { CLOSE, type SocketSink } from '../../actors/event-queue.machine.js';
-import { EventQueues, type EventQueuesConfig } from '../../actors/event-queues.js';
-import { QUEUE_MIN_EVENTS, TooManyQueuesError } from '../../actors/queue-limits.js';
-import { capabilitiesFrom, type QueueSettings } from '../../src/lib/event-filter.js';
-import type { QueuedEvent } from '../../src/lib/event-wire.js';
+import { ENTRY_BYTES } from '../../src/delivery/buffer.js';
+import { CLOSE, type SocketSink } from '../../src/delivery/queue.js';
+import { EventQueues, type EventQueuesConfig } from '../../src/delivery/publisher.js';
+import { QUEUE_MIN_EVENTS, TooManyQueuesError } from '../../src/delivery/limits.js';
+import { capabilitiesFrom, type QueueSettings } from '../../src/delivery/filter.js';
+import type { QueuedEvent } from '../../src/delivery/wire.js';
 
 const REALM = 1;
 const IDLE_MS = 600_000;

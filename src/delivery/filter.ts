@@ -9,9 +9,9 @@
  * of them; for each event type only some bits matter (VARIANT_MASK), so an event is adapted and
  * serialized once per distinct `bits & mask` — usually once in total.
  */
-import { EMPTY_TOPIC_DISPLAY_NAME, type WireEvent } from './events.js';
-import { narrowMatches, type NarrowTerm } from './narrow.js';
-import { EXTRA_EMOJI_TYPE, emojisetOut, reactionTypeOut, type Dialect } from './wire-names.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, type WireEvent } from '../lib/events.js';
+import { narrowMatches, type NarrowTerm } from '../lib/narrow.js';
+import { EXTRA_EMOJI_TYPE, emojisetOut, reactionTypeOut, type Dialect } from '../lib/wire-names.js';
 
 /** The client_capabilities of POST /register (missing keys are false). */
 export type ClientCapabilities = {

@@ -3,9 +3,9 @@
  * the events narrow, and the typing fan-out rules.
  */
 import t from 'tap';
-import { EventQueue } from '../../actors/event-queue.js';
+import { EventQueue } from '../../src/delivery/buffer.js';
 import { JsonableError } from '../../src/lib/errors.js';
-import { eventJson, SharedEvent } from '../../src/lib/event-wire.js';
+import { eventJson, SharedEvent } from '../../src/delivery/wire.js';
 import { checkNarrowForEvents, narrowMatches } from '../../src/lib/narrow.js';
 import { MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS } from '../../src/lib/limits.js';
 import { channelTypingEvent, directTypingEvent, type TypingPerson } from '../../src/lib/typing.js';

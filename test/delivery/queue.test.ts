@@ -5,8 +5,8 @@
  */
 import t, { type Test } from 'tap';
 import { createActor, SimulatedClock } from 'xstate';
-import { EventQueue } from '../../actors/event-queue.js';
-import { PollHeartbeats } from '../../actors/poll-heartbeats.js';
+import { EventQueue } from '../../src/delivery/buffer.js';
+import { PollHeartbeats } from '../../src/delivery/heartbeats.js';
 import {
   CLOSE,
   queueMachine,
@@ -14,8 +14,8 @@ import {
   type QueueEvent,
   type SocketSink,
   type Waiter,
-} from '../../actors/event-queue.machine.js';
-import { eventJson, SharedEvent, type QueuedEvent } from '../../src/lib/event-wire.js';
+} from '../../src/delivery/queue.js';
+import { eventJson, SharedEvent, type QueuedEvent } from '../../src/delivery/wire.js';
 
 const HEARTBEAT_MS = 1000;
 const LIFESPAN_MS = 60_000;

@@ -9,11 +9,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { restoreQueues, saveQueues } from '../../actors/event-queue-persistence.js';
-import type { QueueHandle } from '../../actors/event-queue.machine.js';
-import { EventQueues } from '../../actors/event-queues.js';
-import { capabilitiesFrom, type QueueSettings } from '../../src/lib/event-filter.js';
-import { eventJson, eventsResponsePacked } from '../../src/lib/event-wire.js';
+import { restoreQueues, saveQueues } from '../../src/delivery/persistence.js';
+import type { QueueHandle } from '../../src/delivery/queue.js';
+import { EventQueues } from '../../src/delivery/publisher.js';
+import { capabilitiesFrom, type QueueSettings } from '../../src/delivery/filter.js';
+import { eventJson, eventsResponsePacked } from '../../src/delivery/wire.js';
 import type { OutboundEvent } from '../../src/lib/events.js';
 import { pack } from '../../src/lib/pack.js';
 import { captureLog } from '../helpers/log.js';

@@ -12,9 +12,9 @@
  * `bytes` is the queue's own size as it would be sent (shared parts counted for every queue),
  * which the per-queue bound is checked against.
  */
-import { hot } from '../src/observability/metrics.js';
-import { JsonableError } from '../src/lib/errors.js';
-import type { QueuedEvent, SharedEvent, Tail } from '../src/lib/event-wire.js';
+import { hot } from '../observability/metrics.js';
+import { JsonableError } from '../lib/errors.js';
+import type { QueuedEvent, SharedEvent, Tail } from './wire.js';
 
 /** What every queue of a server holds, counted once per distinct event (see the module comment). */
 export class QueueMemory {

@@ -1,0 +1,183 @@
+/**
+ * Outgoing webhooks against a real HTTP receiver on loopback: a mention in a channel and a direct
+ * message POST the reference's payload to the bot's URL, and the answer's `content` comes back as
+ * the bot's reply; a failing endpoint (5xx, a timeout, a private address refused) makes the bot's
+ * owner get a notice from the notification bot. Reference tests:
+ * zerver/tests/test_outgoing_webhook_system.py, test_outgoing_webhook_interfaces.py.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { assertSuccess } from '../helpers/api.js';
+import { createChannel } from '../helpers/channels.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+type Received = { headers: http.IncomingHttpHeaders; body: Record<string, unknown> };
+
+/** A receiver that answers each request with `answer` (a status and a body, or never). */
+async function receiver(
+  t: Test,
+  answer: (r: Received) => { status: number; body: string } | 'hang',
+): Promise<{ url: string; got: Received[] }> {
+  const got: Received[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const r = { headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()) };
+      got.push(r);
+      const a = answer(r);
+      if (a === 'hang') return;
+      res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got };
+}
+
+async function outgoingBot(t: Test, ts: TestServer, url: string) {
+  const body = assertSuccess(
+    t,
+    await ts.api.post('hamlet', 'bots', {
+      full_name: 'Echo Bot',
+      short_name: 'echo',
+      bot_type: 3,
+      payload_url: JSON.stringify(url),
+    }),
+  );
+  return { id: body.user_id as number, email: 'echo-bot@testserver.local' };
+}
+
+async function newest(t: Test, ts: TestServer, who: string, narrow: unknown) {
+  const res = await ts.api.get(who, 'messages', {
+    anchor: 'newest',
+    num_before: 1,
+    num_after: 0,
+    apply_markdown: false,
+    narrow,
+  });
+  return (assertSuccess(t, res).messages as Record<string, unknown>[])[0]!;
+}
+
+t.test('a mention and a direct message: the payload, and the reply', async (t) => {
+  const rx = await receiver(t, (r) => ({
+    status: 200,
+    body: JSON.stringify({ content: `echo: ${r.body.data as string}` }),
+  }));
+  const ts = await startServer(t, { outgoingWebhookAllowPrivate: ['127.0.0.1'] });
+  await createChannel(ts.api, 'hamlet', 'devel');
+  const bot = await outgoingBot(t, ts, rx.url);
+  const token = (
+    assertSuccess(t, await ts.api.post('hamlet', 'register', { fetch_event_types: ['realm_bot'] }))
+      .realm_bots as { services: { token: string }[] }[]
+  )[0]!.services[0]!.token;
+
+  assertSuccess(
+    t,
+    await ts.api.post('othello', 'messages', {
+      type: 'stream',
+      to: 'devel',
+      topic: 'ping',
+      content: '@**Echo Bot** hello',
+    }),
+  );
+  await ts.server.context.outgoingWebhooks.settled();
+  t.equal(rx.got.length, 1, 'one request');
+  t.match(rx.got[0]!.body, {
+    bot_email: bot.email,
+    bot_full_name: 'Echo Bot',
+    data: '@**Echo Bot** hello',
+    trigger: 'mention',
+    token,
+    message: {
+      sender_email: 'othello@zulip.com',
+      content: '@**Echo Bot** hello',
+      rendered_content: /user-mention/,
+      display_recipient: 'devel',
+      subject: 'ping',
+      type: 'stream',
+    },
+  });
+  t.equal(rx.got[0]!.headers['content-type'], 'application/json');
+  const reply = await newest(t, ts, 'othello', [
+    { operator: 'channel', operand: 'devel' },
+    { operator: 'topic', operand: 'ping' },
+  ]);
+  t.match(reply, { sender_id: bot.id, content: 'echo: @**Echo Bot** hello' });
+
+  // A direct message: the trigger says so, and the reply goes to the conversation.
+  assertSuccess(
+    t,
+    await ts.api.post('cordelia', 'messages', { type: 'private', to: [bot.id], content: 'hi' }),
+  );
+  await ts.server.context.outgoingWebhooks.settled();
+  t.equal(rx.got[1]?.body.trigger, 'direct_message');
+  const dm = await newest(t, ts, 'cordelia', [{ operator: 'dm', operand: [bot.id] }]);
+  t.match(dm, { sender_id: bot.id, content: 'echo: hi' });
+
+  // The bot's own messages never call it.
+  await ts.server.context.outgoingWebhooks.settled();
+  t.equal(rx.got.length, 2, 'its replies did not call it again');
+});
+
+t.test('a failing endpoint: the owner is told', async (t) => {
+  let mode: 'fail' | 'hang' = 'fail';
+  const rx = await receiver(t, () =>
+    mode === 'hang' ? 'hang' : { status: 500, body: '{"error":"db down"}' },
+  );
+  const ts = await startServer(t, {
+    outgoingWebhookAllowPrivate: ['127.0.0.1'],
+    outgoingWebhookLimits: { timeoutMs: 300 },
+  });
+  await createChannel(ts.api, 'hamlet', 'devel');
+  await outgoingBot(t, ts, rx.url);
+  const mention = () =>
+    ts.api.post('othello', 'messages', {
+      type: 'stream',
+      to: 'devel',
+      topic: 'x',
+      content: 'ping @**Echo Bot**',
+    });
+  const notice = () =>
+    newest(t, ts, 'hamlet', [{ operator: 'dm', operand: [ts.fx.notificationBotId] }]);
+
+  assertSuccess(t, await mention());
+  await ts.server.context.outgoingWebhooks.settled();
+  t.equal(rx.got.length, 3, 'a 5xx is tried three times');
+  const first = await notice();
+  t.equal(first.sender_id, ts.fx.notificationBotId);
+  t.match(first.content, /to your bot @_\*\*Echo Bot\*\* triggered an outgoing webhook/);
+  t.match(first.content, /status code \*500\*/);
+  t.match(first.content, /db down/);
+
+  mode = 'hang';
+  assertSuccess(t, await mention());
+  await ts.server.context.outgoingWebhooks.settled();
+  const second = await notice();
+  t.not(second.id, first.id);
+  t.match(second.content, /an error occurred:\n```\ntimed out\n```/);
+});
+
+t.test('a private address is refused unless allowed', async (t) => {
+  const rx = await receiver(t, () => ({ status: 200, body: '{"content":"no"}' }));
+  const ts = await startServer(t);
+  await createChannel(ts.api, 'hamlet', 'devel');
+  await outgoingBot(t, ts, rx.url);
+  assertSuccess(
+    t,
+    await ts.api.post('othello', 'messages', {
+      type: 'stream',
+      to: 'devel',
+      topic: 'x',
+      content: '@**Echo Bot** go',
+    }),
+  );
+  await ts.server.context.outgoingWebhooks.settled();
+  t.equal(rx.got.length, 0, 'loopback was not called');
+  const n = await newest(t, ts, 'hamlet', [{ operator: 'dm', operand: [ts.fx.notificationBotId] }]);
+  t.match(n.content, /refused address/);
+});
