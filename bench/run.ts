@@ -25,6 +25,7 @@ import { renderBench } from './render.bench.js';
 import { settingsBench } from './settings.bench.js';
 import { usersBench } from './users.bench.js';
 import { uploadsBench } from './uploads.bench.js';
+import { webBench } from './web.bench.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<void>> = {
   http: httpBench,
@@ -49,6 +50,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<void>> = {
     return Promise.resolve();
   },
   cluster: clusterBench,
+  web: webBench,
 };
 
 /** What `--quick` sets for the benches configured through the environment. */
