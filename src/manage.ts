@@ -22,6 +22,7 @@ import { RealmRegistry } from '../actors/registry.js';
 import { restoreDataDir } from './admin/backup.js';
 import { COMMANDS, commandHelp, type AdminCommand, type Args } from './admin/commands.js';
 import { checkDataDir, DataDirRefused } from './admin/data-dir.js';
+import { warnIfStale } from './build-check.js';
 import { UsageError } from './admin/errors.js';
 import { handleAdminRequest } from './admin/service.js';
 import { askServer, type AdminRequest, type AdminResponse } from './admin/socket.js';
@@ -197,6 +198,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(commandHelp(command, cmd) + '\n');
     return 0;
   }
+  warnIfStale();
   const env = envWithFile(envFile);
   const config = configFromEnv(env);
   configureLogging({ destination: 2, level: levelFromEnv(env.LOG_LEVEL) ?? 'warn' });
