@@ -399,7 +399,16 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
 
 /** The event queues' figures for /metrics: walks every queue (at scrape time only). */
 function queueFigures(queues: EventQueues): QueueFigures {
-  const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  const { bytes: memory, budget } = queues.stats();
+  const figures: QueueFigures = {
+    queues: 0,
+    events: 0,
+    bytes: 0,
+    memory,
+    budget,
+    heldPolls: 0,
+    sockets: 0,
+  };
   // Each buffer keeps its own count and size: a scrape walks the queues, not their events (at
   // 10,000 queues, listing every pending event cost a scrape about 30 ms of the main thread).
   for (const rt of queues.list()) {
