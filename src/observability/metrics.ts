@@ -80,6 +80,8 @@ export type MailFigures = {
   sent: number;
   retried: number;
   dropped: number;
+  /** Messages waiting for a user's missed-message batch (src/mail/missed-messages.ts). */
+  missedWaiting: number;
 };
 
 export type ReplicationFigures = {
@@ -390,6 +392,12 @@ scraped(
   'Mail dropped after it kept failing or the SMTP server refused it (each logged).',
   () => mailSum((m) => m.dropped),
   'counter',
+);
+scraped(
+  'confab_missed_message_mail_waiting',
+  'Messages waiting for their missed-message mail batch to fall due.',
+  () => mailSum((m) => m.missedWaiting),
+  'gauge',
 );
 
 // ---- a cluster node's replication (asked of JetStream once per scrape) ---------------------------
