@@ -1,14 +1,13 @@
 /**
- * The buffer of one event queue: pure data, no timers, no I/O (the queue's machine owns the
- * consumer side; actors/event-queue.machine.ts). Event ids start at 0 and only increase, with no
- * gaps; an event stays until the client acknowledges an id at or past it (`prune`), so a dropped
- * poll or socket loses nothing.
+ * The buffer of one event queue: pure data, no timers, no I/O (the queue's consumer side is
+ * ./queue.ts). Event ids start at 0 and only increase, with no gaps; an event stays until the
+ * client acknowledges an id at or past it (`prune`), so a dropped poll or socket loses nothing.
  *
  * Memory: an entry is two array slots — the shared serialization (SharedEvent, held once for every
  * queue that has it) and the per-queue tail (Tail, shared too; null for most events). Its id is
  * implied by its position. Every queue of a server reports to one QueueMemory, which counts each
  * distinct SharedEvent and Tail once (when the first entry pointing at it appears) plus a fixed
- * cost per entry: the figure the server-wide budget is checked against (actors/event-queues.ts).
+ * cost per entry: the figure the server-wide budget is checked against (./publisher.ts).
  * `bytes` is the queue's own size as it would be sent (shared parts counted for every queue),
  * which the per-queue bound is checked against.
  */
@@ -29,7 +28,7 @@ export const ENTRY_BYTES = 24;
 /** The JSON a response adds per event besides the shared part and the tail (`,"id":N}`). */
 const ID_JSON_BYTES = 16;
 
-export class EventQueue {
+export class EventBuffer {
   private shared: SharedEvent[] = [];
   private tails: (Tail | null)[] = [];
   private head = 0;
