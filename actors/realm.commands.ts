@@ -135,12 +135,7 @@ import {
 } from '../src/mutations/user-groups.js';
 import { checkSetUserTopic, doSetUserTopic } from '../src/mutations/user-topics.js';
 import { checkUpdateMessageFlags, doUpdateMessageFlags } from '../src/mutations/message-flags.js';
-import {
-  checkDeleteMessage,
-  checkSendMessage,
-  doDeleteMessage,
-  doSendMessage,
-} from '../src/mutations/messages.js';
+import { checkDeleteMessage, doDeleteMessage, sendMessageOnce } from '../src/mutations/messages.js';
 import { checkUpdateMessage, doUpdateMessage } from '../src/mutations/message-edit.js';
 import {
   checkMuteUser,
@@ -278,7 +273,7 @@ export const REALM_COMMANDS = {
   'invitation.accept': checkThenDo(checkAcceptInvitation, doAcceptInvitation),
   // Internal (no endpoint): the message area calls these functions inside its own mutations.
   'attachment.relink': doUpdateMessageAttachments,
-  'message.send': checkThenDo(checkSendMessage, doSendMessage),
+  'message.send': sendMessageOnce,
   'message.delete': checkThenDo(checkDeleteMessage, doDeleteMessage),
   'message.update': checkThenDo(checkUpdateMessage, doUpdateMessage),
   'message.report': checkThenDo(checkReportMessage, doReportMessage),

@@ -65,41 +65,43 @@ export type RealmDeps = {
   batchable: ReadonlySet<string>;
   /** The server's "now" (ms), as mutations see it. */
   clock: () => number;
-  /** Cluster deployment only (src/cluster): the replicated log every commit goes to. */
-  log?: CommitLog;
   /** Outgoing mail (docs/mail.md); absent: the server sends none. */
   mail?: MailDeps;
   /** Outgoing-webhook bots (docs/integrations.md); absent: none are called. */
   serviceBots?: ServiceBotDeps;
+  /**
+   * Cluster deployment only (src/cluster): how each transaction is committed and its effects
+   * delivered. Absent: the single process's commit, events published right after it.
+   */
+  commit?: CommitStrategy;
+};
+
+/** What a transaction's commands produced, in command order: their events and ended sessions. */
+export type BatchEffects = {
+  events: OutboundEvent[];
+  /** Sessions to end after the events are published (deactivations): users, or null: all. */
+  ended: (readonly number[] | null)[];
 };
 
 /**
- * The seam to the cluster deployment (docs/cluster.md). With a log, each transaction's captured
- * rows, with its commands' events, are sealed just before its COMMIT and sent to the realm's
- * replicated log from there, so that the log's round trip overlaps the COMMIT and the read-model
- * refresh; the replies wait until the log has acknowledged the batch (`append` resolves, in
- * order), or fail if it refused. The events reach other nodes' queues from the log, this node's
- * right after the COMMIT (`append`).
+ * How a realm's transactions are committed in the cluster deployment (docs/cluster.md; the
+ * replicated log: src/cluster/log-writer.ts). `commit` runs `body` (the batch's commands, each in
+ * its savepoint) inside one transaction, sends what it wrote to the log just before the COMMIT (so
+ * that the log's round trip overlaps the COMMIT and the read-model refresh), and commits; it
+ * throws, having committed nothing, when the transaction or its COMMIT fails or this process may
+ * not write the realm. The machine then refreshes the read model at once and answers the commands
+ * when `settled` resolves: once the log holds the batch and its events have reached this process's
+ * queues (never before: no client sees an event of a write the log might refuse). `settled`
+ * rejects, with what to answer every command, when the log does not take it.
  */
-export interface CommitLog {
-  /**
-   * Runs the transaction's body as a write of the realm: new rows get their ids from the realm's
-   * own blocks (src/cluster/id-blocks.ts).
-   */
-  writing<T>(realmId: number, body: () => T): T;
-  /**
-   * Inside the transaction, just before COMMIT: takes what it wrote and sends it to the log with
-   * these events. Throws (the transaction is rolled back) when this node may not write the realm.
-   */
-  seal(realmId: number, events: OutboundEvent[], ended: (readonly number[] | null)[]): unknown;
-  /**
-   * After COMMIT: this node's queues get the batch's events; resolves when the log holds the
-   * batch, rejects when it does not.
-   */
-  append(realmId: number, sealed: unknown): Promise<void>;
-  /** The COMMIT failed after `seal`: the batch must not stay in the log without this copy. */
-  commitFailed(realmId: number, sealed: unknown): void;
+export interface CommitStrategy {
+  commit(realmId: number, body: () => BatchEffects): Committed;
 }
+
+export type Committed = {
+  /** Resolves once the batch is in the log and its events were delivered here. */
+  readonly settled: Promise<void>;
+};
 
 /** The commands waiting for the end of the turn: an immutable list, newest first. */
 export type Pending = { readonly env: Envelope; readonly prev: Pending | null };
@@ -195,8 +197,7 @@ function refreshAll(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
 }
 
 /** After COMMIT: read-model refreshes, then the events (in command order), then the replies. */
-function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown): void {
-  if (ctx.log && sealed !== undefined) return finishLogged(ctx, ctx.log, outcomes, sealed);
+function finish(ctx: RealmDeps, outcomes: readonly Outcome[]): void {
   refreshAll(ctx, outcomes);
   const { events, ended } = effectsOf(outcomes);
   if (events.length > 0) {
@@ -213,45 +214,38 @@ function finish(ctx: RealmDeps, outcomes: readonly Outcome[], sealed?: unknown):
       log.error({ err, realmId: ctx.view.id }, 'ending sessions failed');
     }
   }
+  replyAll(ctx, outcomes, null);
+}
+
+/** Answers every command: with its own outcome, or with `failure` when the batch failed. */
+function replyAll(ctx: RealmDeps, outcomes: readonly Outcome[], failure: unknown): void {
   for (const o of outcomes) {
     try {
-      o.env.reply(o.reply);
+      o.env.reply(failure === null ? o.reply : { ok: false, error: failure });
     } catch (err) {
       log.error({ err, realmId: ctx.view.id, command: o.env.command }, 'reply failed');
     }
   }
 }
 
-/** Cluster: refresh now; events (here now, from the log elsewhere) and replies once appended. */
-function finishLogged(
-  ctx: RealmDeps,
-  commitLog: CommitLog,
-  outcomes: readonly Outcome[],
-  sealed: unknown,
-): void {
-  refreshAll(ctx, outcomes);
-  const replyAll = (failure: unknown) => {
-    for (const o of outcomes) {
-      try {
-        o.env.reply(failure === null ? o.reply : { ok: false, error: failure });
-      } catch (err) {
-        log.error({ err, realmId: ctx.view.id, command: o.env.command }, 'reply failed');
-      }
-    }
-  };
-  commitLog.append(ctx.view.id, sealed).then(
-    () => replyAll(null),
-    (err: unknown) => replyAll(err),
-  );
-}
-
 /** Applies one command in one transaction; delivers its events after COMMIT; always replies. */
 function runCommand(ctx: RealmDeps, env: Envelope): void {
-  if (ctx.log) return runBatch(ctx, [env]);
+  if (ctx.commit) return runCommitted(ctx, ctx.commit, [env]);
   const started = performance.now();
   const outcome = applyOne(ctx, env);
   observeCommit(1, performance.now() - started);
   finish(ctx, [outcome]);
+}
+
+/** The commands' outcomes when their transaction failed: each answered with its failure. */
+function allFailed(envs: readonly Envelope[], error: unknown): Outcome[] {
+  return envs.map((env) => ({
+    env,
+    reply: { ok: false, error },
+    events: [],
+    afterCommit: [],
+    ended: [],
+  }));
 }
 
 /**
@@ -261,36 +255,50 @@ function runCommand(ctx: RealmDeps, env: Envelope): void {
 function runBatch(ctx: RealmDeps, all: readonly Envelope[]): void {
   for (let i = 0; i < all.length; i += MAX_BATCH) {
     const envs = all.slice(i, i + MAX_BATCH);
+    if (ctx.commit) {
+      runCommitted(ctx, ctx.commit, envs);
+      continue;
+    }
     let outcomes: Outcome[] = [];
     const started = performance.now();
-    let sealed: unknown;
     try {
       ctx.store.transaction(() => {
-        const body = () => {
-          outcomes = envs.map((env) => applyOne(ctx, env));
-          if (ctx.log) {
-            const { events, ended } = effectsOf(outcomes);
-            sealed = ctx.log.seal(ctx.view.id, events, ended);
-          }
-        };
-        if (ctx.log) ctx.log.writing(ctx.view.id, body);
-        else body();
+        outcomes = envs.map((env) => applyOne(ctx, env));
       });
     } catch (error) {
-      if (sealed !== undefined) ctx.log?.commitFailed(ctx.view.id, sealed);
-      // The COMMIT failed (or the realm was not this node's to write): nothing of it was written.
-      outcomes = envs.map((env) => ({
-        env,
-        reply: { ok: false, error },
-        events: [],
-        afterCommit: [],
-        ended: [],
-      }));
-      sealed = undefined;
+      // The COMMIT failed: nothing of it was written.
+      outcomes = allFailed(envs, error);
     }
     observeCommit(envs.length, performance.now() - started);
-    finish(ctx, outcomes, sealed);
+    finish(ctx, outcomes);
   }
+}
+
+/**
+ * One transaction through the commit strategy (cluster): refreshes the read model after its
+ * COMMIT, answers once the strategy says the batch is settled (its events delivered).
+ */
+function runCommitted(ctx: RealmDeps, strategy: CommitStrategy, envs: readonly Envelope[]): void {
+  let outcomes: Outcome[] = [];
+  const started = performance.now();
+  let committed: Committed;
+  try {
+    committed = strategy.commit(ctx.view.id, () => {
+      outcomes = envs.map((env) => applyOne(ctx, env));
+      return effectsOf(outcomes);
+    });
+  } catch (error) {
+    // Not committed (its COMMIT failed, or the realm was not this node's to write).
+    observeCommit(envs.length, performance.now() - started);
+    replyAll(ctx, allFailed(envs, error), null);
+    return;
+  }
+  observeCommit(envs.length, performance.now() - started);
+  refreshAll(ctx, outcomes);
+  committed.settled.then(
+    () => replyAll(ctx, outcomes, null),
+    (err: unknown) => replyAll(ctx, outcomes, err),
+  );
 }
 
 /** The pending commands in arrival order. */

@@ -11,7 +11,7 @@ import type { ServiceBotDeps } from '../src/lib/bots.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { nodeClock } from './clock.js';
-import { realmMachine, type CommitLog, type Reply } from './realm.machine.js';
+import { realmMachine, type CommitStrategy, type Reply } from './realm.machine.js';
 import {
   BATCHABLE_COMMANDS,
   REALM_COMMANDS,
@@ -22,12 +22,12 @@ import {
 } from './realm.commands.js';
 
 /**
- * The cluster deployment's seam (src/cluster, docs/cluster.md): the replicated log the realm
- * actor commits to, and where a command runs — here when this node holds the realm's lease,
+ * The cluster deployment's seam (src/cluster, docs/cluster.md): how the realm actor commits (to
+ * the replicated log), and where a command runs — here when this node acts as the realm's owner,
  * otherwise forwarded to the node that does. Absent in the single-process server.
  */
 export interface RealmPlacement {
-  readonly log: CommitLog;
+  readonly commit: CommitStrategy;
   owns(realmId: number): boolean;
   /** Runs the command on the owner; resolves once this node has applied its effects. */
   forward(realmId: number, type: string, payload: unknown): Promise<unknown>;
@@ -65,7 +65,7 @@ export class RealmRuntime {
         commands,
         batchable,
         clock,
-        ...(placement ? { log: placement.log } : {}),
+        ...(placement ? { commit: placement.commit } : {}),
         ...(mail ? { mail } : {}),
         ...(serviceBots ? { serviceBots } : {}),
       },

@@ -17,6 +17,7 @@ import { channelsBench } from './channels.bench.js';
 import { clusterBench } from './cluster.bench.js';
 import { httpBench } from './http.bench.js';
 import { compareFiles } from './lib/report.js';
+import { compressBench } from './compress.bench.js';
 import { loadBench } from './load.bench.js';
 import { messagesBench } from './messages.bench.js';
 import { presenceBench } from './presence.bench.js';
@@ -24,9 +25,11 @@ import { renderBench } from './render.bench.js';
 import { settingsBench } from './settings.bench.js';
 import { usersBench } from './users.bench.js';
 import { uploadsBench } from './uploads.bench.js';
+import { webBench } from './web.bench.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<void>> = {
   http: httpBench,
+  compress: compressBench,
   render: renderBench,
   fanout: fanoutBench,
   channels: channelsBench,
@@ -47,11 +50,13 @@ const BENCHES: Record<string, (args: string[]) => Promise<void>> = {
     return Promise.resolve();
   },
   cluster: clusterBench,
+  web: webBench,
 };
 
 /** What `--quick` sets for the benches configured through the environment. */
 export const QUICK_ENV: Record<string, Record<string, string>> = {
   http: { BENCH_SECONDS: '1', BENCH_ROUNDS: '1' },
+  compress: { BENCH_SECONDS: '1', BENCH_ROUNDS: '1', BENCH_USERS: '300' },
   fanout: { BENCH_USERS: '100', BENCH_ROUNDS: '2' },
   channels: { BENCH_USERS: '200', BENCH_CHANNELS: '10', BENCH_SECONDS: '1' },
   users: { BENCH_USERS: '200' },

@@ -51,7 +51,8 @@ const result = await esbuild.build({
   bundle: true,
   format: 'esm',
   splitting: true,
-  minify: true,
+  // CONFAB_WEB_MINIFY=0 keeps names readable (profiling); the default build is minified.
+  minify: process.env.CONFAB_WEB_MINIFY !== '0',
   target: ['chrome111', 'firefox115', 'safari16.4'],
   outdir: staticDir,
   entryNames: '[name]-[hash]',

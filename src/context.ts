@@ -59,4 +59,12 @@ export interface ServerContext {
    * null when it need not wait (this node owns the realm).
    */
   readonly readBarrier?: (realmId: number | undefined) => Promise<void> | null;
+  /**
+   * Cluster nodes only: deletes an event queue another node holds (its id names the node), over
+   * NATS (src/cluster/forwarding.ts): 'deleted', 'not-yours', or 'gone' (no such queue or node).
+   */
+  readonly deleteRemoteQueue?: (
+    queueId: string,
+    userId: number,
+  ) => Promise<'deleted' | 'not-yours' | 'gone'>;
 }

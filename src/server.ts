@@ -121,26 +121,35 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     const u = store.users.byId(s.userId);
     return u !== undefined && u.is_active === 1 && u.realm_id === s.realmId;
   });
-  // Only a cluster node loads the cluster module (and the NATS client).
-  const cluster = clusterOptions
-    ? await (await import('./cluster/node.js')).ClusterNode.join(clusterOptions, store, queues)
-    : null;
-  const replicated = cluster
-    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
-        config.dataDir,
-        cluster.files,
-      )
+  // Only a cluster node loads the cluster module (and the NATS client): connected first, so that
+  // what the node needs exists before it is made (nothing is wired into it afterwards).
+  const clusterModule = clusterOptions ? await import('./cluster/node.js') : null;
+  const link = clusterModule ? await clusterModule.ClusterNode.connect(clusterOptions!) : null;
+  const replicated = link
+    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(config.dataDir, link.files)
     : null;
   const uploads = replicated ?? new UploadFiles(config.dataDir);
-  if (cluster && replicated) {
-    // Set before the node applies the log: a catch-up also removes copies of deleted uploads.
-    cluster.onUploadsGone = (pathIds) => {
-      for (const id of pathIds)
-        replicated.removeLocal(id).catch((err: unknown) => {
-          log.error({ err, path_id: id }, 'removing the copy of a deleted upload failed');
-        });
-    };
-  }
+  const exports = new RealmExportJobs(config, uploads, store, link?.exportRuns);
+  let realms: RealmRegistry | null = null;
+  const cluster =
+    clusterModule && link
+      ? new clusterModule.ClusterNode(link, store, queues, {
+          // Copies of deleted uploads go as the log is applied (a catch-up too).
+          uploadsGone: (pathIds) => {
+            for (const id of pathIds)
+              replicated!.removeLocal(id).catch((err: unknown) => {
+                log.error({ err, path_id: id }, 'removing the copy of a deleted upload failed');
+              });
+          },
+          // Copies of archives no longer served go whenever a change to an export is applied.
+          exportsChanged: () => void exports.sweep(),
+          exportOrphaned: async (realmId, id) => {
+            const realm = realms?.get(realmId);
+            if (!realm) throw new Error(`no realm ${realmId}`);
+            await exports.failOrphaned(realm, id);
+          },
+        })
+      : null;
   // Outgoing mail: the realms write it to the outbox, the sender delivers it (docs/mail.md).
   const mailOn = config.smtpUrl !== null;
   let mailer: MailSender | null = null;
@@ -156,7 +165,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     dispatch: (realmId, messageId, triggers) =>
       outgoing?.deps.dispatch(realmId, messageId, triggers),
   };
-  const realms = new RealmRegistry(
+  realms = new RealmRegistry(
     store,
     queues,
     config.clock,
@@ -182,7 +191,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     publisher: cluster ? cluster.publisher : queues,
     queues,
     renderer,
-    limits: RequestLimits.fromConfig(config),
+    limits: RequestLimits.fromConfig(config, cluster?.sharedLimits),
     addressLimits: AddressLimits.fromConfig(config),
     scheduler,
     mailer,
@@ -193,11 +202,17 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       allowPrivate: config.imageProxyAllowPrivate,
     }),
     thumbnailer: new Thumbnailer(store, realms, uploads),
-    exports: new RealmExportJobs(config, uploads, store, cluster?.exportRuns),
+    exports,
     ...(cluster
       ? {
           readBarrier: (realmId: number | undefined) =>
             realmId !== undefined && cluster.owns(realmId) ? null : cluster.readBarrier(),
+          deleteRemoteQueue: async (queueId: string, userId: number) => {
+            const r = await cluster.queueOp({ op: 'delete', queueId, userId });
+            if (r === null) return 'gone' as const;
+            if (r.ok) return 'deleted' as const;
+            return r.error === 'NOT_YOURS' ? ('not-yours' as const) : ('gone' as const);
+          },
         }
       : {}),
   };
@@ -210,15 +225,6 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // What an interrupted or failed export left on disk goes now; on a cluster node also copies of
   // archives since deleted, now and whenever it applies a change to an export (docs/cluster.md
   // "Guarantees").
-  const exports = context.exports;
-  if (cluster) {
-    cluster.onExportsChanged = () => void exports.sweep();
-    cluster.onExportOrphaned = async (realmId, id) => {
-      const realm = realms.get(realmId);
-      if (!realm) throw new Error(`no realm ${realmId}`);
-      await exports.failOrphaned(realm, id);
-    };
-  }
   void exports.sweep();
   const inflight = new InflightTracker();
   const health = new HealthMonitor(() => store.ping(), config.healthMaxLagMs);
@@ -293,8 +299,27 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     ...(cluster
       ? {
           replication: async () => {
-            const st = await cluster.status();
-            return { applied: st.applied, lag: st.lag, owned: st.owns.length };
+            const local = cluster.localStatus();
+            // The log not answering within 2 s: the rest is still reported.
+            let timer: NodeJS.Timeout | undefined;
+            const lag = await Promise.race([
+              cluster.status().then(
+                (st) => st.lag,
+                () => NaN,
+              ),
+              new Promise<number>((resolve) => (timer = setTimeout(() => resolve(NaN), 2000))),
+            ]);
+            clearTimeout(timer);
+            return {
+              applied: local.applied,
+              lag,
+              owned: local.held,
+              acting: local.acting,
+              stalled: local.stalled ? 1 : 0,
+              stalledSeconds: local.behindFor,
+              consumerRestarts: local.consumerRestarts,
+              natsServer: local.natsServer,
+            };
           },
         }
       : {}),

@@ -313,8 +313,12 @@ export class EventStream {
       return;
     }
     if (Array.isArray(f.events)) {
-      this.deliver(f.events as ServerEvent[]);
-      this.scheduleAck();
+      const events = f.events as ServerEvent[];
+      this.deliver(events);
+      // A lone heartbeat is acknowledged at once (no timer for an idle connection); other
+      // events are acknowledged together, a little later.
+      if (events.every((e) => e.type === 'heartbeat')) this.flushAck();
+      else this.scheduleAck();
     }
   }
 

@@ -4,7 +4,12 @@
  * base URL and the first realm's owner credentials. With --seed, node 1 starts on a copy of a
  * (stopped) single-process data directory and moves it onto the cluster (CLUSTER_SEED): no first
  * realm is created, the copy's realms and users are the cluster's.
- * `npm run cluster -- kill-node N --dir DIR`: SIGKILLs node N (failover drills).
+ * Each node runs under a supervisor that starts it again when it exits (src/cluster/supervise.ts;
+ * --no-supervise: not).
+ * `npm run cluster -- kill-node N --dir DIR`: SIGKILLs node N (failover drills; its supervisor
+ * starts it again). `freeze-node N`/`thaw-node N`: SIGSTOP/SIGCONT it.
+ * `npm run cluster -- kill-nats N --dir DIR`, `freeze-nats N`, `thaw-nats N`: SIGKILL, SIGSTOP,
+ * SIGCONT NATS server N; `start-nats N` starts a killed one again on its store.
  * `npm run cluster -- start-node N --dir DIR [--empty]`: starts node N again (empty: from nothing).
  * `npm run cluster -- down --dir DIR`: stops everything `up` started.
  * `npm run cluster -- detach --data-dir DIR`: turns a stopped node's data directory into a
@@ -14,10 +19,21 @@
 import { parseArgs } from 'node:util';
 import { detach } from './detach.js';
 import { clusterNames } from './jetstream.js';
-import { down, killNode, missingEngines, startNodeAgain, up } from './local.js';
+import {
+  down,
+  killNode,
+  missingEngines,
+  signalNats,
+  signalNode,
+  startNatsAgain,
+  startNodeAgain,
+  up,
+} from './local.js';
 
 const USAGE = `usage: npm run cluster -- up --nodes N --dir DIR [--base-port P] [--seed DATA_DIR]
-       npm run cluster -- kill-node N --dir DIR
+                                   [--no-supervise]
+       npm run cluster -- kill-node|freeze-node|thaw-node N --dir DIR
+       npm run cluster -- kill-nats|freeze-nats|thaw-nats|start-nats N --dir DIR
        npm run cluster -- start-node N --dir DIR [--empty]
        npm run cluster -- down --dir DIR
        npm run cluster -- detach --data-dir DIR   (CLUSTER_NATS, CLUSTER_NAMESPACE as the node's)`;
@@ -31,6 +47,7 @@ async function main(): Promise<void> {
       'base-port': { type: 'string' },
       seed: { type: 'string' },
       empty: { type: 'boolean', default: false },
+      'no-supervise': { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
     },
   });
@@ -65,6 +82,7 @@ async function main(): Promise<void> {
         nodes,
         ...(basePort !== undefined ? { basePort } : {}),
         ...(seedFrom !== undefined ? { seedFrom } : {}),
+        supervise: !values['no-supervise'],
       });
       console.log(
         JSON.stringify({
@@ -78,6 +96,24 @@ async function main(): Promise<void> {
     }
     case 'kill-node':
       await killNode(dir, nodeNumber());
+      return;
+    case 'freeze-node':
+      signalNode(dir, nodeNumber(), 'SIGSTOP');
+      return;
+    case 'thaw-node':
+      signalNode(dir, nodeNumber(), 'SIGCONT');
+      return;
+    case 'kill-nats':
+      await signalNats(dir, nodeNumber(), 'SIGKILL');
+      return;
+    case 'freeze-nats':
+      await signalNats(dir, nodeNumber(), 'SIGSTOP');
+      return;
+    case 'thaw-nats':
+      await signalNats(dir, nodeNumber(), 'SIGCONT');
+      return;
+    case 'start-nats':
+      await startNatsAgain(dir, nodeNumber());
       return;
     case 'start-node':
       await startNodeAgain(dir, nodeNumber(), values.empty);

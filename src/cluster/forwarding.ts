@@ -2,12 +2,16 @@
  * Forwarding between cluster nodes: a write that arrives at a node not owning its realm is sent
  * to the owner (NATS request/reply on `confab.cmd.<realm>`), which runs it in its realm actor and
  * answers with the result and the log position to wait for (read-your-writes), or the refusal,
- * which the asking node throws as the owner threw it.
+ * which the asking node throws as the owner threw it. An operation on an event queue that another
+ * node holds (DELETE /events whose queue id came in the body, which the proxy cannot route) is
+ * sent to that node (`confab.queue.<node>`) and answered as it answers.
  */
-import type { NatsConnection } from 'nats';
+import type { NatsConnection, Subscription } from 'nats';
+import type { EventQueues } from '../delivery/publisher.js';
 import { JsonableError, type ErrorCode } from '../lib/errors.js';
 import { pack, unpack } from '../lib/pack.js';
 import { NotOwnerError, sleep } from './jetstream.js';
+import type { ClusterLink } from './link.js';
 
 export const FORWARD_DEADLINE_MS = 10_000;
 
@@ -90,5 +94,140 @@ export async function answerForwarded(
     respond(pack(reply));
   } catch (err) {
     console.error('answering a forwarded command failed', err);
+  }
+}
+
+/** An operation on an event queue held by another node (queue ids start with its node's name). */
+export type QueueOp = { op: 'delete'; queueId: string; userId: number };
+
+/** Its answer: done, or the refusal the queue's node made (as a single process would). */
+export type QueueOpReply = { ok: true } | { ok: false; error: 'BAD_EVENT_QUEUE_ID' | 'NOT_YOURS' };
+
+/** How long a queue operation waits for the queue's node. */
+export const QUEUE_OP_TIMEOUT_MS = 5000;
+
+export type ForwarderParts = {
+  link: ClusterLink;
+  queues: EventQueues;
+  /** Whether this node acts as the realm's owner now. */
+  owns: (realmId: number) => boolean;
+  /** Runs a command on this node's actor for the realm (this node owning it). */
+  runHere: (realmId: number, type: string, payload: unknown) => Promise<unknown>;
+  /** The log position a forwarding node waits for after the command: the realm's last append. */
+  position: (realmId: number) => number;
+  /** Resolves once this node has applied the log up to `seq`. */
+  waitApplied: (seq: number) => Promise<void>;
+};
+
+/**
+ * The forwarding of a cluster node: writes to realms it does not own go to their owner
+ * (`forward`), and, as an owner, it runs those forwarded to it (`serve`); operations on an event
+ * queue held by another node go to that node (`queueOp`), and it runs those sent to it.
+ */
+export class Forwarder {
+  private readonly serving = new Map<number, Subscription>();
+  private queueService: Subscription | null = null;
+
+  constructor(private readonly parts: ForwarderParts) {}
+
+  /**
+   * Runs a command on the realm's owner: here when this node is it, otherwise over NATS (asked
+   * again while no node owns the realm, for up to FORWARD_DEADLINE_MS), answered once this node
+   * has applied what the command wrote (read-your-writes).
+   */
+  async forward(realmId: number, type: string, payload: unknown): Promise<unknown> {
+    const { link, owns, runHere, waitApplied } = this.parts;
+    const deadline = Date.now() + FORWARD_DEADLINE_MS;
+    const body = pack({ type, payload });
+    for (;;) {
+      if (owns(realmId)) return runHere(realmId, type, payload);
+      const reply = await askOwner(link.nc, `${link.names.cmd}.${realmId}`, body, deadline);
+      if (!reply) continue;
+      if (!reply.ok) throw fromWireError(reply.error);
+      await waitApplied(reply.seq);
+      return reply.data;
+    }
+  }
+
+  /** Answers the realm's forwarded commands (this node now owns it). */
+  serve(realmId: number): void {
+    if (this.serving.has(realmId)) return;
+    const { link, owns, runHere, position } = this.parts;
+    const run = async (type: string, payload: unknown) => {
+      if (!owns(realmId)) throw new NotOwnerError();
+      const data = await runHere(realmId, type, payload);
+      return { data, seq: position(realmId) };
+    };
+    this.serving.set(
+      realmId,
+      link.nc.subscribe(`${link.names.cmd}.${realmId}`, {
+        queue: 'owner',
+        callback: (err, msg) => {
+          if (err) return;
+          void answerForwarded(msg.data, run, (d) => msg.respond(d));
+        },
+      }),
+    );
+  }
+
+  /** Stops answering the realm's forwarded commands. */
+  unserve(realmId: number): void {
+    this.serving.get(realmId)?.unsubscribe();
+    this.serving.delete(realmId);
+  }
+
+  /** Answers operations on this node's event queues sent by other nodes. */
+  serveQueues(): void {
+    const { link, queues } = this.parts;
+    this.queueService = link.nc.subscribe(`${link.names.queues}.${link.node}`, {
+      callback: (err, msg) => {
+        if (err) return;
+        let reply: QueueOpReply;
+        try {
+          const op = unpack<QueueOp>(msg.data);
+          const rt = queues.get(op.queueId);
+          if (!rt) reply = { ok: false, error: 'BAD_EVENT_QUEUE_ID' };
+          else if (rt.userId !== op.userId) reply = { ok: false, error: 'NOT_YOURS' };
+          else {
+            queues.remove(rt);
+            reply = { ok: true };
+          }
+        } catch {
+          reply = { ok: false, error: 'BAD_EVENT_QUEUE_ID' };
+        }
+        try {
+          msg.respond(pack(reply));
+        } catch (e) {
+          console.error('answering a queue operation failed', e);
+        }
+      },
+    });
+  }
+
+  /**
+   * An operation on a queue this node does not hold: sent to the node its id names (ids start
+   * with `<node>-`). Null when no node of that name answers (it is gone, and its queues with it)
+   * or the id names no node.
+   */
+  async queueOp(op: QueueOp): Promise<QueueOpReply | null> {
+    const { link } = this.parts;
+    const node = /^([a-z0-9]{1,16})-/i.exec(op.queueId)?.[1];
+    if (node === undefined || node === link.node) return null;
+    try {
+      const m = await link.nc.request(`${link.names.queues}.${node}`, pack(op), {
+        timeout: QUEUE_OP_TIMEOUT_MS,
+      });
+      return unpack<QueueOpReply>(m.data);
+    } catch (err) {
+      if ((err as { code?: string }).code === '503') return null; // no such node running
+      throw err;
+    }
+  }
+
+  close(): void {
+    for (const sub of this.serving.values()) sub.unsubscribe();
+    this.serving.clear();
+    this.queueService?.unsubscribe();
+    this.queueService = null;
   }
 }

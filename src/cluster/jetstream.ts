@@ -38,6 +38,10 @@ export type ClusterNames = {
   cmd: string;
   /** Subject prefix of typing and presence events: `<ephemeral>.<realm>`. */
   ephemeral: string;
+  /** Subject prefix of operations on a node's event queues: `<queues>.<node>`. */
+  queues: string;
+  /** Subject of the nodes' shared rate-limit charges (rate-share.ts). */
+  rates: string;
 };
 
 export function clusterNames(namespace = ''): ClusterNames {
@@ -53,6 +57,8 @@ export function clusterNames(namespace = ''): ClusterNames {
     snapshots: `confab_snapshots${suffix}`,
     cmd: `${root}.cmd`,
     ephemeral: `${root}.ephemeral`,
+    queues: `${root}.queue`,
+    rates: `${root}.rates`,
   };
 }
 
@@ -325,6 +331,46 @@ export function writeNow(nc: NatsConnection): void {
   if (typeof protocol?.flushPending === 'function') protocol.flushPending();
 }
 
+/** How often a node pings its NATS server (connectJetStream). */
+export const PING_INTERVAL_MS = 1000;
+
+/** How long connectionCheck waits for the server's answer to a ping. */
+export const CHECK_ANSWER_MS = 750;
+
+/**
+ * A check of the connection's server, for when a request went unanswered: it is pinged, and a
+ * server that does not answer within CHECK_ANSWER_MS is left for another (nats.js `reconnect`) —
+ * a server frozen or cut off keeps the connection open and answers nothing, and its pings would
+ * take 2-3 s to say so. One check at a time, and at most one every 2 s.
+ */
+export function connectionCheck(nc: NatsConnection, say: (line: string) => void): () => void {
+  let checking = false;
+  let last = 0;
+  return () => {
+    if (checking || Date.now() - last < 2000 || nc.isClosed()) return;
+    checking = true;
+    last = Date.now();
+    const server = nc.info?.server_name ?? '?';
+    let timer: NodeJS.Timeout | undefined;
+    void Promise.race([
+      nc.flush().then(() => true),
+      new Promise<boolean>(
+        (resolve) => (timer = setTimeout(() => resolve(false), CHECK_ANSWER_MS)),
+      ),
+    ])
+      .then(async (answered) => {
+        if (answered || nc.isClosed()) return;
+        say(`NATS server ${server} does not answer: connecting to another`);
+        await nc.reconnect();
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        clearTimeout(timer);
+        checking = false;
+      });
+  };
+}
+
 /** The oldest nats-server whose expected-last-sequence checks hold under concurrent writes. */
 export const SAFE_NATS_VERSION = [2, 9, 21] as const;
 
@@ -385,6 +431,15 @@ export async function connectJetStream(opts: {
     // Every request (each append is one) would otherwise build an error with a stack trace in
     // advance, for its timeout; it showed in a profile of sequential sends.
     noAsyncTraces: true,
+    // A frozen server (its process stopped, its machine cut off) keeps the connection open and
+    // answers nothing: without pings of our own (nats.js pings every 2 minutes) the node would
+    // wait for it that long before connecting to another server. Two unanswered pings a second
+    // apart: another server within 2-3 s (sooner when a request goes unanswered:
+    // connectionCheck).
+    pingInterval: PING_INTERVAL_MS,
+    maxPingOut: 2,
+    // A frozen server in the list would hold a reconnection this long (nats.js's default: 20 s).
+    timeout: 3000,
   });
   const version = nc.info?.version ?? '';
   if (!natsVersionIsSafe(version)) {
@@ -419,7 +474,8 @@ export async function connectJetStream(opts: {
 /**
  * Appends an entry to a realm's subject with JetStream's optimistic concurrency: `header` names
  * the expectation (the realm's last sequence, or the whole stream's) and `expectLast` its value.
- * Returns the entry's sequence; rejects when another append got there first.
+ * Returns the entry's sequence; rejects when another append got there first. `msgId`, when given,
+ * is the entry's `Nats-Msg-Id` (appendSurely).
  */
 export async function appendEntry(
   js: JetStreamClient,
@@ -429,12 +485,99 @@ export async function appendEntry(
   header: 'Nats-Expected-Last-Subject-Sequence' | 'Nats-Expected-Last-Sequence',
   expectLast: number,
   timeout?: number,
+  msgId?: string,
 ): Promise<number> {
   const h = natsHeaders();
   h.set(header, String(expectLast));
+  if (msgId !== undefined) h.set('Nats-Msg-Id', msgId);
   const ack = await js.publish(`${names.log}.${realmId}`, pack(entry), {
     headers: h,
     ...(timeout ? { timeout } : {}),
   });
   return ack.seq;
+}
+
+/** How long one attempt of appendSurely waits for JetStream's answer before asking again. */
+export const APPEND_ATTEMPT_MS = 2000;
+
+/**
+ * The entry that follows position `after` on a realm's subject, as the log says: its sequence and
+ * message id, or null when there is none.
+ */
+export async function nextOnSubject(
+  jsm: JetStreamManager,
+  names: ClusterNames,
+  realmId: number,
+  after: number,
+): Promise<{ seq: number; msgId: string } | null> {
+  try {
+    // The leader's answer (STREAM.MSG.GET; nats.js types it without `next_by_subj`, which
+    // nats-server has taken since 2.10; direct gets may come from a lagging replica).
+    const query = { next_by_subj: `${names.log}.${realmId}`, seq: after + 1 };
+    const m = await jsm.streams.getMessage(names.stream, query);
+    return { seq: m.seq, msgId: m.header?.get('Nats-Msg-Id') ?? '' };
+  } catch (err) {
+    if (jetStreamErrorCode(err) === 10037) return null; // no message found
+    throw err;
+  }
+}
+
+/**
+ * Appends an entry after position `expect` of its realm's subject (appendEntry, with message id
+ * `msgId`), and learns its fate when an attempt goes unanswered: a connection cut, a server frozen
+ * or killed, a stream electing a leader. It asks again with the same expectation and id until the
+ * log answers: the entry's sequence, whether this attempt or an earlier one landed it; or a
+ * refusal (isWrongLastSequence) once the log holds another entry after `expect` — then it never
+ * lands. (JetStream checks the expected sequence before the message id, so a repeat of an entry
+ * that landed is refused like any other: the entry after `expect` is looked at, by its id.)
+ * `keepTrying` false gives up (rejecting with the last error: the entry's fate is unknown);
+ * `onUnanswered` is told of each attempt without an answer (connectionCheck).
+ */
+export async function appendSurely(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  names: ClusterNames,
+  realmId: number,
+  entry: Entry,
+  expect: number,
+  msgId: string,
+  keepTrying: () => boolean,
+  onUnanswered: () => void = () => undefined,
+  attemptMs = APPEND_ATTEMPT_MS,
+): Promise<number> {
+  let unanswered = false;
+  for (let pause = 100; ; pause = Math.min(pause * 2, 1000)) {
+    let failure: unknown;
+    try {
+      return await appendEntry(
+        js,
+        names,
+        realmId,
+        entry,
+        'Nats-Expected-Last-Subject-Sequence',
+        expect,
+        attemptMs,
+        msgId,
+      );
+    } catch (err) {
+      failure = err;
+    }
+    if (isWrongLastSequence(failure)) {
+      if (!unanswered) throw failure;
+      // An earlier attempt may be the entry the log holds after `expect`.
+      let next: { seq: number; msgId: string } | null | undefined;
+      try {
+        next = await nextOnSubject(jsm, names, realmId, expect);
+      } catch {
+        next = undefined; // not answered: ask again
+      }
+      if (next?.msgId === msgId) return next.seq;
+      if (next !== undefined && next !== null) throw failure;
+    } else {
+      unanswered = true;
+      onUnanswered();
+    }
+    if (!keepTrying()) throw failure;
+    await sleep(pause);
+  }
 }

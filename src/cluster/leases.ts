@@ -1,79 +1,62 @@
 /**
- * The realm leases of a cluster node (src/cluster/node.ts), as the `confab_leases` bucket holds
- * them: key `realm-<id>`, value the holder's node name and incarnation. The holder renews its
- * lease with a compare-and-set on the revision; another node takes a lease that is absent, or
- * whose revision stayed the same for a whole lease time, the same way, so at most one node wins
- * each revision.
+ * The realm leases of a cluster node as the `confab_leases` bucket holds them (the rules:
+ * lease-keeper.ts): key `realm-<id>`, valued with the holder's node name and incarnation, written
+ * only by compare-and-set on its revision (a create for a free key), so that each revision is one
+ * node's.
  */
 import type { KV } from 'nats';
+import { isWrongLastSequence } from './jetstream.js';
+import type { LeaseRecord, LeaseStore } from './lease-keeper.js';
 
-type Watch = { rev: number; since: number };
+const key = (realmId: number) => `realm-${realmId}`;
 
-export class LeaseBucket {
-  /** The revision last seen of each lease another node holds, and since when. */
-  private readonly watching = new Map<number, Watch>();
+export class LeaseBucket implements LeaseStore {
   private readonly value: string;
 
+  /**
+   * `kv`: the bucket as the keeper writes it (a JetStream client whose requests time out within
+   * the lease time: an answer later than that renews nothing).
+   */
   constructor(
     private readonly kv: KV,
     node: string,
     incarnation: string,
-    private readonly leaseMs: number,
   ) {
     this.value = JSON.stringify({ node, inc: incarnation });
   }
 
-  /** The realm's current holder, as the bucket says. */
+  async read(realmId: number): Promise<LeaseRecord | null> {
+    const e = await this.kv.get(key(realmId));
+    if (!e || e.operation !== 'PUT') return null;
+    return { revision: e.revision, mine: e.string() === this.value };
+  }
+
+  async create(realmId: number): Promise<number> {
+    try {
+      return await this.kv.create(key(realmId), this.value);
+    } catch (err) {
+      if (isWrongLastSequence(err) || /exists/i.test(String(err))) return 0;
+      throw err;
+    }
+  }
+
+  async update(realmId: number, revision: number): Promise<number> {
+    try {
+      return await this.kv.update(key(realmId), this.value, revision);
+    } catch (err) {
+      if (isWrongLastSequence(err)) return 0;
+      throw err;
+    }
+  }
+
+  async remove(realmId: number, revision: number): Promise<void> {
+    await this.kv.delete(key(realmId), { previousSeq: revision });
+  }
+
+  /** The realm's current holder, as the bucket says (status, tests). */
   async holderOf(realmId: number): Promise<string | null> {
-    const e = await this.kv.get(`realm-${realmId}`);
+    const e = await this.kv.get(key(realmId));
     if (!e || e.operation !== 'PUT') return null;
     return (JSON.parse(e.string()) as { node: string }).node;
-  }
-
-  /** Renews a lease this node holds; false when it is no longer this node's. */
-  async renew(realmId: number): Promise<boolean> {
-    const key = `realm-${realmId}`;
-    const e = await this.kv.get(key);
-    try {
-      if (!e || e.operation !== 'PUT' || e.string() !== this.value) throw new Error('lost');
-      await this.kv.update(key, this.value, e.revision);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /**
-   * Gives up a lease this node holds (a graceful stop): another node takes it at its next tick
-   * instead of after a lease time. Deleted only at the revision this node holds.
-   */
-  async release(realmId: number): Promise<void> {
-    const key = `realm-${realmId}`;
-    const e = await this.kv.get(key);
-    if (!e || e.operation !== 'PUT' || e.string() !== this.value) return;
-    await this.kv.delete(key, { previousSeq: e.revision });
-  }
-
-  /** Takes a lease nobody holds (a realm this node creates): the revision, or 0. */
-  async claim(realmId: number): Promise<number> {
-    return this.kv.create(`realm-${realmId}`, this.value).catch(() => 0);
-  }
-
-  /**
-   * Takes the lease if it is free or its holder stopped renewing it for a lease time: the
-   * revision this node now holds (its term), or 0.
-   */
-  async tryTake(realmId: number): Promise<number> {
-    const key = `realm-${realmId}`;
-    const e = await this.kv.get(key);
-    const now = Date.now();
-    if (!e || e.operation !== 'PUT') return this.kv.create(key, this.value).catch(() => 0);
-    const w = this.watching.get(realmId);
-    if (!w || w.rev !== e.revision) {
-      this.watching.set(realmId, { rev: e.revision, since: now });
-      return 0;
-    }
-    if (now - w.since < this.leaseMs) return 0;
-    return this.kv.update(key, this.value, e.revision).catch(() => 0);
   }
 }

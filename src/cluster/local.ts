@@ -23,6 +23,12 @@ export type NodeRecord = {
   dataDir: string;
   /** This node's own environment, on top of the cluster's (CLUSTER_SEED on the seeding node). */
   env?: Record<string, string>;
+  /**
+   * The pid of the node's supervisor (src/cluster/supervise.ts), which starts the node again when
+   * it exits; absent: the node runs unsupervised. `pid` is then the node's pid when last started:
+   * `nodePid` reads the current one.
+   */
+  supervisor?: number;
 };
 
 export type ClusterRecord = {
@@ -35,6 +41,8 @@ export type ClusterRecord = {
   proxyPid: number;
   owner: { email: string; api_key: string; password: string };
   env: Record<string, string>;
+  /** Whether its nodes run under supervisors (UpOptions.supervise). */
+  supervised?: boolean;
 };
 
 export type UpOptions = {
@@ -47,6 +55,11 @@ export type UpOptions = {
   /** Extra environment for the Confab nodes. */
   env?: Record<string, string>;
   /**
+   * Run each node under a supervisor that starts it again when it exits (src/cluster/supervise.ts;
+   * `npm run cluster -- up` does). Default false: a node killed stays down until `startNodeAgain`.
+   */
+  supervise?: boolean;
+  /**
    * A single-process data directory (stopped) to move onto the cluster: node 1 starts alone on a
    * copy of it with CLUSTER_SEED=1 (docs/cluster.md "Moving an existing server onto a cluster"),
    * the others once it serves; no first realm is created (the record's owner stays empty).
@@ -55,6 +68,7 @@ export type UpOptions = {
 };
 
 const NODE_MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.js');
+const SUPERVISOR_MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'supervise.js');
 
 /**
  * Where `npm run fetch-nats-server` (scripts/fetch-nats-server.mjs) puts a nats-server recent
@@ -436,8 +450,35 @@ function nodeEnv(rec: ClusterRecord, i: number): NodeJS.ProcessEnv {
 function startNode(rec: ClusterRecord, i: number, bootstrapFile?: string): void {
   const env = nodeEnv(rec, i);
   if (bootstrapFile) env.CLUSTER_BOOTSTRAP = bootstrapFile;
-  const log = path.join(rec.dir, 'logs', `${rec.nodes[i]!.name}.log`);
-  rec.nodes[i]!.pid = start(process.execPath, [NODE_MAIN], log, env);
+  const n = rec.nodes[i]!;
+  const log = path.join(rec.dir, 'logs', `${n.name}.log`);
+  if (!rec.supervised) {
+    n.pid = start(process.execPath, [NODE_MAIN], log, env);
+    return;
+  }
+  const pidFile = nodePidFile(rec, i);
+  fs.rmSync(pidFile, { force: true });
+  env.CONFAB_SUPERVISE_PID_FILE = pidFile;
+  n.supervisor = start(process.execPath, [SUPERVISOR_MAIN], log, env);
+  n.pid = 0;
+}
+
+function nodePidFile(rec: ClusterRecord, i: number): string {
+  return path.join(rec.dir, 'logs', `${rec.nodes[i]!.name}.pid`);
+}
+
+/**
+ * The pid of node `i` (0-based) as it runs now: a supervised node's changes at each restart (its
+ * supervisor writes it down); 0 while a supervised node has none.
+ */
+export function nodePid(rec: ClusterRecord, i: number): number {
+  const n = rec.nodes[i]!;
+  if (n.supervisor === undefined) return n.pid;
+  try {
+    return Number(fs.readFileSync(nodePidFile(rec, i), 'utf8')) || 0;
+  } catch {
+    return 0;
+  }
 }
 
 async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
@@ -445,7 +486,9 @@ async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
   await waitFor(
     `node ${n.name}`,
     () => {
-      if (!alive(n.pid)) {
+      const pid = nodePid(rec, i);
+      const gone = n.supervisor !== undefined ? !alive(n.supervisor) : !alive(pid);
+      if (gone) {
         // The log's end says why: the directory may be gone by the time anyone looks.
         const log = path.join(rec.dir, 'logs', `${n.name}.log`);
         const tail = fs.existsSync(log)
@@ -453,7 +496,7 @@ async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
           : '';
         throw new Error(`node ${n.name} exited (see ${log}); its log ends:\n${tail}`);
       }
-      return answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
+      return pid > 0 && answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
     },
     // Longer than a node's own patience with a JetStream that does not answer in time.
     STARTUP_PATIENCE_MS + 30_000,
@@ -488,6 +531,7 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
     })),
     proxyPid: 0,
     owner: { email: '', api_key: '', password: '' },
+    supervised: opts.supervise ?? false,
     env: {
       EXTERNAL_HOST: `127.0.0.1:${proxyPort}`,
       TRUSTED_PROXIES: '127.0.0.1',
@@ -531,7 +575,8 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
 
 /**
  * SIGKILLs node N (1-based): a crash, for failover drills; or, with SIGTERM, a graceful stop.
- * Resolves once it is gone.
+ * Resolves once it is gone. A supervised node is started again by its supervisor after its
+ * back-off (src/cluster/supervise.ts).
  */
 export async function killNode(
   dir: string,
@@ -541,13 +586,25 @@ export async function killNode(
   const rec = readRecord(dir);
   const node = rec.nodes[n - 1];
   if (!node) throw new Error(`no node ${n}`);
-  if (alive(node.pid)) process.kill(node.pid, signal);
+  const pid = nodePid(rec, n - 1);
+  if (pid > 0 && alive(pid)) process.kill(pid, signal);
   await waitFor(
     `node ${n} to exit`,
-    () => !alive(node.pid),
+    () => pid === 0 || !alive(pid),
     signal === 'SIGKILL' ? 10_000 : 60_000,
   );
   return node;
+}
+
+/**
+ * Sends SIGSTOP (frozen: its connections stay open, it answers nothing) or SIGCONT to node N's
+ * process (fault drills).
+ */
+export function signalNode(dir: string, n: number, signal: 'SIGSTOP' | 'SIGCONT'): void {
+  const rec = readRecord(dir);
+  if (!rec.nodes[n - 1]) throw new Error(`no node ${n}`);
+  const pid = nodePid(rec, n - 1);
+  if (pid > 0 && alive(pid)) process.kill(pid, signal);
 }
 
 /** Starts node N again (after kill-node), `empty`: with its data directory removed first. */
@@ -555,7 +612,9 @@ export async function startNodeAgain(dir: string, n: number, empty = false): Pro
   const rec = readRecord(dir);
   const node = rec.nodes[n - 1];
   if (!node) throw new Error(`no node ${n}`);
-  if (alive(node.pid)) throw new Error(`node ${n} is running`);
+  const pid = nodePid(rec, n - 1);
+  if ((pid > 0 && alive(pid)) || (node.supervisor !== undefined && alive(node.supervisor)))
+    throw new Error(`node ${n} is running`);
   if (empty) fs.rmSync(node.dataDir, { recursive: true, force: true });
   startNode(rec, n - 1);
   writeRecord(rec);
@@ -563,20 +622,67 @@ export async function startNodeAgain(dir: string, n: number, empty = false): Pro
   return rec.nodes[n - 1]!;
 }
 
+/**
+ * Sends a signal to NATS server N (1-based) of the cluster: SIGKILL (and waits until it is gone),
+ * SIGSTOP (frozen: its connections stay open, it answers nothing) or SIGCONT (fault drills).
+ */
+export async function signalNats(
+  dir: string,
+  n: number,
+  signal: 'SIGKILL' | 'SIGSTOP' | 'SIGCONT',
+): Promise<void> {
+  const rec = readRecord(dir);
+  const server = rec.nats[n - 1];
+  if (!server) throw new Error(`no NATS server ${n}`);
+  if (!alive(server.pid)) return;
+  process.kill(server.pid, signal);
+  if (signal === 'SIGKILL') await waitFor(`nats${n} to exit`, () => !alive(server.pid), 10_000);
+}
+
+/**
+ * Starts NATS server N (1-based) again on its configuration and store (after a SIGKILL); resolves
+ * once it listens.
+ */
+export async function startNatsAgain(dir: string, n: number): Promise<void> {
+  const rec = readRecord(dir);
+  const server = rec.nats[n - 1];
+  if (!server) throw new Error(`no NATS server ${n}`);
+  if (alive(server.pid)) throw new Error(`nats${n} is running`);
+  const conf = path.join(rec.dir, 'nats', `nats${n}.conf`);
+  server.pid = start(
+    binary('nats-server'),
+    ['-c', conf],
+    path.join(rec.dir, 'logs', `nats${n}.log`),
+  );
+  writeRecord(rec);
+  await waitFor(`nats${n}`, async () => {
+    if (!alive(server.pid)) throw new Error(`nats${n} exited (see ${rec.dir}/logs/nats${n}.log)`);
+    return listens(server.port);
+  });
+}
+
 /** Stops everything `up` started (SIGTERM, then SIGKILL after 10 s) and forgets the record. */
 export async function down(dir: string): Promise<void> {
   const d = path.resolve(dir);
   if (!fs.existsSync(recordPath(d))) return;
   const rec = readRecord(d);
-  const pids = [rec.proxyPid, ...rec.nodes.map((n) => n.pid), ...rec.nats.map((s) => s.pid)];
+  // A supervisor stops its node, then itself; the nodes' own pids too (one may be between two).
+  const nodes = rec.nodes.flatMap((n, i) =>
+    n.supervisor !== undefined ? [n.supervisor, nodePid(rec, i)] : [n.pid],
+  );
+  const pids = [rec.proxyPid, ...nodes, ...rec.nats.map((s) => s.pid)];
   const stopAll = async (group: number[]) => {
-    for (const pid of group) if (pid > 0 && alive(pid)) process.kill(pid, 'SIGTERM');
+    for (const pid of group)
+      if (pid > 0 && alive(pid)) {
+        process.kill(pid, 'SIGTERM');
+        process.kill(pid, 'SIGCONT'); // a frozen one (fault drills) would not hear it
+      }
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline && group.some((p) => p > 0 && alive(p))) await sleep(100);
     for (const pid of group) if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
   };
   // The proxy and the nodes first (they finish their appends), then NATS.
-  await stopAll(pids.slice(0, 1 + rec.nodes.length));
-  await stopAll(pids.slice(1 + rec.nodes.length));
+  await stopAll(pids.slice(0, 1 + nodes.length));
+  await stopAll(pids.slice(1 + nodes.length));
   fs.rmSync(recordPath(d), { force: true });
 }

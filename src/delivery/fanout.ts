@@ -13,8 +13,8 @@ import type { QueueHandle } from './queue.js';
 
 /** Where events go: the queues by user and the all_public_streams ones by realm. */
 export type FanoutTargets = {
-  readonly byUser: ReadonlyMap<number, readonly QueueHandle[]>;
-  readonly allPublic: ReadonlyMap<number, ReadonlySet<QueueHandle>>;
+  readonly byUser: { get(userId: number): readonly QueueHandle[] | undefined };
+  readonly allPublic: { get(realmId: number): Iterable<QueueHandle> | undefined };
   /** Called after each append (bounds, consumers to feed). */
   appended(rt: QueueHandle): void;
 };

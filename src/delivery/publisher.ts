@@ -75,6 +75,8 @@ export class EventQueues implements EventPublisher {
   /** realm id → queues registered with all_public_streams */
   private readonly allPublic = new Map<number, Set<QueueHandle>>();
   private readonly dirty = new Set<QueueHandle>();
+  /** Told of each queue registered (registerd, not restored): a cluster owner's writer. */
+  private readonly registrationWatchers: ((rt: QueueHandle) => void)[] = [];
   /** Queues past their bound during the current publish (discarded at its end). */
   private readonly overfull = new Set<QueueHandle>();
   private readonly outbox: (() => void)[] = [];
@@ -149,7 +151,19 @@ export class EventQueues implements EventPublisher {
     const mine = this.byUser.get(settings.userId);
     if (mine && mine.length >= this.limits.maxQueuesPerUser) this.makeRoom(mine);
     const id = `${this.config.queueIdPrefix ?? ''}${crypto.randomUUID()}`;
-    return this.adopt(id, settings, this.newBuffer());
+    const rt = this.adopt(id, settings, this.newBuffer());
+    for (const watch of this.registrationWatchers) watch(rt);
+    return rt;
+  }
+
+  /**
+   * Calls `watch` with each queue registered from now on, right as it is made (before its
+   * snapshot is read). The cluster's log writer (src/cluster/log-writer.ts) keeps the events of
+   * batches its node has committed but the log not yet acknowledged from queues registered in
+   * between: their snapshots hold those batches already.
+   */
+  watchRegistrations(watch: (rt: QueueHandle) => void): void {
+    this.registrationWatchers.push(watch);
   }
 
   private makeRoom(mine: readonly QueueHandle[]): void {
@@ -312,22 +326,46 @@ export class EventQueues implements EventPublisher {
 
   // ---- fan-out ------------------------------------------------------------------------------
 
-  publish(realmId: number, events: readonly OutboundEvent[]): void {
+  /**
+   * Delivers committed events to every queue that takes them; `except` (cluster owners: queues
+   * registered after the events' COMMIT, whose snapshots hold them) are left out.
+   */
+  publish(
+    realmId: number,
+    events: readonly OutboundEvent[],
+    except?: ReadonlySet<QueueHandle>,
+  ): void {
     try {
       this.tap?.(realmId, events);
     } catch (err) {
       log.error({ err }, 'event tap failed');
     }
+    const targets = except && except.size > 0 ? this.targetsExcept(except) : this.targets;
     for (const ev of events) {
       try {
-        if (ev.event.type === 'message' && ev.message) deliverMessage(this.targets, realmId, ev);
-        else deliver(this.targets, realmId, ev);
+        if (ev.event.type === 'message' && ev.message) deliverMessage(targets, realmId, ev);
+        else deliver(targets, realmId, ev);
       } catch (err) {
         log.error({ err }, `realm ${realmId}: delivering a ${ev.event.type} event failed`);
       }
     }
     this.settle();
     this.scheduleFlush();
+  }
+
+  /** The fan-out's targets without `except` (rare: built only when a publish leaves some out). */
+  private targetsExcept(except: ReadonlySet<QueueHandle>): FanoutTargets {
+    const keep = (rt: QueueHandle) => !except.has(rt);
+    return {
+      byUser: { get: (userId) => this.byUser.get(userId)?.filter(keep) },
+      allPublic: {
+        get: (realmId) => {
+          const set = this.allPublic.get(realmId);
+          return set === undefined ? undefined : [...set].filter(keep);
+        },
+      },
+      appended: (rt) => this.appended(rt),
+    };
   }
 
   /** Appends an event to one queue (restart events; tests). */

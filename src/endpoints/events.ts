@@ -100,6 +100,7 @@ function queueSettings(user: UserRow, p: Registration, dialect: Dialect): QueueS
 export const registerQueue = endpoint({
   method: 'POST',
   path: '/api/v1/register',
+  compressAnswer: true,
   auth: 'optional',
   params: z.object({
     ...REGISTRATION,
@@ -203,7 +204,13 @@ export const getEvents = endpoint({
   },
 });
 
-/** DELETE /api/v1/events — deletes a queue (finishing a held poll, closing a socket). */
+const notYourQueue = () => new JsonableError('You are not authorized to access this queue');
+
+/**
+ * DELETE /api/v1/events — deletes a queue (finishing a held poll, closing a socket). On a cluster
+ * node, a queue another node holds (its `queue_id` came in the body, which the front proxy cannot
+ * route by) is deleted by that node (ServerContext.deleteRemoteQueue).
+ */
 export const deleteQueue = endpoint({
   method: 'DELETE',
   path: '/api/v1/events',
@@ -211,9 +218,15 @@ export const deleteQueue = endpoint({
   params: z.object({ queue_id: str() }),
   handle: ({ server, user }, p) => {
     const rt = server.queues.get(p.queue_id);
-    if (!rt) throw new BadEventQueueIdError(p.queue_id);
-    if (rt.userId !== user.id)
-      throw new JsonableError('You are not authorized to access this queue');
+    if (!rt) {
+      if (!server.deleteRemoteQueue) throw new BadEventQueueIdError(p.queue_id);
+      return server.deleteRemoteQueue(p.queue_id, user.id).then((remote) => {
+        if (remote === 'deleted') return {};
+        if (remote === 'not-yours') throw notYourQueue();
+        throw new BadEventQueueIdError(p.queue_id);
+      });
+    }
+    if (rt.userId !== user.id) throw notYourQueue();
     server.queues.remove(rt);
     return {};
   },

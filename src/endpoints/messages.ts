@@ -94,6 +94,7 @@ const narrowParam = () => json(z.unknown());
 export const getMessages = endpoint({
   method: 'GET',
   path: '/api/v1/messages',
+  compressAnswer: true,
   params: z.object({
     anchor: str().optional(),
     include_anchor: bool().default(true),

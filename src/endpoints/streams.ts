@@ -23,6 +23,7 @@ import { byName, formatChannel } from '../queries/channels.js';
 export const listStreams = endpoint({
   method: 'GET',
   path: '/api/v1/streams',
+  compressAnswer: true,
   params: z.object({
     include_public: bool().default(true),
     include_web_public: bool().default(false),

@@ -74,6 +74,7 @@ function requestedChannels(
 export const listSubscriptions = endpoint({
   method: 'GET',
   path: '/api/v1/users/me/subscriptions',
+  compressAnswer: true,
   params: z.object({ include_subscribers: bool().default(false) }),
   handle: ({ server, realm, user }, p) => {
     const lists = gatherSubscriptions(realm.view, user.id, {

@@ -13,6 +13,7 @@ import { topicHistory } from '../queries/topics.js';
 export const getTopics = endpoint({
   method: 'GET',
   path: '/api/v1/users/me/:stream_id/topics',
+  compressAnswer: true,
   params: z.object({ stream_id: pathInt(), allow_empty_topic_name: bool().default(false) }),
   handle: ({ server, realm, user }, p) => {
     const view = realm.view.channels;

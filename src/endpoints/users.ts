@@ -23,6 +23,7 @@ import { maxMessageIdFor } from '../queries/messages-summary.js';
 export const getMembers = endpoint({
   method: 'GET',
   path: '/api/v1/users',
+  compressAnswer: true,
   params: z.object({
     client_extavatar: bool().default(true),
     include_custom_profile_fields: bool().default(false),

@@ -81,6 +81,8 @@ export type EndpointDef<S extends ParamSchema, A extends AuthMode> = {
    * routes (the cookie when no Authorization header is sent); `only` for the /json/ routes.
    */
   sessionAuth?: SessionAuth;
+  /** Its (large, often fetched) JSON answer is compressed when the client accepts it (compress.ts). */
+  compressAnswer?: boolean;
   /** Test-only routes (src/endpoints/testing.ts): where the router throws for them. */
   testFault?: TestFault;
   handle: (ctx: CtxFor<A>, params: z.output<S>) => unknown;
@@ -111,6 +113,7 @@ export type Endpoint = {
   incomingWebhookBots: boolean;
   /** How a browser session authenticates it (null: it does not). */
   sessionAuth: SessionAuth | null;
+  compressAnswer: boolean;
   testFault?: TestFault;
   handle: (ctx: HandlerCtx, params: unknown) => unknown;
 };
@@ -147,6 +150,7 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     rateLimitBucket: def.rateLimitBucket === undefined ? 'api' : def.rateLimitBucket,
     incomingWebhookBots: def.incomingWebhookBots ?? false,
     sessionAuth: def.sessionAuth ?? null,
+    compressAnswer: def.compressAnswer ?? false,
     ...(def.testFault ? { testFault: def.testFault } : {}),
     handle: def.handle as (ctx: HandlerCtx, params: unknown) => unknown,
   };

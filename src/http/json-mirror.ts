@@ -25,6 +25,8 @@ export function withJsonMirror(endpoints: readonly Endpoint[]): Endpoint[] {
       ...ep,
       path,
       uwsPath: JSON_PREFIX + ep.uwsPath.slice(API.length),
+      // A trailing `*name` starts one segment earlier: /json/ is one segment, /api/v1/ two.
+      wildcardDepth: ep.wildcardDepth === null ? null : ep.wildcardDepth - 1,
       sessionAuth: 'only',
     });
   }

@@ -19,11 +19,33 @@
  */
 import type { RateLimitRules, ServerConfig } from '../config.js';
 import { RateLimitedError } from '../lib/errors.js';
-import { RateLimiter, type RateStatus } from '../lib/rate-limit.js';
+import { RateLimiter, type RateStatus, type RateWatch } from '../lib/rate-limit.js';
 import { addressKey, clientAddress, ProxyTrust } from './client-address.js';
 import type { RequestContext } from './request.js';
 
 export type UserBucket = 'api' | 'events';
+
+/** The limits' names, as processes sharing their counts name them. */
+export type LimitName =
+  | 'api_by_user'
+  | 'events_by_user'
+  | 'api_by_ip'
+  | 'authenticate_by_username'
+  | 'failed_authentication_by_ip'
+  | 'password_reset_by_email';
+
+/**
+ * Counts shared between processes serving one deployment (a cluster's nodes behind one proxy:
+ * src/cluster/rate-share.ts), so that a client sees the limits of one process wherever its
+ * requests go: each process tells the others what it counted and forgot (`counted`, `cleared`),
+ * and adds theirs (`attach`'s callback).
+ */
+export interface SharedLimits {
+  counted(limit: LimitName, key: string | number): void;
+  cleared(limit: LimitName, key: string | number): void;
+  /** Gives the counts of the other processes to `apply` from now on. */
+  attach(apply: (limit: LimitName, key: string | number, count: number | 'cleared') => void): void;
+}
 
 export class RequestLimits {
   readonly apiByUser: RateLimiter<number>;
@@ -45,26 +67,71 @@ export class RequestLimits {
     trustedProxies: readonly string[],
     clock: () => number,
     private readonly serverClock: () => number,
+    /** A cluster node's: counts shared with the other nodes. */
+    shared?: SharedLimits,
   ) {
-    this.apiByUser = new RateLimiter(rules.api_by_user, clock);
-    this.eventsByUser = new RateLimiter(rules.events_by_user, clock);
-    this.apiByIp = new RateLimiter(rules.api_by_ip, clock);
-    this.authenticateByUsername = new RateLimiter(rules.authenticate_by_username, clock);
-    this.failedAuthenticationByIp = new RateLimiter(rules.failed_authentication_by_ip, clock);
-    this.passwordResetByEmail = new RateLimiter(rules.password_reset_by_email, clock);
+    const watch = <K extends string | number>(name: LimitName): RateWatch<K> | undefined =>
+      shared && {
+        counted: (key) => shared.counted(name, key),
+        cleared: (key) => shared.cleared(name, key),
+      };
+    this.apiByUser = new RateLimiter(rules.api_by_user, clock, watch('api_by_user'));
+    this.eventsByUser = new RateLimiter(rules.events_by_user, clock, watch('events_by_user'));
+    this.apiByIp = new RateLimiter(rules.api_by_ip, clock, watch('api_by_ip'));
+    this.authenticateByUsername = new RateLimiter(
+      rules.authenticate_by_username,
+      clock,
+      watch('authenticate_by_username'),
+    );
+    this.failedAuthenticationByIp = new RateLimiter(
+      rules.failed_authentication_by_ip,
+      clock,
+      watch('failed_authentication_by_ip'),
+    );
+    this.passwordResetByEmail = new RateLimiter(
+      rules.password_reset_by_email,
+      clock,
+      watch('password_reset_by_email'),
+    );
+    shared?.attach((name, key, count) => {
+      const limiter = this.byName(name) as RateLimiter<string | number>;
+      if (count === 'cleared') limiter.forgetElsewhere(key);
+      else limiter.countElsewhere(key, count);
+    });
     this.trust = trustedProxies.length > 0 ? new ProxyTrust(trustedProxies) : null;
     this.readsForwardedFor = this.trust !== null;
   }
 
-  /** The limits `config` asks for, or null when rate limiting is off. */
-  static fromConfig(config: ServerConfig): RequestLimits | null {
+  /**
+   * The limits `config` asks for, or null when rate limiting is off; `shared`: a cluster node's
+   * counts shared with the other nodes.
+   */
+  static fromConfig(config: ServerConfig, shared?: SharedLimits): RequestLimits | null {
     if (config.rateLimits === null) return null;
     return new RequestLimits(
       config.rateLimits,
       config.trustedProxies,
       config.rateLimitClock ?? (() => performance.now()),
       config.clock,
+      shared,
     );
+  }
+
+  private byName(name: LimitName): RateLimiter<number> | RateLimiter<string> {
+    switch (name) {
+      case 'api_by_user':
+        return this.apiByUser;
+      case 'events_by_user':
+        return this.eventsByUser;
+      case 'api_by_ip':
+        return this.apiByIp;
+      case 'authenticate_by_username':
+        return this.authenticateByUsername;
+      case 'failed_authentication_by_ip':
+        return this.failedAuthenticationByIp;
+      case 'password_reset_by_email':
+        return this.passwordResetByEmail;
+    }
   }
 
   /**

@@ -63,6 +63,8 @@ export class RequestContext {
   rateTakenAt = 0;
   /** X-Forwarded-For, copied only when a trusted proxy is configured (see client-address.ts). */
   forwardedFor = '';
+  /** Its JSON answer is compressed when large and accepted (./compress.ts). */
+  compressAnswer = false;
   /** Routes a browser session may authenticate: its headers and session (./sessions.ts). */
   browser: BrowserRequest | null = null;
   /**

@@ -15,6 +15,7 @@ import { decodeParams } from '../lib/params.js';
 import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
 import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
+import { sendCompressible } from './compress.js';
 import type { Release } from './address-limits.js';
 import { createBodySink, parseUrlEncoded, rawBodySink, type BodySink } from './body.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
@@ -196,6 +197,7 @@ function onRequest(
     ctx.forwardedFor = req.getHeader('x-forwarded-for');
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
+  ctx.compressAnswer = ep.compressAnswer;
   for (const name of ep.headers) {
     const value = req.getHeader(name);
     if (value !== '') ctx.headers[name] = value;
@@ -530,6 +532,9 @@ function respondWith(
       send(res, ctx, value.status, withIgnored(value.json, ignored));
     } else if (value instanceof RawBody) {
       send(res, ctx, value.status, value.body, value.contentType, value.headers);
+    } else if (ctx.compressAnswer) {
+      sendCompressible(res, ctx, successBody(value as object | undefined, ignored), leave);
+      return;
     } else {
       send(res, ctx, 200, successBody(value as object | undefined, ignored));
     }

@@ -105,6 +105,15 @@ class RuleBucket<K> {
 }
 
 /**
+ * Told of what a limiter counts, to share it (a cluster's nodes: src/cluster/rate-share.ts): each
+ * request counted against a key, and each key forgotten.
+ */
+export type RateWatch<K> = {
+  counted(key: K): void;
+  cleared(key: K): void;
+};
+
+/**
  * The rules of one domain (e.g. "requests by user"): a request passes only if every rule lets it
  * through, and then counts against all of them. `clock` returns milliseconds (monotonic).
  */
@@ -115,6 +124,8 @@ export class RateLimiter<K> {
   constructor(
     rules: readonly RateRule[],
     private readonly clock: () => number,
+    /** Told of every request counted and key forgotten here (not of those `counted` elsewhere). */
+    private readonly watch?: RateWatch<K>,
   ) {
     const now = clock() / 1000;
     this.buckets = [...rules]
@@ -145,6 +156,7 @@ export class RateLimiter<K> {
       }
       const next = single.charge(key, tat, now);
       if (into) single.status(into, next, now, false);
+      this.watch?.counted(key);
       return 0;
     }
     if (this.buckets.length === 0) return 0;
@@ -157,6 +169,7 @@ export class RateLimiter<K> {
       for (let i = 0; i < this.buckets.length; i++) {
         tats[i] = this.buckets[i]!.charge(key, tats[i]!, now);
       }
+      this.watch?.counted(key);
     }
     if (into) {
       for (let i = 0; i < this.buckets.length; i++) {
@@ -184,12 +197,27 @@ export class RateLimiter<K> {
 
   /** Counts one request by `key` whatever its standing (failed attempts after the fact). */
   charge(key: K): void {
-    const now = this.clock() / 1000;
-    for (const b of this.buckets) b.charge(key, b.tat(key, now), now);
+    this.countElsewhere(key, 1);
+    this.watch?.counted(key);
   }
 
   /** Forgets `key`'s history (a successful login clears its failed attempts). */
   clear(key: K): void {
+    this.forgetElsewhere(key);
+    this.watch?.cleared(key);
+  }
+
+  /**
+   * Counts `n` requests by `key` that another process let through (a cluster's other nodes),
+   * whatever its standing here; the watch is not told.
+   */
+  countElsewhere(key: K, n: number): void {
+    const now = this.clock() / 1000;
+    for (const b of this.buckets) for (let i = 0; i < n; i++) b.charge(key, b.tat(key, now), now);
+  }
+
+  /** Forgets `key`'s history as another process did; the watch is not told. */
+  forgetElsewhere(key: K): void {
     for (const b of this.buckets) b.forget(key);
   }
 

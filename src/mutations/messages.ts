@@ -8,6 +8,7 @@
  * channel, its permissions, who receives the message, their flags — is decided here, inside the
  * transaction, so a send sees exactly the state it commits against.
  */
+import crypto from 'node:crypto';
 import { checkChannelName, effectiveTopicsPolicy } from '../lib/channel-rules.js';
 import {
   JsonableError,
@@ -370,6 +371,46 @@ export function doSendMessage(
     },
   });
   return { id };
+}
+
+/** How long a send's local id is remembered for the client's retries (seconds). */
+export const SENT_LOCAL_ID_SECONDS = 3600;
+
+/** A send's destination and content, as a short digest (a retry repeats both). */
+function sendDigest(cmd: SendMessageCommand): string {
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify([cmd.to, cmd.content]))
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+/**
+ * POST /messages as the realm actor runs it. A send carrying the client's `queue_id` and
+ * `local_id` that this sender already sent with the same pair, to the same destination with the
+ * same content, within the last hour, is that client asking again after a failure that left it
+ * unsure (a connection reset, a timeout, a 503 while a cluster moved the realm) with the first
+ * attempt stored after all: it is answered with the stored message's id, and nothing is written
+ * or announced again. Sends without the pair are always new messages, as in the reference.
+ */
+export function sendMessageOnce(ctx: MutationContext, cmd: SendMessageCommand): { id: number } {
+  const { queue_id: queueId, local_id: localId } = cmd;
+  if (queueId === undefined || localId === undefined)
+    return doSendMessage(ctx, checkSendMessage(ctx, cmd));
+  const digest = sendDigest(cmd);
+  const sent = ctx.store.sentLocalIds.find(cmd.sender_id, queueId, localId);
+  if (sent !== undefined && sent.digest === digest) return { id: sent.message_id };
+  const result = doSendMessage(ctx, checkSendMessage(ctx, cmd));
+  ctx.store.sentLocalIds.record(
+    cmd.sender_id,
+    queueId,
+    localId,
+    result.id,
+    digest,
+    ctx.now,
+    ctx.now - SENT_LOCAL_ID_SECONDS,
+  );
+  return result;
 }
 
 export type DeleteMessageCommand = { acting_user_id: number; message_id: number };

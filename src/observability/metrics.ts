@@ -82,10 +82,20 @@ export type MailFigures = {
 export type ReplicationFigures = {
   /** Log entries this node has applied to its copy. */
   applied: number;
-  /** Entries in the log this node has not applied yet. */
+  /** Entries in the log this node has not applied yet (NaN: the log did not answer). */
   lag: number;
   /** Realms whose lease this node holds. */
   owned: number;
+  /** Realms this node acts as owner of now (their leases renewed in time). */
+  acting: number;
+  /** 1 while applying the log is stalled (behind the log, applying nothing). */
+  stalled: number;
+  /** How long the current stall has lasted (seconds; 0 without one). */
+  stalledSeconds: number;
+  /** Log consumers made again after a stall, since start. */
+  consumerRestarts: number;
+  /** The NATS server this node is connected to ('' when none). */
+  natsServer: string;
 };
 
 const sources = new Set<MetricsSource>();
@@ -370,10 +380,23 @@ function replicationFigures(): Promise<ReplicationFigures | null> {
       // NATS unreachable: the figures are left out of this scrape rather than failing it.
       const r = await s.replication().catch(() => null);
       if (r === null) continue;
-      total ??= { applied: 0, lag: 0, owned: 0 };
+      total ??= {
+        applied: 0,
+        lag: 0,
+        owned: 0,
+        acting: 0,
+        stalled: 0,
+        stalledSeconds: 0,
+        consumerRestarts: 0,
+        natsServer: r.natsServer,
+      };
       total.applied += r.applied;
       total.lag += r.lag;
       total.owned += r.owned;
+      total.acting += r.acting;
+      total.stalled += r.stalled;
+      total.stalledSeconds = Math.max(total.stalledSeconds, r.stalledSeconds);
+      total.consumerRestarts += r.consumerRestarts;
     }
     return total;
   })();
@@ -388,7 +411,9 @@ function replicationGauge(name: string, help: string, read: (r: ReplicationFigur
     registers: [registry],
     async collect() {
       const r = await replicationFigures();
-      if (r !== null) this.set(read(r));
+      if (r === null) return;
+      const v = read(r);
+      if (Number.isFinite(v)) this.set(v);
     },
   });
 }
@@ -427,6 +452,39 @@ function addReplicationGauges(): void {
     'Realms whose lease this cluster node holds.',
     (r) => r.owned,
   );
+  replicationGauge(
+    'confab_cluster_realms_acting',
+    'Realms this cluster node acts as owner of now: its lease renewed within the lease time ' +
+      'minus its margin (docs/cluster.md "Failover and fencing").',
+    (r) => r.acting,
+  );
+  replicationGauge(
+    'confab_cluster_apply_stalled',
+    '1 while this cluster node is behind the realm log and has applied nothing for the stall ' +
+      'time (its log consumer is being made again).',
+    (r) => r.stalled,
+  );
+  replicationGauge(
+    'confab_cluster_apply_stalled_seconds',
+    'How long the current stall of this cluster node applying the realm log has lasted.',
+    (r) => r.stalledSeconds,
+  );
+  replicationGauge(
+    'confab_cluster_consumer_restarts',
+    'Times this cluster node made its log consumer again after a stall, since it started.',
+    (r) => r.consumerRestarts,
+  );
+  new Gauge({
+    name: 'confab_cluster_nats_server_info',
+    help: 'The NATS server this cluster node is connected to (the label; the value is 1).',
+    labelNames: ['server'] as const,
+    registers: [registry],
+    async collect() {
+      const r = await replicationFigures();
+      this.reset();
+      if (r !== null && r.natsServer !== '') this.labels(r.natsServer).set(1);
+    },
+  });
 }
 
 /**

@@ -33,6 +33,7 @@ import { realmExportStatements } from './realm-exports.js';
 import { realmStatements } from './realms.js';
 import { scheduledMessageStatements } from './scheduled-messages.js';
 import { sessionStatements } from './sessions.js';
+import { sentLocalIdStatements } from './sent-local-ids.js';
 import { ChannelActivity, topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 
@@ -111,6 +112,7 @@ export class Store {
   readonly sessions;
   readonly mail;
   readonly bots;
+  readonly sentLocalIds;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -147,6 +149,7 @@ export class Store {
     this.sessions = sessionStatements(db);
     this.mail = mailStatements(db, this.ids);
     this.bots = botStatements(db, this.ids);
+    this.sentLocalIds = sentLocalIdStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

@@ -10,7 +10,7 @@ import { createActor, SimulatedClock } from 'xstate';
 import {
   MAX_BATCH,
   realmMachine,
-  type CommitLog,
+  type CommitStrategy,
   type Envelope,
   type RealmDeps,
   type Reply,
@@ -20,7 +20,12 @@ import type { MutationContext } from '../../src/mutations/context.js';
 import type { RealmView } from '../../src/queries/realm-view.js';
 import type { Store } from '../../src/storage/store.js';
 
-function setup(t: Test, opts: { commitLog?: (log: string[]) => CommitLog } = {}) {
+type FakeStore = { transaction<T>(fn: () => T): T };
+
+function setup(
+  t: Test,
+  opts: { commit?: (log: string[], store: FakeStore) => CommitStrategy } = {},
+) {
   const clock = new SimulatedClock();
   const log: string[] = [];
   let depth = 0;
@@ -85,7 +90,7 @@ function setup(t: Test, opts: { commitLog?: (log: string[]) => CommitLog } = {})
     },
     batchable: new Set(['send']),
     clock: () => clock.now(),
-    ...(opts.commitLog ? { log: opts.commitLog(log) } : {}),
+    ...(opts.commit ? { commit: opts.commit(log, store) } : {}),
   };
   const actor = createActor(realmMachine, { input: deps, clock });
   actor.start();
@@ -105,38 +110,42 @@ function setup(t: Test, opts: { commitLog?: (log: string[]) => CommitLog } = {})
 }
 
 /**
- * A replicated log as the cluster node is to the machine: records the order of its calls, and
- * acknowledges a batch when the test says so.
+ * A commit strategy as the cluster's log writer is to the machine: runs the transaction, records
+ * where it seals the batch, and settles a batch when the test says so.
  */
-function recordingLog(log: string[], refuse = false) {
+function recordingStrategy(log: string[], store: FakeStore, refuse = false) {
   const acks: (() => void)[] = [];
   const failed: unknown[] = [];
-  const commitLog: CommitLog = {
-    writing: (_realm, body) => body(),
-    seal: (_realm, events) => {
-      if (refuse) throw new Error('not the owner');
-      log.push(`seal ${events.map((e) => e.event.type).join(',')}`);
-      return { step: new Promise<void>((resolve) => acks.push(resolve)) };
+  const strategy: CommitStrategy = {
+    commit: (_realm, body) => {
+      let settled: Promise<void> | null = null;
+      try {
+        store.transaction(() => {
+          const { events } = body();
+          if (refuse) throw new Error('not the owner');
+          log.push(`seal ${events.map((e) => e.event.type).join(',')}`);
+          settled = new Promise<void>((resolve) => acks.push(resolve));
+        });
+      } catch (err) {
+        if (settled !== null) failed.push(settled);
+        throw err;
+      }
+      return { settled: settled! };
     },
-    append: (_realm, sealed) => {
-      log.push('append');
-      return (sealed as { step: Promise<void> }).step;
-    },
-    commitFailed: (_realm, sealed) => void failed.push(sealed),
   };
-  return { commitLog, acks, failed };
+  return { strategy, acks, failed };
 }
 
 t.test(
-  'with a log: sealed before COMMIT, appended after the refresh, answered once acknowledged',
+  'with a commit strategy: sealed before COMMIT, refreshed after, answered once settled',
   async (t) => {
-    let rec!: ReturnType<typeof recordingLog>;
-    const m = setup(t, { commitLog: (log) => (rec = recordingLog(log)).commitLog });
+    let rec!: ReturnType<typeof recordingStrategy>;
+    const m = setup(t, { commit: (log, store) => (rec = recordingStrategy(log, store)).strategy });
     m.ask('refreshing');
-    t.same(m.log, ['BEGIN', 'seal refreshed', 'COMMIT', 'refresh', 'append']);
-    t.same(m.published, [], 'no events through the publisher: the log delivers them');
+    t.same(m.log, ['BEGIN', 'seal refreshed', 'COMMIT', 'refresh']);
+    t.same(m.published, [], 'no events through the publisher: the strategy delivers them');
     await Promise.resolve();
-    t.equal(m.replies.length, 0, 'no answer before the log acknowledges');
+    t.equal(m.replies.length, 0, 'no answer before the batch is settled');
     rec.acks[0]!();
     await new Promise((r) => setImmediate(r));
     t.same(
@@ -148,26 +157,52 @@ t.test(
   },
 );
 
-t.test('with a log: a COMMIT that fails after the seal is told to the log and answered', (t) => {
-  let rec!: ReturnType<typeof recordingLog>;
-  const m = setup(t, { commitLog: (log) => (rec = recordingLog(log)).commitLog });
+t.test('with a commit strategy: a COMMIT that fails after the seal is answered', (t) => {
+  let rec!: ReturnType<typeof recordingStrategy>;
+  const m = setup(t, { commit: (log, store) => (rec = recordingStrategy(log, store)).strategy });
   m.failNextCommit();
   m.ask('refreshing');
-  t.same(m.log, ['BEGIN', 'seal refreshed', 'COMMIT failed'], 'no refresh, no append');
-  t.equal(rec.failed.length, 1, 'the log is told of the sealed batch');
+  t.same(m.log, ['BEGIN', 'seal refreshed', 'COMMIT failed'], 'no refresh');
+  t.equal(rec.failed.length, 1, 'the strategy saw its sealed batch fail');
   t.match(m.replies, [[/refreshing/, { ok: false, error: /disk is full/ }]]);
   t.end();
 });
 
-t.test('with a log: a seal refused (not the owner) rolls the transaction back', (t) => {
-  let rec!: ReturnType<typeof recordingLog>;
-  const m = setup(t, { commitLog: (log) => (rec = recordingLog(log, true)).commitLog });
+t.test('with a commit strategy: a seal refused (not the owner) rolls the transaction back', (t) => {
+  let rec!: ReturnType<typeof recordingStrategy>;
+  const m = setup(t, {
+    commit: (log, store) => (rec = recordingStrategy(log, store, true)).strategy,
+  });
   m.ask('refreshing');
   t.same(m.log, ['BEGIN', 'ROLLBACK'], 'nothing committed, nothing refreshed');
   t.same(rec.failed, [], 'nothing was sealed');
   t.match(m.replies, [[/refreshing/, { ok: false, error: /not the owner/ }]]);
   t.end();
 });
+
+t.test(
+  'with a commit strategy: a batch the log refuses is answered with its refusal',
+  async (t) => {
+    const m = setup(t, {
+      commit: (log, store) => ({
+        commit: (_realm, body) => {
+          store.transaction(() => body());
+          return { settled: Promise.reject(new Error('the log refused it')) };
+        },
+      }),
+    });
+    m.ask('send', { n: 1 });
+    m.ask('send', { n: 2 });
+    m.clock.increment(0);
+    await new Promise((r) => setImmediate(r));
+    t.match(m.replies, [
+      [/send/, { ok: false, error: /refused/ }],
+      [/send/, { ok: false, error: /refused/ }],
+    ]);
+    t.same(m.published, [], 'no event published');
+    t.end();
+  },
+);
 
 t.test('batchable commands wait for the end of the turn and commit together', (t) => {
   const m = setup(t);

@@ -30,7 +30,6 @@ function login(url: string, email: string, password: string) {
   });
 }
 
-
 // Each test spawns the tool (and servers) several times: a loaded machine needs the time.
 t.setTimeout(600_000);
 

@@ -153,7 +153,10 @@ t.test('npm run manage: create-realm and create-user', async (t) => {
 
   // The server, started on that data directory, serves both accounts on the eng subdomain.
   const server = await startChild(dataDir);
-  t.notOk(fs.existsSync(path.join(dataDir, 'first-owner.txt')), 'an existing realm: no first realm');
+  t.notOk(
+    fs.existsSync(path.join(dataDir, 'first-owner.txt')),
+    'an existing realm: no first realm',
+  );
   const me = await rawRequest(server.url, {
     method: 'GET',
     path: '/api/v1/users/me',

@@ -1,5 +1,5 @@
-/** The endpoint fuzzer (test/helpers/fuzz.ts) on the first half of ENDPOINTS (even positions). */
+/** The endpoint fuzzer (test/helpers/fuzz.ts) on a quarter of ENDPOINTS (positions 0 mod 4). */
 import t from 'tap';
 import { runFuzz } from '../helpers/fuzz-run.js';
 
-runFuzz(t, (i) => i % 2 === 0);
+runFuzz(t, (i) => i % 4 === 0);

@@ -1,5 +1,5 @@
-/** The endpoint fuzzer (test/helpers/fuzz.ts) on the second half of ENDPOINTS (odd positions). */
+/** The endpoint fuzzer (test/helpers/fuzz.ts) on a quarter of ENDPOINTS (positions 1 mod 4). */
 import t from 'tap';
 import { runFuzz } from '../helpers/fuzz-run.js';
 
-runFuzz(t, (i) => i % 2 === 1);
+runFuzz(t, (i) => i % 4 === 1);

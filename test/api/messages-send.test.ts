@@ -529,3 +529,40 @@ t.test('DELETE /messages/{id}: permissions and the delete_message event', async 
   assertError(t, await api.delete('cordelia', `messages/${dm}`), 'Invalid message(s)');
   assertError(t, await api.delete('hamlet', 'messages/abc'), 'message_id is not an integer');
 });
+
+t.test('a send asked again with the same queue_id and local_id is stored once', async (t) => {
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  await createChannel(api, 'hamlet', 'Elsinore', {
+    principals: [fx.users.hamlet!.id, fx.users.othello!.id],
+  });
+  const q = await register(t, api, 'hamlet', { event_types: ['message'] });
+  const watcher = await register(t, api, 'othello', { event_types: ['message'] });
+  const send = async (content: string, localId?: string, topic = 'retries') =>
+    assertSuccess(
+      t,
+      await api.post('hamlet', 'messages', {
+        type: 'channel',
+        to: 'Elsinore',
+        topic,
+        content,
+        ...(localId !== undefined ? { queue_id: q.queue_id, local_id: localId } : {}),
+      }),
+    ).id as number;
+  const first = await send('once only', '7.01');
+  t.equal(await send('once only', '7.01'), first, 'asked again: answered with the first id');
+  const other = await send('a new message', '7.01');
+  t.not(other, first, 'a different message with a reused local id is a new message');
+  const moved = await send('once only', '7.01', 'elsewhere');
+  t.not(moved, first, 'and so is one to another destination');
+  const fresh = await send('once only', '7.02');
+  t.not(fresh, first, 'a new local id is a new message');
+  const plain = [await send('no local id'), await send('no local id')];
+  t.not(plain[0], plain[1], 'without a local id, every send is a new message');
+  const evs = await events(t, api, 'othello', watcher.queue_id, -1, true);
+  t.same(
+    evs.map((e) => (e.message as { id: number }).id),
+    [first, other, moved, fresh, ...plain],
+    'one event per stored message: none for the retry',
+  );
+});

@@ -187,6 +187,9 @@ t.test('/json/: every API endpoint, by session only', async (t) => {
     const twin = `${ep.method} /json/${ep.path.slice('/api/v1/'.length)}`;
     if (!routes.has(twin)) t.fail(`no ${twin}`);
   }
+  // A twin's trailing `*name` is cut where its own path has it (/json/ is one segment shorter).
+  for (const ep of mounted.filter((e) => e.wildcardDepth !== null))
+    t.equal(ep.wildcardDepth, ep.path.split('/').length - 2, `${ep.path}: wildcard depth`);
   const twins = mounted.filter((ep) => ep.path.startsWith('/json/') && ep.sessionAuth === 'only');
   t.ok(twins.length > 100, `${twins.length} routes under /json/`);
   t.equal(
@@ -276,6 +279,15 @@ t.test('logout ends the session; media by session; no Basic challenge', async (t
   t.same(file.body, tinyPng());
   const avatar = await download(api, null, `/avatar/${fx.users.othello!.id}`, cookie);
   t.equal(avatar.status, 302, 'an avatar');
+  // A temporary URL (for a download link, a player), asked for by the session.
+  const temporary = assertSuccess(
+    t,
+    await session.get(`user_uploads/${fileUrl.slice('/user_uploads/'.length)}`),
+    'a temporary URL by session',
+  );
+  const byToken = await download(api, null, temporary.url as string);
+  t.equal(byToken.status, 200, 'served without credentials');
+  t.same(byToken.body, tinyPng());
   const viaKey = await download(api, 'hamlet', fileUrl);
   t.equal(viaKey.status, 200, 'API clients still use Basic on the same URL');
 

@@ -123,12 +123,16 @@ async function run(): Promise<void> {
     );
     const since = Date.now();
     const fresh = await createRealm('n2', 'ghost', 'early');
-    if (Date.now() - since < RESERVATION_TIMEOUT_MS) {
+    let r = fresh;
+    if (fresh.status === 0) {
+      // The tool took longer than the timeout (a loaded machine): it found the reservation stale.
+      t.ok(Date.now() - since >= RESERVATION_TIMEOUT_MS, 'created only once it was stale');
+    } else {
       t.equal(fresh.status, 1, 'refused while the reservation is fresh');
       t.equal(fresh.json.error, IN_USE, 'as a taken subdomain');
+      await sleep(Math.max(0, since + RESERVATION_TIMEOUT_MS + 500 - Date.now()));
+      r = await createRealm('n3', 'ghost', 'heir');
     }
-    await sleep(Math.max(0, since + RESERVATION_TIMEOUT_MS + 500 - Date.now()));
-    const r = await createRealm('n3', 'ghost', 'heir');
     t.equal(r.status, 0, `created once the reservation is stale ${r.stderr}`);
     noteCreated('ghost', r);
     const held = JSON.parse((await kvString(rec, 'subdomain-ghost'))!) as { realm: number };

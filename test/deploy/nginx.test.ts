@@ -3,7 +3,8 @@
  * deploy/nginx/confab.conf (only the server name, the ports and the certificate paths are
  * substituted), in front of the real server run as `npm start` runs it. Through nginx: TLS, the
  * HTTP → HTTPS redirect, long-polls (one answered by an event, one held until the server's
- * heartbeat), the WebSocket channel, uploads above nginx's default body size and Confab's own
+ * heartbeat), the WebSocket channel, the web app's page and a browser's session (a Secure cookie,
+ * the browsers' WebSocket), uploads above nginx's default body size and Confab's own
  * refusal of a file over its limit, and X-Forwarded-For read only from the trusted proxy (the
  * per-address rate limit and the loopback-only /metrics), odd but legal HTTP answered by nginx
  * (header names with `_`, unknown methods, absolute-form targets, `OPTIONS *`, HTTP/1.0). The
@@ -126,7 +127,7 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     RATE_LIMITING_RULES: JSON.stringify({ api_by_ip: [[600, 3]] }),
   });
   t.teardown(() => server.kill('SIGTERM'));
-  const { email, apiKey } = firstOwner(path.join(dir, 'data'));
+  const { email, apiKey, password: firstPassword } = firstOwner(path.join(dir, 'data'));
 
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const site = siteConfig(dir, new URL(server.url).host, httpPort, httpsPort);
@@ -262,6 +263,84 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     client.ack(ev!.id);
     const closed = await client.close();
     t.equal(closed.code, 1005, 'closed cleanly by the client');
+  });
+
+  await t.test('the web app and a browser session through nginx', async (t) => {
+    const page = await rawRequest(
+      base,
+      { method: 'GET', path: '/', headers: { host: HOST } },
+      { ca },
+    );
+    t.equal(page.status, 200, 'the app page');
+    t.match(page.headers['content-type'], /^text\/html/);
+    t.match(
+      page.headers['content-security-policy'],
+      new RegExp(`connect-src 'self' wss://${HOST}`),
+    );
+    const origin = `https://${HOST}`;
+    const form = new URLSearchParams({ username: email, password: firstPassword }).toString();
+    const login = await rawRequest(
+      base,
+      {
+        method: 'POST',
+        path: '/json/login',
+        headers: {
+          host: HOST,
+          origin,
+          'sec-fetch-site': 'same-origin',
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': String(Buffer.byteLength(form)),
+        },
+        body: form,
+      },
+      { ca },
+    );
+    assertSuccess(t, login, 'logged in over https');
+    const cookie = String(login.headers['set-cookie']);
+    t.match(cookie, /; HttpOnly; SameSite=Lax; Secure$/, 'a Secure cookie (EXTERNAL_SCHEME=https)');
+    const token = /^confab_session=([^;]+)/.exec(cookie)![1]!;
+    const csrf = (login.body as { csrf_token: string }).csrf_token;
+    const headers = { host: HOST, origin, cookie: `confab_session=${token}` };
+    const reg = await rawRequest(
+      base,
+      {
+        method: 'POST',
+        path: '/json/register',
+        headers: {
+          ...headers,
+          'x-csrf-token': csrf,
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': '0',
+        },
+        body: '',
+      },
+      { ca },
+    );
+    const q = assertSuccess(t, reg, '/json/register');
+    const url = new URL(`wss://127.0.0.1:${httpsPort}/json/events/socket`);
+    url.searchParams.set('queue_id', q.queue_id as string);
+    url.searchParams.set('last_event_id', '-1');
+    const ws = new WebSocket(url, ['json'], { ca, headers });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) =>
+        reject(new Error(`upgrade refused: ${res.statusCode ?? 0}`)),
+      );
+    });
+    const client = new SocketClient(ws);
+    t.teardown(() => ws.terminate());
+    const sent = assertSuccess(
+      t,
+      await api.post(owner, 'messages', {
+        type: 'stream',
+        to: 'general',
+        topic: 'nginx',
+        content: 'to the browser through the proxy',
+      }),
+    );
+    const [ev] = await client.nextEvents(1);
+    t.match(ev, { type: 'message', message: { id: sent.id } }, "the browsers' socket");
   });
 
   await t.test('uploads and request sizes through nginx', async (t) => {

@@ -30,6 +30,7 @@ export async function runWithEngines(run: () => Promise<void>): Promise<void> {
 export async function upForTest(
   name: string,
   env: Record<string, string>,
+  opts: { supervise?: boolean } = {},
 ): Promise<{ dir: string; rec: ClusterRecord }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
   let rec: ClusterRecord;
@@ -37,6 +38,7 @@ export async function upForTest(
     rec = await up({
       dir,
       nodes: 3,
+      supervise: opts.supervise ?? false,
       env: { RATE_LIMITING: 'off', CLUSTER_READ_BARRIER_MS: '30000', ...env },
     });
   } catch (err) {
@@ -45,7 +47,9 @@ export async function upForTest(
   }
   t.teardown(async () => {
     await down(dir);
-    fs.rmSync(dir, { recursive: true, force: true });
+    // The nodes' and NATS servers' logs say what went wrong: kept when something did.
+    if (t.passing()) fs.rmSync(dir, { recursive: true, force: true });
+    else console.error(`# the cluster's files and logs are kept in ${dir}`);
   });
   return { dir, rec };
 }

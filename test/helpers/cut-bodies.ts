@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Endpoint } from '../../src/http/endpoint.js';
 import { basicAuth } from './api.js';
+import { ANSWER_WITHIN_MS } from './fuzz.js';
 import { chunked, exchange, head, type Ending, type RawAnswer } from './raw-http.js';
 import type { TestServer } from './server.js';
 
@@ -95,9 +96,6 @@ export function wire(c: CutCase, auth: Record<string, string>): { head: string; 
   const stream = chunked(body, c.chunkSizes);
   return { head: head(c.method, c.target, headers), payload: stream.subarray(0, c.cut) };
 }
-
-/** How long an answer may take (the bound for every answer of the fuzz suite). */
-export const ANSWER_WITHIN_MS = 5000;
 
 /** Describes a case for a failure message (enough to rebuild it as a regression test). */
 export function describeCut(c: CutCase): string {

@@ -1,6 +1,6 @@
 /**
- * One fuzz run over a part of ENDPOINTS (the fuzz-endpoints-* test files split the list so they
- * run in parallel): one server, a realm with something of everything in it (channels, a group, a
+ * One fuzz run over a part of ENDPOINTS (the four fuzz-endpoints-* test files split the list so
+ * they run in parallel): one server, a realm with something of everything in it (channels, a group, a
  * linkifier, a profile field, drafts, invitations, an upload, queues) whose ids and keys the
  * requests use alongside the odd values, so they get past "not found" into the handlers; then
  * every selected endpoint in turn, a health check after each, and at the end no request left in
@@ -19,6 +19,7 @@ import {
   fuzzSeed,
   type RealValues,
 } from './fuzz.js';
+import { apiOperations } from './openapi.js';
 import { startServer, type TestServer } from './server.js';
 import { upload } from './uploads.js';
 
@@ -40,6 +41,13 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
     const ts = await startServer(t, { heartbeatMs: 20, heartbeatJitterMs: 0 });
     t.teardown(closeConnections);
     const real = await seedState(t, ts);
+    // Each endpoint's operation in the API description, when it has one (its parameters' schemas).
+    const shape = (p: string) => p.replace(/\{[^}]+\}|:[a-z_]+|\*[a-z_]+/g, '*');
+    const operations = new Map(
+      (apiOperations() ?? []).map((op) => [`${op.method} ${shape(`/api/v1${op.path}`)}`, op]),
+    );
+    const served = new Set<string>();
+    const durations: [string, number][] = [];
     let sent = 0;
     let compared = 0;
     for (let i = 0; i < ENDPOINTS.length; i++) {
@@ -48,7 +56,11 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
       if (only !== undefined && !`${ep.method} ${ep.path}`.includes(only)) continue;
       const fingerprint = dbFingerprint(ts);
       const before = await snapshot(ts);
-      sent += (await fuzzEndpoint(t, ts, ep, seed, RANDOM_REQUESTS_PER_ENDPOINT, real)).sent;
+      const began = performance.now();
+      const key = `${ep.method} ${shape(ep.path)}`;
+      const op = operations.get(key) ?? null;
+      if (op) served.add(key);
+      sent += (await fuzzEndpoint(t, ts, ep, seed, RANDOM_REQUESTS_PER_ENDPOINT, real, op)).sent;
       if (dbFingerprint(ts) === fingerprint) {
         // Nothing was stored: the in-memory read model must not have moved either.
         compared++;
@@ -58,6 +70,7 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
         }
       }
       await restoreFixtures(t, ts);
+      durations.push([`${ep.method} ${ep.path}`, performance.now() - began]);
       const health = await ts.api.get(null, 'server_settings');
       const me = await ts.api.get(
         { ...ts.fx.users.hamlet!, ...currentUser(ts, 'hamlet') },
@@ -71,8 +84,16 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
       }
     }
     t.comment(`${compared} endpoints changed nothing stored; their register snapshots compared`);
+    t.comment(
+      `${served.size} of the API description's ${operations.size} operations fuzzed here ` +
+        '(the other fuzz-endpoints files fuzz the rest of those Confab serves)',
+    );
+    const slowest = durations.sort((a, b) => b[1] - a[1]).slice(0, 5);
+    t.comment(`slowest: ${slowest.map(([e, ms]) => `${e} ${Math.round(ms)} ms`).join(', ')}`);
     await until(() => ts.server.inflight === 0, 'every request has left');
     t.equal(ts.server.inflight, 0, `no request left in flight after ${sent} requests`);
+    const integrity = ts.server.store.db.prepare('PRAGMA integrity_check').pluck().all();
+    t.same(integrity, ['ok'], 'PRAGMA integrity_check: ok');
   });
 }
 

@@ -16,6 +16,7 @@ import type { Test } from 'tap';
 import type { z } from 'zod';
 import type { Endpoint } from '../../src/http/endpoint.js';
 import { basicAuth } from './api.js';
+import type { ApiOperation } from './openapi.js';
 import type { TestServer } from './server.js';
 
 // ---- randomness -------------------------------------------------------------------------------
@@ -66,6 +67,33 @@ export function fuzzSeed(): number {
 }
 
 // ---- values -----------------------------------------------------------------------------------
+
+/**
+ * Stands for bytes that are not UTF-8 (a private-use character no test sends otherwise): `send`
+ * writes C3 28 FF 80 (a broken sequence, a byte never in UTF-8, a lone continuation byte) in its
+ * place, raw in bodies and percent-encoded in URLs and forms.
+ */
+export const INVALID_UTF8 = '\ue000';
+const INVALID_UTF8_BYTES = Buffer.from([0xc3, 0x28, 0xff, 0x80]);
+const INVALID_UTF8_MARK = Buffer.from(INVALID_UTF8, 'utf8');
+
+/** `buf` with each INVALID_UTF8 (as UTF-8) replaced by the invalid bytes. */
+function withInvalidUtf8(buf: Buffer): Buffer {
+  if (!buf.includes(INVALID_UTF8_MARK)) return buf;
+  const out: Buffer[] = [];
+  let at = 0;
+  for (let i = buf.indexOf(INVALID_UTF8_MARK); i >= 0; i = buf.indexOf(INVALID_UTF8_MARK, at)) {
+    out.push(buf.subarray(at, i), INVALID_UTF8_BYTES);
+    at = i + INVALID_UTF8_MARK.length;
+  }
+  out.push(buf.subarray(at));
+  return Buffer.concat(out);
+}
+
+/** A path or form with each percent-encoded INVALID_UTF8 replaced by the invalid bytes'. */
+function withInvalidUtf8Escapes(text: string): string {
+  return text.replace(/%EE%80%80/gi, '%C3%28%FF%80');
+}
 
 const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
 const deepObject = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
@@ -143,6 +171,9 @@ export const ODD_VALUES: readonly string[] = [
   'e\u0301',
   '\ufeffBOM',
   '\ud800',
+  INVALID_UTF8,
+  `a${INVALID_UTF8}b`,
+  `["${INVALID_UTF8}"]`,
   '%',
   '%zz',
   '%00',
@@ -419,6 +450,8 @@ export type FuzzRequest = {
   encoding: Encoding;
   /** The single parameter deliberately mutated (targeted requests), with its value. */
   target?: { key: string; value: string | undefined };
+  /** The body's length before it was cut (declared at the cut: complete as HTTP goes). */
+  cutFrom?: number;
 };
 
 const ROLES = ['desdemona', 'iago', 'shiva', 'hamlet', 'polonius'] as const;
@@ -670,7 +703,43 @@ export function randomRequest(
     body = enc.body;
     headers['content-type'] = enc.contentType;
   }
-  return { method: ep.method, path, who, headers, encoding, ...(body ? { body } : {}) };
+  // Sometimes the body ends early: cut at a random byte, declared at the cut.
+  let cutFrom: number | undefined;
+  if (body && body.length > 0 && r.chance(0.06)) {
+    cutFrom = body.length;
+    body = body.subarray(0, r.int(body.length));
+  }
+  return {
+    method: ep.method,
+    path,
+    who,
+    headers,
+    encoding,
+    ...(body ? { body } : {}),
+    ...(cutFrom !== undefined ? { cutFrom } : {}),
+  };
+}
+
+/**
+ * Values violating a parameter's schema in the API description (JSON Schema, as
+ * test/helpers/openapi.ts reads it): the wrong type, numbers out of any range, strings empty or
+ * huge or not UTF-8, JSON cut short.
+ */
+export function specViolations(schema: unknown): string[] {
+  const s = (schema ?? {}) as { type?: unknown; oneOf?: unknown; items?: unknown };
+  const types = new Set(
+    (Array.isArray(s.type) ? s.type : [s.type]).filter((x): x is string => typeof x === 'string'),
+  );
+  const out: string[] = [];
+  if (types.has('integer') || types.has('number'))
+    out.push('"1"', '1.5', '-1', '-99999999999999999999', '1e400', 'true', '[1]', '0x1F');
+  if (types.has('boolean')) out.push('"true"', '2', 'null', 'yes', '[true]');
+  if (types.has('array'))
+    out.push('{}', '"x"', '[', '[null]', '[[[[]]]]', '[1,', `[${'1,'.repeat(5000)}1]`);
+  if (types.has('object')) out.push('[]', '1', '"x"', '{', '{"a":', 'null');
+  if (types.has('string') || types.size === 0)
+    out.push('', ' ', 'x'.repeat(100_000), INVALID_UTF8, `"${INVALID_UTF8}"`, '\u0000');
+  return out;
 }
 
 /**
@@ -752,7 +821,8 @@ export function describe(req: FuzzRequest): string {
         ? `bad auth ${JSON.stringify(req.who.header.slice(0, 60))}`
         : 'anonymous';
   const body = req.body
-    ? `\n  content-type: ${req.headers['content-type'] ?? ''}\n  body (${req.body.length} bytes): ${JSON.stringify(req.body.toString('utf8').slice(0, 400))}`
+    ? `\n  content-type: ${req.headers['content-type'] ?? ''}\n  body (${req.body.length} bytes${req.cutFrom !== undefined ? `, cut from ${req.cutFrom}` : ''}): ${JSON.stringify(req.body.toString('utf8').slice(0, 400))}` +
+      (req.body.includes(INVALID_UTF8_MARK) ? ' (\\ue000: the bytes C3 28 FF 80)' : '')
     : '';
   const path =
     req.path.length > 400 ? req.path.slice(0, 400) + `… (${req.path.length} chars)` : req.path;
@@ -772,10 +842,11 @@ export function send(
   } else if (req.who.kind === 'bad') {
     headers.authorization = req.who.header;
   }
-  if (req.body) headers['content-length'] = String(req.body.length);
+  const body = req.body ? withInvalidUtf8(withInvalidUtf8Form(req)) : undefined;
+  if (body) headers['content-length'] = String(body.length);
   return new Promise((resolve, reject) => {
     const r = http.request(
-      new URL(req.path, ts.url),
+      new URL(withInvalidUtf8Escapes(req.path), ts.url),
       { method: req.method, headers, agent },
       (res) => {
         const chunks: Buffer[] = [];
@@ -807,9 +878,15 @@ export function send(
       clearTimeout(timer);
       reject(err);
     });
-    if (req.body) r.write(req.body);
+    if (body) r.write(body);
     r.end();
   });
+}
+
+/** A form body's percent-encoded INVALID_UTF8 as the invalid bytes' escapes. */
+function withInvalidUtf8Form(req: FuzzRequest): Buffer {
+  if (req.encoding !== 'form' || !req.body) return req.body ?? Buffer.alloc(0);
+  return Buffer.from(withInvalidUtf8Escapes(req.body.toString('latin1')), 'latin1');
 }
 
 // ---- checking ---------------------------------------------------------------------------------
@@ -898,7 +975,14 @@ function headBytes(req: FuzzRequest): number {
   return n;
 }
 
-/** Runs `n` random and the targeted requests against one endpoint; reports each problem. */
+/** The longest any answer may take (the issue's bound for every fuzzed request). */
+export const ANSWER_WITHIN_MS = 5000;
+
+/**
+ * Runs `n` random and the targeted requests against one endpoint; reports each problem. `op` is
+ * the endpoint's operation in the API description, when it has one: each of its parameters is
+ * also sent values that violate its schema there, including the ones Confab does not take.
+ */
 export async function fuzzEndpoint(
   t: Test,
   ts: TestServer,
@@ -906,22 +990,40 @@ export async function fuzzEndpoint(
   seed: number,
   n: number,
   real: RealValues = {},
+  op: ApiOperation | null = null,
 ): Promise<{ sent: number; statuses: Map<number, number> }> {
   const r = rng(seed ^ hashString(`${ep.method} ${ep.path}`));
   const accepted = acceptedValues(ep, real);
   const keys = currentKeys(ts);
   const requests: FuzzRequest[] = [];
   for (let i = 0; i < n; i++) requests.push(randomRequest(ep, r, accepted, real));
+  // As an owner, as a member and without credentials, whatever the random draw gave.
+  for (const who of ['desdemona', 'hamlet', null] as const) {
+    for (let i = 0; i < 2; i++) {
+      const req = randomRequest(ep, r, accepted, real);
+      req.who = who === null ? { kind: 'anonymous' } : { kind: 'user', name: who };
+      requests.push(req);
+    }
+  }
+  const described = new Map((op?.parameters ?? []).map((p) => [p.name, p.schema]));
   for (const key of ep.compiled.known) {
     if (!(key in accepted)) continue; // aliases are covered through their canonical name
     const values: (string | undefined)[] = [undefined];
     for (let i = 0; i < 4; i++) values.push(oddValue(r));
     const schema = shapeOf(ep)[key];
     for (let i = 0; schema && i < 4; i++) values.push(shapedParam(schema, r, realIds(real)));
+    const violations = described.has(key) ? specViolations(described.get(key)) : [];
+    for (let i = 0; i < 3 && violations.length > 0; i++) values.push(r.pick(violations));
     for (const v of values) {
       const req = targetedRequest(ep, r, accepted, key, v);
       if (req) requests.push(req);
     }
+  }
+  // Parameters the description has and Confab does not take: ignored, never a failure.
+  for (const [name, schema] of described) {
+    if (ep.compiled.known.has(name) || ep.pathParamNames.includes(name)) continue;
+    const req = targetedRequest(ep, r, accepted, name, r.pick(specViolations(schema)));
+    if (req) requests.push({ ...req, target: undefined });
   }
   const statuses = new Map<number, number>();
   let failures = 0;
@@ -940,6 +1042,7 @@ export async function fuzzEndpoint(
       fingerprint = dbFingerprint(ts);
     }
     eventCount = ts.events.length;
+    const started = performance.now();
     try {
       res = await send(ts, keys, req);
     } catch (err) {
@@ -957,6 +1060,8 @@ export async function fuzzEndpoint(
     }
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     const found = problems(ep, req, res);
+    const ms = performance.now() - started;
+    if (ms > ANSWER_WITHIN_MS) found.push(`answered after ${Math.round(ms)} ms`);
     if (res.status >= 400) {
       // A refused request leaves nothing behind: no row changed, no event sent. (Rows written
       // and rolled back count as changes: then the digest of every row decides.)

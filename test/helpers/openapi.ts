@@ -153,3 +153,58 @@ function stripFields(v: unknown, drop: Set<string>): unknown {
   for (const [k, x] of Object.entries(v)) if (!drop.has(k)) out[k] = stripFields(x, drop);
   return out;
 }
+
+export type ApiParameter = { name: string; in: 'query' | 'path' | 'body'; schema: Json };
+export type ApiOperation = { method: string; path: string; parameters: ApiParameter[] };
+
+/**
+ * Every operation of the description (its paths are under /api/v1), with its parameters: query
+ * and path parameters and the request body's form fields, `$ref`s resolved. null without the
+ * file.
+ */
+export function apiOperations(): ApiOperation[] | null {
+  const root = loadSpec();
+  if (!root) return null;
+  const out: ApiOperation[] = [];
+  const resolve = (node: Json): Json =>
+    node !== null &&
+    typeof node === 'object' &&
+    !Array.isArray(node) &&
+    typeof node.$ref === 'string'
+      ? resolve(pointer(root, node.$ref))
+      : node;
+  for (const [p, item] of Object.entries((root.paths as Obj | undefined) ?? {})) {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) continue;
+    for (const method of ['get', 'post', 'patch', 'put', 'delete']) {
+      const op = resolve(item[method] ?? null) as Obj | null;
+      if (!op) continue;
+      const parameters: ApiParameter[] = [];
+      for (const raw of [
+        ...((item.parameters as Json[]) ?? []),
+        ...((op.parameters as Json[]) ?? []),
+      ]) {
+        const prm = resolve(raw) as Obj | null;
+        if (!prm || (prm.in !== 'query' && prm.in !== 'path')) continue;
+        const content = prm.content as Obj | undefined;
+        const schema =
+          prm.schema ?? (content?.['application/json'] as Obj | undefined)?.schema ?? null;
+        parameters.push({
+          name: typeof prm.name === 'string' ? prm.name : '',
+          in: prm.in,
+          schema: toJsonSchema(root, schema),
+        });
+      }
+      const body = resolve((op.requestBody as Json) ?? null) as Obj | null;
+      const form = ((body?.content as Obj | undefined)?.['application/x-www-form-urlencoded'] ??
+        (body?.content as Obj | undefined)?.['multipart/form-data']) as Obj | undefined;
+      const props = (resolve(form?.schema ?? null) as Obj | null)?.properties as Obj | undefined;
+      for (const [name, schema] of Object.entries(props ?? {})) {
+        const s = resolve(schema) as Obj | null;
+        // A form field's JSON schema may sit under content/application/json (encoded JSON).
+        parameters.push({ name, in: 'body', schema: toJsonSchema(root, s) });
+      }
+      out.push({ method: method.toUpperCase(), path: p, parameters });
+    }
+  }
+  return out;
+}

@@ -96,3 +96,26 @@ t.test('removing messages keeps the window consistent', (t) => {
   t.same([small.start, small.end, small.size], [0, 0, 0]);
   t.end();
 });
+
+t.test('messages arriving during a fetch are not lost', (t) => {
+  const l = new MessageList(ALL);
+  l.loading = true;
+  t.equal(l.addLive(105), false, 'held while the first fetch is in flight');
+  l.loading = false;
+  l.setInitial(range(1, 105), true, true, null);
+  t.equal(l.ids.at(-1), 105, 'joined the run: the answer reached the newest');
+  const m = new MessageList(ALL);
+  m.setInitial(range(1, 101), true, false, null);
+  m.loadingNewer = true;
+  m.addLive(250);
+  m.loadingNewer = false;
+  m.append(range(101, 201), true);
+  t.equal(m.ids.at(-1), 250, 'after a newer page that reached the newest');
+  const n = new MessageList(ALL);
+  n.loading = true;
+  n.addLive(300);
+  n.loading = false;
+  n.setInitial(range(1, 101), true, false, null);
+  t.equal(n.has(300), false, 'not when the answer stops short of the newest (fetched later)');
+  t.end();
+});

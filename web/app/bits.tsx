@@ -1,4 +1,4 @@
-/** Small shared pieces: avatars (initials unless the user uploaded one), counts, channel marks. */
+/** Small shared pieces: avatars (initials unless the user has a picture), counts, channel marks. */
 import { avatarColor, initials } from './format.js';
 
 export function Avatar({
@@ -13,9 +13,9 @@ export function Avatar({
   small?: boolean;
 }) {
   const cls = small ? 'avatar small' : 'avatar';
-  // Only an uploaded avatar (a URL on this server) is shown: the default ones would be fetched
-  // from an outside host, which the page's policy forbids and which would leak who is viewed.
-  if (url && (url.startsWith('/') || url.startsWith(location.origin))) {
+  // A user's picture is shown (an upload, or the external host's where the realm opted into it);
+  // the server's default picture is not: initials say more (docs/web.md, Avatars).
+  if (url && !url.includes('/static/images/default-avatar')) {
     return <img class={cls} src={url} alt="" loading="lazy" />;
   }
   return (

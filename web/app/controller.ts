@@ -37,6 +37,7 @@ import { pageTitle, shouldNotify } from '../state/notify.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
 import { topicKey } from '../state/unread.js';
 import { htmlText, plainHtml } from './format.js';
+import { nextFrame } from './frame.js';
 import { track } from './track.js';
 
 export type Session = { userId: number; email: string; csrfToken: string };
@@ -144,6 +145,9 @@ export class Controller {
   readonly focused = signal(typeof document !== 'undefined' ? document.hasFocus() : true);
   serverSettings: Record<string, unknown> = {};
   me: User | null = null;
+  private title = '';
+  private titleFrame = false;
+  private permission: NotificationPermission | null = null;
   stream: EventStream | null = null;
   loader: Loader | null = null;
   drafts: Drafts | null = null;
@@ -174,7 +178,10 @@ export class Controller {
 
   async start(): Promise<void> {
     this.on(window, 'hashchange', () => this.route());
-    this.on(window, 'focus', () => (this.focused.value = true));
+    this.on(window, 'focus', () => {
+      this.focused.value = true;
+      this.permission = null;
+    });
     this.on(window, 'blur', () => (this.focused.value = false));
     this.on(window, 'online', () => this.stream?.reconnectNow());
     this.on(document, 'visibilitychange', () => {
@@ -306,7 +313,8 @@ export class Controller {
       if (e.type === 'realm_emoji' && this.emoji.value) this.emoji.value = null;
     }
     if (arrived.length) this.notify(arrived);
-    this.updateTitle();
+    // A heartbeat changes nothing: an idle tab does no work for it.
+    if (events.some((e) => e.type !== 'heartbeat')) this.updateTitle();
   }
 
   private pingPresence(): void {
@@ -459,16 +467,37 @@ export class Controller {
     return 'All messages';
   }
 
+  /** Updates the page's title at the next frame (however many changes come before it). */
   updateTitle(): void {
+    if (this.titleFrame) return;
+    this.titleFrame = true;
+    nextFrame(() => {
+      this.titleFrame = false;
+      this.writeTitle();
+    });
+  }
+
+  private writeTitle(): void {
     const s = this.state.value;
     if (!s) return;
-    const c = s.unread.counts({ mutedTopic: (id, t) => s.mutedTopic(id, t) });
-    document.title = pageTitle(c.total, this.viewName(), s.realm.name);
+    const c = s.unreadCounts();
+    const title = pageTitle(c.total, this.viewName(), s.realm.name);
+    // Only a change: setting the title is a round trip to the browser's own process.
+    if (title !== this.title) document.title = this.title = title;
+  }
+
+  /** The browser's notification permission, read at start and when the window gets focus (the
+   * getter asks the browser's process each time). */
+  private notifyAllowed(): boolean {
+    if (this.permission === null) {
+      this.permission = typeof Notification === 'undefined' ? 'denied' : Notification.permission;
+    }
+    return this.permission === 'granted';
   }
 
   private notify(messages: StoredMessage[]): void {
     const s = this.state.value;
-    if (!s || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
+    if (!s || !this.notifyAllowed()) return;
     const n = this.narrow.value;
     for (const m of messages) {
       const seeing =
@@ -522,7 +551,9 @@ export class Controller {
 
   async requestNotifications(): Promise<NotificationPermission | 'unsupported'> {
     if (typeof Notification === 'undefined') return 'unsupported';
-    return Notification.requestPermission();
+    const p = await Notification.requestPermission();
+    this.permission = p;
+    return p;
   }
 
   // ---- Compose and send ----------------------------------------------------------------------
@@ -782,7 +813,7 @@ export class Controller {
   nextUnread(): Narrow | null {
     const s = this.state.value;
     if (!s) return null;
-    const c = s.unread.counts({ mutedTopic: (id, t) => s.mutedTopic(id, t) });
+    const c = s.unreadCounts();
     const order = sortedSubs(s).map((x) => x.stream_id);
     const topics = [...c.topics.values()]
       .filter((t) => !t.muted && s.subs.has(t.streamId))

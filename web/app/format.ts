@@ -15,10 +15,19 @@ export function clock(ts: number, twentyFour: boolean): string {
   return `${h}:${pad(d.getMinutes())} ${d.getHours() < 12 ? 'AM' : 'PM'}`;
 }
 
-/** A local calendar day, as a key (`2026-12-03`). */
+const dayKeys = new Map<number, string>();
+
+/** A local calendar day, as a key (`2026-12-03`); remembered per minute of time. */
 export function dayKey(ts: number): string {
-  const d = new Date(ts * 1000);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  const minute = Math.floor(ts / 60);
+  let key = dayKeys.get(minute);
+  if (key === undefined) {
+    if (dayKeys.size > 20_000) dayKeys.clear();
+    const d = new Date(minute * 60_000);
+    key = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+    dayKeys.set(minute, key);
+  }
+  return key;
 }
 
 const DAY_FMT = new Intl.DateTimeFormat(undefined, {
@@ -42,8 +51,17 @@ export function dayLabel(ts: number, now = Date.now()): string {
   return d.getFullYear() === new Date(now).getFullYear() ? DAY_FMT.format(d) : YEAR_FMT.format(d);
 }
 
+const fullTimes = new Map<number, string>();
+
+/** The full date and time (a message's tooltip); remembered, formatting is not cheap. */
 export function fullTime(ts: number): string {
-  return FULL_FMT.format(new Date(ts * 1000));
+  let s = fullTimes.get(ts);
+  if (s === undefined) {
+    if (fullTimes.size > 5000) fullTimes.clear();
+    s = FULL_FMT.format(new Date(ts * 1000));
+    fullTimes.set(ts, s);
+  }
+  return s;
 }
 
 /** Up to two initials of a name. */

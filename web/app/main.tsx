@@ -2,10 +2,11 @@
  * The app's entry: the theme the user chose last (before anything is drawn), then the session —
  * a live one opens the app, none shows the login form — and nothing else until then.
  */
-import { render } from 'preact';
+import { options, render } from 'preact';
 import { signal } from '@preact/signals';
 import { ApiError, ConfabClient } from '../../src/client/api.js';
 import { Controller, type Session } from './controller.js';
+import { scheduleRender } from './frame.js';
 import { Login } from './login.js';
 import { Shell } from './shell.js';
 import '../styles/app.css';
@@ -16,6 +17,9 @@ try {
 } catch {
   // storage unavailable: the system's setting applies
 }
+
+// Draw at the next frame (the user's own input at once): frame.ts.
+options.debounceRendering = scheduleRender;
 
 const root = document.getElementById('app')!;
 const controller = signal<Controller | null>(null);

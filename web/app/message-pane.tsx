@@ -95,10 +95,10 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   if (view.current.list !== list) {
     view.current = { list, positioned: false, anchor: null, bottom: true };
   }
-  // Before the DOM changes: what is at the top of the view, to keep it there.
+  // Before the DOM changes: what is at the top of the view, to keep it there. At the bottom (the
+  // usual case while chatting, kept by the scroll handler) nothing is measured: the view follows.
   const el = scroller.current;
   if (el && view.current.positioned) {
-    view.current.bottom = atBottom(el);
     view.current.anchor = view.current.bottom ? null : rowAt(el);
   }
 
@@ -195,10 +195,11 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   }, [list, list.rev.value, s.rev.unread.value, focused]);
 
   // The "new messages below" button.
-  const updateBelow = () => {
+  const updateBelow = (measure: boolean) => {
     const el = scroller.current;
     if (!el) return;
-    const bottomNow = atBottom(el) && list.atNewest();
+    if (measure && view.current.positioned) view.current.bottom = atBottom(el);
+    const bottomNow = view.current.bottom && list.atNewest();
     let unread = 0;
     if (!bottomNow) {
       const limit = el.getBoundingClientRect().bottom;
@@ -212,7 +213,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     if (bottomNow !== !below.show || unread !== below.unread)
       setBelow({ show: !bottomNow, unread });
   };
-  useEffect(updateBelow);
+  useEffect(() => updateBelow(false));
 
   const jumpToNewest = () => {
     if (list.foundNewest) {
@@ -275,7 +276,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
         aria-label={`Messages: ${c.viewName(list.narrow)}`}
         aria-busy={!list.loaded || list.loadingOlder || list.loadingNewer}
         onKeyDown={onKey}
-        onScroll={updateBelow}
+        onScroll={() => updateBelow(true)}
         onClick={(e) => {
           const header = (e.target as HTMLElement).closest('.spoiler-header');
           header?.parentElement?.classList.toggle('open');

@@ -71,12 +71,14 @@ export type RowProps = {
   match?: string;
 };
 
-export class MessageRow extends Component<RowProps> {
+export class MessageRow extends Component<RowProps, { hover: boolean }> {
   private content = createRef<HTMLDivElement>();
+  override state = { hover: false };
 
-  override shouldComponentUpdate(next: RowProps): boolean {
+  override shouldComponentUpdate(next: RowProps, nextState: { hover: boolean }): boolean {
     const p = this.props;
     return (
+      this.state.hover !== nextState.hover ||
       p.m !== next.m ||
       p.showSender !== next.showSender ||
       p.selected !== next.selected ||
@@ -131,6 +133,8 @@ export class MessageRow extends Component<RowProps> {
       <div
         class={cls}
         data-id={m.id}
+        onMouseEnter={() => this.setState({ hover: true })}
+        onMouseLeave={() => this.setState({ hover: false })}
         role="article"
         aria-label={`${m.sender_full_name}, ${clock(m.timestamp, twentyFour)}`}
         onClick={(e) => {
@@ -166,7 +170,9 @@ export class MessageRow extends Component<RowProps> {
           {local && <SendState c={c} m={m} />}
           <Reactions c={c} s={s} m={m} />
         </div>
-        {!local && !editing && (
+        {/* Drawn only for the message under the pointer or selected: 300 rows of toolbars
+            would cost more than the messages. */}
+        {!local && !editing && (this.state.hover || selected) && (
           <div class="msg-actions" role="toolbar" aria-label="Message actions">
             <button
               class="icon-btn"

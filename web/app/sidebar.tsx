@@ -145,7 +145,7 @@ export function Sidebar({ c }: { c: Controller }) {
   const s = c.state.value!;
   track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users);
   const [allDms, setAllDms] = useState(false);
-  const counts = s.unread.counts({ mutedTopic: (id, t) => s.mutedTopic(id, t) });
+  const counts = s.unreadCounts();
   const cur = c.narrow.value;
   const curChannel = channelOf(cur);
   const curKey = narrowKey(cur);

@@ -28,7 +28,7 @@ import {
   type Names,
 } from './narrow.js';
 import { TypingTracker, typingKey, type Timers } from './typing.js';
-import { isMention, topicKey, Unread } from './unread.js';
+import { isMention, topicKey, Unread, type UnreadCounts } from './unread.js';
 
 /** Visibility policies of a topic (POST /user_topics). */
 export const TOPIC = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
@@ -204,6 +204,23 @@ export class ChatState {
   /** Display name of a topic (the empty topic has the realm's name for it). */
   topicName(topic: string): string {
     return topic === '' ? this.realm.emptyTopicName : topic;
+  }
+
+  private countsCache: { key: string; counts: UnreadCounts } | null = null;
+
+  /**
+   * The unread counts (unread.counts with this user's muting), computed once per change of the
+   * unread bookkeeping or the channels' settings: the sidebar and the title both ask often.
+   */
+  unreadCounts(): UnreadCounts {
+    const key = `${this.rev.unread.peek()}:${this.rev.channels.peek()}`;
+    if (this.countsCache?.key !== key) {
+      this.countsCache = {
+        key,
+        counts: this.unread.counts({ mutedTopic: (id, t) => this.mutedTopic(id, t) }),
+      };
+    }
+    return this.countsCache.counts;
   }
 
   /** Whether a channel's topic is muted for this user (muting the channel mutes its topics). */

@@ -38,6 +38,7 @@ export class Loader {
     }
     const token = list.rev.peek();
     list.error = null;
+    list.loading = true;
     let r: MessagesResponse;
     try {
       this.fetches++;
@@ -48,10 +49,12 @@ export class Loader {
         narrow: apiNarrow(list.narrow),
       });
     } catch (e) {
+      list.loading = false;
       list.error = e instanceof Error ? e.message : String(e);
       list.rev.value++;
       return;
     }
+    list.loading = false;
     if (list.rev.peek() !== token && list.loaded && !list.stale) return;
     this.state.ingest(r.messages);
     const ids = r.messages.map((m) => m.id);

@@ -22,8 +22,15 @@ export class MessageList {
   foundNewest = false;
   /** The first fetch answered (until then the view shows a loading state). */
   loaded = false;
+  /** The first fetch is in flight. */
+  loading = false;
   loadingOlder = false;
   loadingNewer = false;
+  /**
+   * Messages that arrived while a fetch that may reach the newest was in flight: the fetch's
+   * answer may have been made before them, so they join the run after it if it reached the newest.
+   */
+  private arrivedMeanwhile: number[] = [];
   /** Moves or edits made the run unreliable: fetch it again before showing it. */
   stale = false;
   /** The fetch failed (shown with a retry). */
@@ -67,6 +74,7 @@ export class MessageList {
     anchor: number | null,
   ): void {
     this.ids = [...ids].sort((a, b) => a - b);
+    this.mergeArrived(foundNewest);
     this.foundOldest = foundOldest;
     this.foundNewest = foundNewest;
     this.loaded = true;
@@ -121,6 +129,7 @@ export class MessageList {
     const last = this.ids[this.ids.length - 1] ?? -Infinity;
     const newer = [...ids].filter((id) => id > last).sort((a, b) => a - b);
     this.ids = [...this.ids, ...newer];
+    this.mergeArrived(foundNewest);
     this.foundNewest = foundNewest;
     this.trimRun('older');
     this.changed();
@@ -132,6 +141,10 @@ export class MessageList {
    * the newest message, it grows to include it, dropping its oldest past WINDOW_MAX.
    */
   addLive(id: number): boolean {
+    if (this.loading || (!this.foundNewest && this.loadingNewer)) {
+      this.arrivedMeanwhile.push(id);
+      return false;
+    }
     if (!this.loaded || !this.foundNewest || this.has(id)) return false;
     const followed = this.end === this.ids.length;
     const at = this.indexAtOrAfter(id);
@@ -207,6 +220,16 @@ export class MessageList {
     this.changed();
   }
 
+  /** Takes the messages that arrived during a fetch, when the fetch reached the newest. */
+  private mergeArrived(reachedNewest: boolean): void {
+    const arrived = this.arrivedMeanwhile;
+    this.arrivedMeanwhile = [];
+    if (!reachedNewest || arrived.length === 0) return;
+    const last = this.ids[this.ids.length - 1] ?? -Infinity;
+    const later = arrived.filter((id) => id > last).sort((a, b) => a - b);
+    this.ids = [...this.ids, ...new Set(later)];
+  }
+
   /** Keeps the run within LIST_MAX by dropping from the side away from the window. */
   private trimRun(side: 'older' | 'newer'): void {
     const over = this.ids.length - LIST_MAX;
@@ -233,6 +256,7 @@ export class MessageList {
     this.loaded = false;
     this.foundNewest = this.foundOldest = false;
     this.stale = false;
+    this.arrivedMeanwhile = [];
     this.changed();
   }
 }

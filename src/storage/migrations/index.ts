@@ -22,6 +22,7 @@ import { m0018_image_attachments } from './0018_image_attachments.js';
 import { m0019_sessions } from './0019_sessions.js';
 import { m0021_mail_outbox } from './0021_mail_outbox.js';
 import { m0022_bots } from './0022_bots.js';
+import { m0029_sent_local_ids } from './0029_sent_local_ids.js';
 import type { DB } from '../db.js';
 
 /**
@@ -58,4 +59,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0019_sessions,
   m0021_mail_outbox,
   m0022_bots,
+  m0029_sent_local_ids,
 ];

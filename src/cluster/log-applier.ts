@@ -1,0 +1,379 @@
+/**
+ * The log applier of a cluster node (docs/cluster.md "The log and what a node applies"): every
+ * node (the owner too) consumes the whole stream in order with an ordered consumer from its last
+ * applied position. For each entry it applies another node's rows (UPSERT/DELETE by primary key)
+ * and records the position in one transaction, refreshes the affected parts of the realm's read
+ * model and delivers the entry's events to its own queues; an entry this process wrote is in its
+ * copy already (only its bookkeeping is recorded; the writer delivered its events at the append's
+ * acknowledgement, log-writer.ts).
+ *
+ * Also here: the log's position (one JetStream question shared by the callers that arrive while it
+ * is under way), waiting until a position is applied, the read barrier, and the progress watch:
+ * a node whose copy stays behind the log without applying anything for `stallMs` makes its
+ * consumer again (the NATS server holding the old one died or froze, and nats.js's ordered
+ * consumer does not always come back by itself), says so in its log and on /metrics, and stops
+ * (for its supervisor) once such a stall has lasted `stallExitMs`.
+ */
+import type { ConsumerMessages } from 'nats';
+import type { EventQueues } from '../delivery/publisher.js';
+import type { RealmRegistry } from '../../actors/registry.js';
+import { unpack } from '../lib/pack.js';
+import { log } from '../observability/log.js';
+import { goneUploads, type Replication } from '../storage/replication.js';
+import type { ClusterIds } from './id-blocks.js';
+import { patiently, type Entry } from './jetstream.js';
+import type { ClusterLink } from './link.js';
+import { passReadBarrier, DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
+import { refreshReadModel } from './refresh.js';
+
+export const DEFAULT_STALL_MS = 5000;
+export const DEFAULT_STALL_EXIT_MS = 120_000;
+/** How often the progress watch looks. */
+const WATCH_MS = 1000;
+
+/** What the applier tells the rest of the node. */
+export type ApplierHooks = {
+  /** Removes this node's copies of uploads whose rows an applied entry deleted. */
+  uploadsGone?: (pathIds: string[]) => void;
+  /** An applied entry (this node's own too) wrote a realm export's row. */
+  exportsChanged?: () => void;
+};
+
+export type ApplierParts = {
+  link: ClusterLink;
+  replication: Replication;
+  ids: ClusterIds;
+  queues: EventQueues;
+  hooks: ApplierHooks;
+  /** Whether this process wrote the entry (its rows are in this copy since their COMMIT). */
+  mine: (e: Entry) => boolean;
+  /** After each entry (a snapshot may be due). */
+  applied: () => void;
+  /** This node must stop: its copy cannot follow the log. */
+  die: (reason: string) => void;
+};
+
+export type ApplierStatus = {
+  applied: number;
+  /** Whether the progress watch sees a stall now. */
+  stalled: boolean;
+  /** While stalled: seconds since this node last applied an entry (0 otherwise). */
+  behindFor: number;
+  /** Consumers made again after a stall, since start. */
+  consumerRestarts: number;
+};
+
+export class LogApplier {
+  private appliedSeq: number;
+  private waiters: { seq: number; resolve: () => void }[] = [];
+  /** Highest stream sequence seen per realm subject. */
+  private readonly lastOfRealm = new Map<number, number>();
+  /**
+   * Realms being created here whose first entry is on its way to the log: their rows are not in
+   * this copy yet (ClusterNode.addRealm), so that entry is applied here like another node's.
+   */
+  readonly unwritten = new Set<number>();
+  private registry: RealmRegistry | null = null;
+  private consumer: ConsumerMessages | null = null;
+  /** Each consumer made gets the next; a loop whose consumer was replaced stops. */
+  private generation = 0;
+  private positionAsked: Promise<number> | null = null;
+  private positionNext: Promise<number> | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private watchTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  // The progress watch.
+  private watchedSeq = 0;
+  /** When (performance.now) this copy was last seen applying, or caught up. */
+  private progressAt = performance.now();
+  private stalled = false;
+  private restartedAt = 0;
+  private restarts = 0;
+
+  constructor(private readonly parts: ApplierParts) {
+    this.appliedSeq = parts.replication.state().applied;
+  }
+
+  get applied(): number {
+    return this.appliedSeq;
+  }
+
+  /** Starts consuming the log from this copy's position, and the progress watch. */
+  async start(registry: RealmRegistry, since = Date.now()): Promise<void> {
+    this.registry = registry;
+    await this.openConsumer(since);
+    this.watchedSeq = this.appliedSeq;
+    this.progressAt = performance.now();
+    this.watchTimer = setInterval(() => void this.watch(), WATCH_MS);
+    this.watchTimer.unref();
+  }
+
+  private async openConsumer(since = Date.now()): Promise<void> {
+    const { js, names } = this.parts.link;
+    const gen = ++this.generation;
+    const consumer = await patiently(
+      () =>
+        js.consumers.get(
+          names.stream,
+          this.appliedSeq > 0 ? { opt_start_seq: this.appliedSeq + 1 } : {},
+        ),
+      since,
+    );
+    const messages = await consumer.consume();
+    if (gen !== this.generation || this.closed) {
+      await messages.close();
+      return;
+    }
+    const old = this.consumer;
+    this.consumer = messages;
+    if (old) void old.close().catch(() => undefined);
+    void this.loop(messages, gen);
+  }
+
+  private async loop(messages: ConsumerMessages, gen: number): Promise<void> {
+    const prefix = this.parts.link.names.log.length + 1;
+    try {
+      for await (const m of messages) {
+        if (gen !== this.generation) return;
+        if (m.seq <= this.appliedSeq) continue;
+        if (m.seq !== this.appliedSeq + 1) {
+          // Entries this copy needs were trimmed away (it was gone too long): it can only start
+          // again from a snapshot (src/cluster/main.ts discards it; trim.ts).
+          this.parts.die(
+            `the log was trimmed past this copy (at ${this.appliedSeq}, next entry ${m.seq})`,
+          );
+          return;
+        }
+        try {
+          this.onEntry(m.seq, Number(m.subject.slice(prefix)), unpack<Entry>(m.data));
+        } catch (err) {
+          // A node that cannot apply the log must not serve from a diverged copy.
+          this.parts.die(`applying log entry ${m.seq} failed: ${String(err)}`);
+          return;
+        }
+      }
+    } catch (err) {
+      if (gen === this.generation && !this.closed)
+        log.error({ err }, 'the log consumer failed; the progress watch makes another');
+    }
+  }
+
+  private onEntry(seq: number, realmId: number, e: Entry): void {
+    if (e.k === 'seed') {
+      // The seeded database reaches other nodes as a snapshot at this position (seed.ts), so a
+      // node applying the entry itself started without it: empty, before the seed.
+      throw new Error(
+        `the cluster was seeded from node ${e.node}'s database after this node started; ` +
+          'start it again: it starts from the seeded snapshot',
+      );
+    }
+    const { replication } = this.parts;
+    this.lastOfRealm.set(realmId, seq);
+    let mine = this.parts.mine(e);
+    // A realm created here: its rows were written nowhere before the log took them (addRealm).
+    if (mine && e.k === 'batch' && this.unwritten.delete(realmId)) mine = false;
+    if (e.k === 'lease') {
+      replication.markApplied(seq, false);
+    } else if (mine) {
+      // Its rows are in this copy since its COMMIT; its bookkeeping waits until the append's ack
+      // (usually right behind it) has been answered.
+      replication.markAppliedLater(seq, e.changes.length > 0);
+      if (this.closed) this.flushApplied();
+      else this.flushAppliedSoon();
+    } else {
+      // Another node's rows, with the ids it gave them.
+      const touched = this.parts.ids.withoutBlocksSync(() => replication.apply(seq, e.changes));
+      refreshReadModel(this.registry!, realmId, e.changes, touched);
+    }
+    this.appliedSeq = seq;
+    if (e.k === 'batch') {
+      const { uploadsGone, exportsChanged } = this.parts.hooks;
+      // Its own entries too: the request deleting an upload may have come through another node.
+      if (uploadsGone) {
+        const gone = goneUploads(e.changes);
+        if (gone.length > 0) uploadsGone(gone);
+      }
+      if (exportsChanged && e.changes.some(([table]) => table === 'realm_exports'))
+        exportsChanged();
+    }
+    this.parts.applied();
+    // This process delivered its own entries' events at their append's acknowledgement.
+    if (e.k === 'batch' && !mine) {
+      if (e.events.length > 0) this.parts.queues.publish(realmId, e.events);
+      for (const users of e.ended) this.parts.queues.endSessions(realmId, users);
+    }
+    if (this.waiters.length > 0) {
+      const due = this.waiters.filter((w) => w.seq <= seq);
+      this.waiters = this.waiters.filter((w) => w.seq > seq);
+      for (const w of due) w.resolve();
+    }
+  }
+
+  /**
+   * Writes the own entries' deferred bookkeeping (Replication.markAppliedLater) a millisecond
+   * from now: after the ack that follows the entry, and once for all entries of a busy moment.
+   */
+  private flushAppliedSoon(): void {
+    if (this.flushTimer !== null) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      this.flushApplied();
+    }, 1);
+  }
+
+  flushApplied(): void {
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    try {
+      this.parts.replication.flushApplied();
+    } catch (err) {
+      this.parts.die(`recording the log position failed: ${String(err)}`);
+    }
+  }
+
+  /** Resolves once this node has applied the log up to `seq`. */
+  waitApplied(seq: number): Promise<void> {
+    if (seq <= this.appliedSeq) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+  }
+
+  /** Resolves once everything the stream held when called is applied here. */
+  async caughtUp(): Promise<void> {
+    await this.waitApplied(await this.lastPosition());
+  }
+
+  /**
+   * The log's last position (the stream's last sequence) as JetStream states it after this call.
+   * One question serves every caller that arrives before it is sent; callers arriving while it
+   * is under way share the next one, sent when it is answered (its answer may predate them).
+   */
+  lastPosition(): Promise<number> {
+    const { jsm, names } = this.parts.link;
+    if (this.positionAsked === null) {
+      this.positionAsked = jsm.streams
+        .info(names.stream)
+        .then((info) => info.state.last_seq)
+        .finally(() => (this.positionAsked = null));
+      return this.positionAsked;
+    }
+    this.positionNext ??= this.positionAsked
+      .catch(() => 0)
+      .then(() => {
+        this.positionNext = null;
+        return this.lastPosition();
+      });
+    return this.positionNext;
+  }
+
+  /**
+   * The read barrier (docs/cluster.md "Guarantees"): resolves once this node has applied
+   * everything the log held when the request arrived; past the budget, a 503 (read-barrier.ts).
+   */
+  readBarrier(): Promise<void> {
+    return passReadBarrier(
+      {
+        position: () => this.lastPosition(),
+        applied: (seq) => this.waitApplied(seq),
+        stopped: () => this.closed,
+      },
+      this.parts.link.opts.readBarrierMs ?? DEFAULT_READ_BARRIER_MS,
+    );
+  }
+
+  /**
+   * The log position of the realm's newest entry, applied by this node (0: the realm has none):
+   * what a lease marker expects. Known from the entries applied since this node started; for a
+   * realm with none since (a node restarted on its database, say the only node of a cluster), the
+   * log says, and the node first applies up to it.
+   */
+  async newestOfRealm(realmId: number): Promise<number> {
+    const known = this.lastOfRealm.get(realmId);
+    if (known !== undefined) return known;
+    const newest = await this.lastOnSubject(realmId);
+    if (newest === 0) return 0;
+    if (newest > this.appliedSeq) await this.waitApplied(newest);
+    return this.lastOfRealm.get(realmId) ?? newest;
+  }
+
+  /** The log position of the newest entry on the realm's subject, as the log says (0: none). */
+  async lastOnSubject(realmId: number): Promise<number> {
+    const { jsm, names } = this.parts.link;
+    const subject = `${names.log}.${realmId}`;
+    const info = await jsm.streams.info(names.stream, { subjects_filter: subject });
+    if (!info.state.subjects?.[subject]) return 0;
+    return (await jsm.streams.getMessage(names.stream, { last_by_subj: subject })).seq;
+  }
+
+  // ---- the progress watch -------------------------------------------------------------------
+
+  private async watch(): Promise<void> {
+    if (this.closed) return;
+    const now = performance.now();
+    if (this.appliedSeq !== this.watchedSeq) {
+      this.watchedSeq = this.appliedSeq;
+      this.progressAt = now;
+      return;
+    }
+    let last: number;
+    try {
+      last = await this.lastPosition();
+    } catch {
+      this.parts.link.checkConnection();
+      return; // the log does not answer: nothing to tell about this node's progress
+    }
+    if (this.closed) return;
+    if (last <= this.appliedSeq || this.appliedSeq !== this.watchedSeq) {
+      this.progressAt = performance.now();
+      if (this.stalled) {
+        this.stalled = false;
+        log.warn({ applied: this.appliedSeq }, 'applying the log again');
+      }
+      return;
+    }
+    const opts = this.parts.link.opts;
+    const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
+    const idle = now - this.progressAt;
+    if (idle < stallMs) return;
+    if (!this.stalled) {
+      this.stalled = true;
+      log.warn(
+        { applied: this.appliedSeq, last, idleMs: Math.round(idle) },
+        'applying the log stalled: making its consumer again',
+      );
+    }
+    if (idle >= (opts.stallExitMs ?? DEFAULT_STALL_EXIT_MS)) {
+      this.parts.die(
+        `applied nothing for ${Math.round(idle / 1000)} s while the log held ${last - this.appliedSeq} more entries`,
+      );
+      return;
+    }
+    if (now - this.restartedAt < stallMs) return;
+    this.restartedAt = now;
+    this.restarts++;
+    try {
+      await this.openConsumer();
+    } catch (err) {
+      log.error({ err }, 'making the log consumer again failed; trying again');
+    }
+  }
+
+  status(): ApplierStatus {
+    return {
+      applied: this.appliedSeq,
+      stalled: this.stalled,
+      behindFor: this.stalled ? (performance.now() - this.progressAt) / 1000 : 0,
+      consumerRestarts: this.restarts,
+    };
+  }
+
+  /** Stops applying (after `flushApplied`); waiters are let go. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.watchTimer) clearInterval(this.watchTimer);
+    this.flushApplied();
+    this.generation++;
+    await this.consumer?.close().catch(() => undefined);
+    for (const w of this.waiters) w.resolve();
+    this.waiters = [];
+  }
+}

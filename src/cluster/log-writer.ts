@@ -1,0 +1,275 @@
+/**
+ * The log writer of a cluster node (docs/cluster.md "The log and what a node applies"): the
+ * realm actor's commit strategy on a node acting as a realm's owner, and the realm's appends.
+ *
+ * - Inside the transaction, just before its COMMIT, the batch's captured rows are sealed into an
+ *   entry carrying the lease revision this node holds now (its term) and sent to the log at once,
+ *   expecting the realm's previous entry (`Nats-Expected-Last-Subject-Sequence`), so that the
+ *   log's round trip overlaps the COMMIT and the read-model refresh. A node that may not act as
+ *   the realm's owner at this moment (lease-keeper.ts `valid`) refuses here: the transaction is
+ *   rolled back.
+ * - Appends of a realm are sequential: a batch sealed while an earlier one is in flight goes once
+ *   that one is settled.
+ * - An append that goes unanswered (a NATS server killed or frozen, a stream electing a leader)
+ *   is asked again with the same expectation and message id until the log answers
+ *   (jetstream.ts `appendSurely`): the entry is in the log, or another entry took its place.
+ * - Only once the log holds the batch are its events delivered to this node's queues, and its
+ *   commands answered: no client sees an event, or hears "success", for a write the log might
+ *   refuse. A queue registered on this node between the COMMIT and the acknowledgement does not
+ *   get the batch's events: its snapshot, read after the COMMIT, holds the batch already.
+ * - A batch the log refused was committed here and is in no other copy: the node stops, and
+ *   starts again from the log (src/cluster/main.ts rebuilds a copy with unacknowledged commits).
+ */
+import type { EventQueues } from '../delivery/publisher.js';
+import type { QueueHandle } from '../delivery/queue.js';
+import type { BatchEffects, CommitStrategy, Committed } from '../../actors/realm.machine.js';
+import type { OutboundEvent } from '../lib/events.js';
+import { observeAppend } from '../observability/metrics.js';
+import type { Replication } from '../storage/replication.js';
+import type { Store } from '../storage/store.js';
+import type { ClusterIds, RealmIdBlocks } from './id-blocks.js';
+import { appendSurely, NotOwnerError, writeNow, type Entry } from './jetstream.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import type { ClusterLink } from './link.js';
+
+/**
+ * How long an append whose fate is unknown is asked again before the node gives up on it and
+ * stops (its copy may hold a batch the log will never have): longer than any NATS election.
+ */
+export const APPEND_PATIENCE_MS = 120_000;
+
+/** A batch committed here whose append has not settled. */
+type Sealed = {
+  events: OutboundEvent[];
+  ended: (readonly number[] | null)[];
+  /** Its append has gone to NATS. */
+  sent: boolean;
+  /** Its COMMIT failed before it went: it never goes. */
+  cancelled: boolean;
+  /** Resolves once the log holds it (and the realm's earlier batches). */
+  step: Promise<void>;
+  /** Queues registered here after its COMMIT (their snapshots hold it). */
+  except: Set<QueueHandle> | null;
+};
+
+/** A realm this node writes. */
+type Writing = {
+  /** Sequence of the last entry appended for the realm (the next append expects it). */
+  last: number;
+  tail: Promise<void>;
+  /** Batches sealed whose appends have not settled yet. */
+  inFlight: number;
+  /** Batches committed whose events are not delivered yet, in order. */
+  undelivered: Sealed[];
+  /** Where the realm's new rows get their ids. */
+  ids: RealmIdBlocks;
+};
+
+export type WriterParts = {
+  link: ClusterLink;
+  store: Store;
+  replication: Replication;
+  ids: ClusterIds;
+  keeper: LeaseKeeper;
+  queues: EventQueues;
+  /** This node must stop (its copy holds a commit the log refused). */
+  die: (reason: string) => void;
+  /** The log refused an append of the realm: another node owns it now. */
+  deposed: (realmId: number, why: string) => void;
+};
+
+export class LogWriter implements CommitStrategy {
+  private readonly realms = new Map<number, Writing>();
+  private serial = 0;
+  private closing = false;
+
+  constructor(private readonly parts: WriterParts) {
+    parts.queues.watchRegistrations((rt) => {
+      for (const s of this.realms.get(rt.realmId)?.undelivered ?? [])
+        (s.except ??= new Set()).add(rt);
+    });
+  }
+
+  /** The realm's lease marker is in the log at `last`: this node writes the realm from now on. */
+  start(realmId: number, last: number, ids: RealmIdBlocks): void {
+    this.realms.set(realmId, { last, tail: Promise.resolve(), inFlight: 0, undelivered: [], ids });
+  }
+
+  /**
+   * This node no longer writes the realm: later batches are refused. Appends in flight go on (the
+   * log decides each: one that lands is answered as any other).
+   */
+  stop(realmId: number): void {
+    const w = this.realms.get(realmId);
+    if (!w) return;
+    this.realms.delete(realmId);
+    w.ids.close();
+  }
+
+  writes(realmId: number): boolean {
+    return this.realms.has(realmId);
+  }
+
+  /** Sequence of the realm's last entry this node appended (0: none). */
+  lastAppended(realmId: number): number {
+    return this.realms.get(realmId)?.last ?? 0;
+  }
+
+  /** The realms' appends in flight, settled (a graceful stop waits for them). */
+  async settled(): Promise<number> {
+    this.closing = true;
+    const all = [...this.realms.values()];
+    await Promise.all(all.map((w) => w.tail));
+    return Math.max(0, ...all.map((w) => w.last));
+  }
+
+  /** A unique message id for an entry this process appends (JetStream's deduplication). */
+  nextMsgId(): string {
+    return `${this.parts.link.incarnation}.${++this.serial}`;
+  }
+
+  // ---- the commit strategy ------------------------------------------------------------------
+
+  commit(realmId: number, body: () => BatchEffects): Committed {
+    const { store, ids } = this.parts;
+    const w = this.realms.get(realmId);
+    let sealed: Sealed | null = null;
+    try {
+      store.transaction(() =>
+        ids.writing(w?.ids, () => {
+          const effects = body();
+          sealed = this.seal(realmId, w, effects);
+        }),
+      );
+    } catch (err) {
+      if (sealed !== null) this.commitFailed(realmId, sealed);
+      throw err;
+    }
+    const s = sealed as unknown as Sealed;
+    // Committed: its events wait for the log (delivered in order: each step follows the last).
+    const list = w!.undelivered;
+    list.push(s);
+    const settled = s.step.then(
+      () => {
+        list.splice(list.indexOf(s), 1);
+        if (s.events.length > 0)
+          this.parts.queues.publish(realmId, s.events, s.except ?? undefined);
+        for (const users of s.ended) this.parts.queues.endSessions(realmId, users);
+      },
+      (err: unknown) => {
+        list.splice(list.indexOf(s), 1);
+        throw err;
+      },
+    );
+    return { settled };
+  }
+
+  /**
+   * Inside the realm's transaction, just before its COMMIT: takes the captured rows and sends the
+   * batch to the log now (the first of the realm's appends in flight; later ones wait their turn,
+   * each expecting the sequence the one before it got). Throws NotOwnerError, rolling the
+   * transaction back, when this node may not act as the realm's owner now.
+   */
+  private seal(realmId: number, w: Writing | undefined, effects: BatchEffects): Sealed {
+    const { replication, keeper } = this.parts;
+    const changes = replication.seal();
+    if (!w || !keeper.valid(realmId)) throw new NotOwnerError();
+    if (changes.length > 0) replication.noteUnacked(1);
+    const { events, ended } = effects;
+    const sealed: Sealed = {
+      events,
+      ended,
+      sent: false,
+      cancelled: false,
+      step: w.tail,
+      except: null,
+    };
+    // Nothing for the log: its answer still waits for the realm's earlier appends (w.tail).
+    if (changes.length === 0 && events.length === 0 && ended.length === 0) return sealed;
+    const entry: Entry = {
+      k: 'batch',
+      node: this.parts.link.node,
+      inc: this.parts.link.incarnation,
+      term: keeper.term(realmId),
+      changes,
+      events,
+      ended,
+    };
+    const msgId = this.nextMsgId();
+    const send = () => {
+      if (sealed.cancelled) return Promise.reject(new NotOwnerError());
+      sealed.sent = true;
+      return this.appendBatch(realmId, w, entry, msgId);
+    };
+    const first = w.inFlight === 0;
+    w.inFlight++;
+    sealed.step = (first ? send() : w.tail.then(send)).finally(() => w.inFlight--);
+    w.tail = sealed.step.catch(() => undefined);
+    return sealed;
+  }
+
+  /**
+   * The COMMIT failed after `seal` (a full disk, an I/O error): a batch not sent yet is not sent;
+   * one already sent may be in the log without being in this copy, so the node stops, and starts
+   * again from the log (which then holds it or not, for every node alike).
+   */
+  private commitFailed(realmId: number, s: Sealed): void {
+    s.cancelled = true;
+    s.step.catch(() => undefined);
+    if (s.sent)
+      this.parts.die(`realm ${realmId}: its COMMIT failed after its batch went to the log`);
+  }
+
+  /**
+   * Appends one batch (after the realm's earlier ones), written to NATS at once rather than at
+   * nats.js's next microtask. Rejects with NotOwnerError when the log refused it (another node's
+   * entry is there): its commit is in no other copy, and the node stops.
+   */
+  private async appendBatch(realmId: number, w: Writing, entry: Entry, msgId: string) {
+    const { link } = this.parts;
+    const started = performance.now();
+    const acked = appendSurely(
+      link.js,
+      link.jsm,
+      link.names,
+      realmId,
+      entry,
+      w.last,
+      msgId,
+      () => performance.now() - started < APPEND_PATIENCE_MS,
+      link.checkConnection,
+    );
+    writeNow(link.nc);
+    try {
+      w.last = await acked;
+      observeAppend(performance.now() - started);
+    } catch (err) {
+      this.parts.deposed(realmId, `the log refused an append (${String(err)})`);
+      if (entry.k === 'batch' && entry.changes.length > 0)
+        this.parts.die(`realm ${realmId}: a commit the log did not take (${String(err)})`);
+      throw new NotOwnerError();
+    }
+  }
+
+  /**
+   * Appends a lease marker of term `term` after the realm's entry `expect` (the takeover, once
+   * caught up): its sequence. Rejects when another entry is there first (apply it and try again),
+   * or when the log did not answer in time.
+   */
+  appendMarker(realmId: number, term: number, expect: number): Promise<number> {
+    const { link } = this.parts;
+    const entry: Entry = { k: 'lease', node: link.node, inc: link.incarnation, term };
+    const started = performance.now();
+    return appendSurely(
+      link.js,
+      link.jsm,
+      link.names,
+      realmId,
+      entry,
+      expect,
+      this.nextMsgId(),
+      () => !this.closing && performance.now() - started < link.leaseMs,
+      link.checkConnection,
+    );
+  }
+}

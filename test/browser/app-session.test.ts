@@ -1,0 +1,134 @@
+/**
+ * The server's side of the real web app (issue 30 Part A; docs/web.md), in chromium: the app
+ * page's headers and policy with the app running under it (nothing blocked), a wrong password
+ * shown as the app's error with no login dialog, the right one landing in the app, a reload
+ * keeping the session, an upload loading as an <img> through the cookie, no API key anywhere a
+ * script can read, nothing asked of an outside host (avatars included), and logout ending the
+ * session so that a media URL then answers 401. test/browser/server-side.test.ts checks the same
+ * server behaviour against a fixture page, whatever the client does.
+ */
+import t from 'tap';
+import type { Page, Request } from 'playwright-core';
+import { assertSuccess } from '../helpers/api.js';
+import { waitFor, waitLive } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { tinyPng } from '../helpers/images.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { startServer } from '../helpers/server.js';
+import { upload } from '../helpers/uploads.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+async function logIn(page: Page, email: string, password: string): Promise<void> {
+  await page.fill('input[name="username"]', email);
+  await page.fill('input[name="password"]', password);
+  await page.click('button[type="submit"]');
+}
+
+/** A fetch from the page: its status and WWW-Authenticate header. */
+function fetchFromPage(page: Page, url: string): Promise<{ status: number; challenge: string }> {
+  return page.evaluate(`fetch(${JSON.stringify(url)}).then((r) => ({
+    status: r.status,
+    challenge: r.headers.get('www-authenticate') ?? '',
+  }))`);
+}
+
+t.test('the real app: login, session, media, no key, no outside host, logout', async (t) => {
+  if (NO_CHROMIUM) return;
+  const browser = await launchBrowser(t);
+  const { url, fx, api } = await startServer(t);
+  const hamlet = fx.users.hamlet!;
+  const everyone = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+  const ch = await createChannel(api, 'othello', 'photos', { principals: everyone });
+  const up = assertSuccess(
+    t,
+    await upload(api, 'othello', [{ filename: 'dot.png', data: tinyPng() }]),
+  );
+  const fileUrl = up.url as string;
+  await sendChannelMessage(api, 'othello', ch, 'pictures', `A picture: [dot.png](${fileUrl})`);
+
+  const page = await browser.newPage();
+  const watch = await watchPage(page);
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  const origin = new URL(url).origin;
+  const outside: string[] = [];
+  const jsonBodies: Promise<string>[] = [];
+  page.on('request', (req: Request) => {
+    const u = new URL(req.url());
+    if (u.protocol.startsWith('http') && u.origin !== origin) outside.push(req.url());
+  });
+  page.on('response', (res) => {
+    if (new URL(res.url()).pathname.startsWith('/json/'))
+      jsonBodies.push(res.text().catch(() => ''));
+  });
+
+  const response = await page.goto(`${url}/#narrow/channel/${ch}-photos`);
+  const headers = response!.headers();
+  t.match(headers['content-security-policy'], /^default-src 'none'; script-src 'self';/);
+  t.equal(headers['cache-control'], 'no-cache');
+  t.ok(headers.etag, 'an ETag');
+  await page.waitForSelector('input[name="username"]');
+  await screenshot(page, t, 'login');
+
+  await logIn(page, hamlet.email, 'not the password');
+  await page.waitForSelector('[role="alert"]');
+  t.match(await page.textContent('[role="alert"]'), /password/i, 'the error, in the app');
+  await screenshot(page, t, 'wrong-password');
+
+  await logIn(page, hamlet.email, hamlet.password);
+  await waitLive(page);
+  await screenshot(page, t, 'logged-in');
+  t.equal(
+    (await page.context().cookies(url)).find((c) => c.name === 'confab_session')?.httpOnly,
+    true,
+    'an HttpOnly session cookie',
+  );
+
+  // The upload in the message loads through the cookie (its link, or its thumbnail).
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.messages img')].some((i) => i.src.includes('/user_uploads/') && i.complete && i.naturalWidth > 0)`,
+  );
+  t.pass('an upload shown as an <img>, through the session cookie');
+
+  await page.reload();
+  await waitLive(page);
+  t.pass('a reload keeps the session');
+
+  const visible = await page.evaluate<string>(`JSON.stringify({
+    cookie: document.cookie,
+    local: { ...localStorage },
+    session: { ...sessionStorage },
+    html: document.documentElement.outerHTML,
+  })`);
+  t.notOk(visible.includes(hamlet.api_key), 'no API key in the page, its cookies or storage');
+  const bodies = await Promise.all(jsonBodies);
+  t.ok(bodies.length > 3, `${bodies.length} answers the page received`);
+  t.notOk(
+    bodies.some((b) => b.includes(hamlet.api_key)),
+    'none of them holds the API key',
+  );
+  t.same(outside, [], 'nothing asked of another host (avatars, icons, fonts)');
+
+  await page.click('.me');
+  await page.click('text=Log out');
+  await page.waitForSelector('input[name="username"]');
+  await screenshot(page, t, 'logged-out');
+  t.same(
+    await fetchFromPage(page, fileUrl),
+    { status: 401, challenge: 'Session realm="confab"' },
+    'after logout a media URL answers 401, with no Basic challenge',
+  );
+  await page.reload();
+  await page.waitForSelector('input[name="username"]');
+  t.pass('still logged out after a reload');
+
+  t.same(dialogs, [], 'no dialog');
+  // Before login the app asks for its session (401), and a failed login is a 401 too.
+  watch.assertClean(t, /status of 401|WebSocket/);
+});

@@ -1,0 +1,89 @@
+/**
+ * NATS servers frozen (SIGSTOP) under load (docs/cluster.md "Faults"): the log stream leader's
+ * server, the server the realm's owner is connected to, and two servers of three; each frozen for
+ * longer than the lease time while three clients send (retrying with the same local id), a reader
+ * asks every node for the newest acknowledged message and a queue on every node collects events,
+ * then thawed (SIGCONT). A frozen server keeps its connections open and answers nothing: its
+ * clients only notice by their pings. After each, the invariants of
+ * test/helpers/cluster-faults.ts. Skipped without nats-server or nginx.
+ */
+import t from 'tap';
+import { clusterNames } from '../../src/cluster/jetstream.js';
+import { nodePid, readRecord, signalNats } from '../../src/cluster/local.js';
+import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
+import {
+  checkScenario,
+  natsServerOf,
+  ownerNode,
+  prepareFaults,
+  runScenario,
+  sleep,
+  streamLeader,
+  whole,
+  within,
+} from '../helpers/cluster-faults.js';
+import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
+
+t.setTimeout(600_000);
+await runWithEngines(run);
+
+async function run(): Promise<void> {
+  const { dir, rec } = await upForTest('faults-nats-stop', {}, { supervise: true });
+  const fx = await clusterRealmFixture(rec.url, {}, rec.owner, 1);
+  await prepareFaults(rec, fx);
+
+  const freezeAndThaw = async (topic: string, pick: () => Promise<number[]>, holdMs: number) => {
+    await whole(rec);
+    const servers = await pick();
+    return runScenario(rec, fx, topic, async (mark) => {
+      for (const n of servers) await signalNats(dir, n, 'SIGSTOP');
+      mark.injected();
+      await sleep(holdMs);
+      for (const n of servers) await signalNats(dir, n, 'SIGCONT');
+      mark.repaired();
+    });
+  };
+
+  t.test("SIGSTOP of the log stream leader's NATS server", async (t) => {
+    const o = await freezeAndThaw(
+      'stop-leader',
+      async () => [await streamLeader(rec, clusterNames().stream)],
+      10_000,
+    );
+    await checkScenario(t, rec, fx, 'stop-leader', o, { nodesKept: true, resumeWithinMs: 20_000 });
+  });
+
+  t.test("SIGSTOP of the owner's NATS server", async (t) => {
+    const o = await freezeAndThaw(
+      'stop-owners',
+      async () => {
+        const owner = await ownerNode(rec);
+        const pid = nodePid(readRecord(dir), owner - 1);
+        let server: number | null = null;
+        await within(10_000, 'the owner connected to a NATS server', () => {
+          server = natsServerOf(pid, rec);
+          return server !== null;
+        });
+        return [server!];
+      },
+      10_000,
+    );
+    await checkScenario(t, rec, fx, 'stop-owners', o, { nodesKept: true, resumeWithinMs: 20_000 });
+  });
+
+  t.test('SIGSTOP of two NATS servers of three', async (t) => {
+    const o = await freezeAndThaw(
+      'stop-two',
+      async () => {
+        const leader = await streamLeader(rec, clusterNames().stream);
+        return [leader, (leader % 3) + 1];
+      },
+      6000,
+    );
+    await checkScenario(t, rec, fx, 'stop-two', o, {
+      nodesKept: true,
+      resumeWithinMs: 30_000,
+      pauseFromRepair: true,
+    });
+  });
+}

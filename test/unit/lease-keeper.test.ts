@@ -1,0 +1,240 @@
+/**
+ * The fencing rules of a cluster node's leases (src/cluster/lease-keeper.ts; docs/cluster.md
+ * "Failover and fencing"), each with a simulated clock and a bucket played in memory (each key's
+ * writes are compare-and-sets on one revision counter, as a JetStream key-value bucket's):
+ *  - a lease is taken only when free or unchanged for a whole lease time;
+ *  - a lease being taken is renewed every tick however long its catch-up takes, so no other node
+ *    sees it unchanged for a lease time;
+ *  - the marker's term comes from a renewal right before it, and a takeover that cannot renew has
+ *    no term (it aborts);
+ *  - an owner whose last renewal was sent longer ago than the lease time minus the margin stops
+ *    acting as owner at once, and acts again after a renewal; a renewal counts from its sending;
+ *  - a renewal refused because its own earlier unanswered write landed keeps the lease;
+ *  - two nodes, one cut off from the bucket, are never both valid owners at any simulated moment.
+ */
+import t from 'tap';
+import { LeaseKeeper, type LeaseRecord, type LeaseStore } from '../../src/cluster/lease-keeper.js';
+
+const LEASE = 3000;
+const MARGIN = 500;
+
+/** One bucket shared by simulated nodes, and the simulated clock. */
+class World {
+  now = 0;
+  private revision = 0;
+  readonly keys = new Map<number, { revision: number; holder: string }>();
+  /** Nodes whose writes are not answered (they throw), and whether they landed anyway. */
+  readonly cutOff = new Map<string, 'lost' | 'landed'>();
+
+  store(node: string): LeaseStore {
+    const answer = <T>(landed: () => T): Promise<T> => {
+      const cut = this.cutOff.get(node);
+      if (cut === 'landed') landed();
+      if (cut !== undefined)
+        return Promise.reject(Object.assign(new Error('timeout'), { code: 'TIMEOUT' }));
+      return Promise.resolve(landed());
+    };
+    return {
+      read: (realmId) =>
+        answer((): LeaseRecord | null => {
+          const k = this.keys.get(realmId);
+          return k ? { revision: k.revision, mine: k.holder === node } : null;
+        }),
+      create: (realmId) =>
+        answer(() => {
+          if (this.keys.has(realmId)) return 0;
+          this.keys.set(realmId, { revision: ++this.revision, holder: node });
+          return this.revision;
+        }),
+      update: (realmId, revision) =>
+        answer(() => {
+          const k = this.keys.get(realmId);
+          if (!k || k.revision !== revision) return 0;
+          this.keys.set(realmId, { revision: ++this.revision, holder: node });
+          return this.revision;
+        }),
+      remove: (realmId, revision) =>
+        answer(() => {
+          if (this.keys.get(realmId)?.revision === revision) this.keys.delete(realmId);
+        }),
+    };
+  }
+
+  keeper(node: string, lost: string[] = []): LeaseKeeper {
+    return new LeaseKeeper(this.store(node), {
+      leaseMs: LEASE,
+      marginMs: MARGIN,
+      clock: () => this.now,
+      lost: (realm, why) => void lost.push(`${realm}: ${why}`),
+    });
+  }
+}
+
+t.test('a lease is taken when free, or unchanged for a whole lease time', async (t) => {
+  const w = new World();
+  const a = w.keeper('a');
+  const b = w.keeper('b');
+  const term = await a.tryTake(1);
+  t.ok(term > 0, 'a free lease is taken at once');
+  t.notOk(a.valid(1), 'taken, but not acting as owner before its marker');
+  a.establish(1);
+  t.ok(a.valid(1), 'established: owner');
+  t.equal(await b.tryTake(1), 0, 'b first sees the revision');
+  w.now += LEASE - 1;
+  t.equal(await b.tryTake(1), 0, 'not before a whole lease time');
+  w.now += 500;
+  await a.renewAll();
+  w.now += 2600;
+  t.equal(await b.tryTake(1), 0, 'a renewal moved the revision: b waits again');
+  w.now += LEASE;
+  const taken = await b.tryTake(1);
+  t.ok(taken > term, 'unchanged for a lease time: b takes it with a later revision');
+  t.notOk(a.valid(1), 'a stopped acting long before (its renewals stopped)');
+});
+
+t.test('a lease being taken is renewed every tick, however long the catch-up', async (t) => {
+  const w = new World();
+  const a = w.keeper('a');
+  const b = w.keeper('b');
+  const first = await a.tryTake(1);
+  await b.tryTake(1);
+  // The catch-up takes four lease times; a ticks every third of one, b watches.
+  let stolen = 0;
+  for (let i = 0; i < 12; i++) {
+    w.now += LEASE / 3;
+    await a.renewAll();
+    stolen = stolen || (await b.tryTake(1));
+  }
+  t.equal(stolen, 0, 'b never takes it');
+  const term = await a.confirm(1);
+  t.ok(term > first, `the marker's term (${term}) comes from a renewal right before it`);
+  t.equal(a.term(1), term, 'and is the term held');
+});
+
+t.test('a takeover that cannot renew before its marker aborts', async (t) => {
+  const w = new World();
+  const lost: string[] = [];
+  const a = w.keeper('a', lost);
+  const b = w.keeper('b');
+  await a.tryTake(1);
+  // a stalls (no ticks) for longer than a lease time; b takes the key meanwhile.
+  await b.tryTake(1);
+  w.now += LEASE + 1;
+  t.ok((await b.tryTake(1)) > 0, 'b takes the lease a left unrenewed');
+  t.equal(await a.confirm(1), 0, "a's renewal before its marker fails: no term, no marker");
+  t.notOk(a.holds(1), 'a no longer holds it');
+  t.same(lost, ['1: another node took it'], 'and is told why');
+});
+
+t.test(
+  'an owner stops acting at once when its renewals stop, and acts again after one',
+  async (t) => {
+    const w = new World();
+    const a = w.keeper('a');
+    await a.tryTake(1);
+    t.equal(await a.confirm(1), a.term(1));
+    a.establish(1);
+    const renewedAt = w.now;
+    w.cutOff.set('a', 'lost');
+    for (let i = 0; i < 3; i++) {
+      w.now += LEASE / 3 - 1;
+      await a.renewAll();
+    }
+    t.equal(w.now - renewedAt, LEASE - 3);
+    t.notOk(a.valid(1), 'past the lease time minus the margin: not an owner, still holding');
+    t.ok(a.holds(1), 'the lease is kept (nobody else wrote it)');
+    w.now = renewedAt + LEASE - MARGIN - 1;
+    t.ok(a.valid(1), 'valid one millisecond before');
+    w.now = renewedAt + LEASE - MARGIN;
+    t.notOk(a.valid(1), 'not at the lease time minus the margin');
+    w.cutOff.delete('a');
+    await a.renewAll();
+    t.ok(a.valid(1), 'a renewal answered: owner again');
+  },
+);
+
+t.test("a renewal's time is when it was sent", async (t) => {
+  const w = new World();
+  const a = w.keeper('a');
+  await a.tryTake(1);
+  a.establish(1);
+  // The bucket answers this renewal only 2 s after it was sent.
+  let answer!: () => void;
+  const slow = new Promise<void>((r) => (answer = r));
+  const store = w.store('a');
+  const keeper = new LeaseKeeper(
+    {
+      ...store,
+      update: async (realm, revision) => {
+        await slow;
+        return store.update(realm, revision);
+      },
+    },
+    { leaseMs: LEASE, marginMs: MARGIN, clock: () => w.now },
+  );
+  await keeper.claim(2);
+  keeper.establish(2);
+  const sentAt = w.now;
+  const renewal = keeper.renew(2);
+  w.now += 2000;
+  answer();
+  t.ok(await renewal, 'renewed');
+  w.now = sentAt + LEASE - MARGIN;
+  t.notOk(keeper.valid(2), 'valid until its sending plus the lease time minus the margin only');
+});
+
+t.test('a renewal refused because its own unanswered write landed keeps the lease', async (t) => {
+  const w = new World();
+  const lost: string[] = [];
+  const a = w.keeper('a', lost);
+  await a.tryTake(1);
+  a.establish(1);
+  w.cutOff.set('a', 'landed'); // the write lands, its answer is lost
+  t.notOk(await a.renew(1), 'unanswered');
+  w.cutOff.delete('a');
+  t.ok(
+    await a.renew(1),
+    'the next renewal, refused at the old revision, adopts its own and renews',
+  );
+  t.ok(a.valid(1), 'still the owner');
+  t.same(lost, [], 'nothing lost');
+  t.equal(a.term(1), w.keys.get(1)!.revision, 'holding the revision the bucket has');
+});
+
+t.test('two nodes are never both valid owners, one of them cut off for a while', async (t) => {
+  // Node a owns; at a random moment it is cut off from the bucket (its writes unanswered, landing
+  // or not) for a random time; b ticks and takes over when it may. Every simulated millisecond
+  // step checks that they are not both valid.
+  let takeovers = 0;
+  for (let run = 0; run < 40; run++) {
+    const w = new World();
+    const a = w.keeper('a');
+    const b = w.keeper('b');
+    await a.tryTake(1);
+    if ((await a.confirm(1)) === 0) t.fail('a could not confirm');
+    a.establish(1);
+    const cutAt = 50 * (10 + Math.floor(Math.random() * 60));
+    const healAt = cutAt + 50 * (40 + Math.floor(Math.random() * 160));
+    const landing = Math.random() < 0.5 ? 'landed' : 'lost';
+    let both = 0;
+    let bTook = 0;
+    const tick = LEASE / 3;
+    for (w.now = 0; w.now < 15_000; w.now += 50) {
+      if (w.now === cutAt) w.cutOff.set('a', landing);
+      if (w.now === healAt) w.cutOff.delete('a');
+      if (w.now % tick < 50) {
+        await a.renewAll();
+        if (!b.holds(1) && (await b.tryTake(1)) > 0) {
+          bTook = w.now;
+          if ((await b.confirm(1)) > 0) b.establish(1);
+        } else await b.renewAll();
+      }
+      if (a.valid(1) && b.valid(1)) both++;
+    }
+    if (both > 0)
+      t.fail(`run ${run}: both valid at ${both} steps (cut ${cutAt}-${healAt}, b at ${bTook})`);
+    if (bTook > 0) takeovers++;
+  }
+  t.ok(takeovers > 0, `b took over in ${takeovers} runs of 40`);
+  t.pass('never both valid in 40 runs');
+});
