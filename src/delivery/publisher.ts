@@ -97,6 +97,13 @@ export class EventQueues implements EventPublisher {
   readonly hooks: QueueHooks;
   /** Seconds since the epoch when this process started (`server_generation`). */
   readonly serverGeneration: number;
+  /**
+   * Called when a user's last queue that took messages (in a realm) ends by being collected or
+   * deleted, with when its client last fetched (ms): missed-message mail looks at what came after
+   * (src/mutations/missed-messages.ts doNoteQueueGone).
+   */
+  onLastMessageQueueGone:
+    ((realmId: number, userId: number, lastActivityMs: number) => void) | null = null;
 
   constructor(
     private readonly config: EventQueuesConfig,
@@ -252,7 +259,22 @@ export class EventQueues implements EventPublisher {
 
   /** DELETE /events: finishes any consumer and forgets the queue. */
   remove(rt: QueueHandle): void {
+    const lastActivity = rt.lastActivity;
     this.end(rt, 'deleted');
+    this.noteGone(rt, lastActivity);
+  }
+
+  /** After a queue was collected or deleted: was it its user's last one taking messages? */
+  private noteGone(rt: QueueHandle, lastActivityMs: number): void {
+    const hook = this.onLastMessageQueueGone;
+    if (hook === null || !rt.filter.wantsMessages || this.queues.has(rt.id)) return;
+    const others = this.forUser(rt.userId);
+    if (others.some((q) => q.realmId === rt.realmId && q.filter.wantsMessages)) return;
+    try {
+      hook(rt.realmId, rt.userId, lastActivityMs);
+    } catch (err) {
+      log.error({ err }, 'the queue-gone hook failed');
+    }
   }
 
   /**
@@ -456,8 +478,10 @@ export class EventQueues implements EventPublisher {
   sweep(): number {
     let n = 0;
     for (const rt of [...this.queues.values()]) {
+      const lastActivity = rt.lastActivity;
       if (rt.sweep()) {
         this.forget(rt);
+        this.noteGone(rt, lastActivity);
         n++;
       }
     }

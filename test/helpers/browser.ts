@@ -174,3 +174,24 @@ export async function cookiesOf(page: Page, url: string): Promise<Map<string, st
   const cookies = await page.context().cookies(url);
   return new Map(cookies.map((c) => [c.name, c.value]));
 }
+
+/**
+ * Fills a login form (the app's or a fixture's: fields `username` and `password`, a submit
+ * button) and submits it.
+ */
+export async function fillLogin(page: Page, email: string, password: string): Promise<void> {
+  await page.fill('input[name="username"]', email);
+  await page.fill('input[name="password"]', password);
+  await page.click('button[type="submit"]');
+}
+
+/** A fetch from the page (its cookies, its origin): the status and WWW-Authenticate header. */
+export function fetchInPage(
+  page: Page,
+  url: string,
+): Promise<{ status: number; challenge: string }> {
+  return page.evaluate(`fetch(${JSON.stringify(url)}).then((r) => ({
+    status: r.status,
+    challenge: r.headers.get('www-authenticate') ?? '',
+  }))`);
+}
