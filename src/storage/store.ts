@@ -17,6 +17,7 @@ import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { mailStatements } from './mail.js';
 import { botStatements } from './bots.js';
+import { missedMessageStatements } from './missed-messages.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements, ReceivedMaxima } from './messages.js';
@@ -113,6 +114,7 @@ export class Store {
   readonly mail;
   readonly bots;
   readonly sentLocalIds;
+  readonly missedMessages;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -150,6 +152,7 @@ export class Store {
     this.mail = mailStatements(db, this.ids);
     this.bots = botStatements(db, this.ids);
     this.sentLocalIds = sentLocalIdStatements(db);
+    this.missedMessages = missedMessageStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
