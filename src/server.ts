@@ -413,9 +413,8 @@ function queueFigures(queues: EventQueues): QueueFigures {
   // 10,000 queues, listing every pending event cost a scrape about 30 ms of the main thread).
   for (const rt of queues.list()) {
     figures.queues++;
-    const c = rt.context;
-    if (c.waiter) figures.heldPolls++;
-    else if (c.socket) figures.sockets++;
+    if (rt.state === 'waiting') figures.heldPolls++;
+    else if (rt.state === 'streaming') figures.sockets++;
     figures.events += rt.queue.size;
     figures.bytes += rt.queue.bytes;
   }
