@@ -15,6 +15,7 @@ import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
 import type { ImageProxy } from './media/image-proxy.js';
 import type { MailSender } from './mail/sender.js';
+import type { MissedMessageMailer } from './mail/missed-messages.js';
 import type { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
 import type { Thumbnailer } from './media/thumbnailer.js';
 import type { ReadStore } from './storage/store.js';
@@ -55,6 +56,8 @@ export interface ServerContext {
   readonly thumbnailer: Thumbnailer;
   /** Outgoing mail's sender (docs/mail.md); null when SMTP_URL is not set. */
   readonly mailer: MailSender | null;
+  /** Missed-message mail's batches (docs/mail.md); null when the server sends no mail. */
+  readonly missedMessageMail: MissedMessageMailer | null;
   /** Calls to outgoing-webhook bots (docs/integrations.md), off the request path. */
   readonly outgoingWebhooks: OutgoingWebhooks;
   /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */

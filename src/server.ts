@@ -42,6 +42,7 @@ import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
 import { MailSender } from './mail/sender.js';
+import { MissedMessageMailer } from './mail/missed-messages.js';
 import { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
 import type { ServiceBotDeps } from './lib/bots.js';
 import type { MailDeps } from './lib/mail.js';
@@ -157,11 +158,15 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // Outgoing mail: the realms write it to the outbox, the sender delivers it (docs/mail.md).
   const mailOn = config.smtpUrl !== null;
   let mailer: MailSender | null = null;
+  let missedMail: MissedMessageMailer | null = null;
   const mailDeps: MailDeps | undefined = mailOn
     ? {
         realmUrl: (stringId) => realmUrl(config, stringId),
         maxOutbox: config.mail.maxOutbox,
         wake: () => mailer?.wake(),
+        hasMessageQueue: (realmId, userId) =>
+          queues.forUser(userId).some((q) => q.realmId === realmId && q.filter.wantsMessages),
+        wakeMissedMessages: () => missedMail?.wake(),
       }
     : undefined;
   let outgoing: OutgoingWebhooks | null = null;
@@ -178,6 +183,20 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     serviceBots,
   );
   mailer = mailOn ? new MailSender(config, store, realms) : null;
+  missedMail = mailOn ? new MissedMessageMailer(config, store, realms) : null;
+  if (mailOn) {
+    // A user's last queue gone unfetched: what it missed may be mailed (docs/mail.md).
+    queues.onLastMessageQueueGone = (realmId, userId, lastActivityMs) => {
+      const realm = realms.get(realmId);
+      if (!realm || !realms.owns(realmId)) return;
+      realm
+        .ask('missed_messages.queue_gone', {
+          user_id: userId,
+          since: Math.floor(lastActivityMs / 1000),
+        })
+        .catch((err: unknown) => log.warn({ err, realmId, userId }, 'queue-gone mail not noted'));
+    };
+  }
   await cluster?.start(realms);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
@@ -200,6 +219,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     addressLimits: AddressLimits.fromConfig(config),
     scheduler,
     mailer,
+    missedMessageMail: missedMail,
     outgoingWebhooks: outgoing,
     imageProxy: new ImageProxy(config.dataDir, {
       ...DEFAULT_IMAGE_PROXY,
@@ -266,6 +286,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     listener = await listen(app, config.host, config.port);
   } catch (err) {
     await scheduler.close();
+    await missedMail?.close();
     await mailer?.close();
     await cluster?.close();
     queues.close();
@@ -297,6 +318,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
 
   // Messages that fell due while the server was down go out now, and mail left in the outbox.
   scheduler.start();
+  missedMail?.start();
   mailer?.start();
   health.start();
   setBuildInfo({ version: CONFAB_VERSION, uws: uwsBuild, sqlite: SQLITE_PACKAGE });
@@ -358,6 +380,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
+        await missedMail?.close();
         await mailer?.close();
         outgoing.close();
         await context.thumbnailer.close();
@@ -389,14 +412,22 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
 
 /** The event queues' figures for /metrics: walks every queue (at scrape time only). */
 function queueFigures(queues: EventQueues): QueueFigures {
-  const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  const { bytes: memory, budget } = queues.stats();
+  const figures: QueueFigures = {
+    queues: 0,
+    events: 0,
+    bytes: 0,
+    memory,
+    budget,
+    heldPolls: 0,
+    sockets: 0,
+  };
   // Each buffer keeps its own count and size: a scrape walks the queues, not their events (at
   // 10,000 queues, listing every pending event cost a scrape about 30 ms of the main thread).
   for (const rt of queues.list()) {
     figures.queues++;
-    const c = rt.context;
-    if (c.waiter) figures.heldPolls++;
-    else if (c.socket) figures.sockets++;
+    if (rt.state === 'waiting') figures.heldPolls++;
+    else if (rt.state === 'streaming') figures.sockets++;
     figures.events += rt.queue.size;
     figures.bytes += rt.queue.bytes;
   }

@@ -112,8 +112,8 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
         if (!r) byRealm.set(q.realmId, (r = { queues: 0, events: 0, held_polls: 0, sockets: 0 }));
         r.queues++;
         r.events += q.queue.size;
-        if (q.waiter) r.held_polls++;
-        else if (q.socket) r.sockets++;
+        if (q.state === 'waiting') r.held_polls++;
+        else if (q.state === 'streaming') r.sockets++;
       }
       const realms = [...byRealm].map(([realm_id, r]) => ({ realm_id, ...r }));
       const total = (k: 'queues' | 'events' | 'held_polls' | 'sockets') =>

@@ -1,6 +1,6 @@
 /**
  * Events on the wire, serialized once. A committed event becomes one SharedEvent per client variant
- * (see event-filter.ts); every queue that receives it holds a QueuedEvent pointing at that shared
+ * (see ./filter.ts); every queue that receives it holds a QueuedEvent pointing at that shared
  * serialization plus the few bytes that differ per queue (its `id`, and for messages the
  * recipient's `flags`, `recipient_id` and `local_message_id`). Responses are assembled by
  * concatenation, never by re-serializing the event:
@@ -14,7 +14,7 @@
  *
  * Memory: a SharedEvent and a Tail are held once however many queues hold them; each carries a
  * count of the queue entries pointing at it (`refs`) and its estimated size (`size`), which the
- * queues' memory account (actors/event-queue.ts, QueueMemory) adds when the first entry appears
+ * queues' memory account (./buffer.ts, QueueMemory) adds when the first entry appears
  * and removes when the last one goes.
  */
 import { pack, unpack } from '../lib/pack.js';
@@ -80,7 +80,7 @@ export class SharedEvent {
     return new SharedEvent(String(obj.type), json.slice(0, -1), false);
   }
 
-  /** As saved (actors/event-queue-persistence.ts): the same fields, checked. */
+  /** As saved (./persistence.ts): the same fields, checked. */
   static restore(type: unknown, open: unknown, insideMessage: unknown): SharedEvent {
     if (typeof type !== 'string' || typeof open !== 'string' || !open.startsWith('{')) {
       throw new Error('not a saved event');

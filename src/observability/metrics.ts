@@ -55,6 +55,9 @@ export type QueueFigures = {
   queues: number;
   events: number;
   bytes: number;
+  /** The queue memory budget's estimate of what queued events hold, and the budget. */
+  memory: number;
+  budget: number;
   heldPolls: number;
   sockets: number;
 };
@@ -80,6 +83,8 @@ export type MailFigures = {
   sent: number;
   retried: number;
   dropped: number;
+  /** Messages waiting for a user's missed-message batch (src/mail/missed-messages.ts). */
+  missedWaiting: number;
 };
 
 export type ReplicationFigures = {
@@ -255,12 +260,22 @@ let queueSnapshot: { at: number; figures: QueueFigures } | null = null;
 function queueFigures(): QueueFigures {
   const now = Date.now();
   if (queueSnapshot !== null && now - queueSnapshot.at < 1000) return queueSnapshot.figures;
-  const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  const figures: QueueFigures = {
+    queues: 0,
+    events: 0,
+    bytes: 0,
+    memory: 0,
+    budget: 0,
+    heldPolls: 0,
+    sockets: 0,
+  };
   for (const s of sources) {
     const q = s.queues();
     figures.queues += q.queues;
     figures.events += q.events;
     figures.bytes += q.bytes;
+    figures.memory += q.memory;
+    figures.budget += q.budget;
     figures.heldPolls += q.heldPolls;
     figures.sockets += q.sockets;
   }
@@ -279,6 +294,20 @@ scraped(
   'confab_event_queue_bytes',
   'JSON size of the events waiting in queues.',
   () => queueFigures().bytes,
+  'gauge',
+);
+scraped(
+  'confab_event_queue_memory_bytes',
+  'What queued events hold in memory as the queue memory budget estimates it (each event shared ' +
+    'by many queues counted once, plus a measured cost per queue entry); compare with ' +
+    'process_resident_memory_bytes.',
+  () => queueFigures().memory,
+  'gauge',
+);
+scraped(
+  'confab_event_queue_memory_budget_bytes',
+  'The queue memory budget (QUEUE_MEMORY_BUDGET_MB): past it, queues are discarded.',
+  () => queueFigures().budget,
   'gauge',
 );
 scraped(
@@ -379,6 +408,12 @@ scraped(
   'Mail dropped after it kept failing or the SMTP server refused it (each logged).',
   () => mailSum((m) => m.dropped),
   'counter',
+);
+scraped(
+  'confab_missed_message_mail_waiting',
+  'Messages waiting for their missed-message mail batch to fall due.',
+  () => mailSum((m) => m.missedWaiting),
+  'gauge',
 );
 
 // ---- the build, and what the server holds ----------------------------------------------------

@@ -18,6 +18,7 @@ import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { mailStatements } from './mail.js';
 import { botStatements } from './bots.js';
+import { missedMessageStatements } from './missed-messages.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements, ReceivedMaxima } from './messages.js';
@@ -115,6 +116,7 @@ export class Store {
   readonly bots;
   readonly sentLocalIds;
   readonly audit;
+  readonly missedMessages;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -153,6 +155,7 @@ export class Store {
     this.bots = botStatements(db, this.ids);
     this.sentLocalIds = sentLocalIdStatements(db);
     this.audit = auditStatements(db, this.ids);
+    this.missedMessages = missedMessageStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

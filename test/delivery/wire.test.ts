@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { SharedEvent, eventsResponseJson, type QueuedEvent } from '../../src/delivery/wire.js';
-import { plainAck } from '../../src/http/socket.js';
+import { plainAck } from '../../src/delivery/socket-frames.js';
 
 const wholeBody = (events: QueuedEvent[]) =>
   '{"result":"success","msg":"","events":[' +
