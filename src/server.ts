@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { log } from './observability/log.js';
+import { openFilesLimit, openFilesReport } from './observability/open-files.js';
 import { restoreQueues, saveQueues } from './delivery/persistence.js';
 import { EventQueues } from './delivery/publisher.js';
 import { RealmRegistry } from '../actors/registry.js';
@@ -92,7 +93,10 @@ export type ConfabServer = {
   close(): Promise<void>;
 };
 
-/** Whether this process has said which uWS build it runs (once, at its first server's start). */
+/**
+ * Whether this process has said which uWS build it runs and how many connections its open-files
+ * limit allows (once, at its first server's start).
+ */
 let buildLogged = false;
 
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
@@ -103,6 +107,11 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     buildLogged = true;
     const { msg, fields } = buildReport();
     log.info(fields, msg);
+    const limit = openFilesLimit();
+    if (limit) {
+      const files = openFilesReport(limit);
+      log[files.level](files.fields, files.msg);
+    }
   }
   const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
   let store: Store;
