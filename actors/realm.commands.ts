@@ -15,6 +15,7 @@ import { doThumbnailDone, doThumbnailFailed } from '../src/mutations/thumbnails.
 import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
 import { checkThenDo, type Mutation } from '../src/mutations/context.js';
 import { doRecordMailOutcome } from '../src/mutations/mail.js';
+import { doMailMissedMessages, doNoteQueueGone } from '../src/mutations/missed-messages.js';
 import {
   checkCreateBot,
   checkDeactivateBot,
@@ -154,6 +155,9 @@ import {
 import {
   doDeactivateRealmByAdmin,
   checkRegenerateApiKey,
+  checkSetEmail,
+  doEndUserSessions,
+  doSetEmail,
   checkSetPasswordHash,
   doRegenerateApiKey,
   doSetPasswordHash,
@@ -312,6 +316,8 @@ export const REALM_COMMANDS = {
   'user.password.set': checkThenDo(checkSetPasswordHash, doSetPasswordHash),
   'user.api_key.regenerate': checkThenDo(checkRegenerateApiKey, doRegenerateApiKey),
   'realm.deactivate_by_admin': doDeactivateRealmByAdmin,
+  'user.email.set': checkThenDo(checkSetEmail, doSetEmail),
+  'user.sessions.end': doEndUserSessions,
   // Realm exports requested through the API (src/endpoints/realm-export.ts).
   'realm_export.create': checkThenDo(checkCreateRealmExport, doCreateRealmExport),
   'realm_export.update': checkThenDo(checkUpdateRealmExport, doUpdateRealmExport),
@@ -321,6 +327,9 @@ export const REALM_COMMANDS = {
   'session.delete': doDeleteSession,
   // Internal: the mail sender's record of a delivery (src/mail/sender.ts).
   'mail.outcome': doRecordMailOutcome,
+  // Internal: missed-message mail (src/mail/missed-messages.ts) and a user's last queue gone.
+  'missed_messages.mail': doMailMissedMessages,
+  'missed_messages.queue_gone': doNoteQueueGone,
   // Bots (src/endpoints/bots.ts).
   'bot.create': checkThenDo(checkCreateBot, doCreateBot),
   'bot.update': checkThenDo(checkUpdateBot, doUpdateBot),

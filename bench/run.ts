@@ -19,6 +19,7 @@ import { httpBench } from './http.bench.js';
 import { compareFiles } from './lib/report.js';
 import { compressBench } from './compress.bench.js';
 import { loadBench } from './load.bench.js';
+import { memoryBench } from './memory.bench.js';
 import { messagesBench } from './messages.bench.js';
 import { presenceBench } from './presence.bench.js';
 import { renderBench } from './render.bench.js';
@@ -37,6 +38,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<void>> = {
   uploads: uploadsBench,
   settings: settingsBench,
   'alert-words': alertWordsBench,
+  memory: memoryBench,
   messages: messagesBench,
   edit: editBench,
   presence: presenceBench,

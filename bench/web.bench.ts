@@ -251,6 +251,12 @@ export async function webBench(args: string[]): Promise<void> {
     for (let i = 0; i < sz.loads; i++) {
       const page = await context.newPage();
       const narrows: string[] = [];
+      const timeline: string[] = [];
+      page.on('requestfinished', (r) => {
+        const t = r.timing();
+        const u = new URL(r.url());
+        if (t.startTime > 0) timeline.push(`${u.pathname} ${fmt(t.responseEnd, 0)} ms`);
+      });
       page.on('request', (r) => {
         const u = new URL(r.url());
         if (r.method() === 'GET' && u.pathname === '/json/messages')
@@ -260,6 +266,10 @@ export async function webBench(args: string[]): Promise<void> {
       await waitFor(page, 'window.__bench.first !== null', 120_000);
       firsts.push(await page.evaluate<number>('window.__bench.first'));
       if (i === 0) fetched = narrows;
+      if (i === sz.loads - 1) {
+        // What the last load asked for, each with how long its answer took to arrive.
+        console.log(`  requests of a load (answer time): ${timeline.join('; ')}`);
+      }
       await page.close();
     }
     const first = summarize(firsts);

@@ -10,10 +10,12 @@ import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
 import type { AddressLimits } from './http/address-limits.js';
+import type { ProxyTrust } from './http/client-address.js';
 import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
 import type { ImageProxy } from './media/image-proxy.js';
 import type { MailSender } from './mail/sender.js';
+import type { MissedMessageMailer } from './mail/missed-messages.js';
 import type { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
 import type { Thumbnailer } from './media/thumbnailer.js';
 import type { ReadStore } from './storage/store.js';
@@ -39,6 +41,11 @@ export interface ServerContext {
   readonly queues: EventQueues;
   /** Per-address limits on what one client holds (src/http/address-limits.ts); null when off. */
   readonly addressLimits: AddressLimits | null;
+  /**
+   * The reverse proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES); null: none, the
+   * peer is the client.
+   */
+  readonly proxyTrust: ProxyTrust | null;
   /** The rate limits (src/http/rate-limits.ts); null when they are off. */
   readonly limits: RequestLimits | null;
   /** Delivery of scheduled messages (one timer); endpoints tell it about new due times. */
@@ -49,6 +56,8 @@ export interface ServerContext {
   readonly thumbnailer: Thumbnailer;
   /** Outgoing mail's sender (docs/mail.md); null when SMTP_URL is not set. */
   readonly mailer: MailSender | null;
+  /** Missed-message mail's batches (docs/mail.md); null when the server sends no mail. */
+  readonly missedMessageMail: MissedMessageMailer | null;
   /** Calls to outgoing-webhook bots (docs/integrations.md), off the request path. */
   readonly outgoingWebhooks: OutgoingWebhooks;
   /** Realm exports requested through the API, run one at a time (src/admin/export-jobs.ts). */

@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { log } from './observability/log.js';
+import { openFilesLimit, openFilesReport } from './observability/open-files.js';
 import { restoreQueues, saveQueues } from './delivery/persistence.js';
 import { EventQueues } from './delivery/publisher.js';
 import { RealmRegistry } from '../actors/registry.js';
@@ -18,6 +19,7 @@ import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { mountTestSockets, TEST_ENDPOINTS } from './endpoints/testing.js';
 import { AddressLimits } from './http/address-limits.js';
+import { ProxyTrust } from './http/client-address.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
@@ -33,6 +35,7 @@ import {
   closeListenSocket,
   createApp,
   listen,
+  uwsBuild,
   type us_listen_socket,
 } from './http/uws.js';
 import type { ClusterNode, ClusterOptions } from './cluster/node.js';
@@ -40,18 +43,21 @@ import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
 import { MailSender } from './mail/sender.js';
+import { MissedMessageMailer } from './mail/missed-messages.js';
 import { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
 import type { ServiceBotDeps } from './lib/bots.js';
 import type { MailDeps } from './lib/mail.js';
 import { realmUrl } from './lib/urls.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
-import { HealthMonitor } from './observability/health.js';
-import { registerSource, type QueueFigures } from './observability/metrics.js';
+import { dataDirWritable, HealthMonitor } from './observability/health.js';
+import { DataStats } from './observability/data-stats.js';
+import { registerSource, setBuildInfo, type QueueFigures } from './observability/metrics.js';
 import { DataDirLock } from './storage/data-lock.js';
 import { Store } from './storage/store.js';
 import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
-import { VERSION_FIELDS } from './version.js';
+import { CONFAB_VERSION, VERSION_FIELDS } from './version.js';
+import { SQLITE_PACKAGE } from './storage/sqlite.js';
 
 export type ServerOptions = Partial<ServerConfig> & {
   /** Observe every SQL statement run (query-count assertions in tests). */
@@ -87,7 +93,10 @@ export type ConfabServer = {
   close(): Promise<void>;
 };
 
-/** Whether this process has said which uWS build it runs (once, at its first server's start). */
+/**
+ * Whether this process has said which uWS build it runs and how many connections its open-files
+ * limit allows (once, at its first server's start).
+ */
 let buildLogged = false;
 
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
@@ -98,6 +107,11 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     buildLogged = true;
     const { msg, fields } = buildReport();
     log.info(fields, msg);
+    const limit = openFilesLimit();
+    if (limit) {
+      const files = openFilesReport(limit);
+      log[files.level](files.fields, files.msg);
+    }
   }
   const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
   let store: Store;
@@ -153,11 +167,15 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // Outgoing mail: the realms write it to the outbox, the sender delivers it (docs/mail.md).
   const mailOn = config.smtpUrl !== null;
   let mailer: MailSender | null = null;
+  let missedMail: MissedMessageMailer | null = null;
   const mailDeps: MailDeps | undefined = mailOn
     ? {
         realmUrl: (stringId) => realmUrl(config, stringId),
         maxOutbox: config.mail.maxOutbox,
         wake: () => mailer?.wake(),
+        hasMessageQueue: (realmId, userId) =>
+          queues.forUser(userId).some((q) => q.realmId === realmId && q.filter.wantsMessages),
+        wakeMissedMessages: () => missedMail?.wake(),
       }
     : undefined;
   let outgoing: OutgoingWebhooks | null = null;
@@ -174,6 +192,20 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     serviceBots,
   );
   mailer = mailOn ? new MailSender(config, store, realms) : null;
+  missedMail = mailOn ? new MissedMessageMailer(config, store, realms) : null;
+  if (mailOn) {
+    // A user's last queue gone unfetched: what it missed may be mailed (docs/mail.md).
+    queues.onLastMessageQueueGone = (realmId, userId, lastActivityMs) => {
+      const realm = realms.get(realmId);
+      if (!realm || !realms.owns(realmId)) return;
+      realm
+        .ask('missed_messages.queue_gone', {
+          user_id: userId,
+          since: Math.floor(lastActivityMs / 1000),
+        })
+        .catch((err: unknown) => log.warn({ err, realmId, userId }, 'queue-gone mail not noted'));
+    };
+  }
   await cluster?.start(realms);
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
@@ -191,10 +223,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     publisher: cluster ? cluster.publisher : queues,
     queues,
     renderer,
+    proxyTrust: config.trustedProxies.length > 0 ? new ProxyTrust(config.trustedProxies) : null,
     limits: RequestLimits.fromConfig(config, cluster?.sharedLimits),
     addressLimits: AddressLimits.fromConfig(config),
     scheduler,
     mailer,
+    missedMessageMail: missedMail,
     outgoingWebhooks: outgoing,
     imageProxy: new ImageProxy(config.dataDir, {
       ...DEFAULT_IMAGE_PROXY,
@@ -227,7 +261,11 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // "Guarantees").
   void exports.sweep();
   const inflight = new InflightTracker();
-  const health = new HealthMonitor(() => store.ping(), config.healthMaxLagMs);
+  const health = new HealthMonitor(
+    () => store.ping(),
+    config.healthMaxLagMs,
+    dataDirWritable(config.dataDir),
+  );
   mountOpsRoutes(app, {
     health,
     metricsToken: config.metricsToken,
@@ -257,6 +295,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     listener = await listen(app, config.host, config.port);
   } catch (err) {
     await scheduler.close();
+    await missedMail?.close();
     await mailer?.close();
     await cluster?.close();
     queues.close();
@@ -288,9 +327,13 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
 
   // Messages that fell due while the server was down go out now, and mail left in the outbox.
   scheduler.start();
+  missedMail?.start();
   mailer?.start();
   health.start();
+  setBuildInfo({ version: CONFAB_VERSION, uws: uwsBuild, sqlite: SQLITE_PACKAGE });
+  const dataStats = new DataStats(config.dataDir);
   const unregisterMetrics = registerSource({
+    data: () => dataStats.current(),
     inflight: () => inflight.count,
     queues: () => queueFigures(queues),
     renderPool: () => renderer.backlog,
@@ -346,6 +389,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
         await inflight.drained(10_000);
         await scheduler.close();
+        await missedMail?.close();
         await mailer?.close();
         outgoing.close();
         await context.thumbnailer.close();
@@ -366,6 +410,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         store.close();
         health.stop();
         unregisterMetrics();
+        dataStats.stop();
         lock.release();
         if (saveFailure !== null) throw saveFailure;
       })();
@@ -376,14 +421,22 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
 
 /** The event queues' figures for /metrics: walks every queue (at scrape time only). */
 function queueFigures(queues: EventQueues): QueueFigures {
-  const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  const { bytes: memory, budget } = queues.stats();
+  const figures: QueueFigures = {
+    queues: 0,
+    events: 0,
+    bytes: 0,
+    memory,
+    budget,
+    heldPolls: 0,
+    sockets: 0,
+  };
   // Each buffer keeps its own count and size: a scrape walks the queues, not their events (at
   // 10,000 queues, listing every pending event cost a scrape about 30 ms of the main thread).
   for (const rt of queues.list()) {
     figures.queues++;
-    const c = rt.context;
-    if (c.waiter) figures.heldPolls++;
-    else if (c.socket) figures.sockets++;
+    if (rt.state === 'waiting') figures.heldPolls++;
+    else if (rt.state === 'streaming') figures.sockets++;
     figures.events += rt.queue.size;
     figures.bytes += rt.queue.bytes;
   }

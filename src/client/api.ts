@@ -234,38 +234,33 @@ export class ConfabClient {
 
   // ---- Sessions (browser) ----------------------------------------------------------------
 
+  /** A client before any session: the login form's and the page's first question. */
+  private static anonymous(baseUrl: string, fetchFn: FetchLike | undefined): ConfabClient {
+    return new ConfabClient({ baseUrl, auth: { kind: 'session', csrfToken: '' }, fetch: fetchFn });
+  }
+
   /** `POST /json/login`: e-mail and password; the server sets the session cookie. */
-  static async login(
+  static login(
     baseUrl: string,
     email: string,
     password: string,
-    fetchFn: FetchLike = (url, init) => (globalThis.fetch as unknown as FetchLike)(url, init),
+    fetchFn?: FetchLike,
   ): Promise<LoginResult> {
-    const c = new ConfabClient({
-      baseUrl,
-      auth: { kind: 'session', csrfToken: '' },
-      fetch: fetchFn,
+    return ConfabClient.anonymous(baseUrl, fetchFn).request<LoginResult>('POST', '/login', {
+      username: email,
+      password,
     });
-    return c.request<LoginResult>('POST', '/login', { username: email, password });
   }
 
   /** `GET /json/session`: the live session's user and CSRF token (ApiError 401 without one). */
-  static async session(
-    baseUrl: string,
-    fetchFn: FetchLike = (url, init) => (globalThis.fetch as unknown as FetchLike)(url, init),
-  ): Promise<LoginResult> {
-    const c = new ConfabClient({
-      baseUrl,
-      auth: { kind: 'session', csrfToken: '' },
-      fetch: fetchFn,
-    });
-    return c.request<LoginResult>('GET', '/session');
+  static session(baseUrl: string, fetchFn?: FetchLike): Promise<LoginResult> {
+    return ConfabClient.anonymous(baseUrl, fetchFn).request<LoginResult>('GET', '/session');
   }
 
   /** `GET /server_settings` (no authentication). */
   static async serverSettings(
     baseUrl: string,
-    fetchFn: FetchLike = (url, init) => (globalThis.fetch as unknown as FetchLike)(url, init),
+    fetchFn: FetchLike = (url, init) => globalThis.fetch(url, init),
   ): Promise<Record<string, unknown>> {
     const res = await fetchFn(baseUrl.replace(/\/+$/, '') + '/api/v1/server_settings', {
       method: 'GET',

@@ -31,6 +31,13 @@ export type MailDeps = {
   maxOutbox: number;
   /** Called after a commit that wrote mail: the sender looks at the outbox. */
   wake: () => void;
+  /**
+   * Whether a client of the user holds an event queue that takes messages (on this server; in a
+   * cluster, on this node): missed-message mail goes to users without one, or away.
+   */
+  hasMessageQueue: (realmId: number, userId: number) => boolean;
+  /** Called after a commit that scheduled missed-message mail: its timer looks at the schedule. */
+  wakeMissedMessages: () => void;
 };
 
 /** How long a password reset link works, in seconds. */

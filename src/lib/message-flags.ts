@@ -17,6 +17,8 @@ export const MESSAGE_FLAG_BITS = {
   historical: 1 << 8,
   is_private: 1 << 9,
   active_mobile_push_notification: 1 << 10,
+  /** Confab's own: a missed-message mail was scheduled for this message (never mailed twice). */
+  email_notified: 1 << 11,
 } as const;
 export type MessageFlag = keyof typeof MESSAGE_FLAG_BITS;
 
@@ -27,6 +29,7 @@ export const USER_EDITABLE_FLAGS: readonly MessageFlag[] = ['read', 'starred', '
 export const NON_API_FLAGS: ReadonlySet<string> = new Set([
   'is_private',
   'active_mobile_push_notification',
+  'email_notified',
 ]);
 
 /** What a message the user can read but never received looks like (no user_messages row). */

@@ -217,6 +217,7 @@ export class MailSender {
     const oldest = this.store.mail.oldest();
     return {
       waiting: this.store.mail.count(),
+      missedWaiting: this.store.missedMessages.count(),
       oldestSeconds: oldest === null ? 0 : Math.max(0, nowSeconds(this.config) - oldest),
       ...this.counts,
     };

@@ -11,6 +11,7 @@ import { updateMessageAttachments } from './attachments.js';
 import type { MutationContext } from './context.js';
 import type { DirectEditPlan } from './message-edit-plan.js';
 import { finishThumbnails } from './thumbnails.js';
+import { planMissedMessageMailForEdit, scheduleMissedMessageMail } from './missed-messages.js';
 
 /** Rendered-content version stored with history entries (the reference's markdown version). */
 const RENDERED_CONTENT_VERSION = 1;
@@ -57,7 +58,8 @@ export function doEditContent(
     participants.add(message.sender_id);
   }
   const B = MESSAGE_FLAG_BITS;
-  for (const [uid, old] of flagsOf) {
+  const before = new Map(flagsOf);
+  for (const [uid, old] of before) {
     let f =
       old &
       ~(B.mentioned | B.has_alert_word | B.stream_wildcard_mentioned | B.topic_wildcard_mentioned);
@@ -65,11 +67,26 @@ export function doEditContent(
     if (alerted.has(uid)) f |= B.has_alert_word;
     if (r.mentions_stream_wildcard && message.stream_id !== null) f |= B.stream_wildcard_mentioned;
     if (participants?.has(uid)) f |= B.topic_wildcard_mentioned;
-    if (f !== old) {
-      store.messageEdits.setUserFlags(uid, message.id, f);
-      flagsOf.set(uid, f);
-    }
+    flagsOf.set(uid, f);
   }
+  // Users the edit newly mentions who are away are mailed about it (docs/mail.md).
+  const missed = planMissedMessageMailForEdit(
+    ctx,
+    message,
+    typeof entry.user_id === 'number' ? entry.user_id : message.sender_id,
+    {
+      senderId: message.sender_id,
+      channel: message.stream_id === null ? null : { id: message.stream_id, topic },
+      mentionedUserIds: new Set(r.mentions_user_ids),
+      mentionedGroupIds: r.mentions_user_group_ids,
+    },
+    before,
+    flagsOf,
+  );
+  for (const [uid, f] of flagsOf) {
+    if (f !== before.get(uid)) store.messageEdits.setUserFlags(uid, message.id, f);
+  }
+  scheduleMissedMessageMail(ctx, message.id, missed);
   const attachments = updateMessageAttachments(ctx, {
     senderId: message.sender_id,
     messageId: message.id,

@@ -40,6 +40,7 @@ import type { ServiceBotTrigger } from '../lib/bots.js';
 import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import { actingUser, type MutationContext } from './context.js';
 import { finishThumbnails } from './thumbnails.js';
+import { planMissedMessageMail, scheduleMissedMessageMail } from './missed-messages.js';
 
 export type SendMessageCommand = {
   sender_id: number;
@@ -313,6 +314,18 @@ export function doSendMessage(
     }
     return f;
   });
+  // Recipients who are away and are to be mailed about it (docs/mail.md "Missed messages").
+  const missed = planMissedMessageMail(
+    ctx,
+    {
+      senderId: sender.id,
+      channel: channel ? { id: channel.id, topic } : null,
+      mentionedUserIds: new Set(r.mentions_user_ids),
+      mentionedGroupIds: r.mentions_user_group_ids,
+    },
+    recipients,
+    flags,
+  );
 
   const row = {
     realm_id: view.id,
@@ -333,6 +346,7 @@ export function doSendMessage(
     internal.type === undefined ? row : { ...row, type: internal.type },
   );
   store.messages.insertUserMessages(id, recipients, flags);
+  scheduleMissedMessageMail(ctx, id, missed);
   store.messages.index(id, topic, cmd.search_text);
   if (dmGroupId !== null) queueServiceBots(ctx, sender, id, recipients, 'direct_message');
   else queueServiceBots(ctx, sender, id, r.mentions_user_ids, 'mention');

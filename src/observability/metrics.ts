@@ -19,6 +19,7 @@
  */
 import fs from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DataFigures } from './data-stats.js';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -54,6 +55,9 @@ export type QueueFigures = {
   queues: number;
   events: number;
   bytes: number;
+  /** The queue memory budget's estimate of what queued events hold, and the budget. */
+  memory: number;
+  budget: number;
   heldPolls: number;
   sockets: number;
 };
@@ -68,6 +72,8 @@ export type MetricsSource = {
   replication?(): Promise<ReplicationFigures>;
   /** The mail outbox and its sender (src/mail/sender.ts); absent when the server sends no mail. */
   mail?(): MailFigures;
+  /** What the server holds (./data-stats.ts): null while not measured yet. */
+  data?(): Promise<DataFigures | null>;
 };
 
 /** See src/mail/sender.ts. */
@@ -77,6 +83,8 @@ export type MailFigures = {
   sent: number;
   retried: number;
   dropped: number;
+  /** Messages waiting for a user's missed-message batch (src/mail/missed-messages.ts). */
+  missedWaiting: number;
 };
 
 export type ReplicationFigures = {
@@ -154,6 +162,19 @@ new Gauge({
 
 type Observer = { observe(v: number): void };
 const requestObservers = new Map<string, Observer>();
+
+const loginFailures = new Counter({
+  name: 'confab_login_failures_total',
+  help: 'Failed logins: a wrong password (password), or a wrong API key or refused account (api_key).',
+  labelNames: ['method'] as const,
+  registers: [registry],
+});
+for (const m of ['password', 'api_key']) loginFailures.labels(m).inc(0);
+
+/** One failed login or authentication. */
+export function observeLoginFailure(method: 'password' | 'api_key'): void {
+  loginFailures.labels(method).inc();
+}
 
 /** The router's hook: one call per finished request. `route` is the endpoint's pattern. */
 export function observeRequest(method: string, route: string, status: number, ms: number): void {
@@ -239,12 +260,22 @@ let queueSnapshot: { at: number; figures: QueueFigures } | null = null;
 function queueFigures(): QueueFigures {
   const now = Date.now();
   if (queueSnapshot !== null && now - queueSnapshot.at < 1000) return queueSnapshot.figures;
-  const figures: QueueFigures = { queues: 0, events: 0, bytes: 0, heldPolls: 0, sockets: 0 };
+  const figures: QueueFigures = {
+    queues: 0,
+    events: 0,
+    bytes: 0,
+    memory: 0,
+    budget: 0,
+    heldPolls: 0,
+    sockets: 0,
+  };
   for (const s of sources) {
     const q = s.queues();
     figures.queues += q.queues;
     figures.events += q.events;
     figures.bytes += q.bytes;
+    figures.memory += q.memory;
+    figures.budget += q.budget;
     figures.heldPolls += q.heldPolls;
     figures.sockets += q.sockets;
   }
@@ -263,6 +294,20 @@ scraped(
   'confab_event_queue_bytes',
   'JSON size of the events waiting in queues.',
   () => queueFigures().bytes,
+  'gauge',
+);
+scraped(
+  'confab_event_queue_memory_bytes',
+  'What queued events hold in memory as the queue memory budget estimates it (each event shared ' +
+    'by many queues counted once, plus a measured cost per queue entry); compare with ' +
+    'process_resident_memory_bytes.',
+  () => queueFigures().memory,
+  'gauge',
+);
+scraped(
+  'confab_event_queue_memory_budget_bytes',
+  'The queue memory budget (QUEUE_MEMORY_BUDGET_MB): past it, queues are discarded.',
+  () => queueFigures().budget,
   'gauge',
 );
 scraped(
@@ -363,6 +408,94 @@ scraped(
   'Mail dropped after it kept failing or the SMTP server refused it (each logged).',
   () => mailSum((m) => m.dropped),
   'counter',
+);
+scraped(
+  'confab_missed_message_mail_waiting',
+  'Messages waiting for their missed-message mail batch to fall due.',
+  () => mailSum((m) => m.missedWaiting),
+  'gauge',
+);
+
+// ---- the build, and what the server holds ----------------------------------------------------
+
+const buildInfo = new Gauge({
+  name: 'confab_build_info',
+  help: 'Always 1: the running build, its Node.js and its native builds, as labels.',
+  labelNames: ['version', 'node', 'uws', 'sqlite'] as const,
+  registers: [registry],
+});
+
+/** Called once the server has loaded its native builds (createServer). */
+export function setBuildInfo(info: { version: string; uws: string; sqlite: string }): void {
+  buildInfo.reset();
+  buildInfo.labels(info.version, process.versions.node, info.uws, info.sqlite).set(1);
+}
+
+/** Every source's data figures, asked once per scrape (the first scrape waits for them). */
+let dataSnapshot: { at: number; figures: Promise<DataFigures | null> } | null = null;
+function dataFigures(): Promise<DataFigures | null> {
+  const now = Date.now();
+  if (dataSnapshot !== null && now - dataSnapshot.at < 1000) return dataSnapshot.figures;
+  const figures = (async () => {
+    for (const s of sources) {
+      // One server's data directory: the first source that measures it.
+      const f = s.data ? await s.data() : null;
+      if (f !== null) return f;
+    }
+    return null;
+  })();
+  dataSnapshot = { at: now, figures };
+  return figures;
+}
+
+function dataGauge(
+  name: string,
+  help: string,
+  labels: readonly string[],
+  read: (f: DataFigures) => [Record<string, string>, number][],
+) {
+  new Gauge({
+    name,
+    help,
+    labelNames: labels,
+    registers: [registry],
+    async collect() {
+      const f = await dataFigures();
+      if (f === null) return;
+      for (const [l, v] of read(f)) this.set(l, v);
+    },
+  });
+}
+
+dataGauge('confab_realms', 'Realms, by state.', ['state'], (f) => [
+  [{ state: 'active' }, f.realms],
+  [{ state: 'deactivated' }, f.realmsDeactivated],
+]);
+dataGauge(
+  'confab_users',
+  'User accounts: active people, active bots, deactivated.',
+  ['kind'],
+  (f) => [
+    [{ kind: 'human' }, f.humans],
+    [{ kind: 'bot' }, f.bots],
+    [{ kind: 'deactivated' }, f.usersDeactivated],
+  ],
+);
+dataGauge('confab_messages', 'Messages stored.', [], (f) => [[{}, f.messages]]);
+dataGauge(
+  'confab_database_bytes',
+  'Size of the database on disk (its file and write-ahead log).',
+  [],
+  (f) => [[{}, f.databaseBytes]],
+);
+dataGauge(
+  'confab_upload_bytes',
+  'Size of the uploaded files on disk: uploads, and custom emoji.',
+  ['kind'],
+  (f) => [
+    [{ kind: 'uploads' }, f.uploadBytes],
+    [{ kind: 'emoji' }, f.emojiBytes],
+  ],
 );
 
 // ---- a cluster node's replication (asked of JetStream once per scrape) ---------------------------

@@ -89,9 +89,11 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   bot_services: 'outgoing webhook endpoints and their tokens are set again after an import',
   bot_config: 'incoming webhook bot settings are set again after an import',
   mail_outbox: "mail waiting for this server's SMTP server",
+  missed_message_emails: "missed-message mail waiting for its batch, on this server's schedule",
   password_reset_requests: 'pending reset links carry secrets valid on this server only',
   sessions: 'browser login sessions are valid on this server only',
   sent_local_ids: "recent sends' local ids, kept an hour to answer a client's retry",
+  audit_log: 'what was done on this server; the importing server records the import',
 };
 
 /** Every table of the schema (FTS shadow tables and SQLite's own left out). */

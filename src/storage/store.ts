@@ -5,6 +5,7 @@
  */
 import { alertWordStatements } from './alert-words.js';
 import { attachmentStatements } from './attachments.js';
+import { auditStatements } from './audit.js';
 import { imageAttachmentStatements } from './image-attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
@@ -17,6 +18,7 @@ import { invitationStatements } from './invitations.js';
 import { linkifierStatements } from './linkifiers.js';
 import { mailStatements } from './mail.js';
 import { botStatements } from './bots.js';
+import { missedMessageStatements } from './missed-messages.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements, ReceivedMaxima } from './messages.js';
@@ -113,6 +115,8 @@ export class Store {
   readonly mail;
   readonly bots;
   readonly sentLocalIds;
+  readonly audit;
+  readonly missedMessages;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -150,6 +154,8 @@ export class Store {
     this.mail = mailStatements(db, this.ids);
     this.bots = botStatements(db, this.ids);
     this.sentLocalIds = sentLocalIdStatements(db);
+    this.audit = auditStatements(db, this.ids);
+    this.missedMessages = missedMessageStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

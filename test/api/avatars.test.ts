@@ -5,39 +5,17 @@
  * what /avatar/* answers, the default images themselves, the app page's policy, and opting in
  * with the admin tool.
  */
-import http from 'node:http';
 import t from 'tap';
 import { assertSuccess, rawRequest } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import { register } from '../helpers/events.js';
 import { manage } from '../helpers/manage.js';
 import { sendChannelMessage } from '../helpers/messages.js';
+import { request } from '../helpers/uploads.js';
 import { startServer } from '../helpers/server.js';
 
 const DEFAULT_AVATAR = '/static/images/default-avatar.png?version=1';
 const OUTSIDE = /gravatar/;
-
-function fetchBytes(
-  base: string,
-  pathname: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(new URL(pathname, base), { headers, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-      })
-      .on('error', reject);
-  });
-}
 
 t.test('by default every avatar and the realm icon are this server’s', async (t) => {
   const { api, fx, url } = await startServer(t);
@@ -103,23 +81,25 @@ t.test('by default every avatar and the realm icon are this server’s', async (
     '/static/images/default-avatar.png',
     '/static/images/default-realm-icon.png',
   ]) {
-    const img = await fetchBytes(url, path);
+    const img = await request(api, 'GET', null, path);
     t.equal(img.status, 200, path);
     t.equal(img.headers['content-type'], 'image/png');
     t.same([...img.body.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10], 'a PNG');
     t.ok(img.body.length > 200, `${img.body.length} bytes`);
     t.match(img.headers['cache-control'], /^public, max-age=\d+$/);
     t.equal(img.headers['x-content-type-options'], 'nosniff');
-    const again = await fetchBytes(url, path, { 'if-none-match': String(img.headers.etag) });
+    const again = await request(api, 'GET', null, path, undefined, {
+      'if-none-match': String(img.headers.etag),
+    });
     t.equal(again.status, 304, 'revalidated');
   }
 
-  const page = await fetchBytes(url, '/');
+  const page = await request(api, 'GET', null, '/');
   t.notMatch(String(page.headers['content-security-policy']), /gravatar/, 'the page loads none');
 });
 
 t.test('a realm that opts in (the admin tool) uses the external host', async (t) => {
-  const { api, fx, url, dataDir } = await startServer(t);
+  const { api, fx, dataDir } = await startServer(t);
   const q = await register(t, api, 'othello', { event_types: ['realm'] });
   const on = await manage(dataDir, ['realm-external-avatars', '--realm', '', '--set', 'on']);
   t.equal(on.status, 0, on.stderr);
@@ -150,7 +130,7 @@ t.test('a realm that opts in (the admin tool) uses the external host', async (t)
     [{ op: 'update_dict', property: 'icon', data: { icon_source: 'G', icon_url: /gravatar/ } }],
     'clients are told of the new realm icon (and nothing unknown to them)',
   );
-  const page = await fetchBytes(url, '/');
+  const page = await request(api, 'GET', null, '/');
   t.match(
     String(page.headers['content-security-policy']),
     /img-src 'self' data: blob: https:\/\/secure\.gravatar\.com;/,

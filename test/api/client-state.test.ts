@@ -9,23 +9,13 @@
 import t from 'tap';
 import { ConfabClient } from '../../src/client/api.js';
 import { EventStream } from '../../src/client/events.js';
-import type { MessageEvent, ServerEvent } from '../../src/client/types.js';
+import type { ServerEvent } from '../../src/client/types.js';
 import { ChatState, TOPIC } from '../../web/state/chat.js';
+import { REGISTER_PARAMS } from '../../web/state/register.js';
 import { until } from '../helpers/events.js';
 import { startServer } from '../helpers/server.js';
 
-const PARAMS = {
-  apply_markdown: true,
-  client_gravatar: true,
-  client_capabilities: {
-    notification_settings_null: true,
-    bulk_message_deletion: true,
-    user_avatar_url_field_optional: true,
-    stream_typing_notifications: true,
-    user_settings_object: true,
-    empty_topic_name: true,
-  },
-};
+const PARAMS = REGISTER_PARAMS;
 
 const clock = {
   now: () => Date.now(),
@@ -139,10 +129,7 @@ t.test('events applied to the snapshot equal a fresh snapshot', async (t) => {
     content: 'the end',
   });
 
-  await until(
-    () => seen.some((e) => e.type === 'message' && (e as MessageEvent).message.id === last),
-    'every event',
-  );
+  await until(() => seen.some((e) => e.type === 'message' && e.message.id === last), 'every event');
   const fresh = await hamlet.register(PARAMS);
   await hamlet.deleteQueue(fresh.queue_id);
   const live = summary(state!);

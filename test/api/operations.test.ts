@@ -122,6 +122,9 @@ t.test('GET /metrics: Prometheus text with the server’s figures', async (t) =>
     'confab_event_queues',
     'confab_event_queue_events',
     'confab_event_queue_bytes',
+    'confab_event_queue_memory_bytes',
+    'confab_event_queue_memory_budget_bytes',
+    'process_resident_memory_bytes',
     'confab_long_polls_held',
     'confab_websockets_open',
     'confab_events_delivered_total',
@@ -142,6 +145,11 @@ t.test('GET /metrics: Prometheus text with the server’s figures', async (t) =>
   t.ok((sample(text, 'confab_commit_batch_size_count') ?? 0) >= 5, 'commits are counted');
   t.ok((sample(text, 'confab_event_queues') ?? 0) >= 1, 'the registered queue is counted');
   t.ok((sample(text, 'confab_events_delivered_total') ?? 0) >= 5, 'delivered events are counted');
+  // The queue memory budget's estimate, beside the budget and the process's resident memory.
+  const estimate = sample(text, 'confab_event_queue_memory_bytes') ?? NaN;
+  t.ok(estimate > 0, `what the queue holds is counted (${estimate} bytes)`);
+  t.equal(sample(text, 'confab_event_queue_memory_budget_bytes'), 1024 * 1024 * 1024);
+  t.ok((sample(text, 'process_resident_memory_bytes') ?? 0) > estimate, 'beside the RSS');
   // Counted without blocking the event loop (src/observability/metrics.ts), and still counted.
   const fds = sample(text, 'process_open_fds') ?? 0;
   t.ok(fds >= 3 && fds === Math.floor(fds), `open file descriptors counted (${fds})`);

@@ -7,45 +7,22 @@
  * .br and .gz siblings).
  */
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t, { type Test } from 'tap';
 import { DEFAULT_RATE_LIMITS } from '../../src/config.js';
 import { chooseEncoding, etagMatches } from '../../src/http/static-files.js';
-import { rawRequest } from '../helpers/api.js';
+import { rawRequest, type ApiClient } from '../helpers/api.js';
+import { request } from '../helpers/uploads.js';
 import { startServer } from '../helpers/server.js';
 
-type Raw = { status: number; headers: http.IncomingHttpHeaders; body: Buffer };
-
-/** A GET (or HEAD) read as bytes, with the given headers. */
-function fetchRaw(
-  base: string,
-  pathname: string,
+/** A GET (or HEAD) without credentials, read as bytes. */
+const fetchRaw = (
+  api: ApiClient,
+  path: string,
   headers: Record<string, string> = {},
   method = 'GET',
-): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      new URL(pathname, base),
-      { method, headers: { connection: 'close', ...headers }, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+) => request(api, method, null, path, undefined, headers);
 
 const INDEX =
   '<!doctype html><html><head><link rel="stylesheet" href="/static/app-3f2a.css">' +
@@ -87,8 +64,8 @@ function makeBuild(dir: string): string {
 
 t.test('GET /: the app page, its caching and its security headers', async (t) => {
   const { webDir, dataDir } = dirs(t);
-  const { url } = await startServer(t, { webDir: makeBuild(webDir), dataDir });
-  const page = await fetchRaw(url, '/');
+  const { url, api } = await startServer(t, { webDir: makeBuild(webDir), dataDir });
+  const page = await fetchRaw(api, '/');
   t.equal(page.status, 200);
   t.equal(page.body.toString(), INDEX, 'index.html as built');
   t.equal(page.headers['content-type'], 'text/html; charset=utf-8');
@@ -120,18 +97,18 @@ t.test('GET /: the app page, its caching and its security headers', async (t) =>
   // Revalidation: the same ETag answers 304 without a body, weak or strong, among others.
   const etag = String(page.headers.etag);
   for (const inm of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
-    const again = await fetchRaw(url, '/', { 'if-none-match': inm });
+    const again = await fetchRaw(api, '/', { 'if-none-match': inm });
     t.equal(again.status, 304, `If-None-Match: ${inm}`);
     t.equal(again.body.length, 0, 'no body');
     t.equal(again.headers.etag, etag);
     t.equal(again.headers['cache-control'], 'no-cache');
   }
-  t.equal((await fetchRaw(url, '/', { 'if-none-match': '"stale"' })).status, 200, 'a stale tag');
+  t.equal((await fetchRaw(api, '/', { 'if-none-match': '"stale"' })).status, 200, 'a stale tag');
 
   // Deep links are fragments: the browser asks for `/` (a query string changes nothing).
-  t.equal((await fetchRaw(url, '/?stream=1')).body.toString(), INDEX);
+  t.equal((await fetchRaw(api, '/?stream=1')).body.toString(), INDEX);
 
-  const head = await fetchRaw(url, '/', {}, 'HEAD');
+  const head = await fetchRaw(api, '/', {}, 'HEAD');
   t.equal(head.status, 200, 'HEAD');
   t.equal(head.body.length, 0);
   t.equal(head.headers['content-length'], String(Buffer.byteLength(INDEX)), 'the length GET has');
@@ -143,7 +120,7 @@ t.test('GET /: the app page, its caching and its security headers', async (t) =>
 
 t.test('precompressed variants chosen by Accept-Encoding', async (t) => {
   const { webDir, dataDir } = dirs(t);
-  const { url } = await startServer(t, { webDir: makeBuild(webDir), dataDir });
+  const { api } = await startServer(t, { webDir: makeBuild(webDir), dataDir });
   const cases: [string, string | null][] = [
     ['gzip, deflate, br', 'br'],
     ['br', 'br'],
@@ -156,7 +133,7 @@ t.test('precompressed variants chosen by Accept-Encoding', async (t) => {
   ];
   for (const [accept, coding] of cases) {
     for (const pathname of ['/', '/static/app-9c1d.js']) {
-      const res = await fetchRaw(url, pathname, { 'accept-encoding': accept });
+      const res = await fetchRaw(api, pathname, { 'accept-encoding': accept });
       t.equal(res.headers['content-encoding'], coding ?? undefined, `${pathname} ${accept}`);
       const body =
         coding === 'br'
@@ -168,7 +145,7 @@ t.test('precompressed variants chosen by Accept-Encoding', async (t) => {
     }
   }
   // A file the build made no siblings for goes as it is.
-  const css = await fetchRaw(url, '/static/app-3f2a.css', { 'accept-encoding': 'gzip, br' });
+  const css = await fetchRaw(api, '/static/app-3f2a.css', { 'accept-encoding': 'gzip, br' });
   t.equal(css.headers['content-encoding'], undefined);
   t.equal(css.body.toString(), 'body{margin:0}\n');
 
@@ -182,7 +159,7 @@ t.test('precompressed variants chosen by Accept-Encoding', async (t) => {
 t.test('GET /static/*: immutable assets, types, unknown paths', async (t) => {
   const { webDir, dataDir } = dirs(t);
   const { url, api } = await startServer(t, { webDir: makeBuild(webDir), dataDir });
-  const js = await fetchRaw(url, '/static/app-9c1d.js');
+  const js = await fetchRaw(api, '/static/app-9c1d.js');
   t.equal(js.status, 200);
   t.equal(js.headers['content-type'], 'text/javascript; charset=utf-8');
   t.equal(js.headers['cache-control'], 'public, max-age=31536000, immutable');
@@ -190,13 +167,13 @@ t.test('GET /static/*: immutable assets, types, unknown paths', async (t) => {
   t.ok(js.headers.etag);
   t.equal(js.body.toString(), SCRIPT);
   t.equal(
-    (await fetchRaw(url, '/static/app-3f2a.css')).headers['content-type'],
+    (await fetchRaw(api, '/static/app-3f2a.css')).headers['content-type'],
     'text/css; charset=utf-8',
   );
-  const font = await fetchRaw(url, '/static/fonts/KaTeX_Main-Regular-0f1e.woff2');
+  const font = await fetchRaw(api, '/static/fonts/KaTeX_Main-Regular-0f1e.woff2');
   t.equal(font.headers['content-type'], 'font/woff2', 'nested directories');
   t.same(font.body, FONT);
-  const asset304 = await fetchRaw(url, '/static/app-9c1d.js', {
+  const asset304 = await fetchRaw(api, '/static/app-9c1d.js', {
     'if-none-match': String(js.headers.etag),
   });
   t.equal(asset304.status, 304);
@@ -215,49 +192,49 @@ t.test('GET /static/*: immutable assets, types, unknown paths', async (t) => {
   }
   // The API's own files under /static/ are still the API's.
   const state = (await api.post('hamlet', 'register', { fetch_event_types: ['realm'] })).body;
-  const emoji = await fetchRaw(url, new URL(state.server_emoji_data_url as string).pathname);
+  const emoji = await fetchRaw(api, new URL(state.server_emoji_data_url as string).pathname);
   t.equal(emoji.status, 200, 'the emoji data file');
   t.equal(emoji.headers['content-type'], 'application/json');
 });
 
 t.test('no build: `/` says how to make one; a rebuild is served without a restart', async (t) => {
   const { webDir, dataDir } = dirs(t);
-  const { url, api } = await startServer(t, { webDir, dataDir });
-  const page = await fetchRaw(url, '/');
+  const { api } = await startServer(t, { webDir, dataDir });
+  const page = await fetchRaw(api, '/');
   t.equal(page.status, 404);
   t.equal(page.headers['content-type'], 'text/html; charset=utf-8', 'a page, not JSON');
   t.match(page.body.toString(), /npm run build/);
   t.equal(page.headers['cache-control'], 'no-store');
   t.ok(page.headers['content-security-policy'], 'under the same policy');
   t.equal((await api.get('hamlet', 'users/me')).status, 200, 'the API works meanwhile');
-  t.equal((await fetchRaw(url, '/static/app-9c1d.js')).status, 404);
+  t.equal((await fetchRaw(api, '/static/app-9c1d.js')).status, 404);
 
   makeBuild(webDir);
-  const built = await fetchRaw(url, '/');
+  const built = await fetchRaw(api, '/');
   t.equal(built.status, 200, 'the build, once made');
   t.equal(built.body.toString(), INDEX);
-  t.equal((await fetchRaw(url, '/static/app-9c1d.js')).status, 200, 'its assets with it');
+  t.equal((await fetchRaw(api, '/static/app-9c1d.js')).status, 200, 'its assets with it');
 
   const next = INDEX.replace('app-9c1d.js', 'app-77aa.js');
   writeWithSiblings(path.join(webDir, 'index.html'), next);
   writeWithSiblings(path.join(webDir, 'static', 'app-77aa.js'), SCRIPT);
-  const rebuilt = await fetchRaw(url, '/', { 'if-none-match': String(built.headers.etag) });
+  const rebuilt = await fetchRaw(api, '/', { 'if-none-match': String(built.headers.etag) });
   t.equal(rebuilt.status, 200, 'a new page, not 304');
   t.equal(rebuilt.body.toString(), next);
   t.not(rebuilt.headers.etag, built.headers.etag, 'a new ETag');
-  t.equal((await fetchRaw(url, '/static/app-77aa.js')).status, 200);
+  t.equal((await fetchRaw(api, '/static/app-77aa.js')).status, 200);
 });
 
 t.test('the app is outside the per-address API rate limit', async (t) => {
   const { webDir, dataDir } = dirs(t);
-  const { url } = await startServer(t, {
+  const { url, api } = await startServer(t, {
     webDir: makeBuild(webDir),
     dataDir,
     rateLimits: { ...DEFAULT_RATE_LIMITS, api_by_ip: [[60, 3]] },
   });
   for (let i = 0; i < 10; i++) {
     for (const p of ['/', '/static/app-9c1d.js']) {
-      const res = await fetchRaw(url, p);
+      const res = await fetchRaw(api, p);
       t.equal(res.status, 200, `${p} #${i + 1}`);
       t.notOk(res.headers['x-ratelimit-remaining'], 'not counted');
     }
@@ -268,5 +245,5 @@ t.test('the app is outside the per-address API rate limit', async (t) => {
       (await rawRequest(url, { method: 'GET', path: '/api/v1/server_settings' })).status,
     );
   t.same(statuses, [200, 200, 200, 429], 'the API is still limited');
-  t.equal((await fetchRaw(url, '/')).status, 200, 'the page still loads');
+  t.equal((await fetchRaw(api, '/')).status, 200, 'the page still loads');
 });

@@ -8,10 +8,17 @@
  * server behaviour against a fixture page, whatever the client does.
  */
 import t from 'tap';
-import type { Page, Request } from 'playwright-core';
+import type { Request } from 'playwright-core';
 import { assertSuccess } from '../helpers/api.js';
 import { waitFor, waitLive } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import {
+  fetchInPage,
+  fillLogin,
+  launchBrowser,
+  NO_CHROMIUM,
+  screenshot,
+  watchPage,
+} from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { tinyPng } from '../helpers/images.js';
 import { sendChannelMessage } from '../helpers/messages.js';
@@ -19,20 +26,6 @@ import { startServer } from '../helpers/server.js';
 import { upload } from '../helpers/uploads.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-async function logIn(page: Page, email: string, password: string): Promise<void> {
-  await page.fill('input[name="username"]', email);
-  await page.fill('input[name="password"]', password);
-  await page.click('button[type="submit"]');
-}
-
-/** A fetch from the page: its status and WWW-Authenticate header. */
-function fetchFromPage(page: Page, url: string): Promise<{ status: number; challenge: string }> {
-  return page.evaluate(`fetch(${JSON.stringify(url)}).then((r) => ({
-    status: r.status,
-    challenge: r.headers.get('www-authenticate') ?? '',
-  }))`);
-}
 
 t.test('the real app: login, session, media, no key, no outside host, logout', async (t) => {
   if (NO_CHROMIUM) return;
@@ -75,12 +68,12 @@ t.test('the real app: login, session, media, no key, no outside host, logout', a
   await page.waitForSelector('input[name="username"]');
   await screenshot(page, t, 'login');
 
-  await logIn(page, hamlet.email, 'not the password');
+  await fillLogin(page, hamlet.email, 'not the password');
   await page.waitForSelector('[role="alert"]');
   t.match(await page.textContent('[role="alert"]'), /password/i, 'the error, in the app');
   await screenshot(page, t, 'wrong-password');
 
-  await logIn(page, hamlet.email, hamlet.password);
+  await fillLogin(page, hamlet.email, hamlet.password);
   await waitLive(page);
   await screenshot(page, t, 'logged-in');
   t.equal(
@@ -120,7 +113,7 @@ t.test('the real app: login, session, media, no key, no outside host, logout', a
   await page.waitForSelector('input[name="username"]');
   await screenshot(page, t, 'logged-out');
   t.same(
-    await fetchFromPage(page, fileUrl),
+    await fetchInPage(page, fileUrl),
     { status: 401, challenge: 'Session realm="confab"' },
     'after logout a media URL answers 401, with no Basic challenge',
   );

@@ -12,7 +12,17 @@ import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
 import { assertSuccess } from '../helpers/api.js';
 import { until } from '../helpers/events.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import {
+  fetchInPage,
+  fillLogin,
+  launchBrowser,
+  NO_CHROMIUM,
+  screenshot,
+  watchPage,
+  type PageWatch,
+  type TestBrowser,
+} from '../helpers/browser.js';
+import type { Fixture } from '../helpers/fixtures.js';
 import { writeFixtureApp } from '../helpers/fixture-app.js';
 import { tinyPng } from '../helpers/images.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -39,12 +49,6 @@ async function state(page: Page, want: string): Promise<void> {
   await page.waitForSelector(`body[data-state="${want}"]`);
 }
 
-async function logIn(page: Page, email: string, password: string): Promise<void> {
-  await page.fill('input[name="username"]', email);
-  await page.fill('input[name="password"]', password);
-  await page.click('button[type="submit"]');
-}
-
 /** Loads `src` as an <img> in the page: its natural width, or -1 when it failed. */
 function loadImage(page: Page, src: string): Promise<number> {
   return page.evaluate(`new Promise((resolve) => {
@@ -56,17 +60,26 @@ function loadImage(page: Page, src: string): Promise<number> {
   })`);
 }
 
-/** A fetch from the page: its status and WWW-Authenticate header. */
-function fetchFromPage(page: Page, url: string): Promise<{ status: number; challenge: string }> {
-  return page.evaluate(`fetch(${JSON.stringify(url)}).then((r) => ({
-    status: r.status,
-    challenge: r.headers.get('www-authenticate') ?? '',
-  }))`);
+let b: TestBrowser;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+});
+
+/** A page of its own context, logged in as hamlet on `url`'s fixture app, and its watch. */
+async function loggedIn(url: string, fx: Fixture): Promise<{ page: Page; watch: PageWatch }> {
+  const page = await b.newPage();
+  const watch = await watchPage(page);
+  await page.goto(url);
+  await state(page, 'login');
+  await fillLogin(page, fx.users.hamlet!.email, fx.users.hamlet!.password);
+  await state(page, 'app');
+  return { page, watch };
 }
 
 t.test('in chromium: the page, login, media, reload, logout', async (t) => {
   if (NO_CHROMIUM) return;
-  const browser = await launchBrowser(t);
   const { url, fx, api } = await serverWithApp(t);
   const hamlet = fx.users.hamlet!;
   const up = assertSuccess(
@@ -75,7 +88,7 @@ t.test('in chromium: the page, login, media, reload, logout', async (t) => {
   );
   const fileUrl = up.url as string;
 
-  const page = await browser.newPage();
+  const page = await b.newPage();
   const watch = await watchPage(page);
   const dialogs: string[] = [];
   page.on('dialog', (d) => {
@@ -107,18 +120,18 @@ t.test('in chromium: the page, login, media, reload, logout', async (t) => {
 
   // Not logged in: a failed <img> and a failed fetch of browser routes ask for no password.
   t.equal(await loadImage(page, fileUrl), -1, 'an upload without the session fails');
-  t.same(await fetchFromPage(page, '/json/users/me'), {
+  t.same(await fetchInPage(page, '/json/users/me'), {
     status: 401,
     challenge: 'Session realm="confab"',
   });
   t.equal(await loadImage(page, `/avatar/${hamlet.id}`), -1, 'an avatar without the session');
 
-  await logIn(page, hamlet.email, 'not the password');
+  await fillLogin(page, hamlet.email, 'not the password');
   await state(page, 'error');
   t.equal(await page.textContent('#error'), 'Your username or password is incorrect');
   await screenshot(page, t, 'wrong-password');
 
-  await logIn(page, hamlet.email, hamlet.password);
+  await fillLogin(page, hamlet.email, hamlet.password);
   await state(page, 'app');
   t.equal(await page.textContent('#who'), hamlet.email);
   await screenshot(page, t, 'logged-in');
@@ -148,7 +161,7 @@ t.test('in chromium: the page, login, media, reload, logout', async (t) => {
 
   // Media through the cookie.
   t.equal(await loadImage(page, fileUrl), 1, 'an upload loads as an <img>');
-  const me = await fetchFromPage(page, '/json/users/me');
+  const me = await fetchInPage(page, '/json/users/me');
   t.equal(me.status, 200, 'the API by session');
 
   await page.reload();
@@ -159,7 +172,7 @@ t.test('in chromium: the page, login, media, reload, logout', async (t) => {
   await state(page, 'login');
   await screenshot(page, t, 'logged-out');
   t.same(
-    await fetchFromPage(page, fileUrl),
+    await fetchInPage(page, fileUrl),
     { status: 401, challenge: 'Session realm="confab"' },
     'after logout a media URL answers 401',
   );
@@ -177,14 +190,8 @@ t.test('in chromium: the page, login, media, reload, logout', async (t) => {
 
 t.test('in chromium: the Content-Security-Policy holds against message HTML', async (t) => {
   if (NO_CHROMIUM) return;
-  const browser = await launchBrowser(t);
   const { url, fx } = await serverWithApp(t);
-  const page = await browser.newPage();
-  const watch = await watchPage(page);
-  await page.goto(url);
-  await state(page, 'login');
-  await logIn(page, fx.users.hamlet!.email, fx.users.hamlet!.password);
-  await state(page, 'app');
+  const { page, watch } = await loggedIn(url, fx);
 
   // HTML as a message could carry it, inserted as the client inserts the server's HTML.
   await page.evaluate(`(() => {
@@ -218,19 +225,13 @@ t.test('in chromium: the Content-Security-Policy holds against message HTML', as
 
 t.test('in chromium: a page of another site cannot act with the session', async (t) => {
   if (NO_CHROMIUM) return;
-  const browser = await launchBrowser(t);
   const { url, fx, api } = await serverWithApp(t);
   const hamlet = fx.users.hamlet!;
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(url);
-  await state(page, 'login');
-  await logIn(page, hamlet.email, hamlet.password);
-  await state(page, 'app');
+  const { page } = await loggedIn(url, fx);
 
   // Another site (localhost is not 127.0.0.1) in the same browser, posting to the server: from
   // a page of that origin without our policy (a JSON answer), so that only the server decides.
-  const other = await context.newPage();
+  const other = await page.context().newPage();
   await other.goto(crossSitePage(url));
   const target = `${url}/json/users/me/status`;
   const answers: number[] = [];
@@ -267,16 +268,9 @@ t.test('in chromium: a page of another site cannot act with the session', async 
 
 t.test('in chromium: the event WebSocket by session, from the page only', async (t) => {
   if (NO_CHROMIUM) return;
-  const browser = await launchBrowser(t);
   const { url, fx, api } = await serverWithApp(t);
   const hamlet = fx.users.hamlet!;
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const watch = await watchPage(page);
-  await page.goto(url);
-  await state(page, 'login');
-  await logIn(page, hamlet.email, hamlet.password);
-  await state(page, 'app');
+  const { page, watch } = await loggedIn(url, fx);
 
   // The page registers a queue (with its CSRF token) and opens the socket as a browser does.
   const queueId = await page.evaluate<string>(`fetch('/json/register', {
@@ -306,7 +300,7 @@ t.test('in chromium: the event WebSocket by session, from the page only', async 
   t.same(ids, [sent.id], 'the message arrives over the socket');
 
   // A page of another site cannot open one with the session.
-  const other = await context.newPage();
+  const other = await page.context().newPage();
   await other.goto(crossSitePage(url));
   const opened = await other.evaluate<string>(`new Promise((resolve) => {
     const ws = new WebSocket(${JSON.stringify(socketUrl)});

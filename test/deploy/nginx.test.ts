@@ -171,6 +171,23 @@ async function run(t: Test, nginxBin: string): Promise<void> {
   const owner = { email, api_key: apiKey };
   const fx: Fixture = { realmId: 0, users: {}, notificationBotId: 0 };
   const api = new ApiClient(base, fx, { host: HOST }, { ca });
+  /** An event WebSocket opened through nginx (JSON frames), closed at the test's end. */
+  const socketThrough = async (
+    t: Test,
+    url: URL,
+    headers: Record<string, string>,
+  ): Promise<SocketClient> => {
+    const ws = new WebSocket(url, ['json'], { ca, headers });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) =>
+        reject(new Error(`upgrade refused: ${res.statusCode ?? 0}`)),
+      );
+    });
+    t.teardown(() => ws.terminate());
+    return new SocketClient(ws);
+  };
   // Wait (bounded) until nginx answers.
   for (let i = 0; ; i++) {
     const ok = await rawRequest(base, { method: 'GET', path: '/health' }, { ca }).then(
@@ -235,19 +252,10 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     const url = new URL(`wss://127.0.0.1:${httpsPort}/api/v1/events/socket`);
     url.searchParams.set('queue_id', q.queue_id as string);
     url.searchParams.set('last_event_id', '-1');
-    const ws = new WebSocket(url, ['json'], {
-      ca,
-      headers: { host: HOST, authorization: basicAuth(email, apiKey) },
+    const client = await socketThrough(t, url, {
+      host: HOST,
+      authorization: basicAuth(email, apiKey),
     });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-      ws.once('unexpected-response', (_req, res) =>
-        reject(new Error(`upgrade refused: ${res.statusCode ?? 0}`)),
-      );
-    });
-    const client = new SocketClient(ws);
-    t.teardown(() => ws.terminate());
     t.equal(client.protocol, 'json');
     const sent = assertSuccess(
       t,
@@ -320,16 +328,7 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     const url = new URL(`wss://127.0.0.1:${httpsPort}/json/events/socket`);
     url.searchParams.set('queue_id', q.queue_id as string);
     url.searchParams.set('last_event_id', '-1');
-    const ws = new WebSocket(url, ['json'], { ca, headers });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-      ws.once('unexpected-response', (_req, res) =>
-        reject(new Error(`upgrade refused: ${res.statusCode ?? 0}`)),
-      );
-    });
-    const client = new SocketClient(ws);
-    t.teardown(() => ws.terminate());
+    const client = await socketThrough(t, url, headers);
     const sent = assertSuccess(
       t,
       await api.post(owner, 'messages', {

@@ -4,6 +4,8 @@
  */
 import t, { type Test } from 'tap';
 import { possibleChannelNames, renderMarkdown } from '../../src/lib/markdown/index.js';
+import { re2Error } from '../../src/lib/markdown/linear-regex.js';
+import { compileLinkifier, validateLinkifier } from '../../src/lib/markdown/linkifiers.js';
 import { CASES, CTX, HOSTILE } from './markdown-cases.js';
 
 const ALLOWED_TAGS = new Set([
@@ -275,10 +277,21 @@ t.test('alert words', (t) => {
 });
 
 t.test('linkifiers that no longer compile are skipped, not fatal', (t) => {
+  // Stored before a rule changed: one the translator refuses (lookahead, backreference, as RE2
+  // does) and one RE2 itself refuses (a repeat count over its limit once nested).
+  const refused = ['(?=a)aa', '(a)\\1', '((a{100}){100}){100}'];
+  for (const pattern of refused) {
+    t.throws(() => validateLinkifier(pattern, 'https://x/'), `the API refuses ${pattern}`);
+    t.equal(compileLinkifier({ id: 9, pattern, url_template: 'https://x/' }), null);
+  }
+  t.ok(re2Error('((a{100}){100}){100}'), 'RE2 itself refuses the nested repeat');
   const ctx = {
     ...CTX,
     version: 'bad',
-    linkifiers: [{ id: 9, pattern: '(a+)+', url_template: 'https://x/' }, ...CTX.linkifiers],
+    linkifiers: [
+      ...refused.map((pattern, i) => ({ id: 90 + i, pattern, url_template: 'https://x/' })),
+      ...CTX.linkifiers,
+    ],
   };
   t.equal(
     renderMarkdown('aaa #123', ctx).rendered_content,

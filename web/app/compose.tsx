@@ -22,6 +22,7 @@ import { Avatar } from './bits.js';
 import type { ComposeTo, Controller } from './controller.js';
 import { bytes } from './format.js';
 import { Icon } from './icons.js';
+import { moveActive } from './listbox.js';
 import { decorate, openPicker } from './message.js';
 import { track } from './track.js';
 
@@ -228,11 +229,7 @@ export function Compose({ c }: { c: Controller }) {
 
   const onKeyDown = (e: KeyboardEvent) => {
     if (items.length && token) {
-      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-        e.preventDefault();
-        setActive((a) => (a + (e.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length);
-        return;
-      }
+      if (moveActive(e, items.length, setActive)) return;
       if (e.key === 'Enter' || e.key === 'Tab') {
         e.preventDefault();
         pick(items[Math.min(active, items.length - 1)]!);
@@ -468,12 +465,8 @@ export function Compose({ c }: { c: Controller }) {
                         retarget({ ...to, topic: topicItems[active]!.label }, textRef.current);
                       setTopicOpen(false);
                       area.current?.focus();
-                    } else if (e.key === 'ArrowDown' && topicItems.length) {
-                      e.preventDefault();
-                      setActive((a) => (a + 1) % topicItems.length);
-                    } else if (e.key === 'ArrowUp' && topicItems.length) {
-                      e.preventDefault();
-                      setActive((a) => (a + topicItems.length - 1) % topicItems.length);
+                    } else if (moveActive(e, topicItems.length, setActive)) {
+                      return;
                     } else if (e.key === 'Escape' && topicOpen) {
                       e.stopPropagation();
                       setTopicOpen(false);
@@ -533,12 +526,8 @@ export function Compose({ c }: { c: Controller }) {
                     setDmQuery('');
                   } else if (e.key === 'Backspace' && dmQuery === '' && to.userIds.length) {
                     retarget({ kind: 'dm', userIds: to.userIds.slice(0, -1) }, textRef.current);
-                  } else if (e.key === 'ArrowDown' && dmItems.length) {
-                    e.preventDefault();
-                    setActive((a) => (a + 1) % dmItems.length);
-                  } else if (e.key === 'ArrowUp' && dmItems.length) {
-                    e.preventDefault();
-                    setActive((a) => (a + dmItems.length - 1) % dmItems.length);
+                  } else if (moveActive(e, dmItems.length, setActive)) {
+                    return;
                   } else if (e.key === 'Enter') {
                     e.preventDefault();
                     area.current?.focus();

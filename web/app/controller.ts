@@ -16,6 +16,7 @@ import {
 } from '../../src/client/events.js';
 import type { Message, RegisterResponse, ServerEvent, User } from '../../src/client/types.js';
 import { ChatState, TOPIC, type StoredMessage } from '../state/chat.js';
+import { EVENT_TYPES, FETCH_TYPES, REGISTER_PARAMS } from '../state/register.js';
 import { Drafts, type DraftTo } from '../state/drafts.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import { buildEmojiIndex, type EmojiIndex } from '../state/emoji.js';
@@ -38,6 +39,7 @@ import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
 import { topicKey } from '../state/unread.js';
 import { htmlText, plainHtml } from './format.js';
 import { nextFrame } from './frame.js';
+import { setTheme } from './theme.js';
 import { track } from './track.js';
 
 export type Session = { userId: number; email: string; csrfToken: string };
@@ -49,49 +51,6 @@ export type ComposeTo =
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
 export type Dialog = { kind: 'jump' } | { kind: 'settings'; panel: string } | null;
-
-export const REGISTER_PARAMS = {
-  apply_markdown: true,
-  client_gravatar: true,
-  slim_presence: true,
-  include_subscribers: false,
-  client_capabilities: {
-    notification_settings_null: true,
-    bulk_message_deletion: true,
-    user_avatar_url_field_optional: true,
-    stream_typing_notifications: true,
-    user_settings_object: true,
-    empty_topic_name: true,
-    linkifier_url_template: true,
-  },
-};
-
-/**
- * What the queue receives (`event_types`), and what the first snapshot holds
- * (`fetch_event_types`): the realm's users come afterwards, by `GET /users`, so that the first
- * screen of a large realm does not wait for them (its `realm_user` events are in the queue).
- */
-const EVENT_TYPES = [
-  'message',
-  'update_message',
-  'delete_message',
-  'update_message_flags',
-  'reaction',
-  'subscription',
-  'stream',
-  'realm_user',
-  'realm_user_settings_defaults',
-  'typing',
-  'user_topic',
-  'user_settings',
-  'realm_emoji',
-  'realm',
-  'user_group',
-  'restart',
-  'heartbeat',
-  'recent_private_conversations',
-];
-const FETCH_TYPES = EVENT_TYPES.filter((t) => t !== 'realm_user').concat(['realm_user_groups']);
 
 /** The browser's upload with progress (fetch reports none). */
 export const xhrUpload: UploadTransport = (req) =>
@@ -145,6 +104,9 @@ export class Controller {
   readonly focused = signal(typeof document !== 'undefined' ? document.hasFocus() : true);
   serverSettings: Record<string, unknown> = {};
   me: User | null = null;
+  /** The first snapshot, while `me` is on its way; events that arrive before it is applied. */
+  private firstRegister: RegisterResponse | null = null;
+  private early: ServerEvent[] = [];
   private title = '';
   private titleFrame = false;
   private permission: NotificationPermission | null = null;
@@ -192,8 +154,15 @@ export class Controller {
     ConfabClient.serverSettings(location.origin)
       .then((s) => (this.serverSettings = s))
       .catch(() => undefined);
-    // The user's own fields (register's snapshot leaves out the realm's users: FETCH_TYPES).
-    this.me = await this.client.request<User & { result?: string }>('GET', '/users/me');
+    // The user's own fields (register's snapshot leaves out the realm's users: FETCH_TYPES),
+    // asked for beside the registration; the snapshot waits for them (and events that come
+    // first wait for the snapshot).
+    const me = this.client.request<User>('GET', '/users/me').then((u) => {
+      this.me = u;
+      const first = this.firstRegister;
+      this.firstRegister = null;
+      if (first) this.onRegister(first, false);
+    });
     this.stream = new EventStream({
       client: this.client,
       register: { ...REGISTER_PARAMS, event_types: EVENT_TYPES, fetch_event_types: FETCH_TYPES },
@@ -201,8 +170,14 @@ export class Controller {
         typeof WebSocket === 'undefined'
           ? null
           : (url, protocol) => new WebSocket(url, protocol) as unknown as SocketLike,
-      onRegister: (r, again) => this.onRegister(r, again),
-      onEvents: (events) => this.onEvents(events),
+      onRegister: (r, again) => {
+        if (this.me) this.onRegister(r, again);
+        else this.firstRegister = r;
+      },
+      onEvents: (events) => {
+        if (this.state.value) this.onEvents(events);
+        else this.early.push(...events);
+      },
       onStatus: (s, t) =>
         batch(() => {
           this.status.value = s;
@@ -210,7 +185,13 @@ export class Controller {
         }),
       onFatal: (e) => this.onFatal(e),
     });
-    await this.stream.start();
+    try {
+      await Promise.all([me, this.stream.start()]);
+    } catch (e) {
+      // Back to the login form: nothing of this attempt keeps running.
+      this.stopLocal();
+      throw e;
+    }
   }
 
   private on(target: EventTarget, type: string, fn: EventListener): void {
@@ -299,6 +280,11 @@ export class Controller {
       );
     }
     if (again) this.toast('Reconnected: the view was refreshed.', 'info');
+    if (this.early.length) {
+      const early = this.early;
+      this.early = [];
+      this.onEvents(early);
+    }
   }
 
   private onEvents(events: ServerEvent[]): void {
@@ -774,14 +760,7 @@ export class Controller {
   /** The theme: the user's setting (1 automatic, 2 dark, 3 light), cached for the next load. */
   applyTheme(): void {
     const scheme = this.state.value?.settings.color_scheme ?? 1;
-    const theme = scheme === 2 ? 'dark' : scheme === 3 ? 'light' : '';
-    if (theme) document.documentElement.dataset.theme = theme;
-    else delete document.documentElement.dataset.theme;
-    try {
-      localStorage.setItem('confab.theme', theme);
-    } catch {
-      // not kept; the setting still applies after register
-    }
+    setTheme(scheme === 2 ? 'dark' : scheme === 3 ? 'light' : '');
   }
 
   async setTheme(scheme: 1 | 2 | 3): Promise<void> {

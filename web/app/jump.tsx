@@ -16,6 +16,7 @@ import {
 import { Avatar, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
+import { moveActive } from './listbox.js';
 
 type Item = {
   key: string;
@@ -115,13 +116,8 @@ export function Jump({ c }: { c: Controller }) {
             setActive(0);
           }}
           onKeyDown={(e) => {
-            if (e.key === 'ArrowDown') {
-              e.preventDefault();
-              setActive((a) => (a + 1) % Math.max(1, items.length));
-            } else if (e.key === 'ArrowUp') {
-              e.preventDefault();
-              setActive((a) => (a + items.length - 1) % Math.max(1, items.length));
-            } else if (e.key === 'Enter') {
+            if (moveActive(e, items.length, setActive)) return;
+            if (e.key === 'Enter') {
               e.preventDefault();
               items[at]?.run();
             }

@@ -7,16 +7,12 @@ import { signal } from '@preact/signals';
 import { ApiError, ConfabClient } from '../../src/client/api.js';
 import { Controller, type Session } from './controller.js';
 import { scheduleRender } from './frame.js';
+import { startTheme } from './theme.js';
 import { Login } from './login.js';
 import { Shell } from './shell.js';
 import '../styles/app.css';
 
-try {
-  const theme = localStorage.getItem('confab.theme');
-  if (theme === 'dark' || theme === 'light') document.documentElement.dataset.theme = theme;
-} catch {
-  // storage unavailable: the system's setting applies
-}
+startTheme();
 
 // Draw at the next frame (the user's own input at once): frame.ts.
 options.debounceRendering = scheduleRender;

@@ -179,19 +179,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
               type="button"
               aria-label="Add a reaction"
               title="Add a reaction"
-              onClick={(e) =>
-                openPicker(
-                  c,
-                  e.currentTarget,
-                  'Add a reaction',
-                  (entry) =>
-                    void c.toggleReaction(m, {
-                      emoji_name: entry.name,
-                      emoji_code: entry.code,
-                      reaction_type: entry.kind === 'realm' ? 'realm_emoji' : 'unicode_emoji',
-                    }),
-                )
-              }
+              onClick={(e) => pickReaction(c, m, e.currentTarget)}
             >
               <Icon name="smile" />
             </button>
@@ -284,6 +272,14 @@ export function openPicker(
   void c.loadEmoji();
 }
 
+/** The emoji picker, to react to a message with the emoji chosen. */
+function pickReaction(c: Controller, m: StoredMessage, anchor: HTMLElement): void {
+  openPicker(c, anchor, 'Add a reaction', (entry) => {
+    const reaction_type = entry.kind === 'realm' ? 'realm_emoji' : 'unicode_emoji';
+    void c.toggleReaction(m, { emoji_name: entry.name, emoji_code: entry.code, reaction_type });
+  });
+}
+
 function SendState({ c, m }: { c: Controller; m: StoredMessage }) {
   if (!m.local_failed) return <div class="send-state">Sending…</div>;
   return (
@@ -336,19 +332,7 @@ function Reactions({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage 
         type="button"
         class="reaction"
         aria-label="Add a reaction"
-        onClick={(e) =>
-          openPicker(
-            c,
-            e.currentTarget,
-            'Add a reaction',
-            (entry) =>
-              void c.toggleReaction(m, {
-                emoji_name: entry.name,
-                emoji_code: entry.code,
-                reaction_type: entry.kind === 'realm' ? 'realm_emoji' : 'unicode_emoji',
-              }),
-          )
-        }
+        onClick={(e) => pickReaction(c, m, e.currentTarget)}
       >
         <Icon name="plus" />
       </button>

@@ -23,6 +23,7 @@ import { topicKey } from '../state/unread.js';
 import { Avatar, Count, Swatch } from './bits.js';
 import { sortedSubs, type Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
+import { isDark } from './theme.js';
 import { track } from './track.js';
 
 const TOPICS_SHOWN = 8;
@@ -320,8 +321,7 @@ export function ThemeToggle({ c }: { c: Controller }) {
   const s = c.state.value!;
   track(s.rev.settings);
   const scheme = s.settings.color_scheme ?? 1;
-  const dark =
-    scheme === 2 || (scheme === 1 && window.matchMedia('(prefers-color-scheme: dark)').matches);
+  const dark = scheme === 2 || (scheme === 1 && isDark());
   return (
     <button
       class="icon-btn"

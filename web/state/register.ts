@@ -1,0 +1,45 @@
+/** What the app registers for (`POST /register`): its capabilities, and the event types. */
+export const REGISTER_PARAMS = {
+  apply_markdown: true,
+  client_gravatar: true,
+  slim_presence: true,
+  include_subscribers: false,
+  client_capabilities: {
+    notification_settings_null: true,
+    bulk_message_deletion: true,
+    user_avatar_url_field_optional: true,
+    stream_typing_notifications: true,
+    user_settings_object: true,
+    empty_topic_name: true,
+    linkifier_url_template: true,
+  },
+};
+
+/**
+ * What the queue receives (`event_types`), and what the first snapshot holds
+ * (`fetch_event_types`): the realm's users come afterwards, by `GET /users`, so that the first
+ * screen of a large realm does not wait for them (its `realm_user` events are in the queue).
+ */
+export const EVENT_TYPES = [
+  'message',
+  'update_message',
+  'delete_message',
+  'update_message_flags',
+  'reaction',
+  'subscription',
+  'stream',
+  'realm_user',
+  'realm_user_settings_defaults',
+  'typing',
+  'user_topic',
+  'user_settings',
+  'realm_emoji',
+  'realm',
+  'user_group',
+  'restart',
+  'heartbeat',
+  'recent_private_conversations',
+];
+export const FETCH_TYPES = EVENT_TYPES.filter((t) => t !== 'realm_user').concat([
+  'realm_user_groups',
+]);
