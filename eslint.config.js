@@ -72,6 +72,7 @@ export default tseslint.config(
           '**/actors/**',
           '**/workers/**',
           '**/storage/**',
+          '**/delivery/**',
         ],
         message: 'src/lib is pure: it imports nothing above it.',
       },
@@ -81,8 +82,16 @@ export default tseslint.config(
     ['src/mutations/**/*.ts'],
     [
       {
-        group: ['**/http/**', '**/endpoints/**', '**/actors/**', '**/workers/**', 'uWebSockets.js'],
-        message: 'Mutations run inside the realm actor: no HTTP, no actors, no workers.',
+        group: [
+          '**/http/**',
+          '**/endpoints/**',
+          '**/actors/**',
+          '**/workers/**',
+          '**/delivery/**',
+          'uWebSockets.js',
+        ],
+        message:
+          'Mutations run inside the realm actor: no HTTP, no actors, no workers; they emit events, never deliver them.',
       },
     ],
   ),
@@ -138,6 +147,7 @@ export default tseslint.config(
       'src/endpoints/**/*.ts',
       'src/mutations/**/*.ts',
       'src/queries/**/*.ts',
+      'src/delivery/**/*.ts',
       'actors/**/*.ts',
     ],
     rules: {
@@ -159,7 +169,35 @@ export default tseslint.config(
     [
       {
         group: ['**/http/**', '**/endpoints/**', 'uWebSockets.js'],
-        message: 'Actors know nothing of HTTP: a held poll is a callback.',
+        message: 'Actors know nothing of HTTP.',
+      },
+      {
+        group: ['**/delivery/**'],
+        message:
+          'The realm actor only publishes (an EventPublisher, src/lib/events.ts): event delivery is src/delivery.',
+      },
+    ],
+  ),
+  // Event delivery (queues, their consumers, the wire format) knows no HTTP, SQL or realm actor:
+  // events come in by publish(), consumers by attach() (src/delivery/consumer.ts).
+  layer(
+    ['src/delivery/**/*.ts'],
+    [
+      {
+        group: [
+          '**/http/**',
+          '**/endpoints/**',
+          '**/mutations/**',
+          '**/actors/**',
+          '**/storage/**',
+          '**/queries/**',
+          '**/cluster/**',
+          '**/workers/**',
+          'uWebSockets.js',
+          'uws-modern',
+        ],
+        message:
+          'Event delivery knows no HTTP, SQL or actor: events come in by publish(), consumers by attach().',
       },
     ],
   ),

@@ -1,7 +1,7 @@
 /**
- * The timers the actors' machines run on (xstate's `Clock`): Node's, with two differences — a
- * delay of 0 means "after the current turn of the event loop" (setImmediate, not setTimeout's
- * 1 ms minimum), and timers do not keep the process alive (unref). Tests give the machines
+ * The timers the realm actor's machine runs on (xstate's `Clock`): Node's, with two differences —
+ * a delay of 0 means "after the current turn of the event loop" (setImmediate, not setTimeout's
+ * 1 ms minimum), and timers do not keep the process alive (unref). Tests give the machine
  * xstate's SimulatedClock instead and move time by hand.
  */
 import type { ActorOptions, AnyActorLogic } from 'xstate';

@@ -384,15 +384,22 @@ function queueMemory(count: number): number {
 
 /**
  * The queues' own share of a long-poll delivery, in this process (no HTTP): `count` queues each
- * hold a poll, one event is published to all of them, the fan-out answers every poll (building
- * its JSON) and each queue polls again. Per queue, µs: holding a poll, the fan-out's pass up to
- * the last answer, and the whole pass (answers, then the machines' transitions); and the time
- * from the publish to the first answer (ms).
+ * hold a poll (a consumer as GET /events attaches: src/delivery/consumer.ts), one event is
+ * published to all of them, the flush answers every poll (building its JSON) and each queue polls
+ * again. Per queue, µs: holding a poll, the flush up to the last answer, and the whole flush; the
+ * time from the publish to the first answer (ms); and, with `count` sockets attached instead, the
+ * whole flush per socket (building each frame's JSON).
  */
 async function queueCycle(
   count: number,
   rounds: number,
-): Promise<{ pollUs: number; lastAnswerUs: number; flushUs: number; firstAnswerMs: number }> {
+): Promise<{
+  pollUs: number;
+  lastAnswerUs: number;
+  flushUs: number;
+  firstAnswerMs: number;
+  socketFlushUs: number;
+}> {
   const queues = benchQueues();
   const handles = [];
   for (let i = 0; i < count; i++) {
@@ -408,11 +415,16 @@ async function queueCycle(
   for (let r = -2; r < rounds; r++) {
     const polled = performance.now();
     for (const rt of handles) {
-      queues.poll(rt, acked.get(rt) ?? -1, false, (events) => {
-        last = performance.now();
-        if (first === 0) first = last;
-        eventsResponseJson(events);
-        if (events.length > 0) acked.set(rt, events[events.length - 1]!.id);
+      queues.acknowledge(rt, acked.get(rt) ?? -1);
+      queues.attach(rt, {
+        kind: 'poll',
+        dontBlock: false,
+        deliver: (events) => {
+          last = performance.now();
+          if (first === 0) first = last;
+          eventsResponseJson(events);
+          if (events.length > 0) acked.set(rt, events[events.length - 1]!.id);
+        },
       });
     }
     const published = performance.now();
@@ -427,6 +439,25 @@ async function queueCycle(
     sums.lastAnswer += last - start;
     sums.flush += end - start;
   }
+  // The same queues with a socket each: every flush sends each one a frame.
+  let socketFlush = 0;
+  for (const rt of handles) {
+    queues.attach(rt, {
+      kind: 'socket',
+      deliver: (events) => {
+        eventsResponseJson(events);
+        acked.set(rt, events[events.length - 1]!.id);
+      },
+      close: () => {},
+    });
+  }
+  for (let r = -2; r < rounds; r++) {
+    for (const rt of handles) queues.acknowledge(rt, acked.get(rt) ?? -1);
+    queues.publish(1, [{ event: { type: 'note', n: r, pad: 'x'.repeat(300) }, users }]);
+    const start = performance.now();
+    await new Promise((resolve) => setImmediate(resolve));
+    if (r >= 0) socketFlush += performance.now() - start;
+  }
   queues.close();
   const perQueueUs = (ms: number) => (ms * 1000) / rounds / count;
   return {
@@ -434,6 +465,7 @@ async function queueCycle(
     lastAnswerUs: perQueueUs(sums.lastAnswer),
     flushUs: perQueueUs(sums.flush),
     firstAnswerMs: sums.firstAnswer / rounds,
+    socketFlushUs: perQueueUs(socketFlush),
   };
 }
 
@@ -455,7 +487,8 @@ export async function fanoutBench(): Promise<void> {
     `queues' share of a long-poll delivery (500 queues, in process): hold a poll ` +
       `${fmt(cycle.pollUs, 2)} µs, fan-out to the last answer ${fmt(cycle.lastAnswerUs, 2)} µs, ` +
       `whole pass ${fmt(cycle.flushUs, 2)} µs per queue; first answer ` +
-      `${fmt(cycle.firstAnswerMs, 2)} ms after the publish`,
+      `${fmt(cycle.firstAnswerMs, 2)} ms after the publish; to sockets instead, whole pass ` +
+      `${fmt(cycle.socketFlushUs, 2)} µs per socket`,
   );
 
   const row = (name: string, s: Summary) =>

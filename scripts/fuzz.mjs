@@ -14,6 +14,7 @@ const FILES = [
   'dist/test/api/cut-bodies-random.test.js',
   'dist/test/api/narrows-property.test.js',
   'dist/test/unit/parsers-property.test.js',
+  'dist/test/delivery/buffer-property.test.js',
 ];
 
 const seed = process.env.CONFAB_FUZZ_SEED ?? String(crypto.randomInt(1, 2 ** 31));

@@ -1,8 +1,7 @@
 /**
- * The buffer of one event queue: pure data, no timers, no I/O (the queue's machine owns the
- * consumer side; actors/event-queue.machine.ts). Event ids start at 0 and only increase, with no
- * gaps; an event stays until the client acknowledges an id at or past it (`prune`), so a dropped
- * poll or socket loses nothing.
+ * The buffer of one event queue: pure data, no timers, no I/O (the queue's consumer side is
+ * ./queue.ts). Event ids start at 0 and only increase, with no gaps; an event stays until the
+ * client acknowledges an id at or past it (`prune`), so a dropped poll or socket loses nothing.
  *
  * Memory: an entry is two array slots — the shared serialization (SharedEvent, held once for every
  * queue that has it) and the per-queue tail (Tail, shared too; null for most events) — in one of
@@ -50,7 +49,7 @@ const ID_JSON_BYTES = 16;
 
 type Chunk = (SharedEvent | Tail | null)[];
 
-export class EventQueue {
+export class EventBuffer {
   /** Pending entries, oldest first: entry k of a chunk at slots 2k (event) and 2k + 1 (tail). */
   private chunks: Chunk[] = [];
   /** The oldest pending entry's position in the first chunk. */

@@ -1,10 +1,10 @@
 /**
  * The fan-out of one committed event to the queues that take it (called by EventQueues.publish,
  * synchronously after the commit): each event is adapted and serialized once per client variant
- * (src/lib/event-filter.ts, src/lib/event-wire.ts) and appended to every accepting queue of every
- * user it names. Message events carry per-recipient parts (flags, recipient_id, the sender's
- * local id) in a Tail shared by every queue whose copy differs the same way. This is the hottest
- * path of the server (docs/benchmarks.md `fanout`): no allocation per queue beyond the entry.
+ * (./filter.ts, ./wire.ts) and appended to every accepting queue of every user it names. Message
+ * events carry per-recipient parts (flags, recipient_id, the sender's local id) in a Tail shared
+ * by every queue whose copy differs the same way. This is the hottest path of the server
+ * (docs/benchmarks.md `fanout`): no allocation per queue beyond the entry.
  */
 import { adaptEvent, messageVariant, VARIANT_MASK } from './filter.js';
 import { SharedEvent, Tail } from './wire.js';

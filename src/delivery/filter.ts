@@ -1,7 +1,7 @@
 /**
  * What one registered queue accepts, and the form each event takes for it. Pure functions over the
  * queue's registration (event types, narrow, apply_markdown, client_extavatar, slim_presence,
- * all_public_streams, client_capabilities); the fan-out (actors/event-queues.ts) calls them. The
+ * all_public_streams, client_capabilities); the fan-out (./fanout.ts) calls them. The
  * rules are listed in src/lib/events.ts; the reference's are in its ClientDescriptor.accepts_event
  * and process_*_event.
  *

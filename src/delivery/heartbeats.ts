@@ -1,37 +1,55 @@
 /**
- * The held polls' heartbeat deadlines, on one timer for the whole server. A waiting queue's
- * machine arms a deadline when it holds a poll and disarms it when it stops holding one
- * (actors/event-queue.machine.ts); when a deadline passes, its callback sends the machine
- * HEARTBEAT.
+ * The heartbeat deadlines of every attached consumer (./queue.ts: a held poll is answered with a
+ * heartbeat event when nothing came in time; a socket is sent one after a quiet spell), on one
+ * timer for the whole server. A queue arms a deadline when a consumer attaches and disarms it when
+ * the consumer leaves; when a deadline passes, its callback runs.
  *
- * Why not a delayed transition (`after`) in the machine: xstate schedules and cancels each one
- * through its system scheduler, and a server cycles a held poll per delivered event. Measured on
- * the poll → fan-out → answer cycle of 500 queues (2026-11-28, the 2-core VM; the `fanout` bench
- * prints it), the delayed transition was a fifth to a third of the cycle's cost, and its garbage
- * made a scavenge of about 3 ms per cycle, which ran between a commit and its fan-out.
+ * Why one timer: a server cycles a held poll per delivered event, and a timer per poll (an xstate
+ * delayed transition, when the queues were xstate actors) was a fifth to a third of that cycle's
+ * cost, its garbage a scavenge of about 3 ms per cycle between a commit and its fan-out (measured
+ * 2026-11-28 on the 2-core VM; the `fanout` bench prints the cycle).
  *
  * Deadlines are kept in a binary min-heap by time. Disarming marks an entry dead and drops what it
- * holds (the callback and, through it, the held poll) at once; dead entries are removed when they
+ * holds (the callback and, through it, the consumer) at once; dead entries are removed when they
  * reach the top, or all at once when they are more than half of the heap.
  */
-import type { Clock } from '../../actors/clock.js';
+
+/**
+ * The timers deadlines and the queues' sweep run on: Node's (nodeTimers), or in tests xstate's
+ * SimulatedClock, moved by hand.
+ */
+export type Timers = {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+};
+
+/** Node's timers, which do not keep the process alive (unref). */
+export const nodeTimers: Timers = {
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t;
+  },
+  clearTimeout(handle) {
+    clearTimeout(handle as NodeJS.Timeout);
+  },
+};
 
 type Entry = { due: number; fire: (() => void) | null };
 
 /** What disarms one deadline (idempotent). */
 export type Disarm = () => void;
 
-export class PollHeartbeats {
+export class Heartbeats {
   private heap: Entry[] = [];
   private dead = 0;
-  /** The clock's handle of the timer (xstate types it `any`); null: none. */
-  private timer: object | null = null;
+  /** The timer's handle; null: none. */
+  private timer: unknown = null;
   /** The deadline the timer is set for (Infinity: no timer). */
   private armedFor = Infinity;
 
   constructor(
-    /** The timers (xstate's SimulatedClock in tests). */
-    private readonly clock: Clock,
+    private readonly timers: Timers,
     /** "Now" on the clock the deadlines are in (ms). */
     private readonly now: () => number,
   ) {}
@@ -83,11 +101,11 @@ export class PollHeartbeats {
   private setTimer(due: number): void {
     this.stopTimer();
     this.armedFor = due;
-    this.timer = this.clock.setTimeout(() => this.run(), Math.max(1, due - this.now())) as object;
+    this.timer = this.timers.setTimeout(() => this.run(), Math.max(1, due - this.now()));
   }
 
   private stopTimer(): void {
-    if (this.timer !== null) this.clock.clearTimeout(this.timer);
+    if (this.timer !== null) this.timers.clearTimeout(this.timer);
     this.timer = null;
     this.armedFor = Infinity;
   }

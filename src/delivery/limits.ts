@@ -4,9 +4,10 @@
  * unacknowledged events, or more than QUEUE_MIN_EVENTS whose size passes `queueMaxBytes`, is
  * discarded (its client gets BAD_EVENT_QUEUE_ID and registers again); when everything queued
  * passes `queueMemoryBudgetBytes`, queues are discarded in budgetOrder until it is back under 90%.
+ * A queue's idle lifetime is at most a week (checkLifespan).
  */
 import { JsonableError } from '../lib/errors.js';
-import type { EventQueue } from './buffer.js';
+import type { EventBuffer } from './buffer.js';
 import type { QueueHandle } from './queue.js';
 
 export type QueueLimits = {
@@ -54,7 +55,7 @@ export function resolveLimits(config: Partial<QueueLimits>): QueueLimits {
 }
 
 /** Whether a queue is past its bounds (it is then discarded). */
-export function isOverfull(q: EventQueue, l: QueueLimits): boolean {
+export function isOverfull(q: EventBuffer, l: QueueLimits): boolean {
   return q.size > l.queueMaxEvents || (q.bytes > l.queueMaxBytes && q.size > QUEUE_MIN_EVENTS);
 }
 
@@ -87,4 +88,14 @@ export function budgetOrder(queues: Iterable<QueueHandle>): QueueHandle[] {
     .map((rt) => ({ rt, busy: rt.hasConsumer, last: rt.lastActivity, bytes: rt.queue.bytes }));
   rank.sort((a, b) => Number(a.busy) - Number(b.busy) || a.last - b.last || b.bytes - a.bytes);
   return rank.map((r) => r.rt);
+}
+
+/** The longest idle lifetime a client may ask for (queue_lifespan_secs), as the reference. */
+export const MAX_QUEUE_LIFESPAN_MS = 7 * 24 * 3600 * 1000;
+
+/** Validation shared by POST /register and GET /events (registering through dont_block). */
+export function checkLifespan(secs: number): number | null {
+  if (secs < 0) throw new JsonableError('queue_lifespan_secs is too small');
+  if (secs === 0) return null;
+  return Math.min(secs * 1000, MAX_QUEUE_LIFESPAN_MS);
 }

@@ -29,7 +29,7 @@ import type { QueueSettings } from './filter.js';
 import type { WireEvent } from '../lib/events.js';
 import { SharedEvent, Tail, type QueueExtra } from './wire.js';
 import { pack, unpack } from '../lib/pack.js';
-import type { EventQueue } from './buffer.js';
+import type { EventBuffer } from './buffer.js';
 import type { EventQueues } from './publisher.js';
 
 const SAVE_FILE = 'event-queues.msgpack';
@@ -278,7 +278,7 @@ function readStream(r: Restorer, reader: RecordReader): void {
 }
 
 function fillStream(
-  queue: EventQueue,
+  queue: EventBuffer,
   rec: Record<string, unknown>,
   events: readonly SharedEvent[],
   tails: readonly Tail[],
@@ -298,7 +298,7 @@ function fillStream(
 }
 
 /** Sets a restored queue's ids so that pushing `count` entries ends at `next`. */
-function startIds(queue: EventQueue, next: unknown, pruned: unknown, count: number): void {
+function startIds(queue: EventBuffer, next: unknown, pruned: unknown, count: number): void {
   if (
     !Number.isSafeInteger(next) ||
     !Number.isSafeInteger(pruned) ||
@@ -311,7 +311,7 @@ function startIds(queue: EventQueue, next: unknown, pruned: unknown, count: numb
 }
 
 /** Adopts one saved queue if its registration is usable; counts it as unreadable otherwise. */
-function adoptSaved(r: Restorer, id: unknown, reg: unknown, fill: (q: EventQueue) => void): void {
+function adoptSaved(r: Restorer, id: unknown, reg: unknown, fill: (q: EventBuffer) => void): void {
   try {
     if (typeof id !== 'string' || typeof reg !== 'object' || reg === null) throw new Error();
     const settings = reg as QueueSettings;

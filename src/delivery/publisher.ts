@@ -1,33 +1,36 @@
 /**
  * The event queues of this process: the EventPublisher the realm actors publish committed events
- * into.
+ * into (src/lib/events.ts), and the door the HTTP layer's consumers come in by.
  *
- * publish() runs synchronously right after a commit (inside the realm actor's command) and hands
- * each event to the fan-out (fanout.ts), which appends it to every accepting queue of every user
- * it names. Because the
- * append is synchronous and a register builds its snapshot and creates its queue in one
- * synchronous block, an event is either in a snapshot or in the queue after it, never both and
- * never lost. Answering held polls and pushing to sockets happens afterwards, in one setImmediate
- * per batch, outside any request handler (the uWS trap in STYLE.md §4), each response corked.
+ * publish() is the one way in for events: it runs synchronously right after a commit (inside the
+ * realm actor's command, or where a cluster node delivers what its log acknowledged) and hands each
+ * event to the fan-out (./fanout.ts), which appends it to every accepting queue of every user it
+ * names. Because the append is synchronous and a register builds its snapshot and creates its
+ * queue in one synchronous block, an event is either in a snapshot or in the queue after it, never
+ * both and never lost. Consumers are written to afterwards, in one setImmediate per batch (the
+ * flush), outside any request handler (the uWS trap in STYLE.md §4): each queue that was appended
+ * to and has a consumer is flushed (./queue.ts answers its held poll or feeds its socket).
  *
- * Bounds (queue-limits.ts, docs/robustness.md "Event queues"): queues per user, events and bytes
+ * Consumers (./consumer.ts) attach, acknowledge and detach here: GET /events and the event
+ * WebSocket use nothing else of the queues.
+ *
+ * Bounds (./limits.ts, docs/robustness.md "Event queues"): queues per user, events and bytes
  * per queue (a queue past them is discarded at the end of the publish, its client told
  * BAD_EVENT_QUEUE_ID), and a budget for everything queued (enforced then too).
  *
  * Also here: the periodic garbage-collection sweep (one timer for all queues), deletion, ending a
  * deactivated user's or realm's queues, and the graceful shutdown (saving and restoring queues:
- * event-queue-persistence.ts).
+ * ./persistence.ts).
  */
 import { log } from '../observability/log.js';
 import { observeDelivery } from '../observability/metrics.js';
 import crypto from 'node:crypto';
-import { BadEventQueueIdError, JsonableError } from '../lib/errors.js';
+import { BadEventQueueIdError } from '../lib/errors.js';
 import { QueueFilter, type QueueSettings } from './filter.js';
-import { SharedEvent, type QueuedEvent } from './wire.js';
+import { SharedEvent } from './wire.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../lib/events.js';
-import { nodeClock, type Clock } from '../../actors/clock.js';
-import { EventQueue, QueueMemory } from './buffer.js';
-import { PollHeartbeats } from './heartbeats.js';
+import { EventBuffer, QueueMemory } from './buffer.js';
+import { Heartbeats, nodeTimers, type Timers } from './heartbeats.js';
 import { deliver, deliverMessage, type FanoutTargets } from './fanout.js';
 import {
   budgetOrder,
@@ -38,15 +41,8 @@ import {
   TooManyQueuesError,
   type QueueLimits,
 } from './limits.js';
-import {
-  answerWaiter,
-  QueueHandle,
-  sendPending,
-  type EndReason,
-  type QueueHooks,
-  type SocketSink,
-  type Waiter,
-} from './queue.js';
+import { CLOSE, type Consumer, type EndReason } from './consumer.js';
+import { QueueHandle, type QueueHooks } from './queue.js';
 
 export type EventQueuesConfig = {
   /** The server clock (ServerConfig.clock), milliseconds: "now" for expiry, heartbeats, saving. */
@@ -60,9 +56,6 @@ export type EventQueuesConfig = {
 } & Partial<QueueLimits>;
 
 export type EventTap = (realmId: number, events: readonly OutboundEvent[]) => void;
-
-/** The longest idle lifetime a client may ask for (queue_lifespan_secs), as the reference. */
-export const MAX_QUEUE_LIFESPAN_MS = 7 * 24 * 3600 * 1000;
 
 /** What the queues hold (tests, benches, metrics). */
 export type QueueStats = {
@@ -90,7 +83,7 @@ export class EventQueues implements EventPublisher {
   private flushScheduled = false;
   /** When the oldest event not yet flushed reached a consumed queue (performance.now(); 0: none). */
   private unflushedSince = 0;
-  private readonly timers: Clock;
+  private readonly timers: Timers;
   private sweepTimer: unknown = null;
   private closing = false;
   private discardedCount = 0;
@@ -115,8 +108,8 @@ export class EventQueues implements EventPublisher {
   constructor(
     private readonly config: EventQueuesConfig,
     private readonly tap?: EventTap,
-    /** The timers of the queue machines and the sweep (tests: xstate's SimulatedClock). */
-    timers: Clock = nodeClock,
+    /** The timers of the heartbeats and the sweep (tests: xstate's SimulatedClock). */
+    timers: Timers = nodeTimers,
   ) {
     this.serverGeneration = Math.floor(config.clock() / 1000);
     this.timers = timers;
@@ -131,8 +124,7 @@ export class EventQueues implements EventPublisher {
       },
       now: () => this.config.clock(),
       log: (msg, err) => log.error({ err }, msg),
-      clock: timers,
-      heartbeats: new PollHeartbeats(timers, () => this.config.clock()),
+      heartbeats: new Heartbeats(timers, () => this.config.clock()),
     };
     this.armSweep();
   }
@@ -142,7 +134,7 @@ export class EventQueues implements EventPublisher {
     return this.config.clock();
   }
 
-  /** The next garbage-collection sweep, on the machines' timers (unref'd on Node's). */
+  /** The next garbage-collection sweep, on the queues' timers (unref'd on Node's). */
   private armSweep(): void {
     this.sweepTimer = this.timers.setTimeout(() => {
       this.sweep();
@@ -188,12 +180,12 @@ export class EventQueues implements EventPublisher {
   }
 
   /** An empty buffer counted in this server's memory (restored queues fill it). */
-  newBuffer(): EventQueue {
-    return new EventQueue(this.memory);
+  newBuffer(): EventBuffer {
+    return new EventBuffer(this.memory);
   }
 
-  /** Adds a queue with a known id and buffer (a restored one; see event-queue-persistence.ts). */
-  adopt(id: string, settings: QueueSettings, queue: EventQueue): QueueHandle {
+  /** Adds a queue with a known id and buffer (a restored one; see ./persistence.ts). */
+  adopt(id: string, settings: QueueSettings, queue: EventBuffer): QueueHandle {
     const lifespan = settings.lifespanMs ?? this.config.queueIdleLifetimeMs;
     const rt = new QueueHandle(
       id,
@@ -249,9 +241,8 @@ export class EventQueues implements EventPublisher {
     let waiting = 0;
     let streaming = 0;
     for (const rt of this.queues.values()) {
-      const c = rt.context;
-      if (c.waiter) waiting++;
-      else if (c.socket) streaming++;
+      if (rt.state === 'waiting') waiting++;
+      else if (rt.state === 'streaming') streaming++;
     }
     return { waiting, streaming };
   }
@@ -268,7 +259,7 @@ export class EventQueues implements EventPublisher {
 
   /** DELETE /events: finishes any consumer and forgets the queue. */
   remove(rt: QueueHandle): void {
-    const lastActivity = rt.context.lastActivity;
+    const lastActivity = rt.lastActivity;
     this.end(rt, 'deleted');
     this.noteGone(rt, lastActivity);
   }
@@ -301,7 +292,7 @@ export class EventQueues implements EventPublisher {
 
   private end(rt: QueueHandle, reason: EndReason): void {
     if (this.queues.get(rt.id) !== rt) return;
-    rt.send({ type: 'END', reason });
+    rt.end(reason);
     this.forget(rt);
     if (reason === 'discarded') this.discardedCount++;
   }
@@ -318,58 +309,41 @@ export class EventQueues implements EventPublisher {
       else this.byUser.set(rt.userId, rest);
     }
     this.allPublic.get(rt.realmId)?.delete(rt);
-    rt.actor.stop();
     rt.queue.clear();
   }
 
   // ---- consumers ----------------------------------------------------------------------------
 
   /**
-   * GET /events: acknowledges `lastEventId` (refusing ids the queue cannot honour: throws), then
-   * answers through `respond` at once when events are pending or `dontBlock`, or holds the request
-   * until an event or a heartbeat. A request that goes away (`onAbort`) stops being held; nothing
-   * is lost. `respond` is called exactly once unless the client went away.
+   * A consumer attaches to the queue (./consumer.ts): a poll is answered at once when events are
+   * pending or it does not block, else held until an event or a heartbeat; a socket gets every
+   * pending event, then each new one as it is appended. Whoever was attached is let go of. Returns
+   * whether the consumer stays attached (a held poll, a socket): it then detaches when it goes
+   * away. While the server is closing a poll is answered at once and a socket closed (1001); a
+   * socket for a queue that has gone since its upgrade is closed (4001).
    */
-  poll(
-    rt: QueueHandle,
-    lastEventId: number,
-    dontBlock: boolean,
-    respond: (events: QueuedEvent[]) => void,
-    onAbort?: (fn: () => void) => void,
-  ): void {
-    rt.queue.acknowledge(lastEventId);
-    const waiter: Waiter = { respond };
-    if (this.closing) {
-      respond(rt.queue.contents());
-      return;
+  attach(rt: QueueHandle, consumer: Consumer): boolean {
+    if (this.closing || this.queues.get(rt.id) !== rt) {
+      if (consumer.kind === 'poll') consumer.deliver(rt.queue.contents());
+      else if (this.closing) consumer.close(CLOSE.GOING_AWAY, 'server restarting');
+      else consumer.close(CLOSE.QUEUE_GONE, 'queue deleted');
+      return false;
     }
-    rt.send({ type: 'POLL', waiter, dontBlock });
-    if (onAbort && rt.waiter === waiter) {
-      onAbort(() => {
-        if (rt.waiter === waiter) rt.send({ type: 'ABORT', waiter });
-      });
-    }
+    rt.attach(consumer);
+    return rt.consumer === consumer;
   }
 
   /**
-   * A WebSocket attaches (after its upgrade request acknowledged): it gets every pending event,
-   * then each new one as it is appended.
+   * An acknowledgement (a poll's or a socket upgrade's `last_event_id`, a socket's frame): drops
+   * the events up to it; throws (JsonableError) for an id the queue cannot honour.
    */
-  attachSocket(rt: QueueHandle, sink: SocketSink): void {
-    if (this.closing || this.queues.get(rt.id) !== rt) {
-      sink.close(this.closing ? 1001 : 4001, this.closing ? 'server restarting' : 'queue deleted');
-      return;
-    }
-    rt.send({ type: 'ATTACH', sink });
-  }
-
-  /** An acknowledgement: the upgrade's `last_event_id`, or a frame on a socket. */
   acknowledge(rt: QueueHandle, lastEventId: number): void {
     rt.queue.acknowledge(lastEventId);
   }
 
-  detachSocket(rt: QueueHandle, sink: SocketSink): void {
-    rt.send({ type: 'DETACH', sink });
+  /** A consumer went away (its request aborted, its socket closed): nothing is lost. */
+  detach(rt: QueueHandle, consumer: Consumer): void {
+    rt.detach(consumer);
   }
 
   // ---- fan-out ------------------------------------------------------------------------------
@@ -475,7 +449,7 @@ export class EventQueues implements EventPublisher {
     setImmediate(() => this.flush());
   }
 
-  /** Answers held polls and feeds sockets; runs outside any request handler. */
+  /** Writes to the consumers of the queues appended to; runs outside any request handler. */
   private flush(): void {
     this.flushScheduled = false;
     const deferred = this.outbox.splice(0);
@@ -491,26 +465,11 @@ export class EventQueues implements EventPublisher {
     if (this.dirty.size === 0) return;
     const dirty = [...this.dirty];
     this.dirty.clear();
-    // Writes first, state second: every held poll is answered and every socket fed in one pass
-    // (data operations, like the append), then each answered queue's machine takes its
-    // waiting → idle transition — in the same synchronous block, so no request or event can
-    // observe the gap, and the last client is not kept waiting behind the others' transitions.
     // Each write's time is noted in the pass and observed after it: a histogram observation (about
     // 0.5 µs) costs five times a note and would delay the later writes.
-    const answered: QueueHandle[] = [];
     const written: number[] = [];
-    for (const rt of dirty) {
-      const c = rt.context;
-      if (c.socket) {
-        if (sendPending(c, c.socket)) written.push(performance.now());
-      } else if (c.waiter && !rt.queue.empty) {
-        answerWaiter(c, c.waiter, rt.queue.contents());
-        answered.push(rt);
-        written.push(performance.now());
-      }
-    }
+    for (const rt of dirty) if (rt.flush()) written.push(performance.now());
     for (const at of written) observeDelivery(at - since);
-    for (const rt of answered) rt.send({ type: 'FLUSH' });
   }
 
   // ---- garbage collection -------------------------------------------------------------------
@@ -519,10 +478,8 @@ export class EventQueues implements EventPublisher {
   sweep(): number {
     let n = 0;
     for (const rt of [...this.queues.values()]) {
-      if (rt.state !== 'idle') continue;
-      const lastActivity = rt.context.lastActivity;
-      rt.send({ type: 'SWEEP' });
-      if (rt.ended) {
+      const lastActivity = rt.lastActivity;
+      if (rt.sweep()) {
         this.forget(rt);
         this.noteGone(rt, lastActivity);
         n++;
@@ -540,24 +497,14 @@ export class EventQueues implements EventPublisher {
   beginShutdown(): void {
     this.closing = true;
     this.stopSweep();
-    for (const rt of this.queues.values()) {
-      if (rt.hasConsumer) rt.send({ type: 'SHUTDOWN' });
-    }
+    for (const rt of this.queues.values()) rt.shutdown();
     const deferred = this.outbox.splice(0);
     for (const fn of deferred) fn();
   }
 
-  /** Stops timers and actors (the queues themselves are kept for saving). */
+  /** Stops the timers (the queues themselves are kept for saving). */
   close(): void {
     this.stopSweep();
     this.hooks.heartbeats.clear();
-    for (const rt of this.queues.values()) rt.actor.stop();
   }
-}
-
-/** Validation shared by POST /register and GET /events (registering through dont_block). */
-export function checkLifespan(secs: number): number | null {
-  if (secs < 0) throw new JsonableError('queue_lifespan_secs is too small');
-  if (secs === 0) return null;
-  return Math.min(secs * 1000, MAX_QUEUE_LIFESPAN_MS);
 }

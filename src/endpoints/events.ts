@@ -1,10 +1,12 @@
 /**
  * Real-time events: POST /register (a queue and the state snapshot), GET /events (long-poll),
  * DELETE /events. Reference: views/events_register.py, tornado/views.py, lib/events.py.
- * The queues themselves: actors/event-queues.ts; the WebSocket channel: src/http/socket.ts.
+ * The queues themselves: src/delivery (a held poll is a Consumer: src/delivery/consumer.ts); the
+ * WebSocket channel: src/http/socket.ts.
  */
 import { z } from 'zod';
-import { checkLifespan } from '../delivery/publisher.js';
+import type { PollConsumer } from '../delivery/consumer.js';
+import { checkLifespan } from '../delivery/limits.js';
 import { endpoint, requestDialect, type HandlerCtx } from '../http/endpoint.js';
 import { HeldResponse, RawJson } from '../http/respond.js';
 import {
@@ -188,16 +190,16 @@ export const getEvents = endpoint({
       throw new UserNotAuthorizedForQueryError();
     }
     const rt = queues.access(user.id, p.queue_id);
-    // Answered when events are pending, or later — by the queue's flush, outside any handler,
-    // written at once (HeldResponse: no promise hop).
+    queues.acknowledge(rt, p.last_event_id);
+    // Answered at once when events are pending, or later by the queue — in the publisher's flush,
+    // outside any handler, written at once (HeldResponse: no promise hop).
     const held = new HeldResponse();
-    queues.poll(
-      rt,
-      p.last_event_id,
-      p.dont_block,
-      (events) => held.answer(new RawJson(eventsResponseJson(events))),
-      (fn) => req.onAbort(fn),
-    );
+    const poll: PollConsumer = {
+      kind: 'poll',
+      dontBlock: p.dont_block,
+      deliver: (events) => held.answer(new RawJson(eventsResponseJson(events))),
+    };
+    if (queues.attach(rt, poll)) req.onAbort(() => queues.detach(rt, poll));
     return held;
   },
 });

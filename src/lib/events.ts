@@ -1,6 +1,6 @@
 /**
  * Events as mutations produce them: the contract between every area that changes state and the
- * event-queue system (actors/event-queues.ts) that delivers to clients.
+ * event delivery (src/delivery, its publisher: src/delivery/publisher.ts) that reaches clients.
  *
  * A mutation never talks to queues: it emits OutboundEvents (`ctx.emit`) naming who may see each
  * one, and the realm actor hands them to the EventPublisher only after its transaction has
@@ -15,7 +15,7 @@
  * channel, a direct message or a draft must list only the users who may see it.
  *
  * EMIT THE MODERN FORM. Clients registered without a capability get an older form, made by the
- * publisher from the modern one (src/lib/event-filter.ts); the emitter never emits per-capability
+ * publisher from the modern one (src/delivery/filter.ts); the emitter never emits per-capability
  * copies except the legacy settings events noted below:
  *
  * | event                                | what the publisher does per queue                        |

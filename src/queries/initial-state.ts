@@ -37,7 +37,7 @@ import { botsState } from './state/bots.js';
 import { CHANNEL_STATE_CONTRIBUTORS } from './state/channels.js';
 import { MESSAGE_STATE_CONTRIBUTORS } from './state/messages.js';
 
-/** The client_capabilities of POST /register (missing keys are false); see src/lib/event-filter.ts. */
+/** The client_capabilities of POST /register (missing keys are false); see src/delivery/filter.ts. */
 export type { ClientCapabilities };
 
 export type StateRequest = {

@@ -290,6 +290,18 @@ t.test('logout ends the session; media by session; no Basic challenge', async (t
   t.same(byToken.body, tinyPng());
   const viaKey = await download(api, 'hamlet', fileUrl);
   t.equal(viaKey.status, 200, 'API clients still use Basic on the same URL');
+  // Its thumbnail (made in the background: waited for by the API key first).
+  const thumbUrl = `/user_uploads/thumbnail/${fileUrl.slice('/user_uploads/'.length)}/840x560.webp`;
+  for (let i = 0; (await download(api, 'hamlet', thumbUrl)).status !== 200; i++) {
+    if (i > 600) throw new Error('no thumbnail made');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const thumb = await download(api, null, thumbUrl, cookie);
+  t.equal(thumb.status, 200, 'a thumbnail loads by the cookie');
+  t.equal(thumb.headers['content-type'], 'image/webp');
+  const thumbAnon = await download(api, null, thumbUrl);
+  t.equal(thumbAnon.status, 401, 'not without it');
+  t.equal(thumbAnon.headers['www-authenticate'], 'Session realm="confab"');
 
   const withoutSession = await download(api, null, fileUrl);
   t.equal(withoutSession.status, 401);

@@ -262,6 +262,91 @@ t.test('search', async (t) => {
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test(
+  'the message list: the first unread, "new messages below", dates; all messages, mentions, a muted channel',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { api, fx } = ts;
+    const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
+    const days = await createChannel(api, 'iago', 'days', { principals: everyone });
+    // Three days ago, read; then today, unread: more than a screen of each.
+    seedChannelMessages(ts, {
+      senderId: fx.users.iago!.id,
+      streamId: days,
+      topic: 'log',
+      count: 40,
+      recipients: everyone,
+      flags: 1,
+      dateSent: Math.floor(Date.now() / 1000) - 3 * 86_400,
+      text: (i) => `old entry ${i}`,
+    });
+    for (let i = 0; i < 25; i++)
+      await sendChannelMessage(api, 'othello', 'days', 'log', `new entry ${i}`);
+    const quiet = await createChannel(api, 'iago', 'quiet', { principals: everyone });
+    await api.post('hamlet', 'users/me/subscriptions/properties', {
+      subscription_data: [{ stream_id: quiet, property: 'is_muted', value: true }],
+    });
+    await sendChannelMessage(api, 'othello', 'quiet', 'hush', 'In a muted channel');
+
+    const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+      hash: `#narrow/channel/${days}-days/topic/log`,
+      height: 600,
+    });
+    await waitMessage(page, 'new entry 0');
+    const inView = (text: string) =>
+      page.evaluate(`(() => {
+        const list = document.querySelector('.messages').getBoundingClientRect();
+        const row = [...document.querySelectorAll('.msg')].find((m) =>
+          m.querySelector('.content')?.textContent.trim() === ${JSON.stringify(text)});
+        if (!row) return false;
+        const r = row.getBoundingClientRect();
+        return r.top >= list.top - 1 && r.bottom <= list.bottom + 1;
+      })()`);
+    t.equal(await inView('new entry 0'), true, 'opened at the first unread message');
+    t.equal(await inView('old entry 0'), false, 'not at the oldest');
+    t.equal(await inView('new entry 24'), false, 'nor at the newest');
+    await page.waitForSelector('.new-below');
+    t.match(
+      await page.textContent('.new-below'),
+      /\d+ new messages? below/,
+      '"new messages below", with how many',
+    );
+    t.ok(
+      (await pluck(page, '.date-divider')).includes('Today'),
+      'a date divider where the day changes',
+    );
+    await screenshot(page, t, 'first-unread-1280');
+    await page.click('.new-below');
+    await waitFor(page, `document.querySelector('.new-below') === null`);
+    t.equal(await inView('new entry 24'), true, 'the button goes to the newest');
+    await waitFor(
+      page,
+      `![...document.querySelectorAll('.msg.unread .content')].some((e) => e.textContent.trim() === 'new entry 24')`,
+    );
+    t.pass('what was shown was marked read');
+
+    await page.click('.sidebar a.nav-item:has-text("All messages")');
+    await waitFor(page, `location.hash === '#feed'`);
+    await waitMessage(page, 'new entry 24');
+    t.ok(
+      (await pluck(page, '.recipient')).length >= 1,
+      'all messages: with their channel and topic bars',
+    );
+    await page.click('.sidebar a.nav-item:has-text("Mentions")');
+    await waitFor(page, `location.hash === '#narrow/is/mentioned'`);
+    await waitMessage(page, 'Ping');
+    const texts = await messageTexts(page);
+    t.ok(
+      texts.every((x) => x.includes('@Hamlet') || x.includes('Hamlet')),
+      'mentions: only messages that mention me',
+    );
+    const muted = page.locator('.sidebar a.nav-item:has-text("quiet")');
+    t.match(await muted.getAttribute('class'), /\bmuted\b/, 'the muted channel is dimmed');
+    t.equal(await muted.locator('.badge.muted').textContent(), '1', 'its count apart, in grey');
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
+
 t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
   if (NO_CHROMIUM) return;
   for (const dark of [false, true]) {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { chunkBytes, EventQueue, QueueMemory } from '../../src/delivery/buffer.js';
+import { chunkBytes, EventBuffer, QueueMemory } from '../../src/delivery/buffer.js';
 import { SharedEvent } from '../../src/delivery/wire.js';
 import { fuzzScale, fuzzSeed } from '../helpers/fuzz.js';
 
@@ -23,7 +23,7 @@ t.test('the chunked buffer behaves as a list', (t) => {
   fc.assert(
     fc.property(fc.array(op, { maxLength: 40 }), fc.integer({ min: 1, max: 3 }), (ops, queues) => {
       const memory = new QueueMemory();
-      const qs = Array.from({ length: queues }, () => new EventQueue(memory));
+      const qs = Array.from({ length: queues }, () => new EventBuffer(memory));
       const model: { id: number; ev: number }[][] = qs.map(() => []);
       let next = 0;
       for (const o of ops) {

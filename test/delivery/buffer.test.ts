@@ -3,19 +3,19 @@
  * the events narrow, and the typing fan-out rules.
  */
 import t from 'tap';
-import { EventQueue } from '../../src/delivery/buffer.js';
+import { EventBuffer } from '../../src/delivery/buffer.js';
 import { JsonableError } from '../../src/lib/errors.js';
 import { eventJson, SharedEvent } from '../../src/delivery/wire.js';
 import { checkNarrowForEvents, narrowMatches } from '../../src/lib/narrow.js';
 import { MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS } from '../../src/lib/limits.js';
 import { channelTypingEvent, directTypingEvent, type TypingPerson } from '../../src/lib/typing.js';
 
-function pushN(q: EventQueue, n: number): void {
+function pushN(q: EventBuffer, n: number): void {
   for (let i = 0; i < n; i++) q.push(SharedEvent.of({ type: 'heartbeat' }));
 }
 
 t.test('ids start at 0 and only increase; acknowledged events are dropped', (t) => {
-  const q = new EventQueue();
+  const q = new EventBuffer();
   t.equal(q.lastId, -1);
   pushN(q, 3);
   t.same(
@@ -42,7 +42,7 @@ t.test('ids start at 0 and only increase; acknowledged events are dropped', (t) 
 });
 
 t.test('acknowledgements the queue cannot honour are refused', (t) => {
-  const q = new EventQueue();
+  const q = new EventBuffer();
   pushN(q, 3);
   q.acknowledge(1);
   t.throws(
@@ -54,7 +54,7 @@ t.test('acknowledgements the queue cannot honour are refused', (t) => {
 });
 
 t.test('pruning many events keeps order and memory bounded', (t) => {
-  const q = new EventQueue();
+  const q = new EventBuffer();
   for (let i = 0; i < 1000; i++) {
     pushN(q, 1);
     if (i % 3 === 0) q.acknowledge(i - 1);

@@ -1,5 +1,5 @@
 /**
- * The fan-out (actors/event-queues.ts) with synthetic OutboundEvents, as the areas that emit them
+ * The fan-out (src/delivery/fanout.ts) with synthetic OutboundEvents, as the areas that emit them
  * will (messages, deletions, settings, linkifiers, groups, presence): who receives what, in which
  * form, and that each form is serialized once. The contract is documented in src/lib/events.ts.
  */

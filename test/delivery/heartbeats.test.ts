@@ -1,24 +1,23 @@
 /**
- * The held polls' heartbeat deadlines (actors/poll-heartbeats.ts) on xstate's SimulatedClock:
+ * The consumers' heartbeat deadlines (src/delivery/heartbeats.ts) on xstate's SimulatedClock:
  * each fires once its delay has passed and not before, in order of time; a disarmed one never
  * fires and stops holding its callback; all of them share one timer.
  */
 import t from 'tap';
 import { SimulatedClock } from 'xstate';
-import { PollHeartbeats } from '../../src/delivery/heartbeats.js';
-import type { Clock } from '../../actors/clock.js';
+import { Heartbeats, type Timers } from '../../src/delivery/heartbeats.js';
 
 function setup() {
   const clock = new SimulatedClock();
   let timersSet = 0;
-  const counting: Clock = {
-    setTimeout: (fn: (...args: unknown[]) => void, ms: number) => {
+  const counting: Timers = {
+    setTimeout: (fn: () => void, ms: number) => {
       timersSet++;
       return clock.setTimeout(fn, ms);
     },
     clearTimeout: (id: unknown) => clock.clearTimeout(id as never),
   };
-  const beats = new PollHeartbeats(counting, () => clock.now());
+  const beats = new Heartbeats(counting, () => clock.now());
   return { clock, beats, timersSet: () => timersSet };
 }
 

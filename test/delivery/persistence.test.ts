@@ -1,5 +1,5 @@
 /**
- * Saving and restoring queues (actors/event-queue-persistence.ts), in process: everything comes
+ * Saving and restoring queues (src/delivery/persistence.ts), in process: everything comes
  * back as it was (ids, pending events with their per-queue parts, JSON and msgpack alike, the
  * registration — including fields this code does not know), events shared by many queues are
  * written once and held once again, a cut file gives back the queues before the cut, the previous

@@ -1,5 +1,5 @@
 /**
- * The queues' bounds and policies (actors/event-queues.ts; docs/robustness.md "Event queues"), in
+ * The queues' bounds and policies (src/delivery/publisher.ts; docs/robustness.md "Event queues"), in
  * process on a clock the test moves: the per-user cap and who gives way, the per-queue bounds (never
  * below 5,000 events), the server-wide budget and the order it discards in, memory counted once per
  * shared event, and ending a deactivated user's or realm's queues.
@@ -7,7 +7,8 @@
 import t, { type Test } from 'tap';
 import { SimulatedClock } from 'xstate';
 import { chunkBytes } from '../../src/delivery/buffer.js';
-import { CLOSE, type SocketSink } from '../../src/delivery/queue.js';
+import { CLOSE, type SocketConsumer } from '../../src/delivery/consumer.js';
+import type { QueueHandle } from '../../src/delivery/queue.js';
 import { EventQueues, type EventQueuesConfig } from '../../src/delivery/publisher.js';
 import { QUEUE_MIN_EVENTS, TooManyQueuesError } from '../../src/delivery/limits.js';
 import { capabilitiesFrom, type QueueSettings } from '../../src/delivery/filter.js';
@@ -60,6 +61,18 @@ const TOO_MANY = { message: /^Too many event queues/ };
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** A GET /events: acknowledges `lastEventId`, then attaches a poll answered through `answer`. */
+function poll(
+  q: EventQueues,
+  rt: QueueHandle,
+  lastEventId: number,
+  dontBlock: boolean,
+  answer: (events: readonly QueuedEvent[]) => void,
+): void {
+  q.acknowledge(rt, lastEventId);
+  q.attach(rt, { kind: 'poll', dontBlock, deliver: answer });
+}
+
 t.test('a user may hold maxQueuesPerUser queues; an unused one gives way, else refused', (t) => {
   const { clock, queues } = setup(t, { maxQueuesPerUser: 3 });
   const [a, b, c] = [1, 2, 3].map(() => queues.register(settings(10)));
@@ -67,8 +80,8 @@ t.test('a user may hold maxQueuesPerUser queues; an unused one gives way, else r
   t.match(new TooManyQueuesError(3).message, /at most 3/, 'the message names the limit');
   t.ok(queues.register(settings(11)), 'other users are not affected');
   clock.increment(IDLE_MS / 2);
-  queues.poll(b!, -1, false, () => {}); // b has a consumer: never the one to give way
-  queues.poll(c!, -1, true, () => {}); // c was used recently
+  poll(queues, b!, -1, false, () => {}); // b has a consumer: never the one to give way
+  poll(queues, c!, -1, true, () => {}); // c was used recently
   clock.increment(IDLE_MS / 2);
   const d = queues.register(settings(10));
   t.throws(() => queues.access(10, a!.id), GONE, 'a, unused the longest, gave way');
@@ -84,7 +97,7 @@ t.test('a queue past its event bound is discarded; never one under 5,000 events'
   const other = queues.register(settings(2));
   for (let i = 0; i < QUEUE_MIN_EVENTS; i++) publish(queues, [1, 2]);
   t.equal(held.queue.size, QUEUE_MIN_EVENTS, '5,000 unacknowledged events are kept');
-  queues.poll(other, QUEUE_MIN_EVENTS - 1, false, () => {}); // user 2 acknowledges everything
+  poll(queues, other, QUEUE_MIN_EVENTS - 1, false, () => {}); // user 2 acknowledges everything
   publish(queues, [1, 2]);
   t.throws(() => queues.access(1, held.id), GONE, 'the 5,001st discards it');
   t.equal(other.queue.size, 1, "the other user's queue is untouched");
@@ -131,13 +144,13 @@ t.test('over the budget: queues without a consumer, least recently used first', 
   const recent = queues.register(settings(2));
   clock.increment(1000);
   const polling = queues.register(settings(3));
-  const answers: QueuedEvent[][] = [];
-  const repoll = (events: QueuedEvent[]) => {
+  const answers: (readonly QueuedEvent[])[] = [];
+  const repoll = (events: readonly QueuedEvent[]) => {
     answers.push(events);
     const last = events[events.length - 1];
-    if (last) queues.poll(polling, last.id, false, repoll);
+    if (last) poll(queues, polling, last.id, false, repoll);
   };
-  queues.poll(polling, -1, false, repoll);
+  poll(queues, polling, -1, false, repoll);
   for (let i = 0; i < 10; i++) publish(queues, [2], 100);
   // ~40 KB counted per event: the budget is passed after about 50 of them.
   for (let i = 0; i < 60; i++) {
@@ -163,11 +176,15 @@ t.test("deactivation ends the user's queues: polls answered, sockets closed 4003
   const streamed = queues.register(settings(1));
   const bystander = queues.register(settings(2));
   const elsewhere = queues.register(settings(1, 2));
-  let answered: QueuedEvent[] | null = null;
-  queues.poll(held, -1, false, (events) => (answered = events));
+  let answered: readonly QueuedEvent[] | null = null;
+  poll(queues, held, -1, false, (events) => (answered = events));
   let closed: number | null = null;
-  const sink: SocketSink = { send: () => {}, close: (code) => (closed = code) };
-  queues.attachSocket(streamed, sink);
+  const socket: SocketConsumer = {
+    kind: 'socket',
+    deliver: () => {},
+    close: (code) => (closed = code),
+  };
+  queues.attach(streamed, socket);
   queues.endSessions(REALM, [1]);
   t.equal(closed, CLOSE.DEACTIVATED);
   await tick();
@@ -188,10 +205,10 @@ t.test('heartbeats and expiry run on the server clock through the sweep timer', 
   t.equal(queues.serverGeneration, 0, 'server_generation is the clock at start, in seconds');
   const unused = queues.register(settings(1));
   const polled = queues.register(settings(2));
-  const answers: QueuedEvent[][] = [];
-  const poll = (lastEventId: number) =>
-    queues.poll(polled, lastEventId, false, (events) => answers.push(events));
-  poll(-1);
+  const answers: (readonly QueuedEvent[])[] = [];
+  const repoll = (lastEventId: number) =>
+    poll(queues, polled, lastEventId, false, (events) => answers.push(events));
+  repoll(-1);
   clock.increment(HEARTBEAT - 1);
   await tick();
   t.equal(answers.length, 0, 'held until the heartbeat is due');
@@ -201,7 +218,7 @@ t.test('heartbeats and expiry run on the server clock through the sweep timer', 
   // Time moves a minute at a time, so the sweep timer fires at each of its due times; the client
   // polls again after each answer (acknowledging the heartbeat it got: ids 0, 1, ...).
   for (let at = SWEEP; at < IDLE_MS; at += SWEEP) {
-    if (polled.waiter === null) poll(answers.length - 1);
+    if (!polled.hasConsumer) repoll(answers.length - 1);
     clock.set(at);
     await tick();
   }
@@ -215,4 +232,55 @@ t.test('heartbeats and expiry run on the server clock through the sweep timer', 
     Array(answers.length).fill([{ shared: { type: 'heartbeat' } }]),
     'each by a heartbeat',
   );
+});
+
+t.test('attach: whether a consumer stays; a gone queue or a closing server lets it go', (t) => {
+  const { queues } = setup(t);
+  const socket = () => {
+    const s = {
+      kind: 'socket' as const,
+      closed: null as number | null,
+      deliver: () => {},
+      close: (code: number) => void (s.closed = code),
+    };
+    return s;
+  };
+  const gone = queues.register(settings(1));
+  queues.remove(gone);
+  const late = socket();
+  t.equal(queues.attach(gone, late), false);
+  t.equal(late.closed, CLOSE.QUEUE_GONE, 'a socket whose queue went since its upgrade: 4001');
+
+  const rt = queues.register(settings(1));
+  let answered: readonly QueuedEvent[] | null = null;
+  const held = {
+    kind: 'poll' as const,
+    dontBlock: false,
+    deliver: (e: readonly QueuedEvent[]) => void (answered = e),
+  };
+  t.equal(queues.attach(rt, held), true, 'a held poll stays attached');
+  t.equal(queues.consumers().waiting, 1);
+  queues.detach(rt, held);
+  t.equal(queues.consumers().waiting, 0, 'and detaches when its request goes away');
+  t.equal(queues.attach(rt, held), true);
+  publish(queues, [1]);
+  t.equal(
+    queues.attach(rt, { kind: 'poll', dontBlock: true, deliver: () => {} }),
+    false,
+    'answered at once: not attached',
+  );
+  t.equal(answered, null, 'the poll it replaced is answered after the handler');
+  queues.beginShutdown();
+  t.match(answered, [{ id: 0 }], 'by the shutdown at the latest');
+
+  let atOnce: readonly QueuedEvent[] | null = null;
+  t.equal(
+    queues.attach(rt, { kind: 'poll', dontBlock: false, deliver: (e) => void (atOnce = e) }),
+    false,
+  );
+  t.match(atOnce, [{ id: 0 }], 'closing: a poll is answered at once with what is pending');
+  const s = socket();
+  t.equal(queues.attach(rt, s), false);
+  t.equal(s.closed, CLOSE.GOING_AWAY, 'and a socket closed with 1001');
+  t.end();
 });

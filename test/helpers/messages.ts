@@ -93,14 +93,17 @@ export function seedChannelMessages(
     count: number;
     recipients: number[];
     flags?: number;
+    /** The messages' time (seconds; now by default) and text (`seeded message <i>`). */
+    dateSent?: number;
+    text?: (i: number) => string;
   },
 ): number[] {
   const store = ts.server.store;
   const ids: number[] = [];
-  const now = Math.floor(Date.now() / 1000);
+  const now = m.dateSent ?? Math.floor(Date.now() / 1000);
   store.transaction(() => {
     for (let i = 0; i < m.count; i++) {
-      const content = `seeded message ${i}`;
+      const content = m.text ? m.text(i) : `seeded message ${i}`;
       const id = store.messages.insert({
         realm_id: ts.fx.realmId,
         sender_id: m.senderId,

@@ -88,12 +88,18 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     positioned: false,
     anchor: null as Anchor | null,
     bottom: true,
+    /**
+     * The row the view was opened at, kept in its place while the rows around it take their
+     * real sizes (rows out of view are sized by an estimate until shown: content-visibility),
+     * until the user scrolls.
+     */
+    pin: null as Anchor | null,
   });
   const [below, setBelow] = useState({ show: false, unread: 0 });
 
   // A new list: position it afresh once loaded.
   if (view.current.list !== list) {
-    view.current = { list, positioned: false, anchor: null, bottom: true };
+    view.current = { list, positioned: false, anchor: null, bottom: true, pin: null };
   }
   // Before the DOM changes: what is at the top of the view, to keep it there. At the bottom (the
   // usual case while chatting, kept by the scroll handler) nothing is measured: the view follows.
@@ -125,6 +131,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
           el.getBoundingClientRect().top -
           (near !== null ? el.clientHeight / 3 : 48);
         if (near !== null) c.selected.value = near;
+        v.pin = rowAt(el);
       } else {
         el.scrollTop = el.scrollHeight;
       }
@@ -194,10 +201,36 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     return () => io.disconnect();
   }, [list, list.rev.value, s.rev.unread.value, focused]);
 
+  // The pinned row back in its place, after the rows around it changed size.
+  const keepPin = () => {
+    const el = scroller.current;
+    const pin = view.current.pin;
+    if (!el || !pin) return;
+    const row = el.querySelector<HTMLElement>(`[data-row="${pin.id}"]`);
+    if (!row) {
+      view.current.pin = null;
+      return;
+    }
+    const shift = row.getBoundingClientRect().top - pin.top;
+    if (Math.abs(shift) > 0.5) el.scrollTop += shift;
+  };
+  const unpin = () => (view.current.pin = null);
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el || !view.current.pin) return;
+    const ro = new ResizeObserver(() => {
+      if (view.current.pin) keepPin();
+      else ro.disconnect();
+    });
+    for (const row of el.querySelectorAll('[data-row]')) ro.observe(row);
+    return () => ro.disconnect();
+  }, [list, list.rev.value, list.loaded]);
+
   // The "new messages below" button.
   const updateBelow = (measure: boolean) => {
     const el = scroller.current;
     if (!el) return;
+    keepPin();
     if (measure && view.current.positioned) view.current.bottom = atBottom(el);
     const bottomNow = view.current.bottom && list.atNewest();
     let unread = 0;
@@ -216,6 +249,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   useEffect(() => updateBelow(false));
 
   const jumpToNewest = () => {
+    unpin();
     if (list.foundNewest) {
       list.showNewest();
       view.current.anchor = null;
@@ -275,7 +309,13 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
         role="feed"
         aria-label={`Messages: ${c.viewName(list.narrow)}`}
         aria-busy={!list.loaded || list.loadingOlder || list.loadingNewer}
-        onKeyDown={onKey}
+        onKeyDown={(e) => {
+          unpin();
+          onKey(e);
+        }}
+        onWheel={unpin}
+        onTouchStart={unpin}
+        onPointerDown={unpin}
         onScroll={() => updateBelow(true)}
         onClick={(e) => {
           const header = (e.target as HTMLElement).closest('.spoiler-header');
