@@ -67,6 +67,7 @@ import { createChannel, serverWithUsers, type BenchServer } from './lib/seed.js'
 import { bucketQuantile, ServerProbe } from './lib/server-metrics.js';
 import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
+import { descriptors, type Descriptors } from './lib/descriptors.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -367,6 +368,8 @@ type Live = {
   series: SeriesPoint[];
   t0: number;
   label: () => string;
+  /** The server process's descriptors once the client processes were up, before any user. */
+  base: Descriptors | null;
 };
 
 /** Collects the per-second series (clients' figures + the server's) and prints a progress line. */
@@ -444,6 +447,7 @@ async function measure(
     await sleep(seconds * 1000);
     histogramsAfter = await probe.buckets(SERVER_HISTOGRAMS);
   });
+  const fds = await descriptors();
   const steps = await clients.collect();
   const window = live.series.slice(from);
   const kinds = {} as Record<Kind, LatencySummary & { ok: number; errors: number; rate: number }>;
@@ -481,6 +485,11 @@ async function measure(
     : NaN;
   const clientCpu = Math.max(...steps.map((s) => s.cpu));
   const clientLag = Math.max(...steps.map((s) => s.loopP99));
+  // Each active user holds one connection for its queue (a long-poll or a WebSocket); request
+  // connections are pooled per client process.
+  const queueConnections = steps.reduce((a, s) => a + s.activeUsers, 0);
+  const connections = steps.reduce((a, s) => a + s.connections, 0);
+  const socketsAdded = fds && live.base ? fds.sockets - live.base.sockets : NaN;
   const missed = missedObjectives(
     { deliveryP99: delivery.p99, requestP99: request.p99, errors, loopLagP99 },
     o.objectives,
@@ -505,13 +514,16 @@ async function measure(
       deliveryP50: serverMs(0, 0.5),
       deliveryP99: serverMs(0, 0.99),
       sendP99: serverMs(1, 0.99),
+      openFiles: fds?.open ?? NaN,
+      socketsPerConnection: socketsAdded / (queueConnections + connections),
     },
     clients: {
       cpu: clientCpu,
       loopLagP99: clientLag,
       latenessP99: lateness.p99,
       saturated: clientCpu > CLIENT_CPU_LIMIT || clientLag > CLIENT_LAG_LIMIT_MS,
-      connections: steps.reduce((a, s) => a + s.connections, 0),
+      connections,
+      queueConnections,
     },
   };
 }
@@ -565,9 +577,10 @@ async function withRealm<T>(
   );
   const clients = new Clients(o.clients);
   const probe = new ServerProbe(realm.bench.server.port);
-  const live: Live = { series: [], t0: Date.now(), label: () => '' };
+  const live: Live = { series: [], t0: Date.now(), label: () => '', base: null };
   try {
     await clients.start(o, realm);
+    live.base = await descriptors();
     watch(clients, probe, live);
     return await fn(realm, clients, probe, live);
   } finally {

@@ -54,13 +54,23 @@ export type StepResult = {
     deliveryP50?: number;
     deliveryP99?: number;
     sendP99?: number;
+    /**
+     * The server process's open descriptors at the end of the window, and the sockets it holds
+     * beyond those it held before any user, per client connection (NaN off Linux; absent in older
+     * reports): 1 with one descriptor per connection.
+     */
+    openFiles?: number;
+    socketsPerConnection?: number;
   };
   clients: {
     cpu: number;
     loopLagP99: number;
     latenessP99: number;
     saturated: boolean;
+    /** Request connections (pooled per client process). */
     connections: number;
+    /** Connections holding the users' queues (one per active user: long-poll or WebSocket). */
+    queueConnections?: number;
   };
 };
 
@@ -121,6 +131,7 @@ export function stepRows(steps: readonly StepResult[]): { head: string[]; rows: 
       'server CPU',
       'lag p99',
       'RSS MB',
+      'fds (per conn.)',
       'client CPU',
       'result',
     ],
@@ -137,6 +148,7 @@ export function stepRows(steps: readonly StepResult[]): { head: string[]; rows: 
       `${fmt(s.server.cpu, 0)}%`,
       fmt(s.server.loopLagP99, 1),
       fmt(s.server.rssMb, 0),
+      `${fmt(s.server.openFiles ?? NaN, 0)} (${fmt(s.server.socketsPerConnection ?? NaN, 2)})`,
       `${fmt(s.clients.cpu, 0)}%${s.clients.saturated ? '!' : ''}`,
       s.passed ? 'met' : 'MISSED',
     ]),

@@ -23,7 +23,11 @@ import type { WireEvent } from '../lib/events.js';
 const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
 /** One-event bodies a SharedEvent keeps (distinct ids and tails among its recipients' queues). */
 const SINGLE_BODIES_KEPT = 8;
-/** Events holding built bodies, dropped once the current turn (a flush) is over. */
+/**
+ * Events holding what was built from them (bodies, the decoded object, the msgpack body), dropped
+ * once the current turn (a flush) is over: what a queued event keeps is only what QueueMemory
+ * counts for it.
+ */
 const withBodies: SharedEvent[] = [];
 
 function dropBodies(): void {
@@ -40,10 +44,14 @@ export function heldStringBytes(n: number): number {
 const OBJECT_OVERHEAD_BYTES = 64;
 
 export class SharedEvent {
+  /** Built in this turn (see withBodies): the event decoded, for msgpack frames. */
   private obj: WireEvent | undefined;
+  /** Built in this turn: its msgpack map body. */
   private packed: { body: Buffer; count: number } | undefined;
   /** Whole one-event response bodies built in this turn, by `<id>:<tail>` (see `singleBody`). */
   private bodies: Map<string, string> | undefined;
+  /** Whether this event is among withBodies (until the turn is over). */
+  private held = false;
   /** Queue entries holding this event (see QueueMemory). */
   refs = 0;
   /** Estimated bytes held for this event, counted once however many queues hold it. */
@@ -90,8 +98,18 @@ export class SharedEvent {
 
   /** The event as an object, as JSON would decode it (what msgpack frames carry). */
   object(): WireEvent {
-    this.obj ??= JSON.parse(this.open + (this.insideMessage ? '}}' : '}')) as WireEvent;
+    if (this.obj === undefined) {
+      this.obj = JSON.parse(this.open + (this.insideMessage ? '}}' : '}')) as WireEvent;
+      this.hold();
+    }
     return this.obj;
+  }
+
+  /** Keeps what was built from this event until the current turn is over, then drops it. */
+  private hold(): void {
+    if (this.held) return;
+    this.held = true;
+    if (withBodies.push(this) === 1) queueMicrotask(dropBodies);
   }
 
   /**
@@ -108,7 +126,7 @@ export class SharedEvent {
       body = SUCCESS_EVENTS_PREFIX + this.open + tail + ',"id":' + id + '}]}';
       if (!this.bodies) {
         this.bodies = new Map();
-        if (withBodies.push(this) === 1) queueMicrotask(dropBodies);
+        this.hold();
       }
       if (this.bodies.size >= SINGLE_BODIES_KEPT) this.bodies.clear();
       this.bodies.set(key, body);
@@ -118,6 +136,9 @@ export class SharedEvent {
 
   dropBodies(): void {
     this.bodies = undefined;
+    this.obj = undefined;
+    this.packed = undefined;
+    this.held = false;
   }
 
   /** The msgpack map body of the event (entries without the map header) and its entry count. */
@@ -126,6 +147,7 @@ export class SharedEvent {
       const whole = pack(this.object());
       const { count, headerLength } = readMapHeader(whole);
       this.packed = { body: whole.subarray(headerLength), count };
+      this.hold();
     }
     return this.packed;
   }

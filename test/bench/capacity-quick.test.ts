@@ -2,7 +2,8 @@
  * The capacity benches still work: `npm run bench -- capacity --quick`, `soak --quick` and
  * `compare` run as a user would run them (the compiled bench runner, its own client processes, a
  * real server), and their report files are produced and well-formed: JSON with every section and
- * figure the report promises, HTML with its SVG plots. Figures are not judged (no timing here).
+ * figure the report promises, HTML with its SVG plots. Figures are not judged (no timing here),
+ * except one that is not a timing: the server holds one descriptor per client connection.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -86,6 +87,15 @@ t.test('capacity --quick, soak --quick, compare', async (t) => {
   t.ok(cap.json.steps.length >= 1 && cap.json.steps[0]!.users === 40, 'starts at 40 users');
   t.type(cap.json.capacity, 'number');
   t.match(cap.html, /Capacity curve/);
+  // One descriptor per connection (docs/operations.md "Descriptors"): the sockets the server's
+  // process gained, per connection its clients hold (queues and pooled requests; Linux only).
+  if (fs.existsSync('/proc/self/fd')) {
+    for (const s of cap.json.steps) {
+      const per = s.server.socketsPerConnection ?? NaN;
+      t.ok(per > 0.75 && per < 1.25, `${s.users} users: ${per.toFixed(2)} sockets per connection`);
+      t.ok((s.clients.queueConnections ?? 0) > 0, 'users held queue connections');
+    }
+  }
 
   const soakOut = await bench(['soak', '--quick', '--users', '30', '--out', dir]);
   t.match(soakOut, /drift \(last third \/ first third\)/);

@@ -5,7 +5,13 @@
  * other frame to it.
  */
 import t from 'tap';
-import { SharedEvent, eventsResponseJson, type QueuedEvent } from '../../src/delivery/wire.js';
+import {
+  SharedEvent,
+  decodePacked,
+  eventsResponseJson,
+  eventsResponsePacked,
+  type QueuedEvent,
+} from '../../src/delivery/wire.js';
 import { plainAck } from '../../src/delivery/socket-frames.js';
 
 const wholeBody = (events: QueuedEvent[]) =>
@@ -35,6 +41,30 @@ t.test('one-event bodies are shared and equal to building them', (t) => {
   t.equal(eventsResponseJson(two), wholeBody(two), 'several events: built as before');
   t.match(eventsResponseJson([e], 'q1'), /,"queue_id":"q1"\}$/);
   t.end();
+});
+
+t.test('what a frame builds from an event is kept for the turn only', async (t) => {
+  // A queued event holds only what the queue memory budget counts (its JSON): the decoded object
+  // and the msgpack body that msgpack frames use are shared within a fan-out, then dropped.
+  const message = SharedEvent.openMessage({ id: 5, content: 'hi' });
+  const queued: QueuedEvent = {
+    id: 3,
+    shared: message,
+    tail: ',"recipient_id":3},"flags":[]',
+    extra: { message: { recipient_id: 3 }, top: { flags: [] } },
+  };
+  const obj = message.object();
+  t.equal(message.object(), obj, 'shared within the turn');
+  t.same(decodePacked(eventsResponsePacked([queued])), JSON.parse(eventsResponseJson([queued])));
+  const packed = message.packedBody();
+  t.equal(message.packedBody(), packed, 'the msgpack body too');
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  const again = message.object();
+  t.not(again, obj, 'made again in a later turn');
+  t.same(again, obj, 'equal to the first');
+  t.not(message.packedBody(), packed);
+  t.same(message.packedBody(), packed);
+  t.same(decodePacked(eventsResponsePacked([queued])), JSON.parse(eventsResponseJson([queued])));
 });
 
 t.test('plain acknowledgements', (t) => {

@@ -3,7 +3,9 @@
  * download), against the real server on an ephemeral port with a fresh data directory.
  *
  *   if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);    // top of the file: skipped, with a note
- *   const b = await launchBrowser(t);             // closed at the test's teardown
+ *   let b: TestBrowser;                           // one chromium for the file, closed at its end
+ *   t.before(async () => { if (!NO_CHROMIUM) b = await launchBrowser(t); });
+ *   // in each test:
  *   const { url, fx } = await startServer(t);     // or startServer(t, { webDir }) for a fixture
  *   const page = await b.newPage();               // a fresh context (cookies, storage) per page
  *   const watch = await watchPage(page);          // console errors, CSP violations, Basic challenges
@@ -11,7 +13,8 @@
  *   await screenshot(page, t, 'login');           // .tap/screenshots/<test file>/<name>.png
  *   watch.assertClean(t);
  *
- * One browser per test file (launching costs a second or more); pages and contexts are cheap.
+ * One browser per test file (launching costs a second or more; launch it in `t.before`); pages
+ * and contexts are cheap, and those a test opened are closed when it ends.
  * Each launch gets a fresh profile (playwright's temporary user-data-dir, removed on close), and
  * runs headless without GPU, QUIC, first-run pages or any background traffic to outside hosts.
  * CHROMIUM_PATH overrides `/usr/bin/chromium`.
@@ -70,7 +73,14 @@ export type TestBrowser = {
   newContext(opts?: BrowserContextOptions): Promise<BrowserContext>;
 };
 
-/** Chromium for this test, closed at its teardown (check NO_CHROMIUM first). */
+/** How long a test file with a browser may run in all (its waits bound themselves). */
+const FILE_TIMEOUT_MS = 360_000;
+
+/**
+ * Chromium for this test, closed at its teardown (check NO_CHROMIUM first). Launched for the
+ * whole file (`t` the root test, in `t.before`), it raises the file's time limit to
+ * FILE_TIMEOUT_MS.
+ */
 export async function launchBrowser(t: Test): Promise<TestBrowser> {
   if (NO_CHROMIUM) throw new Error(NO_CHROMIUM);
   const browser = await chromium.launch({
@@ -81,9 +91,24 @@ export async function launchBrowser(t: Test): Promise<TestBrowser> {
     timeout: 60_000,
   });
   t.teardown(() => browser.close());
+  // A file that drives a browser runs for a minute or more, longer on a loaded machine: more
+  // than the runner's default per file (.taprc), which would cut it off with nothing wrong.
+  if (t.parent === undefined) t.setTimeout(FILE_TIMEOUT_MS);
+  // A file's browser outlives its tests: each test's pages are closed when it ends, so that apps
+  // whose server is gone do not keep reconnecting (and holding a renderer each) while the next
+  // tests run.
+  const open = new Set<BrowserContext>();
+  t.afterEach(async (ended) => {
+    if (ended.parent !== t) return;
+    const contexts = [...open];
+    open.clear();
+    await Promise.all(contexts.map((c) => c.close().catch(() => {})));
+  });
   const newContext = async (opts: BrowserContextOptions = {}) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...opts });
     context.setDefaultTimeout(30_000);
+    open.add(context);
+    context.on('close', () => open.delete(context));
     return context;
   };
   return {
