@@ -155,6 +155,9 @@ import {
 import {
   doDeactivateRealmByAdmin,
   checkRegenerateApiKey,
+  checkSetEmail,
+  doEndUserSessions,
+  doSetEmail,
   checkSetPasswordHash,
   doRegenerateApiKey,
   doSetPasswordHash,
@@ -313,6 +316,8 @@ export const REALM_COMMANDS = {
   'user.password.set': checkThenDo(checkSetPasswordHash, doSetPasswordHash),
   'user.api_key.regenerate': checkThenDo(checkRegenerateApiKey, doRegenerateApiKey),
   'realm.deactivate_by_admin': doDeactivateRealmByAdmin,
+  'user.email.set': checkThenDo(checkSetEmail, doSetEmail),
+  'user.sessions.end': doEndUserSessions,
   // Realm exports requested through the API (src/endpoints/realm-export.ts).
   'realm_export.create': checkThenDo(checkCreateRealmExport, doCreateRealmExport),
   'realm_export.update': checkThenDo(checkUpdateRealmExport, doUpdateRealmExport),

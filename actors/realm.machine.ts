@@ -36,7 +36,9 @@
 import { observeCommit } from '../src/observability/metrics.js';
 import { log } from '../src/observability/log.js';
 import { assign, setup } from 'xstate';
+import { auditEntryFor, auditOriginOf } from '../src/lib/audit.js';
 import { JsonableError } from '../src/lib/errors.js';
+import { auditRow, logAudit } from '../src/mutations/audit.js';
 import type { EventPublisher, OutboundEvent, WireEvent } from '../src/lib/events.js';
 import type { MailDeps } from '../src/lib/mail.js';
 import type { ServiceBotDeps } from '../src/lib/bots.js';
@@ -133,18 +135,25 @@ type Outcome = {
 
 function mutationContext(
   ctx: RealmDeps,
+  env: Envelope,
   { events, afterCommit, ended }: Omit<Outcome, 'env' | 'reply'>,
 ): MutationContext {
+  const now = Math.floor(ctx.clock() / 1000);
   return {
     store: ctx.store,
     realm: ctx.view,
-    now: Math.floor(ctx.clock() / 1000),
+    now,
     emit: (event: WireEvent, users: readonly number[], delivery) =>
       void events.push(delivery ? { event, users, ...delivery } : { event, users }),
     afterCommit: (fn) => void afterCommit.push(fn),
     endSessions: (users) => void ended.push(users === 'realm' ? null : users),
     mail: ctx.mail ?? null,
     serviceBots: ctx.serviceBots ?? null,
+    audit: (entry) => {
+      const row = auditRow(ctx.view.id, now, auditOriginOf(env.payload), entry);
+      ctx.store.audit.insert(row);
+      afterCommit.push(() => logAudit(row));
+    },
   };
 }
 
@@ -159,7 +168,14 @@ function applyOne(ctx: RealmDeps, env: Envelope): Outcome {
   }
   try {
     // Nested inside a batch's transaction, this is a savepoint: a refusal undoes only this command.
-    const data = ctx.store.transaction(() => mutation(mutationContext(ctx, effects), env.payload));
+    const data = ctx.store.transaction(() => {
+      const mc = mutationContext(ctx, env, effects);
+      const result = mutation(mc, env.payload);
+      // An administrative action's audit row, in its own transaction (src/lib/audit.ts).
+      const entry = auditEntryFor(env.command, env.payload, result);
+      if (entry !== null) mc.audit(entry);
+      return result;
+    });
     return { env, reply: { ok: true, data }, ...effects };
   } catch (error) {
     return { env, reply: { ok: false, error }, events: [], afterCommit: [], ended: [] };

@@ -5,6 +5,7 @@
  */
 import { log } from '../src/observability/log.js';
 import { createActor, type Actor } from 'xstate';
+import { withAuditOrigin, type AuditOrigin } from '../src/lib/audit.js';
 import type { EventPublisher } from '../src/lib/events.js';
 import type { MailDeps } from '../src/lib/mail.js';
 import type { ServiceBotDeps } from '../src/lib/bots.js';
@@ -92,6 +93,18 @@ export class RealmRuntime {
     if (this.placement && !this.placement.owns(this.id))
       return this.placement.forward(this.id, type, payload);
     return this.askHere(type, payload);
+  }
+
+  /**
+   * This realm as one actor uses it: the commands it asks that the audit log records carry
+   * `origin` (src/lib/audit.ts), read when the first such command is asked. Everything else is
+   * this runtime's.
+   */
+  actingFrom(origin: () => AuditOrigin): RealmRuntime {
+    const view = Object.create(this) as RealmRuntime;
+    view.askUntyped = (type: string, payload: unknown) =>
+      this.askUntyped(type, withAuditOrigin(type, payload, origin));
+    return view;
   }
 
   /** Runs the command on this node's actor (the owner's side of a forwarded command). */

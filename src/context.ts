@@ -10,6 +10,7 @@ import type { ScheduledDelivery } from '../actors/scheduled-delivery.js';
 import type { RenderPool } from '../workers/pool.js';
 import type { ServerConfig } from './config.js';
 import type { AddressLimits } from './http/address-limits.js';
+import type { ProxyTrust } from './http/client-address.js';
 import type { RequestLimits } from './http/rate-limits.js';
 import type { EventPublisher } from './lib/events.js';
 import type { ImageProxy } from './media/image-proxy.js';
@@ -40,6 +41,11 @@ export interface ServerContext {
   readonly queues: EventQueues;
   /** Per-address limits on what one client holds (src/http/address-limits.ts); null when off. */
   readonly addressLimits: AddressLimits | null;
+  /**
+   * The reverse proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES); null: none, the
+   * peer is the client.
+   */
+  readonly proxyTrust: ProxyTrust | null;
   /** The rate limits (src/http/rate-limits.ts); null when they are off. */
   readonly limits: RequestLimits | null;
   /** Delivery of scheduled messages (one timer); endpoints tell it about new due times. */

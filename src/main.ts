@@ -18,6 +18,7 @@ import {
   writeFirstOwnerFile,
   type FirstRealmCredentials,
 } from './bootstrap.js';
+import { warnIfStale } from './build-check.js';
 import { configFromEnv, envWithFile, removedSettingsIn } from './config.js';
 import { realmUrl } from './lib/urls.js';
 import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE + '\n');
     return;
   }
+  warnIfStale();
   const env = envWithFile(values['env-file']);
   // Settings first: a bad one stops the start before the data directory is touched.
   const config = configFromEnv(env);

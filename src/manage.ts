@@ -9,15 +9,25 @@
  * from a prompt, standard input (--password-stdin) or an environment variable
  * (--password-env NAME), never from the command line. Output: one JSON object on stdout;
  * failures: one JSON object on stderr, exit status 1 (2 for a bad command line).
+ *
+ * Refused before anything else (src/admin/data-dir.ts): a data directory that does not exist or
+ * holds no database (only create-realm may start a new one), and a user other than the data
+ * directory's owner (files the tool made would be the wrong user's, and the server could not use
+ * them). Every command it runs is in the audit log, as the operating-system user who ran it.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { RealmRegistry } from '../actors/registry.js';
 import { restoreDataDir } from './admin/backup.js';
 import { COMMANDS, commandHelp, type AdminCommand, type Args } from './admin/commands.js';
+import { checkDataDir, DataDirRefused } from './admin/data-dir.js';
+import { warnIfStale } from './build-check.js';
 import { UsageError } from './admin/errors.js';
 import { handleAdminRequest } from './admin/service.js';
 import { askServer, type AdminRequest, type AdminResponse } from './admin/socket.js';
+import { recordRestore } from './admin/ops-commands.js';
+import type { ToolOrigin } from './lib/audit.js';
 import { configFromEnv, envWithFile, type ServerConfig } from './config.js';
 import { configureLogging, levelFromEnv } from './observability/log.js';
 import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
@@ -124,6 +134,17 @@ async function readPassword(values: Args): Promise<string> {
   );
 }
 
+/** Who runs the tool, for the audit log: the login behind sudo too. */
+function toolOrigin(): ToolOrigin {
+  const user = os.userInfo().username;
+  const behind = process.env.SUDO_USER;
+  return {
+    via: 'admin_tool',
+    os_user:
+      behind !== undefined && behind !== '' && behind !== user ? `${behind} (as ${user})` : user,
+  };
+}
+
 /** Runs a command on the data directory itself, under its lock (no server running there). */
 async function runDirect(config: ServerConfig, req: AdminRequest): Promise<AdminResponse> {
   const lock = DataDirLock.acquire(config.dataDir, 'admin tool');
@@ -131,7 +152,9 @@ async function runDirect(config: ServerConfig, req: AdminRequest): Promise<Admin
     if (req.command === 'restore') {
       const from = req.args.from;
       if (typeof from !== 'string') throw new UsageError('missing --from');
-      return { ok: true, result: await restoreDataDir(from, config.dataDir) };
+      const result = await restoreDataDir(from, config.dataDir);
+      recordRestore(config.dataDir, from, req.origin);
+      return { ok: true, result };
     }
     const store = Store.open(config.dataDir, { backgroundCheckpoint: false });
     // No server runs: the realm actors' events have no audience.
@@ -175,6 +198,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(commandHelp(command, cmd) + '\n');
     return 0;
   }
+  warnIfStale();
   const env = envWithFile(envFile);
   const config = configFromEnv(env);
   configureLogging({ destination: 2, level: levelFromEnv(env.LOG_LEVEL) ?? 'warn' });
@@ -187,11 +211,25 @@ async function main(argv: readonly string[]): Promise<number> {
   for (const r of cmd.required ?? [])
     if (args[r] === undefined) throw new UsageError(`missing --${r}`);
   // Paths are the caller's: a running server (another working directory) gets them absolute.
-  for (const k of ['to', 'from']) if (typeof args[k] === 'string') args[k] = path.resolve(args[k]);
+  for (const k of cmd.paths ?? []) if (typeof args[k] === 'string') args[k] = path.resolve(args[k]);
   if (cmd.password === 'required' || (cmd.password === 'optional' && !args['without-password'])) {
     args.password = await readPassword(values);
   }
-  const req: AdminRequest = { command, args };
+  if (args['content-stdin'] === true) {
+    if (typeof args.content === 'string') throw new UsageError('give --content or --content-stdin');
+    args.content = await readStdin();
+  }
+  const req: AdminRequest = { command, args, origin: toolOrigin() };
+  if (cmd.runLocal) {
+    // Runs in this process, on the settings alone (check-config).
+    const result = await cmd.runLocal(config, args);
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    return (result as { ok?: boolean }).ok === false ? 1 : 0;
+  }
+  checkDataDir(
+    config.dataDir,
+    command === 'create-realm' || command === 'restore' ? 'may-create' : 'must-exist',
+  );
 
   let response = cmd.offline ? null : await askServer(config.dataDir, req);
   if (response === null) {
@@ -218,6 +256,10 @@ main(process.argv.slice(2)).then(
           '\n(npm run manage -- <command> --help lists its options)\n',
       );
       process.exit(2);
+    }
+    if (err instanceof DataDirRefused) {
+      process.stderr.write(JSON.stringify({ error: err.message, code: err.code }) + '\n');
+      process.exit(1);
     }
     if (err instanceof DataDirLockedError) {
       process.stderr.write(JSON.stringify({ error: err.message, code: 'LOCKED' }) + '\n');

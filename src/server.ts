@@ -19,6 +19,7 @@ import type { ServerContext } from './context.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { mountTestSockets, TEST_ENDPOINTS } from './endpoints/testing.js';
 import { AddressLimits } from './http/address-limits.js';
+import { ProxyTrust } from './http/client-address.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
 import { removeStrayUploadParts } from './http/body.js';
@@ -34,6 +35,7 @@ import {
   closeListenSocket,
   createApp,
   listen,
+  uwsBuild,
   type us_listen_socket,
 } from './http/uws.js';
 import type { ClusterNode, ClusterOptions } from './cluster/node.js';
@@ -47,13 +49,15 @@ import type { ServiceBotDeps } from './lib/bots.js';
 import type { MailDeps } from './lib/mail.js';
 import { realmUrl } from './lib/urls.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
-import { HealthMonitor } from './observability/health.js';
-import { registerSource, type QueueFigures } from './observability/metrics.js';
+import { dataDirWritable, HealthMonitor } from './observability/health.js';
+import { DataStats } from './observability/data-stats.js';
+import { registerSource, setBuildInfo, type QueueFigures } from './observability/metrics.js';
 import { DataDirLock } from './storage/data-lock.js';
 import { Store } from './storage/store.js';
 import { UploadFiles } from './storage/upload-files.js';
 import { RenderPool } from '../workers/pool.js';
-import { VERSION_FIELDS } from './version.js';
+import { CONFAB_VERSION, VERSION_FIELDS } from './version.js';
+import { SQLITE_PACKAGE } from './storage/sqlite.js';
 
 export type ServerOptions = Partial<ServerConfig> & {
   /** Observe every SQL statement run (query-count assertions in tests). */
@@ -219,6 +223,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     publisher: cluster ? cluster.publisher : queues,
     queues,
     renderer,
+    proxyTrust: config.trustedProxies.length > 0 ? new ProxyTrust(config.trustedProxies) : null,
     limits: RequestLimits.fromConfig(config, cluster?.sharedLimits),
     addressLimits: AddressLimits.fromConfig(config),
     scheduler,
@@ -256,7 +261,11 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // "Guarantees").
   void exports.sweep();
   const inflight = new InflightTracker();
-  const health = new HealthMonitor(() => store.ping(), config.healthMaxLagMs);
+  const health = new HealthMonitor(
+    () => store.ping(),
+    config.healthMaxLagMs,
+    dataDirWritable(config.dataDir),
+  );
   mountOpsRoutes(app, {
     health,
     metricsToken: config.metricsToken,
@@ -321,7 +330,10 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   missedMail?.start();
   mailer?.start();
   health.start();
+  setBuildInfo({ version: CONFAB_VERSION, uws: uwsBuild, sqlite: SQLITE_PACKAGE });
+  const dataStats = new DataStats(config.dataDir);
   const unregisterMetrics = registerSource({
+    data: () => dataStats.current(),
     inflight: () => inflight.count,
     queues: () => queueFigures(queues),
     renderPool: () => renderer.backlog,
@@ -398,6 +410,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         store.close();
         health.stop();
         unregisterMetrics();
+        dataStats.stop();
         lock.release();
         if (saveFailure !== null) throw saveFailure;
       })();

@@ -58,6 +58,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
         owner_password_hash: hash,
         owner_can_create_users: true,
         now: nowSeconds(rt.config),
+        audit_origin: rt.origin,
       });
       return {
         realm_id: created.realm_id,
@@ -264,6 +265,41 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
       const user = userArg(rt, row, args);
       const r = await realmRuntime(rt, row).ask('user.api_key.regenerate', { user_id: user.id });
       return { user_id: user.id, api_key: r.api_key };
+    },
+  },
+
+  'change-email': {
+    summary: 'Change a user’s e-mail address (no confirmation link: you vouch for it).',
+    options: { ...USER_OPT, email: { type: 'string' } },
+    describe: { ...USER_DESC, email: 'the new address' },
+    required: ['realm', 'user', 'email'],
+    async run(rt, args) {
+      const row = realmArg(rt, args);
+      const user = userArg(rt, row, args);
+      const email = str(args, 'email').trim();
+      if (!isValidEmail(email)) throw new UsageError(`invalid e-mail: ${email}`);
+      const r = await realmRuntime(rt, row).ask('user.email.set', { user_id: user.id, email });
+      return r;
+    },
+  },
+
+  'logout-everywhere': {
+    summary: 'Log a user out everywhere: every session and event queue ends.',
+    details:
+      'Browser sessions end and clients must log in again; event queues are deleted, so open\n' +
+      'clients register again. A client holding the API key can still use it: add --new-api-key\n' +
+      'to replace the key too (then every client must log in again).',
+    options: { ...USER_OPT, 'new-api-key': { type: 'boolean' } },
+    describe: { ...USER_DESC, 'new-api-key': 'also give the user a new API key' },
+    required: ['realm', 'user'],
+    async run(rt, args) {
+      const row = realmArg(rt, args);
+      const user = userArg(rt, row, args);
+      const r = await realmRuntime(rt, row).ask('user.sessions.end', {
+        user_id: user.id,
+        api_key: args['new-api-key'] === true,
+      });
+      return { user_id: user.id, sessions_ended: true, api_key: r.api_key };
     },
   },
 

@@ -27,10 +27,11 @@ export function realmArg(rt: AdminRuntime, args: Args): RealmRow {
   return row;
 }
 
+/** The realm's runtime, its commands carrying the tool's origin (the audit log's). */
 export function realmRuntime(rt: AdminRuntime, row: RealmRow): RealmRuntime {
   const realm = rt.realms.get(row.id);
   if (!realm) throw new UsageError(`no realm ${row.id}`);
-  return realm;
+  return realm.actingFrom(() => rt.origin);
 }
 
 export function userArg(rt: AdminRuntime, realm: RealmRow, args: Args): UserRow {

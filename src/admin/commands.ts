@@ -17,10 +17,13 @@ import type { ParseArgsConfig } from 'node:util';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmRegistry } from '../../actors/registry.js';
 import type { ServerConfig } from '../config.js';
+import type { AuditOrigin } from '../lib/audit.js';
 import type { Store } from '../storage/store.js';
 import type { RenderPool } from '../../workers/pool.js';
 import { ACCOUNT_COMMANDS } from './account-commands.js';
 import { DATA_COMMANDS } from './data-commands.js';
+import { OPS_COMMANDS } from './ops-commands.js';
+import { REALM_COMMANDS as REALM_ADMIN_COMMANDS } from './realm-commands.js';
 import { UsageError } from './errors.js';
 
 /** What a command runs against. */
@@ -37,6 +40,8 @@ export type AdminRuntime = {
    * before it through any node (rejects 503 if the node cannot catch up in time).
    */
   readBarrier?: () => Promise<void>;
+  /** Who runs the command (the audit log's origin: the admin tool and its user). */
+  origin: AuditOrigin;
 };
 
 export { UsageError };
@@ -54,6 +59,8 @@ export type AdminCommand = {
   required?: readonly string[];
   /** Whether the tool asks for a password (`optional`: unless --without-password). */
   password?: 'required' | 'optional';
+  /** Options that name files or directories (made absolute: the server may run elsewhere). */
+  paths?: readonly string[];
   /** Runs only without a server on the data directory (restore). */
   offline?: boolean;
   /**
@@ -64,11 +71,21 @@ export type AdminCommand = {
   /** Refused on a cluster node and on its data directory (import-realm). */
   notOnCluster?: boolean;
   run(rt: AdminRuntime, args: Args): Promise<unknown>;
+  /**
+   * Runs in the tool's own process on the settings alone, instead of `run` (check-config): no
+   * data directory is opened or asked. An answer with `ok: false` exits 1.
+   */
+  runLocal?: (config: ServerConfig, args: Args) => Promise<{ ok: boolean }>;
 };
 
 // ---- the commands -----------------------------------------------------------------------------
 
-export const COMMANDS: Record<string, AdminCommand> = { ...ACCOUNT_COMMANDS, ...DATA_COMMANDS };
+export const COMMANDS: Record<string, AdminCommand> = {
+  ...ACCOUNT_COMMANDS,
+  ...REALM_ADMIN_COMMANDS,
+  ...DATA_COMMANDS,
+  ...OPS_COMMANDS,
+};
 
 /** A command's --help text. */
 export function commandHelp(name: string, cmd: AdminCommand): string {

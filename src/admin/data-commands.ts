@@ -9,6 +9,7 @@ import { importRealmFromFile } from './realm-import.js';
 import type { AdminCommand } from './commands.js';
 import { realmArg, REALM_DESC, REALM_OPT, str } from './command-args.js';
 import { UsageError } from './errors.js';
+import { recordToolAction } from './ops-commands.js';
 
 export const DATA_COMMANDS: Record<string, AdminCommand> = {
   backup: {
@@ -19,9 +20,12 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
     options: { to: { type: 'string' } },
     describe: { to: 'the backup directory (must not exist, or be empty)' },
     required: ['to'],
+    paths: ['to'],
     readOnly: true,
-    run(rt, args) {
-      return backupDataDir(rt.store, rt.config.dataDir, str(args, 'to'));
+    async run(rt, args) {
+      const result = await backupDataDir(rt.store, rt.config.dataDir, str(args, 'to'));
+      recordToolAction(rt, null, 'backup_taken', { to: args.to });
+      return result;
     },
   },
 
@@ -31,6 +35,7 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
     options: { from: { type: 'string' } },
     describe: { from: 'the backup directory' },
     required: ['from'],
+    paths: ['from'],
     offline: true,
     run() {
       // Run by src/manage.ts itself: the data directory is not opened as a store first.
@@ -49,12 +54,18 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
         'only public data, as the API’s public export (no private channels or direct messages)',
     },
     required: ['realm', 'to'],
+    paths: ['to'],
     readOnly: true,
-    run(rt, args) {
+    async run(rt, args) {
       const row = realmArg(rt, args);
-      return exportRealmToFile(rt.store, rt.config, row.id, str(args, 'to'), {
+      const result = await exportRealmToFile(rt.store, rt.config, row.id, str(args, 'to'), {
         publicOnly: args['public-only'] === true,
       });
+      recordToolAction(rt, row.id, 'realm_exported', {
+        to: args.to,
+        public_only: args['public-only'] === true,
+      });
+      return result;
     },
   },
 
@@ -70,15 +81,18 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
       name: 'the new realm’s name (default: the exported realm’s)',
     },
     required: ['from', 'subdomain'],
+    paths: ['from'],
     // A cluster node's copy is written by the log and by realm owners with their own id blocks
     // (docs/cluster.md "Ids"): an import's rows, with ids above this copy's largest, would reach
     // no other node and could collide with ids another owner gives.
     notOnCluster: true,
-    run(rt, args) {
-      return importRealmFromFile(rt, str(args, 'from'), {
+    async run(rt, args) {
+      const result = await importRealmFromFile(rt, str(args, 'from'), {
         subdomain: str(args, 'subdomain').toLowerCase(),
         ...(typeof args.name === 'string' ? { name: args.name } : {}),
       });
+      recordToolAction(rt, result.realm_id, 'realm_imported', { from: args.from });
+      return result;
     },
   },
 

@@ -3,17 +3,26 @@
  * server for requests on its admin socket and by the admin tool when it opened the data
  * directory itself, so both give the same answers.
  */
+import { auditExtra, type ToolOrigin } from '../lib/audit.js';
 import { JsonableError } from '../lib/errors.js';
+import { log } from '../observability/log.js';
 import { isClusterCopy } from '../storage/replication.js';
 import { COMMANDS, runCommand, type AdminRuntime, type Args } from './commands.js';
 import { UsageError } from './errors.js';
 import type { AdminRequest, AdminResponse } from './socket.js';
 
 export async function handleAdminRequest(
-  rt: AdminRuntime,
+  base: Omit<AdminRuntime, 'origin'>,
   req: AdminRequest,
 ): Promise<AdminResponse> {
+  const origin: ToolOrigin = req.origin ?? { via: 'admin_tool', os_user: 'unknown' };
+  const rt: AdminRuntime = { ...base, origin };
   const cmd = COMMANDS[req.command];
+  // Every command the tool runs, in the log: who, what (the options, without secrets), on what.
+  log.info(
+    { admin: { command: req.command, args: auditExtra(req.args), os_user: origin.os_user } },
+    `admin tool: ${req.command}`,
+  );
   if (cmd?.offline) {
     return {
       ok: false,

@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { ToolOrigin } from '../lib/audit.js';
 import { log } from '../observability/log.js';
 
 export const ADMIN_SOCKET = 'admin.sock';
@@ -22,7 +23,12 @@ export const ADMIN_SOCKET = 'admin.sock';
 const MAX_REQUEST_BYTES = 1024 * 1024;
 const MAX_SUN_PATH = 100;
 
-export type AdminRequest = { command: string; args: Record<string, unknown> };
+export type AdminRequest = {
+  command: string;
+  args: Record<string, unknown>;
+  /** Who asks (the tool says; only the data directory's owner can reach the socket). */
+  origin?: ToolOrigin;
+};
 export type AdminResponse =
   { ok: true; result: unknown } | { ok: false; error: string; code: string };
 
@@ -102,6 +108,13 @@ function serve(conn: net.Socket, handle: AdminHandler): void {
       if (typeof parsed.command !== 'string' || typeof parsed.args !== 'object' || !parsed.args)
         throw new Error('bad request');
       req = { command: parsed.command, args: parsed.args };
+      if (
+        typeof parsed.origin === 'object' &&
+        parsed.origin !== null &&
+        parsed.origin.via === 'admin_tool' &&
+        typeof parsed.origin.os_user === 'string'
+      )
+        req.origin = { via: 'admin_tool', os_user: parsed.origin.os_user.slice(0, 200) };
     } catch {
       answer({ ok: false, error: 'malformed admin request', code: 'BAD_REQUEST' });
       return;

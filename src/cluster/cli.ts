@@ -17,6 +17,7 @@
  * CLUSTER_NAMESPACE); prints one JSON line.
  */
 import { parseArgs } from 'node:util';
+import { warnIfStale } from '../build-check.js';
 import { detach } from './detach.js';
 import { clusterNames } from './jetstream.js';
 import {
@@ -39,6 +40,7 @@ const USAGE = `usage: npm run cluster -- up --nodes N --dir DIR [--base-port P] 
        npm run cluster -- detach --data-dir DIR   (CLUSTER_NATS, CLUSTER_NAMESPACE as the node's)`;
 
 async function main(): Promise<void> {
+  warnIfStale();
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {

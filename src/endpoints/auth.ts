@@ -17,6 +17,7 @@ import {
 } from '../lib/errors.js';
 import { str } from '../lib/params.js';
 import { verifyPassword } from '../lib/password.js';
+import { loginFailed } from '../http/request-log.js';
 import type { UserRow } from '../storage/users.js';
 
 /** A hash of nothing in particular, verified when the account does not exist (constant timing). */
@@ -41,7 +42,10 @@ export async function passwordLogin(
   server.limits?.loginAttempt(req, realm.id, username);
   const user = realm.view.userByEmail(username.trim());
   const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-  if (!user || !ok) throw new AuthenticationFailedError();
+  if (!user || !ok) {
+    loginFailed(req, 'password', username, realm.id);
+    throw new AuthenticationFailedError();
+  }
   server.limits?.loginSucceeded(realm.id, username);
   if (!realm.view.settings.password_auth_enabled) {
     throw new JsonableError('Password authentication is disabled in this organization', {

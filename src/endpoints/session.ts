@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import { endpoint, type HandlerCtx } from '../http/endpoint.js';
 import { RawBody } from '../http/respond.js';
+import { loginFailed } from '../http/request-log.js';
 import {
   clearedSessionCookie,
   csrfTokenOf,
@@ -105,8 +106,10 @@ export const fetchApiKeyBySession = endpoint({
     const { server, realm, user, req } = ctx;
     if (realm.view.settings.password_auth_enabled) {
       server.limits?.loginAttempt(req, realm.id, user.delivery_email);
-      if (!(await verifyPassword(p.password, user.password_hash)))
+      if (!(await verifyPassword(p.password, user.password_hash))) {
+        loginFailed(req, 'password', user.delivery_email, realm.id);
         throw new JsonableError('Password is incorrect.');
+      }
       server.limits?.loginSucceeded(realm.id, user.delivery_email);
     }
     return answer({ api_key: user.api_key, email: user.delivery_email });

@@ -5,6 +5,7 @@
  */
 import type { RealmRegistry, RealmRuntime } from '../../actors/registry.js';
 import { UnauthorizedError } from '../lib/errors.js';
+import { loginFailed } from './request-log.js';
 import { safeEqual } from '../lib/password.js';
 import type { ReadStore } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
@@ -65,15 +66,26 @@ export function authenticate(
   // is cleared on every user reload: deactivation, key rotation, ...), authenticates again.
   const cached = realm?.view.cachedAuth(header);
   if (cached && !realm!.view.deactivated) return cached;
-  if (limits === null || ctx === null || header === '')
-    return checkCredentials(store, realm, header);
-  const account = accountTried(realm, header);
-  limits.checkAuthentication(ctx, account);
+  if (ctx === null || header === '') return checkCredentials(store, realm, header);
+  const account = limits === null ? '*' : accountTried(realm, header);
+  limits?.checkAuthentication(ctx, account);
   try {
     return checkCredentials(store, realm, header);
   } catch (err) {
-    if (err instanceof UnauthorizedError) limits.authenticationFailed(ctx, account);
+    if (err instanceof UnauthorizedError) {
+      limits?.authenticationFailed(ctx, account);
+      loginFailed(ctx, 'api_key', triedEmail(header), realm?.id ?? null);
+    }
     throw err;
+  }
+}
+
+/** The e-mail address a Basic header names ('' if it names none). */
+function triedEmail(header: string): string {
+  try {
+    return parseBasicAuth(header).email;
+  } catch {
+    return '';
   }
 }
 

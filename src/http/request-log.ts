@@ -1,10 +1,11 @@
 /**
  * The end of every request: its log line (info level, when request logging is on) and its
  * metrics. The line names the route pattern, never the path or query string (which can hold
- * e-mail addresses, file names or narrow terms), and nothing of the body or the credentials.
+ * e-mail addresses, file names or narrow terms), and nothing of the body or the credentials; it
+ * names the client (its address, X-Forwarded-For's behind a trusted proxy, and its User-Agent).
  */
 import { log } from '../observability/log.js';
-import { observeRequest } from '../observability/metrics.js';
+import { observeLoginFailure, observeRequest } from '../observability/metrics.js';
 import type { RequestContext } from './request.js';
 
 /** The status logged for a request whose client went away before the answer (as nginx does). */
@@ -25,6 +26,8 @@ export function requestFinished(ctx: RequestContext, route: string, logRequests:
         ms: Math.round(ms * 10) / 10,
         userId: ctx.userId,
         realmId: ctx.realmId,
+        address: ctx.knownClientAddress,
+        userAgent: ctx.userAgent,
       },
       'request',
     );
@@ -33,3 +36,29 @@ export function requestFinished(ctx: RequestContext, route: string, logRequests:
 
 /** The route of requests no endpoint matched (404, 405). */
 export const UNMATCHED_ROUTE = '(unmatched)';
+
+/**
+ * A failed login: a wrong password (`password`: POST /fetch_api_key, /json/login), or credentials
+ * refused on a request (`api_key`: a wrong key, a deactivated account or realm). A warning line
+ * names the client's address and User-Agent and the username tried (never the secret), so that
+ * failures can be traced and fed to fail2ban (docs/operations.md "Logs"); and the metric.
+ */
+export function loginFailed(
+  ctx: RequestContext,
+  method: 'password' | 'api_key',
+  username: string,
+  realmId: number | null,
+): void {
+  observeLoginFailure(method);
+  log.warn(
+    {
+      reqId: ctx.reqId,
+      auth: method,
+      username: username.slice(0, 100),
+      realmId,
+      address: ctx.clientAddress(),
+      userAgent: ctx.userAgent,
+    },
+    'login failed',
+  );
+}

@@ -4,6 +4,7 @@
  */
 import type { RateStatus } from '../lib/rate-limit.js';
 import type { BrowserRequest } from './sessions.js';
+import { clientAddress, type ProxyTrust } from './client-address.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT' | 'HEAD' | 'OPTIONS';
@@ -73,6 +74,8 @@ export class RequestContext {
    */
   private peer: HttpResponse | null = null;
   private peerText: string | null = null;
+  private client: string | null = null;
+  private trust: ProxyTrust | null = null;
   private controller: AbortController | null = null;
   private abortListeners: (() => void)[] | null = null;
 
@@ -130,6 +133,32 @@ export class RequestContext {
     if (this.peer === null || this.aborted || this.done) return '';
     this.peerText = Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
     return this.peerText;
+  }
+
+  /**
+   * Lets `peerAddress` and `clientAddress` read the connection's address later, behind the
+   * reverse proxies `trust` names (whose X-Forwarded-For is read now).
+   */
+  bindClient(res: HttpResponse, req: HttpRequest, trust: ProxyTrust | null): void {
+    this.peer = res;
+    this.trust = trust;
+    if (trust !== null) this.forwardedFor = req.getHeader('x-forwarded-for');
+  }
+
+  /**
+   * The client's address (client-address.ts: the peer, or X-Forwarded-For behind a trusted
+   * proxy), read once while the request is live ('' after, if it never was).
+   */
+  clientAddress(): string {
+    if (this.client !== null) return this.client;
+    const address = clientAddress(this.peerAddress(), this.forwardedFor, this.trust);
+    if (address !== '') this.client = address;
+    return address;
+  }
+
+  /** The client's address if it was read (the access log's; '' if not). */
+  get knownClientAddress(): string {
+    return this.client ?? '';
   }
 
   /** Fires when the client goes away before the response (long-polls un-park on it). */

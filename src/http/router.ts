@@ -18,6 +18,7 @@ import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessi
 import { sendCompressible } from './compress.js';
 import type { Release } from './address-limits.js';
 import { createBodySink, parseUrlEncoded, rawBodySink, type BodySink } from './body.js';
+import type { AuditOrigin } from '../lib/audit.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
 import { streamFile } from './file-stream.js';
@@ -118,6 +119,10 @@ export function mountEndpoints(
     const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext(req, 0);
     res.onAborted(() => ctx.markAborted());
+    if (server.config.logRequests) {
+      ctx.bindClient(res, req, server.proxyTrust);
+      ctx.clientAddress();
+    }
     const allowed = [...new Set(matchers.filter((m) => m.re.test(ctx.path)).map((m) => m.method))];
     if (!HTTP_METHODS.has(method)) {
       // RFC 9110 §9.1: a method the server does not know (the modern uWS build routes any token
@@ -192,9 +197,9 @@ function onRequest(
   // Before anything is set up: only the boundary around every route (./unexpected.ts) is left.
   if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
-  ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
-    ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  ctx.bindClient(res, req, server.proxyTrust);
+  // The access log names the client: read while the connection is there to ask.
+  if (server.config.logRequests) ctx.clientAddress();
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   ctx.compressAnswer = ep.compressAnswer;
@@ -424,6 +429,16 @@ function run(
   );
 }
 
+/** Where an API user's administrative action comes from (the audit log's origin). */
+function apiOrigin(server: ServerContext, ctx: RequestContext, userId: number): AuditOrigin {
+  return {
+    via: 'api',
+    user_id: userId,
+    address: ctx.clientAddress(),
+    user_agent: ctx.userAgent,
+  };
+}
+
 /** Realm, authentication, parameters, handler, response. Never throws. */
 function runHere(
   res: HttpResponse,
@@ -442,7 +457,12 @@ function runHere(
     const { realm, user } = known ?? identify(server, ctx, ep);
     const decoded = decodeParams(ep.compiled, raw);
     ignored = decoded.ignored;
-    const hctx: HandlerCtx = { server, req: ctx, realm, user };
+    // A user's changes carry who asked and from where, for the audit log (src/lib/audit.ts).
+    const acting =
+      user !== null && realm !== undefined && ctx.method !== 'GET'
+        ? realm.actingFrom(() => apiOrigin(server, ctx, user.id))
+        : realm;
+    const hctx: HandlerCtx = { server, req: ctx, realm: acting, user };
     result = ep.handle(hctx, decoded.params);
   } catch (err) {
     failRequest(res, ctx, err, leave, 'route');

@@ -169,9 +169,7 @@ function admit(
   via: Via,
 ): Admitted | null {
   const { queues, config } = server;
-  ctx.bindPeer(res);
-  if (server.limits?.readsForwardedFor || server.addressLimits?.readsForwardedFor)
-    ctx.forwardedFor = req.getHeader('x-forwarded-for');
+  ctx.bindClient(res, req, server.proxyTrust);
   if (via === 'session') ctx.browser = readBrowserRequest(req, 'only', ctx.authorization);
   res.onAborted(() => ctx.markAborted());
   let release: Release | null = null;

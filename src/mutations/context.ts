@@ -3,6 +3,7 @@
  * SQLite transaction; they never await. They validate (check*), write through the Store, emit the
  * events the change causes, and register cache refreshes to run after COMMIT.
  */
+import type { AuditEntry } from '../lib/audit.js';
 import { AccountDeactivatedError } from '../lib/errors.js';
 import type { OutboundEvent, WireEvent } from '../lib/events.js';
 import type { MailDeps } from '../lib/mail.js';
@@ -37,6 +38,12 @@ export interface MutationContext {
   readonly mail: MailDeps | null;
   /** Outgoing-webhook bots to call after the commit; null: none are called. */
   readonly serviceBots: ServiceBotDeps | null;
+  /**
+   * Records an administrative action in the audit log, in this transaction, with the command's
+   * origin (src/lib/audit.ts). The commands of AUDITED_COMMANDS are recorded without asking;
+   * a mutation calls this for what their table cannot say (the channels a subscription created).
+   */
+  audit(entry: Pick<AuditEntry, 'event_type'> & Partial<AuditEntry>): void;
 }
 
 /** A mutation: payload in, data out; throws JsonableError to refuse (which rolls back). */

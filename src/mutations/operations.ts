@@ -4,6 +4,7 @@
  * Reference: the management commands of the reference server (change_password, ...,
  * deactivate_realm) and the actions they call.
  */
+import { emailInvalidReason } from '../lib/email-validation.js';
 import { JsonableError } from '../lib/errors.js';
 import { generateApiKey } from '../lib/password.js';
 import { directSystemGroupsForRole, Role } from '../lib/roles.js';
@@ -11,7 +12,7 @@ import { formatUser } from '../queries/users.js';
 import type { MutationContext } from './context.js';
 import { endLoginSessions } from './sessions.js';
 import { doDeactivateRealm } from './realm-deactivate.js';
-import { insertUserRow } from './users.js';
+import { doChangeDeliveryEmail, insertUserRow } from './users.js';
 
 /** The reference's bot_type for a generic bot. */
 const DEFAULT_BOT = 1;
@@ -120,4 +121,46 @@ export function doDeactivateRealmByAdmin(
   if (ctx.realm.deactivated) return { already: true };
   doDeactivateRealm(ctx);
   return { already: false };
+}
+
+type SetEmailCommand = { user_id: number; email: string };
+
+/**
+ * `manage change-email`: the reference's change_user_email, without a confirmation link (the
+ * operator vouches for the address). The address must be valid, allowed in the realm and free;
+ * the realm's "address changes disabled" setting does not apply to the operator.
+ */
+export function checkSetEmail(ctx: MutationContext, cmd: SetEmailCommand): SetEmailCommand {
+  checkUserOfRealm(ctx, cmd.user_id);
+  const user = ctx.store.users.byId(cmd.user_id)!;
+  if (!user.is_active) throw new JsonableError('The user is deactivated');
+  const reason = emailInvalidReason(cmd.email, ctx.realm.settings);
+  if (reason !== null) throw new JsonableError(reason);
+  const existing = ctx.store.users.byDeliveryEmail(ctx.realm.id, cmd.email);
+  if (existing && existing.id !== user.id) throw new JsonableError('Already has an account.');
+  return cmd;
+}
+
+export function doSetEmail(
+  ctx: MutationContext,
+  cmd: SetEmailCommand,
+): { user_id: number; old_email: string; new_email: string } {
+  const user = ctx.store.users.byId(cmd.user_id)!;
+  if (user.delivery_email !== cmd.email) doChangeDeliveryEmail(ctx, user, cmd.email);
+  return { user_id: user.id, old_email: user.delivery_email, new_email: cmd.email };
+}
+
+/**
+ * `manage logout-everywhere`: every session of the user ends — browser sessions, event queues
+ * (held polls answered, sockets closed); clients must log in or register again — and with
+ * `api_key`, a new API key too, so that clients holding the old one are logged out as well.
+ */
+export function doEndUserSessions(
+  ctx: MutationContext,
+  cmd: { user_id: number; api_key: boolean },
+): { api_key: string | null } {
+  checkUserOfRealm(ctx, cmd.user_id);
+  endLoginSessions(ctx, [cmd.user_id]);
+  ctx.endSessions([cmd.user_id]);
+  return { api_key: cmd.api_key ? doRegenerateApiKey(ctx, cmd).api_key : null };
 }

@@ -12,8 +12,11 @@ import {
   SYSTEM_GROUP_DESCRIPTIONS,
   SystemGroup,
 } from '../lib/roles.js';
+import type { AuditOrigin } from '../lib/audit.js';
 import { generateApiKey } from '../lib/password.js';
+import type { NewAuditRow } from '../storage/audit.js';
 import type { Store } from '../storage/store.js';
+import { auditRow, logAudit } from './audit.js';
 import { insertUserRow } from './users.js';
 
 export type CreateRealmParams = {
@@ -26,6 +29,8 @@ export type CreateRealmParams = {
   /** Whether the owner may create users through the API (POST /users). */
   owner_can_create_users: boolean;
   now: number;
+  /** Who creates it (the audit log's `realm_created` row; absent: the server itself). */
+  audit_origin?: AuditOrigin;
 };
 
 export type CreateRealmResult = {
@@ -56,7 +61,8 @@ export function checkCreateRealm(p: CreateRealmParams): CreateRealmParams {
 
 /** Creates a realm after checkCreateRealm (callers that pass fixed, valid subdomains skip it). */
 export function doCreateRealm(store: Store, p: CreateRealmParams): CreateRealmResult {
-  return store.transaction(() => {
+  let audit: NewAuditRow | null = null;
+  const created = store.transaction(() => {
     // Refused inside the transaction: no realm actor serializes realm creation, so whether the
     // subdomain is taken is only known for sure in the transaction that takes it.
     if (store.realms.byStringId(p.string_id)) throw subdomainInUse();
@@ -112,6 +118,14 @@ export function doCreateRealm(store: Store, p: CreateRealmParams): CreateRealmRe
       now: p.now,
       waitingPeriodDays: 0,
     });
+    audit = auditRow(realmId, p.now, p.audit_origin, {
+      event_type: 'realm_created',
+      modified_user_id: userId,
+      extra: { name: p.name, string_id: p.string_id, owner_email: p.owner_email },
+    });
+    store.audit.insert(audit);
     return { realm_id: realmId, user_id: userId, email: p.owner_email, api_key: apiKey };
   });
+  if (audit !== null && !store.inTransaction) logAudit(audit);
+  return created;
 }

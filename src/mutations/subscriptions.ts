@@ -197,6 +197,19 @@ export function doSubscribe(ctx: MutationContext, plan: SubscribePlan): Subscrib
       }),
     );
   }
+  for (const ch of created) {
+    ctx.audit({
+      event_type: 'channel_created',
+      acting_user_id: plan.creatorId,
+      modified_channel_id: ch.id,
+      extra: {
+        name: ch.name,
+        invite_only: cmd.invite_only,
+        is_web_public: cmd.is_web_public,
+        is_default_stream: cmd.is_default_stream,
+      },
+    });
+  }
   if (cmd.is_default_stream && created.length > 0) {
     for (const ch of created) store.channels.addDefaultStream(realm.id, ch.id);
     emitDefaultStreams(ctx);

@@ -1,12 +1,18 @@
 /**
- * What GET /health reports: whether the database answers and whether the event loop is
- * responsive. A timer measures how late it fires (the event loop's lag); a lag above the limit
- * within the last few seconds makes the server unhealthy, as does a database that does not answer
- * or a shutdown under way (so a load balancer stops sending before the process exits).
+ * What GET /health reports: whether the database answers, whether the data directory can be
+ * written, and whether the event loop is responsive. A timer measures how late it fires (the event
+ * loop's lag); a lag above the limit within the last few seconds makes the server unhealthy, as
+ * does a database that does not answer, a data directory the server cannot write (a read-only
+ * disk, or directories left owned by another user: uploads would fail), or a shutdown under way
+ * (so a load balancer stops sending before the process exits).
  */
+import fs from 'node:fs';
+import path from 'node:path';
+
 export type HealthReport = {
   status: 'ok' | 'unavailable';
   database: 'ok' | 'unavailable';
+  data_dir: 'ok' | 'not_writable';
   event_loop_lag_ms: number;
   shutting_down: boolean;
   uptime_s: number;
@@ -30,6 +36,8 @@ export class HealthMonitor {
     private readonly databaseAnswers: () => boolean,
     /** Lag (ms) above which the event loop counts as unresponsive. */
     readonly maxLagMs = 1000,
+    /** Whether the data directory can be written (dataDirWritable); absent: not checked. */
+    private readonly dataDirWritable: () => boolean = () => true,
   ) {}
 
   start(): void {
@@ -58,11 +66,13 @@ export class HealthMonitor {
 
   report(): HealthReport {
     const database = this.databaseAnswers() ? 'ok' : 'unavailable';
+    const dataDir = this.dataDirWritable() ? 'ok' : 'not_writable';
     const lag = this.lagMs;
-    const ok = database === 'ok' && lag <= this.maxLagMs && !this.shuttingDown;
+    const ok = database === 'ok' && dataDir === 'ok' && lag <= this.maxLagMs && !this.shuttingDown;
     return {
       status: ok ? 'ok' : 'unavailable',
       database,
+      data_dir: dataDir,
       event_loop_lag_ms: Math.round(lag * 10) / 10,
       shutting_down: this.shuttingDown,
       uptime_s: Math.floor((Date.now() - this.startedAt) / 1000),
@@ -73,4 +83,36 @@ export class HealthMonitor {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
   }
+}
+
+/** How long a look at the data directory is trusted (health checks come every few seconds). */
+const WRITABLE_CHECK_MS = 5000;
+
+/**
+ * Whether this process may write the data directory and the directories it writes into
+ * (`uploads/`, `tmp/`, `emoji/`, `exports/` where they exist): access(2) for writing, which a
+ * read-only file system refuses too. Looked at no more than once every WRITABLE_CHECK_MS.
+ */
+export function dataDirWritable(dataDir: string): () => boolean {
+  let checkedAt = -Infinity;
+  let writable = true;
+  return () => {
+    const now = performance.now();
+    if (now - checkedAt < WRITABLE_CHECK_MS) return writable;
+    checkedAt = now;
+    writable = [
+      dataDir,
+      ...['uploads', 'tmp', 'emoji', 'exports'].map((d) => path.join(dataDir, d)),
+    ]
+      .filter((d, i) => i === 0 || fs.existsSync(d))
+      .every((d) => {
+        try {
+          fs.accessSync(d, fs.constants.W_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+    return writable;
+  };
 }

@@ -19,6 +19,7 @@
  */
 import fs from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DataFigures } from './data-stats.js';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -71,6 +72,8 @@ export type MetricsSource = {
   replication?(): Promise<ReplicationFigures>;
   /** The mail outbox and its sender (src/mail/sender.ts); absent when the server sends no mail. */
   mail?(): MailFigures;
+  /** What the server holds (./data-stats.ts): null while not measured yet. */
+  data?(): Promise<DataFigures | null>;
 };
 
 /** See src/mail/sender.ts. */
@@ -159,6 +162,19 @@ new Gauge({
 
 type Observer = { observe(v: number): void };
 const requestObservers = new Map<string, Observer>();
+
+const loginFailures = new Counter({
+  name: 'confab_login_failures_total',
+  help: 'Failed logins: a wrong password (password), or a wrong API key or refused account (api_key).',
+  labelNames: ['method'] as const,
+  registers: [registry],
+});
+for (const m of ['password', 'api_key']) loginFailures.labels(m).inc(0);
+
+/** One failed login or authentication. */
+export function observeLoginFailure(method: 'password' | 'api_key'): void {
+  loginFailures.labels(method).inc();
+}
 
 /** The router's hook: one call per finished request. `route` is the endpoint's pattern. */
 export function observeRequest(method: string, route: string, status: number, ms: number): void {
@@ -398,6 +414,88 @@ scraped(
   'Messages waiting for their missed-message mail batch to fall due.',
   () => mailSum((m) => m.missedWaiting),
   'gauge',
+);
+
+// ---- the build, and what the server holds ----------------------------------------------------
+
+const buildInfo = new Gauge({
+  name: 'confab_build_info',
+  help: 'Always 1: the running build, its Node.js and its native builds, as labels.',
+  labelNames: ['version', 'node', 'uws', 'sqlite'] as const,
+  registers: [registry],
+});
+
+/** Called once the server has loaded its native builds (createServer). */
+export function setBuildInfo(info: { version: string; uws: string; sqlite: string }): void {
+  buildInfo.reset();
+  buildInfo.labels(info.version, process.versions.node, info.uws, info.sqlite).set(1);
+}
+
+/** Every source's data figures, asked once per scrape (the first scrape waits for them). */
+let dataSnapshot: { at: number; figures: Promise<DataFigures | null> } | null = null;
+function dataFigures(): Promise<DataFigures | null> {
+  const now = Date.now();
+  if (dataSnapshot !== null && now - dataSnapshot.at < 1000) return dataSnapshot.figures;
+  const figures = (async () => {
+    for (const s of sources) {
+      // One server's data directory: the first source that measures it.
+      const f = s.data ? await s.data() : null;
+      if (f !== null) return f;
+    }
+    return null;
+  })();
+  dataSnapshot = { at: now, figures };
+  return figures;
+}
+
+function dataGauge(
+  name: string,
+  help: string,
+  labels: readonly string[],
+  read: (f: DataFigures) => [Record<string, string>, number][],
+) {
+  new Gauge({
+    name,
+    help,
+    labelNames: labels,
+    registers: [registry],
+    async collect() {
+      const f = await dataFigures();
+      if (f === null) return;
+      for (const [l, v] of read(f)) this.set(l, v);
+    },
+  });
+}
+
+dataGauge('confab_realms', 'Realms, by state.', ['state'], (f) => [
+  [{ state: 'active' }, f.realms],
+  [{ state: 'deactivated' }, f.realmsDeactivated],
+]);
+dataGauge(
+  'confab_users',
+  'User accounts: active people, active bots, deactivated.',
+  ['kind'],
+  (f) => [
+    [{ kind: 'human' }, f.humans],
+    [{ kind: 'bot' }, f.bots],
+    [{ kind: 'deactivated' }, f.usersDeactivated],
+  ],
+);
+dataGauge('confab_messages', 'Messages stored.', [], (f) => [[{}, f.messages]]);
+dataGauge(
+  'confab_database_bytes',
+  'Size of the database on disk (its file and write-ahead log).',
+  [],
+  (f) => [[{}, f.databaseBytes]],
+);
+dataGauge(
+  'confab_upload_bytes',
+  'Size of the uploaded files on disk: uploads, and custom emoji.',
+  ['kind'],
+  (f) => [
+    [{ kind: 'uploads' }, f.uploadBytes],
+    [{ kind: 'emoji' }, f.emojiBytes],
+  ],
 );
 
 // ---- a cluster node's replication (asked of JetStream once per scrape) ---------------------------

@@ -15,6 +15,7 @@ import type { DB } from './db.js';
 export const ID_TABLES = [
   'alert_words',
   'attachments',
+  'audit_log',
   'bot_services',
   'channel_folders',
   'custom_profile_fields',

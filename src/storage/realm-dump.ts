@@ -93,6 +93,7 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   password_reset_requests: 'pending reset links carry secrets valid on this server only',
   sessions: 'browser login sessions are valid on this server only',
   sent_local_ids: "recent sends' local ids, kept an hour to answer a client's retry",
+  audit_log: 'what was done on this server; the importing server records the import',
 };
 
 /** Every table of the schema (FTS shadow tables and SQLite's own left out). */

@@ -5,6 +5,7 @@
  */
 import { alertWordStatements } from './alert-words.js';
 import { attachmentStatements } from './attachments.js';
+import { auditStatements } from './audit.js';
 import { imageAttachmentStatements } from './image-attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
@@ -114,6 +115,7 @@ export class Store {
   readonly mail;
   readonly bots;
   readonly sentLocalIds;
+  readonly audit;
   readonly missedMessages;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
@@ -152,6 +154,7 @@ export class Store {
     this.mail = mailStatements(db, this.ids);
     this.bots = botStatements(db, this.ids);
     this.sentLocalIds = sentLocalIdStatements(db);
+    this.audit = auditStatements(db, this.ids);
     this.missedMessages = missedMessageStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.

@@ -106,7 +106,7 @@ t.test('an installed id source gives every id', (t) => {
   t.equal(created.realm_id, 5000, 'the realm');
   t.same(
     [...new Set(asked)].sort(),
-    ['realms', 'user_groups', 'users'],
+    ['audit_log', 'realms', 'user_groups', 'users'],
     'the tables a new realm writes asked for theirs',
   );
   const row = (table: string, id: number) =>
