@@ -154,19 +154,45 @@ export function createBareApp(): uWSTypes.TemplatedApp {
   return uWS.App();
 }
 
+/**
+ * uSockets' listen option that leaves SO_REUSEPORT off (both builds take it as listen's third
+ * argument; their type definitions lack that form).
+ */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
+type ListenWithOptions = (
+  host: string,
+  port: number,
+  options: number,
+  cb: (socket: uWSTypes.us_listen_socket | false) => void,
+) => unknown;
+
+/**
+ * Listens on `host`:`port` (0: a free port) alone. uSockets sets SO_REUSEPORT by default, so a
+ * second server started on a port in use (a forgotten one, another test's) would listen too and
+ * the kernel would split the connections between them, unrelated servers answering each other's
+ * clients (the likeliest cause of a cluster test's request answered 429 in CI by a server whose
+ * test had rate limits on). Exclusive, the second one fails to start, as any other server does.
+ */
 export function listen(
   app: uWSTypes.TemplatedApp,
   host: string,
   port: number,
 ): Promise<{ socket: uWSTypes.us_listen_socket; port: number }> {
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket) => {
-      if (!socket) {
-        reject(new Error(`cannot listen on ${host}:${port}`));
-        return;
-      }
-      resolve({ socket, port: uWS.us_socket_local_port(socket) });
-    });
+    (app.listen as unknown as ListenWithOptions).call(
+      app,
+      host,
+      port,
+      LIBUS_LISTEN_EXCLUSIVE_PORT,
+      (socket) => {
+        if (!socket) {
+          reject(new Error(`cannot listen on ${host}:${port}`));
+          return;
+        }
+        resolve({ socket, port: uWS.us_socket_local_port(socket) });
+      },
+    );
   });
 }
 

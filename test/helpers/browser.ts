@@ -73,7 +73,14 @@ export type TestBrowser = {
   newContext(opts?: BrowserContextOptions): Promise<BrowserContext>;
 };
 
-/** Chromium for this test, closed at its teardown (check NO_CHROMIUM first). */
+/** How long a test file with a browser may run in all (its waits bound themselves). */
+const FILE_TIMEOUT_MS = 360_000;
+
+/**
+ * Chromium for this test, closed at its teardown (check NO_CHROMIUM first). Launched for the
+ * whole file (`t` the root test, in `t.before`), it raises the file's time limit to
+ * FILE_TIMEOUT_MS.
+ */
 export async function launchBrowser(t: Test): Promise<TestBrowser> {
   if (NO_CHROMIUM) throw new Error(NO_CHROMIUM);
   const browser = await chromium.launch({
@@ -84,6 +91,9 @@ export async function launchBrowser(t: Test): Promise<TestBrowser> {
     timeout: 60_000,
   });
   t.teardown(() => browser.close());
+  // A file that drives a browser runs for a minute or more, longer on a loaded machine: more
+  // than the runner's default per file (.taprc), which would cut it off with nothing wrong.
+  if (t.parent === undefined) t.setTimeout(FILE_TIMEOUT_MS);
   // A file's browser outlives its tests: each test's pages are closed when it ends, so that apps
   // whose server is gone do not keep reconnecting (and holding a renderer each) while the next
   // tests run.

@@ -211,45 +211,35 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
   } = opts;
   const work = path.join(sh.dir, namespace);
   fs.mkdirSync(path.join(work, 'logs'), { recursive: true });
-  // The nodes' ports are chosen here, so that nginx starts while the nodes do.
-  const [proxyPort, n1Port, ...hostPorts] = (await ports(2 + sh.hosts.length)) as [
-    number,
-    number,
-    ...number[],
-  ];
-  const proxyPid = startProxy(
-    work,
-    proxyPort,
-    [
-      { name: 'n1', port: n1Port },
-      ...sh.hosts.map((h, i) => ({ name: h.name, port: hostPorts[i]! })),
-    ],
-    process.env.CONFAB_TEST_CLUSTER_QUEUES || undefined,
-  );
-  sh.pids.add(proxyPid);
   /** n1, once made (the teardown closes it). */
   let made: ConfabServer | null = null;
   const started: Host[] = [];
+  let proxyPid = 0;
   t.teardown(async () => {
-    if (alive(proxyPid)) process.kill(proxyPid, 'SIGTERM');
-    sh.pids.delete(proxyPid);
+    const proxy = proxyPid;
+    if (proxy > 0 && alive(proxy)) process.kill(proxy, 'SIGTERM');
+    sh.pids.delete(proxy);
     // The others first: n1 gives the realm's lease up as it stops, and a node still running
     // would take the realm over.
     await Promise.all(started.map((h) => h.ask({ cmd: 'stop' })));
     await made?.close();
-    while (alive(proxyPid)) await sleep(20);
+    while (proxy > 0 && alive(proxy)) await sleep(20);
     fs.rmSync(work, { recursive: true, force: true });
     // In the background: the next test need not wait for it.
     dropNamespace(sh.natsUrls, namespace).catch(() => undefined);
   });
+  // The nodes listen on ports the kernel gives them (port 0): free when taken, and never one that
+  // ports() hands another test in the meantime (those are below the ephemeral range). A port
+  // chosen ahead and taken by another process in between failed the node's start, or, before
+  // listening was exclusive, shared the port with an unrelated server (src/http/uws.ts listen).
   // n1 creates the fixture realm (claiming its lease first) while the other nodes start: they
   // apply its log from wherever they join, and never hold the realm's lease.
-  const [{ server, fx }] = await Promise.all([
+  const [{ server, fx }, ...hostUrls] = await Promise.all([
     (async () => {
       const server = (made = await createServer({
         ...common,
         ...opts,
-        port: n1Port,
+        port: 0,
         dataDir,
         queueIdPrefix: 'n1-',
         cluster: cluster('n1'),
@@ -257,26 +247,47 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
       }));
       return { server, fx: await seedRealm(server) };
     })(),
-    ...sh.hosts.map(async (h, i) => {
+    ...sh.hosts.map(async (h) => {
       started.push(h);
-      await h.ask({
+      const r = await h.ask({
         cmd: 'start',
         options: {
           ...common,
           ...portable,
-          port: hostPorts[i]!,
+          port: 0,
           dataDir: path.join(work, h.name),
           queueIdPrefix: `${h.name}-`,
           cluster: cluster(h.name),
         },
       });
+      return r.url!;
     }),
   ]);
-  const url = `http://127.0.0.1:${proxyPort}`;
-  for (const deadline = Date.now() + 20_000; !(await answers(`${url}/api/v1/server_settings`));) {
-    if (Date.now() > deadline) throw new Error(`the proxy did not answer; its logs: ${work}`);
-    await sleep(20);
+  const nodes = [
+    { name: 'n1', port: server.port },
+    ...sh.hosts.map((h, i) => ({ name: h.name, port: Number(new URL(hostUrls[i]!).port) })),
+  ];
+  const queuesOn = process.env.CONFAB_TEST_CLUSTER_QUEUES || undefined;
+  // nginx on a port chosen here: if another process took it meanwhile, nginx cannot listen and
+  // exits; then again on another.
+  let url = '';
+  for (let attempt = 1; url === ''; attempt++) {
+    const [proxyPort] = (await ports(1)) as [number];
+    const pid = (proxyPid = startProxy(work, proxyPort, nodes, queuesOn));
+    sh.pids.add(pid);
+    const candidate = `http://127.0.0.1:${proxyPort}`;
+    for (const deadline = Date.now() + 20_000; ; await sleep(20)) {
+      if (await answers(`${candidate}/api/v1/server_settings`)) {
+        url = candidate;
+        break;
+      }
+      if (!alive(pid) && attempt < 3) break;
+      if (Date.now() > deadline || !alive(pid))
+        throw new Error(`the proxy did not answer; its logs: ${work}`);
+    }
+    if (url === '') sh.pids.delete(pid);
   }
+  const proxyPort = Number(new URL(url).port);
   // The test's server: n1, but addressed through the proxy.
   const front = Object.create(server, {
     url: { value: url },
