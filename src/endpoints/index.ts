@@ -19,6 +19,7 @@ import * as userStatus from './user-status.js';
 import * as events from './events.js';
 import * as invites from './invites.js';
 import * as join from './join.js';
+import * as mailOutbox from './mail-outbox.js';
 import * as messageEdit from './message-edit.js';
 import * as messageFlags from './message-flags.js';
 import * as messageRender from './message-render.js';
@@ -97,4 +98,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
   realmUserDefaults,
   savedSnippets,
   userStatus,
+  mailOutbox,
 ].flatMap(endpointsOf);

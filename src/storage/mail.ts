@@ -53,6 +53,14 @@ export function mailStatements(db: DB, ids: IdSource) {
        last_error
      FROM mail_outbox ORDER BY id LIMIT ?`,
   );
+  const listOfRealm = db.prepare<[number, number], OutboxEntry>(
+    `SELECT id, realm_id, kind, recipient, subject, created_at, attempts, next_attempt_at,
+       last_error
+     FROM mail_outbox WHERE realm_id = ? ORDER BY id LIMIT ?`,
+  );
+  const countOfRealm = db
+    .prepare<[number], number>('SELECT COUNT(*) FROM mail_outbox WHERE realm_id = ?')
+    .pluck();
   const setAttempt = db.prepare<[number, number, string, number], void>(
     'UPDATE mail_outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?',
   );
@@ -84,6 +92,9 @@ export function mailStatements(db: DB, ids: IdSource) {
     /** When the oldest waiting mail was written (UNIX seconds); null when none waits. */
     oldest: (): number | null => oldest.get() ?? null,
     list: (limit: number): OutboxEntry[] => list.all(limit),
+    /** One realm's waiting mail, oldest first (GET /mail/outbox). */
+    listOfRealm: (realmId: number, limit: number): OutboxEntry[] => listOfRealm.all(realmId, limit),
+    countOfRealm: (realmId: number): number => countOfRealm.get(realmId) ?? 0,
     setAttempt: (id: number, attempts: number, nextAttemptAt: number, error: string): void =>
       void setAttempt.run(attempts, nextAttemptAt, error, id),
     remove: (id: number): boolean => remove.run(id).changes > 0,

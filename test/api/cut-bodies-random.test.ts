@@ -1,6 +1,7 @@
 /**
  * Bodies cut at random bytes, on any route (Part 1 of issue 29), as a property (fast-check):
- * every endpoint that takes a body, as a member, an owner or without credentials, with its
+ * every endpoint that takes a body, as a member, an owner or without credentials, under /api/v1/
+ * or as the browser app sends it under /json/ (session cookie and CSRF token), with its
  * parameters in every encoding Confab reads (multipart with a file part or without, urlencoded,
  * JSON; JSON inside fields) and by Content-Length or chunked, cut at a random byte — declared at
  * the cut, or cut off by a client that half-closes or resets. Each case: an answer when one is
@@ -26,6 +27,7 @@ import {
 import { acceptedValues, currentKeys, fuzzScale, fuzzSeed, ODD_VALUES } from '../helpers/fuzz.js';
 import { restoreFixtures } from '../helpers/fuzz-run.js';
 import { startServer } from '../helpers/server.js';
+import { BrowserSession } from '../helpers/session.js';
 
 const RUNS = 250 * fuzzScale();
 
@@ -45,6 +47,7 @@ t.test('bodies cut at random bytes on any route', async (t) => {
     .record({
       ep: fc.integer({ min: 0, max: endpoints.length - 1 }),
       who: fc.constantFrom(null, 'hamlet', 'desdemona', 'polonius'),
+      browser: fc.boolean(),
       encoding: fc.constantFrom('multipart-file', 'multipart', 'form', 'json' as const),
       transfer: fc.constantFrom('length', 'length', 'chunked' as const),
       ending: fc.constantFrom('complete', 'complete', 'complete', 'fin', 'reset' as const),
@@ -73,7 +76,7 @@ t.test('bodies cut at random bytes on any route', async (t) => {
             : ODD_VALUES[pick % ODD_VALUES.length]!,
         ]);
       }
-      const target = ep.path
+      const path = ep.path
         .split('/')
         .map((seg) =>
           seg.startsWith(':')
@@ -83,6 +86,7 @@ t.test('bodies cut at random bytes on any route', async (t) => {
               : seg,
         )
         .join('/');
+      const target = r.browser ? path.replace(/^\/api\/v1\//, '/json/') : path;
       const file = Buffer.from(r.file);
       const { body } = encodeBody(r.encoding, fields, file);
       const length =
@@ -101,17 +105,32 @@ t.test('bodies cut at random bytes on any route', async (t) => {
       };
     });
 
+  // The browser app's sessions, logged in again when one ended (a case changed a role, or
+  // deactivated the user: restoreFixtures undoes that).
+  const sessions: Record<string, BrowserSession> = {};
+  const login = async (name: string) => {
+    const u = ts.fx.users[name]!;
+    const { session } = await BrowserSession.login(ts.url, u.email, u.password);
+    if (session) sessions[name] = session;
+    else delete sessions[name];
+  };
+  for (const name of ['hamlet', 'desdemona', 'polonius']) await login(name);
+  t.equal(Object.keys(sessions).length, 3, 'logged in as the browser app would');
+
   let cases = 0;
-  const statuses = new Map<number, number>();
+  const statuses = new Map<string, number>();
   try {
     await fc.assert(
       fc.asyncProperty(arbCase, async (c) => {
         cases++;
-        const { problems, answer } = await sendCut(ts, c, currentKeys(ts));
-        statuses.set(answer?.status ?? 0, (statuses.get(answer?.status ?? 0) ?? 0) + 1);
+        const { problems, answer } = await sendCut(ts, c, currentKeys(ts), sessions);
+        const key = `${c.target.startsWith('/json/') ? 'json ' : ''}${answer?.status ?? 0}`;
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
         // A request that did something (a role changed, a user deactivated) is undone, so the
         // next case runs as the role it names.
         if (answer !== null && answer.status === 200) await restoreFixtures(t, ts);
+        if (c.who !== null && c.target.startsWith('/json/') && answer?.status === 401)
+          await login(c.who);
         if (problems.length > 0) {
           throw new Error(`${problems.join('; ')}\n  ${describeCut(c)}`);
         }
@@ -126,7 +145,11 @@ t.test('bodies cut at random bytes on any route', async (t) => {
     t.fail(String(err instanceof Error ? err.message : err) + cause);
   }
   t.comment(
-    `statuses (0: none, the client went away): ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`,
+    `statuses (0: none, the client went away; "json": under /json/): ` +
+      [...statuses]
+        .sort()
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' '),
   );
   assertSuccess(t, await ts.api.get('hamlet', 'users/me'), 'the server still serves');
   const integrity = ts.server.store.db.prepare('PRAGMA integrity_check').pluck().all();

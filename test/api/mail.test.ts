@@ -330,6 +330,33 @@ t.test(
       ],
     });
     t.notOk('text_body' in (listed.json.mail as object[])[0]!, 'without the bodies');
+    // The realm's administrators see it through the API (the web app's outbox view).
+    const seen = assertSuccess(t, await api.get('iago', 'mail/outbox'));
+    t.match(seen, {
+      outgoing_mail_enabled: true,
+      count: 1,
+      mails: [
+        {
+          id: row!.id,
+          kind: 'invitation',
+          recipient: 'dana@example.org',
+          subject: 'Iago invited you to join Zulip Dev',
+          attempts: 2,
+          next_attempt_at: row!.next_attempt_at,
+          last_error: /ECONNREFUSED|connect/,
+        },
+      ],
+    });
+    t.notOk('text_body' in (seen.mails as object[])[0]!, 'without the bodies');
+    assertError(
+      t,
+      await api.get('hamlet', 'mail/outbox'),
+      'Must be an organization administrator',
+      { code: 'UNAUTHORIZED_PRINCIPAL' },
+    );
+    assertError(t, await api.get('iago', 'mail/outbox', { limit: 0 }), 'limit is too small');
+    const one = assertSuccess(t, await api.get('iago', 'mail/outbox', { limit: 1 }));
+    t.equal((one.mails as unknown[]).length, 1);
     t.match(metrics.text, /^confab_mail_retries_total 2$/m);
 
     // Back for good: the mail goes out, and the outbox is empty.

@@ -107,4 +107,15 @@ t.test('capacity --quick, soak --quick, compare', async (t) => {
 
   const cmp = await bench(['compare', cap.file, soak.file]);
   t.match(cmp, /capacity \(users\)/);
+
+  // A report kept from an earlier run (reports are not in git: this one sample is, so the
+  // format stays readable across versions) compares with today's.
+  const sample = path.resolve(
+    path.dirname(fileURLToPath(import.meta.url)),
+    '../../../test/bench/fixtures/capacity-sample.json',
+  );
+  const old = JSON.parse(fs.readFileSync(sample, 'utf8')) as BenchResult;
+  t.match(old, { date: String, capacity: Number, steps: Array, series: Array }, 'the sample');
+  const cmpOld = await bench(['compare', sample, cap.file]);
+  t.match(cmpOld, /capacity \(users\)/, 'an earlier report compares with a new one');
 });

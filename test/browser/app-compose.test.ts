@@ -3,14 +3,18 @@
  * once, replaced by the server's message, never doubled), the server-rendered preview, direct
  * messages one-to-one and in a group, drafts across narrows and a reload, reactions both ways,
  * edits and deletions seen by both users, uploads by the button, paste and drop (and a file too
- * large), typing notifications both ways, desktop notifications (permission granted). The second
- * user acts through the API, or in a page of their own where both users must see a change.
+ * large), typing notifications both ways, desktop notifications (permission granted),
+ * autocomplete (topics, people, groups, channels, emoji), a custom emoji from the picker, a
+ * topic moved by another user. The second user acts through the API, or in a page of their own
+ * where both users must see a change.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { messageTexts, openApp, waitFor, waitMessage } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { basicAuth, rawRequest } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
+import { multipartWithFile, tinyPng } from '../helpers/images.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -168,6 +172,93 @@ t.test('drafts are kept per conversation, across narrows and a reload', async (t
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('autocomplete: topics, people and groups, channels, emoji', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { othello, iago } = ts.fx.users;
+  await ts.api.post('hamlet', 'user_groups/create', {
+    name: 'designers',
+    description: 'the design team',
+    members: [othello!.id, iago!.id],
+  });
+  await sendChannelMessage(ts.api, 'othello', 'general', 'planning the offsite', 'Where to?');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general`,
+  });
+  const option = (text: string) =>
+    page.waitForSelector(`[role="listbox"] [role="option"]:has-text("${text}")`);
+
+  await page.click('#compose-topic');
+  await page.keyboard.type('offs');
+  await option('planning the offsite');
+  await page.keyboard.press('Enter');
+  t.equal(await page.inputValue('#compose-topic'), 'planning the offsite', 'a topic suggested');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+
+  await page.keyboard.type('Hi @othe');
+  await option('Othello');
+  await screenshot(page, t, 'autocomplete-1280');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('and @desig');
+  await option('designers');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('see #gene');
+  await option('general');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(':tad');
+  await option('tada');
+  await page.keyboard.press('Enter');
+  t.match(
+    await page.inputValue('#compose-text'),
+    /^Hi @\*\*Othello\*\* and @\*designers\* see #\*\*general\*\* :tada: ?$/,
+    'each suggestion taken into the text',
+  );
+  await page.keyboard.press('Enter');
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.msg:not(.local) .content')].some((e) =>
+      e.querySelector('.user-mention') && e.querySelector('.user-group-mention') &&
+      e.querySelector('a.stream') && e.querySelector('.emoji'))`,
+  );
+  t.pass('sent, and rendered by the server: a mention, a group mention, a channel, an emoji');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('a reaction with a custom emoji from the picker', async (t) => {
+  if (NO_CHROMIUM) return;
+  const iago = ts.fx.users.iago!;
+  const mp = multipartWithFile({ name: 'e.png', type: 'image/png', data: tinyPng() });
+  const res = await rawRequest(ts.url, {
+    method: 'POST',
+    path: '/api/v1/realm/emoji/party_parrot',
+    headers: { authorization: basicAuth(iago.email, iago.api_key), 'content-type': mp.contentType },
+    body: mp.body,
+  });
+  t.equal(res.status, 200, 'the realm has a custom emoji');
+  const id = await sendChannelMessage(ts.api, 'othello', 'general', 'parrots', 'Squawk');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: topicHash('parrots'),
+  });
+  await waitMessage(page, 'Squawk');
+  const row = page.locator(`.msg[data-id="${id}"]`);
+  await row.hover();
+  await row.locator('button[aria-label="Add a reaction"]').first().click();
+  await page.fill('input[aria-label="Search emoji"]', 'parrot');
+  await page.waitForSelector('.picker-grid button[aria-label="party parrot"] img');
+  await screenshot(page, t, 'emoji-picker-1280');
+  await page.click('.picker-grid button[aria-label="party parrot"]');
+  await waitFor(
+    page,
+    `document.querySelector('.msg[data-id="${id}"] .reaction[aria-pressed="true"] img') !== null`,
+  );
+  const m = await ts.api.get('othello', `messages/${id}`, {});
+  t.match(
+    (m.body.message as { reactions: unknown[] }).reactions,
+    [{ emoji_name: 'party_parrot', reaction_type: 'realm_emoji' }],
+    'reacted with the custom emoji',
+  );
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('reactions both ways', async (t) => {
   if (NO_CHROMIUM) return;
   const id = await sendChannelMessage(ts.api, 'othello', 'general', 'reactions', 'React to me');
@@ -265,7 +356,15 @@ t.test('edits and deletions, seen by both users', async (t) => {
   await theirs.locator('button[aria-label="Edit"]').click();
   await o.page.waitForSelector('.edit-box input');
   t.equal(await o.page.locator('.edit-box textarea').count(), 0, "no editing another's content");
-  await o.page.keyboard.press('Escape');
+  await o.page.fill('.edit-box input', 'moved elsewhere');
+  await o.page.click('.edit-box button:has-text("Save")');
+  await waitFor(
+    h.page,
+    `[...document.querySelectorAll('.msg')].some((m) => m.textContent.includes('Mine alone')) === false`,
+  );
+  await h.page.evaluate(`location.hash = '${topicHash('moved elsewhere')}'`);
+  await waitMessage(h.page, 'Mine alone');
+  t.pass('a topic edit (a move) seen by the author: gone from the old topic, in the new');
   h.watch.assertClean(t, /WebSocket|status of 401/);
   o.watch.assertClean(t, /WebSocket|status of 401/);
 });

@@ -378,6 +378,16 @@ t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
     await narrow.page.click('.sidebar a.nav-item:has-text("general")');
     await waitFor(narrow.page, `document.querySelector('.app').dataset.drawer === 'closed'`);
     t.pass(`${mode} 390: choosing a channel closes the drawer`);
+    // The dialogs on a phone: the jump list and the settings.
+    await narrow.page.keyboard.press('Control+k');
+    await narrow.page.waitForSelector('.jump input:focus');
+    await narrow.page.keyboard.type('de');
+    await screenshot(narrow.page, t, `jump-390-${mode}`);
+    await narrow.page.keyboard.press('Escape');
+    await narrow.page.evaluate(`location.hash = '#settings/display'`);
+    await narrow.page.waitForSelector('[role="dialog"]');
+    await screenshot(narrow.page, t, `settings-390-${mode}`);
+    await narrow.page.keyboard.press('Escape');
     wide.watch.assertClean(t, /WebSocket|status of 401/);
     narrow.watch.assertClean(t, /WebSocket|status of 401/);
   }

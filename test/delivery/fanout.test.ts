@@ -6,7 +6,8 @@
 import t, { type Test } from 'tap';
 import { EventQueues } from '../../src/delivery/publisher.js';
 import type { QueueHandle } from '../../src/delivery/queue.js';
-import { capabilitiesFrom, type QueueSettings } from '../../src/delivery/filter.js';
+import type { QueueSettings } from '../../src/delivery/filter.js';
+import { queueSettings } from '../helpers/queue-settings.js';
 import {
   decodePacked,
   eventJson,
@@ -39,22 +40,8 @@ function settings(
   userId: number,
   o: Partial<QueueSettings> & { caps?: string[] } = {},
 ): QueueSettings {
-  const caps: Record<string, boolean> = {};
-  for (const c of o.caps ?? []) caps[c] = true;
-  const { caps: _c, ...rest } = o;
-  return {
-    userId,
-    realmId: REALM,
-    eventTypes: null,
-    applyMarkdown: true,
-    clientExtAvatar: false,
-    slimPresence: false,
-    allPublicStreams: false,
-    narrow: [],
-    capabilities: capabilitiesFrom(caps),
-    lifespanMs: null,
-    ...rest,
-  };
+  const { caps, ...rest } = o;
+  return queueSettings(userId, REALM, rest, caps);
 }
 
 type Ev = Record<string, unknown> & { id: number; type: string };

@@ -12,7 +12,8 @@ import t, { type Test } from 'tap';
 import { restoreQueues, saveQueues } from '../../src/delivery/persistence.js';
 import type { QueueHandle } from '../../src/delivery/queue.js';
 import { EventQueues } from '../../src/delivery/publisher.js';
-import { capabilitiesFrom, type QueueSettings } from '../../src/delivery/filter.js';
+import type { QueueSettings } from '../../src/delivery/filter.js';
+import { queueSettings } from '../helpers/queue-settings.js';
 import { eventJson, eventsResponsePacked } from '../../src/delivery/wire.js';
 import type { OutboundEvent } from '../../src/lib/events.js';
 import { pack } from '../../src/lib/pack.js';
@@ -34,19 +35,7 @@ function makeQueues(t: Test): EventQueues {
 }
 
 function settings(userId: number, o: Partial<QueueSettings> = {}): QueueSettings {
-  return {
-    userId,
-    realmId: REALM,
-    eventTypes: null,
-    applyMarkdown: true,
-    clientExtAvatar: false,
-    slimPresence: false,
-    allPublicStreams: false,
-    narrow: [],
-    capabilities: capabilitiesFrom({}),
-    lifespanMs: null,
-    ...o,
-  };
+  return queueSettings(userId, REALM, o);
 }
 
 function message(id: number, users: number[], senderQueueId?: string): OutboundEvent {

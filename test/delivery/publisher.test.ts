@@ -11,7 +11,8 @@ import { CLOSE, type SocketConsumer } from '../../src/delivery/consumer.js';
 import type { QueueHandle } from '../../src/delivery/queue.js';
 import { EventQueues, type EventQueuesConfig } from '../../src/delivery/publisher.js';
 import { QUEUE_MIN_EVENTS, TooManyQueuesError } from '../../src/delivery/limits.js';
-import { capabilitiesFrom, type QueueSettings } from '../../src/delivery/filter.js';
+import type { QueueSettings } from '../../src/delivery/filter.js';
+import { queueSettings } from '../helpers/queue-settings.js';
 import type { QueuedEvent } from '../../src/delivery/wire.js';
 
 const REALM = 1;
@@ -36,18 +37,7 @@ function setup(t: Test, limits: Partial<EventQueuesConfig> = {}) {
 }
 
 function settings(userId: number, realmId = REALM): QueueSettings {
-  return {
-    userId,
-    realmId,
-    eventTypes: null,
-    applyMarkdown: true,
-    clientExtAvatar: false,
-    slimPresence: false,
-    allPublicStreams: false,
-    narrow: [],
-    capabilities: capabilitiesFrom({}),
-    lifespanMs: null,
-  };
+  return queueSettings(userId, realmId);
 }
 
 let seq = 0;

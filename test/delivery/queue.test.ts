@@ -7,7 +7,8 @@ import t, { type Test } from 'tap';
 import { SimulatedClock } from 'xstate';
 import { EventBuffer } from '../../src/delivery/buffer.js';
 import { CLOSE, type PollConsumer, type SocketConsumer } from '../../src/delivery/consumer.js';
-import { capabilitiesFrom, QueueFilter, type QueueSettings } from '../../src/delivery/filter.js';
+import { QueueFilter } from '../../src/delivery/filter.js';
+import { queueSettings } from '../helpers/queue-settings.js';
 import { Heartbeats } from '../../src/delivery/heartbeats.js';
 import { QueueHandle } from '../../src/delivery/queue.js';
 import { eventJson, SharedEvent, type QueuedEvent } from '../../src/delivery/wire.js';
@@ -15,18 +16,7 @@ import { eventJson, SharedEvent, type QueuedEvent } from '../../src/delivery/wir
 const HEARTBEAT_MS = 1000;
 const LIFESPAN_MS = 60_000;
 
-const SETTINGS: QueueSettings = {
-  userId: 1,
-  realmId: 1,
-  eventTypes: null,
-  applyMarkdown: true,
-  clientExtAvatar: false,
-  slimPresence: false,
-  allPublicStreams: false,
-  narrow: [],
-  capabilities: capabilitiesFrom({}),
-  lifespanMs: null,
-};
+const SETTINGS = queueSettings(1, 1);
 
 function setup(t: Test) {
   const clock = new SimulatedClock();

@@ -96,4 +96,40 @@ t.test('npm start and the admin tool in an install directory', async (t) => {
   const direct = runNpm(app, ['run', '-s', 'manage', '--', 'list-realms'], env);
   t.equal(direct.status, 0, direct.stderr);
   t.match(JSON.parse(direct.stdout), { realms: [{ string_id: '' }] }, 'and with no server running');
+
+  // The systemd unit's command (deploy/confab.service), run from this install directory with its
+  // settings file: Node comes from the CONFAB_NODE setting, and the shell hands over to it.
+  const unit = fs.readFileSync(path.join(REPO, 'deploy/confab.service'), 'utf8');
+  t.match(unit, /^Environment=CONFAB_NODE=\/opt\/node\/bin\/node$/m, 'Node from a setting');
+  const exec = /^ExecStart=\/bin\/sh -c '(.*)'$/m.exec(unit)?.[1];
+  t.ok(exec, 'ExecStart runs a shell command');
+  const envFile = path.join(dir, 'confab.env');
+  fs.writeFileSync(envFile, `DATA_DIR=${dataDir}\nPORT=0\nHOST=127.0.0.1\n`);
+  const script = exec!
+    .replaceAll('$$', '$')
+    .replaceAll('/opt/confab/', `${app}/`)
+    .replaceAll('/etc/confab/confab.env', envFile);
+  const unitEnv = npmEnv({ CONFAB_NODE: process.execPath });
+  const service = spawn('/bin/sh', ['-c', script], { cwd: app, env: unitEnv });
+  t.teardown(() => {
+    if (service.exitCode === null) service.kill('SIGKILL');
+  });
+  const serviceClosed = new Promise<number | null>((resolve) => service.on('close', resolve));
+  let serviceOut = '';
+  service.stdout.on('data', (c: Buffer) => (serviceOut += c.toString()));
+  service.stderr.on('data', (c: Buffer) => (serviceOut += c.toString()));
+  const serviceUrl = await new Promise<string>((resolve, reject) => {
+    service.stdout.on('data', () => {
+      const m = /listening on (http:\/\/\S+)/.exec(serviceOut);
+      if (m) resolve(m[1]!);
+    });
+    service.on('exit', (code) =>
+      reject(new Error(`the unit's command exited (${code}):\n${serviceOut}`)),
+    );
+  });
+  const again = await rawRequest(serviceUrl, { method: 'GET', path: '/health' });
+  t.equal(again.status, 200, "the unit's command serves");
+  // systemd signals the process it started: with exec, that is Node, which stops gracefully.
+  service.kill('SIGTERM');
+  t.equal(await serviceClosed, 0, 'SIGTERM reaches Node: a graceful stop, exit 0');
 });

@@ -14,12 +14,14 @@ import { basicAuth } from './api.js';
 import { ANSWER_WITHIN_MS } from './fuzz.js';
 import { chunked, exchange, head, type Ending, type RawAnswer } from './raw-http.js';
 import type { TestServer } from './server.js';
+import type { BrowserSession } from './session.js';
 
 export type BodyEncoding = 'multipart-file' | 'multipart' | 'form' | 'json';
 export type Transfer = 'length' | 'chunked';
 
 export type CutCase = {
   method: string;
+  /** Under /api/v1/ (Basic credentials) or /json/ (the browser's session cookie and CSRF token). */
   target: string;
   who: string | null;
   encoding: BodyEncoding;
@@ -146,9 +148,16 @@ export async function sendCut(
   ts: TestServer,
   c: CutCase,
   keys: Record<string, string>,
+  sessions: Record<string, BrowserSession> = {},
 ): Promise<{ problems: string[]; answer: RawAnswer | null }> {
   const auth: Record<string, string> = {};
-  if (c.who !== null) {
+  const session = c.who === null ? undefined : sessions[c.who];
+  if (c.target.startsWith('/json/') && session) {
+    // As the web app sends it: the cookie, the CSRF token and the page's own origin.
+    auth.Cookie = `confab_session=${session.token}`;
+    auth['X-CSRF-Token'] = session.csrfToken;
+    auth.Origin = 'http://testserver.local'; // the Host raw requests name (./raw-http.ts)
+  } else if (c.who !== null && !c.target.startsWith('/json/')) {
     const u = ts.fx.users[c.who]!;
     auth.Authorization = basicAuth(u.email, keys[c.who] ?? u.api_key);
   }

@@ -4,7 +4,7 @@
  * emoji table.
  */
 import t from 'tap';
-import { topicLinks } from '../../src/lib/markdown/linkifiers.js';
+import { topicLinks, validateLinkifier } from '../../src/lib/markdown/linkifiers.js';
 import { translatePythonRegex } from '../../src/lib/markdown/regex.js';
 import { expandUriTemplate, parseUriTemplate } from '../../src/lib/markdown/uri-template.js';
 import {
@@ -43,13 +43,34 @@ t.test('Python patterns become JavaScript ones', (t) => {
     ['(a)\\1', 'Bad regular expression: invalid escape sequence: \\1'],
     ['(?P<a>x)(?P<a>y)', 'Bad regular expression: duplicate capture group name: a'],
     ['(?#c)x', 'Bad regular expression: invalid perl operator: (?#'],
-    ['(?i:x)', 'Bad regular expression: invalid or unsupported Perl syntax: (?i'],
+    ['(?z)x', 'Bad regular expression: invalid or unsupported Perl syntax: (?z'],
     ['', 'This field cannot be blank.'],
   ];
   for (const [p, msg] of refused) t.throws(() => tr(p), { message: msg }, p);
+  // RE2's own syntax, passed on as written: inline and scoped flags, \x{…}, Unicode scripts.
+  for (const p of ['b(?i)c', '(?i:x)y', 'a(?s-m:.)', '\\x{263a}', '\\p{Greek}+', '[\\p{Greek}0-9]'])
+    t.equal(tr(p).source, p, p);
   // Repetition, nested too: RE2 matches in linear time what would backtrack without end.
   t.doesNotThrow(() => tr('(ab)+c*(d|e){2}'));
   for (const p of ['(a+)+b', '(\\w*\\s?)*$', '((ab)*c){2,}']) t.doesNotThrow(() => tr(p), p);
+  t.end();
+});
+
+t.test("RE2's own syntax: accepted, matched, and refused in RE2's words", (t) => {
+  const greek = L(1, '(?P<id>\\p{Greek}+)', 'https://e.com/{id}');
+  t.doesNotThrow(() => validateLinkifier(greek.pattern, greek.url_template));
+  t.same(topicLinks('see αβγ now', [greek]), [
+    { url: 'https://e.com/%CE%B1%CE%B2%CE%B3', text: 'αβγ' },
+  ]);
+  const scoped = L(2, 'T(?i:ask)-(?P<id>\\x{30}*[1-9])', 'https://e.com/{id}');
+  t.doesNotThrow(() => validateLinkifier(scoped.pattern, scoped.url_template));
+  t.same(
+    topicLinks('TASK-7 Task-008 task-1', [scoped]).map((l) => l.text),
+    ['TASK-7', 'Task-008'],
+  );
+  t.throws(() => validateLinkifier('(?P<id>\\p{Foo})', 'https://e.com/{id}'), {
+    message: 'Bad regular expression: invalid character class range: \\p{Foo}',
+  });
   t.end();
 });
 

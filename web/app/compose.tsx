@@ -164,14 +164,16 @@ export function Compose({ c }: { c: Controller }) {
     saveDraft(value);
     c.typingSender?.typed(c.typingTo(toRef.current), value.trim() === '');
     if (caret !== undefined) {
-      requestAnimationFrame(() => {
-        const el = area.current;
-        if (el) {
-          el.focus();
-          el.setSelectionRange(caret, caret);
-          autosize(el);
-        }
-      });
+      // The box and its caret change at once, not at the next drawing: keys typed right after
+      // a suggestion was taken go after it.
+      const place = (el: HTMLTextAreaElement) => {
+        el.value = value;
+        el.focus();
+        el.setSelectionRange(caret, caret);
+        autosize(el);
+      };
+      if (area.current) place(area.current);
+      else requestAnimationFrame(() => area.current && place(area.current));
     }
   };
 

@@ -10,6 +10,7 @@ import { scheduleRender } from './frame.js';
 import { startTheme } from './theme.js';
 import { Login } from './login.js';
 import { Shell } from './shell.js';
+import './bots.js'; // the Bots and Mail outbox settings panels
 import '../styles/app.css';
 
 startTheme();

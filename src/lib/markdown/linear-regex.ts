@@ -16,13 +16,18 @@ export type LinearExecArray = RegExpExecArray & {
   indices: [number, number][] & { groups: Record<string, [number, number] | undefined> };
 };
 
-/** RE2's error for a pattern it refuses, without re2js's prefix; null when it compiles. */
+/**
+ * RE2's error for a pattern it refuses, as RE2 itself words it (without re2js's prefix and the
+ * backquotes it puts around the part refused); null when it compiles.
+ */
 export function re2Error(source: string, flags = ''): string | null {
   try {
     RE2JS.compile(source, re2Flags(flags));
     return null;
   } catch (err) {
-    return String(err instanceof Error ? err.message : err).replace(/^error parsing regexp: /, '');
+    return String(err instanceof Error ? err.message : err)
+      .replace(/^error parsing regexp: /, '')
+      .replace(/: `([^]*)`$/, ': $1');
   }
 }
 

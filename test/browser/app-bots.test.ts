@@ -1,0 +1,157 @@
+/**
+ * The web app's Bots and Mail outbox settings panels in chromium (issue 33 part 6; web/app/bots.tsx):
+ * a member creates an incoming-webhook bot, sees its API key once — the key works against the
+ * API, and is gone once dismissed —, regenerates it (the old one stops working), deactivates and
+ * reactivates the bot, creates an outgoing-webhook bot; a member has no outbox panel. An
+ * administrator sees every bot with its owner, and the mail a stopped SMTP server left in the
+ * outbox (a real SMTP server on loopback), which is empty once the server is back.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { assertSuccess } from '../helpers/api.js';
+import { TestSmtp } from '../helpers/smtp.js';
+import { startServer } from '../helpers/server.js';
+import { TestClock } from '../helpers/clock.js';
+import { DEFAULT_MAIL_LIMITS } from '../../src/config.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+});
+
+async function openSettings(page: Page, panel: string): Promise<void> {
+  if ((await page.locator('.settings').count()) === 0)
+    await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.click(`.settings nav a:has-text("${panel}")`);
+  await page.waitForSelector(`.settings h3:has-text("${panel}")`);
+}
+
+const KEY = 'input[aria-label="API key"]';
+
+type Bot = { user_id: number; username: string; api_key: string; full_name: string };
+
+t.test('a member creates and manages a bot; the key is shown once', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await openSettings(page, 'Bots');
+  t.equal(
+    await page.locator('.settings nav a:has-text("Mail outbox")').count(),
+    0,
+    'no outbox panel for a member',
+  );
+  await page.waitForSelector('text=No bots yet.');
+
+  await page.fill('input[placeholder="Deploy notices"]', 'Deploy notices');
+  await page.fill('input[placeholder="deploys"]', 'deploys');
+  await page.selectOption('.bot-form select', { label: 'Incoming webhook' });
+  await page.click('button:has-text("Add bot")');
+  await page.waitForSelector(KEY);
+  const shown = await page.inputValue(KEY);
+  const bots = assertSuccess(t, await ts.api.get('hamlet', 'bots')).bots as Bot[];
+  t.equal(bots.length, 1, 'the bot exists');
+  const bot = bots[0]!;
+  t.equal(bot.full_name, 'Deploy notices');
+  t.equal(shown, bot.api_key, 'the key shown is the bot’s');
+  t.match(await page.textContent('.bot-key'), bot.username, 'with the bot’s address');
+  const me = assertSuccess(
+    t,
+    await ts.api.get({ email: bot.username, api_key: shown }, 'users/me'),
+  );
+  t.equal(me.user_id, bot.user_id, 'the key authenticates as the bot');
+  await page.waitForSelector('.bot-list li:has-text("Deploy notices")');
+  t.match(await page.textContent('.bot-list'), /Incoming webhook/);
+  await screenshot(page, t, 'bots-key-1280');
+
+  await page.click('.bot-key button:has-text("Done")');
+  await waitFor(page, `!document.querySelector('${KEY}')`);
+  t.notOk((await page.content()).includes(shown), 'once dismissed, the key is nowhere in the page');
+
+  // A new key: shown once too, the old one stops working.
+  await page.click('.bot-list li:has-text("Deploy notices") button:has-text("New key")');
+  await page.waitForSelector(KEY);
+  const renewed = await page.inputValue(KEY);
+  t.not(renewed, shown, 'a different key');
+  t.equal(
+    (await ts.api.get({ email: bot.username, api_key: shown }, 'users/me')).status,
+    401,
+    'the old key no longer works',
+  );
+  assertSuccess(t, await ts.api.get({ email: bot.username, api_key: renewed }, 'users/me'));
+
+  await page.click('.bot-list li:has-text("Deploy notices") button:has-text("Deactivate")');
+  await page.waitForSelector('.bot-list li.inactive:has-text("deactivated")');
+  t.equal(await page.locator(KEY).count(), 0, 'the next action hides the key');
+  t.equal(
+    (await ts.api.get({ email: bot.username, api_key: renewed }, 'users/me')).status,
+    401,
+    'a deactivated bot cannot use the API',
+  );
+  await page.click('.bot-list li:has-text("Deploy notices") button:has-text("Reactivate")');
+  await page.waitForSelector('.bot-list li:not(.inactive):has-text("Deploy notices")');
+  assertSuccess(t, await ts.api.get({ email: bot.username, api_key: renewed }, 'users/me'));
+
+  // An outgoing-webhook bot needs its URL.
+  await page.selectOption('.bot-form select', { label: 'Outgoing webhook' });
+  await page.fill('input[placeholder="Deploy notices"]', 'Echo');
+  await page.fill('input[placeholder="deploys"]', 'echo');
+  await page.fill('input[type="url"]', 'https://bots.example.com/echo');
+  await page.click('button:has-text("Add bot")');
+  await page.waitForSelector('.bot-list li:has-text("Echo")');
+  t.match(await page.textContent('.bot-list li:has-text("Echo")'), /Outgoing webhook/);
+  const after = assertSuccess(t, await ts.api.get('hamlet', 'bots')).bots as Bot[];
+  t.equal(after.length, 2);
+  await screenshot(page, t, 'bots-list-1280');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('an administrator sees every bot and the mail outbox', async (t) => {
+  if (NO_CHROMIUM) return;
+  const smtp = await TestSmtp.start(t);
+  const clock = new TestClock();
+  const ts = await startServer(t, { smtpUrl: smtp.url, clock: clock.now });
+  await ts.server.context.mailer!.runDue(); // the fixture's welcome mails
+  assertSuccess(
+    t,
+    await ts.api.post('hamlet', 'bots', {
+      full_name: 'Hamlet’s helper',
+      short_name: 'helper',
+      bot_type: 1,
+    }),
+  );
+  await smtp.stop();
+  assertSuccess(
+    t,
+    await ts.api.post('iago', 'invites', { invitee_emails: 'dana@example.org', stream_ids: [] }),
+  );
+  await ts.server.context.mailer!.runDue(); // fails: the SMTP server is down
+
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');
+  await openSettings(page, 'Bots');
+  await page.waitForSelector('.bot-list li:has-text("Hamlet’s helper")');
+  t.match(await page.textContent('.bot-list'), /owner: Hamlet/, 'with its owner');
+  t.notMatch(await page.textContent('.bot-list'), /Notification Bot/, 'not the system bots');
+
+  await openSettings(page, 'Mail outbox');
+  await page.waitForSelector('table.outbox');
+  const row = await page.textContent('table.outbox tbody tr');
+  t.match(row, /Invitation/);
+  t.match(row, /dana@example\.org/);
+  t.match(row, /ECONNREFUSED|connect/, 'the last error');
+  t.match(await page.textContent('.settings section'), /1 mail waiting/);
+  await screenshot(page, t, 'outbox-1280');
+
+  await smtp.listen();
+  clock.advance(DEFAULT_MAIL_LIMITS.retryBaseSeconds);
+  await ts.server.context.mailer!.runDue();
+  t.equal(smtp.to('dana@example.org').length, 1, 'delivered once the server is back');
+  await page.click('button:has-text("Refresh")');
+  await page.waitForSelector('text=The outbox is empty');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

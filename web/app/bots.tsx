@@ -1,0 +1,302 @@
+/**
+ * Two settings panels (web/state/bots.ts holds their state): **Bots** — create a bot of each type,
+ * the user's bots (every bot for an administrator), the API key shown once at creation and on
+ * regeneration, deactivate and reactivate — and, for administrators, **Mail outbox** — the mail
+ * waiting for the SMTP server (GET /mail/outbox). Registered with `addSettingsPanel`; main.tsx
+ * imports this module.
+ */
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import type { Controller } from './controller.js';
+import { addSettingsPanel } from './settings.js';
+import {
+  BOT_TYPE_NAMES,
+  BotsState,
+  BotType,
+  kindName,
+  OutboxState,
+  relativeTime,
+  type Request,
+} from '../state/bots.js';
+import '../styles/bots.css';
+
+function requestOf(c: Controller): Request {
+  return (method, path, params) => c.client.request(method, path, params ?? {});
+}
+
+function isAdmin(c: Controller): boolean {
+  const self = c.state.value?.self;
+  return self?.is_admin === true || self?.is_owner === true || (self?.role ?? 400) <= 200;
+}
+
+/** Re-renders the component on each change of a state object with `subscribe`. */
+function useChanges(st: { subscribe(fn: () => void): () => void }): void {
+  const [, setTick] = useState(0);
+  useEffect(() => st.subscribe(() => setTick((n) => n + 1)), [st]);
+}
+
+function Bots({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  const st = useMemo(
+    () => new BotsState(requestOf(c), { user_id: s.selfId, role: isAdmin(c) ? 200 : 400 }),
+    [c, s.selfId],
+  );
+  useChanges(st);
+  useEffect(() => void st.load(), [st]);
+  const [fullName, setFullName] = useState('');
+  const [shortName, setShortName] = useState('');
+  const [type, setType] = useState<number>(BotType.GENERIC);
+  const [url, setUrl] = useState('');
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const ok = await st.create({
+      full_name: fullName,
+      short_name: shortName,
+      bot_type: type,
+      payload_url: url,
+    });
+    if (ok) {
+      setFullName('');
+      setShortName('');
+      setUrl('');
+    }
+  };
+  const owner = (id: number | null) =>
+    id === null ? '' : id === s.selfId ? 'you' : s.userName(id);
+  const key = st.revealed;
+
+  return (
+    <>
+      <p class="muted-text">
+        Bots post through the API with their own key: a generic bot does what a user can, an
+        incoming-webhook bot only posts (from GitHub, Grafana and the other integrations), an
+        outgoing-webhook bot calls a URL of yours when it is mentioned or sent a direct message.
+      </p>
+      <form class="bot-form" aria-label="Add a bot" onSubmit={(e) => void submit(e)}>
+        <div class="form-row">
+          <label class="stack">
+            Name
+            <input
+              class="field"
+              type="text"
+              required
+              maxLength={100}
+              value={fullName}
+              onInput={(e) => setFullName(e.currentTarget.value)}
+              placeholder="Deploy notices"
+            />
+          </label>
+          <label class="stack">
+            Username
+            <input
+              class="field"
+              type="text"
+              required
+              maxLength={60}
+              value={shortName}
+              onInput={(e) => setShortName(e.currentTarget.value)}
+              placeholder="deploys"
+            />
+          </label>
+          <label class="stack">
+            Type
+            <select
+              class="field"
+              value={String(type)}
+              onChange={(e) => setType(Number(e.currentTarget.value))}
+            >
+              {Object.entries(BOT_TYPE_NAMES).map(([t, name]) => (
+                <option key={t} value={t}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+        {type === BotType.OUTGOING_WEBHOOK && (
+          <label class="stack">
+            Endpoint URL
+            <input
+              class="field"
+              type="url"
+              required
+              value={url}
+              onInput={(e) => setUrl(e.currentTarget.value)}
+              placeholder="https://bots.example.com/confab"
+            />
+          </label>
+        )}
+        <button class="btn primary" type="submit" disabled={st.busy}>
+          Add bot
+        </button>
+      </form>
+      {st.error && (
+        <p class="error-text" role="alert">
+          {st.error}
+        </p>
+      )}
+      {key && (
+        <div class="bot-key" role="status" aria-label="New API key">
+          <p>
+            The API key of <strong>{key.full_name}</strong> ({key.email}). It is shown only now:
+            copy it into the bot’s configuration.
+          </p>
+          <div class="invite-link">
+            <input
+              class="field"
+              readOnly
+              value={key.api_key}
+              aria-label="API key"
+              onFocus={(e) => e.currentTarget.select()}
+            />
+            <button
+              class="btn"
+              type="button"
+              onClick={() =>
+                void navigator.clipboard
+                  ?.writeText(key.api_key)
+                  .then(() => c.toast('Key copied.', 'info'))
+              }
+            >
+              Copy
+            </button>
+            <button class="btn" type="button" onClick={() => st.dismissKey()}>
+              Done
+            </button>
+          </div>
+        </div>
+      )}
+      <h4 class="bot-heading">{st.isAdmin ? 'Bots of the organization' : 'Your bots'}</h4>
+      {!st.loaded ? (
+        <p class="muted-text">Loading…</p>
+      ) : st.bots.length === 0 ? (
+        <p class="muted-text">No bots yet.</p>
+      ) : (
+        <ul class="bot-list" aria-label="Bots">
+          {st.sorted.map((b) => (
+            <li key={b.user_id} class={b.is_active ? 'bot-row' : 'bot-row inactive'}>
+              <div class="bot-info">
+                <strong>{b.full_name}</strong>
+                <span class="muted-text">
+                  {b.email} · {BOT_TYPE_NAMES[b.bot_type ?? 1] ?? 'Bot'}
+                  {st.isAdmin && b.owner_id !== null ? ` · owner: ${owner(b.owner_id)}` : ''}
+                  {b.is_active ? '' : ' · deactivated'}
+                </span>
+              </div>
+              <div class="bot-actions">
+                {b.is_active ? (
+                  <>
+                    <button
+                      class="btn"
+                      type="button"
+                      disabled={st.busy}
+                      onClick={() => void st.regenerateKey(b.user_id)}
+                    >
+                      New key
+                    </button>
+                    <button
+                      class="btn danger"
+                      type="button"
+                      disabled={st.busy}
+                      onClick={() => void st.deactivate(b.user_id)}
+                    >
+                      Deactivate
+                    </button>
+                  </>
+                ) : (
+                  <button
+                    class="btn"
+                    type="button"
+                    disabled={st.busy}
+                    onClick={() => void st.reactivate(b.user_id)}
+                  >
+                    Reactivate
+                  </button>
+                )}
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+function Outbox({ c }: { c: Controller }) {
+  const st = useMemo(() => new OutboxState(requestOf(c)), [c]);
+  useChanges(st);
+  useEffect(() => void st.load(), [st]);
+  const now = Math.floor(Date.now() / 1000);
+  return (
+    <>
+      <p class="muted-text">
+        Mail of this organization waiting for the SMTP server: tried again with growing waits,
+        dropped (and logged) after too many failures.
+      </p>
+      <p>
+        <button class="btn" type="button" onClick={() => void st.load()}>
+          Refresh
+        </button>
+      </p>
+      {st.error && (
+        <p class="error-text" role="alert">
+          {st.error}
+        </p>
+      )}
+      {!st.loaded ? (
+        <p class="muted-text">Loading…</p>
+      ) : !st.enabled ? (
+        <p class="muted-text">This server sends no mail (SMTP_URL is not set).</p>
+      ) : st.count === 0 ? (
+        <p class="muted-text" role="status">
+          The outbox is empty: every mail has gone out.
+        </p>
+      ) : (
+        <>
+          <p role="status">
+            {st.count === 1 ? '1 mail waiting' : `${st.count} mails waiting`}
+            {st.count > st.mails.length ? ` (the oldest ${st.mails.length} shown)` : ''}
+          </p>
+          <table class="outbox" aria-label="Mail outbox">
+            <thead>
+              <tr>
+                <th>Mail</th>
+                <th>To</th>
+                <th>Tries</th>
+                <th>Next try</th>
+                <th>Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {st.mails.map((m) => (
+                <tr key={m.id}>
+                  <td>
+                    <strong>{kindName(m.kind)}</strong>
+                    <div class="muted-text">{m.subject}</div>
+                  </td>
+                  <td>{m.recipient}</td>
+                  <td>{m.attempts}</td>
+                  <td>{relativeTime(m.next_attempt_at, now)}</td>
+                  <td class="outbox-error">{m.last_error ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </>
+  );
+}
+
+addSettingsPanel({
+  id: 'bots',
+  title: 'Bots',
+  visible: (c) => c.state.value?.self.is_guest !== true && (c.state.value?.self.role ?? 400) < 600,
+  render: (c) => <Bots c={c} />,
+});
+addSettingsPanel({
+  id: 'outbox',
+  title: 'Mail outbox',
+  visible: isAdmin,
+  render: (c) => <Outbox c={c} />,
+});
