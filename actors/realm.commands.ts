@@ -16,6 +16,7 @@ import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-word
 import { checkThenDo, type Mutation } from '../src/mutations/context.js';
 import { doRecordMailOutcome } from '../src/mutations/mail.js';
 import { doMailMissedMessages, doNoteQueueGone } from '../src/mutations/missed-messages.js';
+import { doOutgoingWebhookDone } from '../src/mutations/outgoing-webhooks.js';
 import {
   checkCreateBot,
   checkDeactivateBot,
@@ -330,6 +331,8 @@ export const REALM_COMMANDS = {
   // Internal: missed-message mail (src/mail/missed-messages.ts) and a user's last queue gone.
   'missed_messages.mail': doMailMissedMessages,
   'missed_messages.queue_gone': doNoteQueueGone,
+  // Internal: an outgoing-webhook call done (src/bots/outgoing-webhooks.ts).
+  'outgoing_webhook.done': doOutgoingWebhookDone,
   // Bots (src/endpoints/bots.ts).
   'bot.create': checkThenDo(checkCreateBot, doCreateBot),
   'bot.update': checkThenDo(checkUpdateBot, doUpdateBot),

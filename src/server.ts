@@ -44,7 +44,10 @@ import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
 import { MailSender } from './mail/sender.js';
 import { MissedMessageMailer } from './mail/missed-messages.js';
-import { OutgoingWebhooks } from './bots/outgoing-webhooks.js';
+import {
+  MAX_WAITING as MAX_OUTGOING_WEBHOOK_CALLS,
+  OutgoingWebhooks,
+} from './bots/outgoing-webhooks.js';
 import type { ServiceBotDeps } from './lib/bots.js';
 import type { MailDeps } from './lib/mail.js';
 import { realmUrl } from './lib/urls.js';
@@ -180,8 +183,8 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     : undefined;
   let outgoing: OutgoingWebhooks | null = null;
   const serviceBots: ServiceBotDeps = {
-    dispatch: (realmId, messageId, triggers) =>
-      outgoing?.deps.dispatch(realmId, messageId, triggers),
+    maxWaiting: MAX_OUTGOING_WEBHOOK_CALLS,
+    wake: () => outgoing?.wake(),
   };
   realms = new RealmRegistry(
     store,
@@ -329,6 +332,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   scheduler.start();
   missedMail?.start();
   mailer?.start();
+  outgoing.start(); // calls left by the last run
   health.start();
   setBuildInfo({ version: CONFAB_VERSION, uws: uwsBuild, sqlite: SQLITE_PACKAGE });
   const dataStats = new DataStats(config.dataDir);

@@ -9,15 +9,20 @@
  * - The request goes through the image proxy's protections (src/media/safe-fetch.ts postJson):
  *   no private, loopback or link-local address unless OUTGOING_WEBHOOK_ALLOW_PRIVATE says so,
  *   every redirect checked, the answer at most 64 KiB, ten seconds in all.
- * - At most 4 requests at once; at most 1,000 waiting (more are dropped with a log line). The
- *   queue is in memory: calls waiting at a restart are not made.
+ * - Durable: the send writes each call to `outgoing_webhook_calls` (migration 0024) in its own
+ *   transaction; a call leaves it (through the realm actor, so a cluster's copies agree) once it
+ *   is done — replied to, nothing to do, or given up with the owner's notice. Calls left at a stop
+ *   or crash are made after the next start (at least once: a crash after the call and before its
+ *   record makes it again), unless they waited more than MAX_AGE_SECONDS (dropped with a log line).
+ * - At most 4 requests at once; at most 1,000 waiting (more are dropped with a log line). Only
+ *   the node that owns a realm calls for it.
  * - A failure (no connection, a timeout, a 5xx answer) is tried twice more; then, or at once for
  *   another failure (a 4xx, a refused address, an answer that is not JSON), the bot's owner gets
  *   a direct message from the notification bot saying what happened, as the reference's
  *   notify_bot_owner.
  */
 import type { RealmRegistry, RealmRuntime } from '../../actors/registry.js';
-import type { ServerConfig } from '../config.js';
+import { nowSeconds, type ServerConfig } from '../config.js';
 import type { ServiceBotDeps, ServiceBotTrigger } from '../lib/bots.js';
 import {
   normalizeContent,
@@ -39,23 +44,36 @@ export const OUTGOING_WEBHOOK_LIMITS: Omit<FetchLimits, 'allowPrivate'> = {
   maxRedirects: 3,
 };
 const CONCURRENCY = 4;
-const MAX_WAITING = 1000;
+export const MAX_WAITING = 1000;
 const ATTEMPTS = 3;
+/** A call that waited longer than this (a long stop) is dropped rather than made late. */
+export const MAX_AGE_SECONDS = 600;
+/** Waiting calls read from the store at a time. */
+const WINDOW = 100;
+/** How soon calls of realms another node owns (or not recorded) are looked at again (ms). */
+const RECHECK_MS = 5_000;
 
 type Job = {
   realmId: number;
   messageId: number;
   botId: number;
   trigger: ServiceBotTrigger['trigger'];
+  createdAt: number;
 };
+
+const keyOf = (messageId: number, botId: number) => `${messageId}:${botId}`;
 
 type Failure = { status: number | null; response: string | null; error: string | null };
 
 export class OutgoingWebhooks {
-  private readonly waiting: Job[] = [];
   private running = 0;
+  /** Calls being made (message:bot). */
+  private readonly inflight = new Set<string>();
+  /** Calls done whose record failed (the realm was closing): left for the next start. */
+  private readonly unrecorded = new Set<string>();
   private idle: (() => void)[] = [];
   private closed = false;
+  private recheck: NodeJS.Timeout | null = null;
   private readonly limits: FetchLimits;
 
   constructor(
@@ -74,58 +92,102 @@ export class OutgoingWebhooks {
 
   /** The realm actor's side (src/mutations/messages.ts). */
   get deps(): ServiceBotDeps {
-    return {
-      dispatch: (realmId, messageId, triggers) => {
-        for (const t of triggers)
-          this.enqueue({ realmId, messageId, botId: t.bot_id, trigger: t.trigger });
-      },
-    };
+    return { maxWaiting: MAX_WAITING, wake: () => this.wake() };
   }
 
-  private enqueue(job: Job): void {
+  /** Calls left by the last run of the server are made now. */
+  start(): void {
+    this.wake();
+  }
+
+  /** Calls were written: as many are started as the concurrency allows. */
+  wake(): void {
     if (this.closed) return;
-    if (this.waiting.length >= MAX_WAITING) {
-      log.error(
-        { realmId: job.realmId, botId: job.botId },
-        'outgoing webhook dropped: the queue is full',
-      );
-      return;
+    let skipped = false;
+    while (this.running < CONCURRENCY) {
+      const busy = this.inflight.size + this.unrecorded.size;
+      const next = this.store.outgoingWebhookCalls.oldest(WINDOW + busy).find((r) => {
+        const key = keyOf(r.message_id, r.bot_id);
+        if (this.inflight.has(key) || this.unrecorded.has(key)) return false;
+        if (this.realms.owns(r.realm_id)) return true;
+        skipped = true;
+        return false;
+      });
+      if (!next) break;
+      this.begin({
+        realmId: next.realm_id,
+        messageId: next.message_id,
+        botId: next.bot_id,
+        trigger: next.trigger,
+        createdAt: next.created_at,
+      });
     }
-    this.waiting.push(job);
-    this.pump();
+    if ((skipped || this.unrecorded.size > 0) && this.recheck === null && !this.closed) {
+      this.recheck = setTimeout(() => {
+        this.recheck = null;
+        this.unrecorded.clear();
+        this.wake();
+      }, RECHECK_MS);
+      this.recheck.unref();
+    }
   }
 
-  private pump(): void {
-    while (this.running < CONCURRENCY && this.waiting.length > 0) {
-      const job = this.waiting.shift()!;
-      this.running++;
-      void this.run(job)
-        .catch((err: unknown) => log.error({ err, botId: job.botId }, 'outgoing webhook failed'))
-        .finally(() => {
-          this.running--;
-          this.pump();
-          if (this.running === 0 && this.waiting.length === 0) {
-            const fns = this.idle;
-            this.idle = [];
-            for (const f of fns) f();
-          }
-        });
+  private begin(job: Job): void {
+    const key = keyOf(job.messageId, job.botId);
+    this.inflight.add(key);
+    this.running++;
+    void this.run(job)
+      .catch((err: unknown) => {
+        log.error({ err, botId: job.botId }, 'outgoing webhook failed');
+        return true;
+      })
+      .then((done) => (done && !this.closed ? this.record(job) : undefined))
+      .finally(() => {
+        this.inflight.delete(key);
+        this.running--;
+        this.wake();
+        if (this.running === 0) {
+          const fns = this.idle;
+          this.idle = [];
+          for (const f of fns) f();
+        }
+      });
+  }
+
+  /** The call is done: it leaves the queue (through the realm actor). */
+  private async record(job: Job): Promise<void> {
+    const realm = this.realms.get(job.realmId);
+    try {
+      if (!realm) throw new Error('no such realm');
+      await realm.ask('outgoing_webhook.done', { message_id: job.messageId, bot_id: job.botId });
+    } catch (err) {
+      this.unrecorded.add(keyOf(job.messageId, job.botId));
+      log.warn({ err, realmId: job.realmId, botId: job.botId }, 'outgoing webhook not recorded');
     }
   }
 
-  /** Resolves once nothing is waiting or running (tests). */
+  /** Resolves once no call is being made (tests). */
   settled(): Promise<void> {
-    if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();
+    if (this.running === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
-  private async run(job: Job): Promise<void> {
+  /** Makes the call; true when it is done (false: the server is stopping, it stays queued). */
+  private async run(job: Job): Promise<boolean> {
     const realm = this.realms.get(job.realmId);
     const bot = this.store.users.byId(job.botId);
     const message = this.store.messages.byId(job.messageId);
-    if (!realm || !bot || !bot.is_active || !message) return;
+    if (!realm || !bot || !bot.is_active || !message) return true;
     const [service] = this.store.bots.services(bot.id);
-    if (!service) return;
+    if (!service) return true;
+    const age = nowSeconds(this.config) - job.createdAt;
+    if (age > MAX_AGE_SECONDS) {
+      log.warn(
+        { realmId: job.realmId, botId: bot.id, messageId: job.messageId, age },
+        'outgoing webhook dropped: it waited too long',
+      );
+      return true;
+    }
     const view = realm.view;
     const payload = {
       bot_email: bot.email,
@@ -147,12 +209,13 @@ export class OutgoingWebhooks {
     const body = JSON.stringify(payload);
     let failure: Failure | null = null;
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      if (this.closed) return;
+      if (this.closed) return false;
       try {
         const res = await postJson(service.base_url, body, this.limits, 'ConfabOutgoingWebhook');
+        if (this.closed) return false;
         if (res.status >= 200 && res.status < 300) {
           await this.reply(realm, bot, message.sender_id, job, res.body);
-          return;
+          return true;
         }
         failure = { status: res.status, response: res.body, error: null };
         if (res.status < 500) break;
@@ -162,7 +225,9 @@ export class OutgoingWebhooks {
         if (err instanceof ProxyFetchError && err.status < 500) break;
       }
     }
+    if (this.closed) return false;
     if (failure) await this.notifyOwner(realm, bot, job, failure);
+    return true;
   }
 
   /** The answer's `content`, if any, as the bot's reply where the message was. */
@@ -262,8 +327,10 @@ export class OutgoingWebhooks {
     }
   }
 
+  /** Stops starting calls; those under way are left queued for the next start. */
   close(): void {
     this.closed = true;
-    this.waiting.length = 0;
+    if (this.recheck !== null) clearTimeout(this.recheck);
+    this.recheck = null;
   }
 }

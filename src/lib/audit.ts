@@ -60,6 +60,11 @@ export const AUDITED_COMMANDS: Readonly<Record<string, AuditRule>> = {
   'user.update': { type: 'user_changed' },
   'user.password.set': { type: 'user_password_changed' },
   'user.api_key.regenerate': { type: 'user_api_key_changed' },
+  // Bots (src/mutations/bots.ts): the reference records them as user events of the bot.
+  'bot.create': { type: 'user_created', user: resultUser },
+  'bot.update': { type: 'user_changed', user: (p) => p.bot_id },
+  'bot.deactivate': { type: 'user_deactivated', user: (p) => p.bot_id },
+  'bot.api_key.regenerate': { type: 'user_api_key_changed', user: (p) => p.bot_id },
   'user.email.set': { type: 'user_email_changed' },
   'user.email_change.confirm': { type: 'user_email_changed', user: resultUser },
   'user.sessions.end': { type: 'user_logged_out' },
@@ -102,7 +107,9 @@ export const AUDITED_COMMANDS: Readonly<Record<string, AuditRule>> = {
 };
 
 /** Keys whose values never reach the audit log (nor the log): secrets, and rendered copies. */
-const SECRET_KEY = /password|api_key|secret|token|confirmation_key|hash|rendered/i;
+// A bot's URL and integration settings may carry a service's credentials.
+const SECRET_KEY =
+  /password|api_key|secret|token|confirmation_key|hash|rendered|payload_url|config_data/i;
 /** Strings longer than this are cut (a description, a pattern). */
 const MAX_STRING = 200;
 /** Arrays longer than this keep their first items and their length. */

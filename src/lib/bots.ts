@@ -58,7 +58,13 @@ export function checkBotUrl(raw: string, name: string): string {
 /** An outgoing-webhook bot to call about a committed message (src/bots/outgoing-webhooks.ts). */
 export type ServiceBotTrigger = { bot_id: number; trigger: 'mention' | 'direct_message' };
 
-/** What the realm actor hands the outgoing webhooks after a commit; null: none are called. */
+/**
+ * The realm actor's side of the outgoing webhooks: a send writes its calls to the durable queue
+ * (outgoing_webhook_calls) in its own transaction, then wakes the caller; null: none are made.
+ */
 export type ServiceBotDeps = {
-  dispatch: (realmId: number, messageId: number, triggers: readonly ServiceBotTrigger[]) => void;
+  /** Calls waiting at most; a new one past it is dropped with a log line. */
+  maxWaiting: number;
+  /** Called after a commit that wrote calls. */
+  wake: () => void;
 };

@@ -37,6 +37,7 @@ import { userGroupSetting } from '../queries/user-groups.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { UserRow } from '../storage/users.js';
 import type { ServiceBotTrigger } from '../lib/bots.js';
+import { log } from '../observability/log.js';
 import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import { actingUser, type MutationContext } from './context.js';
 import { finishThumbnails } from './thumbnails.js';
@@ -478,7 +479,8 @@ export function doDeleteMessage(ctx: MutationContext, row: MessageRow): void {
 
 /**
  * Outgoing-webhook bots the message is for: mentioned by name in a channel message, or among a
- * direct message's recipients (the reference's get_service_bot_events); called after the commit,
+ * direct message's recipients (the reference's get_service_bot_events); written to the durable
+ * queue in the send's transaction and called after the commit (src/bots/outgoing-webhooks.ts),
  * never for their own messages or another such bot's (no loops between bots).
  */
 function queueServiceBots(
@@ -499,5 +501,24 @@ function queueServiceBots(
   }
   if (triggers.length === 0) return;
   const realmId = ctx.realm.id;
-  ctx.afterCommit(() => deps.dispatch(realmId, messageId, triggers));
+  const calls = ctx.store.outgoingWebhookCalls;
+  let written = false;
+  for (const t of triggers) {
+    if (calls.count() >= deps.maxWaiting) {
+      const botId = t.bot_id;
+      ctx.afterCommit(() =>
+        log.error({ realmId, botId, messageId }, 'outgoing webhook dropped: the queue is full'),
+      );
+      continue;
+    }
+    written =
+      calls.insert({
+        message_id: messageId,
+        bot_id: t.bot_id,
+        realm_id: realmId,
+        trigger: t.trigger,
+        created_at: ctx.now,
+      }) || written;
+  }
+  if (written) ctx.afterCommit(() => deps.wake());
 }

@@ -89,6 +89,7 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   bot_services: 'outgoing webhook endpoints and their tokens are set again after an import',
   bot_config: 'incoming webhook bot settings are set again after an import',
   mail_outbox: "mail waiting for this server's SMTP server",
+  outgoing_webhook_calls: 'outgoing-webhook calls waiting to be made by this server',
   missed_message_emails: "missed-message mail waiting for its batch, on this server's schedule",
   password_reset_requests: 'pending reset links carry secrets valid on this server only',
   sessions: 'browser login sessions are valid on this server only',

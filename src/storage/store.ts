@@ -19,6 +19,7 @@ import { linkifierStatements } from './linkifiers.js';
 import { mailStatements } from './mail.js';
 import { botStatements } from './bots.js';
 import { missedMessageStatements } from './missed-messages.js';
+import { outgoingWebhookStatements } from './outgoing-webhooks.js';
 import { messageEditStatements } from './message-edits.js';
 import { messageSearchStatements } from './message-search.js';
 import { messageStatements, ReceivedMaxima } from './messages.js';
@@ -117,6 +118,7 @@ export class Store {
   readonly sentLocalIds;
   readonly audit;
   readonly missedMessages;
+  readonly outgoingWebhookCalls;
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
@@ -156,6 +158,7 @@ export class Store {
     this.sentLocalIds = sentLocalIdStatements(db);
     this.audit = auditStatements(db, this.ids);
     this.missedMessages = missedMessageStatements(db);
+    this.outgoingWebhookCalls = outgoingWebhookStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written.
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

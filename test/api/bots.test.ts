@@ -536,3 +536,47 @@ t.test('custom profile data: people have it, bots never', async (t) => {
   ).user as Record<string, unknown>;
   t.notOk('profile_data' in one);
 });
+
+t.test('creating, changing, renewing and deactivating a bot are in the audit log', async (t) => {
+  const { api, fx, server } = await startServer(t);
+  const created = assertSuccess(
+    t,
+    await api.post('hamlet', 'bots', {
+      full_name: 'Hook Bot',
+      short_name: 'hook',
+      bot_type: 3,
+      payload_url: JSON.stringify('https://hooks.example.com/T0123/s3cr3t'),
+    }),
+  );
+  const botId = created.user_id as number;
+  assertSuccess(t, await api.patch('hamlet', `bots/${botId}`, { full_name: 'Hook Bot 2' }));
+  assertSuccess(t, await api.post('iago', `bots/${botId}/api_key/regenerate`));
+  assertSuccess(t, await api.delete('hamlet', `bots/${botId}`));
+  const rows = server.store.audit
+    .list({ realmId: fx.realmId, userId: botId, limit: 10 })
+    .reverse()
+    .map((r) => ({
+      event_type: r.event_type,
+      acting_user_id: r.acting_user_id,
+      modified_user_id: r.modified_user_id,
+      extra: JSON.parse(r.extra) as Record<string, unknown>,
+    }));
+  t.match(rows, [
+    { event_type: 'user_created', acting_user_id: fx.users.hamlet!.id, modified_user_id: botId },
+    { event_type: 'user_changed', acting_user_id: fx.users.hamlet!.id, modified_user_id: botId },
+    {
+      event_type: 'user_api_key_changed',
+      acting_user_id: fx.users.iago!.id,
+      modified_user_id: botId,
+    },
+    {
+      event_type: 'user_deactivated',
+      acting_user_id: fx.users.hamlet!.id,
+      modified_user_id: botId,
+    },
+  ]);
+  t.equal(rows[0]!.extra.full_name, 'Hook Bot');
+  const all = JSON.stringify(rows);
+  t.notOk(all.includes('s3cr3t'), 'the endpoint URL (which may hold a credential) is left out');
+  t.notOk(all.includes(created.api_key as string), 'so is the key');
+});

@@ -2,15 +2,21 @@
  * Outgoing webhooks against a real HTTP receiver on loopback: a mention in a channel and a direct
  * message POST the reference's payload to the bot's URL, and the answer's `content` comes back as
  * the bot's reply; a failing endpoint (5xx, a timeout, a private address refused) makes the bot's
- * owner get a notice from the notification bot. Reference tests:
+ * owner get a notice from the notification bot; a call under way at a stop is made after the
+ * restart (the durable queue), one that waited too long is dropped. Reference tests:
  * zerver/tests/test_outgoing_webhook_system.py, test_outgoing_webhook_interfaces.py.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { assertSuccess } from '../helpers/api.js';
+import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { TestClock } from '../helpers/clock.js';
+import { until } from '../helpers/events.js';
+import { captureLog } from '../helpers/log.js';
+import { startServer, TEST_SERVER_OPTIONS, type TestServer } from '../helpers/server.js';
+import { MAX_AGE_SECONDS, MAX_WAITING } from '../../src/bots/outgoing-webhooks.js';
+import { createServer } from '../../src/server.js';
 
 type Received = { headers: http.IncomingHttpHeaders; body: Record<string, unknown> };
 
@@ -180,4 +186,76 @@ t.test('a private address is refused unless allowed', async (t) => {
   t.equal(rx.got.length, 0, 'loopback was not called');
   const n = await newest(t, ts, 'hamlet', [{ operator: 'dm', operand: [ts.fx.notificationBotId] }]);
   t.match(n.content, /refused address/);
+});
+
+t.test('calls are durable: one under way at a stop is made after the restart', async (t) => {
+  let mode: 'hang' | 'answer' = 'hang';
+  const rx = await receiver(t, (r) =>
+    mode === 'hang'
+      ? 'hang'
+      : { status: 200, body: JSON.stringify({ content: `late echo: ${r.body.data as string}` }) },
+  );
+  const options = {
+    outgoingWebhookAllowPrivate: ['127.0.0.1'],
+    outgoingWebhookLimits: { timeoutMs: 500 },
+  };
+  const ts = await startServer(t, options);
+  const bot = await outgoingBot(t, ts, rx.url);
+  assertSuccess(
+    t,
+    await ts.api.post('cordelia', 'messages', { type: 'private', to: [bot.id], content: 'hi' }),
+  );
+  t.equal(ts.server.store.outgoingWebhookCalls.count(), 1, 'the call is queued in the store');
+  await until(() => rx.got.length === 1, 'the first call');
+  await ts.server.close(); // the call is under way, unanswered
+  t.equal(rx.got.length, 1);
+
+  mode = 'answer';
+  const { testRoutes: _testRoutes, ...opts } = TEST_SERVER_OPTIONS;
+  const again = await createServer({ ...opts, ...options, dataDir: ts.dataDir });
+  t.teardown(() => again.close());
+  await until(() => rx.got.length === 2, 'the call after the restart');
+  await again.context.outgoingWebhooks.settled();
+  t.equal(rx.got[1]!.body.data, 'hi', 'called again after the restart');
+  const api = new ApiClient(again.url, ts.fx);
+  const dm = await newest(t, { ...ts, server: again, api }, 'cordelia', [
+    { operator: 'dm', operand: [bot.id] },
+  ]);
+  t.match(dm, { sender_id: bot.id, content: 'late echo: hi' }, 'the reply is posted');
+  t.equal(again.store.outgoingWebhookCalls.count(), 0, 'and the call leaves the queue');
+  await again.context.outgoingWebhooks.settled();
+  t.equal(rx.got.length, 2, 'made once more, not twice');
+});
+
+t.test('the queue is bounded, and a call that waited too long is dropped', async (t) => {
+  const rx = await receiver(t, () => ({ status: 200, body: '{}' }));
+  const clock = new TestClock();
+  const logs = captureLog(t);
+  const ts = await startServer(t, {
+    outgoingWebhookAllowPrivate: ['127.0.0.1'],
+    clock: clock.now,
+  });
+  const bot = await outgoingBot(t, ts, rx.url);
+  // Stopped: the call waits in the store past MAX_AGE_SECONDS, then the restart drops it.
+  ts.server.context.outgoingWebhooks.close();
+  assertSuccess(
+    t,
+    await ts.api.post('cordelia', 'messages', { type: 'private', to: [bot.id], content: 'old' }),
+  );
+  t.equal(ts.server.store.outgoingWebhookCalls.count(), 1);
+  await ts.server.close();
+  clock.advance(MAX_AGE_SECONDS + 1);
+  const { testRoutes: _testRoutes, ...opts } = TEST_SERVER_OPTIONS;
+  const again = await createServer({
+    ...opts,
+    outgoingWebhookAllowPrivate: ['127.0.0.1'],
+    clock: clock.now,
+    dataDir: ts.dataDir,
+  });
+  t.teardown(() => again.close());
+  await again.context.outgoingWebhooks.settled();
+  t.equal(rx.got.length, 0, 'not called');
+  t.equal(again.store.outgoingWebhookCalls.count(), 0, 'dropped');
+  t.ok(logs.some((l) => l.msg === 'outgoing webhook dropped: it waited too long'));
+  t.equal(MAX_WAITING, 1000, 'at most 1,000 calls wait (more are dropped with a log line)');
 });

@@ -24,6 +24,7 @@ import { m0021_mail_outbox } from './0021_mail_outbox.js';
 import { m0022_bots } from './0022_bots.js';
 import { m0029_sent_local_ids } from './0029_sent_local_ids.js';
 import { m0023_missed_message_emails } from './0023_missed_message_emails.js';
+import { m0024_outgoing_webhook_calls } from './0024_outgoing_webhook_calls.js';
 import { m0026_audit_log } from './0026_audit_log.js';
 import type { DB } from '../db.js';
 
@@ -64,4 +65,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0029_sent_local_ids,
   m0023_missed_message_emails,
   m0026_audit_log,
+  m0024_outgoing_webhook_calls,
 ];
