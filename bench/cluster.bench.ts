@@ -19,6 +19,13 @@
  *    delivered event, for 1, 2 and 3 nodes.
  * 3. Failover: the owner (found from /metrics) SIGKILLed; the time until a send through the
  *    proxy succeeds again.
+ * 4. Write pauses (3 nodes, docs/cluster.md "Faults"): three senders through the proxy, each
+ *    asking again with the same local id after any failure, while a fault is injected and
+ *    repaired; the longest gap between two acknowledgements from the fault on: the NATS server
+ *    leading the log stream SIGKILLed (and started again 10 s later), a NATS server leading
+ *    neither the log nor the lease bucket SIGKILLed, the owner's NATS server frozen (SIGSTOP) for
+ *    10 s, the owner node SIGKILLed (its supervisor starts it again). BENCH_PAUSES runs of each
+ *    (default 3; --quick 1).
  * On one 2-core machine every process shares the same cores: see docs/cluster.md for what the
  * figures can and cannot show.
  */
@@ -27,7 +34,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, headers as natsHeaders } from 'nats';
-import { down, killNode, missingEngines, up, type ClusterRecord } from '../src/cluster/local.js';
+import { clusterNames } from '../src/cluster/jetstream.js';
+import {
+  down,
+  killNode,
+  missingEngines,
+  nodePid,
+  readRecord,
+  signalNats,
+  startNatsAgain,
+  up,
+  type ClusterRecord,
+} from '../src/cluster/local.js';
 import { fmt, machine, summarize } from './lib/stats.js';
 
 type User = { email: string; api_key: string };
@@ -36,6 +54,7 @@ const quick = process.argv.includes('--quick');
 const USERS = Number(process.env.BENCH_USERS ?? (quick ? 20 : 200));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 5 : 30));
 const SENDS = quick ? 30 : 300;
+const PAUSE_RUNS = Number(process.env.BENCH_PAUSES ?? (quick ? 1 : 3));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const auth = (u: User) => 'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
@@ -289,7 +308,7 @@ async function fanout(rec: ClusterRecord, owner: User, users: User[]) {
     }
   });
   await sleep(500);
-  const pids = rec.nodes.map((n) => n.pid);
+  const pids = rec.nodes.map((_, i) => nodePid(readRecord(rec.dir), i));
   const cpu0 = pids.reduce((s, p) => s + cpuMs(p), 0);
   for (let i = 0; i < ROUNDS; i++) {
     const want = delivered + users.length;
@@ -335,6 +354,206 @@ async function failover(rec: ClusterRecord, dir: string, owner: User): Promise<n
   }
 }
 
+/** The NATS server (1-based) leading a stream, as JetStream says (asked until it has one). */
+async function leaderOf(rec: ClusterRecord, stream: string): Promise<number> {
+  const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
+  try {
+    const jsm = await nc.jetstreamManager({ timeout: 10_000 });
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(250)) {
+      const leader = await jsm.streams.info(stream).then(
+        (i) => i.cluster?.leader ?? '',
+        () => '',
+      );
+      const n = Number(/^nats(\d+)$/.exec(leader)?.[1] ?? 0);
+      if (n > 0) return n;
+    }
+    throw new Error(`no leader for ${stream}`);
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Until every node answers and every stream of the cluster has its replicas current. */
+async function whole(rec: ClusterRecord): Promise<void> {
+  const names = clusterNames();
+  const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
+  try {
+    const jsm = await nc.jetstreamManager({ timeout: 10_000 });
+    for (const deadline = Date.now() + 180_000; ; await sleep(250)) {
+      if (Date.now() > deadline) throw new Error('the cluster did not become whole again');
+      const nodes = await Promise.all(
+        rec.nodes.map((n) =>
+          fetch(`http://127.0.0.1:${n.port}/api/v1/server_settings`, {
+            signal: AbortSignal.timeout(3000),
+          }).then(
+            (r) => r.status === 200,
+            () => false,
+          ),
+        ),
+      );
+      if (!nodes.every(Boolean)) continue;
+      const streams = await Promise.all(
+        [names.stream, `KV_${names.leases}`].map((st) =>
+          jsm.streams.info(st).then(
+            (i) => !!i.cluster?.leader && (i.cluster.replicas ?? []).every((r) => r.current),
+            () => false,
+          ),
+        ),
+      );
+      if (streams.every(Boolean)) return;
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+/** The NATS server (1-based) a node is connected to, by its /metrics. */
+async function natsServerOfNode(rec: ClusterRecord, i: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${rec.nodes[i]!.port}/metrics`)).text();
+  return Number(/^confab_cluster_nats_server_info\{server="nats(\d+)"\} 1$/m.exec(text)?.[1] ?? 0);
+}
+
+/**
+ * The longest gap (ms) between two acknowledged sends from the fault on (from the repair when
+ * `fromRepair`): three senders through the proxy, each asking again with the same local id after
+ * any failure (10 s without an answer is one), `inject` after 2 s of sends, `repair` after
+ * `holdMs`, sends going on until ten more are acknowledged after the repair.
+ */
+async function writePause(
+  rec: ClusterRecord,
+  owner: User,
+  inject: () => Promise<void>,
+  repair: () => Promise<void>,
+  holdMs: number,
+): Promise<number> {
+  const acks: number[] = [];
+  let running = true;
+  const sender = async (s: number) => {
+    const q = await call(rec.url, owner, 'POST', 'register', { event_types: ['message'] });
+    for (let n = 0; running; n++) {
+      for (;;) {
+        const ok = await fetch(`${rec.url}/api/v1/messages`, {
+          method: 'POST',
+          headers: {
+            authorization: auth(owner),
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({
+            type: 'stream',
+            to: 'bench',
+            topic: 'pauses',
+            content: `pause ${s}.${n}`,
+            queue_id: q.queue_id as string,
+            local_id: `${s}.${n}`,
+          }).toString(),
+          signal: AbortSignal.timeout(10_000),
+        }).then(
+          async (r) => r.status === 200 && (await r.arrayBuffer()) !== null,
+          () => false,
+        );
+        if (ok) {
+          acks.push(performance.now());
+          break;
+        }
+        if (!running) break;
+        await sleep(50);
+      }
+    }
+  };
+  const senders = [0, 1, 2].map((s) => sender(s));
+  await sleep(2000);
+  const faultAt = performance.now();
+  await inject();
+  await sleep(holdMs);
+  await repair();
+  const before = acks.length;
+  for (const deadline = Date.now() + 120_000; acks.length < before + 10 && Date.now() < deadline;)
+    await sleep(100);
+  running = false;
+  await Promise.all(senders);
+  let longest = 0;
+  let prev = faultAt;
+  for (const at of acks.filter((a) => a >= faultAt)) {
+    longest = Math.max(longest, at - prev);
+    prev = at;
+  }
+  return longest;
+}
+
+/** The write pauses of docs/cluster.md "Faults", PAUSE_RUNS runs each, on a 3-node cluster. */
+async function writePauses(rec: ClusterRecord, dir: string, owner: User): Promise<void> {
+  const names = clusterNames();
+  const report = (what: string, pauses: number[]) => {
+    const sorted = [...pauses].sort((a, b) => a - b);
+    console.log(
+      `3 nodes: write pause after ${what}: ${sorted.map((p) => fmt(p / 1000, 1)).join(', ')} s ` +
+        `(median ${fmt(sorted[Math.floor(sorted.length / 2)]! / 1000, 1)} s)`,
+    );
+  };
+  const runs = async (what: string, one: () => Promise<number | null>) => {
+    const pauses: number[] = [];
+    for (let i = 0; i < PAUSE_RUNS; i++) {
+      await whole(rec);
+      const p = await one();
+      if (p !== null) pauses.push(p);
+    }
+    if (pauses.length > 0) report(what, pauses);
+    else console.log(`3 nodes: write pause after ${what}: no such server in this run`);
+  };
+  const killNats = (pick: () => Promise<number | null>) => async () => {
+    const n = await pick();
+    if (n === null) return null;
+    return writePause(
+      rec,
+      owner,
+      () => signalNats(dir, n, 'SIGKILL'),
+      () => startNatsAgain(dir, n),
+      10_000,
+    );
+  };
+  await runs(
+    "SIGKILL of the log stream leader's NATS server",
+    killNats(() => leaderOf(rec, names.stream)),
+  );
+  await runs(
+    'SIGKILL of a NATS server leading neither the log nor the lease bucket',
+    killNats(async () => {
+      const leaders = [
+        await leaderOf(rec, names.stream),
+        await leaderOf(rec, `KV_${names.leases}`),
+      ];
+      return [1, 2, 3].find((n) => !leaders.includes(n)) ?? null;
+    }),
+  );
+  await runs("SIGSTOP of the owner's NATS server (10 s)", async () => {
+    const n = await natsServerOfNode(rec, await ownerIndex(rec));
+    if (n === 0) return null;
+    return writePause(
+      rec,
+      owner,
+      () => signalNats(dir, n, 'SIGSTOP'),
+      () => signalNats(dir, n, 'SIGCONT'),
+      10_000,
+    );
+  });
+  await runs('SIGKILL of the owner node (supervised)', async () => {
+    const at = await ownerIndex(rec);
+    return writePause(
+      rec,
+      owner,
+      () => killNode(dir, at + 1).then(() => undefined),
+      async () => {
+        // Its supervisor starts it again (src/cluster/supervise.ts).
+        for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(200)) {
+          const pid = nodePid(readRecord(dir), at);
+          if (pid > 0) return;
+        }
+      },
+      3000,
+    );
+  });
+}
+
 export async function clusterBench(): Promise<void> {
   const missing = missingEngines();
   if (missing) throw new Error(`${missing} is not installed`);
@@ -362,6 +581,7 @@ export async function clusterBench(): Promise<void> {
           nodes: n,
           natsServers: servers,
           env: { RATE_LIMITING: 'off' },
+          supervise: true,
         });
         const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
         const at = await ownerIndex(rec);
@@ -407,6 +627,7 @@ export async function clusterBench(): Promise<void> {
           console.log(
             `${n} nodes: failover (owner SIGKILLed): writes again after ${fmt(await failover(rec, dir, owner), 0)} ms`,
           );
+        if (n === 3) await writePauses(rec, dir, owner);
       } finally {
         await down(dir);
         fs.rmSync(dir, { recursive: true, force: true });

@@ -246,13 +246,24 @@ export class LogApplier {
    * The log's last position (the stream's last sequence) as JetStream states it after this call.
    * One question serves every caller that arrives before it is sent; callers arriving while it
    * is under way share the next one, sent when it is answered (its answer may predate them).
+   *
+   * Only the stream leader's answer counts: a replicated stream's info answered without a leader
+   * is refused (asked again by the read barrier; no verdict for the progress watch). Seen once in
+   * test/cluster/faults-nats-stop.test.ts (the owner's server frozen): as that server was thawed,
+   * a node's barrier got a last sequence below entries already acknowledged and answered a read
+   * without them; most likely the thawed server answering from its own copy while it saw the
+   * stream's group leaderless.
    */
   lastPosition(): Promise<number> {
     const { jsm, names } = this.parts.link;
     if (this.positionAsked === null) {
       this.positionAsked = jsm.streams
         .info(names.stream)
-        .then((info) => info.state.last_seq)
+        .then((info) => {
+          if (info.cluster !== undefined && !info.cluster.leader)
+            throw new Error('the log stream has no leader');
+          return info.state.last_seq;
+        })
         .finally(() => (this.positionAsked = null));
       return this.positionAsked;
     }

@@ -26,15 +26,12 @@ import {
 import { EmailTrigger, MENTION_TRIGGERS } from '../lib/missed-messages.js';
 import { realmUrl } from '../lib/urls.js';
 import { log } from '../observability/log.js';
+import { DueRunner } from './due-runner.js';
 import type { RealmView } from '../queries/realm-view.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { MissedMessageRow } from '../storage/missed-messages.js';
 import type { Store } from '../storage/store.js';
 
-/** Longest delay setTimeout takes (2^31 − 1 ms). */
-const MAX_TIMER_MS = 2_147_483_647;
-/** How soon a batch left due after a run is looked at again (ms). */
-const RECHECK_MS = 5_000;
 /** Due users read from the store at a time. */
 const BATCH = 100;
 
@@ -49,17 +46,24 @@ type Bucket = {
 };
 
 export class MissedMessageMailer {
-  private timer: NodeJS.Timeout | null = null;
-  private armedFor: number | null = null;
-  private chain: Promise<unknown> = Promise.resolve();
-  private pending = false;
-  private closed = false;
+  private readonly runner: DueRunner;
 
   constructor(
     private readonly config: ServerConfig,
     private readonly store: Store,
     private readonly realms: RealmRegistry,
-  ) {}
+  ) {
+    this.runner = new DueRunner({
+      clock: config.clock,
+      nextDue: () => store.missedMessages.nextDue(),
+      run: () => this.mailDue(),
+      name: 'missed-message mail',
+    });
+  }
+
+  private get closed(): boolean {
+    return this.runner.closed;
+  }
 
   /** Arms the timer from the schedule (batches that fell due while the server was down go now). */
   start(): void {
@@ -68,21 +72,12 @@ export class MissedMessageMailer {
 
   /** Something was scheduled: a run soon (runs never overlap; wakes coalesce). */
   wake(): void {
-    if (this.closed || this.pending) return;
-    this.pending = true;
-    void this.runDue();
+    this.runner.wake();
   }
 
   /** Mails every batch due now, then arms the timer for the next. Tests await it. */
   runDue(): Promise<void> {
-    const run = this.chain.then(async () => {
-      this.pending = false;
-      if (this.closed) return;
-      await this.mailDue();
-      this.arm();
-    });
-    this.chain = run.catch((err: unknown) => log.error({ err }, 'missed-message mail failed'));
-    return run;
+    return this.runner.runDue();
   }
 
   private async mailDue(): Promise<void> {
@@ -260,38 +255,9 @@ export class MissedMessageMailer {
     return best?.name ?? null;
   }
 
-  private arm(): void {
-    if (this.closed) return;
-    const next = this.store.missedMessages.nextDue();
-    if (next === null) {
-      this.disarm();
-      return;
-    }
-    if (this.armedFor === next && this.timer !== null) return;
-    this.disarm();
-    this.armedFor = next;
-    // A batch still due after a run is another node's (its realm's owner mails it), or one whose
-    // realm was closing: looked at again a little later, not at once in a loop.
-    const wait = next * 1000 - this.config.clock();
-    const delay = Math.min(MAX_TIMER_MS, wait > 0 ? wait : RECHECK_MS);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.armedFor = null;
-      this.wake();
-    }, delay);
-    this.timer.unref();
-  }
-
-  private disarm(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    this.armedFor = null;
-  }
-
   /** Stops (before the realms close). */
   async close(): Promise<void> {
-    this.closed = true;
-    this.disarm();
-    await this.chain;
+    this.runner.stop();
+    await this.runner.drained();
   }
 }

@@ -22,12 +22,10 @@ import type { RealmRegistry } from '../../actors/registry.js';
 import type { ServerConfig } from '../config.js';
 import { nowSeconds } from '../config.js';
 import { log } from '../observability/log.js';
+import { DueRunner } from './due-runner.js';
 import type { MailFigures } from '../observability/metrics.js';
 import type { OutboxRow } from '../storage/mail.js';
 import type { Store } from '../storage/store.js';
-
-/** Longest delay setTimeout takes (2^31 − 1 ms). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** What a transport needs to do: nodemailer's, or a test's. */
 export interface MailTransport {
@@ -70,12 +68,7 @@ function failure(err: unknown): { message: string; permanent: boolean } {
 
 export class MailSender {
   private readonly transport: MailTransport;
-  private timer: NodeJS.Timeout | null = null;
-  private armedFor: number | null = null;
-  private chain: Promise<unknown> = Promise.resolve();
-  /** A run is queued behind the current one (wakes coalesce). */
-  private pending = false;
-  private closed = false;
+  private readonly runner: DueRunner;
   private readonly counts = { sent: 0, retried: 0, dropped: 0 };
   private readonly from: string;
 
@@ -87,6 +80,16 @@ export class MailSender {
   ) {
     this.transport = transport ?? smtpTransport(config);
     this.from = senderAddress(config);
+    this.runner = new DueRunner({
+      clock: config.clock,
+      nextDue: () => store.mail.nextDue(),
+      run: () => this.deliverDue(),
+      name: 'the mail sender',
+    });
+  }
+
+  private get closed(): boolean {
+    return this.runner.closed;
   }
 
   /** Arms the timer from the outbox (mail left by an earlier process goes now). */
@@ -96,21 +99,12 @@ export class MailSender {
 
   /** Something was written to the outbox: a run soon (runs never overlap; wakes coalesce). */
   wake(): void {
-    if (this.closed || this.pending) return;
-    this.pending = true;
-    void this.runDue();
+    this.runner.wake();
   }
 
   /** Delivers every mail due now, then arms the timer for the next. Tests await it. */
   runDue(): Promise<void> {
-    const run = this.chain.then(async () => {
-      this.pending = false;
-      if (this.closed) return;
-      await this.deliverDue();
-      this.arm();
-    });
-    this.chain = run.catch((err: unknown) => log.error({ err }, 'the mail sender failed'));
-    return run;
+    return this.runner.runDue();
   }
 
   private async deliverDue(): Promise<void> {
@@ -187,31 +181,6 @@ export class MailSender {
     }
   }
 
-  private arm(): void {
-    if (this.closed) return;
-    const next = this.store.mail.nextDue();
-    if (next === null) {
-      this.disarm();
-      return;
-    }
-    if (this.armedFor === next && this.timer !== null) return;
-    this.disarm();
-    this.armedFor = next;
-    const delay = Math.min(MAX_TIMER_MS, Math.max(0, next * 1000 - this.config.clock()));
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.armedFor = null;
-      this.wake();
-    }, delay);
-    this.timer.unref();
-  }
-
-  private disarm(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    this.armedFor = null;
-  }
-
   /** For /metrics: what waits, and what happened since the start. */
   figures(): MailFigures {
     const oldest = this.store.mail.oldest();
@@ -225,11 +194,10 @@ export class MailSender {
 
   /** Stops (before the realms close, so that outcomes are recorded). */
   async close(): Promise<void> {
-    this.closed = true;
-    this.disarm();
+    this.runner.stop();
     // Closing the pool fails the deliveries under way (recorded as attempts, tried again later)
     // rather than holding the shutdown for an SMTP server's time limit.
     this.transport.close();
-    await this.chain;
+    await this.runner.drained();
   }
 }

@@ -380,8 +380,22 @@ export async function storedTopic(
 
 type LogEntry = { seq: number; realm: number; entry: Entry };
 
-/** Every entry of the cluster's log, in order (read with an ordered consumer). */
+/**
+ * Every entry of the cluster's log, in order (read with an ordered consumer); asked again for up
+ * to a minute while JetStream does not answer (a server just started again may still be catching
+ * up, and a loaded machine slows its answers).
+ */
 export async function readLog(rec: ClusterRecord): Promise<LogEntry[]> {
+  for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
+    try {
+      return await readLogOnce(rec);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+  }
+}
+
+async function readLogOnce(rec: ClusterRecord): Promise<LogEntry[]> {
   const names = clusterNames();
   const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
   try {

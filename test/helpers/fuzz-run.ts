@@ -17,10 +17,12 @@ import {
   fuzzEndpoint,
   fuzzScale,
   fuzzSeed,
+  setFuzzSession,
   type RealValues,
 } from './fuzz.js';
 import { apiOperations } from './openapi.js';
 import { startServer, type TestServer } from './server.js';
+import { BrowserSession } from './session.js';
 import { upload } from './uploads.js';
 
 /**
@@ -41,6 +43,9 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
     const ts = await startServer(t, { heartbeatMs: 20, heartbeatJitterMs: 0 });
     t.teardown(closeConnections);
     const real = await seedState(t, ts);
+    const sessions = new Map<string, BrowserSession>();
+    await keepSessions(ts, sessions);
+    t.equal(sessions.size, 2, "an owner's and a member's browser sessions (under /json/)");
     // Each endpoint's operation in the API description, when it has one (its parameters' schemas).
     const shape = (p: string) => p.replace(/\{[^}]+\}|:[a-z_]+|\*[a-z_]+/g, '*');
     const operations = new Map(
@@ -54,6 +59,7 @@ export function runFuzz(t: Test, part: (index: number) => boolean): void {
       const ep = ENDPOINTS[i]!;
       if (!part(i)) continue;
       if (only !== undefined && !`${ep.method} ${ep.path}`.includes(only)) continue;
+      await keepSessions(ts, sessions);
       const fingerprint = dbFingerprint(ts);
       const before = await snapshot(ts);
       const began = performance.now();
@@ -123,6 +129,22 @@ export async function restoreFixtures(t: Test, ts: TestServer): Promise<void> {
 }
 
 /** Creates one of most things through the API and returns their ids and keys, by parameter name. */
+/**
+ * The browser sessions the `session` identity uses (an owner's and a member's), logged in again
+ * when an endpoint ended one (a deactivation, a role change undone by restoreFixtures).
+ */
+async function keepSessions(ts: TestServer, sessions: Map<string, BrowserSession>): Promise<void> {
+  for (const name of ['desdemona', 'hamlet']) {
+    const held = sessions.get(name);
+    if (held && (await held.get('session')).status === 200) continue;
+    const u = ts.fx.users[name]!;
+    const { session } = await BrowserSession.login(ts.url, u.email, u.password);
+    if (session) sessions.set(name, session);
+    else sessions.delete(name);
+    setFuzzSession(name, session);
+  }
+}
+
 async function seedState(t: Test, ts: TestServer): Promise<RealValues> {
   const { api, fx, server } = ts;
   const ok = async (p: ReturnType<typeof api.post>, what: string) =>

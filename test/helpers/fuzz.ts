@@ -436,7 +436,22 @@ export function shapedParam(schema: unknown, r: Rng, ids: readonly number[]): st
 // ---- requests ---------------------------------------------------------------------------------
 
 export type Identity =
-  { kind: 'user'; name: string } | { kind: 'anonymous' } | { kind: 'bad'; header: string };
+  | { kind: 'user'; name: string }
+  | { kind: 'anonymous' }
+  | { kind: 'bad'; header: string }
+  /** As the browser app: under /json/, by its session cookie and CSRF token (setFuzzSession). */
+  | { kind: 'session'; name: string };
+
+/** The browser sessions of fixture users, for requests as the browser app (`session` identity). */
+const fuzzSessions = new Map<string, { token: string; csrfToken: string }>();
+
+export function setFuzzSession(
+  name: string,
+  session: { token: string; csrfToken: string } | null,
+): void {
+  if (session) fuzzSessions.set(name, session);
+  else fuzzSessions.delete(name);
+}
 
 export type Encoding = 'query' | 'form' | 'multipart' | 'json' | 'raw';
 
@@ -817,9 +832,11 @@ export function describe(req: FuzzRequest): string {
   const who =
     req.who.kind === 'user'
       ? req.who.name
-      : req.who.kind === 'bad'
-        ? `bad auth ${JSON.stringify(req.who.header.slice(0, 60))}`
-        : 'anonymous';
+      : req.who.kind === 'session'
+        ? `${req.who.name}'s browser session (under /json/)`
+        : req.who.kind === 'bad'
+          ? `bad auth ${JSON.stringify(req.who.header.slice(0, 60))}`
+          : 'anonymous';
   const body = req.body
     ? `\n  content-type: ${req.headers['content-type'] ?? ''}\n  body (${req.body.length} bytes${req.cutFrom !== undefined ? `, cut from ${req.cutFrom}` : ''}): ${JSON.stringify(req.body.toString('utf8').slice(0, 400))}` +
       (req.body.includes(INVALID_UTF8_MARK) ? ' (\\ue000: the bytes C3 28 FF 80)' : '')
@@ -842,11 +859,23 @@ export function send(
   } else if (req.who.kind === 'bad') {
     headers.authorization = req.who.header;
   }
+  let path = req.path;
+  if (req.who.kind === 'session') {
+    // The browser app's twin of the endpoint, with what the page's fetch sends.
+    path = path.replace(/^\/api\/v1\//, '/json/');
+    const session = fuzzSessions.get(req.who.name);
+    if (session) {
+      headers.cookie = `confab_session=${session.token}`;
+      headers['x-csrf-token'] = session.csrfToken;
+    }
+    headers.origin = new URL(ts.url).origin;
+    headers['sec-fetch-site'] = 'same-origin';
+  }
   const body = req.body ? withInvalidUtf8(withInvalidUtf8Form(req)) : undefined;
   if (body) headers['content-length'] = String(body.length);
   return new Promise((resolve, reject) => {
     const r = http.request(
-      new URL(withInvalidUtf8Escapes(req.path), ts.url),
+      new URL(withInvalidUtf8Escapes(path), ts.url),
       { method: req.method, headers, agent },
       (res) => {
         const chunks: Buffer[] = [];
@@ -997,11 +1026,19 @@ export async function fuzzEndpoint(
   const keys = currentKeys(ts);
   const requests: FuzzRequest[] = [];
   for (let i = 0; i < n; i++) requests.push(randomRequest(ep, r, accepted, real));
-  // As an owner, as a member and without credentials, whatever the random draw gave.
+  // As an owner, as a member and without credentials, whatever the random draw gave; and as the
+  // browser app of an owner and of a member (under /json/).
   for (const who of ['desdemona', 'hamlet', null] as const) {
     for (let i = 0; i < 2; i++) {
       const req = randomRequest(ep, r, accepted, real);
       req.who = who === null ? { kind: 'anonymous' } : { kind: 'user', name: who };
+      requests.push(req);
+    }
+  }
+  for (const name of ['desdemona', 'hamlet']) {
+    for (let i = 0; i < 2; i++) {
+      const req = randomRequest(ep, r, accepted, real);
+      req.who = { kind: 'session', name };
       requests.push(req);
     }
   }

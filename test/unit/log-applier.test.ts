@@ -1,0 +1,148 @@
+/**
+ * The progress watch of a cluster node's log applier (src/cluster/log-applier.ts; docs/cluster.md
+ * "The log and what a node applies"), with the log played by hand: a consumer that stops
+ * delivering while the log holds more (what a node saw when its consumer's NATS server froze, and
+ * what it did before: nothing, for minutes) is made again from the last applied position, the
+ * stall shows in the applier's status while it lasts, and a stall that lasts past its limit stops
+ * the node. An idle log, or one the node cannot ask, is no stall.
+ */
+import t from 'tap';
+import type { Entry } from '../../src/cluster/jetstream.js';
+import type { ClusterLink } from '../../src/cluster/link.js';
+import { LogApplier } from '../../src/cluster/log-applier.js';
+import { pack } from '../../src/lib/pack.js';
+
+type Msg = { seq: number; subject: string; data: Uint8Array };
+
+/** A log of lease markers on realm 1, `last` entries long, and the consumers made on it. */
+function world(opts: {
+  last: number;
+  stallAfter?: number;
+  /** Every consumer made stops after `stallAfter` entries (not only the first). */
+  everyStalls?: boolean;
+  stallMs?: number;
+  exitMs?: number;
+}) {
+  let last = opts.last;
+  let unreachable = false;
+  const made: number[] = [];
+  const died: string[] = [];
+  const entry: Entry = { k: 'lease', node: 'n2', inc: 'x', term: 1 };
+  const msg = (seq: number): Msg => ({ seq, subject: 'confab.log.1', data: pack(entry) });
+  const consumer = (from: number) => {
+    made.push(from);
+    // The first consumer stops after `stallAfter` entries (its server froze); later ones do not.
+    const stalls = opts.stallAfter !== undefined && (made.length === 1 || opts.everyStalls);
+    const stopAt = stalls ? opts.stallAfter! : Infinity;
+    let closed = false;
+    let wake: (() => void) | null = null;
+    return {
+      close: () => {
+        closed = true;
+        wake?.();
+        return Promise.resolve();
+      },
+      async *[Symbol.asyncIterator]() {
+        let seq = from;
+        for (;;) {
+          while (!closed && (seq > last || seq > stopAt))
+            await new Promise<void>((r) => {
+              wake = r;
+              setTimeout(r, 20);
+            });
+          if (closed) return;
+          yield msg(seq++);
+        }
+      },
+    };
+  };
+  const link = {
+    opts: { stallMs: opts.stallMs ?? 300, stallExitMs: opts.exitMs ?? 60_000 },
+    names: { stream: 'LOG', log: 'confab.log' },
+    checkConnection: () => undefined,
+    js: {
+      consumers: {
+        get: (_stream: string, o: { opt_start_seq?: number }) =>
+          Promise.resolve({ consume: () => Promise.resolve(consumer(o.opt_start_seq ?? 1)) }),
+      },
+    },
+    jsm: {
+      streams: {
+        info: () =>
+          unreachable
+            ? Promise.reject(new Error('no answer'))
+            : Promise.resolve({ state: { last_seq: last } }),
+      },
+    },
+  } as unknown as ClusterLink;
+  let applied = 0;
+  const replication = {
+    state: () => ({ applied: 0, unacked: 0 }),
+    markApplied: (seq: number) => void (applied = seq),
+    flushApplied: () => undefined,
+  };
+  const applier = new LogApplier({
+    link,
+    replication: replication as never,
+    ids: { withoutBlocksSync: <T>(f: () => T) => f() } as never,
+    queues: { publish: () => undefined, endSessions: () => undefined } as never,
+    hooks: {},
+    mine: () => false,
+    applied: () => undefined,
+    die: (reason) => void died.push(reason),
+  });
+  return {
+    applier,
+    made,
+    died,
+    applied: () => applied,
+    grow: (n: number) => void (last += n),
+    cut: (off: boolean) => void (unreachable = off),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, ok: () => boolean, ms = 10_000) {
+  for (const deadline = Date.now() + ms; !ok(); await sleep(25))
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+}
+
+t.test('a consumer that stops delivering is made again from the last applied entry', async (t) => {
+  const w = world({ last: 5, stallAfter: 3 });
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('three entries applied', () => w.applier.applied === 3);
+  await until('the stall seen', () => w.applier.status().stalled);
+  t.ok(w.applier.status().behindFor > 0, 'the status says for how long');
+  await until('the rest applied', () => w.applier.applied === 5);
+  t.same(w.made, [1, 4], 'a second consumer, from entry 4');
+  t.equal(w.applier.status().consumerRestarts, 1, 'counted');
+  await until('the stall over', () => !w.applier.status().stalled);
+  t.same(w.died, [], 'the node goes on');
+});
+
+t.test('an idle log, or one that does not answer, is no stall', async (t) => {
+  const w = world({ last: 2 });
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('both entries applied', () => w.applier.applied === 2);
+  w.cut(true);
+  await sleep(2500);
+  t.same(w.made, [1], 'one consumer all along');
+  t.notOk(w.applier.status().stalled, 'no stall');
+  w.cut(false);
+  w.grow(2);
+  await until('new entries applied by the same consumer', () => w.applier.applied === 4);
+  t.same(w.made, [1]);
+});
+
+t.test('a stall that outlasts its limit stops the node, for its supervisor', async (t) => {
+  const w = world({ last: 5, stallAfter: 2, everyStalls: true, exitMs: 1500 });
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('the node stopped', () => w.died.length > 0);
+  t.equal(w.applier.applied, 2, 'nothing past the stall was applied');
+  t.ok(w.made.length >= 2, `consumers made again meanwhile (${w.made.length})`);
+  t.match(w.died[0], /applied nothing for \d+ s while the log held 3 more entries/, 'and says why');
+});
