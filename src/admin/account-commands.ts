@@ -304,7 +304,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
   },
 
   'list-invitations': {
-    summary: 'List a realm’s pending invitations with their links (Confab sends no e-mail).',
+    summary: 'List a realm’s pending invitations with their links (to pass on by hand).',
     options: { ...REALM_OPT },
     describe: { ...REALM_DESC },
     required: ['realm'],

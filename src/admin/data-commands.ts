@@ -1,6 +1,6 @@
 /**
  * The admin tool's commands on a server's data: backup and restore of the data directory, export
- * and import of a realm, the running server's event-queue statistics, and the mail outbox.
+ * and import of a realm, the running server's event-queue statistics, the mail outbox, and bots.
  */
 import { nowSeconds } from '../config.js';
 import { backupDataDir } from './backup.js';
@@ -9,6 +9,7 @@ import { importRealmFromFile } from './realm-import.js';
 import type { AdminCommand } from './commands.js';
 import { realmArg, REALM_DESC, REALM_OPT, str } from './command-args.js';
 import { UsageError } from './errors.js';
+import { BotType } from '../lib/roles.js';
 import { recordToolAction } from './ops-commands.js';
 
 export const DATA_COMMANDS: Record<string, AdminCommand> = {
@@ -45,7 +46,7 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
 
   'export-realm': {
     summary: 'Export a realm to an archive (.tar.gz) that import-realm reads.',
-    details: 'The archive format is described in docs/operations.md "Realm export and import".',
+    details: 'The archive format is described in docs/operations.md "Moving a realm".',
     options: { ...REALM_OPT, to: { type: 'string' }, 'public-only': { type: 'boolean' } },
     describe: {
       ...REALM_DESC,
@@ -150,6 +151,46 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
           ...m,
           age_seconds: Math.max(0, now - m.created_at),
         })),
+      });
+    },
+  },
+
+  bots: {
+    summary: 'A realm’s bots (docs/integrations.md): kind, owner, state; never their keys.',
+    details:
+      'Each bot with its id, address, name, kind (generic, incoming_webhook, outgoing_webhook),\n' +
+      'owner (none for the system bots), whether it is active, and an outgoing-webhook bot’s\n' +
+      'endpoint; with the outgoing-webhook calls waiting in the server’s queue.',
+    options: { ...REALM_OPT },
+    describe: { ...REALM_DESC },
+    required: ['realm'],
+    readOnly: true,
+    run(rt, args) {
+      const row = realmArg(rt, args);
+      const users = rt.store.users.byRealm(row.id);
+      const emailOf = new Map(users.map((u) => [u.id, u.email]));
+      const kinds: Record<number, string> = {
+        [BotType.DEFAULT]: 'generic',
+        [BotType.INCOMING_WEBHOOK]: 'incoming_webhook',
+        [BotType.OUTGOING_WEBHOOK]: 'outgoing_webhook',
+      };
+      const bots = users
+        .filter((u) => u.is_bot === 1)
+        .map((u) => ({
+          user_id: u.id,
+          email: u.email,
+          full_name: u.full_name,
+          kind: kinds[u.bot_type ?? BotType.DEFAULT] ?? String(u.bot_type),
+          owner: u.bot_owner_id === null ? null : (emailOf.get(u.bot_owner_id) ?? null),
+          is_active: u.is_active === 1,
+          ...(u.bot_type === BotType.OUTGOING_WEBHOOK
+            ? { endpoint: rt.store.bots.services(u.id)[0]?.base_url ?? null }
+            : {}),
+        }));
+      return Promise.resolve({
+        realm_id: row.id,
+        bots,
+        outgoing_webhook_calls_waiting: rt.store.outgoingWebhookCalls.count(),
       });
     },
   },

@@ -208,7 +208,7 @@ export const REALM_COMMANDS: Record<string, AdminCommand> = {
 
   'create-invitation': {
     summary: 'Make an invitation: a link for one e-mail address, or a reusable link (--multiuse).',
-    details: 'Confab sends no e-mail: the link is printed, for you to pass on.',
+    details: 'Nothing is mailed: the link is printed, for you to pass on.',
     options: {
       ...REALM_OPT,
       email: { type: 'string' },

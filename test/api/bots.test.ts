@@ -11,6 +11,7 @@ import t, { type Test } from 'tap';
 import { assertError, assertSuccess, type ApiClient } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { manage } from '../helpers/manage.js';
 import { kind, Listener } from '../helpers/queues.js';
 import { startServer } from '../helpers/server.js';
 import {
@@ -538,7 +539,7 @@ t.test('custom profile data: people have it, bots never', async (t) => {
 });
 
 t.test('creating, changing, renewing and deactivating a bot are in the audit log', async (t) => {
-  const { api, fx, server } = await startServer(t);
+  const { api, fx, server, dataDir } = await startServer(t);
   const created = assertSuccess(
     t,
     await api.post('hamlet', 'bots', {
@@ -579,4 +580,26 @@ t.test('creating, changing, renewing and deactivating a bot are in the audit log
   const all = JSON.stringify(rows);
   t.notOk(all.includes('s3cr3t'), 'the endpoint URL (which may hold a credential) is left out');
   t.notOk(all.includes(created.api_key as string), 'so is the key');
+
+  // The admin tool lists the realm's bots, through the running server, without their keys.
+  const listed = await manage(dataDir, ['bots', '--realm', '']);
+  t.equal(listed.status, 0, listed.stderr);
+  const listedBots = listed.json.bots as Record<string, unknown>[];
+  t.match(
+    listedBots.find((b) => b.email === 'notification-bot@zulip.com'),
+    { kind: 'generic', owner: null, is_active: true },
+    'the system bots, without an owner',
+  );
+  t.match(
+    listedBots.find((b) => b.user_id === botId),
+    {
+      full_name: 'Hook Bot 2',
+      kind: 'outgoing_webhook',
+      owner: fx.users.hamlet!.email,
+      is_active: false,
+      endpoint: 'https://hooks.example.com/T0123/s3cr3t',
+    },
+  );
+  t.equal(listed.json.outgoing_webhook_calls_waiting, 0);
+  t.notOk(listed.stdout.includes(created.api_key as string), 'no key in the listing');
 });

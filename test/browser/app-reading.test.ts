@@ -378,6 +378,12 @@ t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
     await narrow.page.click('.sidebar a.nav-item:has-text("general")');
     await waitFor(narrow.page, `document.querySelector('.app').dataset.drawer === 'closed'`);
     t.pass(`${mode} 390: choosing a channel closes the drawer`);
+    // A selected message shows its actions (a phone has no hover).
+    await narrow.page.mouse.move(200, 20); // off the list: no hovered message
+    await narrow.page.focus('.messages');
+    await narrow.page.keyboard.press('ArrowUp');
+    await narrow.page.waitForSelector('.msg.selected .msg-actions');
+    await screenshot(narrow.page, t, `selected-390-${mode}`);
     // The dialogs on a phone: the jump list and the settings.
     await narrow.page.keyboard.press('Control+k');
     await narrow.page.waitForSelector('.jump input:focus');

@@ -33,6 +33,16 @@ function rowAt(scroller: HTMLElement): Anchor | null {
   return null;
 }
 
+/** Whether the last message of the list is wholly in view. */
+function newestShown(el: HTMLElement): boolean {
+  const rows = el.querySelectorAll('.msg');
+  const last = rows[rows.length - 1];
+  return (
+    last !== undefined &&
+    last.getBoundingClientRect().bottom <= el.getBoundingClientRect().bottom + 1
+  );
+}
+
 function atBottom(el: HTMLElement): boolean {
   return el.scrollHeight - el.scrollTop - el.clientHeight < BOTTOM_SLACK;
 }
@@ -232,7 +242,8 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     if (!el) return;
     keepPin();
     if (measure && view.current.positioned) view.current.bottom = atBottom(el);
-    const bottomNow = view.current.bottom && list.atNewest();
+    // At the newest: scrolled to the end, or with the newest message wholly in view.
+    const bottomNow = list.atNewest() && (view.current.bottom || newestShown(el));
     let unread = 0;
     if (!bottomNow) {
       const limit = el.getBoundingClientRect().bottom;
