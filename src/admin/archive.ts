@@ -1,5 +1,5 @@
 /**
- * The realm export archive (docs/operations.md "Realm export and import"): a gzipped tar with
+ * The realm export archive (docs/operations.md "Moving a realm"): a gzipped tar with
  *
  *   export.json          ExportManifest below
  *   tables/<table>.json  a JSON array of the table's rows (column → value, as stored), one file

@@ -89,7 +89,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
 
 /** A command's --help text. */
 export function commandHelp(name: string, cmd: AdminCommand): string {
-  const lines = [`npm run manage -- ${name} [options]`, '', cmd.summary];
+  const lines = [`npm run -s manage -- ${name} [options]`, '', cmd.summary];
   if (cmd.details) lines.push('', cmd.details);
   const names = Object.keys(cmd.options);
   if (names.length > 0) {

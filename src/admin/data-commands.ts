@@ -46,7 +46,7 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
 
   'export-realm': {
     summary: 'Export a realm to an archive (.tar.gz) that import-realm reads.',
-    details: 'The archive format is described in docs/operations.md "Realm export and import".',
+    details: 'The archive format is described in docs/operations.md "Moving a realm".',
     options: { ...REALM_OPT, to: { type: 'string' }, 'public-only': { type: 'boolean' } },
     describe: {
       ...REALM_DESC,

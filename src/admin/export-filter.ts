@@ -1,5 +1,5 @@
 /**
- * Which of a realm's rows an export carries (docs/operations.md "Realm export and import").
+ * Which of a realm's rows an export carries (docs/operations.md "Moving a realm").
  *
  *   full        everything (the admin tool's export-realm)
  *   public      the API's public export (export_type 1): public channels and their messages,

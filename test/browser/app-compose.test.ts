@@ -108,6 +108,7 @@ t.test('direct messages, one-to-one and group', async (t) => {
   await page.click('button[aria-label="New direct message"]');
   await page.waitForSelector('#compose-dm:focus');
   await page.keyboard.type('Othel');
+  await page.waitForSelector('[role="option"]:has-text("Othello")');
   await page.keyboard.press('Enter');
   await page.waitForSelector('.pill >> text=Othello');
   await page.keyboard.press('Enter'); // on to the message
