@@ -165,6 +165,12 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
             if (!realm) throw new Error(`no realm ${realmId}`);
             await exports.failOrphaned(realm, id);
           },
+          // A realm taken over: what its previous owner left in the store goes from here.
+          realmOwned: () => {
+            mailer?.wake();
+            missedMail?.wake();
+            outgoing?.wake();
+          },
         })
       : null;
   // Outgoing mail: the realms write it to the outbox, the sender delivers it (docs/mail.md).

@@ -48,6 +48,11 @@ export type NodeHooks = ApplierHooks & {
    * (src/admin/export-jobs.ts failOrphaned; export-runs.ts decides).
    */
   exportOrphaned?: (realmId: number, id: number) => Promise<void>;
+  /**
+   * This node now owns the realm (a takeover): work kept in the store for its owner (the mail
+   * outbox, missed-message batches, outgoing-webhook calls) is looked at.
+   */
+  realmOwned?: (realmId: number) => void;
 };
 
 export class ClusterNode implements RealmPlacement {
@@ -336,6 +341,7 @@ export class ClusterNode implements RealmPlacement {
         this.forwarder.serve(realmId);
         this.registry?.get(realmId);
         console.error(`cluster ${node}: owns realm ${realmId} (lease ${term})`);
+        this.hooks.realmOwned?.(realmId);
         return;
       }
       // Given up: the lease goes back, for another node (or this one, at a later tick).

@@ -4,9 +4,9 @@
  * messages one-to-one and in a group, drafts across narrows and a reload, reactions both ways,
  * edits and deletions seen by both users, uploads by the button, paste and drop (and a file too
  * large), typing notifications both ways, desktop notifications (permission granted),
- * autocomplete (topics, people, groups, channels, emoji), a custom emoji from the picker, a
- * topic moved by another user. The second user acts through the API, or in a page of their own
- * where both users must see a change.
+ * autocomplete (topics, people, groups, channels, emoji), a custom emoji from the picker, the
+ * realm's edit and delete limits, a topic moved by another user. The second user acts through
+ * the API, or in a page of their own where both users must see a change.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -15,7 +15,7 @@ import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../hel
 import { basicAuth, rawRequest } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import { multipartWithFile, tinyPng } from '../helpers/images.js';
-import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
+import { seedChannelMessages, sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
@@ -108,6 +108,7 @@ t.test('direct messages, one-to-one and group', async (t) => {
   await page.click('button[aria-label="New direct message"]');
   await page.waitForSelector('#compose-dm:focus');
   await page.keyboard.type('Othel');
+  await page.waitForSelector('[role="option"]:has-text("Othello")');
   await page.keyboard.press('Enter');
   await page.waitForSelector('.pill >> text=Othello');
   await page.keyboard.press('Enter'); // on to the message
@@ -367,6 +368,50 @@ t.test('edits and deletions, seen by both users', async (t) => {
   t.pass('a topic edit (a move) seen by the author: gone from the old topic, in the new');
   h.watch.assertClean(t, /WebSocket|status of 401/);
   o.watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test("editing and deleting one's messages within the realm's limits", async (t) => {
+  if (NO_CHROMIUM) return;
+  const r = await ts.api.patch('iago', 'realm', { message_content_delete_limit_seconds: 60 });
+  t.equal(r.status, 200, 'deleting allowed for a minute; editing for ten (the default)');
+  const everyone = ['hamlet', 'othello', 'iago', 'cordelia'].map((n) => ts.fx.users[n]!.id);
+  seedChannelMessages(ts, {
+    senderId: ts.fx.users.hamlet!.id,
+    streamId: general,
+    topic: 'limits',
+    count: 1,
+    recipients: everyone,
+    flags: 1,
+    dateSent: Math.floor(Date.now() / 1000) - 3600,
+    text: () => 'An hour old',
+  });
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('limits') });
+  await waitMessage(page, 'An hour old');
+  const old = page.locator('.msg', { hasText: 'An hour old' });
+  await old.hover();
+  await old.locator('button[aria-label="Edit"]').waitFor();
+  t.equal(await old.locator('button[aria-label="Delete"]').count(), 0, 'too old to delete');
+  await old.locator('button[aria-label="Edit"]').click();
+  await page.waitForSelector('.edit-box input');
+  t.equal(
+    await page.locator('.edit-box textarea').count(),
+    0,
+    'too old to edit its words; its topic may still change',
+  );
+  await page.keyboard.press('Escape');
+  await type(page, 'Just now');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
+  const fresh = page.locator('.msg', { hasText: 'Just now' });
+  await fresh.hover();
+  await fresh.locator('button[aria-label="Edit"]').waitFor();
+  t.equal(await fresh.locator('button[aria-label="Delete"]').count(), 1, 'a new one can go');
+  await fresh.locator('button[aria-label="Edit"]').click();
+  await page.waitForSelector('.edit-box textarea');
+  t.pass('and be edited');
+  await page.keyboard.press('Escape');
+  await ts.api.patch('iago', 'realm', { message_content_delete_limit_seconds: null });
+  watch.assertClean(t, /WebSocket|status of 401/);
 });
 
 t.test('uploads: button, paste, drop, and a file too large', async (t) => {

@@ -86,6 +86,8 @@ t.test(
     // Ada writes to Desdemona; each sees the other's message live.
     await guest.click('button[aria-label="New direct message"]');
     await guest.keyboard.type('Desdem');
+    // The suggestion (the realm's people arrive just after the first screen).
+    await guest.waitForSelector('[role="option"]:has-text("Desdemona")');
     await guest.keyboard.press('Enter');
     await guest.keyboard.press('Enter');
     await guest.keyboard.type('Hello, thanks for the invitation!');
