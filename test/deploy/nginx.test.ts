@@ -67,6 +67,7 @@ function siteConfig(dir: string, upstream: string, httpPort: number, httpsPort: 
   swap(/chat\.example\.com/g, HOST);
   swap('server 127.0.0.1:9991;', `server ${upstream};`);
   swap('listen 80;', `listen ${httpPort};`);
+  swap('root /var/www/letsencrypt;', `root ${path.join(dir, 'acme')};`);
   swap('listen 443 ssl http2;', `listen ${httpsPort} ssl http2;`);
   // IPv6 may be off where the tests run.
   swap(/^\s*listen \[::\]:\d+.*$/gm, '');
@@ -91,6 +92,11 @@ async function run(t: Test, nginxBin: string): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-nginx-'));
   // nginx's workers (nobody, when the tests run as root) reach their temp directories here.
   fs.chmodSync(dir, 0o755);
+  // certbot's webroot (the port-80 block serves the ACME challenge from it).
+  const acmeToken = 'a-challenge-token';
+  const acme = path.join(dir, 'acme/.well-known/acme-challenge');
+  fs.mkdirSync(acme, { recursive: true, mode: 0o755 });
+  fs.writeFileSync(path.join(acme, acmeToken), `${acmeToken}.key-authorization`, { mode: 0o644 });
   if (!process.env.KEEP_NGINX_DIR)
     t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -221,6 +227,14 @@ async function run(t: Test, nginxBin: string): Promise<void> {
     });
     t.equal(redirect.status, 301);
     t.equal(redirect.headers.location, `https://${HOST}/api/v1/users/me?x=1`);
+    // A renewal with nginx running: certbot's webroot answers the ACME challenge on port 80.
+    const challenge = await rawRequest(`http://127.0.0.1:${httpPort}`, {
+      method: 'GET',
+      path: `/.well-known/acme-challenge/${acmeToken}`,
+      headers: { host: HOST },
+    });
+    t.equal(challenge.status, 200, 'the ACME challenge is served, not redirected');
+    t.equal(challenge.text, `${acmeToken}.key-authorization`);
   });
 
   await t.test('long-polling through nginx', async (t) => {
