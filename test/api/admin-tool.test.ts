@@ -6,7 +6,6 @@
  * everywhere, check the configuration); and the audit log, which records every administrative
  * action by the tool or the API (who, what, when, from where) and which the tool reads.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -15,7 +14,6 @@ import t, { type Test } from 'tap';
 import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
 import { firstOwner, startChild, type ChildServer } from '../helpers/child-server.js';
 import { manage, type ManageRun } from '../helpers/manage.js';
-import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 
 t.setTimeout(600_000);
 
@@ -60,27 +58,7 @@ function api(server: ChildServer, owner: { email: string; apiKey: string }) {
 
 /** The admin tool as another operating-system user (`uid`), root only. */
 function manageAs(uid: number, dataDir: string, args: string[]): Promise<ManageRun> {
-  const node = plainNode([path.join(DIST_SRC, 'manage.js'), ...args], { DATA_DIR: dataDir });
-  return new Promise((resolve, reject) => {
-    const child = spawn(node.file, node.args, { env: node.env, uid, gid: uid, cwd: '/' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => {
-      let json: Record<string, unknown> = {};
-      try {
-        json = JSON.parse(status === 0 ? stdout : stderr.split('\n')[0]!) as Record<
-          string,
-          unknown
-        >;
-      } catch {
-        // not JSON
-      }
-      resolve({ status, stdout, stderr, json });
-    });
-  });
+  return manage(dataDir, args, { uid, cwd: '/' });
 }
 
 t.test('a data directory that does not exist, or holds no database, is refused', async (t) => {

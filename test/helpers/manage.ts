@@ -18,7 +18,8 @@ export type ManageRun = {
 export function manage(
   dataDir: string | null,
   args: string[],
-  opts: { stdin?: string; env?: Record<string, string> } = {},
+  /** `uid`: run as that operating-system user (and group of the same id; root only). */
+  opts: { stdin?: string; env?: Record<string, string>; uid?: number; cwd?: string } = {},
 ): Promise<ManageRun> {
   return new Promise((resolve, reject) => {
     const node = plainNode([path.join(DIST_SRC, 'manage.js'), ...args], opts.env);
@@ -27,6 +28,8 @@ export function manage(
     const child = spawn(node.file, node.args, {
       env: node.env,
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
+      ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
     });
     let stdout = '';
     let stderr = '';
