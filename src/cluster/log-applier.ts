@@ -4,8 +4,9 @@
  * applied position. For each entry it applies another node's rows (UPSERT/DELETE by primary key)
  * and records the position in one transaction, refreshes the affected parts of the realm's read
  * model and delivers the entry's events to its own queues; an entry this process wrote is in its
- * copy already (only its bookkeeping is recorded; the writer delivered its events at the append's
- * acknowledgement, log-writer.ts).
+ * copy already (only its bookkeeping is recorded; the writer delivers its events at the append's
+ * acknowledgement, or here, when the entry is met before that: log-writer.ts `inLog`). Either way
+ * a node's queues get the log's events in log order.
  *
  * Also here: the log's position (one JetStream question shared by the callers that arrive while it
  * is under way), waiting until a position is applied, the read barrier, and the progress watch:
@@ -47,6 +48,11 @@ export type ApplierParts = {
   hooks: ApplierHooks;
   /** Whether this process wrote the entry (its rows are in this copy since their COMMIT). */
   mine: (e: Entry) => boolean;
+  /**
+   * An entry this process wrote, with this message id, is in the log: its events are delivered now
+   * unless its append's acknowledgement delivered them already (LogWriter.inLog).
+   */
+  mineInLog: (msgId: string) => void;
   /** After each entry (a snapshot may be due). */
   applied: () => void;
   /** This node must stop: its copy cannot follow the log. */
@@ -145,7 +151,8 @@ export class LogApplier {
           return;
         }
         try {
-          this.onEntry(m.seq, Number(m.subject.slice(prefix)), unpack<Entry>(m.data));
+          const msgId = m.headers?.get('Nats-Msg-Id') ?? '';
+          this.onEntry(m.seq, Number(m.subject.slice(prefix)), unpack<Entry>(m.data), msgId);
         } catch (err) {
           // A node that cannot apply the log must not serve from a diverged copy.
           this.parts.die(`applying log entry ${m.seq} failed: ${String(err)}`);
@@ -158,7 +165,7 @@ export class LogApplier {
     }
   }
 
-  private onEntry(seq: number, realmId: number, e: Entry): void {
+  private onEntry(seq: number, realmId: number, e: Entry, msgId: string): void {
     if (e.k === 'seed') {
       // The seeded database reaches other nodes as a snapshot at this position (seed.ts), so a
       // node applying the entry itself started without it: empty, before the seed.
@@ -197,8 +204,10 @@ export class LogApplier {
         exportsChanged();
     }
     this.parts.applied();
-    // This process delivered its own entries' events at their append's acknowledgement.
-    if (e.k === 'batch' && !mine) {
+    // This process's own entries: delivered by the writer, now unless their acknowledgement came
+    // first (a late one must not put them after the entries that follow them here).
+    if (e.k === 'batch' && mine) this.parts.mineInLog(msgId);
+    else if (e.k === 'batch') {
       if (e.events.length > 0) this.parts.queues.publish(realmId, e.events);
       for (const users of e.ended) this.parts.queues.endSessions(realmId, users);
     }

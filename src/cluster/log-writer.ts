@@ -17,6 +17,11 @@
  *   commands answered: no client sees an event, or hears "success", for a write the log might
  *   refuse. A queue registered on this node between the COMMIT and the acknowledgement does not
  *   get the batch's events: its snapshot, read after the COMMIT, holds the batch already.
+ * - The events go at the append's acknowledgement or when the log applier meets the entry in the
+ *   log (`inLog`), whichever comes first, once: the applier delivers every entry after it (other
+ *   nodes' too) in log order, so an acknowledgement that comes late (the node frozen with the
+ *   append unanswered, its lease taken meanwhile, the entry found by its message id after the
+ *   thaw) must not deliver the batch after the new owner's entries that follow it in the log.
  * - A batch the log refused was committed here and is in no other copy: the node stops, and
  *   starts again from the log (src/cluster/main.ts rebuilds a copy with unacknowledged commits).
  */
@@ -40,6 +45,11 @@ export const APPEND_PATIENCE_MS = 120_000;
 
 /** A batch committed here whose append has not settled. */
 type Sealed = {
+  realmId: number;
+  /** Its entry's message id ('': nothing went to the log). */
+  msgId: string;
+  /** Its events were delivered (at the acknowledgement, or by the applier: `inLog`). */
+  delivered: boolean;
   events: OutboundEvent[];
   ended: (readonly number[] | null)[];
   /** Its append has gone to NATS. */
@@ -59,8 +69,6 @@ type Writing = {
   tail: Promise<void>;
   /** Batches sealed whose appends have not settled yet. */
   inFlight: number;
-  /** Batches committed whose events are not delivered yet, in order. */
-  undelivered: Sealed[];
   /** Where the realm's new rows get their ids. */
   ids: RealmIdBlocks;
 };
@@ -82,17 +90,22 @@ export class LogWriter implements CommitStrategy {
   private readonly realms = new Map<number, Writing>();
   private serial = 0;
   private closing = false;
+  /**
+   * Batches committed here whose entries' events are not delivered yet, by message id, in order;
+   * kept after the node stops writing their realm (their appends go on).
+   */
+  private readonly undelivered = new Map<string, Sealed>();
 
   constructor(private readonly parts: WriterParts) {
     parts.queues.watchRegistrations((rt) => {
-      for (const s of this.realms.get(rt.realmId)?.undelivered ?? [])
-        (s.except ??= new Set()).add(rt);
+      for (const s of this.undelivered.values())
+        if (s.realmId === rt.realmId) (s.except ??= new Set()).add(rt);
     });
   }
 
   /** The realm's lease marker is in the log at `last`: this node writes the realm from now on. */
   start(realmId: number, last: number, ids: RealmIdBlocks): void {
-    this.realms.set(realmId, { last, tail: Promise.resolve(), inFlight: 0, undelivered: [], ids });
+    this.realms.set(realmId, { last, tail: Promise.resolve(), inFlight: 0, ids });
   }
 
   /**
@@ -146,22 +159,36 @@ export class LogWriter implements CommitStrategy {
       throw err;
     }
     const s = sealed as unknown as Sealed;
-    // Committed: its events wait for the log (delivered in order: each step follows the last).
-    const list = w!.undelivered;
-    list.push(s);
+    // Committed: its events wait for the log (delivered in order: each step follows the last, and
+    // the applier meets the realm's entries in log order).
+    if (s.msgId !== '') this.undelivered.set(s.msgId, s);
     const settled = s.step.then(
-      () => {
-        list.splice(list.indexOf(s), 1);
-        if (s.events.length > 0)
-          this.parts.queues.publish(realmId, s.events, s.except ?? undefined);
-        for (const users of s.ended) this.parts.queues.endSessions(realmId, users);
-      },
+      () => this.deliver(s),
       (err: unknown) => {
-        list.splice(list.indexOf(s), 1);
+        this.undelivered.delete(s.msgId);
         throw err;
       },
     );
     return { settled };
+  }
+
+  /**
+   * The log applier met the entry this process appended with message id `msgId` (log-applier.ts):
+   * the log holds it, so its batch's events are delivered now if its acknowledgement has not
+   * delivered them yet — before the applier delivers any entry that follows it in the log.
+   */
+  inLog(msgId: string): void {
+    const s = this.undelivered.get(msgId);
+    if (s) this.deliver(s);
+  }
+
+  /** Delivers a batch's events and ended sessions to this node's queues, once. */
+  private deliver(s: Sealed): void {
+    if (s.delivered) return;
+    s.delivered = true;
+    this.undelivered.delete(s.msgId);
+    if (s.events.length > 0) this.parts.queues.publish(s.realmId, s.events, s.except ?? undefined);
+    for (const users of s.ended) this.parts.queues.endSessions(s.realmId, users);
   }
 
   /**
@@ -177,6 +204,9 @@ export class LogWriter implements CommitStrategy {
     if (changes.length > 0) replication.noteUnacked(1);
     const { events, ended } = effects;
     const sealed: Sealed = {
+      realmId,
+      msgId: '',
+      delivered: false,
       events,
       ended,
       sent: false,
@@ -196,6 +226,7 @@ export class LogWriter implements CommitStrategy {
       ended,
     };
     const msgId = this.nextMsgId();
+    sealed.msgId = msgId;
     const send = () => {
       if (sealed.cancelled) return Promise.reject(new NotOwnerError());
       sealed.sent = true;

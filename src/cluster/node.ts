@@ -115,6 +115,7 @@ export class ClusterNode implements RealmPlacement {
       queues,
       hooks,
       mine: (e) => e.node === node && e.inc === incarnation,
+      mineInLog: (msgId) => this.writer.inLog(msgId),
       applied: () => this.maybeSnapshot(),
       die: (reason) => this.die(reason),
     });

@@ -88,6 +88,7 @@ function world(opts: {
     queues: { publish: () => undefined, endSessions: () => undefined } as never,
     hooks: {},
     mine: () => false,
+    mineInLog: () => undefined,
     applied: () => undefined,
     die: (reason) => void died.push(reason),
   });
