@@ -80,12 +80,22 @@ function checkedLookup(allowPrivate: boolean | readonly string[]) {
   };
 }
 
-/** Fetches `url` into the file `dest` (created or truncated). */
-export async function fetchToFile(
+/** One request's outcome: the answer, or a redirect to follow. */
+type Hop<T> = T | { redirect: string };
+
+/**
+ * Requests `url` through `one`, following at most `limits.maxRedirects` redirects, all within
+ * `limits.timeoutMs`. Each target (the first and every redirect's) must be http or https, carry
+ * no credentials, and not be a refused literal address; names are checked when they resolve
+ * (checkedLookup). Refusals answer `refusedStatus`; `verb` says what is done with a target.
+ */
+async function followChecked<T extends object>(
   url: string,
-  dest: string,
   limits: FetchLimits,
-): Promise<Fetched> {
+  refusedStatus: number,
+  verb: string,
+  one: (u: URL, deadline: number) => Promise<Hop<T>>,
+): Promise<T> {
   const deadline = Date.now() + limits.timeoutMs;
   let current = url;
   for (let hop = 0; ; hop++) {
@@ -93,17 +103,19 @@ export async function fetchToFile(
     try {
       u = new URL(current);
     } catch {
-      throw new ProxyFetchError('not a URL', 404);
+      throw new ProxyFetchError('not a URL', refusedStatus);
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:')
-      throw new ProxyFetchError('only http and https are fetched', 404);
-    if (u.username || u.password) throw new ProxyFetchError('credentials in the URL', 404);
+      throw new ProxyFetchError(`only http and https are ${verb}`, refusedStatus);
+    if (u.username || u.password)
+      throw new ProxyFetchError('credentials in the URL', refusedStatus);
     const host = u.hostname.replace(/^\[|\]$/g, '');
     if (net.isIP(host) && !permitted(host, limits.allowPrivate))
-      throw new ProxyFetchError('refused address', 404);
-    const r = await oneRequest(u, dest, limits, deadline);
+      throw new ProxyFetchError('refused address', refusedStatus);
+    const r = await one(u, deadline);
     if ('redirect' in r) {
-      if (hop >= limits.maxRedirects) throw new ProxyFetchError('too many redirects', 404);
+      if (hop >= limits.maxRedirects)
+        throw new ProxyFetchError('too many redirects', refusedStatus);
       current = new URL(r.redirect, u).href;
       continue;
     }
@@ -111,12 +123,28 @@ export async function fetchToFile(
   }
 }
 
-function oneRequest(
+/** How one request's answer is taken: the first `done` or `fail` settles it, later ones do nothing. */
+type Settle<T> = {
+  done: (value: Hop<T>) => void;
+  fail: (e: ProxyFetchError) => void;
+};
+
+/**
+ * One request to `u` (to a checked address, without a shared agent) that must be answered by
+ * `deadline`: a connection refused by the address policy fails with `refusedStatus`, other
+ * errors with 502; a redirect with a Location (`isRedirect`) settles as one; any other answer
+ * goes to `onAnswer`. `body` is sent as the request's body.
+ */
+function checkedRequest<T>(
   u: URL,
-  dest: string,
-  limits: FetchLimits,
+  options: { method: string; headers: http.OutgoingHttpHeaders },
   deadline: number,
-): Promise<Fetched | { redirect: string }> {
+  refusedStatus: number,
+  isRedirect: (status: number) => boolean,
+  onAnswer: (res: http.IncomingMessage, settle: Settle<T>) => void,
+  allowPrivate: boolean | readonly string[],
+  body?: string,
+): Promise<Hop<T>> {
   return new Promise((resolve, reject) => {
     const remaining = deadline - Date.now();
     if (remaining <= 0) return reject(new ProxyFetchError('timed out', 504));
@@ -128,76 +156,98 @@ function oneRequest(
       req.destroy();
       reject(e);
     };
+    const done = (value: Hop<T>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(value);
+    };
     const timer = setTimeout(() => fail(new ProxyFetchError('timed out', 504)), remaining);
     const lib = u.protocol === 'https:' ? https : http;
     const req = lib.request(u, {
-      method: 'GET',
-      lookup: checkedLookup(limits.allowPrivate),
-      headers: {
-        'User-Agent': 'Confab image proxy',
-        Accept: 'image/*, video/mp4, video/webm',
-        'Accept-Encoding': 'identity',
-      },
+      ...options,
+      lookup: checkedLookup(allowPrivate),
       agent: false,
     });
     req.on('error', (err: NodeJS.ErrnoException) =>
       fail(
         err.code === 'EREFUSEDADDRESS'
-          ? new ProxyFetchError('refused address', 404)
+          ? new ProxyFetchError('refused address', refusedStatus)
           : new ProxyFetchError(`upstream: ${err.message}`, 502),
       ),
     );
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location) {
+      if (isRedirect(status) && res.headers.location) {
         res.resume();
-        settled = true;
-        clearTimeout(timer);
+        done({ redirect: res.headers.location });
         req.destroy();
-        return resolve({ redirect: res.headers.location });
+        return;
       }
-      if (status !== 200) {
-        res.resume();
-        return fail(new ProxyFetchError(`upstream answered ${status}`, 404));
-      }
-      const contentType = String(res.headers['content-type'] ?? '');
-      if (!isProxiedType(contentType)) {
-        res.resume();
-        return fail(new ProxyFetchError('not an image', 404));
-      }
-      const declared = Number(res.headers['content-length'] ?? NaN);
-      if (Number.isFinite(declared) && declared > limits.maxBytes) {
-        res.resume();
-        return fail(new ProxyFetchError('too large', 404));
-      }
-      const out = fs.createWriteStream(dest, { mode: 0o600 });
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > limits.maxBytes) {
-          out.destroy();
-          fail(new ProxyFetchError('too large', 404));
-        }
-      });
-      res.on('error', () => fail(new ProxyFetchError('upstream closed early', 502)));
-      out.on('error', () => fail(new ProxyFetchError('could not store the answer', 502)));
-      res.pipe(out);
-      out.on('finish', () => {
-        if (settled) return;
-        if (!res.complete) return fail(new ProxyFetchError('upstream closed early', 502));
-        settled = true;
-        clearTimeout(timer);
-        resolve({
-          contentType: contentType.split(';')[0]!.trim().toLowerCase(),
-          size,
-          cacheControl: res.headers['cache-control'] ?? null,
-          lastModified: res.headers['last-modified'] ?? null,
-          etag: res.headers.etag ?? null,
-        });
-      });
+      onAnswer(res, { done, fail });
     });
-    req.end();
+    req.end(body);
   });
+}
+
+/** Fetches `url` into the file `dest` (created or truncated). */
+export function fetchToFile(url: string, dest: string, limits: FetchLimits): Promise<Fetched> {
+  return followChecked(url, limits, 404, 'fetched', (u, deadline) =>
+    checkedRequest<Fetched>(
+      u,
+      {
+        method: 'GET',
+        headers: {
+          'User-Agent': 'Confab image proxy',
+          Accept: 'image/*, video/mp4, video/webm',
+          'Accept-Encoding': 'identity',
+        },
+      },
+      deadline,
+      404,
+      (status) => status >= 300 && status < 400,
+      (res, { done, fail }) => {
+        const status = res.statusCode ?? 0;
+        if (status !== 200) {
+          res.resume();
+          return fail(new ProxyFetchError(`upstream answered ${status}`, 404));
+        }
+        const contentType = String(res.headers['content-type'] ?? '');
+        if (!isProxiedType(contentType)) {
+          res.resume();
+          return fail(new ProxyFetchError('not an image', 404));
+        }
+        const declared = Number(res.headers['content-length'] ?? NaN);
+        if (Number.isFinite(declared) && declared > limits.maxBytes) {
+          res.resume();
+          return fail(new ProxyFetchError('too large', 404));
+        }
+        const out = fs.createWriteStream(dest, { mode: 0o600 });
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limits.maxBytes) {
+            out.destroy();
+            fail(new ProxyFetchError('too large', 404));
+          }
+        });
+        res.on('error', () => fail(new ProxyFetchError('upstream closed early', 502)));
+        out.on('error', () => fail(new ProxyFetchError('could not store the answer', 502)));
+        res.pipe(out);
+        out.on('finish', () => {
+          if (!res.complete) return fail(new ProxyFetchError('upstream closed early', 502));
+          done({
+            contentType: contentType.split(';')[0]!.trim().toLowerCase(),
+            size,
+            cacheControl: res.headers['cache-control'] ?? null,
+            lastModified: res.headers['last-modified'] ?? null,
+            etag: res.headers.etag ?? null,
+          });
+        });
+      },
+      limits.allowPrivate,
+    ),
+  );
 }
 
 /** What a JSON POST got back (any status: the caller decides). */
@@ -211,100 +261,43 @@ export type Posted = { status: number; body: string };
  * webhooks (src/bots/outgoing-webhooks.ts). Throws ProxyFetchError (`refused address`, `timed
  * out`, `too large`, `upstream: …`).
  */
-export async function postJson(
+export function postJson(
   url: string,
   body: string,
   limits: FetchLimits,
   userAgent: string,
 ): Promise<Posted> {
-  const deadline = Date.now() + limits.timeoutMs;
-  let current = url;
-  for (let hop = 0; ; hop++) {
-    let u: URL;
-    try {
-      u = new URL(current);
-    } catch {
-      throw new ProxyFetchError('not a URL', 400);
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:')
-      throw new ProxyFetchError('only http and https are used', 400);
-    if (u.username || u.password) throw new ProxyFetchError('credentials in the URL', 400);
-    const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (net.isIP(host) && !permitted(host, limits.allowPrivate))
-      throw new ProxyFetchError('refused address', 400);
-    const r = await onePost(u, body, limits, deadline, userAgent);
-    if ('redirect' in r) {
-      if (hop >= limits.maxRedirects) throw new ProxyFetchError('too many redirects', 400);
-      current = new URL(r.redirect, u).href;
-      continue;
-    }
-    return r;
-  }
-}
-
-function onePost(
-  u: URL,
-  body: string,
-  limits: FetchLimits,
-  deadline: number,
-  userAgent: string,
-): Promise<Posted | { redirect: string }> {
-  return new Promise((resolve, reject) => {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) return reject(new ProxyFetchError('timed out', 504));
-    let settled = false;
-    const fail = (e: ProxyFetchError) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req.destroy();
-      reject(e);
-    };
-    const timer = setTimeout(() => fail(new ProxyFetchError('timed out', 504)), remaining);
-    const lib = u.protocol === 'https:' ? https : http;
-    const req = lib.request(u, {
-      method: 'POST',
-      lookup: checkedLookup(limits.allowPrivate),
-      headers: {
-        'User-Agent': userAgent,
-        'Content-Type': 'application/json',
-        'Content-Length': String(Buffer.byteLength(body)),
-        Accept: 'application/json',
-        'Accept-Encoding': 'identity',
+  return followChecked(url, limits, 400, 'used', (u, deadline) =>
+    checkedRequest<Posted>(
+      u,
+      {
+        method: 'POST',
+        headers: {
+          'User-Agent': userAgent,
+          'Content-Type': 'application/json',
+          'Content-Length': String(Buffer.byteLength(body)),
+          Accept: 'application/json',
+          'Accept-Encoding': 'identity',
+        },
       },
-      agent: false,
-    });
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      fail(
-        err.code === 'EREFUSEDADDRESS'
-          ? new ProxyFetchError('refused address', 400)
-          : new ProxyFetchError(`upstream: ${err.message}`, 502),
-      ),
-    );
-    req.on('response', (res) => {
-      const status = res.statusCode ?? 0;
-      if ([301, 302, 303, 307, 308].includes(status) && res.headers.location) {
-        res.resume();
-        settled = true;
-        clearTimeout(timer);
-        req.destroy();
-        return resolve({ redirect: res.headers.location });
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > limits.maxBytes) return fail(new ProxyFetchError('too large', 502));
-        chunks.push(chunk);
-      });
-      res.on('error', () => fail(new ProxyFetchError('upstream closed early', 502)));
-      res.on('end', () => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve({ status, body: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
-    req.end(body);
-  });
+      deadline,
+      400,
+      (status) => [301, 302, 303, 307, 308].includes(status),
+      (res, { done, fail }) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limits.maxBytes) return fail(new ProxyFetchError('too large', 502));
+          chunks.push(chunk);
+        });
+        res.on('error', () => fail(new ProxyFetchError('upstream closed early', 502)));
+        res.on('end', () =>
+          done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+      limits.allowPrivate,
+      body,
+    ),
+  );
 }
