@@ -19,6 +19,7 @@ import {
   type CreateRealmResult,
 } from './mutations/realms.js';
 import { renderContextFor, renderDescription } from './queries/render-context.js';
+import { subscribeCommand } from './lib/subscribe-command.js';
 import type { Store } from './storage/store.js';
 import type { RenderPool } from '../workers/pool.js';
 
@@ -136,26 +137,19 @@ export async function setUpNewRealm(
   const { config, store, renderer } = deps;
   const bot = await realm.ask('user.system_bot.ensure', WELCOME_BOT);
 
-  await realm.ask('channel.subscribe', {
-    acting_user_id: ownerId,
-    subscriptions: DEFAULT_CHANNELS.map((c) => ({
-      name: c.name,
-      description: c.description,
-      rendered_description: renderDescription(config, store, realm.view, c.description, ownerId),
-      color: null,
-    })),
-    principals: null,
-    authorization_errors_fatal: true,
-    invite_only: false,
-    is_web_public: false,
-    is_default_stream: true,
-    history_public_to_subscribers: null,
-    message_retention_days: null,
-    retention_given: false,
-    topics_policy: null,
-    folder_id: null,
-    settings: {},
-  });
+  await realm.ask(
+    'channel.subscribe',
+    subscribeCommand(
+      ownerId,
+      DEFAULT_CHANNELS.map((c) => ({
+        name: c.name,
+        description: c.description,
+        rendered_description: renderDescription(config, store, realm.view, c.description, ownerId),
+        color: null,
+      })),
+      { is_default_stream: true },
+    ),
+  );
   const channelIds = DEFAULT_CHANNELS.map((c) => realm.view.channels.byName(c.name)!.id);
   const general = channelIds[0]!;
   await realm.ask('realm.update_settings', {

@@ -16,6 +16,7 @@ import { Role, ROLE_NAMES } from '../lib/roles.js';
 import { realmUrl } from '../lib/urls.js';
 import { renderContextFor, renderDescription } from '../queries/render-context.js';
 import { renderOptionsFor } from '../queries/render-context.js';
+import { subscribeCommand } from '../lib/subscribe-command.js';
 import type { AdminCommand } from './commands.js';
 import {
   actingOwner,
@@ -94,34 +95,31 @@ export const REALM_COMMANDS: Record<string, AdminCommand> = {
               .filter((u) => !u.is_bot)
               .map((u) => u.id)
           : [owner];
-      await realm.ask('channel.subscribe', {
-        acting_user_id: owner,
-        subscriptions: [
-          {
-            name,
-            description,
-            rendered_description: renderDescription(
-              rt.config,
-              rt.store,
-              realm.view,
+      await realm.ask(
+        'channel.subscribe',
+        subscribeCommand(
+          owner,
+          [
+            {
+              name,
               description,
-              owner,
-            ),
-            color: null,
+              rendered_description: renderDescription(
+                rt.config,
+                rt.store,
+                realm.view,
+                description,
+                owner,
+              ),
+              color: null,
+            },
+          ],
+          {
+            principals,
+            invite_only: args.private === true,
+            is_default_stream: args.default === true,
           },
-        ],
-        principals,
-        authorization_errors_fatal: true,
-        invite_only: args.private === true,
-        is_web_public: false,
-        is_default_stream: args.default === true,
-        history_public_to_subscribers: null,
-        message_retention_days: null,
-        retention_given: false,
-        topics_policy: null,
-        folder_id: null,
-        settings: {},
-      });
+        ),
+      );
       const channel = realm.view.channels.byName(name)!;
       return {
         realm_id: row.id,

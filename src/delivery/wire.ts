@@ -263,33 +263,23 @@ function readMapHeader(buf: Buffer): { count: number; headerLength: number } {
   throw new Error(`not a msgpack map (0x${b.toString(16)})`);
 }
 
-function mapHeader(n: number): Buffer {
-  if (n < 16) return Buffer.from([0x80 | n]);
+/** A msgpack map or array header for `n` entries: fix form, then 16- and 32-bit counts. */
+function containerHeader(n: number, fix: number, c16: number, c32: number): Buffer {
+  if (n < 16) return Buffer.from([fix | n]);
   if (n < 0x10000) {
     const b = Buffer.alloc(3);
-    b[0] = 0xde;
+    b[0] = c16;
     b.writeUInt16BE(n, 1);
     return b;
   }
   const b = Buffer.alloc(5);
-  b[0] = 0xdf;
+  b[0] = c32;
   b.writeUInt32BE(n, 1);
   return b;
 }
 
-function arrayHeader(n: number): Buffer {
-  if (n < 16) return Buffer.from([0x90 | n]);
-  if (n < 0x10000) {
-    const b = Buffer.alloc(3);
-    b[0] = 0xdc;
-    b.writeUInt16BE(n, 1);
-    return b;
-  }
-  const b = Buffer.alloc(5);
-  b[0] = 0xdd;
-  b.writeUInt32BE(n, 1);
-  return b;
-}
+const mapHeader = (n: number): Buffer => containerHeader(n, 0x80, 0xde, 0xdf);
+const arrayHeader = (n: number): Buffer => containerHeader(n, 0x90, 0xdc, 0xdd);
 
 function packUint(n: number): Buffer {
   if (n < 0x80) return Buffer.from([n]);

@@ -31,6 +31,7 @@ import {
 import type { GroupSettingValue } from '../lib/realm-settings.js';
 import { renderDescription } from '../queries/render-context.js';
 import { isHexColor } from '../lib/stream-colors.js';
+import { subscribeCommand } from '../lib/subscribe-command.js';
 import { Role } from '../lib/roles.js';
 import { gatherSubscriptions } from '../queries/channels.js';
 import type { SubscriptionPropertyChange } from '../mutations/subscriptions.js';
@@ -177,24 +178,7 @@ export const updateSubscriptions = endpoint({
       throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
     if (p.add.length > 0 && user.role === Role.GUEST) throw new GuestNotAllowedError();
     return realm.ask('channel.subscriptions.update', {
-      add:
-        p.add.length === 0
-          ? null
-          : {
-              acting_user_id: user.id,
-              subscriptions: requestedChannels(ctx, p.add),
-              principals: null,
-              authorization_errors_fatal: true,
-              invite_only: false,
-              is_web_public: false,
-              is_default_stream: false,
-              history_public_to_subscribers: null,
-              message_retention_days: null,
-              retention_given: false,
-              topics_policy: null,
-              folder_id: null,
-              settings: {},
-            },
+      add: p.add.length === 0 ? null : subscribeCommand(user.id, requestedChannels(ctx, p.add)),
       delete:
         p.delete.length === 0
           ? null

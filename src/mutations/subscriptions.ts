@@ -9,7 +9,7 @@ import {
   canRemoveSubscribers,
   hasContentAccess,
 } from '../lib/channel-permissions.js';
-import { checkChannelName, type TopicsPolicy } from '../lib/channel-rules.js';
+import { checkChannelName } from '../lib/channel-rules.js';
 import {
   GuestNotAllowedError,
   InsufficientPermissionError,
@@ -18,8 +18,7 @@ import {
   NoSuchUserError,
   StreamDoesNotExistError,
 } from '../lib/errors.js';
-import type { ChannelGroupSettingName } from '../lib/group-settings.js';
-import type { GroupSettingValue } from '../lib/realm-settings.js';
+import type { SubscribeCommand } from '../lib/subscribe-command.js';
 import { pickColor } from '../lib/stream-colors.js';
 import type { Channel } from '../queries/channels-view.js';
 import { formatSubscription } from '../queries/channels.js';
@@ -55,27 +54,7 @@ export function resolvePrincipals(
   return [...out.values()];
 }
 
-export type SubscribeCommand = {
-  acting_user_id: number;
-  subscriptions: {
-    name: string;
-    description: string | null;
-    rendered_description: string | null;
-    color: string | null;
-  }[];
-  principals: (number | string)[] | null;
-  authorization_errors_fatal: boolean;
-  invite_only: boolean;
-  is_web_public: boolean;
-  is_default_stream: boolean;
-  history_public_to_subscribers: boolean | null;
-  /** undefined: realm default requested implicitly; null: `realm_default`; else days / -1. */
-  message_retention_days: number | null;
-  retention_given: boolean;
-  topics_policy: TopicsPolicy | null;
-  folder_id: number | null;
-  settings: Partial<Record<ChannelGroupSettingName, GroupSettingValue>>;
-};
+export type { SubscribeCommand };
 
 export type SubscribeResult = {
   subscribed: Record<string, string[]>;
