@@ -125,14 +125,7 @@ export class LeaseKeeper {
     }
     if (revision === 0 || this.leases.has(realmId)) return 0;
     this.watching.delete(realmId);
-    this.leases.set(realmId, {
-      phase: 'acquiring',
-      revision,
-      validUntil: sent + this.leaseMs - this.marginMs,
-      busy: null,
-      lapseLogged: false,
-    });
-    return revision;
+    return this.taking(realmId, revision, sent);
   }
 
   /**
@@ -143,14 +136,24 @@ export class LeaseKeeper {
     const sent = this.clock();
     const revision = await this.store.create(realmId).catch(() => 0);
     if (revision === 0) return 0;
+    return this.taking(realmId, revision, sent);
+  }
+
+  /** Records a lease just written at `sent` as `acquiring`; its revision. */
+  private taking(realmId: number, revision: number, sent: number): number {
     this.leases.set(realmId, {
       phase: 'acquiring',
       revision,
-      validUntil: sent + this.leaseMs - this.marginMs,
+      validUntil: this.validFrom(sent),
       busy: null,
       lapseLogged: false,
     });
     return revision;
+  }
+
+  /** Until when a lease written (or renewed) at `sent` lets this node act as owner. */
+  private validFrom(sent: number): number {
+    return sent + this.leaseMs - this.marginMs;
   }
 
   /**
@@ -189,7 +192,7 @@ export class LeaseKeeper {
       if (this.leases.get(realmId) !== l) return false;
       if (revision > 0) {
         l.revision = revision;
-        l.validUntil = Math.max(l.validUntil, sent + this.leaseMs - this.marginMs);
+        l.validUntil = Math.max(l.validUntil, this.validFrom(sent));
         if (l.lapseLogged && this.clock() < l.validUntil) {
           l.lapseLogged = false;
           this.opts.log?.(`acts as owner of realm ${realmId} again (lease ${revision} renewed)`);
