@@ -85,6 +85,7 @@ t.test(
 
     // Ada writes to Desdemona; each sees the other's message live.
     await guest.click('button[aria-label="New direct message"]');
+    await guest.waitForSelector('#compose-dm:focus');
     await guest.keyboard.type('Desdem');
     // The suggestion (the realm's people arrive just after the first screen).
     await guest.waitForSelector('[role="option"]:has-text("Desdemona")');

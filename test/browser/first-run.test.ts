@@ -92,6 +92,7 @@ t.test('first start to two colleagues chatting live in two browsers', async (t) 
   // The colleague writes to the owner; the owner answers. Each message reaches the other's
   // browser as a frame of its event socket, and shows.
   await col.page.click('button[aria-label="New direct message"]');
+  await col.page.waitForSelector('#compose-dm:focus');
   await col.page.keyboard.type('Organization');
   await col.page.keyboard.press('Enter');
   await col.page.keyboard.press('Enter');
