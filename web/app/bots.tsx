@@ -8,6 +8,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Controller } from './controller.js';
 import { addSettingsPanel } from './settings.js';
+import { CopyField } from './copy-field.js';
 import {
   BOT_TYPE_NAMES,
   BotsState,
@@ -141,29 +142,11 @@ function Bots({ c }: { c: Controller }) {
             The API key of <strong>{key.full_name}</strong> ({key.email}). It is shown only now:
             copy it into the bot’s configuration.
           </p>
-          <div class="invite-link">
-            <input
-              class="field"
-              readOnly
-              value={key.api_key}
-              aria-label="API key"
-              onFocus={(e) => e.currentTarget.select()}
-            />
-            <button
-              class="btn"
-              type="button"
-              onClick={() =>
-                void navigator.clipboard
-                  ?.writeText(key.api_key)
-                  .then(() => c.toast('Key copied.', 'info'))
-              }
-            >
-              Copy
-            </button>
+          <CopyField c={c} value={key.api_key} label="API key" copied="Key copied.">
             <button class="btn" type="button" onClick={() => st.dismissKey()}>
               Done
             </button>
-          </div>
+          </CopyField>
         </div>
       )}
       <h4 class="bot-heading">{st.isAdmin ? 'Bots of the organization' : 'Your bots'}</h4>

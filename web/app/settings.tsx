@@ -9,6 +9,7 @@ import { useState } from 'preact/hooks';
 import type { Controller } from './controller.js';
 import { track } from './track.js';
 import { Icon } from './icons.js';
+import { CopyField } from './copy-field.js';
 
 export type SettingsPanel = {
   id: string;
@@ -315,28 +316,7 @@ function Invitations({ c }: { c: Controller }) {
               Create an invitation link
             </button>
           </p>
-          {link && (
-            <div class="invite-link">
-              <input
-                class="field"
-                readOnly
-                value={link}
-                aria-label="Invitation link"
-                onFocus={(e) => e.currentTarget.select()}
-              />
-              <button
-                class="btn"
-                type="button"
-                onClick={() =>
-                  void navigator.clipboard
-                    ?.writeText(link)
-                    .then(() => c.toast('Link copied.', 'info'))
-                }
-              >
-                Copy
-              </button>
-            </div>
-          )}
+          {link && <CopyField c={c} value={link} label="Invitation link" copied="Link copied." />}
         </>
       ) : (
         !canMail && (
