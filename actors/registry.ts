@@ -167,7 +167,8 @@ export class RealmRegistry {
 
   /** The realm for a Host header, given how to read its subdomain. */
   byHostHeader(host: string, subdomainOf: (host: string) => string): RealmRuntime | undefined {
-    if (this.byHost.has(host)) return this.byHost.get(host);
+    const known = this.byHost.get(host);
+    if (known !== undefined || this.byHost.has(host)) return known;
     const rt = this.bySubdomain(subdomainOf(host));
     if (this.byHost.size >= 1000) this.byHost.clear();
     this.byHost.set(host, rt);

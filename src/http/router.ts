@@ -203,9 +203,13 @@ function onRequest(
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   ctx.compressAnswer = ep.compressAnswer;
-  for (const name of ep.headers) {
-    const value = req.getHeader(name);
-    if (value !== '') ctx.headers[name] = value;
+  if (ep.headers.length > 0) {
+    const headers = Object.create(null) as Record<string, string>;
+    for (const name of ep.headers) {
+      const value = req.getHeader(name);
+      if (value !== '') headers[name] = value;
+    }
+    ctx.headers = headers;
   }
   inflight.enter();
   // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
@@ -226,15 +230,6 @@ function onRequest(
       reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
     }
   };
-  res.onAborted(() => {
-    try {
-      ctx.markAborted(); // what waits for the client (a held poll) lets go
-      held.sink?.discard(); // partial uploads
-    } catch (err) {
-      reportUnexpected(err, 'route', { reqId: ctx.reqId, method: ctx.method });
-    }
-    leave();
-  });
   try {
     release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
   } catch (err) {
@@ -249,6 +244,19 @@ function onRequest(
     } finally {
       failRequest(res, ctx, err, leave, 'route', true);
     }
+  }
+  // A response not written whole by now (a body to read, a handler's promise, a held poll, a
+  // stream) learns of its client's leaving; one already ended has nothing left to learn.
+  if (!ctx.ended) {
+    res.onAborted(() => {
+      try {
+        ctx.markAborted(); // what waits for the client (a held poll) lets go
+        held.sink?.discard(); // partial uploads
+      } catch (err) {
+        reportUnexpected(err, 'route', { reqId: ctx.reqId, method: ctx.method });
+      }
+      leave();
+    });
   }
 }
 
