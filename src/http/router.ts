@@ -230,11 +230,17 @@ function onRequest(
       reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
     }
   };
-  try {
-    release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
-  } catch (err) {
-    failRequest(res, ctx, err, leave, 'route', true);
-    return;
+  const limits = server.addressLimits;
+  const anonymous = limits !== null && !hasCredentials(ctx);
+  // Counted at once where an address is at a limit; otherwise only if still held at the end.
+  const countLater = limits !== null && !limits.mayRefuse(anonymous);
+  if (limits !== null && !countLater) {
+    try {
+      release = limits.admit(ctx, anonymous);
+    } catch (err) {
+      failRequest(res, ctx, err, leave, 'route', true);
+      return;
+    }
   }
   try {
     readRequest(res, ctx, ep, server, leave, held);
@@ -245,8 +251,11 @@ function onRequest(
       failRequest(res, ctx, err, leave, 'route', true);
     }
   }
-  // A response not written whole by now (a body to read, a handler's promise, a held poll, a
-  // stream) learns of its client's leaving; one already ended has nothing left to learn.
+  // A request still held (a body to read, a handler's promise, a held poll) holds its address's
+  // share from now until it leaves (./address-limits.ts mayRefuse).
+  if (countLater && !left) release = limits.take(ctx, anonymous);
+  // A response not written whole by now (those, a stream) learns of its client's leaving; one
+  // already ended has nothing left to learn.
   if (!ctx.ended) {
     res.onAborted(() => {
       try {
