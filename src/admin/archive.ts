@@ -20,6 +20,11 @@ export type ExportManifest = {
   /** The exporting server's schema version (PRAGMA user_version). */
   schema_version: number;
   mode: ExportMode;
+  /**
+   * Whether users' password hashes and API keys are in `tables/users.json` (absent in archives
+   * made before they could be: false).
+   */
+  credentials?: boolean;
   /** The realm as it was on the exporting server. */
   realm: { id: number; string_id: string; name: string };
   /** Rows per table. */
@@ -34,6 +39,8 @@ export type ExportJob = {
   realmId: number;
   mode: string;
   file: string;
+  /** Keep users' password hashes and API keys (the admin tool's exports only). */
+  credentials?: boolean;
   /**
    * Whether the worker, having read the realm, names the files it is about to copy and waits
    * until they are gathered (a cluster node fetches those it lacks: ./realm-export.ts).
@@ -55,5 +62,6 @@ export type ExportSummary = {
   size: number;
   sha256: string;
   mode: ExportMode;
+  credentials: boolean;
   counts: Record<string, number>;
 };

@@ -46,25 +46,38 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
 
   'export-realm': {
     summary: 'Export a realm to an archive (.tar.gz) that import-realm reads.',
-    details: 'The archive format is described in docs/operations.md "Moving a realm".',
-    options: { ...REALM_OPT, to: { type: 'string' }, 'public-only': { type: 'boolean' } },
+    details:
+      'The archive carries the users’ password hashes and API keys (bots’ too), so that the\n' +
+      'realm moves with its logins; it is written 0600. The format is described in\n' +
+      'docs/operations.md "Moving a realm".',
+    options: {
+      ...REALM_OPT,
+      to: { type: 'string' },
+      'public-only': { type: 'boolean' },
+      'without-credentials': { type: 'boolean' },
+    },
     describe: {
       ...REALM_DESC,
       to: 'the archive file to write (must not exist)',
       'public-only':
         'only public data, as the API’s public export (no private channels or direct messages)',
+      'without-credentials':
+        'leave out password hashes and API keys (imported users get new keys and no password)',
     },
     required: ['realm', 'to'],
     paths: ['to'],
     readOnly: true,
     async run(rt, args) {
       const row = realmArg(rt, args);
+      const credentials = args['without-credentials'] !== true;
       const result = await exportRealmToFile(rt.store, rt.config, row.id, str(args, 'to'), {
         publicOnly: args['public-only'] === true,
+        credentials,
       });
       recordToolAction(rt, row.id, 'realm_exported', {
         to: args.to,
         public_only: args['public-only'] === true,
+        credentials,
       });
       return result;
     },
@@ -73,13 +86,25 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
   'import-realm': {
     summary: 'Create a realm from an export archive (of this or another Confab server).',
     details:
-      'Users keep their e-mail addresses, names and roles, and get new API keys and no password:\n' +
-      'set passwords with `reset-password`. Ids are new; links between the data are kept.',
-    options: { from: { type: 'string' }, subdomain: { type: 'string' }, name: { type: 'string' } },
+      'Users keep their e-mail addresses, names, roles, password hashes and API keys (when the\n' +
+      'archive has them: export-realm without --without-credentials). An API key already used on\n' +
+      'this server (the archive imported before, or its realm still here) is replaced by a new one\n' +
+      'for that user, listed in `api_keys_regenerated`. An e-mail address used in another realm\n' +
+      'here is no conflict: accounts belong to a realm. Ids are new; links between the data are\n' +
+      'kept. See docs/operations.md "Moving a realm".',
+    options: {
+      from: { type: 'string' },
+      subdomain: { type: 'string' },
+      name: { type: 'string' },
+      'without-credentials': { type: 'boolean' },
+    },
     describe: {
       from: 'the export archive (.tar.gz)',
       subdomain: "the new realm's subdomain ('' for the root domain; must be free)",
       name: 'the new realm’s name (default: the exported realm’s)',
+      'without-credentials':
+        'ignore the archive’s password hashes and API keys: every user gets a new key and no ' +
+        'password (set one with reset-password)',
     },
     required: ['from', 'subdomain'],
     paths: ['from'],
@@ -91,8 +116,14 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
       const result = await importRealmFromFile(rt, str(args, 'from'), {
         subdomain: str(args, 'subdomain').toLowerCase(),
         ...(typeof args.name === 'string' ? { name: args.name } : {}),
+        credentials: args['without-credentials'] !== true,
       });
-      recordToolAction(rt, result.realm_id, 'realm_imported', { from: args.from });
+      recordToolAction(rt, result.realm_id, 'realm_imported', {
+        from: args.from,
+        credentials: result.credentials,
+        // (a key named api_key… would be left out of the entry as a secret)
+        keys_regenerated_for: result.api_keys_regenerated.map((u) => u.user_id),
+      });
       return result;
     },
   },

@@ -10,8 +10,10 @@
  *               channels, the private-channel and direct messages sent by users who allow it
  *               (`allow_private_data_export`), and those users' personal data
  *
- * No export carries password hashes or API keys: imported users get new keys and set passwords
- * again. Pure: rows in, rows out.
+ * Users' password hashes and API keys (`credentials`) go only into the admin tool's exports, where
+ * the operator does not drop them (`export-realm --without-credentials`): a realm moved to another
+ * server keeps its logins and its bots' keys. The API's exports never carry them. Pure: rows in,
+ * rows out.
  */
 import { cellText, type Row } from '../storage/realm-dump.js';
 
@@ -46,10 +48,14 @@ export function consentingUsers(users: readonly Row[]): Set<number> {
   return new Set(users.filter(userConsents).map((u) => Number(u.id)));
 }
 
-export function filterExport(tables: Tables, mode: ExportMode): Tables {
+export function filterExport(
+  tables: Tables,
+  mode: ExportMode,
+  opts: { credentials: boolean } = { credentials: false },
+): Tables {
   const out: Tables = {};
   for (const [name, rows] of Object.entries(tables)) {
-    const secret = SECRET_COLUMNS[name];
+    const secret = opts.credentials ? undefined : SECRET_COLUMNS[name];
     out[name] = secret
       ? rows.map((r) => {
           const copy = { ...r };

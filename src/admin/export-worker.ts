@@ -76,7 +76,8 @@ async function run(job: ExportJob): Promise<ExportSummary> {
   }
   const realm = all.realms?.[0];
   if (!realm) throw new Error(`no realm ${job.realmId}`);
-  const tables = filterExport(all, job.mode as ExportMode);
+  const credentials = job.credentials === true;
+  const tables = filterExport(all, job.mode as ExportMode, { credentials });
   if (job.gather === true) {
     await gather(
       (tables.attachments ?? []).map((a) => String(a.path_id)),
@@ -115,6 +116,7 @@ async function run(job: ExportJob): Promise<ExportSummary> {
       confab_version: CONFAB_VERSION,
       schema_version: schemaVersion,
       mode: job.mode as ExportMode,
+      credentials,
       realm: { id: Number(realm.id), string_id: String(realm.string_id), name: String(realm.name) },
       counts,
       missing_files: missing,
@@ -124,10 +126,21 @@ async function run(job: ExportJob): Promise<ExportSummary> {
     if (fs.existsSync(path.join(work, 'uploads'))) entries.push('uploads');
     if (fs.existsSync(path.join(work, 'emoji'))) entries.push('emoji');
     const partial = `${job.file}.partial`;
+    // Only its owner reads an archive (it may hold password hashes and API keys): the file is
+    // made 0600 before the first byte goes in.
+    fs.rmSync(partial, { force: true });
+    fs.writeFileSync(partial, '', { mode: 0o600, flag: 'wx' });
     await tar.c({ gzip: true, cwd: work, file: partial, portable: true }, entries);
     fs.renameSync(partial, job.file);
     const size = fs.statSync(job.file).size;
-    return { file: job.file, size, sha256: await sha256Of(job.file), counts, mode: manifest.mode };
+    return {
+      file: job.file,
+      size,
+      sha256: await sha256Of(job.file),
+      mode: manifest.mode,
+      credentials,
+      counts,
+    };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

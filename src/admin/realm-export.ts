@@ -65,12 +65,18 @@ export async function exportRealmToFile(
   config: Pick<ServerConfig, 'dataDir'>,
   realmId: number,
   file: string,
-  opts: { publicOnly: boolean },
+  opts: { publicOnly: boolean; credentials: boolean },
 ): Promise<ExportSummary> {
   if (!store.realms.byId(realmId)) throw new UsageError(`no realm ${realmId}`);
   const target = path.resolve(file);
   if (fs.existsSync(target)) throw new UsageError(`${target} already exists`);
   fs.mkdirSync(path.dirname(target), { recursive: true });
   const mode: ExportMode = opts.publicOnly ? 'public' : 'full';
-  return runExportWorker({ dataDir: config.dataDir, realmId, mode, file: target });
+  return runExportWorker({
+    dataDir: config.dataDir,
+    realmId,
+    mode,
+    file: target,
+    credentials: opts.credentials,
+  });
 }

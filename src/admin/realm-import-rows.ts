@@ -20,6 +20,52 @@ import {
 
 export type Tables = Record<string, Row[]>;
 
+/** A user whose API key from the archive could not be kept, and why. */
+export type RegeneratedKey = {
+  user_id: number;
+  email: string;
+  reason: 'in_use' | 'invalid';
+};
+
+/** How users' password hashes and API keys come over (docs/operations.md "Moving a realm"). */
+export type CredentialPolicy = {
+  /** Keep the archive's hashes and keys (false: new keys, no passwords). */
+  keep: boolean;
+  /** Whether a key already belongs to an account of this server. */
+  keyInUse: (key: string) => boolean;
+  /** Filled with the users whose kept key had to be replaced. */
+  regenerated: RegeneratedKey[];
+};
+
+const API_KEY = /^[A-Za-z0-9]{32}$/;
+
+/** The imported user's password hash and API key under `policy`. */
+function credentialsOf(
+  r: Row,
+  id: number,
+  policy: CredentialPolicy,
+  taken: Set<string>,
+): { password_hash: string | null; api_key: string } {
+  const fresh = () => {
+    let key = generateApiKey();
+    while (taken.has(key) || policy.keyInUse(key)) key = generateApiKey();
+    taken.add(key);
+    return key;
+  };
+  if (!policy.keep) return { password_hash: null, api_key: fresh() };
+  const hash = typeof r.password_hash === 'string' ? r.password_hash : null;
+  const key = typeof r.api_key === 'string' ? r.api_key : '';
+  let reason: RegeneratedKey['reason'] | null = null;
+  if (!API_KEY.test(key)) reason = 'invalid';
+  else if (taken.has(key) || policy.keyInUse(key)) reason = 'in_use';
+  if (reason === null) {
+    taken.add(key);
+    return { password_hash: hash, api_key: key };
+  }
+  policy.regenerated.push({ user_id: id, email: String(r.delivery_email), reason });
+  return { password_hash: hash, api_key: fresh() };
+}
+
 /** Every row of the archive with new ids and references (see the header). */
 export function transform(
   rt: AdminRuntime,
@@ -28,6 +74,7 @@ export function transform(
   newRealm: number,
   subdomain: string,
   name: string | undefined,
+  credentials: CredentialPolicy,
 ): Tables {
   const oldRealm = Number(tables.realms![0]!.id);
   const text = textRemapper(ids, oldRealm, newRealm);
@@ -48,6 +95,7 @@ export function transform(
     deactivated: 0,
     settings: remapSettings(ids, r.settings),
   }));
+  const takenKeys = new Set<string>();
   each('users', (r) => {
     const id = ids.need('users', r.id);
     const hidden = r.email !== r.delivery_email;
@@ -56,8 +104,7 @@ export function transform(
       id,
       realm_id: realmId(),
       email: hidden ? `user${id}@${fakeDomain}` : r.email,
-      password_hash: null,
-      api_key: generateApiKey(),
+      ...credentialsOf(r, id, credentials, takenKeys),
       bot_owner_id: null, // set after every user exists (a bot's owner may come later)
       settings: remapSettings(ids, r.settings),
     };

@@ -23,7 +23,7 @@ import { ARCHIVE_FORMAT, type ExportManifest } from './archive.js';
 import type { AdminRuntime } from './commands.js';
 import { UsageError } from './errors.js';
 import { IdMaps, newPathId } from './realm-import-ids.js';
-import { transform, type Tables } from './realm-import-rows.js';
+import { transform, type RegeneratedKey, type Tables } from './realm-import-rows.js';
 
 export type ImportSummary = {
   realm_id: number;
@@ -31,7 +31,12 @@ export type ImportSummary = {
   url: string;
   imported_from: ExportManifest['realm'];
   counts: Record<string, number>;
-  owners: { user_id: number; email: string; api_key: string }[];
+  /** Whether users kept the archive's password hashes and API keys. */
+  credentials: boolean;
+  /** Users whose API key from the archive was already in use here (or malformed): a new one. */
+  api_keys_regenerated: RegeneratedKey[];
+  /** The realm's owners; one without a password sets it with `reset-password`. */
+  owners: { user_id: number; email: string; has_password: boolean }[];
 };
 
 /** Reads and checks an unpacked archive: its manifest (format, schema) and its tables. */
@@ -69,7 +74,7 @@ function placeFile(from: string, to: string, placed: string[]): void {
 export async function importRealmFromFile(
   rt: AdminRuntime,
   file: string,
-  opts: { subdomain: string; name?: string },
+  opts: { subdomain: string; name?: string; credentials: boolean },
 ): Promise<ImportSummary> {
   const { store, config } = rt;
   checkSubdomain(opts.subdomain);
@@ -88,11 +93,17 @@ export async function importRealmFromFile(
     const oldRealm = Number(tables.realms![0]!.id);
 
     const ids = new IdMaps();
+    const credentials = opts.credentials && manifest.credentials === true;
     const summary = store.transaction(() => {
       const max = maxIds(store.db);
       for (const t of Object.keys(max)) ids.assign(t, tables[t] ?? [], max[t]!);
       const newRealm = ids.need('realms', oldRealm);
-      const rows = transform(rt, tables, ids, newRealm, opts.subdomain, opts.name);
+      const regenerated: RegeneratedKey[] = [];
+      const rows = transform(rt, tables, ids, newRealm, opts.subdomain, opts.name, {
+        keep: credentials,
+        keyInUse: (key) => store.users.byApiKey(key) !== undefined,
+        regenerated,
+      });
 
       // Files first (inside the transaction's try: a failure removes them again).
       for (const a of tables.attachments ?? []) {
@@ -134,9 +145,9 @@ export async function importRealmFromFile(
         .map((u) => ({
           user_id: Number(u.id),
           email: String(u.delivery_email),
-          api_key: String(u.api_key),
+          has_password: typeof u.password_hash === 'string',
         }));
-      return { newRealm, counts, owners };
+      return { newRealm, counts, owners, regenerated };
     });
     // Its rows went in behind the message store's back: nothing remembered may outlive them.
     store.messages.forgetReceivedMaxima();
@@ -148,6 +159,8 @@ export async function importRealmFromFile(
       url: realmUrl(config, opts.subdomain),
       imported_from: manifest.realm,
       counts: summary.counts,
+      credentials,
+      api_keys_regenerated: summary.regenerated,
       owners: summary.owners,
     };
   } catch (err) {

@@ -557,7 +557,13 @@ t.test('round trip: export, import on another server, the same realm apart from 
   t.teardown(() => fs.rmSync(archive, { force: true }));
   const exported = await manage(a.dataDir, ['export-realm', '--realm', '', '--to', archive]);
   t.equal(exported.status, 0, exported.stderr);
-  t.match(exported.json, { file: archive, mode: 'full', sha256: /^[0-9a-f]{64}$/ });
+  t.match(exported.json, {
+    file: archive,
+    mode: 'full',
+    credentials: true,
+    sha256: /^[0-9a-f]{64}$/,
+  });
+  t.equal(fs.statSync(archive).mode & 0o777, 0o600, 'the archive is readable by its owner only');
   const entries = tarList(archive);
   t.ok(entries.includes('export.json'));
   t.ok(
@@ -591,7 +597,14 @@ t.test('round trip: export, import on another server, the same realm apart from 
   ]);
   t.equal(imported.status, 0, imported.stderr);
   const newRealm = imported.json.realm_id as number;
-  t.match(imported.json, { string_id: 'imported', url: /^http:\/\/imported\.testserver\.local/ });
+  t.match(imported.json, {
+    string_id: 'imported',
+    url: /^http:\/\/imported\.testserver\.local/,
+    credentials: true,
+    api_keys_regenerated: [],
+    owners: [{ email: 'desdemona@zulip.com', has_password: true }],
+  });
+  t.notOk(imported.stdout.includes(a.fx.users.desdemona!.api_key), 'no key on stdout');
   t.not(newRealm, a.fx.realmId, 'a new realm id');
   const again = await manage(bDir, ['import-realm', '--from', archive, '--subdomain', 'imported']);
   t.equal(again.status, 1, 'the subdomain is taken now');
@@ -612,8 +625,8 @@ t.test('round trip: export, import on another server, the same realm apart from 
     const userA = a.fx.users[name]!;
     const rowB = keyOf(userA.email);
     t.ok(rowB, `${name} was imported`);
-    t.not(rowB.api_key, userA.api_key, `${name} has a new API key`);
-    t.equal(rowB.password_hash, null, `${name} has no password until one is set`);
+    t.equal(rowB.api_key, userA.api_key, `${name} keeps the API key`);
+    t.type(rowB.password_hash, 'string', `${name} keeps the password hash`);
     const sa = await snapshot(a.api, userA);
     const sb = await snapshot(apiB, { email: userA.email, api_key: rowB.api_key });
     t.same(
@@ -673,26 +686,178 @@ t.test('round trip: export, import on another server, the same realm apart from 
   });
   t.equal((search.body.messages as unknown[]).length, 1, 'the search index was rebuilt');
 
-  // The new owner sets a password with the admin tool and logs in.
-  const pw = await manage(
-    bDir,
-    ['reset-password', '--realm', 'imported', '--user', 'desdemona@zulip.com', '--password-stdin'],
-    { stdin: 'pw-imported-1\n' },
+  // The moved password logs in on the new server, and answers with the moved API key.
+  const login = (host: string, email: string, password: string) =>
+    rawRequest(b.url, {
+      method: 'POST',
+      path: '/api/v1/fetch_api_key',
+      headers: { host, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: email, password }).toString(),
+    });
+  const desdemona = a.fx.users.desdemona!;
+  const loggedIn = await login('imported.testserver.local', desdemona.email, desdemona.password);
+  t.equal(
+    assertSuccess(t, loggedIn, 'the moved password logs in').api_key,
+    desdemona.api_key,
+    'the login gives the moved API key',
   );
-  t.equal(pw.status, 0, pw.stderr);
-  const loginRes = await rawRequest(b.url, {
-    method: 'POST',
-    path: '/api/v1/fetch_api_key',
-    headers: {
-      host: 'imported.testserver.local',
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: 'username=desdemona%40zulip.com&password=pw-imported-1',
-  });
-  assertSuccess(t, loginRes, 'the imported owner logs in');
+  const me = await apiB.get({ email: desdemona.email, api_key: desdemona.api_key }, 'users/me');
+  t.equal(assertSuccess(t, me, 'the moved API key works').email, desdemona.email);
+  assertError(
+    t,
+    await login('imported.testserver.local', desdemona.email, 'not-the-password'),
+    'Your username or password is incorrect',
+    { status: 401, code: 'AUTHENTICATION_FAILED' },
+  );
+
   t.equal(
     usersOfFirstRealm(bDb),
     firstRealmUsers,
     'the other realm of the importing server is untouched',
   );
 });
+
+t.test('a realm moved again: API keys in use here are replaced and reported', async (t) => {
+  // The archive is imported twice on one server: the second copy's keys are all taken by the
+  // first, its passwords are not (e-mail addresses belong to a realm: the same in both is fine).
+  const a = await startServer(t);
+  const archive = `${a.dataDir}-export.tar.gz`;
+  t.teardown(() => fs.rmSync(archive, { force: true }));
+  const exported = await manage(a.dataDir, ['export-realm', '--realm', '', '--to', archive]);
+  t.equal(exported.status, 0, exported.stderr);
+  const bDir = `${a.dataDir}-b`;
+  t.teardown(() => fs.rmSync(bDir, { recursive: true, force: true }));
+  const b = await startChild(bDir, { EXTERNAL_HOST: 'testserver.local' });
+  t.teardown(() => b.kill('SIGTERM'));
+
+  const first = await manage(bDir, ['import-realm', '--from', archive, '--subdomain', 'one']);
+  t.equal(first.status, 0, first.stderr);
+  t.same(first.json.api_keys_regenerated, [], 'the first import keeps every key');
+  const second = await manage(bDir, ['import-realm', '--from', archive, '--subdomain', 'two']);
+  t.equal(second.status, 0, second.stderr);
+  const regenerated = second.json.api_keys_regenerated as { email: string; reason: string }[];
+  const archived = JSON.parse(tarRead(archive, 'tables/users.json')) as unknown[];
+  t.equal(regenerated.length, archived.length, 'every user of the second copy has a new key');
+  t.ok(
+    regenerated.every((u) => u.reason === 'in_use'),
+    'because it is in use',
+  );
+  t.ok(
+    regenerated.some((u) => u.email === 'hamlet@zulip.com'),
+    'each named by address',
+  );
+
+  const hamlet = a.fx.users.hamlet!;
+  const one = new ApiClient(b.url, a.fx, { host: 'one.testserver.local' });
+  const two = new ApiClient(b.url, a.fx, { host: 'two.testserver.local' });
+  assertSuccess(t, await one.get(hamlet, 'users/me'), 'the moved key works in the first copy');
+  assertError(
+    t,
+    await two.get(hamlet, 'users/me'),
+    'Account is not associated with this subdomain',
+    { status: 401, code: 'UNAUTHORIZED' },
+  );
+  const fetched = await rawRequest(b.url, {
+    method: 'POST',
+    path: '/api/v1/fetch_api_key',
+    headers: {
+      host: 'two.testserver.local',
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ username: hamlet.email, password: hamlet.password }).toString(),
+  });
+  const newKey = assertSuccess(t, fetched, 'the moved password logs in to the second copy')
+    .api_key as string;
+  t.not(newKey, hamlet.api_key, 'and gives the new key');
+  assertSuccess(t, await two.get({ email: hamlet.email, api_key: newKey }, 'users/me'));
+
+  const audit = await manage(bDir, ['audit-log', '--realm', 'two', '--type', 'realm_imported']);
+  t.equal(audit.status, 0, audit.stderr);
+  const entry = (audit.json.entries as { extra: Record<string, unknown> }[])[0]!;
+  t.match(entry.extra, { credentials: true }, 'the audit log says the credentials came along');
+  t.equal(
+    (entry.extra.keys_regenerated_for as unknown[]).length,
+    archived.length,
+    'and whose keys were replaced',
+  );
+});
+
+t.test(
+  '--without-credentials: an archive without hashes and keys; new keys, no passwords',
+  async (t) => {
+    const a = await startServer(t);
+    const archive = `${a.dataDir}-export.tar.gz`;
+    t.teardown(() => fs.rmSync(archive, { force: true }));
+    const exported = await manage(a.dataDir, [
+      'export-realm',
+      '--realm',
+      '',
+      '--to',
+      archive,
+      '--without-credentials',
+    ]);
+    t.equal(exported.status, 0, exported.stderr);
+    t.match(exported.json, { credentials: false });
+    const users = JSON.parse(tarRead(archive, 'tables/users.json')) as Record<string, unknown>[];
+    t.ok(
+      users.every((u) => u.api_key === null && u.password_hash === null),
+      'no keys or hashes in the archive',
+    );
+    t.match(JSON.parse(tarRead(archive, 'export.json')), { credentials: false });
+
+    // An archive with credentials, imported without them.
+    const full = `${a.dataDir}-full.tar.gz`;
+    t.teardown(() => fs.rmSync(full, { force: true }));
+    t.equal((await manage(a.dataDir, ['export-realm', '--realm', '', '--to', full])).status, 0);
+
+    const bDir = `${a.dataDir}-b`;
+    t.teardown(() => fs.rmSync(bDir, { recursive: true, force: true }));
+    const b = await startChild(bDir, { EXTERNAL_HOST: 'testserver.local' });
+    t.teardown(() => b.kill('SIGTERM'));
+    const bare = await manage(bDir, ['import-realm', '--from', archive, '--subdomain', 'bare']);
+    t.equal(bare.status, 0, bare.stderr);
+    const dropped = await manage(bDir, [
+      'import-realm',
+      '--from',
+      full,
+      '--subdomain',
+      'dropped',
+      '--without-credentials',
+    ]);
+    t.equal(dropped.status, 0, dropped.stderr);
+    const desdemona = a.fx.users.desdemona!;
+    for (const [sub, run] of [
+      ['bare', bare],
+      ['dropped', dropped],
+    ] as const) {
+      t.match(run.json, {
+        credentials: false,
+        api_keys_regenerated: [],
+        owners: [{ email: desdemona.email, has_password: false }],
+      });
+      const api = new ApiClient(b.url, a.fx, { host: `${sub}.testserver.local` });
+      assertError(t, await api.get(desdemona, 'users/me'), 'Invalid API key', {
+        status: 401,
+        code: 'UNAUTHORIZED',
+      });
+      // The owner sets a password with the admin tool and logs in.
+      const pw = await manage(
+        bDir,
+        ['reset-password', '--realm', sub, '--user', desdemona.email, '--password-stdin'],
+        { stdin: 'pw-imported-1\n' },
+      );
+      t.equal(pw.status, 0, pw.stderr);
+      const loginRes = await rawRequest(b.url, {
+        method: 'POST',
+        path: '/api/v1/fetch_api_key',
+        headers: {
+          host: `${sub}.testserver.local`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'username=desdemona%40zulip.com&password=pw-imported-1',
+      });
+      const key = assertSuccess(t, loginRes, `${sub}: the imported owner logs in`).api_key;
+      t.not(key, desdemona.api_key, `${sub}: with a new API key`);
+    }
+  },
+);
