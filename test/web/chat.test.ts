@@ -447,3 +447,71 @@ t.test('lists are bounded, and their messages go with them', (t) => {
   t.equal(s.messages.has(114), true);
   t.end();
 });
+
+t.test('sidebar order, sorted once per change of the channels', (t) => {
+  const { s } = state({
+    subscriptions: [
+      sub(10, 'zebra'),
+      sub(11, 'Éclair'),
+      sub(12, 'apple'),
+      sub(13, 'mango', { pin_to_top: true }),
+      sub(14, 'Banana'),
+    ],
+  });
+  const first = s.sortedSubs();
+  t.same(
+    first.map((x) => x.name),
+    ['mango', 'apple', 'Banana', 'Éclair', 'zebra'],
+    'pinned first, then by name whatever the case and accents',
+  );
+  t.equal(s.sortedSubs(), first, 'the same list while nothing changed');
+  s.apply([ev({ type: 'subscription', op: 'add', subscriptions: [sub(15, 'cherry')] })]);
+  const second = s.sortedSubs();
+  t.not(second, first, 'sorted again after a change');
+  t.same(
+    second.map((x) => x.name),
+    ['mango', 'apple', 'Banana', 'cherry', 'Éclair', 'zebra'],
+  );
+  t.end();
+});
+
+t.test("the server's echo of what this page marked read draws nothing again", (t) => {
+  const { s } = state();
+  s.ingest([streamMsg(5, { flags: [] }), streamMsg(6, { flags: [] })]);
+  const list = s.list(topicNarrow(10, 'lunch'));
+  list.setInitial([5, 6], true, true, null);
+  t.same(s.markReadLocally([5, 6]), [5, 6]);
+  const unreadRev = s.rev.unread.value;
+  s.apply([
+    ev({ type: 'update_message_flags', op: 'add', flag: 'read', messages: [5, 6], all: false }),
+  ]);
+  t.equal(s.rev.unread.value, unreadRev, 'the counts did not change');
+  t.same(s.messages.get(5)!.flags, ['read'], 'the messages carry the flag');
+  const listRev = list.rev.value;
+  const m5 = s.messages.get(5);
+  s.apply([
+    ev({ type: 'update_message_flags', op: 'add', flag: 'read', messages: [5], all: false }),
+  ]);
+  t.equal(s.messages.get(5), m5, 'a flag already there leaves the message as it was');
+  t.equal(list.rev.value, listRev, 'and its lists undrawn');
+  s.apply([
+    ev({ type: 'update_message_flags', op: 'add', flag: 'read', messages: [7], all: false }),
+  ]);
+  t.equal(s.rev.unread.value, unreadRev + 1, 'a message read elsewhere changes the counts');
+  t.end();
+});
+
+t.test('counts ask whether a topic is muted once per topic', (t) => {
+  const { s } = state();
+  s.apply([msgEvent(streamMsg(20)), msgEvent(streamMsg(21)), msgEvent(streamMsg(22))]);
+  let asked = 0;
+  const c = s.unread.counts({
+    mutedTopic: (id, topic, key) => {
+      asked++;
+      return s.mutedTopic(id, topic, key);
+    },
+  });
+  t.equal(c.topics.get('10\u0000lunch')?.count, 5, 'two from the snapshot, three new');
+  t.equal(asked, 2, 'lunch and chatter');
+  t.end();
+});

@@ -322,10 +322,13 @@ export function Compose({ c }: { c: Controller }) {
   }, [preview]);
 
   // ---- Recipients ---------------------------------------------------------------------
-  const subs = [...s.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
-  track(s.rev.topics);
+  track(s.rev.channels);
+  const subs = s.sortedSubs();
+  // The topic suggestions follow new topics only while they are shown (a message arriving
+  // changes a channel's topics: the box is not drawn again for it).
+  if (topicOpen) track(s.rev.topics);
   const topics =
-    to.kind === 'stream' && to.streamId !== null
+    topicOpen && to.kind === 'stream' && to.streamId !== null
       ? (s.topics.get(to.streamId) ?? []).map((t) => t.name)
       : [];
   const topicItems =

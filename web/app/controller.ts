@@ -793,7 +793,7 @@ export class Controller {
     const s = this.state.value;
     if (!s) return null;
     const c = s.unreadCounts();
-    const order = sortedSubs(s).map((x) => x.stream_id);
+    const order = s.sortedSubs().map((x) => x.stream_id);
     const topics = [...c.topics.values()]
       .filter((t) => !t.muted && s.subs.has(t.streamId))
       .sort(
@@ -823,13 +823,4 @@ export class Controller {
     );
     return candidates[(at + 1) % candidates.length] ?? null;
   }
-}
-
-/** Subscribed channels in sidebar order: pinned first, then by name. */
-export function sortedSubs(s: ChatState) {
-  return [...s.subs.values()].sort(
-    (a, b) =>
-      Number(b.pin_to_top) - Number(a.pin_to_top) ||
-      a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }),
-  );
 }

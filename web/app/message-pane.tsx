@@ -157,36 +157,66 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     }
   });
 
-  // Paging: a sentinel at each end, watched with a margin of a screen or so.
+  // Paging: a sentinel at each end, watched with a margin of a screen or so, by one observer for
+  // the list's life. An observer speaks only when an end comes near or goes: after the window
+  // moved with an end still near, that end is watched afresh (the observer then says whether it
+  // is still near, from the new layout) so that paging goes on.
+  const edges = useRef({ top: false, bottom: false, io: null as IntersectionObserver | null });
   useEffect(() => {
     const el = scroller.current;
     if (!el || !top.current || !bottom.current) return;
     const io = new IntersectionObserver(
       (entries) => {
-        if (!view.current.positioned) return;
+        const e2 = edges.current;
         for (const e of entries) {
-          if (!e.isIntersecting) continue;
-          if (e.target === top.current) {
-            if (list.canShowOlder()) list.showOlder();
-            else if (!list.foundOldest) void c.loader!.older(list).then(() => list.showOlder());
-          } else if (e.target === bottom.current) {
-            if (list.canShowNewer()) list.showNewer();
-            else if (!list.foundNewest) void c.loader!.newer(list).then(() => list.showNewer());
-          }
+          if (e.target === top.current) e2.top = e.isIntersecting;
+          else if (e.target === bottom.current) e2.bottom = e.isIntersecting;
+        }
+        if (!view.current.positioned) return;
+        if (e2.top) {
+          if (list.canShowOlder()) list.showOlder();
+          else if (!list.foundOldest) void c.loader!.older(list).then(() => list.showOlder());
+        }
+        if (e2.bottom) {
+          if (list.canShowNewer()) list.showNewer();
+          else if (!list.foundNewest) void c.loader!.newer(list).then(() => list.showNewer());
         }
       },
       { root: el, rootMargin: EDGE_MARGIN },
     );
+    edges.current = { top: false, bottom: false, io };
     io.observe(top.current);
     io.observe(bottom.current);
-    return () => io.disconnect();
-  }, [list, list.rev.value, list.loaded]);
+    return () => {
+      io.disconnect();
+      edges.current.io = null;
+    };
+  }, [list]);
+  const rev = list.rev.value;
+  useEffect(() => {
+    const { io, top: nearTop, bottom: nearBottom } = edges.current;
+    if (!io || !top.current || !bottom.current) return;
+    const again = (target: Element) => {
+      io.unobserve(target);
+      io.observe(target);
+    };
+    if (nearTop) again(top.current);
+    // Following the newest, the bottom is always near and there is nothing below it.
+    if (nearBottom && !list.atNewest()) again(bottom.current);
+  }, [list, rev, list.loaded]);
 
-  // Read tracking: unread rows at least mostly in view, while the window has focus.
+  // Read tracking: unread rows at least mostly in view, while the window has focus. One observer
+  // for the list's life, told of each unread row once (rows read or gone are let go).
   const focused = c.focused.value;
+  const reads = useRef<{
+    io: IntersectionObserver;
+    watched: Set<Element>;
+    visible: Set<number>;
+    flush: () => void;
+  } | null>(null);
   useEffect(() => {
     const el = scroller.current;
-    if (!el || !list.loaded) return;
+    if (!el) return;
     const visible = new Set<number>();
     const flush = () => {
       if (!c.focused.value || document.visibilityState !== 'visible' || !c.readsOnView()) return;
@@ -207,9 +237,31 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       },
       { root: el, threshold: [0, 0.5, 0.85, 1] },
     );
-    for (const row of el.querySelectorAll('.msg.unread')) io.observe(row);
-    return () => io.disconnect();
-  }, [list, list.rev.value, s.rev.unread.value, focused]);
+    reads.current = { io, watched: new Set(), visible, flush };
+    return () => {
+      io.disconnect();
+      reads.current = null;
+    };
+  }, [list]);
+  useEffect(() => {
+    const el = scroller.current;
+    const r = reads.current;
+    if (!el || !r || !list.loaded) return;
+    for (const row of r.watched) {
+      if (!row.isConnected || !row.classList.contains('unread')) {
+        r.io.unobserve(row);
+        r.watched.delete(row);
+        r.visible.delete(Number((row as HTMLElement).dataset.id));
+      }
+    }
+    for (const row of el.querySelectorAll('.msg.unread')) {
+      if (!r.watched.has(row)) {
+        r.watched.add(row);
+        r.io.observe(row);
+      }
+    }
+    r.flush();
+  }, [list, rev, s.rev.unread.value, focused, list.loaded]);
 
   // The pinned row back in its place, after the rows around it changed size.
   const keepPin = () => {

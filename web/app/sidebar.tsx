@@ -4,7 +4,9 @@
  * with counts, and the direct-message conversations. Counts come from the unread bookkeeping
  * (register's `unread_msgs`, kept live by events). On narrow screens it is a drawer.
  */
+import { Component } from 'preact';
 import { useState } from 'preact/hooks';
+import type { Subscription } from '../../src/client/types.js';
 import type { ChatState } from '../state/chat.js';
 import {
   ALL,
@@ -21,7 +23,7 @@ import {
 import type { UnreadCounts } from '../state/unread.js';
 import { topicKey } from '../state/unread.js';
 import { Avatar, Count, Swatch } from './bits.js';
-import { sortedSubs, type Controller } from './controller.js';
+import type { Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
 import { isDark } from './theme.js';
 import { track } from './track.js';
@@ -142,6 +144,58 @@ function Topics({
   );
 }
 
+type ChannelItemProps = {
+  c: Controller;
+  s: ChatState;
+  sub: Subscription;
+  unmuted: number;
+  muted: number;
+  current: boolean;
+  /** The counts, for the open channel's topics (null for a closed channel). */
+  counts: UnreadCounts | null;
+};
+
+/**
+ * A subscribed channel in the sidebar (with its topics when open). Drawn again only when what it
+ * shows changed: a message changes one channel's count, not the other 499 rows.
+ */
+class ChannelItem extends Component<ChannelItemProps> {
+  override shouldComponentUpdate(next: ChannelItemProps): boolean {
+    const p = this.props;
+    return (
+      p.sub !== next.sub ||
+      p.s !== next.s ||
+      p.unmuted !== next.unmuted ||
+      p.muted !== next.muted ||
+      p.current !== next.current ||
+      p.counts !== next.counts
+    );
+  }
+
+  render() {
+    const { c, s, sub, unmuted, muted, current, counts } = this.props;
+    return (
+      <li>
+        <NavLink
+          c={c}
+          narrow={channelNarrow(sub.stream_id)}
+          current={current}
+          class={sub.is_muted ? 'muted' : ''}
+        >
+          <Swatch color={sub.color} privateChannel={sub.invite_only} />
+          <span class="label">{sub.name}</span>
+          {unmuted > 0 ? <Count n={unmuted} /> : <Count n={muted} muted />}
+        </NavLink>
+        {counts && (
+          <ul class="nav-list" aria-label={`Topics in ${sub.name}`}>
+            <Topics c={c} s={s} streamId={sub.stream_id} counts={counts} />
+          </ul>
+        )}
+      </li>
+    );
+  }
+}
+
 export function Sidebar({ c }: { c: Controller }) {
   const s = c.state.value!;
   track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users);
@@ -207,31 +261,20 @@ export function Sidebar({ c }: { c: Controller }) {
             </button>
           </div>
           <ul class="nav-list">
-            {sortedSubs(s).map((sub) => {
+            {s.sortedSubs().map((sub) => {
               const n = counts.streams.get(sub.stream_id);
               const open = curChannel === sub.stream_id;
               return (
-                <li key={sub.stream_id}>
-                  <NavLink
-                    c={c}
-                    narrow={channelNarrow(sub.stream_id)}
-                    current={curKey === narrowKey(channelNarrow(sub.stream_id))}
-                    class={sub.is_muted ? 'muted' : ''}
-                  >
-                    <Swatch color={sub.color} privateChannel={sub.invite_only} />
-                    <span class="label">{sub.name}</span>
-                    {n && n.unmuted > 0 ? (
-                      <Count n={n.unmuted} />
-                    ) : (
-                      <Count n={n?.muted ?? 0} muted />
-                    )}
-                  </NavLink>
-                  {open && (
-                    <ul class="nav-list" aria-label={`Topics in ${sub.name}`}>
-                      <Topics c={c} s={s} streamId={sub.stream_id} counts={counts} />
-                    </ul>
-                  )}
-                </li>
+                <ChannelItem
+                  key={sub.stream_id}
+                  c={c}
+                  s={s}
+                  sub={sub}
+                  unmuted={n?.unmuted ?? 0}
+                  muted={n?.muted ?? 0}
+                  current={open && curKey === narrowKey(channelNarrow(sub.stream_id))}
+                  counts={open ? counts : null}
+                />
               );
             })}
             {s.subs.size === 0 && <li class="nav-item muted">No channels yet</li>}

@@ -35,6 +35,9 @@ export const TOPIC = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
 export const MAX_LISTS = 10;
 
+/** Names in the order people expect (one collator: localeCompare with options makes one a call). */
+const NAME_ORDER = new Intl.Collator(undefined, { sensitivity: 'base' });
+
 export type TopicInfo = { name: string; maxId: number };
 
 export type Realm = {
@@ -201,6 +204,23 @@ export class ChatState {
     };
   }
 
+  private subsCache: { rev: number; subs: Subscription[] } | null = null;
+
+  /**
+   * Subscribed channels in sidebar order (pinned first, then by name, case and accents aside),
+   * sorted once per change of the channels: the sidebar and the compose box ask on every draw.
+   */
+  sortedSubs(): readonly Subscription[] {
+    const rev = this.rev.channels.peek();
+    if (this.subsCache?.rev !== rev) {
+      const subs = [...this.subs.values()].sort(
+        (a, b) => Number(b.pin_to_top) - Number(a.pin_to_top) || NAME_ORDER.compare(a.name, b.name),
+      );
+      this.subsCache = { rev, subs };
+    }
+    return this.subsCache.subs;
+  }
+
   /** Display name of a topic (the empty topic has the realm's name for it). */
   topicName(topic: string): string {
     return topic === '' ? this.realm.emptyTopicName : topic;
@@ -217,16 +237,16 @@ export class ChatState {
     if (this.countsCache?.key !== key) {
       this.countsCache = {
         key,
-        counts: this.unread.counts({ mutedTopic: (id, t) => this.mutedTopic(id, t) }),
+        counts: this.unread.counts({ mutedTopic: (id, t, key) => this.mutedTopic(id, t, key) }),
       };
     }
     return this.countsCache.counts;
   }
 
   /** Whether a channel's topic is muted for this user (muting the channel mutes its topics). */
-  mutedTopic(streamId: number, topic: string): boolean {
-    const policy = this.userTopics.get(topicKey(streamId, topic)) ?? TOPIC.INHERIT;
+  mutedTopic(streamId: number, topic: string, key = topicKey(streamId, topic)): boolean {
     const channelMuted = this.subs.get(streamId)?.is_muted ?? false;
+    const policy = this.userTopics.get(key) ?? TOPIC.INHERIT;
     if (channelMuted) return policy !== TOPIC.UNMUTED && policy !== TOPIC.FOLLOWED;
     return policy === TOPIC.MUTED;
   }
@@ -348,7 +368,9 @@ export class ChatState {
   private replace(id: number, change: (m: StoredMessage) => StoredMessage): void {
     const m = this.messages.get(id);
     if (!m) return;
-    this.messages.set(id, change(m));
+    const next = change(m);
+    if (next === m) return;
+    this.messages.set(id, next);
     this.touchLists(id);
   }
 
@@ -653,8 +675,11 @@ export class ChatState {
     const op = e.op ?? e.operation;
     if (e.flag === 'read') {
       if (op === 'add') {
-        if (e.all) this.unread.markAllRead();
-        else this.unread.markRead(e.messages);
+        // Usually the echo of what this page marked read already: nothing to draw again then.
+        if (e.all) {
+          if (this.unread.size > 0) this.rev.unread.value++;
+          this.unread.markAllRead();
+        } else if (this.unread.markRead(e.messages).length > 0) this.rev.unread.value++;
       } else {
         for (const id of e.messages) {
           const d = e.message_details?.[String(id)];
@@ -670,8 +695,8 @@ export class ChatState {
             this.unread.markUnread(id, { kind: 'dm', key }, d.mentioned ?? false);
           }
         }
+        this.rev.unread.value++;
       }
-      this.rev.unread.value++;
     }
     const ids = e.all ? [...this.messages.keys()] : e.messages;
     for (const id of ids) {

@@ -12,7 +12,16 @@ import { messageDmIds } from './narrow.js';
 export type UnreadWhere =
   { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; key: string };
 
-type Entry = { where: UnreadWhere; mentioned: boolean };
+/** `key`: the topic's key (topicKey) or the conversation's, made once (counts run often). */
+type Entry = { where: UnreadWhere; key: string; mentioned: boolean };
+
+function entry(where: UnreadWhere, mentioned: boolean): Entry {
+  return {
+    where,
+    key: where.kind === 'stream' ? topicKey(where.streamId, where.topic) : where.key,
+    mentioned,
+  };
+}
 
 const MENTION_FLAGS = new Set([
   'mentioned',
@@ -38,16 +47,16 @@ export class Unread {
     const mentions = new Set(u.mentions);
     for (const s of u.streams) {
       for (const id of s.unread_message_ids) {
-        unread.entries.set(id, {
-          where: { kind: 'stream', streamId: s.stream_id, topic: s.topic },
-          mentioned: mentions.has(id),
-        });
+        unread.entries.set(
+          id,
+          entry({ kind: 'stream', streamId: s.stream_id, topic: s.topic }, mentions.has(id)),
+        );
       }
     }
     for (const p of u.pms) {
       const key = String(p.other_user_id);
       for (const id of p.unread_message_ids) {
-        unread.entries.set(id, { where: { kind: 'dm', key }, mentioned: mentions.has(id) });
+        unread.entries.set(id, entry({ kind: 'dm', key }, mentions.has(id)));
       }
     }
     for (const h of u.huddles) {
@@ -55,7 +64,7 @@ export class Unread {
       const others = ids.filter((id) => id !== selfId).sort((a, b) => a - b);
       const key = (others.length ? others : [selfId]).join(',');
       for (const id of h.unread_message_ids) {
-        unread.entries.set(id, { where: { kind: 'dm', key }, mentioned: mentions.has(id) });
+        unread.entries.set(id, entry({ kind: 'dm', key }, mentions.has(id)));
       }
     }
     unread.oldUnreadsMissing = u.old_unreads_missing;
@@ -81,7 +90,7 @@ export class Unread {
       m.type === 'stream'
         ? { kind: 'stream', streamId: m.stream_id!, topic: m.subject }
         : { kind: 'dm', key: messageDmIds(m, this.selfId).join(',') };
-    this.entries.set(m.id, { where, mentioned: isMention(flags) });
+    this.entries.set(m.id, entry(where, isMention(flags)));
     return true;
   }
 
@@ -96,7 +105,7 @@ export class Unread {
 
   /** Marked unread again, with where each message is (the event's `message_details`). */
   markUnread(id: number, where: UnreadWhere, mentioned: boolean): void {
-    this.entries.set(id, { where, mentioned });
+    this.entries.set(id, entry(where, mentioned));
   }
 
   remove(ids: readonly number[]): void {
@@ -108,11 +117,12 @@ export class Unread {
     for (const id of ids) {
       const e = this.entries.get(id);
       if (!e || e.where.kind !== 'stream') continue;
-      e.where = {
-        kind: 'stream',
-        streamId: streamId ?? e.where.streamId,
-        topic: topic ?? e.where.topic,
-      };
+      const moved = entry(
+        { kind: 'stream', streamId: streamId ?? e.where.streamId, topic: topic ?? e.where.topic },
+        e.mentioned,
+      );
+      e.where = moved.where;
+      e.key = moved.key;
     }
   }
 
@@ -134,7 +144,9 @@ export class Unread {
    * is muted (a muted channel's topic unless unmuted or followed); muted topics count in their
    * channel's `muted` figure but not in the total, as the reference shows them.
    */
-  counts(opts: { mutedTopic: (streamId: number, topic: string) => boolean }): UnreadCounts {
+  counts(opts: {
+    mutedTopic: (streamId: number, topic: string, key: string) => boolean;
+  }): UnreadCounts {
     const c: UnreadCounts = {
       total: 0,
       dmTotal: 0,
@@ -152,15 +164,19 @@ export class Unread {
         if (e.mentioned) c.mentions++;
         continue;
       }
-      const muted = opts.mutedTopic(w.streamId, w.topic);
+      // Whether the topic is muted is asked once per topic, not once per message.
+      let t = c.topics.get(e.key);
+      if (t) t.count++;
+      else {
+        t = { streamId: w.streamId, topic: w.topic, count: 1, muted: false };
+        t.muted = opts.mutedTopic(w.streamId, w.topic, e.key);
+        c.topics.set(e.key, t);
+      }
+      const muted = t.muted;
       let s = c.streams.get(w.streamId);
       if (!s) c.streams.set(w.streamId, (s = { unmuted: 0, muted: 0 }));
       if (muted) s.muted++;
       else s.unmuted++;
-      const tk = topicKey(w.streamId, w.topic);
-      const t = c.topics.get(tk);
-      if (t) t.count++;
-      else c.topics.set(tk, { streamId: w.streamId, topic: w.topic, count: 1, muted });
       if (!muted) c.total++;
       if (e.mentioned && !muted) c.mentions++;
     }
