@@ -7,6 +7,7 @@ import Database from './sqlite.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
+import { checkpointDelay } from './checkpoint-spacing.js';
 
 const { file, intervalMs, maxIntervalMs, counters } = workerData as {
   file: string;
@@ -29,25 +30,16 @@ try {
 }
 
 let failures = 0;
-/**
- * When the next checkpoint runs. Every checkpoint that copies the whole WAL lets the writer's next
- * commit start the WAL afresh, and SQLite syncs a fresh WAL's header in that commit, on the main
- * thread (an fsync: on the project's VM up to half a second while other writes reach the disk).
- * So checkpoints are spaced by the rate the WAL grew at since the last one: one a second
- * (`maxIntervalMs`) while it takes little, sooner (down to `intervalMs`) when it grows fast, so
- * that it holds about TARGET_PAGES between checkpoints under heavy writes, far from the writer's
- * own backstop.
- */
-const TARGET_PAGES = 2_000;
+/** When the next checkpoint runs: ./checkpoint-spacing.ts. */
 let timer: NodeJS.Timeout | null = null;
 function next(delay: number): void {
   timer = setTimeout(run, delay);
 }
 let lastRun = performance.now();
 function run(): void {
-  let delay = maxIntervalMs;
+  let delay: number;
   const now = performance.now();
-  const elapsed = Math.max(1, now - lastRun);
+  const elapsed = now - lastRun;
   lastRun = now;
   try {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)') as {
@@ -61,9 +53,7 @@ function run(): void {
       Atomics.add(counters, 1, BigInt(Math.max(0, r.checkpointed)));
     }
     Atomics.store(counters, 2, BigInt(Math.max(0, r?.log ?? 0)));
-    // (The frames in the WAL: since its last restart, about those since the last run.)
-    const perMs = (r?.log ?? 0) / elapsed;
-    if (perMs > 0) delay = Math.min(maxIntervalMs, Math.max(intervalMs, TARGET_PAGES / perMs));
+    delay = checkpointDelay(r?.log ?? 0, elapsed, intervalMs, maxIntervalMs);
   } catch (err) {
     // A busy database is normal under load; anything persistent is reported once.
     delay = intervalMs;

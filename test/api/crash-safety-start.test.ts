@@ -17,7 +17,10 @@ t.test('a corrupt or truncated saved-queues file is logged and ignored', async (
   // A real saved file first (a queue, a graceful shutdown).
   const first = await startChild(dataDir);
   ok(await client(first.url).post(users[0]!, 'register', {}), 'register');
-  t.equal((await first.kill('SIGTERM')).code, 0);
+  // On a wrong exit code the child's output is printed with the failure (its log says why).
+  t.equal((await first.kill('SIGTERM')).code, 0, 'first run: clean shutdown', {
+    output: first.output(),
+  });
   const saved = path.join(dataDir, 'event-queues.msgpack');
   const real = fs.readFileSync(saved);
   const variants: [string, Buffer][] = [
@@ -34,7 +37,10 @@ t.test('a corrupt or truncated saved-queues file is logged and ignored', async (
     const server = await startChild(dataDir);
     t.match(server.output(), /could not read .*saved event queues/, `${what}: logged`);
     ok(await client(server.url).get(users[0]!, 'users/me'), `${what}: serving`);
-    t.equal((await server.kill('SIGTERM')).code, 0, `${what}: clean shutdown`);
+    const { code, signal } = await server.kill('SIGTERM');
+    t.same({ code, signal }, { code: 0, signal: null }, `${what}: clean shutdown`, {
+      output: server.output(),
+    });
   }
 });
 
@@ -48,7 +54,7 @@ t.test('a data directory of a newer schema version is refused with a clear messa
   db.close();
   const run = spawnChild(dataDir);
   const { code } = await run.exited;
-  t.equal(code, 1, 'exit code 1');
+  t.equal(code, 1, 'exit code 1', { output: run.output() });
   t.match(
     run.output(),
     `database schema version ${version + 1} is newer than this build knows (${version}); refusing to start`,

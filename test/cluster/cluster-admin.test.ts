@@ -36,6 +36,9 @@ const IN_USE = 'Subdomain is already in use. Please choose a different one.';
 /** CLUSTER_RESERVATION_TIMEOUT_MS of the test's cluster. */
 const RESERVATION_TIMEOUT_MS = 5000;
 
+// Three nodes, nginx and a dozen admin-tool processes: 50-60 s in CI, 120 s (tap's default limit)
+// once under a loaded run; a limit on waiting, not on an outcome.
+t.setTimeout(360_000);
 await runWithEngines(run);
 
 async function run(): Promise<void> {
