@@ -39,11 +39,26 @@ const USAGE = `usage: npm run cluster -- up --nodes N --dir DIR [--base-port P] 
        npm run cluster -- down --dir DIR
        npm run cluster -- detach --data-dir DIR   (CLUSTER_NATS, CLUSTER_NAMESPACE as the node's)`;
 
+const COMMANDS = [
+  'up',
+  'kill-node',
+  'freeze-node',
+  'thaw-node',
+  'kill-nats',
+  'freeze-nats',
+  'thaw-nats',
+  'start-nats',
+  'start-node',
+  'down',
+  'detach',
+];
+
 async function main(): Promise<void> {
   warnIfStale();
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
+      help: { type: 'boolean', default: false },
       nodes: { type: 'string', default: '3' },
       dir: { type: 'string' },
       'base-port': { type: 'string' },
@@ -54,6 +69,12 @@ async function main(): Promise<void> {
     },
   });
   const [command, arg] = positionals;
+  if (values.help) {
+    // The options were parsed (an unknown one is refused); a command, if given, must exist.
+    if (command !== undefined && !COMMANDS.includes(command)) throw new Error(USAGE);
+    console.log(USAGE);
+    return;
+  }
   if (command === 'detach') {
     const dataDir = values['data-dir'];
     const servers = (process.env.CLUSTER_NATS ?? '').split(',').filter((s) => s !== '');
@@ -130,5 +151,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
+  // parseArgs: an unknown or malformed option; a usage error likewise exits 2.
+  const usage = (err instanceof TypeError && 'code' in err) || (err as Error).message === USAGE;
+  process.exit(usage ? 2 : 1);
 });

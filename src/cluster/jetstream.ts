@@ -338,6 +338,25 @@ export const PING_INTERVAL_MS = 1000;
 export const CHECK_ANSWER_MS = 750;
 
 /**
+ * Moves the connection's server to the end of nats.js's list of servers, so that its next
+ * reconnection dials another one first. nats.js (2.29) dials its current server again at the first
+ * reconnection after its first connection (its list is rotated only from then on): a frozen
+ * server accepts the TCP connection and answers nothing, and the client waited for its pings to
+ * fail again (3 s) before trying another. Uses the client's internal `protocol.servers`; does
+ * nothing where a client lacks it (test/cluster/nats-write-now.test.ts checks it is there).
+ */
+export function skipCurrentServer(nc: NatsConnection): void {
+  const pool = (
+    nc as unknown as { protocol?: { servers?: { servers?: unknown; currentServer?: unknown } } }
+  ).protocol?.servers;
+  if (!pool || !Array.isArray(pool.servers) || pool.servers.length < 2) return;
+  const i = pool.servers.indexOf(pool.currentServer);
+  if (i < 0) return;
+  pool.servers.splice(i, 1);
+  pool.servers.push(pool.currentServer);
+}
+
+/**
  * A check of the connection's server, for when a request went unanswered: it is pinged, and a
  * server that does not answer within CHECK_ANSWER_MS is left for another (nats.js `reconnect`) —
  * a server frozen or cut off keeps the connection open and answers nothing, and its pings would
@@ -361,6 +380,7 @@ export function connectionCheck(nc: NatsConnection, say: (line: string) => void)
       .then(async (answered) => {
         if (answered || nc.isClosed()) return;
         say(`NATS server ${server} does not answer: connecting to another`);
+        skipCurrentServer(nc);
         await nc.reconnect();
       })
       .catch(() => undefined)
@@ -441,6 +461,8 @@ export async function connectJetStream(opts: {
     // A frozen server in the list would hold a reconnection this long (nats.js's default: 20 s).
     timeout: 3000,
   });
+  // Its first reconnection goes to another server (a frozen one would hold it 3 s).
+  skipCurrentServer(nc);
   const version = nc.info?.version ?? '';
   if (!natsVersionIsSafe(version)) {
     if (!opts.allowUnsafeNats) {
@@ -497,8 +519,12 @@ export async function appendEntry(
   return ack.seq;
 }
 
-/** How long one attempt of appendSurely waits for JetStream's answer before asking again. */
-export const APPEND_ATTEMPT_MS = 2000;
+/**
+ * How long one attempt of appendSurely waits for JetStream's answer before asking again (and
+ * checking the connection): a frozen server must be left well within a lease time, while the owner
+ * can still get its appends in before another node takes the realm.
+ */
+export const APPEND_ATTEMPT_MS = 1000;
 
 /**
  * The entry that follows position `after` on a realm's subject, as the log says: its sequence and
@@ -546,7 +572,9 @@ export async function appendSurely(
   attemptMs = APPEND_ATTEMPT_MS,
 ): Promise<number> {
   let unanswered = false;
-  for (let pause = 100; ; pause = Math.min(pause * 2, 1000)) {
+  // Short pauses: during a leader election JetStream answers "no responders" at once, and the
+  // first attempt after it should not wait long.
+  for (let pause = 50; ; pause = Math.min(pause * 2, 250)) {
     let failure: unknown;
     try {
       return await appendEntry(

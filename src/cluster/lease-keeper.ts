@@ -259,6 +259,20 @@ export class LeaseKeeper {
   }
 
   /**
+   * Between ticks: renews at once the leases held whose validity has lapsed (their renewals went
+   * unanswered), so that an owner acts again as soon as the bucket answers (after a NATS leader
+   * election), not at its next tick.
+   */
+  async renewLapsed(): Promise<void> {
+    const now = this.clock();
+    await Promise.all(
+      [...this.leases]
+        .filter(([, l]) => l.phase === 'held' && now >= l.validUntil && !l.busy)
+        .map(([realmId]) => this.renew(realmId)),
+    );
+  }
+
+  /**
    * Gives up a lease (a graceful stop): deletes the key at the revision held, once no renewal is
    * under way, so that another node takes the realm at its next tick.
    */

@@ -15,19 +15,19 @@
  * consumer does not always come back by itself), says so in its log and on /metrics, and stops
  * (for its supervisor) once such a stall has lasted `stallExitMs`.
  */
-import type { ConsumerMessages } from 'nats';
+import { Events, type ConsumerMessages } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmRegistry } from '../../actors/registry.js';
 import { unpack } from '../lib/pack.js';
 import { log } from '../observability/log.js';
-import { goneUploads, type Replication } from '../storage/replication.js';
+import { goneUploads, type Replication, type RowChange } from '../storage/replication.js';
 import type { ClusterIds } from './id-blocks.js';
 import { patiently, type Entry } from './jetstream.js';
 import type { ClusterLink } from './link.js';
 import { passReadBarrier, DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 import { refreshReadModel } from './refresh.js';
 
-export const DEFAULT_STALL_MS = 5000;
+export const DEFAULT_STALL_MS = 2000;
 export const DEFAULT_STALL_EXIT_MS = 120_000;
 /** How often the progress watch looks. */
 const WATCH_MS = 1000;
@@ -53,6 +53,12 @@ export type ApplierParts = {
    * unless its append's acknowledgement delivered them already (LogWriter.inLog).
    */
   mineInLog: (msgId: string) => void;
+  /**
+   * An entry of the realm that is none of this process's batches is about to be applied: batches
+   * committed here that the log has not been seen to hold never land, and are taken back from
+   * this copy (LogWriter.displaced); what that wrote, or null.
+   */
+  displaced: (realmId: number) => { touched: Set<string>; restored: RowChange[] } | null;
   /** After each entry (a snapshot may be due). */
   applied: () => void;
   /** This node must stop: its copy cannot follow the log. */
@@ -112,6 +118,29 @@ export class LogApplier {
     this.progressAt = performance.now();
     this.watchTimer = setInterval(() => void this.watch(), WATCH_MS);
     this.watchTimer.unref();
+    void this.followReconnects();
+  }
+
+  /**
+   * After the connection moved to another NATS server (the last one died or froze), the consumer
+   * is made again at once from the last applied entry, rather than after a stall: its server may
+   * be the one gone.
+   */
+  private async followReconnects(): Promise<void> {
+    const { nc } = this.parts.link;
+    for await (const s of nc.status()) {
+      if (this.closed) return;
+      if (s.type !== Events.Reconnect) continue;
+      log.warn(
+        { server: nc.getServer(), applied: this.appliedSeq },
+        'reconnected: making the log consumer again',
+      );
+      this.restartedAt = performance.now();
+      this.restarts++;
+      await this.openConsumer().catch((err: unknown) =>
+        log.error({ err }, 'making the log consumer again failed; the progress watch tries again'),
+      );
+    }
   }
 
   private async openConsumer(since = Date.now()): Promise<void> {
@@ -179,6 +208,11 @@ export class LogApplier {
     let mine = this.parts.mine(e);
     // A realm created here: its rows were written nowhere before the log took them (addRealm).
     if (mine && e.k === 'batch' && this.unwritten.delete(realmId)) mine = false;
+    if (!mine || e.k === 'lease') {
+      // In log order: this copy drops what the log did not take before it applies what it did.
+      const undone = this.parts.displaced(realmId);
+      if (undone) refreshReadModel(this.registry!, realmId, undone.restored, undone.touched);
+    }
     if (e.k === 'lease') {
       replication.markApplied(seq, false);
     } else if (mine) {

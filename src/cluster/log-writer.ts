@@ -22,15 +22,20 @@
  *   nodes' too) in log order, so an acknowledgement that comes late (the node frozen with the
  *   append unanswered, its lease taken meanwhile, the entry found by its message id after the
  *   thaw) must not deliver the batch after the new owner's entries that follow it in the log.
- * - A batch the log refused was committed here and is in no other copy: the node stops, and
- *   starts again from the log (src/cluster/main.ts rebuilds a copy with unacknowledged commits).
+ * - A batch the log refused (another node's lease marker took its place, or this node's own
+ *   marker of a later term) was committed here and is in no other copy: the node stops acting as
+ *   the realm's owner, answers its commands 503 (never "success"), and takes the batch back from
+ *   its copy with the rows' state before it (`displaced`, Replication.undo) when its log applier
+ *   meets the entry that took its place — before applying that entry, so the copy follows the log
+ *   in log order. The node goes on as a non-owner. Which of the two happened (landed or refused)
+ *   is decided there, by the log's order, also for an append whose answer never came.
  */
 import type { EventQueues } from '../delivery/publisher.js';
 import type { QueueHandle } from '../delivery/queue.js';
 import type { BatchEffects, CommitStrategy, Committed } from '../../actors/realm.machine.js';
 import type { OutboundEvent } from '../lib/events.js';
 import { observeAppend } from '../observability/metrics.js';
-import type { Replication } from '../storage/replication.js';
+import type { Replication, RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
 import type { ClusterIds, RealmIdBlocks } from './id-blocks.js';
 import { appendSurely, NotOwnerError, writeNow, type Entry } from './jetstream.js';
@@ -50,6 +55,9 @@ type Sealed = {
   msgId: string;
   /** Its events were delivered (at the acknowledgement, or by the applier: `inLog`). */
   delivered: boolean;
+  /** Its rows, and their state before it (Replication.sealWithUndo). */
+  changes: RowChange[];
+  undo: RowChange[];
   events: OutboundEvent[];
   ended: (readonly number[] | null)[];
   /** Its append has gone to NATS. */
@@ -71,6 +79,8 @@ type Writing = {
   inFlight: number;
   /** Where the realm's new rows get their ids. */
   ids: RealmIdBlocks;
+  /** An append of this term was refused or given up: later batches are not sent. */
+  failed: boolean;
 };
 
 export type WriterParts = {
@@ -95,6 +105,12 @@ export class LogWriter implements CommitStrategy {
    * kept after the node stops writing their realm (their appends go on).
    */
   private readonly undelivered = new Map<string, Sealed>();
+  /**
+   * Batches committed here whose entries the log has not been seen to hold (by their
+   * acknowledgement or by the applier), by message id, in commit order: each is either met in
+   * the log or displaced by another entry of its realm (`displaced`).
+   */
+  private readonly unlanded = new Map<string, Sealed>();
 
   constructor(private readonly parts: WriterParts) {
     parts.queues.watchRegistrations((rt) => {
@@ -105,7 +121,7 @@ export class LogWriter implements CommitStrategy {
 
   /** The realm's lease marker is in the log at `last`: this node writes the realm from now on. */
   start(realmId: number, last: number, ids: RealmIdBlocks): void {
-    this.realms.set(realmId, { last, tail: Promise.resolve(), inFlight: 0, ids });
+    this.realms.set(realmId, { last, tail: Promise.resolve(), inFlight: 0, ids, failed: false });
   }
 
   /**
@@ -161,14 +177,16 @@ export class LogWriter implements CommitStrategy {
     const s = sealed as unknown as Sealed;
     // Committed: its events wait for the log (delivered in order: each step follows the last, and
     // the applier meets the realm's entries in log order).
-    if (s.msgId !== '') this.undelivered.set(s.msgId, s);
-    const settled = s.step.then(
-      () => this.deliver(s),
-      (err: unknown) => {
-        this.undelivered.delete(s.msgId);
-        throw err;
-      },
-    );
+    if (s.msgId !== '') {
+      this.undelivered.set(s.msgId, s);
+      this.unlanded.set(s.msgId, s);
+    }
+    // A refused (or unanswered) append: its events wait for the applier's verdict (inLog: the log
+    // holds it after all; displaced: it never lands).
+    const settled = s.step.then(() => {
+      this.unlanded.delete(s.msgId);
+      this.deliver(s);
+    });
     return { settled };
   }
 
@@ -178,8 +196,34 @@ export class LogWriter implements CommitStrategy {
    * delivered them yet — before the applier delivers any entry that follows it in the log.
    */
   inLog(msgId: string): void {
+    this.unlanded.delete(msgId);
     const s = this.undelivered.get(msgId);
     if (s) this.deliver(s);
+  }
+
+  /**
+   * The log applier is about to apply an entry of the realm that is not one of this process's
+   * batches (another node's entry, or a lease marker): every batch of the realm committed here
+   * that the log has not been seen to hold never lands (each expects the entry before it, and
+   * this entry is there now). They are taken back from this copy (Replication.undo), newest
+   * first, and their events dropped. Returns what the undo wrote (for the read model), or null.
+   */
+  displaced(realmId: number): { touched: Set<string>; restored: RowChange[] } | null {
+    const gone = [...this.unlanded.values()].filter((s) => s.realmId === realmId);
+    if (gone.length === 0) return null;
+    for (const s of gone) {
+      this.unlanded.delete(s.msgId);
+      this.undelivered.delete(s.msgId);
+      s.delivered = true; // never delivered: a late answer finds it settled
+    }
+    const w = this.realms.get(realmId);
+    if (w) w.failed = true;
+    const result = this.parts.replication.undo(gone);
+    console.error(
+      `cluster ${this.parts.link.node}: realm ${realmId}: took back ${gone.length} batch(es) ` +
+        'committed here that the log did not take (another entry took their place)',
+    );
+    return result;
   }
 
   /** Delivers a batch's events and ended sessions to this node's queues, once. */
@@ -199,14 +243,16 @@ export class LogWriter implements CommitStrategy {
    */
   private seal(realmId: number, w: Writing | undefined, effects: BatchEffects): Sealed {
     const { replication, keeper } = this.parts;
-    const changes = replication.seal();
-    if (!w || !keeper.valid(realmId)) throw new NotOwnerError();
+    const { changes, undo } = replication.sealWithUndo();
+    if (!w || w.failed || !keeper.valid(realmId)) throw new NotOwnerError();
     if (changes.length > 0) replication.noteUnacked(1);
     const { events, ended } = effects;
     const sealed: Sealed = {
       realmId,
       msgId: '',
       delivered: false,
+      changes,
+      undo,
       events,
       ended,
       sent: false,
@@ -228,7 +274,7 @@ export class LogWriter implements CommitStrategy {
     const msgId = this.nextMsgId();
     sealed.msgId = msgId;
     const send = () => {
-      if (sealed.cancelled) return Promise.reject(new NotOwnerError());
+      if (sealed.cancelled || w.failed) return Promise.reject(new NotOwnerError());
       sealed.sent = true;
       return this.appendBatch(realmId, w, entry, msgId);
     };
@@ -253,8 +299,9 @@ export class LogWriter implements CommitStrategy {
 
   /**
    * Appends one batch (after the realm's earlier ones), written to NATS at once rather than at
-   * nats.js's next microtask. Rejects with NotOwnerError when the log refused it (another node's
-   * entry is there): its commit is in no other copy, and the node stops.
+   * nats.js's next microtask. Rejects with NotOwnerError when the log refused it (another entry is
+   * there) or did not answer in time: the node stops writing the realm, and its applier settles
+   * the batch by the log's order (`inLog` or `displaced`).
    */
   private async appendBatch(realmId: number, w: Writing, entry: Entry, msgId: string) {
     const { link } = this.parts;
@@ -275,9 +322,8 @@ export class LogWriter implements CommitStrategy {
       w.last = await acked;
       observeAppend(performance.now() - started);
     } catch (err) {
+      w.failed = true;
       this.parts.deposed(realmId, `the log refused an append (${String(err)})`);
-      if (entry.k === 'batch' && entry.changes.length > 0)
-        this.parts.die(`realm ${realmId}: a commit the log did not take (${String(err)})`);
       throw new NotOwnerError();
     }
   }

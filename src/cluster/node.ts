@@ -41,6 +41,9 @@ import { DEFAULT_TRIM_GRACE_MS, POSITION_REPORT_MS, reportPosition, trimLog } fr
 
 export type { ClusterOptions } from './link.js';
 
+/** How often a lapsed lease is renewed between lease ticks (LeaseKeeper.renewLapsed). */
+const LAPSED_RENEWAL_MS = 250;
+
 /** What the server tells the node when it makes it (nothing is wired afterwards). */
 export type NodeHooks = ApplierHooks & {
   /**
@@ -73,6 +76,7 @@ export class ClusterNode implements RealmPlacement {
   /** Realms whose takeover (or creation) is under way here. */
   private readonly acquiring = new Set<number>();
   private leaseTimer: NodeJS.Timeout | null = null;
+  private lapseTimer: NodeJS.Timeout | null = null;
   private ephemeral: Subscription | null = null;
   private closed = false;
   private dead = false;
@@ -116,6 +120,7 @@ export class ClusterNode implements RealmPlacement {
       hooks,
       mine: (e) => e.node === node && e.inc === incarnation,
       mineInLog: (msgId) => this.writer.inLog(msgId),
+      displaced: (realmId) => this.writer.displaced(realmId),
       applied: () => this.maybeSnapshot(),
       die: (reason) => this.die(reason),
     });
@@ -219,6 +224,10 @@ export class ClusterNode implements RealmPlacement {
       () => void this.leaseTick(),
       Math.max(100, this.link.leaseMs / 3),
     );
+    // A lapsed lease (renewals unanswered) is renewed every quarter second until it is valid again.
+    this.lapseTimer = setInterval(() => {
+      if (!this.closed && !this.dead) void this.keeper.renewLapsed().catch(() => undefined);
+    }, LAPSED_RENEWAL_MS);
     void this.leaseTick();
   }
 
@@ -336,6 +345,10 @@ export class ClusterNode implements RealmPlacement {
           await sleep(50); // another append landed first, or no answer: catch up and try again
           continue;
         }
+        // Its own batches of an earlier term that the marker displaced are taken back from this
+        // copy when the applier meets the marker (LogWriter.displaced): before any new batch.
+        await this.applier.waitApplied(at);
+        if (!this.keeper.holds(realmId)) return;
         this.writer.start(realmId, at, ids);
         ids = undefined; // the writer's now
         this.keeper.establish(realmId);
@@ -646,6 +659,7 @@ export class ClusterNode implements RealmPlacement {
     this.closed = true;
     this.applier.flushApplied();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
+    if (this.lapseTimer) clearInterval(this.lapseTimer);
     this.forwarder.close();
     const held = this.keeper.realms();
     for (const id of held) this.writer.stop(id);

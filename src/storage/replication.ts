@@ -13,8 +13,14 @@
  * Replay: `apply()` writes the captured rows, in their original order, with UPSERTs and DELETEs
  * by primary key, inside one transaction that also records the log position applied, so a node
  * applies each log entry exactly once, also across a crash.
+ *
+ * Undo: the same triggers record each row's state before the write (a delete of a row inserted,
+ * the old row of one updated or deleted). An owner keeps a batch's undo until the log holds the
+ * batch; a batch the log never takes (another owner's entry took its place) is undone with
+ * `undo()`, so the copy holds the log's state again without starting over.
  */
 import type Database from 'better-sqlite3';
+import { htmlToText } from '../lib/search.js';
 import type { DB } from './db.js';
 import type { Store } from './store.js';
 
@@ -152,6 +158,9 @@ export class Replication {
   private readonly shapes: Map<string, TableShape>;
   private readonly take: Stmt;
   private readonly clear: Stmt;
+  private readonly takeUndo: Stmt;
+  private readonly clearUndo: Stmt;
+  private readonly messageText: Stmt;
   private readonly record: Stmt;
   private readonly ftsDelete: Stmt;
   private readonly ftsInsert: Stmt;
@@ -178,9 +187,17 @@ export class Replication {
     db.exec(`CREATE TEMP TABLE IF NOT EXISTS cluster_changes (
       id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, op TEXT NOT NULL, v TEXT NOT NULL
     )`);
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS cluster_undo (
+      id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, op TEXT NOT NULL, v TEXT NOT NULL
+    )`);
     for (const s of this.shapes.values()) this.installTriggers(s);
     this.take = db.prepare<unknown[]>('SELECT tbl, op, v FROM temp.cluster_changes ORDER BY id');
     this.clear = db.prepare<unknown[]>('DELETE FROM temp.cluster_changes');
+    this.takeUndo = db.prepare<unknown[]>('SELECT tbl, op, v FROM temp.cluster_undo ORDER BY id');
+    this.clearUndo = db.prepare<unknown[]>('DELETE FROM temp.cluster_undo');
+    this.messageText = db.prepare<unknown[]>(
+      'SELECT topic, rendered_content FROM messages WHERE id = ?',
+    );
     this.record = db.prepare<unknown[]>(
       'INSERT INTO temp.cluster_changes (tbl, op, v) VALUES (?, ?, ?)',
     );
@@ -209,6 +226,9 @@ export class Replication {
     const lit = `'${s.name.replace(/'/g, "''")}'`;
     const ins = (op: string, expr: string) =>
       `INSERT INTO temp.cluster_changes (tbl, op, v) VALUES (${lit}, '${op}', ${expr});`;
+    // The row's state before the write, for undo (applied in reverse order).
+    const undo = (op: string, expr: string) =>
+      `INSERT INTO temp.cluster_undo (tbl, op, v) VALUES (${lit}, '${op}', ${expr});`;
     const keyChanged = s.key.map((c) => `OLD.${q(c)} IS NOT NEW.${q(c)}`).join(' OR ');
     const base = `cluster_${s.name}`;
     this.db.exec(`
@@ -216,15 +236,24 @@ export class Replication {
       DROP TRIGGER IF EXISTS temp.${q(`${base}_u`)};
       DROP TRIGGER IF EXISTS temp.${q(`${base}_d`)};
       CREATE TEMP TRIGGER ${q(`${base}_i`)} AFTER INSERT ON main.${t}
-      BEGIN ${ins('u', row('NEW', s.columns))} END;
+      BEGIN
+        ${ins('u', row('NEW', s.columns))}
+        ${undo('d', row('NEW', s.key))}
+      END;
       CREATE TEMP TRIGGER ${q(`${base}_u`)} AFTER UPDATE ON main.${t}
       BEGIN
         INSERT INTO temp.cluster_changes (tbl, op, v)
           SELECT ${lit}, 'd', ${row('OLD', s.key)} WHERE ${keyChanged};
         ${ins('u', row('NEW', s.columns))}
+        ${undo('u', row('OLD', s.columns))}
+        INSERT INTO temp.cluster_undo (tbl, op, v)
+          SELECT ${lit}, 'd', ${row('NEW', s.key)} WHERE ${keyChanged};
       END;
       CREATE TEMP TRIGGER ${q(`${base}_d`)} AFTER DELETE ON main.${t}
-      BEGIN ${ins('d', row('OLD', [...s.key, ...(DELETE_EXTRA[s.name] ?? [])]))} END;`);
+      BEGIN
+        ${ins('d', row('OLD', [...s.key, ...(DELETE_EXTRA[s.name] ?? [])]))}
+        ${undo('u', row('OLD', s.columns))}
+      END;`);
   }
 
   /** The full-text index cannot carry triggers: its two writers also record what they wrote. */
@@ -247,12 +276,85 @@ export class Replication {
   seal(): RowChange[] {
     const rows = this.take.all() as { tbl: string; op: 'u' | 'd'; v: string }[];
     if (rows.length > 0) this.clear.run();
+    this.clearUndo.run();
     return rows.map((r) => [r.tbl, r.op, JSON.parse(r.v) as unknown[]]);
+  }
+
+  /**
+   * seal, with what undoes the transaction's rows (their state before it, in the order written:
+   * `undo` applies them backwards).
+   */
+  sealWithUndo(): { changes: RowChange[]; undo: RowChange[] } {
+    const rows = this.take.all() as { tbl: string; op: 'u' | 'd'; v: string }[];
+    if (rows.length > 0) this.clear.run();
+    const before = this.takeUndo.all() as { tbl: string; op: 'u' | 'd'; v: string }[];
+    if (before.length > 0) this.clearUndo.run();
+    const parse = (r: { tbl: string; op: 'u' | 'd'; v: string }): RowChange => [
+      r.tbl,
+      r.op,
+      JSON.parse(r.v) as unknown[],
+    ];
+    return { changes: rows.map(parse), undo: before.map(parse) };
   }
 
   /** Drops captured rows of a transaction that did not go through seal (first boot). */
   discard(): void {
     this.clear.run();
+    this.clearUndo.run();
+  }
+
+  /**
+   * Takes back this node's own commits that the log did not take, in one transaction: `batches`
+   * in the order they were committed, each with the undo and the changes `sealWithUndo` gave. The
+   * rows go back to their state before the first of them (applied from the last written to the
+   * first), the full-text index of their messages is made again from the rows, and they no longer
+   * count as unacknowledged. Returns the tables touched and the rows as they are now (for the
+   * read model).
+   */
+  undo(batches: readonly { undo: readonly RowChange[]; changes: readonly RowChange[] }[]): {
+    touched: Set<string>;
+    restored: RowChange[];
+  } {
+    const touched = new Set<string>();
+    const restored: RowChange[] = [];
+    const messages = new Set<unknown>();
+    let counted = 0;
+    const pending = this.pending;
+    this.store.transaction(() => {
+      if (pending !== null) this.writePending(pending);
+      this.db.pragma('defer_foreign_keys = ON');
+      for (let b = batches.length - 1; b >= 0; b--) {
+        const { undo, changes } = batches[b]!;
+        if (changes.length > 0) counted++;
+        for (const [table, op, values] of changes)
+          if (table === FTS || (table === 'messages' && op === 'd')) messages.add(values[0]);
+          else if (table === 'messages') messages.add(values[this.messageId]);
+        for (let i = undo.length - 1; i >= 0; i--) {
+          const change = undo[i]!;
+          const [table, op, values] = change;
+          const shape = this.shapes.get(table);
+          if (!shape) continue;
+          touched.add(table);
+          restored.push(change);
+          if (op === 'u') shape.upsert.run(...values);
+          else shape.remove.run(...values.slice(0, shape.key.length));
+        }
+      }
+      for (const id of messages) {
+        this.ftsDelete.run(id);
+        const m = this.messageText.get(id) as
+          { topic: string; rendered_content: string } | undefined;
+        if (m) this.ftsInsert.run(id, m.topic, htmlToText(m.rendered_content));
+      }
+      if (counted > 0) this.writeUnacked.run(-counted);
+      this.clear.run();
+      this.clearUndo.run();
+    });
+    this.pending = null;
+    if (touched.has('messages')) touched.add(FTS);
+    if (touched.has('user_messages')) this.store.messages.forgetReceivedMaxima();
+    if (touched.has('messages')) this.store.topics.forgetActivity();
+    return { touched, restored };
   }
 
   /** This node's position in the log, and how many of its own commits await the log's ack. */
@@ -352,6 +454,7 @@ export class Replication {
       this.writeApplied.run(seq);
       // Our own capture triggers saw the replayed rows too: they are not ours to append.
       this.clear.run();
+      this.clearUndo.run();
     });
     this.pending = null;
     if (touched.has('user_messages')) this.store.messages.forgetReceivedMaxima();

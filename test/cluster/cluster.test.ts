@@ -36,6 +36,9 @@ import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
+// Fourteen cases on one cluster: 120 s on the loaded build machine (load average 22), tap's
+// default budget per file; a bound on the wait, as the fault tests have.
+t.setTimeout(600_000);
 await runWithEngines(run);
 
 async function run(): Promise<void> {

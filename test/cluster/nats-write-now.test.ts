@@ -3,14 +3,15 @@
  * is on its socket when writeNow returns, not at nats.js's next microtask, and a subscriber on
  * another connection gets it. This rests on an internal of
  * the pinned nats.js (`protocol.flushPending` and its outbound buffer): an upgrade that changes
- * them fails here. Skipped when nats-server is not installed.
+ * them fails here. So does skipCurrentServer's (the client's list of servers, `protocol.servers`).
+ * Skipped when nats-server is not installed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import t from 'tap';
-import { writeNow } from '../../src/cluster/jetstream.js';
+import { skipCurrentServer, writeNow } from '../../src/cluster/jetstream.js';
 import {
   alive,
   listens,
@@ -63,4 +64,15 @@ t.test('a publish is on the wire when writeNow returns', async (t) => {
   await waitFor('both messages', () => got.length === 2, 5000);
   t.same(got, [1, 2], 'delivered, in order');
   sub.unsubscribe();
+
+  // skipCurrentServer: the server connected to goes to the end of the client's list, so that the
+  // first reconnection dials another one (nats.js dials its first server again otherwise).
+  const two = await connect({ servers: [url, 'nats://127.0.0.1:1'], noRandomize: true });
+  t.teardown(() => two.close());
+  type Pool = { servers: unknown[]; currentServer: unknown };
+  const pool = (two as unknown as { protocol: { servers: Pool } }).protocol.servers;
+  t.equal(pool.servers.length, 2, 'the client lists both servers');
+  t.equal(pool.servers[0], pool.currentServer, 'connected to the first');
+  skipCurrentServer(two);
+  t.equal(pool.servers[1], pool.currentServer, 'which is now the last');
 });

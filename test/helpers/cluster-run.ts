@@ -48,7 +48,8 @@ export async function upForTest(
   t.teardown(async () => {
     await down(dir);
     // The nodes' and NATS servers' logs say what went wrong: kept when something did.
-    if (t.passing()) fs.rmSync(dir, { recursive: true, force: true });
+    if (t.passing() && !process.env.KEEP_CLUSTER_DIR)
+      fs.rmSync(dir, { recursive: true, force: true });
     else console.error(`# the cluster's files and logs are kept in ${dir}`);
   });
   return { dir, rec };

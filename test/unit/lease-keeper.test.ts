@@ -238,3 +238,22 @@ t.test('two nodes are never both valid owners, one of them cut off for a while',
   t.ok(takeovers > 0, `b took over in ${takeovers} runs of 40`);
   t.pass('never both valid in 40 runs');
 });
+
+t.test('a lapsed lease is renewed between ticks; a valid one is left to its tick', async (t) => {
+  const w = new World();
+  let writes = 0;
+  const store = w.store('a');
+  const a = new LeaseKeeper(
+    { ...store, update: (realm, rev) => (writes++, store.update(realm, rev)) },
+    { leaseMs: LEASE, marginMs: MARGIN, clock: () => w.now },
+  );
+  await a.claim(1);
+  a.establish(1);
+  await a.renewLapsed();
+  t.equal(writes, 0, 'valid: nothing written');
+  w.now += LEASE;
+  t.notOk(a.valid(1), 'lapsed');
+  await a.renewLapsed();
+  t.equal(writes, 1, 'renewed at once');
+  t.ok(a.valid(1), 'and valid again');
+});

@@ -60,6 +60,8 @@ function world(opts: {
     opts: { stallMs: opts.stallMs ?? 300, stallExitMs: opts.exitMs ?? 60_000 },
     names: { stream: 'LOG', log: 'confab.log' },
     checkConnection: () => undefined,
+    // No reconnection in these tests: the connection's status ends at once.
+    nc: { status: () => (async function* () {})(), getServer: () => 'nats1' },
     js: {
       consumers: {
         get: (_stream: string, o: { opt_start_seq?: number }) =>
@@ -89,6 +91,7 @@ function world(opts: {
     hooks: {},
     mine: () => false,
     mineInLog: () => undefined,
+    displaced: () => null,
     applied: () => undefined,
     die: (reason) => void died.push(reason),
   });

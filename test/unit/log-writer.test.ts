@@ -6,9 +6,14 @@
  * the thaw the applier meets both entries before the append is answered — is delivered where the
  * log has it, before the new owner's entries, and once. Seen in test/cluster/faults-node.test.ts
  * ("SIGSTOP of the owner node"): the thawed node's queue got the new owner's messages first.
+ *
+ * And a batch the log refused because another node's lease marker took its place (the owner's NATS
+ * server frozen past the lease time, test/cluster/faults-nats-stop.test.ts) is taken back from the
+ * node's copy before the new owner's entries are applied, its events never delivered, its command
+ * answered with a refusal, and the node goes on (it stopped with exit status 75 before).
  */
 import t from 'tap';
-import type { Entry } from '../../src/cluster/jetstream.js';
+import { NotOwnerError, type Entry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
 import { LogApplier } from '../../src/cluster/log-applier.js';
 import { LogWriter } from '../../src/cluster/log-writer.js';
@@ -40,7 +45,12 @@ function world() {
     wake?.();
   };
   /** Appends whose acknowledgement is held back: they land in the log when `land` is called. */
-  const held: { data: Uint8Array; msgId: string; ack: (a: { seq: number }) => void }[] = [];
+  const held: {
+    data: Uint8Array;
+    msgId: string;
+    ack: (a: { seq: number }) => void;
+    refuse: (err: unknown) => void;
+  }[] = [];
   const consumer = (from: number) => {
     let closed = false;
     return {
@@ -68,7 +78,8 @@ function world() {
     node: 'n1',
     incarnation: 'i1',
     leaseMs: 3000,
-    nc: {},
+    // No reconnection here: the connection's status ends at once.
+    nc: { status: () => (async function* () {})(), getServer: () => 'nats1' },
     checkConnection: () => undefined,
     js: {
       consumers: {
@@ -76,7 +87,9 @@ function world() {
           Promise.resolve({ consume: () => Promise.resolve(consumer(o.opt_start_seq ?? 1)) }),
       },
       publish: (_subject: string, data: Uint8Array, o: { headers: Map<string, string> }) =>
-        new Promise((ack) => held.push({ data, msgId: o.headers.get('Nats-Msg-Id')!, ack })),
+        new Promise((ack, refuse) =>
+          held.push({ data, msgId: o.headers.get('Nats-Msg-Id')!, ack, refuse }),
+        ),
     },
     jsm: { streams: { info: () => Promise.resolve({ state: { last_seq: log.length } }) } },
   } as unknown as ClusterLink;
@@ -89,9 +102,15 @@ function world() {
     },
     endSessions: () => undefined,
   };
+  /** The batches taken back (Replication.undo), each by its undo rows. */
+  const undone: unknown[][] = [];
   const replication = {
     state: () => ({ applied: 0, unacked: 0 }),
-    seal: () => [['messages', 'u', [1]]],
+    sealWithUndo: () => ({ changes: [['messages', 'u', [1]]], undo: [['messages', 'd', [1]]] }),
+    undo: (batches: { undo: unknown[] }[]) => {
+      for (const b of batches) undone.push(b.undo);
+      return { touched: new Set(['messages']), restored: [] };
+    },
     noteUnacked: () => undefined,
     markApplied: () => undefined,
     markAppliedLater: () => undefined,
@@ -99,6 +118,7 @@ function world() {
     flushApplied: () => undefined,
   };
   const died: string[] = [];
+  const deposed: number[] = [];
   const writer = new LogWriter({
     link,
     store: { transaction: <T>(f: () => T) => f() } as never,
@@ -107,7 +127,7 @@ function world() {
     keeper: { valid: () => true, term: () => 7 } as never,
     queues: queues as never,
     die: (reason) => void died.push(reason),
-    deposed: () => undefined,
+    deposed: (realmId) => void deposed.push(realmId),
   });
   const applier = new LogApplier({
     link,
@@ -117,6 +137,7 @@ function world() {
     hooks: {},
     mine: (e) => e.node === 'n1' && e.inc === 'i1',
     mineInLog: (msgId) => writer.inLog(msgId),
+    displaced: (realmId) => writer.displaced(realmId),
     applied: () => undefined,
     die: (reason) => void died.push(reason),
   });
@@ -125,6 +146,8 @@ function world() {
     applier,
     delivered,
     died,
+    deposed,
+    undone,
     held,
     /** The held append lands in the log (its acknowledgement still held). */
     land: (h: (typeof held)[number]) =>
@@ -144,6 +167,11 @@ function world() {
         events: [message(id)],
         ended: [],
       };
+      append({ subject: 'confab.log.1', data: pack(e) });
+    },
+    /** Another node's lease marker (a takeover). */
+    marker: () => {
+      const e: Entry = { k: 'lease', node: 'n2', inc: 'i2', term: 8 };
       append({ subject: 'confab.log.1', data: pack(e) });
     },
     seqOf: (h: (typeof held)[number]) => log.findIndex((m) => m.data === h.data) + 1,
@@ -185,4 +213,37 @@ t.test('an own batch acknowledged first is delivered at its acknowledgement, onc
   w.foreign(200);
   await until('the next entry applied', () => w.applier.applied === 2);
   t.same(w.delivered, [100, 200], 'the applier does not deliver it again');
+});
+
+t.test('an own batch displaced by a takeover marker is taken back; the node goes on', async (t) => {
+  const w = world();
+  await w.applier.start({ loaded: () => [] } as never);
+  t.teardown(() => w.applier.close());
+  w.writer.start(1, 0, { close: () => undefined } as never);
+  const { settled } = w.writer.commit(1, () => ({ events: [message(100)], ended: [] }));
+  const refused = settled.then(
+    () => 'success',
+    (err: unknown) => (err instanceof NotOwnerError ? 'refused: 503' : String(err)),
+  );
+  await until('the append sent', () => w.held.length === 1);
+  const a = w.held[0]!;
+  // Unanswered (its NATS server frozen): another node takes the realm, its marker lands first.
+  w.marker();
+  w.foreign(200);
+  await until('the log applied', () => w.applier.applied === 2);
+  t.same(w.undone, [[['messages', 'd', [1]]]], 'the batch is taken back before entry 2 applies');
+  t.same(w.delivered, [200], "its events are not delivered; the new owner's are");
+  // The append's answer at last: refused, another entry is after the one it expected.
+  a.refuse({ api_error: { err_code: 10071 } });
+  t.equal(await refused, 'refused: 503', 'its command is refused, never answered "success"');
+  t.same(w.deposed, [1], 'the node stops writing the realm');
+  t.same(w.died, [], 'and goes on');
+  let later: unknown = null;
+  try {
+    w.writer.commit(1, () => ({ events: [message(101)], ended: [] }));
+  } catch (err) {
+    later = err;
+  }
+  t.ok(later instanceof NotOwnerError, 'later batches are refused (rolled back)');
+  t.same(w.delivered, [200]);
 });
