@@ -40,6 +40,18 @@ export interface RealmPlacement {
   addRealm<T extends { realm_id: number }>(subdomain: string, create: () => T): Promise<T>;
 }
 
+/** A realm as one actor uses it (RealmRuntime.actingFrom). */
+type ActingView = RealmRuntime & { auditOrigin: () => AuditOrigin };
+
+/** What acting views of `realm` inherit: its own members, and asks that carry their origin. */
+function actingPrototypeOf(realm: RealmRuntime): RealmRuntime {
+  const proto = Object.create(realm) as RealmRuntime;
+  proto.askUntyped = function (this: ActingView, type: string, payload: unknown) {
+    return realm.askUntyped(type, withAuditOrigin(type, payload, this.auditOrigin));
+  };
+  return proto;
+}
+
 export class RealmRuntime {
   readonly view: RealmView;
   private readonly actor: Actor<typeof realmMachine>;
@@ -97,15 +109,19 @@ export class RealmRuntime {
 
   /**
    * This realm as one actor uses it: the commands it asks that the audit log records carry
-   * `origin` (src/lib/audit.ts), read when the first such command is asked. Everything else is
-   * this runtime's.
+   * `origin` (src/lib/audit.ts), called when the first such command is asked (never for a request
+   * that asks none). Everything else is this runtime's. What it costs per call is one object of a
+   * shape shared by every view of this realm (no closure, no new shape): its prototype, which asks
+   * with the origin, is made once, at the first call.
    */
   actingFrom(origin: () => AuditOrigin): RealmRuntime {
-    const view = Object.create(this) as RealmRuntime;
-    view.askUntyped = (type: string, payload: unknown) =>
-      this.askUntyped(type, withAuditOrigin(type, payload, origin));
+    const view = Object.create((this.actingPrototype ??= actingPrototypeOf(this))) as ActingView;
+    view.auditOrigin = origin;
     return view;
   }
+
+  /** The prototype of this realm's acting views (actingFrom), once one was asked for. */
+  private actingPrototype: RealmRuntime | undefined = undefined;
 
   /** Runs the command on this node's actor (the owner's side of a forwarded command). */
   askHere(type: string, payload: unknown): Promise<unknown> {
@@ -167,7 +183,8 @@ export class RealmRegistry {
 
   /** The realm for a Host header, given how to read its subdomain. */
   byHostHeader(host: string, subdomainOf: (host: string) => string): RealmRuntime | undefined {
-    if (this.byHost.has(host)) return this.byHost.get(host);
+    const known = this.byHost.get(host);
+    if (known !== undefined || this.byHost.has(host)) return known;
     const rt = this.bySubdomain(subdomainOf(host));
     if (this.byHost.size >= 1000) this.byHost.clear();
     this.byHost.set(host, rt);

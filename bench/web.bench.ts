@@ -248,15 +248,21 @@ function postMessage(
   });
 }
 
+/** The first load's script (with the chunks it imports, preloaded) and stylesheet, gzip. */
 function bundle(): { js: number; css: number } {
   const html = fs.readFileSync(path.join(WEB_DIR, 'index.html'), 'utf8');
   const gz = (re: RegExp) => {
-    const m = re.exec(html);
-    return m ? fs.statSync(path.join(WEB_DIR, m[1]!) + '.gz').size : NaN;
+    let n = 0;
+    let found = false;
+    for (const m of html.matchAll(re)) {
+      n += fs.statSync(path.join(WEB_DIR, m[1]!) + '.gz').size;
+      found = true;
+    }
+    return found ? n : NaN;
   };
   return {
-    js: gz(/<script[^>]+src="\/(static\/[^"]+\.js)"/),
-    css: gz(/<link rel="stylesheet" href="\/(static\/[^"]+\.css)"/),
+    js: gz(/<(?:script[^>]+src|link rel="modulepreload" href)="\/(static\/[^"]+\.js)"/g),
+    css: gz(/<link rel="stylesheet" href="\/(static\/[^"]+\.css)"/g),
   };
 }
 

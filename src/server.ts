@@ -393,36 +393,47 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     },
     close() {
       closing ??= (async () => {
+        // Each step on its own: one that fails is logged by name and the rest still run (the
+        // queues are saved, the database closed, the lock released); the exit is then non-zero,
+        // with every failed step named in the log.
+        const failed: string[] = [];
+        const step = async (name: string, fn: () => unknown): Promise<void> => {
+          try {
+            await fn();
+          } catch (err) {
+            log.error({ err, step: name }, `shutdown: ${name} failed`);
+            failed.push(name);
+          }
+        };
         health.shuttingDown = true;
-        closeListenSocket(listener.socket);
-        await adminSocket?.close();
-        queues.beginShutdown(); // answers held polls, closes sockets (clients come back later)
+        await step('closing the listening socket', () => closeListenSocket(listener.socket));
+        await step('closing the admin socket', () => adminSocket?.close());
+        // Answers held polls, closes sockets (clients come back later).
+        await step('answering held polls', () => queues.beginShutdown());
         await inflight.drained(10_000);
-        await scheduler.close();
-        await missedMail?.close();
-        await mailer?.close();
-        outgoing.close();
-        await context.thumbnailer.close();
-        await context.exports.close();
-        realms.closeAll();
-        await cluster?.close();
-        let saveFailure: Error | null = null;
-        try {
-          saveQueues(queues, config.dataDir);
-        } catch (err) {
-          // Their clients will get BAD_EVENT_QUEUE_ID and register again; the exit is non-zero.
-          log.error({ err }, 'saving the event queues failed');
-          saveFailure = err instanceof Error ? err : new Error(String(err));
-        }
-        queues.close();
-        closeAllConnections(app);
-        await renderer.close();
-        store.close();
+        await step('stopping scheduled messages', () => scheduler.close());
+        await step('stopping missed-message mail', () => missedMail?.close());
+        await step('stopping the mail sender', () => mailer?.close());
+        await step('stopping outgoing webhooks', () => outgoing.close());
+        await step('stopping the thumbnailer', () => context.thumbnailer.close());
+        await step('stopping exports', () => context.exports.close());
+        await step('closing the realms', () => realms.closeAll());
+        await step('leaving the cluster', () => cluster?.close());
+        // Their clients get BAD_EVENT_QUEUE_ID and register again when this fails.
+        await step('saving the event queues', () => saveQueues(queues, config.dataDir));
+        await step('stopping the queues', () => queues.close());
+        await step('closing connections', () => closeAllConnections(app));
+        await step('stopping the render threads', () => renderer.close());
+        await step('closing the database', async () => {
+          store.close();
+          // Its checkpoint thread ends before the process does (it may still be starting).
+          await store.stopped();
+        });
         health.stop();
         unregisterMetrics();
         dataStats.stop();
-        lock.release();
-        if (saveFailure !== null) throw saveFailure;
+        await step('releasing the data directory', () => lock.release());
+        if (failed.length > 0) throw new Error(`shutdown: ${failed.join(', ')} failed`);
       })();
       return closing;
     },

@@ -51,6 +51,10 @@ export class AddressLimits {
   private readonly keys = new Map<string, string | null>();
   /** Requests and upgrades refused so far (tests, logs). */
   refused = 0;
+  /** Addresses holding `maxConnections` connections now (none: no request can be refused). */
+  private atConnectionLimit = 0;
+  /** Addresses holding `maxUnauthenticated` requests without credentials now. */
+  private atUnauthenticatedLimit = 0;
 
   constructor(
     readonly maxConnections: number,
@@ -97,14 +101,43 @@ export class AddressLimits {
         headers: { 'Retry-After': String(RETRY_AFTER_S) },
       });
     }
+    return this.count(key, held, anonymous, unauthenticated);
+  }
+
+  /**
+   * Whether some address is at a limit a request (with credentials or, `unauthenticated`, without)
+   * could be refused by. When none is, `admit` cannot refuse: the router counts a request only
+   * if it is still held when its handler returns (`take`), and leaves the address of a request
+   * answered at once unread (uWS makes it anew on each call). Counting is unchanged for everyone
+   * else: no other request runs between the check and the count.
+   */
+  mayRefuse(unauthenticated: boolean): boolean {
+    return this.atConnectionLimit > 0 || (unauthenticated && this.atUnauthenticatedLimit > 0);
+  }
+
+  /** `admit` for a request `mayRefuse` said could not be refused: takes its share, never throws. */
+  take(ctx: RequestContext, unauthenticated: boolean): Release {
+    const key = this.keyOf(ctx.peerAddress(), ctx.forwardedFor);
+    if (key === null) return NOTHING;
+    const held = this.held.get(key) ?? 0;
+    const anonymous = unauthenticated ? (this.unauthenticated.get(key) ?? 0) : 0;
+    return this.count(key, held, anonymous, unauthenticated);
+  }
+
+  private count(key: string, held: number, anonymous: number, unauthenticated: boolean): Release {
     this.held.set(key, held + 1);
-    if (unauthenticated) this.unauthenticated.set(key, anonymous + 1);
+    if (held + 1 === this.maxConnections) this.atConnectionLimit++;
+    if (unauthenticated) {
+      this.unauthenticated.set(key, anonymous + 1);
+      if (anonymous + 1 === this.maxUnauthenticated) this.atUnauthenticatedLimit++;
+    }
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      decrement(this.held, key);
-      if (unauthenticated) decrement(this.unauthenticated, key);
+      if (decrement(this.held, key) === this.maxConnections - 1) this.atConnectionLimit--;
+      if (unauthenticated && decrement(this.unauthenticated, key) === this.maxUnauthenticated - 1)
+        this.atUnauthenticatedLimit--;
     };
   }
 
@@ -139,8 +172,10 @@ export class AddressLimits {
   }
 }
 
-function decrement(map: Map<string, number>, key: string): void {
+/** Takes one from `key`'s count; returns what is left. */
+function decrement(map: Map<string, number>, key: string): number {
   const n = (map.get(key) ?? 1) - 1;
   if (n <= 0) map.delete(key);
   else map.set(key, n);
+  return n;
 }

@@ -31,7 +31,17 @@ export function resolveRealm(
   host: string,
   externalHost: string,
 ): RealmRuntime | undefined {
-  return realms.byHostHeader(host, (h) => subdomainFromHost(h, externalHost));
+  return realms.byHostHeader(host, subdomainUnder(externalHost));
+}
+
+/** The last `subdomainFromHost` bound to a root (one per server: not made again per request). */
+let boundRoot: { root: string; subdomainOf: (host: string) => string } | null = null;
+
+function subdomainUnder(externalHost: string): (host: string) => string {
+  if (boundRoot?.root !== externalHost) {
+    boundRoot = { root: externalHost, subdomainOf: (h) => subdomainFromHost(h, externalHost) };
+  }
+  return boundRoot.subdomainOf;
 }
 
 /** Decodes `Basic base64(email:api_key)`; throws the 401 the reference gives for each failure. */

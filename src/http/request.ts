@@ -18,6 +18,10 @@ export type UploadedFile = {
   size: number;
 };
 
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze(
+  Object.create(null) as Record<string, string>,
+);
+
 /** Request ids: unique in this process, short (a per-boot prefix and a counter). */
 const REQ_ID_PREFIX = Date.now().toString(36).slice(-5);
 let reqCounter = 0;
@@ -28,8 +32,11 @@ export class RequestContext {
    * boundary that catches what a handler throws names the request by it: ./unexpected.ts).
    */
   static latest: RequestContext | null = null;
-  /** The request's id in log lines (`reqId`). */
-  readonly reqId = `${REQ_ID_PREFIX}-${(++reqCounter).toString(36)}`;
+  /** The request's id in log lines (`reqId`): made when first asked for (most requests never are). */
+  get reqId(): string {
+    return (this.id ??= `${REQ_ID_PREFIX}-${(++reqCounter).toString(36)}`);
+  }
+  private id: string | undefined = undefined;
   /** The status written (0 until then); for the request's log line and metrics. */
   status = 0;
   /** Who made the request, once authenticated (log line). */
@@ -51,13 +58,21 @@ export class RequestContext {
   aborted = false;
   /** Set once a response has been written (or the connection closed by us). */
   done = false;
+  /**
+   * Set once the whole response went to uWS in one `end` (./respond.ts send): nothing of it is
+   * left to write, so no abort can concern it (the router attaches `onAborted` only otherwise).
+   */
+  ended = false;
   files: UploadedFile[] = [];
   /** File parts beyond what the endpoint accepts (`acceptsFiles.maxFiles`): counted, not stored. */
   extraFiles = 0;
   /** The body as received, for endpoints that read it themselves (`rawBody`: webhooks). */
   rawBody: Buffer | null = null;
-  /** The headers the endpoint asked for (`headers`), by lower-case name, when present. */
-  readonly headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  /**
+   * The headers the endpoint asked for (`headers`), by lower-case name, when present (an empty
+   * object shared by every request of an endpoint that asks for none: the router sets its own).
+   */
+  headers: Readonly<Record<string, string>> = NO_HEADERS;
   /** The client's standing in the rate limit applied to the request (X-RateLimit-* headers). */
   rate: RateStatus | null = null;
   /** When `rate` was taken: UNIX seconds by the server's clock (X-RateLimit-Reset counts from it). */

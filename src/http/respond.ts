@@ -112,7 +112,7 @@ export function send(
   status: number,
   body: string | Buffer | readonly Buffer[],
   contentType = 'application/json',
-  headers: Readonly<Record<string, string>> = {},
+  headers: Readonly<Record<string, string>> = NO_HEADERS,
   closeConnection = false,
 ): void {
   if (ctx.aborted || ctx.done) return;
@@ -140,13 +140,18 @@ export function send(
     res.writeHeader('Content-Type', contentType);
     for (const k in headers) res.writeHeader(k, headers[k]!);
     if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
-    if (!large) res.end(parts ? Buffer.concat(parts) : (body as string | Buffer), closeConnection);
+    if (!large) {
+      res.end(parts ? Buffer.concat(parts) : (body as string | Buffer), closeConnection);
+      ctx.ended = true;
+    }
   });
   if (large) {
     const slices = parts ?? [body as Buffer];
     sendInSlices(res, ctx, slices, size);
   }
 }
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** Bodies above this go out a slice at a time (sendInSlices). */
 const LARGE_BODY = 64 * 1024;

@@ -203,9 +203,13 @@ function onRequest(
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   ctx.compressAnswer = ep.compressAnswer;
-  for (const name of ep.headers) {
-    const value = req.getHeader(name);
-    if (value !== '') ctx.headers[name] = value;
+  if (ep.headers.length > 0) {
+    const headers = Object.create(null) as Record<string, string>;
+    for (const name of ep.headers) {
+      const value = req.getHeader(name);
+      if (value !== '') headers[name] = value;
+    }
+    ctx.headers = headers;
   }
   inflight.enter();
   // What the request holds of its address's share (./address-limits.ts), given back in `leave`.
@@ -226,20 +230,17 @@ function onRequest(
       reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
     }
   };
-  res.onAborted(() => {
+  const limits = server.addressLimits;
+  const anonymous = limits !== null && !hasCredentials(ctx);
+  // Counted at once where an address is at a limit; otherwise only if still held at the end.
+  const countLater = limits !== null && !limits.mayRefuse(anonymous);
+  if (limits !== null && !countLater) {
     try {
-      ctx.markAborted(); // what waits for the client (a held poll) lets go
-      held.sink?.discard(); // partial uploads
+      release = limits.admit(ctx, anonymous);
     } catch (err) {
-      reportUnexpected(err, 'route', { reqId: ctx.reqId, method: ctx.method });
+      failRequest(res, ctx, err, leave, 'route', true);
+      return;
     }
-    leave();
-  });
-  try {
-    release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
-  } catch (err) {
-    failRequest(res, ctx, err, leave, 'route', true);
-    return;
   }
   try {
     readRequest(res, ctx, ep, server, leave, held);
@@ -249,6 +250,22 @@ function onRequest(
     } finally {
       failRequest(res, ctx, err, leave, 'route', true);
     }
+  }
+  // A request still held (a body to read, a handler's promise, a held poll) holds its address's
+  // share from now until it leaves (./address-limits.ts mayRefuse).
+  if (countLater && !left) release = limits.take(ctx, anonymous);
+  // A response not written whole by now (those, a stream) learns of its client's leaving; one
+  // already ended has nothing left to learn.
+  if (!ctx.ended) {
+    res.onAborted(() => {
+      try {
+        ctx.markAborted(); // what waits for the client (a held poll) lets go
+        held.sink?.discard(); // partial uploads
+      } catch (err) {
+        reportUnexpected(err, 'route', { reqId: ctx.reqId, method: ctx.method });
+      }
+      leave();
+    });
   }
 }
 

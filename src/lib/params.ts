@@ -162,6 +162,11 @@ export type CompiledParams<S extends ParamSchema> = {
   known: ReadonlySet<string>;
   required: readonly string[];
   aliases: Readonly<Record<string, string>>;
+  /**
+   * The schema takes no parameter and checks nothing else (a plain `z.object({})`): its value is
+   * `{}` whatever is sent, every parameter sent being ignored; decoded without running it.
+   */
+  takesNone: boolean;
 };
 
 /**
@@ -179,7 +184,19 @@ export function compileParams<S extends ParamSchema>(
   for (const [alias, canonical] of Object.entries(WIRE_NAME_ALIASES)) {
     if (canonical in schema.shape && !(alias in schema.shape)) aliases[alias] = canonical;
   }
-  return { schema, known: new Set([...keys, ...Object.keys(aliases)]), required, aliases };
+  const def = schema._zod.def;
+  const takesNone =
+    keys.length === 0 &&
+    Object.keys(aliases).length === 0 &&
+    (def.checks ?? []).length === 0 &&
+    def.catchall === undefined;
+  return {
+    schema,
+    known: new Set([...keys, ...Object.keys(aliases)]),
+    required,
+    aliases,
+    takesNone,
+  };
 }
 
 /**
@@ -199,6 +216,11 @@ export function decodeParams<S extends ParamSchema>(
   raw: RawParams,
   ignoreUnknown: readonly string[] = [],
 ): { params: z.output<S>; ignored: string[] } {
+  if (compiled.takesNone) {
+    const ignored: string[] = [];
+    for (const key in raw) if (!ignoreUnknown.includes(key)) ignored.push(key);
+    return { params: {} as z.output<S>, ignored };
+  }
   let input: RawParams = raw;
   /** canonical name → the alias the client used (errors name the parameter as sent). */
   let sentAs: Map<string, string> | null = null;

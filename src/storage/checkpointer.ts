@@ -22,6 +22,8 @@ export class Checkpointer {
   private readonly worker: Worker;
   /** Written by the thread: checkpoints run, pages copied, WAL pages (for /metrics). */
   private readonly counters = new BigInt64Array(new SharedArrayBuffer(3 * 8));
+  /** Resolves once the thread has exited. */
+  private readonly exited: Promise<void>;
 
   constructor(db: DB, intervalMs = 50, maxIntervalMs = 1000) {
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
@@ -37,6 +39,7 @@ export class Checkpointer {
       execArgv: [],
     });
     this.worker.unref();
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('error', (err) => log.error({ err }, 'background checkpointer failed'));
     this.worker.on('message', (m: { failing?: string }) => {
       if (m.failing !== undefined)
@@ -56,5 +59,17 @@ export class Checkpointer {
   /** Stops the thread (it closes its connection); the writer checkpoints when it closes. */
   stop(): void {
     this.worker.postMessage('stop');
+  }
+
+  /**
+   * Resolves once the thread has exited (after `stop`), or after `timeoutMs`. A process that exits
+   * at once may end the thread while it is still starting (loading the SQLite binding into it: a
+   * second or more on a loaded machine); a server waits for it first (src/server.ts close).
+   */
+  stopped(timeoutMs = 5000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    // (Not unref'd: the thread is, and nothing else may keep the process waiting for it.)
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    return Promise.race([this.exited, late]).finally(() => clearTimeout(timer));
   }
 }

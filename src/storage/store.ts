@@ -122,6 +122,8 @@ export class Store {
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
+  /** The checkpointer `close` stopped, until its thread has exited (`stopped`). */
+  private stopping: Checkpointer | null = null;
 
   constructor(readonly db: DB) {
     this.realms = realmStatements(db, this.ids);
@@ -211,7 +213,13 @@ export class Store {
 
   close(): void {
     this.checkpointer?.stop();
+    this.stopping = this.checkpointer;
     this.checkpointer = null;
     closeDatabase(this.db);
+  }
+
+  /** After `close`: resolves once the background checkpointer's thread has exited (bounded). */
+  async stopped(): Promise<void> {
+    await this.stopping?.stopped();
   }
 }

@@ -3,6 +3,8 @@
  * every queue; the next process restores them, so clients keep polling the same queue_id with the
  * same ids, and receive a `restart` event.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { ApiClient, assertError, assertSuccess } from '../helpers/api.js';
 import { events, mustOpen, poll, register, until } from '../helpers/events.js';
@@ -94,4 +96,26 @@ t.test('queues survive a graceful restart and get a restart event', async (t) =>
   // Registering still works and snapshots come from the restored database.
   const fresh = await register(t, api2, 'hamlet', { event_types: ['realm'] });
   t.equal(fresh.body.realm_name, 'Zulip Dev');
+});
+
+t.test('a shutdown step that fails is named, and the steps after it still run', async (t) => {
+  const dataDir = t.testdir();
+  const opts = {
+    host: '127.0.0.1',
+    port: 0,
+    scryptN: 1024,
+    externalHost: 'testserver.local',
+    rateLimits: null,
+    dataDir,
+  };
+  const server = await createServer(opts);
+  // The queues' temporary file cannot be written: a directory is in its place.
+  fs.mkdirSync(path.join(dataDir, 'event-queues.msgpack.tmp'));
+  await t.rejects(server.close(), /shutdown: saving the event queues failed/);
+  // What came after ran: the database closed and the data directory released, so the next
+  // server starts on it.
+  fs.rmSync(path.join(dataDir, 'event-queues.msgpack.tmp'), { recursive: true });
+  const next = await createServer(opts);
+  t.teardown(() => next.close());
+  t.equal((await fetch(`${next.url}/api/v1/server_settings`)).status, 200, 'the next one serves');
 });

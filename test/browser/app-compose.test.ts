@@ -10,8 +10,14 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { messageTexts, openApp, waitFor, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { messageTexts, openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
+import {
+  launchBrowser,
+  NO_CHROMIUM,
+  screenshot,
+  watchPage,
+  type TestBrowser,
+} from '../helpers/browser.js';
 import { basicAuth, rawRequest } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import { multipartWithFile, tinyPng } from '../helpers/images.js';
@@ -150,6 +156,56 @@ t.test('direct messages, one-to-one and group', async (t) => {
   t.match(await page.textContent('.title'), /Iago, Othello/);
   await screenshot(page, t, 'group-dm-1280');
   void iago;
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('a recipient entered before the people are loaded is taken when they are', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { hamlet } = ts.fx.users;
+  const page = await b.newPage({ viewport: { width: 1280, height: 800 } });
+  const watch = await watchPage(page);
+  // The people list (GET /json/users, asked after the first screen) held back until released.
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  await page.route(
+    (u) => u.pathname === '/json/users',
+    async (route) => {
+      await gate;
+      await route.continue();
+    },
+  );
+  await page.goto(ts.url + '/' + topicHash('lunch'));
+  await page.fill('input[name="username"]', hamlet!.email);
+  await page.fill('input[name="password"]', hamlet!.password);
+  await page.click('button[type="submit"]');
+  await waitLive(page);
+  await page.click('button[aria-label="New direct message"]');
+  await page.waitForSelector('#compose-dm:focus');
+  await page.keyboard.type('Othel');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.compose [role="status"]:has-text("Loading people")');
+  t.equal(await page.locator('.pill').count(), 0, 'nobody chosen yet');
+  t.equal(await page.inputValue('#compose-dm'), 'Othel', 'what was typed stays');
+  await screenshot(page, t, 'dm-people-loading-1280');
+  release();
+  await page.waitForSelector('.pill >> text=Othello');
+  t.equal(await page.inputValue('#compose-dm'), '', 'the name was taken');
+  await page.keyboard.press('Enter'); // on to the message
+  await page.keyboard.type('Before the list came');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
+  t.equal(
+    (await contentsFor('othello', [{ operator: 'dm', operand: [hamlet!.id] }])).at(-1),
+    'Before the list came',
+    'othello received it',
+  );
+  // With the people loaded, a name nobody has is said so.
+  await page.click('button[aria-label="New direct message"]');
+  await page.waitForSelector('#compose-dm:focus');
+  await page.keyboard.type('Nobodyatall');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.compose [role="alert"]:has-text("No one here matches")');
+  t.equal(await page.locator('.pill').count(), 0);
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

@@ -347,6 +347,31 @@ t.test(
   },
 );
 
+t.test('the settings are loaded when they first open, not with the first screen', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');
+  const scripts = () =>
+    page.evaluate<string[]>(
+      `performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((p) => p.endsWith('.js'))`,
+    );
+  const first = await scripts();
+  t.ok(first.length > 0, `the first screen's scripts: ${first.join(', ')}`);
+  t.equal(await page.locator('[role="dialog"]').count(), 0, 'no settings drawn');
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.waitForSelector('[role="dialog"] h3:has-text("Account")');
+  const later = (await scripts()).filter((p) => !first.includes(p));
+  t.ok(later.length > 0, `the settings' code came when they opened: ${later.join(', ')}`);
+  await page.click('a.nav-item:has-text("Bots")');
+  await page.waitForSelector('[role="dialog"] h3:has-text("Bots")');
+  t.pass("the other parts' panels come with them");
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('[role="dialog"]') === null`);
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.waitForSelector('[role="dialog"] h3:has-text("Account")');
+  t.equal((await scripts()).length, first.length + later.length, 'fetched once');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
   if (NO_CHROMIUM) return;
   for (const dark of [false, true]) {
@@ -383,6 +408,16 @@ t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
     await narrow.page.focus('.messages');
     await narrow.page.keyboard.press('ArrowUp');
     await narrow.page.waitForSelector('.msg.selected .msg-actions');
+    // Its toolbar covers neither the message's time nor its text.
+    const overlaps = await narrow.page.evaluate<string[]>(`(() => {
+      const row = document.querySelector('.msg.selected');
+      const bar = row.querySelector('.msg-actions').getBoundingClientRect();
+      const over = (r) => r.left < bar.right && bar.left < r.right && r.top < bar.bottom && bar.top < r.bottom;
+      return [...row.querySelectorAll('time, .sender, .content')]
+        .filter((el) => over(el.getBoundingClientRect()))
+        .map((el) => el.className || el.tagName);
+    })()`);
+    t.same(overlaps, [], `${mode} 390: the toolbar covers nothing of the message`);
     await screenshot(narrow.page, t, `selected-390-${mode}`);
     // The dialogs on a phone: the jump list and the settings.
     await narrow.page.keyboard.press('Control+k');

@@ -2,7 +2,7 @@
  * Two settings panels (web/state/bots.ts holds their state): **Bots** — create a bot of each type,
  * the user's bots (every bot for an administrator), the API key shown once at creation and on
  * regeneration, deactivate and reactivate — and, for administrators, **Mail outbox** — the mail
- * waiting for the SMTP server (GET /mail/outbox). Registered with `addSettingsPanel`; main.tsx
+ * waiting for the SMTP server (GET /mail/outbox). Registered with `addSettingsPanel`; settings-panels.ts
  * imports this module.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
@@ -18,7 +18,6 @@ import {
   relativeTime,
   type Request,
 } from '../state/bots.js';
-import '../styles/bots.css';
 
 function requestOf(c: Controller): Request {
   return (method, path, params) => c.client.request(method, path, params ?? {});

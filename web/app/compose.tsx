@@ -105,6 +105,8 @@ export function Compose({ c }: { c: Controller }) {
   const [active, setActive] = useState(0);
   const [topicOpen, setTopicOpen] = useState(false);
   const [dmQuery, setDmQuery] = useState('');
+  /** What was entered as a recipient while the people were still loading. */
+  const [pendingDm, setPendingDm] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const previewBox = useRef<HTMLDivElement>(null);
@@ -335,19 +337,37 @@ export function Compose({ c }: { c: Controller }) {
     to.kind === 'stream' && topicOpen
       ? topicCandidates(to.topic, topics).filter((x) => x.label !== to.topic)
       : [];
-  const dmItems =
-    to.kind === 'dm' && dmQuery.trim() !== ''
-      ? mentionCandidates(
-          dmQuery,
-          {
-            users: [...s.users.values()].filter(
-              (u) => u.is_active !== false && !to.userIds.includes(u.user_id),
-            ),
-            groups: [],
-          },
-          false,
-        ).filter((x) => x.kind === 'user')
-      : [];
+  // People to send to: the realm's users arrive after the first screen (GET /users); the list
+  // follows them.
+  if (to.kind === 'dm') track(s.rev.users);
+  const peopleFor = (query: string, taken: number[]) =>
+    mentionCandidates(
+      query,
+      {
+        users: [...s.users.values()].filter(
+          (u) => u.is_active !== false && !taken.includes(u.user_id),
+        ),
+        groups: [],
+      },
+      false,
+    ).filter((x) => x.kind === 'user');
+  const dmItems = to.kind === 'dm' && dmQuery.trim() !== '' ? peopleFor(dmQuery, to.userIds) : [];
+  const addRecipient = (userId: number) => {
+    if (to.kind !== 'dm') return;
+    retarget({ kind: 'dm', userIds: [...to.userIds, userId] }, textRef.current);
+    setDmQuery('');
+    setPendingDm(null);
+  };
+  // A name entered (Enter) before the people were loaded: taken when they are.
+  useEffect(() => {
+    if (pendingDm === null || !s.usersComplete || to.kind !== 'dm') return;
+    const best = peopleFor(pendingDm, to.userIds)[0];
+    if (best?.userId !== undefined) addRecipient(best.userId);
+    else {
+      setPendingDm(null);
+      setError(`No one here matches “${pendingDm}”.`);
+    }
+  });
 
   const typists = c.typingIn(c.composeToFor(narrow));
   const placeholder =
@@ -521,18 +541,24 @@ export function Compose({ c }: { c: Controller }) {
                 value={dmQuery}
                 onInput={(e) => {
                   setDmQuery(e.currentTarget.value);
+                  setPendingDm(null);
+                  setError(null);
                   setActive(0);
                 }}
                 onKeyDown={(e) => {
                   if ((e.key === 'Enter' || e.key === 'Tab') && dmItems.length) {
                     e.preventDefault();
-                    const u = dmItems[Math.min(active, dmItems.length - 1)]!;
-                    retarget({ kind: 'dm', userIds: [...to.userIds, u.userId!] }, textRef.current);
-                    setDmQuery('');
+                    addRecipient(dmItems[Math.min(active, dmItems.length - 1)]!.userId!);
                   } else if (e.key === 'Backspace' && dmQuery === '' && to.userIds.length) {
                     retarget({ kind: 'dm', userIds: to.userIds.slice(0, -1) }, textRef.current);
                   } else if (moveActive(e, dmItems.length, setActive)) {
                     return;
+                  } else if (e.key === 'Enter' && dmQuery.trim() !== '') {
+                    // A name no one matches, or the people not loaded yet: said, or taken once
+                    // they are.
+                    e.preventDefault();
+                    if (s.usersComplete) setError(`No one here matches “${dmQuery.trim()}”.`);
+                    else setPendingDm(dmQuery.trim());
                   } else if (e.key === 'Enter') {
                     e.preventDefault();
                     area.current?.focus();
@@ -544,11 +570,13 @@ export function Compose({ c }: { c: Controller }) {
                 below
                 items={dmItems}
                 active={active}
-                onPick={(u) => {
-                  retarget({ kind: 'dm', userIds: [...to.userIds, u.userId!] }, textRef.current);
-                  setDmQuery('');
-                }}
+                onPick={(u) => addRecipient(u.userId!)}
               />
+              {(pendingDm !== null || (dmQuery.trim() !== '' && !s.usersComplete)) && (
+                <p class="popup ac below loading" role="status">
+                  Loading people…
+                </p>
+              )}
             </div>
           )}
         </div>

@@ -10,8 +10,9 @@ import { scheduleRender } from './frame.js';
 import { startTheme } from './theme.js';
 import { Login } from './login.js';
 import { Shell } from './shell.js';
-import './bots.js'; // the Bots and Mail outbox settings panels
 import '../styles/app.css';
+// The settings' panels load with the settings (shell.tsx); their stylesheet is small and stays here.
+import '../styles/bots.css';
 
 startTheme();
 

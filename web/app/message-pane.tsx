@@ -157,6 +157,14 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     }
   });
 
+  // The selected message wholly in view, with its toolbar (drawn under it on a phone).
+  useLayoutEffect(() => {
+    if (selected === null || !view.current.positioned) return;
+    scroller.current
+      ?.querySelector(`.msg[data-id="${selected}"]`)
+      ?.scrollIntoView({ block: 'nearest' });
+  }, [selected]);
+
   // Paging: a sentinel at each end, watched with a margin of a screen or so, by one observer for
   // the list's life. An observer speaks only when an end comes near or goes: after the window
   // moved with an end still near, that end is watched afresh (the observer then says whether it
@@ -358,7 +366,6 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     e.preventDefault();
     if (next === undefined) return;
     c.selected.value = next;
-    scroller.current?.querySelector(`[data-id="${next}"]`)?.scrollIntoView({ block: 'nearest' });
   };
 
   const empty = list.loaded && list.size === 0;

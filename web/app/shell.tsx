@@ -14,8 +14,9 @@ import { EmojiPicker } from './emoji-picker.js';
 import { Icon } from './icons.js';
 import { Jump } from './jump.js';
 import { MessagePane } from './message-pane.js';
-import { Settings } from './settings.js';
 import { Sidebar } from './sidebar.js';
+// Types only (erased): the module itself is imported when the settings first open.
+import type * as SettingsPanels from './settings-panels.js';
 
 function typingInField(e: KeyboardEvent): boolean {
   const t = e.target as HTMLElement | null;
@@ -92,6 +93,57 @@ function Search({ c }: { c: Controller }) {
         onInput={(e) => setQ(e.currentTarget.value)}
       />
     </form>
+  );
+}
+
+type SettingsModule = typeof SettingsPanels;
+let settingsModule: SettingsModule | null = null;
+let settingsLoading: Promise<SettingsModule> | null = null;
+
+/** The settings' code, fetched the first time they open (a failed fetch is tried again). */
+function loadSettings(): Promise<SettingsModule> {
+  settingsLoading ??= import('./settings-panels.js').then(
+    (m) => (settingsModule = m),
+    (e: unknown) => {
+      settingsLoading = null;
+      throw e;
+    },
+  );
+  return settingsLoading;
+}
+
+function LazySettings({ c, panel }: { c: Controller; panel: string }) {
+  const [mod, setMod] = useState(settingsModule);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    if (mod || failed) return;
+    let live = true;
+    loadSettings().then(
+      (m) => live && setMod(m),
+      () => live && setFailed(true),
+    );
+    return () => {
+      live = false;
+    };
+  }, [failed]);
+  if (mod) return <mod.Settings c={c} panel={panel} />;
+  return (
+    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && c.closeSettings()}>
+      <div class="dialog settings-wrap" role="dialog" aria-modal="true" aria-label="Settings">
+        {failed ? (
+          <p class="settings-loading" role="alert">
+            Could not load the settings.{' '}
+            <button class="btn" type="button" onClick={() => setFailed(false)}>
+              Try again
+            </button>
+          </p>
+        ) : (
+          <p class="settings-loading" role="status">
+            Loading settings…
+          </p>
+        )}
+      </div>
+    </div>
   );
 }
 
@@ -206,7 +258,7 @@ export function Shell({ c }: { c: Controller }) {
         <Compose c={c} />
       </main>
       {dialog?.kind === 'jump' && <Jump c={c} />}
-      {dialog?.kind === 'settings' && <Settings c={c} panel={dialog.panel} />}
+      {dialog?.kind === 'settings' && <LazySettings c={c} panel={dialog.panel} />}
       {c.picker.value && <EmojiPicker c={c} />}
       <div class="toasts" aria-live="polite">
         {c.toasts.value.map((t) => (
