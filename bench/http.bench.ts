@@ -5,8 +5,10 @@
  * loaded by a separate load-generator process (bench/lib/loadgen.ts), in interleaved rounds: bare
  * and Confab with BENCH_CONNECTIONS connections (throughput), then bare and Confab on one
  * connection (latency). Prints each round and its ratios against the targets of issue 31:
- * Confab ≥ 75% of the bare route's throughput, ≤ +30 µs p50 on one connection. Then Confab with
- * rate limiting off, once, for the limiter's cost.
+ * Confab ≥ 75% of the bare route's throughput, ≤ +30 µs p50 on one connection. The rounds run
+ * with the access log off (LOG_REQUESTS=0, the library default); `npm start` logs a line per
+ * request, so one more run has it on, written to a file, against a bare run beside it. Then
+ * Confab with rate limiting off, once, for the limiter's cost.
  *
  * Options (env): BENCH_SECONDS (default 8 per load), BENCH_CONNECTIONS (default 32), BENCH_ROUNDS
  * (default 3).
@@ -19,6 +21,7 @@ import { DEFAULT_RATE_LIMITS, type RateLimitRules } from '../src/config.js';
 import { RateLimiter, type RateStatus } from '../src/lib/rate-limit.js';
 import { doCreateRealm } from '../src/mutations/realms.js';
 import { createServer, type ConfabServer } from '../src/server.js';
+import { configureLogging } from '../src/observability/log.js';
 import { runChild } from './lib/child.js';
 import { fmt, machine } from './lib/stats.js';
 
@@ -104,6 +107,39 @@ export async function httpBench(): Promise<void> {
   await confab.server.close();
   closeListenSocket(bare.socket);
 
+  // The access log on, as `npm start` runs (a JSON line per request), into a file: once, against
+  // a bare run right before it.
+  const logFile = path.join(dataDir, 'access.log');
+  const logFd = fs.openSync(logFile, 'w');
+  configureLogging({ destination: logFd });
+  const logged = await confabServer(
+    path.join(dataDir, 'logged'),
+    {
+      ...DEFAULT_RATE_LIMITS,
+      api_by_user: [[60, 1e12]],
+    },
+    true,
+  );
+  const bareApp = createBareApp();
+  bareApp.get('/api/v1/users/me', (res) => {
+    res.cork(() => {
+      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(logged.body);
+    });
+  });
+  const bare2 = await listen(bareApp, '127.0.0.1', 0);
+  const bareLogged = await load(bare2.port, logged.auth);
+  const loggedLoad = await logged.measure(() => load(logged.server.port, logged.auth));
+  const loggedOne = await load(logged.server.port, logged.auth, 1);
+  const bareLoggedOne = await load(bare2.port, logged.auth, 1);
+  await logged.server.close();
+  closeListenSocket(bare2.socket);
+  configureLogging({});
+  fs.closeSync(logFd);
+  const logLines = fs
+    .readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"msg":"request"')).length;
+
   // Rate limiting off, once: what the limiter and its headers cost.
   const off = await confabServer(path.join(dataDir, 'off'), null);
   const offLoad = await off.measure(() => load(off.server.port, off.auth));
@@ -111,6 +147,15 @@ export async function httpBench(): Promise<void> {
   fs.rmSync(dataDir, { recursive: true, force: true });
   const limiter = limiterMicroBench();
   const lastOn = results[results.length - 1]!.confab;
+  console.log('access log on (as npm start), to a file:');
+  console.log(row(`bare uWS, ${connections} connections`, bareLogged));
+  console.log(row(`Confab, ${connections} connections`, loggedLoad));
+  console.log(row('bare uWS, 1 connection', bareLoggedOne));
+  console.log(row('Confab, 1 connection', loggedOne));
+  console.log(
+    `  Confab / bare with the access log on: ${fmt((loggedLoad.rps / bareLogged.rps) * 100, 1)}% of the throughput; ` +
+      `p50 on one connection +${fmt((loggedOne.p50 - bareLoggedOne.p50) * 1000, 0)} µs; ${logLines} request lines written`,
+  );
   console.log(row('Confab, rate limiting off', offLoad));
   const ratios = results.map((r) => r.ratio).sort((x, y) => x - y);
   const deltas = results.map((r) => r.p50DeltaUs).sort((x, y) => x - y);
@@ -130,6 +175,12 @@ export async function httpBench(): Promise<void> {
       seconds,
       rounds: results,
       confabRateLimitingOff: offLoad,
+      accessLogOn: {
+        bare: bareLogged,
+        confab: loggedLoad,
+        bareOne: bareLoggedOne,
+        confabOne: loggedOne,
+      },
       limiter,
     }),
   );
@@ -142,13 +193,20 @@ export async function httpBench(): Promise<void> {
 async function confabServer(
   dataDir: string,
   rateLimits: RateLimitRules | null,
+  logRequests = false,
 ): Promise<{
   server: ConfabServer;
   body: string;
   auth: Record<string, string>;
   measure: (run: () => Promise<LoadResult>) => Promise<LoadResult & { mainUs: number }>;
 }> {
-  const server = await createServer({ port: 0, dataDir, scryptN: 1024, rateLimits });
+  const server = await createServer({
+    port: 0,
+    dataDir,
+    scryptN: 1024,
+    rateLimits,
+    logRequests,
+  });
   const owner = doCreateRealm(server.store, {
     name: 'Bench',
     string_id: '',

@@ -18,7 +18,7 @@ export type LogFormat = 'json' | 'pretty';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Field paths censored wherever they appear (a second fence; nothing should log them). */
+/** Field names censored at the top level of a line's object (a second fence; nothing should log them). */
 const REDACT_PATHS = [
   'password',
   'api_key',
@@ -27,20 +27,58 @@ const REDACT_PATHS = [
   'content',
   'new_password',
   'old_password',
-  '*.password',
-  '*.api_key',
-  '*.authorization',
-  '*.content',
   'req.headers.authorization',
 ];
+
+/**
+ * The same names one level down (`{ user: { password } }`), censored by `censorNested` below
+ * rather than by pino's wildcard paths (`*.password`): those cost ~10 µs on every line, as much as
+ * the rest of a request's line together, where this walk costs a few nanoseconds on a line of
+ * plain values, which every request line is.
+ */
+const NESTED_FIELDS: ReadonlySet<string> = new Set([
+  'password',
+  'api_key',
+  'authorization',
+  'content',
+]);
+const CENSOR = '[redacted]';
+
+/** The line's object with NESTED_FIELDS censored in its object values; the object itself if none. */
+export function censorNested(obj: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | null = null;
+  for (const key in obj) {
+    const value = obj[key];
+    if (
+      value === null ||
+      typeof value !== 'object' ||
+      value instanceof Error ||
+      Array.isArray(value)
+    ) {
+      continue;
+    }
+    let copy: Record<string, unknown> | null = null;
+    for (const name of NESTED_FIELDS) {
+      if (Object.hasOwn(value, name)) {
+        copy ??= { ...(value as Record<string, unknown>) };
+        copy[name] = CENSOR;
+      }
+    }
+    if (copy !== null) {
+      out ??= { ...obj };
+      out[key] = copy;
+    }
+  }
+  return out ?? obj;
+}
 
 function baseOptions(level: LogLevel): LoggerOptions {
   return {
     level,
     base: undefined, // no pid/hostname on every line; systemd and docker add their own
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    formatters: { level: (label) => ({ level: label }), log: censorNested },
+    redact: { paths: REDACT_PATHS, censor: CENSOR },
     serializers: { err: pino.stdSerializers.err },
   };
 }
