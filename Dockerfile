@@ -29,19 +29,42 @@ RUN mkdir -p /opt/node /opt/npm \
 ENV PATH=/opt/node/bin:$PATH npm_config_nodedir=/opt/node npm_config_update_notifier=false
 WORKDIR /app
 COPY . .
-# npm ci builds dist/ (prepare: tsc and the web build); then the dev dependencies go.
+# npm ci builds dist/ (prepare: tsc and the web build); then the dev dependencies go, and what
+# the image's Node never loads: the uWebSockets.js binaries of other platforms and Node versions
+# (both packages ship all of them), better-sqlite3's sources and build objects (the addon stays).
 RUN node /opt/npm/bin/npm-cli.js ci --no-audit --no-fund --prefer-offline \
     && node /opt/npm/bin/npm-cli.js prune --omit=dev --no-audit --no-fund \
-    && rm -rf dist/test
+    && rm -rf dist/test \
+    && binary="uws_$(node -p 'process.platform + "_" + process.arch + "_" + process.versions.modules').node" \
+    && find node_modules -name 'uws_*.node' ! -name "$binary" -delete \
+    && for d in node_modules/better-sqlite3*; do \
+         rm -rf "$d/deps" "$d/src" "$d/build/deps" "$d/build/Release/obj" "$d/build/Release/obj.target" \
+                "$d/build/Release/.deps" "$d/build/Release/sqlite3.a" "$d/build/Release/test_extension.node"; \
+       done \
+    && test -n "$(find node_modules -name "$binary")"
 
-FROM ${BASE}
-COPY --from=build /opt/node /opt/node
+# The run-time system: the base without the compilers and caches a build root may carry (a
+# debootstrap root has g++, make and python3 for the build stage; debian:trixie-slim has none).
+FROM ${BASE} AS system
+RUN pkgs=$(dpkg-query -W -f='${binary:Package} ${db:Status-Status}\n' 'g++*' 'gcc*' 'cpp*' make \
+        'binutils*' 'libstdc++-*-dev' 'libgcc-*-dev' libc6-dev linux-libc-dev libc-dev-bin \
+        'libasan*' 'liblsan*' 'libtsan*' 'libubsan*' 'libhwasan*' 'libitm*' 'libcc1*' 'libgprofng*' \
+        'python3*' 'libpython3*' 2>/dev/null | awk '$2 == "installed" && $1 !~ /-base(:|$)/ { print $1 }'); \
+    if [ -n "$pkgs" ]; then apt-get purge -y $pkgs; fi \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old /usr/share/doc/* \
+              /usr/share/man/* /usr/share/info/* \
+    && useradd --system --home-dir /app --shell /usr/sbin/nologin confab \
+    && mkdir -p /data && chown confab:confab /data && chmod 0700 /data
+
+# One layer: what was removed above is not underneath.
+FROM scratch
+COPY --from=system / /
+COPY --from=build /opt/node/bin/node /opt/node/bin/node
 COPY --from=build /app/package.json /app/package.json
 COPY --from=build /app/node_modules /app/node_modules
 COPY --from=build /app/dist /app/dist
-RUN useradd --system --home-dir /app --shell /usr/sbin/nologin confab \
-    && mkdir -p /data && chown confab:confab /data && chmod 0700 /data
-ENV PATH=/opt/node/bin:$PATH NODE_ENV=production HOST=0.0.0.0 PORT=9991 DATA_DIR=/data LOG_FORMAT=json
+ENV PATH=/opt/node/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    NODE_ENV=production HOST=0.0.0.0 PORT=9991 DATA_DIR=/data LOG_FORMAT=json
 WORKDIR /app
 USER confab
 VOLUME ["/data"]

@@ -369,6 +369,21 @@ export class ConfabClient {
     return this.request('POST', '/messages/flags', { messages, op, flag });
   }
 
+  /**
+   * The user's own API key. A browser session gives it for the password (POST
+   * /json/fetch_api_key; no password where the realm has no password logins); an API-key client
+   * has it already.
+   */
+  ownApiKey(password: string): Promise<{ api_key: string; email: string }> {
+    if (this.auth.kind !== 'session') return Promise.reject(new Error('ownApiKey: sessions only'));
+    return this.request('POST', '/fetch_api_key', { password });
+  }
+
+  /** A new API key for the user (the old one stops working; other browser sessions end). */
+  regenerateApiKey(): Promise<{ api_key: string }> {
+    return this.request('POST', '/users/me/api_key/regenerate');
+  }
+
   markTopicRead(streamId: number, topic: string): Promise<unknown> {
     return this.request('POST', '/mark_topic_as_read', { stream_id: streamId, topic_name: topic });
   }

@@ -6,6 +6,7 @@ import * as clientAssets from './client-assets.js';
 import * as messageReport from './message-report.js';
 import type { Endpoint } from '../http/endpoint.js';
 import * as alertWords from './alert-words.js';
+import * as apiKey from './api-key.js';
 import * as attachments from './attachments.js';
 import * as auth from './auth.js';
 import * as bots from './bots.js';
@@ -99,4 +100,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
   savedSnippets,
   userStatus,
   mailOutbox,
+  apiKey,
 ].flatMap(endpointsOf);

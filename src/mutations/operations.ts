@@ -77,10 +77,13 @@ export function checkSetPasswordHash(
   return cmd;
 }
 
+/** `keep_session`: the browser session that asked (its token hash) stays logged in. */
+type RegenerateApiKeyCommand = { user_id: number; keep_session?: string | null };
+
 export function checkRegenerateApiKey(
   ctx: MutationContext,
-  cmd: { user_id: number },
-): { user_id: number } {
+  cmd: RegenerateApiKeyCommand,
+): RegenerateApiKeyCommand {
   checkUserOfRealm(ctx, cmd.user_id);
   return cmd;
 }
@@ -97,15 +100,19 @@ export function doSetPasswordHash(
   return {};
 }
 
-/** `manage regenerate-api-key`: the old key stops working at once (the auth cache is per user). */
+/**
+ * `manage regenerate-api-key`, and POST /users/me/api_key/regenerate: the old key stops working
+ * at once (the auth cache is per user), and the user's browser sessions end (but the one that
+ * asked, `keep_session`).
+ */
 export function doRegenerateApiKey(
   ctx: MutationContext,
-  cmd: { user_id: number },
+  cmd: RegenerateApiKeyCommand,
 ): { api_key: string } {
   const user = { id: cmd.user_id };
   const apiKey = generateApiKey();
   ctx.store.users.setApiKey(user.id, apiKey);
-  endLoginSessions(ctx, [user.id]);
+  endLoginSessions(ctx, [user.id], cmd.keep_session ?? null);
   ctx.afterCommit(() => ctx.realm.reloadUser(user.id));
   return { api_key: apiKey };
 }
@@ -162,5 +169,7 @@ export function doEndUserSessions(
   checkUserOfRealm(ctx, cmd.user_id);
   endLoginSessions(ctx, [cmd.user_id]);
   ctx.endSessions([cmd.user_id]);
-  return { api_key: cmd.api_key ? doRegenerateApiKey(ctx, cmd).api_key : null };
+  return {
+    api_key: cmd.api_key ? doRegenerateApiKey(ctx, { user_id: cmd.user_id }).api_key : null,
+  };
 }

@@ -123,13 +123,9 @@ function sum(f: (s: MetricsSource) => number): number {
 
 // ---- HTTP -------------------------------------------------------------------------------------
 
-const REQUEST_BUCKETS = [
-  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 90,
-] as const;
-
-/** One series of the request histogram: its labels and plain counts (not cumulative). */
-type RequestSeries = {
-  labels: { method: string; route: string; status: string };
+/** One series of a FastHistogram: its labels and plain counts (not cumulative). */
+type Series = {
+  labels: Readonly<Record<string, string>>;
   /** Observations per bucket, the last one above every bound (+Inf). */
   counts: Float64Array;
   sum: number;
@@ -138,72 +134,83 @@ type RequestSeries = {
 
 type MetricValues = Awaited<ReturnType<Histogram['get']>>;
 
-/**
- * The request-duration histogram, observed once per request. prom-client's own `observe` builds,
- * validates and hashes a labels object on each call (about a microsecond, a tenth of what a small
- * authenticated request costs the main thread): here a request finds its series by route, then by
- * method and status, and adds to plain numbers. Scrapes read it in prom-client's shape, so the
- * exposition is the same lines a prom-client Histogram writes (`_bucket` cumulative with `le`
- * first, `_sum`, `_count`), and `resetMetrics` clears it.
- */
-class RequestHistogram extends Histogram<'method' | 'route' | 'status'> {
-  private static readonly NAME = 'confab_http_request_duration_seconds';
-  private static readonly HELP =
-    'Time from a request’s arrival to the end of its response (held long-polls included).';
-  /** Route pattern → `${method} ${status}` → series. */
-  private routes = new Map<string, Map<string, RequestSeries>>();
-  /** Every series, in the order they were first observed (the order of the exposition). */
-  private all: RequestSeries[] = [];
+const NO_LABELS = (): Record<string, string> => ({});
 
-  constructor() {
+/**
+ * A histogram observed on hot paths (once per request, once per delivery). prom-client's own
+ * `observe` builds, validates and hashes a labels object on each call (about a microsecond, a
+ * tenth of what a small authenticated request costs the main thread): here the caller finds its
+ * series once (`series`, by a key of its own) and `observe` adds to plain numbers. Scrapes read
+ * it in prom-client's shape, so the exposition is the same lines a prom-client Histogram writes
+ * (`_bucket` cumulative with `le` first, `_sum`, `_count`; series in the order first observed; an
+ * unlabelled one present from the start), and `resetMetrics` clears it.
+ */
+class FastHistogram extends Histogram<string> {
+  private byKey = new Map<string, Series>();
+  /** Every series, in the order they were first observed (the order of the exposition). */
+  private all: Series[] = [];
+  /** Counts resets: series a caller kept from an earlier generation are no longer this one's. */
+  generation = 0;
+
+  constructor(
+    private readonly spec: {
+      name: string;
+      help: string;
+      buckets: readonly number[];
+      labelNames: readonly string[];
+    },
+  ) {
     super({
-      name: RequestHistogram.NAME,
-      help: RequestHistogram.HELP,
-      labelNames: ['method', 'route', 'status'],
-      buckets: [...REQUEST_BUCKETS],
+      name: spec.name,
+      help: spec.help,
+      labelNames: [...spec.labelNames],
+      buckets: [...spec.buckets],
       registers: [registry],
     });
+    this.reset();
+    // An unlabelled histogram has its one series from the start, as prom-client's (not after a
+    // reset: made again at the next observation).
+    if (spec.labelNames.length === 0) this.series('', NO_LABELS);
   }
 
-  series(method: string, route: string, status: number): RequestSeries {
-    let byRoute = this.routes.get(route);
-    if (byRoute === undefined) this.routes.set(route, (byRoute = new Map<string, RequestSeries>()));
-    // Method and status: a handful per route (a per-route key of a short string).
-    const key = status === 200 ? method : `${method} ${status}`;
-    let s = byRoute.get(key);
+  /** The series of `key` (the caller's name for a set of label values), made with `labels`. */
+  series(key: string, labels: () => Record<string, string>): Series {
+    let s = this.byKey.get(key);
     if (s === undefined) {
       s = {
-        labels: { method, route, status: String(status) },
-        counts: new Float64Array(REQUEST_BUCKETS.length + 1),
+        labels: labels(),
+        counts: new Float64Array(this.spec.buckets.length + 1),
         sum: 0,
         count: 0,
       };
-      byRoute.set(key, s);
+      this.byKey.set(key, s);
       this.all.push(s);
     }
     return s;
   }
 
-  static observeIn(s: RequestSeries, seconds: number): void {
+  /** Adds `value` to `s` (prom-client's bounds: the first bucket whose bound is ≥ value). */
+  add(s: Series, value: number): void {
+    const bounds = this.spec.buckets;
     let i = 0;
-    while (i < REQUEST_BUCKETS.length && seconds > REQUEST_BUCKETS[i]!) i++;
+    while (i < bounds.length && value > bounds[i]!) i++;
     s.counts[i]!++;
-    s.sum += seconds;
+    s.sum += value;
     s.count++;
   }
 
   override get(): Promise<MetricValues> {
     const values: MetricValues['values'] = [];
-    const name = RequestHistogram.NAME;
+    const { name, buckets } = this.spec;
     for (const s of this.all) {
       let acc = 0;
-      for (let i = 0; i < REQUEST_BUCKETS.length; i++) {
+      for (let i = 0; i < buckets.length; i++) {
         acc += s.counts[i]!;
         values.push({
           value: acc,
           metricName: `${name}_bucket`,
           exemplar: null,
-          labels: { le: REQUEST_BUCKETS[i]!, ...s.labels },
+          labels: { le: buckets[i]!, ...s.labels },
         } as MetricValues['values'][number]);
       }
       values.push(
@@ -219,7 +226,7 @@ class RequestHistogram extends Histogram<'method' | 'route' | 'status'> {
     }
     return Promise.resolve({
       name,
-      help: RequestHistogram.HELP,
+      help: this.spec.help,
       type: 'histogram',
       values,
       aggregator: 'sum',
@@ -233,12 +240,22 @@ class RequestHistogram extends Histogram<'method' | 'route' | 'status'> {
 
   /** (Also called by prom-client's constructor, before this class's fields are set.) */
   override reset(): void {
-    this.routes = new Map();
+    this.byKey = new Map();
     this.all = [];
+    this.generation = (this.generation ?? 0) + 1;
   }
 }
 
-const requestDuration = new RequestHistogram();
+const requestDuration = new FastHistogram({
+  name: 'confab_http_request_duration_seconds',
+  help: 'Time from a request’s arrival to the end of its response (held long-polls included).',
+  labelNames: ['method', 'route', 'status'],
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 90],
+});
+
+/** Request series by route, then by method and status (a handful per route), of a generation. */
+let requestSeries = new Map<string, Map<string, Series>>();
+let requestGeneration = requestDuration.generation;
 
 const rateLimited = new Counter({
   name: 'confab_rate_limit_refusals_total',
@@ -284,7 +301,23 @@ export function observeLoginFailure(method: 'password' | 'api_key'): void {
 
 /** The router's hook: one call per finished request. `route` is the endpoint's pattern. */
 export function observeRequest(method: string, route: string, status: number, ms: number): void {
-  RequestHistogram.observeIn(requestDuration.series(method, route, status), ms / 1000);
+  if (requestGeneration !== requestDuration.generation) {
+    requestSeries = new Map();
+    requestGeneration = requestDuration.generation;
+  }
+  let byRoute = requestSeries.get(route);
+  if (byRoute === undefined) requestSeries.set(route, (byRoute = new Map<string, Series>()));
+  const key = status === 200 ? method : `${method} ${status}`;
+  let series = byRoute.get(key);
+  if (series === undefined) {
+    series = requestDuration.series(`${route}\n${key}`, () => ({
+      method,
+      route,
+      status: String(status),
+    }));
+    byRoute.set(key, series);
+  }
+  requestDuration.add(series, ms / 1000);
   if (status === 429) rateLimited.inc();
 }
 
@@ -312,7 +345,8 @@ export function observeCommit(commands: number, ms: number): void {
 
 // ---- event delivery ---------------------------------------------------------------------------
 
-const eventDelivery = new Histogram({
+const eventDelivery = new FastHistogram({
+  labelNames: [],
   name: 'confab_event_delivery_seconds',
   help:
     'Time from events reaching a queue to the held poll answer or socket frame carrying them ' +
@@ -321,12 +355,14 @@ const eventDelivery = new Histogram({
   buckets: [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5,
   ],
-  registers: [registry],
 });
 
 /** The event queues' hook: one call per held poll answered or socket fed by a fan-out. */
 export function observeDelivery(ms: number): void {
-  eventDelivery.observe(ms / 1000);
+  eventDelivery.add(
+    eventDelivery.series('', () => ({})),
+    ms / 1000,
+  );
 }
 
 // ---- values read at scrape time ----------------------------------------------------------------

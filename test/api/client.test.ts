@@ -143,6 +143,16 @@ t.test('typed calls and their answers', async (t) => {
   t.ok(denied instanceof ApiError);
   t.equal((denied as ApiError).status, 401, 'a wrong key: 401');
 
+  // One's own API key: a new one, the client holding the old one refused after.
+  const iago = clientFor(ts.url, ts.fx.users.iago!);
+  await t.rejects(iago.ownApiKey('whatever'), 'shown for a password to browser sessions only');
+  const renewed = await iago.regenerateApiKey();
+  t.not(renewed.api_key, ts.fx.users.iago!.api_key, 'a new key');
+  const stale = await iago.register({}).catch((e: unknown) => e);
+  t.equal((stale as ApiError).status, 401, 'the old key is refused');
+  const iagoAgain = clientFor(ts.url, { ...ts.fx.users.iago!, api_key: renewed.api_key });
+  t.ok((await iagoAgain.register({})).queue_id, 'the new key works');
+
   const nowhere = new ConfabClient({ baseUrl: 'http://127.0.0.1:1', auth: hamlet.auth });
   const net = await nowhere.register({}).catch((e: unknown) => e);
   t.ok(net instanceof NetworkError, 'no server: a NetworkError');

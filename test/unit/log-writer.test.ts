@@ -106,6 +106,7 @@ function world() {
   const undone: unknown[][] = [];
   const replication = {
     state: () => ({ applied: 0, unacked: 0 }),
+    seal: () => [['messages', 'u', [1]]],
     sealWithUndo: () => ({ changes: [['messages', 'u', [1]]], undo: [['messages', 'd', [1]]] }),
     undo: (batches: { undo: unknown[] }[]) => {
       for (const b of batches) undone.push(b.undo);

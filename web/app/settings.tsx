@@ -122,7 +122,129 @@ function Account({ c }: { c: Controller }) {
         <Icon name="logout" />
         Log out
       </button>
+      <ApiKey c={c} />
     </>
+  );
+}
+
+/** A zuliprc file, as the API's Python bindings and the terminal client read it. */
+function zuliprc(email: string, key: string): string {
+  return `[api]\nemail=${email}\nkey=${key}\nsite=${location.origin}\n`;
+}
+
+/**
+ * The user's API key, for programs acting as them (scripts, the terminal client): shown only
+ * when asked for, for the password (as the reference's "Manage your API key"), and kept only
+ * while shown; a new one can be made (programs holding the old one stop working, and the user's
+ * other browser sessions end).
+ */
+function ApiKey({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  const methods = c.serverSettings.authentication_methods as Record<string, boolean> | undefined;
+  const needsPassword = methods?.password !== false;
+  const [open, setOpen] = useState(false);
+  const [password, setPassword] = useState('');
+  const [key, setKey] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const fail = (e: unknown) => setError(e instanceof Error ? e.message : String(e));
+  const show = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      setKey((await c.client.ownApiKey(password)).api_key);
+      setPassword('');
+    } catch (e) {
+      fail(e);
+    }
+    setBusy(false);
+  };
+  const renew = async () => {
+    if (
+      !confirm(
+        'Make a new API key? Programs using the current one stop working, and your other browser sessions are logged out.',
+      )
+    )
+      return;
+    setBusy(true);
+    setError(null);
+    try {
+      setKey((await c.client.regenerateApiKey()).api_key);
+      c.toast('A new API key was made.', 'info');
+    } catch (e) {
+      fail(e);
+    }
+    setBusy(false);
+  };
+  const hide = () => {
+    setKey(null);
+    setOpen(false);
+    setError(null);
+  };
+  return (
+    <div class="api-key" role="group" aria-labelledby="api-key-title">
+      <h4 id="api-key-title">API key</h4>
+      <p class="muted-text">
+        Programs acting as you (scripts, bots of your own, the terminal client) use your API key.
+        Keep it secret: it works like your password.
+      </p>
+      {key !== null ? (
+        <>
+          <CopyField c={c} value={key} label="Your API key" copied="API key copied.">
+            <a
+              class="btn"
+              download="zuliprc"
+              href={`data:application/octet-stream,${encodeURIComponent(zuliprc(s.self.email, key))}`}
+            >
+              Download zuliprc
+            </a>
+          </CopyField>
+          <div class="row">
+            <button class="btn" type="button" disabled={busy} onClick={() => void renew()}>
+              Make a new key
+            </button>
+            <button class="btn" type="button" onClick={hide}>
+              Hide
+            </button>
+          </div>
+        </>
+      ) : open ? (
+        <form
+          class="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void show();
+          }}
+        >
+          {needsPassword && (
+            <input
+              class="field"
+              type="password"
+              autocomplete="current-password"
+              aria-label="Your password"
+              placeholder="Your password"
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
+          )}
+          <button class="btn primary" type="submit" disabled={busy}>
+            Show the key
+          </button>
+          <button class="btn" type="button" onClick={hide}>
+            Cancel
+          </button>
+        </form>
+      ) : (
+        <button class="btn" type="button" onClick={() => setOpen(true)}>
+          Show my API key
+        </button>
+      )}
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
   );
 }
 

@@ -1,0 +1,79 @@
+/**
+ * The user's own API key in the web app (Settings → Account; web/app/settings.tsx, the server's
+ * POST /json/fetch_api_key and POST /users/me/api_key/regenerate): shown only when asked for,
+ * for the password (a wrong one said so), with a zuliprc to download; a new key made from the
+ * app works and the old one stops, the page that made it stays logged in and the user's other
+ * browser session ends; hidden again, the key is gone from the page. In chromium.
+ */
+import fs from 'node:fs';
+import t from 'tap';
+import { openApp, waitFor } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { assertSuccess } from '../helpers/api.js';
+import { startServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+});
+
+const KEY = 'input[aria-label="Your API key"]';
+
+t.test('the API key: shown for the password, renewed, hidden', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const hamlet = ts.fx.users.hamlet!;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  const other = await openApp(b, ts.url, ts.fx, 'hamlet');
+  t.notOk((await page.content()).includes(hamlet.api_key), 'no key in the page at first');
+
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.waitForSelector('.settings h3:has-text("Account")');
+  await page.click('button:has-text("Show my API key")');
+  await page.fill('input[aria-label="Your password"]', 'not my password');
+  await page.click('button:has-text("Show the key")');
+  await page.waitForSelector('.api-key [role="alert"]:has-text("Password is incorrect")');
+  t.equal(await page.locator(KEY).count(), 0, 'a wrong password shows nothing');
+  await page.fill('input[aria-label="Your password"]', hamlet.password);
+  await page.click('button:has-text("Show the key")');
+  await page.waitForSelector(KEY);
+  t.equal(await page.inputValue(KEY), hamlet.api_key, 'the key, for the password');
+  await screenshot(page, t, 'api-key-1280');
+
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('a:has-text("Download zuliprc")'),
+  ]);
+  t.equal(download.suggestedFilename(), 'zuliprc');
+  const file = fs.readFileSync(await download.path(), 'utf8');
+  t.equal(
+    file,
+    `[api]\nemail=${hamlet.email}\nkey=${hamlet.api_key}\nsite=${new URL(ts.url).origin}\n`,
+    'a zuliprc with the e-mail, the key and the site',
+  );
+
+  page.once('dialog', (d) => void d.accept());
+  await page.click('button:has-text("Make a new key")');
+  await waitFor(
+    page,
+    `document.querySelector('${KEY}').value !== ${JSON.stringify(hamlet.api_key)}`,
+  );
+  const fresh = await page.inputValue(KEY);
+  t.match(fresh, /^[A-Za-z0-9]{32}$/, 'a new key shown');
+  t.equal((await ts.api.get('hamlet', 'users/me')).status, 401, 'the old key stopped working');
+  assertSuccess(t, await ts.api.get({ ...hamlet, api_key: fresh }, 'users/me'), 'the new works');
+  const status = (p: typeof page) =>
+    p.evaluate<number>(`fetch('/json/session').then((r) => r.status)`);
+  t.equal(await status(page), 200, 'this page is still logged in');
+  t.equal(await status(other.page), 401, "the user's other browser session ended");
+
+  await page.click('.api-key button:has-text("Hide")');
+  await page.waitForSelector('button:has-text("Show my API key")');
+  t.notOk((await page.content()).includes(fresh), 'hidden: the key is gone from the page');
+  // The wrong password's answer (400) is logged by the browser.
+  watch.assertClean(t, /WebSocket|status of 401|status of 400/);
+});
