@@ -299,6 +299,22 @@ export function sendError(
   closeConnection = false,
   where: Where = 'handler',
 ): void {
+  const answer = errorAnswer(ctx, err);
+  send(res, ctx, answer.status, answer.body, 'application/json', answer.headers, closeConnection);
+  // After the answer: a fatal condition (a corrupt database) stops the process here.
+  if (answer.unexpected) reportUnexpected(err, where, { reqId: ctx.reqId, method: ctx.method });
+}
+
+/** The error answer for `err`: its status, JSON body and headers; `unexpected` for a 500. */
+export function errorAnswer(
+  ctx: RequestContext,
+  err: unknown,
+): {
+  status: number;
+  body: string;
+  headers: Readonly<Record<string, string>>;
+  unexpected: boolean;
+} {
   const full = err instanceof JsonableError ? null : storageFullError(err);
   if (full) {
     console.error(`507 on ${ctx.method} ${ctx.path}: the disk is full (${String(err)})`);
@@ -311,18 +327,12 @@ export function sendError(
       err.httpStatus === 401 && ctx.browser?.bySession
         ? { ...err.headers, 'WWW-Authenticate': SESSION_CHALLENGE }
         : err.headers;
-    send(
-      res,
-      ctx,
-      err.httpStatus,
-      JSON.stringify(err.toBody()),
-      'application/json',
+    return {
+      status: err.httpStatus,
+      body: JSON.stringify(err.toBody()),
       headers,
-      closeConnection,
-    );
-    return;
+      unexpected: false,
+    };
   }
-  send(res, ctx, 500, JSON.stringify(internalErrorBody()), 'application/json', {}, closeConnection);
-  // After the answer: a fatal condition (a corrupt database) stops the process here.
-  reportUnexpected(err, where, { reqId: ctx.reqId, method: ctx.method });
+  return { status: 500, body: JSON.stringify(internalErrorBody()), headers: {}, unexpected: true };
 }

@@ -22,6 +22,7 @@ import type { AuditOrigin } from '../lib/audit.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
 import { streamFile } from './file-stream.js';
+import { refuseEarly, type Linger } from './linger.js';
 import {
   FileBody,
   HeldResponse,
@@ -295,9 +296,15 @@ function readRequest(
     leave();
     return;
   }
-  if (ctx.contentLength !== null && ctx.contentLength > limit) {
-    sendError(res, ctx, tooLarge(ep, server, limit), true);
+  // An early refusal reads and drops the rest of the body, within bounds, before the connection
+  // ends (./linger.ts): closing on a body still arriving can lose the answer.
+  const refuseBeforeBody = (err: unknown) => {
+    const linger = refuseEarly(res, ctx, err, ctx.contentLength === 0);
+    if (linger !== null) res.onData((ab, isLast) => linger(ab.byteLength, isLast));
     leave();
+  };
+  if (ctx.contentLength !== null && ctx.contentLength > limit) {
+    refuseBeforeBody(tooLarge(ep, server, limit));
     return;
   }
   // Files go to disk as they arrive: whoever sends them is known first (a refused request's body
@@ -310,8 +317,7 @@ function readRequest(
       known = identify(server, ctx, ep);
       if (known.user !== null) held.slot = takeUploadSlot(server, known.user.id);
     } catch (err) {
-      sendError(res, ctx, err, true);
-      leave();
+      refuseBeforeBody(err);
       return;
     }
   }
@@ -332,8 +338,7 @@ function readRequest(
             : null,
         );
   } catch (err) {
-    sendError(res, ctx, err, true);
-    leave();
+    refuseBeforeBody(err);
     return;
   }
   held.sink = body;
@@ -341,24 +346,35 @@ function readRequest(
   // Paused while the disk is slower than the network. Never left paused once the body is in: a
   // paused socket cannot read the connection's next request (keep-alive).
   let paused = false;
+  // After an early refusal: what takes the rest of the body (./linger.ts).
+  let linger: Linger | null = null;
+  const refuse = (err: unknown, isLast: boolean) => {
+    body.discard();
+    if (paused) {
+      paused = false;
+      res.resume();
+    }
+    linger = refuseEarly(res, ctx, err, isLast);
+    leave();
+  };
   const onChunk = (ab: ArrayBuffer, isLast: boolean) => {
+    if (linger !== null) {
+      linger(ab.byteLength, isLast);
+      return;
+    }
     if (ctx.done || ctx.aborted) return;
     // (After the first chunk, which may have started a file on disk.)
     if (ep.testFault !== undefined && received > 0) testFault(ep, 'body-chunk');
     const chunk = Buffer.from(new Uint8Array(ab)); // copies: uWS reuses `ab` after this callback
     received += chunk.length;
     if (received > limit) {
-      body.discard();
-      sendError(res, ctx, tooLarge(ep, server, limit), true);
-      leave();
+      refuse(tooLarge(ep, server, limit), isLast);
       return;
     }
     if (chunk.length > 0) body.write(chunk);
     if (body.failure) {
-      // A file over the limit: answered now, the rest of the body is not read.
-      body.discard();
-      sendError(res, ctx, body.failure, true, 'body');
-      leave();
+      // A file over the limit: answered now, the rest of the body is dropped as it comes.
+      refuse(body.failure, isLast);
       return;
     }
     if (isLast) {

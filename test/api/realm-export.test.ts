@@ -61,6 +61,16 @@ async function waitForExport(
   throw new Error('the export never finished');
 }
 
+/** POST /api/v1/fetch_api_key: a login with an e-mail address and a password. */
+function fetchApiKey(url: string, host: string, email: string, password: string) {
+  return rawRequest(url, {
+    method: 'POST',
+    path: '/api/v1/fetch_api_key',
+    headers: { host, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: email, password }).toString(),
+  });
+}
+
 function tarList(file: string): string[] {
   return execFileSync('tar', ['tzf', file], { encoding: 'utf8' }).split('\n').filter(Boolean);
 }
@@ -688,12 +698,7 @@ t.test('round trip: export, import on another server, the same realm apart from 
 
   // The moved password logs in on the new server, and answers with the moved API key.
   const login = (host: string, email: string, password: string) =>
-    rawRequest(b.url, {
-      method: 'POST',
-      path: '/api/v1/fetch_api_key',
-      headers: { host, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: email, password }).toString(),
-    });
+    fetchApiKey(b.url, host, email, password);
   const desdemona = a.fx.users.desdemona!;
   const loggedIn = await login('imported.testserver.local', desdemona.email, desdemona.password);
   t.equal(
@@ -757,15 +762,7 @@ t.test('a realm moved again: API keys in use here are replaced and reported', as
     'Account is not associated with this subdomain',
     { status: 401, code: 'UNAUTHORIZED' },
   );
-  const fetched = await rawRequest(b.url, {
-    method: 'POST',
-    path: '/api/v1/fetch_api_key',
-    headers: {
-      host: 'two.testserver.local',
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({ username: hamlet.email, password: hamlet.password }).toString(),
-  });
+  const fetched = await fetchApiKey(b.url, 'two.testserver.local', hamlet.email, hamlet.password);
   const newKey = assertSuccess(t, fetched, 'the moved password logs in to the second copy')
     .api_key as string;
   t.not(newKey, hamlet.api_key, 'and gives the new key');
@@ -847,15 +844,12 @@ t.test(
         { stdin: 'pw-imported-1\n' },
       );
       t.equal(pw.status, 0, pw.stderr);
-      const loginRes = await rawRequest(b.url, {
-        method: 'POST',
-        path: '/api/v1/fetch_api_key',
-        headers: {
-          host: `${sub}.testserver.local`,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: 'username=desdemona%40zulip.com&password=pw-imported-1',
-      });
+      const loginRes = await fetchApiKey(
+        b.url,
+        `${sub}.testserver.local`,
+        desdemona.email,
+        'pw-imported-1',
+      );
       const key = assertSuccess(t, loginRes, `${sub}: the imported owner logs in`).api_key;
       t.not(key, desdemona.api_key, `${sub}: with a new API key`);
     }

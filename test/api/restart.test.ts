@@ -13,6 +13,16 @@ import { startServer } from '../helpers/server.js';
 import { createServer } from '../../src/server.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../../src/version.js';
 
+/** A server (as test/helpers/server.ts starts one) on an existing data directory. */
+const serverOn = (dataDir: string) => ({
+  host: '127.0.0.1',
+  port: 0,
+  scryptN: 1024,
+  externalHost: 'testserver.local',
+  rateLimits: null,
+  dataDir,
+});
+
 t.test('queues survive a graceful restart and get a restart event', async (t) => {
   const first = await startServer(t);
   const { api, fx, server, dataDir } = first;
@@ -41,14 +51,7 @@ t.test('queues survive a graceful restart and get a restart event', async (t) =>
   t.same(assertSuccess(t, await held).events, [], 'a held poll is answered at shutdown');
   t.same(await ws.closed, { code: 1001, reason: 'server restarting' });
 
-  const second = await createServer({
-    host: '127.0.0.1',
-    port: 0,
-    scryptN: 1024,
-    externalHost: 'testserver.local',
-    rateLimits: null,
-    dataDir,
-  });
+  const second = await createServer(serverOn(dataDir));
   t.teardown(() => second.close());
   const api2 = new ApiClient(second.url, fx);
 
@@ -100,14 +103,7 @@ t.test('queues survive a graceful restart and get a restart event', async (t) =>
 
 t.test('a shutdown step that fails is named, and the steps after it still run', async (t) => {
   const dataDir = t.testdir();
-  const opts = {
-    host: '127.0.0.1',
-    port: 0,
-    scryptN: 1024,
-    externalHost: 'testserver.local',
-    rateLimits: null,
-    dataDir,
-  };
+  const opts = serverOn(dataDir);
   const server = await createServer(opts);
   // The queues' temporary file cannot be written: a directory is in its place.
   fs.mkdirSync(path.join(dataDir, 'event-queues.msgpack.tmp'));

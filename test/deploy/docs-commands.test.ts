@@ -334,7 +334,7 @@ function login(url: string, host: string, email: string, password: string) {
 
 t.test('finding commands: blocks, continuations, comments, separators, inline spans', (t) => {
   const md = [
-    'Run `npm run -s manage -- audit-log --realm eng` or `npm test`; not `node::Thing`.',
+    'Run `npm run -s manage -- audit-log --realm eng` or `npm test`; not `node::Thing`, `npm`.',
     '```sh',
     "sudo -u confab npm run manage -- x --name 'A B' \\",
     '    --to /b/$(date +%F) < pw.txt   # a comment',

@@ -156,6 +156,8 @@ export function extractCommands(file: string, content: string): DocCommand[] {
     for (const span of raw.matchAll(/`([^`]+)`/g)) {
       const text = span[1]!.trim();
       if (!INLINE_START.test(text)) continue;
+      // A program named in prose (`node`, `npm`), not a command.
+      if (/^(node|npm|npx|podman|systemctl|certbot)$/.test(text)) continue;
       for (const c of splitCommands(text)) {
         const cmd = command(file, i + 1, c, true);
         if (cmd) out.push(cmd);
