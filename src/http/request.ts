@@ -64,6 +64,11 @@ export class RequestContext {
    */
   ended = false;
   files: UploadedFile[] = [];
+  /**
+   * True while a handler's promise holds `files` (it moves them into place): a client leaving
+   * then does not remove them under it; they are removed, if still there, when it settles.
+   */
+  filesInHandler = false;
   /** File parts beyond what the endpoint accepts (`acceptsFiles.maxFiles`): counted, not stored. */
   extraFiles = 0;
   /** The body as received, for endpoints that read it themselves (`rawBody`: webhooks). */

@@ -225,7 +225,7 @@ function onRequest(
     release?.();
     try {
       held.slot?.();
-      cleanupFiles(ctx);
+      if (!ctx.filesInHandler) cleanupFiles(ctx);
       requestFinished(ctx, ep.path, server.config.logRequests);
     } catch (err) {
       reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
@@ -398,6 +398,12 @@ function readRequest(
     if (isLast) {
       body.end().then(
         (body) => {
+          // The body is whole: its files are the request's now (ctx.files), removed when it
+          // leaves or its handler settles, no longer the parser's to discard on an abort.
+          held.sink = null;
+          // A client that left while its files were still being written had them removed
+          // then (onAborted below): there is nothing to store, and nobody to answer.
+          if (ctx.aborted && ep.acceptsFiles) return;
           try {
             if (ep.testFault !== undefined) testFault(ep, 'body-end');
             for (const k in body) query[k] = body[k]!; // body parameters win over the query string
@@ -505,10 +511,17 @@ function runHere(
     if (result instanceof HeldResponse) {
       result.bind((value) => respondWith(res, ctx, value, ignored, leave));
     } else if (result instanceof Promise) {
-      result.then(
-        (value: unknown) => respondWith(res, ctx, value, ignored, leave),
-        (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
-      );
+      if (ctx.files.length > 0) ctx.filesInHandler = true;
+      result
+        .then(
+          (value: unknown) => respondWith(res, ctx, value, ignored, leave),
+          (err: unknown) => failRequest(res, ctx, err, leave, 'handler'),
+        )
+        .finally(() => {
+          if (!ctx.filesInHandler) return;
+          ctx.filesInHandler = false;
+          cleanupFiles(ctx); // what the handler did not move (removing a moved file is a no-op)
+        });
     } else {
       respondWith(res, ctx, result, ignored, leave);
     }

@@ -45,6 +45,22 @@ export function head(method: string, target: string, headers: Record<string, str
   return h + '\r\n';
 }
 
+/** A chunked body's bytes, or null until its last (zero-size) chunk has arrived. */
+function dechunk(buf: Buffer): Buffer | null {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = buf.indexOf('\r\n', at);
+    if (eol < 0) return null;
+    const size = parseInt(buf.subarray(at, eol).toString('latin1').split(';')[0]!, 16);
+    if (Number.isNaN(size)) return null;
+    if (size === 0) return Buffer.concat(parts);
+    if (buf.length < eol + 2 + size + 2) return null;
+    parts.push(buf.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+}
+
 /** The first complete answer in `buf`, or null while it is incomplete. */
 function parseAnswer(buf: Buffer): Omit<RawAnswer, 'ms'> | null {
   const end = buf.indexOf('\r\n\r\n');
@@ -56,9 +72,17 @@ function parseAnswer(buf: Buffer): Omit<RawAnswer, 'ms'> | null {
     const i = l.indexOf(':');
     if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
   }
-  const length = Number(headers['content-length'] ?? 0);
-  if (buf.length < end + 4 + length) return null;
-  const body = buf.subarray(end + 4, end + 4 + length);
+  let body: Buffer;
+  if ((headers['transfer-encoding'] ?? '').toLowerCase() === 'chunked') {
+    // An early refusal is written chunked (src/http/linger.ts): complete at its last chunk.
+    const whole = dechunk(buf.subarray(end + 4));
+    if (whole === null) return null;
+    body = whole;
+  } else {
+    const length = Number(headers['content-length'] ?? 0);
+    if (buf.length < end + 4 + length) return null;
+    body = buf.subarray(end + 4, end + 4 + length);
+  }
   let json: Record<string, unknown> | null = null;
   if ((headers['content-type'] ?? '').startsWith('application/json')) {
     try {
