@@ -304,7 +304,9 @@ export class LogApplier {
         .info(names.stream)
         .then((info) => {
           if (info.cluster !== undefined && !info.cluster.leader)
-            throw new Error('the log stream has no leader');
+            // Coded as JetStream's own "no responders" so that callers retrying an unanswered
+            // question (startup's `patiently`, the read barrier) retry this one too.
+            throw Object.assign(new Error('the log stream has no leader'), { code: '503' });
           return info.state.last_seq;
         })
         .finally(() => (this.positionAsked = null));

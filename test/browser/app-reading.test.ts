@@ -255,6 +255,9 @@ t.test('search', async (t) => {
   await page.fill('#search', 'logo');
   await page.press('#search', 'Enter');
   await waitFor(page, `location.hash === '#narrow/search/logo'`);
+  // The hash changes before the app's hashchange handler swaps the list: until the title says
+  // so, the list on screen is still the one the search started from (which holds 'new logo').
+  await waitFor(page, `document.querySelector('.title')?.textContent.includes('Search: logo')`);
   await waitMessage(page, 'new logo');
   const texts = await messageTexts(page);
   t.ok(texts.length >= 1 && !texts.some((x) => /Euler|colors/.test(x)), 'only matching messages');

@@ -9,6 +9,7 @@
 import t from 'tap';
 import type { Entry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
+import { patiently } from '../../src/cluster/jetstream.js';
 import { LogApplier } from '../../src/cluster/log-applier.js';
 import { pack } from '../../src/lib/pack.js';
 
@@ -25,6 +26,7 @@ function world(opts: {
 }) {
   let last = opts.last;
   let unreachable = false;
+  let leaderless = false;
   const made: number[] = [];
   const died: string[] = [];
   const entry: Entry = { k: 'lease', node: 'n2', inc: 'x', term: 1 };
@@ -73,7 +75,11 @@ function world(opts: {
         info: () =>
           unreachable
             ? Promise.reject(new Error('no answer'))
-            : Promise.resolve({ state: { last_seq: last } }),
+            : Promise.resolve({
+                // A replicated stream's info names its leader; none while it elects one.
+                cluster: { leader: leaderless ? '' : 'nats1' },
+                state: { last_seq: last },
+              }),
       },
     },
   } as unknown as ClusterLink;
@@ -102,6 +108,7 @@ function world(opts: {
     applied: () => applied,
     grow: (n: number) => void (last += n),
     cut: (off: boolean) => void (unreachable = off),
+    leaderless: (on: boolean) => void (leaderless = on),
   };
 }
 
@@ -149,4 +156,19 @@ t.test('a stall that outlasts its limit stops the node, for its supervisor', asy
   t.equal(w.applier.applied, 2, 'nothing past the stall was applied');
   t.ok(w.made.length >= 2, `consumers made again meanwhile (${w.made.length})`);
   t.match(w.died[0], /applied nothing for \d+ s while the log held 3 more entries/, 'and says why');
+});
+
+t.test('a log without a leader at start is waited for, not a failed start', async (t) => {
+  // CI, 2026-12-03: a node started while the NATS servers were still electing the stream's
+  // leader gave up at once ("the log stream has no leader") instead of waiting as it does for a
+  // server that does not answer yet.
+  const w = world({ last: 3 });
+  w.leaderless(true);
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await t.rejects(w.applier.lastPosition(), { code: '503' }, 'a leaderless answer is no answer');
+  setTimeout(() => w.leaderless(false), 700);
+  await patiently(() => w.applier.caughtUp());
+  t.equal(w.applier.applied, 3, 'caught up once the stream had a leader');
+  t.same(w.died, []);
 });
