@@ -211,14 +211,20 @@ export class LogWriter implements CommitStrategy {
   displaced(realmId: number): { touched: Set<string>; restored: RowChange[] } | null {
     const gone = [...this.unlanded.values()].filter((s) => s.realmId === realmId);
     if (gone.length === 0) return null;
+    // Queues registered here after such a batch's COMMIT hold it in their snapshots (their events
+    // skip it): they are deleted, so their clients register again (BAD_EVENT_QUEUE_ID) and get
+    // the state the log holds.
+    const stale = new Set<QueueHandle>();
     for (const s of gone) {
       this.unlanded.delete(s.msgId);
       this.undelivered.delete(s.msgId);
       s.delivered = true; // never delivered: a late answer finds it settled
+      for (const q of s.except ?? []) stale.add(q);
     }
     const w = this.realms.get(realmId);
     if (w) w.failed = true;
     const result = this.parts.replication.undo(gone);
+    for (const q of stale) this.parts.queues.remove(q);
     console.error(
       `cluster ${this.parts.link.node}: realm ${realmId}: took back ${gone.length} batch(es) ` +
         'committed here that the log did not take (another entry took their place)',
