@@ -139,6 +139,17 @@ export class LogWriter implements CommitStrategy {
     return this.realms.has(realmId);
   }
 
+  /**
+   * Whether this node acts as the realm's owner now (lease-keeper.ts rule 4): it writes the realm
+   * and its lease is valid. Only then does a batch go to the log, and does a request on this node
+   * skip the read barrier (ClusterNode.owns): an owner cut off from the lease bucket (its NATS
+   * server frozen) stops answering reads from its own copy once its last renewal is older than the
+   * lease time minus the margin, before another node can take the realm.
+   */
+  acts(realmId: number): boolean {
+    return this.realms.has(realmId) && this.parts.keeper.valid(realmId);
+  }
+
   /** Sequence of the realm's last entry this node appended (0: none). */
   lastAppended(realmId: number): number {
     return this.realms.get(realmId)?.last ?? 0;
@@ -250,7 +261,7 @@ export class LogWriter implements CommitStrategy {
   private seal(realmId: number, w: Writing | undefined, effects: BatchEffects): Sealed {
     const { replication, keeper } = this.parts;
     const { changes, undo } = replication.sealWithUndo();
-    if (!w || w.failed || !keeper.valid(realmId)) throw new NotOwnerError();
+    if (!w || w.failed || !this.acts(realmId)) throw new NotOwnerError();
     if (changes.length > 0) replication.noteUnacked(1);
     const { events, ended } = effects;
     const sealed: Sealed = {

@@ -272,7 +272,7 @@ export class ClusterNode implements RealmPlacement {
 
   /** Whether this node acts as the realm's owner now: it writes it, and its lease is valid. */
   owns(realmId: number): boolean {
-    return this.writer.writes(realmId) && this.keeper.valid(realmId);
+    return this.writer.acts(realmId);
   }
 
   forward(realmId: number, type: string, payload: unknown): Promise<unknown> {
