@@ -10,10 +10,11 @@
  *               channels, the private-channel and direct messages sent by users who allow it
  *               (`allow_private_data_export`), and those users' personal data
  *
- * Users' password hashes and API keys (`credentials`) go only into the admin tool's exports, where
- * the operator does not drop them (`export-realm --without-credentials`): a realm moved to another
- * server keeps its logins and its bots' keys. The API's exports never carry them. Pure: rows in,
- * rows out.
+ * Users' password hashes and API keys, and outgoing-webhook bots' endpoints (their URL and the
+ * token sent with each call) (`credentials`) go only into the admin tool's exports, where the
+ * operator does not drop them (`export-realm --without-credentials`): a realm moved to another
+ * server keeps its logins, its bots' keys and its outgoing webhooks. The API's exports never carry
+ * them. Pure: rows in, rows out.
  */
 import { cellText, type Row } from '../storage/realm-dump.js';
 
@@ -55,6 +56,11 @@ export function filterExport(
 ): Tables {
   const out: Tables = {};
   for (const [name, rows] of Object.entries(tables)) {
+    // An endpoint's URL may hold a secret of its own (user:password@, a key in the query).
+    if (name === 'bot_services' && !opts.credentials) {
+      out[name] = [];
+      continue;
+    }
     const secret = opts.credentials ? undefined : SECRET_COLUMNS[name];
     out[name] = secret
       ? rows.map((r) => {
@@ -84,6 +90,16 @@ export function filterExport(
   );
 
   out.streams = (out.streams ?? []).filter((s) => keepChannel(s.id));
+  // A bot's default channel that the export leaves out is not named either.
+  out.bot_profiles = (out.bot_profiles ?? []).map((r) => ({
+    ...r,
+    default_sending_stream_id: keepChannel(r.default_sending_stream_id)
+      ? r.default_sending_stream_id
+      : null,
+    default_events_register_stream_id: keepChannel(r.default_events_register_stream_id)
+      ? r.default_events_register_stream_id
+      : null,
+  }));
   for (const t of ['subscriptions', 'default_streams'] as const) {
     out[t] = (out[t] ?? []).filter((r) => keepChannel(r.stream_id));
   }
@@ -99,6 +115,10 @@ export function filterExport(
   const linked = new Set((out.attachment_messages ?? []).map((r) => Number(r.attachment_id)));
   out.attachments = (out.attachments ?? []).filter(
     (a) => linked.has(Number(a.id)) || consenting.has(Number(a.owner_id)),
+  );
+  const keptPaths = new Set(out.attachments.map((a) => cellText(a.path_id)));
+  out.image_attachments = (out.image_attachments ?? []).filter((r) =>
+    keptPaths.has(cellText(r.path_id)),
   );
   for (const t of PERSONAL_TABLES) {
     const key = t === 'scheduled_messages' ? 'sender_id' : 'user_id';

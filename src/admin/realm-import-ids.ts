@@ -50,8 +50,10 @@ export function textRemapper(
       .join(',');
   return (s) =>
     s
-      .replace(/\/user_uploads\/(\d+)\//g, (all, r: string) =>
-        Number(r) === oldRealm ? `/user_uploads/${newRealm}/` : all,
+      .replace(
+        /\/user_uploads\/(thumbnail\/)?(\d+)\//g,
+        (all, thumb: string | undefined, r: string) =>
+          Number(r) === oldRealm ? `/user_uploads/${thumb ?? ''}${newRealm}/` : all,
       )
       .replace(/\/user_avatars\/(\d+)\/emoji\//g, (all, r: string) =>
         Number(r) === oldRealm ? `/user_avatars/${newRealm}/emoji/` : all,

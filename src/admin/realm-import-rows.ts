@@ -232,6 +232,14 @@ export function transform(
     owner_id: ids.need('users', r.owner_id),
     path_id: newPathId(String(r.path_id), oldRealm, newRealm),
   }));
+  // The thumbnails' files stay behind (the archive has the originals): made again when asked.
+  each('image_attachments', (r) => ({
+    ...r,
+    id: ids.need('image_attachments', r.id),
+    realm_id: realmId(),
+    path_id: newPathId(String(r.path_id), oldRealm, newRealm),
+    thumbnail_metadata: '[]',
+  }));
   each('attachment_messages', (r) => {
     const message = ids.get('messages', r.message_id);
     if (message === undefined) return null;
@@ -298,5 +306,19 @@ export function transform(
     user_id: ids.need('users', r.user_id),
     muted_user_id: ids.need('users', r.muted_user_id),
   }));
+  each('bot_profiles', (r) => ({
+    ...r,
+    user_id: ids.need('users', r.user_id),
+    default_sending_stream_id: ids.opt('streams', r.default_sending_stream_id),
+    default_events_register_stream_id: ids.opt('streams', r.default_events_register_stream_id),
+  }));
+  // Only in archives with credentials (export-filter.ts); an import without them leaves the
+  // outgoing-webhook bots without an endpoint, as the docs say.
+  each('bot_services', (r) =>
+    credentials.keep
+      ? { ...r, id: ids.need('bot_services', r.id), user_id: ids.need('users', r.user_id) }
+      : null,
+  );
+  each('bot_config', (r) => ({ ...r, user_id: ids.need('users', r.user_id) }));
   return out;
 }

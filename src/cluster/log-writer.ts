@@ -139,6 +139,17 @@ export class LogWriter implements CommitStrategy {
     return this.realms.has(realmId);
   }
 
+  /**
+   * Whether this node acts as the realm's owner now (lease-keeper.ts rule 4): it writes the realm
+   * and its lease is valid. Only then does a batch go to the log, and does a request on this node
+   * skip the read barrier (ClusterNode.owns): an owner cut off from the lease bucket (its NATS
+   * server frozen) stops answering reads from its own copy once its last renewal is older than the
+   * lease time minus the margin, before another node can take the realm.
+   */
+  acts(realmId: number): boolean {
+    return this.realms.has(realmId) && this.parts.keeper.valid(realmId);
+  }
+
   /** Sequence of the realm's last entry this node appended (0: none). */
   lastAppended(realmId: number): number {
     return this.realms.get(realmId)?.last ?? 0;
@@ -211,14 +222,20 @@ export class LogWriter implements CommitStrategy {
   displaced(realmId: number): { touched: Set<string>; restored: RowChange[] } | null {
     const gone = [...this.unlanded.values()].filter((s) => s.realmId === realmId);
     if (gone.length === 0) return null;
+    // Queues registered here after such a batch's COMMIT hold it in their snapshots (their events
+    // skip it): they are deleted, so their clients register again (BAD_EVENT_QUEUE_ID) and get
+    // the state the log holds.
+    const stale = new Set<QueueHandle>();
     for (const s of gone) {
       this.unlanded.delete(s.msgId);
       this.undelivered.delete(s.msgId);
       s.delivered = true; // never delivered: a late answer finds it settled
+      for (const q of s.except ?? []) stale.add(q);
     }
     const w = this.realms.get(realmId);
     if (w) w.failed = true;
     const result = this.parts.replication.undo(gone);
+    for (const q of stale) this.parts.queues.remove(q);
     console.error(
       `cluster ${this.parts.link.node}: realm ${realmId}: took back ${gone.length} batch(es) ` +
         'committed here that the log did not take (another entry took their place)',
@@ -244,7 +261,7 @@ export class LogWriter implements CommitStrategy {
   private seal(realmId: number, w: Writing | undefined, effects: BatchEffects): Sealed {
     const { replication, keeper } = this.parts;
     const { changes, undo } = replication.sealWithUndo();
-    if (!w || w.failed || !keeper.valid(realmId)) throw new NotOwnerError();
+    if (!w || w.failed || !this.acts(realmId)) throw new NotOwnerError();
     if (changes.length > 0) replication.noteUnacked(1);
     const { events, ended } = effects;
     const sealed: Sealed = {

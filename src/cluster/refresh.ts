@@ -39,8 +39,8 @@ export function refreshReadModel(
   const view = rt.view;
   const has = (...tables: string[]) => tables.some((t) => touched.has(t));
   if (has('users')) {
-    for (const [table, op, v] of changes)
-      if (table === 'users' && op === 'u') view.reloadUser(v[0] as number);
+    // A deleted row ('d': a user created in a batch this node took back) leaves the view too.
+    for (const [table, , v] of changes) if (table === 'users') view.reloadUser(v[0] as number);
   }
   if (has('user_groups', 'user_group_members', 'user_group_subgroups')) view.reloadGroups();
   if (has('streams', 'subscriptions', 'default_streams', 'channel_folders'))

@@ -149,9 +149,28 @@ export class RealmView {
     this.authCache.set(header, u);
   }
 
+  /**
+   * Reads the user's row again; a user whose row is gone (a cluster node's own batch taken back
+   * from its copy: src/cluster/refresh.ts) leaves the view and every cache of it.
+   */
   reloadUser(userId: number): void {
     const u = this.store.users.byId(userId);
     if (u && u.realm_id === this.id) this.putUser(u);
+    else if (this.usersById.has(userId)) this.dropUser(userId);
+  }
+
+  private dropUser(userId: number): void {
+    const previous = this.usersById.get(userId)!;
+    this.version++;
+    this.usersById.delete(userId);
+    this.userIdByEmail.delete(previous.delivery_email.toLowerCase());
+    this.sortedIds = null;
+    this.userJsonCache.delete(userId);
+    this.userListCache.clear();
+    this.userSettingsCache.delete(userId);
+    this.userDerivedCache.delete(userId);
+    this.profileDataCache.delete(userId);
+    this.authCache.clear();
   }
 
   user(userId: number): UserRow | undefined {

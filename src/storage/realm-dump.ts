@@ -61,6 +61,7 @@ export const REALM_TABLES: readonly { table: string; where: string; order: strin
   { table: 'user_messages', where: inRealmMessages, order: 'message_id, user_id' },
   { table: 'reactions', where: inRealmMessages, order: 'id' },
   { table: 'attachments', where: 'realm_id = ?', order: 'id' },
+  { table: 'image_attachments', where: 'realm_id = ?', order: 'id' },
   {
     table: 'attachment_messages',
     where: 'attachment_id IN (SELECT id FROM attachments WHERE realm_id = ?)',
@@ -76,6 +77,9 @@ export const REALM_TABLES: readonly { table: string; where: string; order: strin
   { table: 'realm_playgrounds', where: 'realm_id = ?', order: 'id' },
   { table: 'realm_user_defaults', where: 'realm_id = ?', order: 'realm_id' },
   { table: 'muted_users', where: inRealmUsers, order: 'user_id, muted_user_id' },
+  { table: 'bot_profiles', where: inRealmUsers, order: 'user_id' },
+  { table: 'bot_services', where: inRealmUsers, order: 'id' },
+  { table: 'bot_config', where: inRealmUsers, order: 'user_id, key' },
 ];
 
 /** Tables an export leaves out, and why. */
@@ -85,9 +89,6 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   email_change_requests: 'pending confirmations carry secrets valid on this server only',
   push_device_tokens: 'devices register again with the new server',
   realm_exports: 'the export records of this server',
-  bot_profiles: 'bot defaults name this server’s channel ids; set again after an import',
-  bot_services: 'outgoing webhook endpoints and their tokens are set again after an import',
-  bot_config: 'incoming webhook bot settings are set again after an import',
   mail_outbox: "mail waiting for this server's SMTP server",
   outgoing_webhook_calls: 'outgoing-webhook calls waiting to be made by this server',
   missed_message_emails: "missed-message mail waiting for its batch, on this server's schedule",

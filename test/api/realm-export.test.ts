@@ -352,7 +352,7 @@ function normalize(
         .replace(/(data-user-group-id=")(\d+)(")/g, m('user_groups'))
         .replace(/(#narrow\/(?:channel|stream)\/)(\d+)/g, m('streams'))
         .replace(/(\/(?:near|with)\/)(\d+)/g, m('messages'))
-        .replace(/(\/user_uploads\/)(\d+)(\/)/g, m('realms'))
+        .replace(/(\/user_uploads\/(?:thumbnail\/)?)(\d+)(\/)/g, m('realms'))
         .replace(/(\/user_avatars\/)(\d+)(\/)/g, m('realms'))
         .replace(/(@_?\*\*[^*|]*\|)(\d+)(\*\*)/g, m('users'));
     }
@@ -400,6 +400,28 @@ async function populate(t: Test, ts: TestServer): Promise<void> {
       name: 'reviewers',
       description: 'Reviews',
       members: [u.hamlet!.id, u.othello!.id],
+    }),
+  );
+  // Bots with what only bots have (bot_profiles, bot_services, bot_config): the register
+  // snapshots compared after the move list them, with their default channel and services.
+  assertSuccess(
+    t,
+    await api.post('iago', 'bots', {
+      full_name: 'Deploy Hook',
+      short_name: 'deployhook',
+      bot_type: 3,
+      payload_url: JSON.stringify('https://hooks.example.com/confab'),
+      default_sending_stream: 'design',
+    }),
+  );
+  assertSuccess(
+    t,
+    await api.post('iago', 'bots', {
+      full_name: 'Grafana',
+      short_name: 'grafana',
+      bot_type: 2,
+      service_name: 'grafana',
+      config_data: JSON.stringify({ region: 'eu' }),
     }),
   );
   const emoji = multipartBody([
@@ -486,6 +508,26 @@ async function populate(t: Test, ts: TestServer): Promise<void> {
     t,
     await api.post('hamlet', 'saved_snippets', { title: 'sig', content: 'Regards, Hamlet' }),
   );
+  // An image whose thumbnail is made before the export (its rendering names the thumbnail).
+  const photo = assertSuccess(
+    t,
+    await upload(api, 'hamlet', [
+      { filename: 'photo.png', data: tinyPng(), contentType: 'image/png' },
+    ]),
+  );
+  const shot = await sendChannelMessage(
+    api,
+    'hamlet',
+    'design',
+    'photos',
+    `[photo.png](${String(photo.url)})`,
+  );
+  for (const limit = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 100))) {
+    const r = await api.get('hamlet', 'messages', { message_ids: [shot] });
+    const html = (r.body.messages as { content: string }[])[0]!.content;
+    if (html.includes('/user_uploads/thumbnail/')) break;
+    if (Date.now() > limit) throw new Error(`no thumbnail: ${html}`);
+  }
 }
 
 async function snapshot(
@@ -688,6 +730,22 @@ t.test('round trip: export, import on another server, the same realm apart from 
   )?.[1];
   t.match(emojiUrl, new RegExp(`^/user_avatars/${newRealm}/emoji/`), 'custom emoji URLs too');
   t.equal((await request(apiB, 'GET', null, emojiUrl!)).status, 200, 'and the image is there');
+  const thumbUrl = /src="(\/user_uploads\/thumbnail\/[^"]+)"/.exec(
+    (
+      (
+        await apiB.get(hamlet, 'messages', {
+          anchor: 'newest',
+          num_before: 50,
+          num_after: 0,
+          narrow: [{ operator: 'topic', operand: 'photos' }],
+        })
+      ).body.messages as { content: string }[]
+    )[0]!.content,
+  )?.[1];
+  t.match(thumbUrl, new RegExp(`^/user_uploads/thumbnail/${newRealm}/`), 'thumbnail URLs too');
+  const thumb = await request(apiB, 'GET', hamlet, thumbUrl!);
+  t.equal(thumb.status, 200, 'and the thumbnail is made again on the new server');
+  t.equal(thumb.headers['content-type'], 'image/webp');
   const search = await apiB.get(hamlet, 'messages', {
     anchor: 'newest',
     num_before: 10,
@@ -720,6 +778,21 @@ t.test('round trip: export, import on another server, the same realm apart from 
     firstRealmUsers,
     'the other realm of the importing server is untouched',
   );
+
+  // The outgoing-webhook bot keeps its endpoint and token, and its default channel.
+  const hookOf = (db: DB, realm: number) =>
+    db
+      .prepare(
+        `SELECT s.base_url, s.token, s.interface, st.name AS channel
+         FROM users u JOIN bot_services s ON s.user_id = u.id
+         JOIN bot_profiles p ON p.user_id = u.id
+         LEFT JOIN streams st ON st.id = p.default_sending_stream_id
+         WHERE u.realm_id = ? AND u.full_name = 'Deploy Hook'`,
+      )
+      .all(realm);
+  const hookA = hookOf(a.server.store.db, a.fx.realmId);
+  t.match(hookA, [{ base_url: 'https://hooks.example.com/confab', channel: 'design' }]);
+  t.same(hookOf(bDb, newRealm), hookA, 'the outgoing webhook moved with its token');
 });
 
 t.test('a realm moved again: API keys in use here are replaced and reported', async (t) => {
@@ -783,6 +856,15 @@ t.test(
   '--without-credentials: an archive without hashes and keys; new keys, no passwords',
   async (t) => {
     const a = await startServer(t);
+    assertSuccess(
+      t,
+      await a.api.post('iago', 'bots', {
+        full_name: 'Deploy Hook',
+        short_name: 'deployhook',
+        bot_type: 3,
+        payload_url: JSON.stringify('https://user:secret@hooks.example.com/confab'),
+      }),
+    );
     const archive = `${a.dataDir}-export.tar.gz`;
     t.teardown(() => fs.rmSync(archive, { force: true }));
     const exported = await manage(a.dataDir, [
@@ -801,11 +883,21 @@ t.test(
       'no keys or hashes in the archive',
     );
     t.match(JSON.parse(tarRead(archive, 'export.json')), { credentials: false });
+    t.same(
+      JSON.parse(tarRead(archive, 'tables/bot_services.json')),
+      [],
+      'no outgoing-webhook endpoint (its URL or token) in the archive',
+    );
 
     // An archive with credentials, imported without them.
     const full = `${a.dataDir}-full.tar.gz`;
     t.teardown(() => fs.rmSync(full, { force: true }));
     t.equal((await manage(a.dataDir, ['export-realm', '--realm', '', '--to', full])).status, 0);
+    t.equal(
+      (JSON.parse(tarRead(full, 'tables/bot_services.json')) as unknown[]).length,
+      1,
+      'the endpoint is in an archive with credentials',
+    );
 
     const bDir = `${a.dataDir}-b`;
     t.teardown(() => fs.rmSync(bDir, { recursive: true, force: true }));
@@ -852,6 +944,15 @@ t.test(
       );
       const key = assertSuccess(t, loginRes, `${sub}: the imported owner logs in`).api_key;
       t.not(key, desdemona.api_key, `${sub}: with a new API key`);
+      const bDb = new Database(path.join(bDir, 'confab.sqlite3'), { readonly: true });
+      const endpoints = bDb
+        .prepare(
+          `SELECT s.* FROM bot_services s JOIN users u ON u.id = s.user_id
+           WHERE u.realm_id = ? AND u.full_name = 'Deploy Hook'`,
+        )
+        .all(run.json.realm_id);
+      bDb.close();
+      t.same(endpoints, [], `${sub}: the outgoing-webhook bot came without its endpoint`);
     }
   },
 );

@@ -31,6 +31,8 @@ import { upload } from '../helpers/uploads.js';
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
 const WINDOW_MAX = 300;
+/** How long the paging test may scroll towards an end (a bound on a broken test). */
+const PAGING_LIMIT_MS = 90_000;
 
 let b: TestBrowser;
 let ts: TestServer;
@@ -105,6 +107,14 @@ t.before(async () => {
   });
 });
 
+/** Until the view's title (above the list) names `name`: the app has swapped to that view. */
+function waitForTitle(page: Page, name: string): Promise<void> {
+  return waitFor(
+    page,
+    `document.querySelector('.title')?.textContent.includes(${JSON.stringify(name)})`,
+  );
+}
+
 /** Scrolls the message list to its top or bottom end, once. */
 function scrollList(page: Page, to: 'top' | 'bottom'): Promise<void> {
   return page.evaluate(`(() => {
@@ -126,6 +136,9 @@ t.test(
     t.equal(await sidebarCount(page, 'archive'), 0, 'archive: all read');
     t.equal(await sidebarCount(page, 'Othello'), 1, 'one direct message');
     t.equal(await sidebarCount(page, 'Mentions'), 1, 'one mention');
+    // The app writes the title at the frame after the state it shows (updateTitle): wait for the
+    // view's title, then check its count.
+    await waitFor(page, `document.title.includes('Starred messages')`);
     t.match(await page.title(), /^\(9\) Starred messages - /, 'the unread count in the title');
     await screenshot(page, t, 'starred-empty-1280');
 
@@ -227,8 +240,10 @@ t.test('paging keeps the DOM within its window', async (t) => {
   await waitMessage(page, 'seeded message 1199');
   let most = await domMessages(page);
   t.ok(most <= WINDOW_MAX, `opened with ${most} messages in the DOM`);
-  // Up to the beginning, a page at a time.
-  for (let i = 0; i < 40; i++) {
+  // Up to the beginning, a page at a time. A scroll while a page is still loading moves nothing
+  // (on a loaded machine many do): scrolling goes on until the end shows, for at most
+  // PAGING_LIMIT_MS in all (a bound on a broken test), not for a number of tries.
+  for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
     if (await page.isVisible('text=This is the beginning of the conversation.')) break;
     await scrollList(page, 'top');
     await page.waitForTimeout(150);
@@ -237,7 +252,7 @@ t.test('paging keeps the DOM within its window', async (t) => {
   await waitMessage(page, 'seeded message 0');
   t.ok(most <= WINDOW_MAX, `at most ${most} messages in the DOM on the way up`);
   // And down to the newest again.
-  for (let i = 0; i < 40; i++) {
+  for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
     await scrollList(page, 'bottom');
     await page.waitForTimeout(150);
     most = Math.max(most, await domMessages(page));
@@ -257,7 +272,7 @@ t.test('search', async (t) => {
   await waitFor(page, `location.hash === '#narrow/search/logo'`);
   // The hash changes before the app's hashchange handler swaps the list: until the title says
   // so, the list on screen is still the one the search started from (which holds 'new logo').
-  await waitFor(page, `document.querySelector('.title')?.textContent.includes('Search: logo')`);
+  await waitForTitle(page, 'Search: logo');
   await waitMessage(page, 'new logo');
   const texts = await messageTexts(page);
   t.ok(texts.length >= 1 && !texts.some((x) => /Euler|colors/.test(x)), 'only matching messages');
@@ -330,6 +345,10 @@ t.test(
 
     await page.click('.sidebar a.nav-item:has-text("All messages")');
     await waitFor(page, `location.hash === '#feed'`);
+    // The hash changes before the app's hashchange handler swaps the list, and the topic shown
+    // until then also holds 'new entry 24' (and 'Ping' is in all messages): each view is read once
+    // the title names it.
+    await waitForTitle(page, 'All messages');
     await waitMessage(page, 'new entry 24');
     t.ok(
       (await pluck(page, '.recipient')).length >= 1,
@@ -337,6 +356,7 @@ t.test(
     );
     await page.click('.sidebar a.nav-item:has-text("Mentions")');
     await waitFor(page, `location.hash === '#narrow/is/mentioned'`);
+    await waitForTitle(page, 'Mentions');
     await waitMessage(page, 'Ping');
     const texts = await messageTexts(page);
     t.ok(
@@ -437,8 +457,14 @@ t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
   }
   // The theme toggle: dark chosen in the app, kept by the server's setting.
   const { page } = await openApp(b, ts.url, ts.fx, 'cordelia');
+  // The app shows the theme at once and saves it after: the reload must come after the server
+  // has it (else the reload can cut the request off, or register's answer still says automatic).
+  const saved = page.waitForResponse(
+    (r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === '/json/settings',
+  );
   await page.click('.sidebar-foot button[aria-label="Use the dark theme"]');
   await waitFor(page, `document.documentElement.dataset.theme === 'dark'`);
+  t.equal((await saved).status(), 200, 'the choice saved');
   await page.reload();
   await waitLive(page);
   t.equal(

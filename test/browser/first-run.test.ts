@@ -94,7 +94,12 @@ t.test('first start to two colleagues chatting live in two browsers', async (t) 
   await col.page.click('button[aria-label="New direct message"]');
   await col.page.waitForSelector('#compose-dm:focus');
   await col.page.keyboard.type('Organization');
+  // The realm's people arrive just after the first screen: the name is taken from its
+  // suggestion, and the second Enter (on to the message) only once it is a recipient (else the
+  // message would be typed into the recipient field).
+  await col.page.waitForSelector('[role="option"]:has-text("Organization Owner")');
   await col.page.keyboard.press('Enter');
+  await col.page.waitForSelector('.pill >> text=Organization Owner');
   await col.page.keyboard.press('Enter');
   await col.page.keyboard.type('Hello from Ada');
   await col.page.keyboard.press('Enter');

@@ -13,62 +13,8 @@
  *  - two nodes, one cut off from the bucket, are never both valid owners at any simulated moment.
  */
 import t from 'tap';
-import { LeaseKeeper, type LeaseRecord, type LeaseStore } from '../../src/cluster/lease-keeper.js';
-
-const LEASE = 3000;
-const MARGIN = 500;
-
-/** One bucket shared by simulated nodes, and the simulated clock. */
-class World {
-  now = 0;
-  private revision = 0;
-  readonly keys = new Map<number, { revision: number; holder: string }>();
-  /** Nodes whose writes are not answered (they throw), and whether they landed anyway. */
-  readonly cutOff = new Map<string, 'lost' | 'landed'>();
-
-  store(node: string): LeaseStore {
-    const answer = <T>(landed: () => T): Promise<T> => {
-      const cut = this.cutOff.get(node);
-      if (cut === 'landed') landed();
-      if (cut !== undefined)
-        return Promise.reject(Object.assign(new Error('timeout'), { code: 'TIMEOUT' }));
-      return Promise.resolve(landed());
-    };
-    return {
-      read: (realmId) =>
-        answer((): LeaseRecord | null => {
-          const k = this.keys.get(realmId);
-          return k ? { revision: k.revision, mine: k.holder === node } : null;
-        }),
-      create: (realmId) =>
-        answer(() => {
-          if (this.keys.has(realmId)) return 0;
-          this.keys.set(realmId, { revision: ++this.revision, holder: node });
-          return this.revision;
-        }),
-      update: (realmId, revision) =>
-        answer(() => {
-          const k = this.keys.get(realmId);
-          if (!k || k.revision !== revision) return 0;
-          this.keys.set(realmId, { revision: ++this.revision, holder: node });
-          return this.revision;
-        }),
-      remove: (realmId, revision) =>
-        answer(() => {
-          if (this.keys.get(realmId)?.revision === revision) this.keys.delete(realmId);
-        }),
-    };
-  }
-
-  keeper(node: string, lost: string[] = []): LeaseKeeper {
-    return new LeaseKeeper(this.store(node), {
-      leaseMs: LEASE,
-      marginMs: MARGIN,
-      clock: () => this.now,
-      lost: (realm, why) => void lost.push(`${realm}: ${why}`),
-    });
-  }
-}
+import { LeaseKeeper } from '../../src/cluster/lease-keeper.js';
+import { LEASE, MARGIN, World } from '../helpers/lease-world.js';
 
 t.test('a lease is taken when free, or unchanged for a whole lease time', async (t) => {
   const w = new World();

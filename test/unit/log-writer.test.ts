@@ -94,8 +94,12 @@ function world() {
     jsm: { streams: { info: () => Promise.resolve({ state: { last_seq: log.length } }) } },
   } as unknown as ClusterLink;
   const delivered: number[] = [];
+  /** The queue registrations' watcher (LogWriter's), and the queues deleted. */
+  let registered: (rt: { realmId: number; id: string }) => void = () => undefined;
+  const removed: string[] = [];
   const queues = {
-    watchRegistrations: () => undefined,
+    watchRegistrations: (f: typeof registered) => void (registered = f),
+    remove: (rt: { id: string }) => void removed.push(rt.id),
     publish: (_realm: number, events: OutboundEvent[]) => {
       for (const e of events)
         delivered.push((e as unknown as { message: { id: number } }).message.id);
@@ -146,6 +150,8 @@ function world() {
     writer,
     applier,
     delivered,
+    removed,
+    register: (id: string) => registered({ realmId: 1, id }),
     died,
     deposed,
     undone,
@@ -247,4 +253,20 @@ t.test('an own batch displaced by a takeover marker is taken back; the node goes
   }
   t.ok(later instanceof NotOwnerError, 'later batches are refused (rolled back)');
   t.same(w.delivered, [200]);
+});
+
+t.test('a queue registered after a batch later taken back is deleted', async (t) => {
+  const w = world();
+  await w.applier.start({ loaded: () => [] } as never);
+  t.teardown(() => w.applier.close());
+  w.writer.start(1, 0, { close: () => undefined } as never);
+  w.register('before'); // its snapshot does not hold the batch: it would get its events
+  const { settled } = w.writer.commit(1, () => ({ events: [message(100)], ended: [] }));
+  settled.catch(() => undefined);
+  await until('the append sent', () => w.held.length === 1);
+  w.register('after'); // registered after the COMMIT: its snapshot holds the batch
+  w.marker();
+  await until('the marker applied', () => w.applier.applied === 1);
+  t.same(w.undone.length, 1, 'the batch is taken back');
+  t.same(w.removed, ['after'], 'the queue whose snapshot holds it is deleted; the other stays');
 });

@@ -515,3 +515,35 @@ t.test('counts ask whether a topic is muted once per topic', (t) => {
   t.equal(asked, 2, 'lunch and chatter');
   t.end();
 });
+
+t.test('before the people load, names come from messages, never "Unknown user"', (t) => {
+  const { s } = state({ realm_users: undefined });
+  t.equal(s.usersComplete, false);
+  t.equal(s.userName(SELF), 'Me', 'oneself is known from the start');
+  t.equal(s.userName(2), '…', 'a neutral mark for someone no message named yet');
+  const usersRev = s.rev.users.value;
+  s.ingest([
+    streamMsg(30),
+    streamMsg(31, {
+      type: 'private',
+      sender_id: SELF,
+      sender_full_name: 'Me',
+      display_recipient: [
+        { id: SELF, email: 'me@x', full_name: 'Me' },
+        { id: 3, email: 'o@x', full_name: 'Othello' },
+      ],
+    }),
+  ]);
+  t.equal(s.userName(2), 'Hamlet', "a sender's name");
+  t.equal(s.userName(3), 'Othello', "a direct message's recipient");
+  t.ok(s.rev.users.value > usersRev, 'the names drawn before are drawn again');
+  s.apply([msgEvent(streamMsg(32, { sender_id: 4, sender_full_name: 'Iago' }))]);
+  t.equal(s.userName(4), 'Iago', 'a new message names its sender too');
+  s.setUsers([
+    { user_id: 2, email: 'h@x', full_name: 'Hamlet Prince', is_bot: false },
+    { user_id: 3, email: 'o@x', full_name: 'Othello', is_bot: false },
+  ]);
+  t.equal(s.userName(2), 'Hamlet Prince', 'the loaded people win');
+  t.equal(s.userName(4), 'Unknown user', 'once loaded, someone missing is unknown');
+  t.end();
+});

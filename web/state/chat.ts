@@ -71,6 +71,12 @@ export class ChatState {
   readonly realm: Realm;
   readonly users = new Map<number, User>();
   usersComplete: boolean;
+  /**
+   * Names read off messages (senders, direct-message recipients) while the people are not loaded
+   * yet (usersComplete false): the sidebar's conversations and the first screen name people
+   * before GET /users answers, instead of "Unknown user". Emptied once it has.
+   */
+  private readonly namesSeen = new Map<number, string>();
   /** Subscribed channels. */
   readonly subs = new Map<number, Subscription>();
   /** Every channel the user can see (subscribed or not), for names and links. */
@@ -175,9 +181,20 @@ export class ChatState {
   // ---- Lookups -------------------------------------------------------------------------
 
   userName(id: number): string {
-    return (
-      this.users.get(id)?.full_name ?? (id === this.selfId ? this.self.full_name : 'Unknown user')
-    );
+    const known =
+      this.users.get(id)?.full_name ?? (id === this.selfId ? this.self.full_name : null);
+    if (known !== null) return known;
+    if (this.usersComplete) return 'Unknown user';
+    // Not loaded yet: a name a message gave, else a neutral mark until the people arrive.
+    return this.namesSeen.get(id) ?? '…';
+  }
+
+  /** Remembers the names a message carries while the people are not loaded (namesSeen). */
+  private learnNames(m: Message): void {
+    if (this.usersComplete) return;
+    this.namesSeen.set(m.sender_id, m.sender_full_name);
+    if (typeof m.display_recipient !== 'string')
+      for (const r of m.display_recipient) this.namesSeen.set(r.id, r.full_name);
   }
 
   channelName(id: number): string {
@@ -347,7 +364,12 @@ export class ChatState {
 
   /** Messages fetched for a list: stored (unless events already keep a newer copy). */
   ingest(messages: readonly Message[]): void {
+    let learned = false;
     for (const m of messages) {
+      if (!this.usersComplete) {
+        this.learnNames(m);
+        learned = true;
+      }
       if (!this.messages.has(m.id)) this.messages.set(m.id, { ...m, flags: m.flags ?? [] });
       if (m.id > this.maxMessageId) this.maxMessageId = m.id;
       if (
@@ -359,6 +381,8 @@ export class ChatState {
         this.rev.unread.value++;
       }
     }
+    // Names drawn as "…" before these messages came can be drawn now.
+    if (learned) this.rev.users.value++;
   }
 
   private touchLists(id: number): void {
@@ -569,6 +593,7 @@ export class ChatState {
 
   private onMessage(msg: Message, flags: string[], localId: string | undefined): StoredMessage {
     const m: StoredMessage = { ...msg, flags };
+    this.learnNames(msg);
     if (localId !== undefined && this.echoes.has(localId)) this.dropEcho(localId);
     this.messages.set(m.id, m);
     if (m.id > this.maxMessageId) this.maxMessageId = m.id;
@@ -779,6 +804,7 @@ export class ChatState {
   setUsers(users: readonly User[]): void {
     for (const u of users) this.users.set(u.user_id, { ...this.users.get(u.user_id), ...u });
     this.usersComplete = true;
+    this.namesSeen.clear();
     this.rev.users.value++;
   }
 
