@@ -2,13 +2,13 @@
  * `npm run bench -- http`: authenticated GET /api/v1/users/me on the default server (every setting
  * its default, rate limiting on with a per-user rule far above the load so that none is refused,
  * per-address limits on) against a bare uWebSockets.js route answering the same JSON bytes, each
- * loaded by a separate load-generator process (bench/lib/loadgen.ts), in interleaved rounds: bare
- * and Confab with BENCH_CONNECTIONS connections (throughput), then bare and Confab on one
- * connection (latency). Prints each round and its ratios against the targets of issue 31:
- * Confab ≥ 75% of the bare route's throughput, ≤ +30 µs p50 on one connection. The rounds run
- * with the access log off (LOG_REQUESTS=0, the library default); `npm start` logs a line per
- * request, so one more run has it on, written to a file, against a bare run beside it. Then
- * Confab with rate limiting off, once, for the limiter's cost.
+ * loaded by a separate load-generator process (bench/lib/loadgen.ts), in interleaved rounds. Each
+ * round loads, with BENCH_CONNECTIONS connections (throughput) and then on one connection
+ * (latency): the bare route; Confab as `npm start` runs it, its access log on (a JSON line per
+ * request, here to a file where npm start writes to stdout); and Confab with the access log off
+ * (LOG_REQUESTS=0, the library default). Prints each round and both servers' ratios against the
+ * targets of issue 31: Confab ≥ 75% of the bare route's throughput, ≤ +30 µs p50 on one
+ * connection. Then Confab with rate limiting off, once, for the limiter's cost.
  *
  * Options (env): BENCH_SECONDS (default 8 per load), BENCH_CONNECTIONS (default 32), BENCH_ROUNDS
  * (default 3).
@@ -21,7 +21,7 @@ import { DEFAULT_RATE_LIMITS, type RateLimitRules } from '../src/config.js';
 import { RateLimiter, type RateStatus } from '../src/lib/rate-limit.js';
 import { doCreateRealm } from '../src/mutations/realms.js';
 import { createServer, type ConfabServer } from '../src/server.js';
-import { configureLogging } from '../src/observability/log.js';
+import { configureLogging, flushLogs } from '../src/observability/log.js';
 import { runChild } from './lib/child.js';
 import { fmt, machine } from './lib/stats.js';
 
@@ -36,13 +36,21 @@ type LoadResult = {
   errors: number;
 };
 
-type Round = {
-  bare: LoadResult;
-  confab: LoadResult & { mainUs: number };
-  bareOne: LoadResult;
-  confabOne: LoadResult;
+/** One Confab server's loads in a round, and its ratios to the bare route's of the same round. */
+type Side = {
+  load: LoadResult & { mainUs: number };
+  one: LoadResult;
   ratio: number;
   p50DeltaUs: number;
+};
+
+type Round = {
+  bare: LoadResult;
+  bareOne: LoadResult;
+  /** Access log on, as `npm start` runs. */
+  logged: Side;
+  /** LOG_REQUESTS=0. */
+  quiet: Side;
 };
 
 export async function httpBench(): Promise<void> {
@@ -64,12 +72,19 @@ export async function httpBench(): Promise<void> {
       (seconds + 30) * 1000,
     );
 
-  const confab = await confabServer(dataDir, { ...DEFAULT_RATE_LIMITS, api_by_user: [[60, 1e12]] });
+  // The process logger writes to a file, as `npm start`'s does to stdout; only the server with
+  // the access log on writes request lines.
+  const logFile = path.join(dataDir, 'access.log');
+  const logFd = fs.openSync(logFile, 'w');
+  configureLogging({ destination: logFd });
+  const noRefusals: RateLimitRules = { ...DEFAULT_RATE_LIMITS, api_by_user: [[60, 1e12]] };
+  const logged = await confabServer(path.join(dataDir, 'logged'), noRefusals, true);
+  const quiet = await confabServer(path.join(dataDir, 'quiet'), noRefusals, false);
   // Bare uWS: the same bytes, no parsing, no auth, no lookup.
   const app = createBareApp();
   app.get('/api/v1/users/me', (res) => {
     res.cork(() => {
-      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(confab.body);
+      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(quiet.body);
     });
   });
   const bare = await listen(app, '127.0.0.1', 0);
@@ -77,68 +92,48 @@ export async function httpBench(): Promise<void> {
     `http bench: GET /api/v1/users/me, ${connections} connections and 1, ${seconds} s each, ${rounds} interleaved rounds, ${machine()}, ${os.cpus().length} cores`,
   );
   const row = (name: string, r: LoadResult & { mainUs?: number }) =>
-    `  ${name.padEnd(30)} ${fmt(r.rps, 0).padStart(9)} req/s   p50 ${fmt(r.p50 * 1000, 0).padStart(5)} µs   p99 ${fmt(r.p99, 3)} ms   errors ${r.errors}` +
+    `  ${name.padEnd(42)} ${fmt(r.rps, 0).padStart(9)} req/s   p50 ${fmt(r.p50 * 1000, 0).padStart(5)} µs   p99 ${fmt(r.p99, 3)} ms   errors ${r.errors}` +
     (r.mainUs === undefined ? '' : `   main thread ${fmt(r.mainUs, 1)} µs/req`);
+  const signed = (us: number) => `${us >= 0 ? '+' : ''}${fmt(us, 0)} µs`;
+  const verdict = (name: string, side: Side) =>
+    `  ${name}: ${fmt(side.ratio * 100, 1)}% of the bare route's throughput (target ≥ 75%); ` +
+    `p50 on one connection ${signed(side.p50DeltaUs)} (target ≤ +30 µs)`;
   const results: Round[] = [];
   for (let i = 0; i < rounds; i++) {
-    const b = await load(bare.port, confab.auth);
-    const c = await confab.measure(() => load(confab.server.port, confab.auth));
-    const b1 = await load(bare.port, confab.auth, 1);
-    const c1 = await load(confab.server.port, confab.auth, 1);
-    const r: Round = {
-      bare: b,
-      confab: c,
-      bareOne: b1,
-      confabOne: c1,
+    const b = await load(bare.port, quiet.auth);
+    const cl = await logged.measure(() => load(logged.server.port, logged.auth));
+    const cq = await quiet.measure(() => load(quiet.server.port, quiet.auth));
+    const b1 = await load(bare.port, quiet.auth, 1);
+    const cl1 = await load(logged.server.port, logged.auth, 1);
+    const cq1 = await load(quiet.server.port, quiet.auth, 1);
+    const side = (c: LoadResult & { mainUs: number }, one: LoadResult): Side => ({
+      load: c,
+      one,
       ratio: c.rps / b.rps,
-      p50DeltaUs: (c1.p50 - b1.p50) * 1000,
-    };
+      p50DeltaUs: (one.p50 - b1.p50) * 1000,
+    });
+    const r: Round = { bare: b, bareOne: b1, logged: side(cl, cl1), quiet: side(cq, cq1) };
     results.push(r);
     console.log(`round ${i + 1}`);
     console.log(row(`bare uWS, ${connections} connections`, b));
-    console.log(row(`Confab, ${connections} connections`, c));
+    console.log(row(`Confab default (access log on), ${connections} conn.`, cl));
+    console.log(row(`Confab LOG_REQUESTS=0, ${connections} conn.`, cq));
     console.log(row('bare uWS, 1 connection', b1));
-    console.log(row('Confab, 1 connection', c1));
-    console.log(
-      `  Confab / bare: ${fmt(r.ratio * 100, 1)}% of the throughput (target ≥ 75%); ` +
-        `p50 on one connection ${r.p50DeltaUs >= 0 ? '+' : ''}${fmt(r.p50DeltaUs, 0)} µs (target ≤ +30 µs)`,
-    );
+    console.log(row('Confab default (access log on), 1 conn.', cl1));
+    console.log(row('Confab LOG_REQUESTS=0, 1 conn.', cq1));
+    console.log(verdict('default (access log on)', r.logged));
+    console.log(verdict('LOG_REQUESTS=0', r.quiet));
   }
-  await confab.server.close();
-  closeListenSocket(bare.socket);
-
-  // The access log on, as `npm start` runs (a JSON line per request), into a file: once, against
-  // a bare run right before it.
-  const logFile = path.join(dataDir, 'access.log');
-  const logFd = fs.openSync(logFile, 'w');
-  configureLogging({ destination: logFd });
-  const logged = await confabServer(
-    path.join(dataDir, 'logged'),
-    {
-      ...DEFAULT_RATE_LIMITS,
-      api_by_user: [[60, 1e12]],
-    },
-    true,
-  );
-  const bareApp = createBareApp();
-  bareApp.get('/api/v1/users/me', (res) => {
-    res.cork(() => {
-      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(logged.body);
-    });
-  });
-  const bare2 = await listen(bareApp, '127.0.0.1', 0);
-  const bareLogged = await load(bare2.port, logged.auth);
-  const loggedLoad = await logged.measure(() => load(logged.server.port, logged.auth));
-  const loggedOne = await load(logged.server.port, logged.auth, 1);
-  const bareLoggedOne = await load(bare2.port, logged.auth, 1);
   await logged.server.close();
-  closeListenSocket(bare2.socket);
-  configureLogging({});
-  fs.closeSync(logFd);
+  await quiet.server.close();
+  closeListenSocket(bare.socket);
+  flushLogs();
   const logLines = fs
     .readFileSync(logFile, 'utf8')
     .split('\n')
     .filter((l) => l.includes('"msg":"request"')).length;
+  configureLogging({});
+  fs.closeSync(logFd);
 
   // Rate limiting off, once: what the limiter and its headers cost.
   const off = await confabServer(path.join(dataDir, 'off'), null);
@@ -146,25 +141,23 @@ export async function httpBench(): Promise<void> {
   await off.server.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
   const limiter = limiterMicroBench();
-  const lastOn = results[results.length - 1]!.confab;
-  console.log('access log on (as npm start), to a file:');
-  console.log(row(`bare uWS, ${connections} connections`, bareLogged));
-  console.log(row(`Confab, ${connections} connections`, loggedLoad));
-  console.log(row('bare uWS, 1 connection', bareLoggedOne));
-  console.log(row('Confab, 1 connection', loggedOne));
+  const lastOn = results[results.length - 1]!.quiet.load;
+  console.log(row('Confab LOG_REQUESTS=0, rate limiting off', offLoad));
+  const summary = (name: string, pick: (r: Round) => Side) => {
+    const ratios = results.map((r) => pick(r).ratio).sort((x, y) => x - y);
+    const deltas = results.map((r) => pick(r).p50DeltaUs).sort((x, y) => x - y);
+    const main = results.map((r) => pick(r).load.mainUs).sort((x, y) => x - y);
+    return (
+      `summary, ${name}: ${fmt(ratios[0]! * 100, 1)}–${fmt(ratios[ratios.length - 1]! * 100, 1)}% of the bare route's throughput; ` +
+      `p50 on one connection ${signed(deltas[0]!)} to ${signed(deltas[deltas.length - 1]!)}; ` +
+      `main thread ${fmt(main[0]!, 1)}–${fmt(main[main.length - 1]!, 1)} µs/req`
+    );
+  };
+  console.log(summary('Confab default (access log on, as npm start)', (r) => r.logged));
+  console.log(summary('Confab LOG_REQUESTS=0', (r) => r.quiet));
+  console.log(`  access log: ${logLines} request lines written`);
   console.log(
-    `  Confab / bare with the access log on: ${fmt((loggedLoad.rps / bareLogged.rps) * 100, 1)}% of the throughput; ` +
-      `p50 on one connection +${fmt((loggedOne.p50 - bareLoggedOne.p50) * 1000, 0)} µs; ${logLines} request lines written`,
-  );
-  console.log(row('Confab, rate limiting off', offLoad));
-  const ratios = results.map((r) => r.ratio).sort((x, y) => x - y);
-  const deltas = results.map((r) => r.p50DeltaUs).sort((x, y) => x - y);
-  console.log(
-    `summary: Confab ${fmt(ratios[0]! * 100, 1)}–${fmt(ratios[ratios.length - 1]! * 100, 1)}% of the bare route's throughput; ` +
-      `p50 on one connection +${fmt(deltas[0]!, 0)} to +${fmt(deltas[deltas.length - 1]!, 0)} µs`,
-  );
-  console.log(
-    `rate limiting: on runs at ${fmt((lastOn.rps / offLoad.rps) * 100, 1)}% of the throughput of off (last round against the off run); ` +
+    `rate limiting: on runs at ${fmt((lastOn.rps / offLoad.rps) * 100, 1)}% of the throughput of off (last round's LOG_REQUESTS=0 run against the off run); ` +
       `the limiter alone: ${fmt(limiter.nsPerAttempt, 0)} ns per request (${limiter.keys} keys), headers ${fmt(limiter.nsPerHeaders, 0)} ns to format`,
   );
   console.log(
@@ -174,13 +167,8 @@ export async function httpBench(): Promise<void> {
       connections,
       seconds,
       rounds: results,
+      accessLogLines: logLines,
       confabRateLimitingOff: offLoad,
-      accessLogOn: {
-        bare: bareLogged,
-        confab: loggedLoad,
-        bareOne: bareLoggedOne,
-        confabOne: loggedOne,
-      },
       limiter,
     }),
   );

@@ -549,6 +549,64 @@ export async function nextOnSubject(
 }
 
 /**
+ * Appends the cluster's first entry (the first realm: ClusterNode.bootstrap) expecting the whole
+ * stream at `expectLast`, with message id `msgId`. A cluster just started may not answer yet (its
+ * stream electing a leader: a timeout, or "no responders" at once): the append is asked again with
+ * the same expectation and id until STARTUP_PATIENCE_MS after `since`, instead of failing the
+ * node's start. A refusal after an unanswered attempt is looked at: the entry after `expectLast`
+ * with this id means the earlier attempt landed (its sequence is returned); another entry there
+ * (another node's first realm) is the refusal. Other failures are passed on at once.
+ */
+export async function appendFirst(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  names: ClusterNames,
+  realmId: number,
+  entry: Entry,
+  expectLast: number,
+  msgId: string,
+  since = Date.now(),
+  pauseMs = 250,
+): Promise<number> {
+  let unanswered = false;
+  for (;;) {
+    let failure: unknown;
+    try {
+      return await appendEntry(
+        js,
+        names,
+        realmId,
+        entry,
+        'Nats-Expected-Last-Sequence',
+        expectLast,
+        undefined,
+        msgId,
+      );
+    } catch (err) {
+      failure = err;
+    }
+    if (isWrongLastSequence(failure) && unanswered) {
+      const next = await patiently(
+        () =>
+          jsm.streams.getMessage(names.stream, { seq: expectLast + 1 }).then(
+            (m) => m.header?.get('Nats-Msg-Id') ?? '',
+            (err: unknown) => {
+              if (jetStreamErrorCode(err) === 10037) return ''; // none there (trimmed? not yet)
+              throw err;
+            },
+          ),
+        since,
+      );
+      if (next === msgId) return expectLast + 1;
+      throw failure;
+    }
+    if (!isNoAnswer(failure) || Date.now() - since > STARTUP_PATIENCE_MS) throw failure;
+    unanswered = true;
+    await sleep(pauseMs);
+  }
+}
+
+/**
  * Appends an entry after position `expect` of its realm's subject (appendEntry, with message id
  * `msgId`), and learns its fate when an attempt goes unanswered: a connection cut, a server frozen
  * or killed, a stream electing a leader. It asks again with the same expectation and id until the

@@ -13,6 +13,7 @@ import {
   connectionCheck,
   connectJetStream,
   JETSTREAM_TIMEOUT_MS,
+  patiently,
   sharedTemporaryUrlKey,
   type ClusterNames,
 } from './jetstream.js';
@@ -116,9 +117,12 @@ export async function openLink(opts: ClusterOptions): Promise<ClusterLink> {
   try {
     const temporaryUrlKey = await sharedTemporaryUrlKey(kv);
     const leaseMs = opts.leaseMs ?? 3000;
-    const leaseKv = await nc
-      .jetstream({ timeout: Math.min(JETSTREAM_TIMEOUT_MS, Math.max(500, leaseMs / 3)) })
-      .views.kv(names.leases, { bindOnly: true });
+    // Binding asks JetStream for the account's info: asked again while it does not answer yet.
+    const leaseKv = await patiently(() =>
+      nc
+        .jetstream({ timeout: Math.min(JETSTREAM_TIMEOUT_MS, Math.max(500, leaseMs / 3)) })
+        .views.kv(names.leases, { bindOnly: true }),
+    );
     const incarnation = crypto.randomBytes(6).toString('hex');
     return {
       opts,

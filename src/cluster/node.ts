@@ -28,7 +28,14 @@ import { Replication, type RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
 import { Forwarder, type QueueOp, type QueueOpReply } from './forwarding.js';
 import { ClusterIds, ID_BLOCK_SIZE, idClaimer, RealmIdBlocks, type ClaimIds } from './id-blocks.js';
-import { appendEntry, isWrongLastSequence, patiently, sleep, type Entry } from './jetstream.js';
+import {
+  appendEntry,
+  appendFirst,
+  isWrongLastSequence,
+  patiently,
+  sleep,
+  type Entry,
+} from './jetstream.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LeaseBucket } from './leases.js';
 import { openLink, type ClusterLink, type ClusterOptions } from './link.js';
@@ -442,16 +449,22 @@ export class ClusterNode implements RealmPlacement {
         ended: [],
       };
       try {
-        await appendEntry(
+        // Asked again while a cluster just started does not answer yet (appendFirst).
+        await appendFirst(
           js,
+          jsm,
           names,
           created.realm_id,
           entry,
-          'Nats-Expected-Last-Sequence',
           info.state.last_seq,
+          this.writer.nextMsgId(),
         );
       } catch (err) {
-        this.die(`another node created the first realm (${String(err)})`);
+        this.die(
+          isWrongLastSequence(err)
+            ? `another node created the first realm (${String(err)})`
+            : `the first realm's entry was not appended (${String(err)})`,
+        );
         throw err;
       }
       this.registry?.noteRealmCreated(created.realm_id);

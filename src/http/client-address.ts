@@ -47,6 +47,24 @@ export function normalizeAddress(text: string): string {
   return canonical;
 }
 
+/**
+ * The dotted text of an IPv4 peer from uWS's binary address (4 bytes, or 16 holding an
+ * IPv4-mapped IPv6 address on a dual-stack socket); null for any other address. Cheaper than
+ * uWS's text form, which is then normalized.
+ */
+export function ipv4FromBytes(b: Uint8Array): string | null {
+  if (b.length === 4) return `${b[0]}.${b[1]}.${b[2]}.${b[3]}`;
+  if (
+    b.length === 16 &&
+    b[10] === 255 &&
+    b[11] === 255 &&
+    (b[0]! | b[1]! | b[2]! | b[3]! | b[4]! | b[5]! | b[6]! | b[7]! | b[8]! | b[9]!) === 0
+  ) {
+    return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
+  }
+  return null;
+}
+
 /** The rate-limit key of a canonical address: IPv4 as it is, IPv6 its /64 network. */
 export function addressKey(address: string): string {
   if (address.indexOf(':') === -1) return address;

@@ -3,8 +3,10 @@
  * metrics. The line names the route pattern, never the path or query string (which can hold
  * e-mail addresses, file names or narrow terms), and nothing of the body or the credentials; it
  * names the client (its address, X-Forwarded-For's behind a trusted proxy, and its User-Agent).
+ * The line is built from these fields alone (../observability/access-line.ts) and written in
+ * batches (../observability/log.ts LogOutput).
  */
-import { log } from '../observability/log.js';
+import { log, logAccess } from '../observability/log.js';
 import { observeLoginFailure, observeRequest } from '../observability/metrics.js';
 import type { RequestContext } from './request.js';
 
@@ -17,20 +19,17 @@ export function requestFinished(ctx: RequestContext, route: string, logRequests:
   const status = ctx.status === 0 ? CLIENT_CLOSED : ctx.status;
   observeRequest(ctx.method, route, status, ms);
   if (logRequests) {
-    log.info(
-      {
-        reqId: ctx.reqId,
-        method: ctx.method,
-        url: route,
-        status,
-        ms: Math.round(ms * 10) / 10,
-        userId: ctx.userId,
-        realmId: ctx.realmId,
-        address: ctx.knownClientAddress,
-        userAgent: ctx.userAgent,
-      },
-      'request',
-    );
+    logAccess({
+      reqId: ctx.reqId,
+      method: ctx.method,
+      url: route,
+      status,
+      ms: Math.round(ms * 10) / 10,
+      userId: ctx.userId,
+      realmId: ctx.realmId,
+      address: ctx.knownClientAddress,
+      userAgent: ctx.userAgent,
+    });
   }
 }
 

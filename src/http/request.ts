@@ -4,7 +4,7 @@
  */
 import type { RateStatus } from '../lib/rate-limit.js';
 import type { BrowserRequest } from './sessions.js';
-import { clientAddress, type ProxyTrust } from './client-address.js';
+import { clientAddress, ipv4FromBytes, type ProxyTrust } from './client-address.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT' | 'HEAD' | 'OPTIONS';
@@ -147,11 +147,16 @@ export class RequestContext {
     this.peer = res;
   }
 
-  /** The connection's peer address as uWS writes it ('' once the client has gone). */
+  /**
+   * The connection's peer address: dotted for an IPv4 peer, otherwise as uWS writes it ('' once
+   * the client has gone).
+   */
   peerAddress(): string {
     if (this.peerText !== null) return this.peerText;
     if (this.peer === null || this.aborted || this.done) return '';
-    this.peerText = Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
+    this.peerText =
+      ipv4FromBytes(new Uint8Array(this.peer.getRemoteAddress())) ??
+      Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
     return this.peerText;
   }
 

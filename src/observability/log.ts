@@ -8,8 +8,10 @@
  * content. Request lines carry the route pattern, not the path or query string (test/api/logs.test.ts
  * checks the lot); `redact` below is a second fence for fields someone might log by mistake.
  */
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { accessLine, type AccessFields } from './access-line.js';
 
 export type { Logger } from 'pino';
 
@@ -111,6 +113,99 @@ export type LoggingOptions = {
   destination?: number | DestinationStream;
 };
 
+/** Access lines held before a write: up to this many bytes (~30 lines)… */
+const ACCESS_BATCH_BYTES = 8192;
+/** …or for this many milliseconds. */
+export const ACCESS_FLUSH_MS = 100;
+/** How long a write that finds the descriptor full (EAGAIN: a non-blocking pipe) waits to retry. */
+const BUSY_WAIT_MS = 10;
+const busyWait = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A log file descriptor's output. The logger's own lines (start, warnings, errors, audit, …) are
+ * written at once, synchronously, as pino's synchronous destination does; access lines
+ * (writeAccess) are the one stream of lines per request, and a write(2) each cost more than the
+ * rest of the line, so they are encoded into a buffer this output keeps (no string outlives its
+ * request) and written together: when ACCESS_BATCH_BYTES are held, ACCESS_FLUSH_MS after the
+ * first of them, before the next line of any other kind (so the order of lines is kept and every
+ * warning or error goes out with the requests before it), and at exit (`process.exit` after a
+ * SIGTERM's shutdown, a fatal stop, a failed start: the 'exit' listener below). What a process
+ * killed outright (SIGKILL, out of memory, a native crash) loses is the access lines of its last
+ * ACCESS_FLUSH_MS at most; never another line.
+ */
+export class LogOutput implements DestinationStream {
+  private readonly dest: DestinationStream;
+  private readonly held = Buffer.allocUnsafe(2 * ACCESS_BATCH_BYTES);
+  private used = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    this.flush();
+  };
+
+  constructor(private readonly fd: number) {
+    this.dest = pino.destination({ dest: fd, sync: true });
+  }
+
+  /** pino's lines: at once, after the access lines held. */
+  write(line: string): void {
+    this.flush();
+    this.dest.write(line);
+  }
+
+  /** An access line (newline included): held for a batched write. */
+  writeAccess(line: string): void {
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    if (line.length * 3 > this.held.length - this.used) {
+      this.flush();
+      if (line.length * 3 > this.held.length) {
+        this.writeBytes(Buffer.from(line, 'utf8'));
+        return;
+      }
+    }
+    this.used += this.held.write(line, this.used, 'utf8');
+    if (this.used >= ACCESS_BATCH_BYTES) this.flush();
+    else if (this.timer === null) {
+      this.timer = setTimeout(this.onTimer, ACCESS_FLUSH_MS);
+      this.timer.unref();
+    }
+  }
+
+  /** Writes the access lines held, synchronously. */
+  flush(): void {
+    if (this.used === 0) return;
+    const bytes = this.held.subarray(0, this.used);
+    this.used = 0;
+    this.writeBytes(bytes);
+  }
+
+  /**
+   * All of `bytes`, waiting out a full pipe; on any other error (EPIPE: nobody reads any more;
+   * a full disk) these lines are dropped: the access log never stops the server.
+   */
+  private writeBytes(bytes: Uint8Array): void {
+    let off = 0;
+    while (off < bytes.length) {
+      try {
+        off += fs.writeSync(this.fd, bytes, off, bytes.length - off);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'EAGAIN' && code !== 'EBUSY') return;
+        Atomics.wait(busyWait, 0, 0, BUSY_WAIT_MS);
+      }
+    }
+  }
+}
+
+/** Every LogOutput made for a descriptor, flushed when the process exits. */
+const outputs = new Set<LogOutput>();
+process.on('exit', flushLogs);
+
+/** Writes every access line held (before an exit, or before reading a log file). */
+export function flushLogs(): void {
+  for (const output of outputs) output.flush();
+}
+
 export function createLogger(opts: LoggingOptions = {}): Logger {
   const level = opts.level ?? levelFromEnv(process.env.LOG_LEVEL) ?? 'info';
   const dest = opts.destination ?? 2;
@@ -119,8 +214,25 @@ export function createLogger(opts: LoggingOptions = {}): Logger {
     const pretty = prettyStream(dest);
     if (pretty) return pino(baseOptions(level), pretty);
   }
-  return pino(baseOptions(level), pino.destination({ dest, sync: true }));
+  const output = new LogOutput(dest);
+  outputs.add(output);
+  return pino(baseOptions(level), output);
 }
+
+/**
+ * A request's access line (./access-line.ts) to the process logger's output, when it logs at
+ * info: batched on a descriptor (LogOutput), written as it is to any other stream (tests'
+ * collectors; pino-pretty, which reads JSON lines).
+ */
+export function logAccess(fields: AccessFields): void {
+  if (log.levelVal > INFO) return;
+  const line = accessLine(fields);
+  const stream = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
+  if (stream instanceof LogOutput) stream.writeAccess(line);
+  else stream.write(line);
+}
+
+const INFO = 30;
 
 /** LOG_LEVEL's value, if it names a level; throws for anything else (a typo should not go unseen). */
 export function levelFromEnv(value: string | undefined): LogLevel | undefined {
@@ -135,12 +247,23 @@ export function levelFromEnv(value: string | undefined): LogLevel | undefined {
 /** The process's logger. Replaced by configureLogging (main, manage) or by tests. */
 export let log: Logger = createLogger();
 
+/** The logger replaced: its held access lines written, its output forgotten. */
+function retire(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  if (stream instanceof LogOutput) {
+    stream.flush();
+    outputs.delete(stream);
+  }
+}
+
 export function configureLogging(opts: LoggingOptions): Logger {
+  retire(log);
   log = createLogger(opts);
   return log;
 }
 
 /** Replaces the process's logger with one given (tests). */
 export function setLogger(logger: Logger): void {
+  if (logger !== log) retire(log);
   log = logger;
 }

@@ -72,6 +72,25 @@ t.test('the access log: client address (behind a trusted proxy) and User-Agent',
   );
 });
 
+t.test('request lines written in batches are all there after a SIGTERM', async (t) => {
+  const dataDir = t.testdir();
+  const server = await startChild(dataDir, { LOG_FORMAT: 'json', LOG_REQUESTS: '1' });
+  t.teardown(() => server.kill('SIGKILL'));
+  for (let i = 0; i < 5; i++) {
+    const r = await rawRequest(server.url, { method: 'GET', path: '/api/v1/server_settings' });
+    t.equal(r.status, 200);
+  }
+  // At once: the batch is written at exit, whether or not its timer ran.
+  t.equal((await server.kill('SIGTERM')).code, 0);
+  const requests = lines(server).filter((l) => l.url === '/api/v1/server_settings');
+  t.equal(requests.length, 5, 'every request line');
+  const order = lines(server).map((l) => l.msg);
+  t.ok(
+    order.lastIndexOf('request') < order.indexOf('SIGTERM: shutting down'),
+    'in order: the requests before the shutdown line',
+  );
+});
+
 t.test('without a trusted proxy, X-Forwarded-For is not believed', async (t) => {
   const dataDir = t.testdir();
   const server = await startChild(dataDir, { LOG_FORMAT: 'json', LOG_REQUESTS: '1' });

@@ -10,6 +10,7 @@ import { configFromEnv, DEFAULT_RATE_LIMITS } from '../../src/config.js';
 import {
   addressKey,
   clientAddress,
+  ipv4FromBytes,
   normalizeAddress,
   ProxyTrust,
 } from '../../src/http/client-address.js';
@@ -215,6 +216,25 @@ t.test('addresses: canonical text, /64 keys for IPv6', (t) => {
   t.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
   t.equal(addressKey('2001:db8::ffff:1'), addressKey('2001:db8::2'), 'one /64, one bucket');
   t.equal(addressKey('::1'), '0:0:0:0::/64');
+  t.end();
+});
+
+t.test("IPv4 peers from uWS's binary address", (t) => {
+  t.equal(ipv4FromBytes(new Uint8Array([127, 0, 0, 1])), '127.0.0.1');
+  t.equal(
+    ipv4FromBytes(new Uint8Array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 198, 51, 100, 7])),
+    '198.51.100.7',
+  );
+  t.equal(
+    ipv4FromBytes(new Uint8Array([...Array<number>(15).fill(0), 1])),
+    null,
+    '::1 is not IPv4',
+  );
+  t.equal(
+    ipv4FromBytes(new Uint8Array([32, 1, 13, 184, 0, 0, 0, 0, 0, 0, 255, 255, 1, 2, 3, 4])),
+    null,
+  );
+  t.equal(ipv4FromBytes(new Uint8Array(0)), null);
   t.end();
 });
 
