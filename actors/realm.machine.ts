@@ -25,8 +25,17 @@
  *   COMMIT; if the COMMIT itself fails, every command of the batch fails.
  * A batchable command must not depend on another's afterCommit refresh of the read model (sends
  * register none). The cost of a commit is mostly the pages it writes (each message adds a row to
- * every recipient's part of user_messages and its indexes), so N sends in one commit cost far
+ * every recipient's part of user_messages and its indexes: ~126 pages of 4 KiB for 50 recipients,
+ * nearly all of them the same pages for the next message), so N sends in one commit cost far
  * less than N commits.
+ *
+ * Commit spacing (`commitSpacingMs`, GROUP_COMMIT_SPACING_MS for the server's realms): a batch
+ * commits at the end of the turn only if the realm's previous batch began at least that long ago;
+ * otherwise it waits until then, gathering the sends that arrive meanwhile. A realm that sends
+ * now and then pays nothing; one sending steadily (hundreds a second) commits at most every
+ * `commitSpacingMs`, several sends a commit, instead of writing the same ~126 pages to the WAL for
+ * every send (which, at a few hundred sends a second, is the disk's whole bandwidth and the
+ * send-to-delivery tail: docs/benchmarks.md, `messages`).
  *
  * Discipline: `assign` only computes the next context (the batch is an immutable list, newest
  * first); running commands, publishing and replying are named actions (runOne, commitBatch,
@@ -65,6 +74,11 @@ export type RealmDeps = {
   commands: CommandTable;
   /** Commands that may share a transaction with others (group commit). */
   batchable: ReadonlySet<string>;
+  /**
+   * The least time (ms) between the starts of two batches' commits (commit spacing, above);
+   * absent or 0: every batch commits at the end of its turn.
+   */
+  commitSpacingMs?: number;
   /** The server's "now" (ms), as mutations see it. */
   clock: () => number;
   /** Outgoing mail (docs/mail.md); absent: the server sends none. */
@@ -111,12 +125,27 @@ export type Pending = { readonly env: Envelope; readonly prev: Pending | null };
 export type RealmMachineContext = {
   deps: RealmDeps;
   pending: Pending | null;
+  /** When (performance.now()) the last batch began to commit; -Infinity before the first. */
+  lastBatchAt: number;
   /** Commands received so far; diagnostic. */
   applied: number;
 };
 
 /** Most commands one group commit runs (a bound on the transaction); more run in the next. */
 export const MAX_BATCH = 64;
+
+/**
+ * The server's commit spacing (ms; see the top of this file). At the messages bench's half rate
+ * (~450 sends a second to 50 recipients) a batch every 5 ms holds two or three sends, halving the
+ * WAL's writes, for at most 5 ms more before a send is answered (1–2 ms on average).
+ */
+export const GROUP_COMMIT_SPACING_MS = 5;
+
+/** The delay before a batch that starts now commits: 0 (end of turn) unless spacing says wait. */
+export function batchDelay(spacingMs: number, lastBatchAt: number, now: number): number {
+  if (!(spacingMs > 0)) return 0;
+  return Math.max(0, Math.min(spacingMs, lastBatchAt + spacingMs - now));
+}
 
 export class RealmClosedError extends JsonableError {
   constructor() {
@@ -331,8 +360,12 @@ export const realmMachine = setup({
     input: {} as RealmDeps,
   },
   delays: {
-    /** After the current turn of the event loop (the clock runs a delay of 0 in setImmediate). */
-    endOfTurn: 0,
+    /**
+     * After the current turn of the event loop (the clock runs a delay of 0 in setImmediate), or
+     * later under commit spacing.
+     */
+    endOfTurn: ({ context }) =>
+      batchDelay(context.deps.commitSpacingMs ?? 0, context.lastBatchAt, performance.now()),
   },
   guards: {
     batchable: ({ context, event }) =>
@@ -344,6 +377,7 @@ export const realmMachine = setup({
       event.type === 'COMMAND' ? { pending: { env: event.envelope, prev: context.pending } } : {},
     ),
     clearBatch: assign({ pending: null }),
+    markBatch: assign({ lastBatchAt: () => performance.now() }),
     runOne: ({ context, event }) => {
       if (event.type === 'COMMAND') runCommand(context.deps, event.envelope);
     },
@@ -361,7 +395,7 @@ export const realmMachine = setup({
   },
 }).createMachine({
   id: 'realm',
-  context: ({ input }) => ({ deps: input, pending: null, applied: 0 }),
+  context: ({ input }) => ({ deps: input, pending: null, lastBatchAt: -Infinity, applied: 0 }),
   initial: 'open',
   states: {
     open: {
@@ -378,12 +412,15 @@ export const realmMachine = setup({
         },
         batching: {
           after: {
-            endOfTurn: { target: 'idle', actions: ['commitBatch', 'clearBatch'] },
+            endOfTurn: { target: 'idle', actions: ['markBatch', 'commitBatch', 'clearBatch'] },
           },
           on: {
             COMMAND: [
               { guard: 'batchable', actions: ['count', 'enqueue'] },
-              { target: 'idle', actions: ['count', 'commitBatch', 'clearBatch', 'runOne'] },
+              {
+                target: 'idle',
+                actions: ['count', 'markBatch', 'commitBatch', 'clearBatch', 'runOne'],
+              },
             ],
             CLOSE: { target: '#realm.closed', actions: ['commitBatch', 'clearBatch'] },
           },

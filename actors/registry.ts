@@ -12,7 +12,12 @@ import type { ServiceBotDeps } from '../src/lib/bots.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { nodeClock } from './clock.js';
-import { realmMachine, type CommitStrategy, type Reply } from './realm.machine.js';
+import {
+  GROUP_COMMIT_SPACING_MS,
+  realmMachine,
+  type CommitStrategy,
+  type Reply,
+} from './realm.machine.js';
 import {
   BATCHABLE_COMMANDS,
   REALM_COMMANDS,
@@ -77,6 +82,8 @@ export class RealmRuntime {
         publisher,
         commands,
         batchable,
+        // Commit spacing for message sends (actors/realm.machine.ts), where anything is batched.
+        ...(batchable.size > 0 ? { commitSpacingMs: GROUP_COMMIT_SPACING_MS } : {}),
         clock,
         ...(placement ? { commit: placement.commit } : {}),
         ...(mail ? { mail } : {}),

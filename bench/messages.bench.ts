@@ -17,6 +17,13 @@
  * 3. fetch: GET /messages of 100 messages in a channel narrow in a realm of BENCH_FETCH_MESSAGES
  *    (1,000,000) messages over 10 channels, seeded in bulk through the store; the newest 100 and
  *    100 before an anchor in the middle, from the load-generator process, 1 and 4 connections.
+ * 4. pages (only when BENCH_PARTS names it): what a send's commit writes to the WAL, page by page,
+ *    named by table or index (bench/lib/wal-pages.ts), after BENCH_PAGES_WARM (2000) sends, over
+ *    BENCH_PAGES_ROUNDS (100) commits of each of BENCH_PAGES_BATCH ("1,2,4") sends at once.
+ *    Not a timing: it can run on a busy machine.
+ *
+ * Each send phase also prints how many sends the server's commits held on average (group commit
+ * and its spacing, actors/realm.machine.ts).
  *
  * Parts 1 and 2 run once per durability mode (BENCH_DURABILITY, default "normal,full": SQLite's
  * synchronous=NORMAL, the default, and FULL, DURABILITY=full), so the cost of syncing every commit
@@ -34,6 +41,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closeListenSocket, createBareApp, listen } from '../src/http/uws.js';
+import { registry } from '../src/observability/metrics.js';
 import { Checkpointer } from '../src/storage/checkpointer.js';
 import { openDatabase, type Durability } from '../src/storage/db.js';
 import { runChild } from './lib/child.js';
@@ -42,6 +50,7 @@ import type { Phase, SendResult } from './lib/messages-client.js';
 import { createChannel, serverWithUsers } from './lib/seed.js';
 import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
+import { lastCommitPages, PageOwners } from './lib/wal-pages.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -103,6 +112,17 @@ function rawCeiling(
   }
 }
 
+/** The realm actor's commits so far and the commands they ran (confab_commit_batch_size). */
+async function commitCounters(): Promise<{ commits: number; commands: number }> {
+  const metric = registry.getSingleMetric('confab_commit_batch_size');
+  const values = (metric ? (await metric.get()).values : []) as {
+    metricName?: string;
+    value: number;
+  }[];
+  const of = (suffix: string) => values.find((v) => v.metricName?.endsWith(suffix))?.value ?? 0;
+  return { commits: of('_count'), commands: of('_sum') };
+}
+
 // ---- setup: bench/lib/seed.ts --------------------------------------------------------------
 
 // ---- 2. sending ---------------------------------------------------------------------------------
@@ -110,6 +130,8 @@ function rawCeiling(
 export type PhaseResult = SendResult & {
   deliveries: number;
   expectedDeliveries: number;
+  /** The server's commits in the phase (warm-up included) and the sends they held. */
+  commits: { commits: number; sends: number };
   latency: { n: number; p50: number; p90: number; p99: number; max: number };
 };
 
@@ -176,7 +198,13 @@ async function sendBench(
     for (let i = 0; i < 500 && !attached(); i++) await sleep(10);
 
     const phase = async (p: Phase, name: string): Promise<PhaseResult> => {
+      const before = await commitCounters();
       const sent = (await senders.request({ type: 'phase', phase: p }, name)).result!;
+      const after = await commitCounters();
+      const commits = {
+        commits: after.commits - before.commits,
+        sends: after.commands - before.commands,
+      };
       const expected = sent.sent * subscribers;
       const latencies: number[] = [];
       const deadline = performance.now() + 5000;
@@ -197,6 +225,7 @@ async function sendBench(
         ...sent,
         deliveries: latencies.length,
         expectedDeliveries: expected,
+        commits,
         latency: {
           n: sorted.length,
           p50: pct(50),
@@ -227,6 +256,85 @@ async function sendBench(
     if (split) await senders.stop();
     await receivers.stop();
     return { max, half, rate, extra };
+  } finally {
+    await server.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---- 4. pages: what a send's commit writes ------------------------------------------------------
+
+type PagesFigures = {
+  /** Sends per commit asked for (sent at once, so the realm actor commits them together). */
+  batch: number;
+  commits: number;
+  pagesPerCommit: number;
+  /** Mean pages per commit, by b-tree, largest first. */
+  byBtree: [string, number][];
+};
+
+/**
+ * After `warm` single sends (so that every subscriber's rows fill pages of their own), `rounds`
+ * commits of `batch` sends each, POSTed at once: after each commit, the pages of the WAL's last
+ * commit, by b-tree (./lib/wal-pages.ts).
+ */
+async function pagesBench(
+  subscribers: number,
+  warm: number,
+  rounds: number,
+  batches: number[],
+): Promise<PagesFigures[]> {
+  const { server, users, realmId, dataDir } = await serverWithUsers(subscribers, 'pages');
+  try {
+    const channelId = await createChannel(
+      server,
+      realmId,
+      users[0]!.id,
+      'bench',
+      users.map((u) => u.id),
+    );
+    const sender = users[0]!;
+    const auth = 'Basic ' + Buffer.from(`${sender.email}:${sender.api_key}`).toString('base64');
+    let n = 0;
+    const send = async () => {
+      const content = `t${Date.now()}.${n++} a message of a few words, number ${n}`;
+      const r = await fetch(`http://127.0.0.1:${server.port}/api/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `type=stream&to=${channelId}&topic=bench&content=${encodeURIComponent(content)}`,
+      });
+      if (r.status !== 200) throw new Error(`send: ${r.status} ${await r.text()}`);
+    };
+    for (let i = 0; i < warm; i++) await send();
+    const file = path.join(dataDir, 'confab.sqlite3');
+    const owners = new PageOwners(file);
+    const out: PagesFigures[] = [];
+    try {
+      for (const batch of batches) {
+        const tally = new Map<string, number>();
+        let pages = 0;
+        for (let i = 0; i < rounds; i++) {
+          await Promise.all(Array.from({ length: batch }, send));
+          if (i % 20 === 0) owners.refresh();
+          for (const page of lastCommitPages(`${file}-wal`)) {
+            const name = owners.of(page);
+            tally.set(name, (tally.get(name) ?? 0) + 1);
+            pages++;
+          }
+        }
+        out.push({
+          batch,
+          commits: rounds,
+          pagesPerCommit: pages / rounds,
+          byBtree: [...tally]
+            .sort((a, b) => b[1] - a[1])
+            .map(([name, count]) => [name, count / rounds]),
+        });
+      }
+    } finally {
+      owners.close();
+    }
+    return out;
   } finally {
     await server.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -392,7 +500,8 @@ export async function messagesBench(): Promise<void> {
         const row = (name: string, r: PhaseResult) =>
           `${name.padEnd(30)} ${fmt(r.sent / r.seconds, 0).padStart(6)} sends/s  ${fmt(r.deliveries / r.seconds, 0).padStart(7)} deliveries/s  ` +
           `p50 ${fmt(r.latency.p50)} ms  p99 ${fmt(r.latency.p99)} ms  max ${fmt(r.latency.max)} ms  ` +
-          `(errors ${r.errors}, delivered ${r.deliveries}/${r.expectedDeliveries}${r.skipped ? `, pacer skipped ${r.skipped}` : ''})`;
+          `(errors ${r.errors}, delivered ${r.deliveries}/${r.expectedDeliveries}${r.skipped ? `, pacer skipped ${r.skipped}` : ''}; ` +
+          `${fmt(r.commits.sends / r.commits.commits, 2)} sends per commit)`;
         const label = (mode === 'ws' ? 'WebSocket' : 'long-poll') + tag;
         console.log(row(`${label}: max rate (closed loop)`, s.max));
         console.log(row(`${label}: half rate (${fmt(s.rate / 2, 0)}/s)`, s.half));
@@ -406,6 +515,20 @@ export async function messagesBench(): Promise<void> {
         out[`send_${mode}${key}`] = s;
       }
     }
+  }
+  if (parts.has('pages')) {
+    const warm = Number(process.env.BENCH_PAGES_WARM ?? 2000);
+    const rounds = Number(process.env.BENCH_PAGES_ROUNDS ?? 100);
+    const batches = (process.env.BENCH_PAGES_BATCH ?? '1,2,4').split(',').map(Number);
+    const figures = await pagesBench(subscribers, warm, rounds, batches);
+    for (const f of figures) {
+      console.log(
+        `pages: ${f.batch} send(s) per commit to ${subscribers} subscribers (after ${warm} sends): ` +
+          `${fmt(f.pagesPerCommit, 1)} pages per commit (${fmt(f.pagesPerCommit / f.batch, 1)} per send): ` +
+          f.byBtree.map(([name, mean]) => `${name} ${fmt(mean, 1)}`).join(', '),
+      );
+    }
+    out.pages = figures;
   }
   if (parts.has('fetch')) {
     const f = await fetchBench(seconds, fetchTotal);

@@ -65,7 +65,12 @@ export const QUICK_ENV: Record<string, Record<string, string>> = {
   uploads: { BENCH_SECONDS: '1' },
   settings: { BENCH_USERS: '200', BENCH_OPS: '20' },
   'alert-words': { BENCH_MS: '100' },
-  messages: { BENCH_SECONDS: '1', BENCH_FETCH_MESSAGES: '5000' },
+  messages: {
+    BENCH_SECONDS: '1',
+    BENCH_FETCH_MESSAGES: '5000',
+    BENCH_PAGES_WARM: '300',
+    BENCH_PAGES_ROUNDS: '20',
+  },
   edit: { BENCH_SECONDS: '1', BENCH_TOPIC_SIZE: '100' },
   presence: {
     BENCH_USERS: '200',

@@ -9,6 +9,7 @@ import t, { type Test } from 'tap';
 import { createActor, SimulatedClock } from 'xstate';
 import {
   MAX_BATCH,
+  batchDelay,
   realmMachine,
   type CommitStrategy,
   type Envelope,
@@ -24,7 +25,10 @@ type FakeStore = { transaction<T>(fn: () => T): T };
 
 function setup(
   t: Test,
-  opts: { commit?: (log: string[], store: FakeStore) => CommitStrategy } = {},
+  opts: {
+    commit?: (log: string[], store: FakeStore) => CommitStrategy;
+    commitSpacingMs?: number;
+  } = {},
 ) {
   const clock = new SimulatedClock();
   const log: string[] = [];
@@ -91,6 +95,7 @@ function setup(
     batchable: new Set(['send']),
     clock: () => clock.now(),
     ...(opts.commit ? { commit: opts.commit(log, store) } : {}),
+    ...(opts.commitSpacingMs !== undefined ? { commitSpacingMs: opts.commitSpacingMs } : {}),
   };
   const actor = createActor(realmMachine, { input: deps, clock });
   actor.start();
@@ -229,6 +234,46 @@ t.test('batchable commands wait for the end of the turn and commit together', (t
   );
   t.equal(m.actor.getSnapshot().context.pending, null, 'the batch is cleared');
   t.equal(m.actor.getSnapshot().context.applied, 2);
+  t.end();
+});
+
+t.test(
+  'batchDelay: the end of the turn, unless the last batch began under the spacing ago',
+  (t) => {
+    t.equal(batchDelay(0, 100, 101), 0, 'no spacing');
+    t.equal(batchDelay(5, -Infinity, 3), 0, 'no batch yet');
+    t.equal(batchDelay(5, 100, 102), 3, 'the rest of the spacing');
+    t.equal(batchDelay(5, 100, 105), 0);
+    t.equal(batchDelay(5, 100, 400), 0, 'long ago');
+    t.equal(batchDelay(5, 200, 100), 5, 'never more than the spacing (a clock step back)');
+    t.end();
+  },
+);
+
+t.test('commit spacing: a batch soon after another waits for the spacing, gathering sends', (t) => {
+  const spacing = 60_000; // far longer than the test takes in real time, however loaded
+  const m = setup(t, { commitSpacingMs: spacing });
+  m.ask('send', { n: 1 });
+  m.clock.increment(0);
+  t.same(m.log, ['BEGIN', 'send 1', 'COMMIT'], 'the first batch commits at the end of its turn');
+  m.ask('send', { n: 2 });
+  m.clock.increment(0);
+  m.ask('send', { n: 3 });
+  m.clock.increment(1);
+  t.same(m.state(), { open: 'batching' }, 'the next one waits');
+  t.same(m.log.length, 3);
+  t.equal(m.replies.length, 1, 'unanswered while waiting');
+  m.clock.increment(spacing);
+  t.same(m.log.slice(3), ['BEGIN', 'send 2', 'send 3', 'COMMIT'], 'then commits both at once');
+  t.equal(m.replies.length, 3);
+  m.ask('send', { n: 4 });
+  m.ask('other', { n: 5 });
+  t.same(
+    m.log.slice(7),
+    ['BEGIN', 'send 4', 'COMMIT', 'BEGIN', 'other 5', 'COMMIT'],
+    'a command that is not batchable still commits the waiting batch first',
+  );
+  t.same(m.state(), { open: 'idle' });
   t.end();
 });
 

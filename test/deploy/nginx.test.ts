@@ -16,13 +16,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
+import { ports } from '../../src/cluster/local.js';
 import { ApiClient, assertError, assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
 import { firstOwner, startChild } from '../helpers/child-server.js';
 import { SocketClient, type Ev } from '../helpers/events.js';
@@ -41,17 +41,6 @@ function findNginx(): string | null {
     if (d !== '' && fs.existsSync(p)) return p;
   }
   return null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** The shipped site file with names, ports and certificate paths replaced (each must occur). */
@@ -135,7 +124,10 @@ async function run(t: Test, nginxBin: string): Promise<void> {
   t.teardown(() => server.kill('SIGTERM'));
   const { email, apiKey, password: firstPassword } = firstOwner(path.join(dir, 'data'));
 
-  const [httpPort, httpsPort] = [await freePort(), await freePort()];
+  // Ports below the ephemeral range (as the cluster tests take): nginx binds them only after
+  // `nginx -t`, and a port the kernel handed out a moment ago could meanwhile be taken as the
+  // local port of any process's outgoing connection (nginx then exits: "nginx did not start").
+  const [httpPort, httpsPort] = (await ports(2)) as [number, number];
   const site = siteConfig(dir, new URL(server.url).host, httpPort, httpsPort);
   fs.writeFileSync(path.join(dir, 'confab.conf'), site);
   const temp = (name: string) => `${name}_temp_path ${path.join(dir, 'tmp', name)};`;
