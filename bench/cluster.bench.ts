@@ -414,6 +414,67 @@ async function natsServerOfNode(rec: ClusterRecord, i: number): Promise<number> 
 }
 
 /**
+ * What JetStream's own election takes of a pause: while NATS server `faulted` (1-based) is down or
+ * frozen, asks the other servers every 100 ms which server leads the log stream and the lease
+ * bucket; for each of the two that `faulted` led when the watch began, the moment (performance.now)
+ * another server leads it. `stop` ends the watch and returns them (null: it led neither).
+ */
+function watchElections(
+  rec: ClusterRecord,
+  faulted: number,
+): { begin: () => Promise<void>; stop: () => Promise<{ log?: number; leases?: number } | null> } {
+  const names = clusterNames();
+  const streams = { log: names.stream, leases: `KV_${names.leases}` } as const;
+  const led: (keyof typeof streams)[] = [];
+  const elected: { log?: number; leases?: number } = {};
+  let running = true;
+  let loop: Promise<void> = Promise.resolve();
+  return {
+    begin: async () => {
+      for (const k of Object.keys(streams) as (keyof typeof streams)[])
+        if ((await leaderOf(rec, streams[k])) === faulted) led.push(k);
+      if (led.length === 0) return;
+      // Only the servers left: a frozen one would hold the watch's own requests.
+      const servers = rec.natsUrls.filter((_, i) => i + 1 !== faulted);
+      loop = (async () => {
+        const nc = await connect({ servers, maxReconnectAttempts: -1 });
+        try {
+          const jsm = await nc.jetstreamManager({ timeout: 2000, checkAPI: false });
+          while (running && led.some((k) => elected[k] === undefined)) {
+            for (const k of led) {
+              if (elected[k] !== undefined) continue;
+              const leader = await jsm.streams.info(streams[k]).then(
+                (i) => i.cluster?.leader ?? '',
+                () => '',
+              );
+              if (leader !== '' && leader !== `nats${faulted}`) elected[k] = performance.now();
+            }
+            await sleep(100);
+          }
+        } finally {
+          await nc.close();
+        }
+      })();
+    },
+    stop: async () => {
+      running = false;
+      await loop.catch(() => undefined);
+      return led.length === 0 ? null : elected;
+    },
+  };
+}
+
+/** A write pause, and what of it JetStream's election of new leaders took (watchElections). */
+type Pause = {
+  ms: number;
+  /** From the fault to a new leader of the log stream / the lease bucket, if the server led it. */
+  logElectionMs?: number;
+  leasesElectionMs?: number;
+  /** From the last of those elections to the next acknowledged send. */
+  afterElectionMs?: number;
+};
+
+/**
  * The longest gap (ms) between two acknowledged sends from the fault on (from the repair when
  * `fromRepair`): three senders through the proxy, each asking again with the same local id after
  * any failure (10 s without an answer is one), `inject` after 2 s of sends, `repair` after
@@ -425,7 +486,10 @@ async function writePause(
   inject: () => Promise<void>,
   repair: () => Promise<void>,
   holdMs: number,
-): Promise<number> {
+  faulted: number | null = null,
+): Promise<Pause> {
+  const elections = faulted === null ? null : watchElections(rec, faulted);
+  await elections?.begin();
   const acks: number[] = [];
   let running = true;
   const sender = async (s: number) => {
@@ -477,21 +541,39 @@ async function writePause(
     longest = Math.max(longest, at - prev);
     prev = at;
   }
-  return longest;
+  const out: Pause = { ms: longest };
+  const elected = await elections?.stop();
+  if (elected) {
+    if (elected.log !== undefined) out.logElectionMs = elected.log - faultAt;
+    if (elected.leases !== undefined) out.leasesElectionMs = elected.leases - faultAt;
+    const last = Math.max(elected.log ?? 0, elected.leases ?? 0);
+    const next = acks.find((a) => a >= last);
+    if (last > 0 && next !== undefined) out.afterElectionMs = next - last;
+  }
+  return out;
 }
 
 /** The write pauses of docs/cluster.md "Faults", PAUSE_RUNS runs each, on a 3-node cluster. */
 async function writePauses(rec: ClusterRecord, dir: string, owner: User): Promise<void> {
   const names = clusterNames();
-  const report = (what: string, pauses: number[]) => {
-    const sorted = [...pauses].sort((a, b) => a - b);
+  const s1 = (ms: number | undefined) => (ms === undefined ? '-' : `${fmt(ms / 1000, 1)} s`);
+  const report = (what: string, pauses: Pause[]) => {
+    const sorted = pauses.map((p) => p.ms).sort((a, b) => a - b);
     console.log(
       `3 nodes: write pause after ${what}: ${sorted.map((p) => fmt(p / 1000, 1)).join(', ')} s ` +
         `(median ${fmt(sorted[Math.floor(sorted.length / 2)]! / 1000, 1)} s)`,
     );
+    // What JetStream's elections took of each run's pause, when the server led the log stream or
+    // the lease bucket; the rest is Confab's (detection, retries, renewal, takeover).
+    for (const p of pauses)
+      if (p.logElectionMs !== undefined || p.leasesElectionMs !== undefined)
+        console.log(
+          `  pause ${s1(p.ms)}: new leader of the log after ${s1(p.logElectionMs)}, of the ` +
+            `lease bucket after ${s1(p.leasesElectionMs)}; next write ${s1(p.afterElectionMs)} later`,
+        );
   };
-  const runs = async (what: string, one: () => Promise<number | null>) => {
-    const pauses: number[] = [];
+  const runs = async (what: string, one: () => Promise<Pause | null>) => {
+    const pauses: Pause[] = [];
     for (let i = 0; i < PAUSE_RUNS; i++) {
       await whole(rec);
       const p = await one();
@@ -509,6 +591,7 @@ async function writePauses(rec: ClusterRecord, dir: string, owner: User): Promis
       () => signalNats(dir, n, 'SIGKILL'),
       () => startNatsAgain(dir, n),
       10_000,
+      n,
     );
   };
   await runs(
@@ -534,6 +617,7 @@ async function writePauses(rec: ClusterRecord, dir: string, owner: User): Promis
       () => signalNats(dir, n, 'SIGSTOP'),
       () => signalNats(dir, n, 'SIGCONT'),
       10_000,
+      n,
     );
   });
   await runs('SIGKILL of the owner node (supervised)', async () => {

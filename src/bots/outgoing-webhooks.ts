@@ -14,8 +14,9 @@
  *   is done — replied to, nothing to do, or given up with the owner's notice. Calls left at a stop
  *   or crash are made after the next start (at least once: a crash after the call and before its
  *   record makes it again), unless they waited more than MAX_AGE_SECONDS (dropped with a log line).
- * - At most 4 requests at once; at most 1,000 waiting (more are dropped with a log line). Only
- *   the node that owns a realm calls for it.
+ * - At most 4 requests at once, at most 2 of them to one bot: a slow or hanging endpoint (up to
+ *   three ten-second tries per call) delays its own calls, not other bots'. At most 1,000
+ *   waiting (more are dropped with a log line). Only the node that owns a realm calls for it.
  * - A failure (no connection, a timeout, a 5xx answer) is tried twice more; then, or at once for
  *   another failure (a 4xx, a refused address, an answer that is not JSON), the bot's owner gets
  *   a direct message from the notification bot saying what happened, as the reference's
@@ -44,6 +45,8 @@ export const OUTGOING_WEBHOOK_LIMITS: Omit<FetchLimits, 'allowPrivate'> = {
   maxRedirects: 3,
 };
 const CONCURRENCY = 4;
+/** Requests under way to one bot at most (the rest of CONCURRENCY stays for the others). */
+export const PER_BOT = 2;
 export const MAX_WAITING = 1000;
 const ATTEMPTS = 3;
 /** A call that waited longer than this (a long stop) is dropped rather than made late. */
@@ -69,6 +72,8 @@ export class OutgoingWebhooks {
   private running = 0;
   /** Calls being made (message:bot). */
   private readonly inflight = new Set<string>();
+  /** Calls being made, by bot. */
+  private readonly perBot = new Map<number, number>();
   /** Calls done whose record failed (the realm was closing): left for the next start. */
   private readonly unrecorded = new Set<string>();
   private idle: (() => void)[] = [];
@@ -106,7 +111,8 @@ export class OutgoingWebhooks {
     let skipped = false;
     while (this.running < CONCURRENCY) {
       const busy = this.inflight.size + this.unrecorded.size;
-      const next = this.store.outgoingWebhookCalls.oldest(WINDOW + busy).find((r) => {
+      const full = [...this.perBot].filter(([, n]) => n >= PER_BOT).map(([bot]) => bot);
+      const next = this.store.outgoingWebhookCalls.oldest(WINDOW + busy, full).find((r) => {
         const key = keyOf(r.message_id, r.bot_id);
         if (this.inflight.has(key) || this.unrecorded.has(key)) return false;
         if (this.realms.owns(r.realm_id)) return true;
@@ -136,6 +142,7 @@ export class OutgoingWebhooks {
     const key = keyOf(job.messageId, job.botId);
     this.inflight.add(key);
     this.running++;
+    this.perBot.set(job.botId, (this.perBot.get(job.botId) ?? 0) + 1);
     void this.run(job)
       .catch((err: unknown) => {
         log.error({ err, botId: job.botId }, 'outgoing webhook failed');
@@ -145,6 +152,9 @@ export class OutgoingWebhooks {
       .finally(() => {
         this.inflight.delete(key);
         this.running--;
+        const n = (this.perBot.get(job.botId) ?? 1) - 1;
+        if (n > 0) this.perBot.set(job.botId, n);
+        else this.perBot.delete(job.botId);
         this.wake();
         if (this.running === 0) {
           const fns = this.idle;

@@ -14,8 +14,10 @@ export function outgoingWebhookStatements(db: DB) {
     `INSERT OR IGNORE INTO outgoing_webhook_calls (message_id, bot_id, realm_id, trigger, created_at)
      VALUES (@message_id, @bot_id, @realm_id, @trigger, @created_at)`,
   );
-  const oldest = db.prepare<[number], OutgoingWebhookCallRow>(
-    'SELECT * FROM outgoing_webhook_calls ORDER BY created_at, message_id, bot_id LIMIT ?',
+  const oldest = db.prepare<[string, number], OutgoingWebhookCallRow>(
+    `SELECT * FROM outgoing_webhook_calls
+     WHERE bot_id NOT IN (SELECT value FROM json_each(?))
+     ORDER BY created_at, message_id, bot_id LIMIT ?`,
   );
   const remove = db.prepare<[number, number], void>(
     'DELETE FROM outgoing_webhook_calls WHERE message_id = ? AND bot_id = ?',
@@ -23,8 +25,9 @@ export function outgoingWebhookStatements(db: DB) {
   const count = db.prepare<[], number>('SELECT count(*) FROM outgoing_webhook_calls').pluck();
   return {
     insert: (row: OutgoingWebhookCallRow): boolean => insert.run(row).changes > 0,
-    /** The calls waiting longest first. */
-    oldest: (limit: number): OutgoingWebhookCallRow[] => oldest.all(limit),
+    /** The calls waiting longest first, but none of the bots in `except`. */
+    oldest: (limit: number, except: readonly number[] = []): OutgoingWebhookCallRow[] =>
+      oldest.all(JSON.stringify(except), limit),
     remove: (messageId: number, botId: number): boolean => remove.run(messageId, botId).changes > 0,
     count: (): number => count.get() ?? 0,
   };

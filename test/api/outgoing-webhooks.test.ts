@@ -15,7 +15,7 @@ import { TestClock } from '../helpers/clock.js';
 import { until } from '../helpers/events.js';
 import { captureLog } from '../helpers/log.js';
 import { startServer, TEST_SERVER_OPTIONS, type TestServer } from '../helpers/server.js';
-import { MAX_AGE_SECONDS, MAX_WAITING } from '../../src/bots/outgoing-webhooks.js';
+import { MAX_AGE_SECONDS, MAX_WAITING, PER_BOT } from '../../src/bots/outgoing-webhooks.js';
 import { createServer } from '../../src/server.js';
 
 type Received = { headers: http.IncomingHttpHeaders; body: Record<string, unknown> };
@@ -258,4 +258,73 @@ t.test('the queue is bounded, and a call that waited too long is dropped', async
   t.equal(again.store.outgoingWebhookCalls.count(), 0, 'dropped');
   t.ok(logs.some((l) => l.msg === 'outgoing webhook dropped: it waited too long'));
   t.equal(MAX_WAITING, 1000, 'at most 1,000 calls wait (more are dropped with a log line)');
+});
+
+t.test('a hanging endpoint holds at most two calls: other bots are called meanwhile', async (t) => {
+  // Bot A's endpoint holds every request until released; bot B's answers at once.
+  const held: http.ServerResponse[] = [];
+  const slow = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => held.push(res));
+  });
+  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    slow.closeAllConnections();
+    slow.close();
+  });
+  const fast = await receiver(t, () => ({
+    status: 200,
+    body: JSON.stringify({ content: 'pong' }),
+  }));
+  const ts = await startServer(t, { outgoingWebhookAllowPrivate: ['127.0.0.1'] });
+  await createChannel(ts.api, 'hamlet', 'ops');
+  const bot = async (name: string, url: string) =>
+    assertSuccess(
+      t,
+      await ts.api.post('hamlet', 'bots', {
+        full_name: name,
+        short_name: name.toLowerCase().replace(/ /g, ''),
+        bot_type: 3,
+        payload_url: JSON.stringify(url),
+      }),
+    ).user_id as number;
+  await bot('Slow Bot', `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`);
+  const fastId = await bot('Fast Bot', fast.url);
+
+  const send = async (content: string) =>
+    assertSuccess(
+      t,
+      await ts.api.post('othello', 'messages', { type: 'stream', to: 'ops', topic: 'x', content }),
+    );
+  for (let i = 0; i < 5; i++) await send(`@**Slow Bot** job ${i}`);
+  await until(() => held.length === PER_BOT, 'the slow endpoint holding its calls', 60_000);
+  await send('@**Fast Bot** ping');
+  // The fast bot's reply comes while every call to the slow one is still held (before this fix
+  // the slow bot took all four places and the fast call waited for their ten-second timeouts).
+  for (const limit = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 50))) {
+    const m = await newest(t, ts, 'othello', [{ operator: 'channel', operand: 'ops' }]);
+    if (m.sender_id === fastId) {
+      t.equal(m.content, 'pong', "the fast bot's reply");
+      break;
+    }
+    if (Date.now() > limit) throw new Error('no reply from the fast bot');
+  }
+  t.equal(held.length, PER_BOT, `the slow endpoint got ${PER_BOT} calls, all still held`);
+  t.equal(fast.got.length, 1);
+
+  // Released, the slow bot's calls all get made, two at a time.
+  const answer = (res: http.ServerResponse) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  let answered = 0;
+  for (
+    const limit = Date.now() + 60_000;
+    answered < 5;
+    await new Promise((r) => setTimeout(r, 20))
+  ) {
+    while (answered < held.length) answer(held[answered++]!);
+    if (Date.now() > limit) throw new Error(`only ${answered} slow calls made`);
+  }
+  await ts.server.context.outgoingWebhooks.settled();
+  t.equal(held.length, 5, 'each slow call made once');
+  t.equal(ts.server.store.outgoingWebhookCalls.count(), 0, 'the queue is empty');
 });

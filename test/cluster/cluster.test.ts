@@ -210,7 +210,7 @@ async function run(): Promise<void> {
       (a) => a.path_id === pathId,
     )!;
     assertSuccess(t, await via(nodeUrl('n3')).delete('hamlet', `attachments/${att.id}`), 'delete');
-    const until = Date.now() + 10_000;
+    const until = Date.now() + REPLICATION_LIMIT_MS;
     while (Date.now() < until && copies.some((f) => fs.existsSync(f))) await sleep(100);
     t.same(
       copies.filter((f) => fs.existsSync(f)),
@@ -264,7 +264,7 @@ async function run(): Promise<void> {
     for (const n of rec.nodes) {
       // Reads on another node lag by the log's apply time (the upload's row may not be there yet).
       let got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', thumb);
-      for (let i = 0; i < 100 && got.status === 404; i++) {
+      for (const end = Date.now() + REPLICATION_LIMIT_MS; got.status === 404 && Date.now() < end;) {
         await sleep(100);
         got = await request(via(nodeUrl(n.name)), 'GET', 'hamlet', thumb);
       }
@@ -292,7 +292,7 @@ async function run(): Promise<void> {
       for (const n of rec.nodes) {
         // The emoji's row reaches the other nodes through the log: wait for it there.
         let url = '';
-        for (let i = 0; i < 100 && url === ''; i++) {
+        for (const end = Date.now() + REPLICATION_LIMIT_MS; url === '' && Date.now() < end;) {
           const list = await via(nodeUrl(n.name)).get('hamlet', 'realm/emoji');
           const emoji = Object.values(
             (list.body.emoji ?? {}) as Record<string, { name: string; source_url: string }>,
@@ -316,7 +316,10 @@ async function run(): Promise<void> {
       );
       for (const n of rec.nodes) {
         let patterns: string[] = [];
-        for (let i = 0; i < 100 && patterns.length === 0; i++) {
+        for (
+          const end = Date.now() + REPLICATION_LIMIT_MS;
+          patterns.length === 0 && Date.now() < end;
+        ) {
           const res = await via(nodeUrl(n.name)).get('hamlet', 'realm/linkifiers');
           patterns = ((res.body.linkifiers ?? []) as { pattern: string }[]).map((l) => l.pattern);
           if (patterns.length === 0) await sleep(100);
@@ -406,7 +409,7 @@ async function run(): Promise<void> {
         t.equal(got.status, 404, `${n.name} no longer serves it`);
       }
       t.notOk(await inFilesBucket(rec, `export/${exportPath}`), 'gone from the bucket');
-      const until = Date.now() + 10_000;
+      const until = Date.now() + REPLICATION_LIMIT_MS;
       while (Date.now() < until && copies.some((f) => fs.existsSync(path.dirname(f))))
         await sleep(100);
       t.same(
@@ -740,6 +743,12 @@ async function run(): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * How long a test waits for what another node applies from the log (a row, a removed file): a
+ * bound on a broken test, long enough for a loaded CI machine (it was 10 s, or 100 tries).
+ */
+const REPLICATION_LIMIT_MS = 60_000;
 
 /** A number the lease bucket holds under `key` (0 if none). */
 async function kvNumber(rec: ClusterRecord, key: string): Promise<number> {

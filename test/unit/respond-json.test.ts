@@ -17,6 +17,32 @@ t.test('joinChunks writes every chunk once, in order, at its byte offset', (t) =
   t.end();
 });
 
+t.test('a plain answer: result and msg first, then the fields in order, ignored ones last', (t) => {
+  t.equal(successBody(undefined, []), '{"result":"success","msg":""}');
+  t.equal(successBody({}, []), '{"result":"success","msg":""}');
+  t.equal(
+    successBody(undefined, ['a']),
+    '{"result":"success","msg":"","ignored_parameters_unsupported":["a"]}',
+  );
+  const data = { messages: [{ id: 1, content: 'é "x"' }], anchor: 1, found_newest: true };
+  t.equal(
+    successBody(data, ['x', 'y']),
+    '{"result":"success","msg":"","messages":[{"id":1,"content":"é \\"x\\""}],"anchor":1,' +
+      '"found_newest":true,"ignored_parameters_unsupported":["x","y"]}',
+  );
+  t.same(
+    Object.keys(data),
+    ['messages', 'anchor', 'found_newest'],
+    "the handler's value is untouched",
+  );
+  const nested = { when: new Date(0), skipped: undefined };
+  t.equal(
+    successBody(nested, []),
+    '{"result":"success","msg":"","when":"1970-01-01T00:00:00.000Z"}',
+  );
+  t.end();
+});
+
 t.test('successJson with preserialized fields is the JSON of the whole answer', (t) => {
   const data = { presence_last_update_id: 7, server_timestamp: 1.5 };
   putPreserialized(data, 'presences', [
