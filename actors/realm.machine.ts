@@ -29,7 +29,7 @@
  * nearly all of them the same pages for the next message), so N sends in one commit cost far
  * less than N commits.
  *
- * Commit spacing (`commitSpacingMs`, GROUP_COMMIT_SPACING_MS for the server's realms): a batch
+ * Commit spacing (`commitSpacingMs`; the server's is COMMIT_SPACING_MS, src/config.ts): a batch
  * commits at the end of the turn only if the realm's previous batch began at least that long ago;
  * otherwise it waits until then, gathering the sends that arrive meanwhile. A realm that sends
  * now and then pays nothing; one sending steadily (hundreds a second) commits at most every
@@ -133,13 +133,6 @@ export type RealmMachineContext = {
 
 /** Most commands one group commit runs (a bound on the transaction); more run in the next. */
 export const MAX_BATCH = 64;
-
-/**
- * The server's commit spacing (ms; see the top of this file). At the messages bench's half rate
- * (~450 sends a second to 50 recipients) a batch every 5 ms holds two or three sends, halving the
- * WAL's writes, for at most 5 ms more before a send is answered (1–2 ms on average).
- */
-export const GROUP_COMMIT_SPACING_MS = 5;
 
 /** The delay before a batch that starts now commits: 0 (end of turn) unless spacing says wait. */
 export function batchDelay(spacingMs: number, lastBatchAt: number, now: number): number {

@@ -12,12 +12,7 @@ import type { ServiceBotDeps } from '../src/lib/bots.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { nodeClock } from './clock.js';
-import {
-  GROUP_COMMIT_SPACING_MS,
-  realmMachine,
-  type CommitStrategy,
-  type Reply,
-} from './realm.machine.js';
+import { realmMachine, type CommitStrategy, type Reply } from './realm.machine.js';
 import {
   BATCHABLE_COMMANDS,
   REALM_COMMANDS,
@@ -72,6 +67,8 @@ export class RealmRuntime {
     private readonly placement?: RealmPlacement,
     mail?: MailDeps,
     serviceBots?: ServiceBotDeps,
+    /** Group commit spacing (ms; actors/realm.machine.ts), 0: none. */
+    commitSpacingMs = 0,
   ) {
     this.view = new RealmView(store, realmId);
     this.flushesPresence = 'presence.flush' in commands;
@@ -82,8 +79,7 @@ export class RealmRuntime {
         publisher,
         commands,
         batchable,
-        // Commit spacing for message sends (actors/realm.machine.ts), where anything is batched.
-        ...(batchable.size > 0 ? { commitSpacingMs: GROUP_COMMIT_SPACING_MS } : {}),
+        ...(commitSpacingMs > 0 ? { commitSpacingMs } : {}),
         clock,
         ...(placement ? { commit: placement.commit } : {}),
         ...(mail ? { mail } : {}),
@@ -184,6 +180,8 @@ export class RealmRegistry {
     private readonly mail?: MailDeps,
     /** Outgoing-webhook bots (docs/integrations.md); absent: none are called. */
     private readonly serviceBots?: ServiceBotDeps,
+    /** Group commit spacing of message sends (ms; ServerConfig.commitSpacingMs), 0: none. */
+    private readonly commitSpacingMs = 0,
   ) {
     for (const r of store.realms.all()) this.idByStringId.set(r.string_id, r.id);
   }
@@ -218,6 +216,7 @@ export class RealmRegistry {
         this.placement,
         this.mail,
         this.serviceBots,
+        this.commitSpacingMs,
       );
       this.byId.set(realmId, rt);
       this.idByStringId.set(rt.view.row.string_id, realmId);

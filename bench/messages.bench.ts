@@ -33,7 +33,8 @@
  * send-to-delivery < 20 ms at half the maximum rate; fetch of the newest 100 on one connection p99
  * < 1.5 ms, printed beside a bare uWS route answering the same bytes in the same run.
  * Options (env): BENCH_SECONDS (5), BENCH_PARTS ("raw,send,fetch"), BENCH_DURABILITY, BENCH_SUBSCRIBERS, BENCH_CONNECTIONS, BENCH_MODE, BENCH_SPLIT_CLIENTS,
- * BENCH_EXTRA_RATES (comma-separated messages/s), BENCH_FETCH_MESSAGES, BENCH_PROFILE=<dir>
+ * BENCH_EXTRA_RATES (comma-separated messages/s), BENCH_SPACING (comma-separated group commit
+ * spacings in ms, COMMIT_SPACING_MS: the send phases once for each), BENCH_FETCH_MESSAGES, BENCH_PROFILE=<dir>
  * (server CPU profiles of the send phases and of the newest-100 fetch).
  */
 import fs from 'node:fs';
@@ -159,9 +160,11 @@ async function sendBench(
   connections: number,
   mode: 'poll' | 'ws',
   durability: Durability,
+  /** The server's group commit spacing (ms); undefined: its default. */
+  commitSpacingMs: number | undefined,
 ): Promise<SendFigures> {
   const { server, users, realmId, dataDir } = await serverWithUsers(subscribers, 'send', {
-    server: { durability },
+    server: { durability, ...(commitSpacingMs !== undefined ? { commitSpacingMs } : {}) },
   });
   try {
     const channelId = await createChannel(
@@ -466,6 +469,11 @@ export async function messagesBench(): Promise<void> {
     .filter((m): m is 'poll' | 'ws' => m === 'poll' || m === 'ws');
   const fetchTotal = Number(process.env.BENCH_FETCH_MESSAGES ?? 1_000_000);
   const parts = new Set((process.env.BENCH_PARTS ?? 'raw,send,fetch').split(','));
+  // BENCH_SPACING=5,0: the send phases once per group commit spacing (ms), in one run.
+  const spacings: (number | undefined)[] =
+    process.env.BENCH_SPACING === undefined
+      ? [undefined]
+      : process.env.BENCH_SPACING.split(',').map(Number);
   const durabilities = (process.env.BENCH_DURABILITY ?? 'normal,full')
     .split(',')
     .filter((d): d is Durability => d === 'normal' || d === 'full');
@@ -495,14 +503,17 @@ export async function messagesBench(): Promise<void> {
       out[`rawBackgroundCheckpoint${key}`] = rawBg;
     }
     if (parts.has('send')) {
-      for (const mode of modes) {
-        const s = await sendBench(seconds, subscribers, connections, mode, durability);
+      for (const [mode, spacing] of modes.flatMap((m) => spacings.map((sp) => [m, sp] as const))) {
+        const s = await sendBench(seconds, subscribers, connections, mode, durability, spacing);
         const row = (name: string, r: PhaseResult) =>
           `${name.padEnd(30)} ${fmt(r.sent / r.seconds, 0).padStart(6)} sends/s  ${fmt(r.deliveries / r.seconds, 0).padStart(7)} deliveries/s  ` +
           `p50 ${fmt(r.latency.p50)} ms  p99 ${fmt(r.latency.p99)} ms  max ${fmt(r.latency.max)} ms  ` +
           `(errors ${r.errors}, delivered ${r.deliveries}/${r.expectedDeliveries}${r.skipped ? `, pacer skipped ${r.skipped}` : ''}; ` +
           `${fmt(r.commits.sends / r.commits.commits, 2)} sends per commit)`;
-        const label = (mode === 'ws' ? 'WebSocket' : 'long-poll') + tag;
+        const label =
+          (mode === 'ws' ? 'WebSocket' : 'long-poll') +
+          tag +
+          (spacing !== undefined ? ` [spacing ${spacing} ms]` : '');
         console.log(row(`${label}: max rate (closed loop)`, s.max));
         console.log(row(`${label}: half rate (${fmt(s.rate / 2, 0)}/s)`, s.half));
         for (const x of s.extra) console.log(row(`${label}: paced at ${x.rate}/s`, x.result));
@@ -512,7 +523,7 @@ export async function messagesBench(): Promise<void> {
               `p99 send-to-delivery at half rate ${fmt(s.half.latency.p99)} ms (target < 20 ms)`,
           );
         }
-        out[`send_${mode}${key}`] = s;
+        out[`send_${mode}${key}${spacing !== undefined ? `_spacing${spacing}` : ''}`] = s;
       }
     }
   }

@@ -199,6 +199,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     cluster ?? undefined,
     mailDeps,
     serviceBots,
+    config.commitSpacingMs,
   );
   mailer = mailOn ? new MailSender(config, store, realms) : null;
   missedMail = mailOn ? new MissedMessageMailer(config, store, realms) : null;

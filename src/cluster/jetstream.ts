@@ -527,6 +527,14 @@ export async function appendEntry(
 export const APPEND_ATTEMPT_MS = 1000;
 
 /**
+ * How long an append attempt goes unanswered before the connection is checked (connectionCheck:
+ * a ping answered within 0.75 s or another server), while the attempt itself still waits for its
+ * answer: an append is answered in milliseconds, and a frozen server is left this much sooner than
+ * at the attempt's timeout.
+ */
+export const APPEND_CHECK_AFTER_MS = 300;
+
+/**
  * The entry that follows position `after` on a realm's subject, as the log says: its sequence and
  * message id, or null when there is none.
  */
@@ -615,7 +623,8 @@ export async function appendFirst(
  * lands. (JetStream checks the expected sequence before the message id, so a repeat of an entry
  * that landed is refused like any other: the entry after `expect` is looked at, by its id.)
  * `keepTrying` false gives up (rejecting with the last error: the entry's fate is unknown);
- * `onUnanswered` is told of each attempt without an answer (connectionCheck).
+ * `onUnanswered` is told of each attempt still unanswered after APPEND_CHECK_AFTER_MS and again at
+ * its timeout (connectionCheck, which checks at most once every 2 s).
  */
 export async function appendSurely(
   js: JetStreamClient,
@@ -634,6 +643,7 @@ export async function appendSurely(
   // first attempt after it should not wait long.
   for (let pause = 50; ; pause = Math.min(pause * 2, 250)) {
     let failure: unknown;
+    const check = setTimeout(onUnanswered, Math.min(APPEND_CHECK_AFTER_MS, attemptMs));
     try {
       return await appendEntry(
         js,
@@ -647,6 +657,8 @@ export async function appendSurely(
       );
     } catch (err) {
       failure = err;
+    } finally {
+      clearTimeout(check);
     }
     if (isWrongLastSequence(failure)) {
       if (!unanswered) throw failure;

@@ -28,6 +28,16 @@ import { passReadBarrier, DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 import { refreshReadModel } from './refresh.js';
 
 export const DEFAULT_STALL_MS = 2000;
+
+/**
+ * How long each pull of the log consumer lasts (nats.js's `expires`; its default is 30 s). nats.js
+ * derives two waits from it: its idle heartbeats (half of it: a consumer whose server went away is
+ * made again after two missed ones) and the pause between attempts to create the consumer when one
+ * fails (a random 0.5-1.5 times it). With the default, a consumer whose creation failed once at
+ * start (the NATS cluster electing its meta leader) was asked again only 15-45 s later, the node's
+ * start waiting meanwhile.
+ */
+export const CONSUMER_PULL_EXPIRES_MS = 5000;
 export const DEFAULT_STALL_EXIT_MS = 120_000;
 /** How often the progress watch looks. */
 const WATCH_MS = 1000;
@@ -154,7 +164,10 @@ export class LogApplier {
         ),
       since,
     );
-    const messages = await consumer.consume();
+    const messages = await consumer.consume({
+      max_messages: 100,
+      expires: CONSUMER_PULL_EXPIRES_MS,
+    });
     if (gen !== this.generation || this.closed) {
       await messages.close();
       return;

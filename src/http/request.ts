@@ -59,8 +59,9 @@ export class RequestContext {
   /** Set once a response has been written (or the connection closed by us). */
   done = false;
   /**
-   * Set once the whole response went to uWS in one `end` (./respond.ts send): nothing of it is
-   * left to write, so no abort can concern it (the router attaches `onAborted` only otherwise).
+   * Set once the whole response went to uWS (./respond.ts send: one `end`, or the last slice of
+   * a large body): nothing of it is left to write, so no abort can concern it (the router
+   * attaches `onAborted` only otherwise).
    */
   ended = false;
   files: UploadedFile[] = [];

@@ -195,6 +195,10 @@ function sendInSlices(
       });
       if (complete) {
         finished = true;
+        // Written whole: as for a small answer given to `end`, no abort can concern it, and the
+        // router must not attach its abort handler to it (uWS refuses any use of a response that
+        // is complete: it threw, and 'internal server error' was logged after a sound answer).
+        ctx.ended = true;
         return true;
       }
       if (!ok) return false;

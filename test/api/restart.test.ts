@@ -9,6 +9,8 @@ import t from 'tap';
 import { ApiClient, assertError, assertSuccess } from '../helpers/api.js';
 import { events, mustOpen, poll, register, until } from '../helpers/events.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { createChannel } from '../helpers/channels.js';
+import { fetchNarrow, sendChannelMessage } from '../helpers/messages.js';
 import { startServer } from '../helpers/server.js';
 import { createServer } from '../../src/server.js';
 import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from '../../src/version.js';
@@ -100,6 +102,39 @@ t.test('queues survive a graceful restart and get a restart event', async (t) =>
   const fresh = await register(t, api2, 'hamlet', { event_types: ['realm'] });
   t.equal(fresh.body.realm_name, 'Zulip Dev');
 });
+
+t.test(
+  'sends sent at once (sharing commits) are each stored and found by search after a restart',
+  async (t) => {
+    const { api, fx, server, dataDir } = await startServer(t);
+    await createChannel(api, 'hamlet', 'Verona', {
+      principals: [fx.users.hamlet!.id, fx.users.othello!.id],
+    });
+    // All at once: the realm actor gathers what arrives within its commit spacing into one commit.
+    const n = 12;
+    const ids = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        sendChannelMessage(api, 'hamlet', 'Verona', 'gathered', `together word${i}x elsinore`),
+      ),
+    );
+    t.equal(new Set(ids).size, n, 'every send acknowledged with its own id');
+    await server.close();
+
+    const second = await createServer(serverOn(dataDir));
+    t.teardown(() => second.close());
+    const api2 = new ApiClient(second.url, fx);
+    const search = (who: string, words: string) =>
+      fetchNarrow(api2, who, [{ operator: 'search', operand: words }]);
+    t.same(
+      (await search('othello', 'elsinore')).ids,
+      [...ids].sort((a, b) => a - b),
+      'all found',
+    );
+    for (let i = 0; i < n; i++) {
+      t.same((await search('hamlet', `word${i}x`)).ids, [ids[i]], `word${i}x: its own message`);
+    }
+  },
+);
 
 t.test('a shutdown step that fails is named, and the steps after it still run', async (t) => {
   const dataDir = t.testdir();

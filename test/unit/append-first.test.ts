@@ -8,7 +8,12 @@
  * refused; another node's first entry is a refusal; other failures are passed on at once.
  */
 import t from 'tap';
-import { appendFirst, clusterNames, type Entry } from '../../src/cluster/jetstream.js';
+import {
+  appendFirst,
+  appendSurely,
+  clusterNames,
+  type Entry,
+} from '../../src/cluster/jetstream.js';
 
 const names = clusterNames();
 const entry: Entry = { k: 'lease', node: 'n1', inc: 'i1', term: 0 };
@@ -97,4 +102,35 @@ t.test('other failures, and no answer past the patience, are passed on', async (
     /TIMEOUT/,
     'started longer ago than the startup patience',
   );
+});
+
+t.test("an append's connection is checked before its attempt times out", async (t) => {
+  // A frozen NATS server answers nothing: the connection check (a ping, then another server) starts
+  // 0.3 s into the attempt, not at its 1 s timeout (before: at the timeout, 0.7 s later).
+  const seen: string[] = [];
+  const js = {
+    publish: (_s: string, _d: Uint8Array, o: { timeout: number }) =>
+      new Promise((_, reject) =>
+        setTimeout(() => {
+          seen.push('timeout');
+          reject(timeout());
+        }, o.timeout),
+      ),
+  };
+  await t.rejects(
+    appendSurely(
+      js as never,
+      {} as never,
+      names,
+      1,
+      entry,
+      0,
+      'm1',
+      () => false,
+      () => void seen.push('check'),
+      1000,
+    ),
+    /TIMEOUT/,
+  );
+  t.same(seen.slice(0, 2), ['check', 'timeout'], 'checked first, then timed out');
 });

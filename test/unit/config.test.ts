@@ -17,3 +17,13 @@ t.test('the HTTP guard settings are ignored and named', (t) => {
   t.notOk('httpGuard' in defaultConfig());
   t.end();
 });
+
+t.test('COMMIT_SPACING_MS: the group commit spacing, 5 ms unless set, 0 to 100', (t) => {
+  t.equal(configFromEnv({}).commitSpacingMs, 5);
+  t.equal(configFromEnv({ COMMIT_SPACING_MS: '0' }).commitSpacingMs, 0);
+  t.equal(configFromEnv({ COMMIT_SPACING_MS: '20' }).commitSpacingMs, 20);
+  for (const bad of ['-1', '101', '2.5', 'x', '05']) {
+    t.throws(() => configFromEnv({ COMMIT_SPACING_MS: bad }), /COMMIT_SPACING_MS/, bad);
+  }
+  t.end();
+});

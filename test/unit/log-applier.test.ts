@@ -58,6 +58,7 @@ function world(opts: {
       },
     };
   };
+  const consumeOpts: { expires?: number }[] = [];
   const link = {
     opts: { stallMs: opts.stallMs ?? 300, stallExitMs: opts.exitMs ?? 60_000 },
     names: { stream: 'LOG', log: 'confab.log' },
@@ -67,7 +68,12 @@ function world(opts: {
     js: {
       consumers: {
         get: (_stream: string, o: { opt_start_seq?: number }) =>
-          Promise.resolve({ consume: () => Promise.resolve(consumer(o.opt_start_seq ?? 1)) }),
+          Promise.resolve({
+            consume: (c?: { expires?: number }) => {
+              consumeOpts.push(c ?? {});
+              return Promise.resolve(consumer(o.opt_start_seq ?? 1));
+            },
+          }),
       },
     },
     jsm: {
@@ -109,6 +115,7 @@ function world(opts: {
     grow: (n: number) => void (last += n),
     cut: (off: boolean) => void (unreachable = off),
     leaderless: (on: boolean) => void (leaderless = on),
+    consumeOpts,
   };
 }
 
@@ -172,3 +179,18 @@ t.test('a log without a leader at start is waited for, not a failed start', asyn
   t.equal(w.applier.applied, 3, 'caught up once the stream had a leader');
   t.same(w.died, []);
 });
+
+t.test(
+  "the consumer's pulls are short, so nats.js retries a failed creation within seconds",
+  async (t) => {
+    // nats.js waits a random 0.5-1.5 times `expires` between attempts to create an ordered consumer
+    // (30 s by default: a creation refused once at start held the node's start 15-45 s), and
+    // misses heartbeats only after `expires`.
+    const w = world({ last: 0 });
+    await w.applier.start({} as never);
+    t.teardown(() => w.applier.close());
+    t.ok(w.consumeOpts.length > 0, 'the consumer was made');
+    for (const o of w.consumeOpts)
+      t.ok(o.expires !== undefined && o.expires <= 5000, `pulls expire after ${o.expires} ms`);
+  },
+);
