@@ -23,7 +23,7 @@ import {
 import { Role } from '../lib/roles.js';
 import { highlightHtml, parseSearch } from '../lib/search.js';
 import type { MessageCondition, MessageQuery } from '../storage/message-search.js';
-import type { FetchedMessageRow } from '../storage/messages.js';
+import type { ListedMessageRow } from '../storage/messages.js';
 import type { ReadStore } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import { dmGroupKey } from '../lib/message-content.js';
@@ -390,7 +390,7 @@ export function fetchRange<R extends { id: number }>(
 export function formatFetched(
   store: ReadStore,
   view: RealmView,
-  rows: readonly FetchedMessageRow[],
+  rows: readonly ListedMessageRow[],
   format: MessageFormat,
   search: readonly string[] | null,
 ): ApiMessage[] {

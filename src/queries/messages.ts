@@ -9,7 +9,7 @@ import { InvalidMessagesError, JsonableError } from '../lib/errors.js';
 import { topicLinks, type TopicLink } from '../lib/markdown/index.js';
 import { isMeMessage, recipientIdOf } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
-import type { MessageRow } from '../storage/messages.js';
+import type { MessageRow, ShownMessageRow } from '../storage/messages.js';
 import type { ReactionRow } from '../storage/reactions.js';
 import { withReactionTypes, type Dialect } from '../lib/wire-names.js';
 import type { ReadStore } from '../storage/store.js';
@@ -141,7 +141,7 @@ function editHistoryOf(json: string): Record<string, unknown>[] {
 export function formatMessage(
   store: ReadStore,
   view: RealmView,
-  row: MessageRow,
+  row: ShownMessageRow,
   format: MessageFormat,
   reactions: ApiReaction[],
   flags?: readonly string[],

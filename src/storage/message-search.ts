@@ -15,7 +15,7 @@
  * channel) counts as "does not match" before negation.
  */
 import type { DB } from './db.js';
-import { MESSAGE_COLUMNS, type FetchedMessageRow } from './messages.js';
+import type { ListedMessageRow } from './messages.js';
 
 export type MessageCondition = { negated: boolean } & (
   | { kind: 'channel'; id: number }
@@ -140,37 +140,27 @@ function matchesNothing(q: MessageQuery): boolean {
 
 type RawRow = unknown[];
 
-// fetchedRow reads MESSAGE_COLUMNS by position: a change of that list must change it too.
-const FETCHED_COLUMNS =
-  'id realm_id sender_id stream_id dm_group_id topic content rendered_content date_sent ' +
-  'last_edit_time last_moved_time edit_history has_attachment has_image has_link sending_client';
-if (
-  MESSAGE_COLUMNS.split(',')
-    .map((c) => c.trim().replace(/^m\./, ''))
-    .join(' ') !== FETCHED_COLUMNS
-)
-  throw new Error('MESSAGE_COLUMNS changed: update fetchedRow (src/storage/message-search.ts)');
+/** The columns of a listing (ListedMessageRow), in the order listedRow reads them. */
+const LISTED_COLUMNS =
+  'm.id, m.sender_id, m.stream_id, m.dm_group_id, m.topic, m.content, m.rendered_content, ' +
+  'm.date_sent, m.last_edit_time, m.last_moved_time, m.edit_history, m.sending_client';
 
-/** A row of MESSAGE_COLUMNS and the flags, in that order, as the object the callers read. */
-function fetchedRow(r: RawRow): FetchedMessageRow {
+/** A row of LISTED_COLUMNS and the flags, in that order, as the object the callers read. */
+function listedRow(r: RawRow): ListedMessageRow {
   return {
     id: r[0] as number,
-    realm_id: r[1] as number,
-    sender_id: r[2] as number,
-    stream_id: r[3] as number | null,
-    dm_group_id: r[4] as number | null,
-    topic: r[5] as string,
-    content: r[6] as string,
-    rendered_content: r[7] as string,
-    date_sent: r[8] as number,
-    last_edit_time: r[9] as number | null,
-    last_moved_time: r[10] as number | null,
-    edit_history: r[11] as string | null,
-    has_attachment: r[12] as number,
-    has_image: r[13] as number,
-    has_link: r[14] as number,
-    sending_client: r[15] as string,
-    flags: r[16] as number | null,
+    sender_id: r[1] as number,
+    stream_id: r[2] as number | null,
+    dm_group_id: r[3] as number | null,
+    topic: r[4] as string,
+    content: r[5] as string,
+    rendered_content: r[6] as string,
+    date_sent: r[7] as number,
+    last_edit_time: r[8] as number | null,
+    last_moved_time: r[9] as number | null,
+    edit_history: r[10] as string | null,
+    sending_client: r[11] as string,
+    flags: r[12] as number | null,
   };
 }
 
@@ -188,7 +178,7 @@ export function messageSearchStatements(db: DB) {
       cache.set(sql, stmt);
       return stmt;
     }
-    // Rows as arrays, made into objects here (fetchedRow): better-sqlite3 builds a row object one
+    // Rows as arrays, made into objects here (listedRow): better-sqlite3 builds a row object one
     // property at a time, which was half of a 100-message fetch's time in SQLite's call.
     stmt = db.prepare<unknown[], unknown>(sql).raw(true);
     if (cache.size >= MAX_CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
@@ -225,7 +215,7 @@ export function messageSearchStatements(db: DB) {
     const idCol = mLeads ? 'm.id' : 'um.message_id';
     const select =
       columns === 'full'
-        ? `SELECT ${MESSAGE_COLUMNS}, um.flags AS flags`
+        ? `SELECT ${LISTED_COLUMNS}, um.flags AS flags`
         : `SELECT ${idCol} AS id, um.flags AS flags`;
     let sql: string;
     const params: unknown[] = [];
@@ -272,10 +262,10 @@ export function messageSearchStatements(db: DB) {
      * The messages of a narrow in a range, with the user's flags: `before` newest first from
      * `anchor` down, `after` oldest first from `anchor` up (both inclusive), `ids` ascending.
      */
-    messages(q: MessageQuery, range: MessageRange): FetchedMessageRow[] {
+    messages(q: MessageQuery, range: MessageRange): ListedMessageRow[] {
       if (matchesNothing(q)) return [];
       const { sql, params } = build(q, range, 'full');
-      return (prepared(sql).all(...params) as RawRow[]).map(fetchedRow);
+      return (prepared(sql).all(...params) as RawRow[]).map(listedRow);
     },
     /** Like `messages`, only the ids and flags. */
     ids(q: MessageQuery, range: MessageRange): { id: number; flags: number | null }[] {
