@@ -52,6 +52,7 @@ import { createChannel, serverWithUsers } from './lib/seed.js';
 import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
 import { lastCommitPages, PageOwners } from './lib/wal-pages.js';
+import type { ServerOptions } from '../src/server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -154,6 +155,20 @@ type ChildMessage = {
 
 const clientScript = path.join(here, 'lib', 'messages-client.js');
 
+/** A bench server whose `subscribers` users are all subscribed to one channel, `bench`. */
+async function serverWithChannel(subscribers: number, tag: string, options: ServerOptions = {}) {
+  const bench = await serverWithUsers(subscribers, tag, { server: options });
+  try {
+    const { server, users, realmId } = bench;
+    const ids = users.map((u) => u.id);
+    const channelId = await createChannel(server, realmId, ids[0]!, 'bench', ids);
+    return { ...bench, channelId };
+  } catch (err) {
+    await bench.close();
+    throw err;
+  }
+}
+
 async function sendBench(
   seconds: number,
   subscribers: number,
@@ -163,17 +178,11 @@ async function sendBench(
   /** The server's group commit spacing (ms); undefined: its default. */
   commitSpacingMs: number | undefined,
 ): Promise<SendFigures> {
-  const { server, users, realmId, dataDir } = await serverWithUsers(subscribers, 'send', {
-    server: { durability, ...(commitSpacingMs !== undefined ? { commitSpacingMs } : {}) },
+  const { server, users, dataDir, channelId } = await serverWithChannel(subscribers, 'send', {
+    durability,
+    ...(commitSpacingMs !== undefined ? { commitSpacingMs } : {}),
   });
   try {
-    const channelId = await createChannel(
-      server,
-      realmId,
-      users[0]!.id,
-      'bench',
-      users.map((u) => u.id),
-    );
     const base = {
       port: server.port,
       mode,
@@ -287,15 +296,8 @@ async function pagesBench(
   rounds: number,
   batches: number[],
 ): Promise<PagesFigures[]> {
-  const { server, users, realmId, dataDir } = await serverWithUsers(subscribers, 'pages');
+  const { server, users, dataDir, channelId } = await serverWithChannel(subscribers, 'pages');
   try {
-    const channelId = await createChannel(
-      server,
-      realmId,
-      users[0]!.id,
-      'bench',
-      users.map((u) => u.id),
-    );
     const sender = users[0]!;
     const auth = 'Basic ' + Buffer.from(`${sender.email}:${sender.api_key}`).toString('base64');
     let n = 0;

@@ -13,6 +13,9 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import type { BenchResult } from '../../bench/lib/report.js';
 
+// Four bench runs, each a server and its client processes: 40-80 s in CI, 133 s once under load.
+t.setTimeout(600_000);
+
 const runner = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
   '..',
@@ -23,7 +26,9 @@ const runner = path.join(
 
 function bench(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [runner, ...args], { timeout: 90_000 }, (err, stdout, stderr) => {
+    // A bound on a hung bench (each runs for a fixed time plus its start; on a loaded CI machine
+    // the whole file once took 133 s), not a timing assertion.
+    execFile(process.execPath, [runner, ...args], { timeout: 240_000 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${args.join(' ')}: ${err.message}\n${stdout}\n${stderr}`));
       else resolve(stdout);
     });

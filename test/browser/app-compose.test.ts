@@ -343,8 +343,9 @@ t.test('reactions both ways', async (t) => {
   await row.hover();
   await row.locator('button[aria-label="Add a reaction"]').first().click();
   await page.fill('input[aria-label="Search emoji"]', 'tada');
-  // Enter picks the first emoji shown, and none shows until the emoji table has loaded (a chunk
-  // fetched when the picker first opens; on a loaded machine Enter came first and picked nothing).
+  // Enter picks the first emoji shown, and none shows until the emoji list has loaded (the
+  // server's emoji data, fetched when the picker first opens; on a loaded machine Enter came
+  // first and picked nothing).
   await waitFor(
     page,
     `document.querySelector('.picker-grid [role="option"]')?.getAttribute('aria-label') === 'tada'`,

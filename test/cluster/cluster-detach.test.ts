@@ -103,8 +103,12 @@ async function run(): Promise<void> {
     t.equal(image.status, 200, 'upload an image through n1');
     photoPath = (image.body.uri as string).slice('/user_uploads/'.length);
     thumbnail = `/user_uploads/thumbnail/${photoPath}/840x560.webp`;
-    for (let i = 0; (await request(n1, 'GET', 'hamlet', thumbnail)).status !== 200; i++) {
-      if (i > 200) throw new Error('no thumbnail');
+    // Made in the background: waited for up to a minute (a bound on a broken test).
+    for (
+      const end = Date.now() + 60_000;
+      (await request(n1, 'GET', 'hamlet', thumbnail)).status !== 200;
+    ) {
+      if (Date.now() > end) throw new Error('no thumbnail');
       await new Promise((r) => setTimeout(r, 100));
     }
     const previewed = assertSuccess(

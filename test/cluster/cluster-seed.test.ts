@@ -359,8 +359,12 @@ async function singleProcessData(
     ]);
     if (image.status !== 200) throw new Error(`upload: ${image.text}`);
     const thumbnail = `/user_uploads/thumbnail/${(image.body.uri as string).slice('/user_uploads/'.length)}/840x560.webp`;
-    for (let i = 0; (await request(first, 'GET', 'hamlet', thumbnail)).status !== 200; i++) {
-      if (i > 100) throw new Error('no thumbnail');
+    // Made in the background: waited for up to a minute (a bound on a broken test).
+    for (
+      const end = Date.now() + 60_000;
+      (await request(first, 'GET', 'hamlet', thumbnail)).status !== 200;
+    ) {
+      if (Date.now() > end) throw new Error('no thumbnail');
       await new Promise((r) => setTimeout(r, 100));
     }
     const previewed = await first.post('hamlet', 'messages', {

@@ -58,13 +58,14 @@ async function run(): Promise<void> {
     fs.rmSync(root, { recursive: true, force: true });
   });
   const servers = [`nats://127.0.0.1:${clientPort}`];
-  for (let i = 0; ; i++) {
+  // Up to a minute for its start (a bound on a broken start; a loaded machine is slow).
+  for (const deadline = Date.now() + 60_000; ;) {
     const nc = await connect({ servers }).catch(() => null);
     if (nc) {
       await nc.close();
       break;
     }
-    if (i > 100) throw new Error('nats-server did not start');
+    if (Date.now() > deadline) throw new Error('nats-server did not start');
     await sleep(100);
   }
   const dirOf = (name: string) => path.join(root, name);
