@@ -90,11 +90,13 @@ export class RequestContext {
   /** Routes a browser session may authenticate: its headers and session (./sessions.ts). */
   browser: BrowserRequest | null = null;
   /**
-   * The live response, for reading the peer address on demand: uWS builds that text on each call
-   * (~1.5 µs), and only unauthenticated requests and failed authentications need it.
+   * The live response, for reading the peer address on demand: uWS asks for it anew on each call
+   * (~1 µs), and only the access log, unauthenticated requests and failed authentications need it.
    */
   private peer: HttpResponse | null = null;
   private peerText: string | null = null;
+  /** peerText is dotted IPv4 made from uWS's bytes: canonical already (client-address.ts). */
+  private peerDotted = false;
   private client: string | null = null;
   private trust: ProxyTrust | null = null;
   private controller: AbortController | null = null;
@@ -155,9 +157,9 @@ export class RequestContext {
   peerAddress(): string {
     if (this.peerText !== null) return this.peerText;
     if (this.peer === null || this.aborted || this.done) return '';
-    this.peerText =
-      ipv4FromBytes(new Uint8Array(this.peer.getRemoteAddress())) ??
-      Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
+    const dotted = ipv4FromBytes(new Uint8Array(this.peer.getRemoteAddress()));
+    this.peerDotted = dotted !== null;
+    this.peerText = dotted ?? Buffer.from(this.peer.getRemoteAddressAsText()).toString('latin1');
     return this.peerText;
   }
 
@@ -177,7 +179,12 @@ export class RequestContext {
    */
   clientAddress(): string {
     if (this.client !== null) return this.client;
-    const address = clientAddress(this.peerAddress(), this.forwardedFor, this.trust);
+    const peer = this.peerAddress();
+    // No proxy's word to weigh, and the peer canonical already: the peer as it is.
+    const address =
+      this.peerDotted && (this.trust === null || this.forwardedFor === '')
+        ? peer
+        : clientAddress(peer, this.forwardedFor, this.trust);
     if (address !== '') this.client = address;
     return address;
   }
