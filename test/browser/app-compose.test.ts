@@ -384,6 +384,52 @@ t.test('reactions both ways', async (t) => {
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test(
+  'Enter typed while the emoji list loads picks the first match once it is here',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const reg = await ts.api.post('hamlet', 'register', {});
+    const dataPath = new URL(String(reg.body.server_emoji_data_url), ts.url).pathname;
+    const id = await sendChannelMessage(ts.api, 'othello', 'general', 'reactions', 'React early');
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: topicHash('reactions'),
+    });
+    // The emoji data is held until the Enter is pressed (routing also turns the HTTP cache off).
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let asked = false;
+    await page.route(
+      (u) => u.pathname === dataPath,
+      async (route) => {
+        asked = true;
+        await held;
+        await route.continue();
+      },
+    );
+    await waitMessage(page, 'React early');
+    const row = page.locator(`.msg[data-id="${id}"]`);
+    await row.hover();
+    await row.locator('button[aria-label="Add a reaction"]').first().click();
+    await page.fill('input[aria-label="Search emoji"]', 'tada');
+    await waitFor(page, `document.querySelector('.picker-grid')?.textContent.includes('Loading')`);
+    for (const limit = Date.now() + 30_000; !asked; await new Promise((r) => setTimeout(r, 20)))
+      if (Date.now() > limit) throw new Error('the emoji list was never asked for');
+    await page.keyboard.press('Enter');
+    t.ok(await page.isVisible('.picker-grid'), 'the picker waits, showing "Loading…"');
+    release();
+    await waitFor(
+      page,
+      `document.querySelector('.msg[data-id="${id}"] .reaction[aria-pressed="true"]') !== null`,
+    );
+    t.match(
+      await page.getAttribute(`.msg[data-id="${id}"] .reaction[aria-pressed="true"]`, 'aria-label'),
+      /^tada/,
+      'the first match was picked',
+    );
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
+
 t.test('edits and deletions, seen by both users', async (t) => {
   if (NO_CHROMIUM) return;
   const h = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('edits') });

@@ -23,6 +23,14 @@ export function EmojiPicker({ c }: { c: Controller }) {
     close();
     p.onPick(e);
   };
+  // Enter pressed while the emoji data is still loading picks the first match once it is here
+  // (what the user typed and saw as "Loading…"), instead of nothing.
+  const [pickOnLoad, setPickOnLoad] = useState(false);
+  useEffect(() => {
+    if (!pickOnLoad || !idx) return;
+    setPickOnLoad(false);
+    if (list[0]) pick(list[0]);
+  }, [idx, pickOnLoad]);
   const width = 340;
   const left = Math.max(8, Math.min(p.x - width, window.innerWidth - width - 8));
   const top = Math.max(8, Math.min(p.y + 4, window.innerHeight - 390));
@@ -58,9 +66,10 @@ export function EmojiPicker({ c }: { c: Controller }) {
           value={q}
           onInput={(e) => setQ(e.currentTarget.value)}
           onKeyDown={(e) => {
-            if (e.key === 'Enter' && list[0]) {
+            if (e.key === 'Enter') {
               e.preventDefault();
-              pick(list[0]);
+              if (list[0]) pick(list[0]);
+              else if (!idx) setPickOnLoad(true);
             } else if (e.key === 'ArrowDown') {
               e.preventDefault();
               grid.current?.querySelector('button')?.focus();
