@@ -700,14 +700,19 @@ t.test('round trip: export, import on another server, the same realm apart from 
 
   // Files came along: the upload and the custom emoji are served by the new server.
   const hamlet = { email: 'hamlet@zulip.com', api_key: keyOf('hamlet@zulip.com').api_key };
-  const msgs = await apiB.get(hamlet, 'messages', {
-    anchor: 'newest',
-    num_before: 50,
-    num_after: 0,
-    narrow: [{ operator: 'search', operand: 'plan' }],
-  });
-  const html = (msgs.body.messages as { content: string }[])[0]!.content;
-  const link = /href="(\/user_uploads\/[^"]+)"/.exec(html)![1]!;
+  /** The rendering of the newest message of a narrow, as the new server answers it. */
+  const newestHtml = async (operator: string, operand: string) =>
+    (
+      (
+        await apiB.get(hamlet, 'messages', {
+          anchor: 'newest',
+          num_before: 50,
+          num_after: 0,
+          narrow: [{ operator, operand }],
+        })
+      ).body.messages as { content: string }[]
+    )[0]!.content;
+  const link = /href="(\/user_uploads\/[^"]+)"/.exec(await newestHtml('search', 'plan'))![1]!;
   t.match(
     link,
     new RegExp(`^/user_uploads/${newRealm}/`),
@@ -717,30 +722,12 @@ t.test('round trip: export, import on another server, the same realm apart from 
   t.equal(got.status, 200);
   t.equal(got.body.toString(), 'the plan');
   const emojiUrl = /src="(\/user_avatars\/[^"]+)"/.exec(
-    (
-      (
-        await apiB.get(hamlet, 'messages', {
-          anchor: 'newest',
-          num_before: 50,
-          num_after: 0,
-          narrow: [{ operator: 'search', operand: 'Celebrate' }],
-        })
-      ).body.messages as { content: string }[]
-    )[0]!.content,
+    await newestHtml('search', 'Celebrate'),
   )?.[1];
   t.match(emojiUrl, new RegExp(`^/user_avatars/${newRealm}/emoji/`), 'custom emoji URLs too');
   t.equal((await request(apiB, 'GET', null, emojiUrl!)).status, 200, 'and the image is there');
   const thumbUrl = /src="(\/user_uploads\/thumbnail\/[^"]+)"/.exec(
-    (
-      (
-        await apiB.get(hamlet, 'messages', {
-          anchor: 'newest',
-          num_before: 50,
-          num_after: 0,
-          narrow: [{ operator: 'topic', operand: 'photos' }],
-        })
-      ).body.messages as { content: string }[]
-    )[0]!.content,
+    await newestHtml('topic', 'photos'),
   )?.[1];
   t.match(thumbUrl, new RegExp(`^/user_uploads/thumbnail/${newRealm}/`), 'thumbnail URLs too');
   const thumb = await request(apiB, 'GET', hamlet, thumbUrl!);

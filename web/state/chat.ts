@@ -364,12 +364,9 @@ export class ChatState {
 
   /** Messages fetched for a list: stored (unless events already keep a newer copy). */
   ingest(messages: readonly Message[]): void {
-    let learned = false;
+    const learning = !this.usersComplete && messages.length > 0;
     for (const m of messages) {
-      if (!this.usersComplete) {
-        this.learnNames(m);
-        learned = true;
-      }
+      if (learning) this.learnNames(m);
       if (!this.messages.has(m.id)) this.messages.set(m.id, { ...m, flags: m.flags ?? [] });
       if (m.id > this.maxMessageId) this.maxMessageId = m.id;
       if (
@@ -382,7 +379,7 @@ export class ChatState {
       }
     }
     // Names drawn as "…" before these messages came can be drawn now.
-    if (learned) this.rev.users.value++;
+    if (learning) this.rev.users.value++;
   }
 
   private touchLists(id: number): void {
