@@ -25,7 +25,10 @@
  *    leading the log stream SIGKILLed (and started again 10 s later), a NATS server leading
  *    neither the log nor the lease bucket SIGKILLed, the owner's NATS server frozen (SIGSTOP) for
  *    10 s, the owner node SIGKILLed (its supervisor starts it again). BENCH_PAUSES runs of each
- *    (default 3; --quick 1).
+ *    (default 3; --quick 1). `--pauses` runs only this part (on a 3-node cluster, no baseline);
+ *    BENCH_FAULTS picks faults by name (comma-separated: leader, other, frozen, owner; default
+ *    all). With CLUSTER_TRACE=1 the nodes write their failover timeline (src/cluster/trace.ts) and
+ *    the cluster's logs are kept in a directory the bench names.
  * On one 2-core machine every process shares the same cores: see docs/cluster.md for what the
  * figures can and cannot show.
  */
@@ -55,6 +58,11 @@ const USERS = Number(process.env.BENCH_USERS ?? (quick ? 20 : 200));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 5 : 30));
 const SENDS = quick ? 30 : 300;
 const PAUSE_RUNS = Number(process.env.BENCH_PAUSES ?? (quick ? 1 : 3));
+const PAUSES_ONLY = process.argv.includes('--pauses');
+const FAULTS = new Set(
+  (process.env.BENCH_FAULTS ?? 'leader,other,frozen,owner').split(',').map((f) => f.trim()),
+);
+const TRACE = process.env.CLUSTER_TRACE === '1';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const auth = (u: User) => 'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
@@ -415,9 +423,11 @@ async function natsServerOfNode(rec: ClusterRecord, i: number): Promise<number> 
 
 /**
  * What JetStream's own election takes of a pause: while NATS server `faulted` (1-based) is down or
- * frozen, asks the other servers every 100 ms which server leads the log stream and the lease
- * bucket; for each of the two that `faulted` led when the watch began, the moment (performance.now)
- * another server leads it. `stop` ends the watch and returns them (null: it led neither).
+ * frozen, listens on the other servers for JetStream's advisories of a stream leader elected; for
+ * each of the log stream and the lease bucket that `faulted` led when the watch began, the moment
+ * (performance.now) the advisory of another server leading it arrived. (Asking the servers for the
+ * streams' leaders instead saw elections late: a question sent while a stream has no leader is never
+ * answered.) `stop` ends the watch and returns them (null: it led neither).
  */
 function watchElections(
   rec: ClusterRecord,
@@ -427,38 +437,35 @@ function watchElections(
   const streams = { log: names.stream, leases: `KV_${names.leases}` } as const;
   const led: (keyof typeof streams)[] = [];
   const elected: { log?: number; leases?: number } = {};
-  let running = true;
-  let loop: Promise<void> = Promise.resolve();
+  let nc: Awaited<ReturnType<typeof connect>> | null = null;
   return {
     begin: async () => {
       for (const k of Object.keys(streams) as (keyof typeof streams)[])
         if ((await leaderOf(rec, streams[k])) === faulted) led.push(k);
       if (led.length === 0) return;
-      // Only the servers left: a frozen one would hold the watch's own requests.
-      const servers = rec.natsUrls.filter((_, i) => i + 1 !== faulted);
-      loop = (async () => {
-        const nc = await connect({ servers, maxReconnectAttempts: -1 });
-        try {
-          const jsm = await nc.jetstreamManager({ timeout: 2000, checkAPI: false });
-          while (running && led.some((k) => elected[k] === undefined)) {
-            for (const k of led) {
-              if (elected[k] !== undefined) continue;
-              const leader = await jsm.streams.info(streams[k]).then(
-                (i) => i.cluster?.leader ?? '',
-                () => '',
-              );
-              if (leader !== '' && leader !== `nats${faulted}`) elected[k] = performance.now();
-            }
-            await sleep(100);
-          }
-        } finally {
-          await nc.close();
-        }
-      })();
+      // Only the servers left: a frozen one would hold the watch's connection.
+      nc = await connect({
+        servers: rec.natsUrls.filter((_, i) => i + 1 !== faulted),
+        maxReconnectAttempts: -1,
+      });
+      nc.subscribe('$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.*', {
+        callback: (err, m) => {
+          if (err) return;
+          const at = performance.now();
+          const a = m.json<{ stream?: string; leader?: string }>();
+          for (const k of led)
+            if (
+              a.stream === streams[k] &&
+              a.leader !== `nats${faulted}` &&
+              elected[k] === undefined
+            )
+              elected[k] = at;
+        },
+      });
+      await nc.flush();
     },
     stop: async () => {
-      running = false;
-      await loop.catch(() => undefined);
+      await nc?.close();
       return led.length === 0 ? null : elected;
     },
   };
@@ -470,8 +477,9 @@ type Pause = {
   /** From the fault to a new leader of the log stream / the lease bucket, if the server led it. */
   logElectionMs?: number;
   leasesElectionMs?: number;
-  /** From the last of those elections to the next acknowledged send. */
-  afterElectionMs?: number;
+  /** From each of those elections to the next acknowledged send: what of the pause is Confab's. */
+  afterLogMs?: number;
+  afterLeasesMs?: number;
 };
 
 /**
@@ -527,6 +535,7 @@ async function writePause(
   const senders = [0, 1, 2].map((s) => sender(s));
   await sleep(2000);
   const faultAt = performance.now();
+  if (TRACE) console.log(`  fault at ${new Date().toISOString()}`);
   await inject();
   await sleep(holdMs);
   await repair();
@@ -546,9 +555,12 @@ async function writePause(
   if (elected) {
     if (elected.log !== undefined) out.logElectionMs = elected.log - faultAt;
     if (elected.leases !== undefined) out.leasesElectionMs = elected.leases - faultAt;
-    const last = Math.max(elected.log ?? 0, elected.leases ?? 0);
-    const next = acks.find((a) => a >= last);
-    if (last > 0 && next !== undefined) out.afterElectionMs = next - last;
+    const after = (at: number | undefined) => {
+      const next = at === undefined ? undefined : acks.find((a) => a >= at);
+      return next === undefined ? undefined : next - at!;
+    };
+    out.afterLogMs = after(elected.log);
+    out.afterLeasesMs = after(elected.leases);
   }
   return out;
 }
@@ -568,11 +580,13 @@ async function writePauses(rec: ClusterRecord, dir: string, owner: User): Promis
     for (const p of pauses)
       if (p.logElectionMs !== undefined || p.leasesElectionMs !== undefined)
         console.log(
-          `  pause ${s1(p.ms)}: new leader of the log after ${s1(p.logElectionMs)}, of the ` +
-            `lease bucket after ${s1(p.leasesElectionMs)}; next write ${s1(p.afterElectionMs)} later`,
+          `  pause ${s1(p.ms)}: new leader of the log after ${s1(p.logElectionMs)} (next write ` +
+            `${s1(p.afterLogMs)} later), of the lease bucket after ${s1(p.leasesElectionMs)} ` +
+            `(next write ${s1(p.afterLeasesMs)} later)`,
         );
   };
-  const runs = async (what: string, one: () => Promise<Pause | null>) => {
+  const runs = async (fault: string, what: string, one: () => Promise<Pause | null>) => {
+    if (!FAULTS.has(fault)) return;
     const pauses: Pause[] = [];
     for (let i = 0; i < PAUSE_RUNS; i++) {
       await whole(rec);
@@ -595,10 +609,12 @@ async function writePauses(rec: ClusterRecord, dir: string, owner: User): Promis
     );
   };
   await runs(
+    'leader',
     "SIGKILL of the log stream leader's NATS server",
     killNats(() => leaderOf(rec, names.stream)),
   );
   await runs(
+    'other',
     'SIGKILL of a NATS server leading neither the log nor the lease bucket',
     killNats(async () => {
       const leaders = [
@@ -608,7 +624,7 @@ async function writePauses(rec: ClusterRecord, dir: string, owner: User): Promis
       return [1, 2, 3].find((n) => !leaders.includes(n)) ?? null;
     }),
   );
-  await runs("SIGSTOP of the owner's NATS server (10 s)", async () => {
+  await runs('frozen', "SIGSTOP of the owner's NATS server (10 s)", async () => {
     const n = await natsServerOfNode(rec, await ownerIndex(rec));
     if (n === 0) return null;
     return writePause(
@@ -620,7 +636,7 @@ async function writePauses(rec: ClusterRecord, dir: string, owner: User): Promis
       n,
     );
   });
-  await runs('SIGKILL of the owner node (supervised)', async () => {
+  await runs('owner', 'SIGKILL of the owner node (supervised)', async () => {
     const at = await ownerIndex(rec);
     return writePause(
       rec,
@@ -643,17 +659,19 @@ export async function clusterBench(): Promise<void> {
   if (missing) throw new Error(`${missing} is not installed`);
   console.log(`# cluster bench ${quick ? '(quick) ' : ''}on ${machine()}`);
   console.log(`users ${USERS}, fan-out rounds ${ROUNDS}, sequential sends ${SENDS}`);
-  const single = await startSingleProcess();
+  const single = PAUSES_ONLY ? null : await startSingleProcess();
   // One node on three NATS servers: the replicated (R3) append without other nodes applying each
   // entry on the same cores; then 1, 2 and 3 nodes, one NATS server each. Each deployment's sends
   // to its owner take turns with sends to the single process, whose figures of the same turns
   // are the baseline.
-  const deployments = [
-    { n: 1, servers: 3 },
-    { n: 1, servers: 1 },
-    { n: 2, servers: 2 },
-    { n: 3, servers: 3 },
-  ];
+  const deployments = PAUSES_ONLY
+    ? [{ n: 3, servers: 3 }]
+    : [
+        { n: 1, servers: 3 },
+        { n: 1, servers: 1 },
+        { n: 2, servers: 2 },
+        { n: 3, servers: 3 },
+      ];
   try {
     for (const { n, servers } of deployments) {
       const alone = n === 1 && servers > 1;
@@ -664,10 +682,17 @@ export async function clusterBench(): Promise<void> {
           dir,
           nodes: n,
           natsServers: servers,
-          env: { RATE_LIMITING: 'off' },
+          env: { RATE_LIMITING: 'off', ...(TRACE ? { CLUSTER_TRACE: '1' } : {}) },
           supervise: true,
         });
         const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
+        if (PAUSES_ONLY) {
+          await call(rec.url, owner, 'POST', 'users/me/subscriptions', {
+            subscriptions: [{ name: 'bench' }],
+          });
+          await writePauses(rec, dir, owner);
+          continue;
+        }
         const at = await ownerIndex(rec);
         const ownerUrl = `http://127.0.0.1:${rec.nodes[at]!.port}`;
         await call(ownerUrl, owner, 'POST', 'users/me/subscriptions', {
@@ -675,7 +700,7 @@ export async function clusterBench(): Promise<void> {
         });
         await sendLatencies(ownerUrl, owner, 20);
         const [singleRun, ownerRun] = await interleavedSends(
-          [single, { base: ownerUrl, u: owner }],
+          [single!, { base: ownerUrl, u: owner }],
           SENDS,
         );
         const base = summarize(singleRun!.latencies);
@@ -714,10 +739,15 @@ export async function clusterBench(): Promise<void> {
         if (n === 3) await writePauses(rec, dir, owner);
       } finally {
         await down(dir);
+        if (TRACE) {
+          const kept = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-logs-'));
+          fs.cpSync(path.join(dir, 'logs'), kept, { recursive: true });
+          console.log(`the cluster's logs: ${kept}`);
+        }
         fs.rmSync(dir, { recursive: true, force: true });
       }
     }
   } finally {
-    await single.stop();
+    await single?.stop();
   }
 }

@@ -6,6 +6,7 @@
  * node holds (DELETE /events whose queue id came in the body, which the proxy cannot route) is
  * sent to that node (`confab.queue.<node>`) and answered as it answers.
  */
+import { trace } from './trace.js';
 import type { NatsConnection, Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import { JsonableError, type ErrorCode } from '../lib/errors.js';
@@ -70,6 +71,7 @@ export async function askOwner(
   } catch (err) {
     // No owner right now (failover): wait for one. A timeout leaves the outcome unknown.
     const noOwner = (err as { code?: string }).code === '503';
+    trace(`forward to ${subject}: ${String(err)}`);
     if (!noOwner || Date.now() > deadline) throw new NotOwnerError();
     await sleep(100);
     return null;
@@ -143,7 +145,10 @@ export class Forwarder {
       if (owns(realmId)) return runHere(realmId, type, payload);
       const reply = await askOwner(link.nc, `${link.names.cmd}.${realmId}`, body, deadline);
       if (!reply) continue;
-      if (!reply.ok) throw fromWireError(reply.error);
+      if (!reply.ok) {
+        trace(`forward of realm ${realmId}: refused: ${reply.error.msg}`);
+        throw fromWireError(reply.error);
+      }
       await waitApplied(reply.seq);
       return reply.data;
     }

@@ -18,6 +18,7 @@ import {
 } from 'nats';
 import { JsonableError } from '../lib/errors.js';
 import type { OutboundEvent } from '../lib/events.js';
+import { trace } from './trace.js';
 import { pack } from '../lib/pack.js';
 import type { RowChange } from '../storage/replication.js';
 
@@ -198,6 +199,75 @@ export async function placesReplicas(
 }
 
 /**
+ * How long a JetStream question whose answer is needed at once (the log's position for the read
+ * barrier) waits before it is asked again beside the first (`reasked`), unless the log stream's
+ * election is announced first (`kick`, which asks again at once). Kept long: during an outage
+ * without a quorum every question asked again waits on the servers' routes, and all of them reach
+ * the servers in one burst when they come back. A request sent while a stream or the JetStream meta group has no leader is
+ * answered by no server, not even after the election: it waits out its whole timeout (15 s), and
+ * every read barrier sharing it answered 503 after its 5 s budget (seen as 4-15 s of each
+ * non-owner's requests after the log stream's election, 2026-12-04).
+ */
+export const REASK_MS = 3000;
+
+/**
+ * Callers waiting on `reasked` questions, to ask them again at once (`kick`): when the log stream
+ * has just elected a leader, a question sent before is lost, and the next one is answered.
+ */
+export type Reasks = Set<() => void>;
+
+/**
+ * Asks `ask` now, and again every `everyMs` while no attempt has settled (at most `most`
+ * attempts: by then the first has timed out, so no more than that many are in flight; an election
+ * takes up to 9 s), and at once when `reasks` are kicked: the first attempt to settle decides.
+ * Each attempt is a fresh question, sent after the call, so whatever it answers is as recent as
+ * the first one's answer would have been.
+ */
+export function reasked<T>(
+  ask: () => Promise<T>,
+  everyMs = REASK_MS,
+  most = Math.ceil(JETSTREAM_TIMEOUT_MS / REASK_MS),
+  reasks?: Reasks,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    let asked = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const settle = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reasks?.delete(again);
+      f();
+    };
+    const one = () => {
+      asked++;
+      if (asked > 1) trace(`no answer yet: asking again (${asked})`);
+      Promise.resolve()
+        .then(ask)
+        .then(
+          (v) => settle(() => resolve(v)),
+          (err: unknown) =>
+            settle(() => reject(err instanceof Error ? err : new Error(String(err)))),
+        );
+      if (asked < most) timer = setTimeout(one, everyMs);
+    };
+    const again = () => {
+      if (settled || asked >= most) return;
+      clearTimeout(timer);
+      one();
+    };
+    reasks?.add(again);
+    one();
+  });
+}
+
+/** Asks every question waiting in `reasks` again now (the log stream just elected a leader). */
+export function kick(reasks: Reasks): void {
+  for (const again of [...reasks]) again();
+}
+
+/**
  * Runs a JetStream call of a node's start, again while it fails for want of an answer, until
  * STARTUP_PATIENCE_MS after `since`. Any other failure is passed on at once.
  */
@@ -367,6 +437,7 @@ export function connectionCheck(nc: NatsConnection, say: (line: string) => void)
   let last = 0;
   return () => {
     if (checking || Date.now() - last < 2000 || nc.isClosed()) return;
+    trace(`connection check of ${nc.info?.server_name ?? '?'}`);
     checking = true;
     last = Date.now();
     const server = nc.info?.server_name ?? '?';
@@ -378,6 +449,7 @@ export function connectionCheck(nc: NatsConnection, say: (line: string) => void)
       ),
     ])
       .then(async (answered) => {
+        trace(`connection check: ${answered ? 'answered' : 'no answer'}`);
         if (answered || nc.isClosed()) return;
         say(`NATS server ${server} does not answer: connecting to another`);
         skipCurrentServer(nc);
@@ -645,7 +717,7 @@ export async function appendSurely(
     let failure: unknown;
     const check = setTimeout(onUnanswered, Math.min(APPEND_CHECK_AFTER_MS, attemptMs));
     try {
-      return await appendEntry(
+      const seq = await appendEntry(
         js,
         names,
         realmId,
@@ -655,11 +727,14 @@ export async function appendSurely(
         attemptMs,
         msgId,
       );
+      if (unanswered) trace(`append ${msgId} (${entry.k}) landed at ${seq} after retries`);
+      return seq;
     } catch (err) {
       failure = err;
     } finally {
       clearTimeout(check);
     }
+    trace(`append ${msgId} after ${expect} failed: ${String(failure)}`);
     if (isWrongLastSequence(failure)) {
       if (!unanswered) throw failure;
       // An earlier attempt may be the entry the log holds after `expect`.

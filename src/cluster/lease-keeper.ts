@@ -21,6 +21,7 @@
  * The bucket and the clock are given (LeaseStore, `clock`), so that the rules are tested with a
  * simulated clock (test/unit/lease-keeper.test.ts).
  */
+import { trace, tracing } from './trace.js';
 
 /** The key of a realm's lease as the bucket holds it: its revision, and whether this node wrote it. */
 export type LeaseRecord = { revision: number; mine: boolean };
@@ -121,7 +122,9 @@ export class LeaseKeeper {
         return 0;
       }
       if (now - w.since < this.leaseMs) return 0;
+      trace(`realm ${realmId}: lease ${e.revision} unchanged for a lease time: taking it`);
       revision = await this.store.update(realmId, e.revision);
+      trace(`realm ${realmId}: taking lease ${e.revision}: ${revision}`);
     }
     if (revision === 0 || this.leases.has(realmId)) return 0;
     this.watching.delete(realmId);
@@ -185,10 +188,15 @@ export class LeaseKeeper {
       let revision: number;
       try {
         revision = await this.store.update(realmId, l.revision);
-      } catch {
+      } catch (err) {
+        trace(
+          `renewal of realm ${realmId} at ${l.revision} (${l.phase}) unanswered: ${String(err)}`,
+        );
         this.opts.unanswered?.();
         return false; // no answer: kept, and valid only until its time runs out
       }
+      if (tracing && (revision === 0 || l.lapseLogged || sent >= l.validUntil))
+        trace(`renewal of realm ${realmId} at ${l.revision} (${l.phase}) answered: ${revision}`);
       if (this.leases.get(realmId) !== l) return false;
       if (revision > 0) {
         l.revision = revision;
@@ -247,6 +255,7 @@ export class LeaseKeeper {
     await Promise.all(
       [...this.leases].map(([realmId, l]) => {
         if (l.phase === 'held' && now >= l.validUntil && !l.lapseLogged) {
+          trace(`realm ${realmId}: lease lapsed`);
           l.lapseLogged = true;
           this.opts.log?.(
             `stopped acting as owner of realm ${realmId}: its lease was last renewed ` +

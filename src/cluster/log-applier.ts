@@ -15,14 +15,23 @@
  * consumer does not always come back by itself), says so in its log and on /metrics, and stops
  * (for its supervisor) once such a stall has lasted `stallExitMs`.
  */
-import { Events, type ConsumerMessages } from 'nats';
+import { trace, tracing } from './trace.js';
+import { Events, type ConsumerMessages, type Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmRegistry } from '../../actors/registry.js';
 import { unpack } from '../lib/pack.js';
 import { log } from '../observability/log.js';
 import { goneUploads, type Replication, type RowChange } from '../storage/replication.js';
 import type { ClusterIds } from './id-blocks.js';
-import { patiently, type Entry } from './jetstream.js';
+import {
+  kick,
+  patiently,
+  REASK_MS,
+  reasked,
+  STARTUP_PATIENCE_MS,
+  type Entry,
+  type Reasks,
+} from './jetstream.js';
 import type { ClusterLink } from './link.js';
 import { passReadBarrier, DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 import { refreshReadModel } from './refresh.js';
@@ -41,6 +50,22 @@ export const CONSUMER_PULL_EXPIRES_MS = 5000;
 export const DEFAULT_STALL_EXIT_MS = 120_000;
 /** How often the progress watch looks. */
 const WATCH_MS = 1000;
+/**
+ * For this long after the log stream elected a leader or the connection moved to another NATS
+ * server (the consumer was made again), the progress watch looks every WATCH_TURBULENT_MS and
+ * calls a stall after STALL_TURBULENT_MS: a consumer made right at an election was seen to hand on
+ * nothing until the watch made another (2.7 s later, at the default stall time).
+ */
+const TURBULENT_MS = 10_000;
+const WATCH_TURBULENT_MS = 250;
+const STALL_TURBULENT_MS = 500;
+/**
+ * How often a consumer's creation still unanswered is asked again (besides at once when the log
+ * stream elects a leader), and how long a creation under way holds back the progress watch from
+ * asking for another: each creation that lands makes a consumer (JetStream's meta leader records
+ * it), so creations lost in an outage are not piled up for its end.
+ */
+const CREATE_REASK_MS = 5000;
 
 /** What the applier tells the rest of the node. */
 export type ApplierHooks = {
@@ -97,8 +122,16 @@ export class LogApplier {
   readonly unwritten = new Set<number>();
   private registry: RealmRegistry | null = null;
   private consumer: ConsumerMessages | null = null;
-  /** Each consumer made gets the next; a loop whose consumer was replaced stops. */
+  /** Each consumer asked for gets the next; only the newest asked for is installed when made. */
   private generation = 0;
+  /**
+   * The generation of the consumer being applied from: the one before keeps applying until its
+   * successor is made (a consumer made again while the log is electing a leader can take seconds).
+   */
+  private installed = 0;
+  private advisories: Subscription | null = null;
+  /** This node's questions to JetStream waiting for an answer, asked again at an election. */
+  private readonly reasks: Reasks = new Set();
   private positionAsked: Promise<number> | null = null;
   private positionNext: Promise<number> | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
@@ -110,7 +143,15 @@ export class LogApplier {
   private progressAt = performance.now();
   private stalled = false;
   private restartedAt = 0;
+  /** Until when (performance.now) the watch looks closely (TURBULENT_MS). */
+  private turbulentUntil = 0;
+  private lastLook = 0;
+  /** When the newest consumer was asked for. */
+  private askedAt = 0;
   private restarts = 0;
+  private lastEntryAt = performance.now();
+  /** The progress watch's look under way. */
+  private watching: Promise<void> | null = null;
 
   constructor(private readonly parts: ApplierParts) {
     this.appliedSeq = parts.replication.state().applied;
@@ -126,9 +167,37 @@ export class LogApplier {
     await this.openConsumer(since);
     this.watchedSeq = this.appliedSeq;
     this.progressAt = performance.now();
-    this.watchTimer = setInterval(() => void this.watch(), WATCH_MS);
+    this.watchTimer = setInterval(() => void this.watch(), WATCH_TURBULENT_MS);
     this.watchTimer.unref();
     void this.followReconnects();
+    this.followElections();
+  }
+
+  /**
+   * When a NATS server becomes the log stream's leader (JetStream's advisory), this node's
+   * questions still waiting for an answer are asked again at once (one sent during the election is
+   * never answered), and the progress watch looks closely for a while: a consumer that does not
+   * hand on what the log takes from then on (its server was the one lost, whose loss its heartbeats
+   * tell only after 5 s; or one made before the election, seen to hand on new entries only at its
+   * next pull, every CONSUMER_PULL_EXPIRES_MS) is made again after STALL_TURBULENT_MS instead of
+   * the usual stall time, the old one applying until the new one is made. A consumer that works
+   * is left alone: making every node's consumer again at each election piled consumer creations on
+   * JetStream's meta leader just as it came back.
+   */
+  private followElections(): void {
+    const { nc, names } = this.parts.link;
+    this.advisories = nc.subscribe(`$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.${names.stream}`, {
+      callback: (err) => {
+        if (err || this.closed) return;
+        trace('the log stream elected a leader: asking again, watching the consumer closely');
+        kick(this.reasks);
+        const now = performance.now();
+        this.turbulentUntil = now + TURBULENT_MS;
+        // Nothing could be applied during the election: the idle time counts from its end.
+        this.progressAt = now;
+        this.watchedSeq = this.appliedSeq;
+      },
+    });
   }
 
   /**
@@ -146,16 +215,51 @@ export class LogApplier {
         'reconnected: making the log consumer again',
       );
       this.restartedAt = performance.now();
+      this.turbulentUntil = this.restartedAt + TURBULENT_MS;
       this.restarts++;
-      await this.openConsumer().catch((err: unknown) =>
+      void this.openConsumer().catch((err: unknown) =>
         log.error({ err }, 'making the log consumer again failed; the progress watch tries again'),
       );
     }
   }
 
+  /**
+   * Makes a consumer from the entry after the last applied, and applies from it once made (the
+   * one before applying meanwhile). Its creation (requests to the stream's leader and JetStream's
+   * meta leader) can be lost in an election like any question: it is asked again beside the first
+   * CREATE_REASK_MS, and at once when the log stream elects a leader, until one is made; any made
+   * later is closed.
+   */
   private async openConsumer(since = Date.now()): Promise<void> {
-    const { js, names } = this.parts.link;
     const gen = ++this.generation;
+    this.askedAt = performance.now();
+    trace(`making the log consumer (gen ${gen}) from ${this.appliedSeq + 1}`);
+    let made = false;
+    const messages = await reasked(
+      async () => {
+        const m = await this.makeConsumer(since);
+        if (made || gen !== this.generation || this.closed) {
+          void m.close().catch(() => undefined);
+          return null;
+        }
+        made = true;
+        return m;
+      },
+      CREATE_REASK_MS,
+      Math.ceil(STARTUP_PATIENCE_MS / CREATE_REASK_MS),
+      this.reasks,
+    );
+    if (messages === null) return;
+    trace(`log consumer gen ${gen} made`);
+    const old = this.consumer;
+    this.consumer = messages;
+    this.installed = gen;
+    if (old) void old.close().catch(() => undefined);
+    void this.loop(messages, gen);
+  }
+
+  private async makeConsumer(since: number): Promise<ConsumerMessages> {
+    const { js, names } = this.parts.link;
     const consumer = await patiently(
       () =>
         js.consumers.get(
@@ -164,26 +268,20 @@ export class LogApplier {
         ),
       since,
     );
-    const messages = await consumer.consume({
-      max_messages: 100,
-      expires: CONSUMER_PULL_EXPIRES_MS,
-    });
-    if (gen !== this.generation || this.closed) {
-      await messages.close();
-      return;
-    }
-    const old = this.consumer;
-    this.consumer = messages;
-    if (old) void old.close().catch(() => undefined);
-    void this.loop(messages, gen);
+    return consumer.consume({ max_messages: 100, expires: CONSUMER_PULL_EXPIRES_MS });
   }
 
   private async loop(messages: ConsumerMessages, gen: number): Promise<void> {
     const prefix = this.parts.link.names.log.length + 1;
     try {
       for await (const m of messages) {
-        if (gen !== this.generation) return;
+        if (gen !== this.installed) return;
         if (m.seq <= this.appliedSeq) continue;
+        if (tracing && performance.now() - this.lastEntryAt > 500)
+          trace(
+            `applying ${m.seq} (gen ${gen}), the first for ${Math.round(performance.now() - this.lastEntryAt)} ms`,
+          );
+        this.lastEntryAt = performance.now();
         if (m.seq !== this.appliedSeq + 1) {
           // Entries this copy needs were trimmed away (it was gone too long): it can only start
           // again from a snapshot (src/cluster/main.ts discards it; trim.ts).
@@ -202,7 +300,7 @@ export class LogApplier {
         }
       }
     } catch (err) {
-      if (gen === this.generation && !this.closed)
+      if (gen === this.installed && !this.closed)
         log.error({ err }, 'the log consumer failed; the progress watch makes another');
     }
   }
@@ -313,16 +411,21 @@ export class LogApplier {
   lastPosition(): Promise<number> {
     const { jsm, names } = this.parts.link;
     if (this.positionAsked === null) {
-      this.positionAsked = jsm.streams
-        .info(names.stream)
-        .then((info) => {
-          if (info.cluster !== undefined && !info.cluster.leader)
-            // Coded as JetStream's own "no responders" so that callers retrying an unanswered
-            // question (startup's `patiently`, the read barrier) retry this one too.
-            throw Object.assign(new Error('the log stream has no leader'), { code: '503' });
-          return info.state.last_seq;
-        })
-        .finally(() => (this.positionAsked = null));
+      // Asked again beside the first after a second without an answer: one sent during an
+      // election is never answered (jetstream.ts REASK_MS).
+      this.positionAsked = reasked(
+        () =>
+          jsm.streams.info(names.stream).then((info) => {
+            if (info.cluster !== undefined && !info.cluster.leader)
+              // Coded as JetStream's own "no responders" so that callers retrying an unanswered
+              // question (startup's `patiently`, the read barrier) retry this one too.
+              throw Object.assign(new Error('the log stream has no leader'), { code: '503' });
+            return info.state.last_seq;
+          }),
+        REASK_MS,
+        undefined,
+        this.reasks,
+      ).finally(() => (this.positionAsked = null));
       return this.positionAsked;
     }
     this.positionNext ??= this.positionAsked
@@ -368,16 +471,38 @@ export class LogApplier {
   async lastOnSubject(realmId: number): Promise<number> {
     const { jsm, names } = this.parts.link;
     const subject = `${names.log}.${realmId}`;
-    const info = await jsm.streams.info(names.stream, { subjects_filter: subject });
+    const info = await reasked(
+      () => jsm.streams.info(names.stream, { subjects_filter: subject }),
+      REASK_MS,
+      undefined,
+      this.reasks,
+    );
     if (!info.state.subjects?.[subject]) return 0;
-    return (await jsm.streams.getMessage(names.stream, { last_by_subj: subject })).seq;
+    const last = await reasked(
+      () => jsm.streams.getMessage(names.stream, { last_by_subj: subject }),
+      REASK_MS,
+      undefined,
+      this.reasks,
+    );
+    return last.seq;
   }
 
   // ---- the progress watch -------------------------------------------------------------------
 
-  private async watch(): Promise<void> {
+  private watch(): Promise<void> {
+    // One look at a time: a look waiting for the log's answer is not joined by the next ones
+    // (each would then make a consumer of its own once the answer came).
+    if (this.watching !== null) return this.watching;
+    this.watching = this.look().finally(() => (this.watching = null));
+    return this.watching;
+  }
+
+  private async look(): Promise<void> {
     if (this.closed) return;
     const now = performance.now();
+    const turbulent = now < this.turbulentUntil;
+    if (!turbulent && now - this.lastLook < WATCH_MS - WATCH_TURBULENT_MS / 2) return;
+    this.lastLook = now;
     if (this.appliedSeq !== this.watchedSeq) {
       this.watchedSeq = this.appliedSeq;
       this.progressAt = now;
@@ -386,7 +511,8 @@ export class LogApplier {
     let last: number;
     try {
       last = await this.lastPosition();
-    } catch {
+    } catch (err) {
+      trace(`progress watch: no position (${String(err)})`);
       this.parts.link.checkConnection();
       return; // the log does not answer: nothing to tell about this node's progress
     }
@@ -400,7 +526,10 @@ export class LogApplier {
       return;
     }
     const opts = this.parts.link.opts;
-    const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
+    const stallMs = Math.min(
+      opts.stallMs ?? DEFAULT_STALL_MS,
+      turbulent ? STALL_TURBULENT_MS : Infinity,
+    );
     const idle = now - this.progressAt;
     if (idle < stallMs) return;
     if (!this.stalled) {
@@ -417,13 +546,15 @@ export class LogApplier {
       return;
     }
     if (now - this.restartedAt < stallMs) return;
+    // A creation under way is asked again by itself (openConsumer); another is asked for only once
+    // it has gone unanswered that long.
+    if (this.generation !== this.installed && now - this.askedAt < CREATE_REASK_MS) return;
     this.restartedAt = now;
     this.restarts++;
-    try {
-      await this.openConsumer();
-    } catch (err) {
-      log.error({ err }, 'making the log consumer again failed; trying again');
-    }
+    // Not waited for: its creation is asked again until made, and a later look may ask anew.
+    void this.openConsumer().catch((err: unknown) =>
+      log.error({ err }, 'making the log consumer again failed; trying again'),
+    );
   }
 
   status(): ApplierStatus {
@@ -441,6 +572,8 @@ export class LogApplier {
     if (this.watchTimer) clearInterval(this.watchTimer);
     this.flushApplied();
     this.generation++;
+    this.installed = -1;
+    this.advisories?.unsubscribe();
     await this.consumer?.close().catch(() => undefined);
     for (const w of this.waiters) w.resolve();
     this.waiters = [];

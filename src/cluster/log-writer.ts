@@ -30,6 +30,7 @@
  *   in log order. The node goes on as a non-owner. Which of the two happened (landed or refused)
  *   is decided there, by the log's order, also for an append whose answer never came.
  */
+import { trace } from './trace.js';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { QueueHandle } from '../delivery/queue.js';
 import type { BatchEffects, CommitStrategy, Committed } from '../../actors/realm.machine.js';
@@ -261,7 +262,12 @@ export class LogWriter implements CommitStrategy {
   private seal(realmId: number, w: Writing | undefined, effects: BatchEffects): Sealed {
     const { replication, keeper } = this.parts;
     const { changes, undo } = replication.sealWithUndo();
-    if (!w || w.failed || !this.acts(realmId)) throw new NotOwnerError();
+    if (!w || w.failed || !this.acts(realmId)) {
+      trace(
+        `realm ${realmId}: batch refused (writes ${w !== undefined}, failed ${w?.failed}, valid ${keeper.valid(realmId)})`,
+      );
+      throw new NotOwnerError();
+    }
     if (changes.length > 0) replication.noteUnacked(1);
     const { events, ended } = effects;
     const sealed: Sealed = {

@@ -25,6 +25,8 @@
  *   CLUSTER_ALLOW_UNSAFE_NATS=1  run on a nats-server older than 2.9.21 (with a warning), whose
  *                      fencing can let two racing writes through; without it the node refuses to
  *                      start on one (exit status 78; docs/cluster.md "NATS version")
+ *   CLUSTER_TRACE=1    write a timestamped failover timeline to stderr (src/cluster/trace.ts;
+ *                      docs/cluster.md "Faults")
  * A database holding commits the log never acknowledged (this node died as an owner between its
  * COMMIT and the ack), or older than what the log still holds (trimmed while the node was away,
  * or from before the cluster was seeded), is discarded and rebuilt from the newest snapshot and

@@ -17,6 +17,7 @@
  * creating realms (subdomains.ts, id-blocks.ts), the first realm, snapshots (snapshot.ts,
  * trim.ts), typing and presence events to every node, status, and stopping.
  */
+import { trace } from './trace.js';
 import type { Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
@@ -117,7 +118,10 @@ export class ClusterNode implements RealmPlacement {
       leaseMs: link.leaseMs,
       lost: (realmId, why) => this.lose(realmId, why),
       unanswered: link.checkConnection,
-      log: (line) => console.error(`cluster ${node}: ${line}`),
+      log: (line) => {
+        trace(line);
+        console.error(`cluster ${node}: ${line}`);
+      },
     });
     this.applier = new LogApplier({
       link,
@@ -336,10 +340,12 @@ export class ClusterNode implements RealmPlacement {
     try {
       for (let attempt = 0; attempt < 20 && !this.closed; attempt++) {
         if (!this.keeper.holds(realmId)) return;
+        trace(`takeover of realm ${realmId}: catching up (attempt ${attempt})`);
         await this.applier.caughtUp();
         // After catching up: a cluster's first claim starts above every id this copy holds.
         ids ??= await this.claimRealmIds();
         const expect = await this.applier.newestOfRealm(realmId);
+        trace(`takeover of realm ${realmId}: caught up, marker expects ${expect}; confirming`);
         const term = await this.keeper.confirm(realmId);
         if (term === 0) {
           console.error(`cluster ${node}: gave up taking realm ${realmId}: its lease is lost`);
@@ -348,12 +354,14 @@ export class ClusterNode implements RealmPlacement {
         let at: number;
         try {
           at = await this.writer.appendMarker(realmId, term, expect);
-        } catch {
+        } catch (err) {
+          trace(`takeover of realm ${realmId}: marker failed: ${String(err)}`);
           await sleep(50); // another append landed first, or no answer: catch up and try again
           continue;
         }
         // Its own batches of an earlier term that the marker displaced are taken back from this
         // copy when the applier meets the marker (LogWriter.displaced): before any new batch.
+        trace(`takeover of realm ${realmId}: marker at ${at}; applying it`);
         await this.applier.waitApplied(at);
         if (!this.keeper.holds(realmId)) return;
         this.writer.start(realmId, at, ids);
@@ -361,6 +369,7 @@ export class ClusterNode implements RealmPlacement {
         this.keeper.establish(realmId);
         this.forwarder.serve(realmId);
         this.registry?.get(realmId);
+        trace(`owns realm ${realmId} (lease ${term})`);
         console.error(`cluster ${node}: owns realm ${realmId} (lease ${term})`);
         this.hooks.realmOwned?.(realmId);
         return;
@@ -382,6 +391,7 @@ export class ClusterNode implements RealmPlacement {
     this.keeper.forget(realmId);
     this.writer.stop(realmId);
     this.forwarder.unserve(realmId);
+    trace(`lose realm ${realmId}: ${why}`);
     if (had) console.error(`cluster ${this.link.node}: no longer owns realm ${realmId}: ${why}`);
   }
 

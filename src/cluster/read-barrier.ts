@@ -4,6 +4,7 @@
  * until the node has applied it, within a time budget (CLUSTER_READ_BARRIER_MS); past it, the
  * request is answered 503 and the client asks again.
  */
+import { trace } from './trace.js';
 import { JsonableError } from '../lib/errors.js';
 
 /** A read on a node that could not catch up with the log in time (the read barrier). */
@@ -52,6 +53,7 @@ export function passReadBarrier(
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       over = true;
+      trace('read barrier: over its budget: 503');
       reject(new CatchingUpError());
     }, budgetMs);
   });
@@ -60,7 +62,8 @@ export function passReadBarrier(
       let seq: number;
       try {
         seq = await side.position();
-      } catch {
+      } catch (err) {
+        trace(`read barrier: no position (${String(err)})`);
         if (over || side.stopped()) throw new CatchingUpError();
         await new Promise((resolve) => setTimeout(resolve, pause).unref());
         if (over) throw new CatchingUpError();

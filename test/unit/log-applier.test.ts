@@ -59,21 +59,40 @@ function world(opts: {
     };
   };
   const consumeOpts: { expires?: number }[] = [];
+  const electedCallbacks: ((err: unknown, m: unknown) => void)[] = [];
+  /** While set, making a consumer waits for it (a creation held up by an election). */
+  let gate: Promise<void> | null = null;
+  let reconnected: (() => void) | null = null;
   const link = {
     opts: { stallMs: opts.stallMs ?? 300, stallExitMs: opts.exitMs ?? 60_000 },
     names: { stream: 'LOG', log: 'confab.log' },
     checkConnection: () => undefined,
     // No reconnection in these tests: the connection's status ends at once.
-    nc: { status: () => (async function* () {})(), getServer: () => 'nats1' },
+    nc: {
+      // The connection's status: a reconnection when the test says (`reconnect`).
+      status: () =>
+        (async function* () {
+          for (;;) {
+            await new Promise<void>((r) => (reconnected = r));
+            yield { type: 'reconnect', data: 'nats2' };
+          }
+        })(),
+      getServer: () => 'nats1',
+      // JetStream's advisories: a stream leader's election, told by `elect`.
+      subscribe: (_subject: string, o: { callback: (err: unknown, m: unknown) => void }) => {
+        electedCallbacks.push(o.callback);
+        return { unsubscribe: () => undefined };
+      },
+    },
     js: {
       consumers: {
         get: (_stream: string, o: { opt_start_seq?: number }) =>
-          Promise.resolve({
+          (gate ?? Promise.resolve()).then(() => ({
             consume: (c?: { expires?: number }) => {
               consumeOpts.push(c ?? {});
               return Promise.resolve(consumer(o.opt_start_seq ?? 1));
             },
-          }),
+          })),
       },
     },
     jsm: {
@@ -115,6 +134,16 @@ function world(opts: {
     grow: (n: number) => void (last += n),
     cut: (off: boolean) => void (unreachable = off),
     leaderless: (on: boolean) => void (leaderless = on),
+    elect: () => electedCallbacks.forEach((cb) => cb(null, {})),
+    reconnect: () => reconnected?.(),
+    hold: () => {
+      let release = () => undefined as void;
+      gate = new Promise<void>((r) => (release = r));
+      return () => {
+        gate = null;
+        release();
+      };
+    },
     consumeOpts,
   };
 }
@@ -194,3 +223,32 @@ t.test(
       t.ok(o.expires !== undefined && o.expires <= 5000, `pulls expire after ${o.expires} ms`);
   },
 );
+
+t.test("the log stream's election leaves a consumer that hands on entries alone", async (t) => {
+  const w = world({ last: 3 });
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('three entries applied', () => w.applier.applied === 3);
+  w.elect();
+  w.grow(2);
+  await until('the entries after the election applied', () => w.applier.applied === 5);
+  t.same(w.made, [1], 'no other consumer made');
+  t.same(w.died, []);
+});
+
+t.test('a consumer made again: the old one applies until the new one is made', async (t) => {
+  const w = world({ last: 3 });
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('three entries applied', () => w.applier.applied === 3);
+  const release = w.hold();
+  w.reconnect();
+  w.grow(2);
+  await until('the old consumer applying meanwhile', () => w.applier.applied === 5);
+  release();
+  await until('a second consumer', () => w.made.length === 2);
+  t.same(w.made, [1, 4], 'made from the entry after the last applied when it was asked for');
+  w.grow(1);
+  await until('the next entry applied', () => w.applier.applied === 6);
+  t.same(w.died, [], 'each entry applied once, in order (no gap: the node goes on)');
+});

@@ -79,7 +79,11 @@ function world() {
     incarnation: 'i1',
     leaseMs: 3000,
     // No reconnection here: the connection's status ends at once.
-    nc: { status: () => (async function* () {})(), getServer: () => 'nats1' },
+    nc: {
+      status: () => (async function* () {})(),
+      getServer: () => 'nats1',
+      subscribe: () => ({ unsubscribe: () => undefined }),
+    },
     checkConnection: () => undefined,
     js: {
       consumers: {
