@@ -5,7 +5,8 @@
  * second while other writes reach the disk). So checkpoints are spaced by the rate the WAL grew at
  * since the last one: one a second (`maxIntervalMs`) while it takes little, sooner (down to
  * `intervalMs`) when it grows fast, so that it holds about TARGET_PAGES between checkpoints under
- * heavy writes, far from the writer's own backstop.
+ * heavy writes. (Under steady writes no PASSIVE checkpoint copies the whole WAL: the thread then
+ * empties it with the realm actors' commits held, ./checkpointer.ts "Restarting the WAL".)
  */
 export const TARGET_PAGES = 2_000;
 

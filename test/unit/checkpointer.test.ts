@@ -14,6 +14,7 @@ import t, { type Test } from 'tap';
 import { checkpointDelay, TARGET_PAGES } from '../../src/storage/checkpoint-spacing.js';
 import { BACKSTOP_PAGES, Checkpointer } from '../../src/storage/checkpointer.js';
 import { closeDatabase, openDatabase } from '../../src/storage/db.js';
+import { holdRemaining, MAX_HOLD_MS, RESTART_PAGES } from '../../src/storage/wal-restart.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -101,3 +102,60 @@ t.test('heavy writes: checkpoints keep coming and the WAL stays bounded', async 
     `the WAL stayed under the writer's backstop (${most} pages at most)`,
   );
 });
+
+t.test('holdRemaining: until the deadline, never more than MAX_HOLD_MS', (t) => {
+  t.equal(holdRemaining(0, 1000), 0, 'no hold');
+  t.equal(holdRemaining(1030, 1000), 30, 'the rest of the hold');
+  t.equal(holdRemaining(1000, 1000), 0, 'over at its deadline');
+  t.equal(holdRemaining(999_999, 1000), MAX_HOLD_MS, 'a clock step back never holds longer');
+  t.end();
+});
+
+t.test(
+  'steady writes that honour the commit hold: the thread empties the WAL and it restarts',
+  async (t) => {
+    const { db, checkpointer, insert } = database(t);
+    await started(t, checkpointer, insert);
+    // About 50 pages a transaction, one every few milliseconds, the way the realm actors write:
+    // never while the thread holds commits. No PASSIVE checkpoint alone could copy the whole WAL.
+    const many = db.transaction(() => {
+      for (let i = 0; i < 100; i++) insert.run('z'.repeat(2000));
+    });
+    let longestHold = 0;
+    let heldTurns = 0;
+    let most = 0;
+    let afresh = false;
+    for (const deadline = Date.now() + 120_000; !afresh;) {
+      if (Date.now() > deadline)
+        throw new Error(`no restart: ${JSON.stringify(checkpointer.stats)}`);
+      const held = checkpointer.commitHoldMs;
+      longestHold = Math.max(longestHold, held);
+      if (held > 0) {
+        heldTurns++;
+        await sleep(1);
+        continue;
+      }
+      many();
+      await sleep(2);
+      const { walPages, restarts } = checkpointer.stats;
+      most = Math.max(most, walPages);
+      // Started afresh: after a restart, the thread sees a WAL far smaller than it was.
+      afresh = restarts > 0 && most >= RESTART_PAGES && walPages < most / 2;
+    }
+    const stats = checkpointer.stats;
+    t.ok(
+      stats.holds >= stats.restarts && stats.restarts >= 1,
+      `emptied under a hold (${JSON.stringify(stats)})`,
+    );
+    t.ok(heldTurns > 0, `the writer saw the hold (${heldTurns} turns held)`);
+    t.ok(longestHold <= MAX_HOLD_MS, `a hold is bounded (${longestHold} ms at most)`);
+    t.ok(
+      most < BACKSTOP_PAGES,
+      `the WAL stayed under the writer's backstop (${most} pages at most)`,
+    );
+    for (const deadline = Date.now() + 120_000; checkpointer.commitHoldMs > 0; await sleep(5)) {
+      if (Date.now() > deadline) throw new Error('the hold never ended');
+    }
+    t.pass('the hold ends');
+  },
+);
