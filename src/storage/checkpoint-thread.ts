@@ -13,7 +13,8 @@ import Database from './sqlite.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkpointDelay } from './checkpoint-spacing.js';
+import { checkpointDue } from './checkpoint-spacing.js';
+import { WalIndex } from './wal-index.js';
 import { CATCH_UP_PASSES, MAX_HOLD_MS, RESTART_PAGES, TAIL_PAGES } from './wal-restart.js';
 
 const { file, intervalMs, maxIntervalMs, counters, hold } = workerData as {
@@ -98,38 +99,36 @@ function emptyWal(): boolean {
 }
 
 let failures = 0;
-/** When the next checkpoint runs: ./checkpoint-spacing.ts. */
+/** What is waiting in the WAL, looked at every `intervalMs` (./wal-index.ts). */
+const walIndex = new WalIndex(`${file}-shm`);
+/** The next look: ./checkpoint-spacing.ts says whether it checkpoints. */
 let timer: NodeJS.Timeout | null = null;
-function next(delay: number): void {
-  timer = setTimeout(run, delay);
-}
 let lastRun = performance.now();
-function run(): void {
-  let delay: number;
+function look(): void {
   const now = performance.now();
-  const elapsed = now - lastRun;
-  lastRun = now;
-  try {
-    const r = checkpoint();
-    failures = 0;
-    delay = checkpointDelay(r.log, elapsed, intervalMs, maxIntervalMs);
-    // Under way writes (something new was copied) into a WAL this large: empty it. (A WAL left
-    // large but wholly copied restarts at the next commit by itself.)
-    if (r.log >= RESTART_PAGES && r.copied > 0) emptyWal();
-  } catch (err) {
-    // A busy database is normal under load; anything persistent is reported once.
-    delay = intervalMs;
-    if (++failures === 100) {
-      parentPort?.postMessage({ failing: err instanceof Error ? err.message : String(err) });
+  if (checkpointDue(walIndex.waiting(), now - lastRun, maxIntervalMs)) {
+    lastRun = now;
+    try {
+      const r = checkpoint();
+      failures = 0;
+      // Under way writes (something new was copied) into a WAL this large: empty it. (A WAL left
+      // large but wholly copied restarts at the next commit by itself.)
+      if (r.log >= RESTART_PAGES && r.copied > 0) emptyWal();
+    } catch (err) {
+      // A busy database is normal under load; anything persistent is reported once.
+      if (++failures === 100) {
+        parentPort?.postMessage({ failing: err instanceof Error ? err.message : String(err) });
+      }
     }
   }
-  next(delay);
+  timer = setTimeout(look, intervalMs);
 }
-next(intervalMs);
+timer = setTimeout(look, intervalMs);
 
 parentPort?.on('message', (m: unknown) => {
   if (m === 'stop') {
     if (timer !== null) clearTimeout(timer);
+    walIndex.close();
     db.close();
     parentPort?.close();
   }

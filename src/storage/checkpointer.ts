@@ -5,8 +5,8 @@
  * writing thread: with messages to many recipients (each adds a row in every recipient's part
  * of user_messages and its indexes, ~120 pages per 50-recipient message), that is a stall of
  * tens of milliseconds every few commits, in the realm actor. Here a worker thread with its own
- * connection runs PASSIVE checkpoints (they never block the writer) once a second, more often
- * (down to every `intervalMs`) when the WAL grows fast (./checkpoint-thread.ts), and the
+ * connection runs PASSIVE checkpoints (they never block the writer) once a second, sooner when
+ * TARGET_PAGES wait to be copied (it looks every `intervalMs`: ./checkpoint-spacing.ts), and the
  * writer's automatic checkpoint is kept only as a backstop (BACKSTOP_PAGES) for when the WAL
  * cannot be reset under sustained writes. Numbers: docs/benchmarks.md, `messages`.
  *
