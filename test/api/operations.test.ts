@@ -121,6 +121,8 @@ t.test('GET /metrics: Prometheus text with the server’s figures', async (t) =>
     'confab_commit_batch_size_bucket',
     'confab_commit_duration_seconds_count',
     'confab_checkpoints_total',
+    'confab_wal_commit_holds_total',
+    'confab_wal_emptied_total',
     'confab_event_queues',
     'confab_event_queue_events',
     'confab_event_queue_bytes',
