@@ -307,7 +307,7 @@ t.test(
     const { logger, lines } = capturingLogger();
     setLogger(logger);
     t.teardown(() => setLogger(createLogger()));
-    const { api, fx } = await startServer(t, { logRequests: true, testRoutes: true });
+    const { api, fx } = await startServer(t, { logRequests: 'all', testRoutes: true });
     await api.get('hamlet', 'users/me');
     await api.get('hamlet', 'messages/123456/history');
     await api.get(null, '/api/v1/no/such/endpoint');
