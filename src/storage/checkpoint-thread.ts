@@ -58,7 +58,9 @@ let last: Pragma = { busy: 0, log: 0, checkpointed: 0 };
  */
 function checkpoint(): Result {
   const [r] = db.pragma('wal_checkpoint(PASSIVE)') as Pragma[];
-  const result = r ?? { busy: 0, log: 0, checkpointed: 0 };
+  const result = r ?? { busy: 0, log: -1, checkpointed: -1 };
+  // A checkpoint that could not run (busy: the writer's own was running) answers -1 for both.
+  if (result.busy !== 0 || result.log < 0) return { ...result, copied: 0 };
   const before = result.log >= last.log ? Math.max(0, last.checkpointed) : 0;
   const copied = Math.max(0, result.checkpointed - before);
   last = result;
@@ -87,7 +89,7 @@ function emptyWal(): boolean {
   try {
     for (let i = 0; i < 3; i++) {
       const r = checkpoint();
-      if (r.copied === 0 && r.log === r.checkpointed) {
+      if (r.busy === 0 && r.copied === 0 && r.log >= 0 && r.log === r.checkpointed) {
         Atomics.add(counters, 3, 1n);
         return true;
       }
