@@ -9,6 +9,7 @@
  *                   CLOSE                     → closed
  *   open.batching   COMMAND, batchable        → open.batching (enqueue)
  *                   COMMAND, other            → open.idle     (commit the batch, then run it)
+ *                   after endOfTurn, held     → open.batching (wait again)
  *                   after endOfTurn           → open.idle     (commit the batch)
  *                   CLOSE                     → closed        (commit the batch)
  *   closed          COMMAND                   → closed        (refuse: 503)
@@ -36,6 +37,12 @@
  * `commitSpacingMs`, several sends a commit, instead of writing the same ~126 pages to the WAL for
  * every send (which, at a few hundred sends a second, is the disk's whole bandwidth and the
  * send-to-delivery tail: docs/benchmarks.md, `messages`).
+ *
+ * Commit hold (`commitHold`; the server's is the store's, src/storage/checkpointer.ts "Restarting
+ * the WAL"): while the background checkpointer copies the last frames of the WAL so that it can
+ * start afresh, a batch due to commit waits, polling every HOLD_POLL_MS, for at most the hold's
+ * own bound (src/storage/wal-restart.ts MAX_HOLD_MS). Only batches wait: a command that is not
+ * batchable, and closing, commit at once as always.
  *
  * Discipline: `assign` only computes the next context (the batch is an immutable list, newest
  * first); running commands, publishing and replying are named actions (runOne, commitBatch,
@@ -79,6 +86,11 @@ export type RealmDeps = {
    * absent or 0: every batch commits at the end of its turn.
    */
   commitSpacingMs?: number;
+  /**
+   * How long (ms) batches should wait before committing, asked when one is due (commit hold,
+   * above); absent or 0: no wait.
+   */
+  commitHold?: () => number;
   /** The server's "now" (ms), as mutations see it. */
   clock: () => number;
   /** Outgoing mail (docs/mail.md); absent: the server sends none. */
@@ -138,6 +150,14 @@ export const MAX_BATCH = 64;
 export function batchDelay(spacingMs: number, lastBatchAt: number, now: number): number {
   if (!(spacingMs > 0)) return 0;
   return Math.max(0, Math.min(spacingMs, lastBatchAt + spacingMs - now));
+}
+
+/** How often (ms) a batch held by the commit hold looks again (the hold ends unannounced). */
+export const HOLD_POLL_MS = 1;
+
+/** The delay before a batch due now commits, given the spacing's delay and the commit hold. */
+export function heldDelay(spacingDelay: number, holdMs: number): number {
+  return holdMs > 0 ? Math.max(spacingDelay, Math.min(holdMs, HOLD_POLL_MS)) : spacingDelay;
 }
 
 export class RealmClosedError extends JsonableError {
@@ -358,9 +378,13 @@ export const realmMachine = setup({
      * later under commit spacing.
      */
     endOfTurn: ({ context }) =>
-      batchDelay(context.deps.commitSpacingMs ?? 0, context.lastBatchAt, performance.now()),
+      heldDelay(
+        batchDelay(context.deps.commitSpacingMs ?? 0, context.lastBatchAt, performance.now()),
+        context.deps.commitHold?.() ?? 0,
+      ),
   },
   guards: {
+    held: ({ context }) => (context.deps.commitHold?.() ?? 0) > 0,
     batchable: ({ context, event }) =>
       event.type === 'COMMAND' && context.deps.batchable.has(event.envelope.command),
   },
@@ -405,7 +429,10 @@ export const realmMachine = setup({
         },
         batching: {
           after: {
-            endOfTurn: { target: 'idle', actions: ['markBatch', 'commitBatch', 'clearBatch'] },
+            endOfTurn: [
+              { guard: 'held', target: 'batching', reenter: true },
+              { target: 'idle', actions: ['markBatch', 'commitBatch', 'clearBatch'] },
+            ],
           },
           on: {
             COMMAND: [

@@ -80,6 +80,7 @@ export class RealmRuntime {
         commands,
         batchable,
         ...(commitSpacingMs > 0 ? { commitSpacingMs } : {}),
+        commitHold: () => store.commitHoldMs,
         clock,
         ...(placement ? { commit: placement.commit } : {}),
         ...(mail ? { mail } : {}),

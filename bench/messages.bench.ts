@@ -23,7 +23,8 @@
  *    Not a timing: it can run on a busy machine.
  *
  * Each send phase also prints how many sends the server's commits held on average (group commit
- * and its spacing, actors/realm.machine.ts).
+ * and its spacing, actors/realm.machine.ts), and the sending client process's own event-loop
+ * delay over the window (p99, max): a stall there is the bench's, not the server's.
  *
  * Parts 1 and 2 run once per durability mode (BENCH_DURABILITY, default "normal,full": SQLite's
  * synchronous=NORMAL, the default, and FULL, DURABILITY=full), so the cost of syncing every commit
@@ -511,7 +512,8 @@ export async function messagesBench(): Promise<void> {
           `${name.padEnd(30)} ${fmt(r.sent / r.seconds, 0).padStart(6)} sends/s  ${fmt(r.deliveries / r.seconds, 0).padStart(7)} deliveries/s  ` +
           `p50 ${fmt(r.latency.p50)} ms  p99 ${fmt(r.latency.p99)} ms  max ${fmt(r.latency.max)} ms  ` +
           `(errors ${r.errors}, delivered ${r.deliveries}/${r.expectedDeliveries}${r.skipped ? `, pacer skipped ${r.skipped}` : ''}; ` +
-          `${fmt(r.commits.sends / r.commits.commits, 2)} sends per commit)`;
+          `${fmt(r.commits.sends / r.commits.commits, 2)} sends per commit; ` +
+          `client loop delay p99 ${fmt(r.clientLoop.p99)} ms, max ${fmt(r.clientLoop.max)} ms)`;
         const label =
           (mode === 'ws' ? 'WebSocket' : 'long-poll') +
           tag +

@@ -55,10 +55,15 @@ export type ServerConfig = {
   /** Mounts routes that exist only to test the server itself (a handler that throws). */
   testRoutes: boolean;
   /**
-   * One log line per request (info level): request id, method, route, status, time, user and
-   * realm. On by default for `npm start` (LOG_REQUESTS=0 turns it off), off in tests and benches.
+   * The access log (src/http/request-log.ts), LOG_REQUESTS: `all`, a line per request (info
+   * level: request id, method, route, status, time, user, realm, client); `errors`, a line only
+   * for a request answered with a status >= 400 or slower than `slowRequestMs`, and a summary
+   * line of every request each minute (`npm start`'s default); `off`, neither (the library's
+   * default: tests and benches).
    */
-  logRequests: boolean;
+  logRequests: LogRequests;
+  /** LOG_SLOW_MS: with `logRequests` `errors`, a request at least this slow has its line. */
+  slowRequestMs: number;
   /**
    * Bearer token that lets non-local clients read GET /metrics (METRICS_TOKEN); null: only
    * loopback clients may.
@@ -249,6 +254,9 @@ export const DEFAULT_MAIL_LIMITS: MailLimits = {
 
 export const DEFAULT_MAX_FILE_UPLOAD_MIB = 25;
 
+/** What the access log writes (ServerConfig.logRequests). */
+export type LogRequests = 'all' | 'errors' | 'off';
+
 export function defaultConfig(): ServerConfig {
   return {
     host: '127.0.0.1',
@@ -263,7 +271,8 @@ export function defaultConfig(): ServerConfig {
     uploadUrlLifetimeMs: 60_000,
     scryptN: 1 << 15,
     testRoutes: false,
-    logRequests: false,
+    logRequests: 'off',
+    slowRequestMs: 1000,
     metricsToken: null,
     healthMaxLagMs: 1000,
     heartbeatMs: 45_000,
@@ -315,7 +324,12 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   MAX_REQUEST_BYTES: z.string().regex(/^\d+$/).transform(Number).optional(),
-  LOG_REQUESTS: z.enum(['0', '1', 'true', 'false']).optional(),
+  LOG_REQUESTS: z.enum(['all', 'errors', 'off', '0', '1', 'true', 'false']).optional(),
+  LOG_SLOW_MS: z
+    .string()
+    .regex(/^\d+$/, 'LOG_SLOW_MS is in milliseconds')
+    .transform(Number)
+    .optional(),
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   RATE_LIMITING: z.enum(['0', '1', 'true', 'false', 'on', 'off']).optional(),
   RATE_LIMITING_RULES: z.string().optional(),
@@ -427,7 +441,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     sessionAgeSeconds: e.SESSION_COOKIE_AGE ?? base.sessionAgeSeconds,
     maxFileUploadBytes: (e.MAX_FILE_UPLOAD_SIZE ?? DEFAULT_MAX_FILE_UPLOAD_MIB) * 1024 * 1024,
     maxRequestBytes: e.MAX_REQUEST_BYTES ?? base.maxRequestBytes,
-    logRequests: e.LOG_REQUESTS !== '0' && e.LOG_REQUESTS !== 'false',
+    logRequests: logRequestsFromEnv(e.LOG_REQUESTS),
+    slowRequestMs: e.LOG_SLOW_MS ?? base.slowRequestMs,
     metricsToken: e.METRICS_TOKEN ?? null,
     rateLimits: rateLimitsFromEnv(e.RATE_LIMITING, e.RATE_LIMITING_RULES),
     imageProxyAllowPrivate:
@@ -495,4 +510,12 @@ export function envWithFile(
     });
   }
   return { ...env, ...util.parseEnv(text) };
+}
+
+/** LOG_REQUESTS: `errors` when unset; `1`/`true` (its older spellings) are `all`, `0`/`false` `off`. */
+function logRequestsFromEnv(value: string | undefined): LogRequests {
+  if (value === undefined) return 'errors';
+  if (value === '1' || value === 'true') return 'all';
+  if (value === '0' || value === 'false') return 'off';
+  return value as LogRequests;
 }

@@ -16,6 +16,7 @@
  * Child → parent: {type: 'ready'}, {type: 'phase-done', result} (senders),
  * {type: 'collected', latencies, deliveries} (receivers), {type: 'error', msg}.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { basicAuth, HttpConn, now } from './http-conn.js';
 import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
 
@@ -45,6 +46,11 @@ export type SendResult = {
   /** The measurement window (send times, epoch ms). */
   from: number;
   to: number;
+  /**
+   * This process's own event-loop delay over the window (ms, sampled every 5 ms): a stall here
+   * delays the sends it paces and the deliveries it reads, and is the bench's, not the server's.
+   */
+  clientLoop: { p99: number; max: number };
 };
 
 let opts: Opts;
@@ -116,8 +122,15 @@ async function runPhase(phase: Phase): Promise<SendResult> {
       else errors++;
     }
   };
-  setTimeout(() => (measuring = true), phase.warmupMs);
-  setTimeout(() => (running = false), phase.warmupMs + phase.durationMs);
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  setTimeout(() => {
+    measuring = true;
+    loop.enable();
+  }, phase.warmupMs);
+  setTimeout(() => {
+    running = false;
+    loop.disable();
+  }, phase.warmupMs + phase.durationMs);
 
   if (phase.kind === 'max') {
     await Promise.all(
@@ -159,6 +172,7 @@ async function runPhase(phase: Phase): Promise<SendResult> {
     skipped,
     from: measureFrom,
     to: measureTo,
+    clientLoop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
   };
 }
 

@@ -60,7 +60,7 @@ export function mountDefaultImages(app: TemplatedApp, config: ServerConfig): voi
           };
           if (etagMatches(ifNoneMatch, etag)) writeWithoutBody(res, ctx, 304, headers, null);
           else send(res, ctx, 200, png, 'image/png', headers);
-          requestFinished(ctx, route, config.logRequests);
+          requestFinished(ctx, route, config);
         },
         (err: unknown) => {
           image = null; // tried again by the next request
@@ -71,7 +71,7 @@ export function mountDefaultImages(app: TemplatedApp, config: ServerConfig): voi
             500,
             '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}',
           );
-          requestFinished(ctx, route, config.logRequests);
+          requestFinished(ctx, route, config);
         },
       );
     });

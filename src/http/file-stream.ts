@@ -65,6 +65,7 @@ function start(
     finish();
     return;
   }
+  ctx.answering(body.status);
   ctx.done = true;
   ctx.status = body.status;
   ctx.onAbort(finish);

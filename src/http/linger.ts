@@ -44,8 +44,9 @@ export function refuseEarly(
   bodyComplete: boolean,
 ): Linger | null {
   if (ctx.aborted || ctx.done) return null;
-  ctx.done = true;
   const answer = errorAnswer(ctx, err);
+  ctx.answering(answer.status);
+  ctx.done = true;
   ctx.status = answer.status;
   const head = () => {
     res.writeStatus(statusLine(answer.status));

@@ -13,7 +13,7 @@ import type { HealthMonitor } from '../observability/health.js';
 import { METRICS_CONTENT_TYPE, metricsText } from '../observability/metrics.js';
 import { clientAddress, normalizeAddress, ProxyTrust } from './client-address.js';
 import { RequestContext } from './request.js';
-import { requestFinished } from './request-log.js';
+import { NO_ACCESS_LOG, requestFinished } from './request-log.js';
 import { send } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
@@ -45,7 +45,7 @@ export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void 
     send(res, ctx, report.status === 'ok' ? 200 : 503, JSON.stringify(report), 'application/json', {
       'Cache-Control': 'no-store',
     });
-    requestFinished(ctx, '/health', false);
+    requestFinished(ctx, '/health', NO_ACCESS_LOG);
   });
 
   app.get('/metrics', (res: HttpResponse, req: HttpRequest) => {
@@ -76,17 +76,17 @@ export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void 
       send(res, ctx, opts.metricsToken === null ? 403 : 401, body, 'application/json', {
         ...(opts.metricsToken === null ? {} : { 'WWW-Authenticate': 'Bearer' }),
       });
-      requestFinished(ctx, '/metrics', false);
+      requestFinished(ctx, '/metrics', NO_ACCESS_LOG);
       return;
     }
     metricsText().then(
       (text) => {
         send(res, ctx, 200, text, METRICS_CONTENT_TYPE);
-        requestFinished(ctx, '/metrics', false);
+        requestFinished(ctx, '/metrics', NO_ACCESS_LOG);
       },
       () => {
         send(res, ctx, 500, JSON.stringify({ result: 'error', msg: 'Internal server error' }));
-        requestFinished(ctx, '/metrics', false);
+        requestFinished(ctx, '/metrics', NO_ACCESS_LOG);
       },
     );
   });

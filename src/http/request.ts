@@ -56,6 +56,13 @@ export class RequestContext {
   readonly pathParams: string[];
   readonly startedAt = performance.now();
   aborted = false;
+  /** The answer is held by design (a long-poll: ./respond.ts HeldResponse): never "slow". */
+  held = false;
+  /**
+   * With LOG_REQUESTS=errors, the slowness (ms) from which a request's line is written, whose
+   * address is then read as its answer is written (./respond.ts send); -1 otherwise.
+   */
+  logSlowerThanMs = -1;
   /** Set once a response has been written (or the connection closed by us). */
   done = false;
   /**
@@ -187,6 +194,18 @@ export class RequestContext {
         : clientAddress(peer, this.forwardedFor, this.trust);
     if (address !== '') this.client = address;
     return address;
+  }
+
+  /**
+   * Called as the answer's status is written, before `done`: with LOG_REQUESTS=errors, a failed or
+   * slow request's line names the client, whose address is read now, while it is there to ask.
+   */
+  answering(status: number): void {
+    if (
+      this.logSlowerThanMs >= 0 &&
+      (status >= 400 || (!this.held && performance.now() - this.startedAt >= this.logSlowerThanMs))
+    )
+      this.clientAddress();
   }
 
   /** The client's address if it was read (the access log's; '' if not). */

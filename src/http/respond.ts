@@ -116,6 +116,7 @@ export function send(
   closeConnection = false,
 ): void {
   if (ctx.aborted || ctx.done) return;
+  ctx.answering(status);
   ctx.done = true;
   ctx.status = status;
   // A string that may be large in bytes is measured in bytes: its length counts UTF-16 units, and

@@ -120,7 +120,8 @@ export function mountEndpoints(
     const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext(req, 0);
     res.onAborted(() => ctx.markAborted());
-    if (server.config.logRequests) {
+    if (server.config.logRequests !== 'off') {
+      // Every answer here is an error (404, 405, 501): its line names the client.
       ctx.bindClient(res, req, server.proxyTrust);
       ctx.clientAddress();
     }
@@ -144,7 +145,7 @@ export function mountEndpoints(
     } else {
       sendError(res, ctx, new ResourceNotFoundError());
     }
-    requestFinished(ctx, UNMATCHED_ROUTE, server.config.logRequests);
+    requestFinished(ctx, UNMATCHED_ROUTE, server.config);
   });
 }
 
@@ -200,7 +201,9 @@ function onRequest(
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
   ctx.bindClient(res, req, server.proxyTrust);
   // The access log names the client: read while the connection is there to ask.
-  if (server.config.logRequests) ctx.clientAddress();
+  if (server.config.logRequests === 'all') ctx.clientAddress();
+  else if (server.config.logRequests === 'errors')
+    ctx.logSlowerThanMs = server.config.slowRequestMs;
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   ctx.compressAnswer = ep.compressAnswer;
@@ -226,7 +229,7 @@ function onRequest(
     try {
       held.slot?.();
       if (!ctx.filesInHandler) cleanupFiles(ctx);
-      requestFinished(ctx, ep.path, server.config.logRequests);
+      requestFinished(ctx, ep.path, server.config);
     } catch (err) {
       reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
     }
@@ -509,6 +512,7 @@ function runHere(
   }
   try {
     if (result instanceof HeldResponse) {
+      ctx.held = true;
       result.bind((value) => respondWith(res, ctx, value, ignored, leave));
     } else if (result instanceof Promise) {
       if (ctx.files.length > 0) ctx.filesInHandler = true;

@@ -262,7 +262,7 @@ export function mountWebApp(
             'application/json',
             { 'X-Content-Type-Options': 'nosniff' },
           );
-        requestFinished(ctx, route, config.logRequests);
+        requestFinished(ctx, route, config);
         return;
       }
       const encoding = chooseEncoding(ctx.acceptEncoding, {
@@ -286,7 +286,7 @@ export function mountWebApp(
           );
         else send(res, ctx, 200, body, file.type, withCoding);
       }
-      requestFinished(ctx, route, config.logRequests);
+      requestFinished(ctx, route, config);
     };
     app.get(route, handler);
     app.head(route, handler);

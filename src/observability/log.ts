@@ -113,8 +113,8 @@ export type LoggingOptions = {
   destination?: number | DestinationStream;
 };
 
-/** Access lines held before a write: up to this many bytes (~30 lines)… */
-const ACCESS_BATCH_BYTES = 8192;
+/** Access lines held before a write: up to this many bytes (~120 lines)… */
+const ACCESS_BATCH_BYTES = 32768;
 /** …or for this many milliseconds. */
 export const ACCESS_FLUSH_MS = 100;
 /** How long a write that finds the descriptor full (EAGAIN: a non-blocking pipe) waits to retry. */

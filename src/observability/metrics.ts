@@ -67,7 +67,7 @@ export type MetricsSource = {
   inflight(): number;
   queues(): QueueFigures;
   renderPool(): { queued: number; threads: number };
-  checkpoints(): { runs: number; pages: number; walPages: number };
+  checkpoints(): { runs: number; pages: number; walPages: number; holds: number; restarts: number };
   /** A cluster node's place in its realm log (docs/cluster.md); absent for a single process. */
   replication?(): Promise<ReplicationFigures>;
   /** The mail outbox and its sender (src/mail/sender.ts); absent when the server sends no mail. */
@@ -505,6 +505,18 @@ scraped(
   'Pages in the write-ahead log at the last background checkpoint.',
   () => sum((s) => s.checkpoints().walPages),
   'gauge',
+);
+scraped(
+  'confab_wal_commit_holds_total',
+  'Times the background checkpointer held group commits to copy the last of the WAL.',
+  () => sum((s) => s.checkpoints().holds),
+  'counter',
+);
+scraped(
+  'confab_wal_emptied_total',
+  'Times the background checkpointer copied the whole WAL under such a hold (the next commit restarts it).',
+  () => sum((s) => s.checkpoints().restarts),
+  'counter',
 );
 
 // ---- outgoing mail (src/mail/sender.ts) ---------------------------------------------------------

@@ -2,22 +2,36 @@
  * The background checkpointer's thread (see ./checkpointer.ts): its own connection to the
  * database, copying committed WAL frames back into the database file with PASSIVE checkpoints
  * (which never block the writer), so the writer's commits do not pay for copying and syncing.
+ *
+ * Emptying the WAL (./checkpointer.ts, "Restarting the WAL"): once the WAL holds RESTART_PAGES,
+ * the thread catches up with what was written during its last checkpoint, then asks the realm
+ * actors to hold their batches (`hold`: a deadline, epoch ms, at most MAX_HOLD_MS away) while one
+ * more checkpoint copies the few frames left, so that it copies the whole WAL and the writer's
+ * next commit starts it afresh; then it clears the hold.
  */
 import Database from './sqlite.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkpointDelay } from './checkpoint-spacing.js';
+import { checkpointDue } from './checkpoint-spacing.js';
+import { WalIndex } from './wal-index.js';
+import { CATCH_UP_PASSES, MAX_HOLD_MS, RESTART_PAGES, TAIL_PAGES } from './wal-restart.js';
 
-const { file, intervalMs, maxIntervalMs, counters } = workerData as {
+const { file, intervalMs, maxIntervalMs, counters, hold } = workerData as {
   file: string;
   /** The shortest interval between checkpoints (under heavy writes). */
   intervalMs: number;
   /** The longest (with anything to copy). */
   maxIntervalMs: number;
-  /** [checkpoints run, pages copied, WAL pages at the last run] (read by the main thread). */
+  /**
+   * [checkpoints run, pages copied, WAL pages at the last run, WAL emptied under a hold, holds]
+   * (read by the main thread).
+   */
   counters: BigInt64Array;
+  /** [until when (epoch ms) the realm actors hold their batches; 0: no hold]. */
+  hold: BigInt64Array;
 };
+
 let db: BetterSqlite3.Database;
 try {
   db = new Database(file, { fileMustExist: true });
@@ -29,45 +43,94 @@ try {
   process.exit(0);
 }
 
-let failures = 0;
-/** When the next checkpoint runs: ./checkpoint-spacing.ts. */
-let timer: NodeJS.Timeout | null = null;
-function next(delay: number): void {
-  timer = setTimeout(run, delay);
+/** What `wal_checkpoint` answers: the WAL's frames (`log`) and those copied so far. */
+type Pragma = { busy: number; log: number; checkpointed: number };
+
+/** A checkpoint's result, and how many frames it copied that no earlier one had. */
+type Result = Pragma & { copied: number };
+
+/** The last checkpoint's result. */
+let last: Pragma = { busy: 0, log: 0, checkpointed: 0 };
+
+/**
+ * One PASSIVE checkpoint, counted. It copies the frames the WAL held when it began (`log`, since
+ * the WAL's last restart: a smaller `log` than the last one's means it restarted meanwhile).
+ */
+function checkpoint(): Result {
+  const [r] = db.pragma('wal_checkpoint(PASSIVE)') as Pragma[];
+  const result = r ?? { busy: 0, log: -1, checkpointed: -1 };
+  // A checkpoint that could not run (busy: the writer's own was running) answers -1 for both.
+  if (result.busy !== 0 || result.log < 0) return { ...result, copied: 0 };
+  const before = result.log >= last.log ? Math.max(0, last.checkpointed) : 0;
+  const copied = Math.max(0, result.checkpointed - before);
+  last = result;
+  if (result.log > 0) {
+    Atomics.add(counters, 0, 1n);
+    Atomics.add(counters, 1, BigInt(copied));
+  }
+  Atomics.store(counters, 2, BigInt(Math.max(0, result.log)));
+  return { ...result, copied };
 }
-let lastRun = performance.now();
-function run(): void {
-  let delay: number;
-  const now = performance.now();
-  const elapsed = now - lastRun;
-  lastRun = now;
+
+/**
+ * Empties the WAL (see the top of this file). A checkpoint copies the frames there were when it
+ * began, so what the writer added meanwhile is copied only by the next one: catch-up passes
+ * without a hold run until one copied at most TAIL_PAGES new frames, then passes while the realm
+ * actors hold their batches run until one finds nothing new to copy (a commit already under way
+ * when the hold began, or a command that is not a batch, may add a little). Clears the hold in
+ * any case; true if the WAL was found wholly copied (the writer's next commit restarts it).
+ */
+function emptyWal(): boolean {
+  for (let i = 0; i < CATCH_UP_PASSES; i++) {
+    if (checkpoint().copied <= TAIL_PAGES) break;
+  }
+  Atomics.store(hold, 0, BigInt(Date.now() + MAX_HOLD_MS));
+  Atomics.add(counters, 4, 1n);
   try {
-    const [r] = db.pragma('wal_checkpoint(PASSIVE)') as {
-      busy: number;
-      log: number;
-      checkpointed: number;
-    }[];
-    failures = 0;
-    if (r !== undefined && r.log > 0) {
-      Atomics.add(counters, 0, 1n);
-      Atomics.add(counters, 1, BigInt(Math.max(0, r.checkpointed)));
+    for (let i = 0; i < 3; i++) {
+      const r = checkpoint();
+      if (r.busy === 0 && r.copied === 0 && r.log >= 0 && r.log === r.checkpointed) {
+        Atomics.add(counters, 3, 1n);
+        return true;
+      }
     }
-    Atomics.store(counters, 2, BigInt(Math.max(0, r?.log ?? 0)));
-    delay = checkpointDelay(r?.log ?? 0, elapsed, intervalMs, maxIntervalMs);
-  } catch (err) {
-    // A busy database is normal under load; anything persistent is reported once.
-    delay = intervalMs;
-    if (++failures === 100) {
-      parentPort?.postMessage({ failing: err instanceof Error ? err.message : String(err) });
+    return false;
+  } finally {
+    Atomics.store(hold, 0, 0n);
+  }
+}
+
+let failures = 0;
+/** What is waiting in the WAL, looked at every `intervalMs` (./wal-index.ts). */
+const walIndex = new WalIndex(`${file}-shm`);
+/** The next look: ./checkpoint-spacing.ts says whether it checkpoints. */
+let timer: NodeJS.Timeout | null = null;
+let lastRun = performance.now();
+function look(): void {
+  const now = performance.now();
+  if (checkpointDue(walIndex.waiting(), now - lastRun, maxIntervalMs)) {
+    lastRun = now;
+    try {
+      const r = checkpoint();
+      failures = 0;
+      // Under way writes (something new was copied) into a WAL this large: empty it. (A WAL left
+      // large but wholly copied restarts at the next commit by itself.)
+      if (r.log >= RESTART_PAGES && r.copied > 0) emptyWal();
+    } catch (err) {
+      // A busy database is normal under load; anything persistent is reported once.
+      if (++failures === 100) {
+        parentPort?.postMessage({ failing: err instanceof Error ? err.message : String(err) });
+      }
     }
   }
-  next(delay);
+  timer = setTimeout(look, intervalMs);
 }
-next(intervalMs);
+timer = setTimeout(look, intervalMs);
 
 parentPort?.on('message', (m: unknown) => {
   if (m === 'stop') {
     if (timer !== null) clearTimeout(timer);
+    walIndex.close();
     db.close();
     parentPort?.close();
   }

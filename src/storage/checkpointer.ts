@@ -5,23 +5,40 @@
  * writing thread: with messages to many recipients (each adds a row in every recipient's part
  * of user_messages and its indexes, ~120 pages per 50-recipient message), that is a stall of
  * tens of milliseconds every few commits, in the realm actor. Here a worker thread with its own
- * connection runs PASSIVE checkpoints (they never block the writer) once a second, more often
- * (down to every `intervalMs`) when the WAL grows fast (./checkpoint-thread.ts), and the
+ * connection runs PASSIVE checkpoints (they never block the writer) once a second, sooner when
+ * TARGET_PAGES wait to be copied (it looks every `intervalMs`: ./checkpoint-spacing.ts), and the
  * writer's automatic checkpoint is kept only as a backstop (BACKSTOP_PAGES) for when the WAL
  * cannot be reset under sustained writes. Numbers: docs/benchmarks.md, `messages`.
+ *
+ * Restarting the WAL: the writer starts the WAL afresh only at a commit that finds every frame
+ * copied, and a PASSIVE checkpoint never copies frames committed while it runs. Under steady
+ * writes (a realm committing every few milliseconds) no checkpoint of the thread ever copies the
+ * whole WAL, so it grew until the writer's backstop checkpoint ran inside a commit, on the main
+ * thread: syncing the WAL and the database file there, a stall of tens of milliseconds (up to
+ * 120 ms seen) every half second, for every send and delivery behind it. So once the WAL holds
+ * RESTART_PAGES (./wal-restart.ts) the thread first copies what is new, then asks the realm actors
+ * to hold their batches (`commitHoldMs`, a deadline in shared memory, bounded by MAX_HOLD_MS) while
+ * it copies the last few frames; the writer's next commit starts the WAL afresh. The event loop is
+ * never blocked: only batches of sends wait, for about one small checkpoint.
  */
 import { log } from '../observability/log.js';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { DB } from './db.js';
+import { holdRemaining } from './wal-restart.js';
 
-/** The writer's own automatic checkpoint, as a backstop (pages, ~40 MB of WAL). */
-export const BACKSTOP_PAGES = 10_000;
+/** The writer's own automatic checkpoint, as a backstop (pages, ~80 MB of WAL). */
+export const BACKSTOP_PAGES = 20_000;
 
 export class Checkpointer {
   private readonly worker: Worker;
-  /** Written by the thread: checkpoints run, pages copied, WAL pages (for /metrics). */
-  private readonly counters = new BigInt64Array(new SharedArrayBuffer(3 * 8));
+  /**
+   * Written by the thread: checkpoints run, pages copied, WAL pages (for /metrics), WAL emptied
+   * under a hold, holds asked for.
+   */
+  private readonly counters = new BigInt64Array(new SharedArrayBuffer(5 * 8));
+  /** Written by the thread: until when (epoch ms) batches are held; 0: not held. */
+  private readonly hold = new BigInt64Array(new SharedArrayBuffer(8));
   /** Resolves once the thread has exited. */
   private readonly exited: Promise<void>;
 
@@ -33,6 +50,7 @@ export class Checkpointer {
         intervalMs,
         maxIntervalMs,
         counters: this.counters,
+        hold: this.hold,
       },
       // None of the main thread's flags (loaders, instrumentation: under the test runner they cost
       // each thread a second or more of CPU to start, once per store).
@@ -47,13 +65,24 @@ export class Checkpointer {
     });
   }
 
-  /** Checkpoints that copied something, pages copied, and the WAL's size at the last run. */
-  get stats(): { runs: number; pages: number; walPages: number } {
+  /**
+   * Checkpoints that copied something, pages copied, the WAL's size at the last run, and how often
+   * the thread held batches to empty the WAL (`holds`) and emptied it so (`restarts`).
+   */
+  get stats(): { runs: number; pages: number; walPages: number; holds: number; restarts: number } {
     return {
       runs: Number(Atomics.load(this.counters, 0)),
       pages: Number(Atomics.load(this.counters, 1)),
       walPages: Number(Atomics.load(this.counters, 2)),
+      restarts: Number(Atomics.load(this.counters, 3)),
+      holds: Number(Atomics.load(this.counters, 4)),
     };
+  }
+
+  /** How long (ms) the realm actors should still hold their batches: 0 unless the thread asks. */
+  get commitHoldMs(): number {
+    const deadline = Atomics.load(this.hold, 0);
+    return deadline === 0n ? 0 : holdRemaining(Number(deadline), Date.now());
   }
 
   /** Stops the thread (it closes its connection); the writer checkpoints when it closes. */

@@ -190,8 +190,22 @@ export class Store {
   }
 
   /** The background checkpointer's figures (zeros without one). */
-  get checkpointStats(): { runs: number; pages: number; walPages: number } {
-    return this.checkpointer?.stats ?? { runs: 0, pages: 0, walPages: 0 };
+  get checkpointStats(): {
+    runs: number;
+    pages: number;
+    walPages: number;
+    holds: number;
+    restarts: number;
+  } {
+    return this.checkpointer?.stats ?? { runs: 0, pages: 0, walPages: 0, holds: 0, restarts: 0 };
+  }
+
+  /**
+   * How long (ms) group commits should wait: while the background checkpointer empties the WAL
+   * (./checkpointer.ts, "Restarting the WAL"); 0 otherwise.
+   */
+  get commitHoldMs(): number {
+    return this.checkpointer?.commitHoldMs ?? 0;
   }
 
   /** Whether the database answers a query (GET /health). */

@@ -8,8 +8,10 @@
 import t, { type Test } from 'tap';
 import { createActor, SimulatedClock } from 'xstate';
 import {
+  HOLD_POLL_MS,
   MAX_BATCH,
   batchDelay,
+  heldDelay,
   realmMachine,
   type CommitStrategy,
   type Envelope,
@@ -28,6 +30,7 @@ function setup(
   opts: {
     commit?: (log: string[], store: FakeStore) => CommitStrategy;
     commitSpacingMs?: number;
+    commitHold?: () => number;
   } = {},
 ) {
   const clock = new SimulatedClock();
@@ -96,6 +99,7 @@ function setup(
     clock: () => clock.now(),
     ...(opts.commit ? { commit: opts.commit(log, store) } : {}),
     ...(opts.commitSpacingMs !== undefined ? { commitSpacingMs: opts.commitSpacingMs } : {}),
+    ...(opts.commitHold ? { commitHold: opts.commitHold } : {}),
   };
   const actor = createActor(realmMachine, { input: deps, clock });
   actor.start();
@@ -274,6 +278,51 @@ t.test('commit spacing: a batch soon after another waits for the spacing, gather
     'a command that is not batchable still commits the waiting batch first',
   );
   t.same(m.state(), { open: 'idle' });
+  t.end();
+});
+
+t.test('heldDelay: the spacing, or a poll while the commit hold lasts', (t) => {
+  t.equal(heldDelay(0, 0), 0, 'no hold: the end of the turn');
+  t.equal(heldDelay(3, 0), 3, 'no hold: the spacing');
+  t.equal(heldDelay(0, 40), HOLD_POLL_MS, 'held: look again soon (the hold ends unannounced)');
+  t.equal(heldDelay(0, 0.25), 0.25, 'never past the hold');
+  t.equal(heldDelay(5, 40), 5, 'the spacing when it is longer');
+  t.end();
+});
+
+t.test('commit hold: a due batch waits while held, then commits; others do not wait', (t) => {
+  let hold = 0;
+  const m = setup(t, { commitHold: () => hold });
+  m.ask('send', { n: 1 });
+  m.clock.increment(0);
+  t.same(m.log, ['BEGIN', 'send 1', 'COMMIT'], 'no hold: the end of the turn');
+
+  hold = 30;
+  m.ask('send', { n: 2 });
+  m.clock.increment(0);
+  m.ask('send', { n: 3 });
+  for (let i = 0; i < 10; i++) m.clock.increment(HOLD_POLL_MS);
+  t.same(m.state(), { open: 'batching' }, 'held: the batch waits, polling');
+  t.equal(m.log.length, 3, 'nothing committed while held');
+  t.equal(m.replies.length, 1, 'unanswered while held');
+
+  hold = 0; // the checkpointer clears the hold
+  m.clock.increment(HOLD_POLL_MS);
+  t.same(m.state(), { open: 'idle' });
+  t.same(m.log.slice(3), ['BEGIN', 'send 2', 'send 3', 'COMMIT'], 'then one commit for both');
+  t.equal(m.replies.length, 3, 'and both answered');
+
+  hold = 30;
+  m.ask('send', { n: 4 });
+  m.ask('other', { n: 5 });
+  t.same(
+    m.log.slice(7),
+    ['BEGIN', 'send 4', 'COMMIT', 'BEGIN', 'other 5', 'COMMIT'],
+    'a command that is not batchable is not held, and commits the pending batch first',
+  );
+  m.ask('send', { n: 6 });
+  m.actor.send({ type: 'CLOSE' });
+  t.same(m.log.slice(13), ['BEGIN', 'send 6', 'COMMIT'], 'closing commits a held batch at once');
   t.end();
 });
 

@@ -339,7 +339,11 @@ t.test('--env-file: the tool reads the server’s settings file', async (t) => {
 
 t.test('the server log: JSON lines; no password, API key or message content', async (t) => {
   const dataDir = t.testdir();
-  const server = await startChild(dataDir, { LOG_LEVEL: 'debug', LOG_FORMAT: 'json' });
+  const server = await startChild(dataDir, {
+    LOG_LEVEL: 'debug',
+    LOG_FORMAT: 'json',
+    LOG_REQUESTS: 'all',
+  });
   const owner = firstOwner(dataDir);
   const auth = { authorization: basicAuth(owner.email, owner.apiKey) };
   const secretContent = 'zebra-crossing-7731 message text';

@@ -121,6 +121,8 @@ t.test('GET /metrics: Prometheus text with the server’s figures', async (t) =>
     'confab_commit_batch_size_bucket',
     'confab_commit_duration_seconds_count',
     'confab_checkpoints_total',
+    'confab_wal_commit_holds_total',
+    'confab_wal_emptied_total',
     'confab_event_queues',
     'confab_event_queue_events',
     'confab_event_queue_bytes',
@@ -305,7 +307,7 @@ t.test(
     const { logger, lines } = capturingLogger();
     setLogger(logger);
     t.teardown(() => setLogger(createLogger()));
-    const { api, fx } = await startServer(t, { logRequests: true, testRoutes: true });
+    const { api, fx } = await startServer(t, { logRequests: 'all', testRoutes: true });
     await api.get('hamlet', 'users/me');
     await api.get('hamlet', 'messages/123456/history');
     await api.get(null, '/api/v1/no/such/endpoint');

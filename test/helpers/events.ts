@@ -195,14 +195,16 @@ export async function mustOpen(
 }
 
 /**
- * Waits until `cond()` holds, re-checking on each turn of the event loop (for server-side state
- * that has no event of its own, e.g. "the poll is now held"). Gives up (failing) after `limitMs`,
- * a bound on a broken test, not a timing assertion.
+ * Waits until `cond()` holds (for server-side state that has no event of its own, e.g. "the poll
+ * is now held"): re-checked on each turn of the event loop at first, then every millisecond, so
+ * that a long wait sleeps in the event loop instead of spinning a core the server under test
+ * (and, in CI, the other jobs) need. Gives up (failing) after `limitMs`, a bound on a broken
+ * test, not a timing assertion.
  */
 export async function until(cond: () => boolean, what: string, limitMs = 20_000): Promise<void> {
   const start = Date.now();
-  while (!cond()) {
+  for (let turn = 0; !cond(); turn++) {
     if (Date.now() - start > limitMs) throw new Error(`gave up waiting for: ${what}`);
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => (turn < 64 ? setImmediate(r) : setTimeout(r, 1)));
   }
 }

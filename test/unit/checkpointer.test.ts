@@ -11,9 +11,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { checkpointDelay, TARGET_PAGES } from '../../src/storage/checkpoint-spacing.js';
+import { checkpointDue, TARGET_PAGES } from '../../src/storage/checkpoint-spacing.js';
 import { BACKSTOP_PAGES, Checkpointer } from '../../src/storage/checkpointer.js';
 import { closeDatabase, openDatabase } from '../../src/storage/db.js';
+import { WalIndex } from '../../src/storage/wal-index.js';
+import { holdRemaining, MAX_HOLD_MS, RESTART_PAGES } from '../../src/storage/wal-restart.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -47,16 +49,37 @@ async function started(
   t.pass('the thread checkpoints the WAL');
 }
 
-t.test('the spacing: one a second while the WAL takes little, sooner when it grows fast', (t) => {
-  t.equal(checkpointDelay(0, 1000, 50, 1000), 1000, 'nothing written: a second');
-  t.equal(checkpointDelay(10, 1000, 50, 1000), 1000, 'a few pages a second: a second');
-  t.equal(
-    checkpointDelay(4 * TARGET_PAGES, 1000, 50, 1000),
-    250,
-    'four times the target in a second: every quarter second',
-  );
-  t.equal(checkpointDelay(1_000_000, 10, 50, 1000), 50, 'never sooner than the interval');
-  t.equal(checkpointDelay(5, 0, 50, 1000), 400, 'no time elapsed: counted as a millisecond');
+t.test('the spacing: once a second while little waits, at once when TARGET_PAGES wait', (t) => {
+  t.notOk(checkpointDue(0, 5_000, 1000), 'nothing waiting: never');
+  t.notOk(checkpointDue(10, 300, 1000), 'a few pages: not before a second');
+  t.ok(checkpointDue(10, 1000, 1000), 'a few pages: after a second');
+  t.ok(checkpointDue(TARGET_PAGES, 0, 1000), 'the target waiting: at once');
+  t.ok(checkpointDue(null, 0, 1000), 'the wal-index unreadable: checkpoint (and so learn)');
+  t.end();
+});
+
+t.test('the wal-index header says how many frames wait to be copied', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-walindex-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const db = openDatabase(dir, { durability: 'normal' });
+  const index = new WalIndex(path.join(dir, 'confab.sqlite3-shm'));
+  t.teardown(() => {
+    index.close();
+    closeDatabase(db);
+  });
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  t.equal(index.waiting(), 0, 'an empty WAL');
+  const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+  for (let i = 0; i < 50; i++) insert.run('w'.repeat(3000));
+  const waiting = index.waiting();
+  const [r] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
+  t.ok(r!.log > 50, `frames were written (${r!.log})`);
+  t.equal(waiting, r!.log, 'every frame was waiting');
+  t.equal(index.waiting(), 0, 'none after a checkpoint copied them');
+  insert.run('one more');
+  t.ok(index.waiting()! > 0, 'a new commit waits again');
   t.end();
 });
 
@@ -101,3 +124,56 @@ t.test('heavy writes: checkpoints keep coming and the WAL stays bounded', async 
     `the WAL stayed under the writer's backstop (${most} pages at most)`,
   );
 });
+
+t.test('holdRemaining: until the deadline, never more than MAX_HOLD_MS', (t) => {
+  t.equal(holdRemaining(0, 1000), 0, 'no hold');
+  t.equal(holdRemaining(1030, 1000), 30, 'the rest of the hold');
+  t.equal(holdRemaining(1000, 1000), 0, 'over at its deadline');
+  t.equal(holdRemaining(999_999, 1000), MAX_HOLD_MS, 'a clock step back never holds longer');
+  t.end();
+});
+
+t.test(
+  'steady writes that honour the commit hold: the thread empties the WAL and it restarts',
+  async (t) => {
+    const { db, checkpointer, insert } = database(t);
+    await started(t, checkpointer, insert);
+    // About 50 pages a transaction, one every few milliseconds, the way the realm actors write:
+    // never while the thread holds commits. No PASSIVE checkpoint alone could copy the whole WAL.
+    const many = db.transaction(() => {
+      for (let i = 0; i < 100; i++) insert.run('z'.repeat(2000));
+    });
+    let longestHold = 0;
+    let heldTurns = 0;
+    let most = 0;
+    let afresh = false;
+    for (const deadline = Date.now() + 120_000; !afresh;) {
+      if (Date.now() > deadline)
+        throw new Error(`no restart: ${JSON.stringify(checkpointer.stats)}`);
+      const held = checkpointer.commitHoldMs;
+      longestHold = Math.max(longestHold, held);
+      if (held > 0) {
+        heldTurns++;
+        await sleep(1);
+        continue;
+      }
+      many();
+      await sleep(2);
+      const { walPages, restarts } = checkpointer.stats;
+      most = Math.max(most, walPages);
+      // Started afresh: after a restart, the thread sees a WAL far smaller than it was.
+      afresh = restarts > 0 && most >= RESTART_PAGES && walPages < most / 2;
+    }
+    const stats = checkpointer.stats;
+    t.ok(
+      stats.holds >= stats.restarts && stats.restarts >= 1,
+      `emptied under a hold (${JSON.stringify(stats)})`,
+    );
+    t.ok(heldTurns > 0, `the writer saw the hold (${heldTurns} turns held)`);
+    t.ok(longestHold <= MAX_HOLD_MS, `a hold is bounded (${longestHold} ms at most)`);
+    for (const deadline = Date.now() + 120_000; checkpointer.commitHoldMs > 0; await sleep(5)) {
+      if (Date.now() > deadline) throw new Error('the hold never ended');
+    }
+    t.pass('the hold ends');
+  },
+);

@@ -27,3 +27,27 @@ t.test('COMMIT_SPACING_MS: the group commit spacing, 5 ms unless set, 0 to 100',
   }
   t.end();
 });
+
+t.test(
+  'LOG_REQUESTS: errors unless set; all, errors, off, and the older 1/true and 0/false',
+  (t) => {
+    t.equal(configFromEnv({}).logRequests, 'errors', "npm start's default");
+    t.equal(defaultConfig().logRequests, 'off', "the library's (tests, benches)");
+    const cases: [string, string][] = [
+      ['all', 'all'],
+      ['errors', 'errors'],
+      ['off', 'off'],
+      ['1', 'all'],
+      ['true', 'all'],
+      ['0', 'off'],
+      ['false', 'off'],
+    ];
+    for (const [value, mode] of cases)
+      t.equal(configFromEnv({ LOG_REQUESTS: value }).logRequests, mode);
+    t.throws(() => configFromEnv({ LOG_REQUESTS: 'some' }), /LOG_REQUESTS/);
+    t.equal(configFromEnv({}).slowRequestMs, 1000);
+    t.equal(configFromEnv({ LOG_SLOW_MS: '250' }).slowRequestMs, 250);
+    t.throws(() => configFromEnv({ LOG_SLOW_MS: '-1' }), /LOG_SLOW_MS/);
+    t.end();
+  },
+);
