@@ -202,10 +202,11 @@ async function checkBench(t: Test, argv: string[], where: string): Promise<void>
   } else if (name === 'compare') {
     t.equal(flags.filter((f) => !f.startsWith('--')).length, 2, `${where}: two files`);
   } else {
+    const takes = name === 'cluster' ? ['--quick', '--pauses'] : ['--quick'];
     t.same(
-      flags.filter((f) => f !== '--quick'),
+      flags.filter((f) => !takes.includes(f)),
       [],
-      `${where}: the ${name} bench takes --quick only`,
+      `${where}: the ${name} bench takes ${takes.join(', ')} only`,
     );
   }
 }

@@ -105,6 +105,7 @@ function slowResponse(capacity: number, acceptEncoding = '') {
     rate: null,
     acceptEncoding,
     onAbort: () => undefined,
+    answering: () => undefined,
   };
   /** Makes the socket writable until the response is complete (a bounded number of times). */
   const drain = () => {
