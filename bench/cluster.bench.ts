@@ -366,7 +366,7 @@ async function failover(rec: ClusterRecord, dir: string, owner: User): Promise<n
 async function leaderOf(rec: ClusterRecord, stream: string): Promise<number> {
   const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
   try {
-    const jsm = await nc.jetstreamManager({ timeout: 10_000 });
+    const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: 10_000 });
     for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(250)) {
       const leader = await jsm.streams.info(stream).then(
         (i) => i.cluster?.leader ?? '',
@@ -386,7 +386,7 @@ async function whole(rec: ClusterRecord): Promise<void> {
   const names = clusterNames();
   const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
   try {
-    const jsm = await nc.jetstreamManager({ timeout: 10_000 });
+    const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: 10_000 });
     for (const deadline = Date.now() + 180_000; ; await sleep(250)) {
       if (Date.now() > deadline) throw new Error('the cluster did not become whole again');
       const nodes = await Promise.all(

@@ -114,7 +114,7 @@ export function natsServerOf(pid: number, rec: ClusterRecord): number | null {
 export async function streamLeader(rec: ClusterRecord, stream: string): Promise<number> {
   const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
   try {
-    const jsm = await nc.jetstreamManager({ timeout: 10_000 });
+    const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: 10_000 });
     for (const deadline = Date.now() + 60_000; ; await sleep(250)) {
       try {
         const leader = (await jsm.streams.info(stream)).cluster?.leader ?? '';
@@ -400,7 +400,7 @@ async function readLogOnce(rec: ClusterRecord): Promise<LogEntry[]> {
   const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
   try {
     const js = nc.jetstream({ timeout: 15_000 });
-    const jsm = await nc.jetstreamManager({ timeout: 15_000 });
+    const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: 15_000 });
     const last = (await jsm.streams.info(names.stream)).state.last_seq;
     const out: LogEntry[] = [];
     const consumer = await js.consumers.get(names.stream, {});
@@ -578,7 +578,7 @@ export async function whole(rec: ClusterRecord): Promise<void> {
   const names = clusterNames();
   const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
   try {
-    const jsm = await nc.jetstreamManager({ timeout: 10_000 });
+    const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: 10_000 });
     await within(120_000, 'every stream to have its replicas current', async () => {
       for (const s of [names.stream, `KV_${names.leases}`]) {
         try {
