@@ -7,14 +7,30 @@
  * sent to that node (`confab.queue.<node>`) and answered as it answers.
  */
 import { trace } from './trace.js';
-import type { NatsConnection, Subscription } from 'nats';
+import { createInbox, type Msg, type NatsConnection, type Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import { JsonableError, type ErrorCode } from '../lib/errors.js';
 import { pack, unpack } from '../lib/pack.js';
-import { NotOwnerError, sleep } from './jetstream.js';
+import { NotOwnerError } from './jetstream.js';
 import type { ClusterLink } from './link.js';
 
 export const FORWARD_DEADLINE_MS = 10_000;
+
+/** How long a forwarded command waits for its answer once its owner has said it received it. */
+export const FORWARD_ANSWER_MS = 8000;
+
+/**
+ * How long a forwarding node waits for the owner to say it received a command (CLUSTER_FORWARD_ACK_MS)
+ * before it answers 503 with Retry-After: no owner got it. A NATS server frozen while the owner was
+ * connected to it keeps the owner's old subscription, and the servers left still route some of the
+ * realm's commands there (to one member of the queue group, chosen at random) until it thaws or
+ * its routes time out (nats-server issue 4014 is the same trap): such a command is never received
+ * (the owner's connection to it is gone) and waited the whole answer time, 8 s.
+ */
+export const DEFAULT_FORWARD_ACK_MS = 1000;
+
+/** The owner's first answer to a forwarded command that asks for it: received (then its result). */
+const RECEIVED = pack({ received: true });
 
 /** The owner's answer to a forwarded command. */
 export type WireReply =
@@ -55,28 +71,73 @@ export function fromWireError(error: Extract<WireReply, { ok: false }>['error'])
 }
 
 /**
- * Asks the realm's owner (on its command subject) to run a command (`body`, packed); its reply, or null when no node owns
- * the realm right now (failover: ask again). Past `deadline`, or on a timeout (the outcome is
- * then unknown), the asker is told the realm is moving.
+ * Asks the realm's owner (on its command subject) to run a command (`body`, packed, asking to be
+ * told it was received): its reply, or null when no node subscribes to the realm's commands right
+ * now (failover: ask again, until `deadline`). The owner says at once that it received the
+ * command, then answers with the result: a command nobody said it received within `ackMs` (lost
+ * on a frozen server's old subscription, or its owner frozen) is answered 503 with Retry-After
+ * (NotOwnerError) without waiting the answer's time; one received and unanswered within
+ * FORWARD_ANSWER_MS is too (its outcome is then unknown, as with any lost connection). An owner
+ * of an earlier version answers once, without saying it received it: its answer within `ackMs`
+ * is taken as it comes.
  */
-export async function askOwner(
+export function askOwner(
   nc: NatsConnection,
   subject: string,
   body: Uint8Array,
   deadline: number,
+  ackMs = DEFAULT_FORWARD_ACK_MS,
 ): Promise<WireReply | null> {
-  let data: Uint8Array;
-  try {
-    data = (await nc.request(subject, body, { timeout: 8000 })).data;
-  } catch (err) {
-    // No owner right now (failover): wait for one. A timeout leaves the outcome unknown.
-    const noOwner = (err as { code?: string }).code === '503';
-    trace(`forward to ${subject}: ${String(err)}`);
-    if (!noOwner || Date.now() > deadline) throw new NotOwnerError();
-    await sleep(100);
-    return null;
-  }
-  return unpack<WireReply>(data);
+  return new Promise<WireReply | null>((resolve, reject) => {
+    const inbox = createInbox();
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const finish = (f: () => void) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sub.unsubscribe();
+      f();
+    };
+    const unanswered = (why: string) =>
+      finish(() => {
+        trace(`forward to ${subject}: ${why}`);
+        reject(new NotOwnerError());
+      });
+    const sub = nc.subscribe(inbox, {
+      max: 2,
+      callback: (err, msg: Msg) => {
+        if (err) return unanswered(String(err));
+        if (msg.data.length === 0 && msg.headers?.code === 503) {
+          // No owner right now (failover): wait for one.
+          return finish(() => {
+            trace(`forward to ${subject}: no responders`);
+            if (Date.now() > deadline) reject(new NotOwnerError());
+            else setTimeout(() => resolve(null), 100);
+          });
+        }
+        let reply: WireReply | { received: true };
+        try {
+          reply = unpack<WireReply | { received: true }>(msg.data);
+        } catch (e) {
+          return finish(() => reject(e instanceof Error ? e : new Error(String(e))));
+        }
+        if ('received' in reply) {
+          // Received: its result may take the owner a while (an append during an election).
+          clearTimeout(timer);
+          timer = setTimeout(() => unanswered('received, no answer'), FORWARD_ANSWER_MS);
+          return;
+        }
+        finish(() => resolve(reply));
+      },
+    });
+    timer = setTimeout(() => unanswered('nobody said it received it'), ackMs);
+    try {
+      nc.publish(subject, body, { reply: inbox });
+    } catch (e) {
+      finish(() => reject(e instanceof Error ? e : new Error(String(e))));
+    }
+  });
 }
 
 /** The owner's side: runs a forwarded command and answers with its result or its refusal. */
@@ -87,7 +148,15 @@ export async function answerForwarded(
 ): Promise<void> {
   let reply: WireReply;
   try {
-    const { type, payload } = unpack<{ type: string; payload: unknown }>(data);
+    const { type, payload, ack } = unpack<{ type: string; payload: unknown; ack?: boolean }>(data);
+    // Said at once, so that the forwarding node knows its command is not lost (askOwner).
+    if (ack) {
+      try {
+        respond(RECEIVED);
+      } catch {
+        // the connection is closing: the forwarding node answers 503 (received by nobody)
+      }
+    }
     reply = { ok: true, ...(await run(type, payload)) };
   } catch (err) {
     reply = { ok: false, error: toWireError(err) };
@@ -119,6 +188,8 @@ export type ForwarderParts = {
   position: (realmId: number) => number;
   /** Resolves once this node has applied the log up to `seq`. */
   waitApplied: (seq: number) => Promise<void>;
+  /** How long a forwarded command waits to be received (askOwner); DEFAULT_FORWARD_ACK_MS. */
+  ackMs?: number;
 };
 
 /**
@@ -138,12 +209,12 @@ export class Forwarder {
    * has applied what the command wrote (read-your-writes).
    */
   async forward(realmId: number, type: string, payload: unknown): Promise<unknown> {
-    const { link, owns, runHere, waitApplied } = this.parts;
+    const { link, owns, runHere, waitApplied, ackMs } = this.parts;
     const deadline = Date.now() + FORWARD_DEADLINE_MS;
-    const body = pack({ type, payload });
+    const body = pack({ type, payload, ack: true });
     for (;;) {
       if (owns(realmId)) return runHere(realmId, type, payload);
-      const reply = await askOwner(link.nc, `${link.names.cmd}.${realmId}`, body, deadline);
+      const reply = await askOwner(link.nc, `${link.names.cmd}.${realmId}`, body, deadline, ackMs);
       if (!reply) continue;
       if (!reply.ok) {
         trace(`forward of realm ${realmId}: refused: ${reply.error.msg}`);

@@ -98,11 +98,13 @@ export type Entry =
       ended: (readonly number[] | null)[];
     };
 
+/** A write no node could act on as the realm's owner now: 503, to be asked again in a second. */
 export class NotOwnerError extends JsonableError {
   constructor() {
     super('This realm is moving to another server; try again', {
       code: 'BAD_REQUEST',
       status: 503,
+      headers: { 'Retry-After': '1' },
     });
   }
 }

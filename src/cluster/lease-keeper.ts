@@ -18,10 +18,22 @@
  * 5. A renewal refused because the key moved loses the lease, unless the key holds this node's own
  *    value (a renewal of its own that timed out had landed): the node adopts that revision.
  *
+ * A renewal sent while the bucket elects a leader (its NATS server died or froze) is never
+ * answered, not even after the election: it would wait out its whole timeout. So a renewal still
+ * unanswered is asked again beside the first (`reasked`, jetstream.ts) at once when the bucket has
+ * elected a leader (`elected`, at JetStream's advisory), at each quarter-second look at a lapsed
+ * lease (`renewLapsed`), and after REASK_MS; the first attempt to settle decides, and a renewal
+ * counts from the sending of the attempt that answered. Attempts are compare-and-sets on one
+ * revision: at most one lands, and a later one refused because an earlier one landed is rule 5.
+ *
  * The bucket and the clock are given (LeaseStore, `clock`), so that the rules are tested with a
  * simulated clock (test/unit/lease-keeper.test.ts).
  */
+import { kick, reasked, REASK_MS, type Reasks } from './jetstream.js';
 import { trace, tracing } from './trace.js';
+
+/** At most this many attempts of one renewal are in flight (`reasked`). */
+export const RENEWAL_ATTEMPTS = 4;
 
 /** The key of a realm's lease as the bucket holds it: its revision, and whether this node wrote it. */
 export type LeaseRecord = { revision: number; mine: boolean };
@@ -49,6 +61,8 @@ type Lease = {
   busy: Promise<boolean> | null;
   /** Whether its lapse (validity past, lease still held) has been logged. */
   lapseLogged: boolean;
+  /** The renewal under way, to ask again at once (`kick`): the bucket elected a leader. */
+  reasks: Reasks;
 };
 
 export type KeeperOptions = {
@@ -150,6 +164,7 @@ export class LeaseKeeper {
       validUntil: this.validFrom(sent),
       busy: null,
       lapseLogged: false,
+      reasks: new Set(),
     });
     return revision;
   }
@@ -184,10 +199,24 @@ export class LeaseKeeper {
 
   private async write(realmId: number, l: Lease): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const sent = this.clock();
       let revision: number;
+      let sent: number;
+      const expected = l.revision;
+      // The first attempt counts from this call; one asked again, from its own sending.
+      let at: number | null = this.clock();
       try {
-        revision = await this.store.update(realmId, l.revision);
+        ({ revision, sent } = await reasked(
+          () => {
+            const from = at ?? this.clock();
+            at = null;
+            return this.store
+              .update(realmId, expected)
+              .then((rev) => ({ revision: rev, sent: from }));
+          },
+          REASK_MS,
+          RENEWAL_ATTEMPTS,
+          l.reasks,
+        ));
       } catch (err) {
         trace(
           `renewal of realm ${realmId} at ${l.revision} (${l.phase}) unanswered: ${String(err)}`,
@@ -274,11 +303,21 @@ export class LeaseKeeper {
    */
   async renewLapsed(): Promise<void> {
     const now = this.clock();
-    await Promise.all(
-      [...this.leases]
-        .filter(([, l]) => l.phase === 'held' && now >= l.validUntil && !l.busy)
-        .map(([realmId]) => this.renew(realmId)),
-    );
+    const lapsed = [...this.leases].filter(([, l]) => l.phase === 'held' && now >= l.validUntil);
+    // One under way for a while may have been sent during an election: asked again beside it.
+    for (const [, l] of lapsed) if (l.busy) kick(l.reasks);
+    await Promise.all(lapsed.filter(([, l]) => !l.busy).map(([realmId]) => this.renew(realmId)));
+  }
+
+  /**
+   * The lease bucket has just elected a leader (JetStream's advisory): a renewal sent before is
+   * never answered, so every renewal under way is asked again at once, and a lapsed lease with
+   * none under way is renewed now. Resolves once those renewals settled.
+   */
+  async elected(): Promise<void> {
+    trace('the lease bucket elected a leader: renewing again');
+    for (const l of this.leases.values()) kick(l.reasks);
+    await this.renewLapsed();
   }
 
   /**

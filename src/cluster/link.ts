@@ -37,6 +37,12 @@ export type ClusterOptions = {
    * default 5000 (CLUSTER_READ_BARRIER_MS).
    */
   readBarrierMs?: number;
+  /**
+   * How long a write forwarded to the realm's owner waits for the owner to say it received it
+   * before it is answered 503 with Retry-After (forwarding.ts); default 1000
+   * (CLUSTER_FORWARD_ACK_MS).
+   */
+  forwardAckMs?: number;
   /** Where the snapshot file is written before it is uploaded (DATA_DIR/tmp). */
   tmpDir?: string;
   /**

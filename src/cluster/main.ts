@@ -8,6 +8,8 @@
  *   CLUSTER_READ_BARRIER_MS  how long a request on a node not owning its realm waits for the node
  *                      to apply what the log held when it arrived before it is answered 503
  *                      (default 5000; docs/cluster.md "Guarantees")
+ *   CLUSTER_FORWARD_ACK_MS  how long a write forwarded to the realm's owner waits for the owner to
+ *                      say it received it before it is answered 503 with Retry-After (default 1000)
  *   CLUSTER_SNAPSHOT_EVERY  log entries between snapshots (default 10000)
  *   CLUSTER_TRIM_GRACE_MS   how long the log waits for a node that stopped reporting before
  *                      trimming what it would need (default 300000); it then starts from a snapshot
@@ -45,6 +47,7 @@ import { openDatabase } from '../storage/db.js';
 import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
 import { ID_BLOCK_SIZE } from './id-blocks.js';
 import { clusterNames, UnsafeNatsError } from './jetstream.js';
+import { DEFAULT_FORWARD_ACK_MS } from './forwarding.js';
 import { DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 import { CopyRefusedError, prepareCopy, type Prepared } from './seed.js';
 import { DEFAULT_TRIM_GRACE_MS } from './trim.js';
@@ -102,6 +105,9 @@ async function main(): Promise<void> {
   // Not a number would be a budget of 0: every read on a node not owning its realm answered 503.
   if (!Number.isFinite(readBarrierMs) || readBarrierMs <= 0)
     throw new Error('CLUSTER_READ_BARRIER_MS must be a positive number of milliseconds');
+  const forwardAckMs = Number(process.env.CLUSTER_FORWARD_ACK_MS ?? DEFAULT_FORWARD_ACK_MS);
+  if (!Number.isFinite(forwardAckMs) || forwardAckMs <= 0)
+    throw new Error('CLUSTER_FORWARD_ACK_MS must be a positive number of milliseconds');
   // One process at a time writes a data directory: a server or the admin tool running on it
   // would change what this node checks, seeds or discards.
   const lock = DataDirLock.acquire(config.dataDir, 'server');
@@ -140,6 +146,7 @@ async function main(): Promise<void> {
       replicas,
       leaseMs: Number(process.env.CLUSTER_LEASE_MS ?? 3000),
       readBarrierMs,
+      forwardAckMs,
       snapshotEvery: Number(process.env.CLUSTER_SNAPSHOT_EVERY ?? 10_000),
       trimGraceMs: Number(process.env.CLUSTER_TRIM_GRACE_MS ?? DEFAULT_TRIM_GRACE_MS),
       tmpDir: path.join(config.dataDir, 'tmp'),

@@ -86,6 +86,8 @@ export class ClusterNode implements RealmPlacement {
   private leaseTimer: NodeJS.Timeout | null = null;
   private lapseTimer: NodeJS.Timeout | null = null;
   private ephemeral: Subscription | null = null;
+  /** JetStream's advisories of the lease bucket's leader elected (LeaseKeeper.elected). */
+  private leaseElections: Subscription | null = null;
   private closed = false;
   private dead = false;
   private bootstrapping = false;
@@ -157,6 +159,7 @@ export class ClusterNode implements RealmPlacement {
       },
       position: (realmId) => this.writer.lastAppended(realmId) || this.applier.applied,
       waitApplied: (seq) => this.applier.waitApplied(seq),
+      ackMs: opts.forwardAckMs,
     });
   }
 
@@ -234,6 +237,16 @@ export class ClusterNode implements RealmPlacement {
     this.leaseTimer = setInterval(
       () => void this.leaseTick(),
       Math.max(100, this.link.leaseMs / 3),
+    );
+    // A renewal sent while the lease bucket elected a leader is never answered: asked again when
+    // it has one (a frozen server that led it left the owner's lease lapsed seconds longer).
+    this.leaseElections = nc.subscribe(
+      `$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.KV_${names.leases}`,
+      {
+        callback: (err) => {
+          if (!err && !this.closed && !this.dead) void this.keeper.elected().catch(() => undefined);
+        },
+      },
     );
     // A lapsed lease (renewals unanswered) is renewed every quarter second until it is valid again.
     this.lapseTimer = setInterval(() => {
@@ -683,6 +696,7 @@ export class ClusterNode implements RealmPlacement {
     this.applier.flushApplied();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.lapseTimer) clearInterval(this.lapseTimer);
+    this.leaseElections?.unsubscribe();
     this.forwarder.close();
     const held = this.keeper.realms();
     for (const id of held) this.writer.stop(id);

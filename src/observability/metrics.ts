@@ -67,7 +67,14 @@ export type MetricsSource = {
   inflight(): number;
   queues(): QueueFigures;
   renderPool(): { queued: number; threads: number };
-  checkpoints(): { runs: number; pages: number; walPages: number; holds: number; restarts: number };
+  checkpoints(): {
+    runs: number;
+    pages: number;
+    walPages: number;
+    holds: number;
+    restarts: number;
+    afresh: number;
+  };
   /** A cluster node's place in its realm log (docs/cluster.md); absent for a single process. */
   replication?(): Promise<ReplicationFigures>;
   /** The mail outbox and its sender (src/mail/sender.ts); absent when the server sends no mail. */
@@ -516,6 +523,12 @@ scraped(
   'confab_wal_emptied_total',
   'Times the background checkpointer copied the whole WAL under such a hold (the next commit restarts it).',
   () => sum((s) => s.checkpoints().restarts),
+  'counter',
+);
+scraped(
+  'confab_wal_started_afresh_total',
+  'Times the background checkpointer then started the emptied WAL afresh itself (else the next commit does, syncing the new WAL header on the main thread).',
+  () => sum((s) => s.checkpoints().afresh),
   'counter',
 );
 

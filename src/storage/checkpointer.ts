@@ -18,8 +18,11 @@
  * 120 ms seen) every half second, for every send and delivery behind it. So once the WAL holds
  * RESTART_PAGES (./wal-restart.ts) the thread first copies what is new, then asks the realm actors
  * to hold their batches (`commitHoldMs`, a deadline in shared memory, bounded by MAX_HOLD_MS) while
- * it copies the last few frames; the writer's next commit starts the WAL afresh. The event loop is
- * never blocked: only batches of sends wait, for about one small checkpoint.
+ * it copies the last few frames, and then starts the WAL afresh itself with one commit that changes
+ * nothing: the fsync of the new WAL's header that SQLite makes in the first commit of a fresh WAL
+ * is the thread's, not the main thread's (where it took up to 200 ms while other writes reached
+ * the disk, with every request and delivery waiting behind it). The event loop is never blocked:
+ * only batches of sends wait, for about one small checkpoint and that sync.
  */
 import { log } from '../observability/log.js';
 import path from 'node:path';
@@ -30,13 +33,23 @@ import { holdRemaining } from './wal-restart.js';
 /** The writer's own automatic checkpoint, as a backstop (pages, ~80 MB of WAL). */
 export const BACKSTOP_PAGES = 20_000;
 
+/** The background checkpointer's counts (Checkpointer.stats). */
+export type CheckpointStats = {
+  runs: number;
+  pages: number;
+  walPages: number;
+  holds: number;
+  restarts: number;
+  afresh: number;
+};
+
 export class Checkpointer {
   private readonly worker: Worker;
   /**
    * Written by the thread: checkpoints run, pages copied, WAL pages (for /metrics), WAL emptied
-   * under a hold, holds asked for.
+   * under a hold, holds asked for, WAL started afresh by the thread.
    */
-  private readonly counters = new BigInt64Array(new SharedArrayBuffer(5 * 8));
+  private readonly counters = new BigInt64Array(new SharedArrayBuffer(6 * 8));
   /** Written by the thread: until when (epoch ms) batches are held; 0: not held. */
   private readonly hold = new BigInt64Array(new SharedArrayBuffer(8));
   /** Resolves once the thread has exited. */
@@ -66,16 +79,18 @@ export class Checkpointer {
   }
 
   /**
-   * Checkpoints that copied something, pages copied, the WAL's size at the last run, and how often
-   * the thread held batches to empty the WAL (`holds`) and emptied it so (`restarts`).
+   * Checkpoints that copied something, pages copied, the WAL's size at the last run, how often the
+   * thread held batches to empty the WAL (`holds`), emptied it so (`restarts`) and then started it
+   * afresh itself (`afresh`; otherwise the writer's next commit does).
    */
-  get stats(): { runs: number; pages: number; walPages: number; holds: number; restarts: number } {
+  get stats(): CheckpointStats {
     return {
       runs: Number(Atomics.load(this.counters, 0)),
       pages: Number(Atomics.load(this.counters, 1)),
       walPages: Number(Atomics.load(this.counters, 2)),
       restarts: Number(Atomics.load(this.counters, 3)),
       holds: Number(Atomics.load(this.counters, 4)),
+      afresh: Number(Atomics.load(this.counters, 5)),
     };
   }
 

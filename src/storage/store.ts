@@ -9,7 +9,7 @@ import { auditStatements } from './audit.js';
 import { imageAttachmentStatements } from './image-attachments.js';
 import { accountStatements } from './accounts.js';
 import { channelStatements } from './channels.js';
-import { Checkpointer } from './checkpointer.js';
+import { Checkpointer, type CheckpointStats } from './checkpointer.js';
 import { closeDatabase, openDatabase, type DB, type Durability } from './db.js';
 import { draftStatements } from './drafts.js';
 import { groupStatements } from './groups.js';
@@ -162,8 +162,13 @@ export class Store {
     this.missedMessages = missedMessageStatements(db);
     this.outgoingWebhookCalls = outgoingWebhookStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
-    // JsonableError leaves nothing half-written.
-    this.runInTransaction = db.transaction((fn: () => unknown) => fn());
+    // JsonableError leaves nothing half-written. BEGIN IMMEDIATE: the write lock from the start.
+    // The background checkpointer's thread also commits, now and then, to start the WAL afresh
+    // (./checkpoint-thread.ts, startAfresh); a deferred transaction that had read before that
+    // commit could then not write (SQLITE_BUSY_SNAPSHOT, with no retry), where an immediate one
+    // waits for the lock before reading anything (busy_timeout; a commit of one page).
+    const inTransaction = db.transaction((fn: () => unknown) => fn());
+    this.runInTransaction = (fn) => inTransaction.immediate(fn);
     this.pingStatement = db.prepare('SELECT 1').pluck();
   }
 
@@ -190,14 +195,17 @@ export class Store {
   }
 
   /** The background checkpointer's figures (zeros without one). */
-  get checkpointStats(): {
-    runs: number;
-    pages: number;
-    walPages: number;
-    holds: number;
-    restarts: number;
-  } {
-    return this.checkpointer?.stats ?? { runs: 0, pages: 0, walPages: 0, holds: 0, restarts: 0 };
+  get checkpointStats(): CheckpointStats {
+    return (
+      this.checkpointer?.stats ?? {
+        runs: 0,
+        pages: 0,
+        walPages: 0,
+        holds: 0,
+        restarts: 0,
+        afresh: 0,
+      }
+    );
   }
 
   /**

@@ -20,6 +20,18 @@ export class WalIndex {
 
   /** Frames in the WAL not yet copied into the database; null when the header is not readable. */
   waiting(): number | null {
+    const h = this.read();
+    if (h === null) return null;
+    // Just after a restart nBackfill may still be the old WAL's until the writer resets it.
+    return h.nBackfill <= h.mxFrame ? h.mxFrame - h.nBackfill : h.mxFrame;
+  }
+
+  /** The WAL's last valid frame (0: empty, or just started afresh); null when not readable. */
+  frames(): number | null {
+    return this.read()?.mxFrame ?? null;
+  }
+
+  private read(): { mxFrame: number; nBackfill: number } | null {
     try {
       this.fd ??= fs.openSync(this.shmFile, 'r');
       if (fs.readSync(this.fd, this.buf, 0, this.buf.length, 0) < this.buf.length) return null;
@@ -27,10 +39,10 @@ export class WalIndex {
       return null;
     }
     if (!this.buf.subarray(0, HEADER).equals(this.buf.subarray(HEADER, 2 * HEADER))) return null;
-    const mxFrame = this.little ? this.buf.readUInt32LE(16) : this.buf.readUInt32BE(16);
-    const nBackfill = this.little ? this.buf.readUInt32LE(96) : this.buf.readUInt32BE(96);
-    // Just after a restart nBackfill may still be the old WAL's until the writer resets it.
-    return nBackfill <= mxFrame ? mxFrame - nBackfill : mxFrame;
+    return {
+      mxFrame: this.little ? this.buf.readUInt32LE(16) : this.buf.readUInt32BE(16),
+      nBackfill: this.little ? this.buf.readUInt32LE(96) : this.buf.readUInt32BE(96),
+    };
   }
 
   close(): void {

@@ -18,6 +18,14 @@ export const CATCH_UP_PASSES = 4;
  */
 export const MAX_HOLD_MS = 50;
 
+/**
+ * The longest the hold lasts while the thread itself starts the WAL afresh (ms): it then holds the
+ * database's write lock for one small commit whose WAL header SQLite syncs, an fsync that takes
+ * well under a millisecond on a quiet disk and, on this VM, up to a few hundred while other writes
+ * reach it. The bound only matters if the thread stops in the middle.
+ */
+export const RESTART_HOLD_MS = 1_000;
+
 /** How long (ms) the realm actors should still hold their batches, given the hold's deadline. */
 export function holdRemaining(deadline: number, now: number): number {
   return deadline > now ? Math.min(MAX_HOLD_MS, deadline - now) : 0;

@@ -2,8 +2,9 @@
  * Crash safety while the WAL is being emptied (src/storage/checkpointer.ts, "Restarting the WAL";
  * the other crash-safety tests: ./crash-safety-kill.test.ts): the real server as a child process,
  * four senders of long messages (each fills pages of the message table and the search index)
- * until its background checkpointer has emptied the WAL under a commit hold (its
- * `confab_wal_emptied_total` on /metrics), then SIGKILL with sends in flight. After a restart on
+ * until its background checkpointer has emptied the WAL under a commit hold and started it afresh
+ * with a commit of its own (`confab_wal_emptied_total`, `confab_wal_started_afresh_total` on
+ * /metrics), then SIGKILL with sends in flight. After a restart on
  * the same data every acknowledged send is there and the database passes its checks.
  */
 import t from 'tap';
@@ -29,7 +30,7 @@ async function metric(url: string, name: string): Promise<number> {
 }
 
 t.test(
-  'SIGKILL after the WAL was emptied under a commit hold loses no acknowledged send',
+  'SIGKILL after the WAL was emptied under a commit hold and started afresh by the checkpointer loses no acknowledged send',
   async (t) => {
     const dataDir = t.testdir();
     const users = seed(dataDir);
@@ -72,8 +73,13 @@ t.test(
     });
     for (const deadline = Date.now() + 300_000; ;) {
       if (errors.length > 0) throw errors[0];
-      if (Date.now() > deadline) throw new Error('the WAL was never emptied under a hold');
-      if ((await metric(first.url, 'confab_wal_emptied_total')) >= 1) break;
+      if (Date.now() > deadline)
+        throw new Error('the WAL was never emptied and started afresh under a hold');
+      if (
+        (await metric(first.url, 'confab_wal_emptied_total')) >= 1 &&
+        (await metric(first.url, 'confab_wal_started_afresh_total')) >= 1
+      )
+        break;
       await new Promise((r) => setTimeout(r, 50));
     }
     const { signal } = await first.kill('SIGKILL'); // sends in flight: written, not answered

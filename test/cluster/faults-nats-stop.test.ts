@@ -8,6 +8,7 @@
  * test/helpers/cluster-faults.ts. Skipped without nats-server or nginx.
  */
 import t from 'tap';
+import { DEFAULT_FORWARD_ACK_MS } from '../../src/cluster/forwarding.js';
 import { clusterNames } from '../../src/cluster/jetstream.js';
 import { nodePid, readRecord, signalNats } from '../../src/cluster/local.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
@@ -28,7 +29,13 @@ t.setTimeout(600_000);
 await runWithEngines(run);
 
 async function run(): Promise<void> {
-  const { dir, rec } = await upForTest('faults-nats-stop', {}, { supervise: true });
+  // A forwarded write's default wait to be received (1 s; the harness's 30 s elsewhere): a
+  // frozen server or owner loses forwarded writes, answered 503 and sent again by the clients.
+  const { dir, rec } = await upForTest(
+    'faults-nats-stop',
+    { CLUSTER_FORWARD_ACK_MS: String(DEFAULT_FORWARD_ACK_MS) },
+    { supervise: true },
+  );
   const fx = await clusterRealmFixture(rec.url, {}, rec.owner, 1);
   await prepareFaults(rec, fx);
 

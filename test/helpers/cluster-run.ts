@@ -24,8 +24,9 @@ export async function runWithEngines(run: () => Promise<void>): Promise<void> {
 
 /**
  * A three-node local cluster (src/cluster/local.ts `up`) in a new directory named after `name`,
- * its nodes started with `env` (rate limits off, and a read barrier of 30 s instead of 5: the
- * machine running the suite is loaded), stopped and removed at the test's teardown.
+ * its nodes started with `env` (rate limits off, and a read barrier of 30 s instead of 5 and a
+ * forwarded write's wait to be received of 30 s instead of 1: the machine running the suite is
+ * loaded), stopped and removed at the test's teardown.
  */
 export async function upForTest(
   name: string,
@@ -39,7 +40,12 @@ export async function upForTest(
       dir,
       nodes: 3,
       supervise: opts.supervise ?? false,
-      env: { RATE_LIMITING: 'off', CLUSTER_READ_BARRIER_MS: '30000', ...env },
+      env: {
+        RATE_LIMITING: 'off',
+        CLUSTER_READ_BARRIER_MS: '30000',
+        CLUSTER_FORWARD_ACK_MS: '30000',
+        ...env,
+      },
     });
   } catch (err) {
     await down(dir);

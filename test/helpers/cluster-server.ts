@@ -54,6 +54,11 @@ const LEASE_MS = 60_000;
  * under load is not what these tests are about; test/unit/read-barrier.test.ts tests it.
  */
 const READ_BARRIER_MS = 30_000;
+/**
+ * How long a forwarded write waits for the owner to say it received it (default 1 s): a loaded
+ * owner slower than that is not what these tests are about; test/cluster/forwarding.test.ts is.
+ */
+const FORWARD_ACK_MS = 30_000;
 
 type Host = {
   name: string;
@@ -198,6 +203,7 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
     namespace,
     leaseMs: LEASE_MS,
     readBarrierMs: READ_BARRIER_MS,
+    forwardAckMs: FORWARD_ACK_MS,
     // Only where the fetched nats-server is missing and the PATH's is too old (it warns).
     allowUnsafeNats: localNatsIsUnsafe(),
   });

@@ -15,9 +15,31 @@ export class World {
   readonly keys = new Map<number, { revision: number; holder: string }>();
   /** Nodes whose writes are not answered (they throw), and whether they landed anyway. */
   readonly cutOff = new Map<string, 'lost' | 'landed'>();
+  /**
+   * Nodes whose writes are sent while the bucket elects a leader: never answered (pending until
+   * `timeOut`), and whether they landed anyway.
+   */
+  readonly electing = new Map<string, 'lost' | 'landed'>();
+  /** The writes left unanswered by an election, to fail as their timeouts would. */
+  private readonly pending: (() => void)[] = [];
+  /** How many writes each node sent. */
+  readonly sent = new Map<string, number>();
+
+  /** The unanswered writes time out (they throw, as nats.js's request timeout). */
+  timeOut(): void {
+    for (const fail of this.pending.splice(0)) fail();
+  }
 
   store(node: string): LeaseStore {
     const answer = <T>(landed: () => T): Promise<T> => {
+      this.sent.set(node, (this.sent.get(node) ?? 0) + 1);
+      const electing = this.electing.get(node);
+      if (electing !== undefined) {
+        if (electing === 'landed') landed();
+        return new Promise<T>((_, reject) =>
+          this.pending.push(() => reject(Object.assign(new Error('timeout'), { code: 'TIMEOUT' }))),
+        );
+      }
       const cut = this.cutOff.get(node);
       if (cut === 'landed') landed();
       if (cut !== undefined)

@@ -5,7 +5,10 @@
  * about one a second while the WAL takes little — not one per 50 ms poll — and come sooner when
  * it grows fast (the spacing, a pure function: ./checkpoint-spacing.ts). Counted with a real
  * database and writes every few milliseconds, from the thread's first checkpoint on; no count
- * depends on how soon a loaded machine starts or schedules the thread.
+ * depends on how soon a loaded machine starts or schedules the thread. And who starts the emptied
+ * WAL afresh: the thread, with its own commit, so that the writer's commits never sync a new WAL's
+ * header on the main thread; the store's transactions take the write lock at BEGIN, so that commit
+ * never leaves one of them unable to write.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +17,7 @@ import t, { type Test } from 'tap';
 import { checkpointDue, TARGET_PAGES } from '../../src/storage/checkpoint-spacing.js';
 import { BACKSTOP_PAGES, Checkpointer } from '../../src/storage/checkpointer.js';
 import { closeDatabase, openDatabase } from '../../src/storage/db.js';
+import { Store } from '../../src/storage/store.js';
 import { WalIndex } from '../../src/storage/wal-index.js';
 import { holdRemaining, MAX_HOLD_MS, RESTART_PAGES } from '../../src/storage/wal-restart.js';
 
@@ -175,5 +179,97 @@ t.test(
       if (Date.now() > deadline) throw new Error('the hold never ended');
     }
     t.pass('the hold ends');
+  },
+);
+
+/** The salt a WAL's header carries (bytes 16-19 of the -wal file): it changes at each restart. */
+function walSalt(walFile: string): number {
+  const buf = Buffer.alloc(4);
+  const fd = fs.openSync(walFile, 'r');
+  try {
+    fs.readSync(fd, buf, 0, 4, 16);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return buf.readUInt32BE(0);
+}
+
+t.test('the thread starts the emptied WAL afresh itself, not a commit of the writer', async (t) => {
+  const { db, checkpointer, insert } = database(t);
+  await started(t, checkpointer, insert);
+  const wal = `${db.name}-wal`;
+  const many = db.transaction(() => {
+    for (let i = 0; i < 100; i++) insert.run('z'.repeat(2000));
+  });
+  // Writes as the realm actors do (never while commits are held), noting whether the WAL's salt
+  // changed during one of these commits (the writer restarted it) or between them (the thread).
+  let byWriter = 0;
+  let byThread = 0;
+  let salt = walSalt(wal);
+  for (const deadline = Date.now() + 120_000; byThread === 0;) {
+    if (Date.now() > deadline)
+      throw new Error(
+        `the thread never restarted the WAL (${byWriter} restarts by the writer's commits; ` +
+          `${JSON.stringify(checkpointer.stats)})`,
+      );
+    if (checkpointer.commitHoldMs > 0) {
+      await sleep(1);
+      continue;
+    }
+    if (walSalt(wal) !== salt) byThread++;
+    salt = walSalt(wal);
+    many();
+    if (walSalt(wal) !== salt) byWriter++;
+    salt = walSalt(wal);
+    await sleep(2);
+  }
+  const stats = checkpointer.stats;
+  t.ok(
+    stats.afresh >= 1 && stats.afresh <= stats.restarts,
+    `started afresh by the thread after emptying it (${JSON.stringify(stats)})`,
+  );
+  t.ok(byThread >= 1, `the WAL restarted between the writer's commits (${byThread} times)`);
+  // The thread's commit changed nothing: the writer goes on where it was.
+  const count = db.prepare('SELECT count(*) FROM t').pluck();
+  const before = count.get() as number;
+  many();
+  t.equal(count.get(), before + 100, 'the writer commits after it as before');
+});
+
+t.test(
+  "the store's transactions hold the write lock from BEGIN: another connection's commit cannot come between a read and a write",
+  (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-immediate-'));
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const store = Store.open(dir, { backgroundCheckpoint: false });
+    const other = openDatabase(dir);
+    other.pragma('busy_timeout = 0');
+    t.teardown(() => {
+      closeDatabase(other);
+      store.close();
+    });
+    const insertRealm = (db: typeof other, name: string) =>
+      db
+        .prepare(`INSERT INTO realms (string_id, name, date_created) VALUES (?, ?, 0)`)
+        .run(name, name);
+    let otherRefused = false;
+    store.transaction(() => {
+      store.db.prepare('SELECT count(*) FROM realms').pluck().get();
+      try {
+        insertRealm(other, 'other'); // as the checkpointer's thread commits to restart the WAL
+      } catch (err) {
+        otherRefused = (err as { code?: string }).code === 'SQLITE_BUSY';
+      }
+      insertRealm(store.db, 'mine'); // deferred, this would fail: SQLITE_BUSY_SNAPSHOT
+    });
+    t.ok(otherRefused, 'the other connection waits for the lock (busy)');
+    const names = store.db.prepare('SELECT string_id FROM realms ORDER BY id').pluck().all();
+    t.ok(names.includes('mine'), 'and the transaction wrote what it meant to');
+    insertRealm(other, 'other');
+    t.ok(
+      store.db.prepare('SELECT count(*) FROM realms WHERE string_id = ?').pluck().get('other'),
+      'once it has committed, the other connection writes',
+    );
+    t.end();
   },
 );

@@ -203,3 +203,159 @@ t.test('a lapsed lease is renewed between ticks; a valid one is left to its tick
   t.equal(writes, 1, 'renewed at once');
   t.ok(a.valid(1), 'and valid again');
 });
+
+/** Lets the promises settled so far run their callbacks (no simulated or real time passes). */
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+
+t.test(
+  "a renewal sent during the bucket's election is asked again at the next look at a lapsed lease",
+  async (t) => {
+    const w = new World();
+    const a = w.keeper('a');
+    await a.claim(1);
+    a.establish(1);
+    w.electing.set('a', 'lost'); // the bucket's leader is gone: writes go unanswered
+    w.now += LEASE;
+    t.notOk(a.valid(1), 'lapsed');
+    const first = a.renewLapsed(); // sent during the election: never answered
+    await settle();
+    w.electing.delete('a'); // elected: what is sent from now on is answered
+    w.now += 250;
+    await a.renewLapsed(); // the next quarter-second look
+    await settle();
+    t.ok(a.valid(1), 'asked again beside the unanswered renewal: acting again');
+    t.equal(a.term(1), w.keys.get(1)!.revision, 'holding the revision the bucket has');
+    w.timeOut(); // the first attempt's timeout, late: ignored
+    await first;
+    t.ok(a.valid(1), 'still valid');
+  },
+);
+
+t.test(
+  "the bucket's election announced: every renewal under way is asked again at once",
+  async (t) => {
+    const w = new World();
+    const a = w.keeper('a');
+    await a.claim(1);
+    a.establish(1);
+    await a.claim(2); // being taken: renewed at every tick like an owner
+    w.electing.set('a', 'lost');
+    const tick = a.renewAll(); // a tick during the election, both leases still valid
+    await settle();
+    const before = w.sent.get('a');
+    w.electing.delete('a');
+    w.now += LEASE; // the election took long: both renewals' leases have lapsed
+    await a.elected();
+    await settle();
+    t.ok((w.sent.get('a') ?? 0) > before!, 'asked again');
+    t.ok(a.valid(1), 'the owner acts again');
+    w.now += 1;
+    t.ok(await a.confirm(2), 'the lease being taken is still held');
+    w.timeOut();
+    await tick;
+  },
+);
+
+t.test(
+  'a renewal that landed during the election but went unanswered: the attempt asked again is refused, the lease kept',
+  async (t) => {
+    const w = new World();
+    const lost: string[] = [];
+    const a = w.keeper('a', lost);
+    await a.claim(1);
+    a.establish(1);
+    w.electing.set('a', 'landed');
+    w.now += LEASE;
+    const first = a.renewLapsed();
+    await settle();
+    const landed = w.keys.get(1)!.revision;
+    w.electing.delete('a');
+    await a.elected();
+    await settle();
+    t.same(lost, [], 'not lost');
+    t.ok(a.valid(1), 'its own revision adopted, renewed again: acting');
+    t.ok(a.term(1) > landed, 'holding a revision after the one that landed unanswered');
+    w.timeOut();
+    await first;
+  },
+);
+
+t.test(
+  "a renewal counts from the sending of the attempt that answered, never an earlier one's",
+  async (t) => {
+    const w = new World();
+    const a = w.keeper('a');
+    await a.claim(1);
+    a.establish(1);
+    w.electing.set('a', 'lost');
+    w.now += LEASE;
+    const first = a.renewLapsed(); // sent at LEASE, unanswered
+    await settle();
+    w.now += 2000;
+    w.electing.delete('a');
+    const askedAt = w.now;
+    await a.elected(); // sent at LEASE + 2000, answered
+    await settle();
+    w.now = askedAt + LEASE - MARGIN - 1;
+    t.ok(
+      a.valid(1),
+      'valid until the answering attempt was sent plus the lease time less the margin',
+    );
+    w.now += 1;
+    t.notOk(a.valid(1), 'and no longer');
+    w.timeOut();
+    await first;
+  },
+);
+
+t.test('two nodes are never both valid owners across a bucket election seen by one', async (t) => {
+  // Node a owns; at a random moment its writes go unanswered (an election: landing or not, never
+  // answered until their timeout a second later); at a random later moment what it sends is
+  // answered again and the election is announced to it; b ticks and takes over when it may.
+  let takeovers = 0;
+  for (let run = 0; run < 40; run++) {
+    const w = new World();
+    const a = w.keeper('a');
+    const b = w.keeper('b');
+    await a.claim(1);
+    if ((await a.confirm(1)) === 0) t.fail('a could not confirm');
+    a.establish(1);
+    const cutAt = 50 * (10 + Math.floor(Math.random() * 60));
+    const healAt = cutAt + 50 * (10 + Math.floor(Math.random() * 160));
+    const landing = Math.random() < 0.5 ? 'landed' : 'lost';
+    let both = 0;
+    let bTook = 0;
+    let lastTimeout = 0;
+    const tick = LEASE / 3;
+    for (w.now = 0; w.now < 15_000; w.now += 50) {
+      if (w.now === cutAt) w.electing.set('a', landing);
+      if (w.now === healAt) {
+        w.electing.delete('a');
+        void a.elected();
+      }
+      if (w.now - lastTimeout >= 1000) {
+        lastTimeout = w.now;
+        w.timeOut();
+      }
+      if (w.now % tick < 50) {
+        void a.renewAll();
+        if (!b.holds(1) && (await b.tryTake(1)) > 0) {
+          bTook = w.now;
+          if ((await b.confirm(1)) > 0) b.establish(1);
+        } else await b.renewAll();
+      }
+      if (w.now % 250 === 0) void a.renewLapsed();
+      await settle();
+      if (a.valid(1) && b.valid(1)) both++;
+    }
+    w.timeOut();
+    await settle();
+    if (both > 0)
+      t.fail(`run ${run}: both valid at ${both} steps (cut ${cutAt}-${healAt}, b at ${bTook})`);
+    if (bTook > 0) takeovers++;
+  }
+  t.ok(takeovers > 0, `b took over in ${takeovers} runs of 40`);
+  t.pass('never both valid in 40 runs');
+});
