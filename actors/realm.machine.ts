@@ -7,7 +7,8 @@
  *   open.idle       COMMAND, batchable        → open.batching (enqueue)
  *                   COMMAND, other            → open.idle     (run it)
  *                   CLOSE                     → closed
- *   open.batching   COMMAND, batchable        → open.batching (enqueue)
+ *   open.batching   COMMAND, batchable        → open.batching (enqueue; the FULL_BATCH-th:
+ *                                                               re-entered, due at the end of turn)
  *                   COMMAND, other            → open.idle     (commit the batch, then run it)
  *                   after endOfTurn, held     → open.batching (wait again)
  *                   after endOfTurn           → open.idle     (commit the batch)
@@ -36,7 +37,10 @@
  * now and then pays nothing; one sending steadily (hundreds a second) commits at most every
  * `commitSpacingMs`, several sends a commit, instead of writing the same ~126 pages to the WAL for
  * every send (which, at a few hundred sends a second, is the disk's whole bandwidth and the
- * send-to-delivery tail: docs/benchmarks.md, `messages`).
+ * send-to-delivery tail: docs/benchmarks.md, `messages`). A batch that has gathered FULL_BATCH
+ * sends has what the wait was for and commits at the end of its turn: waiting longer would only
+ * delay them (and, with clients that wait for each answer before sending again, cap a realm's
+ * sends at their number per spacing).
  *
  * Commit hold (`commitHold`; the server's is the store's, src/storage/checkpointer.ts "Restarting
  * the WAL"): while the background checkpointer copies the last frames of the WAL so that it can
@@ -131,8 +135,12 @@ export type Committed = {
   readonly settled: Promise<void>;
 };
 
-/** The commands waiting for the end of the turn: an immutable list, newest first. */
-export type Pending = { readonly env: Envelope; readonly prev: Pending | null };
+/** The commands waiting for the end of the turn: an immutable list, newest first, and its length. */
+export type Pending = {
+  readonly env: Envelope;
+  readonly prev: Pending | null;
+  readonly size: number;
+};
 
 export type RealmMachineContext = {
   deps: RealmDeps;
@@ -146,9 +154,19 @@ export type RealmMachineContext = {
 /** Most commands one group commit runs (a bound on the transaction); more run in the next. */
 export const MAX_BATCH = 64;
 
-/** The delay before a batch that starts now commits: 0 (end of turn) unless spacing says wait. */
-export function batchDelay(spacingMs: number, lastBatchAt: number, now: number): number {
-  if (!(spacingMs > 0)) return 0;
+/**
+ * Sends in a batch from which commit spacing no longer makes it wait: a commit of one send to 50
+ * recipients writes ~129 WAL pages, of eight ~200 (25 a send, docs/benchmarks.md "What a send
+ * writes"); past that, waiting buys little and costs every send in the batch its wait.
+ */
+export const FULL_BATCH = 8;
+
+/**
+ * The delay before a batch of `size` commands that starts now commits: 0 (end of turn) unless
+ * spacing says wait, and never once the batch is full (FULL_BATCH).
+ */
+export function batchDelay(spacingMs: number, lastBatchAt: number, now: number, size = 1): number {
+  if (!(spacingMs > 0) || size >= FULL_BATCH) return 0;
   return Math.max(0, Math.min(spacingMs, lastBatchAt + spacingMs - now));
 }
 
@@ -379,7 +397,12 @@ export const realmMachine = setup({
      */
     endOfTurn: ({ context }) =>
       heldDelay(
-        batchDelay(context.deps.commitSpacingMs ?? 0, context.lastBatchAt, performance.now()),
+        batchDelay(
+          context.deps.commitSpacingMs ?? 0,
+          context.lastBatchAt,
+          performance.now(),
+          context.pending?.size ?? 0,
+        ),
         context.deps.commitHold?.() ?? 0,
       ),
   },
@@ -387,11 +410,25 @@ export const realmMachine = setup({
     held: ({ context }) => (context.deps.commitHold?.() ?? 0) > 0,
     batchable: ({ context, event }) =>
       event.type === 'COMMAND' && context.deps.batchable.has(event.envelope.command),
+    /** A batchable command that makes the waiting batch full (FULL_BATCH): due now, not later. */
+    fills: ({ context, event }) =>
+      event.type === 'COMMAND' &&
+      context.deps.batchable.has(event.envelope.command) &&
+      (context.pending?.size ?? 0) + 1 === FULL_BATCH &&
+      (context.deps.commitSpacingMs ?? 0) > 0,
   },
   actions: {
     count: assign(({ context }) => ({ applied: context.applied + 1 })),
     enqueue: assign(({ context, event }) =>
-      event.type === 'COMMAND' ? { pending: { env: event.envelope, prev: context.pending } } : {},
+      event.type === 'COMMAND'
+        ? {
+            pending: {
+              env: event.envelope,
+              prev: context.pending,
+              size: (context.pending?.size ?? 0) + 1,
+            },
+          }
+        : {},
     ),
     clearBatch: assign({ pending: null }),
     markBatch: assign({ lastBatchAt: () => performance.now() }),
@@ -436,6 +473,8 @@ export const realmMachine = setup({
           },
           on: {
             COMMAND: [
+              // Re-entered: its delay (endOfTurn) is computed again, for a full batch.
+              { guard: 'fills', target: 'batching', reenter: true, actions: ['count', 'enqueue'] },
               { guard: 'batchable', actions: ['count', 'enqueue'] },
               {
                 target: 'idle',

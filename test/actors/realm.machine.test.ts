@@ -11,6 +11,7 @@ import {
   HOLD_POLL_MS,
   MAX_BATCH,
   batchDelay,
+  FULL_BATCH,
   heldDelay,
   realmMachine,
   type CommitStrategy,
@@ -250,6 +251,8 @@ t.test(
     t.equal(batchDelay(5, 100, 105), 0);
     t.equal(batchDelay(5, 100, 400), 0, 'long ago');
     t.equal(batchDelay(5, 200, 100), 5, 'never more than the spacing (a clock step back)');
+    t.equal(batchDelay(5, 100, 102, FULL_BATCH - 1), 3, 'a batch not yet full waits');
+    t.equal(batchDelay(5, 100, 102, FULL_BATCH), 0, 'a full batch does not');
     t.end();
   },
 );
@@ -278,6 +281,33 @@ t.test('commit spacing: a batch soon after another waits for the spacing, gather
     'a command that is not batchable still commits the waiting batch first',
   );
   t.same(m.state(), { open: 'idle' });
+  t.end();
+});
+
+t.test('commit spacing: a batch that fills up commits at the end of its turn', (t) => {
+  const spacing = 60_000; // far longer than the test takes in real time, however loaded
+  const m = setup(t, { commitSpacingMs: spacing });
+  m.ask('send', { n: 0 });
+  m.clock.increment(0);
+  t.same(m.log, ['BEGIN', 'send 0', 'COMMIT'], 'the first batch commits at the end of its turn');
+  for (let n = 1; n < FULL_BATCH; n++) m.ask('send', { n });
+  m.clock.increment(1);
+  t.same(m.state(), { open: 'batching' }, 'one short of full, the next batch waits');
+  t.equal(m.log.length, 3, 'nothing more committed');
+  m.ask('send', { n: FULL_BATCH });
+  m.ask('send', { n: FULL_BATCH + 1 });
+  t.equal(m.log.length, 3, 'a full batch still waits for the end of the turn');
+  m.clock.increment(0);
+  t.same(m.state(), { open: 'idle' }, 'full: committed without the rest of the spacing');
+  t.same(
+    m.log.slice(3),
+    ['BEGIN', ...Array.from({ length: FULL_BATCH + 1 }, (_, i) => `send ${i + 1}`), 'COMMIT'],
+    'every send of the turn in one transaction, in order',
+  );
+  t.equal(m.replies.length, FULL_BATCH + 2, 'all answered');
+  m.ask('send', { n: 99 });
+  m.clock.increment(1);
+  t.same(m.state(), { open: 'batching' }, 'and the next batch waits for the spacing again');
   t.end();
 });
 
