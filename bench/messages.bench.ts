@@ -23,8 +23,9 @@
  *    Not a timing: it can run on a busy machine.
  *
  * Each send phase also prints how many sends the server's commits held on average (group commit
- * and its spacing, actors/realm.machine.ts), and the sending client process's own event-loop
- * delay over the window (p99, max): a stall there is the bench's, not the server's.
+ * and its spacing, actors/realm.machine.ts), the sending client process's own event-loop
+ * delay over the window (p99, max: a stall there is the bench's, not the server's), the server's
+ * (it runs in this process), and the WAL's holds, emptyings and restarts by the checkpointer.
  *
  * Parts 1 and 2 run once per durability mode (BENCH_DURABILITY, default "normal,full": SQLite's
  * synchronous=NORMAL, the default, and FULL, DURABILITY=full), so the cost of syncing every commit
@@ -40,6 +41,7 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closeListenSocket, createBareApp, listen } from '../src/http/uws.js';
@@ -135,6 +137,14 @@ export type PhaseResult = SendResult & {
   expectedDeliveries: number;
   /** The server's commits in the phase (warm-up included) and the sends they held. */
   commits: { commits: number; sends: number };
+  /**
+   * The server's own event-loop delay over the phase (ms, sampled every 5 ms; the server runs in
+   * this process), and what its checkpointer did meanwhile: holds of the batches, the WAL emptied
+   * under them, and started afresh by the thread (src/storage/checkpointer.ts). A long stall here
+   * with restarts not made by the thread points at a WAL-header sync on the main thread.
+   */
+  serverLoop: { p99: number; max: number };
+  wal: { holds: number; emptied: number; afresh: number };
   latency: { n: number; p50: number; p90: number; p99: number; max: number };
 };
 
@@ -212,7 +222,12 @@ async function sendBench(
 
     const phase = async (p: Phase, name: string): Promise<PhaseResult> => {
       const before = await commitCounters();
+      const ck0 = server.store.checkpointStats;
+      const loop = monitorEventLoopDelay({ resolution: 5 });
+      loop.enable();
       const sent = (await senders.request({ type: 'phase', phase: p }, name)).result!;
+      loop.disable();
+      const ck1 = server.store.checkpointStats;
       const after = await commitCounters();
       const commits = {
         commits: after.commits - before.commits,
@@ -239,6 +254,12 @@ async function sendBench(
         deliveries: latencies.length,
         expectedDeliveries: expected,
         commits,
+        serverLoop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+        wal: {
+          holds: ck1.holds - ck0.holds,
+          emptied: ck1.restarts - ck0.restarts,
+          afresh: ck1.afresh - ck0.afresh,
+        },
         latency: {
           n: sorted.length,
           p50: pct(50),
@@ -513,7 +534,9 @@ export async function messagesBench(): Promise<void> {
           `p50 ${fmt(r.latency.p50)} ms  p99 ${fmt(r.latency.p99)} ms  max ${fmt(r.latency.max)} ms  ` +
           `(errors ${r.errors}, delivered ${r.deliveries}/${r.expectedDeliveries}${r.skipped ? `, pacer skipped ${r.skipped}` : ''}; ` +
           `${fmt(r.commits.sends / r.commits.commits, 2)} sends per commit; ` +
-          `client loop delay p99 ${fmt(r.clientLoop.p99)} ms, max ${fmt(r.clientLoop.max)} ms)`;
+          `client loop delay p99 ${fmt(r.clientLoop.p99)} ms, max ${fmt(r.clientLoop.max)} ms; ` +
+          `server loop delay p99 ${fmt(r.serverLoop.p99)} ms, max ${fmt(r.serverLoop.max)} ms; ` +
+          `WAL held ${r.wal.holds}, emptied ${r.wal.emptied}, started afresh by the checkpointer ${r.wal.afresh})`;
         const label =
           (mode === 'ws' ? 'WebSocket' : 'long-poll') +
           tag +
