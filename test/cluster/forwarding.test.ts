@@ -9,26 +9,16 @@
  * timing is asserted: the waits given are far apart (a received command is held ten times the
  * wait to be received; the lost one would wait an hour for its answer).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import t from 'tap';
 import type { ClusterLink } from '../../src/cluster/link.js';
 import { Forwarder, FORWARD_DEADLINE_MS } from '../../src/cluster/forwarding.js';
 import { clusterNames, NotOwnerError } from '../../src/cluster/jetstream.js';
-import {
-  alive,
-  listens,
-  missingEngines,
-  ports,
-  sleep,
-  startNatsServers,
-  waitFor,
-} from '../../src/cluster/local.js';
+import { missingEngines, sleep, waitFor } from '../../src/cluster/local.js';
 import type { EventQueues } from '../../src/delivery/publisher.js';
 import type { JsonableError } from '../../src/lib/errors.js';
 import { pack, unpack } from '../../src/lib/pack.js';
+import { oneNatsServer } from '../helpers/one-nats.js';
 
 const missing = missingEngines();
 if (missing)
@@ -62,17 +52,7 @@ function forwarder(
 
 t.test('forwarded writes', async (t) => {
   if (missing) return;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'forwarding-'));
-  fs.mkdirSync(path.join(dir, 'logs'));
-  const [client, route] = await ports(2);
-  const servers = startNatsServers(dir, [client!], [route!]);
-  t.teardown(async () => {
-    for (const s of servers) if (alive(s.pid)) process.kill(s.pid, 'SIGKILL');
-    while (servers.some((s) => alive(s.pid))) await sleep(50);
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  await waitFor('nats-server', () => listens(client!));
-  const url = `nats://127.0.0.1:${client}`;
+  const url = await oneNatsServer(t, 'forwarding');
   const asking = await connect({ servers: url });
   const owning = await connect({ servers: url });
   t.teardown(() => Promise.all([asking.close(), owning.close()]));

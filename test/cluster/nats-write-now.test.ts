@@ -6,21 +6,11 @@
  * them fails here. So does skipCurrentServer's (the client's list of servers, `protocol.servers`).
  * Skipped when nats-server is not installed.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import t from 'tap';
 import { skipCurrentServer, writeNow } from '../../src/cluster/jetstream.js';
-import {
-  alive,
-  listens,
-  missingEngines,
-  ports,
-  sleep,
-  startNatsServers,
-  waitFor,
-} from '../../src/cluster/local.js';
+import { missingEngines, waitFor } from '../../src/cluster/local.js';
+import { oneNatsServer } from '../helpers/one-nats.js';
 
 const missing = missingEngines();
 if (missing)
@@ -34,17 +24,7 @@ function unwritten(nc: NatsConnection): number {
 
 t.test('a publish is on the wire when writeNow returns', async (t) => {
   if (missing) return;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-write-now-'));
-  fs.mkdirSync(path.join(dir, 'logs'));
-  const [client, route] = await ports(2);
-  const servers = startNatsServers(dir, [client!], [route!]);
-  t.teardown(async () => {
-    for (const s of servers) if (alive(s.pid)) process.kill(s.pid, 'SIGKILL');
-    while (servers.some((s) => alive(s.pid))) await sleep(50);
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  await waitFor('nats-server', () => listens(client!));
-  const url = `nats://127.0.0.1:${client}`;
+  const url = await oneNatsServer(t, 'nats-write-now');
   const publisher = await connect({ servers: url });
   const subscriber = await connect({ servers: url });
   t.teardown(() => Promise.all([publisher.close(), subscriber.close()]));
