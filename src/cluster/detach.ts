@@ -35,6 +35,7 @@ import {
   IMAGE_PROXY_KEY_NAME,
   JETSTREAM_TIMEOUT_MS,
   jetStreamErrorCode,
+  patiently,
   type ClusterNames,
 } from './jetstream.js';
 import {
@@ -169,11 +170,15 @@ function check(dataDir: string, copy: Copy | null, stream: string, last: number)
 
 /** The log's last position; refused when NATS has no such cluster. */
 async function logEnd(nc: NatsConnection, names: ClusterNames): Promise<number> {
-  const jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
+  // Without nats.js's API check ($JS.API.INFO), which answers 503 "JetStream system temporarily
+  // unavailable" during a JetStream election; the questions below are asked again while
+  // JetStream does not answer (`patiently`: an election, a busy machine).
+  const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS });
+  const since = Date.now();
   // Looked up, never made: a wrong namespace must not create an empty cluster.
   for (const stream of clusterStreams(names)) {
     if (stream === `OBJ_${names.snapshots}`) continue;
-    await jsm.streams.info(stream).catch((err: unknown) => {
+    await patiently(() => jsm.streams.info(stream), since).catch((err: unknown) => {
       // JetStream's "stream not found"; anything else (no answer in time) is passed on.
       if (jetStreamErrorCode(err) !== 10059) throw err;
       throw new DetachRefusedError(
@@ -182,7 +187,7 @@ async function logEnd(nc: NatsConnection, names: ClusterNames): Promise<number> 
       );
     });
   }
-  return (await jsm.streams.info(names.stream)).state.last_seq;
+  return (await patiently(() => jsm.streams.info(names.stream), since)).state.last_seq;
 }
 
 export async function detach(opts: DetachOptions): Promise<DetachSummary> {
@@ -222,7 +227,8 @@ export async function detach(opts: DetachOptions): Promise<DetachSummary> {
       // Again under the lock: the node may have run between the first look and now.
       const last = await logEnd(nc, opts.names);
       const copy = check(dataDir, readCopy(dataDir), opts.names.stream, last);
-      const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
+      // Its views make their managers without the API check, as logEnd's.
+      const js = nc.jetstream({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS });
       const bucket = await js.views.os(opts.names.uploads);
       const fetched = await fetchMissingUploads(dataDir, bucket, copy.uploads);
       const emoji = await fetchMissingEmoji(dataDir, bucket, copy.emoji, fetched.problems);

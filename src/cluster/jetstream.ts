@@ -290,7 +290,10 @@ async function openJetStream(
   replicas: number,
   names: ClusterNames,
 ): Promise<JetStreamHandles> {
-  const jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
+  // Without nats.js's API check ($JS.API.INFO): during a JetStream election it answers 503
+  // "JetStream system temporarily unavailable". (The caller asks again on any failure anyway;
+  // the streams' own questions follow at once.)
+  const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS });
   try {
     await jsm.streams.info(names.stream);
   } catch {
@@ -311,7 +314,8 @@ async function openJetStream(
       });
     }
   }
-  const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
+  // Its views (the buckets) make their own manager with the client's API check setting.
+  const js = nc.jetstream({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS });
   // Each is a replicated stream of its own: made (the first time) side by side.
   const [kv, files, snapshots] = await Promise.all([
     js.views.kv(names.leases, { history: 1, replicas }),
@@ -568,10 +572,40 @@ export async function connectJetStream(opts: {
 }
 
 /**
+ * JetStream answered a publish as a duplicate of an earlier one with the same message id. That is
+ * not an acknowledgement: it does not say the log holds the entry. nats-server 2.10 (2.10.27, the
+ * one the tests use, to 2.10.29) records a message id on the stream leader before it proposes the
+ * message to the stream's raft group, with sequence 0 until the message is committed and applied
+ * (`processClusteredInboundMsg` in server/jetstream_cluster.go: "we stage with zero"), and answers
+ * a repeat meanwhile with `{"seq": 0, "duplicate": true}`. A leader frozen with such a proposal in
+ * flight answers the repeats so when it thaws, while it still takes itself for the leader; the
+ * proposal then commits, or the next leader's log drops it, and the staged id stays (2.11 answers
+ * nothing instead). So the caller looks at the log (appendSurely, appendFirst).
+ */
+export class DuplicateAnswer extends Error {
+  constructor(readonly seq: number) {
+    super(`JetStream answered the append as a duplicate (sequence ${seq})`);
+    this.name = 'DuplicateAnswer';
+  }
+}
+
+/**
+ * A refusal found in the log rather than answered by JetStream: the entry after the expected one
+ * is another's (seen after a DuplicateAnswer), so this one never lands there. Carries the error
+ * code of "wrong last sequence" (isWrongLastSequence), as JetStream's own refusal would.
+ */
+function takenBy(seq: number): Error {
+  return Object.assign(new Error(`wrong last sequence: ${seq} holds another entry`), {
+    api_error: { err_code: 10071, code: 400, description: 'wrong last sequence' },
+  });
+}
+
+/**
  * Appends an entry to a realm's subject with JetStream's optimistic concurrency: `header` names
  * the expectation (the realm's last sequence, or the whole stream's) and `expectLast` its value.
  * Returns the entry's sequence; rejects when another append got there first. `msgId`, when given,
- * is the entry's `Nats-Msg-Id` (appendSurely).
+ * is the entry's `Nats-Msg-Id` (appendSurely); an answer that the id is a duplicate rejects with
+ * DuplicateAnswer (it acknowledges nothing).
  */
 export async function appendEntry(
   js: JetStreamClient,
@@ -590,6 +624,7 @@ export async function appendEntry(
     headers: h,
     ...(timeout ? { timeout } : {}),
   });
+  if (ack.duplicate) throw new DuplicateAnswer(ack.seq);
   return ack.seq;
 }
 
@@ -637,7 +672,9 @@ export async function nextOnSubject(
  * the same expectation and id until STARTUP_PATIENCE_MS after `since`, instead of failing the
  * node's start. A refusal after an unanswered attempt is looked at: the entry after `expectLast`
  * with this id means the earlier attempt landed (its sequence is returned); another entry there
- * (another node's first realm) is the refusal. Other failures are passed on at once.
+ * (another node's first realm) is the refusal. So is an answer that the id is a duplicate
+ * (DuplicateAnswer), where nothing there yet means asking again. Other failures are passed on at
+ * once.
  */
 export async function appendFirst(
   js: JetStreamClient,
@@ -667,7 +704,9 @@ export async function appendFirst(
     } catch (err) {
       failure = err;
     }
-    if (isWrongLastSequence(failure) && unanswered) {
+    // A duplicate answer acknowledges nothing (DuplicateAnswer): the log says.
+    const duplicate = failure instanceof DuplicateAnswer;
+    if ((isWrongLastSequence(failure) && unanswered) || duplicate) {
       const next = await patiently(
         () =>
           jsm.streams.getMessage(names.stream, { seq: expectLast + 1 }).then(
@@ -680,9 +719,11 @@ export async function appendFirst(
         since,
       );
       if (next === msgId) return expectLast + 1;
-      throw failure;
-    }
-    if (!isNoAnswer(failure) || Date.now() - since > STARTUP_PATIENCE_MS) throw failure;
+      if (!duplicate) throw failure;
+      if (next !== '') throw takenBy(expectLast + 1);
+      // Nothing there yet: the earlier attempt is proposed, not committed; asked again.
+      if (Date.now() - since > STARTUP_PATIENCE_MS) throw failure;
+    } else if (!isNoAnswer(failure) || Date.now() - since > STARTUP_PATIENCE_MS) throw failure;
     unanswered = true;
     await sleep(pauseMs);
   }
@@ -695,7 +736,10 @@ export async function appendFirst(
  * log answers: the entry's sequence, whether this attempt or an earlier one landed it; or a
  * refusal (isWrongLastSequence) once the log holds another entry after `expect` — then it never
  * lands. (JetStream checks the expected sequence before the message id, so a repeat of an entry
- * that landed is refused like any other: the entry after `expect` is looked at, by its id.)
+ * that landed is refused like any other: the entry after `expect` is looked at, by its id.) A
+ * repeat answered as a duplicate (DuplicateAnswer: nats-server 2.10 says so while the first
+ * attempt is only proposed, with sequence 0) is no acknowledgement either: the log is looked at
+ * the same way, and the append settles only on what the log holds.
  * `keepTrying` false gives up (rejecting with the last error: the entry's fate is unknown);
  * `onUnanswered` is told of each attempt still unanswered after APPEND_CHECK_AFTER_MS and again at
  * its timeout (connectionCheck, which checks at most once every 2 s).
@@ -737,8 +781,14 @@ export async function appendSurely(
       clearTimeout(check);
     }
     trace(`append ${msgId} after ${expect} failed: ${String(failure)}`);
-    if (isWrongLastSequence(failure)) {
-      if (!unanswered) throw failure;
+    // A duplicate answer acknowledges nothing (DuplicateAnswer): only the log says whether the
+    // entry is there. The entry that follows `expect` in the log is committed (a stream's
+    // servers store, and answer reads from, only what its raft group committed): this one's id
+    // there is its acknowledgement; another entry there is its refusal; none, ask again.
+    const duplicate = failure instanceof DuplicateAnswer;
+    if (isWrongLastSequence(failure) || duplicate) {
+      if (!unanswered && !duplicate) throw failure;
+      unanswered = true;
       // An earlier attempt may be the entry the log holds after `expect`.
       let next: { seq: number; msgId: string } | null | undefined;
       try {
@@ -746,8 +796,11 @@ export async function appendSurely(
       } catch {
         next = undefined; // not answered: ask again
       }
-      if (next?.msgId === msgId) return next.seq;
-      if (next !== undefined && next !== null) throw failure;
+      if (next?.msgId === msgId) {
+        trace(`append ${msgId} (${entry.k}) found in the log at ${next.seq}`);
+        return next.seq;
+      }
+      if (next !== undefined && next !== null) throw duplicate ? takenBy(next.seq) : failure;
     } else {
       unanswered = true;
       onUnanswered();

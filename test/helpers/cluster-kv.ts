@@ -15,8 +15,9 @@ export async function withLeaseBucket<T>(
 ): Promise<T> {
   const nc = await connect({ servers: rec.natsUrls });
   try {
+    // Without nats.js's API check: it answers 503 while JetStream elects a leader (a fault test).
     const kv = await nc
-      .jetstream({ timeout: JETSTREAM_TIMEOUT_MS })
+      .jetstream({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS })
       .views.kv(clusterNames().leases);
     return await fn(kv, nc);
   } finally {

@@ -179,7 +179,8 @@ export async function startTestNats(dir: string): Promise<{ urls: string[]; pids
 async function dropNamespace(natsUrls: string[], namespace: string): Promise<void> {
   const nc = await connect({ servers: natsUrls });
   try {
-    const jsm = await nc.jetstreamManager();
+    // Without the API check, which answers 503 while JetStream elects a leader.
+    const jsm = await nc.jetstreamManager({ checkAPI: false });
     for (const s of clusterStreams(clusterNames(namespace)))
       await jsm.streams.delete(s).catch(() => undefined);
   } finally {
