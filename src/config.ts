@@ -104,8 +104,9 @@ export type ServerConfig = {
    */
   durability: Durability;
   /**
-   * COMMIT_SPACING_MS: the least time between two commits of a realm's message sends (group commit
-   * spacing, actors/realm.machine.ts; default 5, 0: each batch at the end of its turn).
+   * COMMIT_SPACING_MS: the least time between two commits of a realm's message sends, unless a batch
+   * already holds FULL_BATCH (8) sends (group commit spacing, actors/realm.machine.ts; default 5,
+   * 0: each batch at the end of its turn).
    */
   commitSpacingMs: number;
   /**

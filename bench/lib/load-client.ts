@@ -171,9 +171,10 @@ async function runPhase(phase: LoadPhase): Promise<LoadResult> {
   const interval = 1000 / phase.rate;
   let next = now();
   while (now() < to) {
+    // Sleeps until the next action is due (a timer may be a millisecond late; the actions due by
+    // then go at once). Spinning the last millisecond in setImmediate kept a core busy.
     const wait = next - now();
-    if (wait > 1) await sleep(wait - 0.5);
-    else if (wait > 0) await new Promise((r) => setImmediate(r));
+    if (wait > 0) await sleep(wait);
     if (now() < next) continue;
     next += interval;
     const measured = next >= from && next <= to;

@@ -20,6 +20,7 @@
 import fs from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DataFigures } from './data-stats.js';
+import type { CheckpointStats } from '../storage/checkpointer.js';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -67,14 +68,7 @@ export type MetricsSource = {
   inflight(): number;
   queues(): QueueFigures;
   renderPool(): { queued: number; threads: number };
-  checkpoints(): {
-    runs: number;
-    pages: number;
-    walPages: number;
-    holds: number;
-    restarts: number;
-    afresh: number;
-  };
+  checkpoints(): CheckpointStats;
   /** A cluster node's place in its realm log (docs/cluster.md); absent for a single process. */
   replication?(): Promise<ReplicationFigures>;
   /** The mail outbox and its sender (src/mail/sender.ts); absent when the server sends no mail. */

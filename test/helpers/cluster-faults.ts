@@ -130,6 +130,35 @@ export async function streamLeader(rec: ClusterRecord, stream: string): Promise<
   }
 }
 
+/**
+ * Moves a stream's leadership onto NATS server `to` (1-based) by asking its leader to step down
+ * (JetStream then elects one of the others at random) until `to` leads it, at most `tries` times:
+ * whether it does. For scenarios that need the faulted server to lead a given stream.
+ */
+export async function moveLeader(
+  rec: ClusterRecord,
+  stream: string,
+  to: number,
+  tries = 12,
+): Promise<boolean> {
+  const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
+  try {
+    for (let i = 0; i < tries; i++) {
+      const leader = await streamLeader(rec, stream);
+      if (leader === to) return true;
+      await nc
+        .request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, undefined, { timeout: 10_000 })
+        .catch(() => undefined);
+      // Until another leads it (or the step-down did not happen: asked again).
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(250))
+        if ((await streamLeader(rec, stream)) !== leader) break;
+    }
+    return (await streamLeader(rec, stream)) === to;
+  } finally {
+    await nc.close();
+  }
+}
+
 /** The node owning realm 1, by its /metrics (the lease bucket may name one that lost it). */
 export async function ownerNode(rec: ClusterRecord, within = 60_000): Promise<number> {
   for (const deadline = Date.now() + within; Date.now() < deadline; await sleep(200)) {
