@@ -16,7 +16,7 @@
  * (for its supervisor) once such a stall has lasted `stallExitMs`.
  */
 import { trace, tracing } from './trace.js';
-import { Events, type ConsumerMessages, type Subscription } from 'nats';
+import { Events, type ClusterInfo, type ConsumerMessages, type Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmRegistry } from '../../actors/registry.js';
 import { unpack } from '../lib/pack.js';
@@ -109,6 +109,37 @@ export type ApplierStatus = {
   /** Consumers made again after a stall, since start. */
   consumerRestarts: number;
 };
+
+/**
+ * How recently a replicated stream's leader must have heard from enough of its replicas for its
+ * answer to count (`doubtful`). nats-server 2.10's raft leader sends a heartbeat when it has sent
+ * nothing for its 1 s interval, each answered, so a live leader has heard from a follower within
+ * about 2 s even on an idle log; the followers elect another leader only after 4-9 s without it
+ * (raft.go `minElectionTimeoutDefault`), so a leader that was frozen long enough to be replaced
+ * has heard from none of them for at least that long.
+ */
+export const LEADER_CONTACT_MS = 3000;
+
+/**
+ * Why a stream info's `cluster` part (nats-server's `clusterInfo`) does not show a live leader, or
+ * null when it does. For a replicated stream only its leader answers (or a member that sees the
+ * group leaderless, naming none), from its own copy; `replicas[].active` is the time since that
+ * server last heard from each other member of the group. A leader counts when it has heard, within
+ * LEADER_CONTACT_MS, from as many others as make a quorum with it: a frozen and thawed leader still
+ * takes itself for the leader until it hears its successor's higher term, and answers from its
+ * copy without the writes acknowledged meanwhile. No replicas (one server, or a one-replica
+ * stream): the answering server is the stream's only copy.
+ */
+export function doubtful(cluster: ClusterInfo | undefined): string | null {
+  if (cluster === undefined) return null;
+  if (!cluster.leader) return 'the log stream has no leader';
+  const replicas = cluster.replicas ?? [];
+  if (replicas.length === 0) return null;
+  const needed = Math.floor((replicas.length + 1) / 2);
+  const heard = replicas.filter((r) => r.active <= LEADER_CONTACT_MS * 1e6).length;
+  if (heard >= needed) return null;
+  return `the log stream's leader (${cluster.leader}) heard from ${heard} of its replicas within ${LEADER_CONTACT_MS} ms`;
+}
 
 export class LogApplier {
   private appliedSeq: number;
@@ -401,12 +432,12 @@ export class LogApplier {
    * One question serves every caller that arrives before it is sent; callers arriving while it
    * is under way share the next one, sent when it is answered (its answer may predate them).
    *
-   * Only the stream leader's answer counts: a replicated stream's info answered without a leader
-   * is refused (asked again by the read barrier; no verdict for the progress watch). Seen once in
-   * test/cluster/faults-nats-stop.test.ts (the owner's server frozen): as that server was thawed,
-   * a node's barrier got a last sequence below entries already acknowledged and answered a read
-   * without them; most likely the thawed server answering from its own copy while it saw the
-   * stream's group leaderless.
+   * Only a live stream leader's answer counts (`doubtful`): a replicated stream's info answered
+   * without a leader, or by a leader that has heard from too few replicas lately (a thawed leader
+   * not yet told of its successor), is refused: asked again by the read barrier and startup, no
+   * verdict for the progress watch. Seen once in test/cluster/faults-nats-stop.test.ts (the
+   * owner's server frozen): as that server was thawed, a node's barrier got a last sequence below
+   * entries already acknowledged and answered a read without them.
    */
   lastPosition(): Promise<number> {
     const { jsm, names } = this.parts.link;
@@ -416,10 +447,13 @@ export class LogApplier {
       this.positionAsked = reasked(
         () =>
           jsm.streams.info(names.stream).then((info) => {
-            if (info.cluster !== undefined && !info.cluster.leader)
+            const doubt = doubtful(info.cluster);
+            if (doubt !== null) {
+              trace(`log position ${info.state.last_seq} not taken: ${doubt}`);
               // Coded as JetStream's own "no responders" so that callers retrying an unanswered
               // question (startup's `patiently`, the read barrier) retry this one too.
-              throw Object.assign(new Error('the log stream has no leader'), { code: '503' });
+              throw Object.assign(new Error(doubt), { code: '503' });
+            }
             return info.state.last_seq;
           }),
         REASK_MS,
@@ -444,7 +478,15 @@ export class LogApplier {
   readBarrier(): Promise<void> {
     return passReadBarrier(
       {
-        position: () => this.lastPosition(),
+        // A position below what this copy holds is a stale leader's, whatever else it says (its
+        // replicas' contact can look fresh in the instant after a thawed leader reads a reply
+        // sent before its freeze): asked again, as a failed question is.
+        position: () =>
+          this.lastPosition().then((seq) => {
+            if (seq >= this.appliedSeq) return seq;
+            trace(`log position ${seq} below this copy's ${this.appliedSeq}: a stale leader's`);
+            throw Object.assign(new Error('a stale log position'), { code: '503' });
+          }),
         applied: (seq) => this.waitApplied(seq),
         stopped: () => this.closed,
       },

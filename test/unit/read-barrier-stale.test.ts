@@ -1,0 +1,198 @@
+/**
+ * The read barrier against a stale log leader (src/cluster/log-applier.ts `lastPosition`,
+ * `readBarrier`; docs/cluster.md "Guarantees"), with JetStream played by hand. A NATS server that
+ * led the log stream, frozen long enough for the others to elect a new leader and thawed, still
+ * takes itself for the leader until it hears the new leader's higher term, and answers the
+ * stream's info from its own copy: a last sequence older than writes the new leader has
+ * acknowledged. nats-server 2.10 computes the reply's `cluster.replicas[].active` as the time since
+ * that server last heard from each replica (`clusterInfo`, server/jetstream_cluster.go), so such a
+ * leader names itself with replicas unheard from for the whole freeze (at least the 4 s election
+ * timeout), while a live one hears from its followers at every heartbeat (1 s, answered).
+ *
+ * On the code before the fix both stale answers below passed the barrier at once, without the
+ * acknowledged entries.
+ */
+import t, { type Test } from 'tap';
+import type { Entry } from '../../src/cluster/jetstream.js';
+import type { ClusterLink } from '../../src/cluster/link.js';
+import { LogApplier } from '../../src/cluster/log-applier.js';
+import { pack } from '../../src/lib/pack.js';
+
+type Msg = { seq: number; subject: string; data: Uint8Array };
+type Replica = { name: string; current: boolean; offline: boolean; active: number; lag: number };
+type Answer = { leader: string; replicas?: Replica[]; last: number };
+
+const S = 1e9; // nanoseconds
+const replica = (name: string, activeS: number): Replica => ({
+  name,
+  current: true,
+  offline: false,
+  active: Math.round(activeS * S),
+  lag: 0,
+});
+
+/**
+ * A log whose consumer hands on entries up to `deliverable`, and whose stream info is answered by
+ * `answer()` (the test changes it: first the stale leader, then the new one).
+ */
+function world(first: Answer, deliverable: number) {
+  let answer = first;
+  let upTo = deliverable;
+  const asked: Answer[] = [];
+  const entry: Entry = { k: 'lease', node: 'n2', inc: 'x', term: 1 };
+  const msg = (seq: number): Msg => ({ seq, subject: 'confab.log.1', data: pack(entry) });
+  const consumer = (from: number) => {
+    let closed = false;
+    return {
+      close: () => {
+        closed = true;
+        return Promise.resolve();
+      },
+      async *[Symbol.asyncIterator]() {
+        for (let seq = from; ;) {
+          while (!closed && seq > upTo) await new Promise((r) => setTimeout(r, 10));
+          if (closed) return;
+          yield msg(seq++);
+        }
+      },
+    };
+  };
+  const link = {
+    opts: { stallMs: 60_000, stallExitMs: 600_000, readBarrierMs: 30_000 },
+    names: { stream: 'LOG', log: 'confab.log' },
+    checkConnection: () => undefined,
+    nc: {
+      // No reconnection: the connection's status never ends.
+      status: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => undefined) }),
+      }),
+      getServer: () => 'nats1',
+      subscribe: () => ({ unsubscribe: () => undefined }),
+    },
+    js: {
+      consumers: {
+        get: (_stream: string, o: { opt_start_seq?: number }) =>
+          Promise.resolve({ consume: () => Promise.resolve(consumer(o.opt_start_seq ?? 1)) }),
+      },
+    },
+    jsm: {
+      streams: {
+        info: () => {
+          asked.push(answer);
+          return Promise.resolve({
+            cluster: { name: 'c', leader: answer.leader, replicas: answer.replicas },
+            state: { last_seq: answer.last },
+          });
+        },
+      },
+    },
+  } as unknown as ClusterLink;
+  const applier = new LogApplier({
+    link,
+    replication: {
+      state: () => ({ applied: 0, unacked: 0 }),
+      markApplied: () => undefined,
+      flushApplied: () => undefined,
+    } as never,
+    ids: { withoutBlocksSync: <T>(f: () => T) => f() } as never,
+    queues: { publish: () => undefined, endSessions: () => undefined } as never,
+    hooks: {},
+    mine: () => false,
+    mineInLog: () => undefined,
+    displaced: () => null,
+    applied: () => undefined,
+    die: () => undefined,
+  });
+  return {
+    applier,
+    asked,
+    /** The new leader answers from now on, and the consumer hands on what it acknowledged. */
+    thawed: (next: Answer) => {
+      answer = next;
+      upTo = next.last;
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, ok: () => boolean, ms = 10_000) {
+  for (const deadline = Date.now() + ms; !ok(); await sleep(10))
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The new leader (nats2) after the election: heard from nats3 just now; nats1 was frozen. */
+const newLeader: Answer = {
+  leader: 'nats2',
+  replicas: [replica('nats1', 7), replica('nats3', 0.2)],
+  last: 8,
+};
+
+/**
+ * Passes the barrier while the stale answer stands, the new leader answering after `staleMs`;
+ * returns what the node had applied when the barrier let the read through.
+ */
+async function barrier(t: Test, stale: Answer, staleMs = 300) {
+  const w = world(stale, 5);
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('the five entries the node had', () => w.applier.applied === 5);
+  let passedAt: number | null = null;
+  const passing = w.applier.readBarrier().then(() => (passedAt = w.applier.applied));
+  await until('the stale leader asked', () => w.asked.length > 0);
+  await sleep(staleMs);
+  w.thawed(newLeader);
+  await passing;
+  return { passedAt: passedAt!, asked: w.asked };
+}
+
+t.test('a thawed leader that heard from no replica for the freeze is asked again', async (t) => {
+  // nats1 led the log, was frozen 7 s while nats2 and nats3 elected nats2 and acknowledged
+  // entries 6-8; thawed, it still names itself leader, with its last sequence of before.
+  const stale: Answer = {
+    leader: 'nats1',
+    replicas: [replica('nats2', 7), replica('nats3', 7)],
+    last: 5,
+  };
+  const { passedAt, asked } = await barrier(t, stale);
+  t.equal(passedAt, 8, 'the read waited for the entries the new leader acknowledged');
+  t.ok(asked.length >= 2, `asked again (${asked.length} questions)`);
+  t.equal(asked.at(-1)!.leader, 'nats2', 'passed on the new leader’s answer');
+});
+
+t.test('an answer below what this node applied is stale whatever it says', async (t) => {
+  // The thawed leader, in the instant after it read a reply its follower had sent before the
+  // freeze (so that replica looks just heard from) and before the new leader's higher term.
+  const stale: Answer = {
+    leader: 'nats1',
+    replicas: [replica('nats2', 0.01), replica('nats3', 7)],
+    last: 3,
+  };
+  const { passedAt } = await barrier(t, stale);
+  t.equal(passedAt, 8, 'the read waited for the entries the new leader acknowledged');
+});
+
+t.test('no false refusal from a live leader, idle or with a replica down', async (t) => {
+  const live: [string, Answer][] = [
+    // Idle: a heartbeat every 1-2 s, answered.
+    [
+      'idle',
+      { leader: 'nats1', replicas: [replica('nats2', 1.9), replica('nats3', 1.2)], last: 5 },
+    ],
+    // nats3 dead for a minute: nats2 alone makes the quorum.
+    [
+      'one down',
+      { leader: 'nats1', replicas: [replica('nats2', 0.5), replica('nats3', 60)], last: 5 },
+    ],
+    // One NATS server (no raft group): no replicas.
+    ['single', { leader: 'nats1', last: 5 }],
+  ];
+  for (const [what, answer] of live) {
+    const w = world(answer, 5);
+    await w.applier.start({} as never);
+    await until('the five entries', () => w.applier.applied === 5);
+    await w.applier.readBarrier();
+    t.equal(w.asked.length, 1, `${what}: passed on the first answer`);
+    await w.applier.close();
+  }
+});
