@@ -43,6 +43,68 @@ t.test('a plain answer: result and msg first, then the fields in order, ignored 
   t.end();
 });
 
+t.test(
+  'a plain answer is byte for byte the JSON of {result, msg, ...data}, whatever its keys',
+  (t) => {
+    // What successBody wrote before it put the prefix in front of the data's own JSON.
+    const wrapper = (data: object | undefined, ignored: readonly string[]) =>
+      JSON.stringify(
+        ignored.length > 0
+          ? { result: 'success', msg: '', ...data, ignored_parameters_unsupported: ignored }
+          : { result: 'success', msg: '', ...data },
+      );
+    const text = (body: string | Buffer | Buffer[]) =>
+      typeof body === 'string'
+        ? body
+        : Buffer.isBuffer(body)
+          ? body.toString()
+          : Buffer.concat(body).toString();
+    class WithAccessor {
+      own = 1;
+      get hidden(): number {
+        return 2;
+      }
+    }
+    const cases: [string, object | undefined][] = [
+      ['undefined', undefined],
+      ['empty', {}],
+      ['only undefined values', { a: undefined }],
+      ['a user', { avatar_url: '/a.png', user_id: 7, profile_data: {}, timezone: '' }],
+      ['integer-like first key', { 10: 'x', name: 'y' }],
+      ['integer-like key only', { 5: true }],
+      ['digit-led key', { '1x': 1, b: 2 }],
+      ['result key', { x: 1, result: 'other' }],
+      ['msg key', { msg: 'm', y: 2 }],
+      ['toJSON', { toJSON: () => ({ z: 1 }), w: 2 }],
+      ['a Date', new Date(0)],
+      ['an array', [1, 2]],
+      ['a class instance', new WithAccessor()],
+      ['a symbol key', { [Symbol('s')]: 1, k: 'v' }],
+      ['multi-byte', { s: 'é日本😀\u2028"\\' }],
+      [
+        'large, multi-byte',
+        {
+          messages: Array.from({ length: 800 }, (_, i) => ({
+            id: i,
+            content: `<p>é日本 ${i}</p>`,
+          })),
+        },
+      ],
+      ['large, ASCII', { messages: Array.from({ length: 2000 }, (_, i) => ({ id: i, c: 'x' })) }],
+    ];
+    for (const [name, data] of cases) {
+      for (const ignored of [[], ['p']]) {
+        const body = successBody(data, ignored);
+        t.equal(text(body), wrapper(data, ignored), `${name}, ${ignored.length} ignored`);
+        t.equal(text(successJson(data, ignored)), wrapper(data, ignored), `${name}: successJson`);
+      }
+    }
+    const large = successBody(cases[cases.length - 1]![1], []);
+    t.ok(Buffer.isBuffer(large), 'a large answer comes as one Buffer, encoded once');
+    t.end();
+  },
+);
+
 t.test('successJson with preserialized fields is the JSON of the whole answer', (t) => {
   const data = { presence_last_update_id: 7, server_timestamp: 1.5 };
   putPreserialized(data, 'presences', [
