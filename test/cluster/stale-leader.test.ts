@@ -15,8 +15,9 @@ import path from 'node:path';
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import t from 'tap';
 import type { ClusterLink } from '../../src/cluster/link.js';
-import { LogApplier } from '../../src/cluster/log-applier.js';
+import type { LogApplier } from '../../src/cluster/log-applier.js';
 import { alive, missingEngines, ports, sleep, startNatsCluster } from '../../src/cluster/local.js';
+import { stubbedApplier } from '../helpers/applier.js';
 
 const missing = missingEngines();
 if (missing)
@@ -24,18 +25,7 @@ if (missing)
 
 /** A log applier that only asks the position, of the stream `P` through `jsm`. */
 function asker(jsm: JetStreamManager): LogApplier {
-  return new LogApplier({
-    link: { jsm, names: { stream: 'P' } } as unknown as ClusterLink,
-    replication: { state: () => ({ applied: 0, unacked: 0 }) } as never,
-    ids: {} as never,
-    queues: {} as never,
-    hooks: {},
-    mine: () => false,
-    mineInLog: () => undefined,
-    displaced: () => null,
-    applied: () => undefined,
-    die: () => undefined,
-  });
+  return stubbedApplier({ jsm, names: { stream: 'P' } } as unknown as ClusterLink).applier;
 }
 
 t.test('a thawed stream leader’s old position is not taken', async (t) => {

@@ -10,8 +10,8 @@ import t from 'tap';
 import type { Entry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
 import { patiently } from '../../src/cluster/jetstream.js';
-import { LogApplier } from '../../src/cluster/log-applier.js';
 import { pack } from '../../src/lib/pack.js';
+import { stubbedApplier } from '../helpers/applier.js';
 
 type Msg = { seq: number; subject: string; data: Uint8Array };
 
@@ -28,7 +28,6 @@ function world(opts: {
   let unreachable = false;
   let leaderless = false;
   const made: number[] = [];
-  const died: string[] = [];
   const entry: Entry = { k: 'lease', node: 'n2', inc: 'x', term: 1 };
   const msg = (seq: number): Msg => ({ seq, subject: 'confab.log.1', data: pack(entry) });
   const consumer = (from: number) => {
@@ -108,29 +107,12 @@ function world(opts: {
       },
     },
   } as unknown as ClusterLink;
-  let applied = 0;
-  const replication = {
-    state: () => ({ applied: 0, unacked: 0 }),
-    markApplied: (seq: number) => void (applied = seq),
-    flushApplied: () => undefined,
-  };
-  const applier = new LogApplier({
-    link,
-    replication: replication as never,
-    ids: { withoutBlocksSync: <T>(f: () => T) => f() } as never,
-    queues: { publish: () => undefined, endSessions: () => undefined } as never,
-    hooks: {},
-    mine: () => false,
-    mineInLog: () => undefined,
-    displaced: () => null,
-    applied: () => undefined,
-    die: (reason) => void died.push(reason),
-  });
+  const { applier, died, applied } = stubbedApplier(link);
   return {
     applier,
     made,
     died,
-    applied: () => applied,
+    applied,
     grow: (n: number) => void (last += n),
     cut: (off: boolean) => void (unreachable = off),
     leaderless: (on: boolean) => void (leaderless = on),

@@ -15,8 +15,8 @@
 import t, { type Test } from 'tap';
 import type { Entry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
-import { LogApplier } from '../../src/cluster/log-applier.js';
 import { pack } from '../../src/lib/pack.js';
+import { stubbedApplier } from '../helpers/applier.js';
 
 type Msg = { seq: number; subject: string; data: Uint8Array };
 type Replica = { name: string; current: boolean; offline: boolean; active: number; lag: number };
@@ -87,22 +87,7 @@ function world(first: Answer, deliverable: number) {
       },
     },
   } as unknown as ClusterLink;
-  const applier = new LogApplier({
-    link,
-    replication: {
-      state: () => ({ applied: 0, unacked: 0 }),
-      markApplied: () => undefined,
-      flushApplied: () => undefined,
-    } as never,
-    ids: { withoutBlocksSync: <T>(f: () => T) => f() } as never,
-    queues: { publish: () => undefined, endSessions: () => undefined } as never,
-    hooks: {},
-    mine: () => false,
-    mineInLog: () => undefined,
-    displaced: () => null,
-    applied: () => undefined,
-    die: () => undefined,
-  });
+  const { applier } = stubbedApplier(link);
   return {
     applier,
     asked,
