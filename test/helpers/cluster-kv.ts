@@ -16,9 +16,12 @@ export async function withLeaseBucket<T>(
   const nc = await connect({ servers: rec.natsUrls });
   try {
     // Without nats.js's API check: it answers 503 while JetStream elects a leader (a fault test).
+    // Reads go to the bucket's stream leader, not as direct gets, which any replica answers, one
+    // that has not applied the newest write among them (CI: a record written before the node's
+    // answer read as missing right after it).
     const kv = await nc
       .jetstream({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS })
-      .views.kv(clusterNames().leases);
+      .views.kv(clusterNames().leases, { allow_direct: false });
     return await fn(kv, nc);
   } finally {
     await nc.close();
