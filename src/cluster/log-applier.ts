@@ -434,10 +434,12 @@ export class LogApplier {
    *
    * Only a live stream leader's answer counts (`doubtful`): a replicated stream's info answered
    * without a leader, or by a leader that has heard from too few replicas lately (a thawed leader
-   * not yet told of its successor), is refused: asked again by the read barrier and startup, no
-   * verdict for the progress watch. Seen once in test/cluster/faults-nats-stop.test.ts (the
-   * owner's server frozen): as that server was thawed, a node's barrier got a last sequence below
-   * entries already acknowledged and answered a read without them.
+   * not yet told of its successor), or a position below what this copy held when the question was
+   * sent (a thawed leader's, in the instant its replicas' contact still looks fresh), is refused:
+   * asked again by the read barrier and startup, no verdict for the progress watch. Seen once in
+   * test/cluster/faults-nats-stop.test.ts (the owner's server frozen): as that server was thawed,
+   * a node's barrier got a last sequence below entries already acknowledged and answered a read
+   * without them.
    */
   lastPosition(): Promise<number> {
     const { jsm, names } = this.parts.link;
@@ -445,17 +447,28 @@ export class LogApplier {
       // Asked again beside the first after a second without an answer: one sent during an
       // election is never answered (jetstream.ts REASK_MS).
       this.positionAsked = reasked(
-        () =>
-          jsm.streams.info(names.stream).then((info) => {
-            const doubt = doubtful(info.cluster);
+        () => {
+          // What this copy held when the question was sent: a live leader's answer is at least
+          // that (this node applied it from the log, which serves only committed entries). It is
+          // not compared with what the copy holds when the answer is read: entries appended
+          // meanwhile reach this node's consumer as the answer does, often first.
+          const floor = this.appliedSeq;
+          return jsm.streams.info(names.stream).then((info) => {
+            const seq = info.state.last_seq;
+            const doubt =
+              doubtful(info.cluster) ??
+              (seq < floor
+                ? `below the ${floor} this copy held when asked: a stale leader's`
+                : null);
             if (doubt !== null) {
-              trace(`log position ${info.state.last_seq} not taken: ${doubt}`);
+              trace(`log position ${seq} not taken: ${doubt}`);
               // Coded as JetStream's own "no responders" so that callers retrying an unanswered
               // question (startup's `patiently`, the read barrier) retry this one too.
               throw Object.assign(new Error(doubt), { code: '503' });
             }
-            return info.state.last_seq;
-          }),
+            return seq;
+          });
+        },
         REASK_MS,
         undefined,
         this.reasks,
@@ -478,15 +491,9 @@ export class LogApplier {
   readBarrier(): Promise<void> {
     return passReadBarrier(
       {
-        // A position below what this copy holds is a stale leader's, whatever else it says (its
-        // replicas' contact can look fresh in the instant after a thawed leader reads a reply
-        // sent before its freeze): asked again, as a failed question is.
-        position: () =>
-          this.lastPosition().then((seq) => {
-            if (seq >= this.appliedSeq) return seq;
-            trace(`log position ${seq} below this copy's ${this.appliedSeq}: a stale leader's`);
-            throw Object.assign(new Error('a stale log position'), { code: '503' });
-          }),
+        // A position below what this copy held when it was asked is a stale leader's, whatever
+        // else it says (lastPosition): asked again, as a failed question is.
+        position: () => this.lastPosition(),
         applied: (seq) => this.waitApplied(seq),
         stopped: () => this.closed,
       },

@@ -39,6 +39,8 @@ function world(first: Answer, deliverable: number) {
   let answer = first;
   let upTo = deliverable;
   const asked: Answer[] = [];
+  /** Runs between the leader's answer and the node's reading it (the answer in flight). */
+  let inFlight: (() => Promise<void>) | null = null;
   const entry: Entry = { k: 'lease', node: 'n2', inc: 'x', term: 1 };
   const msg = (seq: number): Msg => ({ seq, subject: 'confab.log.1', data: pack(entry) });
   const consumer = (from: number) => {
@@ -77,12 +79,16 @@ function world(first: Answer, deliverable: number) {
     },
     jsm: {
       streams: {
-        info: () => {
-          asked.push(answer);
-          return Promise.resolve({
-            cluster: { name: 'c', leader: answer.leader, replicas: answer.replicas },
-            state: { last_seq: answer.last },
-          });
+        info: async () => {
+          const a = answer;
+          asked.push(a);
+          const hold = inFlight;
+          inFlight = null;
+          if (hold) await hold();
+          return {
+            cluster: { name: 'c', leader: a.leader, replicas: a.replicas },
+            state: { last_seq: a.last },
+          };
         },
       },
     },
@@ -95,6 +101,13 @@ function world(first: Answer, deliverable: number) {
     thawed: (next: Answer) => {
       answer = next;
       upTo = next.last;
+    },
+    /** The next answer is read only after `hold` ran. */
+    held: (hold: () => Promise<void>) => void (inFlight = hold),
+    /** An entry appended: the leader answers `last` from now on and the consumer hands it on. */
+    appended: (last: number) => {
+      answer = { ...answer, last };
+      upTo = last;
     },
   };
 }
@@ -180,4 +193,27 @@ t.test('no false refusal from a live leader, idle or with a replica down', async
     t.equal(w.asked.length, 1, `${what}: passed on the first answer`);
     await w.applier.close();
   }
+});
+
+t.test('a live leader’s answer read after newer entries were applied is taken', async (t) => {
+  // Writes go on: the leader answers the stream's info with last sequence 6, and entry 7,
+  // appended just after, reaches this node's consumer (and is applied) before that answer is
+  // read. The answer was as new as the log when asked: the read passes on it, not after pauses
+  // (on the code before, it was refused as a stale leader's and asked again, each time a write
+  // landed in between: 100 ms, doubling, up to the 503 at the budget's end).
+  const live: Answer = {
+    leader: 'nats1',
+    replicas: [replica('nats2', 0.1), replica('nats3', 0.1)],
+    last: 6,
+  };
+  const w = world(live, 6);
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('the six entries the node had', () => w.applier.applied === 6);
+  w.held(async () => {
+    w.appended(7);
+    await until('entry 7 applied before the answer is read', () => w.applier.applied === 7);
+  });
+  await w.applier.readBarrier();
+  t.equal(w.asked.length, 1, 'passed on the first answer');
 });
