@@ -101,6 +101,14 @@ export class JsonWriter {
     this.ascii(s);
   }
 
+  /** Writes again the bytes this writer wrote from `start` to `end` (of the value it writes). */
+  writeAgain(start: number, end: number): void {
+    const n = end - start;
+    this.room(n);
+    this.buf.copyWithin(this.pos, start, end);
+    this.pos += n;
+  }
+
   private value(v: unknown, depth: number): void {
     switch (typeof v) {
       case 'string':
