@@ -409,9 +409,10 @@ type FetchFigures = {
   bareNewest: LoadResult;
   /**
    * What this process (the server) allocated on its heap per newest-100 fetch over the
-   * one-connection load (warm-up included), and the collections meanwhile.
+   * one-connection load (warm-up included), and the collections meanwhile; and its CPU time per
+   * fetch (user and system, all its threads).
    */
-  allocation: Allocation & { fetches: number; bytesPerFetch: number };
+  allocation: Allocation & { fetches: number; bytesPerFetch: number; cpuPerFetchUs: number };
 };
 
 async function fetchBench(
@@ -504,10 +505,17 @@ async function fetchBench(
     const newest = await profiled('fetch-newest', async () => {
       const answered = await fetchesAnswered();
       meter.start();
+      const cpu = process.cpuUsage();
       const one = await load('newest', 1);
+      const used = process.cpuUsage(cpu);
       const allocated = meter.stop();
       const fetches = (await fetchesAnswered()) - answered;
-      allocation = { ...allocated, fetches, bytesPerFetch: allocated.bytes / fetches };
+      allocation = {
+        ...allocated,
+        fetches,
+        bytesPerFetch: allocated.bytes / fetches,
+        cpuPerFetchUs: (used.user + used.system) / fetches,
+      };
       return loads === 'all' ? [one, await load('newest', 4)] : [one];
     });
     const mid = loads === 'all' ? [await load(middle, 1), await load(middle, 4)] : [];
@@ -623,7 +631,7 @@ export async function messagesBench(): Promise<void> {
     );
     const a = f.allocation;
     console.log(
-      `  server heap allocated per newest-100 fetch: ${fmt(a.bytesPerFetch / 1024, 1)} KB ` +
+      `  server per newest-100 fetch: ${fmt(a.cpuPerFetchUs, 0)} µs of CPU, ${fmt(a.bytesPerFetch / 1024, 1)} KB of heap allocated ` +
         `(${a.fetches} fetches; ${a.scavenges} young-generation collections, one per ${fmt(a.fetches / Math.max(1, a.scavenges), 0)} fetches, ` +
         `${fmt(a.gcMs)} ms in all collections, the longest ${fmt(a.gcMaxMs)} ms; ${a.others} others)`,
     );

@@ -32,6 +32,15 @@ const SHORT_STRING = 48;
 const OBJECT_PROTOTYPE = Object.prototype;
 const ARRAY_PROTOTYPE = Array.prototype;
 
+/**
+ * An object that writes its own JSON (a `[WRITE_JSON](writer)` method): what it writes must be
+ * exactly JSON.stringify's text of it, which its `toJSON` gives (src/queries/message-fetch.ts
+ * FetchedMessages: a fetch's messages written from their rows, without an object per message).
+ */
+export const WRITE_JSON = Symbol('write JSON');
+
+export type JsonWritable = { [WRITE_JSON](writer: JsonWriter): void; toJSON(): unknown };
+
 /** Thrown inside the writer for a value it leaves to JSON.stringify (one object, made once). */
 class NotPlain extends Error {}
 const NOT_PLAIN = new NotPlain('a value left to JSON.stringify');
@@ -80,6 +89,18 @@ export class JsonWriter {
     this.buf = grown;
   }
 
+  // ---- for a WRITE_JSON method ----
+
+  /** Any value JSON.stringify would write (not undefined, a function or a symbol). */
+  writeValue(v: unknown): void {
+    this.value(v, 0);
+  }
+
+  /** Text that is JSON as it is and ASCII: punctuation, keys known to need no escaping. */
+  writeAscii(s: string): void {
+    this.ascii(s);
+  }
+
   private value(v: unknown, depth: number): void {
     switch (typeof v) {
       case 'string':
@@ -119,6 +140,11 @@ export class JsonWriter {
   }
 
   private object(o: object, depth: number): void {
+    const own = (o as Partial<JsonWritable>)[WRITE_JSON];
+    if (typeof own === 'function') {
+      own.call(o, this);
+      return;
+    }
     const proto: unknown = Object.getPrototypeOf(o);
     if (depth > MAX_DEPTH || (proto !== OBJECT_PROTOTYPE && proto !== null)) throw NOT_PLAIN;
     if (typeof (o as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
