@@ -18,7 +18,9 @@
  *    the request, delivery = a subscriber's client reads the event).
  * 3. fetch: GET /messages of 100 messages in a channel narrow in a realm of BENCH_FETCH_MESSAGES
  *    (1,000,000) messages over 10 channels, seeded in bulk through the store; the newest 100 and
- *    100 before an anchor in the middle, from the load-generator process, 1 and 4 connections.
+ *    100 before an anchor in the middle, from the load-generator process, 1 and 4 connections;
+ *    with the server's heap allocation per fetch over the newest 100 on one connection
+ *    (./lib/heap-allocation.ts).
  * 4. pages (only when BENCH_PARTS names it): what a send's commit writes to the WAL, page by page,
  *    named by table or index (bench/lib/wal-pages.ts), after BENCH_PAGES_WARM (2000) sends, over
  *    BENCH_PAGES_ROUNDS (100) commits of each of BENCH_PAGES_BATCH ("1,2,4") sends at once.
@@ -38,7 +40,9 @@
  * < 1.5 ms, printed beside a bare uWS route answering the same bytes in the same run.
  * Options (env): BENCH_SECONDS (5), BENCH_PARTS ("raw,send,fetch"), BENCH_DURABILITY, BENCH_SUBSCRIBERS, BENCH_CONNECTIONS, BENCH_MODE, BENCH_SPLIT_CLIENTS,
  * BENCH_EXTRA_RATES (comma-separated messages/s), BENCH_SPACING (comma-separated group commit
- * spacings in ms, COMMIT_SPACING_MS: the send phases once for each), BENCH_FETCH_MESSAGES, BENCH_PROFILE=<dir>
+ * spacings in ms, COMMIT_SPACING_MS: the send phases once for each), BENCH_FETCH_MESSAGES,
+ * BENCH_FETCH_LOADS=newest (of the fetch part only the newest 100 on one connection, beside the
+ * bare route: with BENCH_PARTS=fetch, a short check of that target), BENCH_PROFILE=<dir>
  * (server CPU profiles of the send phases and of the newest-100 fetch).
  */
 import fs from 'node:fs';
@@ -60,6 +64,7 @@ import { runChild } from './lib/child.js';
 import { ClientProcess } from './lib/client-process.js';
 import type { Phase, SendResult } from './lib/messages-client.js';
 import { createChannel, serverWithUsers } from './lib/seed.js';
+import { AllocationMeter, type Allocation } from './lib/heap-allocation.js';
 import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
 import { PageOwners, WalCommits } from './lib/wal-pages.js';
@@ -419,16 +424,41 @@ type LoadResult = {
   errors: number;
 };
 
-async function fetchBench(
-  seconds: number,
-  total: number,
-): Promise<{
+/** GET /messages answered so far (confab_http_request_duration_seconds' count for the route). */
+async function fetchesAnswered(): Promise<number> {
+  const metric = registry.getSingleMetric('confab_http_request_duration_seconds');
+  const values = (metric ? (await metric.get()).values : []) as {
+    metricName?: string;
+    labels: Record<string, string | number>;
+    value: number;
+  }[];
+  let n = 0;
+  for (const v of values) {
+    if (v.metricName?.endsWith('_count') && v.labels.route === '/api/v1/messages') n += v.value;
+  }
+  return n;
+}
+
+type FetchFigures = {
   seedSeconds: number;
   newest: LoadResult[];
   middle: LoadResult[];
   /** A bare uWS route answering the newest 100's bytes, on one connection: the same-run floor. */
   bareNewest: LoadResult;
-}> {
+  /**
+   * What this process (the server) allocated on its heap per newest-100 fetch over the
+   * one-connection load (warm-up included), and the collections meanwhile; and its CPU time per
+   * fetch (user and system, all its threads).
+   */
+  allocation: Allocation & { fetches: number; bytesPerFetch: number; cpuPerFetchUs: number };
+};
+
+async function fetchBench(
+  seconds: number,
+  total: number,
+  /** BENCH_FETCH_LOADS: "all" (default), or "newest" for the newest 100 on one connection only. */
+  loads: 'all' | 'newest',
+): Promise<FetchFigures> {
   const { server, users, realmId, dataDir } = await serverWithUsers(2, 'fetch');
   try {
     const reader = users[0]!;
@@ -492,6 +522,7 @@ async function fetchBench(
         (seconds + 30) * 1000,
       );
     const middle = String(targetIds[Math.floor(targetIds.length / 2)]);
+    let allocation: FetchFigures['allocation'] | undefined;
     // The floor of this transport on this machine, in the same run: a bare uWS route answering
     // the same bytes (no parsing, no auth, no query), one connection, just before Confab's.
     const answer = await fetch(`http://127.0.0.1:${server.port}${pathOf('newest')}`, {
@@ -511,12 +542,25 @@ async function fetchBench(
     } finally {
       closeListenSocket(bare.socket);
     }
-    const newest = await profiled('fetch-newest', async () => [
-      await load('newest', 1),
-      await load('newest', 4),
-    ]);
-    const mid = [await load(middle, 1), await load(middle, 4)];
-    return { seedSeconds, newest, middle: mid, bareNewest };
+    const meter = new AllocationMeter();
+    const newest = await profiled('fetch-newest', async () => {
+      const answered = await fetchesAnswered();
+      meter.start();
+      const cpu = process.cpuUsage();
+      const one = await load('newest', 1);
+      const used = process.cpuUsage(cpu);
+      const allocated = meter.stop();
+      const fetches = (await fetchesAnswered()) - answered;
+      allocation = {
+        ...allocated,
+        fetches,
+        bytesPerFetch: allocated.bytes / fetches,
+        cpuPerFetchUs: (used.user + used.system) / fetches,
+      };
+      return loads === 'all' ? [one, await load('newest', 4)] : [one];
+    });
+    const mid = loads === 'all' ? [await load(middle, 1), await load(middle, 4)] : [];
+    return { seedSeconds, newest, middle: mid, bareNewest, allocation: allocation! };
   } finally {
     await server.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -612,7 +656,11 @@ export async function messagesBench(): Promise<void> {
     out.pages = figures;
   }
   if (parts.has('fetch')) {
-    const f = await fetchBench(seconds, fetchTotal);
+    const f = await fetchBench(
+      seconds,
+      fetchTotal,
+      process.env.BENCH_FETCH_LOADS === 'newest' ? 'newest' : 'all',
+    );
     console.log(
       `fetch: seeded ${fetchTotal.toLocaleString('en-US')} messages through the store in ${fmt(f.seedSeconds, 1)} s`,
     );
@@ -624,9 +672,15 @@ export async function messagesBench(): Promise<void> {
       `  newest 100 on one connection: p99 ${fmt(f.newest[0]!.p99)} ms (target < 1.5 ms, issue 31), ` +
         `bare route p99 ${fmt(f.bareNewest.p99)} ms in the same run`,
     );
-    console.log(row('GET /messages newest 100', f.newest[1]!, 4));
-    console.log(row('GET /messages 100 before a middle anchor', f.middle[0]!, 1));
-    console.log(row('GET /messages 100 before a middle anchor', f.middle[1]!, 4));
+    const a = f.allocation;
+    console.log(
+      `  server per newest-100 fetch: ${fmt(a.cpuPerFetchUs, 0)} µs of CPU, ${fmt(a.bytesPerFetch / 1024, 1)} KB of heap allocated ` +
+        `(${a.fetches} fetches; ${a.scavenges} young-generation collections, one per ${fmt(a.fetches / Math.max(1, a.scavenges), 0)} fetches, ` +
+        `${fmt(a.gcMs)} ms in all collections, the longest ${fmt(a.gcMaxMs)} ms; ${a.others} others)`,
+    );
+    if (f.newest[1]) console.log(row('GET /messages newest 100', f.newest[1], 4));
+    if (f.middle[0]) console.log(row('GET /messages 100 before a middle anchor', f.middle[0], 1));
+    if (f.middle[1]) console.log(row('GET /messages 100 before a middle anchor', f.middle[1], 4));
     out.fetch = f;
   }
   console.log(JSON.stringify(out));

@@ -13,6 +13,7 @@ import { JsonableError, type ErrorCode } from '../lib/errors.js';
 import { pack, unpack } from '../lib/pack.js';
 import { NotOwnerError } from './jetstream.js';
 import type { ClusterLink } from './link.js';
+import { DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 
 export const FORWARD_DEADLINE_MS = 10_000;
 
@@ -188,6 +189,17 @@ export type ForwarderParts = {
   position: (realmId: number) => number;
   /** Resolves once this node has applied the log up to `seq`. */
   waitApplied: (seq: number) => Promise<void>;
+  /**
+   * How long a forwarded command's answer waits for this node to apply what it wrote
+   * (`forward`): the node gives its read barrier's budget; DEFAULT_READ_BARRIER_MS.
+   */
+  appliedWaitMs?: number;
+  /**
+   * Calls its argument once this node's copy is seen not catching up (LogApplier.onStuck), at once
+   * if it is now: the wait for a forwarded write's entry ends then too. Returns what stops
+   * listening.
+   */
+  stuck?: (f: () => void) => () => void;
   /** How long a forwarded command waits to be received (askOwner); DEFAULT_FORWARD_ACK_MS. */
   ackMs?: number;
 };
@@ -206,10 +218,18 @@ export class Forwarder {
   /**
    * Runs a command on the realm's owner: here when this node is it, otherwise over NATS (asked
    * again while no node owns the realm, for up to FORWARD_DEADLINE_MS), answered once this node
-   * has applied what the command wrote (read-your-writes).
+   * has applied what the command wrote (read-your-writes), or once it has waited for that as long
+   * as a read barrier would (`appliedWaitMs`) or its copy is seen not catching up (`stuck`).
+   *
+   * Past that wait the owner's answer is given all the same: the write happened (the log holds it),
+   * so a 503 would make the client ask again for something done, which a send with its
+   * `local_id` survives (stored once) but other writes do not (a reaction added twice is refused,
+   * an edit or a subscription made again). Read-your-writes still holds on this node: its next
+   * request passes the read barrier, which waits for the log's position (this write's or later)
+   * or answers 503; the write's events reach this node's queues when it applies the entry.
    */
   async forward(realmId: number, type: string, payload: unknown): Promise<unknown> {
-    const { link, owns, runHere, waitApplied, ackMs } = this.parts;
+    const { link, owns, runHere, ackMs } = this.parts;
     const deadline = Date.now() + FORWARD_DEADLINE_MS;
     const body = pack({ type, payload, ack: true });
     for (;;) {
@@ -220,9 +240,29 @@ export class Forwarder {
         trace(`forward of realm ${realmId}: refused: ${reply.error.msg}`);
         throw fromWireError(reply.error);
       }
-      await waitApplied(reply.seq);
+      await this.appliedWithin(realmId, reply.seq);
       return reply.data;
     }
+  }
+
+  /**
+   * Waits until this node has applied `seq`, for `appliedWaitMs` at most, or until its copy is
+   * seen not catching up (`forward`).
+   */
+  private async appliedWithin(realmId: number, seq: number): Promise<void> {
+    const { waitApplied, stuck } = this.parts;
+    const ms = this.parts.appliedWaitMs ?? DEFAULT_READ_BARRIER_MS;
+    let timer: NodeJS.Timeout | undefined;
+    let unlisten: (() => void) | undefined;
+    const late = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`not within ${ms} ms`), ms);
+      unlisten = stuck?.(() => resolve('this copy is not catching up'));
+    });
+    const why = await Promise.race([waitApplied(seq).then(() => null), late]);
+    clearTimeout(timer);
+    unlisten?.();
+    if (why !== null)
+      trace(`forward of realm ${realmId}: ${seq} not applied here (${why}): answered`);
   }
 
   /** Answers the realm's forwarded commands (this node now owns it). */

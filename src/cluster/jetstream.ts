@@ -284,6 +284,21 @@ export async function patiently<T>(fn: () => Promise<T>, since = Date.now()): Pr
   }
 }
 
+/**
+ * The lease bucket as a node reads it to decide (leases, export runners, id claims, subdomain
+ * reservations, reported positions): every `get` is JetStream's STREAM.MSG.GET, which the server
+ * leading the bucket's stream answers from what its raft group committed. nats.js (2.29) reads a
+ * bucket it made (or found) with allow_direct on, as JetStream gives it by default, with direct
+ * gets, which any replica answers, one that has not yet applied the newest writes among them: a
+ * key read as missing or older than it is (a node's own export record read as given up right
+ * after it was written). A bound view with allow_direct false reads through the leader; the
+ * stream's own setting is left as it is (other clients may read it directly), so an existing
+ * bucket needs no change. Binding sends nothing.
+ */
+export function leaderReads(js: JetStreamClient, names: ClusterNames): Promise<KV> {
+  return js.views.kv(names.leases, { bindOnly: true, allow_direct: false });
+}
+
 /** Makes sure the log stream, the lease bucket and the object buckets exist; their handles. */
 async function openJetStream(
   nc: NatsConnection,
@@ -317,12 +332,12 @@ async function openJetStream(
   // Its views (the buckets) make their own manager with the client's API check setting.
   const js = nc.jetstream({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS });
   // Each is a replicated stream of its own: made (the first time) side by side.
-  const [kv, files, snapshots] = await Promise.all([
+  const [, files, snapshots] = await Promise.all([
     js.views.kv(names.leases, { history: 1, replicas }),
     js.views.os(names.uploads, { replicas }),
     js.views.os(names.snapshots, { replicas }),
   ]);
-  return { js, jsm, kv, files, snapshots };
+  return { js, jsm, kv: await leaderReads(js, names), files, snapshots };
 }
 
 /** The lease bucket's key holding the cluster's temporary-URL signing key. */

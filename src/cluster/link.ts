@@ -13,6 +13,7 @@ import {
   connectionCheck,
   connectJetStream,
   JETSTREAM_TIMEOUT_MS,
+  leaderReads,
   patiently,
   sharedTemporaryUrlKey,
   type ClusterNames,
@@ -88,7 +89,10 @@ export type ClusterLink = {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
-  /** The lease bucket, with the JetStream client's usual patience. */
+  /**
+   * The lease bucket, with the JetStream client's usual patience; read through its stream leader
+   * (jetstream.ts leaderReads), as `leaseKv` is.
+   */
   readonly kv: KV;
   /**
    * The same bucket for lease renewals: asked with a timeout of a third of the lease time (a
@@ -124,10 +128,12 @@ export async function openLink(opts: ClusterOptions): Promise<ClusterLink> {
     const temporaryUrlKey = await sharedTemporaryUrlKey(kv);
     const leaseMs = opts.leaseMs ?? 3000;
     // Binding asks JetStream for the account's info: asked again while it does not answer yet.
+    // Its reads go through the bucket's stream leader (leaderReads), never a lagging replica.
     const leaseKv = await patiently(() =>
-      nc
-        .jetstream({ timeout: Math.min(JETSTREAM_TIMEOUT_MS, Math.max(500, leaseMs / 3)) })
-        .views.kv(names.leases, { bindOnly: true }),
+      leaderReads(
+        nc.jetstream({ timeout: Math.min(JETSTREAM_TIMEOUT_MS, Math.max(500, leaseMs / 3)) }),
+        names,
+      ),
     );
     const incarnation = crypto.randomBytes(6).toString('hex');
     return {

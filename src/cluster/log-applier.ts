@@ -66,6 +66,16 @@ const STALL_TURBULENT_MS = 500;
  * it), so creations lost in an outage are not piled up for its end.
  */
 const CREATE_REASK_MS = 5000;
+/**
+ * How long a consumer's creation may go unanswered while the log holds entries this copy lacks
+ * and nothing is applied before it is asked again beside the first (then twice as long, up to
+ * CREATE_REASK_MS). JetStream's meta leader places a new consumer on one of the stream's servers;
+ * right after a server's SIGKILL it still counts the dead one among them (it notices its loss only
+ * later), and a consumer placed there is never answered: seen as 5 s of a node's reads and writes
+ * waiting, 2026-12-04 (docs/cluster.md "Faults"). Each creation that lands makes a consumer (the
+ * others are closed), so the wait doubles rather than piling creations up in a long outage.
+ */
+const CREATE_QUICK_MS = 1000;
 
 /** What the applier tells the rest of the node. */
 export type ApplierHooks = {
@@ -183,6 +193,18 @@ export class LogApplier {
   private lastEntryAt = performance.now();
   /** The progress watch's look under way. */
   private watching: Promise<void> | null = null;
+  /** The newest consumer's creation while under way, to ask again (`kick`). */
+  private readonly creating: Reasks = new Set();
+  /** When the creation under way was last asked (first or again), and how long until the next. */
+  private createAskedAt = 0;
+  private createWait = CREATE_QUICK_MS;
+  /**
+   * Whether this copy is seen not catching up: the progress watch called a stall (the log holds
+   * more, nothing applied for the stall time) and nothing was applied since. Read barriers answer
+   * 503 at once meanwhile instead of each waiting out its budget (`onStuck`).
+   */
+  private stuck = false;
+  private readonly stuckListeners = new Set<() => void>();
 
   constructor(private readonly parts: ApplierParts) {
     this.appliedSeq = parts.replication.state().applied;
@@ -223,6 +245,10 @@ export class LogApplier {
         trace('the log stream elected a leader: asking again, watching the consumer closely');
         kick(this.reasks);
         const now = performance.now();
+        if (this.creating.size > 0) {
+          this.createAskedAt = now;
+          kick(this.creating);
+        }
         this.turbulentUntil = now + TURBULENT_MS;
         // Nothing could be applied during the election: the idle time counts from its end.
         this.progressAt = now;
@@ -257,17 +283,22 @@ export class LogApplier {
   /**
    * Makes a consumer from the entry after the last applied, and applies from it once made (the
    * one before applying meanwhile). Its creation (requests to the stream's leader and JetStream's
-   * meta leader) can be lost in an election like any question: it is asked again beside the first
-   * CREATE_REASK_MS, and at once when the log stream elects a leader, until one is made; any made
-   * later is closed.
+   * meta leader) can be lost in an election like any question, or placed on a server that is gone:
+   * it is asked again beside the first CREATE_REASK_MS, sooner while the log holds more and nothing
+   * is applied (CREATE_QUICK_MS, doubling: the progress watch), and at once when the log stream
+   * elects a leader, until one is made; any made later is closed.
    */
   private async openConsumer(since = Date.now()): Promise<void> {
     const gen = ++this.generation;
     this.askedAt = performance.now();
+    this.createAskedAt = this.askedAt;
+    this.createWait = CREATE_QUICK_MS;
     trace(`making the log consumer (gen ${gen}) from ${this.appliedSeq + 1}`);
     let made = false;
     const messages = await reasked(
       async () => {
+        // A creation superseded by a newer one is not asked again (settles as not made).
+        if (made || gen !== this.generation || this.closed) return null;
         const m = await this.makeConsumer(since);
         if (made || gen !== this.generation || this.closed) {
           void m.close().catch(() => undefined);
@@ -278,7 +309,7 @@ export class LogApplier {
       },
       CREATE_REASK_MS,
       Math.ceil(STARTUP_PATIENCE_MS / CREATE_REASK_MS),
-      this.reasks,
+      this.creating,
     );
     if (messages === null) return;
     trace(`log consumer gen ${gen} made`);
@@ -369,6 +400,7 @@ export class LogApplier {
       refreshReadModel(this.registry!, realmId, e.changes, touched);
     }
     this.appliedSeq = seq;
+    this.stuck = false;
     if (e.k === 'batch') {
       const { uploadsGone, exportsChanged } = this.parts.hooks;
       // Its own entries too: the request deleting an upload may have come through another node.
@@ -496,6 +528,7 @@ export class LogApplier {
         position: () => this.lastPosition(),
         applied: (seq) => this.waitApplied(seq),
         stopped: () => this.closed,
+        stuck: (f) => this.onStuck(f),
       },
       this.parts.link.opts.readBarrierMs ?? DEFAULT_READ_BARRIER_MS,
     );
@@ -536,6 +569,19 @@ export class LogApplier {
     return last.seq;
   }
 
+  /**
+   * Calls `f` once this copy is seen not catching up (`stuck`): at once if it is now, else when the
+   * progress watch next calls a stall. Returns what stops listening.
+   */
+  onStuck(f: () => void): () => void {
+    if (this.stuck) {
+      f();
+      return () => undefined;
+    }
+    this.stuckListeners.add(f);
+    return () => this.stuckListeners.delete(f);
+  }
+
   // ---- the progress watch -------------------------------------------------------------------
 
   private watch(): Promise<void> {
@@ -568,6 +614,7 @@ export class LogApplier {
     if (this.closed) return;
     if (last <= this.appliedSeq || this.appliedSeq !== this.watchedSeq) {
       this.progressAt = performance.now();
+      this.stuck = false;
       if (this.stalled) {
         this.stalled = false;
         log.warn({ applied: this.appliedSeq }, 'applying the log again');
@@ -588,6 +635,15 @@ export class LogApplier {
         'applying the log stalled: making its consumer again',
       );
     }
+    if (!this.stuck) {
+      this.stuck = true;
+      trace(
+        `not catching up (applied ${this.appliedSeq}, the log at ${last}): barriers answer 503`,
+      );
+      const listeners = [...this.stuckListeners];
+      this.stuckListeners.clear();
+      for (const f of listeners) f();
+    }
     if (idle >= (opts.stallExitMs ?? DEFAULT_STALL_EXIT_MS)) {
       this.parts.die(
         `applied nothing for ${Math.round(idle / 1000)} s while the log held ${last - this.appliedSeq} more entries`,
@@ -595,9 +651,20 @@ export class LogApplier {
       return;
     }
     if (now - this.restartedAt < stallMs) return;
-    // A creation under way is asked again by itself (openConsumer); another is asked for only once
-    // it has gone unanswered that long.
-    if (this.generation !== this.installed && now - this.askedAt < CREATE_REASK_MS) return;
+    if (this.generation !== this.installed) {
+      // A creation under way, unanswered while the log holds more and nothing is applied: it may
+      // have been placed on a server that is gone (CREATE_QUICK_MS); asked again beside the first.
+      if (now - this.createAskedAt >= this.createWait && this.creating.size > 0) {
+        trace(
+          `the consumer's creation (gen ${this.generation}) unanswered for ${Math.round(now - this.createAskedAt)} ms: asking again`,
+        );
+        this.createAskedAt = now;
+        this.createWait = Math.min(2 * this.createWait, CREATE_REASK_MS);
+        kick(this.creating);
+      }
+      // Another is asked for only once it has gone unanswered CREATE_REASK_MS.
+      if (now - this.askedAt < CREATE_REASK_MS) return;
+    }
     this.restartedAt = now;
     this.restarts++;
     // Not waited for: its creation is asked again until made, and a later look may ask anew.

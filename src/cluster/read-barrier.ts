@@ -13,6 +13,7 @@ export class CatchingUpError extends JsonableError {
     super('This server is catching up with the cluster; try again', {
       code: 'BAD_REQUEST',
       status: 503,
+      headers: { 'Retry-After': '1' },
     });
   }
 }
@@ -33,6 +34,12 @@ export type BarrierSide = {
   applied: (seq: number) => Promise<void>;
   /** True once the node is stopping: a failed question is not asked again. */
   stopped: () => boolean;
+  /**
+   * Calls its argument once the node's copy is seen not catching up (its log consumer hands on
+   * nothing while the log holds more: LogApplier.onStuck), at once if it is now; returns what
+   * stops listening.
+   */
+  stuck?: (f: () => void) => () => void;
 };
 
 /**
@@ -41,7 +48,11 @@ export type BarrierSide = {
  * position that fails (JetStream answers "temporarily unavailable" while its cluster elects a
  * leader, say, or a request to it fails on the way) is asked again after a pause (POSITION_RETRY_MS,
  * doubling up to 1 s) while the budget lasts, instead of failing the request at once; an answer
- * that takes longer than the budget, or a node that lags that far, is answered 503 at its end.
+ * that takes longer than the budget, or a node that lags that far, is answered 503 at its end. A
+ * node whose copy is seen not catching up (`side.stuck`) answers 503 then, not at the budget's
+ * end: its requests would all wait out the budget (seen as 5 s of every request on a node whose
+ * new log consumer JetStream had placed on a dead server), while the client's retry (Retry-After)
+ * can go to another node through the proxy.
  */
 export function passReadBarrier(
   side: BarrierSide,
@@ -50,15 +61,23 @@ export function passReadBarrier(
 ): Promise<void> {
   let over = false;
   let timer: NodeJS.Timeout | undefined;
+  let unlisten: (() => void) | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       over = true;
       trace('read barrier: over its budget: 503');
       reject(new CatchingUpError());
     }, budgetMs);
+    unlisten = side.stuck?.(() => {
+      over = true;
+      trace('read barrier: this copy is not catching up: 503');
+      reject(new CatchingUpError());
+    });
   });
   const ready = (async () => {
     for (let pause = retryMs; ; pause = Math.min(2 * pause, POSITION_RETRY_MAX_MS)) {
+      // Answered already (stuck): nothing more to ask, nor to wait for.
+      if (over) throw new CatchingUpError();
       let seq: number;
       try {
         seq = await side.position();
@@ -69,11 +88,13 @@ export function passReadBarrier(
         if (over) throw new CatchingUpError();
         continue;
       }
+      if (over) throw new CatchingUpError();
       return side.applied(seq);
     }
   })();
   return Promise.race([ready, late]).finally(() => {
     over = true;
     clearTimeout(timer);
+    unlisten?.();
   });
 }

@@ -11,6 +11,7 @@ import type { Entry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
 import { patiently } from '../../src/cluster/jetstream.js';
 import { pack } from '../../src/lib/pack.js';
+import { CatchingUpError } from '../../src/cluster/read-barrier.js';
 import { stubbedApplier } from '../helpers/applier.js';
 
 type Msg = { seq: number; subject: string; data: Uint8Array };
@@ -23,6 +24,7 @@ function world(opts: {
   everyStalls?: boolean;
   stallMs?: number;
   exitMs?: number;
+  readBarrierMs?: number;
 }) {
   let last = opts.last;
   let unreachable = false;
@@ -61,9 +63,17 @@ function world(opts: {
   const electedCallbacks: ((err: unknown, m: unknown) => void)[] = [];
   /** While set, making a consumer waits for it (a creation held up by an election). */
   let gate: Promise<void> | null = null;
+  /** How many of the next creations are never answered (placed on a server that is gone). */
+  let hanging = 0;
+  /** When (performance.now) each consumer was asked for. */
+  const asks: number[] = [];
   let reconnected: (() => void) | null = null;
   const link = {
-    opts: { stallMs: opts.stallMs ?? 300, stallExitMs: opts.exitMs ?? 60_000 },
+    opts: {
+      stallMs: opts.stallMs ?? 300,
+      stallExitMs: opts.exitMs ?? 60_000,
+      ...(opts.readBarrierMs === undefined ? {} : { readBarrierMs: opts.readBarrierMs }),
+    },
     names: { stream: 'LOG', log: 'confab.log' },
     checkConnection: () => undefined,
     // No reconnection in these tests: the connection's status ends at once.
@@ -85,13 +95,19 @@ function world(opts: {
     },
     js: {
       consumers: {
-        get: (_stream: string, o: { opt_start_seq?: number }) =>
-          (gate ?? Promise.resolve()).then(() => ({
+        get: (_stream: string, o: { opt_start_seq?: number }) => {
+          asks.push(performance.now());
+          if (hanging > 0) {
+            hanging--;
+            return new Promise<never>(() => undefined);
+          }
+          return (gate ?? Promise.resolve()).then(() => ({
             consume: (c?: { expires?: number }) => {
               consumeOpts.push(c ?? {});
               return Promise.resolve(consumer(o.opt_start_seq ?? 1));
             },
-          })),
+          }));
+        },
       },
     },
     jsm: {
@@ -127,6 +143,8 @@ function world(opts: {
       };
     },
     consumeOpts,
+    asks,
+    hang: (n: number) => void (hanging = n),
   };
 }
 
@@ -233,4 +251,63 @@ t.test('a consumer made again: the old one applies until the new one is made', a
   w.grow(1);
   await until('the next entry applied', () => w.applier.applied === 6);
   t.same(w.died, [], 'each entry applied once, in order (no gap: the node goes on)');
+});
+
+/** How a read barrier ended. */
+function settled(p: Promise<void>): Promise<unknown> {
+  return p.then(
+    () => 'passed',
+    (err: unknown) => err,
+  );
+}
+
+t.test(
+  "a new consumer placed on a dead server: asked for again soon, the node's requests answered 503 meanwhile",
+  async (t) => {
+    // 2026-12-04 (docs/cluster.md "Faults", the 9.9 s run): after a SIGKILL of the NATS server
+    // leading the log, a non-owner's consumer (on that server) stopped; its new one was placed by
+    // JetStream's meta leader on the dead server and never answered, and was asked again only after
+    // CREATE_REASK_MS (5 s), every request on the node waiting its read barrier's budget meanwhile.
+    // On the code before the fix: the creation asked again 5 s after the first, and both barriers
+    // below passed once the entries came, 5 s later, instead of answering 503.
+    const w = world({ last: 3, stallAfter: 3, readBarrierMs: 30_000 });
+    await w.applier.start({} as never);
+    t.teardown(() => w.applier.close());
+    await until('three entries applied', () => w.applier.applied === 3);
+    w.hang(1);
+    w.elect();
+    w.grow(2);
+    const waiting = settled(w.applier.readBarrier());
+    await until('the stall seen', () => w.applier.status().stalled);
+    const during = settled(w.applier.readBarrier());
+    t.type(await waiting, CatchingUpError, 'a request waiting at the barrier: 503 at the stall');
+    const err = await during;
+    t.type(err, CatchingUpError, 'a request arriving during the stall: 503 at once');
+    t.same((err as CatchingUpError).headers, { 'Retry-After': '1' }, 'with Retry-After');
+    await until('the entries after the election applied', () => w.applier.applied === 5);
+    t.equal(w.asks.length, 3, 'the first consumer, the one never answered, the one made');
+    const again = w.asks[2]! - w.asks[1]!;
+    // Its design is CREATE_QUICK_MS (1 s) after the first; the old code's was 5 s. Not a speed
+    // figure: which of the two schedules ran.
+    t.ok(again < 4000, `the creation asked again ${Math.round(again)} ms after the first`);
+    t.same(w.made, [1, 4], 'the consumer made from entry 4');
+    t.equal(await settled(w.applier.readBarrier()), 'passed', 'caught up: requests pass again');
+    t.same(w.died, []);
+  },
+);
+
+t.test('creations never answered are asked again less and less often', async (t) => {
+  const w = world({ last: 3, stallAfter: 3 });
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('three entries applied', () => w.applier.applied === 3);
+  w.hang(Infinity);
+  w.elect();
+  w.grow(2);
+  await until('the stall seen', () => w.applier.status().stalled);
+  await sleep(4000);
+  // At the stall, then 1 s and 2 s later (doubling up to 5 s): not at every look of the watch.
+  t.ok(w.asks.length - 1 <= 4, `${w.asks.length - 1} creations asked in 4 s`);
+  t.ok(w.asks.length - 1 >= 2, 'but asked again');
+  t.equal(w.applier.applied, 3);
 });

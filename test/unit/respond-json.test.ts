@@ -2,6 +2,7 @@
  * The responder's JSON assembly (src/http/respond.ts): preserialized chunks, strings and Buffers,
  * multi-byte text included, joined into exactly the bytes of the whole answer.
  */
+import v8 from 'node:v8';
 import zlib from 'node:zlib';
 import t from 'tap';
 import { joinChunks, send, successBody, successJson } from '../../src/http/respond.js';
@@ -97,6 +98,11 @@ t.test(
         const body = successBody(data, ignored);
         t.equal(text(body), wrapper(data, ignored), `${name}, ${ignored.length} ignored`);
         t.equal(text(successJson(data, ignored)), wrapper(data, ignored), `${name}: successJson`);
+        t.equal(
+          text(successBody(data, ignored, true)),
+          wrapper(data, ignored),
+          `${name}: as a large answer, written as bytes`,
+        );
       }
     }
     const large = successBody(cases[cases.length - 1]![1], []);
@@ -104,6 +110,63 @@ t.test(
     t.end();
   },
 );
+
+/** Heap bytes allocated while `fn` runs: what the heap grew by plus what collections freed. */
+function heapAllocatedBy(fn: () => void): number {
+  const profiler = new v8.GCProfiler();
+  const before = v8.getHeapStatistics().used_heap_size;
+  profiler.start();
+  fn();
+  const after = v8.getHeapStatistics().used_heap_size;
+  let freed = 0;
+  for (const gc of profiler.stop().statistics) {
+    freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  return after - before + freed;
+}
+
+t.test('a large answer is written as bytes, its text never made on the heap', (t) => {
+  // A 100-message fetch's shape: ~50 KB of JSON. Made as a string, its pieces and their flat
+  // copy took ~2 bytes of heap per byte of answer; written as bytes, a few hundred bytes in all.
+  const data = {
+    messages: Array.from({ length: 100 }, (_, i) => ({
+      id: 900_000 + i,
+      sender_id: 9,
+      content: `<p>message number ${900_000 + i} about topic ${i % 50}</p>`,
+      recipient_id: 14,
+      timestamp: 1796400384,
+      client: 'website',
+      subject: `topic ${i % 50}`,
+      topic_links: [],
+      is_me_message: false,
+      reactions: [],
+      submessages: [],
+      sender_full_name: 'User 1',
+      sender_email: 'user1@bench.example',
+      sender_realm_str: '',
+      display_recipient: 'channel 3',
+      type: 'stream',
+      avatar_url: 'https://secure.gravatar.com/avatar/0123456789abcdef?d=identicon&version=1',
+      content_type: 'text/html',
+      stream_id: 4,
+      flags: ['read'],
+    })),
+    anchor: 10_000_000_000_000_000,
+    found_anchor: false,
+    found_oldest: false,
+    found_newest: true,
+    history_limited: false,
+  };
+  const size = Buffer.byteLength(successJson(data, []));
+  t.ok(size > 40_000, `a ${size}-byte answer`);
+  for (let i = 0; i < 3; i++) successBody(data, [], true); // warm: the scratch buffer grown
+  const samples = Array.from({ length: 5 }, () =>
+    heapAllocatedBy(() => successBody(data, [], true)),
+  );
+  const least = Math.min(...samples);
+  t.ok(least < size / 10, `heap allocated: ${least} bytes (under a tenth of the answer's size)`);
+  t.end();
+});
 
 t.test('successJson with preserialized fields is the JSON of the whole answer', (t) => {
   const data = { presence_last_update_id: 7, server_timestamp: 1.5 };
