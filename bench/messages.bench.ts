@@ -3,7 +3,9 @@
  *
  * 1. raw: the SQLite ceiling — a bare better-sqlite3 loop (same database settings and schema as
  *    the server) inserting exactly what one send stores: the message row, one user_messages row
- *    per subscriber, the full-text entry; one message per transaction. Measured twice: with
+ *    per subscriber, the full-text entry; one message per transaction, and the unread index's
+ *    entries for those rows in transactions of their own, as the server writes them
+ *    (src/storage/unread.ts, since migration 0030). Measured twice: with
  *    SQLite's own checkpoints, and with the server's background checkpointer; the higher of the
  *    two is the ceiling.
  * 2. send: POST /messages to a channel of BENCH_SUBSCRIBERS (50) subscribers, every subscriber
@@ -52,6 +54,12 @@ import { closeListenSocket, createBareApp, listen } from '../src/http/uws.js';
 import { registry } from '../src/observability/metrics.js';
 import { Checkpointer } from '../src/storage/checkpointer.js';
 import { openDatabase, type Durability } from '../src/storage/db.js';
+import {
+  UNREAD_SETTLE_MIN_ROWS,
+  UNREAD_SETTLE_MS,
+  UNREAD_SETTLE_ROWS,
+} from '../src/storage/store.js';
+import { unreadStatements } from '../src/storage/unread.js';
 import { runChild } from './lib/child.js';
 import { ClientProcess } from './lib/client-process.js';
 import type { Phase, SendResult } from './lib/messages-client.js';
@@ -59,7 +67,7 @@ import { createChannel, serverWithUsers } from './lib/seed.js';
 import { AllocationMeter, type Allocation } from './lib/heap-allocation.js';
 import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
-import { lastCommitPages, PageOwners } from './lib/wal-pages.js';
+import { PageOwners, WalCommits } from './lib/wal-pages.js';
 import type { ServerOptions } from '../src/server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -105,13 +113,26 @@ function rawCeiling(
       for (const u of users) insUm.run(u, id);
       insFts.run(id, 'bench', content);
     });
+    // The unread index's entries, written as the server writes them: in transactions of their
+    // own, whenever UNREAD_SETTLE_MIN_ROWS rows wait (src/storage/store.ts, ./unread.ts).
+    const unread = unreadStatements(db);
+    const settle = db.transaction(() => unread.moveWatermark(UNREAD_SETTLE_ROWS));
+    let settleAt = performance.now() + UNREAD_SETTLE_MS;
+    const sendAndSettle = () => {
+      send();
+      const now = performance.now();
+      if (now >= settleAt) {
+        if (unread.waiting(UNREAD_SETTLE_MIN_ROWS)) settle.immediate();
+        settleAt = now + UNREAD_SETTLE_MS;
+      }
+    };
     const warmUntil = performance.now() + 1000;
-    while (performance.now() < warmUntil) send();
+    while (performance.now() < warmUntil) sendAndSettle();
     let n = 0;
     const t0 = performance.now();
     const until = t0 + seconds * 1000;
     while (performance.now() < until) {
-      send();
+      sendAndSettle();
       n++;
     }
     return { rate: n / ((performance.now() - t0) / 1000), messages: n };
@@ -310,12 +331,17 @@ type PagesFigures = {
   pagesPerCommit: number;
   /** Mean pages per commit, by b-tree, largest first. */
   byBtree: [string, number][];
+  /**
+   * Pages per send of the commits that moved the unread index's watermark (transactions of
+   * their own: src/storage/store.ts, ./unread.ts) during the rounds, which ran back to back.
+   */
+  unreadPerSend: number;
 };
 
 /**
  * After `warm` single sends (so that every subscriber's rows fill pages of their own), `rounds`
- * commits of `batch` sends each, POSTed at once: after each commit, the pages of the WAL's last
- * commit, by b-tree (./lib/wal-pages.ts).
+ * commits of `batch` sends each, POSTed at once: after each commit, the pages of the commits
+ * written since the last, by b-tree (./lib/wal-pages.ts); the unread index's own commits apart.
  */
 async function pagesBench(
   subscribers: number,
@@ -340,27 +366,39 @@ async function pagesBench(
     for (let i = 0; i < warm; i++) await send();
     const file = path.join(dataDir, 'confab.sqlite3');
     const owners = new PageOwners(file);
+    const wal = new WalCommits(`${file}-wal`);
     const out: PagesFigures[] = [];
     try {
       for (const batch of batches) {
         const tally = new Map<string, number>();
         let pages = 0;
+        let commits = 0;
+        let unreadPages = 0;
+        wal.read();
         for (let i = 0; i < rounds; i++) {
           await Promise.all(Array.from({ length: batch }, send));
           if (i % 20 === 0) owners.refresh();
-          for (const page of lastCommitPages(`${file}-wal`)) {
-            const name = owners.of(page);
-            tally.set(name, (tally.get(name) ?? 0) + 1);
-            pages++;
+          // Every commit since the last round: the sends' (one, unless a WAL restart hid it),
+          // the unread index's (they write its watermark), the checkpointer's (the header page).
+          for (const commit of wal.read()) {
+            const names = commit.map((page) => owners.of(page));
+            if (names.includes('unread_watermark')) {
+              unreadPages += commit.length;
+            } else if (!commit.every((page) => page === 1)) {
+              commits++;
+              pages += commit.length;
+              for (const name of names) tally.set(name, (tally.get(name) ?? 0) + 1);
+            }
           }
         }
         out.push({
           batch,
-          commits: rounds,
-          pagesPerCommit: pages / rounds,
+          commits,
+          pagesPerCommit: pages / commits,
           byBtree: [...tally]
             .sort((a, b) => b[1] - a[1])
-            .map(([name, count]) => [name, count / rounds]),
+            .map(([name, count]) => [name, count / commits]),
+          unreadPerSend: unreadPages / (rounds * batch),
         });
       }
     } finally {
@@ -460,6 +498,9 @@ async function fetchBench(
         }
       });
     }
+    // The unread index takes the seeded rows before any fetch is timed (the server would, a
+    // little at a time, in the first seconds: src/storage/store.ts startSettlingUnread).
+    while (store.transaction(() => store.unread.moveWatermark(100_000)));
     const seedSeconds = (performance.now() - t0) / 1000;
     const narrow = encodeURIComponent(JSON.stringify([{ operator: 'channel', operand: target }]));
     const auth = {
@@ -606,8 +647,10 @@ export async function messagesBench(): Promise<void> {
     for (const f of figures) {
       console.log(
         `pages: ${f.batch} send(s) per commit to ${subscribers} subscribers (after ${warm} sends): ` +
-          `${fmt(f.pagesPerCommit, 1)} pages per commit (${fmt(f.pagesPerCommit / f.batch, 1)} per send): ` +
-          f.byBtree.map(([name, mean]) => `${name} ${fmt(mean, 1)}`).join(', '),
+          `${fmt(f.pagesPerCommit, 1)} pages per commit (${fmt(f.pagesPerCommit / f.batch, 1)} per send), ` +
+          `${f.commits} commits: ` +
+          f.byBtree.map(([name, mean]) => `${name} ${fmt(mean, 1)}`).join(', ') +
+          `; + ${fmt(f.unreadPerSend, 1)} per send in the unread index's own commits`,
       );
     }
     out.pages = figures;
