@@ -5,6 +5,13 @@
 // none), a .gz and a .br sibling of every file, and dist/web/manifest.json:
 //   {"files": {"/static/app-<hash>.js": {"type": "text/javascript; charset=utf-8", "size": N}, …}}
 // The server (web-server's part) serves dist/web; see docs/web.md.
+//
+// Emoji: Noto Color Emoji (@infolektuell/noto-color-emoji, OFL-1.1: Google's COLRv1 font, as
+// Google Fonts serves it to Chrome and Firefox, in 11 woff2 subsets by Unicode range, 2 MB in all)
+// is named in the app's font stacks after the systems' own emoji fonts: a browser fetches a
+// subset only when a page shows an emoji that no earlier font has (a Linux desktop without a
+// colour-emoji font), and only that subset. Its faces ask for COLRv1 (`tech(color-COLRv1)`): a
+// browser without it (Safari, which has Apple's emoji) skips them and fetches nothing.
 import * as esbuild from 'esbuild';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -24,6 +31,28 @@ const TYPES = {
   '.woff2': 'font/woff2',
   '.png': 'image/png',
   '.json': 'application/json',
+};
+
+// The emoji font's stylesheet, under a family name of our own (so that a system's installed 'Noto
+// Color Emoji', named before it in the stacks, is still the one used), its files copied as
+// /static/emoji-<n>-<hash>.woff2 (the package names them <n>.woff2).
+const emojiPackage = 'node_modules/@infolektuell/noto-color-emoji';
+const emojiFont = {
+  name: 'emoji-font',
+  setup(build) {
+    build.onLoad({ filter: /@infolektuell[\\/]noto-color-emoji[\\/]index\.css$/ }, (args) => {
+      const css = fs
+        .readFileSync(args.path, 'utf8')
+        .replaceAll("font-family: 'Noto Color Emoji';", "font-family: 'Confab Emoji';")
+        .replace(
+          /url\(\.\/files\/(\d+)\.woff2\)/g,
+          (_, n) => `url(${hashedCopy(`${emojiPackage}/files/${n}.woff2`, `emoji-${n}.woff2`)})`,
+        );
+      if (/\.\/files|'Noto Color Emoji'/.test(css) || !css.includes("'Confab Emoji'"))
+        throw new Error('build-web: the emoji font stylesheet has changed shape; see emojiFont');
+      return { contents: css, loader: 'css' };
+    });
+  },
 };
 
 // KaTeX's stylesheet names each font in three formats; every browser the app supports reads
@@ -66,7 +95,9 @@ const result = await esbuild.build({
   legalComments: 'eof',
   metafile: true,
   logLevel: 'warning',
-  plugins: [katexWoff2Only],
+  plugins: [katexWoff2Only, emojiFont],
+  // The emoji font's files, copied by the plugin above.
+  external: ['/static/emoji-*'],
 });
 
 const outputs = Object.entries(result.metafile.outputs);
@@ -127,6 +158,8 @@ const files = {};
 const compressible = new Set(['.js', '.css', '.html', '.svg', '.json']);
 function compress(file) {
   const data = fs.readFileSync(file);
+  // woff2 is compressed inside (Brotli): siblings would be as large, a second and third copy.
+  if (path.extname(file) === '.woff2') return data.length;
   const text = compressible.has(path.extname(file));
   fs.writeFileSync(file + '.gz', zlib.gzipSync(data, { level: text ? 9 : 1 }));
   fs.writeFileSync(
@@ -151,8 +184,13 @@ fs.writeFileSync(path.join(out, 'manifest.json'), JSON.stringify({ files }, null
 const gz = (p) => fs.statSync(path.join(staticDir, path.basename(p)) + '.gz').size;
 const kb = (n) => (n / 1024).toFixed(1);
 const firstJs = [appJs[0], ...firstLoad].reduce((n, p) => n + gz(p), 0);
+const emojiFiles = Object.entries(files).filter(([p]) =>
+  /^\/static\/emoji-\d+-[^/]+\.woff2$/.test(p),
+);
+const emojiBytes = emojiFiles.reduce((n, [, f]) => n + f.size, 0);
 console.log(
   `web app built in ${Date.now() - started} ms: first-load JS ${kb(firstJs)} KB gzip ` +
     `(${[appJs[0], ...firstLoad].map(rel).join(', ')}), ` +
-    `${rel(appJs[1].cssBundle)} ${kb(gz(appJs[1].cssBundle))} KB gzip`,
+    `${rel(appJs[1].cssBundle)} ${kb(gz(appJs[1].cssBundle))} KB gzip; ` +
+    `emoji font ${emojiFiles.length} subsets, ${kb(emojiBytes)} KB (fetched only where used)`,
 );
