@@ -3,7 +3,9 @@
  *
  * 1. raw: the SQLite ceiling — a bare better-sqlite3 loop (same database settings and schema as
  *    the server) inserting exactly what one send stores: the message row, one user_messages row
- *    per subscriber, the full-text entry; one message per transaction. Measured twice: with
+ *    per subscriber, the full-text entry; one message per transaction, and the unread index's
+ *    entries for those rows in transactions of their own, as the server writes them
+ *    (src/storage/unread.ts, since migration 0030). Measured twice: with
  *    SQLite's own checkpoints, and with the server's background checkpointer; the higher of the
  *    two is the ceiling.
  * 2. send: POST /messages to a channel of BENCH_SUBSCRIBERS (50) subscribers, every subscriber
@@ -16,7 +18,9 @@
  *    the request, delivery = a subscriber's client reads the event).
  * 3. fetch: GET /messages of 100 messages in a channel narrow in a realm of BENCH_FETCH_MESSAGES
  *    (1,000,000) messages over 10 channels, seeded in bulk through the store; the newest 100 and
- *    100 before an anchor in the middle, from the load-generator process, 1 and 4 connections.
+ *    100 before an anchor in the middle, from the load-generator process, 1 and 4 connections;
+ *    with the server's heap allocation per fetch over the newest 100 on one connection
+ *    (./lib/heap-allocation.ts).
  * 4. pages (only when BENCH_PARTS names it): what a send's commit writes to the WAL, page by page,
  *    named by table or index (bench/lib/wal-pages.ts), after BENCH_PAGES_WARM (2000) sends, over
  *    BENCH_PAGES_ROUNDS (100) commits of each of BENCH_PAGES_BATCH ("1,2,4") sends at once.
@@ -36,7 +40,9 @@
  * < 1.5 ms, printed beside a bare uWS route answering the same bytes in the same run.
  * Options (env): BENCH_SECONDS (5), BENCH_PARTS ("raw,send,fetch"), BENCH_DURABILITY, BENCH_SUBSCRIBERS, BENCH_CONNECTIONS, BENCH_MODE, BENCH_SPLIT_CLIENTS,
  * BENCH_EXTRA_RATES (comma-separated messages/s), BENCH_SPACING (comma-separated group commit
- * spacings in ms, COMMIT_SPACING_MS: the send phases once for each), BENCH_FETCH_MESSAGES, BENCH_PROFILE=<dir>
+ * spacings in ms, COMMIT_SPACING_MS: the send phases once for each), BENCH_FETCH_MESSAGES,
+ * BENCH_FETCH_LOADS=newest (of the fetch part only the newest 100 on one connection, beside the
+ * bare route: with BENCH_PARTS=fetch, a short check of that target), BENCH_PROFILE=<dir>
  * (server CPU profiles of the send phases and of the newest-100 fetch).
  */
 import fs from 'node:fs';
@@ -48,13 +54,20 @@ import { closeListenSocket, createBareApp, listen } from '../src/http/uws.js';
 import { registry } from '../src/observability/metrics.js';
 import { Checkpointer } from '../src/storage/checkpointer.js';
 import { openDatabase, type Durability } from '../src/storage/db.js';
+import {
+  UNREAD_SETTLE_MIN_ROWS,
+  UNREAD_SETTLE_MS,
+  UNREAD_SETTLE_ROWS,
+} from '../src/storage/store.js';
+import { unreadStatements } from '../src/storage/unread.js';
 import { runChild } from './lib/child.js';
 import { ClientProcess } from './lib/client-process.js';
 import type { Phase, SendResult } from './lib/messages-client.js';
 import { createChannel, serverWithUsers } from './lib/seed.js';
+import { AllocationMeter, type Allocation } from './lib/heap-allocation.js';
 import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
-import { lastCommitPages, PageOwners } from './lib/wal-pages.js';
+import { PageOwners, WalCommits } from './lib/wal-pages.js';
 import type { ServerOptions } from '../src/server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -100,13 +113,26 @@ function rawCeiling(
       for (const u of users) insUm.run(u, id);
       insFts.run(id, 'bench', content);
     });
+    // The unread index's entries, written as the server writes them: in transactions of their
+    // own, whenever UNREAD_SETTLE_MIN_ROWS rows wait (src/storage/store.ts, ./unread.ts).
+    const unread = unreadStatements(db);
+    const settle = db.transaction(() => unread.moveWatermark(UNREAD_SETTLE_ROWS));
+    let settleAt = performance.now() + UNREAD_SETTLE_MS;
+    const sendAndSettle = () => {
+      send();
+      const now = performance.now();
+      if (now >= settleAt) {
+        if (unread.waiting(UNREAD_SETTLE_MIN_ROWS)) settle.immediate();
+        settleAt = now + UNREAD_SETTLE_MS;
+      }
+    };
     const warmUntil = performance.now() + 1000;
-    while (performance.now() < warmUntil) send();
+    while (performance.now() < warmUntil) sendAndSettle();
     let n = 0;
     const t0 = performance.now();
     const until = t0 + seconds * 1000;
     while (performance.now() < until) {
-      send();
+      sendAndSettle();
       n++;
     }
     return { rate: n / ((performance.now() - t0) / 1000), messages: n };
@@ -305,12 +331,17 @@ type PagesFigures = {
   pagesPerCommit: number;
   /** Mean pages per commit, by b-tree, largest first. */
   byBtree: [string, number][];
+  /**
+   * Pages per send of the commits that moved the unread index's watermark (transactions of
+   * their own: src/storage/store.ts, ./unread.ts) during the rounds, which ran back to back.
+   */
+  unreadPerSend: number;
 };
 
 /**
  * After `warm` single sends (so that every subscriber's rows fill pages of their own), `rounds`
- * commits of `batch` sends each, POSTed at once: after each commit, the pages of the WAL's last
- * commit, by b-tree (./lib/wal-pages.ts).
+ * commits of `batch` sends each, POSTed at once: after each commit, the pages of the commits
+ * written since the last, by b-tree (./lib/wal-pages.ts); the unread index's own commits apart.
  */
 async function pagesBench(
   subscribers: number,
@@ -335,27 +366,39 @@ async function pagesBench(
     for (let i = 0; i < warm; i++) await send();
     const file = path.join(dataDir, 'confab.sqlite3');
     const owners = new PageOwners(file);
+    const wal = new WalCommits(`${file}-wal`);
     const out: PagesFigures[] = [];
     try {
       for (const batch of batches) {
         const tally = new Map<string, number>();
         let pages = 0;
+        let commits = 0;
+        let unreadPages = 0;
+        wal.read();
         for (let i = 0; i < rounds; i++) {
           await Promise.all(Array.from({ length: batch }, send));
           if (i % 20 === 0) owners.refresh();
-          for (const page of lastCommitPages(`${file}-wal`)) {
-            const name = owners.of(page);
-            tally.set(name, (tally.get(name) ?? 0) + 1);
-            pages++;
+          // Every commit since the last round: the sends' (one, unless a WAL restart hid it),
+          // the unread index's (they write its watermark), the checkpointer's (the header page).
+          for (const commit of wal.read()) {
+            const names = commit.map((page) => owners.of(page));
+            if (names.includes('unread_watermark')) {
+              unreadPages += commit.length;
+            } else if (!commit.every((page) => page === 1)) {
+              commits++;
+              pages += commit.length;
+              for (const name of names) tally.set(name, (tally.get(name) ?? 0) + 1);
+            }
           }
         }
         out.push({
           batch,
-          commits: rounds,
-          pagesPerCommit: pages / rounds,
+          commits,
+          pagesPerCommit: pages / commits,
           byBtree: [...tally]
             .sort((a, b) => b[1] - a[1])
-            .map(([name, count]) => [name, count / rounds]),
+            .map(([name, count]) => [name, count / commits]),
+          unreadPerSend: unreadPages / (rounds * batch),
         });
       }
     } finally {
@@ -381,16 +424,41 @@ type LoadResult = {
   errors: number;
 };
 
-async function fetchBench(
-  seconds: number,
-  total: number,
-): Promise<{
+/** GET /messages answered so far (confab_http_request_duration_seconds' count for the route). */
+async function fetchesAnswered(): Promise<number> {
+  const metric = registry.getSingleMetric('confab_http_request_duration_seconds');
+  const values = (metric ? (await metric.get()).values : []) as {
+    metricName?: string;
+    labels: Record<string, string | number>;
+    value: number;
+  }[];
+  let n = 0;
+  for (const v of values) {
+    if (v.metricName?.endsWith('_count') && v.labels.route === '/api/v1/messages') n += v.value;
+  }
+  return n;
+}
+
+type FetchFigures = {
   seedSeconds: number;
   newest: LoadResult[];
   middle: LoadResult[];
   /** A bare uWS route answering the newest 100's bytes, on one connection: the same-run floor. */
   bareNewest: LoadResult;
-}> {
+  /**
+   * What this process (the server) allocated on its heap per newest-100 fetch over the
+   * one-connection load (warm-up included), and the collections meanwhile; and its CPU time per
+   * fetch (user and system, all its threads).
+   */
+  allocation: Allocation & { fetches: number; bytesPerFetch: number; cpuPerFetchUs: number };
+};
+
+async function fetchBench(
+  seconds: number,
+  total: number,
+  /** BENCH_FETCH_LOADS: "all" (default), or "newest" for the newest 100 on one connection only. */
+  loads: 'all' | 'newest',
+): Promise<FetchFigures> {
   const { server, users, realmId, dataDir } = await serverWithUsers(2, 'fetch');
   try {
     const reader = users[0]!;
@@ -430,6 +498,9 @@ async function fetchBench(
         }
       });
     }
+    // The unread index takes the seeded rows before any fetch is timed (the server would, a
+    // little at a time, in the first seconds: src/storage/store.ts startSettlingUnread).
+    while (store.transaction(() => store.unread.moveWatermark(100_000)));
     const seedSeconds = (performance.now() - t0) / 1000;
     const narrow = encodeURIComponent(JSON.stringify([{ operator: 'channel', operand: target }]));
     const auth = {
@@ -451,6 +522,7 @@ async function fetchBench(
         (seconds + 30) * 1000,
       );
     const middle = String(targetIds[Math.floor(targetIds.length / 2)]);
+    let allocation: FetchFigures['allocation'] | undefined;
     // The floor of this transport on this machine, in the same run: a bare uWS route answering
     // the same bytes (no parsing, no auth, no query), one connection, just before Confab's.
     const answer = await fetch(`http://127.0.0.1:${server.port}${pathOf('newest')}`, {
@@ -470,12 +542,25 @@ async function fetchBench(
     } finally {
       closeListenSocket(bare.socket);
     }
-    const newest = await profiled('fetch-newest', async () => [
-      await load('newest', 1),
-      await load('newest', 4),
-    ]);
-    const mid = [await load(middle, 1), await load(middle, 4)];
-    return { seedSeconds, newest, middle: mid, bareNewest };
+    const meter = new AllocationMeter();
+    const newest = await profiled('fetch-newest', async () => {
+      const answered = await fetchesAnswered();
+      meter.start();
+      const cpu = process.cpuUsage();
+      const one = await load('newest', 1);
+      const used = process.cpuUsage(cpu);
+      const allocated = meter.stop();
+      const fetches = (await fetchesAnswered()) - answered;
+      allocation = {
+        ...allocated,
+        fetches,
+        bytesPerFetch: allocated.bytes / fetches,
+        cpuPerFetchUs: (used.user + used.system) / fetches,
+      };
+      return loads === 'all' ? [one, await load('newest', 4)] : [one];
+    });
+    const mid = loads === 'all' ? [await load(middle, 1), await load(middle, 4)] : [];
+    return { seedSeconds, newest, middle: mid, bareNewest, allocation: allocation! };
   } finally {
     await server.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -562,14 +647,20 @@ export async function messagesBench(): Promise<void> {
     for (const f of figures) {
       console.log(
         `pages: ${f.batch} send(s) per commit to ${subscribers} subscribers (after ${warm} sends): ` +
-          `${fmt(f.pagesPerCommit, 1)} pages per commit (${fmt(f.pagesPerCommit / f.batch, 1)} per send): ` +
-          f.byBtree.map(([name, mean]) => `${name} ${fmt(mean, 1)}`).join(', '),
+          `${fmt(f.pagesPerCommit, 1)} pages per commit (${fmt(f.pagesPerCommit / f.batch, 1)} per send), ` +
+          `${f.commits} commits: ` +
+          f.byBtree.map(([name, mean]) => `${name} ${fmt(mean, 1)}`).join(', ') +
+          `; + ${fmt(f.unreadPerSend, 1)} per send in the unread index's own commits`,
       );
     }
     out.pages = figures;
   }
   if (parts.has('fetch')) {
-    const f = await fetchBench(seconds, fetchTotal);
+    const f = await fetchBench(
+      seconds,
+      fetchTotal,
+      process.env.BENCH_FETCH_LOADS === 'newest' ? 'newest' : 'all',
+    );
     console.log(
       `fetch: seeded ${fetchTotal.toLocaleString('en-US')} messages through the store in ${fmt(f.seedSeconds, 1)} s`,
     );
@@ -581,9 +672,15 @@ export async function messagesBench(): Promise<void> {
       `  newest 100 on one connection: p99 ${fmt(f.newest[0]!.p99)} ms (target < 1.5 ms, issue 31), ` +
         `bare route p99 ${fmt(f.bareNewest.p99)} ms in the same run`,
     );
-    console.log(row('GET /messages newest 100', f.newest[1]!, 4));
-    console.log(row('GET /messages 100 before a middle anchor', f.middle[0]!, 1));
-    console.log(row('GET /messages 100 before a middle anchor', f.middle[1]!, 4));
+    const a = f.allocation;
+    console.log(
+      `  server per newest-100 fetch: ${fmt(a.cpuPerFetchUs, 0)} µs of CPU, ${fmt(a.bytesPerFetch / 1024, 1)} KB of heap allocated ` +
+        `(${a.fetches} fetches; ${a.scavenges} young-generation collections, one per ${fmt(a.fetches / Math.max(1, a.scavenges), 0)} fetches, ` +
+        `${fmt(a.gcMs)} ms in all collections, the longest ${fmt(a.gcMaxMs)} ms; ${a.others} others)`,
+    );
+    if (f.newest[1]) console.log(row('GET /messages newest 100', f.newest[1], 4));
+    if (f.middle[0]) console.log(row('GET /messages 100 before a middle anchor', f.middle[0], 1));
+    if (f.middle[1]) console.log(row('GET /messages 100 before a middle anchor', f.middle[1], 4));
     out.fetch = f;
   }
   console.log(JSON.stringify(out));

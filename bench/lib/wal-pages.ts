@@ -33,6 +33,45 @@ export function lastCommitPages(walFile: string): number[] {
   return last;
 }
 
+/**
+ * The commits appended to a WAL since the last `read` (each its page numbers, oldest first): the
+ * frames after the last commit seen, or all valid ones once the WAL has started afresh (new
+ * salts; commits made before the restart and not yet read are then missed).
+ */
+export class WalCommits {
+  private salts = '';
+  private offset = 32;
+  constructor(private readonly walFile: string) {}
+  read(): number[][] {
+    let b: Buffer;
+    try {
+      b = fs.readFileSync(this.walFile);
+    } catch {
+      return [];
+    }
+    if (b.length < 32) return [];
+    const pageSize = b.readUInt32BE(8);
+    const salt1 = b.readUInt32BE(16);
+    const salt2 = b.readUInt32BE(20);
+    if (`${salt1}:${salt2}` !== this.salts) {
+      this.salts = `${salt1}:${salt2}`;
+      this.offset = 32;
+    }
+    const commits: number[][] = [];
+    let frames: number[] = [];
+    for (let off = this.offset; off + 24 + pageSize <= b.length; off += 24 + pageSize) {
+      if (b.readUInt32BE(off + 8) !== salt1 || b.readUInt32BE(off + 12) !== salt2) break;
+      frames.push(b.readUInt32BE(off));
+      if (b.readUInt32BE(off + 4) !== 0) {
+        commits.push(frames);
+        frames = [];
+        this.offset = off + 24 + pageSize;
+      }
+    }
+    return commits;
+  }
+}
+
 /** Names pages by their b-tree, reading the database (and its WAL) on a connection of its own. */
 export class PageOwners {
   private readonly db: DB;

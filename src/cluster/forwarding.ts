@@ -346,6 +346,12 @@ export type ForwarderParts = {
    * (`forward`): the node gives its read barrier's budget; DEFAULT_READ_BARRIER_MS.
    */
   appliedWaitMs?: number;
+  /**
+   * Calls its argument once this node's copy is seen not catching up (LogApplier.onStuck), at once
+   * if it is now: the wait for a forwarded write's entry ends then too. Returns what stops
+   * listening.
+   */
+  stuck?: (f: () => void) => () => void;
   /** How long a forwarded command waits to be received (askOwner); DEFAULT_FORWARD_ACK_MS. */
   ackMs?: number;
   /** How often one not said received is sent again (askOwner); DEFAULT_FORWARD_AGAIN_MS. */
@@ -379,7 +385,7 @@ export class Forwarder {
    * Runs a command on the realm's owner: here when this node is it, otherwise over NATS (asked
    * again while no node owns the realm, for up to FORWARD_DEADLINE_MS), answered once this node
    * has applied what the command wrote (read-your-writes), or once it has waited for that as long
-   * as a read barrier would (`appliedWaitMs`).
+   * as a read barrier would (`appliedWaitMs`) or its copy is seen not catching up (`stuck`).
    *
    * Past that wait the owner's answer is given all the same: the write happened (the log holds it),
    * so a 503 would make the client ask again for something done, which a send with its
@@ -412,18 +418,24 @@ export class Forwarder {
     }
   }
 
-  /** Waits until this node has applied `seq`, or for `appliedWaitMs` at most (`forward`). */
+  /**
+   * Waits until this node has applied `seq`, for `appliedWaitMs` at most, or until its copy is
+   * seen not catching up (`forward`).
+   */
   private async appliedWithin(realmId: number, seq: number): Promise<void> {
-    const { waitApplied } = this.parts;
+    const { waitApplied, stuck } = this.parts;
     const ms = this.parts.appliedWaitMs ?? DEFAULT_READ_BARRIER_MS;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
+    let unlisten: (() => void) | undefined;
+    const late = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`not within ${ms} ms`), ms);
+      unlisten = stuck?.(() => resolve('this copy is not catching up'));
     });
-    const applied = await Promise.race([waitApplied(seq).then(() => true), late]);
+    const why = await Promise.race([waitApplied(seq).then(() => null), late]);
     clearTimeout(timer);
-    if (!applied)
-      trace(`forward of realm ${realmId}: ${seq} not applied here within ${ms} ms: answered`);
+    unlisten?.();
+    if (why !== null)
+      trace(`forward of realm ${realmId}: ${seq} not applied here (${why}): answered`);
   }
 
   /** Answers the realm's forwarded commands (this node now owns it). */

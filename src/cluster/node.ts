@@ -160,6 +160,7 @@ export class ClusterNode implements RealmPlacement {
       position: (realmId) => this.writer.lastAppended(realmId) || this.applier.applied,
       waitApplied: (seq) => this.applier.waitApplied(seq),
       appliedWaitMs: link.opts.readBarrierMs,
+      stuck: (f) => this.applier.onStuck(f),
       ackMs: opts.forwardAckMs,
     });
   }

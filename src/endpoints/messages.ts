@@ -23,7 +23,7 @@ import { bool, intList, json, nonNegativeInt, oneOf, pathInt, str } from '../lib
 import {
   fetchRange,
   firstUnreadAnchor,
-  formatFetched,
+  FetchedMessages,
   MAX_MESSAGES_PER_FETCH,
   messageQuery,
   parseAnchor,
@@ -140,7 +140,7 @@ export const getMessages = endpoint({
     if (byIds) {
       const rows = store.messageSearch.messages(q, { dir: 'ids', ids: p.message_ids! });
       return {
-        messages: formatFetched(store, view, rows, format, resolved.search),
+        messages: new FetchedMessages(store, view, rows, format, resolved.search),
         found_anchor: false,
         found_oldest: false,
         found_newest: false,
@@ -156,7 +156,7 @@ export const getMessages = endpoint({
       p.include_anchor,
     );
     return {
-      messages: formatFetched(store, view, result.rows, format, resolved.search),
+      messages: new FetchedMessages(store, view, result.rows, format, resolved.search),
       anchor,
       found_anchor: result.found_anchor,
       found_oldest: result.found_oldest,

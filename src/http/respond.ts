@@ -11,6 +11,7 @@ import {
   storageFullError,
 } from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
+import { hasWritableField, sharedJsonWriter } from '../lib/json-bytes.js';
 import { preserializedChunks } from '../lib/preserialized.js';
 import { acceptsGzip, gzipParts, hasSharedPart } from './gzip.js';
 import type { RequestContext } from './request.js';
@@ -253,9 +254,16 @@ export function successJson(data: object | undefined, ignored: readonly string[]
 export function successBody(
   data: object | undefined,
   ignored: readonly string[],
+  /**
+   * A large answer (`compressAnswer` endpoints): written straight into bytes if a field of it
+   * writes its own JSON (largeSuccess).
+   */
+  large = false,
 ): string | Buffer | Buffer[] {
   const raw = preserializedChunks(data);
-  if (raw.length === 0) return plainSuccess(data, ignored);
+  if (raw.length === 0) {
+    return (large && largeSuccess(data, ignored)) || plainSuccess(data, ignored);
+  }
   const tail =
     ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : '}';
   const json = data === undefined ? '{}' : JSON.stringify(data);
@@ -306,6 +314,36 @@ function plainSuccess(data: object | undefined, ignored: readonly string[]): str
   out.write(SUCCESS_PREFIX_COMMA, 0, 'latin1');
   out.write(body, SUCCESS_PREFIX_COMMA_BYTES);
   return out;
+}
+
+/**
+ * plainSuccess's answer for a large one with a field that writes its own JSON (GET /messages'
+ * messages), written straight into bytes by src/lib/json-bytes.ts: no text of it is made on the
+ * heap (JSON.stringify's pieces and their flat copy were half of a message fetch's allocation).
+ * The data's JSON is written after room for the prefix, whose comma then takes the place of the
+ * data's `{`. Null where plainSuccess would not prefix the data's own JSON, where no field writes
+ * itself (for plain objects JSON.stringify is the faster: ~100 against ~140 µs of CPU for 48 KB),
+ * or where the writer does not take the value.
+ */
+function largeSuccess(data: object | undefined, ignored: readonly string[]): Buffer | null {
+  if (
+    data === undefined ||
+    ignored.length > 0 ||
+    Array.isArray(data) ||
+    'result' in data ||
+    'msg' in data ||
+    !hasWritableField(data)
+  )
+    return null;
+  const writer = sharedJsonWriter();
+  const at = SUCCESS_PREFIX_COMMA_BYTES - 1; // the data's `{` lands on the prefix's comma
+  if (!writer.write(data, at)) return null;
+  const b = writer.buf;
+  if (writer.pos === at + 2) return Buffer.from(SUCCESS_EMPTY); // {}
+  const first = b[at + 2]!; // {"k...
+  if (first >= 0x30 && first <= 0x39) return null; // an integer-like first key: the wrapper
+  b.write(SUCCESS_PREFIX_COMMA, 0, 'latin1');
+  return writer.take(0);
 }
 
 /** The answer as one JSON.stringify of a shallow wrapper (plainSuccess's exceptions). */

@@ -603,7 +603,7 @@ function respondWith(
     } else if (value instanceof RawBody) {
       send(res, ctx, value.status, value.body, value.contentType, value.headers);
     } else if (ctx.compressAnswer) {
-      sendCompressible(res, ctx, successBody(value as object | undefined, ignored), leave);
+      sendCompressible(res, ctx, successBody(value as object | undefined, ignored, true), leave);
       return;
     } else {
       send(res, ctx, 200, successBody(value as object | undefined, ignored));

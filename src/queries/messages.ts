@@ -11,6 +11,7 @@ import { isMeMessage, recipientIdOf } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
 import type { MessageRow, ShownMessageRow } from '../storage/messages.js';
 import type { ReactionRow } from '../storage/reactions.js';
+import type { JsonWriter } from '../lib/json-bytes.js';
 import { withReactionTypes, type Dialect } from '../lib/wire-names.js';
 import type { ReadStore } from '../storage/store.js';
 import type { Channel } from './channels-view.js';
@@ -185,6 +186,163 @@ export function formatMessage(
   if (row.last_moved_time !== null) msg.last_moved_timestamp = row.last_moved_time;
   if (flags) msg.flags = flags;
   return msg;
+}
+
+/** What a message shows of its sender (looked up once for a run of messages by one sender). */
+export type SenderFields = {
+  id: number;
+  full_name: string;
+  email: string;
+  avatar_url: string | null;
+};
+
+export function senderFields(
+  view: RealmView,
+  senderId: number,
+  format: MessageFormat,
+): SenderFields {
+  const sender = view.user(senderId);
+  return {
+    id: senderId,
+    full_name: sender?.full_name ?? '',
+    email: sender?.email ?? '',
+    avatar_url: sender ? avatarUrl(view, sender, format.clientExtAvatar) : null,
+  };
+}
+
+const NO_TOPIC_LINKS: readonly TopicLink[] = Object.freeze([]);
+
+/** How many sender-and-conversation parts WrittenParts remembers in one answer. */
+const MAX_WRITTEN_PARTS = 32;
+
+/**
+ * What writeMessage wrote of each sender's messages in each conversation, within one answer: its
+ * keys from `submessages` to `stream_id` depend on nothing else (the format is the answer's), so
+ * a later message of the same sender in the same conversation has those bytes copied.
+ */
+export class WrittenParts {
+  /** sender id, recipient id, start, end; for up to MAX_WRITTEN_PARTS pairs. */
+  private readonly entries: number[] = [];
+
+  /** The entry of a sender in a conversation, or -1. */
+  find(senderId: number, recipientId: number): number {
+    const e = this.entries;
+    for (let i = 0; i < e.length; i += 4) {
+      if (e[i] === senderId && e[i + 1] === recipientId) return i;
+    }
+    return -1;
+  }
+
+  writeAgain(w: JsonWriter, entry: number): void {
+    w.writeAgain(this.entries[entry + 2]!, this.entries[entry + 3]!);
+  }
+
+  note(senderId: number, recipientId: number, start: number, end: number): void {
+    if (this.entries.length < 4 * MAX_WRITTEN_PARTS)
+      this.entries.push(senderId, recipientId, start, end);
+  }
+}
+
+/**
+ * formatMessage's object as JSON, written by `w` straight from the row, with no object made for
+ * it: the same keys in the same order and the same values (`sender` is the row's sender's
+ * senderFields; `match` the search highlights formatFetched adds; `written` what the answer wrote
+ * of messages before it, whose sender-and-conversation part is reused). GET /messages writes its
+ * answer this way (src/queries/message-fetch.ts FetchedMessages); test/api/message-bytes.test.ts
+ * holds the two to the same bytes. A change to one is a change to the other.
+ */
+export function writeMessage(
+  w: JsonWriter,
+  store: ReadStore,
+  view: RealmView,
+  row: ShownMessageRow,
+  format: MessageFormat,
+  reactions: readonly ApiReaction[],
+  flags: readonly string[] | undefined,
+  sender: SenderFields,
+  match: { content: string; subject: string } | null,
+  written: WrittenParts,
+): void {
+  const isChannel = row.stream_id !== null;
+  const recipientId = recipientIdOf(row.stream_id, row.dm_group_id);
+  w.writeAscii('{"id":');
+  w.writeValue(row.id);
+  w.writeAscii(',"sender_id":');
+  w.writeValue(row.sender_id);
+  w.writeAscii(',"content":');
+  w.writeValue(format.applyMarkdown ? row.rendered_content : row.content);
+  w.writeAscii(',"recipient_id":');
+  w.writeValue(recipientId);
+  w.writeAscii(',"timestamp":');
+  w.writeValue(row.date_sent);
+  w.writeAscii(',"client":');
+  w.writeValue(row.sending_client);
+  w.writeAscii(',"subject":');
+  w.writeValue(
+    isChannel && row.topic === '' && !format.allowEmptyTopicName
+      ? EMPTY_TOPIC_DISPLAY_NAME
+      : row.topic,
+  );
+  w.writeAscii(',"topic_links":');
+  w.writeValue(isChannel ? cachedTopicLinks(store, view, row.topic) : NO_TOPIC_LINKS);
+  w.writeAscii(isMeMessage(row.content) ? ',"is_me_message":true' : ',"is_me_message":false');
+  w.writeAscii(',"reactions":');
+  w.writeValue(format.dialect ? withReactionTypes(reactions, format.dialect) : reactions);
+  const entry = written.find(row.sender_id, recipientId);
+  if (entry >= 0) {
+    written.writeAgain(w, entry);
+  } else {
+    // From here to stream_id: the sender's, the conversation's and the format's only.
+    const start = w.pos;
+    w.writeAscii(',"submessages":[],"sender_full_name":');
+    w.writeValue(sender.full_name);
+    w.writeAscii(',"sender_email":');
+    w.writeValue(sender.email);
+    w.writeAscii(',"sender_realm_str":');
+    w.writeValue(view.row.string_id);
+    w.writeAscii(',"display_recipient":');
+    w.writeValue(
+      isChannel
+        ? (view.channels.byId(row.stream_id!)?.name ?? '')
+        : displayRecipientUsers(view, dmGroupMembers(store, row.dm_group_id!)),
+    );
+    w.writeAscii(isChannel ? ',"type":"stream","avatar_url":' : ',"type":"private","avatar_url":');
+    w.writeValue(sender.avatar_url);
+    w.writeAscii(
+      format.applyMarkdown ? ',"content_type":"text/html"' : ',"content_type":"text/x-markdown"',
+    );
+    if (isChannel) {
+      w.writeAscii(',"stream_id":');
+      w.writeValue(row.stream_id);
+    }
+    written.note(row.sender_id, recipientId, start, w.pos);
+  }
+  if (
+    row.edit_history !== null &&
+    view.settings.message_edit_history_visibility_policy !== 'none'
+  ) {
+    w.writeAscii(',"edit_history":');
+    w.writeValue(editHistoryOf(row.edit_history));
+  }
+  if (row.last_edit_time !== null) {
+    w.writeAscii(',"last_edit_timestamp":');
+    w.writeValue(row.last_edit_time);
+  }
+  if (row.last_moved_time !== null) {
+    w.writeAscii(',"last_moved_timestamp":');
+    w.writeValue(row.last_moved_time);
+  }
+  if (flags) {
+    w.writeAscii(',"flags":');
+    w.writeValue(flags);
+  }
+  if (match) {
+    w.writeAscii(',"match_content":');
+    w.writeValue(match.content);
+    w.writeAscii(',"match_subject":');
+    w.writeValue(match.subject);
+  }
+  w.writeAscii('}');
 }
 
 /** The reactions of several messages, grouped by message id. */

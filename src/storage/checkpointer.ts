@@ -3,8 +3,8 @@
  * a checkpoint copies them back into the database file and syncs it. SQLite's automatic
  * checkpoint runs inside the commit that crosses the threshold (1000 pages by default), on the
  * writing thread: with messages to many recipients (each adds a row in every recipient's part
- * of user_messages and its indexes, ~120 pages per 50-recipient message), that is a stall of
- * tens of milliseconds every few commits, in the realm actor. Here a worker thread with its own
+ * of user_messages, ~70 pages per 50-recipient message, ~125 with the unread index it had before
+ * migration 0030), that is a stall of tens of milliseconds every few commits, in the realm actor. Here a worker thread with its own
  * connection runs PASSIVE checkpoints (they never block the writer) once a second, sooner when
  * TARGET_PAGES wait to be copied (it looks every `intervalMs`: ./checkpoint-spacing.ts), and the
  * writer's automatic checkpoint is kept only as a backstop (BACKSTOP_PAGES) for when the WAL

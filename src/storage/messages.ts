@@ -6,6 +6,7 @@
 import type { DB } from './db.js';
 import type { IdSource } from './ids.js';
 import type { ChannelActivity } from './topics.js';
+import type { UnreadStatements } from './unread.js';
 
 export type MessageRow = {
   id: number;
@@ -100,6 +101,7 @@ export function messageStatements(
   ids: IdSource,
   maxima: ReceivedMaxima,
   activity: ChannelActivity,
+  unreadIndex: UnreadStatements,
 ) {
   const dmMembers = new Map<number, readonly number[]>();
   const insert = db.prepare<
@@ -220,16 +222,36 @@ export function messageStatements(
   const maxForUser = db
     .prepare<[number], number | null>('SELECT MAX(message_id) FROM user_messages WHERE user_id = ?')
     .pluck();
-  const unread = db.prepare<[number, number, number], UnreadRow>(
-    `SELECT um.message_id AS message_id, um.flags AS flags, m.sender_id AS sender_id,
-            m.stream_id AS stream_id, m.dm_group_id AS dm_group_id, m.topic AS topic
-     FROM (SELECT message_id, flags FROM user_messages INDEXED BY user_messages_unread
-           WHERE user_id = ? AND (flags & 1) = 0
+  // The newest unread rows in two parts (./unread.ts): above the watermark, from user_messages
+  // itself; at or below it, from unread_messages. `limit` counts rows before the channel filter,
+  // so a part's count is read apart from its filtered rows.
+  const unreadShown = `SELECT um.message_id AS message_id, um.flags AS flags, m.sender_id AS sender_id,
+            m.stream_id AS stream_id, m.dm_group_id AS dm_group_id, m.topic AS topic`;
+  const unsubscribedOut = `WHERE m.stream_id IS NULL OR NOT EXISTS (
+       SELECT 1 FROM subscriptions s WHERE s.user_id = ? AND s.stream_id = m.stream_id AND s.active = 0)
+     ORDER BY um.message_id`;
+  const unreadAboveCount = db
+    .prepare<[number, number, number], number>(
+      `SELECT count(*) FROM (SELECT 1 FROM user_messages
+         WHERE user_id = ? AND message_id > ? AND (flags & 1) = 0 LIMIT ?)`,
+    )
+    .pluck();
+  const unreadAbove = db.prepare<[number, number, number, number], UnreadRow>(
+    `${unreadShown}
+     FROM (SELECT message_id, flags FROM user_messages
+           WHERE user_id = ? AND message_id > ? AND (flags & 1) = 0
            ORDER BY message_id DESC LIMIT ?) um
      JOIN messages m ON m.id = um.message_id
-     WHERE m.stream_id IS NULL OR NOT EXISTS (
-       SELECT 1 FROM subscriptions s WHERE s.user_id = ? AND s.stream_id = m.stream_id AND s.active = 0)
-     ORDER BY um.message_id`,
+     ${unsubscribedOut}`,
+  );
+  const unreadBelow = db.prepare<[number, number, number, number], UnreadRow>(
+    `${unreadShown}
+     FROM (SELECT u.message_id AS message_id, x.flags AS flags FROM unread_messages u
+           CROSS JOIN user_messages x ON x.user_id = u.user_id AND x.message_id = u.message_id
+           WHERE u.user_id = ? AND u.message_id <= ?
+           ORDER BY u.message_id DESC LIMIT ?) um
+     JOIN messages m ON m.id = um.message_id
+     ${unsubscribedOut}`,
   );
   const unreadIn = db.prepare<[number, string], UnreadRow>(
     `SELECT um.message_id AS message_id, um.flags AS flags, m.sender_id AS sender_id,
@@ -383,7 +405,14 @@ export function messageStatements(
      * The user's newest `limit` unread messages, oldest first, leaving out channels the user
      * has unsubscribed from.
      */
-    unread: (userId: number, limit: number): UnreadRow[] => unread.all(userId, limit, userId),
+    unread(userId: number, limit: number): UnreadRow[] {
+      const w = unreadIndex.watermark();
+      const above = unreadAbove.all(userId, w, limit, userId);
+      const rest = limit - unreadAboveCount.get(userId, w, limit)!;
+      if (rest <= 0) return above;
+      const below = unreadBelow.all(userId, w, rest, userId);
+      return below.length === 0 ? above : below.concat(above);
+    },
     /** Like `unread`, for given messages whatever their flags. */
     unreadDetailsOf: (userId: number, ids: readonly number[]): UnreadRow[] =>
       unreadIn.all(userId, JSON.stringify(ids)),

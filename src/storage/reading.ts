@@ -5,39 +5,41 @@
  * itself is MessageStatements.setFlag.
  */
 import type { DB } from './db.js';
+import type { UnreadStatements } from './unread.js';
 
-export function readingStatements(db: DB) {
-  const unreadAll = db
-    .prepare<[number, number], number>(
-      `SELECT message_id FROM user_messages INDEXED BY user_messages_unread
-       WHERE user_id = ? AND (flags & 1) = 0 ORDER BY message_id DESC LIMIT ?`,
-    )
-    .pluck();
-  const unreadInChannel = db
-    .prepare<[number, number, number], number>(
-      `SELECT um.message_id FROM user_messages um INDEXED BY user_messages_unread
-       JOIN messages m ON m.id = um.message_id
-       WHERE um.user_id = ? AND (um.flags & 1) = 0 AND m.stream_id = ?
-       ORDER BY um.message_id DESC LIMIT ?`,
-    )
-    .pluck();
-  const unreadInTopic = db
-    .prepare<[number, number, string, number], number>(
-      `SELECT um.message_id FROM user_messages um INDEXED BY user_messages_unread
-       JOIN messages m ON m.id = um.message_id
-       WHERE um.user_id = ? AND (um.flags & 1) = 0 AND m.stream_id = ?
-         AND m.topic = ? COLLATE NOCASE
-       ORDER BY um.message_id DESC LIMIT ?`,
-    )
-    .pluck();
-  const unreadFromSender = db
-    .prepare<[number, number, number], number>(
-      `SELECT um.message_id FROM user_messages um INDEXED BY user_messages_unread
-       JOIN messages m ON m.id = um.message_id
-       WHERE um.user_id = ? AND (um.flags & 1) = 0 AND m.sender_id = ?
-       ORDER BY um.message_id DESC LIMIT ?`,
-    )
-    .pluck();
+export function readingStatements(db: DB, unread: UnreadStatements) {
+  // A user's unread rows in two parts (./unread.ts): above the watermark from user_messages
+  // itself (`um`), at or below it from unread_messages (`u`), newest first each; `scope` is the
+  // condition on the message `m` (joined only when there is one).
+  function parts<P extends unknown[]>(scope: string) {
+    const join = scope === '' ? '' : 'CROSS JOIN messages m ON m.id = um.message_id';
+    const above = db
+      .prepare<[number, number, ...P, number], number>(
+        `SELECT um.message_id FROM user_messages um ${join}
+         WHERE um.user_id = ? AND um.message_id > ? AND (um.flags & 1) = 0 ${scope}
+         ORDER BY um.message_id DESC LIMIT ?`,
+      )
+      .pluck();
+    const below = db
+      .prepare<[number, number, ...P, number], number>(
+        `SELECT u.message_id FROM unread_messages u ${join.replace('um.', 'u.')}
+         WHERE u.user_id = ? AND u.message_id <= ? ${scope}
+         ORDER BY u.message_id DESC LIMIT ?`,
+      )
+      .pluck();
+    return (userId: number, limit: number, ...params: P): number[] => {
+      const w = unread.watermark();
+      const ids = above.all(userId, w, ...params, limit);
+      if (ids.length < limit) ids.push(...below.all(userId, w, ...params, limit - ids.length));
+      return ids;
+    };
+  }
+  const unreadAll = parts<[]>('');
+  const unreadInChannel = parts<[number]>('AND m.stream_id = ?');
+  const unreadInTopic = parts<[number, string]>(
+    'AND m.stream_id = ? AND m.topic = ? COLLATE NOCASE',
+  );
+  const unreadFromSender = parts<[number]>('AND m.sender_id = ?');
   const hasTopicRow = db
     .prepare<[number, number, string], number>(
       `SELECT EXISTS (SELECT 1 FROM messages m
@@ -72,14 +74,14 @@ export function readingStatements(db: DB) {
 
   return {
     /** The user's newest `limit` unread messages (ids, newest first). */
-    unreadAll: (userId: number, limit: number): number[] => unreadAll.all(userId, limit),
+    unreadAll: (userId: number, limit: number): number[] => unreadAll(userId, limit),
     unreadInChannel: (userId: number, streamId: number, limit: number): number[] =>
-      unreadInChannel.all(userId, streamId, limit),
+      unreadInChannel(userId, limit, streamId),
     /** Topic names compare case-insensitively, as everywhere. */
     unreadInTopic: (userId: number, streamId: number, topic: string, limit: number): number[] =>
-      unreadInTopic.all(userId, streamId, topic, limit),
+      unreadInTopic(userId, limit, streamId, topic),
     unreadFromSender: (userId: number, senderId: number, limit: number): number[] =>
-      unreadFromSender.all(userId, senderId, limit),
+      unreadFromSender(userId, limit, senderId),
     /** Whether the user received (or has a row for) some message of the topic. */
     userHasMessageInTopic: (userId: number, streamId: number, topic: string): boolean =>
       hasTopicRow.get(userId, streamId, topic) === 1,

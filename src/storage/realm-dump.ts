@@ -96,6 +96,8 @@ export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   sessions: 'browser login sessions are valid on this server only',
   sent_local_ids: "recent sends' local ids, kept an hour to answer a client's retry",
   audit_log: 'what was done on this server; the importing server records the import',
+  unread_messages: "the unread index, kept by triggers from user_messages' flags on import",
+  unread_watermark: 'how far the unread index reaches on this copy (src/storage/unread.ts)',
 };
 
 /** Every table of the schema (FTS shadow tables and SQLite's own left out). */

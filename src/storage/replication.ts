@@ -56,6 +56,9 @@ type Stmt = Database.Statement<unknown[]>;
 
 const FTS = 'messages_fts';
 
+/** Tables each copy derives for itself from others (migration 0030). */
+const LOCAL_TABLES = ['unread_messages', 'unread_watermark'];
+
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 function tableShapes(db: DB): Map<string, TableShape> {
@@ -184,6 +187,9 @@ export class Replication {
     db.exec('INSERT OR IGNORE INTO cluster_state (id, applied, unacked) VALUES (1, 0, 0)');
     this.shapes = tableShapes(db);
     this.shapes.delete('cluster_state');
+    // Each copy keeps its own unread index from the user_messages rows it writes (its triggers,
+    // src/storage/unread.ts): neither logged nor replayed.
+    for (const t of LOCAL_TABLES) this.shapes.delete(t);
     db.exec(`CREATE TEMP TABLE IF NOT EXISTS cluster_changes (
       id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, op TEXT NOT NULL, v TEXT NOT NULL
     )`);

@@ -33,7 +33,12 @@ function ownerAnswering(data: unknown, seq: number): ClusterLink {
   } as unknown as ClusterLink;
 }
 
-function forwarder(link: ClusterLink, waitApplied: (seq: number) => Promise<void>, ms?: number) {
+function forwarder(
+  link: ClusterLink,
+  waitApplied: (seq: number) => Promise<void>,
+  ms?: number,
+  stuck?: (f: () => void) => () => void,
+) {
   return new Forwarder({
     link,
     queues: {} as never,
@@ -42,6 +47,7 @@ function forwarder(link: ClusterLink, waitApplied: (seq: number) => Promise<void
     position: () => 0,
     waitApplied,
     ...(ms === undefined ? {} : { appliedWaitMs: ms }),
+    ...(stuck === undefined ? {} : { stuck }),
   });
 }
 
@@ -85,3 +91,21 @@ t.test(
     t.same(data, { id: 9 }, 'the write happened: its answer is given, not held');
   },
 );
+
+t.test('a copy seen not catching up: answered then, not after the whole wait', async (t) => {
+  // The applier's progress watch calls a stall 100 ms in; the wait itself would last a minute.
+  let listening = 0;
+  const stuck = (f: () => void) => {
+    listening++;
+    const timer = setTimeout(f, 100);
+    return () => {
+      listening--;
+      clearTimeout(timer);
+    };
+  };
+  const never = () => new Promise<void>(() => undefined);
+  const f = forwarder(ownerAnswering({ id: 4 }, 8), never, 60_000, stuck);
+  const data = await within(f.forward(1, 'send', {}), 10_000);
+  t.same(data, { id: 4 }, "the owner's answer");
+  t.equal(listening, 0, 'no longer listening');
+});

@@ -26,6 +26,7 @@ import { m0029_sent_local_ids } from './0029_sent_local_ids.js';
 import { m0023_missed_message_emails } from './0023_missed_message_emails.js';
 import { m0024_outgoing_webhook_calls } from './0024_outgoing_webhook_calls.js';
 import { m0026_audit_log } from './0026_audit_log.js';
+import { m0030_unread_settled } from './0030_unread_settled.js';
 import type { DB } from '../db.js';
 
 /**
@@ -66,4 +67,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0023_missed_message_emails,
   m0026_audit_log,
   m0024_outgoing_webhook_calls,
+  m0030_unread_settled,
 ];

@@ -1,0 +1,290 @@
+/**
+ * The unread index (migration 0030, src/storage/unread.ts). A send's transaction writes no unread
+ * index entry per recipient: its commit holds about one page per recipient (the user_messages
+ * row), not two (the row and its unread entry), counted in the WAL. And wherever the watermark
+ * is, every reader of unread messages answers what user_messages' flags say, through sends, flag
+ * changes both ways, deletes, rows added for old messages and watermark moves in any order.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { lastCommitPages, PageOwners } from '../../bench/lib/wal-pages.js';
+import type { MessageQuery } from '../../src/storage/message-search.js';
+import { Store } from '../../src/storage/store.js';
+
+const READ = 1;
+
+/** A store with a realm and `n` users (ids returned), no background checkpointer or settler. */
+function storeWithUsers(dir: string, n: number): { store: Store; users: number[] } {
+  const store = Store.open(dir, { backgroundCheckpoint: false });
+  const db = store.db;
+  db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'r', 0)`).run();
+  const ins = db.prepare(
+    `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key, date_joined)
+     VALUES (1, ?, ?, 'u', ?, 0)`,
+  );
+  const users: number[] = [];
+  for (let i = 0; i < n; i++)
+    users.push(Number(ins.run(`u${i}@r`, `u${i}@r`, `key${i}`).lastInsertRowid));
+  return { store, users };
+}
+
+/** A channel message from users[0] to every user (read by its sender only); its id. */
+function send(store: Store, users: readonly number[], stream = 1, topic = 't'): number {
+  return store.transaction(() => {
+    const id = store.messages.insert({
+      realm_id: 1,
+      sender_id: users[0]!,
+      stream_id: stream,
+      dm_group_id: null,
+      topic,
+      content: 'x',
+      rendered_content: '<p>x</p>',
+      date_sent: 0,
+      has_attachment: 0,
+      has_image: 0,
+      has_link: 0,
+      sending_client: 'test',
+    });
+    store.messages.insertUserMessages(
+      id,
+      users,
+      users.map((u) => (u === users[0] ? READ : 0)),
+    );
+    store.messages.index(id, topic, 'x');
+    return id;
+  });
+}
+
+t.test("a send's commit writes the recipients' rows, not an unread entry for each", (t) => {
+  const dir = t.testdir();
+  const { store, users } = storeWithUsers(dir, 50);
+  t.teardown(() => store.close());
+  // Enough sends that each recipient's rows fill pages of their own.
+  for (let i = 0; i < 400; i++) send(store, users);
+  // The server moves the watermark between sends (src/storage/store.ts); here at once. (Optional
+  // so that this test runs on the code before the unread index too, where it fails.)
+  const unread = (store as { unread?: { moveWatermark(rows: number): boolean } }).unread;
+  store.transaction(() => unread?.moveWatermark(1e9));
+  const owners = new PageOwners(path.join(dir, 'confab.sqlite3'));
+  t.teardown(() => owners.close());
+  const byOwner = new Map<string, number>();
+  let pages = 0;
+  const rounds = 20;
+  for (let i = 0; i < rounds; i++) {
+    send(store, users);
+    for (const page of lastCommitPages(path.join(dir, 'confab.sqlite3-wal'))) {
+      const owner = owners.of(page);
+      byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1);
+      pages++;
+    }
+  }
+  const per = pages / rounds;
+  const unreadPages = [...byOwner].filter(([name]) => /unread/.test(name));
+  t.same(unreadPages, [], 'no page of an unread index in the commit');
+  t.ok(
+    per <= users.length + 30,
+    `about one page per recipient: ${per} pages per send to ${users.length} ` +
+      `(${JSON.stringify([...byOwner].sort((a, b) => b[1] - a[1]).slice(0, 4))})`,
+  );
+  t.end();
+});
+
+t.test('unread answers follow the flags wherever the watermark is', (t) => {
+  const { store, users } = storeWithUsers(t.testdir(), 4);
+  t.teardown(() => store.close());
+  const db = store.db;
+  // A small deterministic generator (the same run every time).
+  let seed = 7;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const ids: number[] = [];
+  const truth = (u: number) =>
+    db
+      .prepare<[number], number>(
+        'SELECT message_id FROM user_messages WHERE user_id = ? AND (flags & 1) = 0 ORDER BY message_id DESC',
+      )
+      .pluck()
+      .all(u);
+  const unreadQuery = (u: number, conditions: MessageQuery['conditions'] = []): MessageQuery => ({
+    userId: u,
+    realmId: 1,
+    includeHistory: false,
+    conditions: [{ kind: 'flags', mask: 1, set: false, negated: false }, ...conditions],
+  });
+  let checks = 0;
+  const check = (step: string) => {
+    const w = store.unread.watermark();
+    const index = db
+      .prepare<[], string>(
+        "SELECT user_id || ':' || message_id FROM unread_messages ORDER BY user_id, message_id",
+      )
+      .pluck()
+      .all();
+    const expected = db
+      .prepare<[number], string>(
+        `SELECT user_id || ':' || message_id FROM user_messages
+         WHERE (flags & 1) = 0 AND message_id <= ? ORDER BY user_id, message_id`,
+      )
+      .pluck()
+      .all(w);
+    if (!t.same(index, expected, `${step}: the index holds the unread rows up to ${w}`)) return;
+    for (const u of users) {
+      const all = truth(u);
+      for (const limit of [1, 3, 1000]) {
+        const want = all.slice(0, limit);
+        t.same(store.reading.unreadAll(u, limit), want, `${step}: unreadAll ${u} ${limit}`);
+        t.same(
+          store.messages.unread(u, limit).map((r) => r.message_id),
+          [...want].reverse(),
+          `${step}: register unread ${u} ${limit}`,
+        );
+        t.same(
+          store.messageSearch
+            .ids(unreadQuery(u), { dir: 'before', anchor: 1e15, limit })
+            .map((r) => r.id),
+          want,
+          `${step}: is:unread newest ${u} ${limit}`,
+        );
+        t.same(
+          store.messageSearch
+            .ids(unreadQuery(u), { dir: 'after', anchor: 0, limit })
+            .map((r) => r.id),
+          [...all].reverse().slice(0, limit),
+          `${step}: is:unread oldest ${u} ${limit}`,
+        );
+      }
+      const even = all.filter((id) => id % 2 === 0);
+      t.same(
+        store.messageSearch.ids(unreadQuery(u), { dir: 'ids', ids: even }).map((r) => r.id),
+        [...even].reverse(),
+        `${step}: is:unread by ids ${u}`,
+      );
+      const inChannel2 = db
+        .prepare<[number], number>(
+          `SELECT um.message_id FROM user_messages um JOIN messages m ON m.id = um.message_id
+           WHERE um.user_id = ? AND (um.flags & 1) = 0 AND m.stream_id = 2
+           ORDER BY um.message_id DESC`,
+        )
+        .pluck()
+        .all(u);
+      t.same(store.reading.unreadInChannel(u, 2, 1000), inChannel2, `${step}: in channel ${u}`);
+      t.same(
+        store.messageSearch
+          .ids(unreadQuery(u, [{ kind: 'channel', id: 2, negated: false }]), {
+            dir: 'before',
+            anchor: 1e15,
+            limit: 1000,
+          })
+          .map((r) => r.id),
+        inChannel2,
+        `${step}: is:unread in a channel ${u}`,
+      );
+      checks++;
+    }
+  };
+
+  for (let step = 0; step < 120; step++) {
+    const op = rnd(10);
+    const u = users[rnd(users.length)]!;
+    if (op < 4 || ids.length < 3) {
+      ids.push(send(store, users, 1 + rnd(2)));
+    } else if (op === 4) {
+      const some = [ids[rnd(ids.length)]!, ids[rnd(ids.length)]!];
+      store.transaction(() => store.messages.setFlag(u, some, READ));
+    } else if (op === 5) {
+      const some = [ids[rnd(ids.length)]!, ids[rnd(ids.length)]!];
+      store.transaction(() => store.messages.clearFlag(u, some, READ));
+    } else if (op === 6) {
+      const id = ids.splice(rnd(ids.length), 1)[0]!;
+      store.transaction(() => store.messages.delete(id));
+    } else if (op === 7) {
+      // A row for an old message (as a flag change on a message the user never received adds).
+      const id = ids[rnd(ids.length)]!;
+      store.transaction(() => {
+        db.prepare('DELETE FROM user_messages WHERE user_id = ? AND message_id = ?').run(u, id);
+        store.messages.insertUserMessage(u, id, rnd(2));
+      });
+    } else {
+      store.transaction(() => store.unread.moveWatermark(1 + rnd(12)));
+    }
+    check(`step ${step} (op ${op})`);
+  }
+  t.ok(store.unread.watermark() > 0, 'the watermark moved');
+  t.ok(checks > 0);
+  t.end();
+});
+
+t.test('an existing database migrates: its unread rows become the index', (t) => {
+  const dir = t.testdir();
+  const { store, users } = storeWithUsers(dir, 3);
+  const ids = [send(store, users), send(store, users), send(store, users)];
+  store.transaction(() => store.messages.setFlag(users[1]!, [ids[0]!, ids[2]!], READ));
+  const db = store.db;
+  // Back to the schema before migration 0030, with the unread rows still there.
+  db.exec(`
+    DROP TRIGGER user_messages_unread_insert;
+    DROP TRIGGER user_messages_unread_update;
+    DROP TRIGGER user_messages_unread_delete;
+    DROP TABLE unread_messages;
+    DROP TABLE unread_watermark;
+    CREATE INDEX user_messages_unread ON user_messages(user_id, message_id) WHERE (flags & 1) = 0;
+  `);
+  const version = db.pragma('user_version', { simple: true }) as number;
+  db.pragma(`user_version = ${version - 1}`);
+  store.close();
+  fs.rmSync(path.join(dir, 'confab.sqlite3-wal'), { force: true });
+
+  const again = Store.open(dir, { backgroundCheckpoint: false });
+  t.teardown(() => again.close());
+  t.equal(again.db.pragma('user_version', { simple: true }), version, 'migrated');
+  t.equal(again.unread.watermark(), ids[2], 'the watermark at the newest message');
+  t.same(
+    again.db.prepare('SELECT user_id, message_id FROM unread_messages ORDER BY 1, 2').all(),
+    [
+      { user_id: users[1], message_id: ids[1] },
+      { user_id: users[2], message_id: ids[0] },
+      { user_id: users[2], message_id: ids[1] },
+      { user_id: users[2], message_id: ids[2] },
+    ],
+    'the unread rows',
+  );
+  t.same(again.reading.unreadAll(users[2]!, 10), [ids[2], ids[1], ids[0]]);
+  t.equal(
+    again.db
+      .prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'user_messages_unread'")
+      .pluck()
+      .get(),
+    0,
+    'the partial index is gone',
+  );
+  // A send after the migration is above the watermark until it moves.
+  const next = send(again, users);
+  t.same(again.reading.unreadAll(users[1]!, 10), [next, ids[1]]);
+  again.transaction(() => again.unread.moveWatermark(100));
+  t.equal(again.unread.watermark(), next);
+  t.same(again.reading.unreadAll(users[1]!, 10), [next, ids[1]]);
+  t.end();
+});
+
+t.test('the server moves the watermark by itself, a transaction of its own', async (t) => {
+  const dir = t.testdir();
+  const store = Store.open(dir);
+  t.teardown(async () => {
+    store.close();
+    await store.stopped();
+  });
+  store.db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'r', 0)`).run();
+  store.db
+    .prepare(
+      `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key, date_joined)
+       VALUES (1, 'a@r', 'a@r', 'a', 'k', 0)`,
+    )
+    .run();
+  const id = send(store, [1]);
+  for (let i = 0; i < 400 && store.unread.watermark() < id; i++)
+    await new Promise((r) => setTimeout(r, 10));
+  t.equal(store.unread.watermark(), id, 'caught up with the newest message');
+});
