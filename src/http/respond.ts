@@ -11,7 +11,7 @@ import {
   storageFullError,
 } from '../lib/errors.js';
 import type { RateStatus } from '../lib/rate-limit.js';
-import { sharedJsonWriter } from '../lib/json-bytes.js';
+import { hasWritableField, sharedJsonWriter } from '../lib/json-bytes.js';
 import { preserializedChunks } from '../lib/preserialized.js';
 import { acceptsGzip, gzipParts, hasSharedPart } from './gzip.js';
 import type { RequestContext } from './request.js';
@@ -254,7 +254,10 @@ export function successJson(data: object | undefined, ignored: readonly string[]
 export function successBody(
   data: object | undefined,
   ignored: readonly string[],
-  /** A large answer (`compressAnswer` endpoints): its JSON written straight into bytes. */
+  /**
+   * A large answer (`compressAnswer` endpoints): written straight into bytes if a field of it
+   * writes its own JSON (largeSuccess).
+   */
   large = false,
 ): string | Buffer | Buffer[] {
   const raw = preserializedChunks(data);
@@ -314,11 +317,13 @@ function plainSuccess(data: object | undefined, ignored: readonly string[]): str
 }
 
 /**
- * plainSuccess's answer for a large one (a 100-message fetch, a user list), its JSON written
- * straight into bytes by src/lib/json-bytes.ts: no text of it is made on the heap (JSON.stringify's
- * pieces and their flat copy were most of a message fetch's allocation). The data's JSON is written
- * after room for the prefix, whose comma then takes the place of the data's `{`. Null where
- * plainSuccess would not prefix the data's own JSON, or the writer does not take the value.
+ * plainSuccess's answer for a large one with a field that writes its own JSON (GET /messages'
+ * messages), written straight into bytes by src/lib/json-bytes.ts: no text of it is made on the
+ * heap (JSON.stringify's pieces and their flat copy were half of a message fetch's allocation).
+ * The data's JSON is written after room for the prefix, whose comma then takes the place of the
+ * data's `{`. Null where plainSuccess would not prefix the data's own JSON, where no field writes
+ * itself (for plain objects JSON.stringify is the faster: ~100 against ~140 µs of CPU for 48 KB),
+ * or where the writer does not take the value.
  */
 function largeSuccess(data: object | undefined, ignored: readonly string[]): Buffer | null {
   if (
@@ -326,7 +331,8 @@ function largeSuccess(data: object | undefined, ignored: readonly string[]): Buf
     ignored.length > 0 ||
     Array.isArray(data) ||
     'result' in data ||
-    'msg' in data
+    'msg' in data ||
+    !hasWritableField(data)
   )
     return null;
   const writer = sharedJsonWriter();

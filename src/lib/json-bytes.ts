@@ -41,6 +41,20 @@ export const WRITE_JSON = Symbol('write JSON');
 
 export type JsonWritable = { [WRITE_JSON](writer: JsonWriter): void; toJSON(): unknown };
 
+/** Whether one of `data`'s own fields writes its own JSON (a value the byte path is made for). */
+export function hasWritableField(data: object): boolean {
+  for (const key in data) {
+    const v = (data as Record<string, unknown>)[key];
+    if (
+      typeof v === 'object' &&
+      v !== null &&
+      typeof (v as Partial<JsonWritable>)[WRITE_JSON] === 'function'
+    )
+      return true;
+  }
+  return false;
+}
+
 /** Thrown inside the writer for a value it leaves to JSON.stringify (one object, made once). */
 class NotPlain extends Error {}
 const NOT_PLAIN = new NotPlain('a value left to JSON.stringify');
@@ -99,6 +113,14 @@ export class JsonWriter {
   /** Text that is JSON as it is and ASCII: punctuation, keys known to need no escaping. */
   writeAscii(s: string): void {
     this.ascii(s);
+  }
+
+  /** Writes again the bytes this writer wrote from `start` to `end` (of the value it writes). */
+  writeAgain(start: number, end: number): void {
+    const n = end - start;
+    this.room(n);
+    this.buf.copyWithin(this.pos, start, end);
+    this.pos += n;
   }
 
   private value(v: unknown, depth: number): void {

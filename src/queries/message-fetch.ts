@@ -33,6 +33,7 @@ import {
   reactionsByMessage,
   senderFields,
   writeMessage,
+  WrittenParts,
   type ApiMessage,
   type ApiReaction,
   type MessageFormat,
@@ -419,6 +420,7 @@ export class FetchedMessages implements JsonWritable {
       rows.map((r) => r.id),
     );
     let sender: SenderFields | null = null;
+    const written = new WrittenParts();
     w.writeAscii('[');
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
@@ -440,6 +442,7 @@ export class FetchedMessages implements JsonWritable {
               subject: highlightHtml(escapeHtml(r.topic), search),
             }
           : null,
+        written,
       );
     }
     w.writeAscii(']');

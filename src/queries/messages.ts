@@ -212,10 +212,42 @@ export function senderFields(
 
 const NO_TOPIC_LINKS: readonly TopicLink[] = Object.freeze([]);
 
+/** How many sender-and-conversation parts WrittenParts remembers in one answer. */
+const MAX_WRITTEN_PARTS = 32;
+
+/**
+ * What writeMessage wrote of each sender's messages in each conversation, within one answer: its
+ * keys from `submessages` to `stream_id` depend on nothing else (the format is the answer's), so
+ * a later message of the same sender in the same conversation has those bytes copied.
+ */
+export class WrittenParts {
+  /** sender id, recipient id, start, end; for up to MAX_WRITTEN_PARTS pairs. */
+  private readonly entries: number[] = [];
+
+  /** The entry of a sender in a conversation, or -1. */
+  find(senderId: number, recipientId: number): number {
+    const e = this.entries;
+    for (let i = 0; i < e.length; i += 4) {
+      if (e[i] === senderId && e[i + 1] === recipientId) return i;
+    }
+    return -1;
+  }
+
+  writeAgain(w: JsonWriter, entry: number): void {
+    w.writeAgain(this.entries[entry + 2]!, this.entries[entry + 3]!);
+  }
+
+  note(senderId: number, recipientId: number, start: number, end: number): void {
+    if (this.entries.length < 4 * MAX_WRITTEN_PARTS)
+      this.entries.push(senderId, recipientId, start, end);
+  }
+}
+
 /**
  * formatMessage's object as JSON, written by `w` straight from the row, with no object made for
  * it: the same keys in the same order and the same values (`sender` is the row's sender's
- * senderFields; `match` the search highlights formatFetched adds). GET /messages writes its
+ * senderFields; `match` the search highlights formatFetched adds; `written` what the answer wrote
+ * of messages before it, whose sender-and-conversation part is reused). GET /messages writes its
  * answer this way (src/queries/message-fetch.ts FetchedMessages); test/api/message-bytes.test.ts
  * holds the two to the same bytes. A change to one is a change to the other.
  */
@@ -229,8 +261,10 @@ export function writeMessage(
   flags: readonly string[] | undefined,
   sender: SenderFields,
   match: { content: string; subject: string } | null,
+  written: WrittenParts,
 ): void {
   const isChannel = row.stream_id !== null;
+  const recipientId = recipientIdOf(row.stream_id, row.dm_group_id);
   w.writeAscii('{"id":');
   w.writeValue(row.id);
   w.writeAscii(',"sender_id":');
@@ -238,7 +272,7 @@ export function writeMessage(
   w.writeAscii(',"content":');
   w.writeValue(format.applyMarkdown ? row.rendered_content : row.content);
   w.writeAscii(',"recipient_id":');
-  w.writeValue(recipientIdOf(row.stream_id, row.dm_group_id));
+  w.writeValue(recipientId);
   w.writeAscii(',"timestamp":');
   w.writeValue(row.date_sent);
   w.writeAscii(',"client":');
@@ -254,26 +288,34 @@ export function writeMessage(
   w.writeAscii(isMeMessage(row.content) ? ',"is_me_message":true' : ',"is_me_message":false');
   w.writeAscii(',"reactions":');
   w.writeValue(format.dialect ? withReactionTypes(reactions, format.dialect) : reactions);
-  w.writeAscii(',"submessages":[],"sender_full_name":');
-  w.writeValue(sender.full_name);
-  w.writeAscii(',"sender_email":');
-  w.writeValue(sender.email);
-  w.writeAscii(',"sender_realm_str":');
-  w.writeValue(view.row.string_id);
-  w.writeAscii(',"display_recipient":');
-  w.writeValue(
-    isChannel
-      ? (view.channels.byId(row.stream_id!)?.name ?? '')
-      : displayRecipientUsers(view, dmGroupMembers(store, row.dm_group_id!)),
-  );
-  w.writeAscii(isChannel ? ',"type":"stream","avatar_url":' : ',"type":"private","avatar_url":');
-  w.writeValue(sender.avatar_url);
-  w.writeAscii(
-    format.applyMarkdown ? ',"content_type":"text/html"' : ',"content_type":"text/x-markdown"',
-  );
-  if (isChannel) {
-    w.writeAscii(',"stream_id":');
-    w.writeValue(row.stream_id);
+  const entry = written.find(row.sender_id, recipientId);
+  if (entry >= 0) {
+    written.writeAgain(w, entry);
+  } else {
+    // From here to stream_id: the sender's, the conversation's and the format's only.
+    const start = w.pos;
+    w.writeAscii(',"submessages":[],"sender_full_name":');
+    w.writeValue(sender.full_name);
+    w.writeAscii(',"sender_email":');
+    w.writeValue(sender.email);
+    w.writeAscii(',"sender_realm_str":');
+    w.writeValue(view.row.string_id);
+    w.writeAscii(',"display_recipient":');
+    w.writeValue(
+      isChannel
+        ? (view.channels.byId(row.stream_id!)?.name ?? '')
+        : displayRecipientUsers(view, dmGroupMembers(store, row.dm_group_id!)),
+    );
+    w.writeAscii(isChannel ? ',"type":"stream","avatar_url":' : ',"type":"private","avatar_url":');
+    w.writeValue(sender.avatar_url);
+    w.writeAscii(
+      format.applyMarkdown ? ',"content_type":"text/html"' : ',"content_type":"text/x-markdown"',
+    );
+    if (isChannel) {
+      w.writeAscii(',"stream_id":');
+      w.writeValue(row.stream_id);
+    }
+    written.note(row.sender_id, recipientId, start, w.pos);
   }
   if (
     row.edit_history !== null &&

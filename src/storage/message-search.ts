@@ -149,23 +149,56 @@ const LISTED_COLUMNS =
   'm.id, m.sender_id, m.stream_id, m.dm_group_id, m.topic, m.content, m.rendered_content, ' +
   'm.date_sent, m.last_edit_time, m.last_moved_time, m.edit_history, m.sending_client';
 
-/** A row of LISTED_COLUMNS and the flags, in that order, as the object the callers read. */
+/**
+ * A row of LISTED_COLUMNS and the flags, in that order, read through the fields callers know: an
+ * object of one field over SQLite's array, not a copy of its thirteen values (a 100-message
+ * fetch made 100 such copies, ~12 KB of its heap).
+ */
+class ListedRow implements ListedMessageRow {
+  constructor(private readonly r: RawRow) {}
+  get id(): number {
+    return this.r[0] as number;
+  }
+  get sender_id(): number {
+    return this.r[1] as number;
+  }
+  get stream_id(): number | null {
+    return this.r[2] as number | null;
+  }
+  get dm_group_id(): number | null {
+    return this.r[3] as number | null;
+  }
+  get topic(): string {
+    return this.r[4] as string;
+  }
+  get content(): string {
+    return this.r[5] as string;
+  }
+  get rendered_content(): string {
+    return this.r[6] as string;
+  }
+  get date_sent(): number {
+    return this.r[7] as number;
+  }
+  get last_edit_time(): number | null {
+    return this.r[8] as number | null;
+  }
+  get last_moved_time(): number | null {
+    return this.r[9] as number | null;
+  }
+  get edit_history(): string | null {
+    return this.r[10] as string | null;
+  }
+  get sending_client(): string {
+    return this.r[11] as string;
+  }
+  get flags(): number | null {
+    return this.r[12] as number | null;
+  }
+}
+
 function listedRow(r: RawRow): ListedMessageRow {
-  return {
-    id: r[0] as number,
-    sender_id: r[1] as number,
-    stream_id: r[2] as number | null,
-    dm_group_id: r[3] as number | null,
-    topic: r[4] as string,
-    content: r[5] as string,
-    rendered_content: r[6] as string,
-    date_sent: r[7] as number,
-    last_edit_time: r[8] as number | null,
-    last_moved_time: r[9] as number | null,
-    edit_history: r[10] as string | null,
-    sending_client: r[11] as string,
-    flags: r[12] as number | null,
-  };
+  return new ListedRow(r);
 }
 
 /** The statement cache's bound: distinct query shapes seen in practice are far fewer. */
