@@ -140,6 +140,7 @@ export class Store {
   private readonly pingStatement;
   private checkpointer: Checkpointer | null = null;
   private settleTimer: NodeJS.Timeout | null = null;
+  private settlingStopped = false;
   /** The checkpointer `close` stopped, until its thread has exited (`stopped`). */
   private stopping: Checkpointer | null = null;
 
@@ -226,7 +227,7 @@ export class Store {
     let last = performance.now();
     const tick = () => {
       this.settleTimer = null;
-      if (!this.db.open) return;
+      if (!this.db.open || this.settlingStopped) return;
       let more = false;
       if (!this.db.inTransaction && this.commitHoldMs === 0) {
         try {
@@ -244,6 +245,13 @@ export class Store {
       this.settleTimer = setTimeout(tick, more ? 2 : UNREAD_SETTLE_MS).unref();
     };
     this.settleTimer = setTimeout(tick, UNREAD_SETTLE_MS).unref();
+  }
+
+  /** Stops moving the unread index's watermark by itself (for tests that place it). */
+  stopSettlingUnread(): void {
+    if (this.settleTimer !== null) clearTimeout(this.settleTimer);
+    this.settleTimer = null;
+    this.settlingStopped = true;
   }
 
   /** The background checkpointer's figures (zeros without one). */
