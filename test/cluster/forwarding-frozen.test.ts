@@ -118,7 +118,9 @@ t.test("the forwarding node's own NATS server frozen", async (t) => {
     });
     owner.serve(1);
     await owning.flush();
-    const f = forwarder(asking, { owns: false });
+    // A long wait to be received: should the "received" not have reached this node before the
+    // freeze, the write is sent again once connected elsewhere, and answered all the same.
+    const f = forwarder(asking, { owns: false, ackMs: 60_000 });
     const result = f.forward(1, 'send', { content: 'held' }).then(
       (v) => ({ ok: true, v }),
       (e: unknown) => ({ ok: false, v: e }),
