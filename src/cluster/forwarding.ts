@@ -5,13 +5,25 @@
  * which the asking node throws as the owner threw it. An operation on an event queue that another
  * node holds (DELETE /events whose queue id came in the body, which the proxy cannot route) is
  * sent to that node (`confab.queue.<node>`) and answered as it answers.
+ *
+ * A forwarded command carries an id (random to the forwarding process, and a counter), so that it
+ * can be sent again without being run twice: the owner keeps what each id it received came to
+ * (FORWARD_KEEP_MS) and answers a repeat with that. A command nobody said it received is sent
+ * again every `againMs` (a NATS server frozen while the owner was connected to it keeps routing
+ * some of the realm's commands to the owner's old subscription there, one member of the queue
+ * group at random: a repeat reaches the live one). A received command whose answer is awaited
+ * when the forwarding node's connection moves to another server (its server froze, and the
+ * owner's answer may have gone to the old subscription there) is asked again at once, marked as a
+ * repeat: the owner answers what it came to, or that it does not know it (another owner now: the
+ * outcome is unknown, 503), never running it anew.
  */
+import crypto from 'node:crypto';
 import { trace } from './trace.js';
-import { createInbox, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import { JsonableError, type ErrorCode } from '../lib/errors.js';
 import { pack, unpack } from '../lib/pack.js';
-import { NotOwnerError } from './jetstream.js';
+import { kick, NotOwnerError, type Reasks } from './jetstream.js';
 import type { ClusterLink } from './link.js';
 import { DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 
@@ -26,12 +38,44 @@ export const FORWARD_ANSWER_MS = 8000;
  * connected to it keeps the owner's old subscription, and the servers left still route some of the
  * realm's commands there (to one member of the queue group, chosen at random) until it thaws or
  * its routes time out (nats-server issue 4014 is the same trap): such a command is never received
- * (the owner's connection to it is gone) and waited the whole answer time, 8 s.
+ * (the owner's connection to it is gone), so it is sent again meanwhile (DEFAULT_FORWARD_AGAIN_MS),
+ * and a repeat reaches the live subscription. The wait starts again when this node's own
+ * connection moves to another server.
  */
 export const DEFAULT_FORWARD_ACK_MS = 1000;
 
-/** The owner's first answer to a forwarded command that asks for it: received (then its result). */
-const RECEIVED = pack({ received: true });
+/**
+ * How often a forwarded command nobody said it received is sent again (its id the same: an owner
+ * of this version runs it once), until the wait to be received is over: an owner says "received"
+ * within milliseconds. An owner of a version before ids would run a repeat again (a rolling
+ * upgrade: its commands sent again only when not said received within this time).
+ */
+export const DEFAULT_FORWARD_AGAIN_MS = 100;
+
+/**
+ * How long a received command's answer is awaited before the forwarding node checks its own
+ * connection (a ping: link.checkConnection, at most one every 2 s): a server frozen under it holds
+ * the owner's answer, and the repeat sent once the connection has moved to another server gets it.
+ */
+export const ANSWER_CHECK_MS = 300;
+
+/** How long an owner keeps what a forwarded command came to, for a repeat of it. */
+export const FORWARD_KEEP_MS = 30_000;
+
+/** At most this many forwarded commands' outcomes are kept (the oldest go first). */
+const FORWARD_KEEP_MOST = 20_000;
+
+/**
+ * The owner's first answer to a forwarded command that asks for it: received (then its result).
+ * `keeps`: this owner keeps the command's outcome by its id (a repeat is answered with it).
+ */
+const RECEIVED = pack({ received: true, keeps: true });
+
+/** The owner's answer to a repeat of a command it does not know (never received, or forgotten). */
+const UNKNOWN = pack({ unknown: true });
+
+/** A forwarded command as it travels. `again`: a repeat of one received, not to be run anew. */
+type Forwarded = { type: string; payload: unknown; ack?: boolean; id?: string; again?: boolean };
 
 /** The owner's answer to a forwarded command. */
 export type WireReply =
@@ -71,32 +115,77 @@ export function fromWireError(error: Extract<WireReply, { ok: false }>['error'])
   });
 }
 
+/** How a forwarded command is asked (askOwner); each has a default. */
+export type AskOptions = {
+  /** How long it waits to be said received before it is answered 503 (DEFAULT_FORWARD_ACK_MS). */
+  ackMs?: number;
+  /** How often it is sent again meanwhile (DEFAULT_FORWARD_AGAIN_MS). */
+  againMs?: number;
+  /** Checks this node's own connection (link.checkConnection): a ping, another server if none. */
+  check?: () => void;
+  /** Kicked (the Forwarder watches the connection) when it has moved to another server. */
+  moved?: Reasks;
+};
+
 /**
- * Asks the realm's owner (on its command subject) to run a command (`body`, packed, asking to be
- * told it was received): its reply, or null when no node subscribes to the realm's commands right
- * now (failover: ask again, until `deadline`). The owner says at once that it received the
- * command, then answers with the result: a command nobody said it received within `ackMs` (lost
- * on a frozen server's old subscription, or its owner frozen) is answered 503 with Retry-After
- * (NotOwnerError) without waiting the answer's time; one received and unanswered within
- * FORWARD_ANSWER_MS is too (its outcome is then unknown, as with any lost connection). An owner
- * of an earlier version answers once, without saying it received it: its answer within `ackMs`
- * is taken as it comes.
+ * Asks the realm's owner (on its command subject) to run a command (`cmd`, with its id, asking to
+ * be told it was received): its reply, or null when no node subscribes to the realm's commands
+ * right now (failover: ask again, until `deadline`). The owner says at once that it received the
+ * command, then answers with the result. Until it is said received, the command is sent again
+ * every `againMs` (the same id: run once), and this node's connection is checked; one nobody said
+ * it received within `ackMs` (lost on a frozen server's old subscription every time, or its owner
+ * frozen) is answered 503 with Retry-After (NotOwnerError) without waiting the answer's time. Once
+ * received, the answer is awaited for FORWARD_ANSWER_MS (503 after: its outcome is then unknown,
+ * as with any lost connection); this node's connection is checked after ANSWER_CHECK_MS, and when
+ * it moves to another server (`moved`), the command is asked again as a repeat, which the owner
+ * answers with what it came to — or, not knowing it (another owner now), with "unknown": 503. An
+ * owner of an earlier version answers once, without saying it received it: its answer within
+ * `ackMs` is taken as it comes.
  */
 export function askOwner(
   nc: NatsConnection,
   subject: string,
-  body: Uint8Array,
+  cmd: Forwarded & { id: string },
   deadline: number,
-  ackMs = DEFAULT_FORWARD_ACK_MS,
+  opts: AskOptions = {},
 ): Promise<WireReply | null> {
+  const ackMs = opts.ackMs ?? DEFAULT_FORWARD_ACK_MS;
+  const againMs = opts.againMs ?? DEFAULT_FORWARD_AGAIN_MS;
+  const first = pack({ ...cmd, ack: true });
   return new Promise<WireReply | null>((resolve, reject) => {
     const inbox = createInbox();
     let timer: NodeJS.Timeout | undefined;
+    let check: NodeJS.Timeout | undefined;
+    let received = false;
+    let keeps = false;
     let done = false;
+    const send = (body: Uint8Array) => nc.publish(subject, body, { reply: inbox });
+    const repeat = () => {
+      if (done) return;
+      try {
+        if (!received) {
+          // What was sent through the server left may never have left it: the wait to be said
+          // received starts again, on the server this node is connected to now.
+          trace(`forward to ${subject}: connection moved: sending again (${cmd.id})`);
+          clearTimeout(timer);
+          timer = setTimeout(() => unanswered('nobody said it received it'), ackMs);
+          send(first);
+        } else if (keeps) {
+          // Its answer may have gone to this node's old subscription on the server it left.
+          trace(`forward to ${subject}: connection moved: asking again (${cmd.id})`);
+          send(pack({ ...cmd, ack: true, again: true }));
+        }
+      } catch {
+        // the connection is closing: unanswered when its time runs out (503)
+      }
+    };
     const finish = (f: () => void) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearInterval(again);
+      clearTimeout(check);
+      opts.moved?.delete(repeat);
       sub.unsubscribe();
       f();
     };
@@ -106,7 +195,6 @@ export function askOwner(
         reject(new NotOwnerError());
       });
     const sub = nc.subscribe(inbox, {
-      max: 2,
       callback: (err, msg: Msg) => {
         if (err) return unanswered(String(err));
         if (msg.data.length === 0 && msg.headers?.code === 503) {
@@ -117,53 +205,117 @@ export function askOwner(
             else setTimeout(() => resolve(null), 100);
           });
         }
-        let reply: WireReply | { received: true };
+        let reply: WireReply | { received: true; keeps?: boolean } | { unknown: true };
         try {
-          reply = unpack<WireReply | { received: true }>(msg.data);
+          reply = unpack<typeof reply>(msg.data);
         } catch (e) {
           return finish(() => reject(e instanceof Error ? e : new Error(String(e))));
         }
+        if ('unknown' in reply) return unanswered('asked again: the owner does not know it');
         if ('received' in reply) {
+          if (received) return; // a repeat's
           // Received: its result may take the owner a while (an append during an election).
+          received = true;
+          keeps = reply.keeps === true;
+          clearInterval(again);
           clearTimeout(timer);
           timer = setTimeout(() => unanswered('received, no answer'), FORWARD_ANSWER_MS);
+          check = setTimeout(() => opts.check?.(), ANSWER_CHECK_MS);
           return;
         }
         finish(() => resolve(reply));
       },
     });
     timer = setTimeout(() => unanswered('nobody said it received it'), ackMs);
+    opts.moved?.add(repeat);
+    const again = setInterval(() => {
+      trace(`forward to ${subject}: not said received: sending again (${cmd.id})`);
+      opts.check?.();
+      try {
+        send(first);
+      } catch {
+        // the connection is closing: unanswered at `ackMs`
+      }
+    }, againMs);
     try {
-      nc.publish(subject, body, { reply: inbox });
+      send(first);
     } catch (e) {
       finish(() => reject(e instanceof Error ? e : new Error(String(e))));
     }
   });
 }
 
-/** The owner's side: runs a forwarded command and answers with its result or its refusal. */
+/**
+ * What an owner's forwarded commands came to (or will: under way), by id, kept FORWARD_KEEP_MS
+ * from their receipt (at most FORWARD_KEEP_MOST), so that a repeat is answered with it and never
+ * run twice. A forwarding node asks again only within FORWARD_ANSWER_MS of the receipt.
+ */
+export class ForwardOutcomes {
+  private readonly outcomes = new Map<string, { reply: Promise<WireReply>; at: number }>();
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  get(id: string): Promise<WireReply> | undefined {
+    return this.outcomes.get(id)?.reply;
+  }
+
+  add(id: string, reply: Promise<WireReply>): void {
+    const now = this.clock();
+    // Map order is insertion order: the oldest first.
+    for (const [key, o] of this.outcomes) {
+      if (now - o.at < FORWARD_KEEP_MS && this.outcomes.size < FORWARD_KEEP_MOST) break;
+      this.outcomes.delete(key);
+    }
+    this.outcomes.set(id, { reply, at: now });
+  }
+}
+
+/**
+ * The owner's side: runs a forwarded command and answers with its result or its refusal. With
+ * `outcomes`, a command whose id it has seen is not run again: a repeat is told it was received
+ * and answered with what the first came to; a repeat marked `again` of an id it does not know is
+ * answered "unknown" (it was received elsewhere: another owner's, or forgotten).
+ */
 export async function answerForwarded(
   data: Uint8Array,
   run: (type: string, payload: unknown) => Promise<{ data: unknown; seq: number }>,
   respond: (d: Uint8Array) => void,
+  outcomes?: ForwardOutcomes,
 ): Promise<void> {
-  let reply: WireReply;
-  try {
-    const { type, payload, ack } = unpack<{ type: string; payload: unknown; ack?: boolean }>(data);
-    // Said at once, so that the forwarding node knows its command is not lost (askOwner).
-    if (ack) {
-      try {
-        respond(RECEIVED);
-      } catch {
-        // the connection is closing: the forwarding node answers 503 (received by nobody)
-      }
+  const say = (d: Uint8Array) => {
+    try {
+      respond(d);
+    } catch (err) {
+      // the connection is closing: the forwarding node answers 503 (received by nobody)
+      trace(`answering a forwarded command failed: ${String(err)}`);
     }
-    reply = { ok: true, ...(await run(type, payload)) };
-  } catch (err) {
-    reply = { ok: false, error: toWireError(err) };
-  }
+  };
+  let cmd: Forwarded;
   try {
-    respond(pack(reply));
+    cmd = unpack<Forwarded>(data);
+  } catch (err) {
+    say(pack({ ok: false, error: toWireError(err) } satisfies WireReply));
+    return;
+  }
+  const { type, payload, ack, id, again } = cmd;
+  const known = id !== undefined ? outcomes?.get(id) : undefined;
+  if (again && outcomes && id !== undefined && known === undefined) {
+    say(UNKNOWN);
+    return;
+  }
+  // Said at once, so that the forwarding node knows its command is not lost (askOwner).
+  if (ack) say(RECEIVED);
+  let reply = known;
+  if (reply === undefined) {
+    reply = run(type, payload).then(
+      (r): WireReply => ({ ok: true, ...r }),
+      (err: unknown): WireReply => ({ ok: false, error: toWireError(err) }),
+    );
+    if (id !== undefined) outcomes?.add(id, reply);
+  }
+  const outcome = await reply;
+  try {
+    say(pack(outcome));
   } catch (err) {
     console.error('answering a forwarded command failed', err);
   }
@@ -202,6 +354,8 @@ export type ForwarderParts = {
   stuck?: (f: () => void) => () => void;
   /** How long a forwarded command waits to be received (askOwner); DEFAULT_FORWARD_ACK_MS. */
   ackMs?: number;
+  /** How often one not said received is sent again (askOwner); DEFAULT_FORWARD_AGAIN_MS. */
+  againMs?: number;
 };
 
 /**
@@ -212,8 +366,20 @@ export type ForwarderParts = {
 export class Forwarder {
   private readonly serving = new Map<number, Subscription>();
   private queueService: Subscription | null = null;
+  /** What the commands forwarded to this node came to, by id (a repeat is not run again). */
+  private readonly outcomes = new ForwardOutcomes();
+  /** Forwarded commands awaiting their owner: sent or asked again when `nc` reconnects. */
+  private readonly moved: Reasks = new Set();
+  /** This forwarder's commands' ids: `<random>.<counter>`, unique to this process. */
+  private readonly idPrefix = crypto.randomBytes(6).toString('hex');
+  private sent = 0;
 
-  constructor(private readonly parts: ForwarderParts) {}
+  constructor(private readonly parts: ForwarderParts) {
+    const { nc } = parts.link;
+    void (async () => {
+      for await (const s of nc.status()) if (s.type === Events.Reconnect) kick(this.moved);
+    })().catch(() => undefined);
+  }
 
   /**
    * Runs a command on the realm's owner: here when this node is it, otherwise over NATS (asked
@@ -229,12 +395,19 @@ export class Forwarder {
    * or answers 503; the write's events reach this node's queues when it applies the entry.
    */
   async forward(realmId: number, type: string, payload: unknown): Promise<unknown> {
-    const { link, owns, runHere, ackMs } = this.parts;
+    const { link, owns, runHere, ackMs, againMs } = this.parts;
     const deadline = Date.now() + FORWARD_DEADLINE_MS;
-    const body = pack({ type, payload, ack: true });
+    // One id for every time it is sent: an owner runs it once.
+    const cmd = { type, payload, id: `${this.idPrefix}.${++this.sent}` };
+    const ask: AskOptions = {
+      ...(ackMs !== undefined ? { ackMs } : {}),
+      ...(againMs !== undefined ? { againMs } : {}),
+      check: () => link.checkConnection?.(),
+      moved: this.moved,
+    };
     for (;;) {
       if (owns(realmId)) return runHere(realmId, type, payload);
-      const reply = await askOwner(link.nc, `${link.names.cmd}.${realmId}`, body, deadline, ackMs);
+      const reply = await askOwner(link.nc, `${link.names.cmd}.${realmId}`, cmd, deadline, ask);
       if (!reply) continue;
       if (!reply.ok) {
         trace(`forward of realm ${realmId}: refused: ${reply.error.msg}`);
@@ -280,7 +453,7 @@ export class Forwarder {
         queue: 'owner',
         callback: (err, msg) => {
           if (err) return;
-          void answerForwarded(msg.data, run, (d) => msg.respond(d));
+          void answerForwarded(msg.data, run, (d) => msg.respond(d), this.outcomes);
         },
       }),
     );

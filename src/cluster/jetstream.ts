@@ -524,21 +524,14 @@ export class UnsafeNatsError extends Error {
 }
 
 /**
- * Connects to NATS as node `node` and opens the log and the buckets, retrying while a NATS
- * cluster just started has no JetStream leader yet (up to STARTUP_PATIENCE_MS). A server older
- * than SAFE_NATS_VERSION is refused (UnsafeNatsError, nothing opened or created) unless
- * `allowUnsafeNats` (CLUSTER_ALLOW_UNSAFE_NATS=1): then the node only warns.
+ * Connects to NATS as a cluster node does: reconnecting for ever, pinging its server every second
+ * (a frozen server is left within 2-3 s, sooner on connectionCheck), its first reconnection to
+ * another server.
  */
-export async function connectJetStream(opts: {
-  servers: string[];
-  node: string;
-  replicas: number;
-  names: ClusterNames;
-  allowUnsafeNats?: boolean;
-}): Promise<JetStreamHandles & { nc: NatsConnection }> {
+export async function connectNode(servers: string[], node: string): Promise<NatsConnection> {
   const nc = await connect({
-    servers: opts.servers,
-    name: `confab-${opts.node}`,
+    servers,
+    name: `confab-${node}`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
     // Every request (each append is one) would otherwise build an error with a stack trace in
@@ -556,6 +549,23 @@ export async function connectJetStream(opts: {
   });
   // Its first reconnection goes to another server (a frozen one would hold it 3 s).
   skipCurrentServer(nc);
+  return nc;
+}
+
+/**
+ * Connects to NATS as node `node` and opens the log and the buckets, retrying while a NATS
+ * cluster just started has no JetStream leader yet (up to STARTUP_PATIENCE_MS). A server older
+ * than SAFE_NATS_VERSION is refused (UnsafeNatsError, nothing opened or created) unless
+ * `allowUnsafeNats` (CLUSTER_ALLOW_UNSAFE_NATS=1): then the node only warns.
+ */
+export async function connectJetStream(opts: {
+  servers: string[];
+  node: string;
+  replicas: number;
+  names: ClusterNames;
+  allowUnsafeNats?: boolean;
+}): Promise<JetStreamHandles & { nc: NatsConnection }> {
+  const nc = await connectNode(opts.servers, opts.node);
   const version = nc.info?.version ?? '';
   if (!natsVersionIsSafe(version)) {
     if (!opts.allowUnsafeNats) {

@@ -77,6 +77,12 @@ const CREATE_REASK_MS = 5000;
  */
 const CREATE_QUICK_MS = 1000;
 
+/**
+ * How long the log's position goes unanswered before this node's connection is checked
+ * (link.checkConnection: a ping, at most one every 2 s), as an append's is (APPEND_CHECK_AFTER_MS).
+ */
+export const POSITION_CHECK_MS = 300;
+
 /** What the applier tells the rest of the node. */
 export type ApplierHooks = {
   /** Removes this node's copies of uploads whose rows an applied entry deleted. */
@@ -271,6 +277,10 @@ export class LogApplier {
         { server: nc.getServer(), applied: this.appliedSeq },
         'reconnected: making the log consumer again',
       );
+      // A question sent through the server left (a frozen one) is never answered: asked again
+      // now, through this one, not after REASK_MS (a request on this node waits for the log's
+      // position in its read barrier).
+      kick(this.reasks);
       this.restartedAt = performance.now();
       this.turbulentUntil = this.restartedAt + TURBULENT_MS;
       this.restarts++;
@@ -504,7 +514,13 @@ export class LogApplier {
         REASK_MS,
         undefined,
         this.reasks,
-      ).finally(() => (this.positionAsked = null));
+      ).finally(() => {
+        this.positionAsked = null;
+        clearTimeout(check);
+      });
+      // Answered in milliseconds by a live server: one that does not answer may be frozen under
+      // this node (a ping, and another server if none: the question is then asked again there).
+      const check = setTimeout(() => this.parts.link.checkConnection?.(), POSITION_CHECK_MS);
       return this.positionAsked;
     }
     this.positionNext ??= this.positionAsked

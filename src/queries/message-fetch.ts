@@ -419,14 +419,16 @@ export class FetchedMessages implements JsonWritable {
       store,
       rows.map((r) => r.id),
     );
-    let sender: SenderFields | null = null;
+    // Each sender's fields once per answer (their avatar URL is a string made per call).
+    const senders = new Map<number, SenderFields>();
     const written = new WrittenParts();
     w.writeAscii('[');
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
       if (i > 0) w.writeAscii(',');
-      if (sender === null || sender.id !== r.sender_id)
-        sender = senderFields(view, r.sender_id, format);
+      let sender = senders.get(r.sender_id);
+      if (sender === undefined)
+        senders.set(r.sender_id, (sender = senderFields(view, r.sender_id, format)));
       writeMessage(
         w,
         store,

@@ -188,9 +188,8 @@ export function formatMessage(
   return msg;
 }
 
-/** What a message shows of its sender (looked up once for a run of messages by one sender). */
+/** What a message shows of its sender (looked up once per answer). */
 export type SenderFields = {
-  id: number;
   full_name: string;
   email: string;
   avatar_url: string | null;
@@ -203,7 +202,6 @@ export function senderFields(
 ): SenderFields {
   const sender = view.user(senderId);
   return {
-    id: senderId,
     full_name: sender?.full_name ?? '',
     email: sender?.email ?? '',
     avatar_url: sender ? avatarUrl(view, sender, format.clientExtAvatar) : null,

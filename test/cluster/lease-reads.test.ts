@@ -27,6 +27,10 @@ t.test('every read of the lease bucket goes through its stream leader', async (t
   const link = await openLink({ servers: [url], node: 'n1', replicas: 1, namespace: 'reads' });
   t.teardown(() => link.nc.close());
   const stream = `KV_${link.names.leases}`;
+  // The bucket as JetStream makes it by default, and as clusters made before hold it: direct gets
+  // allowed. The node reads through the leader all the same (nothing to change in the bucket).
+  const info = await link.jsm.streams.info(stream);
+  t.equal(info.config.allow_direct, true, 'the bucket allows direct gets');
 
   const spy = await connect({ servers: url });
   t.teardown(() => spy.close());

@@ -68,6 +68,10 @@ function world(opts: {
   /** When (performance.now) each consumer was asked for. */
   const asks: number[] = [];
   let reconnected: (() => void) | null = null;
+  /** While set, questions for the log's position are never answered (a frozen server). */
+  let silent = false;
+  let positionAsks = 0;
+  let checks = 0;
   const link = {
     opts: {
       stallMs: opts.stallMs ?? 300,
@@ -75,8 +79,7 @@ function world(opts: {
       ...(opts.readBarrierMs === undefined ? {} : { readBarrierMs: opts.readBarrierMs }),
     },
     names: { stream: 'LOG', log: 'confab.log' },
-    checkConnection: () => undefined,
-    // No reconnection in these tests: the connection's status ends at once.
+    checkConnection: () => void checks++,
     nc: {
       // The connection's status: a reconnection when the test says (`reconnect`).
       status: () =>
@@ -113,13 +116,15 @@ function world(opts: {
     jsm: {
       streams: {
         info: () =>
-          unreachable
-            ? Promise.reject(new Error('no answer'))
-            : Promise.resolve({
-                // A replicated stream's info names its leader; none while it elects one.
-                cluster: { leader: leaderless ? '' : 'nats1' },
-                state: { last_seq: last },
-              }),
+          ++positionAsks && silent
+            ? new Promise<never>(() => undefined)
+            : unreachable
+              ? Promise.reject(new Error('no answer'))
+              : Promise.resolve({
+                  // A replicated stream's info names its leader; none while it elects one.
+                  cluster: { leader: leaderless ? '' : 'nats1' },
+                  state: { last_seq: last },
+                }),
       },
     },
   } as unknown as ClusterLink;
@@ -145,6 +150,9 @@ function world(opts: {
     consumeOpts,
     asks,
     hang: (n: number) => void (hanging = n),
+    silence: (on: boolean) => void (silent = on),
+    positionAsks: () => positionAsks,
+    checks: () => checks,
   };
 }
 
@@ -311,3 +319,28 @@ t.test('creations never answered are asked again less and less often', async (t)
   t.ok(w.asks.length - 1 >= 2, 'but asked again');
   t.equal(w.applier.applied, 3);
 });
+
+t.test(
+  'a position its server does not answer: the connection checked, asked again once it moved',
+  async (t) => {
+    // The node's own NATS server froze: the read barrier's question for the log's position is
+    // never answered. Before, nothing checked the connection (nats.js's pings left the server
+    // after 2-3 s) and the question was asked again only after REASK_MS (3 s).
+    const w = world({ last: 3, readBarrierMs: 60_000 });
+    await w.applier.start({} as never);
+    t.teardown(() => w.applier.close());
+    await until('three entries applied', () => w.applier.applied === 3);
+    w.silence(true);
+    const asked = w.positionAsks();
+    let passed = false;
+    const barrier = w.applier.readBarrier().then(() => (passed = true));
+    await until('the connection checked', () => w.checks() > 0, 2000);
+    t.equal(w.positionAsks(), asked + 1, 'one question, unanswered');
+    t.notOk(passed, 'the barrier waits');
+    w.silence(false);
+    w.reconnect(); // the connection moved to another server
+    await until('the question asked again', () => w.positionAsks() > asked + 1, 1000);
+    await barrier;
+    t.ok(passed, 'the barrier passed on the answer from the new server');
+  },
+);
