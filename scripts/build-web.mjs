@@ -37,9 +37,21 @@ const TYPES = {
 // Color Emoji', named before it in the stacks, is still the one used), its files copied as
 // /static/emoji-<n>-<hash>.woff2 (the package names them <n>.woff2).
 const emojiPackage = 'node_modules/@infolektuell/noto-color-emoji';
+// A checkout whose node_modules predates the package (a worktree not yet `npm ci`-ed) still
+// builds, without the font and with a warning; `npm ci` installs it (test/browser/app-emoji).
+const emojiInstalled = fs.existsSync(path.join(root, emojiPackage, 'index.css'));
+if (!emojiInstalled)
+  console.warn(`build-web: ${emojiPackage} is missing (run npm ci): no emoji font in this build`);
 const emojiFont = {
   name: 'emoji-font',
   setup(build) {
+    build.onResolve({ filter: /^@infolektuell\/noto-color-emoji\/index\.css$/ }, () =>
+      emojiInstalled ? undefined : { path: 'emoji-font-missing', namespace: 'emoji-font' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'emoji-font' }, () => ({
+      contents: '',
+      loader: 'css',
+    }));
     build.onLoad({ filter: /@infolektuell[\\/]noto-color-emoji[\\/]index\.css$/ }, (args) => {
       const css = fs
         .readFileSync(args.path, 'utf8')
