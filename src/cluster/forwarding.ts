@@ -140,7 +140,10 @@ export type AskOptions = {
  * it moves to another server (`moved`), the command is asked again as a repeat, which the owner
  * answers with what it came to — or, not knowing it (another owner now), with "unknown": 503. An
  * owner of an earlier version answers once, without saying it received it: its answer within
- * `ackMs` is taken as it comes.
+ * `ackMs` is taken as it comes. "No responders" (nobody serves the realm's commands) gives null
+ * only while every send got it; after another send that may have reached an owner now gone, the
+ * command is not sent afresh (a new owner would run it again): 503 at `ackMs` unless said received.
+ * A repeat of a received command answered so is 503 (its outcome unknown), as "unknown" is.
  */
 export function askOwner(
   nc: NatsConnection,
@@ -159,11 +162,22 @@ export function askOwner(
     let received = false;
     let keeps = false;
     let done = false;
-    const send = (body: Uint8Array) => nc.publish(subject, body, { reply: inbox });
+    // Sends so far, and "no responders" answers to them. Such an answer tells about one send only:
+    // an earlier one may have reached an owner that ran it and is gone now (it gave the realm up,
+    // its word lost on the way), and a new owner sent it afresh would not know its id and run it
+    // again. So the command is asked afresh (null: the caller sends it again) only while every
+    // send was answered so, and is no longer sent afresh once one may not have been.
+    let sends = 0;
+    let nobody = 0;
+    let fresh = true;
+    const send = (body: Uint8Array) => {
+      sends++;
+      nc.publish(subject, body, { reply: inbox });
+    };
     const repeat = () => {
       if (done) return;
       try {
-        if (!received) {
+        if (!received && fresh) {
           // What was sent through the server left may never have left it: the wait to be said
           // received starts again, on the server this node is connected to now.
           trace(`forward to ${subject}: connection moved: sending again (${cmd.id})`);
@@ -198,7 +212,16 @@ export function askOwner(
       callback: (err, msg: Msg) => {
         if (err) return unanswered(String(err));
         if (msg.data.length === 0 && msg.headers?.code === 503) {
-          // No owner right now (failover): wait for one.
+          // Received, then no owner when asked again: what it came to is unknown (503).
+          if (received) return unanswered('asked again: no owner now, outcome unknown');
+          if (++nobody < sends) {
+            // An earlier send may be with an owner now gone: not sent afresh any more; its word
+            // is awaited until `ackMs` (503 then), or this send's fellows' "no responders".
+            fresh = false;
+            clearInterval(again);
+            return;
+          }
+          // No owner right now (failover), nobody got it: wait for one.
           return finish(() => {
             trace(`forward to ${subject}: no responders`);
             if (Date.now() > deadline) reject(new NotOwnerError());
@@ -229,6 +252,7 @@ export function askOwner(
     timer = setTimeout(() => unanswered('nobody said it received it'), ackMs);
     opts.moved?.add(repeat);
     const again = setInterval(() => {
+      if (!fresh) return;
       trace(`forward to ${subject}: not said received: sending again (${cmd.id})`);
       opts.check?.();
       try {
