@@ -427,6 +427,12 @@ export const PING_INTERVAL_MS = 1000;
 
 /** How long connectionCheck waits for the server's answer to a ping. */
 export const CHECK_ANSWER_MS = 750;
+/**
+ * A connectionCheck wait whose timer fires this much late (the event loop was held) is waited
+ * again, at most CHECK_ROUNDS waits in all.
+ */
+const CHECK_LATE_MS = 150;
+const CHECK_ROUNDS = 3;
 
 /**
  * Moves the connection's server to the end of nats.js's list of servers, so that its next
@@ -463,12 +469,26 @@ export function connectionCheck(nc: NatsConnection, say: (line: string) => void)
     last = Date.now();
     const server = nc.info?.server_name ?? '?';
     let timer: NodeJS.Timeout | undefined;
-    void Promise.race([
-      nc.flush().then(() => true),
-      new Promise<boolean>(
-        (resolve) => (timer = setTimeout(() => resolve(false), CHECK_ANSWER_MS)),
-      ),
-    ])
+    const answered = nc.flush().then(() => true);
+    // The wait counts only while this process runs its event loop: a timer that fires late (the
+    // loop was held by a long task, or the machine starved it) waits again, and a verdict is
+    // given only after the loop has read what came meanwhile (setImmediate runs after the poll
+    // for I/O): a server that answered during the hold is not left for another.
+    const unanswered = (ms: number, rounds: number): Promise<boolean> =>
+      new Promise<boolean>((resolve) => {
+        const due = performance.now() + ms;
+        timer = setTimeout(
+          () =>
+            setImmediate(() => {
+              const late = performance.now() - due;
+              if (late > CHECK_LATE_MS && rounds > 1)
+                resolve(Promise.race([answered, unanswered(CHECK_ANSWER_MS, rounds - 1)]));
+              else resolve(false);
+            }),
+          ms,
+        );
+      });
+    void Promise.race([answered, unanswered(CHECK_ANSWER_MS, CHECK_ROUNDS)])
       .then(async (answered) => {
         trace(`connection check: ${answered ? 'answered' : 'no answer'}`);
         if (answered || nc.isClosed()) return;
