@@ -72,6 +72,11 @@ t.test(
 
     const guest = await b.newPage();
     const watch = await watchPage(guest);
+    // A browser where someone logged out before (the app then asks for no session on its own,
+    // main.tsx): the invitation form's login still lands in the app.
+    await guest.goto(ts.url + '/');
+    await guest.waitForSelector('input[name="username"]');
+    await guest.evaluate(`localStorage.setItem('confab.session', '0')`);
     await guest.goto(ts.url + pathOf(link));
     await signUp(guest, {
       email: 'ada@example.com',

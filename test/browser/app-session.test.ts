@@ -125,3 +125,44 @@ t.test('the real app: login, session, media, no key, no outside host, logout', a
   // Before login the app asks for its session (401), and a failed login is a 401 too.
   watch.assertClean(t, /status of 401|WebSocket/);
 });
+
+t.test('after a logout the app asks for no session: no 401 on the login page', async (t) => {
+  if (NO_CHROMIUM) return;
+  const browser = await launchBrowser(t);
+  const { url, fx } = await startServer(t);
+  const hamlet = fx.users.hamlet!;
+  const page = await browser.newPage();
+  const watch = await watchPage(page);
+  const asked: string[] = [];
+  page.on('request', (req: Request) => {
+    if (new URL(req.url()).pathname === '/json/session') asked.push(req.method());
+  });
+
+  await page.goto(url + '/');
+  await page.waitForSelector('input[name="username"]');
+  t.same(asked, ['GET'], 'a first visit asks (a session may predate what the browser recorded)');
+  await fillLogin(page, hamlet.email, hamlet.password);
+  await waitLive(page);
+  await page.reload();
+  await waitLive(page);
+  t.same(asked, ['GET', 'GET'], 'a reload asks, and keeps the session');
+
+  await page.click('.me');
+  await page.click('text=Log out');
+  await page.waitForSelector('input[name="username"]');
+  const errors = watch.consoleErrors.length;
+  await page.reload();
+  await page.waitForSelector('input[name="username"]');
+  await page.goto(url + '/');
+  await page.waitForSelector('input[name="username"]');
+  t.same(asked, ['GET', 'GET'], 'after the logout, the login page asks nothing');
+  t.same(watch.consoleErrors.slice(errors), [], 'and logs no error (no 401)');
+  await screenshot(page, t, 'login-after-logout');
+
+  await fillLogin(page, hamlet.email, hamlet.password);
+  await waitLive(page);
+  await page.reload();
+  await waitLive(page);
+  t.pass('logged in again: a reload keeps the session');
+  watch.assertClean(t, /status of 401|WebSocket/);
+});

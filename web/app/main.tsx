@@ -23,8 +23,40 @@ const root = document.getElementById('app')!;
 const controller = signal<Controller | null>(null);
 const phase = signal<'checking' | 'login' | 'app'>('checking');
 
+/**
+ * What this browser last knew of its session here ('1' it had one, '0' it saw it end). The
+ * session cookie is HttpOnly: the page learns of a session only by asking (`GET /json/session`,
+ * 401 without one: an error on the console). It does not ask after it saw the session end (a
+ * logout, a 401), unless the page comes from the invitation form, which logs the new user in.
+ * With no record (a first visit, or a session older than the record) it asks, so that no live
+ * session is ever taken for none.
+ */
+const HINT = 'confab.session';
+function hint(on: boolean): void {
+  try {
+    localStorage.setItem(HINT, on ? '1' : '0');
+  } catch {
+    // no storage (a private window's settings): the app asks every time
+  }
+}
+function maybeSession(): boolean {
+  try {
+    if (localStorage.getItem(HINT) !== '0') return true;
+  } catch {
+    return true;
+  }
+  const from = document.referrer ? new URL(document.referrer) : null;
+  return (
+    from !== null &&
+    from.origin === location.origin &&
+    /^\/(join|accounts\/do_confirm)\//.test(from.pathname)
+  );
+}
+
 function open(session: Session): void {
+  hint(true);
   const c = new Controller(session, () => {
+    hint(false);
     controller.value = null;
     phase.value = 'login';
   });
@@ -46,9 +78,12 @@ function Root() {
 
 render(<Root />, root);
 
-ConfabClient.session(location.origin)
-  .then((s) => open({ userId: s.user_id, email: s.email, csrfToken: s.csrf_token }))
-  .catch((e: unknown) => {
-    if (!(e instanceof ApiError && e.status === 401)) console.warn('Confab: no session', e);
-    phase.value = 'login';
-  });
+if (!maybeSession()) phase.value = 'login';
+else
+  ConfabClient.session(location.origin)
+    .then((s) => open({ userId: s.user_id, email: s.email, csrfToken: s.csrf_token }))
+    .catch((e: unknown) => {
+      if (!(e instanceof ApiError && e.status === 401)) console.warn('Confab: no session', e);
+      else hint(false);
+      phase.value = 'login';
+    });
