@@ -189,6 +189,14 @@ export class LogApplier {
   /** When (performance.now) this copy was last seen applying, or caught up. */
   private progressAt = performance.now();
   private stalled = false;
+  /**
+   * Whether the watch's last look saw the log holding more with nothing applied since the look
+   * before. The stall time counts from the first such look: from a look that saw progress it would
+   * count time the log held nothing more (an entry taken 0.3 s after such a look and applied 0.3 s
+   * later made a copy "stuck" 0.5 s after the look, in the turbulent time, while it applied every
+   * entry).
+   */
+  private behind = false;
   private restartedAt = 0;
   /** Until when (performance.now) the watch looks closely (TURBULENT_MS). */
   private turbulentUntil = 0;
@@ -617,6 +625,7 @@ export class LogApplier {
     if (this.appliedSeq !== this.watchedSeq) {
       this.watchedSeq = this.appliedSeq;
       this.progressAt = now;
+      this.behind = false;
       return;
     }
     let last: number;
@@ -630,6 +639,7 @@ export class LogApplier {
     if (this.closed) return;
     if (last <= this.appliedSeq || this.appliedSeq !== this.watchedSeq) {
       this.progressAt = performance.now();
+      this.behind = false;
       this.stuck = false;
       if (this.stalled) {
         this.stalled = false;
@@ -642,6 +652,12 @@ export class LogApplier {
       opts.stallMs ?? DEFAULT_STALL_MS,
       turbulent ? STALL_TURBULENT_MS : Infinity,
     );
+    if (!this.behind) {
+      // First seen behind: the lag is known from this look's question on, not before.
+      this.behind = true;
+      this.progressAt = Math.max(this.progressAt, now);
+      return;
+    }
     const idle = now - this.progressAt;
     if (idle < stallMs) return;
     if (!this.stalled) {

@@ -25,8 +25,14 @@ function world(opts: {
   stallMs?: number;
   exitMs?: number;
   readBarrierMs?: number;
+  /** Each entry reaches a consumer this long after the log took it (a slow but live copy). */
+  deliverAfterMs?: number;
 }) {
   let last = opts.last;
+  /** When (performance.now) the log took each entry after the first `opts.last`. */
+  const takenAt = new Map<number, number>();
+  const deliverable = (seq: number) =>
+    performance.now() - (takenAt.get(seq) ?? -Infinity) >= (opts.deliverAfterMs ?? 0);
   let unreachable = false;
   let leaderless = false;
   const made: number[] = [];
@@ -48,7 +54,7 @@ function world(opts: {
       async *[Symbol.asyncIterator]() {
         let seq = from;
         for (;;) {
-          while (!closed && (seq > last || seq > stopAt))
+          while (!closed && (seq > last || seq > stopAt || !deliverable(seq)))
             await new Promise<void>((r) => {
               wake = r;
               setTimeout(r, 20);
@@ -134,7 +140,9 @@ function world(opts: {
     made,
     died,
     applied,
-    grow: (n: number) => void (last += n),
+    grow: (n: number) => {
+      for (let i = 0; i < n; i++) takenAt.set(++last, performance.now());
+    },
     cut: (off: boolean) => void (unreachable = off),
     leaderless: (on: boolean) => void (leaderless = on),
     elect: () => electedCallbacks.forEach((cb) => cb(null, {})),
@@ -342,5 +350,40 @@ t.test(
     await until('the question asked again', () => w.positionAsks() > asked + 1, 1000);
     await barrier;
     t.ok(passed, 'the barrier passed on the answer from the new server');
+  },
+);
+
+t.test(
+  'a copy that applies each entry a few hundred ms after the log took it is not called stuck',
+  async (t) => {
+    // A slow but live copy (a loaded machine, a consumer on a lagging replica): each entry reaches
+    // it 350 ms after the log took it, under the 500 ms stall time of the 10 s after an election.
+    // On the code before, the stall time was counted from the watch's last look that saw progress,
+    // not from when the copy was first seen behind: an entry taken 150 ms or more after such a
+    // look made the node "stuck" at the look 500 ms after it (most entries here), every request on
+    // it 503 and its consumer made again, while it applied every entry 350 ms late.
+    const w = world({ last: 3, stallMs: 2000, readBarrierMs: 30_000, deliverAfterMs: 350 });
+    await w.applier.start({} as never);
+    t.teardown(() => w.applier.close());
+    await until('three entries applied', () => w.applier.applied === 3);
+    w.elect();
+    let stalled = 0;
+    const watch = setInterval(() => void (w.applier.status().stalled && stalled++), 10);
+    t.teardown(() => clearInterval(watch));
+    const barriers: Promise<unknown>[] = [];
+    for (let i = 0; i < 12; i++) {
+      w.grow(1);
+      barriers.push(settled(w.applier.readBarrier()));
+      await sleep(600);
+    }
+    const ended = await Promise.all(barriers);
+    t.same(
+      ended.filter((e) => e !== 'passed').map(String),
+      [],
+      "every request on the node passed its barrier (none 503 'catching up')",
+    );
+    t.equal(stalled, 0, 'no stall seen');
+    t.same(w.made, [1], 'the consumer was not made again');
+    t.equal(w.applier.applied, 15, 'every entry applied');
   },
 );
