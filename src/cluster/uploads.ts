@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ObjectStore } from 'nats';
+import type { ObjectResult, ObjectStore } from 'nats';
 import { JsonableError } from '../lib/errors.js';
 import {
   formatName,
@@ -20,6 +20,7 @@ import {
   TRANSCODED_IMAGE_FORMAT,
 } from '../lib/thumbnail-formats.js';
 import { log } from '../observability/log.js';
+import { reasked } from './jetstream.js';
 import type { DB } from '../storage/db.js';
 import { thumbnailFilePath, UploadFiles, type ExportFiles } from '../storage/upload-files.js';
 
@@ -41,6 +42,40 @@ export const emojiObject = (realmId: number, fileName: string) =>
 
 /** A realm export archive's object in the bucket (`exportPath`: `<realm id>/<secret>/<file>`). */
 export const exportObject = (exportPath: string) => `export/${fileObject(exportPath)}`;
+
+/**
+ * How long a read of the bucket goes unanswered before it is asked again beside the first
+ * (`getObject`, `getBlob`). nats.js reads an object's chunks through a new ephemeral consumer,
+ * which JetStream places on any of the stream's servers: on a frozen one its creation is never
+ * answered and the read fails only at the client's timeout (15 s), where a node read an upload
+ * the bucket held as missing (404). Seen with one server of three frozen: 4 of 12 gets
+ * (2026-12-04). An answer comes in milliseconds otherwise.
+ */
+const OBJECT_REASK_MS = 1000;
+const OBJECT_ASKS = 5;
+
+/**
+ * `bucket.get(name)`, asked again each OBJECT_REASK_MS while unanswered; the first answer decides,
+ * and a later one's stream is cancelled (its consumer closed).
+ */
+function getObject(bucket: ObjectStore, name: string): Promise<ObjectResult | null> {
+  let taken = false;
+  return reasked(
+    () =>
+      bucket.get(name).then((r) => {
+        if (taken) void r?.data.cancel().catch(() => undefined);
+        taken = true;
+        return r;
+      }),
+    OBJECT_REASK_MS,
+    OBJECT_ASKS,
+  );
+}
+
+/** `bucket.getBlob(name)`, asked again as getObject is. */
+function getBlob(bucket: ObjectStore, name: string): Promise<Uint8Array | null> {
+  return reasked(() => bucket.getBlob(name), OBJECT_REASK_MS, OBJECT_ASKS);
+}
 
 /** An export's archive that the bucket holds but this node could not get now. */
 class ExportUnavailableError extends JsonableError {
@@ -82,12 +117,12 @@ export class ReplicatedUploadFiles extends UploadFiles {
    */
   private async fetchMissing(pathId: string, thumbnailFormat?: string): Promise<boolean> {
     if (thumbnailFormat !== undefined) {
-      const blob = await this.bucket.getBlob(thumbnailObject(pathId, thumbnailFormat));
+      const blob = await getBlob(this.bucket, thumbnailObject(pathId, thumbnailFormat));
       if (!blob) return false;
       await super.placeThumbnail(pathId, thumbnailFormat, Buffer.from(blob));
       return true;
     }
-    const result = await this.bucket.get(fileObject(pathId)).catch(() => null);
+    const result = await getObject(this.bucket, fileObject(pathId)).catch(() => null);
     if (!result) return false;
     await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
@@ -132,7 +167,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
   override async readEmoji(realmId: number, fileName: string): Promise<Buffer | null> {
     const here = await super.readEmoji(realmId, fileName);
     if (here) return here;
-    const blob = await this.bucket.getBlob(emojiObject(realmId, fileName)).catch(() => null);
+    const blob = await getBlob(this.bucket, emojiObject(realmId, fileName)).catch(() => null);
     if (!blob) return null;
     const data = Buffer.from(blob);
     await this.writeEmoji(realmId, fileName, data);
@@ -186,7 +221,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
     if (full === null) return null;
     let got;
     try {
-      got = await this.bucket.get(exportObject(exportPath));
+      got = await getObject(this.bucket, exportObject(exportPath));
     } catch (err) {
       log.error({ err, exportPath }, 'fetching an export archive from the bucket failed');
       throw new ExportUnavailableError();
