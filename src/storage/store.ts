@@ -43,8 +43,9 @@ import { unreadStatements } from './unread.js';
 
 /**
  * How the server brings the unread index up to date (./unread.ts): it looks every
- * UNREAD_SETTLE_MS and moves the watermark once UNREAD_SETTLE_MIN_ROWS user_messages rows wait
- * above it (a send to 50 subscribers is 50 rows), or once any have waited UNREAD_SETTLE_MAX_MS;
+ * UNREAD_SETTLE_MS (UNREAD_SETTLE_IDLE_MS while none wait) and moves the watermark once
+ * UNREAD_SETTLE_MIN_ROWS user_messages rows wait above it (a send to 50 subscribers is 50 rows),
+ * or once any have waited UNREAD_SETTLE_MAX_MS;
  * at most UNREAD_SETTLE_ROWS rows a transaction, ~1 µs each on the main thread, so each move
  * delays what waits behind it by about a millisecond at most. The fewer moves, the more messages
  * share each recipient's page of the index: at 500 sends/s to 50 subscribers a move comes every
@@ -52,6 +53,8 @@ import { unreadStatements } from './unread.js';
  * every commit before, ~50 a commit).
  */
 export const UNREAD_SETTLE_MS = 10;
+/** How often it looks while no row waits above the watermark (an idle server). */
+export const UNREAD_SETTLE_IDLE_MS = 100;
 export const UNREAD_SETTLE_MIN_ROWS = 500;
 export const UNREAD_SETTLE_MAX_MS = 1_000;
 export const UNREAD_SETTLE_ROWS = 1_000;
@@ -228,21 +231,24 @@ export class Store {
     const tick = () => {
       this.settleTimer = null;
       if (!this.db.open || this.settlingStopped) return;
-      let more = false;
+      let next = UNREAD_SETTLE_MS;
       if (!this.db.inTransaction && this.commitHoldMs === 0) {
         try {
-          const due =
+          if (!this.unread.waiting(1)) {
+            next = UNREAD_SETTLE_IDLE_MS;
+            last = performance.now();
+          } else if (
             this.unread.waiting(UNREAD_SETTLE_MIN_ROWS) ||
-            (performance.now() - last >= UNREAD_SETTLE_MAX_MS && this.unread.waiting(1));
-          if (due) {
-            more = settle.immediate();
+            performance.now() - last >= UNREAD_SETTLE_MAX_MS
+          ) {
+            if (settle.immediate()) next = 2;
             last = performance.now();
           }
         } catch {
           // The database busy or closing: the next tick tries again.
         }
       }
-      this.settleTimer = setTimeout(tick, more ? 2 : UNREAD_SETTLE_MS).unref();
+      this.settleTimer = setTimeout(tick, next).unref();
     };
     this.settleTimer = setTimeout(tick, UNREAD_SETTLE_MS).unref();
   }
