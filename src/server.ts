@@ -353,6 +353,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     queues: () => queueFigures(queues),
     renderPool: () => renderer.backlog,
     checkpoints: () => store.checkpointStats,
+    unreadSettle: () => store.unreadSettleFigures,
     ...(mailer ? { mail: () => mailer.figures() } : {}),
     ...(cluster
       ? {

@@ -15,8 +15,12 @@ import { Store } from '../../src/storage/store.js';
 const READ = 1;
 
 /** A store with a realm and `n` users (ids returned), no background checkpointer or settler. */
-function storeWithUsers(dir: string, n: number): { store: Store; users: number[] } {
-  const store = Store.open(dir, { backgroundCheckpoint: false });
+function storeWithUsers(
+  dir: string,
+  n: number,
+  verbose?: (sql: unknown) => void,
+): { store: Store; users: number[] } {
+  const store = Store.open(dir, { backgroundCheckpoint: false, ...(verbose ? { verbose } : {}) });
   const db = store.db;
   db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'r', 0)`).run();
   const ins = db.prepare(
@@ -214,6 +218,46 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
   }
   t.ok(store.unread.watermark() > 0, 'the watermark moved');
   t.ok(checks > 0);
+  t.end();
+});
+
+t.test("the register's unread rows: one statement for the rows above the watermark", (t) => {
+  const statements: string[] = [];
+  const { store, users } = storeWithUsers(t.testdir(), 3, (sql) => statements.push(String(sql)));
+  t.teardown(() => store.close());
+  const db = store.db;
+  const u = users[1]!;
+  db.pragma('foreign_keys = OFF'); // subscriptions without their channels' rows
+  // The user left channel 2: its unread messages are not the register's.
+  db.prepare(
+    `INSERT INTO subscriptions (user_id, stream_id, active, color) VALUES (?, 1, 1, ''), (?, 2, 0, '')`,
+  ).run(u, u);
+  const ids: number[] = [];
+  for (let i = 0; i < 6; i++) ids.push(send(store, users, 1 + (i % 2)));
+  store.transaction(() => store.unread.moveWatermark(3 * 3)); // the first three below it
+  for (let i = 0; i < 6; i++) ids.push(send(store, users, i < 4 ? 2 : 1));
+  t.equal(store.unread.watermark(), ids[2], 'three below the watermark, nine above');
+  // Limits count rows before the channel filter: channel 2's count but are not shown.
+  const want = (limit: number) =>
+    ids
+      .slice(-limit)
+      .filter(
+        (id) => db.prepare('SELECT stream_id FROM messages WHERE id = ?').pluck().get(id) === 1,
+      );
+  for (const limit of [1, 2, 5, 9, 10, 12, 100]) {
+    statements.length = 0;
+    const got = store.messages.unread(u, limit).map((r) => r.message_id);
+    const ran = [...statements];
+    t.same(got, want(limit), `limit ${limit}`);
+    const reads = ran.filter((sql) => /\bFROM (user_messages|unread_messages)\b/.test(sql));
+    const expected = limit > 9 ? 2 : 1;
+    t.equal(
+      reads.length,
+      expected,
+      `limit ${limit}: ${expected === 2 ? 'one statement on each side' : 'one statement above'} ` +
+        `(${ran.length} ran: ${ran.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join(' / ')})`,
+    );
+  }
   t.end();
 });
 
