@@ -70,6 +70,30 @@ class ExportUnavailableError extends JsonableError {
   }
 }
 
+/**
+ * A file the bucket did not take (NATS did not answer in time: a frozen server, a stream electing
+ * its leader): the upload is answered 503, to be sent again, not 500.
+ */
+class UploadUnavailableError extends JsonableError {
+  constructor() {
+    super('The file could not be stored; try again', {
+      code: 'BAD_REQUEST',
+      status: 503,
+      headers: { 'Retry-After': '1' },
+    });
+  }
+}
+
+/** `put` into the bucket; a failure logged and thrown as UploadUnavailableError. */
+async function putOr503(name: string, put: () => Promise<unknown>): Promise<void> {
+  try {
+    await put();
+  } catch (err) {
+    log.error({ err, name }, 'putting a file into the uploads bucket failed');
+    throw new UploadUnavailableError();
+  }
+}
+
 export class ReplicatedUploadFiles extends UploadFiles {
   private readonly tmpDir: string;
 
@@ -87,8 +111,13 @@ export class ReplicatedUploadFiles extends UploadFiles {
   }
 
   override async place(tmpPath: string, pathId: string): Promise<void> {
-    const body = Readable.toWeb(fs.createReadStream(tmpPath)) as ReadableStream<Uint8Array>;
-    await this.bucket.put({ name: fileObject(pathId) }, body);
+    const name = fileObject(pathId);
+    await putOr503(name, () =>
+      this.bucket.put(
+        { name },
+        Readable.toWeb(fs.createReadStream(tmpPath)) as ReadableStream<Uint8Array>,
+      ),
+    );
     await super.place(tmpPath, pathId);
   }
 
@@ -140,10 +169,9 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
   /** Custom emoji images go to the bucket too, before their row is committed. */
   override async placeEmoji(tmpPath: string, realmId: number, fileName: string): Promise<void> {
-    await this.bucket.putBlob(
-      { name: emojiObject(realmId, fileName) },
-      await fs.promises.readFile(tmpPath),
-    );
+    const name = emojiObject(realmId, fileName);
+    const data = await fs.promises.readFile(tmpPath);
+    await putOr503(name, () => this.bucket.putBlob({ name }, data));
     await super.placeEmoji(tmpPath, realmId, fileName);
   }
 
