@@ -146,6 +146,18 @@ function rawCeiling(
   }
 }
 
+/**
+ * CPU time of the calling thread (µs): Linux's /proc/thread-self/schedstat (its first field, run
+ * time in ns); NaN where it cannot be read. Called from the main thread, it is the main thread's.
+ */
+function mainThreadCpuUs(): number {
+  try {
+    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    return NaN;
+  }
+}
+
 /** The realm actor's commits so far and the commands they ran (confab_commit_batch_size). */
 async function commitCounters(): Promise<{ commits: number; commands: number }> {
   const metric = registry.getSingleMetric('confab_commit_batch_size');
@@ -174,6 +186,13 @@ export type PhaseResult = SendResult & {
    */
   serverLoop: { p99: number; max: number };
   wal: { holds: number; emptied: number; afresh: number };
+  /**
+   * CPU time per send (µs) over the phase, warm-up included: the server's process (every thread:
+   * the main one, the checkpointer's, the render pool's) and its main thread alone (Linux:
+   * /proc/thread-self/schedstat; NaN elsewhere), per send the server committed; the client
+   * process's, per send over the measured window (the senders and the 50 receivers).
+   */
+  cpuPerSend: { server: number; serverMain: number; client: number };
   latency: { n: number; p50: number; p90: number; p99: number; max: number };
 };
 
@@ -254,13 +273,22 @@ async function sendBench(
       const ck0 = server.store.checkpointStats;
       const loop = monitorEventLoopDelay({ resolution: 5 });
       loop.enable();
+      const cpu0 = process.cpuUsage();
+      const main0 = mainThreadCpuUs();
       const sent = (await senders.request({ type: 'phase', phase: p }, name)).result!;
+      const cpu = process.cpuUsage(cpu0);
+      const mainUs = mainThreadCpuUs() - main0;
       loop.disable();
       const ck1 = server.store.checkpointStats;
       const after = await commitCounters();
       const commits = {
         commits: after.commits - before.commits,
         sends: after.commands - before.commands,
+      };
+      const cpuPerSend = {
+        server: (cpu.user + cpu.system) / commits.sends,
+        serverMain: mainUs / commits.sends,
+        client: sent.clientCpu.us / sent.clientCpu.sends,
       };
       const expected = sent.sent * subscribers;
       const latencies: number[] = [];
@@ -284,6 +312,7 @@ async function sendBench(
         expectedDeliveries: expected,
         commits,
         serverLoop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+        cpuPerSend,
         wal: {
           holds: ck1.holds - ck0.holds,
           emptied: ck1.restarts - ck0.restarts,
@@ -647,6 +676,7 @@ export async function messagesBench(): Promise<void> {
           `${fmt(r.commits.sends / r.commits.commits, 2)} sends per commit; ` +
           `client loop delay p99 ${fmt(r.clientLoop.p99)} ms, max ${fmt(r.clientLoop.max)} ms; ` +
           `server loop delay p99 ${fmt(r.serverLoop.p99)} ms, max ${fmt(r.serverLoop.max)} ms; ` +
+          `CPU per send: server ${fmt(r.cpuPerSend.server, 0)} µs (main thread ${fmt(r.cpuPerSend.serverMain, 0)}), client ${fmt(r.cpuPerSend.client, 0)} µs; ` +
           `WAL held ${r.wal.holds}, emptied ${r.wal.emptied}, started afresh by the checkpointer ${r.wal.afresh})`;
         const label =
           (mode === 'ws' ? 'WebSocket' : 'long-poll') +
