@@ -202,7 +202,7 @@ export class Store {
     this.bots = botStatements(db, this.ids);
     this.sentLocalIds = sentLocalIdStatements(db);
     this.audit = auditStatements(db, this.ids);
-    this.missedMessages = missedMessageStatements(db);
+    this.missedMessages = missedMessageStatements(db, this.unread);
     this.outgoingWebhookCalls = outgoingWebhookStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written. BEGIN IMMEDIATE: the write lock from the start.

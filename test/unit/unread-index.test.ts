@@ -11,8 +11,10 @@ import t from 'tap';
 import { lastCommitPages, PageOwners } from '../../bench/lib/wal-pages.js';
 import type { MessageQuery } from '../../src/storage/message-search.js';
 import { Store } from '../../src/storage/store.js';
+import { explainCalls } from '../helpers/query-plans.js';
 
 const READ = 1;
+const EMAILED = 2048;
 
 /** A store with a realm and `n` users (ids returned), no background checkpointer or settler. */
 function storeWithUsers(
@@ -118,6 +120,12 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
     includeHistory: false,
     conditions: [{ kind: 'flags', mask: 1, set: false, negated: false }, ...conditions],
   });
+  // The missed-message mail's read as it was before the unread index (user_messages alone).
+  const unreadSinceTruth = db.prepare<[number, number, number], { id: number; flags: number }>(
+    `SELECT m.id, um.flags AS flags FROM user_messages um JOIN messages m ON m.id = um.message_id
+     WHERE um.user_id = ? AND (um.flags & 1) = 0 AND (um.flags & 2048) = 0 AND m.date_sent >= ?
+     ORDER BY um.message_id DESC LIMIT ?`,
+  );
   let checks = 0;
   const check = (step: string) => {
     const w = store.unread.watermark();
@@ -160,6 +168,13 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
           `${step}: is:unread oldest ${u} ${limit}`,
         );
       }
+      for (const since of [0, 2, 3])
+        for (const limit of [1, 3, 1000])
+          t.same(
+            store.missedMessages.unreadSince(u, since, limit).map((r) => [r.id, r.flags]),
+            unreadSinceTruth.all(u, since, limit).map((r) => [r.id, r.flags]),
+            `${step}: missed-message mail's unread since ${since} ${u} ${limit}`,
+          );
       const even = all.filter((id) => id % 2 === 0);
       t.same(
         store.messageSearch.ids(unreadQuery(u), { dir: 'ids', ids: even }).map((r) => r.id),
@@ -194,7 +209,11 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
     const op = rnd(10);
     const u = users[rnd(users.length)]!;
     if (op < 4 || ids.length < 3) {
-      ids.push(send(store, users, 1 + rnd(2)));
+      const id = send(store, users, 1 + rnd(2));
+      ids.push(id);
+      // Dates and mail flags for the missed-message mail's read (no draw: the same sequence).
+      db.prepare('UPDATE messages SET date_sent = ? WHERE id = ?').run(id % 4, id);
+      if (id % 3 === 0) store.transaction(() => store.messages.setFlag(users[1]!, [id], EMAILED));
     } else if (op === 4) {
       const some = [ids[rnd(ids.length)]!, ids[rnd(ids.length)]!];
       store.transaction(() => store.messages.setFlag(u, some, READ));
@@ -258,6 +277,25 @@ t.test("the register's unread rows: one statement for the rows above the waterma
         `(${ran.length} ran: ${ran.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join(' / ')})`,
     );
   }
+  t.end();
+});
+
+t.test("the missed-message mail's unread read uses the unread index", (t) => {
+  const { store, users } = storeWithUsers(t.testdir(), 2);
+  t.teardown(() => store.close());
+  for (let i = 0; i < 4; i++) send(store, users);
+  store.transaction(() => store.unread.moveWatermark(4)); // rows on both sides
+  const plans = explainCalls(store, () => store.missedMessages.unreadSince(users[1]!, 0, 100));
+  const [above = '', below = '', ...more] = plans.filter((p) => !/unread_watermark/.test(p));
+  t.same(more, [], `two reads: ${JSON.stringify(plans)}`);
+  // Above the watermark: a range of the user's user_messages rows; at or below it: their unread
+  // rows in unread_messages. Not all of the user's rows (SEARCH um USING PRIMARY KEY (user_id=?)).
+  t.match(above, /SEARCH um USING PRIMARY KEY \(user_id=\? AND message_id>\?\)/, above);
+  t.match(
+    below,
+    /^SEARCH u USING PRIMARY KEY \(user_id=\? AND message_id<\?\) \| SEARCH um USING PRIMARY KEY \(user_id=\? AND message_id=\?\)/,
+    below,
+  );
   t.end();
 });
 
