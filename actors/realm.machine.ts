@@ -73,6 +73,11 @@ export type Envelope = {
   command: string;
   payload: unknown;
   reply: (r: Reply) => void;
+  /**
+   * A command forwarded from another cluster node: its id there (src/cluster/forwarding.ts). The
+   * log entry of its batch names it, with its result, so that a later owner never runs it again.
+   */
+  forward?: string;
 };
 
 export type RealmMachineEvent = { type: 'COMMAND'; envelope: Envelope } | { type: 'CLOSE' };
@@ -113,6 +118,8 @@ export type BatchEffects = {
   events: OutboundEvent[];
   /** Sessions to end after the events are published (deactivations): users, or null: all. */
   ended: (readonly number[] | null)[];
+  /** The forwarded commands that ran (not refused), by their id, with their results. */
+  forwarded?: [id: string, data: unknown][];
 };
 
 /**
@@ -242,18 +249,17 @@ function applyOne(ctx: RealmDeps, env: Envelope): Outcome {
   }
 }
 
-/** The commands' events and ended sessions, in command order. */
-function effectsOf(outcomes: readonly Outcome[]): {
-  events: OutboundEvent[];
-  ended: (readonly number[] | null)[];
-} {
+/** The commands' events and ended sessions, in command order (and the forwarded ones that ran). */
+function effectsOf(outcomes: readonly Outcome[]): Required<BatchEffects> {
   const events: OutboundEvent[] = [];
   const ended: (readonly number[] | null)[] = [];
+  const forwarded: [string, unknown][] = [];
   for (const o of outcomes) {
     for (const e of o.events) events.push(e);
     for (const u of o.ended) ended.push(u);
+    if (o.env.forward !== undefined && o.reply.ok) forwarded.push([o.env.forward, o.reply.data]);
   }
-  return { events, ended };
+  return { events, ended, forwarded };
 }
 
 /** After COMMIT: each command's read-model refreshes, in order. */

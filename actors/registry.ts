@@ -12,7 +12,7 @@ import type { ServiceBotDeps } from '../src/lib/bots.js';
 import { RealmView } from '../src/queries/realm-view.js';
 import type { Store } from '../src/storage/store.js';
 import { nodeClock } from './clock.js';
-import { realmMachine, type CommitStrategy, type Reply } from './realm.machine.js';
+import { realmMachine, type CommitStrategy, type Envelope, type Reply } from './realm.machine.js';
 import {
   BATCHABLE_COMMANDS,
   REALM_COMMANDS,
@@ -127,14 +127,19 @@ export class RealmRuntime {
   /** The prototype of this realm's acting views (actingFrom), once one was asked for. */
   private actingPrototype: RealmRuntime | undefined = undefined;
 
-  /** Runs the command on this node's actor (the owner's side of a forwarded command). */
-  askHere(type: string, payload: unknown): Promise<unknown> {
+  /**
+   * Runs the command on this node's actor (the owner's side of a forwarded command; `forward`: its
+   * id, which its batch's log entry names).
+   */
+  askHere(type: string, payload: unknown, forward?: string): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const reply = (r: Reply) =>
         r.ok
           ? resolve(r.data)
           : reject(r.error instanceof Error ? r.error : new Error(String(r.error)));
-      this.actor.send({ type: 'COMMAND', envelope: { command: type, payload, reply } });
+      const envelope: Envelope = { command: type, payload, reply };
+      if (forward !== undefined) envelope.forward = forward;
+      this.actor.send({ type: 'COMMAND', envelope });
     });
   }
 

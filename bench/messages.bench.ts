@@ -17,10 +17,12 @@
  *    BENCH_EXTRA_RATES): send-to-delivery latency over every delivery (send = the client writes
  *    the request, delivery = a subscriber's client reads the event).
  * 3. fetch: GET /messages of 100 messages in a channel narrow in a realm of BENCH_FETCH_MESSAGES
- *    (1,000,000) messages over 10 channels, seeded in bulk through the store; the newest 100 and
- *    100 before an anchor in the middle, from the load-generator process, 1 and 4 connections;
- *    with the server's heap allocation per fetch over the newest 100 on one connection
- *    (./lib/heap-allocation.ts).
+ *    (1,000,000) messages over 10 channels, seeded in bulk through the store by a process of its
+ *    own (./lib/fetch-seed.ts); then the server starts on that data directory as its own process,
+ *    as `npm start` runs it (default configuration), and is loaded from the load-generator
+ *    process: the newest 100 and 100 before an anchor in the middle, 1 and 4 connections; with
+ *    the server's heap allocation, CPU and event-loop delay per fetch over the newest 100 on one
+ *    connection, measured inside it by ./lib/server-probe.ts (preloaded).
  * 4. pages (only when BENCH_PARTS names it): what a send's commit writes to the WAL, page by page,
  *    named by table or index (bench/lib/wal-pages.ts), after BENCH_PAGES_WARM (2000) sends, over
  *    BENCH_PAGES_ROUNDS (100) commits of each of BENCH_PAGES_BATCH ("1,2,4") sends at once.
@@ -43,13 +45,14 @@
  * spacings in ms, COMMIT_SPACING_MS: the send phases once for each), BENCH_FETCH_MESSAGES,
  * BENCH_FETCH_LOADS=newest (of the fetch part only the newest 100 on one connection, beside the
  * bare route: with BENCH_PARTS=fetch, a short check of that target), BENCH_PROFILE=<dir>
- * (server CPU profiles of the send phases and of the newest-100 fetch).
+ * (server CPU profiles of the send phases, and of the fetch server's whole life).
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { closeListenSocket, createBareApp, listen } from '../src/http/uws.js';
 import { registry } from '../src/observability/metrics.js';
 import { Checkpointer } from '../src/storage/checkpointer.js';
@@ -64,9 +67,9 @@ import { runChild } from './lib/child.js';
 import { ClientProcess } from './lib/client-process.js';
 import type { Phase, SendResult } from './lib/messages-client.js';
 import { createChannel, serverWithUsers } from './lib/seed.js';
-import { AllocationMeter, type Allocation } from './lib/heap-allocation.js';
 import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
+import type { ProbeFigures } from './lib/server-probe.js';
 import { PageOwners, WalCommits } from './lib/wal-pages.js';
 import type { ServerOptions } from '../src/server.js';
 
@@ -143,6 +146,18 @@ function rawCeiling(
   }
 }
 
+/**
+ * CPU time of the calling thread (µs): Linux's /proc/thread-self/schedstat (its first field, run
+ * time in ns); NaN where it cannot be read. Called from the main thread, it is the main thread's.
+ */
+function mainThreadCpuUs(): number {
+  try {
+    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    return NaN;
+  }
+}
+
 /** The realm actor's commits so far and the commands they ran (confab_commit_batch_size). */
 async function commitCounters(): Promise<{ commits: number; commands: number }> {
   const metric = registry.getSingleMetric('confab_commit_batch_size');
@@ -171,6 +186,13 @@ export type PhaseResult = SendResult & {
    */
   serverLoop: { p99: number; max: number };
   wal: { holds: number; emptied: number; afresh: number };
+  /**
+   * CPU time per send (µs) over the phase, warm-up included: the server's process (every thread:
+   * the main one, the checkpointer's, the render pool's) and its main thread alone (Linux:
+   * /proc/thread-self/schedstat; NaN elsewhere), per send the server committed; the client
+   * process's, per send over the measured window (the senders and the 50 receivers).
+   */
+  cpuPerSend: { server: number; serverMain: number; client: number };
   latency: { n: number; p50: number; p90: number; p99: number; max: number };
 };
 
@@ -251,13 +273,22 @@ async function sendBench(
       const ck0 = server.store.checkpointStats;
       const loop = monitorEventLoopDelay({ resolution: 5 });
       loop.enable();
+      const cpu0 = process.cpuUsage();
+      const main0 = mainThreadCpuUs();
       const sent = (await senders.request({ type: 'phase', phase: p }, name)).result!;
+      const cpu = process.cpuUsage(cpu0);
+      const mainUs = mainThreadCpuUs() - main0;
       loop.disable();
       const ck1 = server.store.checkpointStats;
       const after = await commitCounters();
       const commits = {
         commits: after.commits - before.commits,
         sends: after.commands - before.commands,
+      };
+      const cpuPerSend = {
+        server: (cpu.user + cpu.system) / commits.sends,
+        serverMain: mainUs / commits.sends,
+        client: sent.clientCpu.us / sent.clientCpu.sends,
       };
       const expected = sent.sent * subscribers;
       const latencies: number[] = [];
@@ -281,6 +312,7 @@ async function sendBench(
         expectedDeliveries: expected,
         commits,
         serverLoop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+        cpuPerSend,
         wal: {
           holds: ck1.holds - ck0.holds,
           emptied: ck1.restarts - ck0.restarts,
@@ -422,21 +454,72 @@ type LoadResult = {
   p99: number;
   max: number;
   errors: number;
+  /** Responses over the whole load, warm-up included. */
+  answered: number;
 };
 
-/** GET /messages answered so far (confab_http_request_duration_seconds' count for the route). */
-async function fetchesAnswered(): Promise<number> {
-  const metric = registry.getSingleMetric('confab_http_request_duration_seconds');
-  const values = (metric ? (await metric.get()).values : []) as {
-    metricName?: string;
-    labels: Record<string, string | number>;
-    value: number;
-  }[];
-  let n = 0;
-  for (const v of values) {
-    if (v.metricName?.endsWith('_count') && v.labels.route === '/api/v1/messages') n += v.value;
+type Seeded = {
+  seedSeconds: number;
+  reader: { email: string; api_key: string };
+  target: number;
+  middle: number;
+};
+
+/**
+ * The server under test as a process of its own, as `npm start` runs it on `dataDir` (default
+ * configuration; rate limiting on, with a per-user rule far above the load so that none is
+ * refused, as in the http bench), listening on a port the system picks, with ./lib/server-probe.ts
+ * preloaded to measure it from inside on the bench's word.
+ */
+async function serverProcess(dataDir: string) {
+  const main = path.join(here, '..', 'src', 'main.js');
+  const probe = pathToFileURL(path.join(here, 'lib', 'server-probe.js')).href;
+  // BENCH_PROFILE=<dir>: a CPU profile of the server's whole life (its fetches, after the seeding).
+  const dir = process.env.BENCH_PROFILE;
+  const profile = dir
+    ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-name=fetch-server.cpuprofile']
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', probe, main], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      RATE_LIMITING_RULES: JSON.stringify({ api_by_user: [[60, 1e12]] }),
+    },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    const deadline = performance.now() + 60_000;
+    let m: RegExpExecArray | null = null;
+    while (!(m = /Confab listening on http:\/\/[^:/]+:(\d+)/.exec(out))) {
+      if (child.exitCode !== null || performance.now() > deadline)
+        throw new Error(`the server did not start:\n${out}`);
+      await sleep(50);
+    }
+    const port = Number(m[1]);
+    const probeFigures = (type: 'start' | 'stop') =>
+      new Promise<ProbeFigures>((resolve) => {
+        if (type === 'start') {
+          child.send({ type }, () => resolve(undefined as unknown as ProbeFigures));
+          return;
+        }
+        child.once('message', (f: ProbeFigures) => resolve(f));
+        child.send({ type });
+      });
+    return { port, probe: probeFigures, stop };
+  } catch (err) {
+    await stop();
+    throw err;
   }
-  return n;
 }
 
 type FetchFigures = {
@@ -446,11 +529,11 @@ type FetchFigures = {
   /** A bare uWS route answering the newest 100's bytes, on one connection: the same-run floor. */
   bareNewest: LoadResult;
   /**
-   * What this process (the server) allocated on its heap per newest-100 fetch over the
-   * one-connection load (warm-up included), and the collections meanwhile; and its CPU time per
-   * fetch (user and system, all its threads).
+   * What the server's process allocated on its heap per newest-100 fetch over the one-connection
+   * load (warm-up included), and the collections meanwhile; its CPU time per fetch (user and
+   * system, all its threads) and its event loop's delay.
    */
-  allocation: Allocation & { fetches: number; bytesPerFetch: number; cpuPerFetchUs: number };
+  allocation: ProbeFigures & { fetches: number; bytesPerFetch: number; cpuPerFetchUs: number };
 };
 
 async function fetchBench(
@@ -459,110 +542,82 @@ async function fetchBench(
   /** BENCH_FETCH_LOADS: "all" (default), or "newest" for the newest 100 on one connection only. */
   loads: 'all' | 'newest',
 ): Promise<FetchFigures> {
-  const { server, users, realmId, dataDir } = await serverWithUsers(2, 'fetch');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-bench-fetch-'));
   try {
-    const reader = users[0]!;
-    const channels: number[] = [];
-    for (let c = 0; c < 10; c++)
-      channels.push(
-        await createChannel(server, realmId, reader.id, `channel ${c}`, [reader.id, users[1]!.id]),
-      );
-    const store = server.store;
-    const t0 = performance.now();
-    const date = Math.floor(Date.now() / 1000);
-    const CHUNK = 20_000;
-    const target = channels[3]!;
-    const targetIds: number[] = [];
-    for (let start = 0; start < total; start += CHUNK) {
-      store.transaction(() => {
-        for (let i = start; i < Math.min(total, start + CHUNK); i++) {
-          const streamId = channels[i % channels.length]!;
-          const content = `message number ${i} about topic ${i % 50}`;
-          const id = store.messages.insert({
-            realm_id: realmId,
-            sender_id: users[1]!.id,
-            stream_id: streamId,
-            dm_group_id: null,
-            topic: `topic ${i % 50}`,
-            content,
-            rendered_content: `<p>${content}</p>`,
-            date_sent: date,
-            has_attachment: 0,
-            has_image: 0,
-            has_link: 0,
-            sending_client: 'seed',
-          });
-          store.messages.insertUserMessage(reader.id, id, 1);
-          store.messages.index(id, `topic ${i % 50}`, content);
-          if (streamId === target) targetIds.push(id);
-        }
-      });
-    }
-    // The unread index takes the seeded rows before any fetch is timed (the server would, a
-    // little at a time, in the first seconds: src/storage/store.ts startSettlingUnread).
-    while (store.transaction(() => store.unread.moveWatermark(100_000)));
-    const seedSeconds = (performance.now() - t0) / 1000;
-    const narrow = encodeURIComponent(JSON.stringify([{ operator: 'channel', operand: target }]));
-    const auth = {
-      Authorization: 'Basic ' + Buffer.from(`${reader.email}:${reader.api_key}`).toString('base64'),
-    };
-    const pathOf = (anchor: string) =>
-      `/api/v1/messages?anchor=${anchor}&num_before=100&num_after=0&narrow=${narrow}`;
-    const load = (anchor: string, connections: number, port = server.port) =>
-      runChild<LoadResult>(
-        'loadgen.js',
-        {
-          port,
-          path: pathOf(anchor),
-          headers: auth,
-          connections,
-          durationMs: seconds * 1000,
-          warmupMs: 1000,
-        },
-        (seconds + 30) * 1000,
-      );
-    const middle = String(targetIds[Math.floor(targetIds.length / 2)]);
-    let allocation: FetchFigures['allocation'] | undefined;
-    // The floor of this transport on this machine, in the same run: a bare uWS route answering
-    // the same bytes (no parsing, no auth, no query), one connection, just before Confab's.
-    const answer = await fetch(`http://127.0.0.1:${server.port}${pathOf('newest')}`, {
-      headers: auth,
-    });
-    const bytes = Buffer.from(await answer.arrayBuffer());
-    const app = createBareApp();
-    app.get('/api/v1/messages', (res) => {
-      res.cork(() => {
-        res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(bytes);
-      });
-    });
-    const bare = await listen(app, '127.0.0.1', 0);
-    let bareNewest: LoadResult;
+    // Seeded by a process of its own; the server under test starts on the data directory after.
+    const seeded = await runChild<Seeded>('fetch-seed.js', { dataDir, total }, 3_600_000);
+    const server = await serverProcess(dataDir);
     try {
-      bareNewest = await load('newest', 1, bare.port);
-    } finally {
-      closeListenSocket(bare.socket);
-    }
-    const meter = new AllocationMeter();
-    const newest = await profiled('fetch-newest', async () => {
-      const answered = await fetchesAnswered();
-      meter.start();
-      const cpu = process.cpuUsage();
-      const one = await load('newest', 1);
-      const used = process.cpuUsage(cpu);
-      const allocated = meter.stop();
-      const fetches = (await fetchesAnswered()) - answered;
-      allocation = {
-        ...allocated,
-        fetches,
-        bytesPerFetch: allocated.bytes / fetches,
-        cpuPerFetchUs: (used.user + used.system) / fetches,
+      const { reader } = seeded;
+      const narrow = encodeURIComponent(
+        JSON.stringify([{ operator: 'channel', operand: seeded.target }]),
+      );
+      const auth = {
+        Authorization:
+          'Basic ' + Buffer.from(`${reader.email}:${reader.api_key}`).toString('base64'),
       };
-      return loads === 'all' ? [one, await load('newest', 4)] : [one];
-    });
-    const mid = loads === 'all' ? [await load(middle, 1), await load(middle, 4)] : [];
-    return { seedSeconds, newest, middle: mid, bareNewest, allocation: allocation! };
+      const pathOf = (anchor: string) =>
+        `/api/v1/messages?anchor=${anchor}&num_before=100&num_after=0&narrow=${narrow}`;
+      const load = (anchor: string, connections: number, port = server.port) =>
+        runChild<LoadResult>(
+          'loadgen.js',
+          {
+            port,
+            path: pathOf(anchor),
+            headers: auth,
+            connections,
+            durationMs: seconds * 1000,
+            warmupMs: 1000,
+          },
+          (seconds + 30) * 1000,
+        );
+      const middle = String(seeded.middle);
+      let allocation: FetchFigures['allocation'] | undefined;
+      // The floor of this transport on this machine, in the same run: a bare uWS route answering
+      // the same bytes (no parsing, no auth, no query), one connection, just before Confab's.
+      const answer = await fetch(`http://127.0.0.1:${server.port}${pathOf('newest')}`, {
+        headers: auth,
+      });
+      if (answer.status !== 200) throw new Error(`fetch: ${answer.status} ${await answer.text()}`);
+      const bytes = Buffer.from(await answer.arrayBuffer());
+      const app = createBareApp();
+      app.get('/api/v1/messages', (res) => {
+        res.cork(() => {
+          res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(bytes);
+        });
+      });
+      const bare = await listen(app, '127.0.0.1', 0);
+      let bareNewest: LoadResult;
+      try {
+        bareNewest = await load('newest', 1, bare.port);
+      } finally {
+        closeListenSocket(bare.socket);
+      }
+      const newest = await (async () => {
+        await server.probe('start');
+        const one = await load('newest', 1);
+        const figures = await server.probe('stop');
+        const fetches = one.answered;
+        allocation = {
+          ...figures,
+          fetches,
+          bytesPerFetch: figures.bytes / fetches,
+          cpuPerFetchUs: figures.cpuUs / fetches,
+        };
+        return loads === 'all' ? [one, await load('newest', 4)] : [one];
+      })();
+      const mid = loads === 'all' ? [await load(middle, 1), await load(middle, 4)] : [];
+      return {
+        seedSeconds: seeded.seedSeconds,
+        newest,
+        middle: mid,
+        bareNewest,
+        allocation: allocation!,
+      };
+    } finally {
+      await server.stop();
+    }
   } finally {
-    await server.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -621,6 +676,7 @@ export async function messagesBench(): Promise<void> {
           `${fmt(r.commits.sends / r.commits.commits, 2)} sends per commit; ` +
           `client loop delay p99 ${fmt(r.clientLoop.p99)} ms, max ${fmt(r.clientLoop.max)} ms; ` +
           `server loop delay p99 ${fmt(r.serverLoop.p99)} ms, max ${fmt(r.serverLoop.max)} ms; ` +
+          `CPU per send: server ${fmt(r.cpuPerSend.server, 0)} µs (main thread ${fmt(r.cpuPerSend.serverMain, 0)}), client ${fmt(r.cpuPerSend.client, 0)} µs; ` +
           `WAL held ${r.wal.holds}, emptied ${r.wal.emptied}, started afresh by the checkpointer ${r.wal.afresh})`;
         const label =
           (mode === 'ws' ? 'WebSocket' : 'long-poll') +
@@ -662,7 +718,7 @@ export async function messagesBench(): Promise<void> {
       process.env.BENCH_FETCH_LOADS === 'newest' ? 'newest' : 'all',
     );
     console.log(
-      `fetch: seeded ${fetchTotal.toLocaleString('en-US')} messages through the store in ${fmt(f.seedSeconds, 1)} s`,
+      `fetch: seeded ${fetchTotal.toLocaleString('en-US')} messages through the store in ${fmt(f.seedSeconds, 1)} s (a process of its own), then started the server on them as its own process`,
     );
     const row = (name: string, r: LoadResult, c: number) =>
       `${name.padEnd(34)} ${String(c).padStart(2)} conn  ${fmt(r.rps, 0).padStart(6)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  max ${fmt(r.max)} ms  errors ${r.errors}`;
@@ -676,7 +732,8 @@ export async function messagesBench(): Promise<void> {
     console.log(
       `  server per newest-100 fetch: ${fmt(a.cpuPerFetchUs, 0)} µs of CPU, ${fmt(a.bytesPerFetch / 1024, 1)} KB of heap allocated ` +
         `(${a.fetches} fetches; ${a.scavenges} young-generation collections, one per ${fmt(a.fetches / Math.max(1, a.scavenges), 0)} fetches, ` +
-        `${fmt(a.gcMs)} ms in all collections, the longest ${fmt(a.gcMaxMs)} ms; ${a.others} others)`,
+        `${fmt(a.gcMs)} ms in all collections, the longest ${fmt(a.gcMaxMs)} ms; ${a.others} others); ` +
+        `its event loop's delay p99 ${fmt(a.loop.p99)} ms, max ${fmt(a.loop.max)} ms`,
     );
     if (f.newest[1]) console.log(row('GET /messages newest 100', f.newest[1], 4));
     if (f.middle[0]) console.log(row('GET /messages 100 before a middle anchor', f.middle[0], 1));

@@ -143,7 +143,11 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const clusterModule = clusterOptions ? await import('./cluster/node.js') : null;
   const link = clusterModule ? await clusterModule.ClusterNode.connect(clusterOptions!) : null;
   const replicated = link
-    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(config.dataDir, link.files)
+    ? new (await import('./cluster/uploads.js')).ReplicatedUploadFiles(
+        config.dataDir,
+        link.files,
+        (await import('./cluster/objects.js')).nextThroughLeader(link.jsm),
+      )
     : null;
   const uploads = replicated ?? new UploadFiles(config.dataDir);
   const exports = new RealmExportJobs(config, uploads, store, link?.exportRuns);
@@ -349,6 +353,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     queues: () => queueFigures(queues),
     renderPool: () => renderer.backlog,
     checkpoints: () => store.checkpointStats,
+    unreadSettle: () => store.unreadSettleFigures,
     ...(mailer ? { mail: () => mailer.figures() } : {}),
     ...(cluster
       ? {

@@ -7,6 +7,14 @@
  *   ws    a WebSocket per user (the `ws` package): (Confab) /api/v1/events/socket with acks;
  *         (bare) /ws
  *
+ * Acknowledgements on the sockets are sent once this child's users have all received the round,
+ * not while frames are still arriving: Confab's own client coalesces them over a second
+ * (src/client/events.ts, ackDelayMs), so a real client's acks never compete with a burst's
+ * frames. Sent in the next turn of the loop, as this client did until 2026-12-04, up to 5,000
+ * ack frames were written by this process while it was still reading the round (about 10 ms of
+ * its CPU per round at 5,000 users), a cost the bare server's clients, which do not acknowledge,
+ * never had.
+ *
  * Every event carries its round as `data.default_code_block_language` ("r<round>"). When all of
  * this child's users have received round r, it reports their arrival times (epoch ms, microsecond
  * precision: performance.timeOrigin + performance.now(), comparable across processes on one host).
@@ -40,6 +48,8 @@ function arrived(round: number): void {
   if (list.length === opts.users.length) {
     send({ type: 'round', round, arrivals: list });
     arrivals.delete(round);
+    // After the handler that saw the last frame has noted its ack (see the module comment).
+    if (pendingAcks.size > 0) setImmediate(sendAcks);
   }
 }
 
@@ -178,25 +188,20 @@ async function wsUser(u: { email: string; api_key: string }): Promise<void> {
   ws.on('message', (data: Buffer) => {
     const r = roundsOf(data.toString('utf8'));
     for (const round of r.rounds) arrived(round);
-    // Acknowledge after the frames already received are handled (acks are not urgent).
+    // Acknowledged once the round has reached every user of this child (the module comment).
     if (opts.target === 'confab' && r.lastId > ackTo) {
       pendingAcks.set(ws, r.lastId);
       ackTo = r.lastId;
-      scheduleAcks();
+      if (r.rounds.length === 0) setImmediate(sendAcks); // not a round's event: nothing waits
     }
   });
 }
 
+/** Each socket's newest id not yet acknowledged. */
 const pendingAcks = new Map<WebSocket, number>();
-let acksScheduled = false;
-function scheduleAcks(): void {
-  if (acksScheduled) return;
-  acksScheduled = true;
-  setImmediate(() => {
-    acksScheduled = false;
-    for (const [ws, id] of pendingAcks) ws.send(`{"last_event_id":${id}}`);
-    pendingAcks.clear();
-  });
+function sendAcks(): void {
+  for (const [ws, id] of pendingAcks) ws.send(`{"last_event_id":${id}}`);
+  pendingAcks.clear();
 }
 
 async function main(): Promise<void> {

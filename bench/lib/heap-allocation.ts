@@ -1,9 +1,10 @@
 /**
  * How much this process allocated on the JavaScript heap over a stretch of a bench, and the
  * collections that ran meanwhile, from V8's GC profiler: what the heap grew by plus what every
- * collection freed. The server under test runs in the bench's process, so a load generated from
- * another process measures the server's allocation (per request, divided by the requests it
- * served). Buffers' contents are outside the heap and not counted.
+ * collection freed. Run in the server's process (the bench's own, or the server's through
+ * ./server-probe.ts), with the load generated from another process, it measures the server's
+ * allocation (per request, divided by the requests it served). Buffers' contents are outside the
+ * heap and not counted.
  */
 import v8 from 'node:v8';
 

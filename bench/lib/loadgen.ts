@@ -5,7 +5,9 @@
  * generator's own cost low (node:http would be the bottleneck long before uWS is).
  *
  * Input: one JSON argument {port, path, headers, connections, durationMs, warmupMs}.
- * Output: one JSON line {requests, seconds, rps, p50, p90, p99, max, errors}.
+ * Output: one JSON line {requests, seconds, rps, p50, p90, p99, max, errors, answered}: `requests`
+ * and the figures over the measured window, `answered` the responses over the whole run (warm-up
+ * and the last ones included).
  */
 import net from 'node:net';
 import { summarize } from './stats.js';
@@ -35,6 +37,7 @@ let stopped = false;
 let measuredStart = 0;
 let measuredEnd = 0;
 let completed = 0;
+let answered = 0;
 
 function connection(): Promise<void> {
   return new Promise((resolve) => {
@@ -63,6 +66,7 @@ function connection(): Promise<void> {
         if (buf.length < total) return;
         if (!head.startsWith('HTTP/1.1 200')) errors++;
         buf = buf.subarray(total);
+        answered++;
         if (measuring) {
           latencies.push(performance.now() - sentAt);
           completed++;
@@ -102,5 +106,6 @@ process.stdout.write(
     p99: s.p99,
     max: s.max,
     errors,
+    answered,
   }) + '\n',
 );

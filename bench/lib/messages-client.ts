@@ -51,6 +51,8 @@ export type SendResult = {
    * delays the sends it paces and the deliveries it reads, and is the bench's, not the server's.
    */
   clientLoop: { p99: number; max: number };
+  /** This process's CPU time (user and system, µs) over the window, and the sends answered in it. */
+  clientCpu: { us: number; sends: number };
 };
 
 let opts: Opts;
@@ -123,13 +125,18 @@ async function runPhase(phase: Phase): Promise<SendResult> {
     }
   };
   const loop = monitorEventLoopDelay({ resolution: 5 });
+  let cpu0 = process.cpuUsage();
+  let cpuUs = 0;
   setTimeout(() => {
     measuring = true;
     loop.enable();
+    cpu0 = process.cpuUsage();
   }, phase.warmupMs);
   setTimeout(() => {
     running = false;
     loop.disable();
+    const used = process.cpuUsage(cpu0);
+    cpuUs = used.user + used.system;
   }, phase.warmupMs + phase.durationMs);
 
   if (phase.kind === 'max') {
@@ -176,6 +183,7 @@ async function runPhase(phase: Phase): Promise<SendResult> {
     from: measureFrom,
     to: measureTo,
     clientLoop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+    clientCpu: { us: cpuUs, sends: sent + errors },
   };
 }
 

@@ -24,16 +24,17 @@ export type BenchServer = {
 
 /**
  * `role(i)` gives user i's role (default: every user a member); `server` adds options to the
- * server's (a test clock, an event tap, …). User i is `user<i>@bench.example` with API key
+ * server's (a test clock, an event tap, …); `dataDir`: an empty data directory to use instead of a
+ * new temporary one. User i is `user<i>@bench.example` with API key
  * `benchkey<i, 24 digits>`, so client processes can derive them from the index.
  */
 export async function serverWithUsers(
   n: number,
   tag: string,
-  opts: { role?: (i: number) => Role; server?: ServerOptions } = {},
+  opts: { role?: (i: number) => Role; server?: ServerOptions; dataDir?: string } = {},
 ): Promise<BenchServer> {
   const role = opts.role ?? (() => Role.MEMBER);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `confab-bench-${tag}-`));
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), `confab-bench-${tag}-`));
   const server = await createServer({
     port: 0,
     dataDir,

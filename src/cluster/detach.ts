@@ -38,6 +38,7 @@ import {
   patiently,
   type ClusterNames,
 } from './jetstream.js';
+import { nextThroughLeader } from './objects.js';
 import {
   emojiNamedIn,
   fetchMissingEmoji,
@@ -230,8 +231,11 @@ export async function detach(opts: DetachOptions): Promise<DetachSummary> {
       // Its views make their managers without the API check, as logEnd's.
       const js = nc.jetstream({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS });
       const bucket = await js.views.os(opts.names.uploads);
-      const fetched = await fetchMissingUploads(dataDir, bucket, copy.uploads);
-      const emoji = await fetchMissingEmoji(dataDir, bucket, copy.emoji, fetched.problems);
+      const next = nextThroughLeader(
+        await nc.jetstreamManager({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS }),
+      );
+      const fetched = await fetchMissingUploads(dataDir, bucket, next, copy.uploads);
+      const emoji = await fetchMissingEmoji(dataDir, bucket, next, copy.emoji, fetched.problems);
       if (fetched.problems.length > 0) {
         throw new DetachRefusedError(
           `${fetched.problems.length} uploaded file(s) the database names could not be got from ` +

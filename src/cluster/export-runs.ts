@@ -26,7 +26,7 @@
  */
 import type { KV } from 'nats';
 import { log } from '../observability/log.js';
-import { isWrongLastSequence } from './jetstream.js';
+import { isWrongLastSequence, reasked } from './jetstream.js';
 
 /** Keys of the lease bucket naming an export's runner: `export.<id>`. */
 export const EXPORT_KEY_PREFIX = 'export.';
@@ -98,8 +98,10 @@ export class ExportRuns {
       await this.kv.create(key, this.value);
     } catch (err) {
       if (isWrongLastSequence(err)) return false;
-      // The answer was lost: ours if it landed all the same.
-      const e = await this.kv.get(key).catch(() => null);
+      // The answer was lost: ours if it landed all the same. Asked again beside the first while
+      // unanswered (`reasked`): a frozen server that held the create's answer may hold this
+      // question's too, and an export claimed but read as not would be failed by its owner.
+      const e = await reasked(() => this.kv.get(key)).catch(() => null);
       if (!e || e.operation !== 'PUT' || e.string() !== this.value) return false;
     } finally {
       this.claiming.delete(id);

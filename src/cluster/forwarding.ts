@@ -273,6 +273,13 @@ export function askOwner(
  * What an owner's forwarded commands came to (or will: under way), by id, kept FORWARD_KEEP_MS
  * from their receipt (at most FORWARD_KEEP_MOST), so that a repeat is answered with it and never
  * run twice. A forwarding node asks again only within FORWARD_ANSWER_MS of the receipt.
+ *
+ * Every node also learns here, as it applies the log, the forwarded commands that ran on another
+ * owner (`logged`: a batch's entry names them, with their results), so that once it owns the realm
+ * it answers a command sent again to it (its first owner's word lost, the realm handed over) with
+ * what it came to rather than run it a second time. The owner that ran a command appended it
+ * before a takeover's marker could land, and a new owner serves the realm only once it has applied
+ * its marker, so it has learned every such command by then.
  */
 export class ForwardOutcomes {
   private readonly outcomes = new Map<string, { reply: Promise<WireReply>; at: number }>();
@@ -292,6 +299,12 @@ export class ForwardOutcomes {
     }
     this.outcomes.set(id, { reply, at: now });
   }
+
+  /** A forwarded command that ran, as the log says (its result, its entry's position). */
+  logged(id: string, data: unknown, seq: number): void {
+    if (this.outcomes.has(id)) return;
+    this.add(id, Promise.resolve({ ok: true, data, seq }));
+  }
 }
 
 /**
@@ -302,7 +315,7 @@ export class ForwardOutcomes {
  */
 export async function answerForwarded(
   data: Uint8Array,
-  run: (type: string, payload: unknown) => Promise<{ data: unknown; seq: number }>,
+  run: (type: string, payload: unknown, id?: string) => Promise<{ data: unknown; seq: number }>,
   respond: (d: Uint8Array) => void,
   outcomes?: ForwardOutcomes,
 ): Promise<void> {
@@ -331,7 +344,7 @@ export async function answerForwarded(
   if (ack) say(RECEIVED);
   let reply = known;
   if (reply === undefined) {
-    reply = run(type, payload).then(
+    reply = run(type, payload, id).then(
       (r): WireReply => ({ ok: true, ...r }),
       (err: unknown): WireReply => ({ ok: false, error: toWireError(err) }),
     );
@@ -359,8 +372,11 @@ export type ForwarderParts = {
   queues: EventQueues;
   /** Whether this node acts as the realm's owner now. */
   owns: (realmId: number) => boolean;
-  /** Runs a command on this node's actor for the realm (this node owning it). */
-  runHere: (realmId: number, type: string, payload: unknown) => Promise<unknown>;
+  /**
+   * Runs a command on this node's actor for the realm (this node owning it); `id`: a forwarded
+   * command's, which its batch's log entry names (ForwardOutcomes.logged).
+   */
+  runHere: (realmId: number, type: string, payload: unknown, id?: string) => Promise<unknown>;
   /** The log position a forwarding node waits for after the command: the realm's last append. */
   position: (realmId: number) => number;
   /** Resolves once this node has applied the log up to `seq`. */
@@ -462,13 +478,21 @@ export class Forwarder {
       trace(`forward of realm ${realmId}: ${seq} not applied here (${why}): answered`);
   }
 
+  /**
+   * The log holds, at `seq`, a batch that ran these forwarded commands (by id, with their
+   * results): a repeat of one sent to this node is answered with it (ForwardOutcomes.logged).
+   */
+  ranInLog(seq: number, ran: readonly [string, unknown][]): void {
+    for (const [id, data] of ran) this.outcomes.logged(id, data, seq);
+  }
+
   /** Answers the realm's forwarded commands (this node now owns it). */
   serve(realmId: number): void {
     if (this.serving.has(realmId)) return;
     const { link, owns, runHere, position } = this.parts;
-    const run = async (type: string, payload: unknown) => {
+    const run = async (type: string, payload: unknown, id?: string) => {
       if (!owns(realmId)) throw new NotOwnerError();
-      const data = await runHere(realmId, type, payload);
+      const data = await runHere(realmId, type, payload, id);
       return { data, seq: position(realmId) };
     };
     this.serving.set(

@@ -96,6 +96,11 @@ export type Entry =
       changes: RowChange[];
       events: OutboundEvent[];
       ended: (readonly number[] | null)[];
+      /**
+       * The forwarded commands of the batch that ran, by their forwarding node's id, with their
+       * results (forwarding.ts ForwardOutcomes.logged): absent when none.
+       */
+      fw?: [id: string, data: unknown][];
     };
 
 /** A write no node could act on as the realm's owner now: 503, to be asked again in a second. */

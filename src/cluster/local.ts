@@ -483,24 +483,28 @@ export function nodePid(rec: ClusterRecord, i: number): number {
 
 async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
   const n = rec.nodes[i]!;
-  await waitFor(
-    `node ${n.name}`,
-    () => {
-      const pid = nodePid(rec, i);
-      const gone = n.supervisor !== undefined ? !alive(n.supervisor) : !alive(pid);
-      if (gone) {
-        // The log's end says why: the directory may be gone by the time anyone looks.
-        const log = path.join(rec.dir, 'logs', `${n.name}.log`);
-        const tail = fs.existsSync(log)
-          ? fs.readFileSync(log, 'utf8').split('\n').slice(-15).join('\n')
-          : '';
-        throw new Error(`node ${n.name} exited (see ${log}); its log ends:\n${tail}`);
-      }
-      return pid > 0 && answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
-    },
-    // Longer than a node's own patience with a JetStream that does not answer in time.
-    STARTUP_PATIENCE_MS + 30_000,
-  );
+  // The log's end says why a node never answered: the directory may be gone by the time anyone
+  // looks (a test's teardown, a CI machine).
+  const log = path.join(rec.dir, 'logs', `${n.name}.log`);
+  const tail = () =>
+    fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').slice(-25).join('\n') : '';
+  try {
+    await waitFor(
+      `node ${n.name}`,
+      () => {
+        const pid = nodePid(rec, i);
+        const gone = n.supervisor !== undefined ? !alive(n.supervisor) : !alive(pid);
+        if (gone) throw new Error(`node ${n.name} exited (see ${log}); its log ends:\n${tail()}`);
+        return pid > 0 && answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
+      },
+      // Longer than a node's own patience with a JetStream that does not answer in time.
+      STARTUP_PATIENCE_MS + 30_000,
+    );
+  } catch (err) {
+    if (err instanceof Error && err.message.startsWith('timed out'))
+      err.message += ` (port ${n.port}; see ${log}); its log ends:\n${tail()}`;
+    throw err;
+  }
 }
 
 export async function up(opts: UpOptions): Promise<ClusterRecord> {

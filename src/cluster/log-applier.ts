@@ -112,6 +112,11 @@ export type ApplierParts = {
   displaced: (realmId: number) => { touched: Set<string>; restored: RowChange[] } | null;
   /** After each entry (a snapshot may be due). */
   applied: () => void;
+  /**
+   * A batch entry (this node's own too) names forwarded commands that ran, by id, with their
+   * results: a later owner answers a repeat of one with it (forwarding.ts Forwarder.ranInLog).
+   */
+  forwardsRan?: (seq: number, ran: [string, unknown][]) => void;
   /** This node must stop: its copy cannot follow the log. */
   die: (reason: string) => void;
 };
@@ -429,6 +434,7 @@ export class LogApplier {
       if (exportsChanged && e.changes.some(([table]) => table === 'realm_exports'))
         exportsChanged();
     }
+    if (e.k === 'batch' && e.fw) this.parts.forwardsRan?.(seq, e.fw);
     this.parts.applied();
     // This process's own entries: delivered by the writer, now unless their acknowledgement came
     // first (a late one must not put them after the entries that follow them here).

@@ -294,6 +294,7 @@ export class LogWriter implements CommitStrategy {
       events,
       ended,
     };
+    if (effects.forwarded && effects.forwarded.length > 0) entry.fw = effects.forwarded;
     const msgId = this.nextMsgId();
     sealed.msgId = msgId;
     const send = () => {

@@ -135,6 +135,7 @@ export class ClusterNode implements RealmPlacement {
       mineInLog: (msgId) => this.writer.inLog(msgId),
       displaced: (realmId) => this.writer.displaced(realmId),
       applied: () => this.maybeSnapshot(),
+      forwardsRan: (seq, ran) => this.forwarder.ranInLog(seq, ran),
       die: (reason) => this.die(reason),
     });
     this.writer = new LogWriter({
@@ -152,10 +153,10 @@ export class ClusterNode implements RealmPlacement {
       link,
       queues,
       owns: (realmId) => this.owns(realmId),
-      runHere: (realmId, type, payload) => {
+      runHere: (realmId, type, payload, id) => {
         const rt = this.registry?.get(realmId);
         if (!rt) return Promise.reject(new Error(`no realm ${realmId}`));
-        return rt.askHere(type, payload);
+        return rt.askHere(type, payload, id);
       },
       position: (realmId) => this.writer.lastAppended(realmId) || this.applier.applied,
       waitApplied: (seq) => this.applier.waitApplied(seq),

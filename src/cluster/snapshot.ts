@@ -22,6 +22,7 @@ import {
   SNAPSHOT_NAME,
   type ClusterNames,
 } from './jetstream.js';
+import { nextThroughLeader, readObject } from './objects.js';
 
 /**
  * Whether JetStream holds the stream `name` (a bucket's): asked again while the cluster does not
@@ -83,12 +84,26 @@ export async function restoreSnapshot(
       await sleep(1000);
     }
     const found = bucket!;
-    const result = await patiently(() => found.get(SNAPSHOT_NAME), Date.now());
-    if (!result) return null;
+    const next = nextThroughLeader(
+      await patiently(() =>
+        nc.jetstreamManager({ checkAPI: false, timeout: JETSTREAM_TIMEOUT_MS }),
+      ),
+    );
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const tmp = `${file}.restoring`;
-    await pipeline(Readable.fromWeb(result.data), fs.createWriteStream(tmp, { mode: 0o600 }));
-    if (await result.error) {
+    // A read that a replica behind the others answers short, or that stops, is read again
+    // through the stream's leader (objects.ts), as is one replaced meanwhile (its old chunks
+    // purged): from its new description. One that still fails stops the node's start.
+    let result;
+    try {
+      result = await readObject(found, next, SNAPSHOT_NAME, (chunks) =>
+        pipeline(Readable.from(chunks), fs.createWriteStream(tmp, { mode: 0o600 })),
+      );
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw err;
+    }
+    if (!result) {
       fs.rmSync(tmp, { force: true });
       return null;
     }

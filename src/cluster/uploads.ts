@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ObjectResult, ObjectStore } from 'nats';
+import type { ObjectInfo, ObjectStore } from 'nats';
 import { JsonableError } from '../lib/errors.js';
 import {
   formatName,
@@ -20,7 +20,7 @@ import {
   TRANSCODED_IMAGE_FORMAT,
 } from '../lib/thumbnail-formats.js';
 import { log } from '../observability/log.js';
-import { reasked } from './jetstream.js';
+import { objectInfo, readBlob, readObject, type NextMessage } from './objects.js';
 import type { DB } from '../storage/db.js';
 import { thumbnailFilePath, UploadFiles, type ExportFiles } from '../storage/upload-files.js';
 
@@ -44,37 +44,19 @@ export const emojiObject = (realmId: number, fileName: string) =>
 export const exportObject = (exportPath: string) => `export/${fileObject(exportPath)}`;
 
 /**
- * How long a read of the bucket goes unanswered before it is asked again beside the first
- * (`getObject`, `getBlob`). nats.js reads an object's chunks through a new ephemeral consumer,
- * which JetStream places on any of the stream's servers: on a frozen one its creation is never
- * answered and the read fails only at the client's timeout (15 s), where a node read an upload
- * the bucket held as missing (404). Seen with one server of three frozen: 4 of 12 gets
- * (2026-12-04). An answer comes in milliseconds otherwise.
+ * Reads `name` whole into the file `tmp` (truncated at each attempt: objects.ts readObject); its
+ * description, or null when the bucket does not hold it. Throws when it could not be read.
  */
-const OBJECT_REASK_MS = 1000;
-const OBJECT_ASKS = 5;
-
-/**
- * `bucket.get(name)`, asked again each OBJECT_REASK_MS while unanswered; the first answer decides,
- * and a later one's stream is cancelled (its consumer closed).
- */
-function getObject(bucket: ObjectStore, name: string): Promise<ObjectResult | null> {
-  let taken = false;
-  return reasked(
-    () =>
-      bucket.get(name).then((r) => {
-        if (taken) void r?.data.cancel().catch(() => undefined);
-        taken = true;
-        return r;
-      }),
-    OBJECT_REASK_MS,
-    OBJECT_ASKS,
+async function readToFile(
+  bucket: ObjectStore,
+  next: NextMessage,
+  name: string,
+  tmp: string,
+): Promise<ObjectInfo | null> {
+  const got = await readObject(bucket, next, name, (chunks) =>
+    pipeline(Readable.from(chunks), fs.createWriteStream(tmp, { mode: 0o600 })),
   );
-}
-
-/** `bucket.getBlob(name)`, asked again as getObject is. */
-function getBlob(bucket: ObjectStore, name: string): Promise<Uint8Array | null> {
-  return reasked(() => bucket.getBlob(name), OBJECT_REASK_MS, OBJECT_ASKS);
+  return got && got.info;
 }
 
 /** An export's archive that the bucket holds but this node could not get now. */
@@ -88,20 +70,54 @@ class ExportUnavailableError extends JsonableError {
   }
 }
 
+/**
+ * A file the bucket did not take (NATS did not answer in time: a frozen server, a stream electing
+ * its leader): the upload is answered 503, to be sent again, not 500.
+ */
+class UploadUnavailableError extends JsonableError {
+  constructor() {
+    super('The file could not be stored; try again', {
+      code: 'BAD_REQUEST',
+      status: 503,
+      headers: { 'Retry-After': '1' },
+    });
+  }
+}
+
+/** `put` into the bucket; a failure logged and thrown as UploadUnavailableError. */
+async function putOr503(name: string, put: () => Promise<unknown>): Promise<void> {
+  try {
+    await put();
+  } catch (err) {
+    log.error({ err, name }, 'putting a file into the uploads bucket failed');
+    throw new UploadUnavailableError();
+  }
+}
+
 export class ReplicatedUploadFiles extends UploadFiles {
   private readonly tmpDir: string;
 
+  /**
+   * `next`: the bucket stream's messages through its leader (objects.ts nextThroughLeader), for a
+   * read that a consumer on a replica behind the others answered short.
+   */
   constructor(
     dataDir: string,
     private readonly bucket: ObjectStore,
+    private readonly next: NextMessage,
   ) {
     super(dataDir);
     this.tmpDir = path.resolve(dataDir, 'tmp');
   }
 
   override async place(tmpPath: string, pathId: string): Promise<void> {
-    const body = Readable.toWeb(fs.createReadStream(tmpPath)) as ReadableStream<Uint8Array>;
-    await this.bucket.put({ name: fileObject(pathId) }, body);
+    const name = fileObject(pathId);
+    await putOr503(name, () =>
+      this.bucket.put(
+        { name },
+        Readable.toWeb(fs.createReadStream(tmpPath)) as ReadableStream<Uint8Array>,
+      ),
+    );
     await super.place(tmpPath, pathId);
   }
 
@@ -117,18 +133,15 @@ export class ReplicatedUploadFiles extends UploadFiles {
    */
   private async fetchMissing(pathId: string, thumbnailFormat?: string): Promise<boolean> {
     if (thumbnailFormat !== undefined) {
-      const blob = await getBlob(this.bucket, thumbnailObject(pathId, thumbnailFormat));
+      const blob = await readBlob(this.bucket, this.next, thumbnailObject(pathId, thumbnailFormat));
       if (!blob) return false;
       await super.placeThumbnail(pathId, thumbnailFormat, Buffer.from(blob));
       return true;
     }
-    const result = await getObject(this.bucket, fileObject(pathId)).catch(() => null);
-    if (!result) return false;
     await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
     try {
-      await pipeline(Readable.fromWeb(result.data), fs.createWriteStream(tmp, { mode: 0o600 }));
-      if (await result.error) return false;
+      if (!(await readToFile(this.bucket, this.next, fileObject(pathId), tmp))) return false;
       await super.place(tmp, pathId);
       return true;
     } finally {
@@ -151,15 +164,14 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
   override async exists(pathId: string): Promise<boolean> {
     if (await super.exists(pathId)) return true;
-    return (await this.bucket.info(fileObject(pathId)).catch(() => null)) !== null;
+    return (await objectInfo(this.bucket, fileObject(pathId)).catch(() => null)) !== null;
   }
 
   /** Custom emoji images go to the bucket too, before their row is committed. */
   override async placeEmoji(tmpPath: string, realmId: number, fileName: string): Promise<void> {
-    await this.bucket.putBlob(
-      { name: emojiObject(realmId, fileName) },
-      await fs.promises.readFile(tmpPath),
-    );
+    const name = emojiObject(realmId, fileName);
+    const data = await fs.promises.readFile(tmpPath);
+    await putOr503(name, () => this.bucket.putBlob({ name }, data));
     await super.placeEmoji(tmpPath, realmId, fileName);
   }
 
@@ -167,7 +179,9 @@ export class ReplicatedUploadFiles extends UploadFiles {
   override async readEmoji(realmId: number, fileName: string): Promise<Buffer | null> {
     const here = await super.readEmoji(realmId, fileName);
     if (here) return here;
-    const blob = await getBlob(this.bucket, emojiObject(realmId, fileName)).catch(() => null);
+    const blob = await readBlob(this.bucket, this.next, emojiObject(realmId, fileName)).catch(
+      () => null,
+    );
     if (!blob) return null;
     const data = Buffer.from(blob);
     await this.writeEmoji(realmId, fileName, data);
@@ -196,7 +210,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
     }
     for (const name of files.emoji) {
       if (await hasFile(this.emojiPath(realmId, name), null)) continue;
-      const blob = await this.bucket.getBlob(emojiObject(realmId, name));
+      const blob = await readBlob(this.bucket, this.next, emojiObject(realmId, name));
       if (blob !== null) await this.writeEmoji(realmId, name, blob);
     }
   }
@@ -219,20 +233,10 @@ export class ReplicatedUploadFiles extends UploadFiles {
     if (here) return here;
     const full = this.exportFilePath(exportPath);
     if (full === null) return null;
-    let got;
-    try {
-      got = await getObject(this.bucket, exportObject(exportPath));
-    } catch (err) {
-      log.error({ err, exportPath }, 'fetching an export archive from the bucket failed');
-      throw new ExportUnavailableError();
-    }
-    if (!got) return null;
     await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
     try {
-      await pipeline(Readable.fromWeb(got.data), fs.createWriteStream(tmp, { mode: 0o600 }));
-      const err = await got.error;
-      if (err) throw err;
+      if (!(await readToFile(this.bucket, this.next, exportObject(exportPath), tmp))) return null;
       await fs.promises.mkdir(path.dirname(full), { recursive: true, mode: 0o700 });
       await fs.promises.rename(tmp, full);
     } catch (err) {
@@ -274,7 +278,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
 /** Whether the bucket holds a whole object of this name. */
 async function inBucket(bucket: ObjectStore, name: string): Promise<boolean> {
-  const info = await bucket.info(name);
+  const info = await objectInfo(bucket, name);
   return info !== null && !info.deleted;
 }
 
@@ -352,6 +356,7 @@ export async function putExistingEmoji(
 export async function fetchMissingEmoji(
   dataDir: string,
   bucket: ObjectStore,
+  next: NextMessage,
   emoji: readonly NamedEmoji[],
   problems: string[],
 ): Promise<{ files: number; bytes: number }> {
@@ -360,7 +365,7 @@ export async function fetchMissingEmoji(
   for (const e of emoji) {
     if (await hasFile(files.emojiPath(e.realmId, e.fileName), null)) continue;
     const name = emojiObject(e.realmId, e.fileName);
-    const blob = await bucket.getBlob(name);
+    const blob = await readBlob(bucket, next, name);
     if (blob === null) {
       problems.push(`${name}: not in the bucket`);
       continue;
@@ -406,6 +411,7 @@ async function hasFile(full: string | null, size: number | null): Promise<boolea
 export async function fetchMissingUploads(
   dataDir: string,
   bucket: ObjectStore,
+  next: NextMessage,
   uploads: readonly NamedUpload[],
 ): Promise<FetchedUploads> {
   const files = new UploadFiles(dataDir);
@@ -418,19 +424,16 @@ export async function fetchMissingUploads(
       continue;
     }
     if (u.size !== null && !(await hasFile(full, u.size))) {
-      const info = await bucket.info(fileObject(u.pathId));
+      const info = await objectInfo(bucket, fileObject(u.pathId));
       if (info === null || info.deleted) out.problems.push(`${u.pathId}: not in the bucket`);
       else if (info.size !== u.size)
         out.problems.push(`${u.pathId}: ${info.size} bytes in the bucket, ${u.size} in its row`);
       else {
-        const got = await bucket.get(fileObject(u.pathId));
-        if (!got) throw new Error(`${u.pathId}: gone from the bucket`);
         await fs.promises.mkdir(tmpDir, { recursive: true, mode: 0o700 });
         const tmp = path.join(tmpDir, crypto.randomBytes(16).toString('hex'));
         try {
-          await pipeline(Readable.fromWeb(got.data), fs.createWriteStream(tmp, { mode: 0o600 }));
-          const err = await got.error;
-          if (err) throw err;
+          if (!(await readToFile(bucket, next, fileObject(u.pathId), tmp)))
+            throw new Error(`${u.pathId}: gone from the bucket`);
           const written = (await fs.promises.stat(tmp)).size;
           if (written !== u.size)
             throw new Error(
@@ -447,7 +450,7 @@ export async function fetchMissingUploads(
     for (const t of u.thumbnails) {
       if (await hasFile(thumbnailFilePath(dataDir, u.pathId, t.format), t.size)) continue;
       const name = thumbnailObject(u.pathId, t.format);
-      const blob = await bucket.getBlob(name);
+      const blob = await readBlob(bucket, next, name);
       if (blob === null) out.problems.push(`${name}: not in the bucket`);
       else if (blob.length !== t.size)
         out.problems.push(`${name}: ${blob.length} bytes in the bucket, ${t.size} in its row`);

@@ -9,7 +9,7 @@ import { JsonableError } from '../lib/errors.js';
 import { pack } from '../lib/pack.js';
 import {
   decodePacked,
-  eventsResponseJson,
+  eventsResponseBytes,
   eventsResponsePacked,
   type QueuedEvent,
 } from './wire.js';
@@ -29,9 +29,12 @@ export function chooseSubprotocol(offer: string): FrameFormat | '' | null {
   return null;
 }
 
-/** The frame carrying these events, in the socket's format. */
-export function eventsFrame(format: FrameFormat, events: readonly QueuedEvent[]): string | Buffer {
-  return format === 'msgpack' ? eventsResponsePacked(events) : eventsResponseJson(events);
+/**
+ * The frame carrying these events, in the socket's format (JSON: the bytes every socket given the
+ * same events in this turn shares, sent as a text frame).
+ */
+export function eventsFrame(format: FrameFormat, events: readonly QueuedEvent[]): Buffer {
+  return format === 'msgpack' ? eventsResponsePacked(events) : eventsResponseBytes(events);
 }
 
 const AckFrame = z.object({ last_event_id: z.number().int() });

@@ -12,6 +12,12 @@
  * `shared.open` is the event's JSON without its closing brace; for `message` events it stops inside
  * the message object, so the per-queue tail can add `recipient_id` and close it.
  *
+ * Bodies as bytes (eventsResponseBytes, what sockets and polls are written): the queues a fan-out
+ * reached usually hold the same events under the same ids with the same tails (every subscriber
+ * registered alike, most with the same flags), so within one turn (a flush) a body is built and
+ * encoded to UTF-8 once and its bytes handed to every consumer whose events are the same, instead
+ * of a string per consumer that uWS encodes again for each write.
+ *
  * Memory: a SharedEvent and a Tail are held once however many queues hold them; each carries a
  * count of the queue entries pointing at it (`refs`) and its estimated size (`size`), which the
  * queues' memory account (./buffer.ts, QueueMemory) adds when the first entry appears
@@ -21,8 +27,13 @@ import { pack, unpack } from '../lib/pack.js';
 import type { WireEvent } from '../lib/events.js';
 
 const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
-/** One-event bodies a SharedEvent keeps (distinct ids and tails among its recipients' queues). */
+/**
+ * Bodies a SharedEvent keeps in a turn, one-event strings and byte bodies each (distinct ids,
+ * tails and following events among its recipients' queues).
+ */
 const SINGLE_BODIES_KEPT = 8;
+/** Numbers SharedEvents in the byte bodies' keys (bodyBytes). */
+let nextSerial = 0;
 /**
  * Events holding what was built from them (bodies, the decoded object, the msgpack body), dropped
  * once the current turn (a flush) is over: what a queued event keeps is only what QueueMemory
@@ -50,6 +61,10 @@ export class SharedEvent {
   private packed: { body: Buffer; count: number } | undefined;
   /** Whole one-event response bodies built in this turn, by `<id>:<tail>` (see `singleBody`). */
   private bodies: Map<string, string> | undefined;
+  /** Response bodies as bytes built in this turn, starting with this event (see `bodyBytes`). */
+  private bytes: Map<string, Buffer> | undefined;
+  /** This event's number among SharedEvents (in bodyBytes' keys). */
+  readonly serial = nextSerial++;
   /** Whether this event is among withBodies (until the turn is over). */
   private held = false;
   /** Queue entries holding this event (see QueueMemory). */
@@ -134,8 +149,34 @@ export class SharedEvent {
     return body;
   }
 
+  /**
+   * The GET /events (or WebSocket frame) body for `events`, which start with this event, as UTF-8
+   * bytes: built once in a turn for every consumer whose queue holds the same events (the same
+   * SharedEvents, ids and tails), like `singleBody`. Kept until the current turn is over.
+   */
+  bodyBytes(events: readonly QueuedEvent[]): Buffer {
+    // Tails and the rest are JSON, which never holds a raw NUL: the key reads back one way only.
+    let key = `${events[0]!.id}:${events[0]!.tail}`;
+    for (let i = 1; i < events.length; i++) {
+      const e = events[i]!;
+      key += `\0${e.id}:${e.shared.serial}:${e.tail}`;
+    }
+    let body = this.bytes?.get(key);
+    if (body === undefined) {
+      body = Buffer.from(eventsResponseJson(events));
+      if (!this.bytes) {
+        this.bytes = new Map();
+        this.hold();
+      }
+      if (this.bytes.size >= SINGLE_BODIES_KEPT) this.bytes.clear();
+      this.bytes.set(key, body);
+    }
+    return body;
+  }
+
   dropBodies(): void {
     this.bodies = undefined;
+    this.bytes = undefined;
     this.obj = undefined;
     this.packed = undefined;
     this.held = false;
@@ -213,6 +254,15 @@ export function eventsResponseJson(events: readonly QueuedEvent[], queueId?: str
   out += ']';
   if (queueId !== undefined) out += ',"queue_id":' + JSON.stringify(queueId);
   return out + '}';
+}
+
+/**
+ * The same body as eventsResponseJson (without a queue id), as UTF-8 bytes shared by every
+ * consumer given the same events in this turn (SharedEvent.bodyBytes): what sockets and polls send.
+ */
+export function eventsResponseBytes(events: readonly QueuedEvent[]): Buffer {
+  if (events.length === 0) return Buffer.from(eventsResponseJson(events));
+  return events[0]!.shared.bodyBytes(events);
 }
 
 // ---- msgpack --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import {
   UserNotAuthorizedForQueryError,
 } from '../lib/errors.js';
 import { capabilitiesFrom, type QueueSettings } from '../delivery/filter.js';
-import { eventsResponseJson } from '../delivery/wire.js';
+import { eventsResponseBytes, eventsResponseJson } from '../delivery/wire.js';
 import { checkNarrowForEvents, type NarrowTerm } from '../lib/narrow.js';
 import { bool, boolValue, int, json, str } from '../lib/params.js';
 import { Role } from '../lib/roles.js';
@@ -197,7 +197,7 @@ export const getEvents = endpoint({
     const poll: PollConsumer = {
       kind: 'poll',
       dontBlock: p.dont_block,
-      deliver: (events) => held.answer(new RawJson(eventsResponseJson(events))),
+      deliver: (events) => held.answer(new RawJson(eventsResponseBytes(events))),
     };
     if (queues.attach(rt, poll)) req.onAbort(() => queues.detach(rt, poll));
     return held;

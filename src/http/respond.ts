@@ -45,7 +45,8 @@ export function statusLine(status: number): string {
 /** A pre-serialized JSON body, sent as it is. */
 export class RawJson {
   constructor(
-    readonly json: string,
+    /** The body; bytes are UTF-8 (an event batch's body shared by the consumers given it). */
+    readonly json: string | Buffer,
     readonly status = 200,
   ) {}
 }

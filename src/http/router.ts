@@ -581,8 +581,10 @@ function identify(server: ServerContext, ctx: RequestContext, ep: Endpoint): Ide
 }
 
 /** Adds `ignored_parameters_unsupported` to a pre-serialized success body. */
-function withIgnored(json: string, ignored: readonly string[]): string {
-  if (ignored.length === 0 || !json.startsWith('{"result":"success"') || !json.endsWith('}')) {
+function withIgnored(body: string | Buffer, ignored: readonly string[]): string | Buffer {
+  if (ignored.length === 0) return body;
+  const json = typeof body === 'string' ? body : body.toString('utf8');
+  if (!json.startsWith('{"result":"success"') || !json.endsWith('}')) {
     return json;
   }
   return `${json.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`;

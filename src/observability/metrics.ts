@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DataFigures } from './data-stats.js';
 import type { CheckpointStats } from '../storage/checkpointer.js';
+import type { UnreadSettleFigures } from '../storage/store.js';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -69,6 +70,8 @@ export type MetricsSource = {
   queues(): QueueFigures;
   renderPool(): { queued: number; threads: number };
   checkpoints(): CheckpointStats;
+  /** The unread index's settler (src/storage/store.ts); absent: reported as zeros. */
+  unreadSettle?(): UnreadSettleFigures;
   /** A cluster node's place in its realm log (docs/cluster.md); absent for a single process. */
   replication?(): Promise<ReplicationFigures>;
   /** The mail outbox and its sender (src/mail/sender.ts); absent when the server sends no mail. */
@@ -524,6 +527,19 @@ scraped(
   'Times the background checkpointer then started the emptied WAL afresh itself (else the next commit does, syncing the new WAL header on the main thread).',
   () => sum((s) => s.checkpoints().afresh),
   'counter',
+);
+
+scraped(
+  'confab_unread_settle_failures_total',
+  'Times moving the unread index watermark failed other than on a busy database (logged; unread reads slow down while it does not move).',
+  () => sum((s) => s.unreadSettle?.().failures ?? 0),
+  'counter',
+);
+scraped(
+  'confab_unread_watermark_behind',
+  'Message ids between the unread index watermark and the newest message (a few hundred while it keeps up; growing: it is stuck).',
+  () => sum((s) => s.unreadSettle?.().behind ?? 0),
+  'gauge',
 );
 
 // ---- outgoing mail (src/mail/sender.ts) ---------------------------------------------------------

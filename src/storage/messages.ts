@@ -223,35 +223,34 @@ export function messageStatements(
     .prepare<[number], number | null>('SELECT MAX(message_id) FROM user_messages WHERE user_id = ?')
     .pluck();
   // The newest unread rows in two parts (./unread.ts): above the watermark, from user_messages
-  // itself; at or below it, from unread_messages. `limit` counts rows before the channel filter,
-  // so a part's count is read apart from its filtered rows.
+  // itself; at or below it, from unread_messages. `limit` counts rows before the channel filter:
+  // the part above returns its rows of unsubscribed channels too, marked `hidden` (its row count
+  // is what it used of `limit`), and `unread` leaves them out.
   const unreadShown = `SELECT um.message_id AS message_id, um.flags AS flags, m.sender_id AS sender_id,
             m.stream_id AS stream_id, m.dm_group_id AS dm_group_id, m.topic AS topic`;
-  const unsubscribedOut = `WHERE m.stream_id IS NULL OR NOT EXISTS (
-       SELECT 1 FROM subscriptions s WHERE s.user_id = ? AND s.stream_id = m.stream_id AND s.active = 0)
-     ORDER BY um.message_id`;
-  const unreadAboveCount = db
-    .prepare<[number, number, number], number>(
-      `SELECT count(*) FROM (SELECT 1 FROM user_messages
-         WHERE user_id = ? AND message_id > ? AND (flags & 1) = 0 LIMIT ?)`,
-    )
-    .pluck();
-  const unreadAbove = db.prepare<[number, number, number, number], UnreadRow>(
-    `${unreadShown}
+  const unsubscribed = `m.stream_id IS NOT NULL AND EXISTS (
+       SELECT 1 FROM subscriptions s WHERE s.user_id = @user AND s.stream_id = m.stream_id AND s.active = 0)`;
+  const unreadAbove = db.prepare<
+    [{ user: number; watermark: number; limit: number }],
+    UnreadRow & { hidden: 0 | 1 }
+  >(
+    `${unreadShown}, ${unsubscribed} AS hidden
      FROM (SELECT message_id, flags FROM user_messages
-           WHERE user_id = ? AND message_id > ? AND (flags & 1) = 0
-           ORDER BY message_id DESC LIMIT ?) um
+           WHERE user_id = @user AND message_id > @watermark AND (flags & 1) = 0
+           ORDER BY message_id DESC LIMIT @limit) um
      JOIN messages m ON m.id = um.message_id
-     ${unsubscribedOut}`,
+     ORDER BY um.message_id`,
   );
-  const unreadBelow = db.prepare<[number, number, number, number], UnreadRow>(
+  const unreadBelow = db.prepare<[{ user: number; watermark: number; limit: number }], UnreadRow>(
     `${unreadShown}
      FROM (SELECT u.message_id AS message_id, x.flags AS flags FROM unread_messages u
            CROSS JOIN user_messages x ON x.user_id = u.user_id AND x.message_id = u.message_id
-           WHERE u.user_id = ? AND u.message_id <= ?
-           ORDER BY u.message_id DESC LIMIT ?) um
+           WHERE u.user_id = @user AND u.message_id <= @watermark
+           ORDER BY u.message_id DESC LIMIT @limit) um
      JOIN messages m ON m.id = um.message_id
-     ${unsubscribedOut}`,
+     WHERE m.stream_id IS NULL OR NOT EXISTS (
+       SELECT 1 FROM subscriptions s WHERE s.user_id = @user AND s.stream_id = m.stream_id AND s.active = 0)
+     ORDER BY um.message_id`,
   );
   const unreadIn = db.prepare<[number, string], UnreadRow>(
     `SELECT um.message_id AS message_id, um.flags AS flags, m.sender_id AS sender_id,
@@ -406,11 +405,13 @@ export function messageStatements(
      * has unsubscribed from.
      */
     unread(userId: number, limit: number): UnreadRow[] {
-      const w = unreadIndex.watermark();
-      const above = unreadAbove.all(userId, w, limit, userId);
-      const rest = limit - unreadAboveCount.get(userId, w, limit)!;
+      const watermark = unreadIndex.watermark();
+      const rows = unreadAbove.all({ user: userId, watermark, limit });
+      const above: UnreadRow[] = [];
+      for (const r of rows) if (r.hidden === 0) above.push(r);
+      const rest = limit - rows.length;
       if (rest <= 0) return above;
-      const below = unreadBelow.all(userId, w, rest, userId);
+      const below = unreadBelow.all({ user: userId, watermark, limit: rest });
       return below.length === 0 ? above : below.concat(above);
     },
     /** Like `unread`, for given messages whatever their flags. */

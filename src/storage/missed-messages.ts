@@ -1,6 +1,7 @@
 /** SQL for missed-message mail waiting for its batch (migration 0023), and the reads it needs. */
 import type { DB } from './db.js';
 import type { FetchedMessageRow, MessageRow } from './messages.js';
+import type { UnreadStatements } from './unread.js';
 
 export type MissedMessageRow = {
   user_id: number;
@@ -11,7 +12,7 @@ export type MissedMessageRow = {
   scheduled_at: number;
 };
 
-export function missedMessageStatements(db: DB) {
+export function missedMessageStatements(db: DB, unreadIndex: UnreadStatements) {
   const insert = db.prepare<MissedMessageRow, void>(
     `INSERT OR IGNORE INTO missed_message_emails
        (user_id, message_id, realm_id, trigger, mentioned_user_group_id, scheduled_at)
@@ -34,11 +35,25 @@ export function missedMessageStatements(db: DB) {
     .prepare<[], number | null>('SELECT min(scheduled_at) FROM missed_message_emails')
     .pluck();
   const count = db.prepare<[], number>('SELECT count(*) FROM missed_message_emails').pluck();
-  // Unread messages the user got since `date_sent`, not mailed about yet (newest first).
-  const unreadSince = db.prepare<[number, number, number], FetchedMessageRow>(
+  // Unread messages the user got since `date_sent`, not mailed about yet (newest first), in the
+  // unread index's two parts (./unread.ts): above the watermark a short range of the user's
+  // user_messages rows, at or below it their unread rows in unread_messages, so the user's read
+  // rows are never walked (all of them were, before the index left user_messages, when few were
+  // unread since the time).
+  type Since = { user: number; watermark: number; since: number; limit: number };
+  const unreadSinceAbove = db.prepare<[Since], FetchedMessageRow>(
     `SELECT m.*, um.flags AS flags FROM user_messages um JOIN messages m ON m.id = um.message_id
-     WHERE um.user_id = ? AND (um.flags & 1) = 0 AND (um.flags & 2048) = 0 AND m.date_sent >= ?
-     ORDER BY um.message_id DESC LIMIT ?`,
+     WHERE um.user_id = @user AND um.message_id > @watermark AND (um.flags & 2049) = 0
+       AND m.date_sent >= @since
+     ORDER BY um.message_id DESC LIMIT @limit`,
+  );
+  const unreadSinceBelow = db.prepare<[Since], FetchedMessageRow>(
+    `SELECT m.*, um.flags AS flags FROM unread_messages u
+     CROSS JOIN user_messages um ON um.user_id = u.user_id AND um.message_id = u.message_id
+     CROSS JOIN messages m ON m.id = u.message_id
+     WHERE u.user_id = @user AND u.message_id <= @watermark AND (um.flags & 2049) = 0
+       AND m.date_sent >= @since
+     ORDER BY u.message_id DESC LIMIT @limit`,
   );
   // The messages of a topic the user got just before one (the reference's get_context_for_message).
   const topicContext = db.prepare<[number, number, string, number, number, number], MessageRow>(
@@ -73,8 +88,18 @@ export function missedMessageStatements(db: DB) {
     nextDue: (): number | null => nextDue.get() ?? null,
     count: (): number => count.get() ?? 0,
     /** The user's unread messages sent at or after `since` (UNIX seconds), not yet mailed. */
-    unreadSince: (userId: number, since: number, limit: number): FetchedMessageRow[] =>
-      unreadSince.all(userId, since, limit),
+    unreadSince(userId: number, since: number, limit: number): FetchedMessageRow[] {
+      const watermark = unreadIndex.watermark();
+      const above = unreadSinceAbove.all({ user: userId, watermark, since, limit });
+      if (above.length >= limit) return above;
+      const below = unreadSinceBelow.all({
+        user: userId,
+        watermark,
+        since,
+        limit: limit - above.length,
+      });
+      return below.length === 0 ? above : above.concat(below);
+    },
     /** Up to `limit` messages of the topic the user got before `before` and after `after`. */
     topicContext: (
       userId: number,

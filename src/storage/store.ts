@@ -40,6 +40,7 @@ import { sentLocalIdStatements } from './sent-local-ids.js';
 import { ChannelActivity, topicStatements } from './topics.js';
 import { userStatements } from './users.js';
 import { unreadStatements } from './unread.js';
+import { log } from '../observability/log.js';
 
 /**
  * How the server brings the unread index up to date (./unread.ts): it looks every
@@ -58,6 +59,22 @@ export const UNREAD_SETTLE_IDLE_MS = 100;
 export const UNREAD_SETTLE_MIN_ROWS = 500;
 export const UNREAD_SETTLE_MAX_MS = 1_000;
 export const UNREAD_SETTLE_ROWS = 1_000;
+/** A settler that keeps failing logs once, then again at most this often (ms). */
+export const UNREAD_SETTLE_LOG_EVERY_MS = 60_000;
+
+/** For /metrics (src/observability/metrics.ts). */
+export type UnreadSettleFigures = {
+  /** Settler ticks that failed with an error other than a busy database, since start. */
+  failures: number;
+  /** Message ids between the watermark and the newest message (0: the index is up to date). */
+  behind: number;
+};
+
+/** SQLITE_BUSY and its extended codes (another connection holds the lock): tried again later. */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
 
 /**
  * The verbs a storage method that writes starts with (`insert`, `setRole`, `removeAll`, ...).
@@ -144,6 +161,9 @@ export class Store {
   private checkpointer: Checkpointer | null = null;
   private settleTimer: NodeJS.Timeout | null = null;
   private settlingStopped = false;
+  private readonly settleFailures = { total: 0, sinceLog: 0, loggedAt: -Infinity, logged: false };
+  /** How often (ms) a settler failing all along logs again (UNREAD_SETTLE_LOG_EVERY_MS; tests shorten it). */
+  settleFailureLogEveryMs = UNREAD_SETTLE_LOG_EVERY_MS;
   /** The checkpointer `close` stopped, until its thread has exited (`stopped`). */
   private stopping: Checkpointer | null = null;
 
@@ -182,7 +202,7 @@ export class Store {
     this.bots = botStatements(db, this.ids);
     this.sentLocalIds = sentLocalIdStatements(db);
     this.audit = auditStatements(db, this.ids);
-    this.missedMessages = missedMessageStatements(db);
+    this.missedMessages = missedMessageStatements(db, this.unread);
     this.outgoingWebhookCalls = outgoingWebhookStatements(db);
     // One wrapper, created once: better-sqlite3 re-throws after ROLLBACK, so a thrown
     // JsonableError leaves nothing half-written. BEGIN IMMEDIATE: the write lock from the start.
@@ -244,13 +264,59 @@ export class Store {
             if (settle.immediate()) next = 2;
             last = performance.now();
           }
-        } catch {
-          // The database busy or closing: the next tick tries again.
+          this.settleFailed(null);
+        } catch (err) {
+          // The database busy or closing: the next tick tries again. Anything else is logged.
+          this.settleFailed(err);
         }
       }
       this.settleTimer = setTimeout(tick, next).unref();
     };
     this.settleTimer = setTimeout(tick, UNREAD_SETTLE_MS).unref();
+  }
+
+  /**
+   * Notes how a settler's tick ended (`err` null: it did not fail). A busy or closing database is
+   * expected and passes in silence. Any other error, repeated, means the watermark is stuck: every
+   * unread read then takes the rows above it from user_messages, still right but slower as they
+   * grow. Such a failure is logged with its error, then at most one line per
+   * UNREAD_SETTLE_LOG_EVERY_MS while they go on (with how many failed since the last line), and a
+   * line when a tick succeeds after a logged one; /metrics counts them (`unreadSettleFigures`).
+   */
+  private settleFailed(err: unknown): void {
+    const s = this.settleFailures;
+    if (err === null) {
+      if (s.logged) {
+        log.info({ failures: s.sinceLog }, 'unread index: the watermark moves again');
+        s.logged = false;
+        s.sinceLog = 0;
+      }
+      return;
+    }
+    if (!this.db.open || isBusy(err)) return;
+    s.total++;
+    s.sinceLog++;
+    const now = performance.now();
+    if (now - s.loggedAt >= this.settleFailureLogEveryMs) {
+      log.error(
+        { err, failures: s.sinceLog, behind: this.unreadSettleFigures.behind },
+        'unread index: moving the watermark failed (unread reads get slower until it moves)',
+      );
+      s.loggedAt = now;
+      s.sinceLog = 0;
+      s.logged = true;
+    }
+  }
+
+  /** The unread settler's failures (not counting a busy database) and how far it is behind. */
+  get unreadSettleFigures(): UnreadSettleFigures {
+    let behind = 0;
+    try {
+      behind = Math.max(0, (this.unread.newest() ?? 0) - this.unread.watermark());
+    } catch {
+      // closed or busy: reported as caught up
+    }
+    return { failures: this.settleFailures.total, behind };
   }
 
   /** Stops moving the unread index's watermark by itself (for tests that place it). */

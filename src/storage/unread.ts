@@ -36,6 +36,8 @@ export function unreadStatements(db: DB) {
   return {
     /** The newest message id whose unread rows are all in unread_messages. */
     watermark: (): number => watermark.get() ?? 0,
+    /** The newest message id with user_messages rows (null: none). */
+    newest: (): number | null => newest.get() ?? null,
     /** Whether at least `rows` user_messages rows (at least 1) are above the watermark. */
     waiting: (rows: number): boolean =>
       boundary.get(watermark.get() ?? 0, Math.max(0, rows - 1)) !== undefined,

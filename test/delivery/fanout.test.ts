@@ -14,6 +14,7 @@ import {
   eventsResponseJson,
   eventsResponsePacked,
 } from '../../src/delivery/wire.js';
+import { eventsFrame } from '../../src/delivery/socket-frames.js';
 import type { OutboundEvent } from '../../src/lib/events.js';
 import { RealmRuntime } from '../../actors/registry.js';
 import { JsonableError } from '../../src/lib/errors.js';
@@ -53,6 +54,8 @@ function got(rt: QueueHandle): Ev[] {
 function types(rt: QueueHandle): string[] {
   return got(rt).map((e) => e.type);
 }
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function publish(q: EventQueues, ...events: OutboundEvent[]): void {
   q.publish(REALM, events);
@@ -435,6 +438,57 @@ t.test('capability-gated events: linkifiers, groups, inaccessible users, presenc
   t.equal(l[2]!.email, 'x@zulip.com');
   t.end();
 });
+
+t.test(
+  'a flush: sockets given the same events share one frame; other flags, their own',
+  async (t) => {
+    const q = makeQueues(t);
+    const frames = new Map<QueueHandle, Buffer[]>();
+    const rts = [1, 2, 3, 4, 5, 6].map((user) => q.register(settings(user)));
+    for (const rt of rts) {
+      frames.set(rt, []);
+      q.attach(rt, {
+        kind: 'socket',
+        deliver: (events) => frames.get(rt)!.push(eventsFrame('json', events)),
+        close: () => {},
+      });
+    }
+    const [one, two, three, four, five, six] = rts as [QueueHandle, ...QueueHandle[]];
+    publish(q, { event: { type: 'heartbeat' }, users: [5] }); // five's ids run one ahead
+    await tick();
+    frames.get(five!)!.length = 0;
+    // Two sends committed together: one publish, one flush.
+    const users = [1, 2, 3, 4, 5, 6];
+    publish(
+      q,
+      streamMessage({ users, flags: { 1: ['read'], 2: ['mentioned'] } }),
+      streamMessage({ users, flags: { 1: ['read'], 3: ['mentioned'] } }),
+    );
+    await tick();
+    const frame = (rt: QueueHandle) => {
+      const f = frames.get(rt)!;
+      t.equal(f.length, 1, 'one frame per socket');
+      t.same(f[0], Buffer.from(eventsResponseJson(rt.queue.contents().slice(-2))), 'its events');
+      return f[0]!;
+    };
+    const flagsOf = (rt: QueueHandle) =>
+      (JSON.parse(frame(rt).toString('utf8')) as { events: Ev[] }).events.map((e) => e.flags);
+    t.same(flagsOf(one), [['read'], ['read']]);
+    t.same(flagsOf(two!), [['mentioned'], []]);
+    t.same(flagsOf(three!), [[], ['mentioned']]);
+    t.same(flagsOf(four!), [[], []]);
+    t.same(flagsOf(five!), [[], []]);
+    t.not(frame(one), frame(four!));
+    t.not(frame(two!), frame(four!));
+    t.not(frame(three!), frame(four!));
+    t.not(frame(five!), frame(four!), 'the same flags under other ids: its own frame');
+    t.same(
+      (JSON.parse(frame(five!).toString('utf8')) as { events: Ev[] }).events.map((e) => e.id),
+      [1, 2],
+    );
+    t.equal(frame(six!), frame(four!), 'the same events, ids and flags: one body, built once');
+  },
+);
 
 t.test('msgpack frames carry exactly what JSON frames carry', (t) => {
   const q = makeQueues(t);

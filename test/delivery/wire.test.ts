@@ -8,6 +8,7 @@ import t from 'tap';
 import {
   SharedEvent,
   decodePacked,
+  eventsResponseBytes,
   eventsResponseJson,
   eventsResponsePacked,
   type QueuedEvent,
@@ -42,6 +43,41 @@ t.test('one-event bodies are shared and equal to building them', (t) => {
   t.match(eventsResponseJson([e], 'q1'), /,"queue_id":"q1"\}$/);
   t.end();
 });
+
+t.test(
+  'byte bodies: shared by identical event lists in a turn, never across differences',
+  async (t) => {
+    const a = SharedEvent.openMessage({ id: 5, content: 'é' });
+    const b = SharedEvent.openMessage({ id: 6, content: 'b' });
+    const c = SharedEvent.openMessage({ id: 6, content: 'b' }); // equal JSON, another event
+    const plain = ',"recipient_id":3},"flags":[]';
+    const read = ',"recipient_id":3},"flags":["read"]';
+    const list = (first: number, tails: string[], events = [a, b]): QueuedEvent[] =>
+      events.map((shared, i) => ({ id: first + i, shared, tail: tails[i]!, extra: null }));
+    const bytes = (events: QueuedEvent[]) => {
+      const body = eventsResponseBytes(events);
+      t.equal(body.toString('utf8'), wholeBody(events), 'the body as built for each consumer');
+      return body;
+    };
+    const shared = bytes(list(7, [plain, plain]));
+    t.equal(bytes(list(7, [plain, plain])), shared, 'the same events: the same bytes, built once');
+    const differ = [
+      list(7, [read, plain]),
+      list(7, [plain, read]),
+      list(8, [plain, plain]),
+      list(7, [plain, plain], [a, c]),
+      list(7, [plain, plain, plain], [a, b, b]),
+      list(7, [plain]),
+    ];
+    for (const events of differ) t.not(bytes(events), shared, 'a list that differs has its own');
+    t.equal(bytes(list(7, [read, plain])), bytes(list(7, [read, plain])), 'each shared in turn');
+    t.same(eventsResponseBytes([]), Buffer.from(eventsResponseJson([])), 'no events');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const later = bytes(list(7, [plain, plain]));
+    t.not(later, shared, 'built again in a later turn');
+    t.same(later, shared);
+  },
+);
 
 t.test('what a frame builds from an event is kept for the turn only', async (t) => {
   // A queued event holds only what the queue memory budget counts (its JSON): the decoded object

@@ -51,7 +51,9 @@ const LEASE_MS = 60_000;
  * The read barrier's budget: longer than the default (5 s), for the same reason. On the 2-core
  * machine running the whole suite (two tap jobs, each with its NATS servers and nodes) a node
  * answered an upload 503 "catching up", most plausibly its 5 s budget run out. A budget run out
- * under load is not what these tests are about; test/unit/read-barrier.test.ts tests it.
+ * under load is not what these tests are about; test/unit/read-barrier.test.ts tests it. A copy
+ * whose progress watch calls it stalled still answers 503 at once, under this budget too
+ * (docs/cluster.md "Guarantees": a loaded but live copy is not called so).
  */
 const READ_BARRIER_MS = 30_000;
 /**

@@ -176,3 +176,26 @@ t.test('a failure to fail is tried again; the owner’s own exports are left alo
   t.same(await c.check(owner, both), [7], 'failed at the next check');
   t.same(c.value(9), { node: 'n1', inc: 'n1-1' }, 'the owner’s own export keeps its key');
 });
+
+t.test(
+  'a claim whose answer was lost, and whose look at the key goes unanswered too',
+  async (t) => {
+    // The create lands but its answer is held by a frozen server until the client's timeout, and
+    // so is the first look at the key; a look asked again beside it is answered. On the code
+    // before, the claim read the key once and, that look failing, said "not ours": the export
+    // (recorded as this node's) was not run, and its owner failed it.
+    const { kv } = memoryBucket();
+    const timeout = () =>
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(Object.assign(new Error('TIMEOUT'), { code: 'TIMEOUT' })), 4000),
+      );
+    let gets = 0;
+    const frozen = {
+      create: (key: string, value: string) => kv.create(key, value).then(timeout),
+      get: (key: string) => (++gets === 1 ? timeout() : kv.get(key)),
+    } as unknown as KV;
+    const runs = new ExportRuns(frozen, 'n2', 'n2-1', LEASE, GRACE);
+    t.ok(await runs.claim(7), 'ours: it landed');
+    t.equal(gets, 2, 'the look asked again once');
+  },
+);

@@ -11,12 +11,18 @@ import t from 'tap';
 import { lastCommitPages, PageOwners } from '../../bench/lib/wal-pages.js';
 import type { MessageQuery } from '../../src/storage/message-search.js';
 import { Store } from '../../src/storage/store.js';
+import { explainCalls } from '../helpers/query-plans.js';
 
 const READ = 1;
+const EMAILED = 2048;
 
 /** A store with a realm and `n` users (ids returned), no background checkpointer or settler. */
-function storeWithUsers(dir: string, n: number): { store: Store; users: number[] } {
-  const store = Store.open(dir, { backgroundCheckpoint: false });
+function storeWithUsers(
+  dir: string,
+  n: number,
+  verbose?: (sql: unknown) => void,
+): { store: Store; users: number[] } {
+  const store = Store.open(dir, { backgroundCheckpoint: false, ...(verbose ? { verbose } : {}) });
   const db = store.db;
   db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'r', 0)`).run();
   const ins = db.prepare(
@@ -114,6 +120,12 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
     includeHistory: false,
     conditions: [{ kind: 'flags', mask: 1, set: false, negated: false }, ...conditions],
   });
+  // The missed-message mail's read as it was before the unread index (user_messages alone).
+  const unreadSinceTruth = db.prepare<[number, number, number], { id: number; flags: number }>(
+    `SELECT m.id, um.flags AS flags FROM user_messages um JOIN messages m ON m.id = um.message_id
+     WHERE um.user_id = ? AND (um.flags & 1) = 0 AND (um.flags & 2048) = 0 AND m.date_sent >= ?
+     ORDER BY um.message_id DESC LIMIT ?`,
+  );
   let checks = 0;
   const check = (step: string) => {
     const w = store.unread.watermark();
@@ -156,6 +168,13 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
           `${step}: is:unread oldest ${u} ${limit}`,
         );
       }
+      for (const since of [0, 2, 3])
+        for (const limit of [1, 3, 1000])
+          t.same(
+            store.missedMessages.unreadSince(u, since, limit).map((r) => [r.id, r.flags]),
+            unreadSinceTruth.all(u, since, limit).map((r) => [r.id, r.flags]),
+            `${step}: missed-message mail's unread since ${since} ${u} ${limit}`,
+          );
       const even = all.filter((id) => id % 2 === 0);
       t.same(
         store.messageSearch.ids(unreadQuery(u), { dir: 'ids', ids: even }).map((r) => r.id),
@@ -190,7 +209,11 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
     const op = rnd(10);
     const u = users[rnd(users.length)]!;
     if (op < 4 || ids.length < 3) {
-      ids.push(send(store, users, 1 + rnd(2)));
+      const id = send(store, users, 1 + rnd(2));
+      ids.push(id);
+      // Dates and mail flags for the missed-message mail's read (no draw: the same sequence).
+      db.prepare('UPDATE messages SET date_sent = ? WHERE id = ?').run(id % 4, id);
+      if (id % 3 === 0) store.transaction(() => store.messages.setFlag(users[1]!, [id], EMAILED));
     } else if (op === 4) {
       const some = [ids[rnd(ids.length)]!, ids[rnd(ids.length)]!];
       store.transaction(() => store.messages.setFlag(u, some, READ));
@@ -214,6 +237,65 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
   }
   t.ok(store.unread.watermark() > 0, 'the watermark moved');
   t.ok(checks > 0);
+  t.end();
+});
+
+t.test("the register's unread rows: one statement for the rows above the watermark", (t) => {
+  const statements: string[] = [];
+  const { store, users } = storeWithUsers(t.testdir(), 3, (sql) => statements.push(String(sql)));
+  t.teardown(() => store.close());
+  const db = store.db;
+  const u = users[1]!;
+  db.pragma('foreign_keys = OFF'); // subscriptions without their channels' rows
+  // The user left channel 2: its unread messages are not the register's.
+  db.prepare(
+    `INSERT INTO subscriptions (user_id, stream_id, active, color) VALUES (?, 1, 1, ''), (?, 2, 0, '')`,
+  ).run(u, u);
+  const ids: number[] = [];
+  for (let i = 0; i < 6; i++) ids.push(send(store, users, 1 + (i % 2)));
+  store.transaction(() => store.unread.moveWatermark(3 * 3)); // the first three below it
+  for (let i = 0; i < 6; i++) ids.push(send(store, users, i < 4 ? 2 : 1));
+  t.equal(store.unread.watermark(), ids[2], 'three below the watermark, nine above');
+  // Limits count rows before the channel filter: channel 2's count but are not shown.
+  const want = (limit: number) =>
+    ids
+      .slice(-limit)
+      .filter(
+        (id) => db.prepare('SELECT stream_id FROM messages WHERE id = ?').pluck().get(id) === 1,
+      );
+  for (const limit of [1, 2, 5, 9, 10, 12, 100]) {
+    statements.length = 0;
+    const got = store.messages.unread(u, limit).map((r) => r.message_id);
+    const ran = [...statements];
+    t.same(got, want(limit), `limit ${limit}`);
+    const reads = ran.filter((sql) => /\bFROM (user_messages|unread_messages)\b/.test(sql));
+    const expected = limit > 9 ? 2 : 1;
+    t.equal(
+      reads.length,
+      expected,
+      `limit ${limit}: ${expected === 2 ? 'one statement on each side' : 'one statement above'} ` +
+        `(${ran.length} ran: ${ran.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join(' / ')})`,
+    );
+  }
+  t.end();
+});
+
+t.test("the missed-message mail's unread read uses the unread index", (t) => {
+  const { store, users } = storeWithUsers(t.testdir(), 2);
+  t.teardown(() => store.close());
+  for (let i = 0; i < 4; i++) send(store, users);
+  store.transaction(() => store.unread.moveWatermark(4)); // rows on both sides
+  const plans = explainCalls(store, () => store.missedMessages.unreadSince(users[1]!, 0, 100));
+  const [above = '', below = '', ...more] = plans.filter((p) => !/unread_watermark/.test(p));
+  t.same(more, [], `two reads: ${JSON.stringify(plans)}`);
+  // Above the watermark: a range of the user's user_messages rows; at or below it: their unread
+  // rows in unread_messages. Not all of the user's rows (SEARCH um USING PRIMARY KEY (user_id=?)).
+  t.match(above, /SEARCH um USING PRIMARY KEY \(user_id=\? AND message_id>\?\)/, above);
+  t.match(
+    below,
+    /^SEARCH u USING PRIMARY KEY \(user_id=\? AND message_id<\?\) \| SEARCH um USING PRIMARY KEY \(user_id=\? AND message_id=\?\)/,
+    below,
+  );
   t.end();
 });
 

@@ -1,0 +1,125 @@
+/**
+ * The web app on a phone (390 pixels) opened at the first unread message of a topic with more
+ * unread below: the "new messages below" button covers no message, in particular not the toolbar
+ * of the message at the bottom of the list once it is selected (a phone draws the toolbar under
+ * the message, at the list's bottom edge, where the button used to float).
+ */
+import t from 'tap';
+import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage, seedChannelMessages } from '../helpers/messages.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+let ts: TestServer;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  ts = await startServer(t);
+});
+
+type Box = { left: number; top: number; right: number; bottom: number };
+
+t.test('390 pixels: "new messages below" covers no message', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { api, fx } = ts;
+  const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
+  const ch = await createChannel(api, 'iago', 'days', { principals: everyone });
+  seedChannelMessages(ts, {
+    senderId: fx.users.iago!.id,
+    streamId: ch,
+    topic: 'log',
+    count: 30,
+    recipients: everyone,
+    flags: 1,
+    text: (i) => `old entry ${i}`,
+  });
+  // About a screen and a half of unread messages, long and short.
+  for (let i = 0; i < 16; i++) {
+    const words = 'word '.repeat(i % 3 === 0 ? 20 : 3);
+    await sendChannelMessage(api, 'othello', 'days', 'log', `new entry ${i} ${words}`);
+  }
+  const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+    hash: `#narrow/channel/${ch}-days/topic/log`,
+    width: 390,
+    height: 800,
+  });
+  await waitMessage(page, 'new entry 0');
+  await page.waitForSelector('.new-below');
+  await screenshot(page, t, 'first-unread-390');
+
+  // The last message whose top is in view (not the list's last: more are below), selected.
+  const target = await page.evaluate<{ id: string; x: number; y: number } | null>(`(() => {
+    const list = document.querySelector('.messages').getBoundingClientRect();
+    const rows = [...document.querySelectorAll('.msg')];
+    const shown = rows.filter((r) => r.getBoundingClientRect().top < list.bottom - 8);
+    const last = shown.at(-1);
+    if (!last || last === rows.at(-1)) return null;
+    const r = last.querySelector('.content').getBoundingClientRect();
+    return { id: last.dataset.id, x: r.left + 4, y: r.top + 4 };
+  })()`);
+  t.ok(target, 'a message at the bottom of the list, more below it');
+  if (!target) return;
+  await page.mouse.click(target.x, target.y);
+  await page.mouse.move(200, 20); // off the list: no hovered message
+  await page.waitForSelector(`.msg.selected[data-id="${target.id}"] .msg-actions`);
+  // Scrolled into view with its toolbar, once the layout is done.
+  await waitFor(
+    page,
+    `(() => {
+      const bar = document.querySelector('.msg.selected .msg-actions').getBoundingClientRect();
+      return bar.height > 0 &&
+        bar.bottom <= document.querySelector('.messages').getBoundingClientRect().bottom + 1;
+    })()`,
+  );
+  const boxes = await page.evaluate<{
+    button: Box | null;
+    bar: Box;
+    list: Box;
+    rows: Box[];
+  }>(`(() => {
+    const box = (el) => {
+      const r = el.getBoundingClientRect();
+      return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+    };
+    const button = document.querySelector('.new-below');
+    return {
+      button: button && box(button),
+      bar: box(document.querySelector('.msg.selected .msg-actions')),
+      list: box(document.querySelector('.messages')),
+      rows: [...document.querySelectorAll('.msg')].map(box),
+    };
+  })()`);
+  await screenshot(page, t, 'selected-at-bottom-390');
+  const over = (a: Box, b: Box) =>
+    a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  t.ok(boxes.button, 'the button shows (newer messages below)');
+  if (!boxes.button) return;
+  t.notOk(
+    over(boxes.button, boxes.bar),
+    `the button ${JSON.stringify(boxes.button)} misses the toolbar ${JSON.stringify(boxes.bar)}`,
+  );
+  // Nor any message where the list shows it.
+  const shown = boxes.rows
+    .map((r) => ({
+      ...r,
+      top: Math.max(r.top, boxes.list.top),
+      bottom: Math.min(r.bottom, boxes.list.bottom),
+    }))
+    .filter((r) => r.bottom > r.top);
+  t.same(
+    shown.filter((r) => over(boxes.button!, r)),
+    [],
+    'the button covers no message shown',
+  );
+
+  await page.click('.new-below');
+  await waitFor(page, `document.querySelector('.new-below') === null`);
+  await waitMessage(page, 'new entry 15');
+  t.pass('the button still goes to the newest');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
