@@ -63,6 +63,11 @@ export class RequestContext {
    * address is then read as its answer is written (./respond.ts send); -1 otherwise.
    */
   logSlowerThanMs = -1;
+  /**
+   * True while the route's own callback runs (./router.ts): uWS has corked the connection for it,
+   * so an answer written then needs no res.cork of its own (./respond.ts send).
+   */
+  corked = false;
   /** Set once a response has been written (or the connection closed by us). */
   done = false;
   /**

@@ -119,6 +119,7 @@ export function mountEndpoints(
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext(req, 0);
+    ctx.corked = true; // the answer below is written within this callback
     res.onAborted(() => ctx.markAborted());
     if (server.config.logRequests !== 'off') {
       // Every answer here is an error (404, 405, 501): its line names the client.
@@ -145,6 +146,7 @@ export function mountEndpoints(
     } else {
       sendError(res, ctx, new ResourceNotFoundError());
     }
+    ctx.corked = false;
     requestFinished(ctx, UNMATCHED_ROUTE, server.config);
   });
 }
@@ -199,6 +201,23 @@ function onRequest(
   // Before anything is set up: only the boundary around every route (./unexpected.ts) is left.
   if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
+  ctx.corked = true; // until the callback returns: uWS corks the connection around it
+  try {
+    acceptRequest(res, req, ctx, ep, server, inflight);
+  } finally {
+    ctx.corked = false;
+  }
+}
+
+/** onRequest's work once the request's context is made. */
+function acceptRequest(
+  res: HttpResponse,
+  req: HttpRequest,
+  ctx: RequestContext,
+  ep: Endpoint,
+  server: ServerContext,
+  inflight: InflightTracker,
+): void {
   ctx.bindClient(res, req, server.proxyTrust);
   // The access log names the client: read while the connection is there to ask.
   if (server.config.logRequests === 'all') ctx.clientAddress();
