@@ -32,6 +32,11 @@ const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
  * tails and following events among its recipients' queues).
  */
 const SINGLE_BODIES_KEPT = 8;
+/**
+ * Byte bodies longer than this are not kept for the turn (bodyBytes): one that large is a queue's
+ * backlog, rarely another's too, and a flush that answers many backlogs must not hold them all.
+ */
+const KEPT_BODY_BYTES = 64 * 1024;
 /** Numbers SharedEvents in the byte bodies' keys (bodyBytes). */
 let nextSerial = 0;
 /**
@@ -164,6 +169,7 @@ export class SharedEvent {
     let body = this.bytes?.get(key);
     if (body === undefined) {
       body = Buffer.from(eventsResponseJson(events));
+      if (body.length > KEPT_BODY_BYTES) return body;
       if (!this.bytes) {
         this.bytes = new Map();
         this.hold();
