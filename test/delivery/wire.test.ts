@@ -79,6 +79,13 @@ t.test(
     });
     const backlog = list(3, ['', plain], [big, a]);
     t.not(bytes(backlog), bytes(backlog), 'a body over 64 KiB is not kept: each built anew');
+    // Polls answered as they come in are each a callback of their own in the same turn.
+    const [first, second] = await new Promise<Buffer[]>((resolve) => {
+      const got: Buffer[] = [];
+      setImmediate(() => got.push(bytes(list(20, [plain, plain]))));
+      setImmediate(() => resolve([...got, bytes(list(20, [plain, plain]))]));
+    });
+    t.equal(first, second, 'shared by callbacks of one turn');
     await new Promise<void>((resolve) => setImmediate(resolve));
     const later = bytes(list(7, [plain, plain]));
     t.not(later, shared, 'built again in a later turn');
