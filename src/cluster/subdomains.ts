@@ -20,7 +20,7 @@
  */
 import type { KV } from 'nats';
 import { subdomainInUse } from '../mutations/realms.js';
-import { isWrongLastSequence } from './jetstream.js';
+import { isWrongLastSequence, reasked } from './jetstream.js';
 
 /** Keys of the lease bucket holding reservations start with this; the subdomain follows. */
 export const SUBDOMAIN_KEY_PREFIX = 'subdomain-';
@@ -100,9 +100,13 @@ export class SubdomainReservations {
     await this.kv.delete(subdomainKey(subdomain), { previousSeq: revision }).catch(() => undefined);
   }
 
-  /** After a write whose answer was lost: its revision if it landed all the same, else `err`. */
+  /**
+   * After a write whose answer was lost: its revision if it landed all the same, else `err`. The
+   * look is asked again beside the first while unanswered (`reasked`): a frozen server that held
+   * the write's answer may hold this question's too.
+   */
   private async landed(key: string, value: string, err: unknown): Promise<number> {
-    const e = await this.kv.get(key);
+    const e = await reasked(() => this.kv.get(key)).catch(() => null);
     if (e && e.operation === 'PUT' && e.string() === value) return e.revision;
     throw err;
   }

@@ -197,6 +197,22 @@ export class EventBuffer {
     return out;
   }
 
+  /**
+   * When the only pending event after `afterId` is the newest one (a socket's usual flush: one
+   * event appended since its last frame), writes it into `into` and says so; else false, and
+   * `into` is left alone. Allocates nothing.
+   */
+  newestOnlyAfter(afterId: number, into: QueuedEvent): boolean {
+    if (this.count === 0 || afterId !== this.nextEventId - 2) return false;
+    const last = this.chunks[this.chunks.length - 1]!;
+    const tail = last[2 * this.fill - 1] as Tail | null;
+    into.id = this.nextEventId - 1;
+    into.shared = last[2 * this.fill - 2] as SharedEvent;
+    into.tail = tail === null ? '' : tail.json;
+    into.extra = tail === null ? null : tail.extra;
+    return true;
+  }
+
   get lastId(): number {
     return this.nextEventId - 1;
   }

@@ -29,7 +29,10 @@ export type PollConsumer = {
 
 export type SocketConsumer = {
   readonly kind: 'socket';
-  /** Sends one frame carrying these events. */
+  /**
+   * Sends one frame carrying these events. `events` is the queue's to reuse once this returns
+   * (./queue.ts sendPending): build the frame from it here, do not keep it.
+   */
   deliver(events: readonly QueuedEvent[]): void;
   /** Closes the socket with one of the CLOSE codes. */
   close(code: number, reason: string): void;

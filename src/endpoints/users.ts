@@ -18,6 +18,9 @@ import {
 import { formatUser, userByAddress } from '../queries/users.js';
 import { realmHost } from '../lib/urls.js';
 import { maxMessageIdFor } from '../queries/messages-summary.js';
+import type { RealmView } from '../queries/realm-view.js';
+import type { UserRow } from '../storage/users.js';
+import { RawJson, successJson } from '../http/respond.js';
 
 /** GET /api/v1/users — every user of the realm, deactivated ones and bots included. */
 export const getMembers = endpoint({
@@ -61,27 +64,39 @@ export const getProfile = endpoint({
   incomingWebhookBots: true,
   params: z.object({}),
   handle: ({ server, realm, user }) => {
-    const u = formatUser(realm.view, user, { viewerId: user.id });
-    return {
-      avatar_url: u.avatar_url,
-      avatar_version: u.avatar_version,
-      email: u.email,
-      delivery_email: u.delivery_email,
-      full_name: u.full_name,
-      is_admin: u.is_admin,
-      is_owner: u.is_owner,
-      role: u.role,
-      is_guest: u.is_guest,
-      is_bot: u.is_bot,
-      is_active: u.is_active,
-      timezone: u.timezone,
-      date_joined: u.date_joined,
-      max_message_id: maxMessageIdFor(server.store, user.id),
-      user_id: u.user_id,
-      ...(user.is_bot ? {} : { profile_data: realm.view.profileData(user.id) }),
-    };
+    // Kept serialized until something it shows changes (RealmView.ownProfileJson).
+    const maxMessageId = maxMessageIdFor(server.store, user.id);
+    return new RawJson(
+      realm.view.ownProfileJson(user, maxMessageId, () => {
+        const body = successJson(ownProfile(realm.view, user, maxMessageId), []);
+        return typeof body === 'string' ? body : body.toString();
+      }),
+    );
   },
 });
+
+/** GET /users/me's fields, in the reference's order. */
+function ownProfile(view: RealmView, user: UserRow, maxMessageId: number): object {
+  const u = formatUser(view, user, { viewerId: user.id });
+  return {
+    avatar_url: u.avatar_url,
+    avatar_version: u.avatar_version,
+    email: u.email,
+    delivery_email: u.delivery_email,
+    full_name: u.full_name,
+    is_admin: u.is_admin,
+    is_owner: u.is_owner,
+    role: u.role,
+    is_guest: u.is_guest,
+    is_bot: u.is_bot,
+    is_active: u.is_active,
+    timezone: u.timezone,
+    date_joined: u.date_joined,
+    max_message_id: maxMessageId,
+    user_id: u.user_id,
+    ...(user.is_bot ? {} : { profile_data: view.profileData(user.id) }),
+  };
+}
 
 /**
  * GET /api/v1/users/{user_id} and GET /api/v1/users/{email}: a path that is not a number is an

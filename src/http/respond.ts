@@ -138,16 +138,11 @@ export function send(
     }
   }
   const large = !closeConnection && size > LARGE_BODY;
-  res.cork(() => {
-    res.writeStatus(statusLine(status));
-    res.writeHeader('Content-Type', contentType);
-    for (const k in headers) res.writeHeader(k, headers[k]!);
-    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
-    if (!large) {
-      res.end(parts ? Buffer.concat(parts) : (body as string | Buffer), closeConnection);
-      ctx.ended = true;
-    }
-  });
+  const whole = large ? null : parts ? Buffer.concat(parts) : (body as string | Buffer);
+  // Inside the route's own callback uWS has corked the connection already (./router.ts sets
+  // `corked`): written at once, without a callback for res.cork to call back into.
+  if (ctx.corked) writeAnswer(res, ctx, status, contentType, headers, whole, closeConnection);
+  else res.cork(() => writeAnswer(res, ctx, status, contentType, headers, whole, closeConnection));
   if (large) {
     const slices = parts ?? [body as Buffer];
     sendInSlices(res, ctx, slices, size);
@@ -155,6 +150,64 @@ export function send(
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The status line and headers, then `body` if given (null: a large body follows in slices). The
+ * status line, Content-Type and the rate-limit headers go to uWS in one call (writeHeadBlock);
+ * other headers (an error's Allow, Retry-After, WWW-Authenticate) one call each, as before, in
+ * the same order on the wire: Content-Type, those, then the X-RateLimit-* lines.
+ */
+function writeAnswer(
+  res: HttpResponse,
+  ctx: RequestContext,
+  status: number,
+  contentType: string,
+  headers: Readonly<Record<string, string>>,
+  body: string | Buffer | null,
+  closeConnection: boolean,
+): void {
+  if (headers !== NO_HEADERS && hasKeys(headers)) {
+    res.writeStatus(statusLine(status) + '\r\nContent-Type: ' + contentType);
+    for (const k in headers) res.writeHeader(k, headers[k]!);
+    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
+  } else {
+    writeHeadBlock(res, statusLine(status) + '\r\nContent-Type: ' + contentType, ctx);
+  }
+  if (body !== null) {
+    res.end(body, closeConnection);
+    ctx.ended = true;
+  }
+}
+
+function hasKeys(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
+}
+
+/**
+ * Writes `head` (a status line and header lines, CRLF between them, none after), with the request's
+ * X-RateLimit-* lines after it, as one status line: uWS writes `HTTP/1.1 <status>\r\n` around what
+ * it is given, exactly the bytes of writeStatus and a writeHeader call per header, in one call
+ * into uWS instead of one per header (each such call cost ~0.15 µs here, as much as the limiter
+ * itself; docs/benchmarks.md, issue 31 row 1). What goes in is the server's own: status texts,
+ * content types the code names, and numbers — never a client's bytes.
+ */
+function writeHeadBlock(res: HttpResponse, head: string, ctx: RequestContext): void {
+  const rate = ctx.rate;
+  if (rate === null) {
+    res.writeStatus(head);
+    return;
+  }
+  res.writeStatus(
+    head +
+      '\r\nX-RateLimit-Limit: ' +
+      rate.limit +
+      '\r\nX-RateLimit-Remaining: ' +
+      rate.remaining +
+      '\r\nX-RateLimit-Reset: ' +
+      Math.floor(ctx.rateTakenAt + rate.resetSeconds),
+  );
+}
 
 /** Bodies above this go out a slice at a time (sendInSlices). */
 const LARGE_BODY = 64 * 1024;

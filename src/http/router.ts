@@ -69,6 +69,8 @@ export class InflightTracker {
 }
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+/** The parameters of a request without any (most GETs): one shared empty object. */
+const NO_PARAMS: RawParams = Object.freeze(Object.create(null) as RawParams);
 /** The methods the server knows (others: 501); case-sensitive, as RFC 9110 §9.1 has it. */
 const HTTP_METHODS = new Set([
   'GET',
@@ -119,6 +121,7 @@ export function mountEndpoints(
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext(req, 0);
+    ctx.corked = true; // the answer below is written within this callback
     res.onAborted(() => ctx.markAborted());
     if (server.config.logRequests !== 'off') {
       // Every answer here is an error (404, 405, 501): its line names the client.
@@ -145,6 +148,7 @@ export function mountEndpoints(
     } else {
       sendError(res, ctx, new ResourceNotFoundError());
     }
+    ctx.corked = false;
     requestFinished(ctx, UNMATCHED_ROUTE, server.config);
   });
 }
@@ -199,6 +203,23 @@ function onRequest(
   // Before anything is set up: only the boundary around every route (./unexpected.ts) is left.
   if (ep.testFault !== undefined) testFault(ep, 'arrival');
   const ctx = new RequestContext(req, ep.pathParamNames.length, ep.method, ep.wildcardDepth);
+  ctx.corked = true; // until the callback returns: uWS corks the connection around it
+  try {
+    acceptRequest(res, req, ctx, ep, server, inflight);
+  } finally {
+    ctx.corked = false;
+  }
+}
+
+/** onRequest's work once the request's context is made. */
+function acceptRequest(
+  res: HttpResponse,
+  req: HttpRequest,
+  ctx: RequestContext,
+  ep: Endpoint,
+  server: ServerContext,
+  inflight: InflightTracker,
+): void {
   ctx.bindClient(res, req, server.proxyTrust);
   // The access log names the client: read while the connection is there to ask.
   if (server.config.logRequests === 'all') ctx.clientAddress();
@@ -285,8 +306,14 @@ function readRequest(
   leave: () => void,
   held: Held,
 ): void {
-  const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
-  if (!BODY_METHODS.has(ctx.method)) {
+  const hasBody = BODY_METHODS.has(ctx.method);
+  const query =
+    ctx.query !== ''
+      ? parseUrlEncoded(ctx.query)
+      : hasBody || ep.pathParamNames.length > 0
+        ? (Object.create(null) as RawParams)
+        : NO_PARAMS; // nothing is added: no body, no path parameters
+  if (!hasBody) {
     run(res, ctx, ep, server, query, leave, null);
     return;
   }

@@ -100,15 +100,20 @@ function mountSocketAt(app: TemplatedApp, server: ServerContext, path: string, v
       const data = ws.getUserData();
       const binary = data.format === 'msgpack';
       const limit = config.wsMaxBackpressureBytes;
+      // One corked send per frame through one function made here, not a closure per frame.
+      let frame: string | Buffer = '';
+      let status = 0;
+      const sendFrame = () => {
+        status = ws.send(frame, binary);
+      };
       const consumer: SocketConsumer = {
         kind: 'socket',
         deliver(events) {
           if (data.closed) return;
-          const frame = eventsFrame(data.format, events);
-          let status = 0;
-          ws.cork(() => {
-            status = ws.send(frame, binary);
-          });
+          frame = eventsFrame(data.format, events);
+          status = 0;
+          ws.cork(sendFrame);
+          frame = '';
           // 2: dropped over the limit (uWS closes it); also close when the buffer is past the bound.
           if (!data.closed && (status === 2 || ws.getBufferedAmount() > limit)) {
             data.closed = true;

@@ -66,6 +66,12 @@ export class RealmView {
   private readonly profileDataCache = new Map<number, ProfileData>();
   /** user id → its serialized forms by variant (userJson); dropped with the user's other caches. */
   private readonly userJsonCache = new Map<number, Map<number, string>>();
+  /**
+   * user id → GET /users/me's answer (ownProfileJson) and the newest message id it holds; dropped
+   * with the user's other caches, and on any change to the realm's row (avatar URLs follow its
+   * settings).
+   */
+  private readonly ownProfileCache = new Map<number, { maxMessageId: number; json: string }>();
   /** overAllUsers's values by key; cleared whenever a user changes. */
   private readonly userListCache = new Map<string, unknown>();
   /** The user ids in ascending order; null after a user is added. */
@@ -110,6 +116,7 @@ export class RealmView {
     this.row = row;
     this.storedSettings = JSON.parse(row.settings) as StoredRealmSettings;
     this.settings = { ...REALM_SETTING_DEFAULTS, ...pickPlain(this.storedSettings) };
+    this.ownProfileCache.clear();
   }
 
   get deactivated(): boolean {
@@ -131,6 +138,7 @@ export class RealmView {
     if (previous) this.userIdByEmail.delete(previous.delivery_email.toLowerCase());
     else this.sortedIds = null;
     this.userJsonCache.delete(u.id);
+    this.ownProfileCache.delete(u.id);
     this.userListCache.clear();
     this.usersById.set(u.id, u);
     this.userIdByEmail.set(u.delivery_email.toLowerCase(), u.id);
@@ -166,6 +174,7 @@ export class RealmView {
     this.userIdByEmail.delete(previous.delivery_email.toLowerCase());
     this.sortedIds = null;
     this.userJsonCache.delete(userId);
+    this.ownProfileCache.delete(userId);
     this.userListCache.clear();
     this.userSettingsCache.delete(userId);
     this.userDerivedCache.delete(userId);
@@ -208,6 +217,20 @@ export class RealmView {
     if (!forms) this.userJsonCache.set(u.id, (forms = new Map<number, string>()));
     let json = forms.get(variant);
     if (json === undefined) forms.set(variant, (json = make()));
+    return json;
+  }
+
+  /**
+   * GET /users/me's answer for user `u`, made by `make` when there is none, or when the one kept
+   * was made with another newest message id than `maxMessageId` (it says which): kept until the
+   * user, their profile data or the realm's row change, as userJson's forms. Its serialization was
+   * the largest cost of the request (docs/benchmarks.md, issue 31 row 1).
+   */
+  ownProfileJson(u: UserRow, maxMessageId: number, make: () => string): string {
+    const kept = this.ownProfileCache.get(u.id);
+    if (kept !== undefined && kept.maxMessageId === maxMessageId) return kept.json;
+    const json = make();
+    this.ownProfileCache.set(u.id, { maxMessageId, json });
     return json;
   }
 
@@ -271,9 +294,11 @@ export class RealmView {
       this.profileFieldsCache = null;
       this.profileDataCache.clear();
       this.userJsonCache.clear();
+      this.ownProfileCache.clear();
     } else {
       this.profileDataCache.delete(userId);
       this.userJsonCache.delete(userId);
+      this.ownProfileCache.delete(userId);
     }
     this.userListCache.clear();
   }

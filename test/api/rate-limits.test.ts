@@ -5,6 +5,7 @@
  * and sockets keep working while the API budget is spent); X-Forwarded-For believed only from a
  * trusted proxy. Reference: zerver/tests/test_external.py RateLimitTests, test_auth_backends.py.
  */
+import http from 'node:http';
 import t, { type Test } from 'tap';
 import { DEFAULT_RATE_LIMITS, type RateLimitRules } from '../../src/config.js';
 import {
@@ -344,5 +345,91 @@ t.test(
       headers: { authorization: basicAuth(hamlet.email, hamlet.api_key) },
     });
     t.equal(avatar.status, 302, 'an avatar still loads');
+  },
+);
+
+/** An answer's header names and values in the order they came on the wire. */
+function rawHead(
+  url: string,
+  path: string,
+  user: { email: string; api_key: string },
+): Promise<{ status: number; head: string[] }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(
+        new URL(path, url),
+        { headers: { Authorization: basicAuth(user.email, user.api_key) }, agent: false },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            const head: string[] = [];
+            for (let i = 0; i < res.rawHeaders.length; i += 2)
+              head.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+            resolve({ status: res.statusCode!, head });
+          });
+        },
+      )
+      .on('error', reject);
+  });
+}
+
+t.test(
+  "an answer's head: Content-Type, the answer's own headers, then the X-RateLimit-* lines, once each",
+  async (t) => {
+    const { clock, opts } = limited({ api_by_user: [[60, 2]], events_by_user: [[60, 4]] });
+    const ts = await startServer(t, opts);
+    const { api, fx, server } = ts;
+    const hamlet = fx.users.hamlet!;
+    const reset = (budgetSeconds: number) => {
+      const now = Math.floor(Date.now() / 1000);
+      return new RegExp(`^X-RateLimit-Reset: (${now + budgetSeconds}|${now + budgetSeconds + 1})$`);
+    };
+    // Uws adds Date, Content-Length (and, by build, its own mark) after what the server wrote.
+    const own = (head: string[]) =>
+      head.filter((h) => !/^(Date|Content-Length|uWebSockets):/i.test(h));
+
+    // Answered within the route's callback.
+    const ok = await rawHead(ts.url, '/api/v1/users/me', hamlet);
+    t.equal(ok.status, 200);
+    t.match(own(ok.head), [
+      'Content-Type: application/json',
+      'X-RateLimit-Limit: 2',
+      'X-RateLimit-Remaining: 1',
+      reset(30),
+    ]);
+    t.equal(own(ok.head).length, 4, 'nothing else');
+
+    // Refused, with a header of the error's own.
+    await api.get('hamlet', 'users/me');
+    const refused = await rawHead(ts.url, '/api/v1/users/me', hamlet);
+    t.equal(refused.status, 429);
+    t.match(own(refused.head), [
+      'Content-Type: application/json',
+      /^Retry-After: \d+$/,
+      'X-RateLimit-Limit: 2',
+      'X-RateLimit-Remaining: 0',
+      reset(60),
+    ]);
+    t.equal(own(refused.head).length, 5, 'nothing else');
+
+    // Answered later, outside the route's callback: a held poll.
+    clock.advance(60);
+    const q = await register(t, api, 'hamlet', { event_types: ['alert_words'] });
+    const held = rawHead(
+      ts.url,
+      `/api/v1/events?queue_id=${encodeURIComponent(q.queue_id)}&last_event_id=-1`,
+      hamlet,
+    );
+    await until(() => server.context.queues.consumers().waiting === 1, 'the poll is held');
+    assertSuccess(t, await api.post('hamlet', 'users/me/alert_words', { alert_words: ['x'] }));
+    const later = await held;
+    t.equal(later.status, 200);
+    t.match(own(later.head), [
+      'Content-Type: application/json',
+      'X-RateLimit-Limit: 4',
+      /^X-RateLimit-Remaining: \d+$/,
+      /^X-RateLimit-Reset: \d+$/,
+    ]);
+    t.equal(own(later.head).length, 4, 'nothing else');
   },
 );

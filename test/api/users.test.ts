@@ -242,6 +242,65 @@ t.test('GET /users/me', async (t) => {
   assertMatchesOpenApi(t, '/users/me', 'get', res.body);
 });
 
+t.test(
+  'GET /users/me follows every change to what it shows (its answer is kept serialized)',
+  async (t) => {
+    const { api, fx, server } = await startServer(t);
+    const me = async () => assertSuccess(t, await api.get('hamlet', 'users/me'));
+    const first = await me();
+    t.match(first, {
+      full_name: 'Hamlet',
+      max_message_id: -1,
+      is_admin: false,
+      profile_data: {},
+    });
+    t.same(await me(), first, 'asked again, nothing changed: the same answer');
+
+    // The user's own row: a new name.
+    assertSuccess(t, await api.patch('hamlet', 'settings', { full_name: 'Prince Hamlet' }));
+    t.equal((await me()).full_name, 'Prince Hamlet', 'after a change of name');
+
+    // Another's change to the user's row: a role.
+    assertSuccess(t, await api.patch('iago', `users/${fx.users.hamlet!.id}`, { role: 200 }));
+    t.match(await me(), { is_admin: true, role: 200 }, 'after a change of role');
+
+    // A message received: max_message_id.
+    const sent = assertSuccess(
+      t,
+      await api.post('othello', 'messages', {
+        type: 'private',
+        to: [fx.users.hamlet!.id],
+        content: 'hi',
+      }),
+    );
+    t.equal((await me()).max_message_id, sent.id, 'after a message');
+
+    // Profile data: a value of the user's, then the field itself renamed away (deleted).
+    const field = assertSuccess(
+      t,
+      await api.post('iago', 'realm/profile_fields', { name: 'Phone', field_type: 1 }),
+    ).id as number;
+    assertSuccess(
+      t,
+      await api.patch('hamlet', 'users/me/profile_data', { data: [{ id: field, value: '555' }] }),
+    );
+    t.match(
+      (await me()).profile_data,
+      { [String(field)]: { value: '555' } },
+      'after a profile value',
+    );
+    assertSuccess(t, await api.delete('iago', `realm/profile_fields/${field}`));
+    t.same((await me()).profile_data, {}, 'after the field was deleted');
+
+    // The realm's row: avatars shown from the external host (hamlet has no uploaded avatar).
+    const before = (await me()).avatar_url as string;
+    await useExternalAvatars(server, fx.realmId);
+    const after = (await me()).avatar_url as string;
+    t.not(after, before, 'after the realm changed its avatar setting');
+    t.match(after, /gravatar/);
+  },
+);
+
 t.test('delivery_email is hidden from events and shown to admins and to oneself', async (t) => {
   const { api, fx } = await startServer(t);
   const asAdmin = (await api.get('iago', `users/${fx.users.hamlet!.id}`)).body.user as {
