@@ -72,4 +72,5 @@ EXPOSE 9991
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 9991) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/src/main.js"]
+# Node's flags are npm start's (package.json; docs/operations.md "Memory").
+CMD ["node", "--min-semi-space-size=16", "dist/src/main.js"]

@@ -465,11 +465,25 @@ type Seeded = {
   middle: number;
 };
 
+/** The flags `npm start` gives Node (package.json's start script: `node [flags] dist/src/main.js`). */
+function npmStartFlags(): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(here, '..', '..', 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const words = (pkg.scripts.start ?? '').split(/\s+/);
+  const script = words.indexOf('dist/src/main.js');
+  if (words[0] !== 'node' || script === -1)
+    throw new Error(
+      `package.json's start script is not node … dist/src/main.js: ${pkg.scripts.start}`,
+    );
+  return words.slice(1, script);
+}
+
 /**
- * The server under test as a process of its own, as `npm start` runs it on `dataDir` (default
- * configuration; rate limiting on, with a per-user rule far above the load so that none is
- * refused, as in the http bench), listening on a port the system picks, with ./lib/server-probe.ts
- * preloaded to measure it from inside on the bench's word.
+ * The server under test as a process of its own, as `npm start` runs it on `dataDir` (its Node
+ * flags, default configuration; rate limiting on, with a per-user rule far above the load so that
+ * none is refused, as in the http bench), listening on a port the system picks, with
+ * ./lib/server-probe.ts preloaded to measure it from inside on the bench's word.
  */
 async function serverProcess(dataDir: string) {
   const main = path.join(here, '..', 'src', 'main.js');
@@ -479,7 +493,7 @@ async function serverProcess(dataDir: string) {
   const profile = dir
     ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-name=fetch-server.cpuprofile']
     : [];
-  const child = spawn(process.execPath, [...profile, '--import', probe, main], {
+  const child = spawn(process.execPath, [...npmStartFlags(), ...profile, '--import', probe, main], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,
@@ -733,7 +747,8 @@ export async function messagesBench(): Promise<void> {
       `  server per newest-100 fetch: ${fmt(a.cpuPerFetchUs, 0)} µs of CPU, ${fmt(a.bytesPerFetch / 1024, 1)} KB of heap allocated ` +
         `(${a.fetches} fetches; ${a.scavenges} young-generation collections, one per ${fmt(a.fetches / Math.max(1, a.scavenges), 0)} fetches, ` +
         `${fmt(a.gcMs)} ms in all collections, the longest ${fmt(a.gcMaxMs)} ms; ${a.others} others); ` +
-        `its event loop's delay p99 ${fmt(a.loop.p99)} ms, max ${fmt(a.loop.max)} ms`,
+        `its event loop's delay p99 ${fmt(a.loop.p99)} ms, max ${fmt(a.loop.max)} ms; ` +
+        `young generation ${fmt(a.newSpaceMb.start, 0)} MB at the start, ${fmt(a.newSpaceMb.end, 0)} MB at the end`,
     );
     if (f.newest[1]) console.log(row('GET /messages newest 100', f.newest[1], 4));
     if (f.middle[0]) console.log(row('GET /messages 100 before a middle anchor', f.middle[0], 1));

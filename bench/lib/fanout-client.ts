@@ -48,7 +48,7 @@ function arrived(round: number): void {
   if (list.length === opts.users.length) {
     send({ type: 'round', round, arrivals: list });
     arrivals.delete(round);
-    // After the handler that saw the last frame has noted its ack (see the module comment).
+    // The last frame's handler noted its ack before calling this (see the module comment).
     if (pendingAcks.size > 0) setImmediate(sendAcks);
   }
 }
@@ -187,13 +187,15 @@ async function wsUser(u: { email: string; api_key: string }): Promise<void> {
   let ackTo = -1;
   ws.on('message', (data: Buffer) => {
     const r = roundsOf(data.toString('utf8'));
-    for (const round of r.rounds) arrived(round);
-    // Acknowledged once the round has reached every user of this child (the module comment).
+    // Acknowledged once the round has reached every user of this child (the module comment):
+    // noted before `arrived`, which sends the pending acks when this frame completes the round
+    // (a child of one user, or one whose other users' acks already went, has only this one).
     if (opts.target === 'confab' && r.lastId > ackTo) {
       pendingAcks.set(ws, r.lastId);
       ackTo = r.lastId;
       if (r.rounds.length === 0) setImmediate(sendAcks); // not a round's event: nothing waits
     }
+    for (const round of r.rounds) arrived(round);
   });
 }
 

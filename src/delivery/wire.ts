@@ -14,9 +14,10 @@
  *
  * Bodies as bytes (eventsResponseBytes, what sockets and polls are written): the queues a fan-out
  * reached usually hold the same events under the same ids with the same tails (every subscriber
- * registered alike, most with the same flags), so within one turn (a flush) a body is built and
- * encoded to UTF-8 once and its bytes handed to every consumer whose events are the same, instead
- * of a string per consumer that uWS encodes again for each write.
+ * registered alike, most with the same flags), so within one turn of the event loop (a flush, the
+ * polls that come in) a body is built and encoded to UTF-8 once and its bytes handed to every
+ * consumer whose events are the same, instead of a string per consumer that uWS encodes again for
+ * each write.
  *
  * Memory: a SharedEvent and a Tail are held once however many queues hold them; each carries a
  * count of the queue entries pointing at it (`refs`) and its estimated size (`size`), which the
@@ -32,12 +33,18 @@ const SUCCESS_EVENTS_PREFIX = '{"result":"success","msg":"","events":[';
  * tails and following events among its recipients' queues).
  */
 const SINGLE_BODIES_KEPT = 8;
+/**
+ * Byte bodies longer than this are not kept for the turn (bodyBytes): one that large is a queue's
+ * backlog, rarely another's too, and a flush that answers many backlogs must not hold them all.
+ */
+const KEPT_BODY_BYTES = 64 * 1024;
 /** Numbers SharedEvents in the byte bodies' keys (bodyBytes). */
 let nextSerial = 0;
 /**
  * Events holding what was built from them (bodies, the decoded object, the msgpack body), dropped
- * once the current turn (a flush) is over: what a queued event keeps is only what QueueMemory
- * counts for it.
+ * at the end of the event loop's turn (setImmediate): what a queued event keeps is only what
+ * QueueMemory counts for it. A turn, not a callback: the held polls a flush answers and the polls
+ * answered as they come in (each its own callback) share one body when their events are the same.
  */
 const withBodies: SharedEvent[] = [];
 
@@ -124,7 +131,7 @@ export class SharedEvent {
   private hold(): void {
     if (this.held) return;
     this.held = true;
-    if (withBodies.push(this) === 1) queueMicrotask(dropBodies);
+    if (withBodies.push(this) === 1) setImmediate(dropBodies);
   }
 
   /**
@@ -164,6 +171,7 @@ export class SharedEvent {
     let body = this.bytes?.get(key);
     if (body === undefined) {
       body = Buffer.from(eventsResponseJson(events));
+      if (body.length > KEPT_BODY_BYTES) return body;
       if (!this.bytes) {
         this.bytes = new Map();
         this.hold();

@@ -22,6 +22,15 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   Object.create(null) as Record<string, string>,
 );
 
+/**
+ * The names of the headers every request's context reads, as bytes: uWS takes them as they are,
+ * where a string is first copied into a UTF-8 buffer of its own on each call.
+ */
+const AUTHORIZATION = Buffer.from('authorization');
+const HOST = Buffer.from('host');
+const ACCEPT_ENCODING = Buffer.from('accept-encoding');
+const USER_AGENT = Buffer.from('user-agent');
+
 /** Request ids: unique in this process, short (a per-boot prefix and a counter). */
 const REQ_ID_PREFIX = Date.now().toString(36).slice(-5);
 let reqCounter = 0;
@@ -127,7 +136,7 @@ export class RequestContext {
     this.method = method ?? (req.getCaseSensitiveMethod().toUpperCase() as HttpMethod);
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    this.authorization = req.getHeader('authorization');
+    this.authorization = req.getHeader(AUTHORIZATION);
     if (this.method === 'GET') {
       this.contentType = '';
       this.contentLength = null;
@@ -136,9 +145,9 @@ export class RequestContext {
       const cl = req.getHeader('content-length');
       this.contentLength = cl === '' ? null : /^\d+$/.test(cl) ? Number(cl) : NaN;
     }
-    this.host = req.getHeader('host');
-    this.acceptEncoding = req.getHeader('accept-encoding');
-    this.userAgent = req.getHeader('user-agent');
+    this.host = req.getHeader(HOST);
+    this.acceptEncoding = req.getHeader(ACCEPT_ENCODING);
+    this.userAgent = req.getHeader(USER_AGENT);
     const params: string[] = [];
     const named = wildcardDepth === null ? paramCount : paramCount - 1;
     for (let i = 0; i < named; i++) params.push(decodeURIComponentSafe(req.getParameter(i)));

@@ -69,6 +69,8 @@ export class InflightTracker {
 }
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+/** The parameters of a request without any (most GETs): one shared empty object. */
+const NO_PARAMS: RawParams = Object.freeze(Object.create(null) as RawParams);
 /** The methods the server knows (others: 501); case-sensitive, as RFC 9110 §9.1 has it. */
 const HTTP_METHODS = new Set([
   'GET',
@@ -304,8 +306,14 @@ function readRequest(
   leave: () => void,
   held: Held,
 ): void {
-  const query = ctx.query === '' ? (Object.create(null) as RawParams) : parseUrlEncoded(ctx.query);
-  if (!BODY_METHODS.has(ctx.method)) {
+  const hasBody = BODY_METHODS.has(ctx.method);
+  const query =
+    ctx.query !== ''
+      ? parseUrlEncoded(ctx.query)
+      : hasBody || ep.pathParamNames.length > 0
+        ? (Object.create(null) as RawParams)
+        : NO_PARAMS; // nothing is added: no body, no path parameters
+  if (!hasBody) {
     run(res, ctx, ep, server, query, leave, null);
     return;
   }

@@ -72,6 +72,20 @@ t.test(
     for (const events of differ) t.not(bytes(events), shared, 'a list that differs has its own');
     t.equal(bytes(list(7, [read, plain])), bytes(list(7, [read, plain])), 'each shared in turn');
     t.same(eventsResponseBytes([]), Buffer.from(eventsResponseJson([])), 'no events');
+    const big = SharedEvent.of({
+      type: 'realm',
+      op: 'update_dict',
+      data: { x: 'y'.repeat(70_000) },
+    });
+    const backlog = list(3, ['', plain], [big, a]);
+    t.not(bytes(backlog), bytes(backlog), 'a body over 64 KiB is not kept: each built anew');
+    // Polls answered as they come in are each a callback of their own in the same turn.
+    const [first, second] = await new Promise<Buffer[]>((resolve) => {
+      const got: Buffer[] = [];
+      setImmediate(() => got.push(bytes(list(20, [plain, plain]))));
+      setImmediate(() => resolve([...got, bytes(list(20, [plain, plain]))]));
+    });
+    t.equal(first, second, 'shared by callbacks of one turn');
     await new Promise<void>((resolve) => setImmediate(resolve));
     const later = bytes(list(7, [plain, plain]));
     t.not(later, shared, 'built again in a later turn');

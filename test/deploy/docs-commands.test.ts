@@ -215,8 +215,11 @@ async function checkBench(t: Test, argv: string[], where: string): Promise<void>
 const parsed = new Map<string, string>();
 async function checkParse(t: Test, argv: string[], where: string): Promise<boolean> {
   if (argv[0] !== 'node') return false;
-  const program = argv[1]!;
-  const args = concrete(argv.slice(2));
+  // Node's own flags (npm start's --min-semi-space-size=16) come before the program.
+  let p = 1;
+  while (argv[p]?.startsWith('-')) p++;
+  const program = argv[p]!;
+  const args = concrete(argv.slice(p + 1));
   if (args === null) {
     t.ok(fs.existsSync(path.join(REPO, program)), `${where}: a form of ${program}, which exists`);
     return true;
