@@ -66,13 +66,13 @@ export class RealmView {
   private readonly profileDataCache = new Map<number, ProfileData>();
   /**
    * user id → its serialized forms by variant (userJson); dropped with the user's other caches,
-   * and all of them when the realm's row changes (reloadRealm).
+   * and all of them when the realm's settings change (reloadRealm).
    */
   private readonly userJsonCache = new Map<number, Map<number, string>>();
   /**
    * user id → GET /users/me's answer (ownProfileJson) and the newest message id it holds; dropped
-   * with the user's other caches, and on any change to the realm's row (avatar URLs follow its
-   * settings).
+   * with the user's other caches, and on any change to the realm's settings (avatar URLs follow
+   * external_avatars).
    */
   private readonly ownProfileCache = new Map<number, { maxMessageId: number; json: string }>();
   /** overAllUsers's values by key; cleared whenever a user changes. */
@@ -116,13 +116,19 @@ export class RealmView {
     this.version++;
     const row = this.store.realms.byId(this.id);
     if (!row) throw new Error(`realm ${this.id} vanished`);
+    // (Undefined on the first load, from the constructor.)
+    const settingsChanged = (this.row as RealmRow | undefined)?.settings !== row.settings;
     this.row = row;
     this.storedSettings = JSON.parse(row.settings) as StoredRealmSettings;
     this.settings = { ...REALM_SETTING_DEFAULTS, ...pickPlain(this.storedSettings) };
-    // Users' serialized forms show the realm's settings too (avatar URLs: external_avatars).
-    this.userJsonCache.clear();
-    this.userListCache.clear();
-    this.ownProfileCache.clear();
+    if (settingsChanged) {
+      // Users' serialized forms show the realm's settings too (avatar URLs: external_avatars).
+      // Only then: a cluster node reloads the realm after any other node's write to most tables
+      // (src/cluster/refresh.ts), which must not cost every register a new serialization.
+      this.userJsonCache.clear();
+      this.userListCache.clear();
+      this.ownProfileCache.clear();
+    }
   }
 
   get deactivated(): boolean {
@@ -229,7 +235,7 @@ export class RealmView {
   /**
    * GET /users/me's answer for user `u`, made by `make` when there is none, or when the one kept
    * was made with another newest message id than `maxMessageId` (it says which): kept until the
-   * user, their profile data or the realm's row change, as userJson's forms. Its serialization was
+   * user, their profile data or the realm's settings change, as userJson's forms. Its serialization was
    * the largest cost of the request (docs/benchmarks.md, issue 31 row 1).
    */
   ownProfileJson(u: UserRow, maxMessageId: number, make: () => string): string {
@@ -242,7 +248,7 @@ export class RealmView {
 
   /**
    * A value built from every user (the register snapshot's serialized user lists), kept until any
-   * user, user setting or profile value, or the realm's row, changes; at most USER_LIST_FORMS of them at once. A large
+   * user, user setting or profile value, or the realm's settings, change; at most USER_LIST_FORMS of them at once. A large
    * realm's register then costs a copy of its lists, not a serialization of every user.
    */
   overAllUsers<T>(key: string, build: () => T): T {
