@@ -62,8 +62,11 @@ export const ANSWER_CHECK_MS = 300;
 /** How long an owner keeps what a forwarded command came to, for a repeat of it. */
 export const FORWARD_KEEP_MS = 30_000;
 
-/** At most this many forwarded commands' outcomes are kept (the oldest go first). */
-const FORWARD_KEEP_MOST = 20_000;
+/**
+ * At most this many forwarded commands' outcomes are kept (the oldest go first): those this node
+ * received, and apart from them those it learned from the log (ForwardOutcomes).
+ */
+export const FORWARD_KEEP_MOST = 20_000;
 
 /**
  * The owner's first answer to a forwarded command that asks for it: received (then its result).
@@ -282,29 +285,45 @@ export function askOwner(
  * its marker, so it has learned every such command by then.
  */
 export class ForwardOutcomes {
+  /** The commands this node received, by id: a repeat of one is answered with it. */
   private readonly outcomes = new Map<string, { reply: Promise<WireReply>; at: number }>();
+  /**
+   * The commands the log says ran on an owner, by id. Kept apart, with a bound of their own: every
+   * node learns every forwarded write of the cluster here, and at a high rate of them they would
+   * otherwise push this node's own received ones (under way too) out before a repeat comes.
+   */
+  private readonly learned = new Map<string, { reply: Promise<WireReply>; at: number }>();
 
   constructor(private readonly clock: () => number = Date.now) {}
 
   get(id: string): Promise<WireReply> | undefined {
-    return this.outcomes.get(id)?.reply;
+    return this.outcomes.get(id)?.reply ?? this.learned.get(id)?.reply;
   }
 
   add(id: string, reply: Promise<WireReply>): void {
-    const now = this.clock();
-    // Map order is insertion order: the oldest first.
-    for (const [key, o] of this.outcomes) {
-      if (now - o.at < FORWARD_KEEP_MS && this.outcomes.size < FORWARD_KEEP_MOST) break;
-      this.outcomes.delete(key);
-    }
-    this.outcomes.set(id, { reply, at: now });
+    keep(this.outcomes, id, reply, this.clock());
   }
 
   /** A forwarded command that ran, as the log says (its result, its entry's position). */
   logged(id: string, data: unknown, seq: number): void {
-    if (this.outcomes.has(id)) return;
-    this.add(id, Promise.resolve({ ok: true, data, seq }));
+    if (this.outcomes.has(id) || this.learned.has(id)) return;
+    keep(this.learned, id, Promise.resolve({ ok: true, data, seq }), this.clock());
   }
+}
+
+/** Keeps `reply` by `id` in `map`, first dropping what is past FORWARD_KEEP_MS or the bound. */
+function keep(
+  map: Map<string, { reply: Promise<WireReply>; at: number }>,
+  id: string,
+  reply: Promise<WireReply>,
+  now: number,
+): void {
+  // Map order is insertion order: the oldest first.
+  for (const [key, o] of map) {
+    if (now - o.at < FORWARD_KEEP_MS && map.size < FORWARD_KEEP_MOST) break;
+    map.delete(key);
+  }
+  map.set(id, { reply, at: now });
 }
 
 /**

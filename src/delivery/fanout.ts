@@ -25,10 +25,15 @@ export function deliver(to: FanoutTargets, realmId: number, ev: OutboundEvent): 
   const variants = new Map<number, SharedEvent[]>();
   const flags = event.type === 'update_message' ? ev.flags : undefined;
   const tails = flags ? new Map<string, Tail>() : null;
-  for (const userId of ev.users) {
+  // Indexed loops: `for...of` makes an iterator and a result object per step until V8 optimizes
+  // this function, and a realm-wide event may be the first in a while (one per queue per event).
+  const users = ev.users;
+  for (let u = 0; u < users.length; u++) {
+    const userId = users[u]!;
     const list = to.byUser.get(userId);
     if (!list) continue;
-    for (const rt of list) {
+    for (let q = 0; q < list.length; q++) {
+      const rt = list[q]!;
       if (rt.realmId !== realmId || !rt.filter.accepts(event)) continue;
       const key = rt.filter.bits & mask;
       let shared = variants.get(key);
@@ -43,7 +48,7 @@ export function deliver(to: FanoutTargets, realmId: number, ev: OutboundEvent): 
         tail = tails!.get(json) ?? null;
         if (!tail) tails!.set(json, (tail = new Tail(json, { top: { flags: f } })));
       }
-      for (const s of shared) rt.queue.push(s, tail);
+      for (let i = 0; i < shared.length; i++) rt.queue.push(shared[i]!, tail);
       to.appended(rt);
     }
   }

@@ -20,7 +20,12 @@ import type { Entry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
 import { LogApplier } from '../../src/cluster/log-applier.js';
 import { LogWriter } from '../../src/cluster/log-writer.js';
-import { answerForwarded, Forwarder, ForwardOutcomes } from '../../src/cluster/forwarding.js';
+import {
+  answerForwarded,
+  FORWARD_KEEP_MOST,
+  Forwarder,
+  ForwardOutcomes,
+} from '../../src/cluster/forwarding.js';
 import { JsonableError } from '../../src/lib/errors.js';
 import type { MutationContext } from '../../src/mutations/context.js';
 import { doCreateRealm } from '../../src/mutations/realms.js';
@@ -266,4 +271,39 @@ t.test('a repeat reaching the next owner after a handover: answered, not run aga
   t.equal(a.runs, 1, 'the first owner ran it');
   t.equal(b.runs, 0, 'the next owner did not run it again');
   t.same(data, { id: 101 }, 'answered with what it came to on the first owner (from the log)');
+});
+
+t.test('what a node learns from the log never pushes out the commands it received', async (t) => {
+  // Every node learns every forwarded write of the cluster from the log: at a high rate of them
+  // (FORWARD_KEEP_MOST within the keeping time), an owner's own outcome, under way or done, must
+  // still answer its repeat; the learned ones have a bound of their own.
+  let now = 1_000_000;
+  const outcomes = new ForwardOutcomes(() => now);
+  let finish: (r: { ok: true; data: unknown; seq: number }) => void = () => {};
+  outcomes.add('mine.1', new Promise((resolve) => (finish = resolve)));
+  outcomes.add('mine.2', Promise.resolve({ ok: true, data: { id: 2 }, seq: 3 }));
+  for (let i = 0; i < FORWARD_KEEP_MOST + 10; i++) {
+    if (i % 1000 === 0) now += 100; // 2,000 forwarded writes a second across the cluster
+    outcomes.logged(`other.${i}`, { id: i }, 10 + i);
+  }
+  const underWay = outcomes.get('mine.1');
+  t.ok(underWay, 'a received command still under way is still known');
+  finish({ ok: true, data: { id: 1 }, seq: 2 });
+  t.same(await underWay, { ok: true, data: { id: 1 }, seq: 2 });
+  t.same(await outcomes.get('mine.2'), { ok: true, data: { id: 2 }, seq: 3 }, 'a done one too');
+  t.same(
+    await outcomes.get(`other.${FORWARD_KEEP_MOST + 9}`),
+    { ok: true, data: { id: FORWARD_KEEP_MOST + 9 }, seq: FORWARD_KEEP_MOST + 19 },
+    'the newest learned one is known',
+  );
+  t.equal(outcomes.get('other.0'), undefined, 'the oldest learned ones went, past their bound');
+  // A learned id is not learned twice, and an id this node received is not replaced by the log's.
+  outcomes.logged('mine.2', { id: 'other' }, 99);
+  t.same(await outcomes.get('mine.2'), { ok: true, data: { id: 2 }, seq: 3 });
+  // Both kinds still go after FORWARD_KEEP_MS.
+  now += 31_000;
+  outcomes.add('mine.3', Promise.resolve({ ok: true, data: null, seq: 4 }));
+  outcomes.logged('other.late', null, 5);
+  t.equal(outcomes.get('mine.2'), undefined, 'a received one past the keeping time went');
+  t.equal(outcomes.get(`other.${FORWARD_KEEP_MOST + 9}`), undefined, 'a learned one too');
 });
