@@ -75,8 +75,12 @@ class Clients {
     for (let i = 0; i < procs; i++) {
       const slice = users.slice(i * per, (i + 1) * per);
       if (slice.length === 0) continue;
+      // The clients are the instrument: each collects its garbage between rounds (gc(), before it
+      // reports a round), with a young generation of the size the server runs with (npm start),
+      // so that its own collections do not land inside a round (bench/lib/fanout-client.ts).
       const child = fork(path.join(here, 'lib', 'fanout-client.js'), [], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        execArgv: [...process.execArgv, '--expose-gc', '--min-semi-space-size=16'],
       });
       child.on(
         'message',

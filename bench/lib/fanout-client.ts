@@ -46,10 +46,16 @@ function arrived(round: number): void {
   if (!list) arrivals.set(round, (list = []));
   list.push(now());
   if (list.length === opts.users.length) {
-    send({ type: 'round', round, arrivals: list });
     arrivals.delete(round);
-    // The last frame's handler noted its ack before calling this (see the module comment).
-    if (pendingAcks.size > 0) setImmediate(sendAcks);
+    // The last frame's handler noted its ack before calling this (see the module comment). The
+    // acks go, then this process collects its garbage and only then reports: the bench starts
+    // the next round once every child has reported, so none of the instrument's own collections
+    // falls inside a round (gc() exists when forked with --expose-gc, as ../fanout.bench.ts does).
+    setImmediate(() => {
+      if (pendingAcks.size > 0) sendAcks();
+      (globalThis as { gc?: () => void }).gc?.();
+      send({ type: 'round', round, arrivals: list });
+    });
   }
 }
 

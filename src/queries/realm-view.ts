@@ -64,7 +64,10 @@ export class RealmView {
   private readonly authCache = new Map<string, UserRow>();
   private profileFieldsCache: CustomProfileFieldRow[] | null = null;
   private readonly profileDataCache = new Map<number, ProfileData>();
-  /** user id → its serialized forms by variant (userJson); dropped with the user's other caches. */
+  /**
+   * user id → its serialized forms by variant (userJson); dropped with the user's other caches,
+   * and all of them when the realm's row changes (reloadRealm).
+   */
   private readonly userJsonCache = new Map<number, Map<number, string>>();
   /**
    * user id → GET /users/me's answer (ownProfileJson) and the newest message id it holds; dropped
@@ -116,6 +119,9 @@ export class RealmView {
     this.row = row;
     this.storedSettings = JSON.parse(row.settings) as StoredRealmSettings;
     this.settings = { ...REALM_SETTING_DEFAULTS, ...pickPlain(this.storedSettings) };
+    // Users' serialized forms show the realm's settings too (avatar URLs: external_avatars).
+    this.userJsonCache.clear();
+    this.userListCache.clear();
     this.ownProfileCache.clear();
   }
 
@@ -236,7 +242,7 @@ export class RealmView {
 
   /**
    * A value built from every user (the register snapshot's serialized user lists), kept until any
-   * user, user setting or profile value changes; at most USER_LIST_FORMS of them at once. A large
+   * user, user setting or profile value, or the realm's row, changes; at most USER_LIST_FORMS of them at once. A large
    * realm's register then costs a copy of its lists, not a serialization of every user.
    */
   overAllUsers<T>(key: string, build: () => T): T {

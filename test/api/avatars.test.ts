@@ -13,6 +13,7 @@ import { manage } from '../helpers/manage.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { request } from '../helpers/uploads.js';
 import { startServer } from '../helpers/server.js';
+import { useExternalAvatars } from '../helpers/realms.js';
 
 const DEFAULT_AVATAR = '/static/images/default-avatar.png?version=1';
 const OUTSIDE = /gravatar/;
@@ -145,3 +146,31 @@ t.test('a realm that opts in (the admin tool) uses the external host', async (t)
   );
   t.notMatch(JSON.stringify(back), /gravatar/, 'off again');
 });
+
+t.test(
+  'user lists a register made before the realm opted in or out are not given after',
+  async (t) => {
+    const { api, fx, server } = await startServer(t);
+    const avatars = async () =>
+      (
+        assertSuccess(
+          t,
+          await api.post('othello', 'register', { fetch_event_types: ['realm_user'] }),
+        ).realm_users as { avatar_url: string | null }[]
+      ).map((u) => u.avatar_url);
+    t.ok(
+      (await avatars()).every((a) => a === DEFAULT_AVATAR),
+      'before: this server’s',
+    );
+    await useExternalAvatars(server, fx.realmId);
+    t.ok(
+      (await avatars()).every((a) => a === null),
+      'opted in: left to the client',
+    );
+    await useExternalAvatars(server, fx.realmId, false);
+    t.ok(
+      (await avatars()).every((a) => a === DEFAULT_AVATAR),
+      'opted out: this server’s again',
+    );
+  },
+);
