@@ -38,6 +38,15 @@ const SINGLE_BODIES_KEPT = 8;
  * backlog, rarely another's too, and a flush that answers many backlogs must not hold them all.
  */
 const KEPT_BODY_BYTES = 64 * 1024;
+/**
+ * Byte bodies kept in one turn, in all (bodyBytes): a turn may answer a thousand polls (all the
+ * connections ready at once), each with a backlog of its own under 64 KiB, which would all be held
+ * until the turn is over where before each was garbage after its write. Past this, bodies are
+ * built and not kept (a fan-out's shared bodies are a few KiB each: far below it).
+ */
+const KEPT_TURN_BYTES = 4 * 1024 * 1024;
+/** The bytes of the bodies kept in this turn (bodyBytes), back to 0 when it is over. */
+let keptThisTurn = 0;
 /** Numbers SharedEvents in the byte bodies' keys (bodyBytes). */
 let nextSerial = 0;
 /**
@@ -51,6 +60,7 @@ const withBodies: SharedEvent[] = [];
 function dropBodies(): void {
   for (const e of withBodies) e.dropBodies();
   withBodies.length = 0;
+  keptThisTurn = 0;
 }
 
 /** Bytes a held string of n characters may take (V8 stores non-Latin-1 text two bytes each). */
@@ -171,7 +181,10 @@ export class SharedEvent {
     let body = this.bytes?.get(key);
     if (body === undefined) {
       body = Buffer.from(eventsResponseJson(events));
-      if (body.length > KEPT_BODY_BYTES) return body;
+      if (body.length > KEPT_BODY_BYTES || keptThisTurn + body.length > KEPT_TURN_BYTES) {
+        return body;
+      }
+      keptThisTurn += body.length;
       if (!this.bytes) {
         this.bytes = new Map();
         this.hold();

@@ -93,6 +93,34 @@ t.test(
   },
 );
 
+t.test('the byte bodies kept in one turn are bounded in all', async (t) => {
+  // A turn answering many polls, each a backlog of its own under 64 KiB: past 4 MiB in all, a
+  // body is built for its consumer and not kept (each one equal to its events' body all the same).
+  await new Promise<void>((resolve) => setImmediate(resolve)); // a turn of its own
+  const lists: QueuedEvent[][] = [];
+  for (let i = 0; i < 100; i++) {
+    const shared = SharedEvent.of({
+      type: 'realm',
+      op: 'update_dict',
+      data: { x: 'y'.repeat(25_000) },
+    });
+    lists.push([
+      { id: i, shared, tail: '', extra: null },
+      { id: i + 1, shared, tail: '', extra: null },
+    ]);
+  }
+  const first = lists.map((l) => eventsResponseBytes(l));
+  const again = lists.map((l) => eventsResponseBytes(l));
+  for (let i = 0; i < lists.length; i++) t.same(again[i], Buffer.from(wholeBody(lists[i]!)));
+  const kept = first.filter((b, i) => b === again[i]).length;
+  t.ok(kept > 0, `the first bodies are kept (${kept})`);
+  t.ok(kept * 50_000 <= 4 * 1024 * 1024, `no more than 4 MiB of them (${kept} of ${lists.length})`);
+  t.not(first.at(-1), again.at(-1), 'the last, past the bound, built anew');
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  const last = lists.at(-1)!.map((e) => ({ ...e, id: e.id + 100 }));
+  t.equal(eventsResponseBytes(last), eventsResponseBytes(last), 'the next turn keeps bodies again');
+});
+
 t.test('what a frame builds from an event is kept for the turn only', async (t) => {
   // A queued event holds only what the queue memory budget counts (its JSON): the decoded object
   // and the msgpack body that msgpack frames use are shared within a fan-out, then dropped.
