@@ -15,6 +15,7 @@ import {
   SAFE_NATS_VERSION,
   STARTUP_PATIENCE_MS,
 } from './jetstream.js';
+import { SERVER_NODE_FLAGS } from '../node-flags.js';
 
 export type NodeRecord = {
   name: string;
@@ -453,7 +454,7 @@ function startNode(rec: ClusterRecord, i: number, bootstrapFile?: string): void 
   const n = rec.nodes[i]!;
   const log = path.join(rec.dir, 'logs', `${n.name}.log`);
   if (!rec.supervised) {
-    n.pid = start(process.execPath, [NODE_MAIN], log, env);
+    n.pid = start(process.execPath, [...SERVER_NODE_FLAGS, NODE_MAIN], log, env);
     return;
   }
   const pidFile = nodePidFile(rec, i);

@@ -16,6 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVER_NODE_FLAGS } from '../node-flags.js';
 
 /** A node that refused its configuration: starting it again changes nothing. */
 export const EX_CONFIG = 78;
@@ -47,7 +48,7 @@ function supervise(): void {
   const run = () => {
     restartTimer = null;
     const startedAt = Date.now();
-    const c = spawn(process.execPath, [NODE_MAIN, ...process.argv.slice(2)], {
+    const c = spawn(process.execPath, [...SERVER_NODE_FLAGS, NODE_MAIN, ...process.argv.slice(2)], {
       stdio: 'inherit',
       env: process.env,
     });

@@ -9,7 +9,9 @@
  */
 import t from 'tap';
 import { DEFAULT_FORWARD_ACK_MS } from '../../src/cluster/forwarding.js';
-import { killNode, signalNode } from '../../src/cluster/local.js';
+import fs from 'node:fs';
+import { killNode, nodePid, readRecord, signalNode } from '../../src/cluster/local.js';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import {
   checkScenario,
@@ -34,6 +36,15 @@ async function run(): Promise<void> {
   );
   const fx = await clusterRealmFixture(rec.url, {}, rec.owner, 1);
   await prepareFaults(rec, fx);
+
+  t.test('a supervised node runs with the server flags of npm start', async (t) => {
+    await whole(rec);
+    const now = readRecord(rec.dir);
+    for (const [i, n] of now.nodes.entries()) {
+      const args = fs.readFileSync(`/proc/${nodePid(now, i)}/cmdline`, 'utf8').split('\0');
+      for (const flag of SERVER_NODE_FLAGS) t.ok(args.includes(flag), `${n.name}: ${flag}`);
+    }
+  });
 
   t.test('SIGKILL of the owner node', async (t) => {
     await whole(rec);

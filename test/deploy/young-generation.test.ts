@@ -1,7 +1,8 @@
 /**
  * The server's young generation stays at V8's usual size (a 16 MB semi-space) however it is
- * started the documented ways: `npm start` (package.json), the container's command (Dockerfile)
- * and the systemd unit (deploy/confab.service) pass Node the same flags, among them
+ * started the documented ways: `npm start` (package.json), the container's command (Dockerfile),
+ * the systemd unit (deploy/confab.service) and a cluster node's launchers (src/node-flags.ts;
+ * test/cluster/faults-node.test.ts looks at a running node's) pass Node the same flags, among them
  * --min-semi-space-size=16. Without it V8 shrinks the young generation of a server that has been
  * idle (down to 1 MB), and a burst of requests after a quiet spell meets a scavenge every few dozen
  * requests instead of every few hundred (docs/benchmarks.md, "The fetch measured on a server of
@@ -12,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const read = (file: string) => fs.readFileSync(path.join(REPO, file), 'utf8');
@@ -29,6 +31,11 @@ const npmFlags = nodeFlags(pkg.scripts.start!.split(/\s+/), 'node', 'dist/src/ma
 t.test('npm start, the container and the systemd unit start Node with the same flags', (t) => {
   t.ok(npmFlags, 'npm start runs node dist/src/main.js');
   t.ok(npmFlags!.includes('--min-semi-space-size=16'), 'npm start holds the young generation');
+  t.same(
+    npmFlags,
+    SERVER_NODE_FLAGS,
+    'the flags a cluster node is started with (src/node-flags.ts)',
+  );
   const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
   t.ok(cmd, 'the Dockerfile has a CMD');
   t.same(nodeFlags(JSON.parse(cmd!) as string[], 'node', 'dist/src/main.js'), npmFlags);
