@@ -84,6 +84,31 @@ class UploadUnavailableError extends JsonableError {
   }
 }
 
+/**
+ * A file the bucket holds, or may hold, that this node could not read now (NATS did not answer in
+ * time, the bucket stream has no leader yet): 503, to be asked again. A 404 is answered only when
+ * the bucket answered that it has no such object (clients take a 404 as final).
+ */
+class FetchUnavailableError extends JsonableError {
+  constructor() {
+    super('The file could not be fetched; try again', {
+      code: 'BAD_REQUEST',
+      status: 503,
+      headers: { 'Retry-After': '1' },
+    });
+  }
+}
+
+/** A read from the bucket; a failure logged and thrown as FetchUnavailableError. */
+async function readOr503<T>(name: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    log.error({ err, name }, 'reading a file from the uploads bucket failed');
+    throw new FetchUnavailableError();
+  }
+}
+
 /** `put` into the bucket; a failure logged and thrown as UploadUnavailableError. */
 async function putOr503(name: string, put: () => Promise<unknown>): Promise<void> {
   try {
@@ -123,17 +148,20 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
   /** Thumbnails go to the bucket too, under `thumbnail/<path_id>/<format>`. */
   override async placeThumbnail(pathId: string, format: string, data: Buffer): Promise<void> {
-    await this.bucket.putBlob({ name: thumbnailObject(pathId, format) }, data);
+    const name = thumbnailObject(pathId, format);
+    await putOr503(name, () => this.bucket.putBlob({ name }, data));
     await super.placeThumbnail(pathId, format, data);
   }
 
   /**
    * Fetches a file this node does not have from the bucket (an upload streamed through a
-   * temporary file, a thumbnail whole); false when the bucket lacks it.
+   * temporary file, a thumbnail whole); false when the bucket lacks it, FetchUnavailableError
+   * (503) when it could not be read.
    */
   private async fetchMissing(pathId: string, thumbnailFormat?: string): Promise<boolean> {
     if (thumbnailFormat !== undefined) {
-      const blob = await readBlob(this.bucket, this.next, thumbnailObject(pathId, thumbnailFormat));
+      const name = thumbnailObject(pathId, thumbnailFormat);
+      const blob = await readOr503(name, () => readBlob(this.bucket, this.next, name));
       if (!blob) return false;
       await super.placeThumbnail(pathId, thumbnailFormat, Buffer.from(blob));
       return true;
@@ -141,7 +169,10 @@ export class ReplicatedUploadFiles extends UploadFiles {
     await fs.promises.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, crypto.randomBytes(16).toString('hex'));
     try {
-      if (!(await readToFile(this.bucket, this.next, fileObject(pathId), tmp))) return false;
+      const name = fileObject(pathId);
+      if (!(await readOr503(name, () => readToFile(this.bucket, this.next, name, tmp)))) {
+        return false;
+      }
       await super.place(tmp, pathId);
       return true;
     } finally {
@@ -152,19 +183,20 @@ export class ReplicatedUploadFiles extends UploadFiles {
   override async open(pathId: string, thumbnailFormat?: string): ReturnType<UploadFiles['open']> {
     const here = await super.open(pathId, thumbnailFormat);
     if (here) return here;
-    const fetched = await this.fetchMissing(pathId, thumbnailFormat).catch(() => false);
+    const fetched = await this.fetchMissing(pathId, thumbnailFormat);
     return fetched ? super.open(pathId, thumbnailFormat) : null;
   }
 
   override async localFile(pathId: string): Promise<string | null> {
     const here = await super.localFile(pathId);
     if (here !== null) return here;
-    return (await this.fetchMissing(pathId).catch(() => false)) ? super.localFile(pathId) : null;
+    return (await this.fetchMissing(pathId)) ? super.localFile(pathId) : null;
   }
 
   override async exists(pathId: string): Promise<boolean> {
     if (await super.exists(pathId)) return true;
-    return (await objectInfo(this.bucket, fileObject(pathId)).catch(() => null)) !== null;
+    const name = fileObject(pathId);
+    return (await readOr503(name, () => objectInfo(this.bucket, name))) !== null;
   }
 
   /** Custom emoji images go to the bucket too, before their row is committed. */
@@ -179,9 +211,8 @@ export class ReplicatedUploadFiles extends UploadFiles {
   override async readEmoji(realmId: number, fileName: string): Promise<Buffer | null> {
     const here = await super.readEmoji(realmId, fileName);
     if (here) return here;
-    const blob = await readBlob(this.bucket, this.next, emojiObject(realmId, fileName)).catch(
-      () => null,
-    );
+    const name = emojiObject(realmId, fileName);
+    const blob = await readOr503(name, () => readBlob(this.bucket, this.next, name));
     if (!blob) return null;
     const data = Buffer.from(blob);
     await this.writeEmoji(realmId, fileName, data);

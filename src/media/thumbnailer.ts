@@ -24,6 +24,7 @@ import {
   type StoredThumbnail,
   type ThumbnailFormat,
 } from '../lib/thumbnail-formats.js';
+import { JsonableError } from '../lib/errors.js';
 import type { Store } from '../storage/store.js';
 import type { UploadFiles } from '../storage/upload-files.js';
 
@@ -96,6 +97,12 @@ export class Thumbnailer {
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
   private readonly running = new Map<number, Promise<void>>();
+  /**
+   * The last run's failure for want of the cluster's bucket (a 503 with Retry-After: the original
+   * or a thumbnail could not be read or stored now), thrown by ensure() so the read that waited is
+   * answered 503, not 404; the next ensure() makes them again.
+   */
+  private readonly unavailable = new Map<number, JsonableError>();
   private active: Promise<void> | null = null;
   private closed = false;
   private paused = false;
@@ -120,11 +127,16 @@ export class Thumbnailer {
   /** Makes the missing thumbnails of `imageId` now (or waits for the run in progress). */
   async ensure(imageId: number): Promise<void> {
     const inFlight = this.running.get(imageId);
-    if (inFlight) return inFlight;
-    this.queued.delete(imageId);
-    const i = this.queue.indexOf(imageId);
-    if (i >= 0) this.queue.splice(i, 1);
-    return this.run(imageId);
+    if (inFlight) {
+      await inFlight;
+    } else {
+      this.queued.delete(imageId);
+      const i = this.queue.indexOf(imageId);
+      if (i >= 0) this.queue.splice(i, 1);
+      await this.run(imageId);
+    }
+    const err = this.unavailable.get(imageId);
+    if (err) throw err;
   }
 
   /** Holds background work (queued images wait) until resume(); ensure() still works. */
@@ -149,8 +161,14 @@ export class Thumbnailer {
   }
 
   private run(imageId: number): Promise<void> {
+    this.unavailable.delete(imageId);
     const p = this.make(imageId)
-      .catch((err: unknown) => console.error(`thumbnails of image ${imageId} failed:`, err))
+      .catch((err: unknown) => {
+        if (err instanceof JsonableError && err.httpStatus === 503) {
+          this.unavailable.set(imageId, err);
+        }
+        console.error(`thumbnails of image ${imageId} failed:`, err);
+      })
       .finally(() => this.running.delete(imageId));
     this.running.set(imageId, p);
     return p;

@@ -18,6 +18,7 @@ import t from 'tap';
 import type { ObjectStore } from 'nats';
 import { LEADER_READS, type NextMessage } from '../../src/cluster/objects.js';
 import { fetchMissingUploads, ReplicatedUploadFiles } from '../../src/cluster/uploads.js';
+import { UploadFiles } from '../../src/storage/upload-files.js';
 
 const pathId = '2/ab/xyz/notes.txt';
 const bucketName = 'confab_uploads';
@@ -189,15 +190,24 @@ t.test('replaced meanwhile: read again from its new description', async (t) => {
   t.equal(await content0f(files), 'the bucket holds this whole');
 });
 
+const unavailable = {
+  message: 'The file could not be fetched; try again',
+  httpStatus: 503,
+  headers: { 'Retry-After': '1' },
+};
+
 t.test('a leader whose chunks never match: bounded, then not served', async (t) => {
   const l = leader(() => 'N1');
   l.put('N1', [3, 5]);
+  const dir = dataDir(t);
   const files = new ReplicatedUploadFiles(
-    dataDir(t),
+    dir,
     bucket(() => behind(1), l.info),
     l.next,
   );
-  t.equal(await content0f(files), null, 'not served (no partial file)');
+  // The bucket holds it: 503 to be asked again (a 404 is final to clients), no partial file.
+  await t.rejects(content0f(files), unavailable, 'not served: 503');
+  t.equal(await new UploadFiles(dir).localFile(pathId), null, 'no partial file');
   t.equal(l.asked.length, LEADER_READS * 3, `${LEADER_READS} reads through the leader, no more`);
 });
 
@@ -210,7 +220,7 @@ t.test('a wrong digest from the leader is not served', async (t) => {
     bucket(() => behind(1), bad),
     l.next,
   );
-  t.equal(await content0f(files), null);
+  await t.rejects(content0f(files), unavailable);
 });
 
 t.test('deleted meanwhile: not found', async (t) => {
