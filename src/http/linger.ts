@@ -23,8 +23,16 @@ import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 import { reportUnexpected } from './unexpected.js';
 
-/** Body bytes read and dropped after an early answer, at most. */
-export const LINGER_BYTES = 8 * 1024 * 1024;
+/**
+ * Body bytes read and dropped after an early answer, at most. More than what can be in flight
+ * after the client has the answer: through a proxy on loopback, the client's send buffer, the
+ * proxy's receive and send buffers and the server's receive buffer hold up to ~20 MB together
+ * (Linux's default maxima 4 + 6 + 4 + 6 MB). At 8 MiB a client that stopped sending as soon as it
+ * had the answer was still cut off now and then through nginx, its answer destroyed by the reset
+ * (a CI run of test/cluster/api-subset-b at b900b12: the 64 MiB streamed upload of
+ * test/api/upload.test.ts aborted with ECONNRESET).
+ */
+export const LINGER_BYTES = 32 * 1024 * 1024;
 /** How long the rest of a body is read after an early answer, at most. */
 export const LINGER_MS = 10_000;
 /** A client that sends nothing for this long gets the answer completed. */
