@@ -205,7 +205,7 @@ function writeHeadBlock(res: HttpResponse, head: string, ctx: RequestContext): v
       '\r\nX-RateLimit-Remaining: ' +
       rate.remaining +
       '\r\nX-RateLimit-Reset: ' +
-      Math.floor(ctx.rateTakenAt + rate.resetSeconds),
+      rateLimitReset(rate, ctx.rateTakenAt),
   );
 }
 
@@ -286,7 +286,12 @@ function sendInSlices(
 export function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus, takenAt: number): void {
   res.writeHeader('X-RateLimit-Limit', String(rate.limit));
   res.writeHeader('X-RateLimit-Remaining', String(rate.remaining));
-  res.writeHeader('X-RateLimit-Reset', String(Math.floor(takenAt + rate.resetSeconds)));
+  res.writeHeader('X-RateLimit-Reset', String(rateLimitReset(rate, takenAt)));
+}
+
+/** X-RateLimit-Reset's value: when the window ends, in whole seconds since the epoch. */
+function rateLimitReset(rate: RateStatus, takenAt: number): number {
+  return Math.floor(takenAt + rate.resetSeconds);
 }
 
 const SUCCESS_PREFIX = '{"result":"success","msg":""';
