@@ -338,6 +338,9 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
 
   const onKey = (e: KeyboardEvent) => {
     if (e.target !== scroller.current || e.ctrlKey || e.metaKey || e.altKey) return;
+    // The selection as it is now, not as it was at the last render: keys pressed faster than
+    // the list redraws each move on from the one before.
+    const selected = c.selected.value;
     const ids = messages.map((m) => m.id);
     const i = selected === null ? -1 : ids.indexOf(selected);
     let next: number | undefined;
