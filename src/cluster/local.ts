@@ -186,9 +186,19 @@ const CLAIM_VALID_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Claims `port` for this process (PORT_CLAIMS_DIR): false when a live process other than this one
- * holds a valid claim on it. A claim of a process that is gone is taken over.
+ * holds a valid claim on it. A claim of a process that is gone is taken over. Where claims cannot
+ * be written (the directory another user made, a read-only /tmp) the port is handed out unclaimed,
+ * as before claims: they keep this machine's tests apart, they must not stop a cluster's start.
  */
 export function claimPort(port: number, dir = PORT_CLAIMS_DIR): boolean {
+  try {
+    return claimPortIn(dir, port);
+  } catch {
+    return true;
+  }
+}
+
+function claimPortIn(dir: string, port: number): boolean {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, String(port));
   for (let attempt = 0; attempt < 2; attempt++) {
