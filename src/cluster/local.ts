@@ -189,14 +189,23 @@ const CLAIM_VALID_MS = 24 * 60 * 60 * 1000;
  * holds a valid claim on it. A claim of a process that is gone is taken over.
  */
 export function claimPort(port: number, dir = PORT_CLAIMS_DIR): boolean {
-  fs.mkdirSync(dir, { recursive: true });
+  try {
+    if (!fs.existsSync(dir)) {
+      fs.mkdirSync(dir, { recursive: true });
+      // Shared by every user's tests, as /tmp is: each removes only its own files.
+      fs.chmodSync(dir, 0o1777);
+    }
+  } catch {
+    // Made by another process meanwhile, or not ours to change: the writes below tell.
+  }
   const file = path.join(dir, String(port));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o644 });
       return true;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // No claims to be had here (a directory not writable): the port is free, as before claims.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return true;
     }
     let holder: number;
     let age: number;
@@ -209,10 +218,24 @@ export function claimPort(port: number, dir = PORT_CLAIMS_DIR): boolean {
     if (holder === process.pid) return true;
     // Written but not yet read back whole (the write is not atomic): a live claim.
     if (!(holder > 0) && age < 1000) return false;
-    if (holder > 0 && alive(holder) && age < CLAIM_VALID_MS) return false;
-    fs.rmSync(file, { force: true });
+    if (holder > 0 && running(holder) && age < CLAIM_VALID_MS) return false;
+    try {
+      fs.rmSync(file, { force: true });
+    } catch {
+      return false; // another user's, in a shared directory: left alone
+    }
   }
   return false;
+}
+
+/** Whether a process exists (another user's too: signalling it is refused, not failed). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
