@@ -186,26 +186,31 @@ const CLAIM_VALID_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Claims `port` for this process (PORT_CLAIMS_DIR): false when a live process other than this one
- * holds a valid claim on it. A claim of a process that is gone is taken over.
+ * holds a valid claim on it. A claim of a process that is gone is taken over. Where claims cannot
+ * be written (the directory another user made, a read-only /tmp) the port is handed out unclaimed,
+ * as before claims: they keep this machine's tests apart, they must not stop a cluster's start.
  */
 export function claimPort(port: number, dir = PORT_CLAIMS_DIR): boolean {
   try {
-    if (!fs.existsSync(dir)) {
-      fs.mkdirSync(dir, { recursive: true });
-      // Shared by every user's tests, as /tmp is: each removes only its own files.
-      fs.chmodSync(dir, 0o1777);
-    }
+    return claimPortIn(dir, port);
   } catch {
-    // Made by another process meanwhile, or not ours to change: the writes below tell.
+    return true;
+  }
+}
+
+function claimPortIn(dir: string, port: number): boolean {
+  if (!fs.existsSync(dir)) {
+    fs.mkdirSync(dir, { recursive: true });
+    // Shared by every user's tests, as /tmp is: each removes only its own files.
+    fs.chmodSync(dir, 0o1777);
   }
   const file = path.join(dir, String(port));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o644 });
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
       return true;
     } catch (err) {
-      // No claims to be had here (a directory not writable): the port is free, as before claims.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return true;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     let holder: number;
     let age: number;
@@ -219,11 +224,7 @@ export function claimPort(port: number, dir = PORT_CLAIMS_DIR): boolean {
     // Written but not yet read back whole (the write is not atomic): a live claim.
     if (!(holder > 0) && age < 1000) return false;
     if (holder > 0 && running(holder) && age < CLAIM_VALID_MS) return false;
-    try {
-      fs.rmSync(file, { force: true });
-    } catch {
-      return false; // another user's, in a shared directory: left alone
-    }
+    fs.rmSync(file, { force: true });
   }
   return false;
 }

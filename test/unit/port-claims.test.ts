@@ -90,3 +90,13 @@ t.test("a process's own claim, and a port something listens on", async (t) => {
   const [got] = await ports(1, undefined, drawn([p]), dir);
   t.not(got, p, 'a port in use is not handed out');
 });
+
+t.test('claims that cannot be written: the port is handed out unclaimed', async (t) => {
+  // The claims directory made by another user (not writable here) or a read-only /tmp: `npm run
+  // cluster` and the tests start as they did before claims, instead of failing on the write (a
+  // path under a file stands in for it: not writable even by root).
+  const [p] = await idlePorts();
+  const unwritable = path.join(fs.realpathSync('/dev/null'), 'claims');
+  t.ok(claimPort(p, unwritable), 'claimed without a claim file');
+  t.same(await ports(1, undefined, drawn([p]), unwritable), [p], 'the free port is handed out');
+});
