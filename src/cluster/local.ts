@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -170,28 +171,101 @@ function ephemeralPorts(): [number, number] | null {
 const LOW_PORTS_FROM = 10_000;
 
 /**
+ * Where `ports` claims the ports it hands out, one file per port holding the claiming process's
+ * pid, shared by every process of the machine (tests run two files at once, each starting NATS
+ * servers, nodes and nginx on ports it picked). A port is free when nothing listens on it, but a
+ * node binds its port only once it has caught up with the log, tens of seconds after the pick on a
+ * loaded machine, and a killed node's port is free until it is started again: another process
+ * picking it meanwhile took it (the node then never listened; its supervisor started it again and
+ * again). A port claimed by a live process is not handed out again.
+ */
+export const PORT_CLAIMS_DIR = path.join(os.tmpdir(), 'confab-port-claims');
+
+/** A claim older than this is void (its pid may be another process's by now). */
+const CLAIM_VALID_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Claims `port` for this process (PORT_CLAIMS_DIR): false when a live process other than this one
+ * holds a valid claim on it. A claim of a process that is gone is taken over. Where claims cannot
+ * be written (the directory another user made, a read-only /tmp) the port is handed out unclaimed,
+ * as before claims: they keep this machine's tests apart, they must not stop a cluster's start.
+ */
+export function claimPort(port: number, dir = PORT_CLAIMS_DIR): boolean {
+  try {
+    return claimPortIn(dir, port);
+  } catch {
+    return true;
+  }
+}
+
+function claimPortIn(dir: string, port: number): boolean {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder: number;
+    let age: number;
+    try {
+      holder = Number(fs.readFileSync(file, 'latin1'));
+      age = Date.now() - fs.statSync(file).mtimeMs;
+    } catch {
+      continue; // released meanwhile: claimed again
+    }
+    if (holder === process.pid) return true;
+    // Written but not yet read back whole (the write is not atomic): a live claim.
+    if (!(holder > 0) && age < 1000) return false;
+    if (holder > 0 && alive(holder) && age < CLAIM_VALID_MS) return false;
+    fs.rmSync(file, { force: true });
+  }
+  return false;
+}
+
+/**
  * A free port below the ephemeral range where it can: a node killed and started again on its
  * port (failover drills, tests) must find it free, and any process's outgoing connection could
- * have taken a port of that range as its local port in between (EADDRINUSE; the node exits).
+ * have taken a port of that range as its local port in between (EADDRINUSE; the node exits). It
+ * is claimed for this process (claimPort), so that no other process picks it while this one's
+ * servers have not bound it yet. `candidates` draws the ports to try (tests).
  */
-async function freePort(): Promise<number> {
-  const range = ephemeralPorts();
-  if (range !== null && range[0] > LOW_PORTS_FROM + 1000) {
-    for (let i = 0; i < 50; i++) {
-      const p = await tryPort(LOW_PORTS_FROM + crypto.randomInt(range[0] - LOW_PORTS_FROM));
-      if (p !== null) return p;
-    }
+async function freePort(
+  candidates: () => number = () => {
+    const range = ephemeralPorts();
+    return range !== null && range[0] > LOW_PORTS_FROM + 1000
+      ? LOW_PORTS_FROM + crypto.randomInt(range[0] - LOW_PORTS_FROM)
+      : 0;
+  },
+  claimsDir = PORT_CLAIMS_DIR,
+): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const want = candidates();
+    if (want === 0) break;
+    // Free now, and claimed by no other live process (its server may bind it later).
+    if ((await tryPort(want)) !== null && claimPort(want, claimsDir)) return want;
   }
   const any = await tryPort(0);
   if (any === null) throw new Error('no free port');
   return any;
 }
 
-export async function ports(n: number, base?: number): Promise<number[]> {
+/**
+ * `n` ports: `base` and the ones after it, or free ports (freePort), each claimed for this
+ * process. `candidates` and `claimsDir`: for tests of the picking.
+ */
+export async function ports(
+  n: number,
+  base?: number,
+  candidates?: () => number,
+  claimsDir?: string,
+): Promise<number[]> {
   if (base !== undefined) return Array.from({ length: n }, (_, i) => base + i);
   const out: number[] = [];
   while (out.length < n) {
-    const p = await freePort();
+    const p = await freePort(candidates, claimsDir);
     if (!out.includes(p)) out.push(p);
   }
   return out;

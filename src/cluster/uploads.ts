@@ -193,10 +193,15 @@ export class ReplicatedUploadFiles extends UploadFiles {
     return (await this.fetchMissing(pathId)) ? super.localFile(pathId) : null;
   }
 
+  /**
+   * Whether the upload is here or whole in the bucket: an object the bucket marks deleted (its
+   * description kept, its data gone) is not there, as `open` finds.
+   */
   override async exists(pathId: string): Promise<boolean> {
     if (await super.exists(pathId)) return true;
     const name = fileObject(pathId);
-    return (await readOr503(name, () => objectInfo(this.bucket, name))) !== null;
+    const info = await readOr503(name, () => objectInfo(this.bucket, name));
+    return info !== null && !info.deleted;
   }
 
   /** Custom emoji images go to the bucket too, before their row is committed. */

@@ -70,6 +70,16 @@ t.test('an object the bucket answers it lacks: null (404)', async (t) => {
   t.equal(await files.readEmoji(2, 'party.png'), null);
 });
 
+t.test('an object the bucket marks deleted does not exist (404)', async (t) => {
+  // nats.js describes a deleted object (its description kept, its chunks purged) with `deleted`.
+  const deleted = {
+    info: (name: string) => Promise.resolve({ name, size: 0, chunks: 0, deleted: true }),
+    get: () => Promise.resolve(null),
+  } as unknown as ObjectStore;
+  const files = new ReplicatedUploadFiles(dataDir(t), deleted, noNext);
+  t.equal(await files.exists(pathId), false, 'GET /user_uploads/… (temporary URL): 404');
+});
+
 t.test('a thumbnail the bucket does not take: 503, not kept here', async (t) => {
   const files = new ReplicatedUploadFiles(dataDir(t), unanswered, noNext);
   await t.rejects(files.placeThumbnail(pathId, '840x560.webp', Buffer.from('webp')), {

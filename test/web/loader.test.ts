@@ -108,3 +108,77 @@ t.test('a failed fetch is kept on the list', async (t) => {
   t.equal(list.error, null);
   t.equal(list.ids.at(-1), 1000);
 });
+
+/** A loader whose fetches are answered when the test says, in any order. */
+function heldSetup() {
+  const clock = new FakeTimers();
+  const reg = {
+    queue_id: 'q',
+    last_event_id: -1,
+    user_id: 1,
+    email: '',
+    full_name: '',
+  } as RegisterResponse;
+  const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
+  const held: { q: GetMessages; answer: () => void }[] = [];
+  const loader = new Loader(
+    s,
+    (q) => new Promise((resolve) => held.push({ q, answer: () => resolve(answer(q)) })),
+  );
+  return { s, loader, held };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+t.test('two opens of one list: the later one counts, whichever answer comes first', async (t) => {
+  const { s, loader, held } = heldSetup();
+  const list = s.list(ALL);
+  const first = loader.open(list, 200);
+  const second = loader.open(list, 'newest');
+  t.equal(held.length, 2);
+  held[0]!.answer();
+  await first;
+  t.equal(list.loading, true, 'still loading: the later open is not answered yet');
+  held[1]!.answer();
+  await second;
+  t.equal(list.loading, false);
+  t.equal(list.ids.at(-1), 1000, 'the run is the one asked for last (the newest)');
+  t.equal(list.windowIds().at(-1), 1000, 'and so is the window');
+
+  // Answered in the order asked: the same.
+  const other = s.list({
+    terms: [{ operator: 'channel', operand: '1', negated: false }],
+    near: null,
+  });
+  const a = loader.open(other, 'newest');
+  const b = loader.open(other, 200);
+  held[2]!.answer();
+  held[3]!.answer();
+  await Promise.all([a, b]);
+  t.ok(other.windowIds().includes(200), 'the window is at the message asked for last');
+});
+
+t.test('a page fetched for a run that was replaced meanwhile is dropped', async (t) => {
+  const { s, loader, held } = heldSetup();
+  const list = s.list(ALL);
+  const open = loader.open(list, 500);
+  held[0]!.answer();
+  await open;
+  const first = list.ids[0]!;
+  t.equal(first, 400);
+  const older = loader.older(list);
+  t.equal(held[1]!.q.anchor, first, 'older messages asked for');
+  // Meanwhile the run goes stale (messages moved into the narrow) and is fetched again at the
+  // newest: the older page no longer borders it.
+  list.stale = true;
+  const again = loader.open(list, 'newest');
+  held[2]!.answer();
+  await again;
+  t.equal(list.ids[0], 900);
+  held[1]!.answer();
+  await older;
+  await tick();
+  t.equal(list.ids[0], 900, "the old run's page is not put above the new run");
+  const gaps = list.ids.filter((id, i) => i > 0 && id !== list.ids[i - 1]! + 1);
+  t.same(gaps, [], 'the run has no gap');
+});

@@ -23,6 +23,7 @@ import type { ComposeTo, Controller } from './controller.js';
 import { bytes } from './format.js';
 import { Icon } from './icons.js';
 import { moveActive } from './listbox.js';
+import { useLive } from './live.js';
 import { decorate, openPicker } from './message.js';
 import { track } from './track.js';
 
@@ -91,29 +92,27 @@ function Options({
 export function Compose({ c }: { c: Controller }) {
   const s = c.state.value!;
   const narrow = c.narrow.value;
-  const [to, setTo] = useState<ComposeTo>(
+  // The handlers read what the box holds now (`…Ref.current`), not what the last drawing showed:
+  // a key pressed right after typing, before the redraw, acts on all that was typed.
+  const [to, setTo, toRef] = useLive<ComposeTo>(
     () => c.composeToFor(narrow) ?? { kind: 'stream', streamId: null, topic: '' },
   );
-  const [text, setText] = useState(() => {
-    const d = c.draftTo(to);
+  const [text, setText, textRef] = useLive(() => {
+    const d = c.draftTo(toRef.current);
     return d ? (c.drafts?.get(d) ?? '') : '';
   });
   const [preview, setPreview] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [uploads, setUploads] = useState<Upload[]>([]);
-  const [token, setToken] = useState<Token | null>(null);
-  const [active, setActive] = useState(0);
-  const [topicOpen, setTopicOpen] = useState(false);
-  const [dmQuery, setDmQuery] = useState('');
+  const [token, setToken, tokenRef] = useLive<Token | null>(null);
+  const [active, setActive, activeRef] = useLive(0);
+  const [topicOpen, setTopicOpen, topicOpenRef] = useLive(false);
+  const [dmQuery, setDmQuery, dmQueryRef] = useLive('');
   /** What was entered as a recipient while the people were still loading. */
   const [pendingDm, setPendingDm] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const previewBox = useRef<HTMLDivElement>(null);
-  const textRef = useRef(text);
-  textRef.current = text;
-  const toRef = useRef(to);
-  toRef.current = to;
 
   /** Addresses the box elsewhere: the old text stays as that conversation's draft. */
   const retarget = (next: ComposeTo, content?: string) => {
@@ -179,7 +178,7 @@ export function Compose({ c }: { c: Controller }) {
     }
   };
 
-  const candidates = (): Candidate[] => {
+  const candidates = (token: Token | null): Candidate[] => {
     if (!token) return [];
     track(s.rev.users);
     if (token.kind === 'mention') {
@@ -200,7 +199,7 @@ export function Compose({ c }: { c: Controller }) {
     }
     return emojiCandidates(token.query, idx.names);
   };
-  const items = candidates();
+  const items = candidates(token);
 
   const refreshToken = () => {
     const el = area.current;
@@ -211,13 +210,16 @@ export function Compose({ c }: { c: Controller }) {
   };
 
   const pick = (cand: Candidate) => {
+    const token = tokenRef.current;
     if (!token) return;
-    const r = applyCandidate(text, token, cand);
+    const r = applyCandidate(textRef.current, token, cand);
     setToken(null);
     setValue(r.text, r.caret);
   };
 
   const submit = () => {
+    const to = toRef.current;
+    const text = textRef.current;
     const problem = c.checkSend(to, text);
     if (problem) {
       setError(problem);
@@ -225,6 +227,9 @@ export function Compose({ c }: { c: Controller }) {
     }
     c.send(to, text);
     setText('');
+    // The box emptied now: typed and sent before a drawing, the text goes back to what the last
+    // drawing had (empty), and a drawing that changes nothing would leave the typing in the box.
+    if (area.current) area.current.value = '';
     setPreview(null);
     setError(null);
     setToken(null);
@@ -232,11 +237,12 @@ export function Compose({ c }: { c: Controller }) {
   };
 
   const onKeyDown = (e: KeyboardEvent) => {
-    if (items.length && token) {
+    const items = candidates(tokenRef.current);
+    if (items.length) {
       if (moveActive(e, items.length, setActive)) return;
       if (e.key === 'Enter' || e.key === 'Tab') {
         e.preventDefault();
-        pick(items[Math.min(active, items.length - 1)]!);
+        pick(items[Math.min(activeRef.current, items.length - 1)]!);
         return;
       }
       if (e.key === 'Escape') {
@@ -311,6 +317,7 @@ export function Compose({ c }: { c: Controller }) {
       requestAnimationFrame(() => area.current?.focus());
       return;
     }
+    const text = textRef.current;
     if (text.trim() === '') return;
     try {
       const r = await c.client.render(text);
@@ -329,14 +336,12 @@ export function Compose({ c }: { c: Controller }) {
   // The topic suggestions follow new topics only while they are shown (a message arriving
   // changes a channel's topics: the box is not drawn again for it).
   if (topicOpen) track(s.rev.topics);
-  const topics =
-    topicOpen && to.kind === 'stream' && to.streamId !== null
-      ? (s.topics.get(to.streamId) ?? []).map((t) => t.name)
-      : [];
-  const topicItems =
-    to.kind === 'stream' && topicOpen
-      ? topicCandidates(to.topic, topics).filter((x) => x.label !== to.topic)
-      : [];
+  const topicsFor = (to: ComposeTo, open: boolean) => {
+    if (!open || to.kind !== 'stream') return [];
+    const topics = to.streamId !== null ? (s.topics.get(to.streamId) ?? []).map((t) => t.name) : [];
+    return topicCandidates(to.topic, topics).filter((x) => x.label !== to.topic);
+  };
+  const topicItems = topicsFor(to, topicOpen);
   // People to send to: the realm's users arrive after the first screen (GET /users); the list
   // follows them.
   if (to.kind === 'dm') track(s.rev.users);
@@ -351,8 +356,11 @@ export function Compose({ c }: { c: Controller }) {
       },
       false,
     ).filter((x) => x.kind === 'user');
-  const dmItems = to.kind === 'dm' && dmQuery.trim() !== '' ? peopleFor(dmQuery, to.userIds) : [];
+  const dmFor = (to: ComposeTo, query: string) =>
+    to.kind === 'dm' && query.trim() !== '' ? peopleFor(query, to.userIds) : [];
+  const dmItems = dmFor(to, dmQuery);
   const addRecipient = (userId: number) => {
+    const to = toRef.current;
     if (to.kind !== 'dm') return;
     retarget({ kind: 'dm', userIds: [...to.userIds, userId] }, textRef.current);
     setDmQuery('');
@@ -436,13 +444,14 @@ export function Compose({ c }: { c: Controller }) {
                 class="field to-channel"
                 aria-label="Channel"
                 value={to.streamId === null ? '' : String(to.streamId)}
-                onChange={(e) =>
+                onChange={(e) => {
+                  const now = toRef.current;
                   retarget({
                     kind: 'stream',
                     streamId: e.currentTarget.value ? Number(e.currentTarget.value) : null,
-                    topic: to.topic,
-                  })
-                }
+                    topic: now.kind === 'stream' ? now.topic : '',
+                  });
+                }}
               >
                 <option value="">Choose a channel</option>
                 {subs.map((x) => (
@@ -473,26 +482,31 @@ export function Compose({ c }: { c: Controller }) {
                   onBlur={() => setTopicOpen(false)}
                   onInput={(e) => {
                     setTopicOpen(true);
-                    const next = { ...to, topic: e.currentTarget.value };
+                    const now = toRef.current;
+                    if (now.kind !== 'stream') return;
+                    const next = { ...now, topic: e.currentTarget.value };
                     setTo(next);
                     const d = c.draftTo(next);
                     if (d && textRef.current) c.drafts?.set(d, textRef.current);
                   }}
                   onKeyDown={(e) => {
+                    const now = toRef.current;
+                    const topicItems = topicsFor(now, topicOpenRef.current);
+                    const active = activeRef.current;
                     if (e.key === 'Enter') {
                       e.preventDefault();
                       if (
+                        now.kind === 'stream' &&
                         topicItems.length &&
-                        topicOpen &&
                         active < topicItems.length &&
                         e.currentTarget.value !== ''
                       )
-                        retarget({ ...to, topic: topicItems[active]!.label }, textRef.current);
+                        retarget({ ...now, topic: topicItems[active]!.label }, textRef.current);
                       setTopicOpen(false);
                       area.current?.focus();
                     } else if (moveActive(e, topicItems.length, setActive)) {
                       return;
-                    } else if (e.key === 'Escape' && topicOpen) {
+                    } else if (e.key === 'Escape' && topicOpenRef.current) {
                       e.stopPropagation();
                       setTopicOpen(false);
                     }
@@ -504,7 +518,7 @@ export function Compose({ c }: { c: Controller }) {
                   items={topicItems}
                   active={active}
                   onPick={(x) => {
-                    retarget({ ...to, topic: x.label }, textRef.current);
+                    retarget({ ...toRef.current, topic: x.label } as ComposeTo, textRef.current);
                     setTopicOpen(false);
                     area.current?.focus();
                   }}
@@ -519,12 +533,14 @@ export function Compose({ c }: { c: Controller }) {
                   <button
                     type="button"
                     aria-label={`Remove ${s.userName(id)}`}
-                    onClick={() =>
+                    onClick={() => {
+                      const now = toRef.current;
+                      if (now.kind !== 'dm') return;
                       retarget(
-                        { kind: 'dm', userIds: to.userIds.filter((x) => x !== id) },
+                        { kind: 'dm', userIds: now.userIds.filter((x) => x !== id) },
                         textRef.current,
-                      )
-                    }
+                      );
+                    }}
                   >
                     ×
                   </button>
@@ -546,9 +562,13 @@ export function Compose({ c }: { c: Controller }) {
                   setActive(0);
                 }}
                 onKeyDown={(e) => {
+                  const to = toRef.current;
+                  if (to.kind !== 'dm') return;
+                  const dmQuery = dmQueryRef.current;
+                  const dmItems = dmFor(to, dmQuery);
                   if ((e.key === 'Enter' || e.key === 'Tab') && dmItems.length) {
                     e.preventDefault();
-                    addRecipient(dmItems[Math.min(active, dmItems.length - 1)]!.userId!);
+                    addRecipient(dmItems[Math.min(activeRef.current, dmItems.length - 1)]!.userId!);
                   } else if (e.key === 'Backspace' && dmQuery === '' && to.userIds.length) {
                     retarget({ kind: 'dm', userIds: to.userIds.slice(0, -1) }, textRef.current);
                   } else if (moveActive(e, dmItems.length, setActive)) {
@@ -681,7 +701,9 @@ export function Compose({ c }: { c: Controller }) {
             onClick={(e) =>
               openPicker(c, e.currentTarget, 'Insert an emoji', (entry) => {
                 const el = area.current;
-                const at = el ? (el.selectionStart ?? text.length) : text.length;
+                const at = el
+                  ? (el.selectionStart ?? textRef.current.length)
+                  : textRef.current.length;
                 const ins = `:${entry.name}: `;
                 setValue(
                   textRef.current.slice(0, at) + ins + textRef.current.slice(at),

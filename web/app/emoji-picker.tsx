@@ -6,13 +6,15 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import { emojiText, searchEmoji } from '../state/emoji.js';
 import type { Controller } from './controller.js';
+import { useLive } from './live.js';
 
 const COLUMNS = 8;
 
 export function EmojiPicker({ c }: { c: Controller }) {
   const p = c.picker.value!;
   const idx = c.emoji.value;
-  const [q, setQ] = useState('');
+  // Enter picks from what was typed until now, not from the last drawing's matches.
+  const [q, setQ, qNow] = useLive('');
   const [hover, setHover] = useState<EmojiEntry | null>(null);
   const input = useRef<HTMLInputElement>(null);
   const grid = useRef<HTMLDivElement>(null);
@@ -68,7 +70,8 @@ export function EmojiPicker({ c }: { c: Controller }) {
           onKeyDown={(e) => {
             if (e.key === 'Enter') {
               e.preventDefault();
-              if (list[0]) pick(list[0]);
+              const first = idx ? searchEmoji(idx, qNow.current, 320)[0] : undefined;
+              if (first) pick(first);
               else if (!idx) setPickOnLoad(true);
             } else if (e.key === 'ArrowDown') {
               e.preventDefault();

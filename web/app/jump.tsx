@@ -2,7 +2,7 @@
  * Ctrl+K: jump anywhere by name — views, channels (joining one not subscribed), topics of the
  * channels opened so far, people (a direct conversation), or a full-text search for the words.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { rank } from '../state/autocomplete.js';
 import {
   ALL,
@@ -17,6 +17,7 @@ import { Avatar, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { moveActive } from './listbox.js';
+import { useLive } from './live.js';
 
 type Item = {
   key: string;
@@ -28,8 +29,10 @@ type Item = {
 
 export function Jump({ c }: { c: Controller }) {
   const s = c.state.value!;
-  const [q, setQ] = useState('');
-  const [active, setActive] = useState(0);
+  // The keys act on what was typed and chosen until now, not on the last drawing (Enter pressed
+  // right after typing, before the redraw).
+  const [q, setQ, qNow] = useLive('');
+  const [active, setActive, activeNow] = useLive(0);
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => input.current?.focus(), []);
 
@@ -38,64 +41,68 @@ export function Jump({ c }: { c: Controller }) {
     close();
     c.go(n);
   };
-  const items: Item[] = [];
-  const views: [string, Narrow, Parameters<typeof Icon>[0]['name']][] = [
-    ['All messages', ALL, 'feed'],
-    ['Mentions', isNarrow('mentioned'), 'at'],
-    ['Direct messages', isNarrow('dm'), 'dm'],
-    ['Starred messages', isNarrow('starred'), 'star'],
-  ];
-  for (const [label, n, icon] of rank(views, q, (v) => v[0], 4)) {
-    items.push({ key: `v:${label}`, label, icon: <Icon name={icon} />, run: go(n) });
-  }
-  for (const ch of rank([...s.channels.values()], q, (x) => x.name, q ? 8 : 6)) {
-    const sub = s.subs.get(ch.stream_id);
-    items.push({
-      key: `c:${ch.stream_id}`,
-      label: ch.name,
-      detail: sub ? undefined : 'Not subscribed: join',
-      icon: <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={ch.invite_only} />,
-      run: sub
-        ? go(channelNarrow(ch.stream_id))
-        : () => {
-            close();
-            c.client
-              .subscribe([ch.name])
-              .then(() => c.go(channelNarrow(ch.stream_id)))
-              .catch((e: unknown) => c.toast(e instanceof Error ? e.message : String(e)));
-          },
-    });
-  }
-  if (q) {
-    const topics = [...s.topics.entries()].flatMap(([id, ts]) =>
-      ts.map((t) => ({ id, name: t.name })),
-    );
-    for (const t of rank(topics, q, (x) => x.name, 5)) {
+  const itemsFor = (q: string): Item[] => {
+    const items: Item[] = [];
+    const views: [string, Narrow, Parameters<typeof Icon>[0]['name']][] = [
+      ['All messages', ALL, 'feed'],
+      ['Mentions', isNarrow('mentioned'), 'at'],
+      ['Direct messages', isNarrow('dm'), 'dm'],
+      ['Starred messages', isNarrow('starred'), 'star'],
+    ];
+    for (const [label, n, icon] of rank(views, q, (v) => v[0], 4)) {
+      items.push({ key: `v:${label}`, label, icon: <Icon name={icon} />, run: go(n) });
+    }
+    for (const ch of rank([...s.channels.values()], q, (x) => x.name, q ? 8 : 6)) {
+      const sub = s.subs.get(ch.stream_id);
       items.push({
-        key: `t:${t.id}:${t.name}`,
-        label: s.topicName(t.name),
-        detail: `#${s.channelName(t.id)}`,
-        icon: <Icon name="hash" />,
-        run: go(topicNarrow(t.id, t.name)),
+        key: `c:${ch.stream_id}`,
+        label: ch.name,
+        detail: sub ? undefined : 'Not subscribed: join',
+        icon: <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={ch.invite_only} />,
+        run: sub
+          ? go(channelNarrow(ch.stream_id))
+          : () => {
+              close();
+              c.client
+                .subscribe([ch.name])
+                .then(() => c.go(channelNarrow(ch.stream_id)))
+                .catch((e: unknown) => c.toast(e instanceof Error ? e.message : String(e)));
+            },
       });
     }
-    const people = [...s.users.values()].filter((u) => u.is_active !== false);
-    for (const u of rank(people, q, (x) => x.full_name, 6)) {
+    if (q) {
+      const topics = [...s.topics.entries()].flatMap(([id, ts]) =>
+        ts.map((t) => ({ id, name: t.name })),
+      );
+      for (const t of rank(topics, q, (x) => x.name, 5)) {
+        items.push({
+          key: `t:${t.id}:${t.name}`,
+          label: s.topicName(t.name),
+          detail: `#${s.channelName(t.id)}`,
+          icon: <Icon name="hash" />,
+          run: go(topicNarrow(t.id, t.name)),
+        });
+      }
+      const people = [...s.users.values()].filter((u) => u.is_active !== false);
+      for (const u of rank(people, q, (x) => x.full_name, 6)) {
+        items.push({
+          key: `u:${u.user_id}`,
+          label: u.full_name,
+          detail: u.email,
+          icon: <Avatar small id={u.user_id} name={u.full_name} url={u.avatar_url} />,
+          run: go(dmNarrow([u.user_id], s.selfId)),
+        });
+      }
       items.push({
-        key: `u:${u.user_id}`,
-        label: u.full_name,
-        detail: u.email,
-        icon: <Avatar small id={u.user_id} name={u.full_name} url={u.avatar_url} />,
-        run: go(dmNarrow([u.user_id], s.selfId)),
+        key: 'search',
+        label: `Search messages for “${q}”`,
+        icon: <Icon name="search" />,
+        run: go(searchNarrow(ALL, q)),
       });
     }
-    items.push({
-      key: 'search',
-      label: `Search messages for “${q}”`,
-      icon: <Icon name="search" />,
-      run: go(searchNarrow(ALL, q)),
-    });
-  }
+    return items;
+  };
+  const items = itemsFor(q);
   const at = Math.min(active, items.length - 1);
 
   return (
@@ -116,10 +123,11 @@ export function Jump({ c }: { c: Controller }) {
             setActive(0);
           }}
           onKeyDown={(e) => {
+            const items = itemsFor(qNow.current);
             if (moveActive(e, items.length, setActive)) return;
             if (e.key === 'Enter') {
               e.preventDefault();
-              items[at]?.run();
+              items[Math.min(activeNow.current, items.length - 1)]?.run();
             }
           }}
         />

@@ -2,11 +2,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, ConfabClient } from '../../src/client/api.js';
 import type { Session } from './controller.js';
+import { useLive } from './live.js';
 
 export function Login({ onSession }: { onSession: (s: Session) => void }) {
   const [realm, setRealm] = useState('');
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
+  const [email, setEmail, emailNow] = useLive('');
+  const [password, setPassword, passwordNow] = useLive('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const first = useRef<HTMLInputElement>(null);
@@ -24,7 +25,12 @@ export function Login({ onSession }: { onSession: (s: Session) => void }) {
     setBusy(true);
     setError(null);
     try {
-      const r = await ConfabClient.login(location.origin, email.trim(), password);
+      // What the fields hold now: the form may be sent before typing's last drawing.
+      const r = await ConfabClient.login(
+        location.origin,
+        emailNow.current.trim(),
+        passwordNow.current,
+      );
       onSession({ userId: r.user_id, email: r.email, csrfToken: r.csrf_token });
     } catch (err) {
       if (err instanceof ApiError && err.status === 401)

@@ -341,7 +341,8 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     // The selection as it is now, not as it was at the last render: keys pressed faster than
     // the list redraws each move on from the one before.
     const selected = c.selected.value;
-    const ids = messages.map((m) => m.id);
+    // Likewise the list as it is now: a message shown since (one just sent) counts.
+    const ids = list.windowIds().filter((id) => s.messages.has(id));
     const i = selected === null ? -1 : ids.indexOf(selected);
     let next: number | undefined;
     if (e.key === 'ArrowDown' || e.key === 'j')

@@ -15,6 +15,7 @@ import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { clock, fullTime } from './format.js';
 import { Icon } from './icons.js';
+import { useLive } from './live.js';
 
 let katexLoaded = false;
 
@@ -344,9 +345,10 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
   const now = Date.now() / 1000;
   const canContent = s.canEditContent(m, now);
   const canTopic = s.canEditTopic(m, now);
-  const [content, setContent] = useState<string | null>(null);
-  const [topic, setTopic] = useState(m.subject);
-  const [mode, setMode] = useState('change_one');
+  // Saved as typed until now (Ctrl+Enter right after typing, before the redraw).
+  const [content, setContent, contentNow] = useLive<string | null>(null);
+  const [topic, setTopic, topicNow] = useLive(m.subject);
+  const [mode, setMode, modeNow] = useLive('change_one');
   const [busy, setBusy] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const original = useRef('');
@@ -364,6 +366,9 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
 
   const cancel = () => (c.editing.value = null);
   const save = async () => {
+    const content = contentNow.current;
+    const topic = topicNow.current;
+    const mode = modeNow.current;
     setBusy(true);
     let ok = true;
     if (canContent && content !== null && content !== original.current)

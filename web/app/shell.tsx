@@ -12,6 +12,7 @@ import type { Controller } from './controller.js';
 import { track } from './track.js';
 import { EmojiPicker } from './emoji-picker.js';
 import { Icon } from './icons.js';
+import { useLive } from './live.js';
 import { Jump } from './jump.js';
 import { MessagePane } from './message-pane.js';
 import { Sidebar } from './sidebar.js';
@@ -68,7 +69,8 @@ function Title({ c }: { c: Controller }) {
 function Search({ c }: { c: Controller }) {
   const n = c.narrow.value;
   const current = n.terms.find((t) => t.operator === 'search')?.operand ?? '';
-  const [q, setQ] = useState(current);
+  // Sent as typed until now, not as the last drawing showed it (Enter right after typing).
+  const [q, setQ, qNow] = useLive(current);
   useEffect(() => setQ(current), [current]);
   return (
     <form
@@ -76,7 +78,7 @@ function Search({ c }: { c: Controller }) {
       role="search"
       onSubmit={(e) => {
         e.preventDefault();
-        const query = q.trim();
+        const query = qNow.current.trim();
         if (query === '') c.go(ALL);
         else c.go(searchNarrow(ALL, query));
         (document.activeElement as HTMLElement | null)?.blur();

@@ -2,8 +2,9 @@
  * Fetching a narrow's messages into its list (`GET /messages`): the first screen opens at the
  * first unread message (or at the message a link points to, or the newest), and the view asks
  * for older or newer pages when its window reaches an end of the run that is not the end of the
- * narrow. One fetch per direction at a time; answers for a list that was reset meanwhile are
- * dropped. The fetch function is injected (the typed client in the app, a fake in tests).
+ * narrow. One fetch per direction at a time. Answers that come after the view moved on are
+ * dropped: a first fetch's when another was asked for after it (the last asked counts, whichever
+ * answer comes first), a page's when the run it borders was replaced meanwhile. The fetch function is injected (the typed client in the app, a fake in tests).
  */
 import type { GetMessages } from '../../src/client/api.js';
 import type { MessagesResponse } from '../../src/client/types.js';
@@ -37,6 +38,7 @@ export class Loader {
       return;
     }
     const token = list.rev.peek();
+    const asked = ++list.opens;
     list.error = null;
     list.loading = true;
     let r: MessagesResponse;
@@ -49,11 +51,13 @@ export class Loader {
         narrow: apiNarrow(list.narrow),
       });
     } catch (e) {
+      if (asked !== list.opens) return;
       list.loading = false;
       list.error = e instanceof Error ? e.message : String(e);
       list.rev.value++;
       return;
     }
+    if (asked !== list.opens) return;
     list.loading = false;
     if (list.rev.peek() !== token && list.loaded && !list.stale) return;
     this.state.ingest(r.messages);
@@ -71,6 +75,7 @@ export class Loader {
     if (list.loadingOlder || list.foundOldest || !list.loaded || list.ids.length === 0) return;
     list.loadingOlder = true;
     list.rev.value++;
+    const run = list.run;
     try {
       this.fetches++;
       const r = await this.fetchMessages({
@@ -80,14 +85,14 @@ export class Loader {
         include_anchor: false,
         narrow: apiNarrow(list.narrow),
       });
-      if (!list.loaded) return;
+      if (!list.loaded || list.run !== run) return;
       this.state.ingest(r.messages);
       list.prepend(
         r.messages.map((m) => m.id),
         r.found_oldest,
       );
     } catch (e) {
-      list.error = e instanceof Error ? e.message : String(e);
+      if (list.run === run) list.error = e instanceof Error ? e.message : String(e);
     } finally {
       list.loadingOlder = false;
       list.rev.value++;
@@ -98,6 +103,7 @@ export class Loader {
     if (list.loadingNewer || list.foundNewest || !list.loaded || list.ids.length === 0) return;
     list.loadingNewer = true;
     list.rev.value++;
+    const run = list.run;
     try {
       this.fetches++;
       const r = await this.fetchMessages({
@@ -107,14 +113,14 @@ export class Loader {
         include_anchor: false,
         narrow: apiNarrow(list.narrow),
       });
-      if (!list.loaded) return;
+      if (!list.loaded || list.run !== run) return;
       this.state.ingest(r.messages);
       list.append(
         r.messages.map((m) => m.id),
         r.found_newest,
       );
     } catch (e) {
-      list.error = e instanceof Error ? e.message : String(e);
+      if (list.run === run) list.error = e instanceof Error ? e.message : String(e);
     } finally {
       list.loadingNewer = false;
       list.rev.value++;

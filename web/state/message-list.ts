@@ -24,6 +24,13 @@ export class MessageList {
   loaded = false;
   /** The first fetch is in flight. */
   loading = false;
+  /** Counts the first fetches asked for: only the answer to the last one asked is taken. */
+  opens = 0;
+  /**
+   * Counts the runs: bumped when the run is replaced (setInitial, reset), so that a page fetched
+   * to border the run before is not put against the new one.
+   */
+  run = 0;
   loadingOlder = false;
   loadingNewer = false;
   /**
@@ -74,6 +81,7 @@ export class MessageList {
     anchor: number | null,
   ): void {
     this.ids = [...ids].sort((a, b) => a - b);
+    this.run++;
     this.mergeArrived(foundNewest);
     this.foundOldest = foundOldest;
     this.foundNewest = foundNewest;
@@ -251,6 +259,7 @@ export class MessageList {
 
   /** Forgets everything (the narrow is fetched again next time it is shown). */
   reset(): void {
+    this.run++;
     this.ids = [];
     this.start = this.end = 0;
     this.loaded = false;

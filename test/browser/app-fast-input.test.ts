@@ -1,0 +1,199 @@
+/**
+ * The web app in chromium, used faster than it redraws: what is typed and the key that acts on it
+ * come in one task (dispatched together in one `page.evaluate`, so that no drawing comes between
+ * them, as happens on a loaded machine or while a redraw waits for the next frame). Each handler
+ * acts on what the user typed until then, not on what the last drawing showed: the login form,
+ * the compose box (Enter sends all that was typed; Enter takes a suggestion that just appeared),
+ * Ctrl+K, the search box, the emoji picker, the edit box, and End in the message list after a
+ * send.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitLive } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, watchPage, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+let ts: TestServer;
+let general: number;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  ts = await startServer(t);
+  const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
+  general = await createChannel(ts.api, 'iago', 'general', { principals: everyone });
+  await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+});
+
+const topicHash = (topic: string) => `#narrow/channel/${general}-general/topic/${topic}`;
+
+/** The channel's messages as sent (their Markdown), oldest first. */
+async function sentContents(): Promise<string[]> {
+  const r = await ts.api.get('othello', 'messages', {
+    anchor: 'newest',
+    num_before: 100,
+    num_after: 0,
+    narrow: [{ operator: 'channel', operand: general }],
+    apply_markdown: false,
+  });
+  return (r.body.messages as { content: string }[]).map((m) => m.content);
+}
+
+/**
+ * Page-side JavaScript (a string: the tests have no DOM types) defining `typeIn(selector, text)`:
+ * sets a field's value and fires its input event, as typing does, with no drawing after it.
+ */
+const TYPE_IN = `const typeIn = (sel, text) => {
+  const el = document.querySelector(sel);
+  el.focus();
+  el.value = text;
+  el.dispatchEvent(new InputEvent('input', { bubbles: true, data: text, inputType: 'insertText' }));
+  return el;
+};
+const key = (el, k, more = {}) =>
+  el.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true, ...more }));`;
+
+/** Runs `body` (page-side JavaScript, with typeIn and key) in one task. */
+function oneTask(page: Page, body: string): Promise<unknown> {
+  return page.evaluate(`(() => { ${TYPE_IN}\n${body} })()`);
+}
+
+const alertText = `[...document.querySelectorAll('[role="alert"]')].map((e) => e.textContent).join(' ')`;
+
+t.test('the login form sent right after typing', async (t) => {
+  if (NO_CHROMIUM) return;
+  const page = await b.newPage();
+  const watch = await watchPage(page);
+  await page.goto(ts.url + '/');
+  await page.waitForSelector('input[name="username"]:focus');
+  const user = ts.fx.users.hamlet!;
+  await oneTask(
+    page,
+    `typeIn('input[name="username"]', ${JSON.stringify(user.email)});
+    typeIn('input[name="password"]', ${JSON.stringify(user.password)});
+    document.querySelector('form.login-card').requestSubmit();`,
+  );
+  await waitFor(page, `document.querySelector('.app') !== null || ${alertText} !== ''`);
+  t.equal(await page.evaluate(alertText), '', 'no error');
+  await waitLive(page);
+  t.pass('logged in with what was typed');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('the compose box: Enter right after typing', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('fast') });
+  await page.waitForSelector('#compose-text');
+  await oneTask(page, `key(typeIn('#compose-text', 'Sent as typed'), 'Enter');`);
+  await waitFor(
+    page,
+    `${alertText} !== '' || [...document.querySelectorAll('.msg .content')].some((e) => e.textContent === 'Sent as typed')`,
+  );
+  t.equal(await page.evaluate(alertText), '', 'no complaint of an empty message');
+  await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
+  t.equal((await sentContents()).at(-1), 'Sent as typed', 'the message sent is what was typed');
+  t.equal(await page.inputValue('#compose-text'), '', 'the box is emptied');
+
+  // End in the message list right after the send: the message just sent (its echo, kept while
+  // the send is held) is the last one, though the list was not drawn since.
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  await page.route('**/json/messages', async (route) => {
+    if (route.request().method() === 'POST') await gate;
+    await route.continue();
+  });
+  await oneTask(
+    page,
+    `key(typeIn('#compose-text', 'The last one'), 'Enter');
+    const list = document.querySelector('.messages');
+    list.focus();
+    key(list, 'End');`,
+  );
+  await waitFor(page, `document.querySelector('.msg.selected') !== null`);
+  t.equal(
+    (await page.textContent('.msg.selected .content'))?.trim(),
+    'The last one',
+    'End selects the message just sent',
+  );
+  release();
+  await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
+  await page.unroute('**/json/messages');
+
+  // A suggestion that appeared with the last key typed is taken by Enter (not sent as typed).
+  await page.fill('#compose-text', '');
+  await page.click('#compose-text');
+  await page.keyboard.type('@Othel');
+  await page.waitForSelector('#compose-options [role="option"]');
+  await page.fill('#compose-text', '');
+  await waitFor(page, `document.querySelector('#compose-options') === null`);
+  await oneTask(page, `key(typeIn('#compose-text', '@Othel'), 'Enter');`);
+  await waitFor(page, `document.querySelector('#compose-text').value !== '@Othel'`);
+  t.match(
+    await page.inputValue('#compose-text'),
+    /^@\*\*Othello[^*]*\*\* $/,
+    'the mention suggested was taken',
+  );
+  t.equal(await page.evaluate(alertText), '', 'no complaint');
+  t.equal((await sentContents()).at(-1), 'The last one', 'nothing sent');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('Ctrl+K and the search box: Enter right after typing', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('lunch') });
+  await page.keyboard.press('Control+k');
+  await page.waitForSelector('.jump input:focus');
+  await oneTask(page, `key(typeIn('.jump input', 'genera'), 'Enter');`);
+  await waitFor(page, `document.querySelector('.jump') === null`);
+  t.match(
+    await page.evaluate('location.hash'),
+    new RegExp(`^#narrow/channel/${general}-general$`),
+    'Ctrl+K: the channel typed, not the first of the list before typing',
+  );
+  await waitLive(page);
+
+  const before = await page.evaluate('location.hash');
+  await oneTask(
+    page,
+    `typeIn('#search', 'noon');
+    document.querySelector('form.search').requestSubmit();`,
+  );
+  await waitFor(page, `location.hash !== ${JSON.stringify(before)}`);
+  t.match(await page.evaluate('location.hash'), /search\/noon/, 'the search typed');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('the emoji picker: Enter right after typing', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('emoji') });
+  await page.click('button[aria-label="Insert an emoji"]');
+  await page.waitForSelector('.picker-grid button');
+  await oneTask(page, `key(typeIn('.picker input', 'tada'), 'Enter');`);
+  await waitFor(page, `document.querySelector('.picker') === null`);
+  t.equal(await page.inputValue('#compose-text'), ':tada: ', 'the emoji typed was inserted');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('the edit box: Ctrl+Enter right after typing', async (t) => {
+  if (NO_CHROMIUM) return;
+  await sendChannelMessage(ts.api, 'hamlet', 'general', 'edit', 'Before the edit');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('edit') });
+  const row = page.locator('.msg', { hasText: 'Before the edit' });
+  await row.hover();
+  await row.locator('button[aria-label="Edit"]').click();
+  await waitFor(page, `document.querySelector('.edit-box textarea')?.value === 'Before the edit'`);
+  await oneTask(
+    page,
+    `key(typeIn('.edit-box textarea', 'After the edit'), 'Enter', { ctrlKey: true });`,
+  );
+  await waitFor(page, `document.querySelector('.edit-box') === null`);
+  const contents = await sentContents();
+  t.ok(contents.includes('After the edit'), 'the edit saved is what was typed');
+  t.notOk(contents.includes('Before the edit'), 'the old text is gone');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
