@@ -16,6 +16,16 @@
  * one address) are not counted. Connections that hold nothing (between requests, or a head not
  * complete yet) are not counted: uWS closes them after its 10 s idle timeout (nginx, in the
  * production recipe, holds the client connections itself and counts the same way, by requests).
+ *
+ * Reading a request's address costs a system call and an ArrayBuffer in uWS (~1 µs, a tenth of a
+ * held long-poll's whole cost on the main thread), and a limit can only be reached by an address
+ * once the server holds that many connections in all. So while fewer than `maxConnections` are
+ * held in all, a request with credentials that is still held when its handler returns (`take`) is
+ * counted without its address; should the server come to hold `maxConnections - 1`, the addresses
+ * of all those are read (they are all still live: a request leaves the count as it is answered)
+ * and counted as before, before anything else is counted. Every decision (`admit`, `mayRefuse`)
+ * is the same as if every address had been read at once: with some left unread, no address can
+ * be at the connection limit, and requests without credentials are always counted by address.
  */
 import { JsonableError } from '../lib/errors.js';
 import { addressKey, clientAddress, normalizeAddress, ProxyTrust } from './client-address.js';
@@ -38,6 +48,9 @@ export type Release = () => void;
 
 const NOTHING: Release = () => {};
 
+/** A request `take` counted without reading its address; `release`, once it has been read. */
+type Unread = { readonly ctx: RequestContext; release: Release | null };
+
 export class AddressLimits {
   /** Address key → connections held (requests in flight, WebSockets). */
   private readonly held = new Map<string, number>();
@@ -55,6 +68,10 @@ export class AddressLimits {
   private atConnectionLimit = 0;
   /** Addresses holding `maxUnauthenticated` requests without credentials now. */
   private atUnauthenticatedLimit = 0;
+  /** Connections counted under an address now (the sum of `held`). */
+  private counted = 0;
+  /** Requests counted without their address read yet (`take`; see the module comment). */
+  private readonly unread = new Set<Unread>();
 
   constructor(
     readonly maxConnections: number,
@@ -85,6 +102,7 @@ export class AddressLimits {
    * back (idempotent).
    */
   admit(ctx: RequestContext, unauthenticated: boolean): Release {
+    this.readIfFull();
     const key = this.keyOf(ctx.peerAddress(), ctx.forwardedFor);
     if (key === null) return NOTHING;
     const held = this.held.get(key) ?? 0;
@@ -117,6 +135,15 @@ export class AddressLimits {
 
   /** `admit` for a request `mayRefuse` said could not be refused: takes its share, never throws. */
   take(ctx: RequestContext, unauthenticated: boolean): Release {
+    if (!unauthenticated && this.roomUnread()) {
+      const u: Unread = { ctx, release: null };
+      this.unread.add(u);
+      return () => {
+        if (u.release !== null) u.release();
+        else this.unread.delete(u);
+      };
+    }
+    this.readIfFull();
     const key = this.keyOf(ctx.peerAddress(), ctx.forwardedFor);
     if (key === null) return NOTHING;
     const held = this.held.get(key) ?? 0;
@@ -124,8 +151,31 @@ export class AddressLimits {
     return this.count(key, held, anonymous, unauthenticated);
   }
 
+  /**
+   * Whether one more connection can be counted without its address: even if every connection
+   * held came from one address, it would stay under `maxConnections` (none: nothing to reach).
+   */
+  private roomUnread(): boolean {
+    return this.maxConnections === 0 || this.counted + this.unread.size + 1 < this.maxConnections;
+  }
+
+  /** Before counting by address: reads and counts the unread ones if the server is near a limit. */
+  private readIfFull(): void {
+    if (this.unread.size > 0 && !this.roomUnread()) this.readUnread();
+  }
+
+  /** Counts every request counted so far without its address under its address. */
+  private readUnread(): void {
+    for (const u of this.unread) {
+      const key = this.keyOf(u.ctx.peerAddress(), u.ctx.forwardedFor);
+      u.release = key === null ? NOTHING : this.count(key, this.held.get(key) ?? 0, 0, false);
+    }
+    this.unread.clear();
+  }
+
   private count(key: string, held: number, anonymous: number, unauthenticated: boolean): Release {
     this.held.set(key, held + 1);
+    this.counted++;
     if (held + 1 === this.maxConnections) this.atConnectionLimit++;
     if (unauthenticated) {
       this.unauthenticated.set(key, anonymous + 1);
@@ -135,6 +185,7 @@ export class AddressLimits {
     return () => {
       if (released) return;
       released = true;
+      this.counted--;
       if (decrement(this.held, key) === this.maxConnections - 1) this.atConnectionLimit--;
       if (unauthenticated && decrement(this.unauthenticated, key) === this.maxUnauthenticated - 1)
         this.atUnauthenticatedLimit--;
@@ -161,14 +212,21 @@ export class AddressLimits {
     return key;
   }
 
-  /** Connections held by the address of `text` (tests). */
+  /** Connections held by the address of `text` (tests; reads the unread ones first). */
   heldBy(text: string): number {
+    this.readUnread();
     return this.held.get(addressKey(normalizeAddress(text))) ?? 0;
   }
 
-  /** Addresses holding anything (tests: all given back). */
+  /** Addresses holding anything (tests: all given back; reads the unread ones first). */
   get addresses(): number {
+    this.readUnread();
     return this.held.size;
+  }
+
+  /** Requests counted without their address read yet (tests). */
+  get unreadCount(): number {
+    return this.unread.size;
   }
 }
 

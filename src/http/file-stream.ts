@@ -66,6 +66,9 @@ function start(
     return;
   }
   ctx.answering(body.status);
+  // The request stays counted against its address until the file is out; its address is read
+  // now, while the response can still be asked, in case it is counted later (./address-limits.ts).
+  ctx.peerAddress();
   ctx.done = true;
   ctx.status = body.status;
   ctx.onAbort(finish);

@@ -76,6 +76,35 @@ t.test('form bodies', async (t) => {
       runs(300),
     ),
   );
+  // parseUrlEncoded splits plain text itself and leaves the rest to URLSearchParams: the same
+  // fields, values and order as URLSearchParams gives for any text (the characters that matter
+  // drawn often: separators, escapes, a leading '?', non-ASCII).
+  const formChar = fc.constantFrom(...'&&==??%%++ab0_-.~ \t\u00e9\u20ac'.split(''), '%2', '%41');
+  const byUrlSearchParams = (s: string) => {
+    const out = Object.create(null) as Record<string, string>;
+    for (const [k, v] of new URLSearchParams(s)) out[k] = v;
+    return out;
+  };
+  const same = (s: string) => {
+    const got = parseUrlEncoded(s);
+    const want = byUrlSearchParams(s);
+    if (JSON.stringify(Object.entries(got)) !== JSON.stringify(Object.entries(want)))
+      throw new Error(`${JSON.stringify(s)}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
+  };
+  await holds(t, 'fields as URLSearchParams reads them', () =>
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.array(formChar, { maxLength: 40 }).map((a) => a.join('')),
+          fc.string({ unit: 'binary', maxLength: 60 }),
+        ),
+        same,
+      ),
+      runs(2000),
+    ),
+  );
+  for (const s of ['?a=1&b=2', '??a=1', 'a&&b=&=c&a=3', '&', '=', 'q=1=2', 'x=%41', 'y=a+b', 'é=1'])
+    same(s);
 });
 
 const BOUNDARY = 'propboundary';
