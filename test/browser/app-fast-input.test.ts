@@ -197,3 +197,41 @@ t.test('the edit box: Ctrl+Enter right after typing', async (t) => {
   t.notOk(contents.includes('Before the edit'), 'the old text is gone');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test('settings: the API key and a new bot, sent right after typing', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  const hamlet = ts.fx.users.hamlet!;
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.waitForSelector('.settings h3:has-text("Account")');
+  await page.click('button:has-text("Show my API key")');
+  await page.waitForSelector('input[aria-label="Your password"]');
+  await oneTask(
+    page,
+    `typeIn('input[aria-label="Your password"]', ${JSON.stringify(hamlet.password)}).form.requestSubmit();`,
+  );
+  const own = 'input[aria-label="Your API key"]';
+  await waitFor(page, `document.querySelector('${own}') !== null || ${alertText} !== ''`);
+  t.equal(await page.evaluate(alertText), '', 'no complaint of the password');
+  t.equal(await page.inputValue(own), hamlet.api_key, 'the key, for the password typed');
+
+  await page.click('.settings nav a:has-text("Bots")');
+  await page.waitForSelector('.settings h3:has-text("Bots")');
+  await page.waitForSelector('text=No bots yet.');
+  await oneTask(
+    page,
+    `typeIn('input[placeholder="Deploy notices"]', 'Quick bot');
+    typeIn('input[placeholder="deploys"]', 'quick').form.requestSubmit();`,
+  );
+  const key = 'input[aria-label="API key"]';
+  await waitFor(page, `document.querySelector('${key}') !== null || ${alertText} !== ''`);
+  t.equal(await page.evaluate(alertText), '', 'no complaint of the fields');
+  const bots = (await ts.api.get('hamlet', 'bots')).body.bots as { full_name: string }[];
+  t.same(
+    bots.map((x) => x.full_name),
+    ['Quick bot'],
+    'the bot made with the name typed',
+  );
+  // The wrong fields' answer (400), if any, is logged by the browser: none expected.
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

@@ -6,6 +6,7 @@
  * imports this module.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useLive } from './live.js';
 import type { Controller } from './controller.js';
 import { addSettingsPanel } from './settings.js';
 import { CopyField } from './copy-field.js';
@@ -42,18 +43,19 @@ function Bots({ c }: { c: Controller }) {
   );
   useChanges(st);
   useEffect(() => void st.load(), [st]);
-  const [fullName, setFullName] = useState('');
-  const [shortName, setShortName] = useState('');
-  const [type, setType] = useState<number>(BotType.GENERIC);
-  const [url, setUrl] = useState('');
+  // Sent as typed until now (the form sent right after typing, before the redraw).
+  const [fullName, setFullName, fullNameNow] = useLive('');
+  const [shortName, setShortName, shortNameNow] = useLive('');
+  const [type, setType, typeNow] = useLive<number>(BotType.GENERIC);
+  const [url, setUrl, urlNow] = useLive('');
 
   const submit = async (e: Event) => {
     e.preventDefault();
     const ok = await st.create({
-      full_name: fullName,
-      short_name: shortName,
-      bot_type: type,
-      payload_url: url,
+      full_name: fullNameNow.current,
+      short_name: shortNameNow.current,
+      bot_type: typeNow.current,
+      payload_url: urlNow.current,
     });
     if (ok) {
       setFullName('');

@@ -7,6 +7,7 @@
 import type { ComponentChild } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Controller } from './controller.js';
+import { useLive } from './live.js';
 import { track } from './track.js';
 import { Icon } from './icons.js';
 import { CopyField } from './copy-field.js';
@@ -143,7 +144,8 @@ function ApiKey({ c }: { c: Controller }) {
   const methods = c.serverSettings.authentication_methods as Record<string, boolean> | undefined;
   const needsPassword = methods?.password !== false;
   const [open, setOpen] = useState(false);
-  const [password, setPassword] = useState('');
+  // Sent as typed until now (the form sent right after typing, before the redraw).
+  const [password, setPassword, passwordNow] = useLive('');
   const [key, setKey] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -152,7 +154,7 @@ function ApiKey({ c }: { c: Controller }) {
     setBusy(true);
     setError(null);
     try {
-      setKey((await c.client.ownApiKey(password)).api_key);
+      setKey((await c.client.ownApiKey(passwordNow.current)).api_key);
       setPassword('');
     } catch (e) {
       fail(e);
