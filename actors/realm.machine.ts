@@ -137,6 +137,21 @@ export interface CommitStrategy {
   commit(realmId: number, body: () => BatchEffects): Committed;
 }
 
+/**
+ * What `commit` throws, having committed nothing, when what the batch wrote is too large for the
+ * strategy to take in one piece (a cluster's log entry larger than NATS's largest message): the
+ * batch's commands run again in two halves, each committed on its own; a command that alone is
+ * too large is refused with it (400).
+ */
+export class BatchTooLargeError extends JsonableError {
+  constructor(bytes: number, most: number) {
+    super(`This change is too large to be replicated (${bytes} bytes; at most ${most})`, {
+      code: 'BAD_REQUEST',
+      status: 400,
+    });
+  }
+}
+
 export type Committed = {
   /** Resolves once the batch is in the log and its events were delivered here. */
   readonly settled: Promise<void>;
@@ -370,6 +385,13 @@ function runCommitted(ctx: RealmDeps, strategy: CommitStrategy, envs: readonly E
       return effectsOf(outcomes);
     });
   } catch (error) {
+    if (error instanceof BatchTooLargeError && envs.length > 1) {
+      // Nothing was written: the commands run again, half of them in each of two transactions.
+      const half = Math.ceil(envs.length / 2);
+      runCommitted(ctx, strategy, envs.slice(0, half));
+      runCommitted(ctx, strategy, envs.slice(half));
+      return;
+    }
     // Not committed (its COMMIT failed, or the realm was not this node's to write).
     observeCommit(envs.length, performance.now() - started);
     replyAll(ctx, allFailed(envs, error), null);

@@ -31,7 +31,12 @@
  * Each send phase also prints how many sends the server's commits held on average (group commit
  * and its spacing, actors/realm.machine.ts), the sending client process's own event-loop
  * delay over the window (p99, max: a stall there is the bench's, not the server's), the server's
- * (it runs in this process), and the WAL's holds, emptyings and restarts by the checkpointer.
+ * (it runs in this process), both processes' garbage-collection pauses in the window, and the
+ * WAL's holds (and how long they held the sends in all), emptyings and restarts by the
+ * checkpointer. The bench runs in a process started with the Node flags `npm start` gives the
+ * server (src/node-flags.ts; it starts itself again with them if need be), and so do its client
+ * processes; the latencies stay in the client process, which computes their percentiles, so
+ * that none of the bench's own garbage lands in the server's heap.
  *
  * Parts 1 and 2 run once per durability mode (BENCH_DURABILITY, default "normal,full": SQLite's
  * synchronous=NORMAL, the default, and FULL, DURABILITY=full), so the cost of syncing every commit
@@ -45,7 +50,10 @@
  * spacings in ms, COMMIT_SPACING_MS: the send phases once for each), BENCH_FETCH_MESSAGES,
  * BENCH_FETCH_LOADS=newest (of the fetch part only the newest 100 on one connection, beside the
  * bare route: with BENCH_PARTS=fetch, a short check of that target), BENCH_PROFILE=<dir>
- * (server CPU profiles of the send phases, and of the fetch server's whole life).
+ * (server CPU profiles of the send phases, and of the fetch server's whole life),
+ * BENCH_TIMELINE=<dir> (each send phase's timeline, ./lib/trace.ts: every delivery's send and
+ * arrival times and each paced send's answer, both processes' collections and event-loop stalls,
+ * as JSON files, for lining a run's slow deliveries up with what happened meanwhile).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -71,7 +79,9 @@ import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
 import type { ProbeFigures } from './lib/server-probe.js';
 import { PageOwners, WalCommits } from './lib/wal-pages.js';
+import { GcLog, Trace, type GcFigures } from './lib/trace.js';
 import type { ServerOptions } from '../src/server.js';
+import { SERVER_NODE_FLAGS } from '../src/node-flags.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -181,11 +191,12 @@ export type PhaseResult = SendResult & {
   /**
    * The server's own event-loop delay over the phase (ms, sampled every 5 ms; the server runs in
    * this process), and what its checkpointer did meanwhile: holds of the batches, the WAL emptied
-   * under them, and started afresh by the thread (src/storage/checkpointer.ts). A long stall here
+   * under them, started afresh by the thread, and how long the sends waited for holds in all
+   * (src/storage/checkpointer.ts). A long stall here
    * with restarts not made by the thread points at a WAL-header sync on the main thread.
    */
   serverLoop: { p99: number; max: number };
-  wal: { holds: number; emptied: number; afresh: number };
+  wal: { holds: number; emptied: number; afresh: number; heldMs: number };
   /**
    * CPU time per send (µs) over the phase, warm-up included: the server's process (every thread:
    * the main one, the checkpointer's, the render pool's) and its main thread alone (Linux:
@@ -194,6 +205,11 @@ export type PhaseResult = SendResult & {
    */
   cpuPerSend: { server: number; serverMain: number; client: number };
   latency: { n: number; p50: number; p90: number; p99: number; max: number };
+  /**
+   * The server's process's garbage collections that began in the measured window (young and old
+   * generation: count, total and longest pause, ms); the client's are `clientGc`.
+   */
+  serverGc: GcFigures;
 };
 
 type SendFigures = {
@@ -207,7 +223,7 @@ type SendFigures = {
 type ChildMessage = {
   type: string;
   result?: SendResult;
-  latencies?: number[];
+  latency?: PhaseResult['latency'];
   deliveries?: number;
   msg?: string;
 };
@@ -253,8 +269,15 @@ async function sendBench(
     };
     // BENCH_SPLIT_CLIENTS=1: senders and receivers in two processes (default: one for both).
     const split = process.env.BENCH_SPLIT_CLIENTS === '1';
-    const receivers = new ClientProcess<ChildMessage>(clientScript);
-    const senders = split ? new ClientProcess<ChildMessage>(clientScript) : receivers;
+    // The clients are the instrument: a scavenge there pauses every receiver, and the deliveries
+    // read after it are stamped late and counted as the server's latency. With a young generation
+    // of the server's size (npm start's flags) they come about four times less often.
+    const client = () =>
+      new ClientProcess<ChildMessage>(clientScript, [], undefined, [
+        ...new Set([...process.execArgv, ...SERVER_NODE_FLAGS]),
+      ]);
+    const receivers = client();
+    const senders = split ? client() : receivers;
     await receivers.request(
       { type: 'start', opts: { ...base, role: split ? 'receivers' : 'both' } },
       'receivers',
@@ -273,12 +296,22 @@ async function sendBench(
       const ck0 = server.store.checkpointStats;
       const loop = monitorEventLoopDelay({ resolution: 5 });
       loop.enable();
+      const gc = new GcLog();
+      gc.start();
+      const trace = new Trace();
+      trace.start();
       const cpu0 = process.cpuUsage();
       const main0 = mainThreadCpuUs();
       const sent = (await senders.request({ type: 'phase', phase: p }, name)).result!;
       const cpu = process.cpuUsage(cpu0);
       const mainUs = mainThreadCpuUs() - main0;
       loop.disable();
+      gc.stop();
+      trace.stop();
+      trace.write(`server-${mode}-${p.kind}-${Math.round(sent.from)}`, {
+        from: sent.from,
+        to: sent.to,
+      });
       const ck1 = server.store.checkpointStats;
       const after = await commitCounters();
       const commits = {
@@ -291,24 +324,24 @@ async function sendBench(
         client: sent.clientCpu.us / sent.clientCpu.sends,
       };
       const expected = sent.sent * subscribers;
-      const latencies: number[] = [];
+      // The latencies stay in the client process, which computes their percentiles: received here
+      // (half a million of them after a closed loop), they would be garbage in the server's heap
+      // as the next phase begins (./lib/messages-client.ts).
       const deadline = performance.now() + 5000;
-      do {
+      const collect = async () => {
         await sleep(300);
         const c = await receivers.request(
           { type: 'collect', from: sent.from, to: sent.to },
           'deliveries',
         );
-        for (const l of c.latencies!) latencies.push(l);
-      } while (latencies.length < expected && performance.now() < deadline);
-      const sorted = Float64Array.from(latencies).sort();
-      const pct = (q: number) =>
-        sorted.length
-          ? sorted[Math.min(sorted.length - 1, Math.ceil((q / 100) * sorted.length) - 1)]!
-          : NaN;
+        return c.deliveries!;
+      };
+      let deliveries = await collect();
+      while (deliveries < expected && performance.now() < deadline) deliveries = await collect();
+      const { latency } = await receivers.request({ type: 'summary' }, 'latencies');
       return {
         ...sent,
-        deliveries: latencies.length,
+        deliveries,
         expectedDeliveries: expected,
         commits,
         serverLoop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
@@ -317,14 +350,10 @@ async function sendBench(
           holds: ck1.holds - ck0.holds,
           emptied: ck1.restarts - ck0.restarts,
           afresh: ck1.afresh - ck0.afresh,
+          heldMs: ck1.heldMs - ck0.heldMs,
         },
-        latency: {
-          n: sorted.length,
-          p50: pct(50),
-          p90: pct(90),
-          p99: pct(99),
-          max: sorted.length ? sorted[sorted.length - 1]! : NaN,
-        },
+        serverGc: gc.figures(sent.from, sent.to),
+        latency: latency!,
       };
     };
     const max = await profiled('send-max', () =>
@@ -642,7 +671,25 @@ async function fetchBench(
 
 // ---- the bench ----------------------------------------------------------------------------------
 
+/** "12 young (longest 1.9 ms), 1 old (longest 14.2 ms)". */
+const gcText = (g: GcFigures) =>
+  `${g.minor.n} young (longest ${fmt(g.minor.max)} ms), ${g.major.n} old (longest ${fmt(g.major.max)} ms)`;
+
 export async function messagesBench(): Promise<void> {
+  // The send part's server runs in this process: it runs with the Node flags `npm start` gives the
+  // server (src/node-flags.ts: its young generation), as the fetch part's server does. Started
+  // without them, the bench runs again in a process that has them.
+  if (!SERVER_NODE_FLAGS.every((f) => process.execArgv.includes(f))) {
+    const again = spawn(
+      process.execPath,
+      [...process.execArgv, ...SERVER_NODE_FLAGS, ...process.argv.slice(1)],
+      { stdio: 'inherit' },
+    );
+    const code = await new Promise<number | null>((r) => again.once('exit', (c) => r(c)));
+    if (code !== 0)
+      throw new Error(`the messages bench with the server's flags exited with ${code}`);
+    return;
+  }
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);
   const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 50);
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 8);
@@ -694,8 +741,9 @@ export async function messagesBench(): Promise<void> {
           `${fmt(r.commits.sends / r.commits.commits, 2)} sends per commit; ` +
           `client loop delay p99 ${fmt(r.clientLoop.p99)} ms, max ${fmt(r.clientLoop.max)} ms; ` +
           `server loop delay p99 ${fmt(r.serverLoop.p99)} ms, max ${fmt(r.serverLoop.max)} ms; ` +
+          `GC pauses: server ${gcText(r.serverGc)}, client ${gcText(r.clientGc)}; ` +
           `CPU per send: server ${fmt(r.cpuPerSend.server, 0)} µs (main thread ${fmt(r.cpuPerSend.serverMain, 0)}), client ${fmt(r.cpuPerSend.client, 0)} µs; ` +
-          `WAL held ${r.wal.holds}, emptied ${r.wal.emptied}, started afresh by the checkpointer ${r.wal.afresh})`;
+          `WAL held ${r.wal.holds} (${fmt(r.wal.heldMs, 1)} ms in all), emptied ${r.wal.emptied}, started afresh by the checkpointer ${r.wal.afresh})`;
         const label =
           (mode === 'ws' ? 'WebSocket' : 'long-poll') +
           tag +

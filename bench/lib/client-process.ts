@@ -2,7 +2,8 @@
  * A bench's client process: forked with an IPC channel, driven by request/answer messages. Each
  * request awaits the child's next message; a `{type: 'error'}` message rejects it. Messages the
  * child sends on its own (e.g. periodic figures) go to `onUnsolicited` when their type is listed
- * in `unsolicited`, and are not taken as answers.
+ * in `unsolicited`, and are not taken as answers. `execArgv`: the child's Node flags (by default
+ * this process's, as `fork` gives them).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 
@@ -17,8 +18,12 @@ export class ClientProcess<M extends ChildMessage = ChildMessage> {
     script: string,
     unsolicited: readonly string[] = [],
     onUnsolicited: (m: M) => void = () => {},
+    execArgv?: readonly string[],
   ) {
-    this.child = fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(script, [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: execArgv ? [...execArgv] : process.execArgv,
+    });
     this.child.on('message', (m: M) => {
       if (unsolicited.includes(m.type)) {
         onUnsolicited(m);

@@ -10,15 +10,24 @@
  * `apply_markdown: false`, so every delivery carries that marker as its content: a delivery's
  * latency is its arrival time minus the marker. Bodies are scanned, not parsed.
  *
+ * The latencies stay here: the bench's process is the server's, and half a million of them sent
+ * to it after each phase (a JSON message of ~9 MB, parsed into arrays and sorted there) would be
+ * garbage in the server's heap when the next phase begins; the percentiles are computed here, and
+ * each delivery is kept in preallocated typed arrays, not in arrays that grow by copying.
+ *
  * Parent → child: {type: 'start', opts}, {type: 'phase', phase} (senders),
- * {type: 'collect', from, to} (receivers: the latencies of messages sent in [from, to]),
- * {type: 'stop'}.
+ * {type: 'collect', from, to} (receivers: keeps the latencies of messages sent in [from, to] that
+ * arrived since the last collection), {type: 'summary'} (receivers: their percentiles, then
+ * forgets them), {type: 'stop'}.
  * Child → parent: {type: 'ready'}, {type: 'phase-done', result} (senders),
- * {type: 'collected', latencies, deliveries} (receivers), {type: 'error', msg}.
+ * {type: 'collected', deliveries} (receivers: how many are kept), {type: 'summary', latency},
+ * {type: 'error', msg}.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { basicAuth, HttpConn, now } from './http-conn.js';
 import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
+import { summarize } from './stats.js';
+import { GcLog, Trace, type GcFigures } from './trace.js';
 
 type User = { email: string; api_key: string };
 type Opts = {
@@ -53,17 +62,60 @@ export type SendResult = {
   clientLoop: { p99: number; max: number };
   /** This process's CPU time (user and system, µs) over the window, and the sends answered in it. */
   clientCpu: { us: number; sends: number };
+  /** This process's garbage collections that began in the window (a pause here is the bench's). */
+  clientGc: GcFigures;
 };
 
 let opts: Opts;
+/** BENCH_TIMELINE: this process's timeline, and each paced send's write and answer times. */
+const trace = new Trace();
+let answers: [sent: number, answered: number][] = [];
+let collections = 0;
+const gcLog = new GcLog();
 const report = (m: unknown) => process.send?.(m);
 let stopping = false;
 
 // ---- receiving ----------------------------------------------------------------------------------
 
+/** Numbers kept in chunks of typed arrays: appending never copies what is kept. */
+class Column {
+  private static readonly CHUNK = 1 << 16;
+  private chunks: Float64Array[] = [];
+  length = 0;
+
+  push(x: number): void {
+    const i = this.length % Column.CHUNK;
+    if (i === 0) this.chunks.push(new Float64Array(Column.CHUNK));
+    this.chunks[this.chunks.length - 1]![i] = x;
+    this.length++;
+  }
+
+  at(i: number): number {
+    return this.chunks[Math.floor(i / Column.CHUNK)]![i % Column.CHUNK]!;
+  }
+
+  /** What is kept, in one array. */
+  all(): Float64Array {
+    const out = new Float64Array(this.length);
+    for (let i = 0; i < this.chunks.length; i++) {
+      const c = this.chunks[i]!;
+      const n = Math.min(Column.CHUNK, this.length - i * Column.CHUNK);
+      out.set(n === Column.CHUNK ? c : c.subarray(0, n), i * Column.CHUNK);
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.chunks = [];
+    this.length = 0;
+  }
+}
+
 /** Every delivery since the last collection: the message's send time and its arrival. */
-let sentTimes: number[] = [];
-let arrivals: number[] = [];
+const sentTimes = new Column();
+const arrivals = new Column();
+/** The latencies of the phase being collected (ms). */
+const latencies = new Column();
 
 const MARKER = /"content":"t([0-9]+\.?[0-9]*)"/g;
 
@@ -97,7 +149,7 @@ const receiver = (): ReceiverOpts => ({
 
 const senders: HttpConn[] = [];
 
-function sendOne(conn: HttpConn): Promise<{ status: number }> {
+function sendOne(conn: HttpConn): Promise<{ status: number; at: number }> {
   const content = 't' + now().toFixed(3);
   const body = `type=stream&to=${opts.channelId}&topic=bench&content=${content}`;
   return conn.request(
@@ -125,6 +177,7 @@ async function runPhase(phase: Phase): Promise<SendResult> {
     }
   };
   const loop = monitorEventLoopDelay({ resolution: 5 });
+  gcLog.entries = [];
   let cpu0 = process.cpuUsage();
   let cpuUs = 0;
   setTimeout(() => {
@@ -169,6 +222,7 @@ async function runPhase(phase: Phase): Promise<SendResult> {
       }
       const t = now();
       void sendOne(conn).then((r) => {
+        if (trace.on) answers.push([t, r.at]);
         count(r.status, t);
         free.push(conn);
       });
@@ -184,18 +238,28 @@ async function runPhase(phase: Phase): Promise<SendResult> {
     to: measureTo,
     clientLoop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
     clientCpu: { us: cpuUs, sends: sent + errors },
+    clientGc: gcLog.figures(measureFrom, measureTo),
   };
 }
 
-function collect(from: number, to: number): { latencies: number[]; deliveries: number } {
-  const latencies: number[] = [];
+function collect(from: number, to: number): { deliveries: number } {
   for (let i = 0; i < sentTimes.length; i++) {
-    const t = sentTimes[i]!;
-    if (t >= from && t <= to) latencies.push(arrivals[i]! - t);
+    const t = sentTimes.at(i);
+    if (t >= from && t <= to) latencies.push(arrivals.at(i) - t);
   }
-  sentTimes = [];
-  arrivals = [];
-  return { latencies, deliveries: latencies.length };
+  if (trace.on && sentTimes.length > 0) {
+    trace.write(`client-${Math.round(from)}-${++collections}`, {
+      from,
+      to,
+      sentTimes: [...sentTimes.all()],
+      arrivals: [...arrivals.all()],
+      answers,
+    });
+    answers = [];
+  }
+  sentTimes.clear();
+  arrivals.clear();
+  return { deliveries: latencies.length };
 }
 
 async function main(): Promise<void> {
@@ -211,6 +275,8 @@ async function main(): Promise<void> {
       senders.push(c);
     }
   }
+  gcLog.start();
+  trace.start();
   report({ type: 'ready' });
 }
 
@@ -230,6 +296,9 @@ process.on(
       );
     } else if (m.type === 'collect') {
       report({ type: 'collected', ...collect(m.from!, m.to!) });
+    } else if (m.type === 'summary') {
+      report({ type: 'summary', latency: summarize(latencies.all()) });
+      latencies.clear();
     } else if (m.type === 'stop') {
       stopping = true;
       for (const c of closers) c();

@@ -224,6 +224,9 @@ export class ExportRuns {
     }
     const r = parse(e.string());
     if (r?.abandoned) return act ? e.revision : null;
+    // This process's own: claimed while this look was under way (the owner took the request
+    // itself; `held` and `claiming` were read before), and it runs it.
+    if (r?.node === this.node && r.inc === this.inc) return null;
     // An earlier process of this node is gone for sure, and this one does not run it (it is not
     // among its own); another node, once its key stood still for a lease time.
     if (r?.node !== this.node) {

@@ -103,6 +103,33 @@ export type Entry =
       fw?: [id: string, data: unknown][];
     };
 
+/**
+ * Room kept in a NATS message for an entry's headers (its message id and expected sequence, about
+ * a hundred bytes): a packed entry may take the server's max_payload less this (entryLimit).
+ */
+export const ENTRY_HEADROOM = 1024;
+
+/** NATS's default max_payload (1 MiB), for a connection that has not said the server's. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
+/** The most bytes a packed log entry may take on this connection's server (its max_payload). */
+export function entryLimit(nc: Pick<NatsConnection, 'info'>): number {
+  return (nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - ENTRY_HEADROOM;
+}
+
+/** Entries packed once (packEntry): an append asked again sends the same bytes. */
+const packedEntries = new WeakMap<Entry, Uint8Array>();
+
+/** An entry as it goes to the log, packed at its first use and kept with it. */
+export function packEntry(entry: Entry): Uint8Array {
+  let data = packedEntries.get(entry);
+  if (data === undefined) {
+    data = pack(entry);
+    packedEntries.set(entry, data);
+  }
+  return data;
+}
+
 /** A write no node could act on as the realm's owner now: 503, to be asked again in a second. */
 export class NotOwnerError extends JsonableError {
   constructor() {
@@ -670,7 +697,7 @@ export async function appendEntry(
   const h = natsHeaders();
   h.set(header, String(expectLast));
   if (msgId !== undefined) h.set('Nats-Msg-Id', msgId);
-  const ack = await js.publish(`${names.log}.${realmId}`, pack(entry), {
+  const ack = await js.publish(`${names.log}.${realmId}`, packEntry(entry), {
     headers: h,
     ...(timeout ? { timeout } : {}),
   });

@@ -199,7 +199,11 @@ export function claimPort(port: number, dir = PORT_CLAIMS_DIR): boolean {
 }
 
 function claimPortIn(dir: string, port: number): boolean {
-  fs.mkdirSync(dir, { recursive: true });
+  if (!fs.existsSync(dir)) {
+    fs.mkdirSync(dir, { recursive: true });
+    // Shared by every user's tests, as /tmp is: each removes only its own files.
+    fs.chmodSync(dir, 0o1777);
+  }
   const file = path.join(dir, String(port));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -219,10 +223,20 @@ function claimPortIn(dir: string, port: number): boolean {
     if (holder === process.pid) return true;
     // Written but not yet read back whole (the write is not atomic): a live claim.
     if (!(holder > 0) && age < 1000) return false;
-    if (holder > 0 && alive(holder) && age < CLAIM_VALID_MS) return false;
+    if (holder > 0 && running(holder) && age < CLAIM_VALID_MS) return false;
     fs.rmSync(file, { force: true });
   }
   return false;
+}
+
+/** Whether a process exists (another user's too: signalling it is refused, not failed). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**

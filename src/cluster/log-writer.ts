@@ -33,13 +33,26 @@
 import { trace } from './trace.js';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { QueueHandle } from '../delivery/queue.js';
-import type { BatchEffects, CommitStrategy, Committed } from '../../actors/realm.machine.js';
+import {
+  BatchTooLargeError,
+  type BatchEffects,
+  type CommitStrategy,
+  type Committed,
+} from '../../actors/realm.machine.js';
 import type { OutboundEvent } from '../lib/events.js';
 import { observeAppend } from '../observability/metrics.js';
 import type { Replication, RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
 import type { ClusterIds, RealmIdBlocks } from './id-blocks.js';
-import { appendSurely, NotOwnerError, writeNow, type Entry } from './jetstream.js';
+import { pack } from '../lib/pack.js';
+import {
+  appendSurely,
+  entryLimit,
+  NotOwnerError,
+  packEntry,
+  writeNow,
+  type Entry,
+} from './jetstream.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { ClusterLink } from './link.js';
 
@@ -48,6 +61,13 @@ import type { ClusterLink } from './link.js';
  * stops (its copy may hold a batch the log will never have): longer than any NATS election.
  */
 export const APPEND_PATIENCE_MS = 120_000;
+
+/**
+ * A forwarded command whose result packs to more than this is not named in its batch's entry
+ * (LogWriter.fit): results are ids and short lists, and a few large ones would take room the
+ * batch's rows need in one NATS message.
+ */
+export const FORWARD_RESULT_MOST = 4096;
 
 /** A batch committed here whose append has not settled. */
 type Sealed = {
@@ -95,6 +115,8 @@ export type WriterParts = {
   die: (reason: string) => void;
   /** The log refused an append of the realm: another node owns it now. */
   deposed: (realmId: number, why: string) => void;
+  /** The most bytes a packed entry may take (tests); default: entryLimit of the connection. */
+  maxEntryBytes?: number;
 };
 
 export class LogWriter implements CommitStrategy {
@@ -268,7 +290,6 @@ export class LogWriter implements CommitStrategy {
       );
       throw new NotOwnerError();
     }
-    if (changes.length > 0) replication.noteUnacked(1);
     const { events, ended } = effects;
     const sealed: Sealed = {
       realmId,
@@ -285,16 +306,19 @@ export class LogWriter implements CommitStrategy {
     };
     // Nothing for the log: its answer still waits for the realm's earlier appends (w.tail).
     if (changes.length === 0 && events.length === 0 && ended.length === 0) return sealed;
-    const entry: Entry = {
-      k: 'batch',
-      node: this.parts.link.node,
-      inc: this.parts.link.incarnation,
-      term: keeper.term(realmId),
-      changes,
-      events,
-      ended,
-    };
-    if (effects.forwarded && effects.forwarded.length > 0) entry.fw = effects.forwarded;
+    const entry = this.fit(
+      {
+        k: 'batch',
+        node: this.parts.link.node,
+        inc: this.parts.link.incarnation,
+        term: keeper.term(realmId),
+        changes,
+        events,
+        ended,
+      },
+      effects.forwarded ?? [],
+    );
+    if (changes.length > 0) replication.noteUnacked(1);
     const msgId = this.nextMsgId();
     sealed.msgId = msgId;
     const send = () => {
@@ -307,6 +331,41 @@ export class LogWriter implements CommitStrategy {
     sealed.step = (first ? send() : w.tail.then(send)).finally(() => w.inFlight--);
     w.tail = sealed.step.catch(() => undefined);
     return sealed;
+  }
+
+  /**
+   * The batch's entry with what of its forwarded commands (`fw`) fits, packed (packEntry) within
+   * the most one NATS message takes (entryLimit): a command whose result packs to more than
+   * FORWARD_RESULT_MOST bytes is left out, and so are the last ones while the entry is over the
+   * limit. A command left out is not known to a later owner by its id (docs/cluster.md "Writes on
+   * any node": sent again to it after a handover, it runs again). Throws BatchTooLargeError
+   * (nothing committed: the realm actor runs the batch again in halves) when the entry is over
+   * the limit without any.
+   */
+  private fit(
+    base: Extract<Entry, { k: 'batch' }>,
+    forwarded: readonly [string, unknown][],
+  ): Entry {
+    const most = this.parts.maxEntryBytes ?? entryLimit(this.parts.link.nc);
+    const small = forwarded.filter(([, data]) => pack(data).length <= FORWARD_RESULT_MOST);
+    if (small.length > 0) {
+      const entry: Entry = { ...base, fw: small };
+      if (packEntry(entry).length <= most) return entry;
+    }
+    const bare = packEntry(base).length;
+    if (bare > most) throw new BatchTooLargeError(bare, most);
+    // Each [id, result] pair packs to its own bytes plus at most 5 of the list's and key's.
+    let room = most - bare - 8;
+    const kept: [string, unknown][] = [];
+    for (const f of small) {
+      const size = pack(f).length;
+      if (size > room) break;
+      room -= size;
+      kept.push(f);
+    }
+    if (kept.length === 0) return base;
+    const entry: Entry = { ...base, fw: kept };
+    return packEntry(entry).length <= most ? entry : base;
   }
 
   /**

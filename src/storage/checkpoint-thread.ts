@@ -33,7 +33,8 @@ const { file, intervalMs, maxIntervalMs, counters, hold } = workerData as {
   maxIntervalMs: number;
   /**
    * [checkpoints run, pages copied, WAL pages at the last run, WAL emptied under a hold, holds,
-   * WAL started afresh by this thread] (read by the main thread).
+   * WAL started afresh by this thread, µs held in all, longest hold in µs] (read by the main
+   * thread).
    */
   counters: BigInt64Array;
   /** [until when (epoch ms) the realm actors hold their batches; 0: no hold]. */
@@ -99,7 +100,9 @@ function emptyWal(): boolean {
   for (let i = 0; i < CATCH_UP_PASSES; i++) {
     if (checkpoint().copied <= TAIL_PAGES) break;
   }
-  Atomics.store(hold, 0, BigInt(Date.now() + MAX_HOLD_MS));
+  const heldFrom = Date.now();
+  const heldFromPrecise = performance.now();
+  Atomics.store(hold, 0, BigInt(heldFrom + MAX_HOLD_MS));
   Atomics.add(counters, 4, 1n);
   try {
     for (let i = 0; i < 3; i++) {
@@ -113,7 +116,14 @@ function emptyWal(): boolean {
     }
     return false;
   } finally {
+    // Held until now, or until the deadline if it passed first (the actors then went on).
+    const deadline = Number(Atomics.load(hold, 0));
     Atomics.store(hold, 0, 0n);
+    const us = Math.round(
+      1000 * Math.min(performance.now() - heldFromPrecise, Math.max(0, deadline - heldFrom)),
+    );
+    Atomics.add(counters, 6, BigInt(us));
+    if (BigInt(us) > Atomics.load(counters, 7)) Atomics.store(counters, 7, BigInt(us));
   }
 }
 

@@ -41,15 +41,21 @@ export type CheckpointStats = {
   holds: number;
   restarts: number;
   afresh: number;
+  /**
+   * How long the realm actors' batches were held in all (ms) and the longest hold: from the
+   * thread asking for it until it cleared it or its deadline passed, whichever came first.
+   */
+  heldMs: number;
+  longestHoldMs: number;
 };
 
 export class Checkpointer {
   private readonly worker: Worker;
   /**
    * Written by the thread: checkpoints run, pages copied, WAL pages (for /metrics), WAL emptied
-   * under a hold, holds asked for, WAL started afresh by the thread.
+   * under a hold, holds asked for, WAL started afresh by the thread, µs held in all, longest hold.
    */
-  private readonly counters = new BigInt64Array(new SharedArrayBuffer(6 * 8));
+  private readonly counters = new BigInt64Array(new SharedArrayBuffer(8 * 8));
   /** Written by the thread: until when (epoch ms) batches are held; 0: not held. */
   private readonly hold = new BigInt64Array(new SharedArrayBuffer(8));
   /** Resolves once the thread has exited. */
@@ -81,7 +87,8 @@ export class Checkpointer {
   /**
    * Checkpoints that copied something, pages copied, the WAL's size at the last run, how often the
    * thread held batches to empty the WAL (`holds`), emptied it so (`restarts`) and then started it
-   * afresh itself (`afresh`; otherwise the writer's next commit does).
+   * afresh itself (`afresh`; otherwise the writer's next commit does), and how long the holds
+   * lasted (`heldMs`, `longestHoldMs`).
    */
   get stats(): CheckpointStats {
     return {
@@ -91,6 +98,8 @@ export class Checkpointer {
       restarts: Number(Atomics.load(this.counters, 3)),
       holds: Number(Atomics.load(this.counters, 4)),
       afresh: Number(Atomics.load(this.counters, 5)),
+      heldMs: Number(Atomics.load(this.counters, 6)) / 1000,
+      longestHoldMs: Number(Atomics.load(this.counters, 7)) / 1000,
     };
   }
 

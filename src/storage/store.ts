@@ -336,6 +336,8 @@ export class Store {
         holds: 0,
         restarts: 0,
         afresh: 0,
+        heldMs: 0,
+        longestHoldMs: 0,
       }
     );
   }

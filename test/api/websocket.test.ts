@@ -241,13 +241,18 @@ t.test(
     // Stop reading: the kernel buffers fill, then the server's send buffer grows.
     (ws.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     const big = 'x'.repeat(256 * 1024);
-    const N = 64; // 16 MiB in all: far more than loopback socket buffers hold
-    for (let i = 0; i < N; i++) {
+    // Until the server closes it: directly, the socket buffers on loopback hold about 10 MiB;
+    // through the cluster's nginx (test/cluster/api-subset-b) two more buffers are in between,
+    // up to about 40 MiB where tcp_rmem's maximum is 32 MiB (16 MiB was sometimes all taken in,
+    // the server never saw the backpressure). At most 240 (60 MiB): under the queue's 64 MiB.
+    let N = 0;
+    while (N < 240 && server.context.queues.consumers().streaming > 0) {
       server.context.publisher.publish(fx.realmId, [
-        { event: { type: 'bench_blob', n: i, blob: big }, users: [fx.users.hamlet!.id] },
+        { event: { type: 'bench_blob', n: N++, blob: big }, users: [fx.users.hamlet!.id] },
       ]);
       await new Promise((r) => setImmediate(r)); // let each flush run
     }
+    t.comment(`closed after ${N} events of 256 KiB`);
     await until(
       () => server.context.queues.consumers().streaming === 0,
       'the server closed the socket',

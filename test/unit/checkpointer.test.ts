@@ -174,6 +174,10 @@ t.test(
       `emptied under a hold (${JSON.stringify(stats)})`,
     );
     t.ok(heldTurns > 0, `the writer saw the hold (${heldTurns} turns held)`);
+    t.ok(
+      stats.heldMs > 0 && stats.longestHoldMs > 0 && stats.longestHoldMs <= stats.heldMs,
+      `how long the holds lasted is counted (${stats.heldMs} ms in all, ${stats.longestHoldMs} ms the longest)`,
+    );
     t.ok(longestHold <= MAX_HOLD_MS, `a hold is bounded (${longestHold} ms at most)`);
     for (const deadline = Date.now() + 120_000; checkpointer.commitHoldMs > 0; await sleep(5)) {
       if (Date.now() > deadline) throw new Error('the hold never ended');

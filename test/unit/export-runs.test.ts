@@ -199,3 +199,28 @@ t.test(
     t.equal(gets, 2, 'the look asked again once');
   },
 );
+
+t.test("the owner's check racing its own claim does not give its own export up", async (t) => {
+  // The owner took the request itself: the export's row is in its copy, and its tick's check
+  // reads the key (not yet held or being claimed when the check looked) while the claim creates
+  // it. The key then names this very process: it runs the export, and it is not given up (CI
+  // run of cluster-exports: the owner failed its own export 1 s after the request, "its node is
+  // gone", then found it given up).
+  const c = cluster();
+  const owner = c.node('n1');
+  const get = c.kv.get.bind(c.kv);
+  let claimed: Promise<boolean> | null = null;
+  (c.kv as unknown as { get: typeof get }).get = async (key: string) => {
+    // The claim starts and lands while the check's read is on its way.
+    claimed ??= owner.claim(7);
+    await claimed;
+    return get(key);
+  };
+  const failed = await c.check(owner, X);
+  // Set by the stand-in's read (TypeScript cannot see that the check called it).
+  const claim = claimed as Promise<boolean> | null;
+  t.ok(claim !== null && (await claim), 'claimed');
+  t.same(failed, [], 'not failed');
+  t.match(c.value(7), { node: 'n1', inc: 'n1-1' }, 'its key still names it, not given up');
+  t.notOk(c.value(7)?.abandoned, 'not abandoned');
+});

@@ -29,9 +29,13 @@ const drawn = (list: number[]) => {
   return () => list[i++] ?? 0;
 };
 
-/** Two ports nothing listens on now (the kernel's picks, released). */
+/**
+ * Two ports nothing listens on now, below the ephemeral range (no outgoing connection takes them
+ * meanwhile), claimed in the machine's claims for this process: no other test picks them. The
+ * cases then claim them again in claims of their own.
+ */
 async function idlePorts(): Promise<[number, number]> {
-  const [a, b] = await ports(2, undefined, () => 0, claimsDir());
+  const [a, b] = await ports(2);
   return [a!, b!];
 }
 
