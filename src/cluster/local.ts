@@ -536,11 +536,15 @@ function nodeEnv(rec: ClusterRecord, i: number): NodeJS.ProcessEnv {
   };
 }
 
+/** Where each node's log ended when the node was last started (nodeReady reads from there). */
+const logStarts = new Map<string, number>();
+
 function startNode(rec: ClusterRecord, i: number, bootstrapFile?: string): void {
   const env = nodeEnv(rec, i);
   if (bootstrapFile) env.CLUSTER_BOOTSTRAP = bootstrapFile;
   const n = rec.nodes[i]!;
   const log = path.join(rec.dir, 'logs', `${n.name}.log`);
+  logStarts.set(log, fs.existsSync(log) ? fs.statSync(log).size : 0);
   if (!rec.supervised) {
     n.pid = start(process.execPath, [...SERVER_NODE_FLAGS, NODE_MAIN], log, env);
     return;
@@ -570,6 +574,9 @@ export function nodePid(rec: ClusterRecord, i: number): number {
   }
 }
 
+/** A node could not listen on its port: another process took it after it was picked. */
+class PortTakenError extends Error {}
+
 async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
   const n = rec.nodes[i]!;
   // The log's end says why a node never answered: the directory may be gone by the time anyone
@@ -577,12 +584,26 @@ async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
   const log = path.join(rec.dir, 'logs', `${n.name}.log`);
   const tail = () =>
     fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').slice(-25).join('\n') : '';
+  /** What the node wrote since it was started (startNode). */
+  const since = () => {
+    try {
+      return fs
+        .readFileSync(log)
+        .subarray(logStarts.get(log) ?? 0)
+        .toString('utf8');
+    } catch {
+      return '';
+    }
+  };
   try {
     await waitFor(
       `node ${n.name}`,
       () => {
         const pid = nodePid(rec, i);
         const gone = n.supervisor !== undefined ? !alive(n.supervisor) : !alive(pid);
+        // Its supervisor would start it again and again on a port it never gets.
+        if (since().includes(`cannot listen on 127.0.0.1:${n.port}`))
+          throw new PortTakenError(`node ${n.name} cannot listen on port ${n.port}: taken`);
         if (gone) throw new Error(`node ${n.name} exited (see ${log}); its log ends:\n${tail()}`);
         return pid > 0 && answers(`http://127.0.0.1:${n.port}/api/v1/server_settings`);
       },
@@ -594,6 +615,40 @@ async function nodeReady(rec: ClusterRecord, i: number): Promise<void> {
       err.message += ` (port ${n.port}; see ${log}); its log ends:\n${tail()}`;
     throw err;
   }
+}
+
+/**
+ * Waits until node `i` serves (nodeReady). One whose port another process took after it was
+ * picked (its log says it cannot listen there) is stopped and started again on another free port,
+ * up to three times: `up` starts the proxy only once its nodes serve, on the ports they have then.
+ */
+async function nodeServes(rec: ClusterRecord, i: number, bootstrapFile?: string): Promise<void> {
+  for (let moves = 0; ; moves++) {
+    try {
+      await nodeReady(rec, i);
+      return;
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || moves >= 3) throw err;
+    }
+    const n = rec.nodes[i]!;
+    await stopNode(rec, i);
+    const taken = n.port;
+    n.port = (await ports(1))[0]!;
+    console.error(`node ${n.name}: port ${taken} was taken; starting it on ${n.port}`);
+    startNode(rec, i, bootstrapFile);
+    writeRecord(rec);
+  }
+}
+
+/** Stops node `i` and its supervisor (SIGTERM, SIGKILL after 30 s); resolves once both are gone. */
+async function stopNode(rec: ClusterRecord, i: number): Promise<void> {
+  const n = rec.nodes[i]!;
+  const pids = [n.supervisor ?? 0, nodePid(rec, i)].filter((p) => p > 0);
+  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && pids.some(alive)) await sleep(100);
+  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  await waitFor(`node ${n.name} to stop`, () => !pids.some(alive), 10_000);
 }
 
 export async function up(opts: UpOptions): Promise<ClusterRecord> {
@@ -643,15 +698,15 @@ export async function up(opts: UpOptions): Promise<ClusterRecord> {
       startNode(rec, 0);
       writeRecord(rec);
       // Serving, it has put its snapshot up: the others start from it.
-      await nodeReady(rec, 0);
+      await nodeServes(rec, 0);
       for (let i = 1; i < n; i++) startNode(rec, i);
       writeRecord(rec);
-      for (let i = 1; i < n; i++) await nodeReady(rec, i);
+      for (let i = 1; i < n; i++) await nodeServes(rec, i);
     } else {
       const ownerFile = path.join(dir, 'owner.json');
       for (let i = 0; i < n; i++) startNode(rec, i, i === 0 ? ownerFile : undefined);
       writeRecord(rec);
-      for (let i = 0; i < n; i++) await nodeReady(rec, i);
+      for (let i = 0; i < n; i++) await nodeServes(rec, i, i === 0 ? ownerFile : undefined);
       await waitFor('the first realm', () => fs.existsSync(ownerFile));
       rec.owner = JSON.parse(fs.readFileSync(ownerFile, 'utf8')) as ClusterRecord['owner'];
     }

@@ -33,11 +33,15 @@ export function parseUrlEncoded(
     return into;
   }
   let start = text.charCodeAt(0) === 0x3f ? 1 : 0; // '?'
+  // The next '=' at or after `start` (-1: none left), looked for again only once passed: each
+  // character is read once, where looking from every part's start read the rest of the text for
+  // each part without '=' (`a&a&a&...`: quadratic, a 4 MiB body held the event loop for minutes).
+  let eq = -2;
   while (start <= text.length) {
     let end = text.indexOf('&', start);
     if (end === -1) end = text.length;
     if (end > start) {
-      const eq = text.indexOf('=', start);
+      if (eq !== -1 && eq < start) eq = text.indexOf('=', start);
       if (eq === -1 || eq > end) into[text.slice(start, end)] = '';
       else into[text.slice(start, eq)] = text.slice(eq + 1, end);
     }

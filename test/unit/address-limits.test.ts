@@ -116,6 +116,24 @@ t.test('requests without credentials, upgrades and exempt addresses', (t) => {
   t.end();
 });
 
+t.test('at most 256 unread; past them every address is read once, exempt ones too', (t) => {
+  for (const address of ['10.0.0.1', '127.0.0.1']) {
+    const limits = new AddressLimits(2000, 100, ['127.0.0.1'], []);
+    const held = Array.from({ length: 300 }, () => from(address));
+    const releases = held.map((ctx) => limits.take(ctx, false));
+    t.same([...new Set(held.map((c) => c.reads))], [1], `${address}: each of 300 held read once`);
+    t.equal(limits.unreadCount, 0, `${address}: none unread`);
+    t.equal(limits.heldBy(address), address === '10.0.0.1' ? 300 : 0);
+    for (const r of releases) r();
+    const again = from(address);
+    const r = limits.take(again, false);
+    t.equal(again.reads, 0, `${address}: all given back, the next is not read`);
+    r();
+    t.equal(limits.addresses, 0);
+  }
+  t.end();
+});
+
 t.test('connections off: never read for the count', (t) => {
   const limits = new AddressLimits(0, 5, [], []);
   const held = Array.from({ length: 50 }, () => from('10.0.0.1'));

@@ -105,6 +105,30 @@ t.test('form bodies', async (t) => {
   );
   for (const s of ['?a=1&b=2', '??a=1', 'a&&b=&=c&a=3', '&', '=', 'q=1=2', 'x=%41', 'y=a+b', 'é=1'])
     same(s);
+
+  // Each character read a bounded number of times, whatever the text: counted through
+  // String.prototype.indexOf (what the parser scans with), not timed. Parts without '=' made each
+  // look for the next '=' read the rest of the text (a 4 MiB body of `a&`: minutes of CPU).
+  const scannedFor = (text: string) => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called with .call below
+    const indexOf = String.prototype.indexOf;
+    let scanned = 0;
+    String.prototype.indexOf = function (this: string, search: string, from?: number): number {
+      const at = indexOf.call(this, search, from);
+      scanned += (at === -1 ? this.length : at) - (from ?? 0);
+      return at;
+    };
+    try {
+      parseUrlEncoded(text);
+    } finally {
+      String.prototype.indexOf = indexOf;
+    }
+    return scanned;
+  };
+  for (const text of ['a&'.repeat(5000), 'a&'.repeat(5000) + 'b=1', 'x=1&'.repeat(5000)]) {
+    const scanned = scannedFor(text);
+    t.ok(scanned <= 3 * text.length, `${scanned} characters scanned for ${text.length}`);
+  }
 });
 
 const BOUNDARY = 'propboundary';
