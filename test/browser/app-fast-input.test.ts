@@ -235,3 +235,43 @@ t.test('settings: the API key and a new bot, sent right after typing', async (t)
   // The wrong fields' answer (400), if any, is logged by the browser: none expected.
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test('a preview answered after the box moved on is not shown', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('first') });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let asked = false;
+  await page.route('**/json/messages/render', async (route) => {
+    asked = true;
+    await gate;
+    await route.continue();
+  });
+  await page.click('#compose-text');
+  await page.keyboard.type('A draft for the first topic');
+  // A mark set a task after the page has read the preview's answer: by then the app has done
+  // with it (what follows the read is microtasks), and any drawing it asked for is waiting.
+  await page.evaluate(`(() => {
+    const text = Response.prototype.text;
+    Response.prototype.text = function () {
+      const body = text.call(this);
+      if (this.url.endsWith('/json/messages/render'))
+        body.then(() => setTimeout(() => (window.__previewRead = true), 0));
+      return body;
+    };
+  })()`);
+  await page.click('button[aria-label="Preview"]');
+  for (const limit = Date.now() + 30_000; !asked; await new Promise((r) => setTimeout(r, 20)))
+    if (Date.now() > limit) throw new Error('the preview was never asked for');
+  // The user goes to another topic before the preview comes.
+  await page.evaluate(`location.hash = ${JSON.stringify(topicHash('second'))}`);
+  await waitFor(page, `document.querySelector('#compose-topic')?.value === 'second'`);
+  release();
+  await waitFor(page, `window.__previewRead === true`);
+  // A frame for the drawing the answer may have asked for.
+  await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))`);
+  t.equal(await page.locator('.preview').count(), 0, "no preview of the first topic's draft");
+  t.equal(await page.inputValue('#compose-text'), '', "the second topic's box, empty");
+  await page.unroute('**/json/messages/render');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

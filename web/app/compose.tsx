@@ -318,12 +318,16 @@ export function Compose({ c }: { c: Controller }) {
       return;
     }
     const text = textRef.current;
+    const to = toRef.current;
     if (text.trim() === '') return;
+    // Shown only if the box still holds that text for that conversation when the answer comes
+    // (not after a narrow elsewhere, a send or more typing).
+    const still = () => textRef.current === text && toRef.current === to;
     try {
       const r = await c.client.render(text);
-      setPreview(r.rendered);
+      if (still()) setPreview(r.rendered);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      if (still()) setError(e instanceof Error ? e.message : String(e));
     }
   };
   useEffect(() => {
