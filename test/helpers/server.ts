@@ -3,6 +3,9 @@
  * low scrypt cost, the test-only routes, and a seeded realm (see fixtures.ts). Closed at teardown.
  * With CONFAB_TEST_CLUSTER=1, a three-node cluster behind nginx instead (cluster-server.ts).
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Test } from 'tap';
 import { createServer, type ConfabServer, type ServerOptions } from '../../src/server.js';
 import { seedRealm, type Fixture } from './fixtures.js';
@@ -46,9 +49,26 @@ export function recordingTap(
   };
 }
 
+/** The tests whose fixture directory holds a server already. */
+const testDirUsed = new WeakSet<Test>();
+
+/**
+ * A data directory for a test's server: the test's fixture directory for its first server, a new
+ * temporary one for each further one (`t.testdir()` again would empty the first server's directory
+ * under it: ENOTEMPTY, or its files gone); `temporary` when it is to be removed after the server.
+ */
+function freshDataDir(t: Test): { dir: string; temporary: boolean } {
+  if (!testDirUsed.has(t)) {
+    testDirUsed.add(t);
+    return { dir: t.testdir(), temporary: false };
+  }
+  return { dir: fs.mkdtempSync(path.join(os.tmpdir(), 'confab-test-')), temporary: true };
+}
+
 export async function startServer(t: Test, opts: ServerOptions = {}): Promise<TestServer> {
   if (CLUSTER_MODE) return (await import('./cluster-server.js')).startClusterServer(t, opts);
-  const dataDir = opts.dataDir ?? t.testdir();
+  const fresh = opts.dataDir === undefined ? freshDataDir(t) : null;
+  const dataDir = opts.dataDir ?? fresh!.dir;
   const events: TappedEvent[] = [];
   const server = await createServer({
     ...TEST_SERVER_OPTIONS,
@@ -56,7 +76,10 @@ export async function startServer(t: Test, opts: ServerOptions = {}): Promise<Te
     dataDir,
     eventTap: recordingTap(events, opts.eventTap),
   });
-  t.teardown(() => server.close());
+  t.teardown(async () => {
+    await server.close();
+    if (fresh?.temporary) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
   const fx = await seedRealm(server);
   return { server, url: server.url, api: new ApiClient(server.url, fx), fx, dataDir, events };
 }
