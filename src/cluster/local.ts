@@ -461,7 +461,10 @@ function nginxConfig(
       return `  upstream ${n.name} { server 127.0.0.1:${n.port};${backups} }`;
     })
     .join('\n');
-  const all = nodes.map((n) => `server 127.0.0.1:${n.port};`).join(' ');
+  // A node that refused a connection is left out for 2 s (nginx's default is 10 s): a node
+  // restarted is used again soon, and one stopped right after others were restarted does not
+  // leave every node left out at once ('no live upstreams', a 502 for a write).
+  const all = nodes.map((n) => `server 127.0.0.1:${n.port} fail_timeout=2s;`).join(' ');
   const routes = nodes.map((n) => `    ~^${n.name}- ${n.name};`).join('\n');
   const tmp = path.join(dir, 'nginx');
   const queueRoutes = queuesOn
