@@ -113,19 +113,34 @@ export class ExportRuns {
   /** Export `id` succeeded or failed here: its key goes (at the revision this process holds). */
   async finish(id: number): Promise<void> {
     this.held.delete(id);
-    const key = exportKey(id);
-    const e = await this.kv.get(key);
-    if (!e || e.operation !== 'PUT' || e.string() !== this.value) return;
-    await this.kv.delete(key, { previousSeq: e.revision });
+    await this.ownKey(id, (key, rev) => this.kv.delete(key, { previousSeq: rev }));
   }
 
   /** Export `id` will not run here (a graceful stop): its realm's owner fails it at once. */
   async giveUp(id: number): Promise<void> {
     this.held.delete(id);
+    await this.ownKey(id, (key, rev) => this.kv.update(key, abandoned(parse(this.value)), rev));
+  }
+
+  /**
+   * Writes export `id`'s key (`write`, a compare-and-set at the revision read) while it names
+   * this process; read again when it moved meanwhile. It moves under this process's own renewal
+   * that was under way when `held` lost the export (a read before, its update after): without
+   * the second look, the key of a finished export stayed forever (a run of cluster-exports).
+   * No renewal starts once `held` lost it, so one more look finds it still.
+   */
+  private async ownKey(id: number, write: (key: string, rev: number) => Promise<unknown>) {
     const key = exportKey(id);
-    const e = await this.kv.get(key);
-    if (!e || e.operation !== 'PUT' || e.string() !== this.value) return;
-    await this.kv.update(key, abandoned(parse(this.value)), e.revision);
+    for (let attempt = 1; ; attempt++) {
+      const e = await this.kv.get(key);
+      if (!e || e.operation !== 'PUT' || e.string() !== this.value) return;
+      try {
+        await write(key, e.revision);
+        return;
+      } catch (err) {
+        if (!isWrongLastSequence(err) || attempt >= 3) throw err;
+      }
+    }
   }
 
   /** At start: gives up the exports this node's previous process was running. */
@@ -189,9 +204,12 @@ export class ExportRuns {
 
   private async renewAll(): Promise<void> {
     for (const id of [...this.held]) {
+      // Finished or given up since this renewal began: `finish` and `giveUp` write its key.
+      if (!this.held.has(id)) continue;
       const key = exportKey(id);
       try {
         const e = await this.kv.get(key);
+        if (!this.held.has(id)) continue;
         if (!e || e.operation !== 'PUT' || e.string() !== this.value) {
           this.held.delete(id);
           log.error({ exportId: id }, 'a realm export running here was given up by the cluster');
