@@ -10,7 +10,8 @@
  *   lease time, as a realm's lease is, until the export has succeeded or failed; then deleted.
  * - Every node watches the keys of the unfinished exports its copy holds. The owner of the
  *   export's realm gives an export up when its key's revision stayed the same for a whole lease
- *   time (its node stopped renewing: killed, stopped or cut off), when the key names an earlier
+ *   time (its node stopped renewing: killed, stopped or cut off; the owner's own process too,
+ *   for a key it does not renew: a claim it took for refused), when the key names an earlier
  *   process of the owner's own node, or when no key appeared within UNCLAIMED_GRACE_MS (its node
  *   stopped before it recorded it, or is of an earlier version). Giving up is a compare-and-set
  *   of the key to `{…, abandoned: true}` at the revision watched (a `create` for a missing key),
@@ -242,12 +243,15 @@ export class ExportRuns {
     }
     const r = parse(e.string());
     if (r?.abandoned) return act ? e.revision : null;
-    // This process's own: claimed while this look was under way (the owner took the request
-    // itself; `held` and `claiming` were read before), and it runs it.
-    if (r?.node === this.node && r.inc === this.inc) return null;
+    const mine = r?.node === this.node && r.inc === this.inc;
+    // This process's own, and it runs it: claimed while this look was under way (the owner took
+    // the request itself; `held` and `claiming` were read before).
+    if (mine && (this.held.has(id) || this.claiming.has(id))) return null;
     // An earlier process of this node is gone for sure, and this one does not run it (it is not
-    // among its own); another node, once its key stood still for a lease time.
-    if (r?.node !== this.node) {
+    // among its own); another node, once its key stood still for a lease time; so does a key of
+    // this very process that it does not renew (a claim whose answer was lost and that it took
+    // for refused, not running the export; on the code before, never given up by its owner).
+    if (r?.node !== this.node || mine) {
       if (!w || w.rev !== e.revision) {
         this.watching.set(id, { rev: e.revision, since: now });
         return null;

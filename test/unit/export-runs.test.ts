@@ -264,3 +264,34 @@ t.test('an export finished while its own renewal is under way: its key goes', as
     if (op === 'giveUp') t.same(await c.check(c.node('n1'), X), [7], 'failed at the next check');
   }
 });
+
+t.test("the owner's own key for an export it does not run: failed after a lease", async (t) => {
+  // The owner took the request itself; its claim's create landed but the answer was lost, and so
+  // were its looks at the key: taken as refused, the export is not run here, yet the key names
+  // this very process. On the code before, a key naming the judging process was never given up:
+  // the export stayed pending for good.
+  const c = cluster();
+  const owner = c.node('n1');
+  const create = c.kv.create.bind(c.kv);
+  const get = c.kv.get.bind(c.kv);
+  const lost = () => Promise.reject(Object.assign(new Error('TIMEOUT'), { code: 'TIMEOUT' }));
+  Object.assign(c.kv, {
+    create: (key: string, value: string) => create(key, value).then(lost),
+    get: lost,
+  });
+  t.notOk(await owner.claim(7), 'taken as not claimed: not run here');
+  Object.assign(c.kv, { create, get });
+  t.same(c.value(7), { node: 'n1', inc: 'n1-1' }, 'yet its key names this process');
+  t.same(await c.check(owner, X), [], 'its revision is new to the owner');
+  c.advance(LEASE - 1);
+  t.same(await c.check(owner, X), [], 'not before a whole lease time');
+  c.advance(1);
+  t.same(await c.check(owner, X), [7], 'failed once its key stood still for a lease time');
+  // One it does run is never given up, however long.
+  t.ok(await owner.claim(8), 'claimed');
+  const Y: UnfinishedExport[] = [{ id: 8, realm_id: 1 }];
+  for (let i = 0; i < 3; i++) {
+    t.same(await c.check(owner, Y), [], `its own running export kept (${i})`);
+    c.advance(LEASE);
+  }
+});
