@@ -577,7 +577,7 @@ async function run(): Promise<void> {
 
     // The survivor's queue: every stored message once, in order, event ids without a gap.
     const want = new Set(all.map((m) => m.id));
-    const until = Date.now() + 30_000;
+    const until = Date.now() + REPLICATION_LIMIT_MS;
     while (
       Date.now() < until &&
       new Set(seen.map((e) => (e.message as { id: number }).id)).size < want.size
@@ -655,7 +655,10 @@ async function run(): Promise<void> {
       sent.push(assertSuccess(t, r, `send ${i}`).id as number);
     }
     let trimmed = 0;
-    for (const deadline = Date.now() + 30_000; trimmed <= away && Date.now() < deadline;) {
+    for (
+      const deadline = Date.now() + REPLICATION_LIMIT_MS;
+      trimmed <= away && Date.now() < deadline;
+    ) {
       await sleep(200);
       trimmed = await kvNumber(rec, 'log-trimmed');
     }
@@ -724,7 +727,7 @@ async function run(): Promise<void> {
       for (let i = 0; i < nodes.length; i++) await killNode(dir, i + 1);
       for (let i = 0; i < nodes.length; i++) await startNodeAgain(dir, i + 1);
       let res = null;
-      for (const until = Date.now() + 30_000; Date.now() < until;) {
+      for (const until = Date.now() + REPLICATION_LIMIT_MS; Date.now() < until;) {
         res = await api
           .post('hamlet', 'messages', {
             type: 'stream',
