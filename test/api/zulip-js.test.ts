@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { createChannel } from '../helpers/channels.js';
@@ -97,7 +98,10 @@ t.test('zulip-js: register, long-poll, send, edit, react, upload', async (t) => 
     { emoji_name: 'zulip', reaction_type: 'zulip_extra_emoji' },
   ]);
 
-  const file = path.join(t.testdir(), 'notes.txt');
+  // Not under t.testdir(): that is the server's data directory (test/helpers/server.ts).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-zulip-js-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'notes.txt');
   fs.writeFileSync(file, 'some notes');
   const uploaded = await z.callEndpoint('/user_uploads', 'POST', {
     file: fs.createReadStream(file),

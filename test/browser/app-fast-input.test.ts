@@ -14,6 +14,7 @@ import { launchBrowser, NO_CHROMIUM, watchPage, type TestBrowser } from '../help
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { TestSmtp } from '../helpers/smtp.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
@@ -233,6 +234,66 @@ t.test('settings: the API key and a new bot, sent right after typing', async (t)
     'the bot made with the name typed',
   );
   // The wrong fields' answer (400), if any, is logged by the browser: none expected.
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('settings: invitations sent right after choosing and typing', async (t) => {
+  if (NO_CHROMIUM) return;
+  // A server that sends mail: the panel then has the e-mail form too.
+  const smtp = await TestSmtp.start(t);
+  const mailing = await startServer(t, { smtpUrl: smtp.url });
+  const { page, watch } = await openApp(b, mailing.url, mailing.fx, 'iago');
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.click('.settings nav a:has-text("Invite people")');
+  await page.waitForSelector('.settings h3:has-text("Invite people")');
+  await page.waitForSelector('input[placeholder*="ada@example.com"]');
+  type Invite = { email?: string; invited_as: number; expiry_date: number | null };
+  const invites = async () => (await mailing.api.get('iago', 'invites')).body.invites as Invite[];
+  /** Page-side: chooses `value` in the select whose label says `label`. */
+  const choose = `const choose = (label, value) => {
+    const sel = [...document.querySelectorAll('.settings label')]
+      .find((l) => l.textContent.includes(label)).querySelector('select');
+    sel.value = value;
+    sel.dispatchEvent(new Event('change', { bubbles: true }));
+  };`;
+
+  // The role and the address chosen, and the form sent, in one task.
+  await oneTask(
+    page,
+    `${choose}
+    choose('Join as', '300');
+    typeIn('input[placeholder*="ada@example.com"]', 'grace@example.com').form.requestSubmit();`,
+  );
+  await waitFor(
+    page,
+    `document.querySelector('.settings [role="status"]') !== null || document.querySelector('.toast') !== null`,
+  );
+  t.match(
+    await page.evaluate(`document.querySelector('.settings [role="status"]')?.textContent ?? ''`),
+    /grace@example\.com/,
+    'sent to the address typed',
+  );
+  t.match(
+    (await invites()).filter((i) => i.email !== undefined),
+    [{ email: 'grace@example.com', invited_as: 300 }],
+    'the invitation, for the address typed, as the role chosen',
+  );
+
+  // The role and the validity chosen, and the link asked for, in one task.
+  await oneTask(
+    page,
+    `${choose}
+    choose('Join as', '200');
+    choose('Valid for', 'never');
+    [...document.querySelectorAll('.settings button')]
+      .find((b) => b.textContent.includes('Create an invitation link')).click();`,
+  );
+  await page.waitForSelector('input[aria-label="Invitation link"]');
+  t.match(
+    (await invites()).filter((i) => i.email === undefined),
+    [{ invited_as: 200, expiry_date: null }],
+    'the link, as the role and for the time chosen',
+  );
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

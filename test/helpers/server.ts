@@ -60,7 +60,16 @@ const testDirUsed = new WeakSet<Test>();
 function freshDataDir(t: Test): { dir: string; temporary: boolean } {
   if (!testDirUsed.has(t)) {
     testDirUsed.add(t);
-    return { dir: t.testdir(), temporary: false };
+    const dir = t.testdir();
+    // The test's own `t.testdir()` from now on would empty this directory under its server (its
+    // database, its uploads), or fail with ENOTEMPTY as the server writes: refused, saying so.
+    t.testdir = () => {
+      throw new Error(
+        `t.testdir() again would empty the data directory of this test's server (${dir}): ` +
+          'make other files elsewhere (fs.mkdtempSync)',
+      );
+    };
+    return { dir, temporary: false };
   }
   return { dir: fs.mkdtempSync(path.join(os.tmpdir(), 'confab-test-')), temporary: true };
 }

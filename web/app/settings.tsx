@@ -333,14 +333,15 @@ const ROLES: [number, string][] = [
 
 function Invitations({ c }: { c: Controller }) {
   const s = c.state.value!;
-  const [role, setRole] = useState(400);
-  const [expiry, setExpiry] = useState('10080');
+  // Sent as chosen and typed until now (a form sent right after typing, before the redraw).
+  const [role, setRole, roleNow] = useLive(400);
+  const [expiry, setExpiry, expiryNow] = useLive('10080');
   const [link, setLink] = useState<string | null>(null);
-  const [emails, setEmails] = useState('');
+  const [emails, setEmails, emailsNow] = useLive('');
   const [sent, setSent] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const roles = ROLES.filter(([r]) => r >= (s.self.role ?? 400));
-  const expires = expiry === 'never' ? null : Number(expiry);
+  const expires = () => (expiryNow.current === 'never' ? null : Number(expiryNow.current));
   const canLink = s.canCreateInviteLink();
   const canMail = s.canInviteByEmail() && c.serverSettings.outgoing_mail_enabled === true;
   const fail = (e: unknown) => c.toast(e instanceof Error ? e.message : String(e));
@@ -349,8 +350,8 @@ function Invitations({ c }: { c: Controller }) {
     setBusy(true);
     try {
       const r = await c.client.createInviteLink({
-        invite_as: role,
-        invite_expires_in_minutes: expires,
+        invite_as: roleNow.current,
+        invite_expires_in_minutes: expires(),
         include_realm_default_subscriptions: true,
         stream_ids: [],
       });
@@ -362,16 +363,17 @@ function Invitations({ c }: { c: Controller }) {
   };
   const sendMail = async (e: Event) => {
     e.preventDefault();
+    const to = emailsNow.current;
     setBusy(true);
     try {
       await c.client.sendInvites({
-        invitee_emails: emails,
-        invite_as: role,
-        invite_expires_in_minutes: expires,
+        invitee_emails: to,
+        invite_as: roleNow.current,
+        invite_expires_in_minutes: expires(),
         include_realm_default_subscriptions: true,
         stream_ids: [],
       });
-      setSent(`Invitations sent to ${emails}.`);
+      setSent(`Invitations sent to ${to}.`);
       setEmails('');
     } catch (err) {
       fail(err);
