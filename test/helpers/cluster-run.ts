@@ -23,6 +23,13 @@ export async function runWithEngines(run: () => Promise<void>): Promise<void> {
 }
 
 /**
+ * How long a forwarded write waits for the owner to say it received it on the tests' clusters
+ * (CLUSTER_FORWARD_ACK_MS, 1 s by default): a write forwarded to an owner that is then killed is
+ * answered 503 only after it, and sent again by its client.
+ */
+export const TEST_FORWARD_ACK_MS = 30_000;
+
+/**
  * A three-node local cluster (src/cluster/local.ts `up`) in a new directory named after `name`,
  * its nodes started with `env` (rate limits off, and a read barrier of 30 s instead of 5 and a
  * forwarded write's wait to be received of 30 s instead of 1: the machine running the suite is
@@ -43,7 +50,7 @@ export async function upForTest(
       env: {
         RATE_LIMITING: 'off',
         CLUSTER_READ_BARRIER_MS: '30000',
-        CLUSTER_FORWARD_ACK_MS: '30000',
+        CLUSTER_FORWARD_ACK_MS: String(TEST_FORWARD_ACK_MS),
         ...env,
       },
     });
