@@ -10,7 +10,8 @@
  *   lease time, as a realm's lease is, until the export has succeeded or failed; then deleted.
  * - Every node watches the keys of the unfinished exports its copy holds. The owner of the
  *   export's realm gives an export up when its key's revision stayed the same for a whole lease
- *   time (its node stopped renewing: killed, stopped or cut off), when the key names an earlier
+ *   time (its node stopped renewing: killed, stopped or cut off; the owner's own process too,
+ *   for a key it does not renew: a claim it took for refused), when the key names an earlier
  *   process of the owner's own node, or when no key appeared within UNCLAIMED_GRACE_MS (its node
  *   stopped before it recorded it, or is of an earlier version). Giving up is a compare-and-set
  *   of the key to `{…, abandoned: true}` at the revision watched (a `create` for a missing key),
@@ -113,19 +114,34 @@ export class ExportRuns {
   /** Export `id` succeeded or failed here: its key goes (at the revision this process holds). */
   async finish(id: number): Promise<void> {
     this.held.delete(id);
-    const key = exportKey(id);
-    const e = await this.kv.get(key);
-    if (!e || e.operation !== 'PUT' || e.string() !== this.value) return;
-    await this.kv.delete(key, { previousSeq: e.revision });
+    await this.ownKey(id, (key, rev) => this.kv.delete(key, { previousSeq: rev }));
   }
 
   /** Export `id` will not run here (a graceful stop): its realm's owner fails it at once. */
   async giveUp(id: number): Promise<void> {
     this.held.delete(id);
+    await this.ownKey(id, (key, rev) => this.kv.update(key, abandoned(parse(this.value)), rev));
+  }
+
+  /**
+   * Writes export `id`'s key (`write`, a compare-and-set at the revision read) while it names
+   * this process; read again when it moved meanwhile. It moves under this process's own renewal
+   * that was under way when `held` lost the export (a read before, its update after): without
+   * the second look, the key of a finished export stayed forever (a run of cluster-exports).
+   * No renewal starts once `held` lost it, so one more look finds it still.
+   */
+  private async ownKey(id: number, write: (key: string, rev: number) => Promise<unknown>) {
     const key = exportKey(id);
-    const e = await this.kv.get(key);
-    if (!e || e.operation !== 'PUT' || e.string() !== this.value) return;
-    await this.kv.update(key, abandoned(parse(this.value)), e.revision);
+    for (let attempt = 1; ; attempt++) {
+      const e = await this.kv.get(key);
+      if (!e || e.operation !== 'PUT' || e.string() !== this.value) return;
+      try {
+        await write(key, e.revision);
+        return;
+      } catch (err) {
+        if (!isWrongLastSequence(err) || attempt >= 3) throw err;
+      }
+    }
   }
 
   /** At start: gives up the exports this node's previous process was running. */
@@ -189,9 +205,12 @@ export class ExportRuns {
 
   private async renewAll(): Promise<void> {
     for (const id of [...this.held]) {
+      // Finished or given up since this renewal began: `finish` and `giveUp` write its key.
+      if (!this.held.has(id)) continue;
       const key = exportKey(id);
       try {
         const e = await this.kv.get(key);
+        if (!this.held.has(id)) continue;
         if (!e || e.operation !== 'PUT' || e.string() !== this.value) {
           this.held.delete(id);
           log.error({ exportId: id }, 'a realm export running here was given up by the cluster');
@@ -224,12 +243,15 @@ export class ExportRuns {
     }
     const r = parse(e.string());
     if (r?.abandoned) return act ? e.revision : null;
-    // This process's own: claimed while this look was under way (the owner took the request
-    // itself; `held` and `claiming` were read before), and it runs it.
-    if (r?.node === this.node && r.inc === this.inc) return null;
+    const mine = r?.node === this.node && r.inc === this.inc;
+    // This process's own, and it runs it: claimed while this look was under way (the owner took
+    // the request itself; `held` and `claiming` were read before).
+    if (mine && (this.held.has(id) || this.claiming.has(id))) return null;
     // An earlier process of this node is gone for sure, and this one does not run it (it is not
-    // among its own); another node, once its key stood still for a lease time.
-    if (r?.node !== this.node) {
+    // among its own); another node, once its key stood still for a lease time; so does a key of
+    // this very process that it does not renew (a claim whose answer was lost and that it took
+    // for refused, not running the export; on the code before, never given up by its owner).
+    if (r?.node !== this.node || mine) {
       if (!w || w.rev !== e.revision) {
         this.watching.set(id, { rev: e.revision, since: now });
         return null;

@@ -189,16 +189,21 @@ const CLAIM_VALID_MS = 24 * 60 * 60 * 1000;
  * holds a valid claim on it. A claim of a process that is gone is taken over. Where claims cannot
  * be written (the directory another user made, a read-only /tmp) the port is handed out unclaimed,
  * as before claims: they keep this machine's tests apart, they must not stop a cluster's start.
+ * `test` (tests only): the claiming pid, and a call between judging a claim void and taking it over.
  */
-export function claimPort(port: number, dir = PORT_CLAIMS_DIR): boolean {
+export function claimPort(
+  port: number,
+  dir = PORT_CLAIMS_DIR,
+  test: { pid?: number; judged?: () => void } = {},
+): boolean {
   try {
-    return claimPortIn(dir, port);
+    return claimPortIn(dir, port, test.pid ?? process.pid, test.judged);
   } catch {
     return true;
   }
 }
 
-function claimPortIn(dir: string, port: number): boolean {
+function claimPortIn(dir: string, port: number, pid: number, judged?: () => void): boolean {
   if (!fs.existsSync(dir)) {
     fs.mkdirSync(dir, { recursive: true });
     // Shared by every user's tests, as /tmp is: each removes only its own files.
@@ -207,26 +212,70 @@ function claimPortIn(dir: string, port: number): boolean {
   const file = path.join(dir, String(port));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      fs.writeFileSync(file, String(pid), { flag: 'wx' });
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    let holder: number;
+    let text: string;
     let age: number;
     try {
-      holder = Number(fs.readFileSync(file, 'latin1'));
+      text = fs.readFileSync(file, 'latin1');
       age = Date.now() - fs.statSync(file).mtimeMs;
     } catch {
       continue; // released meanwhile: claimed again
     }
-    if (holder === process.pid) return true;
+    const holder = Number(text);
+    if (holder === pid) return true;
     // Written but not yet read back whole (the write is not atomic): a live claim.
     if (!(holder > 0) && age < 1000) return false;
     if (holder > 0 && running(holder) && age < CLAIM_VALID_MS) return false;
-    fs.rmSync(file, { force: true });
+    judged?.();
+    return takeOver(file, text, pid);
   }
   return false;
+}
+
+/** A takeover's lock older than this was left by a process that died taking over. */
+const TAKEOVER_LOCK_VOID_MS = 10_000;
+
+/**
+ * Replaces the claim `file`, judged void while it held `stale`, by `pid`'s: false when another
+ * process took it over first. Under a lock of its own (a directory: made by one process only), in
+ * which the claim is read again: two processes finding the same void claim each removed it and
+ * wrote their own, the second removing the first's new claim, and both were handed the port.
+ */
+function takeOver(file: string, stale: string, pid: number): boolean {
+  const lock = `${file}.takeover`;
+  try {
+    fs.mkdirSync(lock);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    try {
+      if (Date.now() - fs.statSync(lock).mtimeMs > TAKEOVER_LOCK_VOID_MS) fs.rmdirSync(lock);
+    } catch {
+      // removed meanwhile
+    }
+    return false; // another process is taking it over: another port
+  }
+  try {
+    let now: string | null;
+    try {
+      now = fs.readFileSync(file, 'latin1');
+    } catch {
+      now = null;
+    }
+    if (now !== null && now !== stale) return false;
+    fs.rmSync(file, { force: true });
+    fs.writeFileSync(file, String(pid), { flag: 'wx' });
+    return true;
+  } catch (err) {
+    // Claimed afresh between the removal and the write.
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** Whether a process exists (another user's too: signalling it is refused, not failed). */

@@ -74,7 +74,17 @@ export class EventQueues implements EventPublisher {
   private readonly byUser = new Map<number, QueueHandle[]>();
   /** realm id → queues registered with all_public_streams */
   private readonly allPublic = new Map<number, Set<QueueHandle>>();
-  private readonly dirty = new Set<QueueHandle>();
+  /**
+   * The queues appended to since the last flush, each once (QueueHandle.awaitingFlush), in
+   * `dirty[0..dirtyCount)`; the flush swaps it with `spareDirty`, so neither is made anew. A Set
+   * cleared at every flush did this before, and it made its hash table anew as it filled again
+   * each time: once the Set was in V8's old generation, those tables were made there (~0.4 KB per
+   * send to 50 sockets; docs/benchmarks.md "What a send leaves in the old generation"). Each
+   * array keeps the length of the most queues appended to between two flushes.
+   */
+  private dirty: (QueueHandle | null)[] = [];
+  private spareDirty: (QueueHandle | null)[] = [];
+  private dirtyCount = 0;
   /** Told of each queue registered (registerd, not restored): a cluster owner's writer. */
   private readonly registrationWatchers: ((rt: QueueHandle) => void)[] = [];
   /** Queues past their bound during the current publish (discarded at its end). */
@@ -302,7 +312,7 @@ export class EventQueues implements EventPublisher {
   /** Drops a queue that has ended from every index and releases what it held. */
   private forget(rt: QueueHandle): void {
     this.queues.delete(rt.id);
-    this.dirty.delete(rt);
+    rt.awaitingFlush = false; // left in `dirty` if there: the flush skips it
     this.overfull.delete(rt);
     const list = this.byUser.get(rt.userId);
     if (list) {
@@ -404,7 +414,10 @@ export class EventQueues implements EventPublisher {
   private appended(rt: QueueHandle): void {
     if (isOverfull(rt.queue, this.limits)) this.overfull.add(rt);
     else if (rt.hasConsumer) {
-      this.dirty.add(rt);
+      if (!rt.awaitingFlush) {
+        rt.awaitingFlush = true;
+        this.dirty[this.dirtyCount++] = rt;
+      }
       if (this.unflushedSince === 0) this.unflushedSince = performance.now();
     }
   }
@@ -446,7 +459,7 @@ export class EventQueues implements EventPublisher {
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled || (this.dirty.size === 0 && this.outbox.length === 0)) return;
+    if (this.flushScheduled || (this.dirtyCount === 0 && this.outbox.length === 0)) return;
     this.flushScheduled = true;
     setImmediate(() => this.flush());
   }
@@ -464,21 +477,27 @@ export class EventQueues implements EventPublisher {
     }
     const since = this.unflushedSince;
     this.unflushedSince = 0;
-    const n = this.dirty.size;
+    const n = this.dirtyCount;
     if (n === 0) return;
-    // A copy, as flushing may append (a heartbeat) or forget queues; filled without an iterator
-    // result per queue (the loops below are indexed for the same reason: ./fanout.ts).
-    const dirty = new Array<QueueHandle>(n);
-    let k = 0;
-    this.dirty.forEach((rt) => void (dirty[k++] = rt));
-    this.dirty.clear();
+    // The list is swapped out first, as flushing may append (a heartbeat: into the other list) or
+    // forget queues (skipped below). Indexed loops, as in ./fanout.ts.
+    const dirty = this.dirty;
+    this.dirty = this.spareDirty;
+    this.spareDirty = dirty;
+    this.dirtyCount = 0;
     // Each write's time is noted in the pass and observed after it: a histogram observation (about
     // 0.5 µs) costs five times a note and would delay the later writes. Noted in a reused array of
     // doubles: a plain array boxed each time while this ran unoptimized.
     if (this.writeTimes.length < n) this.writeTimes = new Float64Array(n);
     const written = this.writeTimes;
     let w = 0;
-    for (let i = 0; i < n; i++) if (dirty[i]!.flush()) written[w++] = performance.now();
+    for (let i = 0; i < n; i++) {
+      const rt = dirty[i]!;
+      dirty[i] = null;
+      if (!rt.awaitingFlush) continue; // forgotten, or flushed already in this pass
+      rt.awaitingFlush = false;
+      if (rt.flush()) written[w++] = performance.now();
+    }
     for (let i = 0; i < w; i++) observeDelivery(written[i]! - since);
   }
 

@@ -76,6 +76,8 @@ export class QueueHandle {
   private slot: Attached | null = null;
   /** When a consumer last attached, was answered or left (ms); the idle lifetime counts from here. */
   private lastUsed: number;
+  /** In the publisher's list of queues to flush (./publisher.ts `dirty`). */
+  awaitingFlush = false;
 
   constructor(
     readonly id: string,

@@ -51,8 +51,53 @@ export type Release = () => void;
 /** At most this many requests are counted without their address (see the module comment). */
 const UNREAD_MAX = 256;
 
-/** A request `take` counted without reading its address; `release`, once it has been read. */
-type Unread = { readonly ctx: RequestContext; release: Release | null };
+/**
+ * A request `take` counted without reading its address; `release`, once it has been read; `at`,
+ * its slot in the UnreadList (-1: none).
+ */
+type Unread = { readonly ctx: RequestContext; release: Release | null; at: number };
+
+/**
+ * The requests counted without their address, in an array whose slots are reused (a request
+ * leaving takes the last one's place): adding and removing allocate nothing. A Set did this
+ * before, and a Set whose entries come and go keeps making its hash table anew; once the Set is
+ * in V8's old generation each new table is made there too, and each table it replaces still
+ * points at the requests it held, so that every request held at that moment (its context, its
+ * handler's promise, a send's whole payload) outlived the young generation: with 50 long-polls
+ * cycling per send, ~20 KB per send ended in the old generation (docs/benchmarks.md "What a send
+ * leaves in the old generation"). The array keeps the length of the most held at once.
+ */
+class UnreadList {
+  private readonly slots: (Unread | null)[] = [];
+  size = 0;
+
+  add(u: Unread): void {
+    u.at = this.size;
+    this.slots[this.size++] = u;
+  }
+
+  remove(u: Unread): void {
+    const i = u.at;
+    if (i < 0 || this.slots[i] !== u) return;
+    const last = this.slots[--this.size]!;
+    this.slots[this.size] = null;
+    if (last !== u) {
+      this.slots[i] = last;
+      last.at = i;
+    }
+    u.at = -1;
+  }
+
+  /** Calls `fn` for each, oldest slot first, then empties the list. */
+  drain(fn: (u: Unread) => void): void {
+    for (let i = 0; i < this.size; i++) fn(this.slots[i]!);
+    for (let i = 0; i < this.size; i++) {
+      this.slots[i]!.at = -1;
+      this.slots[i] = null;
+    }
+    this.size = 0;
+  }
+}
 
 export class AddressLimits {
   /** Address key → connections held (requests in flight, WebSockets). */
@@ -74,7 +119,7 @@ export class AddressLimits {
   /** Connections held whose address was read: counted under it, or exempt. */
   private read = 0;
   /** Requests counted without their address read yet (`take`; see the module comment). */
-  private readonly unread = new Set<Unread>();
+  private readonly unread = new UnreadList();
 
   constructor(
     readonly maxConnections: number,
@@ -139,11 +184,11 @@ export class AddressLimits {
   /** `admit` for a request `mayRefuse` said could not be refused: takes its share, never throws. */
   take(ctx: RequestContext, unauthenticated: boolean): Release {
     if (!unauthenticated && this.roomUnread()) {
-      const u: Unread = { ctx, release: null };
+      const u: Unread = { ctx, release: null, at: -1 };
       this.unread.add(u);
       return () => {
         if (u.release !== null) u.release();
-        else this.unread.delete(u);
+        else this.unread.remove(u);
       };
     }
     this.readIfFull();
@@ -173,12 +218,11 @@ export class AddressLimits {
 
   /** Counts every request counted so far without its address under its address. */
   private readUnread(): void {
-    for (const u of this.unread) {
+    this.unread.drain((u) => {
       const key = this.keyOf(u.ctx.peerAddress(), u.ctx.forwardedFor);
       u.release =
         key === null ? this.exempt1() : this.count(key, this.held.get(key) ?? 0, 0, false);
-    }
-    this.unread.clear();
+    });
   }
 
   /** A connection from an address not counted (exempt, or none): only in the total read. */

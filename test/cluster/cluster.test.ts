@@ -34,6 +34,7 @@ import { addEmoji, request, upload } from '../helpers/uploads.js';
 import { tinyPng } from '../helpers/images.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
+import { kvNumber, kvString, leaseHolder } from '../helpers/cluster-kv.js';
 import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
 // Fourteen cases on one cluster: 120 s on the loaded build machine (load average 22), tap's
@@ -460,7 +461,7 @@ async function run(): Promise<void> {
   );
 
   t.test('each node reports its replication on /metrics', async (t) => {
-    const owner = await leaseHolder(rec);
+    const owner = await leaseHolder(rec, 1);
     let ownedTotal = 0;
     for (const n of rec.nodes) {
       const res = await fetch(`${nodeUrl(n.name)}/metrics`);
@@ -481,7 +482,7 @@ async function run(): Promise<void> {
   });
 
   t.test('failover under send load: none acknowledged lost, none duplicated, no gap', async (t) => {
-    const owner = await leaseHolder(rec);
+    const owner = await leaseHolder(rec, 1);
     const survivor = rec.nodes.find((n) => n.name !== owner)!;
     const sApi = via(nodeUrl(survivor.name));
     // A queue on the owner, which is about to die.
@@ -576,7 +577,7 @@ async function run(): Promise<void> {
 
     // The survivor's queue: every stored message once, in order, event ids without a gap.
     const want = new Set(all.map((m) => m.id));
-    const until = Date.now() + 30_000;
+    const until = Date.now() + REPLICATION_LIMIT_MS;
     while (
       Date.now() < until &&
       new Set(seen.map((e) => (e.message as { id: number }).id)).size < want.size
@@ -598,7 +599,7 @@ async function run(): Promise<void> {
   });
 
   t.test('a node restarted empty catches up and serves reads', async (t) => {
-    const owner = await leaseHolder(rec);
+    const owner = await leaseHolder(rec, 1);
     const victim = readRecord(dir).nodes.find((n) => n.name !== owner && alive(n.pid))!;
     await killNode(dir, Number(victim.name.slice(1)));
     await startNodeAgain(dir, Number(victim.name.slice(1)), true);
@@ -636,7 +637,7 @@ async function run(): Promise<void> {
     // that owns no realm is left to take the snapshots that trimming follows.
     for (const [i, node] of readRecord(dir).nodes.entries())
       if (!alive(node.pid)) await startNodeAgain(dir, i + 1);
-    const owner = await leaseHolder(rec);
+    const owner = await leaseHolder(rec, 1);
     const victim = readRecord(dir).nodes.find((n) => n.name !== owner && alive(n.pid))!;
     const n = Number(victim.name.slice(1));
     await killNode(dir, n);
@@ -654,7 +655,10 @@ async function run(): Promise<void> {
       sent.push(assertSuccess(t, r, `send ${i}`).id as number);
     }
     let trimmed = 0;
-    for (const deadline = Date.now() + 30_000; trimmed <= away && Date.now() < deadline;) {
+    for (
+      const deadline = Date.now() + REPLICATION_LIMIT_MS;
+      trimmed <= away && Date.now() < deadline;
+    ) {
       await sleep(200);
       trimmed = await kvNumber(rec, 'log-trimmed');
     }
@@ -687,7 +691,7 @@ async function run(): Promise<void> {
   });
 
   t.test('a node stopped gracefully gives its leases up at once', async (t) => {
-    const owner = await leaseHolder(rec);
+    const owner = await leaseHolder(rec, 1);
     const n = Number(owner.slice(1));
     await killNode(dir, n, 'SIGTERM');
     // At once: without the release the lease would still name the stopped node until another
@@ -709,7 +713,7 @@ async function run(): Promise<void> {
       }),
       'writes go on through the other nodes',
     );
-    const next = await leaseHolder(rec);
+    const next = await leaseHolder(rec, 1);
     t.not(next, owner, `${next} holds the realm now`);
     await startNodeAgain(dir, n);
   });
@@ -723,7 +727,7 @@ async function run(): Promise<void> {
       for (let i = 0; i < nodes.length; i++) await killNode(dir, i + 1);
       for (let i = 0; i < nodes.length; i++) await startNodeAgain(dir, i + 1);
       let res = null;
-      for (const until = Date.now() + 30_000; Date.now() < until;) {
+      for (const until = Date.now() + REPLICATION_LIMIT_MS; Date.now() < until;) {
         res = await api
           .post('hamlet', 'messages', {
             type: 'stream',
@@ -737,7 +741,7 @@ async function run(): Promise<void> {
       }
       if (!res) throw new Error('no node answered the write');
       assertSuccess(t, res, 'a write after every node restarted');
-      t.ok(await leaseHolder(rec), 'a node holds the realm');
+      t.ok(await leaseHolder(rec, 1), 'a node holds the realm');
     },
   );
 }
@@ -749,17 +753,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * bound on a broken test, long enough for a loaded CI machine (it was 10 s, or 100 tries).
  */
 const REPLICATION_LIMIT_MS = 60_000;
-
-/** A number the lease bucket holds under `key` (0 if none). */
-async function kvNumber(rec: ClusterRecord, key: string): Promise<number> {
-  const nc = await connect({ servers: rec.natsUrls });
-  try {
-    const e = await (await nc.jetstream().views.kv(clusterNames().leases)).get(key);
-    return e && e.operation === 'PUT' ? Number(e.string()) : 0;
-  } finally {
-    await nc.close();
-  }
-}
 
 /** The log stream's state. */
 async function streamState(
@@ -786,25 +779,8 @@ async function inFilesBucket(rec: ClusterRecord, name: string): Promise<boolean>
 
 /** The holder the lease bucket names for realm 1 right now (null: released, or none). */
 async function leaseEntry(rec: ClusterRecord): Promise<string | null> {
-  const nc = await connect({ servers: rec.natsUrls });
-  try {
-    const e = await (await nc.jetstream().views.kv(clusterNames().leases)).get('realm-1');
-    if (!e || e.operation !== 'PUT') return null;
-    return (JSON.parse(e.string()) as { node: string }).node;
-  } finally {
-    await nc.close();
-  }
-}
-
-async function leaseHolder(rec: ClusterRecord): Promise<string> {
-  const nc = await connect({ servers: rec.natsUrls });
-  try {
-    const kv = await nc.jetstream().views.kv(clusterNames().leases);
-    const e = await kv.get('realm-1');
-    return (JSON.parse(e!.string()) as { node: string }).node;
-  } finally {
-    await nc.close();
-  }
+  const held = await kvString(rec, 'realm-1');
+  return held === null ? null : (JSON.parse(held) as { node: string }).node;
 }
 
 async function pollUntil(

@@ -91,6 +91,10 @@ t.test('a repeat reaching the next owner is answered from the log, not run again
     ack: true,
   });
   t.ok(n1.cluster!.owns(fx.realmId), 'n1 owns the realm');
+  // An owner subscribes to its realm's commands once it owns it: the server has taken the
+  // subscription when a round trip on the owner's own connection is answered (a command sent on
+  // another connection before that finds no responder, and `ask` takes that for the answer).
+  await n1.cluster!.link.nc.flush();
   const first = await ask(nc, subject, body);
   t.match(
     first,
@@ -104,6 +108,7 @@ t.test('a repeat reaching the next owner is answered from the log, not run again
   await n1.close();
   for (const deadline = Date.now() + 60_000; !n2.cluster!.owns(fx.realmId); await sleep(50))
     if (Date.now() > deadline) throw new Error('n2 did not take the realm within 60 s');
+  await n2.cluster!.link.nc.flush();
 
   const again = await ask(nc, subject, body);
   t.match(

@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { answers, down, ports, up } from '../../src/cluster/local.js';
+import { answers, claimPort, down, ports, up } from '../../src/cluster/local.js';
 import { runWithEngines } from '../helpers/cluster-run.js';
 
 t.setTimeout(300_000);
@@ -28,14 +28,21 @@ function hold(port: number): Promise<net.Server | null> {
   });
 }
 
-/** Ten consecutive ports free now (held meanwhile), for --base-port; they are let go. */
+/**
+ * Ten consecutive ports free now (held meanwhile), for --base-port; they are let go, each claimed
+ * for this process (claimPort: `up` binds them tens of seconds later, and another test's pick in
+ * between would take one; `ports` claimed only the first).
+ */
 async function freeBlock(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const [base] = await ports(1);
     const held: net.Server[] = [];
     for (let i = 0; i < 10; i++) {
       const s = await hold(base! + i);
-      if (s === null) break;
+      if (s === null || !claimPort(base! + i)) {
+        s?.close();
+        break;
+      }
       held.push(s);
     }
     await Promise.all(held.map((s) => new Promise((r) => s.close(r))));

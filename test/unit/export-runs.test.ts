@@ -224,3 +224,74 @@ t.test("the owner's check racing its own claim does not give its own export up",
   t.match(c.value(7), { node: 'n1', inc: 'n1-1' }, 'its key still names it, not given up');
   t.notOk(c.value(7)?.abandoned, 'not abandoned');
 });
+
+t.test('an export finished while its own renewal is under way: its key goes', async (t) => {
+  // The renewal read the key, then the export finished and `finish` read it at the same revision;
+  // the renewal's update landed before `finish`'s delete, which JetStream refused. On the code
+  // before, the key of the finished export stayed in the bucket for good (a run of
+  // cluster-exports on this machine: 'wrong last sequence: 43', the runner still recorded); a
+  // graceful stop's giving up was refused the same way (its export failed a lease time late).
+  for (const op of ['finish', 'giveUp'] as const) {
+    const c = cluster();
+    const runner = c.node('n2');
+    t.ok(await runner.claim(7), 'claimed');
+    const get = c.kv.get.bind(c.kv);
+    const update = c.kv.update.bind(c.kv);
+    let gets = 0;
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+      // Landing anyway a little later (a runner that looks only after a renewal ends).
+      setTimeout(resolve, 50);
+    });
+    Object.assign(c.kv, {
+      // The renewal's read, then `op`'s: the renewal's update lands between this read and its
+      // answer (a renewal that is done by the time `op` reads is the ordinary case).
+      get: (key: string) => {
+        const answer = get(key);
+        if (++gets === 2) release();
+        return answer;
+      },
+      update: (key: string, value: string, rev: number) => gate.then(() => update(key, value, rev)),
+    });
+    const renewal = runner.renew();
+    await new Promise((resolve) => setImmediate(resolve));
+    await runner[op](7);
+    await renewal;
+    if (op === 'finish') t.equal(c.value(7), null, 'finish: its key is gone');
+    else t.match(c.value(7), { abandoned: true }, 'giveUp: its key is given up');
+    Object.assign(c.kv, { get, update });
+    if (op === 'giveUp') t.same(await c.check(c.node('n1'), X), [7], 'failed at the next check');
+  }
+});
+
+t.test("the owner's own key for an export it does not run: failed after a lease", async (t) => {
+  // The owner took the request itself; its claim's create landed but the answer was lost, and so
+  // were its looks at the key: taken as refused, the export is not run here, yet the key names
+  // this very process. On the code before, a key naming the judging process was never given up:
+  // the export stayed pending for good.
+  const c = cluster();
+  const owner = c.node('n1');
+  const create = c.kv.create.bind(c.kv);
+  const get = c.kv.get.bind(c.kv);
+  const lost = () => Promise.reject(Object.assign(new Error('TIMEOUT'), { code: 'TIMEOUT' }));
+  Object.assign(c.kv, {
+    create: (key: string, value: string) => create(key, value).then(lost),
+    get: lost,
+  });
+  t.notOk(await owner.claim(7), 'taken as not claimed: not run here');
+  Object.assign(c.kv, { create, get });
+  t.same(c.value(7), { node: 'n1', inc: 'n1-1' }, 'yet its key names this process');
+  t.same(await c.check(owner, X), [], 'its revision is new to the owner');
+  c.advance(LEASE - 1);
+  t.same(await c.check(owner, X), [], 'not before a whole lease time');
+  c.advance(1);
+  t.same(await c.check(owner, X), [7], 'failed once its key stood still for a lease time');
+  // One it does run is never given up, however long.
+  t.ok(await owner.claim(8), 'claimed');
+  const Y: UnfinishedExport[] = [{ id: 8, realm_id: 1 }];
+  for (let i = 0; i < 3; i++) {
+    t.same(await c.check(owner, Y), [], `its own running export kept (${i})`);
+    c.advance(LEASE);
+  }
+});

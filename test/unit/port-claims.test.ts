@@ -100,3 +100,28 @@ t.test('claims that cannot be written: the port is handed out unclaimed', async 
   t.ok(claimPort(p, unwritable), 'claimed without a claim file');
   t.same(await ports(1, undefined, drawn([p]), unwritable), [p], 'the free port is handed out');
 });
+
+t.test('a void claim two processes take over at once: one of them has it', async (t) => {
+  // Both find the claim of a process that is gone. On the code before, each removed the claim
+  // it had judged void and wrote its own: the second's removal took the first's new claim away,
+  // and both were handed the port (two clusters then bound it, or failed to).
+  const dir = claimsDir();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const [p] = await idlePorts();
+  const gone = spawn(process.execPath, ['-e', '']);
+  await new Promise((r) => gone.once('exit', r));
+  const file = path.join(dir, String(p));
+  fs.writeFileSync(file, String(gone.pid));
+  // Another live process (tap's runner, say) takes it over between this one's judging it void
+  // and its taking it over (one process plays both: the other's pid given by hand).
+  const other = process.ppid;
+  let second: boolean | null = null;
+  const first = claimPort(p, dir, {
+    judged: () => {
+      second = claimPort(p, dir, { pid: other });
+    },
+  });
+  t.equal(second, true, 'the other took it over first');
+  t.equal(first, false, 'this one is refused');
+  t.equal(fs.readFileSync(file, 'latin1'), String(other), 'the claim is the other’s');
+});
