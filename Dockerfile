@@ -73,4 +73,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 9991) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 STOPSIGNAL SIGTERM
 # Node's flags are npm start's (package.json; docs/operations.md "Memory").
-CMD ["node", "--min-semi-space-size=16", "dist/src/main.js"]
+CMD ["node", "--min-semi-space-size=16", "--no-allocation-site-pretenuring", "dist/src/main.js"]

@@ -58,6 +58,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import v8 from 'node:v8';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -168,6 +169,36 @@ function mainThreadCpuUs(): number {
   }
 }
 
+/**
+ * The growth of this process's old generation (old space and large objects, bytes) from now until
+ * `stop`: its used size sampled every 10 ms, every rise summed (a collection's fall is not
+ * subtracted, so what was promoted and then collected counts).
+ */
+function oldGenerationGrowth(): { stop(): number } {
+  const used = () => {
+    let n = 0;
+    for (const s of v8.getHeapSpaceStatistics())
+      if (s.space_name === 'old_space' || s.space_name === 'large_object_space')
+        n += s.space_used_size;
+    return n;
+  };
+  let last = used();
+  let grown = 0;
+  const sample = () => {
+    const now = used();
+    if (now > last) grown += now - last;
+    last = now;
+  };
+  const timer = setInterval(sample, 10);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return grown;
+    },
+  };
+}
+
 /** The realm actor's commits so far and the commands they ran (confab_commit_batch_size). */
 async function commitCounters(): Promise<{ commits: number; commands: number }> {
   const metric = registry.getSingleMetric('confab_commit_batch_size');
@@ -210,6 +241,13 @@ export type PhaseResult = SendResult & {
    * generation: count, total and longest pause, ms); the client's are `clientGc`.
    */
   serverGc: GcFigures;
+  /**
+   * How much the old generation of the server's process grew per send it committed over the
+   * phase (bytes, warm-up included): what outlived the young generation, which brings the next
+   * old-generation collection nearer (docs/benchmarks.md "What a send leaves in the old
+   * generation").
+   */
+  oldGrowthPerSend: number;
 };
 
 type SendFigures = {
@@ -296,6 +334,7 @@ async function sendBench(
       const ck0 = server.store.checkpointStats;
       const loop = monitorEventLoopDelay({ resolution: 5 });
       loop.enable();
+      const old = oldGenerationGrowth();
       const gc = new GcLog();
       gc.start();
       const trace = new Trace();
@@ -307,6 +346,7 @@ async function sendBench(
       const mainUs = mainThreadCpuUs() - main0;
       loop.disable();
       gc.stop();
+      const oldGrowth = old.stop();
       trace.stop();
       trace.write(`server-${mode}-${p.kind}-${Math.round(sent.from)}`, {
         from: sent.from,
@@ -353,6 +393,7 @@ async function sendBench(
           heldMs: ck1.heldMs - ck0.heldMs,
         },
         serverGc: gc.figures(sent.from, sent.to),
+        oldGrowthPerSend: oldGrowth / commits.sends,
         latency: latency!,
       };
     };
@@ -742,6 +783,7 @@ export async function messagesBench(): Promise<void> {
           `client loop delay p99 ${fmt(r.clientLoop.p99)} ms, max ${fmt(r.clientLoop.max)} ms; ` +
           `server loop delay p99 ${fmt(r.serverLoop.p99)} ms, max ${fmt(r.serverLoop.max)} ms; ` +
           `GC pauses: server ${gcText(r.serverGc)}, client ${gcText(r.clientGc)}; ` +
+          `server's old generation +${fmt(r.oldGrowthPerSend / 1024, 2)} KB per send; ` +
           `CPU per send: server ${fmt(r.cpuPerSend.server, 0)} µs (main thread ${fmt(r.cpuPerSend.serverMain, 0)}), client ${fmt(r.cpuPerSend.client, 0)} µs; ` +
           `WAL held ${r.wal.holds} (${fmt(r.wal.heldMs, 1)} ms in all), emptied ${r.wal.emptied}, started afresh by the checkpointer ${r.wal.afresh})`;
         const label =

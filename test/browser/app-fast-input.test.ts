@@ -266,7 +266,7 @@ t.test('settings: invitations sent right after choosing and typing', async (t) =
   );
   await waitFor(
     page,
-    `document.querySelector('.settings [role="status"]') !== null || document.querySelector('.toast') !== null`,
+    `document.querySelector('.settings [role="status"]') !== null || document.querySelector('.toast.error') !== null`,
   );
   t.match(
     await page.evaluate(`document.querySelector('.settings [role="status"]')?.textContent ?? ''`),

@@ -6,7 +6,10 @@
  * --min-semi-space-size=16. Without it V8 shrinks the young generation of a server that has been
  * idle (down to 1 MB), and a burst of requests after a quiet spell meets a scavenge every few dozen
  * requests instead of every few hundred (docs/benchmarks.md, "The fetch measured on a server of
- * its own"; docs/operations.md "Memory").
+ * its own"; docs/operations.md "Memory"). And --no-allocation-site-pretenuring, without which
+ * short-lived objects of the request path are allocated in the old generation and keep what they
+ * point at out of the young collections (docs/benchmarks.md "What a send leaves in the old
+ * generation").
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -31,6 +34,10 @@ const npmFlags = nodeFlags(pkg.scripts.start!.split(/\s+/), 'node', 'dist/src/ma
 t.test('npm start, the container and the systemd unit start Node with the same flags', (t) => {
   t.ok(npmFlags, 'npm start runs node dist/src/main.js');
   t.ok(npmFlags!.includes('--min-semi-space-size=16'), 'npm start holds the young generation');
+  t.ok(
+    npmFlags!.includes('--no-allocation-site-pretenuring'),
+    'npm start keeps V8 from allocating busy sites in the old generation',
+  );
   t.same(
     npmFlags,
     SERVER_NODE_FLAGS,
