@@ -496,7 +496,13 @@ export class EventQueues implements EventPublisher {
       dirty[i] = null;
       if (!rt.awaitingFlush) continue; // forgotten, or flushed already in this pass
       rt.awaitingFlush = false;
-      if (rt.flush()) written[w++] = performance.now();
+      // A queue's fault stays its own: the pass's later queues are still flushed (they are marked
+      // as awaiting, so would not be listed again), and this one is listed at its next event.
+      try {
+        if (rt.flush()) written[w++] = performance.now();
+      } catch (err) {
+        log.error({ err }, `flushing an event queue failed (${rt.id})`);
+      }
     }
     for (let i = 0; i < w; i++) observeDelivery(written[i]! - since);
   }

@@ -14,6 +14,7 @@ import { QUEUE_MIN_EVENTS, TooManyQueuesError } from '../../src/delivery/limits.
 import type { QueueSettings } from '../../src/delivery/filter.js';
 import { queueSettings } from '../helpers/queue-settings.js';
 import type { QueuedEvent } from '../../src/delivery/wire.js';
+import { captureLog } from '../helpers/log.js';
 
 const REALM = 1;
 const IDLE_MS = 600_000;
@@ -274,3 +275,33 @@ t.test('attach: whether a consumer stays; a gone queue or a closing server lets 
   t.equal(s.closed, CLOSE.GOING_AWAY, 'and a socket closed with 1001');
   t.end();
 });
+
+t.test(
+  "a queue whose flush throws does not keep the pass's other queues from theirs",
+  async (t) => {
+    const { queues } = setup(t);
+    const a = queues.register(settings(1));
+    const b = queues.register(settings(2));
+    const got: Record<string, number> = { a: 0, b: 0 };
+    const attach = (rt: QueueHandle, name: string) =>
+      queues.attach(rt, { kind: 'poll', dontBlock: false, deliver: () => void got[name]!++ });
+    attach(a, 'a');
+    attach(b, 'b');
+    const flush = a.flush.bind(a);
+    let failures = 1;
+    a.flush = () => {
+      if (failures-- > 0) throw new Error('a broken queue');
+      return flush();
+    };
+    const logged = captureLog(t);
+    publish(queues, [1, 2]);
+    await tick();
+    await tick();
+    t.same(got, { a: 0, b: 1 }, 'the queue after the broken one is flushed in the same pass');
+    publish(queues, [1]);
+    await tick();
+    await tick();
+    t.same(got, { a: 1, b: 1 }, 'the broken queue is flushed at its next event');
+    t.match(logged, [{ msg: /flushing an event queue failed/ }], 'the failure is logged');
+  },
+);
