@@ -78,6 +78,12 @@ export const SNAPSHOT_NAME = 'latest';
 export const CLUSTER_SUBJECT_REALM = 0;
 
 /**
+ * The subject `<log>.position` carries position marks (LogApplier.lastPosition): entries that
+ * change nothing, appended to learn the log's position from a write the stream committed.
+ */
+export const POSITION_SUBJECT = 'position';
+
+/**
  * One entry of the replicated log: a new owner's lease marker, a committed batch, or the seed: the
  * first entry of a cluster started from an existing database (src/cluster/seed.ts), whose rows
  * reach other nodes as a snapshot, not in the log; `realms` and `largest` (the largest id it held)
@@ -87,6 +93,8 @@ export const CLUSTER_SUBJECT_REALM = 0;
  */
 export type Entry =
   | { k: 'lease'; node: string; inc: string; term: number }
+  /** A position mark (POSITION_SUBJECT): changes nothing; applied as a position only. */
+  | { k: 'mark'; node: string }
   | { k: 'seed'; node: string; inc: string; realms: number[]; largest: number }
   | {
       k: 'batch';

@@ -25,7 +25,9 @@ import { goneUploads, type Replication, type RowChange } from '../storage/replic
 import type { ClusterIds } from './id-blocks.js';
 import {
   kick,
+  packEntry,
   patiently,
+  POSITION_SUBJECT,
   REASK_MS,
   reasked,
   STARTUP_PATIENCE_MS,
@@ -98,7 +100,7 @@ export type ApplierParts = {
   queues: EventQueues;
   hooks: ApplierHooks;
   /** Whether this process wrote the entry (its rows are in this copy since their COMMIT). */
-  mine: (e: Entry) => boolean;
+  mine: (e: Exclude<Entry, { k: 'mark' }>) => boolean;
   /**
    * An entry this process wrote, with this message id, is in the log: its events are delivered now
    * unless its append's acknowledgement delivered them already (LogWriter.inLog).
@@ -391,6 +393,12 @@ export class LogApplier {
   }
 
   private onEntry(seq: number, realmId: number, e: Entry, msgId: string): void {
+    if (e.k === 'mark') {
+      // A position mark (lastPosition): a position, no realm's, nothing to apply.
+      this.parts.replication.markApplied(seq, false);
+      this.advanced(seq);
+      return;
+    }
     if (e.k === 'seed') {
       // The seeded database reaches other nodes as a snapshot at this position (seed.ts), so a
       // node applying the entry itself started without it: empty, before the seed.
@@ -443,6 +451,18 @@ export class LogApplier {
       if (e.events.length > 0) this.parts.queues.publish(realmId, e.events);
       for (const users of e.ended) this.parts.queues.endSessions(realmId, users);
     }
+    this.resolveWaiters(seq);
+  }
+
+  /** This copy has applied up to `seq`, an entry that changed nothing in it. */
+  private advanced(seq: number): void {
+    this.appliedSeq = seq;
+    this.stuck = false;
+    this.parts.applied();
+    this.resolveWaiters(seq);
+  }
+
+  private resolveWaiters(seq: number): void {
     if (this.waiters.length > 0) {
       const due = this.waiters.filter((w) => w.seq <= seq);
       this.waiters = this.waiters.filter((w) => w.seq > seq);
@@ -509,6 +529,7 @@ export class LogApplier {
           // not compared with what the copy holds when the answer is read: entries appended
           // meanwhile reach this node's consumer as the answer does, often first.
           const floor = this.appliedSeq;
+          const sent = performance.now();
           return jsm.streams.info(names.stream).then((info) => {
             const seq = info.state.last_seq;
             const doubt =
@@ -522,6 +543,11 @@ export class LogApplier {
               // question (startup's `patiently`, the read barrier) retry this one too.
               throw Object.assign(new Error(doubt), { code: '503' });
             }
+            // A slow answer may come from a leader that was frozen and has just thawed, in the
+            // instant before it reads its successor's term: its replicas' replies of before the
+            // freeze, read first, make it look live (`doubtful` cannot tell). Only a write proves
+            // the position: a mark, which the stream commits only through its live leader.
+            if (performance.now() - sent > POSITION_CHECK_MS) return this.markPosition(seq);
             return seq;
           });
         },
@@ -544,6 +570,27 @@ export class LogApplier {
         return this.lastPosition();
       });
     return this.positionNext;
+  }
+
+  /**
+   * Appends a position mark and returns its position: every entry acknowledged before it was
+   * appended lies below it. A failure is coded as JetStream's "no responders", so that callers
+   * retrying a failed question retry this one too.
+   */
+  private async markPosition(answered: number): Promise<number> {
+    const { js, names, opts } = this.parts.link;
+    trace(`log position ${answered} answered late: appending a position mark`);
+    try {
+      const ack = await js.publish(
+        `${names.log}.${POSITION_SUBJECT}`,
+        packEntry({ k: 'mark', node: opts.node }),
+      );
+      return ack.seq;
+    } catch (err) {
+      throw Object.assign(new Error(`no position mark appended: ${String(err)}`), {
+        code: '503',
+      });
+    }
   }
 
   /**

@@ -458,7 +458,7 @@ export function logViolations(log: LogEntry[]): string[] {
   let lastMessageId = 0;
   const seen = new Set<number>();
   for (const { seq, realm, entry: e } of log) {
-    if (e.k === 'seed') continue;
+    if (e.k === 'seed' || e.k === 'mark') continue;
     if (e.term > 0) {
       const prev = lastTerm.get(realm) ?? 0;
       if (e.term < prev)

@@ -39,10 +39,17 @@ function world(first: Answer, deliverable: number) {
   let answer = first;
   let upTo = deliverable;
   const asked: Answer[] = [];
+  /** What a position mark's append does (the test sets it): the mark's sequence. */
+  let onMark: (() => number) | null = null;
+  const marks = new Set<number>();
   /** Runs between the leader's answer and the node's reading it (the answer in flight). */
   let inFlight: (() => Promise<void>) | null = null;
   const entry: Entry = { k: 'lease', node: 'n2', inc: 'x', term: 1 };
-  const msg = (seq: number): Msg => ({ seq, subject: 'confab.log.1', data: pack(entry) });
+  const mark: Entry = { k: 'mark', node: 'n1' };
+  const msg = (seq: number): Msg =>
+    marks.has(seq)
+      ? { seq, subject: 'confab.log.position', data: pack(mark) }
+      : { seq, subject: 'confab.log.1', data: pack(entry) };
   const consumer = (from: number) => {
     let closed = false;
     return {
@@ -72,6 +79,13 @@ function world(first: Answer, deliverable: number) {
       subscribe: () => ({ unsubscribe: () => undefined }),
     },
     js: {
+      publish: (subject: string) => {
+        if (subject !== 'confab.log.position' || !onMark)
+          return Promise.reject(new Error(`unexpected append on ${subject}`));
+        const seq = onMark();
+        marks.add(seq);
+        return Promise.resolve({ stream: 'LOG', seq, duplicate: false });
+      },
       consumers: {
         get: (_stream: string, o: { opt_start_seq?: number }) =>
           Promise.resolve({ consume: () => Promise.resolve(consumer(o.opt_start_seq ?? 1)) }),
@@ -102,6 +116,9 @@ function world(first: Answer, deliverable: number) {
       answer = next;
       upTo = next.last;
     },
+    /** A position mark's append runs `f`, which returns its sequence. */
+    marking: (f: () => number) => void (onMark = f),
+    marks,
     /** The next answer is read only after `hold` ran. */
     held: (hold: () => Promise<void>) => void (inFlight = hold),
     /** An entry appended: the leader answers `last` from now on and the consumer hands it on. */
@@ -216,4 +233,31 @@ t.test('a live leader’s answer read after newer entries were applied is taken'
   });
   await w.applier.readBarrier();
   t.equal(w.asked.length, 1, 'passed on the first answer');
+});
+
+t.test('a late answer is taken only through a position mark', async (t) => {
+  // The question waited at nats1 through its freeze. Thawed, nats1 reads a reply nats2 had sent
+  // before the freeze (nats2 looks just heard from) and answers before it reads the new leader's
+  // term; this node's copy is behind as well (its consumer was on nats1), so neither rule on the
+  // answer can tell (the floor is 3). On the code before, the read passed at once with entries
+  // 4 and 5 applied, without 6-8.
+  const stale: Answer = {
+    leader: 'nats1',
+    replicas: [replica('nats2', 0.01), replica('nats3', 7)],
+    last: 5,
+  };
+  const w = world(stale, 3);
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('the three entries the node had', () => w.applier.applied === 3);
+  w.held(() => sleep(500).then(() => undefined)); // answered 0.5 s after it was asked
+  w.marking(() => {
+    // Only the new leader commits: the mark follows the entries it acknowledged.
+    w.thawed({ ...newLeader, last: 9 });
+    return 9;
+  });
+  await w.applier.readBarrier();
+  t.equal(w.marks.size, 1, 'one position mark appended');
+  t.equal(w.applier.applied, 9, 'the read waited for the mark, after entries 6-8');
+  t.equal(w.asked.length, 1, 'on the one answer');
 });
