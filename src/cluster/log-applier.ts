@@ -546,8 +546,11 @@ export class LogApplier {
             // A slow answer may come from a leader that was frozen and has just thawed, in the
             // instant before it reads its successor's term: its replicas' replies of before the
             // freeze, read first, make it look live (`doubtful` cannot tell). Only a write proves
-            // the position: a mark, which the stream commits only through its live leader.
-            if (performance.now() - sent > POSITION_CHECK_MS) return this.markPosition(seq);
+            // the position: a mark, which the stream commits only through its live leader. Not
+            // on an empty log: the cluster's first entry (bootstrap, seed) expects one, and a
+            // node that finds the log holding anything takes the cluster as started.
+            if (seq > 0 && performance.now() - sent > POSITION_CHECK_MS)
+              return this.markPosition(seq);
             return seq;
           });
         },
