@@ -188,6 +188,8 @@ export class LogApplier {
   private readonly reasks: Reasks = new Set();
   private positionAsked: Promise<number> | null = null;
   private positionNext: Promise<number> | null = null;
+  /** Whether a caller waiting for `positionNext` wants its position proven (lastPosition). */
+  private positionNextProven = false;
   private flushTimer: NodeJS.Timeout | null = null;
   private watchTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -516,8 +518,14 @@ export class LogApplier {
    * test/cluster/faults-nats-stop.test.ts (the owner's server frozen): as that server was thawed,
    * a node's barrier got a last sequence below entries already acknowledged and answered a read
    * without them.
+   *
+   * `proven` (the read barrier, catching up): a late answer is taken only through a position mark
+   * (`markPosition`). The progress watch asks without it: a stale answer is below the log's
+   * position, which can only hide a stall until a later look, and a mark for each of its looks
+   * would be a write every other second from every idle node while answers are slow (a loaded
+   * machine), each mark applied by every node.
    */
-  lastPosition(): Promise<number> {
+  lastPosition(proven = true): Promise<number> {
     const { jsm, names } = this.parts.link;
     if (this.positionAsked === null) {
       // Asked again beside the first after a second without an answer: one sent during an
@@ -549,7 +557,7 @@ export class LogApplier {
             // the position: a mark, which the stream commits only through its live leader. Not
             // on an empty log: the cluster's first entry (bootstrap, seed) expects one, and a
             // node that finds the log holding anything takes the cluster as started.
-            if (seq > 0 && performance.now() - sent > POSITION_CHECK_MS)
+            if (proven && seq > 0 && performance.now() - sent > POSITION_CHECK_MS)
               return this.markPosition(seq);
             return seq;
           });
@@ -566,11 +574,15 @@ export class LogApplier {
       const check = setTimeout(() => this.parts.link.checkConnection?.(), POSITION_CHECK_MS);
       return this.positionAsked;
     }
+    // The next question serves every caller waiting for it: proven if any of them wants it so.
+    if (proven) this.positionNextProven = true;
     this.positionNext ??= this.positionAsked
       .catch(() => 0)
       .then(() => {
         this.positionNext = null;
-        return this.lastPosition();
+        const next = this.positionNextProven;
+        this.positionNextProven = false;
+        return this.lastPosition(next);
       });
     return this.positionNext;
   }
@@ -686,7 +698,8 @@ export class LogApplier {
     }
     let last: number;
     try {
-      last = await this.lastPosition();
+      // Not proven (lastPosition): a stale answer is low, and only delays a stall's call.
+      last = await this.lastPosition(false);
     } catch (err) {
       trace(`progress watch: no position (${String(err)})`);
       this.parts.link.checkConnection();

@@ -272,3 +272,49 @@ t.test('a late answer on an empty log appends no mark', async (t) => {
   await w.applier.readBarrier();
   t.equal(w.marks.size, 0, 'no position mark');
 });
+
+/** A live leader's answer at `last`; a mark is appended after it (the consumer hands it on). */
+function liveWorld(last: number) {
+  const w = world(
+    { leader: 'nats1', replicas: [replica('nats2', 0.1), replica('nats3', 0.1)], last },
+    last,
+  );
+  w.marking(() => {
+    const seq = w.asked.at(-1)!.last + 1;
+    w.appended(seq);
+    return seq;
+  });
+  return w;
+}
+
+t.test('the progress watch appends no position mark', async (t) => {
+  // An idle node on a loaded machine: a look of the watch finds nothing applied since the one
+  // before and asks the position, answered late. It needs no proof (a stale answer is low: it can
+  // only delay the call of a stall); on the code before, each such look appended a mark, a write
+  // every other second from every idle node while answers were slow.
+  const w = liveWorld(5);
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('the five entries', () => w.applier.applied === 5);
+  w.held(() => sleep(500).then(() => undefined));
+  await until('the watch asked', () => w.asked.length > 0);
+  // Its next question comes once the look with the late answer is over.
+  await until('the watch asked again', () => w.asked.length > 1);
+  t.equal(w.marks.size, 0, 'no position mark');
+  t.notOk(w.applier.status().stalled, 'no stall seen');
+});
+
+t.test('a read barrier waiting behind the watch’s question is still proven', async (t) => {
+  // The barrier arrives while the watch's question is under way and waits for the next one,
+  // which it wants proven: answered late too, it is taken through a mark.
+  const w = liveWorld(5);
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('the five entries', () => w.applier.applied === 5);
+  w.held(() => sleep(500).then(() => undefined));
+  await until('the watch asked', () => w.asked.length > 0);
+  w.held(() => sleep(500).then(() => undefined));
+  await w.applier.readBarrier();
+  t.equal(w.marks.size, 1, 'one position mark');
+  t.equal(w.applier.applied, 6, 'the read waited for it');
+});
