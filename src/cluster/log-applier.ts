@@ -556,8 +556,10 @@ export class LogApplier {
             // freeze, read first, make it look live (`doubtful` cannot tell). Only a write proves
             // the position: a mark, which the stream commits only through its live leader. Not
             // on an empty log: the cluster's first entry (bootstrap, seed) expects one, and a
-            // node that finds the log holding anything takes the cluster as started.
-            if (proven && seq > 0 && performance.now() - sent > POSITION_CHECK_MS)
+            // node that finds the log holding anything takes the cluster as started. Nor for a
+            // stream without replicas (one server, one replica): its one copy has no successor.
+            const replicated = (info.cluster?.replicas?.length ?? 0) > 0;
+            if (proven && replicated && seq > 0 && performance.now() - sent > POSITION_CHECK_MS)
               return this.markPosition(seq);
             return seq;
           });

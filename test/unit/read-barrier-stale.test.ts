@@ -318,3 +318,16 @@ t.test('a read barrier waiting behind the watch’s question is still proven', a
   t.equal(w.marks.size, 1, 'one position mark');
   t.equal(w.applier.applied, 6, 'the read waited for it');
 });
+
+t.test('a late answer from a stream without replicas appends no mark', async (t) => {
+  // One NATS server, or a one-replica stream: the answering copy is the stream's only one, and
+  // has no successor whose writes it could lack.
+  const w = world({ leader: 'nats1', last: 5 }, 5);
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until('the five entries', () => w.applier.applied === 5);
+  w.held(() => sleep(500).then(() => undefined));
+  w.marking(() => 6);
+  await w.applier.readBarrier();
+  t.equal(w.marks.size, 0, 'no position mark');
+});
