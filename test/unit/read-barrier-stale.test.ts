@@ -136,6 +136,16 @@ async function until(what: string, ok: () => boolean, ms = 10_000) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
 }
 
+/** Starts `w`'s applier (closed at the test's end) and waits until it applied `n` entries. */
+async function running(t: Test, w: ReturnType<typeof world>, n: number) {
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await until(`the ${n} entries the node had`, () => w.applier.applied === n);
+}
+
+/** The next answer is read 0.5 s after it was asked: late. */
+const late = (w: ReturnType<typeof world>) => w.held(() => sleep(500).then(() => undefined));
+
 /** The new leader (nats2) after the election: heard from nats3 just now; nats1 was frozen. */
 const newLeader: Answer = {
   leader: 'nats2',
@@ -149,9 +159,7 @@ const newLeader: Answer = {
  */
 async function barrier(t: Test, stale: Answer, staleMs = 300) {
   const w = world(stale, 5);
-  await w.applier.start({} as never);
-  t.teardown(() => w.applier.close());
-  await until('the five entries the node had', () => w.applier.applied === 5);
+  await running(t, w, 5);
   let passedAt: number | null = null;
   const passing = w.applier.readBarrier().then(() => (passedAt = w.applier.applied));
   await until('the stale leader asked', () => w.asked.length > 0);
@@ -224,9 +232,7 @@ t.test('a live leader’s answer read after newer entries were applied is taken'
     last: 6,
   };
   const w = world(live, 6);
-  await w.applier.start({} as never);
-  t.teardown(() => w.applier.close());
-  await until('the six entries the node had', () => w.applier.applied === 6);
+  await running(t, w, 6);
   w.held(async () => {
     w.appended(7);
     await until('entry 7 applied before the answer is read', () => w.applier.applied === 7);
@@ -247,10 +253,8 @@ t.test('a late answer is taken only through a position mark', async (t) => {
     last: 5,
   };
   const w = world(stale, 3);
-  await w.applier.start({} as never);
-  t.teardown(() => w.applier.close());
-  await until('the three entries the node had', () => w.applier.applied === 3);
-  w.held(() => sleep(500).then(() => undefined)); // answered 0.5 s after it was asked
+  await running(t, w, 3);
+  late(w);
   w.marking(() => {
     // Only the new leader commits: the mark follows the entries it acknowledged.
     w.thawed({ ...newLeader, last: 9 });
@@ -267,7 +271,7 @@ t.test('a late answer on an empty log appends no mark', async (t) => {
   const w = world({ leader: 'nats1', replicas: [replica('nats2', 0.1)], last: 0 }, 0);
   await w.applier.start({} as never);
   t.teardown(() => w.applier.close());
-  w.held(() => sleep(500).then(() => undefined));
+  late(w);
   w.marking(() => 1);
   await w.applier.readBarrier();
   t.equal(w.marks.size, 0, 'no position mark');
@@ -293,10 +297,8 @@ t.test('the progress watch appends no position mark', async (t) => {
   // only delay the call of a stall); on the code before, each such look appended a mark, a write
   // every other second from every idle node while answers were slow.
   const w = liveWorld(5);
-  await w.applier.start({} as never);
-  t.teardown(() => w.applier.close());
-  await until('the five entries', () => w.applier.applied === 5);
-  w.held(() => sleep(500).then(() => undefined));
+  await running(t, w, 5);
+  late(w);
   await until('the watch asked', () => w.asked.length > 0);
   // Its next question comes once the look with the late answer is over.
   await until('the watch asked again', () => w.asked.length > 1);
@@ -308,12 +310,10 @@ t.test('a read barrier waiting behind the watch’s question is still proven', a
   // The barrier arrives while the watch's question is under way and waits for the next one,
   // which it wants proven: answered late too, it is taken through a mark.
   const w = liveWorld(5);
-  await w.applier.start({} as never);
-  t.teardown(() => w.applier.close());
-  await until('the five entries', () => w.applier.applied === 5);
-  w.held(() => sleep(500).then(() => undefined));
+  await running(t, w, 5);
+  late(w);
   await until('the watch asked', () => w.asked.length > 0);
-  w.held(() => sleep(500).then(() => undefined));
+  late(w);
   await w.applier.readBarrier();
   t.equal(w.marks.size, 1, 'one position mark');
   t.equal(w.applier.applied, 6, 'the read waited for it');
@@ -323,10 +323,8 @@ t.test('a late answer from a stream without replicas appends no mark', async (t)
   // One NATS server, or a one-replica stream: the answering copy is the stream's only one, and
   // has no successor whose writes it could lack.
   const w = world({ leader: 'nats1', last: 5 }, 5);
-  await w.applier.start({} as never);
-  t.teardown(() => w.applier.close());
-  await until('the five entries', () => w.applier.applied === 5);
-  w.held(() => sleep(500).then(() => undefined));
+  await running(t, w, 5);
+  late(w);
   w.marking(() => 6);
   await w.applier.readBarrier();
   t.equal(w.marks.size, 0, 'no position mark');
