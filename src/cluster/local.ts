@@ -829,14 +829,19 @@ export async function startNodeAgain(dir: string, n: number, empty = false): Pro
 export async function signalNats(
   dir: string,
   n: number,
-  signal: 'SIGKILL' | 'SIGSTOP' | 'SIGCONT',
+  signal: 'SIGKILL' | 'SIGTERM' | 'SIGSTOP' | 'SIGCONT',
 ): Promise<void> {
   const rec = readRecord(dir);
   const server = rec.nats[n - 1];
   if (!server) throw new Error(`no NATS server ${n}`);
   if (!alive(server.pid)) return;
   process.kill(server.pid, signal);
-  if (signal === 'SIGKILL') await waitFor(`nats${n} to exit`, () => !alive(server.pid), 10_000);
+  if (signal === 'SIGKILL' || signal === 'SIGTERM')
+    await waitFor(
+      `nats${n} to exit`,
+      () => !alive(server.pid),
+      signal === 'SIGKILL' ? 10_000 : 30_000,
+    );
 }
 
 /**

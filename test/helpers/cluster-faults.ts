@@ -22,7 +22,14 @@ import fs from 'node:fs';
 import { connect, type JsMsg } from 'nats';
 import type { Test } from 'tap';
 import { clusterNames, type Entry } from '../../src/cluster/jetstream.js';
-import { alive, nodePid, readRecord, type ClusterRecord } from '../../src/cluster/local.js';
+import {
+  alive,
+  nodePid,
+  readRecord,
+  signalNats,
+  startNatsAgain,
+  type ClusterRecord,
+} from '../../src/cluster/local.js';
 import { unpack } from '../../src/lib/pack.js';
 import { basicAuth } from './api.js';
 import type { Fixture } from './fixtures.js';
@@ -606,8 +613,21 @@ export async function prepareFaults(rec: ClusterRecord, fx: Fixture): Promise<vo
 }
 
 /**
+ * How long a stream's leader may go without hearing from a replica whose NATS server runs before
+ * `whole` takes that replica as one that will not rejoin by itself.
+ */
+const REJOIN_MS = 30_000;
+
+/**
  * Waits until the cluster is whole again: every NATS server and node process runs, every node
  * answers, and every stream of the cluster has all its replicas current.
+ *
+ * nats-server 2.10.27, started again after a SIGKILL, can come back without its replicas of the
+ * streams (seen in about one run in ten of test/cluster/faults-nats-kill on a loaded machine: the
+ * server runs, takes part in the meta group, and its stream WALs are never written again; the
+ * streams' leaders report the replica not heard from for minutes). The streams go on with the
+ * other two replicas. An operator restarts such a server; so does this, once per server (SIGTERM,
+ * then started again), when a replica has not been heard from for `REJOIN_MS`, and says so.
  */
 export async function whole(rec: ClusterRecord): Promise<void> {
   const now = readRecord(rec.dir);
@@ -630,16 +650,33 @@ export async function whole(rec: ClusterRecord): Promise<void> {
   const nc = await connect({ servers: rec.natsUrls, maxReconnectAttempts: -1 });
   try {
     const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: 10_000 });
+    let seen = '';
+    const restarted = new Set<number>();
     await within(120_000, 'every stream to have its replicas current', async () => {
       for (const s of [names.stream, `KV_${names.leases}`]) {
         try {
           const c = (await jsm.streams.info(s)).cluster;
-          if (!c?.leader || (c.replicas ?? []).some((r) => !r.current || r.offline)) return false;
-        } catch {
+          if (c?.leader && !(c.replicas ?? []).some((r) => !r.current || r.offline)) continue;
+          seen = `${s}: ${JSON.stringify(c)}`;
+          for (const r of c?.leader ? (c.replicas ?? []) : []) {
+            const n = Number(/^nats(\d+)$/.exec(r.name)?.[1] ?? 0);
+            if (!n || restarted.has(n) || r.active / 1e6 < REJOIN_MS) continue;
+            restarted.add(n);
+            console.error(
+              `# ${r.name} not heard from in ${s} for ${Math.round(r.active / 1e9)} s: restarting it`,
+            );
+            await signalNats(rec.dir, n, 'SIGTERM');
+            await startNatsAgain(rec.dir, n);
+          }
+          return false;
+        } catch (e) {
+          seen = `${s}: ${(e as Error).message}`;
           return false;
         }
       }
       return true;
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}; last seen ${seen}`);
     });
   } finally {
     await nc.close();
