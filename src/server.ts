@@ -361,17 +361,21 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
             const local = cluster.localStatus();
             // The log not answering within 2 s: the rest is still reported.
             let timer: NodeJS.Timeout | undefined;
-            const lag = await Promise.race([
+            const unknown = { lag: NaN, replicasAway: NaN };
+            const { lag, replicasAway } = await Promise.race([
               cluster.status().then(
-                (st) => st.lag,
-                () => NaN,
+                (st) => st,
+                () => unknown,
               ),
-              new Promise<number>((resolve) => (timer = setTimeout(() => resolve(NaN), 2000))),
+              new Promise<typeof unknown>(
+                (resolve) => (timer = setTimeout(() => resolve(unknown), 2000)),
+              ),
             ]);
             clearTimeout(timer);
             return {
               applied: local.applied,
               lag,
+              replicasAway,
               owned: local.held,
               acting: local.acting,
               stalled: local.stalled ? 1 : 0,

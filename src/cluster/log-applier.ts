@@ -164,6 +164,26 @@ export function doubtful(cluster: ClusterInfo | undefined): string | null {
   return `the log stream's leader (${cluster.leader}) heard from ${heard} of its replicas within ${LEADER_CONTACT_MS} ms`;
 }
 
+/**
+ * How long the log stream's leader may go without hearing from a replica before /metrics counts
+ * that replica as away (`replicasAway`): a live follower answers the leader's heartbeat about every
+ * second, so ten seconds of silence is a server that is down, frozen or cut off, or one that came
+ * back without its copy of the stream (docs/cluster.md "Faults").
+ */
+export const REPLICA_AWAY_MS = 10_000;
+
+/**
+ * How many replicas of a stream its leader has not heard from within REPLICA_AWAY_MS, or marks
+ * offline (from a stream info's `cluster` part); NaN without a leader to ask, 0 for a stream
+ * without replicas.
+ */
+export function replicasAway(cluster: ClusterInfo | undefined): number {
+  if (cluster === undefined) return 0;
+  if (!cluster.leader) return NaN;
+  return (cluster.replicas ?? []).filter((r) => r.offline || r.active > REPLICA_AWAY_MS * 1e6)
+    .length;
+}
+
 export class LogApplier {
   private appliedSeq: number;
   private waiters: { seq: number; resolve: () => void }[] = [];

@@ -40,7 +40,7 @@ import {
 import { LeaseKeeper } from './lease-keeper.js';
 import { LeaseBucket } from './leases.js';
 import { openLink, type ClusterLink, type ClusterOptions } from './link.js';
-import { LogApplier, type ApplierHooks } from './log-applier.js';
+import { LogApplier, replicasAway, type ApplierHooks } from './log-applier.js';
 import { LogWriter } from './log-writer.js';
 import { RateShare } from './rate-share.js';
 import { uploadSnapshot } from './snapshot.js';
@@ -655,6 +655,8 @@ export class ClusterNode implements RealmPlacement {
     applied: number;
     last: number;
     lag: number;
+    /** The log stream's replicas its leader has not heard from lately (`replicasAway`). */
+    replicasAway: number;
     owns: number[];
   }> {
     const info = await this.link.jsm.streams.info(this.link.names.stream);
@@ -664,6 +666,7 @@ export class ClusterNode implements RealmPlacement {
       applied,
       last: info.state.last_seq,
       lag: Math.max(0, info.state.last_seq - applied),
+      replicasAway: replicasAway(info.cluster),
       owns: this.keeper.realms().filter((id) => this.owns(id)),
     };
   }

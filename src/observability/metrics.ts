@@ -96,6 +96,11 @@ export type ReplicationFigures = {
   applied: number;
   /** Entries in the log this node has not applied yet (NaN: the log did not answer). */
   lag: number;
+  /**
+   * The log stream's replicas its leader has not heard from for REPLICA_AWAY_MS (NaN: no leader
+   * answered).
+   */
+  replicasAway: number;
   /** Realms whose lease this node holds. */
   owned: number;
   /** Realms this node acts as owner of now (their leases renewed in time). */
@@ -687,6 +692,7 @@ function replicationFigures(): Promise<ReplicationFigures | null> {
       total ??= {
         applied: 0,
         lag: 0,
+        replicasAway: 0,
         owned: 0,
         acting: 0,
         stalled: 0,
@@ -696,6 +702,8 @@ function replicationFigures(): Promise<ReplicationFigures | null> {
       };
       total.applied += r.applied;
       total.lag += r.lag;
+      // Every node sees the same stream: the most any of them reports.
+      total.replicasAway = Math.max(total.replicasAway, r.replicasAway);
       total.owned += r.owned;
       total.acting += r.acting;
       total.stalled += r.stalled;
@@ -745,6 +753,13 @@ function addReplicationGauges(): void {
     'confab_cluster_replication_lag_entries',
     'Entries of the realm log this cluster node has not yet applied to its copy.',
     (r) => r.lag,
+  );
+  replicationGauge(
+    'confab_cluster_log_replicas_away',
+    "Replicas of the realm log's stream that its leader has not heard from for 10 s or marks " +
+      'offline: a NATS server down, frozen or cut off, or one back without its copy of the ' +
+      'stream (docs/cluster.md "Faults"). The log goes on while a quorum of copies answers.',
+    (r) => r.replicasAway,
   );
   replicationGauge(
     'confab_cluster_applied_entries',

@@ -28,6 +28,20 @@ import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 /** How long the node may take to apply a message sent while its server is down (a bound). */
 const APPLY_WITHIN_MS = 60_000;
 
+/** How long /metrics may take to count a dead server's copy of the log away (10 s after its death). */
+const AWAY_WITHIN_MS = 40_000;
+
+/** `confab_cluster_log_replicas_away` on a node's /metrics (null: not there, or not answered). */
+async function replicasAway(url: string): Promise<number | null> {
+  try {
+    const r = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) });
+    const m = /^confab_cluster_log_replicas_away (\d+)$/m.exec(await r.text());
+    return m === null ? null : Number(m[1]);
+  } catch {
+    return null;
+  }
+}
+
 t.setTimeout(600_000);
 await runWithEngines(run);
 
@@ -62,6 +76,7 @@ async function run(): Promise<void> {
     let last = q!.body.last_event_id as number;
     const probe = `sent while nats${server!} is down`;
     let applied: string | null = null;
+    let away: string | null = null;
 
     const o = await runScenario(rec, fx, 'stall', async (mark) => {
       await signalNats(dir, server!, 'SIGKILL');
@@ -97,6 +112,17 @@ async function run(): Promise<void> {
       } catch (err) {
         applied = (err as Error).message;
       }
+      // /metrics (on the node, through another server) counts the dead server's copy away.
+      try {
+        await within(
+          AWAY_WITHIN_MS,
+          `n${node}'s /metrics to count a copy of the log away`,
+          async () => ((await replicasAway(nodeUrl)) ?? 0) >= 1,
+        );
+        away = 'yes';
+      } catch (err) {
+        away = (err as Error).message;
+      }
       await sleep(1000);
       await startNatsAgain(dir, server!);
       mark.repaired();
@@ -106,6 +132,19 @@ async function run(): Promise<void> {
       'yes',
       `n${node} applied a message sent while nats${server!} (its server) was down`,
     );
+    t.equal(away, 'yes', `n${node}'s /metrics counted nats${server!}'s copy of the log away`);
     await checkScenario(t, rec, fx, 'stall', o, { nodesKept: true, resumeWithinMs: 20_000 });
+    // With the server back and its copy current, none is away.
+    await whole(rec);
+    let now: number | null = null;
+    await within(AWAY_WITHIN_MS, `n${node}'s /metrics to count no copy away`, async () => {
+      now = await replicasAway(nodeUrl);
+      return now === 0;
+    }).catch(() => undefined);
+    t.equal(
+      now,
+      0,
+      `n${node}'s /metrics counts no copy of the log away once nats${server!} is back`,
+    );
   });
 }
