@@ -22,7 +22,7 @@ import Database from '../../src/storage/sqlite.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { startChild } from '../helpers/child-server.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
-import { runWithEngines } from '../helpers/cluster-run.js';
+import { reapOnExit, runWithEngines } from '../helpers/cluster-run.js';
 import { channelContents } from '../helpers/messages.js';
 import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
@@ -52,6 +52,7 @@ async function run(): Promise<void> {
     await down(dir);
     throw err;
   }
+  reapOnExit(dir);
   const nodeUrl = (name: string) =>
     `http://127.0.0.1:${rec.nodes.find((n) => n.name === name)!.port}`;
   const n2Dir = rec.nodes[1]!.dataDir;

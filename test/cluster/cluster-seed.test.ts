@@ -36,7 +36,7 @@ import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { thirdPartyImage } from '../helpers/third-party.js';
 import { request, upload } from '../helpers/uploads.js';
-import { runWithEngines } from '../helpers/cluster-run.js';
+import { reapOnExit, runWithEngines } from '../helpers/cluster-run.js';
 import { channelContents } from '../helpers/messages.js';
 
 /** The single process's settings (EXTERNAL_HOST: realms by subdomain of 127.0.0.1). */
@@ -99,6 +99,7 @@ async function run(): Promise<void> {
     await down(dir);
     throw err;
   }
+  reapOnExit(dir);
   const nodeUrl = (name: string) =>
     `http://127.0.0.1:${rec.nodes.find((n) => n.name === name)!.port}`;
   const client = (url: string, r: Realm) => new ApiClient(url, r.fx, hostFor(r.sub, rec.proxyPort));

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { answers, claimPort, down, ports, up } from '../../src/cluster/local.js';
-import { runWithEngines } from '../helpers/cluster-run.js';
+import { reapOnExit, runWithEngines } from '../helpers/cluster-run.js';
 
 t.setTimeout(300_000);
 await runWithEngines(run);
@@ -78,6 +78,7 @@ async function portTaken(t: Test): Promise<void> {
     supervise: true,
     env: { RATE_LIMITING: 'off' },
   });
+  reapOnExit(dir);
   const n3 = rec.nodes[2]!;
   t.not(n3.port, taken, `n3 started on another port (${n3.port})`);
   t.ok(await answers(`http://127.0.0.1:${n3.port}/api/v1/server_settings`), 'n3 serves there');
