@@ -144,18 +144,21 @@ function matchesNothing(q: MessageQuery): boolean {
 
 type RawRow = unknown[];
 
-/** The columns of a listing (ListedMessageRow), in the order listedRow reads them. */
+/** The columns of a listing (ListedMessageRow), in the order ListedRow reads them. */
 const LISTED_COLUMNS =
   'm.id, m.sender_id, m.stream_id, m.dm_group_id, m.topic, m.content, m.rendered_content, ' +
   'm.date_sent, m.last_edit_time, m.last_moved_time, m.edit_history, m.sending_client';
 
 /**
- * A row of LISTED_COLUMNS and the flags, in that order, read through the fields callers know: an
- * object of one field over SQLite's array, not a copy of its thirteen values (a 100-message
- * fetch made 100 such copies, ~12 KB of its heap).
+ * A row of LISTED_COLUMNS (as SQLite gives it, or as ListedRows keeps it) and the reader's flags,
+ * read through the fields callers know: an object of two fields over the values, not a copy of
+ * them (a 100-message fetch made 100 such copies, ~12 KB of its heap).
  */
 class ListedRow implements ListedMessageRow {
-  constructor(private readonly r: RawRow) {}
+  constructor(
+    private readonly r: RawRow,
+    readonly flags: number | null,
+  ) {}
   get id(): number {
     return this.r[0] as number;
   }
@@ -192,13 +195,96 @@ class ListedRow implements ListedMessageRow {
   get sending_client(): string {
     return this.r[11] as string;
   }
-  get flags(): number | null {
-    return this.r[12] as number | null;
+}
+
+/**
+ * The shown columns of the messages listed lately, by id, so that a listing asks SQLite only for
+ * its ids and flags and reads the columns of the messages it saw before from here: a message's
+ * columns are the same for every reader, only the flags are the reader's (the reference keeps its
+ * message dictionaries in a cache for the same reason: zerver/lib/message_cache.py). Clients
+ * fetch the newest messages of their narrows over and over (every start, every narrow they open);
+ * the newest 100 of a channel read whole from SQLite cost ~2.3 times their ids and flags.
+ *
+ * Correct by construction rather than by each writer's care: temporary triggers on this
+ * connection forget a row on every UPDATE or DELETE of `messages`, whoever runs it (an edit, a
+ * move, a deletion, the cluster's replay and undo, an import, a test's own SQL), inside the
+ * transaction that writes it; and a row is kept only when no transaction is open, so what a
+ * transaction wrote is never kept before it commits (nor after it rolls back). Bounded by rows
+ * and by the length of their text, the oldest kept given up first.
+ */
+export class ListedRows {
+  private readonly rows = new Map<number, RawRow>();
+  private chars = 0;
+
+  constructor(
+    readonly maxRows: number,
+    readonly maxChars: number,
+  ) {}
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  get(id: number): RawRow | undefined {
+    return this.rows.get(id);
+  }
+
+  /** Keeps `row` (LISTED_COLUMNS' values), giving up the oldest kept beyond the bounds. */
+  keep(row: RawRow): void {
+    const id = row[0] as number;
+    this.forget(id);
+    const chars = rowChars(row);
+    if (chars > this.maxChars) return;
+    this.rows.set(id, row);
+    this.chars += chars;
+    while (this.rows.size > this.maxRows || this.chars > this.maxChars) {
+      const oldest = this.rows.keys().next().value!;
+      this.forget(oldest);
+    }
+  }
+
+  forget(id: number): void {
+    const row = this.rows.get(id);
+    if (row === undefined) return;
+    this.rows.delete(id);
+    this.chars -= rowChars(row);
+  }
+
+  clear(): void {
+    this.rows.clear();
+    this.chars = 0;
   }
 }
 
-function listedRow(r: RawRow): ListedMessageRow {
-  return new ListedRow(r);
+/** A row's text, counted in characters, and a little for the row itself. */
+function rowChars(row: RawRow): number {
+  let n = 64;
+  for (const v of row) if (typeof v === 'string') n += v.length;
+  return n;
+}
+
+/** Rows listed rows keep (LISTED_ROWS_MAX) and the length of their text (characters). */
+export const LISTED_ROWS_MAX = 20_000;
+export const LISTED_ROWS_MAX_CHARS = 16 * 1024 * 1024;
+
+let forgetters = 0;
+
+/**
+ * Makes `db` forget a message's row in `cache` whenever the row is updated or deleted: temporary
+ * triggers (on this connection only; the database file is unchanged) calling a function of ours.
+ */
+function forgetOnWrite(db: DB, cache: ListedRows): void {
+  const n = ++forgetters;
+  const fn = `confab_forget_listed_${n}`;
+  db.function(fn, { deterministic: false }, (id: unknown) => {
+    if (typeof id === 'number') cache.forget(id);
+    else if (typeof id === 'bigint') cache.forget(Number(id));
+    return null;
+  });
+  db.exec(`CREATE TEMP TRIGGER confab_listed_update_${n} AFTER UPDATE ON main.messages
+             BEGIN SELECT ${fn}(OLD.id), ${fn}(NEW.id); END;
+           CREATE TEMP TRIGGER confab_listed_delete_${n} AFTER DELETE ON main.messages
+             BEGIN SELECT ${fn}(OLD.id); END;`);
 }
 
 /** The statement cache's bound: distinct query shapes seen in practice are far fewer. */
@@ -207,6 +293,13 @@ const MAX_CACHED_STATEMENTS = 256;
 export function messageSearchStatements(db: DB, unread: UnreadStatements) {
   type Stmt = ReturnType<typeof db.prepare<unknown[], unknown>>;
   const cache = new Map<string, Stmt>();
+  const listedRows = new ListedRows(LISTED_ROWS_MAX, LISTED_ROWS_MAX_CHARS);
+  forgetOnWrite(db, listedRows);
+  const byIds = db
+    .prepare<[string], unknown>(
+      `SELECT ${LISTED_COLUMNS} FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))`,
+    )
+    .raw(true);
 
   function prepared(sql: string): Stmt {
     let stmt = cache.get(sql);
@@ -215,7 +308,7 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
       cache.set(sql, stmt);
       return stmt;
     }
-    // Rows as arrays, made into objects here (listedRow): better-sqlite3 builds a row object one
+    // Rows as arrays, made into objects here (ListedRow): better-sqlite3 builds a row object one
     // property at a time, which was half of a 100-message fetch's time in SQLite's call.
     stmt = db.prepare<unknown[], unknown>(sql).raw(true);
     if (cache.size >= MAX_CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
@@ -249,7 +342,6 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
   function build(
     q: MessageQuery,
     range: MessageRange,
-    columns: 'full' | 'ids',
     part: { side: 'above' | 'below'; w: number } | null = null,
   ): { sql: string; params: unknown[] } {
     // Join order and index choice are spelled out (the planner has no statistics): the realm
@@ -258,10 +350,7 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
     const flagIdx = q.includeHistory ? null : flagIndex(q);
     const mLeads = q.includeHistory || (flagIdx === null && conversationLed(q));
     const idCol = part?.side === 'below' ? 'u.message_id' : mLeads ? 'm.id' : 'um.message_id';
-    const select =
-      columns === 'full'
-        ? `SELECT ${LISTED_COLUMNS}, um.flags AS flags`
-        : `SELECT ${idCol} AS id, um.flags AS flags`;
+    const select = `SELECT ${idCol} AS id, um.flags AS flags`;
     let sql: string;
     const params: unknown[] = [];
     if (q.includeHistory) {
@@ -317,9 +406,9 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
    * newest first is the part above then the part below, each for what is left of the limit;
    * oldest first the other way round.
    */
-  function rows(q: MessageQuery, range: MessageRange, columns: 'full' | 'ids'): RawRow[] {
+  function rows(q: MessageQuery, range: MessageRange): RawRow[] {
     const run = (r: MessageRange, part: { side: 'above' | 'below'; w: number } | null) => {
-      const { sql, params } = build(q, r, columns, part);
+      const { sql, params } = build(q, r, part);
       return prepared(sql).all(...params) as RawRow[];
     };
     if (q.includeHistory || flagIndex(q) !== UNREAD) return run(range, null);
@@ -343,12 +432,37 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
      */
     messages(q: MessageQuery, range: MessageRange): ListedMessageRow[] {
       if (matchesNothing(q)) return [];
-      return rows(q, range, 'full').map(listedRow);
+      // The ids and flags, then the columns of those not kept (ListedRows), in one query.
+      const listed = rows(q, range);
+      const values: (RawRow | undefined)[] = new Array<RawRow | undefined>(listed.length);
+      let missing: number[] | null = null;
+      for (let i = 0; i < listed.length; i++) {
+        const id = listed[i]![0] as number;
+        if ((values[i] = listedRows.get(id)) === undefined) (missing ??= []).push(id);
+      }
+      if (missing !== null) {
+        const found = new Map<number, RawRow>();
+        for (const row of byIds.all(JSON.stringify(missing)) as RawRow[]) {
+          found.set(row[0] as number, row);
+          // Never what an open transaction wrote: it may yet roll back.
+          if (!db.inTransaction) listedRows.keep(row);
+        }
+        for (let i = 0; i < listed.length; i++) values[i] ??= found.get(listed[i]![0] as number);
+      }
+      // Read with nothing written between the two queries: every id listed has its row.
+      const out: ListedMessageRow[] = [];
+      for (let i = 0; i < listed.length; i++) {
+        const row = values[i];
+        if (row !== undefined) out.push(new ListedRow(row, listed[i]![1] as number | null));
+      }
+      return out;
     },
+    /** The messages whose columns listings keep (ListedRows; tests). */
+    listedRows,
     /** Like `messages`, only the ids and flags. */
     ids(q: MessageQuery, range: MessageRange): { id: number; flags: number | null }[] {
       if (matchesNothing(q)) return [];
-      return rows(q, range, 'ids').map((r) => ({
+      return rows(q, range).map((r) => ({
         id: r[0] as number,
         flags: r[1] as number | null,
       }));
@@ -363,7 +477,7 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
               { side: 'below' as const, w: unread.watermark() },
             ];
       return parts.flatMap((part) => {
-        const { sql, params } = build(q, range, 'full', part);
+        const { sql, params } = build(q, range, part);
         return db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
       });
     },

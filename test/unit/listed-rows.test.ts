@@ -1,0 +1,237 @@
+/**
+ * Listed messages' columns kept between listings (ListedRows, src/storage/message-search.ts): a
+ * listing answers what SQLite holds after every kind of write, whoever makes it (the store's
+ * edits, moves and deletions, SQL of its own on the connection, a transaction that rolls back),
+ * in the order and with the flags of the listing, and the rows kept stay within their bounds.
+ */
+import t from 'tap';
+import { ListedRows, type MessageQuery } from '../../src/storage/message-search.js';
+import { Store } from '../../src/storage/store.js';
+
+const READ = 1;
+const STARRED = 2;
+
+function storeWithUsers(dir: string, n: number): { store: Store; users: number[] } {
+  const store = Store.open(dir, { backgroundCheckpoint: false });
+  const db = store.db;
+  db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'r', 0)`).run();
+  const ins = db.prepare(
+    `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key, date_joined)
+     VALUES (1, ?, ?, 'u', ?, 0)`,
+  );
+  const users: number[] = [];
+  for (let i = 0; i < n; i++)
+    users.push(Number(ins.run(`u${i}@r`, `u${i}@r`, `key${i}`).lastInsertRowid));
+  return { store, users };
+}
+
+function send(store: Store, users: readonly number[], content: string, stream = 1): number {
+  return store.transaction(() => {
+    const id = store.messages.insert({
+      realm_id: 1,
+      sender_id: users[0]!,
+      stream_id: stream,
+      dm_group_id: null,
+      topic: 't',
+      content,
+      rendered_content: `<p>${content}</p>`,
+      date_sent: 0,
+      has_attachment: 0,
+      has_image: 0,
+      has_link: 0,
+      sending_client: 'test',
+    });
+    store.messages.insertUserMessages(
+      id,
+      users,
+      users.map((u) => (u === users[0] ? READ : 0)),
+    );
+    return id;
+  });
+}
+
+const everything = (userId: number): MessageQuery => ({
+  userId,
+  realmId: 1,
+  includeHistory: false,
+  conditions: [],
+});
+
+/** The newest `n` of the user's messages as [id, content, rendered, topic, flags]. */
+function newest(store: Store, userId: number, n = 100) {
+  return store.messageSearch
+    .messages(everything(userId), { dir: 'before', anchor: Number.MAX_SAFE_INTEGER, limit: n })
+    .map((r) => [r.id, r.content, r.rendered_content, r.topic, r.stream_id, r.flags]);
+}
+
+/** The same, read from SQLite directly. */
+function newestInSql(store: Store, userId: number, n = 100) {
+  return (
+    store.db
+      .prepare(
+        `SELECT m.id, m.content, m.rendered_content, m.topic, m.stream_id, um.flags
+         FROM user_messages um JOIN messages m ON m.id = um.message_id
+         WHERE um.user_id = ? ORDER BY m.id DESC LIMIT ?`,
+      )
+      .raw(true)
+      .all(userId, n) as unknown[][]
+  ).map((r) => [...r]);
+}
+
+t.test('a listing answers what SQLite holds after every kind of write', (t) => {
+  const { store, users } = storeWithUsers(t.testdir(), 3);
+  t.teardown(() => store.close());
+  const ids: number[] = [];
+  for (let i = 0; i < 10; i++) ids.push(send(store, users, `m${i}`));
+  const check = (what: string) => {
+    for (const u of users) t.same(newest(store, u), newestInSql(store, u), `${what} (user ${u})`);
+  };
+  check('first listing');
+  t.equal(store.messageSearch.listedRows.size, 10, 'the listed rows are kept');
+  check('second listing, from the kept rows');
+
+  store.transaction(() =>
+    store.messageEdits.updateContent(ids[3]!, {
+      content: 'edited',
+      rendered_content: '<p>edited</p>',
+      has_attachment: false,
+      has_image: false,
+      has_link: false,
+      last_edit_time: 1,
+      entry: '{"timestamp":1}',
+    }),
+  );
+  check('after an edit through the store');
+  store.transaction(() => store.messageEdits.setRenderedContent(ids[2]!, '<p>thumbnail</p>'));
+  check('after a new rendering');
+  store.transaction(() => store.messageEdits.move([ids[0]!, ids[1]!], 3, 'elsewhere', 2, null));
+  check('after a move through the store');
+
+  store.db.prepare(`UPDATE messages SET topic = 'moved', stream_id = 2 WHERE id = ?`).run(ids[4]);
+  check("after the connection's own UPDATE");
+
+  store.db.prepare('UPDATE user_messages SET flags = ? WHERE message_id = ?').run(STARRED, ids[5]);
+  check('after a flag change (flags are never kept)');
+
+  store.transaction(() => store.messages.delete(ids[6]!));
+  check('after a deletion');
+  t.notOk(store.messageSearch.listedRows.get(ids[6]!), 'the deleted row is not kept');
+
+  // Written, listed and rolled back inside one transaction: never kept.
+  t.throws(() =>
+    store.transaction(() => {
+      store.db.prepare(`UPDATE messages SET content = 'uncommitted' WHERE id = ?`).run(ids[7]);
+      t.equal(
+        newest(store, users[1]!).find((r) => r[0] === ids[7])?.[1],
+        'uncommitted',
+        'the transaction reads its own write',
+      );
+      throw new Error('roll back');
+    }),
+  );
+  t.equal(store.messageSearch.listedRows.get(ids[7]!), undefined, 'nothing kept of it');
+  check('after a rolled-back transaction');
+  t.equal(newest(store, users[1]!).find((r) => r[0] === ids[7])?.[1], 'm7');
+  t.end();
+});
+
+t.test('order and flags of a listing from kept rows and new ones together', (t) => {
+  const { store, users } = storeWithUsers(t.testdir(), 2);
+  t.teardown(() => store.close());
+  const ids: number[] = [];
+  for (let i = 0; i < 30; i++) ids.push(send(store, users, `m${i}`));
+  // Every other message kept (listed by id), the rest not.
+  store.messageSearch.messages(everything(users[1]!), {
+    dir: 'ids',
+    ids: ids.filter((_, i) => i % 2 === 0),
+  });
+  t.equal(store.messageSearch.listedRows.size, 15);
+  for (const [i, id] of ids.entries())
+    if (i % 3 === 0)
+      store.db
+        .prepare('UPDATE user_messages SET flags = ? WHERE message_id = ? AND user_id = ?')
+        .run(STARRED, id, users[1]);
+  t.same(newest(store, users[1]!, 25), newestInSql(store, users[1]!, 25), 'newest first');
+  const after = store.messageSearch
+    .messages(everything(users[1]!), { dir: 'after', anchor: ids[5]!, limit: 10 })
+    .map((r) => [r.id, r.flags]);
+  t.same(
+    after,
+    ids.slice(5, 15).map((id, k) => [id, (5 + k) % 3 === 0 ? STARRED : 0]),
+    'oldest first, with the flags',
+  );
+  t.end();
+});
+
+t.test('rows kept beyond the bounds give way, and a listing loses none of its own', (t) => {
+  const { store, users } = storeWithUsers(t.testdir(), 2);
+  t.teardown(() => store.close());
+  for (let i = 0; i < 40; i++) send(store, users, `m${i}`);
+  const kept = store.messageSearch.listedRows;
+  // Fill past the bound, then list a range of which part is kept and part is not.
+  t.same(newest(store, users[1]!, 40), newestInSql(store, users[1]!, 40));
+  t.ok(kept.size <= kept.maxRows);
+  const rows = new ListedRows(3, 10_000);
+  const row = (id: number, text = 'x') => [
+    id,
+    1,
+    1,
+    null,
+    't',
+    text,
+    text,
+    0,
+    null,
+    null,
+    null,
+    'c',
+  ];
+  for (let id = 1; id <= 5; id++) rows.keep(row(id));
+  t.equal(rows.size, 3, 'at most maxRows');
+  t.notOk(rows.get(1), 'the oldest kept given up first');
+  t.ok(rows.get(5));
+  // Text counts twice in these rows (content and rendered content).
+  rows.keep(row(6, 'y'.repeat(4_000)));
+  t.equal(rows.size, 3);
+  rows.keep(row(7, 'z'.repeat(2_000)));
+  t.notOk(rows.get(6), 'given up for the length of the text, not the count');
+  t.equal(rows.size, 1);
+  t.ok(rows.get(7));
+  rows.keep(row(8, 'w'.repeat(6_000)));
+  t.notOk(rows.get(8), 'a row longer than the bound is not kept');
+  t.ok(rows.get(7), 'and pushes nothing out');
+  rows.forget(7);
+  t.notOk(rows.get(7));
+  t.end();
+});
+
+t.test('a listing longer than the bound answers every row', (t) => {
+  const { store, users } = storeWithUsers(t.testdir(), 2);
+  t.teardown(() => store.close());
+  const kept = store.messageSearch.listedRows;
+  const n = kept.maxRows + 50;
+  store.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const id = store.messages.insert({
+        realm_id: 1,
+        sender_id: users[0]!,
+        stream_id: 1,
+        dm_group_id: null,
+        topic: 't',
+        content: `m${i}`,
+        rendered_content: `<p>m${i}</p>`,
+        date_sent: 0,
+        has_attachment: 0,
+        has_image: 0,
+        has_link: 0,
+        sending_client: 'test',
+      });
+      store.messages.insertUserMessages(id, users, [READ, 0]);
+    }
+  });
+  // Half of them kept, then all listed at once: the kept ones are pushed out by the rest.
+  newest(store, users[1]!, Math.floor(n / 2));
+  t.same(newest(store, users[1]!, n), newestInSql(store, users[1]!, n));
+  t.ok(kept.size <= kept.maxRows);
+  t.end();
+});
