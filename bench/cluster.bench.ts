@@ -43,6 +43,7 @@ import {
   killNode,
   missingEngines,
   nodePid,
+  reapOnExit,
   readRecord,
   signalNats,
   startNatsAgain,
@@ -685,6 +686,7 @@ export async function clusterBench(): Promise<void> {
           env: { RATE_LIMITING: 'off', ...(TRACE ? { CLUSTER_TRACE: '1' } : {}) },
           supervise: true,
         });
+        reapOnExit(dir); // a bench stopped with Ctrl-C runs no `finally`
         const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
         if (PAUSES_ONLY) {
           await call(rec.url, owner, 'POST', 'users/me/subscriptions', {

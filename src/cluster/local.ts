@@ -369,6 +369,18 @@ export function start(cmd: string, args: string[], log: string, env?: NodeJS.Pro
 }
 
 /** Whether a process is still there. */
+/**
+ * Stops the local cluster in `dir` if this process dies without stopping it (./reaper.ts): for
+ * tests and benches, called right after `up`.
+ */
+export function reapOnExit(dir: string): void {
+  const reaper = fileURLToPath(new URL('./reaper.js', import.meta.url));
+  spawn(process.execPath, [reaper, String(process.pid), dir], {
+    detached: true,
+    stdio: 'ignore',
+  }).unref();
+}
+
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -3,25 +3,19 @@
  * test and says why), and a failure fails the test (its teardown stops the cluster) rather than
  * the process.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { down, missingEngines, up, type ClusterRecord } from '../../src/cluster/local.js';
+import {
+  down,
+  missingEngines,
+  reapOnExit,
+  up,
+  type ClusterRecord,
+} from '../../src/cluster/local.js';
 
-const reaper = new URL('./cluster-reaper.js', import.meta.url).pathname;
-
-/**
- * Stops the local cluster in `dir` if this process dies without its teardown (tap ends a file
- * that outruns its time limit with SIGALRM; test/helpers/cluster-reaper.ts). Call right after `up`.
- */
-export function reapOnExit(dir: string): void {
-  spawn(process.execPath, [reaper, String(process.pid), dir], {
-    detached: true,
-    stdio: 'ignore',
-  }).unref();
-}
+export { reapOnExit };
 
 export async function runWithEngines(run: () => Promise<void>): Promise<void> {
   const missing = missingEngines();

@@ -24,7 +24,6 @@ import type { Test } from 'tap';
 import { clusterNames, clusterStreams, connectJetStream } from '../../src/cluster/jetstream.js';
 import {
   alive,
-  answers,
   localNatsIsUnsafe,
   ports,
   sleep,
@@ -138,6 +137,30 @@ function forkHost(dir: string, name: string): Promise<Host> {
     return r;
   };
   return next().then(() => ({ name, ask, child }));
+}
+
+/** How long the proxy in front of a test's nodes has to answer server_settings with a 200. */
+const PROXY_PATIENCE_MS = 45_000;
+
+/** GET server_settings: the status, or what went wrong, with the body of an answer not a 200. */
+async function serverSettings(base: string): Promise<string> {
+  try {
+    const r = await fetch(`${base}/api/v1/server_settings`, { signal: AbortSignal.timeout(2000) });
+    const body = await r.text();
+    return r.status === 200 ? '200' : `${r.status} ${body.slice(0, 200)}`;
+  } catch (err) {
+    return String((err as Error).cause ?? err);
+  }
+}
+
+/** The last lines of a log file ('' when there is none): for a failure's message, as the test's
+ * teardown removes the file. */
+function tail(file: string, lines = 5): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join(' | ');
+  } catch {
+    return '(none)';
+  }
 }
 
 async function startShared(): Promise<Shared> {
@@ -285,14 +308,19 @@ export async function startClusterServer(t: Test, opts: ServerOptions): Promise<
     const pid = (proxyPid = startProxy(work, proxyPort, nodes, queuesOn));
     sh.pids.add(pid);
     const candidate = `http://127.0.0.1:${proxyPort}`;
-    for (const deadline = Date.now() + 20_000; ; await sleep(20)) {
-      if (await answers(`${candidate}/api/v1/server_settings`)) {
+    for (const deadline = Date.now() + PROXY_PATIENCE_MS; ; await sleep(20)) {
+      const last = await serverSettings(candidate);
+      if (last === '200') {
         url = candidate;
         break;
       }
       if (!alive(pid) && attempt < 3) break;
       if (Date.now() > deadline || !alive(pid))
-        throw new Error(`the proxy did not answer; its logs: ${work}`);
+        throw new Error(
+          `the proxy did not answer 200 in ${PROXY_PATIENCE_MS / 1000} s ` +
+            `(nginx ${alive(pid) ? 'running' : 'gone'}; last answer: ${last}; ` +
+            `its error log ends: ${tail(path.join(work, 'logs', 'nginx.error.log'))})`,
+        );
     }
     if (url === '') sh.pids.delete(pid);
   }

@@ -1,5 +1,5 @@
 /**
- * test/helpers/cluster-reaper.ts, with stand-in processes: when the process it watches dies, it
+ * src/cluster/reaper.ts, with stand-in processes: when the process it watches dies, it
  * stops every process the cluster's record names (supervisor, node, proxy, NATS server); when the
  * record is removed first (a teardown ran), it exits and stops nothing.
  */
@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 
-const reaper = new URL('../helpers/cluster-reaper.js', import.meta.url).pathname;
+const reaper = new URL('../../src/cluster/reaper.js', import.meta.url).pathname;
 
 const sleeper = () => spawn('sleep', ['120'], { stdio: 'ignore' });
 const ended = (p: ChildProcess) =>

@@ -1,14 +1,15 @@
 /**
- * Stops a test's local cluster when the test process dies without its teardown: tap ends a file
- * that outruns its time limit with SIGALRM, which runs no teardown, and the cluster's supervisors
- * (which start their nodes again), nodes, proxy and NATS servers then went on loading the machine
- * for the rest of the suite (seen 2026-12-05: a timed-out faults-nats-kill left nine processes
- * running for an hour). Started detached by `upForTest` as `node cluster-reaper.js <pid> <dir>`;
- * exits by itself once the cluster's record is gone (`down` at a teardown removes it).
+ * Stops a local cluster (./local.ts) when the process that started it dies without stopping it: a
+ * test file that outruns its time limit (tap ends it with SIGALRM, which runs no teardown) or a
+ * bench stopped with Ctrl-C. The cluster's supervisors (which start their nodes again), nodes,
+ * proxy and NATS servers would otherwise go on loading the machine (seen 2026-12-05: a timed-out
+ * faults-nats-kill left nine processes running for an hour). Started detached by `reapOnExit`
+ * (./local.ts) as `node reaper.js <pid> <dir>`; exits by itself once the cluster's record is gone
+ * (`down` removes it).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { alive, nodePid, readRecord } from '../../src/cluster/local.js';
+import { alive, nodePid, readRecord } from './local.js';
 
 const parent = Number(process.argv[2]);
 const dir = process.argv[3] ?? '';
