@@ -3,6 +3,7 @@
  * recipients, flags, events).
  */
 import type { ApiClient, Params } from './api.js';
+import { insertChannelMessage } from './bare-store.js';
 import type { TestServer } from './server.js';
 
 export async function sendChannelMessage(
@@ -104,26 +105,16 @@ export function seedChannelMessages(
   store.transaction(() => {
     for (let i = 0; i < m.count; i++) {
       const content = m.text ? m.text(i) : `seeded message ${i}`;
-      const id = store.messages.insert({
-        realm_id: ts.fx.realmId,
-        sender_id: m.senderId,
-        stream_id: m.streamId,
-        dm_group_id: null,
+      const id = insertChannelMessage(store, {
+        realmId: ts.fx.realmId,
+        senderId: m.senderId,
+        streamId: m.streamId,
         topic: m.topic,
         content,
-        rendered_content: `<p>${content}</p>`,
-        date_sent: now,
-        has_attachment: 0,
-        has_image: 0,
-        has_link: 0,
-        sending_client: 'test',
+        dateSent: now,
+        recipients: m.recipients,
+        flags: () => m.flags ?? 0,
       });
-      store.messages.insertUserMessages(
-        id,
-        m.recipients,
-        m.recipients.map(() => m.flags ?? 0),
-      );
-      store.messages.index(id, m.topic, content);
       ids.push(id);
     }
   });

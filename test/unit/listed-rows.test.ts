@@ -6,49 +6,10 @@
  */
 import t from 'tap';
 import { ListedRows, type MessageQuery } from '../../src/storage/message-search.js';
-import { Store } from '../../src/storage/store.js';
+import type { Store } from '../../src/storage/store.js';
+import { sendToAll, storeWithUsers } from '../helpers/bare-store.js';
 
-const READ = 1;
 const STARRED = 2;
-
-function storeWithUsers(dir: string, n: number): { store: Store; users: number[] } {
-  const store = Store.open(dir, { backgroundCheckpoint: false });
-  const db = store.db;
-  db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'r', 0)`).run();
-  const ins = db.prepare(
-    `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key, date_joined)
-     VALUES (1, ?, ?, 'u', ?, 0)`,
-  );
-  const users: number[] = [];
-  for (let i = 0; i < n; i++)
-    users.push(Number(ins.run(`u${i}@r`, `u${i}@r`, `key${i}`).lastInsertRowid));
-  return { store, users };
-}
-
-function send(store: Store, users: readonly number[], content: string, stream = 1): number {
-  return store.transaction(() => {
-    const id = store.messages.insert({
-      realm_id: 1,
-      sender_id: users[0]!,
-      stream_id: stream,
-      dm_group_id: null,
-      topic: 't',
-      content,
-      rendered_content: `<p>${content}</p>`,
-      date_sent: 0,
-      has_attachment: 0,
-      has_image: 0,
-      has_link: 0,
-      sending_client: 'test',
-    });
-    store.messages.insertUserMessages(
-      id,
-      users,
-      users.map((u) => (u === users[0] ? READ : 0)),
-    );
-    return id;
-  });
-}
 
 const everything = (userId: number): MessageQuery => ({
   userId,
@@ -82,7 +43,7 @@ t.test('a listing answers what SQLite holds after every kind of write', (t) => {
   const { store, users } = storeWithUsers(t.testdir(), 3);
   t.teardown(() => store.close());
   const ids: number[] = [];
-  for (let i = 0; i < 10; i++) ids.push(send(store, users, `m${i}`));
+  for (let i = 0; i < 10; i++) ids.push(sendToAll(store, users, { content: `m${i}` }));
   const check = (what: string) => {
     for (const u of users) t.same(newest(store, u), newestInSql(store, u), `${what} (user ${u})`);
   };
@@ -139,7 +100,7 @@ t.test('order and flags of a listing from kept rows and new ones together', (t) 
   const { store, users } = storeWithUsers(t.testdir(), 2);
   t.teardown(() => store.close());
   const ids: number[] = [];
-  for (let i = 0; i < 30; i++) ids.push(send(store, users, `m${i}`));
+  for (let i = 0; i < 30; i++) ids.push(sendToAll(store, users, { content: `m${i}` }));
   // Every other message kept (listed by id), the rest not.
   store.messageSearch.messages(everything(users[1]!), {
     dir: 'ids',
@@ -166,7 +127,7 @@ t.test('order and flags of a listing from kept rows and new ones together', (t) 
 t.test('rows kept beyond the bounds give way, and a listing loses none of its own', (t) => {
   const { store, users } = storeWithUsers(t.testdir(), 2);
   t.teardown(() => store.close());
-  for (let i = 0; i < 40; i++) send(store, users, `m${i}`);
+  for (let i = 0; i < 40; i++) sendToAll(store, users, { content: `m${i}` });
   const kept = store.messageSearch.listedRows;
   // Fill past the bound, then list a range of which part is kept and part is not.
   t.same(newest(store, users[1]!, 40), newestInSql(store, users[1]!, 40));
@@ -211,23 +172,7 @@ t.test('a listing longer than the bound answers every row', (t) => {
   const kept = store.messageSearch.listedRows;
   const n = kept.maxRows + 50;
   store.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      const id = store.messages.insert({
-        realm_id: 1,
-        sender_id: users[0]!,
-        stream_id: 1,
-        dm_group_id: null,
-        topic: 't',
-        content: `m${i}`,
-        rendered_content: `<p>m${i}</p>`,
-        date_sent: 0,
-        has_attachment: 0,
-        has_image: 0,
-        has_link: 0,
-        sending_client: 'test',
-      });
-      store.messages.insertUserMessages(id, users, [READ, 0]);
-    }
+    for (let i = 0; i < n; i++) sendToAll(store, users, { content: `m${i}`, index: false });
   });
   // Half of them kept, then all listed at once: the kept ones are pushed out by the rest.
   newest(store, users[1]!, Math.floor(n / 2));

@@ -11,63 +11,17 @@ import t from 'tap';
 import { lastCommitPages, PageOwners } from '../../bench/lib/wal-pages.js';
 import type { MessageQuery } from '../../src/storage/message-search.js';
 import { Store } from '../../src/storage/store.js';
+import { READ, sendToAll, storeWithUsers } from '../helpers/bare-store.js';
 import { explainCalls } from '../helpers/query-plans.js';
 
-const READ = 1;
 const EMAILED = 2048;
-
-/** A store with a realm and `n` users (ids returned), no background checkpointer or settler. */
-function storeWithUsers(
-  dir: string,
-  n: number,
-  verbose?: (sql: unknown) => void,
-): { store: Store; users: number[] } {
-  const store = Store.open(dir, { backgroundCheckpoint: false, ...(verbose ? { verbose } : {}) });
-  const db = store.db;
-  db.prepare(`INSERT INTO realms (string_id, name, date_created) VALUES ('', 'r', 0)`).run();
-  const ins = db.prepare(
-    `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key, date_joined)
-     VALUES (1, ?, ?, 'u', ?, 0)`,
-  );
-  const users: number[] = [];
-  for (let i = 0; i < n; i++)
-    users.push(Number(ins.run(`u${i}@r`, `u${i}@r`, `key${i}`).lastInsertRowid));
-  return { store, users };
-}
-
-/** A channel message from users[0] to every user (read by its sender only); its id. */
-function send(store: Store, users: readonly number[], stream = 1, topic = 't'): number {
-  return store.transaction(() => {
-    const id = store.messages.insert({
-      realm_id: 1,
-      sender_id: users[0]!,
-      stream_id: stream,
-      dm_group_id: null,
-      topic,
-      content: 'x',
-      rendered_content: '<p>x</p>',
-      date_sent: 0,
-      has_attachment: 0,
-      has_image: 0,
-      has_link: 0,
-      sending_client: 'test',
-    });
-    store.messages.insertUserMessages(
-      id,
-      users,
-      users.map((u) => (u === users[0] ? READ : 0)),
-    );
-    store.messages.index(id, topic, 'x');
-    return id;
-  });
-}
 
 t.test("a send's commit writes the recipients' rows, not an unread entry for each", (t) => {
   const dir = t.testdir();
   const { store, users } = storeWithUsers(dir, 50);
   t.teardown(() => store.close());
   // Enough sends that each recipient's rows fill pages of their own.
-  for (let i = 0; i < 400; i++) send(store, users);
+  for (let i = 0; i < 400; i++) sendToAll(store, users);
   // The server moves the watermark between sends (src/storage/store.ts); here at once. (Optional
   // so that this test runs on the code before the unread index too, where it fails.)
   const unread = (store as { unread?: { moveWatermark(rows: number): boolean } }).unread;
@@ -78,7 +32,7 @@ t.test("a send's commit writes the recipients' rows, not an unread entry for eac
   let pages = 0;
   const rounds = 20;
   for (let i = 0; i < rounds; i++) {
-    send(store, users);
+    sendToAll(store, users);
     for (const page of lastCommitPages(path.join(dir, 'confab.sqlite3-wal'))) {
       const owner = owners.of(page);
       byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1);
@@ -209,7 +163,7 @@ t.test('unread answers follow the flags wherever the watermark is', (t) => {
     const op = rnd(10);
     const u = users[rnd(users.length)]!;
     if (op < 4 || ids.length < 3) {
-      const id = send(store, users, 1 + rnd(2));
+      const id = sendToAll(store, users, { stream: 1 + rnd(2) });
       ids.push(id);
       // Dates and mail flags for the missed-message mail's read (no draw: the same sequence).
       db.prepare('UPDATE messages SET date_sent = ? WHERE id = ?').run(id % 4, id);
@@ -252,9 +206,9 @@ t.test("the register's unread rows: one statement for the rows above the waterma
     `INSERT INTO subscriptions (user_id, stream_id, active, color) VALUES (?, 1, 1, ''), (?, 2, 0, '')`,
   ).run(u, u);
   const ids: number[] = [];
-  for (let i = 0; i < 6; i++) ids.push(send(store, users, 1 + (i % 2)));
+  for (let i = 0; i < 6; i++) ids.push(sendToAll(store, users, { stream: 1 + (i % 2) }));
   store.transaction(() => store.unread.moveWatermark(3 * 3)); // the first three below it
-  for (let i = 0; i < 6; i++) ids.push(send(store, users, i < 4 ? 2 : 1));
+  for (let i = 0; i < 6; i++) ids.push(sendToAll(store, users, { stream: i < 4 ? 2 : 1 }));
   t.equal(store.unread.watermark(), ids[2], 'three below the watermark, nine above');
   // Limits count rows before the channel filter: channel 2's count but are not shown.
   const want = (limit: number) =>
@@ -283,7 +237,7 @@ t.test("the register's unread rows: one statement for the rows above the waterma
 t.test("the missed-message mail's unread read uses the unread index", (t) => {
   const { store, users } = storeWithUsers(t.testdir(), 2);
   t.teardown(() => store.close());
-  for (let i = 0; i < 4; i++) send(store, users);
+  for (let i = 0; i < 4; i++) sendToAll(store, users);
   store.transaction(() => store.unread.moveWatermark(4)); // rows on both sides
   const plans = explainCalls(store, () => store.missedMessages.unreadSince(users[1]!, 0, 100));
   const [above = '', below = '', ...more] = plans.filter((p) => !/unread_watermark/.test(p));
@@ -302,7 +256,7 @@ t.test("the missed-message mail's unread read uses the unread index", (t) => {
 t.test('an existing database migrates: its unread rows become the index', (t) => {
   const dir = t.testdir();
   const { store, users } = storeWithUsers(dir, 3);
-  const ids = [send(store, users), send(store, users), send(store, users)];
+  const ids = [sendToAll(store, users), sendToAll(store, users), sendToAll(store, users)];
   store.transaction(() => store.messages.setFlag(users[1]!, [ids[0]!, ids[2]!], READ));
   const db = store.db;
   // Back to the schema before migration 0030, with the unread rows still there.
@@ -343,7 +297,7 @@ t.test('an existing database migrates: its unread rows become the index', (t) =>
     'the partial index is gone',
   );
   // A send after the migration is above the watermark until it moves.
-  const next = send(again, users);
+  const next = sendToAll(again, users);
   t.same(again.reading.unreadAll(users[1]!, 10), [next, ids[1]]);
   again.transaction(() => again.unread.moveWatermark(100));
   t.equal(again.unread.watermark(), next);
@@ -365,7 +319,7 @@ t.test('the server moves the watermark by itself, a transaction of its own', asy
        VALUES (1, 'a@r', 'a@r', 'a', 'k', 0)`,
     )
     .run();
-  const id = send(store, [1]);
+  const id = sendToAll(store, [1]);
   for (let i = 0; i < 400 && store.unread.watermark() < id; i++)
     await new Promise((r) => setTimeout(r, 10));
   t.equal(store.unread.watermark(), id, 'caught up with the newest message');
