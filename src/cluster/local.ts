@@ -368,7 +368,6 @@ export function start(cmd: string, args: string[], log: string, env?: NodeJS.Pro
   return child.pid!;
 }
 
-/** Whether a process is still there. */
 /**
  * Stops the local cluster in `dir` if this process dies without stopping it (./reaper.ts): for
  * tests and benches, called right after `up`.
@@ -381,6 +380,7 @@ export function reapOnExit(dir: string): void {
   }).unref();
 }
 
+/** Whether a process is still there. */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -2,10 +2,10 @@
  * A store without a server, for unit tests of the storage layer: a realm, users, and channel
  * messages sent to all of them, written through the store's own statements.
  */
+import { MESSAGE_FLAG_BITS } from '../../src/lib/message-flags.js';
 import { Store } from '../../src/storage/store.js';
 
-/** The read flag (src/lib/message-flags.ts). */
-export const READ = 1;
+export const READ = MESSAGE_FLAG_BITS.read;
 
 /** A store with a realm and `n` users (ids returned), no background checkpointer or settler. */
 export function storeWithUsers(

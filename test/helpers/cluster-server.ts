@@ -153,8 +153,10 @@ async function serverSettings(base: string): Promise<string> {
   }
 }
 
-/** The last lines of a log file ('' when there is none): for a failure's message, as the test's
- * teardown removes the file. */
+/**
+ * The last lines of a log file, on one line ('(none)' when there is none): for a failure's
+ * message, as the test's teardown removes the file.
+ */
 function tail(file: string, lines = 5): string {
   try {
     return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join(' | ');

@@ -5,11 +5,12 @@
  * in the order and with the flags of the listing, and the rows kept stay within their bounds.
  */
 import t from 'tap';
+import { MESSAGE_FLAG_BITS } from '../../src/lib/message-flags.js';
 import { ListedRows, type MessageQuery } from '../../src/storage/message-search.js';
 import type { Store } from '../../src/storage/store.js';
 import { sendToAll, storeWithUsers } from '../helpers/bare-store.js';
 
-const STARRED = 2;
+const STARRED = MESSAGE_FLAG_BITS.starred;
 
 const everything = (userId: number): MessageQuery => ({
   userId,
@@ -18,7 +19,7 @@ const everything = (userId: number): MessageQuery => ({
   conditions: [],
 });
 
-/** The newest `n` of the user's messages as [id, content, rendered, topic, flags]. */
+/** The newest `n` of the user's messages as [id, content, rendered, topic, channel, flags]. */
 function newest(store: Store, userId: number, n = 100) {
   return store.messageSearch
     .messages(everything(userId), { dir: 'before', anchor: Number.MAX_SAFE_INTEGER, limit: n })
