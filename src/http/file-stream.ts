@@ -65,17 +65,17 @@ function start(
     finish();
     return;
   }
-  ctx.answering(body.status);
+  ctx.answering(200);
   // The request stays counted against its address until the file is out; its address is read
   // now, while the response can still be asked, in case it is counted later (./address-limits.ts).
   ctx.peerAddress();
   ctx.done = true;
-  ctx.status = body.status;
+  ctx.status = 200;
   ctx.onAbort(finish);
   const total = body.size;
 
   res.cork(() => {
-    res.writeStatus(statusLine(body.status));
+    res.writeStatus(statusLine(200));
     res.writeHeader('Content-Type', body.contentType);
     for (const k in body.headers) res.writeHeader(k, body.headers[k]!);
     if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);

@@ -120,7 +120,6 @@ export class RequestContext {
   private peerDotted = false;
   private client: string | null = null;
   private trust: ProxyTrust | null = null;
-  private controller: AbortController | null = null;
   private abortListeners: (() => void)[] | null = null;
 
   /**
@@ -227,19 +226,7 @@ export class RequestContext {
     return this.client ?? '';
   }
 
-  /** Fires when the client goes away before the response (long-polls un-park on it). */
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort();
-    }
-    return this.controller.signal;
-  }
-
-  /**
-   * Calls `fn` if the client goes away before the response (at once if it already has): a
-   * lighter alternative to `signal` for hot paths (held long-polls).
-   */
+  /** Calls `fn` if the client goes away before the response (at once if it already has). */
   onAbort(fn: () => void): void {
     if (this.aborted) {
       fn();
@@ -250,7 +237,6 @@ export class RequestContext {
 
   markAborted(): void {
     this.aborted = true;
-    this.controller?.abort();
     const listeners = this.abortListeners;
     this.abortListeners = null;
     if (listeners) for (const fn of listeners) fn();

@@ -47,7 +47,6 @@ export class RawJson {
   constructor(
     /** The body; bytes are UTF-8 (an event batch's body shared by the consumers given it). */
     readonly json: string | Buffer,
-    readonly status = 200,
   ) {}
 }
 
@@ -100,7 +99,6 @@ export class FileBody {
     readonly size: number,
     readonly contentType: string,
     readonly headers: Record<string, string> = {},
-    readonly status = 200,
   ) {}
 }
 
@@ -216,8 +214,7 @@ const LARGE_BODY = 64 * 1024;
  * A large body (a big realm's register snapshot, a long message history) offered a slice at a
  * time, each when the socket can take it. Given whole to `end`, what the socket cannot take at once
  * goes into uWS's buffer for the connection, which keeps its size for the connection's life: a few
- * megabytes held per keep-alive connection that ever received a large answer (seen through the
- * guard's Unix socket, whose kernel buffer is small).
+ * megabytes held per keep-alive connection that ever received a large answer.
  */
 function sendInSlices(
   res: HttpResponse,
