@@ -286,8 +286,7 @@ export function writeWithoutBody(
   length: number | null,
 ): void {
   if (ctx.aborted || ctx.done) return;
-  ctx.done = true;
-  ctx.status = status;
+  ctx.answering(status);
   res.cork(() => {
     res.writeStatus(status === 304 ? '304 Not Modified' : '200 OK');
     for (const k in headers) res.writeHeader(k, headers[k]!);
