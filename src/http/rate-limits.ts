@@ -54,8 +54,6 @@ export class RequestLimits {
   readonly authenticateByUsername: RateLimiter<string>;
   readonly failedAuthenticationByIp: RateLimiter<string>;
   readonly passwordResetByEmail: RateLimiter<string>;
-  /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
-  readonly readsForwardedFor: boolean;
   private readonly trust: ProxyTrust | null;
 
   /**
@@ -99,7 +97,6 @@ export class RequestLimits {
       else limiter.countElsewhere(key, count);
     });
     this.trust = trustedProxies.length > 0 ? new ProxyTrust(trustedProxies) : null;
-    this.readsForwardedFor = this.trust !== null;
   }
 
   /**

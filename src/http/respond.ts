@@ -47,7 +47,6 @@ export class RawJson {
   constructor(
     /** The body; bytes are UTF-8 (an event batch's body shared by the consumers given it). */
     readonly json: string | Buffer,
-    readonly status = 200,
   ) {}
 }
 
@@ -100,7 +99,6 @@ export class FileBody {
     readonly size: number,
     readonly contentType: string,
     readonly headers: Record<string, string> = {},
-    readonly status = 200,
   ) {}
 }
 
@@ -119,8 +117,6 @@ export function send(
 ): void {
   if (ctx.aborted || ctx.done) return;
   ctx.answering(status);
-  ctx.done = true;
-  ctx.status = status;
   // A string that may be large in bytes is measured in bytes: its length counts UTF-16 units, and
   // a slice-at-a-time answer announced with that size would never complete (non-Latin text).
   if (typeof body === 'string' && body.length * 3 > LARGE_BODY) body = Buffer.from(body);
@@ -151,12 +147,7 @@ export function send(
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
-/**
- * The status line and headers, then `body` if given (null: a large body follows in slices). The
- * status line, Content-Type and the rate-limit headers go to uWS in one call (writeHeadBlock);
- * other headers (an error's Allow, Retry-After, WWW-Authenticate) one call each, as before, in
- * the same order on the wire: Content-Type, those, then the X-RateLimit-* lines.
- */
+/** The status line and headers, then `body` if given (null: a large body follows in slices). */
 function writeAnswer(
   res: HttpResponse,
   ctx: RequestContext,
@@ -166,16 +157,32 @@ function writeAnswer(
   body: string | Buffer | null,
   closeConnection: boolean,
 ): void {
+  writeHead(res, ctx, status, contentType, headers);
+  if (body !== null) {
+    res.end(body, closeConnection);
+    ctx.ended = true;
+  }
+}
+
+/**
+ * The status line and headers of an answer: Content-Type, `headers`, then the request's
+ * X-RateLimit-* lines. Without `headers` (most answers) that is one call into uWS
+ * (writeHeadBlock); `headers` (an error's Allow, Retry-After, WWW-Authenticate, a file's) go one
+ * call each.
+ */
+export function writeHead(
+  res: HttpResponse,
+  ctx: RequestContext,
+  status: number,
+  contentType: string,
+  headers: Readonly<Record<string, string>>,
+): void {
   if (headers !== NO_HEADERS && hasKeys(headers)) {
     res.writeStatus(statusLine(status) + '\r\nContent-Type: ' + contentType);
     for (const k in headers) res.writeHeader(k, headers[k]!);
     if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
   } else {
     writeHeadBlock(res, statusLine(status) + '\r\nContent-Type: ' + contentType, ctx);
-  }
-  if (body !== null) {
-    res.end(body, closeConnection);
-    ctx.ended = true;
   }
 }
 
@@ -216,8 +223,7 @@ const LARGE_BODY = 64 * 1024;
  * A large body (a big realm's register snapshot, a long message history) offered a slice at a
  * time, each when the socket can take it. Given whole to `end`, what the socket cannot take at once
  * goes into uWS's buffer for the connection, which keeps its size for the connection's life: a few
- * megabytes held per keep-alive connection that ever received a large answer (seen through the
- * guard's Unix socket, whose kernel buffer is small).
+ * megabytes held per keep-alive connection that ever received a large answer.
  */
 function sendInSlices(
   res: HttpResponse,
@@ -283,7 +289,7 @@ function sendInSlices(
  * The reference's rate-limit headers (/api/http-headers): the limit, the requests left, and the
  * Unix time at which the whole budget is back.
  */
-export function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus, takenAt: number): void {
+function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus, takenAt: number): void {
   res.writeHeader('X-RateLimit-Limit', String(rate.limit));
   res.writeHeader('X-RateLimit-Remaining', String(rate.remaining));
   res.writeHeader('X-RateLimit-Reset', String(rateLimitReset(rate, takenAt)));

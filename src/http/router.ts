@@ -172,12 +172,12 @@ function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
   if (ep.testFault === at) throw new Error(`deliberate failure (${at}) for a test`);
 }
 
-/** Answers a request that failed unexpectedly at `where` (500) and lets it leave. */
 /** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
 function hasCredentials(ctx: RequestContext): boolean {
   return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
 }
 
+/** Answers `err` (a 500 reported as unexpected at `where` unless it is a JsonableError); leaves. */
 function failRequest(
   res: HttpResponse,
   ctx: RequestContext,
@@ -499,7 +499,7 @@ function run(
 }
 
 /** Where an API user's administrative action comes from (the audit log's origin). */
-function apiOrigin(server: ServerContext, ctx: RequestContext, userId: number): AuditOrigin {
+function apiOrigin(ctx: RequestContext, userId: number): AuditOrigin {
   return {
     via: 'api',
     user_id: userId,
@@ -529,7 +529,7 @@ function runHere(
     // A user's changes carry who asked and from where, for the audit log (src/lib/audit.ts).
     const acting =
       user !== null && realm !== undefined && ctx.method !== 'GET'
-        ? realm.actingFrom(() => apiOrigin(server, ctx, user.id))
+        ? realm.actingFrom(() => apiOrigin(ctx, user.id))
         : realm;
     const hctx: HandlerCtx = { server, req: ctx, realm: acting, user };
     result = ep.handle(hctx, decoded.params);
@@ -628,7 +628,7 @@ function respondWith(
   }
   try {
     if (value instanceof RawJson) {
-      send(res, ctx, value.status, withIgnored(value.json, ignored));
+      send(res, ctx, 200, withIgnored(value.json, ignored));
     } else if (value instanceof RawBody) {
       send(res, ctx, value.status, value.body, value.contentType, value.headers);
     } else if (ctx.compressAnswer) {
