@@ -210,8 +210,9 @@ export class RequestContext {
   }
 
   /**
-   * Called as the answer's status is written, before `done`: with LOG_REQUESTS=errors, a failed or
-   * slow request's line names the client, whose address is read now, while it is there to ask.
+   * Marks the request answered with `status` (`done`), as its status is written. With
+   * LOG_REQUESTS=errors, a failed or slow request's line names the client, whose address is read
+   * first, while it is there to ask.
    */
   answering(status: number): void {
     if (
@@ -219,6 +220,8 @@ export class RequestContext {
       (status >= 400 || (!this.held && performance.now() - this.startedAt >= this.logSlowerThanMs))
     )
       this.clientAddress();
+    this.done = true;
+    this.status = status;
   }
 
   /** The client's address if it was read (the access log's; '' if not). */
