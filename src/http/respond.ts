@@ -4,6 +4,7 @@
  * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
  */
 import type { FileHandle } from 'node:fs/promises';
+import { STATUS_CODES } from 'node:http';
 import {
   internalErrorBody,
   JsonableError,
@@ -18,28 +19,13 @@ import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 import { reportUnexpected, type Where } from './unexpected.js';
 
-const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK',
-  302: '302 Found',
-  303: '303 See Other',
-  304: '304 Not Modified',
-  400: '400 Bad Request',
-  401: '401 Unauthorized',
-  403: '403 Forbidden',
-  404: '404 Not Found',
-  405: '405 Method Not Allowed',
-  413: '413 Payload Too Large',
-  415: '415 Unsupported Media Type',
-  429: '429 Too Many Requests',
-  431: '431 Request Header Fields Too Large',
-  500: '500 Internal Server Error',
-  501: '501 Not Implemented',
-  503: '503 Service Unavailable',
-  507: '507 Insufficient Storage',
-};
+/** `404 Not Found`, by status (Node's reason phrases). */
+const STATUS_LINES: Record<number, string> = Object.fromEntries(
+  Object.entries(STATUS_CODES).map(([code, text]) => [code, `${code} ${text}`]),
+);
 
 export function statusLine(status: number): string {
-  return STATUS_TEXT[status] ?? `${status} Status`;
+  return STATUS_LINES[status] ?? `${status} Status`;
 }
 
 /** A pre-serialized JSON body, sent as it is. */
@@ -360,13 +346,7 @@ export function successBody(
  */
 function plainSuccess(data: object | undefined, ignored: readonly string[]): string | Buffer {
   if (data === undefined) return ignored.length > 0 ? wrapped(data, ignored) : SUCCESS_EMPTY;
-  if (
-    ignored.length > 0 ||
-    Array.isArray(data) ||
-    'result' in data ||
-    'msg' in data ||
-    typeof (data as { toJSON?: unknown }).toJSON === 'function'
-  )
+  if (!prefixable(data, ignored) || typeof (data as { toJSON?: unknown }).toJSON === 'function')
     return wrapped(data, ignored);
   const json = JSON.stringify(data);
   if (json.length <= 2) return SUCCESS_EMPTY;
@@ -391,15 +371,7 @@ function plainSuccess(data: object | undefined, ignored: readonly string[]): str
  * or where the writer does not take the value.
  */
 function largeSuccess(data: object | undefined, ignored: readonly string[]): Buffer | null {
-  if (
-    data === undefined ||
-    ignored.length > 0 ||
-    Array.isArray(data) ||
-    'result' in data ||
-    'msg' in data ||
-    !hasWritableField(data)
-  )
-    return null;
+  if (data === undefined || !prefixable(data, ignored) || !hasWritableField(data)) return null;
   const writer = sharedJsonWriter();
   const at = SUCCESS_PREFIX_COMMA_BYTES - 1; // the data's `{` lands on the prefix's comma
   if (!writer.write(data, at)) return null;
@@ -409,6 +381,11 @@ function largeSuccess(data: object | undefined, ignored: readonly string[]): Buf
   if (first >= 0x30 && first <= 0x39) return null; // an integer-like first key: the wrapper
   b.write(SUCCESS_PREFIX_COMMA, 0, 'latin1');
   return writer.take(0);
+}
+
+/** Whether `data`'s JSON may follow the success prefix (nothing ignored, no own result/msg). */
+function prefixable(data: object, ignored: readonly string[]): boolean {
+  return ignored.length === 0 && !Array.isArray(data) && !('result' in data) && !('msg' in data);
 }
 
 /** The answer as one JSON.stringify of a shallow wrapper (plainSuccess's exceptions). */

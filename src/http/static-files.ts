@@ -22,7 +22,7 @@ import { appPagePolicy } from './csp.js';
 import { chooseEncoding } from './gzip.js';
 import { RequestContext } from './request.js';
 import { requestFinished } from './request-log.js';
-import { send } from './respond.js';
+import { send, statusLine } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 /** One file as served: its bytes, and those of the compressed siblings the build made. */
@@ -288,7 +288,7 @@ export function writeWithoutBody(
   if (ctx.aborted || ctx.done) return;
   ctx.answering(status);
   res.cork(() => {
-    res.writeStatus(status === 304 ? '304 Not Modified' : '200 OK');
+    res.writeStatus(statusLine(status));
     for (const k in headers) res.writeHeader(k, headers[k]!);
     if (length === null) res.endWithoutBody();
     else res.endWithoutBody(length);
