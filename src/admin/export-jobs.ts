@@ -68,7 +68,13 @@ export class RealmExportJobs {
       // Its realm's owner fails it (src/cluster/export-runs.ts).
       if (!claimed) return;
     }
-    this.chain = this.chain.then(() => this.run(realm, id, exportType));
+    // A run that throws (its failure handling failed as well: the store closed under it, say)
+    // must not reject the chain: the exports queued after it would never run, yet their runner
+    // keys, which this process renews, would keep their realms' owners from failing them; and
+    // `idle` and `close` would throw.
+    this.chain = this.chain
+      .then(() => this.run(realm, id, exportType))
+      .catch((err: unknown) => log.error({ err, exportId: id }, 'a realm export’s run threw'));
   }
 
   private async run(realm: RealmRuntime, id: number, exportType: number): Promise<void> {

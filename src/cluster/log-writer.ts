@@ -44,6 +44,7 @@ import { observeAppend } from '../observability/metrics.js';
 import type { Replication, RowChange } from '../storage/replication.js';
 import type { Store } from '../storage/store.js';
 import type { ClusterIds, RealmIdBlocks } from './id-blocks.js';
+import { JsonableError } from '../lib/errors.js';
 import { pack } from '../lib/pack.js';
 import {
   appendSurely,
@@ -68,6 +69,25 @@ export const APPEND_PATIENCE_MS = 120_000;
  * batch's rows need in one NATS message.
  */
 export const FORWARD_RESULT_MOST = 4096;
+
+/**
+ * A new realm whose first entry (its creation's rows) would not fit in one NATS message
+ * (LogWriter.checkFirst): refused before anything of it is written, answered 400 like a batch
+ * too large (BatchTooLargeError).
+ */
+export class RealmTooLargeError extends JsonableError {
+  constructor(
+    readonly bytes: number,
+    readonly most: number,
+  ) {
+    super(
+      `This realm is too large to be replicated: its creation's rows take ${bytes} bytes in the ` +
+        `cluster's log, at most ${most} (one NATS message: the servers' max_payload less 1 KiB). ` +
+        'A shorter realm name makes it smaller.',
+      { code: 'BAD_REQUEST', status: 400 },
+    );
+  }
+}
 
 /** A batch committed here whose append has not settled. */
 type Sealed = {
@@ -346,7 +366,7 @@ export class LogWriter implements CommitStrategy {
     base: Extract<Entry, { k: 'batch' }>,
     forwarded: readonly [string, unknown][],
   ): Entry {
-    const most = this.parts.maxEntryBytes ?? entryLimit(this.parts.link.nc);
+    const most = this.mostBytes();
     const small = forwarded.filter(([, data]) => pack(data).length <= FORWARD_RESULT_MOST);
     if (small.length > 0) {
       const entry: Entry = { ...base, fw: small };
@@ -366,6 +386,25 @@ export class LogWriter implements CommitStrategy {
     if (kept.length === 0) return base;
     const entry: Entry = { ...base, fw: kept };
     return packEntry(entry).length <= most ? entry : base;
+  }
+
+  /** The most bytes a packed entry may take: entryLimit, or the tests' maxEntryBytes. */
+  mostBytes(): number {
+    return this.parts.maxEntryBytes ?? entryLimit(this.parts.link.nc);
+  }
+
+  /**
+   * Refuses a realm's first entry (ClusterNode.addRealm, bootstrap) that packs to more than one
+   * NATS message takes (the bound `fit` keeps a batch's entries within): its rows are written
+   * outside the realm actor, in one transaction that cannot be run again in halves as a batch is,
+   * and sent as they are, a NATS refusal would leave the realm's subdomain reserved and its fate
+   * unknown (the first realm: the node stopped with a NATS error). Throws RealmTooLargeError,
+   * before anything of the realm goes to the log.
+   */
+  checkFirst(entry: Entry): void {
+    const most = this.mostBytes();
+    const bytes = pack(entry).length;
+    if (bytes > most) throw new RealmTooLargeError(bytes, most);
   }
 
   /**

@@ -41,7 +41,7 @@ import { LeaseKeeper } from './lease-keeper.js';
 import { LeaseBucket } from './leases.js';
 import { openLink, type ClusterLink, type ClusterOptions } from './link.js';
 import { LogApplier, replicasAway, type ApplierHooks } from './log-applier.js';
-import { LogWriter } from './log-writer.js';
+import { LogWriter, type RealmTooLargeError } from './log-writer.js';
 import { RateShare } from './rate-share.js';
 import { uploadSnapshot } from './snapshot.js';
 import { DEFAULT_RESERVATION_TIMEOUT_MS, SubdomainReservations } from './subdomains.js';
@@ -147,6 +147,7 @@ export class ClusterNode implements RealmPlacement {
       queues,
       die: (reason) => this.die(reason),
       deposed: (realmId, why) => this.lose(realmId, why),
+      maxEntryBytes: opts.maxEntryBytes,
     });
     this.sharedLimits = new RateShare(link);
     this.forwarder = new Forwarder({
@@ -475,6 +476,20 @@ export class ClusterNode implements RealmPlacement {
         ended: [],
       };
       try {
+        this.writer.checkFirst(entry);
+      } catch (err) {
+        // Nothing went to the log; this copy, which holds the realm, is rebuilt at the next start
+        // (noted unacknowledged above).
+        const { bytes, most } = err as RealmTooLargeError;
+        this.die(
+          `the first realm's entry is not appended: its rows (the realm and its welcome ` +
+            `messages) take ${bytes} bytes, more than one NATS message takes (${most}: the ` +
+            "servers' max_payload less 1 KiB). Raise max_payload in the NATS servers' " +
+            'configuration.',
+        );
+        throw err;
+      }
+      try {
         // Asked again while a cluster just started does not answer yet (appendFirst).
         await appendFirst(
           js,
@@ -508,11 +523,12 @@ export class ClusterNode implements RealmPlacement {
    *
    * 1. This node catches up with the log and refuses a subdomain its copy has (the first realm,
    *    which has no reservation, among them).
-   * 2. It reserves the subdomain for the realm's id in the lease bucket (subdomains.ts): only one
+   * 2. `create` writes the realm's rows in a transaction that is rolled back once they are
+   *    captured: they reach this copy as they reach every other, from the log. Rows that would
+   *    not fit in one log entry (LogWriter.checkFirst: a very long name) are refused here
+   *    (RealmTooLargeError, 400), as a refusal of `create` is, before anything goes to NATS.
+   * 3. It reserves the subdomain for the realm's id in the lease bucket (subdomains.ts): only one
    *    node's reservation wins; the others are refused here, having written nothing.
-   * 3. `create` writes the realm's rows in a transaction that is rolled back once they are
-   *    captured: they reach this copy as they reach every other, from the log. A refusal of
-   *    `create` gives the reservation up.
    * 4. It claims the realm's lease and appends the rows as the first entry of the realm's subject
    *    (expecting it empty: an entry there first voided the id, subdomains.ts), waits until it
    *    has applied that entry, and owns the realm from then on (its lease marker, as a takeover).
@@ -534,19 +550,22 @@ export class ClusterNode implements RealmPlacement {
     let inLog = 'no' as 'no' | 'maybe' | 'yes';
     this.acquiring.add(realmId);
     try {
-      reserved = await this.subdomains.reserve(subdomain, realmId);
       const { created, changes } = this.capture(ids, realmId, create);
-      term = await this.keeper.claim(realmId);
-      if (term === 0) throw new Error(`realm ${realmId}: its lease is held already`);
-      const entry: Entry = {
+      const first = (t: number): Entry => ({
         k: 'batch',
         node,
         inc: incarnation,
-        term,
+        term: t,
         changes,
         events: [],
         ended: [],
-      };
+      });
+      // Sized with the largest term there can be: the entry appended takes no more.
+      this.writer.checkFirst(first(Number.MAX_SAFE_INTEGER));
+      reserved = await this.subdomains.reserve(subdomain, realmId);
+      term = await this.keeper.claim(realmId);
+      if (term === 0) throw new Error(`realm ${realmId}: its lease is held already`);
+      const entry = first(term);
       this.applier.unwritten.add(realmId);
       let seq: number;
       try {

@@ -106,8 +106,6 @@ export class AddressLimits {
   private readonly unauthenticated = new Map<string, number>();
   private readonly trust: ProxyTrust | null;
   private readonly exempt: ProxyTrust;
-  /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
-  readonly readsForwardedFor: boolean;
   /** Peer text (and X-Forwarded-For) → counting key (null: not counted); see `keyOf`. */
   private readonly keys = new Map<string, string | null>();
   /** Requests and upgrades refused so far (tests, logs). */
@@ -129,7 +127,6 @@ export class AddressLimits {
   ) {
     this.trust = trustedProxies.length > 0 ? new ProxyTrust(trustedProxies) : null;
     this.exempt = new ProxyTrust(exempt);
-    this.readsForwardedFor = this.trust !== null;
   }
 
   /** The limits `config` asks for, or null when both are off (0). */

@@ -161,6 +161,16 @@ function parseJsonBody(buf: Buffer): RawParams {
   return out;
 }
 
+/** The 413 for a file (or an upload's body) over the server's upload size limit. */
+export function fileTooLarge(maxFileBytes: number): JsonableError {
+  return new JsonableError(
+    `File is larger than this server's configured maximum upload size (${Math.floor(
+      maxFileBytes / (1024 * 1024),
+    )} MiB).`,
+    { status: 413, code: 'REQUEST_TOO_LARGE' },
+  );
+}
+
 function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): BodySink {
   const fields = Object.create(null) as RawParams;
   const partial = new Set<string>();
@@ -205,13 +215,6 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
   bb.on('field', (name, value) => {
     fields[name] = value;
   });
-  const tooLarge = (maxFileBytes: number) =>
-    new JsonableError(
-      `File is larger than this server's configured maximum upload size (${Math.floor(
-        maxFileBytes / (1024 * 1024),
-      )} MiB).`,
-      { status: 413, code: 'REQUEST_TOO_LARGE' },
-    );
   let discarded = false;
   const open = new Set<fs.WriteStream>();
 
@@ -260,7 +263,7 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       // Over the limit: known now, answered by the producer at once (the rest is never read). A
       // producer paused for the disk reads on, to see it.
       truncated = true;
-      failure ??= tooLarge(fileOpts.maxFileBytes);
+      failure ??= fileTooLarge(fileOpts.maxFileBytes);
       drained();
     });
     stream.on('end', () => {

@@ -10,10 +10,9 @@
  * made once per part and reused by every answer, which no per-answer compression can beat.
  */
 import zlib from 'node:zlib';
-import { hasSharedPart } from './gzip.js';
+import { chooseEncoding, hasSharedPart } from './gzip.js';
 import type { RequestContext } from './request.js';
 import { send, sendError } from './respond.js';
-import { chooseEncoding } from './static-files.js';
 import type { HttpResponse } from './uws.js';
 
 /** Answers smaller than this are sent as they are. */

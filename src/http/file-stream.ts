@@ -4,7 +4,7 @@
  * for onWritable, reading nothing more until it has gone out. Memory per download is one chunk.
  * uWS writes Content-Length itself (tryEnd's total size).
  */
-import { statusLine, writeRateLimitHeaders, type FileBody } from './respond.js';
+import { writeHead, type FileBody } from './respond.js';
 import { reportUnexpected } from './unexpected.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
@@ -65,20 +65,15 @@ function start(
     finish();
     return;
   }
-  ctx.answering(body.status);
   // The request stays counted against its address until the file is out; its address is read
   // now, while the response can still be asked, in case it is counted later (./address-limits.ts).
   ctx.peerAddress();
-  ctx.done = true;
-  ctx.status = body.status;
+  ctx.answering(200);
   ctx.onAbort(finish);
   const total = body.size;
 
   res.cork(() => {
-    res.writeStatus(statusLine(body.status));
-    res.writeHeader('Content-Type', body.contentType);
-    for (const k in body.headers) res.writeHeader(k, body.headers[k]!);
-    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
+    writeHead(res, ctx, 200, body.contentType, body.headers);
     if (total === 0) res.end();
   });
   if (total === 0) {

@@ -13,28 +13,50 @@
  * compression at all. Until a shared part's compression is done, answers carrying it go out
  * uncompressed. The member's CRC-32 is combined from the parts' own (crc32Combine), so the shared
  * bytes are not read again per answer.
+ *
+ * The content coding of every compressed answer (these, ./compress.ts's, the web app's files) is
+ * chosen here from the request's Accept-Encoding (chooseEncoding).
  */
 import zlib from 'node:zlib';
 import { sharedOrigin } from '../lib/shared-parts.js';
 
-/** Whether an Accept-Encoding header value accepts gzip (RFC 9110 §12.5.3, with q-values). */
-export function acceptsGzip(header: string): boolean {
-  if (header === '') return false;
-  let gzip: number | null = null;
-  let any: number | null = null;
-  for (const item of header.split(',')) {
+/**
+ * The content coding to answer with (RFC 9110 §12.5.3, with q-values): br or gzip when `available`
+ * and the client weighs it above zero, the heavier one (br on a tie); null for none. A coding named
+ * twice counts at its highest weight; a malformed q-value accepts nothing.
+ */
+export function chooseEncoding(
+  acceptEncoding: string,
+  available: { br: boolean; gzip: boolean },
+): 'br' | 'gzip' | null {
+  if (acceptEncoding === '') return null;
+  const weights = new Map<string, number>();
+  for (const item of acceptEncoding.split(',')) {
     const [name, ...params] = item.split(';');
     const coding = name!.trim().toLowerCase();
+    if (coding === '') continue;
     let q = 1;
     for (const p of params) {
       const m = /^\s*q\s*=\s*(.*?)\s*$/i.exec(p);
-      // A q-value is 0 to 1 with at most three decimals; a malformed one accepts nothing.
+      // A q-value is 0 to 1 with at most three decimals.
       if (m) q = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(m[1]!) ? Number(m[1]) : 0;
     }
-    if (coding === 'gzip' || coding === 'x-gzip') gzip = Math.max(gzip ?? 0, q);
-    else if (coding === '*') any = q;
+    const key = coding === 'x-gzip' ? 'gzip' : coding;
+    weights.set(key, Math.max(weights.get(key) ?? 0, q));
   }
-  return (gzip ?? any ?? 0) > 0;
+  const weight = (c: string) => weights.get(c) ?? weights.get('*') ?? 0;
+  const br = available.br ? weight('br') : 0;
+  const gzip = available.gzip ? weight('gzip') : 0;
+  if (br > 0 && br >= gzip) return 'br';
+  if (gzip > 0) return 'gzip';
+  return null;
+}
+
+const GZIP_ONLY = { br: false, gzip: true };
+
+/** Whether an Accept-Encoding header value accepts gzip. */
+export function acceptsGzip(header: string): boolean {
+  return chooseEncoding(header, GZIP_ONLY) !== null;
 }
 
 // ---- CRC-32 arithmetic (the reflected polynomial 0xedb88320, as gzip's) ----------------------

@@ -18,7 +18,7 @@
  * - past LINGER_BYTES discarded, or LINGER_MS in all, the connection is closed as it is: a client
  *   still sending then had the answer long before.
  */
-import { errorAnswer, statusLine, writeRateLimitHeaders } from './respond.js';
+import { errorAnswer, writeHead } from './respond.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 import { reportUnexpected } from './unexpected.js';
@@ -54,14 +54,7 @@ export function refuseEarly(
   if (ctx.aborted || ctx.done) return null;
   const answer = errorAnswer(ctx, err);
   ctx.answering(answer.status);
-  ctx.done = true;
-  ctx.status = answer.status;
-  const head = () => {
-    res.writeStatus(statusLine(answer.status));
-    res.writeHeader('Content-Type', 'application/json');
-    for (const k in answer.headers) res.writeHeader(k, answer.headers[k]!);
-    if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
-  };
+  const head = () => writeHead(res, ctx, answer.status, 'application/json', answer.headers);
   if (bodyComplete) {
     res.cork(() => {
       head();

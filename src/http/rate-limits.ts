@@ -20,7 +20,7 @@
 import type { RateLimitRules, ServerConfig } from '../config.js';
 import { RateLimitedError } from '../lib/errors.js';
 import { RateLimiter, type RateStatus, type RateWatch } from '../lib/rate-limit.js';
-import { addressKey, clientAddress, ProxyTrust } from './client-address.js';
+import { addressKey } from './client-address.js';
 import type { RequestContext } from './request.js';
 
 export type UserBucket = 'api' | 'events';
@@ -54,9 +54,6 @@ export class RequestLimits {
   readonly authenticateByUsername: RateLimiter<string>;
   readonly failedAuthenticationByIp: RateLimiter<string>;
   readonly passwordResetByEmail: RateLimiter<string>;
-  /** Whether X-Forwarded-For must be read (a trusted proxy is configured). */
-  readonly readsForwardedFor: boolean;
-  private readonly trust: ProxyTrust | null;
 
   /**
    * `clock`: the limiters' (monotonic, milliseconds); `serverClock`: the server's (ServerConfig.clock),
@@ -64,7 +61,6 @@ export class RequestLimits {
    */
   constructor(
     rules: RateLimitRules,
-    trustedProxies: readonly string[],
     clock: () => number,
     private readonly serverClock: () => number,
     /** A cluster node's: counts shared with the other nodes. */
@@ -98,8 +94,6 @@ export class RequestLimits {
       if (count === 'cleared') limiter.forgetElsewhere(key);
       else limiter.countElsewhere(key, count);
     });
-    this.trust = trustedProxies.length > 0 ? new ProxyTrust(trustedProxies) : null;
-    this.readsForwardedFor = this.trust !== null;
   }
 
   /**
@@ -110,7 +104,6 @@ export class RequestLimits {
     if (config.rateLimits === null) return null;
     return new RequestLimits(
       config.rateLimits,
-      config.trustedProxies,
       config.rateLimitClock ?? (() => performance.now()),
       config.clock,
       shared,
@@ -208,13 +201,9 @@ export class RequestLimits {
     return `${this.addressKeyOf(ctx)} ${account}`;
   }
 
-  /** The client's canonical address (peer, or X-Forwarded-For behind a trusted proxy). */
-  addressOf(ctx: RequestContext): string {
-    return clientAddress(ctx.peerAddress(), ctx.forwardedFor, this.trust);
-  }
-
+  /** The client's key: its address (ctx.clientAddress), an IPv6 one's /64. */
   private addressKeyOf(ctx: RequestContext): string {
-    return addressKey(this.addressOf(ctx));
+    return addressKey(ctx.clientAddress());
   }
 
   /** The request's standing is this limit's. */

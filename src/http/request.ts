@@ -120,7 +120,6 @@ export class RequestContext {
   private peerDotted = false;
   private client: string | null = null;
   private trust: ProxyTrust | null = null;
-  private controller: AbortController | null = null;
   private abortListeners: (() => void)[] | null = null;
 
   /**
@@ -166,11 +165,6 @@ export class RequestContext {
     RequestContext.latest = this;
   }
 
-  /** Lets `peerAddress` read the connection's address later (valid until the response ends). */
-  bindPeer(res: HttpResponse): void {
-    this.peer = res;
-  }
-
   /**
    * The connection's peer address: dotted for an IPv4 peer, otherwise as uWS writes it ('' once
    * the client has gone).
@@ -211,8 +205,9 @@ export class RequestContext {
   }
 
   /**
-   * Called as the answer's status is written, before `done`: with LOG_REQUESTS=errors, a failed or
-   * slow request's line names the client, whose address is read now, while it is there to ask.
+   * Marks the request answered with `status` (`done`), as its status is written. With
+   * LOG_REQUESTS=errors, a failed or slow request's line names the client, whose address is read
+   * first, while it is there to ask.
    */
   answering(status: number): void {
     if (
@@ -220,6 +215,8 @@ export class RequestContext {
       (status >= 400 || (!this.held && performance.now() - this.startedAt >= this.logSlowerThanMs))
     )
       this.clientAddress();
+    this.done = true;
+    this.status = status;
   }
 
   /** The client's address if it was read (the access log's; '' if not). */
@@ -227,19 +224,7 @@ export class RequestContext {
     return this.client ?? '';
   }
 
-  /** Fires when the client goes away before the response (long-polls un-park on it). */
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort();
-    }
-    return this.controller.signal;
-  }
-
-  /**
-   * Calls `fn` if the client goes away before the response (at once if it already has): a
-   * lighter alternative to `signal` for hot paths (held long-polls).
-   */
+  /** Calls `fn` if the client goes away before the response (at once if it already has). */
   onAbort(fn: () => void): void {
     if (this.aborted) {
       fn();
@@ -250,7 +235,6 @@ export class RequestContext {
 
   markAborted(): void {
     this.aborted = true;
-    this.controller?.abort();
     const listeners = this.abortListeners;
     this.abortListeners = null;
     if (listeners) for (const fn of listeners) fn();

@@ -4,6 +4,7 @@
  * holds serialized JSON (event batches) returns a RawJson to skip a second stringify.
  */
 import type { FileHandle } from 'node:fs/promises';
+import { STATUS_CODES } from 'node:http';
 import {
   internalErrorBody,
   JsonableError,
@@ -18,28 +19,13 @@ import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 import { reportUnexpected, type Where } from './unexpected.js';
 
-const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK',
-  302: '302 Found',
-  303: '303 See Other',
-  304: '304 Not Modified',
-  400: '400 Bad Request',
-  401: '401 Unauthorized',
-  403: '403 Forbidden',
-  404: '404 Not Found',
-  405: '405 Method Not Allowed',
-  413: '413 Payload Too Large',
-  415: '415 Unsupported Media Type',
-  429: '429 Too Many Requests',
-  431: '431 Request Header Fields Too Large',
-  500: '500 Internal Server Error',
-  501: '501 Not Implemented',
-  503: '503 Service Unavailable',
-  507: '507 Insufficient Storage',
-};
+/** `404 Not Found`, by status (Node's reason phrases). */
+const STATUS_LINES: Record<number, string> = Object.fromEntries(
+  Object.entries(STATUS_CODES).map(([code, text]) => [code, `${code} ${text}`]),
+);
 
 export function statusLine(status: number): string {
-  return STATUS_TEXT[status] ?? `${status} Status`;
+  return STATUS_LINES[status] ?? `${status} Status`;
 }
 
 /** A pre-serialized JSON body, sent as it is. */
@@ -47,7 +33,6 @@ export class RawJson {
   constructor(
     /** The body; bytes are UTF-8 (an event batch's body shared by the consumers given it). */
     readonly json: string | Buffer,
-    readonly status = 200,
   ) {}
 }
 
@@ -100,7 +85,6 @@ export class FileBody {
     readonly size: number,
     readonly contentType: string,
     readonly headers: Record<string, string> = {},
-    readonly status = 200,
   ) {}
 }
 
@@ -119,8 +103,6 @@ export function send(
 ): void {
   if (ctx.aborted || ctx.done) return;
   ctx.answering(status);
-  ctx.done = true;
-  ctx.status = status;
   // A string that may be large in bytes is measured in bytes: its length counts UTF-16 units, and
   // a slice-at-a-time answer announced with that size would never complete (non-Latin text).
   if (typeof body === 'string' && body.length * 3 > LARGE_BODY) body = Buffer.from(body);
@@ -151,12 +133,7 @@ export function send(
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
-/**
- * The status line and headers, then `body` if given (null: a large body follows in slices). The
- * status line, Content-Type and the rate-limit headers go to uWS in one call (writeHeadBlock);
- * other headers (an error's Allow, Retry-After, WWW-Authenticate) one call each, as before, in
- * the same order on the wire: Content-Type, those, then the X-RateLimit-* lines.
- */
+/** The status line and headers, then `body` if given (null: a large body follows in slices). */
 function writeAnswer(
   res: HttpResponse,
   ctx: RequestContext,
@@ -166,16 +143,32 @@ function writeAnswer(
   body: string | Buffer | null,
   closeConnection: boolean,
 ): void {
+  writeHead(res, ctx, status, contentType, headers);
+  if (body !== null) {
+    res.end(body, closeConnection);
+    ctx.ended = true;
+  }
+}
+
+/**
+ * The status line and headers of an answer: Content-Type, `headers`, then the request's
+ * X-RateLimit-* lines. Without `headers` (most answers) that is one call into uWS
+ * (writeHeadBlock); `headers` (an error's Allow, Retry-After, WWW-Authenticate, a file's) go one
+ * call each.
+ */
+export function writeHead(
+  res: HttpResponse,
+  ctx: RequestContext,
+  status: number,
+  contentType: string,
+  headers: Readonly<Record<string, string>>,
+): void {
   if (headers !== NO_HEADERS && hasKeys(headers)) {
     res.writeStatus(statusLine(status) + '\r\nContent-Type: ' + contentType);
     for (const k in headers) res.writeHeader(k, headers[k]!);
     if (ctx.rate !== null) writeRateLimitHeaders(res, ctx.rate, ctx.rateTakenAt);
   } else {
     writeHeadBlock(res, statusLine(status) + '\r\nContent-Type: ' + contentType, ctx);
-  }
-  if (body !== null) {
-    res.end(body, closeConnection);
-    ctx.ended = true;
   }
 }
 
@@ -216,8 +209,7 @@ const LARGE_BODY = 64 * 1024;
  * A large body (a big realm's register snapshot, a long message history) offered a slice at a
  * time, each when the socket can take it. Given whole to `end`, what the socket cannot take at once
  * goes into uWS's buffer for the connection, which keeps its size for the connection's life: a few
- * megabytes held per keep-alive connection that ever received a large answer (seen through the
- * guard's Unix socket, whose kernel buffer is small).
+ * megabytes held per keep-alive connection that ever received a large answer.
  */
 function sendInSlices(
   res: HttpResponse,
@@ -283,7 +275,7 @@ function sendInSlices(
  * The reference's rate-limit headers (/api/http-headers): the limit, the requests left, and the
  * Unix time at which the whole budget is back.
  */
-export function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus, takenAt: number): void {
+function writeRateLimitHeaders(res: HttpResponse, rate: RateStatus, takenAt: number): void {
   res.writeHeader('X-RateLimit-Limit', String(rate.limit));
   res.writeHeader('X-RateLimit-Remaining', String(rate.remaining));
   res.writeHeader('X-RateLimit-Reset', String(rateLimitReset(rate, takenAt)));
@@ -354,13 +346,7 @@ export function successBody(
  */
 function plainSuccess(data: object | undefined, ignored: readonly string[]): string | Buffer {
   if (data === undefined) return ignored.length > 0 ? wrapped(data, ignored) : SUCCESS_EMPTY;
-  if (
-    ignored.length > 0 ||
-    Array.isArray(data) ||
-    'result' in data ||
-    'msg' in data ||
-    typeof (data as { toJSON?: unknown }).toJSON === 'function'
-  )
+  if (!prefixable(data, ignored) || typeof (data as { toJSON?: unknown }).toJSON === 'function')
     return wrapped(data, ignored);
   const json = JSON.stringify(data);
   if (json.length <= 2) return SUCCESS_EMPTY;
@@ -385,15 +371,7 @@ function plainSuccess(data: object | undefined, ignored: readonly string[]): str
  * or where the writer does not take the value.
  */
 function largeSuccess(data: object | undefined, ignored: readonly string[]): Buffer | null {
-  if (
-    data === undefined ||
-    ignored.length > 0 ||
-    Array.isArray(data) ||
-    'result' in data ||
-    'msg' in data ||
-    !hasWritableField(data)
-  )
-    return null;
+  if (data === undefined || !prefixable(data, ignored) || !hasWritableField(data)) return null;
   const writer = sharedJsonWriter();
   const at = SUCCESS_PREFIX_COMMA_BYTES - 1; // the data's `{` lands on the prefix's comma
   if (!writer.write(data, at)) return null;
@@ -403,6 +381,11 @@ function largeSuccess(data: object | undefined, ignored: readonly string[]): Buf
   if (first >= 0x30 && first <= 0x39) return null; // an integer-like first key: the wrapper
   b.write(SUCCESS_PREFIX_COMMA, 0, 'latin1');
   return writer.take(0);
+}
+
+/** Whether `data`'s JSON may follow the success prefix (nothing ignored, no own result/msg). */
+function prefixable(data: object, ignored: readonly string[]): boolean {
+  return ignored.length === 0 && !Array.isArray(data) && !('result' in data) && !('msg' in data);
 }
 
 /** The answer as one JSON.stringify of a shallow wrapper (plainSuccess's exceptions). */

@@ -17,7 +17,13 @@ import { authenticate, resolveRealm } from './auth.js';
 import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
 import { sendCompressible } from './compress.js';
 import type { Release } from './address-limits.js';
-import { createBodySink, parseUrlEncoded, rawBodySink, type BodySink } from './body.js';
+import {
+  createBodySink,
+  fileTooLarge,
+  parseUrlEncoded,
+  rawBodySink,
+  type BodySink,
+} from './body.js';
 import type { AuditOrigin } from '../lib/audit.js';
 import type { Endpoint, HandlerCtx } from './endpoint.js';
 import { RequestContext } from './request.js';
@@ -69,6 +75,8 @@ export class InflightTracker {
 }
 
 const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+/** The uWS app's method that mounts a route of each method an endpoint may have. */
+const MOUNT = { GET: 'get', POST: 'post', PATCH: 'patch', DELETE: 'del', PUT: 'put' } as const;
 /** The parameters of a request without any (most GETs): one shared empty object. */
 const NO_PARAMS: RawParams = Object.freeze(Object.create(null) as RawParams);
 /** The methods the server knows (others: 501); case-sensitive, as RFC 9110 §9.1 has it. */
@@ -97,25 +105,9 @@ export function mountEndpoints(
     const key = `${ep.method} ${ep.path}`;
     if (seen.has(key)) throw new Error(`route defined twice: ${key}`);
     seen.add(key);
-    const handler = (res: HttpResponse, req: HttpRequest) =>
-      onRequest(res, req, ep, server, inflight);
-    switch (ep.method) {
-      case 'GET':
-        app.get(ep.uwsPath, handler);
-        break;
-      case 'POST':
-        app.post(ep.uwsPath, handler);
-        break;
-      case 'PATCH':
-        app.patch(ep.uwsPath, handler);
-        break;
-      case 'DELETE':
-        app.del(ep.uwsPath, handler);
-        break;
-      case 'PUT':
-        app.put(ep.uwsPath, handler);
-        break;
-    }
+    app[MOUNT[ep.method]](ep.uwsPath, (res: HttpResponse, req: HttpRequest) =>
+      onRequest(res, req, ep, server, inflight),
+    );
   }
   const matchers = endpoints.map((ep) => ({ method: ep.method, re: patternToRegExp(ep.path) }));
   app.any('/*', (res, req) => {
@@ -172,12 +164,12 @@ function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
   if (ep.testFault === at) throw new Error(`deliberate failure (${at}) for a test`);
 }
 
-/** Answers a request that failed unexpectedly at `where` (500) and lets it leave. */
 /** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
 function hasCredentials(ctx: RequestContext): boolean {
   return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
 }
 
+/** Answers `err` (a 500 reported as unexpected at `where` unless it is a JsonableError); leaves. */
 function failRequest(
   res: HttpResponse,
   ctx: RequestContext,
@@ -461,15 +453,9 @@ function readRequest(
 }
 
 function tooLarge(ep: Endpoint, server: ServerContext, limit: number): JsonableError {
-  if (ep.acceptsFiles) {
-    return new JsonableError(
-      `File is larger than this server's configured maximum upload size (${Math.floor(
-        server.config.maxFileUploadBytes / (1024 * 1024),
-      )} MiB).`,
-      { code: 'REQUEST_TOO_LARGE', status: 413 },
-    );
-  }
-  return new RequestTooLargeError(limit);
+  return ep.acceptsFiles
+    ? fileTooLarge(server.config.maxFileUploadBytes)
+    : new RequestTooLargeError(limit);
 }
 
 /**
@@ -499,7 +485,7 @@ function run(
 }
 
 /** Where an API user's administrative action comes from (the audit log's origin). */
-function apiOrigin(server: ServerContext, ctx: RequestContext, userId: number): AuditOrigin {
+function apiOrigin(ctx: RequestContext, userId: number): AuditOrigin {
   return {
     via: 'api',
     user_id: userId,
@@ -529,7 +515,7 @@ function runHere(
     // A user's changes carry who asked and from where, for the audit log (src/lib/audit.ts).
     const acting =
       user !== null && realm !== undefined && ctx.method !== 'GET'
-        ? realm.actingFrom(() => apiOrigin(server, ctx, user.id))
+        ? realm.actingFrom(() => apiOrigin(ctx, user.id))
         : realm;
     const hctx: HandlerCtx = { server, req: ctx, realm: acting, user };
     result = ep.handle(hctx, decoded.params);
@@ -610,25 +596,12 @@ function respondWith(
   leave: () => void,
 ): void {
   if (value instanceof FileBody) {
-    try {
-      streamFile(res, ctx, value, leave);
-    } catch (err) {
-      // streamFile catches its own; should it not, the connection cannot be trusted any more.
-      reportUnexpected(err, 'stream', { reqId: ctx.reqId, method: ctx.method });
-      if (!ctx.aborted) {
-        try {
-          res.close();
-        } catch {
-          // answered, or its client gone
-        }
-      }
-      leave();
-    }
+    streamFile(res, ctx, value, leave); // never throws: it answers its own failures
     return;
   }
   try {
     if (value instanceof RawJson) {
-      send(res, ctx, value.status, withIgnored(value.json, ignored));
+      send(res, ctx, 200, withIgnored(value.json, ignored));
     } else if (value instanceof RawBody) {
       send(res, ctx, value.status, value.body, value.contentType, value.headers);
     } else if (ctx.compressAnswer) {

@@ -4,7 +4,8 @@
  *
  * - POST /json/login (src/endpoints/session.ts) makes a session: a random 256-bit token in the
  *   cookie `confab_session` (HttpOnly, SameSite=Lax, Path=/, Secure under https), stored
- *   server-side only as its hash, with an expiry (two weeks, the reference's default; SESSION_AGE).
+ *   server-side only as its hash, with an expiry (SESSION_COOKIE_AGE; two weeks by default, the
+ *   reference's).
  * - `/json/<path>` serves every `/api/v1/<path>` endpoint, authenticated by that cookie alone
  *   (never HTTP Basic); media routes (`/user_uploads/*`, thumbnails, `/avatar/*`) take the cookie
  *   when the request has no Authorization header, as the reference's do.
@@ -28,9 +29,6 @@ import type { RequestContext } from './request.js';
 import type { HttpRequest } from './uws.js';
 
 export const SESSION_COOKIE = 'confab_session';
-
-/** The reference's SESSION_COOKIE_AGE: two weeks. */
-export const DEFAULT_SESSION_AGE_SECONDS = 14 * 24 * 60 * 60;
 
 /**
  * How an endpoint takes a session: `only` (the /json/ mirror: the cookie, never Basic), `also`
@@ -122,8 +120,7 @@ export function sessionCookie(
 
 /** The Set-Cookie value that removes the session cookie. */
 export function clearedSessionCookie(config: Pick<ServerConfig, 'externalScheme'>): string {
-  const secure = config.externalScheme === 'https' ? '; Secure' : '';
-  return `${SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax${secure}`;
+  return sessionCookie(config, '', 0);
 }
 
 /**

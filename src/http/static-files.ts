@@ -19,9 +19,10 @@ import path from 'node:path';
 import { log } from '../observability/log.js';
 import type { ServerConfig } from '../config.js';
 import { appPagePolicy } from './csp.js';
+import { chooseEncoding } from './gzip.js';
 import { RequestContext } from './request.js';
 import { requestFinished } from './request-log.js';
-import { send } from './respond.js';
+import { send, statusLine } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 /** One file as served: its bytes, and those of the compressed siblings the build made. */
@@ -130,35 +131,6 @@ export function loadWebBuild(dir: string): WebBuild {
   };
   walk('');
   return build;
-}
-
-/**
- * The content codings a request accepts, with their weights (RFC 9110 §12.5.3): br or gzip when
- * the file has that sibling and the client weighs it above zero, the heavier one (br on a tie).
- */
-export function chooseEncoding(
-  acceptEncoding: string,
-  available: { br: boolean; gzip: boolean },
-): 'br' | 'gzip' | null {
-  if (acceptEncoding === '') return null;
-  const weights = new Map<string, number>();
-  for (const item of acceptEncoding.split(',')) {
-    const [name, ...params] = item.split(';');
-    const coding = name!.trim().toLowerCase();
-    if (coding === '') continue;
-    let q = 1;
-    for (const p of params) {
-      const m = /^\s*q\s*=\s*(.*?)\s*$/i.exec(p);
-      if (m) q = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(m[1]!) ? Number(m[1]) : 0;
-    }
-    weights.set(coding === 'x-gzip' ? 'gzip' : coding, q);
-  }
-  const weight = (c: string) => weights.get(c) ?? weights.get('*') ?? 0;
-  const br = available.br ? weight('br') : 0;
-  const gzip = available.gzip ? weight('gzip') : 0;
-  if (br > 0 && br >= gzip) return 'br';
-  if (gzip > 0) return 'gzip';
-  return null;
 }
 
 /** Whether an If-None-Match header names `etag` (or is `*`); weak tags compare equal (§13.1.2). */
@@ -314,10 +286,9 @@ export function writeWithoutBody(
   length: number | null,
 ): void {
   if (ctx.aborted || ctx.done) return;
-  ctx.done = true;
-  ctx.status = status;
+  ctx.answering(status);
   res.cork(() => {
-    res.writeStatus(status === 304 ? '304 Not Modified' : '200 OK');
+    res.writeStatus(statusLine(status));
     for (const k in headers) res.writeHeader(k, headers[k]!);
     if (length === null) res.endWithoutBody();
     else res.endWithoutBody(length);

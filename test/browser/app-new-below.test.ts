@@ -2,7 +2,9 @@
  * The web app on a phone (390 pixels) opened at the first unread message of a topic with more
  * unread below: the "new messages below" button covers no message, in particular not the toolbar
  * of the message at the bottom of the list once it is selected (a phone draws the toolbar under
- * the message, at the list's bottom edge, where the button used to float).
+ * the message, at the list's bottom edge, where the button used to float). And at 1280 pixels,
+ * scrolls faster than the list redraws (two in one task: away from the newest and back, or the
+ * other way) leave the button as the last scroll found it.
  */
 import t from 'tap';
 import { openApp, waitFor, waitMessage } from '../helpers/app.js';
@@ -121,5 +123,65 @@ t.test('390 pixels: "new messages below" covers no message', async (t) => {
   await waitFor(page, `document.querySelector('.new-below') === null`);
   await waitMessage(page, 'new entry 15');
   t.pass('the button still goes to the newest');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+/**
+ * Page-side JavaScript (a string: the tests have no DOM types): scrolls the list to `first`, then
+ * to `second` ('top' or 'bottom'), each with its scroll event, in one task (no drawing between),
+ * then says whether the button shows at the drawing that follows (the next frame, before the
+ * effects that run after it).
+ */
+const twoScrolls = (first: string, second: string) => `(() => {
+  const el = document.querySelector('.messages');
+  const to = (where) => {
+    el.scrollTop = where === 'top' ? 0 : el.scrollHeight;
+    el.dispatchEvent(new Event('scroll'));
+  };
+  to(${JSON.stringify(first)});
+  to(${JSON.stringify(second)});
+  return new Promise((resolve) =>
+    requestAnimationFrame(() => resolve(document.querySelector('.new-below') !== null)),
+  );
+})()`;
+
+t.test('1280 pixels: two scrolls before a drawing, the button as the second left it', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { api, fx } = ts;
+  const everyone = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+  const ch = await createChannel(api, 'othello', 'scrolls', { principals: everyone });
+  seedChannelMessages(ts, {
+    senderId: fx.users.othello!.id,
+    streamId: ch,
+    topic: 'long',
+    count: 60,
+    recipients: everyone,
+    flags: 1,
+    text: (i) => `line ${i}`,
+  });
+  const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+    hash: `#narrow/channel/${ch}-scrolls/topic/long`,
+  });
+  await waitMessage(page, 'line 59');
+  await waitFor(page, `document.querySelector('.new-below') === null`);
+  t.ok(
+    await page.evaluate(
+      `(() => { const el = document.querySelector('.messages'); return el.scrollHeight > el.clientHeight * 2; })()`,
+    ),
+    'the list is taller than two screens',
+  );
+
+  t.equal(await page.evaluate(twoScrolls('top', 'bottom')), false, 'up and back: no button');
+  await waitFor(page, `document.querySelector('.new-below') === null`);
+
+  // From the top (the button shown), down and back up: the button stays.
+  await page.evaluate(`(() => {
+    const el = document.querySelector('.messages');
+    el.scrollTop = 0;
+    el.dispatchEvent(new Event('scroll'));
+  })()`);
+  await waitFor(page, `document.querySelector('.new-below') !== null`);
+  t.equal(await page.evaluate(twoScrolls('bottom', 'top')), true, 'down and back up: the button');
+  await screenshot(page, t, 'scrolled-up-1280');
   watch.assertClean(t, /WebSocket|status of 401/);
 });

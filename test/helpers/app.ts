@@ -16,12 +16,20 @@ export async function openApp(
   url: string,
   fx: Fixture,
   who: string,
-  opts: { hash?: string; width?: number; height?: number; dark?: boolean } = {},
+  opts: {
+    hash?: string;
+    width?: number;
+    height?: number;
+    dark?: boolean;
+    /** Page-side JavaScript run before the page's own in every document (addInitScript). */
+    init?: string;
+  } = {},
 ): Promise<AppPage> {
   const page = await b.newPage({
     viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 },
     colorScheme: opts.dark ? 'dark' : 'light',
   });
+  if (opts.init) await page.addInitScript(opts.init);
   const watch = await watchPage(page);
   await page.goto(url + '/' + (opts.hash ?? ''));
   const user = fx.users[who]!;

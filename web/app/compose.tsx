@@ -101,7 +101,7 @@ export function Compose({ c }: { c: Controller }) {
     const d = c.draftTo(toRef.current);
     return d ? (c.drafts?.get(d) ?? '') : '';
   });
-  const [preview, setPreview] = useState<string | null>(null);
+  const [preview, setPreview, previewRef] = useLive<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [token, setToken, tokenRef] = useLive<Token | null>(null);
@@ -312,7 +312,7 @@ export function Compose({ c }: { c: Controller }) {
   };
 
   const togglePreview = async () => {
-    if (preview !== null) {
+    if (previewRef.current !== null) {
       setPreview(null);
       requestAnimationFrame(() => area.current?.focus());
       return;
@@ -429,7 +429,8 @@ export function Compose({ c }: { c: Controller }) {
               type="button"
               aria-pressed={to.kind === 'stream'}
               onClick={() =>
-                to.kind !== 'stream' && retarget({ kind: 'stream', streamId: null, topic: '' })
+                toRef.current.kind !== 'stream' &&
+                retarget({ kind: 'stream', streamId: null, topic: '' })
               }
             >
               Channel
@@ -437,7 +438,7 @@ export function Compose({ c }: { c: Controller }) {
             <button
               type="button"
               aria-pressed={to.kind === 'dm'}
-              onClick={() => to.kind !== 'dm' && retarget({ kind: 'dm', userIds: [] })}
+              onClick={() => toRef.current.kind !== 'dm' && retarget({ kind: 'dm', userIds: [] })}
             >
               Direct
             </button>

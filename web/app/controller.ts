@@ -661,7 +661,9 @@ export class Controller {
     r: { emoji_name: string; emoji_code: string; reaction_type: string },
   ): Promise<void> {
     const s = this.state.value!;
-    const mine = m.reactions.some(
+    // The message as it is now, not as its row was last drawn (a reaction that came since).
+    const now = s.messages.get(m.id) ?? m;
+    const mine = now.reactions.some(
       (x) =>
         x.user_id === s.selfId &&
         x.emoji_code === r.emoji_code &&
@@ -702,7 +704,8 @@ export class Controller {
   }
 
   async toggleStar(m: StoredMessage): Promise<void> {
-    const on = m.flags.includes('starred');
+    // Its flags as they are now, not as its row was last drawn (a star that came since).
+    const on = (this.state.value?.messages.get(m.id) ?? m).flags.includes('starred');
     try {
       await this.client.updateFlags([m.id], on ? 'remove' : 'add', 'starred');
     } catch (e) {

@@ -314,8 +314,11 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
         .ids()
         .filter((id) => id > lastShown && list.narrow.terms.length === 0).length;
     }
-    if (bottomNow !== !below.show || unread !== below.unread)
-      setBelow({ show: !bottomNow, unread });
+    // Compared with the state as it is now, not as last drawn: two scrolls before a drawing
+    // (away and back) must leave the button as the second one found it.
+    setBelow((now) =>
+      now.show === !bottomNow && now.unread === unread ? now : { show: !bottomNow, unread },
+    );
   };
   useEffect(() => updateBelow(false));
 

@@ -371,7 +371,11 @@ export function ThemeToggle({ c }: { c: Controller }) {
       type="button"
       aria-label={dark ? 'Use the light theme' : 'Use the dark theme'}
       title={dark ? 'Light theme' : 'Dark theme'}
-      onClick={() => void c.setTheme(dark ? 3 : 2)}
+      onClick={() => {
+        // The theme as it is now, not as last drawn: two clicks before a drawing come back.
+        const now = c.state.value?.settings.color_scheme ?? 1;
+        void c.setTheme(now === 2 || (now === 1 && isDark()) ? 3 : 2);
+      }}
     >
       <Icon name={dark ? 'sun' : 'moon'} />
     </button>
