@@ -283,7 +283,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   mountOpsRoutes(app, {
     health,
     metricsToken: config.metricsToken,
-    trustedProxies: config.trustedProxies,
+    proxyTrust: context.proxyTrust,
   });
 
   // The browser app's page and assets; every API endpoint also under /json/ for it, by session.

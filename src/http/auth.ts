@@ -77,14 +77,17 @@ export function authenticate(
   const cached = realm?.view.cachedAuth(header);
   if (cached && !realm!.view.deactivated) return cached;
   if (ctx === null || header === '') return checkCredentials(store, realm, header);
-  const account = limits === null ? '*' : accountTried(realm, header);
+  const email = triedEmail(header);
+  // The account tried, for counting its failures: a user id of the realm, or '*'.
+  const tried = limits === null || email === '' ? undefined : realm?.view.userByEmail(email);
+  const account = tried ? String(tried.id) : '*';
   limits?.checkAuthentication(ctx, account);
   try {
     return checkCredentials(store, realm, header);
   } catch (err) {
     if (err instanceof UnauthorizedError) {
       limits?.authenticationFailed(ctx, account);
-      loginFailed(ctx, 'api_key', triedEmail(header), realm?.id ?? null);
+      loginFailed(ctx, 'api_key', email, realm?.id ?? null);
     }
     throw err;
   }
@@ -97,18 +100,6 @@ function triedEmail(header: string): string {
   } catch {
     return '';
   }
-}
-
-/** The account a header names, for counting its failures: a user id of the realm, or '*'. */
-function accountTried(realm: RealmRuntime | undefined, header: string): string {
-  let email: string;
-  try {
-    email = parseBasicAuth(header).email;
-  } catch {
-    return '*';
-  }
-  const user = realm?.view.userByEmail(email);
-  return user ? String(user.id) : '*';
 }
 
 function checkCredentials(

@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import type { HealthMonitor } from '../observability/health.js';
 import { METRICS_CONTENT_TYPE, metricsText } from '../observability/metrics.js';
-import { clientAddress, normalizeAddress, ProxyTrust } from './client-address.js';
+import { normalizeAddress, type ProxyTrust } from './client-address.js';
 import { RequestContext } from './request.js';
 import { NO_ACCESS_LOG, requestFinished } from './request-log.js';
 import { send } from './respond.js';
@@ -20,7 +20,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 export type OpsRoutesOptions = {
   health: HealthMonitor;
   metricsToken: string | null;
-  trustedProxies: readonly string[];
+  /** The reverse proxies TRUSTED_PROXIES names (ServerContext.proxyTrust). */
+  proxyTrust: ProxyTrust | null;
 };
 
 function isLoopback(address: string): boolean {
@@ -36,8 +37,6 @@ function tokenMatches(header: string, token: string): boolean {
 }
 
 export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void {
-  const trust = opts.trustedProxies.length > 0 ? new ProxyTrust(opts.trustedProxies) : null;
-
   app.get('/health', (res: HttpResponse, req: HttpRequest) => {
     const ctx = new RequestContext(req, 0, 'GET');
     res.onAborted(() => ctx.markAborted());
@@ -52,16 +51,14 @@ export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void 
     const ctx = new RequestContext(req, 0, 'GET');
     const forwardedFor = req.getHeader('x-forwarded-for');
     res.onAborted(() => ctx.markAborted());
-    ctx.bindPeer(res);
+    ctx.bindClient(res, req, opts.proxyTrust);
     const peer = normalizeAddress(ctx.peerAddress());
     // Through a proxy (X-Forwarded-For), the client is local only if a trusted proxy says so: a
     // reverse proxy on this machine must not open the metrics to everyone it serves.
     const local =
       isLoopback(peer) &&
       (forwardedFor === '' ||
-        (trust !== null &&
-          trust.trusts(peer) &&
-          isLoopback(clientAddress(peer, forwardedFor, trust))));
+        (opts.proxyTrust?.trusts(peer) === true && isLoopback(ctx.clientAddress())));
     const allowed =
       local || (opts.metricsToken !== null && tokenMatches(ctx.authorization, opts.metricsToken));
     if (!allowed) {

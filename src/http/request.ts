@@ -165,11 +165,6 @@ export class RequestContext {
     RequestContext.latest = this;
   }
 
-  /** Lets `peerAddress` read the connection's address later (valid until the response ends). */
-  bindPeer(res: HttpResponse): void {
-    this.peer = res;
-  }
-
   /**
    * The connection's peer address: dotted for an IPv4 peer, otherwise as uWS writes it ('' once
    * the client has gone).

@@ -120,8 +120,7 @@ export function sessionCookie(
 
 /** The Set-Cookie value that removes the session cookie. */
 export function clearedSessionCookie(config: Pick<ServerConfig, 'externalScheme'>): string {
-  const secure = config.externalScheme === 'https' ? '; Secure' : '';
-  return `${SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax${secure}`;
+  return sessionCookie(config, '', 0);
 }
 
 /**
