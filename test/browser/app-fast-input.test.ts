@@ -201,6 +201,42 @@ t.test('the edit box: Ctrl+Enter right after typing', async (t) => {
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('the edit box: Ctrl+Enter twice saves once', async (t) => {
+  if (NO_CHROMIUM) return;
+  await sendChannelMessage(ts.api, 'hamlet', 'general', 'misfiled', 'Move me');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: topicHash('misfiled'),
+  });
+  // The edits sent, and those answered (and read by the page).
+  const edits = { sent: 0, answered: 0 };
+  const isEdit = (r: { method(): string; url(): string }) =>
+    r.method() === 'PATCH' && /^\/json\/messages\/\d+$/.test(new URL(r.url()).pathname);
+  page.on('request', (r) => isEdit(r) && edits.sent++);
+  page.on('requestfinished', (r) => isEdit(r) && edits.answered++);
+  const row = page.locator('.msg', { hasText: 'Move me' });
+  await row.hover();
+  await row.locator('button[aria-label="Edit"]').click();
+  await waitFor(page, `document.querySelector('.edit-box textarea')?.value === 'Move me'`);
+  // The topic changed; two presses before the first save is answered (one task here; a user's
+  // two quick presses do the same, the key has no disabled state).
+  await oneTask(
+    page,
+    `const box = typeIn('.edit-box input', 'filed');
+    key(box, 'Enter', { ctrlKey: true });
+    key(box, 'Enter', { ctrlKey: true });`,
+  );
+  await waitFor(page, `document.querySelector('.edit-box') === null`);
+  for (const limit = Date.now() + 30_000; edits.answered < edits.sent;) {
+    if (Date.now() > limit) throw new Error('an edit was never answered');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  // A frame for what the answers drew (a toast).
+  await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))`);
+  t.equal(edits.sent, 1, 'one edit sent');
+  t.equal(await page.evaluate(alertText), '', 'no error ("Nothing to change")');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('settings: the API key and a new bot, sent right after typing', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');

@@ -5,7 +5,7 @@
  * only when their message object, or how it is shown, changed.
  */
 import { Component, createRef } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import type { Reaction } from '../../src/client/types.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
@@ -349,7 +349,8 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
   const [content, setContent, contentNow] = useLive<string | null>(null);
   const [topic, setTopic, topicNow] = useLive(m.subject);
   const [mode, setMode, modeNow] = useLive('change_one');
-  const [busy, setBusy] = useState(false);
+  // Saving: the keys save too (Ctrl+Enter), so the button's being disabled is not enough.
+  const [busy, setBusy, busyNow] = useLive(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const original = useRef('');
 
@@ -366,6 +367,9 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
 
   const cancel = () => (c.editing.value = null);
   const save = async () => {
+    // Once: a second Ctrl+Enter (or click) while the first save is on its way would send the
+    // same change again (a topic already moved: "Nothing to change").
+    if (busyNow.current) return;
     const content = contentNow.current;
     const topic = topicNow.current;
     const mode = modeNow.current;
