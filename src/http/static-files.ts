@@ -83,11 +83,15 @@ function readOptional(file: string): Buffer | null {
   }
 }
 
+/** A strong ETag for `bytes`: 22 characters of their SHA-256, quoted. */
+export function etagOf(bytes: Buffer): string {
+  return `"${crypto.createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`;
+}
+
 function webFile(file: string, identity: Buffer): WebFile {
-  const hash = crypto.createHash('sha256').update(identity).digest('base64url').slice(0, 22);
   return {
     type: contentTypeOf(file),
-    etag: `"${hash}"`,
+    etag: etagOf(identity),
     identity,
     gzip: readOptional(`${file}.gz`),
     br: readOptional(`${file}.br`),

@@ -164,6 +164,29 @@ t.test('rows kept beyond the bounds give way, and a listing loses none of its ow
   t.ok(rows.get(7), 'and pushes nothing out');
   rows.forget(7);
   t.notOk(rows.get(7));
+
+  // Given up in the order kept, a row kept again counting as new, through many rounds.
+  const order = new ListedRows(4, 1_000_000);
+  const keptIds = (from: number, to: number) => {
+    const out: number[] = [];
+    for (let id = from; id <= to; id++) if (order.get(id)) out.push(id);
+    return out;
+  };
+  for (let id = 1; id <= 4; id++) order.keep(row(id));
+  order.keep(row(2));
+  order.forget(3);
+  order.keep(row(5));
+  order.keep(row(6));
+  t.same(keptIds(1, 6), [2, 4, 5, 6], 'the oldest (1) given up');
+  order.keep(row(7));
+  t.same(keptIds(1, 7), [2, 5, 6, 7], 'then 4');
+  order.keep(row(8));
+  t.same(keptIds(1, 8), [5, 6, 7, 8], '2, kept again after 4');
+  for (let id = 9; id <= 5_000; id++) order.keep(row(id));
+  t.same(keptIds(1, 5_000), [4_997, 4_998, 4_999, 5_000], 'the newest four');
+  order.clear();
+  for (let id = 1; id <= 6; id++) order.keep(row(id));
+  t.same(keptIds(1, 6), [3, 4, 5, 6], 'after clear(), the same order');
   t.end();
 });
 
