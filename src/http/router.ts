@@ -314,8 +314,7 @@ function readRequest(
     ? server.config.maxFileUploadBytes + UPLOAD_ENVELOPE_BYTES
     : server.config.maxRequestBytes;
   if (Number.isNaN(ctx.contentLength)) {
-    sendError(res, ctx, new JsonableError('Invalid Content-Length header'), true);
-    leave();
+    failRequest(res, ctx, new JsonableError('Invalid Content-Length header'), leave, 'route', true);
     return;
   }
   // An early refusal reads and drops the rest of the body, within bounds, before the connection

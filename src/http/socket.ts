@@ -153,10 +153,7 @@ function mountSocketAt(app: TemplatedApp, server: ServerContext, path: string, v
     sendError(
       res,
       ctx,
-      new JsonableError('This URL is a WebSocket: connect with an Upgrade request', {
-        code: 'BAD_REQUEST',
-        status: 400,
-      }),
+      new JsonableError('This URL is a WebSocket: connect with an Upgrade request'),
     );
   });
 }

@@ -9,8 +9,9 @@
  * Both come from the web build's directory (ServerOptions.webDir, default dist/web: `npm run
  * build` writes it), each file with the `.br` and `.gz` siblings the build made, chosen by the
  * request's Accept-Encoding. The files are read into memory: the whole build is about 3 MB (2 MB
- * of it the emoji font's subsets, which have no siblings), and an answer is then one write. index.html is read again when it changes on disk
- * (a rebuild under a running server), and the assets with it. Without a build, `/` answers a
+ * of it the emoji font's subsets, which have no siblings), and an answer is then one write.
+ * index.html is read again when it changes on disk (a rebuild under a running server), and the
+ * assets with it. Without a build, `/` answers a
  * page saying how to make one (404, in HTML), never the API's JSON 404.
  */
 import crypto from 'node:crypto';
