@@ -5,6 +5,7 @@
  * cached for a day (the URL does not change with the picture).
  */
 import sharp from 'sharp';
+import { internalErrorBody } from '../lib/errors.js';
 import { log } from '../observability/log.js';
 import { DEFAULT_AVATAR_PATH, DEFAULT_REALM_ICON_PATH } from '../lib/avatars.js';
 import type { ServerConfig } from '../config.js';
@@ -61,12 +62,7 @@ export function mountDefaultImages(app: TemplatedApp, config: ServerConfig): voi
         (err: unknown) => {
           image = null; // tried again by the next request
           log.error({ err, route }, 'the default image could not be drawn');
-          send(
-            res,
-            ctx,
-            500,
-            '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}',
-          );
+          send(res, ctx, 500, JSON.stringify(internalErrorBody()));
           requestFinished(ctx, route, config);
         },
       );
