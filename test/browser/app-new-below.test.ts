@@ -205,6 +205,24 @@ t.test('"Jump to the newest" past what was fetched shows the newest message', as
   });
   await waitMessage(page, 'pile 0');
   await page.waitForSelector('.new-below');
+  // The button counts the unread messages below the view, those not fetched yet too: the
+  // topic's unread count less the unread rows down to the view's bottom edge.
+  const counted = `(() => {
+    const list = document.querySelector('.messages').getBoundingClientRect();
+    const seen = [...document.querySelectorAll('.messages .msg.unread')].filter(
+      (r) => r.getBoundingClientRect().top <= list.bottom,
+    ).length;
+    const topic = [...document.querySelectorAll('.sidebar .nav-item')].find(
+      (a) => a.querySelector('.label')?.textContent === 'piles',
+    );
+    const n = Number(topic.querySelector('.badge').textContent) - seen;
+    return { want: '↓ ' + n + ' new messages below', got: document.querySelector('.new-below').textContent };
+  })()`;
+  await waitFor(page, `(() => { const c = ${counted}; return c.want === c.got; })()`, 10_000).catch(
+    () => undefined,
+  );
+  const c = await page.evaluate<{ want: string; got: string }>(counted);
+  t.equal(c.got, c.want, 'the unread below, those not fetched too');
   await page.click('.new-below');
   const newestShown = `(() => {
     const list = document.querySelector('.messages').getBoundingClientRect();

@@ -12,6 +12,7 @@ import type { ChatState, StoredMessage } from '../state/chat.js';
 import type { MessageList } from '../state/message-list.js';
 import { dmNarrow, narrowHash, topicNarrow } from '../state/narrow.js';
 import { buildRows } from '../state/rows.js';
+import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { track } from './track.js';
@@ -322,10 +323,10 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       const limit = el.getBoundingClientRect().bottom;
       const rowsEls = el.querySelectorAll<HTMLElement>('.msg.unread');
       for (const r of rowsEls) if (r.getBoundingClientRect().top > limit) unread++;
+      // And those of the narrow past the window (not fetched yet, or out of the window).
       const lastShown = list.windowIds().at(-1) ?? 0;
-      unread += s.unread
-        .ids()
-        .filter((id) => id > lastShown && list.narrow.terms.length === 0).length;
+      const inNarrow = unreadIn(list.narrow);
+      if (inNarrow) unread += s.unread.ids(inNarrow).filter((id) => id > lastShown).length;
     }
     // Compared with the state as it is now, not as last drawn: two scrolls before a drawing
     // (away and back) must leave the button as the second one found it.
