@@ -17,6 +17,7 @@ import { nowSeconds, type ServerConfig } from './config.js';
 import { isValidEmail } from './lib/email-validation.js';
 import { JsonableError } from './lib/errors.js';
 import { generatePassword, hashPassword } from './lib/password.js';
+import { MAX_REALM_NAME_LENGTH } from './lib/realm-settings.js';
 import { realmUrl } from './lib/urls.js';
 import { checkFullName } from './lib/user-rules.js';
 import type { CreateRealmResult } from './mutations/realms.js';
@@ -37,9 +38,6 @@ export const DEFAULT_FIRST_REALM: FirstRealmSettings = {
   ownerEmail: 'owner@example.com',
   ownerFullName: 'Organization Owner',
 };
-
-/** The reference's MAX_REALM_NAME_LENGTH. */
-const MAX_REALM_NAME_LENGTH = 40;
 
 /** The file in the data directory that holds the first owner's credentials. */
 export const FIRST_OWNER_FILE = 'first-owner.txt';

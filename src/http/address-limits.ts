@@ -147,14 +147,20 @@ export class AddressLimits {
    * back (idempotent).
    */
   admit(ctx: RequestContext, unauthenticated: boolean): Release {
+    return this.countByAddress(ctx, unauthenticated, true);
+  }
+
+  /** Counts the request under its address (read now); `refuse`: throws the 429 at a limit. */
+  private countByAddress(ctx: RequestContext, unauthenticated: boolean, refuse: boolean): Release {
     this.readIfFull();
     const key = this.keyOf(ctx.peerAddress(), ctx.forwardedFor);
     if (key === null) return this.exempt1();
     const held = this.held.get(key) ?? 0;
     const anonymous = unauthenticated ? (this.unauthenticated.get(key) ?? 0) : 0;
     if (
-      (this.maxConnections > 0 && held >= this.maxConnections) ||
-      (unauthenticated && this.maxUnauthenticated > 0 && anonymous >= this.maxUnauthenticated)
+      refuse &&
+      ((this.maxConnections > 0 && held >= this.maxConnections) ||
+        (unauthenticated && this.maxUnauthenticated > 0 && anonymous >= this.maxUnauthenticated))
     ) {
       this.refused++;
       throw new JsonableError('Too many requests at once from this address', {
@@ -188,12 +194,7 @@ export class AddressLimits {
         else this.unread.remove(u);
       };
     }
-    this.readIfFull();
-    const key = this.keyOf(ctx.peerAddress(), ctx.forwardedFor);
-    if (key === null) return this.exempt1();
-    const held = this.held.get(key) ?? 0;
-    const anonymous = unauthenticated ? (this.unauthenticated.get(key) ?? 0) : 0;
-    return this.count(key, held, anonymous, unauthenticated);
+    return this.countByAddress(ctx, unauthenticated, false);
   }
 
   /**

@@ -145,12 +145,12 @@ function bufferedSink(parse: (buf: Buffer) => RawParams): BodySink {
 
 /** A JSON object body: string values as they are, other values re-encoded as JSON fields. */
 function parseJsonBody(buf: Buffer): RawParams {
-  let value: unknown;
+  let value: unknown = null;
   try {
     // One level more than a parameter: the object around the fields.
     value = parseJson(buf.toString('utf8'), MAX_JSON_DEPTH + 1);
   } catch {
-    throw new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
+    // refused below, as a value that is not an object
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
@@ -301,12 +301,7 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
   });
   bb.on('filesLimit', () => fileOpts?.onExtraFile());
   bb.on('error', (err: Error) => {
-    if (received === 0) {
-      finishedParsing = true;
-      maybeSettle();
-      return;
-    }
-    failure ??= new JsonableError(`Malformed multipart body: ${err.message}`);
+    if (received > 0) failure ??= new JsonableError(`Malformed multipart body: ${err.message}`);
     finishedParsing = true;
     maybeSettle();
   });

@@ -1,8 +1,8 @@
 /**
  * Who is the client: the peer address of the connection, or — only behind a reverse proxy the
- * operator trusts (TRUSTED_PROXIES) — the address that proxy put in X-Forwarded-For. Used only by
- * the per-address rate limits (unauthenticated requests, failed authentications); nothing else
- * depends on it.
+ * operator trusts (TRUSTED_PROXIES) — the address that proxy put in X-Forwarded-For. The
+ * per-address limits and rate limits count by it; /metrics, the access log and the audit log read
+ * it (RequestContext.clientAddress).
  *
  * Addresses are canonical text: IPv4 dotted (IPv4-mapped IPv6 included), IPv6 compressed
  * lowercase. Per-address limits key IPv6 clients by their /64 network, which one subscriber

@@ -4,15 +4,15 @@
  * needed), on first request, and kept. No authentication (any client shows them), no rate limit,
  * cached for a day (the URL does not change with the picture).
  */
-import crypto from 'node:crypto';
 import sharp from 'sharp';
+import { internalErrorBody } from '../lib/errors.js';
 import { log } from '../observability/log.js';
 import { DEFAULT_AVATAR_PATH, DEFAULT_REALM_ICON_PATH } from '../lib/avatars.js';
 import type { ServerConfig } from '../config.js';
 import { RequestContext } from './request.js';
 import { requestFinished } from './request-log.js';
 import { send } from './respond.js';
-import { etagMatches, writeWithoutBody } from './static-files.js';
+import { etagMatches, etagOf, writeWithoutBody } from './static-files.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 /** A head and shoulders, light on grey. */
@@ -34,10 +34,7 @@ function render(svg: string): Promise<Image> {
   return sharp(Buffer.from(svg))
     .png()
     .toBuffer()
-    .then((png) => ({
-      png,
-      etag: `"${crypto.createHash('sha256').update(png).digest('base64url').slice(0, 22)}"`,
-    }));
+    .then((png) => ({ png, etag: etagOf(png) }));
 }
 
 export function mountDefaultImages(app: TemplatedApp, config: ServerConfig): void {
@@ -65,12 +62,7 @@ export function mountDefaultImages(app: TemplatedApp, config: ServerConfig): voi
         (err: unknown) => {
           image = null; // tried again by the next request
           log.error({ err, route }, 'the default image could not be drawn');
-          send(
-            res,
-            ctx,
-            500,
-            '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}',
-          );
+          send(res, ctx, 500, JSON.stringify(internalErrorBody()));
           requestFinished(ctx, route, config);
         },
       );

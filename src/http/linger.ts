@@ -18,7 +18,7 @@
  * - past LINGER_BYTES discarded, or LINGER_MS in all, the connection is closed as it is: a client
  *   still sending then had the answer long before.
  */
-import { errorAnswer, writeHead } from './respond.js';
+import { errorAnswer, sendError, writeHead } from './respond.js';
 import type { RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 import { reportUnexpected } from './unexpected.js';
@@ -52,19 +52,14 @@ export function refuseEarly(
   bodyComplete: boolean,
 ): Linger | null {
   if (ctx.aborted || ctx.done) return null;
-  const answer = errorAnswer(ctx, err);
-  ctx.answering(answer.status);
-  const head = () => writeHead(res, ctx, answer.status, 'application/json', answer.headers);
   if (bodyComplete) {
-    res.cork(() => {
-      head();
-      res.end(answer.body, true);
-      ctx.ended = true;
-    });
+    sendError(res, ctx, err, true, 'body');
     return null;
   }
+  const answer = errorAnswer(ctx, err);
+  ctx.answering(answer.status);
   res.cork(() => {
-    head();
+    writeHead(res, ctx, answer.status, 'application/json', answer.headers);
     res.writeHeader('Connection', 'close');
     res.write(answer.body);
   });

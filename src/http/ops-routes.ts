@@ -9,6 +9,7 @@
  *                  as local only if the trusted-proxy walk ends at a loopback address.
  */
 import crypto from 'node:crypto';
+import { internalErrorBody } from '../lib/errors.js';
 import type { HealthMonitor } from '../observability/health.js';
 import { METRICS_CONTENT_TYPE, metricsText } from '../observability/metrics.js';
 import { normalizeAddress, type ProxyTrust } from './client-address.js';
@@ -82,7 +83,7 @@ export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void 
         requestFinished(ctx, '/metrics', NO_ACCESS_LOG);
       },
       () => {
-        send(res, ctx, 500, JSON.stringify({ result: 'error', msg: 'Internal server error' }));
+        send(res, ctx, 500, JSON.stringify(internalErrorBody()));
         requestFinished(ctx, '/metrics', NO_ACCESS_LOG);
       },
     );

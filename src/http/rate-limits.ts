@@ -66,33 +66,27 @@ export class RequestLimits {
     /** A cluster node's: counts shared with the other nodes. */
     shared?: SharedLimits,
   ) {
-    const watch = <K extends string | number>(name: LimitName): RateWatch<K> | undefined =>
-      shared && {
+    const byName = new Map<LimitName, RateLimiter<string | number>>();
+    /** `name`'s limiter; a cluster node's tells the other nodes what it counts and forgets. */
+    const limiter = <K extends string | number>(name: LimitName): RateLimiter<K> => {
+      const watch: RateWatch<K> | undefined = shared && {
         counted: (key) => shared.counted(name, key),
         cleared: (key) => shared.cleared(name, key),
       };
-    this.apiByUser = new RateLimiter(rules.api_by_user, clock, watch('api_by_user'));
-    this.eventsByUser = new RateLimiter(rules.events_by_user, clock, watch('events_by_user'));
-    this.apiByIp = new RateLimiter(rules.api_by_ip, clock, watch('api_by_ip'));
-    this.authenticateByUsername = new RateLimiter(
-      rules.authenticate_by_username,
-      clock,
-      watch('authenticate_by_username'),
-    );
-    this.failedAuthenticationByIp = new RateLimiter(
-      rules.failed_authentication_by_ip,
-      clock,
-      watch('failed_authentication_by_ip'),
-    );
-    this.passwordResetByEmail = new RateLimiter(
-      rules.password_reset_by_email,
-      clock,
-      watch('password_reset_by_email'),
-    );
+      const made = new RateLimiter<K>(rules[name], clock, watch);
+      byName.set(name, made);
+      return made;
+    };
+    this.apiByUser = limiter('api_by_user');
+    this.eventsByUser = limiter('events_by_user');
+    this.apiByIp = limiter('api_by_ip');
+    this.authenticateByUsername = limiter('authenticate_by_username');
+    this.failedAuthenticationByIp = limiter('failed_authentication_by_ip');
+    this.passwordResetByEmail = limiter('password_reset_by_email');
     shared?.attach((name, key, count) => {
-      const limiter = this.byName(name) as RateLimiter<string | number>;
-      if (count === 'cleared') limiter.forgetElsewhere(key);
-      else limiter.countElsewhere(key, count);
+      const made = byName.get(name)!;
+      if (count === 'cleared') made.forgetElsewhere(key);
+      else made.countElsewhere(key, count);
     });
   }
 
@@ -108,23 +102,6 @@ export class RequestLimits {
       config.clock,
       shared,
     );
-  }
-
-  private byName(name: LimitName): RateLimiter<number> | RateLimiter<string> {
-    switch (name) {
-      case 'api_by_user':
-        return this.apiByUser;
-      case 'events_by_user':
-        return this.eventsByUser;
-      case 'api_by_ip':
-        return this.apiByIp;
-      case 'authenticate_by_username':
-        return this.authenticateByUsername;
-      case 'failed_authentication_by_ip':
-        return this.failedAuthenticationByIp;
-      case 'password_reset_by_email':
-        return this.passwordResetByEmail;
-    }
   }
 
   /**

@@ -3,9 +3,9 @@
  * line (info level): every request's (`all`); or only a failed or slow request's, with a summary
  * line of all of them each minute (`errors`, npm start's default: the line's cost, reading the
  * client's address from uWS, building and encoding the line, is a quarter of the whole request's
- * CPU time on the cheapest routes; docs/benchmarks.md, issue 31); or none (`off`). The line names the route pattern, never the path or query string (which can hold
- * e-mail addresses, file names or narrow terms), and nothing of the body or the credentials; it
- * names the client (its address, X-Forwarded-For's behind a trusted proxy, and its User-Agent).
+ * CPU time on the cheapest routes; docs/benchmarks.md, issue 31); or none (`off`). The line
+ * names the route pattern, never the path or query string (which can hold e-mail addresses, file
+ * names or narrow terms), and nothing of the body or the credentials; it names the client (its address, X-Forwarded-For's behind a trusted proxy, and its User-Agent).
  * The line is built from these fields alone (../observability/access-line.ts) and written in
  * batches (../observability/log.ts LogOutput).
  */

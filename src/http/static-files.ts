@@ -9,8 +9,9 @@
  * Both come from the web build's directory (ServerOptions.webDir, default dist/web: `npm run
  * build` writes it), each file with the `.br` and `.gz` siblings the build made, chosen by the
  * request's Accept-Encoding. The files are read into memory: the whole build is about 3 MB (2 MB
- * of it the emoji font's subsets, which have no siblings), and an answer is then one write. index.html is read again when it changes on disk
- * (a rebuild under a running server), and the assets with it. Without a build, `/` answers a
+ * of it the emoji font's subsets, which have no siblings), and an answer is then one write.
+ * index.html is read again when it changes on disk (a rebuild under a running server), and the
+ * assets with it. Without a build, `/` answers a
  * page saying how to make one (404, in HTML), never the API's JSON 404.
  */
 import crypto from 'node:crypto';
@@ -83,11 +84,15 @@ function readOptional(file: string): Buffer | null {
   }
 }
 
+/** A strong ETag for `bytes`: 22 characters of their SHA-256, quoted. */
+export function etagOf(bytes: Buffer): string {
+  return `"${crypto.createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`;
+}
+
 function webFile(file: string, identity: Buffer): WebFile {
-  const hash = crypto.createHash('sha256').update(identity).digest('base64url').slice(0, 22);
   return {
     type: contentTypeOf(file),
-    etag: `"${hash}"`,
+    etag: etagOf(identity),
     identity,
     gzip: readOptional(`${file}.gz`),
     br: readOptional(`${file}.br`),

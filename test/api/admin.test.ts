@@ -92,6 +92,46 @@ t.test('passwords never come from the command line', async (t) => {
   t.match(fromEnv.json, { string_id: 'x', email: 'owner@x.test', api_key: /^[A-Za-z0-9]{32}$/ });
 });
 
+t.test(
+  'create-realm keeps the realm name bound (1 to 40 characters, as the settings endpoint)',
+  async (t) => {
+    const dataDir = t.testdir();
+    const create = (name: string, sub: string) =>
+      manage(
+        dataDir,
+        [
+          'create-realm',
+          '--name',
+          name,
+          '--subdomain',
+          sub,
+          '--owner-email',
+          `owner@${sub}.test`,
+          '--password-env',
+          'PW',
+        ],
+        { env: { PW: 'pw-for-names-1' } },
+      );
+    for (const [name, sub] of [
+      ['x'.repeat(41), 'long'],
+      ['   ', 'blank'],
+    ] as const) {
+      const r = await create(name, sub);
+      t.equal(r.status, 2, `${name.length} characters: refused`);
+      t.match(r.json, { code: 'USAGE', error: /--name must be 1 to 40 characters/ });
+    }
+    // Forty characters outside the BMP count as forty, as the reference counts them.
+    const ok = await create('🦊'.repeat(40), 'long');
+    t.equal(ok.status, 0, ok.stderr);
+    const list = await manage(dataDir, ['list-realms']);
+    t.same(
+      (list.json.realms as { string_id: string; name: string }[]).map((r) => [r.string_id, r.name]),
+      [['long', '🦊'.repeat(40)]],
+      'only the realm within the bound was made: the refusals left nothing',
+    );
+  },
+);
+
 t.test('with the server running: changes go through the server and show at once', async (t) => {
   const dataDir = t.testdir();
   const server = await startChild(dataDir);

@@ -185,3 +185,59 @@ t.test('1280 pixels: two scrolls before a drawing, the button as the second left
   await screenshot(page, t, 'scrolled-up-1280');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test('"Jump to the newest" past what was fetched shows the newest message', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { api, fx } = ts;
+  const everyone = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+  const ch = await createChannel(api, 'othello', 'backlog', { principals: everyone });
+  // All unread: the view opens at the first, with 100 after it fetched (not the newest).
+  seedChannelMessages(ts, {
+    senderId: fx.users.othello!.id,
+    streamId: ch,
+    topic: 'piles',
+    count: 250,
+    recipients: everyone,
+    text: (i) => `pile ${i}`,
+  });
+  const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+    hash: `#narrow/channel/${ch}-backlog/topic/piles`,
+  });
+  await waitMessage(page, 'pile 0');
+  await page.waitForSelector('.new-below');
+  // The button counts the unread messages below the view, those not fetched yet too: the
+  // topic's unread count less the unread rows down to the view's bottom edge.
+  const counted = `(() => {
+    const list = document.querySelector('.messages').getBoundingClientRect();
+    const seen = [...document.querySelectorAll('.messages .msg.unread')].filter(
+      (r) => r.getBoundingClientRect().top <= list.bottom,
+    ).length;
+    const topic = [...document.querySelectorAll('.sidebar .nav-item')].find(
+      (a) => a.querySelector('.label')?.textContent === 'piles',
+    );
+    const n = Number(topic.querySelector('.badge').textContent) - seen;
+    return { want: '↓ ' + n + ' new messages below', got: document.querySelector('.new-below').textContent };
+  })()`;
+  await waitFor(page, `(() => { const c = ${counted}; return c.want === c.got; })()`, 10_000).catch(
+    () => undefined,
+  );
+  const c = await page.evaluate<{ want: string; got: string }>(counted);
+  t.equal(c.got, c.want, 'the unread below, those not fetched too');
+  await page.click('.new-below');
+  const newestShown = `(() => {
+    const list = document.querySelector('.messages').getBoundingClientRect();
+    const last = [...document.querySelectorAll('.messages .msg')].at(-1);
+    const r = last?.getBoundingClientRect();
+    return last?.textContent.includes('pile 249') && r.top >= list.top && r.bottom <= list.bottom + 1;
+  })()`;
+  const shown = await waitFor(page, newestShown, 10_000).then(
+    () => true,
+    () => false,
+  );
+  t.ok(shown, 'the newest message, in view');
+  await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))`);
+  t.equal(await page.locator('.new-below').count(), 0, 'no button: nothing below');
+  t.ok(await page.evaluate(newestShown), 'and it stays there');
+  await screenshot(page, t, 'jumped-to-newest-1280');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

@@ -235,6 +235,34 @@ t.test('rendered content displays, and message text runs nothing', async (t) => 
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test("a one-line message's toolbar shows whole, each button taking clicks", async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const text of ['one', 'two', 'three'])
+    await sendChannelMessage(ts.api, 'othello', 'general', 'toolbar', `line ${text}`);
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general/topic/toolbar`,
+  });
+  await waitMessage(page, 'line three');
+  // The middle one: a row of one line, no sender (shorter than its toolbar).
+  const row = page.locator('.msg', { hasText: 'line two' });
+  await row.hover();
+  await row.locator('.msg-actions').waitFor();
+  const missed = await page.evaluate<string[]>(`(() => {
+    const missed = [];
+    for (const b of document.querySelectorAll('.msg:hover .msg-actions button')) {
+      const r = b.getBoundingClientRect();
+      for (const y of [r.top + 3, r.bottom - 3]) {
+        const hit = document.elementFromPoint(r.left + r.width / 2, y);
+        if (!b.contains(hit)) missed.push(b.getAttribute('aria-label') + ' at ' + Math.round(y));
+      }
+    }
+    return missed;
+  })()`);
+  t.same(missed, [], 'every button is under the pointer at its top and its bottom');
+  await screenshot(page, t, 'toolbar-one-line-1280');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('paging keeps the DOM within its window', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {

@@ -12,6 +12,7 @@ import type { ChatState, StoredMessage } from '../state/chat.js';
 import type { MessageList } from '../state/message-list.js';
 import { dmNarrow, narrowHash, topicNarrow } from '../state/narrow.js';
 import { buildRows } from '../state/rows.js';
+import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { track } from './track.js';
@@ -104,12 +105,21 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
      * until the user scrolls.
      */
     pin: null as Anchor | null,
+    /** Positioned afresh at the newest message ("Jump to the newest"), not the first unread. */
+    newest: false,
   });
   const [below, setBelow] = useState({ show: false, unread: 0 });
 
   // A new list: position it afresh once loaded.
   if (view.current.list !== list) {
-    view.current = { list, positioned: false, anchor: null, bottom: true, pin: null };
+    view.current = {
+      list,
+      positioned: false,
+      anchor: null,
+      bottom: true,
+      pin: null,
+      newest: false,
+    };
   }
   // Before the DOM changes: what is at the top of the view, to keep it there. At the bottom (the
   // usual case while chatting, kept by the scroll handler) nothing is measured: the view follows.
@@ -129,10 +139,14 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     if (!el || !list.loaded) return;
     const v = view.current;
     if (!v.positioned) {
+      // A first fetch on its way (the newest, asked for by "Jump to the newest"): placed on its
+      // answer, not on the messages it replaces.
+      if (list.loading) return;
       v.positioned = true;
       const near = c.near;
       const firstUnread = messages.find((m) => s.unread.has(m.id))?.id;
-      const target = near ?? firstUnread;
+      const target = v.newest ? undefined : (near ?? firstUnread);
+      v.newest = false;
       const row =
         target !== undefined ? el.querySelector<HTMLElement>(`[data-id="${target}"]`) : null;
       if (row) {
@@ -309,10 +323,10 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       const limit = el.getBoundingClientRect().bottom;
       const rowsEls = el.querySelectorAll<HTMLElement>('.msg.unread');
       for (const r of rowsEls) if (r.getBoundingClientRect().top > limit) unread++;
+      // And those of the narrow past the window (not fetched yet, or out of the window).
       const lastShown = list.windowIds().at(-1) ?? 0;
-      unread += s.unread
-        .ids()
-        .filter((id) => id > lastShown && list.narrow.terms.length === 0).length;
+      const inNarrow = unreadIn(list.narrow);
+      if (inNarrow) unread += s.unread.ids(inNarrow).filter((id) => id > lastShown).length;
     }
     // Compared with the state as it is now, not as last drawn: two scrolls before a drawing
     // (away and back) must leave the button as the second one found it.
@@ -334,6 +348,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       });
     } else {
       view.current.positioned = false;
+      view.current.newest = true;
       c.near = null;
       void c.loader!.open(list, 'newest');
     }

@@ -7,7 +7,7 @@
  * the total. Muting is applied by the caller (unreadTotals takes the muted predicates).
  */
 import type { Message, UnreadMsgs } from '../../src/client/types.js';
-import { messageDmIds } from './narrow.js';
+import { messageDmIds, sameTopic, type Narrow } from './narrow.js';
 
 export type UnreadWhere =
   { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; key: string };
@@ -195,4 +195,34 @@ export type UnreadCounts = {
 
 export function topicKey(streamId: number, topic: string): string {
   return `${streamId}\u0000${topic.toLowerCase()}`;
+}
+
+/**
+ * Which unread messages belong to a narrow, for the narrows the bookkeeping can tell (all
+ * messages, unread, a channel, a topic, direct messages, one conversation, mentions, and these
+ * together); null for the others (a search, starred, a negated term: only a fetch tells). The
+ * message list counts with it the unread messages past what it has fetched ("N new messages
+ * below").
+ */
+export function unreadIn(n: Narrow): ((where: UnreadWhere, mentioned: boolean) => boolean) | null {
+  const tests: ((where: UnreadWhere, mentioned: boolean) => boolean)[] = [];
+  for (const t of n.terms) {
+    if (t.negated) return null;
+    const operand = t.operand;
+    if (t.operator === 'channel' || t.operator === 'stream') {
+      const id = Number(operand);
+      tests.push((w) => w.kind === 'stream' && w.streamId === id);
+    } else if (t.operator === 'topic') {
+      tests.push((w) => w.kind === 'stream' && sameTopic(w.topic, operand));
+    } else if (t.operator === 'dm') {
+      tests.push((w) => w.kind === 'dm' && w.key === operand);
+    } else if (t.operator === 'is' && operand === 'dm') {
+      tests.push((w) => w.kind === 'dm');
+    } else if (t.operator === 'is' && operand === 'mentioned') {
+      tests.push((_w, mentioned) => mentioned);
+    } else if (!(t.operator === 'is' && operand === 'unread')) {
+      return null;
+    }
+  }
+  return (w, mentioned) => tests.every((f) => f(w, mentioned));
 }

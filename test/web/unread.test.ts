@@ -1,0 +1,64 @@
+/**
+ * web/state/unread.ts: which unread messages belong to a narrow (unreadIn), for the narrows the
+ * bookkeeping can tell; the message list counts with it the unread messages it has not fetched.
+ */
+import t from 'tap';
+import {
+  ALL,
+  channelNarrow,
+  dmNarrow,
+  isNarrow,
+  searchNarrow,
+  topicNarrow,
+  type Narrow,
+} from '../../web/state/narrow.js';
+import { Unread, unreadIn } from '../../web/state/unread.js';
+
+const SELF = 5;
+// Unread: 10-12 in #9 > Logo (11 mentions the user), 13 in #9 > colours, 20 in #3 > lunch,
+// 30 from user 6, 31 in the group with 6 and 7.
+const unread = Unread.fromRegister(SELF, {
+  count: 7,
+  streams: [
+    { stream_id: 9, topic: 'Logo', unread_message_ids: [10, 11, 12] },
+    { stream_id: 9, topic: 'colours', unread_message_ids: [13] },
+    { stream_id: 3, topic: 'lunch', unread_message_ids: [20] },
+  ],
+  pms: [{ other_user_id: 6, unread_message_ids: [30] }],
+  huddles: [{ user_ids_string: '5,6,7', unread_message_ids: [31] }],
+  mentions: [11],
+  old_unreads_missing: false,
+});
+
+const idsIn = (n: Narrow) => {
+  const pred = unreadIn(n);
+  return pred ? unread.ids(pred) : null;
+};
+
+t.test('the narrows the bookkeeping can tell', (t) => {
+  t.same(idsIn(ALL), [10, 11, 12, 13, 20, 30, 31], 'all messages');
+  t.same(idsIn(isNarrow('unread')), [10, 11, 12, 13, 20, 30, 31], 'is:unread');
+  t.same(idsIn(channelNarrow(9)), [10, 11, 12, 13], 'a channel');
+  t.same(idsIn(topicNarrow(9, 'logo')), [10, 11, 12], 'a topic, whatever its case');
+  t.same(idsIn(isNarrow('dm')), [30, 31], 'direct messages');
+  t.same(idsIn(dmNarrow([6], SELF)), [30], 'a conversation');
+  t.same(idsIn(dmNarrow([7, 6, SELF], SELF)), [31], 'a group conversation');
+  t.same(idsIn(isNarrow('mentioned')), [11], 'mentions');
+  t.same(
+    idsIn({ terms: [...channelNarrow(9).terms, ...isNarrow('mentioned').terms], near: null }),
+    [11],
+    'terms together',
+  );
+  t.end();
+});
+
+t.test('the others: null (only a fetch tells)', (t) => {
+  t.equal(unreadIn(searchNarrow(channelNarrow(9), 'logo')), null, 'a search');
+  t.equal(unreadIn(isNarrow('starred')), null, 'starred');
+  t.equal(
+    unreadIn({ terms: [{ operator: 'channel', operand: '9', negated: true }], near: null }),
+    null,
+    'a negated term',
+  );
+  t.end();
+});
