@@ -18,7 +18,8 @@ export type UploadedFile = {
   size: number;
 };
 
-const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze(
+/** No headers: one frozen empty object, shared. */
+export const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   Object.create(null) as Record<string, string>,
 );
 

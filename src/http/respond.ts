@@ -15,7 +15,7 @@ import type { RateStatus } from '../lib/rate-limit.js';
 import { hasWritableField, sharedJsonWriter } from '../lib/json-bytes.js';
 import { preserializedChunks } from '../lib/preserialized.js';
 import { acceptsGzip, gzipParts, hasSharedPart } from './gzip.js';
-import type { RequestContext } from './request.js';
+import { NO_HEADERS, type RequestContext } from './request.js';
 import type { HttpResponse } from './uws.js';
 import { reportUnexpected, type Where } from './unexpected.js';
 
@@ -130,8 +130,6 @@ export function send(
     sendInSlices(res, ctx, slices, size);
   }
 }
-
-const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** The status line and headers, then `body` if given (null: a large body follows in slices). */
 function writeAnswer(

@@ -14,7 +14,7 @@ import type { RawParams } from '../lib/params.js';
 import { decodeParams } from '../lib/params.js';
 import { BotType } from '../lib/roles.js';
 import { authenticate, resolveRealm } from './auth.js';
-import { authenticateSession, readBrowserRequest, SESSION_COOKIE } from './sessions.js';
+import { authenticateSession, hasCredentials, readBrowserRequest } from './sessions.js';
 import { sendCompressible } from './compress.js';
 import type { Release } from './address-limits.js';
 import {
@@ -162,11 +162,6 @@ function patternToRegExp(pattern: string): RegExp {
 /** Throws where a test-only route asks for it (src/endpoints/testing.ts). */
 function testFault(ep: Endpoint, at: Endpoint['testFault']): void {
   if (ep.testFault === at) throw new Error(`deliberate failure (${at}) for a test`);
-}
-
-/** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
-function hasCredentials(ctx: RequestContext): boolean {
-  return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
 }
 
 /** Answers `err` (a 500 reported as unexpected at `where` unless it is a JsonableError); leaves. */

@@ -73,6 +73,11 @@ export function readBrowserRequest(
   );
 }
 
+/** Whether the request carries credentials (HTTP Basic, or a browser session's cookie). */
+export function hasCredentials(ctx: RequestContext): boolean {
+  return ctx.authorization !== '' || (ctx.browser?.cookie.includes(`${SESSION_COOKIE}=`) ?? false);
+}
+
 const TOKEN_FORM = /^[A-Za-z0-9_-]{43}$/;
 
 /** A new session's secret: 32 random bytes, base64url (43 characters). */

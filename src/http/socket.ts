@@ -33,8 +33,8 @@ import { authenticate, resolveRealm } from './auth.js';
 import {
   authenticateSession,
   checkSocketOrigin,
+  hasCredentials,
   readBrowserRequest,
-  SESSION_COOKIE,
 } from './sessions.js';
 import { parseUrlEncoded } from './body.js';
 import type { Release } from './address-limits.js';
@@ -177,11 +177,7 @@ function admit(
   let release: Release | null = null;
   try {
     // The socket holds one of its address's connections from now until it closes.
-    const anonymous =
-      ctx.browser === null
-        ? ctx.authorization === ''
-        : !ctx.browser.cookie.includes(`${SESSION_COOKIE}=`);
-    release = server.addressLimits?.admit(ctx, anonymous) ?? null;
+    release = server.addressLimits?.admit(ctx, !hasCredentials(ctx)) ?? null;
     const realm = resolveRealm(server.realms, ctx.host, config.externalHost);
     let user;
     if (ctx.browser !== null) {

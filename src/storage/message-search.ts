@@ -311,6 +311,121 @@ function forgetOnWrite(db: DB, cache: ListedRows): void {
              BEGIN SELECT ${fn}(OLD.id); END;`);
 }
 
+/** A narrow's span of listed rows: every row of the narrow with an id in [lo, hi] was listed. */
+type Span = { lo: number; hi: number; n: number };
+
+/**
+ * Which listings can expect their rows kept (ListedRows), guessed from what listings of the same
+ * narrow covered lately, so that a listing of rows nobody listed before (history scrolled back
+ * for the first time, a narrow never opened) runs the one query of whole rows instead of the ids
+ * and then the rows by id (two queries, 60–130 µs more for 100 rows). Only a guess: either way
+ * the rows are SQLite's; a wrong guess costs time, never an answer.
+ *
+ * Per narrow (its conditions; the user too when a condition is the user's own) one span of ids,
+ * the listings that touch it merged into it, the latest listing's otherwise; bounded by narrows,
+ * the first listed given up first (a narrow listed again keeps its place: its listings write no
+ * map, and a busy narrow given up costs one listing of whole rows).
+ */
+export class ListedSpans {
+  private readonly spans = new Map<string, Span>();
+  /** The narrows in the order first listed (giveUpOldest). */
+  private order: MapIterator<string> | null = null;
+  /** The highest id any listing answered: a `before` listing from above it lists the newest. */
+  private top = 0;
+
+  constructor(readonly maxNarrows: number) {}
+
+  get size(): number {
+    return this.spans.size;
+  }
+
+  /**
+   * Whether at least half of what `range` lists should be kept. A narrow not listed before: a
+   * listing of its newest, or from an anchor that is kept (a first unread, a linked message).
+   */
+  expectKept(key: string, range: MessageRange, kept: ListedRows): boolean {
+    if (kept.size === 0) return false;
+    if (range.dir === 'ids') {
+      let hits = 0;
+      for (const id of range.ids) if (kept.get(id) !== undefined) hits++;
+      return hits * 2 >= range.ids.length;
+    }
+    const a = range.anchor;
+    const s = this.spans.get(key);
+    if (s === undefined) {
+      const near = range.dir === 'before' ? a + 1 : a - 1;
+      return (
+        (range.dir === 'before' && a >= this.top) ||
+        kept.get(a) !== undefined ||
+        kept.get(near) !== undefined
+      );
+    }
+    // From an anchor outside the span, the rows up to it come first, none kept; only above the
+    // newest any listing answered (a narrow's newest, new messages since) are they expected few.
+    if (range.dir === 'after' ? a < s.lo : a > s.hi && a < this.top) return false;
+    // The span's rows on the listing's side of the anchor, as if evenly spread over its ids.
+    const inSpan = range.dir === 'before' ? Math.min(a, s.hi) - s.lo : s.hi - a;
+    if (inSpan < 0) return false;
+    const expected = (s.n * (inSpan + 1)) / (s.hi - s.lo + 1);
+    return expected * 2 >= Math.min(range.limit, s.n);
+  }
+
+  /** Notes a `before` or `after` listing's answer (`lo`..`hi`, `n` rows) of the narrow `key`. */
+  note(key: string, range: MessageRange, lo: number, hi: number, n: number): void {
+    if (range.dir === 'ids' || n === 0) return;
+    if (hi > this.top) this.top = hi;
+    // Every row of the narrow from the anchor to the last row listed was listed.
+    const from = range.dir === 'before' ? lo : Math.min(range.anchor, lo);
+    const to = range.dir === 'before' ? Math.max(range.anchor, hi) : hi;
+    let s = this.spans.get(key);
+    if (s !== undefined && from <= s.hi + 1 && to + 1 >= s.lo) {
+      // The span's rows outside this listing's ids, as if evenly spread, and this listing's.
+      const overlap = Math.max(0, Math.min(hi, s.hi) - Math.max(lo, s.lo) + 1);
+      const outside = (s.n * (s.hi - s.lo + 1 - overlap)) / (s.hi - s.lo + 1);
+      s.n = n + Math.round(outside);
+      s.lo = Math.min(lo, s.lo);
+      s.hi = Math.max(hi, s.hi);
+    } else if (s !== undefined) {
+      s.lo = lo;
+      s.hi = hi;
+      s.n = n;
+    } else {
+      s = { lo, hi, n };
+      this.spans.set(key, s);
+    }
+    while (this.spans.size > this.maxNarrows) {
+      this.order = giveUpOldest(this.spans, this.order, (k) => this.spans.delete(k));
+    }
+  }
+
+  clear(): void {
+    this.spans.clear();
+    this.order = null;
+    this.top = 0;
+  }
+}
+
+/** Narrows whose spans ListedSpans keeps. */
+export const LISTED_SPANS_MAX = 4096;
+
+/** Conditions whose rows differ between users of one narrow. */
+const OWN_CONDITIONS: ReadonlySet<MessageCondition['kind']> = new Set([
+  'flags',
+  'dm_including',
+  'followed',
+  'muted',
+]);
+
+/**
+ * A narrow's key in ListedSpans: its conditions, not its user (the users of a channel list the
+ * same rows), unless a condition is the user's own.
+ */
+function narrowKey(q: MessageQuery): string {
+  let own = false;
+  for (const c of q.conditions) if (OWN_CONDITIONS.has(c.kind)) own = true;
+  return `${q.realmId}:${q.includeHistory ? 1 : 0}:${own ? q.userId : ''}:${JSON.stringify(q.conditions)}`;
+}
+
 /** The statement cache's bound: distinct query shapes seen in practice are far fewer. */
 const MAX_CACHED_STATEMENTS = 256;
 
@@ -319,6 +434,9 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
   const cache = new Map<string, Stmt>();
   const listedRows = new ListedRows(LISTED_ROWS_MAX, LISTED_ROWS_MAX_CHARS);
   forgetOnWrite(db, listedRows);
+  const listedSpans = new ListedSpans(LISTED_SPANS_MAX);
+  /** How many listings ran which way (tests): whole rows in one query, or ids then rows by id. */
+  const listings = { whole: 0, byId: 0 };
   const byIds = db
     .prepare<[string], unknown>(
       `SELECT ${LISTED_COLUMNS} FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))`,
@@ -360,13 +478,15 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
   }
 
   /**
-   * A query's SQL. An unread narrow reads the unread index in two parts (./unread.ts): `part`
-   * 'above' the watermark `w` (user_messages' own rows) or at or 'below' it (unread_messages).
+   * A query's SQL, of ids and flags or (`whole`) of LISTED_COLUMNS and flags. An unread narrow
+   * reads the unread index in two parts (./unread.ts): `part` 'above' the watermark `w`
+   * (user_messages' own rows) or at or 'below' it (unread_messages).
    */
   function build(
     q: MessageQuery,
     range: MessageRange,
-    part: { side: 'above' | 'below'; w: number } | null = null,
+    part: { side: 'above' | 'below'; w: number } | null,
+    whole: boolean,
   ): { sql: string; params: unknown[] } {
     // Join order and index choice are spelled out (the planner has no statistics): the realm
     // index never leads (`+m.realm_id`), a named conversation's index does, and flag conditions
@@ -374,7 +494,9 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
     const flagIdx = q.includeHistory ? null : flagIndex(q);
     const mLeads = q.includeHistory || (flagIdx === null && conversationLed(q));
     const idCol = part?.side === 'below' ? 'u.message_id' : mLeads ? 'm.id' : 'um.message_id';
-    const select = `SELECT ${idCol} AS id, um.flags AS flags`;
+    const select = whole
+      ? `SELECT ${LISTED_COLUMNS}, um.flags AS flags`
+      : `SELECT ${idCol} AS id, um.flags AS flags`;
     let sql: string;
     const params: unknown[] = [];
     if (q.includeHistory) {
@@ -426,13 +548,13 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
   }
 
   /**
-   * A query's rows. An unread narrow's two parts hold ids on either side of the watermark, so
-   * newest first is the part above then the part below, each for what is left of the limit;
-   * oldest first the other way round.
+   * A query's rows (build's columns). An unread narrow's two parts hold ids on either side of the
+   * watermark, so newest first is the part above then the part below, each for what is left of
+   * the limit; oldest first the other way round.
    */
-  function rows(q: MessageQuery, range: MessageRange): RawRow[] {
+  function rows(q: MessageQuery, range: MessageRange, whole = false): RawRow[] {
     const run = (r: MessageRange, part: { side: 'above' | 'below'; w: number } | null) => {
-      const { sql, params } = build(q, r, part);
+      const { sql, params } = build(q, r, part, whole);
       return prepared(sql).all(...params) as RawRow[];
     };
     if (q.includeHistory || flagIndex(q) !== UNREAD) return run(range, null);
@@ -449,6 +571,49 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
     return out;
   }
 
+  /** A listing in one query of whole rows, each kept (ListedRows) for the listings after it. */
+  function wholeRows(q: MessageQuery, range: MessageRange): ListedMessageRow[] {
+    listings.whole++;
+    const listed = rows(q, range, true);
+    const keep = !db.inTransaction;
+    const out: ListedMessageRow[] = new Array<ListedMessageRow>(listed.length);
+    for (let i = 0; i < listed.length; i++) {
+      const row = listed[i]!;
+      const flags = row.pop() as number | null; // LISTED_COLUMNS' values are left
+      if (keep) listedRows.keep(row);
+      out[i] = new ListedRow(row, flags);
+    }
+    return out;
+  }
+
+  /** A listing of ids and flags, then the columns of those not kept (ListedRows) in one query. */
+  function fromKept(q: MessageQuery, range: MessageRange): ListedMessageRow[] {
+    listings.byId++;
+    const listed = rows(q, range);
+    const values: (RawRow | undefined)[] = new Array<RawRow | undefined>(listed.length);
+    let missing: number[] | null = null;
+    for (let i = 0; i < listed.length; i++) {
+      const id = listed[i]![0] as number;
+      if ((values[i] = listedRows.get(id)) === undefined) (missing ??= []).push(id);
+    }
+    if (missing !== null) {
+      const found = new Map<number, RawRow>();
+      for (const row of byIds.all(JSON.stringify(missing)) as RawRow[]) {
+        found.set(row[0] as number, row);
+        // Never what an open transaction wrote: it may yet roll back.
+        if (!db.inTransaction) listedRows.keep(row);
+      }
+      for (let i = 0; i < listed.length; i++) values[i] ??= found.get(listed[i]![0] as number);
+    }
+    // Read with nothing written between the two queries: every id listed has its row.
+    const out: ListedMessageRow[] = [];
+    for (let i = 0; i < listed.length; i++) {
+      const row = values[i];
+      if (row !== undefined) out.push(new ListedRow(row, listed[i]![1] as number | null));
+    }
+    return out;
+  }
+
   return {
     /**
      * The messages of a narrow in a range, with the user's flags: `before` newest first from
@@ -456,33 +621,23 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
      */
     messages(q: MessageQuery, range: MessageRange): ListedMessageRow[] {
       if (matchesNothing(q)) return [];
-      // The ids and flags, then the columns of those not kept (ListedRows), in one query.
-      const listed = rows(q, range);
-      const values: (RawRow | undefined)[] = new Array<RawRow | undefined>(listed.length);
-      let missing: number[] | null = null;
-      for (let i = 0; i < listed.length; i++) {
-        const id = listed[i]![0] as number;
-        if ((values[i] = listedRows.get(id)) === undefined) (missing ??= []).push(id);
-      }
-      if (missing !== null) {
-        const found = new Map<number, RawRow>();
-        for (const row of byIds.all(JSON.stringify(missing)) as RawRow[]) {
-          found.set(row[0] as number, row);
-          // Never what an open transaction wrote: it may yet roll back.
-          if (!db.inTransaction) listedRows.keep(row);
-        }
-        for (let i = 0; i < listed.length; i++) values[i] ??= found.get(listed[i]![0] as number);
-      }
-      // Read with nothing written between the two queries: every id listed has its row.
-      const out: ListedMessageRow[] = [];
-      for (let i = 0; i < listed.length; i++) {
-        const row = values[i];
-        if (row !== undefined) out.push(new ListedRow(row, listed[i]![1] as number | null));
+      const key = narrowKey(q);
+      const out = listedSpans.expectKept(key, range, listedRows)
+        ? fromKept(q, range)
+        : wholeRows(q, range);
+      // Never what an open transaction wrote (nor its spans): it may yet roll back.
+      if (out.length > 0 && !db.inTransaction) {
+        const a = out[0]!.id;
+        const b = out[out.length - 1]!.id;
+        listedSpans.note(key, range, Math.min(a, b), Math.max(a, b), out.length);
       }
       return out;
     },
     /** The messages whose columns listings keep (ListedRows; tests). */
     listedRows,
+    /** The spans of the narrows listed lately (ListedSpans; tests). */
+    listedSpans,
+    listings,
     /** Like `messages`, only the ids and flags. */
     ids(q: MessageQuery, range: MessageRange): { id: number; flags: number | null }[] {
       if (matchesNothing(q)) return [];
@@ -491,8 +646,11 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
         flags: r[1] as number | null,
       }));
     },
-    /** The plans of a query (query-plan tests; an unread narrow's two parts one after the other). */
-    explain(q: MessageQuery, range: MessageRange): { detail: string }[] {
+    /**
+     * The plans of a query, of ids and flags or (`whole`) of whole rows (query-plan tests; an
+     * unread narrow's two parts one after the other).
+     */
+    explain(q: MessageQuery, range: MessageRange, whole = false): { detail: string }[] {
       const parts =
         q.includeHistory || flagIndex(q) !== UNREAD
           ? [null]
@@ -501,7 +659,7 @@ export function messageSearchStatements(db: DB, unread: UnreadStatements) {
               { side: 'below' as const, w: unread.watermark() },
             ];
       return parts.flatMap((part) => {
-        const { sql, params } = build(q, range, part);
+        const { sql, params } = build(q, range, part, whole);
         return db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
       });
     },

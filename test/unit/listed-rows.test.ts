@@ -3,10 +3,12 @@
  * listing answers what SQLite holds after every kind of write, whoever makes it (the store's
  * edits, moves and deletions, SQL of its own on the connection, a transaction that rolls back),
  * in the order and with the flags of the listing, and the rows kept stay within their bounds.
+ * Whichever way a listing runs (ListedSpans' guess): whole rows in one query, or the ids and the
+ * rows not kept by id.
  */
 import t from 'tap';
 import { MESSAGE_FLAG_BITS } from '../../src/lib/message-flags.js';
-import { ListedRows, type MessageQuery } from '../../src/storage/message-search.js';
+import { ListedRows, ListedSpans, type MessageQuery } from '../../src/storage/message-search.js';
 import type { Store } from '../../src/storage/store.js';
 import { sendToAll, storeWithUsers } from '../helpers/bare-store.js';
 
@@ -38,6 +40,37 @@ function newestInSql(store: Store, userId: number, n = 100) {
       .raw(true)
       .all(userId, n) as unknown[][]
   ).map((r) => [...r]);
+}
+
+/** `n` of the user's messages from `anchor` down (`before`) or up (`after`), read from SQLite. */
+function rangeInSql(
+  store: Store,
+  userId: number,
+  dir: 'before' | 'after',
+  anchor: number,
+  n: number,
+) {
+  const [cmp, order] = dir === 'before' ? ['<=', 'DESC'] : ['>=', 'ASC'];
+  return (
+    store.db
+      .prepare(
+        `SELECT m.id, m.content, m.rendered_content, m.topic, m.stream_id, um.flags
+         FROM user_messages um JOIN messages m ON m.id = um.message_id
+         WHERE um.user_id = ? AND m.id ${cmp} ? ORDER BY m.id ${order} LIMIT ?`,
+      )
+      .raw(true)
+      .all(userId, anchor, n) as unknown[][]
+  ).map((r) => [...r]);
+}
+
+/** The same through the store: the listing, and which way it ran ('whole' or 'byId'). */
+function range(store: Store, userId: number, dir: 'before' | 'after', anchor: number, n: number) {
+  const { listings } = store.messageSearch;
+  const whole = listings.whole;
+  const rows = store.messageSearch
+    .messages(everything(userId), { dir, anchor, limit: n })
+    .map((r) => [r.id, r.content, r.rendered_content, r.topic, r.stream_id, r.flags]);
+  return { rows, way: listings.whole > whole ? 'whole' : 'byId' };
 }
 
 t.test('a listing answers what SQLite holds after every kind of write', (t) => {
@@ -202,5 +235,132 @@ t.test('a listing longer than the bound answers every row', (t) => {
   newest(store, users[1]!, Math.floor(n / 2));
   t.same(newest(store, users[1]!, n), newestInSql(store, users[1]!, n));
   t.ok(kept.size <= kept.maxRows);
+  t.end();
+});
+
+t.test(
+  'a listing of rows not kept runs one query of whole rows; either way SQLite answers',
+  (t) => {
+    const { store, users } = storeWithUsers(t.testdir(), 3);
+    t.teardown(() => store.close());
+    const [, u, v] = users as [number, number, number];
+    const ids: number[] = [];
+    store.transaction(() => {
+      for (let i = 0; i < 400; i++) ids.push(sendToAll(store, users, { content: `m${i}` }));
+    });
+    const top = Number.MAX_SAFE_INTEGER;
+    const check = (
+      what: string,
+      dir: 'before' | 'after',
+      anchor: number,
+      n: number,
+      way: 'whole' | 'byId',
+      userId = u,
+    ) => {
+      const got = range(store, userId, dir, anchor, n);
+      t.same(got.rows, rangeInSql(store, userId, dir, anchor, n), `${what}: SQLite's rows`);
+      t.equal(got.way, way, `${what}: ${way}`);
+    };
+
+    check('the newest, nothing kept', 'before', top, 100, 'whole');
+    t.equal(store.messageSearch.listedRows.size, 100, 'the whole rows are kept');
+    check('the newest again', 'before', top, 100, 'byId');
+    check("another user's newest of the same narrow", 'before', top, 100, 'byId', v);
+    check('scrolled back for the first time', 'before', ids[299]! - 1, 100, 'whole');
+    check('scrolled back again', 'before', ids[299]! - 1, 100, 'byId');
+    check('the newest 200, all kept', 'before', top, 200, 'byId');
+    check('oldest first from an anchor not listed', 'after', ids[0]!, 50, 'whole');
+    check('oldest first over kept rows', 'after', ids[10]!, 30, 'byId');
+    check('a middle anchor, down, mostly not kept', 'before', ids[60]!, 100, 'whole');
+
+    // Writes to kept rows and to rows not kept, then each listed again.
+    store.transaction(() => store.messages.delete(ids[150]!));
+    store.transaction(() => store.messageEdits.move([ids[151]!], 3, 'elsewhere', 2, null));
+    store.db
+      .prepare(`UPDATE messages SET content = 'sql' WHERE id IN (?, ?)`)
+      .run(ids[160], ids[350]);
+    store.db
+      .prepare('UPDATE user_messages SET flags = ? WHERE message_id = ?')
+      .run(STARRED, ids[161]);
+    store.transaction(() =>
+      store.messageEdits.updateContent(ids[390]!, {
+        content: 'edited',
+        rendered_content: '<p>edited</p>',
+        has_attachment: false,
+        has_image: false,
+        has_link: false,
+        last_edit_time: 1,
+        entry: '{"timestamp":1}',
+      }),
+    );
+    check('after writes, rows never listed', 'before', ids[199]!, 80, 'whole');
+    check('after writes, the kept newest', 'before', top, 100, 'byId');
+    t.equal(
+      store.messageSearch.listedRows.get(ids[350]!)?.[5],
+      'sql',
+      'listed again after the write',
+    );
+
+    // Listed whole inside a transaction that rolls back: read, not kept.
+    const kept = store.messageSearch.listedRows.size;
+    t.throws(() =>
+      store.transaction(() => {
+        store.db.prepare(`UPDATE messages SET content = 'uncommitted' WHERE id = ?`).run(ids[110]);
+        const inside = range(store, u, 'before', ids[119]!, 20);
+        t.equal(inside.way, 'whole');
+        t.equal(inside.rows.find((r) => r[0] === ids[110])?.[1], 'uncommitted', 'its own write');
+        throw new Error('roll back');
+      }),
+    );
+    t.equal(store.messageSearch.listedRows.size, kept, 'nothing kept of it');
+    check('after the rollback', 'before', ids[119]!, 20, 'whole');
+    t.equal(store.messageSearch.listedRows.get(ids[110]!)?.[5], 'm110');
+
+    // By ids: whole rows when fewer than half are kept.
+    const byIds = (list: number[]) => {
+      const whole = store.messageSearch.listings.whole;
+      const rows = store.messageSearch.messages(everything(u), { dir: 'ids', ids: list });
+      const inSql = rangeInSql(store, u, 'after', 0, 1000).filter((r) =>
+        list.includes(r[0] as number),
+      );
+      t.same(
+        rows.map((r) => [r.id, r.content, r.rendered_content, r.topic, r.stream_id, r.flags]),
+        inSql,
+      );
+      return store.messageSearch.listings.whole > whole ? 'whole' : 'byId';
+    };
+    t.equal(byIds(ids.slice(70, 90)), 'whole', 'by ids, not kept');
+    t.equal(byIds(ids.slice(70, 90)), 'byId', 'by ids, kept');
+    t.end();
+  },
+);
+
+t.test('the spans of a narrow: merged when they touch, the latest otherwise, bounded', (t) => {
+  const spans = new ListedSpans(2);
+  const rows = new ListedRows(100, 100_000);
+  rows.keep([1, 1, 1, null, 't', 'x', 'x', 0, null, null, null, 'c']);
+  const before = (anchor: number, limit = 10) => ({ dir: 'before' as const, anchor, limit });
+  const after = (anchor: number, limit = 10) => ({ dir: 'after' as const, anchor, limit });
+  t.ok(spans.expectKept('a', before(50), rows), 'nothing listed yet: as if its newest');
+  spans.note('z', before(1e9), 200, 300, 10);
+  t.notOk(spans.expectKept('a', before(50), rows), 'a narrow never listed, anchor not kept');
+  t.ok(spans.expectKept('a', after(1), rows), 'a narrow never listed, anchor kept');
+  t.ok(spans.expectKept('a', before(1e9), rows), 'a narrow never listed, its newest');
+  spans.note('a', before(1e9), 91, 100, 10);
+  t.ok(spans.expectKept('a', before(1e9), rows), 'its newest again');
+  t.notOk(spans.expectKept('a', before(90), rows), 'below its span');
+  t.notOk(spans.expectKept('a', before(92), rows), 'two of ten in its span');
+  t.ok(spans.expectKept('a', after(92), rows), 'nine of ten');
+  spans.note('a', before(90), 81, 90, 10);
+  t.ok(spans.expectKept('a', before(90), rows), 'scrolled back, merged');
+  t.ok(spans.expectKept('a', before(1e9, 20), rows), 'twenty of twenty');
+  spans.note('a', after(10), 10, 19, 10);
+  t.notOk(spans.expectKept('a', before(95), rows), 'apart: the latest span only');
+  t.ok(spans.expectKept('a', after(10), rows));
+  spans.note('b', before(1e9), 1, 5, 5);
+  spans.note('c', before(1e9), 1, 5, 5);
+  t.equal(spans.size, 2, 'bounded');
+  t.notOk(spans.expectKept('a', after(10), rows), 'the first listed given up');
+  t.notOk(spans.expectKept('b', before(1e9), new ListedRows(1, 1)), 'nothing kept at all');
   t.end();
 });

@@ -18,22 +18,25 @@ t.test('narrow queries use the index of what they name', (t) => {
   });
   const newest = { dir: 'before' as const, anchor: 1e16, limit: 101 };
   const plan = (
+    whole: boolean,
     query: MessageQuery,
     range: Parameters<typeof store.messageSearch.explain>[1] = newest,
   ) =>
     store.messageSearch
-      .explain(query, range)
+      .explain(query, range, whole)
       .map((r) => r.detail)
       .join(' | ');
-  const cases: [string, string, RegExp][] = [
+  // Each listing of ids and flags, and of whole rows (a listing of rows not kept).
+  const cases = (whole: boolean): [string, string, RegExp][] => [
     [
       'a channel, with history',
-      plan(q(true, [{ kind: 'channel', id: 3, negated: false }])),
+      plan(whole, q(true, [{ kind: 'channel', id: 3, negated: false }])),
       /^SEARCH m USING INDEX messages_stream \(stream_id=\? AND id<\?\)/,
     ],
     [
       'a topic',
       plan(
+        whole,
         q(true, [
           { kind: 'channel', id: 3, negated: false },
           { kind: 'topic', topic: 'x', negated: false },
@@ -43,18 +46,18 @@ t.test('narrow queries use the index of what they name', (t) => {
     ],
     [
       'everything received',
-      plan(q(false, [])),
+      plan(whole, q(false, [])),
       /^SEARCH um USING PRIMARY KEY \(user_id=\? AND message_id<\?\)/,
     ],
     [
       'is:unread',
-      plan(q(false, [{ kind: 'flags', mask: 1, set: false, negated: false }])),
+      plan(whole, q(false, [{ kind: 'flags', mask: 1, set: false, negated: false }])),
       // Above the unread index's watermark, the user's newest rows; below, the unread index.
       /^SEARCH um USING PRIMARY KEY \(user_id=\? AND message_id>\? AND message_id<\?\) \| SEARCH m USING INTEGER PRIMARY KEY \(rowid=\?\) \| SEARCH u USING PRIMARY KEY \(user_id=\? AND message_id<\?\)/,
     ],
     [
       'first unread',
-      plan(q(false, [{ kind: 'flags', mask: 1, set: false, negated: false }]), {
+      plan(whole, q(false, [{ kind: 'flags', mask: 1, set: false, negated: false }]), {
         dir: 'after',
         anchor: 0,
         limit: 1,
@@ -63,31 +66,34 @@ t.test('narrow queries use the index of what they name', (t) => {
     ],
     [
       'is:starred',
-      plan(q(false, [{ kind: 'flags', mask: 2, set: true, negated: false }])),
+      plan(whole, q(false, [{ kind: 'flags', mask: 2, set: true, negated: false }])),
       /^SEARCH um USING INDEX user_messages_starred/,
     ],
     [
       'is:dm',
-      plan(q(false, [{ kind: 'flags', mask: 512, set: true, negated: false }])),
+      plan(whole, q(false, [{ kind: 'flags', mask: 512, set: true, negated: false }])),
       /^SEARCH um USING INDEX user_messages_private/,
     ],
     [
       'one direct conversation',
-      plan(q(false, [{ kind: 'dm_group', id: 4, negated: false }])),
+      plan(whole, q(false, [{ kind: 'dm_group', id: 4, negated: false }])),
       /^SEARCH m USING (COVERING )?INDEX messages_dm_group/,
     ],
     [
       'a protected-history channel',
-      plan(q(false, [{ kind: 'channel', id: 3, negated: false }])),
+      plan(whole, q(false, [{ kind: 'channel', id: 3, negated: false }])),
       /^SEARCH m USING (COVERING )?INDEX messages_stream/,
     ],
     [
       'search',
-      plan(q(false, [{ kind: 'search', fts: '"x"*', negated: false }])),
+      plan(whole, q(false, [{ kind: 'search', fts: '"x"*', negated: false }])),
       /SCAN messages_fts VIRTUAL TABLE/,
     ],
   ];
-  for (const [name, p, re] of cases) {
+  for (const [name, p, re] of [
+    ...cases(false),
+    ...cases(true).map(([n, p, re]) => [`${n}, whole rows`, p, re] as const),
+  ]) {
     t.match(p, re, `${name}: ${p}`);
     t.notMatch(p, /SCAN (m|um)\b(?! USING)/, `${name}: no table scan`);
     t.notMatch(p, /USE TEMP B-TREE/, `${name}: no sort`);
