@@ -557,3 +557,34 @@ t.test('Reply clicked after the server moved the message, before its drawing', a
   t.equal(await page.inputValue('#compose-topic'), 'placed', 'the reply goes to the new topic');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test(
+  'a recipient bar clicked after the server moved its message, before its drawing',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const id = await sendChannelMessage(ts.api, 'othello', 'general', 'wandering', 'Follow me');
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#narrow/channel/' + general + '-general',
+      init: AFTER_SOCKET_MESSAGE,
+    });
+    await page.waitForSelector(`.msg[data-id="${id}"]`);
+    // Moved by its sender: the bar (not its links) is clicked as that event is handled, before
+    // the list is drawn again: it opens the topic the message is in now.
+    await page.evaluate(`window.afterSocketMessage((data) => {
+    if (!data.includes('"update_message"')) return false;
+    [...document.querySelectorAll('.recipient')]
+      .find((b) => b.querySelector('.topic-name')?.textContent === 'wandering')
+      .querySelector('.when')
+      .click();
+    return true;
+  })`);
+    const before = await page.evaluate('location.hash');
+    await ts.api.patch('othello', `messages/${id}`, {
+      topic: 'settled',
+      propagate_mode: 'change_one',
+    });
+    await waitFor(page, `location.hash !== ${JSON.stringify(before)}`);
+    t.match(await page.evaluate('location.hash'), /\/topic\/settled$/, 'the topic it is in now');
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);

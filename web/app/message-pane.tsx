@@ -57,10 +57,15 @@ function RecipientBar({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessa
       terms: [{ operator: 'channel', operand: String(m.stream_id), negated: false }],
       near: null,
     };
+    // The topic the message is in now, not as last drawn (moved since).
+    const topicNow = () => {
+      const now = s.messages.get(m.id) ?? m;
+      return now.type === 'stream' ? topicNarrow(now.stream_id!, now.subject) : topicN;
+    };
     return (
       <div
         class="recipient"
-        onClick={(e) => !(e.target as HTMLElement).closest('a') && c.go(topicN)}
+        onClick={(e) => !(e.target as HTMLElement).closest('a') && c.go(topicNow())}
       >
         <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={sub?.invite_only} />
         <a href={narrowHash(chanN, s.names())}>{s.channelName(m.stream_id!)}</a>
