@@ -29,6 +29,7 @@
  * credentials are always counted by address. A server holding more reads each address as before
  * (UNREAD_MAX bounds the reads made at once: ~0.3 ms of the main thread).
  */
+import type { ServerConfig } from '../config.js';
 import { JsonableError } from '../lib/errors.js';
 import { addressKey, clientAddress, normalizeAddress, ProxyTrust } from './client-address.js';
 import type { RequestContext } from './request.js';
@@ -37,13 +38,6 @@ import type { RequestContext } from './request.js';
 const MEMO_LIMIT = 50_000;
 /** How long a refused client is told to wait (seconds). */
 const RETRY_AFTER_S = 5;
-
-export type AddressLimitsConfig = {
-  maxConnectionsPerAddress: number;
-  maxUnauthenticatedPerAddress: number;
-  addressLimitsExempt: readonly string[];
-  trustedProxies: readonly string[];
-};
 
 /** What `admit` took for one request or socket: give it back once. */
 export type Release = () => void;
@@ -130,7 +124,7 @@ export class AddressLimits {
   }
 
   /** The limits `config` asks for, or null when both are off (0). */
-  static fromConfig(config: AddressLimitsConfig): AddressLimits | null {
+  static fromConfig(config: ServerConfig): AddressLimits | null {
     if (config.maxConnectionsPerAddress === 0 && config.maxUnauthenticatedPerAddress === 0)
       return null;
     return new AddressLimits(

@@ -534,3 +534,26 @@ t.test("a reaction clicked after the server's change, before its drawing", async
   t.equal(await page.evaluate(alertText), '', 'no error');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test('Reply clicked after the server moved the message, before its drawing', async (t) => {
+  if (NO_CHROMIUM) return;
+  const id = await sendChannelMessage(ts.api, 'othello', 'general', 'misplaced', 'Answer me');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/' + general + '-general',
+    init: AFTER_SOCKET_MESSAGE,
+  });
+  const row = `.msg[data-id="${id}"]`;
+  await page.click(`${row} .content`);
+  await page.waitForSelector(`${row} button[aria-label="Reply"]`);
+  // Moved to another topic by its sender: Reply is clicked as that event is handled, before
+  // the row is drawn again: the reply goes to where the message is now.
+  await page.evaluate(clickAfter('"update_message"', `${row} button[aria-label="Reply"]`));
+  await ts.api.patch('othello', `messages/${id}`, {
+    topic: 'placed',
+    propagate_mode: 'change_one',
+  });
+  await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))`);
+  await waitFor(page, `document.querySelector('#compose-topic')?.value !== ''`);
+  t.equal(await page.inputValue('#compose-topic'), 'placed', 'the reply goes to the new topic');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

@@ -646,7 +646,8 @@ export class Controller {
 
   replyTo(m: Message): void {
     const s = this.state.value!;
-    const c = s.conversationOf(m);
+    // Where the message is now, not where its row was last drawn (moved since to another topic).
+    const c = s.conversationOf(s.messages.get(m.id) ?? m);
     this.requestCompose(
       c.kind === 'stream'
         ? { kind: 'stream', streamId: c.streamId, topic: c.topic }
