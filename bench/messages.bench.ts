@@ -33,10 +33,13 @@
  * delay over the window (p99, max: a stall there is the bench's, not the server's), the server's
  * (it runs in this process), both processes' garbage-collection pauses in the window, and the
  * WAL's holds (and how long they held the sends in all), emptyings and restarts by the
- * checkpointer. The bench runs in a process started with the Node flags `npm start` gives the
- * server (src/node-flags.ts; it starts itself again with them if need be), and so do its client
- * processes; the latencies stay in the client process, which computes their percentiles, so
- * that none of the bench's own garbage lands in the server's heap.
+ * checkpointer, and the major page faults, blocks read from disk and involuntary context
+ * switches of the server's process and the client process(es) over the phase, read at its start
+ * and end (./lib/trace.ts `waits`: pages read back from disk after the kernel gave them up, e.g.
+ * to DAMON reclaim; CPU taken by other processes). The bench runs in a process started with the
+ * Node flags `npm start` gives the server (src/node-flags.ts; it starts itself again with them if
+ * need be), and so do its client processes; the latencies stay in the client process, which
+ * computes their percentiles, so that none of the bench's own garbage lands in the server's heap.
  *
  * Parts 1 and 2 run once per durability mode (BENCH_DURABILITY, default "normal,full": SQLite's
  * synchronous=NORMAL, the default, and FULL, DURABILITY=full), so the cost of syncing every commit
@@ -80,7 +83,7 @@ import { fmt, machine } from './lib/stats.js';
 import { profiled } from './lib/profile.js';
 import type { ProbeFigures } from './lib/server-probe.js';
 import { PageOwners, WalCommits } from './lib/wal-pages.js';
-import { GcLog, Trace, type GcFigures } from './lib/trace.js';
+import { GcLog, Trace, waits, type GcFigures, type Waits } from './lib/trace.js';
 import type { ServerOptions } from '../src/server.js';
 import { SERVER_NODE_FLAGS } from '../src/node-flags.js';
 
@@ -248,6 +251,16 @@ export type PhaseResult = SendResult & {
    * generation").
    */
   oldGrowthPerSend: number;
+  /**
+   * Major page faults, blocks read from disk and involuntary context switches (./lib/trace.ts
+   * `waits`) over the phase, warm-up included, read at its start and end only: the server's
+   * process (this one, every thread; the bench's own bookkeeping in it is little) and each client
+   * process (the one of both roles; with BENCH_SPLIT_CLIENTS=1 the receivers' then the senders').
+   * A fault or a block is a read from disk the process waited for (a mapped page such as code, or
+   * a file read with pread such as the database, given up by the kernel, e.g. to DAMON reclaim);
+   * a switch, the CPU taken by another process or thread.
+   */
+  waits: { server: Waits; clients: Waits[] };
 };
 
 type SendFigures = {
@@ -261,6 +274,7 @@ type SendFigures = {
 type ChildMessage = {
   type: string;
   result?: SendResult;
+  waits?: Waits;
   latency?: PhaseResult['latency'];
   deliveries?: number;
   msg?: string;
@@ -329,7 +343,11 @@ async function sendBench(
         : queues.consumers().streaming === subscribers;
     for (let i = 0; i < 500 && !attached(); i++) await sleep(10);
 
+    const clients = split ? [receivers, senders] : [receivers];
+    const clientWaits = () =>
+      Promise.all(clients.map(async (c) => (await c.request({ type: 'waits' }, 'waits')).waits!));
     const phase = async (p: Phase, name: string): Promise<PhaseResult> => {
+      const clientWaits0 = await clientWaits();
       const before = await commitCounters();
       const ck0 = server.store.checkpointStats;
       const loop = monitorEventLoopDelay({ resolution: 5 });
@@ -341,9 +359,12 @@ async function sendBench(
       trace.start();
       const cpu0 = process.cpuUsage();
       const main0 = mainThreadCpuUs();
+      const waits0 = waits();
       const sent = (await senders.request({ type: 'phase', phase: p }, name)).result!;
+      const serverWaits = waits(waits0);
       const cpu = process.cpuUsage(cpu0);
       const mainUs = mainThreadCpuUs() - main0;
+      const clientWaits1 = await clientWaits();
       loop.disable();
       gc.stop();
       const oldGrowth = old.stop();
@@ -394,6 +415,14 @@ async function sendBench(
         },
         serverGc: gc.figures(sent.from, sent.to),
         oldGrowthPerSend: oldGrowth / commits.sends,
+        waits: {
+          server: serverWaits,
+          clients: clientWaits1.map((w, i) => ({
+            majorFaults: w.majorFaults - clientWaits0[i]!.majorFaults,
+            diskBlocks: w.diskBlocks - clientWaits0[i]!.diskBlocks,
+            involuntarySwitches: w.involuntarySwitches - clientWaits0[i]!.involuntarySwitches,
+          })),
+        },
         latency: latency!,
       };
     };
@@ -783,6 +812,9 @@ export async function messagesBench(): Promise<void> {
           `client loop delay p99 ${fmt(r.clientLoop.p99)} ms, max ${fmt(r.clientLoop.max)} ms; ` +
           `server loop delay p99 ${fmt(r.serverLoop.p99)} ms, max ${fmt(r.serverLoop.max)} ms; ` +
           `GC pauses: server ${gcText(r.serverGc)}, client ${gcText(r.clientGc)}; ` +
+          `major page faults: server ${r.waits.server.majorFaults}, client ${r.waits.clients.map((w) => w.majorFaults).join(' + ')}; ` +
+          `blocks read from disk: server ${r.waits.server.diskBlocks}, client ${r.waits.clients.map((w) => w.diskBlocks).join(' + ')}; ` +
+          `involuntary context switches: server ${r.waits.server.involuntarySwitches}, client ${r.waits.clients.map((w) => w.involuntarySwitches).join(' + ')}; ` +
           `server's old generation +${fmt(r.oldGrowthPerSend / 1024, 2)} KB per send; ` +
           `CPU per send: server ${fmt(r.cpuPerSend.server, 0)} µs (main thread ${fmt(r.cpuPerSend.serverMain, 0)}), client ${fmt(r.cpuPerSend.client, 0)} µs; ` +
           `WAL held ${r.wal.holds} (${fmt(r.wal.heldMs, 1)} ms in all), emptied ${r.wal.emptied}, started afresh by the checkpointer ${r.wal.afresh})`;

@@ -18,16 +18,17 @@
  * Parent → child: {type: 'start', opts}, {type: 'phase', phase} (senders),
  * {type: 'collect', from, to} (receivers: keeps the latencies of messages sent in [from, to] that
  * arrived since the last collection), {type: 'summary'} (receivers: their percentiles, then
- * forgets them), {type: 'stop'}.
+ * forgets them), {type: 'waits'} (either role: this process's major page faults, blocks read
+ * from disk and involuntary context switches so far, ./trace.ts `waits`), {type: 'stop'}.
  * Child → parent: {type: 'ready'}, {type: 'phase-done', result} (senders),
  * {type: 'collected', deliveries} (receivers: how many are kept), {type: 'summary', latency},
- * {type: 'error', msg}.
+ * {type: 'waits', waits}, {type: 'error', msg}.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { basicAuth, HttpConn, now } from './http-conn.js';
 import { pollReceiver, socketReceiver, type ReceiverOpts } from './queue-receiver.js';
 import { summarize } from './stats.js';
-import { GcLog, Trace, type GcFigures } from './trace.js';
+import { GcLog, Trace, waits, type GcFigures } from './trace.js';
 
 type User = { email: string; api_key: string };
 type Opts = {
@@ -299,6 +300,8 @@ process.on(
     } else if (m.type === 'summary') {
       report({ type: 'summary', latency: summarize(latencies.all()) });
       latencies.clear();
+    } else if (m.type === 'waits') {
+      report({ type: 'waits', waits: waits() });
     } else if (m.type === 'stop') {
       stopping = true;
       for (const c of closers) c();

@@ -1,6 +1,7 @@
 /**
  * What a bench process did besides its work, on the epoch clock (ms) the bench's send and arrival
- * times use: its garbage collections (perf_hooks' `gc` entries; `GcLog`), and, with
+ * times use: its garbage collections (perf_hooks' `gc` entries; `GcLog`), its major page faults,
+ * blocks read from disk and involuntary context switches (`waits`, counters without times), and, with
  * BENCH_TIMELINE=<dir>, a timeline (`Trace`: collections, event-loop stalls over 3 ms seen by a 1 ms
  * timer, and whatever the caller adds) written to <dir>/<name>.json for lining a run's latencies up
  * with them.
@@ -60,6 +61,26 @@ export class GcLog {
     }
     return f;
   }
+}
+
+/**
+ * What kept a process from running, from process.resourceUsage() (getrusage, every thread of the
+ * process): major page faults, each a mapped page read back from disk (code, a mapped file's
+ * pages the kernel gave up); blocks read from disk by read() and the like (`fsRead`, 512-byte
+ * units: a file's pages not mapped, e.g. SQLite's database read with pread, read back after the
+ * kernel gave them up, which is no page fault); and involuntary context switches, each the CPU
+ * taken from it by another process or thread while it could run.
+ */
+export type Waits = { majorFaults: number; diskBlocks: number; involuntarySwitches: number };
+
+/** This process's Waits so far; `since`: their growth since that earlier reading. */
+export function waits(since?: Waits): Waits {
+  const u = process.resourceUsage();
+  return {
+    majorFaults: u.majorPageFault - (since?.majorFaults ?? 0),
+    diskBlocks: u.fsRead - (since?.diskBlocks ?? 0),
+    involuntarySwitches: u.involuntaryContextSwitches - (since?.involuntarySwitches ?? 0),
+  };
 }
 
 /** BENCH_TIMELINE: a process's timeline, written as JSON. Does nothing unless the variable is set. */
