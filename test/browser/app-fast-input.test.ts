@@ -588,3 +588,54 @@ t.test(
     watch.assertClean(t, /WebSocket|status of 401/);
   },
 );
+
+t.test('"Try again" clicked twice before a drawing sends once', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'othello', { hash: topicHash('retry') });
+  let refuse = true;
+  let sends = 0;
+  await page.route('**/json/messages', async (route) => {
+    if (route.request().method() === 'POST' && !refuse) sends++;
+    if (route.request().method() === 'POST' && refuse)
+      await route.fulfill({
+        status: 400,
+        contentType: 'application/json',
+        body: JSON.stringify({ result: 'error', msg: 'Not now', code: 'BAD_REQUEST' }),
+      });
+    else await route.continue();
+  });
+  await page.click('#compose-text');
+  await page.keyboard.type('Sent once');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.send-state.failed');
+  refuse = false;
+  await oneTask(
+    page,
+    `const again = [...document.querySelectorAll('.send-state.failed button')].find(
+      (b) => b.textContent === 'Try again',
+    );
+    again.click();
+    again.click();`,
+  );
+  await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
+  // Both sends (had there been two) answered and their events drawn.
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.msg .content')].some((e) => e.textContent === 'Sent once')`,
+  );
+  await page.unroute('**/json/messages');
+  const sent = await sendChannelMessage(ts.api, 'othello', 'general', 'retry', 'After it');
+  await waitFor(page, `document.querySelector('.msg[data-id="${sent}"]') !== null`);
+  // The server would take a second send with the same queue and local ids as the first (a
+  // retry after a doubtful failure), but not one without a queue (while reconnecting).
+  t.equal(sends, 1, 'sent once');
+  t.equal((await sentContents()).filter((c) => c === 'Sent once').length, 1, 'stored once');
+  t.equal(
+    await page.evaluate(
+      `[...document.querySelectorAll('.msg .content')].filter((e) => e.textContent === 'Sent once').length`,
+    ),
+    1,
+    'shown once',
+  );
+  watch.assertClean(t, /WebSocket|status of 401|status of 400/);
+});

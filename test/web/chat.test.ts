@@ -309,7 +309,10 @@ t.test('the local echo is replaced by the server message', (t) => {
   t.equal(s.messages.get(echoId)!.local_id, local);
   s.echoFailed(local);
   t.equal(s.messages.get(echoId)!.local_failed, true);
-  s.echoRetrying(local);
+  t.equal(s.echoRetrying(local), true, 'a failed echo: sent again');
+  t.equal(s.messages.get(echoId)!.local_failed, false, 'shown as sending');
+  t.equal(s.echoRetrying(local), false, 'sending already: not sent twice');
+  t.equal(s.echoRetrying('no-such-echo'), false, 'an echo gone: nothing to send');
   s.apply([msgEvent(streamMsg(20, { sender_id: SELF, content: '<p>hi</p>' }), ['read'], local)]);
   t.same(all.ids, [5, 6, 20], 'replaced, not doubled');
   t.equal(s.messages.has(echoId), false);

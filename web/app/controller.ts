@@ -628,8 +628,8 @@ export class Controller {
   }
 
   retrySend(localId: string): void {
-    this.state.value?.echoRetrying(localId);
-    this.post(localId);
+    // Only a failed one: "Try again" clicked twice before a drawing sends it once.
+    if (this.state.value?.echoRetrying(localId)) this.post(localId);
   }
 
   dropUnsent(localId: string): { to: ComposeTo; content: string } | undefined {

@@ -454,9 +454,15 @@ export class ChatState {
   }
 
   /** A retry of a failed echo: shown as being sent again. */
-  echoRetrying(localId: string): void {
+  /**
+   * A failed echo sent again: shown as sending. False when it is not a failed echo (sending
+   * already: "Try again" twice before a drawing; or gone), and then nothing is to be sent.
+   */
+  echoRetrying(localId: string): boolean {
     const id = this.echoes.get(localId);
-    if (id !== undefined) this.replace(id, (m) => ({ ...m, local_failed: false }));
+    if (id === undefined || this.messages.get(id)?.local_failed !== true) return false;
+    this.replace(id, (m) => ({ ...m, local_failed: false }));
+    return true;
   }
 
   dropEcho(localId: string): void {
