@@ -9,7 +9,7 @@
  * the newest page is on its way.
  */
 import t from 'tap';
-import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { KEEP_SOCKET_FRAMES, openApp, socketFrame, waitFor, waitMessage } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage, seedChannelMessages } from '../helpers/messages.js';
@@ -244,18 +244,6 @@ t.test('"Jump to the newest" past what was fetched shows the newest message', as
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
-/** Page-side: every frame of the app's event socket, kept in `window.frames_` as text. */
-const KEEP_FRAMES = `(() => {
-  const Native = window.WebSocket;
-  window.frames_ = [];
-  window.WebSocket = class extends Native {
-    constructor(...args) {
-      super(...args);
-      this.addEventListener('message', (e) => window.frames_.push(String(e.data)));
-    }
-  };
-})()`;
-
 for (const width of [1280, 390]) {
   t.test(`${width} pixels: "Jump to the newest" with events on the answer's way`, async (t) => {
     if (NO_CHROMIUM) return;
@@ -273,7 +261,7 @@ for (const width of [1280, 390]) {
     const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
       hash: `#narrow/channel/${ch}-arrivals${width}/topic/heap`,
       width,
-      init: KEEP_FRAMES,
+      init: KEEP_SOCKET_FRAMES,
     });
     await waitMessage(page, 'heap 0');
     await page.waitForSelector('.new-below');
@@ -294,14 +282,12 @@ for (const width of [1280, 390]) {
     );
     await page.click('.new-below');
     await answered;
-    const handled = (what: string) =>
-      waitFor(page, `window.frames_.some((f) => f.includes(${JSON.stringify(what)}))`);
     // A new message, and a change to a message the list shows (a reaction; the read flags the
     // view sends do the same), while the answer is on its way.
     const fresh = await sendChannelMessage(api, 'othello', `arrivals${width}`, 'heap', 'fresh');
-    await handled(`"id":${fresh}`);
+    await socketFrame(page, `"id":${fresh}`);
     await api.post('othello', `messages/${ids[0]}/reactions`, { emoji_name: 'octopus' });
-    await handled('"reaction"');
+    await socketFrame(page, '"reaction"');
     release();
     const newestShown = `(() => {
       const list = document.querySelector('.messages').getBoundingClientRect();

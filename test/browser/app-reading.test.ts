@@ -4,13 +4,16 @@
  * the server rendered (inside the app, no reload), back and forward, the rendered content
  * (code, TeX with KaTeX's stylesheet, emoji, mentions, an upload's thumbnail through the session
  * cookie, a proxied outside image) with `<script>` and `onerror=` text running nothing, paging
- * that keeps the DOM within its window, search, and the layouts at 390 and 1280 pixels, light
- * and dark, with screenshots. A second user acts through the API.
+ * that keeps the DOM within its window (and leaves out a message deleted while a page was on its
+ * way), search, and the layouts at 390 and 1280 pixels, light and dark, with screenshots. A
+ * second user acts through the API.
  */
 import sharp from 'sharp';
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import {
+  KEEP_SOCKET_FRAMES,
+  socketFrame,
   waitFor,
   pluck,
   messageTexts,
@@ -292,6 +295,63 @@ t.test('paging keeps the DOM within its window', async (t) => {
   }
   await waitMessage(page, 'seeded message 1199');
   t.ok(most <= WINDOW_MAX, `at most ${most} messages in the DOM on the way down`);
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('a page of older messages leaves out one deleted while it was on its way', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { api, fx } = ts;
+  const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
+  const ch = await createChannel(api, 'iago', 'olden', { principals: everyone });
+  // All read: the view opens at the newest with the 101 newest fetched, 49 older to page.
+  const ids = seedChannelMessages(ts, {
+    senderId: fx.users.othello!.id,
+    streamId: ch,
+    topic: 'days',
+    count: 150,
+    recipients: everyone,
+    flags: 1,
+    text: (i) => `olden ${i}`,
+  });
+  const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+    hash: `#narrow/channel/${ch}-olden/topic/days`,
+    init: KEEP_SOCKET_FRAMES,
+  });
+  await waitMessage(page, 'olden 149');
+  // The older page is made by the server at once, handed to the app after the deletion.
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  let fetched = () => {};
+  const answered = new Promise<void>((r) => (fetched = r));
+  await page.route(
+    (u) => u.pathname === '/json/messages' && u.searchParams.get('include_anchor') === 'false',
+    async (route) => {
+      const response = await route.fetch();
+      fetched();
+      await held;
+      await route.fulfill({ response });
+    },
+  );
+  const asked = answered.then(() => true);
+  for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
+    if (await Promise.race([asked, page.waitForTimeout(150).then(() => false)])) break;
+    await scrollList(page, 'top');
+  }
+  await answered;
+  const gone = ids[10]!;
+  await api.delete('iago', `messages/${gone}`);
+  await socketFrame(page, '"delete_message"');
+  release();
+  for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
+    if (await page.isVisible('text=This is the beginning of the conversation.')) break;
+    await scrollList(page, 'top');
+    await page.waitForTimeout(150);
+  }
+  const texts = await messageTexts(page);
+  t.ok(texts.includes('olden 0') && texts.includes('olden 11'), 'the older page shows');
+  t.notOk(texts.includes('olden 10'), 'without the message deleted while it was on its way');
+  t.equal(await page.locator(`.msg[data-id="${gone}"]`).count(), 0, 'no row of it');
+  await page.unrouteAll();
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

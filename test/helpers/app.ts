@@ -53,6 +53,26 @@ export async function waitFor(page: Page, expression: string, limitMs = 30_000):
   }
 }
 
+/**
+ * Page-side JavaScript for openApp's `init`: every frame of the app's event socket is kept, as
+ * text, in `window.frames_` (to wait until the app has handled an event: `socketFrame`).
+ */
+export const KEEP_SOCKET_FRAMES = `(() => {
+  const Native = window.WebSocket;
+  window.frames_ = [];
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => window.frames_.push(String(e.data)));
+    }
+  };
+})()`;
+
+/** Until the app has had a frame of its event socket that contains `text`. */
+export function socketFrame(page: Page, text: string): Promise<void> {
+  return waitFor(page, `window.frames_.some((f) => f.includes(${JSON.stringify(text)}))`);
+}
+
 /** Until the app shows its messages with a live event queue. */
 export async function waitLive(page: Page): Promise<void> {
   await page.waitForSelector('.app[data-status="live"] .messages[aria-busy="false"]');

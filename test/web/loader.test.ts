@@ -241,3 +241,29 @@ t.test('an answer made after a message that arrived meanwhile holds it once', as
   t.equal(list.ids.filter((id) => id === 1001).length, 1, 'once');
   t.equal(list.windowIds().at(-1), 1001);
 });
+
+t.test('a page is taken without the messages deleted while it was on its way', async (t) => {
+  const { s, loader, held } = heldSetup();
+  const list = s.list(ALL);
+  const open = loader.open(list, 500);
+  held[0]!.answer();
+  await open;
+  t.same([list.ids[0], list.ids.at(-1)], [400, 600]);
+  const older = loader.older(list);
+  const newer = loader.newer(list);
+  // Deleted while the pages are on their way (each page made before): one in each.
+  s.apply([
+    { id: 0, type: 'delete_message', message_type: 'stream', message_ids: [350, 650] },
+  ] as unknown as ServerEvent[]);
+  held[1]!.answer();
+  held[2]!.answer();
+  await Promise.all([older, newer]);
+  t.same([list.ids[0], list.ids.at(-1)], [300, 700], 'both pages joined the run');
+  t.equal(list.has(350), false, 'not the one deleted above');
+  t.equal(list.has(650), false, 'nor the one below');
+  const again = loader.older(list);
+  held[3]!.answer();
+  await again;
+  t.equal(list.ids[0], 200);
+  t.equal(list.ids.length, 501 - 2, 'the run whole but for the two deleted');
+});

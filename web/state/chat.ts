@@ -678,7 +678,7 @@ export class ChatState {
         if (!m) continue;
         const fits = matches(l.narrow, m, { selfId: this.selfId, flags: m.flags });
         // A list being fetched is told too: the answer may hold it where it was.
-        if ((l.has(id) || l.loading) && fits === false) gone.push(id);
+        if ((l.has(id) || l.fetching) && fits === false) gone.push(id);
         if (!l.has(id) && fits) arrives = true;
       }
       if (gone.length) l.remove(gone);

@@ -5,9 +5,9 @@
  * narrow. One fetch per direction at a time. Answers that come after the view moved on are
  * dropped: a first fetch's when another was asked for after it (the last asked counts, whichever
  * answer comes first), a page's when the run it borders was replaced meanwhile. Otherwise an
- * answer is taken with what the events did while it was on its way: messages that arrived join
- * it, messages deleted or moved away stay out (MessageList). The fetch function is injected (the
- * typed client in the app, a fake in tests).
+ * answer (a first fetch's or a page's) is taken with what the events did while it was on its
+ * way: messages that arrived join it, messages deleted or moved away stay out (MessageList). The
+ * fetch function is injected (the typed client in the app, a fake in tests).
  */
 import type { GetMessages } from '../../src/client/api.js';
 import type { MessagesResponse } from '../../src/client/types.js';
@@ -74,7 +74,7 @@ export class Loader {
   /** The page above the run (when the window is at its top and the narrow goes further). */
   async older(list: MessageList): Promise<void> {
     if (list.loadingOlder || list.foundOldest || !list.loaded || list.ids.length === 0) return;
-    list.loadingOlder = true;
+    list.startPage('older');
     list.rev.value++;
     const run = list.run;
     try {
@@ -102,7 +102,7 @@ export class Loader {
 
   async newer(list: MessageList): Promise<void> {
     if (list.loadingNewer || list.foundNewest || !list.loaded || list.ids.length === 0) return;
-    list.loadingNewer = true;
+    list.startPage('newer');
     list.rev.value++;
     const run = list.run;
     try {

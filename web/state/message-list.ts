@@ -39,8 +39,8 @@ export class MessageList {
    */
   private arrivedMeanwhile: number[] = [];
   /**
-   * Messages deleted or moved out of the narrow while the first fetch was in flight: its answer
-   * may have been made before that, so they are kept out of the run it brings.
+   * Messages deleted or moved out of the narrow while a fetch was in flight (the first, or a page):
+   * its answer may have been made before that, so they are kept out of what it brings.
    */
   private removedMeanwhile = new Set<number>();
   /**
@@ -136,7 +136,9 @@ export class MessageList {
   /** Older messages fetched (all below the run's first id). */
   prepend(ids: readonly number[], foundOldest: boolean): void {
     const first = this.ids[0] ?? Infinity;
-    const older = [...ids].filter((id) => id < first).sort((a, b) => a - b);
+    const older = [...ids]
+      .filter((id) => id < first && !this.removedMeanwhile.has(id))
+      .sort((a, b) => a - b);
     this.ids = [...older, ...this.ids];
     this.start += older.length;
     this.end += older.length;
@@ -148,7 +150,9 @@ export class MessageList {
   /** Newer messages fetched (all above the run's last id). */
   append(ids: readonly number[], foundNewest: boolean): void {
     const last = this.ids[this.ids.length - 1] ?? -Infinity;
-    const newer = [...ids].filter((id) => id > last).sort((a, b) => a - b);
+    const newer = [...ids]
+      .filter((id) => id > last && !this.removedMeanwhile.has(id))
+      .sort((a, b) => a - b);
     this.ids = [...this.ids, ...newer];
     // A first fetch still in flight takes them too (it replaces this run when answered).
     this.mergeArrived(foundNewest, !this.loading);
@@ -185,14 +189,24 @@ export class MessageList {
     return true;
   }
 
+  /** Whether a fetch is in flight (the first, or a page). */
+  get fetching(): boolean {
+    return this.loading || this.loadingOlder || this.loadingNewer;
+  }
+
   /** A first fetch is asked for (one may be in flight already: the later one counts). */
   startLoading(): void {
-    if (!this.loading) {
-      // What a fetch that failed saw is not about the next one's answer.
-      this.removedMeanwhile = new Set();
-      this.staleMeanwhile = false;
-    }
+    // What fetches that ended (answered or failed) saw is not about this one's answer.
+    if (!this.fetching) this.removedMeanwhile = new Set();
+    if (!this.loading) this.staleMeanwhile = false;
     this.loading = true;
+  }
+
+  /** A page is asked for, above or below the run. */
+  startPage(side: 'older' | 'newer'): void {
+    if (!this.fetching) this.removedMeanwhile = new Set();
+    if (side === 'older') this.loadingOlder = true;
+    else this.loadingNewer = true;
   }
 
   /**
@@ -208,7 +222,7 @@ export class MessageList {
   /** Messages deleted, or moved out of this narrow. */
   remove(ids: readonly number[]): boolean {
     const gone = new Set(ids);
-    if (this.loading) {
+    if (this.fetching) {
       for (const id of ids) this.removedMeanwhile.add(id);
       this.arrivedMeanwhile = this.arrivedMeanwhile.filter((id) => !gone.has(id));
     }
