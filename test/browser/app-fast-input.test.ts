@@ -6,8 +6,8 @@
  * the compose box (Enter sends all that was typed; Enter takes a suggestion that just appeared),
  * Ctrl+K, the search box, the emoji picker, the edit box, and End in the message list after a
  * send. And toggles (the theme, Channel/Direct, the preview) clicked twice in one task, and the
- * star and a reaction clicked after the server's change came, before its drawing, act on the
- * state as it is.
+ * star, a reaction, Reply, a recipient bar and "Copy link" clicked after the server's change came,
+ * before its drawing, act on the state as it is.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -638,4 +638,36 @@ t.test('"Try again" clicked twice before a drawing sends once', async (t) => {
     'shown once',
   );
   watch.assertClean(t, /WebSocket|status of 401|status of 400/);
+});
+
+t.test('"Copy link" clicked after the server moved the message, before its drawing', async (t) => {
+  if (NO_CHROMIUM) return;
+  const id = await sendChannelMessage(ts.api, 'othello', 'general', 'astray', 'Link to me');
+  // What the app writes to the clipboard, kept by the page (no clipboard permission needed).
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/' + general + '-general',
+    init: `${AFTER_SOCKET_MESSAGE};
+    window.copied = [];
+    navigator.clipboard.writeText = (text) => (window.copied.push(text), Promise.resolve());`,
+  });
+  const row = `.msg[data-id="${id}"]`;
+  const button = `${row} button[aria-label="Copy a link to this message"]`;
+  await page.click(`${row} .content`);
+  await page.waitForSelector(button);
+  // Moved to another topic by its sender: the link is copied as that event is handled, before
+  // the row is drawn again: it names the topic the message is in now.
+  await page.evaluate(clickAfter('"update_message"', button));
+  await ts.api.patch('othello', `messages/${id}`, {
+    topic: 'found',
+    propagate_mode: 'change_one',
+  });
+  await waitFor(page, 'window.copied.length > 0');
+  const copied = await page.evaluate<string[]>('window.copied');
+  t.equal(copied.length, 1, 'one link copied');
+  t.equal(
+    copied[0],
+    `${ts.url}/#narrow/channel/${general}-general/topic/found/near/${id}`,
+    'the link names the topic the message is in now',
+  );
+  watch.assertClean(t, /WebSocket|status of 401/);
 });

@@ -4,7 +4,9 @@
  * of the message at the bottom of the list once it is selected (a phone draws the toolbar under
  * the message, at the list's bottom edge, where the button used to float). And at 1280 pixels,
  * scrolls faster than the list redraws (two in one task: away from the newest and back, or the
- * other way) leave the button as the last scroll found it.
+ * other way) leave the button as the last scroll found it. "Jump to the newest" past what was
+ * fetched shows the newest message, also when a message arrives and a shown one changes while
+ * the newest page is on its way.
  */
 import t from 'tap';
 import { openApp, waitFor, waitMessage } from '../helpers/app.js';
@@ -241,3 +243,89 @@ t.test('"Jump to the newest" past what was fetched shows the newest message', as
   await screenshot(page, t, 'jumped-to-newest-1280');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+/** Page-side: every frame of the app's event socket, kept in `window.frames_` as text. */
+const KEEP_FRAMES = `(() => {
+  const Native = window.WebSocket;
+  window.frames_ = [];
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => window.frames_.push(String(e.data)));
+    }
+  };
+})()`;
+
+for (const width of [1280, 390]) {
+  t.test(`${width} pixels: "Jump to the newest" with events on the answer's way`, async (t) => {
+    if (NO_CHROMIUM) return;
+    const { api, fx } = ts;
+    const everyone = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+    const ch = await createChannel(api, 'othello', `arrivals${width}`, { principals: everyone });
+    const ids = seedChannelMessages(ts, {
+      senderId: fx.users.othello!.id,
+      streamId: ch,
+      topic: 'heap',
+      count: 250,
+      recipients: everyone,
+      text: (i) => `heap ${i}`,
+    });
+    const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+      hash: `#narrow/channel/${ch}-arrivals${width}/topic/heap`,
+      width,
+      init: KEEP_FRAMES,
+    });
+    await waitMessage(page, 'heap 0');
+    await page.waitForSelector('.new-below');
+    // The newest page is answered (made at once by the server) but handed to the app only once
+    // the events below have been handled.
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let fetched = () => {};
+    const answered = new Promise<void>((r) => (fetched = r));
+    await page.route(
+      (u) => u.pathname === '/json/messages' && u.searchParams.get('anchor') === 'newest',
+      async (route) => {
+        const response = await route.fetch();
+        fetched();
+        await held;
+        await route.fulfill({ response });
+      },
+    );
+    await page.click('.new-below');
+    await answered;
+    const handled = (what: string) =>
+      waitFor(page, `window.frames_.some((f) => f.includes(${JSON.stringify(what)}))`);
+    // A new message, and a change to a message the list shows (a reaction; the read flags the
+    // view sends do the same), while the answer is on its way.
+    const fresh = await sendChannelMessage(api, 'othello', `arrivals${width}`, 'heap', 'fresh');
+    await handled(`"id":${fresh}`);
+    await api.post('othello', `messages/${ids[0]}/reactions`, { emoji_name: 'octopus' });
+    await handled('"reaction"');
+    release();
+    const newestShown = `(() => {
+      const list = document.querySelector('.messages').getBoundingClientRect();
+      const last = [...document.querySelectorAll('.messages .msg')].at(-1);
+      const r = last?.getBoundingClientRect();
+      return last?.dataset.id === '${fresh}' && r.top >= list.top && r.bottom <= list.bottom + 1;
+    })()`;
+    const shown = await waitFor(page, newestShown, 10_000).then(
+      () => true,
+      () => false,
+    );
+    t.ok(shown, 'the message that arrived meanwhile, last and in view');
+    const listed = await page.evaluate<number[]>(
+      `[...document.querySelectorAll('.messages .msg')].map((e) => Number(e.dataset.id))`,
+    );
+    t.same(listed.slice(-2), [ids.at(-1), fresh], 'after the newest the answer brought, once');
+    t.same(
+      listed.filter((id, i) => i > 0 && id <= listed[i - 1]!),
+      [],
+      'in order, no duplicates',
+    );
+    await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))`);
+    t.equal(await page.locator('.new-below').count(), 0, 'no button: nothing below');
+    await screenshot(page, t, `jumped-with-arrival-${width}`);
+    watch.assertClean(t, /WebSocket|status of 401/);
+  });
+}

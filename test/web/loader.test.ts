@@ -1,11 +1,17 @@
 /**
  * web/state/loader.ts with a fake `GET /messages`: the first fetch opens at the first unread
  * message, older and newer pages join the run on the right side, one fetch per direction at a
- * time, and a failure is kept on the list (shown with a retry) instead of thrown.
+ * time, a failure is kept on the list (shown with a retry) instead of thrown, and an answer is
+ * taken with what the events did while it was on its way.
  */
 import t from 'tap';
 import type { GetMessages } from '../../src/client/api.js';
-import type { Message, MessagesResponse, RegisterResponse } from '../../src/client/types.js';
+import type {
+  Message,
+  MessagesResponse,
+  RegisterResponse,
+  ServerEvent,
+} from '../../src/client/types.js';
 import { ChatState } from '../../web/state/chat.js';
 import { Loader } from '../../web/state/loader.js';
 import { ALL } from '../../web/state/narrow.js';
@@ -120,10 +126,11 @@ function heldSetup() {
     full_name: '',
   } as RegisterResponse;
   const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
-  const held: { q: GetMessages; answer: () => void }[] = [];
+  // answer(r): the server's answer for the query, or `r`.
+  const held: { q: GetMessages; answer: (r?: MessagesResponse) => void }[] = [];
   const loader = new Loader(
     s,
-    (q) => new Promise((resolve) => held.push({ q, answer: () => resolve(answer(q)) })),
+    (q) => new Promise((resolve) => held.push({ q, answer: (r) => resolve(r ?? answer(q)) })),
   );
   return { s, loader, held };
 }
@@ -181,4 +188,56 @@ t.test('a page fetched for a run that was replaced meanwhile is dropped', async 
   t.equal(list.ids[0], 900, "the old run's page is not put above the new run");
   const gaps = list.ids.filter((id, i) => i > 0 && id !== list.ids[i - 1]! + 1);
   t.same(gaps, [], 'the run has no gap');
+});
+
+t.test(
+  '"Jump to the newest": the answer is taken with what the events did meanwhile',
+  async (t) => {
+    const { s, loader, held } = heldSetup();
+    const list = s.list(ALL);
+    const open = loader.open(list, 500);
+    held[0]!.answer();
+    await open;
+    t.equal(list.foundNewest, false, 'opened away from the newest');
+    let event = 0;
+    const ev = (e: Record<string, unknown>) => ({ id: event++, ...e }) as unknown as ServerEvent;
+
+    // The newest asked for; while it is on its way a message arrives, one shown is starred (its
+    // row changes), and one the answer holds is deleted.
+    const jump = loader.open(list, 'newest');
+    s.apply([
+      ev({ type: 'message', message: msg(1001), flags: [] }),
+      ev({ type: 'update_message_flags', op: 'add', flag: 'starred', messages: [500], all: false }),
+      ev({ type: 'delete_message', message_type: 'stream', message_ids: [950] }),
+    ]);
+    held[1]!.answer(); // made before those events: 900-1000
+    await jump;
+    t.equal(list.loading, false);
+    t.equal(list.ids[0], 900, 'the run the answer brought');
+    t.same(list.ids.slice(-3), [999, 1000, 1001], 'with the message that arrived, after it');
+    t.equal(list.has(950), false, 'without the one deleted');
+    t.same(
+      list.ids.filter((id, i) => i > 0 && id <= list.ids[i - 1]!),
+      [],
+      'ascending, no duplicates',
+    );
+    t.equal(list.windowIds().at(-1), 1001, 'the window at the newest');
+    t.equal(list.atNewest(), true);
+  },
+);
+
+t.test('an answer made after a message that arrived meanwhile holds it once', async (t) => {
+  const { s, loader, held } = heldSetup();
+  const list = s.list(ALL);
+  const open = loader.open(list, 500);
+  held[0]!.answer();
+  await open;
+  const jump = loader.open(list, 'newest');
+  s.apply([{ id: 0, type: 'message', message: msg(1001), flags: [] } as unknown as ServerEvent]);
+  const r = answer(held[1]!.q);
+  held[1]!.answer({ ...r, messages: [...r.messages.slice(1), msg(1001)] });
+  await jump;
+  t.same(list.ids.slice(-3), [999, 1000, 1001]);
+  t.equal(list.ids.filter((id) => id === 1001).length, 1, 'once');
+  t.equal(list.windowIds().at(-1), 1001);
 });

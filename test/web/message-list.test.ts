@@ -119,3 +119,55 @@ t.test('messages arriving during a fetch are not lost', (t) => {
   t.equal(n.has(300), false, 'not when the answer stops short of the newest (fetched later)');
   t.end();
 });
+
+t.test('a first fetch is answered with what the events did meanwhile', (t) => {
+  // Arrived during the fetch: some the answer holds (made after them), some it does not.
+  const l = new MessageList(ALL);
+  l.setInitial(range(1, 101), true, false, 50);
+  l.startLoading();
+  l.addLive(203);
+  l.addLive(201);
+  l.addLive(204);
+  l.remove([204, 150]); // deleted (or moved away) meanwhile: one that arrived, one answered
+  l.loading = false;
+  l.setInitial(range(101, 202), false, true, null);
+  t.same(l.ids, [...range(101, 150), ...range(151, 202), 203], 'both, in order, once each');
+  t.equal(l.windowIds().at(-1), 203, 'the window at the newest');
+  t.equal(l.atNewest(), true);
+  t.equal(l.stale, false);
+
+  // Moved in meanwhile: the answer may not hold it, so the run stays stale.
+  const m = new MessageList(ALL);
+  m.setInitial(range(1, 101), true, false, 50);
+  m.startLoading();
+  m.markStale();
+  m.loading = false;
+  m.setInitial(range(101, 201), false, true, null);
+  t.equal(m.stale, true, 'fetched again next time it is shown');
+
+  // A fetch that failed: what it saw does not touch the next one's answer.
+  const n = new MessageList(ALL);
+  n.startLoading();
+  n.remove([7]);
+  n.markStale();
+  n.loading = false;
+  n.startLoading();
+  n.loading = false;
+  n.setInitial(range(1, 11), true, true, null);
+  t.same(n.ids, range(1, 11), 'the next answer whole');
+  t.equal(n.stale, false);
+
+  // A newer page answered while a first fetch is in flight: the arrivals wait for that too.
+  const o = new MessageList(ALL);
+  o.setInitial(range(1, 101), true, false, 50);
+  o.loadingNewer = true;
+  o.startLoading();
+  o.addLive(300);
+  o.loadingNewer = false;
+  o.append(range(101, 201), true);
+  t.equal(o.ids.at(-1), 300, 'joined the run the page reached');
+  o.loading = false;
+  o.setInitial(range(150, 250), false, true, null);
+  t.equal(o.ids.at(-1), 300, 'and the run the first fetch brought');
+  t.end();
+});

@@ -520,19 +520,36 @@ export class Controller {
     }
   }
 
-  goToMessage(m: Message): void {
+  /**
+   * The narrow that opens at a message in its conversation, where the state has it now: a
+   * message moved since the caller's copy of it was drawn (or notified) is found where it went.
+   */
+  messageNarrow(m: Message): Narrow {
     const s = this.state.value!;
-    const c = s.conversationOf(m);
-    const base =
+    const c = s.conversationOf(s.messages.get(m.id) ?? m);
+    const terms =
       c.kind === 'stream'
-        ? {
-            terms: [
-              { operator: 'channel', operand: String(c.streamId), negated: false },
-              { operator: 'topic', operand: c.topic, negated: false },
-            ],
-          }
-        : { terms: [{ operator: 'dm', operand: c.ids.join(','), negated: false }] };
-    this.go({ ...base, near: m.id });
+        ? [
+            { operator: 'channel', operand: String(c.streamId), negated: false },
+            { operator: 'topic', operand: c.topic, negated: false },
+          ]
+        : [{ operator: 'dm', operand: c.ids.join(','), negated: false }];
+    return { terms, near: m.id };
+  }
+
+  goToMessage(m: Message): void {
+    this.go(this.messageNarrow(m));
+  }
+
+  /** Copies a link to a message (as it is in the state at the click) to the clipboard. */
+  copyLink(m: Message): void {
+    const s = this.state.value;
+    if (!s) return;
+    const url = `${location.origin}/${narrowHash(this.messageNarrow(m), s.names())}`;
+    void navigator.clipboard?.writeText(url).then(
+      () => this.toast('Link copied.', 'info'),
+      () => this.toast('Could not copy the link.'),
+    );
   }
 
   async requestNotifications(): Promise<NotificationPermission | 'unsupported'> {

@@ -10,7 +10,6 @@ import type { Reaction } from '../../src/client/types.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
-import { narrowHash } from '../state/narrow.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { clock, fullTime } from './format.js';
@@ -233,25 +232,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
               type="button"
               aria-label="Copy a link to this message"
               title="Copy link"
-              onClick={() => {
-                const n = s.conversationOf(m);
-                const narrow =
-                  n.kind === 'stream'
-                    ? {
-                        terms: [
-                          { operator: 'channel', operand: String(n.streamId), negated: false },
-                          { operator: 'topic', operand: n.topic, negated: false },
-                        ],
-                        near: m.id,
-                      }
-                    : {
-                        terms: [{ operator: 'dm', operand: n.ids.join(','), negated: false }],
-                        near: m.id,
-                      };
-                void navigator.clipboard
-                  ?.writeText(`${location.origin}/${narrowHash(narrow, s.names())}`)
-                  .then(() => c.toast('Link copied.', 'info'));
-              }}
+              onClick={() => c.copyLink(m)}
             >
               <Icon name="link" />
             </button>

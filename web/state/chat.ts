@@ -677,14 +677,12 @@ export class ChatState {
         const m = this.messages.get(id);
         if (!m) continue;
         const fits = matches(l.narrow, m, { selfId: this.selfId, flags: m.flags });
-        if (l.has(id) && fits === false) gone.push(id);
+        // A list being fetched is told too: the answer may hold it where it was.
+        if ((l.has(id) || l.loading) && fits === false) gone.push(id);
         if (!l.has(id) && fits) arrives = true;
       }
       if (gone.length) l.remove(gone);
-      if (arrives) {
-        l.stale = true;
-        l.rev.value++;
-      }
+      if (arrives) l.markStale();
     }
     const streamId = e.stream_id;
     if (streamId !== undefined && this.topics.has(streamId)) this.topics.delete(streamId);

@@ -4,7 +4,10 @@
  * for older or newer pages when its window reaches an end of the run that is not the end of the
  * narrow. One fetch per direction at a time. Answers that come after the view moved on are
  * dropped: a first fetch's when another was asked for after it (the last asked counts, whichever
- * answer comes first), a page's when the run it borders was replaced meanwhile. The fetch function is injected (the typed client in the app, a fake in tests).
+ * answer comes first), a page's when the run it borders was replaced meanwhile. Otherwise an
+ * answer is taken with what the events did while it was on its way: messages that arrived join
+ * it, messages deleted or moved away stay out (MessageList). The fetch function is injected (the
+ * typed client in the app, a fake in tests).
  */
 import type { GetMessages } from '../../src/client/api.js';
 import type { MessagesResponse } from '../../src/client/types.js';
@@ -37,10 +40,9 @@ export class Loader {
       list.windowAround(anchor);
       return;
     }
-    const token = list.rev.peek();
     const asked = ++list.opens;
     list.error = null;
-    list.loading = true;
+    list.startLoading();
     let r: MessagesResponse;
     try {
       this.fetches++;
@@ -59,7 +61,6 @@ export class Loader {
     }
     if (asked !== list.opens) return;
     list.loading = false;
-    if (list.rev.peek() !== token && list.loaded && !list.stale) return;
     this.state.ingest(r.messages);
     const ids = r.messages.map((m) => m.id);
     let at: number | null = typeof anchor === 'number' ? anchor : null;

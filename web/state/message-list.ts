@@ -38,6 +38,16 @@ export class MessageList {
    * answer may have been made before them, so they join the run after it if it reached the newest.
    */
   private arrivedMeanwhile: number[] = [];
+  /**
+   * Messages deleted or moved out of the narrow while the first fetch was in flight: its answer
+   * may have been made before that, so they are kept out of the run it brings.
+   */
+  private removedMeanwhile = new Set<number>();
+  /**
+   * Messages moved into the narrow while the first fetch was in flight: its answer may not hold
+   * them, so the run it brings stays stale (fetched again next time it is shown).
+   */
+  private staleMeanwhile = false;
   /** Moves or edits made the run unreliable: fetch it again before showing it. */
   stale = false;
   /** The fetch failed (shown with a retry). */
@@ -80,13 +90,16 @@ export class MessageList {
     foundNewest: boolean,
     anchor: number | null,
   ): void {
-    this.ids = [...ids].sort((a, b) => a - b);
+    const removed = this.removedMeanwhile;
+    this.removedMeanwhile = new Set();
+    this.ids = [...new Set(ids)].filter((id) => !removed.has(id)).sort((a, b) => a - b);
     this.run++;
-    this.mergeArrived(foundNewest);
+    this.mergeArrived(foundNewest, true);
     this.foundOldest = foundOldest;
     this.foundNewest = foundNewest;
     this.loaded = true;
-    this.stale = false;
+    this.stale = this.staleMeanwhile;
+    this.staleMeanwhile = false;
     this.error = null;
     this.windowAround(anchor);
     this.changed();
@@ -137,7 +150,8 @@ export class MessageList {
     const last = this.ids[this.ids.length - 1] ?? -Infinity;
     const newer = [...ids].filter((id) => id > last).sort((a, b) => a - b);
     this.ids = [...this.ids, ...newer];
-    this.mergeArrived(foundNewest);
+    // A first fetch still in flight takes them too (it replaces this run when answered).
+    this.mergeArrived(foundNewest, !this.loading);
     this.foundNewest = foundNewest;
     this.trimRun('older');
     this.changed();
@@ -171,9 +185,33 @@ export class MessageList {
     return true;
   }
 
+  /** A first fetch is asked for (one may be in flight already: the later one counts). */
+  startLoading(): void {
+    if (!this.loading) {
+      // What a fetch that failed saw is not about the next one's answer.
+      this.removedMeanwhile = new Set();
+      this.staleMeanwhile = false;
+    }
+    this.loading = true;
+  }
+
+  /**
+   * Messages moved into this narrow: the run may lack them, so it is fetched again next time
+   * (and a first fetch in flight brings a run that is stale too).
+   */
+  markStale(): void {
+    this.stale = true;
+    if (this.loading) this.staleMeanwhile = true;
+    this.changed();
+  }
+
   /** Messages deleted, or moved out of this narrow. */
   remove(ids: readonly number[]): boolean {
     const gone = new Set(ids);
+    if (this.loading) {
+      for (const id of ids) this.removedMeanwhile.add(id);
+      this.arrivedMeanwhile = this.arrivedMeanwhile.filter((id) => !gone.has(id));
+    }
     if (!this.ids.some((id) => gone.has(id))) return false;
     let start = this.start;
     let end = this.end;
@@ -228,10 +266,13 @@ export class MessageList {
     this.changed();
   }
 
-  /** Takes the messages that arrived during a fetch, when the fetch reached the newest. */
-  private mergeArrived(reachedNewest: boolean): void {
+  /**
+   * Takes the messages that arrived during a fetch, when the fetch reached the newest (`done`:
+   * no other fetch waits for them).
+   */
+  private mergeArrived(reachedNewest: boolean, done: boolean): void {
     const arrived = this.arrivedMeanwhile;
-    this.arrivedMeanwhile = [];
+    if (done) this.arrivedMeanwhile = [];
     if (!reachedNewest || arrived.length === 0) return;
     const last = this.ids[this.ids.length - 1] ?? -Infinity;
     const later = arrived.filter((id) => id > last).sort((a, b) => a - b);
@@ -266,6 +307,8 @@ export class MessageList {
     this.foundNewest = this.foundOldest = false;
     this.stale = false;
     this.arrivedMeanwhile = [];
+    this.removedMeanwhile = new Set();
+    this.staleMeanwhile = false;
     this.changed();
   }
 }
