@@ -15,6 +15,7 @@ import path from 'node:path';
 import { RealmRegistry } from '../actors/registry.js';
 import { nowSeconds, type ServerConfig } from './config.js';
 import { isValidEmail } from './lib/email-validation.js';
+import { longerThan } from './lib/channel-rules.js';
 import { JsonableError } from './lib/errors.js';
 import { generatePassword, hashPassword } from './lib/password.js';
 import { MAX_REALM_NAME_LENGTH } from './lib/realm-settings.js';
@@ -56,7 +57,7 @@ export function firstRealmSettings(
   const realmName = (
     pick(flags['realm-name'], env.FIRST_REALM_NAME) ?? DEFAULT_FIRST_REALM.realmName
   ).trim();
-  if (realmName === '' || [...realmName].length > MAX_REALM_NAME_LENGTH)
+  if (realmName === '' || longerThan(realmName, MAX_REALM_NAME_LENGTH))
     throw new Error(
       `bad first-start setting: FIRST_REALM_NAME must be 1 to ${MAX_REALM_NAME_LENGTH} characters`,
     );

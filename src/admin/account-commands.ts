@@ -4,6 +4,7 @@
  */
 import { nowSeconds } from '../config.js';
 import { invitationPath } from '../lib/invitations.js';
+import { longerThan } from '../lib/channel-rules.js';
 import { Role, ROLE_NAMES } from '../lib/roles.js';
 import { MAX_REALM_NAME_LENGTH } from '../lib/realm-settings.js';
 import { realmUrl } from '../lib/urls.js';
@@ -49,7 +50,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
       if (!isValidEmail(email)) throw new UsageError(`invalid e-mail: ${email}`);
       // The bound the settings endpoint and the first start keep (the reference's 40).
       const name = str(args, 'name').trim();
-      if (name === '' || [...name].length > MAX_REALM_NAME_LENGTH)
+      if (name === '' || longerThan(name, MAX_REALM_NAME_LENGTH))
         throw new UsageError(`--name must be 1 to ${MAX_REALM_NAME_LENGTH} characters`);
       const hash = await passwordHash(rt, args);
       const stringId = str(args, 'subdomain').toLowerCase();

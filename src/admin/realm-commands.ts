@@ -5,6 +5,8 @@
  */
 import { nowSeconds } from '../config.js';
 import { invitationPath } from '../lib/invitations.js';
+import { longerThan } from '../lib/channel-rules.js';
+import { MAX_REALM_NAME_LENGTH } from '../lib/realm-settings.js';
 import {
   normalizeContent,
   normalizeTopic,
@@ -42,7 +44,7 @@ export const REALM_COMMANDS: Record<string, AdminCommand> = {
     async run(rt, args) {
       const row = realmArg(rt, args);
       const name = str(args, 'name').trim();
-      if (name === '' || [...name].length > 40)
+      if (name === '' || longerThan(name, MAX_REALM_NAME_LENGTH))
         throw new UsageError('a realm name has 1 to 40 characters');
       await realmRuntime(rt, row).ask('realm.update_settings', { acting_user_id: null, name });
       return { realm_id: row.id, name };

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
+import { longerThan } from '../lib/channel-rules.js';
 import {
   JsonableError,
   OrganizationAdministratorRequiredError,
@@ -225,7 +226,7 @@ export const updateRealm = endpoint({
     if (p.jitsi_server_url !== undefined) {
       const url = p.jitsi_server_url as string;
       if (url === 'default') settings.jitsi_server_url = null;
-      else if (url.length > JITSI_SERVER_URL_MAX_LENGTH || !isValidUrl(url))
+      else if (longerThan(url, JITSI_SERVER_URL_MAX_LENGTH) || !isValidUrl(url))
         throw new JsonableError('jitsi_server_url is not an allowed_type');
       else settings.jitsi_server_url = url;
     }

@@ -20,12 +20,8 @@ import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { ConfirmationLinkError, HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
 import { bool, int, intValue, json, oneOf, str } from '../lib/params.js';
 import { emojisetIn } from '../lib/wire-names.js';
-import {
-  hashPassword,
-  MAX_PASSWORD_LENGTH,
-  MIN_PASSWORD_LENGTH,
-  verifyPassword,
-} from '../lib/password.js';
+import { hashPassword, verifyPassword } from '../lib/password.js';
+import { passwordLengthOk } from '../lib/user-rules.js';
 import { isValidTimezone } from '../lib/timezones.js';
 import { realmHost, realmUrl } from '../lib/urls.js';
 import {
@@ -96,11 +92,6 @@ function confirmationKey(): string {
   return out;
 }
 
-/** The reference's check_password_strength, by length (this server has no strength estimator). */
-function passwordStrongEnough(password: string): boolean {
-  return password.length >= MIN_PASSWORD_LENGTH && password.length <= MAX_PASSWORD_LENGTH;
-}
-
 async function changeSettings(ctx: AuthedCtx, raw: Record<string, unknown>): Promise<object> {
   const { server, realm, user } = ctx;
   const p = raw as SettingsParams;
@@ -115,7 +106,7 @@ async function changeSettings(ctx: AuthedCtx, raw: Record<string, unknown>): Pro
       realm.view.settings.password_auth_enabled &&
       (await verifyPassword(p.old_password ?? '', user.password_hash));
     if (!ok) throw new JsonableError('Wrong password!');
-    if (!passwordStrongEnough(p.new_password)) throw new JsonableError('New password is too weak!');
+    if (!passwordLengthOk(p.new_password)) throw new JsonableError('New password is too weak!');
     passwordHash = await hashPassword(p.new_password, server.config.scryptN);
   }
 

@@ -3,6 +3,7 @@
  * check_valid_bot_type, check_valid_interface_type, check_bot_name_available), models/users.py
  * (UserProfile.allowed_bot_types, can_admin_user), models/bots.py (Service).
  */
+import { longerThan } from './channel-rules.js';
 import { JsonableError } from './errors.js';
 import { BotType } from './roles.js';
 
@@ -50,7 +51,10 @@ export function checkBotUrl(raw: string, name: string): string {
   } catch {
     throw new JsonableError(`${name} is not a URL`);
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || raw.length > MAX_BOT_URL_LENGTH)
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    longerThan(raw, MAX_BOT_URL_LENGTH)
+  )
     throw new JsonableError(`${name} is not a URL`);
   return url.toString();
 }

@@ -65,7 +65,12 @@ export const intList = () => json(z.array(intValue(), { error: '{var} is not a l
 export const stringList = () =>
   json(z.array(z.string({ error: '{var} is not a string' }), { error: '{var} is not a list' }));
 
-/** A plain string parameter. `min: 1` reports "x cannot be blank"; `max` reports the limit. */
+/**
+ * A plain string parameter. `min: 1` reports "x cannot be blank"; `max` reports the limit. Both
+ * count Unicode code points, as the reference's `len` does: zod 4.6's string `.min`/`.max` count
+ * code points, not UTF-16 units (a name of 60 emoji is 60 characters, 120 units).
+ * test/unit/params.test.ts pins this, should a zod upgrade change it.
+ */
 export function str(opts: { min?: number; max?: number; trim?: boolean } = {}) {
   let s = z.string();
   if (opts.trim) s = s.trim();

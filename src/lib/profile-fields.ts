@@ -7,6 +7,7 @@
  * lib/external_accounts.py and models/custom_profile_fields.py (check_valid_user_ids).
  */
 import { JsonableError } from './errors.js';
+import { longerThan } from './channel-rules.js';
 
 export const ProfileFieldType = {
   SHORT_TEXT: 1,
@@ -74,7 +75,7 @@ export function checkFieldDataShape(raw: unknown): FieldData {
 
 /** Whether a URL is one the reference's URL validator accepts (http(s)/ftp(s), a host). */
 export function isValidUrl(s: string): boolean {
-  if (s.length > 2048 || /\s/.test(s)) return false;
+  if (longerThan(s, 2048) || /\s/.test(s)) return false;
   let u: URL;
   try {
     u = new URL(s);
@@ -158,9 +159,9 @@ export function validateProfileField(f: {
     checkExternalAccountFieldData(f.field_data);
   if (!isDefaultExternalField(f.type, f.field_data)) {
     if (f.name.trim() === '') fail('Label cannot be blank.');
-    if (f.hint.length > PROFILE_FIELD_HINT_MAX_LENGTH)
+    if (longerThan(f.hint, PROFILE_FIELD_HINT_MAX_LENGTH))
       fail(`hint is too long (limit: ${PROFILE_FIELD_HINT_MAX_LENGTH} characters)`);
-    if (f.name.length > PROFILE_FIELD_NAME_MAX_LENGTH)
+    if (longerThan(f.name, PROFILE_FIELD_NAME_MAX_LENGTH))
       fail(`name is too long (limit: ${PROFILE_FIELD_NAME_MAX_LENGTH} characters)`);
   }
   if (!PROFILE_FIELD_TYPES.includes(f.type)) fail('Invalid field type.');
@@ -199,7 +200,7 @@ export function validateProfileValue(
   const name = field.name;
   const str = (max?: number): string => {
     if (typeof value !== 'string') return fail(`${name} is not a string`);
-    if (max !== undefined && value.length > max)
+    if (max !== undefined && longerThan(value, max))
       fail(`${name} is too long (limit: ${max} characters)`);
     return value;
   };

@@ -4,6 +4,7 @@
  * (lib/users.py check_full_name, views/users.py create_user_backend, lib/password_strength.py).
  */
 import { JsonableError, OrganizationAdministratorRequiredError } from './errors.js';
+import { longerThan, shorterThan } from './channel-rules.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './password.js';
 import { Role } from './roles.js';
 
@@ -22,8 +23,8 @@ const NOT_PRINTABLE = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
  */
 export function checkFullName(raw: string): string {
   const name = raw.trim();
-  if ([...name].length > MAX_FULL_NAME_LENGTH) throw new JsonableError('Name too long!');
-  if ([...name].length < MIN_FULL_NAME_LENGTH) throw new JsonableError('Name too short!');
+  if (longerThan(name, MAX_FULL_NAME_LENGTH)) throw new JsonableError('Name too long!');
+  if (shorterThan(name, MIN_FULL_NAME_LENGTH)) throw new JsonableError('Name too short!');
   if (NOT_PRINTABLE.test(name) || NAME_INVALID_CHARS.test(name)) {
     throw new JsonableError('Invalid characters in name!');
   }
@@ -31,9 +32,17 @@ export function checkFullName(raw: string): string {
   return name;
 }
 
+/**
+ * The reference's check_password_strength, by length (this server has no strength estimator):
+ * whether a password is MIN_PASSWORD_LENGTH to MAX_PASSWORD_LENGTH code points long.
+ */
+export function passwordLengthOk(password: string): boolean {
+  return !shorterThan(password, MIN_PASSWORD_LENGTH) && !longerThan(password, MAX_PASSWORD_LENGTH);
+}
+
 /** Password rules checked before hashing (hashing happens outside the actor). */
 export function checkPasswordStrength(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+  if (!passwordLengthOk(password)) {
     throw new JsonableError('The password is too weak.');
   }
 }

@@ -9,6 +9,7 @@
  * ({property, value}) for each other changed setting, as the reference.
  */
 import { JsonableError } from '../lib/errors.js';
+import { longerThan } from '../lib/channel-rules.js';
 import {
   isRealmGroupSettingName,
   MAX_REALM_DESCRIPTION_LENGTH,
@@ -220,12 +221,12 @@ export function checkUpdateRealmSettings(
   if (cmd.name !== undefined && cmd.name !== row.name) {
     name = cmd.name.trim();
     if (name.length === 0) throw new JsonableError('Organization name cannot be blank');
-    if (name.length > MAX_REALM_NAME_LENGTH)
+    if (longerThan(name, MAX_REALM_NAME_LENGTH))
       throw new JsonableError('Organization name is too long.');
     changes.set('name', name);
   }
   if (cmd.description !== undefined && cmd.description !== row.description) {
-    if (cmd.description.length > MAX_REALM_DESCRIPTION_LENGTH) {
+    if (longerThan(cmd.description, MAX_REALM_DESCRIPTION_LENGTH)) {
       throw new JsonableError('Organization description is too long.');
     }
     description = cmd.description;

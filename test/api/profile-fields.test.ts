@@ -78,6 +78,12 @@ t.test('administrators define fields; everyone learns the whole list', async (t)
     [{ name: '  ', field_type: 1 }, 'Label cannot be blank.'],
     [{ name: 'x'.repeat(41), field_type: 1 }, 'name is too long (limit: 40 characters)'],
     [{ name: 'X', hint: 'h'.repeat(81), field_type: 1 }, 'hint is too long (limit: 80 characters)'],
+    // Characters are code points, as the reference counts: an emoji is one.
+    [{ name: '\u{1F4DE}'.repeat(41), field_type: 1 }, 'name is too long (limit: 40 characters)'],
+    [
+      { name: 'X', hint: '\u{1F4DE}'.repeat(81), field_type: 1 },
+      'hint is too long (limit: 80 characters)',
+    ],
     [{ name: 'X', field_type: 9 }, 'Invalid field type.'],
     [{ name: 'Phone', field_type: 2 }, 'A field with that label already exists.'],
     [{ name: 'X', field_type: 3, field_data: {} }, 'Field must have at least one choice.'],
@@ -142,6 +148,15 @@ t.test('administrators define fields; everyone learns the whole list', async (t)
   await hamlet.drain(t);
 
   // Update, reorder, delete.
+  assertSuccess(
+    t,
+    await api.patch('iago', `realm/profile_fields/${phone}`, {
+      name: '\u{1F4DE}'.repeat(40),
+      hint: '\u{1F4DE}'.repeat(80),
+    }),
+    'the limits in emoji: 40 and 80 characters (twice as many UTF-16 units)',
+  );
+  await hamlet.drain(t);
   assertSuccess(
     t,
     await api.patch('iago', `realm/profile_fields/${phone}`, { name: 'Telephone', hint: '' }),
@@ -275,6 +290,7 @@ t.test('values: checked per type, rendered, announced; unchanged values are not'
   const refusals: [unknown, string][] = [
     [[{ id: f.short, value: 'x'.repeat(51) }], 'Motto is too long (limit: 50 characters)'],
     [[{ id: f.long, value: 'x'.repeat(501) }], 'Bio is too long (limit: 500 characters)'],
+    [[{ id: f.short, value: '\u{1F451}'.repeat(51) }], 'Motto is too long (limit: 50 characters)'],
     [[{ id: f.date, value: '1601-02-29' }], 'Birthday is not a date'],
     [[{ id: f.date, value: '29/02/1600' }], 'Birthday is not a date'],
     [[{ id: f.url, value: 'elsinore' }], 'Website is not a URL'],
@@ -307,6 +323,14 @@ t.test('values: checked per type, rendered, announced; unchanged values are not'
     assertError(t, await api.patch('hamlet', 'users/me/profile_data', { data: d }), msg);
   }
   t.same(await watcher.drain(t), [], 'a refused request changes nothing (all or nothing)');
+  assertSuccess(
+    t,
+    await api.patch('hamlet', 'users/me/profile_data', {
+      data: [{ id: f.short, value: '\u{1F451}'.repeat(50) }],
+    }),
+    '50 emoji are 50 characters',
+  );
+  await watcher.drain(t);
 
   // Administrators may set fields users may not.
   assertSuccess(

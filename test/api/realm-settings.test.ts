@@ -410,3 +410,30 @@ t.test('channel settings of the realm', async (t) => {
     realm_moderation_request_channel_id: secret,
   });
 });
+
+t.test(
+  'name and description are bounded in characters (code points), as the reference counts',
+  async (t) => {
+    const { api } = await startServer(t);
+    const emoji = '\u{1F3F0}'; // two UTF-16 units, one character
+    assertSuccess(t, await api.patch('iago', 'realm', { name: emoji.repeat(40) }), '40 emoji');
+    assertError(
+      t,
+      await api.patch('iago', 'realm', { name: emoji.repeat(41) }),
+      'name is too long (limit: 40 characters)',
+    );
+    assertSuccess(
+      t,
+      await api.patch('iago', 'realm', { description: `${emoji.repeat(999)}x` }),
+      '1000 characters, 1999 UTF-16 units',
+    );
+    assertError(
+      t,
+      await api.patch('iago', 'realm', { description: emoji.repeat(1001) }),
+      'description is too long (limit: 1000 characters)',
+    );
+    const realm = (await register(t, api, 'hamlet')).body;
+    t.equal(realm.realm_name, emoji.repeat(40));
+    t.equal(realm.realm_description, `${emoji.repeat(999)}x`);
+  },
+);

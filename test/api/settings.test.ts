@@ -304,6 +304,15 @@ t.test('password: the old one is required; the new one works at once', async (t)
     await api.patch('hamlet', 'settings', { old_password: 'secret-hamlet', new_password: 'abc' }),
     'New password is too weak!',
   );
+  // Length in characters (code points), as the reference counts: 5 emoji are 10 UTF-16 units.
+  assertError(
+    t,
+    await api.patch('hamlet', 'settings', {
+      old_password: 'secret-hamlet',
+      new_password: '\u{1F511}'.repeat(5),
+    }),
+    'New password is too weak!',
+  );
   assertSuccess(
     t,
     await api.patch('hamlet', 'settings', {

@@ -185,6 +185,28 @@ t.test('creation refusals', async (t) => {
     }),
     'Channel name too long (limit: 60 characters).',
   );
+  // Bounds count characters (code points), as the reference does: an emoji is one, not two.
+  const emoji = '\u{1F3AD}';
+  assertSuccess(
+    t,
+    await api.post('hamlet', 'users/me/subscriptions', {
+      subscriptions: [{ name: emoji.repeat(60), description: emoji.repeat(1024) }],
+    }),
+  );
+  assertError(
+    t,
+    await api.post('hamlet', 'users/me/subscriptions', {
+      subscriptions: [{ name: emoji.repeat(61) }],
+    }),
+    'Channel name too long (limit: 60 characters).',
+  );
+  assertError(
+    t,
+    await api.post('hamlet', 'users/me/subscriptions', {
+      subscriptions: [{ name: 'masks', description: emoji.repeat(1025) }],
+    }),
+    'subscriptions[0]["description"] is too long (limit: 1024 characters)',
+  );
   assertError(
     t,
     await api.post('hamlet', 'users/me/subscriptions', {
@@ -304,6 +326,7 @@ t.test('creation refusals', async (t) => {
     'hideout',
     'new 16', // by the moderator, with channel-level delete permissions
     'new 7', // web-public, by the owner
+    '\u{1F3AD}'.repeat(60), // the limits in emoji
   ]);
 });
 

@@ -108,6 +108,13 @@ t.test('refusals', async (t) => {
     await post({ status_text: 'x'.repeat(61) }),
     'status_text is too long (limit: 60 characters)',
   );
+  // Characters are code points, as the reference counts: 60 emoji are 120 UTF-16 units.
+  assertSuccess(t, await post({ status_text: '\u{1F697}'.repeat(60) }), '60 emoji');
+  assertError(
+    t,
+    await post({ status_text: '\u{1F697}'.repeat(61) }),
+    'status_text is too long (limit: 60 characters)',
+  );
   assertSuccess(t, await post({ status_text: ` ${'x'.repeat(60)} ` }), '60 after trimming');
   // Nothing the status is made of: that comes first.
   assertError(t, await post({ emoji_code: '1f697' }), 'Client did not pass any new values.');

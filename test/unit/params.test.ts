@@ -16,6 +16,7 @@ import {
   stringList,
 } from '../../src/lib/params.js';
 import { parseUrlEncoded } from '../../src/http/body.js';
+import { codePointLength, longerThan, shorterThan } from '../../src/lib/channel-rules.js';
 
 const schema = compileParams(
   z.object({
@@ -96,6 +97,63 @@ t.test('missing and invalid', (t) => {
   fails(t, { name: 'a', kind: 'c' }, 'Invalid kind');
   fails(t, { name: 'a', anchor: 'sideways' }, 'Invalid anchor');
   fails(t, { name: 'a', narrow: '[{"operator":"is"}]' }, 'narrow[0]["operand"] is not a string');
+  t.end();
+});
+
+t.test('string bounds count code points, as the reference does', (t) => {
+  const emoji = '\u{1F600}'; // two UTF-16 units, one code point
+  const bounded = compileParams(
+    z.object({
+      name: str({ max: 5 }),
+      word: str({ min: 3 }).optional(),
+      t: str({ trim: true, max: 2 }).optional(),
+    }),
+  );
+  const decode = (raw: Record<string, string>) => decodeParams(bounded, raw).params;
+  t.equal(decode({ name: emoji.repeat(5) }).name, emoji.repeat(5), 'the limit in emoji (10 units)');
+  t.equal(decode({ name: `ab${emoji.repeat(3)}` }).name, `ab${emoji.repeat(3)}`, 'mixed');
+  t.equal(decode({ name: 'x', t: ` ${emoji}${emoji} ` }).t, `${emoji}${emoji}`, 'after trimming');
+  t.throws(() => decode({ name: emoji.repeat(6) }), {
+    message: 'name is too long (limit: 5 characters)',
+  });
+  t.throws(() => decode({ name: 'x', t: emoji.repeat(3) }), {
+    message: 't is too long (limit: 2 characters)',
+  });
+  t.equal(decode({ name: 'x', word: emoji.repeat(3) }).word, emoji.repeat(3), 'min in emoji');
+  t.throws(
+    () => decode({ name: 'x', word: emoji.repeat(2) }),
+    {
+      message: 'word is too short.',
+    },
+    'two emoji are four units but two characters',
+  );
+  t.throws(() => decode({ name: 'x', word: '\u00e9\u00e9' }), { message: 'word is too short.' });
+  // A lone surrogate counts as one, as Python counts it.
+  t.equal(decode({ name: '\ud800'.repeat(5) }).name.length, 5);
+  t.throws(() => decode({ name: '\udc00'.repeat(6) }), {
+    message: 'name is too long (limit: 5 characters)',
+  });
+  t.end();
+});
+
+t.test('codePointLength, longerThan, shorterThan', (t) => {
+  const e = '\u{1F600}';
+  t.equal(codePointLength(''), 0);
+  t.equal(codePointLength('abc'), 3);
+  t.equal(codePointLength(e.repeat(4)), 4);
+  t.equal(codePointLength(`a${e}b${e}`), 4);
+  t.equal(codePointLength('\ud800a\udc00'), 3, 'lone surrogates count one each');
+  t.equal(codePointLength(`\ud800${e}`), 2, 'a lone high surrogate before a pair');
+  t.equal(codePointLength(`${e}\ud800`), 2, 'a lone high surrogate at the end');
+  t.equal(codePointLength('\udc00\ud800'), 2, 'a low then a high surrogate is no pair');
+  for (const s of ['', 'ab', e, e.repeat(3), `a${e}`, '\ud800\ud800', 'x'.repeat(7)]) {
+    const n = [...s].length;
+    t.equal(codePointLength(s), n, `as the iterator counts ${JSON.stringify(s)}`);
+    for (let k = 0; k <= 8; k++) {
+      t.equal(longerThan(s, k), n > k, `longerThan(${JSON.stringify(s)}, ${k})`);
+      t.equal(shorterThan(s, k), n < k, `shorterThan(${JSON.stringify(s)}, ${k})`);
+    }
+  }
   t.end();
 });
 
