@@ -5,8 +5,8 @@
  * (code, TeX with KaTeX's stylesheet, emoji, mentions, an upload's thumbnail through the session
  * cookie, a proxied outside image) with `<script>` and `onerror=` text running nothing, paging
  * that keeps the DOM within its window (and leaves out a message deleted while a page was on its
- * way), search, and the layouts at 390 and 1280 pixels, light and dark, with screenshots. A
- * second user acts through the API.
+ * way), the sidebar's topics (a topic new while they load, a move), search, and the layouts at
+ * 390 and 1280 pixels, light and dark, with screenshots. A second user acts through the API.
  */
 import sharp from 'sharp';
 import t from 'tap';
@@ -352,6 +352,60 @@ t.test('a page of older messages leaves out one deleted while it was on its way'
   t.notOk(texts.includes('olden 10'), 'without the message deleted while it was on its way');
   t.equal(await page.locator(`.msg[data-id="${gone}"]`).count(), 0, 'no row of it');
   await page.unrouteAll();
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test("the sidebar's topics: a new topic while they load, and after a move", async (t) => {
+  if (NO_CHROMIUM) return;
+  const { api, fx } = ts;
+  const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
+  const ch = await createChannel(api, 'iago', 'shelves', { principals: everyone });
+  const first = await sendChannelMessage(api, 'othello', 'shelves', 'alpha', 'On the shelf');
+  const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', { init: KEEP_SOCKET_FRAMES });
+  // The channel's topics are made by the server at once, handed to the app after a message in
+  // a new topic has come.
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  let fetched = () => {};
+  const answered = new Promise<void>((r) => (fetched = r));
+  await page.route(
+    (u) => u.pathname === `/json/users/me/${ch}/topics`,
+    async (route) => {
+      const response = await route.fetch();
+      fetched();
+      await held;
+      await route.fulfill({ response });
+    },
+  );
+  await page.evaluate(`location.hash = '#narrow/channel/${ch}-shelves'`);
+  await answered;
+  // (The compose box asks for them too, after its drawing: made before the message as well.)
+  await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 200)))`);
+  await sendChannelMessage(api, 'othello', 'shelves', 'beta', 'A new shelf');
+  await socketFrame(page, '"subject":"beta"');
+  release();
+  const topics = () => pluck(page, '.sidebar .topic .label');
+  const listed = (names: string[]) =>
+    waitFor(
+      page,
+      `(() => {
+        const shown = [...document.querySelectorAll('.sidebar .topic .label')].map((e) => e.textContent);
+        return ${JSON.stringify(names)}.every((n) => shown.includes(n));
+      })()`,
+      10_000,
+    ).then(
+      () => true,
+      () => false,
+    );
+  t.ok(await listed(['alpha', 'beta']), `both topics listed (${(await topics()).join(', ')})`);
+  await page.unrouteAll();
+  // Moved by its sender: the channel's topics are fetched again.
+  await api.patch('othello', `messages/${first}`, { topic: 'gamma', propagate_mode: 'change_one' });
+  t.ok(
+    await listed(['beta', 'gamma']),
+    `the topic it went to listed (${(await topics()).join(', ')})`,
+  );
+  t.notOk(await page.isVisible('text=Loading topics…'), 'not left loading');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

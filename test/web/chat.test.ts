@@ -550,3 +550,48 @@ t.test('before the people load, names come from messages, never "Unknown user"',
   t.equal(s.userName(4), 'Unknown user', 'once loaded, someone missing is unknown');
   t.end();
 });
+
+t.test("a channel's topics fetched: the answer taken with what arrived meanwhile", (t) => {
+  const { s } = state();
+  s.askTopics(10);
+  t.equal(s.topicsPending(10), true);
+  // Arrives while the topics are on their way (the answer made before it).
+  s.apply([msgEvent(streamMsg(20, { subject: 'fresh' })), msgEvent(streamMsg(21))]);
+  t.equal(
+    s.setTopics(10, [
+      { name: 'lunch', max_id: 6 },
+      { name: 'older', max_id: 3 },
+    ]),
+    true,
+    'taken as it is',
+  );
+  t.same(
+    s.topics.get(10)!.map((x) => [x.name, x.maxId]),
+    [
+      ['lunch', 21],
+      ['fresh', 20],
+      ['older', 3],
+    ],
+    'the new topic in, each at its newest message, newest first',
+  );
+  t.equal(s.topicsPending(10), false);
+
+  // Messages moved while they are on their way: the answer may be older, ask again.
+  s.askTopics(10);
+  s.apply([
+    ev({
+      type: 'update_message',
+      message_id: 21,
+      message_ids: [21],
+      user_id: 2,
+      edit_timestamp: 100,
+      stream_id: 10,
+      orig_subject: 'lunch',
+      subject: 'dinner',
+      propagate_mode: 'change_one',
+    }),
+  ]);
+  t.equal(s.setTopics(10, [{ name: 'lunch', max_id: 21 }]), false, 'to be asked again');
+  t.ok(s.topics.has(10), 'shown until then');
+  t.end();
+});

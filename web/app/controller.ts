@@ -299,6 +299,10 @@ export class Controller {
       if (e.type === 'realm_emoji' && this.emoji.value) this.emoji.value = null;
     }
     if (arrived.length) this.notify(arrived);
+    // The open channel's topics, when a move made them go (fetched again).
+    const open = channelOf(this.narrow.value);
+    if (open !== undefined && events.some((e) => e.type === 'update_message'))
+      void this.loadTopics(open);
     // A heartbeat changes nothing: an idle tab does no work for it.
     if (events.some((e) => e.type !== 'heartbeat')) this.updateTitle();
   }
@@ -366,15 +370,22 @@ export class Controller {
     this.updateTitle();
   }
 
-  /** A channel's topics for the sidebar (once; kept live by events after). */
+  /**
+   * A channel's topics for the sidebar (once; kept live by events after, and fetched again
+   * when messages move in or out of it). One fetch at a time; its answer is taken with the
+   * messages that arrived meanwhile, and asked again if messages moved meanwhile.
+   */
   async loadTopics(streamId: number, force = false): Promise<void> {
     const s = this.state.value;
-    if (!s || (s.topics.has(streamId) && !force)) return;
+    if (!s || (s.topics.has(streamId) && !force) || s.topicsPending(streamId)) return;
+    s.askTopics(streamId);
     try {
       const r = await this.client.topics(streamId);
-      if (this.state.value === s) s.setTopics(streamId, r.topics);
+      if (this.state.value === s && !s.setTopics(streamId, r.topics))
+        void this.loadTopics(streamId, true);
     } catch {
       // the sidebar shows the channel without its topics
+      s.topicsFailed(streamId);
     }
   }
 

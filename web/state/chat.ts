@@ -90,6 +90,11 @@ export class ChatState {
   readonly lists = new Map<string, MessageList>();
   /** A channel's topics, newest first (fetched when the channel is opened, then kept live). */
   readonly topics = new Map<number, TopicInfo[]>();
+  /**
+   * Channels whose topics are being fetched, with what the events said meanwhile (the answer
+   * may be older): topics that got a message, and whether messages moved in or out.
+   */
+  private readonly topicsAsked = new Map<number, { noted: TopicInfo[]; moved: boolean }>();
   /** Direct-message conversations (key: the other participants' ids) → newest message id. */
   readonly dms = new Map<string, number>();
   readonly typing: TypingTracker;
@@ -617,7 +622,7 @@ export class ChatState {
 
   /** A topic's newest message id (topics of an opened channel stay sorted newest first). */
   noteTopic(streamId: number, topic: string, id: number): void {
-    const list = this.topics.get(streamId);
+    const list = this.topics.get(streamId) ?? this.topicsAsked.get(streamId)?.noted;
     if (!list) return;
     const i = list.findIndex((t) => sameTopic(t.name, topic));
     const entry = {
@@ -630,12 +635,41 @@ export class ChatState {
     this.rev.topics.value++;
   }
 
-  setTopics(streamId: number, topics: { name: string; max_id: number }[]): void {
+  /** A channel's topics are being fetched: events until the answer are kept for it. */
+  askTopics(streamId: number): void {
+    this.topicsAsked.set(streamId, { noted: [], moved: false });
+  }
+
+  /** Whether a fetch of the channel's topics is on its way. */
+  topicsPending(streamId: number): boolean {
+    return this.topicsAsked.has(streamId);
+  }
+
+  /** The fetch of a channel's topics failed. */
+  topicsFailed(streamId: number): void {
+    this.topicsAsked.delete(streamId);
+  }
+
+  /**
+   * A channel's topics fetched, with the messages that arrived meanwhile. False when messages
+   * moved in or out of the channel meanwhile: the answer may not show it, ask again (the topics
+   * are set anyway, to be shown until then).
+   */
+  setTopics(streamId: number, topics: { name: string; max_id: number }[]): boolean {
+    const asked = this.topicsAsked.get(streamId);
+    this.topicsAsked.delete(streamId);
+    const list = topics.map((t) => ({ name: t.name, maxId: t.max_id }));
+    for (const n of asked?.noted ?? []) {
+      const i = list.findIndex((t) => sameTopic(t.name, n.name));
+      if (i < 0) list.push(n);
+      else list[i] = { name: list[i]!.name, maxId: Math.max(list[i]!.maxId, n.maxId) };
+    }
     this.topics.set(
       streamId,
-      topics.map((t) => ({ name: t.name, maxId: t.max_id })).sort((a, b) => b.maxId - a.maxId),
+      list.sort((a, b) => b.maxId - a.maxId),
     );
     this.rev.topics.value++;
+    return !asked?.moved;
   }
 
   private onUpdateMessage(e: Extract<ServerEvent, { type: 'update_message' }>): void {
@@ -687,6 +721,10 @@ export class ChatState {
     const streamId = e.stream_id;
     if (streamId !== undefined && this.topics.has(streamId)) this.topics.delete(streamId);
     if (e.new_stream_id !== undefined) this.topics.delete(e.new_stream_id);
+    for (const id of [streamId, e.new_stream_id]) {
+      const asked = id !== undefined && this.topicsAsked.get(id);
+      if (asked) asked.moved = true;
+    }
     this.rev.topics.value++;
   }
 
