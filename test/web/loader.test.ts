@@ -14,7 +14,7 @@ import type {
 } from '../../src/client/types.js';
 import { ChatState } from '../../web/state/chat.js';
 import { Loader } from '../../web/state/loader.js';
-import { ALL } from '../../web/state/narrow.js';
+import { ALL, topicNarrow } from '../../web/state/narrow.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
 
 const ALL_IDS = Array.from({ length: 1000 }, (_, i) => i + 1);
@@ -267,3 +267,79 @@ t.test('a page is taken without the messages deleted while it was on its way', a
   t.equal(list.ids[0], 200);
   t.equal(list.ids.length, 501 - 2, 'the run whole but for the two deleted');
 });
+
+t.test(
+  'a page is taken with the edits, moves and reactions made while it was on its way',
+  async (t) => {
+    const { s, loader, held } = heldSetup();
+    const list = s.list(topicNarrow(1, 't'));
+    const open = loader.open(list, 500);
+    held[0]!.answer();
+    await open;
+    t.same([list.ids[0], list.ids.at(-1)], [400, 600]);
+    const older = loader.older(list);
+    const smile = { emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji' };
+    // Made while the page is on its way, to messages the state does not hold yet.
+    s.apply([
+      {
+        id: 0,
+        type: 'update_message',
+        user_id: 2,
+        message_id: 350,
+        message_ids: [350],
+        edit_timestamp: 9,
+        rendered_content: '<p>edited</p>',
+      },
+      {
+        id: 1,
+        type: 'update_message',
+        user_id: 2,
+        message_id: 360,
+        message_ids: [360],
+        edit_timestamp: 9,
+        stream_id: 1,
+        orig_subject: 't',
+        subject: 'u',
+      },
+      { id: 2, type: 'reaction', op: 'add', message_id: 370, user_id: 2, ...smile },
+      { id: 3, type: 'reaction', op: 'add', message_id: 380, user_id: 2, ...smile },
+      {
+        id: 4,
+        type: 'update_message_flags',
+        op: 'add',
+        flag: 'starred',
+        messages: [390],
+        all: false,
+      },
+      {
+        id: 5,
+        type: 'update_message',
+        user_id: 2,
+        message_id: 250,
+        message_ids: [250],
+        edit_timestamp: 10,
+        rendered_content: '<p>late</p>',
+      },
+    ] as ServerEvent[]);
+    // The page was made before the events, but for 380 (its reaction already there).
+    const page = answer(held[1]!.q);
+    const m380 = page.messages.find((m) => m.id === 380)!;
+    m380.reactions = [{ ...smile, user_id: 2 }];
+    held[1]!.answer(page);
+    await older;
+    t.equal(list.ids[0], 300, 'the page joined the run');
+    t.equal(s.messages.get(350)?.content, '<p>edited</p>', 'the edit shown');
+    t.equal(s.messages.get(350)?.last_edit_timestamp, 9);
+    t.equal(list.has(360), false, 'the message moved away is left out');
+    t.equal(s.messages.get(360)?.subject, 'u');
+    t.equal(s.messages.get(370)?.reactions.length, 1, 'the reaction shown');
+    t.equal(s.messages.get(380)?.reactions.length, 1, 'a reaction the page had is not doubled');
+    t.ok(s.messages.get(390)?.flags.includes('starred'), 'the star shown');
+    // A later page (asked with no fetch in flight) is made after them: not given them again.
+    const again = loader.older(list);
+    held[2]!.answer();
+    await again;
+    t.equal(list.ids[0], 200);
+    t.equal(s.messages.get(250)?.content, '', 'what the earlier fetch saw is forgotten');
+  },
+);

@@ -34,6 +34,14 @@ import { isMention, topicKey, Unread, type UnreadCounts } from './unread.js';
 export const TOPIC = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
 export const MAX_LISTS = 10;
+/** Changes to messages kept while a fetch is in flight (see ChatState.changedMeanwhile). */
+export const MAX_CHANGES_KEPT = 1000;
+
+/** An event that changes a stored message's copy (its content, place, reactions or flags). */
+type CopyChange = Extract<
+  ServerEvent,
+  { type: 'update_message' } | { type: 'reaction' } | { type: 'update_message_flags' }
+>;
 
 /** Names in the order people expect (one collator: localeCompare with options makes one a call). */
 const NAME_ORDER = new Intl.Collator(undefined, { sensitivity: 'base' });
@@ -95,6 +103,14 @@ export class ChatState {
    * may be older): topics that got a message, and whether messages moved in or out.
    */
   private readonly topicsAsked = new Map<number, { noted: TopicInfo[]; moved: boolean }>();
+  /**
+   * Edits, moves, reactions and flags that arrived while a list was being fetched, in order (at
+   * most MAX_CHANGES_KEPT, the oldest dropped). The answer may be older than them, and a message
+   * not held yet had no copy for them to change: its fetched copy gets them when stored. Each is
+   * harmless on a copy that already has it (content and place are set, a reaction or flag is
+   * added only when absent). Forgotten when a fetch starts with none in flight.
+   */
+  private changedMeanwhile: CopyChange[] = [];
   /** Direct-message conversations (key: the other participants' ids) → newest message id. */
   readonly dms = new Map<string, number>();
   readonly typing: TypingTracker;
@@ -367,24 +383,105 @@ export class ChatState {
     for (const id of this.messages.keys()) if (!live.has(id)) this.messages.delete(id);
   }
 
-  /** Messages fetched for a list: stored (unless events already keep a newer copy). */
-  ingest(messages: readonly Message[]): void {
+  /** A fetch of a list is about to start: what earlier fetches saw is forgotten if none is in flight. */
+  fetchStarting(): void {
+    for (const l of this.lists.values()) if (l.fetching) return;
+    this.changedMeanwhile = [];
+  }
+
+  /**
+   * Messages fetched for a list: stored (unless events already keep a newer copy), with the
+   * edits, moves, reactions and flags that arrived while they were on their way. Returns the ids
+   * that such a move took out of `narrow` (the list leaves them out).
+   */
+  ingest(messages: readonly Message[], narrow?: Narrow): Set<number> {
+    const movedOut = new Set<number>();
     const learning = !this.usersComplete && messages.length > 0;
-    for (const m of messages) {
-      if (learning) this.learnNames(m);
-      if (!this.messages.has(m.id)) this.messages.set(m.id, { ...m, flags: m.flags ?? [] });
-      if (m.id > this.maxMessageId) this.maxMessageId = m.id;
-      if (
-        this.unread.oldUnreadsMissing &&
-        !(m.flags ?? []).includes('read') &&
-        !this.unread.has(m.id)
-      ) {
-        this.unread.addMessage(m, m.flags ?? []);
+    for (const fetched of messages) {
+      if (learning) this.learnNames(fetched);
+      if (fetched.id > this.maxMessageId) this.maxMessageId = fetched.id;
+      let m = this.messages.get(fetched.id);
+      if (!m) {
+        m = { ...fetched, flags: fetched.flags ?? [] };
+        let moved = false;
+        for (const e of this.changedMeanwhile) {
+          if (!changeConcerns(e, m.id)) continue;
+          m = this.changeCopy(e, m);
+          if (e.type === 'update_message' && isMove(e)) moved = true;
+        }
+        this.messages.set(m.id, m);
+        if (moved && narrow && !matches(narrow, m, { selfId: this.selfId, flags: m.flags })) {
+          movedOut.add(m.id);
+        }
+      }
+      if (this.unread.oldUnreadsMissing && !m.flags.includes('read') && !this.unread.has(m.id)) {
+        this.unread.addMessage(m, m.flags);
         this.rev.unread.value++;
       }
     }
     // Names drawn as "…" before these messages came can be drawn now.
     if (learning) this.rev.users.value++;
+    return movedOut;
+  }
+
+  /** Keeps a change for the copies fetched lists will bring, while any list is being fetched. */
+  private keepChange(e: CopyChange): void {
+    let fetching = false;
+    for (const l of this.lists.values()) if (l.fetching) fetching = true;
+    if (!fetching) return;
+    this.changedMeanwhile.push(e);
+    if (this.changedMeanwhile.length > MAX_CHANGES_KEPT) this.changedMeanwhile.shift();
+  }
+
+  /** A message's copy with what an event did to it (the same copy when nothing changes). */
+  private changeCopy(e: CopyChange, m: StoredMessage): StoredMessage {
+    if (e.type === 'reaction') {
+      const same = (r: { user_id: number; emoji_code: string; reaction_type: string }) =>
+        r.user_id === e.user_id &&
+        r.emoji_code === e.emoji_code &&
+        r.reaction_type === e.reaction_type;
+      if (e.op === 'add') {
+        if (m.reactions.some(same)) return m;
+        const r = {
+          emoji_name: e.emoji_name,
+          emoji_code: e.emoji_code,
+          reaction_type: e.reaction_type,
+          user_id: e.user_id,
+        };
+        return { ...m, reactions: [...m.reactions, r] };
+      }
+      return m.reactions.some(same) ? { ...m, reactions: m.reactions.filter((r) => !same(r)) } : m;
+    }
+    if (e.type === 'update_message_flags') {
+      const op = e.op ?? e.operation;
+      const has = m.flags.includes(e.flag);
+      if (op === 'add' && !has) return { ...m, flags: [...m.flags, e.flag] };
+      if (op === 'remove' && has) return { ...m, flags: m.flags.filter((f) => f !== e.flag) };
+      return m;
+    }
+    let next = m;
+    if (e.rendered_content !== undefined && e.message_id === m.id) {
+      next = {
+        ...next,
+        content: e.rendered_content,
+        last_edit_timestamp: e.rendering_only ? next.last_edit_timestamp : e.edit_timestamp,
+        is_me_message: e.is_me_message ?? next.is_me_message,
+        flags: e.flags ?? next.flags,
+      };
+    }
+    if (isMove(e) && e.message_ids.includes(m.id)) {
+      next = {
+        ...next,
+        stream_id: e.new_stream_id ?? next.stream_id,
+        display_recipient:
+          e.new_stream_id !== undefined
+            ? this.channelName(e.new_stream_id)
+            : next.display_recipient,
+        subject: e.subject ?? e.topic ?? next.subject,
+        last_moved_timestamp: e.edit_timestamp,
+      };
+    }
+    return next;
   }
 
   private touchLists(id: number): void {
@@ -495,32 +592,19 @@ export class ChatState {
       case 'message':
         return this.onMessage(e.message, e.flags, e.local_message_id);
       case 'update_message':
+        this.keepChange(e);
         this.onUpdateMessage(e);
         return null;
       case 'delete_message':
         this.onDelete(e.message_ids ?? (e.message_id !== undefined ? [e.message_id] : []));
         return null;
       case 'update_message_flags':
+        this.keepChange(e);
         this.onFlags(e);
         return null;
       case 'reaction':
-        this.replace(e.message_id, (m) => {
-          const same = (r: { user_id: number; emoji_code: string; reaction_type: string }) =>
-            r.user_id === e.user_id &&
-            r.emoji_code === e.emoji_code &&
-            r.reaction_type === e.reaction_type;
-          if (e.op === 'add') {
-            if (m.reactions.some(same)) return m;
-            const r = {
-              emoji_name: e.emoji_name,
-              emoji_code: e.emoji_code,
-              reaction_type: e.reaction_type,
-              user_id: e.user_id,
-            };
-            return { ...m, reactions: [...m.reactions, r] };
-          }
-          return { ...m, reactions: m.reactions.filter((r) => !same(r)) };
-        });
+        this.keepChange(e);
+        this.replace(e.message_id, (m) => this.changeCopy(e, m));
         return null;
       case 'subscription':
         this.onSubscription(e);
@@ -674,33 +758,17 @@ export class ChatState {
 
   private onUpdateMessage(e: Extract<ServerEvent, { type: 'update_message' }>): void {
     if (e.rendered_content !== undefined) {
-      this.replace(e.message_id, (m) => ({
-        ...m,
-        content: e.rendered_content!,
-        last_edit_timestamp: e.rendering_only ? m.last_edit_timestamp : e.edit_timestamp,
-        is_me_message: e.is_me_message ?? m.is_me_message,
-        flags: e.flags ?? m.flags,
-      }));
+      this.replace(e.message_id, (m) => this.changeCopy({ ...e, message_ids: [] }, m));
       if (e.flags && this.unread.has(e.message_id)) {
         this.unread.setMentioned(e.message_id, isMention(e.flags));
         this.rev.unread.value++;
       }
     }
     const newTopic = e.subject ?? e.topic;
-    const moved =
-      e.new_stream_id !== undefined || (newTopic !== undefined && e.orig_subject !== undefined);
-    if (!moved) return;
+    if (!isMove(e)) return;
     const ids = e.message_ids;
-    for (const id of ids) {
-      this.replace(id, (m) => ({
-        ...m,
-        stream_id: e.new_stream_id ?? m.stream_id,
-        display_recipient:
-          e.new_stream_id !== undefined ? this.channelName(e.new_stream_id) : m.display_recipient,
-        subject: newTopic ?? m.subject,
-        last_moved_timestamp: e.edit_timestamp,
-      }));
-    }
+    const move = { ...e, rendered_content: undefined };
+    for (const id of ids) this.replace(id, (m) => this.changeCopy(move, m));
     this.unread.move(ids, e.new_stream_id, newTopic);
     this.rev.unread.value++;
     // Lists: drop what no longer belongs; a list the messages now belong in is fetched again.
@@ -855,4 +923,17 @@ export class ChatState {
       ? { kind: 'stream', streamId: m.stream_id!, topic: m.subject }
       : { kind: 'dm', ids: messageDmIds(m, this.selfId) };
   }
+}
+
+/** Whether an update_message event moves messages (to another topic or channel). */
+function isMove(e: Extract<ServerEvent, { type: 'update_message' }>): boolean {
+  const newTopic = e.subject ?? e.topic;
+  return e.new_stream_id !== undefined || (newTopic !== undefined && e.orig_subject !== undefined);
+}
+
+/** Whether an event kept by ChatState.keepChange is about message `id`. */
+function changeConcerns(e: CopyChange, id: number): boolean {
+  if (e.type === 'reaction') return e.message_id === id;
+  if (e.type === 'update_message_flags') return e.all === true || e.messages.includes(id);
+  return e.message_id === id || e.message_ids.includes(id);
 }

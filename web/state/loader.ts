@@ -6,7 +6,8 @@
  * dropped: a first fetch's when another was asked for after it (the last asked counts, whichever
  * answer comes first), a page's when the run it borders was replaced meanwhile. Otherwise an
  * answer (a first fetch's or a page's) is taken with what the events did while it was on its
- * way: messages that arrived join it, messages deleted or moved away stay out (MessageList). The
+ * way: messages that arrived join it, messages deleted or moved away stay out (MessageList), and
+ * the fetched copies get the edits, moves, reactions and flags made meanwhile (ChatState). The
  * fetch function is injected (the typed client in the app, a fake in tests).
  */
 import type { GetMessages } from '../../src/client/api.js';
@@ -42,6 +43,7 @@ export class Loader {
     }
     const asked = ++list.opens;
     list.error = null;
+    this.state.fetchStarting();
     list.startLoading();
     let r: MessagesResponse;
     try {
@@ -61,8 +63,8 @@ export class Loader {
     }
     if (asked !== list.opens) return;
     list.loading = false;
-    this.state.ingest(r.messages);
-    const ids = r.messages.map((m) => m.id);
+    const movedOut = this.state.ingest(r.messages, list.narrow);
+    const ids = r.messages.map((m) => m.id).filter((id) => !movedOut.has(id));
     let at: number | null = typeof anchor === 'number' ? anchor : null;
     if (anchor === 'first_unread') {
       const firstUnread = r.messages.find((m) => !(m.flags ?? []).includes('read'));
@@ -74,6 +76,7 @@ export class Loader {
   /** The page above the run (when the window is at its top and the narrow goes further). */
   async older(list: MessageList): Promise<void> {
     if (list.loadingOlder || list.foundOldest || !list.loaded || list.ids.length === 0) return;
+    this.state.fetchStarting();
     list.startPage('older');
     list.rev.value++;
     const run = list.run;
@@ -87,9 +90,9 @@ export class Loader {
         narrow: apiNarrow(list.narrow),
       });
       if (!list.loaded || list.run !== run) return;
-      this.state.ingest(r.messages);
+      const movedOut = this.state.ingest(r.messages, list.narrow);
       list.prepend(
-        r.messages.map((m) => m.id),
+        r.messages.map((m) => m.id).filter((id) => !movedOut.has(id)),
         r.found_oldest,
       );
     } catch (e) {
@@ -102,6 +105,7 @@ export class Loader {
 
   async newer(list: MessageList): Promise<void> {
     if (list.loadingNewer || list.foundNewest || !list.loaded || list.ids.length === 0) return;
+    this.state.fetchStarting();
     list.startPage('newer');
     list.rev.value++;
     const run = list.run;
@@ -115,9 +119,9 @@ export class Loader {
         narrow: apiNarrow(list.narrow),
       });
       if (!list.loaded || list.run !== run) return;
-      this.state.ingest(r.messages);
+      const movedOut = this.state.ingest(r.messages, list.narrow);
       list.append(
-        r.messages.map((m) => m.id),
+        r.messages.map((m) => m.id).filter((id) => !movedOut.has(id)),
         r.found_newest,
       );
     } catch (e) {
