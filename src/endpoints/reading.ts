@@ -14,7 +14,8 @@
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import type { RealmRuntime } from '../../actors/registry.js';
-import { canonicalTopic, MAX_TOPIC_LENGTH } from '../lib/channel-rules.js';
+import { canonicalTopic } from '../lib/channel-rules.js';
+import { MAX_TOPIC_LENGTH } from '../lib/limits.js';
 import { InvalidChannelIdError, JsonableError, NoSuchUserError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
 import { parseNarrowParam } from '../lib/narrow.js';

@@ -5,12 +5,8 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import {
-  MAX_CHANNEL_DESCRIPTION_LENGTH,
-  TOPICS_POLICIES,
-  normalizeDescription,
-  parseRetentionDays,
-} from '../lib/channel-rules.js';
+import { TOPICS_POLICIES, normalizeDescription, parseRetentionDays } from '../lib/channel-rules.js';
+import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from '../lib/limits.js';
 import {
   CHANNEL_GROUP_SETTING_NAMES,
   type ChannelGroupSettingName,
@@ -122,7 +118,7 @@ export const createChannelFolder = endpoint({
   method: 'POST',
   path: '/api/v1/channel_folders/create',
   params: z.object({
-    name: str({ max: 60 }),
+    name: str({ max: MAX_CHANNEL_FOLDER_NAME_LENGTH }),
     description: str({ max: MAX_CHANNEL_DESCRIPTION_LENGTH }).default(''),
   }),
   handle: ({ server, realm, user }, p) => {

@@ -6,12 +6,8 @@
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { nowSeconds } from '../config.js';
-import {
-  MAX_CHANNEL_DESCRIPTION_LENGTH,
-  TOPICS_POLICIES,
-  normalizeDescription,
-  parseRetentionDays,
-} from '../lib/channel-rules.js';
+import { TOPICS_POLICIES, normalizeDescription, parseRetentionDays } from '../lib/channel-rules.js';
+import { MAX_CHANNEL_DESCRIPTION_LENGTH } from '../lib/limits.js';
 import { GuestNotAllowedError, JsonableError } from '../lib/errors.js';
 import {
   CHANNEL_GROUP_SETTING_NAMES,

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { MAX_TOPIC_LENGTH } from '../lib/channel-rules.js';
+import { MAX_TOPIC_LENGTH } from '../lib/limits.js';
 import { InvalidChannelIdError } from '../lib/errors.js';
 import { bool, int, intValue, json, pathInt, str } from '../lib/params.js';
 import { topicHistory } from '../queries/topics.js';

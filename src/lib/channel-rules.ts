@@ -3,10 +3,8 @@
  * realm's data. Messages are the reference's (lib/string_validation.py, lib/retention.py).
  */
 import { JsonableError } from './errors.js';
+import { MAX_CHANNEL_NAME_LENGTH } from './limits.js';
 
-export const MAX_CHANNEL_NAME_LENGTH = 60;
-export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
-export const MAX_TOPIC_LENGTH = 60;
 export const MAX_USER_GROUP_NAME_LENGTH = 100;
 /** What clients show for the empty topic (register `realm_empty_topic_display_name`). */
 export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';

@@ -14,8 +14,11 @@ export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_RENDERED_LENGTH = MAX_MESSAGE_LENGTH * 100;
 /** Longest topic name, in Unicode code points. */
 export const MAX_TOPIC_LENGTH = 60;
-export const MAX_STREAM_NAME_LENGTH = 60;
-export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
+/** Longest channel name and description, in Unicode code points. */
+export const MAX_CHANNEL_NAME_LENGTH = 60;
+export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
+/** Longest channel folder name, in Unicode code points. */
+export const MAX_CHANNEL_FOLDER_NAME_LENGTH = 60;
 
 /**
  * Most terms a message search narrow may have (GET /messages, POST /messages/flags/narrow,

@@ -8,10 +8,10 @@
  *   goes to NATS: the log is as it was, and the subdomain is free for a realm that fits, at once.
  *   On the code before, the append went to nats.js as it was: refused there (MAX_PAYLOAD_EXCEEDED,
  *   not a 400), the subdomain left reserved (a second realm there: "already in use");
- * - the same through `manage create-realm` on a node whose bound is 16,000 bytes (the test-only
- *   maxEntryBytes; a name longer than a command line argument takes would be needed otherwise):
- *   refused with the reason. On the code before, the realm was created (its entry under NATS's
- *   own limit: the bound was not applied);
+ * - the same through `manage create-realm`, whose realm names are bounded (40 characters), on a
+ *   node whose bound (the test-only maxEntryBytes) is 800 bytes, less than any realm's creation
+ *   rows: refused with the reason; on a node of 16,000 a realm is made as usual. On the code
+ *   before, the realm was created (the bound was not applied);
  * - the first realm of an empty cluster (its rows and its welcome messages, one entry) on a node
  *   whose bound is 4,000 bytes: the node stops (its `fatal`) saying why and what to raise, and
  *   the log stays empty. On the code before, the entry was appended.
@@ -103,7 +103,7 @@ t.test(
     });
 
     await t.test('manage create-realm: refused with the reason', async (t) => {
-      const { server, lastSeq, dataDir } = await node({ maxEntryBytes: 16_000 });
+      const { server, dataDir } = await node({ maxEntryBytes: 16_000 });
       // A realm whose name fits is made as usual (its welcome messages too: each batch fits).
       const ok = await manage(
         dataDir,
@@ -120,13 +120,15 @@ t.test(
         { stdin: 'secret-owner\n' },
       );
       t.equal(ok.status, 0, `a small realm is made (${ok.stderr.slice(0, 300)})`);
-      const before = await lastSeq();
+      t.ok(server.store.realms.byStringId('small'), 'in the copy');
+      const tight = await node({ maxEntryBytes: 800 });
+      const before = await tight.lastSeq();
       const big = await manage(
-        dataDir,
+        tight.dataDir,
         [
           'create-realm',
           '--name',
-          'y'.repeat(20_000),
+          'Big',
           '--subdomain',
           'big',
           '--owner-email',
@@ -137,9 +139,9 @@ t.test(
       );
       t.not(big.status, 0, 'refused');
       t.match(big.stderr, /too large to be replicated/, big.stderr.slice(0, 400));
-      t.match(big.stderr, /at most 16000/, 'says the bound');
-      t.equal(await lastSeq(), before, 'nothing went to the log');
-      t.equal(server.store.realms.byStringId('big'), undefined, 'no realm in the copy');
+      t.match(big.stderr, /at most 800/, 'says the bound');
+      t.equal(await tight.lastSeq(), before, 'nothing went to the log');
+      t.equal(tight.server.store.realms.byStringId('big'), undefined, 'no realm in the copy');
     });
 
     await t.test('the first realm of an empty cluster: the node stops saying why', async (t) => {

@@ -9,8 +9,8 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from '../../lib/events.js';
 import {
   EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS,
   MAX_MESSAGE_LENGTH,
-  MAX_STREAM_DESCRIPTION_LENGTH,
-  MAX_STREAM_NAME_LENGTH,
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+  MAX_CHANNEL_NAME_LENGTH,
   MAX_TOPIC_LENGTH,
   PRESENCE_OFFLINE_THRESHOLD_SECONDS,
   PRESENCE_PING_INTERVAL_SECONDS,
@@ -216,8 +216,8 @@ function fillRealm(req: StateRequest, state: Record<string, unknown>): void {
   // Limits and protocol constants.
   state.max_message_length = MAX_MESSAGE_LENGTH;
   state.max_topic_length = MAX_TOPIC_LENGTH;
-  state.max_stream_name_length = MAX_STREAM_NAME_LENGTH;
-  state.max_stream_description_length = MAX_STREAM_DESCRIPTION_LENGTH;
+  state.max_stream_name_length = MAX_CHANNEL_NAME_LENGTH;
+  state.max_stream_description_length = MAX_CHANNEL_DESCRIPTION_LENGTH;
   state.event_queue_longpoll_timeout_seconds = EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS;
   state.server_typing_started_expiry_period_milliseconds =
     TYPING_STARTED_EXPIRY_PERIOD_MILLISECONDS;
