@@ -5,8 +5,9 @@
  * (code, TeX with KaTeX's stylesheet, emoji, mentions, an upload's thumbnail through the session
  * cookie, a proxied outside image) with `<script>` and `onerror=` text running nothing, paging
  * that keeps the DOM within its window (and leaves out a message deleted while a page was on its
- * way), the sidebar's topics (a topic new while they load, a move), search, and the layouts at
- * 390 and 1280 pixels, light and dark, with screenshots. A second user acts through the API.
+ * way, shows one edited and leaves out one moved meanwhile), the sidebar's topics (a topic new
+ * while they load, a move), search, and the layouts at 390 and 1280 pixels, light and dark, with
+ * screenshots. A second user acts through the API.
  */
 import sharp from 'sharp';
 import t from 'tap';
@@ -354,6 +355,78 @@ t.test('a page of older messages leaves out one deleted while it was on its way'
   await page.unrouteAll();
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test(
+  'a page of older messages shows an edit and a move made while it was on its way',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { api, fx } = ts;
+    const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
+    const ch = await createChannel(api, 'iago', 'annals', { principals: everyone });
+    // All read: the view opens at the newest with the 101 newest fetched, 49 older to page.
+    const ids = seedChannelMessages(ts, {
+      senderId: fx.users.othello!.id,
+      streamId: ch,
+      topic: 'years',
+      count: 150,
+      recipients: everyone,
+      flags: 1,
+      text: (i) => `annal ${i}`,
+    });
+    const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+      hash: `#narrow/channel/${ch}-annals/topic/years`,
+      init: KEEP_SOCKET_FRAMES,
+    });
+    await waitMessage(page, 'annal 149');
+    // The older page is made by the server at once, handed to the app after the edit and the move.
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let fetched = () => {};
+    const answered = new Promise<void>((r) => (fetched = r));
+    await page.route(
+      (u) => u.pathname === '/json/messages' && u.searchParams.get('include_anchor') === 'false',
+      async (route) => {
+        const response = await route.fetch();
+        fetched();
+        await held;
+        await route.fulfill({ response });
+      },
+    );
+    const asked = answered.then(() => true);
+    for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
+      if (await Promise.race([asked, page.waitForTimeout(150).then(() => false)])) break;
+      await scrollList(page, 'top');
+    }
+    await answered;
+    const edited = ids[10]!;
+    const moved = ids[12]!;
+    const e = await api.patch('othello', `messages/${edited}`, { content: 'annal 10, revised' });
+    t.equal(e.status, 200, 'edited');
+    const m = await api.patch('iago', `messages/${moved}`, {
+      topic: 'elsewhere',
+      propagate_mode: 'change_one',
+    });
+    t.equal(m.status, 200, 'moved');
+    await socketFrame(page, '"elsewhere"');
+    release();
+    for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
+      if (await page.isVisible('text=This is the beginning of the conversation.')) break;
+      await scrollList(page, 'top');
+      await page.waitForTimeout(150);
+    }
+    const texts = await messageTexts(page);
+    t.ok(texts.includes('annal 0') && texts.includes('annal 11'), 'the older page shows');
+    t.ok(texts.includes('annal 10, revised'), 'with the edit made while it was on its way');
+    t.notOk(texts.includes('annal 10'), 'not the copy before it');
+    t.equal(
+      await page.locator(`.msg[data-id="${moved}"]`).count(),
+      0,
+      'the moved message left out',
+    );
+    await page.unrouteAll();
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
 
 t.test("the sidebar's topics: a new topic while they load, and after a move", async (t) => {
   if (NO_CHROMIUM) return;
