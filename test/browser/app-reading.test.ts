@@ -299,27 +299,30 @@ t.test('paging keeps the DOM within its window', async (t) => {
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
-t.test('a page of older messages leaves out one deleted while it was on its way', async (t) => {
-  if (NO_CHROMIUM) return;
+/**
+ * A topic of 150 read messages of othello's in a new channel, open in hamlet's view at the newest
+ * (the 101 newest fetched, 49 older to page), scrolled up until the older page is asked for: the
+ * server makes that page at once and the app gets it on `release()`, so what happens before
+ * happened while the page was on its way.
+ */
+async function olderPageOnItsWay(channel: string, topic: string, text: (i: number) => string) {
   const { api, fx } = ts;
   const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
-  const ch = await createChannel(api, 'iago', 'olden', { principals: everyone });
-  // All read: the view opens at the newest with the 101 newest fetched, 49 older to page.
+  const ch = await createChannel(api, 'iago', channel, { principals: everyone });
   const ids = seedChannelMessages(ts, {
     senderId: fx.users.othello!.id,
     streamId: ch,
-    topic: 'days',
+    topic,
     count: 150,
     recipients: everyone,
     flags: 1,
-    text: (i) => `olden ${i}`,
+    text,
   });
   const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
-    hash: `#narrow/channel/${ch}-olden/topic/days`,
+    hash: `#narrow/channel/${ch}-${channel}/topic/${topic}`,
     init: KEEP_SOCKET_FRAMES,
   });
-  await waitMessage(page, 'olden 149');
-  // The older page is made by the server at once, handed to the app after the deletion.
+  await waitMessage(page, text(149));
   let release = () => {};
   const held = new Promise<void>((r) => (release = r));
   let fetched = () => {};
@@ -339,20 +342,35 @@ t.test('a page of older messages leaves out one deleted while it was on its way'
     await scrollList(page, 'top');
   }
   await answered;
+  /** Hands the page over and scrolls to the conversation's beginning; its message texts. */
+  const arrive = async () => {
+    release();
+    for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
+      if (await page.isVisible('text=This is the beginning of the conversation.')) break;
+      await scrollList(page, 'top');
+      await page.waitForTimeout(150);
+    }
+    const texts = await messageTexts(page);
+    await page.unrouteAll();
+    return texts;
+  };
+  return { ids, page, watch, arrive };
+}
+
+t.test('a page of older messages leaves out one deleted while it was on its way', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { ids, page, watch, arrive } = await olderPageOnItsWay(
+    'olden',
+    'days',
+    (i) => `olden ${i}`,
+  );
   const gone = ids[10]!;
-  await api.delete('iago', `messages/${gone}`);
+  await ts.api.delete('iago', `messages/${gone}`);
   await socketFrame(page, '"delete_message"');
-  release();
-  for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
-    if (await page.isVisible('text=This is the beginning of the conversation.')) break;
-    await scrollList(page, 'top');
-    await page.waitForTimeout(150);
-  }
-  const texts = await messageTexts(page);
+  const texts = await arrive();
   t.ok(texts.includes('olden 0') && texts.includes('olden 11'), 'the older page shows');
   t.notOk(texts.includes('olden 10'), 'without the message deleted while it was on its way');
   t.equal(await page.locator(`.msg[data-id="${gone}"]`).count(), 0, 'no row of it');
-  await page.unrouteAll();
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
@@ -360,44 +378,12 @@ t.test(
   'a page of older messages shows an edit and a move made while it was on its way',
   async (t) => {
     if (NO_CHROMIUM) return;
-    const { api, fx } = ts;
-    const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
-    const ch = await createChannel(api, 'iago', 'annals', { principals: everyone });
-    // All read: the view opens at the newest with the 101 newest fetched, 49 older to page.
-    const ids = seedChannelMessages(ts, {
-      senderId: fx.users.othello!.id,
-      streamId: ch,
-      topic: 'years',
-      count: 150,
-      recipients: everyone,
-      flags: 1,
-      text: (i) => `annal ${i}`,
-    });
-    const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
-      hash: `#narrow/channel/${ch}-annals/topic/years`,
-      init: KEEP_SOCKET_FRAMES,
-    });
-    await waitMessage(page, 'annal 149');
-    // The older page is made by the server at once, handed to the app after the edit and the move.
-    let release = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    let fetched = () => {};
-    const answered = new Promise<void>((r) => (fetched = r));
-    await page.route(
-      (u) => u.pathname === '/json/messages' && u.searchParams.get('include_anchor') === 'false',
-      async (route) => {
-        const response = await route.fetch();
-        fetched();
-        await held;
-        await route.fulfill({ response });
-      },
+    const { api } = ts;
+    const { ids, page, watch, arrive } = await olderPageOnItsWay(
+      'annals',
+      'years',
+      (i) => `annal ${i}`,
     );
-    const asked = answered.then(() => true);
-    for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
-      if (await Promise.race([asked, page.waitForTimeout(150).then(() => false)])) break;
-      await scrollList(page, 'top');
-    }
-    await answered;
     const edited = ids[10]!;
     const moved = ids[12]!;
     const e = await api.patch('othello', `messages/${edited}`, { content: 'annal 10, revised' });
@@ -408,13 +394,7 @@ t.test(
     });
     t.equal(m.status, 200, 'moved');
     await socketFrame(page, '"elsewhere"');
-    release();
-    for (const start = Date.now(); Date.now() - start < PAGING_LIMIT_MS;) {
-      if (await page.isVisible('text=This is the beginning of the conversation.')) break;
-      await scrollList(page, 'top');
-      await page.waitForTimeout(150);
-    }
-    const texts = await messageTexts(page);
+    const texts = await arrive();
     t.ok(texts.includes('annal 0') && texts.includes('annal 11'), 'the older page shows');
     t.ok(texts.includes('annal 10, revised'), 'with the edit made while it was on its way');
     t.notOk(texts.includes('annal 10'), 'not the copy before it');
@@ -423,7 +403,6 @@ t.test(
       0,
       'the moved message left out',
     );
-    await page.unrouteAll();
     watch.assertClean(t, /WebSocket|status of 401/);
   },
 );
