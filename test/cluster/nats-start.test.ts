@@ -81,7 +81,13 @@ t.test('a cluster that fails the check is started again on its ports, from empty
   stopping(t, () => current);
   const answers: string[] = [];
   const nats = await startNatsCluster(dir, p.slice(0, 3), p.slice(3), async (urls, replicas) => {
-    t.ok(await placesReplicas(urls, replicas), `start ${answers.length + 1} places three copies`);
+    // A fresh cluster now and then forms without placing three copies: the fault the starts are
+    // repeated for (NATS_CLUSTER_STARTS). Such a start is told so, as the real check tells it.
+    if (!(await placesReplicas(urls, replicas))) {
+      t.comment(`start ${answers.length + 1} placed no three copies: started again`);
+      answers.push('placed nothing');
+      return false;
+    }
     const nc = await connect({ servers: urls });
     try {
       const jsm = await nc.jetstreamManager();
@@ -100,7 +106,11 @@ t.test('a cluster that fails the check is started again on its ports, from empty
     }
   });
   current = nats.map((n) => n.pid);
-  t.same(answers, ['refused', 'empty'], 'started again from empty stores');
+  t.same(
+    answers.filter((a) => a !== 'placed nothing'),
+    ['refused', 'empty'],
+    'started again from empty stores',
+  );
   t.same(
     nats.map((n) => n.port),
     p.slice(0, 3),
