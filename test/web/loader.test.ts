@@ -1,8 +1,9 @@
 /**
  * web/state/loader.ts with a fake `GET /messages`: the first fetch opens at the first unread
  * message, older and newer pages join the run on the right side, one fetch per direction at a
- * time, a failure is kept on the list (shown with a retry) instead of thrown, and an answer is
- * taken with what the events did while it was on its way.
+ * time, a failure is kept on the list (shown with a retry) instead of thrown (the messages that
+ * arrived meanwhile shown in the list, none held for a later answer), and an answer is taken with
+ * what the events did while it was on its way.
  */
 import t from 'tap';
 import type { GetMessages } from '../../src/client/api.js';
@@ -126,11 +127,18 @@ function heldSetup() {
     full_name: '',
   } as RegisterResponse;
   const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
-  // answer(r): the server's answer for the query, or `r`.
-  const held: { q: GetMessages; answer: (r?: MessagesResponse) => void }[] = [];
+  // answer(r): the server's answer for the query, or `r`; fail(): the fetch fails.
+  const held: { q: GetMessages; answer: (r?: MessagesResponse) => void; fail: () => void }[] = [];
   const loader = new Loader(
     s,
-    (q) => new Promise((resolve) => held.push({ q, answer: (r) => resolve(r ?? answer(q)) })),
+    (q) =>
+      new Promise((resolve, reject) =>
+        held.push({
+          q,
+          answer: (r) => resolve(r ?? answer(q)),
+          fail: () => reject(new Error('offline')),
+        }),
+      ),
   );
   return { s, loader, held };
 }
@@ -341,5 +349,36 @@ t.test(
     await again;
     t.equal(list.ids[0], 200);
     t.equal(s.messages.get(250)?.content, '', 'what the earlier fetch saw is forgotten');
+  },
+);
+
+t.test(
+  'a failed fetch of a list shown: the messages that arrived meanwhile are shown',
+  async (t) => {
+    const { s, loader, held } = heldSetup();
+    const list = s.list(ALL);
+    const open = loader.open(list, 'newest');
+    held[0]!.answer();
+    await open;
+    t.equal(list.atNewest(), true);
+    // Fetched again (it went stale), while it stays shown; a message arrives meanwhile.
+    list.stale = true;
+    const again = loader.open(list, 'newest');
+    s.apply([{ id: 0, type: 'message', message: msg(1001), flags: [] } as unknown as ServerEvent]);
+    held[1]!.fail();
+    await again;
+    t.equal(list.error, 'offline', 'the failure shown (with a retry)');
+    t.equal(list.ids.at(-1), 1001, 'the message that arrived joined the list shown');
+    t.equal(list.windowIds().at(-1), 1001, 'in the window, which was at the newest');
+    // Deleted afterwards: a later answer made before it does not bring it back.
+    s.apply([
+      { id: 1, type: 'delete_message', message_type: 'stream', message_ids: [1001] },
+    ] as unknown as ServerEvent[]);
+    t.equal(list.has(1001), false);
+    const retry = loader.open(list, 'newest');
+    held[2]!.answer();
+    await retry;
+    t.equal(list.error, null);
+    t.equal(list.ids.at(-1), 1000, 'the deleted message stays gone');
   },
 );

@@ -7,8 +7,10 @@
  * answer comes first), a page's when the run it borders was replaced meanwhile. Otherwise an
  * answer (a first fetch's or a page's) is taken with what the events did while it was on its
  * way: messages that arrived join it, messages deleted or moved away stay out (MessageList), and
- * the fetched copies get the edits, moves, reactions and flags made meanwhile (ChatState). The
- * fetch function is injected (the typed client in the app, a fake in tests).
+ * the fetched copies get the edits, moves, reactions and flags made meanwhile (ChatState). A
+ * fetch that fails is kept on the list (shown with a retry), and the messages that arrived while
+ * it was on its way join the list shown (MessageList.fetchFailed). The fetch function is injected
+ * (the typed client in the app, a fake in tests).
  */
 import type { GetMessages } from '../../src/client/api.js';
 import type { MessagesResponse } from '../../src/client/types.js';
@@ -56,9 +58,8 @@ export class Loader {
       });
     } catch (e) {
       if (asked !== list.opens) return;
-      list.loading = false;
       list.error = e instanceof Error ? e.message : String(e);
-      list.rev.value++;
+      list.fetchFailed(null);
       return;
     }
     if (asked !== list.opens) return;
@@ -97,6 +98,7 @@ export class Loader {
       );
     } catch (e) {
       if (list.run === run) list.error = e instanceof Error ? e.message : String(e);
+      list.fetchFailed('older');
     } finally {
       list.loadingOlder = false;
       list.rev.value++;
@@ -126,6 +128,7 @@ export class Loader {
       );
     } catch (e) {
       if (list.run === run) list.error = e instanceof Error ? e.message : String(e);
+      list.fetchFailed('newer');
     } finally {
       list.loadingNewer = false;
       list.rev.value++;
