@@ -15,7 +15,7 @@ import path from 'node:path';
 import { RealmRegistry } from '../actors/registry.js';
 import { nowSeconds, type ServerConfig } from './config.js';
 import { isValidEmail } from './lib/email-validation.js';
-import { longerThan } from './lib/channel-rules.js';
+import { longerThan } from './lib/strings.js';
 import { JsonableError } from './lib/errors.js';
 import { generatePassword, hashPassword } from './lib/password.js';
 import { MAX_REALM_NAME_LENGTH } from './lib/realm-settings.js';

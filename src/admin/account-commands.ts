@@ -4,7 +4,7 @@
  */
 import { nowSeconds } from '../config.js';
 import { invitationPath } from '../lib/invitations.js';
-import { longerThan } from '../lib/channel-rules.js';
+import { longerThan } from '../lib/strings.js';
 import { Role, ROLE_NAMES } from '../lib/roles.js';
 import { MAX_REALM_NAME_LENGTH } from '../lib/realm-settings.js';
 import { realmUrl } from '../lib/urls.js';

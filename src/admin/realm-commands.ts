@@ -5,7 +5,7 @@
  */
 import { nowSeconds } from '../config.js';
 import { invitationPath } from '../lib/invitations.js';
-import { longerThan } from '../lib/channel-rules.js';
+import { longerThan } from '../lib/strings.js';
 import { MAX_REALM_NAME_LENGTH } from '../lib/realm-settings.js';
 import {
   normalizeContent,

@@ -3,7 +3,7 @@
  * check_valid_bot_type, check_valid_interface_type, check_bot_name_available), models/users.py
  * (UserProfile.allowed_bot_types, can_admin_user), models/bots.py (Service).
  */
-import { longerThan } from './channel-rules.js';
+import { longerThan } from './strings.js';
 import { JsonableError } from './errors.js';
 import { BotType } from './roles.js';
 

@@ -5,16 +5,12 @@
  * truncate_topic; actions/message_send.py extract_stream_indicator, extract_private_recipients;
  * lib/addressee.py; lib/request.py get_client_name, models/clients.py default_read_by_sender).
  */
-import {
-  canonicalTopic,
-  codePointLength,
-  EMPTY_TOPIC_DISPLAY_NAME,
-  firstUnprintable,
-} from './channel-rules.js';
+import { canonicalTopic, EMPTY_TOPIC_DISPLAY_NAME, firstUnprintable } from './channel-rules.js';
 import { JsonableError } from './errors.js';
 import { MAX_MESSAGE_LENGTH, MAX_RENDERED_LENGTH, MAX_TOPIC_LENGTH } from './limits.js';
 import type { RenderResult } from './markdown/context.js';
 import { htmlToText } from './search.js';
+import { codePointLength } from './strings.js';
 
 /** Where a message goes, as POST /messages gives it (resolved against the realm when sending). */
 export type MessageDestination =

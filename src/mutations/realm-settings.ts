@@ -9,7 +9,7 @@
  * ({property, value}) for each other changed setting, as the reference.
  */
 import { JsonableError } from '../lib/errors.js';
-import { longerThan } from '../lib/channel-rules.js';
+import { longerThan } from '../lib/strings.js';
 import {
   isRealmGroupSettingName,
   MAX_REALM_DESCRIPTION_LENGTH,
