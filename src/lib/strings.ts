@@ -40,3 +40,19 @@ export function longerThan(s: string, max: number): boolean {
 export function shorterThan(s: string, min: number): boolean {
   return s.length < min || (s.length < 2 * min && codePointLength(s) < min);
 }
+
+/**
+ * The first `max` code points of `s` (all of `s` when it has no more): a cut as Python's
+ * `s[:max]` makes, which never splits a surrogate pair, where `s.slice(0, max)` cuts UTF-16 units
+ * and may leave half an emoji. A lone surrogate counts one, as in `codePointLength`.
+ */
+export function sliceCodePoints(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let units = 0;
+  for (let n = 0; n < max && units < s.length; n++) {
+    const c = s.charCodeAt(units);
+    const d = s.charCodeAt(units + 1); // NaN past the end: no pair
+    units += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1;
+  }
+  return s.slice(0, units);
+}
