@@ -424,6 +424,65 @@ t.test('topic suggestions for a channel other than the one shown, after a move',
 });
 
 t.test(
+  'a topic moved while it is read: the view, the compose box and its draft follow',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const id = await sendChannelMessage(ts.api, 'othello', 'general', 'kickoff', 'Plan the week');
+    const later = await sendChannelMessage(ts.api, 'othello', 'general', 'kickoff', 'Monday?');
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: topicHash('kickoff'),
+    });
+    await waitMessage(page, 'Monday?');
+    await type(page, 'Half a reply');
+
+    // The whole topic renamed by othello: the view goes where it went, without a back entry.
+    await ts.api.patch('othello', `messages/${id}`, {
+      topic: 'week plan',
+      propagate_mode: 'change_all',
+    });
+    await waitFor(page, `location.hash.includes('/topic/week.20plan')`);
+    await waitMessage(page, 'Monday?');
+    t.same(
+      (await messageTexts(page)).slice(0, 2),
+      ['Plan the week', 'Monday?'],
+      'the moved messages shown',
+    );
+    t.equal(await page.inputValue('#compose-topic'), 'week plan', 'the box follows the topic');
+    t.equal(await page.inputValue('#compose-text'), 'Half a reply', 'what was typed stays');
+    await page.keyboard.press('Enter');
+    await waitMessage(page, 'Half a reply');
+    t.same(
+      (
+        await contentsFor('othello', [
+          { operator: 'channel', operand: general },
+          { operator: 'topic', operand: 'week plan' },
+        ])
+      ).filter((c) => !c.startsWith('This topic was moved here')),
+      ['Plan the week', 'Monday?', 'Half a reply'],
+      'sent to the topic where it went',
+    );
+    t.same(
+      await contentsFor('othello', [
+        { operator: 'channel', operand: general },
+        { operator: 'topic', operand: 'kickoff' },
+      ]),
+      [],
+      'not to the old one',
+    );
+
+    // One message moved: the view stays, and so does the box.
+    await ts.api.patch('othello', `messages/${later}`, {
+      topic: 'mondays',
+      propagate_mode: 'change_one',
+    });
+    await waitFor(page, `!document.querySelector('.msg[data-id="${later}"]')`);
+    t.match(page.url(), /\/topic\/week\.20plan$/, 'one message moved: the view stays');
+    t.equal(await page.inputValue('#compose-topic'), 'week plan', 'and so does the box');
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
+
+t.test(
   'Enter typed while the emoji list loads picks the first match once it is here',
   async (t) => {
     if (NO_CHROMIUM) return;

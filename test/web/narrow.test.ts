@@ -15,10 +15,13 @@ import {
   encodeHashComponent,
   isNarrow,
   matches,
+  narrowAfterMove,
   narrowHash,
   narrowKey,
   parseHash,
+  placeAfterMove,
   searchNarrow,
+  topicMove,
   topicNarrow,
   type Names,
 } from '../../web/state/narrow.js';
@@ -156,5 +159,41 @@ t.test('which messages a narrow holds', (t) => {
     false,
     'unless another term rules it out',
   );
+  t.end();
+});
+
+t.test('a topic moved onward: where its view and its compose box go', (t) => {
+  const renamed = {
+    stream_id: 3,
+    orig_subject: 'kickoff',
+    subject: 'week plan',
+    propagate_mode: 'change_all',
+  };
+  const mv = topicMove(renamed, 'week plan')!;
+  t.same(mv, {
+    from: { streamId: 3, topic: 'kickoff' },
+    to: { streamId: 3, topic: 'week plan' },
+    whole: true,
+  });
+  // Another channel alone: the topic is the one the messages kept.
+  t.same(topicMove({ stream_id: 3, new_stream_id: 9, propagate_mode: 'change_later' }, 'logo'), {
+    from: { streamId: 3, topic: 'logo' },
+    to: { streamId: 9, topic: 'logo' },
+    whole: false,
+  });
+  // One message moved, or a content edit: nothing follows.
+  t.equal(topicMove({ ...renamed, propagate_mode: 'change_one' }, 'week plan'), null);
+  t.equal(topicMove({ stream_id: 3, propagate_mode: 'change_all' }, 'x'), null);
+
+  t.same(narrowAfterMove(topicNarrow(3, 'KICKOFF'), mv), topicNarrow(3, 'week plan'));
+  t.same(
+    narrowAfterMove(searchNarrow(topicNarrow(3, 'kickoff'), 'lunch'), mv),
+    searchNarrow(topicNarrow(3, 'week plan'), 'lunch'),
+  );
+  t.equal(narrowAfterMove(topicNarrow(3, 'other'), mv), null);
+  t.equal(narrowAfterMove(topicNarrow(9, 'kickoff'), mv), null);
+  t.equal(narrowAfterMove(channelNarrow(3), mv), null);
+  t.same(placeAfterMove({ streamId: 3, topic: 'Kickoff' }, mv), mv.to);
+  t.equal(placeAfterMove({ streamId: 3, topic: 'other' }, mv), null);
   t.end();
 });

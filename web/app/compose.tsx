@@ -17,7 +17,7 @@ import {
   type Token,
 } from '../state/autocomplete.js';
 import { emojiText } from '../state/emoji.js';
-import { narrowKey } from '../state/narrow.js';
+import { narrowKey, placeAfterMove } from '../state/narrow.js';
 import { Avatar } from './bits.js';
 import type { ComposeTo, Controller } from './controller.js';
 import { bytes } from './format.js';
@@ -130,6 +130,15 @@ export function Compose({ c }: { c: Controller }) {
     const next = c.composeToFor(narrow);
     if (next) retarget(next);
   }, [narrowKey(narrow)]);
+
+  // A move took the topic the box is addressed to: the box goes with it (its draft went too).
+  const moved = c.topicMoved.value;
+  useEffect(() => {
+    const now = toRef.current;
+    if (!moved || now.kind !== 'stream' || now.streamId === null) return;
+    const to = placeAfterMove({ streamId: now.streamId, topic: now.topic }, moved);
+    if (to) retarget({ kind: 'stream', ...to }, textRef.current);
+  }, [moved]);
 
   // Replies and "new message" requests.
   const req = c.composeRequest.value;

@@ -28,10 +28,13 @@ import {
   dmOf,
   isConversation,
   matches,
+  narrowAfterMove,
   narrowHash,
   parseHash,
   sameNarrow,
+  topicMove,
   topicOf,
+  type TopicMove,
   type Narrow,
 } from '../state/narrow.js';
 import { pageTitle, shouldNotify } from '../state/notify.js';
@@ -86,6 +89,8 @@ export class Controller {
   readonly toasts = signal<Toast[]>([]);
   /** A request for the compose box (reply, new topic), with a counter so repeats register. */
   readonly composeRequest = signal<{ to: ComposeTo; quote?: string; seq: number } | null>(null);
+  /** The last topic moved onward: the compose box follows it when addressed to it. */
+  readonly topicMoved = signal<TopicMove | null>(null);
   readonly selected = signal<number | null>(null);
   /** The message being edited in place. */
   readonly editing = signal<number | null>(null);
@@ -299,12 +304,43 @@ export class Controller {
       if (e.type === 'realm_emoji' && this.emoji.value) this.emoji.value = null;
     }
     if (arrived.length) this.notify(arrived);
+    for (const e of events) if (e.type === 'update_message') this.followMove(e);
     // The open channel's topics, when a move made them go (fetched again).
     const open = channelOf(this.narrow.value);
     if (open !== undefined && events.some((e) => e.type === 'update_message'))
       void this.loadTopics(open);
     // A heartbeat changes nothing: an idle tab does no work for it.
     if (events.some((e) => e.type !== 'heartbeat')) this.updateTitle();
+  }
+
+  /**
+   * A topic moved onward ("this and later" or "all messages"), as the reference's app does: its
+   * draft goes with it, the compose box addressed to it follows it, and so does its view when
+   * the whole topic went, or the selected message, or all the view showed.
+   */
+  private followMove(e: Extract<ServerEvent, { type: 'update_message' }>): void {
+    const s = this.state.value!;
+    const mv = topicMove(e, s.messages.get(e.message_id)?.subject);
+    if (!mv) return;
+    const from: DraftTo = { type: 'stream', ...mv.from };
+    const to: DraftTo = { type: 'stream', ...mv.to };
+    const draft = this.drafts?.get(from);
+    if (draft && !this.drafts!.get(to)) {
+      this.drafts!.set(to, draft);
+      this.drafts!.delete(from);
+    }
+    this.topicMoved.value = mv;
+    const n = this.narrow.value;
+    const next = narrowAfterMove(n, mv);
+    if (!next) return;
+    const selected = this.selected.value;
+    const selectedMoved = selected !== null && e.message_ids.includes(selected);
+    if (!mv.whole && !selectedMoved && (this.list.value?.size ?? 0) > 0) return;
+    const at = { ...next, near: selectedMoved ? selected : null };
+    // In place of the old topic's entry: back does not return to an empty view.
+    if (this.dialog.value?.kind !== 'settings')
+      history.replaceState(null, '', narrowHash(at, s.names()));
+    this.show(at);
   }
 
   private pingPresence(): void {

@@ -314,3 +314,72 @@ export function isConversation(n: Narrow): boolean {
     (find(n, 'dm') !== undefined && n.terms.length === 1)
   );
 }
+
+// ---- Following a topic that moved ------------------------------------------------------------
+
+/** A channel's topic. */
+export type Place = { streamId: number; topic: string };
+
+/** A topic that moved onward: from where, to where, and whether all of it went. */
+export type TopicMove = { from: Place; to: Place; whole: boolean };
+
+/**
+ * The topic an update_message event moved onward ("this and later messages" or "all messages in
+ * the topic", as the reference's web app follows them), or null (a content edit, a move of one
+ * message). A move to another channel alone names no topic: `topicNow` is the moved messages'
+ * topic, which it kept.
+ */
+export function topicMove(
+  e: {
+    stream_id?: number;
+    new_stream_id?: number;
+    orig_subject?: string;
+    subject?: string;
+    topic?: string;
+    propagate_mode?: string;
+  },
+  topicNow: string | undefined,
+): TopicMove | null {
+  if (e.propagate_mode !== 'change_later' && e.propagate_mode !== 'change_all') return null;
+  if (e.stream_id === undefined) return null;
+  const newTopic = e.subject ?? e.topic;
+  const renamed = newTopic !== undefined && e.orig_subject !== undefined;
+  if (!renamed && e.new_stream_id === undefined) return null;
+  const fromTopic = renamed ? e.orig_subject! : topicNow;
+  const toTopic = renamed ? newTopic : topicNow;
+  if (fromTopic === undefined || toTopic === undefined) return null;
+  return {
+    from: { streamId: e.stream_id, topic: fromTopic },
+    to: { streamId: e.new_stream_id ?? e.stream_id, topic: toTopic },
+    whole: e.propagate_mode === 'change_all',
+  };
+}
+
+/** Where a place is after a move: the move's destination if it was the moved topic, else null. */
+export function placeAfterMove(p: Place, mv: TopicMove): Place | null {
+  return p.streamId === mv.from.streamId && sameTopic(p.topic, mv.from.topic) ? mv.to : null;
+}
+
+/**
+ * A topic's view after its topic moved: the same view of the topic where it went (a search in
+ * it stays a search), or null when the view is not of the moved topic.
+ */
+export function narrowAfterMove(n: Narrow, mv: TopicMove): Narrow | null {
+  const channel = channelOf(n);
+  const topic = topicOf(n);
+  if (channel === undefined || topic === undefined) return null;
+  const to = placeAfterMove({ streamId: channel, topic }, mv);
+  if (!to) return null;
+  return {
+    terms: n.terms.map((t) =>
+      t.negated
+        ? t
+        : t.operator === 'channel'
+          ? { ...t, operand: String(to.streamId) }
+          : t.operator === 'topic'
+            ? { ...t, operand: to.topic }
+            : t,
+    ),
+    near: n.near,
+  };
+}
