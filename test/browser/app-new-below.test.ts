@@ -8,12 +8,14 @@
  * fetched shows the newest message, also when a message arrives and a shown one changes while
  * the newest page is on its way.
  */
+import sharp from 'sharp';
 import t from 'tap';
 import { KEEP_SOCKET_FRAMES, openApp, socketFrame, waitFor, waitMessage } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage, seedChannelMessages } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { upload } from '../helpers/uploads.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
@@ -315,3 +317,70 @@ for (const width of [1280, 390]) {
     watch.assertClean(t, /WebSocket|status of 401/);
   });
 }
+
+t.test(
+  'at the bottom, the view stays there while an image in the newest message loads',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { api, fx } = ts;
+    const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
+    const ch = await createChannel(api, 'iago', 'photos', { principals: everyone });
+    seedChannelMessages(ts, {
+      senderId: fx.users.iago!.id,
+      streamId: ch,
+      topic: 'trip',
+      count: 30,
+      recipients: everyone,
+      flags: 1,
+      text: (i) => `old entry ${i}`,
+    });
+    const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+      hash: `#narrow/channel/${ch}-photos/topic/trip`,
+    });
+    await waitMessage(page, 'old entry 29');
+    const gap = `(() => { const e = document.querySelector('.messages');
+    return e.scrollHeight - e.scrollTop - e.clientHeight; })()`;
+    t.ok((await page.evaluate<number>(gap)) < 1, 'opened at the bottom');
+
+    // The image is held until the message is shown, then comes and makes the message taller.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/user_uploads/**', async (route) => {
+      await held;
+      await route.continue();
+    });
+    const png = await sharp({
+      create: { width: 600, height: 400, channels: 3, background: { r: 200, g: 90, b: 30 } },
+    })
+      .png()
+      .toBuffer();
+    const up = await upload(api, 'othello', [
+      { filename: 'beach.png', data: png, contentType: 'image/png' },
+    ]);
+    await sendChannelMessage(
+      api,
+      'othello',
+      'photos',
+      'trip',
+      `The beach: [beach.png](${up.body.url as string})`,
+    );
+    await waitMessage(page, 'The beach');
+    await waitFor(page, `${gap} < 1`);
+    const before = await page.evaluate<number>(`document.querySelector('.messages').scrollHeight`);
+    release();
+    await waitFor(
+      page,
+      `[...document.querySelectorAll('.msg:last-child .content img')].some((i) => i.complete && i.naturalHeight > 0)`,
+    );
+    await waitFor(page, `document.querySelector('.messages').scrollHeight > ${before}`);
+    // Two frames: what a resize observer does happens before the next paint.
+    await page.evaluate(
+      'new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))',
+    );
+    t.ok((await page.evaluate<number>(gap)) < 1, 'still at the bottom once the image is shown');
+    t.notOk(await page.isVisible('.new-below'), 'no "new messages below"');
+    await screenshot(page, t, 'image-loaded-at-bottom');
+    // The thumbnail's loading placeholder the server renders is not served yet (a 404).
+    watch.assertClean(t, /WebSocket|status of 401|status of 404/);
+  },
+);

@@ -48,6 +48,10 @@ function atBottom(el: HTMLElement): boolean {
   return el.scrollHeight - el.scrollTop - el.clientHeight < BOTTOM_SLACK;
 }
 
+function atBottomExactly(el: HTMLElement): boolean {
+  return el.scrollHeight - el.scrollTop - el.clientHeight < 1;
+}
+
 function RecipientBar({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage }) {
   const when = dayLabel(m.timestamp);
   if (m.type === 'stream') {
@@ -314,6 +318,35 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     for (const row of el.querySelectorAll('[data-row]')) ro.observe(row);
     return () => ro.disconnect();
   }, [list, list.rev.value, list.loaded]);
+
+  // At the bottom, the view stays there while what it shows grows or it shrinks: a message's
+  // images and previews loading, the server's copy of a sent message replacing its echo, the
+  // compose box growing under it. One observer for the pane's life; each row watched once.
+  const stick = useRef<{ ro: ResizeObserver | null; watched: WeakSet<Element> }>({
+    ro: null,
+    watched: new WeakSet(),
+  });
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => {
+      const v = view.current;
+      if (v.positioned && v.bottom && !v.pin && v.list?.atNewest() && !atBottomExactly(el))
+        el.scrollTop = el.scrollHeight;
+    });
+    ro.observe(el);
+    stick.current = { ro, watched: new WeakSet() };
+    return () => ro.disconnect();
+  }, []);
+  useEffect(() => {
+    const { ro, watched } = stick.current;
+    if (!ro || !scroller.current) return;
+    for (const row of scroller.current.querySelectorAll('[data-row]')) {
+      if (watched.has(row)) continue;
+      watched.add(row);
+      ro.observe(row);
+    }
+  });
 
   // The "new messages below" button.
   const updateBelow = (measure: boolean) => {
