@@ -190,6 +190,13 @@ for (const name of fs.readdirSync(staticDir).sort()) {
   const size = compress(path.join(staticDir, name));
   files[`/static/${name}`] = { type: TYPES[ext] ?? 'application/octet-stream', size };
 }
+// The placeholder the server's rendered messages show for an uploaded image until its thumbnail
+// is made (src/lib/markdown/previews.ts, LOADING_PLACEHOLDER_SRC: the reference's path, so not
+// content-hashed). Ours, a grey spinner seen on both themes.
+const LOADER = 'images/loading/loader-black.svg';
+fs.mkdirSync(path.join(staticDir, path.dirname(LOADER)), { recursive: true });
+fs.copyFileSync(path.join(root, 'web/assets/loader.svg'), path.join(staticDir, LOADER));
+files[`/static/${LOADER}`] = { type: TYPES['.svg'], size: compress(path.join(staticDir, LOADER)) };
 compress(path.join(out, 'index.html'));
 fs.writeFileSync(path.join(out, 'manifest.json'), JSON.stringify({ files }, null, 1) + '\n');
 

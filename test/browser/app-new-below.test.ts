@@ -16,6 +16,7 @@ import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage, seedChannelMessages } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { upload } from '../helpers/uploads.js';
+import { LOADING_PLACEHOLDER_SRC } from '../../src/lib/markdown/previews.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
@@ -380,7 +381,23 @@ t.test(
     t.ok((await page.evaluate<number>(gap)) < 1, 'still at the bottom once the image is shown');
     t.notOk(await page.isVisible('.new-below'), 'no "new messages below"');
     await screenshot(page, t, 'image-loaded-at-bottom');
-    // The thumbnail's loading placeholder the server renders is not served yet (a 404).
-    watch.assertClean(t, /WebSocket|status of 401|status of 404/);
+    watch.assertClean(t, /WebSocket|status of 401/);
   },
 );
+
+t.test('the placeholder of an image whose thumbnail is being made is served', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  // The path the server's rendered messages name until the thumbnail is made.
+  const r = await page.request.get(`${ts.url}${LOADING_PLACEHOLDER_SRC}`);
+  t.equal(r.status(), 200, 'served');
+  t.equal(r.headers()['content-type'], 'image/svg+xml', 'as SVG');
+  const width = await page.evaluate<number>(`new Promise((resolve) => {
+    const img = new Image();
+    img.onload = () => resolve(img.naturalWidth);
+    img.onerror = () => resolve(-1);
+    img.src = ${JSON.stringify(LOADING_PLACEHOLDER_SRC)};
+  })`);
+  t.ok(width > 0, "an image, shown under the page's Content-Security-Policy");
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
