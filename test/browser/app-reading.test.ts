@@ -570,6 +570,52 @@ t.test(
   },
 );
 
+t.test('a new channel from the channels list, and joining one', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  const options = () => pluck(page, '#jump-options [role="option"]');
+  await page.click('button[aria-label="Browse channels"]');
+  await page.waitForSelector('#jump-options');
+  await page.keyboard.type('General');
+  await waitFor(page, `document.querySelector('#jump-options').textContent.includes('Search')`);
+  t.notOk(
+    (await options()).some((o) => o.startsWith('Create channel')),
+    'a name a channel has: nothing to create',
+  );
+  await page.fill('input[aria-label^="Jump to"]', 'Launch plans');
+  await waitFor(
+    page,
+    `document.querySelector('#jump-options').textContent.includes('Create channel #Launch plans')`,
+  );
+  t.equal((await options())[0], 'Create channel #Launch plans', 'offered first');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `location.hash.endsWith("-Launch-plans")`);
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.sidebar .nav-item')].some((a) => a.textContent.includes('Launch plans'))`,
+  );
+  const subs = await ts.api.get('hamlet', 'users/me/subscriptions');
+  t.ok(
+    (subs.body.subscriptions as { name: string }[]).some((x) => x.name === 'Launch plans'),
+    'created, and hamlet is in it',
+  );
+
+  // Othello, not in it, joins it from the same list.
+  const other = await openApp(b, ts.url, ts.fx, 'othello');
+  await other.page.keyboard.press('Control+k');
+  await other.page.waitForSelector('#jump-options');
+  await other.page.keyboard.type('launch');
+  await waitFor(
+    other.page,
+    `document.querySelector('#jump-options').textContent.includes('Not subscribed: join')`,
+  );
+  await other.page.keyboard.press('Enter');
+  await waitFor(other.page, `location.hash.endsWith("-Launch-plans")`);
+  t.pass('joined and shown');
+  watch.assertClean(t, /WebSocket|status of 401/);
+  other.watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('the settings are loaded when they first open, not with the first screen', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');

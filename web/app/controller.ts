@@ -6,7 +6,7 @@
  * (the only timer an idle tab runs, at the server's presence interval), and logs out. Views read
  * its signals and call its methods; they never call the network themselves.
  */
-import { batch, signal } from '@preact/signals';
+import { batch, effect, signal } from '@preact/signals';
 import { ApiError, ConfabClient, type UploadTransport } from '../../src/client/api.js';
 import {
   EventStream,
@@ -24,6 +24,7 @@ import { Loader } from '../state/loader.js';
 import type { MessageList } from '../state/message-list.js';
 import {
   ALL,
+  channelNarrow,
   channelOf,
   dmOf,
   isConversation,
@@ -75,6 +76,8 @@ export const xhrUpload: UploadTransport = (req) =>
   });
 
 const MARK_READ_DELAY_MS = 400;
+/** How long a channel just joined (or created) may take to come in the events. */
+const JOIN_WAIT_MS = 10_000;
 
 export class Controller {
   readonly client: ConfabClient;
@@ -376,6 +379,41 @@ export class Controller {
     this.drawer.value = false;
     if (location.hash === hash || (hash === '#feed' && location.hash === '')) this.show(n);
     else location.hash = hash;
+  }
+
+  /**
+   * Joins a channel by name, creating it when there is none of that name (the API's subscribe
+   * does, the organization permitting), and shows it once the server's events have brought it.
+   */
+  async joinChannel(name: string): Promise<void> {
+    const s = this.state.value;
+    if (!s) return;
+    try {
+      await this.client.subscribe([name]);
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+      return;
+    }
+    const joined = () => {
+      const ch = s.channelByName(name);
+      return ch && s.subs.has(ch.stream_id) ? ch.stream_id : undefined;
+    };
+    const id = await new Promise<number | undefined>((resolve) => {
+      let stop: (() => void) | null = null;
+      const limit = setTimeout(() => {
+        stop?.();
+        resolve(joined());
+      }, JOIN_WAIT_MS);
+      stop = effect(() => {
+        void s.rev.channels.value;
+        const id = joined();
+        if (id === undefined) return;
+        clearTimeout(limit);
+        resolve(id);
+        queueMicrotask(() => stop?.());
+      });
+    });
+    if (id !== undefined && this.state.value === s) this.go(channelNarrow(id));
   }
 
   openSettings(panel = 'account'): void {

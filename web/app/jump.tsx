@@ -1,6 +1,7 @@
 /**
- * Ctrl+K: jump anywhere by name — views, channels (joining one not subscribed), topics of the
- * channels opened so far, people (a direct conversation), or a full-text search for the words.
+ * Ctrl+K (and the + beside "Channels"): jump anywhere by name — views, channels (joining one not
+ * subscribed), topics of the channels opened so far, people (a direct conversation), a new
+ * channel of a name no channel has, or a full-text search for the words.
  */
 import { useEffect, useRef } from 'preact/hooks';
 import { rank } from '../state/autocomplete.js';
@@ -93,6 +94,21 @@ export function Jump({ c }: { c: Controller }) {
           run: go(dmNarrow([u.user_id], s.selfId)),
         });
       }
+      // A name no channel has: a new channel (the server says whether one may create it).
+      const name = q.trim();
+      const taken = [...s.channels.values()].some(
+        (ch) => ch.name.toLowerCase() === name.toLowerCase(),
+      );
+      if (name && !taken)
+        items.push({
+          key: 'new-channel',
+          label: `Create channel #${name}`,
+          icon: <Icon name="plus" />,
+          run: () => {
+            close();
+            void c.joinChannel(name);
+          },
+        });
       items.push({
         key: 'search',
         label: `Search messages for “${q}”`,
