@@ -433,6 +433,10 @@ export class ConfabClient {
     });
   }
 
+  unsubscribe(names: string[]): Promise<unknown> {
+    return this.request('DELETE', '/users/me/subscriptions', { subscriptions: names });
+  }
+
   updateSubscription(streamId: number, property: string, value: unknown): Promise<unknown> {
     return this.request('POST', '/users/me/subscriptions/properties', {
       subscription_data: [{ stream_id: streamId, property, value }],

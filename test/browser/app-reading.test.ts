@@ -570,7 +570,7 @@ t.test(
   },
 );
 
-t.test('a new channel from the channels list, and joining one', async (t) => {
+t.test('a new channel from the channels list, joining and leaving one', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
   const options = () => pluck(page, '#jump-options [role="option"]');
@@ -612,6 +612,27 @@ t.test('a new channel from the channels list, and joining one', async (t) => {
   await other.page.keyboard.press('Enter');
   await waitFor(other.page, `location.hash.endsWith("-Launch-plans")`);
   t.pass('joined and shown');
+  const inSidebar = `[...document.querySelectorAll('.sidebar .nav-item')].some((a) => a.textContent.includes('Launch plans'))`;
+  await waitFor(other.page, inSidebar);
+  // Leaving from the channel's bar: out of the sidebar, the view stays, and it can be joined again.
+  await other.page.click('.topbar .membership:has-text("Leave")');
+  await waitFor(other.page, `!${inSidebar}`);
+  t.equal(
+    await other.page.textContent('.topbar .membership'),
+    'Join',
+    'left: the bar offers to join',
+  );
+  t.match(await other.page.evaluate('location.hash'), /-Launch-plans$/, 'the view stays');
+  const othelloSubs = async () =>
+    (
+      (await ts.api.get('othello', 'users/me/subscriptions')).body.subscriptions as {
+        name: string;
+      }[]
+    ).map((x) => x.name);
+  t.notOk((await othelloSubs()).includes('Launch plans'), 'unsubscribed');
+  await other.page.click('.topbar .membership:has-text("Join")');
+  await waitFor(other.page, inSidebar);
+  t.ok((await othelloSubs()).includes('Launch plans'), 'joined again from the bar');
   watch.assertClean(t, /WebSocket|status of 401/);
   other.watch.assertClean(t, /WebSocket|status of 401/);
 });

@@ -416,6 +416,25 @@ export class Controller {
     if (id !== undefined && this.state.value === s) this.go(channelNarrow(id));
   }
 
+  /**
+   * Leaves a channel (a private one only after a confirmation: one cannot join it again without
+   * an invitation). Its view stays, the sidebar entry goes with the server's event.
+   */
+  async leaveChannel(streamId: number): Promise<void> {
+    const ch = this.state.value?.channels.get(streamId);
+    if (!ch) return;
+    if (
+      ch.invite_only &&
+      !confirm(`Leave #${ch.name}? It is private: you will need an invitation to come back.`)
+    )
+      return;
+    try {
+      await this.client.unsubscribe([ch.name]);
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
   openSettings(panel = 'account'): void {
     location.hash = `#settings/${panel}`;
   }

@@ -66,6 +66,31 @@ function Title({ c }: { c: Controller }) {
   );
 }
 
+/** Join or leave the channel shown (a public channel one left can still be read). */
+function Membership({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.channels);
+  const n = c.narrow.value;
+  const ch = channelOf(n);
+  const channel = ch === undefined ? undefined : s.channels.get(ch);
+  if (!channel || n.terms.some((t) => t.operator === 'search')) return null;
+  const subscribed = s.subs.has(channel.stream_id);
+  // In a topic's view (a narrow title on a phone) only the join: leaving is the channel's.
+  if (subscribed && topicOf(n) !== undefined) return null;
+  return (
+    <button
+      class="btn membership"
+      type="button"
+      onClick={() => {
+        if (subscribed) void c.leaveChannel(channel.stream_id);
+        else void c.joinChannel(channel.name);
+      }}
+    >
+      {subscribed ? 'Leave' : 'Join'}
+    </button>
+  );
+}
+
 function Search({ c }: { c: Controller }) {
   const n = c.narrow.value;
   const current = n.terms.find((t) => t.operator === 'search')?.operand ?? '';
@@ -254,6 +279,7 @@ export function Shell({ c }: { c: Controller }) {
             <Icon name="menu" />
           </button>
           <Title c={c} />
+          <Membership c={c} />
           <Search c={c} />
         </header>
         <MessagePane c={c} list={list} />
