@@ -4,13 +4,20 @@
  * for the password (a wrong one said so), with a zuliprc to download; a new key made from the
  * app works and the old one stops, the page that made it stays logged in and the user's other
  * browser session ends (its toast shown above the settings dialog, at 1280 pixels and 390);
- * hidden again, the key is gone from the page. In chromium.
+ * hidden again, the key is gone from the page. The name and the password changed there (a wrong
+ * current password said so; the other session ends, the new password logs in). In chromium.
  */
 import fs from 'node:fs';
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import {
+  fillLogin,
+  launchBrowser,
+  NO_CHROMIUM,
+  screenshot,
+  type TestBrowser,
+} from '../helpers/browser.js';
 import { assertSuccess } from '../helpers/api.js';
 import { startServer } from '../helpers/server.js';
 
@@ -93,5 +100,47 @@ t.test('the API key: shown for the password, renewed, hidden', async (t) => {
   await page.waitForSelector('button:has-text("Show my API key")');
   t.notOk((await page.content()).includes(fresh), 'hidden: the key is gone from the page');
   // The wrong password's answer (400) is logged by the browser.
+  watch.assertClean(t, /WebSocket|status of 401|status of 400/);
+});
+
+t.test('name and password changed from Settings → Account', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const hamlet = ts.fx.users.hamlet!;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  const other = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.waitForSelector('.settings h3:has-text("Account")');
+
+  await page.fill('input[aria-label="Your name"]', '  Hamlet, Prince of Denmark ');
+  await page.press('input[aria-label="Your name"]', 'Enter');
+  await waitFor(
+    page,
+    `document.querySelector('.sidebar-foot').textContent.includes('Hamlet, Prince of Denmark')`,
+  );
+  const me = await ts.api.get('hamlet', 'users/me');
+  t.equal(me.body.full_name, 'Hamlet, Prince of Denmark', 'the name, trimmed, on the server');
+
+  await page.click('button:has-text("Change my password")');
+  await page.fill('input[aria-label="Current password"]', 'not my password');
+  await page.fill('input[aria-label="New password"]', 'a much better one');
+  await page.click('button:has-text("Change password")');
+  await page.waitForSelector('.account-form [role="alert"]:has-text("Wrong password")');
+  t.pass('a wrong current password said so');
+  await page.fill('input[aria-label="Current password"]', hamlet.password);
+  await page.click('button:has-text("Change password")');
+  await page.waitForSelector('.toast:has-text("Your password was changed")');
+  t.equal(await page.locator('input[aria-label="New password"]').count(), 0, 'the form closes');
+
+  // This page stays logged in; the other session of the user ends; the new password logs in.
+  await page.reload();
+  await page.waitForSelector('.sidebar-foot');
+  t.pass('this browser stays logged in');
+  await other.page.reload();
+  await other.page.waitForSelector('input[name="password"]');
+  t.pass('the other session is logged out');
+  await fillLogin(other.page, hamlet.email, 'a much better one');
+  await other.page.waitForSelector('.sidebar-foot');
+  t.pass('the new password logs in');
   watch.assertClean(t, /WebSocket|status of 401|status of 400/);
 });

@@ -109,6 +109,8 @@ function Check({
 
 function Account({ c }: { c: Controller }) {
   const s = c.state.value!;
+  track(s.rev.users);
+  const methods = c.serverSettings.authentication_methods as Record<string, boolean> | undefined;
   return (
     <>
       <p>
@@ -123,8 +125,147 @@ function Account({ c }: { c: Controller }) {
         <Icon name="logout" />
         Log out
       </button>
+      <FullName c={c} />
+      {methods?.password !== false && <Password c={c} />}
       <ApiKey c={c} />
     </>
+  );
+}
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** The user's name as the organization shows it (the server checks it, and the realm's rules). */
+function FullName({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  // Sent as typed until now (Enter right after typing, before the redraw).
+  const [name, setName, nameNow] = useLive(s.self.full_name);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async () => {
+    const full_name = nameNow.current.trim();
+    if (full_name === s.self.full_name) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await c.client.updateSettings({ full_name });
+      c.toast('Your name was changed.', 'info');
+    } catch (e) {
+      setError(errorText(e));
+    }
+    setBusy(false);
+  };
+  return (
+    <form
+      class="account-form"
+      aria-labelledby="full-name-title"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save();
+      }}
+    >
+      <h4 id="full-name-title">Your name</h4>
+      <div class="row">
+        <input
+          class="field"
+          aria-label="Your name"
+          autocomplete="name"
+          maxLength={60}
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+        <button class="btn" type="submit" disabled={busy}>
+          Save
+        </button>
+      </div>
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+/** A new password, for the current one; this browser stays logged in, the user's others end. */
+function Password({ c }: { c: Controller }) {
+  const [open, setOpen] = useState(false);
+  const [old, setOld, oldNow] = useLive('');
+  const [next, setNext, nextNow] = useLive('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const close = () => {
+    setOpen(false);
+    setOld('');
+    setNext('');
+    setError(null);
+  };
+  const save = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await c.client.updateSettings({
+        old_password: oldNow.current,
+        new_password: nextNow.current,
+      });
+      close();
+      c.toast('Your password was changed.', 'info');
+    } catch (e) {
+      setError(errorText(e));
+    }
+    setBusy(false);
+  };
+  return (
+    <div class="account-form" role="group" aria-labelledby="password-title">
+      <h4 id="password-title">Password</h4>
+      {open ? (
+        <form
+          class="stack-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void save();
+          }}
+        >
+          <input
+            class="field"
+            type="password"
+            autocomplete="current-password"
+            aria-label="Current password"
+            placeholder="Current password"
+            required
+            value={old}
+            onInput={(e) => setOld(e.currentTarget.value)}
+          />
+          <input
+            class="field"
+            type="password"
+            autocomplete="new-password"
+            aria-label="New password"
+            placeholder="New password"
+            required
+            value={next}
+            onInput={(e) => setNext(e.currentTarget.value)}
+          />
+          <div class="row">
+            <button class="btn primary" type="submit" disabled={busy}>
+              Change password
+            </button>
+            <button class="btn" type="button" onClick={close}>
+              Cancel
+            </button>
+          </div>
+          <p class="muted-text">Your other browser sessions are logged out.</p>
+        </form>
+      ) : (
+        <button class="btn" type="button" onClick={() => setOpen(true)}>
+          Change my password
+        </button>
+      )}
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
   );
 }
 
