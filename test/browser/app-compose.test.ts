@@ -528,6 +528,34 @@ t.test(
   },
 );
 
+t.test('Esc in the compose box goes to the message list, where the arrows select', async (t) => {
+  if (NO_CHROMIUM) return;
+  await sendChannelMessage(ts.api, 'othello', 'general', 'keys', 'First of the keys');
+  await sendChannelMessage(ts.api, 'othello', 'general', 'keys', 'Second of the keys');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('keys') });
+  await waitMessage(page, 'Second of the keys');
+  await type(page, 'not sent');
+  await page.keyboard.press('Escape');
+  t.equal(
+    await page.evaluate('document.activeElement?.classList.contains("messages")'),
+    true,
+    'the list has the focus',
+  );
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `document.querySelector('.msg.selected') !== null`);
+  t.match(await page.textContent('.msg.selected .content'), /Second of the keys/, 'the last one');
+  await page.keyboard.press('ArrowUp');
+  await waitFor(
+    page,
+    `document.querySelector('.msg.selected .content')?.textContent.includes('First of the keys')`,
+  );
+  t.pass('and the one before');
+  await page.keyboard.press('r');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.equal(await page.inputValue('#compose-text'), 'not sent', 'r: back to the reply, kept');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('edits and deletions, seen by both users', async (t) => {
   if (NO_CHROMIUM) return;
   const h = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('edits') });

@@ -193,8 +193,12 @@ export function Shell({ c }: { c: Controller }) {
         else if (c.dialog.value) c.dialog.value = null;
         else if (c.drawer.value) c.drawer.value = false;
         else if (c.editing.value !== null) c.editing.value = null;
-        else if (typingInField(e)) (e.target as HTMLElement).blur();
-        else return;
+        else if (typingInField(e)) {
+          // Out of the field and into the message list, where the arrows and j/k select.
+          const messages = document.querySelector<HTMLElement>('.messages');
+          if (messages) messages.focus({ preventScroll: true });
+          else (e.target as HTMLElement).blur();
+        } else return;
         e.preventDefault();
         return;
       }
