@@ -166,3 +166,31 @@ t.test('after a logout the app asks for no session: no 401 on the login page', a
   t.pass('logged in again: a reload keeps the session');
   watch.assertClean(t, /status of 401|WebSocket/);
 });
+
+t.test(
+  'logged out from the settings, the next login opens the app, not the settings',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const browser = await launchBrowser(t);
+    const { url, fx } = await startServer(t);
+    const hamlet = fx.users.hamlet!;
+    const page = await browser.newPage();
+    const watch = await watchPage(page);
+    await page.goto(url + '/#narrow/is/starred');
+    await fillLogin(page, hamlet.email, hamlet.password);
+    await waitLive(page);
+    await page.click('.sidebar-foot button[aria-label="Settings"]');
+    await page.waitForSelector('.settings h3:has-text("Account")');
+    await page.click('text=Log out');
+    await page.waitForSelector('input[name="username"]');
+    t.equal(await page.evaluate('location.hash'), '', 'the logout leaves no view in the address');
+
+    // Someone else at the same browser logs in.
+    const othello = fx.users.othello!;
+    await fillLogin(page, othello.email, othello.password);
+    await waitLive(page);
+    t.equal(await page.locator('.settings').count(), 0, 'no settings open');
+    t.equal(await page.evaluate('location.hash'), '', 'the app at its start');
+    watch.assertClean(t, /status of 401|WebSocket/);
+  },
+);

@@ -224,6 +224,9 @@ export class Controller {
     } catch {
       // the session is gone either way for this page
     }
+    // The next login (perhaps someone else's) starts at the app's start, not in this user's
+    // settings or view. A session that expired keeps its address: logging in again returns.
+    history.replaceState(null, '', location.pathname + location.search);
     this.onLoggedOut();
   }
 
