@@ -623,6 +623,13 @@ t.test('a new channel from the channels list, joining and leaving one', async (t
     'left: the bar offers to join',
   );
   t.match(await other.page.evaluate('location.hash'), /-Launch-plans$/, 'the view stays');
+  t.equal(
+    await other.page.evaluate(
+      `document.querySelector('select[aria-label="Channel"]').selectedOptions[0]?.textContent`,
+    ),
+    '#Launch plans (not subscribed)',
+    'the compose box still says where a message would go',
+  );
   const othelloSubs = async () =>
     (
       (await ts.api.get('othello', 'users/me/subscriptions')).body.subscriptions as {

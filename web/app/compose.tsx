@@ -350,6 +350,12 @@ export function Compose({ c }: { c: Controller }) {
   // ---- Recipients ---------------------------------------------------------------------
   track(s.rev.channels);
   const subs = s.sortedSubs();
+  // A channel the box is addressed to without being in it (left since, or opened by a link):
+  // listed too, so that the box shows where the message goes (the server takes it, if public).
+  const outside =
+    to.kind === 'stream' && to.streamId !== null && !s.subs.has(to.streamId)
+      ? s.channels.get(to.streamId)
+      : undefined;
   // The topic suggestions follow new topics only while they are shown (a message arriving
   // changes a channel's topics: the box is not drawn again for it).
   if (topicOpen) track(s.rev.topics);
@@ -472,6 +478,11 @@ export function Compose({ c }: { c: Controller }) {
                 }}
               >
                 <option value="">Choose a channel</option>
+                {outside && (
+                  <option value={String(outside.stream_id)}>
+                    #{outside.name} (not subscribed)
+                  </option>
+                )}
                 {subs.map((x) => (
                   <option key={x.stream_id} value={String(x.stream_id)}>
                     #{x.name}
