@@ -191,6 +191,25 @@ t.test('emoji: index, search, autocomplete, chips', (t) => {
     searchEmoji(idx, 'parrot').map((e) => e.name),
     ['party_parrot'],
   );
+  const hearts = buildEmojiIndex(
+    {
+      '2665': ['hearts'],
+      '1f49e': ['revolving_hearts'],
+      '2764': ['heart', 'love'],
+      '1f498': ['heart_with_arrow'],
+    },
+    {},
+  );
+  t.same(
+    searchEmoji(hearts, 'heart').map((e) => e.name),
+    ['heart', 'hearts', 'heart_with_arrow', 'revolving_hearts'],
+    'the very name first, then names starting with it (shorter first), then containing it',
+  );
+  t.same(
+    searchEmoji(hearts, 'LOVE').map((e) => e.name),
+    ['love'],
+    'an alias, by any case',
+  );
   t.equal(idx.byName.has('gone'), false, 'deactivated custom emoji left out');
   t.equal(emojiCandidates('tad', idx.names)[0]!.insert, ':tada:');
   t.same(

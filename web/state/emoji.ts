@@ -55,11 +55,16 @@ export function buildEmojiIndex(
   return { names, canonical: [...popular, ...rest], byName };
 }
 
-/** Names matching a search (every word of it a part of a name), canonical entries first. */
+/**
+ * Names matching a search: the emoji of that very name first (Enter in the picker takes it:
+ * "heart" is ❤, not ♥ "hearts"), then those with a name starting with it, shorter names first,
+ * then those with a name containing it; each emoji once, under the first name that matched.
+ */
 export function searchEmoji(index: EmojiIndex, query: string, limit = 400): EmojiEntry[] {
   const q = query.trim().toLowerCase().replace(/\s+/g, '_');
   if (q === '') return index.canonical.slice(0, limit);
-  const seen = new Set<string>();
+  const exact = index.byName.get(q);
+  const seen = new Set<string>(exact ? [`${exact.kind}:${exact.code}`] : []);
   const starts: EmojiEntry[] = [];
   const contains: EmojiEntry[] = [];
   for (const e of index.names) {
@@ -70,7 +75,9 @@ export function searchEmoji(index: EmojiIndex, query: string, limit = 400): Emoj
     else continue;
     seen.add(key);
   }
-  return [...starts, ...contains].slice(0, limit);
+  // Stable: names of a length keep the data file's order.
+  starts.sort((a, b) => a.name.length - b.name.length);
+  return [...(exact ? [exact] : []), ...starts, ...contains].slice(0, limit);
 }
 
 export type ReactionChip = {
