@@ -573,7 +573,12 @@ t.test('edits and deletions, seen by both users', async (t) => {
     `document.querySelector('.edit-box textarea')?.value === 'First draft of a thought'`,
   );
   await box.fill('Second thought, better');
-  await h.page.click('.edit-box button:has-text("Save")');
+  await box.press('End');
+  await box.press('Shift+Enter');
+  await h.page.keyboard.type('PS');
+  t.equal(await box.inputValue(), 'Second thought, better\nPS', 'Shift+Enter: a new line');
+  // Enter saves, as in the compose box.
+  await box.press('Enter');
   await waitMessage(o.page, 'Second thought, better');
   await waitFor(
     o.page,

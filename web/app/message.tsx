@@ -326,11 +326,11 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
   const now = Date.now() / 1000;
   const canContent = s.canEditContent(m, now);
   const canTopic = s.canEditTopic(m, now);
-  // Saved as typed until now (Ctrl+Enter right after typing, before the redraw).
+  // Saved as typed until now (Enter right after typing, before the redraw).
   const [content, setContent, contentNow] = useLive<string | null>(null);
   const [topic, setTopic, topicNow] = useLive(m.subject);
   const [mode, setMode, modeNow] = useLive('change_one');
-  // Saving: the keys save too (Ctrl+Enter), so the button's being disabled is not enough.
+  // Saving: the keys save too (Enter), so the button's being disabled is not enough.
   const [busy, setBusy, busyNow] = useLive(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const original = useRef('');
@@ -348,7 +348,7 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
 
   const cancel = () => (c.editing.value = null);
   const save = async () => {
-    // Once: a second Ctrl+Enter (or click) while the first save is on its way would send the
+    // Once: a second Enter (or click) while the first save is on its way would send the
     // same change again (a topic already moved: "Nothing to change").
     if (busyNow.current) return;
     const content = contentNow.current;
@@ -368,7 +368,8 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
       e.preventDefault();
       e.stopPropagation();
       cancel();
-    } else if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+    } else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      // As in the compose box: Enter saves, Shift+Enter starts a new line (Ctrl+Enter saves too).
       e.preventDefault();
       void save();
     }
@@ -407,6 +408,11 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
         />
       )}
       <div class="row">
+        <span class="hint">
+          {canContent
+            ? 'Enter to save · Shift+Enter for a new line · Esc to cancel'
+            : 'Enter to save · Esc to cancel'}
+        </span>
         <button class="btn" type="button" onClick={cancel}>
           Cancel
         </button>
