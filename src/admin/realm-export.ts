@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config.js';
 import type { Store } from '../storage/store.js';
 import type { ExportFiles } from '../storage/upload-files.js';
 import type { ExportJob, ExportSummary, ExportWorkerMessage, GatherAnswer } from './archive.js';
+import { makeOutputDir } from './data-dir.js';
 import { UsageError } from './errors.js';
 import type { ExportMode } from './export-filter.js';
 
@@ -70,7 +71,7 @@ export async function exportRealmToFile(
   if (!store.realms.byId(realmId)) throw new UsageError(`no realm ${realmId}`);
   const target = path.resolve(file);
   if (fs.existsSync(target)) throw new UsageError(`${target} already exists`);
-  fs.mkdirSync(path.dirname(target), { recursive: true });
+  makeOutputDir(path.dirname(target), 'the archive’s directory');
   const mode: ExportMode = opts.publicOnly ? 'public' : 'full';
   return runExportWorker({
     dataDir: config.dataDir,
