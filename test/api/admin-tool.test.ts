@@ -87,6 +87,47 @@ t.test('a data directory that does not exist, or holds no database, is refused',
   ok(t, await manage(missing, ['list-realms']), 'then list-realms works');
 });
 
+t.test('a full name the server refuses: a usage error naming the option', async (t) => {
+  const dataDir = path.join(t.testdir(), 'data');
+  const realm = ['create-realm', '--name', 'Names', '--subdomain', 'names', '--password-stdin'];
+  // No --owner-name: the default, the e-mail's local part, is one letter here.
+  const short = await manage(dataDir, [...realm, '--owner-email', 'o@example.org'], {
+    stdin: 'pw-names-owner-1\n',
+  });
+  t.equal(short.status, 2, 'exit 2');
+  t.same(short.json, {
+    error:
+      '--owner-name: Name too short! (none given, so the e-mail’s local part, "o": give --owner-name)',
+    code: 'USAGE',
+  });
+  const bad = await manage(
+    dataDir,
+    [...realm, '--owner-email', 'o@example.org', '--owner-name', 'a*b'],
+    { stdin: 'pw-names-owner-1\n' },
+  );
+  t.equal(bad.status, 2);
+  t.equal(bad.json.error, '--owner-name: Invalid characters in name!');
+  ok(
+    t,
+    await manage(dataDir, [...realm, '--owner-email', 'o@example.org', '--owner-name', 'Olga'], {
+      stdin: 'pw-names-owner-1\n',
+    }),
+    'with --owner-name',
+  );
+  const user = await manage(dataDir, [
+    'create-user',
+    '--realm',
+    'names',
+    '--email',
+    'x@example.org',
+    '--full-name',
+    'x',
+    '--without-password',
+  ]);
+  t.equal(user.status, 2, 'create-user: exit 2');
+  t.equal(user.json.error, '--full-name: Name too short!');
+});
+
 t.test('a user other than the data directory’s owner is refused', async (t) => {
   if (process.getuid?.() !== 0) {
     t.pass('skipped: only root can run the tool as another user');
