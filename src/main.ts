@@ -24,7 +24,7 @@ import { SettingsError } from './lib/settings-error.js';
 import { realmUrl } from './lib/urls.js';
 import { DATABASE_FILE, userName } from './admin/data-dir.js';
 import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
-import { createServer, type ConfabServer } from './server.js';
+import type { ConfabServer } from './server.js';
 import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
 import { stopOnSignals } from './signals.js';
 import fs from 'node:fs';
@@ -101,6 +101,12 @@ async function main(): Promise<void> {
       { settings: removed },
       `ignored: ${removed.join(', ')} no longer exist (the HTTP guard was removed; odd HTTP is answered by the uWS build or nginx: docs/robustness.md)`,
     );
+  // The server's modules load uWebSockets.js as they load, its build chosen by CONFAB_UWS
+  // (docs/operations.md "Runtimes"), which the env file may set too: loaded only now, so that the
+  // file's value counts and a build that cannot load is said like a bad setting, before the data
+  // directory is touched.
+  if (env.CONFAB_UWS !== undefined) process.env.CONFAB_UWS = env.CONFAB_UWS;
+  const { createServer } = await import('./server.js');
   ensureDataDir(config.dataDir);
   const lock = DataDirLock.acquire(config.dataDir, 'server');
   // Listening first: a start that cannot listen (port taken, address not ours) creates nothing.

@@ -93,7 +93,7 @@ function loadUws(): UWS {
     },
   });
   if ('error' in choice) {
-    throw new Error(
+    throw new SettingsError(
       `no uWebSockets.js build for Node ${process.version} (${binary}): ${choice.error}. ` +
         'Confab runs on Node 20 with glibc >= 2.27, or Node 20/22/24 with glibc >= 2.38; see docs/operations.md "Runtimes".',
     );

@@ -102,6 +102,7 @@ t.test('a bad first-start setting or port is refused before anything is created'
       /EXTERNAL_HOST: .*no scheme \(that is EXTERNAL_SCHEME\)/,
     ],
     ['MAX_REQUEST_BYTES=0', { MAX_REQUEST_BYTES: '0' }, /MAX_REQUEST_BYTES .* at least 1048576/],
+    ['CONFAB_UWS=fast', { CONFAB_UWS: 'fast' }, /CONFAB_UWS must be modern or legacy, not "fast"/],
   ];
   for (const [what, env, message] of cases) {
     const dataDir = path.join(t.testdir(), 'data');
@@ -113,6 +114,19 @@ t.test('a bad first-start setting or port is refused before anything is created'
     t.notMatch(run.output(), /\n\s+at /, `${what}: no stack trace`);
     t.notOk(fs.existsSync(dataDir), `${what}: no data directory made`);
   }
+});
+
+t.test('CONFAB_UWS in the env file counts, as every other setting there', async (t) => {
+  const dir = t.testdir({ 'confab.env': 'CONFAB_UWS=fast\n' });
+  const dataDir = path.join(dir, 'data');
+  const run = spawnChild(dataDir, {}, undefined, ['--env-file', path.join(dir, 'confab.env')]);
+  const { code } = await run.exited;
+  t.equal(code, 1, 'exit status 1');
+  t.match(
+    run.output(),
+    /^Confab cannot start: no uWebSockets\.js build for Node [^\n]*CONFAB_UWS must be modern or legacy, not "fast"[^\n]*\n$/,
+  );
+  t.notOk(fs.existsSync(dataDir), 'no data directory made');
 });
 
 t.test('a data directory that cannot be one: said in one line, nothing made', async (t) => {
