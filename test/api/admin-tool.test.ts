@@ -443,6 +443,38 @@ t.test('API actions: who, from which address and client', async (t) => {
   t.match(line?.audit, { via: 'api', address: '203.0.113.9', realm_id: 1 }, 'the log line');
 });
 
+t.test('check-config: a data directory the server’s user cannot write is an error', async (t) => {
+  if (process.getuid?.() !== 0) {
+    t.pass('skipped: only root can run the tool as another user');
+    return;
+  }
+  // Root's directory, checked by the service user (as under `sudo -u confab`).
+  const root = t.testdir({ data: {} });
+  fs.chmodSync(root, 0o755);
+  fs.chmodSync(path.join(root, 'data'), 0o755);
+  const cases: [string, RegExp][] = [
+    [path.join(root, 'data'), /is not writable by nobody: the server, run as nobody, would not/],
+    [
+      path.join(root, 'data', 'a', 'b'),
+      /does not exist and nobody cannot make it \(\S+\/data is not writable\)/,
+    ],
+  ];
+  for (const [dataDir, message] of cases) {
+    const r = await manage(dataDir, ['check-config'], { uid: 65534, cwd: '/', env: { PORT: '0' } });
+    t.equal(r.status, 1, `${dataDir}: exit 1`);
+    const out = JSON.parse(r.stdout) as {
+      ok: boolean;
+      findings: { level: string; message: string; setting?: string }[];
+    };
+    t.equal(out.ok, false);
+    t.match(
+      out.findings.filter((f) => f.level === 'error'),
+      [{ setting: 'DATA_DIR', message }],
+      'the one error names DATA_DIR and says why',
+    );
+  }
+});
+
 t.test('check-config', async (t) => {
   const dataDir = t.testdir();
   const good = await manage(dataDir, ['check-config'], { env: { PORT: '0' } });
