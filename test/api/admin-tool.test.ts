@@ -87,7 +87,7 @@ t.test('a data directory that does not exist, or holds no database, is refused',
   ok(t, await manage(missing, ['list-realms']), 'then list-realms works');
 });
 
-t.test('a full name the server refuses: a usage error naming the option', async (t) => {
+t.test('a full name or password the server refuses: a usage error saying why', async (t) => {
   const dataDir = path.join(t.testdir(), 'data');
   const realm = ['create-realm', '--name', 'Names', '--subdomain', 'names', '--password-stdin'];
   // No --owner-name: the default, the e-mail's local part, is one letter here.
@@ -126,6 +126,23 @@ t.test('a full name the server refuses: a usage error naming the option', async 
   ]);
   t.equal(user.status, 2, 'create-user: exit 2');
   t.equal(user.json.error, '--full-name: Name too short!');
+  // A password the API's rule refuses: the rule said, as a usage error.
+  for (const [what, password] of [
+    ['5 characters', 'abcde'],
+    ['101 characters', 'x'.repeat(101)],
+  ]) {
+    const weak = await manage(
+      dataDir,
+      ['reset-password', '--realm', 'names', '--user', 'o@example.org', '--password-stdin'],
+      { stdin: `${password}\n` },
+    );
+    t.equal(weak.status, 2, `${what}: exit 2`);
+    t.equal(
+      weak.json.error,
+      'the password is too weak: it must be 6 to 100 characters long',
+      `${what}: says the rule`,
+    );
+  }
 });
 
 t.test('a user other than the data directory’s owner is refused', async (t) => {
