@@ -180,6 +180,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === undefined || command === 'help') {
     const topic = command === 'help' ? rest.find((a) => !a.startsWith('-')) : undefined;
     const cmd = topic === undefined ? undefined : COMMANDS[topic];
+    if (topic !== undefined && !cmd) throw new UsageError(`unknown command: ${topic}`);
     process.stdout.write((cmd ? commandHelp(topic!, cmd) : USAGE) + '\n');
     return command === undefined && !rest.includes('--help') ? 2 : 0;
   }
