@@ -25,7 +25,7 @@ import { realmUrl } from './lib/urls.js';
 import { DATABASE_FILE, userName } from './admin/data-dir.js';
 import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
 import type { ConfabServer } from './server.js';
-import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
+import { DataDirLock, DataDirLockedError, LOCK_FILE } from './storage/data-lock.js';
 import { stopOnSignals } from './signals.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -168,15 +168,23 @@ function ensureDataDir(dataDir: string): void {
     throw new SettingsError(`bad environment: DATA_DIR: ${dataDir} is not a directory`);
   const files = [
     dataDir,
-    ...[DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, 'confab.lock'].map((f) =>
+    ...[DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, LOCK_FILE].map((f) =>
       path.join(dataDir, f),
     ),
   ];
   for (const file of files) {
     if (file !== dataDir && !fs.existsSync(file)) continue;
     try {
-      fs.accessSync(file, fs.constants.R_OK | fs.constants.W_OK);
+      fs.accessSync(
+        file,
+        fs.constants.R_OK | fs.constants.W_OK | (file === dataDir ? fs.constants.X_OK : 0),
+      );
     } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EROFS')
+        throw new SettingsError(
+          `${file} is on a read-only file system: set DATA_DIR to a directory on a writable one`,
+          { cause: err },
+        );
       const owner = userName(fs.statSync(file).uid);
       throw new SettingsError(
         `${file} is not writable by ${me}, the user the server runs as (${reason(err)}; it ` +
