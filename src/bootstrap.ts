@@ -15,10 +15,9 @@ import path from 'node:path';
 import { RealmRegistry } from '../actors/registry.js';
 import { nowSeconds, type ServerConfig } from './config.js';
 import { isValidEmail } from './lib/email-validation.js';
-import { longerThan } from './lib/channel-rules.js';
 import { JsonableError } from './lib/errors.js';
 import { generatePassword, hashPassword } from './lib/password.js';
-import { MAX_REALM_NAME_LENGTH } from './lib/realm-settings.js';
+import { checkRealmName } from './lib/realm-settings.js';
 import { realmUrl } from './lib/urls.js';
 import { checkFullName } from './lib/user-rules.js';
 import type { CreateRealmResult } from './mutations/realms.js';
@@ -54,13 +53,12 @@ export function firstRealmSettings(
 ): FirstRealmSettings {
   const pick = (flag: string | undefined, value: string | undefined) =>
     flag ?? (value === undefined || value === '' ? undefined : value);
-  const realmName = (
-    pick(flags['realm-name'], env.FIRST_REALM_NAME) ?? DEFAULT_FIRST_REALM.realmName
-  ).trim();
-  if (realmName === '' || longerThan(realmName, MAX_REALM_NAME_LENGTH))
-    throw new Error(
-      `bad first-start setting: FIRST_REALM_NAME must be 1 to ${MAX_REALM_NAME_LENGTH} characters`,
-    );
+  const realmName = checkRealmName(
+    pick(flags['realm-name'], env.FIRST_REALM_NAME) ?? DEFAULT_FIRST_REALM.realmName,
+    (_, message) => {
+      throw new Error(`bad first-start setting: FIRST_REALM_NAME ${message}`);
+    },
+  );
   const ownerEmail = (
     pick(flags['owner-email'], env.FIRST_OWNER_EMAIL) ?? DEFAULT_FIRST_REALM.ownerEmail
   ).trim();

@@ -4,9 +4,8 @@
  */
 import { nowSeconds } from '../config.js';
 import { invitationPath } from '../lib/invitations.js';
-import { longerThan } from '../lib/channel-rules.js';
 import { Role, ROLE_NAMES } from '../lib/roles.js';
-import { MAX_REALM_NAME_LENGTH } from '../lib/realm-settings.js';
+import { checkRealmName } from '../lib/realm-settings.js';
 import { realmUrl } from '../lib/urls.js';
 import { isValidEmail } from '../lib/email-validation.js';
 import { checkFullName } from '../lib/user-rules.js';
@@ -49,9 +48,9 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
       const email = str(args, 'owner-email');
       if (!isValidEmail(email)) throw new UsageError(`invalid e-mail: ${email}`);
       // The bound the settings endpoint and the first start keep (the reference's 40).
-      const name = str(args, 'name').trim();
-      if (name === '' || longerThan(name, MAX_REALM_NAME_LENGTH))
-        throw new UsageError(`--name must be 1 to ${MAX_REALM_NAME_LENGTH} characters`);
+      const name = checkRealmName(str(args, 'name'), (_, message) => {
+        throw new UsageError(`--name ${message}`);
+      });
       const hash = await passwordHash(rt, args);
       const stringId = str(args, 'subdomain').toLowerCase();
       const created = await createRealmWithDefaults(rt, rt.realms, {

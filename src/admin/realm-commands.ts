@@ -5,8 +5,7 @@
  */
 import { nowSeconds } from '../config.js';
 import { invitationPath } from '../lib/invitations.js';
-import { longerThan } from '../lib/channel-rules.js';
-import { MAX_REALM_NAME_LENGTH } from '../lib/realm-settings.js';
+import { checkRealmName, MAX_REALM_NAME_LENGTH } from '../lib/realm-settings.js';
 import {
   normalizeContent,
   normalizeTopic,
@@ -39,13 +38,13 @@ export const REALM_COMMANDS: Record<string, AdminCommand> = {
   'rename-realm': {
     summary: 'Give a realm a new name.',
     options: { ...REALM_OPT, name: { type: 'string' } },
-    describe: { ...REALM_DESC, name: 'the new name (1 to 40 characters)' },
+    describe: { ...REALM_DESC, name: `the new name (1 to ${MAX_REALM_NAME_LENGTH} characters)` },
     required: ['realm', 'name'],
     async run(rt, args) {
       const row = realmArg(rt, args);
-      const name = str(args, 'name').trim();
-      if (name === '' || longerThan(name, MAX_REALM_NAME_LENGTH))
-        throw new UsageError('a realm name has 1 to 40 characters');
+      const name = checkRealmName(str(args, 'name'), (_, message) => {
+        throw new UsageError(`--name ${message}`);
+      });
       await realmRuntime(rt, row).ask('realm.update_settings', { acting_user_id: null, name });
       return { realm_id: row.id, name };
     },

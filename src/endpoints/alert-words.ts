@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { codePointLength } from '../lib/channel-rules.js';
+import { codePointLength } from '../lib/strings.js';
 import { json } from '../lib/params.js';
 import { userAlertWords } from '../queries/alert-words.js';
 

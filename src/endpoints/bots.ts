@@ -16,6 +16,7 @@ import {
   checkBotUrl,
   MAX_BOT_CONFIG_ENTRIES,
   MAX_BOT_CONFIG_LENGTH,
+  MAX_SERVICE_NAME_LENGTH,
   BotInterface,
 } from '../lib/bots.js';
 import { GuestNotAllowedError, HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
@@ -53,7 +54,7 @@ export const addBot = endpoint({
     short_name: str(),
     bot_type: json(intValue()).default(BotType.DEFAULT),
     payload_url: urlParam().default(''),
-    service_name: str({ max: 100 }).optional(),
+    service_name: str({ max: MAX_SERVICE_NAME_LENGTH }).optional(),
     config_data: configData(),
     interface_type: json(intValue()).default(BotInterface.GENERIC),
     default_sending_stream: str().optional(),

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { longerThan } from '../lib/channel-rules.js';
+import { longerThan } from '../lib/strings.js';
 import {
   JsonableError,
   OrganizationAdministratorRequiredError,

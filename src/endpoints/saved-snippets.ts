@@ -1,6 +1,7 @@
 /**
- * Saved snippets. Reference: views/saved_snippets.py. Title at most 60 characters, content at most
- * a message's length; both are trimmed and must not be empty.
+ * Saved snippets. Reference: views/saved_snippets.py. Title at most 60 characters (code points),
+ * content at most a message's length; both are trimmed first (the reference's strip_whitespace
+ * comes before its max_length) and must not be empty.
  */
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
@@ -9,21 +10,22 @@ import { MAX_MESSAGE_LENGTH } from '../lib/limits.js';
 import { pathInt, str } from '../lib/params.js';
 import { savedSnippetsOf } from '../queries/saved-snippets.js';
 
+/** The reference's SavedSnippet.MAX_TITLE_LENGTH. */
 export const MAX_SNIPPET_TITLE_LENGTH = 60;
 
-const title = () => str({ max: MAX_SNIPPET_TITLE_LENGTH });
-const content = () => str({ max: MAX_MESSAGE_LENGTH });
+const title = () => str({ trim: true, max: MAX_SNIPPET_TITLE_LENGTH });
+const content = () => str({ trim: true, max: MAX_MESSAGE_LENGTH });
 
+/** A title as decoded (trimmed): refused when nothing is left. */
 function checkTitle(t: string): string {
-  const v = t.trim();
-  if (v === '') throw new JsonableError('Title cannot be empty.');
-  return v;
+  if (t === '') throw new JsonableError('Title cannot be empty.');
+  return t;
 }
 
+/** Content as decoded (trimmed): refused when nothing is left. */
 function checkContent(c: string): string {
-  const v = c.trim();
-  if (v === '') throw new JsonableError('Content cannot be empty.');
-  return v;
+  if (c === '') throw new JsonableError('Content cannot be empty.');
+  return c;
 }
 
 /** GET /api/v1/saved_snippets — the caller's snippets, oldest first. */

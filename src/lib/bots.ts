@@ -3,7 +3,7 @@
  * check_valid_bot_type, check_valid_interface_type, check_bot_name_available), models/users.py
  * (UserProfile.allowed_bot_types, can_admin_user), models/bots.py (Service).
  */
-import { longerThan } from './channel-rules.js';
+import { longerThan } from './strings.js';
 import { JsonableError } from './errors.js';
 import { BotType } from './roles.js';
 
@@ -17,8 +17,13 @@ export const BOT_TYPES: readonly number[] = [
   BotType.EMBEDDED,
 ];
 
-/** An outgoing webhook URL: http(s), at most this long. */
-export const MAX_BOT_URL_LENGTH = 2000;
+/**
+ * An outgoing webhook URL: http(s), at most this many code points. The reference checks it with
+ * Django's URLValidator, which refuses more than 2,048 ("payload_url is not a URL").
+ */
+export const MAX_BOT_URL_LENGTH = 2048;
+/** An outgoing-webhook or embedded bot's service name (the reference's Service.name column). */
+export const MAX_SERVICE_NAME_LENGTH = 100;
 /** Keys and values of an incoming webhook bot's configuration. */
 export const MAX_BOT_CONFIG_ENTRIES = 20;
 export const MAX_BOT_CONFIG_LENGTH = 1000;

@@ -4,6 +4,7 @@
  */
 import { JsonableError } from './errors.js';
 import { MAX_CHANNEL_NAME_LENGTH } from './limits.js';
+import { codePointLength } from './strings.js';
 
 export const MAX_USER_GROUP_NAME_LENGTH = 100;
 /** What clients show for the empty topic (register `realm_empty_topic_display_name`). */
@@ -39,43 +40,6 @@ export function firstUnprintable(s: string): number | null {
     if (/[\p{Cc}\p{Cs}]/u.test(ch) || isNonCharacter(cp)) return i;
   }
   return null;
-}
-
-/**
- * Length in Unicode code points, as the reference counts lengths (Python's `len`): an astral
- * character (most emoji) is one, though it is two UTF-16 units in `s.length`; a lone surrogate is
- * one, as Python counts it. User-input length bounds go through this (or `longerThan` and
- * `shorterThan`), so a name of emoji gets the reference's limit, not half of it.
- */
-export function codePointLength(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length - 1; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
-
-/**
- * Whether `s` has more than `max` code points. A string of at most `max` UTF-16 units (the common
- * case) is not counted: it cannot have more code points than units.
- */
-export function longerThan(s: string, max: number): boolean {
-  return s.length > max && codePointLength(s) > max;
-}
-
-/**
- * Whether `s` has fewer than `min` code points. A string of at least 2 × `min` units is not
- * counted: each code point is at most two units.
- */
-export function shorterThan(s: string, min: number): boolean {
-  return s.length < min || (s.length < 2 * min && codePointLength(s) < min);
 }
 
 export function checkChannelName(name: string): void {

@@ -5,16 +5,12 @@
  * truncate_topic; actions/message_send.py extract_stream_indicator, extract_private_recipients;
  * lib/addressee.py; lib/request.py get_client_name, models/clients.py default_read_by_sender).
  */
-import {
-  canonicalTopic,
-  codePointLength,
-  EMPTY_TOPIC_DISPLAY_NAME,
-  firstUnprintable,
-} from './channel-rules.js';
+import { canonicalTopic, EMPTY_TOPIC_DISPLAY_NAME, firstUnprintable } from './channel-rules.js';
 import { JsonableError } from './errors.js';
 import { MAX_MESSAGE_LENGTH, MAX_RENDERED_LENGTH, MAX_TOPIC_LENGTH } from './limits.js';
 import type { RenderResult } from './markdown/context.js';
 import { htmlToText } from './search.js';
+import { codePointLength, sliceCodePoints } from './strings.js';
 
 /** Where a message goes, as POST /messages gives it (resolved against the realm when sending). */
 export type MessageDestination =
@@ -29,15 +25,7 @@ const TOPIC_TRUNCATION = '...';
 export function truncateCodePoints(s: string, max: number, marker: string): string {
   if (s.length <= max) return s; // UTF-16 length ≥ code points: nothing to cut
   if (codePointLength(s) <= max) return s;
-  const keep = max - codePointLength(marker);
-  let out = '';
-  let n = 0;
-  for (const ch of s) {
-    if (n === keep) break;
-    out += ch;
-    n++;
-  }
-  return out + marker;
+  return sliceCodePoints(s, max - codePointLength(marker)) + marker;
 }
 
 /**
@@ -147,7 +135,7 @@ export function parseDirectTo(raw: string): { ids: number[] } | { emails: string
   return { ids: [...ids] };
 }
 
-/** Longest client name kept (the reference's Client.name column). */
+/** Longest client name kept, in code points (the reference's Client.name column). */
 const MAX_CLIENT_NAME_LENGTH = 30;
 const USER_AGENT_NAME = /^([^/ ]*[^0-9/(]*)(\/([^/ ]*))?([ /].*)?$/s;
 
@@ -159,7 +147,7 @@ export function clientNameFromUserAgent(userAgent: string): string {
   if (userAgent === '') return 'Unspecified';
   const m = USER_AGENT_NAME.exec(userAgent);
   const name = (m?.[1] ?? userAgent).trim();
-  return (name === '' ? 'Unspecified' : name).slice(0, MAX_CLIENT_NAME_LENGTH);
+  return sliceCodePoints(name === '' ? 'Unspecified' : name, MAX_CLIENT_NAME_LENGTH);
 }
 
 const HUMAN_CLIENTS = new Set([

@@ -7,7 +7,7 @@
  * lib/external_accounts.py and models/custom_profile_fields.py (check_valid_user_ids).
  */
 import { JsonableError } from './errors.js';
-import { longerThan } from './channel-rules.js';
+import { longerThan } from './strings.js';
 
 export const ProfileFieldType = {
   SHORT_TEXT: 1,

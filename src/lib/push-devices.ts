@@ -3,7 +3,7 @@
  * lib/push_notifications.py (validate_token), models/push_notifications.py (PushDeviceToken.kind).
  */
 import { JsonableError } from './errors.js';
-import { longerThan } from './channel-rules.js';
+import { longerThan } from './strings.js';
 
 /** How a device is reached (stored as `push_devices.kind`). */
 export const PushDeviceKind = { APNS: 1, FCM: 2 } as const;

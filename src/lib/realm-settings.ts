@@ -4,8 +4,31 @@
  * a setting here needs no migration. Register snapshots prefix each key with `realm_`.
  */
 import type { SystemGroupName } from './roles.js';
+import { longerThan } from './strings.js';
 
+/** The reference's Realm.MAX_REALM_NAME_LENGTH, in code points. */
 export const MAX_REALM_NAME_LENGTH = 40;
+
+export type RealmNameProblem = 'blank' | 'too long';
+
+/**
+ * A realm's name as stored: trimmed, then 1 to MAX_REALM_NAME_LENGTH characters (code points).
+ * The first start, the admin tool's create-realm and rename-realm, and PATCH /realm (the
+ * realm.update_settings mutation) check it here. A name out of bounds goes to `refuse`, which
+ * throws the caller's kind of error: with the problem (the API tells a blank name from a long one)
+ * and this bound's one message, "must be 1 to 40 characters", for callers that name the setting
+ * themselves.
+ */
+export function checkRealmName(
+  raw: string,
+  refuse: (problem: RealmNameProblem, message: string) => never,
+): string {
+  const name = raw.trim();
+  const message = `must be 1 to ${MAX_REALM_NAME_LENGTH} characters`;
+  if (name === '') refuse('blank', message);
+  if (longerThan(name, MAX_REALM_NAME_LENGTH)) refuse('too long', message);
+  return name;
+}
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 
 /** A group-setting value: a user group id, or an anonymous group of members and subgroups. */

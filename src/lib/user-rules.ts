@@ -4,7 +4,7 @@
  * (lib/users.py check_full_name, views/users.py create_user_backend, lib/password_strength.py).
  */
 import { JsonableError, OrganizationAdministratorRequiredError } from './errors.js';
-import { longerThan, shorterThan } from './channel-rules.js';
+import { longerThan, shorterThan } from './strings.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './password.js';
 import { Role } from './roles.js';
 

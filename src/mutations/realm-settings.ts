@@ -9,11 +9,11 @@
  * ({property, value}) for each other changed setting, as the reference.
  */
 import { JsonableError } from '../lib/errors.js';
-import { longerThan } from '../lib/channel-rules.js';
+import { longerThan } from '../lib/strings.js';
 import {
+  checkRealmName,
   isRealmGroupSettingName,
   MAX_REALM_DESCRIPTION_LENGTH,
-  MAX_REALM_NAME_LENGTH,
   REALM_GROUP_SETTING_DEFAULTS,
   REALM_SETTING_DEFAULTS,
   type GroupSettingValue,
@@ -219,10 +219,13 @@ export function checkUpdateRealmSettings(
   let name = row.name;
   let description = row.description;
   if (cmd.name !== undefined && cmd.name !== row.name) {
-    name = cmd.name.trim();
-    if (name.length === 0) throw new JsonableError('Organization name cannot be blank');
-    if (longerThan(name, MAX_REALM_NAME_LENGTH))
-      throw new JsonableError('Organization name is too long.');
+    name = checkRealmName(cmd.name, (problem) => {
+      throw new JsonableError(
+        problem === 'blank'
+          ? 'Organization name cannot be blank'
+          : 'Organization name is too long.',
+      );
+    });
     changes.set('name', name);
   }
   if (cmd.description !== undefined && cmd.description !== row.description) {

@@ -8,7 +8,8 @@
  * change also announces `stream create` / `stream delete` to users who gain or lose the right to
  * know a private channel.
  */
-import { MAX_USER_GROUP_NAME_LENGTH, codePointLength } from '../lib/channel-rules.js';
+import { MAX_USER_GROUP_NAME_LENGTH } from '../lib/channel-rules.js';
+import { codePointLength } from '../lib/strings.js';
 import {
   InsufficientPermissionError,
   InvalidUserGroupError,

@@ -129,6 +129,17 @@ t.test(
       [['long', '🦊'.repeat(40)]],
       'only the realm within the bound was made: the refusals left nothing',
     );
+    // rename-realm keeps the same bound, with the same message.
+    const rename = (name: string) =>
+      manage(dataDir, ['rename-realm', '--realm', 'long', '--name', name]);
+    for (const name of ['🐺'.repeat(41), ' ']) {
+      const r = await rename(name);
+      t.equal(r.status, 2, `rename to ${name.length} UTF-16 units: refused`);
+      t.match(r.json, { code: 'USAGE', error: /--name must be 1 to 40 characters/ });
+    }
+    const renamed = await rename(` ${'🐺'.repeat(40)} `);
+    t.equal(renamed.status, 0, renamed.stderr);
+    t.match(renamed.json, { name: '🐺'.repeat(40) }, 'trimmed; 40 emoji are 40 characters');
   },
 );
 

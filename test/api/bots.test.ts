@@ -519,6 +519,64 @@ t.test('an outgoing-webhook bot has its endpoint as a service', async (t) => {
   );
 });
 
+t.test("the reference's length limits: the outgoing URL and the service name", async (t) => {
+  const { api } = await startServer(t);
+  // Django's URLValidator refuses a URL of more than 2,048 characters, counted in code points.
+  const base = 'http://example.com/';
+  const url = (n: number, ch = 'x') => base + ch.repeat(n - base.length);
+  const fox = '\u{1F98A}';
+  let made = 0;
+  const create = (params: Record<string, unknown>) =>
+    api.post('hamlet', 'bots', {
+      full_name: `Limit Bot ${++made}`,
+      short_name: `limit${made}`,
+      ...params,
+    });
+  const outgoing = (u: string) => create({ bot_type: 3, payload_url: JSON.stringify(u) });
+  assertError(t, await outgoing(url(2049)), 'payload_url is not a URL');
+  assertError(t, await outgoing(url(2049, fox)), 'payload_url is not a URL');
+  const out = assertSuccess(t, await outgoing(url(2048))).user_id as number;
+  assertSuccess(t, await outgoing(url(2048, fox)), '2,048 code points, 4,077 UTF-16 units');
+  const patch = (u: string) =>
+    api.patch('hamlet', `bots/${out}`, { service_payload_url: JSON.stringify(u) });
+  assertError(t, await patch(url(2049)), 'service_payload_url is not a URL');
+  assertSuccess(t, await patch(url(2048, fox)));
+
+  // The service name: the reference's Service.name column holds 100 characters.
+  assertError(
+    t,
+    await create({ bot_type: 2, service_name: 'x'.repeat(101) }),
+    'service_name is too long (limit: 100 characters)',
+  );
+  assertError(
+    t,
+    await create({
+      bot_type: 3,
+      payload_url: JSON.stringify(url(30)),
+      service_name: fox.repeat(101),
+    }),
+    'service_name is too long (limit: 100 characters)',
+  );
+  const named = assertSuccess(t, await create({ bot_type: 2, service_name: fox.repeat(100) }))
+    .user_id as number;
+  assertSuccess(
+    t,
+    await create({
+      bot_type: 3,
+      payload_url: JSON.stringify(url(30)),
+      service_name: 'x'.repeat(100),
+    }),
+  );
+  const state = assertSuccess(t, await api.post('hamlet', 'register', {}));
+  t.match(
+    (state.realm_bots as { user_id: number; services: unknown[] }[]).find(
+      (b) => b.user_id === named,
+    ),
+    { services: [{ service_name: fox.repeat(100) }] },
+    'a name of 100 emoji is kept whole',
+  );
+});
+
 t.test('custom profile data: people have it, bots never', async (t) => {
   const { api, fx } = await startServer(t);
   const bot = await createBot(t, api, 'hamlet', { full_name: 'Prof Bot', short_name: 'prof' });

@@ -422,6 +422,11 @@ t.test(
       await api.patch('iago', 'realm', { name: emoji.repeat(41) }),
       'name is too long (limit: 40 characters)',
     );
+    assertError(
+      t,
+      await api.patch('iago', 'realm', { name: ' \t ' }),
+      'Organization name cannot be blank',
+    );
     assertSuccess(
       t,
       await api.patch('iago', 'realm', { description: `${emoji.repeat(999)}x` }),

@@ -134,3 +134,55 @@ t.test('saved snippets: refusals', async (t) => {
     'refused requests changed nothing',
   );
 });
+
+t.test(
+  'saved snippets: the title and content limits count code points, after trimming',
+  async (t) => {
+    const ts = await startServer(t);
+    const { api } = ts;
+    const post = (p: Record<string, unknown>) => api.post('hamlet', 'saved_snippets', p);
+    const fox = '\u{1F98A}';
+    // The reference's SavedSnippet.MAX_TITLE_LENGTH (60) in Python's len: 60 emoji, 120 units.
+    assertError(
+      t,
+      await post({ title: fox.repeat(61), content: 'x' }),
+      'title is too long (limit: 60 characters)',
+    );
+    const id = assertSuccess(t, await post({ title: fox.repeat(60), content: 'x' }))
+      .saved_snippet_id as number;
+    // strip_whitespace comes before max_length: what is around the text does not count.
+    assertSuccess(
+      t,
+      await post({ title: `  ${'B'.repeat(60)}\n `, content: ` ${'y'.repeat(10000)}\n` }),
+    );
+    assertError(
+      t,
+      await post({ title: ` ${'B'.repeat(61)} `, content: 'x' }),
+      'title is too long (limit: 60 characters)',
+    );
+    assertError(
+      t,
+      await post({ title: 'x', content: fox.repeat(10001) }),
+      'content is too long (limit: 10000 characters)',
+    );
+    const edit = (p: Record<string, unknown>) => api.patch('hamlet', `saved_snippets/${id}`, p);
+    assertError(
+      t,
+      await edit({ title: fox.repeat(61) }),
+      'title is too long (limit: 60 characters)',
+    );
+    assertSuccess(t, await edit({ title: ` ${'C'.repeat(60)} ` }));
+    const kept = assertSuccess(t, await api.get('hamlet', 'saved_snippets')).saved_snippets as {
+      title: string;
+      content: string;
+    }[];
+    t.same(
+      kept.map((s) => [s.title, s.content.length]),
+      [
+        ['C'.repeat(60), 1],
+        ['B'.repeat(60), 10000],
+      ],
+      'stored trimmed',
+    );
+  },
+);

@@ -3,10 +3,12 @@
  * POST /json/fetch_api_key and POST /users/me/api_key/regenerate): shown only when asked for,
  * for the password (a wrong one said so), with a zuliprc to download; a new key made from the
  * app works and the old one stops, the page that made it stays logged in and the user's other
- * browser session ends; hidden again, the key is gone from the page. In chromium.
+ * browser session ends (its toast shown above the settings dialog, at 1280 pixels and 390);
+ * hidden again, the key is gone from the page. In chromium.
  */
 import fs from 'node:fs';
 import t from 'tap';
+import type { Page } from 'playwright-core';
 import { openApp, waitFor } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { assertSuccess } from '../helpers/api.js';
@@ -22,6 +24,14 @@ t.before(async () => {
 });
 
 const KEY = 'input[aria-label="Your API key"]';
+
+/** Whether the first toast is what the page shows at its middle (nothing drawn over it). */
+function toastOnTop(page: Page): Promise<boolean> {
+  return page.evaluate<boolean>(`(() => {
+    const r = document.querySelector('.toast').getBoundingClientRect();
+    return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2)?.closest('.toast') != null;
+  })()`);
+}
 
 t.test('the API key: shown for the password, renewed, hidden', async (t) => {
   if (NO_CHROMIUM) return;
@@ -64,6 +74,14 @@ t.test('the API key: shown for the password, renewed, hidden', async (t) => {
   );
   const fresh = await page.inputValue(KEY);
   t.match(fresh, /^[A-Za-z0-9]{32}$/, 'a new key shown');
+  // Its toast is shown above the settings dialog, at 1280 pixels and on a phone.
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
+    await page.waitForSelector('.toast:has-text("A new API key was made.")');
+    await screenshot(page, t, `toast-over-dialog-${width}`);
+    t.ok(await toastOnTop(page), `the toast is above the dialog at ${width} pixels`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
   t.equal((await ts.api.get('hamlet', 'users/me')).status, 401, 'the old key stopped working');
   assertSuccess(t, await ts.api.get({ ...hamlet, api_key: fresh }, 'users/me'), 'the new works');
   const status = (p: typeof page) =>

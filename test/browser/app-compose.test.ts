@@ -5,8 +5,9 @@
  * edits and deletions seen by both users, uploads by the button, paste and drop (and a file too
  * large), typing notifications both ways, desktop notifications (permission granted),
  * autocomplete (topics, people, groups, channels, emoji), a custom emoji from the picker, the
- * realm's edit and delete limits, a topic moved by another user. The second user acts through
- * the API, or in a page of their own where both users must see a change.
+ * realm's edit and delete limits, a topic moved by another user (and the topic suggestions for
+ * another channel than the one shown after a move). The second user acts through the API, or
+ * in a page of their own where both users must see a change.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -383,6 +384,42 @@ t.test('reactions both ways', async (t) => {
     `document.querySelector('.msg[data-id="${id}"] .reaction[aria-label^="tada"]') === null`,
   );
   t.pass('took mine back');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('topic suggestions for a channel other than the one shown, after a move', async (t) => {
+  if (NO_CHROMIUM) return;
+  const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
+  const random = await createChannel(ts.api, 'iago', 'random', { principals: everyone });
+  const id = await sendChannelMessage(ts.api, 'othello', 'random', 'old plans', 'Plans?');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general`,
+  });
+  const option = (text: string) => `#topic-options [role="option"]:has-text("${text}")`;
+  await page.selectOption('select[aria-label="Channel"]', String(random));
+  await page.click('#compose-topic');
+  await page.keyboard.type('pla');
+  await page.waitForSelector(option('old plans'));
+  t.pass("the other channel's topic suggested");
+  await page.keyboard.press('Escape');
+  await page.focus('#compose-text');
+
+  // Moved by iago to another topic; a message to the channel shown after it says it has come.
+  await ts.api.patch('iago', `messages/${id}`, {
+    topic: 'new plans',
+    propagate_mode: 'change_all',
+  });
+  await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'After the move');
+  await waitMessage(page, 'After the move');
+  await page.fill('#compose-topic', '');
+  await page.click('#compose-topic');
+  await page.keyboard.type('pla');
+  const shown = await page
+    .waitForSelector(option('new plans'), { timeout: 10_000 })
+    .then(() => true)
+    .catch(() => false);
+  t.ok(shown, 'the topic it has now suggested, with the same channel still picked');
+  t.equal(await page.locator(option('old plans')).count(), 0, 'not the topic it had');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

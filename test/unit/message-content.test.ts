@@ -109,6 +109,14 @@ t.test('clients, recipients, conversation keys', (t) => {
   t.equal(clientNameFromUserAgent('python-requests/2.31'), 'python-requests');
   t.equal(clientNameFromUserAgent(''), 'Unspecified');
   t.equal(clientNameFromUserAgent('x'.repeat(40)).length, 30);
+  // Thirty code points, as the reference's name[:30] cuts: an emoji at the cut is kept whole.
+  const fox = '\u{1F98A}';
+  t.equal(clientNameFromUserAgent(`${'a'.repeat(29)}${fox}b/1.0`), `${'a'.repeat(29)}${fox}`);
+  t.equal(clientNameFromUserAgent(`${fox.repeat(40)}/1.0`), fox.repeat(30), '30 emoji, 60 units');
+  t.equal(
+    clientNameFromUserAgent(`${'a'.repeat(28)}${fox}${fox}/2`),
+    `${'a'.repeat(28)}${fox}${fox}`,
+  );
   t.equal(defaultReadBySender('ZulipMobile'), true);
   t.equal(defaultReadBySender('website'), true);
   t.equal(defaultReadBySender('ZulipPython'), false);

@@ -13,6 +13,7 @@ import {
 import { isValidTimezone } from '../../src/lib/timezones.js';
 import { canAccessDeliveryEmail, checkSettingsValues } from '../../src/lib/user-settings.js';
 import { checkFullName } from '../../src/lib/user-rules.js';
+import { checkRealmName, type RealmNameProblem } from '../../src/lib/realm-settings.js';
 
 const throwsMsg = (t: Test, fn: () => unknown, msg: string) => t.throws(fn, { message: msg }, msg);
 
@@ -90,6 +91,32 @@ t.test('names', (t) => {
     throwsMsg(t, () => checkFullName(bad), 'Invalid characters in name!');
   throwsMsg(t, () => checkFullName('King|42'), 'Invalid format!');
   t.equal(checkFullName('King|x'), 'King|x');
+  t.end();
+});
+
+t.test('realm names: trimmed, 1 to 40 characters, one message for every caller', (t) => {
+  const refused: [RealmNameProblem, string][] = [];
+  const refuse = (problem: RealmNameProblem, message: string): never => {
+    refused.push([problem, message]);
+    throw new Error(message);
+  };
+  t.equal(checkRealmName('  Acme  ', refuse), 'Acme');
+  t.equal(checkRealmName('x'.repeat(40), refuse), 'x'.repeat(40));
+  t.equal(
+    checkRealmName(` ${'\u{1F98A}'.repeat(40)} `, refuse),
+    '\u{1F98A}'.repeat(40),
+    'code points',
+  );
+  t.throws(() => checkRealmName(' \n ', refuse));
+  t.throws(() => checkRealmName('', refuse));
+  t.throws(() => checkRealmName('x'.repeat(41), refuse));
+  t.throws(() => checkRealmName('\u{1F98A}'.repeat(41), refuse));
+  t.same(refused, [
+    ['blank', 'must be 1 to 40 characters'],
+    ['blank', 'must be 1 to 40 characters'],
+    ['too long', 'must be 1 to 40 characters'],
+    ['too long', 'must be 1 to 40 characters'],
+  ]);
   t.end();
 });
 

@@ -1,8 +1,9 @@
 /**
  * web/state/loader.ts with a fake `GET /messages`: the first fetch opens at the first unread
  * message, older and newer pages join the run on the right side, one fetch per direction at a
- * time, a failure is kept on the list (shown with a retry) instead of thrown, and an answer is
- * taken with what the events did while it was on its way.
+ * time, a failure is kept on the list (shown with a retry) instead of thrown (the messages that
+ * arrived meanwhile shown in the list, none held for a later answer), and an answer is taken with
+ * what the events did while it was on its way (asked again when more changes came than are kept).
  */
 import t from 'tap';
 import type { GetMessages } from '../../src/client/api.js';
@@ -12,7 +13,7 @@ import type {
   RegisterResponse,
   ServerEvent,
 } from '../../src/client/types.js';
-import { ChatState } from '../../web/state/chat.js';
+import { ChatState, MAX_CHANGES_KEPT } from '../../web/state/chat.js';
 import { Loader } from '../../web/state/loader.js';
 import { ALL, topicNarrow } from '../../web/state/narrow.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
@@ -126,11 +127,18 @@ function heldSetup() {
     full_name: '',
   } as RegisterResponse;
   const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
-  // answer(r): the server's answer for the query, or `r`.
-  const held: { q: GetMessages; answer: (r?: MessagesResponse) => void }[] = [];
+  // answer(r): the server's answer for the query, or `r`; fail(): the fetch fails.
+  const held: { q: GetMessages; answer: (r?: MessagesResponse) => void; fail: () => void }[] = [];
   const loader = new Loader(
     s,
-    (q) => new Promise((resolve) => held.push({ q, answer: (r) => resolve(r ?? answer(q)) })),
+    (q) =>
+      new Promise((resolve, reject) =>
+        held.push({
+          q,
+          answer: (r) => resolve(r ?? answer(q)),
+          fail: () => reject(new Error('offline')),
+        }),
+      ),
   );
   return { s, loader, held };
 }
@@ -343,3 +351,68 @@ t.test(
     t.equal(s.messages.get(250)?.content, '', 'what the earlier fetch saw is forgotten');
   },
 );
+
+t.test(
+  'a failed fetch of a list shown: the messages that arrived meanwhile are shown',
+  async (t) => {
+    const { s, loader, held } = heldSetup();
+    const list = s.list(ALL);
+    const open = loader.open(list, 'newest');
+    held[0]!.answer();
+    await open;
+    t.equal(list.atNewest(), true);
+    // Fetched again (it went stale), while it stays shown; a message arrives meanwhile.
+    list.stale = true;
+    const again = loader.open(list, 'newest');
+    s.apply([{ id: 0, type: 'message', message: msg(1001), flags: [] } as unknown as ServerEvent]);
+    held[1]!.fail();
+    await again;
+    t.equal(list.error, 'offline', 'the failure shown (with a retry)');
+    t.equal(list.ids.at(-1), 1001, 'the message that arrived joined the list shown');
+    t.equal(list.windowIds().at(-1), 1001, 'in the window, which was at the newest');
+    // Deleted afterwards: a later answer made before it does not bring it back.
+    s.apply([
+      { id: 1, type: 'delete_message', message_type: 'stream', message_ids: [1001] },
+    ] as unknown as ServerEvent[]);
+    t.equal(list.has(1001), false);
+    const retry = loader.open(list, 'newest');
+    held[2]!.answer();
+    await retry;
+    t.equal(list.error, null);
+    t.equal(list.ids.at(-1), 1000, 'the deleted message stays gone');
+  },
+);
+
+t.test('more changes than are kept while a page is on its way: it is fetched again', async (t) => {
+  const { s, loader, held } = heldSetup();
+  const list = s.list(ALL);
+  const open = loader.open(list, 500);
+  held[0]!.answer();
+  await open;
+  const older = loader.older(list);
+  const smile = { emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji' };
+  // A reaction to a message of the page, then more stars and unstars than are kept.
+  const events: Record<string, unknown>[] = [
+    { type: 'reaction', op: 'add', message_id: 350, user_id: 2, ...smile },
+  ];
+  for (let i = 0; i < MAX_CHANGES_KEPT; i++)
+    events.push({
+      type: 'update_message_flags',
+      op: i % 2 ? 'remove' : 'add',
+      flag: 'starred',
+      messages: [500],
+      all: false,
+    });
+  s.apply(events.map((e, id) => ({ id, ...e }) as unknown as ServerEvent));
+  held[1]!.answer(); // made before the events: 350 without the reaction
+  await tick();
+  t.equal(held.length, 3, 'the page asked for again');
+  t.equal(list.ids[0], 400, 'the first answer not taken');
+  const again = answer(held[2]!.q); // made after them
+  again.messages.find((m) => m.id === 350)!.reactions = [{ ...smile, user_id: 2 }];
+  held[2]!.answer(again);
+  await older;
+  t.equal(list.ids[0], 300, 'the page joined the run');
+  t.equal(s.messages.get(350)?.reactions.length, 1, 'with the reaction made meanwhile');
+  t.equal(loader.fetches, 3);
+});

@@ -145,9 +145,13 @@ export function Compose({ c }: { c: Controller }) {
     });
   }, [req?.seq]);
 
+  // The channel's topics, and again once a move made them go (the controller fetches only the
+  // shown channel's; the box sees it when drawn again, at the latest when the topic is focused).
+  const toChannel = to.kind === 'stream' ? to.streamId : null;
+  const topicsGone = toChannel !== null && !s.topics.has(toChannel);
   useEffect(() => {
-    if (to.kind === 'stream' && to.streamId !== null) void c.loadTopics(to.streamId);
-  }, [to.kind === 'stream' ? to.streamId : null]);
+    if (toChannel !== null) void c.loadTopics(toChannel);
+  }, [toChannel, topicsGone]);
 
   // Files dropped anywhere on the message pane come here.
   useEffect(() => {

@@ -105,12 +105,16 @@ export class ChatState {
   private readonly topicsAsked = new Map<number, { noted: TopicInfo[]; moved: boolean }>();
   /**
    * Edits, moves, reactions and flags that arrived while a list was being fetched, in order (at
-   * most MAX_CHANGES_KEPT, the oldest dropped). The answer may be older than them, and a message
-   * not held yet had no copy for them to change: its fetched copy gets them when stored. Each is
-   * harmless on a copy that already has it (content and place are set, a reaction or flag is
-   * added only when absent). Forgotten when a fetch starts with none in flight.
+   * most MAX_CHANGES_KEPT, the oldest dropped: a fetch that needed one is asked again, see
+   * changesLostSince). The answer may be older than them, and a message not held yet had no copy
+   * for them to change: its fetched copy gets them when stored. Each is harmless on a copy that
+   * already has it (content and place are set, a reaction or flag is added only when absent).
+   * Forgotten when a fetch starts with none in flight.
    */
   private changedMeanwhile: CopyChange[] = [];
+  /** Changes ever kept (the last one's number), and the number of the last one dropped. */
+  private changesKept = 0;
+  private lastChangeDropped = 0;
   /** Direct-message conversations (key: the other participants' ids) → newest message id. */
   readonly dms = new Map<string, number>();
   readonly typing: TypingTracker;
@@ -430,7 +434,24 @@ export class ChatState {
     for (const l of this.lists.values()) if (l.fetching) fetching = true;
     if (!fetching) return;
     this.changedMeanwhile.push(e);
-    if (this.changedMeanwhile.length > MAX_CHANGES_KEPT) this.changedMeanwhile.shift();
+    this.changesKept++;
+    if (this.changedMeanwhile.length > MAX_CHANGES_KEPT) {
+      this.changedMeanwhile.shift();
+      this.lastChangeDropped = this.changesKept - MAX_CHANGES_KEPT;
+    }
+  }
+
+  /** Where the changes kept are when a fetch starts (for changesLostSince). */
+  changeMark(): number {
+    return this.changesKept;
+  }
+
+  /**
+   * Whether a change made after `mark` was dropped (more came than are kept): a fetch started
+   * there brings copies that may lack it, to be asked again rather than stored.
+   */
+  changesLostSince(mark: number): boolean {
+    return this.lastChangeDropped > mark;
   }
 
   /** A message's copy with what an event did to it (the same copy when nothing changes). */

@@ -7,8 +7,11 @@
  * answer comes first), a page's when the run it borders was replaced meanwhile. Otherwise an
  * answer (a first fetch's or a page's) is taken with what the events did while it was on its
  * way: messages that arrived join it, messages deleted or moved away stay out (MessageList), and
- * the fetched copies get the edits, moves, reactions and flags made meanwhile (ChatState). The
- * fetch function is injected (the typed client in the app, a fake in tests).
+ * the fetched copies get the edits, moves, reactions and flags made meanwhile (ChatState; when
+ * more came than it keeps, the fetch is made again, its answer not taken). A fetch that fails is
+ * kept on the list (shown with a retry), and the messages that arrived while it was on its way
+ * join the list shown (MessageList.fetchFailed). The fetch function is injected (the typed
+ * client in the app, a fake in tests).
  */
 import type { GetMessages } from '../../src/client/api.js';
 import type { MessagesResponse } from '../../src/client/types.js';
@@ -32,6 +35,19 @@ export class Loader {
   ) {}
 
   /**
+   * GET /messages, asked again while more edits, moves, reactions and flags came during it than
+   * ChatState keeps (its copies could lack one it dropped) and the answer is still `wanted`.
+   */
+  private async fetch(q: GetMessages, wanted: () => boolean): Promise<MessagesResponse> {
+    for (;;) {
+      const mark = this.state.changeMark();
+      this.fetches++;
+      const r = await this.fetchMessages(q);
+      if (!wanted() || !this.state.changesLostSince(mark)) return r;
+    }
+  }
+
+  /**
    * The first fetch of a list (or again, when stale or after a failure). `anchor`: a message
    * id (a `near` link), or where unread reading starts.
    */
@@ -47,18 +63,19 @@ export class Loader {
     list.startLoading();
     let r: MessagesResponse;
     try {
-      this.fetches++;
-      r = await this.fetchMessages({
-        anchor,
-        num_before: FIRST_BEFORE,
-        num_after: FIRST_AFTER,
-        narrow: apiNarrow(list.narrow),
-      });
+      r = await this.fetch(
+        {
+          anchor,
+          num_before: FIRST_BEFORE,
+          num_after: FIRST_AFTER,
+          narrow: apiNarrow(list.narrow),
+        },
+        () => asked === list.opens,
+      );
     } catch (e) {
       if (asked !== list.opens) return;
-      list.loading = false;
       list.error = e instanceof Error ? e.message : String(e);
-      list.rev.value++;
+      list.fetchFailed(null);
       return;
     }
     if (asked !== list.opens) return;
@@ -81,14 +98,16 @@ export class Loader {
     list.rev.value++;
     const run = list.run;
     try {
-      this.fetches++;
-      const r = await this.fetchMessages({
-        anchor: list.ids[0]!,
-        num_before: STEP,
-        num_after: 0,
-        include_anchor: false,
-        narrow: apiNarrow(list.narrow),
-      });
+      const r = await this.fetch(
+        {
+          anchor: list.ids[0]!,
+          num_before: STEP,
+          num_after: 0,
+          include_anchor: false,
+          narrow: apiNarrow(list.narrow),
+        },
+        () => list.loaded && list.run === run,
+      );
       if (!list.loaded || list.run !== run) return;
       const movedOut = this.state.ingest(r.messages, list.narrow);
       list.prepend(
@@ -97,6 +116,7 @@ export class Loader {
       );
     } catch (e) {
       if (list.run === run) list.error = e instanceof Error ? e.message : String(e);
+      list.fetchFailed('older');
     } finally {
       list.loadingOlder = false;
       list.rev.value++;
@@ -110,14 +130,16 @@ export class Loader {
     list.rev.value++;
     const run = list.run;
     try {
-      this.fetches++;
-      const r = await this.fetchMessages({
-        anchor: list.ids[list.ids.length - 1]!,
-        num_before: 0,
-        num_after: STEP,
-        include_anchor: false,
-        narrow: apiNarrow(list.narrow),
-      });
+      const r = await this.fetch(
+        {
+          anchor: list.ids[list.ids.length - 1]!,
+          num_before: 0,
+          num_after: STEP,
+          include_anchor: false,
+          narrow: apiNarrow(list.narrow),
+        },
+        () => list.loaded && list.run === run,
+      );
       if (!list.loaded || list.run !== run) return;
       const movedOut = this.state.ingest(r.messages, list.narrow);
       list.append(
@@ -126,6 +148,7 @@ export class Loader {
       );
     } catch (e) {
       if (list.run === run) list.error = e instanceof Error ? e.message : String(e);
+      list.fetchFailed('newer');
     } finally {
       list.loadingNewer = false;
       list.rev.value++;

@@ -202,6 +202,22 @@ export class MessageList {
     this.loading = true;
   }
 
+  /**
+   * A fetch ended without an answer (the first when `side` is null, else a page): the messages
+   * held for it join the run shown as they would have live, unless another fetch still waits for
+   * them (held on, or shown there otherwise). None stays held for a later answer, made after
+   * their deletion perhaps.
+   */
+  fetchFailed(side: 'older' | 'newer' | null): void {
+    if (side === null) this.loading = false;
+    else if (side === 'older') this.loadingOlder = false;
+    else this.loadingNewer = false;
+    const arrived = this.arrivedMeanwhile;
+    this.arrivedMeanwhile = [];
+    for (const id of arrived) this.addLive(id);
+    this.changed();
+  }
+
   /** A page is asked for, above or below the run. */
   startPage(side: 'older' | 'newer'): void {
     if (!this.fetching) this.removedMeanwhile = new Set();
