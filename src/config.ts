@@ -23,6 +23,12 @@ import type { Durability } from './storage/db.js';
  */
 export const DEFAULT_COMMIT_SPACING_MS = 5;
 
+/**
+ * The default time limit of a realm export's run (EXPORT_TIME_LIMIT, one hour; ms): far more than
+ * an export of a large realm takes, and a bound on one that hangs (src/admin/export-jobs.ts).
+ */
+export const DEFAULT_EXPORT_TIME_LIMIT_MS = 60 * 60 * 1000;
+
 export type ServerConfig = {
   host: string;
   port: number;
@@ -190,6 +196,11 @@ export type ServerConfig = {
    * waits this long once marked started, so a test can stop its node while it is under way.
    */
   exportStartDelayMs?: number;
+  /**
+   * EXPORT_TIME_LIMIT (seconds; here ms): a realm export's run (from its start to its archive
+   * kept) that has not finished by then is failed as one that threw (src/admin/export-jobs.ts).
+   */
+  exportTimeLimitMs: number;
 };
 
 /**
@@ -301,6 +312,7 @@ export function defaultConfig(): ServerConfig {
     smtpUrl: null,
     mailFrom: null,
     mail: DEFAULT_MAIL_LIMITS,
+    exportTimeLimitMs: DEFAULT_EXPORT_TIME_LIMIT_MS,
   };
 }
 
@@ -388,6 +400,11 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   WIRE_NAMES: z.enum(['auto', 'spec', 'reference']).optional(),
+  EXPORT_TIME_LIMIT: z
+    .string()
+    .regex(/^[1-9]\d{0,6}$/, 'EXPORT_TIME_LIMIT is a positive number of seconds')
+    .transform(Number)
+    .optional(),
   SMTP_URL: z
     .string()
     .refine(isSmtpUrl, 'SMTP_URL is smtp://[user:password@]host[:port] or smtps://…')
@@ -482,6 +499,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
         : base.queueMemoryBudgetBytes,
     trustedProxies: addressList('TRUSTED_PROXIES', e.TRUSTED_PROXIES) ?? [],
     wireNames: e.WIRE_NAMES ?? base.wireNames,
+    exportTimeLimitMs:
+      e.EXPORT_TIME_LIMIT !== undefined ? e.EXPORT_TIME_LIMIT * 1000 : base.exportTimeLimitMs,
     smtpUrl: e.SMTP_URL ?? null,
     mailFrom: e.MAIL_FROM ?? null,
     maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS ?? base.maxConnectionsPerAddress,

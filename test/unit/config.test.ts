@@ -28,6 +28,15 @@ t.test('COMMIT_SPACING_MS: the group commit spacing, 5 ms unless set, 0 to 100',
   t.end();
 });
 
+t.test('EXPORT_TIME_LIMIT: a realm export run’s limit, seconds, an hour unless set', (t) => {
+  t.equal(configFromEnv({}).exportTimeLimitMs, 3_600_000);
+  t.equal(configFromEnv({ EXPORT_TIME_LIMIT: '5' }).exportTimeLimitMs, 5000);
+  for (const bad of ['0', '-1', '2.5', 'x', '05']) {
+    t.throws(() => configFromEnv({ EXPORT_TIME_LIMIT: bad }), /EXPORT_TIME_LIMIT/, bad);
+  }
+  t.end();
+});
+
 t.test(
   'LOG_REQUESTS: errors unless set; all, errors, off, and the older 1/true and 0/false',
   (t) => {
