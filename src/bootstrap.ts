@@ -16,6 +16,7 @@ import { RealmRegistry } from '../actors/registry.js';
 import { nowSeconds, type ServerConfig } from './config.js';
 import { isValidEmail } from './lib/email-validation.js';
 import { JsonableError } from './lib/errors.js';
+import { SettingsError } from './lib/settings-error.js';
 import { generatePassword, hashPassword } from './lib/password.js';
 import { checkRealmName } from './lib/realm-settings.js';
 import { realmUrl } from './lib/urls.js';
@@ -56,21 +57,21 @@ export function firstRealmSettings(
   const realmName = checkRealmName(
     pick(flags['realm-name'], env.FIRST_REALM_NAME) ?? DEFAULT_FIRST_REALM.realmName,
     (_, message) => {
-      throw new Error(`bad first-start setting: FIRST_REALM_NAME ${message}`);
+      throw new SettingsError(`bad first-start setting: FIRST_REALM_NAME ${message}`);
     },
   );
   const ownerEmail = (
     pick(flags['owner-email'], env.FIRST_OWNER_EMAIL) ?? DEFAULT_FIRST_REALM.ownerEmail
   ).trim();
   if (!isValidEmail(ownerEmail))
-    throw new Error('bad first-start setting: FIRST_OWNER_EMAIL is not an e-mail address');
+    throw new SettingsError('bad first-start setting: FIRST_OWNER_EMAIL is not an e-mail address');
   let ownerFullName: string;
   try {
     ownerFullName = checkFullName(
       pick(flags['owner-name'], env.FIRST_OWNER_NAME) ?? DEFAULT_FIRST_REALM.ownerFullName,
     );
   } catch (err) {
-    throw new Error(
+    throw new SettingsError(
       `bad first-start setting: FIRST_OWNER_NAME: ${err instanceof JsonableError ? err.message : String(err)}`,
       { cause: err },
     );

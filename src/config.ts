@@ -12,6 +12,8 @@ import { DEFAULT_QUEUE_LIMITS } from './delivery/limits.js';
 import type { RateRule } from './lib/rate-limit.js';
 import type { ImageProxyOptions } from './media/image-proxy.js';
 import type { WireNamesMode } from './lib/wire-names.js';
+import { SettingsError } from './lib/settings-error.js';
+import { ProxyTrust } from './http/client-address.js';
 import type { Durability } from './storage/db.js';
 
 /**
@@ -20,6 +22,12 @@ import type { Durability } from './storage/db.js';
  * one, halving what the WAL is written, for at most 5 ms more before a send is answered.
  */
 export const DEFAULT_COMMIT_SPACING_MS = 5;
+
+/**
+ * The default time limit of a realm export's run (EXPORT_TIME_LIMIT, one hour; ms): far more than
+ * an export of a large realm takes, and a bound on one that hangs (src/admin/export-jobs.ts).
+ */
+export const DEFAULT_EXPORT_TIME_LIMIT_MS = 60 * 60 * 1000;
 
 export type ServerConfig = {
   host: string;
@@ -188,6 +196,11 @@ export type ServerConfig = {
    * waits this long once marked started, so a test can stop its node while it is under way.
    */
   exportStartDelayMs?: number;
+  /**
+   * EXPORT_TIME_LIMIT (seconds; here ms): a realm export's run (from its start to its archive
+   * kept) that has not finished by then is failed as one that threw (src/admin/export-jobs.ts).
+   */
+  exportTimeLimitMs: number;
 };
 
 /**
@@ -299,8 +312,17 @@ export function defaultConfig(): ServerConfig {
     smtpUrl: null,
     mailFrom: null,
     mail: DEFAULT_MAIL_LIMITS,
+    exportTimeLimitMs: DEFAULT_EXPORT_TIME_LIMIT_MS,
   };
 }
+
+/**
+ * The least MAX_REQUEST_BYTES: below 1 MiB ordinary requests would be refused (a message at its
+ * longest, 10,000 emoji, is some 120 KB form-encoded; a realm's settings more).
+ */
+const MIN_REQUEST_BYTES = 1024 * 1024;
+const MAX_REQUEST_BYTES_RULE =
+  'MAX_REQUEST_BYTES is a number of bytes, at least 1048576 (1 MiB; the default is 4194304)';
 
 const EnvSchema = z.object({
   PORT: z
@@ -311,7 +333,15 @@ const EnvSchema = z.object({
     .optional(),
   HOST: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).optional(),
-  EXTERNAL_HOST: z.string().min(1).optional(),
+  EXTERNAL_HOST: z
+    .string()
+    .regex(
+      /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/,
+      'EXTERNAL_HOST is the host name clients reach the server by, with a port if not the ' +
+        "scheme's (chat.example.com, localhost:9991): no scheme (that is EXTERNAL_SCHEME), " +
+        'path or spaces',
+    )
+    .optional(),
   EXTERNAL_SCHEME: z.enum(['http', 'https']).optional(),
   WEB_DIR: z.string().min(1).optional(),
   SESSION_COOKIE_AGE: z
@@ -324,7 +354,12 @@ const EnvSchema = z.object({
     .regex(/^\d+$/, 'MAX_FILE_UPLOAD_SIZE is in MiB')
     .transform(Number)
     .optional(),
-  MAX_REQUEST_BYTES: z.string().regex(/^\d+$/).transform(Number).optional(),
+  MAX_REQUEST_BYTES: z
+    .string()
+    .regex(/^\d{1,10}$/, MAX_REQUEST_BYTES_RULE)
+    .transform(Number)
+    .refine((n) => n >= MIN_REQUEST_BYTES, MAX_REQUEST_BYTES_RULE)
+    .optional(),
   LOG_REQUESTS: z.enum(['all', 'errors', 'off', '0', '1', 'true', 'false']).optional(),
   LOG_SLOW_MS: z
     .string()
@@ -365,6 +400,11 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional(),
   WIRE_NAMES: z.enum(['auto', 'spec', 'reference']).optional(),
+  EXPORT_TIME_LIMIT: z
+    .string()
+    .regex(/^[1-9]\d{0,6}$/, 'EXPORT_TIME_LIMIT is a positive number of seconds')
+    .transform(Number)
+    .optional(),
   SMTP_URL: z
     .string()
     .refine(isSmtpUrl, 'SMTP_URL is smtp://[user:password@]host[:port] or smtps://…')
@@ -409,12 +449,12 @@ function rateLimitsFromEnv(enabled: string | undefined, rules: string | undefine
   try {
     value = JSON.parse(rules);
   } catch {
-    throw new Error('bad environment: RATE_LIMITING_RULES is not valid JSON');
+    throw new SettingsError('bad environment: RATE_LIMITING_RULES is not valid JSON');
   }
   const parsed = RulesOverride.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new Error(
+    throw new SettingsError(
       `bad environment: RATE_LIMITING_RULES: ${issue.path.join('.')}: ${issue.message}`,
     );
   }
@@ -425,7 +465,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new Error(`bad environment: ${issue.path.join('.')}: ${issue.message}`);
+    throw new SettingsError(`bad environment: ${issue.path.join('.')}: ${issue.message}`);
   }
   const e = parsed.data;
   const base = defaultConfig();
@@ -457,23 +497,39 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       e.QUEUE_MEMORY_BUDGET_MB !== undefined
         ? e.QUEUE_MEMORY_BUDGET_MB * 1024 * 1024
         : base.queueMemoryBudgetBytes,
-    trustedProxies: (e.TRUSTED_PROXIES ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
+    trustedProxies: addressList('TRUSTED_PROXIES', e.TRUSTED_PROXIES) ?? [],
     wireNames: e.WIRE_NAMES ?? base.wireNames,
+    exportTimeLimitMs:
+      e.EXPORT_TIME_LIMIT !== undefined ? e.EXPORT_TIME_LIMIT * 1000 : base.exportTimeLimitMs,
     smtpUrl: e.SMTP_URL ?? null,
     mailFrom: e.MAIL_FROM ?? null,
     maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS ?? base.maxConnectionsPerAddress,
     maxUnauthenticatedPerAddress:
       e.MAX_UNAUTHENTICATED_PER_ADDRESS ?? base.maxUnauthenticatedPerAddress,
     addressLimitsExempt:
-      e.ADDRESS_LIMITS_EXEMPT === undefined
-        ? base.addressLimitsExempt
-        : e.ADDRESS_LIMITS_EXEMPT.split(',')
-            .map((s) => s.trim())
-            .filter((s) => s !== ''),
+      addressList('ADDRESS_LIMITS_EXEMPT', e.ADDRESS_LIMITS_EXEMPT) ?? base.addressLimitsExempt,
   };
+}
+
+/**
+ * A comma-separated list of addresses and CIDR ranges (TRUSTED_PROXIES, ADDRESS_LIMITS_EXEMPT),
+ * each checked here, with the setting named, as the server reads them (ProxyTrust): a typo would
+ * otherwise stop the start only once the data directory was made, naming no setting.
+ */
+function addressList(name: string, value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  try {
+    new ProxyTrust(entries);
+  } catch (err) {
+    throw new SettingsError(
+      `bad environment: ${name}: ${(err as Error).message} (comma-separated addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8)`,
+    );
+  }
+  return entries;
 }
 
 /**
@@ -506,7 +562,7 @@ export function envWithFile(
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read the env file ${file}: ${(err as Error).message}`, {
+    throw new SettingsError(`cannot read the env file ${file}: ${(err as Error).message}`, {
       cause: err,
     });
   }

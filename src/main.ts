@@ -20,10 +20,12 @@ import {
 } from './bootstrap.js';
 import { warnIfStale } from './build-check.js';
 import { configFromEnv, envWithFile, removedSettingsIn } from './config.js';
+import { SettingsError } from './lib/settings-error.js';
 import { realmUrl } from './lib/urls.js';
+import { DATABASE_FILE, userName } from './admin/data-dir.js';
 import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
-import { createServer, type ConfabServer } from './server.js';
-import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
+import type { ConfabServer } from './server.js';
+import { DataDirLock, DataDirLockedError, LOCK_FILE } from './storage/data-lock.js';
 import { stopOnSignals } from './signals.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,7 +33,7 @@ import path from 'node:path';
 function logFormat(value: string | undefined, tty: boolean): LogFormat {
   if (value === undefined || value === '') return tty ? 'pretty' : 'json';
   if (value !== 'json' && value !== 'pretty')
-    throw new Error('bad environment: LOG_FORMAT must be json or pretty');
+    throw new SettingsError('bad environment: LOG_FORMAT must be json or pretty');
   return value;
 }
 
@@ -99,6 +101,13 @@ async function main(): Promise<void> {
       { settings: removed },
       `ignored: ${removed.join(', ')} no longer exist (the HTTP guard was removed; odd HTTP is answered by the uWS build or nginx: docs/robustness.md)`,
     );
+  // The server's modules load uWebSockets.js as they load, its build chosen by CONFAB_UWS
+  // (docs/operations.md "Runtimes"), which the env file may set too: loaded only now, so that the
+  // file's value counts and a build that cannot load is said like a bad setting, before the data
+  // directory is touched.
+  if (env.CONFAB_UWS !== undefined) process.env.CONFAB_UWS = env.CONFAB_UWS;
+  const { createServer } = await import('./server.js');
+  ensureDataDir(config.dataDir);
   const lock = DataDirLock.acquire(config.dataDir, 'server');
   // Listening first: a start that cannot listen (port taken, address not ours) creates nothing.
   const server = await createServer({ ...config, lock });
@@ -130,7 +139,76 @@ async function main(): Promise<void> {
   process.stderr.write(banner(server, created, file));
 }
 
+/**
+ * Makes the data directory (0700) if it is missing, and checks that this user can write it and
+ * the database files in it; throws a SettingsError saying what to do otherwise (SQLite would say
+ * only "unable to open database file", naming neither the directory nor the user).
+ */
+function ensureDataDir(dataDir: string): void {
+  const uid = process.getuid?.();
+  const me = uid === undefined ? 'this user' : userName(uid);
+  try {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST')
+      throw new SettingsError(`bad environment: DATA_DIR: ${dataDir} is not a directory`);
+    if (code === 'ENOTDIR')
+      throw new SettingsError(
+        `bad environment: DATA_DIR: ${dataDir} cannot be a directory: a file stands in its path`,
+      );
+    throw new SettingsError(
+      `cannot make the data directory ${dataDir} (DATA_DIR): ${reason(err)}; make it for ${me}, ` +
+        `the user the server runs as (install -d -o ${me} -m 0700 ${dataDir}), or set DATA_DIR ` +
+        'to a directory it can write',
+      { cause: err },
+    );
+  }
+  if (!fs.statSync(dataDir).isDirectory())
+    throw new SettingsError(`bad environment: DATA_DIR: ${dataDir} is not a directory`);
+  const files = [
+    dataDir,
+    ...[DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, LOCK_FILE].map((f) =>
+      path.join(dataDir, f),
+    ),
+  ];
+  for (const file of files) {
+    if (file !== dataDir && !fs.existsSync(file)) continue;
+    try {
+      fs.accessSync(
+        file,
+        fs.constants.R_OK | fs.constants.W_OK | (file === dataDir ? fs.constants.X_OK : 0),
+      );
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EROFS')
+        throw new SettingsError(
+          `${file} is on a read-only file system: set DATA_DIR to a directory on a writable one`,
+          { cause: err },
+        );
+      const owner = userName(fs.statSync(file).uid);
+      throw new SettingsError(
+        `${file} is not writable by ${me}, the user the server runs as (${reason(err)}; it ` +
+          `belongs to ${owner}): run the server as ${owner}, or give the data directory to ` +
+          `${me} (chown -R ${me} ${dataDir})`,
+        { cause: err },
+      );
+    }
+  }
+}
+
+function reason(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EROFS') return 'a read-only file system';
+  return (err as Error).message;
+}
+
 main().catch((err: unknown) => {
+  if (err instanceof SettingsError) {
+    // The setting and what is wrong with it is all there is to say: one line, no stack trace.
+    process.stderr.write(`Confab cannot start: ${err.message}\n`);
+    process.exit(1);
+  }
   if (err instanceof DataDirLockedError) log.fatal(err.message);
   else if (err instanceof TypeError && 'code' in err) {
     // parseArgs: an unknown or malformed option.

@@ -173,10 +173,14 @@ async function runDirect(config: ServerConfig, req: AdminRequest): Promise<Admin
 }
 
 async function main(argv: readonly string[]): Promise<number> {
+  // What the tool writes in a data directory (a new database, the lock, imported uploads) is as
+  // private as what the server writes there (src/main.ts): 0700 directories, 0600 files.
+  process.umask(0o077);
   const { envFile, command, rest } = splitArgv(argv);
   if (command === undefined || command === 'help') {
     const topic = command === 'help' ? rest.find((a) => !a.startsWith('-')) : undefined;
     const cmd = topic === undefined ? undefined : COMMANDS[topic];
+    if (topic !== undefined && !cmd) throw new UsageError(`unknown command: ${topic}`);
     process.stdout.write((cmd ? commandHelp(topic!, cmd) : USAGE) + '\n');
     return command === undefined && !rest.includes('--help') ? 2 : 0;
   }

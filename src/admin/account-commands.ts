@@ -11,6 +11,7 @@ import { isValidEmail } from '../lib/email-validation.js';
 import { checkFullName } from '../lib/user-rules.js';
 import { createRealmWithDefaults } from '../realm-setup.js';
 import { UsageError } from './errors.js';
+import { JsonableError } from '../lib/errors.js';
 import type { AdminCommand } from './commands.js';
 import {
   actingOwner,
@@ -51,15 +52,17 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
       const name = checkRealmName(str(args, 'name'), (_, message) => {
         throw new UsageError(`--name ${message}`);
       });
+      const ownerName =
+        typeof args['owner-name'] === 'string'
+          ? fullNameArg(args['owner-name'], '--owner-name')
+          : fullNameArg(email.split('@')[0]!, '--owner-name', 'the e-mail’s local part');
       const hash = await passwordHash(rt, args);
       const stringId = str(args, 'subdomain').toLowerCase();
       const created = await createRealmWithDefaults(rt, rt.realms, {
         name,
         string_id: stringId,
         owner_email: email,
-        owner_full_name: checkFullName(
-          typeof args['owner-name'] === 'string' ? args['owner-name'] : email.split('@')[0]!,
-        ),
+        owner_full_name: ownerName,
         owner_password_hash: hash,
         owner_can_create_users: true,
         now: nowSeconds(rt.config),
@@ -164,7 +167,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
       const canCreateUsers = args['can-create-users'] === true;
       if (canCreateUsers && role > Role.ADMINISTRATOR)
         throw new UsageError('--can-create-users needs an administrator or owner role');
-      const fullName = checkFullName(str(args, 'full-name'));
+      const fullName = fullNameArg(str(args, 'full-name'), '--full-name');
       const hash = await passwordHash(rt, args);
       const r = await realmRuntime(rt, row).ask('user.create', {
         acting_user_id: null,
@@ -332,3 +335,21 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
     },
   },
 };
+
+/**
+ * checkFullName on a command-line value: a UsageError naming the option (the mutation's own
+ * "Name too short!" named none), and for a value the tool chose, where it came from.
+ */
+function fullNameArg(value: string, option: string, defaultFrom?: string): string {
+  try {
+    return checkFullName(value);
+  } catch (err) {
+    if (!(err instanceof JsonableError)) throw err;
+    throw new UsageError(
+      `${option}: ${err.message}` +
+        (defaultFrom === undefined
+          ? ''
+          : ` (none given, so ${defaultFrom}, ${JSON.stringify(value)}: give ${option})`),
+    );
+  }
+}

@@ -27,6 +27,7 @@ import {
 } from '../storage/maintenance.js';
 import type { Store } from '../storage/store.js';
 import { ADMIN_SOCKET } from './socket.js';
+import { makeOutputDir } from './data-dir.js';
 import { UsageError } from './errors.js';
 
 export const MANIFEST = 'manifest.json';
@@ -111,12 +112,9 @@ async function filesUnder(dir: string, rel = ''): Promise<string[]> {
 
 /** An empty directory to write into: created, or existing and empty. */
 function ensureEmptyDir(dir: string, what: string, ignore: ReadonlySet<string> = new Set()) {
-  if (fs.existsSync(dir)) {
-    const left = fs.readdirSync(dir).filter((n) => !ignore.has(n));
-    if (left.length > 0) throw new UsageError(`${what} ${dir} is not empty`);
-  } else {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  }
+  makeOutputDir(dir, what);
+  const left = fs.readdirSync(dir).filter((n) => !ignore.has(n));
+  if (left.length > 0) throw new UsageError(`${what} ${dir} is not empty`);
 }
 
 export async function backupDataDir(

@@ -4,9 +4,9 @@
  */
 import type { RealmRuntime } from '../../actors/registry.js';
 import { JsonableError } from '../lib/errors.js';
-import { hashPassword } from '../lib/password.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../lib/password.js';
 import { isRole, Role, ROLE_NAMES, type Role as RoleValue } from '../lib/roles.js';
-import { checkPasswordStrength } from '../lib/user-rules.js';
+import { passwordLengthOk } from '../lib/user-rules.js';
 import type { RealmRow } from '../storage/realms.js';
 import type { UserRow } from '../storage/users.js';
 import { UsageError } from './errors.js';
@@ -66,7 +66,12 @@ export function actingOwner(realm: RealmRuntime): number {
 export async function passwordHash(rt: AdminRuntime, args: Args): Promise<string | null> {
   const password = args.password;
   if (typeof password !== 'string') return null;
-  checkPasswordStrength(password);
+  // The API's rule, said with what it is and as a usage error (the API's "The password is too
+  // weak." gave an operator nothing to go on).
+  if (!passwordLengthOk(password))
+    throw new UsageError(
+      `the password is too weak: it must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters long`,
+    );
   return hashPassword(password, rt.config.scryptN);
 }
 

@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { UsageError } from './errors.js';
 
 export const DATABASE_FILE = 'confab.sqlite3';
 
@@ -74,5 +75,34 @@ export function checkDataDir(dataDir: string, mode: 'must-exist' | 'may-create')
         'FILE, or DATA_DIR); only create-realm (or restore) starts a new data directory',
       'NO_DATABASE',
     );
+  }
+}
+
+/**
+ * Makes `dir` and its parents (0700) for a command's output (a backup, an export archive's
+ * directory), and checks that it can be written in, or throws a UsageError saying why not: a file
+ * in its place or its path, or no permission. The command may run in the server (which writes what the tool asks for while it
+ * runs; under systemd only in /var/lib/confab-backups), so the user who could not is named.
+ */
+export function makeOutputDir(dir: string, what: string): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR')
+      throw new UsageError(
+        `${what} ${dir} cannot be made: ${code === 'EEXIST' ? 'a file has that name' : 'a file stands in its path'}`,
+      );
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      const uid = process.getuid?.();
+      throw new UsageError(
+        `${what} ${dir} cannot be written by ${uid === undefined ? 'this user' : userName(uid)} ` +
+          `(${code === 'EROFS' ? 'a read-only file system' : 'permission denied'}): choose a ` +
+          'directory it can write (with the server running, the server writes it: under systemd, ' +
+          'inside /var/lib/confab-backups)',
+      );
+    }
+    throw err;
   }
 }

@@ -12,8 +12,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RealmRuntime } from '../../actors/registry.js';
-import type { ServerConfig } from '../config.js';
+import { DEFAULT_EXPORT_TIME_LIMIT_MS, type ServerConfig } from '../config.js';
 import { realmUrl } from '../lib/urls.js';
 import { JsonableError } from '../lib/errors.js';
 import {
@@ -25,7 +26,16 @@ import {
 import { log } from '../observability/log.js';
 import type { ReadStore } from '../storage/store.js';
 import type { UploadFiles } from '../storage/upload-files.js';
+import type { ExportSummary } from './archive.js';
 import { runExportWorker } from './realm-export.js';
+
+/** A realm export's run went past its time limit (ServerConfig.exportTimeLimitMs). */
+export class ExportTimeLimitError extends Error {
+  constructor(limitMs: number) {
+    super(`the export did not finish within its time limit (${limitMs / 1000} s)`);
+    this.name = 'ExportTimeLimitError';
+  }
+}
 
 /**
  * A cluster node's record of the exports it runs (src/cluster/export-runs.ts); absent in a single
@@ -92,28 +102,24 @@ export class RealmExportJobs {
     const file = this.uploads.exportFilePath(rel)!;
     const dir = exportDirOf(rel)!;
     this.running.add(dir);
+    // The run's time limit: a run that hangs (its worker never answering, a fetch from the
+    // bucket or the archive's placement that never ends) is failed as one that threw, so its
+    // runner key is given back (a cluster node would renew it for ever, and its export would
+    // never be failed) and the exports queued after it run.
+    const limitMs = this.config.exportTimeLimitMs ?? DEFAULT_EXPORT_TIME_LIMIT_MS;
+    const deadline = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const overdue = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const err = new ExportTimeLimitError(limitMs);
+        deadline.abort(err);
+        reject(err);
+      }, limitMs);
+    });
+    const produced = this.produce(realm, id, exportType, url, rel, file, deadline.signal);
     try {
-      await realm.ask('realm_export.update', {
-        id,
-        status: 'started',
-        time: this.config.clock() / 1000,
-        realm_url: url,
-      });
-      // Tests only (CONFAB_TEST_EXPORT_DELAY_MS): an export under way long enough to stop its node.
-      const delay = this.config.exportStartDelayMs ?? 0;
-      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      const summary = await runExportWorker(
-        {
-          dataDir: this.config.dataDir,
-          realmId: realm.id,
-          mode: exportType === EXPORT_FULL_WITH_CONSENT ? 'consented' : 'public',
-          file,
-        },
-        (files) => this.uploads.gatherForExport(realm.id, files),
-      );
-      // Kept (a cluster's bucket) before any node can see it succeeded.
-      await this.uploads.placeExport(rel);
+      // Past the race, the limit no longer applies: a success being recorded stays one.
+      const summary = await Promise.race([produced, overdue]).finally(() => clearTimeout(timer));
       await realm.ask('realm_export.update', {
         id,
         status: 'succeeded',
@@ -135,11 +141,62 @@ export class RealmExportJobs {
         log.error({ err: err2, exportId: id }, 'marking a realm export failed did not work');
       }
     } finally {
+      if (deadline.signal.aborted) {
+        // What the abandoned run still does (an archive placement under way) is undone once
+        // it ends; it places nothing after the limit (`produce`), and its worker is gone.
+        void produced
+          .catch(() => undefined)
+          .then(() => this.uploads.removeExport(rel))
+          .catch((err: unknown) => {
+            log.error({ err, exportId: id }, 'removing an overdue export’s archive failed');
+          });
+      }
       this.running.delete(dir);
       await this.runners?.finish(id).catch((err: unknown) => {
         log.error({ err, exportId: id }, 'forgetting a finished realm export’s runner failed');
       });
     }
+  }
+
+  /**
+   * Export `id` up to its archive kept (a cluster's bucket), before it is marked succeeded; each
+   * step checks `signal` (the run's time limit) first, and the worker stops when it is aborted.
+   */
+  private async produce(
+    realm: RealmRuntime,
+    id: number,
+    exportType: number,
+    url: string,
+    rel: string,
+    file: string,
+    signal: AbortSignal,
+  ): Promise<ExportSummary> {
+    await realm.ask('realm_export.update', {
+      id,
+      status: 'started',
+      time: this.config.clock() / 1000,
+      realm_url: url,
+    });
+    // Tests only (CONFAB_TEST_EXPORT_DELAY_MS): an export under way long enough to stop its node
+    // (or, longer than the time limit, one that hangs).
+    const delay = this.config.exportStartDelayMs ?? 0;
+    if (delay > 0) await sleep(delay, undefined, { signal });
+    signal.throwIfAborted();
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    const summary = await runExportWorker(
+      {
+        dataDir: this.config.dataDir,
+        realmId: realm.id,
+        mode: exportType === EXPORT_FULL_WITH_CONSENT ? 'consented' : 'public',
+        file,
+      },
+      (files) => this.uploads.gatherForExport(realm.id, files),
+      signal,
+    );
+    signal.throwIfAborted();
+    // Kept (a cluster's bucket) before any node can see it succeeded.
+    await this.uploads.placeExport(rel);
+    return summary;
   }
 
   /** Marks export `id` of `realm` failed, through the realm's actor. */

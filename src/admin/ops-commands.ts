@@ -125,8 +125,21 @@ async function checkConfig(config: ServerConfig): Promise<{ ok: boolean; [k: str
   const dataDir = config.dataDir;
   let running = false;
   let owner: string | null = null;
+  const uid0 = process.getuid?.();
+  const me = uid0 === undefined ? 'this user' : userName(uid0);
   if (!fs.existsSync(dataDir)) {
-    warning(`${dataDir} does not exist: the first start makes it (DATA_DIR)`, 'DATA_DIR');
+    // The first start makes it, with its parents: in the nearest directory that exists.
+    let parent = path.dirname(dataDir);
+    while (!fs.existsSync(parent) && path.dirname(parent) !== parent) parent = path.dirname(parent);
+    if (writable(parent))
+      warning(`${dataDir} does not exist: the first start makes it (DATA_DIR)`, 'DATA_DIR');
+    else
+      error(
+        `${dataDir} does not exist and ${me} cannot make it (${parent} is not writable): the ` +
+          `server, run as ${me}, would not start; make it (install -d -o ${me} -m 0700 ` +
+          `${dataDir}) or set DATA_DIR`,
+        'DATA_DIR',
+      );
   } else {
     const st = fs.statSync(dataDir);
     owner = userName(st.uid);
@@ -139,7 +152,14 @@ async function checkConfig(config: ServerConfig): Promise<{ ok: boolean; [k: str
             'every API key; make it 0700',
           'DATA_DIR',
         );
-      if (uid !== undefined && uid !== st.uid)
+      if (uid !== undefined && uid !== st.uid && !writable(dataDir))
+        error(
+          `${dataDir} is not writable by ${me}: the server, run as ${me}, would not start; run ` +
+            `it (and the admin tool) as ${owner}, or give the directory to ${me} (chown -R ` +
+            `${me} ${dataDir})`,
+          'DATA_DIR',
+        );
+      else if (uid !== undefined && uid !== st.uid)
         warning(
           `${dataDir} belongs to ${owner}; run the server and the admin tool as ${owner}`,
           'DATA_DIR',
@@ -274,3 +294,13 @@ export const OPS_COMMANDS: Record<string, AdminCommand> = {
     runLocal: (config) => checkConfig(config),
   },
 };
+
+/** Whether this process may make files in `dir`. */
+function writable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config.js';
 import type { Store } from '../storage/store.js';
 import type { ExportFiles } from '../storage/upload-files.js';
 import type { ExportJob, ExportSummary, ExportWorkerMessage, GatherAnswer } from './archive.js';
+import { makeOutputDir } from './data-dir.js';
 import { UsageError } from './errors.js';
 import type { ExportMode } from './export-filter.js';
 
@@ -19,16 +20,34 @@ export type GatherFiles = (files: ExportFiles) => Promise<void>;
 /**
  * Runs one export on a worker thread; resolves with the archive's summary. With `gather`, the
  * worker, having read the realm, waits for it to make the files it names present (a cluster node
- * fetches those it lacks); a failure of `gather` fails the export.
+ * fetches those it lacks); a failure of `gather` fails the export. Once `signal` is aborted (the
+ * run's time limit, src/admin/export-jobs.ts) the worker is terminated and the promise rejects
+ * with the signal's reason.
  */
-export function runExportWorker(job: ExportJob, gather?: GatherFiles): Promise<ExportSummary> {
+export function runExportWorker(
+  job: ExportJob,
+  gather?: GatherFiles,
+  signal?: AbortSignal,
+): Promise<ExportSummary> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
     const worker = new Worker(new URL('./export-worker.js', import.meta.url), {
       workerData: { ...job, gather: gather !== undefined },
       // None of the main thread's flags (see Checkpointer).
       execArgv: [],
     });
     let settled = false;
+    const onAbort = () => {
+      if (settled) return;
+      settled = true;
+      reject(signal!.reason as Error);
+      void worker.terminate();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.once('exit', () => signal?.removeEventListener('abort', onAbort));
     worker.on('message', (m: ExportWorkerMessage) => {
       if (m.type === 'gather') {
         const answer = (a: GatherAnswer) => worker.postMessage(a);
@@ -45,11 +64,13 @@ export function runExportWorker(job: ExportJob, gather?: GatherFiles): Promise<E
         );
         return;
       }
+      if (settled) return;
       settled = true;
       if (m.type === 'done') resolve(m.summary);
       else reject(new Error(m.error));
     });
     worker.once('error', (err) => {
+      if (settled) return;
       settled = true;
       reject(err);
     });
@@ -70,7 +91,7 @@ export async function exportRealmToFile(
   if (!store.realms.byId(realmId)) throw new UsageError(`no realm ${realmId}`);
   const target = path.resolve(file);
   if (fs.existsSync(target)) throw new UsageError(`${target} already exists`);
-  fs.mkdirSync(path.dirname(target), { recursive: true });
+  makeOutputDir(path.dirname(target), 'the archive’s directory');
   const mode: ExportMode = opts.publicOnly ? 'public' : 'full';
   return runExportWorker({
     dataDir: config.dataDir,

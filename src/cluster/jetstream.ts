@@ -613,10 +613,41 @@ export async function connectNode(servers: string[], node: string): Promise<Nats
 }
 
 /**
+ * The least max_payload a node runs on (64 KiB; NATS's default is 1 MiB). A new realm is written
+ * as several log entries that are not undone (its rows, then each transaction of its set-up:
+ * default channels, settings, welcome messages; the cluster's first realm is one entry of all
+ * that), each of which must fit in one NATS message (entryLimit): under this floor every one of
+ * them does, with the largest inputs the server accepts (test/cluster/payload-floor.test.ts
+ * measures them: the largest, the first realm's one entry, 12,647 bytes; a set-up transaction at
+ * most 6,298), so no realm can be left in the log half set up. The node refuses to start below it
+ * (PayloadTooSmallError).
+ */
+export const MIN_MAX_PAYLOAD = 64 * 1024;
+
+/**
+ * The NATS server's max_payload is below MIN_MAX_PAYLOAD: the node refuses to start
+ * (src/cluster/main.ts, exit status 78), before anything is opened or created. One line.
+ */
+export class PayloadTooSmallError extends Error {
+  constructor(readonly maxPayload: number) {
+    super(
+      `the NATS servers' max_payload is ${maxPayload} bytes, below the ${MIN_MAX_PAYLOAD} bytes ` +
+        '(64 KiB) a cluster node needs: every log entry must fit in one NATS message, and a new ' +
+        'realm\'s creation and set-up must fit whole (docs/cluster.md "Entry size"). Set ' +
+        "max_payload to at least 64KB in every NATS server's configuration, or remove it: the " +
+        'NATS default of 1 MB is fine.',
+    );
+    this.name = 'PayloadTooSmallError';
+  }
+}
+
+/**
  * Connects to NATS as node `node` and opens the log and the buckets, retrying while a NATS
  * cluster just started has no JetStream leader yet (up to STARTUP_PATIENCE_MS). A server older
  * than SAFE_NATS_VERSION is refused (UnsafeNatsError, nothing opened or created) unless
- * `allowUnsafeNats` (CLUSTER_ALLOW_UNSAFE_NATS=1): then the node only warns.
+ * `allowUnsafeNats` (CLUSTER_ALLOW_UNSAFE_NATS=1): then the node only warns. A server whose
+ * max_payload is below MIN_MAX_PAYLOAD is refused (PayloadTooSmallError, nothing opened or
+ * created either).
  */
 export async function connectJetStream(opts: {
   servers: string[];
@@ -626,6 +657,11 @@ export async function connectJetStream(opts: {
   allowUnsafeNats?: boolean;
 }): Promise<JetStreamHandles & { nc: NatsConnection }> {
   const nc = await connectNode(opts.servers, opts.node);
+  const maxPayload = nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  if (maxPayload < MIN_MAX_PAYLOAD) {
+    await nc.close();
+    throw new PayloadTooSmallError(maxPayload);
+  }
   const version = nc.info?.version ?? '';
   if (!natsVersionIsSafe(version)) {
     if (!opts.allowUnsafeNats) {

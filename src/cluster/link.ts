@@ -76,11 +76,6 @@ export type ClusterOptions = {
   stallMs?: number;
   /** How long such a stall may last before the node stops, for its supervisor; default 120 s. */
   stallExitMs?: number;
-  /**
-   * The most bytes a packed log entry may take (tests); default: the NATS server's max_payload
-   * less 1 KiB (jetstream.ts entryLimit).
-   */
-  maxEntryBytes?: number;
 };
 
 /** The handles and names every part of a node shares. */

@@ -236,28 +236,21 @@ function claimPortIn(dir: string, port: number, pid: number, judged?: () => void
   return false;
 }
 
-/** A takeover's lock older than this was left by a process that died taking over. */
+/**
+ * A takeover's lock held longer than this is void though its holder's pid runs (a process stopped
+ * while taking over, or the pid another process's by now): taking over takes microseconds.
+ */
 const TAKEOVER_LOCK_VOID_MS = 10_000;
 
 /**
  * Replaces the claim `file`, judged void while it held `stale`, by `pid`'s: false when another
- * process took it over first. Under a lock of its own (a directory: made by one process only), in
+ * process took it over first. Under a lock of its own (takeoverLock: held by one process only), in
  * which the claim is read again: two processes finding the same void claim each removed it and
  * wrote their own, the second removing the first's new claim, and both were handed the port.
  */
 function takeOver(file: string, stale: string, pid: number): boolean {
-  const lock = `${file}.takeover`;
-  try {
-    fs.mkdirSync(lock);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    try {
-      if (Date.now() - fs.statSync(lock).mtimeMs > TAKEOVER_LOCK_VOID_MS) fs.rmdirSync(lock);
-    } catch {
-      // removed meanwhile
-    }
-    return false; // another process is taking it over: another port
-  }
+  const release = takeoverLock(`${file}.takeover`, pid);
+  if (release === null) return false; // another process is taking it over: another port
   try {
     let now: string | null;
     try {
@@ -274,7 +267,76 @@ function takeOver(file: string, stale: string, pid: number): boolean {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
   } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
+    release();
+  }
+}
+
+/**
+ * Takes the takeover lock `lock` for `pid`: its release, or null when another process holds it.
+ * The lock is a directory holding one entry named `<pid>.<nonce>`, its holder: made beside it with
+ * its entry, then renamed into place, which fails while a lock with an entry is there. A lock whose
+ * holder is gone (or held longer than TAKEOVER_LOCK_VOID_MS: a process stopped while taking over)
+ * is cleared by moving that holder's entry out by its name, which fails once the lock is another
+ * (a lock taken since has another entry): a stat then the removal of whatever lock was there
+ * removed, when another process had cleared the void lock and taken it in between, that process's
+ * lock, and a third then took it while it still held it. The lock left empty is replaced by the
+ * next rename (or removed; a lock being taken is never empty). `judged` (tests only): called
+ * between judging a lock void and clearing it.
+ */
+export function takeoverLock(lock: string, pid: number, judged?: () => void): (() => void) | null {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const holder = `${pid}.${crypto.randomBytes(8).toString('hex')}`;
+    const made = `${lock}.${holder}`;
+    fs.mkdirSync(made);
+    try {
+      fs.writeFileSync(path.join(made, holder), '');
+      fs.renameSync(made, lock);
+      return () => {
+        fs.rmSync(path.join(lock, holder), { force: true });
+        removeEmptyDir(lock);
+      };
+    } catch (err) {
+      fs.rmSync(made, { recursive: true, force: true });
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    }
+    if (!clearVoidLock(lock, pid, judged)) return null;
+  }
+  return null;
+}
+
+/** Clears `lock` if its holder is gone: true when it may be taken now. */
+function clearVoidLock(lock: string, pid: number, judged?: () => void): boolean {
+  let holder: string | undefined;
+  let age: number;
+  try {
+    holder = fs.readdirSync(lock)[0];
+    if (holder === undefined) return true; // being cleared: the next rename replaces it
+    age = Date.now() - fs.statSync(path.join(lock, holder)).mtimeMs;
+  } catch {
+    return true; // released meanwhile
+  }
+  if (running(Number(holder.split('.')[0])) && age <= TAKEOVER_LOCK_VOID_MS) return false;
+  judged?.();
+  const aside = `${lock}.void.${pid}.${crypto.randomBytes(8).toString('hex')}`;
+  try {
+    // That holder's entry only: gone when another process cleared the lock first.
+    fs.renameSync(path.join(lock, holder), aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false; // another is on it
+    throw err;
+  }
+  fs.rmSync(aside, { force: true });
+  removeEmptyDir(lock);
+  return true;
+}
+
+/** Removes directory `dir` if it is empty (a lock taken meanwhile is not). */
+function removeEmptyDir(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // taken again (not empty), or removed meanwhile
   }
 }
 

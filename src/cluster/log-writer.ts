@@ -135,8 +135,6 @@ export type WriterParts = {
   die: (reason: string) => void;
   /** The log refused an append of the realm: another node owns it now. */
   deposed: (realmId: number, why: string) => void;
-  /** The most bytes a packed entry may take (tests); default: entryLimit of the connection. */
-  maxEntryBytes?: number;
 };
 
 export class LogWriter implements CommitStrategy {
@@ -388,9 +386,12 @@ export class LogWriter implements CommitStrategy {
     return packEntry(entry).length <= most ? entry : base;
   }
 
-  /** The most bytes a packed entry may take: entryLimit, or the tests' maxEntryBytes. */
+  /**
+   * The most bytes a packed entry may take: entryLimit, never under MIN_MAX_PAYLOAD less 1 KiB on
+   * a node (connectJetStream refuses a server below it), where a realm's creation and set-up fit.
+   */
   mostBytes(): number {
-    return this.parts.maxEntryBytes ?? entryLimit(this.parts.link.nc);
+    return entryLimit(this.parts.link.nc);
   }
 
   /**
@@ -399,7 +400,9 @@ export class LogWriter implements CommitStrategy {
    * outside the realm actor, in one transaction that cannot be run again in halves as a batch is,
    * and sent as they are, a NATS refusal would leave the realm's subdomain reserved and its fate
    * unknown (the first realm: the node stopped with a NATS error). Throws RealmTooLargeError,
-   * before anything of the realm goes to the log.
+   * before anything of the realm goes to the log. On NATS servers at or over MIN_MAX_PAYLOAD (a
+   * node runs on no other) only a realm name far longer than the 40 characters `manage
+   * create-realm` accepts gets here: a guard for callers that skip that check.
    */
   checkFirst(entry: Entry): void {
     const most = this.mostBytes();

@@ -34,7 +34,8 @@
  * or from before the cluster was seeded), is discarded and rebuilt from the newest snapshot and
  * the log before the node serves. A single-process database (never part of a cluster) is never
  * discarded: without CLUSTER_SEED, or when it cannot seed, the node refuses to start (exit status
- * 78, EX_CONFIG: starting it again changes nothing), as it does on another cluster's copy.
+ * 78, EX_CONFIG: starting it again changes nothing), as it does on another cluster's copy, and
+ * on NATS servers whose max_payload is below 64 KiB (jetstream.ts MIN_MAX_PAYLOAD).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -46,7 +47,7 @@ import { DataDirLock } from '../storage/data-lock.js';
 import { openDatabase } from '../storage/db.js';
 import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
 import { ID_BLOCK_SIZE } from './id-blocks.js';
-import { clusterNames, UnsafeNatsError } from './jetstream.js';
+import { clusterNames, PayloadTooSmallError, UnsafeNatsError } from './jetstream.js';
 import { DEFAULT_FORWARD_ACK_MS } from './forwarding.js';
 import { DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 import { CopyRefusedError, prepareCopy, type Prepared } from './seed.js';
@@ -179,7 +180,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof CopyRefusedError || err instanceof UnsafeNatsError) {
+  if (
+    err instanceof CopyRefusedError ||
+    err instanceof UnsafeNatsError ||
+    err instanceof PayloadTooSmallError
+  ) {
     console.error(`refusing to start: ${err.message}`);
     process.exit(EX_CONFIG);
   }

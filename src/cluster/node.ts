@@ -147,7 +147,6 @@ export class ClusterNode implements RealmPlacement {
       queues,
       die: (reason) => this.die(reason),
       deposed: (realmId, why) => this.lose(realmId, why),
-      maxEntryBytes: opts.maxEntryBytes,
     });
     this.sharedLimits = new RateShare(link);
     this.forwarder = new Forwarder({

@@ -10,18 +10,9 @@
  */
 import net from 'node:net';
 
-const MAPPED_EXPANDED = '0000:0000:0000:0000:0000:ffff:';
-
 /** Canonical text of an address (uWS's expanded IPv6, an X-Forwarded-For entry), '' if invalid. */
 export function normalizeAddress(text: string): string {
   let s = text.trim();
-  if (s.startsWith(MAPPED_EXPANDED) && s.length === 39) {
-    // uWS's form of an IPv4 client on a dual-stack socket.
-    const hi = parseInt(s.slice(30, 34), 16);
-    const lo = parseInt(s.slice(35, 39), 16);
-    if (Number.isNaN(hi) || Number.isNaN(lo)) return '';
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
   if (s.startsWith('[')) {
     const end = s.indexOf(']');
     if (end === -1) return '';

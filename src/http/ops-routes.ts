@@ -9,13 +9,13 @@
  *                  as local only if the trusted-proxy walk ends at a loopback address.
  */
 import crypto from 'node:crypto';
-import { internalErrorBody } from '../lib/errors.js';
+import { internalErrorBody, JsonableError } from '../lib/errors.js';
 import type { HealthMonitor } from '../observability/health.js';
 import { METRICS_CONTENT_TYPE, metricsText } from '../observability/metrics.js';
 import { normalizeAddress, type ProxyTrust } from './client-address.js';
 import { RequestContext } from './request.js';
 import { NO_ACCESS_LOG, requestFinished } from './request-log.js';
-import { send } from './respond.js';
+import { send, sendError } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 export type OpsRoutesOptions = {
@@ -63,17 +63,16 @@ export function mountOpsRoutes(app: TemplatedApp, opts: OpsRoutesOptions): void 
     const allowed =
       local || (opts.metricsToken !== null && tokenMatches(ctx.authorization, opts.metricsToken));
     if (!allowed) {
-      const body = JSON.stringify({
-        result: 'error',
-        msg:
-          opts.metricsToken === null
-            ? 'Metrics are served only to local clients.'
-            : 'A valid metrics token is required.',
-        code: 'UNAUTHORIZED',
-      });
-      send(res, ctx, opts.metricsToken === null ? 403 : 401, body, 'application/json', {
-        ...(opts.metricsToken === null ? {} : { 'WWW-Authenticate': 'Bearer' }),
-      });
+      const noToken = opts.metricsToken === null; // local clients only
+      const msg = noToken
+        ? 'Metrics are served only to local clients.'
+        : 'A valid metrics token is required.';
+      const headers: Record<string, string> = noToken ? {} : { 'WWW-Authenticate': 'Bearer' };
+      sendError(
+        res,
+        ctx,
+        new JsonableError(msg, { code: 'UNAUTHORIZED', status: noToken ? 403 : 401, headers }),
+      );
       requestFinished(ctx, '/metrics', NO_ACCESS_LOG);
       return;
     }

@@ -57,7 +57,7 @@ export class RequestContext {
   readonly query: string;
   readonly authorization: string;
   readonly contentType: string;
-  /** null when the header is absent. */
+  /** null when absent; NaN when not digits (uWS then closes the connection after the callback). */
   readonly contentLength: number | null;
   readonly host: string;
   /** The Accept-Encoding header ('' when absent): large answers go gzipped (src/http/gzip.ts). */
@@ -143,7 +143,7 @@ export class RequestContext {
     } else {
       this.contentType = req.getHeader('content-type');
       const cl = req.getHeader('content-length');
-      this.contentLength = cl === '' ? null : /^\d+$/.test(cl) ? Number(cl) : NaN;
+      this.contentLength = cl === '' ? null : Number(cl);
     }
     this.host = req.getHeader(HOST);
     this.acceptEncoding = req.getHeader(ACCEPT_ENCODING);

@@ -215,57 +215,115 @@ function sendInSlices(
   parts: readonly Buffer[],
   total: number,
 ): void {
-  let finished = false;
-  ctx.onAbort(() => {
-    finished = true;
-  });
-  // The part holding the body's byte `offset` (offsets only grow: the search resumes).
   let part = 0;
-  let partStart = 0;
-  const sliceAt = (offset: number): Buffer => {
-    while (part < parts.length - 1 && offset >= partStart + parts[part]!.length) {
-      partStart += parts[part]!.length;
+  let from = 0; // in parts[part]
+  const next = (): Buffer => {
+    while (from === parts[part]!.length) {
       part++;
+      from = 0;
     }
-    const from = offset - partStart;
-    return parts[part]!.subarray(from, from + LARGE_BODY);
+    const slice = parts[part]!.subarray(from, from + LARGE_BODY);
+    from += slice.length;
+    return slice;
   };
-  /** Offers the body from `offset` until it is all out (true) or the socket is full (false). */
-  const offer = (offset: number): boolean => {
-    if (finished) return true;
-    for (;;) {
-      let ok = false;
-      let complete = false;
-      res.cork(() => {
-        [ok, complete] = res.tryEnd(sliceAt(offset), total);
-      });
-      if (complete) {
-        finished = true;
-        // Written whole: as for a small answer given to `end`, no abort can concern it, and the
-        // router must not attach its abort handler to it (uWS refuses any use of a response that
-        // is complete: it threw, and 'internal server error' was logged after a sound answer).
-        ctx.ended = true;
-        return true;
-      }
-      if (!ok) return false;
-      offset = res.getWriteOffset();
-    }
+  writeChunks(res, ctx, total, next, 'respond', () => {});
+}
+
+/**
+ * Writes a body of `total` bytes after its head (large answers, files: ./file-stream.ts), a chunk
+ * at a time, each offered with tryEnd: what the socket does not take at once waits for onWritable,
+ * and `next` (the chunk after the last, or a promise of it: a file's read) is not asked for more
+ * until it went out. Memory per response is one chunk; uWS writes Content-Length (tryEnd's total).
+ * `done` is called once: the body went out, its client left, or a failure (reported as unexpected
+ * at `where`) closed the connection, the only honest end once part of the body may be out.
+ */
+export function writeChunks(
+  res: HttpResponse,
+  ctx: RequestContext,
+  total: number,
+  next: () => Buffer | Promise<Buffer>,
+  where: Where,
+  done: () => void,
+): void {
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    done();
   };
-  if (!offer(0)) {
-    res.onWritable((offset) => {
-      try {
-        return offer(offset);
-      } catch (err) {
-        finished = true;
-        reportUnexpected(err, 'respond', { reqId: ctx.reqId, method: ctx.method });
-        try {
-          res.close(); // part of the body is out: closing is the only honest end
-        } catch {
-          // its client is gone
+  const fail = (err: unknown) => {
+    if (finished) return;
+    abandonAnswer(res, ctx, err, where);
+    finish();
+  };
+  ctx.onAbort(finish);
+  // The chunk the socket did not take whole, and the write offset it starts at.
+  let pending: Buffer | null = null;
+  let pendingAt = 0;
+  /**
+   * Offers `chunk` (null: asks `next` for one), then the chunks after it, until the body is out
+   * or it waits: for a read (true) or for the socket (false: onWritable resumes).
+   */
+  const offer = (chunk: Buffer | null): boolean => {
+    try {
+      while (!finished) {
+        if (chunk === null) {
+          const c = next();
+          if (c instanceof Promise) {
+            c.then(offer, fail);
+            return true;
+          }
+          chunk = c;
         }
-        return true;
+        const at = res.getWriteOffset();
+        let ok = false;
+        let complete = false;
+        res.cork(() => {
+          [ok, complete] = res.tryEnd(chunk!, total);
+        });
+        if (complete) {
+          // Written whole: as for a small answer given to `end`, no abort can concern it, and the
+          // router must not attach its abort handler to it (uWS refuses any use of a response
+          // that is complete: it threw, and 'internal server error' was logged after a sound
+          // answer).
+          ctx.ended = true;
+          finish();
+        } else if (!ok) {
+          pending = chunk;
+          pendingAt = at;
+          return false;
+        }
+        chunk = null;
       }
-    });
+    } catch (err) {
+      fail(err);
+    }
+    return true;
+  };
+  res.onWritable((offset) => {
+    const chunk = pending;
+    pending = null;
+    return chunk === null || offer(chunk.subarray(offset - pendingAt));
+  });
+  offer(null);
+}
+
+/**
+ * After an unexpected failure while answering (reported at `where`): part of the answer, its
+ * Content-Length at least, may be out, so closing the connection is the only honest end.
+ */
+export function abandonAnswer(
+  res: HttpResponse,
+  ctx: RequestContext,
+  err: unknown,
+  where: Where,
+): void {
+  reportUnexpected(err, where, { reqId: ctx.reqId, method: ctx.method });
+  if (ctx.aborted) return;
+  try {
+    res.close();
+  } catch {
+    // answered, or its client gone
   }
 }
 

@@ -308,10 +308,6 @@ function readRequest(
   const limit = ep.acceptsFiles
     ? server.config.maxFileUploadBytes + UPLOAD_ENVELOPE_BYTES
     : server.config.maxRequestBytes;
-  if (Number.isNaN(ctx.contentLength)) {
-    failRequest(res, ctx, new JsonableError('Invalid Content-Length header'), leave, 'route', true);
-    return;
-  }
   // An early refusal reads and drops the rest of the body, within bounds, before the connection
   // ends (./linger.ts): closing on a body still arriving can lose the answer.
   const refuseBeforeBody = (err: unknown) => {

@@ -17,13 +17,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { JsonableError } from '../lib/errors.js';
 import { log } from '../observability/log.js';
 import type { ServerConfig } from '../config.js';
 import { appPagePolicy } from './csp.js';
 import { chooseEncoding } from './gzip.js';
 import { RequestContext } from './request.js';
 import { requestFinished } from './request-log.js';
-import { send, statusLine } from './respond.js';
+import { send, sendError, statusLine } from './respond.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 /** One file as served: its bytes, and those of the compressed siblings the build made. */
@@ -166,6 +167,13 @@ reload this page.</p>
 </html>
 `;
 
+/** A file the build does not have: the API's 404, not to be taken for another type. */
+const ASSET_NOT_FOUND = new JsonableError('Not Found', {
+  code: 'NOT_FOUND',
+  status: 404,
+  headers: { 'X-Content-Type-Options': 'nosniff' },
+});
+
 type Served = {
   file: WebFile | null;
   headers: Record<string, string>;
@@ -230,15 +238,7 @@ export function mountWebApp(
             ...headers,
             'Cache-Control': 'no-store',
           });
-        else
-          send(
-            res,
-            ctx,
-            404,
-            '{"result":"error","msg":"Not Found","code":"NOT_FOUND"}',
-            'application/json',
-            { 'X-Content-Type-Options': 'nosniff' },
-          );
+        else sendError(res, ctx, ASSET_NOT_FOUND);
         requestFinished(ctx, route, config);
         return;
       }

@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type uWSTypes from 'uWebSockets.js';
+import { SettingsError } from '../lib/settings-error.js';
 import { guardApp } from './unexpected.js';
 
 type UWS = typeof uWSTypes;
@@ -92,7 +93,7 @@ function loadUws(): UWS {
     },
   });
   if ('error' in choice) {
-    throw new Error(
+    throw new SettingsError(
       `no uWebSockets.js build for Node ${process.version} (${binary}): ${choice.error}. ` +
         'Confab runs on Node 20 with glibc >= 2.27, or Node 20/22/24 with glibc >= 2.38; see docs/operations.md "Runtimes".',
     );
@@ -187,7 +188,11 @@ export function listen(
       LIBUS_LISTEN_EXCLUSIVE_PORT,
       (socket) => {
         if (!socket) {
-          reject(new Error(`cannot listen on ${host}:${port}`));
+          reject(
+            new SettingsError(
+              `cannot listen on ${host}:${port}: the port is taken by another program, or HOST is not an address of this machine (PORT, HOST)`,
+            ),
+          );
           return;
         }
         resolve({ socket, port: uWS.us_socket_local_port(socket) });

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { accessLine, type AccessFields } from './access-line.js';
+import { SettingsError } from '../lib/settings-error.js';
 
 export type { Logger } from 'pino';
 
@@ -239,13 +240,26 @@ export function levelFromEnv(value: string | undefined): LogLevel | undefined {
   if (value === undefined || value === '') return undefined;
   const v = value.toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(v)) {
-    throw new Error(`bad environment: LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+    throw new SettingsError(`bad environment: LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   }
   return v as LogLevel;
 }
 
 /** The process's logger. Replaced by configureLogging (main, manage) or by tests. */
-export let log: Logger = createLogger();
+export let log: Logger = createLogger({ level: levelOrInfo(process.env.LOG_LEVEL) });
+
+/**
+ * LOG_LEVEL for the logger made when this module loads: a bad value is left for the entry points
+ * to refuse with their own message (levelFromEnv in src/main.ts, src/manage.ts); thrown here it
+ * would stop the process while it loads its modules, with nothing but a stack trace.
+ */
+function levelOrInfo(value: string | undefined): LogLevel {
+  try {
+    return levelFromEnv(value) ?? 'info';
+  } catch {
+    return 'info';
+  }
+}
 
 /** The logger replaced: its held access lines written, its output forgotten. */
 function retire(logger: Logger): void {

@@ -87,6 +87,64 @@ t.test('a data directory that does not exist, or holds no database, is refused',
   ok(t, await manage(missing, ['list-realms']), 'then list-realms works');
 });
 
+t.test('a full name or password the server refuses: a usage error saying why', async (t) => {
+  const dataDir = path.join(t.testdir(), 'data');
+  const realm = ['create-realm', '--name', 'Names', '--subdomain', 'names', '--password-stdin'];
+  // No --owner-name: the default, the e-mail's local part, is one letter here.
+  const short = await manage(dataDir, [...realm, '--owner-email', 'o@example.org'], {
+    stdin: 'pw-names-owner-1\n',
+  });
+  t.equal(short.status, 2, 'exit 2');
+  t.same(short.json, {
+    error:
+      '--owner-name: Name too short! (none given, so the e-mail’s local part, "o": give --owner-name)',
+    code: 'USAGE',
+  });
+  const bad = await manage(
+    dataDir,
+    [...realm, '--owner-email', 'o@example.org', '--owner-name', 'a*b'],
+    { stdin: 'pw-names-owner-1\n' },
+  );
+  t.equal(bad.status, 2);
+  t.equal(bad.json.error, '--owner-name: Invalid characters in name!');
+  ok(
+    t,
+    await manage(dataDir, [...realm, '--owner-email', 'o@example.org', '--owner-name', 'Olga'], {
+      stdin: 'pw-names-owner-1\n',
+    }),
+    'with --owner-name',
+  );
+  const user = await manage(dataDir, [
+    'create-user',
+    '--realm',
+    'names',
+    '--email',
+    'x@example.org',
+    '--full-name',
+    'x',
+    '--without-password',
+  ]);
+  t.equal(user.status, 2, 'create-user: exit 2');
+  t.equal(user.json.error, '--full-name: Name too short!');
+  // A password the API's rule refuses: the rule said, as a usage error.
+  for (const [what, password] of [
+    ['5 characters', 'abcde'],
+    ['101 characters', 'x'.repeat(101)],
+  ]) {
+    const weak = await manage(
+      dataDir,
+      ['reset-password', '--realm', 'names', '--user', 'o@example.org', '--password-stdin'],
+      { stdin: `${password}\n` },
+    );
+    t.equal(weak.status, 2, `${what}: exit 2`);
+    t.equal(
+      weak.json.error,
+      'the password is too weak: it must be 6 to 100 characters long',
+      `${what}: says the rule`,
+    );
+  }
+});
+
 t.test('a user other than the data directory’s owner is refused', async (t) => {
   if (process.getuid?.() !== 0) {
     t.pass('skipped: only root can run the tool as another user');
@@ -400,6 +458,38 @@ t.test('API actions: who, from which address and client', async (t) => {
     .map((l) => JSON.parse(l) as { msg: string; audit?: Record<string, unknown> })
     .find((o) => o.msg === 'audit: realm_changed');
   t.match(line?.audit, { via: 'api', address: '203.0.113.9', realm_id: 1 }, 'the log line');
+});
+
+t.test('check-config: a data directory the server’s user cannot write is an error', async (t) => {
+  if (process.getuid?.() !== 0) {
+    t.pass('skipped: only root can run the tool as another user');
+    return;
+  }
+  // Root's directory, checked by the service user (as under `sudo -u confab`).
+  const root = t.testdir({ data: {} });
+  fs.chmodSync(root, 0o755);
+  fs.chmodSync(path.join(root, 'data'), 0o755);
+  const cases: [string, RegExp][] = [
+    [path.join(root, 'data'), /is not writable by nobody: the server, run as nobody, would not/],
+    [
+      path.join(root, 'data', 'a', 'b'),
+      /does not exist and nobody cannot make it \(\S+\/data is not writable\)/,
+    ],
+  ];
+  for (const [dataDir, message] of cases) {
+    const r = await manage(dataDir, ['check-config'], { uid: 65534, cwd: '/', env: { PORT: '0' } });
+    t.equal(r.status, 1, `${dataDir}: exit 1`);
+    const out = JSON.parse(r.stdout) as {
+      ok: boolean;
+      findings: { level: string; message: string; setting?: string }[];
+    };
+    t.equal(out.ok, false);
+    t.match(
+      out.findings.filter((f) => f.level === 'error'),
+      [{ setting: 'DATA_DIR', message }],
+      'the one error names DATA_DIR and says why',
+    );
+  }
 });
 
 t.test('check-config', async (t) => {

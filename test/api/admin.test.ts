@@ -50,6 +50,13 @@ t.test('every command has --help, and an unknown option is refused', async (t) =
   t.match(bad.json, { code: 'USAGE', error: /Unknown option '--bogus'/ });
   const unknown = await manage(null, ['frobnicate']);
   t.equal(unknown.status, 2);
+  const helpOn = await manage(null, ['help', 'create-user']);
+  t.equal(helpOn.status, 0, 'help create-user');
+  t.equal(helpOn.stdout.trim(), commandHelp('create-user', COMMANDS['create-user']!));
+  // Help on a command that does not exist: said, not the general usage with exit 0.
+  const helpUnknown = await manage(null, ['help', 'frobnicate']);
+  t.equal(helpUnknown.status, 2, 'help frobnicate: exit 2');
+  t.match(helpUnknown.json, { code: 'USAGE', error: 'unknown command: frobnicate' });
 });
 
 t.test('passwords never come from the command line', async (t) => {

@@ -125,6 +125,33 @@ t.test('restore refuses a damaged backup and a data directory in use', async (t)
   const inside = await manage(ts.dataDir, ['backup', '--to', path.join(ts.dataDir, 'bk')]);
   t.equal(inside.status, 2, 'nor goes inside the data directory');
 
+  // A file where the backup or an export archive's directory would go: said, not an "internal
+  // error (see the server log)" from the server that ran the command.
+  const file = `${ts.dataDir}-file`;
+  fs.writeFileSync(file, 'x');
+  t.teardown(() => fs.rmSync(file, { force: true }));
+  const onFile = await manage(ts.dataDir, ['backup', '--to', file]);
+  t.equal(onFile.status, 2, 'a backup onto a file is refused as a usage error');
+  t.equal(onFile.json.error, `the backup directory ${file} cannot be made: a file has that name`);
+  const underFile = await manage(ts.dataDir, ['backup', '--to', path.join(file, 'b')]);
+  t.equal(underFile.status, 2);
+  t.equal(
+    underFile.json.error,
+    `the backup directory ${file}/b cannot be made: a file stands in its path`,
+  );
+  const archive = await manage(ts.dataDir, [
+    'export-realm',
+    '--realm',
+    '',
+    '--to',
+    path.join(file, 'eng.tar.gz'),
+  ]);
+  t.equal(archive.status, 2, 'an archive under a file is refused as a usage error');
+  t.equal(
+    archive.json.error,
+    `the archive’s directory ${file} cannot be made: a file has that name`,
+  );
+
   const notEmpty = `${ts.dataDir}-notempty`;
   fs.mkdirSync(notEmpty);
   fs.writeFileSync(path.join(notEmpty, 'something'), 'x');

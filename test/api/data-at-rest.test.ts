@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startChild } from '../helpers/child-server.js';
+import { manage } from '../helpers/manage.js';
 import { client, ok, prepare, seed } from '../helpers/crash-load.js';
 import { tinyPng } from '../helpers/images.js';
 import { multipartBody, request, upload } from '../helpers/uploads.js';
@@ -81,4 +82,65 @@ t.test('everything under DATA_DIR is private to the server user', async (t) => {
     'no group or other rights anywhere',
   );
   t.equal(fs.statSync(dataDir).mode & 0o777, 0o700, 'the data directory is 0700');
+});
+
+t.test('what the admin tool writes, run under umask 022, is private too', async (t) => {
+  // A realm with an upload, exported; then a new data directory made by create-realm and the
+  // archive imported into it, both by the tool with no server running.
+  const root = t.testdir();
+  const source = path.join(root, 'source');
+  const users = seed(source);
+  const server = await startChild(source);
+  t.teardown(() => void server.kill('SIGKILL'));
+  await prepare(server.url, users);
+  ok(
+    await upload(client(server.url), users[1]!, [
+      { filename: 'a.txt', data: 'private', contentType: 'text/plain' },
+    ]),
+    'an upload',
+  );
+  t.equal((await server.kill('SIGTERM')).code, 0);
+  const previous = process.umask(0o022);
+  t.teardown(() => void process.umask(previous));
+  const archive = path.join(root, 'realm.tar.gz');
+  const exported = await manage(source, ['export-realm', '--realm', '', '--to', archive]);
+  t.equal(exported.status, 0, exported.stderr);
+
+  const dataDir = path.join(root, 'data');
+  const made = await manage(
+    dataDir,
+    [
+      'create-realm',
+      '--name',
+      'New',
+      '--subdomain',
+      'new',
+      '--owner-email',
+      'owner@new.test',
+      '--password-stdin',
+    ],
+    { stdin: 'a-long-password\n' },
+  );
+  t.equal(made.status, 0, made.stderr);
+  const imported = await manage(dataDir, [
+    'import-realm',
+    '--from',
+    archive,
+    '--subdomain',
+    'copy',
+  ]);
+  t.equal(imported.status, 0, imported.stderr);
+
+  const entries = walk(dataDir);
+  t.ok(
+    entries.some((e) => !e.dir && path.relative(dataDir, e.path).startsWith('uploads/')),
+    'the imported upload is there',
+  );
+  t.same(
+    entries
+      .filter((e) => (e.mode & 0o077) !== 0)
+      .map((e) => `${path.relative(root, e.path)} ${e.mode.toString(8)}`),
+    [],
+    'no group or other rights anywhere',
+  );
 });

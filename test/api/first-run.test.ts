@@ -5,12 +5,14 @@
  * credentials); the one-time credentials in a 0600 file, never in the log; the right URL with
  * PORT=0; a banner that says which URL to open.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
 import { firstOwner, spawnChild, startChild } from '../helpers/child-server.js';
+import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 
 t.setTimeout(300_000);
 
@@ -82,6 +84,25 @@ t.test('a bad first-start setting or port is refused before anything is created'
     ['a bad owner e-mail', { FIRST_OWNER_EMAIL: 'not-an-address' }, /FIRST_OWNER_EMAIL/],
     ['a bad owner name', { FIRST_OWNER_NAME: 'x' }, /FIRST_OWNER_NAME: Name too short/],
     ['an empty realm name', { FIRST_REALM_NAME: ' ' }, /FIRST_REALM_NAME must be 1 to 40/],
+    ['LOG_LEVEL=verbose', { LOG_LEVEL: 'verbose' }, /LOG_LEVEL must be one of fatal, error/],
+    ['LOG_FORMAT=text', { LOG_FORMAT: 'text' }, /LOG_FORMAT must be json or pretty/],
+    [
+      'TRUSTED_PROXIES=nginx',
+      { TRUSTED_PROXIES: '127.0.0.1,nginx' },
+      /TRUSTED_PROXIES: not an address or CIDR range: nginx/,
+    ],
+    [
+      'ADDRESS_LIMITS_EXEMPT=10.0.0.0/40',
+      { ADDRESS_LIMITS_EXEMPT: '10.0.0.0/40' },
+      /ADDRESS_LIMITS_EXEMPT: bad prefix length: 10\.0\.0\.0\/40/,
+    ],
+    [
+      'EXTERNAL_HOST with a scheme',
+      { EXTERNAL_HOST: 'https://chat.example.com' },
+      /EXTERNAL_HOST: .*no scheme \(that is EXTERNAL_SCHEME\)/,
+    ],
+    ['MAX_REQUEST_BYTES=0', { MAX_REQUEST_BYTES: '0' }, /MAX_REQUEST_BYTES .* at least 1048576/],
+    ['CONFAB_UWS=fast', { CONFAB_UWS: 'fast' }, /CONFAB_UWS must be modern or legacy, not "fast"/],
   ];
   for (const [what, env, message] of cases) {
     const dataDir = path.join(t.testdir(), 'data');
@@ -89,8 +110,39 @@ t.test('a bad first-start setting or port is refused before anything is created'
     const { code } = await run.exited;
     t.equal(code, 1, `${what}: exit status 1`);
     t.match(run.output(), message, `${what}: says why`);
+    t.match(run.output(), /^Confab cannot start: [^\n]*\n$/, `${what}: in one line`);
+    t.notMatch(run.output(), /\n\s+at /, `${what}: no stack trace`);
     t.notOk(fs.existsSync(dataDir), `${what}: no data directory made`);
   }
+});
+
+t.test('CONFAB_UWS in the env file counts, as every other setting there', async (t) => {
+  const dir = t.testdir({ 'confab.env': 'CONFAB_UWS=fast\n' });
+  const dataDir = path.join(dir, 'data');
+  const run = spawnChild(dataDir, {}, undefined, ['--env-file', path.join(dir, 'confab.env')]);
+  const { code } = await run.exited;
+  t.equal(code, 1, 'exit status 1');
+  t.match(
+    run.output(),
+    /^Confab cannot start: no uWebSockets\.js build for Node [^\n]*CONFAB_UWS must be modern or legacy, not "fast"[^\n]*\n$/,
+  );
+  t.notOk(fs.existsSync(dataDir), 'no data directory made');
+});
+
+t.test('a data directory that cannot be one: said in one line, nothing made', async (t) => {
+  const dir = t.testdir({ file: 'not a directory' });
+  const file = path.join(dir, 'file');
+  const cases: [string, string][] = [
+    [file, `${file} is not a directory`],
+    [path.join(file, 'data'), `${file}/data cannot be a directory: a file stands in its path`],
+  ];
+  for (const [dataDir, message] of cases) {
+    const run = spawnChild(dataDir);
+    const { code } = await run.exited;
+    t.equal(code, 1, `${dataDir}: exit status 1`);
+    t.equal(run.output(), `Confab cannot start: bad environment: DATA_DIR: ${message}\n`);
+  }
+  t.same(fs.readdirSync(dir), ['file'], 'nothing made beside it');
 });
 
 t.test('a port already taken: nothing created; the next start gets the credentials', async (t) => {
@@ -129,4 +181,32 @@ t.test('PORT=0: the URLs given out name the port actually used', async (t) => {
   t.match(server.output(), `open http://localhost:${port} in a browser`, 'the banner');
   const settings = await rawRequest(server.url, { method: 'GET', path: '/api/v1/server_settings' });
   t.match(assertSuccess(t, settings), { realm_uri: `http://localhost:${port}` }, 'the API');
+});
+
+t.test('a data directory the server’s user cannot write: who, and what to do', (t) => {
+  // As root, the server runs as nobody in a directory root owns; as anyone else, in one of its
+  // own without write permission (root could write there).
+  const asRoot = process.getuid?.() === 0;
+  const dir = t.testdir({ data: {} });
+  const dataDir = path.join(dir, 'data');
+  fs.chmodSync(dir, 0o755);
+  fs.chmodSync(dataDir, asRoot ? 0o755 : 0o500);
+  const node = plainNode([path.join(DIST_SRC, 'main.js')], { DATA_DIR: dataDir, PORT: '0' });
+  const run = spawnSync(node.file, node.args, {
+    env: node.env,
+    encoding: 'utf8',
+    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+  });
+  t.equal(run.status, 1, 'exit status 1');
+  t.match(
+    run.stderr,
+    new RegExp(
+      `^Confab cannot start: ${dataDir} is not writable by \\S+, the user the server runs as ` +
+        `\\(permission denied; it belongs to \\S+\\): run the server as \\S+, or give the data ` +
+        `directory to \\S+ \\(chown -R \\S+ ${dataDir}\\)\\n$`,
+    ),
+    'names the directory, both users and the remedy, in one line',
+  );
+  t.same(fs.readdirSync(dataDir), [], 'nothing made in it');
+  t.end();
 });

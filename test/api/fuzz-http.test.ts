@@ -9,6 +9,7 @@ import net from 'node:net';
 import t from 'tap';
 import { basicAuth, rawRequest } from '../helpers/api.js';
 import { fuzzSeed, rng } from '../helpers/fuzz.js';
+import { until } from '../helpers/events.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { uwsBuildName } from '../../src/http/uws.js';
 
@@ -302,6 +303,29 @@ t.test(
         return;
       }
     }
+  },
+);
+
+t.test(
+  'a Content-Length that is not digits: uWS ends the connection, the request leaves',
+  async (t) => {
+    // Both uWS builds run the route's callback, then close the connection before any body: the
+    // legacy one without an answer, the modern one after its own 400 (never the router's answer).
+    const ts = await startServer(t);
+    const hamlet = ts.fx.users.hamlet!;
+    const auth = basicAuth(hamlet.email, hamlet.api_key);
+    for (const path of ['/api/v1/messages', '/api/v1/user_uploads']) {
+      for (const length of ['abc', '-1', '1e3', '5,5']) {
+        const head = `POST ${path} HTTP/1.1\r\nHost: testserver.local\r\nAuthorization: ${auth}\r\n`;
+        const o = await exchange(ts.server.port, [`${head}Content-Length: ${length}\r\n\r\nabc`], {
+          keepOpen: true,
+        });
+        t.ok(o.closed, `${path}, ${length}: closed`);
+        t.ok(!o.response.includes('"result"'), `${path}, ${length}: no answer of the router's`);
+      }
+    }
+    await until(() => ts.server.inflight === 0, 'every request has left');
+    t.ok(await serves(ts), 'the server serves on');
   },
 );
 

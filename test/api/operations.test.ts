@@ -277,6 +277,12 @@ t.test(
       headers: { 'x-forwarded-for': '203.0.113.7' },
     });
     t.equal(proxied.status, 403, 'a request through a proxy is not local');
+    t.same(proxied.body, {
+      result: 'error',
+      msg: 'Metrics are served only to local clients.',
+      code: 'UNAUTHORIZED',
+    });
+    t.equal(proxied.headers['www-authenticate'], undefined);
 
     const token = 'metrics-token-0123456789abcdef';
     const { url } = await startServer(t, {
@@ -289,7 +295,15 @@ t.test(
         path: '/metrics',
         headers: { 'x-forwarded-for': '203.0.113.7', ...headers },
       });
-    t.equal((await viaProxy({})).status, 401, 'no token');
+    const noToken = await viaProxy({});
+    t.equal(noToken.status, 401, 'no token');
+    t.same(noToken.body, {
+      result: 'error',
+      msg: 'A valid metrics token is required.',
+      code: 'UNAUTHORIZED',
+    });
+    t.equal(noToken.headers['www-authenticate'], 'Bearer');
+    t.equal(noToken.headers['content-type'], 'application/json');
     t.equal((await viaProxy({ authorization: 'Bearer wrong-token-0000000000' })).status, 401);
     const ok = await viaProxy({ authorization: `Bearer ${token}` });
     t.equal(ok.status, 200, 'the configured token opens it');

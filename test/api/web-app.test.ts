@@ -189,8 +189,11 @@ t.test('GET /static/*: immutable assets, types, unknown paths', async (t) => {
   ]) {
     const res = await rawRequest(url, { method: 'GET', path: p });
     t.equal(res.status, 404, `${p}: 404`);
-    t.equal(res.body.code, 'NOT_FOUND');
+    t.same(res.body, { result: 'error', msg: 'Not Found', code: 'NOT_FOUND' });
+    t.equal(res.headers['content-type'], 'application/json');
   }
+  const missing = await rawRequest(url, { method: 'GET', path: '/static/app-0000.js' });
+  t.equal(missing.headers['x-content-type-options'], 'nosniff', "an asset's 404: nosniff");
   // The API's own files under /static/ are still the API's.
   const state = (await api.post('hamlet', 'register', { fetch_event_types: ['realm'] })).body;
   const emoji = await fetchRaw(api, new URL(state.server_emoji_data_url as string).pathname);

@@ -28,6 +28,15 @@ t.test('COMMIT_SPACING_MS: the group commit spacing, 5 ms unless set, 0 to 100',
   t.end();
 });
 
+t.test('EXPORT_TIME_LIMIT: a realm export run’s limit, seconds, an hour unless set', (t) => {
+  t.equal(configFromEnv({}).exportTimeLimitMs, 3_600_000);
+  t.equal(configFromEnv({ EXPORT_TIME_LIMIT: '5' }).exportTimeLimitMs, 5000);
+  for (const bad of ['0', '-1', '2.5', 'x', '05']) {
+    t.throws(() => configFromEnv({ EXPORT_TIME_LIMIT: bad }), /EXPORT_TIME_LIMIT/, bad);
+  }
+  t.end();
+});
+
 t.test(
   'LOG_REQUESTS: errors unless set; all, errors, off, and the older 1/true and 0/false',
   (t) => {
@@ -51,3 +60,56 @@ t.test(
     t.end();
   },
 );
+
+t.test('EXTERNAL_HOST: a host name with an optional port, nothing else', (t) => {
+  for (const good of ['chat.example.com', 'localhost:9991', '127.0.0.1', '[::1]:9991', 'a-b.c'])
+    t.equal(configFromEnv({ EXTERNAL_HOST: good }).externalHost, good, good);
+  for (const bad of [
+    'https://chat.example.com',
+    'chat.example.com/',
+    'chat.example.com/confab',
+    'chat example.com',
+    'chat.example.com:',
+    '-chat.example.com',
+    '',
+  ]) {
+    t.throws(
+      () => configFromEnv({ EXTERNAL_HOST: bad }),
+      { name: 'SettingsError', message: /^bad environment: EXTERNAL_HOST: .*no scheme/ },
+      JSON.stringify(bad),
+    );
+  }
+  t.end();
+});
+
+t.test('TRUSTED_PROXIES and ADDRESS_LIMITS_EXEMPT: each entry checked, the setting named', (t) => {
+  const config = configFromEnv({
+    TRUSTED_PROXIES: ' 127.0.0.1, ::1,10.0.0.0/8 ',
+    ADDRESS_LIMITS_EXEMPT: '192.168.0.0/16',
+  });
+  t.same(config.trustedProxies, ['127.0.0.1', '::1', '10.0.0.0/8']);
+  t.same(config.addressLimitsExempt, ['192.168.0.0/16']);
+  t.same(configFromEnv({ ADDRESS_LIMITS_EXEMPT: '' }).addressLimitsExempt, [], 'empty: none');
+  for (const name of ['TRUSTED_PROXIES', 'ADDRESS_LIMITS_EXEMPT']) {
+    for (const bad of ['nginx', '10.0.0.0/33', '127.0.0.1,proxy.local', '::1/129']) {
+      t.throws(
+        () => configFromEnv({ [name]: bad }),
+        { name: 'SettingsError', message: new RegExp(`^bad environment: ${name}: `) },
+        `${name}=${bad}`,
+      );
+    }
+  }
+  t.end();
+});
+
+t.test('MAX_REQUEST_BYTES: bytes, at least 1 MiB', (t) => {
+  t.equal(configFromEnv({}).maxRequestBytes, 4194304);
+  t.equal(configFromEnv({ MAX_REQUEST_BYTES: '1048576' }).maxRequestBytes, 1048576);
+  for (const bad of ['0', '1000', '4m', '-1', '99999999999'])
+    t.throws(
+      () => configFromEnv({ MAX_REQUEST_BYTES: bad }),
+      /MAX_REQUEST_BYTES is a number of bytes, at least 1048576/,
+      bad,
+    );
+  t.end();
+});

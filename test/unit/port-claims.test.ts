@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { claimPort, ports } from '../../src/cluster/local.js';
+import { claimPort, ports, takeoverLock } from '../../src/cluster/local.js';
 
 const LOCAL = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -124,4 +124,37 @@ t.test('a void claim two processes take over at once: one of them has it', async
   t.equal(second, true, 'the other took it over first');
   t.equal(first, false, 'this one is refused');
   t.equal(fs.readFileSync(file, 'latin1'), String(other), 'the claim is the other’s');
+});
+
+t.test('a void takeover lock two processes clear at once: one of them holds it', async (t) => {
+  // The lock under which a void claim is taken over (takeOver), left by a process that died
+  // holding it. Another live process clears it and takes it between this one's judging it void
+  // and its clearing it (one process plays both: the other's pid given by hand). On the code
+  // before (a stat, then the removal of whatever lock was there), this one then removed the
+  // other's fresh lock, and a third process took it while the other still held it: both took the
+  // same void claim over.
+  const dir = claimsDir();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const lock = path.join(dir, '1.takeover');
+  const gone = spawn(process.execPath, ['-e', '']);
+  await new Promise((r) => gone.once('exit', r));
+  t.ok(takeoverLock(lock, gone.pid!), 'the process now gone took it');
+  const long = new Date(Date.now() - 60_000);
+  for (const f of [lock, ...fs.readdirSync(lock).map((e) => path.join(lock, e))])
+    fs.utimesSync(f, long, long);
+
+  const other = process.ppid;
+  let theirs: (() => void) | null = null;
+  const mine = takeoverLock(lock, process.pid, () => {
+    // At most two calls: one clearing the void lock, one taking it.
+    for (let i = 0; i < 2 && theirs === null; i++) theirs = takeoverLock(lock, other);
+  });
+  t.ok(theirs, 'the other took it');
+  t.equal(mine, null, 'this one did not');
+  t.equal(takeoverLock(lock, process.pid), null, 'nor does anyone while the other holds it');
+  theirs!();
+  const next = takeoverLock(lock, process.pid);
+  t.ok(next, 'taken once the other released it');
+  next?.();
+  t.notOk(fs.existsSync(lock), 'and gone once released');
 });
