@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { nowSeconds, type ServerConfig } from '../config.js';
-import { auditExtra, type AuditOrigin } from '../lib/audit.js';
+import { AUDIT_TYPES, auditExtra, OTHER_AUDIT_TYPES, type AuditOrigin } from '../lib/audit.js';
 import { auditRow, recordAudit } from '../mutations/audit.js';
 import type { AuditRow } from '../storage/audit.js';
 import { isClusterCopy } from '../storage/replication.js';
@@ -26,7 +26,7 @@ import { ADMIN_SOCKET, askServer } from './socket.js';
 export function recordToolAction(
   rt: AdminRuntime,
   realmId: number | null,
-  eventType: string,
+  eventType: (typeof OTHER_AUDIT_TYPES)[number],
   args: Record<string, unknown>,
 ): void {
   if (rt.realms.clustered || isClusterCopy(rt.store.db)) return;
@@ -251,7 +251,7 @@ export const OPS_COMMANDS: Record<string, AdminCommand> = {
       server: 'instead of a realm’s: the actions on the whole server (backups, restores)',
       limit: 'at most this many entries (default 100, at most 1000)',
       before: 'entries older than this id (the next page)',
-      type: 'only entries of this event type (e.g. user_role_changed)',
+      type: 'only entries of this event type (e.g. user_changed; an unknown type is refused)',
       user: 'only entries by or about this user (an e-mail address or a user id)',
     },
     readOnly: true,
@@ -264,6 +264,10 @@ export const OPS_COMMANDS: Record<string, AdminCommand> = {
       const before = args.before === undefined ? undefined : Number(args.before);
       if (before !== undefined && !Number.isInteger(before))
         throw new UsageError('--before is an entry id');
+      if (typeof args.type === 'string' && !AUDIT_TYPES.includes(args.type))
+        throw new UsageError(
+          `unknown --type ${JSON.stringify(args.type)}: the types are ${AUDIT_TYPES.join(', ')}`,
+        );
       const realm = args.server === true ? null : realmArg(rt, args);
       const user =
         typeof args.user === 'string' && realm !== null ? userArg(rt, realm, args).id : undefined;

@@ -35,6 +35,20 @@ export type AuditEntry = {
 
 type Fields = Record<string, unknown>;
 
+/**
+ * The event types of entries written elsewhere than by a realm command of AUDITED_COMMANDS: a new
+ * realm and a new channel (src/mutations), and the admin tool's own actions (src/admin).
+ */
+export const OTHER_AUDIT_TYPES = [
+  'realm_created',
+  'channel_created',
+  'backup_taken',
+  'data_restored',
+  'realm_exported',
+  'realm_imported',
+  'message_sent_by_tool',
+] as const;
+
 /** How a realm command is recorded; absent fields are read from the payload's usual names. */
 type AuditRule = {
   type: string;
@@ -105,6 +119,11 @@ export const AUDITED_COMMANDS: Readonly<Record<string, AuditRule>> = {
   'realm_export.create': { type: 'realm_exported' },
   'realm_export.delete': { type: 'realm_export_deleted' },
 };
+
+/** Every event type the audit log holds, sorted (what `audit-log --type` accepts). */
+export const AUDIT_TYPES: readonly string[] = [
+  ...new Set([...Object.values(AUDITED_COMMANDS).map((r) => r.type), ...OTHER_AUDIT_TYPES]),
+].sort();
 
 /** Keys whose values never reach the audit log (nor the log): secrets, and rendered copies. */
 // A bot's URL and integration settings may carry a service's credentials.

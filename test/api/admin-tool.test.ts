@@ -399,6 +399,26 @@ t.test('the new commands, through the running server, each in the audit log', as
   t.match(server.output(), /"msg":"admin tool: rename-realm"/, 'the tool’s commands are logged');
 });
 
+t.test('audit-log --type: an unknown type is a usage error naming the types', async (t) => {
+  const dataDir = path.join(t.testdir(), 'data');
+  const made = await manage(
+    dataDir,
+    ['create-realm', '--name', 'Acme', '--owner-email', 'owner@example.org', '--password-stdin'],
+    { stdin: 'pw-acme-owner-1\n' },
+  );
+  t.equal(made.status, 0, made.stderr);
+  const known = await manage(dataDir, ['audit-log', '--realm', '', '--type', 'realm_created']);
+  t.equal(known.status, 0, known.stderr);
+  t.equal((known.json as { entries: Entry[] }).entries.length, 1, 'a known type filters');
+  const typo = await manage(dataDir, ['audit-log', '--realm', '', '--type', 'realm_create']);
+  t.equal(typo.status, 2, 'exit 2, not an empty list');
+  t.match(typo.json.error, /^unknown --type "realm_create": the types are .*realm_created/);
+  for (const type of ['user_changed', 'backup_taken', 'data_restored', 'channel_created'])
+    t.match(typo.json.error, type, `names ${type}`);
+  const server = await manage(dataDir, ['audit-log', '--server', '--type', 'backup']);
+  t.equal(server.status, 2, '--server too');
+});
+
 t.test('API actions: who, from which address and client', async (t) => {
   const dataDir = t.testdir();
   const server = await startChild(dataDir, { TRUSTED_PROXIES: '127.0.0.1', LOG_FORMAT: 'json' });
