@@ -36,7 +36,9 @@ const FORMAT = 'confab-backup';
 /**
  * What a backup leaves out: the live database files (copied through SQLite instead), the lock,
  * the admin socket, request temporaries, saved event queues (clients register again after a
- * restore) and realm export archives (made again on request).
+ * restore) and realm export archives (made again on request). The saved queues' other names
+ * (src/delivery/persistence.ts) are skipped too: `.tmp` is a save being written, and `.last` the
+ * file already read at the last start, kept for nobody (no code reads it).
  */
 const SKIPPED = new Set([
   DATABASE_FILE,
@@ -50,6 +52,8 @@ const SKIPPED = new Set([
   'tmp',
   'exports',
   'event-queues.msgpack',
+  'event-queues.msgpack.tmp',
+  'event-queues.msgpack.last',
 ]);
 
 export type ManifestFile = { path: string; size: number; sha256: string };

@@ -118,7 +118,13 @@ t.test('restore refuses a damaged backup and a data directory in use', async (t)
   const ts = await startServer(t);
   const backupDir = `${ts.dataDir}-backup`;
   t.teardown(() => fs.rmSync(backupDir, { recursive: true, force: true }));
+  // What a start leaves of the saved event queues (read, then moved aside), which nothing reads.
+  fs.writeFileSync(path.join(ts.dataDir, 'event-queues.msgpack.last'), 'CFQ2');
   t.equal((await manage(ts.dataDir, ['backup', '--to', backupDir])).status, 0);
+  t.notOk(
+    fs.existsSync(path.join(backupDir, 'event-queues.msgpack.last')),
+    'the saved event queues already read are not backed up',
+  );
   const again = await manage(ts.dataDir, ['backup', '--to', backupDir]);
   t.equal(again.status, 2, 'a backup never overwrites another');
   t.match(again.json.error, /not empty/);
