@@ -23,7 +23,13 @@ import { configFromEnv, envWithFile, removedSettingsIn } from './config.js';
 import { SettingsError } from './lib/settings-error.js';
 import { realmUrl } from './lib/urls.js';
 import { DATABASE_FILE, userName } from './admin/data-dir.js';
-import { configureLogging, levelFromEnv, log, type LogFormat } from './observability/log.js';
+import {
+  configureLogging,
+  levelFromEnv,
+  log,
+  prettyInstalled,
+  type LogFormat,
+} from './observability/log.js';
 import type { ConfabServer } from './server.js';
 import { DataDirLock, DataDirLockedError, LOCK_FILE } from './storage/data-lock.js';
 import { stopOnSignals } from './signals.js';
@@ -95,6 +101,12 @@ async function main(): Promise<void> {
     level: levelFromEnv(env.LOG_LEVEL) ?? 'info',
     format: logFormat(env.LOG_FORMAT, process.stdout.isTTY),
   });
+  // Asked for, not the terminal's default: said once, then JSON lines (logs stay readable by tools).
+  if (env.LOG_FORMAT === 'pretty' && !prettyInstalled())
+    log.warn(
+      { setting: 'LOG_FORMAT' },
+      'LOG_FORMAT=pretty needs the package pino-pretty, which is not installed: logging JSON lines (install it with `npm install pino-pretty`, or set LOG_FORMAT=json)',
+    );
   const removed = removedSettingsIn(env);
   if (removed.length > 0)
     log.warn(

@@ -86,9 +86,19 @@ function baseOptions(level: LogLevel): LoggerOptions {
   };
 }
 
+/** Whether pino-pretty can be loaded (the dev dependency LOG_FORMAT=pretty needs). */
+export function prettyInstalled(): boolean {
+  try {
+    createRequire(import.meta.url).resolve('pino-pretty');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * pino-pretty is a development dependency: a production install (without dev dependencies)
- * cannot load it and logs JSON instead.
+ * cannot load it and logs JSON instead (main.ts warns when LOG_FORMAT=pretty was set).
  */
 function prettyStream(fd: number): DestinationStream | null {
   try {

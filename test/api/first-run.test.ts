@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
@@ -210,3 +211,45 @@ t.test('a data directory the server’s user cannot write: who, and what to do',
   t.same(fs.readdirSync(dataDir), [], 'nothing made in it');
   t.end();
 });
+
+t.test(
+  'LOG_FORMAT=pretty without pino-pretty installed: one warning naming it, then JSON',
+  async (t) => {
+    // An install without dev dependencies: the compiled server, and node_modules holding every
+    // package of the checkout's but pino-pretty (links); outside the checkout, so that Node's
+    // lookup cannot find the checkout's node_modules above it.
+    const app = fs.mkdtempSync(path.join(os.tmpdir(), 'confab-no-pretty-'));
+    t.teardown(() => fs.rmSync(app, { recursive: true, force: true }));
+    const dist = path.resolve(DIST_SRC, '..');
+    fs.cpSync(dist, path.join(app, 'dist'), {
+      recursive: true,
+      filter: (src) => !src.startsWith(path.join(dist, 'test')),
+    });
+    const modules = path.resolve(DIST_SRC, '../../node_modules');
+    fs.mkdirSync(path.join(app, 'node_modules'));
+    for (const name of fs.readdirSync(modules))
+      if (name !== 'pino-pretty')
+        fs.symlinkSync(path.join(modules, name), path.join(app, 'node_modules', name));
+    fs.copyFileSync(path.resolve(DIST_SRC, '../../package.json'), path.join(app, 'package.json'));
+
+    const main = path.join(app, 'dist/src/main.js');
+    const dataDir = path.join(app, 'data');
+    const server = await startChild(dataDir, { LOG_FORMAT: 'pretty' }, main);
+    t.teardown(() => server.kill('SIGKILL'));
+    const warnings =
+      server.output().match(/LOG_FORMAT=pretty needs the package pino-pretty/g) ?? [];
+    t.equal(warnings.length, 1, 'said once');
+    t.match(
+      server.output(),
+      /"level":"warn".*which is not installed: logging JSON lines \(install it with `npm install pino-pretty`, or set LOG_FORMAT=json\)/,
+      'a warn line naming what to install, itself JSON',
+    );
+    t.equal((await server.kill('SIGTERM')).code, 0);
+
+    // The checkout (pino-pretty installed): no warning.
+    const dev = await startChild(path.join(app, 'data-dev'), { LOG_FORMAT: 'pretty' });
+    t.teardown(() => dev.kill('SIGKILL'));
+    t.notMatch(dev.output(), /needs the package pino-pretty/, 'no warning where it is installed');
+    t.equal((await dev.kill('SIGTERM')).code, 0);
+  },
+);
