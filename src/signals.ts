@@ -5,9 +5,12 @@
  * the process keeps serving, unless it is one of the documented fatal conditions.
  *
  * A second SIGTERM/SIGINT while the first one's shutdown runs (an operator's second Ctrl-C, while
- * requests in flight drain for up to 10 s) stops the process at once, as servers commonly do: the log says so (level warn) and the exit
- * status is 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as a shell reports a
- * process its signal ended. That is safe for the data: the
+ * requests in flight drain for up to 10 s) stops the process at once, as servers commonly do: the
+ * log says so (level warn) and the exit status is 128 + the signal's number (130 for SIGINT, 143
+ * for SIGTERM), as a shell reports a process its signal ended. A signal within a second of the
+ * first is the same one delivered twice, not an operator's second: one Ctrl-C under `npm start`
+ * reaches the server from the terminal and again from npm, which passes its own on to its script
+ * (where /bin/sh execs the command, as bash does). Stopping at once is safe for the data: the
  * handler runs between JavaScript tasks, so no better-sqlite3 statement or transaction (they are
  * synchronous) is half done, and the database is in WAL mode, which SQLite keeps consistent
  * through any exit (committed transactions stay, an unfinished checkpoint is resumed at the next
@@ -19,11 +22,16 @@ import { log } from './observability/log.js';
 import { installLastResort } from './process-guard.js';
 import type { ConfabServer } from './server.js';
 
+/** A signal this soon after the first is taken as the same one delivered twice (see above). */
+const SAME_SIGNAL_MS = 1000;
+
 export function stopOnSignals(server: ConfabServer): void {
   const exit = (code: number) => process.exit(code);
   let stopping: string | null = null;
+  let stoppingSince = 0;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping !== null) {
+      if (performance.now() - stoppingSince < SAME_SIGNAL_MS) return;
       log.warn(
         { signal, first: stopping },
         `${signal} again during the shutdown: stopping at once (requests in flight are not answered, event queues not saved)`,
@@ -32,6 +40,7 @@ export function stopOnSignals(server: ConfabServer): void {
       return;
     }
     stopping = signal;
+    stoppingSince = performance.now();
     log.info({ signal }, `${signal}: shutting down`);
     server.close().then(
       () => exit(0),

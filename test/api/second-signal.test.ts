@@ -61,6 +61,10 @@ for (const [signal, status] of [
 
     first.child.kill(signal);
     await first.waitFor(new RegExp(`${signal}: shutting down`));
+    // The same signal again at once (a terminal's and npm's copies of one Ctrl-C) is not a second.
+    first.child.kill(signal);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    t.equal(first.child.exitCode, null, 'the copy within a second did not stop it at once');
     const sent = Date.now();
     first.child.kill(signal);
     const { code } = await first.exited;
