@@ -76,13 +76,14 @@ t.test('a topic, a channel, then everything, from the sidebar menus', async (t) 
   await page.close();
 });
 
-t.test('the menu by keyboard, and at 390 px', async (t) => {
+t.test('the menu by keyboard, at 390 px in the dark theme', async (t) => {
   if (NO_CHROMIUM) return;
   await sendChannelMessage(ts.api, 'othello', 'beta', 'four', 'news');
   const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
     hash: '#narrow/is/starred',
     width: 390,
     height: 844,
+    dark: true,
   });
   await page.getByRole('button', { name: 'Open the sidebar' }).click();
   await waitCount(page, 'beta', 1);
@@ -99,6 +100,7 @@ t.test('the menu by keyboard, and at 390 px', async (t) => {
   await screenshot(page, t, 'menu-open-390');
   await page.keyboard.press('Escape');
   t.equal(await item.count(), 0, 'Escape closes the menu');
+  t.ok(await page.locator('.sidebar').isVisible(), 'and only the menu: the drawer stays open');
   t.ok(
     await button.evaluate((el) => el === el.ownerDocument.activeElement),
     'focus back on the button',
