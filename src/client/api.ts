@@ -384,6 +384,15 @@ export class ConfabClient {
     return this.request('POST', '/users/me/api_key/regenerate');
   }
 
+  /** Marks all the user's messages read (`complete: false`: repeat to finish). */
+  markAllRead(): Promise<{ complete?: boolean }> {
+    return this.request('POST', '/mark_all_as_read');
+  }
+
+  markStreamRead(streamId: number): Promise<unknown> {
+    return this.request('POST', '/mark_stream_as_read', { stream_id: streamId });
+  }
+
   markTopicRead(streamId: number, topic: string): Promise<unknown> {
     return this.request('POST', '/mark_topic_as_read', { stream_id: streamId, topic_name: topic });
   }

@@ -334,5 +334,10 @@ t.test('notifications follow the settings', (t) => {
   t.equal(shouldNotify(dm, { ...ctx, seeing: true }), false, 'already looking at it');
   t.equal(pageTitle(3, 'general', 'Acme'), '(3) general - Acme - Confab');
   t.equal(pageTitle(0, 'general', 'Acme'), 'general - Acme - Confab');
+  // The reference's "view - realm - product", with the name once when the realm is named after
+  // the product (the default realm's name).
+  t.equal(pageTitle(0, '#sandbox', 'Confab'), '#sandbox - Confab', 'the default realm');
+  t.equal(pageTitle(2, '#sandbox', ' confab '), '(2) #sandbox - Confab', 'whatever its case');
+  t.equal(pageTitle(0, 'All messages', ''), 'All messages - Confab', 'no realm name');
   t.end();
 });

@@ -518,6 +518,29 @@ export class Controller {
     });
   }
 
+  /**
+   * "Mark all messages as read" of the sidebar's menus: everything (after a confirmation, as the
+   * reference asks), a channel, or a topic. The counts follow the server's events.
+   */
+  async markAllAsRead(what: { streamId?: number; topic?: string } = {}): Promise<void> {
+    try {
+      if (what.streamId !== undefined && what.topic !== undefined) {
+        await this.client.markTopicRead(what.streamId, what.topic);
+      } else if (what.streamId !== undefined) {
+        await this.client.markStreamRead(what.streamId);
+      } else {
+        if (!confirm('Mark all messages as read?')) return;
+        // The server stops after its time budget; what it did stays, so ask again.
+        for (let i = 0; i < 10; i++) {
+          const r = await this.client.markAllRead();
+          if (r.complete !== false) break;
+        }
+      }
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
   markNarrowRead(): void {
     const s = this.state.value;
     if (!s) return;

@@ -27,6 +27,7 @@ const PATHS = {
   invite:
     'M15 19v-1a4 4 0 0 0-4-4H7a4 4 0 0 0-4 4v1M9 10a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 8v6M16 11h6',
   down: 'M12 5v14M6 13l6 6 6-6',
+  more: 'M12 5.5h.01M12 12h.01M12 18.5h.01',
   bell: 'M6 16V11a6 6 0 1 1 12 0v5l2 2H4l2-2zM10 20a2 2 0 0 0 4 0',
 } as const;
 

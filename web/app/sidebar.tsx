@@ -5,7 +5,7 @@
  * (register's `unread_msgs`, kept live by events). On narrow screens it is a drawer.
  */
 import { Component } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Subscription } from '../../src/client/types.js';
 import type { ChatState } from '../state/chat.js';
 import {
@@ -61,6 +61,73 @@ function NavLink({
   );
 }
 
+/**
+ * The "⋮" menu of a sidebar row (as the reference's channel, topic and All messages popovers):
+ * a button beside the row's link, and a list of actions under it. Escape or a focus elsewhere
+ * closes it; the focus goes to the first action when it opens and back to the button after.
+ */
+function RowMenu({ label, items }: { label: string; items: { label: string; run: () => void }[] }) {
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (open) menu.current?.querySelector<HTMLElement>('[role="menuitem"]')?.focus();
+  }, [open]);
+  const close = (refocus: boolean) => {
+    setOpen(false);
+    if (refocus) button.current?.focus();
+  };
+  return (
+    <span
+      class="row-menu"
+      onFocusOut={(e) => {
+        const to = e.relatedTarget as Node | null;
+        if (open && !(to && e.currentTarget.contains(to))) close(false);
+      }}
+      onKeyDown={(e) => {
+        if (open && e.key === 'Escape') {
+          e.preventDefault();
+          e.stopPropagation();
+          close(true);
+        }
+      }}
+    >
+      <button
+        ref={button}
+        class="icon-btn row-menu-btn"
+        type="button"
+        aria-label={label}
+        title={label}
+        aria-haspopup="menu"
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+      >
+        <Icon name="more" />
+      </button>
+      {open && (
+        <div ref={menu} class="menu row-menu-list" role="menu" aria-label={label}>
+          {items.map((it) => (
+            <button
+              key={it.label}
+              class="menu-item"
+              type="button"
+              role="menuitem"
+              onClick={() => {
+                close(true);
+                it.run();
+              }}
+            >
+              {it.label}
+            </button>
+          ))}
+        </div>
+      )}
+    </span>
+  );
+}
+
+const MARK_READ = 'Mark all messages as read';
+
 function View({
   c,
   narrow,
@@ -68,6 +135,7 @@ function View({
   label,
   count,
   mention,
+  menu,
 }: {
   c: Controller;
   narrow: Narrow;
@@ -75,15 +143,17 @@ function View({
   label: string;
   count: number;
   mention?: boolean;
+  menu?: { label: string; run: () => void }[];
 }) {
   const current = narrowKey(c.narrow.value) === narrowKey(narrow);
   return (
-    <li>
+    <li class={menu ? 'nav-row' : undefined}>
       <NavLink c={c} narrow={narrow} current={current}>
         <Icon name={icon} />
         <span class="label">{label}</span>
         <Count n={count} mention={mention} />
       </NavLink>
+      {menu && <RowMenu label={`Menu for ${label}`} items={menu} />}
     </li>
   );
 }
@@ -120,7 +190,7 @@ function Topics({
   return (
     <>
       {shown.map((t) => (
-        <li key={t.name}>
+        <li key={t.name} class="nav-row">
           <NavLink
             c={c}
             narrow={topicNarrow(streamId, t.name)}
@@ -130,6 +200,12 @@ function Topics({
             <span class="label">{s.topicName(t.name)}</span>
             <Count n={t.unread?.count ?? 0} muted={t.unread?.muted} />
           </NavLink>
+          <RowMenu
+            label={`Menu for topic ${s.topicName(t.name)}`}
+            items={[
+              { label: MARK_READ, run: () => void c.markAllAsRead({ streamId, topic: t.name }) },
+            ]}
+          />
         </li>
       ))}
       {topics.length === 0 && <li class="nav-item topic muted">No topics yet</li>}
@@ -176,16 +252,24 @@ class ChannelItem extends Component<ChannelItemProps> {
     const { c, s, sub, unmuted, muted, current, counts } = this.props;
     return (
       <li>
-        <NavLink
-          c={c}
-          narrow={channelNarrow(sub.stream_id)}
-          current={current}
-          class={sub.is_muted ? 'muted' : ''}
-        >
-          <Swatch color={sub.color} privateChannel={sub.invite_only} />
-          <span class="label">{sub.name}</span>
-          {unmuted > 0 ? <Count n={unmuted} /> : <Count n={muted} muted />}
-        </NavLink>
+        <div class="nav-row">
+          <NavLink
+            c={c}
+            narrow={channelNarrow(sub.stream_id)}
+            current={current}
+            class={sub.is_muted ? 'muted' : ''}
+          >
+            <Swatch color={sub.color} privateChannel={sub.invite_only} />
+            <span class="label">{sub.name}</span>
+            {unmuted > 0 ? <Count n={unmuted} /> : <Count n={muted} muted />}
+          </NavLink>
+          <RowMenu
+            label={`Menu for #${sub.name}`}
+            items={[
+              { label: MARK_READ, run: () => void c.markAllAsRead({ streamId: sub.stream_id }) },
+            ]}
+          />
+        </div>
         {counts && (
           <ul class="nav-list" aria-label={`Topics in ${sub.name}`}>
             <Topics c={c} s={s} streamId={sub.stream_id} counts={counts} />
@@ -228,7 +312,14 @@ export function Sidebar({ c }: { c: Controller }) {
       </div>
       <div class="sidebar-scroll">
         <ul class="nav-list">
-          <View c={c} narrow={ALL} icon="feed" label="All messages" count={counts.total} />
+          <View
+            c={c}
+            narrow={ALL}
+            icon="feed"
+            label="All messages"
+            count={counts.total}
+            menu={[{ label: MARK_READ, run: () => void c.markAllAsRead() }]}
+          />
           <View
             c={c}
             narrow={isNarrow('mentioned')}

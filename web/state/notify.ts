@@ -41,8 +41,16 @@ export function shouldNotify(m: StoredMessage, c: NotifyContext): boolean {
   return channelSetting ?? c.settings.enable_stream_desktop_notifications === true;
 }
 
-/** The page's title: unread count (if any), what is shown, the realm. */
+const PRODUCT = 'Confab';
+
+/**
+ * The page's title, as the reference's: unread count (if any), what is shown, the realm, the
+ * product. A realm named after the product (the default realm's name) or unnamed is not named
+ * twice ("#sandbox - Confab", not "#sandbox - Confab - Confab").
+ */
 export function pageTitle(unread: number, view: string, realm: string): string {
   const count = unread > 0 ? `(${unread > 999 ? '999+' : unread}) ` : '';
-  return `${count}${view} - ${realm} - Confab`;
+  const name = realm.trim();
+  const same = name === '' || name.toLowerCase() === PRODUCT.toLowerCase();
+  return `${count}${view}${same ? '' : ` - ${name}`} - ${PRODUCT}`;
 }

@@ -1,0 +1,98 @@
+/**
+ * The web app in chromium, where the keyboard's focus shows in the message list: after Escape
+ * from the compose box, the ring is on the selected message, not around the whole pane; it
+ * follows the arrows; with no message selected, the pane shows it again (never no indicator);
+ * a click shows none.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+let ts: TestServer;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  ts = await startServer(t);
+  const { api, fx } = ts;
+  const everyone = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+  await createChannel(api, 'othello', 'sandbox', { principals: everyone });
+  for (const text of ['first words', 'second words', 'third words'])
+    await sendChannelMessage(api, 'othello', 'sandbox', 'chat', text);
+});
+
+/** The focus ring of what `selector` finds: its box-shadow and outline as drawn. */
+function ring(page: Page, selector: string): Promise<{ shadow: string; outline: string }> {
+  return page.evaluate(`(() => {
+    const el = document.querySelector(${JSON.stringify(selector)});
+    if (!el) return { shadow: 'none', outline: 'none' };
+    const st = getComputedStyle(el);
+    return { shadow: st.boxShadow, outline: st.outlineStyle === 'none' ? 'none' : st.outlineWidth };
+  })()`);
+}
+
+t.test('Escape into the list: the ring on the selected message, not the pane', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/sandbox/topic/chat',
+  });
+  await waitMessage(page, 'third words');
+  await page.click('#compose-text');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `document.querySelector('.msg.selected') !== null`);
+  t.equal((await ring(page, '.messages')).shadow, 'none', 'no ring around the whole pane');
+  t.equal((await ring(page, '.msg.selected')).outline, '2px', 'the selected message has it');
+  const first = await page.evaluate<string>(`document.querySelector('.msg.selected').dataset.id`);
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `document.querySelector('.msg.selected').dataset.id !== '${first}'`);
+  t.equal((await ring(page, '.msg.selected')).outline, '2px', 'and follows the arrows');
+  t.equal(
+    await page.evaluate(
+      `[...document.querySelectorAll('.msg')].filter((el) => getComputedStyle(el).outlineStyle !== 'none').length`,
+    ),
+    1,
+    'on one message only',
+  );
+  await screenshot(page, t, 'selected-ring-1280');
+
+  // Escape on the list clears the selection: the pane shows the focus again.
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.msg.selected') === null`);
+  t.not((await ring(page, '.messages')).shadow, 'none', 'nothing selected: the pane has it');
+  t.ok(
+    await page.evaluate(`document.activeElement?.classList.contains('messages')`),
+    'still there',
+  );
+
+  await page.close();
+});
+
+t.test('the ring at 390 px, and none for the mouse', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/sandbox/topic/chat',
+    width: 390,
+    height: 844,
+  });
+  await waitMessage(page, 'third words');
+  // A click on a message (not the keyboard) selects it, with no ring.
+  await page.locator('.msg', { hasText: 'first words' }).click();
+  await waitFor(page, `document.querySelector('.msg.selected')?.textContent.includes('first')`);
+  t.equal((await ring(page, '.msg.selected')).outline, 'none', 'no ring for the mouse');
+  await page.click('#compose-text');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `document.querySelector('.msg.selected') !== null`);
+  t.equal((await ring(page, '.msg.selected')).outline, '2px', 'the selected message has it');
+  await screenshot(page, t, 'selected-ring-390');
+  await page.close();
+});
