@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { nowSeconds, type ServerConfig } from '../config.js';
-import { AUDIT_TYPES, auditExtra, OTHER_AUDIT_TYPES, type AuditOrigin } from '../lib/audit.js';
+import { AUDIT_TYPES, auditExtra, type AuditOrigin, type OTHER_AUDIT_TYPES } from '../lib/audit.js';
 import { auditRow, recordAudit } from '../mutations/audit.js';
 import type { AuditRow } from '../storage/audit.js';
 import { isClusterCopy } from '../storage/replication.js';
