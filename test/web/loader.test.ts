@@ -15,7 +15,7 @@ import type {
 } from '../../src/client/types.js';
 import { ChatState, MAX_CHANGES_KEPT } from '../../web/state/chat.js';
 import { Loader } from '../../web/state/loader.js';
-import { ALL, topicNarrow } from '../../web/state/narrow.js';
+import { ALL, searchNarrow, topicNarrow } from '../../web/state/narrow.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
 
 const ALL_IDS = Array.from({ length: 1000 }, (_, i) => i + 1);
@@ -416,3 +416,91 @@ t.test('more changes than are kept while a page is on its way: it is fetched aga
   t.equal(s.messages.get(350)?.reactions.length, 1, 'with the reaction made meanwhile');
   t.equal(loader.fetches, 3);
 });
+
+t.test(
+  "a search's highlighting: kept by its list, shown while the message is unchanged",
+  async (t) => {
+    const clock = new FakeTimers();
+    const reg: RegisterResponse = {
+      queue_id: 'q',
+      last_event_id: -1,
+      user_id: 1,
+      email: '',
+      full_name: '',
+    };
+    const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
+    const mk = (id: number, content: string, subject = 't'): Message => ({
+      ...msg(id),
+      content,
+      subject,
+    });
+    const hl = (w: string) => `<span class="highlight">${w}</span>`;
+    // The feed (fetched first: its copies have no highlighting), and the search for "lunch".
+    const feedAnswer = [mk(1, '<p>lunch at noon</p>', 'lunch'), mk(2, '<p>no match</p>')];
+    const searchAnswer = [
+      {
+        ...mk(1, '<p>lunch at noon</p>', 'lunch'),
+        match_content: `<p>${hl('lunch')} at noon</p>`,
+        match_subject: hl('lunch'),
+      } as Message,
+    ];
+    const loader = new Loader(s, (q) => {
+      const messages = q.narrow.length === 0 ? feedAnswer : searchAnswer;
+      return Promise.resolve({
+        messages: structuredClone(messages),
+        anchor: 0,
+        found_anchor: false,
+        found_oldest: true,
+        found_newest: true,
+        history_limited: false,
+      });
+    });
+    const feed = s.list(ALL);
+    await loader.open(feed, 'newest');
+    const search = s.list(searchNarrow(ALL, 'lunch'));
+    await loader.open(search, 'newest');
+    const m1 = s.messages.get(1)!;
+    t.same(
+      search.highlighted(m1),
+      { content: `<p>${hl('lunch')} at noon</p>`, subject: hl('lunch') },
+      'a message stored already (by the feed) is highlighted in the search',
+    );
+    t.same(feed.highlighted(m1), {}, 'not in the feed');
+    t.notOk('match_content' in m1, 'the stored message carries no highlighting');
+    t.same(search.highlighted(s.messages.get(2)!), {}, 'none for a message the search lacks');
+
+    s.apply([
+      {
+        id: 0,
+        type: 'update_message',
+        user_id: 2,
+        message_id: 1,
+        message_ids: [1],
+        edit_timestamp: 9,
+        rendered_content: '<p>lunch at one</p>',
+      },
+    ] as ServerEvent[]);
+    t.same(
+      search.highlighted(s.messages.get(1)!),
+      { content: undefined, subject: hl('lunch') },
+      'an edit: the content shown as it is now, the topic still highlighted',
+    );
+    s.apply([
+      {
+        id: 1,
+        type: 'update_message',
+        user_id: 2,
+        message_id: 1,
+        message_ids: [1],
+        edit_timestamp: 10,
+        stream_id: 1,
+        orig_subject: 'lunch',
+        subject: 'lunch plans',
+      },
+    ] as ServerEvent[]);
+    t.same(search.highlighted(s.messages.get(1)!), {}, 'a move: the topic as it is now');
+
+    search.remove([1]);
+    t.same(search.highlighted(m1), {}, 'a message gone from the list takes its highlighting along');
+  },
+);

@@ -52,7 +52,18 @@ function atBottomExactly(el: HTMLElement): boolean {
   return el.scrollHeight - el.scrollTop - el.clientHeight < 1;
 }
 
-function RecipientBar({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage }) {
+function RecipientBar({
+  c,
+  s,
+  m,
+  topicHtml,
+}: {
+  c: Controller;
+  s: ChatState;
+  m: StoredMessage;
+  /** A search's highlighted topic (the server's HTML, escaped, with its highlight spans). */
+  topicHtml?: string;
+}) {
   const when = dayLabel(m.timestamp);
   if (m.type === 'stream') {
     const sub = s.subs.get(m.stream_id!);
@@ -74,9 +85,17 @@ function RecipientBar({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessa
         <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={sub?.invite_only} />
         <a href={narrowHash(chanN, s.names())}>{s.channelName(m.stream_id!)}</a>
         <span aria-hidden="true">›</span>
-        <a class="topic-name" href={narrowHash(topicN, s.names())}>
-          {s.topicName(m.subject)}
-        </a>
+        {topicHtml ? (
+          <a
+            class="topic-name"
+            href={narrowHash(topicN, s.names())}
+            dangerouslySetInnerHTML={{ __html: topicHtml }}
+          />
+        ) : (
+          <a class="topic-name" href={narrowHash(topicN, s.names())}>
+            {s.topicName(m.subject)}
+          </a>
+        )}
         <span class="when">{when}</span>
       </div>
     );
@@ -493,11 +512,16 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
           if (r.kind === 'recipient') {
             return (
               <div key={r.key} data-row={r.key}>
-                <RecipientBar c={c} s={s} m={r.message as StoredMessage} />
+                <RecipientBar
+                  c={c}
+                  s={s}
+                  m={r.message as StoredMessage}
+                  topicHtml={search ? list.highlighted(r.message).subject : undefined}
+                />
               </div>
             );
           }
-          const m = r.message as StoredMessage & { match_content?: string };
+          const m = r.message as StoredMessage;
           return (
             <div key={r.key} data-row={r.key}>
               <MessageRow
@@ -508,7 +532,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
                 selected={selected === m.id}
                 unread={s.unread.has(m.id)}
                 editing={editing === m.id}
-                match={search ? m.match_content : undefined}
+                match={search ? list.highlighted(m).content : undefined}
               />
             </div>
           );

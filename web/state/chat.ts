@@ -17,7 +17,7 @@ import type {
   UserSettings,
 } from '../../src/client/types.js';
 import { inGroupSetting, type GroupSetting } from './groups.js';
-import { MessageList } from './message-list.js';
+import { MessageList, type FetchedMessage } from './message-list.js';
 import {
   conversationIds,
   matches,
@@ -406,7 +406,10 @@ export class ChatState {
       if (fetched.id > this.maxMessageId) this.maxMessageId = fetched.id;
       let m = this.messages.get(fetched.id);
       if (!m) {
-        m = { ...fetched, flags: fetched.flags ?? [] };
+        // A search's highlighting stays with the search's list (MessageList.keepHighlights),
+        // not on the message that every list shows.
+        const { match_content: _c, match_subject: _s, ...copy } = fetched as FetchedMessage;
+        m = { ...copy, flags: fetched.flags ?? [] };
         let moved = false;
         for (const e of this.changedMeanwhile) {
           if (!changeConcerns(e, m.id)) continue;

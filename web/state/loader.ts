@@ -88,6 +88,7 @@ export class Loader {
       at = firstUnread ? firstUnread.id : null;
     }
     list.setInitial(ids, r.found_oldest, r.found_newest, at);
+    list.keepHighlights(r.messages);
   }
 
   /** The page above the run (when the window is at its top and the narrow goes further). */
@@ -114,6 +115,7 @@ export class Loader {
         r.messages.map((m) => m.id).filter((id) => !movedOut.has(id)),
         r.found_oldest,
       );
+      list.keepHighlights(r.messages);
     } catch (e) {
       if (list.run === run) list.error = e instanceof Error ? e.message : String(e);
       list.fetchFailed('older');
@@ -146,6 +148,7 @@ export class Loader {
         r.messages.map((m) => m.id).filter((id) => !movedOut.has(id)),
         r.found_newest,
       );
+      list.keepHighlights(r.messages);
     } catch (e) {
       if (list.run === run) list.error = e instanceof Error ? e.message : String(e);
       list.fetchFailed('newer');

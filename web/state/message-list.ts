@@ -8,7 +8,19 @@
  * window is dropped and is fetched again if one scrolls back there.
  */
 import { signal } from '@preact/signals-core';
+import type { Message } from '../../src/client/types.js';
 import type { Narrow } from './narrow.js';
+
+/**
+ * A search result's highlighting, as the server gave it (`match_content`, `match_subject`: its
+ * HTML with `<span class="highlight">` around the words found), with the content and topic it
+ * was made from: it is shown only while the message still has them (an edit or a move since
+ * makes it stale, and the message is shown as it is).
+ */
+type Highlight = { content?: string; contentOf: string; subject?: string; subjectOf: string };
+
+/** A message fetched with its highlighting (GET /messages of a search narrow). */
+export type FetchedMessage = Message & { match_content?: string; match_subject?: string };
 
 export const WINDOW = 250;
 export const WINDOW_MAX = 300;
@@ -57,6 +69,8 @@ export class MessageList {
   end = 0;
   /** Bumped on every change; views subscribe to it. */
   readonly rev = signal(0);
+  /** Search results' highlighting, by message id (only of messages in the run). */
+  private readonly highlights = new Map<number, Highlight>();
 
   constructor(narrow: Narrow) {
     this.narrow = narrow;
@@ -95,6 +109,7 @@ export class MessageList {
     this.ids = [...new Set(ids)].filter((id) => !removed.has(id)).sort((a, b) => a - b);
     this.run++;
     this.mergeArrived(foundNewest, true);
+    this.pruneHighlights();
     this.foundOldest = foundOldest;
     this.foundNewest = foundNewest;
     this.loaded = true;
@@ -255,10 +270,47 @@ export class MessageList {
       if (i < this.end) end--;
     });
     this.ids = kept;
+    this.pruneHighlights();
     this.start = Math.max(0, start);
     this.end = Math.max(this.start, end);
     this.changed();
     return true;
+  }
+
+  /**
+   * Keeps the highlighting the server sent with fetched messages (a search narrow's), for the
+   * messages the run holds.
+   */
+  keepHighlights(messages: readonly FetchedMessage[]): void {
+    for (const m of messages) {
+      if (m.match_content === undefined && m.match_subject === undefined) continue;
+      if (!this.has(m.id)) continue;
+      this.highlights.set(m.id, {
+        content: m.match_content,
+        contentOf: m.content,
+        subject: m.match_subject,
+        subjectOf: m.subject,
+      });
+    }
+  }
+
+  /**
+   * The highlighted HTML of a message's content and topic (the topic's HTML-escaped), each
+   * undefined when there is none or the message changed since it was made.
+   */
+  highlighted(m: Message): { content?: string; subject?: string } {
+    const h = this.highlights.get(m.id);
+    if (!h) return {};
+    return {
+      content: h.contentOf === m.content ? h.content : undefined,
+      subject: h.subjectOf === m.subject ? h.subject : undefined,
+    };
+  }
+
+  /** Forgets the highlighting of messages the run no longer holds. */
+  private pruneHighlights(): void {
+    if (this.highlights.size === 0) return;
+    for (const id of this.highlights.keys()) if (!this.has(id)) this.highlights.delete(id);
   }
 
   /** Whether the window can move up without fetching (the run has more above it). */
@@ -320,11 +372,13 @@ export class MessageList {
       this.start -= drop;
       this.end -= drop;
       this.foundOldest = false;
+      this.pruneHighlights();
     } else {
       const drop = Math.min(over, this.ids.length - this.end);
       if (drop === 0) return;
       this.ids = this.ids.slice(0, this.ids.length - drop);
       this.foundNewest = false;
+      this.pruneHighlights();
     }
   }
 
@@ -333,6 +387,7 @@ export class MessageList {
     this.run++;
     this.ids = [];
     this.start = this.end = 0;
+    this.highlights.clear();
     this.loaded = false;
     this.foundNewest = this.foundOldest = false;
     this.stale = false;

@@ -1,0 +1,68 @@
+/**
+ * The web app in chromium: a search shows what matched (the server's `match_content` and
+ * `match_subject`, highlighted in the message and its topic, also for messages another view had
+ * loaded already).
+ */
+import t from 'tap';
+import { openApp, waitFor } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+let ts: TestServer;
+const ids: number[] = [];
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  ts = await startServer(t);
+  const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
+  await createChannel(ts.api, 'iago', 'general', { principals: everyone });
+  ids.push(
+    await sendChannelMessage(ts.api, 'othello', 'general', 'lunch plans', 'Lunch at noon?'),
+    await sendChannelMessage(ts.api, 'iago', 'general', 'lunch plans', 'Noon works for me.'),
+    await sendChannelMessage(ts.api, 'othello', 'general', 'release', 'The release is out.'),
+  );
+});
+
+const texts = (sel: string) =>
+  `[...document.querySelectorAll(${JSON.stringify(sel)})].map((e) => e.textContent)`;
+
+t.test('search results highlight the words found, in the content and the topic', async (t) => {
+  if (NO_CHROMIUM) return;
+  // The feed first: the messages are loaded (without highlighting) before the search.
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#feed' });
+  await waitFor(page, `${texts('.msg .content')}.some((x) => x.includes('Lunch at noon?'))`);
+  t.equal(await page.locator('.highlight').count(), 0, 'nothing highlighted in the feed');
+
+  await page.fill('#search', 'lunch');
+  await page.press('#search', 'Enter');
+  await waitFor(page, `location.hash.includes('search/lunch')`);
+  await waitFor(page, `document.querySelectorAll('.msg .content .highlight').length > 0`);
+  t.same(await page.evaluate(texts('.msg .content .highlight')), ['Lunch'], 'the word found');
+  t.same(
+    await page.evaluate(texts('.recipient .topic-name .highlight')),
+    ['lunch'],
+    'the topic highlighted',
+  );
+  t.equal(await page.textContent('.recipient .topic-name'), 'lunch plans', 'the whole topic shown');
+  t.notOk(
+    (await page.evaluate<string[]>(texts('.msg .content'))).join(' ').includes('release'),
+    'only the messages found (by their words or their topic)',
+  );
+
+  // An edit of the message shown: its content as it is now (the highlighting was of the old).
+  await ts.api.patch('othello', `messages/${ids[0]}`, { content: 'Lunch at one?' });
+  await waitFor(page, `${texts('.msg .content')}.some((x) => x.includes('Lunch at one?'))`);
+  t.equal(await page.locator('.msg .content .highlight').count(), 0, 'the edit shown as it is');
+
+  // Back to the feed: no highlighting there.
+  await page.goto(ts.url + '/#feed');
+  await waitFor(page, `${texts('.msg .content')}.some((x) => x.includes('Noon works'))`);
+  t.equal(await page.locator('.highlight').count(), 0, 'none in the feed afterwards');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
