@@ -173,6 +173,8 @@ export type RegisterResponse = {
   unsubscribed?: Subscription[];
   never_subscribed?: Channel[];
   unread_msgs?: UnreadMsgs;
+  /** The ids of the user's starred messages (`starred_messages`). */
+  starred_messages?: number[];
   user_topics?: UserTopic[];
   user_settings?: UserSettings;
   recent_private_conversations?: { user_ids: number[]; max_message_id: number }[];

@@ -1,7 +1,9 @@
 /**
  * The web app in chromium: a search shows what matched (the server's `match_content` and
  * `match_subject`, highlighted in the message and its topic, also for messages another view had
- * loaded already).
+ * loaded already); and the Starred view counts the starred messages (the user's
+ * `starred_message_counts` permitting), kept current as messages are starred, unstarred and
+ * deleted.
  */
 import t from 'tap';
 import { openApp, waitFor } from '../helpers/app.js';
@@ -64,5 +66,50 @@ t.test('search results highlight the words found, in the content and the topic',
   await page.goto(ts.url + '/#feed');
   await waitFor(page, `${texts('.msg .content')}.some((x) => x.includes('Noon works'))`);
   t.equal(await page.locator('.highlight').count(), 0, 'none in the feed afterwards');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+const starredBadge = `document.querySelector('a.nav-item[href="#narrow/is/starred"] .badge')`;
+const starredCount = `(${starredBadge}?.textContent ?? '')`;
+
+t.test('the Starred view counts the starred messages, kept current', async (t) => {
+  if (NO_CHROMIUM) return;
+  const star = (id: number, op: 'add' | 'remove') =>
+    ts.api.post('hamlet', 'messages/flags', { messages: [id], op, flag: 'starred' });
+  await star(ids[1]!, 'add');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#feed' });
+  await waitFor(page, `${starredCount} === '1'`);
+  t.pass('the count from the first load');
+  t.match(
+    await page.evaluate(`${starredBadge}.getAttribute('aria-label')`),
+    /1 starred/,
+    'said to be starred messages, not unread ones',
+  );
+
+  await star(ids[2]!, 'add');
+  await waitFor(page, `${starredCount} === '2'`);
+  t.pass('a message starred elsewhere');
+  await star(ids[1]!, 'remove');
+  await waitFor(page, `${starredCount} === '1'`);
+  t.pass('a message unstarred elsewhere');
+
+  // Starred here, with the message's star button.
+  const row = page.locator(`.msg[data-id="${ids[0]}"]`);
+  await row.hover();
+  await row.locator('button[aria-label="Star"]').click();
+  await waitFor(page, `${starredCount} === '2'`);
+  t.pass('a message starred here');
+
+  const del = await ts.api.delete('iago', `messages/${ids[2]}`);
+  t.equal(del.status, 200, 'deleted');
+  await waitFor(page, `${starredCount} === '1'`);
+  t.pass('a starred message deleted');
+
+  await ts.api.patch('hamlet', 'settings', { starred_message_counts: false });
+  await waitFor(page, `${starredBadge} === null`);
+  t.pass('no count when the user turned the counts off');
+  await ts.api.patch('hamlet', 'settings', { starred_message_counts: true });
+  await waitFor(page, `${starredCount} === '1'`);
+  t.pass('and again when turned on');
   watch.assertClean(t, /WebSocket|status of 401/);
 });

@@ -185,6 +185,41 @@ t.test('flags: read both ways, everything read, starred', (t) => {
   t.end();
 });
 
+t.test("the Starred view's count: stars both ways, deletions, the user's setting", (t) => {
+  const { s } = state({ starred_messages: [5, 6] });
+  t.equal(s.starredCount(), 2, 'from the snapshot');
+  const rev = s.rev.starred.value;
+  const star = (op: 'add' | 'remove', messages: number[]) =>
+    s.apply([ev({ type: 'update_message_flags', op, flag: 'starred', messages, all: false })]);
+  star('add', [7, 8]);
+  t.equal(s.starredCount(), 4, 'starred');
+  t.ok(s.rev.starred.value > rev, 'the sidebar told');
+  star('add', [7]);
+  t.equal(s.starredCount(), 4, 'starred again: counted once');
+  star('remove', [5, 9]);
+  t.equal(s.starredCount(), 3, 'unstarred (one that was not starred: nothing)');
+  const before = s.rev.starred.value;
+  s.apply([
+    ev({ type: 'update_message_flags', op: 'add', flag: 'read', messages: [6], all: false }),
+  ]);
+  t.equal(s.rev.starred.value, before, 'another flag: the count not drawn again');
+  s.apply([ev({ type: 'delete_message', message_ids: [6, 10], message_type: 'stream' })]);
+  t.equal(s.starredCount(), 2, 'a starred message deleted');
+  s.apply([ev({ type: 'delete_message', message_id: 7, message_type: 'stream' })]);
+  t.equal(s.starredCount(), 1, 'deleted, one at a time');
+  t.ok(s.rev.starred.value > before, 'the sidebar told of the deletions');
+  s.apply([
+    ev({ type: 'user_settings', op: 'update', property: 'starred_message_counts', value: false }),
+  ]);
+  t.equal(s.starredCount(), null, 'no count when the user turned them off');
+  s.apply([
+    ev({ type: 'user_settings', op: 'update', property: 'starred_message_counts', value: true }),
+  ]);
+  t.equal(s.starredCount(), 1, 'and one again when on');
+  t.equal(state().s.starredCount(), 0, 'none starred: a snapshot without any');
+  t.end();
+});
+
 t.test('muting a topic and a channel, unmuting a topic in a muted channel', (t) => {
   const { s } = state();
   s.apply([

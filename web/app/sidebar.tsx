@@ -2,7 +2,8 @@
  * The sidebar: the views (all messages, mentions, direct messages, starred), the subscribed
  * channels with their colour and unread counts (muted ones dimmed), the open channel's topics
  * with counts, and the direct-message conversations. Counts come from the unread bookkeeping
- * (register's `unread_msgs`, kept live by events). On narrow screens it is a drawer.
+ * (register's `unread_msgs`, kept live by events), the starred messages' from register's
+ * `starred_messages` (kept by the star's events). On narrow screens it is a drawer.
  */
 import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -154,6 +155,25 @@ function View({
         <Count n={count} mention={mention} />
       </NavLink>
       {menu && <RowMenu label={`Menu for ${label}`} items={menu} />}
+    </li>
+  );
+}
+
+/**
+ * The Starred view, with the count of starred messages (in grey: they are not unread), unless the
+ * user turned such counts off. Drawn again only when the stars or the settings change.
+ */
+function Starred({ c, s }: { c: Controller; s: ChatState }) {
+  track(s.rev.starred, s.rev.settings);
+  const n = s.starredCount();
+  const narrow = isNarrow('starred');
+  return (
+    <li>
+      <NavLink c={c} narrow={narrow} current={narrowKey(c.narrow.value) === narrowKey(narrow)}>
+        <Icon name="star" />
+        <span class="label">Starred</span>
+        {n !== null && <Count n={n} muted label={`${n} starred message${n === 1 ? '' : 's'}`} />}
+      </NavLink>
     </li>
   );
 }
@@ -335,7 +355,7 @@ export function Sidebar({ c }: { c: Controller }) {
             label="Direct messages"
             count={counts.dmTotal}
           />
-          <View c={c} narrow={isNarrow('starred')} icon="star" label="Starred" count={0} />
+          <Starred c={c} s={s} />
         </ul>
 
         <section class="nav-section" aria-labelledby="channels-heading">

@@ -115,6 +115,11 @@ export class ChatState {
   /** Changes ever kept (the last one's number), and the number of the last one dropped. */
   private changesKept = 0;
   private lastChangeDropped = 0;
+  /**
+   * The ids of the user's starred messages (register's `starred_messages`, kept by the star
+   * flag's events and by deletions), for the Starred view's count.
+   */
+  readonly starred: Set<number>;
   /** Direct-message conversations (key: the other participants' ids) → newest message id. */
   readonly dms = new Map<string, number>();
   readonly typing: TypingTracker;
@@ -126,6 +131,7 @@ export class ChatState {
     dms: signal(0),
     topics: signal(0),
     settings: signal(0),
+    starred: signal(0),
   };
   private readonly clock: Clock;
   private localSeq = 0;
@@ -163,6 +169,7 @@ export class ChatState {
     for (const g of r.realm_user_groups ?? []) this.groups.set(g.id, g);
     this.settings = r.user_settings ?? ({} as UserSettings);
     this.unread = Unread.fromRegister(this.selfId, r.unread_msgs);
+    this.starred = new Set(r.starred_messages ?? []);
     for (const c of r.recent_private_conversations ?? []) {
       this.dms.set(conversationIds(c.user_ids, this.selfId).join(','), c.max_message_id);
     }
@@ -266,6 +273,14 @@ export class ChatState {
   /** Display name of a topic (the empty topic has the realm's name for it). */
   topicName(topic: string): string {
     return topic === '' ? this.realm.emptyTopicName : topic;
+  }
+
+  /**
+   * The count the Starred view shows: its starred messages, or null when the user turned such
+   * counts off (the `starred_message_counts` setting, on unless said otherwise).
+   */
+  starredCount(): number | null {
+    return this.settings.starred_message_counts === false ? null : this.starred.size;
   }
 
   private countsCache: { key: string; counts: UnreadCounts } | null = null;
@@ -821,6 +836,9 @@ export class ChatState {
   }
 
   private onDelete(ids: readonly number[]): void {
+    let unstarred = false;
+    for (const id of ids) if (this.starred.delete(id)) unstarred = true;
+    if (unstarred) this.rev.starred.value++;
     for (const l of this.lists.values()) l.remove(ids);
     for (const id of ids) this.messages.delete(id);
     this.unread.remove(ids);
@@ -854,6 +872,7 @@ export class ChatState {
         this.rev.unread.value++;
       }
     }
+    if (e.flag === 'starred') this.onStarred(op, e.all === true ? null : e.messages);
     const ids = e.all ? [...this.messages.keys()] : e.messages;
     for (const id of ids) {
       this.replace(id, (m) => {
@@ -863,6 +882,19 @@ export class ChatState {
         return m;
       });
     }
+  }
+
+  /**
+   * Stars added or removed (`ids` null: all of the user's messages, which the server says only of
+   * the read flag; all unstarred empties the set, all starred is more than the page can count).
+   */
+  private onStarred(op: 'add' | 'remove', ids: readonly number[] | null): void {
+    const before = this.starred.size;
+    if (ids === null) {
+      if (op === 'remove') this.starred.clear();
+    } else if (op === 'add') for (const id of ids) this.starred.add(id);
+    else if (op === 'remove') for (const id of ids) this.starred.delete(id);
+    if (this.starred.size !== before) this.rev.starred.value++;
   }
 
   /** The user read these (optimistically, before the server's event says so). */

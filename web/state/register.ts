@@ -42,4 +42,6 @@ export const EVENT_TYPES = [
 ];
 export const FETCH_TYPES = EVENT_TYPES.filter((t) => t !== 'realm_user').concat([
   'realm_user_groups',
+  // The sidebar's count of starred messages (kept by update_message_flags and delete_message).
+  'starred_messages',
 ]);
