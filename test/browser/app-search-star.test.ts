@@ -1,9 +1,9 @@
 /**
  * The web app in chromium: a search shows what matched (the server's `match_content` and
  * `match_subject`, highlighted in the message and its topic, also for messages another view had
- * loaded already); and the Starred view counts the starred messages (the user's
+ * loaded already); the Starred view counts the starred messages (the user's
  * `starred_message_counts` permitting), kept current as messages are starred, unstarred and
- * deleted.
+ * deleted; and what is typed right after Ctrl+K lands in the dialog's field, every character.
  */
 import t from 'tap';
 import { openApp, waitFor } from '../helpers/app.js';
@@ -16,6 +16,7 @@ if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
 let b: TestBrowser;
 let ts: TestServer;
+let general: number;
 const ids: number[] = [];
 
 t.before(async () => {
@@ -23,7 +24,7 @@ t.before(async () => {
   b = await launchBrowser(t);
   ts = await startServer(t);
   const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
-  await createChannel(ts.api, 'iago', 'general', { principals: everyone });
+  general = await createChannel(ts.api, 'iago', 'general', { principals: everyone });
   ids.push(
     await sendChannelMessage(ts.api, 'othello', 'general', 'lunch plans', 'Lunch at noon?'),
     await sendChannelMessage(ts.api, 'iago', 'general', 'lunch plans', 'Noon works for me.'),
@@ -111,5 +112,26 @@ t.test('the Starred view counts the starred messages, kept current', async (t) =
   await ts.api.patch('hamlet', 'settings', { starred_message_counts: true });
   await waitFor(page, `${starredCount} === '1'`);
   t.pass('and again when turned on');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('keys typed right after Ctrl+K land in the dialog, every one', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general`,
+  });
+  await page.waitForSelector('#compose-text');
+  for (const from of ['the page', 'the compose box']) {
+    if (from === 'the compose box') await page.focus('#compose-text');
+    else await page.evaluate(`document.activeElement?.blur()`);
+    // No wait between the shortcut and the typing.
+    await page.keyboard.press('Control+k');
+    await page.keyboard.type('general chat', { delay: 0 });
+    await page.waitForSelector('.jump input');
+    t.equal(await page.inputValue('.jump input'), 'general chat', `from ${from}: all typed`);
+    t.equal(await page.inputValue('#compose-text'), '', `from ${from}: none in the compose box`);
+    await page.keyboard.press('Escape');
+    await waitFor(page, `document.querySelector('.jump') === null`);
+  }
   watch.assertClean(t, /WebSocket|status of 401/);
 });

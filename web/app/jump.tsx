@@ -3,7 +3,7 @@
  * subscribed), topics of the channels opened so far, people (a direct conversation), a new
  * channel of a name no channel has, or a full-text search for the words.
  */
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { rank } from '../state/autocomplete.js';
 import {
   ALL,
@@ -35,7 +35,10 @@ export function Jump({ c }: { c: Controller }) {
   const [q, setQ, qNow] = useLive('');
   const [active, setActive, activeNow] = useLive(0);
   const input = useRef<HTMLInputElement>(null);
-  useEffect(() => input.current?.focus(), []);
+  // Focused as the dialog is drawn, not after the next paint (useEffect): the drawing follows
+  // Ctrl+K in the same task (web/state/schedule.ts: the user's input is drawn at once), so the
+  // keys typed right after it come to the field, none to the page or the compose box.
+  useLayoutEffect(() => input.current?.focus(), []);
 
   const close = () => (c.dialog.value = null);
   const go = (n: Narrow) => () => {
