@@ -22,6 +22,12 @@ import { log } from './observability/log.js';
 import { installLastResort } from './process-guard.js';
 import type { ConfabServer } from './server.js';
 
+/**
+ * How long the shutdown keeps taking connections, answering their requests 503, before it stops
+ * listening (src/http/drain.ts): a listener closed at once resets the connections in its backlog.
+ */
+export const SHUTDOWN_GRACE_MS = 1500;
+
 /** A signal this soon after the first is taken as the same one delivered twice (see above). */
 const SAME_SIGNAL_MS = 1000;
 
@@ -42,7 +48,7 @@ export function stopOnSignals(server: ConfabServer): void {
     stopping = signal;
     stoppingSince = performance.now();
     log.info({ signal }, `${signal}: shutting down`);
-    server.close().then(
+    server.close({ graceMs: SHUTDOWN_GRACE_MS }).then(
       () => exit(0),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
