@@ -3,12 +3,12 @@
  * process, busy with a write load, gets SIGTERM at the instant 40 clients send a message each
  * over new keep-alive connections. None of them sees a reset or a refusal: each is answered, 200
  * (taken before the signal) or 503 in the API's error format with `Retry-After` and
- * `Connection: close`. (Before the grace the listening socket closed at once: this test failed in
- * every run, the 40 refused, or some reset by the kernel, still in its backlog (5 and 9 of 40 in two
- * runs), the rest refused.) During the grace a new connection, and a new request on a connection
- * kept alive from before, are answered 503 and closed; after it the port refuses connections,
- * while a request in flight since before the signal is still answered with success, and the exit
- * status is 0.
+ * `Connection: close`. (Before the grace the listening socket closed at once: this test failed
+ * in every run, the 40 refused, or some reset by the kernel, still in its backlog (5 and 9 of 40
+ * in two runs), and the rest refused.) During the grace a new connection, a new request on a
+ * connection kept alive from before and a WebSocket upgrade are answered 503 (GET /health with
+ * its own 503 report); after it the port refuses connections, while a request in flight since
+ * before the signal is still answered with success, and the exit status is 0.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -180,6 +180,28 @@ t.test('SIGTERM under 40 concurrent sends: each is answered, none reset', async 
     t.equal(await kept.ended, 'end', 'and the server closes that connection (no reset)');
     const fresh = await send(server.url, user, new http.Agent(), 99);
     t.equal('status' in fresh ? fresh.status : fresh.error, 503, 'a new connection: 503');
+    const upgrade = await rawConnection(server.url);
+    t.teardown(() => upgrade.sock.destroy());
+    t.match(
+      await upgrade.ask(
+        `GET /api/v1/events/socket HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${authOf(user)}\r\n` +
+          'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n' +
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      ),
+      /^HTTP\/1\.1 503 /,
+      'a WebSocket upgrade: 503',
+    );
+    const health = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      http
+        .get(`${server.url}/health`, { agent: new http.Agent() }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        })
+        .on('error', reject);
+    });
+    t.equal(health.status, 503, 'GET /health: 503');
+    t.match(JSON.parse(health.body), { shutting_down: true }, 'with its own report');
   } else {
     t.comment('the grace was nearly over before the checks of it could run (a slow machine)');
   }
