@@ -91,10 +91,10 @@ export type ConfabServer = {
   /** The cluster node, when running as one. */
   readonly cluster: ClusterNode | null;
   /**
-   * Answers new requests 503 (./http/drain.ts), answers held polls and closes sockets, lets
-   * in-flight requests finish, stops listening (after `graceMs`, 0 by default: a signal's
-   * shutdown passes SHUTDOWN_GRACE_MS), closes realms, saves the event queues and closes the
-   * database.
+   * With `graceMs` (a standalone server's signal passes SHUTDOWN_GRACE_MS), answers new requests
+   * 503 (./http/drain.ts) and stops listening only after the grace; without, stops listening at
+   * once. Then answers held polls and closes sockets, lets in-flight requests finish, closes
+   * realms, saves the event queues and closes the database.
    */
   close(options?: { graceMs?: number }): Promise<void>;
 };
@@ -421,7 +421,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
           }
         };
         health.shuttingDown = true;
-        gate.close();
+        // With a grace only (a standalone server's signal): a cluster node's proxy fails over on
+        // a refused connection, and direct calls (tests, benches) stop as they always did.
+        if (graceMs > 0) gate.close();
         // Still listening for the grace: a connection in the kernel's backlog would be reset by
         // the close; taken, its request is answered 503 (./http/drain.ts).
         const stopListening = (async () => {
