@@ -474,7 +474,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...base,
     port,
     host: e.HOST ?? base.host,
-    dataDir: path.resolve(e.DATA_DIR ?? base.dataDir),
+    dataDir: dataDirFromEnv(e.DATA_DIR ?? base.dataDir),
     externalHost: e.EXTERNAL_HOST ?? `localhost:${port}`,
     externalHostFromPort: e.EXTERNAL_HOST === undefined,
     externalScheme: e.EXTERNAL_SCHEME ?? base.externalScheme,
@@ -509,6 +509,47 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     addressLimitsExempt:
       addressList('ADDRESS_LIMITS_EXEMPT', e.ADDRESS_LIMITS_EXEMPT) ?? base.addressLimitsExempt,
   };
+}
+
+/**
+ * The kernel's file systems mounted at these places hold no data of the server's, and Node's
+ * recursive mkdir under /proc never returns (Node 20: a start with DATA_DIR there hung, busy):
+ * a data directory under them is refused before anything is made.
+ */
+export const KERNEL_FS_ROOTS = ['/proc', '/sys', '/dev'];
+
+/** The root of KERNEL_FS_ROOTS that `p` (absolute) is in, or null. */
+function kernelFsRoot(p: string): string | null {
+  return KERNEL_FS_ROOTS.find((root) => p === root || p.startsWith(root + '/')) ?? null;
+}
+
+/**
+ * `p` with symbolic links resolved as far as it exists (the rest, to be made, appended): a link
+ * elsewhere to /proc counts as /proc.
+ */
+function resolvedAsFarAsItExists(p: string): string {
+  const rest: string[] = [];
+  for (let at = p; ; at = path.dirname(at)) {
+    try {
+      return path.join(fs.realpathSync(at), ...rest);
+    } catch {
+      if (path.dirname(at) === at) return p;
+      rest.unshift(path.basename(at));
+    }
+  }
+}
+
+/** DATA_DIR made absolute; refused under the kernel's file systems (KERNEL_FS_ROOTS). */
+function dataDirFromEnv(value: string): string {
+  const dir = path.resolve(value);
+  const real = resolvedAsFarAsItExists(dir);
+  const root = kernelFsRoot(dir) ?? kernelFsRoot(real);
+  if (root !== null)
+    throw new SettingsError(
+      `bad environment: DATA_DIR: ${dir} is under ${root}${real !== dir ? ` (it is ${real})` : ''}, ` +
+        "a file system of the kernel's, not a disk: set DATA_DIR to a directory on a disk",
+    );
+  return dir;
 }
 
 /**

@@ -22,6 +22,7 @@ import { AddressLimits } from './http/address-limits.js';
 import { ProxyTrust } from './http/client-address.js';
 import { RequestLimits } from './http/rate-limits.js';
 import { mountOpsRoutes } from './http/ops-routes.js';
+import { ShutdownGate } from './http/drain.js';
 import { removeStrayUploadParts } from './http/body.js';
 import { InflightTracker, mountEndpoints } from './http/router.js';
 import { withJsonMirror } from './http/json-mirror.js';
@@ -90,10 +91,12 @@ export type ConfabServer = {
   /** The cluster node, when running as one. */
   readonly cluster: ClusterNode | null;
   /**
-   * Stops accepting, answers held polls and closes sockets, lets in-flight requests finish, closes
+   * With `graceMs` (a standalone server's signal passes SHUTDOWN_GRACE_MS), answers new requests
+   * 503 (./http/drain.ts) and stops listening only after the grace; without, stops listening at
+   * once. Then answers held polls and closes sockets, lets in-flight requests finish, closes
    * realms, saves the event queues and closes the database.
    */
-  close(): Promise<void>;
+  close(options?: { graceMs?: number }): Promise<void>;
 };
 
 /**
@@ -105,7 +108,9 @@ let buildLogged = false;
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
   const { verboseSql, eventTap, lock: heldLock, cluster: clusterOptions, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
-  const app = createApp(); // throws before anything else if uWS's native binding is missing
+  // New requests once the shutdown began: 503 (GET /health keeps its report; ./http/drain.ts).
+  const gate = new ShutdownGate(['/health']);
+  const app = createApp(gate); // throws before anything else if uWS's native binding is missing
   if (!buildLogged) {
     buildLogged = true;
     const { msg, fields } = buildReport();
@@ -401,7 +406,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     get inflight() {
       return inflight.count;
     },
-    close() {
+    close({ graceMs = 0 } = {}) {
       closing ??= (async () => {
         // Each step on its own: one that fails is logged by name and the rest still run (the
         // queues are saved, the database closed, the lock released); the exit is then non-zero,
@@ -416,11 +421,25 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
           }
         };
         health.shuttingDown = true;
-        await step('closing the listening socket', () => closeListenSocket(listener.socket));
+        // With a grace only (a standalone server's signal): a cluster node's proxy fails over on
+        // a refused connection, and direct calls (tests, benches) stop as they always did.
+        if (graceMs > 0) gate.close();
+        // Still listening for the grace: a connection in the kernel's backlog would be reset by
+        // the close; taken, its request is answered 503 (./http/drain.ts).
+        const stopListening = (async () => {
+          if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs));
+          await step('closing the listening socket', () => closeListenSocket(listener.socket));
+          if (gate.refused > 0)
+            log.info(
+              { refused: gate.refused, graceMs },
+              `shutdown: ${gate.refused} requests answered 503 (shutting down) so far`,
+            );
+        })();
         await step('closing the admin socket', () => adminSocket?.close());
         // Answers held polls, closes sockets (clients come back later).
         await step('answering held polls', () => queues.beginShutdown());
         await inflight.drained(10_000);
+        await stopListening;
         await step('stopping scheduled messages', () => scheduler.close());
         await step('stopping missed-message mail', () => missedMail?.close());
         await step('stopping the mail sender', () => mailer?.close());

@@ -22,10 +22,24 @@ import { log } from './observability/log.js';
 import { installLastResort } from './process-guard.js';
 import type { ConfabServer } from './server.js';
 
+/**
+ * How long the shutdown keeps taking connections, answering their requests 503, before it stops
+ * listening (src/http/drain.ts): a listener closed at once resets the connections in its backlog.
+ */
+export const SHUTDOWN_GRACE_MS = 1500;
+
 /** A signal this soon after the first is taken as the same one delivered twice (see above). */
 const SAME_SIGNAL_MS = 1000;
 
-export function stopOnSignals(server: ConfabServer): void {
+/**
+ * `graceMs`: how long the stop keeps listening, answering new requests 503 (SHUTDOWN_GRACE_MS for
+ * a standalone server). A cluster node passes 0: the proxy in front of the nodes fails over to
+ * another node on a refused connection, where a 503 would reach the client.
+ */
+export function stopOnSignals(
+  server: ConfabServer,
+  { graceMs = SHUTDOWN_GRACE_MS }: { graceMs?: number } = {},
+): void {
   const exit = (code: number) => process.exit(code);
   let stopping: string | null = null;
   let stoppingSince = 0;
@@ -42,7 +56,7 @@ export function stopOnSignals(server: ConfabServer): void {
     stopping = signal;
     stoppingSince = performance.now();
     log.info({ signal }, `${signal}: shutting down`);
-    server.close().then(
+    server.close({ graceMs }).then(
       () => exit(0),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');

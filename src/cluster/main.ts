@@ -175,7 +175,9 @@ async function main(): Promise<void> {
     }
   }
   // Before the announcement, which whoever started the node may answer with a signal at once.
-  stopOnSignals(server);
+  // No grace: the proxy in front of the nodes fails over on a refused connection (a 503 from a
+  // stopping node would reach the client), and requests on kept connections are still served.
+  stopOnSignals(server, { graceMs: 0 });
   console.log(`Confab node ${node} listening on ${server.url} (data: ${config.dataDir})`);
 }
 

@@ -10,10 +10,12 @@ import { fatalReason, internalErrorBody } from '../lib/errors.js';
 import { log } from '../observability/log.js';
 import { countUnexpected } from '../observability/metrics.js';
 import { RequestContext } from './request.js';
+import type { ShutdownGate } from './drain.js';
 import type {
   HttpRequest,
   HttpResponse,
   TemplatedApp,
+  us_socket_context_t,
   WebSocket,
   WebSocketBehavior,
 } from './uws.js';
@@ -179,16 +181,35 @@ const ROUTE_METHODS = [
 
 /**
  * Makes every route and WebSocket behavior later mounted on `app` go through guardRoute and
- * guardSocket, whoever mounts it.
+ * guardSocket, whoever mounts it; with a `gate`, through the shutdown's gate first (./drain.ts:
+ * once closed, it answers new requests and upgrades itself, except on its exempt routes).
  */
-export function guardApp(app: TemplatedApp): TemplatedApp {
+export function guardApp(app: TemplatedApp, gate?: ShutdownGate): TemplatedApp {
+  const gated = <H extends (res: HttpResponse, req: HttpRequest) => unknown>(
+    pattern: string,
+    handler: H,
+  ): H =>
+    gate === undefined || gate.exempt.has(pattern)
+      ? handler
+      : (((res: HttpResponse, req: HttpRequest) =>
+          gate.refuse(res, req) ? undefined : handler(res, req)) as H);
   for (const m of ROUTE_METHODS) {
     const mount: (pattern: string, handler: RouteHandler) => TemplatedApp = app[m].bind(app);
     (app as unknown as Record<string, unknown>)[m] = (pattern: string, handler: RouteHandler) =>
-      mount(pattern, guardRoute(handler, pattern));
+      mount(pattern, guardRoute(gated(pattern, handler), pattern));
   }
   const ws = app.ws.bind(app);
-  app.ws = <T>(pattern: string, behavior: WebSocketBehavior<T>) =>
-    ws<T>(pattern, guardSocket(behavior, pattern));
+  app.ws = <T>(pattern: string, behavior: WebSocketBehavior<T>) => {
+    const { upgrade } = behavior;
+    // (A behavior without `upgrade` is upgraded by uWS itself, past the gate: none is mounted.)
+    const inner = upgrade
+      ? {
+          ...behavior,
+          upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) =>
+            gated(pattern, (r: HttpResponse, q: HttpRequest) => upgrade(r, q, context))(res, req),
+        }
+      : behavior;
+    return ws<T>(pattern, guardSocket(inner, pattern));
+  };
   return app;
 }

@@ -22,6 +22,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type uWSTypes from 'uWebSockets.js';
 import { SettingsError } from '../lib/settings-error.js';
+import type { ShutdownGate } from './drain.js';
 import { guardApp } from './unexpected.js';
 
 type UWS = typeof uWSTypes;
@@ -142,11 +143,12 @@ export function assertNativeBinding(): void {
 
 /**
  * The app every route and WebSocket is mounted on: an exception thrown through a uWS callback
- * ends the process, so each mounted callback is guarded (./unexpected.ts).
+ * ends the process, so each mounted callback is guarded (./unexpected.ts); with a `gate`, the
+ * shutdown's gate stands in front of each (./drain.ts).
  */
-export function createApp(): uWSTypes.TemplatedApp {
+export function createApp(gate?: ShutdownGate): uWSTypes.TemplatedApp {
   assertNativeBinding();
-  return guardApp(uWS.App());
+  return guardApp(uWS.App(), gate);
 }
 
 /** An app without the guards, for the benches' bare-uWS baselines only. */

@@ -146,6 +146,37 @@ t.test('a data directory that cannot be one: said in one line, nothing made', as
   t.same(fs.readdirSync(dir), ['file'], 'nothing made beside it');
 });
 
+t.test(
+  'a data directory under /proc, /sys or /dev: refused in one line, nothing made',
+  async (t) => {
+    const dir = t.testdir();
+    fs.symlinkSync('/proc/self', path.join(dir, 'link'));
+    const name = `confab-test-${process.pid}`;
+    // What a start that is not refused would make there (as root /dev is writable).
+    t.teardown(() => fs.rmSync(`/dev/${name}`, { recursive: true, force: true }));
+    for (const dataDir of [
+      `/proc/${name}/data`, // Node's recursive mkdir there never returned: the start hung
+      `/sys/${name}/data`,
+      `/dev/${name}/data`,
+      path.join(dir, 'link', name, 'data'),
+    ]) {
+      const run = spawnChild(dataDir);
+      const timer = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
+      const { code, signal } = await run.exited;
+      clearTimeout(timer);
+      t.same({ code, signal }, { code: 1, signal: null }, `${dataDir}: exit status 1, at once`);
+      t.match(
+        run.output(),
+        new RegExp(
+          `^Confab cannot start: bad environment: DATA_DIR: ${dataDir} is under /(proc|sys|dev)\\b[^\\n]*: set DATA_DIR to a directory on a disk\\n$`,
+        ),
+        `${dataDir}: says why, in one line`,
+      );
+    }
+    t.notOk(fs.existsSync(`/dev/${name}`), 'nothing made under /dev');
+  },
+);
+
 t.test('a port already taken: nothing created; the next start gets the credentials', async (t) => {
   const dataDir = t.testdir();
   const taken = net.createServer();

@@ -2,6 +2,8 @@
  * Settings that no longer exist (src/config.ts REMOVED_SETTINGS): accepted and ignored, and named
  * so that the start can warn about them.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { configFromEnv, defaultConfig, removedSettingsIn } from '../../src/config.js';
 
@@ -111,5 +113,36 @@ t.test('MAX_REQUEST_BYTES: bytes, at least 1 MiB', (t) => {
       /MAX_REQUEST_BYTES is a number of bytes, at least 1048576/,
       bad,
     );
+  t.end();
+});
+
+t.test('DATA_DIR under /proc, /sys or /dev is refused, through a symbolic link too', (t) => {
+  for (const dir of ['/proc/confab/data', '/sys/confab', '/dev/confab/data', '/proc', '/dev']) {
+    t.throws(
+      () => configFromEnv({ DATA_DIR: dir }),
+      {
+        message: `bad environment: DATA_DIR: ${dir} is under /${dir.split('/')[1]}, a file system of the kernel's, not a disk: set DATA_DIR to a directory on a disk`,
+      },
+      dir,
+    );
+  }
+  t.throws(
+    () => configFromEnv({ DATA_DIR: '/tmp/../proc/x' }),
+    /DATA_DIR: \/proc\/x is under \/proc/,
+  );
+  const dir = t.testdir();
+  fs.symlinkSync('/proc/self', path.join(dir, 'link'));
+  const linked = path.join(dir, 'link', 'confab', 'data');
+  t.throws(
+    () => configFromEnv({ DATA_DIR: linked }),
+    {
+      message: new RegExp(
+        `^bad environment: DATA_DIR: ${linked} is under /proc \\(it is /proc/\\d+/confab/data\\), `,
+      ),
+    },
+    'a link to /proc on the way',
+  );
+  for (const ok of [path.join(dir, 'data'), '/devices/data', '/process', '/system/x'])
+    t.equal(configFromEnv({ DATA_DIR: ok }).dataDir, ok, `${ok}: accepted`);
   t.end();
 });

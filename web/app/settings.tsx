@@ -134,6 +134,15 @@ function Account({ c }: { c: Controller }) {
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** A form's last failure, said to screen readers as it appears; nothing without one. */
+function FormError({ error }: { error: string | null }) {
+  return error ? (
+    <p class="error-text" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
 /** The user's name as the organization shows it (the server checks it, and the realm's rules). */
 function FullName({ c }: { c: Controller }) {
   const s = c.state.value!;
@@ -177,11 +186,7 @@ function FullName({ c }: { c: Controller }) {
           Save
         </button>
       </div>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
     </form>
   );
 }
@@ -260,11 +265,7 @@ function Password({ c }: { c: Controller }) {
           Change my password
         </button>
       )}
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
     </div>
   );
 }
@@ -382,11 +383,7 @@ function ApiKey({ c }: { c: Controller }) {
           Show my API key
         </button>
       )}
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
     </div>
   );
 }
