@@ -24,6 +24,7 @@ import { Loader } from '../state/loader.js';
 import type { MessageList } from '../state/message-list.js';
 import {
   ALL,
+  apiNarrow,
   channelNarrow,
   channelOf,
   dmOf,
@@ -32,9 +33,14 @@ import {
   narrowAfterMove,
   narrowHash,
   parseHash,
+  placementAround,
+  placementInView,
+  PROPAGATE_FOR,
   sameNarrow,
   topicMove,
+  topicNarrow,
   topicOf,
+  type PropagateMode,
   type TopicMove,
   type Narrow,
 } from '../state/narrow.js';
@@ -840,6 +846,36 @@ export class Controller {
     } catch (e) {
       this.toast(e instanceof Error ? e.message : String(e));
       return false;
+    }
+  }
+
+  /**
+   * Which messages moving `m`'s topic takes by default, as the reference's web app chooses: by
+   * where `m` is in its topic (PROPAGATE_FOR), when the view shown tells; null when it does not.
+   */
+  moveDefaultNow(m: StoredMessage): PropagateMode | null {
+    const s = this.state.value;
+    const list = this.list.value;
+    if (!s || !list) return null;
+    const at = placementInView(list, m, (id) => s.messages.get(id));
+    return at && PROPAGATE_FOR[at];
+  }
+
+  /** The same, asking the server for `m`'s neighbours in its topic when the view does not tell. */
+  async moveDefault(m: StoredMessage): Promise<PropagateMode> {
+    const now = this.moveDefaultNow(m);
+    if (now) return now;
+    if (m.stream_id === undefined) return 'change_one';
+    try {
+      const r = await this.client.getMessages({
+        anchor: m.id,
+        num_before: 1,
+        num_after: 1,
+        narrow: apiNarrow(topicNarrow(m.stream_id, m.subject)),
+      });
+      return PROPAGATE_FOR[placementAround(m.id, r.messages)];
+    } catch {
+      return 'change_one';
     }
   }
 
