@@ -73,8 +73,17 @@ t.test('the API key: shown for the password, renewed, hidden', async (t) => {
     'a zuliprc with the e-mail, the key and the site',
   );
 
-  page.once('dialog', (d) => void d.accept());
+  // Asked in the app's dialog, over the settings: Esc declines it (the settings stay open).
+  const question = page.getByRole('alertdialog', { name: 'Make a new API key?' });
   await page.click('button:has-text("Make a new key")');
+  await question.waitFor();
+  await screenshot(page, t, 'confirm-api-key');
+  await page.keyboard.press('Escape');
+  await question.waitFor({ state: 'detached' });
+  t.ok(await page.locator('.settings').isVisible(), 'declined: the settings still open');
+  t.equal(await page.inputValue(KEY), hamlet.api_key, 'and the key unchanged');
+  await page.click('.api-key button:has-text("Make a new key")');
+  await question.getByRole('button', { name: 'Make a new key' }).click();
   await waitFor(
     page,
     `document.querySelector('${KEY}').value !== ${JSON.stringify(hamlet.api_key)}`,

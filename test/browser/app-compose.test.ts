@@ -586,10 +586,16 @@ t.test('edits and deletions, seen by both users', async (t) => {
   );
   t.pass('the edit, marked edited, on the other side');
   await waitMessage(h.page, 'Second thought, better');
-  h.page.once('dialog', (d) => void d.accept());
   const row2 = h.page.locator('.msg', { hasText: 'Second thought, better' });
   await row2.hover();
   await row2.locator('button[aria-label="Delete"]').click();
+  // Asked in the app's dialog, its action marked as destructive.
+  const question = h.page.getByRole('alertdialog', { name: 'Delete this message?' });
+  await question.waitFor();
+  const del = question.getByRole('button', { name: 'Delete' });
+  t.match(await del.getAttribute('class'), /\bdestructive\b/, 'a destructive action');
+  await screenshot(h.page, t, 'confirm-delete');
+  await del.click();
   await waitFor(
     o.page,
     `![...document.querySelectorAll('.msg .content')].some((e) => e.textContent.includes('Second thought'))`,

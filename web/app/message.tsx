@@ -220,8 +220,16 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
                 aria-label="Delete"
                 title="Delete"
                 onClick={() => {
-                  if (confirm('Delete this message? This cannot be undone.'))
-                    void c.deleteMessage(m.id);
+                  void c
+                    .ask({
+                      title: 'Delete this message?',
+                      text: 'It will be deleted for everyone. This cannot be undone.',
+                      action: 'Delete',
+                      danger: true,
+                    })
+                    .then((ok) => {
+                      if (ok) void c.deleteMessage(m.id);
+                    });
                 }}
               >
                 <Icon name="trash" />
