@@ -4,7 +4,7 @@
  * and the dialogs (jump, settings, emoji picker, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
  * `n` next unread topic, `r` reply, `c` new topic, Esc closes what is open.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
 import { Swatch } from './bits.js';
 import { Compose } from './compose.js';
@@ -180,6 +180,21 @@ export function Shell({ c }: { c: Controller }) {
   const list = c.list.value;
   const dialog = c.dialog.value;
   const main = useRef<HTMLElement>(null);
+  const toasts = useRef<HTMLDivElement>(null);
+  const drawn = !!(s && list);
+
+  // The toasts' height, for the layout (app.css): an open dialog sits below them, so that no
+  // toast covers its header (its title and close button) or its actions.
+  useLayoutEffect(() => {
+    const el = toasts.current;
+    const app = el?.parentElement;
+    if (!el || !app || typeof ResizeObserver === 'undefined') return;
+    const ro = new ResizeObserver(() =>
+      app.style.setProperty('--toasts-height', `${el.offsetHeight}px`),
+    );
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [drawn]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -301,7 +316,7 @@ export function Shell({ c }: { c: Controller }) {
       {dialog?.kind === 'settings' && <LazySettings c={c} panel={dialog.panel} />}
       {c.picker.value && <EmojiPicker c={c} />}
       <ConfirmDialog c={c} />
-      <div class="toasts" aria-live="polite">
+      <div class="toasts" ref={toasts} aria-live="polite">
         {c.toasts.value.map((t) => (
           <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
             <p>{t.text}</p>
