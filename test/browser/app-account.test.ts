@@ -40,6 +40,26 @@ function toastOnTop(page: Page): Promise<boolean> {
   })()`);
 }
 
+/**
+ * Whether the toasts leave the open dialog's header clear: none overlaps its title or its close
+ * button, and the close button is what a click at its middle reaches (after the layout settled).
+ */
+async function dialogClear(page: Page): Promise<boolean> {
+  await page.evaluate(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))`);
+  return page.evaluate<boolean>(`(() => {
+    const close = document.querySelector('.dialog .close');
+    const title = document.querySelector('.dialog h2');
+    const hit = (a, b) =>
+      a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    for (const toast of document.querySelectorAll('.toast')) {
+      const r = toast.getBoundingClientRect();
+      if (hit(r, close.getBoundingClientRect()) || hit(r, title.getBoundingClientRect())) return false;
+    }
+    const c = close.getBoundingClientRect();
+    return document.elementFromPoint(c.x + c.width / 2, c.y + c.height / 2)?.closest('.close') === close;
+  })()`);
+}
+
 t.test('the API key: shown for the password, renewed, hidden', async (t) => {
   if (NO_CHROMIUM) return;
   const ts = await startServer(t);
@@ -73,8 +93,17 @@ t.test('the API key: shown for the password, renewed, hidden', async (t) => {
     'a zuliprc with the e-mail, the key and the site',
   );
 
-  page.once('dialog', (d) => void d.accept());
+  // Asked in the app's dialog, over the settings: Esc declines it (the settings stay open).
+  const question = page.getByRole('alertdialog', { name: 'Make a new API key?' });
   await page.click('button:has-text("Make a new key")');
+  await question.waitFor();
+  await screenshot(page, t, 'confirm-api-key');
+  await page.keyboard.press('Escape');
+  await question.waitFor({ state: 'detached' });
+  t.ok(await page.locator('.settings').isVisible(), 'declined: the settings still open');
+  t.equal(await page.inputValue(KEY), hamlet.api_key, 'and the key unchanged');
+  await page.click('.api-key button:has-text("Make a new key")');
+  await question.getByRole('button', { name: 'Make a new key' }).click();
   await waitFor(
     page,
     `document.querySelector('${KEY}').value !== ${JSON.stringify(hamlet.api_key)}`,
@@ -87,6 +116,7 @@ t.test('the API key: shown for the password, renewed, hidden', async (t) => {
     await page.waitForSelector('.toast:has-text("A new API key was made.")');
     await screenshot(page, t, `toast-over-dialog-${width}`);
     t.ok(await toastOnTop(page), `the toast is above the dialog at ${width} pixels`);
+    t.ok(await dialogClear(page), `and covers none of its header at ${width} pixels`);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
   t.equal((await ts.api.get('hamlet', 'users/me')).status, 401, 'the old key stopped working');

@@ -586,10 +586,16 @@ t.test('edits and deletions, seen by both users', async (t) => {
   );
   t.pass('the edit, marked edited, on the other side');
   await waitMessage(h.page, 'Second thought, better');
-  h.page.once('dialog', (d) => void d.accept());
   const row2 = h.page.locator('.msg', { hasText: 'Second thought, better' });
   await row2.hover();
   await row2.locator('button[aria-label="Delete"]').click();
+  // Asked in the app's dialog, its action marked as destructive.
+  const question = h.page.getByRole('alertdialog', { name: 'Delete this message?' });
+  await question.waitFor();
+  const del = question.getByRole('button', { name: 'Delete' });
+  t.match(await del.getAttribute('class'), /\bdestructive\b/, 'a destructive action');
+  await screenshot(h.page, t, 'confirm-delete');
+  await del.click();
   await waitFor(
     o.page,
     `![...document.querySelectorAll('.msg .content')].some((e) => e.textContent.includes('Second thought'))`,
@@ -614,14 +620,16 @@ t.test('edits and deletions, seen by both users', async (t) => {
   await o.page.waitForSelector('.edit-box input');
   t.equal(await o.page.locator('.edit-box textarea').count(), 0, "no editing another's content");
   await o.page.fill('.edit-box input', 'moved elsewhere');
+  // The topic's only message: the move takes all of the topic by default (as the reference's).
+  t.equal(await o.page.inputValue('.edit-box select'), 'change_all', 'all of the topic');
   await o.page.click('.edit-box button:has-text("Save")');
+  // The whole topic went: the author's view of it follows it there.
   await waitFor(
     h.page,
-    `[...document.querySelectorAll('.msg')].some((m) => m.textContent.includes('Mine alone')) === false`,
+    `document.querySelector('.topic-crumb')?.textContent === 'moved elsewhere'`,
   );
-  await h.page.evaluate(`location.hash = '${topicHash('moved elsewhere')}'`);
   await waitMessage(h.page, 'Mine alone');
-  t.pass('a topic edit (a move) seen by the author: gone from the old topic, in the new');
+  t.pass('a topic edit (a move) seen by the author: the view followed the topic, with it');
   h.watch.assertClean(t, /WebSocket|status of 401/);
   o.watch.assertClean(t, /WebSocket|status of 401/);
 });
@@ -667,6 +675,55 @@ t.test("editing and deleting one's messages within the realm's limits", async (t
   t.pass('and be edited');
   await page.keyboard.press('Escape');
   await ts.api.patch('iago', 'realm', { message_content_delete_limit_seconds: null });
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test("a move's default follows the message's place in its topic", async (t) => {
+  if (NO_CHROMIUM) return;
+  const ids: number[] = [];
+  for (const text of ['Opening words', 'Middle words', 'Closing words'])
+    ids.push(await sendChannelMessage(ts.api, 'hamlet', 'general', 'placement', text));
+  await sendChannelMessage(ts.api, 'hamlet', 'general', 'elsewhere', 'Another topic after');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: topicHash('placement'),
+  });
+  await waitMessage(page, 'Closing words');
+  /** The move's choice when editing the message that says `text`. */
+  const modeFor = async (text: string) => {
+    const row = page.locator('.msg', { hasText: text });
+    await row.hover();
+    await row.locator('button[aria-label="Edit"]').click();
+    await page.waitForSelector('.edit-box select');
+    // A view that does not tell asks the server: the choice may change once, at its answer.
+    await page.waitForTimeout(300);
+    const mode = await page.inputValue('.edit-box select');
+    await page.keyboard.press('Escape');
+    await waitFor(page, `document.querySelector('.edit-box') === null`);
+    return mode;
+  };
+  // As the reference's web app: the first moves all, one between it and the later, the last
+  // only itself.
+  t.equal(await modeFor('Opening words'), 'change_all', 'the first message: all of the topic');
+  t.equal(await modeFor('Middle words'), 'change_later', 'one between: it and the later');
+  t.equal(await modeFor('Closing words'), 'change_one', 'the last: only it');
+  // In the channel's view, by the message's topic (a later message of another topic after it).
+  await page.evaluate(`location.hash = '#narrow/channel/${general}-general'`);
+  await waitMessage(page, 'Another topic after');
+  t.equal(await modeFor('Closing words'), 'change_one', "the channel's view: the topic's last");
+  t.equal(await modeFor('Middle words'), 'change_later', "the channel's view: one between");
+  // A search shows messages out of their topic: only the message, as the reference does.
+  await page.evaluate(`location.hash = '#narrow/search/words'`);
+  await waitMessage(page, 'Opening words');
+  t.equal(await modeFor('Opening words'), 'change_one', 'a search: only the message');
+  // Starred messages (some of a topic): the server tells where it is.
+  await ts.api.post('hamlet', 'messages/flags', {
+    messages: [ids[0]],
+    op: 'add',
+    flag: 'starred',
+  });
+  await page.evaluate(`location.hash = '#narrow/is/starred'`);
+  await waitMessage(page, 'Opening words');
+  t.equal(await modeFor('Opening words'), 'change_all', 'starred: the server says it is first');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

@@ -1,8 +1,8 @@
 /**
  * The web app in chromium, marking as read from the sidebar's menus (as the reference's channel,
  * topic and All messages popovers offer "Mark all messages as read"): a topic, a channel, then
- * everything (after a confirmation), each through the server's endpoint, the counts following its
- * events. Hamlet's "mark as read on scroll" is "never", so that opening a view reads nothing.
+ * everything (after a confirmation in the app's own dialog, by mouse and by keyboard), each
+ * through the server's endpoint, the counts following its events. Hamlet's "mark as read on scroll" is "never", so that opening a view reads nothing.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -60,17 +60,27 @@ t.test('a topic, a channel, then everything, from the sidebar menus', async (t) 
   t.equal(await sidebarCount(page, 'alpha'), 1, 'alpha untouched by marking beta');
   t.equal(await sidebarCount(page, 'All messages'), 2, 'two unread left in all');
 
-  // Mark all asks first (as the reference does): declining changes nothing.
-  page.once('dialog', (d) => void d.dismiss());
+  // Mark all asks first (as the reference does), in the app's own dialog, not the browser's:
+  // declining changes nothing.
+  const browserDialogs: string[] = [];
+  page.on('dialog', (d) => {
+    browserDialogs.push(d.message());
+    void d.dismiss();
+  });
+  const question = page.getByRole('alertdialog', { name: 'Mark all messages as read?' });
   await markFromMenu(page, 'Menu for All messages');
+  await question.waitFor();
+  await question.getByRole('button', { name: 'Cancel' }).click();
+  await question.waitFor({ state: 'detached' });
   await page.waitForTimeout(300);
   t.equal(await sidebarCount(page, 'All messages'), 2, 'declined: nothing marked');
-  page.once('dialog', (d) => {
-    t.match(d.message(), /Mark all messages as read/);
-    void d.accept();
-  });
   await markFromMenu(page, 'Menu for All messages');
+  await question.waitFor();
+  t.match(await question.textContent(), /marked as read/, 'it says what will happen');
+  await screenshot(page, t, 'confirm-1280');
+  await question.getByRole('button', { name: 'Mark as read' }).click();
   await waitCount(page, 'All messages', 0);
+  t.same(browserDialogs, [], 'no dialog of the browser');
   t.equal(await sidebarCount(page, 'alpha'), 0, 'alpha read');
   t.equal(await sidebarCount(page, 'Direct messages'), 0, 'direct messages read');
   await page.close();
@@ -111,4 +121,64 @@ t.test('the menu by keyboard, at 390 px in the dark theme', async (t) => {
   await page.keyboard.press('Enter');
   await waitCount(page, 'beta', 0);
   await page.close();
+});
+
+t.test("mark all's question by keyboard: Esc cancels, Enter confirms", async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const [width, dark] of [
+    [1280, false],
+    [390, true],
+  ] as const) {
+    await sendChannelMessage(ts.api, 'othello', 'alpha', 'five', `news at ${width}`);
+    const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#narrow/is/starred',
+      width,
+      height: width === 390 ? 844 : 800,
+      dark,
+    });
+    if (width === 390) {
+      await page.getByRole('button', { name: 'Open the sidebar' }).click();
+      await page.waitForTimeout(400); // the drawer's slide
+    }
+    await waitCount(page, 'All messages', 1);
+    const button = page.getByRole('button', { name: 'Menu for All messages', exact: true });
+    await button.focus();
+    await page.keyboard.press('Enter');
+    await waitFor(page, `document.activeElement?.getAttribute('role') === 'menuitem'`);
+    await page.keyboard.press('Enter');
+    const question = page.getByRole('alertdialog', { name: 'Mark all messages as read?' });
+    await question.waitFor();
+    await waitFor(
+      page,
+      `document.activeElement?.textContent === 'Mark as read' && !!document.activeElement.closest('[role="alertdialog"]')`,
+    );
+    t.pass(`${width}: the focus is on its action`);
+    await screenshot(page, t, `confirm-${width}${dark ? '-dark' : ''}`);
+    // Tab stays within it.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    t.equal(
+      await page.evaluate(`document.activeElement?.textContent`),
+      'Mark as read',
+      'Tab goes round its two buttons',
+    );
+    await page.keyboard.press('Escape');
+    await question.waitFor({ state: 'detached' });
+    t.ok(
+      await button.evaluate((el) => el === el.ownerDocument.activeElement),
+      'Esc: closed, the focus back on the menu button',
+    );
+    t.ok(await page.locator('.sidebar').isVisible(), 'and only it closed');
+    await page.waitForTimeout(300);
+    t.equal(await sidebarCount(page, 'All messages'), 1, 'nothing marked');
+    await page.keyboard.press('Enter');
+    await waitFor(page, `document.activeElement?.getAttribute('role') === 'menuitem'`);
+    await page.keyboard.press('Enter');
+    await question.waitFor();
+    await page.keyboard.press('Enter');
+    await question.waitFor({ state: 'detached' });
+    await waitCount(page, 'All messages', 0);
+    t.pass(`${width}: Enter confirms`);
+    await page.close();
+  }
 });

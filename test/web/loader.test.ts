@@ -3,7 +3,8 @@
  * message, older and newer pages join the run on the right side, one fetch per direction at a
  * time, a failure is kept on the list (shown with a retry) instead of thrown (the messages that
  * arrived meanwhile shown in the list, none held for a later answer), and an answer is taken with
- * what the events did while it was on its way (asked again when more changes came than are kept).
+ * what the events did while it was on its way (asked again when more changes, or more arrivals
+ * and deletions, came than are kept).
  */
 import t from 'tap';
 import type { GetMessages } from '../../src/client/api.js';
@@ -15,6 +16,7 @@ import type {
 } from '../../src/client/types.js';
 import { ChatState, MAX_CHANGES_KEPT } from '../../web/state/chat.js';
 import { Loader } from '../../web/state/loader.js';
+import { MAX_HELD } from '../../web/state/message-list.js';
 import { ALL, searchNarrow, topicNarrow } from '../../web/state/narrow.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
 
@@ -504,3 +506,70 @@ t.test(
     t.same(search.highlighted(m1), {}, 'a message gone from the list takes its highlighting along');
   },
 );
+
+t.test(
+  'more arrivals and deletions than are held while a fetch is on its way: it is fetched again',
+  async (t) => {
+    const { s, loader, held } = heldSetup();
+    const list = s.list(ALL);
+    const open = loader.open(list, 500);
+    held[0]!.answer();
+    await open;
+    let event = 0;
+    const ev = (e: Record<string, unknown>) => ({ id: event++, ...e }) as unknown as ServerEvent;
+    // The newest asked for; while it is on its way one message it holds is deleted, and more
+    // messages arrive than are held for it.
+    const jump = loader.open(list, 'newest');
+    const last = 1001 + MAX_HELD;
+    const events = [ev({ type: 'delete_message', message_type: 'stream', message_ids: [950] })];
+    for (let id = 1001; id <= last; id++)
+      events.push(ev({ type: 'message', message: msg(id), flags: [] }));
+    s.apply(events);
+    held[1]!.answer(); // made before the events: 900-1000, 950 with them
+    await tick();
+    t.equal(held.length, 3, 'the newest asked for again');
+    t.equal(list.loading, true, 'the first answer not taken');
+    t.equal(list.has(950), false);
+    // Made after them: the newest messages, without the one deleted.
+    const ids = Array.from({ length: 101 }, (_, i) => last - 100 + i);
+    held[2]!.answer({
+      messages: ids.map(msg),
+      anchor: last,
+      found_anchor: true,
+      found_oldest: false,
+      found_newest: true,
+      history_limited: false,
+    });
+    await jump;
+    t.equal(list.loading, false);
+    t.same([list.ids[0], list.ids.at(-1), list.size], [last - 100, last, 101], 'its run, once');
+    t.equal(list.windowIds().at(-1), last, 'the window at the newest');
+    t.equal(loader.fetches, 3);
+    // Later arrivals join as before (nothing held is left over).
+    s.apply([ev({ type: 'message', message: msg(last + 1), flags: [] })]);
+    t.equal(list.ids.at(-1), last + 1);
+  },
+);
+
+t.test('a page fetched while more came than are held is asked again too', async (t) => {
+  const { s, loader, held } = heldSetup();
+  const list = s.list(ALL);
+  const open = loader.open(list, 500);
+  held[0]!.answer();
+  await open;
+  const older = loader.older(list);
+  // Deleted while the page is on its way: one of it, then more than are held (none shown).
+  const gone = [350, ...Array.from({ length: MAX_HELD }, (_, i) => 5000 + i)];
+  s.apply([
+    { id: 0, type: 'delete_message', message_type: 'stream', message_ids: gone },
+  ] as unknown as ServerEvent[]);
+  held[1]!.answer(); // made before: with 350
+  await tick();
+  t.equal(held.length, 3, 'the page asked for again');
+  const again = answer(held[2]!.q);
+  again.messages = again.messages.filter((m) => m.id !== 350);
+  held[2]!.answer(again);
+  await older;
+  t.equal(list.ids[0], 300, 'the page joined the run');
+  t.equal(list.has(350), false, 'without the message deleted meanwhile');
+});

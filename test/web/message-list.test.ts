@@ -1,10 +1,18 @@
 /**
  * web/state/message-list.ts: the window the DOM holds stays within WINDOW_MAX whatever happens
  * (paging both ways, 2,000 live messages), the run in memory within LIST_MAX, and the window
- * follows new messages only when it showed the newest.
+ * follows new messages only when it showed the newest; what is held for a fetch in flight stays
+ * within MAX_HELD.
  */
 import t from 'tap';
-import { LIST_MAX, MessageList, STEP, WINDOW, WINDOW_MAX } from '../../web/state/message-list.js';
+import {
+  LIST_MAX,
+  MAX_HELD,
+  MessageList,
+  STEP,
+  WINDOW,
+  WINDOW_MAX,
+} from '../../web/state/message-list.js';
 import { ALL } from '../../web/state/narrow.js';
 
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
@@ -169,5 +177,24 @@ t.test('a first fetch is answered with what the events did meanwhile', (t) => {
   o.loading = false;
   o.setInitial(range(150, 250), false, true, null);
   t.equal(o.ids.at(-1), 300, 'and the run the first fetch brought');
+  t.end();
+});
+
+t.test('what is held for a fetch stays bounded: past MAX_HELD it is dropped', (t) => {
+  const l = new MessageList(ALL);
+  l.setInitial(range(1, 101), true, true, null);
+  l.startLoading();
+  const mark = l.holdMark();
+  for (let id = 101; id < 101 + MAX_HELD; id++) l.addLive(id);
+  t.equal(l.heldLostSince(mark), false, 'MAX_HELD arrivals are held');
+  l.remove([50]);
+  t.equal(l.heldLostSince(mark), true, 'one more: the holds are dropped');
+  const again = l.holdMark();
+  l.addLive(5000);
+  t.equal(l.heldLostSince(again), false, 'a fetch started after that holds anew');
+  // The fetch fails: the arrival held since joins the list shown, which lacks those dropped.
+  l.fetchFailed(null);
+  t.equal(l.ids.at(-1), 5000);
+  t.equal(l.stale, true, 'so it is fetched again when shown next');
   t.end();
 });

@@ -1,7 +1,7 @@
 /**
  * web/state/narrow.ts: the reference's `#narrow/...` URL scheme both ways (the links Confab's
- * renderer writes open the narrow they name), the API form of a narrow, and which messages a
- * narrow holds.
+ * renderer writes open the narrow they name), the API form of a narrow, which messages a
+ * narrow holds, and which messages a move takes by default.
  */
 import t from 'tap';
 import type { Message } from '../../src/client/types.js';
@@ -20,6 +20,9 @@ import {
   narrowKey,
   parseHash,
   placeAfterMove,
+  placementAround,
+  placementInView,
+  PROPAGATE_FOR,
   searchNarrow,
   topicMove,
   topicNarrow,
@@ -195,5 +198,58 @@ t.test('a topic moved onward: where its view and its compose box go', (t) => {
   t.equal(narrowAfterMove(channelNarrow(3), mv), null);
   t.same(placeAfterMove({ streamId: 3, topic: 'Kickoff' }, mv), mv.to);
   t.equal(placeAfterMove({ streamId: 3, topic: 'other' }, mv), null);
+  t.end();
+});
+
+t.test("a move's default: by the message's place in its topic, as the reference's", (t) => {
+  t.same(PROPAGATE_FOR, { first: 'change_all', intermediate: 'change_later', last: 'change_one' });
+  // Topic t of channel 1: 10, 12, 14; topic u: 11, 13, 15.
+  const msgs = new Map(
+    [10, 11, 12, 13, 14, 15].map((id) => [id, { id, stream_id: 1, subject: id % 2 ? 'u' : 'T' }]),
+  );
+  const get = (id: number) => msgs.get(id);
+  const at = (id: number) => msgs.get(id)!;
+  const topic = { narrow: topicNarrow(1, 't'), ids: [10, 12, 14], foundOldest: true };
+  t.equal(placementInView({ ...topic, foundNewest: true }, at(10), get), 'first');
+  t.equal(placementInView({ ...topic, foundNewest: true }, at(12), get), 'intermediate');
+  t.equal(placementInView({ ...topic, foundNewest: true }, at(14), get), 'last');
+  t.equal(
+    placementInView({ ...topic, foundNewest: false }, at(14), get),
+    'intermediate',
+    'the last fetched of a topic that goes on',
+  );
+  t.equal(
+    placementInView({ ...topic, ids: [10, 12, 14, 14.001], foundNewest: true }, at(14), get),
+    'last',
+    'a message being sent (its local echo) is not one of the topic yet',
+  );
+  const channel = {
+    narrow: channelNarrow(1),
+    ids: [10, 11, 12, 13, 14, 15],
+    foundOldest: true,
+    foundNewest: true,
+  };
+  t.equal(placementInView(channel, at(10), get), 'first', "a channel's view: by its topic");
+  t.equal(placementInView(channel, at(12), get), 'intermediate');
+  t.equal(placementInView(channel, at(14), get), 'last', 'not the last of the view, of its topic');
+  t.equal(placementInView({ ...channel, narrow: ALL }, at(13), get), 'intermediate');
+  t.equal(
+    placementInView({ ...channel, ids: [12, 13, 14, 15], foundOldest: false }, at(12), get),
+    null,
+    'older messages not fetched: the server is asked',
+  );
+  t.equal(
+    placementInView({ ...channel, narrow: searchNarrow(ALL, 'x') }, at(12), get),
+    'last',
+    'a search: only the message, as for the last',
+  );
+  t.equal(
+    placementInView({ ...channel, narrow: isNarrow('starred') }, at(12), get),
+    null,
+    'a view of some messages of topics: the server is asked',
+  );
+  t.equal(placementAround(12, [{ id: 12 }, { id: 14 }]), 'first');
+  t.equal(placementAround(12, [{ id: 10 }, { id: 12 }, { id: 14 }]), 'intermediate');
+  t.equal(placementAround(12, [{ id: 10 }, { id: 12 }]), 'last');
   t.end();
 });

@@ -24,6 +24,7 @@ import { Loader } from '../state/loader.js';
 import type { MessageList } from '../state/message-list.js';
 import {
   ALL,
+  apiNarrow,
   channelNarrow,
   channelOf,
   dmOf,
@@ -32,9 +33,14 @@ import {
   narrowAfterMove,
   narrowHash,
   parseHash,
+  placementAround,
+  placementInView,
+  PROPAGATE_FOR,
   sameNarrow,
   topicMove,
+  topicNarrow,
   topicOf,
+  type PropagateMode,
   type TopicMove,
   type Narrow,
 } from '../state/narrow.js';
@@ -55,6 +61,10 @@ export type ComposeTo =
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
 export type Dialog = { kind: 'jump' } | { kind: 'settings'; panel: string } | null;
+
+/** A question for the confirmation dialog (confirm.tsx): `danger` for an action that destroys. */
+export type Ask = { title: string; text: string; action: string; danger?: boolean };
+export type Question = Ask & { id: number };
 
 /** The browser's upload with progress (fetch reports none). */
 export const xhrUpload: UploadTransport = (req) =>
@@ -90,6 +100,11 @@ export class Controller {
   readonly drawer = signal(false);
   readonly dialog = signal<Dialog>(null);
   readonly toasts = signal<Toast[]>([]);
+  /** The question the confirmation dialog asks (one at a time). */
+  readonly question = signal<Question | null>(null);
+  private answerQuestion: ((ok: boolean) => void) | null = null;
+  /** Where the focus was when the question was asked: it goes back there after. */
+  private focusBefore: HTMLElement | null = null;
   /** A request for the compose box (reply, new topic), with a counter so repeats register. */
   readonly composeRequest = signal<{ to: ComposeTo; quote?: string; seq: number } | null>(null);
   /** The last topic moved onward: the compose box follows it when addressed to it. */
@@ -128,6 +143,7 @@ export class Controller {
   private readTimer: ReturnType<typeof setTimeout> | null = null;
   private presenceTimer: ReturnType<typeof setInterval> | null = null;
   private toastSeq = 0;
+  private questionSeq = 0;
   private composeSeq = 0;
   private readonly unsent = new Map<string, { to: ComposeTo; content: string }>();
   private emojiLoading: Promise<void> | null = null;
@@ -420,15 +436,20 @@ export class Controller {
   }
 
   /**
-   * Leaves a channel (a private one only after a confirmation: one cannot join it again without
-   * an invitation). Its view stays, the sidebar entry goes with the server's event.
+   * Leaves a channel (a private one only after a confirmation, in the app's dialog: one cannot
+   * join it again without an invitation). Its view stays, the sidebar entry goes with the server's event.
    */
   async leaveChannel(streamId: number): Promise<void> {
     const ch = this.state.value?.channels.get(streamId);
     if (!ch) return;
     if (
       ch.invite_only &&
-      !confirm(`Leave #${ch.name}? It is private: you will need an invitation to come back.`)
+      !(await this.ask({
+        title: `Leave #${ch.name}?`,
+        text: 'It is a private channel: you will need an invitation to join it again.',
+        action: 'Leave',
+        danger: true,
+      }))
     )
       return;
     try {
@@ -529,7 +550,12 @@ export class Controller {
       } else if (what.streamId !== undefined) {
         await this.client.markStreamRead(what.streamId);
       } else {
-        if (!confirm('Mark all messages as read?')) return;
+        const ok = await this.ask({
+          title: 'Mark all messages as read?',
+          text: 'Every unread message, in all your channels and direct messages, will be marked as read.',
+          action: 'Mark as read',
+        });
+        if (!ok) return;
         // The server stops after its time budget; what it did stays, so ask again.
         for (let i = 0; i < 10; i++) {
           const r = await this.client.markAllRead();
@@ -843,6 +869,36 @@ export class Controller {
     }
   }
 
+  /**
+   * Which messages moving `m`'s topic takes by default, as the reference's web app chooses: by
+   * where `m` is in its topic (PROPAGATE_FOR), when the view shown tells; null when it does not.
+   */
+  moveDefaultNow(m: StoredMessage): PropagateMode | null {
+    const s = this.state.value;
+    const list = this.list.value;
+    if (!s || !list) return null;
+    const at = placementInView(list, m, (id) => s.messages.get(id));
+    return at && PROPAGATE_FOR[at];
+  }
+
+  /** The same, asking the server for `m`'s neighbours in its topic when the view does not tell. */
+  async moveDefault(m: StoredMessage): Promise<PropagateMode> {
+    const now = this.moveDefaultNow(m);
+    if (now) return now;
+    if (m.stream_id === undefined) return 'change_one';
+    try {
+      const r = await this.client.getMessages({
+        anchor: m.id,
+        num_before: 1,
+        num_after: 1,
+        narrow: apiNarrow(topicNarrow(m.stream_id, m.subject)),
+      });
+      return PROPAGATE_FOR[placementAround(m.id, r.messages)];
+    } catch {
+      return 'change_one';
+    }
+  }
+
   async deleteMessage(id: number): Promise<void> {
     try {
       await this.client.deleteMessage(id);
@@ -925,6 +981,33 @@ export class Controller {
     } catch (e) {
       this.toast(e instanceof Error ? e.message : String(e));
     }
+  }
+
+  /**
+   * Asks the user to confirm, in the app's own dialog (confirm.tsx); true when they did. A new
+   * question while one is open answers that one "no".
+   */
+  ask(q: Ask): Promise<boolean> {
+    if (this.question.value) this.answer(false);
+    const active = typeof document !== 'undefined' ? document.activeElement : null;
+    this.focusBefore = active instanceof HTMLElement && active !== document.body ? active : null;
+    return new Promise((resolve) => {
+      this.answerQuestion = resolve;
+      this.question.value = { ...q, id: ++this.questionSeq };
+    });
+  }
+
+  /** The dialog's answer: it closes, and the focus goes back (or to the messages if that went). */
+  answer(ok: boolean): void {
+    const done = this.answerQuestion;
+    if (!done) return;
+    this.answerQuestion = null;
+    this.question.value = null;
+    const back = this.focusBefore;
+    this.focusBefore = null;
+    if (back?.isConnected) back.focus({ preventScroll: true });
+    else document.querySelector<HTMLElement>('.messages')?.focus({ preventScroll: true });
+    done(ok);
   }
 
   toast(text: string, kind: 'error' | 'info' = 'error'): void {

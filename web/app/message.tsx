@@ -220,8 +220,16 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
                 aria-label="Delete"
                 title="Delete"
                 onClick={() => {
-                  if (confirm('Delete this message? This cannot be undone.'))
-                    void c.deleteMessage(m.id);
+                  void c
+                    .ask({
+                      title: 'Delete this message?',
+                      text: 'It will be deleted for everyone. This cannot be undone.',
+                      action: 'Delete',
+                      danger: true,
+                    })
+                    .then((ok) => {
+                      if (ok) void c.deleteMessage(m.id);
+                    });
                 }}
               >
                 <Icon name="trash" />
@@ -329,11 +337,24 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
   // Saved as typed until now (Enter right after typing, before the redraw).
   const [content, setContent, contentNow] = useLive<string | null>(null);
   const [topic, setTopic, topicNow] = useLive(m.subject);
-  const [mode, setMode, modeNow] = useLive('change_one');
+  // Which messages a move takes: by default as the reference's web app chooses, by where the
+  // message is in its topic (asked of the server when the view does not tell; a choice made
+  // before the answer stays).
+  const [mode, setMode, modeNow] = useLive<string>(() => c.moveDefaultNow(m) ?? 'change_one');
+  const modeChosen = useRef(false);
   // Saving: the keys save too (Enter), so the button's being disabled is not enough.
   const [busy, setBusy, busyNow] = useLive(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const original = useRef('');
+
+  useEffect(() => {
+    if (!canTopic || m.type !== 'stream' || c.moveDefaultNow(m)) return;
+    let live = true;
+    void c.moveDefault(m).then((d) => live && !modeChosen.current && setMode(d));
+    return () => {
+      live = false;
+    };
+  }, [m.id]);
 
   useEffect(() => {
     if (!canContent) return;
@@ -389,7 +410,14 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
           </label>
           <label class="stack">
             Move
-            <select class="field" value={mode} onChange={(e) => setMode(e.currentTarget.value)}>
+            <select
+              class="field"
+              value={mode}
+              onChange={(e) => {
+                modeChosen.current = true;
+                setMode(e.currentTarget.value);
+              }}
+            >
               <option value="change_one">Only this message</option>
               <option value="change_later">This and later messages</option>
               <option value="change_all">All messages in the topic</option>

@@ -304,12 +304,13 @@ function ApiKey({ c }: { c: Controller }) {
     setBusy(false);
   };
   const renew = async () => {
-    if (
-      !confirm(
-        'Make a new API key? Programs using the current one stop working, and your other browser sessions are logged out.',
-      )
-    )
-      return;
+    const ok = await c.ask({
+      title: 'Make a new API key?',
+      text: 'Programs using the current key stop working, and your other browser sessions are logged out.',
+      action: 'Make a new key',
+      danger: true,
+    });
+    if (!ok) return;
     setBusy(true);
     setError(null);
     try {

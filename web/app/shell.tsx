@@ -1,13 +1,14 @@
 /**
  * The app's frame: sidebar (a drawer on narrow screens), the top bar with the view's title and
  * search, the message pane and the compose box; the reconnecting banner, messages to the user,
- * and the dialogs (jump, settings, emoji picker). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
+ * and the dialogs (jump, settings, emoji picker, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
  * `n` next unread topic, `r` reply, `c` new topic, Esc closes what is open.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
 import { Swatch } from './bits.js';
 import { Compose } from './compose.js';
+import { ConfirmDialog } from './confirm.js';
 import type { Controller } from './controller.js';
 import { track } from './track.js';
 import { EmojiPicker } from './emoji-picker.js';
@@ -179,9 +180,31 @@ export function Shell({ c }: { c: Controller }) {
   const list = c.list.value;
   const dialog = c.dialog.value;
   const main = useRef<HTMLElement>(null);
+  const toasts = useRef<HTMLDivElement>(null);
+  const drawn = !!(s && list);
+
+  // The toasts' height, for the layout (app.css): an open dialog sits below them, so that no
+  // toast covers its header (its title and close button) or its actions.
+  useLayoutEffect(() => {
+    const el = toasts.current;
+    const app = el?.parentElement;
+    if (!el || !app || typeof ResizeObserver === 'undefined') return;
+    const ro = new ResizeObserver(() =>
+      app.style.setProperty('--toasts-height', `${el.offsetHeight}px`),
+    );
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [drawn]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
+      // A question waits for its answer: nothing behind it acts on a key (its dialog has them;
+      // these come from outside it, the focus moved there by a click).
+      if (c.question.value) {
+        if (e.key === 'Escape') c.answer(false);
+        if (e.key === 'Escape' || e.key === 'Enter' || e.key === ' ') e.preventDefault();
+        return;
+      }
       if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
         e.preventDefault();
         c.dialog.value = c.dialog.value?.kind === 'jump' ? null : { kind: 'jump' };
@@ -292,7 +315,8 @@ export function Shell({ c }: { c: Controller }) {
       {dialog?.kind === 'jump' && <Jump c={c} />}
       {dialog?.kind === 'settings' && <LazySettings c={c} panel={dialog.panel} />}
       {c.picker.value && <EmojiPicker c={c} />}
-      <div class="toasts" aria-live="polite">
+      <ConfirmDialog c={c} />
+      <div class="toasts" ref={toasts} aria-live="polite">
         {c.toasts.value.map((t) => (
           <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
             <p>{t.text}</p>

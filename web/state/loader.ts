@@ -7,8 +7,8 @@
  * answer comes first), a page's when the run it borders was replaced meanwhile. Otherwise an
  * answer (a first fetch's or a page's) is taken with what the events did while it was on its
  * way: messages that arrived join it, messages deleted or moved away stay out (MessageList), and
- * the fetched copies get the edits, moves, reactions and flags made meanwhile (ChatState; when
- * more came than it keeps, the fetch is made again, its answer not taken). A fetch that fails is
+ * the fetched copies get the edits, moves, reactions and flags made meanwhile (ChatState). When
+ * more came than is kept for it (either), the fetch is made again, its answer not taken. A fetch that fails is
  * kept on the list (shown with a retry), and the messages that arrived while it was on its way
  * join the list shown (MessageList.fetchFailed). The fetch function is injected (the typed
  * client in the app, a fake in tests).
@@ -35,15 +35,23 @@ export class Loader {
   ) {}
 
   /**
-   * GET /messages, asked again while more edits, moves, reactions and flags came during it than
-   * ChatState keeps (its copies could lack one it dropped) and the answer is still `wanted`.
+   * GET /messages for `list`, asked again while the answer is still `wanted` and more came during
+   * it than is kept for it: edits, moves, reactions and flags (ChatState: its copies could lack
+   * one it dropped), or arrivals and deletions (MessageList: it could hold a message deleted
+   * meanwhile, or lack one that arrived).
    */
-  private async fetch(q: GetMessages, wanted: () => boolean): Promise<MessagesResponse> {
+  private async fetch(
+    list: MessageList,
+    q: GetMessages,
+    wanted: () => boolean,
+  ): Promise<MessagesResponse> {
     for (;;) {
       const mark = this.state.changeMark();
+      const held = list.holdMark();
       this.fetches++;
       const r = await this.fetchMessages(q);
-      if (!wanted() || !this.state.changesLostSince(mark)) return r;
+      if (!wanted()) return r;
+      if (!this.state.changesLostSince(mark) && !list.heldLostSince(held)) return r;
     }
   }
 
@@ -64,6 +72,7 @@ export class Loader {
     let r: MessagesResponse;
     try {
       r = await this.fetch(
+        list,
         {
           anchor,
           num_before: FIRST_BEFORE,
@@ -100,6 +109,7 @@ export class Loader {
     const run = list.run;
     try {
       const r = await this.fetch(
+        list,
         {
           anchor: list.ids[0]!,
           num_before: STEP,
@@ -133,6 +143,7 @@ export class Loader {
     const run = list.run;
     try {
       const r = await this.fetch(
+        list,
         {
           anchor: list.ids[list.ids.length - 1]!,
           num_before: 0,

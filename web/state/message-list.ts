@@ -5,7 +5,8 @@
  * as the reference and Campfire keep theirs), moved by the view as one scrolls: `showOlder` and
  * `showNewer` slide it, the caller fetches more when it reaches an end that is not the narrow's.
  * The run itself is bounded too (LIST_MAX): when it grows past that, the end farther from the
- * window is dropped and is fetched again if one scrolls back there.
+ * window is dropped and is fetched again if one scrolls back there. So is what is held for a
+ * fetch in flight (MAX_HELD arrivals and removals: past it the fetch is made again).
  */
 import { signal } from '@preact/signals-core';
 import type { Message } from '../../src/client/types.js';
@@ -26,6 +27,12 @@ export const WINDOW = 250;
 export const WINDOW_MAX = 300;
 export const STEP = 100;
 export const LIST_MAX = 1500;
+/**
+ * Arrivals and removals held for the fetches in flight, at most (as ChatState keeps at most
+ * MAX_CHANGES_KEPT changes): past that they are dropped, and the fetches that were in flight
+ * are made again (their answers, made before what was dropped, are not taken).
+ */
+export const MAX_HELD = 1000;
 
 export class MessageList {
   readonly narrow: Narrow;
@@ -60,6 +67,10 @@ export class MessageList {
    * them, so the run it brings stays stale (fetched again next time it is shown).
    */
   private staleMeanwhile = false;
+  /** How many times the held arrivals and removals were dropped (more came than MAX_HELD). */
+  private holdsDropped = 0;
+  /** Some were dropped since a fetch started with none in flight: a failed one leaves it stale. */
+  private heldLost = false;
   /** Moves or edits made the run unreliable: fetch it again before showing it. */
   stale = false;
   /** The fetch failed (shown with a retry). */
@@ -184,6 +195,7 @@ export class MessageList {
   addLive(id: number): boolean {
     if (this.loading || (!this.foundNewest && this.loadingNewer)) {
       this.arrivedMeanwhile.push(id);
+      this.boundHeld();
       return false;
     }
     if (!this.loaded || !this.foundNewest || this.has(id)) return false;
@@ -212,7 +224,7 @@ export class MessageList {
   /** A first fetch is asked for (one may be in flight already: the later one counts). */
   startLoading(): void {
     // What fetches that ended (answered or failed) saw is not about this one's answer.
-    if (!this.fetching) this.removedMeanwhile = new Set();
+    if (!this.fetching) this.forgetHeld();
     if (!this.loading) this.staleMeanwhile = false;
     this.loading = true;
   }
@@ -230,12 +242,41 @@ export class MessageList {
     const arrived = this.arrivedMeanwhile;
     this.arrivedMeanwhile = [];
     for (const id of arrived) this.addLive(id);
+    // Arrivals dropped from the hold would have joined the run shown: it lacks them.
+    if (this.heldLost && this.loaded) this.stale = true;
     this.changed();
+  }
+
+  /** Where the holds are when a fetch starts (for heldLostSince). */
+  holdMark(): number {
+    return this.holdsDropped;
+  }
+
+  /**
+   * Whether the held arrivals and removals were dropped since `mark`: a fetch started there may
+   * bring messages deleted meanwhile, or lack some that arrived, and is made again.
+   */
+  heldLostSince(mark: number): boolean {
+    return this.holdsDropped > mark;
+  }
+
+  private forgetHeld(): void {
+    this.removedMeanwhile = new Set();
+    this.heldLost = false;
+  }
+
+  /** Keeps the holds within MAX_HELD: past it, all are dropped (the fetches are made again). */
+  private boundHeld(): void {
+    if (this.arrivedMeanwhile.length + this.removedMeanwhile.size <= MAX_HELD) return;
+    this.arrivedMeanwhile = [];
+    this.removedMeanwhile = new Set();
+    this.holdsDropped++;
+    this.heldLost = true;
   }
 
   /** A page is asked for, above or below the run. */
   startPage(side: 'older' | 'newer'): void {
-    if (!this.fetching) this.removedMeanwhile = new Set();
+    if (!this.fetching) this.forgetHeld();
     if (side === 'older') this.loadingOlder = true;
     else this.loadingNewer = true;
   }
@@ -256,6 +297,7 @@ export class MessageList {
     if (this.fetching) {
       for (const id of ids) this.removedMeanwhile.add(id);
       this.arrivedMeanwhile = this.arrivedMeanwhile.filter((id) => !gone.has(id));
+      this.boundHeld();
     }
     if (!this.ids.some((id) => gone.has(id))) return false;
     let start = this.start;
@@ -393,6 +435,7 @@ export class MessageList {
     this.stale = false;
     this.arrivedMeanwhile = [];
     this.removedMeanwhile = new Set();
+    this.heldLost = false;
     this.staleMeanwhile = false;
     this.changed();
   }

@@ -383,3 +383,68 @@ export function narrowAfterMove(n: Narrow, mv: TopicMove): Narrow | null {
     near: n.near,
   };
 }
+
+// ---- Moving messages: which ones by default ---------------------------------------------------
+
+/** Where a message is in its topic: its first message, its last, or one between. */
+export type Placement = 'first' | 'intermediate' | 'last';
+
+export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
+
+/**
+ * The move's default for a message's place in its topic, as the reference's web app chooses it:
+ * its first message moves the whole topic, its last only itself, one between it and the later.
+ */
+export const PROPAGATE_FOR: Record<Placement, PropagateMode> = {
+  first: 'change_all',
+  intermediate: 'change_later',
+  last: 'change_one',
+};
+
+/** Whether a narrow holds each conversation it shows whole (not a search, a sender, a flag). */
+function wholeConversations(n: Narrow): boolean {
+  return n.terms.every((t) => !t.negated && (t.operator === 'channel' || t.operator === 'topic'));
+}
+
+/**
+ * Where a message is in its topic, as far as a view of it tells (null: it does not, ask the
+ * server). A search shows a message out of its conversation: moving only it is the default
+ * there, as for a topic's last message. In a topic's view the run's ends tell; in a view of whole
+ * conversations (a channel, all messages), its topic's other messages there.
+ */
+export function placementInView(
+  view: { narrow: Narrow; ids: readonly number[]; foundOldest: boolean; foundNewest: boolean },
+  m: { id: number; stream_id?: number; subject: string },
+  get: (id: number) => { stream_id?: number; subject: string } | undefined,
+): Placement | null {
+  const n = view.narrow;
+  if (find(n, 'search') !== undefined) return 'last';
+  if (m.stream_id === undefined || !wholeConversations(n)) return null;
+  const ids = view.ids.filter((id) => Number.isInteger(id));
+  if (!ids.includes(m.id)) return null;
+  if (isConversation(n)) {
+    if (view.foundOldest && ids[0] === m.id) return 'first';
+    if (view.foundNewest && ids.at(-1) === m.id) return 'last';
+    return 'intermediate';
+  }
+  let older = false;
+  let newer = false;
+  for (const id of ids) {
+    if (id === m.id) continue;
+    const x = get(id);
+    if (!x || x.stream_id !== m.stream_id || !sameTopic(x.subject, m.subject)) continue;
+    if (id < m.id) older = true;
+    else newer = true;
+    if (older && newer) return 'intermediate';
+  }
+  if (view.foundNewest && !newer) return 'last';
+  if (view.foundOldest && !older) return 'first';
+  return null;
+}
+
+/** Where a message is in its topic, from the server's answer around it (its neighbours). */
+export function placementAround(id: number, around: readonly { id: number }[]): Placement {
+  if (!around.some((x) => x.id < id)) return 'first';
+  if (!around.some((x) => x.id > id)) return 'last';
+  return 'intermediate';
+}
