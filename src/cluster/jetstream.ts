@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import {
   connect,
+  Events,
   headers as natsHeaders,
   DiscardPolicy,
   RetentionPolicy,
@@ -638,6 +639,44 @@ export class PayloadTooSmallError extends Error {
         'NATS default of 1 MB is fine.',
     );
     this.name = 'PayloadTooSmallError';
+  }
+}
+
+/** A server under the floor is left at most this often (all of them under it: no busy loop). */
+const PAYLOAD_HOP_MS = 2000;
+
+/**
+ * What a node does after each reconnection (openLink): connectJetStream checked max_payload only
+ * on the server it first connected to, and the servers of a NATS cluster are configured one by
+ * one. A server whose max_payload is below MIN_MAX_PAYLOAD is named in an error line, with its
+ * max_payload and the fix, and left for another (skipCurrentServer, nats.js `reconnect`), at most
+ * once every PAYLOAD_HOP_MS: on it every entry is bounded by its max_payload (entryLimit), so a
+ * batch that fits elsewhere is refused as too large, and a realm's creation could be refused
+ * halfway through its set-up. The node does not stop: the other servers may be fine (and a node
+ * that stopped would be refused at its next start only if it first reached that server). Ends
+ * when the connection closes.
+ */
+export async function followPayloadFloor(
+  nc: NatsConnection,
+  say: (line: string) => void,
+): Promise<void> {
+  let hopped = 0;
+  const below = () => (nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) < MIN_MAX_PAYLOAD;
+  for await (const s of nc.status()) {
+    if (s.type !== Events.Reconnect || !below()) continue;
+    const server = nc.getServer();
+    say(
+      `ERROR: NATS server ${nc.info?.server_name ?? '?'} (${server}) has max_payload ` +
+        `${nc.info?.max_payload} bytes, below the ${MIN_MAX_PAYLOAD} bytes (64 KiB) a cluster ` +
+        'node needs (docs/cluster.md "Entry size"): connecting to another. Set max_payload to at ' +
+        "least 64KB in that server's configuration, or remove it: the NATS default of 1 MB is fine.",
+    );
+    const wait = hopped + PAYLOAD_HOP_MS - Date.now();
+    if (wait > 0) await sleep(wait);
+    if (nc.isClosed() || nc.getServer() !== server || !below()) continue;
+    hopped = Date.now();
+    skipCurrentServer(nc);
+    await nc.reconnect().catch(() => undefined);
   }
 }
 

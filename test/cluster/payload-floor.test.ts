@@ -27,8 +27,10 @@ import {
   clusterNames,
   connectJetStream,
   ENTRY_HEADROOM,
+  followPayloadFloor,
   MIN_MAX_PAYLOAD,
   PayloadTooSmallError,
+  skipCurrentServer,
   type Entry,
 } from '../../src/cluster/jetstream.js';
 import {
@@ -248,6 +250,37 @@ t.test('max_payload at the floor: a realm of the largest inputs is made whole', 
     t.equal(sizes.length, 1, 'one entry');
     checkSizes(t, sizes);
   });
+});
+
+t.test('a reconnection to a server under the floor: said, and left for another', async (t) => {
+  if (missing) return;
+  // Two servers apart (the client does not mind that they are not one NATS cluster): one of the
+  // NATS default, one under the floor. connectJetStream checks only the first one reached.
+  const good = await natsServer(t, 1024 * 1024);
+  const small = await natsServer(t, MIN_MAX_PAYLOAD / 2);
+  const nc = await connect({ servers: [good, small], noRandomize: true, reconnectTimeWait: 250 });
+  t.teardown(() => nc.close());
+  const lines: string[] = [];
+  void followPayloadFloor(nc, (line) => lines.push(line));
+  const at = () => `nats://${nc.getServer()}`;
+  t.equal(at(), good, 'connected to the server of the NATS default');
+  // Off to the other one, as a reconnection after the first died or froze.
+  skipCurrentServer(nc);
+  await nc.reconnect();
+  await waitFor('the line about the server under the floor', () => lines.length > 0, 30_000);
+  t.equal(lines.length, 1, 'one line');
+  t.match(
+    lines[0],
+    new RegExp(
+      `^ERROR: NATS server \\S+ \\(${small.slice('nats://'.length)}\\) has max_payload ` +
+        `${MIN_MAX_PAYLOAD / 2} bytes, below the ${MIN_MAX_PAYLOAD} bytes .*: connecting to ` +
+        'another\\. Set max_payload to at least 64KB',
+    ),
+    'names the server, its max_payload and the floor',
+  );
+  await waitFor('the connection back on the other server', () => at() === good, 30_000);
+  t.equal(at(), good, 'left for the server of the NATS default');
+  t.equal(lines.length, 1, 'nothing more said');
 });
 
 /** Every entry within ENTRY_MOST, the largest named. */
