@@ -121,9 +121,16 @@ export const ENTRY_HEADROOM = 1024;
 /** NATS's default max_payload (1 MiB), for a connection that has not said the server's. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
-/** The most bytes a packed log entry may take on this connection's server (its max_payload). */
+/**
+ * The most bytes a packed log entry may take on this connection's server: its max_payload, never
+ * taken below MIN_MAX_PAYLOAD. A node runs only where the first server reached is at or over the
+ * floor (connectJetStream); one it reconnects to later may be under it (followPayloadFloor moves
+ * on from it): an entry that server cannot carry is then refused by nats.js before it is sent
+ * (MAX_PAYLOAD_EXCEEDED) and asked again (appendSurely) until the connection is on another
+ * server, rather than refused as too large, which could leave a realm's set-up written halfway.
+ */
 export function entryLimit(nc: Pick<NatsConnection, 'info'>): number {
-  return (nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - ENTRY_HEADROOM;
+  return Math.max(nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD, MIN_MAX_PAYLOAD) - ENTRY_HEADROOM;
 }
 
 /** Entries packed once (packEntry): an append asked again sends the same bytes. */
@@ -650,11 +657,11 @@ const PAYLOAD_HOP_MS = 2000;
  * on the server it first connected to, and the servers of a NATS cluster are configured one by
  * one. A server whose max_payload is below MIN_MAX_PAYLOAD is named in an error line, with its
  * max_payload and the fix, and left for another (skipCurrentServer, nats.js `reconnect`), at most
- * once every PAYLOAD_HOP_MS: on it every entry is bounded by its max_payload (entryLimit), so a
- * batch that fits elsewhere is refused as too large, and a realm's creation could be refused
- * halfway through its set-up. The node does not stop: the other servers may be fine (and a node
- * that stopped would be refused at its next start only if it first reached that server). Ends
- * when the connection closes.
+ * once every PAYLOAD_HOP_MS: an entry it cannot carry waits meanwhile (entryLimit), asked again
+ * until the connection is on another server; every server under it, such an append gives up
+ * after the writer's patience and the node stops writing that realm. The node does not stop: the
+ * other servers may be fine (and a node that stopped would be refused at its next start only if
+ * it first reached that server). Ends when the connection closes.
  */
 export async function followPayloadFloor(
   nc: NatsConnection,

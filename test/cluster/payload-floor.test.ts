@@ -20,15 +20,18 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connect } from 'nats';
+import { connect, Events, type NatsConnection } from 'nats';
 import t, { type Test } from 'tap';
 import { ensureFirstRealm } from '../../src/bootstrap.js';
 import {
+  appendSurely,
   clusterNames,
   connectJetStream,
   ENTRY_HEADROOM,
+  entryLimit,
   followPayloadFloor,
   MIN_MAX_PAYLOAD,
+  packEntry,
   PayloadTooSmallError,
   skipCurrentServer,
   type Entry,
@@ -258,7 +261,7 @@ t.test('a reconnection to a server under the floor: said, and left for another',
   // NATS default, one under the floor. connectJetStream checks only the first one reached.
   const good = await natsServer(t, 1024 * 1024);
   const small = await natsServer(t, MIN_MAX_PAYLOAD / 2);
-  const nc = await connect({ servers: [good, small], noRandomize: true, reconnectTimeWait: 250 });
+  const nc = await connect({ servers: [good, small], ...IN_ORDER });
   t.teardown(() => nc.close());
   const lines: string[] = [];
   void followPayloadFloor(nc, (line) => lines.push(line));
@@ -282,6 +285,79 @@ t.test('a reconnection to a server under the floor: said, and left for another',
   t.equal(at(), good, 'left for the server of the NATS default');
   t.equal(lines.length, 1, 'nothing more said');
 });
+
+t.test('on a server under the floor, an entry it cannot carry waits for another', async (t) => {
+  if (missing) return;
+  const good = await natsServer(t, 1024 * 1024);
+  const small = await natsServer(t, MIN_MAX_PAYLOAD / 2);
+  const names = clusterNames('held');
+  const opened = await connectJetStream({
+    servers: [good],
+    node: 'n1',
+    replicas: 1,
+    names,
+    allowUnsafeNats: true,
+  });
+  await opened.nc.close();
+  const nc = await connect({ servers: [good, small], ...IN_ORDER });
+  t.teardown(() => nc.close());
+  const js = nc.jetstream();
+  const jsm = await nc.jetstreamManager();
+  const at = () => `nats://${nc.getServer()}`;
+  await moveOn(nc);
+  t.equal(at(), small, 'on the server under the floor');
+  t.equal(entryLimit(nc), MIN_MAX_PAYLOAD - ENTRY_HEADROOM, "the writer's bound stays the floor's");
+  // An entry within that bound that the server cannot carry (a batch naming a large result).
+  const entry: Entry = {
+    k: 'batch',
+    node: 'n1',
+    inc: 'held',
+    term: 1,
+    changes: [],
+    events: [],
+    ended: [],
+    fw: [['big', 'x'.repeat(40_000)]],
+  };
+  const bytes = packEntry(entry).length;
+  t.ok(bytes > MIN_MAX_PAYLOAD / 2 && bytes <= entryLimit(nc), `${bytes} bytes`);
+  let failed = 0;
+  const deadline = Date.now() + 60_000;
+  const appended = appendSurely(
+    js,
+    jsm,
+    names,
+    1,
+    entry,
+    0,
+    'held-1',
+    () => Date.now() < deadline,
+    () => void failed++,
+  );
+  await waitFor('an attempt refused on that server', () => failed > 0, 30_000);
+  t.equal(at(), small, 'asked again, not given up, while on it');
+  // Moved on (as followPayloadFloor does): the entry lands.
+  await moveOn(nc);
+  t.equal(at(), good, 'on the other server');
+  t.equal(await appended, 1, 'appended once on the other server');
+  const stored = await jsm.streams.getMessage(names.stream, { seq: 1 });
+  t.equal(stored.data.length, bytes, 'the whole entry is in the log');
+});
+
+/**
+ * A connection that reconnects to its servers in their order: nats.js dials a server it dialed
+ * less than `reconnectTimeWait` plus a random jitter (up to 100 ms) ago only after the next.
+ */
+const IN_ORDER = { noRandomize: true, reconnectTimeWait: 0, reconnectJitter: 0 };
+
+/** Moves the connection to the next server of its list; resolves once it is connected there. */
+async function moveOn(nc: NatsConnection): Promise<void> {
+  const moved = (async () => {
+    for await (const s of nc.status()) if (s.type === Events.Reconnect) return;
+  })();
+  skipCurrentServer(nc);
+  await nc.reconnect();
+  await moved;
+}
 
 /** Every entry within ENTRY_MOST, the largest named. */
 function checkSizes(t: Test, sizes: { bytes: number; changes: number; events: number }[]): void {
