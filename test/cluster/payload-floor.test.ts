@@ -16,7 +16,6 @@
  *   the floor stands for: a later change that makes the set-up larger (welcome messages, default
  *   channels) fails here well before a realm could be left half set up.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,10 +50,8 @@ import { isValidEmail } from '../../src/lib/email-validation.js';
 import { unpack } from '../../src/lib/pack.js';
 import { checkRealmName } from '../../src/lib/realm-settings.js';
 import { checkFullName } from '../../src/lib/user-rules.js';
-import { createServer } from '../../src/server.js';
 import { manage } from '../helpers/manage.js';
-import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
-import { TEST_SERVER_OPTIONS } from '../helpers/server.js';
+import { nodeInProcess, nodeProcess } from '../helpers/cluster-node.js';
 
 const missing = missingEngines();
 if (missing)
@@ -126,7 +123,7 @@ t.test('max_payload under the floor: the node refuses to start', async (t) => {
   t.same(await streamNames(), [], 'no stream or bucket was created');
 
   const dataDir = path.join(t.testdir(), 'node');
-  const node = await clusterNode({
+  const node = await nodeProcess({
     CLUSTER_NODE: 'n1',
     CLUSTER_NATS: url,
     CLUSTER_REPLICAS: '1',
@@ -160,22 +157,7 @@ t.test('max_payload at the floor: a realm of the largest inputs is made whole', 
   let serial = 0;
   const node = async () => {
     const namespace = `floor${++serial}`;
-    const dataDir = path.join(dir, `n${serial}`);
-    const server = await createServer({
-      ...TEST_SERVER_OPTIONS,
-      dataDir,
-      queueIdPrefix: `n${serial}-`,
-      cluster: {
-        servers: [url],
-        node: `n${serial}`,
-        replicas: 1,
-        namespace,
-        leaseMs: 60_000,
-        readBarrierMs: 30_000,
-        allowUnsafeNats: localNatsIsUnsafe(),
-      },
-    });
-    t.teardown(() => server.close());
+    const { server, dataDir } = await nodeInProcess(t, { url, dir, serial, namespace });
     const names = clusterNames(namespace);
     /** The realm's entries in the log, packed as appended: their sizes and what they hold. */
     const entries = async (realmId: number) => {
@@ -392,22 +374,4 @@ async function natsServer(t: Test, maxPayload: number): Promise<string> {
   });
   await waitFor('nats-server', () => listens(port!));
   return `nats://127.0.0.1:${port}`;
-}
-
-/** A cluster node process (src/cluster/main.ts): its exit status and output once it exits. */
-function clusterNode(
-  env: Record<string, string>,
-): Promise<{ code: number | null; output: string }> {
-  const node = plainNode([path.join(DIST_SRC, 'cluster', 'main.js')], env);
-  const child = spawn(node.file, node.args, { env: node.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => {
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
 }
