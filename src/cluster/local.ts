@@ -500,11 +500,23 @@ export async function killProcessesUsing(
   let left = first;
   const deadline = Date.now() + ms;
   while (left.length > 0 && Date.now() < deadline) {
-    for (const p of left) if (alive(p.pid)) process.kill(p.pid, 'SIGKILL');
+    for (const p of left) sendSignal(p.pid, 'SIGKILL');
     await sleep(100);
     left = processesUsing(dir);
   }
   return first;
+}
+
+/**
+ * Sends `signal` to `pid`; one that exited meanwhile is no error (a node its supervisor reaped
+ * between a look and the signal made `down` throw, leaving the rest of the cluster running).
+ */
+function sendSignal(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
 }
 
 /** Whether a process is still there. */
@@ -1018,12 +1030,12 @@ export async function down(dir: string): Promise<void> {
   const stopAll = async (group: number[]) => {
     for (const pid of group)
       if (pid > 0 && alive(pid)) {
-        process.kill(pid, 'SIGTERM');
-        process.kill(pid, 'SIGCONT'); // a frozen one (fault drills) would not hear it
+        sendSignal(pid, 'SIGTERM');
+        sendSignal(pid, 'SIGCONT'); // a frozen one (fault drills) would not hear it
       }
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline && group.some((p) => p > 0 && alive(p))) await sleep(100);
-    for (const pid of group) if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of group) if (pid > 0) sendSignal(pid, 'SIGKILL');
   };
   // The proxy and the nodes first (they finish their appends), then NATS.
   await stopAll(pids.slice(0, 1 + nodes.length));

@@ -55,11 +55,15 @@ export async function upForTest(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
   const stopReaper = reapOnExit(dir);
   t.teardown(async () => {
-    await down(dir);
+    // Whatever `down` did, what is left is looked for and killed.
+    const failed = await down(dir).then(
+      () => null,
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+    );
     await stopReaper();
     const left = await killProcessesUsing(dir);
     // The nodes' and NATS servers' logs say what went wrong: kept when something did.
-    if (t.passing() && left.length === 0 && !process.env.KEEP_CLUSTER_DIR)
+    if (t.passing() && left.length === 0 && failed === null && !process.env.KEEP_CLUSTER_DIR)
       fs.rmSync(dir, { recursive: true, force: true });
     else console.error(`# the cluster's files and logs are kept in ${dir}`);
     if (left.length > 0)
@@ -67,6 +71,7 @@ export async function upForTest(
         `the cluster's teardown left ${left.length} of its processes running (killed now): ` +
           left.map((p) => `${p.pid} ${p.command}`).join('; '),
       );
+    if (failed !== null) throw failed;
   });
   const rec = await up({
     dir,
