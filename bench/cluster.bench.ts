@@ -678,6 +678,8 @@ export async function clusterBench(): Promise<void> {
       const alone = n === 1 && servers > 1;
       const label = alone ? `1 node on ${servers} NATS servers` : `${n} node(s)`;
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-'));
+      // Before `up`: a bench stopped with Ctrl-C runs no `finally`, in `up` too.
+      const stopReaper = reapOnExit(dir);
       try {
         const rec = await up({
           dir,
@@ -686,7 +688,6 @@ export async function clusterBench(): Promise<void> {
           env: { RATE_LIMITING: 'off', ...(TRACE ? { CLUSTER_TRACE: '1' } : {}) },
           supervise: true,
         });
-        reapOnExit(dir); // a bench stopped with Ctrl-C runs no `finally`
         const owner = { email: rec.owner.email, api_key: rec.owner.api_key };
         if (PAUSES_ONLY) {
           await call(rec.url, owner, 'POST', 'users/me/subscriptions', {
@@ -741,6 +742,7 @@ export async function clusterBench(): Promise<void> {
         if (n === 3) await writePauses(rec, dir, owner);
       } finally {
         await down(dir);
+        await stopReaper();
         if (TRACE) {
           const kept = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-logs-'));
           fs.cpSync(path.join(dir, 'logs'), kept, { recursive: true });

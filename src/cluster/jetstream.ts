@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import {
   connect,
+  Events,
   headers as natsHeaders,
   DiscardPolicy,
   RetentionPolicy,
@@ -120,9 +121,16 @@ export const ENTRY_HEADROOM = 1024;
 /** NATS's default max_payload (1 MiB), for a connection that has not said the server's. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
-/** The most bytes a packed log entry may take on this connection's server (its max_payload). */
+/**
+ * The most bytes a packed log entry may take on this connection's server: its max_payload, never
+ * taken below MIN_MAX_PAYLOAD. A node runs only where the first server reached is at or over the
+ * floor (connectJetStream); one it reconnects to later may be under it (followPayloadFloor moves
+ * on from it): an entry that server cannot carry is then refused by nats.js before it is sent
+ * (MAX_PAYLOAD_EXCEEDED) and asked again (appendSurely) until the connection is on another
+ * server, rather than refused as too large, which could leave a realm's set-up written halfway.
+ */
 export function entryLimit(nc: Pick<NatsConnection, 'info'>): number {
-  return (nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - ENTRY_HEADROOM;
+  return Math.max(nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD, MIN_MAX_PAYLOAD) - ENTRY_HEADROOM;
 }
 
 /** Entries packed once (packEntry): an append asked again sends the same bytes. */
@@ -638,6 +646,44 @@ export class PayloadTooSmallError extends Error {
         'NATS default of 1 MB is fine.',
     );
     this.name = 'PayloadTooSmallError';
+  }
+}
+
+/** A server under the floor is left at most this often (all of them under it: no busy loop). */
+const PAYLOAD_HOP_MS = 2000;
+
+/**
+ * What a node does after each reconnection (openLink): connectJetStream checked max_payload only
+ * on the server it first connected to, and the servers of a NATS cluster are configured one by
+ * one. A server whose max_payload is below MIN_MAX_PAYLOAD is named in an error line, with its
+ * max_payload and the fix, and left for another (skipCurrentServer, nats.js `reconnect`), at most
+ * once every PAYLOAD_HOP_MS: an entry it cannot carry waits meanwhile (entryLimit), asked again
+ * until the connection is on another server; every server under it, such an append gives up
+ * after the writer's patience and the node stops writing that realm. The node does not stop: the
+ * other servers may be fine (and a node that stopped would be refused at its next start only if
+ * it first reached that server). Ends when the connection closes.
+ */
+export async function followPayloadFloor(
+  nc: NatsConnection,
+  say: (line: string) => void,
+): Promise<void> {
+  let hopped = 0;
+  const below = () => (nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) < MIN_MAX_PAYLOAD;
+  for await (const s of nc.status()) {
+    if (s.type !== Events.Reconnect || !below()) continue;
+    const server = nc.getServer();
+    say(
+      `ERROR: NATS server ${nc.info?.server_name ?? '?'} (${server}) has max_payload ` +
+        `${nc.info?.max_payload} bytes, below the ${MIN_MAX_PAYLOAD} bytes (64 KiB) a cluster ` +
+        'node needs (docs/cluster.md "Entry size"): connecting to another. Set max_payload to at ' +
+        "least 64KB in that server's configuration, or remove it: the NATS default of 1 MB is fine.",
+    );
+    const wait = hopped + PAYLOAD_HOP_MS - Date.now();
+    if (wait > 0) await sleep(wait);
+    if (nc.isClosed() || nc.getServer() !== server || !below()) continue;
+    hopped = Date.now();
+    skipCurrentServer(nc);
+    await nc.reconnect().catch(() => undefined);
   }
 }
 

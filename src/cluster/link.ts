@@ -12,6 +12,7 @@ import {
   clusterNames,
   connectionCheck,
   connectJetStream,
+  followPayloadFloor,
   JETSTREAM_TIMEOUT_MS,
   leaderReads,
   patiently,
@@ -136,6 +137,8 @@ export async function openLink(opts: ClusterOptions): Promise<ClusterLink> {
       ),
     );
     const incarnation = crypto.randomBytes(6).toString('hex');
+    // Each server it reconnects to is checked as the first was (max_payload's floor).
+    void followPayloadFloor(nc, (line) => console.error(`cluster ${opts.node}: ${line}`));
     return {
       opts,
       names,

@@ -432,14 +432,91 @@ export function start(cmd: string, args: string[], log: string, env?: NodeJS.Pro
 
 /**
  * Stops the local cluster in `dir` if this process dies without stopping it (./reaper.ts): for
- * tests and benches, called right after `up`.
+ * tests and benches, called before `up` (a process ended while `up` runs leaves what it started so
+ * far). Its result stops the reaper (once the cluster is down) and resolves when it has exited.
  */
-export function reapOnExit(dir: string): void {
+export function reapOnExit(dir: string): () => Promise<void> {
   const reaper = fileURLToPath(new URL('./reaper.js', import.meta.url));
-  spawn(process.execPath, [reaper, String(process.pid), dir], {
+  const child = spawn(process.execPath, [reaper, String(process.pid), path.resolve(dir)], {
     detached: true,
     stdio: 'ignore',
-  }).unref();
+  });
+  child.unref();
+  const pid = child.pid!;
+  return async () => {
+    if (alive(pid)) process.kill(pid, 'SIGTERM');
+    await waitFor('the reaper to exit', () => !alive(pid), 10_000);
+  };
+}
+
+/**
+ * The processes of a local cluster in `dir`, this process left out, found without its record:
+ * those with a file under `dir` open (every process `start` spawns writes its output to a log
+ * there, and so do the nodes a supervisor starts and nginx's workers) or naming `dir` in their
+ * command line (the reaper). It finds what the record does not name: what `up` started before
+ * writing it, a node a supervisor started again. Linux only (/proc); elsewhere it finds none.
+ */
+export function processesUsing(dir: string): { pid: number; command: string }[] {
+  const d = path.resolve(dir);
+  const under = (p: string) => p === d || p.startsWith(`${d}/`);
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  const found: { pid: number; command: string }[] = [];
+  for (const e of entries) {
+    const pid = Number(e);
+    if (pid === process.pid) continue;
+    try {
+      const args = fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0');
+      const uses =
+        args.some(under) ||
+        fs.readdirSync(`/proc/${e}/fd`).some((fd) => {
+          try {
+            return under(fs.readlinkSync(`/proc/${e}/fd/${fd}`));
+          } catch {
+            return false; // closed meanwhile
+          }
+        });
+      if (uses) found.push({ pid, command: args.join(' ').trim() });
+    } catch {
+      // gone meanwhile, or another user's
+    }
+  }
+  return found;
+}
+
+/**
+ * SIGKILLs every process of the cluster in `dir` (processesUsing), again while any is found (a
+ * supervisor may have started its node in between), for at most `ms`; what it found first.
+ */
+export async function killProcessesUsing(
+  dir: string,
+  ms = 10_000,
+): Promise<{ pid: number; command: string }[]> {
+  const first = processesUsing(dir);
+  let left = first;
+  const deadline = Date.now() + ms;
+  while (left.length > 0 && Date.now() < deadline) {
+    for (const p of left) sendSignal(p.pid, 'SIGKILL');
+    await sleep(100);
+    left = processesUsing(dir);
+  }
+  return first;
+}
+
+/**
+ * Sends `signal` to `pid`; one that exited meanwhile is no error (a node its supervisor reaped
+ * between a look and the signal made `down` throw, leaving the rest of the cluster running).
+ */
+function sendSignal(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
 }
 
 /** Whether a process is still there. */
@@ -953,12 +1030,12 @@ export async function down(dir: string): Promise<void> {
   const stopAll = async (group: number[]) => {
     for (const pid of group)
       if (pid > 0 && alive(pid)) {
-        process.kill(pid, 'SIGTERM');
-        process.kill(pid, 'SIGCONT'); // a frozen one (fault drills) would not hear it
+        sendSignal(pid, 'SIGTERM');
+        sendSignal(pid, 'SIGCONT'); // a frozen one (fault drills) would not hear it
       }
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline && group.some((p) => p > 0 && alive(p))) await sleep(100);
-    for (const pid of group) if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of group) if (pid > 0) sendSignal(pid, 'SIGKILL');
   };
   // The proxy and the nodes first (they finish their appends), then NATS.
   await stopAll(pids.slice(0, 1 + nodes.length));

@@ -387,8 +387,9 @@ export class LogWriter implements CommitStrategy {
   }
 
   /**
-   * The most bytes a packed entry may take: entryLimit, never under MIN_MAX_PAYLOAD less 1 KiB on
-   * a node (connectJetStream refuses a server below it), where a realm's creation and set-up fit.
+   * The most bytes a packed entry may take: entryLimit, never under MIN_MAX_PAYLOAD less 1 KiB,
+   * where a realm's creation and set-up fit (on a server below it, reached by a reconnection, a
+   * larger entry waits for another server: it is not refused).
    */
   mostBytes(): number {
     return entryLimit(this.parts.link.nc);

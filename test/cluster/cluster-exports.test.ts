@@ -11,10 +11,11 @@
  *      is shown failed within the stated time (after the failover), the other succeeds.
  * Skipped when nats-server or nginx is not installed.
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { killNode, startNodeAgain } from '../../src/cluster/local.js';
-import { ApiClient, assertSuccess } from '../helpers/api.js';
-import { leaseHolder, kvString } from '../helpers/cluster-kv.js';
+import { assertSuccess } from '../helpers/api.js';
+import { clusterExports, type Listed } from '../helpers/cluster-exports.js';
+import { leaseHolder } from '../helpers/cluster-kv.js';
 import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
 /** The lease time (CLUSTER_LEASE_MS's default). */
@@ -24,14 +25,6 @@ const STATED_MS = 2 * LEASE_MS;
 /** What a write (and, after a failover, the new owner's catch-up) may take on a loaded machine. */
 const WRITE_MS = 5000;
 const EXPORT_HOLD_MS = 12_000;
-
-type Listed = {
-  id: number;
-  pending: boolean;
-  failed_timestamp: number | null;
-  export_url: string | null;
-};
-type State = 'pending' | 'failed' | 'succeeded' | 'unknown';
 
 await runWithEngines(run);
 
@@ -43,64 +36,8 @@ async function run(): Promise<void> {
     CONFAB_TEST_EXPORT_DELAY_MS: String(EXPORT_HOLD_MS),
   });
 
-  const fx = {
-    realmId: 1,
-    users: { owner: { id: 0, ...rec.owner, role: 100 as const } },
-    notificationBotId: 0,
-  };
-  const via = (name: string) =>
-    new ApiClient(`http://127.0.0.1:${rec.nodes.find((n) => n.name === name)!.port}`, fx);
+  const { via, stateOn, requestOn, watch, gone } = clusterExports(rec);
   const number = (name: string) => Number(name.slice(1));
-
-  /** Export `id` as node `name` shows it ('unknown': no answer, say a read barrier's 503). */
-  const stateOn = async (name: string, id: number): Promise<State> => {
-    const r = await via(name).get('owner', 'export/realm');
-    if (r.status !== 200) return 'unknown';
-    const e = (r.body.exports as Listed[]).find((x) => x.id === id);
-    if (!e) return 'unknown';
-    if (e.pending) return 'pending';
-    if (e.failed_timestamp !== null) return 'failed';
-    return e.export_url !== null ? 'succeeded' : 'unknown';
-  };
-
-  /** Asks for an export through node `name`; its id, once the lease bucket names its runner. */
-  const requestOn = async (t: Test, name: string): Promise<number> => {
-    const { id } = assertSuccess(t, await via(name).post('owner', 'export/realm', {}), name) as {
-      id: number;
-    };
-    // Recorded before the request was answered.
-    const runner = await kvString(rec, `export.${id}`);
-    t.equal(runner && (JSON.parse(runner) as { node: string }).node, name, `${name} runs ${id}`);
-    return id;
-  };
-
-  /**
-   * Polls export `id` on `nodes` until each shows it finished (or `ms` passed): each node's
-   * first finished state, when it came (ms after `since`), and whether any showed it failed.
-   */
-  const watch = async (nodes: string[], id: number, since: number, ms: number) => {
-    const seen = new Map<string, { state: State; after: number }>();
-    let everFailed = false;
-    for (const until = Date.now() + ms; Date.now() < until && seen.size < nodes.length;) {
-      for (const n of nodes) {
-        if (seen.has(n)) continue;
-        const s = await stateOn(n, id);
-        if (s === 'failed') everFailed = true;
-        if (s === 'failed' || s === 'succeeded')
-          seen.set(n, { state: s, after: Date.now() - since });
-      }
-      await sleep(250);
-    }
-    return { seen, everFailed };
-  };
-
-  /** Whether the lease bucket's `key` is gone within `ms`. */
-  const gone = async (key: string, ms: number): Promise<boolean> => {
-    for (const until = Date.now() + ms; ; await sleep(100)) {
-      if ((await kvString(rec, key)) === null) return true;
-      if (Date.now() > until) return false;
-    }
-  };
 
   const owner = await leaseHolder(rec, 1);
   const [a, b] = rec.nodes.map((n) => n.name).filter((n) => n !== owner) as [string, string];

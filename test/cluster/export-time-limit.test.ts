@@ -9,9 +9,9 @@
  * (its node renewed its key), and the second never ran.
  * Skipped when nats-server or nginx is not installed.
  */
-import t, { type Test } from 'tap';
-import { ApiClient, assertSuccess } from '../helpers/api.js';
-import { leaseHolder, kvString } from '../helpers/cluster-kv.js';
+import t from 'tap';
+import { clusterExports } from '../helpers/cluster-exports.js';
+import { leaseHolder } from '../helpers/cluster-kv.js';
 import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
 /** The exports' time limit (EXPORT_TIME_LIMIT, seconds). */
@@ -22,14 +22,6 @@ const WRITE_MS = 5000;
 /** Longer than the test: the runs hang. */
 const HANG_MS = 60 * 60 * 1000;
 
-type Listed = {
-  id: number;
-  pending: boolean;
-  failed_timestamp: number | null;
-  export_url: string | null;
-};
-type State = 'pending' | 'failed' | 'succeeded' | 'unknown';
-
 await runWithEngines(run);
 
 async function run(): Promise<void> {
@@ -39,54 +31,7 @@ async function run(): Promise<void> {
     EXPORT_TIME_LIMIT: String(LIMIT_S),
   });
 
-  const fx = {
-    realmId: 1,
-    users: { owner: { id: 0, ...rec.owner, role: 100 as const } },
-    notificationBotId: 0,
-  };
-  const via = (name: string) =>
-    new ApiClient(`http://127.0.0.1:${rec.nodes.find((n) => n.name === name)!.port}`, fx);
-
-  const stateOn = async (name: string, id: number): Promise<State> => {
-    const r = await via(name).get('owner', 'export/realm');
-    if (r.status !== 200) return 'unknown';
-    const e = (r.body.exports as Listed[]).find((x) => x.id === id);
-    if (!e) return 'unknown';
-    if (e.pending) return 'pending';
-    if (e.failed_timestamp !== null) return 'failed';
-    return e.export_url !== null ? 'succeeded' : 'unknown';
-  };
-
-  const requestOn = async (t: Test, name: string): Promise<number> => {
-    const { id } = assertSuccess(t, await via(name).post('owner', 'export/realm', {}), name) as {
-      id: number;
-    };
-    const runner = await kvString(rec, `export.${id}`);
-    t.equal(runner && (JSON.parse(runner) as { node: string }).node, name, `${name} runs ${id}`);
-    return id;
-  };
-
-  /** Each node's first finished state of export `id` and when it came (ms after `since`). */
-  const watch = async (nodes: string[], id: number, since: number, ms: number) => {
-    const seen = new Map<string, { state: State; after: number }>();
-    for (const until = Date.now() + ms; Date.now() < until && seen.size < nodes.length;) {
-      for (const n of nodes) {
-        if (seen.has(n)) continue;
-        const s = await stateOn(n, id);
-        if (s === 'failed' || s === 'succeeded')
-          seen.set(n, { state: s, after: Date.now() - since });
-      }
-      await sleep(250);
-    }
-    return seen;
-  };
-
-  const gone = async (key: string, ms: number): Promise<boolean> => {
-    for (const until = Date.now() + ms; ; await sleep(100)) {
-      if ((await kvString(rec, key)) === null) return true;
-      if (Date.now() > until) return false;
-    }
-  };
+  const { stateOn, requestOn, watch, gone } = clusterExports(rec);
 
   const owner = await leaseHolder(rec, 1);
   const a = rec.nodes.map((n) => n.name).find((n) => n !== owner)!;
@@ -100,7 +45,7 @@ async function run(): Promise<void> {
     await sleep(1000);
     t.equal(await stateOn(owner, first), 'pending', 'the first is pending while it hangs');
 
-    const one = await watch(all, first, asked, 2 * LIMIT_MS + 60_000);
+    const { seen: one } = await watch(all, first, asked, 2 * LIMIT_MS + 60_000);
     for (const n of all) {
       t.equal(one.get(n)?.state, 'failed', `${n} shows the first failed`);
       const after = one.get(n)?.after ?? Infinity;
@@ -111,7 +56,7 @@ async function run(): Promise<void> {
     }
     t.ok(await gone(`export.${first}`, WRITE_MS), 'its runner key is given back');
 
-    const two = await watch(all, second, asked, 2 * LIMIT_MS + 60_000);
+    const { seen: two } = await watch(all, second, asked, 2 * LIMIT_MS + 60_000);
     for (const n of all) {
       t.equal(two.get(n)?.state, 'failed', `${n} shows the second failed`);
       // It ran (its own limit) only once the first had been failed.

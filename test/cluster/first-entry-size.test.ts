@@ -19,17 +19,15 @@
  * under a test-only bound, maxEntryBytes, of 800 and 4,000 bytes; that bound is gone: one under
  * the floor would let a realm's rows in and refuse its set-up after them.)
  */
-import path from 'node:path';
 import t from 'tap';
 import { connect } from 'nats';
 import { ensureFirstRealm } from '../../src/bootstrap.js';
 import { clusterNames } from '../../src/cluster/jetstream.js';
-import { localNatsIsUnsafe, missingEngines } from '../../src/cluster/local.js';
+import { missingEngines } from '../../src/cluster/local.js';
 import type { ClusterOptions } from '../../src/cluster/node.js';
 import { doCreateRealm } from '../../src/mutations/realms.js';
-import { createServer } from '../../src/server.js';
+import { nodeInProcess } from '../helpers/cluster-node.js';
 import { oneNatsServer } from '../helpers/one-nats.js';
-import { TEST_SERVER_OPTIONS } from '../helpers/server.js';
 
 const missing = missingEngines();
 if (missing)
@@ -48,25 +46,10 @@ t.test(
     let serial = 0;
     const node = async (extra: Partial<ClusterOptions>) => {
       const namespace = `fes${process.pid}n${++serial}`;
-      const server = await createServer({
-        ...TEST_SERVER_OPTIONS,
-        dataDir: path.join(dir, `n${serial}`),
-        queueIdPrefix: `n${serial}-`,
-        cluster: {
-          servers: [url],
-          node: `n${serial}`,
-          replicas: 1,
-          namespace,
-          leaseMs: 60_000,
-          readBarrierMs: 30_000,
-          allowUnsafeNats: localNatsIsUnsafe(),
-          ...extra,
-        },
-      });
-      t.teardown(() => server.close());
+      const { server, dataDir } = await nodeInProcess(t, { url, dir, serial, namespace, extra });
       const names = clusterNames(namespace);
       const lastSeq = async () => (await jsm.streams.info(names.stream)).state.last_seq;
-      return { server, lastSeq, dataDir: path.join(dir, `n${serial}`) };
+      return { server, lastSeq, dataDir };
     };
     const params = (sub: string, name: string) =>
       ({

@@ -16,19 +16,23 @@
  *   the floor stands for: a later change that makes the set-up larger (welcome messages, default
  *   channels) fails here well before a realm could be left half set up.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connect } from 'nats';
+import { connect, Events, type NatsConnection } from 'nats';
 import t, { type Test } from 'tap';
 import { ensureFirstRealm } from '../../src/bootstrap.js';
 import {
+  appendSurely,
   clusterNames,
   connectJetStream,
   ENTRY_HEADROOM,
+  entryLimit,
+  followPayloadFloor,
   MIN_MAX_PAYLOAD,
+  packEntry,
   PayloadTooSmallError,
+  skipCurrentServer,
   type Entry,
 } from '../../src/cluster/jetstream.js';
 import {
@@ -46,10 +50,8 @@ import { isValidEmail } from '../../src/lib/email-validation.js';
 import { unpack } from '../../src/lib/pack.js';
 import { checkRealmName } from '../../src/lib/realm-settings.js';
 import { checkFullName } from '../../src/lib/user-rules.js';
-import { createServer } from '../../src/server.js';
 import { manage } from '../helpers/manage.js';
-import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
-import { TEST_SERVER_OPTIONS } from '../helpers/server.js';
+import { nodeInProcess, nodeProcess } from '../helpers/cluster-node.js';
 
 const missing = missingEngines();
 if (missing)
@@ -121,7 +123,7 @@ t.test('max_payload under the floor: the node refuses to start', async (t) => {
   t.same(await streamNames(), [], 'no stream or bucket was created');
 
   const dataDir = path.join(t.testdir(), 'node');
-  const node = await clusterNode({
+  const node = await nodeProcess({
     CLUSTER_NODE: 'n1',
     CLUSTER_NATS: url,
     CLUSTER_REPLICAS: '1',
@@ -155,22 +157,7 @@ t.test('max_payload at the floor: a realm of the largest inputs is made whole', 
   let serial = 0;
   const node = async () => {
     const namespace = `floor${++serial}`;
-    const dataDir = path.join(dir, `n${serial}`);
-    const server = await createServer({
-      ...TEST_SERVER_OPTIONS,
-      dataDir,
-      queueIdPrefix: `n${serial}-`,
-      cluster: {
-        servers: [url],
-        node: `n${serial}`,
-        replicas: 1,
-        namespace,
-        leaseMs: 60_000,
-        readBarrierMs: 30_000,
-        allowUnsafeNats: localNatsIsUnsafe(),
-      },
-    });
-    t.teardown(() => server.close());
+    const { server, dataDir } = await nodeInProcess(t, { url, dir, serial, namespace });
     const names = clusterNames(namespace);
     /** The realm's entries in the log, packed as appended: their sizes and what they hold. */
     const entries = async (realmId: number) => {
@@ -250,6 +237,110 @@ t.test('max_payload at the floor: a realm of the largest inputs is made whole', 
   });
 });
 
+t.test('a reconnection to a server under the floor: said, and left for another', async (t) => {
+  if (missing) return;
+  // Two servers apart (the client does not mind that they are not one NATS cluster): one of the
+  // NATS default, one under the floor. connectJetStream checks only the first one reached.
+  const good = await natsServer(t, 1024 * 1024);
+  const small = await natsServer(t, MIN_MAX_PAYLOAD / 2);
+  const nc = await connect({ servers: [good, small], ...IN_ORDER });
+  t.teardown(() => nc.close());
+  const lines: string[] = [];
+  void followPayloadFloor(nc, (line) => lines.push(line));
+  const at = () => `nats://${nc.getServer()}`;
+  t.equal(at(), good, 'connected to the server of the NATS default');
+  // Off to the other one, as a reconnection after the first died or froze.
+  skipCurrentServer(nc);
+  await nc.reconnect();
+  await waitFor('the line about the server under the floor', () => lines.length > 0, 30_000);
+  t.equal(lines.length, 1, 'one line');
+  t.match(
+    lines[0],
+    new RegExp(
+      `^ERROR: NATS server \\S+ \\(${small.slice('nats://'.length)}\\) has max_payload ` +
+        `${MIN_MAX_PAYLOAD / 2} bytes, below the ${MIN_MAX_PAYLOAD} bytes .*: connecting to ` +
+        'another\\. Set max_payload to at least 64KB',
+    ),
+    'names the server, its max_payload and the floor',
+  );
+  await waitFor('the connection back on the other server', () => at() === good, 30_000);
+  t.equal(at(), good, 'left for the server of the NATS default');
+  t.equal(lines.length, 1, 'nothing more said');
+});
+
+t.test('on a server under the floor, an entry it cannot carry waits for another', async (t) => {
+  if (missing) return;
+  const good = await natsServer(t, 1024 * 1024);
+  const small = await natsServer(t, MIN_MAX_PAYLOAD / 2);
+  const names = clusterNames('held');
+  const opened = await connectJetStream({
+    servers: [good],
+    node: 'n1',
+    replicas: 1,
+    names,
+    allowUnsafeNats: true,
+  });
+  await opened.nc.close();
+  const nc = await connect({ servers: [good, small], ...IN_ORDER });
+  t.teardown(() => nc.close());
+  const js = nc.jetstream();
+  const jsm = await nc.jetstreamManager();
+  const at = () => `nats://${nc.getServer()}`;
+  await moveOn(nc);
+  t.equal(at(), small, 'on the server under the floor');
+  t.equal(entryLimit(nc), MIN_MAX_PAYLOAD - ENTRY_HEADROOM, "the writer's bound stays the floor's");
+  // An entry within that bound that the server cannot carry (a batch naming a large result).
+  const entry: Entry = {
+    k: 'batch',
+    node: 'n1',
+    inc: 'held',
+    term: 1,
+    changes: [],
+    events: [],
+    ended: [],
+    fw: [['big', 'x'.repeat(40_000)]],
+  };
+  const bytes = packEntry(entry).length;
+  t.ok(bytes > MIN_MAX_PAYLOAD / 2 && bytes <= entryLimit(nc), `${bytes} bytes`);
+  let failed = 0;
+  const deadline = Date.now() + 60_000;
+  const appended = appendSurely(
+    js,
+    jsm,
+    names,
+    1,
+    entry,
+    0,
+    'held-1',
+    () => Date.now() < deadline,
+    () => void failed++,
+  );
+  await waitFor('an attempt refused on that server', () => failed > 0, 30_000);
+  t.equal(at(), small, 'asked again, not given up, while on it');
+  // Moved on (as followPayloadFloor does): the entry lands.
+  await moveOn(nc);
+  t.equal(at(), good, 'on the other server');
+  t.equal(await appended, 1, 'appended once on the other server');
+  const stored = await jsm.streams.getMessage(names.stream, { seq: 1 });
+  t.equal(stored.data.length, bytes, 'the whole entry is in the log');
+});
+
+/**
+ * A connection that reconnects to its servers in their order: nats.js dials a server it dialed
+ * less than `reconnectTimeWait` plus a random jitter (up to 100 ms) ago only after the next.
+ */
+const IN_ORDER = { noRandomize: true, reconnectTimeWait: 0, reconnectJitter: 0 };
+
+/** Moves the connection to the next server of its list; resolves once it is connected there. */
+async function moveOn(nc: NatsConnection): Promise<void> {
+  const moved = (async () => {
+    for await (const s of nc.status()) if (s.type === Events.Reconnect) return;
+  })();
+  skipCurrentServer(nc);
+  await nc.reconnect();
+  await moved;
+}
+
 /** Every entry within ENTRY_MOST, the largest named. */
 function checkSizes(t: Test, sizes: { bytes: number; changes: number; events: number }[]): void {
   const largest = Math.max(...sizes.map((s) => s.bytes));
@@ -283,22 +374,4 @@ async function natsServer(t: Test, maxPayload: number): Promise<string> {
   });
   await waitFor('nats-server', () => listens(port!));
   return `nats://127.0.0.1:${port}`;
-}
-
-/** A cluster node process (src/cluster/main.ts): its exit status and output once it exits. */
-function clusterNode(
-  env: Record<string, string>,
-): Promise<{ code: number | null; output: string }> {
-  const node = plainNode([path.join(DIST_SRC, 'cluster', 'main.js')], env);
-  const child = spawn(node.file, node.args, { env: node.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => {
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
 }

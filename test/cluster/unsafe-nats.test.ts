@@ -6,7 +6,6 @@
  * CLUSTER_ALLOW_UNSAFE_NATS=1; the local cluster's check of its binary (localNatsIsUnsafe) tells
  * that server from the fetched one. Skipped, with a note, where no such old server is installed.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +23,7 @@ import {
   startNatsServers,
   waitFor,
 } from '../../src/cluster/local.js';
-import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
+import { nodeProcess } from '../helpers/cluster-node.js';
 
 /** Debian 12's nats-server, the old one this file is about. */
 const OLD_NATS = '/usr/sbin/nats-server';
@@ -134,17 +133,17 @@ async function run(): Promise<void> {
       PORT: '0',
       HOST: '127.0.0.1',
     });
-    const refused = await clusterNode(env('refused', ''));
+    const refused = await nodeProcess(env('refused', ''));
     t.equal(refused.code, 78, 'exit status 78 (EX_CONFIG)');
     t.match(refused.output, /refusing to start: nats-server/);
     refusalNamesAll(t, refused.output);
     t.notOk((await streamNames()).includes('CONFAB_LOG_node'), 'no log was created');
 
-    const bad = await clusterNode(env('bad', 'yes'));
+    const bad = await nodeProcess(env('bad', 'yes'));
     t.equal(bad.code, 1, 'a value other than 1 or 0 is refused');
     t.match(bad.output, /CLUSTER_ALLOW_UNSAFE_NATS must be 1 or 0/);
 
-    const allowed = await clusterNode(env('allowed', '1'), /listening on/);
+    const allowed = await nodeProcess(env('allowed', '1'), /listening on/);
     t.equal(allowed.code, null, 'with CLUSTER_ALLOW_UNSAFE_NATS=1 it serves');
     t.match(allowed.output, `WARNING: nats-server ${oldVersion} is older than 2.9.21`);
   });
@@ -166,37 +165,5 @@ async function run(): Promise<void> {
     if (fs.existsSync(FETCHED_NATS_SERVER))
       t.equal(localNatsIsUnsafe(FETCHED_NATS_SERVER), false, 'the fetched one does not');
     t.end();
-  });
-}
-
-/**
- * A cluster node process (src/cluster/main.ts): its exit status and output once it exits, or,
- * given `serving`, once its output matches it (then it is stopped, and its status is null).
- */
-function clusterNode(
-  env: Record<string, string>,
-  serving?: RegExp,
-): Promise<{ code: number | null; output: string }> {
-  const node = plainNode([path.join(DIST_SRC, 'cluster', 'main.js')], env);
-  const child = spawn(node.file, node.args, { env: node.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => {
-    const seen = (c: Buffer) => {
-      output += c.toString();
-      if (serving?.test(output)) {
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        child.once('exit', () => resolve({ code: null, output }));
-        child.kill('SIGTERM');
-        serving = undefined;
-      }
-    };
-    child.stdout.on('data', seen);
-    child.stderr.on('data', seen);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
   });
 }

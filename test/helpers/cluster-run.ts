@@ -9,6 +9,7 @@ import path from 'node:path';
 import t from 'tap';
 import {
   down,
+  killProcessesUsing,
   missingEngines,
   reapOnExit,
   up,
@@ -41,7 +42,10 @@ export const TEST_FORWARD_ACK_MS = 30_000;
  * A three-node local cluster (src/cluster/local.ts `up`) in a new directory named after `name`,
  * its nodes started with `env` (rate limits off, and a read barrier of 30 s instead of 5 and a
  * forwarded write's wait to be received of 30 s instead of 1: the machine running the suite is
- * loaded), stopped and removed at the test's teardown.
+ * loaded), stopped and removed at the test's teardown. Its reaper and its teardown are there
+ * before `up` starts anything: a file ended inside `up` (CI's time limit SIGTERMing the tap run)
+ * left the NATS servers, supervisors and nodes started so far running. The teardown fails the file
+ * when a process of the cluster (processesUsing) is still running after `down`, and kills it.
  */
 export async function upForTest(
   name: string,
@@ -49,30 +53,36 @@ export async function upForTest(
   opts: { supervise?: boolean } = {},
 ): Promise<{ dir: string; rec: ClusterRecord }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
-  let rec: ClusterRecord;
-  try {
-    rec = await up({
-      dir,
-      nodes: 3,
-      supervise: opts.supervise ?? false,
-      env: {
-        RATE_LIMITING: 'off',
-        CLUSTER_READ_BARRIER_MS: '30000',
-        CLUSTER_FORWARD_ACK_MS: String(TEST_FORWARD_ACK_MS),
-        ...env,
-      },
-    });
-  } catch (err) {
-    await down(dir);
-    throw err;
-  }
-  reapOnExit(dir);
+  const stopReaper = reapOnExit(dir);
   t.teardown(async () => {
-    await down(dir);
+    // Whatever `down` did, what is left is looked for and killed.
+    const failed = await down(dir).then(
+      () => null,
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+    );
+    await stopReaper();
+    const left = await killProcessesUsing(dir);
     // The nodes' and NATS servers' logs say what went wrong: kept when something did.
-    if (t.passing() && !process.env.KEEP_CLUSTER_DIR)
+    if (t.passing() && left.length === 0 && failed === null && !process.env.KEEP_CLUSTER_DIR)
       fs.rmSync(dir, { recursive: true, force: true });
     else console.error(`# the cluster's files and logs are kept in ${dir}`);
+    if (left.length > 0)
+      throw new Error(
+        `the cluster's teardown left ${left.length} of its processes running (killed now): ` +
+          left.map((p) => `${p.pid} ${p.command}`).join('; '),
+      );
+    if (failed !== null) throw failed;
+  });
+  const rec = await up({
+    dir,
+    nodes: 3,
+    supervise: opts.supervise ?? false,
+    env: {
+      RATE_LIMITING: 'off',
+      CLUSTER_READ_BARRIER_MS: '30000',
+      CLUSTER_FORWARD_ACK_MS: String(TEST_FORWARD_ACK_MS),
+      ...env,
+    },
   });
   return { dir, rec };
 }

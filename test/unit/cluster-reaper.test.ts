@@ -1,7 +1,8 @@
 /**
  * src/cluster/reaper.ts, with stand-in processes: when the process it watches dies, it
- * stops every process the cluster's record names (supervisor, node, proxy, NATS server); when the
- * record is removed first (a teardown ran), it exits and stops nothing.
+ * stops every process the cluster's record names (supervisor, node, proxy, NATS server), and,
+ * with no record yet (the watched process died inside `up`), every process with a file of the
+ * cluster's directory open; stopped first (a teardown ran), it stops nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,15 +57,35 @@ t.test('the watched process dies: every process of the record is stopped', async
   t.ok(await ended(c.watcher), 'the reaper exited');
 });
 
+t.test('stopped first (a teardown ran): the reaper exits, stopping nothing', async (t) => {
+  const c = cluster(t);
+  c.watcher.kill('SIGTERM');
+  t.ok(await ended(c.watcher), 'the reaper exited');
+  c.parent.kill('SIGKILL');
+  await new Promise((r) => setTimeout(r, 1500));
+  for (const [name, p] of Object.entries(c.named))
+    t.equal(p.exitCode ?? p.signalCode, null, `${name} still runs`);
+});
+
 t.test(
-  'the record removed first (a teardown ran): the reaper exits, stopping nothing',
+  'no record yet: the processes writing into the directory are stopped, no other',
   async (t) => {
-    const c = cluster(t);
-    fs.rmSync(path.join(c.dir, 'cluster.json'));
-    t.ok(await ended(c.watcher), 'the reaper exited');
-    c.parent.kill('SIGKILL');
-    await new Promise((r) => setTimeout(r, 1500));
-    for (const [name, p] of Object.entries(c.named))
-      t.equal(p.exitCode ?? p.signalCode, null, `${name} still runs`);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reaper-'));
+    const log = fs.openSync(path.join(dir, 'out.log'), 'a');
+    const parent = sleeper();
+    const writer = spawn('sleep', ['120'], { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    const other = sleeper();
+    const watcher = spawn(process.execPath, [reaper, String(parent.pid), dir], {
+      stdio: 'ignore',
+    });
+    t.teardown(() => {
+      for (const p of [parent, writer, other, watcher]) p.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    parent.kill('SIGKILL');
+    t.ok(await ended(writer), 'the process writing into the directory stopped');
+    t.ok(await ended(watcher), 'the reaper exited');
+    t.equal(other.exitCode ?? other.signalCode, null, 'another process still runs');
   },
 );

@@ -11,7 +11,7 @@
 import t from 'tap';
 import { BatchTooLargeError, type BatchEffects } from '../../actors/realm.machine.js';
 import { RealmRuntime } from '../../actors/registry.js';
-import type { Entry } from '../../src/cluster/jetstream.js';
+import { ENTRY_HEADROOM, MIN_MAX_PAYLOAD, type Entry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
 import { FORWARD_RESULT_MOST, LogWriter } from '../../src/cluster/log-writer.js';
 import type { MutationContext } from '../../src/mutations/context.js';
@@ -19,17 +19,23 @@ import { doCreateRealm } from '../../src/mutations/realms.js';
 import { unpack } from '../../src/lib/pack.js';
 import { Store } from '../../src/storage/store.js';
 
-const MOST = 4000;
+/** The bound on a server at the floor (a node runs on no smaller one: entryLimit). */
+const MOST = MIN_MAX_PAYLOAD - ENTRY_HEADROOM;
+/** About what one of the writer's rows below packs to in an entry. */
+const ROW = 117;
 
-/** A writer of realm 1 whose appends are recorded (and acknowledged at once). */
-function writer(rows: number) {
+/**
+ * A writer of realm 1 whose appends are recorded (and acknowledged at once), on a server of
+ * max_payload `maxPayload`.
+ */
+function writer(rows: number, maxPayload = MIN_MAX_PAYLOAD) {
   const sent: Uint8Array[] = [];
   const link = {
     names: { stream: 'LOG', log: 'confab.log' },
     node: 'n1',
     incarnation: 'i1',
     leaseMs: 3000,
-    nc: { info: { max_payload: MOST + 1024 } },
+    nc: { info: { max_payload: maxPayload } },
     checkConnection: () => undefined,
     js: {
       publish: (_subject: string, data: Uint8Array) => {
@@ -82,7 +88,7 @@ t.test('a forwarded result too large is left out of the entry', async (t) => {
 });
 
 t.test('forwarded commands past the limit are left out, the first ones kept', async (t) => {
-  const { w, sent } = writer(20); // about 2.2 kB of rows
+  const { w, sent } = writer(Math.floor((MOST - 1500) / ROW)); // 1.5 kB short of the bound
   const forwarded: [string, unknown][] = Array.from({ length: 40 }, (_, i) => [
     `f.${i}`,
     { note: 'z'.repeat(60) },
@@ -96,7 +102,7 @@ t.test('forwarded commands past the limit are left out, the first ones kept', as
 });
 
 t.test('a batch too large without them is refused before its COMMIT', (t) => {
-  const { w, sent } = writer(60); // about 6.6 kB of rows
+  const { w, sent } = writer(Math.ceil((MOST + 2000) / ROW)); // 2 kB over the bound
   const refusal = (effects: BatchEffects) => {
     try {
       w.commit(1, () => effects);
@@ -113,10 +119,22 @@ t.test('a batch too large without them is refused before its COMMIT', (t) => {
     t.ok(err instanceof BatchTooLargeError, 'BatchTooLargeError');
     t.match(err, {
       httpStatus: 400,
-      message: /too large to be replicated \(\d+ bytes; at most 4000\)/,
+      message: new RegExp(`too large to be replicated \\(\\d+ bytes; at most ${MOST}\\)`),
     });
   }
   t.same(sent, [], 'nothing went to the log');
+  t.end();
+});
+
+t.test("on a server under the floor the bound stays the floor's", (t) => {
+  // Reached by a reconnection (connectJetStream refuses one at the start): an entry that server
+  // cannot carry waits for another (appendSurely), it is not refused as too large.
+  t.equal(writer(5, MIN_MAX_PAYLOAD / 16).w.mostBytes(), MOST);
+  t.equal(
+    writer(5, 1024 * 1024).w.mostBytes(),
+    1024 * 1024 - ENTRY_HEADROOM,
+    "above it, the server's",
+  );
   t.end();
 });
 
