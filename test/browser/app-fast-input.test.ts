@@ -182,6 +182,46 @@ t.test('the emoji picker: Enter right after typing', async (t) => {
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('the emoji picker: typed into right after it opens', async (t) => {
+  if (NO_CHROMIUM) return;
+  await sendChannelMessage(ts.api, 'othello', 'general', 'react', 'React to me');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('react') });
+  await page.waitForSelector('#compose-text');
+  // Its field has the focus as it is drawn, in the task of the click (before any frame), from the
+  // compose box's button and from a message's.
+  const focusedAtOnce = (opener: string) =>
+    page.evaluate(`(async () => {
+      document.querySelector(${JSON.stringify(opener)}).click();
+      await null;
+      return document.activeElement === document.querySelector('.picker input');
+    })()`);
+  t.ok(await focusedAtOnce('button[aria-label="Insert an emoji"]'), 'compose: focused at once');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.picker') === null`);
+  const row = page.locator('.msg', { hasText: 'React to me' });
+  await row.click();
+  await row.locator('.msg-actions').waitFor();
+  t.ok(
+    await focusedAtOnce('.msg.selected .msg-actions button[aria-label="Add a reaction"]'),
+    'a message: focused at once',
+  );
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.picker') === null`);
+
+  // Typed with no wait after the click that opens it: every key lands in its field.
+  await page.click('button[aria-label="Insert an emoji"]');
+  await page.keyboard.type('tada', { delay: 0 });
+  await waitFor(page, `document.querySelector('.picker input')?.value === 'tada'`, 5000);
+  await waitFor(
+    page,
+    `document.querySelector('.picker-grid [role="option"]')?.getAttribute('aria-label') === 'tada'`,
+  );
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.querySelector('.picker') === null`);
+  t.equal(await page.inputValue('#compose-text'), ':tada: ', 'the emoji typed was inserted');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('the edit box: Ctrl+Enter right after typing', async (t) => {
   if (NO_CHROMIUM) return;
   await sendChannelMessage(ts.api, 'hamlet', 'general', 'edit', 'Before the edit');

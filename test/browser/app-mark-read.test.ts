@@ -2,7 +2,9 @@
  * The web app in chromium, marking as read from the sidebar's menus (as the reference's channel,
  * topic and All messages popovers offer "Mark all messages as read"): a topic, a channel, then
  * everything (after a confirmation in the app's own dialog, by mouse and by keyboard), each
- * through the server's endpoint, the counts following its events. Hamlet's "mark as read on scroll" is "never", so that opening a view reads nothing.
+ * through the server's endpoint, the counts following its events; keys pressed right after a
+ * menu opens act in it. Hamlet's "mark as read on scroll" is "never", so that opening a view
+ * reads nothing.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -181,4 +183,41 @@ t.test("mark all's question by keyboard: Esc cancels, Enter confirms", async (t)
     t.pass(`${width}: Enter confirms`);
     await page.close();
   }
+});
+
+t.test('keys pressed right after opening a menu act in it', async (t) => {
+  if (NO_CHROMIUM) return;
+  await sendChannelMessage(ts.api, 'othello', 'alpha', 'six', 'one more');
+  await sendChannelMessage(ts.api, 'othello', 'alpha', 'seven', 'and another');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/alpha',
+  });
+  await waitCount(page, 'six', 1);
+  // The focus is on the first action as the menu is drawn: in the task of the click, before any
+  // frame (the app draws the user's input at once).
+  const focused = await page.evaluate(`(async () => {
+    const button = document.querySelector('button[aria-label="Menu for topic six"]');
+    button.click();
+    await null;
+    const at = document.activeElement;
+    return at?.getAttribute('role') + ': ' + at?.textContent;
+  })()`);
+  t.equal(focused, 'menuitem: Mark all messages as read', 'the action has the focus at once');
+  await page.keyboard.press('Escape');
+  await page.getByRole('menu').waitFor({ state: 'detached' });
+
+  // By the keyboard, with no wait between opening and choosing: Enter acts on the action, not
+  // on the menu's button again.
+  const button = page.getByRole('button', { name: 'Menu for topic seven', exact: true });
+  await button.focus();
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  await waitCount(page, 'seven', 0);
+  t.equal(await sidebarCount(page, 'six'), 1, 'only that topic marked');
+  t.ok(
+    await button.evaluate((el) => el === el.ownerDocument.activeElement),
+    'the focus back on the button',
+  );
+  watch.assertClean(t, /WebSocket|status of 401/);
+  await page.close();
 });

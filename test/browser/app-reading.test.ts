@@ -255,6 +255,7 @@ t.test("a one-line message's toolbar shows whole, each button taking clicks", as
     const missed = [];
     for (const b of document.querySelectorAll('.msg:hover .msg-actions button')) {
       const r = b.getBoundingClientRect();
+      if (r.width === 0) continue; // the narrow screens' "⋮", not shown here
       for (const y of [r.top + 3, r.bottom - 3]) {
         const hit = document.elementFromPoint(r.left + r.width / 2, y);
         if (!b.contains(hit)) missed.push(b.getAttribute('aria-label') + ' at ' + Math.round(y));

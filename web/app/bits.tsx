@@ -1,4 +1,7 @@
-/** Small shared pieces: avatars (initials unless the user has a picture), counts, channel marks. */
+/**
+ * Small shared pieces: avatars (initials unless the user has a picture), counts, channel marks,
+ * a form's error.
+ */
 import { avatarColor, initials } from './format.js';
 
 export function Avatar({
@@ -51,4 +54,13 @@ export function Swatch({ color, privateChannel }: { color: string; privateChanne
       {privateChannel ? '•' : '#'}
     </span>
   );
+}
+
+/** A form's last failure, said to screen readers as it appears; nothing without one. */
+export function FormError({ error }: { error: string | null }) {
+  return error ? (
+    <p class="error-text" role="alert">
+      {error}
+    </p>
+  ) : null;
 }

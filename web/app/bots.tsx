@@ -10,6 +10,7 @@ import { useLive } from './live.js';
 import type { Controller } from './controller.js';
 import { addSettingsPanel } from './settings.js';
 import { CopyField } from './copy-field.js';
+import { FormError } from './bits.js';
 import {
   BOT_TYPE_NAMES,
   BotsState,
@@ -132,11 +133,7 @@ function Bots({ c }: { c: Controller }) {
           Add bot
         </button>
       </form>
-      {st.error && (
-        <p class="error-text" role="alert">
-          {st.error}
-        </p>
-      )}
+      <FormError error={st.error} />
       {key && (
         <div class="bot-key" role="status" aria-label="New API key">
           <p>
@@ -222,11 +219,7 @@ function Outbox({ c }: { c: Controller }) {
           Refresh
         </button>
       </p>
-      {st.error && (
-        <p class="error-text" role="alert">
-          {st.error}
-        </p>
-      )}
+      <FormError error={st.error} />
       {!st.loaded ? (
         <p class="muted-text">Loading…</p>
       ) : !st.enabled ? (

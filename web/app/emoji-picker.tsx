@@ -2,7 +2,7 @@
  * The emoji picker: the server's emoji (popular ones first) and the realm's custom emoji, with a
  * search box; arrow keys move in the grid, Enter picks, Esc closes.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import { emojiText, searchEmoji } from '../state/emoji.js';
 import type { Controller } from './controller.js';
@@ -18,7 +18,10 @@ export function EmojiPicker({ c }: { c: Controller }) {
   const [hover, setHover] = useState<EmojiEntry | null>(null);
   const input = useRef<HTMLInputElement>(null);
   const grid = useRef<HTMLDivElement>(null);
-  useEffect(() => input.current?.focus(), []);
+  // Focused as the picker is drawn (in the task of the click or key that opened it), not after
+  // the next paint: what is typed right after opening it is searched, none of it lands on the
+  // page (where r, n, c are shortcuts) or in the compose box.
+  useLayoutEffect(() => input.current?.focus(), []);
   const list = idx ? searchEmoji(idx, q, 320) : [];
   const close = () => (c.picker.value = null);
   const pick = (e: EmojiEntry) => {

@@ -13,8 +13,9 @@ import { emojiText, reactionChips } from '../state/emoji.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { clock, fullTime } from './format.js';
-import { Icon } from './icons.js';
+import { Icon, type IconName } from './icons.js';
 import { useLive } from './live.js';
+import { Menu } from './menu.js';
 
 let katexLoaded = false;
 
@@ -102,6 +103,8 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
     const mentioned = m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
     const now = Date.now() / 1000;
     const local = m.local_id !== undefined;
+    const toolbar = !local && !editing && (this.state.hover || selected);
+    const acts = toolbar ? actions(c, s, m, now) : [];
     const cls = [
       'msg',
       showSender && 'first',
@@ -171,84 +174,104 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
           <Reactions c={c} s={s} m={m} />
         </div>
         {/* Drawn only for the message under the pointer or selected: 300 rows of toolbars
-            would cost more than the messages. */}
-        {!local && !editing && (this.state.hover || selected) && (
+            would cost more than the messages. On a narrow screen (app.css) only its "⋮" shows,
+            in a column of the row's own, and the actions are in its menu. */}
+        {toolbar && (
           <div class="msg-actions" role="toolbar" aria-label="Message actions">
-            <button
-              class="icon-btn"
-              type="button"
-              aria-label="Add a reaction"
-              title="Add a reaction"
-              onClick={(e) => pickReaction(c, m, e.currentTarget)}
-            >
-              <Icon name="smile" />
-            </button>
-            <button
-              class="icon-btn"
-              type="button"
-              aria-label="Reply"
-              title="Reply (r)"
-              onClick={() => c.replyTo(m)}
-            >
-              <Icon name="reply" />
-            </button>
-            <button
-              class="icon-btn"
-              type="button"
-              aria-label={m.flags.includes('starred') ? 'Unstar' : 'Star'}
-              aria-pressed={m.flags.includes('starred')}
-              title="Star"
-              onClick={() => void c.toggleStar(m)}
-            >
-              <Icon name="star" />
-            </button>
-            {(s.canEditContent(m, now) || s.canEditTopic(m, now)) && (
+            {acts.map((a) => (
               <button
+                key={a.label}
                 class="icon-btn"
                 type="button"
-                aria-label="Edit"
-                title="Edit (e)"
-                onClick={() => (c.editing.value = m.id)}
+                aria-label={a.label}
+                aria-pressed={a.pressed}
+                title={a.title}
+                onClick={(e) => a.run(e.currentTarget)}
               >
-                <Icon name="edit" />
+                <Icon name={a.icon} />
               </button>
-            )}
-            {s.canDelete(m, now) && (
-              <button
-                class="icon-btn"
-                type="button"
-                aria-label="Delete"
-                title="Delete"
-                onClick={() => {
-                  void c
-                    .ask({
-                      title: 'Delete this message?',
-                      text: 'It will be deleted for everyone. This cannot be undone.',
-                      action: 'Delete',
-                      danger: true,
-                    })
-                    .then((ok) => {
-                      if (ok) void c.deleteMessage(m.id);
-                    });
-                }}
-              >
-                <Icon name="trash" />
-              </button>
-            )}
-            <button
-              class="icon-btn"
-              type="button"
-              aria-label="Copy a link to this message"
-              title="Copy link"
-              onClick={() => c.copyLink(m)}
-            >
-              <Icon name="link" />
-            </button>
+            ))}
+            <Menu
+              class="msg-menu"
+              label="Message actions"
+              items={acts.map((a) => ({
+                label: a.menuLabel ?? a.label,
+                run: a.run,
+                danger: a.danger,
+              }))}
+            />
           </div>
         )}
       </div>
     );
   }
+}
+
+type Action = {
+  icon: IconName;
+  label: string;
+  title: string;
+  /** In the menu, where it has no icon, if not `label`. */
+  menuLabel?: string;
+  pressed?: boolean;
+  danger?: boolean;
+  /** `anchor`: what was clicked (the toolbar's button, or the menu's "⋮"). */
+  run: (anchor: HTMLElement) => void;
+};
+
+/** What the user may do with a message: its toolbar's buttons, and its menu's items. */
+function actions(c: Controller, s: ChatState, m: StoredMessage, now: number): Action[] {
+  const starred = m.flags.includes('starred');
+  const list: Action[] = [
+    {
+      icon: 'smile',
+      label: 'Add a reaction',
+      title: 'Add a reaction',
+      run: (anchor) => pickReaction(c, m, anchor),
+    },
+    { icon: 'reply', label: 'Reply', title: 'Reply (r)', run: () => c.replyTo(m) },
+    {
+      icon: 'star',
+      label: starred ? 'Unstar' : 'Star',
+      title: 'Star',
+      pressed: starred,
+      run: () => void c.toggleStar(m),
+    },
+  ];
+  if (s.canEditContent(m, now) || s.canEditTopic(m, now))
+    list.push({
+      icon: 'edit',
+      label: 'Edit',
+      title: 'Edit (e)',
+      run: () => (c.editing.value = m.id),
+    });
+  if (s.canDelete(m, now))
+    list.push({
+      icon: 'trash',
+      label: 'Delete',
+      title: 'Delete',
+      danger: true,
+      run: () => {
+        void c
+          .ask({
+            title: 'Delete this message?',
+            text: 'It will be deleted for everyone. This cannot be undone.',
+            action: 'Delete',
+            danger: true,
+          })
+          .then((ok) => {
+            if (ok) void c.deleteMessage(m.id);
+          });
+      },
+    });
+  list.push({
+    icon: 'link',
+    label: 'Copy a link to this message',
+    title: 'Copy link',
+    menuLabel: 'Copy link',
+    run: () => c.copyLink(m),
+  });
+  return list;
 }
 
 export function openPicker(

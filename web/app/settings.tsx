@@ -11,6 +11,7 @@ import { useLive } from './live.js';
 import { track } from './track.js';
 import { Icon } from './icons.js';
 import { CopyField } from './copy-field.js';
+import { FormError } from './bits.js';
 
 export type SettingsPanel = {
   id: string;
@@ -133,15 +134,6 @@ function Account({ c }: { c: Controller }) {
 }
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
-/** A form's last failure, said to screen readers as it appears; nothing without one. */
-function FormError({ error }: { error: string | null }) {
-  return error ? (
-    <p class="error-text" role="alert">
-      {error}
-    </p>
-  ) : null;
-}
 
 /** The user's name as the organization shows it (the server checks it, and the realm's rules). */
 function FullName({ c }: { c: Controller }) {

@@ -6,7 +6,7 @@
  * `starred_messages` (kept by the star's events). On narrow screens it is a drawer.
  */
 import { Component } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { Subscription } from '../../src/client/types.js';
 import type { ChatState } from '../state/chat.js';
 import {
@@ -26,6 +26,7 @@ import { topicKey } from '../state/unread.js';
 import { Avatar, Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
+import { Menu } from './menu.js';
 import { isDark } from './theme.js';
 import { track } from './track.js';
 
@@ -62,71 +63,6 @@ function NavLink({
   );
 }
 
-/**
- * The "⋮" menu of a sidebar row (as the reference's channel, topic and All messages popovers):
- * a button beside the row's link, and a list of actions under it. Escape or a focus elsewhere
- * closes it; the focus goes to the first action when it opens and back to the button after.
- */
-function RowMenu({ label, items }: { label: string; items: { label: string; run: () => void }[] }) {
-  const [open, setOpen] = useState(false);
-  const button = useRef<HTMLButtonElement>(null);
-  const menu = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (open) menu.current?.querySelector<HTMLElement>('[role="menuitem"]')?.focus();
-  }, [open]);
-  const close = (refocus: boolean) => {
-    setOpen(false);
-    if (refocus) button.current?.focus();
-  };
-  return (
-    <span
-      class="row-menu"
-      onFocusOut={(e) => {
-        const to = e.relatedTarget as Node | null;
-        if (open && !(to && e.currentTarget.contains(to))) close(false);
-      }}
-      onKeyDown={(e) => {
-        if (open && e.key === 'Escape') {
-          e.preventDefault();
-          e.stopPropagation();
-          close(true);
-        }
-      }}
-    >
-      <button
-        ref={button}
-        class="icon-btn row-menu-btn"
-        type="button"
-        aria-label={label}
-        title={label}
-        aria-haspopup="menu"
-        aria-expanded={open}
-        onClick={() => setOpen(!open)}
-      >
-        <Icon name="more" />
-      </button>
-      {open && (
-        <div ref={menu} class="menu row-menu-list" role="menu" aria-label={label}>
-          {items.map((it) => (
-            <button
-              key={it.label}
-              class="menu-item"
-              type="button"
-              role="menuitem"
-              onClick={() => {
-                close(true);
-                it.run();
-              }}
-            >
-              {it.label}
-            </button>
-          ))}
-        </div>
-      )}
-    </span>
-  );
-}
-
 const MARK_READ = 'Mark all messages as read';
 
 function View({
@@ -154,7 +90,7 @@ function View({
         <span class="label">{label}</span>
         <Count n={count} mention={mention} />
       </NavLink>
-      {menu && <RowMenu label={`Menu for ${label}`} items={menu} />}
+      {menu && <Menu class="row-menu" label={`Menu for ${label}`} items={menu} />}
     </li>
   );
 }
@@ -220,7 +156,8 @@ function Topics({
             <span class="label">{s.topicName(t.name)}</span>
             <Count n={t.unread?.count ?? 0} muted={t.unread?.muted} />
           </NavLink>
-          <RowMenu
+          <Menu
+            class="row-menu"
             label={`Menu for topic ${s.topicName(t.name)}`}
             items={[
               { label: MARK_READ, run: () => void c.markAllAsRead({ streamId, topic: t.name }) },
@@ -283,7 +220,8 @@ class ChannelItem extends Component<ChannelItemProps> {
             <span class="label">{sub.name}</span>
             {unmuted > 0 ? <Count n={unmuted} /> : <Count n={muted} muted />}
           </NavLink>
-          <RowMenu
+          <Menu
+            class="row-menu"
             label={`Menu for #${sub.name}`}
             items={[
               { label: MARK_READ, run: () => void c.markAllAsRead({ streamId: sub.stream_id }) },

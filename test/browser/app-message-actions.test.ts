@@ -1,0 +1,275 @@
+/**
+ * The web app in chromium: a message's actions come and go without moving anything. Hovering
+ * or selecting a message (its toolbar shown) leaves every message where it was, so that a click
+ * or tap aimed at the next message lands on it, not on the toolbar; at 1280 pixels the toolbar
+ * sits over the message's top right, at 390 a "⋮" in a column of the message's own (covering
+ * none of its text) opens a menu of the same actions (as the reference's message actions
+ * popover): by touch and by keyboard, over its button where there is no room under it.
+ * Light and dark.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+let ts: TestServer;
+let general: number;
+const ids: number[] = [];
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  ts = await startServer(t);
+  const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
+  general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+  // Before them, enough to fill a phone's screen (the last message's menu has no room under it).
+  for (let i = 1; i <= 14; i++)
+    await sendChannelMessage(ts.api, 'othello', 'general', 'review', `note ${i}`);
+  const texts: [string, string][] = [
+    ['othello', 'Where shall we meet for the review of the quarterly numbers this week?'],
+    ['hamlet', 'In the small room.'],
+    ['hamlet', 'ok'],
+    ['hamlet', 'Bring the printouts, and the long version of the slides, please.'],
+    ['othello', 'Will do.'],
+    ['othello', 'See you'],
+  ];
+  for (const [who, text] of texts)
+    ids.push(await sendChannelMessage(ts.api, who, 'general', 'review', text));
+  // All read: the view opens at the newest message, with nothing below it to scroll to.
+  await ts.api.post('hamlet', 'mark_all_as_read', {});
+});
+
+const hash = () => `#narrow/channel/${general}-general/topic/review`;
+
+type Box = { left: number; top: number; right: number; bottom: number };
+
+/** Every message's box, in order, in the list's scrolled content (a scroll is no move). */
+function rows(page: Page): Promise<Box[]> {
+  return page.evaluate(`(() => {
+    const list = document.querySelector('.messages');
+    const y = list.getBoundingClientRect().top - list.scrollTop;
+    return [...document.querySelectorAll('.msg')].map((el) => {
+      const r = el.getBoundingClientRect();
+      return { left: r.left, top: r.top - y, right: r.right, bottom: r.bottom - y };
+    });
+  })()`);
+}
+
+/** The boxes of the text (sender, time, content) of the message `id`. */
+function textBoxes(page: Page, id: number): Promise<Box[]> {
+  return page.evaluate(`(() => {
+    const row = document.querySelector('.msg[data-id="${id}"]');
+    const out = [];
+    for (const el of row.querySelectorAll('.sender, .msg-time, .content')) {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      for (const r of range.getClientRects())
+        if (r.width > 0) out.push({ left: r.left, top: r.top, right: r.right, bottom: r.bottom });
+    }
+    return out;
+  })()`);
+}
+
+function box(page: Page, selector: string): Promise<Box | null> {
+  return page.evaluate(`(() => {
+    const el = document.querySelector(${JSON.stringify(selector)});
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+  })()`);
+}
+
+const over = (a: Box, b: Box) =>
+  a.left < b.right - 0.5 &&
+  b.left < a.right - 0.5 &&
+  a.top < b.bottom - 0.5 &&
+  b.top < a.bottom - 0.5;
+
+for (const width of [390, 1280]) {
+  for (const dark of [false, true]) {
+    const mode = `${width}-${dark ? 'dark' : 'light'}`;
+    t.test(
+      `${mode}: the actions move nothing; a click aimed at the next message lands on it`,
+      async (t) => {
+        if (NO_CHROMIUM) return;
+        const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+          hash: hash(),
+          width,
+          height: width === 390 ? 844 : 800,
+          dark,
+        });
+        await waitMessage(page, 'See you');
+        await page.mouse.move(width / 2, 10); // off the list
+        await page.evaluate(`document.activeElement?.blur()`);
+        await waitFor(page, `document.querySelector('.msg-actions') === null`);
+        const still = await rows(page);
+
+        // Hovering each message, then selecting it: nothing moves.
+        for (const [i, id] of ids.entries()) {
+          const row = page.locator(`.msg[data-id="${id}"]`);
+          await row.hover();
+          await row.locator('.msg-actions').waitFor();
+          t.same(await rows(page), still, `hovering message ${i}: nothing moved`);
+        }
+        await page.mouse.move(width / 2, 10);
+
+        // The short message "ok" selected (a click on it, as a tap), then a click aimed at the
+        // message under it, where it was before: it is that message that is selected.
+        const [ok, next] = [ids[2]!, ids[3]!];
+        const aim = (await box(page, `.msg[data-id="${next}"] .content`))!;
+        await page.locator(`.msg[data-id="${ok}"] .content`).click();
+        await page.waitForSelector(`.msg.selected[data-id="${ok}"] .msg-actions`);
+        t.same(await rows(page), still, 'selecting a message: nothing moved');
+        await screenshot(page, t, `selected-${mode}`);
+        const x = aim.left + 12;
+        const y = aim.top + 6;
+        const hit = await page.evaluate(
+          `document.elementFromPoint(${x}, ${y})?.closest('.msg')?.dataset.id`,
+        );
+        t.equal(hit, String(next), 'the point aimed at is on the next message');
+        await page.mouse.click(x, y);
+        await page.waitForSelector(`.msg.selected[data-id="${next}"]`);
+        t.equal(
+          await page.locator('.picker, [role="alertdialog"], [role="menu"]').count(),
+          0,
+          'nothing opened',
+        );
+        t.same(await rows(page), still, 'and nothing moved');
+
+        // The toolbar (or its "⋮") covers none of the selected message's text, nor the sender's
+        // line of the message that starts a group.
+        // At 390 it stays within its message's row, even a row of one short line ("ok"): a tap
+        // on the next message cannot land on it.
+        for (const id of [ok, next, ids[0]!]) {
+          await page.locator(`.msg[data-id="${id}"] .content`).click();
+          const bar = (await box(page, `.msg.selected[data-id="${id}"] .msg-actions`))!;
+          const row = (await box(page, `.msg[data-id="${id}"]`))!;
+          const covered = (await textBoxes(page, id)).filter((r) => over(r, bar));
+          if (width !== 390) continue;
+          const which = `message ${ids.indexOf(id)}`;
+          t.same(covered, [], `${which}: its "⋮" covers no text`);
+          t.ok(bar.top >= row.top && bar.bottom <= row.bottom + 0.5, `${which}: within its row`);
+        }
+        watch.assertClean(t, /WebSocket|status of 401/);
+      },
+    );
+  }
+}
+
+t.test('390: the actions in the menu of a "⋮", by touch and by keyboard', async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const dark of [false, true]) {
+    const mode = dark ? 'dark' : 'light';
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: hash(),
+      width: 390,
+      height: 844,
+      dark,
+    });
+    await waitMessage(page, 'See you');
+    const mine = ids[3]!;
+    await page.locator(`.msg[data-id="${mine}"] .content`).click();
+    const toolbar = page.locator(`.msg.selected[data-id="${mine}"] .msg-actions`);
+    t.equal(await toolbar.getByRole('button').count(), 1, `${mode}: one button shows, the "⋮"`);
+    const more = toolbar.getByRole('button', { name: 'Message actions' });
+    await more.click();
+    const menu = page.getByRole('menu', { name: 'Message actions' });
+    await menu.waitFor();
+    t.same(
+      await menu.getByRole('menuitem').allTextContents(),
+      ['Add a reaction', 'Reply', 'Star', 'Edit', 'Delete', 'Copy link'],
+      'its actions',
+    );
+    t.equal(
+      await page.evaluate(`document.activeElement?.textContent`),
+      'Add a reaction',
+      'the first has the focus',
+    );
+    await page.waitForTimeout(200);
+    await screenshot(page, t, `menu-390-${mode}`);
+    const m = (await box(page, '.msg-menu-list'))!;
+    const list = (await box(page, '.messages'))!;
+    t.ok(m.bottom <= list.bottom && m.top >= list.top, 'the menu is within the list');
+
+    // Delete asks first; declined, nothing happens.
+    await menu.getByRole('menuitem', { name: 'Delete' }).click();
+    const question = page.getByRole('alertdialog', { name: 'Delete this message?' });
+    await question.waitFor();
+    await question.getByRole('button', { name: 'Cancel' }).click();
+    await question.waitFor({ state: 'detached' });
+    t.equal(await page.locator(`.msg[data-id="${mine}"]`).count(), 1, 'declined: still there');
+
+    // By keyboard: Enter opens it, ↓ moves, Enter acts (Star), Esc closes back to the "⋮".
+    await more.focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    t.equal(await page.evaluate(`document.activeElement?.textContent`), 'Star', '↓ ↓: Star');
+    await page.keyboard.press('Enter');
+    await menu.waitFor({ state: 'detached' });
+    await waitFor(
+      page,
+      `document.querySelector('.msg[data-id="${mine}"] .msg-actions [aria-pressed="true"]') !== null`,
+    );
+    t.pass('starred');
+    await page.keyboard.press('Enter');
+    await menu.waitFor();
+    t.equal(
+      await menu.getByRole('menuitem').nth(2).textContent(),
+      'Unstar',
+      'the menu says Unstar now',
+    );
+    await page.keyboard.press('End');
+    t.equal(await page.evaluate(`document.activeElement?.textContent`), 'Copy link', 'End');
+    await page.keyboard.press('ArrowDown');
+    t.equal(await page.evaluate(`document.activeElement?.textContent`), 'Add a reaction', 'round');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.picker input:focus');
+    t.pass('Add a reaction: the picker, its field focused');
+    await page.keyboard.press('Escape');
+    await waitFor(page, `document.querySelector('.picker') === null`);
+    // The pointer off the list: the message under the last click (the picker's place) would be
+    // hovered, its toolbar shown instead of the selected one's.
+    await page.mouse.move(200, 20);
+    await more.click();
+    await menu.getByRole('menuitem', { name: 'Unstar' }).click();
+    await waitFor(
+      page,
+      `document.querySelector('.msg[data-id="${mine}"] .msg-actions [aria-pressed="true"]') === null`,
+    );
+    await more.click();
+    await menu.waitFor();
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+    t.ok(await more.evaluate((el) => el === el.ownerDocument.activeElement), 'Esc: back on the ⋮');
+
+    // The last message's menu, with no room under it, opens over its button.
+    const last = ids.at(-1)!;
+    await page.evaluate(`(() => {
+      const list = document.querySelector('.messages');
+      list.scrollTop = list.scrollHeight;
+    })()`);
+    await page.waitForTimeout(200);
+    await page.locator(`.msg[data-id="${last}"] .content`).click();
+
+    await page
+      .locator(`.msg.selected[data-id="${last}"]`)
+      .getByRole('button', { name: 'Message actions' })
+      .click();
+    await menu.waitFor();
+    const up = (await box(page, '.msg-menu-list'))!;
+    const button = (await box(page, `.msg[data-id="${last}"] .msg-menu-btn`))!;
+    const area = (await box(page, '.messages'))!;
+    t.ok(up.bottom <= button.top + 1, 'over its button');
+    t.ok(up.top >= area.top && up.bottom <= area.bottom, 'within the list');
+    await screenshot(page, t, `menu-up-390-${mode}`);
+    watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+  }
+});
