@@ -2,8 +2,10 @@
  * The web app in chromium, used faster than it redraws: what is typed and the key that acts on it
  * come in one task (dispatched together in one `page.evaluate`, so that no drawing comes between
  * them, as happens on a loaded machine or while a redraw waits for the next frame). Each handler
- * acts on what the user typed until then, not on what the last drawing showed: the login form,
- * the compose box (Enter sends all that was typed; Enter takes a suggestion that just appeared),
+ * acts on what the user typed until then, not on what the last drawing showed: the login form
+ * (its first field focused as it is drawn), the compose box (Enter sends all that was typed; Enter
+ * takes a suggestion that just appeared; focused as it is drawn after r, c or Reply, so that what
+ * is typed at once goes into it, not to the message list's shortcuts),
  * Ctrl+K, the search box, the emoji picker, the edit box, and End in the message list after a
  * send. And toggles (the theme, Channel/Direct, the preview) clicked twice in one task, and the
  * star, a reaction, Reply, a recipient bar and "Copy link" clicked after the server's change came,
@@ -66,6 +68,10 @@ function oneTask(page: Page, body: string): Promise<unknown> {
   return page.evaluate(`(() => { ${TYPE_IN}\n${body} })()`);
 }
 
+/** Until the app has drawn what was pending (a frame, and a task after it). */
+const settle = (page: Page) =>
+  page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))`);
+
 const alertText = `[...document.querySelectorAll('[role="alert"]')].map((e) => e.textContent).join(' ')`;
 
 t.test('the login form sent right after typing', async (t) => {
@@ -86,6 +92,33 @@ t.test('the login form sent right after typing', async (t) => {
   await waitLive(page);
   t.pass('logged in with what was typed');
   watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('the login form: its first field focused as it is drawn', async (t) => {
+  if (NO_CHROMIUM) return;
+  const page = await b.newPage();
+  const watch = await watchPage(page);
+  // Whether the e-mail field had the focus when the form was first seen in the document (a
+  // mutation observer's callback: after the drawing's task, before any paint).
+  await page.addInitScript(`window.focusedAsDrawn_ = null;
+    new MutationObserver((_, obs) => {
+      const el = document.querySelector('input[name="username"]');
+      if (!el) return;
+      window.focusedAsDrawn_ = document.activeElement === el;
+      obs.disconnect();
+    }).observe(document, { childList: true, subtree: true });`);
+  await page.goto(ts.url + '/');
+  await page.waitForSelector('input[name="username"]');
+  t.equal(await page.evaluate('window.focusedAsDrawn_'), true, 'focused as it was drawn');
+  // Typed as soon as the field is there: every key in it.
+  await page.goto('about:blank');
+  await page.goto(ts.url + '/');
+  await page.waitForSelector('input[name="username"]');
+  await page.keyboard.type('hamlet@', { delay: 0 });
+  await settle(page);
+  t.equal(await page.inputValue('input[name="username"]'), 'hamlet@', 'all typed in the field');
+  watch.assertClean(t, /WebSocket|status of 401/);
+  await page.close();
 });
 
 t.test('the compose box: Enter right after typing', async (t) => {
@@ -219,6 +252,61 @@ t.test('the emoji picker: typed into right after it opens', async (t) => {
   await page.keyboard.press('Enter');
   await waitFor(page, `document.querySelector('.picker') === null`);
   t.equal(await page.inputValue('#compose-text'), ':tada: ', 'the emoji typed was inserted');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('the compose box: typed into right after r, c or Reply', async (t) => {
+  if (NO_CHROMIUM) return;
+  await sendChannelMessage(ts.api, 'othello', 'general', 'quick', 'Answer me at once');
+  // Unread elsewhere: an `n` that reached the message list would go there.
+  await sendChannelMessage(ts.api, 'othello', 'general', 'elsewhere', 'Not yet read');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('quick') });
+  await page.waitForSelector('#compose-text');
+  const hash = await page.evaluate('location.hash');
+  const toList = () => page.evaluate(`document.querySelector('.messages').focus()`);
+  const focused = () => page.evaluate(`document.activeElement?.id ?? ''`);
+
+  // `r` on the message list: the compose box has the focus in the key's task (drawn at once),
+  // before any frame.
+  await toList();
+  t.equal(
+    await page.evaluate(`(async () => {
+      document.querySelector('.messages').dispatchEvent(
+        new KeyboardEvent('keydown', { key: 'r', bubbles: true, cancelable: true }),
+      );
+      await null;
+      return document.activeElement?.id;
+    })()`),
+    'compose-text',
+    'r: focused at once',
+  );
+
+  // Typed with no wait after the key: every key in the box (n and c are shortcuts on the list).
+  await page.fill('#compose-text', '');
+  await toList();
+  await page.keyboard.press('r');
+  await page.keyboard.type('nice catch', { delay: 0 });
+  await settle(page);
+  t.equal(await page.inputValue('#compose-text'), 'nice catch', 'r: all typed in the box');
+  t.equal(await focused(), 'compose-text', 'r: the box has the focus');
+  await page.fill('#compose-text', '');
+
+  // `c`: a new topic (the box readdressed, then its topic field focused).
+  await toList();
+  await page.keyboard.press('c');
+  await page.keyboard.type('new plans', { delay: 0 });
+  await settle(page);
+  t.equal(await page.inputValue('#compose-topic'), 'new plans', 'c: all typed in the topic');
+  t.equal(await focused(), 'compose-topic', 'c: the topic field has the focus');
+
+  // Reply, clicked: the box goes back to the message's topic, and the keys typed go into it.
+  await page.locator('.msg', { hasText: 'Answer me at once' }).locator('.content').click();
+  await page.click('.msg.selected button[aria-label="Reply"]');
+  await page.keyboard.type('on my way', { delay: 0 });
+  await settle(page);
+  t.equal(await page.inputValue('#compose-topic'), 'quick', 'Reply: to the topic');
+  t.equal(await page.inputValue('#compose-text'), 'on my way', 'Reply: all typed in the box');
+  t.equal(await page.evaluate('location.hash'), hash, 'no shortcut acted: the view is the same');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

@@ -5,7 +5,7 @@
  * the server; uploads by paste, drag-and-drop and the button, with progress; a draft per
  * conversation kept across narrows and reloads; typing notifications while typing.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import {
   applyCandidate,
   channelCandidates,
@@ -140,19 +140,30 @@ export function Compose({ c }: { c: Controller }) {
     if (to) retarget({ kind: 'stream', ...to }, textRef.current);
   }, [moved]);
 
-  // Replies and "new message" requests.
+  // Replies and "new message" requests. The field takes the focus as the box is drawn addressed
+  // to the request (layout effects: in the task of the key or click that asked, the app drawing
+  // the user's input at once), so that keys typed right after `r`, `c` or Reply land in it, not
+  // on the message list (where n and c are shortcuts).
   const req = c.composeRequest.value;
-  useEffect(() => {
+  const focusFor = useRef<ComposeTo | null>(null);
+  useLayoutEffect(() => {
     if (!req) return;
     retarget(req.to, req.quote);
-    requestAnimationFrame(() => {
-      if (req.to.kind === 'stream' && req.to.topic === '' && req.to.streamId !== null)
-        document.getElementById('compose-topic')?.focus();
-      else if (req.to.kind === 'dm' && req.to.userIds.length === 0)
-        document.getElementById('compose-dm')?.focus();
-      else area.current?.focus();
-    });
+    focusFor.current = req.to;
   }, [req?.seq]);
+  useLayoutEffect(() => {
+    const want = focusFor.current;
+    if (!want) return;
+    // Readdressed elsewhere since (before it was drawn): no focus to give.
+    if (!sameTo(want, toRef.current)) focusFor.current = null;
+    if (!sameTo(want, to)) return;
+    focusFor.current = null;
+    if (want.kind === 'stream' && want.topic === '' && want.streamId !== null)
+      document.getElementById('compose-topic')?.focus();
+    else if (want.kind === 'dm' && want.userIds.length === 0)
+      document.getElementById('compose-dm')?.focus();
+    else area.current?.focus();
+  });
 
   // The channel's topics, and again once a move made them go (the controller fetches only the
   // shown channel's; the box sees it when drawn again, at the latest when the topic is focused).

@@ -1,5 +1,5 @@
 /** The login form: e-mail and password (`POST /json/login`), the realm's name above it. */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, ConfabClient } from '../../src/client/api.js';
 import type { Session } from './controller.js';
 import { useLive } from './live.js';
@@ -12,9 +12,12 @@ export function Login({ onSession }: { onSession: (s: Session) => void }) {
   const [busy, setBusy] = useState(false);
   const first = useRef<HTMLInputElement>(null);
 
+  // The first field has the focus as the form is drawn (not after the next paint): keys typed as
+  // the page appears go into it.
+  useLayoutEffect(() => first.current?.focus(), []);
+
   useEffect(() => {
     document.title = 'Log in - Confab';
-    first.current?.focus();
     ConfabClient.serverSettings(location.origin)
       .then((s) => setRealm(typeof s.realm_name === 'string' ? s.realm_name : ''))
       .catch(() => undefined);
