@@ -2,10 +2,10 @@
  * The web app in chromium: a message's actions come and go without moving anything. Hovering
  * or selecting a message (its toolbar shown) leaves every message where it was, so that a click
  * or tap aimed at the next message lands on it, not on the toolbar; at 1280 pixels the toolbar
- * sits over the message's top right, at 390 a "⋮" in a column of the message's own (covering
- * none of its text) opens a menu of the same actions (as the reference's message actions
- * popover): by touch and by keyboard, over its button where there is no room under it.
- * Light and dark.
+ * sits over the message's top right, within its row even of one line, at 390 a "⋮" in a column
+ * of the message's own (covering none of its text) opens a menu of the same actions (as the
+ * reference's message actions popover): by touch and by keyboard, over its button where there is
+ * no room under it. Light and dark.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -142,20 +142,28 @@ for (const width of [390, 1280]) {
         );
         t.same(await rows(page), still, 'and nothing moved');
 
-        // The toolbar (or its "⋮") covers none of the selected message's text, nor the sender's
-        // line of the message that starts a group.
-        // At 390 it stays within its message's row, even a row of one short line ("ok"): a tap
-        // on the next message cannot land on it.
+        // The toolbar (or its "⋮") stays within its message's row, even a row of one short line
+        // ("ok"): a click or tap on the next message, its top right too, cannot land on it. At
+        // 390 it covers none of the selected message's text, nor the sender's line of the message
+        // that starts a group.
         for (const id of [ok, next, ids[0]!]) {
           await page.locator(`.msg[data-id="${id}"] .content`).click();
           const bar = (await box(page, `.msg.selected[data-id="${id}"] .msg-actions`))!;
           const row = (await box(page, `.msg[data-id="${id}"]`))!;
-          const covered = (await textBoxes(page, id)).filter((r) => over(r, bar));
-          if (width !== 390) continue;
           const which = `message ${ids.indexOf(id)}`;
-          t.same(covered, [], `${which}: its "⋮" covers no text`);
           t.ok(bar.top >= row.top && bar.bottom <= row.bottom + 0.5, `${which}: within its row`);
+          if (width === 390) {
+            const covered = (await textBoxes(page, id)).filter((r) => over(r, bar));
+            t.same(covered, [], `${which}: its "⋮" covers no text`);
+          }
         }
+        await page.locator(`.msg[data-id="${ok}"] .content`).click();
+        await screenshot(page, t, `ok-selected-${mode}`);
+        const under = (await box(page, `.msg[data-id="${next}"]`))!;
+        const corner = await page.evaluate(
+          `document.elementFromPoint(${under.right - 24}, ${under.top + 2})?.closest('.msg')?.dataset.id`,
+        );
+        t.equal(corner, String(next), "the next message's top right is the next message's");
         watch.assertClean(t, /WebSocket|status of 401/);
       },
     );
