@@ -5,12 +5,21 @@
  * sits over the message's top right, within its row even of one line, at 390 a "⋮" in a column
  * of the message's own (covering none of its text) opens a menu of the same actions (as the
  * reference's message actions popover): by touch and by keyboard, over its button where there is
- * no room under it. Light and dark.
+ * no room under it. After a click or tap elsewhere (a dialog's Cancel) or keys that move the
+ * selection, the toolbar shown is the selected message's, not that of the one under the resting
+ * pointer, until the mouse moves. Light and dark.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
+import {
+  fillLogin,
+  launchBrowser,
+  NO_CHROMIUM,
+  screenshot,
+  watchPage,
+  type TestBrowser,
+} from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -169,6 +178,100 @@ for (const width of [390, 1280]) {
     );
   }
 }
+
+t.test(
+  'after a click or keys, the toolbar follows the selection until the pointer moves',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: hash() });
+    await waitMessage(page, 'See you');
+    /** The ids of the messages whose toolbar shows. */
+    const shown = (): Promise<number[]> =>
+      page.evaluate(`[...document.querySelectorAll('.msg')]
+      .filter((m) => { const a = m.querySelector('.msg-actions'); return a && getComputedStyle(a).display !== 'none'; })
+      .map((m) => Number(m.dataset.id))`);
+    const [first, mine] = [ids[1]!, ids[3]!];
+
+    // Clicked, then ↓ twice: the pointer rests on the message clicked, the selection moved on.
+    await page.locator(`.msg[data-id="${first}"] .content`).click();
+    await page.waitForSelector(`.msg.selected[data-id="${first}"]`);
+    t.same(await shown(), [first], 'the message clicked');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForSelector(`.msg.selected[data-id="${mine}"]`);
+    t.same(await shown(), [mine], 'keys: the selected message, not the one under the pointer');
+    await screenshot(page, t, 'keys-1280');
+
+    // Delete asked (the mouse on the selected message) and cancelled: the pointer rests where
+    // Cancel was, over another message.
+    await page.locator(`.msg[data-id="${mine}"] .content`).hover();
+    await page.click(`.msg.selected[data-id="${mine}"] button[aria-label="Delete"]`);
+    const question = page.getByRole('alertdialog', { name: 'Delete this message?' });
+    const cancel = question.getByRole('button', { name: 'Cancel' });
+    const c = (await cancel.boundingBox())!;
+    const [x, y] = [c.x + c.width / 2, c.y + c.height / 2];
+    const beneath = Number(
+      await page.evaluate(
+        `document.elementsFromPoint(${x}, ${y}).find((e) => e.matches('.msg'))?.dataset.id`,
+      ),
+    );
+    t.ok(beneath && beneath !== mine, 'Cancel is over another message');
+    await page.mouse.click(x, y);
+    await question.waitFor({ state: 'detached' });
+    await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))`);
+    t.same(await shown(), [mine], 'cancelled: the selected message, not the one under the pointer');
+    await screenshot(page, t, 'cancelled-1280');
+
+    // The mouse moved: the message under it shows its toolbar, as hovering does (the selected
+    // one's too while the focus is in it: back on its Delete button).
+    await page.mouse.move(x + 5, y + 1);
+    await waitFor(page, `document.querySelector('.msg:hover') !== null`);
+    const hovered = Number(await page.evaluate(`document.querySelector('.msg:hover').dataset.id`));
+    t.ok((await shown()).includes(hovered), 'moved: the hovered message');
+    watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+  },
+);
+
+t.test(
+  '390, by touch: after a tap on a dialog, the "⋮" shown is the selected one\'s',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const page = await b.newPage({ viewport: { width: 390, height: 844 }, hasTouch: true });
+    const watch = await watchPage(page);
+    await page.goto(ts.url + '/' + hash());
+    const user = ts.fx.users.hamlet!;
+    await fillLogin(page, user.email, user.password);
+    await waitLive(page);
+    await waitMessage(page, 'See you');
+    const shown = (): Promise<number[]> =>
+      page.evaluate(`[...document.querySelectorAll('.msg')]
+      .filter((m) => { const a = m.querySelector('.msg-menu-btn'); return a && a.getClientRects().length > 0; })
+      .map((m) => Number(m.dataset.id))`);
+    const mine = ids[3]!;
+    await page.locator(`.msg[data-id="${mine}"] .content`).tap();
+    await page.waitForSelector(`.msg.selected[data-id="${mine}"]`);
+    await page.locator(`.msg[data-id="${mine}"] .msg-menu-btn`).tap();
+    await page.getByRole('menuitem', { name: 'Delete' }).tap();
+    const question = page.getByRole('alertdialog', { name: 'Delete this message?' });
+    const cancel = question.getByRole('button', { name: 'Cancel' });
+    const c = (await cancel.boundingBox())!;
+    const [x, y] = [c.x + c.width / 2, c.y + c.height / 2];
+    const beneath = Number(
+      await page.evaluate(
+        `document.elementsFromPoint(${x}, ${y}).find((e) => e.matches('.msg'))?.dataset.id`,
+      ),
+    );
+    t.ok(beneath && beneath !== mine, 'Cancel is over another message');
+    await page.touchscreen.tap(x, y);
+    await question.waitFor({ state: 'detached' });
+    await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))`);
+    t.same(await shown(), [mine], 'the selected message\'s "⋮" only');
+    await screenshot(page, t, 'tap-cancelled-390');
+    watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+  },
+);
 
 t.test('390: the actions in the menu of a "⋮", by touch and by keyboard', async (t) => {
   if (NO_CHROMIUM) return;

@@ -114,12 +114,59 @@ function RecipientBar({
   );
 }
 
+/**
+ * `data-pointer="still"` on the message list (app.css) while the pointer has not moved since a
+ * click or tap (elsewhere than in a message: a dialog's button, a menu's item, the emoji picker)
+ * or since the selection moved (keys, a click): the message under the pointer is then not taken
+ * as hovered, and the toolbar shown is the selected message's. The hover a tap leaves behind,
+ * or that a dialog or menu closing uncovers, is not the user's. A move of the mouse (or of a pen
+ * over the screen) makes hovering count again; touches never do.
+ */
+function usePointerStill(list: { current: HTMLElement | null }, c: Controller): void {
+  useEffect(() => {
+    /** Where the mouse was last seen, and where it was when it came to rest. */
+    let at: { x: number; y: number } | null = null;
+    let restAt: { x: number; y: number } | null = null;
+    let still = false;
+    const mark = (on: boolean) => {
+      still = on;
+      if (on) list.current?.setAttribute('data-pointer', 'still');
+      else list.current?.removeAttribute('data-pointer');
+    };
+    const rest = () => {
+      restAt = at;
+      mark(true);
+    };
+    const onMove = (e: PointerEvent) => {
+      if (e.pointerType === 'touch') return;
+      at = { x: e.clientX, y: e.clientY };
+      if (still && (!restAt || restAt.x !== at.x || restAt.y !== at.y)) mark(false);
+    };
+    const onClick = (e: MouseEvent) => {
+      if ((e as Partial<PointerEvent>).pointerType !== 'touch') at = { x: e.clientX, y: e.clientY };
+      // In a message (not in its menu, which lies over others): the pointer is on that message.
+      const target = e.target instanceof Element ? e.target : null;
+      if (target?.closest('.msg') && !target.closest('[role="menu"]')) return;
+      rest();
+    };
+    window.addEventListener('pointermove', onMove, { capture: true, passive: true });
+    window.addEventListener('click', onClick, { capture: true, passive: true });
+    const stop = c.selected.subscribe(rest);
+    return () => {
+      window.removeEventListener('pointermove', onMove, { capture: true });
+      window.removeEventListener('click', onClick, { capture: true });
+      stop();
+    };
+  }, [c]);
+}
+
 export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   const s = c.state.value!;
   track(list.rev, s.rev.unread, s.rev.users);
   const selected = c.selected.value;
   const editing = c.editing.value;
   const scroller = useRef<HTMLDivElement>(null);
+  usePointerStill(scroller, c);
   const top = useRef<HTMLDivElement>(null);
   const bottom = useRef<HTMLDivElement>(null);
   const view = useRef({
