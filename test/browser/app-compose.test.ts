@@ -246,6 +246,46 @@ t.test('drafts are kept per conversation, across narrows and a reload', async (t
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('drafts are the user’s own: the next user of the browser does not get them', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('plans') });
+  await type(page, 'Private thoughts of Hamlet');
+  await page.click('.me');
+  await page.click('text=Log out');
+  await page.waitForSelector('input[name="username"]');
+  const othello = ts.fx.users.othello!;
+  await page.fill('input[name="username"]', othello.email);
+  await page.fill('input[name="password"]', othello.password);
+  await page.click('button[type="submit"]');
+  await waitLive(page);
+  await page.evaluate(`location.hash = '${topicHash('plans')}'`);
+  await waitFor(page, `document.querySelector('#compose-topic').value === 'plans'`);
+  t.equal(await page.inputValue('#compose-text'), '', "Othello is not shown Hamlet's draft");
+  const keys = await page.evaluate<string[]>(
+    `Object.keys(localStorage).filter((k) => k.startsWith('confab.drafts.'))`,
+  );
+  t.same(
+    keys,
+    [`confab.drafts.${ts.fx.users.hamlet!.id}@${new URL(ts.url).host}`],
+    "kept under Hamlet's id",
+  );
+  await page.click('.me');
+  await page.click('text=Log out');
+  await page.waitForSelector('input[name="username"]');
+  const hamlet = ts.fx.users.hamlet!;
+  await page.fill('input[name="username"]', hamlet.email);
+  await page.fill('input[name="password"]', hamlet.password);
+  await page.click('button[type="submit"]');
+  await waitLive(page);
+  await page.evaluate(`location.hash = '${topicHash('plans')}'`);
+  await waitFor(
+    page,
+    `document.querySelector('#compose-text')?.value === 'Private thoughts of Hamlet'`,
+  );
+  t.pass('Hamlet has it back when he logs in again');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('autocomplete: topics, people and groups, channels, emoji', async (t) => {
   if (NO_CHROMIUM) return;
   const { othello, iago } = ts.fx.users;

@@ -274,7 +274,9 @@ export class Controller {
       } catch {
         storage = null;
       }
-      this.drafts = new Drafts(storage, `${r.user_id}@${location.host}`, () => Date.now());
+      // The user's id from GET /users/me (s.selfId): the snapshot has no user_id, as it leaves
+      // out the realm's users (FETCH_TYPES), and each user of a browser has drafts of their own.
+      this.drafts = new Drafts(storage, `${s.selfId}@${location.host}`, () => Date.now());
     }
     this.typingSender?.stop();
     this.typingSender = new TypingSender(
