@@ -401,6 +401,37 @@ t.test('subscriptions, channels, users, groups, settings', (t) => {
   t.end();
 });
 
+t.test('a user renamed or given a new avatar: their messages shown with it', (t) => {
+  const { s } = state();
+  const all = s.list(ALL);
+  all.setInitial([], true, true, null);
+  s.apply([
+    msgEvent(streamMsg(20)),
+    msgEvent(streamMsg(21, { sender_id: 3, sender_full_name: 'Othello', sender_email: 'o@x' })),
+  ]);
+  const othellos = s.messages.get(21);
+  const rev = all.rev.value;
+  s.apply([
+    ev({ type: 'realm_user', op: 'update', person: { user_id: 2, full_name: 'Prince Hamlet' } }),
+  ]);
+  t.equal(s.messages.get(20)!.sender_full_name, 'Prince Hamlet', 'the new name on the message');
+  t.ok(all.rev.value > rev, 'its list drawn again');
+  t.equal(s.messages.get(21), othellos, "another sender's message untouched");
+  s.apply([
+    ev({
+      type: 'realm_user',
+      op: 'update',
+      person: { user_id: 2, avatar_url: '/avatar/2/new.png', avatar_version: 2 },
+    }),
+  ]);
+  t.equal(s.messages.get(20)!.avatar_url, '/avatar/2/new.png', 'the new avatar');
+  t.equal(s.messages.get(20)!.sender_full_name, 'Prince Hamlet', 'the name kept');
+  const now = s.messages.get(20);
+  s.apply([ev({ type: 'realm_user', op: 'update', person: { user_id: 2, timezone: 'UTC' } })]);
+  t.equal(s.messages.get(20), now, 'another field: the messages untouched');
+  t.end();
+});
+
 t.test('typing: shown, stopped by a message, lapsed', (t) => {
   const { s, clock } = state({ server_typing_started_expiry_period_milliseconds: 45_000 });
   const start = {

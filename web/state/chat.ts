@@ -527,6 +527,19 @@ export class ChatState {
     for (const l of this.lists.values()) if (l.has(id)) l.rev.value++;
   }
 
+  /**
+   * A user's new name or avatar on the messages they sent (the rows show the message's own
+   * sender_full_name and avatar_url), as the reference's web app does.
+   */
+  private onSenderChange(p: { user_id: number; full_name?: string; avatar_url?: string | null }) {
+    const change: Partial<StoredMessage> = {};
+    if (p.full_name !== undefined) change.sender_full_name = p.full_name;
+    if (p.avatar_url !== undefined) change.avatar_url = p.avatar_url;
+    if (Object.keys(change).length === 0) return;
+    for (const [id, m] of this.messages)
+      if (m.sender_id === p.user_id) this.replace(id, (old) => ({ ...old, ...change }));
+  }
+
   private replace(id: number, change: (m: StoredMessage) => StoredMessage): void {
     const m = this.messages.get(id);
     if (!m) return;
@@ -676,6 +689,7 @@ export class ChatState {
           const u = this.users.get(e.person.user_id);
           if (u) this.users.set(u.user_id, { ...u, ...e.person });
           if (e.person.user_id === this.selfId) this.self = { ...this.self, ...e.person };
+          this.onSenderChange(e.person);
         }
         this.rev.users.value++;
         return null;
