@@ -2,7 +2,7 @@
  * The web app in chromium, where the keyboard's focus shows in the message list: after Escape
  * from the compose box, the ring is on the selected message, not around the whole pane; it
  * follows the arrows; with no message selected, the pane shows it again (never no indicator);
- * a click shows none.
+ * a click shows none; on a phone, the closed drawer takes no Tab and is not drawn.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -94,5 +94,43 @@ t.test('the ring at 390 px, and none for the mouse', async (t) => {
   await waitFor(page, `document.querySelector('.msg.selected') !== null`);
   t.equal((await ring(page, '.msg.selected')).outline, '2px', 'the selected message has it');
   await screenshot(page, t, 'selected-ring-390');
+  await page.close();
+});
+
+t.test('390 px: the closed drawer takes no Tab and casts no shadow over the page', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/sandbox/topic/chat',
+    width: 390,
+    height: 844,
+  });
+  await waitMessage(page, 'third words');
+  const inDrawer = `!!document.activeElement?.closest('.sidebar')`;
+  await page.evaluate(`document.activeElement?.blur()`);
+  const stops: boolean[] = [];
+  for (let i = 0; i < 4; i++) {
+    await page.keyboard.press('Tab');
+    stops.push(await page.evaluate<boolean>(inDrawer));
+  }
+  t.same(stops, [false, false, false, false], 'Tab skips the hidden drawer');
+  t.equal(
+    await page.evaluate(`getComputedStyle(document.querySelector('.sidebar')).visibility`),
+    'hidden',
+    'nothing of it drawn (its shadow showed at the left edge)',
+  );
+  await page.click('button[aria-label="Open the sidebar"]');
+  await waitFor(
+    page,
+    `getComputedStyle(document.querySelector('.sidebar')).visibility === 'visible'`,
+  );
+  await page.evaluate(`document.querySelector('.sidebar a, .sidebar button').focus()`);
+  t.ok(await page.evaluate(inDrawer), 'open, it takes the focus');
+  await screenshot(page, t, 'drawer-open-390');
+  await page.keyboard.press('Escape');
+  await waitFor(
+    page,
+    `getComputedStyle(document.querySelector('.sidebar')).visibility === 'hidden'`,
+  );
+  t.pass('closed again, hidden again');
   await page.close();
 });
