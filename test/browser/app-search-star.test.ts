@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { openApp, waitFor } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, type TestBrowser } from '../helpers/browser.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -112,6 +112,28 @@ t.test('the Starred view counts the starred messages, kept current', async (t) =
   await ts.api.patch('hamlet', 'settings', { starred_message_counts: true });
   await waitFor(page, `${starredCount} === '1'`);
   t.pass('and again when turned on');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('a starred message shows its star without the pointer on it', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general/topic/lunch plans`,
+  });
+  const mark = (id: number) => `.msg[data-id="${id}"] .star-mark`;
+  await page.waitForSelector(`.msg[data-id="${ids[1]}"]`);
+  await page.mouse.move(5, 795);
+  t.equal(await page.locator(mark(ids[1]!)).count(), 0, 'none on a message not starred');
+  await ts.api.post('hamlet', 'messages/flags', { messages: [ids[1]], op: 'add', flag: 'starred' });
+  await page.waitForSelector(mark(ids[1]!));
+  t.ok(await page.locator(mark(ids[1]!)).isVisible(), 'starred (elsewhere): its star shown');
+  t.equal(await page.locator('.msg-actions').count(), 0, 'with no toolbar drawn');
+  await screenshot(page, t, 'starred-mark');
+  const row = page.locator(`.msg[data-id="${ids[1]}"]`);
+  await row.hover();
+  await row.locator('button[aria-label="Unstar"]').click();
+  await page.waitForSelector(mark(ids[1]!), { state: 'detached' });
+  t.pass('unstarred: the star gone');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

@@ -101,6 +101,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
     const { c, s, m, showSender, selected, unread, editing, match } = this.props;
     const twentyFour = s.settings.twenty_four_hour_time === true;
     const mentioned = m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
+    const starred = m.flags.includes('starred');
     const now = Date.now() / 1000;
     const local = m.local_id !== undefined;
     const toolbar = !local && !editing && (this.state.hover || selected);
@@ -110,6 +111,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
       showSender && 'first',
       selected && 'selected',
       mentioned && 'mentioned',
+      starred && 'starred',
       unread && 'unread',
       local && !m.local_failed && 'local',
     ]
@@ -173,6 +175,13 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
           {local && <SendState c={c} m={m} />}
           <Reactions c={c} s={s} m={m} />
         </div>
+        {/* A starred message says so without the pointer on it (the toolbar, when drawn,
+            covers this). */}
+        {starred && (
+          <span class="star-mark" title="Starred">
+            <Icon name="star" label="Starred" />
+          </span>
+        )}
         {/* Drawn only for the message under the pointer or selected: 300 rows of toolbars
             would cost more than the messages. On a narrow screen (app.css) only its "⋮" shows,
             in a column of the row's own, and the actions are in its menu. */}
