@@ -3,7 +3,8 @@
  * administrator creates an invitation link in the app's settings; the invited person opens it in
  * another browser, signs up, and lands in the app logged in; the two then chat, live, each in
  * their browser. With a mail server, the settings also send e-mail invitations (a real SMTP
- * server on loopback), whose link signs the person up the same way.
+ * server on loopback), whose link signs the person up the same way. A member who may not invite
+ * is told so, with nothing to fill in.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -135,4 +136,20 @@ t.test('e-mail invitations, when the server sends mail', async (t) => {
   await signUp(guest, { name: 'Grace Hopper', password: 'compiler-first' });
   t.match(await guest.textContent('.me'), /Grace Hopper/, 'signed up from the mail, in the app');
   admin.watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('a member who may not invite is told so, with no invitation form', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await openSettings(page, 'Invite people');
+  await page.waitForSelector('text=Only administrators can invite people');
+  t.equal(await page.locator('.settings select').count(), 0, 'no "Join as" or "Valid for" to set');
+  t.equal(
+    await page.locator('text=They join the organization').count(),
+    0,
+    'no invitation described',
+  );
+  await screenshot(page, t, 'invite-not-allowed-1280');
+  watch.assertClean(t, /WebSocket|status of 401/);
 });

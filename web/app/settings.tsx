@@ -512,6 +512,10 @@ function Invitations({ c }: { c: Controller }) {
     setBusy(false);
   };
 
+  // Nothing to choose when the user may invite by neither means: only why.
+  if (!canLink && !canMail)
+    return <p class="muted-text">Only administrators can invite people to this organization.</p>;
+
   return (
     <>
       <p class="muted-text">
@@ -565,7 +569,7 @@ function Invitations({ c }: { c: Controller }) {
           )}
         </form>
       )}
-      {canLink ? (
+      {canLink && (
         <>
           <p>
             <button class="btn" type="button" disabled={busy} onClick={() => void makeLink()}>
@@ -575,10 +579,6 @@ function Invitations({ c }: { c: Controller }) {
           </p>
           {link && <CopyField c={c} value={link} label="Invitation link" copied="Link copied." />}
         </>
-      ) : (
-        !canMail && (
-          <p class="muted-text">Only administrators can invite people to this organization.</p>
-        )
       )}
     </>
   );
