@@ -140,3 +140,31 @@ t.test(':thumbs_up: in a message, as a reaction and in the picker: a coloured gl
   t.ok((await glyph(t, option, 'picker')) >= 20, 'picker: in colour');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test("the picker's footer names an emoji shown, not one a search has hidden", async (t) => {
+  if (NO_CHROMIUM) return;
+  const id = await sendChannelMessage(ts.api, 'othello', 'general', 'picker', 'Pick one');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general/topic/picker`,
+  });
+  await waitMessage(page, 'Pick one');
+  const row = page.locator(`.msg[data-id="${id}"]`);
+  await row.hover();
+  await row.locator('button[aria-label="Add a reaction"]').click();
+  const options = page.locator('.picker-grid [role="option"]');
+  await options.nth(9).waitFor();
+  const hovered = (await options.nth(9).getAttribute('title'))!;
+  await options.nth(9).hover();
+  t.equal(await page.textContent('.picker-name'), hovered, 'the emoji under the pointer named');
+  // The pointer stays where it was while a search replaces the emoji under it.
+  await page.fill('input[aria-label="Search emoji"]', 'thumbs_up');
+  await waitFor(page, `document.querySelectorAll('.picker-grid [role="option"]').length === 1`);
+  t.not(hovered, ':thumbs_up:', '(another emoji than the one found)');
+  t.equal(
+    await page.textContent('.picker-name'),
+    ':thumbs_up:',
+    'the one found (which Enter picks), not the one hidden',
+  );
+  await page.keyboard.press('Escape');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

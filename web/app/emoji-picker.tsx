@@ -36,6 +36,11 @@ export function EmojiPicker({ c }: { c: Controller }) {
     setPickOnLoad(false);
     if (list[0]) pick(list[0]);
   }, [idx, pickOnLoad]);
+  // The footer names the emoji under the pointer (or focused) while it is shown; after a search
+  // hid it, the first match, which Enter picks.
+  const sameEmoji = (a: EmojiEntry, b: EmojiEntry) => a.kind === b.kind && a.name === b.name;
+  const shown = hover && list.some((e) => sameEmoji(e, hover)) ? hover : null;
+  const named = shown ?? (q.trim() !== '' ? (list[0] ?? null) : null);
   const width = 340;
   const left = Math.max(8, Math.min(p.x - width, window.innerWidth - width - 8));
   const top = Math.max(8, Math.min(p.y + 4, window.innerHeight - 390));
@@ -100,7 +105,7 @@ export function EmojiPicker({ c }: { c: Controller }) {
           ))}
           {idx && list.length === 0 && <span class="muted-text">No emoji match.</span>}
         </div>
-        <div class="picker-name">{hover ? `:${hover.name}:` : p.title}</div>
+        <div class="picker-name">{named ? `:${named.name}:` : p.title}</div>
       </div>
     </div>
   );
