@@ -188,6 +188,33 @@ t.test(
   },
 );
 
+t.test('a link to elsewhere (an upload, an image, a site) opens in a new tab', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general/topic/pictures`,
+  });
+  await page.waitForSelector('.messages .content .message_inline_image img');
+  const at = page.url();
+  for (const [what, selector] of [
+    ['the image preview', '.messages .content .message_inline_image img'],
+    ['the link to the upload', '.messages .content a:has-text("photo.png")'],
+  ] as const) {
+    const [tab] = await Promise.all([
+      page.context().waitForEvent('page', { timeout: 10_000 }),
+      page.locator(selector).first().click(),
+    ]);
+    await tab.waitForLoadState();
+    t.match(new URL(tab.url()).pathname, /^\/user_uploads\//, `${what}: the file, in a new tab`);
+    await tab.close();
+    t.equal(page.url(), at, `${what}: the app stays where it was`);
+  }
+  await waitLive(page);
+  const outside = page.locator('.messages .content a', { hasText: '/cat.png' }).first();
+  t.equal(await outside.getAttribute('target'), '_blank', 'a link to a site: a new tab too');
+  t.match(await outside.getAttribute('rel'), /noopener/, 'which cannot reach back to the app');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('rendered content displays, and message text runs nothing', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {

@@ -39,6 +39,23 @@ export function decorate(el: HTMLElement): void {
     if (text && span.textContent !== text) span.textContent = text;
   }
   if (el.querySelector('.katex')) needKatex();
+  // A link to elsewhere than the app's own views (a file, an image, a site) opens in a new tab,
+  // as in the reference's web app: following it does not leave the app. Links to a view
+  // (#narrow/…) stay in it.
+  for (const a of el.querySelectorAll<HTMLAnchorElement>('a[href]')) {
+    const href = a.getAttribute('href')!;
+    if (href.startsWith('#')) continue;
+    let url: URL;
+    try {
+      url = new URL(href, location.href);
+    } catch {
+      continue;
+    }
+    if (url.origin === location.origin && url.pathname === '/' && url.hash.startsWith('#narrow'))
+      continue;
+    a.target = '_blank';
+    a.rel = 'noopener noreferrer';
+  }
 }
 
 export function EmojiGlyph({
