@@ -215,6 +215,35 @@ t.test('a link to elsewhere (an upload, an image, a site) opens in a new tab', a
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('a user renamed: their messages and mentions of them show the new name', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general/topic/renames`,
+  });
+  await sendChannelMessage(
+    ts.api,
+    'iago',
+    'general',
+    'renames',
+    'Hello @**Othello** and @_**Othello**',
+  );
+  await sendChannelMessage(ts.api, 'othello', 'general', 'renames', 'Hi Iago');
+  await waitMessage(page, 'Hi Iago');
+  const mentions = `[...document.querySelectorAll('.msg .content .user-mention')].map((e) => e.textContent)`;
+  t.same(await page.evaluate(mentions), ['@Othello', 'Othello'], 'as sent');
+  const r = await ts.api.patch('othello', 'settings', { full_name: 'Othello the Moor' });
+  t.equal(r.status, 200, 'renamed');
+  await waitFor(page, `${mentions}.join() === '@Othello the Moor,Othello the Moor'`);
+  t.pass('the mentions show the new name (silent ones without the @)');
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.msg .sender')].some((e) => e.textContent === 'Othello the Moor')`,
+  );
+  t.pass('and so does the sender of his message');
+  await ts.api.patch('othello', 'settings', { full_name: 'Othello' });
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('rendered content displays, and message text runs nothing', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {

@@ -432,6 +432,26 @@ t.test('a user renamed or given a new avatar: their messages shown with it', (t)
   t.end();
 });
 
+t.test('a user renamed: the messages that mention them drawn again (with the new name)', (t) => {
+  const { s } = state();
+  const all = s.list(ALL);
+  all.setInitial([], true, true, null);
+  const mention = '<p><span class="user-mention" data-user-id="2">@Hamlet</span> hi</p>';
+  s.apply([
+    msgEvent(streamMsg(30, { sender_id: 3, sender_full_name: 'Othello', content: mention })),
+    msgEvent(streamMsg(31, { sender_id: 3, sender_full_name: 'Othello' })),
+  ]);
+  const mentioning = s.messages.get(30);
+  const other = s.messages.get(31);
+  s.apply([
+    ev({ type: 'realm_user', op: 'update', person: { user_id: 2, full_name: 'Prince Hamlet' } }),
+  ]);
+  t.not(s.messages.get(30), mentioning, 'the message mentioning Hamlet is a new object');
+  t.equal(s.messages.get(30)!.content, mention, 'its content as the server rendered it');
+  t.equal(s.messages.get(31), other, 'one not mentioning him untouched');
+  t.end();
+});
+
 t.test('typing: shown, stopped by a message, lapsed', (t) => {
   const { s, clock } = state({ server_typing_started_expiry_period_milliseconds: 45_000 });
   const start = {

@@ -32,7 +32,17 @@ function needKatex(): void {
 }
 
 /** What the browser adds to the server's HTML: emoji glyphs for the renderer's emoji spans. */
-export function decorate(el: HTMLElement): void {
+export function decorate(el: HTMLElement, userName?: (id: number) => string | undefined): void {
+  // A mention shows the name the user has now (as the reference's web app: a user renamed since
+  // is not shown by the old name); silent mentions without the "@". Search highlights kept.
+  if (userName) {
+    for (const span of el.querySelectorAll<HTMLElement>('.user-mention[data-user-id]')) {
+      const name = userName(Number(span.dataset.userId));
+      if (name === undefined || span.querySelector('.highlight')) continue;
+      const text = span.classList.contains('silent') ? name : `@${name}`;
+      if (span.textContent !== text) span.textContent = text;
+    }
+  }
   for (const span of el.querySelectorAll<HTMLElement>('span.emoji')) {
     const code = /\bemoji-([0-9a-f-]+)\b/.exec(span.className)?.[1];
     const text = code ? emojiText(code) : '';
@@ -107,12 +117,14 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
   }
 
   override componentDidMount(): void {
-    if (this.content.current) decorate(this.content.current);
+    if (this.content.current) decorate(this.content.current, this.userName);
   }
 
   override componentDidUpdate(): void {
-    if (this.content.current) decorate(this.content.current);
+    if (this.content.current) decorate(this.content.current, this.userName);
   }
+
+  private userName = (id: number) => this.props.s.users.get(id)?.full_name;
 
   render() {
     const { c, s, m, showSender, selected, unread, editing, match } = this.props;

@@ -536,8 +536,14 @@ export class ChatState {
     if (p.full_name !== undefined) change.sender_full_name = p.full_name;
     if (p.avatar_url !== undefined) change.avatar_url = p.avatar_url;
     if (Object.keys(change).length === 0) return;
-    for (const [id, m] of this.messages)
+    // The messages that mention a renamed user are drawn again too: the rows show a mention
+    // with the name the user has now (message.tsx, decorate).
+    const mark = `data-user-id="${p.user_id}"`;
+    for (const [id, m] of this.messages) {
       if (m.sender_id === p.user_id) this.replace(id, (old) => ({ ...old, ...change }));
+      else if (p.full_name !== undefined && m.content.includes(mark))
+        this.replace(id, (old) => ({ ...old }));
+    }
   }
 
   private replace(id: number, change: (m: StoredMessage) => StoredMessage): void {
