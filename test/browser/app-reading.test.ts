@@ -244,6 +244,44 @@ t.test('a user renamed: their messages and mentions of them show the new name', 
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('a spoiler says it opens, and opens and closes on a click', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general/topic/spoilers`,
+  });
+  await sendChannelMessage(
+    ts.api,
+    'iago',
+    'general',
+    'spoilers',
+    '```spoiler The ending\nEveryone dies.\n```',
+  );
+  const header = page.locator('.msg .content .spoiler-header').first();
+  await header.waitFor();
+  const hidden = page.locator('.msg .content .spoiler-content').first();
+  t.notOk(await hidden.isVisible(), 'closed at first');
+  const headerSel = `document.querySelector('.msg .content .spoiler-header')`;
+  t.equal(
+    await page.evaluate(`getComputedStyle(${headerSel}).cursor`),
+    'pointer',
+    'its header is shown as something to click',
+  );
+  const mark = () =>
+    page.evaluate<{ content: string; transform: string }>(`(() => {
+      const before = getComputedStyle(${headerSel}, '::before');
+      return { content: before.content, transform: before.transform };
+    })()`);
+  const closed = await mark();
+  t.not(closed.content, 'none', 'with a mark that says it opens');
+  await screenshot(page, t, 'spoiler-closed');
+  await header.click();
+  t.ok(await hidden.isVisible(), 'a click opens it');
+  t.not((await mark()).transform, closed.transform, 'its mark turned');
+  await header.click();
+  t.notOk(await hidden.isVisible(), 'another closes it');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('rendered content displays, and message text runs nothing', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
