@@ -157,3 +157,33 @@ t.test('keys typed right after Ctrl+K land in the dialog, every one', async (t) 
   }
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test(
+  'the search box takes a tap or click on its magnifier (a phone shows only that)',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    for (const width of [390, 1280]) {
+      const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+        hash: '#feed',
+        width,
+        height: width === 390 ? 844 : 800,
+      });
+      const icon = await page.locator('form.search .icon').boundingBox();
+      const at = { x: icon!.x + icon!.width / 2, y: icon!.y + icon!.height / 2 };
+      await page.mouse.click(at.x, at.y);
+      await waitFor(page, `document.activeElement?.id === 'search'`, 5_000).catch(() => {});
+      t.equal(
+        await page.evaluate(`document.activeElement?.id ?? ''`),
+        'search',
+        `${width} px: the box has the focus`,
+      );
+      await page.keyboard.type('lunch');
+      await page.keyboard.press('Enter');
+      await waitFor(page, `location.hash.includes('search/lunch')`);
+      t.pass(`${width} px: and searches`);
+      if (width === 390) await screenshot(page, t, 'search-390');
+      watch.assertClean(t, /WebSocket|status of 401/);
+      await page.close();
+    }
+  },
+);
