@@ -7,13 +7,16 @@
 # compiled against that Node's headers; the host's npm cache is shared, so nothing is downloaded
 # twice), prints which native builds loaded, and runs the runtime-sensitive test files with tap.
 #
-#   sudo scripts/runtime-check.sh [--suite trixie] [--node VERSION]... [--wait-for FILE] [TEST...]
+#   sudo scripts/runtime-check.sh [--suite trixie] [--node VERSION]... [--wait-for FILE] [--app TAR]
+#                                 [TEST...]
 #
 # Defaults: Debian 13 (trixie); Node 22.23.5 and 24.22.3; the test files in `tests` below. The root
 # and the Node packages are kept under .cache/runtimes/ (rebuilt when the package list changes);
 # a clean run takes about a minute and a half to build the root. --wait-for FILE: build the root,
 # then wait until FILE exists before installing (CI: the host's `npm ci` is done), or stop if
-# FILE.failed appears. Needs root (debootstrap, chroot, mounts), debootstrap, and the host's npm.
+# FILE.failed appears. --app TAR: the app's files (sources and dist/) from this archive instead of
+# the checkout (CI: taken before its suite builds dist/ again). Needs root (debootstrap, chroot,
+# mounts), debootstrap, and the host's npm.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -21,12 +24,14 @@ cd "$repo"
 suite=trixie
 versions=()
 wait_for=
+app_tar=
 tests=()
 while [ $# -gt 0 ]; do
   case $1 in
     --suite) suite=$2 && shift 2 ;;
     --node) versions+=("$2") && shift 2 ;;
     --wait-for) wait_for=$2 && shift 2 ;;
+    --app) app_tar=$2 && shift 2 ;;
     -*) echo "unknown option $1" >&2 && exit 2 ;;
     *) tests+=("$1") && shift ;;
   esac
@@ -175,8 +180,12 @@ for v in "${versions[@]}"; do
   fi
   app=/opt/confab-$v
   rm -rf --one-file-system "${root:?}$app" && mkdir -p "$root$app"
-  { git ls-files -z --cached --others --exclude-standard && find dist -print0; } |
-    tar cf - --null --no-recursion --ignore-failed-read -T - | tar xf - -C "$root$app"
+  if [ -n "$app_tar" ]; then
+    tar xf "$app_tar" -C "$root$app"
+  else
+    { git ls-files -z --cached --others --exclude-standard && find dist -print0; } |
+      tar cf - --null --no-recursion --ignore-failed-read -T - | tar xf - -C "$root$app"
+  fi
   chroot "$run" /usr/bin/env -i PATH="$nodedir/bin:/usr/bin:/bin" HOME=/root CI=true \
     ${extra_ca:+NODE_EXTRA_CA_CERTS=$extra_ca} APP="$app" NODEDIR="$nodedir" TESTS="${tests[*]}" \
     bash -euc "$inner" || status=1
