@@ -24,6 +24,7 @@ import type { MutationContext } from './context.js';
 import { endLoginSessions } from './sessions.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
+import { addNewUserHistory } from './new-user-history.js';
 import { welcomeMail } from '../lib/mail.js';
 import { enqueueMail, mailRealm } from './mail.js';
 import { emitBotActive } from './bot-rules.js';
@@ -160,6 +161,12 @@ export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): Crea
     .filter((ch) => ch !== undefined && !ch.deactivated)
     .map((ch) => ({ ch: ch!, created: false }));
   if (defaults.length > 0) bulkAddSubscriptions(ctx, defaults, [row]);
+  // Recent messages of those channels, so that the account's first view is not empty.
+  addNewUserHistory(
+    ctx,
+    { id: userId, role: cmd.role },
+    defaults.map((d) => d.ch),
+  );
   ctx.afterCommit(() => {
     realm.reloadUser(userId);
     for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);

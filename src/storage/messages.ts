@@ -130,6 +130,44 @@ export function messageStatements(
   const insertUserMessage = db.prepare<[number, number, number], void>(
     'INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, ?)',
   );
+  // add_new_user_history (src/mutations/new-user-history.ts): one statement. Per channel, only
+  // its newest @limit messages are looked at (a range of messages_stream from the id of its
+  // @limit-th newest); of those, the messages sent after @since, the newest @limit of all the
+  // channels, minus any the user has a row for; the newest @unread of those stay unread.
+  const insertHistory = db.prepare<
+    [
+      {
+        user: number;
+        channels: string;
+        since: number;
+        limit: number;
+        unread: number;
+        unreadFlags: number;
+        readFlags: number;
+      },
+    ],
+    void
+  >(
+    `INSERT INTO user_messages (user_id, message_id, flags)
+     SELECT @user, fresh.id,
+       CASE WHEN ROW_NUMBER() OVER (ORDER BY fresh.id DESC) <= @unread
+         THEN @unreadFlags ELSE @readFlags END
+     FROM (
+       SELECT recent.id FROM (
+         SELECT m.id FROM json_each(@channels) c
+         JOIN messages m INDEXED BY messages_stream
+           ON m.stream_id = c.value
+          AND m.id >= COALESCE(
+            (SELECT b.id FROM messages b INDEXED BY messages_stream WHERE b.stream_id = c.value
+             ORDER BY b.id DESC LIMIT 1 OFFSET @limit - 1), 0)
+         WHERE m.date_sent > @since
+         ORDER BY m.id DESC LIMIT @limit
+       ) recent
+       WHERE NOT EXISTS (
+         SELECT 1 FROM user_messages u WHERE u.user_id = @user AND u.message_id = recent.id)
+     ) fresh
+     ORDER BY fresh.id`,
+  );
   const insertSearch = db.prepare<[number, string, string], void>(
     'INSERT INTO messages_fts (rowid, topic, body) VALUES (?, ?, ?)',
   );
@@ -312,6 +350,32 @@ export function messageStatements(
     insertUserMessage(userId: number, messageId: number, flags: number): void {
       maxima.forget(userId);
       insertUserMessage.run(userId, messageId, flags);
+    },
+    /**
+     * Gives `userId` rows for the newest `limit` messages sent after `since` to `channelIds`
+     * (none it has already): the newest `unread` of them with `unreadFlags`, the others with
+     * `readFlags`. One INSERT ... SELECT; returns how many rows it wrote.
+     */
+    insertHistory(h: {
+      userId: number;
+      channelIds: readonly number[];
+      since: number;
+      limit: number;
+      unread: number;
+      unreadFlags: number;
+      readFlags: number;
+    }): number {
+      if (h.channelIds.length === 0 || h.limit <= 0) return 0;
+      maxima.forget(h.userId);
+      return insertHistory.run({
+        user: h.userId,
+        channels: JSON.stringify(h.channelIds),
+        since: h.since,
+        limit: h.limit,
+        unread: h.unread,
+        unreadFlags: h.unreadFlags,
+        readFlags: h.readFlags,
+      }).changes;
     },
     /** Adds a message to the full-text index. */
     index: (messageId: number, topic: string, body: string): void =>

@@ -27,8 +27,15 @@ function patchStatements(db: Database.Database): void {
   }
 }
 
-/** The plans of the reads `fn` ran on the store's database, one line per statement. */
-export function explainCalls(store: Store, fn: () => unknown): string[] {
+/**
+ * The plans of the reads `fn` ran on the store's database, one line per statement; with
+ * `insertSelects`, also of its INSERT ... SELECT statements (the plan of their SELECT).
+ */
+export function explainCalls(
+  store: Store,
+  fn: () => unknown,
+  opts: { insertSelects?: boolean } = {},
+): string[] {
   patchStatements(store.db);
   const calls: Call[] = [];
   recording = calls;
@@ -37,7 +44,11 @@ export function explainCalls(store: Store, fn: () => unknown): string[] {
   } finally {
     recording = null;
   }
-  const reads = calls.filter((c) => /^\s*(SELECT|WITH)\b/i.test(c.sql));
+  const reads = calls.filter(
+    (c) =>
+      /^\s*(SELECT|WITH)\b/i.test(c.sql) ||
+      (opts.insertSelects === true && /^\s*INSERT\b[^;]*\bSELECT\b/i.test(c.sql)),
+  );
   if (reads.length === 0) throw new Error('the call ran no read statement');
   return reads.map((c) =>
     (store.db.prepare(`EXPLAIN QUERY PLAN ${c.sql}`).all(...c.args) as { detail: string }[])
