@@ -1,6 +1,6 @@
 /**
- * A new account's first view is not empty (the reference's add_new_user_history,
- * zerver/tests/test_signup.py test_add_new_user_history*): every way a human account is created
+ * A new account's first view is not empty (the reference's add_new_user_history;
+ * zerver/tests/test_signup.py AddNewUserHistoryTest): every way a human account is created
  * (POST /users, a reusable invitation link, an e-mail invitation, the admin tool's create-user)
  * gives it the recent messages of the channels it joins, in its combined feed: the newest 20
  * unread, the others read, all `historical`; none older than 12 weeks, none of a private channel
