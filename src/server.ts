@@ -97,6 +97,11 @@ export type ConfabServer = {
    * realms, saves the event queues and closes the database.
    */
   close(options?: { graceMs?: number }): Promise<void>;
+  /**
+   * What the shutdown is doing now (null before `close`): the step a shutdown that does not end
+   * is stuck in, for its log line (src/signals.ts).
+   */
+  readonly closeStage: string | null;
 };
 
 /**
@@ -397,6 +402,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // PORT=0 without EXTERNAL_HOST: the links given to clients name the port actually picked.
   if (config.externalHostFromPort) config.externalHost = `localhost:${port}`;
   let closing: Promise<void> | null = null;
+  let closeStage: string | null = null;
   return {
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
@@ -406,6 +412,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     get inflight() {
       return inflight.count;
     },
+    get closeStage() {
+      return closeStage;
+    },
     close({ graceMs = 0 } = {}) {
       closing ??= (async () => {
         // Each step on its own: one that fails is logged by name and the rest still run (the
@@ -413,6 +422,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         // with every failed step named in the log.
         const failed: string[] = [];
         const step = async (name: string, fn: () => unknown): Promise<void> => {
+          closeStage = name;
           try {
             await fn();
           } catch (err) {
@@ -438,7 +448,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         await step('closing the admin socket', () => adminSocket?.close());
         // Answers held polls, closes sockets (clients come back later).
         await step('answering held polls', () => queues.beginShutdown());
+        closeStage = 'letting requests in flight finish';
         await inflight.drained(10_000);
+        closeStage = 'waiting for the grace to end';
         await stopListening;
         await step('stopping scheduled messages', () => scheduler.close());
         await step('stopping missed-message mail', () => missedMail?.close());
@@ -462,6 +474,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         unregisterMetrics();
         dataStats.stop();
         await step('releasing the data directory', () => lock.release());
+        closeStage = 'done';
         if (failed.length > 0) throw new Error(`shutdown: ${failed.join(', ')} failed`);
       })();
       return closing;

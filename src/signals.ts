@@ -1,6 +1,7 @@
 /**
  * Graceful shutdown on SIGTERM/SIGINT for a server process (`npm start`, a cluster node): the
- * server closes (exit 0), or the exit is 1 when closing failed. The process-level last resort is
+ * server closes (exit 0), or the exit is 1 when closing failed or did not end within
+ * SHUTDOWN_LIMIT_MS; its last log line says which, and how long it took. The process-level last resort is
  * installed with it (./process-guard.ts): an exception that escapes every handler is logged and
  * the process keeps serving, unless it is one of the documented fatal conditions.
  *
@@ -28,6 +29,15 @@ import type { ConfabServer } from './server.js';
  */
 export const SHUTDOWN_GRACE_MS = 1500;
 
+/**
+ * How long the whole graceful shutdown may take: the grace, requests in flight (10 s at most),
+ * then the closing steps (well under a second here). Past it a step is stuck (a close that never
+ * settles): the process says which and exits 1, rather than hang with nothing more in the log
+ * until its supervisor kills it (systemd after TimeoutStopSec, 90 s in deploy/confab.service),
+ * or, its last handle closed, end with status 0 as if all was done.
+ */
+export const SHUTDOWN_LIMIT_MS = 30_000;
+
 /** A signal this soon after the first is taken as the same one delivered twice (see above). */
 const SAME_SIGNAL_MS = 1000;
 
@@ -38,7 +48,10 @@ const SAME_SIGNAL_MS = 1000;
  */
 export function stopOnSignals(
   server: ConfabServer,
-  { graceMs = SHUTDOWN_GRACE_MS }: { graceMs?: number } = {},
+  {
+    graceMs = SHUTDOWN_GRACE_MS,
+    limitMs = SHUTDOWN_LIMIT_MS,
+  }: { graceMs?: number; limitMs?: number } = {},
 ): void {
   const exit = (code: number) => process.exit(code);
   let stopping: string | null = null;
@@ -55,11 +68,30 @@ export function stopOnSignals(
     }
     stopping = signal;
     stoppingSince = performance.now();
+    const took = () => Math.round(performance.now() - stoppingSince);
     log.info({ signal }, `${signal}: shutting down`);
+    // The last line of every shutdown says how it ended: done (exit 0), failed (1; each failed
+    // step was logged before it), or stuck (1).
+    const limit = setTimeout(() => {
+      const stage = server.closeStage;
+      log.error(
+        { signal, ms: took(), stage },
+        `shutdown stuck: not done after ${took()} ms, at "${stage ?? '?'}": exiting without it`,
+      );
+      exit(1);
+    }, limitMs);
     server.close({ graceMs }).then(
-      () => exit(0),
+      () => {
+        clearTimeout(limit);
+        log.info(
+          { signal, ms: took() },
+          `shutdown complete in ${took()} ms: the database closed, the process exits`,
+        );
+        exit(0);
+      },
       (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
+        clearTimeout(limit);
+        log.error({ err, ms: took() }, `shutdown failed after ${took()} ms: exit status 1`);
         exit(1);
       },
     );

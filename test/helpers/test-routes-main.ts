@@ -12,5 +12,10 @@ import { stopOnSignals } from '../../src/signals.js';
 configureLogging({ destination: 1, level: 'info', format: 'json' });
 const config = configFromEnv(process.env);
 const server = await createServer({ ...config, testRoutes: true });
-stopOnSignals(server);
+// TEST_SHUTDOWN_STEP_HANGS: a step of the shutdown (stopping the thumbnailer) never settles;
+// TEST_SHUTDOWN_LIMIT_MS: how long the shutdown may take (src/signals.ts SHUTDOWN_LIMIT_MS).
+if (process.env.TEST_SHUTDOWN_STEP_HANGS)
+  server.context.thumbnailer.close = () => new Promise<never>(() => {});
+const limitMs = Number(process.env.TEST_SHUTDOWN_LIMIT_MS) || undefined;
+stopOnSignals(server, { limitMs });
 log.info(`Confab listening on ${server.url} (data: ${config.dataDir})`);
