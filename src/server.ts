@@ -113,8 +113,11 @@ let buildLogged = false;
 export async function createServer(opts: ServerOptions = {}): Promise<ConfabServer> {
   const { verboseSql, eventTap, lock: heldLock, cluster: clusterOptions, ...overrides } = opts;
   const config: ServerConfig = { ...defaultConfig(), ...overrides };
-  // New requests once the shutdown began: 503 (GET /health keeps its report; ./http/drain.ts).
-  const gate = new ShutdownGate(['/health']);
+  // New requests once the shutdown began: 503 (./http/drain.ts). GET /health keeps answering
+  // its report (503, shutting_down) for load balancers, and GET /metrics its figures for
+  // scrapers: a process stays scrapeable until it is gone, as Prometheus' exporters are, and the
+  // last scrape holds the counters up to the end.
+  const gate = new ShutdownGate(['/health', '/metrics']);
   const app = createApp(gate); // throws before anything else if uWS's native binding is missing
   if (!buildLogged) {
     buildLogged = true;

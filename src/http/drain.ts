@@ -13,7 +13,8 @@
  *
  * The gate stands in front of every route and WebSocket upgrade mounted on the app (./uws.ts
  * createApp, ./unexpected.ts guardApp), except `exempt` ones: GET /health keeps answering its own
- * report (503, `shutting_down: true`) for load balancers.
+ * report (503, `shutting_down: true`) for load balancers, and GET /metrics its figures for
+ * scrapers (a process is scrapeable until it is gone, the convention of Prometheus' exporters).
  */
 import { JsonableError } from '../lib/errors.js';
 import { refuseEarly } from './linger.js';

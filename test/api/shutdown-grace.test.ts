@@ -8,7 +8,8 @@
  * in two runs), and the rest refused.) During the grace a new connection, a new request on a
  * connection kept alive from before and a WebSocket upgrade are answered 503 (GET /health with
  * its own 503 report); after it the port refuses connections, while a request in flight since
- * before the signal is still answered with success, and the exit status is 0.
+ * before the signal is still answered with success, and the exit status is 0. GET /metrics is
+ * answered during the grace as before the signal (before, it was refused 503 with the API).
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -218,4 +219,47 @@ t.test('SIGTERM under 40 concurrent sends: each is answered, none reset', async 
   t.match(await halfAnswer, /^HTTP\/1\.1 200 /, 'the request in flight is answered with success');
   t.equal((await server.exited).code, 0, 'exit code 0');
   await load.done;
+});
+
+/** A GET by a new connection: its status, headers and body. */
+function getOnce(url: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    http
+      .get(url, { agent: new http.Agent() }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      })
+      .on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+  });
+}
+
+t.test('GET /metrics during the grace: still scraped, as long as the server listens', async (t) => {
+  // A scraper's last scrape of a stopping process is its last word on it (the counters up to the
+  // end): Prometheus' own exporters answer until the process is gone. The API's routes are
+  // refused meanwhile; /health answers its 503 report.
+  const server = await startChild(t.testdir(), { LOG_FORMAT: 'json' });
+  t.teardown(() => void server.kill('SIGKILL'));
+  const before = await getOnce(`${server.url}/metrics`);
+  t.equal('status' in before ? before.status : before.error, 200, 'scraped before the signal');
+  const signalled = Date.now();
+  server.child.kill('SIGTERM');
+  await server.waitFor(/SIGTERM: shutting down/);
+  const [metrics, api] = [
+    await getOnce(`${server.url}/metrics`),
+    await getOnce(`${server.url}/api/v1/server_settings`),
+  ];
+  if (Date.now() - signalled < SHUTDOWN_GRACE_MS - 300) {
+    t.equal('status' in metrics ? metrics.status : metrics.error, 200, 'GET /metrics: 200');
+    t.match('status' in metrics ? metrics.body : '', /^# HELP /m, 'with the Prometheus text');
+    t.match(
+      'status' in metrics ? metrics.headers['content-type'] : '',
+      /^text\/plain/,
+      "in Prometheus' text format",
+    );
+    t.equal('status' in api ? api.status : api.error, 503, 'an API request meanwhile: 503');
+  } else {
+    t.comment('the grace was nearly over before the checks of it could run (a slow machine)');
+  }
+  t.equal((await server.exited).code, 0, 'exit code 0');
 });
