@@ -644,27 +644,36 @@ export function startProxy(
   );
 }
 
-function nginxConfig(
+/** How long nginx leaves out a node that failed (nginxConfig). */
+const FAIL_TIMEOUT = 'fail_timeout=2s';
+
+/** The local cluster's nginx configuration (startProxy). */
+export function nginxConfig(
   dir: string,
   proxyPort: number,
   nodes: Pick<NodeRecord, 'name' | 'port'>[],
   queuesOn?: string,
 ): string {
+  // Every server of every upstream: a node that refused a connection is left out for 2 s, not
+  // nginx's default 10 s (max_fails=1 fail_timeout=10s). A node restarted is used again soon: in
+  // its own upstream, its queues' requests went to a backup meanwhile (BAD_EVENT_QUEUE_ID, the
+  // client registering again, for queues the node had saved and restored); in `all`, a node
+  // stopped right after others were restarted does not leave every node left out at once ('no
+  // live upstreams', a 502 for a write).
+  const server = (port: number, backup = false) =>
+    `server 127.0.0.1:${port} ${FAIL_TIMEOUT}${backup ? ' backup' : ''};`;
   // A queue's node first; when it is down, another node answers BAD_EVENT_QUEUE_ID and the client
   // registers again.
   const upstreams = nodes
     .map((n) => {
       const backups = nodes
         .filter((o) => o !== n)
-        .map((o) => ` server 127.0.0.1:${o.port} backup;`)
+        .map((o) => ` ${server(o.port, true)}`)
         .join('');
-      return `  upstream ${n.name} { server 127.0.0.1:${n.port};${backups} }`;
+      return `  upstream ${n.name} { ${server(n.port)}${backups} }`;
     })
     .join('\n');
-  // A node that refused a connection is left out for 2 s (nginx's default is 10 s): a node
-  // restarted is used again soon, and one stopped right after others were restarted does not
-  // leave every node left out at once ('no live upstreams', a 502 for a write).
-  const all = nodes.map((n) => `server 127.0.0.1:${n.port} fail_timeout=2s;`).join(' ');
+  const all = nodes.map((n) => server(n.port)).join(' ');
   const routes = nodes.map((n) => `    ~^${n.name}- ${n.name};`).join('\n');
   const tmp = path.join(dir, 'nginx');
   const queueRoutes = queuesOn
