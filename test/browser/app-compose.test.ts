@@ -11,7 +11,14 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { messageTexts, openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
+import {
+  messageTexts,
+  openApp,
+  waitFor,
+  waitForTitle,
+  waitLive,
+  waitMessage,
+} from '../helpers/app.js';
 import {
   launchBrowser,
   NO_CHROMIUM,
@@ -751,8 +758,10 @@ t.test("a move's default follows the message's place in its topic", async (t) =>
   await waitMessage(page, 'Another topic after');
   t.equal(await modeFor('Closing words'), 'change_one', "the channel's view: the topic's last");
   t.equal(await modeFor('Middle words'), 'change_later', "the channel's view: one between");
-  // A search shows messages out of their topic: only the message, as the reference does.
+  // A search shows messages out of their topic: only the message, as the reference does. The
+  // channel's view shows 'Opening words' too: the search is waited for by its title.
   await page.evaluate(`location.hash = '#narrow/search/words'`);
+  await waitForTitle(page, 'Search: words');
   await waitMessage(page, 'Opening words');
   t.equal(await modeFor('Opening words'), 'change_one', 'a search: only the message');
   // Starred messages (some of a topic): the server tells where it is.
@@ -762,6 +771,7 @@ t.test("a move's default follows the message's place in its topic", async (t) =>
     flag: 'starred',
   });
   await page.evaluate(`location.hash = '#narrow/is/starred'`);
+  await waitForTitle(page, 'Starred messages');
   await waitMessage(page, 'Opening words');
   t.equal(await modeFor('Opening words'), 'change_all', 'starred: the server says it is first');
   watch.assertClean(t, /WebSocket|status of 401/);

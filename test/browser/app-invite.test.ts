@@ -8,7 +8,7 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
+import { openApp, waitFor, waitForTitle, waitLive, waitMessage } from '../helpers/app.js';
 import {
   launchBrowser,
   NO_CHROMIUM,
@@ -103,12 +103,16 @@ t.test(
       admin.page,
       `[...document.querySelectorAll('.sidebar .nav-item .label')].some((e) => e.textContent === 'Ada Lovelace')`,
     );
+    // The conversation waited for by its title: the view clicked from (all messages) shows
+    // Ada's message too, and a reply typed there would not go to her.
     await admin.page.click('.sidebar a.nav-item:has-text("Ada Lovelace")');
+    await waitForTitle(admin.page, 'Ada Lovelace');
     await waitMessage(admin.page, 'Hello, thanks for the invitation!');
     await admin.page.click('#compose-text');
     await admin.page.keyboard.type('Welcome, Ada!');
     await admin.page.keyboard.press('Enter');
     await guest.click('.sidebar a.nav-item:has-text("Desdemona")');
+    await waitForTitle(guest, 'Desdemona');
     await waitMessage(guest, 'Welcome, Ada!');
     t.pass('a conversation, live, in two browsers');
     await screenshot(guest, t, 'new-colleague-1280');

@@ -9,7 +9,7 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { waitFor, waitLive, waitMessage } from '../helpers/app.js';
+import { waitFor, waitForTitle, waitLive, waitMessage } from '../helpers/app.js';
 import {
   fillLogin,
   launchBrowser,
@@ -109,7 +109,10 @@ t.test('first start to two colleagues chatting live in two browsers', async (t) 
     own.page,
     `[...document.querySelectorAll('.sidebar .nav-item .label')].some((e) => e.textContent === 'Ada Lovelace')`,
   );
+  // The conversation waited for by its title: the view clicked from (all messages) shows Ada's
+  // message too, and an answer typed there would not go to her.
   await own.page.click('.sidebar a.nav-item:has-text("Ada Lovelace")');
+  await waitForTitle(own.page, 'Ada Lovelace');
   await waitMessage(own.page, 'Hello from Ada');
   await own.page.click('#compose-text');
   await own.page.keyboard.type('Welcome aboard, Ada');
@@ -117,6 +120,7 @@ t.test('first start to two colleagues chatting live in two browsers', async (t) 
   await viaSocket(col.frames, 'Welcome aboard, Ada');
   t.pass('the colleague’s browser received the answer on its WebSocket');
   await col.page.click('.sidebar a.nav-item:has-text("Organization Owner")');
+  await waitForTitle(col.page, 'Organization Owner');
   await waitMessage(col.page, 'Welcome aboard, Ada');
   await screenshot(own.page, t, 'owner-chats');
   await screenshot(col.page, t, 'colleague-chats');

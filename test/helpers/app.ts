@@ -78,6 +78,34 @@ export async function waitLive(page: Page): Promise<void> {
   await page.waitForSelector('.app[data-status="live"] .messages[aria-busy="false"]');
 }
 
+/**
+ * Until the view's title (above the list) names `name`: the app has swapped to that view. A
+ * navigation (a click on a link or a sidebar entry, `location.hash = …`, `page.goto` to another
+ * fragment, back and forward) reaches the app in a hashchange task of its own: until then the
+ * list on screen is still the old view's, which may hold the very message a test waits for.
+ * Wait for this before waiting for a message both views can show.
+ */
+export function waitForTitle(page: Page, name: string): Promise<void> {
+  return waitFor(
+    page,
+    `document.querySelector('.title')?.textContent.includes(${JSON.stringify(name)})`,
+  );
+}
+
+/**
+ * Until a narrow screen's drawer (the sidebar) has slid all the way in: visible, and at the left
+ * edge (it is drawn from its first frame of the slide on, off by up to its width).
+ */
+export function waitDrawerOpen(page: Page): Promise<void> {
+  return waitFor(
+    page,
+    `(() => {
+      const s = document.querySelector('.sidebar');
+      return !!s && getComputedStyle(s).visibility === 'visible' && s.getBoundingClientRect().x >= 0;
+    })()`,
+  );
+}
+
 /** The unread count a sidebar entry shows (0 when none). */
 export async function sidebarCount(page: Page, label: string): Promise<number> {
   return page.evaluate(`(() => {
