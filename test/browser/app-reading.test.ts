@@ -24,6 +24,8 @@ import {
   waitCount,
   waitLive,
   waitMessage,
+  waitForTitle,
+  waitDrawerOpen,
 } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
@@ -110,14 +112,6 @@ t.before(async () => {
     flags: 1, // read
   });
 });
-
-/** Until the view's title (above the list) names `name`: the app has swapped to that view. */
-function waitForTitle(page: Page, name: string): Promise<void> {
-  return waitFor(
-    page,
-    `document.querySelector('.title')?.textContent.includes(${JSON.stringify(name)})`,
-  );
-}
 
 /** Scrolls the message list to its top or bottom end, once. */
 function scrollList(page: Page, to: 'top' | 'bottom'): Promise<void> {
@@ -672,7 +666,11 @@ t.test('a new channel from the channels list, joining and leaving one', async (t
   await page.click('button[aria-label="Browse channels"]');
   await page.waitForSelector('#jump-options');
   await page.keyboard.type('General');
-  await waitFor(page, `document.querySelector('#jump-options').textContent.includes('Search')`);
+  // The options for all of the name (those for "Gen" would offer to create "#Gen").
+  await waitFor(
+    page,
+    `document.querySelector('#jump-options').textContent.includes('Search messages for “General”')`,
+  );
   t.notOk(
     (await options()).some((o) => o.startsWith('Create channel')),
     'a name a channel has: nothing to create',
@@ -790,11 +788,19 @@ t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
     t.ok(box === null || box.x + box.width <= 0, `${mode} 390: the sidebar is a closed drawer`);
     await screenshot(narrow.page, t, `topic-390-${mode}`);
     await narrow.page.click('button[aria-label="Open the sidebar"]');
-    await waitFor(narrow.page, `document.querySelector('.sidebar').getBoundingClientRect().x >= 0`);
+    await waitDrawerOpen(narrow.page);
     await screenshot(narrow.page, t, `drawer-390-${mode}`);
     await narrow.page.click('.sidebar a.nav-item:has-text("general")');
     await waitFor(narrow.page, `document.querySelector('.app').dataset.drawer === 'closed'`);
     t.pass(`${mode} 390: choosing a channel closes the drawer`);
+    // The drawer closes in the click's task, the view changes at the hashchange after it: until
+    // the title names general, the arrows below would select in the topic shown before. And the
+    // drawer is hidden only once it has slid out (the screenshots below).
+    await waitForTitle(narrow.page, 'general');
+    await waitFor(
+      narrow.page,
+      `getComputedStyle(document.querySelector('.sidebar')).visibility === 'hidden'`,
+    );
     // A selected message shows its actions (a phone has no hover).
     await narrow.page.mouse.move(200, 20); // off the list: no hovered message
     await narrow.page.focus('.messages');
@@ -815,10 +821,16 @@ t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
     await narrow.page.keyboard.press('Control+k');
     await narrow.page.waitForSelector('.jump input:focus');
     await narrow.page.keyboard.type('de');
+    await waitFor(
+      narrow.page,
+      `document.querySelector('#jump-options')?.textContent.includes('Search messages for “de”')`,
+    );
     await screenshot(narrow.page, t, `jump-390-${mode}`);
     await narrow.page.keyboard.press('Escape');
     await narrow.page.evaluate(`location.hash = '#settings/display'`);
-    await narrow.page.waitForSelector('[role="dialog"]');
+    // Not just a dialog: the settings' code comes when they first open ("Loading settings…"
+    // until then).
+    await narrow.page.waitForSelector('.settings h3:has-text("Display")');
     await screenshot(narrow.page, t, `settings-390-${mode}`);
     await narrow.page.keyboard.press('Escape');
     wide.watch.assertClean(t, /WebSocket|status of 401/);

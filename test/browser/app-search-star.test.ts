@@ -6,7 +6,7 @@
  * deleted; and what is typed right after Ctrl+K lands in the dialog's field, every character.
  */
 import t from 'tap';
-import { openApp, waitFor } from '../helpers/app.js';
+import { openApp, waitFor, waitForTitle } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
@@ -181,6 +181,10 @@ t.test(
       await page.keyboard.type('lunch');
       await page.keyboard.press('Enter');
       await waitFor(page, `location.hash.includes('search/lunch')`);
+      // The hash changes before the view: the results waited for (their title, a word found
+      // highlighted) before the screenshot.
+      await waitForTitle(page, 'Search: lunch');
+      await waitFor(page, `document.querySelector('.msg .content .highlight') !== null`);
       t.pass(`${width} px: and searches`);
       if (width === 390) await screenshot(page, t, 'search-390');
       watch.assertClean(t, /WebSocket|status of 401/);
