@@ -113,7 +113,12 @@ t.test('the API key: shown for the password, renewed, hidden', async (t) => {
   // Its toast is shown above the settings dialog, at 1280 pixels and on a phone.
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
+    // The toast was there before the resize: waited for is the page at its new width.
+    await waitFor(page, `innerWidth === ${width}`);
     await page.waitForSelector('.toast:has-text("A new API key was made.")');
+    await page.evaluate(
+      `new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))`,
+    );
     await screenshot(page, t, `toast-over-dialog-${width}`);
     t.ok(await toastOnTop(page), `the toast is above the dialog at ${width} pixels`);
     t.ok(await dialogClear(page), `and covers none of its header at ${width} pixels`);

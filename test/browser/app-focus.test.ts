@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { openApp, waitDrawerOpen, waitFor, waitMessage } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
@@ -90,6 +90,9 @@ t.test('the ring at 390 px, and none for the mouse', async (t) => {
   t.equal((await ring(page, '.msg.selected')).outline, 'none', 'no ring for the mouse');
   await page.click('#compose-text');
   await page.keyboard.press('Escape');
+  // The mouse's selection is still there: waited for is the list taking the focus (the ring
+  // comes with it), not a selection.
+  await waitFor(page, `document.activeElement?.classList.contains('messages')`);
   await page.keyboard.press('ArrowUp');
   await waitFor(page, `document.querySelector('.msg.selected') !== null`);
   t.equal((await ring(page, '.msg.selected')).outline, '2px', 'the selected message has it');
@@ -119,10 +122,8 @@ t.test('390 px: the closed drawer takes no Tab and casts no shadow over the page
     'nothing of it drawn (its shadow showed at the left edge)',
   );
   await page.click('button[aria-label="Open the sidebar"]');
-  await waitFor(
-    page,
-    `getComputedStyle(document.querySelector('.sidebar')).visibility === 'visible'`,
-  );
+  // Visible from the first frame of its slide: waited for until it is all in (the screenshot).
+  await waitDrawerOpen(page);
   await page.evaluate(`document.querySelector('.sidebar a, .sidebar button').focus()`);
   t.ok(await page.evaluate(inDrawer), 'open, it takes the focus');
   await screenshot(page, t, 'drawer-open-390');

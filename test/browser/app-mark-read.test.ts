@@ -8,7 +8,7 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, sidebarCount, waitCount, waitFor } from '../helpers/app.js';
+import { openApp, sidebarCount, waitCount, waitDrawerOpen, waitFor } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
@@ -108,7 +108,7 @@ t.test('the menu by keyboard, at 390 px in the dark theme', async (t) => {
     await item.evaluate((el) => el === el.ownerDocument.activeElement),
     'the action has the focus',
   );
-  await page.waitForTimeout(400); // the drawer's slide
+  await waitDrawerOpen(page); // slid in, not halfway, in the screenshot
   await screenshot(page, t, 'menu-open-390');
   await page.keyboard.press('Escape');
   t.equal(await item.count(), 0, 'Escape closes the menu');
@@ -140,7 +140,7 @@ t.test("mark all's question by keyboard: Esc cancels, Enter confirms", async (t)
     });
     if (width === 390) {
       await page.getByRole('button', { name: 'Open the sidebar' }).click();
-      await page.waitForTimeout(400); // the drawer's slide
+      await waitDrawerOpen(page);
     }
     await waitCount(page, 'All messages', 1);
     const button = page.getByRole('button', { name: 'Menu for All messages', exact: true });

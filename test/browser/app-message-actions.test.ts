@@ -157,6 +157,8 @@ for (const width of [390, 1280]) {
         // that starts a group.
         for (const id of [ok, next, ids[0]!]) {
           await page.locator(`.msg[data-id="${id}"] .content`).click();
+          // The selection drawn before its toolbar is measured (the last one's is still shown).
+          await page.waitForSelector(`.msg.selected[data-id="${id}"] .msg-actions`);
           const bar = (await box(page, `.msg.selected[data-id="${id}"] .msg-actions`))!;
           const row = (await box(page, `.msg[data-id="${id}"]`))!;
           const which = `message ${ids.indexOf(id)}`;
@@ -167,6 +169,7 @@ for (const width of [390, 1280]) {
           }
         }
         await page.locator(`.msg[data-id="${ok}"] .content`).click();
+        await page.waitForSelector(`.msg.selected[data-id="${ok}"] .msg-actions`);
         await screenshot(page, t, `ok-selected-${mode}`);
         const under = (await box(page, `.msg[data-id="${next}"]`))!;
         const corner = await page.evaluate(
@@ -287,6 +290,7 @@ t.test('390: the actions in the menu of a "⋮", by touch and by keyboard', asyn
     const mine = ids[3]!;
     await page.locator(`.msg[data-id="${mine}"] .content`).click();
     const toolbar = page.locator(`.msg.selected[data-id="${mine}"] .msg-actions`);
+    await toolbar.waitFor(); // the selection drawn, before its buttons are counted
     t.equal(await toolbar.getByRole('button').count(), 1, `${mode}: one button shows, the "⋮"`);
     const more = toolbar.getByRole('button', { name: 'Message actions' });
     await more.click();
