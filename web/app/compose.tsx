@@ -652,7 +652,7 @@ export function Compose({ c }: { c: Controller }) {
             ref={area}
             id="compose-text"
             aria-label="Message"
-            aria-controls="compose-options"
+            aria-controls={items.length ? 'compose-options' : undefined}
             aria-autocomplete="list"
             aria-activedescendant={items.length ? `compose-options-${active}` : undefined}
             placeholder={placeholder}

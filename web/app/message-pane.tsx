@@ -498,11 +498,14 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   const search = list.narrow.terms.some((t) => t.operator === 'search');
   return (
     <div class="pane">
+      {/* A labelled region, not a feed: a feed may hold only articles, and the list holds
+          recipient bars (links), date dividers and its edges between the messages (axe's
+          aria-required-children). The messages are articles; j/k and the arrows move. */}
       <div
         class="messages"
         ref={scroller}
         tabIndex={0}
-        role="feed"
+        role="region"
         aria-label={`Messages: ${c.viewName(list.narrow)}`}
         aria-busy={!list.loaded || list.loadingOlder || list.loadingNewer}
         onKeyDown={(e) => {

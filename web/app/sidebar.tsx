@@ -385,13 +385,11 @@ export function Sidebar({ c }: { c: Controller }) {
         </section>
       </div>
       <div class="sidebar-foot">
-        <button
-          class="me"
-          type="button"
-          onClick={() => c.openSettings('account')}
-          aria-label={`Settings for ${s.self.full_name}`}
-        >
+        <button class="me" type="button" onClick={() => c.openSettings('account')}>
           <Avatar small id={s.selfId} name={s.self.full_name} url={s.self.avatar_url} />
+          {/* Named by its text (the name shown, in full): an aria-label hid the visible name
+              from speech input ("click Hamlet"; axe's label-content-name-mismatch). */}
+          <span class="sr-only">Settings for </span>
           <span>{s.self.full_name}</span>
         </button>
         <ThemeToggle c={c} />
