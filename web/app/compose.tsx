@@ -158,7 +158,11 @@ export function Compose({ c }: { c: Controller }) {
     if (!sameTo(want, toRef.current)) focusFor.current = null;
     if (!sameTo(want, to)) return;
     focusFor.current = null;
-    if (want.kind === 'stream' && want.topic === '' && want.streamId !== null)
+    // No channel yet (`c` in a view of several): its choice first, as the next Tab would skip
+    // back over it.
+    if (want.kind === 'stream' && want.streamId === null)
+      document.querySelector<HTMLElement>('.compose select.to-channel')?.focus();
+    else if (want.kind === 'stream' && want.topic === '')
       document.getElementById('compose-topic')?.focus();
     else if (want.kind === 'dm' && want.userIds.length === 0)
       document.getElementById('compose-dm')?.focus();

@@ -6,6 +6,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import { emojiText, searchEmoji } from '../state/emoji.js';
 import type { Controller } from './controller.js';
+import { useFocusBack } from './focus-back.js';
 import { useLive } from './live.js';
 
 const COLUMNS = 8;
@@ -18,6 +19,9 @@ export function EmojiPicker({ c }: { c: Controller }) {
   const [hover, setHover] = useState<EmojiEntry | null>(null);
   const input = useRef<HTMLInputElement>(null);
   const grid = useRef<HTMLDivElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  // Before the search field takes the focus: what had it gets it back when the picker closes.
+  useFocusBack(box);
   // Focused as the picker is drawn (in the task of the click or key that opened it), not after
   // the next paint: what is typed right after opening it is searched, none of it lands on the
   // page (where r, n, c are shortcuts) or in the compose box.
@@ -62,6 +66,7 @@ export function EmojiPicker({ c }: { c: Controller }) {
       onMouseDown={(e) => e.target === e.currentTarget && close()}
     >
       <div
+        ref={box}
         class="popup picker"
         role="dialog"
         aria-label={p.title}

@@ -484,6 +484,15 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       e.preventDefault();
       c.editing.value = selected;
       return;
+    } else if (e.key === 'i' && selected !== null) {
+      // Into the selected message's actions (its toolbar; on a phone its "⋮"), as the
+      // reference's `i`: by Tab, every link and button of the messages before it came first.
+      const shown = [
+        ...scroller.current!.querySelectorAll<HTMLElement>('.msg.selected .msg-actions button'),
+      ].find((b) => b.offsetParent !== null);
+      e.preventDefault();
+      shown?.focus();
+      return;
     } else if (e.key === 'Escape' && selected !== null) {
       c.selected.value = null;
       e.stopPropagation();
@@ -510,6 +519,13 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
         aria-busy={!list.loaded || list.loadingOlder || list.loadingNewer}
         onKeyDown={(e) => {
           unpin();
+          // Esc in a message's actions (an open menu keeps its own): back to the list.
+          if (e.key === 'Escape' && (e.target as HTMLElement).closest('.msg-actions')) {
+            e.preventDefault();
+            e.stopPropagation();
+            scroller.current?.focus({ preventScroll: true });
+            return;
+          }
           onKey(e);
         }}
         onWheel={unpin}

@@ -5,13 +5,14 @@
  * user's settings), invitations (a link, and e-mail invitations when the server sends mail).
  */
 import type { ComponentChild } from 'preact';
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { Controller } from './controller.js';
 import { useLive } from './live.js';
 import { track } from './track.js';
 import { Icon } from './icons.js';
 import { CopyField } from './copy-field.js';
 import { FormError } from './bits.js';
+import { useFocusBack } from './focus-back.js';
 
 export type SettingsPanel = {
   id: string;
@@ -33,13 +34,31 @@ export function addSettingsPanel(p: SettingsPanel): void {
 export function Settings({ c, panel }: { c: Controller; panel: string }) {
   const shown = panels.filter((p) => p.visible?.(c) ?? true);
   const current = shown.find((p) => p.id === panel) ?? shown[0]!;
+  const box = useRef<HTMLDivElement>(null);
+  // The focus in it as it opens (on the panel shown, in its list), and back after.
+  useFocusBack(box, () => box.current?.querySelector<HTMLElement>('[aria-current="page"]'));
+  // A modal dialog: Tab goes round within it, not on to the page behind.
+  const wrap = (e: KeyboardEvent) => {
+    if (e.key !== 'Tab' || !box.current) return;
+    const all = [
+      ...box.current.querySelectorAll<HTMLElement>(
+        'a[href], button:not(:disabled), input:not(:disabled), select, textarea, [tabindex="0"]',
+      ),
+    ].filter((el) => el.offsetParent !== null);
+    const edge = e.shiftKey ? all[0] : all.at(-1);
+    if (edge !== document.activeElement) return;
+    e.preventDefault();
+    (e.shiftKey ? all.at(-1) : all[0])?.focus();
+  };
   return (
     <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && c.closeSettings()}>
       <div
+        ref={box}
         class="dialog settings settings-wrap"
         role="dialog"
         aria-modal="true"
         aria-labelledby="settings-title"
+        onKeyDown={wrap}
       >
         <nav aria-label="Settings">
           <h2 id="settings-title">Settings</h2>

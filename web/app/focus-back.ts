@@ -1,0 +1,31 @@
+/**
+ * The focus of a dialog or popup (Settings, the emoji picker): taken as it opens, given back as
+ * it closes to what had it before (the button that opened it), or, where that is gone (a menu's
+ * item, closed since), to the message list. Without it the focus fell to the page's body when
+ * the dialog went: a keyboard user was back at the first Tab stop, and j/k, Esc and the arrows
+ * did nothing until they found the list again.
+ */
+import { useLayoutEffect } from 'preact/hooks';
+
+export function useFocusBack(
+  box: { readonly current: HTMLElement | null },
+  /** What gets the focus as it opens (default: the box itself, or what already has it). */
+  first?: () => HTMLElement | null | undefined,
+): void {
+  useLayoutEffect(() => {
+    const el = box.current;
+    const before = document.activeElement as HTMLElement | null;
+    if (el && !el.contains(document.activeElement)) first?.()?.focus({ preventScroll: true });
+    return () => {
+      // Only if the focus is still inside (about to go with it) or already gone: not when a
+      // pick moved it on (the compose box's emoji goes into its text, which takes the focus).
+      const now = document.activeElement;
+      if (now && now !== document.body && !el?.contains(now)) return;
+      const to =
+        before && before.isConnected && before !== document.body
+          ? before
+          : document.querySelector<HTMLElement>('.messages');
+      to?.focus({ preventScroll: true });
+    };
+  }, []);
+}
