@@ -1,8 +1,9 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
- * the feed, a topic, the compose box, a message's actions (toolbar and menu), the emoji picker,
- * Settings (Account, Display), at 1280 pixels and at 390 (drawer closed and open), light and
- * dark. No violation of impact serious or critical; each one found is listed with its rule and
+ * the feed, a topic, the compose box and its suggestions, a direct message, a message's actions
+ * (toolbar and menu), the emoji picker, Jump to, a question (Delete), Settings (Account,
+ * Display, Notifications, Invite people), at 1280 pixels and at 390 (drawer closed and open),
+ * light and dark. No violation of impact serious or critical; each one found is listed with its rule and
  * target. The page's Content-Security-Policy forbids string evaluation by the page, but not
  * what the test drives through the browser's DevTools protocol (page.evaluate of a string, as
  * waitFor does): axe's source goes in that way, and runs without eval of its own.
@@ -138,6 +139,56 @@ for (const dark of [false, true]) {
       await page.waitForSelector(`.settings h3:has-text("${panel}")`);
       await check(t, page, `settings-${panel.toLowerCase()}-1280-${mode}`);
     }
+    watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+  });
+
+  t.test(`${mode} 1280: suggestions, Jump to, a question, direct messages`, async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash(), dark });
+    await waitMessage(page, 'quoted words');
+    // The compose box's suggestions (a listbox its text points at).
+    await page.click('#compose-text');
+    await page.keyboard.type('@oth');
+    await page.waitForSelector('#compose-options [role="option"]');
+    await check(t, page, `suggestions-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.fill('#compose-text', '');
+    await page.keyboard.press('Escape');
+
+    await page.keyboard.press('Control+k');
+    await page.waitForSelector('.jump input:focus');
+    await page.keyboard.type('gen');
+    await check(t, page, `jump-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await waitFor(page, `document.querySelector('.jump') === null`);
+
+    // A question (Delete, on a message of one's own).
+    const mine = page.locator('.msg', { hasText: 'the small room' });
+    await mine.locator('.content').click();
+    await mine.hover();
+    await mine.locator('button[aria-label="Delete"]').click();
+    await page.getByRole('alertdialog').waitFor();
+    await check(t, page, `question-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+
+    for (const panel of ['notifications', 'invitations']) {
+      await page.goto(ts.url + '/#settings/' + panel);
+      await waitFor(
+        page,
+        `!!document.querySelector('.settings [aria-current="page"]')?.href.endsWith('${panel}')`,
+      );
+      await check(t, page, `settings-${panel}-1280-${mode}`);
+    }
+    await page.keyboard.press('Escape');
+    await waitFor(page, `document.querySelector('.settings') === null`);
+
+    // A direct message: the compose box addressed to people (its recipient pills).
+    await page.goto(ts.url + '/#narrow/dm/' + ts.fx.users['othello']!.id + '-othello');
+    await waitFor(page, `document.querySelector('.messages[aria-busy="false"]') !== null`);
+    await page.click('#compose-text');
+    await check(t, page, `dm-1280-${mode}`);
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
   });

@@ -43,17 +43,20 @@ function Options({
   active,
   onPick,
   id,
+  label,
   below,
 }: {
   items: Candidate[];
   active: number;
   onPick: (c: Candidate) => void;
   id: string;
+  /** Its name for screen readers (a listbox must have one: axe's aria-input-field-name). */
+  label: string;
   below?: boolean;
 }) {
   if (!items.length) return null;
   return (
-    <ul class={`popup ac${below ? ' below' : ''}`} role="listbox" id={id}>
+    <ul class={`popup ac${below ? ' below' : ''}`} role="listbox" id={id} aria-label={label}>
       {items.map((it, i) => (
         <li
           key={it.key}
@@ -558,6 +561,7 @@ export function Compose({ c }: { c: Controller }) {
                 />
                 <Options
                   id="topic-options"
+                  label="Topics"
                   below
                   items={topicItems}
                   active={active}
@@ -631,6 +635,7 @@ export function Compose({ c }: { c: Controller }) {
               />
               <Options
                 id="dm-options"
+                label="People"
                 below
                 items={dmItems}
                 active={active}
@@ -681,7 +686,13 @@ export function Compose({ c }: { c: Controller }) {
           />
         )}
         {preview === null && (
-          <Options id="compose-options" items={items} active={active} onPick={pick} />
+          <Options
+            id="compose-options"
+            label="Suggestions"
+            items={items}
+            active={active}
+            onPick={pick}
+          />
         )}
         {uploads.length > 0 && (
           <div class="uploads" aria-live="polite">
