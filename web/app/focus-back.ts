@@ -9,7 +9,7 @@ import { useLayoutEffect } from 'preact/hooks';
 
 export function useFocusBack(
   box: { readonly current: HTMLElement | null },
-  /** What gets the focus as it opens (default: the box itself, or what already has it). */
+  /** What gets the focus as it opens (none: the component gives it, as the picker its field). */
   first?: () => HTMLElement | null | undefined,
 ): void {
   useLayoutEffect(() => {
