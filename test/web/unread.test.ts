@@ -62,3 +62,46 @@ t.test('the others: null (only a fetch tells)', (t) => {
   );
   t.end();
 });
+
+t.test('a personal mention counts in a muted topic or channel; @all there does not', (t) => {
+  // The reference's unread.update_message_for_mention: an unread mention counts when it is
+  // unmuted, or when it names the user (or a group of theirs: the `mentioned` flag) wherever it
+  // is. Muting a channel or topic must not hide that someone called for you.
+  const u = new Unread(SELF);
+  const msg = (id: number, stream_id: number, subject: string) =>
+    ({ id, type: 'stream', stream_id, subject }) as Parameters<Unread['addMessage']>[0];
+  u.addMessage(msg(40, 9, 'muted topic'), ['mentioned']);
+  u.addMessage(msg(41, 9, 'muted topic'), ['stream_wildcard_mentioned']);
+  u.addMessage(msg(42, 9, 'muted topic'), []);
+  u.addMessage(msg(43, 3, 'open'), ['topic_wildcard_mentioned']);
+  const muted = (streamId: number) => streamId === 9;
+  const c = u.counts({ mutedTopic: muted });
+  t.equal(c.mentions, 2, 'the personal mention in the muted topic and @topic in an open one');
+  t.equal(c.total, 1, 'the muted topic stays out of the total');
+  t.same(
+    u.ids((_w, mentioned) => mentioned),
+    [40, 41, 43],
+    'the mentions view has all three',
+  );
+
+  // Register's `mentions` leaves out wildcard mentions in muted conversations (the reference's
+  // get_raw_unread_data), so what it lists counts; an edit's flags decide again.
+  const r = Unread.fromRegister(SELF, {
+    count: 1,
+    streams: [{ stream_id: 9, topic: 'muted topic', unread_message_ids: [50] }],
+    pms: [],
+    huddles: [],
+    mentions: [50],
+    old_unreads_missing: false,
+  });
+  t.equal(r.counts({ mutedTopic: muted }).mentions, 1, "register's mention counts");
+  r.setMentioned(50, ['wildcard_mentioned']);
+  t.equal(r.counts({ mutedTopic: muted }).mentions, 0, 'edited to @all only: no longer');
+  r.setMentioned(50, ['mentioned']);
+  t.equal(r.counts({ mutedTopic: muted }).mentions, 1, 'edited to name the user: again');
+  // Marked unread again (the event's message_details say `mentioned`): as the reference, direct.
+  r.markRead([50]);
+  r.markUnread(50, { kind: 'stream', streamId: 9, topic: 'muted topic' }, true);
+  t.equal(r.counts({ mutedTopic: muted }).mentions, 1, 'marked unread again: counts');
+  t.end();
+});

@@ -28,7 +28,7 @@ import {
   type Names,
 } from './narrow.js';
 import { TypingTracker, typingKey, type Timers } from './typing.js';
-import { isMention, topicKey, Unread, type UnreadCounts } from './unread.js';
+import { topicKey, Unread, type UnreadCounts } from './unread.js';
 
 /** Visibility policies of a topic (POST /user_topics). */
 export const TOPIC = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
@@ -819,7 +819,7 @@ export class ChatState {
     if (e.rendered_content !== undefined) {
       this.replace(e.message_id, (m) => this.changeCopy({ ...e, message_ids: [] }, m));
       if (e.flags && this.unread.has(e.message_id)) {
-        this.unread.setMentioned(e.message_id, isMention(e.flags));
+        this.unread.setMentioned(e.message_id, e.flags);
         this.rev.unread.value++;
       }
     }

@@ -12,14 +12,21 @@ import { messageDmIds, sameTopic, type Narrow } from './narrow.js';
 export type UnreadWhere =
   { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; key: string };
 
-/** `key`: the topic's key (topicKey) or the conversation's, made once (counts run often). */
-type Entry = { where: UnreadWhere; key: string; mentioned: boolean };
+/**
+ * How a message mentions the user: `direct` names them (or a group of theirs: the `mentioned`
+ * flag) and counts even in a muted channel or topic; `wildcard` (@all, @topic) counts only
+ * where nothing is muted (the reference's unread.update_message_for_mention).
+ */
+export type Mention = 'none' | 'wildcard' | 'direct';
 
-function entry(where: UnreadWhere, mentioned: boolean): Entry {
+/** `key`: the topic's key (topicKey) or the conversation's, made once (counts run often). */
+type Entry = { where: UnreadWhere; key: string; mention: Mention };
+
+function entry(where: UnreadWhere, mention: Mention): Entry {
   return {
     where,
     key: where.kind === 'stream' ? topicKey(where.streamId, where.topic) : where.key,
-    mentioned,
+    mention,
   };
 }
 
@@ -34,6 +41,11 @@ export function isMention(flags: readonly string[]): boolean {
   return flags.some((f) => MENTION_FLAGS.has(f));
 }
 
+export function mentionOf(flags: readonly string[]): Mention {
+  if (flags.includes('mentioned')) return 'direct';
+  return isMention(flags) ? 'wildcard' : 'none';
+}
+
 export class Unread {
   private readonly entries = new Map<number, Entry>();
   /** Whether register said it left out older unreads (over its 50,000 limit). */
@@ -44,19 +56,24 @@ export class Unread {
   static fromRegister(selfId: number, u: UnreadMsgs | undefined): Unread {
     const unread = new Unread(selfId);
     if (!u) return unread;
+    // Register's `mentions` leaves out wildcard mentions in muted conversations (the reference's
+    // get_raw_unread_data): what it lists counts wherever it is, as a direct mention.
     const mentions = new Set(u.mentions);
     for (const s of u.streams) {
       for (const id of s.unread_message_ids) {
         unread.entries.set(
           id,
-          entry({ kind: 'stream', streamId: s.stream_id, topic: s.topic }, mentions.has(id)),
+          entry(
+            { kind: 'stream', streamId: s.stream_id, topic: s.topic },
+            mentions.has(id) ? 'direct' : 'none',
+          ),
         );
       }
     }
     for (const p of u.pms) {
       const key = String(p.other_user_id);
       for (const id of p.unread_message_ids) {
-        unread.entries.set(id, entry({ kind: 'dm', key }, mentions.has(id)));
+        unread.entries.set(id, entry({ kind: 'dm', key }, mentions.has(id) ? 'direct' : 'none'));
       }
     }
     for (const h of u.huddles) {
@@ -64,7 +81,7 @@ export class Unread {
       const others = ids.filter((id) => id !== selfId).sort((a, b) => a - b);
       const key = (others.length ? others : [selfId]).join(',');
       for (const id of h.unread_message_ids) {
-        unread.entries.set(id, entry({ kind: 'dm', key }, mentions.has(id)));
+        unread.entries.set(id, entry({ kind: 'dm', key }, mentions.has(id) ? 'direct' : 'none'));
       }
     }
     unread.oldUnreadsMissing = u.old_unreads_missing;
@@ -90,7 +107,7 @@ export class Unread {
       m.type === 'stream'
         ? { kind: 'stream', streamId: m.stream_id!, topic: m.subject }
         : { kind: 'dm', key: messageDmIds(m, this.selfId).join(',') };
-    this.entries.set(m.id, entry(where, isMention(flags)));
+    this.entries.set(m.id, entry(where, mentionOf(flags)));
     return true;
   }
 
@@ -103,9 +120,12 @@ export class Unread {
     this.entries.clear();
   }
 
-  /** Marked unread again, with where each message is (the event's `message_details`). */
+  /**
+   * Marked unread again, with where each message is (the event's `message_details`, whose
+   * `mentioned` the reference takes as a direct mention).
+   */
   markUnread(id: number, where: UnreadWhere, mentioned: boolean): void {
-    this.entries.set(id, entry(where, mentioned));
+    this.entries.set(id, entry(where, mentioned ? 'direct' : 'none'));
   }
 
   remove(ids: readonly number[]): void {
@@ -119,30 +139,31 @@ export class Unread {
       if (!e || e.where.kind !== 'stream') continue;
       const moved = entry(
         { kind: 'stream', streamId: streamId ?? e.where.streamId, topic: topic ?? e.where.topic },
-        e.mentioned,
+        e.mention,
       );
       e.where = moved.where;
       e.key = moved.key;
     }
   }
 
-  /** The mention flag changed on an edit (a mention added or removed). */
-  setMentioned(id: number, mentioned: boolean): void {
+  /** The mention flags changed on an edit (a mention added or removed): the message's flags. */
+  setMentioned(id: number, flags: readonly string[]): void {
     const e = this.entries.get(id);
-    if (e) e.mentioned = mentioned;
+    if (e) e.mention = mentionOf(flags);
   }
 
   /** Unread ids matching a predicate, ascending. */
   ids(pred: (where: UnreadWhere, mentioned: boolean) => boolean = () => true): number[] {
     const out: number[] = [];
-    for (const [id, e] of this.entries) if (pred(e.where, e.mentioned)) out.push(id);
+    for (const [id, e] of this.entries) if (pred(e.where, e.mention !== 'none')) out.push(id);
     return out.sort((a, b) => a - b);
   }
 
   /**
    * Every count the sidebar and the title show, in one pass. `mutedTopic` says whether a topic
    * is muted (a muted channel's topic unless unmuted or followed); muted topics count in their
-   * channel's `muted` figure but not in the total, as the reference shows them.
+   * channel's `muted` figure but not in the total, as the reference shows them, and their
+   * mentions in `mentions` only when they name the user (Mention).
    */
   counts(opts: {
     mutedTopic: (streamId: number, topic: string, key: string) => boolean;
@@ -161,7 +182,7 @@ export class Unread {
         c.dms.set(w.key, (c.dms.get(w.key) ?? 0) + 1);
         c.dmTotal++;
         c.total++;
-        if (e.mentioned) c.mentions++;
+        if (e.mention !== 'none') c.mentions++;
         continue;
       }
       // Whether the topic is muted is asked once per topic, not once per message.
@@ -178,7 +199,7 @@ export class Unread {
       if (muted) s.muted++;
       else s.unmuted++;
       if (!muted) c.total++;
-      if (e.mentioned && !muted) c.mentions++;
+      if (e.mention === 'direct' || (e.mention === 'wildcard' && !muted)) c.mentions++;
     }
     return c;
   }
