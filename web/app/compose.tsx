@@ -367,6 +367,14 @@ export function Compose({ c }: { c: Controller }) {
 
   // ---- Recipients ---------------------------------------------------------------------
   track(s.rev.channels);
+  // The channel the box is addressed to is gone from what the app knows (the user was removed
+  // from a private channel, or it was archived): the box asks for another, keeping the text and
+  // the topic, rather than offering to send where the server will refuse.
+  const lost = to.kind === 'stream' && to.streamId !== null && !s.channels.has(to.streamId);
+  useEffect(() => {
+    const now = toRef.current;
+    if (lost && now.kind === 'stream') retarget({ ...now, streamId: null }, textRef.current);
+  }, [lost]);
   const subs = s.sortedSubs();
   // A channel the box is addressed to without being in it (left since, or opened by a link):
   // listed too, so that the box shows where the message goes (the server takes it, if public).
@@ -424,7 +432,7 @@ export function Compose({ c }: { c: Controller }) {
       ? to.userIds.length
         ? `Message ${s.dmName(to.userIds)}`
         : 'Message…'
-      : to.streamId !== null
+      : to.streamId !== null && !lost
         ? `Message #${s.channelName(to.streamId)}${to.topic ? ` > ${to.topic}` : ''}`
         : 'Message…';
 
@@ -485,7 +493,7 @@ export function Compose({ c }: { c: Controller }) {
               <select
                 class="field to-channel"
                 aria-label="Channel"
-                value={to.streamId === null ? '' : String(to.streamId)}
+                value={to.streamId === null || lost ? '' : String(to.streamId)}
                 onChange={(e) => {
                   const now = toRef.current;
                   retarget({
@@ -495,7 +503,11 @@ export function Compose({ c }: { c: Controller }) {
                   });
                 }}
               >
-                <option value="">Choose a channel</option>
+                {/* `selected` too: a value no option had (a channel gone from the list)
+                    leaves the DOM's value '' already, so setting value '' would change nothing. */}
+                <option value="" selected={to.streamId === null || lost}>
+                  Choose a channel
+                </option>
                 {outside && (
                   <option value={String(outside.stream_id)}>
                     #{outside.name} (not subscribed)

@@ -86,6 +86,12 @@ export const xhrUpload: UploadTransport = (req) =>
   });
 
 const MARK_READ_DELAY_MS = 400;
+/**
+ * What a channel the app does not know is called (a link to a private channel one is not in,
+ * one that was left or archived), rather than "#unknown".
+ */
+export const UNKNOWN_CHANNEL = 'Unknown channel';
+
 /** How long a channel just joined (or created) may take to come in the events. */
 const JOIN_WAIT_MS = 10_000;
 
@@ -280,7 +286,11 @@ export class Controller {
     }
     this.typingSender?.stop();
     this.typingSender = new TypingSender(
-      (op, to) => void this.client.typing(op, to).catch(() => undefined),
+      (op, to) => {
+        // Not to a channel the app no longer knows (removed from it while typing): refused.
+        if (to.type === 'stream' && !this.state.value?.channels.has(to.stream_id)) return;
+        void this.client.typing(op, to).catch(() => undefined);
+      },
       s.realm.typing,
       () => Date.now(),
       {
@@ -497,6 +507,9 @@ export class Controller {
   async loadTopics(streamId: number, force = false): Promise<void> {
     const s = this.state.value;
     if (!s || (s.topics.has(streamId) && !force) || s.topicsPending(streamId)) return;
+    // Not a channel the app knows (a link to a private one, one left or archived): the server
+    // answers 400, and there are no topics to show.
+    if (!s.channels.has(streamId)) return;
     s.askTopics(streamId);
     try {
       const r = await this.client.topics(streamId);
@@ -600,6 +613,7 @@ export class Controller {
     const dm = dmOf(n);
     const search = n.terms.find((t) => t.operator === 'search')?.operand;
     if (search !== undefined) return `Search: ${search}`;
+    if (ch !== undefined && !s.channels.has(ch)) return UNKNOWN_CHANNEL;
     if (ch !== undefined && topic !== undefined)
       return `#${s.channelName(ch)} > ${s.topicName(topic)}`;
     if (ch !== undefined) return `#${s.channelName(ch)}`;
@@ -724,7 +738,10 @@ export class Controller {
     const dm = dmOf(n);
     if (dm) return { kind: 'dm', userIds: dm.filter((id) => id !== this.session.userId) };
     const ch = channelOf(n);
-    if (ch !== undefined) return { kind: 'stream', streamId: ch, topic: topicOf(n) ?? '' };
+    // A channel the app does not know (private and not ours, or gone): the box asks for one.
+    const known = ch !== undefined && (this.state.value?.channels.has(ch) ?? true);
+    if (ch !== undefined)
+      return { kind: 'stream', streamId: known ? ch : null, topic: topicOf(n) ?? '' };
     return null;
   }
 

@@ -10,7 +10,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import type { MessageList } from '../state/message-list.js';
-import { dmNarrow, narrowHash, topicNarrow } from '../state/narrow.js';
+import { channelOf, dmNarrow, narrowHash, topicNarrow } from '../state/narrow.js';
 import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
@@ -83,7 +83,12 @@ function RecipientBar({
         onClick={(e) => !(e.target as HTMLElement).closest('a') && c.go(topicNow())}
       >
         <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={sub?.invite_only} />
-        <a href={narrowHash(chanN, s.names())}>{s.channelName(m.stream_id!)}</a>
+        <a href={narrowHash(chanN, s.names())}>
+          {/* A channel the app no longer knows (removed from it): the name the message came with. */}
+          {!s.channels.has(m.stream_id!) && typeof m.display_recipient === 'string'
+            ? m.display_recipient
+            : s.channelName(m.stream_id!)}
+        </a>
         <span aria-hidden="true">›</span>
         {topicHtml ? (
           <a
@@ -162,7 +167,7 @@ function usePointerStill(list: { current: HTMLElement | null }, c: Controller): 
 
 export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   const s = c.state.value!;
-  track(list.rev, s.rev.unread, s.rev.users);
+  track(list.rev, s.rev.unread, s.rev.users, s.rev.channels);
   const selected = c.selected.value;
   const editing = c.editing.value;
   const scroller = useRef<HTMLDivElement>(null);
@@ -505,6 +510,8 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
 
   const empty = list.loaded && list.size === 0;
   const search = list.narrow.terms.some((t) => t.operator === 'search');
+  const shownChannel = channelOf(list.narrow);
+  const unknownChannel = shownChannel !== undefined && !s.channels.has(shownChannel);
   return (
     <div class="pane">
       {/* A labelled region, not a feed: a feed may hold only articles, and the list holds
@@ -561,12 +568,18 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
             </button>
           </div>
         )}
-        {empty && (
-          <div class="empty">
-            <strong>{search ? 'No messages match your search' : 'No messages here yet'}</strong>
-            <span>{search ? 'Try other words.' : 'Start the conversation below.'}</span>
-          </div>
-        )}
+        {empty &&
+          (unknownChannel ? (
+            <div class="empty">
+              <strong>This channel does not exist or is private</strong>
+              <span>A private channel's members can add you to it.</span>
+            </div>
+          ) : (
+            <div class="empty">
+              <strong>{search ? 'No messages match your search' : 'No messages here yet'}</strong>
+              <span>{search ? 'Try other words.' : 'Start the conversation below.'}</span>
+            </div>
+          ))}
         {rows.map((r) => {
           if (r.kind === 'date') {
             return (

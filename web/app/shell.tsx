@@ -32,7 +32,7 @@ function Title({ c }: { c: Controller }) {
   const ch = channelOf(n);
   const topic = topicOf(n);
   const search = n.terms.find((t) => t.operator === 'search');
-  if (ch !== undefined && !search) {
+  if (ch !== undefined && !search && s.channels.has(ch)) {
     const sub = s.subs.get(ch);
     return (
       <h1 class="title">
