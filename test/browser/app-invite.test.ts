@@ -18,6 +18,7 @@ import {
 } from '../helpers/browser.js';
 import { linkIn, TestSmtp } from '../helpers/smtp.js';
 import { startServer } from '../helpers/server.js';
+import { createChannel } from '../helpers/channels.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
@@ -120,6 +121,48 @@ t.test(
     admin.watch.assertClean(t, /WebSocket|status of 401/);
   },
 );
+
+t.test("a new colleague's feed starts with the recent messages of their channels", async (t) => {
+  // As the reference's add_new_user_history (src/mutations/new-user-history.ts): the invited
+  // person lands in the app with the recent messages of the channels they joined (the first
+  // start's welcome messages, in the default channels, are for them too), not "No messages here
+  // yet. Start the conversation below."
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const lobby = await createChannel(ts.api, 'iago', 'lobby');
+  await createChannel(ts.api, 'iago', 'backroom');
+  await ts.api.post('iago', 'default_streams', { stream_id: lobby });
+  for (let i = 1; i <= 22; i++)
+    await ts.api.post('iago', 'messages', {
+      type: 'stream',
+      to: i === 5 ? 'backroom' : 'lobby',
+      topic: 'news',
+      content: `news ${i}`,
+    });
+  const res = await ts.api.post('iago', 'invites/multiuse', {
+    invite_expires_in_minutes: 60,
+    include_realm_default_subscriptions: true,
+  });
+  const guest = await b.newPage();
+  const watch = await watchPage(guest);
+  await guest.goto(ts.url + pathOf(res.body.invite_link as string));
+  await signUp(guest, { email: 'ada@example.com', name: 'Ada Lovelace', password: 'engine-ada' });
+  await waitMessage(guest, 'news 22');
+  t.equal(await guest.locator('text=No messages here yet').count(), 0, 'no empty feed');
+  // What the account received, as the server keeps it (the page's session; GET needs no token).
+  const got = await guest.evaluate<string[]>(
+    `fetch('/json/messages?anchor=oldest&num_before=0&num_after=100&narrow=[]')
+      .then((r) => r.json())
+      .then((b) => b.messages.map((m) => m.content.replace(/<[^>]*>/g, '')))`,
+  );
+  t.same(
+    got,
+    Array.from({ length: 22 }, (_, i) => `news ${i + 1}`).filter((x) => x !== 'news 5'),
+    "the lobby's messages, none of the channel not joined",
+  );
+  await screenshot(guest, t, 'new-colleague-feed-1280');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
 
 t.test('e-mail invitations, when the server sends mail', async (t) => {
   if (NO_CHROMIUM) return;
