@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, waitFor, waitMessage } from '../helpers/app.js';
+import { openApp, pluck, sidebarCount, waitCount, waitFor, waitMessage } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { startServer } from '../helpers/server.js';
@@ -89,4 +89,56 @@ t.test('a private channel one is not in, or was removed from', async (t) => {
   );
   await screenshot(hamlet.page, t, 'removed-from-private-channel-1280');
   for (const p of [othello, hamlet]) p.watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test("muting a topic and a channel from the sidebar's menus", async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const kitchen = await createChannel(ts.api, 'iago', 'kitchen', {
+    principals: [id('iago'), id('hamlet')],
+  });
+  const say = (topic: string, content: string) =>
+    ts.api.post('iago', 'messages', { type: 'stream', to: 'kitchen', topic, content });
+  await say('news', 'The oven is fixed');
+  await say('lunch', 'Soup again');
+  await say('lunch', 'And bread');
+  // In the channel's other topic, so that its topics are listed and lunch stays unread.
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${kitchen}-kitchen/topic/news`,
+  });
+  await waitCount(page, 'lunch', 2);
+  await waitCount(page, 'kitchen', 2);
+  const menu = async (row: string, item: string) => {
+    await page.locator('.sidebar .nav-row').filter({ hasText: row }).first().hover();
+    await page
+      .locator('.sidebar .nav-row')
+      .filter({ hasText: row })
+      .first()
+      .locator('.row-menu button')
+      .first()
+      .click();
+    await page.click(`[role="menuitem"]:has-text("${item}")`);
+  };
+  const dimmed = (label: string) =>
+    page.evaluate(
+      `[...document.querySelectorAll('.sidebar a.nav-item')].find((a) => a.querySelector('.label')?.textContent === ${JSON.stringify(label)})?.classList.contains('muted')`,
+    );
+
+  await menu('lunch', 'Mute topic');
+  await waitCount(page, 'All messages', 0);
+  t.equal(await dimmed('lunch'), true, 'the muted topic is dimmed');
+  t.equal(await sidebarCount(page, 'kitchen'), 2, "the channel's count in grey: muted only");
+  await screenshot(page, t, 'topic-muted-1280');
+  await menu('lunch', 'Unmute topic');
+  await waitCount(page, 'All messages', 2);
+  t.equal(await dimmed('lunch'), false, 'unmuted: as before');
+
+  await menu('kitchen', 'Mute channel');
+  await waitCount(page, 'All messages', 0);
+  t.equal(await dimmed('kitchen'), true, 'the muted channel is dimmed');
+  await menu('kitchen', 'Unmute channel');
+  await waitCount(page, 'All messages', 2);
+  t.equal(await dimmed('kitchen'), false, 'unmuted: as before');
+  watch.assertClean(t, /WebSocket|status of 401/);
 });

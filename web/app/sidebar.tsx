@@ -8,7 +8,7 @@
 import { Component } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Subscription } from '../../src/client/types.js';
-import type { ChatState } from '../state/chat.js';
+import { TOPIC, type ChatState } from '../state/chat.js';
 import {
   ALL,
   channelNarrow,
@@ -64,6 +64,25 @@ function NavLink({
 }
 
 const MARK_READ = 'Mark all messages as read';
+
+/**
+ * Mute or unmute a topic (POST /user_topics), as the reference's topic menu: muting sets
+ * "muted"; unmuting a topic of a muted channel sets "unmuted" (it shows while the channel stays
+ * muted), elsewhere it goes back to the channel's default.
+ */
+function topicMuteItem(c: Controller, s: ChatState, streamId: number, topic: string) {
+  if (s.mutedTopic(streamId, topic))
+    return {
+      label: 'Unmute topic',
+      run: () =>
+        void c.setTopicPolicy(
+          streamId,
+          topic,
+          s.subs.get(streamId)?.is_muted ? TOPIC.UNMUTED : TOPIC.INHERIT,
+        ),
+    };
+  return { label: 'Mute topic', run: () => void c.setTopicPolicy(streamId, topic, TOPIC.MUTED) };
+}
 
 function View({
   c,
@@ -161,6 +180,7 @@ function Topics({
             label={`Menu for topic ${s.topicName(t.name)}`}
             items={[
               { label: MARK_READ, run: () => void c.markAllAsRead({ streamId, topic: t.name }) },
+              topicMuteItem(c, s, streamId, t.name),
             ]}
           />
         </li>
@@ -225,6 +245,10 @@ class ChannelItem extends Component<ChannelItemProps> {
             label={`Menu for #${sub.name}`}
             items={[
               { label: MARK_READ, run: () => void c.markAllAsRead({ streamId: sub.stream_id }) },
+              {
+                label: sub.is_muted ? 'Unmute channel' : 'Mute channel',
+                run: () => void c.setChannelMuted(sub.stream_id, !sub.is_muted),
+              },
             ]}
           />
         </div>
