@@ -10,7 +10,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import type { MessageList } from '../state/message-list.js';
-import { channelOf, dmNarrow, narrowHash, topicNarrow } from '../state/narrow.js';
+import { channelOf, dmNarrow, find, narrowHash, topicNarrow } from '../state/narrow.js';
 import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
@@ -512,6 +512,20 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   const search = list.narrow.terms.some((t) => t.operator === 'search');
   const shownChannel = channelOf(list.narrow);
   const unknownChannel = shownChannel !== undefined && !s.channels.has(shownChannel);
+  const is = list.narrow.terms.length === 1 ? find(list.narrow, 'is') : undefined;
+  // What an empty view says: "Start the conversation below" only where one can.
+  const emptyText = unknownChannel
+    ? [
+        'This channel does not exist or is private',
+        "A private channel's members can add you to it.",
+      ]
+    : search
+      ? ['No messages match your search', 'Try other words.']
+      : is === 'starred'
+        ? ['No starred messages', 'Star a message to keep it here.']
+        : is === 'mentioned'
+          ? ['No mentions', 'Messages that mention you or a group of yours show here.']
+          : ['No messages here yet', 'Start the conversation below.'];
   return (
     <div class="pane">
       {/* A labelled region, not a feed: a feed may hold only articles, and the list holds
@@ -568,18 +582,12 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
             </button>
           </div>
         )}
-        {empty &&
-          (unknownChannel ? (
-            <div class="empty">
-              <strong>This channel does not exist or is private</strong>
-              <span>A private channel's members can add you to it.</span>
-            </div>
-          ) : (
-            <div class="empty">
-              <strong>{search ? 'No messages match your search' : 'No messages here yet'}</strong>
-              <span>{search ? 'Try other words.' : 'Start the conversation below.'}</span>
-            </div>
-          ))}
+        {empty && (
+          <div class="empty">
+            <strong>{emptyText[0]}</strong>
+            <span>{emptyText[1]}</span>
+          </div>
+        )}
         {rows.map((r) => {
           if (r.kind === 'date') {
             return (

@@ -1,0 +1,42 @@
+/**
+ * The web app in chromium: what an empty view says. "Start the conversation below" only where a
+ * conversation can start; Starred and Mentions say what would show there.
+ */
+import t from 'tap';
+import { openApp } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { startServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+});
+
+t.test('Starred and Mentions, empty, at 390 px', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/is/starred',
+    width: 390,
+    height: 844,
+  });
+  const empty = async () => (await page.textContent('.messages .empty'))?.trim() ?? '';
+  await page.waitForSelector('.messages .empty');
+  t.equal(await empty(), 'No starred messagesStar a message to keep it here.', 'starred');
+  await screenshot(page, t, 'starred-empty-390');
+  await page.goto(ts.url + '/#narrow/is/mentioned');
+  await page.waitForSelector('.messages .empty:has-text("No mentions")');
+  t.match(await empty(), /^No mentionsMessages that mention you/, 'mentions');
+  await page.goto(ts.url + '/#narrow/dm/' + String(ts.fx.users.othello!.id) + '-Othello');
+  await page.waitForSelector('.messages .empty:has-text("No messages here yet")');
+  t.equal(
+    await empty(),
+    'No messages here yetStart the conversation below.',
+    'a conversation: one can start it below',
+  );
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
