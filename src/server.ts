@@ -117,7 +117,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   // its report (503, shutting_down) for load balancers, and GET /metrics its figures for
   // scrapers: a process stays scrapeable until it is gone, as Prometheus' exporters are, and the
   // last scrape holds the counters up to the end.
-  const gate = new ShutdownGate(['/health', '/metrics']);
+  const proxyTrust =
+    config.trustedProxies.length > 0 ? new ProxyTrust(config.trustedProxies) : null;
+  const gate = new ShutdownGate(['/health', '/metrics'], { access: config, proxyTrust });
   const app = createApp(gate); // throws before anything else if uWS's native binding is missing
   if (!buildLogged) {
     buildLogged = true;
@@ -250,7 +252,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     publisher: cluster ? cluster.publisher : queues,
     queues,
     renderer,
-    proxyTrust: config.trustedProxies.length > 0 ? new ProxyTrust(config.trustedProxies) : null,
+    proxyTrust,
     limits: RequestLimits.fromConfig(config, cluster?.sharedLimits),
     addressLimits: AddressLimits.fromConfig(config),
     scheduler,

@@ -15,10 +15,19 @@
  * createApp, ./unexpected.ts guardApp), except `exempt` ones: GET /health keeps answering its own
  * report (503, `shutting_down: true`) for load balancers, and GET /metrics its figures for
  * scrapers (a process is scrapeable until it is gone, the convention of Prometheus' exporters).
+ * Each 503 ends as any answer does (./request-log.ts requestFinished): counted in the request
+ * metrics under the route it was for, and logged as LOG_REQUESTS says.
  */
 import { JsonableError } from '../lib/errors.js';
+import type { ProxyTrust } from './client-address.js';
 import { refuseEarly } from './linger.js';
 import { RequestContext } from './request.js';
+import {
+  NO_ACCESS_LOG,
+  requestFinished,
+  routeOfPattern,
+  type AccessLogSettings,
+} from './request-log.js';
 import { sendError } from './respond.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
@@ -44,8 +53,17 @@ export class ShutdownGate {
   /** Route patterns the gate lets through during the shutdown. */
   readonly exempt: ReadonlySet<string>;
 
-  constructor(exempt: readonly string[] = []) {
+  /** The access log's settings, and the proxies whose X-Forwarded-For names the client. */
+  private readonly access: AccessLogSettings;
+  private readonly proxyTrust: ProxyTrust | null;
+
+  constructor(
+    exempt: readonly string[] = [],
+    opts: { access?: AccessLogSettings; proxyTrust?: ProxyTrust | null } = {},
+  ) {
     this.exempt = new Set(exempt);
+    this.access = opts.access ?? NO_ACCESS_LOG;
+    this.proxyTrust = opts.proxyTrust ?? null;
   }
 
   /** From now on, every new request is answered 503 (`refuse`). */
@@ -57,13 +75,19 @@ export class ShutdownGate {
    * Answers the request 503 and closes its connection once the gate is closed (true: the route
    * is not to run). A request with a body is answered at once and its body read and dropped
    * before the connection ends (./linger.ts): closing on a body still arriving could reset it.
+   * `pattern`: the uWS pattern of the route the request matched (its metrics' route).
    */
-  refuse(res: HttpResponse, req: HttpRequest): boolean {
+  refuse(res: HttpResponse, req: HttpRequest, pattern: string): boolean {
     if (!this.closed) return false;
     this.refused++;
     const ctx = new RequestContext(req, 0);
     ctx.corked = true; // inside the route's callback: uWS has corked the connection
     res.onAborted(() => ctx.markAborted());
+    if (this.access.logRequests !== 'off') {
+      // Every answer here is an error (503): its line names the client.
+      ctx.bindClient(res, req, this.proxyTrust);
+      ctx.clientAddress();
+    }
     const err = new ShuttingDownError();
     const bodyComing =
       (ctx.contentLength !== null && ctx.contentLength > 0) ||
@@ -75,6 +99,7 @@ export class ShutdownGate {
       sendError(res, ctx, err, true);
     }
     ctx.corked = false;
+    requestFinished(ctx, routeOfPattern(pattern), this.access);
     return true;
   }
 }

@@ -128,6 +128,25 @@ export function writeRequestSummary(): void {
 export const UNMATCHED_ROUTE = '(unmatched)';
 
 /**
+ * The route a request is counted under, by the uWS pattern that matched it, where the two differ:
+ * an endpoint whose last segment is a wildcard (`/user_uploads/*path_id`, mounted as
+ * `/user_uploads/*`), and the catch-all of unmatched requests. For what answers a request before
+ * its route's own code runs (the shutdown's gate: ./drain.ts), so that it is counted as the route
+ * would count it. (Of the process, as the metrics are: every server mounts the same endpoints.)
+ */
+const routeByPattern = new Map<string, string>([['/*', UNMATCHED_ROUTE]]);
+
+/** Requests matched by uWS `pattern` are counted as `route` (./router.ts mountEndpoints). */
+export function countPatternAs(pattern: string, route: string): void {
+  if (pattern !== route) routeByPattern.set(pattern, route);
+}
+
+/** The route a request matched by uWS `pattern` is counted under. */
+export function routeOfPattern(pattern: string): string {
+  return routeByPattern.get(pattern) ?? pattern;
+}
+
+/**
  * A failed login: a wrong password (`password`: POST /fetch_api_key, /json/login), or credentials
  * refused on a request (`api_key`: a wrong key, a deactivated account or realm). A warning line
  * names the client's address and User-Agent and the username tried (never the secret), so that

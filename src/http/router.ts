@@ -7,7 +7,7 @@
  * Each step's callbacks catch their own exceptions (body, handler, held answer, streaming): the
  * request is answered 500 if it still can be, releases what it held, and leaves (./unexpected.ts).
  */
-import { requestFinished, UNMATCHED_ROUTE } from './request-log.js';
+import { countPatternAs, requestFinished, UNMATCHED_ROUTE } from './request-log.js';
 import type { ServerContext } from '../context.js';
 import { JsonableError, ResourceNotFoundError, RequestTooLargeError } from '../lib/errors.js';
 import type { RawParams } from '../lib/params.js';
@@ -105,6 +105,7 @@ export function mountEndpoints(
     const key = `${ep.method} ${ep.path}`;
     if (seen.has(key)) throw new Error(`route defined twice: ${key}`);
     seen.add(key);
+    countPatternAs(ep.uwsPath, ep.path);
     app[MOUNT[ep.method]](ep.uwsPath, (res: HttpResponse, req: HttpRequest) =>
       onRequest(res, req, ep, server, inflight),
     );

@@ -39,6 +39,7 @@ import {
 import { parseUrlEncoded } from './body.js';
 import type { Release } from './address-limits.js';
 import { RequestContext } from './request.js';
+import { requestFinished } from './request-log.js';
 import { sendError } from './respond.js';
 import {
   DISABLED_COMPRESSION,
@@ -91,9 +92,13 @@ function mountSocketAt(app: TemplatedApp, server: ServerContext, path: string, v
       const key = req.getHeader('sec-websocket-key');
       const extensions = req.getHeader('sec-websocket-extensions');
       const admitted = admit(server, res, req, ctx, protocolOffer, via);
-      if (admitted === null) return;
-      const data: SocketData = { ...admitted, consumer: null, closed: false };
-      res.cork(() => res.upgrade(data, key, admitted.protocol, extensions, context));
+      if (admitted !== null) {
+        const data: SocketData = { ...admitted, consumer: null, closed: false };
+        ctx.answering(101);
+        res.cork(() => res.upgrade(data, key, admitted.protocol, extensions, context));
+      }
+      // An upgrade is counted as a request (its refusals too), until its 101 or its error.
+      requestFinished(ctx, path, config);
     },
 
     open: (ws: WebSocket<SocketData>) => {
@@ -155,6 +160,7 @@ function mountSocketAt(app: TemplatedApp, server: ServerContext, path: string, v
       ctx,
       new JsonableError('This URL is a WebSocket: connect with an Upgrade request'),
     );
+    requestFinished(ctx, path, config);
   });
 }
 
@@ -172,6 +178,9 @@ function admit(
 ): Admitted | null {
   const { queues, config } = server;
   ctx.bindClient(res, req, server.proxyTrust);
+  // The access log names the client (as the router's: ./router.ts acceptRequest).
+  if (config.logRequests === 'all') ctx.clientAddress();
+  else if (config.logRequests === 'errors') ctx.logSlowerThanMs = config.slowRequestMs;
   if (via === 'session') ctx.browser = readBrowserRequest(req, 'only', ctx.authorization);
   res.onAborted(() => ctx.markAborted());
   let release: Release | null = null;

@@ -192,7 +192,7 @@ export function guardApp(app: TemplatedApp, gate?: ShutdownGate): TemplatedApp {
     gate === undefined || gate.exempt.has(pattern)
       ? handler
       : (((res: HttpResponse, req: HttpRequest) =>
-          gate.refuse(res, req) ? undefined : handler(res, req)) as H);
+          gate.refuse(res, req, pattern) ? undefined : handler(res, req)) as H);
   for (const m of ROUTE_METHODS) {
     const mount: (pattern: string, handler: RouteHandler) => TemplatedApp = app[m].bind(app);
     (app as unknown as Record<string, unknown>)[m] = (pattern: string, handler: RouteHandler) =>
