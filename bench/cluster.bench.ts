@@ -29,6 +29,10 @@
  *    BENCH_FAULTS picks faults by name (comma-separated: leader, other, frozen, owner; default
  *    all). With CLUSTER_TRACE=1 the nodes write their failover timeline (src/cluster/trace.ts) and
  *    the cluster's logs are kept in a directory the bench names.
+ * BENCH_BASE_PORT (default: the single-process server on 9790, the clusters' on free ports the
+ * system picks) puts the single-process server on that port and each cluster on the ports after it.
+ * Every process the bench starts is stopped by a reaper (src/cluster/reaper.ts) if the bench ends
+ * without stopping it (SIGTERM, Ctrl-C, a crash): its clusters' and its single-process server.
  * On one 2-core machine every process shares the same cores: see docs/cluster.md for what the
  * figures can and cannot show.
  */
@@ -64,6 +68,7 @@ const FAULTS = new Set(
   (process.env.BENCH_FAULTS ?? 'leader,other,frozen,owner').split(',').map((f) => f.trim()),
 );
 const TRACE = process.env.CLUSTER_TRACE === '1';
+const BASE_PORT = process.env.BENCH_BASE_PORT ? Number(process.env.BENCH_BASE_PORT) : null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const auth = (u: User) => 'Basic ' + Buffer.from(`${u.email}:${u.api_key}`).toString('base64');
@@ -155,14 +160,19 @@ type Target = { base: string; u: User };
 /** The single-process server, kept running for the whole bench (the same-run baseline). */
 async function startSingleProcess(): Promise<Target & { stop: () => Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-bench-single-'));
-  const port = 9790;
+  const port = BASE_PORT ?? 9790;
+  // As for the clusters: a bench ended by a signal runs no `stop`, and the server (its database
+  // open in `dir`) would go on running, holding its port.
+  const stopReaper = reapOnExit(dir);
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     env: { ...process.env, DATA_DIR: dir, PORT: String(port), RATE_LIMITING: 'off' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exited = new Promise((r) => child.once('exit', r));
   const stop = async () => {
     child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await exited;
+    await stopReaper();
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -685,6 +695,7 @@ export async function clusterBench(): Promise<void> {
           dir,
           nodes: n,
           natsServers: servers,
+          ...(BASE_PORT === null ? {} : { basePort: BASE_PORT + 1 }),
           env: { RATE_LIMITING: 'off', ...(TRACE ? { CLUSTER_TRACE: '1' } : {}) },
           supervise: true,
         });
