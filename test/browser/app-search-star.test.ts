@@ -5,6 +5,7 @@
  * `starred_message_counts` permitting), kept current as messages are starred, unstarred and
  * deleted; and what is typed right after Ctrl+K lands in the dialog's field, every character.
  */
+import type { Page } from 'playwright-core';
 import t from 'tap';
 import { openApp, waitFor, waitForTitle } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
@@ -159,16 +160,74 @@ t.test('keys typed right after Ctrl+K land in the dialog, every one', async (t) 
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+type Box = { x: number; y: number; width: number; height: number };
+
+/**
+ * The box of the search field's clear button ("×": chromium draws it in the field's user-agent
+ * shadow tree, which only the DevTools protocol reaches), or null when it is not drawn.
+ */
+async function clearButtonBox(page: Page): Promise<Box | null> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    type DomNode = {
+      nodeId: number;
+      attributes?: string[];
+      children?: DomNode[];
+      shadowRoots?: DomNode[];
+    };
+    const { root } = (await cdp.send('DOM.getDocument', { depth: -1, pierce: true })) as {
+      root: DomNode;
+    };
+    const find = (n: DomNode): DomNode | null => {
+      const a = n.attributes ?? [];
+      for (let i = 0; i < a.length; i += 2)
+        if (a[i] === 'pseudo' && a[i + 1] === '-webkit-search-cancel-button') return n;
+      for (const c of [...(n.shadowRoots ?? []), ...(n.children ?? [])]) {
+        const found = find(c);
+        if (found) return found;
+      }
+      return null;
+    };
+    const button = find(root);
+    if (button === null) return null;
+    // No box model: not rendered (display: none).
+    const model = await cdp.send('DOM.getBoxModel', { nodeId: button.nodeId }).catch(() => null);
+    if (model === null) return null;
+    const [x1, y1, x2, , , y3] = model.model.border;
+    const box = { x: x1!, y: y1!, width: x2! - x1!, height: y3! - y1! };
+    return box.width > 0 && box.height > 0 ? box : null;
+  } finally {
+    await cdp.detach();
+  }
+}
+
+function inside(a: Box, b: Box): boolean {
+  return (
+    a.x >= b.x && a.y >= b.y && a.x + a.width <= b.x + b.width && a.y + a.height <= b.y + b.height
+  );
+}
+
+function overlap(a: Box, b: Box): boolean {
+  return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+}
+
 t.test(
   'the search box takes a tap or click on its magnifier (a phone shows only that)',
   async (t) => {
     if (NO_CHROMIUM) return;
-    for (const width of [390, 1280]) {
+    for (const [width, dark] of [
+      [390, false],
+      [390, true],
+      [1280, false],
+      [1280, true],
+    ] as const) {
       const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
         hash: '#feed',
         width,
         height: width === 390 ? 844 : 800,
+        dark,
       });
+      const theme = dark ? 'dark' : 'light';
       const icon = await page.locator('form.search .icon').boundingBox();
       const at = { x: icon!.x + icon!.width / 2, y: icon!.y + icon!.height / 2 };
       await page.mouse.click(at.x, at.y);
@@ -186,7 +245,31 @@ t.test(
       await waitForTitle(page, 'Search: lunch');
       await waitFor(page, `document.querySelector('.msg .content .highlight') !== null`);
       t.pass(`${width} px: and searches`);
-      if (width === 390) await screenshot(page, t, 'search-390');
+      // The search stays in the box; the pointer still on the magnifier (hovered: chromium draws
+      // the field's "×" on hover or focus). Then the box taken again, as to change the search.
+      for (const state of ['searched', 'focused']) {
+        if (state === 'focused') {
+          await page.mouse.click(at.x, at.y);
+          await waitFor(page, `document.activeElement?.id === 'search'`);
+        }
+        const where = `${width} px, ${theme}, ${state}`;
+        const magnifier = await page.locator('form.search .icon').boundingBox();
+        const clear = await clearButtonBox(page);
+        const field = await page.locator('#search').boundingBox();
+        t.ok(
+          magnifier !== null && field !== null && magnifier.width > 0 && inside(magnifier, field),
+          `${where}: the magnifier is drawn, in the field ` +
+            `(${JSON.stringify(magnifier)}, ${JSON.stringify(field)})`,
+        );
+        if (width > 390 || state === 'focused')
+          t.ok(clear !== null, `${where}: so is the field's clear button`);
+        t.notOk(
+          clear !== null && magnifier !== null && overlap(clear, magnifier),
+          `${where}: the clear button is not on the magnifier ` +
+            `(${JSON.stringify(clear)}, ${JSON.stringify(magnifier)})`,
+        );
+        await screenshot(page, t, `search-${width}-${theme}-${state}`);
+      }
       watch.assertClean(t, /WebSocket|status of 401/);
       await page.close();
     }
