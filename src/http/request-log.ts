@@ -32,6 +32,8 @@ export function requestFinished(
   route: string,
   access: AccessLogSettings,
 ): void {
+  if (ctx.finished) return;
+  ctx.finished = true;
   const ms = performance.now() - ctx.startedAt;
   const status = ctx.status === 0 ? CLIENT_CLOSED : ctx.status;
   observeRequest(ctx.method, route, status, ms);

@@ -49,6 +49,8 @@ export class RequestContext {
   private id: string | undefined = undefined;
   /** The status written (0 until then); for the request's log line and metrics. */
   status = 0;
+  /** Counted and logged (./request-log.ts requestFinished: once per request). */
+  finished = false;
   /** Who made the request, once authenticated (log line). */
   userId: number | null = null;
   realmId: number | null = null;

@@ -8,8 +8,9 @@
  */
 import { fatalReason, internalErrorBody } from '../lib/errors.js';
 import { log } from '../observability/log.js';
-import { countUnexpected } from '../observability/metrics.js';
+import { countUnexpected, observeRequest } from '../observability/metrics.js';
 import { RequestContext } from './request.js';
+import { NO_ACCESS_LOG, requestFinished, routeOfPattern } from './request-log.js';
 import type { ShutdownGate } from './drain.js';
 import type {
   HttpRequest,
@@ -114,6 +115,15 @@ export function guardRoute(handler: RouteHandler, route = ''): RouteHandler {
       if (ctx !== null && (ctx.done || ctx.aborted)) return;
       if (ctx !== null) ctx.done = true;
       answerInternalError(res);
+      // Counted as any answer (its log line is the error's, above), unless it was already (the
+      // route's own end ran before the exception left it); thrown before the route made its
+      // request's context, with a time of 0 (its arrival is not known).
+      if (ctx === null)
+        observeRequest((method || 'GET').toUpperCase(), routeOfPattern(route), 500, 0);
+      else if (!ctx.finished) {
+        ctx.status = 500;
+        requestFinished(ctx, routeOfPattern(route), NO_ACCESS_LOG);
+      }
     }
   };
 }

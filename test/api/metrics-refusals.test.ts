@@ -200,3 +200,21 @@ t.test("the shutdown's 503s: each counted under the route it was for", async (t)
   );
   await closing;
 });
+
+t.test("the last resort's 500 (an exception thrown through a route): counted", async (t) => {
+  // src/http/unexpected.ts guardRoute answers what a route threw before answering.
+  const ts = await startServer(t, { testRoutes: true });
+  const before = await counts(ts.url);
+  const res = await rawRequest(ts.url, {
+    method: 'POST',
+    path: '/api/v1/__test/fail/arrival',
+    headers: { host: HOST, 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'a=1',
+  });
+  t.equal(res.status, 500, 'answered 500 by the boundary around the route');
+  t.same(
+    grown(before, await counts(ts.url)),
+    { 'POST /api/v1/__test/fail/arrival 500': 1 },
+    'counted once, under its route',
+  );
+});
