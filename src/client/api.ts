@@ -98,7 +98,12 @@ export type SendMessage =
   | { type: 'stream'; to: number; topic: string; content: string }
   | { type: 'direct'; to: number[]; content: string };
 
-export type SendOptions = { queue_id?: string; local_id?: string; read_by_sender?: boolean };
+export type SendOptions = {
+  queue_id?: string;
+  local_id?: string;
+  read_by_sender?: boolean;
+  signal?: AbortSignal;
+};
 
 export type GetMessages = {
   anchor: number | 'newest' | 'oldest' | 'first_unread';
@@ -335,15 +340,20 @@ export class ConfabClient {
   }
 
   sendMessage(m: SendMessage, opts: SendOptions = {}): Promise<{ id: number }> {
-    return this.request('POST', '/messages', {
-      type: m.type,
-      to: m.type === 'stream' ? m.to : m.to,
-      topic: m.type === 'stream' ? m.topic : undefined,
-      content: m.content,
-      queue_id: opts.queue_id,
-      local_id: opts.local_id,
-      read_by_sender: opts.read_by_sender,
-    });
+    return this.request(
+      'POST',
+      '/messages',
+      {
+        type: m.type,
+        to: m.type === 'stream' ? m.to : m.to,
+        topic: m.type === 'stream' ? m.topic : undefined,
+        content: m.content,
+        queue_id: opts.queue_id,
+        local_id: opts.local_id,
+        read_by_sender: opts.read_by_sender,
+      },
+      { signal: opts.signal },
+    );
   }
 
   render(content: string): Promise<{ rendered: string }> {

@@ -8,6 +8,11 @@
  *   everything not acknowledged), and the socket is tried again later (`socketRetryMs`, doubling).
  * - Any failure to reach the server (a restart, a network change) is retried with jittered
  *   exponential backoff on the same queue; the status says `reconnecting` meanwhile.
+ * - Silence is a failure too: the server sends a heartbeat when it has had nothing to send for a
+ *   while, so a socket that brings nothing, or a poll not answered, within register's
+ *   `event_queue_longpoll_timeout_seconds` is taken for lost (a server frozen or a network that
+ *   drops packets keeps a connection open, saying nothing). A poll with `dont_block` should be
+ *   answered at once: it is given `quickTimeoutMs`.
  * - `BAD_EVENT_QUEUE_ID` (the queue expired, was discarded or the server lost it), a socket closed
  *   with 4001, or an acknowledgement the queue cannot honour: register again and hand the new
  *   snapshot to `onRegister` (`again` = true), which replaces the caller's state.
@@ -66,8 +71,13 @@ export type EventStreamOptions = {
   /** First retry delay after a failure, doubling up to `maxBackoffMs`. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
-  /** A poll not answered in this time is given up and sent again (default: register's 90 s). */
+  /**
+   * A poll not answered, or a socket that brought nothing, in this time is taken for lost
+   * (default: register's `event_queue_longpoll_timeout_seconds`, 90 s).
+   */
   pollTimeoutMs?: number;
+  /** The same for a poll with `dont_block`, answered at once by a server that is there (15 s). */
+  quickTimeoutMs?: number;
   /**
    * How long after falling back to polling to try the socket again: `socketReturnMs` (5 s) when
    * the socket had worked (a restart, a dropped connection), else `socketRetryMs` (5 min),
@@ -105,6 +115,8 @@ export class EventStream {
   private socketFailures = 0;
   private socketWorked = false;
   private ackTimer: unknown = null;
+  /** The socket's silence watchdog: re-armed by every frame. */
+  private quietTimer: unknown = null;
   private acked = -1;
   private pollTimeoutMs: number;
 
@@ -131,9 +143,17 @@ export class EventStream {
     }
   }
 
-  /** Try at once instead of waiting out a backoff (the browser came back online, or in view). */
+  /**
+   * Try at once instead of waiting out a backoff (the browser came back online, or in view, or
+   * the user asked); a poll still waiting for a server that has not answered is sent again.
+   */
   reconnectNow(): void {
-    if (this.stopped || this.retryTimer === null || this.retryFn === null) return;
+    if (this.stopped) return;
+    if (this.status === 'reconnecting' && this.poll !== null && this.socket === null) {
+      this.failures = 0;
+      return this.startPolling(true);
+    }
+    if (this.retryTimer === null || this.retryFn === null) return;
     const fn = this.retryFn;
     this.timers.clearTimeout(this.retryTimer);
     this.retryTimer = null;
@@ -197,6 +217,7 @@ export class EventStream {
   }
 
   private closeSocket(): void {
+    this.quiet(null);
     const s = this.socket;
     if (!s) return;
     this.socket = null;
@@ -246,9 +267,11 @@ export class EventStream {
       this.poll = null;
       this.acked = this.lastEventId;
       this.setStatus('live', 'socket');
+      this.quiet(s);
     };
     s.onmessage = (ev) => {
       if (gen !== this.gen || this.socket !== s) return;
+      this.quiet(s);
       this.onFrame(ev.data);
     };
     s.onerror = () => undefined; // a close follows
@@ -279,6 +302,25 @@ export class EventStream {
     if (!hadOpened) this.socketFailures++;
     if (this.transport === 'socket') this.setStatus('live', 'poll');
     this.startPolling(true);
+  }
+
+  /**
+   * (Re-)arms the watchdog of socket `s` (null: disarms it): nothing on it, not even a heartbeat,
+   * for the poll timeout, and it is closed as lost; long-polling (at once, `dont_block`) tells
+   * whether the server is there.
+   */
+  private quiet(s: SocketLike | null): void {
+    if (this.quietTimer !== null) this.timers.clearTimeout(this.quietTimer);
+    this.quietTimer = null;
+    if (s === null) return;
+    const gen = this.gen;
+    this.quietTimer = this.timers.setTimeout(() => {
+      this.quietTimer = null;
+      if (gen !== this.gen || this.socket !== s || this.stopped) return;
+      this.closeSocket();
+      this.setStatus('reconnecting', null, new NetworkError('the event socket went silent'));
+      this.startPolling(true);
+    }, this.pollTimeoutMs);
   }
 
   private scheduleSocketRetry(): void {
@@ -352,12 +394,15 @@ export class EventStream {
     const gen = this.gen;
     const queueId = this.queueId;
     let timedOut = false;
+    // After a failure or a hand-over, an immediate answer tells whether the server is there.
+    const dontBlock = first || this.status !== 'live';
+    const timeout = dontBlock
+      ? Math.min(this.pollTimeoutMs, this.o.quickTimeoutMs ?? 15_000)
+      : this.pollTimeoutMs;
     const timer = this.timers.setTimeout(() => {
       timedOut = true;
       ctl.abort();
-    }, this.pollTimeoutMs);
-    // After a failure or a hand-over, an immediate answer tells whether the server is there.
-    const dontBlock = first || this.status !== 'live';
+    }, timeout);
     this.o.client.getEvents(queueId, this.lastEventId, { dontBlock, signal: ctl.signal }).then(
       (r) => {
         this.timers.clearTimeout(timer);
@@ -376,10 +421,12 @@ export class EventStream {
         if (gen !== this.gen || this.poll !== ctl) return;
         this.poll = null;
         if (this.socket !== null) return;
-        if (timedOut) return this.startPolling(true);
         if (this.fatal(e)) return;
-        if (e instanceof ApiError && !e.transient) return this.reregister();
-        this.setStatus('reconnecting', null, e);
+        if (!timedOut && e instanceof ApiError && !e.transient) return this.reregister();
+        // Not answered in time (no heartbeat came): as good as refused, the server is not there.
+        this.setStatus('reconnecting', null, timedOut ? new NetworkError('no answer') : e);
+        // A long poll that timed out is tried again at once (once); the rest wait a backoff.
+        if (timedOut && !dontBlock) return this.startPolling(true);
         this.later(() => this.startPolling(true), this.backoff());
       },
     );

@@ -1,10 +1,11 @@
 /**
  * The web app in chromium, staying connected (issue 30 Part B 1, and the events over the
- * WebSocket): a graceful server restart mid-session ("Reconnecting…", then the same queue:
- * nothing lost, nothing twice), a lost event queue registered again with the view refreshed, the
- * event WebSocket killed mid-stream with a frame lost in flight (long-polling takes over, then a
- * new socket; every message once, in order); and keyboard-only use: log in, Ctrl+K, `n`, `r`,
- * Esc, the message list's arrows, visible focus and accessible names.
+ * WebSocket): a graceful server restart mid-session ("Trying again…", then the same queue:
+ * nothing lost, nothing twice), a server frozen (the silent socket taken for lost, a send shown
+ * as not sent, all caught up after), a lost event queue registered again with the view
+ * refreshed, the event WebSocket killed mid-stream with a frame lost in flight (long-polling
+ * takes over, then a new socket; every message once, in order); and keyboard-only use: log in,
+ * Ctrl+K, `n`, `r`, Esc, the message list's arrows, visible focus and accessible names.
  */
 import t from 'tap';
 import WebSocket from 'ws';
@@ -46,9 +47,9 @@ t.test('a server restart mid-session: nothing lost or doubled', async (t) => {
   await waitMessage(page, 'before the restart');
 
   await ts.server.close();
-  await page.waitForSelector('.banner >> text=Reconnecting…');
+  await page.waitForSelector('.banner >> text=Trying again');
   await screenshot(page, t, 'reconnecting-1280');
-  t.pass('"Reconnecting…" while the server is away');
+  t.pass('"Trying again…" while the server is away');
   const again = await restartServer(t, ts.dataDir, ts.fx);
   front.target.port = again.server.port;
   await page.waitForSelector('.banner', { state: 'detached', timeout: 60_000 });
@@ -66,6 +67,65 @@ t.test('a server restart mid-session: nothing lost or doubled', async (t) => {
     t,
     /WebSocket|status of 401|ERR_CONNECTION|ERR_EMPTY_RESPONSE|Failed to load resource/,
   );
+});
+
+t.test('the server frozen: a banner, a send marked not sent, then caught up once', async (t) => {
+  if (NO_CHROMIUM) return;
+  // A heartbeat every 2 s: the server then tells clients to give up on a connection silent for
+  // 4 s (event_queue_longpoll_timeout_seconds, twice its longest interval).
+  const ts = await startServer(t, { heartbeatMs: 2000, heartbeatJitterMs: 0 });
+  const front = await relay(t);
+  front.target.port = ts.server.port;
+  const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
+  const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+  const { page, watch } = await openApp(b, front.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${id}-general/topic/frozen`,
+  });
+  await waitFor(page, `document.querySelector('.app').dataset.transport === 'socket'`);
+  await sendChannelMessage(ts.api, 'othello', 'general', 'frozen', 'before the freeze');
+  await waitMessage(page, 'before the freeze');
+
+  // The server stops answering, its connections open: the socket falls silent.
+  front.freeze();
+  const frozenAt = Date.now();
+  await page.waitForSelector('.banner >> text=Trying again', { timeout: 20_000 });
+  t.pass(`the banner after ${Date.now() - frozenAt} ms of silence`);
+  await sendChannelMessage(ts.api, 'othello', 'general', 'frozen', 'sent during the freeze');
+  await page.click('#compose-text');
+  await page.keyboard.type('mine, during the freeze');
+  await page.keyboard.press('Enter');
+  await waitMessage(page, 'mine, during the freeze');
+  // Not answered: shown as not sent, with a way to send it again (a bounded wait).
+  await page.waitForSelector('.send-state.failed >> text=Try again', { timeout: 30_000 });
+  await screenshot(page, t, 'frozen-1280');
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  // (The banner's dot pulses for ever; the rest settles.)
+  await waitFor(
+    page,
+    `document.getAnimations().every((a) => a.effect.getTiming().iterations === Infinity)`,
+  );
+  await screenshot(page, t, 'frozen-390-dark');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.emulateMedia({ colorScheme: 'light' });
+  t.equal(await messageTexts(page).then((x) => count(x, 'sent during the freeze')), 0, 'not yet');
+
+  front.thaw();
+  await page.waitForSelector('.banner', { state: 'detached', timeout: 60_000 });
+  await waitMessage(page, 'sent during the freeze');
+  await page.click('.send-state.failed >> text=Try again');
+  await waitFor(page, `document.querySelectorAll('.msg.local, .send-state').length === 0`);
+  await sendChannelMessage(ts.api, 'othello', 'general', 'frozen', 'after the freeze');
+  await waitMessage(page, 'after the freeze');
+  const texts = await messageTexts(page);
+  for (const m of [
+    'before the freeze',
+    'sent during the freeze',
+    'mine, during the freeze',
+    'after the freeze',
+  ])
+    t.equal(count(texts, m), 1, `"${m}" once`);
+  watch.assertClean(t, /WebSocket|ERR_CONNECTION|ERR_EMPTY_RESPONSE|Failed to load resource/);
 });
 
 t.test('a lost event queue: registered again, the view refreshed', async (t) => {

@@ -92,6 +92,11 @@ const MARK_READ_DELAY_MS = 400;
  */
 export const UNKNOWN_CHANNEL = 'Unknown channel';
 
+/**
+ * A send not answered in this time is shown as not sent, with "Try again": a server that froze,
+ * or a network that drops everything, would leave it "Sending…" for ever.
+ */
+const SEND_TIMEOUT_MS = 15_000;
 /** How long a channel just joined (or created) may take to come in the events. */
 const JOIN_WAIT_MS = 10_000;
 
@@ -151,7 +156,8 @@ export class Controller {
   private toastSeq = 0;
   private questionSeq = 0;
   private composeSeq = 0;
-  private readonly unsent = new Map<string, { to: ComposeTo; content: string }>();
+  /** Sends not confirmed yet, by local id; `failed` once shown as not sent. */
+  private readonly unsent = new Map<string, { to: ComposeTo; content: string; failed?: boolean }>();
   private emojiLoading: Promise<void> | null = null;
   private readonly listeners: [EventTarget, string, EventListener][] = [];
 
@@ -318,7 +324,11 @@ export class Controller {
         s.realm.presencePingSeconds * 1000,
       );
     }
-    if (again) this.toast('Reconnected: the view was refreshed.', 'info');
+    if (again) {
+      // The new state has none of the old one's echoes: those not sent come back, as not sent.
+      for (const [id, item] of [...this.unsent]) if (item.failed) this.echoUnsent(s, id);
+      this.toast('Reconnected: the view was refreshed.', 'info');
+    }
     if (this.early.length) {
       const early = this.early;
       this.early = [];
@@ -805,23 +815,55 @@ export class Controller {
       to.kind === 'dm'
         ? { type: 'direct' as const, to: to.userIds, content }
         : { type: 'stream' as const, to: to.streamId!, topic: to.topic, content };
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), SEND_TIMEOUT_MS);
     this.client
       .sendMessage(msg, {
         queue_id: this.stream?.queueId ?? undefined,
         local_id: localId,
         read_by_sender: true,
+        signal: ctl.signal,
       })
       .then(() => this.unsent.delete(localId))
       .catch((e: unknown) => {
-        if (this.state.value !== s) return;
-        s.echoFailed(localId);
-        this.toast(`Your message was not sent: ${e instanceof Error ? e.message : String(e)}`);
-      });
+        if (!this.unsent.has(localId)) return; // discarded meanwhile
+        item.failed = true;
+        const now = this.state.value;
+        if (!now) return;
+        // Registered anew while it was on its way: shown again in the new state.
+        if (now !== s) this.echoUnsent(now, localId);
+        else s.echoFailed(localId);
+        const why = ctl.signal.aborted
+          ? 'the server did not answer in time.'
+          : e instanceof Error
+            ? e.message
+            : String(e);
+        this.toast(`Your message was not sent: ${why}`);
+      })
+      .finally(() => clearTimeout(timer));
+  }
+
+  /** An unsent message echoed in state `s` (a new one), marked not sent, under a new local id. */
+  private echoUnsent(s: ChatState, localId: string): void {
+    const item = this.unsent.get(localId);
+    if (!item) return;
+    const { to, content } = item;
+    const html = plainHtml(content);
+    const id =
+      to.kind === 'dm'
+        ? s.echo({ type: 'private', userIds: to.userIds, content, html })
+        : s.echo({ type: 'stream', streamId: to.streamId!, topic: to.topic, content, html });
+    s.echoFailed(id);
+    this.unsent.delete(localId);
+    this.unsent.set(id, item);
   }
 
   retrySend(localId: string): void {
     // Only a failed one: "Try again" clicked twice before a drawing sends it once.
-    if (this.state.value?.echoRetrying(localId)) this.post(localId);
+    if (!this.state.value?.echoRetrying(localId)) return;
+    const item = this.unsent.get(localId);
+    if (item) item.failed = false;
+    this.post(localId);
   }
 
   dropUnsent(localId: string): { to: ComposeTo; content: string } | undefined {

@@ -276,7 +276,10 @@ export function Shell({ c }: { c: Controller }) {
       {status === 'reconnecting' && (
         <div class="banner" role="status">
           <span class="dot" aria-hidden="true" />
-          Reconnecting…
+          <span>Can’t reach the server. Trying again…</span>
+          <button type="button" onClick={() => c.stream?.reconnectNow()}>
+            Try now
+          </button>
         </div>
       )}
       <Sidebar c={c} />

@@ -73,6 +73,9 @@ export type Clock = { now(): number; timers: Timers };
 /** What a message's row needs beyond the message (its flags live on it). */
 export type StoredMessage = Message & { flags: string[]; local_failed?: boolean };
 
+/** Local ids handed out in this page (echo()). */
+let pageEchoes = 0;
+
 export class ChatState {
   readonly selfId: number;
   self: User;
@@ -566,7 +569,10 @@ export class ChatState {
       | { type: 'stream'; streamId: number; topic: string; content: string; html: string }
       | { type: 'private'; userIds: number[]; content: string; html: string },
   ): string {
-    const localId = `${++this.localSeq}`;
+    // Unique in the page, not only in this state: a send from before a new registration still
+    // comes back with its local id, which must not name one of this state's echoes.
+    const localId = `${++pageEchoes}`;
+    ++this.localSeq;
     const id = this.maxMessageId + this.localSeq / 1000;
     const base = {
       id,

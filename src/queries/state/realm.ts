@@ -218,7 +218,13 @@ function fillRealm(req: StateRequest, state: Record<string, unknown>): void {
   state.max_topic_length = MAX_TOPIC_LENGTH;
   state.max_stream_name_length = MAX_CHANNEL_NAME_LENGTH;
   state.max_stream_description_length = MAX_CHANNEL_DESCRIPTION_LENGTH;
-  state.event_queue_longpoll_timeout_seconds = EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS;
+  // A live client hears from its queue (an event, else a heartbeat) within the longest heartbeat
+  // interval; this is how long it may wait before taking the connection for lost: the reference's
+  // 90 s, or twice the interval where the server is set to beat faster (tests do).
+  state.event_queue_longpoll_timeout_seconds = Math.min(
+    EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS,
+    Math.ceil((2 * (req.config.heartbeatMs + req.config.heartbeatJitterMs)) / 1000),
+  );
   state.server_typing_started_expiry_period_milliseconds =
     TYPING_STARTED_EXPIRY_PERIOD_MILLISECONDS;
   state.server_typing_stopped_wait_period_milliseconds = TYPING_STOPPED_WAIT_PERIOD_MILLISECONDS;
