@@ -238,7 +238,7 @@ t.test('a user renamed: their messages and mentions of them show the new name', 
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
-t.test('a spoiler says it opens, and opens and closes on a click', async (t) => {
+t.test('a spoiler says it opens, and opens and closes on a click or a key', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
     hash: `#narrow/channel/${general}-general/topic/spoilers`,
@@ -273,6 +273,25 @@ t.test('a spoiler says it opens, and opens and closes on a click', async (t) => 
   t.not((await mark()).transform, closed.transform, 'its mark turned');
   await header.click();
   t.notOk(await hidden.isVisible(), 'another closes it');
+
+  // From the keyboard: its header is a button (focusable, says whether it is open).
+  t.equal(await header.getAttribute('role'), 'button', 'the header is a button');
+  t.equal(await header.getAttribute('aria-expanded'), 'false', 'saying it is closed');
+  t.equal(await page.evaluate(`${headerSel}.tabIndex`), 0, 'in the Tab order');
+  await header.focus();
+  t.ok(await page.evaluate(`document.activeElement === ${headerSel}`), 'it takes the focus');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `${headerSel}.getAttribute('aria-expanded') === 'true'`);
+  t.ok(await hidden.isVisible(), 'Enter opens it');
+  t.equal(
+    await page.evaluate(`document.activeElement?.id`),
+    '',
+    'and does nothing else (no reply begun)',
+  );
+  await screenshot(page, t, 'spoiler-open-keyboard');
+  await page.keyboard.press(' ');
+  await waitFor(page, `${headerSel}.getAttribute('aria-expanded') === 'false'`);
+  t.notOk(await hidden.isVisible(), 'Space closes it');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

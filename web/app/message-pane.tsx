@@ -165,6 +165,12 @@ function usePointerStill(list: { current: HTMLElement | null }, c: Controller): 
   }, [c]);
 }
 
+/** Opens or closes the spoiler whose header this is (the server's HTML; message.tsx decorate). */
+function toggleSpoiler(header: Element): void {
+  const open = header.parentElement?.classList.toggle('open') ?? false;
+  header.setAttribute('aria-expanded', String(open));
+}
+
 export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   const s = c.state.value!;
   track(list.rev, s.rev.unread, s.rev.users, s.rev.channels);
@@ -547,6 +553,12 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
             scroller.current?.focus({ preventScroll: true });
             return;
           }
+          const header = (e.target as HTMLElement).closest?.('.spoiler-header');
+          if (header && (e.key === 'Enter' || e.key === ' ')) {
+            // The spoiler's button, not the list's Enter (reply).
+            e.preventDefault();
+            return toggleSpoiler(header);
+          }
           onKey(e);
         }}
         onWheel={unpin}
@@ -555,7 +567,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
         onScroll={() => updateBelow(true)}
         onClick={(e) => {
           const header = (e.target as HTMLElement).closest('.spoiler-header');
-          header?.parentElement?.classList.toggle('open');
+          if (header) toggleSpoiler(header);
         }}
       >
         <div ref={top} class="list-edge" aria-hidden={!list.atOldest()}>

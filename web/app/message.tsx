@@ -49,6 +49,14 @@ export function decorate(el: HTMLElement, userName?: (id: number) => string | un
     if (text && span.textContent !== text) span.textContent = text;
   }
   if (el.querySelector('.katex')) needKatex();
+  // A spoiler's header opens and closes it (message-pane.tsx: toggleSpoiler): a button, from the
+  // keyboard too, that says whether it is open.
+  for (const h of el.querySelectorAll<HTMLElement>('.spoiler-header')) {
+    if (h.getAttribute('role') === 'button') continue;
+    h.setAttribute('role', 'button');
+    h.tabIndex = 0;
+    h.setAttribute('aria-expanded', String(!!h.parentElement?.classList.contains('open')));
+  }
   // A link to elsewhere than the app's own views (a file, an image, a site) opens in a new tab,
   // as in the reference's web app: following it does not leave the app. Links to a view
   // (#narrow/…) stay in it.
