@@ -2,7 +2,8 @@
  * The web app in chromium, where the keyboard's focus shows in the message list: after Escape
  * from the compose box, the ring is on the selected message, not around the whole pane; it
  * follows the arrows; with no message selected, the pane shows it again (never no indicator);
- * a click shows none; on a phone, the closed drawer takes no Tab and is not drawn.
+ * a click shows none; on a phone, the closed drawer takes no Tab and is not drawn, and the
+ * settings opened from the open drawer close it.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -134,4 +135,39 @@ t.test('390 px: the closed drawer takes no Tab and casts no shadow over the page
   );
   t.pass('closed again, hidden again');
   await page.close();
+});
+
+t.test('390 px: the settings opened from the drawer close the drawer', async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const dark of [false, true]) {
+    const mode = dark ? 'dark' : 'light';
+    const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#narrow/channel/sandbox/topic/chat',
+      width: 390,
+      height: 844,
+      dark,
+    });
+    await waitMessage(page, 'third words');
+    await page.click('button[aria-label="Open the sidebar"]');
+    await waitFor(page, `document.querySelector('.app').dataset.drawer === 'open'`);
+    await page.click('.sidebar button[aria-label="Settings"]');
+    await page.waitForSelector('[role="dialog"][aria-label="Settings"]');
+    await waitFor(page, `document.querySelector('.app').dataset.drawer === 'closed'`, 5_000);
+    await waitFor(
+      page,
+      `getComputedStyle(document.querySelector('.sidebar')).visibility === 'hidden'`,
+      5_000,
+    );
+    t.pass(`${mode}: the drawer closed, the settings alone on the screen`);
+    await screenshot(page, t, `settings-from-drawer-390-${mode}`);
+    // Closed, the settings leave the view as it was, the drawer still closed.
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('[role="dialog"][aria-label="Settings"]', { state: 'detached' });
+    t.equal(
+      await page.evaluate(`document.querySelector('.app').dataset.drawer`),
+      'closed',
+      `${mode}: back in the view, no drawer`,
+    );
+    await page.close();
+  }
 });

@@ -403,7 +403,12 @@ export class Controller {
     const hash = location.hash;
     const settings = /^#settings(?:\/([\w-]+))?/.exec(hash);
     if (settings) {
-      this.dialog.value = { kind: 'settings', panel: settings[1] ?? 'account' };
+      // Over the page, not over a phone's open drawer (it was drawn over it, the drawer showing
+      // at its side): the drawer closes, as choosing a view from it does.
+      batch(() => {
+        this.dialog.value = { kind: 'settings', panel: settings[1] ?? 'account' };
+        this.drawer.value = false;
+      });
       if (this.list.value) return;
     } else if (this.dialog.value?.kind === 'settings') {
       this.dialog.value = null;
