@@ -508,6 +508,74 @@ t.test(
 );
 
 t.test(
+  "a search's highlighting survives a re-render that leaves the words as they were",
+  async (t) => {
+    const clock = new FakeTimers();
+    const reg: RegisterResponse = {
+      queue_id: 'q',
+      last_event_id: -1,
+      user_id: 1,
+      email: '',
+      full_name: '',
+    };
+    const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
+    const hl = (w: string) => `<span class="highlight">${w}</span>`;
+    // An image still loading (its thumbnail comes later, as a re-render), words around it.
+    const loading = '<img src="/static/images/loading/loader-black.svg" alt="">';
+    const thumb = '<img src="/user_uploads/thumbnail/a.png/840x560.webp" alt="">';
+    const content = (img: string) =>
+      `<p>Lunch &amp; <em>lunch again</em> at noon</p><div class="message_inline_image">${img}</div>`;
+    const answer = [
+      {
+        ...msg(1),
+        content: content(loading),
+        subject: 'lunch',
+        match_content: `<p>${hl('Lunch')} &amp; <em>${hl('lunch')} again</em> at noon</p><div class="message_inline_image">${loading}</div>`,
+        match_subject: hl('lunch'),
+      } as Message,
+    ];
+    const loader = new Loader(s, () =>
+      Promise.resolve({
+        messages: structuredClone(answer),
+        anchor: 0,
+        found_anchor: false,
+        found_oldest: true,
+        found_newest: true,
+        history_limited: false,
+      }),
+    );
+    const search = s.list(searchNarrow(ALL, 'lunch'));
+    await loader.open(search, 'newest');
+    const update = (e: object, id: number) =>
+      s.apply([
+        { id, type: 'update_message', user_id: 2, message_id: 1, message_ids: [1], ...e },
+      ] as ServerEvent[]);
+
+    // The thumbnail made: the server renders the message again (rendering_only).
+    update({ rendering_only: true, rendered_content: content(thumb) }, 0);
+    t.same(
+      search.highlighted(s.messages.get(1)!),
+      {
+        content: `<p>${hl('Lunch')} &amp; <em>${hl('lunch')} again</em> at noon</p><div class="message_inline_image">${thumb}</div>`,
+        subject: hl('lunch'),
+      },
+      'a re-render with the same words: the new HTML, the same words highlighted',
+    );
+    // The topic renamed (the content as it was): the content still highlighted.
+    update({ edit_timestamp: 10, stream_id: 1, orig_subject: 'lunch', subject: 'meals' }, 1);
+    t.same(
+      search.highlighted(s.messages.get(1)!).content,
+      `<p>${hl('Lunch')} &amp; <em>${hl('lunch')} again</em> at noon</p><div class="message_inline_image">${thumb}</div>`,
+      'a move: the content still highlighted',
+    );
+    t.equal(search.highlighted(s.messages.get(1)!).subject, undefined, 'the topic as it is now');
+    // The words edited: the content as it is now (which words match, the server would say).
+    update({ edit_timestamp: 11, rendered_content: '<p>Dinner at eight</p>' + content(thumb) }, 2);
+    t.equal(search.highlighted(s.messages.get(1)!).content, undefined, 'an edit: no highlighting');
+  },
+);
+
+t.test(
   'more arrivals and deletions than are held while a fetch is on its way: it is fetched again',
   async (t) => {
     const { s, loader, held } = heldSetup();

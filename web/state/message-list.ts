@@ -16,9 +16,73 @@ import type { Narrow } from './narrow.js';
  * A search result's highlighting, as the server gave it (`match_content`, `match_subject`: its
  * HTML with `<span class="highlight">` around the words found), with the content and topic it
  * was made from: it is shown only while the message still has them (an edit or a move since
- * makes it stale, and the message is shown as it is).
+ * makes it stale, and the message is shown as it is), or, for the content, the same text
+ * rendered again (rehighlight).
  */
 type Highlight = { content?: string; contentOf: string; subject?: string; subjectOf: string };
+
+/** The server's HTML as its tags and its runs of text, in order. */
+const PIECES = /<[^>]*>|[^<]+/g;
+const HIGHLIGHT = '<span class="highlight">';
+
+/**
+ * The server's highlighting (`marked`: its HTML with highlight spans) laid over `html`, another
+ * rendering of the same text (rendered again: a thumbnail made, a preview added): the same
+ * characters highlighted. Null when the text is not the same (the words were edited: which of
+ * them match, only the server can say, when the search is fetched again).
+ */
+export function rehighlight(marked: string, html: string): string | null {
+  // The highlighted ranges, as offsets in the text (the text without the tags).
+  const ranges: [number, number][] = [];
+  let text = '';
+  let start = -1;
+  let depth = 0;
+  for (const p of marked.match(PIECES) ?? []) {
+    if (!p.startsWith('<')) text += p;
+    else if (start < 0) {
+      if (p === HIGHLIGHT) start = text.length;
+    } else if (p.startsWith('<span')) depth++;
+    else if (p === '</span>' && depth-- === 0) {
+      ranges.push([start, text.length]);
+      start = -1;
+      depth = 0;
+    }
+  }
+  const out: string[] = [];
+  let at = 0;
+  let r = 0;
+  let open = false;
+  for (const p of html.match(PIECES) ?? []) {
+    if (p.startsWith('<')) {
+      // A highlight across a tag is closed before it and opened again after it.
+      out.push(...(open ? ['</span>', p, HIGHLIGHT] : [p]));
+      continue;
+    }
+    const end = at + p.length;
+    if (text.slice(at, end) !== p) return null;
+    let pos = at;
+    while (pos < end) {
+      const range = ranges[r];
+      if (!open && range && range[0] < end) {
+        out.push(p.slice(pos - at, range[0] - at), HIGHLIGHT);
+        pos = range[0];
+        open = true;
+      } else if (open && range![1] <= end) {
+        out.push(p.slice(pos - at, range![1] - at), '</span>');
+        pos = range![1];
+        open = false;
+        r++;
+      } else {
+        out.push(p.slice(pos - at));
+        pos = end;
+      }
+    }
+    at = end;
+  }
+  if (at !== text.length) return null;
+  if (open) out.push('</span>');
+  return out.join('');
+}
 
 /** A message fetched with its highlighting (GET /messages of a search narrow). */
 export type FetchedMessage = Message & { match_content?: string; match_subject?: string };
@@ -343,6 +407,12 @@ export class MessageList {
   highlighted(m: Message): { content?: string; subject?: string } {
     const h = this.highlights.get(m.id);
     if (!h) return {};
+    if (h.content !== undefined && h.contentOf !== m.content) {
+      // Rendered again: the words as they were keep their highlighting (laid over the new
+      // HTML, once); words edited lose it.
+      h.content = rehighlight(h.content, m.content) ?? undefined;
+      h.contentOf = m.content;
+    }
     return {
       content: h.contentOf === m.content ? h.content : undefined,
       subject: h.subjectOf === m.subject ? h.subject : undefined,
