@@ -59,6 +59,18 @@ t.test('search results highlight the words found, in the content and the topic',
     'only the messages found (by their words or their topic)',
   );
 
+  // Its topic renamed (the content as it was): the content's words still highlighted.
+  await ts.api.patch('othello', `messages/${ids[0]}`, {
+    topic: 'food',
+    propagate_mode: 'change_one',
+  });
+  await waitFor(page, `${texts('.recipient .topic-name')}.includes('food')`);
+  t.same(
+    await page.evaluate(texts('.msg .content .highlight')),
+    ['Lunch'],
+    'a move: the words found still highlighted',
+  );
+
   // An edit of the message shown: its content as it is now (the highlighting was of the old).
   await ts.api.patch('othello', `messages/${ids[0]}`, { content: 'Lunch at one?' });
   await waitFor(page, `${texts('.msg .content')}.some((x) => x.includes('Lunch at one?'))`);
