@@ -6,8 +6,8 @@
  * (its first field focused as it is drawn), the compose box (Enter sends all that was typed; Enter
  * takes a suggestion that just appeared; focused as it is drawn after r, c or Reply, so that what
  * is typed at once goes into it, not to the message list's shortcuts),
- * Ctrl+K, the search box, the emoji picker, the edit box, and End in the message list after a
- * send. And toggles (the theme, Channel/Direct, the preview) clicked twice in one task, and the
+ * Ctrl+K, the search box, the emoji picker, the edit box (focused as its text is drawn, as is
+ * the compose box when its preview is hidden), and End in the message list after a send. And toggles (the theme, Channel/Direct, the preview) clicked twice in one task, and the
  * star, a reaction, Reply, a recipient bar and "Copy link" clicked after the server's change came,
  * before its drawing, act on the state as it is.
  */
@@ -362,6 +362,55 @@ t.test('the edit box: Ctrl+Enter twice saves once', async (t) => {
   await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))`);
   t.equal(edits.sent, 1, 'one edit sent');
   t.equal(await page.evaluate(alertText), '', 'no error ("Nothing to change")');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('the edit box and the preview: focused as they are drawn', async (t) => {
+  if (NO_CHROMIUM) return;
+  const sent = await sendChannelMessage(ts.api, 'hamlet', 'general', 'drawn', 'Edit me at once');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('drawn') });
+  // The message's Markdown (asked for when the edit begins) held until the page watches.
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route(`**/json/messages/${sent}?*`, async (route) => {
+    await held;
+    await route.continue();
+  });
+  const row = page.locator('.msg', { hasText: 'Edit me at once' });
+  await row.hover();
+  await row.locator('button[aria-label="Edit"]').click();
+  await page.waitForSelector('.edit-box textarea');
+  // In the microtask after the drawing that shows the text (a MutationObserver's), before any
+  // frame: the box has the focus, so keys typed at once go into it (not to the list's `n`).
+  const focused = page.evaluate(`new Promise((resolve) => {
+    const area = document.querySelector('.edit-box textarea');
+    new MutationObserver((_, o) => {
+      if (area.disabled) return;
+      o.disconnect();
+      resolve(document.activeElement === area);
+    }).observe(area, { attributes: true });
+  })`);
+  release();
+  t.equal(await focused, true, 'the edit box focused as its text is drawn');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.edit-box', { state: 'detached' });
+
+  // The preview hidden again (its button clicked): the box has the focus in the click's task.
+  await page.click('#compose-text');
+  await page.keyboard.type('A **preview**');
+  await page.click('button[aria-label="Preview"]');
+  await page.waitForSelector('button[aria-label="Preview"][aria-pressed="true"]');
+  t.equal(
+    await page.evaluate(`(async () => {
+      document.querySelector('button[aria-label="Preview"]').click();
+      await null;
+      await null;
+      return document.activeElement?.id;
+    })()`),
+    'compose-text',
+    'the preview hidden: the box focused at once',
+  );
+  t.equal(await page.inputValue('#compose-text'), 'A **preview**', 'with its text');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

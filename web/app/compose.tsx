@@ -105,6 +105,8 @@ export function Compose({ c }: { c: Controller }) {
     return d ? (c.drafts?.get(d) ?? '') : '';
   });
   const [preview, setPreview, previewRef] = useLive<string | null>(null);
+  /** The box is to take the focus as it is drawn again (the preview hidden). */
+  const focusArea = useRef(false);
   const [error, setError] = useState<string | null>(null);
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [token, setToken, tokenRef] = useLive<Token | null>(null);
@@ -154,6 +156,12 @@ export function Compose({ c }: { c: Controller }) {
     retarget(req.to, req.quote);
     focusFor.current = req.to;
   }, [req?.seq]);
+  // As drawn, not a frame later: keys typed right after the preview's button go into the box.
+  useLayoutEffect(() => {
+    if (!focusArea.current || !area.current) return;
+    focusArea.current = false;
+    area.current.focus();
+  });
   useLayoutEffect(() => {
     const want = focusFor.current;
     if (!want) return;
@@ -344,8 +352,8 @@ export function Compose({ c }: { c: Controller }) {
 
   const togglePreview = async () => {
     if (previewRef.current !== null) {
+      focusArea.current = true;
       setPreview(null);
-      requestAnimationFrame(() => area.current?.focus());
       return;
     }
     const text = textRef.current;

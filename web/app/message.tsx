@@ -5,7 +5,7 @@
  * only when their message object, or how it is shown, changed.
  */
 import { Component, createRef } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import type { Reaction } from '../../src/client/types.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
@@ -415,6 +415,13 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
   const [busy, setBusy, busyNow] = useLive(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const original = useRef('');
+  /** The text loaded: the box takes the focus as it is drawn with it (not a frame later). */
+  const focusArea = useRef(false);
+  useLayoutEffect(() => {
+    if (!focusArea.current || !area.current || area.current.disabled) return;
+    focusArea.current = false;
+    area.current.focus();
+  });
 
   useEffect(() => {
     if (!canTopic || m.type !== 'stream' || c.moveDefaultNow(m)) return;
@@ -430,8 +437,8 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
     c.rawContent(m.id)
       .then((raw) => {
         original.current = raw;
+        focusArea.current = true;
         setContent(raw);
-        requestAnimationFrame(() => area.current?.focus());
       })
       .catch(() => c.toast('Could not load the message to edit it.'));
   }, [m.id]);
