@@ -288,6 +288,42 @@ t.test('a graceful restart: the same queue, nothing lost or repeated', async (t)
 });
 
 for (const mode of ['socket', 'poll'] as const) {
+  t.test(`a frozen server (${mode}): the silence taken for lost, then caught up`, async (t) => {
+    // Heartbeats every 300 ms; the client gives up on 1 s of silence (its pollTimeoutMs).
+    const ts = await startServer(t, { heartbeatMs: 300, heartbeatJitterMs: 0 });
+    const front = await relay(t);
+    front.target.port = ts.server.port;
+    const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
+    const othello = clientFor(front.url, ts.fx.users.othello!);
+    const hamlet = clientFor(ts.url, ts.fx.users.hamlet!);
+    const { rec, stream } = recorder(t, othello, {
+      openSocket: mode === 'socket' ? nodeSocket : null,
+      pollTimeoutMs: 1000,
+      quickTimeoutMs: 300,
+      socketReturnMs: 50,
+    });
+    await stream.start();
+    await until(() => stream.transport === (mode === 'socket' ? 'socket' : 'poll'), mode);
+    await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'before' });
+    await until(() => rec.contents().length === 1, 'before');
+
+    front.freeze();
+    const frozenAt = Date.now();
+    await until(() => stream.status === 'reconnecting', 'reconnecting', 10_000);
+    const silent = Date.now() - frozenAt;
+    t.ok(silent >= 900, `not before the silence (${silent} ms)`);
+    await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'frozen' });
+    front.thaw();
+    await until(() => stream.status === 'live', 'live again', 10_000);
+    await until(() => rec.contents().length === 2, 'the message sent meanwhile');
+    await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'after' });
+    await until(() => rec.contents().length === 3, 'after');
+    t.same(rec.contents(), ['<p>before</p>', '<p>frozen</p>', '<p>after</p>'], 'each once');
+    t.equal(rec.registers.length, 1, 'the same queue');
+    if (mode === 'socket')
+      await until(() => stream.transport === 'socket', 'back on the socket', 10_000);
+  });
+
   t.test(`a lost queue (${mode}): registered again`, async (t) => {
     const ts = await startServer(t);
     const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
