@@ -97,15 +97,17 @@ t.test('the server frozen: a banner, a send marked not sent, then caught up once
   await waitMessage(page, 'mine, during the freeze');
   // Not answered: shown as not sent, with a way to send it again (a bounded wait).
   await page.waitForSelector('.send-state.failed >> text=Try again', { timeout: 30_000 });
-  await screenshot(page, t, 'frozen-1280');
-  await page.setViewportSize({ width: 390, height: 800 });
-  await page.emulateMedia({ colorScheme: 'dark' });
-  // (The banner's dot pulses for ever; the rest settles.)
-  await waitFor(
-    page,
-    `document.getAnimations().every((a) => a.effect.getTiming().iterations === Infinity)`,
-  );
-  await screenshot(page, t, 'frozen-390-dark');
+  for (const width of [1280, 390])
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.emulateMedia({ colorScheme: scheme });
+      // (The banner's dot pulses for ever; the rest settles.)
+      await waitFor(
+        page,
+        `document.getAnimations().every((a) => a.effect.getTiming().iterations === Infinity)`,
+      );
+      await screenshot(page, t, `frozen-${width}-${scheme}`);
+    }
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.emulateMedia({ colorScheme: 'light' });
   t.equal(await messageTexts(page).then((x) => count(x, 'sent during the freeze')), 0, 'not yet');
