@@ -289,6 +289,13 @@ t.test('a spoiler says it opens, and opens and closes on a click or a key', asyn
     'and does nothing else (no reply begun)',
   );
   await screenshot(page, t, 'spoiler-open-keyboard');
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  // (The sidebar, a drawer now, slides away first.)
+  await waitFor(page, `document.getAnimations().length === 0`);
+  await screenshot(page, t, 'spoiler-open-keyboard-390-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 800 });
   await page.keyboard.press(' ');
   await waitFor(page, `${headerSel}.getAttribute('aria-expanded') === 'false'`);
   t.notOk(await hidden.isVisible(), 'Space closes it');
