@@ -115,8 +115,10 @@ export class EventStream {
   private socketFailures = 0;
   private socketWorked = false;
   private ackTimer: unknown = null;
-  /** The socket's silence watchdog: re-armed by every frame. */
+  /** The socket's silence watchdog: armed as it opens, re-armed by every frame. */
   private quietTimer: unknown = null;
+  /** Whether the current socket has opened (a silent handshake counts as a failure to open). */
+  private socketOpen = false;
   private acked = -1;
   private pollTimeoutMs: number;
 
@@ -255,10 +257,14 @@ export class EventStream {
     }
     this.socket = s;
     s.binaryType = 'arraybuffer';
+    // Watched from the start: a handshake a frozen server never answers is given up too.
+    this.socketOpen = false;
+    this.quiet(s);
     let opened = false;
     s.onopen = () => {
       if (gen !== this.gen || this.socket !== s) return;
       opened = true;
+      this.socketOpen = true;
       this.failures = 0;
       this.socketFailures = 0;
       this.socketWorked = true;
@@ -278,6 +284,7 @@ export class EventStream {
     s.onclose = (ev) => {
       if (gen !== this.gen || this.socket !== s) return;
       this.socket = null;
+      this.quiet(null);
       if (ev.code === 4001 || ev.code === 4000) {
         // The queue is gone, or another consumer took it (never this client, which does not
         // poll while its socket is attached): start afresh.
@@ -305,9 +312,9 @@ export class EventStream {
   }
 
   /**
-   * (Re-)arms the watchdog of socket `s` (null: disarms it): nothing on it, not even a heartbeat,
-   * for the poll timeout, and it is closed as lost; long-polling (at once, `dont_block`) tells
-   * whether the server is there.
+   * (Re-)arms the watchdog of socket `s` (null: disarms it): nothing on it, not even a heartbeat
+   * (or no answer to its handshake), for the poll timeout, and it is closed as lost;
+   * long-polling (at once, `dont_block`) tells whether the server is there.
    */
   private quiet(s: SocketLike | null): void {
     if (this.quietTimer !== null) this.timers.clearTimeout(this.quietTimer);
@@ -317,6 +324,7 @@ export class EventStream {
     this.quietTimer = this.timers.setTimeout(() => {
       this.quietTimer = null;
       if (gen !== this.gen || this.socket !== s || this.stopped) return;
+      if (!this.socketOpen) this.socketFailures++;
       this.closeSocket();
       this.setStatus('reconnecting', null, new NetworkError('the event socket went silent'));
       this.startPolling(true);

@@ -287,6 +287,40 @@ t.test('a graceful restart: the same queue, nothing lost or repeated', async (t)
   t.pass('back on the socket');
 });
 
+t.test('a socket whose handshake is never answered: given up, long-polling instead', async (t) => {
+  const ts = await startServer(t);
+  const denmark = await channel(ts, 'Denmark', ['hamlet', 'othello']);
+  const othello = clientFor(ts.url, ts.fx.users.othello!);
+  const hamlet = clientFor(ts.url, ts.fx.users.hamlet!);
+  let opened = 0;
+  let closed = 0;
+  // A socket that never opens, closes nor errs (a handshake lost on its way).
+  const silent: OpenSocket = () => {
+    opened++;
+    return {
+      binaryType: '',
+      onopen: null,
+      onmessage: null,
+      onclose: null,
+      onerror: null,
+      send: () => undefined,
+      close: () => void closed++,
+    };
+  };
+  const { rec, stream } = recorder(t, othello, {
+    openSocket: silent,
+    pollTimeoutMs: 500,
+    socketRetryMs: 60_000,
+  });
+  await stream.start();
+  await until(() => stream.transport === 'poll', 'long-polling', 10_000);
+  t.equal(opened, 1, 'one socket tried');
+  t.equal(closed, 1, 'and given up');
+  await hamlet.sendMessage({ type: 'stream', to: denmark, topic: 't', content: 'polled' });
+  await until(() => rec.contents().length === 1, 'the message, by long-polling');
+  t.equal(opened, 1, 'no new socket before socketRetryMs');
+});
+
 for (const mode of ['socket', 'poll'] as const) {
   t.test(`a frozen server (${mode}): the silence taken for lost, then caught up`, async (t) => {
     // Heartbeats every 300 ms; the client gives up on 1 s of silence (its pollTimeoutMs).
