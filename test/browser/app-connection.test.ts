@@ -3,7 +3,8 @@
  * WebSocket): a graceful server restart mid-session ("Trying again…", then the same queue:
  * nothing lost, nothing twice), a server frozen (the silent socket taken for lost, a send shown
  * as not sent, "Try now", all caught up after; and back without its queue: the unsent message
- * kept), a lost event queue registered again with the view refreshed, the event WebSocket
+ * kept; a send given up on that the server took after all: not shown as not sent), a lost
+ * event queue registered again with the view refreshed, the event WebSocket
  * killed mid-stream with a frame lost in flight (long-polling takes over, then a new socket;
  * every message once, in order); and keyboard-only use: log in, Ctrl+K, `n`, `r`, Esc, the
  * message list's arrows, visible focus and accessible names.
@@ -172,6 +173,49 @@ t.test(
       t,
       /WebSocket|ERR_CONNECTION|ERR_EMPTY_RESPONSE|Failed to load resource|status of 400/,
     );
+  },
+);
+
+t.test(
+  'a send whose answer is lost but whose message arrives: not shown as not sent',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const ts = await startServer(t);
+    const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
+    const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${id}-general/topic/late`,
+    });
+    // The server takes the message; its answer is held past the app's send timeout (15 s).
+    let answered: () => void = () => undefined;
+    const late = new Promise<void>((r) => (answered = r));
+    await page.route('**/json/messages', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      const response = await route.fetch();
+      await new Promise((r) => setTimeout(r, 17_000));
+      // (The page gave up on it at 15 s.)
+      await route.fulfill({ response }).catch(() => undefined);
+      answered();
+    });
+    await page.click('#compose-text');
+    await page.keyboard.type('taken, answer lost');
+    await page.keyboard.press('Enter');
+    await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
+    await waitMessage(page, 'taken, answer lost');
+    await late;
+    t.equal(
+      await page.locator('.toast >> text=not sent').count(),
+      0,
+      'no "not sent" after it came',
+    );
+    // A new registration (the queue lost): nothing comes back as not sent.
+    const queues = ts.server.context.queues.forUser(ts.fx.users.hamlet!.id);
+    await ts.api.delete('hamlet', 'events', { queue_id: queues[0]!.id });
+    await page.waitForSelector('.toast >> text=Reconnected');
+    await waitMessage(page, 'taken, answer lost');
+    t.equal(await page.locator('.send-state').count(), 0, 'no message shown as not sent');
+    t.equal(count(await messageTexts(page), 'taken, answer lost'), 1, 'shown once');
+    watch.assertClean(t, /WebSocket|status of 401|status of 400|aborted/);
   },
 );
 

@@ -344,6 +344,10 @@ export class Controller {
       arrived = s.apply(events);
     });
     for (const e of events) {
+      // Ours, arrived (even one shown as not sent: given up on, yet taken by the server): not to
+      // be shown as not sent again after a new registration.
+      if (e.type === 'message' && e.local_message_id !== undefined)
+        this.unsent.delete(e.local_message_id);
       if (e.type === 'user_settings' && e.property === 'color_scheme') this.applyTheme();
       if (e.type === 'realm_emoji' && this.emoji.value) this.emoji.value = null;
     }
