@@ -827,6 +827,9 @@ t.test('layouts: 390 and 1280 pixels, light and dark; logout', async (t) => {
       narrow.page,
       `getComputedStyle(document.querySelector('.sidebar')).visibility === 'hidden'`,
     );
+    // The title comes with the view, its messages with their fetch: an arrow pressed before
+    // they are drawn selects nothing (seen under load).
+    await waitFor(narrow.page, `document.querySelectorAll('.messages .msg').length > 0`);
     // A selected message shows its actions (a phone has no hover).
     await narrow.page.mouse.move(200, 20); // off the list: no hovered message
     await narrow.page.focus('.messages');
