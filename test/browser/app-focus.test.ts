@@ -149,9 +149,13 @@ t.test('390 px: the settings opened from the drawer close the drawer', async (t)
     });
     await waitMessage(page, 'third words');
     await page.click('button[aria-label="Open the sidebar"]');
-    await waitFor(page, `document.querySelector('.app').dataset.drawer === 'open'`);
+    await waitDrawerOpen(page);
     await page.click('.sidebar button[aria-label="Settings"]');
-    await page.waitForSelector('[role="dialog"][aria-label="Settings"]');
+    // By its accessible name: the settings are named by their title (aria-labelledby), only the
+    // "Loading settings…" stand-in has an aria-label; a selector for that attribute waited in vain
+    // when the settings' code came at once (CI at 5d198da, the second page).
+    const settings = page.getByRole('dialog', { name: 'Settings' });
+    await settings.waitFor();
     await waitFor(page, `document.querySelector('.app').dataset.drawer === 'closed'`, 5_000);
     await waitFor(
       page,
@@ -162,7 +166,7 @@ t.test('390 px: the settings opened from the drawer close the drawer', async (t)
     await screenshot(page, t, `settings-from-drawer-390-${mode}`);
     // Closed, the settings leave the view as it was, the drawer still closed.
     await page.keyboard.press('Escape');
-    await page.waitForSelector('[role="dialog"][aria-label="Settings"]', { state: 'detached' });
+    await settings.waitFor({ state: 'detached' });
     t.equal(
       await page.evaluate(`document.querySelector('.app').dataset.drawer`),
       'closed',
