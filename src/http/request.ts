@@ -208,6 +208,16 @@ export class RequestContext {
   }
 
   /**
+   * Readies the request for the access log (LOG_REQUESTS): `all` names every client, read now
+   * while the connection is there to ask; `errors` reads it at a failed or slow answer
+   * (`answering`). After `bindClient`.
+   */
+  followAccessLog(log: { logRequests: string; slowRequestMs: number }): void {
+    if (log.logRequests === 'all') this.clientAddress();
+    else if (log.logRequests === 'errors') this.logSlowerThanMs = log.slowRequestMs;
+  }
+
+  /**
    * Marks the request answered with `status` (`done`), as its status is written. With
    * LOG_REQUESTS=errors, a failed or slow request's line names the client, whose address is read
    * first, while it is there to ask.

@@ -209,10 +209,7 @@ function acceptRequest(
   inflight: InflightTracker,
 ): void {
   ctx.bindClient(res, req, server.proxyTrust);
-  // The access log names the client: read while the connection is there to ask.
-  if (server.config.logRequests === 'all') ctx.clientAddress();
-  else if (server.config.logRequests === 'errors')
-    ctx.logSlowerThanMs = server.config.slowRequestMs;
+  ctx.followAccessLog(server.config);
   if (ep.sessionAuth !== null)
     ctx.browser = readBrowserRequest(req, ep.sessionAuth, ctx.authorization);
   ctx.compressAnswer = ep.compressAnswer;

@@ -178,9 +178,7 @@ function admit(
 ): Admitted | null {
   const { queues, config } = server;
   ctx.bindClient(res, req, server.proxyTrust);
-  // The access log names the client (as the router's: ./router.ts acceptRequest).
-  if (config.logRequests === 'all') ctx.clientAddress();
-  else if (config.logRequests === 'errors') ctx.logSlowerThanMs = config.slowRequestMs;
+  ctx.followAccessLog(config);
   if (via === 'session') ctx.browser = readBrowserRequest(req, 'only', ctx.authorization);
   res.onAborted(() => ctx.markAborted());
   let release: Release | null = null;
