@@ -9,7 +9,7 @@
  * every message once, in order); and keyboard-only use: log in, Ctrl+K, `n`, `r`, Esc, the
  * message list's arrows, visible focus and accessible names.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { messageTexts, openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
 import {
@@ -71,19 +71,27 @@ t.test('a server restart mid-session: nothing lost or doubled', async (t) => {
   );
 });
 
-t.test('the server frozen: a banner, a send marked not sent, then caught up once', async (t) => {
-  if (NO_CHROMIUM) return;
-  // A heartbeat every 2 s: the server then tells clients to give up on a connection silent for
-  // 4 s (event_queue_longpoll_timeout_seconds, twice its longest interval).
+/**
+ * A server beating every 2 s (it then tells clients to give up on a connection silent for 4 s:
+ * event_queue_longpoll_timeout_seconds, twice its longest interval) behind a relay the test can
+ * freeze; hamlet's app at `topic` of a channel shared with othello, on its event socket.
+ */
+async function behindRelay(t: Test, topic: string) {
   const ts = await startServer(t, { heartbeatMs: 2000, heartbeatJitterMs: 0 });
   const front = await relay(t);
   front.target.port = ts.server.port;
   const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
   const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
   const { page, watch } = await openApp(b, front.url, ts.fx, 'hamlet', {
-    hash: `#narrow/channel/${id}-general/topic/frozen`,
+    hash: `#narrow/channel/${id}-general/topic/${topic}`,
   });
   await waitFor(page, `document.querySelector('.app').dataset.transport === 'socket'`);
+  return { ts, front, page, watch };
+}
+
+t.test('the server frozen: a banner, a send marked not sent, then caught up once', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { ts, front, page, watch } = await behindRelay(t, 'frozen');
   await sendChannelMessage(ts.api, 'othello', 'general', 'frozen', 'before the freeze');
   await waitMessage(page, 'before the freeze');
 
@@ -138,15 +146,7 @@ t.test(
   'frozen, then back without its queue: registered again, the unsent message kept',
   async (t) => {
     if (NO_CHROMIUM) return;
-    const ts = await startServer(t, { heartbeatMs: 2000, heartbeatJitterMs: 0 });
-    const front = await relay(t);
-    front.target.port = ts.server.port;
-    const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
-    const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-    const { page, watch } = await openApp(b, front.url, ts.fx, 'hamlet', {
-      hash: `#narrow/channel/${id}-general/topic/lost`,
-    });
-    await waitFor(page, `document.querySelector('.app').dataset.transport === 'socket'`);
+    const { ts, front, page, watch } = await behindRelay(t, 'lost');
     front.freeze();
     await page.waitForSelector('.banner >> text=Trying again', { timeout: 20_000 });
     await page.click('#compose-text');
