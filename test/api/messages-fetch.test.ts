@@ -159,6 +159,51 @@ t.test('narrows over a seeded history', async (t) => {
     );
   });
 
+  t.test('in:home: muted channels, and their unmuted or followed topics', async (t) => {
+    // The combined feed's narrow (the reference's exclude_stream_and_topic_mutes): a muted
+    // topic is left out anywhere; a muted channel is left out but for its topics the user
+    // unmuted or follows; direct messages always stay. (Verona's lunch is followed since 'is:'.)
+    const sub = async (stream_id: number, property: string, value: boolean) =>
+      assertSuccess(
+        t,
+        await api.post('hamlet', 'users/me/subscriptions/properties', {
+          subscription_data: [{ stream_id, property, value }],
+        }),
+      );
+    const policy = async (stream_id: number, topic: string, visibility_policy: number) =>
+      assertSuccess(
+        t,
+        await api.post('hamlet', 'user_topics', { stream_id, topic, visibility_policy }),
+      );
+    const home = () => ids([op('in', 'home')]);
+    const dms = [m6, m7, m8, m9];
+    await sub(denmark, 'is_muted', true);
+    t.same(await home(), [m1, m2, m3, ...dms, m10, m11], 'a muted channel is left out');
+    t.same(await ids([op('in', 'home', true)]), [m4], 'negated: only what muting hides');
+    t.same(await ids([op('channel', 'Denmark')]), [m4], 'its own view still shows it');
+    t.same(await ids([]), [m1, m2, m3, m4, ...dms, m10, m11], 'no narrow: everything');
+    await policy(denmark, 'CASTLE', 2);
+    t.same(await home(), [m1, m2, m3, m4, ...dms, m10, m11], 'an unmuted topic of it is shown');
+    await policy(denmark, 'castle', 3);
+    t.same(await home(), [m1, m2, m3, m4, ...dms, m10, m11], 'so is a followed one');
+    await policy(denmark, 'castle', 1);
+    t.same(await home(), [m1, m2, m3, ...dms, m10, m11], 'a muted topic of it is not');
+    await policy(denmark, 'castle', 0);
+    t.same(await home(), [m1, m2, m3, ...dms, m10, m11], 'nor one back to the default');
+    await sub(denmark, 'is_muted', false);
+    t.same(await home(), [m1, m2, m3, m4, ...dms, m10, m11], 'unmuted: shown again');
+
+    // The legacy property (in_home_view false: muted), with Verona's followed lunch.
+    await sub(verona, 'in_home_view', false);
+    t.same(await home(), [m1, m2, m4, ...dms, m11], "Verona's other topics left out");
+    await policy(verona, 'lunch', 1);
+    t.same(await home(), [m4, ...dms], 'its followed topic muted: all of Verona left out');
+    await sub(verona, 'in_home_view', true);
+    t.same(await home(), [m3, m4, ...dms, m10], 'Verona back, but for its muted topic');
+    await policy(verona, 'lunch', 3);
+    t.same(await home(), [m1, m2, m3, m4, ...dms, m10, m11]);
+  });
+
   t.test('has:', async (t) => {
     t.same(await ids([op('has', 'link')]), [m3, m11]);
     t.same(await ids([op('has', 'image')]), [m11]);
