@@ -4,7 +4,7 @@
  * time, a failure is kept on the list (shown with a retry) instead of thrown (the messages that
  * arrived meanwhile shown in the list, none held for a later answer), and an answer is taken with
  * what the events did while it was on its way (asked again when more changes, or more arrivals
- * and deletions, came than are kept).
+ * and deletions, came than are kept; or, for the feed, when the user's muting changed).
  */
 import t from 'tap';
 import type { GetMessages } from '../../src/client/api.js';
@@ -86,7 +86,11 @@ t.test('opens at the first unread, pages both ways', async (t) => {
   const list = s.list(ALL);
   await loader.open(list, 'first_unread');
   t.equal(asked.length, 1);
-  t.same(asked[0]!.narrow, []);
+  t.same(
+    asked[0]!.narrow,
+    [{ operator: 'in', operand: 'home' }],
+    'all messages: without what is muted, as the reference asks',
+  );
   t.ok(list.windowIds().includes(UNREAD_FROM), 'the first unread is in the window');
   t.equal(s.messages.size, list.size, 'the messages are stored');
   await loader.open(list, 'first_unread');
@@ -447,7 +451,8 @@ t.test(
       } as Message,
     ];
     const loader = new Loader(s, (q) => {
-      const messages = q.narrow.length === 0 ? feedAnswer : searchAnswer;
+      // The feed is asked for as in:home, the search by its words.
+      const messages = q.narrow.some((x) => x.operator === 'search') ? searchAnswer : feedAnswer;
       return Promise.resolve({
         messages: structuredClone(messages),
         anchor: 0,
@@ -640,4 +645,44 @@ t.test('a page fetched while more came than are held is asked again too', async 
   await older;
   t.equal(list.ids[0], 300, 'the page joined the run');
   t.equal(list.has(350), false, 'without the message deleted meanwhile');
+});
+
+t.test("the feed's fetch on its way when the muting changes is asked again", async (t) => {
+  const { s, loader, held } = heldSetup();
+  const feed = s.list(ALL);
+  const topic = s.list(topicNarrow(1, 't'));
+  const open = loader.open(feed, 500);
+  const openTopic = loader.open(topic, 500);
+  // Muted while both are on their way: the feed's answer was made with the topic in it.
+  s.apply([
+    {
+      id: 0,
+      type: 'user_topic',
+      stream_id: 1,
+      topic_name: 't',
+      last_updated: 1,
+      visibility_policy: 1,
+    },
+  ] as ServerEvent[]);
+  held[0]!.answer();
+  held[1]!.answer();
+  await openTopic;
+  t.equal(topic.size, 201, "the topic's answer is taken: muting does not change its view");
+  await tick();
+  t.equal(held.length, 3, 'the feed is asked for again');
+  t.equal(held[2]!.q.anchor, 500);
+  t.equal(feed.loading, true, 'its first answer not taken');
+  // Made after the muting: the server leaves the muted topic out (here all of it).
+  held[2]!.answer({
+    messages: [],
+    anchor: 0,
+    found_anchor: false,
+    found_oldest: true,
+    found_newest: true,
+    history_limited: false,
+  });
+  await open;
+  t.equal(feed.loaded, true);
+  t.equal(feed.size, 0, 'the feed holds none of the muted topic');
+  t.equal(loader.fetches, 3);
 });

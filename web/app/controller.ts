@@ -30,6 +30,7 @@ import {
   dmOf,
   isConversation,
   matches,
+  mutingApplies,
   narrowAfterMove,
   narrowHash,
   parseHash,
@@ -340,9 +341,11 @@ export class Controller {
     const s = this.state.value;
     if (!s) return;
     let arrived: StoredMessage[] = [];
+    const muting = s.mutingMark();
     batch(() => {
       arrived = s.apply(events);
     });
+    if (s.mutingChangedSince(muting)) this.refetchAfterMuting();
     for (const e of events) {
       // Ours, arrived (even one shown as not sent: given up on, yet taken by the server): not to
       // be shown as not sent again after a new registration.
@@ -359,6 +362,27 @@ export class Controller {
       void this.loadTopics(open);
     // A heartbeat changes nothing: an idle tab does no work for it.
     if (events.some((e) => e.type !== 'heartbeat')) this.updateTitle();
+  }
+
+  /**
+   * The combined feed shown went stale by a change of the user's muting (something unmuted, or
+   * all it held muted: ChatState.mutingChanged): what muting kept out of it is only on the
+   * server, so it is fetched again now, as the reference's web app does, around what the view
+   * shows (the selected message, the newest when the view is there, else the window's upper
+   * part, where the view keeps its top row).
+   */
+  private refetchAfterMuting(): void {
+    const list = this.list.value;
+    if (!list || !list.stale || list.loading || !mutingApplies(list.narrow)) return;
+    const selected = this.selected.value;
+    const shown = list.windowIds().filter((id) => Number.isInteger(id));
+    const anchor =
+      selected !== null && list.has(selected)
+        ? selected
+        : list.atNewest() || shown.length === 0
+          ? 'newest'
+          : shown[Math.floor(shown.length / 3)]!;
+    void this.loader!.open(list, anchor);
   }
 
   /**
@@ -680,7 +704,7 @@ export class Controller {
       const seeing =
         this.focused.value &&
         document.visibilityState === 'visible' &&
-        matches(n, m, { selfId: s.selfId, flags: m.flags }) === true;
+        matches(n, m, s.matchContext(m.flags)) === true;
       const ok = shouldNotify(m, {
         selfId: s.selfId,
         settings: s.settings,

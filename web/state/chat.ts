@@ -18,20 +18,22 @@ import type {
 } from '../../src/client/types.js';
 import { inGroupSetting, type GroupSetting } from './groups.js';
 import { MessageList, type FetchedMessage } from './message-list.js';
+import { TOPIC, topicMuted } from './muting.js';
 import {
   conversationIds,
   matches,
   messageDmIds,
+  mutingApplies,
   narrowKey,
   sameTopic,
+  type MatchContext,
   type Narrow,
   type Names,
 } from './narrow.js';
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 
-/** Visibility policies of a topic (POST /user_topics). */
-export const TOPIC = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
+export { TOPIC } from './muting.js';
 
 export const MAX_LISTS = 10;
 /** Changes to messages kept while a fetch is in flight (see ChatState.changedMeanwhile). */
@@ -306,9 +308,59 @@ export class ChatState {
   /** Whether a channel's topic is muted for this user (muting the channel mutes its topics). */
   mutedTopic(streamId: number, topic: string, key = topicKey(streamId, topic)): boolean {
     const channelMuted = this.subs.get(streamId)?.is_muted ?? false;
-    const policy = this.userTopics.get(key) ?? TOPIC.INHERIT;
-    if (channelMuted) return policy !== TOPIC.UNMUTED && policy !== TOPIC.FOLLOWED;
-    return policy === TOPIC.MUTED;
+    return topicMuted(this.userTopics.get(key) ?? TOPIC.INHERIT, channelMuted);
+  }
+
+  /** What narrow.matches needs for a message with these flags (the user, their muting). */
+  matchContext(flags: readonly string[]): MatchContext {
+    return {
+      selfId: this.selfId,
+      flags,
+      mutedTopic: (streamId, topic) => this.mutedTopic(streamId, topic),
+    };
+  }
+
+  /** Counts the changes of the user's muting (mutingMark, mutingChangedSince). */
+  private mutingChanges = 0;
+
+  /** Where the muting changes are when a fetch starts (for mutingChangedSince). */
+  mutingMark(): number {
+    return this.mutingChanges;
+  }
+
+  /**
+   * Whether the user's muting changed since `mark`: an answer the server made before may hold
+   * what is muted now, or lack what is not any more (for the narrows muting applies to).
+   */
+  mutingChangedSince(mark: number): boolean {
+    return this.mutingChanges > mark;
+  }
+
+  /**
+   * The user's muting changed (a topic's policy, a channel muted or unmuted; `muted`: whether
+   * something was muted, `unmuted`: whether something may show again), as the reference's web
+   * app follows it: the lists muting applies to (the combined feed) drop at once what they no
+   * longer hold; what may join one is only on the server (muting kept it out of the fetches):
+   * the list is fetched again (stale; a fetch on its way is asked again, see mutingChangedSince).
+   * So is one left with nothing where the server has more (all it held muted): an empty run has
+   * no end to page from.
+   */
+  private mutingChanged(change: { muted: boolean; unmuted: boolean }): void {
+    if (!change.muted && !change.unmuted) return;
+    this.mutingChanges++;
+    for (const l of this.lists.values()) {
+      if (!mutingApplies(l.narrow)) continue;
+      const gone = l.ids.filter((id) => {
+        const m = this.messages.get(id);
+        return m !== undefined && matches(l.narrow, m, this.matchContext(m.flags)) === false;
+      });
+      if (gone.length) l.remove(gone);
+      // `-in:home` holds what muting hides: what was muted joins it.
+      const negated = l.narrow.terms.some((t) => t.operator === 'in' && t.negated);
+      const emptied = l.size === 0 && !(l.foundOldest && l.foundNewest);
+      if (((negated ? change.muted : change.unmuted) || emptied) && l.loaded && !l.loading)
+        l.markStale();
+    }
   }
 
   topicPolicy(streamId: number, topic: string): number {
@@ -435,7 +487,7 @@ export class ChatState {
           if (e.type === 'update_message' && isMove(e)) moved = true;
         }
         this.messages.set(m.id, m);
-        if (moved && narrow && !matches(narrow, m, { selfId: this.selfId, flags: m.flags })) {
+        if (moved && narrow && !matches(narrow, m, this.matchContext(m.flags))) {
           movedOut.add(m.id);
         }
       }
@@ -608,7 +660,7 @@ export class ChatState {
     this.messages.set(id, m);
     this.echoes.set(localId, id);
     for (const l of this.lists.values()) {
-      if (matches(l.narrow, m, { selfId: this.selfId, flags: m.flags })) l.addLive(id);
+      if (matches(l.narrow, m, this.matchContext(m.flags))) l.addLive(id);
     }
     return localId;
   }
@@ -708,11 +760,16 @@ export class ChatState {
       case 'typing':
         this.onTyping(e);
         return null;
-      case 'user_topic':
-        this.userTopics.set(topicKey(e.stream_id, e.topic_name), e.visibility_policy);
+      case 'user_topic': {
+        const key = topicKey(e.stream_id, e.topic_name);
+        const before = this.mutedTopic(e.stream_id, e.topic_name, key);
+        this.userTopics.set(key, e.visibility_policy);
+        const after = this.mutedTopic(e.stream_id, e.topic_name, key);
+        this.mutingChanged({ muted: !before && after, unmuted: before && !after });
         this.rev.channels.value++;
         this.rev.unread.value++;
         return null;
+      }
       case 'user_settings':
         this.settings = { ...this.settings, [e.property]: e.value };
         this.rev.settings.value++;
@@ -754,7 +811,7 @@ export class ChatState {
     if (localId !== undefined && this.echoes.has(localId)) this.dropEcho(localId);
     this.messages.set(m.id, m);
     if (m.id > this.maxMessageId) this.maxMessageId = m.id;
-    const ctx = { selfId: this.selfId, flags };
+    const ctx = this.matchContext(flags);
     for (const l of this.lists.values()) {
       if (matches(l.narrow, m, ctx)) l.addLive(m.id);
     }
@@ -843,7 +900,7 @@ export class ChatState {
       for (const id of ids) {
         const m = this.messages.get(id);
         if (!m) continue;
-        const fits = matches(l.narrow, m, { selfId: this.selfId, flags: m.flags });
+        const fits = matches(l.narrow, m, this.matchContext(m.flags));
         // A list being fetched is told too: the answer may hold it where it was.
         if ((l.has(id) || l.fetching) && fits === false) gone.push(id);
         if (!l.has(id) && fits) arrives = true;
@@ -945,6 +1002,9 @@ export class ChatState {
         if (e.property === 'in_home_view') next.is_muted = !e.value;
         this.subs.set(e.stream_id, next);
         this.channels.set(e.stream_id, next);
+        const was = s.is_muted ?? false;
+        const now = next.is_muted ?? false;
+        this.mutingChanged({ muted: !was && now, unmuted: was && !now });
       }
       if (e.property === 'is_muted' || e.property === 'in_home_view') this.rev.unread.value++;
     } else {

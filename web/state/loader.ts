@@ -8,7 +8,9 @@
  * answer (a first fetch's or a page's) is taken with what the events did while it was on its
  * way: messages that arrived join it, messages deleted or moved away stay out (MessageList), and
  * the fetched copies get the edits, moves, reactions and flags made meanwhile (ChatState). When
- * more came than is kept for it (either), the fetch is made again, its answer not taken. A fetch that fails is
+ * more came than is kept for it (either), the fetch is made again, its answer not taken; so it is
+ * when the user's muting changed meanwhile, for the combined feed (fetched as `in:home`: its
+ * answer may hold what is muted now, or lack what no longer is). A fetch that fails is
  * kept on the list (shown with a retry), and the messages that arrived while it was on its way
  * join the list shown (MessageList.fetchFailed). The fetch function is injected (the typed
  * client in the app, a fake in tests).
@@ -17,7 +19,7 @@ import type { GetMessages } from '../../src/client/api.js';
 import type { MessagesResponse } from '../../src/client/types.js';
 import type { ChatState } from './chat.js';
 import { STEP, type MessageList } from './message-list.js';
-import { apiNarrow } from './narrow.js';
+import { apiNarrow, mutingApplies } from './narrow.js';
 
 export type FetchMessages = (q: GetMessages) => Promise<MessagesResponse>;
 
@@ -38,7 +40,8 @@ export class Loader {
    * GET /messages for `list`, asked again while the answer is still `wanted` and more came during
    * it than is kept for it: edits, moves, reactions and flags (ChatState: its copies could lack
    * one it dropped), or arrivals and deletions (MessageList: it could hold a message deleted
-   * meanwhile, or lack one that arrived).
+   * meanwhile, or lack one that arrived), or, for a narrow muting applies to, the muting changed
+   * (the server's answer follows the muting it had then).
    */
   private async fetch(
     list: MessageList,
@@ -48,10 +51,13 @@ export class Loader {
     for (;;) {
       const mark = this.state.changeMark();
       const held = list.holdMark();
+      const muting = this.state.mutingMark();
       this.fetches++;
       const r = await this.fetchMessages(q);
       if (!wanted()) return r;
-      if (!this.state.changesLostSince(mark) && !list.heldLostSince(held)) return r;
+      const mutingChanged = mutingApplies(list.narrow) && this.state.mutingChangedSince(muting);
+      if (!this.state.changesLostSince(mark) && !list.heldLostSince(held) && !mutingChanged)
+        return r;
     }
   }
 

@@ -12,7 +12,8 @@
  *
  * Each operand is encoded as the reference does: encodeURIComponent, then `%` → `.`, and `.`,
  * `(`, `)` escaped as `.2E`, `.28`, `.29`. An empty fragment, `#all_messages`, `#feed` or
- * `#narrow` alone is the combined feed of all messages.
+ * `#narrow` alone is the combined feed of all messages (ALL: no terms), which the server is
+ * asked for as the reference's web app asks, `in:home`: without muted channels and topics.
  */
 import type { Message, NarrowTerm } from '../../src/client/types.js';
 
@@ -217,8 +218,18 @@ export function sameNarrow(a: Narrow, b: Narrow): boolean {
   return narrowKey(a) === narrowKey(b);
 }
 
-/** The narrow as `GET /messages` takes it. */
+/**
+ * Whether what a narrow holds depends on the user's muting: the combined feed (no terms, asked
+ * for as `in:home`), or a narrow with an `in:home` term (negated or not). A search from the feed
+ * does not (as the reference's: it has no `in:home` term), nor does a channel's or a topic's view.
+ */
+export function mutingApplies(n: Narrow): boolean {
+  return n.terms.length === 0 || n.terms.some((t) => t.operator === 'in' && t.operand === 'home');
+}
+
+/** The narrow as `GET /messages` takes it (the combined feed: `in:home`). */
 export function apiNarrow(n: Narrow): NarrowTerm[] {
+  if (n.terms.length === 0) return [{ operator: 'in', operand: 'home' }];
   return n.terms.map((t) => {
     let operand: string | number | number[] = t.operand;
     if (t.operator === 'channel' || t.operator === 'id') operand = Number(t.operand);
@@ -245,15 +256,25 @@ export function messageDmIds(m: Message, selfId: number): number[] {
   );
 }
 
+/** What `matches` needs beyond the message: who asks, its flags, and the user's muting. */
+export type MatchContext = {
+  selfId: number;
+  flags: readonly string[];
+  /** Whether a channel's topic is muted for the user (muting.ts, topicMuted). */
+  mutedTopic: (streamId: number, topic: string) => boolean;
+};
+
+/** Whether a message is in the combined feed (`in:home`): a direct message, or not muted. */
+function messageInHome(m: Message, ctx: MatchContext): boolean {
+  return m.type !== 'stream' || !ctx.mutedTopic(m.stream_id!, m.subject);
+}
+
 /**
  * Whether a message belongs in a narrow, for the terms a client can judge; `undefined` when it
  * cannot (full-text search: the server decides, by fetching).
  */
-export function matches(
-  n: Narrow,
-  m: Message,
-  ctx: { selfId: number; flags: readonly string[] },
-): boolean | undefined {
+export function matches(n: Narrow, m: Message, ctx: MatchContext): boolean | undefined {
+  if (n.terms.length === 0) return messageInHome(m, ctx);
   let unknown = false;
   for (const t of n.terms) {
     let ok: boolean;
@@ -296,6 +317,14 @@ export function matches(
         break;
       case 'id':
         ok = m.id === Number(t.operand);
+        break;
+      case 'in':
+        if (t.operand === 'home') ok = messageInHome(m, ctx);
+        else if (t.operand === 'all') ok = true;
+        else {
+          unknown = true;
+          ok = true;
+        }
         break;
       default:
         unknown = true;

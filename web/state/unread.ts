@@ -223,10 +223,16 @@ export function topicKey(streamId: number, topic: string): string {
  * messages, unread, a channel, a topic, direct messages, one conversation, mentions, and these
  * together); null for the others (a search, starred, a negated term: only a fetch tells). The
  * message list counts with it the unread messages past what it has fetched ("N new messages
- * below").
+ * below"). All messages (and `in:home`) leave out muted topics, as the feed does (`mutedTopic`:
+ * ChatState.mutedTopic).
  */
-export function unreadIn(n: Narrow): ((where: UnreadWhere, mentioned: boolean) => boolean) | null {
+export function unreadIn(
+  n: Narrow,
+  mutedTopic: (streamId: number, topic: string) => boolean,
+): ((where: UnreadWhere, mentioned: boolean) => boolean) | null {
   const tests: ((where: UnreadWhere, mentioned: boolean) => boolean)[] = [];
+  const home = (w: UnreadWhere) => w.kind === 'dm' || !mutedTopic(w.streamId, w.topic);
+  if (n.terms.length === 0) tests.push(home);
   for (const t of n.terms) {
     if (t.negated) return null;
     const operand = t.operand;
@@ -241,6 +247,8 @@ export function unreadIn(n: Narrow): ((where: UnreadWhere, mentioned: boolean) =
       tests.push((w) => w.kind === 'dm');
     } else if (t.operator === 'is' && operand === 'mentioned') {
       tests.push((_w, mentioned) => mentioned);
+    } else if (t.operator === 'in' && operand === 'home') {
+      tests.push(home);
     } else if (!(t.operator === 'is' && operand === 'unread')) {
       return null;
     }

@@ -1,0 +1,223 @@
+/**
+ * web/state/muting.ts and the combined feed (All messages): which topics are muted (a topic's
+ * visibility policy and its channel's is_muted, as the reference's
+ * user_topics.is_topic_visible_in_home), and how ChatState keeps the feed without them (the
+ * server is asked for `in:home`, loader.test.ts): arrivals of a muted topic stay out of it while
+ * they join the topic's own view; muting drops what the feed shows at once; unmuting makes it
+ * stale (fetched again: what muting kept out is only on the server).
+ */
+import t from 'tap';
+import type {
+  Message,
+  RegisterResponse,
+  ServerEvent,
+  Subscription,
+} from '../../src/client/types.js';
+import { ChatState } from '../../web/state/chat.js';
+import { TOPIC, topicMuted } from '../../web/state/muting.js';
+import {
+  ALL,
+  channelNarrow,
+  matches,
+  searchNarrow,
+  topicNarrow,
+  type Narrow,
+} from '../../web/state/narrow.js';
+import { FakeTimers } from '../helpers/fake-timers.js';
+
+t.test('which topics are muted: the policy, then the channel', (t) => {
+  const { INHERIT, MUTED, UNMUTED, FOLLOWED } = TOPIC;
+  // [policy, channel muted, topic muted]
+  const table: [number, boolean, boolean][] = [
+    [INHERIT, false, false],
+    [MUTED, false, true],
+    [UNMUTED, false, false],
+    [FOLLOWED, false, false],
+    [INHERIT, true, true],
+    [MUTED, true, true],
+    [UNMUTED, true, false],
+    [FOLLOWED, true, false],
+  ];
+  for (const [policy, channelMuted, muted] of table)
+    t.equal(
+      topicMuted(policy, channelMuted),
+      muted,
+      `policy ${policy}, channel muted ${channelMuted}`,
+    );
+  t.end();
+});
+
+const OPEN = 1;
+const QUIET = 2; // a muted channel
+
+function msg(id: number, streamId: number | null, topic = 'lunch'): Message {
+  const base = {
+    id,
+    sender_id: 2,
+    sender_full_name: 'Iago',
+    sender_email: '',
+    timestamp: id,
+    content: `<p>${id}</p>`,
+    reactions: [],
+  };
+  return streamId === null
+    ? {
+        ...base,
+        type: 'private',
+        subject: '',
+        display_recipient: [
+          { id: 1, email: '', full_name: 'Hamlet' },
+          { id: 2, email: '', full_name: 'Iago' },
+        ],
+      }
+    : { ...base, type: 'stream', stream_id: streamId, subject: topic, display_recipient: 'c' };
+}
+
+function sub(stream_id: number, is_muted: boolean): Subscription {
+  return { stream_id, name: `c${stream_id}`, is_muted } as Subscription;
+}
+
+function setup(userTopics: { stream_id: number; topic_name: string; visibility_policy: number }[]) {
+  const clock = new FakeTimers();
+  const reg = {
+    queue_id: 'q',
+    last_event_id: -1,
+    user_id: 1,
+    email: '',
+    full_name: 'Hamlet',
+    subscriptions: [sub(OPEN, false), sub(QUIET, true)],
+    user_topics: userTopics.map((u) => ({ ...u, last_updated: 0 })),
+  } as RegisterResponse;
+  const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
+  let event = 0;
+  const apply = (e: Record<string, unknown>) =>
+    s.apply([{ id: event++, ...e } as unknown as ServerEvent]);
+  const arrive = (m: Message) => apply({ type: 'message', message: m, flags: [] });
+  const policy = (stream_id: number, topic_name: string, visibility_policy: number) =>
+    apply({ type: 'user_topic', stream_id, topic_name, last_updated: 1, visibility_policy });
+  const muteChannel = (stream_id: number, value: boolean) =>
+    apply({ type: 'subscription', op: 'update', stream_id, property: 'is_muted', value });
+  /** A list as a fetch left it: loaded, reaching the newest, with these messages. */
+  const loaded = (n: Narrow, messages: Message[]) => {
+    const l = s.list(n);
+    s.ingest(messages, n);
+    l.setInitial(
+      messages.map((m) => m.id),
+      true,
+      true,
+      null,
+    );
+    return l;
+  };
+  return { s, arrive, policy, muteChannel, loaded };
+}
+
+t.test('the feed matches what is not muted; other views match regardless', (t) => {
+  const { s } = setup([
+    { stream_id: OPEN, topic_name: 'Noise', visibility_policy: TOPIC.MUTED },
+    { stream_id: QUIET, topic_name: 'kept', visibility_policy: TOPIC.UNMUTED },
+    { stream_id: QUIET, topic_name: 'watched', visibility_policy: TOPIC.FOLLOWED },
+  ]);
+  const ctx = s.matchContext([]);
+  const inFeed = (m: Message) => matches(ALL, m, ctx);
+  t.equal(inFeed(msg(1, OPEN)), true, 'a topic of an open channel');
+  t.equal(inFeed(msg(2, OPEN, 'noise')), false, 'its muted topic (whatever its case)');
+  t.equal(inFeed(msg(3, QUIET)), false, 'a topic of a muted channel');
+  t.equal(inFeed(msg(4, QUIET, 'kept')), true, 'its unmuted topic');
+  t.equal(inFeed(msg(5, QUIET, 'watched')), true, 'its followed topic');
+  t.equal(inFeed(msg(6, null)), true, 'a direct message');
+  const home: Narrow = { terms: [{ operator: 'in', operand: 'home', negated: false }], near: null };
+  t.equal(matches(home, msg(3, QUIET), ctx), false, 'in:home: the same rule');
+  t.equal(matches(home, msg(4, QUIET, 'kept'), ctx), true);
+  t.equal(matches(topicNarrow(OPEN, 'noise'), msg(2, OPEN, 'noise'), ctx), true, 'its topic');
+  t.equal(matches(channelNarrow(QUIET), msg(3, QUIET), ctx), true, 'its channel');
+  t.equal(
+    matches(searchNarrow(ALL, 'x'), msg(2, OPEN, 'noise'), ctx),
+    undefined,
+    'a search from the feed: the server decides (muted messages are found)',
+  );
+  t.end();
+});
+
+t.test('a message of a muted topic or channel does not join the feed, but its views', (t) => {
+  const { arrive, loaded } = setup([
+    { stream_id: OPEN, topic_name: 'noise', visibility_policy: TOPIC.MUTED },
+    { stream_id: QUIET, topic_name: 'kept', visibility_policy: TOPIC.UNMUTED },
+  ]);
+  const feed = loaded(ALL, [msg(1, OPEN)]);
+  const topic = loaded(topicNarrow(OPEN, 'noise'), []);
+  const channel = loaded(channelNarrow(QUIET), []);
+  arrive(msg(2, OPEN, 'noise'));
+  arrive(msg(3, QUIET));
+  arrive(msg(4, QUIET, 'kept'));
+  arrive(msg(5, null));
+  t.same(feed.ids, [1, 4, 5], 'the feed: the unmuted topic of the muted channel and the DM');
+  t.same(topic.ids, [2], 'the muted topic has its message');
+  t.same(channel.ids, [3, 4], 'the muted channel has both of its');
+  t.end();
+});
+
+t.test('muting drops from the feed at once; unmuting makes it stale', (t) => {
+  const { s, arrive, policy, muteChannel, loaded } = setup([]);
+  const feed = loaded(ALL, [msg(1, OPEN), msg(2, OPEN, 'other'), msg(3, null)]);
+  const topic = loaded(topicNarrow(OPEN, 'lunch'), [msg(1, OPEN)]);
+  const mark = s.mutingMark();
+
+  policy(OPEN, 'Lunch', TOPIC.MUTED);
+  t.same(feed.ids, [2, 3], 'the muted topic left the feed');
+  t.equal(feed.stale, false, 'nothing to fetch: the feed holds the rest');
+  t.same(topic.ids, [1], 'its own view keeps it');
+  t.equal(topic.stale, false);
+  t.ok(s.mutingChangedSince(mark), 'a fetch on its way is told');
+  arrive(msg(4, OPEN, 'lunch'));
+  t.same(feed.ids, [2, 3], 'a new message to it stays out of the feed');
+  t.same(topic.ids, [1, 4], 'and joins its view');
+
+  policy(OPEN, 'lunch', TOPIC.INHERIT);
+  t.equal(feed.stale, true, 'unmuted: fetched again (its messages are only on the server)');
+  t.equal(topic.stale, false, 'its view holds them already');
+
+  // The same for a channel, and a topic unmuted in a muted one.
+  const again = loaded(ALL, [msg(1, OPEN), msg(2, OPEN, 'other'), msg(3, null), msg(4, OPEN)]);
+  t.equal(again, feed, 'one list for the feed');
+  muteChannel(OPEN, true);
+  t.same(feed.ids, [3], 'the muted channel left the feed');
+  t.equal(feed.stale, false);
+  policy(OPEN, 'other', TOPIC.UNMUTED);
+  t.equal(feed.stale, true, 'a topic unmuted in it: fetched again');
+  feed.setInitial([2, 3], true, true, null);
+  policy(OPEN, 'other', TOPIC.FOLLOWED);
+  t.equal(feed.stale, false, 'unmuted to followed: still shown, nothing to fetch');
+  t.same(feed.ids, [2, 3]);
+  muteChannel(OPEN, false);
+  t.equal(feed.stale, true, 'the channel unmuted: fetched again');
+  t.end();
+});
+
+t.test('all the feed held muted: fetched again (an empty run has no end to page from)', (t) => {
+  const { policy, loaded } = setup([]);
+  const feed = loaded(ALL, [msg(1, OPEN), msg(2, OPEN)]);
+  feed.foundOldest = false; // the server has older messages
+  policy(OPEN, 'lunch', TOPIC.MUTED);
+  t.same(feed.ids, [], 'all of it muted');
+  t.equal(feed.stale, true, 'fetched again: older messages may not be muted');
+  const whole = setup([]);
+  const known = whole.loaded(ALL, [msg(3, OPEN), msg(4, OPEN)]);
+  whole.muteChannel(OPEN, true);
+  t.same(known.ids, [], 'all of it muted');
+  t.equal(known.stale, false, 'the run was the whole feed: nothing more to fetch');
+  t.end();
+});
+
+t.test('unread counts: the feed leaves muted topics out of its total', (t) => {
+  const { s, arrive, policy } = setup([]);
+  arrive(msg(1, OPEN));
+  arrive(msg(2, QUIET));
+  arrive(msg(3, null));
+  t.equal(s.unreadCounts().total, 2, 'the muted channel is not counted');
+  policy(QUIET, 'lunch', TOPIC.FOLLOWED);
+  t.equal(s.unreadCounts().total, 3, 'its followed topic is');
+  policy(OPEN, 'lunch', TOPIC.MUTED);
+  t.equal(s.unreadCounts().total, 2, 'a muted topic is not');
+  t.end();
+});

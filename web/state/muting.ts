@@ -1,0 +1,20 @@
+/**
+ * Muting, as the reference's web app applies it: a topic's visibility policy (POST
+ * /user_topics) and its channel's `is_muted` decide whether the topic is muted. Muted topics
+ * are left out of the combined feed (All messages, the `in:home` narrow) and of its unread
+ * count; their own channel's and topic's views still show them.
+ */
+
+/** Visibility policies of a topic (POST /user_topics). */
+export const TOPIC = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
+
+/**
+ * Whether a topic is muted, by its visibility policy and whether its channel is muted (the
+ * reference's user_topics.is_topic_visible_in_home, negated; the server's in:home leaves out the
+ * same): a muted topic is muted anywhere; in a muted channel every topic is, but those the user
+ * unmuted or follows.
+ */
+export function topicMuted(policy: number, channelMuted: boolean): boolean {
+  if (policy === TOPIC.MUTED) return true;
+  return channelMuted && policy !== TOPIC.UNMUTED && policy !== TOPIC.FOLLOWED;
+}
