@@ -2,11 +2,21 @@
  * The web app in chromium, with channels one cannot see: a link to a private channel one is not
  * in, and a private channel one is removed from while looking at it. The app says what it is
  * (not "#unknown", not "No messages here yet. Start the conversation below."), and the compose
- * box asks for a channel rather than offering to send where the server refuses.
+ * box asks for a channel rather than offering to send where the server refuses. Muting a topic
+ * or a channel from the sidebar's menus, and All messages without what is muted (as the
+ * reference's combined feed) while the muted topic's own view still shows it.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, sidebarCount, waitCount, waitFor, waitMessage } from '../helpers/app.js';
+import {
+  messageTexts,
+  openApp,
+  pluck,
+  sidebarCount,
+  waitCount,
+  waitFor,
+  waitMessage,
+} from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { startServer } from '../helpers/server.js';
@@ -91,6 +101,27 @@ t.test('a private channel one is not in, or was removed from', async (t) => {
   for (const p of [othello, hamlet]) p.watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+/** Runs an item of a sidebar row's "⋮" menu. */
+async function rowMenu(page: Page, row: string, item: string): Promise<void> {
+  await page.locator('.sidebar .nav-row').filter({ hasText: row }).first().hover();
+  await page
+    .locator('.sidebar .nav-row')
+    .filter({ hasText: row })
+    .first()
+    .locator('.row-menu button')
+    .first()
+    .click();
+  await page.click(`[role="menuitem"]:has-text("${item}")`);
+}
+
+/** Page-side: whether a sidebar entry is dimmed (muted); undefined when there is none. */
+const dimmedJs = (label: string) =>
+  `[...document.querySelectorAll('.sidebar a.nav-item')].find((a) => a.querySelector('.label')?.textContent === ${JSON.stringify(label)})?.classList.contains('muted')`;
+
+function isDimmed(page: Page, label: string): Promise<boolean | undefined> {
+  return page.evaluate(dimmedJs(label));
+}
+
 t.test("muting a topic and a channel from the sidebar's menus", async (t) => {
   if (NO_CHROMIUM) return;
   const ts = await startServer(t);
@@ -109,21 +140,8 @@ t.test("muting a topic and a channel from the sidebar's menus", async (t) => {
   });
   await waitCount(page, 'lunch', 2);
   await waitCount(page, 'kitchen', 2);
-  const menu = async (row: string, item: string) => {
-    await page.locator('.sidebar .nav-row').filter({ hasText: row }).first().hover();
-    await page
-      .locator('.sidebar .nav-row')
-      .filter({ hasText: row })
-      .first()
-      .locator('.row-menu button')
-      .first()
-      .click();
-    await page.click(`[role="menuitem"]:has-text("${item}")`);
-  };
-  const dimmed = (label: string) =>
-    page.evaluate(
-      `[...document.querySelectorAll('.sidebar a.nav-item')].find((a) => a.querySelector('.label')?.textContent === ${JSON.stringify(label)})?.classList.contains('muted')`,
-    );
+  const menu = (row: string, item: string) => rowMenu(page, row, item);
+  const dimmed = (label: string) => isDimmed(page, label);
 
   await menu('lunch', 'Mute topic');
   await waitCount(page, 'All messages', 0);
@@ -140,5 +158,82 @@ t.test("muting a topic and a channel from the sidebar's menus", async (t) => {
   await menu('kitchen', 'Unmute channel');
   await waitCount(page, 'All messages', 2);
   t.equal(await dimmed('kitchen'), false, 'unmuted: as before');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test("All messages leaves out muted topics and channels, as the reference's feed", async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const principals = [id('iago'), id('hamlet')];
+  const kitchen = await createChannel(ts.api, 'iago', 'kitchen', { principals });
+  await createChannel(ts.api, 'iago', 'garden', { principals });
+  const say = (to: string, topic: string, content: string) =>
+    ts.api.post('iago', 'messages', { type: 'stream', to, topic, content });
+  await say('kitchen', 'news', 'The oven is fixed');
+  await say('kitchen', 'lunch', 'Soup again');
+  await say('kitchen', 'lunch', 'And bread');
+  await say('garden', 'roses', 'Roses bloom');
+  await say('garden', 'weeds', 'Weeds everywhere');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#feed' });
+  await waitMessage(page, 'Soup again');
+  const texts = () => messageTexts(page);
+  const go = (label: string) =>
+    page.click(`.sidebar a.nav-item:has(.label:text-is(${JSON.stringify(label)}))`);
+  // The view's title names the view once the app swapped to it (the list drawn with it).
+  const waitTitle = (title: string) =>
+    waitFor(page, `document.querySelector('h1.title')?.textContent === ${JSON.stringify(title)}`);
+  const shows = (text: string) =>
+    `[...document.querySelectorAll('.messages .msg .content')].some((e) => e.textContent.includes(${JSON.stringify(text)}))`;
+
+  // A topic muted in its channel's view (its topics listed there).
+  await go('kitchen');
+  await waitTitle('#kitchen');
+  await rowMenu(page, 'lunch', 'Mute topic');
+  await waitFor(page, `${dimmedJs('lunch')} === true`);
+  await go('All messages');
+  await waitTitle('All messages');
+  let now = await texts();
+  t.ok(now.includes('The oven is fixed'), 'All messages: the topic not muted');
+  t.notOk(now.includes('Soup again') || now.includes('And bread'), 'not the muted one');
+  await screenshot(page, t, 'all-messages-topic-muted-1280');
+
+  // A new message to it does not join All messages (one to another topic after it does).
+  await say('kitchen', 'lunch', 'Cake for dessert');
+  await say('kitchen', 'news', 'The oven is hot');
+  await waitMessage(page, 'The oven is hot');
+  t.notOk((await texts()).includes('Cake for dessert'), 'the muted topic stays out');
+  // Its own view shows all of it.
+  await page.evaluate(`location.hash = '#narrow/channel/${kitchen}-kitchen/topic/lunch'`);
+  await waitTitle('#kitchen›lunch');
+  await waitMessage(page, 'Cake for dessert');
+  t.same(await texts(), ['Soup again', 'And bread', 'Cake for dessert'], 'in its own view');
+
+  // A channel muted while All messages is shown: its messages go at once.
+  await go('All messages');
+  await waitTitle('All messages');
+  t.ok((await texts()).includes('Roses bloom'), 'before: the channel is shown');
+  await rowMenu(page, 'garden', 'Mute channel');
+  await waitFor(page, `!${shows('Roses bloom')}`);
+  now = await texts();
+  t.notOk(now.includes('Weeds everywhere'), 'all of the muted channel goes');
+  t.ok(now.includes('The oven is hot'), 'the rest stays');
+  await screenshot(page, t, 'all-messages-channel-muted-1280');
+
+  // A topic unmuted in the muted channel is shown (fetched again: muting kept it out).
+  await go('garden');
+  await waitTitle('#garden');
+  await rowMenu(page, 'roses', 'Unmute topic');
+  await waitFor(page, `${dimmedJs('roses')} === false`);
+  await go('All messages');
+  await waitTitle('All messages');
+  await waitMessage(page, 'Roses bloom');
+  t.notOk((await texts()).includes('Weeds everywhere'), "the channel's other topic stays out");
+  await screenshot(page, t, 'all-messages-topic-unmuted-in-muted-channel-1280');
+
+  // The channel unmuted while All messages is shown: fetched again at once.
+  await rowMenu(page, 'garden', 'Unmute channel');
+  await waitMessage(page, 'Weeds everywhere');
+  t.notOk((await texts()).includes('Soup again'), 'the muted topic still out');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
