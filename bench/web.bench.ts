@@ -29,6 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
 import { hashPassword } from '../src/lib/password.js';
+import { ALL, apiNarrow } from '../web/state/narrow.js';
 import { createChannel, principalsOf, serverWithUsers } from './lib/seed.js';
 import { fmt, machine, summarize } from './lib/stats.js';
 
@@ -329,7 +330,8 @@ export async function webBench(args: string[]): Promise<void> {
     }
     const first = summarize(firsts);
     const b = bundle();
-    const shownOnly = fetched.length === 1 && (fetched[0] === '[]' || fetched[0] === '');
+    // The feed shown first, asked for as the app asks (in:home: without what is muted).
+    const shownOnly = fetched.length === 1 && fetched[0] === JSON.stringify(apiNarrow(ALL));
     console.log(
       `  first screen (sidebar with unread counts, list drawn): median ${fmt(first.p50, 0)} ms, worst ${fmt(first.max, 0)} ms over ${first.n} loads (target < 1000 ms: ${first.max < 1000 ? 'met' : 'missed'})`,
     );
