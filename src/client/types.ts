@@ -83,6 +83,8 @@ export type User = {
   is_guest?: boolean;
   timezone?: string;
   delivery_email?: string | null;
+  /** A bot's owner (bots only; null for one without, as the realm's system bots). */
+  bot_owner_id?: number | null;
 };
 
 export type UserGroup = {

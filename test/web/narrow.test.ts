@@ -24,6 +24,8 @@ import {
   placementInView,
   PROPAGATE_FOR,
   searchNarrow,
+  senderNarrow,
+  senderOf,
   topicMove,
   topicNarrow,
   type Names,
@@ -109,6 +111,26 @@ t.test('the fragments of the app, both ways', (t) => {
   t.end();
 });
 
+t.test("one person's messages (a profile card's View messages sent)", (t) => {
+  t.equal(narrowHash(senderNarrow(5), names), '#narrow/sender/5-Hamlet-Prince', 'as the reference');
+  const cases: [string, ReturnType<typeof parseHash>][] = [
+    ['#narrow/sender/5-Hamlet-Prince', senderNarrow(5)],
+    ['#narrow/sender/5', senderNarrow(5)],
+    ['#narrow/sender/hamlet@zulip.com', senderNarrow(5)],
+    ['#narrow/from/hamlet@zulip.com', senderNarrow(5)],
+    ['#narrow/sender/me', senderNarrow(1)],
+    ['#narrow/sender/nobody@zulip.com', null],
+  ];
+  for (const [hash, want] of cases) t.same(parseHash(hash, names), want, hash);
+  t.same(parseHash(narrowHash(senderNarrow(6), names), names), senderNarrow(6), 'round trip');
+  t.same(apiNarrow(senderNarrow(5)), [{ operator: 'sender', operand: 5 }]);
+  t.equal(senderOf(senderNarrow(5)), 5);
+  t.equal(senderOf(searchNarrow(senderNarrow(5), 'x')), undefined, 'only the narrow of it alone');
+  t.equal(senderOf(dmNarrow([5], 1)), undefined);
+  t.not(narrowKey(senderNarrow(5)), narrowKey(dmNarrow([5], 1)), 'not the conversation');
+  t.end();
+});
+
 t.test('the API form of a narrow', (t) => {
   t.same(apiNarrow(topicNarrow(9, 'x')), [
     { operator: 'channel', operand: 9 },
@@ -161,6 +183,9 @@ t.test('which messages a narrow holds', (t) => {
   t.equal(matches(isNarrow('dm'), dm, ctx), true);
   t.equal(matches(isNarrow('mentioned'), s, ctx), false);
   t.equal(matches(isNarrow('mentioned'), s, { ...ctx, flags: ['mentioned'] }), true);
+  t.equal(matches(senderNarrow(5), s, ctx), true, 'sent by them');
+  t.equal(matches(senderNarrow(5), dm, ctx), true, 'a direct message too');
+  t.equal(matches(senderNarrow(6), s, ctx), false, 'not by another');
   t.equal(matches(searchNarrow(ALL, 'x'), s, ctx), undefined, 'search: the server decides');
   t.equal(
     matches(searchNarrow(channelNarrow(3), 'x'), s, ctx),

@@ -7,6 +7,7 @@
  *   #narrow/channel/<id>-<name>/topic/<t>  a topic        (older spelling: subject)
  *   #narrow/dm/<id>,<id>-<slug>            a conversation (older spellings: pm-with, with e-mails)
  *   #narrow/is/dm  #narrow/is/mentioned  #narrow/is/starred  #narrow/is/unread
+ *   #narrow/sender/<id>-<slug>             the messages one person sent (older spelling: from)
  *   #narrow/search/<words>                 full-text search (combinable with the above)
  *   …/near/<message id>                    open at a message
  *
@@ -146,11 +147,12 @@ export function narrowHash(n: Narrow, names: Names): string {
     let operand = t.operand;
     if (t.operator === 'channel')
       operand = slug(Number(operand), names.channelName(Number(operand)));
-    else if (t.operator === 'dm') {
+    else if (t.operator === 'dm' || t.operator === 'sender') {
       const ids = operand.split(',').map(Number);
       const tail =
         ids.length === 1 ? (names.userName(ids[0]!) ?? 'user').replace(/ /g, '-') : 'group';
-      // The slug is written as it is, as the reference does: ids, a comma, a name.
+      // The slug is written as it is, as the reference does: ids, a comma, a name (a sender's
+      // too: `sender/12-Hamlet`).
       parts.push((t.negated ? '-' : '') + t.operator, `${operand}-${encodeHashComponent(tail)}`);
       continue;
     }
@@ -181,6 +183,8 @@ export const isNarrow = (what: 'dm' | 'mentioned' | 'starred' | 'unread'): Narro
   terms: [term('is', what)],
   near: null,
 });
+/** The messages one person sent (the reference's "View messages sent"). */
+export const senderNarrow = (id: number): Narrow => ({ terms: [term('sender', id)], near: null });
 export const searchNarrow = (base: Narrow, query: string): Narrow => ({
   terms: [...base.terms.filter((t) => t.operator !== 'search'), term('search', query)],
   near: null,
@@ -197,6 +201,12 @@ export function channelOf(n: Narrow): number | undefined {
 
 export function topicOf(n: Narrow): string | undefined {
   return find(n, 'topic');
+}
+
+/** The sender a narrow of one person's messages names (`sender:<id>` alone), or undefined. */
+export function senderOf(n: Narrow): number | undefined {
+  const id = n.terms.length === 1 ? find(n, 'sender') : undefined;
+  return id === undefined ? undefined : Number(id);
 }
 
 export function dmOf(n: Narrow): number[] | undefined {
