@@ -1,7 +1,7 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
  * the feed, a topic, the compose box and its suggestions, a direct message, a message's actions
- * (toolbar and menu), the emoji picker, Jump to, a question (Delete), Settings (Account,
+ * (toolbar and menu), the emoji picker, a profile card, Jump to, a question (Delete), Settings (Account,
  * Display, Notifications, Invite people), at 1280 pixels and at 390 (drawer closed and open),
  * light and dark. No violation of impact serious or critical; each one found is listed with its rule and
  * target. The page's Content-Security-Policy forbids string evaluation by the page, but not
@@ -134,6 +134,14 @@ for (const dark of [false, true]) {
     await page.keyboard.press('Escape');
     await waitFor(page, `document.querySelector('.picker') === null`);
 
+    // A sender's profile card (opened from the keyboard: its focus ring shows).
+    await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.sender').focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+    await check(t, page, `profile-card-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'Othello' }).waitFor({ state: 'detached' });
+
     for (const panel of ['Account', 'Display']) {
       await page.goto(ts.url + '/#settings/' + panel.toLowerCase());
       await page.waitForSelector(`.settings h3:has-text("${panel}")`);
@@ -223,6 +231,13 @@ for (const dark of [false, true]) {
     await page.getByRole('menu', { name: 'Message actions' }).waitFor();
     await check(t, page, `actions-menu-390-${mode}`);
     await page.keyboard.press('Escape');
+
+    // A profile card: a sheet at the bottom of the screen.
+    await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.avatar-btn').click();
+    await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+    await check(t, page, `profile-card-390-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'Othello' }).waitFor({ state: 'detached' });
 
     await page.goto(ts.url + '/#settings/display');
     await page.waitForSelector(`.settings h3:has-text("Display")`);

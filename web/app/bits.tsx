@@ -9,13 +9,16 @@ export function Avatar({
   name,
   url,
   small,
+  large,
 }: {
   id: number;
   name: string;
   url?: string | null;
   small?: boolean;
+  /** The profile card's. */
+  large?: boolean;
 }) {
-  const cls = small ? 'avatar small' : 'avatar';
+  const cls = small ? 'avatar small' : large ? 'avatar large' : 'avatar';
   // A user's picture is shown (an upload, or the external host's where the realm opted into it);
   // the server's default picture is not: initials say more (docs/web.md, Avatars).
   if (url && !url.includes('/static/images/default-avatar')) {

@@ -38,6 +38,9 @@ import {
   placementInView,
   PROPAGATE_FOR,
   sameNarrow,
+  senderNarrow,
+  senderOf,
+  dmNarrow,
   topicMove,
   topicNarrow,
   topicOf,
@@ -62,6 +65,15 @@ export type ComposeTo =
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
 export type Dialog = { kind: 'jump' } | { kind: 'settings'; panel: string } | null;
+
+/**
+ * A person's profile card (profile-card.tsx): whose, and the box of what opened it (the card is
+ * drawn beside it on a wide screen).
+ */
+export type CardAt = {
+  userId: number;
+  anchor: { left: number; top: number; right: number; bottom: number } | null;
+};
 
 /** A question for the confirmation dialog (confirm.tsx): `danger` for an action that destroys. */
 export type Ask = { title: string; text: string; action: string; danger?: boolean };
@@ -132,6 +144,8 @@ export class Controller {
     onPick: (e: EmojiEntry) => void;
   } | null>(null);
   readonly emoji = signal<EmojiIndex | null>(null);
+  /** The profile card open (one at a time). */
+  readonly card = signal<CardAt | null>(null);
   /** The compose box's upload, for files dropped anywhere on the messages. */
   dropFiles: ((files: File[]) => void) | null = null;
   /** Set when the message list should open at this message (a `near` link). */
@@ -661,6 +675,8 @@ export class Controller {
       return `#${s.channelName(ch)} > ${s.topicName(topic)}`;
     if (ch !== undefined) return `#${s.channelName(ch)}`;
     if (dm) return s.dmName(dm);
+    const sender = senderOf(n);
+    if (sender !== undefined) return `Messages sent by ${s.userName(sender)}`;
     const is = n.terms.find((t) => t.operator === 'is')?.operand;
     if (is === 'mentioned') return 'Mentions';
     if (is === 'dm') return 'Direct messages';
@@ -779,7 +795,11 @@ export class Controller {
   /** The compose box's default target for a narrow. */
   composeToFor(n: Narrow): ComposeTo | null {
     const dm = dmOf(n);
-    if (dm) return { kind: 'dm', userIds: dm.filter((id) => id !== this.session.userId) };
+    if (dm) {
+      // A conversation with oneself (its narrow names only oneself) is addressed to oneself.
+      const others = dm.filter((id) => id !== this.session.userId);
+      return { kind: 'dm', userIds: others.length ? others : dm };
+    }
     const ch = channelOf(n);
     // A channel the app does not know (private and not ours, or gone): the box asks for one.
     const known = ch !== undefined && (this.state.value?.channels.has(ch) ?? true);
@@ -1029,6 +1049,35 @@ export class Controller {
     } catch (e) {
       this.toast(e instanceof Error ? e.message : String(e));
     }
+  }
+
+  // ---- People ---------------------------------------------------------------------------
+
+  /** Opens a person's profile card beside `anchor` (what was clicked or focused), if given. */
+  openCard(userId: number, anchor?: Element | null): void {
+    const r = anchor?.getBoundingClientRect();
+    this.card.value = {
+      userId,
+      anchor: r ? { left: r.left, top: r.top, right: r.right, bottom: r.bottom } : null,
+    };
+  }
+
+  /**
+   * "Send direct message" of a profile card: the conversation with that person (with oneself,
+   * for one's own card, as the reference), and the compose box addressed to it, focused.
+   */
+  messagePerson(userId: number): void {
+    const s = this.state.value;
+    if (!s) return;
+    this.card.value = null;
+    this.go(dmNarrow([userId], s.selfId));
+    this.requestCompose({ kind: 'dm', userIds: [userId] });
+  }
+
+  /** "View messages sent" of a profile card: the narrow of that person's messages. */
+  viewSentBy(userId: number): void {
+    this.card.value = null;
+    this.go(senderNarrow(userId));
   }
 
   // ---- Emoji -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import type { MessageList } from '../state/message-list.js';
-import { channelOf, dmNarrow, find, narrowHash, topicNarrow } from '../state/narrow.js';
+import { channelOf, dmNarrow, find, narrowHash, senderOf, topicNarrow } from '../state/narrow.js';
 import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
@@ -491,6 +491,16 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
         c.replyTo(m);
       }
       return;
+    } else if (e.key === 'u' && selected !== null) {
+      // The sender's profile card, as the reference's `u`: beside the name (the avatar, the
+      // message, in a group's later messages), the focus back to the list after.
+      const m = s.messages.get(selected);
+      const row = scroller.current!.querySelector(`.msg[data-id="${selected}"]`);
+      if (m) {
+        e.preventDefault();
+        c.openCard(m.sender_id, row?.querySelector('.sender') ?? row);
+      }
+      return;
     } else if (e.key === 'e' && selected !== null) {
       e.preventDefault();
       c.editing.value = selected;
@@ -531,7 +541,9 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
         ? ['No starred messages', 'Star a message to keep it here.']
         : is === 'mentioned'
           ? ['No mentions', 'Messages that mention you or a group of yours show here.']
-          : ['No messages here yet', 'Start the conversation below.'];
+          : senderOf(list.narrow) !== undefined
+            ? ['No messages', 'None of the messages you can see were sent by them.']
+            : ['No messages here yet', 'Start the conversation below.'];
   return (
     <div class="pane">
       {/* A labelled region, not a feed: a feed may hold only articles, and the list holds

@@ -186,7 +186,18 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
       >
         <div class="gutter">
           {showSender ? (
-            <Avatar id={m.sender_id} name={m.sender_full_name} url={m.avatar_url} />
+            // The sender's card, for the pointer (the name beside it is the keyboard's way: one
+            // stop, not two, for each sender). The focus stays where it was as it is clicked.
+            <button
+              class="avatar-btn"
+              type="button"
+              tabIndex={-1}
+              aria-hidden="true"
+              onMouseDown={(e) => e.preventDefault()}
+              onClick={(e) => c.openCard(m.sender_id, e.currentTarget)}
+            >
+              <Avatar id={m.sender_id} name={m.sender_full_name} url={m.avatar_url} />
+            </button>
           ) : (
             time
           )}
@@ -194,7 +205,14 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
         <div class="body">
           {showSender && (
             <div class="msg-head">
-              <span class="sender">{m.sender_full_name}</span>
+              <button
+                class="sender"
+                type="button"
+                aria-haspopup="dialog"
+                onClick={(e) => c.openCard(m.sender_id, e.currentTarget)}
+              >
+                {m.sender_full_name}
+              </button>
               {time}
               {edited && <span class="edited">({edited})</span>}
             </div>

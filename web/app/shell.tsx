@@ -1,7 +1,7 @@
 /**
  * The app's frame: sidebar (a drawer on narrow screens), the top bar with the view's title and
  * search, the message pane and the compose box; the reconnecting banner, messages to the user,
- * and the dialogs (jump, settings, emoji picker, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
+ * and the dialogs (jump, settings, emoji picker, a profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
  * `n` next unread topic, `r` reply, `c` new topic, Esc closes what is open.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
@@ -16,6 +16,7 @@ import { Icon } from './icons.js';
 import { useLive } from './live.js';
 import { Jump } from './jump.js';
 import { MessagePane } from './message-pane.js';
+import { ProfileCard } from './profile-card.js';
 import { Sidebar } from './sidebar.js';
 // Types only (erased): the module itself is imported when the settings first open.
 import type * as SettingsPanels from './settings-panels.js';
@@ -212,6 +213,7 @@ export function Shell({ c }: { c: Controller }) {
       }
       if (e.key === 'Escape') {
         if (c.picker.value) c.picker.value = null;
+        else if (c.card.value) c.card.value = null;
         else if (c.dialog.value?.kind === 'settings') c.closeSettings();
         else if (c.dialog.value) c.dialog.value = null;
         else if (c.drawer.value) c.drawer.value = false;
@@ -318,6 +320,7 @@ export function Shell({ c }: { c: Controller }) {
       {dialog?.kind === 'jump' && <Jump c={c} />}
       {dialog?.kind === 'settings' && <LazySettings c={c} panel={dialog.panel} />}
       {c.picker.value && <EmojiPicker c={c} />}
+      <ProfileCard c={c} />
       <ConfirmDialog c={c} />
       <div class="toasts" ref={toasts} aria-live="polite">
         {c.toasts.value.map((t) => (

@@ -1,0 +1,304 @@
+/**
+ * The web app in chromium: a person's profile card, as the reference's user card popover. A
+ * message's sender (the name, by click or Enter; the avatar; `u` on a selected message) opens
+ * it beside them: avatar, name, the e-mail address the server gives this user, role, local time;
+ * "Bot" and its owner, a deactivated account. Esc and a click outside close it, the focus back
+ * where it was. "Send direct message" opens the conversation with the compose box focused (one's
+ * own card: with oneself), "View messages sent" the narrow of that person's messages. At 390 px
+ * it is a sheet at the bottom of the screen.
+ *
+ * Each wait is for what the action brings and was not there before it: a dialog that was not
+ * open, one gone that was, a title naming a view that was not shown, a message not sent before.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { fetchNarrow, sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+let ts: TestServer;
+/** The ids of the messages Othello sent that Hamlet can see. */
+const byOthello: number[] = [];
+const id = (name: string) => ts.fx.users[name]!.id;
+const TOPIC = '#narrow/channel/general/topic/review';
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  ts = await startServer(t);
+  const { api } = ts;
+  const everyone = ['hamlet', 'othello', 'iago', 'cordelia', 'desdemona'].map(id);
+  await createChannel(api, 'othello', 'general', { principals: everyone });
+  // Othello in Tokyo; Iago's real address hidden from everyone.
+  for (const [who, change] of [
+    ['othello', { timezone: 'Asia/Tokyo' }],
+    ['iago', { email_address_visibility: 4 }],
+  ] as const) {
+    const r = await api.patch(who, 'settings', change);
+    if (r.status !== 200) throw new Error(`settings of ${who}: ${r.text}`);
+  }
+  const bot = await api.post('othello', 'bots', {
+    full_name: 'Deploy Bot',
+    short_name: 'deploy',
+    bot_type: 1,
+  });
+  if (bot.status !== 200) throw new Error(`bot: ${bot.text}`);
+  const botUser = await api.get('othello', `users/${bot.body.user_id as number}`);
+  const botAuth = {
+    email: (botUser.body.user as { email: string }).email,
+    api_key: bot.body.api_key as string,
+  };
+
+  byOthello.push(await sendChannelMessage(api, 'othello', 'general', 'review', 'Othello asks.'));
+  await sendChannelMessage(api, 'hamlet', 'general', 'review', 'Hamlet answers.');
+  await sendChannelMessage(api, 'iago', 'general', 'review', 'Iago whispers.');
+  await sendChannelMessage(api, 'desdemona', 'general', 'review', 'Desdemona decides.');
+  await sendChannelMessage(api, 'cordelia', 'general', 'review', 'Cordelia leaves.');
+  byOthello.push(await sendChannelMessage(api, 'othello', 'general', 'review', 'Othello again.'));
+  byOthello.push(await sendChannelMessage(api, 'othello', 'general', 'plans', 'Othello plans.'));
+  const deployed = await api.post(botAuth, 'messages', {
+    type: 'channel',
+    to: 'general',
+    topic: 'review',
+    content: 'Deployed.',
+  });
+  if (deployed.status !== 200) throw new Error(`the bot's message: ${deployed.text}`);
+  byOthello.push(await sendDirectMessage(api, 'othello', [id('hamlet')], 'Othello, privately.'));
+  await sendDirectMessage(api, 'iago', [id('hamlet')], 'Iago, privately.');
+  const gone = await api.delete('iago', `users/${id('cordelia')}`);
+  if (gone.status !== 200) throw new Error(`deactivating cordelia: ${gone.text}`);
+});
+
+/** The sender's name of the message (first of its group) whose text has `text`. */
+const senderOf = (page: Page, text: string) =>
+  page.locator('.msg', { hasText: text }).locator('.sender');
+
+/** The card's facts, as label → value. */
+async function facts(page: Page): Promise<Record<string, string>> {
+  return page.evaluate(`Object.fromEntries(
+    [...document.querySelectorAll('.profile-card .card-facts > div')].map((d) => [
+      d.querySelector('dt').textContent.trim(),
+      d.querySelector('dd').textContent.trim(),
+    ]),
+  )`);
+}
+
+const cardText = (page: Page, sel: string) =>
+  page.evaluate<string>(`document.querySelector('.profile-card ${sel}')?.textContent.trim() ?? ''`);
+
+t.test('the name opens it by Enter: the fields, Esc and a click outside close it', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: TOPIC });
+  await waitMessage(page, 'Othello again.');
+  const name = senderOf(page, 'Othello asks.');
+  await name.focus();
+  await page.keyboard.press('Enter');
+  const card = page.getByRole('dialog', { name: 'Othello' });
+  await card.waitFor();
+  t.equal(await cardText(page, '.card-email'), 'othello@zulip.com', 'the real address: visible');
+  const f = await facts(page);
+  t.equal(f.Role, 'Member', 'the role');
+  t.match(f['Local time'], /^\d{1,2}:\d\d [AP]M$/, 'the local time (Tokyo)');
+  t.equal(
+    await page.evaluate(`document.activeElement?.textContent.trim()`),
+    'Send direct message',
+    'the focus in it, on its first action',
+  );
+  t.equal(
+    await page.evaluate(`getComputedStyle(document.activeElement).boxShadow !== 'none'`),
+    true,
+    'with a visible ring (keyboard)',
+  );
+  // Beside the name: under it, its left edge at the name's.
+  const [nb, cb] = [(await name.boundingBox())!, (await card.boundingBox())!];
+  t.ok(Math.abs(cb.x - nb.x) <= 2 && cb.y >= nb.y + nb.height && cb.y - nb.y < 60, 'under it');
+  await screenshot(page, t, 'card-othello-1280');
+
+  // Tab stays within it.
+  for (let i = 0; i < 4; i++) await page.keyboard.press('Tab');
+  t.ok(await page.evaluate(`!!document.activeElement?.closest('.profile-card')`), 'Tab stays');
+
+  await page.keyboard.press('Escape');
+  await card.waitFor({ state: 'detached' });
+  t.ok(
+    await page.evaluate(
+      `document.activeElement === [...document.querySelectorAll('.msg .sender')].find((e) => e.closest('.msg').textContent.includes('Othello asks.'))`,
+    ),
+    'Esc: the focus back on the name',
+  );
+
+  // A click outside closes it too; the focus goes back to the name clicked.
+  await senderOf(page, 'Iago whispers.').click();
+  const iago = page.getByRole('dialog', { name: 'Iago' });
+  await iago.waitFor();
+  t.equal(await cardText(page, '.card-email'), `user${id('iago')}@testserver.local`, 'hidden');
+  t.equal((await facts(page)).Role, 'Administrator');
+  t.equal((await facts(page))['Local time'], undefined, 'no time zone: no local time');
+  await page.mouse.click(1200, 700);
+  await iago.waitFor({ state: 'detached' });
+  t.ok(
+    await page.evaluate(`document.activeElement?.textContent === 'Iago'`),
+    'outside click: the focus back on the name',
+  );
+
+  // Desdemona: the owner.
+  await senderOf(page, 'Desdemona decides.').click();
+  await page.getByRole('dialog', { name: 'Desdemona' }).waitFor();
+  t.equal((await facts(page)).Role, 'Owner');
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('the avatar, `u`; a bot and its owner; a deactivated user', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: TOPIC });
+  await waitMessage(page, 'Deployed.');
+  await page.locator('.msg', { hasText: 'Deployed.' }).locator('.avatar-btn').click();
+  const bot = page.getByRole('dialog', { name: 'Deploy Bot' });
+  await bot.waitFor();
+  t.same(await facts(page), { Role: 'Bot', Owner: 'Othello' }, '"Bot", and its owner');
+  // The owner's name opens the owner's card.
+  await page.locator('.profile-card .link-btn', { hasText: 'Othello' }).click();
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+  t.equal((await facts(page)).Role, 'Member', "the owner's card");
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+  await senderOf(page, 'Cordelia leaves.').click();
+  await page.getByRole('dialog', { name: 'Cordelia' }).waitFor();
+  t.equal(await cardText(page, '.card-deactivated'), 'This user has been deactivated.');
+  t.same(
+    await page.evaluate(
+      `[...document.querySelectorAll('.card-actions button')].map((b) => b.textContent.trim())`,
+    ),
+    ['View messages sent'],
+    'no direct message to a deactivated account',
+  );
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+  // `u` on the selected message (from the list, by the keyboard): its sender's card, and the
+  // focus back on the list after.
+  await page.click('#compose-text');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+  await page.keyboard.press('ArrowUp');
+  await waitFor(
+    page,
+    `!!document.querySelector('.msg.selected')?.textContent.includes('Deployed.')`,
+  );
+  await page.keyboard.press('u');
+  await page.getByRole('dialog', { name: 'Deploy Bot' }).waitFor();
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+  t.ok(
+    await page.evaluate(`document.activeElement?.classList.contains('messages')`),
+    'the focus back on the list',
+  );
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('Send direct message: the conversation, compose focused, the message arrives', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: TOPIC });
+  await waitMessage(page, 'Othello again.');
+  await senderOf(page, 'Othello asks.').click();
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+  await page.getByRole('button', { name: 'Send direct message' }).click();
+  await waitForTitle(page, 'Othello');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.notOk(await page.$('.profile-card'), 'the card closed');
+  t.match(page.url(), new RegExp(`#narrow/dm/${id('othello')}-Othello$`), 'the conversation');
+  await page.keyboard.type('Hello from the card.');
+  await page.keyboard.press('Enter');
+  // Arrived: the server's message, not the local echo.
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.msg:not(.local) .content')].some((e) => e.textContent.includes('Hello from the card.'))`,
+  );
+  const got = await fetchNarrow(ts.api, 'othello', [{ operator: 'dm', operand: [id('hamlet')] }]);
+  t.ok(
+    (got.body.messages as { content: string }[]).some((m) => m.content.includes('from the card')),
+    'Othello has it, as a direct message from Hamlet',
+  );
+
+  // One's own card: a message to oneself (as the reference).
+  await page.goto(ts.url + '/' + TOPIC);
+  await waitForTitle(page, 'review');
+  await waitMessage(page, 'Hamlet answers.');
+  await page.locator('.msg', { hasText: 'Hamlet answers.' }).locator('.avatar-btn').click();
+  await page.getByRole('dialog', { name: 'Hamlet (you)' }).waitFor();
+  await page.getByRole('button', { name: 'Send direct message' }).click();
+  await waitForTitle(page, 'Hamlet (you)');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  await page.keyboard.type('A note to myself.');
+  await page.keyboard.press('Enter');
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.msg:not(.local) .content')].some((e) => e.textContent.includes('A note to myself.'))`,
+  );
+  const self = await fetchNarrow(ts.api, 'hamlet', [{ operator: 'dm', operand: [id('hamlet')] }]);
+  t.ok(
+    (self.body.messages as { content: string }[]).some((m) => m.content.includes('note to myself')),
+    'sent to oneself',
+  );
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test("View messages sent: that sender's messages only, channels and direct", async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await waitMessage(page, 'Iago, privately.');
+  await senderOf(page, 'Othello asks.').click();
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+  await page.getByRole('button', { name: 'View messages sent' }).click();
+  await waitForTitle(page, 'Messages sent by Othello');
+  await waitMessage(page, 'Othello, privately.');
+  await waitFor(page, `document.querySelector('.messages').getAttribute('aria-busy') === 'false'`);
+  const shown = await page.evaluate<number[]>(
+    `[...document.querySelectorAll('.messages .msg')].map((e) => Number(e.dataset.id))`,
+  );
+  t.same(shown, byOthello, "Othello's messages, and no one else's");
+  t.match(page.url(), new RegExp(`#narrow/sender/${id('othello')}-Othello$`), 'its address');
+  t.ok(
+    await page.evaluate(`document.activeElement?.classList.contains('messages')`),
+    'the focus on the list',
+  );
+  await screenshot(page, t, 'sent-by-othello-1280');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('390 px: a sheet at the bottom of the screen', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: TOPIC,
+    width: 390,
+    height: 844,
+  });
+  await waitMessage(page, 'Othello again.');
+  await page.locator('.msg', { hasText: 'Othello asks.' }).locator('.avatar-btn').click();
+  const card = page.getByRole('dialog', { name: 'Othello' });
+  await card.waitFor();
+  const box = (await card.boundingBox())!;
+  t.equal(Math.round(box.x), 0, 'the full width');
+  t.equal(Math.round(box.width), 390);
+  t.equal(Math.round(box.y + box.height), 844, 'at the bottom');
+  t.equal(await cardText(page, '.card-email'), 'othello@zulip.com');
+  await screenshot(page, t, 'card-othello-390');
+  await page.getByRole('button', { name: 'Close' }).click();
+  await card.waitFor({ state: 'detached' });
+
+  await senderOf(page, 'Othello asks.').click();
+  await card.waitFor();
+  await page.getByRole('button', { name: 'Send direct message' }).click();
+  await waitForTitle(page, 'Othello');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.pass('the conversation, compose focused');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

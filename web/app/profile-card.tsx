@@ -1,0 +1,216 @@
+/**
+ * A person's profile card, as the reference's user card popover: opened from a message's sender
+ * (the name, the avatar, `u` on a selected message), it shows their avatar, name, e-mail, role
+ * (or "Bot" and the bot's owner), a deactivated account, their local time, and offers "Send
+ * direct message" (with oneself on one's own card) and "View messages sent". Beside what opened
+ * it on a wide screen; a sheet at the bottom on a phone. Esc, a click outside or Close shut it
+ * and the focus goes back where it was; Tab stays within it.
+ */
+import { useLayoutEffect, useRef } from 'preact/hooks';
+import { profileCard } from '../state/profile.js';
+import { Avatar } from './bits.js';
+import type { CardAt, Controller } from './controller.js';
+import { Icon } from './icons.js';
+import { track } from './track.js';
+
+/** Under this width the card is a sheet at the bottom of the screen (app.css says the same). */
+const SHEET_QUERY = '(max-width: 600px)';
+const GAP = 6;
+const MARGIN = 8;
+
+export function ProfileCard({ c }: { c: Controller }) {
+  const at = c.card.value;
+  // Keyed: another person's card (a bot's owner, from the bot's) is a new card, focused anew.
+  return at ? <Card key={at.userId} c={c} at={at} /> : null;
+}
+
+/** How the card goes: back where the focus was, or on with an action (which places it). */
+type Leave = 'back' | 'compose' | 'list';
+
+function Card({ c, at }: { c: Controller; at: CardAt }) {
+  const s = c.state.value!;
+  track(s.rev.users, s.rev.settings);
+  const box = useRef<HTMLDivElement>(null);
+  const primary = useRef<HTMLButtonElement>(null);
+  const leave = useRef<Leave>('back');
+  const sheet = typeof matchMedia === 'function' && matchMedia(SHEET_QUERY).matches;
+  const card = profileCard(at.userId, {
+    users: s.users,
+    selfId: s.selfId,
+    nowMs: Date.now(),
+    twentyFour: s.settings.twenty_four_hour_time === true,
+  });
+
+  // As it is drawn (in the task of the click or key that opened it): placed beside what opened
+  // it, and focused, so that a key pressed at once acts in it. The focus goes back as it closes,
+  // unless an action took it on (the compose box, the messages of the new view).
+  useLayoutEffect(() => {
+    const el = box.current;
+    const before = document.activeElement as HTMLElement | null;
+    if (el) {
+      if (!sheet) place(el, at.anchor);
+      (primary.current ?? el.querySelector<HTMLElement>('.card-actions button'))?.focus({
+        preventScroll: true,
+      });
+    }
+    return () => {
+      const now = document.activeElement;
+      const inside = !now || now === document.body || !!el?.contains(now);
+      if (leave.current === 'compose' || !inside) return;
+      const list = document.querySelector<HTMLElement>('.messages');
+      const to =
+        leave.current === 'back' && before && before.isConnected && before !== document.body
+          ? before
+          : list;
+      to?.focus({ preventScroll: true });
+    };
+  }, []);
+
+  if (!card) {
+    queueMicrotask(() => c.card.value === at && (c.card.value = null));
+    return null;
+  }
+
+  const close = (how: Leave = 'back') => {
+    leave.current = how;
+    c.card.value = null;
+  };
+  const keys = (e: KeyboardEvent) => {
+    // Nothing behind it hears its keys (the app's shortcuts: r, n, c, Esc elsewhere).
+    e.stopPropagation();
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      close();
+    } else if (e.key === 'Tab') {
+      const stops = [...(box.current?.querySelectorAll<HTMLElement>('button') ?? [])];
+      const i = stops.indexOf(document.activeElement as HTMLElement);
+      const next = (i + (e.shiftKey ? -1 : 1) + stops.length) % stops.length;
+      e.preventDefault();
+      stops[next]?.focus();
+    }
+  };
+
+  const nameId = `card-name-${card.userId}`;
+  return (
+    <div
+      class={sheet ? 'overlay card-overlay sheet' : 'overlay card-overlay'}
+      onMouseDown={(e) => {
+        if (e.target !== e.currentTarget) return;
+        // Not the browser's own focus change (to the page, once the card has given it back).
+        e.preventDefault();
+        close();
+      }}
+    >
+      <div
+        ref={box}
+        class={sheet ? 'popup profile-card sheet' : 'popup profile-card'}
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={nameId}
+        onKeyDown={keys}
+      >
+        <div class="card-head">
+          <Avatar large id={card.userId} name={card.name} url={card.avatarUrl} />
+          <div class="card-who">
+            <h2 id={nameId} class="card-name">
+              {card.name}
+              {card.isMe && <span class="card-you"> (you)</span>}
+            </h2>
+            <p class="card-email">{card.email}</p>
+          </div>
+          <button
+            class="icon-btn card-close"
+            type="button"
+            aria-label="Close"
+            onClick={() => close()}
+          >
+            <Icon name="x" />
+          </button>
+        </div>
+        <dl class="card-facts">
+          <div>
+            <dt>Role</dt>
+            <dd>{card.role}</dd>
+          </div>
+          {card.isBot && card.botOwner && (
+            <div>
+              <dt>Owner</dt>
+              <dd>
+                <button
+                  class="link-btn"
+                  type="button"
+                  onClick={() => (c.card.value = { userId: card.botOwner!.id, anchor: at.anchor })}
+                >
+                  {card.botOwner.name}
+                </button>
+              </dd>
+            </div>
+          )}
+          {card.localTime !== undefined && (
+            <div>
+              <dt>Local time</dt>
+              <dd>{card.localTime}</dd>
+            </div>
+          )}
+        </dl>
+        {card.deactivated && (
+          <p class="card-deactivated">
+            {card.isBot ? 'This bot has been deactivated.' : 'This user has been deactivated.'}
+          </p>
+        )}
+        <div class="card-actions">
+          {card.canMessage && (
+            <button
+              ref={primary}
+              class="btn primary"
+              type="button"
+              onClick={() => {
+                close('compose');
+                c.messagePerson(card.userId);
+              }}
+            >
+              <Icon name="dm" />
+              Send direct message
+            </button>
+          )}
+          <button
+            class="btn"
+            type="button"
+            onClick={() => {
+              close('list');
+              c.viewSentBy(card.userId);
+            }}
+          >
+            <Icon name="send" />
+            View messages sent
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/**
+ * The card under what opened it, its left edge at that one's (over it where there is no room
+ * below), within the window.
+ */
+function place(el: HTMLElement, anchor: CardAt['anchor']): void {
+  const w = el.offsetWidth;
+  const h = el.offsetHeight;
+  const vw = window.innerWidth;
+  const vh = window.innerHeight;
+  let left: number;
+  let top: number;
+  if (anchor) {
+    left = anchor.left;
+    top = anchor.bottom + GAP;
+    if (top + h > vh - MARGIN && anchor.top - GAP - h >= MARGIN) top = anchor.top - GAP - h;
+  } else {
+    left = (vw - w) / 2;
+    top = vh * 0.15;
+  }
+  left = Math.max(MARGIN, Math.min(left, vw - w - MARGIN));
+  top = Math.max(MARGIN, Math.min(top, vh - h - MARGIN));
+  el.style.left = `${Math.round(left)}px`;
+  el.style.top = `${Math.round(top)}px`;
+}
