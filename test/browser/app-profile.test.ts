@@ -5,15 +5,23 @@
  * "Bot" and its owner, a deactivated account. Esc and a click outside close it, the focus back
  * where it was. "Send direct message" opens the conversation with the compose box focused (one's
  * own card: with oneself), "View messages sent" the narrow of that person's messages. At 390 px
- * it is a sheet at the bottom of the screen.
+ * it is a sheet at the bottom of the screen. Opened before the people have loaded (GET /users
+ * comes after the first screen), it shows the name the messages gave and fills in when they come.
  *
  * Each wait is for what the action brings and was not there before it: a dialog that was not
  * open, one gone that was, a title naming a view that was not shown, a message not sent before.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { openApp, waitFor, waitForTitle, waitLive, waitMessage } from '../helpers/app.js';
+import {
+  fillLogin,
+  launchBrowser,
+  NO_CHROMIUM,
+  screenshot,
+  watchPage,
+  type TestBrowser,
+} from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { fetchNarrow, sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -300,5 +308,48 @@ t.test('390 px: a sheet at the bottom of the screen', async (t) => {
   await waitForTitle(page, 'Othello');
   await waitFor(page, `document.activeElement?.id === 'compose-text'`);
   t.pass('the conversation, compose focused');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('before the people have loaded: the name, "Loading…", then the rest', async (t) => {
+  if (NO_CHROMIUM) return;
+  const page = await b.newPage();
+  const watch = await watchPage(page);
+  // The app's GET /users held until released: the first screen comes without the people.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route(
+    (u) => u.pathname === '/json/users',
+    async (route) => {
+      await held;
+      await route.continue();
+    },
+  );
+  await page.goto(ts.url + '/' + TOPIC);
+  await fillLogin(page, ts.fx.users.hamlet!.email, ts.fx.users.hamlet!.password);
+  await waitLive(page);
+  await waitMessage(page, 'Othello again.');
+  await senderOf(page, 'Othello asks.').click();
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+  t.equal(await cardText(page, '.card-pending'), 'Loading…', 'the name, and "Loading…"');
+  t.same(await facts(page), {}, 'nothing else yet');
+  t.same(
+    await page.evaluate(
+      `[...document.querySelectorAll('.card-actions button')].map((b) => b.textContent.trim())`,
+    ),
+    ['View messages sent'],
+    'only what needs no more than the id',
+  );
+  release();
+  await page.waitForSelector('.profile-card .card-facts');
+  t.equal((await facts(page)).Role, 'Member', 'filled in when the people came');
+  t.equal(await cardText(page, '.card-email'), 'othello@zulip.com');
+  t.ok(await page.$('.card-actions button.primary'), 'Send direct message with them');
+  t.ok(
+    await page.evaluate(`!!document.activeElement?.closest('.profile-card')`),
+    'the focus still in it',
+  );
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
   watch.assertClean(t, /WebSocket|status of 401/);
 });

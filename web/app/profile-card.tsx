@@ -41,18 +41,19 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
     twentyFour: s.settings.twenty_four_hour_time === true,
   });
 
-  // As it is drawn (in the task of the click or key that opened it): placed beside what opened
-  // it, and focused, so that a key pressed at once acts in it. The focus goes back as it closes,
-  // unless an action took it on (the compose box, the messages of the new view).
+  // Beside what opened it, before it is painted; again when it fills in (the people loaded).
+  useLayoutEffect(() => {
+    if (!sheet && box.current) place(box.current, at.anchor);
+  }, [card !== undefined]);
+  // Focused as it is drawn (in the task of the click or key that opened it), so that a key
+  // pressed at once acts in it. The focus goes back as it closes, unless an action took it on
+  // (the compose box, the messages of the new view).
   useLayoutEffect(() => {
     const el = box.current;
     const before = document.activeElement as HTMLElement | null;
-    if (el) {
-      if (!sheet) place(el, at.anchor);
-      (primary.current ?? el.querySelector<HTMLElement>('.card-actions button'))?.focus({
-        preventScroll: true,
-      });
-    }
+    (primary.current ?? el?.querySelector<HTMLElement>('.card-actions button'))?.focus({
+      preventScroll: true,
+    });
     return () => {
       const now = document.activeElement;
       const inside = !now || now === document.body || !!el?.contains(now);
@@ -65,11 +66,6 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
       to?.focus({ preventScroll: true });
     };
   }, []);
-
-  if (!card) {
-    queueMicrotask(() => c.card.value === at && (c.card.value = null));
-    return null;
-  }
 
   const close = (how: Leave = 'back') => {
     leave.current = how;
@@ -90,7 +86,10 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
     }
   };
 
-  const nameId = `card-name-${card.userId}`;
+  const nameId = `card-name-${at.userId}`;
+  // Someone the app does not know yet: the people are still loading (GET /users, after the first
+  // screen), and the card fills in when they come; or not someone it will know.
+  const name = card?.name ?? s.userName(at.userId);
   return (
     <div
       class={sheet ? 'overlay card-overlay sheet' : 'overlay card-overlay'}
@@ -110,13 +109,13 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
         onKeyDown={keys}
       >
         <div class="card-head">
-          <Avatar large id={card.userId} name={card.name} url={card.avatarUrl} />
+          <Avatar large id={at.userId} name={name} url={card?.avatarUrl} />
           <div class="card-who">
             <h2 id={nameId} class="card-name">
-              {card.name}
-              {card.isMe && <span class="card-you"> (you)</span>}
+              {name}
+              {card?.isMe && <span class="card-you"> (you)</span>}
             </h2>
-            <p class="card-email">{card.email}</p>
+            {card && <p class="card-email">{card.email}</p>}
           </div>
           <button
             class="icon-btn card-close"
@@ -127,46 +126,56 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
             <Icon name="x" />
           </button>
         </div>
-        <dl class="card-facts">
-          <div>
-            <dt>Role</dt>
-            <dd>{card.role}</dd>
-          </div>
-          {card.isBot && card.botOwner && (
+        {!card && (
+          <p class="card-pending" role="status">
+            {s.usersComplete ? 'Not someone this organization knows.' : 'Loading…'}
+          </p>
+        )}
+        {card && (
+          <dl class="card-facts">
             <div>
-              <dt>Owner</dt>
-              <dd>
-                <button
-                  class="link-btn"
-                  type="button"
-                  onClick={() => (c.card.value = { userId: card.botOwner!.id, anchor: at.anchor })}
-                >
-                  {card.botOwner.name}
-                </button>
-              </dd>
+              <dt>Role</dt>
+              <dd>{card.role}</dd>
             </div>
-          )}
-          {card.localTime !== undefined && (
-            <div>
-              <dt>Local time</dt>
-              <dd>{card.localTime}</dd>
-            </div>
-          )}
-        </dl>
-        {card.deactivated && (
+            {card.isBot && card.botOwner && (
+              <div>
+                <dt>Owner</dt>
+                <dd>
+                  <button
+                    class="link-btn"
+                    type="button"
+                    onClick={() =>
+                      (c.card.value = { userId: card.botOwner!.id, anchor: at.anchor })
+                    }
+                  >
+                    {card.botOwner.name}
+                  </button>
+                </dd>
+              </div>
+            )}
+            {card.localTime !== undefined && (
+              <div>
+                <dt>Local time</dt>
+                <dd>{card.localTime}</dd>
+              </div>
+            )}
+          </dl>
+        )}
+        {card?.deactivated && (
           <p class="card-deactivated">
             {card.isBot ? 'This bot has been deactivated.' : 'This user has been deactivated.'}
           </p>
         )}
         <div class="card-actions">
-          {card.canMessage && (
+          {card?.canMessage && (
             <button
+              key="dm"
               ref={primary}
               class="btn primary"
               type="button"
               onClick={() => {
                 close('compose');
-                c.messagePerson(card.userId);
+                c.messagePerson(at.userId);
               }}
             >
               <Icon name="dm" />
@@ -174,11 +183,12 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
             </button>
           )}
           <button
+            key="sent"
             class="btn"
             type="button"
             onClick={() => {
               close('list');
-              c.viewSentBy(card.userId);
+              c.viewSentBy(at.userId);
             }}
           >
             <Icon name="send" />
