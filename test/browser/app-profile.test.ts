@@ -279,6 +279,15 @@ t.test("View messages sent: that sender's messages only, channels and direct", a
     'the focus on the list',
   );
   await screenshot(page, t, 'sent-by-othello-1280');
+
+  // Another view (back, a link): the card goes with the view it was opened in.
+  await senderOf(page, 'Othello asks.').click();
+  const card = page.getByRole('dialog', { name: 'Othello' });
+  await card.waitFor();
+  await page.evaluate(`location.hash = '#narrow/is/dm'`);
+  await waitForTitle(page, 'Direct messages');
+  await card.waitFor({ state: 'detached' });
+  t.pass('closed by the navigation');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

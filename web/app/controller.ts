@@ -27,6 +27,7 @@ import {
   apiNarrow,
   channelNarrow,
   channelOf,
+  dmNarrow,
   dmOf,
   isConversation,
   matches,
@@ -40,7 +41,6 @@ import {
   sameNarrow,
   senderNarrow,
   senderOf,
-  dmNarrow,
   topicMove,
   topicNarrow,
   topicOf,
@@ -547,6 +547,8 @@ export class Controller {
       this.narrow.value = n;
       this.list.value = list;
       this.selected.value = n.near;
+      // A profile card belongs to the view it was opened in (back, a link, a move: gone with it).
+      this.card.value = null;
     });
     this.near = n.near;
     const channel = channelOf(n);

@@ -492,8 +492,8 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       }
       return;
     } else if (e.key === 'u' && selected !== null) {
-      // The sender's profile card, as the reference's `u`: beside the name (the avatar, the
-      // message, in a group's later messages), the focus back to the list after.
+      // The sender's profile card, as the reference's `u`: beside the sender's name (the
+      // message's row, in a group's later messages), the focus back to the list after.
       const m = s.messages.get(selected);
       const row = scroller.current!.querySelector(`.msg[data-id="${selected}"]`);
       if (m) {
