@@ -1,12 +1,13 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
  * the feed, a topic, the compose box and its suggestions, a direct message, a message's actions
- * (toolbar and menu), the emoji picker, a profile card, Jump to, a question (Delete), Settings (Account,
- * Display, Notifications, Invite people), at 1280 pixels and at 390 (drawer closed and open),
- * light and dark. No violation of impact serious or critical; each one found is listed with its rule and
- * target. The page's Content-Security-Policy forbids string evaluation by the page, but not
- * what the test drives through the browser's DevTools protocol (page.evaluate of a string, as
- * waitFor does): axe's source goes in that way, and runs without eval of its own.
+ * (toolbar and menu), the emoji picker, a profile card, a group's card, Jump to, a question
+ * (Delete), Settings (Account, Display, Notifications, Invite people), at 1280 pixels and at 390
+ * (drawer closed and open), light and dark. No violation of impact serious or critical; each one
+ * found is listed with its rule and target. The page's Content-Security-Policy forbids string
+ * evaluation by the page, but not what the test drives through the browser's DevTools protocol
+ * (page.evaluate of a string, as waitFor does): axe's source goes in that way, and runs without
+ * eval of its own.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -42,11 +43,18 @@ t.before(async () => {
   const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
   general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
   await createChannel(ts.api, 'iago', 'design', { principals: everyone });
+  const group = await ts.api.post('iago', 'user_groups/create', {
+    name: 'reviewers',
+    description: 'Those who read it first',
+    members: everyone,
+  });
+  if (group.status !== 200) throw new Error(`the group: ${group.text}`);
   const texts: [string, string, string][] = [
     ['othello', 'review', 'Where shall we meet for the **review** this week?'],
     ['hamlet', 'review', 'In the small room, see [the plan](https://example.com/plan).'],
     ['iago', 'review', 'A list:\n- one\n- two\n\n`code` and\n```\nblock()\n```'],
     ['othello', 'review', '> quoted words\n\nand :thumbs_up:'],
+    ['iago', 'review', 'For @*reviewers*, and @**Othello** first.'],
     ['iago', 'colours', 'Which blue for the buttons?'],
   ];
   for (const [who, topic, text] of texts) {
@@ -141,6 +149,13 @@ for (const dark of [false, true]) {
     await check(t, page, `profile-card-1280-${mode}`);
     await page.keyboard.press('Escape');
     await page.getByRole('dialog', { name: 'Othello' }).waitFor({ state: 'detached' });
+
+    // A group mention's card: the group's members, each a button to their profile card.
+    await page.locator('.msg .content .user-group-mention', { hasText: 'reviewers' }).click();
+    await page.getByRole('dialog', { name: 'reviewers' }).waitFor();
+    await check(t, page, `group-card-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'reviewers' }).waitFor({ state: 'detached' });
 
     for (const panel of ['Account', 'Display']) {
       await page.goto(ts.url + '/#settings/' + panel.toLowerCase());

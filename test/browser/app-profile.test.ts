@@ -7,6 +7,9 @@
  * own card: with oneself), "View messages sent" the narrow of that person's messages. At 390 px
  * it is a sheet at the bottom of the screen. Opened before the people have loaded (GET /users
  * comes after the first screen), it shows the name the messages gave and fills in when they come.
+ * A mention in a message opens the card of whom it names (silent too); a group mention a group's
+ * card, its members each opening theirs; @all and @topic nothing. Mentions are Tab stops in the
+ * selected message only; Enter opens them.
  *
  * Each wait is for what the action brings and was not there before it: a dialog that was not
  * open, one gone that was, a title naming a view that was not shown, a message not sent before.
@@ -360,5 +363,183 @@ t.test('before the people have loaded: the name, "Loading…", then the rest', a
   );
   await page.keyboard.press('Escape');
   await page.getByRole('dialog').waitFor({ state: 'detached' });
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test(
+  'mentions: a person, a silent one, a group (its members), wildcards open nothing',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { api } = ts;
+    const made = await api.post('iago', 'user_groups/create', {
+      name: 'reviewers',
+      description: 'Those who read it first',
+      members: [id('othello'), id('desdemona'), id('hamlet')],
+    });
+    if (made.status !== 200) throw new Error(`the group: ${made.text}`);
+    await sendChannelMessage(
+      api,
+      'iago',
+      'general',
+      'mentions',
+      'First @**Othello**, then others.',
+    );
+    await sendChannelMessage(
+      api,
+      'iago',
+      'general',
+      'mentions',
+      'Ask @**Othello** or @_**Desdemona**, or @*reviewers*; @**all** and @**topic** too.',
+    );
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#narrow/channel/general/topic/mentions',
+    });
+    await waitMessage(page, 'Ask');
+    const row = page.locator('.msg', { hasText: 'Ask' });
+    const mention = (sel: string, text: string) =>
+      row.locator(`.content ${sel}`, { hasText: text }).first();
+
+    // A person's mention: their card, under it; the message selected; Esc back to the mention.
+    const othello = mention('.user-mention', '@Othello');
+    await othello.click();
+    const card = page.getByRole('dialog', { name: 'Othello' });
+    await card.waitFor();
+    const [mb, cb] = [(await othello.boundingBox())!, (await card.boundingBox())!];
+    t.ok(Math.abs(cb.x - mb.x) <= 2 && cb.y >= mb.y + mb.height && cb.y - mb.y < 40, 'under it');
+    t.equal((await facts(page)).Role, 'Member', "Othello's card");
+    t.ok(
+      await page.evaluate(`!!document.querySelector('.msg.selected')?.textContent.includes('Ask')`),
+      'its message selected (as the reference)',
+    );
+    await screenshot(page, t, 'card-from-mention-1280');
+    await page.keyboard.press('Escape');
+    await card.waitFor({ state: 'detached' });
+    t.ok(
+      await page.evaluate(`document.activeElement?.matches('.msg.selected .user-mention')`),
+      'Esc: the focus back on the mention',
+    );
+
+    // A silent mention (no "@"): the same.
+    await mention('.user-mention.silent', 'Desdemona').click();
+    await page.getByRole('dialog', { name: 'Desdemona' }).waitFor();
+    t.equal((await facts(page)).Role, 'Owner', "Desdemona's card");
+    await page.mouse.click(1200, 700);
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    // Wildcards open nothing: a card open would take the next click (its overlay), and Othello's
+    // would not open from it.
+    for (const [sel, text] of [
+      ['.user-mention', '@all'],
+      ['.topic-mention', '@topic'],
+    ] as const) {
+      const box = (await mention(sel, text).boundingBox())!;
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      const ob = (await othello.boundingBox())!;
+      await page.mouse.click(ob.x + ob.width / 2, ob.y + ob.height / 2);
+      await card.waitFor();
+      t.equal(await page.locator('[role="dialog"]').count(), 1, `${text}: no card`);
+      await page.keyboard.press('Escape');
+      await card.waitFor({ state: 'detached' });
+    }
+
+    // A group's mention: its card under it, the name, description, size and members by name.
+    const group = mention('.user-group-mention', '@reviewers');
+    await group.click();
+    const gcard = page.getByRole('dialog', { name: 'reviewers' });
+    await gcard.waitFor();
+    const [gb, gcb] = [(await group.boundingBox())!, (await gcard.boundingBox())!];
+    t.ok(Math.abs(gcb.x - gb.x) <= 2 && gcb.y >= gb.y + gb.height, 'under the group mention');
+    t.equal(
+      await page.evaluate(`document.querySelector('.group-card .group-description')?.textContent`),
+      'Those who read it first',
+    );
+    t.equal(
+      await page.evaluate(`document.querySelector('.group-card .group-count')?.textContent`),
+      '3 members',
+    );
+    t.same(
+      await page.evaluate(
+        `[...document.querySelectorAll('.group-card .group-members li')].map((e) => e.textContent)`,
+      ),
+      ['Desdemona', 'Hamlet', 'Othello'],
+      'its members, by name',
+    );
+    t.equal(
+      await page.evaluate(`document.activeElement?.textContent`),
+      'Desdemona',
+      'the focus on the first member',
+    );
+    await screenshot(page, t, 'group-card-1280');
+    // A member's name: their card, in the group card's place.
+    await page.locator('.group-card button', { hasText: 'Othello' }).click();
+    await card.waitFor();
+    await gcard.waitFor({ state: 'detached' });
+    t.pass("a member's name opens their card");
+    await page.keyboard.press('Escape');
+    await card.waitFor({ state: 'detached' });
+    t.ok(
+      await page.evaluate(`document.activeElement?.matches('.msg.selected .user-group-mention')`),
+      'the focus back on the group mention',
+    );
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
+
+t.test('mentions from the keyboard: Tab stops in the selected message only, Enter', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/general/topic/mentions',
+  });
+  await waitMessage(page, 'Ask');
+  await page.click('#compose-text');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+  await page.keyboard.press('End');
+  await waitFor(page, `!!document.querySelector('.msg.selected')?.textContent.includes('Ask')`);
+  // Every mention a button; only the selected message's are Tab stops (not one per mention in
+  // a long list); wildcards are no buttons.
+  const stops = () =>
+    page.evaluate<[string, number][]>(
+      `[...document.querySelectorAll('.msg .content [role="button"]')].map((e) => [e.textContent, e.tabIndex])`,
+    );
+  t.same(
+    await stops(),
+    [
+      ['@Othello', -1],
+      ['@Othello', 0],
+      ['Desdemona', 0],
+      ['@reviewers', 0],
+    ],
+    "the selected message's mentions only",
+  );
+  // `i`: its actions; Shift+Tab back to its last mention, Enter: the group's card.
+  await page.keyboard.press('i');
+  await waitFor(page, `!!document.activeElement?.closest('.msg.selected .msg-actions')`);
+  await page.keyboard.press('Shift+Tab');
+  await waitFor(page, `document.activeElement?.matches('.msg.selected .user-group-mention')`);
+  await page.keyboard.press('Enter');
+  const gcard = page.getByRole('dialog', { name: 'reviewers' });
+  await gcard.waitFor();
+  t.notOk(await page.$('#compose-text:focus'), 'not the list’s Enter (reply)');
+  // Enter on a member: their card; Esc: back on the mention.
+  await page.keyboard.press('Enter');
+  const card = page.getByRole('dialog', { name: 'Desdemona' });
+  await card.waitFor();
+  await page.keyboard.press('Escape');
+  await card.waitFor({ state: 'detached' });
+  t.ok(
+    await page.evaluate(`document.activeElement?.matches('.msg.selected .user-group-mention')`),
+    'the focus back on the mention',
+  );
+  // The selection moves on: that message's mentions leave the Tab order.
+  await page.locator('.messages').focus();
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `!!document.querySelector('.msg.selected')?.textContent.includes('First')`);
+  t.same(await stops(), [
+    ['@Othello', 0],
+    ['@Othello', -1],
+    ['Desdemona', -1],
+    ['@reviewers', -1],
+  ]);
   watch.assertClean(t, /WebSocket|status of 401/);
 });

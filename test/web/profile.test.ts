@@ -4,8 +4,15 @@
  * deactivated account, and the local time in the person's time zone.
  */
 import t from 'tap';
-import type { User } from '../../src/client/types.js';
-import { localTime, profileCard, roleName, shownEmail } from '../../web/state/profile.js';
+import type { User, UserGroup } from '../../src/client/types.js';
+import {
+  groupCard,
+  localTime,
+  mentionTarget,
+  profileCard,
+  roleName,
+  shownEmail,
+} from '../../web/state/profile.js';
 
 const user = (id: number, extra: Partial<User> = {}): User => ({
   user_id: id,
@@ -109,5 +116,79 @@ t.test("a person's card", (t) => {
     'an owner the app does not know is not named',
   );
   t.equal(profileCard(42, ctx), undefined, 'someone the app does not know');
+  t.end();
+});
+
+t.test('what a mention opens: a person, a group, nothing for a wildcard', (t) => {
+  t.same(mentionTarget('user-mention', { userId: '7' }), { userId: 7 });
+  t.same(mentionTarget('user-mention silent', { userId: '7' }), { userId: 7 }, 'silent');
+  t.same(mentionTarget('user-group-mention', { userGroupId: '3' }), { groupId: 3 });
+  t.same(mentionTarget('user-group-mention silent', { userGroupId: '3' }), { groupId: 3 });
+  t.equal(
+    mentionTarget('user-mention channel-wildcard-mention', { userId: '*' }),
+    null,
+    '@all (and @everyone, @channel)',
+  );
+  t.equal(mentionTarget('topic-mention', {}), null, '@topic');
+  t.equal(mentionTarget('user-mention', {}), null, 'no id (an old rendering by address)');
+  t.equal(mentionTarget('user-group-mention', { userGroupId: 'x' }), null);
+  t.equal(mentionTarget('emoji', { userId: '7' }), null, 'no mention');
+  t.end();
+});
+
+t.test("a group's card: name, description, count through subgroups, members by name", (t) => {
+  type G = UserGroup & { direct_subgroup_ids?: number[] };
+  const groups = new Map<number, G>([
+    [
+      1,
+      {
+        id: 1,
+        name: 'reviewers',
+        description: 'Read first',
+        members: [3, 2, 4],
+        direct_subgroup_ids: [2, 5],
+      },
+    ],
+    [2, { id: 2, name: 'leads', description: '', members: [2, 5], direct_subgroup_ids: [1] }],
+    [5, { id: 5, name: 'role:members', description: '', members: [6], is_system_group: true }],
+    [6, { id: 6, name: 'empty', description: '', members: [] }],
+  ]);
+  const users = new Map<number, User>([
+    [2, user(2, { full_name: 'othello' })],
+    [3, user(3, { full_name: 'Desdemona' })],
+    [4, user(4, { full_name: 'Deploy Bot', is_bot: true })],
+  ]);
+  const card = groupCard(1, { groups, users, name: (id) => `Someone ${id}` })!;
+  t.equal(card.name, 'reviewers');
+  t.equal(card.description, 'Read first');
+  t.same(
+    card.members.map((m) => [m.name, m.isBot]),
+    [
+      ['Deploy Bot', true],
+      ['Desdemona', false],
+      ['othello', false],
+    ],
+    'by name, whatever the case',
+  );
+  t.same(
+    card.subgroups.map((s) => s.name),
+    ['leads', 'Members'],
+    'subgroups by name, a system group by its display name',
+  );
+  t.equal(card.count, 5, 'everyone once, through subgroups (a cycle followed once)');
+  t.equal(card.deactivated, false);
+
+  const empty = groupCard(6, { groups, users, name: () => '' })!;
+  t.same([empty.members, empty.subgroups, empty.count], [[], [], 0], 'no members');
+  const loading = groupCard(2, { groups, users, name: (id) => `Someone ${id}` })!;
+  t.same(
+    loading.members.map((m) => [m.name, m.known]),
+    [
+      ['othello', true],
+      ['Someone 5', false],
+    ],
+    'one not loaded yet: the name the app has for now',
+  );
+  t.equal(groupCard(9, { groups, users, name: () => '' }), undefined, 'a group not known');
   t.end();
 });

@@ -67,11 +67,10 @@ export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 export type Dialog = { kind: 'jump' } | { kind: 'settings'; panel: string } | null;
 
 /**
- * A person's profile card (profile-card.tsx): whose, and the box of what opened it (the card is
- * drawn beside it on a wide screen).
+ * A person's profile card, or a user group's card (profile-card.tsx): whose, and the box of what
+ * opened it (the card is drawn beside it on a wide screen).
  */
-export type CardAt = {
-  userId: number;
+export type CardAt = ({ userId: number } | { groupId: number }) & {
   anchor: { left: number; top: number; right: number; bottom: number } | null;
 };
 
@@ -1057,11 +1056,12 @@ export class Controller {
 
   /** Opens a person's profile card beside `anchor` (what was clicked or focused), if given. */
   openCard(userId: number, anchor?: Element | null): void {
-    const r = anchor?.getBoundingClientRect();
-    this.card.value = {
-      userId,
-      anchor: r ? { left: r.left, top: r.top, right: r.right, bottom: r.bottom } : null,
-    };
+    this.card.value = { userId, anchor: box(anchor) };
+  }
+
+  /** Opens a user group's card (its members, each opening theirs) beside `anchor`, if given. */
+  openGroupCard(groupId: number, anchor?: Element | null): void {
+    this.card.value = { groupId, anchor: box(anchor) };
   }
 
   /**
@@ -1202,4 +1202,10 @@ export class Controller {
     );
     return candidates[(at + 1) % candidates.length] ?? null;
   }
+}
+
+/** The box of what opened a card, where the card is drawn beside it. */
+function box(el: Element | null | undefined): CardAt['anchor'] {
+  const r = el?.getBoundingClientRect();
+  return r ? { left: r.left, top: r.top, right: r.right, bottom: r.bottom } : null;
 }

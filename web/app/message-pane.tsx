@@ -10,6 +10,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import type { MessageList } from '../state/message-list.js';
+import { mentionTarget } from '../state/profile.js';
 import { channelOf, dmNarrow, find, narrowHash, senderOf, topicNarrow } from '../state/narrow.js';
 import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
@@ -169,6 +170,23 @@ function usePointerStill(list: { current: HTMLElement | null }, c: Controller): 
 function toggleSpoiler(header: Element): void {
   const open = header.parentElement?.classList.toggle('open') ?? false;
   header.setAttribute('aria-expanded', String(open));
+}
+
+/**
+ * The card of the mention `target` is (or is in), in a message's content, beside it: a person's
+ * or a group's, as the reference; false where it is no such mention (a wildcard opens nothing).
+ */
+function openMention(c: Controller, target: HTMLElement): boolean {
+  const span = target.closest?.<HTMLElement>(
+    '.msg .content .user-mention, .msg .content .user-group-mention',
+  );
+  const to = span ? mentionTarget(span.className, span.dataset) : null;
+  if (!span || !to) return false;
+  // A group the app does not know (deactivated: register leaves those out) has a card that
+  // says so, where the reference opens nothing.
+  if ('userId' in to) c.openCard(to.userId, span);
+  else c.openGroupCard(to.groupId, span);
+  return true;
 }
 
 export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
@@ -565,6 +583,11 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
             scroller.current?.focus({ preventScroll: true });
             return;
           }
+          if ((e.key === 'Enter' || e.key === ' ') && openMention(c, e.target as HTMLElement)) {
+            // A mention's card, not the list's Enter (reply).
+            e.preventDefault();
+            return;
+          }
           const header = (e.target as HTMLElement).closest?.('.spoiler-header');
           if (header && (e.key === 'Enter' || e.key === ' ')) {
             // The spoiler's button, not the list's Enter (reply).
@@ -578,6 +601,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
         onPointerDown={unpin}
         onScroll={() => updateBelow(true)}
         onClick={(e) => {
+          if (openMention(c, e.target as HTMLElement)) return;
           const header = (e.target as HTMLElement).closest('.spoiler-header');
           if (header) toggleSpoiler(header);
         }}

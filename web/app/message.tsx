@@ -10,6 +10,7 @@ import type { Reaction } from '../../src/client/types.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
+import { mentionTarget } from '../state/profile.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { clock, fullTime } from './format.js';
@@ -31,8 +32,16 @@ function needKatex(): void {
   document.head.appendChild(link);
 }
 
-/** What the browser adds to the server's HTML: emoji glyphs for the renderer's emoji spans. */
-export function decorate(el: HTMLElement, userName?: (id: number) => string | undefined): void {
+/**
+ * What the browser adds to the server's HTML: emoji glyphs for the renderer's emoji spans, the
+ * mentions' names as they are now and their cards, spoilers' buttons, links' targets. `selected`:
+ * the message is the selected one (its mentions are Tab stops).
+ */
+export function decorate(
+  el: HTMLElement,
+  userName?: (id: number) => string | undefined,
+  selected = false,
+): void {
   // A mention shows the name the user has now (as the reference's web app: a user renamed since
   // is not shown by the old name); silent mentions without the "@". Search highlights kept.
   if (userName) {
@@ -41,6 +50,23 @@ export function decorate(el: HTMLElement, userName?: (id: number) => string | un
       if (name === undefined || span.querySelector('.highlight')) continue;
       const text = span.classList.contains('silent') ? name : `@${name}`;
       if (span.textContent !== text) span.textContent = text;
+    }
+  }
+  // A mention of a person or a group opens their card (message-pane.tsx), by a click or, from
+  // the keyboard, by Enter: a button, focusable, but a Tab stop only in the selected message (as
+  // the reference, whose mentions are no Tab stops at all: a long list would otherwise hold one
+  // per mention; the selected message's are reached by Shift+Tab from its actions, `i`).
+  // Wildcards (@all, @topic) open nothing, and are left as they are.
+  if (userName) {
+    for (const span of el.querySelectorAll<HTMLElement>('.user-mention, .user-group-mention')) {
+      if (!mentionTarget(span.className, span.dataset)) continue;
+      if (span.getAttribute('role') !== 'button') {
+        span.setAttribute('role', 'button');
+        span.setAttribute('aria-haspopup', 'dialog');
+      }
+      // (A span's tabIndex is -1 without the attribute too: it is the attribute that counts.)
+      const tab = selected ? '0' : '-1';
+      if (span.getAttribute('tabindex') !== tab) span.setAttribute('tabindex', tab);
     }
   }
   for (const span of el.querySelectorAll<HTMLElement>('span.emoji')) {
@@ -125,11 +151,11 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
   }
 
   override componentDidMount(): void {
-    if (this.content.current) decorate(this.content.current, this.userName);
+    if (this.content.current) decorate(this.content.current, this.userName, this.props.selected);
   }
 
   override componentDidUpdate(): void {
-    if (this.content.current) decorate(this.content.current, this.userName);
+    if (this.content.current) decorate(this.content.current, this.userName, this.props.selected);
   }
 
   private userName = (id: number) => this.props.s.users.get(id)?.full_name;

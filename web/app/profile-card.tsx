@@ -1,13 +1,18 @@
 /**
  * A person's profile card, as the reference's user card popover: opened from a message's sender
- * (the name, the avatar, `u` on a selected message), it shows their avatar, name, e-mail, role
- * (or "Bot" and the bot's owner), a deactivated account, their local time, and offers "Send
- * direct message" (with oneself on one's own card) and "View messages sent". Beside what opened
- * it on a wide screen; a sheet at the bottom on a phone. Esc, a click outside or Close shut it
- * and the focus goes back where it was; Tab stays within it.
+ * (the name, the avatar, `u` on a selected message) or a mention of them in a message, it shows
+ * their avatar, name, e-mail, role (or "Bot" and the bot's owner), a deactivated account, their
+ * local time, and offers "Send direct message" (with oneself on one's own card) and "View
+ * messages sent". Beside what opened it on a wide screen; a sheet at the bottom on a phone. Esc,
+ * a click outside or Close shut it and the focus goes back where it was; Tab stays within it.
+ *
+ * A user group's card (from a group mention in a message), as the reference's user group popover:
+ * the group's name, description, how many are in it, its subgroups and members by name, each
+ * member's name opening their profile card (in its place, beside the same mention).
  */
+import type { ComponentChildren, RefObject } from 'preact';
 import { useLayoutEffect, useRef } from 'preact/hooks';
-import { profileCard } from '../state/profile.js';
+import { groupCard, profileCard } from '../state/profile.js';
 import { Avatar } from './bits.js';
 import type { CardAt, Controller } from './controller.js';
 import { Icon } from './icons.js';
@@ -20,40 +25,181 @@ const MARGIN = 8;
 
 export function ProfileCard({ c }: { c: Controller }) {
   const at = c.card.value;
-  // Keyed: another person's card (a bot's owner, from the bot's) is a new card, focused anew.
-  return at ? <Card key={at.userId} c={c} at={at} /> : null;
+  if (!at) return null;
+  // Keyed: another person's card (a bot's owner, from the bot's; a group's member, from the
+  // group's) is a new card, focused anew.
+  return 'groupId' in at ? (
+    <GroupCard key={`g${at.groupId}`} c={c} at={at} groupId={at.groupId} />
+  ) : (
+    <Card key={at.userId} c={c} at={at} userId={at.userId} />
+  );
 }
 
 /** How the card goes: back where the focus was, or on with an action (which places it). */
 type Leave = 'back' | 'compose' | 'list';
 
-function Card({ c, at }: { c: Controller; at: CardAt }) {
+function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) {
   const s = c.state.value!;
   track(s.rev.users, s.rev.settings);
-  const box = useRef<HTMLDivElement>(null);
   const primary = useRef<HTMLButtonElement>(null);
   const leave = useRef<Leave>('back');
-  const sheet = typeof matchMedia === 'function' && matchMedia(SHEET_QUERY).matches;
-  const card = profileCard(at.userId, {
+  const card = profileCard(userId, {
     users: s.users,
     selfId: s.selfId,
     nowMs: Date.now(),
     twentyFour: s.settings.twenty_four_hour_time === true,
   });
+  const close = (how: Leave = 'back') => {
+    leave.current = how;
+    c.card.value = null;
+  };
+
+  const nameId = `card-name-${userId}`;
+  // Someone the app does not know yet: the people are still loading (GET /users, after the first
+  // screen), and the card fills in when they come; or not someone it will know.
+  const name = card?.name ?? s.userName(userId);
+  return (
+    <CardFrame
+      c={c}
+      at={at}
+      class="profile-card"
+      labelledBy={nameId}
+      leave={leave}
+      primary={primary}
+      filled={card !== undefined}
+    >
+      <div class="card-head">
+        <Avatar large id={userId} name={name} url={card?.avatarUrl} />
+        <div class="card-who">
+          <h2 id={nameId} class="card-name">
+            {name}
+            {card?.isMe && <span class="card-you"> (you)</span>}
+          </h2>
+          {card && <p class="card-email">{card.email}</p>}
+        </div>
+        <button
+          class="icon-btn card-close"
+          type="button"
+          aria-label="Close"
+          onClick={() => close()}
+        >
+          <Icon name="x" />
+        </button>
+      </div>
+      {!card && (
+        <p class="card-pending" role="status">
+          {s.usersComplete ? 'Not someone this organization knows.' : 'Loading…'}
+        </p>
+      )}
+      {card && (
+        <dl class="card-facts">
+          <div>
+            <dt>Role</dt>
+            <dd>{card.role}</dd>
+          </div>
+          {card.isBot && card.botOwner && (
+            <div>
+              <dt>Owner</dt>
+              <dd>
+                <button
+                  class="link-btn"
+                  type="button"
+                  onClick={() => (c.card.value = { userId: card.botOwner!.id, anchor: at.anchor })}
+                >
+                  {card.botOwner.name}
+                </button>
+              </dd>
+            </div>
+          )}
+          {card.localTime !== undefined && (
+            <div>
+              <dt>Local time</dt>
+              <dd>{card.localTime}</dd>
+            </div>
+          )}
+        </dl>
+      )}
+      {card?.deactivated && (
+        <p class="card-deactivated">
+          {card.isBot ? 'This bot has been deactivated.' : 'This user has been deactivated.'}
+        </p>
+      )}
+      <div class="card-actions">
+        {card?.canMessage && (
+          <button
+            key="dm"
+            ref={primary}
+            class="btn primary"
+            type="button"
+            onClick={() => {
+              close('compose');
+              c.messagePerson(userId);
+            }}
+          >
+            <Icon name="dm" />
+            Send direct message
+          </button>
+        )}
+        <button
+          key="sent"
+          class="btn"
+          type="button"
+          onClick={() => {
+            close('list');
+            c.viewSentBy(userId);
+          }}
+        >
+          <Icon name="send" />
+          View messages sent
+        </button>
+      </div>
+    </CardFrame>
+  );
+}
+
+/**
+ * What both cards are: a dialog beside what opened it (a sheet on a phone), focused on its first
+ * action as it is drawn, Tab kept within it, shut by Esc or a click outside, the focus then back
+ * where it was (unless an action took it on: `leave`).
+ */
+function CardFrame({
+  c,
+  at,
+  class: cls,
+  labelledBy,
+  leave,
+  primary,
+  filled,
+  children,
+}: {
+  c: Controller;
+  at: CardAt;
+  class: string;
+  labelledBy: string;
+  leave: RefObject<Leave>;
+  primary: RefObject<HTMLElement | null>;
+  /** Whether it shows what it is about (else "Loading…"): placed again when it fills in. */
+  filled: boolean;
+  children: ComponentChildren;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const sheet = typeof matchMedia === 'function' && matchMedia(SHEET_QUERY).matches;
 
   // Beside what opened it, before it is painted; again when it fills in (the people loaded).
   useLayoutEffect(() => {
     if (!sheet && box.current) place(box.current, at.anchor);
-  }, [card !== undefined]);
+  }, [filled]);
   // Focused as it is drawn (in the task of the click or key that opened it), so that a key
   // pressed at once acts in it. The focus goes back as it closes, unless an action took it on
   // (the compose box, the messages of the new view).
   useLayoutEffect(() => {
     const el = box.current;
     const before = document.activeElement as HTMLElement | null;
-    (primary.current ?? el?.querySelector<HTMLElement>('.card-actions button'))?.focus({
-      preventScroll: true,
-    });
+    (
+      primary.current ??
+      el?.querySelector<HTMLElement>('.card-actions button') ??
+      el?.querySelector<HTMLElement>('button')
+    )?.focus({ preventScroll: true });
     return () => {
       const now = document.activeElement;
       const inside = !now || now === document.body || !!el?.contains(now);
@@ -67,8 +213,8 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
     };
   }, []);
 
-  const close = (how: Leave = 'back') => {
-    leave.current = how;
+  const close = () => {
+    leave.current = 'back';
     c.card.value = null;
   };
   const keys = (e: KeyboardEvent) => {
@@ -86,10 +232,6 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
     }
   };
 
-  const nameId = `card-name-${at.userId}`;
-  // Someone the app does not know yet: the people are still loading (GET /users, after the first
-  // screen), and the card fills in when they come; or not someone it will know.
-  const name = card?.name ?? s.userName(at.userId);
   return (
     <div
       class={sheet ? 'overlay card-overlay sheet' : 'overlay card-overlay'}
@@ -102,101 +244,92 @@ function Card({ c, at }: { c: Controller; at: CardAt }) {
     >
       <div
         ref={box}
-        class={sheet ? 'popup profile-card sheet' : 'popup profile-card'}
+        class={sheet ? `popup ${cls} sheet` : `popup ${cls}`}
         role="dialog"
         aria-modal="true"
-        aria-labelledby={nameId}
+        aria-labelledby={labelledBy}
         onKeyDown={keys}
       >
-        <div class="card-head">
-          <Avatar large id={at.userId} name={name} url={card?.avatarUrl} />
-          <div class="card-who">
-            <h2 id={nameId} class="card-name">
-              {name}
-              {card?.isMe && <span class="card-you"> (you)</span>}
-            </h2>
-            {card && <p class="card-email">{card.email}</p>}
-          </div>
-          <button
-            class="icon-btn card-close"
-            type="button"
-            aria-label="Close"
-            onClick={() => close()}
-          >
-            <Icon name="x" />
-          </button>
-        </div>
-        {!card && (
-          <p class="card-pending" role="status">
-            {s.usersComplete ? 'Not someone this organization knows.' : 'Loading…'}
-          </p>
-        )}
-        {card && (
-          <dl class="card-facts">
-            <div>
-              <dt>Role</dt>
-              <dd>{card.role}</dd>
-            </div>
-            {card.isBot && card.botOwner && (
-              <div>
-                <dt>Owner</dt>
-                <dd>
-                  <button
-                    class="link-btn"
-                    type="button"
-                    onClick={() =>
-                      (c.card.value = { userId: card.botOwner!.id, anchor: at.anchor })
-                    }
-                  >
-                    {card.botOwner.name}
-                  </button>
-                </dd>
-              </div>
-            )}
-            {card.localTime !== undefined && (
-              <div>
-                <dt>Local time</dt>
-                <dd>{card.localTime}</dd>
-              </div>
-            )}
-          </dl>
-        )}
-        {card?.deactivated && (
-          <p class="card-deactivated">
-            {card.isBot ? 'This bot has been deactivated.' : 'This user has been deactivated.'}
-          </p>
-        )}
-        <div class="card-actions">
-          {card?.canMessage && (
-            <button
-              key="dm"
-              ref={primary}
-              class="btn primary"
-              type="button"
-              onClick={() => {
-                close('compose');
-                c.messagePerson(at.userId);
-              }}
-            >
-              <Icon name="dm" />
-              Send direct message
-            </button>
-          )}
-          <button
-            key="sent"
-            class="btn"
-            type="button"
-            onClick={() => {
-              close('list');
-              c.viewSentBy(at.userId);
-            }}
-          >
-            <Icon name="send" />
-            View messages sent
-          </button>
-        </div>
+        {children}
       </div>
     </div>
+  );
+}
+
+/** A user group's card: its name, description, size, subgroups and members. */
+function GroupCard({ c, at, groupId }: { c: Controller; at: CardAt; groupId: number }) {
+  const s = c.state.value!;
+  track(s.rev.users);
+  const first = useRef<HTMLButtonElement>(null);
+  const leave = useRef<Leave>('back');
+  const card = groupCard(groupId, {
+    groups: s.groups,
+    users: s.users,
+    name: (id) => s.userName(id),
+  });
+  const nameId = `group-card-name-${groupId}`;
+  const close = () => {
+    leave.current = 'back';
+    c.card.value = null;
+  };
+  const empty = !card || (card.members.length === 0 && card.subgroups.length === 0);
+  return (
+    <CardFrame
+      c={c}
+      at={at}
+      class="profile-card group-card"
+      labelledBy={nameId}
+      leave={leave}
+      primary={first}
+      filled={card !== undefined}
+    >
+      <div class="card-head">
+        <span class="group-icon" aria-hidden="true">
+          <Icon name="group" />
+        </span>
+        <div class="card-who">
+          <h2 id={nameId} class="card-name">
+            {card?.name ?? 'Unknown group'}
+          </h2>
+          {card?.description && <p class="card-email group-description">{card.description}</p>}
+        </div>
+        <button class="icon-btn card-close" type="button" aria-label="Close" onClick={close}>
+          <Icon name="x" />
+        </button>
+      </div>
+      {card && !empty && (
+        <p class="group-count">{card.count === 1 ? '1 member' : `${card.count} members`}</p>
+      )}
+      {card?.deactivated && <p class="card-deactivated">This group has been deactivated.</p>}
+      {empty ? (
+        <p class="card-pending">
+          {card ? 'This group has no members.' : 'Not a group this organization knows.'}
+        </p>
+      ) : (
+        <ul class="group-members" aria-label="Members">
+          {card.subgroups.map((g) => (
+            <li key={`g${g.id}`} class="group-subgroup">
+              <Icon name="group" />
+              {g.name}
+            </li>
+          ))}
+          {card.members.map((m, i) => (
+            <li key={m.id}>
+              <button
+                ref={i === 0 ? first : undefined}
+                class="link-btn"
+                type="button"
+                aria-haspopup="dialog"
+                onClick={() => (c.card.value = { userId: m.id, anchor: at.anchor })}
+              >
+                {m.name}
+              </button>
+              {m.isBot && <span class="group-bot"> (bot)</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </CardFrame>
   );
 }
 

@@ -2,10 +2,14 @@
  * What a person's profile card (web/app/profile-card.tsx) shows, as the reference's user card
  * popover shows it: the name, the e-mail address the server gives (the real one where this user
  * may see it, else the one the realm shows), the role — or "Bot" and the bot's owner —, whether
- * the account is deactivated, and the person's local time where they set a time zone. Plain
- * data, from the user object and the clock: the view draws it, the tests check it.
+ * the account is deactivated, and the person's local time where they set a time zone. Also a
+ * user group's card (a group mention's), as the reference's user group popover, and which card a
+ * mention in a message opens. Plain data, from the user and group objects and the clock: the view
+ * draws it, the tests check it.
  */
+import { groupDisplayName } from '../../src/client/group-names.js';
 import type { User } from '../../src/client/types.js';
+import type { GroupsById } from './groups.js';
 
 /** The roles' names, by the API's values (the reference's user_role_map). */
 const ROLE_NAMES: Record<number, string> = {
@@ -111,4 +115,93 @@ export function profileCard(
     isMe: id === ctx.selfId,
     canMessage: !deactivated,
   };
+}
+
+/**
+ * What a mention in a message's rendered content opens, from its class and data attributes (the
+ * server's renderer: `user-mention` with `data-user-id`, `silent` or not; `user-group-mention`
+ * with `data-user-group-id`): a person's card, a group's card, or nothing for a wildcard
+ * (`@all`: `data-user-id="*"`; `@topic`: `topic-mention`, no id), as the reference.
+ */
+export function mentionTarget(
+  className: string,
+  data: { userId?: string | undefined; userGroupId?: string | undefined },
+): { userId: number } | { groupId: number } | null {
+  const classes = className.split(/\s+/);
+  const id = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : null);
+  if (classes.includes('user-mention')) {
+    const userId = id(data.userId);
+    return userId === null ? null : { userId };
+  }
+  if (classes.includes('user-group-mention')) {
+    const groupId = id(data.userGroupId);
+    return groupId === null ? null : { groupId };
+  }
+  return null;
+}
+
+export type GroupCard = {
+  groupId: number;
+  /** A system group's display name ("Members"), any other group's own. */
+  name: string;
+  description: string;
+  /** The direct members, by name; `known` false for one the app has not loaded yet. */
+  members: { id: number; name: string; isBot: boolean; known: boolean }[];
+  /** The direct subgroups, by name. */
+  subgroups: { id: number; name: string }[];
+  /** Everyone in it, through its subgroups too (each counted once). */
+  count: number;
+  deactivated: boolean;
+};
+
+/**
+ * The card of a user group, as the reference's user group popover: its name, description, how
+ * many are in it (through subgroups), its subgroups and direct members by name (the server lists
+ * active users only); undefined for a group the app does not know (deleted, deactivated: the
+ * reference opens nothing then).
+ */
+export function groupCard(
+  id: number,
+  ctx: { groups: GroupsById; users: ReadonlyMap<number, User>; name: (id: number) => string },
+): GroupCard | undefined {
+  const g = ctx.groups.get(id);
+  if (!g) return undefined;
+  const byName = (a: { name: string }, b: { name: string }) =>
+    a.name.localeCompare(b.name, undefined, { sensitivity: 'base' });
+  const members = g.members
+    .map((m) => {
+      const u = ctx.users.get(m);
+      return { id: m, name: u?.full_name ?? ctx.name(m), isBot: u?.is_bot === true, known: !!u };
+    })
+    .sort(byName);
+  const subgroups = (g.direct_subgroup_ids ?? [])
+    .map((s) => ctx.groups.get(s))
+    .filter((s) => s !== undefined)
+    .map((s) => ({ id: s.id, name: groupDisplayName(s.name) }))
+    .sort(byName);
+  return {
+    groupId: id,
+    name: groupDisplayName(g.name),
+    description: g.description,
+    members,
+    subgroups,
+    count: everyoneIn(id, ctx.groups).size,
+    deactivated: g.deactivated === true,
+  };
+}
+
+/** The members of a group and of its subgroups, each once (a cycle is not followed twice). */
+function everyoneIn(id: number, groups: GroupsById): Set<number> {
+  const out = new Set<number>();
+  const seen = new Set<number>();
+  const walk = (gid: number) => {
+    if (seen.has(gid)) return;
+    seen.add(gid);
+    const g = groups.get(gid);
+    if (!g) return;
+    for (const m of g.members) out.add(m);
+    for (const s of g.direct_subgroup_ids ?? []) walk(s);
+  };
+  walk(id);
+  return out;
 }

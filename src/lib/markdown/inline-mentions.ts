@@ -4,6 +4,7 @@
  * also the scan of content for the channel and topic names it may link to (prepared before
  * rendering).
  */
+import { groupDisplayName } from '../../client/group-names.js';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../events.js';
 import { BEFORE_MENTION, type InlineState, type Pattern } from './inline-pattern.js';
 import { El } from './tree.js';
@@ -70,7 +71,8 @@ export const groupMention: Pattern = {
       class: silent ? 'user-group-mention silent' : 'user-group-mention',
       'data-user-group-id': String(group.id),
     });
-    const name = SYSTEM_GROUP_DISPLAY_NAMES[group.name] ?? group.name;
+    // System groups by their display names, as the reference.
+    const name = groupDisplayName(group.name);
     el.text = silent ? name : `@${name}`;
     el.atomic = true;
     return el;
@@ -113,18 +115,6 @@ export function possibleTopicLinks(content: string): { channel: string; topic: s
   }
   return out;
 }
-
-/** The name a group mention shows: system groups by their display names, as the reference. */
-const SYSTEM_GROUP_DISPLAY_NAMES: Record<string, string> = {
-  'role:nobody': 'Nobody',
-  'role:owners': 'Owners',
-  'role:administrators': 'Administrators',
-  'role:moderators': 'Moderators',
-  'role:fullmembers': 'Full members',
-  'role:members': 'Members',
-  'role:everyone': 'Everyone',
-  'role:internet': 'Everyone on the internet',
-};
 
 /** `#channel > topic` (the empty topic shown as an emphasized "general chat"), then `after`. */
 function topicLinkText(el: El, channel: string, topic: string, after: string): void {
