@@ -102,14 +102,25 @@ for (const dark of [false, true]) {
 
     // Esc: the list; ↑ and k select, j comes back.
     await press(t, page, 'Escape', /div\.messages/);
+    const selectedId = `document.querySelector('.msg.selected')?.dataset.id ?? null`;
+    const before = await page.evaluate<string | null>(selectedId);
     await press(t, page, 'ArrowUp', /div\.messages/);
+    await waitFor(page, `${selectedId} !== ${JSON.stringify(before)}`);
     const sel = () =>
       page.evaluate<string>(`document.querySelector('.msg.selected .content').textContent`);
     const first = await sel();
+    // Each read once the selection has been drawn moved (read at once, it raced the drawing).
+    const selIs = (text: string, is: boolean) =>
+      waitFor(
+        page,
+        `(document.querySelector('.msg.selected .content')?.textContent === ${JSON.stringify(text)}) === ${is}`,
+      );
     await press(t, page, 'k', /div\.messages/);
-    t.not(await sel(), first, 'k moved the selection');
+    await selIs(first, false);
+    t.pass('k moved the selection');
     await press(t, page, 'j', /div\.messages/);
-    t.equal(await sel(), first, 'j moved it back');
+    await selIs(first, true);
+    t.pass('j moved it back');
     await screenshot(page, t, `list-ring-${mode}`);
 
     // i: the selected message's actions; Enter on "Add a reaction": the picker; an emoji picked
