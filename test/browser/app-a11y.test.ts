@@ -1,13 +1,13 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
- * the feed, a topic, the compose box and its suggestions, a direct message, a message's actions
- * (toolbar and menu), the emoji picker, a profile card, a group's card, Jump to, a question
- * (Delete), Settings (Account, Display, Notifications, Invite people), at 1280 pixels and at 390
- * (drawer closed and open), light and dark. No violation of impact serious or critical; each one
- * found is listed with its rule and target. The page's Content-Security-Policy forbids string
- * evaluation by the page, but not what the test drives through the browser's DevTools protocol
- * (page.evaluate of a string, as waitFor does): axe's source goes in that way, and runs without
- * eval of its own.
+ * the feed, "Skip to messages", a topic, the compose box and its suggestions, a direct message, a
+ * message's actions (toolbar and menu), the emoji picker, a profile card, a group's card, Jump
+ * to, a question (Delete), Settings (Account, Display, Notifications, Invite people), at 1280
+ * pixels and at 390 (drawer closed and open), light and dark. No violation of impact serious or
+ * critical; each one found is listed with its rule and target. The page's
+ * Content-Security-Policy forbids string evaluation by the page, but not what the test drives
+ * through the browser's DevTools protocol (page.evaluate of a string, as waitFor does): axe's
+ * source goes in that way, and runs without eval of its own.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -119,6 +119,10 @@ for (const dark of [false, true]) {
     const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { dark });
     await waitMessage(page, 'new logo');
     await check(t, page, `feed-1280-${mode}`);
+    // "Skip to messages", seen while it has the focus (the page's first Tab stop).
+    await page.keyboard.press('Tab');
+    await waitFor(page, `document.activeElement?.classList.contains('skip-link')`);
+    await check(t, page, `skip-link-1280-${mode}`);
 
     await page.goto(ts.url + '/' + topicHash());
     await waitFor(page, `!document.body.textContent.includes('new logo')`);

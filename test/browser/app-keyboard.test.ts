@@ -8,7 +8,9 @@
  * the page's body), Esc to the list; Settings takes the focus as it opens, keeps Tab within it,
  * and gives the focus back to its button as it closes (neither before). At 390 pixels `i` goes
  * to the message's "⋮". Whatever has the focus shows the app's ring: the fields, the compose
- * box and "Attach files" showed none that could be seen (a 1.2:1 halo, or nothing).
+ * box and "Attach files" showed none that could be seen (a 1.2:1 halo, or nothing). The page's
+ * first Tab stop is "Skip to messages", seen only while focused, which takes the focus to the
+ * list (past the sidebar's and the top bar's fifteen stops).
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
@@ -166,6 +168,34 @@ for (const dark of [false, true]) {
     await page.close();
   });
 }
+
+t.test('"Skip to messages": the first Tab stop, seen only when focused, to the list', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await waitMessage(page, 'third words');
+  const skip = page.locator('.skip-link');
+  const width = async () => (await skip.boundingBox())?.width ?? 0;
+  t.ok((await width()) <= 1, 'out of sight while not focused');
+  t.equal(await focused(page), 'body', 'the page as loaded: nothing focused');
+  await press(t, page, 'Tab', /button\.skip-link "Skip to messages"/);
+  t.ok((await width()) > 100, 'seen once focused');
+  await screenshot(page, t, 'skip-link');
+  // Without it, the sidebar's and the top bar's stops first: the sidebar's search is next.
+  await press(t, page, 'Tab', /button.*"Jump to/);
+  await press(t, page, 'Shift+Tab', /button\.skip-link/);
+  await press(t, page, 'Enter', /div\.messages/);
+  t.ok((await width()) <= 1, 'out of sight again');
+  // The list's keys at once: ↑ selects the newest message (none was selected).
+  t.equal(await page.locator('.msg.selected').count(), 0, 'no message selected yet');
+  await page.keyboard.press('ArrowUp');
+  await waitFor(
+    page,
+    `document.querySelector('.msg.selected') === [...document.querySelectorAll('.msg')].at(-1)`,
+  );
+  t.pass('the arrows select');
+  watch.assertClean(t, /WebSocket|status of 401/);
+  await page.close();
+});
 
 t.test('390: the "⋮" of the selected message by i, a reaction from its menu', async (t) => {
   if (NO_CHROMIUM) return;

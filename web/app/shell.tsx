@@ -275,6 +275,18 @@ export function Shell({ c }: { c: Controller }) {
       data-status={status}
       data-transport={c.transport.value ?? ''}
     >
+      {/* The first Tab stop: past the sidebar and the top bar (some fifteen stops) to the
+          messages, where the arrows and j/k move. Hidden until focused. A button, not a link to
+          an anchor: the address's fragment is the view (#narrow/…), and a link would change it. */}
+      <button
+        class="skip-link"
+        type="button"
+        onClick={() =>
+          document.querySelector<HTMLElement>('.messages')?.focus({ preventScroll: true })
+        }
+      >
+        Skip to messages
+      </button>
       {status === 'reconnecting' && (
         <div class="banner" role="status">
           <span class="dot" aria-hidden="true" />
