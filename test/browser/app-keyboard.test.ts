@@ -10,7 +10,9 @@
  * to the message's "⋮". Whatever has the focus shows the app's ring: the fields, the compose
  * box and "Attach files" showed none that could be seen (a 1.2:1 halo, or nothing). The page's
  * first Tab stop is "Skip to messages", seen only while focused, which takes the focus to the
- * list (past the sidebar's and the top bar's fifteen stops).
+ * list (past the sidebar's and the top bar's fifteen stops). A message's actions are one Tab
+ * stop (a toolbar): → ← Home End move between them, Tab leaves, and the stop stays on the action
+ * last focused.
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
@@ -193,6 +195,48 @@ t.test('"Skip to messages": the first Tab stop, seen only when focused, to the l
     `document.querySelector('.msg.selected') === [...document.querySelectorAll('.msg')].at(-1)`,
   );
   t.pass('the arrows select');
+  watch.assertClean(t, /WebSocket|status of 401/);
+  await page.close();
+});
+
+t.test("a message's actions: one Tab stop, the arrows between them, Tab leaves", async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/general/topic/chat',
+  });
+  await waitMessage(page, 'third words');
+  await page.click('#compose-text');
+  await press(t, page, 'Escape', /div\.messages/);
+  const selectedId = `document.querySelector('.msg.selected')?.dataset.id ?? null`;
+  const before = await page.evaluate<string | null>(selectedId);
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `${selectedId} !== ${JSON.stringify(before)}`);
+  const stops = () =>
+    page.evaluate<string[]>(
+      `[...document.querySelectorAll('.msg.selected .msg-actions > button')].filter((b) => b.tabIndex === 0).map((b) => b.getAttribute('aria-label'))`,
+    );
+  t.same(await stops(), ['Add a reaction'], 'one Tab stop: the first action');
+  await press(t, page, 'i', /"Add a reaction"/);
+  await press(t, page, 'ArrowRight', /"Reply"/);
+  await press(t, page, 'ArrowRight', /"Star"/);
+  await press(t, page, 'ArrowLeft', /"Reply"/);
+  await press(t, page, 'End', /"Copy a link to this message"/);
+  await press(t, page, 'ArrowRight', /"Add a reaction"/);
+  await press(t, page, 'ArrowLeft', /"Copy a link to this message"/);
+  await press(t, page, 'Home', /"Add a reaction"/);
+  await press(t, page, 'ArrowRight', /"Reply"/);
+  t.same(await stops(), ['Reply'], 'the Tab stop moved with the focus');
+  await screenshot(page, t, 'toolbar-arrows');
+  // Tab leaves the toolbar (not on to its next button); Shift+Tab comes back to where it was.
+  await page.keyboard.press('Tab');
+  t.notOk(
+    await page.evaluate(`!!document.activeElement?.closest('.msg-actions')`),
+    `Tab: out of the toolbar (${await focused(page)})`,
+  );
+  await press(t, page, 'Shift+Tab', /"Reply"/);
+  // Esc to the list, `i` again: the action last focused.
+  await press(t, page, 'Escape', /div\.messages/);
+  await press(t, page, 'i', /"Reply"/);
   watch.assertClean(t, /WebSocket|status of 401/);
   await page.close();
 });

@@ -526,11 +526,13 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     } else if (e.key === 'i' && selected !== null) {
       // Into the selected message's actions (its toolbar; on a phone its "⋮"), as the
       // reference's `i`: by Tab, every link and button of the messages before it came first.
+      // At the toolbar's Tab stop (the action last focused in it: message.tsx), where it is.
       const shown = [
         ...scroller.current!.querySelectorAll<HTMLElement>('.msg.selected .msg-actions button'),
-      ].find((b) => b.offsetParent !== null);
+      ].filter((b) => b.offsetParent !== null);
+      const stop = shown.find((b) => b.tabIndex === 0) ?? shown[0];
       e.preventDefault();
-      shown?.focus();
+      stop?.focus();
       return;
     } else if (e.key === 'Escape' && selected !== null) {
       c.selected.value = null;

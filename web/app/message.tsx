@@ -11,6 +11,7 @@ import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
 import { mentionTarget } from '../state/profile.js';
+import { roveTo } from '../state/roving.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { clock, fullTime } from './format.js';
@@ -136,6 +137,36 @@ export type RowProps = {
 export class MessageRow extends Component<RowProps, { hover: boolean }> {
   private content = createRef<HTMLDivElement>();
   override state = { hover: false };
+  /**
+   * The toolbar's Tab stop: the action last focused (the first to begin with). One stop for the
+   * toolbar, the arrows move within it (WAI-ARIA toolbar, roving tabindex); Tab leaves it.
+   */
+  private actionAt = 0;
+
+  /** The toolbar's focus on `to`, and its Tab stop with it (drawn by the next render too). */
+  private rove(bar: HTMLElement, to: HTMLElement): void {
+    const buttons = [...bar.querySelectorAll<HTMLElement>(':scope > button')];
+    const i = buttons.indexOf(to);
+    if (i < 0) return;
+    this.actionAt = i;
+    for (const b of buttons) b.tabIndex = b === to ? 0 : -1;
+    if (document.activeElement !== to) to.focus();
+  }
+
+  private toolbarKeys = (e: KeyboardEvent) => {
+    const bar = e.currentTarget as HTMLElement;
+    // The "⋮" menu's own keys (its list is inside the toolbar).
+    if ((e.target as HTMLElement).closest('[role="menu"]')) return;
+    // The buttons shown (on a narrow screen none: the "⋮" alone, outside the roving).
+    const shown = [...bar.querySelectorAll<HTMLElement>(':scope > button')].filter(
+      (b) => b.offsetParent !== null,
+    );
+    const to = roveTo(e.key, shown.indexOf(e.target as HTMLElement), shown.length);
+    if (to === undefined) return;
+    e.preventDefault();
+    e.stopPropagation();
+    this.rove(bar, shown[to]!);
+  };
 
   override shouldComponentUpdate(next: RowProps, nextState: { hover: boolean }): boolean {
     const p = this.props;
@@ -267,12 +298,24 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
             would cost more than the messages. On a narrow screen (app.css) only its "⋮" shows,
             in a column of the row's own, and the actions are in its menu. */}
         {toolbar && (
-          <div class="msg-actions" role="toolbar" aria-label="Message actions">
-            {acts.map((a) => (
+          <div
+            class="msg-actions"
+            role="toolbar"
+            aria-label="Message actions"
+            onKeyDown={this.toolbarKeys}
+            onFocusIn={(e) => {
+              // A button focused by a click, or by `i`: the toolbar's Tab stop from now on.
+              const b = e.target as HTMLElement;
+              if (b.parentElement === e.currentTarget && b.tagName === 'BUTTON')
+                this.rove(e.currentTarget, b);
+            }}
+          >
+            {acts.map((a, i) => (
               <button
                 key={a.label}
                 class="icon-btn"
                 type="button"
+                tabIndex={i === Math.min(this.actionAt, acts.length - 1) ? 0 : -1}
                 aria-label={a.label}
                 aria-pressed={a.pressed}
                 title={a.title}

@@ -1,0 +1,20 @@
+/**
+ * A toolbar's arrow keys (WAI-ARIA toolbar, roving tabindex): where the focus goes from control
+ * `at` of `count` for `key`. → and ← move to the next and the previous, wrapping around; Home and
+ * End to the first and the last. Undefined for any other key, or nothing to move between.
+ */
+export function roveTo(key: string, at: number, count: number): number | undefined {
+  if (count === 0 || at < 0 || at >= count) return undefined;
+  switch (key) {
+    case 'ArrowRight':
+      return (at + 1) % count;
+    case 'ArrowLeft':
+      return (at - 1 + count) % count;
+    case 'Home':
+      return 0;
+    case 'End':
+      return count - 1;
+    default:
+      return undefined;
+  }
+}
