@@ -375,7 +375,12 @@ export type UserGroupEvent = Base &
         user_ids: number[];
       }
     | { type: 'user_group'; op: 'remove'; group_id: number }
-    | { type: 'user_group'; op: 'add_subgroups' | 'remove_subgroups'; group_id: number }
+    | {
+        type: 'user_group';
+        op: 'add_subgroups' | 'remove_subgroups';
+        group_id: number;
+        direct_subgroup_ids: number[];
+      }
   );
 
 export type PresenceEvent = Base & {

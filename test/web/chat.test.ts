@@ -396,6 +396,22 @@ t.test('subscriptions, channels, users, groups, settings', (t) => {
   ]);
   s.apply([ev({ type: 'user_group', op: 'add_members', group_id: 5, user_ids: [1] })]);
   t.equal(s.inGroup(5), true);
+  // Subgroups: one in it through a subgroup, until that subgroup is taken out.
+  s.apply([
+    ev({
+      type: 'user_group',
+      op: 'add',
+      group: { id: 6, name: 'reviewers', description: '', members: [] },
+    }),
+  ]);
+  t.equal(s.inGroup(6), false);
+  s.apply([ev({ type: 'user_group', op: 'add_subgroups', group_id: 6, direct_subgroup_ids: [5] })]);
+  t.equal(s.inGroup(6), true, 'through its subgroup');
+  t.same(s.groups.get(6)!.direct_subgroup_ids, [5]);
+  s.apply([
+    ev({ type: 'user_group', op: 'remove_subgroups', group_id: 6, direct_subgroup_ids: [5] }),
+  ]);
+  t.equal(s.inGroup(6), false, 'the subgroup taken out');
   s.apply([ev({ type: 'user_settings', op: 'update', property: 'color_scheme', value: 2 })]);
   t.equal(s.settings.color_scheme, 2);
   t.end();

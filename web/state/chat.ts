@@ -1045,6 +1045,17 @@ export class ChatState {
             : g.members.filter((id) => !e.user_ids.includes(id));
         this.groups.set(g.id, { ...g, members });
       }
+    } else if (e.op === 'add_subgroups' || e.op === 'remove_subgroups') {
+      // A group's subgroups: who is in it through them (the permissions, a group's card).
+      const g = this.groups.get(e.group_id);
+      if (g) {
+        const had = g.direct_subgroup_ids ?? [];
+        const direct_subgroup_ids =
+          e.op === 'add_subgroups'
+            ? [...new Set([...had, ...e.direct_subgroup_ids])]
+            : had.filter((id) => !e.direct_subgroup_ids.includes(id));
+        this.groups.set(g.id, { ...g, direct_subgroup_ids });
+      }
     }
     this.rev.users.value++;
   }
