@@ -111,12 +111,14 @@ t.test('390 px: the closed drawer takes no Tab and casts no shadow over the page
   await waitMessage(page, 'third words');
   const inDrawer = `!!document.activeElement?.closest('.sidebar')`;
   await page.evaluate(`document.activeElement?.blur()`);
+  // "Skip to messages", the menu button, the title, the search field, the list: past the search
+  // field, whose focus widens it over the menu button on a phone (the click below).
   const stops: boolean[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 5; i++) {
     await page.keyboard.press('Tab');
     stops.push(await page.evaluate<boolean>(inDrawer));
   }
-  t.same(stops, [false, false, false, false], 'Tab skips the hidden drawer');
+  t.same(stops, [false, false, false, false, false], 'Tab skips the hidden drawer');
   t.equal(
     await page.evaluate(`getComputedStyle(document.querySelector('.sidebar')).visibility`),
     'hidden',
