@@ -11,7 +11,14 @@
  * `ApiError` with the server's `code` and `msg`; a failure to get an answer at all, a
  * `NetworkError` (the caller retries those, never ApiErrors other than 429 and 5xx).
  */
-import type { Message, MessagesResponse, NarrowTerm, RegisterResponse, User } from './types.js';
+import type {
+  Message,
+  MessagesResponse,
+  NarrowTerm,
+  PresenceAnswer,
+  RegisterResponse,
+  User,
+} from './types.js';
 
 /** What the client needs of a `Response`. */
 export type ResponseLike = {
@@ -432,11 +439,19 @@ export class ConfabClient {
     return this.request('POST', '/typing', { op, ...to });
   }
 
-  presence(status: 'active' | 'idle', lastUpdateId?: number): Promise<Record<string, unknown>> {
+  /**
+   * Reports the user's presence; unless `pingOnly`, the answer holds the presences changed since
+   * `lastUpdateId` (modern format; -1: everyone's).
+   */
+  presence(
+    status: 'active' | 'idle',
+    opts: { pingOnly?: boolean; newUserInput?: boolean; lastUpdateId?: number } = {},
+  ): Promise<PresenceAnswer> {
     return this.request('POST', '/users/me/presence', {
       status,
-      slim_presence: true,
-      last_update_id: lastUpdateId,
+      ping_only: opts.pingOnly ?? false,
+      new_user_input: opts.newUserInput ?? false,
+      last_update_id: opts.lastUpdateId,
     });
   }
 

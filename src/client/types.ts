@@ -133,6 +133,7 @@ export type UserSettings = {
   send_stream_typing_notifications?: boolean;
   receives_typing_notifications?: boolean;
   web_mark_read_on_scroll_policy?: number;
+  presence_enabled?: boolean;
   [key: string]: Json | undefined;
 };
 
@@ -191,6 +192,8 @@ export type RegisterResponse = {
   max_message_length?: number;
   max_topic_length?: number;
   presences?: Record<string, { active_timestamp?: number; idle_timestamp?: number }>;
+  presence_last_update_id?: number;
+  realm_presence_disabled?: boolean;
   server_timestamp?: number;
   [key: string]: unknown;
 };
@@ -378,11 +381,20 @@ export type UserGroupEvent = Base &
     | { type: 'user_group'; op: 'add_subgroups' | 'remove_subgroups'; group_id: number }
   );
 
+/** The answer to `POST /users/me/presence` (nothing of it for a `ping_only` report). */
+export type PresenceAnswer = {
+  presences?: Record<string, { active_timestamp?: number; idle_timestamp?: number }>;
+  presence_last_update_id?: number;
+  server_timestamp?: number;
+};
+
 export type PresenceEvent = Base & {
   type: 'presence';
   user_id: number;
   presences?: Record<string, { active_timestamp?: number; idle_timestamp?: number }>;
   presence?: Record<string, { status: string; timestamp: number }>;
+  /** The server's time when it was sent (UNIX seconds, with a fraction). */
+  server_timestamp?: number;
 };
 
 /** Every event type the app does not reduce. */

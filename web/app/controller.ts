@@ -2,8 +2,9 @@
  * The app's controller: the one place where the typed client (src/client), the state modules
  * (web/state) and the browser meet. It registers the event queue and keeps it live, routes the
  * URL's fragment to a narrow (back/forward work), opens message lists, sends (with local echo),
- * marks what was seen as read in batches, shows notifications, keeps the title, pings presence
- * (the only timer an idle tab runs, at the server's presence interval), and logs out. Views read
+ * marks what was seen as read in batches, shows notifications, keeps the title, reports presence
+ * and fetches everyone's (the only timer an idle tab runs, at the server's presence interval;
+ * the status active or idle by the user's input: state/presence.ts), and logs out. Views read
  * its signals and call its methods; they never call the network themselves.
  */
 import { batch, effect, signal } from '@preact/signals';
@@ -49,6 +50,7 @@ import {
   type Narrow,
 } from '../state/narrow.js';
 import { pageTitle, shouldNotify } from '../state/notify.js';
+import { Activity } from '../state/presence.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
 import { topicKey } from '../state/unread.js';
 import { htmlText, plainHtml } from './format.js';
@@ -168,6 +170,11 @@ export class Controller {
   private pendingRead = new Set<number>();
   private readTimer: ReturnType<typeof setTimeout> | null = null;
   private presenceTimer: ReturnType<typeof setInterval> | null = null;
+  /** Whether the user is at this page (the status its presence reports). */
+  private readonly activity = new Activity(
+    Date.now(),
+    typeof document !== 'undefined' ? document.hasFocus() : true,
+  );
   private toastSeq = 0;
   private questionSeq = 0;
   private composeSeq = 0;
@@ -194,12 +201,18 @@ export class Controller {
     this.on(window, 'focus', () => {
       this.focused.value = true;
       this.permission = null;
+      this.userActive(false);
     });
+    // Input keeps the user active (a number set: no work, no timer).
+    for (const type of ['keydown', 'pointerdown', 'pointermove', 'wheel', 'touchstart'])
+      this.on(window, type, () => this.userActive(true));
     this.on(window, 'blur', () => (this.focused.value = false));
     this.on(window, 'online', () => this.stream?.reconnectNow());
     this.on(document, 'visibilitychange', () => {
-      if (document.visibilityState === 'visible') this.stream?.reconnectNow();
-      this.pingPresence();
+      if (document.visibilityState === 'visible') {
+        this.stream?.reconnectNow();
+        this.userActive(false);
+      }
     });
     this.on(window, 'pagehide', () => this.stream?.stop({ deleteQueue: true }));
     ConfabClient.serverSettings(location.origin)
@@ -333,9 +346,10 @@ export class Controller {
         .catch(() => this.toast('Could not load the list of people; some names may be missing.'));
     }
     if (this.presenceTimer === null) {
-      this.pingPresence();
+      // The snapshot has everyone's presence: this first report only says the user is here.
+      this.pingPresence(true);
       this.presenceTimer = setInterval(
-        () => this.pingPresence(),
+        () => this.pingPresence(false),
         s.realm.presencePingSeconds * 1000,
       );
     }
@@ -429,11 +443,31 @@ export class Controller {
     this.show(at);
   }
 
-  private pingPresence(): void {
-    if (!this.state.value) return;
+  /**
+   * Reports the user's presence (as the reference's web app: every ping interval, and at once
+   * when an idle user comes back); unless `pingOnly`, the answer brings the presences that
+   * changed since the last one, and the time by which the others are judged (offline ones go).
+   */
+  private pingPresence(pingOnly: boolean): void {
+    const s = this.state.value;
+    if (!s) return;
     this.client
-      .presence(document.visibilityState === 'visible' ? 'active' : 'idle')
+      .presence(this.activity.status(Date.now()), {
+        pingOnly,
+        newUserInput: this.activity.newUserInput,
+        lastUpdateId: pingOnly ? undefined : s.presence.lastUpdateId,
+      })
+      .then((r) => {
+        this.activity.newUserInput = false;
+        // Not into a state registered anew meanwhile (its snapshot is newer).
+        if (!pingOnly && this.state.value === s) s.setPresences(r);
+      })
       .catch(() => undefined);
+  }
+
+  /** Input (`input`) or the focus: an idle user who comes back is reported at once. */
+  private userActive(input: boolean): void {
+    if (this.activity.touch(Date.now(), input)) this.pingPresence(true);
   }
 
   // ---- Routing ----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ import {
   type Narrow,
   type Names,
 } from './narrow.js';
+import { Presence, type PresenceStatus, type PresenceTimes } from './presence.js';
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 
@@ -68,6 +69,9 @@ export type Realm = {
   settings: Record<string, unknown>;
   typing: { startedWaitMs: number; stoppedWaitMs: number; startedExpiryMs: number };
   presencePingSeconds: number;
+  presenceOfflineSeconds: number;
+  /** The organization turned presence off: no one's is shown. */
+  presenceDisabled: boolean;
 };
 
 export type Clock = { now(): number; timers: Timers };
@@ -128,6 +132,8 @@ export class ChatState {
   /** Direct-message conversations (key: the other participants' ids) → newest message id. */
   readonly dms = new Map<string, number>();
   readonly typing: TypingTracker;
+  /** Everyone's presence (register's `presences`, the pings' answers, `presence` events). */
+  readonly presence: Presence;
   maxMessageId: number;
   readonly rev = {
     users: signal(0),
@@ -137,6 +143,7 @@ export class ChatState {
     topics: signal(0),
     settings: signal(0),
     starred: signal(0),
+    presence: signal(0),
   };
   private readonly clock: Clock;
   private localSeq = 0;
@@ -207,7 +214,10 @@ export class ChatState {
         startedExpiryMs: num('server_typing_started_expiry_period_milliseconds', 15_000)!,
       },
       presencePingSeconds: num('server_presence_ping_interval_seconds', 60)!,
+      presenceOfflineSeconds: num('server_presence_offline_threshold_seconds', 140)!,
+      presenceDisabled: r.realm_presence_disabled === true,
     };
+    this.presence = new Presence(this.realm.presenceOfflineSeconds, r);
     this.typing = new TypingTracker(
       this.realm.typing.startedExpiryMs,
       () => clock.now(),
@@ -796,9 +806,11 @@ export class ChatState {
       case 'user_group':
         this.onUserGroup(e);
         return null;
+      case 'presence':
+        this.onPresence(e);
+        return null;
       case 'heartbeat':
       case 'restart':
-      case 'presence':
         return null;
       default:
         return null;
@@ -1047,6 +1059,38 @@ export class ChatState {
       }
     }
     this.rev.users.value++;
+  }
+
+  private onPresence(e: Extract<ServerEvent, { type: 'presence' }>): void {
+    const at = e.server_timestamp ?? this.clock.now() / 1000;
+    if (e.presence) this.presence.fromEvent(e.user_id, e.presence, at);
+    else if (e.presences) this.presence.setInfo(e.presences, at, this.presence.lastUpdateId);
+    else return;
+    this.rev.presence.value++;
+  }
+
+  /** The answer to a full presence ping: the presences changed since the last one. */
+  setPresences(r: {
+    presences?: Record<string, PresenceTimes>;
+    server_timestamp?: number;
+    presence_last_update_id?: number;
+  }): void {
+    if (!r.presences || r.server_timestamp === undefined) return;
+    this.presence.setInfo(
+      r.presences,
+      r.server_timestamp,
+      r.presence_last_update_id ?? this.presence.lastUpdateId,
+    );
+    this.rev.presence.value++;
+  }
+
+  /**
+   * A user's status for the people list and the dots: one's own is active while one shares it
+   * (offline in invisible mode), as the reference shows it.
+   */
+  presenceOf(id: number): PresenceStatus {
+    if (id === this.selfId) return this.settings.presence_enabled === false ? 'offline' : 'active';
+    return this.presence.status(id);
   }
 
   /** Users loaded after the first screen (register without realm_user, then GET /users). */
