@@ -1,8 +1,9 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
  * the feed, a topic, the compose box and its suggestions, a direct message, a message's actions
- * (toolbar and menu), the emoji picker, a profile card, Jump to, a question (Delete), Settings (Account,
- * Display, Notifications, Invite people), at 1280 pixels and at 390 (drawer closed and open),
+ * (toolbar and menu), the emoji picker, a profile card, Jump to, a question (Delete), Settings
+ * (Account, Display, Notifications, Invite people), the people (a column at 1280, filtered; a
+ * section of the drawer at 390), at 1280 pixels and at 390 (drawer closed and open),
  * light and dark. No violation of impact serious or critical; each one found is listed with its rule and
  * target. The page's Content-Security-Policy forbids string evaluation by the page, but not
  * what the test drives through the browser's DevTools protocol (page.evaluate of a string, as
@@ -55,6 +56,9 @@ t.before(async () => {
       await ts.api.post('hamlet', `messages/${id}/reactions`, { emoji_name: 'thumbs_up' });
   }
   await sendChannelMessage(ts.api, 'iago', 'design', 'logo', 'A new logo, round.');
+  // The people's dots in all three kinds: Othello active, Iago idle, the others offline.
+  await ts.api.post('othello', 'users/me/presence', { status: 'active' });
+  await ts.api.post('iago', 'users/me/presence', { status: 'idle' });
 });
 
 type Found = { id: string; impact: string; help: string; targets: string[] };
@@ -197,6 +201,13 @@ for (const dark of [false, true]) {
     await waitFor(page, `document.querySelector('.messages[aria-busy="false"]') !== null`);
     await page.click('#compose-text');
     await check(t, page, `dm-1280-${mode}`);
+
+    // The people column, filtered, a person focused from the filter by the arrow key.
+    await page.fill('.people-filter', 'o');
+    await waitFor(page, `document.querySelectorAll('.people a.person').length === 1`);
+    await page.keyboard.press('ArrowDown');
+    await page.waitForSelector('.people a.person:focus');
+    await check(t, page, `people-1280-${mode}`);
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
   });
@@ -219,6 +230,10 @@ for (const dark of [false, true]) {
     );
     await page.waitForTimeout(400); // the drawer's slide (contrast is read from what is drawn)
     await check(t, page, `drawer-open-390-${mode}`);
+    // The people, a section of the drawer, folded until opened.
+    await page.click('.people-section button[aria-expanded="false"]');
+    await page.waitForSelector('.people-section a.person');
+    await check(t, page, `people-390-${mode}`);
     await page.keyboard.press('Escape');
     await waitFor(
       page,

@@ -1,7 +1,8 @@
 /**
  * The app's frame: sidebar (a drawer on narrow screens), the top bar with the view's title and
- * search, the message pane and the compose box; the reconnecting banner, messages to the user,
- * and the dialogs (jump, settings, emoji picker, a profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
+ * search, the message pane and the compose box, the people (a column on wide screens); the
+ * reconnecting banner, messages to the user, and the dialogs (jump, settings, emoji picker, a
+ * profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
  * `n` next unread topic, `r` reply, `c` new topic, Esc closes what is open.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
@@ -16,6 +17,7 @@ import { Icon } from './icons.js';
 import { useLive } from './live.js';
 import { Jump } from './jump.js';
 import { MessagePane } from './message-pane.js';
+import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { ProfileCard } from './profile-card.js';
 import { Sidebar } from './sidebar.js';
 // Types only (erased): the module itself is imported when the settings first open.
@@ -183,6 +185,8 @@ export function Shell({ c }: { c: Controller }) {
   const main = useRef<HTMLElement>(null);
   const toasts = useRef<HTMLDivElement>(null);
   const drawn = !!(s && list);
+  // The people: a column of their own on a wide screen, else in the sidebar (sidebar.tsx).
+  const wide = useMedia(PEOPLE_COLUMN_QUERY);
 
   // The toasts' height, for the layout (app.css): an open dialog sits below them, so that no
   // toast covers its header (its title and close button) or its actions.
@@ -274,6 +278,7 @@ export function Shell({ c }: { c: Controller }) {
       data-drawer={c.drawer.value ? 'open' : 'closed'}
       data-status={status}
       data-transport={c.transport.value ?? ''}
+      data-people={wide ? 'column' : 'sidebar'}
     >
       {status === 'reconnecting' && (
         <div class="banner" role="status">
@@ -317,6 +322,7 @@ export function Shell({ c }: { c: Controller }) {
         <MessagePane c={c} list={list} />
         <Compose c={c} />
       </main>
+      {wide && <PeopleColumn c={c} />}
       {dialog?.kind === 'jump' && <Jump c={c} />}
       {dialog?.kind === 'settings' && <LazySettings c={c} panel={dialog.panel} />}
       {c.picker.value && <EmojiPicker c={c} />}

@@ -1,7 +1,8 @@
 /**
  * The sidebar: the views (all messages, mentions, direct messages, starred), the subscribed
  * channels with their colour and unread counts (muted ones dimmed), the open channel's topics
- * with counts, and the direct-message conversations. Counts come from the unread bookkeeping
+ * with counts, the direct-message conversations (a person's with their presence dot), and, on
+ * screens too narrow for the people column (people.tsx), the people. Counts come from the unread bookkeeping
  * (register's `unread_msgs`, kept live by events), the starred messages' from register's
  * `starred_messages` (kept by the star's events). On narrow screens it is a drawer.
  */
@@ -27,6 +28,13 @@ import { Avatar, Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
 import { Menu } from './menu.js';
+import {
+  AvatarWithDot,
+  PEOPLE_COLUMN_QUERY,
+  PeopleSection,
+  StatusWords,
+  useMedia,
+} from './people.js';
 import { isDark } from './theme.js';
 import { track } from './track.js';
 
@@ -264,8 +272,9 @@ class ChannelItem extends Component<ChannelItemProps> {
 
 export function Sidebar({ c }: { c: Controller }) {
   const s = c.state.value!;
-  track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users);
+  track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users, s.rev.presence);
   const [allDms, setAllDms] = useState(false);
+  const wide = useMedia(PEOPLE_COLUMN_QUERY);
   const counts = s.unreadCounts();
   const cur = c.narrow.value;
   const curChannel = channelOf(cur);
@@ -372,15 +381,17 @@ export function Sidebar({ c }: { c: Controller }) {
               const ids = key.split(',').map(Number);
               const narrow = dmNarrow(ids, s.selfId);
               const first = ids[0]!;
+              const status =
+                ids.length === 1 && !s.realm.presenceDisabled ? s.presenceOf(first) : null;
               return (
                 <li key={key}>
                   <NavLink c={c} narrow={narrow} current={curKey === narrowKey(narrow)}>
                     {ids.length === 1 ? (
-                      <Avatar
-                        small
+                      <AvatarWithDot
                         id={first}
                         name={s.userName(first)}
                         url={s.users.get(first)?.avatar_url}
+                        status={status}
                       />
                     ) : (
                       <span
@@ -392,6 +403,7 @@ export function Sidebar({ c }: { c: Controller }) {
                       </span>
                     )}
                     <span class="label">{s.dmName(ids)}</span>
+                    <StatusWords status={status} />
                     <Count n={counts.dms.get(key) ?? 0} />
                   </NavLink>
                 </li>
@@ -407,6 +419,7 @@ export function Sidebar({ c }: { c: Controller }) {
             )}
           </ul>
         </section>
+        {!wide && <PeopleSection c={c} />}
       </div>
       <div class="sidebar-foot">
         <button class="me" type="button" onClick={() => c.openSettings('account')}>

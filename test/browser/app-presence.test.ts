@@ -1,0 +1,161 @@
+/**
+ * The web app in chromium: presence. Two users, each in a browser context of their own: Othello
+ * opening the app makes him active in Hamlet's people list (and on his direct messages' avatar)
+ * at once, by the server's `presence` event, well within the ping interval; after he closed it
+ * and the offline threshold passed, Hamlet's next ping brings the server's time and he shows
+ * offline. The server's clock is the test's (TestClock) and Hamlet's page's is playwright's, so
+ * that neither the threshold nor the ping interval is waited for. A click on a person, or Enter
+ * in the filter, opens the direct messages with them.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, pluck, waitFor, waitForTitle } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { TestClock } from '../helpers/clock.js';
+import { startServer } from '../helpers/server.js';
+import {
+  PRESENCE_OFFLINE_THRESHOLD_SECONDS,
+  PRESENCE_PING_INTERVAL_SECONDS,
+} from '../../src/lib/limits.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+});
+
+/** The status a person's row in the people list shows (null: no row). */
+function personStatus(page: Page, id: number): Promise<string | null> {
+  return page.evaluate(
+    `document.querySelector('.people a.person[data-user-id="${id}"]')?.dataset.status ?? null`,
+  );
+}
+
+function waitStatus(page: Page, id: number, status: string): Promise<void> {
+  return waitFor(
+    page,
+    `document.querySelector('.people a.person[data-user-id="${id}"]')?.dataset.status === '${status}'`,
+  );
+}
+
+t.test('a person comes online, goes offline, and is a click away', async (t) => {
+  if (NO_CHROMIUM) return;
+  const clock = new TestClock();
+  // Heartbeats every 2 s: Hamlet's page's clock jumps a ping interval ahead below, and its
+  // event socket's watchdog (the long-poll timeout since the last frame) must not think it lost.
+  const ts = await startServer(t, { clock: clock.now, heartbeatMs: 2000, heartbeatJitterMs: 0 });
+  const othello = ts.fx.users.othello!.id;
+  const hamlet = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    setup: (page) => page.clock.install(),
+  });
+  const page = hamlet.page;
+  await page.waitForSelector('.people a.person');
+  t.equal(await personStatus(page, othello), 'offline', 'Othello is offline at first');
+  t.equal(
+    await page.getAttribute(
+      `.people a.person[data-user-id="${ts.fx.users.hamlet!.id}"]`,
+      'data-status',
+    ),
+    'active',
+    'one is active oneself',
+  );
+  // A direct message from Othello (by the API: he is not here), for the sidebar's dot.
+  await ts.api.post('othello', 'messages', {
+    type: 'direct',
+    to: JSON.stringify([ts.fx.users.hamlet!.id]),
+    content: 'Are you there?',
+  });
+  const dmDot = `.sidebar .nav-item[href^="#narrow/dm/${othello}-"] .presence-dot`;
+  await page.waitForSelector(dmDot);
+  t.equal(await page.getAttribute(dmDot, 'class'), 'presence-dot offline');
+
+  // Othello opens the app: active in Hamlet's list by the event, not by Hamlet's next ping.
+  const opened = Date.now();
+  const other = await openApp(b, ts.url, ts.fx, 'othello');
+  await waitStatus(page, othello, 'active');
+  t.ok(Date.now() - opened < PRESENCE_PING_INTERVAL_SECONDS * 1000, 'within the ping interval');
+  await waitFor(
+    page,
+    `document.querySelector(${JSON.stringify(dmDot)}).classList.contains('active')`,
+  );
+  t.match(
+    await page.textContent(`.people a.person[data-user-id="${othello}"]`),
+    /Othello, active$/,
+    'the status in words (for screen readers)',
+  );
+  const names = await pluck(page, '.people a.person .label');
+  t.same(names.slice(0, 2), ['Hamlet (you)', 'Othello'], 'the active first (after oneself)');
+  await screenshot(page, t, 'othello-active-1280');
+
+  // A ping interval later Hamlet's page reports and fetches what changed since its snapshot
+  // (Othello's coming): the next answer will not hold him.
+  const fullPing = () =>
+    page.waitForRequest(
+      (r) => r.url().endsWith('/users/me/presence') && !!r.postData()?.includes('ping_only=false'),
+    );
+  let sent = fullPing();
+  await page.clock.fastForward(PRESENCE_PING_INTERVAL_SECONDS * 1000);
+  const first = new URLSearchParams((await sent).postData()!);
+  t.same(
+    {
+      status: first.get('status'),
+      new_user_input: first.get('new_user_input'),
+      last_update_id: /^-?\d+$/.test(first.get('last_update_id') ?? ''),
+    },
+    // No input since the first report (register's, ping_only) took the page's opening as one.
+    { status: 'active', new_user_input: 'false', last_update_id: true },
+    "the reference's parameters: active, no input since the last report, register's id",
+  );
+  await (await sent).response();
+  t.equal(await personStatus(page, othello), 'active');
+
+  // He closes it. Nothing says so: Hamlet's page learns it from its next ping's answer, once
+  // the offline threshold has passed (the server's time), and not before.
+  await other.page.close();
+  clock.advance(PRESENCE_OFFLINE_THRESHOLD_SECONDS + 1);
+  t.equal(await personStatus(page, othello), 'active', 'still active until the next ping');
+  sent = fullPing();
+  await page.clock.fastForward(PRESENCE_PING_INTERVAL_SECONDS * 1000);
+  const second = new URLSearchParams((await sent).postData()!);
+  t.ok(
+    Number(second.get('last_update_id')) > Number(first.get('last_update_id')),
+    'from the last answer on',
+  );
+  await waitStatus(page, othello, 'offline');
+  await waitFor(
+    page,
+    `document.querySelector(${JSON.stringify(dmDot)}).classList.contains('offline')`,
+  );
+  t.match(
+    await page.textContent(`.people a.person[data-user-id="${othello}"]`),
+    /Othello, offline$/,
+  );
+  t.equal(
+    await personStatus(page, ts.fx.users.hamlet!.id),
+    'active',
+    'oneself still active (this page reported)',
+  );
+  await screenshot(page, t, 'othello-offline-1280');
+
+  // A click on him opens the direct messages with him.
+  t.equal(await page.textContent('.title'), 'All messages');
+  await page.click(`.people a.person[data-user-id="${othello}"]`);
+  await waitForTitle(page, 'Othello');
+  t.match(await page.evaluate('location.hash'), new RegExp(`^#narrow/dm/${othello}-`));
+  await page.waitForSelector('.messages .msg:has-text("Are you there?")');
+  t.equal(
+    await page.getAttribute(`.people a.person[data-user-id="${othello}"]`, 'aria-current'),
+    'page',
+    'his row is the current view',
+  );
+
+  // From the keyboard: the filter, and Enter opens the first one it leaves.
+  await page.fill('.people-filter', 'cord');
+  await waitFor(page, `document.querySelectorAll('.people a.person').length === 1`);
+  await page.press('.people-filter', 'Enter');
+  await waitForTitle(page, 'Cordelia');
+  hamlet.watch.assertClean(t, /WebSocket|status of 401/);
+});
