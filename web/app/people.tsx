@@ -18,10 +18,12 @@ export const PEOPLE_COLUMN_QUERY = '(min-width: 1100px)';
 
 /** Whether a media query matches, kept current. */
 export function useMedia(query: string): boolean {
-  const mq = typeof matchMedia === 'undefined' ? null : matchMedia(query);
-  const [on, setOn] = useState(mq?.matches ?? false);
+  const [on, setOn] = useState(
+    () => typeof matchMedia !== 'undefined' && matchMedia(query).matches,
+  );
   useEffect(() => {
-    if (!mq) return;
+    if (typeof matchMedia === 'undefined') return;
+    const mq = matchMedia(query);
     const update = () => setOn(mq.matches);
     update();
     mq.addEventListener('change', update);
