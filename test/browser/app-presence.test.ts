@@ -5,11 +5,12 @@
  * and the offline threshold passed, Hamlet's next ping brings the server's time and he shows
  * offline. The server's clock is the test's (TestClock) and Hamlet's page's is playwright's, so
  * that neither the threshold nor the ping interval is waited for. A click on a person, or Enter
- * in the filter, opens the direct messages with them.
+ * in the filter, opens the direct messages with them. On a phone the people are a folded section
+ * of the drawer.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, waitFor, waitForTitle } from '../helpers/app.js';
+import { openApp, pluck, waitDrawerOpen, waitFor, waitForTitle } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { TestClock } from '../helpers/clock.js';
 import { startServer } from '../helpers/server.js';
@@ -28,9 +29,9 @@ t.before(async () => {
 });
 
 /** The status a person's row in the people list shows (null: no row). */
-function personStatus(page: Page, id: number): Promise<string | null> {
+function personStatus(page: Page, id: number, list = '.people'): Promise<string | null> {
   return page.evaluate(
-    `document.querySelector('.people a.person[data-user-id="${id}"]')?.dataset.status ?? null`,
+    `document.querySelector('${list} a.person[data-user-id="${id}"]')?.dataset.status ?? null`,
   );
 }
 
@@ -159,3 +160,32 @@ t.test('a person comes online, goes offline, and is a click away', async (t) => 
   await waitForTitle(page, 'Cordelia');
   hamlet.watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test(
+  '390: the people in the drawer, folded until opened; a tap opens the conversation',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const ts = await startServer(t);
+    await ts.api.post('othello', 'users/me/presence', { status: 'active' });
+    const othello = ts.fx.users.othello!.id;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { width: 390, height: 844 });
+    t.equal(await page.locator('aside.people').count(), 0, 'no people column on a phone');
+    await page.click('button[aria-label="Open the sidebar"]');
+    await waitDrawerOpen(page);
+    const fold = page.locator('.people-section button[aria-expanded]');
+    t.equal(await fold.getAttribute('aria-expanded'), 'false', 'folded');
+    t.equal(await page.locator('.people-section a.person').count(), 0);
+    await fold.click();
+    await page.waitForSelector(`.people-section a.person[data-user-id="${othello}"]`);
+    t.equal(await personStatus(page, othello, '.people-section'), 'active');
+    await screenshot(page, t, 'drawer-people-390');
+    await page.click(`.people-section a.person[data-user-id="${othello}"]`);
+    await waitForTitle(page, 'Othello');
+    await waitFor(
+      page,
+      `getComputedStyle(document.querySelector('.sidebar')).visibility === 'hidden'`,
+    );
+    t.pass('the drawer closed on the conversation');
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
