@@ -49,6 +49,7 @@ export async function usersBench(): Promise<void> {
         full_name: `User ${i}`,
         password_hash: null,
         role: 400,
+        welcome: null,
       });
       if (i === 0) console.log(`  the first: ${fmt(performance.now() - started, 2)} ms`);
       if ((i + 1) % 1000 === 0 || i + 1 === n) {

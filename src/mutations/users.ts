@@ -25,6 +25,8 @@ import { endLoginSessions } from './sessions.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
 import { addNewUserHistory } from './new-user-history.js';
+import { sendWelcomeMessage } from './welcome.js';
+import type { PreparedWelcome } from '../lib/welcome.js';
 import { welcomeMail } from '../lib/mail.js';
 import { enqueueMail, mailRealm } from './mail.js';
 import { emitBotActive } from './bot-rules.js';
@@ -103,6 +105,12 @@ export type CreateUserCommand = {
   can_create_users?: boolean;
   /** The channels the account joins (an accepted invitation's); default: the default channels. */
   channel_ids?: readonly number[];
+  /**
+   * The Welcome Bot's message to the account, rendered before the actor runs
+   * (src/queries/welcome.ts); null: none (the test fixture's accounts, which stand for accounts
+   * that existed before the test).
+   */
+  welcome: PreparedWelcome | null;
 };
 
 export type CreateUserResult = { user_id: number; api_key: string; email: string };
@@ -167,6 +175,8 @@ export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): Crea
     { id: userId, role: cmd.role },
     defaults.map((d) => d.ch),
   );
+  // The Welcome Bot's direct message, unread and starred (process_new_human_user).
+  if (cmd.welcome !== null) sendWelcomeMessage(ctx, { id: userId, role: cmd.role }, cmd.welcome);
   ctx.afterCommit(() => {
     realm.reloadUser(userId);
     for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);
