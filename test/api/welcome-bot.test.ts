@@ -95,6 +95,22 @@ async function assertWelcomed(
   const users = assertSuccess(t, await api.get(who, 'users')).members as Record<string, unknown>[];
   const bot = users.find((u) => u.user_id === m.sender_id);
   t.match(bot, { email: WELCOME_BOT, is_bot: true, bot_type: 1, bot_owner_id: null });
+  const system = (body.cross_realm_bots as Record<string, unknown>[]).find(
+    (u) => u.user_id === m.sender_id,
+  );
+  t.match(
+    system,
+    {
+      email: WELCOME_BOT,
+      delivery_email: WELCOME_BOT,
+      full_name: 'Welcome Bot',
+      is_bot: true,
+      is_system_bot: true,
+      bot_type: 1,
+      bot_owner_id: null,
+    },
+    'in register’s cross_realm_bots, as a system bot',
+  );
   return m.id;
 }
 
