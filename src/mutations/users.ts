@@ -4,7 +4,6 @@
  */
 import crypto from 'node:crypto';
 import { emailInvalidReason } from '../lib/email-validation.js';
-import { NOTIFICATION_BOT_EMAIL } from '../lib/notices.js';
 import {
   CannotDeactivateLastUserError,
   JsonableError,
@@ -231,9 +230,9 @@ export function checkDeactivateOwnAccount(ctx: MutationContext, cmd: { user_id: 
   const { store, realm } = ctx;
   const me = store.users.byId(cmd.user_id);
   if (!me || me.realm_id !== realm.id || !me.is_active) throw new JsonableError('No such user');
-  // The notification bot does not count: the reference's system bots live outside the realm.
-  const bot = realm.userByEmail(NOTIFICATION_BOT_EMAIL);
-  const active = realm.activeUsers().filter((u) => u.id !== bot?.id);
+  // The system bots (Notification Bot, Welcome Bot) do not count: the reference's live outside
+  // the realm.
+  const active = realm.activeUsers().filter((u) => !isSystemBot(u));
   if (active.length === 1) throw new CannotDeactivateLastUserError(false);
   if (
     me.role === Role.OWNER &&

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import {
+  assertError,
   assertSuccess,
   basicAuth,
   formEncode,
@@ -246,6 +247,19 @@ t.test('a bot gets nothing; reactivating an account sends nothing', async (t) =>
     [first],
     'still the one message of the account’s creation',
   );
+});
+
+t.test('the Welcome Bot is no user of the realm for DELETE /users/me', async (t) => {
+  // As the Notification Bot: the reference's system bots live outside the realm, so the last
+  // person is still the realm's only user.
+  const ts = await startServer(t);
+  const newbie = await createByApi(t, ts.api, 'newbie@zulip.com');
+  for (const who of ['iago', 'shiva', 'hamlet', 'othello', 'cordelia', 'prospero', 'polonius'])
+    assertSuccess(t, await ts.api.delete(who, 'users/me'), `${who} leaves`);
+  assertSuccess(t, await ts.api.delete(newbie, 'users/me'), 'the new account leaves');
+  const only = await ts.api.delete('desdemona', 'users/me');
+  assertError(t, only, 'Cannot deactivate the only user.', { code: 'CANNOT_DEACTIVATE_LAST_USER' });
+  t.match(only.body, { is_last_owner: false, entity: 'user' });
 });
 
 t.test(
