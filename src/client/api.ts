@@ -467,8 +467,60 @@ export class ConfabClient {
     });
   }
 
-  unsubscribe(names: string[]): Promise<unknown> {
-    return this.request('DELETE', '/users/me/subscriptions', { subscriptions: names });
+  unsubscribe(names: string[], principals?: number[]): Promise<unknown> {
+    return this.request('DELETE', '/users/me/subscriptions', {
+      subscriptions: names,
+      principals,
+    });
+  }
+
+  /**
+   * `POST /users/me/subscriptions` with the creation's settings: a new channel (or existing ones
+   * joined), with its description, privacy and the people subscribed (`principals`, user ids;
+   * none: the user alone).
+   */
+  createChannel(p: {
+    name: string;
+    description?: string;
+    invite_only?: boolean;
+    history_public_to_subscribers?: boolean;
+    principals?: number[];
+  }): Promise<{
+    subscribed: Record<string, string[]>;
+    already_subscribed: Record<string, string[]>;
+  }> {
+    return this.request('POST', '/users/me/subscriptions', {
+      subscriptions: [{ name: p.name, description: p.description ?? '' }],
+      invite_only: p.invite_only,
+      history_public_to_subscribers: p.history_public_to_subscribers,
+      principals: p.principals,
+    });
+  }
+
+  /** `POST /users/me/subscriptions` for others: `principals` join the channel named `name`. */
+  addSubscribers(name: string, principals: number[]): Promise<unknown> {
+    return this.request('POST', '/users/me/subscriptions', {
+      subscriptions: [{ name }],
+      principals,
+    });
+  }
+
+  /** `GET /streams/{id}/members`: the channel's subscribers' ids. */
+  channelMembers(streamId: number): Promise<{ subscribers: number[] }> {
+    return this.request('GET', `/streams/${streamId}/members`);
+  }
+
+  /** `PATCH /streams/{id}`: its description, name (`new_name`), privacy. */
+  updateChannel(
+    streamId: number,
+    p: {
+      description?: string;
+      new_name?: string;
+      is_private?: boolean;
+      history_public_to_subscribers?: boolean;
+    },
+  ): Promise<unknown> {
+    return this.request('PATCH', `/streams/${streamId}`, p);
   }
 
   updateSubscription(streamId: number, property: string, value: unknown): Promise<unknown> {

@@ -57,6 +57,14 @@ export type Subscription = {
   wildcard_mentions_notify?: boolean | null;
   first_message_id?: number | null;
   topics_policy?: string;
+  history_public_to_subscribers?: boolean;
+  creator_id?: number | null;
+  date_created?: number;
+  /** Group-setting values (a group's id, or `{direct_members, direct_subgroups}`). */
+  can_add_subscribers_group?: GroupSettingValue;
+  can_remove_subscribers_group?: GroupSettingValue;
+  can_administer_channel_group?: GroupSettingValue;
+  can_subscribe_group?: GroupSettingValue;
 };
 
 export type Channel = {
@@ -67,7 +75,18 @@ export type Channel = {
   invite_only: boolean;
   is_web_public?: boolean;
   is_archived?: boolean;
+  history_public_to_subscribers?: boolean;
+  creator_id?: number | null;
+  date_created?: number;
+  /** Group-setting values (a group's id, or `{direct_members, direct_subgroups}`). */
+  can_add_subscribers_group?: GroupSettingValue;
+  can_remove_subscribers_group?: GroupSettingValue;
+  can_administer_channel_group?: GroupSettingValue;
+  can_subscribe_group?: GroupSettingValue;
 };
+
+/** A group-setting value: a user group's id, or an anonymous group of members and subgroups. */
+export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 
 export type User = {
   user_id: number;
@@ -312,7 +331,12 @@ export type SubscriptionEvent = Base &
     | { type: 'subscription'; op: 'add'; subscriptions: Subscription[] }
     | { type: 'subscription'; op: 'remove'; subscriptions: { stream_id: number; name: string }[] }
     | { type: 'subscription'; op: 'update'; stream_id: number; property: string; value: Json }
-    | { type: 'subscription'; op: 'peer_add' | 'peer_remove' }
+    | {
+        type: 'subscription';
+        op: 'peer_add' | 'peer_remove';
+        stream_ids: number[];
+        user_ids: number[];
+      }
   );
 
 export type StreamEvent = Base &

@@ -16,6 +16,7 @@ import type {
   UserGroup,
   UserSettings,
 } from '../../src/client/types.js';
+import { ChannelMembers, channelPermissions, type ChannelPermissions } from './channel-settings.js';
 import { inGroupSetting, type GroupSetting } from './groups.js';
 import { MessageList, type FetchedMessage } from './message-list.js';
 import { TOPIC, topicMuted } from './muting.js';
@@ -134,6 +135,8 @@ export class ChatState {
   readonly typing: TypingTracker;
   /** Everyone's presence (register's `presences`, the pings' answers, `presence` events). */
   readonly presence: Presence;
+  /** The members of the channels whose settings were opened (channel-settings.ts). */
+  readonly members: ChannelMembers;
   maxMessageId: number;
   readonly rev = {
     users: signal(0),
@@ -189,6 +192,7 @@ export class ChatState {
       if (key?.kind === 'dm' && !this.dms.has(key.key)) this.dms.set(key.key, 0);
     }
     this.maxMessageId = r.max_message_id ?? 0;
+    this.members = new ChannelMembers(this.selfId);
     const settings = r as Record<string, unknown>;
     const num = (k: string, d: number | null): number | null =>
       typeof settings[k] === 'number' ? settings[k] : d;
@@ -391,6 +395,19 @@ export class ChatState {
     return (
       this.self.is_admin === true || this.self.is_owner === true || (this.self.role ?? 400) <= 200
     );
+  }
+
+  /** What the user may change in a channel (its settings' controls). */
+  channelPermissions(streamId: number): ChannelPermissions {
+    const ch = this.channels.get(streamId);
+    if (!ch) return { administer: false, addMembers: false, removeMembers: false };
+    return channelPermissions(ch, {
+      admin: this.isAdmin,
+      guest: this.self.is_guest === true || this.self.role === 600,
+      subscribed: this.subs.has(streamId),
+      inGroup: (g) => this.inGroup(g),
+      realmAddSubscribers: this.realmGroup('realm_can_add_subscribers_group'),
+    });
   }
 
   get isModerator(): boolean {
@@ -733,9 +750,11 @@ export class ChatState {
         this.replace(e.message_id, (m) => this.changeCopy(e, m));
         return null;
       case 'subscription':
+        this.members.apply(e);
         this.onSubscription(e);
         return null;
       case 'stream':
+        this.members.apply(e);
         if (e.op === 'create') for (const s of e.streams) this.channels.set(s.stream_id, s);
         else if (e.op === 'delete') {
           for (const s of e.streams) {
