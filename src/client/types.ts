@@ -349,6 +349,8 @@ export type StreamEvent = Base &
         name: string;
         property: string;
         value: Json;
+        /** With `description`: the description as HTML. */
+        rendered_description?: string;
       }
   );
 

@@ -371,6 +371,28 @@ t.test('subscriptions, channels, users, groups, settings', (t) => {
   ]);
   t.equal(s.channelName(12), 'renamed');
   s.apply([
+    ev({
+      type: 'stream',
+      op: 'update',
+      stream_id: 12,
+      name: 'renamed',
+      property: 'description',
+      value: '**Soup**',
+      rendered_description: '<p><strong>Soup</strong></p>',
+    }),
+  ]);
+  t.same(
+    [s.subs.get(12)?.description, s.channels.get(12)?.rendered_description],
+    ['**Soup**', '<p><strong>Soup</strong></p>'],
+    'a description with its HTML',
+  );
+  // The members of the channels whose settings are open: peer events (ChannelMembers).
+  t.equal(s.members.shouldFetch(12), true);
+  s.members.fetched(12, [1]);
+  s.apply([ev({ type: 'subscription', op: 'peer_add', stream_ids: [12], user_ids: [2, 3] })]);
+  s.apply([ev({ type: 'subscription', op: 'peer_remove', stream_ids: [12], user_ids: [3] })]);
+  t.same([...s.members.get(12)!], [1, 2], 'peer_add and peer_remove reach the members');
+  s.apply([
     ev({ type: 'subscription', op: 'remove', subscriptions: [{ stream_id: 12, name: 'renamed' }] }),
   ]);
   t.equal(s.subs.has(12), false);

@@ -66,7 +66,13 @@ export type ComposeTo =
 
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
-export type Dialog = { kind: 'jump' } | { kind: 'settings'; panel: string } | null;
+export type Dialog =
+  | { kind: 'jump' }
+  | { kind: 'settings'; panel: string }
+  /** The "Create channel" dialog, its name filled in (from Jump's "Create channel #name"). */
+  | { kind: 'create-channel'; name: string }
+  | { kind: 'channel-settings'; streamId: number }
+  | null;
 
 /**
  * A person's profile card (profile-card.tsx): whose, and the box of what opened it (the card is
@@ -516,9 +522,22 @@ export class Controller {
       this.toast(e instanceof Error ? e.message : String(e));
       return;
     }
+    const id = await this.subscribedTo(s, name);
+    if (id !== undefined && this.state.value === s) this.go(channelNarrow(id));
+  }
+
+  /**
+   * The channel of this name once the events have brought the user's subscription to it (or,
+   * `subscribed` false, the channel).
+   */
+  private async subscribedTo(
+    s: ChatState,
+    name: string,
+    subscribed = true,
+  ): Promise<number | undefined> {
     const joined = () => {
       const ch = s.channelByName(name);
-      return ch && s.subs.has(ch.stream_id) ? ch.stream_id : undefined;
+      return ch && (!subscribed || s.subs.has(ch.stream_id)) ? ch.stream_id : undefined;
     };
     const id = await new Promise<number | undefined>((resolve) => {
       let stop: (() => void) | null = null;
@@ -535,7 +554,111 @@ export class Controller {
         queueMicrotask(() => stop?.());
       });
     });
-    if (id !== undefined && this.state.value === s) this.go(channelNarrow(id));
+    return id;
+  }
+
+  openCreateChannel(name = ''): void {
+    batch(() => {
+      this.dialog.value = { kind: 'create-channel', name };
+      this.drawer.value = false;
+    });
+  }
+
+  openChannelSettings(streamId: number): void {
+    batch(() => {
+      this.dialog.value = { kind: 'channel-settings', streamId };
+      this.drawer.value = false;
+    });
+  }
+
+  /**
+   * Creates a channel (`POST /users/me/subscriptions` with its settings and people) and, once the
+   * events have brought it, closes the dialog and shows it. The server's refusal is returned (the
+   * dialog shows it), null when done.
+   */
+  async createChannel(p: Parameters<ConfabClient['createChannel']>[0]): Promise<string | null> {
+    const s = this.state.value;
+    if (!s) return 'Not connected.';
+    try {
+      await this.client.createChannel(p);
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+    // Created without the user in it: a public one is shown once known; a private one cannot be.
+    const withSelf = p.principals?.includes(s.selfId) ?? true;
+    const id =
+      withSelf || !p.invite_only ? await this.subscribedTo(s, p.name, withSelf) : undefined;
+    if (this.state.value !== s) return null;
+    if (this.dialog.value?.kind === 'create-channel') this.dialog.value = null;
+    if (id !== undefined) this.go(channelNarrow(id));
+    else this.toast(`Created #${p.name}.`, 'info');
+    return null;
+  }
+
+  /** A channel's members, fetched once (then kept by the events: ChatState.members). */
+  async loadMembers(streamId: number): Promise<void> {
+    const s = this.state.value;
+    if (!s || !s.members.shouldFetch(streamId)) return;
+    try {
+      const r = await this.client.channelMembers(streamId);
+      s.members.fetched(streamId, r.subscribers);
+    } catch (e) {
+      s.members.failed(streamId);
+      this.toast(
+        `Could not load the channel's members: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+  }
+
+  /** Subscribes people to a channel; the server's refusal is returned, null when done. */
+  async addMembers(streamId: number, userIds: number[]): Promise<string | null> {
+    const ch = this.state.value?.channels.get(streamId);
+    if (!ch) return 'This channel is gone.';
+    try {
+      await this.client.addSubscribers(ch.name, userIds);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /**
+   * Unsubscribes someone from a channel, after a confirmation; the server's refusal is
+   * returned (null when done, or not confirmed).
+   */
+  async removeMember(streamId: number, userId: number): Promise<string | null> {
+    const s = this.state.value;
+    const ch = s?.channels.get(streamId);
+    if (!s || !ch) return 'This channel is gone.';
+    const who = s.userName(userId);
+    const ok = await this.ask({
+      title: `Remove ${who} from #${ch.name}?`,
+      text: ch.invite_only
+        ? `${who} will no longer see this private channel, and will need to be added again.`
+        : `${who} will no longer receive its messages.`,
+      action: 'Remove',
+      danger: true,
+    });
+    if (!ok) return null;
+    try {
+      await this.client.unsubscribe([ch.name], [userId]);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /** Changes a channel's description or name; the server's refusal is returned. */
+  async updateChannel(
+    streamId: number,
+    p: { description?: string; new_name?: string },
+  ): Promise<string | null> {
+    try {
+      await this.client.updateChannel(streamId, p);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
   }
 
   /**

@@ -8,6 +8,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
 import { Swatch } from './bits.js';
+import { ChannelSettings, CreateChannel } from './channel-dialogs.js';
 import { Compose } from './compose.js';
 import { ConfirmDialog } from './confirm.js';
 import type { Controller } from './controller.js';
@@ -67,6 +68,27 @@ function Title({ c }: { c: Controller }) {
     <h1 class="title">
       <span class="crumb">{c.viewName(n)}</span>
     </h1>
+  );
+}
+
+/** The settings of the channel shown (its description, members, privacy). */
+function ChannelSettingsButton({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.channels);
+  const n = c.narrow.value;
+  const ch = channelOf(n);
+  if (ch === undefined || !s.channels.has(ch) || n.terms.some((t) => t.operator === 'search'))
+    return null;
+  return (
+    <button
+      class="icon-btn channel-settings-btn"
+      type="button"
+      aria-label={`Settings of #${s.channelName(ch)}`}
+      title="Channel settings"
+      onClick={() => c.openChannelSettings(ch)}
+    >
+      <Icon name="gear" />
+    </button>
   );
 }
 
@@ -316,6 +338,7 @@ export function Shell({ c }: { c: Controller }) {
             <Icon name="menu" />
           </button>
           <Title c={c} />
+          <ChannelSettingsButton c={c} />
           <Membership c={c} />
           <Search c={c} />
         </header>
@@ -325,6 +348,10 @@ export function Shell({ c }: { c: Controller }) {
       {wide && <PeopleColumn c={c} />}
       {dialog?.kind === 'jump' && <Jump c={c} />}
       {dialog?.kind === 'settings' && <LazySettings c={c} panel={dialog.panel} />}
+      {dialog?.kind === 'create-channel' && <CreateChannel c={c} name={dialog.name} />}
+      {dialog?.kind === 'channel-settings' && (
+        <ChannelSettings key={dialog.streamId} c={c} streamId={dialog.streamId} />
+      )}
       {c.picker.value && <EmojiPicker c={c} />}
       <ProfileCard c={c} />
       <ConfirmDialog c={c} />

@@ -257,6 +257,7 @@ class ChannelItem extends Component<ChannelItemProps> {
                 label: sub.is_muted ? 'Unmute channel' : 'Mute channel',
                 run: () => void c.setChannelMuted(sub.stream_id, !sub.is_muted),
               },
+              { label: 'Channel settings', run: () => c.openChannelSettings(sub.stream_id) },
             ]}
           />
         </div>
@@ -338,6 +339,15 @@ export function Sidebar({ c }: { c: Controller }) {
               aria-label="Browse channels"
               title="Browse channels"
               onClick={() => (c.dialog.value = { kind: 'jump' })}
+            >
+              <Icon name="hash" />
+            </button>
+            <button
+              class="icon-btn"
+              type="button"
+              aria-label="Create channel"
+              title="Create channel"
+              onClick={() => c.openCreateChannel()}
             >
               <Icon name="plus" />
             </button>

@@ -762,11 +762,16 @@ export class ChatState {
             this.subs.delete(s.stream_id);
           }
         } else if (e.op === 'update') {
+          // A description comes with its HTML.
+          const change =
+            e.rendered_description !== undefined
+              ? { [e.property]: e.value, rendered_description: e.rendered_description }
+              : { [e.property]: e.value };
           const c = this.channels.get(e.stream_id);
-          if (c) this.channels.set(e.stream_id, { ...c, [e.property]: e.value });
+          if (c) this.channels.set(e.stream_id, { ...c, ...change });
           const s = this.subs.get(e.stream_id);
           if (s) {
-            const next = { ...s, [e.property]: e.value };
+            const next = { ...s, ...change };
             this.subs.set(e.stream_id, next);
             this.channels.set(e.stream_id, next);
           }
