@@ -1,9 +1,10 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
  * the feed, a topic, the compose box and its suggestions, a direct message, a message's actions
- * (toolbar and menu), the emoji picker, a profile card, Jump to, a question (Delete), Settings
- * (Account, Display, Notifications, Invite people), the people (a column at 1280, filtered; a
- * section of the drawer at 390), at 1280 pixels and at 390 (drawer closed and open),
+ * (toolbar and menu), the emoji picker, a profile card, Jump to, a question (Delete), Create
+ * channel (its people's suggestions open), a channel's settings, Settings (Account, Display,
+ * Notifications, Invite people), the people (a column at 1280, filtered; a section of the
+ * drawer at 390), at 1280 pixels and at 390 (drawer closed and open),
  * light and dark. No violation of impact serious or critical; each one found is listed with its rule and
  * target. The page's Content-Security-Policy forbids string evaluation by the page, but not
  * what the test drives through the browser's DevTools protocol (page.evaluate of a string, as
@@ -184,6 +185,22 @@ for (const dark of [false, true]) {
     await check(t, page, `question-1280-${mode}`);
     await page.keyboard.press('Escape');
     await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+
+    // Creating a channel (its people picker's suggestions open), and a channel's settings.
+    await page.click('button[aria-label="Create channel"]');
+    await page.waitForSelector('input[name="channel-name"]:focus');
+    await page.keyboard.type('Ideas');
+    await page.fill('#create-channel-people', 'oth');
+    await page.waitForSelector('#create-channel-people-options [role="option"]');
+    await check(t, page, `create-channel-1280-${mode}`);
+    await page.keyboard.press('Escape'); // the suggestions
+    await page.keyboard.press('Escape'); // the dialog
+    await waitFor(page, `document.querySelector('.channel-dialog') === null`);
+    await page.click('button[aria-label="Settings of #general"]');
+    await waitFor(page, `document.querySelectorAll('.member-list li').length === 3`);
+    await check(t, page, `channel-settings-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await waitFor(page, `document.querySelector('.channel-dialog') === null`);
 
     for (const panel of ['notifications', 'invitations']) {
       await page.goto(ts.url + '/#settings/' + panel);
