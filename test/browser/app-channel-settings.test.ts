@@ -185,8 +185,33 @@ t.test('members added and removed, the description edited, live', async (t) => {
   );
   t.pass("the description reached Hamlet's open settings");
 
-  // Iago removes Othello (after a confirmation): gone from Othello's channels and both lists.
+  // A refusal is shown as the server words it (here made up by the test: the app lets only
+  // those whom the server lets try, so a real one needs a permission changed on the way).
   await waitFor(iago.page, `document.querySelectorAll('.member-list li').length === 3`);
+  await iago.page.route('**/json/users/me/subscriptions', (route) =>
+    route.request().method() === 'DELETE'
+      ? route.fulfill({
+          status: 400,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            result: 'error',
+            msg: 'Insufficient permission',
+            code: 'BAD_REQUEST',
+          }),
+        })
+      : route.continue(),
+  );
+  await iago.page.click(`${SETTINGS} button[aria-label="Remove Othello"]`);
+  await iago.page.click('[role="alertdialog"] button:has-text("Remove")');
+  await iago.page.waitForSelector(`${SETTINGS} [role="alert"]`);
+  t.equal(
+    await iago.page.textContent(`${SETTINGS} [role="alert"]`),
+    'Insufficient permission',
+    "the server's refusal",
+  );
+  await iago.page.unroute('**/json/users/me/subscriptions');
+
+  // Iago removes Othello (after a confirmation): gone from Othello's channels and both lists.
   await iago.page.click(`${SETTINGS} button[aria-label="Remove Othello"]`);
   await iago.page.waitForSelector('[role="alertdialog"]');
   t.match(await iago.page.textContent('#confirm-title'), /Remove Othello from #kitchen\?/);
@@ -197,13 +222,49 @@ t.test('members added and removed, the description edited, live', async (t) => {
   t.same(await memberNames(page), ['Hamlet (you)', 'Iago'], "gone from Hamlet's list");
   await waitFor(iago.page, `document.querySelectorAll('.member-list li').length === 2`);
 
+  t.notOk(await iago.page.$(`${SETTINGS} [role="alert"]`), 'the refusal went with the next try');
+
+  // Iago renames it: Hamlet's sidebar, bar and open settings follow.
+  await iago.page.click(`${SETTINGS} button:has-text("Edit name and description")`);
+  await iago.page.fill(`${SETTINGS} input[name="channel-name"]`, 'galley');
+  await iago.page.click(`${SETTINGS} button:has-text("Save changes")`);
+  await waitFor(page, inSidebar('galley'));
+  await waitFor(
+    page,
+    `document.querySelector('#channel-settings-title')?.textContent.includes('galley')`,
+  );
+  await waitForTitle(page, 'galley');
+  t.pass('renamed, live');
+
   // Closing gives the focus back to the button that opened them.
   await page.keyboard.press('Escape');
   await waitFor(page, `!document.querySelector('${SETTINGS}')`);
   t.equal(
     await page.evaluate(`document.activeElement?.getAttribute('aria-label')`),
-    'Settings of #kitchen',
+    'Settings of #galley',
     'the focus is back on the gear',
   );
-  for (const p of [hamlet, othello, iago]) p.watch.assertClean(t, /WebSocket|status of 401/);
+  for (const p of [hamlet, othello]) p.watch.assertClean(t, /WebSocket|status of 401/);
+  // The 400: the refusal made up above.
+  iago.watch.assertClean(t, /WebSocket|status of 40[01]/);
+});
+
+t.test('a guest is not offered to create a channel', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'polonius');
+  // Drawn with the sidebar's first drawing (the realm's settings come with the register).
+  await page.waitForSelector('.sidebar button[aria-label="Browse channels"]');
+  t.notOk(await page.$('.sidebar button[aria-label="Create channel"]'), 'no Create channel');
+  await page.click('button[aria-label="Browse channels"]');
+  await page.keyboard.type('Plots');
+  await waitFor(
+    page,
+    `document.querySelector('#jump-options')?.textContent.includes('Search messages for “Plots”')`,
+  );
+  t.notOk(
+    (await pluck(page, '#jump-options [role="option"]')).some((o) => o.startsWith('Create')),
+    'nor in Jump to',
+  );
+  watch.assertClean(t, /WebSocket|status of 401/);
 });

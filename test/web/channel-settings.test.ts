@@ -10,6 +10,7 @@ import {
   ChannelMembers,
   channelPermissions,
   checkNewChannel,
+  creatableChoices,
   createParams,
   privacyLabel,
   privacyOf,
@@ -143,6 +144,25 @@ t.test("permissions, as the server's rules", (t) => {
     ),
     { administer: false, addMembers: false, removeMembers: false },
     "a guest counts in none of the channel's groups",
+  );
+  t.end();
+});
+
+t.test('the kinds of channel one may create', (t) => {
+  const MEMBERS = 12;
+  const ADMINS = 10;
+  const inGroup = (g: GroupSetting | undefined) => g === MEMBERS;
+  t.same(creatableChoices(inGroup, { publicGroup: MEMBERS, privateGroup: MEMBERS }), [
+    'public',
+    'private-shared',
+    'private-protected',
+  ]);
+  t.same(creatableChoices(inGroup, { publicGroup: MEMBERS, privateGroup: ADMINS }), ['public']);
+  t.same(creatableChoices(inGroup, { publicGroup: ADMINS, privateGroup: ADMINS }), []);
+  t.same(
+    creatableChoices(inGroup, { publicGroup: undefined, privateGroup: ADMINS }),
+    ['public'],
+    'a setting not given: the server decides',
   );
   t.end();
 });

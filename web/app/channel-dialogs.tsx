@@ -176,7 +176,9 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
   useFocusBack(box, () => nameField.current);
   const [name, setName] = useState(initial);
   const [description, setDescription] = useState('');
-  const [privacy, setPrivacy] = useState<Privacy>('public');
+  // The kinds the user may not create are shown, not offered (the realm's settings).
+  const allowed = s.creatableChannels();
+  const [privacy, setPrivacy] = useState<Privacy>(allowed[0] ?? 'public');
   const [members, setMembers] = useState<number[]>([s.selfId]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -253,6 +255,7 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
                   name="privacy"
                   value={p.value}
                   checked={privacy === p.value}
+                  disabled={!allowed.includes(p.value)}
                   onChange={() => setPrivacy(p.value)}
                   aria-describedby={`privacy-${p.value}`}
                 />
@@ -260,6 +263,8 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
                   <span class="radio-label">{p.label}</span>
                   <span class="muted-text" id={`privacy-${p.value}`}>
                     {p.help}
+                    {!allowed.includes(p.value) &&
+                      ' Your organization does not let you create such channels.'}
                   </span>
                 </span>
               </label>
@@ -308,6 +313,10 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
     }
   }, [!ch]);
   const [error, setError] = useState<string | null>(null);
+  // A refusal in view (it is above the members, the dialog may be scrolled).
+  useEffect(() => {
+    if (error) box.current?.querySelector('[role="alert"]')?.scrollIntoView({ block: 'nearest' });
+  }, [error]);
   if (!ch) return null;
   const perms = s.channelPermissions(streamId);
   const subscribed = s.subs.has(streamId);

@@ -75,7 +75,8 @@ export function Jump({ c }: { c: Controller }) {
             },
       });
     }
-    if (!q)
+    const mayCreate = s.creatableChannels().length > 0;
+    if (!q && mayCreate)
       items.push({
         key: 'create-channel',
         label: 'Create a channel…',
@@ -105,12 +106,12 @@ export function Jump({ c }: { c: Controller }) {
           run: go(dmNarrow([u.user_id], s.selfId)),
         });
       }
-      // A name no channel has: a new channel (the server says whether one may create it).
+      // A name no channel has: a new channel (if the organization lets the user create any).
       const name = q.trim();
       const taken = [...s.channels.values()].some(
         (ch) => ch.name.toLowerCase() === name.toLowerCase(),
       );
-      if (name && !taken)
+      if (name && !taken && mayCreate)
         items.push({
           key: 'new-channel',
           label: `Create channel #${name}`,

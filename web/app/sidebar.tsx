@@ -342,15 +342,17 @@ export function Sidebar({ c }: { c: Controller }) {
             >
               <Icon name="hash" />
             </button>
-            <button
-              class="icon-btn"
-              type="button"
-              aria-label="Create channel"
-              title="Create channel"
-              onClick={() => c.openCreateChannel()}
-            >
-              <Icon name="plus" />
-            </button>
+            {s.creatableChannels().length > 0 && (
+              <button
+                class="icon-btn"
+                type="button"
+                aria-label="Create channel"
+                title="Create channel"
+                onClick={() => c.openCreateChannel()}
+              >
+                <Icon name="plus" />
+              </button>
+            )}
           </div>
           <ul class="nav-list">
             {s.sortedSubs().map((sub) => {

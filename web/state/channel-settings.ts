@@ -57,6 +57,24 @@ export function privacyParams(p: Privacy): {
   };
 }
 
+/**
+ * The privacy choices the user may create (the realm's `can_create_public_channel_group` and
+ * `can_create_private_channel_group`; one the register did not give is not held against them:
+ * the server decides).
+ */
+export function creatableChoices(
+  inGroup: (setting: GroupSetting | undefined) => boolean,
+  realm: {
+    publicGroup: GroupSetting | undefined;
+    privateGroup: GroupSetting | undefined;
+  },
+): Privacy[] {
+  const may = (g: GroupSetting | undefined) => g === undefined || inGroup(g);
+  return PRIVACY_CHOICES.map((c) => c.value).filter((p) =>
+    p === 'public' ? may(realm.publicGroup) : may(realm.privateGroup),
+  );
+}
+
 export type NewChannel = {
   name: string;
   description: string;

@@ -16,7 +16,13 @@ import type {
   UserGroup,
   UserSettings,
 } from '../../src/client/types.js';
-import { ChannelMembers, channelPermissions, type ChannelPermissions } from './channel-settings.js';
+import {
+  ChannelMembers,
+  channelPermissions,
+  creatableChoices,
+  type ChannelPermissions,
+  type Privacy,
+} from './channel-settings.js';
 import { inGroupSetting, type GroupSetting } from './groups.js';
 import { MessageList, type FetchedMessage } from './message-list.js';
 import { TOPIC, topicMuted } from './muting.js';
@@ -395,6 +401,14 @@ export class ChatState {
     return (
       this.self.is_admin === true || this.self.is_owner === true || (this.self.role ?? 400) <= 200
     );
+  }
+
+  /** The kinds of channel the user may create (none: no "Create channel"). */
+  creatableChannels(): Privacy[] {
+    return creatableChoices((g) => this.inGroup(g), {
+      publicGroup: this.realmGroup('realm_can_create_public_channel_group'),
+      privateGroup: this.realmGroup('realm_can_create_private_channel_group'),
+    });
   }
 
   /** What the user may change in a channel (its settings' controls). */
