@@ -221,7 +221,11 @@ t.test('members added and removed, the description edited, live', async (t) => {
   await waitFor(page, `document.querySelectorAll('.member-list li').length === 2`);
   t.same(await memberNames(page), ['Hamlet (you)', 'Iago'], "gone from Hamlet's list");
   await waitFor(iago.page, `document.querySelectorAll('.member-list li').length === 2`);
-
+  t.equal(
+    await iago.page.evaluate(`document.activeElement?.id`),
+    'channel-add-people',
+    'the row gone with its button, the focus stays in the dialog',
+  );
   t.notOk(await iago.page.$(`${SETTINGS} [role="alert"]`), 'the refusal went with the next try');
 
   // Iago renames it: Hamlet's sidebar, bar and open settings follow.

@@ -313,6 +313,18 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
     }
   }, [!ch]);
   const [error, setError] = useState<string | null>(null);
+  // The person whose Remove had the focus: once their row goes (the event), the focus would fall
+  // to the page; it goes to the people field (or the close button) instead, still in the dialog.
+  const removing = useRef<number | null>(null);
+  const members = s.members.get(streamId);
+  useLayoutEffect(() => {
+    const gone = removing.current;
+    if (gone === null || members?.has(gone)) return;
+    removing.current = null;
+    const now = document.activeElement;
+    if (now && now !== document.body && now.isConnected) return;
+    (box.current?.querySelector<HTMLElement>('#channel-add-people') ?? closeBtn.current)?.focus();
+  }, [members, members?.size]);
   // A refusal in view (it is above the members, the dialog may be scrolled).
   useEffect(() => {
     if (error) box.current?.querySelector('[role="alert"]')?.scrollIntoView({ block: 'nearest' });
@@ -321,7 +333,6 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
   const perms = s.channelPermissions(streamId);
   const subscribed = s.subs.has(streamId);
   const privacy = privacyOf(ch);
-  const members = s.members.get(streamId);
   const color = s.subs.get(streamId)?.color ?? '#9aa0ad';
   const report = (failed: string | null) => setError(failed);
   return (
@@ -395,6 +406,7 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
                           aria-label={`Remove ${name}`}
                           onClick={() => {
                             setError(null);
+                            removing.current = uid;
                             void c.removeMember(streamId, uid).then(report);
                           }}
                         >
