@@ -230,8 +230,13 @@ t.test('members added and removed, the description edited, live', async (t) => {
 
   // Iago renames it: Hamlet's sidebar, bar and open settings follow.
   await iago.page.click(`${SETTINGS} button:has-text("Edit name and description")`);
-  await iago.page.fill(`${SETTINGS} input[name="channel-name"]`, 'galley');
-  await iago.page.click(`${SETTINGS} button:has-text("Save changes")`);
+  // Typed and sent in one task (before the next drawing): what was typed is sent.
+  await iago.page.evaluate(`(() => {
+    const el = document.querySelector('${SETTINGS} input[name="channel-name"]');
+    el.value = 'galley';
+    el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText' }));
+    el.form.requestSubmit();
+  })()`);
   await waitFor(page, inSidebar('galley'));
   await waitFor(
     page,

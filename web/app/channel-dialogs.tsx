@@ -100,8 +100,13 @@ export function PersonPicker({
         ).filter((x) => x.kind === 'user');
   const items = itemsFor(q);
   const listId = `${id}-options`;
+  // The list as it is now (a second pick before the next drawing keeps the first).
+  const change = (ids: number[]) => {
+    chosenNow.current = ids;
+    onChange(ids);
+  };
   const add = (userId: number) => {
-    onChange([...chosenNow.current, userId]);
+    change([...chosenNow.current, userId]);
     setQ('');
     setActive(0);
   };
@@ -114,7 +119,7 @@ export function PersonPicker({
           <button
             type="button"
             aria-label={`Remove ${s.userName(uid)}`}
-            onClick={() => onChange(chosenNow.current.filter((x) => x !== uid))}
+            onClick={() => change(chosenNow.current.filter((x) => x !== uid))}
           >
             ×
           </button>
@@ -147,7 +152,7 @@ export function PersonPicker({
             // Not the form's submit: a name is being typed.
             if (qNow.current.trim() !== '') e.preventDefault();
           } else if (e.key === 'Backspace' && qNow.current === '' && chosenNow.current.length) {
-            onChange(chosenNow.current.slice(0, -1));
+            change(chosenNow.current.slice(0, -1));
           } else if (e.key === 'Escape' && qNow.current !== '') {
             // Closes the suggestions, not the dialog.
             e.stopPropagation();
@@ -174,14 +179,16 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
   const box = useRef<HTMLDivElement>(null);
   const nameField = useRef<HTMLInputElement>(null);
   useFocusBack(box, () => nameField.current);
-  const [name, setName] = useState(initial);
-  const [description, setDescription] = useState('');
+  // What the submit sends is what was typed until now, not the last drawing (Enter right after
+  // typing: useLive).
+  const [name, setName, nameNow] = useLive(initial);
+  const [description, setDescription, descriptionNow] = useLive('');
   // The kinds the user may not create are shown, not offered (the realm's settings).
   const allowed = s.creatableChannels();
-  const [privacy, setPrivacy] = useState<Privacy>(allowed[0] ?? 'public');
-  const [members, setMembers] = useState<number[]>([s.selfId]);
+  const [privacy, setPrivacy, privacyNow] = useLive<Privacy>(allowed[0] ?? 'public');
+  const [members, setMembers, membersNow] = useLive<number[]>([s.selfId]);
   const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [busy, setBusy, busyNow] = useLive(false);
   const limits = limitsOf(s);
   const close = () => (c.dialog.value = null);
   // The form's failure in view (it is below the fields, the dialog may be scrolled).
@@ -189,7 +196,12 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
     if (error) box.current?.querySelector('[role="alert"]')?.scrollIntoView({ block: 'nearest' });
   }, [error]);
   const submit = async () => {
-    const form = { name, description, privacy, members };
+    const form = {
+      name: nameNow.current,
+      description: descriptionNow.current,
+      privacy: privacyNow.current,
+      members: membersNow.current,
+    };
     const wrong = checkNewChannel(form, (n) => s.channelByName(n) !== undefined, limits);
     setError(wrong);
     if (wrong) return;
@@ -219,7 +231,7 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
           noValidate
           onSubmit={(e) => {
             e.preventDefault();
-            if (!busy) void submit();
+            if (!busyNow.current) void submit();
           }}
         >
           <label class="stack">
@@ -465,9 +477,9 @@ function General({
 }) {
   const ch = s.channels.get(streamId)!;
   const [editing, setEditing] = useState(false);
-  const [name, setName] = useState(ch.name);
-  const [description, setDescription] = useState(ch.description);
-  const [busy, setBusy] = useState(false);
+  const [name, setName, nameNow] = useLive(ch.name);
+  const [description, setDescription, descriptionNow] = useLive(ch.description);
+  const [busy, setBusy, busyNow] = useLive(false);
   const first = useRef<HTMLInputElement>(null);
   const editBtn = useRef<HTMLButtonElement>(null);
   const refocus = useRef(false);
@@ -518,10 +530,12 @@ function General({
       onSubmit={(e) => {
         e.preventDefault();
         const now = s.channels.get(streamId);
-        if (!now || busy) return;
+        if (!now || busyNow.current) return;
         const p: { new_name?: string; description?: string } = {};
-        if (name.trim() !== now.name) p.new_name = name.trim();
-        if (description.trim() !== now.description) p.description = description.trim();
+        const name = nameNow.current.trim();
+        const description = descriptionNow.current.trim();
+        if (name !== now.name) p.new_name = name;
+        if (description !== now.description) p.description = description;
         if (p.new_name === '') return onError('Choose a name for the channel.');
         if (p.new_name === undefined && p.description === undefined) return stop();
         setBusy(true);
@@ -579,8 +593,8 @@ function AddMembers({
   members: ReadonlySet<number> | undefined;
   onError: (e: string | null) => void;
 }) {
-  const [chosen, setChosen] = useState<number[]>([]);
-  const [busy, setBusy] = useState(false);
+  const [chosen, setChosen, chosenNow] = useLive<number[]>([]);
+  const [busy, setBusy, busyNow] = useLive(false);
   // Someone chosen who joined meanwhile (another's doing) is no longer to add.
   const toAdd = chosen.filter((id) => !members?.has(id));
   return (
@@ -588,10 +602,11 @@ function AddMembers({
       class="add-members"
       onSubmit={(e) => {
         e.preventDefault();
-        if (busy || toAdd.length === 0) return;
+        const adding = chosenNow.current.filter((id) => !members?.has(id));
+        if (busyNow.current || adding.length === 0) return;
         setBusy(true);
         onError(null);
-        void c.addMembers(streamId, toAdd).then((failed) => {
+        void c.addMembers(streamId, adding).then((failed) => {
           setBusy(false);
           onError(failed);
           if (!failed) setChosen([]);
