@@ -61,6 +61,23 @@ t.test('a private channel with a description and a second member', async (t) => 
   const othello = await openApp(b, ts.url, ts.fx, 'othello');
   const { page } = hamlet;
 
+  // By keyboard: Tab stays in the dialog (modal), Esc closes it, the focus back on the +.
+  await page.click('button[aria-label="Create channel"]');
+  await page.waitForSelector(CREATE);
+  const inside: boolean[] = [];
+  for (let i = 0; i < 14; i++) {
+    await page.keyboard.press('Tab');
+    inside.push(await page.evaluate<boolean>(`!!document.activeElement?.closest('${CREATE}')`));
+  }
+  t.notOk(inside.includes(false), 'Tab stays in the dialog');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `!document.querySelector('${CREATE}')`);
+  t.equal(
+    await page.evaluate(`document.activeElement?.getAttribute('aria-label')`),
+    'Create channel',
+    'closed: the focus back on its button',
+  );
+
   await page.click('button[aria-label="Create channel"]');
   await page.waitForSelector(CREATE);
   t.equal(
