@@ -455,6 +455,19 @@ export class ConfabClient {
     });
   }
 
+  /**
+   * Sets the user's status (`POST /users/me/status`): only what is passed changes; an empty
+   * text or emoji name clears it.
+   */
+  setStatus(change: {
+    status_text?: string;
+    emoji_name?: string;
+    emoji_code?: string;
+    reaction_type?: string;
+  }): Promise<unknown> {
+    return this.request('POST', '/users/me/status', change);
+  }
+
   // ---- Channels, topics, users -----------------------------------------------------------
 
   topics(streamId: number): Promise<{ topics: { name: string; max_id: number }[] }> {

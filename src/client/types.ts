@@ -214,7 +214,18 @@ export type RegisterResponse = {
   presence_last_update_id?: number;
   realm_presence_disabled?: boolean;
   server_timestamp?: number;
+  /** Users' statuses, by user id (only those who set one, or are away). */
+  user_status?: Record<string, UserStatus>;
   [key: string]: unknown;
+};
+
+/** A user's status as the API gives it: only the keys that are set. */
+export type UserStatus = {
+  away?: boolean;
+  status_text?: string;
+  emoji_name?: string;
+  emoji_code?: string;
+  reaction_type?: string;
 };
 
 export type MessagesResponse = {
@@ -253,6 +264,7 @@ export type ServerEvent =
   | RealmEvent
   | UserGroupEvent
   | PresenceEvent
+  | UserStatusEvent
   | RestartEvent
   | OtherEvent;
 
@@ -423,6 +435,9 @@ export type PresenceEvent = Base & {
   server_timestamp?: number;
 };
 
+/** A user's status changed: only what changed is in it (`''` clears the text or the emoji). */
+export type UserStatusEvent = Base & { type: 'user_status'; user_id: number } & UserStatus;
+
 /** Every event type the app does not reduce. */
 export type OtherEvent = Base & {
   type:
@@ -448,6 +463,5 @@ export type OtherEvent = Base & {
     | 'submessage'
     | 'update_display_settings'
     | 'update_global_notifications'
-    | 'user_status'
     | 'web_reload_client';
 };

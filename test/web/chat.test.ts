@@ -704,6 +704,33 @@ t.test("a channel's topics fetched: the answer taken with what arrived meanwhile
   t.end();
 });
 
+t.test("user status: register's snapshot, events, the revision drawn again", (t) => {
+  const { s } = state({ user_status: { '2': { status_text: 'Busy' } } });
+  t.same(s.statuses.get(2), { text: 'Busy', emoji: null });
+  const rev = s.rev.status.value;
+  s.apply([
+    ev({
+      type: 'user_status',
+      user_id: 3,
+      status_text: 'Vacationing',
+      emoji_name: 'palm_tree',
+      emoji_code: '1f334',
+      reaction_type: 'unicode_emoji',
+    }),
+  ]);
+  t.same(s.statuses.get(3), {
+    text: 'Vacationing',
+    emoji: { name: 'palm_tree', code: '1f334', type: 'unicode_emoji' },
+  });
+  t.ok(s.rev.status.value > rev, 'drawn again');
+  const after = s.rev.status.value;
+  s.apply([ev({ type: 'user_status', user_id: 3, away: true })]);
+  t.equal(s.rev.status.value, after, 'away alone changes no status');
+  s.apply([ev({ type: 'user_status', user_id: 3, status_text: '', emoji_name: '' })]);
+  t.same(s.statuses.get(3), { text: '', emoji: null }, 'cleared');
+  t.end();
+});
+
 t.test("presence: register's snapshot, a presence event, a ping's answer, one's own", (t) => {
   const at = 1_700_000_000;
   const { s } = state({

@@ -10,6 +10,7 @@ import {
   peopleList,
   personMatches,
   Presence,
+  presenceText,
   statusFromRaw,
   type Person,
   type PresenceStatus,
@@ -169,5 +170,46 @@ t.test('personMatches: word starts, any order, accents and case ignored, email',
   t.ok(personMatches(elise, 'elise@'), 'the email');
   t.ok(personMatches(elise, '  '), 'an empty filter matches');
   t.notOk(personMatches(elise, 'eli x'));
+  t.end();
+});
+
+t.test('Presence.lastActive: the last active report (idle: the last of either)', (t) => {
+  const p = new Presence(LIMIT, {
+    presences: {
+      '1': { active_timestamp: T - 10 },
+      '2': { active_timestamp: T - 600, idle_timestamp: T - 20 },
+      '3': { active_timestamp: T - 3600, idle_timestamp: T - 1800 },
+      '4': { idle_timestamp: T - 9000 },
+    },
+    server_timestamp: T,
+  });
+  t.equal(p.lastActive(1), T - 10, 'active');
+  t.equal(p.lastActive(2), T - 20, 'idle: its newer idle report');
+  t.equal(p.lastActive(3), T - 3600, 'offline: the last active report, not the idle one');
+  t.equal(p.lastActive(4), undefined, 'offline and never active');
+  t.equal(p.lastActive(5), undefined, 'nothing known');
+  t.end();
+});
+
+t.test("presenceText: the card's words, as the reference's", (t) => {
+  const now = new Date(2026, 5, 15, 12, 0, 0).getTime();
+  const ago = (s: number) => now / 1000 - s;
+  t.equal(presenceText('active', ago(5), now), 'Active now');
+  t.equal(presenceText('idle', ago(400), now), 'Idle');
+  t.equal(presenceText('offline', undefined, now), 'Not active in the last year');
+  t.equal(presenceText('offline', ago(150), now), 'Active 2 minutes ago');
+  t.equal(presenceText('offline', ago(61), now), 'Active 1 minute ago');
+  t.equal(presenceText('offline', ago(59 * 60 + 59), now), 'Active 59 minutes ago');
+  t.equal(presenceText('offline', ago(3600), now), 'Active an hour ago');
+  t.equal(presenceText('offline', ago(5 * 3600 + 10), now), 'Active 5 hours ago');
+  t.equal(presenceText('offline', ago(24 * 3600), now), 'Active yesterday');
+  t.equal(presenceText('offline', ago(36 * 3600), now), 'Active yesterday', 'midnight yesterday');
+  t.equal(presenceText('offline', ago(40 * 3600), now), 'Active 2 days ago', 'by the calendar');
+  t.equal(presenceText('offline', ago(89 * 86400), now), 'Active 89 days ago');
+  const march = new Date(2026, 2, 3, 9, 0).getTime() / 1000;
+  t.equal(presenceText('offline', march, now), 'Active on Mar 3', '90 days or more: the date');
+  const lastYear = new Date(2025, 2, 3, 9, 0).getTime() / 1000;
+  t.equal(presenceText('offline', lastYear, now), 'Active on Mar 3, 2025');
+  t.equal(presenceText('offline', now / 1000 + 30, now), 'Active 0 minutes ago', 'a clock ahead');
   t.end();
 });

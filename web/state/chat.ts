@@ -40,6 +40,7 @@ import {
 import { Presence, type PresenceStatus, type PresenceTimes } from './presence.js';
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
+import { UserStatuses } from './user-status.js';
 
 export { TOPIC } from './muting.js';
 
@@ -143,6 +144,8 @@ export class ChatState {
   readonly presence: Presence;
   /** The members of the channels whose settings were opened (channel-settings.ts). */
   readonly members: ChannelMembers;
+  /** Everyone's status text and emoji (register's `user_status`, `user_status` events). */
+  readonly statuses: UserStatuses;
   maxMessageId: number;
   readonly rev = {
     users: signal(0),
@@ -153,6 +156,7 @@ export class ChatState {
     settings: signal(0),
     starred: signal(0),
     presence: signal(0),
+    status: signal(0),
   };
   private readonly clock: Clock;
   private localSeq = 0;
@@ -228,6 +232,7 @@ export class ChatState {
       presenceDisabled: r.realm_presence_disabled === true,
     };
     this.presence = new Presence(this.realm.presenceOfflineSeconds, r);
+    this.statuses = new UserStatuses(r.user_status);
     this.typing = new TypingTracker(
       this.realm.typing.startedExpiryMs,
       () => clock.now(),
@@ -846,6 +851,9 @@ export class ChatState {
         return null;
       case 'presence':
         this.onPresence(e);
+        return null;
+      case 'user_status':
+        if (this.statuses.apply(e.user_id, e)) this.rev.status.value++;
         return null;
       case 'heartbeat':
       case 'restart':

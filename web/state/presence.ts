@@ -95,6 +95,21 @@ export class Presence {
     this.put(userId, raw);
   }
 
+  /**
+   * When the user was last active (UNIX seconds), as the reference's card says it: their last
+   * active report (for someone idle, their last report of either kind); undefined when none is
+   * known (never, or longer ago than the server keeps).
+   */
+  lastActive(userId: number): number | undefined {
+    const raw = this.raw.get(userId);
+    if (!raw) return undefined;
+    const t =
+      this.status(userId) === 'idle'
+        ? Math.max(raw.active_timestamp ?? 0, raw.idle_timestamp ?? 0)
+        : (raw.active_timestamp ?? 0);
+    return t > 0 ? t : undefined;
+  }
+
   private put(userId: number, raw: RawPresence): void {
     this.raw.set(userId, raw);
     this.statuses.set(userId, statusFromRaw(raw, this.offlineThresholdSeconds));
@@ -189,3 +204,44 @@ export const STATUS_TEXT: Record<PresenceStatus, string> = {
   idle: 'Idle',
   offline: 'Offline',
 };
+
+const MINUTE = 60;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/**
+ * What a profile card says of someone's presence, as the reference's card: "Active now", "Idle",
+ * or when they were last active ("Active 5 minutes ago", "Active 3 hours ago", "Active
+ * yesterday", "Active 12 days ago", "Active on Mar 3", "Active on Mar 3, 2025"); "Not active in
+ * the last year" when that is not known. `lastActive` in UNIX seconds, `nowMs` the page's time.
+ */
+export function presenceText(
+  status: PresenceStatus,
+  lastActive: number | undefined,
+  nowMs: number,
+): string {
+  if (status === 'active') return 'Active now';
+  if (status === 'idle') return 'Idle';
+  if (lastActive === undefined) return 'Not active in the last year';
+  const age = Math.max(0, nowMs / 1000 - lastActive);
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (age < HOUR) return `Active ${plural(Math.floor(age / MINUTE), 'minute')} ago`;
+  if (age < DAY) {
+    const hours = Math.floor(age / HOUR);
+    return hours === 1 ? 'Active an hour ago' : `Active ${hours} hours ago`;
+  }
+  // Days by the calendar (in this browser's time zone), as one counts "yesterday".
+  const then = new Date(lastActive * 1000);
+  const now = new Date(nowMs);
+  const midnight = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((midnight(now) - midnight(then)) / (DAY * 1000));
+  if (days <= 1) return 'Active yesterday';
+  if (days < 90) return `Active ${days} days ago`;
+  const sameYear = then.getFullYear() === now.getFullYear();
+  const date = then.toLocaleDateString('en-US', {
+    month: 'short',
+    day: 'numeric',
+    ...(sameYear ? {} : { year: 'numeric' }),
+  });
+  return `Active on ${date}`;
+}
