@@ -35,6 +35,22 @@ function personStatus(page: Page, id: number, list = '.people'): Promise<string 
   );
 }
 
+/** Opens the card of the sender of the message with `text`: its presence dot and words. */
+async function openCard(page: Page, text: string): Promise<{ dot: string; text: string }> {
+  await page.locator('.msg', { hasText: text }).locator('.sender').click();
+  await page.waitForSelector('.profile-card .card-presence');
+  return page.evaluate(`({
+    dot: document.querySelector('.profile-card .card-head .presence-dot')?.className ?? '',
+    text: document.querySelector('.profile-card .card-presence').textContent.trim(),
+  })`);
+}
+
+/** Closes the card (Esc), until it is gone. */
+async function closeCard(page: Page): Promise<void> {
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.profile-card', { state: 'detached' });
+}
+
 function waitStatus(page: Page, id: number, status: string): Promise<void> {
   return waitFor(
     page,
@@ -112,6 +128,14 @@ t.test('a person comes online, goes offline, and is a click away', async (t) => 
   );
   await (await sent).response();
   t.equal(await personStatus(page, othello), 'active');
+  // His card (from his message) says it too: the same dot, and "Active now". (After that
+  // report: the click is input, which the report just checked there was none of.)
+  t.same(await openCard(page, 'Are you there?'), {
+    dot: 'presence-dot active',
+    text: 'Active now',
+  });
+  await screenshot(page, t, 'othello-card-active-1280');
+  await closeCard(page);
 
   // He closes it. Nothing says so: Hamlet's page learns it from its next ping's answer, once
   // the offline threshold has passed (the server's time), and not before.
@@ -140,6 +164,13 @@ t.test('a person comes online, goes offline, and is a click away', async (t) => 
     'oneself still active (this page reported)',
   );
   await screenshot(page, t, 'othello-offline-1280');
+  // His card: offline, and when he was last active (his last report, the server's time then;
+  // two ping intervals of this page's clock ago, and the seconds the test took).
+  const offline = await openCard(page, 'Are you there?');
+  t.equal(offline.dot, 'presence-dot offline');
+  t.match(offline.text, /^Active [23] minutes ago$/, 'when he was last active');
+  await screenshot(page, t, 'othello-card-offline-1280');
+  await closeCard(page);
 
   // A click on him opens the direct messages with him.
   t.equal(await page.textContent('.title'), 'All messages');

@@ -72,6 +72,8 @@ export type Dialog =
   /** The "Create channel" dialog, its name filled in (from Jump's "Create channel #name"). */
   | { kind: 'create-channel'; name: string }
   | { kind: 'channel-settings'; streamId: number }
+  /** Setting one's own status (status.tsx). */
+  | { kind: 'status' }
   | null;
 
 /**
@@ -1270,6 +1272,20 @@ export class Controller {
   applyTheme(): void {
     const scheme = this.state.value?.settings.color_scheme ?? 1;
     setTheme(scheme === 2 ? 'dark' : scheme === 3 ? 'light' : '');
+  }
+
+  /**
+   * Sets the user's status (`POST /users/me/status`, only what changed); true when the server
+   * took it. It shows when its `user_status` event comes, as it does for everyone.
+   */
+  async setStatus(change: Parameters<ConfabClient['setStatus']>[0]): Promise<boolean> {
+    try {
+      await this.client.setStatus(change);
+      return true;
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+      return false;
+    }
   }
 
   async setTheme(scheme: 1 | 2 | 3): Promise<void> {

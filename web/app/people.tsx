@@ -11,6 +11,7 @@ import { peopleList, STATUS_TEXT, type PresenceStatus } from '../state/presence.
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
+import { StatusEmoji } from './status.js';
 import { track } from './track.js';
 
 /** Wide enough for the people column beside the sidebar and the messages. */
@@ -164,6 +165,7 @@ function PeopleBody({ c }: { c: Controller }) {
                     {p.full_name}
                     {p.user_id === s.selfId && <span class="you"> (you)</span>}
                   </span>
+                  <StatusEmoji s={s} id={p.user_id} words />
                   <StatusWords status={status} />
                 </a>
               </li>

@@ -21,6 +21,7 @@ import { MessagePane } from './message-pane.js';
 import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { ProfileCard } from './profile-card.js';
 import { Sidebar } from './sidebar.js';
+import { StatusDialog } from './status.js';
 // Types only (erased): the module itself is imported when the settings first open.
 import type * as SettingsPanels from './settings-panels.js';
 
@@ -352,6 +353,7 @@ export function Shell({ c }: { c: Controller }) {
       {dialog?.kind === 'channel-settings' && (
         <ChannelSettings key={dialog.streamId} c={c} streamId={dialog.streamId} />
       )}
+      {dialog?.kind === 'status' && <StatusDialog c={c} />}
       {c.picker.value && <EmojiPicker c={c} />}
       <ProfileCard c={c} />
       <ConfirmDialog c={c} />

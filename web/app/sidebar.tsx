@@ -27,6 +27,7 @@ import { topicKey } from '../state/unread.js';
 import { Avatar, Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
+import { EmojiGlyph } from './message.js';
 import { Menu } from './menu.js';
 import {
   AvatarWithDot,
@@ -441,6 +442,7 @@ export function Sidebar({ c }: { c: Controller }) {
           <span class="sr-only">Settings for </span>
           <span>{s.self.full_name}</span>
         </button>
+        <StatusButton c={c} />
         <ThemeToggle c={c} />
         <button
           class="icon-btn"
@@ -453,6 +455,32 @@ export function Sidebar({ c }: { c: Controller }) {
         </button>
       </div>
     </nav>
+  );
+}
+
+/** One's status emoji (a smiley without one): opens the dialog to set it (status.tsx). */
+function StatusButton({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.status);
+  const st = s.statuses.get(s.selfId);
+  const label = st.text ? `Status: ${st.text}` : st.emoji ? 'Edit status' : 'Set status';
+  return (
+    <button
+      class="icon-btn status-btn"
+      type="button"
+      aria-label={label}
+      title={label}
+      onClick={() => (c.dialog.value = { kind: 'status' })}
+    >
+      {st.emoji ? (
+        <EmojiGlyph
+          s={s}
+          r={{ emoji_name: st.emoji.name, emoji_code: st.emoji.code, reaction_type: st.emoji.type }}
+        />
+      ) : (
+        <Icon name="smile" />
+      )}
+    </button>
   );
 }
 
