@@ -1,10 +1,10 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
  * the feed, a topic, the compose box and its suggestions, a direct message, a message's actions
- * (toolbar and menu), the emoji picker, a profile card, Jump to, a question (Delete), Create
- * channel (its people's suggestions open), a channel's settings, Settings (Account, Display,
- * Notifications, Invite people), the people (a column at 1280, filtered; a section of the
- * drawer at 390), at 1280 pixels and at 390 (drawer closed and open),
+ * (toolbar and menu), the emoji picker, a profile card (with a status), the status dialog, Jump
+ * to, a question (Delete), Create channel (its people's suggestions open), a channel's settings,
+ * Settings (Account, Display, Notifications, Invite people), the people (a column at 1280,
+ * filtered; a section of the drawer at 390), at 1280 pixels and at 390 (drawer closed and open),
  * light and dark. No violation of impact serious or critical; each one found is listed with its rule and
  * target. The page's Content-Security-Policy forbids string evaluation by the page, but not
  * what the test drives through the browser's DevTools protocol (page.evaluate of a string, as
@@ -60,6 +60,12 @@ t.before(async () => {
   // The people's dots in all three kinds: Othello active, Iago idle, the others offline.
   await ts.api.post('othello', 'users/me/presence', { status: 'active' });
   await ts.api.post('iago', 'users/me/presence', { status: 'idle' });
+  // A status (its emoji after Othello's name: the people, his messages, his card).
+  const status = await ts.api.post('othello', 'users/me/status', {
+    status_text: 'In a meeting',
+    emoji_name: 'calendar',
+  });
+  if (status.status !== 200) throw new Error(`othello's status: ${status.text}`);
 });
 
 type Found = { id: string; impact: string; help: string; targets: string[] };
@@ -146,6 +152,15 @@ for (const dark of [false, true]) {
     await check(t, page, `profile-card-1280-${mode}`);
     await page.keyboard.press('Escape');
     await page.getByRole('dialog', { name: 'Othello' }).waitFor({ state: 'detached' });
+
+    // The status dialog (its presets' emoji drawn, once the emoji data came).
+    await page.click('.sidebar-foot .status-btn');
+    await page.getByRole('dialog', { name: 'Set status' }).waitFor();
+    await page.waitForSelector('.status-preset .status-emoji .e');
+    await page.keyboard.type('Reviewing');
+    await check(t, page, `status-dialog-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'Set status' }).waitFor({ state: 'detached' });
 
     for (const panel of ['Account', 'Display']) {
       await page.goto(ts.url + '/#settings/' + panel.toLowerCase());
