@@ -129,6 +129,7 @@ t.test('set by one, shown live to another; cleared', async (t) => {
     `!!document.querySelector('.people a.person[data-user-id="${othello}"] .status-emoji')`,
   );
   await waitFor(page, `!!document.querySelector('.profile-card .card-status')`);
+  await waitFor(page, `!!document.querySelector('.msg .msg-head .status-emoji')`);
   t.same(await shown(page, othello), {
     list: { emoji: 'palm_tree', title: 'Vacationing', said: ', Vacationing, active' },
     message: 'palm_tree',
@@ -162,6 +163,14 @@ t.test('set by one, shown live to another; cleared', async (t) => {
     page,
     `document.querySelector('.profile-card .card-status-text')?.textContent === 'Reviewing the plans'`,
   );
+  await waitFor(
+    page,
+    `document.querySelector('.people a.person[data-user-id="${othello}"] .status-emoji')?.title === 'Reviewing the plans'`,
+  );
+  await waitFor(
+    page,
+    `document.querySelector('.msg .msg-head .status-emoji')?.dataset.emoji === 'tada'`,
+  );
   t.same(await shown(page, othello), {
     list: { emoji: 'tada', title: 'Reviewing the plans', said: ', Reviewing the plans, active' },
     message: 'tada',
@@ -182,19 +191,40 @@ t.test('set by one, shown live to another; cleared', async (t) => {
     page,
     `!document.querySelector('.people a.person[data-user-id="${othello}"] .status-emoji')`,
   );
+  await waitFor(page, `!document.querySelector('.msg .msg-head .status-emoji')`);
   t.same(await shown(page, othello), { list: null, message: null, card: null }, 'cleared');
-  t.equal(await me.getAttribute('.sidebar-foot .status-btn', 'aria-label'), 'Set status');
+  // His own page, when the event comes back to it (the dialog closed on the server's answer).
+  await waitFor(
+    me,
+    `document.querySelector('.sidebar-foot .status-btn')?.getAttribute('aria-label') === 'Set status'`,
+  );
 
   hamlet.watch.assertClean(t, /WebSocket|status of 401/);
   other.watch.assertClean(t, /WebSocket|status of 401/);
 });
 
-t.test('Esc and Cancel close it unsaved; a request refused says why', async (t) => {
+t.test('the arrows, Esc and Cancel (nothing saved); a request refused says why', async (t) => {
   if (NO_CHROMIUM) return;
   const ts = await startServer(t);
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
   await page.click('.sidebar-foot .status-btn');
   await dialogOpened(page);
+  // The arrows go from the text through the presets, round; Enter on one takes it.
+  // A preset's words (without its emoji's), or the field's class.
+  const focused = () =>
+    page.evaluate(`(() => {
+      const el = document.activeElement;
+      const emoji = el?.querySelector('.status-emoji')?.textContent ?? '';
+      return el?.textContent.replace(emoji, '').trim() || el?.className;
+    })()`);
+  await page.keyboard.press('ArrowDown');
+  t.equal(await focused(), 'Busy');
+  await page.keyboard.press('ArrowUp');
+  t.equal(await focused(), 'field status-text');
+  await page.keyboard.press('ArrowUp');
+  t.equal(await focused(), 'At the office', 'round to the last');
+  await page.keyboard.press('Enter');
+  t.equal(await page.inputValue('.status-text'), 'At the office');
   await page.fill('.status-text', 'Busy');
   await page.keyboard.press('Escape');
   await dialogClosed(page);

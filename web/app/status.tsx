@@ -2,8 +2,8 @@
  * User status (as the reference's user_status_ui): the emoji a person set, shown after their name
  * (the people list, their messages, their card) with its text as the tooltip and for screen
  * readers; and the "Set status" dialog for one's own: a text (up to the server's limit), an emoji
- * from the app's picker, the reference's common presets, Clear, Save (only when something
- * changed; Enter in the text saves too), Cancel or Esc. The status shows when the server's
+ * from the app's picker, the reference's common presets (↓ ↑ go from the text through them),
+ * Clear, Save (only when something changed; Enter in the text saves too), Cancel or Esc. The status shows when the server's
  * `user_status` event comes back, as everyone else sees it.
  */
 import { useRef, useState } from 'preact/hooks';
@@ -106,6 +106,15 @@ export function StatusDialog({ c }: { c: Controller }) {
     if (e.key === 'Escape') {
       e.preventDefault();
       close();
+    } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      // As the reference's: the arrows go from the text through the presets, round.
+      const stops = [
+        ...(box.current?.querySelectorAll<HTMLElement>('.status-text, .status-preset') ?? []),
+      ];
+      const i = stops.indexOf(document.activeElement as HTMLElement);
+      if (i < 0) return;
+      e.preventDefault();
+      stops[(i + (e.key === 'ArrowDown' ? 1 : -1) + stops.length) % stops.length]?.focus();
     } else if (e.key === 'Tab') {
       const stops = [
         ...(box.current?.querySelectorAll<HTMLElement>('button:not(:disabled), input') ?? []),
