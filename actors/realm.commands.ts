@@ -217,6 +217,7 @@ import {
   doEditSavedSnippet,
 } from '../src/mutations/saved-snippets.js';
 import { doUpdateUserStatus } from '../src/mutations/user-status.js';
+import { doSendWelcome } from '../src/mutations/welcome.js';
 import { doCreateSession, doDeleteSession } from '../src/mutations/sessions.js';
 
 export const REALM_COMMANDS = {
@@ -314,6 +315,7 @@ export const REALM_COMMANDS = {
   'user.unmute': checkThenDo(checkUnmuteUser, doUnmuteUser),
   // The admin tool (src/admin/commands.ts) and new realms' onboarding (src/realm-setup.ts).
   'user.system_bot.ensure': ensureSystemBot,
+  'user.welcome.send': doSendWelcome,
   'user.password.set': checkThenDo(checkSetPasswordHash, doSetPasswordHash),
   'user.api_key.regenerate': checkThenDo(checkRegenerateApiKey, doRegenerateApiKey),
   'realm.deactivate_by_admin': doDeactivateRealmByAdmin,

@@ -5,6 +5,10 @@
  * (to every user), and the read-model refresh. Prints the time for each block of 1,000 users, so
  * a cost that grows with the realm's size shows as slower later blocks.
  *
+ * Each creation also sends the Welcome Bot's direct message, as POST /users and invitations do
+ * (src/mutations/welcome.ts; rendered once here, as the endpoints render it before each
+ * creation); the first creation also makes the realm's Welcome Bot.
+ *
  * With BENCH_CHANNEL_MESSAGES=N, the realm first gets a default channel holding N messages, so that
  * each creation also joins it and copies its recent history (src/mutations/new-user-history.ts:
  * up to 1,000 user_messages rows per new user); the first creation is timed on its own.
@@ -16,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { subscribeCommand } from '../src/lib/subscribe-command.js';
 import { doCreateRealm } from '../src/mutations/realms.js';
+import { prepareWelcome } from '../src/queries/welcome.js';
 import { createServer } from '../src/server.js';
 import { fmt, machine } from './lib/stats.js';
 
@@ -39,6 +44,7 @@ export async function usersBench(): Promise<void> {
     if (channelMessages > 0) await busyDefaultChannel(server, owner, channelMessages);
     const busy = channelMessages > 0 ? `, a default channel of ${channelMessages} messages` : '';
     console.log(`users: ${n} creations through user.create${busy} (${machine()})`);
+    const welcome = await prepareWelcome(server.context, realm.view);
     const started = performance.now();
     let blockStart = started;
     let blockFrom = 1;
@@ -49,6 +55,7 @@ export async function usersBench(): Promise<void> {
         full_name: `User ${i}`,
         password_hash: null,
         role: 400,
+        welcome,
       });
       if (i === 0) console.log(`  the first: ${fmt(performance.now() - started, 2)} ms`);
       if ((i + 1) % 1000 === 0 || i + 1 === n) {

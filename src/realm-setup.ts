@@ -2,8 +2,9 @@
  * What a new realm starts with, as the reference's realm creation gives it: three default
  * channels (#general for the whole team, #sandbox to try things, #Confab for questions about the
  * server), the announcements pointed at #general, and a few messages from Welcome Bot in each
- * channel, so that a new user has somewhere to write and something to read. The owner is
- * subscribed to all three; later users join them as default channels.
+ * channel, so that a new user has somewhere to write and something to read; then the Welcome
+ * Bot's direct message to the owner, as to every new account. The owner is subscribed to all
+ * three; later users join them as default channels.
  *
  * Everything goes through the realm's actor (channel.subscribe, message.send, ...), as a client's
  * requests would, so the read model and any open event queues see it.
@@ -20,10 +21,10 @@ import {
 } from './mutations/realms.js';
 import { renderContextFor, renderDescription } from './queries/render-context.js';
 import { subscribeCommand } from './lib/subscribe-command.js';
+import { WELCOME_BOT } from './lib/welcome.js';
+import { prepareWelcome } from './queries/welcome.js';
 import type { Store } from './storage/store.js';
 import type { RenderPool } from '../workers/pool.js';
-
-export const WELCOME_BOT = { email: 'welcome-bot@zulip.com', full_name: 'Welcome Bot' };
 
 export const DEFAULT_CHANNELS = [
   { name: 'general', description: 'Conversations for the whole team.' },
@@ -181,6 +182,11 @@ export async function setUpNewRealm(
     user_id: bot.user_id,
     message_id: messageIds[greeting]!,
     emoji_name: 'wave',
+  });
+  // Then the owner's own welcome message, as any new account's (src/mutations/welcome.ts).
+  await realm.ask('user.welcome.send', {
+    user_id: ownerId,
+    welcome: await prepareWelcome(deps, realm.view),
   });
   return { channel_ids: channelIds, message_ids: messageIds };
 }

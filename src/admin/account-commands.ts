@@ -10,6 +10,7 @@ import { realmUrl } from '../lib/urls.js';
 import { isValidEmail } from '../lib/email-validation.js';
 import { checkFullName } from '../lib/user-rules.js';
 import { createRealmWithDefaults } from '../realm-setup.js';
+import { prepareWelcome } from '../queries/welcome.js';
 import { UsageError } from './errors.js';
 import { JsonableError } from '../lib/errors.js';
 import type { AdminCommand } from './commands.js';
@@ -169,13 +170,15 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
         throw new UsageError('--can-create-users needs an administrator or owner role');
       const fullName = fullNameArg(str(args, 'full-name'), '--full-name');
       const hash = await passwordHash(rt, args);
-      const r = await realmRuntime(rt, row).ask('user.create', {
+      const realm = realmRuntime(rt, row);
+      const r = await realm.ask('user.create', {
         acting_user_id: null,
         email,
         full_name: fullName,
         password_hash: hash,
         role,
         can_create_users: canCreateUsers,
+        welcome: await prepareWelcome(rt, realm.view),
       });
       return { realm_id: row.id, user_id: r.user_id, email: r.email, api_key: r.api_key };
     },

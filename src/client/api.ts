@@ -11,7 +11,14 @@
  * `ApiError` with the server's `code` and `msg`; a failure to get an answer at all, a
  * `NetworkError` (the caller retries those, never ApiErrors other than 429 and 5xx).
  */
-import type { Message, MessagesResponse, NarrowTerm, RegisterResponse, User } from './types.js';
+import type {
+  Message,
+  MessagesResponse,
+  NarrowTerm,
+  PresenceAnswer,
+  RegisterResponse,
+  User,
+} from './types.js';
 
 /** What the client needs of a `Response`. */
 export type ResponseLike = {
@@ -432,12 +439,33 @@ export class ConfabClient {
     return this.request('POST', '/typing', { op, ...to });
   }
 
-  presence(status: 'active' | 'idle', lastUpdateId?: number): Promise<Record<string, unknown>> {
+  /**
+   * Reports the user's presence; unless `pingOnly`, the answer holds the presences changed since
+   * `lastUpdateId` (modern format; -1: everyone's).
+   */
+  presence(
+    status: 'active' | 'idle',
+    opts: { pingOnly?: boolean; newUserInput?: boolean; lastUpdateId?: number } = {},
+  ): Promise<PresenceAnswer> {
     return this.request('POST', '/users/me/presence', {
       status,
-      slim_presence: true,
-      last_update_id: lastUpdateId,
+      ping_only: opts.pingOnly ?? false,
+      new_user_input: opts.newUserInput ?? false,
+      last_update_id: opts.lastUpdateId,
     });
+  }
+
+  /**
+   * Sets the user's status (`POST /users/me/status`): only what is passed changes; an empty
+   * text or emoji name clears it.
+   */
+  setStatus(change: {
+    status_text?: string;
+    emoji_name?: string;
+    emoji_code?: string;
+    reaction_type?: string;
+  }): Promise<unknown> {
+    return this.request('POST', '/users/me/status', change);
   }
 
   // ---- Channels, topics, users -----------------------------------------------------------
@@ -452,8 +480,60 @@ export class ConfabClient {
     });
   }
 
-  unsubscribe(names: string[]): Promise<unknown> {
-    return this.request('DELETE', '/users/me/subscriptions', { subscriptions: names });
+  unsubscribe(names: string[], principals?: number[]): Promise<unknown> {
+    return this.request('DELETE', '/users/me/subscriptions', {
+      subscriptions: names,
+      principals,
+    });
+  }
+
+  /**
+   * `POST /users/me/subscriptions` with the creation's settings: a new channel (or existing ones
+   * joined), with its description, privacy and the people subscribed (`principals`, user ids;
+   * none: the user alone).
+   */
+  createChannel(p: {
+    name: string;
+    description?: string;
+    invite_only?: boolean;
+    history_public_to_subscribers?: boolean;
+    principals?: number[];
+  }): Promise<{
+    subscribed: Record<string, string[]>;
+    already_subscribed: Record<string, string[]>;
+  }> {
+    return this.request('POST', '/users/me/subscriptions', {
+      subscriptions: [{ name: p.name, description: p.description ?? '' }],
+      invite_only: p.invite_only,
+      history_public_to_subscribers: p.history_public_to_subscribers,
+      principals: p.principals,
+    });
+  }
+
+  /** `POST /users/me/subscriptions` for others: `principals` join the channel named `name`. */
+  addSubscribers(name: string, principals: number[]): Promise<unknown> {
+    return this.request('POST', '/users/me/subscriptions', {
+      subscriptions: [{ name }],
+      principals,
+    });
+  }
+
+  /** `GET /streams/{id}/members`: the channel's subscribers' ids. */
+  channelMembers(streamId: number): Promise<{ subscribers: number[] }> {
+    return this.request('GET', `/streams/${streamId}/members`);
+  }
+
+  /** `PATCH /streams/{id}`: its description, name (`new_name`), privacy. */
+  updateChannel(
+    streamId: number,
+    p: {
+      description?: string;
+      new_name?: string;
+      is_private?: boolean;
+      history_public_to_subscribers?: boolean;
+    },
+  ): Promise<unknown> {
+    return this.request('PATCH', `/streams/${streamId}`, p);
   }
 
   updateSubscription(streamId: number, property: string, value: unknown): Promise<unknown> {

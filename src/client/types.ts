@@ -57,6 +57,14 @@ export type Subscription = {
   wildcard_mentions_notify?: boolean | null;
   first_message_id?: number | null;
   topics_policy?: string;
+  history_public_to_subscribers?: boolean;
+  creator_id?: number | null;
+  date_created?: number;
+  /** Group-setting values (a group's id, or `{direct_members, direct_subgroups}`). */
+  can_add_subscribers_group?: GroupSettingValue;
+  can_remove_subscribers_group?: GroupSettingValue;
+  can_administer_channel_group?: GroupSettingValue;
+  can_subscribe_group?: GroupSettingValue;
 };
 
 export type Channel = {
@@ -67,7 +75,18 @@ export type Channel = {
   invite_only: boolean;
   is_web_public?: boolean;
   is_archived?: boolean;
+  history_public_to_subscribers?: boolean;
+  creator_id?: number | null;
+  date_created?: number;
+  /** Group-setting values (a group's id, or `{direct_members, direct_subgroups}`). */
+  can_add_subscribers_group?: GroupSettingValue;
+  can_remove_subscribers_group?: GroupSettingValue;
+  can_administer_channel_group?: GroupSettingValue;
+  can_subscribe_group?: GroupSettingValue;
 };
+
+/** A group-setting value: a user group's id, or an anonymous group of members and subgroups. */
+export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 
 export type User = {
   user_id: number;
@@ -133,6 +152,7 @@ export type UserSettings = {
   send_stream_typing_notifications?: boolean;
   receives_typing_notifications?: boolean;
   web_mark_read_on_scroll_policy?: number;
+  presence_enabled?: boolean;
   [key: string]: Json | undefined;
 };
 
@@ -191,8 +211,21 @@ export type RegisterResponse = {
   max_message_length?: number;
   max_topic_length?: number;
   presences?: Record<string, { active_timestamp?: number; idle_timestamp?: number }>;
+  presence_last_update_id?: number;
+  realm_presence_disabled?: boolean;
   server_timestamp?: number;
+  /** Users' statuses, by user id (only those who set one, or are away). */
+  user_status?: Record<string, UserStatus>;
   [key: string]: unknown;
+};
+
+/** A user's status as the API gives it: only the keys that are set. */
+export type UserStatus = {
+  away?: boolean;
+  status_text?: string;
+  emoji_name?: string;
+  emoji_code?: string;
+  reaction_type?: string;
 };
 
 export type MessagesResponse = {
@@ -231,6 +264,7 @@ export type ServerEvent =
   | RealmEvent
   | UserGroupEvent
   | PresenceEvent
+  | UserStatusEvent
   | RestartEvent
   | OtherEvent;
 
@@ -309,7 +343,12 @@ export type SubscriptionEvent = Base &
     | { type: 'subscription'; op: 'add'; subscriptions: Subscription[] }
     | { type: 'subscription'; op: 'remove'; subscriptions: { stream_id: number; name: string }[] }
     | { type: 'subscription'; op: 'update'; stream_id: number; property: string; value: Json }
-    | { type: 'subscription'; op: 'peer_add' | 'peer_remove' }
+    | {
+        type: 'subscription';
+        op: 'peer_add' | 'peer_remove';
+        stream_ids: number[];
+        user_ids: number[];
+      }
   );
 
 export type StreamEvent = Base &
@@ -322,6 +361,8 @@ export type StreamEvent = Base &
         name: string;
         property: string;
         value: Json;
+        /** With `description`: the description as HTML. */
+        rendered_description?: string;
       }
   );
 
@@ -383,12 +424,24 @@ export type UserGroupEvent = Base &
       }
   );
 
+/** The answer to `POST /users/me/presence` (nothing of it for a `ping_only` report). */
+export type PresenceAnswer = {
+  presences?: Record<string, { active_timestamp?: number; idle_timestamp?: number }>;
+  presence_last_update_id?: number;
+  server_timestamp?: number;
+};
+
 export type PresenceEvent = Base & {
   type: 'presence';
   user_id: number;
   presences?: Record<string, { active_timestamp?: number; idle_timestamp?: number }>;
   presence?: Record<string, { status: string; timestamp: number }>;
+  /** The server's time when it was sent (UNIX seconds, with a fraction). */
+  server_timestamp?: number;
 };
+
+/** A user's status changed: only what changed is in it (`''` clears the text or the emoji). */
+export type UserStatusEvent = Base & { type: 'user_status'; user_id: number } & UserStatus;
 
 /** Every event type the app does not reduce. */
 export type OtherEvent = Base & {
@@ -415,6 +468,5 @@ export type OtherEvent = Base & {
     | 'submessage'
     | 'update_display_settings'
     | 'update_global_notifications'
-    | 'user_status'
     | 'web_reload_client';
 };

@@ -30,6 +30,7 @@ import { realmUrl } from '../lib/urls.js';
 import { isValidEmail } from '../lib/email-validation.js';
 import { checkFullName, checkPasswordStrength, MAX_FULL_NAME_LENGTH } from '../lib/user-rules.js';
 import { usableInvitation } from '../queries/invites.js';
+import { prepareWelcome } from '../queries/welcome.js';
 import type { InvitationRow } from '../storage/invitations.js';
 
 function linkErrorPage(err: InvitationLinkError): RawBody {
@@ -116,6 +117,7 @@ async function acceptForm(ctx: HandlerCtx, p: z.output<typeof params>): Promise<
       email,
       full_name: fullName,
       password_hash: hash,
+      welcome: await prepareWelcome(ctx.server, realm.view),
     });
     // Logged in: the new account's first browser session, and on into the app.
     const token = newSessionToken();

@@ -16,6 +16,7 @@ import {
   ROLE_FOR_NEW_USER,
 } from '../lib/user-rules.js';
 import { formatUser, userByAddress } from '../queries/users.js';
+import { prepareWelcome } from '../queries/welcome.js';
 import { realmHost } from '../lib/urls.js';
 import { maxMessageIdFor } from '../queries/messages-summary.js';
 import type { RealmView } from '../queries/realm-view.js';
@@ -161,6 +162,7 @@ export const createUser = endpoint({
       full_name: fullName,
       password_hash: passwordHash,
       role: ROLE_FOR_NEW_USER,
+      welcome: await prepareWelcome(server, realm.view),
     });
     return { user_id: created.user_id };
   },

@@ -129,6 +129,8 @@ export const AUDIT_TYPES: readonly string[] = [
 // A bot's URL and integration settings may carry a service's credentials.
 const SECRET_KEY =
   /password|api_key|secret|token|confirmation_key|hash|rendered|payload_url|config_data/i;
+/** Keys of what the server wrote itself, not the actor: the Welcome Bot's message to a new account. */
+const SERVER_CONTENT_KEY = new Set(['welcome']);
 /** Strings longer than this are cut (a description, a pattern). */
 const MAX_STRING = 200;
 /** Arrays longer than this keep their first items and their length. */
@@ -145,7 +147,7 @@ function clean(value: unknown, depth: number): unknown {
   }
   const out: Fields = {};
   for (const [k, v] of Object.entries(value)) {
-    if (SECRET_KEY.test(k) || v === undefined) continue;
+    if (SECRET_KEY.test(k) || SERVER_CONTENT_KEY.has(k) || v === undefined) continue;
     out[k] = clean(v, depth + 1);
   }
   return out;

@@ -25,6 +25,7 @@ import {
   type InvitationFailure,
 } from '../lib/invitations.js';
 import { Role, type Role as RoleValue } from '../lib/roles.js';
+import type { PreparedWelcome } from '../lib/welcome.js';
 import type { Channel } from '../queries/channels-view.js';
 import { InvitationStatus, type InvitationRow } from '../storage/invitations.js';
 import type { UserRow } from '../storage/users.js';
@@ -378,6 +379,8 @@ export type AcceptInvitationCommand = {
   email: string;
   full_name: string;
   password_hash: string;
+  /** The Welcome Bot's message to the new account (CreateUserCommand.welcome). */
+  welcome: PreparedWelcome | null;
 };
 
 /** What accepting an invitation does, as checked by checkAcceptInvitation. */
@@ -417,6 +420,7 @@ export function checkAcceptInvitation(
     password_hash: cmd.password_hash,
     role: inv.invited_as as RoleValue,
     channel_ids: channels,
+    welcome: cmd.welcome,
   });
   const groups = (JSON.parse(inv.group_ids) as number[]).filter((id) => {
     const g = realm.group(id);

@@ -268,11 +268,15 @@ export function checkSendMessage(ctx: MutationContext, cmd: SendMessageCommand):
 
 /**
  * How the server's own messages differ (internal_send_*): read for the user whose action they
- * report (`readFor`); with `unreadOnlyFor`, unread only for those users; a message type.
+ * report (`readFor`); with `unreadOnlyFor`, unread only for those users; starred for one user
+ * (`starredFor`: the welcome message); no missed-message mail (`disableExternalNotifications`,
+ * the reference's disable_external_notifications); a message type.
  */
 export type InternalSendOptions = {
   readFor?: number;
   unreadOnlyFor?: ReadonlySet<number> | null;
+  starredFor?: number;
+  disableExternalNotifications?: boolean;
   type?: MessageType;
 };
 
@@ -307,6 +311,7 @@ export function doSendMessage(
     if (id === sender.id && cmd.read_by_sender) f |= MESSAGE_FLAG_BITS.read;
     if (muters.has(id)) f |= MESSAGE_FLAG_BITS.read;
     if (id === internal.readFor) f |= MESSAGE_FLAG_BITS.read;
+    if (id === internal.starredFor) f |= MESSAGE_FLAG_BITS.starred;
     if (internal.unreadOnlyFor && !internal.unreadOnlyFor.has(id)) f |= MESSAGE_FLAG_BITS.read;
     if (mentioned.has(id)) f |= MESSAGE_FLAG_BITS.mentioned;
     if (alerted.has(id)) f |= MESSAGE_FLAG_BITS.has_alert_word;
@@ -316,17 +321,19 @@ export function doSendMessage(
     return f;
   });
   // Recipients who are away and are to be mailed about it (docs/mail.md "Missed messages").
-  const missed = planMissedMessageMail(
-    ctx,
-    {
-      senderId: sender.id,
-      channel: channel ? { id: channel.id, topic } : null,
-      mentionedUserIds: new Set(r.mentions_user_ids),
-      mentionedGroupIds: r.mentions_user_group_ids,
-    },
-    recipients,
-    flags,
-  );
+  const missed = internal.disableExternalNotifications
+    ? []
+    : planMissedMessageMail(
+        ctx,
+        {
+          senderId: sender.id,
+          channel: channel ? { id: channel.id, topic } : null,
+          mentionedUserIds: new Set(r.mentions_user_ids),
+          mentionedGroupIds: r.mentions_user_group_ids,
+        },
+        recipients,
+        flags,
+      );
 
   const row = {
     realm_id: view.id,

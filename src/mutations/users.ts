@@ -4,7 +4,6 @@
  */
 import crypto from 'node:crypto';
 import { emailInvalidReason } from '../lib/email-validation.js';
-import { NOTIFICATION_BOT_EMAIL } from '../lib/notices.js';
 import {
   CannotDeactivateLastUserError,
   JsonableError,
@@ -25,6 +24,8 @@ import { endLoginSessions } from './sessions.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
 import { addNewUserHistory } from './new-user-history.js';
+import { sendWelcomeMessage } from './welcome.js';
+import type { PreparedWelcome } from '../lib/welcome.js';
 import { welcomeMail } from '../lib/mail.js';
 import { enqueueMail, mailRealm } from './mail.js';
 import { emitBotActive } from './bot-rules.js';
@@ -103,6 +104,12 @@ export type CreateUserCommand = {
   can_create_users?: boolean;
   /** The channels the account joins (an accepted invitation's); default: the default channels. */
   channel_ids?: readonly number[];
+  /**
+   * The Welcome Bot's message to the account, rendered before the actor runs
+   * (src/queries/welcome.ts); null: none (the test fixture's accounts, which stand for accounts
+   * that existed before the test).
+   */
+  welcome: PreparedWelcome | null;
 };
 
 export type CreateUserResult = { user_id: number; api_key: string; email: string };
@@ -167,6 +174,8 @@ export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): Crea
     { id: userId, role: cmd.role },
     defaults.map((d) => d.ch),
   );
+  // The Welcome Bot's direct message, unread and starred (process_new_human_user).
+  if (cmd.welcome !== null) sendWelcomeMessage(ctx, { id: userId, role: cmd.role }, cmd.welcome);
   ctx.afterCommit(() => {
     realm.reloadUser(userId);
     for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);
@@ -221,9 +230,9 @@ export function checkDeactivateOwnAccount(ctx: MutationContext, cmd: { user_id: 
   const { store, realm } = ctx;
   const me = store.users.byId(cmd.user_id);
   if (!me || me.realm_id !== realm.id || !me.is_active) throw new JsonableError('No such user');
-  // The notification bot does not count: the reference's system bots live outside the realm.
-  const bot = realm.userByEmail(NOTIFICATION_BOT_EMAIL);
-  const active = realm.activeUsers().filter((u) => u.id !== bot?.id);
+  // The system bots (Notification Bot, Welcome Bot) do not count: the reference's live outside
+  // the realm.
+  const active = realm.activeUsers().filter((u) => !isSystemBot(u));
   if (active.length === 1) throw new CannotDeactivateLastUserError(false);
   if (
     me.role === Role.OWNER &&

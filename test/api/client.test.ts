@@ -390,3 +390,54 @@ t.test('a deactivated user: the stream stops for good', async (t) => {
   await until(() => rec.fatal !== null, 'fatal');
   t.equal(stream.status, 'stopped');
 });
+
+t.test('channels: created with their settings and people, members, changes', async (t) => {
+  const ts = await startServer(t);
+  const hamlet = clientFor(ts.url, ts.fx.users.hamlet!);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const made = await hamlet.createChannel({
+    name: 'Council',
+    description: 'Plans',
+    invite_only: true,
+    history_public_to_subscribers: false,
+    principals: [id('hamlet'), id('othello')],
+  });
+  assertMatchesOpenApi(t, '/users/me/subscriptions', 'post', made);
+  const subs = await ts.api.get('othello', 'users/me/subscriptions');
+  const council = (
+    subs.body.subscriptions as {
+      name: string;
+      stream_id: number;
+      description: string;
+      invite_only: boolean;
+      history_public_to_subscribers: boolean;
+    }[]
+  ).find((s) => s.name === 'Council')!;
+  t.same(
+    [council.description, council.invite_only, council.history_public_to_subscribers],
+    ['Plans', true, false],
+    'with its description and privacy, Othello in it',
+  );
+
+  const members = await hamlet.channelMembers(council.stream_id);
+  assertMatchesOpenApi(t, '/streams/{stream_id}/members', 'get', members);
+  t.same([...members.subscribers].sort(), [id('hamlet'), id('othello')].sort());
+
+  await hamlet.addSubscribers('Council', [id('cordelia')]);
+  await hamlet.unsubscribe(['Council'], [id('othello')]);
+  t.same(
+    [...(await hamlet.channelMembers(council.stream_id)).subscribers].sort(),
+    [id('hamlet'), id('cordelia')].sort(),
+    'one added, one removed (its creator administers it)',
+  );
+
+  await hamlet.updateChannel(council.stream_id, { description: 'New plans', new_name: 'Cabinet' });
+  const after = await ts.api.get('hamlet', `streams/${council.stream_id}`);
+  const stream = after.body.stream as { name: string; description: string };
+  t.same([stream.name, stream.description], ['Cabinet', 'New plans'], 'renamed, described');
+
+  const cordelia = clientFor(ts.url, ts.fx.users.cordelia!);
+  const refused = await cordelia.unsubscribe(['Cabinet'], [id('hamlet')]).catch((e: unknown) => e);
+  t.ok(refused instanceof ApiError, 'a member may not remove others: an ApiError');
+  t.match((refused as ApiError).message, /permission/i, "with the server's words");
+});

@@ -7,12 +7,14 @@ import net from 'node:net';
 import t from 'tap';
 import { ApiClient, assertError, assertSuccess, basicAuth } from '../helpers/api.js';
 import { arrivedEvents, events, poll, register, until } from '../helpers/events.js';
-import { seedRealm } from '../helpers/fixtures.js';
+import { addWelcomeBot, seedRealm } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer } from '../helpers/server.js';
 
 t.test('a mutation reaches a registered queue; acknowledged events are pruned', async (t) => {
-  const { api, server } = await startServer(t);
+  const { api, server, fx } = await startServer(t);
+  // The new account's Welcome Bot is there already, as in every realm the server sets up.
+  await addWelcomeBot(server, fx);
   const { queue_id, last_event_id } = await register(t, api, 'hamlet', {
     event_types: ['realm_user'],
   });
@@ -225,7 +227,8 @@ t.test('a client that goes away while waiting costs nothing and loses nothing', 
 });
 
 t.test('event_types narrows what a queue receives', async (t) => {
-  const { api, fx } = await startServer(t);
+  const { api, server, fx } = await startServer(t);
+  await addWelcomeBot(server, fx);
   const typingOnly = await register(t, api, 'hamlet', { event_types: ['typing'] });
   const usersOnly = await register(t, api, 'hamlet', { event_types: ['realm_user'] });
   const unknownType = await register(t, api, 'hamlet', { event_types: ['no_such_type'] });
@@ -250,6 +253,7 @@ t.test('privacy: an event for some users never reaches the others', async (t) =>
   const { api, server, fx } = await startServer(t);
   const zephyr = await seedRealm(server, 'zephyr');
   const zApi = new ApiClient(server.url, zephyr, { host: 'zephyr.testserver.local' });
+  await addWelcomeBot(server, fx);
   const cordelia = await register(t, api, 'cordelia');
   const othello = await register(t, api, 'othello');
   const otherRealm = await register(t, zApi, 'hamlet');

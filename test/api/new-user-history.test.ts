@@ -23,7 +23,14 @@ const HOST = 'testserver.local';
 const ONE_PROCESS = CLUSTER_MODE && 'cluster mode: writes to one node’s store, or a restart';
 const WEEK = 7 * 86400;
 
-/** The combined feed (no narrow), newest last, as the account reads it. */
+/**
+ * Every new human account also gets the Welcome Bot's direct message (its own test:
+ * test/api/welcome-bot.test.ts). This file is about the channel history: the feed and the unread
+ * counts below leave that one message out.
+ */
+const WELCOME_BOT = 'welcome-bot@zulip.com';
+
+/** The combined feed (no narrow), newest last, as the account reads it (no welcome message). */
 async function feed(t: Test, api: ApiClient, who: Who): Promise<FetchedMessage[]> {
   const res = await api.get(who, 'messages', {
     anchor: 'newest',
@@ -31,25 +38,36 @@ async function feed(t: Test, api: ApiClient, who: Who): Promise<FetchedMessage[]
     num_after: 0,
     narrow: '[]',
   });
-  return assertSuccess(t, res, 'GET /messages').messages as FetchedMessage[];
+  const msgs = assertSuccess(t, res, 'GET /messages').messages as FetchedMessage[];
+  return msgs.filter((m) => m.sender_email !== WELCOME_BOT);
 }
 
-/** The unread message ids register reports (channels and direct messages), ascending. */
+/**
+ * The unread message ids register reports (channels and direct messages), ascending, without the
+ * conversation with Welcome Bot.
+ */
 async function registeredUnread(t: Test, api: ApiClient, who: Who) {
   const body = assertSuccess(
     t,
-    await api.post(who, 'register', { fetch_event_types: '["message","update_message_flags"]' }),
+    await api.post(who, 'register', {
+      fetch_event_types: '["message","update_message_flags","realm_user"]',
+    }),
+  );
+  const bot = (body.realm_users as { user_id: number; email: string }[]).find(
+    (u) => u.email === WELCOME_BOT,
   );
   const u = body.unread_msgs as {
     count: number;
     streams: { unread_message_ids: number[] }[];
-    pms: { unread_message_ids: number[] }[];
+    pms: { other_user_id: number; unread_message_ids: number[] }[];
     huddles: { unread_message_ids: number[] }[];
   };
-  const ids = [...u.streams, ...u.pms, ...u.huddles]
+  const welcome = u.pms.filter((p) => p.other_user_id === bot?.user_id);
+  const ids = [...u.streams, ...u.pms.filter((p) => !welcome.includes(p)), ...u.huddles]
     .flatMap((s) => s.unread_message_ids)
     .sort((a, b) => a - b);
-  return { count: u.count, ids };
+  const welcomeUnread = welcome.flatMap((p) => p.unread_message_ids).length;
+  return { count: u.count - welcomeUnread, ids };
 }
 
 /** Creates an account with POST /users (iago) and logs in as it. */

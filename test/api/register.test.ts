@@ -76,8 +76,30 @@ t.test('the full snapshot: limits, versions, realm, users, settings', async (t) 
     can_subscribe_other_users: true,
     can_invite_others_to_realm: true,
     avatar_source: 'G',
-    cross_realm_bots: [],
   });
+  // The system bots, as the reference's cross-realm bots (the fixture realm has no Welcome Bot
+  // yet: the first new account brings it). Accounts of the realm here, so in realm_users too.
+  t.same(body.cross_realm_bots, [
+    {
+      user_id: fx.notificationBotId,
+      email: NOTIFICATION_BOT_EMAIL,
+      delivery_email: NOTIFICATION_BOT_EMAIL,
+      full_name: 'Notification Bot',
+      date_joined: (body.cross_realm_bots as { date_joined: string }[])[0]!.date_joined,
+      is_active: true,
+      is_owner: false,
+      is_admin: false,
+      is_guest: false,
+      is_bot: true,
+      bot_type: 1,
+      role: 400,
+      timezone: '',
+      avatar_url: '/static/images/default-avatar.png?version=1',
+      avatar_version: 1,
+      bot_owner_id: null,
+      is_system_bot: true,
+    },
+  ]);
   // The server's own default avatar (no outside host unless the realm opted in: avatars.test).
   t.equal(body.avatar_url, '/static/images/default-avatar.png?version=1');
   t.equal(body.avatar_url_medium, '/static/images/default-avatar.png?version=1');

@@ -333,6 +333,7 @@ t.test('no channel typing in channels with more than 100 subscribers', async (t)
       full_name: `Crowd ${i}`,
       password_hash: null,
       role: 400,
+      welcome: null,
     });
     extra.push(r.user_id);
   }

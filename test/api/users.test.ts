@@ -440,6 +440,7 @@ t.test('the realm actor itself refuses user administration to non-administrators
       full_name: 'Sneaky',
       password_hash: null,
       role: 400,
+      welcome: null,
     }),
     { message: 'Must be an organization administrator', code: 'UNAUTHORIZED_PRINCIPAL' },
   );
@@ -450,6 +451,7 @@ t.test('the realm actor itself refuses user administration to non-administrators
       full_name: 'Sneaky',
       password_hash: null,
       role: 400,
+      welcome: null,
     }),
     { message: 'Must be an organization administrator' },
     'moderators neither',
@@ -461,6 +463,7 @@ t.test('the realm actor itself refuses user administration to non-administrators
       full_name: 'Sneaky',
       password_hash: null,
       role: 400,
+      welcome: null,
     }),
     { message: 'User not authorized to create users' },
     'an owner without can_create_users neither',

@@ -1,8 +1,10 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
  * the feed, "Skip to messages", a topic, the compose box and its suggestions, a direct message, a
- * message's actions (toolbar and menu), the emoji picker, a profile card, a group's card, Jump
- * to, a question (Delete), Settings (Account, Display, Notifications, Invite people), at 1280
+ * message's actions (toolbar and menu), the emoji picker, a profile card (with a status), a
+ * group's card, the status dialog, Jump to, a question (Delete), Create channel (its people's
+ * suggestions open), a channel's settings, Settings (Account, Display, Notifications, Invite
+ * people), the people (a column at 1280, filtered; a section of the drawer at 390), at 1280
  * pixels and at 390 (drawer closed and open), light and dark. No violation of impact serious or
  * critical; each one found is listed with its rule and target. The page's
  * Content-Security-Policy forbids string evaluation by the page, but not what the test drives
@@ -63,6 +65,15 @@ t.before(async () => {
       await ts.api.post('hamlet', `messages/${id}/reactions`, { emoji_name: 'thumbs_up' });
   }
   await sendChannelMessage(ts.api, 'iago', 'design', 'logo', 'A new logo, round.');
+  // The people's dots in all three kinds: Othello active, Iago idle, the others offline.
+  await ts.api.post('othello', 'users/me/presence', { status: 'active' });
+  await ts.api.post('iago', 'users/me/presence', { status: 'idle' });
+  // A status (its emoji after Othello's name: the people, his messages, his card).
+  const status = await ts.api.post('othello', 'users/me/status', {
+    status_text: 'In a meeting',
+    emoji_name: 'calendar',
+  });
+  if (status.status !== 200) throw new Error(`othello's status: ${status.text}`);
 });
 
 type Found = { id: string; impact: string; help: string; targets: string[] };
@@ -160,6 +171,14 @@ for (const dark of [false, true]) {
     await check(t, page, `group-card-1280-${mode}`);
     await page.keyboard.press('Escape');
     await page.getByRole('dialog', { name: 'reviewers' }).waitFor({ state: 'detached' });
+    // The status dialog (its presets' emoji drawn, once the emoji data came).
+    await page.click('.sidebar-foot .status-btn');
+    await page.getByRole('dialog', { name: 'Set status' }).waitFor();
+    await page.waitForSelector('.status-preset .status-emoji .e');
+    await page.keyboard.type('Reviewing');
+    await check(t, page, `status-dialog-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'Set status' }).waitFor({ state: 'detached' });
 
     for (const panel of ['Account', 'Display']) {
       await page.goto(ts.url + '/#settings/' + panel.toLowerCase());
@@ -200,6 +219,22 @@ for (const dark of [false, true]) {
     await page.keyboard.press('Escape');
     await page.getByRole('alertdialog').waitFor({ state: 'detached' });
 
+    // Creating a channel (its people picker's suggestions open), and a channel's settings.
+    await page.click('button[aria-label="Create channel"]');
+    await page.waitForSelector('input[name="channel-name"]:focus');
+    await page.keyboard.type('Ideas');
+    await page.fill('#create-channel-people', 'oth');
+    await page.waitForSelector('#create-channel-people-options [role="option"]');
+    await check(t, page, `create-channel-1280-${mode}`);
+    await page.keyboard.press('Escape'); // the suggestions
+    await page.keyboard.press('Escape'); // the dialog
+    await waitFor(page, `document.querySelector('.channel-dialog') === null`);
+    await page.click('button[aria-label="Settings of #general"]');
+    await waitFor(page, `document.querySelectorAll('.member-list li').length === 3`);
+    await check(t, page, `channel-settings-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await waitFor(page, `document.querySelector('.channel-dialog') === null`);
+
     for (const panel of ['notifications', 'invitations']) {
       await page.goto(ts.url + '/#settings/' + panel);
       await waitFor(
@@ -216,6 +251,13 @@ for (const dark of [false, true]) {
     await waitFor(page, `document.querySelector('.messages[aria-busy="false"]') !== null`);
     await page.click('#compose-text');
     await check(t, page, `dm-1280-${mode}`);
+
+    // The people column, filtered, a person focused from the filter by the arrow key.
+    await page.fill('.people-filter', 'o');
+    await waitFor(page, `document.querySelectorAll('.people a.person').length === 1`);
+    await page.keyboard.press('ArrowDown');
+    await page.waitForSelector('.people a.person:focus');
+    await check(t, page, `people-1280-${mode}`);
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
   });
@@ -238,6 +280,10 @@ for (const dark of [false, true]) {
     );
     await page.waitForTimeout(400); // the drawer's slide (contrast is read from what is drawn)
     await check(t, page, `drawer-open-390-${mode}`);
+    // The people, a section of the drawer, folded until opened.
+    await page.click('.people-section button[aria-expanded="false"]');
+    await page.waitForSelector('.people-section a.person');
+    await check(t, page, `people-390-${mode}`);
     await page.keyboard.press('Escape');
     await waitFor(
       page,

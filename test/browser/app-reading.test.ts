@@ -708,6 +708,10 @@ t.test('a new channel from the channels list, joining and leaving one', async (t
   );
   t.equal((await options())[0], 'Create channel #Launch plans', 'offered first');
   await page.keyboard.press('Enter');
+  // The "Create channel" dialog, the name filled in: created as it is (public, hamlet in it).
+  await page.waitForSelector('[role="dialog"][aria-labelledby="create-channel-title"]');
+  t.equal(await page.inputValue('input[name="channel-name"]'), 'Launch plans', 'the name given');
+  await page.click('[aria-labelledby="create-channel-title"] button[type="submit"]');
   await waitFor(page, `location.hash.endsWith("-Launch-plans")`);
   await waitFor(
     page,

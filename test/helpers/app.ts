@@ -23,6 +23,8 @@ export async function openApp(
     dark?: boolean;
     /** Page-side JavaScript run before the page's own in every document (addInitScript). */
     init?: string;
+    /** Done to the page before it loads (e.g. `page.clock.install()`). */
+    setup?: (page: Page) => Promise<void>;
   } = {},
 ): Promise<AppPage> {
   const page = await b.newPage({
@@ -30,6 +32,7 @@ export async function openApp(
     colorScheme: opts.dark ? 'dark' : 'light',
   });
   if (opts.init) await page.addInitScript(opts.init);
+  if (opts.setup) await opts.setup(page);
   const watch = await watchPage(page);
   await page.goto(url + '/' + (opts.hash ?? ''));
   const user = fx.users[who]!;

@@ -8,6 +8,7 @@ import { nowSeconds } from '../../src/config.js';
 import type { ConfabServer } from '../../src/server.js';
 import { doCreateRealm } from '../../src/mutations/realms.js';
 import { NOTIFICATION_BOT_EMAIL } from '../../src/lib/notices.js';
+import { WELCOME_BOT } from '../../src/lib/welcome.js';
 import { hashPassword } from '../../src/lib/password.js';
 import { Role } from '../../src/lib/roles.js';
 import { insertUserRow } from '../../src/mutations/users.js';
@@ -76,11 +77,24 @@ export async function seedRealm(server: ConfabServer, stringId = ''): Promise<Fi
       password_hash: await hashPassword(password(name), config.scryptN),
       role,
       can_create_users: name === 'iago',
+      // The fixture's accounts stand for accounts older than the test: no welcome message.
+      welcome: null,
     });
     users[name] = { id: r.user_id, email, api_key: r.api_key, password: password(name), role };
   }
   const bot = realm.view.userByEmail(NOTIFICATION_BOT_EMAIL)!;
   return { realmId: owner.realm_id, users, notificationBotId: bot.id };
+}
+
+/**
+ * Gives the fixture realm its Welcome Bot, which every realm the server sets up has
+ * (src/realm-setup.ts) and the fixture's lacks: without it, the first account a test creates
+ * brings the bot too (src/mutations/welcome.ts), with its own events. For tests that count the
+ * events of an account's creation.
+ */
+export async function addWelcomeBot(server: ConfabServer, fx: Fixture): Promise<number> {
+  const realm = server.context.realms.get(fx.realmId)!;
+  return (await realm.ask('user.system_bot.ensure', WELCOME_BOT)).user_id;
 }
 
 /** Every active user of the fixture realm (the notification bot too), ascending. */

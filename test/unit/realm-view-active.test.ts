@@ -5,10 +5,13 @@
  */
 import t from 'tap';
 import { assertSuccess } from '../helpers/api.js';
+import { addWelcomeBot } from '../helpers/fixtures.js';
 import { startServer } from '../helpers/server.js';
 
 t.test('the active-user count follows the users', async (t) => {
   const { server, fx, api } = await startServer(t);
+  // As in every realm the server sets up; else the first account created brings it, one more.
+  await addWelcomeBot(server, fx);
   const view = () => server.context.realms.get(fx.realmId)!.view;
   const agree = (what: string) =>
     t.equal(view().activeUserCount(), view().activeUsers().length, what);

@@ -54,6 +54,7 @@ t.test('the incrementally updated group model equals a fresh load', async (t) =>
         full_name: email.split('@')[0]!,
         password_hash: null,
         role,
+        welcome: null,
       })
     ).user_id;
   const ann = await create('ann@zulip.com', 400);
@@ -132,6 +133,7 @@ t.test('a fresh load after many creations matches (the bulk path of imports)', a
       full_name: `U ${i}`,
       password_hash: null,
       role: ([100, 200, 300, 400, 600] as const)[i % 5]!,
+      welcome: null,
     });
   }
   compare(t, realm.view, new RealmView(ts.server.store, ts.fx.realmId));

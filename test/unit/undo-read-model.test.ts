@@ -58,6 +58,7 @@ t.test("a node's batches taken back leave its read model as a fresh load", async
     full_name: 'Ann Undone',
     password_hash: null,
     role: 400,
+    welcome: null,
   });
   sealed();
   t.ok(view.userByEmail('ann@zulip.com'), 'the new user is in the view');

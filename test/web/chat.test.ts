@@ -1,9 +1,9 @@
 /**
  * web/state/chat.ts, the reducer: register's snapshot, then each event kind the app reduces —
  * messages into the lists they belong in and the unread counts (muted topics and channels
- * apart), flags both ways, reactions, edits, moves, deletions, subscriptions, users, typing — and
- * the local echo replaced by the server's message. Against the real server (the state a fresh
- * register gives equals the state the events built): test/api/client-state.test.ts.
+ * apart), flags both ways, reactions, edits, moves, deletions, subscriptions, users, typing,
+ * presence — and the local echo replaced by the server's message. Against the real server (the
+ * state a fresh register gives equals the state the events built): test/api/client-state.test.ts.
  */
 import t from 'tap';
 import type {
@@ -371,6 +371,28 @@ t.test('subscriptions, channels, users, groups, settings', (t) => {
   ]);
   t.equal(s.channelName(12), 'renamed');
   s.apply([
+    ev({
+      type: 'stream',
+      op: 'update',
+      stream_id: 12,
+      name: 'renamed',
+      property: 'description',
+      value: '**Soup**',
+      rendered_description: '<p><strong>Soup</strong></p>',
+    }),
+  ]);
+  t.same(
+    [s.subs.get(12)?.description, s.channels.get(12)?.rendered_description],
+    ['**Soup**', '<p><strong>Soup</strong></p>'],
+    'a description with its HTML',
+  );
+  // The members of the channels whose settings are open: peer events (ChannelMembers).
+  t.equal(s.members.shouldFetch(12), true);
+  s.members.fetched(12, [1]);
+  s.apply([ev({ type: 'subscription', op: 'peer_add', stream_ids: [12], user_ids: [2, 3] })]);
+  s.apply([ev({ type: 'subscription', op: 'peer_remove', stream_ids: [12], user_ids: [3] })]);
+  t.same([...s.members.get(12)!], [1, 2], 'peer_add and peer_remove reach the members');
+  s.apply([
     ev({ type: 'subscription', op: 'remove', subscriptions: [{ stream_id: 12, name: 'renamed' }] }),
   ]);
   t.equal(s.subs.has(12), false);
@@ -695,5 +717,77 @@ t.test("a channel's topics fetched: the answer taken with what arrived meanwhile
   ]);
   t.equal(s.setTopics(10, [{ name: 'lunch', max_id: 21 }]), false, 'to be asked again');
   t.ok(s.topics.has(10), 'shown until then');
+  t.end();
+});
+
+t.test("user status: register's snapshot, events, the revision drawn again", (t) => {
+  const { s } = state({ user_status: { '2': { status_text: 'Busy' } } });
+  t.same(s.statuses.get(2), { text: 'Busy', emoji: null });
+  const rev = s.rev.status.value;
+  s.apply([
+    ev({
+      type: 'user_status',
+      user_id: 3,
+      status_text: 'Vacationing',
+      emoji_name: 'palm_tree',
+      emoji_code: '1f334',
+      reaction_type: 'unicode_emoji',
+    }),
+  ]);
+  t.same(s.statuses.get(3), {
+    text: 'Vacationing',
+    emoji: { name: 'palm_tree', code: '1f334', type: 'unicode_emoji' },
+  });
+  t.ok(s.rev.status.value > rev, 'drawn again');
+  const after = s.rev.status.value;
+  s.apply([ev({ type: 'user_status', user_id: 3, away: true })]);
+  t.equal(s.rev.status.value, after, 'away alone changes no status');
+  s.apply([ev({ type: 'user_status', user_id: 3, status_text: '', emoji_name: '' })]);
+  t.same(s.statuses.get(3), { text: '', emoji: null }, 'cleared');
+  t.end();
+});
+
+t.test("presence: register's snapshot, a presence event, a ping's answer, one's own", (t) => {
+  const at = 1_700_000_000;
+  const { s } = state({
+    presences: {
+      '2': { active_timestamp: at - 10, idle_timestamp: at - 10 },
+      '3': { active_timestamp: at - 1000, idle_timestamp: at - 1000 },
+    },
+    server_timestamp: at,
+    presence_last_update_id: 4,
+    server_presence_offline_threshold_seconds: 140,
+  });
+  t.same([s.presenceOf(2), s.presenceOf(3)], ['active', 'offline']);
+  t.equal(s.presence.lastUpdateId, 4, "the next ping's start");
+  t.equal(s.presenceOf(SELF), 'active', 'one is active oneself');
+  const rev = s.rev.presence.value;
+  // Othello comes online: the event's legacy format, with the server's time.
+  s.apply([
+    ev({
+      type: 'presence',
+      user_id: 3,
+      email: 'o@x',
+      server_timestamp: at + 30,
+      presence: { website: { client: 'website', status: 'active', timestamp: at + 30 } },
+    }),
+  ]);
+  t.equal(s.presenceOf(3), 'active');
+  t.ok(s.rev.presence.value > rev, 'drawn again');
+  // A ping's answer past the threshold with nothing of Hamlet: offline; Othello's answer is new.
+  s.setPresences({
+    presences: { '3': { active_timestamp: at + 200, idle_timestamp: at + 200 } },
+    server_timestamp: at + 200,
+    presence_last_update_id: 9,
+  });
+  t.same([s.presenceOf(2), s.presenceOf(3)], ['offline', 'active']);
+  t.equal(s.presence.lastUpdateId, 9);
+  s.setPresences({});
+  t.equal(s.presence.lastUpdateId, 9, 'a ping_only answer changes nothing');
+  // Invisible mode: one shows offline to oneself too.
+  s.apply([
+    ev({ type: 'user_settings', op: 'update', property: 'presence_enabled', value: false }),
+  ]);
+  t.equal(s.presenceOf(SELF), 'offline');
   t.end();
 });

@@ -38,7 +38,7 @@ function sameTo(a: ComposeTo, b: ComposeTo): boolean {
   return false;
 }
 
-function Options({
+export function Options({
   items,
   active,
   onPick,

@@ -2,8 +2,9 @@
  * The app's controller: the one place where the typed client (src/client), the state modules
  * (web/state) and the browser meet. It registers the event queue and keeps it live, routes the
  * URL's fragment to a narrow (back/forward work), opens message lists, sends (with local echo),
- * marks what was seen as read in batches, shows notifications, keeps the title, pings presence
- * (the only timer an idle tab runs, at the server's presence interval), and logs out. Views read
+ * marks what was seen as read in batches, shows notifications, keeps the title, reports presence
+ * and fetches everyone's (the only timer an idle tab runs, at the server's presence interval;
+ * the status active or idle by the user's input: state/presence.ts), and logs out. Views read
  * its signals and call its methods; they never call the network themselves.
  */
 import { batch, effect, signal } from '@preact/signals';
@@ -49,6 +50,7 @@ import {
   type Narrow,
 } from '../state/narrow.js';
 import { pageTitle, shouldNotify } from '../state/notify.js';
+import { Activity } from '../state/presence.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
 import { topicKey } from '../state/unread.js';
 import { htmlText, plainHtml } from './format.js';
@@ -64,7 +66,15 @@ export type ComposeTo =
 
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
-export type Dialog = { kind: 'jump' } | { kind: 'settings'; panel: string } | null;
+export type Dialog =
+  | { kind: 'jump' }
+  | { kind: 'settings'; panel: string }
+  /** The "Create channel" dialog, its name filled in (from Jump's "Create channel #name"). */
+  | { kind: 'create-channel'; name: string }
+  | { kind: 'channel-settings'; streamId: number }
+  /** Setting one's own status (status.tsx). */
+  | { kind: 'status' }
+  | null;
 
 /**
  * A person's profile card, or a user group's card (profile-card.tsx): whose, and the box of what
@@ -167,6 +177,11 @@ export class Controller {
   private pendingRead = new Set<number>();
   private readTimer: ReturnType<typeof setTimeout> | null = null;
   private presenceTimer: ReturnType<typeof setInterval> | null = null;
+  /** Whether the user is at this page (the status its presence reports). */
+  private readonly activity = new Activity(
+    Date.now(),
+    typeof document !== 'undefined' ? document.hasFocus() : true,
+  );
   private toastSeq = 0;
   private questionSeq = 0;
   private composeSeq = 0;
@@ -193,12 +208,18 @@ export class Controller {
     this.on(window, 'focus', () => {
       this.focused.value = true;
       this.permission = null;
+      this.userActive(false);
     });
+    // Input keeps the user active (a number set: no work, no timer).
+    for (const type of ['keydown', 'pointerdown', 'pointermove', 'wheel', 'touchstart'])
+      this.on(window, type, () => this.userActive(true));
     this.on(window, 'blur', () => (this.focused.value = false));
     this.on(window, 'online', () => this.stream?.reconnectNow());
     this.on(document, 'visibilitychange', () => {
-      if (document.visibilityState === 'visible') this.stream?.reconnectNow();
-      this.pingPresence();
+      if (document.visibilityState === 'visible') {
+        this.stream?.reconnectNow();
+        this.userActive(false);
+      }
     });
     this.on(window, 'pagehide', () => this.stream?.stop({ deleteQueue: true }));
     ConfabClient.serverSettings(location.origin)
@@ -332,9 +353,10 @@ export class Controller {
         .catch(() => this.toast('Could not load the list of people; some names may be missing.'));
     }
     if (this.presenceTimer === null) {
-      this.pingPresence();
+      // The snapshot has everyone's presence: this first report only says the user is here.
+      this.pingPresence(true);
       this.presenceTimer = setInterval(
-        () => this.pingPresence(),
+        () => this.pingPresence(false),
         s.realm.presencePingSeconds * 1000,
       );
     }
@@ -428,11 +450,31 @@ export class Controller {
     this.show(at);
   }
 
-  private pingPresence(): void {
-    if (!this.state.value) return;
+  /**
+   * Reports the user's presence (as the reference's web app: every ping interval, and at once
+   * when an idle user comes back); unless `pingOnly`, the answer brings the presences that
+   * changed since the last one, and the time by which the others are judged (offline ones go).
+   */
+  private pingPresence(pingOnly: boolean): void {
+    const s = this.state.value;
+    if (!s) return;
     this.client
-      .presence(document.visibilityState === 'visible' ? 'active' : 'idle')
+      .presence(this.activity.status(Date.now()), {
+        pingOnly,
+        newUserInput: this.activity.newUserInput,
+        lastUpdateId: pingOnly ? undefined : s.presence.lastUpdateId,
+      })
+      .then((r) => {
+        this.activity.newUserInput = false;
+        // Not into a state registered anew meanwhile (its snapshot is newer).
+        if (!pingOnly && this.state.value === s) s.setPresences(r);
+      })
       .catch(() => undefined);
+  }
+
+  /** Input (`input`) or the focus: an idle user who comes back is reported at once. */
+  private userActive(input: boolean): void {
+    if (this.activity.touch(Date.now(), input)) this.pingPresence(true);
   }
 
   // ---- Routing ----------------------------------------------------------------------------
@@ -481,9 +523,22 @@ export class Controller {
       this.toast(e instanceof Error ? e.message : String(e));
       return;
     }
+    const id = await this.subscribedTo(s, name);
+    if (id !== undefined && this.state.value === s) this.go(channelNarrow(id));
+  }
+
+  /**
+   * The channel of this name once the events have brought the user's subscription to it (or,
+   * `subscribed` false, the channel).
+   */
+  private async subscribedTo(
+    s: ChatState,
+    name: string,
+    subscribed = true,
+  ): Promise<number | undefined> {
     const joined = () => {
       const ch = s.channelByName(name);
-      return ch && s.subs.has(ch.stream_id) ? ch.stream_id : undefined;
+      return ch && (!subscribed || s.subs.has(ch.stream_id)) ? ch.stream_id : undefined;
     };
     const id = await new Promise<number | undefined>((resolve) => {
       let stop: (() => void) | null = null;
@@ -500,7 +555,111 @@ export class Controller {
         queueMicrotask(() => stop?.());
       });
     });
-    if (id !== undefined && this.state.value === s) this.go(channelNarrow(id));
+    return id;
+  }
+
+  openCreateChannel(name = ''): void {
+    batch(() => {
+      this.dialog.value = { kind: 'create-channel', name };
+      this.drawer.value = false;
+    });
+  }
+
+  openChannelSettings(streamId: number): void {
+    batch(() => {
+      this.dialog.value = { kind: 'channel-settings', streamId };
+      this.drawer.value = false;
+    });
+  }
+
+  /**
+   * Creates a channel (`POST /users/me/subscriptions` with its settings and people) and, once the
+   * events have brought it, closes the dialog and shows it. The server's refusal is returned (the
+   * dialog shows it), null when done.
+   */
+  async createChannel(p: Parameters<ConfabClient['createChannel']>[0]): Promise<string | null> {
+    const s = this.state.value;
+    if (!s) return 'Not connected.';
+    try {
+      await this.client.createChannel(p);
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+    // Created without the user in it: a public one is shown once known; a private one cannot be.
+    const withSelf = p.principals?.includes(s.selfId) ?? true;
+    const id =
+      withSelf || !p.invite_only ? await this.subscribedTo(s, p.name, withSelf) : undefined;
+    if (this.state.value !== s) return null;
+    if (this.dialog.value?.kind === 'create-channel') this.dialog.value = null;
+    if (id !== undefined) this.go(channelNarrow(id));
+    else this.toast(`Created #${p.name}.`, 'info');
+    return null;
+  }
+
+  /** A channel's members, fetched once (then kept by the events: ChatState.members). */
+  async loadMembers(streamId: number): Promise<void> {
+    const s = this.state.value;
+    if (!s || !s.members.shouldFetch(streamId)) return;
+    try {
+      const r = await this.client.channelMembers(streamId);
+      s.members.fetched(streamId, r.subscribers);
+    } catch (e) {
+      s.members.failed(streamId);
+      this.toast(
+        `Could not load the channel's members: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+  }
+
+  /** Subscribes people to a channel; the server's refusal is returned, null when done. */
+  async addMembers(streamId: number, userIds: number[]): Promise<string | null> {
+    const ch = this.state.value?.channels.get(streamId);
+    if (!ch) return 'This channel is gone.';
+    try {
+      await this.client.addSubscribers(ch.name, userIds);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /**
+   * Unsubscribes someone from a channel, after a confirmation; the server's refusal is
+   * returned (null when done, or not confirmed).
+   */
+  async removeMember(streamId: number, userId: number): Promise<string | null> {
+    const s = this.state.value;
+    const ch = s?.channels.get(streamId);
+    if (!s || !ch) return 'This channel is gone.';
+    const who = s.userName(userId);
+    const ok = await this.ask({
+      title: `Remove ${who} from #${ch.name}?`,
+      text: ch.invite_only
+        ? `${who} will no longer see this private channel, and will need to be added again.`
+        : `${who} will no longer receive its messages.`,
+      action: 'Remove',
+      danger: true,
+    });
+    if (!ok) return null;
+    try {
+      await this.client.unsubscribe([ch.name], [userId]);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /** Changes a channel's description or name; the server's refusal is returned. */
+  async updateChannel(
+    streamId: number,
+    p: { description?: string; new_name?: string },
+  ): Promise<string | null> {
+    try {
+      await this.client.updateChannel(streamId, p);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
   }
 
   /**
@@ -1113,6 +1272,20 @@ export class Controller {
   applyTheme(): void {
     const scheme = this.state.value?.settings.color_scheme ?? 1;
     setTheme(scheme === 2 ? 'dark' : scheme === 3 ? 'light' : '');
+  }
+
+  /**
+   * Sets the user's status (`POST /users/me/status`, only what changed); true when the server
+   * took it. It shows when its `user_status` event comes, as it does for everyone.
+   */
+  async setStatus(change: Parameters<ConfabClient['setStatus']>[0]): Promise<boolean> {
+    try {
+      await this.client.setStatus(change);
+      return true;
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+      return false;
+    }
   }
 
   async setTheme(scheme: 1 | 2 | 3): Promise<void> {

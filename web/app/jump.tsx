@@ -1,7 +1,8 @@
 /**
- * Ctrl+K (and the + beside "Channels"): jump anywhere by name — views, channels (joining one not
- * subscribed), topics of the channels opened so far, people (a direct conversation), a new
- * channel of a name no channel has, or a full-text search for the words.
+ * Ctrl+K (and "Browse channels" beside "Channels"): jump anywhere by name — views, channels
+ * (joining one not subscribed), topics of the channels opened so far, people (a direct
+ * conversation), a new channel (the "Create channel" dialog, with the name typed if no channel
+ * has it), or a full-text search for the words.
  */
 import { useLayoutEffect, useRef } from 'preact/hooks';
 import { rank } from '../state/autocomplete.js';
@@ -74,6 +75,14 @@ export function Jump({ c }: { c: Controller }) {
             },
       });
     }
+    const mayCreate = s.creatableChannels().length > 0;
+    if (!q && mayCreate)
+      items.push({
+        key: 'create-channel',
+        label: 'Create a channel…',
+        icon: <Icon name="plus" />,
+        run: () => c.openCreateChannel(),
+      });
     if (q) {
       const topics = [...s.topics.entries()].flatMap(([id, ts]) =>
         ts.map((t) => ({ id, name: t.name })),
@@ -97,20 +106,18 @@ export function Jump({ c }: { c: Controller }) {
           run: go(dmNarrow([u.user_id], s.selfId)),
         });
       }
-      // A name no channel has: a new channel (the server says whether one may create it).
+      // A name no channel has: a new channel (if the organization lets the user create any).
       const name = q.trim();
       const taken = [...s.channels.values()].some(
         (ch) => ch.name.toLowerCase() === name.toLowerCase(),
       );
-      if (name && !taken)
+      if (name && !taken && mayCreate)
         items.push({
           key: 'new-channel',
           label: `Create channel #${name}`,
           icon: <Icon name="plus" />,
-          run: () => {
-            close();
-            void c.joinChannel(name);
-          },
+          // The "Create channel" dialog, the name filled in (its description, privacy, people).
+          run: () => c.openCreateChannel(name),
         });
       items.push({
         key: 'search',

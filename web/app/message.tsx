@@ -18,6 +18,7 @@ import { clock, fullTime } from './format.js';
 import { Icon, type IconName } from './icons.js';
 import { useLive } from './live.js';
 import { Menu } from './menu.js';
+import { StatusEmoji } from './status.js';
 
 let katexLoaded = false;
 
@@ -270,6 +271,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
               >
                 {m.sender_full_name}
               </button>
+              <StatusEmoji s={s} id={m.sender_id} />
               {time}
               {edited && <span class="edited">({edited})</span>}
             </div>

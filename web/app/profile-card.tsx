@@ -12,10 +12,14 @@
  */
 import type { ComponentChildren, RefObject } from 'preact';
 import { useLayoutEffect, useRef } from 'preact/hooks';
+import { presenceText } from '../state/presence.js';
 import { groupCard, profileCard } from '../state/profile.js';
+import { NO_STATUS } from '../state/user-status.js';
 import { Avatar } from './bits.js';
 import type { CardAt, Controller } from './controller.js';
 import { Icon } from './icons.js';
+import { PresenceDot } from './people.js';
+import { StatusEmoji, StatusLine } from './status.js';
 import { track } from './track.js';
 
 /** Under this width the card is a sheet at the bottom of the screen (app.css says the same). */
@@ -36,11 +40,11 @@ export function ProfileCard({ c }: { c: Controller }) {
 }
 
 /** How the card goes: back where the focus was, or on with an action (which places it). */
-type Leave = 'back' | 'compose' | 'list';
+type Leave = 'back' | 'compose' | 'list' | 'status';
 
 function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) {
   const s = c.state.value!;
-  track(s.rev.users, s.rev.settings);
+  track(s.rev.users, s.rev.settings, s.rev.presence);
   const primary = useRef<HTMLButtonElement>(null);
   const leave = useRef<Leave>('back');
   const card = profileCard(userId, {
@@ -58,6 +62,12 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
   // Someone the app does not know yet: the people are still loading (GET /users, after the first
   // screen), and the card fills in when they come; or not someone it will know.
   const name = card?.name ?? s.userName(userId);
+  // Presence as the people list shows it (a bot, a deactivated account, or an organization that
+  // turned it off: none), in words too, as the reference's card says it.
+  const presence =
+    card && !card.isBot && !card.deactivated && !s.realm.presenceDisabled
+      ? s.presenceOf(userId)
+      : null;
   return (
     <CardFrame
       c={c}
@@ -69,13 +79,22 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
       filled={card !== undefined}
     >
       <div class="card-head">
-        <Avatar large id={userId} name={name} url={card?.avatarUrl} />
+        <span class="with-dot">
+          <Avatar large id={userId} name={name} url={card?.avatarUrl} />
+          {presence && <PresenceDot status={presence} />}
+        </span>
         <div class="card-who">
           <h2 id={nameId} class="card-name">
             {name}
             {card?.isMe && <span class="card-you"> (you)</span>}
+            <StatusEmoji s={s} id={userId} />
           </h2>
           {card && <p class="card-email">{card.email}</p>}
+          {presence && (
+            <p class={`card-presence ${presence}`}>
+              {presenceText(presence, s.presence.lastActive(userId), Date.now())}
+            </p>
+          )}
         </div>
         <button
           class="icon-btn card-close"
@@ -86,6 +105,7 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
           <Icon name="x" />
         </button>
       </div>
+      {card && <StatusLine s={s} id={userId} />}
       {!card && (
         <p class="card-pending" role="status">
           {s.usersComplete ? 'Not someone this organization knows.' : 'Loading…'}
@@ -125,6 +145,20 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
         </p>
       )}
       <div class="card-actions">
+        {card?.isMe && (
+          <button
+            key="status"
+            class="btn"
+            type="button"
+            onClick={() => {
+              close('status');
+              c.dialog.value = { kind: 'status' };
+            }}
+          >
+            <Icon name="smile" />
+            {s.statuses.get(s.selfId) === NO_STATUS ? 'Set status' : 'Edit status'}
+          </button>
+        )}
         {card?.canMessage && (
           <button
             key="dm"
@@ -203,7 +237,8 @@ function CardFrame({
     return () => {
       const now = document.activeElement;
       const inside = !now || now === document.body || !!el?.contains(now);
-      if (leave.current === 'compose' || !inside) return;
+      // The status dialog takes the focus itself, and gives it back to what had it before.
+      if (leave.current === 'compose' || leave.current === 'status' || !inside) return;
       const list = document.querySelector<HTMLElement>('.messages');
       const to =
         leave.current === 'back' && before && before.isConnected && before !== document.body

@@ -1,12 +1,14 @@
 /**
  * The app's frame: sidebar (a drawer on narrow screens), the top bar with the view's title and
- * search, the message pane and the compose box; the reconnecting banner, messages to the user,
- * and the dialogs (jump, settings, emoji picker, a profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
+ * search, the message pane and the compose box, the people (a column on wide screens); the
+ * reconnecting banner, messages to the user, and the dialogs (jump, settings, emoji picker, a
+ * profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
  * `n` next unread topic, `r` reply, `c` new topic, Esc closes what is open.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
 import { Swatch } from './bits.js';
+import { ChannelSettings, CreateChannel } from './channel-dialogs.js';
 import { Compose } from './compose.js';
 import { ConfirmDialog } from './confirm.js';
 import type { Controller } from './controller.js';
@@ -16,8 +18,10 @@ import { Icon } from './icons.js';
 import { useLive } from './live.js';
 import { Jump } from './jump.js';
 import { MessagePane } from './message-pane.js';
+import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { ProfileCard } from './profile-card.js';
 import { Sidebar } from './sidebar.js';
+import { StatusDialog } from './status.js';
 // Types only (erased): the module itself is imported when the settings first open.
 import type * as SettingsPanels from './settings-panels.js';
 
@@ -65,6 +69,27 @@ function Title({ c }: { c: Controller }) {
     <h1 class="title">
       <span class="crumb">{c.viewName(n)}</span>
     </h1>
+  );
+}
+
+/** The settings of the channel shown (its description, members, privacy). */
+function ChannelSettingsButton({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.channels);
+  const n = c.narrow.value;
+  const ch = channelOf(n);
+  if (ch === undefined || !s.channels.has(ch) || n.terms.some((t) => t.operator === 'search'))
+    return null;
+  return (
+    <button
+      class="icon-btn channel-settings-btn"
+      type="button"
+      aria-label={`Settings of #${s.channelName(ch)}`}
+      title="Channel settings"
+      onClick={() => c.openChannelSettings(ch)}
+    >
+      <Icon name="gear" />
+    </button>
   );
 }
 
@@ -183,6 +208,8 @@ export function Shell({ c }: { c: Controller }) {
   const main = useRef<HTMLElement>(null);
   const toasts = useRef<HTMLDivElement>(null);
   const drawn = !!(s && list);
+  // The people: a column of their own on a wide screen, else in the sidebar (sidebar.tsx).
+  const wide = useMedia(PEOPLE_COLUMN_QUERY);
 
   // The toasts' height, for the layout (app.css): an open dialog sits below them, so that no
   // toast covers its header (its title and close button) or its actions.
@@ -274,6 +301,7 @@ export function Shell({ c }: { c: Controller }) {
       data-drawer={c.drawer.value ? 'open' : 'closed'}
       data-status={status}
       data-transport={c.transport.value ?? ''}
+      data-people={wide ? 'column' : 'sidebar'}
     >
       {/* The first Tab stop: past the sidebar and the top bar (some fifteen stops) to the
           messages, where the arrows and j/k move. Hidden until focused. A button, not a link to
@@ -323,14 +351,21 @@ export function Shell({ c }: { c: Controller }) {
             <Icon name="menu" />
           </button>
           <Title c={c} />
+          <ChannelSettingsButton c={c} />
           <Membership c={c} />
           <Search c={c} />
         </header>
         <MessagePane c={c} list={list} />
         <Compose c={c} />
       </main>
+      {wide && <PeopleColumn c={c} />}
       {dialog?.kind === 'jump' && <Jump c={c} />}
       {dialog?.kind === 'settings' && <LazySettings c={c} panel={dialog.panel} />}
+      {dialog?.kind === 'create-channel' && <CreateChannel c={c} name={dialog.name} />}
+      {dialog?.kind === 'channel-settings' && (
+        <ChannelSettings key={dialog.streamId} c={c} streamId={dialog.streamId} />
+      )}
+      {dialog?.kind === 'status' && <StatusDialog c={c} />}
       {c.picker.value && <EmojiPicker c={c} />}
       <ProfileCard c={c} />
       <ConfirmDialog c={c} />

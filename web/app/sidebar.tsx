@@ -1,7 +1,8 @@
 /**
  * The sidebar: the views (all messages, mentions, direct messages, starred), the subscribed
  * channels with their colour and unread counts (muted ones dimmed), the open channel's topics
- * with counts, and the direct-message conversations. Counts come from the unread bookkeeping
+ * with counts, the direct-message conversations (a person's with their presence dot), and, on
+ * screens too narrow for the people column (people.tsx), the people. Counts come from the unread bookkeeping
  * (register's `unread_msgs`, kept live by events), the starred messages' from register's
  * `starred_messages` (kept by the star's events). On narrow screens it is a drawer.
  */
@@ -26,7 +27,15 @@ import { topicKey } from '../state/unread.js';
 import { Avatar, Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
+import { EmojiGlyph } from './message.js';
 import { Menu } from './menu.js';
+import {
+  AvatarWithDot,
+  PEOPLE_COLUMN_QUERY,
+  PeopleSection,
+  StatusWords,
+  useMedia,
+} from './people.js';
 import { isDark } from './theme.js';
 import { track } from './track.js';
 
@@ -249,6 +258,7 @@ class ChannelItem extends Component<ChannelItemProps> {
                 label: sub.is_muted ? 'Unmute channel' : 'Mute channel',
                 run: () => void c.setChannelMuted(sub.stream_id, !sub.is_muted),
               },
+              { label: 'Channel settings', run: () => c.openChannelSettings(sub.stream_id) },
             ]}
           />
         </div>
@@ -264,8 +274,9 @@ class ChannelItem extends Component<ChannelItemProps> {
 
 export function Sidebar({ c }: { c: Controller }) {
   const s = c.state.value!;
-  track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users);
+  track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users, s.rev.presence);
   const [allDms, setAllDms] = useState(false);
+  const wide = useMedia(PEOPLE_COLUMN_QUERY);
   const counts = s.unreadCounts();
   const cur = c.narrow.value;
   const curChannel = channelOf(cur);
@@ -330,8 +341,19 @@ export function Sidebar({ c }: { c: Controller }) {
               title="Browse channels"
               onClick={() => (c.dialog.value = { kind: 'jump' })}
             >
-              <Icon name="plus" />
+              <Icon name="hash" />
             </button>
+            {s.creatableChannels().length > 0 && (
+              <button
+                class="icon-btn"
+                type="button"
+                aria-label="Create channel"
+                title="Create channel"
+                onClick={() => c.openCreateChannel()}
+              >
+                <Icon name="plus" />
+              </button>
+            )}
           </div>
           <ul class="nav-list">
             {s.sortedSubs().map((sub) => {
@@ -372,15 +394,17 @@ export function Sidebar({ c }: { c: Controller }) {
               const ids = key.split(',').map(Number);
               const narrow = dmNarrow(ids, s.selfId);
               const first = ids[0]!;
+              const status =
+                ids.length === 1 && !s.realm.presenceDisabled ? s.presenceOf(first) : null;
               return (
                 <li key={key}>
                   <NavLink c={c} narrow={narrow} current={curKey === narrowKey(narrow)}>
                     {ids.length === 1 ? (
-                      <Avatar
-                        small
+                      <AvatarWithDot
                         id={first}
                         name={s.userName(first)}
                         url={s.users.get(first)?.avatar_url}
+                        status={status}
                       />
                     ) : (
                       <span
@@ -392,6 +416,7 @@ export function Sidebar({ c }: { c: Controller }) {
                       </span>
                     )}
                     <span class="label">{s.dmName(ids)}</span>
+                    <StatusWords status={status} />
                     <Count n={counts.dms.get(key) ?? 0} />
                   </NavLink>
                 </li>
@@ -407,6 +432,7 @@ export function Sidebar({ c }: { c: Controller }) {
             )}
           </ul>
         </section>
+        {!wide && <PeopleSection c={c} />}
       </div>
       <div class="sidebar-foot">
         <button class="me" type="button" onClick={() => c.openSettings('account')}>
@@ -416,6 +442,7 @@ export function Sidebar({ c }: { c: Controller }) {
           <span class="sr-only">Settings for </span>
           <span>{s.self.full_name}</span>
         </button>
+        <StatusButton c={c} />
         <ThemeToggle c={c} />
         <button
           class="icon-btn"
@@ -428,6 +455,32 @@ export function Sidebar({ c }: { c: Controller }) {
         </button>
       </div>
     </nav>
+  );
+}
+
+/** One's status emoji (a smiley without one): opens the dialog to set it (status.tsx). */
+function StatusButton({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.status);
+  const st = s.statuses.get(s.selfId);
+  const label = st.text ? `Status: ${st.text}` : st.emoji ? 'Edit status' : 'Set status';
+  return (
+    <button
+      class="icon-btn status-btn"
+      type="button"
+      aria-label={label}
+      title={label}
+      onClick={() => (c.dialog.value = { kind: 'status' })}
+    >
+      {st.emoji ? (
+        <EmojiGlyph
+          s={s}
+          r={{ emoji_name: st.emoji.name, emoji_code: st.emoji.code, reaction_type: st.emoji.type }}
+        />
+      ) : (
+        <Icon name="smile" />
+      )}
+    </button>
   );
 }
 

@@ -16,6 +16,13 @@ import type {
   UserGroup,
   UserSettings,
 } from '../../src/client/types.js';
+import {
+  ChannelMembers,
+  channelPermissions,
+  creatableChoices,
+  type ChannelPermissions,
+  type Privacy,
+} from './channel-settings.js';
 import { inGroupSetting, type GroupSetting } from './groups.js';
 import { MessageList, type FetchedMessage } from './message-list.js';
 import { TOPIC, topicMuted } from './muting.js';
@@ -30,8 +37,10 @@ import {
   type Narrow,
   type Names,
 } from './narrow.js';
+import { Presence, type PresenceStatus, type PresenceTimes } from './presence.js';
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
+import { UserStatuses } from './user-status.js';
 
 export { TOPIC } from './muting.js';
 
@@ -68,6 +77,9 @@ export type Realm = {
   settings: Record<string, unknown>;
   typing: { startedWaitMs: number; stoppedWaitMs: number; startedExpiryMs: number };
   presencePingSeconds: number;
+  presenceOfflineSeconds: number;
+  /** The organization turned presence off: no one's is shown. */
+  presenceDisabled: boolean;
 };
 
 export type Clock = { now(): number; timers: Timers };
@@ -128,6 +140,12 @@ export class ChatState {
   /** Direct-message conversations (key: the other participants' ids) → newest message id. */
   readonly dms = new Map<string, number>();
   readonly typing: TypingTracker;
+  /** Everyone's presence (register's `presences`, the pings' answers, `presence` events). */
+  readonly presence: Presence;
+  /** The members of the channels whose settings were opened (channel-settings.ts). */
+  readonly members: ChannelMembers;
+  /** Everyone's status text and emoji (register's `user_status`, `user_status` events). */
+  readonly statuses: UserStatuses;
   maxMessageId: number;
   readonly rev = {
     users: signal(0),
@@ -137,6 +155,8 @@ export class ChatState {
     topics: signal(0),
     settings: signal(0),
     starred: signal(0),
+    presence: signal(0),
+    status: signal(0),
   };
   private readonly clock: Clock;
   private localSeq = 0;
@@ -182,6 +202,7 @@ export class ChatState {
       if (key?.kind === 'dm' && !this.dms.has(key.key)) this.dms.set(key.key, 0);
     }
     this.maxMessageId = r.max_message_id ?? 0;
+    this.members = new ChannelMembers(this.selfId);
     const settings = r as Record<string, unknown>;
     const num = (k: string, d: number | null): number | null =>
       typeof settings[k] === 'number' ? settings[k] : d;
@@ -207,7 +228,11 @@ export class ChatState {
         startedExpiryMs: num('server_typing_started_expiry_period_milliseconds', 15_000)!,
       },
       presencePingSeconds: num('server_presence_ping_interval_seconds', 60)!,
+      presenceOfflineSeconds: num('server_presence_offline_threshold_seconds', 140)!,
+      presenceDisabled: r.realm_presence_disabled === true,
     };
+    this.presence = new Presence(this.realm.presenceOfflineSeconds, r);
+    this.statuses = new UserStatuses(r.user_status);
     this.typing = new TypingTracker(
       this.realm.typing.startedExpiryMs,
       () => clock.now(),
@@ -381,6 +406,27 @@ export class ChatState {
     return (
       this.self.is_admin === true || this.self.is_owner === true || (this.self.role ?? 400) <= 200
     );
+  }
+
+  /** The kinds of channel the user may create (none: no "Create channel"). */
+  creatableChannels(): Privacy[] {
+    return creatableChoices((g) => this.inGroup(g), {
+      publicGroup: this.realmGroup('realm_can_create_public_channel_group'),
+      privateGroup: this.realmGroup('realm_can_create_private_channel_group'),
+    });
+  }
+
+  /** What the user may change in a channel (its settings' controls). */
+  channelPermissions(streamId: number): ChannelPermissions {
+    const ch = this.channels.get(streamId);
+    if (!ch) return { administer: false, addMembers: false, removeMembers: false };
+    return channelPermissions(ch, {
+      admin: this.isAdmin,
+      guest: this.self.is_guest === true || this.self.role === 600,
+      subscribed: this.subs.has(streamId),
+      inGroup: (g) => this.inGroup(g),
+      realmAddSubscribers: this.realmGroup('realm_can_add_subscribers_group'),
+    });
   }
 
   get isModerator(): boolean {
@@ -723,9 +769,11 @@ export class ChatState {
         this.replace(e.message_id, (m) => this.changeCopy(e, m));
         return null;
       case 'subscription':
+        this.members.apply(e);
         this.onSubscription(e);
         return null;
       case 'stream':
+        this.members.apply(e);
         if (e.op === 'create') for (const s of e.streams) this.channels.set(s.stream_id, s);
         else if (e.op === 'delete') {
           for (const s of e.streams) {
@@ -733,11 +781,16 @@ export class ChatState {
             this.subs.delete(s.stream_id);
           }
         } else if (e.op === 'update') {
+          // A description comes with its HTML.
+          const change =
+            e.rendered_description !== undefined
+              ? { [e.property]: e.value, rendered_description: e.rendered_description }
+              : { [e.property]: e.value };
           const c = this.channels.get(e.stream_id);
-          if (c) this.channels.set(e.stream_id, { ...c, [e.property]: e.value });
+          if (c) this.channels.set(e.stream_id, { ...c, ...change });
           const s = this.subs.get(e.stream_id);
           if (s) {
-            const next = { ...s, [e.property]: e.value };
+            const next = { ...s, ...change };
             this.subs.set(e.stream_id, next);
             this.channels.set(e.stream_id, next);
           }
@@ -796,9 +849,14 @@ export class ChatState {
       case 'user_group':
         this.onUserGroup(e);
         return null;
+      case 'presence':
+        this.onPresence(e);
+        return null;
+      case 'user_status':
+        if (this.statuses.apply(e.user_id, e)) this.rev.status.value++;
+        return null;
       case 'heartbeat':
       case 'restart':
-      case 'presence':
         return null;
       default:
         return null;
@@ -1058,6 +1116,38 @@ export class ChatState {
       }
     }
     this.rev.users.value++;
+  }
+
+  private onPresence(e: Extract<ServerEvent, { type: 'presence' }>): void {
+    const at = e.server_timestamp ?? this.clock.now() / 1000;
+    if (e.presence) this.presence.fromEvent(e.user_id, e.presence, at);
+    else if (e.presences) this.presence.setInfo(e.presences, at, this.presence.lastUpdateId);
+    else return;
+    this.rev.presence.value++;
+  }
+
+  /** The answer to a full presence ping: the presences changed since the last one. */
+  setPresences(r: {
+    presences?: Record<string, PresenceTimes>;
+    server_timestamp?: number;
+    presence_last_update_id?: number;
+  }): void {
+    if (!r.presences || r.server_timestamp === undefined) return;
+    this.presence.setInfo(
+      r.presences,
+      r.server_timestamp,
+      r.presence_last_update_id ?? this.presence.lastUpdateId,
+    );
+    this.rev.presence.value++;
+  }
+
+  /**
+   * A user's status for the people list and the dots: one's own is active while one shares it
+   * (offline in invisible mode), as the reference shows it.
+   */
+  presenceOf(id: number): PresenceStatus {
+    if (id === this.selfId) return this.settings.presence_enabled === false ? 'offline' : 'active';
+    return this.presence.status(id);
   }
 
   /** Users loaded after the first screen (register without realm_user, then GET /users). */

@@ -39,6 +39,10 @@ export const EVENT_TYPES = [
   'restart',
   'heartbeat',
   'recent_private_conversations',
+  // Everyone's presence in the snapshot (modern format: slim_presence), and users coming online.
+  'presence',
+  // Everyone's status (text and emoji), and its changes.
+  'user_status',
 ];
 export const FETCH_TYPES = EVENT_TYPES.filter((t) => t !== 'realm_user').concat([
   'realm_user_groups',

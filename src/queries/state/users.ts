@@ -11,9 +11,15 @@ import type { UserRow } from '../../storage/users.js';
 import type { StateContributor, StateRequest } from '../initial-state.js';
 import type { RealmView } from '../realm-view.js';
 import { avatarUrl, formatUser } from '../users.js';
+import { isSystemBot } from '../bots.js';
+import { NOTIFICATION_BOT_EMAIL } from '../../lib/notices.js';
+import { WELCOME_BOT } from '../../lib/welcome.js';
 import { canAccessDeliveryEmail } from '../../lib/user-settings.js';
 import { putPreserialized } from '../../lib/preserialized.js';
 import { defaultAvatarUrl, externalAvatarUrl } from '../../lib/avatars.js';
+
+/** The system bots a realm may have (the reference's cross-realm bots Confab has). */
+const SYSTEM_BOT_EMAILS = [NOTIFICATION_BOT_EMAIL, WELCOME_BOT.email];
 
 /** Who a spectator is, as the reference's stand-in account. */
 const SPECTATOR = {
@@ -92,6 +98,28 @@ function buildLists(view: RealmView, role: number | null, extAvatar: boolean): U
   };
 }
 
+/**
+ * `cross_realm_bots`: the realm's system bots (Notification Bot, Welcome Bot), as the reference's
+ * get_cross_realm_dicts shows its cross-realm bots: sorted by name, each as the bot itself would
+ * see it (its delivery e-mail, a full avatar URL), `bot_owner_id` null and `is_system_bot` true.
+ * Here they are accounts of the realm, so they are in `realm_users` too (docs/api.md).
+ */
+function crossRealmBots(view: RealmView): Record<string, unknown>[] {
+  const bots: Record<string, unknown>[] = [];
+  for (const email of SYSTEM_BOT_EMAILS) {
+    const u = view.userByEmail(email);
+    if (!u || !u.is_active || !isSystemBot(u)) continue;
+    const { is_billing_admin: _b, ...api } = formatUser(view, u, { viewerId: null });
+    bots.push({
+      ...api,
+      delivery_email: u.delivery_email,
+      bot_owner_id: null,
+      is_system_bot: true,
+    });
+  }
+  return bots.sort((a, b) => String(a.full_name).localeCompare(String(b.full_name)));
+}
+
 function fillUsers(req: StateRequest, state: Record<string, unknown>): void {
   const view = req.realm;
   const me = req.user;
@@ -120,8 +148,7 @@ function fillUsers(req: StateRequest, state: Record<string, unknown>): void {
   }
   putPreserialized(state, 'realm_users', active);
   putPreserialized(state, 'realm_non_active_users', inactive);
-  // No cross-realm (system) bots exist on this server.
-  state.cross_realm_bots = [];
+  state.cross_realm_bots = crossRealmBots(view);
 
   // The caller's own avatar is always a full URL (client_extavatar does not apply).
   if (me) {

@@ -1,0 +1,27 @@
+/**
+ * Renders the Welcome Bot's message (src/lib/welcome.ts) in both wordings for a realm, before the
+ * realm actor creates an account: POST /users, accepting an invitation, the admin tool's
+ * create-user, a new realm's owner.
+ */
+import { preparedContent } from '../lib/message-content.js';
+import { welcomeText, type PreparedWelcome } from '../lib/welcome.js';
+import type { ReadStore } from '../storage/store.js';
+import type { RenderPool } from '../../workers/pool.js';
+import type { RealmView } from './realm-view.js';
+import { renderContextFor } from './render-context.js';
+
+export type WelcomeDeps = {
+  config: Parameters<typeof renderContextFor>[0];
+  store: ReadStore;
+  renderer: RenderPool;
+};
+
+export async function prepareWelcome(deps: WelcomeDeps, view: RealmView): Promise<PreparedWelcome> {
+  const context = renderContextFor(deps.config, deps.store, view);
+  const [member, admin] = await Promise.all(
+    [welcomeText(false), welcomeText(true)].map(async (text) =>
+      preparedContent(text, await deps.renderer.render(text, context, {})),
+    ),
+  );
+  return { member: member!, admin: admin! };
+}

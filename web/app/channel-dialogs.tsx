@@ -1,0 +1,629 @@
+/**
+ * Creating a channel and a channel's settings, as dialogs over the page (the reference's
+ * stream_create and stream_edit): a new channel's name, description, privacy and people; a
+ * channel's description and name (for those who may administer it), its privacy, its members
+ * (added with the people picker, removed after a confirmation) and Leave. What the server
+ * refuses is shown as it says it. The members are fetched as the settings open and kept live by
+ * the events (ChatState.members), the rest by the `stream` events.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { mentionCandidates } from '../state/autocomplete.js';
+import {
+  checkNewChannel,
+  createParams,
+  DEFAULT_LIMITS,
+  PRIVACY_CHOICES,
+  privacyLabel,
+  privacyOf,
+  sortMembers,
+  type ChannelLimits,
+  type Privacy,
+} from '../state/channel-settings.js';
+import type { ChatState } from '../state/chat.js';
+import { Avatar, FormError, Swatch } from './bits.js';
+import { Options } from './compose.js';
+import type { Controller } from './controller.js';
+import { useFocusBack } from './focus-back.js';
+import { Icon } from './icons.js';
+import { moveActive } from './listbox.js';
+import { useLive } from './live.js';
+import { track } from './track.js';
+
+function limitsOf(s: ChatState): ChannelLimits {
+  const n = (k: string, d: number) =>
+    typeof s.realm.settings[k] === 'number' ? s.realm.settings[k] : d;
+  return {
+    maxName: n('max_stream_name_length', DEFAULT_LIMITS.maxName),
+    maxDescription: n('max_stream_description_length', DEFAULT_LIMITS.maxDescription),
+  };
+}
+
+/** A modal dialog's Tab: round within it, not on to the page behind. */
+function wrapTab(box: HTMLElement | null, e: KeyboardEvent): void {
+  if (e.key !== 'Tab' || !box) return;
+  const all = [
+    ...box.querySelectorAll<HTMLElement>(
+      'a[href], button:not(:disabled), input:not(:disabled), select, textarea, [tabindex="0"]',
+    ),
+  ].filter((el) => el.offsetParent !== null);
+  // Radio buttons are one Tab stop: only the checked one of each group counts.
+  const stops = all.filter(
+    (el) => !(el instanceof HTMLInputElement && el.type === 'radio') || el.checked,
+  );
+  const edge = e.shiftKey ? stops[0] : stops.at(-1);
+  if (edge !== document.activeElement) return;
+  e.preventDefault();
+  (e.shiftKey ? stops.at(-1) : stops[0])?.focus();
+}
+
+/**
+ * People to pick (the compose box's people autocomplete): the chosen ones as pills with a
+ * remove button, then a field whose suggestions Enter, Tab or a click take.
+ */
+export function PersonPicker({
+  c,
+  id,
+  label,
+  chosen,
+  exclude,
+  onChange,
+}: {
+  c: Controller;
+  id: string;
+  label: string;
+  chosen: readonly number[];
+  /** People not to offer (already members). */
+  exclude?: ReadonlySet<number>;
+  onChange: (ids: number[]) => void;
+}) {
+  const s = c.state.value!;
+  track(s.rev.users);
+  const [q, setQ, qNow] = useLive('');
+  const [active, setActive, activeNow] = useLive(0);
+  const chosenNow = useRef(chosen);
+  chosenNow.current = chosen;
+  const itemsFor = (query: string) =>
+    query.trim() === ''
+      ? []
+      : mentionCandidates(
+          query,
+          {
+            users: [...s.users.values()].filter(
+              (u) =>
+                u.is_active !== false &&
+                !chosenNow.current.includes(u.user_id) &&
+                !exclude?.has(u.user_id),
+            ),
+            groups: [],
+          },
+          true,
+        ).filter((x) => x.kind === 'user');
+  const items = itemsFor(q);
+  const listId = `${id}-options`;
+  // The list as it is now (a second pick before the next drawing keeps the first).
+  const change = (ids: number[]) => {
+    chosenNow.current = ids;
+    onChange(ids);
+  };
+  const add = (userId: number) => {
+    change([...chosenNow.current, userId]);
+    setQ('');
+    setActive(0);
+  };
+  return (
+    <div class="pills people-picker">
+      {chosen.map((uid) => (
+        <span class="pill" key={uid}>
+          {s.userName(uid)}
+          {uid === s.selfId ? ' (you)' : ''}
+          <button
+            type="button"
+            aria-label={`Remove ${s.userName(uid)}`}
+            onClick={() => change(chosenNow.current.filter((x) => x !== uid))}
+          >
+            ×
+          </button>
+        </span>
+      ))}
+      <input
+        id={id}
+        aria-label={label}
+        role="combobox"
+        aria-expanded={items.length > 0}
+        aria-controls={listId}
+        aria-autocomplete="list"
+        aria-activedescendant={
+          items.length ? `${listId}-${Math.min(active, items.length - 1)}` : undefined
+        }
+        autocomplete="off"
+        placeholder="Type a name"
+        value={q}
+        onInput={(e) => {
+          setQ(e.currentTarget.value);
+          setActive(0);
+        }}
+        onKeyDown={(e) => {
+          const items = itemsFor(qNow.current);
+          if (moveActive(e, items.length, setActive)) return;
+          if ((e.key === 'Enter' || e.key === 'Tab') && items.length) {
+            e.preventDefault();
+            add(items[Math.min(activeNow.current, items.length - 1)]!.userId!);
+          } else if (e.key === 'Enter') {
+            // Not the form's submit: a name is being typed.
+            if (qNow.current.trim() !== '') e.preventDefault();
+          } else if (e.key === 'Backspace' && qNow.current === '' && chosenNow.current.length) {
+            change(chosenNow.current.slice(0, -1));
+          } else if (e.key === 'Escape' && qNow.current !== '') {
+            // Closes the suggestions, not the dialog.
+            e.stopPropagation();
+            e.preventDefault();
+            setQ('');
+          }
+        }}
+      />
+      <Options
+        id={listId}
+        label="People"
+        below
+        items={items}
+        active={Math.min(active, items.length - 1)}
+        onPick={(u) => add(u.userId!)}
+      />
+    </div>
+  );
+}
+
+/** "Create channel": name, description, privacy and the people in it (the user among them). */
+export function CreateChannel({ c, name: initial }: { c: Controller; name: string }) {
+  const s = c.state.value!;
+  const box = useRef<HTMLDivElement>(null);
+  const nameField = useRef<HTMLInputElement>(null);
+  useFocusBack(box, () => nameField.current);
+  // What the submit sends is what was typed until now, not the last drawing (Enter right after
+  // typing: useLive).
+  const [name, setName, nameNow] = useLive(initial);
+  const [description, setDescription, descriptionNow] = useLive('');
+  // The kinds the user may not create are shown, not offered (the realm's settings).
+  const allowed = s.creatableChannels();
+  const [privacy, setPrivacy, privacyNow] = useLive<Privacy>(allowed[0] ?? 'public');
+  const [members, setMembers, membersNow] = useLive<number[]>([s.selfId]);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy, busyNow] = useLive(false);
+  const limits = limitsOf(s);
+  const close = () => (c.dialog.value = null);
+  // The form's failure in view (it is below the fields, the dialog may be scrolled).
+  useEffect(() => {
+    if (error) box.current?.querySelector('[role="alert"]')?.scrollIntoView({ block: 'nearest' });
+  }, [error]);
+  const submit = async () => {
+    const form = {
+      name: nameNow.current,
+      description: descriptionNow.current,
+      privacy: privacyNow.current,
+      members: membersNow.current,
+    };
+    const wrong = checkNewChannel(form, (n) => s.channelByName(n) !== undefined, limits);
+    setError(wrong);
+    if (wrong) return;
+    setBusy(true);
+    const failed = await c.createChannel(createParams(form));
+    setBusy(false);
+    if (failed) setError(failed);
+  };
+  return (
+    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && close()}>
+      <div
+        ref={box}
+        class="dialog channel-dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="create-channel-title"
+        onKeyDown={(e) => wrapTab(box.current, e)}
+      >
+        <header>
+          <h2 id="create-channel-title">Create channel</h2>
+          <button class="icon-btn" type="button" aria-label="Close" onClick={close}>
+            <Icon name="x" />
+          </button>
+        </header>
+        <form
+          class="body"
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (!busyNow.current) void submit();
+          }}
+        >
+          <label class="stack">
+            Channel name
+            <input
+              ref={nameField}
+              class="field"
+              name="channel-name"
+              autocomplete="off"
+              maxLength={limits.maxName}
+              value={name}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+          </label>
+          <label class="stack">
+            Description
+            <textarea
+              class="field"
+              name="channel-description"
+              rows={2}
+              maxLength={limits.maxDescription}
+              placeholder="What is it about? (optional)"
+              value={description}
+              onInput={(e) => setDescription(e.currentTarget.value)}
+            />
+          </label>
+          <fieldset class="privacy">
+            <legend>Who can access the channel</legend>
+            {PRIVACY_CHOICES.map((p) => (
+              <label class="radio" key={p.value}>
+                <input
+                  type="radio"
+                  name="privacy"
+                  value={p.value}
+                  checked={privacy === p.value}
+                  disabled={!allowed.includes(p.value)}
+                  onChange={() => setPrivacy(p.value)}
+                  aria-describedby={`privacy-${p.value}`}
+                />
+                <span>
+                  <span class="radio-label">{p.label}</span>
+                  <span class="muted-text" id={`privacy-${p.value}`}>
+                    {p.help}
+                    {!allowed.includes(p.value) &&
+                      ' Your organization does not let you create such channels.'}
+                  </span>
+                </span>
+              </label>
+            ))}
+          </fieldset>
+          <div class="stack-field">
+            <label for="create-channel-people">People to subscribe</label>
+            <PersonPicker
+              c={c}
+              id="create-channel-people"
+              label="Add a person to subscribe"
+              chosen={members}
+              onChange={setMembers}
+            />
+          </div>
+          <FormError error={error} />
+          <div class="confirm-actions">
+            <button class="btn" type="button" onClick={close}>
+              Cancel
+            </button>
+            <button class="btn primary" type="submit" disabled={busy}>
+              {busy ? 'Creating…' : 'Create'}
+            </button>
+          </div>
+        </form>
+      </div>
+    </div>
+  );
+}
+
+/** A channel's settings: general (name, description, privacy), members, Leave. */
+export function ChannelSettings({ c, streamId }: { c: Controller; streamId: number }) {
+  const s = c.state.value!;
+  track(s.rev.channels, s.rev.users, s.members.rev);
+  const box = useRef<HTMLDivElement>(null);
+  const closeBtn = useRef<HTMLButtonElement>(null);
+  useFocusBack(box, () => closeBtn.current);
+  const ch = s.channels.get(streamId);
+  const close = () => (c.dialog.value = null);
+  useEffect(() => void c.loadMembers(streamId), [streamId]);
+  // The channel gone from what the user may see (removed from a private one, archived): closed.
+  useEffect(() => {
+    if (!ch) {
+      close();
+      c.toast('This channel is no longer available.', 'info');
+    }
+  }, [!ch]);
+  const [error, setError] = useState<string | null>(null);
+  // The person whose Remove had the focus: once their row goes (the event), the focus would fall
+  // to the page; it goes to the people field (or the close button) instead, still in the dialog.
+  const removing = useRef<number | null>(null);
+  const members = s.members.get(streamId);
+  useLayoutEffect(() => {
+    const gone = removing.current;
+    if (gone === null || members?.has(gone)) return;
+    removing.current = null;
+    const now = document.activeElement;
+    if (now && now !== document.body && now.isConnected) return;
+    (box.current?.querySelector<HTMLElement>('#channel-add-people') ?? closeBtn.current)?.focus();
+  }, [members, members?.size]);
+  // A refusal in view (it is above the members, the dialog may be scrolled).
+  useEffect(() => {
+    if (error) box.current?.querySelector('[role="alert"]')?.scrollIntoView({ block: 'nearest' });
+  }, [error]);
+  if (!ch) return null;
+  const perms = s.channelPermissions(streamId);
+  const subscribed = s.subs.has(streamId);
+  const privacy = privacyOf(ch);
+  const color = s.subs.get(streamId)?.color ?? '#9aa0ad';
+  const report = (failed: string | null) => setError(failed);
+  return (
+    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && close()}>
+      <div
+        ref={box}
+        class="dialog channel-dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="channel-settings-title"
+        onKeyDown={(e) => wrapTab(box.current, e)}
+      >
+        <header>
+          <h2 id="channel-settings-title">
+            <Swatch color={color} privateChannel={ch.invite_only} />
+            <span class="sr-only">Settings of #</span>
+            <span>{ch.name}</span>
+          </h2>
+          <button
+            ref={closeBtn}
+            class="icon-btn"
+            type="button"
+            aria-label="Close channel settings"
+            onClick={close}
+          >
+            <Icon name="x" />
+          </button>
+        </header>
+        <div class="body">
+          <FormError error={error} />
+          <General c={c} s={s} streamId={streamId} may={perms.administer} onError={report} />
+          <dl class="channel-facts">
+            <dt>Who can access the channel</dt>
+            <dd>
+              {ch.invite_only && <Icon name="lock" />} {privacyLabel(privacy)}
+              {PRIVACY_CHOICES.find((p) => p.value === privacy) && (
+                <span class="muted-text">
+                  {' '}
+                  — {PRIVACY_CHOICES.find((p) => p.value === privacy)!.help}
+                </span>
+              )}
+            </dd>
+          </dl>
+          <section class="members" aria-labelledby="channel-members-title">
+            <h3 id="channel-members-title">Members{members ? ` (${members.size})` : ''}</h3>
+            {perms.addMembers ? (
+              <AddMembers c={c} streamId={streamId} members={members} onError={report} />
+            ) : (
+              <p class="muted-text">
+                {ch.invite_only && !subscribed
+                  ? 'Only its members can add people to this private channel.'
+                  : 'You may not add people to this channel.'}
+              </p>
+            )}
+            {members ? (
+              <ul class="member-list" aria-labelledby="channel-members-title">
+                {sortMembers(members, s.users).map((uid) => {
+                  const me = uid === s.selfId;
+                  const name = s.userName(uid);
+                  return (
+                    <li key={uid}>
+                      <Avatar small id={uid} name={name} url={s.users.get(uid)?.avatar_url} />
+                      <span class="member-name">
+                        {name}
+                        {me && <span class="muted-text"> (you)</span>}
+                      </span>
+                      {!me && perms.removeMembers && (
+                        <button
+                          class="btn small"
+                          type="button"
+                          aria-label={`Remove ${name}`}
+                          onClick={() => {
+                            setError(null);
+                            removing.current = uid;
+                            void c.removeMember(streamId, uid).then(report);
+                          }}
+                        >
+                          Remove
+                        </button>
+                      )}
+                    </li>
+                  );
+                })}
+              </ul>
+            ) : (
+              <p class="muted-text" role="status">
+                Loading members…
+              </p>
+            )}
+          </section>
+          <div class="confirm-actions">
+            {subscribed ? (
+              <button
+                class="btn danger"
+                type="button"
+                onClick={() => void c.leaveChannel(streamId)}
+              >
+                Leave channel
+              </button>
+            ) : (
+              !ch.invite_only && (
+                <button class="btn" type="button" onClick={() => void c.joinChannel(ch.name)}>
+                  Join channel
+                </button>
+              )
+            )}
+            <button class="btn" type="button" onClick={close}>
+              Close
+            </button>
+          </div>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** The name and description: shown, or edited (Edit, for those who may administer it). */
+function General({
+  c,
+  s,
+  streamId,
+  may,
+  onError,
+}: {
+  c: Controller;
+  s: ChatState;
+  streamId: number;
+  may: boolean;
+  onError: (e: string | null) => void;
+}) {
+  const ch = s.channels.get(streamId)!;
+  const [editing, setEditing] = useState(false);
+  const [name, setName, nameNow] = useLive(ch.name);
+  const [description, setDescription, descriptionNow] = useLive(ch.description);
+  const [busy, setBusy, busyNow] = useLive(false);
+  const first = useRef<HTMLInputElement>(null);
+  const editBtn = useRef<HTMLButtonElement>(null);
+  const refocus = useRef(false);
+  const limits = limitsOf(s);
+  useLayoutEffect(() => {
+    if (editing) first.current?.focus();
+    else if (refocus.current) editBtn.current?.focus();
+    refocus.current = false;
+  }, [editing]);
+  const stop = () => {
+    refocus.current = true;
+    setEditing(false);
+  };
+  if (!editing)
+    return (
+      <div class="channel-general">
+        {ch.description.trim() === '' ? (
+          <p class="channel-description muted-text">No description.</p>
+        ) : ch.rendered_description !== undefined ? (
+          // The server's rendering of its Markdown (as a message's content).
+          <div
+            class="channel-description content"
+            dangerouslySetInnerHTML={{ __html: ch.rendered_description }}
+          />
+        ) : (
+          <p class="channel-description">{ch.description}</p>
+        )}
+        {may && (
+          <button
+            ref={editBtn}
+            class="btn small"
+            type="button"
+            onClick={() => {
+              setName(ch.name);
+              setDescription(ch.description);
+              onError(null);
+              setEditing(true);
+            }}
+          >
+            <Icon name="edit" /> Edit name and description
+          </button>
+        )}
+      </div>
+    );
+  return (
+    <form
+      class="channel-general editing"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const now = s.channels.get(streamId);
+        if (!now || busyNow.current) return;
+        const p: { new_name?: string; description?: string } = {};
+        const name = nameNow.current.trim();
+        const description = descriptionNow.current.trim();
+        if (name !== now.name) p.new_name = name;
+        if (description !== now.description) p.description = description;
+        if (p.new_name === '') return onError('Choose a name for the channel.');
+        if (p.new_name === undefined && p.description === undefined) return stop();
+        setBusy(true);
+        void c.updateChannel(streamId, p).then((failed) => {
+          setBusy(false);
+          onError(failed);
+          if (!failed) stop();
+        });
+      }}
+    >
+      <label class="stack">
+        Channel name
+        <input
+          ref={first}
+          class="field"
+          name="channel-name"
+          autocomplete="off"
+          maxLength={limits.maxName}
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+      </label>
+      <label class="stack">
+        Description
+        <textarea
+          class="field"
+          name="channel-description"
+          rows={3}
+          maxLength={limits.maxDescription}
+          value={description}
+          onInput={(e) => setDescription(e.currentTarget.value)}
+        />
+      </label>
+      <div class="choice-row">
+        <button class="btn primary" type="submit" disabled={busy}>
+          {busy ? 'Saving…' : 'Save changes'}
+        </button>
+        <button class="btn" type="button" onClick={stop}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The people picker and Add, for the channel's settings. */
+function AddMembers({
+  c,
+  streamId,
+  members,
+  onError,
+}: {
+  c: Controller;
+  streamId: number;
+  members: ReadonlySet<number> | undefined;
+  onError: (e: string | null) => void;
+}) {
+  const [chosen, setChosen, chosenNow] = useLive<number[]>([]);
+  const [busy, setBusy, busyNow] = useLive(false);
+  // Someone chosen who joined meanwhile (another's doing) is no longer to add.
+  const toAdd = chosen.filter((id) => !members?.has(id));
+  return (
+    <form
+      class="add-members"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const adding = chosenNow.current.filter((id) => !members?.has(id));
+        if (busyNow.current || adding.length === 0) return;
+        setBusy(true);
+        onError(null);
+        void c.addMembers(streamId, adding).then((failed) => {
+          setBusy(false);
+          onError(failed);
+          if (!failed) setChosen([]);
+        });
+      }}
+    >
+      <PersonPicker
+        c={c}
+        id="channel-add-people"
+        label="Add people to the channel"
+        chosen={toAdd}
+        exclude={members}
+        onChange={setChosen}
+      />
+      <button class="btn primary" type="submit" disabled={busy || toAdd.length === 0}>
+        Add
+      </button>
+    </form>
+  );
+}
