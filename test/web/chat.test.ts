@@ -602,6 +602,27 @@ t.test('sidebar order, sorted once per change of the channels', (t) => {
   t.end();
 });
 
+t.test('pinned channels in a group of their own, moved there by the event', (t) => {
+  const { s } = state({
+    subscriptions: [sub(10, 'zebra'), sub(11, 'apple'), sub(12, 'mango', { pin_to_top: true })],
+  });
+  const names = () => {
+    const g = s.channelGroups();
+    return { pinned: g.pinned.map((x) => x.name), others: g.others.map((x) => x.name) };
+  };
+  t.same(names(), { pinned: ['mango'], others: ['apple', 'zebra'] });
+  s.apply([
+    ev({ type: 'subscription', op: 'update', stream_id: 10, property: 'pin_to_top', value: true }),
+  ]);
+  t.same(names(), { pinned: ['mango', 'zebra'], others: ['apple'] }, 'pinned by an event');
+  s.apply([
+    ev({ type: 'subscription', op: 'update', stream_id: 12, property: 'pin_to_top', value: false }),
+    ev({ type: 'subscription', op: 'update', stream_id: 10, property: 'pin_to_top', value: false }),
+  ]);
+  t.same(names(), { pinned: [], others: ['apple', 'mango', 'zebra'] }, 'none pinned');
+  t.end();
+});
+
 t.test("the server's echo of what this page marked read draws nothing again", (t) => {
   const { s } = state();
   s.ingest([streamMsg(5, { flags: [] }), streamMsg(6, { flags: [] })]);

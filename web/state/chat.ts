@@ -300,6 +300,17 @@ export class ChatState {
     return this.subsCache.subs;
   }
 
+  /**
+   * The sidebar's groups of channels, as the reference's: those pinned to the top (their own
+   * group, first), then the others; each by name.
+   */
+  channelGroups(): { pinned: readonly Subscription[]; others: readonly Subscription[] } {
+    const subs = this.sortedSubs();
+    const n = subs.findIndex((s) => !s.pin_to_top);
+    const cut = n === -1 ? subs.length : n;
+    return { pinned: subs.slice(0, cut), others: subs.slice(cut) };
+  }
+
   /** Display name of a topic (the empty topic has the realm's name for it). */
   topicName(topic: string): string {
     return topic === '' ? this.realm.emptyTopicName : topic;
