@@ -20,6 +20,7 @@ import {
   type Privacy,
 } from '../state/channel-settings.js';
 import type { ChatState } from '../state/chat.js';
+import { CHANNEL_NOTIFY, channelNotify, type ChannelNotifyKey } from '../state/notify.js';
 import { Avatar, FormError, Swatch } from './bits.js';
 import { Options } from './compose.js';
 import type { Controller } from './controller.js';
@@ -307,10 +308,13 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
   );
 }
 
-/** A channel's settings: general (name, description, privacy), members, Leave. */
+/**
+ * A channel's settings: general (name, description, privacy), the user's own (colour, pinned,
+ * muted, notifications; for a channel they are in), members, Leave.
+ */
 export function ChannelSettings({ c, streamId }: { c: Controller; streamId: number }) {
   const s = c.state.value!;
-  track(s.rev.channels, s.rev.users, s.members.rev);
+  track(s.rev.channels, s.rev.users, s.members.rev, s.rev.settings);
   const box = useRef<HTMLDivElement>(null);
   const closeBtn = useRef<HTMLButtonElement>(null);
   useFocusBack(box, () => closeBtn.current);
@@ -388,6 +392,7 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
               )}
             </dd>
           </dl>
+          {subscribed && <Personal c={c} s={s} streamId={streamId} onError={report} />}
           <section class="members" aria-labelledby="channel-members-title">
             <h3 id="channel-members-title">Members{members ? ` (${members.size})` : ''}</h3>
             {perms.addMembers ? (
@@ -625,5 +630,168 @@ function AddMembers({
         Add
       </button>
     </form>
+  );
+}
+
+/** The colours offered for a channel (any other by the colour field). */
+const COLOURS: readonly [string, string][] = [
+  ['#76ce90', 'Green'],
+  ['#2e9e6a', 'Teal'],
+  ['#a6c7e5', 'Sky'],
+  ['#4f8fe6', 'Blue'],
+  ['#b0a5fd', 'Lavender'],
+  ['#c97fd1', 'Orchid'],
+  ['#e4523d', 'Red'],
+  ['#f4a259', 'Orange'],
+  ['#f5ce6e', 'Yellow'],
+  ['#a47462', 'Brown'],
+];
+
+const onOff = (on: boolean) => (on ? 'on' : 'off');
+
+/**
+ * The user's own settings of a channel they are in (the reference's "Personal" tab): its colour,
+ * pinned to the top of the sidebar, muted, and its notifications, each either the user's own
+ * setting (Settings → Notifications) or set for this channel, with a way back to the former.
+ * Each change is sent as made; what is shown comes from the server's event (other tabs alike).
+ */
+function Personal({
+  c,
+  s,
+  streamId,
+  onError,
+}: {
+  c: Controller;
+  s: ChatState;
+  streamId: number;
+  onError: (e: string | null) => void;
+}) {
+  const sub = s.subs.get(streamId)!;
+  // A refused change: drawn again from the state (the control shows what is so, not what was tried).
+  const [, redraw] = useState(0);
+  const set = (property: string, value: boolean | string) => {
+    onError(null);
+    void c.setSubscriptionProperty(streamId, property, value).then((failed) => {
+      if (!failed) return;
+      onError(failed);
+      redraw((n) => n + 1);
+    });
+  };
+  const colour = sub.color.toLowerCase();
+  return (
+    <section class="personal" aria-labelledby="channel-personal-title">
+      <h3 id="channel-personal-title">Personal settings</h3>
+      <p class="muted-text">Only you see these, and only for this channel.</p>
+      <fieldset>
+        <legend>Channel colour</legend>
+        <div class="colour-choices">
+          {COLOURS.map(([hex, name]) => (
+            <button
+              key={hex}
+              class="colour-choice"
+              type="button"
+              style={{ background: hex }}
+              title={name}
+              aria-label={name}
+              aria-pressed={colour === hex}
+              onClick={() => colour !== hex && set('color', hex)}
+            />
+          ))}
+          <label class="colour-other">
+            <input
+              type="color"
+              value={colour}
+              onChange={(e) => {
+                const hex = e.currentTarget.value.toLowerCase();
+                if (hex !== colour) set('color', hex);
+              }}
+            />
+            Other colour
+          </label>
+        </div>
+      </fieldset>
+      <label class="check">
+        <input
+          type="checkbox"
+          name="pin_to_top"
+          checked={sub.pin_to_top}
+          onChange={(e) => set('pin_to_top', e.currentTarget.checked)}
+        />
+        <span>
+          Pin to the top of the sidebar
+          <div class="muted-text">Pinned channels come first, in a group of their own.</div>
+        </span>
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          name="is_muted"
+          checked={sub.is_muted}
+          onChange={(e) => set('is_muted', e.currentTarget.checked)}
+        />
+        <span>
+          Mute the channel
+          <div class="muted-text">Its messages stay out of All messages and the unread counts.</div>
+        </span>
+      </label>
+      <fieldset class="channel-notify">
+        <legend>Notifications</legend>
+        {sub.is_muted && (
+          <p class="muted-text">The channel is muted: these apply only to topics you unmuted.</p>
+        )}
+        {CHANNEL_NOTIFY.map((n) => (
+          <NotifyRow key={n.key} s={s} streamId={streamId} k={n.key} label={n.label} set={set} />
+        ))}
+      </fieldset>
+    </section>
+  );
+}
+
+/** One of a channel's notification settings: what applies, whose it is, back to the default. */
+function NotifyRow({
+  s,
+  streamId,
+  k,
+  label,
+  set,
+}: {
+  s: ChatState;
+  streamId: number;
+  k: ChannelNotifyKey;
+  label: string;
+  set: (property: string, value: boolean) => void;
+}) {
+  const v = channelNotify(s.subs.get(streamId), s.settings, k);
+  const hint = `notify-hint-${k}`;
+  return (
+    <div class="notify-row" data-setting={k}>
+      <label class="check">
+        <input
+          type="checkbox"
+          name={k}
+          checked={v.on}
+          aria-describedby={hint}
+          onChange={(e) => set(k, e.currentTarget.checked)}
+        />
+        <span>
+          {label}
+          <div id={hint} class="muted-text">
+            {v.own
+              ? `Set for this channel (your default: ${onOff(v.byDefault)})`
+              : `Your default (${onOff(v.byDefault)})`}
+          </div>
+        </span>
+      </label>
+      {v.own && (
+        <button
+          class="btn small"
+          type="button"
+          aria-label={`${label}: use my default`}
+          onClick={() => set(k, v.byDefault)}
+        >
+          Use my default
+        </button>
+      )}
+    </div>
   );
 }

@@ -49,7 +49,7 @@ import {
   type TopicMove,
   type Narrow,
 } from '../state/narrow.js';
-import { pageTitle, shouldNotify } from '../state/notify.js';
+import { pageTitle, shouldNotify, shouldSound, type NotifyContext } from '../state/notify.js';
 import { Activity } from '../state/presence.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
 import { topicKey } from '../state/unread.js';
@@ -168,6 +168,7 @@ export class Controller {
   private title = '';
   private titleFrame = false;
   private permission: NotificationPermission | null = null;
+  private audio: AudioContext | null = null;
   stream: EventStream | null = null;
   loader: Loader | null = null;
   drafts: Drafts | null = null;
@@ -389,7 +390,10 @@ export class Controller {
       if (e.type === 'user_settings' && e.property === 'color_scheme') this.applyTheme();
       if (e.type === 'realm_emoji' && this.emoji.value) this.emoji.value = null;
     }
-    if (arrived.length) this.notify(arrived);
+    if (arrived.length) {
+      this.notify(arrived);
+      this.sound(arrived);
+    }
     for (const e of events) if (e.type === 'update_message') this.followMove(e);
     // The open channel's topics, when a move made them go (fetched again).
     const open = channelOf(this.narrow.value);
@@ -872,24 +876,51 @@ export class Controller {
     return this.permission === 'granted';
   }
 
+  /** What the notification decisions need to know of a new message (notify.ts). */
+  private notifyContext(s: ChatState, m: StoredMessage): NotifyContext {
+    const seeing =
+      this.focused.value &&
+      document.visibilityState === 'visible' &&
+      matches(this.narrow.value, m, s.matchContext(m.flags)) === true;
+    return {
+      selfId: s.selfId,
+      settings: s.settings,
+      sub: m.stream_id !== undefined ? s.subs.get(m.stream_id) : undefined,
+      mutedTopic: m.type === 'stream' && s.mutedTopic(m.stream_id!, m.subject),
+      followedTopic:
+        m.type === 'stream' && s.topicPolicy(m.stream_id!, m.subject) === TOPIC.FOLLOWED,
+      seeing,
+    };
+  }
+
+  /**
+   * One short tone for new messages that deserve it (shouldSound: the user's sound settings and
+   * each channel's own), whether or not the browser shows notifications. A browser that has not
+   * seen a gesture on the page yet keeps it silent.
+   */
+  private sound(messages: StoredMessage[]): void {
+    const s = this.state.value;
+    if (!s || !messages.some((m) => shouldSound(m, this.notifyContext(s, m)))) return;
+    try {
+      const a = (this.audio ??= new AudioContext());
+      const tone = a.createOscillator();
+      const gain = a.createGain();
+      tone.frequency.value = 880;
+      gain.gain.setValueAtTime(0.12, a.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.001, a.currentTime + 0.3);
+      tone.connect(gain).connect(a.destination);
+      tone.start();
+      tone.stop(a.currentTime + 0.3);
+    } catch {
+      // no Web Audio here
+    }
+  }
+
   private notify(messages: StoredMessage[]): void {
     const s = this.state.value;
     if (!s || !this.notifyAllowed()) return;
-    const n = this.narrow.value;
     for (const m of messages) {
-      const seeing =
-        this.focused.value &&
-        document.visibilityState === 'visible' &&
-        matches(n, m, s.matchContext(m.flags)) === true;
-      const ok = shouldNotify(m, {
-        selfId: s.selfId,
-        settings: s.settings,
-        sub: m.stream_id !== undefined ? s.subs.get(m.stream_id) : undefined,
-        mutedTopic: m.type === 'stream' && s.mutedTopic(m.stream_id!, m.subject),
-        followedTopic:
-          m.type === 'stream' && s.topicPolicy(m.stream_id!, m.subject) === TOPIC.FOLLOWED,
-        seeing,
-      });
+      const ok = shouldNotify(m, this.notifyContext(s, m));
       if (!ok) continue;
       const where =
         m.type === 'stream'
@@ -1201,6 +1232,29 @@ export class Controller {
     } catch (e) {
       this.toast(e instanceof Error ? e.message : String(e));
     }
+  }
+
+  /**
+   * One of the user's own settings of a channel they are in (colour, pinned, muted, its
+   * notifications), as POST /users/me/subscriptions/properties; the change shows with the
+   * server's event (this tab and the others alike). The server's refusal in its words, or null.
+   */
+  async setSubscriptionProperty(
+    streamId: number,
+    property: string,
+    value: boolean | string,
+  ): Promise<string | null> {
+    try {
+      await this.client.updateSubscription(streamId, property, value);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  async pinChannel(streamId: number, pinned: boolean): Promise<void> {
+    const failed = await this.setSubscriptionProperty(streamId, 'pin_to_top', pinned);
+    if (failed) this.toast(failed);
   }
 
   async setChannelMuted(streamId: number, muted: boolean): Promise<void> {

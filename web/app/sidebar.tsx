@@ -255,6 +255,10 @@ class ChannelItem extends Component<ChannelItemProps> {
             items={[
               { label: MARK_READ, run: () => void c.markAllAsRead({ streamId: sub.stream_id }) },
               {
+                label: sub.pin_to_top ? 'Unpin from top' : 'Pin to top',
+                run: () => void c.pinChannel(sub.stream_id, !sub.pin_to_top),
+              },
+              {
                 label: sub.is_muted ? 'Unmute channel' : 'Mute channel',
                 run: () => void c.setChannelMuted(sub.stream_id, !sub.is_muted),
               },
@@ -285,6 +289,25 @@ export function Sidebar({ c }: { c: Controller }) {
   const dmsShown = allDms
     ? dms
     : dms.filter(([key], i) => i < DMS_SHOWN || (counts.dms.get(key) ?? 0) > 0);
+
+  // Pinned channels first, in a group of their own (as the reference's sidebar).
+  const groups = s.channelGroups();
+  const item = (sub: Subscription) => {
+    const n = counts.streams.get(sub.stream_id);
+    const open = curChannel === sub.stream_id;
+    return (
+      <ChannelItem
+        key={sub.stream_id}
+        c={c}
+        s={s}
+        sub={sub}
+        unmuted={n?.unmuted ?? 0}
+        muted={n?.muted ?? 0}
+        current={open && curKey === narrowKey(channelNarrow(sub.stream_id))}
+        counts={open ? counts : null}
+      />
+    );
+  };
 
   return (
     <nav class="sidebar" aria-label="Channels and conversations">
@@ -355,23 +378,13 @@ export function Sidebar({ c }: { c: Controller }) {
               </button>
             )}
           </div>
+          {groups.pinned.length > 0 && (
+            <ul class="nav-list pinned-channels" aria-label="Pinned channels">
+              {groups.pinned.map(item)}
+            </ul>
+          )}
           <ul class="nav-list">
-            {s.sortedSubs().map((sub) => {
-              const n = counts.streams.get(sub.stream_id);
-              const open = curChannel === sub.stream_id;
-              return (
-                <ChannelItem
-                  key={sub.stream_id}
-                  c={c}
-                  s={s}
-                  sub={sub}
-                  unmuted={n?.unmuted ?? 0}
-                  muted={n?.muted ?? 0}
-                  current={open && curKey === narrowKey(channelNarrow(sub.stream_id))}
-                  counts={open ? counts : null}
-                />
-              );
-            })}
+            {groups.others.map(item)}
             {s.subs.size === 0 && <li class="nav-item muted">No channels yet</li>}
           </ul>
         </section>
