@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, waitFor, waitMessage, waitForTitle } from '../helpers/app.js';
+import { openApp, pluck, waitFor, waitLive, waitMessage, waitForTitle } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { startServer } from '../helpers/server.js';
@@ -293,4 +293,100 @@ t.test('a guest is not offered to create a channel', async (t) => {
     'nor in Jump to',
   );
   watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+/** The background of a channel's swatch in the sidebar (computed, `rgb(…)`), or null. */
+const sidebarSwatchExpr = (name: string) => `(() => {
+    for (const a of document.querySelectorAll('.sidebar .nav-item')) {
+      if (a.querySelector('.label')?.textContent !== ${JSON.stringify(name)}) continue;
+      const s = a.querySelector('.swatch');
+      return s ? getComputedStyle(s).backgroundColor : null;
+    }
+    return null;
+  })()`;
+const sidebarSwatch = (page: Page, name: string) =>
+  page.evaluate<string | null>(sidebarSwatchExpr(name));
+
+/** The channels of the sidebar's pinned group, in order (none: no group). */
+const pinnedNames = (page: Page) => pluck(page, '.sidebar .pinned-channels .nav-item .label');
+
+t.test("one's own settings of a channel: colour, pinned, a notification of its own", async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const zoo = await createChannel(ts.api, 'hamlet', 'zoo');
+  await createChannel(ts.api, 'hamlet', 'apple');
+  const a = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: `#narrow/channel/${zoo}-zoo` });
+  const other = await openApp(b, ts.url, ts.fx, 'hamlet');
+  const { page } = a;
+  const RED = 'rgb(228, 82, 61)';
+  await waitFor(other.page, inSidebar('zoo'));
+
+  await settingsFromSidebar(page, 'zoo');
+  await page.waitForSelector(`${SETTINGS} .personal`);
+
+  // The colour: the sidebar's swatch here and in the other tab follow the server's event.
+  t.not(await sidebarSwatch(page, 'zoo'), RED, 'not red before');
+  t.not(await sidebarSwatch(other.page, 'zoo'), RED, 'nor in the other tab');
+  await page.click(`${SETTINGS} .colour-choice[aria-label="Red"]`);
+  await waitFor(page, `(${sidebarSwatchExpr('zoo')}) === ${JSON.stringify(RED)}`);
+  await waitFor(other.page, `(${sidebarSwatchExpr('zoo')}) === ${JSON.stringify(RED)}`);
+  t.equal(
+    await page.getAttribute(`${SETTINGS} .colour-choice[aria-label="Red"]`, 'aria-pressed'),
+    'true',
+    'the chosen colour shown as chosen',
+  );
+  t.equal(
+    await page.evaluate(
+      `getComputedStyle(document.querySelector('${SETTINGS} h2 .swatch')).backgroundColor`,
+    ),
+    RED,
+    "the dialog's own swatch",
+  );
+
+  // Pinned: "zoo", last by name, moves to a pinned group of its own, first.
+  t.same(await pinnedNames(page), [], 'no pinned group before');
+  const channels = '.sidebar .nav-section:first-of-type .nav-item .label';
+  t.same(await pluck(page, channels), ['apple', 'zoo'], 'by name before');
+  await page.check(`${SETTINGS} input[name="pin_to_top"]`);
+  await waitFor(page, `!!document.querySelector('.sidebar .pinned-channels')`);
+  t.same(await pinnedNames(page), ['zoo'], 'pinned');
+  t.same(await pluck(page, channels), ['zoo', 'apple'], 'zoo first now');
+  await waitFor(other.page, `!!document.querySelector('.sidebar .pinned-channels')`);
+  t.same(await pinnedNames(other.page), ['zoo'], 'in the other tab too');
+
+  // Desktop notifications for this channel, against the default (off for Hamlet).
+  const desktop = `${SETTINGS} input[name="desktop_notifications"]`;
+  const hint = `${SETTINGS} #notify-hint-desktop_notifications`;
+  t.equal(await page.isChecked(desktop), false, 'off by default');
+  t.equal(await page.textContent(hint), 'Your default (off)');
+  await screenshot(page, t, 'channel-personal-before-1280');
+  await page.check(desktop);
+  await waitFor(
+    page,
+    `document.querySelector('${hint}')?.textContent.startsWith('Set for this channel')`,
+  );
+  const subs = await ts.api.get('hamlet', 'users/me/subscriptions');
+  const saved = (
+    subs.body.subscriptions as { name: string; desktop_notifications: unknown }[]
+  ).find((s) => s.name === 'zoo');
+  t.equal(saved?.desktop_notifications, true, 'saved');
+  await screenshot(page, t, 'channel-personal-override-1280');
+
+  // After a reload: still its own, and back to the default from there.
+  await page.reload();
+  await waitLive(page);
+  await settingsFromSidebar(page, 'zoo');
+  await page.waitForSelector(desktop);
+  t.equal(await page.isChecked(desktop), true, 'on after the reload');
+  t.equal(await page.textContent(hint), 'Set for this channel (your default: off)');
+  t.equal(await page.isChecked(`${SETTINGS} input[name="pin_to_top"]`), true, 'still pinned');
+  await page.click(`${SETTINGS} button[aria-label="Desktop notifications: use my default"]`);
+  await waitFor(page, `document.querySelector('${hint}')?.textContent === 'Your default (off)'`);
+  t.equal(await page.isChecked(desktop), false, 'off again, as the default');
+  t.notOk(
+    await page.$(`${SETTINGS} button[aria-label="Desktop notifications: use my default"]`),
+    'nothing to reset any more',
+  );
+  a.watch.assertClean(t, /WebSocket|status of 401/);
+  other.watch.assertClean(t, /WebSocket|status of 401/);
 });
