@@ -14,6 +14,8 @@ import {
   createParams,
   privacyLabel,
   privacyOf,
+  privacyChangeText,
+  privacyChoicesFor,
   privacyParams,
   sortMembers,
   type PermissionFacts,
@@ -38,6 +40,30 @@ t.test('privacy: the choices, their parameters, and read back', (t) => {
   t.equal(privacyOf({ invite_only: false, is_web_public: true }), 'web-public');
   t.equal(privacyLabel('private-protected'), 'Private, protected history');
   t.equal(privacyLabel('web-public'), 'Web-public');
+  t.end();
+});
+
+t.test("a channel's privacy changed: what is offered, what the confirmation says", (t) => {
+  t.same(privacyChoicesFor('public', ['public', 'private-shared', 'private-protected']), [
+    'public',
+    'private-shared',
+    'private-protected',
+  ]);
+  t.same(
+    privacyChoicesFor('private-shared', ['public']),
+    ['public', 'private-shared'],
+    'only what one may create, and what it is',
+  );
+  t.same(privacyChoicesFor('public', []), ['public'], 'nothing to change to');
+  t.equal(privacyChangeText('public', 'public'), null, 'no change');
+  t.match(privacyChangeText('public', 'private-protected'), /others lose access.*sent after/);
+  t.match(privacyChangeText('public', 'private-shared'), /others lose access.*earlier ones/);
+  t.match(privacyChangeText('private-shared', 'public'), /Everyone in the organization/);
+  t.notMatch(
+    privacyChangeText('private-shared', 'private-protected'),
+    /lose access/,
+    'between private kinds: only the history',
+  );
   t.end();
 });
 

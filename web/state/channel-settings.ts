@@ -58,6 +58,32 @@ export function privacyParams(p: Privacy): {
 }
 
 /**
+ * What a change of a channel's privacy does, for its confirmation (null: no change). Making it
+ * private drops those not subscribed; public opens it and its whole history to the organization;
+ * the history's visibility concerns those who join later.
+ */
+export function privacyChangeText(from: Privacy, to: Privacy): string | null {
+  if (from === to) return null;
+  if (to === 'public')
+    return 'Everyone in the organization will be able to see it, join it and read all of its messages, earlier ones included.';
+  const history =
+    to === 'private-protected'
+      ? 'People added later will see only the messages sent after they joined.'
+      : 'People added later will see all of its messages, earlier ones included.';
+  if (from === 'public' || from === 'web-public')
+    return `Only its members will see it from then on: others lose access to it and its messages. ${history}`;
+  return history;
+}
+
+/**
+ * The privacy choices offered for an existing channel: those the user may create (the server
+ * asks the same to change to one), and the one it has.
+ */
+export function privacyChoicesFor(current: Privacy, allowed: readonly Privacy[]): Privacy[] {
+  return PRIVACY_CHOICES.map((c) => c.value).filter((p) => p === current || allowed.includes(p));
+}
+
+/**
  * The privacy choices the user may create (the realm's `can_create_public_channel_group` and
  * `can_create_private_channel_group`; one the register did not give is not held against them:
  * the server decides).
