@@ -14,6 +14,7 @@ import {
   DEFAULT_LIMITS,
   PRIVACY_CHOICES,
   privacyLabel,
+  privacyChoicesFor,
   privacyOf,
   sortMembers,
   type ChannelLimits,
@@ -348,7 +349,6 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
   if (!ch) return null;
   const perms = s.channelPermissions(streamId);
   const subscribed = s.subs.has(streamId);
-  const privacy = privacyOf(ch);
   const color = s.subs.get(streamId)?.color ?? '#9aa0ad';
   const report = (failed: string | null) => setError(failed);
   return (
@@ -380,18 +380,7 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
         <div class="body">
           <FormError error={error} />
           <General c={c} s={s} streamId={streamId} may={perms.administer} onError={report} />
-          <dl class="channel-facts">
-            <dt>Who can access the channel</dt>
-            <dd>
-              {ch.invite_only && <Icon name="lock" />} {privacyLabel(privacy)}
-              {PRIVACY_CHOICES.find((p) => p.value === privacy) && (
-                <span class="muted-text">
-                  {' '}
-                  — {PRIVACY_CHOICES.find((p) => p.value === privacy)!.help}
-                </span>
-              )}
-            </dd>
-          </dl>
+          <PrivacyFacts c={c} s={s} streamId={streamId} may={perms.administer} onError={report} />
           {subscribed && <Personal c={c} s={s} streamId={streamId} onError={report} />}
           <section class="members" aria-labelledby="channel-members-title">
             <h3 id="channel-members-title">Members{members ? ` (${members.size})` : ''}</h3>
@@ -793,5 +782,114 @@ function NotifyRow({
         </button>
       )}
     </div>
+  );
+}
+
+/**
+ * Who can access the channel: said, and changed by those who may administer it (to the kinds
+ * they may create), after a confirmation of what it does.
+ */
+function PrivacyFacts({
+  c,
+  s,
+  streamId,
+  may,
+  onError,
+}: {
+  c: Controller;
+  s: ChatState;
+  streamId: number;
+  may: boolean;
+  onError: (e: string | null) => void;
+}) {
+  const ch = s.channels.get(streamId)!;
+  const privacy = privacyOf(ch);
+  const [editing, setEditing] = useState(false);
+  const [chosen, setChosen, chosenNow] = useLive<Privacy>(privacy);
+  const [busy, setBusy, busyNow] = useLive(false);
+  const changeBtn = useRef<HTMLButtonElement>(null);
+  const help = PRIVACY_CHOICES.find((p) => p.value === privacy)?.help;
+  // Web-public is not offered here (nor in Create channel): such a channel is left as it is.
+  const changeable = may && privacy !== 'web-public';
+  const choices = privacyChoicesFor(privacy, s.creatableChannels());
+  const stop = () => {
+    setEditing(false);
+    requestAnimationFrame(() => changeBtn.current?.focus());
+  };
+  if (!editing)
+    return (
+      <dl class="channel-facts">
+        <dt>Who can access the channel</dt>
+        <dd>
+          {ch.invite_only && <Icon name="lock" />} {privacyLabel(privacy)}
+          {help && <span class="muted-text"> — {help}</span>}
+        </dd>
+        {changeable && choices.length > 1 && (
+          <dd>
+            <button
+              ref={changeBtn}
+              class="btn small"
+              type="button"
+              onClick={() => {
+                setChosen(privacy);
+                onError(null);
+                setEditing(true);
+              }}
+            >
+              <Icon name="lock" /> Change privacy
+            </button>
+          </dd>
+        )}
+      </dl>
+    );
+  return (
+    <form
+      class="channel-privacy"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (busyNow.current) return;
+        const to = chosenNow.current;
+        if (to === privacyOf(s.channels.get(streamId) ?? ch)) return stop();
+        setBusy(true);
+        void c.changePrivacy(streamId, to).then(({ done, error }) => {
+          setBusy(false);
+          onError(error);
+          if (done) stop();
+        });
+      }}
+    >
+      <fieldset class="privacy">
+        <legend>Who can access the channel</legend>
+        {PRIVACY_CHOICES.filter((p) => choices.includes(p.value)).map((p) => (
+          <label class="radio" key={p.value}>
+            <input
+              type="radio"
+              name="channel-privacy"
+              value={p.value}
+              checked={chosen === p.value}
+              onChange={() => setChosen(p.value)}
+              aria-describedby={`change-privacy-${p.value}`}
+            />
+            <span>
+              <span class="radio-label">
+                {p.label}
+                {p.value === privacy && <span class="muted-text"> (now)</span>}
+              </span>
+              <span class="muted-text" id={`change-privacy-${p.value}`}>
+                {p.help}
+              </span>
+            </span>
+          </label>
+        ))}
+      </fieldset>
+      <div class="choice-row">
+        <button class="btn primary" type="submit" disabled={busy || chosen === privacy}>
+          {busy ? 'Saving…' : 'Save privacy'}
+        </button>
+        <button class="btn" type="button" onClick={stop}>
+          Cancel
+        </button>
+      </div>
+    </form>
   );
 }

@@ -16,6 +16,13 @@ import {
   type Transport,
 } from '../../src/client/events.js';
 import type { Message, RegisterResponse, ServerEvent, User } from '../../src/client/types.js';
+import {
+  privacyChangeText,
+  privacyLabel,
+  privacyOf,
+  privacyParams,
+  type Privacy,
+} from '../state/channel-settings.js';
 import { ChatState, TOPIC, type StoredMessage } from '../state/chat.js';
 import { EVENT_TYPES, FETCH_TYPES, REGISTER_PARAMS } from '../state/register.js';
 import { Drafts, type DraftTo } from '../state/drafts.js';
@@ -656,7 +663,12 @@ export class Controller {
   /** Changes a channel's description or name; the server's refusal is returned. */
   async updateChannel(
     streamId: number,
-    p: { description?: string; new_name?: string },
+    p: {
+      description?: string;
+      new_name?: string;
+      is_private?: boolean;
+      history_public_to_subscribers?: boolean;
+    },
   ): Promise<string | null> {
     try {
       await this.client.updateChannel(streamId, p);
@@ -664,6 +676,33 @@ export class Controller {
     } catch (e) {
       return e instanceof Error ? e.message : String(e);
     }
+  }
+
+  /**
+   * Changes a channel's privacy after a confirmation saying what it does (privacyChangeText); the
+   * change shows with the server's events. `done`: confirmed and accepted; `error`: the
+   * server's refusal in its words.
+   */
+  async changePrivacy(
+    streamId: number,
+    to: Privacy,
+  ): Promise<{ done: boolean; error: string | null }> {
+    const ch = this.state.value?.channels.get(streamId);
+    const text = ch ? privacyChangeText(privacyOf(ch), to) : null;
+    if (!ch || text === null) return { done: false, error: null };
+    const ok = await this.ask({
+      title: `Change #${ch.name} to “${privacyLabel(to)}”?`,
+      text,
+      action: 'Change privacy',
+      danger: to === 'public' || !ch.invite_only,
+    });
+    if (!ok) return { done: false, error: null };
+    const p = privacyParams(to);
+    const error = await this.updateChannel(streamId, {
+      is_private: p.invite_only,
+      history_public_to_subscribers: p.history_public_to_subscribers,
+    });
+    return { done: error === null, error };
   }
 
   /**
