@@ -390,3 +390,62 @@ t.test("one's own settings of a channel: colour, pinned, a notification of its o
   a.watch.assertClean(t, /WebSocket|status of 401/);
   other.watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test("a channel's privacy changed by an administrator, after a confirmation", async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const garden = await createChannel(ts.api, 'iago', 'garden', {
+    principals: [id('iago'), id('hamlet')],
+  });
+  const hash = `#narrow/channel/${garden}-garden`;
+  const iago = await openApp(b, ts.url, ts.fx, 'iago', { hash });
+  const hamlet = await openApp(b, ts.url, ts.fx, 'hamlet', { hash });
+  const { page } = iago;
+  const lockedInExpr = `[...document.querySelectorAll('.sidebar .nav-item')].some((a) => a.querySelector('.label')?.textContent === 'garden' && a.querySelector('.swatch')?.textContent === '•')`;
+  const lockedIn = (p: Page) => p.evaluate<boolean>(lockedInExpr);
+
+  // Hamlet, a member only, is offered no change.
+  await settingsFromSidebar(hamlet.page, 'garden');
+  t.notOk(await hamlet.page.$(`${SETTINGS} button:has-text("Change privacy")`), 'not for him');
+
+  await settingsFromSidebar(page, 'garden');
+  t.match(await page.textContent(`${SETTINGS} .channel-facts`), /Public/);
+  await page.click(`${SETTINGS} button:has-text("Change privacy")`);
+  await page.check(`${SETTINGS} input[name="channel-privacy"][value="private-protected"]`);
+  await page.click(`${SETTINGS} button:has-text("Save privacy")`);
+  const confirm = '[role="alertdialog"]';
+  await page.waitForSelector(confirm);
+  t.match(await page.textContent(confirm), /Change #garden to “Private, protected history”\?/);
+  t.match(await page.textContent(confirm), /others lose access/);
+  // Cancelled: nothing sent, the choice still open.
+  await page.click(`${confirm} button:has-text("Cancel")`);
+  await waitFor(page, `!document.querySelector('${confirm}')`);
+  t.ok(await page.$(`${SETTINGS} .channel-privacy`), 'still choosing after Cancel');
+  t.notOk(await lockedIn(hamlet.page), 'not private yet');
+
+  await page.click(`${SETTINGS} button:has-text("Save privacy")`);
+  await page.waitForSelector(confirm);
+  await screenshot(page, t, 'channel-privacy-confirm-1280');
+  await page.click(`${confirm} button:has-text("Change privacy")`);
+  await waitFor(
+    page,
+    `document.querySelector('${SETTINGS} .channel-facts')?.textContent.includes('Private, protected history')`,
+  );
+  t.pass('shown as private in his settings');
+  // Hamlet's sidebar and open settings follow.
+  await waitFor(hamlet.page, `(${lockedInExpr})`);
+  await waitFor(
+    hamlet.page,
+    `document.querySelector('${SETTINGS} .channel-facts')?.textContent.includes('Private, protected history')`,
+  );
+  t.pass("and in Hamlet's");
+  const after = (await ts.api.get('iago', `streams/${garden}`)).body.stream as {
+    invite_only: boolean;
+    history_public_to_subscribers: boolean;
+  };
+  t.equal(after.invite_only, true, 'private');
+  t.equal(after.history_public_to_subscribers, false, 'protected history');
+  iago.watch.assertClean(t, /WebSocket|status of 401/);
+  hamlet.watch.assertClean(t, /WebSocket|status of 401/);
+});
