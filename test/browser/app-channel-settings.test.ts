@@ -5,7 +5,16 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, waitFor, waitLive, waitMessage, waitForTitle } from '../helpers/app.js';
+import {
+  openApp,
+  pluck,
+  sidebarCount,
+  waitCount,
+  waitFor,
+  waitLive,
+  waitMessage,
+  waitForTitle,
+} from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { startServer } from '../helpers/server.js';
@@ -448,4 +457,54 @@ t.test("a channel's privacy changed by an administrator, after a confirmation", 
   t.equal(after.history_public_to_subscribers, false, 'protected history');
   iago.watch.assertClean(t, /WebSocket|status of 401/);
   hamlet.watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+/** Page-side: desktop notifications allowed and counted, the tones played counted. */
+const COUNT_NOTICES = `(() => {
+  window.notes_ = [];
+  window.Notification = class {
+    static permission = 'granted';
+    static requestPermission() { return Promise.resolve('granted'); }
+    constructor(title) { window.notes_.push(title); }
+    close() {}
+  };
+  const Native = window.AudioContext;
+  window.tones_ = 0;
+  window.AudioContext = class extends Native {
+    createOscillator() { window.tones_++; return super.createOscillator(); }
+  };
+})()`;
+
+t.test("a channel's own desktop and sound settings decide its notifications", async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  await createChannel(ts.api, 'hamlet', 'zoo');
+  // Elsewhere (Starred): the channel's messages are not in view.
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/is/starred',
+    init: COUNT_NOTICES,
+  });
+  const send = (content: string) =>
+    ts.api.post('othello', 'messages', { type: 'stream', to: 'zoo', topic: 'cages', content });
+  const counted = () => page.evaluate<[number, number]>(`[window.notes_.length, window.tones_]`);
+
+  t.equal(await sidebarCount(page, 'zoo'), 0);
+  await send('The lion slept');
+  await waitCount(page, 'zoo', 1);
+  t.same(await counted(), [0, 0], 'by the defaults (off): neither a notification nor a tone');
+
+  await settingsFromSidebar(page, 'zoo');
+  for (const k of ['desktop_notifications', 'audible_notifications']) {
+    await page.check(`${SETTINGS} input[name="${k}"]`);
+    await waitFor(
+      page,
+      `document.querySelector('${SETTINGS} #notify-hint-${k}')?.textContent.startsWith('Set for this channel')`,
+    );
+  }
+  await page.click(`${SETTINGS} button:has-text("Close")`);
+  await send('The lion woke');
+  await waitCount(page, 'zoo', 2);
+  t.same(await counted(), [1, 1], "by the channel's own: a notification and a tone");
+  t.match(await page.evaluate<string>(`window.notes_[0]`), /Othello \(#zoo > cages\)/);
+  watch.assertClean(t, /WebSocket|status of 401/);
 });
