@@ -506,5 +506,19 @@ t.test("a channel's own desktop and sound settings decide its notifications", as
   await waitCount(page, 'zoo', 2);
   t.same(await counted(), [1, 1], "by the channel's own: a notification and a tone");
   t.match(await page.evaluate<string>(`window.notes_[0]`), /Othello \(#zoo > cages\)/);
+
+  // The channels' sound turned on in Settings → Notifications: the channel's own value is now
+  // the default's, shown so (nothing to go back to).
+  await page.goto(ts.url + '/#settings/notifications');
+  await page.click('.settings label.check:has-text("Play a sound for every message")');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.settings') === null`);
+  await settingsFromSidebar(page, 'zoo');
+  const hint = `${SETTINGS} #notify-hint-audible_notifications`;
+  await waitFor(page, `document.querySelector('${hint}')?.textContent === 'Your default (on)'`);
+  t.notOk(
+    await page.$(`${SETTINGS} button[aria-label="Sound: use my default"]`),
+    'the same as the default now',
+  );
   watch.assertClean(t, /WebSocket|status of 401/);
 });

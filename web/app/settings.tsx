@@ -469,6 +469,14 @@ function Notifications({ c }: { c: Controller }) {
         c={c}
         setting="wildcard_mentions_notify"
         label="Notify me of @all and @topic mentions"
+        hint="Each channel can override this."
+      />
+      <Check c={c} setting="enable_sounds" label="Play a sound for direct messages and mentions" />
+      <Check
+        c={c}
+        setting="enable_stream_audible_notifications"
+        label="Play a sound for every message in my channels"
+        hint="Each channel can override this."
       />
     </>
   );
