@@ -202,6 +202,30 @@ t.test('narrows over a seeded history', async (t) => {
     t.same(await home(), [m3, m4, ...dms, m10], 'Verona back, but for its muted topic');
     await policy(verona, 'lunch', 3);
     t.same(await home(), [m1, m2, m3, m4, ...dms, m10, m11]);
+
+    // A muted channel left keeps its muting (the row stays): in:home still leaves out what was
+    // received in it, and joining again brings it back muted (the web app relies on both).
+    await sub(denmark, 'is_muted', true);
+    assertSuccess(
+      t,
+      await api.delete('hamlet', 'users/me/subscriptions', { subscriptions: ['Denmark'] }),
+    );
+    t.same(await home(), [m1, m2, m3, ...dms, m10, m11], 'left: still left out');
+    assertSuccess(
+      t,
+      await api.post('hamlet', 'users/me/subscriptions', { subscriptions: [{ name: 'Denmark' }] }),
+    );
+    t.same(await home(), [m1, m2, m3, ...dms, m10, m11], 'joined again: still muted');
+    await sub(denmark, 'is_muted', false);
+    t.same(await home(), [m1, m2, m3, m4, ...dms, m10, m11]);
+  });
+
+  t.test("a channel's view without its muted topics: negated topic terms", async (t) => {
+    // The web app asks for a channel's view so (narrow.apiNarrow), its muted topics named.
+    t.same(
+      await ids([op('channel', 'Verona'), op('topic', 'LUNCH', true), op('topic', 'x', true)]),
+      [m3, m10],
+    );
   });
 
   t.test('has:', async (t) => {
