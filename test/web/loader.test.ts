@@ -17,7 +17,7 @@ import type {
 import { ChatState, MAX_CHANGES_KEPT } from '../../web/state/chat.js';
 import { Loader } from '../../web/state/loader.js';
 import { MAX_HELD } from '../../web/state/message-list.js';
-import { ALL, searchNarrow, topicNarrow } from '../../web/state/narrow.js';
+import { ALL, channelNarrow, searchNarrow, topicNarrow } from '../../web/state/narrow.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
 
 const ALL_IDS = Array.from({ length: 1000 }, (_, i) => i + 1);
@@ -685,4 +685,39 @@ t.test("the feed's fetch on its way when the muting changes is asked again", asy
   t.equal(feed.loaded, true);
   t.equal(feed.size, 0, 'the feed holds none of the muted topic');
   t.equal(loader.fetches, 3);
+});
+
+t.test("a channel's view is asked without its muted topics, again when one is muted", async (t) => {
+  const { s, loader, held } = heldSetup();
+  const mute = (topic_name: string, visibility_policy: number, id: number) =>
+    s.apply([
+      { id, type: 'user_topic', stream_id: 1, topic_name, last_updated: 1, visibility_policy },
+    ] as ServerEvent[]);
+  mute('Other', 1, 0);
+  const channel = s.list(channelNarrow(1));
+  const open = loader.open(channel, 500);
+  t.same(held[0]!.q.narrow, [
+    { operator: 'channel', operand: 1 },
+    { operator: 'topic', operand: 'Other', negated: true },
+  ]);
+  // Its topic muted while the fetch is on its way: the answer was made with the topic in it.
+  mute('t', 1, 1);
+  held[0]!.answer();
+  await tick();
+  t.equal(held.length, 2, 'asked again');
+  t.same(held[1]!.q.narrow, [
+    { operator: 'channel', operand: 1 },
+    { operator: 'topic', operand: 'Other', negated: true },
+    { operator: 'topic', operand: 't', negated: true },
+  ]);
+  held[1]!.answer({
+    messages: [],
+    anchor: 0,
+    found_anchor: false,
+    found_oldest: true,
+    found_newest: true,
+    history_limited: false,
+  });
+  await open;
+  t.equal(channel.size, 0, 'the view holds none of the muted topic');
 });

@@ -4,7 +4,10 @@
  * user_topics.is_topic_visible_in_home), and how ChatState keeps the feed without them (the
  * server is asked for `in:home`, loader.test.ts): arrivals of a muted topic stay out of it while
  * they join the topic's own view; muting drops what the feed shows at once; unmuting makes it
- * stale (fetched again: what muting kept out is only on the server).
+ * stale (fetched again: what muting kept out is only on the server). A channel's view leaves
+ * out its topics muted as such (the reference's Filter.excludes_muted_topics with
+ * user_topics.is_topic_muted), a muted channel's other topics shown there; leaving a muted
+ * channel keeps its muting.
  */
 import t from 'tap';
 import type {
@@ -17,12 +20,18 @@ import { ChatState } from '../../web/state/chat.js';
 import { TOPIC, topicMuted } from '../../web/state/muting.js';
 import {
   ALL,
+  apiNarrow,
   channelNarrow,
+  dmNarrow,
+  hidesMutedTopics,
+  isNarrow,
   matches,
   searchNarrow,
+  senderNarrow,
   topicNarrow,
   type Narrow,
 } from '../../web/state/narrow.js';
+import { unreadIn } from '../../web/state/unread.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
 
 t.test('which topics are muted: the policy, then the channel', (t) => {
@@ -97,6 +106,10 @@ function setup(userTopics: { stream_id: number; topic_name: string; visibility_p
     apply({ type: 'user_topic', stream_id, topic_name, last_updated: 1, visibility_policy });
   const muteChannel = (stream_id: number, value: boolean) =>
     apply({ type: 'subscription', op: 'update', stream_id, property: 'is_muted', value });
+  const leave = (stream_id: number) =>
+    apply({ type: 'subscription', op: 'remove', subscriptions: [{ stream_id, name: '' }] });
+  const join = (stream_id: number, muted: boolean) =>
+    apply({ type: 'subscription', op: 'add', subscriptions: [sub(stream_id, muted)] });
   /** A list as a fetch left it: loaded, reaching the newest, with these messages. */
   const loaded = (n: Narrow, messages: Message[]) => {
     const l = s.list(n);
@@ -109,7 +122,7 @@ function setup(userTopics: { stream_id: number; topic_name: string; visibility_p
     );
     return l;
   };
-  return { s, arrive, policy, muteChannel, loaded };
+  return { s, arrive, policy, muteChannel, leave, join, loaded };
 }
 
 t.test('the feed matches what is not muted; other views match regardless', (t) => {
@@ -219,5 +232,143 @@ t.test('unread counts: the feed leaves muted topics out of its total', (t) => {
   t.equal(s.unreadCounts().total, 3, 'its followed topic is');
   policy(OPEN, 'lunch', TOPIC.MUTED);
   t.equal(s.unreadCounts().total, 2, 'a muted topic is not');
+  t.end();
+});
+
+t.test("which views leave out muted topics as a channel's does", (t) => {
+  const table: [string, Narrow, boolean][] = [
+    ['a channel', channelNarrow(OPEN), true],
+    [
+      'a channel, unread',
+      {
+        ...channelNarrow(OPEN),
+        terms: [...channelNarrow(OPEN).terms, ...isNarrow('unread').terms],
+      },
+      true,
+    ],
+    ['a topic', topicNarrow(OPEN, 'x'), false],
+    ['a search in a channel', searchNarrow(channelNarrow(OPEN), 'x'), false],
+    ['the feed (its own rule, in:home)', ALL, false],
+    ['starred', isNarrow('starred'), false],
+    ['mentions', isNarrow('mentioned'), false],
+    ['direct messages', isNarrow('dm'), false],
+    ['a conversation', dmNarrow([2], 1), false],
+    ['a sender', senderNarrow(2), false],
+  ];
+  for (const [what, n, hides] of table) t.equal(hidesMutedTopics(n), hides, what);
+  t.end();
+});
+
+t.test("a channel's view is asked without its muted topics, by their names", (t) => {
+  const { s } = setup([
+    { stream_id: OPEN, topic_name: 'Noise', visibility_policy: TOPIC.MUTED },
+    { stream_id: OPEN, topic_name: 'Zed', visibility_policy: TOPIC.MUTED },
+    { stream_id: OPEN, topic_name: 'watched', visibility_policy: TOPIC.FOLLOWED },
+    { stream_id: QUIET, topic_name: 'hush', visibility_policy: TOPIC.MUTED },
+    { stream_id: QUIET, topic_name: 'kept', visibility_policy: TOPIC.UNMUTED },
+  ]);
+  const asked = (n: Narrow) => apiNarrow(n, (id) => s.mutedTopicsIn(id));
+  t.same(asked(channelNarrow(OPEN)), [
+    { operator: 'channel', operand: OPEN },
+    { operator: 'topic', operand: 'Noise', negated: true },
+    { operator: 'topic', operand: 'Zed', negated: true },
+  ]);
+  t.same(
+    asked(channelNarrow(QUIET)),
+    [
+      { operator: 'channel', operand: QUIET },
+      { operator: 'topic', operand: 'hush', negated: true },
+    ],
+    'a muted channel: only its topic muted as such',
+  );
+  t.same(asked(topicNarrow(OPEN, 'Noise')), [
+    { operator: 'channel', operand: OPEN },
+    { operator: 'topic', operand: 'Noise' },
+  ]);
+  t.same(asked(ALL), [{ operator: 'in', operand: 'home' }]);
+  t.same(apiNarrow(channelNarrow(OPEN)), [{ operator: 'channel', operand: OPEN }], 'no muting');
+  t.end();
+});
+
+t.test("a channel's view matches, and is joined by, what is not muted as such", (t) => {
+  const { s, arrive, loaded } = setup([
+    { stream_id: OPEN, topic_name: 'noise', visibility_policy: TOPIC.MUTED },
+    { stream_id: QUIET, topic_name: 'hush', visibility_policy: TOPIC.MUTED },
+  ]);
+  const ctx = s.matchContext([]);
+  t.equal(matches(channelNarrow(OPEN), msg(1, OPEN, 'Noise'), ctx), false, 'its muted topic');
+  t.equal(matches(channelNarrow(OPEN), msg(2, OPEN), ctx), true, 'another topic');
+  t.equal(matches(channelNarrow(QUIET), msg(3, QUIET), ctx), true, 'a muted channel: its topic');
+  t.equal(matches(channelNarrow(QUIET), msg(4, QUIET, 'hush'), ctx), false, 'but one muted');
+  const channel = loaded(channelNarrow(OPEN), [msg(2, OPEN)]);
+  const topic = loaded(topicNarrow(OPEN, 'noise'), []);
+  arrive(msg(5, OPEN, 'noise'));
+  arrive(msg(6, OPEN, 'other'));
+  t.same(channel.ids, [2, 6], "the muted topic's new message stays out of the channel's view");
+  t.same(topic.ids, [5], "and joins the topic's");
+  t.end();
+});
+
+t.test("a channel's view follows its topics' muting, not the channel's", (t) => {
+  const { s, policy, muteChannel, loaded } = setup([]);
+  const channel = loaded(channelNarrow(OPEN), [msg(1, OPEN), msg(2, OPEN, 'other')]);
+  const quiet = loaded(channelNarrow(QUIET), [msg(3, QUIET)]);
+  const mark = s.mutingMark();
+  policy(OPEN, 'LUNCH', TOPIC.MUTED);
+  t.same(channel.ids, [2], "the topic muted left its channel's view at once");
+  t.equal(channel.stale, false);
+  t.ok(s.mutingChangedSince(mark), 'a fetch on its way is asked again');
+  t.same(quiet.ids, [3], "another channel's view is left alone");
+  policy(OPEN, 'lunch', TOPIC.INHERIT);
+  t.equal(channel.stale, true, 'unmuted: fetched again');
+  t.equal(quiet.stale, false);
+  channel.setInitial([1, 2], true, true, null);
+  muteChannel(OPEN, true);
+  t.same(channel.ids, [1, 2], 'the channel muted: its own view shows it all');
+  t.equal(channel.stale, false);
+  muteChannel(OPEN, false);
+  t.equal(channel.stale, false, 'unmuted: nothing to fetch');
+  policy(QUIET, 'lunch', TOPIC.UNMUTED);
+  t.equal(quiet.stale, false, 'unmuting in a muted channel: its view had the topic already');
+  t.end();
+});
+
+t.test("a channel's unread past the window leave its muted topics out", (t) => {
+  const { s } = setup([{ stream_id: OPEN, topic_name: 'noise', visibility_policy: TOPIC.MUTED }]);
+  const inChannel = unreadIn(
+    channelNarrow(QUIET),
+    (id, topic) => s.mutedTopic(id, topic),
+    (id, topic) => s.topicMutedItself(id, topic),
+  )!;
+  const inOpen = unreadIn(
+    channelNarrow(OPEN),
+    (id, topic) => s.mutedTopic(id, topic),
+    (id, topic) => s.topicMutedItself(id, topic),
+  )!;
+  const where = (streamId: number, topic: string) =>
+    ({ kind: 'stream', streamId, topic }) as Parameters<typeof inOpen>[0];
+  t.equal(inOpen(where(OPEN, 'Noise'), false), false, 'its muted topic');
+  t.equal(inOpen(where(OPEN, 'lunch'), false), true);
+  t.equal(inChannel(where(QUIET, 'lunch'), false), true, "a muted channel's own view counts it");
+  t.end();
+});
+
+t.test("leaving a muted channel keeps its muting; joining again brings the server's", (t) => {
+  const { s, leave, join, loaded } = setup([]);
+  const feed = loaded(ALL, [msg(1, OPEN), msg(2, null)]);
+  leave(QUIET);
+  t.equal(s.mutedTopic(QUIET, 'lunch'), true, 'left, still muted (as the server keeps it)');
+  t.equal(feed.stale, false, 'the feed stays as it is');
+  join(QUIET, true);
+  t.equal(feed.stale, false, 'joined again, muted as before: nothing changes');
+  leave(QUIET);
+  join(QUIET, false);
+  t.equal(s.mutedTopic(QUIET, 'lunch'), false);
+  t.equal(feed.stale, true, 'joined again unmuted (unmuted meanwhile): the feed is fetched again');
+  feed.setInitial([1, 2], true, true, null);
+  leave(OPEN);
+  t.same(feed.ids, [1, 2], 'an open channel left: its messages stay');
+  join(OPEN, true);
+  t.same(feed.ids, [2], 'joined again as muted (muted elsewhere meanwhile): they leave the feed');
   t.end();
 });

@@ -173,7 +173,12 @@ t.test('which messages a narrow holds', (t) => {
       { id: 5, email: '', full_name: '' },
     ],
   };
-  const ctx = { selfId: 1, flags: [] as string[], mutedTopic: () => false };
+  const ctx = {
+    selfId: 1,
+    flags: [] as string[],
+    mutedTopic: () => false,
+    topicMutedItself: () => false,
+  };
   t.equal(matches(ALL, s, ctx), true);
   t.equal(matches(channelNarrow(9), s, ctx), true);
   t.equal(matches(channelNarrow(3), s, ctx), false);

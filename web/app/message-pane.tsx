@@ -458,7 +458,11 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       for (const r of rowsEls) if (r.getBoundingClientRect().top > limit) unread++;
       // And those of the narrow past the window (not fetched yet, or out of the window).
       const lastShown = list.windowIds().at(-1) ?? 0;
-      const inNarrow = unreadIn(list.narrow, (id, topic) => s.mutedTopic(id, topic));
+      const inNarrow = unreadIn(
+        list.narrow,
+        (id, topic) => s.mutedTopic(id, topic),
+        (id, topic) => s.topicMutedItself(id, topic),
+      );
       if (inNarrow) unread += s.unread.ids(inNarrow).filter((id) => id > lastShown).length;
     }
     // Compared with the state as it is now, not as last drawn: two scrolls before a drawing

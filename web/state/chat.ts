@@ -28,6 +28,8 @@ import { MessageList, type FetchedMessage } from './message-list.js';
 import { TOPIC, topicMuted } from './muting.js';
 import {
   conversationIds,
+  channelOf,
+  hidesMutedTopics,
   matches,
   messageDmIds,
   mutingApplies,
@@ -107,6 +109,8 @@ export class ChatState {
   /** Every channel the user can see (subscribed or not), for names and links. */
   readonly channels = new Map<number, Channel>();
   readonly userTopics = new Map<string, number>();
+  /** The topics' names as the user's topic policies give them (userTopics' keys are folded). */
+  private readonly userTopicNames = new Map<string, string>();
   readonly groups = new Map<number, UserGroup & { direct_subgroup_ids?: number[] }>();
   settings: UserSettings;
   readonly unread: Unread;
@@ -189,8 +193,10 @@ export class ChatState {
     }
     for (const s of [...(r.unsubscribed ?? []), ...(r.never_subscribed ?? [])])
       this.channels.set(s.stream_id, s);
-    for (const t of r.user_topics ?? [])
+    for (const t of r.user_topics ?? []) {
       this.userTopics.set(topicKey(t.stream_id, t.topic_name), t.visibility_policy);
+      this.userTopicNames.set(topicKey(t.stream_id, t.topic_name), t.topic_name);
+    }
     for (const g of r.realm_user_groups ?? []) this.groups.set(g.id, g);
     this.settings = r.user_settings ?? ({} as UserSettings);
     this.unread = Unread.fromRegister(this.selfId, r.unread_msgs);
@@ -343,8 +349,33 @@ export class ChatState {
 
   /** Whether a channel's topic is muted for this user (muting the channel mutes its topics). */
   mutedTopic(streamId: number, topic: string, key = topicKey(streamId, topic)): boolean {
-    const channelMuted = this.subs.get(streamId)?.is_muted ?? false;
-    return topicMuted(this.userTopics.get(key) ?? TOPIC.INHERIT, channelMuted);
+    return topicMuted(this.userTopics.get(key) ?? TOPIC.INHERIT, this.channelMuted(streamId));
+  }
+
+  /**
+   * Whether the user muted a channel. A channel left keeps its muting, as the server keeps it
+   * (the subscription's row stays, and `in:home` still leaves it out; joining again brings the
+   * muting back) and as the reference's web app keeps it (sub.is_muted of an unsubscribed
+   * channel): leaving one changes nothing in All messages.
+   */
+  channelMuted(streamId: number): boolean {
+    const s = this.subs.get(streamId) ?? (this.channels.get(streamId) as Partial<Subscription>);
+    return s?.is_muted ?? false;
+  }
+
+  /** Whether the topic itself is muted (its policy "muted"): what a channel's view leaves out. */
+  topicMutedItself(streamId: number, topic: string): boolean {
+    return this.userTopics.get(topicKey(streamId, topic)) === TOPIC.MUTED;
+  }
+
+  /** The topics of a channel the user muted as such, by their names (narrow.apiNarrow). */
+  mutedTopicsIn(streamId: number): string[] {
+    const prefix = topicKey(streamId, '');
+    const out: string[] = [];
+    for (const [key, policy] of this.userTopics) {
+      if (policy === TOPIC.MUTED && key.startsWith(prefix)) out.push(this.userTopicNames.get(key)!);
+    }
+    return out.sort();
   }
 
   /** What narrow.matches needs for a message with these flags (the user, their muting). */
@@ -353,6 +384,7 @@ export class ChatState {
       selfId: this.selfId,
       flags,
       mutedTopic: (streamId, topic) => this.mutedTopic(streamId, topic),
+      topicMutedItself: (streamId, topic) => this.topicMutedItself(streamId, topic),
     };
   }
 
@@ -375,17 +407,26 @@ export class ChatState {
   /**
    * The user's muting changed (a topic's policy, a channel muted or unmuted; `muted`: whether
    * something was muted, `unmuted`: whether something may show again), as the reference's web
-   * app follows it: the lists muting applies to (the combined feed) drop at once what they no
-   * longer hold; what may join one is only on the server (muting kept it out of the fetches):
-   * the list is fetched again (stale; a fetch on its way is asked again, see mutingChangedSince).
-   * So is one left with nothing where the server has more (all it held muted): an empty run has
-   * no end to page from.
+   * app follows it: the lists muting applies to (the combined feed; `itself`: a channel's view,
+   * by its topic muted as such) drop at once what they no longer hold; what may join one is only
+   * on the server (muting kept it out of the fetches): the list is fetched again (stale; a fetch
+   * on its way is asked again, see mutingChangedSince). So is one left with nothing where the
+   * server has more (all it held muted): an empty run has no end to page from.
    */
-  private mutingChanged(change: { muted: boolean; unmuted: boolean }): void {
-    if (!change.muted && !change.unmuted) return;
+  private mutingChanged(
+    home: { muted: boolean; unmuted: boolean },
+    itself?: { streamId: number; muted: boolean; unmuted: boolean },
+  ): void {
+    const changed = (c?: { muted: boolean; unmuted: boolean }) => !!c && (c.muted || c.unmuted);
+    if (!changed(home) && !changed(itself)) return;
     this.mutingChanges++;
     for (const l of this.lists.values()) {
-      if (!mutingApplies(l.narrow)) continue;
+      let change = home;
+      if (hidesMutedTopics(l.narrow)) {
+        if (!itself || channelOf(l.narrow) !== itself.streamId) continue;
+        change = itself;
+      } else if (!mutingApplies(l.narrow)) continue;
+      if (!changed(change)) continue;
       const gone = l.ids.filter((id) => {
         const m = this.messages.get(id);
         return m !== undefined && matches(l.narrow, m, this.matchContext(m.flags)) === false;
@@ -827,9 +868,19 @@ export class ChatState {
       case 'user_topic': {
         const key = topicKey(e.stream_id, e.topic_name);
         const before = this.mutedTopic(e.stream_id, e.topic_name, key);
+        const itselfBefore = this.topicMutedItself(e.stream_id, e.topic_name);
         this.userTopics.set(key, e.visibility_policy);
+        this.userTopicNames.set(key, e.topic_name);
         const after = this.mutedTopic(e.stream_id, e.topic_name, key);
-        this.mutingChanged({ muted: !before && after, unmuted: before && !after });
+        const itselfAfter = this.topicMutedItself(e.stream_id, e.topic_name);
+        this.mutingChanged(
+          { muted: !before && after, unmuted: before && !after },
+          {
+            streamId: e.stream_id,
+            muted: !itselfBefore && itselfAfter,
+            unmuted: itselfBefore && !itselfAfter,
+          },
+        );
         this.rev.channels.value++;
         this.rev.unread.value++;
         return null;
@@ -1059,10 +1110,17 @@ export class ChatState {
   private onSubscription(e: Extract<ServerEvent, { type: 'subscription' }>): void {
     if (e.op === 'add') {
       for (const s of e.subscriptions) {
+        // Joined again: its muting as the server has kept it (as it was when left, see
+        // channelMuted), which may differ from what this page knew (a channel left on another
+        // device, muted or unmuted meanwhile, or one never known as left).
+        const was = this.channelMuted(s.stream_id);
         this.subs.set(s.stream_id, s);
         this.channels.set(s.stream_id, s);
+        const now = this.channelMuted(s.stream_id);
+        this.mutingChanged({ muted: !was && now, unmuted: was && !now });
       }
     } else if (e.op === 'remove') {
+      // Left: the channel keeps its muting (channelMuted), so All messages stays as it is.
       for (const s of e.subscriptions) this.subs.delete(s.stream_id);
     } else if (e.op === 'update') {
       const s = this.subs.get(e.stream_id);

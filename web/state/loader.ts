@@ -41,11 +41,12 @@ export class Loader {
    * it than is kept for it: edits, moves, reactions and flags (ChatState: its copies could lack
    * one it dropped), or arrivals and deletions (MessageList: it could hold a message deleted
    * meanwhile, or lack one that arrived), or, for a narrow muting applies to, the muting changed
-   * (the server's answer follows the muting it had then).
+   * (the server's answer follows the muting it had then). The narrow is the list's, as the
+   * server takes it with the muting of each ask (a channel's view names its muted topics).
    */
   private async fetch(
     list: MessageList,
-    q: GetMessages,
+    q: Omit<GetMessages, 'narrow'>,
     wanted: () => boolean,
   ): Promise<MessagesResponse> {
     for (;;) {
@@ -53,7 +54,8 @@ export class Loader {
       const held = list.holdMark();
       const muting = this.state.mutingMark();
       this.fetches++;
-      const r = await this.fetchMessages(q);
+      const narrow = apiNarrow(list.narrow, (id) => this.state.mutedTopicsIn(id));
+      const r = await this.fetchMessages({ ...q, narrow });
       if (!wanted()) return r;
       const mutingChanged = mutingApplies(list.narrow) && this.state.mutingChangedSince(muting);
       if (!this.state.changesLostSince(mark) && !list.heldLostSince(held) && !mutingChanged)
@@ -83,7 +85,6 @@ export class Loader {
           anchor,
           num_before: FIRST_BEFORE,
           num_after: FIRST_AFTER,
-          narrow: apiNarrow(list.narrow),
         },
         () => asked === list.opens,
       );
@@ -121,7 +122,6 @@ export class Loader {
           num_before: STEP,
           num_after: 0,
           include_anchor: false,
-          narrow: apiNarrow(list.narrow),
         },
         () => list.loaded && list.run === run,
       );
@@ -155,7 +155,6 @@ export class Loader {
           num_before: 0,
           num_after: STEP,
           include_anchor: false,
-          narrow: apiNarrow(list.narrow),
         },
         () => list.loaded && list.run === run,
       );

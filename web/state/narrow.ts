@@ -229,18 +229,50 @@ export function sameNarrow(a: Narrow, b: Narrow): boolean {
 }
 
 /**
- * Whether what a narrow holds depends on the user's muting: the combined feed (no terms, asked
- * for as `in:home`), or a narrow with an `in:home` term (negated or not). A search from the feed
- * does not (as the reference's: it has no `in:home` term), nor does a channel's or a topic's view.
+ * Whether a narrow leaves out the user's muted topics as a channel's view does (the reference's
+ * Filter.excludes_muted_topics, for the views of one channel): a narrow of one channel that is not
+ * one of its topics, a search, starred or mentions (the reference shows a message that mentions
+ * the user even in a muted topic: Mentions holds only those, and the server has no operator for
+ * that exception, so it is left to Mentions), nor one about muting itself (`in`, `is:muted`). Only
+ * topics muted as such are left out (policy "muted"), whether or not the channel is muted: a muted
+ * channel's own view shows its other topics (the reference's user_topics.is_topic_muted there).
+ * The server is asked without them (apiNarrow: a negated `topic` term for each). The combined
+ * feed's rule is another (`in:home`, muting.ts topicMuted).
  */
-export function mutingApplies(n: Narrow): boolean {
-  return n.terms.length === 0 || n.terms.some((t) => t.operator === 'in' && t.operand === 'home');
+export function hidesMutedTopics(n: Narrow): boolean {
+  if (find(n, 'channel') === undefined) return false;
+  return !n.terms.some(
+    (t) =>
+      ['topic', 'search', 'in', 'id', 'dm', 'dm-including'].includes(t.operator) ||
+      (t.operator === 'is' && ['starred', 'mentioned', 'muted', 'dm'].includes(t.operand)),
+  );
 }
 
-/** The narrow as `GET /messages` takes it (the combined feed: `in:home`). */
-export function apiNarrow(n: Narrow): NarrowTerm[] {
+/**
+ * Whether what a narrow holds depends on the user's muting: the combined feed (no terms, asked
+ * for as `in:home`), a narrow with an `in:home` term (negated or not), or a channel's view (its
+ * muted topics left out: hidesMutedTopics). A search does not (as the reference's: muted messages
+ * are found), nor does a topic's view.
+ */
+export function mutingApplies(n: Narrow): boolean {
+  return (
+    n.terms.length === 0 ||
+    n.terms.some((t) => t.operator === 'in' && t.operand === 'home') ||
+    hidesMutedTopics(n)
+  );
+}
+
+/**
+ * The narrow as `GET /messages` takes it (the combined feed: `in:home`). A channel's view
+ * (hidesMutedTopics) is asked without the channel's muted topics, `-topic:<name>` each, their
+ * names as `mutedTopicsIn` gives them (ChatState.mutedTopicsIn, the user's muting now).
+ */
+export function apiNarrow(
+  n: Narrow,
+  mutedTopicsIn: (channelId: number) => readonly string[] = () => [],
+): NarrowTerm[] {
   if (n.terms.length === 0) return [{ operator: 'in', operand: 'home' }];
-  return n.terms.map((t) => {
+  const terms: NarrowTerm[] = n.terms.map((t) => {
     let operand: string | number | number[] = t.operand;
     if (t.operator === 'channel' || t.operator === 'id') operand = Number(t.operand);
     else if (t.operator === 'dm' || t.operator === 'dm-including')
@@ -250,6 +282,11 @@ export function apiNarrow(n: Narrow): NarrowTerm[] {
       ? { operator: t.operator, operand, negated: true }
       : { operator: t.operator, operand };
   });
+  if (hidesMutedTopics(n)) {
+    for (const topic of mutedTopicsIn(channelOf(n)!))
+      terms.push({ operator: 'topic', operand: topic, negated: true });
+  }
+  return terms;
 }
 
 /** Topics compare without case, as the server groups them. */
@@ -272,6 +309,11 @@ export type MatchContext = {
   flags: readonly string[];
   /** Whether a channel's topic is muted for the user (muting.ts, topicMuted). */
   mutedTopic: (streamId: number, topic: string) => boolean;
+  /**
+   * Whether the topic itself is muted (its policy "muted", whatever its channel's muting): what a
+   * channel's view leaves out (hidesMutedTopics).
+   */
+  topicMutedItself: (streamId: number, topic: string) => boolean;
 };
 
 /** Whether a message is in the combined feed (`in:home`): a direct message, or not muted. */
@@ -343,6 +385,8 @@ export function matches(n: Narrow, m: Message, ctx: MatchContext): boolean | und
     if (t.negated) ok = !ok;
     if (!ok) return false;
   }
+  if (m.type === 'stream' && hidesMutedTopics(n) && ctx.topicMutedItself(m.stream_id!, m.subject))
+    return false;
   return unknown ? undefined : true;
 }
 

@@ -7,7 +7,7 @@
  * the total. Muting is applied by the caller (unreadTotals takes the muted predicates).
  */
 import type { Message, UnreadMsgs } from '../../src/client/types.js';
-import { messageDmIds, sameTopic, type Narrow } from './narrow.js';
+import { hidesMutedTopics, messageDmIds, sameTopic, type Narrow } from './narrow.js';
 
 export type UnreadWhere =
   { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; key: string };
@@ -224,15 +224,19 @@ export function topicKey(streamId: number, topic: string): string {
  * together); null for the others (a search, starred, a negated term: only a fetch tells). The
  * message list counts with it the unread messages past what it has fetched ("N new messages
  * below"). All messages (and `in:home`) leave out muted topics, as the feed does (`mutedTopic`:
- * ChatState.mutedTopic).
+ * ChatState.mutedTopic); a channel's view, the topics muted as such, as it does
+ * (`topicMutedItself`: ChatState.topicMutedItself; narrow.hidesMutedTopics).
  */
 export function unreadIn(
   n: Narrow,
   mutedTopic: (streamId: number, topic: string) => boolean,
+  topicMutedItself: (streamId: number, topic: string) => boolean = () => false,
 ): ((where: UnreadWhere, mentioned: boolean) => boolean) | null {
   const tests: ((where: UnreadWhere, mentioned: boolean) => boolean)[] = [];
   const home = (w: UnreadWhere) => w.kind === 'dm' || !mutedTopic(w.streamId, w.topic);
   if (n.terms.length === 0) tests.push(home);
+  if (hidesMutedTopics(n))
+    tests.push((w) => w.kind === 'stream' && !topicMutedItself(w.streamId, w.topic));
   for (const t of n.terms) {
     if (t.negated) return null;
     const operand = t.operand;
