@@ -17,7 +17,7 @@ import type {
   Subscription,
 } from '../../src/client/types.js';
 import { ChatState } from '../../web/state/chat.js';
-import { TOPIC, topicMuted } from '../../web/state/muting.js';
+import { mutedBy, TOPIC, topicMuted, unmutePolicy } from '../../web/state/muting.js';
 import {
   ALL,
   apiNarrow,
@@ -370,5 +370,30 @@ t.test("leaving a muted channel keeps its muting; joining again brings the serve
   t.same(feed.ids, [1, 2], 'an open channel left: its messages stay');
   join(OPEN, true);
   t.same(feed.ids, [2], 'joined again as muted (muted elsewhere meanwhile): they leave the feed');
+  t.end();
+});
+
+t.test('what mutes a topic one sends to, and what unmutes it (the notice)', (t) => {
+  const { INHERIT, MUTED, UNMUTED, FOLLOWED } = TOPIC;
+  // [policy, channel muted, muted by]
+  const table: [number, boolean, 'channel' | 'topic' | null][] = [
+    [INHERIT, false, null],
+    [MUTED, false, 'topic'],
+    [UNMUTED, false, null],
+    [FOLLOWED, false, null],
+    [INHERIT, true, 'channel'],
+    [MUTED, true, 'channel'],
+    [UNMUTED, true, null],
+    [FOLLOWED, true, null],
+  ];
+  for (const [policy, channelMuted, by] of table) {
+    t.equal(mutedBy(policy, channelMuted), by, `policy ${policy}, channel muted ${channelMuted}`);
+    // Whatever mutes it, the policy "Unmute topic" sets shows it in the feed.
+    if (by) t.equal(topicMuted(unmutePolicy(channelMuted), channelMuted), false, 'unmuted so');
+  }
+  const { s } = setup([{ stream_id: OPEN, topic_name: 'noise', visibility_policy: MUTED }]);
+  t.equal(s.mutedBy(OPEN, 'Noise'), 'topic');
+  t.equal(s.mutedBy(QUIET, 'lunch'), 'channel');
+  t.equal(s.mutedBy(OPEN, 'lunch'), null);
   t.end();
 });

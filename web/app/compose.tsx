@@ -17,7 +17,7 @@ import {
   type Token,
 } from '../state/autocomplete.js';
 import { emojiText } from '../state/emoji.js';
-import { narrowKey, placeAfterMove } from '../state/narrow.js';
+import { narrowHash, narrowKey, placeAfterMove, topicNarrow } from '../state/narrow.js';
 import { Avatar } from './bits.js';
 import type { ComposeTo, Controller } from './controller.js';
 import { bytes } from './format.js';
@@ -452,6 +452,7 @@ export function Compose({ c }: { c: Controller }) {
             ? 'Several people are typing…'
             : `${typists.map((id) => s.userName(id)).join(', ')} ${typists.length === 1 ? 'is' : 'are'} typing…`)}
       </div>
+      <SentToMuted c={c} />
       <form
         class={`compose${dragging ? ' dragging' : ''}`}
         aria-label="Compose a message"
@@ -807,6 +808,42 @@ export function Compose({ c }: { c: Controller }) {
         </div>
       </form>
     </>
+  );
+}
+
+/**
+ * The notice of a message sent to a muted topic (Controller.sentToMuted), as the reference's
+ * unmute banner above its compose box: where the message went, that All messages leaves it out,
+ * and "Unmute topic". Shown while the topic stays muted (unmuted anyhow, it goes).
+ */
+function SentToMuted({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  const sent = c.sentToMuted.value;
+  void s.rev.channels.value; // muting changes
+  if (!sent) return null;
+  const why = s.mutedBy(sent.streamId, sent.topic);
+  if (!why) return null;
+  const where = `#${s.channelName(sent.streamId)} › ${s.topicName(sent.topic)}`;
+  return (
+    <div class="compose-notice" role="status">
+      <p>
+        Sent to <a href={narrowHash(topicNarrow(sent.streamId, sent.topic), s.names())}>{where}</a>
+        {why === 'topic' ? ', a topic you muted' : ', in a channel you muted'}: All messages does
+        not show it.
+      </p>
+      <button class="btn" type="button" onClick={() => c.unmuteSentTo(sent.streamId, sent.topic)}>
+        Unmute topic
+      </button>
+      <button
+        class="icon-btn"
+        type="button"
+        aria-label="Close"
+        title="Close"
+        onClick={() => (c.sentToMuted.value = null)}
+      >
+        <Icon name="x" />
+      </button>
+    </div>
   );
 }
 

@@ -29,6 +29,7 @@ import { Drafts, type DraftTo } from '../state/drafts.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import { buildEmojiIndex, type EmojiIndex } from '../state/emoji.js';
 import { Loader } from '../state/loader.js';
+import { unmutePolicy } from '../state/muting.js';
 import type { MessageList } from '../state/message-list.js';
 import {
   ALL,
@@ -149,6 +150,12 @@ export class Controller {
   readonly composeRequest = signal<{ to: ComposeTo; quote?: string; seq: number } | null>(null);
   /** The last topic moved onward: the compose box follows it when addressed to it. */
   readonly topicMoved = signal<TopicMove | null>(null);
+  /**
+   * The muted topic the last message was sent to (its channel muted, or itself), for the notice
+   * above the compose box with "Unmute topic" (the reference's unmute banner): All messages leaves
+   * it out, so the message would seem lost. Cleared by another view, another send, or closing.
+   */
+  readonly sentToMuted = signal<{ streamId: number; topic: string } | null>(null);
   readonly selected = signal<number | null>(null);
   /** The message being edited in place. */
   readonly editing = signal<number | null>(null);
@@ -744,12 +751,15 @@ export class Controller {
     const s = this.state.value!;
     const loader = this.loader!;
     const list = s.list(n);
+    const another = !sameNarrow(n, this.narrow.peek());
     batch(() => {
       this.narrow.value = n;
       this.list.value = list;
       this.selected.value = n.near;
       // A profile card belongs to the view it was opened in (back, a link, a move: gone with it).
       this.card.value = null;
+      // So does the notice of a message sent to a muted topic (the reference's banners too).
+      if (another) this.sentToMuted.value = null;
     });
     this.near = n.near;
     const channel = channelOf(n);
@@ -1083,6 +1093,10 @@ export class Controller {
         ? s.echo({ type: 'private', userIds: to.userIds, content, html })
         : s.echo({ type: 'stream', streamId: to.streamId!, topic: to.topic, content, html });
     this.unsent.set(localId, { to, content });
+    this.sentToMuted.value =
+      to.kind === 'stream' && s.mutedBy(to.streamId!, to.topic) !== null
+        ? { streamId: to.streamId!, topic: to.topic }
+        : null;
     this.typingSender?.stop();
     const draft = this.draftTo(to);
     if (draft) this.drafts?.delete(draft);
@@ -1294,6 +1308,13 @@ export class Controller {
   async pinChannel(streamId: number, pinned: boolean): Promise<void> {
     const failed = await this.setSubscriptionProperty(streamId, 'pin_to_top', pinned);
     if (failed) this.toast(failed);
+  }
+
+  /** "Unmute topic" of the notice of a message sent to a muted topic (muting.ts unmutePolicy). */
+  unmuteSentTo(streamId: number, topic: string): void {
+    const s = this.state.value;
+    if (!s) return;
+    void this.setTopicPolicy(streamId, topic, unmutePolicy(s.channelMuted(streamId)));
   }
 
   async setChannelMuted(streamId: number, muted: boolean): Promise<void> {

@@ -25,7 +25,7 @@ import {
 } from './channel-settings.js';
 import { inGroupSetting, type GroupSetting } from './groups.js';
 import { MessageList, type FetchedMessage } from './message-list.js';
-import { TOPIC, topicMuted } from './muting.js';
+import { mutedBy, TOPIC, topicMuted } from './muting.js';
 import {
   conversationIds,
   channelOf,
@@ -361,6 +361,11 @@ export class ChatState {
   channelMuted(streamId: number): boolean {
     const s = this.subs.get(streamId) ?? (this.channels.get(streamId) as Partial<Subscription>);
     return s?.is_muted ?? false;
+  }
+
+  /** What mutes a topic, if anything: its channel, or itself (muting.ts mutedBy). */
+  mutedBy(streamId: number, topic: string): 'channel' | 'topic' | null {
+    return mutedBy(this.topicPolicy(streamId, topic), this.channelMuted(streamId));
   }
 
   /** Whether the topic itself is muted (its policy "muted"): what a channel's view leaves out. */

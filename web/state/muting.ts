@@ -18,3 +18,22 @@ export function topicMuted(policy: number, channelMuted: boolean): boolean {
   if (policy === TOPIC.MUTED) return true;
   return channelMuted && policy !== TOPIC.UNMUTED && policy !== TOPIC.FOLLOWED;
 }
+
+/**
+ * What keeps a topic out of the combined feed, for the notice shown when one sends to it (the
+ * reference's compose_notifications.get_muted_narrow): its channel, muted (the topic neither
+ * unmuted nor followed there), or the topic itself; null when it is not muted.
+ */
+export function mutedBy(policy: number, channelMuted: boolean): 'channel' | 'topic' | null {
+  if (channelMuted && policy !== TOPIC.UNMUTED && policy !== TOPIC.FOLLOWED) return 'channel';
+  if (policy === TOPIC.MUTED) return 'topic';
+  return null;
+}
+
+/**
+ * The policy that unmutes a topic, as the reference's "Unmute topic": in a muted channel
+ * "unmuted" (it shows while the channel stays muted), elsewhere back to the default.
+ */
+export function unmutePolicy(channelMuted: boolean): number {
+  return channelMuted ? TOPIC.UNMUTED : TOPIC.INHERIT;
+}
