@@ -237,3 +237,176 @@ t.test("All messages leaves out muted topics and channels, as the reference's fe
   t.notOk((await texts()).includes('Soup again'), 'the muted topic still out');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+/** Page-side: whether the list shows a message with this text. */
+const showsJs = (text: string) =>
+  `[...document.querySelectorAll('.messages .msg .content')].some((e) => e.textContent.includes(${JSON.stringify(text)}))`;
+
+/** Page-side: the view's title, once the app swapped to the view it names. */
+const titleJs = (title: string) =>
+  `document.querySelector('h1.title')?.textContent === ${JSON.stringify(title)}`;
+
+t.test("a channel's view leaves out its muted topics, as the reference's", async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const kitchen = await createChannel(ts.api, 'iago', 'kitchen', {
+    principals: [id('iago'), id('hamlet')],
+  });
+  const say = (topic: string, content: string) =>
+    ts.api.post('iago', 'messages', { type: 'stream', to: 'kitchen', topic, content });
+  await say('news', 'The oven is fixed');
+  await say('lunch', 'Soup again');
+  await say('lunch', 'And bread');
+  await ts.api.post('hamlet', 'user_topics', {
+    stream_id: kitchen,
+    topic: 'lunch',
+    visibility_policy: 1,
+  });
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${kitchen}-kitchen`,
+  });
+  const texts = () => messageTexts(page);
+  await waitMessage(page, 'The oven is fixed');
+  t.same(await texts(), ['The oven is fixed'], 'the first fetch leaves the muted topic out');
+
+  // Unmuted from the sidebar: fetched again; muted again: it goes at once.
+  await rowMenu(page, 'lunch', 'Unmute topic');
+  await waitMessage(page, 'Soup again');
+  t.same(await texts(), ['The oven is fixed', 'Soup again', 'And bread'], 'unmuted: shown');
+  await rowMenu(page, 'lunch', 'Mute topic');
+  await waitFor(page, `!${showsJs('Soup again')}`);
+  t.same(await texts(), ['The oven is fixed'], 'muted: all of it goes');
+
+  // A new message to it does not join the view (one to another topic sent after it does).
+  await say('lunch', 'Cake for dessert');
+  await say('news', 'The oven is hot');
+  await waitMessage(page, 'The oven is hot');
+  t.notOk((await texts()).includes('Cake for dessert'), 'the muted topic stays out');
+
+  // The channel muted: its own view still shows its topics, but the one muted as such.
+  await rowMenu(page, 'kitchen', 'Mute channel');
+  await waitFor(page, `${dimmedJs('kitchen')} === true`);
+  t.same(await texts(), ['The oven is fixed', 'The oven is hot'], 'the muted channel, as before');
+  await screenshot(page, t, 'channel-view-topic-muted-1280');
+  // Unmuted in the muted channel ("unmuted"): fetched again, the whole channel shown.
+  await rowMenu(page, 'lunch', 'Unmute topic');
+  await waitMessage(page, 'Cake for dessert');
+  t.same(await texts(), [
+    'The oven is fixed',
+    'Soup again',
+    'And bread',
+    'Cake for dessert',
+    'The oven is hot',
+  ]);
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('a message sent to a muted topic: a notice with "Unmute topic"', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const principals = [id('iago'), id('hamlet')];
+  const kitchen = await createChannel(ts.api, 'iago', 'kitchen', { principals });
+  const garden = await createChannel(ts.api, 'iago', 'garden', { principals });
+  await ts.api.post('iago', 'messages', {
+    type: 'stream',
+    to: 'kitchen',
+    topic: 'news',
+    content: 'The oven is fixed',
+  });
+  await ts.api.post('hamlet', 'user_topics', {
+    stream_id: kitchen,
+    topic: 'lunch',
+    visibility_policy: 1,
+  });
+  await ts.api.post('hamlet', 'users/me/subscriptions/properties', {
+    subscription_data: [{ stream_id: garden, property: 'is_muted', value: true }],
+  });
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#feed' });
+  await waitMessage(page, 'The oven is fixed');
+  const notice = '.compose-notice';
+  const send = async (channel: number, topic: string, text: string) => {
+    await page.selectOption('select[aria-label="Channel"]', String(channel));
+    await page.fill('#compose-topic', topic);
+    await page.fill('#compose-text', text);
+    await page.press('#compose-text', 'Enter');
+  };
+
+  // To a muted topic, from All messages (which leaves it out).
+  await send(kitchen, 'lunch', 'Pie for lunch');
+  await page.waitForSelector(notice);
+  t.match(
+    await page.textContent(notice),
+    /Sent to #kitchen › lunch, a topic you muted: All messages does not show it\./,
+  );
+  t.notOk(await page.evaluate(showsJs('Pie for lunch')), 'the message is not in All messages');
+  await screenshot(page, t, 'sent-to-muted-topic-1280');
+  await page.click(`${notice} button:has-text("Unmute topic")`);
+  await page.waitForSelector(notice, { state: 'detached' });
+  await waitMessage(page, 'Pie for lunch');
+  t.pass('unmuted: the notice goes, the message is in All messages (fetched again)');
+
+  // To a topic of a muted channel: "Unmute topic" unmutes the topic, the channel stays muted.
+  await send(garden, 'roses', 'Roses bloom');
+  await page.waitForSelector(notice);
+  t.match(await page.textContent(notice), /Sent to #garden › roses, in a channel you muted/);
+  await page.click(`${notice} button:has-text("Unmute topic")`);
+  await waitMessage(page, 'Roses bloom');
+  t.equal(await page.$(notice), null, 'the notice went');
+  t.equal(await isDimmed(page, 'garden'), true, 'the channel is still muted');
+
+  // To a topic not muted: no notice; one closed with its button, and one gone with the view.
+  await send(kitchen, 'news', 'The oven is hot');
+  await waitMessage(page, 'The oven is hot');
+  t.equal(await page.$(notice), null, 'no notice for a topic not muted');
+  await send(garden, 'weeds', 'Weeds everywhere');
+  await page.waitForSelector(notice);
+  await page.click(`${notice} button[aria-label="Close"]`);
+  await page.waitForSelector(notice, { state: 'detached' });
+  t.pass('closed');
+  await send(garden, 'weeds', 'More weeds');
+  await page.waitForSelector(notice);
+  await page.evaluate(`location.hash = '#narrow/channel/${garden}-garden'`);
+  await waitFor(page, titleJs('#garden'));
+  t.equal(await page.$(notice), null, 'gone with the view it was sent from');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('leaving a muted channel and joining it again: still muted', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const principals = [id('iago'), id('hamlet')];
+  const garden = await createChannel(ts.api, 'iago', 'garden', { principals });
+  await createChannel(ts.api, 'iago', 'kitchen', { principals });
+  const say = (to: string, topic: string, content: string) =>
+    ts.api.post('iago', 'messages', { type: 'stream', to, topic, content });
+  await say('garden', 'roses', 'Roses bloom');
+  await say('garden', 'weeds', 'Weeds everywhere');
+  await say('kitchen', 'news', 'The oven is fixed');
+  await ts.api.post('hamlet', 'users/me/subscriptions/properties', {
+    subscription_data: [{ stream_id: garden, property: 'is_muted', value: true }],
+  });
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#feed' });
+  await waitMessage(page, 'The oven is fixed');
+  // Read by being shown; the muted channel's two unread are not counted.
+  await waitCount(page, 'All messages', 0);
+  t.equal(await sidebarCount(page, 'garden'), 2, "the muted channel's own count (grey)");
+
+  // Left (from another device) while All messages is shown: it stays out, its unread uncounted.
+  await ts.api.delete('hamlet', 'users/me/subscriptions', { subscriptions: ['garden'] });
+  await waitFor(page, `${dimmedJs('garden')} === undefined`);
+  t.notOk(await page.evaluate(showsJs('Roses bloom')), 'the channel left, muted: not shown');
+  t.equal(await sidebarCount(page, 'All messages'), 0, 'its unread not counted');
+
+  // Joined again: it comes back muted, and stays out (a new message to it too).
+  await ts.api.post('hamlet', 'users/me/subscriptions', { subscriptions: [{ name: 'garden' }] });
+  await waitFor(page, `${dimmedJs('garden')} === true`);
+  await say('garden', 'roses', 'More roses');
+  await waitCount(page, 'garden', 3);
+  const now = await messageTexts(page);
+  t.notOk(now.includes('Roses bloom') || now.includes('More roses'), 'still out of All messages');
+  t.equal(await sidebarCount(page, 'All messages'), 0, 'none of its unread counted');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
