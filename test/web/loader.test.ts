@@ -687,37 +687,62 @@ t.test("the feed's fetch on its way when the muting changes is asked again", asy
   t.equal(loader.fetches, 3);
 });
 
-t.test("a channel's view is asked without its muted topics, again when one is muted", async (t) => {
-  const { s, loader, held } = heldSetup();
-  const mute = (topic_name: string, visibility_policy: number, id: number) =>
-    s.apply([
-      { id, type: 'user_topic', stream_id: 1, topic_name, last_updated: 1, visibility_policy },
-    ] as ServerEvent[]);
-  mute('Other', 1, 0);
-  const channel = s.list(channelNarrow(1));
-  const open = loader.open(channel, 500);
-  t.same(held[0]!.q.narrow, [
-    { operator: 'channel', operand: 1 },
-    { operator: 'topic', operand: 'Other', negated: true },
-  ]);
-  // Its topic muted while the fetch is on its way: the answer was made with the topic in it.
-  mute('t', 1, 1);
-  held[0]!.answer();
-  await tick();
-  t.equal(held.length, 2, 'asked again');
-  t.same(held[1]!.q.narrow, [
-    { operator: 'channel', operand: 1 },
-    { operator: 'topic', operand: 'Other', negated: true },
-    { operator: 'topic', operand: 't', negated: true },
-  ]);
-  held[1]!.answer({
-    messages: [],
-    anchor: 0,
-    found_anchor: false,
-    found_oldest: true,
-    found_newest: true,
-    history_limited: false,
-  });
-  await open;
-  t.equal(channel.size, 0, 'the view holds none of the muted topic');
-});
+t.test(
+  "a channel's view is asked without its muted topics, again when the muting changes",
+  async (t) => {
+    const { s, loader, held } = heldSetup();
+    let event = 0;
+    const apply = (e: Record<string, unknown>) =>
+      s.apply([{ id: event++, ...e } as unknown as ServerEvent]);
+    const policy = (topic_name: string, visibility_policy: number) =>
+      apply({ type: 'user_topic', stream_id: 1, topic_name, last_updated: 1, visibility_policy });
+    const muteChannel = (value: boolean) =>
+      apply({ type: 'subscription', op: 'update', stream_id: 1, property: 'is_muted', value });
+    apply({
+      type: 'subscription',
+      op: 'add',
+      subscriptions: [{ stream_id: 1, name: 'c', is_muted: true }],
+    });
+    policy('Other', 1);
+    const channel = s.list(channelNarrow(1));
+    const open = loader.open(channel, 500);
+    t.same(
+      held[0]!.q.narrow,
+      [
+        { operator: 'channel', operand: 1 },
+        { operator: 'topic', operand: 'Other', negated: true },
+      ],
+      'a muted channel: its muted topics by name',
+    );
+    // Its topic muted while the fetch is on its way: the answer was made with the topic in it.
+    policy('t', 1);
+    held[0]!.answer();
+    await tick();
+    t.equal(held.length, 2, 'asked again');
+    t.same(held[1]!.q.narrow, [
+      { operator: 'channel', operand: 1 },
+      { operator: 'topic', operand: 'Other', negated: true },
+      { operator: 'topic', operand: 't', negated: true },
+    ]);
+    // The channel unmuted meanwhile: asked again as a channel not muted.
+    muteChannel(false);
+    held[1]!.answer();
+    await tick();
+    t.equal(held.length, 3, 'asked again');
+    t.same(held[2]!.q.narrow, [
+      { operator: 'channel', operand: 1 },
+      { operator: 'is', operand: 'muted', negated: true },
+    ]);
+    held[2]!.answer({
+      messages: [],
+      anchor: 0,
+      found_anchor: false,
+      found_oldest: true,
+      found_newest: true,
+      history_limited: false,
+    });
+    await open;
+    t.equal(channel.size, 0, 'the view holds none of the muted topic');
+    t.equal(loader.fetches, 3);
+  },
+);

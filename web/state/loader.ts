@@ -54,7 +54,7 @@ export class Loader {
       const held = list.holdMark();
       const muting = this.state.mutingMark();
       this.fetches++;
-      const narrow = apiNarrow(list.narrow, (id) => this.state.mutedTopicsIn(id));
+      const narrow = apiNarrow(list.narrow, this.state);
       const r = await this.fetchMessages({ ...q, narrow });
       if (!wanted()) return r;
       const mutingChanged = mutingApplies(list.narrow) && this.state.mutingChangedSince(muting);

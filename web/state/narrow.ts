@@ -236,8 +236,8 @@ export function sameNarrow(a: Narrow, b: Narrow): boolean {
  * that exception, so it is left to Mentions), nor one about muting itself (`in`, `is:muted`). Only
  * topics muted as such are left out (policy "muted"), whether or not the channel is muted: a muted
  * channel's own view shows its other topics (the reference's user_topics.is_topic_muted there).
- * The server is asked without them (apiNarrow: a negated `topic` term for each). The combined
- * feed's rule is another (`in:home`, muting.ts topicMuted).
+ * The server is asked without them (apiNarrow). The combined feed's rule is another (`in:home`,
+ * muting.ts topicMuted).
  */
 export function hidesMutedTopics(n: Narrow): boolean {
   if (find(n, 'channel') === undefined) return false;
@@ -262,15 +262,29 @@ export function mutingApplies(n: Narrow): boolean {
   );
 }
 
+/** The user's muting as apiNarrow needs it (ChatState.channelMuted, ChatState.mutedTopicsIn). */
+export type Muting = {
+  channelMuted(channelId: number): boolean;
+  /** The channel's topics muted as such, by their names. */
+  mutedTopicsIn(channelId: number): readonly string[];
+};
+
+/**
+ * The most terms a narrow may have (the server's MAX_NARROW_TERMS, src/lib/limits.ts: a narrow
+ * with more is refused).
+ */
+export const MAX_NARROW_TERMS = 100;
+
 /**
  * The narrow as `GET /messages` takes it (the combined feed: `in:home`). A channel's view
- * (hidesMutedTopics) is asked without the channel's muted topics, `-topic:<name>` each, their
- * names as `mutedTopicsIn` gives them (ChatState.mutedTopicsIn, the user's muting now).
+ * (hidesMutedTopics) is asked without the channel's muted topics, with the user's muting now:
+ * a channel not muted with `-is:muted` (muted there is exactly a topic muted as such); a muted
+ * channel, where `-is:muted` would leave out every topic but those unmuted or followed, with
+ * `-topic:<name>` for each topic muted as such, as many as a narrow may hold (past that, rare,
+ * the others are fetched, and shown, as before muting applied to channels' views). Without
+ * `muting`, the narrow's own terms only.
  */
-export function apiNarrow(
-  n: Narrow,
-  mutedTopicsIn: (channelId: number) => readonly string[] = () => [],
-): NarrowTerm[] {
+export function apiNarrow(n: Narrow, muting?: Muting): NarrowTerm[] {
   if (n.terms.length === 0) return [{ operator: 'in', operand: 'home' }];
   const terms: NarrowTerm[] = n.terms.map((t) => {
     let operand: string | number | number[] = t.operand;
@@ -282,9 +296,14 @@ export function apiNarrow(
       ? { operator: t.operator, operand, negated: true }
       : { operator: t.operator, operand };
   });
-  if (hidesMutedTopics(n)) {
-    for (const topic of mutedTopicsIn(channelOf(n)!))
-      terms.push({ operator: 'topic', operand: topic, negated: true });
+  const channel = channelOf(n);
+  if (muting && channel !== undefined && hidesMutedTopics(n)) {
+    if (!muting.channelMuted(channel)) {
+      terms.push({ operator: 'is', operand: 'muted', negated: true });
+    } else {
+      const topics = muting.mutedTopicsIn(channel).slice(0, MAX_NARROW_TERMS - terms.length);
+      for (const topic of topics) terms.push({ operator: 'topic', operand: topic, negated: true });
+    }
   }
   return terms;
 }
