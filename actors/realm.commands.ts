@@ -217,7 +217,7 @@ import {
   doEditSavedSnippet,
 } from '../src/mutations/saved-snippets.js';
 import { doUpdateUserStatus } from '../src/mutations/user-status.js';
-import { doSendWelcome } from '../src/mutations/welcome.js';
+import { doSendWelcome, doWelcomeBotReply } from '../src/mutations/welcome.js';
 import { doCreateSession, doDeleteSession } from '../src/mutations/sessions.js';
 
 export const REALM_COMMANDS = {
@@ -316,6 +316,8 @@ export const REALM_COMMANDS = {
   // The admin tool (src/admin/commands.ts) and new realms' onboarding (src/realm-setup.ts).
   'user.system_bot.ensure': ensureSystemBot,
   'user.welcome.send': doSendWelcome,
+  // The Welcome Bot's answer to a direct message (src/endpoints/messages.ts, after the send).
+  'user.welcome.reply': doWelcomeBotReply,
   'user.password.set': checkThenDo(checkSetPasswordHash, doSetPasswordHash),
   'user.api_key.regenerate': checkThenDo(checkRegenerateApiKey, doRegenerateApiKey),
   'realm.deactivate_by_admin': doDeactivateRealmByAdmin,

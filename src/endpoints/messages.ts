@@ -5,7 +5,7 @@
  * delete_message_backend).
  */
 import { z } from 'zod';
-import { endpoint, requestDialect } from '../http/endpoint.js';
+import { endpoint, requestDialect, type AuthedCtx } from '../http/endpoint.js';
 import { JsonableError, MissingTopicError } from '../lib/errors.js';
 import {
   clientNameFromUserAgent,
@@ -31,6 +31,8 @@ import {
 } from '../queries/message-fetch.js';
 import { accessMessage, formatMessage, reactionsByMessage } from '../queries/messages.js';
 import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
+import { prepareWelcomeReply } from '../queries/welcome.js';
+import { log } from '../observability/log.js';
 
 /**
  * POST /api/v1/messages — sends a channel or direct message. The content is normalized and
@@ -73,7 +75,7 @@ export const sendMessage = endpoint({
       context,
       renderOptionsFor(server.store, realm.view, user.id, content),
     );
-    return realm.ask('message.send', {
+    const { welcome_bot_answers: answer, ...sent } = await realm.ask('message.send', {
       sender_id: user.id,
       to,
       ...preparedContent(content, r),
@@ -82,8 +84,32 @@ export const sendMessage = endpoint({
       queue_id: localEcho ? p.queue_id : undefined,
       local_id: localEcho ? p.local_id : undefined,
     });
+    // Not awaited: the send is answered now, whatever becomes of the bot's answer.
+    if (answer) void answerWelcomeBotMessage(server, realm, user.id, sent.id, content);
+    return sent;
   },
 });
+
+/**
+ * The Welcome Bot's answer to a direct message sent to it (the reference's
+ * send_welcome_bot_response, from do_send_messages): rendered, then sent by the realm actor as a
+ * command of its own, after the user's message is committed (so its id comes after), through the
+ * send path (events, unread for the user). It never fails the user's send: a failure is logged.
+ */
+async function answerWelcomeBotMessage(
+  server: AuthedCtx['server'],
+  realm: AuthedCtx['realm'],
+  userId: number,
+  messageId: number,
+  content: string,
+): Promise<void> {
+  try {
+    const reply = await prepareWelcomeReply(server, realm.view, content);
+    await realm.ask('user.welcome.reply', { user_id: userId, message_id: messageId, reply });
+  } catch (err) {
+    log.warn({ err, realmId: realm.id, userId, messageId }, 'the Welcome Bot did not answer');
+  }
+}
 
 const narrowParam = () => json(z.unknown());
 

@@ -45,3 +45,113 @@ export function welcomeText(admin: boolean): string {
   lines.push('', 'This message is starred, so you can find it again under **Starred**.');
   return lines.join('\n');
 }
+
+/**
+ * What the Welcome Bot answers to a direct message (the reference's select_welcome_bot_response):
+ * the whole message, trimmed and in lower case, is one of a few keywords; anything else gets the
+ * list of keywords. The texts are Confab's own and point at what Confab's web app has.
+ */
+const REPLIES: { keywords: readonly string[]; text: readonly string[] }[] = [
+  {
+    keywords: ['app', 'apps'],
+    text: [
+      'Confab runs in your browser: there is nothing to install. Any client made for the ' +
+        'Zulip-family API can connect as well; it logs in with your e-mail and password, or with ' +
+        'your API key from [Settings → Account](#settings/account).',
+    ],
+  },
+  {
+    keywords: ['profile'],
+    text: [
+      'Your name is under [Settings → Account](#settings/account), with your e-mail and password.',
+      '',
+      'Others see you on your profile card: click anyone’s name or avatar on a message (or ' +
+        'select the message and press `u`) to see theirs, with a button to write to them directly.',
+    ],
+  },
+  {
+    keywords: ['theme'],
+    text: [
+      'Light or dark: the sun or moon button at the bottom of the sidebar switches at once, and ' +
+        '[Settings → Display](#settings/display) also offers following your system’s setting, ' +
+        'and a 24-hour clock.',
+    ],
+  },
+  {
+    keywords: ['stream', 'streams', 'channel', 'channels'],
+    text: [
+      'Channels are where the team talks, each about one area. Yours are listed in the sidebar; ' +
+        'press **Ctrl+K** (or the **+** beside *Channels*) to find any channel by name and join it, ' +
+        'or to create a new one.',
+      '',
+      'The menu beside a channel’s name in the sidebar marks it read or mutes it.',
+    ],
+  },
+  {
+    keywords: ['topic', 'topics'],
+    text: [
+      'Every channel message has a topic, a few words saying what the conversation is about, so ' +
+        'that several conversations can go on in one channel without mixing. Click a topic in ' +
+        'the sidebar to read just that conversation; pick a new topic name in the compose box to ' +
+        'start one.',
+      '',
+      'Press `n` to go to the next topic with unread messages.',
+    ],
+  },
+  {
+    keywords: ['keyboard', 'shortcuts', 'keyboard shortcuts'],
+    text: [
+      'A few keys, outside a text field:',
+      '',
+      '- **Ctrl+K**: jump to a channel, topic, person or view by name',
+      '- `c`: a new message in the channel you are reading',
+      '- `r` or **Enter**: reply to the selected message',
+      '- `j` / `k` or the arrows: select the next or previous message',
+      '- `n`: the next topic with unread messages',
+      '- `e`: edit the selected message; `u`: its sender’s profile card',
+      '- `/`: search',
+      '- **Esc**: close what is open, or leave the compose box',
+    ],
+  },
+  {
+    keywords: ['formatting', 'message formatting'],
+    text: [
+      'Messages are written in Markdown: `**bold**`, `*italic*`, `[a link](https://example.com)`, ' +
+        'lists starting with `-` or `1.`, `` `code` `` and fenced blocks with three backticks ' +
+        '(give a language after them for highlighting). Also `@**Name**` to mention someone, ' +
+        '`#**channel**` to link a channel, `:smile:` for emoji, and fences named `quote`, ' +
+        '`spoiler` and `math`.',
+    ],
+  },
+];
+
+/** The keywords the Welcome Bot understands, as its answers list them. */
+const KEYWORDS = [
+  'apps',
+  'profile',
+  'theme',
+  'channels',
+  'topics',
+  'keyboard shortcuts',
+  'formatting',
+];
+
+function keywordList(withHelp: boolean): string {
+  return [...KEYWORDS, ...(withHelp ? ['help'] : [])].map((k) => `\`${k}\``).join(', ') + '.';
+}
+
+/** The Welcome Bot's answer (markdown) to a direct message's content. */
+export function welcomeBotReply(content: string): string {
+  const said = content.trim().toLowerCase();
+  const known = REPLIES.find((r) => r.keywords.includes(said));
+  if (known) return known.text.join('\n');
+  if (said === 'help' || said === '?') {
+    return [
+      `Send me one of these words and I will tell you more: ${keywordList(false)}`,
+      '',
+      'Everything else you can change is in [Settings](#settings/account), behind the gear at ' +
+        'the bottom of the sidebar.',
+    ].join('\n');
+  }
+  return `Sorry, I only understand a few words. Try one of these: ${keywordList(true)}`;
+}

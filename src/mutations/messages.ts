@@ -42,6 +42,7 @@ import { claimAttachments, releaseMessageAttachments } from './attachments.js';
 import { actingUser, type MutationContext } from './context.js';
 import { finishThumbnails } from './thumbnails.js';
 import { planMissedMessageMail, scheduleMissedMessageMail } from './missed-messages.js';
+import { welcomeBotAnswers } from './welcome.js';
 
 export type SendMessageCommand = {
   sender_id: number;
@@ -420,6 +421,20 @@ function sendDigest(cmd: SendMessageCommand): string {
 }
 
 /**
+ * What `message.send` answers: the message's id; `welcome_bot_answers` when the message is new
+ * and one the Welcome Bot answers (src/mutations/welcome.ts welcomeBotAnswers): the endpoint
+ * then asks for the answer, after this commit. A retried send (below) never has it, so a message
+ * gets at most one answer.
+ */
+export type SentMessage = { id: number; welcome_bot_answers?: true };
+
+function sendNew(ctx: MutationContext, cmd: SendMessageCommand): SentMessage {
+  const plan = checkSendMessage(ctx, cmd);
+  const { id } = doSendMessage(ctx, plan);
+  return welcomeBotAnswers(ctx, plan.checked) ? { id, welcome_bot_answers: true } : { id };
+}
+
+/**
  * POST /messages as the realm actor runs it. A send carrying the client's `queue_id` and
  * `local_id` that this sender already sent with the same pair, to the same destination with the
  * same content, within the last hour, is that client asking again after a failure that left it
@@ -427,14 +442,13 @@ function sendDigest(cmd: SendMessageCommand): string {
  * attempt stored after all: it is answered with the stored message's id, and nothing is written
  * or announced again. Sends without the pair are always new messages, as in the reference.
  */
-export function sendMessageOnce(ctx: MutationContext, cmd: SendMessageCommand): { id: number } {
+export function sendMessageOnce(ctx: MutationContext, cmd: SendMessageCommand): SentMessage {
   const { queue_id: queueId, local_id: localId } = cmd;
-  if (queueId === undefined || localId === undefined)
-    return doSendMessage(ctx, checkSendMessage(ctx, cmd));
+  if (queueId === undefined || localId === undefined) return sendNew(ctx, cmd);
   const digest = sendDigest(cmd);
   const sent = ctx.store.sentLocalIds.find(cmd.sender_id, queueId, localId);
   if (sent !== undefined && sent.digest === digest) return { id: sent.message_id };
-  const result = doSendMessage(ctx, checkSendMessage(ctx, cmd));
+  const result = sendNew(ctx, cmd);
   ctx.store.sentLocalIds.record(
     cmd.sender_id,
     queueId,

@@ -13,21 +13,27 @@
  */
 import { dmGroupKey } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
+import type { PreparedContent } from '../lib/message-content.js';
 import { WELCOME_BOT, type PreparedWelcome } from '../lib/welcome.js';
 import type { MutationContext } from './context.js';
 import { doSendMessage, type CheckedMessage } from './messages.js';
 import { ensureSystemBot } from './operations.js';
 
-/** Sends the welcome message to `user` (a human account of this realm); its id. */
-export function sendWelcomeMessage(
+/**
+ * A direct message from the Welcome Bot to `userId` (a human account of this realm) through the
+ * send path: read by the bot, unread for the account, no missed-message mail; `starred`: starred
+ * for the account (the welcome message). Its id.
+ */
+function sendFromWelcomeBot(
   ctx: MutationContext,
-  user: { id: number; role: number },
-  welcome: PreparedWelcome,
+  userId: number,
+  prepared: PreparedContent,
+  starred: boolean,
 ): { id: number } {
   const { store, realm } = ctx;
   const bot = ensureSystemBot(ctx, WELCOME_BOT);
   const sender = store.users.byId(bot.user_id)!;
-  const memberIds = [sender.id, user.id].sort((a, b) => a - b);
+  const memberIds = [sender.id, userId].sort((a, b) => a - b);
   const key = dmGroupKey(memberIds);
   const checked: CheckedMessage = {
     sender,
@@ -37,10 +43,9 @@ export function sendWelcomeMessage(
     recipients: memberIds,
     topicParticipants: null,
   };
-  const prepared = user.role <= Role.ADMINISTRATOR ? welcome.admin : welcome.member;
   const cmd = {
     sender_id: sender.id,
-    to: { kind: 'direct' as const, ids: [user.id] },
+    to: { kind: 'direct' as const, ids: [userId] },
     content: prepared.content,
     rendered: prepared.rendered,
     search_text: prepared.search_text,
@@ -50,8 +55,61 @@ export function sendWelcomeMessage(
   return doSendMessage(
     ctx,
     { cmd, checked },
-    { starredFor: user.id, disableExternalNotifications: true },
+    { disableExternalNotifications: true, ...(starred ? { starredFor: userId } : {}) },
   );
+}
+
+/** Sends the welcome message to `user` (a human account of this realm); its id. */
+export function sendWelcomeMessage(
+  ctx: MutationContext,
+  user: { id: number; role: number },
+  welcome: PreparedWelcome,
+): { id: number } {
+  const prepared = user.role <= Role.ADMINISTRATOR ? welcome.admin : welcome.member;
+  return sendFromWelcomeBot(ctx, user.id, prepared, true);
+}
+
+/**
+ * Whether a message the send path just stored is one the Welcome Bot answers (the reference's
+ * check in do_send_messages): a direct message between one human and the Welcome Bot alone, not
+ * from the bot. Group direct messages, bots' messages and the bot's own get no answer, so the bot
+ * never answers itself or another bot (no loop).
+ */
+export function welcomeBotAnswers(ctx: MutationContext, checked: CheckedMessage): boolean {
+  if (checked.dm === null || checked.dm.memberIds.length !== 2) return false;
+  if (checked.sender.is_bot) return false;
+  const bot = ctx.realm.userByEmail(WELCOME_BOT.email);
+  if (bot === undefined || !bot.is_bot || !bot.is_active) return false;
+  return bot.id !== checked.sender.id && checked.dm.memberIds.includes(bot.id);
+}
+
+/**
+ * `user.welcome.reply`: the Welcome Bot's answer to `message_id`, a direct message `user_id` sent
+ * it (src/endpoints/messages.ts asks once per such message, after its commit; the answer was
+ * rendered there, from welcomeBotReply). Checked again here, since the realm may have changed
+ * in between: the message is still there, from that active human to the bot alone.
+ */
+export type WelcomeReplyCommand = { user_id: number; message_id: number; reply: PreparedContent };
+
+export function doWelcomeBotReply(ctx: MutationContext, cmd: WelcomeReplyCommand): { id: number } {
+  const { store, realm } = ctx;
+  const u = realm.user(cmd.user_id);
+  if (!u || !u.is_active || u.is_bot) {
+    throw new Error(`user ${cmd.user_id} is no active human of realm ${realm.id}`);
+  }
+  const bot = realm.userByEmail(WELCOME_BOT.email);
+  const row = store.messages.byId(cmd.message_id);
+  if (
+    !bot ||
+    !row ||
+    row.realm_id !== realm.id ||
+    row.sender_id !== u.id ||
+    row.dm_group_id === null ||
+    row.dm_group_id !== store.messages.dmGroupByKey(realm.id, dmGroupKey([u.id, bot.id]))
+  ) {
+    throw new Error(`message ${cmd.message_id} is no direct message from ${u.id} to Welcome Bot`);
+  }
+  return sendFromWelcomeBot(ctx, u.id, cmd.reply, false);
 }
 
 export type SendWelcomeCommand = { user_id: number; welcome: PreparedWelcome };

@@ -1,10 +1,10 @@
 /**
  * Renders the Welcome Bot's message (src/lib/welcome.ts) in both wordings for a realm, before the
  * realm actor creates an account: POST /users, accepting an invitation, the admin tool's
- * create-user, a new realm's owner.
+ * create-user, a new realm's owner. Also its answers to direct messages (src/endpoints/messages.ts).
  */
-import { preparedContent } from '../lib/message-content.js';
-import { welcomeText, type PreparedWelcome } from '../lib/welcome.js';
+import { preparedContent, type PreparedContent } from '../lib/message-content.js';
+import { welcomeBotReply, welcomeText, type PreparedWelcome } from '../lib/welcome.js';
 import type { ReadStore } from '../storage/store.js';
 import type { RenderPool } from '../../workers/pool.js';
 import type { RealmView } from './realm-view.js';
@@ -24,4 +24,17 @@ export async function prepareWelcome(deps: WelcomeDeps, view: RealmView): Promis
     ),
   );
   return { member: member!, admin: admin! };
+}
+
+/** The Welcome Bot's answer to a direct message's content (welcomeBotReply), rendered. */
+export async function prepareWelcomeReply(
+  deps: WelcomeDeps,
+  view: RealmView,
+  said: string,
+): Promise<PreparedContent> {
+  const text = welcomeBotReply(said);
+  return preparedContent(
+    text,
+    await deps.renderer.render(text, renderContextFor(deps.config, deps.store, view), {}),
+  );
 }
