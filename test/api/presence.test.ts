@@ -372,3 +372,81 @@ t.test('presence reaches the store in batches and when the server closes', async
   const row = reopened.presence.byRealm(fx.realmId).find((r) => r.user_id === fx.users.hamlet!.id);
   t.equal(row?.last_active_time, clock.seconds, 'the last change was written at close');
 });
+
+t.test('a brand-new user whose first report is idle: active_timestamp is the join', async (t) => {
+  // As the reference (lib/presence.py user_presence_datetime_with_date_joined_default): a user
+  // never reported active has no last active time, and every format stands in their join date
+  // for it, so a user who joined moments ago shows as active (a current active_timestamp) until
+  // the offline threshold has passed since joining, whatever they report. Then only their
+  // connection (idle_timestamp) stays current.
+  const { ts, clock } = await start(t);
+  const { api, fx } = ts;
+  const created = assertSuccess(
+    t,
+    await api.post('iago', 'users', {
+      email: 'newbie@zulip.com',
+      password: 'pw-123456',
+      full_name: 'New Person',
+    }),
+  );
+  const newbieId = created.user_id as number;
+  const joined = ts.server.store.users.byId(newbieId)!.date_joined;
+  t.equal(joined, clock.seconds, 'joined now (the server’s clock)');
+  const key = assertSuccess(
+    t,
+    await api.post(null, 'fetch_api_key', { username: 'newbie@zulip.com', password: 'pw-123456' }),
+  ).api_key as string;
+  const newbie = { email: 'newbie@zulip.com', api_key: key };
+  const idle = async () => {
+    const res = await api.post(newbie, 'users/me/presence', { status: 'idle', ping_only: true });
+    assertSuccess(t, res, 'newbie reports idle');
+  };
+
+  const first = await ping(t, api, 'hamlet', { status: 'active', last_update_id: -1 });
+  const fetched = first.presence_last_update_id as number;
+  clock.advance(30);
+  let from = ts.events.length;
+  await idle();
+  const t1 = clock.seconds;
+  const seen = await ping(t, api, 'hamlet', { status: 'active', last_update_id: fetched });
+  t.same(
+    (seen.presences as Record<string, unknown>)[newbieId],
+    { active_timestamp: joined, idle_timestamp: t1 },
+    'modern: active_timestamp is the join (30 s ago), idle_timestamp the report',
+  );
+  const evs = presenceEvents(ts, from);
+  t.equal(evs.length, 1, 'a first report is an event');
+  t.same(
+    evs[0]!.event.presence,
+    { website: { client: 'website', status: 'active', timestamp: joined, pushable: false } },
+    'the event says active since the join, as the reference’s',
+  );
+  t.ok(
+    evs[0]!.users.includes(newbieId) && evs[0]!.users.includes(fx.users.hamlet!.id),
+    'to the realm’s users',
+  );
+  const one = assertSuccess(t, await api.get('othello', `users/${newbieId}/presence`));
+  t.match(
+    one.presence,
+    { aggregated: { status: 'active', timestamp: joined } },
+    'legacy: active within two minutes of the join',
+  );
+
+  // Idle reports every minute: past the threshold since joining, the join is no longer current.
+  from = ts.events.length;
+  for (let i = 0; i < 4; i++) {
+    clock.advance(60);
+    await idle();
+  }
+  const now = clock.seconds;
+  t.ok(now - joined > 200, 'the offline threshold (200 s) has passed since the join');
+  t.same(presenceEvents(ts, from), [], 'idle reports of a connected user: no event');
+  const later = await ping(t, api, 'hamlet', { status: 'active', last_update_id: fetched });
+  const rec = (
+    later.presences as Record<string, { active_timestamp: number; idle_timestamp: number }>
+  )[newbieId]!;
+  t.equal(rec.active_timestamp, joined, 'still the join: never reported active');
+  t.ok(now - rec.idle_timestamp < 200, 'connected: shown idle, no longer active');
+  const legacy = assertSuccess(t, await api.get('othello', `users/${newbieId}/presence`));
+  t.match(legacy.presence, { aggregated: { status: 'idle' } }, 'legacy: idle');
+});
