@@ -103,7 +103,7 @@ const REPLIES: { keywords: readonly string[]; text: readonly string[] }[] = [
     text: [
       'A few keys, outside a text field:',
       '',
-      '- **Ctrl+K**: jump to a channel, topic, person or view by name',
+      '- **Ctrl+K** (**⌘K** on a Mac): jump to a channel, topic, person or view by name',
       '- `c`: a new message in the channel you are reading',
       '- `r` or **Enter**: reply to the selected message',
       '- `j` / `k` or the arrows: select the next or previous message',
@@ -117,10 +117,10 @@ const REPLIES: { keywords: readonly string[]; text: readonly string[] }[] = [
     keywords: ['formatting', 'message formatting'],
     text: [
       'Messages are written in Markdown: `**bold**`, `*italic*`, `[a link](https://example.com)`, ' +
-        'lists starting with `-` or `1.`, `` `code` `` and fenced blocks with three backticks ' +
-        '(give a language after them for highlighting). Also `@**Name**` to mention someone, ' +
-        '`#**channel**` to link a channel, `:smile:` for emoji, and fences named `quote`, ' +
-        '`spoiler` and `math`.',
+        'lists starting with `-` or `1.`, backticks around inline code, and blocks fenced with ' +
+        'three backticks (a language name after them highlights it). Also `@**Name**` to ' +
+        'mention someone, `#**channel**` to link a channel, `:smile:` for emoji, and fences ' +
+        'named `quote`, `spoiler` and `math`.',
     ],
   },
 ];
