@@ -84,8 +84,11 @@ export const sendMessage = endpoint({
       queue_id: localEcho ? p.queue_id : undefined,
       local_id: localEcho ? p.local_id : undefined,
     });
-    // Not awaited: the send is answered now, whatever becomes of the bot's answer.
-    if (answer) void answerWelcomeBotMessage(server, realm, user.id, sent.id, content);
+    // Not awaited, and begun only after this turn (a short answer renders on this thread): the
+    // send is answered now, whatever becomes of the bot's answer.
+    if (answer) {
+      setImmediate(() => void answerWelcomeBotMessage(server, realm, user.id, sent.id, content));
+    }
     return sent;
   },
 });
