@@ -10,6 +10,7 @@
  * to reply, `n` for the next unread topic, Settings behind the gear at the foot of the sidebar.
  * Both wordings are rendered before the realm actor creates the account (the role an invitation
  * gives is only settled there), and the account's creation picks one (src/mutations/welcome.ts).
+ * welcomeBotReply (below): what the bot answers to a direct message sent to it.
  */
 import type { PreparedContent } from './message-content.js';
 

@@ -10,10 +10,14 @@
  * the new account, no missed-message mail. The destination is built here, not by checkMessage:
  * neither the new account nor a Welcome Bot created for it is in the read model before COMMIT,
  * and the system bot is subject to no sending policy anyway.
+ *
+ * Also the bot's answers to the direct messages people send it (the reference's
+ * send_welcome_bot_response): `message.send` says which new messages get one (welcomeBotAnswers),
+ * and POST /messages asks `user.welcome.reply` for it after the commit; same send path, not
+ * starred.
  */
-import { dmGroupKey } from '../lib/message-content.js';
+import { dmGroupKey, type PreparedContent } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
-import type { PreparedContent } from '../lib/message-content.js';
 import { WELCOME_BOT, type PreparedWelcome } from '../lib/welcome.js';
 import type { MutationContext } from './context.js';
 import { doSendMessage, type CheckedMessage } from './messages.js';
