@@ -88,6 +88,16 @@ t.test('a person comes online, goes offline, and is a click away', async (t) => 
   const dmDot = `.sidebar .nav-item[href^="#narrow/dm/${othello}-"] .presence-dot`;
   await page.waitForSelector(dmDot);
   t.equal(await page.getAttribute(dmDot, 'class'), 'presence-dot offline');
+  // A conversation with a bot has no dot: a bot has no presence.
+  const botId = ts.fx.notificationBotId;
+  await ts.api.post('hamlet', 'messages', {
+    type: 'direct',
+    to: JSON.stringify([botId]),
+    content: 'Hello bot',
+  });
+  const botRow = `.sidebar .nav-item[href^="#narrow/dm/${botId}-"]`;
+  await page.waitForSelector(botRow);
+  t.equal(await page.locator(`${botRow} .presence-dot`).count(), 0, 'no dot for a bot');
 
   // Othello opens the app: active in Hamlet's list by the event, not by Hamlet's next ping.
   const opened = Date.now();

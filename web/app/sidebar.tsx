@@ -407,8 +407,11 @@ export function Sidebar({ c }: { c: Controller }) {
               const ids = key.split(',').map(Number);
               const narrow = dmNarrow(ids, s.selfId);
               const first = ids[0]!;
+              // A bot has no presence (the people list leaves bots out; the card shows none).
               const status =
-                ids.length === 1 && !s.realm.presenceDisabled ? s.presenceOf(first) : null;
+                ids.length === 1 && !s.realm.presenceDisabled && !s.users.get(first)?.is_bot
+                  ? s.presenceOf(first)
+                  : null;
               return (
                 <li key={key}>
                   <NavLink c={c} narrow={narrow} current={curKey === narrowKey(narrow)}>
