@@ -9,7 +9,8 @@
  * comes after the first screen), it shows the name the messages gave and fills in when they come.
  * A mention in a message opens the card of whom it names (silent too); a group mention a group's
  * card, its members each opening theirs; @all and @topic nothing. Mentions are Tab stops in the
- * selected message only; Enter opens them.
+ * selected message only; Enter opens them. The mentions of oneself (a group of one's own, @all
+ * that reached one) stand out (`user-mention-me`).
  *
  * Each wait is for what the action brings and was not there before it: a dialog that was not
  * open, one gone that was, a title naming a view that was not shown, a message not sent before.
@@ -484,6 +485,71 @@ t.test(
     watch.assertClean(t, /WebSocket|status of 401/);
   },
 );
+
+t.test("the mentions of oneself stand out: oneself, a group of one's own, @all", async (t) => {
+  if (NO_CHROMIUM) return;
+  const { api } = ts;
+  const group = async (name: string, members: number[], subgroups: number[] = []) => {
+    const r = await api.post('iago', 'user_groups/create', {
+      name,
+      description: name,
+      members,
+      subgroups,
+    });
+    if (r.status !== 200) throw new Error(`the group ${name}: ${r.text}`);
+    return (r.body as { group_id: number }).group_id;
+  };
+  const crew = await group('crew', [id('hamlet')]);
+  await group('stewards', [id('iago')], [crew]);
+  await group('outsiders', [id('othello')]);
+  await sendChannelMessage(
+    api,
+    'iago',
+    'general',
+    'me',
+    'For @**Hamlet** and @**Othello**; @*stewards*, @*outsiders*; @**all**, @**topic**.',
+  );
+  // Hamlet's own message to a group of his: highlighted as a mention, as the reference's web app
+  // does (the server flags it `mentioned` for him too; the row's highlight is by that flag).
+  await sendChannelMessage(api, 'hamlet', 'general', 'me', 'Mine, to @*crew*.');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/general/topic/me',
+  });
+  await waitMessage(page, 'Mine, to');
+  // (Marked as the row is drawn: its first mention of Hamlet marked, the rest read at once.)
+  await page.waitForSelector('.msg:has-text("For") .content .user-mention-me');
+  const marked = (text: string) =>
+    page.evaluate<[string, boolean][]>(
+      `[...[...document.querySelectorAll('.msg')].find((m) => m.textContent.includes(${JSON.stringify(text)})).querySelectorAll('.content .user-mention, .content .user-group-mention, .content .topic-mention')].map((e) => [e.textContent, e.classList.contains('user-mention-me')])`,
+    );
+  t.same(
+    await marked('For'),
+    [
+      ['@Hamlet', true],
+      ['@Othello', false],
+      ['@stewards', true],
+      ['@outsiders', false],
+      ['@all', true],
+      ['@topic', false],
+    ],
+    'oneself, a group one is in through a subgroup, @all: marked; not @topic (no message of ' +
+      "Hamlet's in the topic before it), others, a group one is not in",
+  );
+  t.same(await marked('Mine, to'), [['@crew', true]], "one's own group in one's own message");
+  t.same(
+    await page.evaluate(
+      `[...document.querySelectorAll('.msg')].map((m) => m.classList.contains('mentioned'))`,
+    ),
+    [true, true],
+    'both rows highlighted as mentions',
+  );
+  const style = await page.evaluate<[string, string]>(
+    `(() => { const a = getComputedStyle(document.querySelector('.user-mention-me')), b = getComputedStyle([...document.querySelectorAll('.user-mention')].find((e) => !e.classList.contains('user-mention-me'))); return [a.backgroundColor, b.backgroundColor]; })()`,
+  );
+  t.not(style[0], style[1], 'drawn differently from a mention of someone else');
+  await screenshot(page, t, 'mentions-of-me-1280');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
 
 t.test('mentions from the keyboard: Tab stops in the selected message only, Enter', async (t) => {
   if (NO_CHROMIUM) return;

@@ -9,6 +9,7 @@ import {
   groupCard,
   localTime,
   mentionTarget,
+  mentionsMe,
   profileCard,
   roleName,
   shownEmail,
@@ -133,6 +134,36 @@ t.test('what a mention opens: a person, a group, nothing for a wildcard', (t) =>
   t.equal(mentionTarget('user-mention', {}), null, 'no id (an old rendering by address)');
   t.equal(mentionTarget('user-group-mention', { userGroupId: 'x' }), null);
   t.equal(mentionTarget('emoji', { userId: '7' }), null, 'no mention');
+  t.end();
+});
+
+t.test('which mentions name the user (user-mention-me), as the reference decides', (t) => {
+  type G = UserGroup & { direct_subgroup_ids?: number[] };
+  const groups = new Map<number, G>([
+    [1, { id: 1, name: 'reviewers', description: '', members: [3], direct_subgroup_ids: [2] }],
+    [2, { id: 2, name: 'leads', description: '', members: [7], direct_subgroup_ids: [1] }],
+    [4, { id: 4, name: 'others', description: '', members: [3] }],
+  ]);
+  const me = (cls: string, data: { userId?: string; userGroupId?: string }, flags: string[]) =>
+    mentionsMe(cls, data, { selfId: 7, flags, groups });
+  t.ok(me('user-mention', { userId: '7' }, ['mentioned']), 'oneself, the message flagged');
+  t.notOk(me('user-mention', { userId: '7' }, []), 'oneself, not flagged (as the reference)');
+  t.ok(me('user-mention silent', { userId: '7' }, ['mentioned']), 'silent, flagged otherwise');
+  t.notOk(me('user-mention', { userId: '3' }, ['mentioned']), 'someone else');
+  t.ok(
+    me('user-mention channel-wildcard-mention', { userId: '*' }, ['stream_wildcard_mentioned']),
+    '@all, flagged',
+  );
+  t.notOk(me('user-mention', { userId: '*' }, ['topic_wildcard_mentioned']), '@all, not flagged');
+  t.ok(me('topic-mention', {}, ['topic_wildcard_mentioned']), '@topic, flagged');
+  t.notOk(me('topic-mention', {}, ['stream_wildcard_mentioned']), '@topic, not flagged');
+  t.ok(me('user-group-mention', { userGroupId: '2' }, []), 'a group of mine, directly');
+  t.ok(me('user-group-mention', { userGroupId: '1' }, []), 'through a subgroup (cycle-safe)');
+  t.ok(me('user-group-mention silent', { userGroupId: '1' }, []), 'a silent group mention');
+  t.notOk(me('user-group-mention', { userGroupId: '4' }, ['mentioned']), 'a group not mine');
+  t.notOk(me('user-group-mention', { userGroupId: '9' }, []), 'a group the app does not know');
+  t.notOk(me('user-group-mention', { userGroupId: 'x' }, []), 'no id');
+  t.notOk(me('emoji', { userId: '7' }, ['mentioned']), 'no mention');
   t.end();
 });
 

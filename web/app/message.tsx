@@ -10,7 +10,7 @@ import type { Reaction } from '../../src/client/types.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
-import { mentionTarget } from '../state/profile.js';
+import { mentionsMe, mentionTarget } from '../state/profile.js';
 import { roveTo } from '../state/roving.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
@@ -37,13 +37,25 @@ function needKatex(): void {
 /**
  * What the browser adds to the server's HTML: emoji glyphs for the renderer's emoji spans, the
  * mentions' names as they are now and their cards, spoilers' buttons, links' targets. `selected`:
- * the message is the selected one (its mentions are Tab stops).
+ * the message is the selected one (its mentions are Tab stops). `me`: the user, the message's
+ * flags and the groups, to mark the mentions that name the user (none in a preview, as the
+ * reference).
  */
 export function decorate(
   el: HTMLElement,
   userName?: (id: number) => string | undefined,
   selected = false,
+  me?: Parameters<typeof mentionsMe>[2],
 ): void {
+  // The mentions of the user (themselves, a group of theirs, a wildcard that reached them) stand
+  // out (`user-mention-me`, app.css), as in the reference's web app; a message edited to no longer
+  // mention them loses it.
+  if (me) {
+    for (const span of el.querySelectorAll<HTMLElement>(
+      '.user-mention, .user-group-mention, .topic-mention',
+    ))
+      span.classList.toggle('user-mention-me', mentionsMe(span.className, span.dataset, me));
+  }
   // A mention shows the name the user has now (as the reference's web app: a user renamed since
   // is not shown by the old name); silent mentions without the "@". Search highlights kept.
   if (userName) {
@@ -183,11 +195,21 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
   }
 
   override componentDidMount(): void {
-    if (this.content.current) decorate(this.content.current, this.userName, this.props.selected);
+    this.decorate();
   }
 
   override componentDidUpdate(): void {
-    if (this.content.current) decorate(this.content.current, this.userName, this.props.selected);
+    this.decorate();
+  }
+
+  private decorate(): void {
+    const { s, m, selected } = this.props;
+    if (!this.content.current) return;
+    decorate(this.content.current, this.userName, selected, {
+      selfId: s.selfId,
+      flags: m.flags,
+      groups: s.groups,
+    });
   }
 
   private userName = (id: number) => this.props.s.users.get(id)?.full_name;

@@ -9,7 +9,7 @@
  */
 import { groupDisplayName } from '../../src/client/group-names.js';
 import type { User } from '../../src/client/types.js';
-import type { GroupsById } from './groups.js';
+import { inGroupSetting, type GroupsById } from './groups.js';
 
 /** The roles' names, by the API's values (the reference's user_role_map). */
 const ROLE_NAMES: Record<number, string> = {
@@ -138,6 +138,34 @@ export function mentionTarget(
     return groupId === null ? null : { groupId };
   }
   return null;
+}
+
+/**
+ * Whether a mention in a message's rendered content names the user, to stand out (the class
+ * `user-mention-me`), as the reference's web app decides it (rendered_markdown): a mention of
+ * the user when the message's flags say they were mentioned (`mentioned`; a silent mention sets
+ * none); `@all` and the like (`data-user-id="*"`) when `stream_wildcard_mentioned`; `@topic`
+ * when `topic_wildcard_mentioned`; a group's mention when the user is in the group, through its
+ * subgroups too (by the groups as they are now, whatever the flags).
+ */
+export function mentionsMe(
+  className: string,
+  data: { userId?: string | undefined; userGroupId?: string | undefined },
+  ctx: { selfId: number; flags: readonly string[]; groups: GroupsById },
+): boolean {
+  const classes = className.split(/\s+/);
+  if (classes.includes('user-mention')) {
+    if (data.userId === '*') return ctx.flags.includes('stream_wildcard_mentioned');
+    return data.userId === String(ctx.selfId) && ctx.flags.includes('mentioned');
+  }
+  if (classes.includes('topic-mention')) return ctx.flags.includes('topic_wildcard_mentioned');
+  if (classes.includes('user-group-mention')) {
+    const id = data.userGroupId;
+    return (
+      id !== undefined && /^\d+$/.test(id) && inGroupSetting(Number(id), ctx.selfId, ctx.groups)
+    );
+  }
+  return false;
 }
 
 export type GroupCard = {
