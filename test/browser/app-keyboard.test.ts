@@ -12,7 +12,7 @@
  * first Tab stop is "Skip to messages", seen only while focused, which takes the focus to the
  * list (past the sidebar's and the top bar's fifteen stops). A message's actions are one Tab
  * stop (a toolbar): → ← Home End move between them, Tab leaves, and the stop stays on the action
- * last focused.
+ * last focused; Enter on Star (it says Unstar then) keeps the focus on it.
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
@@ -237,6 +237,19 @@ t.test("a message's actions: one Tab stop, the arrows between them, Tab leaves",
   // Esc to the list, `i` again: the action last focused.
   await press(t, page, 'Escape', /div\.messages/);
   await press(t, page, 'i', /"Reply"/);
+  // Enter on Star: it says Unstar now, and the focus stays on it (it fell to the page's body as
+  // the button was drawn anew for its new label); Enter again, Star, the focus still there.
+  await press(t, page, 'ArrowRight', /"Star"/);
+  for (const [now, was] of [
+    ['Unstar', 'Star'],
+    ['Star', 'Unstar'],
+  ] as const) {
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`.msg.selected .msg-actions > button[aria-label="${now}"]`);
+    t.match(await focused(page), new RegExp(`"${now}"`), `Enter on ${was}: the focus on ${now}`);
+    t.ok(await ringShown(page), `${now} shows a focus ring`);
+  }
+  t.same(await stops(), ['Star'], 'the Tab stop on it');
   watch.assertClean(t, /WebSocket|status of 401/);
   await page.close();
 });

@@ -334,9 +334,11 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
                 this.rove(e.currentTarget, b);
             }}
           >
+            {/* Keyed by the action (its icon), not its label: Star turning Unstar as it is
+                pressed was a new button, and the focus fell to the page's body. */}
             {acts.map((a, i) => (
               <button
-                key={a.label}
+                key={a.icon}
                 class="icon-btn"
                 type="button"
                 tabIndex={i === Math.min(this.actionAt, acts.length - 1) ? 0 : -1}
