@@ -217,7 +217,11 @@ t.test('max_payload at the floor: a realm of the largest inputs is made whole', 
     const realmId = made.json.realm_id as number;
     t.equal(server.store.realms.byId(realmId)?.name, LARGEST.realmName, 'its name, whole');
     t.equal(server.store.channels.byRealm(realmId).length, 3, 'its default channels');
-    t.equal(count(server, 'messages', realmId), 12, 'its welcome messages');
+    t.equal(
+      count(server, 'messages', realmId),
+      13,
+      "its welcome messages, the Welcome Bot's to the owner too",
+    );
     const sizes = await entries(realmId);
     t.ok(sizes.length >= 15, `its rows and each set-up transaction: ${sizes.length} entries`);
     checkSizes(t, sizes);
@@ -230,7 +234,11 @@ t.test('max_payload at the floor: a realm of the largest inputs is made whole', 
     );
     t.ok(creds, 'made');
     const realmId = creds!.realm_id;
-    t.equal(count(server, 'messages', realmId), 12, 'its welcome messages');
+    t.equal(
+      count(server, 'messages', realmId),
+      13,
+      "its welcome messages, the Welcome Bot's to the owner too",
+    );
     const sizes = await entries(realmId);
     t.equal(sizes.length, 1, 'one entry');
     checkSizes(t, sizes);
