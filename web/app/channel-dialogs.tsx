@@ -6,6 +6,7 @@
  * refuses is shown as it says it. The members are fetched as the settings open and kept live by
  * the events (ChatState.members), the rest by the `stream` events.
  */
+import type { RefObject } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { mentionCandidates } from '../state/autocomplete.js';
 import {
@@ -176,6 +177,47 @@ export function PersonPicker({
 }
 
 /** "Create channel": name, description, privacy and the people in it (the user among them). */
+/** A channel's name and description fields, as the Create dialog and the settings' edit have them. */
+function NameAndDescription(p: {
+  nameRef: RefObject<HTMLInputElement | null>;
+  limits: ChannelLimits;
+  name: string;
+  setName: (v: string) => void;
+  description: string;
+  setDescription: (v: string) => void;
+  rows: number;
+  placeholder?: string;
+}) {
+  return (
+    <>
+      <label class="stack">
+        Channel name
+        <input
+          ref={p.nameRef}
+          class="field"
+          name="channel-name"
+          autocomplete="off"
+          maxLength={p.limits.maxName}
+          value={p.name}
+          onInput={(e) => p.setName(e.currentTarget.value)}
+        />
+      </label>
+      <label class="stack">
+        Description
+        <textarea
+          class="field"
+          name="channel-description"
+          rows={p.rows}
+          maxLength={p.limits.maxDescription}
+          placeholder={p.placeholder}
+          value={p.description}
+          onInput={(e) => p.setDescription(e.currentTarget.value)}
+        />
+      </label>
+    </>
+  );
+}
+
 export function CreateChannel({ c, name: initial }: { c: Controller; name: string }) {
   const s = c.state.value!;
   const box = useRef<HTMLDivElement>(null);
@@ -236,30 +278,16 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
             if (!busyNow.current) void submit();
           }}
         >
-          <label class="stack">
-            Channel name
-            <input
-              ref={nameField}
-              class="field"
-              name="channel-name"
-              autocomplete="off"
-              maxLength={limits.maxName}
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-          </label>
-          <label class="stack">
-            Description
-            <textarea
-              class="field"
-              name="channel-description"
-              rows={2}
-              maxLength={limits.maxDescription}
-              placeholder="What is it about? (optional)"
-              value={description}
-              onInput={(e) => setDescription(e.currentTarget.value)}
-            />
-          </label>
+          <NameAndDescription
+            nameRef={nameField}
+            limits={limits}
+            name={name}
+            setName={setName}
+            description={description}
+            setDescription={setDescription}
+            rows={2}
+            placeholder="What is it about? (optional)"
+          />
           <fieldset class="privacy">
             <legend>Who can access the channel</legend>
             {PRIVACY_CHOICES.map((p) => (
@@ -540,29 +568,15 @@ function General({
         });
       }}
     >
-      <label class="stack">
-        Channel name
-        <input
-          ref={first}
-          class="field"
-          name="channel-name"
-          autocomplete="off"
-          maxLength={limits.maxName}
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-      </label>
-      <label class="stack">
-        Description
-        <textarea
-          class="field"
-          name="channel-description"
-          rows={3}
-          maxLength={limits.maxDescription}
-          value={description}
-          onInput={(e) => setDescription(e.currentTarget.value)}
-        />
-      </label>
+      <NameAndDescription
+        nameRef={first}
+        limits={limits}
+        name={name}
+        setName={setName}
+        description={description}
+        setDescription={setDescription}
+        rows={3}
+      />
       <div class="choice-row">
         <button class="btn primary" type="submit" disabled={busy}>
           {busy ? 'Saving…' : 'Save changes'}
