@@ -26,7 +26,7 @@ import { CHANNEL_NOTIFY, channelNotify, type ChannelNotifyKey } from '../state/n
 import { Avatar, FormError, Swatch } from './bits.js';
 import { Options } from './compose.js';
 import type { Controller } from './controller.js';
-import { useFocusBack } from './focus-back.js';
+import { useFocusBack, wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
 import { moveActive } from './listbox.js';
 import { useLive } from './live.js';
@@ -39,24 +39,6 @@ function limitsOf(s: ChatState): ChannelLimits {
     maxName: n('max_stream_name_length', DEFAULT_LIMITS.maxName),
     maxDescription: n('max_stream_description_length', DEFAULT_LIMITS.maxDescription),
   };
-}
-
-/** A modal dialog's Tab: round within it, not on to the page behind. */
-function wrapTab(box: HTMLElement | null, e: KeyboardEvent): void {
-  if (e.key !== 'Tab' || !box) return;
-  const all = [
-    ...box.querySelectorAll<HTMLElement>(
-      'a[href], button:not(:disabled), input:not(:disabled), select, textarea, [tabindex="0"]',
-    ),
-  ].filter((el) => el.offsetParent !== null);
-  // Radio buttons are one Tab stop: only the checked one of each group counts.
-  const stops = all.filter(
-    (el) => !(el instanceof HTMLInputElement && el.type === 'radio') || el.checked,
-  );
-  const edge = e.shiftKey ? stops[0] : stops.at(-1);
-  if (edge !== document.activeElement) return;
-  e.preventDefault();
-  (e.shiftKey ? stops.at(-1) : stops[0])?.focus();
 }
 
 /**

@@ -29,3 +29,21 @@ export function useFocusBack(
     };
   }, []);
 }
+
+/** A modal dialog's Tab: round within it, not on to the page behind. */
+export function wrapTab(box: HTMLElement | null, e: KeyboardEvent): void {
+  if (e.key !== 'Tab' || !box) return;
+  const all = [
+    ...box.querySelectorAll<HTMLElement>(
+      'a[href], button:not(:disabled), input:not(:disabled), select, textarea, [tabindex="0"]',
+    ),
+  ].filter((el) => el.offsetParent !== null);
+  // Radio buttons are one Tab stop: only the checked one of each group counts.
+  const stops = all.filter(
+    (el) => !(el instanceof HTMLInputElement && el.type === 'radio') || el.checked,
+  );
+  const edge = e.shiftKey ? stops[0] : stops.at(-1);
+  if (edge !== document.activeElement) return;
+  e.preventDefault();
+  (e.shiftKey ? stops.at(-1) : stops[0])?.focus();
+}

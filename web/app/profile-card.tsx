@@ -17,6 +17,7 @@ import { groupCard, profileCard } from '../state/profile.js';
 import { NO_STATUS } from '../state/user-status.js';
 import { Avatar } from './bits.js';
 import type { CardAt, Controller } from './controller.js';
+import { wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
 import { PresenceDot } from './people.js';
 import { StatusEmoji, StatusLine } from './status.js';
@@ -258,12 +259,8 @@ function CardFrame({
     if (e.key === 'Escape') {
       e.preventDefault();
       close();
-    } else if (e.key === 'Tab') {
-      const stops = [...(box.current?.querySelectorAll<HTMLElement>('button') ?? [])];
-      const i = stops.indexOf(document.activeElement as HTMLElement);
-      const next = (i + (e.shiftKey ? -1 : 1) + stops.length) % stops.length;
-      e.preventDefault();
-      stops[next]?.focus();
+    } else {
+      wrapTab(box.current, e);
     }
   };
 

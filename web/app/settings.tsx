@@ -12,7 +12,7 @@ import { track } from './track.js';
 import { Icon } from './icons.js';
 import { CopyField } from './copy-field.js';
 import { FormError } from './bits.js';
-import { useFocusBack } from './focus-back.js';
+import { useFocusBack, wrapTab } from './focus-back.js';
 
 export type SettingsPanel = {
   id: string;
@@ -37,19 +37,7 @@ export function Settings({ c, panel }: { c: Controller; panel: string }) {
   const box = useRef<HTMLDivElement>(null);
   // The focus in it as it opens (on the panel shown, in its list), and back after.
   useFocusBack(box, () => box.current?.querySelector<HTMLElement>('[aria-current="page"]'));
-  // A modal dialog: Tab goes round within it, not on to the page behind.
-  const wrap = (e: KeyboardEvent) => {
-    if (e.key !== 'Tab' || !box.current) return;
-    const all = [
-      ...box.current.querySelectorAll<HTMLElement>(
-        'a[href], button:not(:disabled), input:not(:disabled), select, textarea, [tabindex="0"]',
-      ),
-    ].filter((el) => el.offsetParent !== null);
-    const edge = e.shiftKey ? all[0] : all.at(-1);
-    if (edge !== document.activeElement) return;
-    e.preventDefault();
-    (e.shiftKey ? all.at(-1) : all[0])?.focus();
-  };
+
   return (
     <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && c.closeSettings()}>
       <div
@@ -58,7 +46,7 @@ export function Settings({ c, panel }: { c: Controller; panel: string }) {
         role="dialog"
         aria-modal="true"
         aria-labelledby="settings-title"
-        onKeyDown={wrap}
+        onKeyDown={(e) => wrapTab(box.current, e)}
       >
         <nav aria-label="Settings">
           <h2 id="settings-title">Settings</h2>

@@ -16,7 +16,7 @@ import {
   type StatusEmoji as Emoji,
 } from '../state/user-status.js';
 import type { Controller } from './controller.js';
-import { useFocusBack } from './focus-back.js';
+import { useFocusBack, wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
 import { EmojiGlyph, openPicker } from './message.js';
 import { track } from './track.js';
@@ -115,14 +115,8 @@ export function StatusDialog({ c }: { c: Controller }) {
       if (i < 0) return;
       e.preventDefault();
       stops[(i + (e.key === 'ArrowDown' ? 1 : -1) + stops.length) % stops.length]?.focus();
-    } else if (e.key === 'Tab') {
-      const stops = [
-        ...(box.current?.querySelectorAll<HTMLElement>('button:not(:disabled), input') ?? []),
-      ];
-      const i = stops.indexOf(document.activeElement as HTMLElement);
-      const next = (i + (e.shiftKey ? -1 : 1) + stops.length) % stops.length;
-      e.preventDefault();
-      stops[next]?.focus();
+    } else {
+      wrapTab(box.current, e);
     }
   };
   const chooseEmoji = (button: HTMLElement) =>
