@@ -4,7 +4,7 @@
  * message's actions (toolbar and menu), the emoji picker, a profile card (with a status), a
  * group's card, the status dialog, Jump to, a question (Delete), Create channel (its people's
  * suggestions open), a channel's settings, Settings (Account, Display, Notifications, Invite
- * people), the people (a column at 1280, filtered; a section of the drawer at 390), at 1280
+ * people, User groups: the list, a new group's form, a group's members and controls), the people (a column at 1280, filtered; a section of the drawer at 390), at 1280
  * pixels and at 390 (drawer closed and open), light and dark. No violation of impact serious or
  * critical; each one found is listed with its rule and target. The page's
  * Content-Security-Policy forbids string evaluation by the page, but not what the test drives
@@ -243,6 +243,20 @@ for (const dark of [false, true]) {
       );
       await check(t, page, `settings-${panel}-1280-${mode}`);
     }
+    // User groups: the list, a new group's form (its people's suggestions open), and the group
+    // made, which the user manages (its members, the add and remove controls).
+    await page.goto(ts.url + '/#settings/groups');
+    await page.waitForSelector('.group-row');
+    await check(t, page, `settings-groups-1280-${mode}`);
+    await page.click('button:has-text("Create a group")');
+    await page.fill('input[name="group-name"]', `helpers ${mode}`);
+    await page.fill('#group-create-people', 'oth');
+    await page.waitForSelector('#group-create-people-options [role="option"]');
+    await check(t, page, `group-create-1280-${mode}`);
+    await page.keyboard.press('Enter');
+    await page.click('button:has-text("Create group")');
+    await page.waitForSelector('.group-details .member-list li:has-text("Othello")');
+    await check(t, page, `group-details-1280-${mode}`);
     await page.keyboard.press('Escape');
     await waitFor(page, `document.querySelector('.settings') === null`);
 
@@ -307,6 +321,10 @@ for (const dark of [false, true]) {
     await page.goto(ts.url + '/#settings/display');
     await page.waitForSelector(`.settings h3:has-text("Display")`);
     await check(t, page, `settings-display-390-${mode}`);
+    await page.goto(ts.url + '/#settings/groups');
+    await page.locator('.group-row', { hasText: 'reviewers' }).click();
+    await page.waitForSelector('#group-title:has-text("reviewers")');
+    await check(t, page, `group-details-390-${mode}`);
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
   });

@@ -159,8 +159,12 @@ export function PersonPicker({
 }
 
 /** "Create channel": name, description, privacy and the people in it (the user among them). */
-/** A channel's name and description fields, as the Create dialog and the settings' edit have them. */
-function NameAndDescription(p: {
+/**
+ * A channel's name and description fields, as the Create dialog and the settings' edit have them
+ * (a user group's too, in the groups settings: `what` "group").
+ */
+export function NameAndDescription(p: {
+  what?: 'channel' | 'group';
   nameRef: RefObject<HTMLInputElement | null>;
   limits: ChannelLimits;
   name: string;
@@ -170,14 +174,15 @@ function NameAndDescription(p: {
   rows: number;
   placeholder?: string;
 }) {
+  const what = p.what ?? 'channel';
   return (
     <>
       <label class="stack">
-        Channel name
+        {what === 'group' ? 'Group name' : 'Channel name'}
         <input
           ref={p.nameRef}
           class="field"
-          name="channel-name"
+          name={`${what}-name`}
           autocomplete="off"
           maxLength={p.limits.maxName}
           value={p.name}
@@ -188,7 +193,7 @@ function NameAndDescription(p: {
         Description
         <textarea
           class="field"
-          name="channel-description"
+          name={`${what}-description`}
           rows={p.rows}
           maxLength={p.limits.maxDescription}
           placeholder={p.placeholder}

@@ -226,7 +226,8 @@ export function Compose({ c }: { c: Controller }) {
       );
       return mentionCandidates(
         token.query,
-        { users, groups: [...s.groups.values()] },
+        // A deactivated group cannot be mentioned.
+        { users, groups: [...s.groups.values()].filter((g) => g.deactivated !== true) },
         token.silent,
       );
     }

@@ -185,8 +185,8 @@ export type GroupCard = {
 /**
  * The card of a user group, as the reference's user group popover: its name, description, how
  * many are in it (through subgroups), its subgroups and direct members by name (the server lists
- * active users only); undefined for a group the app does not know (deleted, deactivated: the
- * reference opens nothing then).
+ * active users only), and whether it is deactivated (the app registers with
+ * `include_deactivated_groups`, so it knows those); undefined for a group the app does not know.
  */
 export function groupCard(
   id: number,
@@ -219,7 +219,7 @@ export function groupCard(
 }
 
 /** The members of a group and of its subgroups, each once (a cycle is not followed twice). */
-function everyoneIn(id: number, groups: GroupsById): Set<number> {
+export function everyoneIn(id: number, groups: GroupsById): Set<number> {
   const out = new Set<number>();
   const seen = new Set<number>();
   const walk = (gid: number) => {

@@ -12,6 +12,9 @@ export const REGISTER_PARAMS = {
     user_settings_object: true,
     empty_topic_name: true,
     linkifier_url_template: true,
+    // Deactivated groups stay in realm_user_groups, marked, and their deactivation comes as an
+    // update: a mention of one still opens its card, and the groups settings list them apart.
+    include_deactivated_groups: true,
   },
 };
 

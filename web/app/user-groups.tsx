@@ -1,0 +1,602 @@
+/**
+ * The settings' **User groups** panel (web/state/user-groups.ts holds its logic): the
+ * organization's groups, each with its description and how many are in it, the deactivated ones
+ * apart; a group opened shows its members (people and subgroups). Those the realm lets create
+ * groups create one (name, description, people: the Create channel dialog's fields and people
+ * picker); a group's managers rename and describe it, add and remove members and deactivate it,
+ * others may join or leave it as its settings say. What the user may not do is not offered; what
+ * the server refuses anyway is shown as it says it. The groups are ChatState's, kept live by the
+ * `user_group` events (another browser's changes show at once). The API has no reactivation: a
+ * deactivated group is listed, read-only but for its name and description.
+ * Registered with `addSettingsPanel`; settings-panels.ts imports this module.
+ */
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { ChatState } from '../state/chat.js';
+import { DEFAULT_LIMITS, sortMembers } from '../state/channel-settings.js';
+import {
+  MAX_GROUP_NAME_LENGTH,
+  groupLists,
+  groupNameProblem,
+  groupRights,
+  memberCount,
+  mayCreateGroups,
+  subgroupChoices,
+  subgroupsOf,
+  type GroupRow,
+  type Viewer,
+} from '../state/user-groups.js';
+import { everyoneIn } from '../state/profile.js';
+import { Avatar, FormError } from './bits.js';
+import { NameAndDescription, PersonPicker } from './channel-dialogs.js';
+import type { Controller } from './controller.js';
+import { Icon } from './icons.js';
+import { useLive } from './live.js';
+import { addSettingsPanel } from './settings.js';
+import { track } from './track.js';
+
+const LIMITS = { maxName: MAX_GROUP_NAME_LENGTH, maxDescription: DEFAULT_LIMITS.maxDescription };
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+function viewerOf(s: ChatState): Viewer {
+  return {
+    userId: s.selfId,
+    role: s.self.role ?? 400,
+    realm: (name) => s.realm.settings[name],
+    groups: s.groups,
+  };
+}
+
+function UserGroups({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.users, s.rev.settings);
+  const [openId, setOpenId] = useState<number | null>(null);
+  const [creating, setCreating] = useState(false);
+  // The row to give the focus back to, once back in the list.
+  const back = useRef<number | null>(null);
+  const list = useRef<HTMLDivElement>(null);
+  const v = viewerOf(s);
+  const open = openId !== null && s.groups.has(openId) ? openId : null;
+  useLayoutEffect(() => {
+    if (open !== null || back.current === null) return;
+    list.current?.querySelector<HTMLElement>(`[data-group-id="${back.current}"]`)?.focus();
+    back.current = null;
+  }, [open]);
+  if (open !== null)
+    return (
+      <GroupDetails
+        key={open}
+        c={c}
+        s={s}
+        groupId={open}
+        onBack={() => {
+          back.current = open;
+          setOpenId(null);
+        }}
+      />
+    );
+  const { active, deactivated } = groupLists(s.groups, s.selfId);
+  const row = (g: GroupRow) => (
+    <li key={g.id}>
+      <button
+        class="group-row"
+        type="button"
+        data-group-id={g.id}
+        onClick={() => {
+          setCreating(false);
+          setOpenId(g.id);
+        }}
+      >
+        <span class="group-row-name">
+          <Icon name="group" />
+          {g.name}
+        </span>
+        {g.description && <span class="group-row-description">{g.description}</span>}
+        <span class="muted-text">
+          {memberCount(g.count)}
+          {g.mine ? ' · you are a member' : ''}
+        </span>
+      </button>
+    </li>
+  );
+  return (
+    <div class="user-groups" ref={list}>
+      <p class="muted-text">
+        A group is mentioned as one (@name notifies everyone in it) and can be given permissions
+        together. A group can hold other groups.
+      </p>
+      {creating ? (
+        <CreateGroup
+          c={c}
+          s={s}
+          onDone={(id) => {
+            setCreating(false);
+            if (id !== null) setOpenId(id);
+          }}
+        />
+      ) : (
+        mayCreateGroups(v) && (
+          <button class="btn primary" type="button" onClick={() => setCreating(true)}>
+            <Icon name="plus" /> Create a group
+          </button>
+        )
+      )}
+      {active.length === 0 ? (
+        <p class="muted-text">No groups yet.</p>
+      ) : (
+        <ul class="group-list" aria-label="User groups">
+          {active.map(row)}
+        </ul>
+      )}
+      {deactivated.length > 0 && (
+        <>
+          <h4 class="group-heading" id="deactivated-groups-title">
+            Deactivated groups
+          </h4>
+          <ul class="group-list deactivated" aria-labelledby="deactivated-groups-title">
+            {deactivated.map(row)}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** A new group: its name, description and people (the user among them at first). */
+function CreateGroup({
+  c,
+  s,
+  onDone,
+}: {
+  c: Controller;
+  s: ChatState;
+  onDone: (id: number | null) => void;
+}) {
+  const nameField = useRef<HTMLInputElement>(null);
+  const [name, setName, nameNow] = useLive('');
+  const [description, setDescription, descriptionNow] = useLive('');
+  const [members, setMembers, membersNow] = useLive<number[]>([s.selfId]);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy, busyNow] = useLive(false);
+  useLayoutEffect(() => nameField.current?.focus(), []);
+  const submit = async () => {
+    const wrong = groupNameProblem(nameNow.current, s.groups);
+    setError(wrong);
+    if (wrong) return;
+    setBusy(true);
+    try {
+      const r = await c.client.request<{ group_id?: number }>('POST', '/user_groups/create', {
+        name: nameNow.current.trim(),
+        description: descriptionNow.current.trim(),
+        members: membersNow.current,
+      });
+      setBusy(false);
+      onDone(typeof r.group_id === 'number' ? r.group_id : null);
+    } catch (e) {
+      setBusy(false);
+      setError(errorText(e));
+    }
+  };
+  return (
+    <form
+      class="group-create"
+      aria-labelledby="group-create-title"
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!busyNow.current) void submit();
+      }}
+    >
+      <h4 id="group-create-title">New group</h4>
+      <NameAndDescription
+        what="group"
+        nameRef={nameField}
+        limits={LIMITS}
+        name={name}
+        setName={setName}
+        description={description}
+        setDescription={setDescription}
+        rows={2}
+        placeholder="What is it for? (optional)"
+      />
+      <div class="stack-field">
+        <label for="group-create-people">Members</label>
+        <PersonPicker
+          c={c}
+          id="group-create-people"
+          label="Add a person to the group"
+          chosen={members}
+          onChange={setMembers}
+        />
+      </div>
+      <FormError error={error} />
+      <div class="choice-row">
+        <button class="btn primary" type="submit" disabled={busy}>
+          {busy ? 'Creating…' : 'Create group'}
+        </button>
+        <button class="btn" type="button" onClick={() => onDone(null)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** One group: name and description, members and subgroups, and what the user may do. */
+function GroupDetails({
+  c,
+  s,
+  groupId,
+  onBack,
+}: {
+  c: Controller;
+  s: ChatState;
+  groupId: number;
+  onBack: () => void;
+}) {
+  const g = s.groups.get(groupId)!;
+  const rights = groupRights(groupId, viewerOf(s));
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const title = useRef<HTMLHeadingElement>(null);
+  useLayoutEffect(() => title.current?.focus(), []);
+  // The focus on a Remove whose row goes (the event): kept in the panel, on the title.
+  const removing = useRef(false);
+  useLayoutEffect(() => {
+    if (!removing.current) return;
+    removing.current = false;
+    const now = document.activeElement;
+    if (!now || now === document.body || !now.isConnected) title.current?.focus();
+  });
+  /** One request; its refusal shown as the server words it. True when it went through. */
+  const act = async (method: string, path: string, params: Record<string, unknown> = {}) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await c.client.request(method, path, params);
+      return true;
+    } catch (e) {
+      setError(errorText(e));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const members = (params: Record<string, unknown>) =>
+    act('POST', `/user_groups/${groupId}/members`, params);
+  const deactivate = async () => {
+    const ok = await c.ask({
+      title: `Deactivate ${g.name}?`,
+      text: 'It can no longer be mentioned or given permissions; its members stay as they are. The API offers no way to reactivate it.',
+      action: 'Deactivate',
+      danger: true,
+    });
+    if (ok) await act('POST', `/user_groups/${groupId}/deactivate`);
+  };
+  const subgroups = subgroupsOf(groupId, s.groups);
+  const people = sortMembers(g.members, s.users);
+  const count = everyoneIn(groupId, s.groups).size;
+  const deactivated = g.deactivated === true;
+  return (
+    <div class="group-details" role="group" aria-labelledby="group-title">
+      <button class="link-btn group-back" type="button" onClick={onBack}>
+        <span aria-hidden="true">←</span> All groups
+      </button>
+      <h4 id="group-title" ref={title} tabIndex={-1}>
+        {g.name}
+        {deactivated && <span class="group-badge">deactivated</span>}
+      </h4>
+      {deactivated && (
+        <p class="muted-text">
+          This group is deactivated: it cannot be mentioned or given permissions, and its members
+          stay as they were.
+        </p>
+      )}
+      <FormError error={error} />
+      <GroupGeneral c={c} s={s} groupId={groupId} may={rights.manage} onError={setError} />
+      <section class="group-members-section" aria-labelledby="group-members-title">
+        <h5 id="group-members-title">
+          Members ({count}
+          {subgroups.length > 0 ? ', subgroups included' : ''})
+        </h5>
+        {rights.addMembers && (
+          <AddToGroup
+            c={c}
+            s={s}
+            groupId={groupId}
+            busy={busy}
+            onAdd={(add) => members({ add })}
+            onAddGroup={(id) => members({ add_subgroups: [id] })}
+          />
+        )}
+        {people.length === 0 && subgroups.length === 0 ? (
+          <p class="muted-text">This group has no members.</p>
+        ) : (
+          <ul class="member-list" aria-labelledby="group-members-title">
+            {subgroups.map((sg) => (
+              <li key={`g${sg.id}`}>
+                <span class="group-icon small" aria-hidden="true">
+                  <Icon name="group" />
+                </span>
+                <span class="member-name">
+                  {sg.name}
+                  <span class="muted-text"> (group{sg.deactivated ? ', deactivated' : ''})</span>
+                </span>
+                {rights.removeMembers && (
+                  <button
+                    class="btn small"
+                    type="button"
+                    aria-label={`Remove the group ${sg.name}`}
+                    disabled={busy}
+                    onClick={() => {
+                      removing.current = true;
+                      void members({ delete_subgroups: [sg.id] });
+                    }}
+                  >
+                    Remove
+                  </button>
+                )}
+              </li>
+            ))}
+            {people.map((uid) => {
+              const name = s.userName(uid);
+              return (
+                <li key={uid}>
+                  <Avatar small id={uid} name={name} url={s.users.get(uid)?.avatar_url} />
+                  <span class="member-name">
+                    {name}
+                    {uid === s.selfId && <span class="muted-text"> (you)</span>}
+                  </span>
+                  {rights.removeMembers && (
+                    <button
+                      class="btn small"
+                      type="button"
+                      aria-label={`Remove ${name}`}
+                      disabled={busy}
+                      onClick={() => {
+                        removing.current = true;
+                        void members({ delete: [uid] });
+                      }}
+                    >
+                      Remove
+                    </button>
+                  )}
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </section>
+      {(rights.join || rights.leave || rights.deactivate) && (
+        <div class="choice-row group-actions">
+          {rights.join && (
+            <button
+              class="btn"
+              type="button"
+              disabled={busy}
+              onClick={() => void members({ add: [s.selfId] })}
+            >
+              Join group
+            </button>
+          )}
+          {rights.leave && (
+            <button
+              class="btn"
+              type="button"
+              disabled={busy}
+              onClick={() => void members({ delete: [s.selfId] })}
+            >
+              Leave group
+            </button>
+          )}
+          {rights.deactivate && (
+            <button
+              class="btn danger"
+              type="button"
+              disabled={busy}
+              onClick={() => void deactivate()}
+            >
+              Deactivate group
+            </button>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** The description, and for the group's managers its edit (name and description). */
+function GroupGeneral({
+  c,
+  s,
+  groupId,
+  may,
+  onError,
+}: {
+  c: Controller;
+  s: ChatState;
+  groupId: number;
+  may: boolean;
+  onError: (e: string | null) => void;
+}) {
+  const g = s.groups.get(groupId)!;
+  const [editing, setEditing] = useState(false);
+  const [name, setName, nameNow] = useLive(g.name);
+  const [description, setDescription, descriptionNow] = useLive(g.description);
+  const [busy, setBusy, busyNow] = useLive(false);
+  const first = useRef<HTMLInputElement>(null);
+  const editBtn = useRef<HTMLButtonElement>(null);
+  const refocus = useRef(false);
+  useLayoutEffect(() => {
+    if (editing) first.current?.focus();
+    else if (refocus.current) editBtn.current?.focus();
+    refocus.current = false;
+  }, [editing]);
+  const stop = () => {
+    refocus.current = true;
+    setEditing(false);
+  };
+  if (!editing || !may)
+    return (
+      <div class="channel-general">
+        {g.description.trim() === '' ? (
+          <p class="channel-description muted-text">No description.</p>
+        ) : (
+          <p class="channel-description group-description-text">{g.description}</p>
+        )}
+        {may && (
+          <button
+            ref={editBtn}
+            class="btn small"
+            type="button"
+            onClick={() => {
+              setName(g.name);
+              setDescription(g.description);
+              onError(null);
+              setEditing(true);
+            }}
+          >
+            <Icon name="edit" /> Edit name and description
+          </button>
+        )}
+      </div>
+    );
+  const save = async () => {
+    const now = s.groups.get(groupId);
+    if (!now || busyNow.current) return;
+    const p: { name?: string; description?: string } = {};
+    const n = nameNow.current.trim();
+    const d = descriptionNow.current.trim();
+    if (n !== now.name) {
+      const wrong = groupNameProblem(n, s.groups, groupId);
+      if (wrong) return onError(wrong);
+      p.name = n;
+    }
+    if (d !== now.description) p.description = d;
+    if (p.name === undefined && p.description === undefined) return stop();
+    setBusy(true);
+    try {
+      await c.client.request('PATCH', `/user_groups/${groupId}`, p);
+      onError(null);
+      stop();
+    } catch (e) {
+      onError(errorText(e));
+    }
+    setBusy(false);
+  };
+  return (
+    <form
+      class="channel-general editing"
+      aria-label="Edit the group"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save();
+      }}
+    >
+      <NameAndDescription
+        what="group"
+        nameRef={first}
+        limits={LIMITS}
+        name={name}
+        setName={setName}
+        description={description}
+        setDescription={setDescription}
+        rows={3}
+      />
+      <div class="choice-row">
+        <button class="btn primary" type="submit" disabled={busy}>
+          {busy ? 'Saving…' : 'Save changes'}
+        </button>
+        <button class="btn" type="button" onClick={stop}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Add people (the people picker) and, apart, a group as a subgroup. */
+function AddToGroup({
+  c,
+  s,
+  groupId,
+  busy,
+  onAdd,
+  onAddGroup,
+}: {
+  c: Controller;
+  s: ChatState;
+  groupId: number;
+  busy: boolean;
+  onAdd: (ids: number[]) => Promise<boolean>;
+  onAddGroup: (id: number) => Promise<boolean>;
+}) {
+  const g = s.groups.get(groupId)!;
+  const inIt = new Set(g.members);
+  const [chosen, setChosen, chosenNow] = useLive<number[]>([]);
+  const [sub, setSub, subNow] = useLive('');
+  // Someone chosen who was added meanwhile (another's doing) is no longer to add.
+  const toAdd = chosen.filter((id) => !inIt.has(id));
+  const choices = subgroupChoices(groupId, s.groups);
+  return (
+    <>
+      <form
+        class="add-members"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const adding = chosenNow.current.filter((id) => !inIt.has(id));
+          if (busy || adding.length === 0) return;
+          void onAdd(adding).then((ok) => ok && setChosen([]));
+        }}
+      >
+        <PersonPicker
+          c={c}
+          id="group-add-people"
+          label="Add people to the group"
+          chosen={toAdd}
+          exclude={inIt}
+          onChange={setChosen}
+        />
+        <button class="btn primary" type="submit" disabled={busy || toAdd.length === 0}>
+          Add
+        </button>
+      </form>
+      {choices.length > 0 && (
+        <form
+          class="add-members"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const id = Number(subNow.current);
+            if (busy || !id) return;
+            void onAddGroup(id).then((ok) => ok && setSub(''));
+          }}
+        >
+          <select
+            class="field"
+            aria-label="Add a group to this group"
+            value={sub}
+            onChange={(e) => setSub(e.currentTarget.value)}
+          >
+            <option value="">Add a group…</option>
+            {choices.map((o) => (
+              <option key={o.id} value={String(o.id)}>
+                {o.name}
+              </option>
+            ))}
+          </select>
+          <button class="btn" type="submit" disabled={busy || sub === ''}>
+            Add group
+          </button>
+        </form>
+      )}
+    </>
+  );
+}
+
+addSettingsPanel({
+  id: 'groups',
+  title: 'User groups',
+  // Guests do not see the organization's groups (GET /user_groups refuses them).
+  visible: (c) => (c.state.value?.self.role ?? 400) < 600,
+  render: (c) => <UserGroups c={c} />,
+});
