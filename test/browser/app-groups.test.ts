@@ -2,7 +2,7 @@
  * The web app's User groups settings panel in chromium (web/app/user-groups.tsx), with the real
  * server: a member creates a group with the people picker, renames and describes it, adds a
  * person and a subgroup, removes them, is shown the server's refusal when deactivating a group
- * still in use, and deactivates the group — while another member's page follows each change live
+ * still in use (and where it is used), and deactivates the group — while another member's page follows each change live
  * and, without permission, is offered no control but Leave. A deactivated group is listed apart,
  * and its mention's card says it is deactivated, after a reload too (the app registers with
  * include_deactivated_groups). Screenshots at 1280 and 390 pixels.
@@ -170,6 +170,11 @@ t.test('create, edit, members, deactivate; another member follows live', async (
   await a.page.click('.confirm button:has-text("Deactivate")');
   await a.page.waitForSelector(
     '.group-details [role="alert"]:has-text("Cannot deactivate user group in use")',
+  );
+  t.match(
+    await a.page.textContent('.group-details [role="alert"]'),
+    /It is still a subgroup of critics\./,
+    'where it is used, by name',
   );
   t.equal((await groups()).find((x) => x.id === editors)?.deactivated, false, 'still active');
   await a.page.click('.group-back');

@@ -12,6 +12,7 @@ import { ChatState } from '../../web/state/chat.js';
 import type { GroupSetting } from '../../web/state/groups.js';
 import { REGISTER_PARAMS } from '../../web/state/register.js';
 import {
+  deactivationRefusal,
   groupLists,
   groupNameProblem,
   groupRights,
@@ -259,6 +260,42 @@ t.test('subgroups: shown by name, offered without cycles', (t) => {
     'not a group holding it, at any depth (a and b hold c)',
   );
   t.same(subgroupChoices(99, groups), []);
+  t.end();
+});
+
+t.test('a refusal to deactivate a group in use says where it is used', (t) => {
+  const groupNames: Record<number, string> = { 10: 'critics', 11: 'editors' };
+  const names = {
+    group: (id: number) => groupNames[id],
+    channel: (id: number) => (id === 7 ? 'general' : undefined),
+  };
+  const msg = 'Cannot deactivate user group in use.';
+  const body = (objections: unknown[]) => ({ code: 'CANNOT_DEACTIVATE_GROUP_IN_USE', objections });
+  t.equal(
+    deactivationRefusal(msg, body([{ type: 'subgroup', supergroup_ids: [10, 11] }]), names),
+    `${msg} It is still a subgroup of critics, editors.`,
+  );
+  t.equal(
+    deactivationRefusal(
+      msg,
+      body([
+        { type: 'subgroup', supergroup_ids: [99] },
+        { type: 'channel', channel_id: 7, settings: ['can_add_subscribers_group'] },
+        { type: 'channel', channel_id: 8, settings: ['can_subscribe_group'] },
+        { type: 'user_group', group_id: 11, settings: ['can_manage_group'] },
+        { type: 'realm', settings: ['can_create_groups'] },
+      ]),
+      names,
+    ),
+    `${msg} It is still a subgroup of a group; in the permissions of #general, a channel you ` +
+      'cannot see, the group editors, the organization.',
+  );
+  t.equal(
+    deactivationRefusal('Insufficient permission', { code: 'BAD_REQUEST' }, names),
+    'Insufficient permission',
+  );
+  t.equal(deactivationRefusal(msg, body([]), names), msg, 'nothing listed: the message alone');
+  t.equal(deactivationRefusal(msg, undefined, names), msg);
   t.end();
 });
 

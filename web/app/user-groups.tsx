@@ -13,8 +13,11 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
 import { DEFAULT_LIMITS, sortMembers } from '../state/channel-settings.js';
+import { ApiError } from '../../src/client/api.js';
+import { groupDisplayName } from '../../src/client/group-names.js';
 import {
   MAX_GROUP_NAME_LENGTH,
+  deactivationRefusal,
   groupLists,
   groupNameProblem,
   groupRights,
@@ -234,6 +237,9 @@ function GroupDetails({
   groupId: number;
   onBack: () => void;
 }) {
+  // Each part reads the groups itself: it redraws on their changes even when its parent's
+  // props are the same (the signals' integration skips such a child otherwise).
+  track(s.rev.users, s.rev.settings);
   const g = s.groups.get(groupId)!;
   const rights = groupRights(groupId, viewerOf(s));
   const [error, setError] = useState<string | null>(null);
@@ -271,7 +277,24 @@ function GroupDetails({
       action: 'Deactivate',
       danger: true,
     });
-    if (ok) await act('POST', `/user_groups/${groupId}/deactivate`);
+    if (!ok) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await c.client.request('POST', `/user_groups/${groupId}/deactivate`);
+    } catch (e) {
+      // In use: where, by name (as the reference's explanation of why it cannot).
+      setError(
+        deactivationRefusal(errorText(e), e instanceof ApiError ? e.body : undefined, {
+          group: (id) => {
+            const o = s.groups.get(id);
+            return o && groupDisplayName(o.name);
+          },
+          channel: (id) => s.channels.get(id)?.name,
+        }),
+      );
+    }
+    setBusy(false);
   };
   const subgroups = subgroupsOf(groupId, s.groups);
   const people = sortMembers(g.members, s.users);
@@ -419,6 +442,7 @@ function GroupGeneral({
   may: boolean;
   onError: (e: string | null) => void;
 }) {
+  track(s.rev.users);
   const g = s.groups.get(groupId)!;
   const [editing, setEditing] = useState(false);
   const [name, setName, nameNow] = useLive(g.name);
@@ -531,6 +555,7 @@ function AddToGroup({
   onAdd: (ids: number[]) => Promise<boolean>;
   onAddGroup: (id: number) => Promise<boolean>;
 }) {
+  track(s.rev.users);
   const g = s.groups.get(groupId)!;
   const inIt = new Set(g.members);
   const [chosen, setChosen, chosenNow] = useLive<number[]>([]);

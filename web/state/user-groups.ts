@@ -188,3 +188,41 @@ export function subgroupsOf(
 export function memberCount(n: number): string {
   return n === 0 ? 'No members' : n === 1 ? '1 member' : `${n} members`;
 }
+
+/** Where a group is still used, as the server lists it when refusing to deactivate it. */
+export type Objection =
+  | { type: 'subgroup'; supergroup_ids: number[] }
+  | { type: 'channel'; channel_id: number; settings: string[] }
+  | { type: 'user_group'; group_id: number; settings: string[] }
+  | { type: 'realm'; settings: string[] };
+
+/**
+ * The refusal to deactivate a group in use, with where it is used (the error's `objections`):
+ * "… It is still a subgroup of critics; in the permissions of #general." Other refusals as they
+ * came.
+ */
+export function deactivationRefusal(
+  msg: string,
+  body: Record<string, unknown> | undefined,
+  names: { group: (id: number) => string | undefined; channel: (id: number) => string | undefined },
+): string {
+  const objections = body?.objections;
+  if (body?.code !== 'CANNOT_DEACTIVATE_GROUP_IN_USE' || !Array.isArray(objections)) return msg;
+  const uses: string[] = [];
+  const permissionsOf: string[] = [];
+  for (const o of objections as Objection[]) {
+    if (o.type === 'subgroup') {
+      const supers = o.supergroup_ids.map((id) => names.group(id) ?? 'a group');
+      uses.push(`a subgroup of ${supers.join(', ')}`);
+    } else if (o.type === 'channel') {
+      const ch = names.channel(o.channel_id);
+      permissionsOf.push(ch === undefined ? 'a channel you cannot see' : `#${ch}`);
+    } else if (o.type === 'user_group') {
+      permissionsOf.push(`the group ${names.group(o.group_id) ?? 'that you do not know'}`);
+    } else if (o.type === 'realm') {
+      permissionsOf.push('the organization');
+    }
+  }
+  if (permissionsOf.length > 0) uses.push(`in the permissions of ${permissionsOf.join(', ')}`);
+  return uses.length === 0 ? msg : `${msg} It is still ${uses.join('; ')}.`;
+}
