@@ -162,6 +162,8 @@ t.test('create, edit, members, deactivate; another member follows live', async (
   // Remove a person and the subgroup: the other page follows.
   await a.page.click('button[aria-label="Remove Cordelia"]');
   await o.page.waitForSelector('.group-details .member-list:not(:has-text("Cordelia"))');
+  // Her row gone, the focus its Remove had stays in the panel (on the group's title).
+  await a.page.waitForSelector('#group-title:focus');
   // The server's refusal as it says it: a group used as a subgroup cannot be deactivated.
   await a.page.click('.group-back');
   await a.page.locator('.group-row', { hasText: 'editors' }).click();
@@ -188,6 +190,7 @@ t.test('create, edit, members, deactivate; another member follows live', async (
   await a.page.click('button:has-text("Deactivate group")');
   await a.page.click('.confirm button:has-text("Deactivate")');
   await a.page.waitForSelector('.group-badge:has-text("deactivated")');
+  await a.page.waitForSelector('#group-title:focus');
   await o.page.waitForSelector('.group-badge:has-text("deactivated")');
   t.equal(
     await o.page.locator('button:has-text("Leave group")').count(),

@@ -246,14 +246,16 @@ function GroupDetails({
   const [busy, setBusy] = useState(false);
   const title = useRef<HTMLHeadingElement>(null);
   useLayoutEffect(() => title.current?.focus(), []);
-  // The focus on a Remove whose row goes (the event): kept in the panel, on the title.
-  const removing = useRef(false);
+  // A button that goes once its change comes back as an event (a Remove, Join, Leave,
+  // Deactivate): when it has gone, the focus it had stays in the panel, on the title.
+  const going = useRef<(() => boolean) | null>(null);
   useLayoutEffect(() => {
-    if (!removing.current) return;
-    removing.current = false;
+    if (!going.current?.()) return;
+    going.current = null;
     const now = document.activeElement;
     if (!now || now === document.body || !now.isConnected) title.current?.focus();
   });
+  const now = () => s.groups.get(groupId);
   /** One request; its refusal shown as the server words it. True when it went through. */
   const act = async (method: string, path: string, params: Record<string, unknown> = {}) => {
     setBusy(true);
@@ -262,6 +264,7 @@ function GroupDetails({
       await c.client.request(method, path, params);
       return true;
     } catch (e) {
+      going.current = null;
       setError(errorText(e));
       return false;
     } finally {
@@ -278,11 +281,13 @@ function GroupDetails({
       danger: true,
     });
     if (!ok) return;
+    going.current = () => now()?.deactivated === true;
     setBusy(true);
     setError(null);
     try {
       await c.client.request('POST', `/user_groups/${groupId}/deactivate`);
     } catch (e) {
+      going.current = null;
       // In use: where, by name (as the reference's explanation of why it cannot).
       setError(
         deactivationRefusal(errorText(e), e instanceof ApiError ? e.body : undefined, {
@@ -352,7 +357,7 @@ function GroupDetails({
                     aria-label={`Remove the group ${sg.name}`}
                     disabled={busy}
                     onClick={() => {
-                      removing.current = true;
+                      going.current = () => !now()?.direct_subgroup_ids?.includes(sg.id);
                       void members({ delete_subgroups: [sg.id] });
                     }}
                   >
@@ -377,7 +382,7 @@ function GroupDetails({
                       aria-label={`Remove ${name}`}
                       disabled={busy}
                       onClick={() => {
-                        removing.current = true;
+                        going.current = () => !now()?.members.includes(uid);
                         void members({ delete: [uid] });
                       }}
                     >
@@ -397,7 +402,10 @@ function GroupDetails({
               class="btn"
               type="button"
               disabled={busy}
-              onClick={() => void members({ add: [s.selfId] })}
+              onClick={() => {
+                going.current = () => now()?.members.includes(s.selfId) === true;
+                void members({ add: [s.selfId] });
+              }}
             >
               Join group
             </button>
@@ -407,7 +415,10 @@ function GroupDetails({
               class="btn"
               type="button"
               disabled={busy}
-              onClick={() => void members({ delete: [s.selfId] })}
+              onClick={() => {
+                going.current = () => now()?.members.includes(s.selfId) !== true;
+                void members({ delete: [s.selfId] });
+              }}
             >
               Leave group
             </button>
