@@ -2,7 +2,7 @@
  * The web app's User groups settings panel in chromium (web/app/user-groups.tsx), with the real
  * server: a member creates a group with the people picker, renames and describes it, adds a
  * person and a subgroup, removes them, is shown the server's refusal when deactivating a group
- * still in use (and where it is used), and deactivates the group — while another member's page follows each change live
+ * still in use (and where it is used), lets nobody leave it, and deactivates the group — while another member's page follows each change live
  * and, without permission, is offered no control but Leave. A deactivated group is listed apart,
  * and its mention's card says it is deactivated, after a reload too (the app registers with
  * include_deactivated_groups). Screenshots at 1280 and 390 pixels.
@@ -44,7 +44,13 @@ async function waitRow(page: Page, name: string, text: RegExp): Promise<string> 
   return (await row.first().textContent()) ?? '';
 }
 
-type ApiGroup = { id: number; name: string; description: string; members: number[] };
+type ApiGroup = {
+  id: number;
+  name: string;
+  description: string;
+  members: number[];
+  can_leave_group: unknown;
+};
 
 t.test('create, edit, members, deactivate; another member follows live', async (t) => {
   if (NO_CHROMIUM) return;
@@ -158,6 +164,21 @@ t.test('create, edit, members, deactivate; another member follows live', async (
   ])
     t.equal(await o.page.locator(control).count(), 0, `Othello is not offered ${control}`);
   t.equal(await o.page.locator('button:has-text("Leave group")').count(), 1, 'but Leave');
+  t.equal(await o.page.locator('.group-permissions').count(), 0, 'nor the permissions');
+  // Its permissions: Hamlet administers it (the creator, an anonymous group of one); once he
+  // lets nobody leave, Othello's Leave goes at once.
+  t.equal(
+    await a.page.locator('select[name="can_manage_group"] option:checked').textContent(),
+    'Hamlet',
+  );
+  await a.page.selectOption('select[name="can_leave_group"]', { label: 'Nobody' });
+  await o.page.locator('button:has-text("Leave group")').waitFor({ state: 'detached' });
+  t.equal(
+    (await groups()).find((x) => x.id === gid)?.can_leave_group,
+    systemGroupId(ts, 'role:nobody'),
+    'the server has it',
+  );
+  await screenshot(a.page, t, 'groups-permissions-1280');
 
   // Remove a person and the subgroup: the other page follows.
   await a.page.click('button[aria-label="Remove Cordelia"]');
@@ -192,10 +213,16 @@ t.test('create, edit, members, deactivate; another member follows live', async (
   await a.page.waitForSelector('.group-badge:has-text("deactivated")');
   await a.page.waitForSelector('#group-title:focus');
   await o.page.waitForSelector('.group-badge:has-text("deactivated")');
+  for (const control of ['#group-add-people', '.member-list button:has-text("Remove")'])
+    t.equal(
+      await a.page.locator(control).count(),
+      0,
+      `its members no longer change: no ${control} for its manager`,
+    );
   t.equal(
-    await o.page.locator('button:has-text("Leave group")').count(),
-    0,
-    'its members no longer change',
+    await a.page.locator('button:has-text("Edit name and description")').count(),
+    1,
+    'its name and description still do',
   );
   t.equal((await groups()).find((x) => x.id === gid)?.deactivated, true);
   await a.page.click('.group-back');

@@ -12,12 +12,14 @@ import { ChatState } from '../../web/state/chat.js';
 import type { GroupSetting } from '../../web/state/groups.js';
 import { REGISTER_PARAMS } from '../../web/state/register.js';
 import {
+  GROUP_PERMISSIONS,
   deactivationRefusal,
   groupLists,
   groupNameProblem,
   groupRights,
   mayCreateGroups,
   memberCount,
+  permissionChoices,
   subgroupChoices,
   subgroupsOf,
   type Viewer,
@@ -389,3 +391,65 @@ t.test(
     t.end();
   },
 );
+
+t.test('a permission’s choices: the roles it allows, the groups, an anonymous value', (t) => {
+  const gs = [
+    group(10, 'leads'),
+    group(11, 'old', { deactivated: true }),
+    group(12, 'design', { can_join_group: 11 }),
+  ];
+  const groups = viewer(3, gs).groups;
+  const name = (id: number) => `U${id}`;
+  const perm = (n: string) => GROUP_PERMISSIONS.find((p) => p.name === n)!;
+  const manage = permissionChoices(perm('can_manage_group'), 10, groups, name);
+  t.same(
+    manage.choices.map((c) => c.name),
+    ['Members', 'Administrators', 'Owners', 'Nobody', 'design', 'leads'],
+    'no role:everyone for administering; no deactivated group',
+  );
+  t.same([manage.current, manage.custom], [null, 'U3'], 'the creator, an anonymous group');
+  const mention = permissionChoices(perm('can_mention_group'), 10, groups, name);
+  t.same(
+    mention.choices.map((c) => c.name).slice(0, 4),
+    ['Everyone', 'Members', 'Administrators', 'Nobody'],
+    'everyone may be chosen to mention it, not owners alone',
+  );
+  t.same([mention.current, mention.custom], [4, null]);
+  const join = permissionChoices(perm('can_join_group'), 12, groups, name);
+  t.equal(join.current, 11, 'a deactivated group that is the value');
+  t.ok(
+    join.choices.some((c) => c.id === 11),
+    'is kept among the choices',
+  );
+  const mixed = permissionChoices(
+    perm('can_add_members_group'),
+    12,
+    new Map([
+      ...groups,
+      [
+        12,
+        group(12, 'design', {
+          can_add_members_group: { direct_members: [4], direct_subgroups: [2, 10] },
+        }),
+      ],
+    ]),
+    name,
+  );
+  t.equal(mixed.custom, 'U4, Administrators, leads');
+  const empty = permissionChoices(
+    perm('can_add_members_group'),
+    12,
+    new Map([
+      ...groups,
+      [
+        12,
+        group(12, 'design', {
+          can_add_members_group: { direct_members: [], direct_subgroups: [] },
+        }),
+      ],
+    ]),
+    name,
+  );
+  t.equal(empty.custom, 'Nobody');
+  t.end();
+});

@@ -16,6 +16,7 @@ import { DEFAULT_LIMITS, sortMembers } from '../state/channel-settings.js';
 import { ApiError } from '../../src/client/api.js';
 import { groupDisplayName } from '../../src/client/group-names.js';
 import {
+  GROUP_PERMISSIONS,
   MAX_GROUP_NAME_LENGTH,
   deactivationRefusal,
   groupLists,
@@ -23,6 +24,7 @@ import {
   groupRights,
   memberCount,
   mayCreateGroups,
+  permissionChoices,
   subgroupChoices,
   subgroupsOf,
   type GroupRow,
@@ -395,6 +397,7 @@ function GroupDetails({
           </ul>
         )}
       </section>
+      {rights.manage && <GroupPermissions c={c} s={s} groupId={groupId} onError={setError} />}
       {(rights.join || rights.leave || rights.deactivate) && (
         <div class="choice-row group-actions">
           {rights.join && (
@@ -436,6 +439,65 @@ function GroupDetails({
         </div>
       )}
     </div>
+  );
+}
+
+/** The group's own permissions, each changed as it is chosen (for its managers). */
+function GroupPermissions({
+  c,
+  s,
+  groupId,
+  onError,
+}: {
+  c: Controller;
+  s: ChatState;
+  groupId: number;
+  onError: (e: string | null) => void;
+}) {
+  track(s.rev.users);
+  const [busy, setBusy] = useState(false);
+  const change = async (name: string, to: number) => {
+    const old = (s.groups.get(groupId) as Record<string, unknown> | undefined)?.[name];
+    setBusy(true);
+    onError(null);
+    try {
+      await c.client.request('PATCH', `/user_groups/${groupId}`, {
+        [name]: old === undefined ? { new: to } : { new: to, old },
+      });
+    } catch (e) {
+      onError(errorText(e));
+    }
+    setBusy(false);
+  };
+  return (
+    <section class="group-permissions" aria-labelledby="group-permissions-title">
+      <h5 id="group-permissions-title">Permissions</h5>
+      {GROUP_PERMISSIONS.map((perm) => {
+        const p = permissionChoices(perm, groupId, s.groups, (id) => s.userName(id));
+        return (
+          <label class="stack" key={perm.name}>
+            {perm.label}
+            <select
+              class="field"
+              name={perm.name}
+              disabled={busy}
+              value={p.current === null ? '' : String(p.current)}
+              onChange={(e) => {
+                const v = e.currentTarget.value;
+                if (v !== '') void change(perm.name, Number(v));
+              }}
+            >
+              {p.custom !== null && <option value="">{p.custom}</option>}
+              {p.choices.map((o) => (
+                <option key={o.id} value={String(o.id)}>
+                  {o.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        );
+      })}
+    </section>
   );
 }
 

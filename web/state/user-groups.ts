@@ -226,3 +226,81 @@ export function deactivationRefusal(
   if (permissionsOf.length > 0) uses.push(`in the permissions of ${permissionsOf.join(', ')}`);
   return uses.length === 0 ? msg : `${msg} It is still ${uses.join('; ')}.`;
 }
+
+/** A group's own permission settings, as its managers change them (the reference's wording). */
+export const GROUP_PERMISSIONS: readonly {
+  name: string;
+  label: string;
+  /** Whether role:everyone (guests included) may be chosen. */
+  everyone: boolean;
+  /** Whether role:owners may be chosen. */
+  owners: boolean;
+}[] = [
+  { name: 'can_mention_group', label: 'Who can mention this group', everyone: true, owners: false },
+  {
+    name: 'can_manage_group',
+    label: 'Who can administer this group',
+    everyone: false,
+    owners: true,
+  },
+  { name: 'can_add_members_group', label: 'Who can add members', everyone: false, owners: true },
+  {
+    name: 'can_remove_members_group',
+    label: 'Who can remove members',
+    everyone: false,
+    owners: true,
+  },
+  { name: 'can_join_group', label: 'Who can join this group', everyone: false, owners: true },
+  { name: 'can_leave_group', label: 'Who can leave this group', everyone: true, owners: true },
+];
+
+/** The system groups offered, broadest first. */
+const ROLE_CHOICES = [
+  'role:everyone',
+  'role:members',
+  'role:fullmembers',
+  'role:moderators',
+  'role:administrators',
+  'role:owners',
+  'role:nobody',
+];
+
+/**
+ * What one of a group's settings may be set to: the roles it allows (never role:internet), then
+ * the active user-defined groups; and the current value — a named group, or an anonymous one (a
+ * list of people and groups, made elsewhere) shown as `custom`, kept unless another is chosen.
+ */
+export function permissionChoices(
+  perm: (typeof GROUP_PERMISSIONS)[number],
+  groupId: number,
+  groups: GroupsById,
+  userName: (id: number) => string,
+): { current: number | null; custom: string | null; choices: { id: number; name: string }[] } {
+  const g = groups.get(groupId);
+  const value = setting(g ? (g as Record<string, unknown>)[perm.name] : undefined);
+  const byName = new Map([...groups.values()].map((o) => [o.name, o]));
+  const roles = ROLE_CHOICES.filter(
+    (r) => (perm.everyone || r !== 'role:everyone') && (perm.owners || r !== 'role:owners'),
+  )
+    .map((r) => byName.get(r))
+    .filter((o) => o !== undefined)
+    .map((o) => ({ id: o.id, name: groupDisplayName(o.name) }));
+  const named = [...groups.values()]
+    .filter((o) => !o.is_system_group && (!o.deactivated || o.id === value))
+    .map((o) => ({ id: o.id, name: o.name }))
+    .sort((a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }));
+  if (typeof value === 'number' || value === undefined)
+    return { current: value ?? null, custom: null, choices: [...roles, ...named] };
+  const parts = [
+    ...value.direct_members.map(userName),
+    ...value.direct_subgroups.map((id) => {
+      const o = groups.get(id);
+      return o ? groupDisplayName(o.name) : `group ${id}`;
+    }),
+  ];
+  return {
+    current: null,
+    custom: parts.length === 0 ? 'Nobody' : parts.join(', '),
+    choices: [...roles, ...named],
+  };
+}
