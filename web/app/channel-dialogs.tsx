@@ -6,7 +6,7 @@
  * refuses is shown as it says it. The members are fetched as the settings open and kept live by
  * the events (ChatState.members), the rest by the `stream` events.
  */
-import type { RefObject } from 'preact';
+import type { ComponentChildren, RefObject } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { mentionCandidates } from '../state/autocomplete.js';
 import {
@@ -485,14 +485,61 @@ function General({
   onError: (e: string | null) => void;
 }) {
   const ch = s.channels.get(streamId)!;
+  return (
+    <EditNameAndDescription
+      name={ch.name}
+      description={ch.description}
+      may={may}
+      limits={limitsOf(s)}
+      onError={onError}
+      check={(name) => (name === '' ? 'Choose a name for the channel.' : null)}
+      save={(p) =>
+        c.updateChannel(streamId, {
+          ...(p.name !== undefined ? { new_name: p.name } : {}),
+          ...(p.description !== undefined ? { description: p.description } : {}),
+        })
+      }
+    >
+      {ch.description.trim() === '' ? (
+        <p class="channel-description muted-text">No description.</p>
+      ) : ch.rendered_description !== undefined ? (
+        // The server's rendering of its Markdown (as a message's content).
+        <div
+          class="channel-description content"
+          dangerouslySetInnerHTML={{ __html: ch.rendered_description }}
+        />
+      ) : (
+        <p class="channel-description">{ch.description}</p>
+      )}
+    </EditNameAndDescription>
+  );
+}
+
+/**
+ * A name and description as shown (`children`), with "Edit name and description" for those who
+ * may change them: the fields (NameAndDescription), Save and Cancel; only what changed is sent
+ * (trimmed), `check` tells what is wrong with a new name first, `save` answers null or the
+ * server's refusal. The focus goes to the name as the edit opens, back to Edit as it closes. A
+ * channel's (its settings) and a user group's (the groups settings).
+ */
+export function EditNameAndDescription(p: {
+  what?: 'channel' | 'group';
+  name: string;
+  description: string;
+  may: boolean;
+  limits: ChannelLimits;
+  onError: (e: string | null) => void;
+  check: (name: string) => string | null;
+  save: (changes: { name?: string; description?: string }) => Promise<string | null>;
+  children: ComponentChildren;
+}) {
   const [editing, setEditing] = useState(false);
-  const [name, setName, nameNow] = useLive(ch.name);
-  const [description, setDescription, descriptionNow] = useLive(ch.description);
+  const [name, setName, nameNow] = useLive(p.name);
+  const [description, setDescription, descriptionNow] = useLive(p.description);
   const [busy, setBusy, busyNow] = useLive(false);
   const first = useRef<HTMLInputElement>(null);
   const editBtn = useRef<HTMLButtonElement>(null);
   const refocus = useRef(false);
-  const limits = limitsOf(s);
   useLayoutEffect(() => {
     if (editing) first.current?.focus();
     else if (refocus.current) editBtn.current?.focus();
@@ -502,29 +549,19 @@ function General({
     refocus.current = true;
     setEditing(false);
   };
-  if (!editing)
+  if (!editing || !p.may)
     return (
       <div class="channel-general">
-        {ch.description.trim() === '' ? (
-          <p class="channel-description muted-text">No description.</p>
-        ) : ch.rendered_description !== undefined ? (
-          // The server's rendering of its Markdown (as a message's content).
-          <div
-            class="channel-description content"
-            dangerouslySetInnerHTML={{ __html: ch.rendered_description }}
-          />
-        ) : (
-          <p class="channel-description">{ch.description}</p>
-        )}
-        {may && (
+        {p.children}
+        {p.may && (
           <button
             ref={editBtn}
             class="btn small"
             type="button"
             onClick={() => {
-              setName(ch.name);
-              setDescription(ch.description);
-              onError(null);
+              setName(p.name);
+              setDescription(p.description);
+              p.onError(null);
               setEditing(true);
             }}
           >
@@ -538,26 +575,29 @@ function General({
       class="channel-general editing"
       onSubmit={(e) => {
         e.preventDefault();
-        const now = s.channels.get(streamId);
-        if (!now || busyNow.current) return;
-        const p: { new_name?: string; description?: string } = {};
-        const name = nameNow.current.trim();
-        const description = descriptionNow.current.trim();
-        if (name !== now.name) p.new_name = name;
-        if (description !== now.description) p.description = description;
-        if (p.new_name === '') return onError('Choose a name for the channel.');
-        if (p.new_name === undefined && p.description === undefined) return stop();
+        if (busyNow.current) return;
+        const changes: { name?: string; description?: string } = {};
+        const newName = nameNow.current.trim();
+        const newDescription = descriptionNow.current.trim();
+        if (newName !== p.name) {
+          const wrong = p.check(newName);
+          if (wrong) return p.onError(wrong);
+          changes.name = newName;
+        }
+        if (newDescription !== p.description) changes.description = newDescription;
+        if (changes.name === undefined && changes.description === undefined) return stop();
         setBusy(true);
-        void c.updateChannel(streamId, p).then((failed) => {
+        void p.save(changes).then((failed) => {
           setBusy(false);
-          onError(failed);
+          p.onError(failed);
           if (!failed) stop();
         });
       }}
     >
       <NameAndDescription
+        what={p.what}
         nameRef={first}
-        limits={limits}
+        limits={p.limits}
         name={name}
         setName={setName}
         description={description}

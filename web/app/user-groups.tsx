@@ -3,8 +3,9 @@
  * organization's groups, each with its description and how many are in it, the deactivated ones
  * apart; a group opened shows its members (people and subgroups). Those the realm lets create
  * groups create one (name, description, people: the Create channel dialog's fields and people
- * picker); a group's managers rename and describe it, add and remove members and deactivate it,
- * others may join or leave it as its settings say. What the user may not do is not offered; what
+ * picker); a group's managers rename and describe it (the channel settings' editor), add and
+ * remove members, set its permissions and deactivate it; others may join or leave it as its
+ * settings say. What the user may not do is not offered; what
  * the server refuses anyway is shown as it says it. The groups are ChatState's, kept live by the
  * `user_group` events (another browser's changes show at once). The API has no reactivation: a
  * deactivated group is listed, read-only but for its name and description.
@@ -32,7 +33,7 @@ import {
 } from '../state/user-groups.js';
 import { everyoneIn } from '../state/profile.js';
 import { Avatar, FormError } from './bits.js';
-import { NameAndDescription, PersonPicker } from './channel-dialogs.js';
+import { EditNameAndDescription, NameAndDescription, PersonPicker } from './channel-dialogs.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
@@ -517,98 +518,30 @@ function GroupGeneral({
 }) {
   track(s.rev.users);
   const g = s.groups.get(groupId)!;
-  const [editing, setEditing] = useState(false);
-  const [name, setName, nameNow] = useLive(g.name);
-  const [description, setDescription, descriptionNow] = useLive(g.description);
-  const [busy, setBusy, busyNow] = useLive(false);
-  const first = useRef<HTMLInputElement>(null);
-  const editBtn = useRef<HTMLButtonElement>(null);
-  const refocus = useRef(false);
-  useLayoutEffect(() => {
-    if (editing) first.current?.focus();
-    else if (refocus.current) editBtn.current?.focus();
-    refocus.current = false;
-  }, [editing]);
-  const stop = () => {
-    refocus.current = true;
-    setEditing(false);
-  };
-  if (!editing || !may)
-    return (
-      <div class="channel-general">
-        {g.description.trim() === '' ? (
-          <p class="channel-description muted-text">No description.</p>
-        ) : (
-          <p class="channel-description group-description-text">{g.description}</p>
-        )}
-        {may && (
-          <button
-            ref={editBtn}
-            class="btn small"
-            type="button"
-            onClick={() => {
-              setName(g.name);
-              setDescription(g.description);
-              onError(null);
-              setEditing(true);
-            }}
-          >
-            <Icon name="edit" /> Edit name and description
-          </button>
-        )}
-      </div>
-    );
-  const save = async () => {
-    const now = s.groups.get(groupId);
-    if (!now || busyNow.current) return;
-    const p: { name?: string; description?: string } = {};
-    const n = nameNow.current.trim();
-    const d = descriptionNow.current.trim();
-    if (n !== now.name) {
-      const wrong = groupNameProblem(n, s.groups, groupId);
-      if (wrong) return onError(wrong);
-      p.name = n;
-    }
-    if (d !== now.description) p.description = d;
-    if (p.name === undefined && p.description === undefined) return stop();
-    setBusy(true);
-    try {
-      await c.client.request('PATCH', `/user_groups/${groupId}`, p);
-      onError(null);
-      stop();
-    } catch (e) {
-      onError(errorText(e));
-    }
-    setBusy(false);
-  };
   return (
-    <form
-      class="channel-general editing"
-      aria-label="Edit the group"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
+    <EditNameAndDescription
+      what="group"
+      name={g.name}
+      description={g.description}
+      may={may}
+      limits={LIMITS}
+      onError={onError}
+      check={(name) => groupNameProblem(name, s.groups, groupId)}
+      save={async (p) => {
+        try {
+          await c.client.request('PATCH', `/user_groups/${groupId}`, p);
+          return null;
+        } catch (e) {
+          return errorText(e);
+        }
       }}
     >
-      <NameAndDescription
-        what="group"
-        nameRef={first}
-        limits={LIMITS}
-        name={name}
-        setName={setName}
-        description={description}
-        setDescription={setDescription}
-        rows={3}
-      />
-      <div class="choice-row">
-        <button class="btn primary" type="submit" disabled={busy}>
-          {busy ? 'Saving…' : 'Save changes'}
-        </button>
-        <button class="btn" type="button" onClick={stop}>
-          Cancel
-        </button>
-      </div>
-    </form>
+      {g.description.trim() === '' ? (
+        <p class="channel-description muted-text">No description.</p>
+      ) : (
+        <p class="channel-description">{g.description}</p>
+      )}
+    </EditNameAndDescription>
   );
 }
 
