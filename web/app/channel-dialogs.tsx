@@ -400,7 +400,14 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
           <section class="members" aria-labelledby="channel-members-title">
             <h3 id="channel-members-title">Members{members ? ` (${members.size})` : ''}</h3>
             {perms.addMembers ? (
-              <AddMembers c={c} streamId={streamId} members={members} onError={report} />
+              <AddPeople
+                c={c}
+                id="channel-add-people"
+                label="Add people to the channel"
+                members={members}
+                add={(ids) => c.addMembers(streamId, ids)}
+                onError={report}
+              />
             ) : (
               <p class="muted-text">
                 {ch.invite_only && !subscribed
@@ -616,16 +623,23 @@ export function EditNameAndDescription(p: {
   );
 }
 
-/** The people picker and Add, for the channel's settings. */
-function AddMembers({
+/**
+ * The people picker and Add: a channel's settings (its members) and a user group's (the groups
+ * settings). `add` answers null or the server's refusal (shown by `onError`).
+ */
+export function AddPeople({
   c,
-  streamId,
+  id,
+  label,
   members,
+  add,
   onError,
 }: {
   c: Controller;
-  streamId: number;
+  id: string;
+  label: string;
   members: ReadonlySet<number> | undefined;
+  add: (ids: number[]) => Promise<string | null>;
   onError: (e: string | null) => void;
 }) {
   const [chosen, setChosen, chosenNow] = useLive<number[]>([]);
@@ -641,7 +655,7 @@ function AddMembers({
         if (busyNow.current || adding.length === 0) return;
         setBusy(true);
         onError(null);
-        void c.addMembers(streamId, adding).then((failed) => {
+        void add(adding).then((failed) => {
           setBusy(false);
           onError(failed);
           if (!failed) setChosen([]);
@@ -650,8 +664,8 @@ function AddMembers({
     >
       <PersonPicker
         c={c}
-        id="channel-add-people"
-        label="Add people to the channel"
+        id={id}
+        label={label}
         chosen={toAdd}
         exclude={members}
         onChange={setChosen}

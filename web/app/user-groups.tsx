@@ -33,7 +33,12 @@ import {
 } from '../state/user-groups.js';
 import { everyoneIn } from '../state/profile.js';
 import { Avatar, FormError } from './bits.js';
-import { EditNameAndDescription, NameAndDescription, PersonPicker } from './channel-dialogs.js';
+import {
+  AddPeople,
+  EditNameAndDescription,
+  NameAndDescription,
+  PersonPicker,
+} from './channel-dialogs.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
@@ -259,23 +264,25 @@ function GroupDetails({
     if (!now || now === document.body || !now.isConnected) title.current?.focus();
   });
   const now = () => s.groups.get(groupId);
-  /** One request; its refusal shown as the server words it. True when it went through. */
-  const act = async (method: string, path: string, params: Record<string, unknown> = {}) => {
-    setBusy(true);
-    setError(null);
+  /** A change of its members or subgroups: null, or the server's refusal. */
+  const send = async (params: Record<string, unknown>): Promise<string | null> => {
     try {
-      await c.client.request(method, path, params);
-      return true;
+      await c.client.request('POST', `/user_groups/${groupId}/members`, params);
+      return null;
     } catch (e) {
       going.current = null;
-      setError(errorText(e));
-      return false;
-    } finally {
-      setBusy(false);
+      return errorText(e);
     }
   };
-  const members = (params: Record<string, unknown>) =>
-    act('POST', `/user_groups/${groupId}/members`, params);
+  /** The same, busy meanwhile, its refusal shown as the server words it; true when done. */
+  const members = async (params: Record<string, unknown>) => {
+    setBusy(true);
+    setError(null);
+    const failed = await send(params);
+    setError(failed);
+    setBusy(false);
+    return failed === null;
+  };
   const deactivate = async () => {
     const ok = await c.ask({
       title: `Deactivate ${g.name}?`,
@@ -331,14 +338,21 @@ function GroupDetails({
           {subgroups.length > 0 ? ', subgroups included' : ''})
         </h5>
         {rights.addMembers && (
-          <AddToGroup
-            c={c}
-            s={s}
-            groupId={groupId}
-            busy={busy}
-            onAdd={(add) => members({ add })}
-            onAddGroup={(id) => members({ add_subgroups: [id] })}
-          />
+          <>
+            <AddPeople
+              c={c}
+              id="group-add-people"
+              label="Add people to the group"
+              members={new Set(g.members)}
+              add={(add) => send({ add })}
+              onError={setError}
+            />
+            <AddSubgroup
+              choices={subgroupChoices(groupId, s.groups)}
+              busy={busy}
+              onAdd={(id) => members({ add_subgroups: [id] })}
+            />
+          </>
         )}
         {people.length === 0 && subgroups.length === 0 ? (
           <p class="muted-text">This group has no members.</p>
@@ -545,82 +559,45 @@ function GroupGeneral({
   );
 }
 
-/** Add people (the people picker) and, apart, a group as a subgroup. */
-function AddToGroup({
-  c,
-  s,
-  groupId,
+/** A group to add as a subgroup (those that make no cycle). */
+function AddSubgroup({
+  choices,
   busy,
   onAdd,
-  onAddGroup,
 }: {
-  c: Controller;
-  s: ChatState;
-  groupId: number;
+  choices: { id: number; name: string }[];
   busy: boolean;
-  onAdd: (ids: number[]) => Promise<boolean>;
-  onAddGroup: (id: number) => Promise<boolean>;
+  onAdd: (id: number) => Promise<boolean>;
 }) {
-  track(s.rev.users);
-  const g = s.groups.get(groupId)!;
-  const inIt = new Set(g.members);
-  const [chosen, setChosen, chosenNow] = useLive<number[]>([]);
   const [sub, setSub, subNow] = useLive('');
-  // Someone chosen who was added meanwhile (another's doing) is no longer to add.
-  const toAdd = chosen.filter((id) => !inIt.has(id));
-  const choices = subgroupChoices(groupId, s.groups);
+  if (choices.length === 0) return null;
   return (
-    <>
-      <form
-        class="add-members"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const adding = chosenNow.current.filter((id) => !inIt.has(id));
-          if (busy || adding.length === 0) return;
-          void onAdd(adding).then((ok) => ok && setChosen([]));
-        }}
+    <form
+      class="add-members"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const id = Number(subNow.current);
+        if (busy || !id) return;
+        void onAdd(id).then((ok) => ok && setSub(''));
+      }}
+    >
+      <select
+        class="field"
+        aria-label="Add a group to this group"
+        value={sub}
+        onChange={(e) => setSub(e.currentTarget.value)}
       >
-        <PersonPicker
-          c={c}
-          id="group-add-people"
-          label="Add people to the group"
-          chosen={toAdd}
-          exclude={inIt}
-          onChange={setChosen}
-        />
-        <button class="btn primary" type="submit" disabled={busy || toAdd.length === 0}>
-          Add
-        </button>
-      </form>
-      {choices.length > 0 && (
-        <form
-          class="add-members"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const id = Number(subNow.current);
-            if (busy || !id) return;
-            void onAddGroup(id).then((ok) => ok && setSub(''));
-          }}
-        >
-          <select
-            class="field"
-            aria-label="Add a group to this group"
-            value={sub}
-            onChange={(e) => setSub(e.currentTarget.value)}
-          >
-            <option value="">Add a group…</option>
-            {choices.map((o) => (
-              <option key={o.id} value={String(o.id)}>
-                {o.name}
-              </option>
-            ))}
-          </select>
-          <button class="btn" type="submit" disabled={busy || sub === ''}>
-            Add group
-          </button>
-        </form>
-      )}
-    </>
+        <option value="">Add a group…</option>
+        {choices.map((o) => (
+          <option key={o.id} value={String(o.id)}>
+            {o.name}
+          </option>
+        ))}
+      </select>
+      <button class="btn" type="submit" disabled={busy || sub === ''}>
+        Add group
+      </button>
+    </form>
   );
 }
 
