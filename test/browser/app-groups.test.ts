@@ -251,6 +251,23 @@ t.test('create, edit, members, deactivate; another member follows live', async (
     await a.page.keyboard.press('Escape');
     await a.page.getByRole('dialog', { name: 'critics' }).waitFor({ state: 'detached' });
   }
+  // Nor is it suggested for a mention any more (an active group of a like name is).
+  assertSuccess(
+    t,
+    await ts.api.post('othello', 'user_groups/create', {
+      name: 'critters',
+      description: '',
+      members: [id('othello')],
+    }),
+  );
+  await a.page.click('#compose-text');
+  await a.page.keyboard.type('@crit');
+  await a.page.waitForSelector('#compose-options [role="option"]:has-text("critters")');
+  t.equal(
+    await a.page.locator('#compose-options [role="option"]', { hasText: 'critics' }).count(),
+    0,
+    'a deactivated group is not suggested',
+  );
   a.watch.assertClean(t, /WebSocket|status of 40[01]/);
   o.watch.assertClean(t, /WebSocket|status of 401/);
   await a.page.close();
