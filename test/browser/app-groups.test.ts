@@ -298,6 +298,12 @@ t.test('at 390 pixels; a guest has no panel; who may not create sees no Create',
   await page.waitForSelector('.settings h3:has-text("User groups")');
   await waitRow(page, 'support', /2 members · you are a member/);
   t.equal(await page.locator('button:has-text("Create a group")').count(), 0, 'no Create');
+  // The filter: by name or description.
+  await page.fill('input[aria-label="Filter groups"]', 'nothing like it');
+  await page.waitForSelector('.user-groups [role="status"]:has-text("No group matches.")');
+  t.equal(await page.locator('.group-row').count(), 0, 'no row');
+  await page.fill('input[aria-label="Filter groups"]', 'LINE');
+  await waitRow(page, 'support', /First line/);
   await screenshot(page, t, 'groups-list-390');
   await page.locator('.group-row', { hasText: 'support' }).click();
   await page.waitForSelector('#group-title:has-text("support")');

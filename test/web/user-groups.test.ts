@@ -14,6 +14,7 @@ import { REGISTER_PARAMS } from '../../web/state/register.js';
 import {
   GROUP_PERMISSIONS,
   deactivationRefusal,
+  filterGroups,
   groupLists,
   groupNameProblem,
   groupRights,
@@ -451,5 +452,31 @@ t.test('a permission’s choices: the roles it allows, the groups, an anonymous 
     name,
   );
   t.equal(empty.custom, 'Nobody');
+  t.end();
+});
+
+t.test('the filter: every word, in the name or the description, any case', (t) => {
+  const rows = [
+    { id: 1, name: 'Design', description: 'Logos and colours', count: 2, mine: false },
+    { id: 2, name: 'support', description: 'First line', count: 1, mine: true },
+  ];
+  t.same(
+    filterGroups(rows, '').map((r) => r.id),
+    [1, 2],
+  );
+  t.same(
+    filterGroups(rows, '  ').map((r) => r.id),
+    [1, 2],
+  );
+  t.same(
+    filterGroups(rows, 'DES').map((r) => r.id),
+    [1],
+  );
+  t.same(
+    filterGroups(rows, 'line first').map((r) => r.id),
+    [2],
+    'words in any order, from the description',
+  );
+  t.same(filterGroups(rows, 'design first'), [], 'every word must be found');
   t.end();
 });

@@ -20,6 +20,7 @@ import {
   GROUP_PERMISSIONS,
   MAX_GROUP_NAME_LENGTH,
   deactivationRefusal,
+  filterGroups,
   groupLists,
   groupNameProblem,
   groupRights,
@@ -63,6 +64,7 @@ function UserGroups({ c }: { c: Controller }) {
   track(s.rev.users, s.rev.settings);
   const [openId, setOpenId] = useState<number | null>(null);
   const [creating, setCreating] = useState(false);
+  const [query, setQuery] = useState('');
   // The row to give the focus back to, once back in the list.
   const back = useRef<number | null>(null);
   const list = useRef<HTMLDivElement>(null);
@@ -86,7 +88,10 @@ function UserGroups({ c }: { c: Controller }) {
         }}
       />
     );
-  const { active, deactivated } = groupLists(s.groups, s.selfId);
+  const lists = groupLists(s.groups, s.selfId);
+  const active = filterGroups(lists.active, query);
+  const deactivated = filterGroups(lists.deactivated, query);
+  const all = lists.active.length + lists.deactivated.length;
   const row = (g: GroupRow) => (
     <li key={g.id}>
       <button
@@ -132,8 +137,24 @@ function UserGroups({ c }: { c: Controller }) {
           </button>
         )
       )}
-      {active.length === 0 ? (
+      {all > 0 && (
+        <input
+          class="field group-filter"
+          type="search"
+          aria-label="Filter groups"
+          placeholder="Filter groups"
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+        />
+      )}
+      {all === 0 ? (
         <p class="muted-text">No groups yet.</p>
+      ) : active.length === 0 && deactivated.length === 0 ? (
+        <p class="muted-text" role="status">
+          No group matches.
+        </p>
+      ) : active.length === 0 ? (
+        <p class="muted-text">{query.trim() ? 'No active group matches.' : 'No active groups.'}</p>
       ) : (
         <ul class="group-list" aria-label="User groups">
           {active.map(row)}

@@ -304,3 +304,13 @@ export function permissionChoices(
     choices: [...roles, ...named],
   };
 }
+
+/** The rows whose name or description holds every word of `query` (any case). */
+export function filterGroups(rows: readonly GroupRow[], query: string): GroupRow[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return [...rows];
+  return rows.filter((r) => {
+    const text = `${r.name} ${r.description}`.toLowerCase();
+    return words.every((w) => text.includes(w));
+  });
+}
