@@ -262,6 +262,7 @@ export type ServerEvent =
   | UserSettingsEvent
   | RealmEmojiEvent
   | RealmEvent
+  | RealmUserSettingsDefaultsEvent
   | UserGroupEvent
   | PresenceEvent
   | UserStatusEvent
@@ -387,6 +388,14 @@ export type UserTopicEvent = Base & { type: 'user_topic' } & UserTopic;
 
 export type UserSettingsEvent = Base & {
   type: 'user_settings';
+  op: 'update';
+  property: string;
+  value: Json;
+};
+
+/** A change of the personal settings new users start with (register's `realm_user_settings_defaults`). */
+export type RealmUserSettingsDefaultsEvent = Base & {
+  type: 'realm_user_settings_defaults';
   op: 'update';
   property: string;
   value: Json;

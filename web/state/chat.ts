@@ -490,6 +490,24 @@ export class ChatState {
     return (this.self.role ?? 400) <= 300 || this.isAdmin;
   }
 
+  /** The realm's own fields from its settings, after a `realm` event changed them. */
+  private syncRealm(): void {
+    const set = this.realm.settings;
+    const limit = (k: string) => (typeof set[k] === 'number' ? set[k] : null);
+    if (typeof set.realm_name === 'string') this.realm.name = set.realm_name;
+    this.realm.allowEditing = set.realm_allow_message_editing !== false;
+    this.realm.editLimitSeconds = limit('realm_message_content_edit_limit_seconds');
+    this.realm.deleteLimitSeconds = limit('realm_message_content_delete_limit_seconds');
+    this.realm.moveWithinLimitSeconds = limit('realm_move_messages_within_stream_limit_seconds');
+    this.realm.mandatoryTopics = set.realm_mandatory_topics === true;
+  }
+
+  /** Whether the user may add custom emoji (never a guest). */
+  canAddCustomEmoji(): boolean {
+    if (this.self.is_guest === true || (this.self.role ?? 400) >= 600) return false;
+    return this.inGroup(this.realmGroup('realm_can_add_custom_emoji_group'));
+  }
+
   private realmGroup(name: string): GroupSetting | undefined {
     return this.realm.settings[name] as GroupSetting | undefined;
   }
@@ -902,17 +920,19 @@ export class ChatState {
         if (e.op === 'update') this.realm.settings[`realm_${e.property}`] = e.value;
         else if (e.op === 'update_dict') {
           for (const [k, v] of Object.entries(e.data)) this.realm.settings[`realm_${k}`] = v;
-          const d = e.data;
-          if ('message_content_edit_limit_seconds' in d)
-            this.realm.editLimitSeconds = d.message_content_edit_limit_seconds as number | null;
-          if ('message_content_delete_limit_seconds' in d)
-            this.realm.deleteLimitSeconds = d.message_content_delete_limit_seconds as number | null;
-          if ('allow_message_editing' in d)
-            this.realm.allowEditing = d.allow_message_editing as boolean;
-          if ('name' in d) this.realm.name = d.name as string;
         }
+        this.syncRealm();
         this.rev.settings.value++;
         return null;
+      case 'realm_user_settings_defaults': {
+        const defaults = this.realm.settings.realm_user_settings_defaults;
+        this.realm.settings.realm_user_settings_defaults = {
+          ...(typeof defaults === 'object' ? defaults : {}),
+          [e.property]: e.value,
+        };
+        this.rev.settings.value++;
+        return null;
+      }
       case 'user_group':
         this.onUserGroup(e);
         return null;
