@@ -4,8 +4,9 @@
  * message's actions (toolbar and menu), the emoji picker, a profile card (with a status), a
  * group's card, the status dialog, Jump to, a question (Delete), Create channel (its people's
  * suggestions open), a channel's settings, Settings (Account, Display, Notifications, Invite
- * people), the people (a column at 1280, filtered; a section of the drawer at 390), at 1280
- * pixels and at 390 (drawer closed and open), light and dark. No violation of impact serious or
+ * people; Organization as a member reads it and as an administrator edits it, Custom emoji), the
+ * people (a column at 1280, filtered; a section of the drawer at 390), at 1280 pixels and at 390
+ * (drawer closed and open), light and dark. No violation of impact serious or
  * critical; each one found is listed with its rule and target. The page's
  * Content-Security-Policy forbids string evaluation by the page, but not what the test drives
  * through the browser's DevTools protocol (page.evaluate of a string, as waitFor does): axe's
@@ -23,7 +24,9 @@ import {
   watchPage,
   type TestBrowser,
 } from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { createChannel, systemGroupId } from '../helpers/channels.js';
+import { tinyPng } from '../helpers/images.js';
+import { addEmoji } from '../helpers/uploads.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -74,6 +77,22 @@ t.before(async () => {
     emoji_name: 'calendar',
   });
   if (status.status !== 200) throw new Error(`othello's status: ${status.text}`);
+  // A custom emoji (the Custom emoji panel's list), and a permission that is no single role.
+  const emoji = await addEmoji(ts.api, 'hamlet', 'party_parrot', {
+    filename: 'parrot.png',
+    data: tinyPng(),
+    contentType: 'image/png',
+  });
+  if (emoji.status !== 200) throw new Error(`the emoji: ${emoji.text}`);
+  const composed = await ts.api.patch('iago', 'realm', {
+    can_move_messages_between_channels_group: JSON.stringify({
+      new: {
+        direct_members: [ts.fx.users['hamlet']!.id],
+        direct_subgroups: [systemGroupId(ts, 'role:moderators')],
+      },
+    }),
+  });
+  if (composed.status !== 200) throw new Error(`the composed setting: ${composed.text}`);
 });
 
 type Found = { id: string; impact: string; help: string; targets: string[] };
@@ -307,7 +326,36 @@ for (const dark of [false, true]) {
     await page.goto(ts.url + '/#settings/display');
     await page.waitForSelector(`.settings h3:has-text("Display")`);
     await check(t, page, `settings-display-390-${mode}`);
+    // The organization's settings as a member reads them (nothing to change).
+    await page.goto(ts.url + '/#settings/organization');
+    await page.waitForSelector(`.settings h3:has-text("Organization")`);
+    await check(t, page, `settings-organization-member-390-${mode}`);
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
   });
+
+  t.test(
+    `${mode} 1280: the organization's settings and custom emoji (an administrator)`,
+    async (t) => {
+      if (NO_CHROMIUM) return;
+      const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', {
+        hash: '#settings/organization',
+        dark,
+      });
+      await page.waitForSelector(`.settings h3:has-text("Organization")`);
+      await page.waitForSelector('.org-composed');
+      // With an edit: Save and Discard shown.
+      await page.selectOption('#org-can_add_custom_emoji_group', 'role:moderators');
+      await page.waitForSelector('.org-save');
+      await check(t, page, `settings-organization-1280-${mode}`);
+      await page.click('.org-save button:has-text("Discard")');
+      await waitFor(page, `document.querySelector('.org-save') === null`);
+
+      await page.goto(ts.url + '/#settings/emoji');
+      await page.waitForSelector('.org-emoji img[alt=":party_parrot:"]');
+      await check(t, page, `settings-emoji-1280-${mode}`);
+      watch.assertClean(t, /WebSocket|status of 401/);
+      await page.close();
+    },
+  );
 }
