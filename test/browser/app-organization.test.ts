@@ -3,10 +3,10 @@
  * against the real server: an administrator renames the organization and a member's page shows
  * the new name; the administrator lets only administrators create channels and the member's
  * "Create channel" goes, live; owner-only settings and a composed value are read-only for an
- * administrator, everything for a member. A member uploads a custom emoji (the server's name and
- * size refusals shown first), uses it in a message and a reaction, and deletes it; an
- * administrator's page follows each change; once only administrators may add emoji, the member's
- * form goes. Screenshots at 1280 and 390 px.
+ * administrator, everything for a member; an owner changes an owner-only one on a narrow screen.
+ * A member uploads a custom emoji (the server's name and size refusals shown first), uses it in a
+ * message and a reaction, and deletes it; an administrator's page follows each change; once only
+ * administrators may add emoji, the member's form goes. Screenshots at 1280 and 390 px.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -146,10 +146,21 @@ t.test('an administrator renames the organization and limits channel creation', 
     'discarded',
   );
 
-  const narrow = await openApp(b, ts.url, ts.fx, 'iago', { width: 390, height: 800 });
-  await narrow.page.goto(ts.url + '/#settings/organization');
-  await narrow.page.waitForSelector('.settings h3:has-text("Organization")');
-  await screenshot(narrow.page, t, 'organization-admin-390');
+  // An owner changes an owner-only setting (at 390 px); the administrator's page follows.
+  const owner = await openApp(b, ts.url, ts.fx, 'desdemona', { width: 390, height: 800 });
+  const op = owner.page;
+  await op.goto(ts.url + '/#settings/organization');
+  await op.waitForSelector('.settings h3:has-text("Organization")');
+  t.match(await op.textContent('.settings section'), /As an owner, you can change every setting/);
+  t.notOk(await op.locator('#org-can_invite_users_group').isDisabled(), 'owner-only: enabled');
+  await op.selectOption('#org-can_invite_users_group', 'role:administrators');
+  await op.click(`${PERMISSIONS} button:has-text("Save changes")`);
+  await op.waitForSelector(`${PERMISSIONS} [role="status"]:has-text("Saved: 1 change.")`);
+  await waitFor(
+    page,
+    `document.querySelector('#org-can_invite_users_group')?.value === 'role:administrators'`,
+  );
+  await screenshot(op, t, 'organization-owner-390');
   admin.watch.assertClean(t, /WebSocket|status of 401/);
   member.watch.assertClean(t, /WebSocket|status of 401/);
 });

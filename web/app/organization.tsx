@@ -7,12 +7,12 @@
  * administrator's change shows at once. Registered with `addSettingsPanel`; settings-panels.ts
  * imports this module.
  */
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useMemo, useRef, useState } from 'preact/hooks';
 import type { Controller } from './controller.js';
 import { addSettingsPanel } from './settings.js';
 import { FormError } from './bits.js';
 import { track } from './track.js';
-import { useLive } from './live.js';
+import { requestOf, useChanges, useLive } from './live.js';
 import {
   customEmojiRows,
   describeGroupSetting,
@@ -29,7 +29,6 @@ import {
   SYSTEM_GROUP_CHOICES,
   systemGroupOf,
   type Permission,
-  type Request,
 } from '../state/organization.js';
 import type { GroupSetting } from '../state/groups.js';
 import {
@@ -37,17 +36,7 @@ import {
   MAX_REALM_NAME_LENGTH,
 } from '../../src/lib/realm-settings.js';
 
-function requestOf(c: Controller): Request {
-  return (method, path, params) => c.client.request(method, path, params ?? {});
-}
-
 const roleOf = (c: Controller) => c.state.value?.self.role ?? ROLE.MEMBER;
-
-/** Re-renders the component on each change of a state object with `subscribe`. */
-function useChanges(st: { subscribe(fn: () => void): () => void }): void {
-  const [, setTick] = useState(0);
-  useEffect(() => st.subscribe(() => setTick((n) => n + 1)), [st]);
-}
 
 /**
  * A form's draft over the realm's settings as the events keep them. Each component drawing

@@ -17,12 +17,9 @@
 import { LANGUAGES } from '../../src/lib/languages.js';
 import type { RealmEmoji } from '../../src/client/types.js';
 import type { GroupSetting, GroupsById } from './groups.js';
+import type { Request } from './bots.js';
 
-export type Request = <T = Record<string, unknown>>(
-  method: string,
-  path: string,
-  params?: Record<string, unknown>,
-) => Promise<T>;
+export type { Request } from './bots.js';
 
 /** Roles, as the API numbers them. */
 export const ROLE = { OWNER: 100, ADMINISTRATOR: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 };
