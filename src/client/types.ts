@@ -104,6 +104,8 @@ export type User = {
   delivery_email?: string | null;
   /** A bot's owner (bots only; null for one without, as the realm's system bots). */
   bot_owner_id?: number | null;
+  /** A bot's type (1 generic, 2 incoming webhook, 3 outgoing webhook…); null for a person. */
+  bot_type?: number | null;
 };
 
 export type UserGroup = {

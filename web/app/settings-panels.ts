@@ -2,5 +2,6 @@
  * The settings area with every panel, loaded the first time settings open (shell.tsx imports it
  * dynamically: its own chunk of the build, not part of the first screen's script).
  */
+import './users.js'; // the Users panel (active, deactivated, bots)
 import './bots.js'; // the Bots and Mail outbox panels
 export { Settings } from './settings.js';
