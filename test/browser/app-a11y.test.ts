@@ -4,7 +4,7 @@
  * message's actions (toolbar and menu), the emoji picker, a profile card (with a status), a
  * group's card, the status dialog, Jump to, a question (Delete), Create channel (its people's
  * suggestions open), a channel's settings, Settings (Account, Display, Notifications, Invite
- * people), the people (a column at 1280, filtered; a section of the drawer at 390), at 1280
+ * people, Users with its confirmation and a card over it), the people (a column at 1280, filtered; a section of the drawer at 390), at 1280
  * pixels and at 390 (drawer closed and open), light and dark. No violation of impact serious or
  * critical; each one found is listed with its rule and target. The page's
  * Content-Security-Policy forbids string evaluation by the page, but not what the test drives
@@ -309,5 +309,41 @@ for (const dark of [false, true]) {
     await check(t, page, `settings-display-390-${mode}`);
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
+  });
+
+  t.test(`${mode}: the Users panel, its confirmation, a card over it`, async (t) => {
+    if (NO_CHROMIUM) return;
+    // An administrator: the role menus and the Deactivate buttons.
+    const admin = await openApp(b, ts.url, ts.fx, 'iago', { hash: '#settings/users', dark });
+    const page = admin.page;
+    await page.waitForSelector('.users-list li');
+    await check(t, page, `settings-users-1280-${mode}`);
+    const hamlet = page.locator('.users-list li', { hasText: 'Hamlet' });
+    await hamlet.locator('button:has-text("Deactivate")').click();
+    await page.getByRole('alertdialog').waitFor();
+    await check(t, page, `users-deactivate-question-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+    await page.click('.users-tabs button:has-text("Deactivated users")');
+    await page.waitForSelector('text=No deactivated users.');
+    await check(t, page, `settings-users-deactivated-1280-${mode}`);
+    await page.click('.users-tabs button:has-text("Users")');
+    await page.locator('.users-list li', { hasText: 'Othello' }).locator('.user-who').click();
+    await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+    await check(t, page, `users-card-1280-${mode}`);
+    admin.watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+
+    // A member on a phone: the lists without controls.
+    const member = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#settings/users',
+      width: 390,
+      height: 844,
+      dark,
+    });
+    await member.page.waitForSelector('.users-list li');
+    await check(t, member.page, `settings-users-390-${mode}`);
+    member.watch.assertClean(t, /WebSocket|status of 401/);
+    await member.page.close();
   });
 }

@@ -140,6 +140,9 @@ t.test('administrators change a role, deactivate and reactivate, live', async (t
   await a.keyboard.press('Escape');
   await a.locator('.profile-card').waitFor({ state: 'detached' });
   t.equal(await a.locator('.settings').count(), 1, 'the settings stay open');
+  await a.setViewportSize({ width: 390, height: 844 });
+  await row(a, 'Hamlet').locator('button:has-text("Deactivate")').waitFor();
+  await screenshot(a, t, 'users-admin-390');
 
   iago.watch.assertClean(t, /WebSocket|status of 401/);
   desdemona.watch.assertClean(t, /WebSocket|status of 40[01]/);

@@ -135,9 +135,7 @@ function Users({ c }: { c: Controller }) {
             onClick={() => choose(t.id)}
           >
             {t.title}
-            <span class="users-count" aria-label={`, ${lists[t.id].length}`}>
-              {lists[t.id].length.toLocaleString('en-US')}
-            </span>
+            <span class="users-count">{lists[t.id].length.toLocaleString('en-US')}</span>
           </button>
         ))}
       </div>
@@ -224,7 +222,6 @@ function UserRow({
         <button
           class="user-who"
           type="button"
-          aria-label={`${u.full_name}: profile`}
           onClick={(e) => c.openCard(u.user_id, e.currentTarget)}
         >
           <Avatar small id={u.user_id} name={u.full_name} url={u.avatar_url} />
