@@ -75,6 +75,11 @@ t.test('the filter: words of the name, the start of an address', (t) => {
   });
   t.same(names(usersOf([hidden], 'active', 'cordelia@real')), ['Cordelia'], 'the real address');
   t.same(names(usersOf([hidden], 'active', 'user11')), ['Cordelia'], 'the shown address');
+  const renamed = { ...member, full_name: 'Horatio' };
+  t.same(names(usersOf([member], 'active', 'ham')), ['Hamlet']);
+  t.same(names(usersOf([renamed], 'active', 'hor')), ['Horatio'], 'a changed user: the new name');
+  t.same(names(usersOf([renamed], 'active', 'ham')), ['Horatio'], 'still their address');
+  t.same(names(usersOf([{ ...renamed, email: 'h@x.org' }], 'active', 'ham')), []);
   t.end();
 });
 

@@ -51,7 +51,9 @@ type Problem = { userId: number; text: string };
 
 function Users({ c }: { c: Controller }) {
   const s = c.state.value!;
-  const rev = track(s.rev.users, s.rev.presence);
+  const usersRev = s.rev.users.value;
+  // The last active column follows presence (without filtering the lists again).
+  track(s.rev.presence);
   const [tab, setTab] = useState<UsersTab>('active');
   const [filter, setFilter] = useState('');
   const [shown, setShown] = useState(PAGE_SIZE);
@@ -67,8 +69,8 @@ function Users({ c }: { c: Controller }) {
       deactivated: usersOf(s.users.values(), 'deactivated', filter),
       bots: usersOf(s.users.values(), 'bots', filter),
     }),
-    // `rev` stands for the changes of s.users (and of presence).
-    [s, rev, filter],
+    // `usersRev` stands for the changes of s.users.
+    [s, usersRev, filter],
   );
   const list = lists[tab];
   const { rows, more } = pageOf(list, shown);

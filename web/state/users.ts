@@ -7,7 +7,7 @@
  * again (the last owner, for one); its refusal is what the view shows.
  */
 import type { User } from '../../src/client/types.js';
-import { personMatches } from './presence.js';
+import { personMatcher } from './presence.js';
 import { roleName } from './profile.js';
 
 export type UsersTab = 'active' | 'deactivated' | 'bots';
@@ -62,13 +62,9 @@ export function usersOf(users: Iterable<User>, tab: UsersTab, filter = ''): User
     tab === 'bots'
       ? u.is_bot && !isSystemBot(u)
       : !u.is_bot && (tab === 'active') === (u.is_active !== false);
+  const matches = personMatcher(filter);
   return [...users]
-    .filter(
-      (u) =>
-        inTab(u) &&
-        (personMatches(u, filter) ||
-          (!!u.delivery_email && personMatches({ ...u, email: u.delivery_email }, filter))),
-    )
+    .filter((u) => inTab(u) && matches(u))
     .sort(
       (a, b) =>
         (tab === 'bots' ? Number(b.is_active !== false) - Number(a.is_active !== false) : 0) ||
