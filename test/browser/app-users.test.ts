@@ -3,8 +3,9 @@
  * administrator changes a member's role, deactivates them (the confirmation names them and their
  * bot) and an owner reactivates them, each seen live by the other administrator's page; an
  * administrator has no controls for an owner; the only owner's own demotion is refused with the
- * server's words; a name opens the profile card. A member sees the lists without the controls,
- * and follows a change made elsewhere; a large organization is drawn a page at a time.
+ * server's words; a name opens the profile card; an administrator made a member loses the
+ * controls. A member sees the lists without the controls, and follows changes made elsewhere (a
+ * role, someone joining); a large organization is drawn a page at a time.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -144,6 +145,13 @@ t.test('administrators change a role, deactivate and reactivate, live', async (t
   await row(a, 'Hamlet').locator('button:has-text("Deactivate")').waitFor();
   await screenshot(a, t, 'users-admin-390');
 
+  // The owner makes the administrator a member: his page loses the controls at once.
+  await roleSelect(o, 'Iago').selectOption('400');
+  await row(o, 'Iago').locator('button:has-text("Save")').click();
+  await waitFor(a, `document.querySelectorAll('.users-list select').length === 0`);
+  t.equal(await a.locator('.users-list button:has-text("Deactivate")').count(), 0, 'none left');
+  t.match(await row(a, 'Iago (you)').textContent(), /Member/, 'his role, as text');
+
   iago.watch.assertClean(t, /WebSocket|status of 401/);
   desdemona.watch.assertClean(t, /WebSocket|status of 40[01]/);
 });
@@ -179,6 +187,19 @@ t.test('a member sees the lists without controls; a page at a time', async (t) =
   await page.fill('input[aria-label="Filter users"]', 'othello');
   await row(page, 'Othello').locator('text=Moderator').waitFor();
   t.pass('the new role, live');
+  // Someone new joins: there at once.
+  assertSuccess(
+    t,
+    await ts.api.post('iago', 'users', {
+      email: 'viola@zulip.com',
+      password: 'a long enough password',
+      full_name: 'Viola',
+    }),
+  );
+  await page.fill('input[aria-label="Filter users"]', 'viola');
+  await row(page, 'Viola').waitFor();
+  t.match(await row(page, 'Viola').textContent(), /Member/, 'a new member, live');
+  await page.fill('input[aria-label="Filter users"]', 'othello');
   await screenshot(page, t, 'users-member-1280');
 
   await page.setViewportSize({ width: 390, height: 844 });
