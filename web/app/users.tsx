@@ -29,7 +29,7 @@ import {
 import { BOT_TYPE_NAMES } from '../state/bots.js';
 import { Avatar, FormError } from './bits.js';
 import type { Controller } from './controller.js';
-import { addSettingsPanel } from './settings.js';
+import { addSettingsPanel, errorText } from './settings.js';
 import { track } from './track.js';
 
 const TABS: { id: UsersTab; title: string }[] = [
@@ -43,8 +43,6 @@ const EMPTY: Record<UsersTab, string> = {
   deactivated: 'No deactivated users.',
   bots: 'No bots.',
 };
-
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** A failure of an action on one user, said under their row. */
 type Problem = { userId: number; text: string };
