@@ -174,6 +174,11 @@ t.test('a member sees the lists without controls; a page at a time', async (t) =
   await page.fill('input[aria-label="Filter users"]', 'member 12');
   await waitFor(page, `document.querySelectorAll('.users-list li').length === 11`);
   t.pass('filtered: Member 12 and Member 120…129');
+  await page.fill('input[aria-label="Filter users"]', '');
+  await page.selectOption('select[aria-label="Filter by role"]', { label: 'Administrator (1)' });
+  await waitFor(page, `document.querySelectorAll('.users-list li').length === 1`);
+  t.match(await page.textContent('.users-list'), /Iago/, 'by role');
+  await page.selectOption('select[aria-label="Filter by role"]', '0');
   await page.fill('input[aria-label="Filter users"]', 'nobody at all');
   await page.waitForSelector('text=No one matches “nobody at all”.');
   await page.fill('input[aria-label="Filter users"]', '');

@@ -15,8 +15,10 @@ import {
   PAGE_SIZE,
   pageOf,
   roleChoices,
+  roleFilterOptions,
   roleOf,
   usersOf,
+  withRole,
 } from '../../web/state/users.js';
 
 const person = (user_id: number, full_name: string, role: number, more: Partial<User> = {}) =>
@@ -161,5 +163,21 @@ t.test('the confirmation names the person and the bots that go with them', (t) =
   const none = deactivationText(guest, []);
   t.notMatch(none, /bot/);
   t.match(deactivationText(bot, []), /^Deploy notices can no longer use the API/);
+  t.end();
+});
+
+t.test('the role filter: each role with its count', (t) => {
+  const active = usersOf(all, 'active');
+  t.same(
+    roleFilterOptions(active).map((o) => o.label),
+    ['All roles (6)', 'Owner (2)', 'Administrator (1)', 'Moderator (1)', 'Member (1)', 'Guest (1)'],
+  );
+  t.same(
+    roleFilterOptions(active).map((o) => o.value),
+    [0, 100, 200, 300, 400, 600],
+  );
+  t.same(names(withRole(active, 100)), ['Desdemona', 'Élise Owner']);
+  t.same(names(withRole(active, 0)), names(active), '0: everyone');
+  t.same(names(withRole(usersOf(all, 'deactivated'), 600)), []);
   t.end();
 });

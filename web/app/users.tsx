@@ -22,8 +22,10 @@ import {
   PAGE_SIZE,
   pageOf,
   roleChoices,
+  roleFilterOptions,
   roleOf,
   usersOf,
+  withRole,
   type UsersTab,
 } from '../state/users.js';
 import { BOT_TYPE_NAMES } from '../state/bots.js';
@@ -54,6 +56,8 @@ function Users({ c }: { c: Controller }) {
   track(s.rev.presence);
   const [tab, setTab] = useState<UsersTab>('active');
   const [filter, setFilter] = useState('');
+  /** The role filter of the people's tabs (0: every role). */
+  const [role, setRole] = useState(0);
   const [shown, setShown] = useState(PAGE_SIZE);
   const [problem, setProblem] = useState<Problem | null>(null);
   const search = useRef<HTMLInputElement>(null);
@@ -70,12 +74,13 @@ function Users({ c }: { c: Controller }) {
     // `usersRev` stands for the changes of s.users.
     [s, usersRev, filter],
   );
-  const list = lists[tab];
+  const list = tab === 'bots' ? lists.bots : withRole(lists[tab], role);
   const { rows, more } = pageOf(list, shown);
   const now = Date.now();
 
   const choose = (next: UsersTab) => {
     setTab(next);
+    setRole(0);
     setShown(PAGE_SIZE);
     setProblem(null);
   };
@@ -139,21 +144,44 @@ function Users({ c }: { c: Controller }) {
           </button>
         ))}
       </div>
-      <input
-        ref={search}
-        class="field users-filter"
-        type="search"
-        aria-label="Filter users"
-        placeholder="Filter by name or e-mail"
-        value={filter}
-        onInput={(e) => {
-          setFilter(e.currentTarget.value);
-          setShown(PAGE_SIZE);
-        }}
-      />
+      <div class="users-filters">
+        <input
+          ref={search}
+          class="field users-filter"
+          type="search"
+          aria-label="Filter users"
+          placeholder="Filter by name or e-mail"
+          value={filter}
+          onInput={(e) => {
+            setFilter(e.currentTarget.value);
+            setShown(PAGE_SIZE);
+          }}
+        />
+        {tab !== 'bots' && (
+          <select
+            class="field users-role-filter"
+            aria-label="Filter by role"
+            value={String(role)}
+            onChange={(e) => {
+              setRole(Number(e.currentTarget.value));
+              setShown(PAGE_SIZE);
+            }}
+          >
+            {roleFilterOptions(lists[tab]).map((o) => (
+              <option key={o.value} value={String(o.value)}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        )}
+      </div>
       {list.length === 0 ? (
         <p class="muted-text" role="status">
-          {filter.trim() !== '' ? `No one matches “${filter.trim()}”.` : EMPTY[tab]}
+          {filter.trim() !== ''
+            ? `No one matches “${filter.trim()}”.`
+            : role !== 0
+              ? 'No one has this role.'
+              : EMPTY[tab]}
         </p>
       ) : (
         <ul class="users-list" aria-label={TABS.find((t) => t.id === tab)!.title}>

@@ -149,3 +149,21 @@ export function deactivationText(target: User, bots: readonly User[]): string {
   parts.push('An administrator can reactivate the account later.');
   return parts.join(' ');
 }
+
+/** The reference's role filter: "All roles (n)" (value 0), then each role with its count in `list`. */
+export function roleFilterOptions(list: readonly User[]): { value: number; label: string }[] {
+  const counts = new Map<number, number>();
+  for (const u of list) counts.set(roleOf(u), (counts.get(roleOf(u)) ?? 0) + 1);
+  return [
+    { value: 0, label: `All roles (${list.length.toLocaleString('en-US')})` },
+    ...ROLE_CHOICES.map((c) => ({
+      value: c.role,
+      label: `${c.name} (${(counts.get(c.role) ?? 0).toLocaleString('en-US')})`,
+    })),
+  ];
+}
+
+/** The users of `list` with `role` (0: all of them). */
+export function withRole(list: User[], role: number): User[] {
+  return role === 0 ? list : list.filter((u) => roleOf(u) === role);
+}
