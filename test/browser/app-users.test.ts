@@ -128,6 +128,13 @@ t.test('administrators change a role, deactivate and reactivate, live', async (t
   await tab(o, 'Users');
   await roleSelect(o, 'Desdemona').selectOption('200');
   await row(o, 'Desdemona').locator('button:has-text("Save")').click();
+  // Stepping down is asked first.
+  await o.getByRole('alertdialog').waitFor();
+  t.equal(
+    await o.getByRole('alertdialog').locator('h2').textContent(),
+    'Make yourself an administrator?',
+  );
+  await o.getByRole('alertdialog').locator('button:has-text("Change my role")').click();
   const refusal = row(o, 'Desdemona').locator('[role="alert"]');
   await refusal.waitFor();
   t.match(await refusal.textContent(), /only organization owner/, 'the refusal');

@@ -17,6 +17,7 @@ import {
   roleChoices,
   roleFilterOptions,
   roleOf,
+  stepDownQuestion,
   usersOf,
   withRole,
 } from '../../web/state/users.js';
@@ -179,5 +180,16 @@ t.test('the role filter: each role with its count', (t) => {
   t.same(names(withRole(active, 100)), ['Desdemona', 'Élise Owner']);
   t.same(names(withRole(active, 0)), names(active), '0: everyone');
   t.same(names(withRole(usersOf(all, 'deactivated'), 600)), []);
+  t.end();
+});
+
+t.test('stepping down oneself is asked first', (t) => {
+  t.equal(stepDownQuestion(100, 200)?.title, 'Make yourself an administrator?');
+  t.match(stepDownQuestion(100, 200)?.text, /no longer an owner/);
+  t.equal(stepDownQuestion(200, 400)?.title, 'Make yourself a member?');
+  t.match(stepDownQuestion(200, 400)?.text, /lose the administrators’ controls/);
+  t.equal(stepDownQuestion(100, 600)?.title, 'Make yourself a guest?');
+  t.equal(stepDownQuestion(200, 100), null, 'not going up');
+  t.equal(stepDownQuestion(400, 400), null);
   t.end();
 });

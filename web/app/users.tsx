@@ -24,6 +24,7 @@ import {
   roleChoices,
   roleFilterOptions,
   roleOf,
+  stepDownQuestion,
   usersOf,
   withRole,
   type UsersTab,
@@ -280,7 +281,15 @@ function UserRow({
         </div>
       </div>
       <span class="user-actions">
-        {roles.choices && <RoleEdit c={c} u={u} choices={roles.choices} onProblem={onProblem} />}
+        {roles.choices && (
+          <RoleEdit
+            c={c}
+            u={u}
+            own={u.user_id === viewer.user_id}
+            choices={roles.choices}
+            onProblem={onProblem}
+          />
+        )}
         {onDeactivate && (
           <button class="btn danger" type="button" onClick={onDeactivate}>
             Deactivate
@@ -308,11 +317,14 @@ function UserRow({
 function RoleEdit({
   c,
   u,
+  own,
   choices,
   onProblem,
 }: {
   c: Controller;
   u: User;
+  /** The viewer's own role: stepping down is asked first (the controls go with it). */
+  own: boolean;
   choices: readonly { role: number; name: string }[];
   onProblem: (text: string | null) => void;
 }) {
@@ -324,6 +336,8 @@ function RoleEdit({
   const chosen = pending ?? current;
   const save = async () => {
     if (pending === null || pending === current) return;
+    const question = own ? stepDownQuestion(current, pending) : null;
+    if (question && !(await c.ask({ ...question, danger: true }))) return;
     setBusy(true);
     onProblem(null);
     try {

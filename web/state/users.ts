@@ -167,3 +167,23 @@ export function roleFilterOptions(list: readonly User[]): { value: number; label
 export function withRole(list: User[], role: number): User[] {
   return role === 0 ? list : list.filter((u) => roleOf(u) === role);
 }
+
+/**
+ * What to ask before a user lowers their own role (the controls they lose go with it), or null
+ * when they do not lower it.
+ */
+export function stepDownQuestion(
+  current: number,
+  next: number,
+): { title: string; text: string; action: string } | null {
+  if (next <= current) return null;
+  const name = roleName({ role: next }).toLowerCase();
+  return {
+    title: `Make yourself ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}?`,
+    text:
+      next > Roles.ADMINISTRATOR
+        ? 'You lose the administrators’ controls, these included; only an administrator can give them back.'
+        : 'You are no longer an owner; only an owner can make you one again.',
+    action: 'Change my role',
+  };
+}
