@@ -106,6 +106,8 @@ export type User = {
   bot_owner_id?: number | null;
   /** A bot's type (1 generic, 2 incoming webhook, 3 outgoing webhook…); null for a person. */
   bot_type?: number | null;
+  /** When the account was made (ISO 8601). */
+  date_joined?: string;
 };
 
 export type UserGroup = {

@@ -12,6 +12,7 @@ import {
   canReactivate,
   deactivationText,
   isAdministrator,
+  lastActiveText,
   PAGE_SIZE,
   pageOf,
   roleChoices,
@@ -191,5 +192,26 @@ t.test('stepping down oneself is asked first', (t) => {
   t.equal(stepDownQuestion(100, 600)?.title, 'Make yourself a guest?');
   t.equal(stepDownQuestion(200, 100), null, 'not going up');
   t.equal(stepDownQuestion(400, 400), null);
+  t.end();
+});
+
+t.test('last active, or when someone never seen active joined', (t) => {
+  const now = Date.parse('2026-12-06T12:00:00Z');
+  t.equal(lastActiveText('active', undefined, '2026-12-01T10:00:00+00:00', now), 'Active now');
+  t.equal(lastActiveText('idle', undefined, undefined, now), 'Idle');
+  t.equal(
+    lastActiveText('offline', now / 1000 - 600, '2020-01-01T00:00:00+00:00', now),
+    'Active 10 minutes ago',
+  );
+  t.equal(
+    lastActiveText('offline', undefined, '2026-12-01T10:00:00+00:00', now),
+    'Never active; joined Dec 1',
+  );
+  t.equal(
+    lastActiveText('offline', undefined, '2024-03-05T10:00:00+00:00', now),
+    'Never active; joined Mar 5, 2024',
+  );
+  t.equal(lastActiveText('offline', undefined, undefined, now), 'Not active in the last year');
+  t.equal(lastActiveText('offline', undefined, 'not a date', now), 'Not active in the last year');
   t.end();
 });

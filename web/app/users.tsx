@@ -11,7 +11,6 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { User } from '../../src/client/types.js';
-import { presenceText } from '../state/presence.js';
 import { roleName, shownEmail } from '../state/profile.js';
 import {
   botsOwnedBy,
@@ -19,6 +18,7 @@ import {
   canReactivate,
   deactivationText,
   isAdministrator,
+  lastActiveText,
   PAGE_SIZE,
   pageOf,
   roleChoices,
@@ -194,7 +194,12 @@ function Users({ c }: { c: Controller }) {
               viewer={viewer}
               lastActive={
                 tab === 'active' && !s.realm.presenceDisabled
-                  ? presenceText(s.presenceOf(u.user_id), s.presence.lastActive(u.user_id), now)
+                  ? lastActiveText(
+                      s.presenceOf(u.user_id),
+                      s.presence.lastActive(u.user_id),
+                      u.date_joined,
+                      now,
+                    )
                   : null
               }
               owner={

@@ -7,7 +7,7 @@
  * again (the last owner, for one); its refusal is what the view shows.
  */
 import type { User } from '../../src/client/types.js';
-import { personMatcher } from './presence.js';
+import { personMatcher, presenceText, type PresenceStatus } from './presence.js';
 import { roleName } from './profile.js';
 
 export type UsersTab = 'active' | 'deactivated' | 'bots';
@@ -186,4 +186,26 @@ export function stepDownQuestion(
         : 'You are no longer an owner; only an owner can make you one again.',
     action: 'Change my role',
   };
+}
+
+/**
+ * The "last active" of a row: as a profile card says it, or, for someone never seen active (as
+ * far as the server keeps), when they joined, as the reference's list shows it then.
+ */
+export function lastActiveText(
+  status: PresenceStatus,
+  lastActive: number | undefined,
+  dateJoined: string | undefined,
+  nowMs: number,
+): string {
+  const joined = dateJoined ? Date.parse(dateJoined) : NaN;
+  if (status !== 'offline' || lastActive !== undefined || Number.isNaN(joined))
+    return presenceText(status, lastActive, nowMs);
+  const sameYear = new Date(joined).getFullYear() === new Date(nowMs).getFullYear();
+  const date = new Date(joined).toLocaleDateString('en-US', {
+    month: 'short',
+    day: 'numeric',
+    ...(sameYear ? {} : { year: 'numeric' }),
+  });
+  return `Never active; joined ${date}`;
 }
