@@ -12,7 +12,9 @@
  * gives is only settled there), and the account's creation picks one (src/mutations/welcome.ts).
  * welcomeBotReply (below): what the bot answers to a direct message sent to it.
  */
+import { escapeText } from './markdown/tree.js';
 import type { PreparedContent } from './message-content.js';
+import { htmlToText } from './search.js';
 
 /** The realm's Welcome Bot (a system bot: no owner; created on first need). */
 export const WELCOME_BOT = { email: 'welcome-bot@zulip.com', full_name: 'Welcome Bot' };
@@ -155,4 +157,47 @@ export function welcomeBotReply(content: string): string {
     ].join('\n');
   }
   return `Sorry, I only understand a few words. Try one of these: ${keywordList(true)}`;
+}
+
+/**
+ * The Notification Bot's notices about a new human account (the reference's notify_new_user and
+ * the referrer's notice in process_new_human_user): a line in the realm's signup announcements
+ * channel (topic SIGNUPS_TOPIC) for every account but a realm's first, and a direct message to
+ * whoever sent the e-mail invitation it accepted, when the invitation asked for it. Each names the
+ * new account with a silent mention, whose id exists only inside the transaction that creates the
+ * account; so the notice is built there, in the markup the renderer gives that content (a silent
+ * mention and plain text; test/unit/welcome-notices checks the two agree), not rendered before.
+ */
+export const SIGNUPS_TOPIC = 'signups';
+
+function mentionNotice(user: { id: number; full_name: string }, rest: string): PreparedContent {
+  const rendered_content =
+    `<p><span class="user-mention silent" data-user-id="${user.id}">` +
+    `${escapeText(user.full_name)}</span> ${escapeText(rest)}</p>`;
+  return {
+    content: `@_**${user.full_name}|${user.id}** ${rest}`,
+    rendered: {
+      rendered_content,
+      mentions_user_ids: [],
+      mentions_user_group_ids: [],
+      mentions_stream_wildcard: false,
+      mentions_topic_wildcard: false,
+      has_link: false,
+      has_image: false,
+      has_attachment: false,
+      potential_attachment_path_ids: [],
+      user_ids_with_alert_words: [],
+    },
+    search_text: htmlToText(rendered_content),
+  };
+}
+
+/** "<new account> joined this organization.", for the signup announcements channel. */
+export function joinedNotice(user: { id: number; full_name: string }): PreparedContent {
+  return mentionNotice(user, 'joined this organization.');
+}
+
+/** "<new account> accepted your invitation.", to the invitation's sender. */
+export function invitationAcceptedNotice(user: { id: number; full_name: string }): PreparedContent {
+  return mentionNotice(user, 'accepted your invitation.');
 }

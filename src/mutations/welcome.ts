@@ -18,9 +18,16 @@
  */
 import { dmGroupKey, type PreparedContent } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
-import { WELCOME_BOT, type PreparedWelcome } from '../lib/welcome.js';
+import {
+  invitationAcceptedNotice,
+  joinedNotice,
+  SIGNUPS_TOPIC,
+  WELCOME_BOT,
+  type PreparedWelcome,
+} from '../lib/welcome.js';
 import type { MutationContext } from './context.js';
 import { doSendMessage, type CheckedMessage } from './messages.js';
+import { sendInternalMessage } from './internal-send.js';
 import { ensureSystemBot } from './operations.js';
 
 /**
@@ -128,4 +135,43 @@ export function doSendWelcome(ctx: MutationContext, cmd: SendWelcomeCommand): { 
     throw new Error(`user ${cmd.user_id} is no active human of realm ${ctx.realm.id}`);
   }
   return sendWelcomeMessage(ctx, { id: u.id, role: u.role }, cmd.welcome);
+}
+
+/**
+ * The Notification Bot's "<new account> joined this organization." in the realm's signup
+ * announcements channel, topic "signups" (notify_new_user), when the realm has one and it is not
+ * archived. `user` was created in this transaction, subscribed to `channelIds` in it: the read
+ * model knows neither yet, so the account is added to the message's recipients when the channel
+ * is one of those.
+ */
+export function announceNewUser(
+  ctx: MutationContext,
+  user: { id: number; full_name: string },
+  channelIds: readonly number[],
+): void {
+  const { realm } = ctx;
+  const channel = realm.channels.byId(realm.settings.signup_announcements_stream_id);
+  if (channel === undefined || channel.deactivated) return;
+  sendInternalMessage(
+    ctx,
+    { ...joinedNotice(user), to: { kind: 'channel', channel: channel.id, topic: SIGNUPS_TOPIC } },
+    channelIds.includes(channel.id) ? [user.id] : [],
+  );
+}
+
+/**
+ * The Notification Bot's direct message to an invitation's sender when the account it invited is
+ * made (process_new_human_user), if the invitation asked for it and the sender is still active.
+ */
+export function tellReferrer(
+  ctx: MutationContext,
+  referrerId: number,
+  user: { id: number; full_name: string },
+): void {
+  const referrer = ctx.realm.user(referrerId);
+  if (referrer === undefined || !referrer.is_active) return;
+  sendInternalMessage(ctx, {
+    ...invitationAcceptedNotice(user),
+    to: { kind: 'direct', ids: [referrer.id] },
+  });
 }
