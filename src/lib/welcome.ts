@@ -19,8 +19,16 @@ import { htmlToText } from './search.js';
 /** The realm's Welcome Bot (a system bot: no owner; created on first need). */
 export const WELCOME_BOT = { email: 'welcome-bot@zulip.com', full_name: 'Welcome Bot' };
 
-/** The welcome message in both wordings, ready for the realm actor. */
-export type PreparedWelcome = { member: PreparedContent; admin: PreparedContent };
+/**
+ * The welcome message in both wordings, ready for the realm actor; `custom`: an accepted
+ * invitation's `welcome_message_custom_text` (when not empty), which the Welcome Bot sends as a
+ * second message, as the reference's send_initial_direct_message.
+ */
+export type PreparedWelcome = {
+  member: PreparedContent;
+  admin: PreparedContent;
+  custom?: PreparedContent;
+};
 
 /** The welcome message's markdown; `admin`: the account is an administrator or owner. */
 export function welcomeText(admin: boolean): string {

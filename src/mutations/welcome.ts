@@ -41,9 +41,25 @@ function sendFromWelcomeBot(
   prepared: PreparedContent,
   starred: boolean,
 ): { id: number } {
+  return sendAsWelcomeBot(
+    ctx,
+    ensureSystemBot(ctx, WELCOME_BOT).user_id,
+    userId,
+    prepared,
+    starred,
+  );
+}
+
+/** sendFromWelcomeBot with the bot's id, for a second message in the transaction that made it. */
+function sendAsWelcomeBot(
+  ctx: MutationContext,
+  botId: number,
+  userId: number,
+  prepared: PreparedContent,
+  starred: boolean,
+): { id: number } {
   const { store, realm } = ctx;
-  const bot = ensureSystemBot(ctx, WELCOME_BOT);
-  const sender = store.users.byId(bot.user_id)!;
+  const sender = store.users.byId(botId)!;
   const memberIds = [sender.id, userId].sort((a, b) => a - b);
   const key = dmGroupKey(memberIds);
   const checked: CheckedMessage = {
@@ -70,14 +86,20 @@ function sendFromWelcomeBot(
   );
 }
 
-/** Sends the welcome message to `user` (a human account of this realm); its id. */
+/**
+ * Sends the welcome message to `user` (a human account of this realm), then the invitation's
+ * custom text if it has one (unread, not starred); the welcome message's id.
+ */
 export function sendWelcomeMessage(
   ctx: MutationContext,
   user: { id: number; role: number },
   welcome: PreparedWelcome,
 ): { id: number } {
   const prepared = user.role <= Role.ADMINISTRATOR ? welcome.admin : welcome.member;
-  return sendFromWelcomeBot(ctx, user.id, prepared, true);
+  const botId = ensureSystemBot(ctx, WELCOME_BOT).user_id;
+  const sent = sendAsWelcomeBot(ctx, botId, user.id, prepared, true);
+  if (welcome.custom) sendAsWelcomeBot(ctx, botId, user.id, welcome.custom, false);
+  return sent;
 }
 
 /**

@@ -208,6 +208,55 @@ t.test('invitations: a reusable link and an e-mail invitation; an administrator'
   await assertWelcomed(t, ts.api, mailed, true);
 });
 
+t.test('an invitation’s custom text: a second message from Welcome Bot', async (t) => {
+  const ts = await startServer(t);
+  const invite = async (email: string, text: string | undefined) => {
+    assertSuccess(
+      t,
+      await ts.api.post('iago', 'invites', {
+        invitee_emails: email,
+        stream_ids: '[]',
+        invite_as: 400,
+        ...(text === undefined ? {} : { welcome_message_custom_text: text }),
+      }),
+    );
+    const row = ts.server.store.invitations
+      .validByRealm(ts.fx.realmId, Math.floor(Date.now() / 1000))
+      .find((r) => r.email === email)!;
+    return accept(
+      t,
+      ts,
+      `http://${HOST}/accounts/do_confirm/${row.confirmation_key}/`,
+      email,
+      false,
+    );
+  };
+
+  const who = await invite(
+    'custom@example.com',
+    'Glad you are here, **friend**: see #**general**.',
+  );
+  const fromBot = (await feed(t, ts.api, who)).filter((m) => m.sender_email === WELCOME_BOT);
+  t.equal(fromBot.length, 2, 'the welcome message, then the custom text');
+  const [welcome, custom] = fromBot;
+  t.match(welcome!.content, /^<p>Hi, and welcome!/, 'the welcome message first');
+  t.ok(welcome!.flags.includes('starred'), 'which is starred');
+  t.ok(custom!.id > welcome!.id, 'then the custom text');
+  t.match(custom!.content, /^<p>Glad you are here, <strong>friend<\/strong>: see /, 'rendered');
+  t.notOk(custom!.flags.includes('read'), 'unread');
+  t.notOk(custom!.flags.includes('starred'), 'not starred');
+
+  // An empty text, or none: the welcome message alone.
+  for (const [email, text] of [
+    ['empty@example.com', ''],
+    ['none@example.com', undefined],
+  ] as const) {
+    const other = await invite(email, text);
+    const msgs = (await feed(t, ts.api, other)).filter((m) => m.sender_email === WELCOME_BOT);
+    t.equal(msgs.length, 1, `${email}: the welcome message alone`);
+  }
+});
+
 t.test('the admin tool’s create-user', { skip: ONE_PROCESS }, async (t) => {
   const ts = await startServer(t);
   await ts.server.close();
