@@ -13,7 +13,7 @@
  * welcomeBotReply (below): what the bot answers to a direct message sent to it.
  */
 import { escapeText } from './markdown/tree.js';
-import type { PreparedContent } from './message-content.js';
+import { inertRendering, type PreparedContent } from './message-content.js';
 import { htmlToText } from './search.js';
 
 /** The realm's Welcome Bot (a system bot: no owner; created on first need). */
@@ -184,18 +184,7 @@ function mentionNotice(user: { id: number; full_name: string }, rest: string): P
     `${escapeText(user.full_name)}</span> ${escapeText(rest)}</p>`;
   return {
     content: `@_**${user.full_name}|${user.id}** ${rest}`,
-    rendered: {
-      rendered_content,
-      mentions_user_ids: [],
-      mentions_user_group_ids: [],
-      mentions_stream_wildcard: false,
-      mentions_topic_wildcard: false,
-      has_link: false,
-      has_image: false,
-      has_attachment: false,
-      potential_attachment_path_ids: [],
-      user_ids_with_alert_words: [],
-    },
+    rendered: inertRendering(rendered_content),
     search_text: htmlToText(rendered_content),
   };
 }

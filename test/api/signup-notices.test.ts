@@ -8,12 +8,12 @@
  * for a reusable link).
  */
 import t, { type Test } from 'tap';
-import { assertSuccess, formEncode, rawRequest, type ApiClient, type Who } from '../helpers/api.js';
+import { assertSuccess, type ApiClient, type Who } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import type { FetchedMessage } from '../helpers/messages.js';
+import { acceptInvitation, createByApi, invitationLink } from '../helpers/accounts.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-const HOST = 'testserver.local';
 const BOT = 'notification-bot@zulip.com';
 
 t.setTimeout(240_000);
@@ -36,51 +36,12 @@ async function notices(t: Test, api: ApiClient, who: Who, says: string) {
   );
 }
 
-async function login(t: Test, api: ApiClient, email: string, password: string) {
-  const body = assertSuccess(
-    t,
-    await api.post(null, 'fetch_api_key', { username: email, password }),
-  );
-  return { email, api_key: body.api_key as string, user_id: body.user_id as number };
-}
-
 async function setSignupChannel(t: Test, ts: TestServer, id: number) {
   assertSuccess(
     t,
     await ts.api.patch('iago', 'realm', { signup_announcements_stream_id: id }),
     `signup announcements channel ${id}`,
   );
-}
-
-async function createByApi(t: Test, ts: TestServer, email: string, fullName: string) {
-  const pw = 'pw-123456';
-  assertSuccess(
-    t,
-    await ts.api.post('iago', 'users', { email, password: pw, full_name: fullName }),
-  );
-  return login(t, ts.api, email, pw);
-}
-
-/** Submits an invitation link's form as a browser does; the new account, logged in. */
-async function accept(t: Test, ts: TestServer, link: string, email: string, askEmail: boolean) {
-  const form: Record<string, string> = {
-    full_name: "Invited O'Person & co",
-    password: 'pw-invited',
-  };
-  if (askEmail) form.email = email;
-  const body = formEncode(form);
-  const res = await rawRequest(ts.url, {
-    method: 'POST',
-    path: new URL(link).pathname,
-    headers: {
-      host: HOST,
-      'content-type': 'application/x-www-form-urlencoded',
-      'content-length': String(Buffer.byteLength(body)),
-    },
-    body,
-  });
-  t.equal(res.status, 303, 'the account is created', { body: res.text.slice(0, 300) });
-  return login(t, ts.api, email, 'pw-invited');
 }
 
 /** An e-mail invitation from iago to `email`; its link. */
@@ -94,10 +55,7 @@ async function invite(t: Test, ts: TestServer, email: string, notify: boolean): 
       notify_referrer_on_join: notify,
     }),
   );
-  const row = ts.server.store.invitations
-    .validByRealm(ts.fx.realmId, Math.floor(Date.now() / 1000))
-    .find((r) => r.email === email)!;
-  return `http://${HOST}/accounts/do_confirm/${row.confirmation_key}/`;
+  return invitationLink(ts, email);
 }
 
 t.test('a new account is announced in the signup announcements channel', async (t) => {
@@ -109,11 +67,11 @@ t.test('a new account is announced in the signup announcements channel', async (
   assertSuccess(t, await ts.api.post('iago', 'default_streams', { stream_id: lobby }));
 
   // No signup announcements channel (the fixture realm's setting): nothing anywhere.
-  await createByApi(t, ts, 'quiet@zulip.com', 'Quiet One');
+  await createByApi(t, ts.api, 'quiet@zulip.com', 'Quiet One');
   t.same(await notices(t, ts.api, 'hamlet', 'joined this organization'), [], 'no channel: none');
 
   await setSignupChannel(t, ts, lobby);
-  const newbie = await createByApi(t, ts, 'newbie@zulip.com', 'New & Person');
+  const newbie = await createByApi(t, ts.api, 'newbie@zulip.com', 'New & Person');
   const [m, ...more] = await notices(t, ts.api, 'hamlet', 'joined this organization');
   t.equal(more.length, 0, 'one notice');
   t.match(m, {
@@ -161,7 +119,7 @@ t.test('a new account is announced in the signup announcements channel', async (
 
   // An archived signup channel: none (and the account is still made).
   assertSuccess(t, await ts.api.delete('iago', `streams/${lobby}`));
-  await createByApi(t, ts, 'late@zulip.com', 'Late Comer');
+  await createByApi(t, ts.api, 'late@zulip.com', 'Late Comer');
   t.equal((await notices(t, ts.api, 'iago', 'Late Comer')).length, 0, 'an archived channel: none');
 });
 
@@ -173,12 +131,13 @@ t.test('invitations: the signup notice, and the sender told when asked', async (
   await setSignupChannel(t, ts, general);
 
   // An e-mail invitation that asks: iago is told, by a direct message from Notification Bot.
-  const asked = await accept(
+  const asked = await acceptInvitation(
     t,
     ts,
     await invite(t, ts, 'asked@example.com', true),
     'asked@example.com',
     false,
+    "Invited O'Person & co",
   );
   const told = await notices(t, ts.api, 'iago', 'accepted your invitation');
   t.equal(told.length, 1, 'one notice to the sender');
@@ -201,7 +160,7 @@ t.test('invitations: the signup notice, and the sender told when asked', async (
   );
 
   // One that says no; a reusable link: the sender is not told.
-  await accept(
+  await acceptInvitation(
     t,
     ts,
     await invite(t, ts, 'unasked@example.com', false),
@@ -210,7 +169,7 @@ t.test('invitations: the signup notice, and the sender told when asked', async (
   );
   const multi = assertSuccess(t, await ts.api.post('iago', 'invites/multiuse', {}))
     .invite_link as string;
-  await accept(t, ts, multi, 'linked@example.com', true);
+  await acceptInvitation(t, ts, multi, 'linked@example.com', true);
   t.equal(
     (await notices(t, ts.api, 'iago', 'accepted your invitation')).length,
     1,
