@@ -3,4 +3,5 @@
  * dynamically: its own chunk of the build, not part of the first screen's script).
  */
 import './bots.js'; // the Bots and Mail outbox panels
+import './profile-fields.js'; // the Profile and Custom profile fields panels
 export { Settings } from './settings.js';
