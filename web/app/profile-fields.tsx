@@ -42,10 +42,7 @@ import { useLive } from './live.js';
 import { addSettingsPanel } from './settings.js';
 import { track } from './track.js';
 
-function isAdmin(c: Controller): boolean {
-  const self = c.state.value?.self;
-  return self?.is_admin === true || self?.is_owner === true || (self?.role ?? 400) <= 200;
-}
+const isAdmin = (c: Controller): boolean => c.state.value?.isAdmin === true;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
