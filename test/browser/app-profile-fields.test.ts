@@ -255,7 +255,9 @@ t.test('fields added, filled in, shown on the card live, reordered and deleted',
   t.pass('a cleared value leaves the card');
 
   // The administrator moves Editor up: the card's order follows, the focus stays on it.
-  await a.click('button[aria-label="Move Editor up"]');
+  // From the keyboard: Enter on its button.
+  await a.focus('button[aria-label="Move Editor up"]');
+  await a.keyboard.press('Enter');
   await waitFor(
     v,
     `[...document.querySelectorAll('.profile-card .card-facts dt')].map((d) => d.textContent).slice(1, 3).join() === 'Editor,Team'`,
@@ -304,4 +306,12 @@ t.test('at 390 px: the panels and the card', async (t) => {
   await screenshot(page, t, 'profile-fields-own-390');
   watch.assertClean(t, /WebSocket|status of 401/);
   await page.close();
+
+  const admin = await openApp(b, ts.url, ts.fx, 'iago', { width: 390, height: 844 });
+  await admin.page.goto(ts.url + '/#settings/profile-fields');
+  await admin.page.click('button[aria-label="Edit Editor"]');
+  await admin.page.waitForSelector('form[aria-label="Edit Editor"] input[aria-label="Choice 1"]');
+  await screenshot(admin.page, t, 'profile-fields-admin-390');
+  admin.watch.assertClean(t, /WebSocket|status of 401/);
+  await admin.page.close();
 });
