@@ -4,4 +4,5 @@
  */
 import './users.js'; // the Users panel (active, deactivated, bots)
 import './bots.js'; // the Bots and Mail outbox panels
+import './profile-fields.js'; // the Profile and Custom profile fields panels
 export { Settings } from './settings.js';
