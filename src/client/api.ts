@@ -543,7 +543,11 @@ export class ConfabClient {
   }
 
   users(): Promise<{ members: User[] }> {
-    return this.request('GET', '/users', { client_gravatar: true });
+    // With each person's custom profile field values (their profile card shows them).
+    return this.request('GET', '/users', {
+      client_gravatar: true,
+      include_custom_profile_fields: true,
+    });
   }
 
   updateSettings(settings: Params): Promise<unknown> {

@@ -4,9 +4,11 @@
  * message's actions (toolbar and menu), the emoji picker, a profile card (with a status), a
  * group's card, the status dialog, Jump to, a question (Delete), Create channel (its people's
  * suggestions open), a channel's settings, Settings (Account, Display, Notifications, Invite
- * people; Organization as a member reads it and as an administrator edits it, Custom emoji), the
- * people (a column at 1280, filtered; a section of the drawer at 390), at 1280 pixels and at 390
- * (drawer closed and open), light and dark. No violation of impact serious or
+ * people, Users with its confirmation and a card over it, Profile, Custom profile fields with
+ * its form; Organization as a member reads it and as an administrator edits it, Custom
+ * emoji), a card's custom profile fields (the full profile), the people (a column at 1280,
+ * filtered; a section of the drawer at 390), at 1280 pixels and at 390 (drawer closed and
+ * open), light and dark. No violation of impact serious or
  * critical; each one found is listed with its rule and target. The page's
  * Content-Security-Policy forbids string evaluation by the page, but not what the test drives
  * through the browser's DevTools protocol (page.evaluate of a string, as waitFor does): axe's
@@ -94,6 +96,42 @@ t.before(async () => {
   });
   if (composed.status !== 200) throw new Error(`the composed setting: ${composed.text}`);
 });
+
+/** Custom profile fields (once), and Othello's values for them. */
+async function profileFields(): Promise<void> {
+  const have = await ts.api.get('iago', 'realm/profile_fields');
+  if ((have.body.custom_fields as unknown[]).length > 0) return;
+  const add = async (params: Record<string, unknown>): Promise<number> => {
+    const r = await ts.api.post('iago', 'realm/profile_fields', params);
+    if (r.status !== 200) throw new Error(`a profile field: ${r.text}`);
+    return r.body.id as number;
+  };
+  const team = await add({ name: 'Team', field_type: 1, display_in_profile_summary: true });
+  const editor = await add({
+    name: 'Editor',
+    field_type: 3,
+    required: true,
+    field_data: JSON.stringify({
+      0: { text: 'Vim', order: '1' },
+      1: { text: 'Emacs', order: '2' },
+    }),
+  });
+  const site = await add({ name: 'Website', field_type: 5, hint: 'Your own pages' });
+  const manager = await add({ name: 'Manager', field_type: 6 });
+  const bio = await add({ name: 'Bio', field_type: 2 });
+  const pronouns = await add({ name: 'Pronouns', field_type: 8 });
+  const r = await ts.api.patch('othello', 'users/me/profile_data', {
+    data: JSON.stringify([
+      { id: team, value: 'Design' },
+      { id: editor, value: '1' },
+      { id: site, value: 'https://example.com/othello' },
+      { id: manager, value: [ts.fx.users['iago']!.id] },
+      { id: bio, value: 'Reads *everything* twice.' },
+      { id: pronouns, value: 'he/him' },
+    ]),
+  });
+  if (r.status !== 200) throw new Error(`othello's values: ${r.text}`);
+}
 
 type Found = { id: string; impact: string; help: string; targets: string[] };
 
@@ -207,6 +245,38 @@ for (const dark of [false, true]) {
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
   });
+
+  t.test(
+    `${mode} 1280: custom profile fields — the card, the Profile panel, the admin's`,
+    async (t) => {
+      if (NO_CHROMIUM) return;
+      await profileFields();
+      const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', { hash: topicHash(), dark });
+      await waitMessage(page, 'quoted words');
+      // Othello's card, his full profile: text, a choice, a link, a person, rendered text.
+      await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.sender').click();
+      await page.getByRole('dialog', { name: /Othello/ }).waitFor();
+      await page.click('.profile-card button:has-text("View full profile")');
+      await page.waitForSelector('.profile-card .card-field-people');
+      await check(t, page, `profile-fields-card-1280-${mode}`);
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog', { name: /Othello/ }).waitFor({ state: 'detached' });
+
+      await page.goto(ts.url + '/#settings/profile');
+      await page.waitForSelector('form[aria-label="Your profile fields"]');
+      await check(t, page, `settings-profile-1280-${mode}`);
+      await page.goto(ts.url + '/#settings/profile-fields');
+      await page.waitForSelector('.pf-list');
+      await page.click('button.pf-add');
+      await page.locator('form[aria-label="Add a profile field"] select').first().selectOption({
+        label: 'List of options',
+      });
+      await page.waitForSelector('input[aria-label="Choice 1"]');
+      await check(t, page, `settings-profile-fields-1280-${mode}`);
+      watch.assertClean(t, /WebSocket|status of 401/);
+      await page.close();
+    },
+  );
 
   t.test(`${mode} 1280: suggestions, Jump to, a question, direct messages`, async (t) => {
     if (NO_CHROMIUM) return;
@@ -358,4 +428,39 @@ for (const dark of [false, true]) {
       await page.close();
     },
   );
+  t.test(`${mode}: the Users panel, its confirmation, a card over it`, async (t) => {
+    if (NO_CHROMIUM) return;
+    // An administrator: the role menus and the Deactivate buttons.
+    const admin = await openApp(b, ts.url, ts.fx, 'iago', { hash: '#settings/users', dark });
+    const page = admin.page;
+    await page.waitForSelector('.users-list li');
+    await check(t, page, `settings-users-1280-${mode}`);
+    const hamlet = page.locator('.users-list li', { hasText: 'Hamlet' });
+    await hamlet.locator('button:has-text("Deactivate")').click();
+    await page.getByRole('alertdialog').waitFor();
+    await check(t, page, `users-deactivate-question-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+    await page.click('.users-tabs button:has-text("Deactivated users")');
+    await page.waitForSelector('text=No deactivated users.');
+    await check(t, page, `settings-users-deactivated-1280-${mode}`);
+    await page.click('.users-tabs button:has-text("Users")');
+    await page.locator('.users-list li', { hasText: 'Othello' }).locator('.user-who').click();
+    await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+    await check(t, page, `users-card-1280-${mode}`);
+    admin.watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+
+    // A member on a phone: the lists without controls.
+    const member = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#settings/users',
+      width: 390,
+      height: 844,
+      dark,
+    });
+    await member.page.waitForSelector('.users-list li');
+    await check(t, member.page, `settings-users-390-${mode}`);
+    member.watch.assertClean(t, /WebSocket|status of 401/);
+    await member.page.close();
+  });
 }

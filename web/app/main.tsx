@@ -14,6 +14,8 @@ import '../styles/app.css';
 // The settings' panels load with the settings (shell.tsx); their stylesheet is small and stays here.
 import '../styles/bots.css';
 import '../styles/organization.css';
+import '../styles/users.css';
+import '../styles/profile-fields.css';
 
 startTheme();
 

@@ -7,6 +7,7 @@
 import { signal } from '@preact/signals-core';
 import type {
   Channel,
+  CustomProfileField,
   Message,
   RealmEmoji,
   RegisterResponse,
@@ -43,6 +44,7 @@ import { Presence, type PresenceStatus, type PresenceTimes } from './presence.js
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 import { UserStatuses } from './user-status.js';
+import { withValue } from './profile-fields.js';
 
 export { TOPIC } from './muting.js';
 
@@ -98,6 +100,8 @@ export class ChatState {
   readonly realm: Realm;
   readonly users = new Map<number, User>();
   usersComplete: boolean;
+  /** The realm's custom profile fields (register's, then `custom_profile_fields` events). */
+  profileFields: CustomProfileField[];
   /**
    * Names read off messages (senders, direct-message recipients) while the people are not loaded
    * yet (usersComplete false): the sidebar's conversations and the first screen name people
@@ -180,6 +184,7 @@ export class ChatState {
       this.users.set(u.user_id, { ...u, is_active: false });
     for (const u of r.cross_realm_bots ?? []) this.users.set(u.user_id, u);
     this.usersComplete = r.realm_users !== undefined;
+    this.profileFields = r.custom_profile_fields ?? [];
     this.self = this.users.get(this.selfId) ?? {
       user_id: r.user_id,
       email: r.email,
@@ -878,10 +883,16 @@ export class ChatState {
           const u = this.users.get(e.person.user_id);
           if (u) this.users.set(u.user_id, { ...u, is_active: false });
         } else {
+          // A custom profile field's value is one entry of the user's profile_data.
+          const { custom_profile_field: field, ...person } = e.person;
+          const change = (u: User): User =>
+            field
+              ? { ...u, ...person, profile_data: withValue(u.profile_data, field) }
+              : { ...u, ...person };
           const u = this.users.get(e.person.user_id);
-          if (u) this.users.set(u.user_id, { ...u, ...e.person });
-          if (e.person.user_id === this.selfId) this.self = { ...this.self, ...e.person };
-          this.onSenderChange(e.person);
+          if (u) this.users.set(u.user_id, change(u));
+          if (e.person.user_id === this.selfId) this.self = change(this.self);
+          this.onSenderChange(person);
         }
         this.rev.users.value++;
         return null;
@@ -941,6 +952,10 @@ export class ChatState {
         return null;
       case 'user_status':
         if (this.statuses.apply(e.user_id, e)) this.rev.status.value++;
+        return null;
+      case 'custom_profile_fields':
+        this.profileFields = e.fields;
+        this.rev.users.value++;
         return null;
       case 'heartbeat':
       case 'restart':
