@@ -17,6 +17,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { inertRendering } from '../src/lib/message-content.js';
 import { htmlToText } from '../src/lib/search.js';
 import { openDatabase } from '../src/storage/db.js';
 import { createChannel, serverWithUsers, type BenchUser as User } from './lib/seed.js';
@@ -164,18 +165,7 @@ export async function editBench(): Promise<void> {
         sender_id: sender.id,
         to: { kind: 'channel', channel, topic: 'A' },
         content: `message ${i}`,
-        rendered: {
-          rendered_content: `<p>message ${i}</p>`,
-          mentions_user_ids: [],
-          mentions_user_group_ids: [],
-          mentions_stream_wildcard: false,
-          mentions_topic_wildcard: false,
-          has_link: false,
-          has_image: false,
-          has_attachment: false,
-          potential_attachment_path_ids: [],
-          user_ids_with_alert_words: [],
-        },
+        rendered: inertRendering(`<p>message ${i}</p>`),
         search_text: `message ${i}`,
         client: 'ConfabBench',
         read_by_sender: true,

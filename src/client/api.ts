@@ -543,7 +543,11 @@ export class ConfabClient {
   }
 
   users(): Promise<{ members: User[] }> {
-    return this.request('GET', '/users', { client_gravatar: true });
+    // With each person's custom profile field values (their profile card shows them).
+    return this.request('GET', '/users', {
+      client_gravatar: true,
+      include_custom_profile_fields: true,
+    });
   }
 
   updateSettings(settings: Params): Promise<unknown> {
@@ -577,14 +581,30 @@ export class ConfabClient {
    * `POST /user_uploads` with one file; resolves with its URL. `onProgress` is called only with
    * an upload transport that reports progress (the browser's).
    */
-  async upload(
+  upload(
     file: Blob,
     name: string,
     opts: { onProgress?: (loaded: number, total: number) => void; signal?: AbortSignal } = {},
   ): Promise<{ url: string; filename?: string }> {
     const form = new FormData();
     form.append('file', file, name);
-    const url = this.url('/user_uploads');
+    return this.postForm('/user_uploads', form, opts);
+  }
+
+  /** `POST /realm/emoji/{name}`: a custom emoji from one image (the server checks name and size). */
+  uploadEmoji(emojiName: string, file: Blob, fileName: string): Promise<unknown> {
+    const form = new FormData();
+    form.append('file', file, fileName);
+    return this.postForm(`/realm/emoji/${encodeURIComponent(emojiName)}`, form);
+  }
+
+  /** A multipart POST, through the upload transport when there is one (it reports progress). */
+  private async postForm<T>(
+    path: string,
+    form: FormData,
+    opts: { onProgress?: (loaded: number, total: number) => void; signal?: AbortSignal } = {},
+  ): Promise<T> {
+    const url = this.url(path);
     const headers = this.authHeaders('POST');
     if (this.uploadFn) {
       let r: { status: number; text: string; retryAfter: string | null };

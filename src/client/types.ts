@@ -104,6 +104,29 @@ export type User = {
   delivery_email?: string | null;
   /** A bot's owner (bots only; null for one without, as the realm's system bots). */
   bot_owner_id?: number | null;
+  /** A bot's type (1 generic, 2 incoming webhook, 3 outgoing webhook…); null for a person. */
+  bot_type?: number | null;
+  /** When the account was made (ISO 8601). */
+  date_joined?: string;
+  /** The person's custom profile field values, by field id (GET /users with the fields asked). */
+  profile_data?: ProfileData;
+};
+
+/** A user's custom profile field values, by field id (a person field's value: ids as JSON). */
+export type ProfileData = Record<string, { value: string; rendered_value?: string | null }>;
+
+/** A custom profile field of the realm (register's `custom_profile_fields`). */
+export type CustomProfileField = {
+  id: number;
+  name: string;
+  type: number;
+  hint: string;
+  /** JSON: a choice field's options, an external account's subtype and URL pattern; else ''. */
+  field_data: string;
+  order: number;
+  required?: boolean;
+  editable_by_user?: boolean;
+  display_in_profile_summary?: boolean;
 };
 
 export type UserGroup = {
@@ -188,6 +211,7 @@ export type RegisterResponse = {
   realm_invite_required?: boolean;
   realm_emoji?: Record<string, RealmEmoji>;
   realm_users?: User[];
+  custom_profile_fields?: CustomProfileField[];
   realm_non_active_users?: User[];
   realm_user_groups?: UserGroup[];
   cross_realm_bots?: User[];
@@ -262,9 +286,11 @@ export type ServerEvent =
   | UserSettingsEvent
   | RealmEmojiEvent
   | RealmEvent
+  | RealmUserSettingsDefaultsEvent
   | UserGroupEvent
   | PresenceEvent
   | UserStatusEvent
+  | CustomProfileFieldsEvent
   | RestartEvent
   | OtherEvent;
 
@@ -370,8 +396,22 @@ export type RealmUserEvent = Base &
   (
     | { type: 'realm_user'; op: 'add'; person: User }
     | { type: 'realm_user'; op: 'remove'; person: { user_id: number; full_name?: string } }
-    | { type: 'realm_user'; op: 'update'; person: Partial<User> & { user_id: number } }
+    | {
+        type: 'realm_user';
+        op: 'update';
+        person: Partial<User> & {
+          user_id: number;
+          /** A changed custom profile field value (null: removed). */
+          custom_profile_field?: { id: number; value: string | null; rendered_value?: string };
+        };
+      }
   );
+
+/** The realm's custom profile fields changed: the whole list, in order. */
+export type CustomProfileFieldsEvent = Base & {
+  type: 'custom_profile_fields';
+  fields: CustomProfileField[];
+};
 
 export type TypingEvent = Base & {
   type: 'typing';
@@ -387,6 +427,14 @@ export type UserTopicEvent = Base & { type: 'user_topic' } & UserTopic;
 
 export type UserSettingsEvent = Base & {
   type: 'user_settings';
+  op: 'update';
+  property: string;
+  value: Json;
+};
+
+/** A change of the personal settings new users start with (register's `realm_user_settings_defaults`). */
+export type RealmUserSettingsDefaultsEvent = Base & {
+  type: 'realm_user_settings_defaults';
   op: 'update';
   property: string;
   value: Json;
@@ -448,7 +496,6 @@ export type OtherEvent = Base & {
   type:
     | 'alert_words'
     | 'attachment'
-    | 'custom_profile_fields'
     | 'default_stream_groups'
     | 'default_streams'
     | 'drafts'

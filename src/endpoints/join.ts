@@ -117,7 +117,7 @@ async function acceptForm(ctx: HandlerCtx, p: z.output<typeof params>): Promise<
       email,
       full_name: fullName,
       password_hash: hash,
-      welcome: await prepareWelcome(ctx.server, realm.view),
+      welcome: await prepareWelcome(ctx.server, realm.view, inv.welcome_message_custom_text),
     });
     // Logged in: the new account's first browser session, and on into the app.
     const token = newSessionToken();

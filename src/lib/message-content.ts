@@ -223,6 +223,22 @@ export function renderedMessage(r: RenderedMessage): RenderedMessage {
   };
 }
 
+/** A rendering with nothing in it to act on: no mention, link, image, attachment or alert word. */
+export function inertRendering(rendered_content: string): RenderedMessage {
+  return {
+    rendered_content,
+    mentions_user_ids: [],
+    mentions_user_group_ids: [],
+    mentions_stream_wildcard: false,
+    mentions_topic_wildcard: false,
+    has_link: false,
+    has_image: false,
+    has_attachment: false,
+    potential_attachment_path_ids: [],
+    user_ids_with_alert_words: [],
+  };
+}
+
 /**
  * A message's content ready for the realm actor: the normalized markdown, its rendering (made
  * before the actor runs, never inside it), and the rendering's text for the full-text index.

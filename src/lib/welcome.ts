@@ -12,13 +12,23 @@
  * gives is only settled there), and the account's creation picks one (src/mutations/welcome.ts).
  * welcomeBotReply (below): what the bot answers to a direct message sent to it.
  */
-import type { PreparedContent } from './message-content.js';
+import { escapeText } from './markdown/tree.js';
+import { inertRendering, type PreparedContent } from './message-content.js';
+import { htmlToText } from './search.js';
 
 /** The realm's Welcome Bot (a system bot: no owner; created on first need). */
 export const WELCOME_BOT = { email: 'welcome-bot@zulip.com', full_name: 'Welcome Bot' };
 
-/** The welcome message in both wordings, ready for the realm actor. */
-export type PreparedWelcome = { member: PreparedContent; admin: PreparedContent };
+/**
+ * The welcome message in both wordings, ready for the realm actor; `custom`: an accepted
+ * invitation's `welcome_message_custom_text` (when not empty), which the Welcome Bot sends as a
+ * second message, as the reference's send_initial_direct_message.
+ */
+export type PreparedWelcome = {
+  member: PreparedContent;
+  admin: PreparedContent;
+  custom?: PreparedContent;
+};
 
 /** The welcome message's markdown; `admin`: the account is an administrator or owner. */
 export function welcomeText(admin: boolean): string {
@@ -155,4 +165,36 @@ export function welcomeBotReply(content: string): string {
     ].join('\n');
   }
   return `Sorry, I only understand a few words. Try one of these: ${keywordList(true)}`;
+}
+
+/**
+ * The Notification Bot's notices about a new human account (the reference's notify_new_user and
+ * the referrer's notice in process_new_human_user): a line in the realm's signup announcements
+ * channel (topic SIGNUPS_TOPIC) for every account but a realm's first, and a direct message to
+ * whoever sent the e-mail invitation it accepted, when the invitation asked for it. Each names the
+ * new account with a silent mention, whose id exists only inside the transaction that creates the
+ * account; so the notice is built there, in the markup the renderer gives that content (a silent
+ * mention and plain text; test/unit/welcome-notices checks the two agree), not rendered before.
+ */
+export const SIGNUPS_TOPIC = 'signups';
+
+function mentionNotice(user: { id: number; full_name: string }, rest: string): PreparedContent {
+  const rendered_content =
+    `<p><span class="user-mention silent" data-user-id="${user.id}">` +
+    `${escapeText(user.full_name)}</span> ${escapeText(rest)}</p>`;
+  return {
+    content: `@_**${user.full_name}|${user.id}** ${rest}`,
+    rendered: inertRendering(rendered_content),
+    search_text: htmlToText(rendered_content),
+  };
+}
+
+/** "<new account> joined this organization.", for the signup announcements channel. */
+export function joinedNotice(user: { id: number; full_name: string }): PreparedContent {
+  return mentionNotice(user, 'joined this organization.');
+}
+
+/** "<new account> accepted your invitation.", to the invitation's sender. */
+export function invitationAcceptedNotice(user: { id: number; full_name: string }): PreparedContent {
+  return mentionNotice(user, 'accepted your invitation.');
 }

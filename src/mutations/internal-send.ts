@@ -25,9 +25,14 @@ export type InternalMessage = PreparedContent & { to: MessageDestination } & Int
 
 /**
  * Sends a notification-bot message: no permission checks (the bot may post anywhere, as the
- * reference's system bots), read by the bot itself.
+ * reference's system bots), read by the bot itself. `alsoTo`: recipients the read model does not
+ * know yet (an account made in this transaction, subscribed to the channel in it).
  */
-export function sendInternalMessage(ctx: MutationContext, m: InternalMessage): { id: number } {
+export function sendInternalMessage(
+  ctx: MutationContext,
+  m: InternalMessage,
+  alsoTo: readonly number[] = [],
+): { id: number } {
   const send = {
     sender_id: notificationBot(ctx.realm).id,
     to: m.to,
@@ -37,5 +42,7 @@ export function sendInternalMessage(ctx: MutationContext, m: InternalMessage): {
     client: 'Internal',
     read_by_sender: true,
   };
-  return doSendMessage(ctx, { cmd: send, checked: checkMessage(ctx, send, true) }, m);
+  const checked = checkMessage(ctx, send, true);
+  for (const id of alsoTo) if (!checked.recipients.includes(id)) checked.recipients.push(id);
+  return doSendMessage(ctx, { cmd: send, checked }, m);
 }

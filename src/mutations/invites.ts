@@ -26,6 +26,7 @@ import {
 } from '../lib/invitations.js';
 import { Role, type Role as RoleValue } from '../lib/roles.js';
 import type { PreparedWelcome } from '../lib/welcome.js';
+import { tellReferrer } from './welcome.js';
 import type { Channel } from '../queries/channels-view.js';
 import { InvitationStatus, type InvitationRow } from '../storage/invitations.js';
 import type { UserRow } from '../storage/users.js';
@@ -444,6 +445,10 @@ export function doAcceptInvitation(
   if (!inv.multiuse) store.invitations.setStatus(inv.id, InvitationStatus.USED);
   const created = doCreateUser(ctx, plan.user);
   if (!inv.multiuse) store.invitations.markUsed(inv.id, created.user_id);
+  // An e-mail invitation that asked for it: its sender is told (a reusable link never asks).
+  if (!inv.multiuse && inv.notify_referrer_on_join && plan.user.welcome !== null) {
+    tellReferrer(ctx, inv.referred_by, store.users.byId(created.user_id)!);
+  }
 
   const everyone = [...realm.activeUsers().map((u) => u.id), created.user_id];
   for (const groupId of groups) {

@@ -24,7 +24,7 @@ import { endLoginSessions } from './sessions.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
 import { addNewUserHistory } from './new-user-history.js';
-import { sendWelcomeMessage } from './welcome.js';
+import { announceNewUser, sendWelcomeMessage } from './welcome.js';
 import type { PreparedWelcome } from '../lib/welcome.js';
 import { welcomeMail } from '../lib/mail.js';
 import { enqueueMail, mailRealm } from './mail.js';
@@ -175,7 +175,15 @@ export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): Crea
     defaults.map((d) => d.ch),
   );
   // The Welcome Bot's direct message, unread and starred (process_new_human_user).
-  if (cmd.welcome !== null) sendWelcomeMessage(ctx, { id: userId, role: cmd.role }, cmd.welcome);
+  // And the signup notice in the announcements channel (notify_new_user).
+  if (cmd.welcome !== null) {
+    sendWelcomeMessage(ctx, { id: userId, role: cmd.role }, cmd.welcome);
+    announceNewUser(
+      ctx,
+      row,
+      defaults.map((d) => d.ch.id),
+    );
+  }
   ctx.afterCommit(() => {
     realm.reloadUser(userId);
     for (const groupId of groupIds) realm.addGroupMembers(groupId, [userId]);

@@ -18,9 +18,16 @@
  */
 import { dmGroupKey, type PreparedContent } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
-import { WELCOME_BOT, type PreparedWelcome } from '../lib/welcome.js';
+import {
+  invitationAcceptedNotice,
+  joinedNotice,
+  SIGNUPS_TOPIC,
+  WELCOME_BOT,
+  type PreparedWelcome,
+} from '../lib/welcome.js';
 import type { MutationContext } from './context.js';
 import { doSendMessage, type CheckedMessage } from './messages.js';
+import { sendInternalMessage } from './internal-send.js';
 import { ensureSystemBot } from './operations.js';
 
 /**
@@ -34,9 +41,25 @@ function sendFromWelcomeBot(
   prepared: PreparedContent,
   starred: boolean,
 ): { id: number } {
+  return sendAsWelcomeBot(
+    ctx,
+    ensureSystemBot(ctx, WELCOME_BOT).user_id,
+    userId,
+    prepared,
+    starred,
+  );
+}
+
+/** sendFromWelcomeBot with the bot's id, for a second message in the transaction that made it. */
+function sendAsWelcomeBot(
+  ctx: MutationContext,
+  botId: number,
+  userId: number,
+  prepared: PreparedContent,
+  starred: boolean,
+): { id: number } {
   const { store, realm } = ctx;
-  const bot = ensureSystemBot(ctx, WELCOME_BOT);
-  const sender = store.users.byId(bot.user_id)!;
+  const sender = store.users.byId(botId)!;
   const memberIds = [sender.id, userId].sort((a, b) => a - b);
   const key = dmGroupKey(memberIds);
   const checked: CheckedMessage = {
@@ -63,14 +86,20 @@ function sendFromWelcomeBot(
   );
 }
 
-/** Sends the welcome message to `user` (a human account of this realm); its id. */
+/**
+ * Sends the welcome message to `user` (a human account of this realm), then the invitation's
+ * custom text if it has one (unread, not starred); the welcome message's id.
+ */
 export function sendWelcomeMessage(
   ctx: MutationContext,
   user: { id: number; role: number },
   welcome: PreparedWelcome,
 ): { id: number } {
   const prepared = user.role <= Role.ADMINISTRATOR ? welcome.admin : welcome.member;
-  return sendFromWelcomeBot(ctx, user.id, prepared, true);
+  const botId = ensureSystemBot(ctx, WELCOME_BOT).user_id;
+  const sent = sendAsWelcomeBot(ctx, botId, user.id, prepared, true);
+  if (welcome.custom) sendAsWelcomeBot(ctx, botId, user.id, welcome.custom, false);
+  return sent;
 }
 
 /**
@@ -128,4 +157,43 @@ export function doSendWelcome(ctx: MutationContext, cmd: SendWelcomeCommand): { 
     throw new Error(`user ${cmd.user_id} is no active human of realm ${ctx.realm.id}`);
   }
   return sendWelcomeMessage(ctx, { id: u.id, role: u.role }, cmd.welcome);
+}
+
+/**
+ * The Notification Bot's "<new account> joined this organization." in the realm's signup
+ * announcements channel, topic "signups" (notify_new_user), when the realm has one and it is not
+ * archived. `user` was created in this transaction, subscribed to `channelIds` in it: the read
+ * model knows neither yet, so the account is added to the message's recipients when the channel
+ * is one of those.
+ */
+export function announceNewUser(
+  ctx: MutationContext,
+  user: { id: number; full_name: string },
+  channelIds: readonly number[],
+): void {
+  const { realm } = ctx;
+  const channel = realm.channels.byId(realm.settings.signup_announcements_stream_id);
+  if (channel === undefined || channel.deactivated) return;
+  sendInternalMessage(
+    ctx,
+    { ...joinedNotice(user), to: { kind: 'channel', channel: channel.id, topic: SIGNUPS_TOPIC } },
+    channelIds.includes(channel.id) ? [user.id] : [],
+  );
+}
+
+/**
+ * The Notification Bot's direct message to an invitation's sender when the account it invited is
+ * made (process_new_human_user), if the invitation asked for it and the sender is still active.
+ */
+export function tellReferrer(
+  ctx: MutationContext,
+  referrerId: number,
+  user: { id: number; full_name: string },
+): void {
+  const referrer = ctx.realm.user(referrerId);
+  if (referrer === undefined || !referrer.is_active) return;
+  sendInternalMessage(ctx, {
+    ...invitationAcceptedNotice(user),
+    to: { kind: 'direct', ids: [referrer.id] },
+  });
 }

@@ -15,6 +15,7 @@ import type { MessageEvent, RegisterResponse, ServerEvent } from '../../src/clie
 import { createServer } from '../../src/server.js';
 import { until } from '../helpers/events.js';
 import { relay } from '../helpers/relay.js';
+import { tinyPng } from '../helpers/images.js';
 import { seedRealm } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { startServer, TEST_SERVER_OPTIONS, type TestServer } from '../helpers/server.js';
@@ -133,6 +134,22 @@ t.test('typed calls and their answers', async (t) => {
 
   const up = await hamlet.upload(new Blob(['hello file']), 'hello.txt');
   t.match(up.url, /^\/user_uploads\/.+\/hello\.txt$/, 'an upload answers its URL');
+  // A custom emoji: the same multipart path to /realm/emoji/{name}; the server's refusal an ApiError.
+  await hamlet.uploadEmoji('hello_png', new Blob([new Uint8Array(tinyPng())]), 'hello.png');
+  const listed = await hamlet.request<{
+    emoji: Record<string, { name: string; author_id: number }>;
+  }>('GET', '/realm/emoji');
+  t.same(
+    Object.values(listed.emoji).map((e) => [e.name, e.author_id]),
+    [['hello_png', ts.fx.users.hamlet!.id]],
+    'the emoji is the uploader’s',
+  );
+  const notImage = await hamlet
+    .uploadEmoji('hello_txt', new Blob(['hello file']), 'hello.txt')
+    .catch((e: unknown) => e);
+  t.ok(notImage instanceof ApiError, 'a file that is no image is refused');
+  t.equal((notImage as ApiError).status, 400);
+  t.match((notImage as ApiError).message, /Invalid image format/);
 
   const notMine = await othello.deleteMessage(sent.id).catch((e: unknown) => e);
   t.ok(notMine instanceof ApiError, "deleting another's message is refused");

@@ -7,7 +7,7 @@
  * with protected history, no direct messages, at most 1000; bots get nothing.
  */
 import t, { type Test } from 'tap';
-import { assertSuccess, formEncode, rawRequest, type ApiClient, type Who } from '../helpers/api.js';
+import { assertSuccess, type ApiClient, type Who } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import { manage } from '../helpers/manage.js';
 import {
@@ -16,9 +16,9 @@ import {
   sendDirectMessage,
   type FetchedMessage,
 } from '../helpers/messages.js';
+import { acceptInvitation, createByApi, invitationLink } from '../helpers/accounts.js';
 import { CLUSTER_MODE, restartServer, startServer, type TestServer } from '../helpers/server.js';
 
-const HOST = 'testserver.local';
 /** Subtests that write messages straight into the store, or stop the server: one process only. */
 const ONE_PROCESS = CLUSTER_MODE && 'cluster mode: writes to one node’s store, or a restart';
 const WEEK = 7 * 86400;
@@ -68,45 +68,6 @@ async function registeredUnread(t: Test, api: ApiClient, who: Who) {
     .sort((a, b) => a - b);
   const welcomeUnread = welcome.flatMap((p) => p.unread_message_ids).length;
   return { count: u.count - welcomeUnread, ids };
-}
-
-/** Creates an account with POST /users (iago) and logs in as it. */
-async function createByApi(t: Test, api: ApiClient, email: string) {
-  const created = assertSuccess(
-    t,
-    await api.post('iago', 'users', { email, password: 'pw-123456', full_name: 'New Person' }),
-  );
-  return { ...(await login(t, api, email, 'pw-123456')), user_id: created.user_id as number };
-}
-
-async function login(t: Test, api: ApiClient, email: string, password: string) {
-  const body = assertSuccess(
-    t,
-    await api.post(null, 'fetch_api_key', { username: email, password }),
-  );
-  return { email, api_key: body.api_key as string };
-}
-
-/**
- * Submits an invitation link's form (what the browser does) and logs in as the new account;
- * `askEmail`: a reusable link's form asks for the address (an e-mail invitation's has it).
- */
-async function accept(t: Test, ts: TestServer, link: string, email: string, askEmail: boolean) {
-  const form: Record<string, string> = { full_name: 'Invited Person', password: 'pw-invited' };
-  if (askEmail) form.email = email;
-  const body = formEncode(form);
-  const res = await rawRequest(ts.url, {
-    method: 'POST',
-    path: new URL(link).pathname,
-    headers: {
-      host: HOST,
-      'content-type': 'application/x-www-form-urlencoded',
-      'content-length': String(Buffer.byteLength(body)),
-    },
-    body,
-  });
-  t.equal(res.status, 303, 'the account is created', { body: res.text.slice(0, 300) });
-  return login(t, ts.api, email, 'pw-invited');
 }
 
 /** A public default channel with `n` messages from iago; their ids, ascending. */
@@ -178,7 +139,7 @@ t.test('a reusable link and an e-mail invitation: the invitation’s channels', 
     t,
     await ts.api.post('iago', 'invites/multiuse', { stream_ids: JSON.stringify([verona]) }),
   ).invite_link as string;
-  const byLink = await accept(t, ts, multi, 'linked@example.com', true);
+  const byLink = await acceptInvitation(t, ts, multi, 'linked@example.com', true);
   await assertOnboarded(t, ts, byLink, ids);
 
   assertSuccess(
@@ -188,13 +149,10 @@ t.test('a reusable link and an e-mail invitation: the invitation’s channels', 
       stream_ids: JSON.stringify([verona]),
     }),
   );
-  const row = ts.server.store.invitations
-    .validByRealm(ts.fx.realmId, Math.floor(Date.now() / 1000))
-    .find((r) => r.email === 'mailed@example.com')!;
-  const mailed = await accept(
+  const mailed = await acceptInvitation(
     t,
     ts,
-    `http://${HOST}/accounts/do_confirm/${row.confirmation_key}/`,
+    invitationLink(ts, 'mailed@example.com'),
     'mailed@example.com',
     false,
   );
@@ -267,7 +225,7 @@ t.test(
         stream_ids: JSON.stringify([verona, secret, shared]),
       }),
     ).invite_link as string;
-    const newbie = await accept(t, ts, link, 'newcomer@example.com', true);
+    const newbie = await acceptInvitation(t, ts, link, 'newcomer@example.com', true);
     const subs = assertSuccess(t, await ts.api.get(newbie, 'users/me/subscriptions'));
     t.equal((subs.subscriptions as unknown[]).length, 3, 'subscribed to all three');
     const expected = [...inside, ...recent, sharedMsg];

@@ -13,7 +13,6 @@ import {
   assertError,
   assertSuccess,
   basicAuth,
-  formEncode,
   rawRequest,
   type ApiClient,
   type Who,
@@ -21,9 +20,9 @@ import {
 import { firstOwner, startChild } from '../helpers/child-server.js';
 import { manage } from '../helpers/manage.js';
 import type { FetchedMessage } from '../helpers/messages.js';
-import { CLUSTER_MODE, restartServer, startServer, type TestServer } from '../helpers/server.js';
+import { acceptInvitation, createByApi, invitationLink } from '../helpers/accounts.js';
+import { CLUSTER_MODE, restartServer, startServer } from '../helpers/server.js';
 
-const HOST = 'testserver.local';
 const WELCOME_BOT = 'welcome-bot@zulip.com';
 const ONE_PROCESS = CLUSTER_MODE && 'cluster mode: a restart, or a child server';
 
@@ -115,41 +114,6 @@ async function assertWelcomed(
   return m.id;
 }
 
-async function login(t: Test, api: ApiClient, email: string, password: string) {
-  const body = assertSuccess(
-    t,
-    await api.post(null, 'fetch_api_key', { username: email, password }),
-  );
-  return { email, api_key: body.api_key as string };
-}
-
-async function createByApi(t: Test, api: ApiClient, email: string) {
-  const created = assertSuccess(
-    t,
-    await api.post('iago', 'users', { email, password: 'pw-123456', full_name: 'New Person' }),
-  );
-  return { ...(await login(t, api, email, 'pw-123456')), user_id: created.user_id as number };
-}
-
-/** Submits an invitation link's form, as the browser does, and logs in as the new account. */
-async function accept(t: Test, ts: TestServer, link: string, email: string, askEmail: boolean) {
-  const form: Record<string, string> = { full_name: 'Invited Person', password: 'pw-invited' };
-  if (askEmail) form.email = email;
-  const body = formEncode(form);
-  const res = await rawRequest(ts.url, {
-    method: 'POST',
-    path: new URL(link).pathname,
-    headers: {
-      host: HOST,
-      'content-type': 'application/x-www-form-urlencoded',
-      'content-length': String(Buffer.byteLength(body)),
-    },
-    body,
-  });
-  t.equal(res.status, 303, 'the account is created', { body: res.text.slice(0, 300) });
-  return login(t, ts.api, email, 'pw-invited');
-}
-
 t.test('POST /users: one unread, starred direct message from Welcome Bot', async (t) => {
   const ts = await startServer(t);
   const before = assertSuccess(t, await ts.api.get('hamlet', 'users')).members as {
@@ -184,7 +148,7 @@ t.test('invitations: a reusable link and an e-mail invitation; an administrator'
   const ts = await startServer(t);
   const multi = assertSuccess(t, await ts.api.post('iago', 'invites/multiuse', {}))
     .invite_link as string;
-  const byLink = await accept(t, ts, multi, 'linked@example.com', true);
+  const byLink = await acceptInvitation(t, ts, multi, 'linked@example.com', true);
   await assertWelcomed(t, ts.api, byLink, false);
 
   assertSuccess(
@@ -195,17 +159,54 @@ t.test('invitations: a reusable link and an e-mail invitation; an administrator'
       invite_as: 200,
     }),
   );
-  const row = ts.server.store.invitations
-    .validByRealm(ts.fx.realmId, Math.floor(Date.now() / 1000))
-    .find((r) => r.email === 'mailed@example.com')!;
-  const mailed = await accept(
+  const mailed = await acceptInvitation(
     t,
     ts,
-    `http://${HOST}/accounts/do_confirm/${row.confirmation_key}/`,
+    invitationLink(ts, 'mailed@example.com'),
     'mailed@example.com',
     false,
   );
   await assertWelcomed(t, ts.api, mailed, true);
+});
+
+t.test('an invitation’s custom text: a second message from Welcome Bot', async (t) => {
+  const ts = await startServer(t);
+  const invite = async (email: string, text: string | undefined) => {
+    assertSuccess(
+      t,
+      await ts.api.post('iago', 'invites', {
+        invitee_emails: email,
+        stream_ids: '[]',
+        invite_as: 400,
+        ...(text === undefined ? {} : { welcome_message_custom_text: text }),
+      }),
+    );
+    return acceptInvitation(t, ts, invitationLink(ts, email), email, false);
+  };
+
+  const who = await invite(
+    'custom@example.com',
+    'Glad you are here, **friend**: see #**general**.',
+  );
+  const fromBot = (await feed(t, ts.api, who)).filter((m) => m.sender_email === WELCOME_BOT);
+  t.equal(fromBot.length, 2, 'the welcome message, then the custom text');
+  const [welcome, custom] = fromBot;
+  t.match(welcome!.content, /^<p>Hi, and welcome!/, 'the welcome message first');
+  t.ok(welcome!.flags.includes('starred'), 'which is starred');
+  t.ok(custom!.id > welcome!.id, 'then the custom text');
+  t.match(custom!.content, /^<p>Glad you are here, <strong>friend<\/strong>: see /, 'rendered');
+  t.notOk(custom!.flags.includes('read'), 'unread');
+  t.notOk(custom!.flags.includes('starred'), 'not starred');
+
+  // An empty text, or none: the welcome message alone.
+  for (const [email, text] of [
+    ['empty@example.com', ''],
+    ['none@example.com', undefined],
+  ] as const) {
+    const other = await invite(email, text);
+    const msgs = (await feed(t, ts.api, other)).filter((m) => m.sender_email === WELCOME_BOT);
+    t.equal(msgs.length, 1, `${email}: the welcome message alone`);
+  }
 });
 
 t.test('the admin tool’s create-user', { skip: ONE_PROCESS }, async (t) => {

@@ -4,8 +4,12 @@
  * message's actions (toolbar and menu), the emoji picker, a profile card (with a status), a
  * group's card, the status dialog, Jump to, a question (Delete), Create channel (its people's
  * suggestions open), a channel's settings, Settings (Account, Display, Notifications, Invite
- * people, User groups: the list, a new group's form, a group's members and controls), the people (a column at 1280, filtered; a section of the drawer at 390), at 1280
- * pixels and at 390 (drawer closed and open), light and dark. No violation of impact serious or
+ * people, Users with its confirmation and a card over it, Profile, Custom profile fields with
+ * its form; Organization as a member reads it and as an administrator edits it, Custom
+ * emoji; User groups: the list, a new group's form, a group's members and controls), a card's
+ * custom profile fields (the full profile), the people (a column at 1280, filtered; a section of
+ * the drawer at 390), at 1280 pixels and at 390 (drawer closed and open), light and dark. No
+ * violation of impact serious or
  * critical; each one found is listed with its rule and target. The page's
  * Content-Security-Policy forbids string evaluation by the page, but not what the test drives
  * through the browser's DevTools protocol (page.evaluate of a string, as waitFor does): axe's
@@ -23,7 +27,9 @@ import {
   watchPage,
   type TestBrowser,
 } from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { createChannel, systemGroupId } from '../helpers/channels.js';
+import { tinyPng } from '../helpers/images.js';
+import { addEmoji } from '../helpers/uploads.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -74,7 +80,59 @@ t.before(async () => {
     emoji_name: 'calendar',
   });
   if (status.status !== 200) throw new Error(`othello's status: ${status.text}`);
+  // A custom emoji (the Custom emoji panel's list), and a permission that is no single role.
+  const emoji = await addEmoji(ts.api, 'hamlet', 'party_parrot', {
+    filename: 'parrot.png',
+    data: tinyPng(),
+    contentType: 'image/png',
+  });
+  if (emoji.status !== 200) throw new Error(`the emoji: ${emoji.text}`);
+  const composed = await ts.api.patch('iago', 'realm', {
+    can_move_messages_between_channels_group: JSON.stringify({
+      new: {
+        direct_members: [ts.fx.users['hamlet']!.id],
+        direct_subgroups: [systemGroupId(ts, 'role:moderators')],
+      },
+    }),
+  });
+  if (composed.status !== 200) throw new Error(`the composed setting: ${composed.text}`);
 });
+
+/** Custom profile fields (once), and Othello's values for them. */
+async function profileFields(): Promise<void> {
+  const have = await ts.api.get('iago', 'realm/profile_fields');
+  if ((have.body.custom_fields as unknown[]).length > 0) return;
+  const add = async (params: Record<string, unknown>): Promise<number> => {
+    const r = await ts.api.post('iago', 'realm/profile_fields', params);
+    if (r.status !== 200) throw new Error(`a profile field: ${r.text}`);
+    return r.body.id as number;
+  };
+  const team = await add({ name: 'Team', field_type: 1, display_in_profile_summary: true });
+  const editor = await add({
+    name: 'Editor',
+    field_type: 3,
+    required: true,
+    field_data: JSON.stringify({
+      0: { text: 'Vim', order: '1' },
+      1: { text: 'Emacs', order: '2' },
+    }),
+  });
+  const site = await add({ name: 'Website', field_type: 5, hint: 'Your own pages' });
+  const manager = await add({ name: 'Manager', field_type: 6 });
+  const bio = await add({ name: 'Bio', field_type: 2 });
+  const pronouns = await add({ name: 'Pronouns', field_type: 8 });
+  const r = await ts.api.patch('othello', 'users/me/profile_data', {
+    data: JSON.stringify([
+      { id: team, value: 'Design' },
+      { id: editor, value: '1' },
+      { id: site, value: 'https://example.com/othello' },
+      { id: manager, value: [ts.fx.users['iago']!.id] },
+      { id: bio, value: 'Reads *everything* twice.' },
+      { id: pronouns, value: 'he/him' },
+    ]),
+  });
+  if (r.status !== 200) throw new Error(`othello's values: ${r.text}`);
+}
 
 type Found = { id: string; impact: string; help: string; targets: string[] };
 
@@ -188,6 +246,38 @@ for (const dark of [false, true]) {
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
   });
+
+  t.test(
+    `${mode} 1280: custom profile fields — the card, the Profile panel, the admin's`,
+    async (t) => {
+      if (NO_CHROMIUM) return;
+      await profileFields();
+      const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', { hash: topicHash(), dark });
+      await waitMessage(page, 'quoted words');
+      // Othello's card, his full profile: text, a choice, a link, a person, rendered text.
+      await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.sender').click();
+      await page.getByRole('dialog', { name: /Othello/ }).waitFor();
+      await page.click('.profile-card button:has-text("View full profile")');
+      await page.waitForSelector('.profile-card .card-field-people');
+      await check(t, page, `profile-fields-card-1280-${mode}`);
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog', { name: /Othello/ }).waitFor({ state: 'detached' });
+
+      await page.goto(ts.url + '/#settings/profile');
+      await page.waitForSelector('form[aria-label="Your profile fields"]');
+      await check(t, page, `settings-profile-1280-${mode}`);
+      await page.goto(ts.url + '/#settings/profile-fields');
+      await page.waitForSelector('.pf-list');
+      await page.click('button.pf-add');
+      await page.locator('form[aria-label="Add a profile field"] select').first().selectOption({
+        label: 'List of options',
+      });
+      await page.waitForSelector('input[aria-label="Choice 1"]');
+      await check(t, page, `settings-profile-fields-1280-${mode}`);
+      watch.assertClean(t, /WebSocket|status of 401/);
+      await page.close();
+    },
+  );
 
   t.test(`${mode} 1280: suggestions, Jump to, a question, direct messages`, async (t) => {
     if (NO_CHROMIUM) return;
@@ -321,11 +411,75 @@ for (const dark of [false, true]) {
     await page.goto(ts.url + '/#settings/display');
     await page.waitForSelector(`.settings h3:has-text("Display")`);
     await check(t, page, `settings-display-390-${mode}`);
+    // The organization's settings as a member reads them (nothing to change).
+    await page.goto(ts.url + '/#settings/organization');
+    await page.waitForSelector(`.settings h3:has-text("Organization")`);
+    await check(t, page, `settings-organization-member-390-${mode}`);
     await page.goto(ts.url + '/#settings/groups');
     await page.locator('.group-row', { hasText: 'reviewers' }).click();
     await page.waitForSelector('#group-title:has-text("reviewers")');
     await check(t, page, `group-details-390-${mode}`);
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
+  });
+
+  t.test(
+    `${mode} 1280: the organization's settings and custom emoji (an administrator)`,
+    async (t) => {
+      if (NO_CHROMIUM) return;
+      const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', {
+        hash: '#settings/organization',
+        dark,
+      });
+      await page.waitForSelector(`.settings h3:has-text("Organization")`);
+      await page.waitForSelector('.org-composed');
+      // With an edit: Save and Discard shown.
+      await page.selectOption('#org-can_add_custom_emoji_group', 'role:moderators');
+      await page.waitForSelector('.org-save');
+      await check(t, page, `settings-organization-1280-${mode}`);
+      await page.click('.org-save button:has-text("Discard")');
+      await waitFor(page, `document.querySelector('.org-save') === null`);
+
+      await page.goto(ts.url + '/#settings/emoji');
+      await page.waitForSelector('.org-emoji img[alt=":party_parrot:"]');
+      await check(t, page, `settings-emoji-1280-${mode}`);
+      watch.assertClean(t, /WebSocket|status of 401/);
+      await page.close();
+    },
+  );
+  t.test(`${mode}: the Users panel, its confirmation, a card over it`, async (t) => {
+    if (NO_CHROMIUM) return;
+    // An administrator: the role menus and the Deactivate buttons.
+    const admin = await openApp(b, ts.url, ts.fx, 'iago', { hash: '#settings/users', dark });
+    const page = admin.page;
+    await page.waitForSelector('.users-list li');
+    await check(t, page, `settings-users-1280-${mode}`);
+    const hamlet = page.locator('.users-list li', { hasText: 'Hamlet' });
+    await hamlet.locator('button:has-text("Deactivate")').click();
+    await page.getByRole('alertdialog').waitFor();
+    await check(t, page, `users-deactivate-question-1280-${mode}`);
+    await page.keyboard.press('Escape');
+    await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+    await page.click('.users-tabs button:has-text("Deactivated users")');
+    await page.waitForSelector('text=No deactivated users.');
+    await check(t, page, `settings-users-deactivated-1280-${mode}`);
+    await page.click('.users-tabs button:has-text("Users")');
+    await page.locator('.users-list li', { hasText: 'Othello' }).locator('.user-who').click();
+    await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+    await check(t, page, `users-card-1280-${mode}`);
+    admin.watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+
+    // A member on a phone: the lists without controls.
+    const member = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#settings/users',
+      width: 390,
+      height: 844,
+      dark,
+    });
+    await member.page.waitForSelector('.users-list li');
+    await check(t, member.page, `settings-users-390-${mode}`);
+    member.watch.assertClean(t, /WebSocket|status of 401/);
+    await member.page.close();
   });
 }

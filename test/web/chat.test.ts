@@ -812,3 +812,58 @@ t.test("presence: register's snapshot, a presence event, a ping's answer, one's 
   t.equal(s.presenceOf(SELF), 'offline');
   t.end();
 });
+
+t.test("custom profile fields: register's list, its event, a value's realm_user update", (t) => {
+  const field = { id: 4, name: 'Team', type: 1, hint: '', field_data: '', order: 0 };
+  const { s } = state({ custom_profile_fields: [field] });
+  t.same(s.profileFields, [field]);
+  s.setUsers([
+    {
+      user_id: 2,
+      email: 'h@x',
+      full_name: 'Hamlet',
+      is_bot: false,
+      profile_data: { '4': { value: 'Infra' } },
+    },
+  ]);
+  const rev = s.rev.users.value;
+  s.apply([
+    ev({
+      type: 'realm_user',
+      op: 'update',
+      person: {
+        user_id: 2,
+        custom_profile_field: { id: 4, value: 'Web', rendered_value: '<p>Web</p>' },
+      },
+    }),
+  ]);
+  t.same(s.users.get(2)?.profile_data, { '4': { value: 'Web', rendered_value: '<p>Web</p>' } });
+  t.notOk('custom_profile_field' in s.users.get(2)!, 'not kept on the user as it came');
+  t.equal(s.users.get(2)?.full_name, 'Hamlet', 'the rest of the user as it was');
+  t.ok(s.rev.users.value > rev, 'drawn again');
+  s.apply([
+    ev({
+      type: 'realm_user',
+      op: 'update',
+      person: { user_id: SELF, custom_profile_field: { id: 4, value: 'Ops' } },
+    }),
+  ]);
+  t.same(s.self.profile_data, { '4': { value: 'Ops' } }, "one's own, on self too");
+  s.apply([
+    ev({
+      type: 'realm_user',
+      op: 'update',
+      person: { user_id: 2, custom_profile_field: { id: 4, value: null } },
+    }),
+  ]);
+  t.same(s.users.get(2)?.profile_data, {}, 'removed');
+  const next = s.rev.users.value;
+  const fields = [
+    { ...field, order: 1 },
+    { ...field, id: 5, name: 'Editor', type: 3, order: 0 },
+  ];
+  s.apply([ev({ type: 'custom_profile_fields', fields })]);
+  t.same(s.profileFields, fields, 'the whole list, as the event gives it');
+  t.ok(s.rev.users.value > next, 'the cards and panels drawn again');
+  t.end();
+});

@@ -5,8 +5,8 @@
  * waiting for the SMTP server (GET /mail/outbox). Registered with `addSettingsPanel`; settings-panels.ts
  * imports this module.
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { useLive } from './live.js';
+import { useEffect, useMemo } from 'preact/hooks';
+import { requestOf, useChanges, useLive } from './live.js';
 import type { Controller } from './controller.js';
 import { addSettingsPanel } from './settings.js';
 import { CopyField } from './copy-field.js';
@@ -18,22 +18,11 @@ import {
   kindName,
   OutboxState,
   relativeTime,
-  type Request,
 } from '../state/bots.js';
-
-function requestOf(c: Controller): Request {
-  return (method, path, params) => c.client.request(method, path, params ?? {});
-}
 
 function isAdmin(c: Controller): boolean {
   const self = c.state.value?.self;
   return self?.is_admin === true || self?.is_owner === true || (self?.role ?? 400) <= 200;
-}
-
-/** Re-renders the component on each change of a state object with `subscribe`. */
-function useChanges(st: { subscribe(fn: () => void): () => void }): void {
-  const [, setTick] = useState(0);
-  useEffect(() => st.subscribe(() => setTick((n) => n + 1)), [st]);
 }
 
 function Bots({ c }: { c: Controller }) {

@@ -5,7 +5,8 @@
  * before. The setter here updates `live.current` at once, then schedules the drawing as
  * `useState`'s does; handlers read `live.current`, the drawing reads the value.
  */
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Controller } from './controller.js';
 
 export type Live<T> = { readonly current: T };
 export type SetLive<T> = (next: T | ((now: T) => T)) => void;
@@ -19,4 +20,21 @@ export function useLive<T>(initial: T | (() => T)): [T, SetLive<T>, Live<T>] {
     setValue(() => v);
   }).current;
   return [value, set, live];
+}
+
+/** Re-renders the component on each change of a state object with `subscribe`. */
+export function useChanges(st: { subscribe(fn: () => void): () => void }): void {
+  const [, setTick] = useState(0);
+  useEffect(() => st.subscribe(() => setTick((n) => n + 1)), [st]);
+}
+
+/** The app's API calls, as the settings panels' framework-free state modules take them. */
+export function requestOf(
+  c: Controller,
+): <T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  params?: Record<string, unknown>,
+) => Promise<T> {
+  return (method, path, params) => c.client.request(method, path, params ?? {});
 }

@@ -1,8 +1,9 @@
 /**
  * A person's profile card, as the reference's user card popover: opened from a message's sender
  * (the name, the avatar, `u` on a selected message) or a mention of them in a message, it shows
- * their avatar, name, e-mail, role (or "Bot" and the bot's owner), a deactivated account, their
- * local time, and offers "Send direct message" (with oneself on one's own card) and "View
+ * their avatar, name (and pronouns), e-mail, role (or "Bot" and the bot's owner), a deactivated
+ * account, their local time, their custom profile fields shown in the summary (all of them with
+ * "View full profile"), and offers "Send direct message" (with oneself on one's own card) and "View
  * messages sent". Beside what opened it on a wide screen; a sheet at the bottom on a phone. Esc,
  * a click outside or Close shut it and the focus goes back where it was; Tab stays within it.
  *
@@ -11,9 +12,10 @@
  * member's name opening their profile card (in its place, beside the same mention).
  */
 import type { ComponentChildren, RefObject } from 'preact';
-import { useLayoutEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { presenceText } from '../state/presence.js';
 import { groupCard, profileCard } from '../state/profile.js';
+import { cardFields, type ExternalKinds, type FieldShown } from '../state/profile-fields.js';
 import { NO_STATUS } from '../state/user-status.js';
 import { Avatar } from './bits.js';
 import type { CardAt, Controller } from './controller.js';
@@ -58,6 +60,17 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
     leave.current = how;
     c.card.value = null;
   };
+  // The summary fields, or all of them once "View full profile" is pressed (the reference's
+  // full profile shows every field the person filled in).
+  const [all, setAll] = useState(false);
+  const u = s.users.get(userId);
+  const custom =
+    card && u && !card.isBot
+      ? cardFields(u, s.profileFields, {
+          all,
+          kinds: s.realm.settings.realm_default_external_accounts as ExternalKinds | undefined,
+        })
+      : null;
 
   const nameId = `card-name-${userId}`;
   // Someone the app does not know yet: the people are still loading (GET /users, after the first
@@ -78,6 +91,7 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
       leave={leave}
       primary={primary}
       filled={card !== undefined}
+      grown={all}
     >
       <div class="card-head">
         <span class="with-dot">
@@ -87,6 +101,7 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
         <div class="card-who">
           <h2 id={nameId} class="card-name">
             {name}
+            {custom?.pronouns && <span class="card-pronouns"> {custom.pronouns}</span>}
             {card?.isMe && <span class="card-you"> (you)</span>}
             <StatusEmoji s={s} id={userId} />
           </h2>
@@ -138,7 +153,29 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
               <dd>{card.localTime}</dd>
             </div>
           )}
+          {custom?.fields.map((f) => (
+            <div key={`f${f.id}`} class="card-field" data-field-id={f.id}>
+              <dt>{f.name}</dt>
+              <dd>
+                <FieldValue
+                  f={f}
+                  name={(id) => s.userName(id)}
+                  open={(id) => (c.card.value = { userId: id, anchor: at.anchor })}
+                />
+              </dd>
+            </div>
+          ))}
         </dl>
+      )}
+      {custom && (custom.more || all) && (
+        <button
+          class="link-btn card-more"
+          type="button"
+          aria-expanded={all}
+          onClick={() => setAll(!all)}
+        >
+          {all ? 'Show fewer details' : 'View full profile'}
+        </button>
       )}
       {card?.deactivated && (
         <p class="card-deactivated">
@@ -192,6 +229,49 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
   );
 }
 
+/** A custom profile field's value on the card: text, rendered markdown, a link, people. */
+function FieldValue({
+  f,
+  name,
+  open,
+}: {
+  f: FieldShown;
+  name: (id: number) => string;
+  open: (id: number) => void;
+}) {
+  switch (f.kind) {
+    case 'text':
+      return <span class="card-field-text">{f.text}</span>;
+    case 'html':
+      // The server's rendering of the person's markdown, as a message's content is.
+      return <div class="card-field-html rendered" dangerouslySetInnerHTML={{ __html: f.html }} />;
+    case 'link':
+      return (
+        <a href={f.href} target="_blank" rel="noopener noreferrer">
+          {f.text}
+        </a>
+      );
+    case 'people':
+      return (
+        <span class="card-field-people">
+          {f.ids.map((id, i) => (
+            <span key={id}>
+              {i > 0 && ', '}
+              <button
+                class="link-btn"
+                type="button"
+                aria-haspopup="dialog"
+                onClick={() => open(id)}
+              >
+                {name(id)}
+              </button>
+            </span>
+          ))}
+        </span>
+      );
+  }
+}
+
 /**
  * What both cards are: a dialog beside what opened it (a sheet on a phone), focused on its first
  * action as it is drawn, Tab kept within it, shut by Esc or a click outside, the focus then back
@@ -205,6 +285,7 @@ function CardFrame({
   leave,
   primary,
   filled,
+  grown,
   children,
 }: {
   c: Controller;
@@ -215,15 +296,18 @@ function CardFrame({
   primary: RefObject<HTMLElement | null>;
   /** Whether it shows what it is about (else "Loading…"): placed again when it fills in. */
   filled: boolean;
+  /** Whether it shows more (the full profile): placed again too, as it grew. */
+  grown?: boolean;
   children: ComponentChildren;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const sheet = typeof matchMedia === 'function' && matchMedia(SHEET_QUERY).matches;
 
-  // Beside what opened it, before it is painted; again when it fills in (the people loaded).
+  // Beside what opened it, before it is painted; again when it fills in (the people loaded) or
+  // grows (the full profile).
   useLayoutEffect(() => {
     if (!sheet && box.current) place(box.current, at.anchor);
-  }, [filled]);
+  }, [filled, grown]);
   // Focused as it is drawn (in the task of the click or key that opened it), so that a key
   // pressed at once acts in it. The focus goes back as it closes, unless an action took it on
   // (the compose box, the messages of the new view).

@@ -140,7 +140,8 @@ function Account({ c }: { c: Controller }) {
   );
 }
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+/** What a failure says (the server's words for a refused request). */
+export const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** The user's name as the organization shows it (the server checks it, and the realm's rules). */
 function FullName({ c }: { c: Controller }) {

@@ -278,7 +278,8 @@ class ChannelItem extends Component<ChannelItemProps> {
 
 export function Sidebar({ c }: { c: Controller }) {
   const s = c.state.value!;
-  track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users, s.rev.presence);
+  // settings: the realm's name and who may create channels.
+  track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users, s.rev.presence, s.rev.settings);
   const [allDms, setAllDms] = useState(false);
   const wide = useMedia(PEOPLE_COLUMN_QUERY);
   const counts = s.unreadCounts();

@@ -7,6 +7,7 @@
 import { signal } from '@preact/signals-core';
 import type {
   Channel,
+  CustomProfileField,
   Message,
   RealmEmoji,
   RegisterResponse,
@@ -43,6 +44,7 @@ import { Presence, type PresenceStatus, type PresenceTimes } from './presence.js
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 import { UserStatuses } from './user-status.js';
+import { withValue } from './profile-fields.js';
 
 export { TOPIC } from './muting.js';
 
@@ -98,6 +100,8 @@ export class ChatState {
   readonly realm: Realm;
   readonly users = new Map<number, User>();
   usersComplete: boolean;
+  /** The realm's custom profile fields (register's, then `custom_profile_fields` events). */
+  profileFields: CustomProfileField[];
   /**
    * Names read off messages (senders, direct-message recipients) while the people are not loaded
    * yet (usersComplete false): the sidebar's conversations and the first screen name people
@@ -180,6 +184,7 @@ export class ChatState {
       this.users.set(u.user_id, { ...u, is_active: false });
     for (const u of r.cross_realm_bots ?? []) this.users.set(u.user_id, u);
     this.usersComplete = r.realm_users !== undefined;
+    this.profileFields = r.custom_profile_fields ?? [];
     this.self = this.users.get(this.selfId) ?? {
       user_id: r.user_id,
       email: r.email,
@@ -488,6 +493,24 @@ export class ChatState {
 
   get isModerator(): boolean {
     return (this.self.role ?? 400) <= 300 || this.isAdmin;
+  }
+
+  /** The realm's own fields from its settings, after a `realm` event changed them. */
+  private syncRealm(): void {
+    const set = this.realm.settings;
+    const limit = (k: string) => (typeof set[k] === 'number' ? set[k] : null);
+    if (typeof set.realm_name === 'string') this.realm.name = set.realm_name;
+    this.realm.allowEditing = set.realm_allow_message_editing !== false;
+    this.realm.editLimitSeconds = limit('realm_message_content_edit_limit_seconds');
+    this.realm.deleteLimitSeconds = limit('realm_message_content_delete_limit_seconds');
+    this.realm.moveWithinLimitSeconds = limit('realm_move_messages_within_stream_limit_seconds');
+    this.realm.mandatoryTopics = set.realm_mandatory_topics === true;
+  }
+
+  /** Whether the user may add custom emoji (never a guest). */
+  canAddCustomEmoji(): boolean {
+    if (this.self.is_guest === true || (this.self.role ?? 400) >= 600) return false;
+    return this.inGroup(this.realmGroup('realm_can_add_custom_emoji_group'));
   }
 
   private realmGroup(name: string): GroupSetting | undefined {
@@ -860,10 +883,16 @@ export class ChatState {
           const u = this.users.get(e.person.user_id);
           if (u) this.users.set(u.user_id, { ...u, is_active: false });
         } else {
+          // A custom profile field's value is one entry of the user's profile_data.
+          const { custom_profile_field: field, ...person } = e.person;
+          const change = (u: User): User =>
+            field
+              ? { ...u, ...person, profile_data: withValue(u.profile_data, field) }
+              : { ...u, ...person };
           const u = this.users.get(e.person.user_id);
-          if (u) this.users.set(u.user_id, { ...u, ...e.person });
-          if (e.person.user_id === this.selfId) this.self = { ...this.self, ...e.person };
-          this.onSenderChange(e.person);
+          if (u) this.users.set(u.user_id, change(u));
+          if (e.person.user_id === this.selfId) this.self = change(this.self);
+          this.onSenderChange(person);
         }
         this.rev.users.value++;
         return null;
@@ -902,17 +931,19 @@ export class ChatState {
         if (e.op === 'update') this.realm.settings[`realm_${e.property}`] = e.value;
         else if (e.op === 'update_dict') {
           for (const [k, v] of Object.entries(e.data)) this.realm.settings[`realm_${k}`] = v;
-          const d = e.data;
-          if ('message_content_edit_limit_seconds' in d)
-            this.realm.editLimitSeconds = d.message_content_edit_limit_seconds as number | null;
-          if ('message_content_delete_limit_seconds' in d)
-            this.realm.deleteLimitSeconds = d.message_content_delete_limit_seconds as number | null;
-          if ('allow_message_editing' in d)
-            this.realm.allowEditing = d.allow_message_editing as boolean;
-          if ('name' in d) this.realm.name = d.name as string;
         }
+        this.syncRealm();
         this.rev.settings.value++;
         return null;
+      case 'realm_user_settings_defaults': {
+        const defaults = this.realm.settings.realm_user_settings_defaults;
+        this.realm.settings.realm_user_settings_defaults = {
+          ...(typeof defaults === 'object' ? defaults : {}),
+          [e.property]: e.value,
+        };
+        this.rev.settings.value++;
+        return null;
+      }
       case 'user_group':
         this.onUserGroup(e);
         return null;
@@ -921,6 +952,10 @@ export class ChatState {
         return null;
       case 'user_status':
         if (this.statuses.apply(e.user_id, e)) this.rev.status.value++;
+        return null;
+      case 'custom_profile_fields':
+        this.profileFields = e.fields;
+        this.rev.users.value++;
         return null;
       case 'heartbeat':
       case 'restart':

@@ -153,6 +153,8 @@ export type Person = {
   user_id: number;
   full_name: string;
   email?: string;
+  /** The real address, where the server gives it to this user. */
+  delivery_email?: string | null;
   is_bot?: boolean;
   is_active?: boolean;
 };
@@ -165,15 +167,42 @@ function fold(s: string): string {
 }
 
 /**
- * Whether a person matches the people list's filter: every word of it begins a word of their
- * name (in any order), or the filter begins their email. An empty filter matches everyone.
+ * A person's name words and addresses folded, once per user object (the state replaces the
+ * object when the user changes): a filter over a large organization folds only the filter.
  */
-export function personMatches(p: Person, filter: string): boolean {
+const foldedPeople = new WeakMap<Person, { words: string[]; addresses: string[] }>();
+
+function foldedOf(p: Person): { words: string[]; addresses: string[] } {
+  let f = foldedPeople.get(p);
+  if (!f) {
+    f = {
+      words: fold(p.full_name).split(/\s+/),
+      addresses: [p.email, p.delivery_email].filter((a): a is string => !!a).map(fold),
+    };
+    foldedPeople.set(p, f);
+  }
+  return f;
+}
+
+/**
+ * The people list's filter as a test of a person: every word of it begins a word of their name
+ * (in any order), or it begins their address (or their real one, where this user may see it).
+ * An empty filter matches everyone.
+ */
+export function personMatcher(filter: string): (p: Person) => boolean {
   const q = fold(filter.trim());
-  if (q === '') return true;
-  if (p.email && fold(p.email).startsWith(q)) return true;
-  const words = fold(p.full_name).split(/\s+/);
-  return q.split(/\s+/).every((term) => words.some((w) => w.startsWith(term)));
+  if (q === '') return () => true;
+  const terms = q.split(/\s+/);
+  return (p) => {
+    const f = foldedOf(p);
+    if (f.addresses.some((a) => a.startsWith(q))) return true;
+    return terms.every((term) => f.words.some((w) => w.startsWith(term)));
+  };
+}
+
+/** Whether a person matches the people list's filter (personMatcher). */
+export function personMatches(p: Person, filter: string): boolean {
+  return personMatcher(filter)(p);
 }
 
 const LEVEL: Record<PresenceStatus, number> = { active: 1, idle: 2, offline: 3 };
@@ -191,8 +220,9 @@ export function peopleList(
   const filtering = filter.trim() !== '';
   const level = (p: Person) =>
     p.user_id === selfId && !filtering ? 0 : LEVEL[statusOf(p.user_id)];
+  const matches = personMatcher(filter);
   return [...users]
-    .filter((p) => !p.is_bot && p.is_active !== false && personMatches(p, filter))
+    .filter((p) => !p.is_bot && p.is_active !== false && matches(p))
     .map((p) => ({ p, level: level(p) }))
     .sort((a, b) => a.level - b.level || NAME_ORDER.compare(a.p.full_name, b.p.full_name))
     .map((x) => x.p);

@@ -46,6 +46,8 @@ export const EVENT_TYPES = [
   'presence',
   // Everyone's status (text and emoji), and its changes.
   'user_status',
+  // The realm's custom profile fields (people's values come with the users and realm_user).
+  'custom_profile_fields',
 ];
 export const FETCH_TYPES = EVENT_TYPES.filter((t) => t !== 'realm_user').concat([
   'realm_user_groups',

@@ -1,0 +1,211 @@
+/**
+ * The settings' Users panel (web/app/users.tsx), as the reference's Organization settings →
+ * Users: the active users, the deactivated ones, and the bots with their owners; a filter; a page
+ * at a time. Administrators change roles (only owners make or unmake owners), deactivate others
+ * and reactivate. Plain decisions over the app's user objects (ChatState.users, kept live by the
+ * `realm_user` events): the view draws them, the tests check them. The server checks every rule
+ * again (the last owner, for one); its refusal is what the view shows.
+ */
+import type { User } from '../../src/client/types.js';
+import { personMatcher, presenceText, type PresenceStatus } from './presence.js';
+import { roleName } from './profile.js';
+
+export type UsersTab = 'active' | 'deactivated' | 'bots';
+
+/** Rows drawn at first, and added by each "Show more". */
+export const PAGE_SIZE = 100;
+
+export const Roles = {
+  OWNER: 100,
+  ADMINISTRATOR: 200,
+  MODERATOR: 300,
+  MEMBER: 400,
+  GUEST: 600,
+} as const;
+
+/** The roles in the reference's order (its role menus), with their names. */
+export const ROLE_CHOICES: readonly { role: number; name: string }[] = [
+  Roles.OWNER,
+  Roles.ADMINISTRATOR,
+  Roles.MODERATOR,
+  Roles.MEMBER,
+  Roles.GUEST,
+].map((role) => ({ role, name: roleName({ role }) }));
+
+/** A user's role: `role`, or from the older flags where a user object has none. */
+export function roleOf(u: Pick<User, 'role' | 'is_owner' | 'is_admin' | 'is_guest'>): number {
+  if (u.role !== undefined) return u.role;
+  if (u.is_owner) return Roles.OWNER;
+  if (u.is_admin) return Roles.ADMINISTRATOR;
+  if (u.is_guest) return Roles.GUEST;
+  return Roles.MEMBER;
+}
+
+export function isAdministrator(viewer: Pick<User, 'role' | 'is_owner' | 'is_admin'>): boolean {
+  return roleOf(viewer) <= Roles.ADMINISTRATOR;
+}
+
+/** The realm's own bots (Notification Bot, Welcome Bot): nobody's, and nobody manages them. */
+function isSystemBot(u: User): boolean {
+  return u.is_bot && (u.bot_owner_id === null || u.bot_owner_id === undefined);
+}
+
+const NAME_ORDER = new Intl.Collator(undefined, { sensitivity: 'base' });
+
+/**
+ * A tab's users matching `filter` (words beginning the name, or the start of an address: the
+ * people list's filter), by name: active people; deactivated people; bots (active first), the
+ * system bots left out.
+ */
+export function usersOf(users: Iterable<User>, tab: UsersTab, filter = ''): User[] {
+  const inTab = (u: User): boolean =>
+    tab === 'bots'
+      ? u.is_bot && !isSystemBot(u)
+      : !u.is_bot && (tab === 'active') === (u.is_active !== false);
+  const matches = personMatcher(filter);
+  return [...users]
+    .filter((u) => inTab(u) && matches(u))
+    .sort(
+      (a, b) =>
+        (tab === 'bots' ? Number(b.is_active !== false) - Number(a.is_active !== false) : 0) ||
+        NAME_ORDER.compare(a.full_name, b.full_name) ||
+        a.user_id - b.user_id,
+    );
+}
+
+/** How many of `total` are drawn, and the "Show more" wording (null: all are). */
+export function pageOf<T>(list: readonly T[], shown: number): { rows: T[]; more: string | null } {
+  const rows = list.slice(0, shown);
+  if (rows.length >= list.length) return { rows, more: null };
+  const next = Math.min(PAGE_SIZE, list.length - rows.length);
+  return {
+    rows,
+    more: `Show ${next} more (${rows.length.toLocaleString('en-US')} of ${list.length.toLocaleString('en-US')} shown)`,
+  };
+}
+
+/**
+ * The roles `viewer` may give `target` (its current one among them), or why they may not change
+ * it: only administrators change roles, only owners make or unmake owners, a bot's role is not
+ * changed here, nor a deactivated account's.
+ */
+export function roleChoices(
+  viewer: User,
+  target: User,
+): { choices: typeof ROLE_CHOICES; why: null } | { choices: null; why: string } {
+  if (!isAdministrator(viewer))
+    return { choices: null, why: 'Only administrators can change roles.' };
+  if (target.is_bot) return { choices: null, why: 'A bot’s role is not changed here.' };
+  if (target.is_active === false)
+    return { choices: null, why: 'Reactivate the account to change its role.' };
+  const owner = roleOf(viewer) === Roles.OWNER;
+  if (!owner && roleOf(target) === Roles.OWNER)
+    return { choices: null, why: 'Only owners can change an owner’s role.' };
+  return {
+    choices: owner ? ROLE_CHOICES : ROLE_CHOICES.filter((c) => c.role !== Roles.OWNER),
+    why: null,
+  };
+}
+
+/**
+ * Whether `viewer` is offered Deactivate for `target`: administrators, for someone else (one's
+ * own account is the Account panel's), active; an owner's only by an owner.
+ */
+export function canDeactivate(viewer: User, target: User): boolean {
+  return (
+    isAdministrator(viewer) &&
+    target.user_id !== viewer.user_id &&
+    target.is_active !== false &&
+    !isSystemBot(target) &&
+    (roleOf(target) !== Roles.OWNER || roleOf(viewer) === Roles.OWNER)
+  );
+}
+
+/** Whether `viewer` is offered Reactivate for `target`: administrators, a deactivated account. */
+export function canReactivate(viewer: User, target: User): boolean {
+  return isAdministrator(viewer) && target.is_active === false && !isSystemBot(target);
+}
+
+/** The active bots `owner` owns (deactivated with them, as the reference does). */
+export function botsOwnedBy(users: Iterable<User>, owner: number): User[] {
+  return [...users].filter((u) => u.is_bot && u.bot_owner_id === owner && u.is_active !== false);
+}
+
+/** What the confirmation says will happen when `target` is deactivated. */
+export function deactivationText(target: User, bots: readonly User[]): string {
+  const parts = [
+    target.is_bot
+      ? `${target.full_name} can no longer use the API; its messages stay.`
+      : `${target.full_name} is logged out everywhere at once and can no longer log in; their messages stay.`,
+  ];
+  if (!target.is_bot) {
+    parts.push('Invitations they sent stop working.');
+    if (bots.length === 1) parts.push(`Their bot ${bots[0]!.full_name} is deactivated too.`);
+    else if (bots.length > 1)
+      parts.push(
+        `Their ${bots.length} bots (${bots.map((b) => b.full_name).join(', ')}) are deactivated too.`,
+      );
+  }
+  parts.push('An administrator can reactivate the account later.');
+  return parts.join(' ');
+}
+
+/** The reference's role filter: "All roles (n)" (value 0), then each role with its count in `list`. */
+export function roleFilterOptions(list: readonly User[]): { value: number; label: string }[] {
+  const counts = new Map<number, number>();
+  for (const u of list) counts.set(roleOf(u), (counts.get(roleOf(u)) ?? 0) + 1);
+  return [
+    { value: 0, label: `All roles (${list.length.toLocaleString('en-US')})` },
+    ...ROLE_CHOICES.map((c) => ({
+      value: c.role,
+      label: `${c.name} (${(counts.get(c.role) ?? 0).toLocaleString('en-US')})`,
+    })),
+  ];
+}
+
+/** The users of `list` with `role` (0: all of them). */
+export function withRole(list: User[], role: number): User[] {
+  return role === 0 ? list : list.filter((u) => roleOf(u) === role);
+}
+
+/**
+ * What to ask before a user lowers their own role (the controls they lose go with it), or null
+ * when they do not lower it.
+ */
+export function stepDownQuestion(
+  current: number,
+  next: number,
+): { title: string; text: string; action: string } | null {
+  if (next <= current) return null;
+  const name = roleName({ role: next }).toLowerCase();
+  return {
+    title: `Make yourself ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}?`,
+    text:
+      next > Roles.ADMINISTRATOR
+        ? 'You lose the administrators’ controls, these included; only an administrator can give them back.'
+        : 'You are no longer an owner; only an owner can make you one again.',
+    action: 'Change my role',
+  };
+}
+
+/**
+ * The "last active" of a row: as a profile card says it, or, for someone never seen active (as
+ * far as the server keeps), when they joined, as the reference's list shows it then.
+ */
+export function lastActiveText(
+  status: PresenceStatus,
+  lastActive: number | undefined,
+  dateJoined: string | undefined,
+  nowMs: number,
+): string {
+  const joined = dateJoined ? Date.parse(dateJoined) : NaN;
+  if (status !== 'offline' || lastActive !== undefined || Number.isNaN(joined))
+    return presenceText(status, lastActive, nowMs);
+  const sameYear = new Date(joined).getFullYear() === new Date(nowMs).getFullYear();
+  const date = new Date(joined).toLocaleDateString('en-US', {
+    month: 'short',
+    day: 'numeric',
+    ...(sameYear ? {} : { year: 'numeric' }),
+  });
+  return `Never active; joined ${date}`;
+}
