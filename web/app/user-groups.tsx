@@ -43,12 +43,10 @@ import {
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
-import { addSettingsPanel } from './settings.js';
+import { addSettingsPanel, errorText } from './settings.js';
 import { track } from './track.js';
 
 const LIMITS = { maxName: MAX_GROUP_NAME_LENGTH, maxDescription: DEFAULT_LIMITS.maxDescription };
-
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 function viewerOf(s: ChatState): Viewer {
   return {
