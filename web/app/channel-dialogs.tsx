@@ -9,6 +9,7 @@
 import type { RefObject } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { mentionCandidates } from '../state/autocomplete.js';
+import { isSystemBot } from '../state/profile.js';
 import {
   checkNewChannel,
   createParams,
@@ -76,6 +77,7 @@ export function PersonPicker({
             users: [...s.users.values()].filter(
               (u) =>
                 u.is_active !== false &&
+                !isSystemBot(u) &&
                 !chosenNow.current.includes(u.user_id) &&
                 !exclude?.has(u.user_id),
             ),
