@@ -90,6 +90,8 @@ export type Dialog =
  */
 export type CardAt = ({ userId: number } | { groupId: number }) & {
   anchor: { left: number; top: number; right: number; bottom: number } | null;
+  /** What opened it: while it is in the page, the card follows it when the window is resized. */
+  from?: Element | null;
 };
 
 /** A question for the confirmation dialog (confirm.tsx): `danger` for an action that destroys. */
@@ -1329,12 +1331,12 @@ export class Controller {
 
   /** Opens a person's profile card beside `anchor` (what was clicked or focused), if given. */
   openCard(userId: number, anchor?: Element | null): void {
-    this.card.value = { userId, anchor: box(anchor) };
+    this.card.value = { userId, anchor: box(anchor), from: anchor ?? null };
   }
 
   /** Opens a user group's card (its members, each opening theirs) beside `anchor`, if given. */
   openGroupCard(groupId: number, anchor?: Element | null): void {
-    this.card.value = { groupId, anchor: box(anchor) };
+    this.card.value = { groupId, anchor: box(anchor), from: anchor ?? null };
   }
 
   /**
@@ -1492,7 +1494,7 @@ export class Controller {
 }
 
 /** The box of what opened a card, where the card is drawn beside it. */
-function box(el: Element | null | undefined): CardAt['anchor'] {
+export function box(el: Element | null | undefined): CardAt['anchor'] {
   const r = el?.getBoundingClientRect();
   return r ? { left: r.left, top: r.top, right: r.right, bottom: r.bottom } : null;
 }
