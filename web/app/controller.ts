@@ -394,8 +394,18 @@ export class Controller {
     if (!s) return;
     let arrived: StoredMessage[] = [];
     const muting = s.mutingMark();
+    const selected = this.selected.value;
+    const selectedEcho = selected === null ? undefined : s.messages.get(selected)?.local_id;
     batch(() => {
       arrived = s.apply(events);
+      // The selection on one's own message as it was echoed follows it to the server's message
+      // (another id), as the reference's change_message_id: else the next j/k moved from nowhere
+      // (to the newest message) and the message showed unselected.
+      if (selectedEcho === undefined) return;
+      for (const e of events) {
+        if (e.type === 'message' && e.local_message_id === selectedEcho)
+          this.selected.value = e.message.id;
+      }
     });
     if (s.mutingChangedSince(muting)) this.refetchAfterMuting();
     for (const e of events) {
