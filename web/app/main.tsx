@@ -16,6 +16,7 @@ import '../styles/bots.css';
 import '../styles/organization.css';
 import '../styles/users.css';
 import '../styles/profile-fields.css';
+import '../styles/members.css';
 
 startTheme();
 
