@@ -232,8 +232,8 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     view.current.anchor = view.current.bottom ? null : rowAt(el);
   }
 
-  const messages = list
-    .windowIds()
+  const messages = s
+    .drawnIds(list)
     .map((id) => s.messages.get(id))
     .filter((m): m is StoredMessage => m !== undefined);
   const rows = buildRows(messages, { selfId: s.selfId, dayOf: dayKey });
@@ -497,7 +497,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     // the list redraws each move on from the one before.
     const selected = c.selected.value;
     // Likewise the list as it is now: a message shown since (one just sent) counts.
-    const ids = list.windowIds().filter((id) => s.messages.has(id));
+    const ids = s.drawnIds(list).filter((id) => s.messages.has(id));
     const i = selected === null ? -1 : ids.indexOf(selected);
     let next: number | undefined;
     if (e.key === 'ArrowDown' || e.key === 'j')
