@@ -375,6 +375,19 @@ t.test(
     await waitFor(page, `!${showsJs('Soup again')}`);
     t.same(await texts(), kept, 'muted again: gone');
     watch.assertClean(t, /WebSocket|status of 401/);
+
+    // Unread holding only a muted topic's message: the view says it is empty.
+    await ts.api.post('hamlet', 'mark_all_as_read', {});
+    await say('kitchen', 'lunch', 'More soup');
+    const again = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#narrow/is/unread' });
+    await again.page.waitForSelector('.messages .empty');
+    t.same(await messageTexts(again.page), [], 'nothing drawn');
+    t.match(
+      await again.page.textContent('.messages .empty strong'),
+      /\S/,
+      'the empty view says so',
+    );
+    again.watch.assertClean(t, /WebSocket|status of 401/);
   },
 );
 

@@ -548,7 +548,10 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     c.selected.value = next;
   };
 
-  const empty = list.loaded && list.size === 0;
+  // Empty too when it holds only what it does not draw (all of it in muted topics: drawnIds).
+  const empty =
+    list.loaded &&
+    (list.size === 0 || (messages.length === 0 && list.atOldest() && list.atNewest()));
   const search = list.narrow.terms.some((t) => t.operator === 'search');
   const shownChannel = channelOf(list.narrow);
   const unknownChannel = shownChannel !== undefined && !s.channels.has(shownChannel);
