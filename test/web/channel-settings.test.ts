@@ -206,12 +206,12 @@ t.test('members sorted by name, unknown people last', (t) => {
 });
 
 t.test('membersShown: the first ones, all on asking, a filter', (t) => {
-  const users = new Map<number, { full_name: string; email: string }>();
+  const users = new Map<number, { user_id: number; full_name: string; email: string }>();
   for (let i = 1; i <= 3000; i++) {
     const n = String(i).padStart(4, '0');
-    users.set(i, { full_name: `Member ${n}`, email: `m${n}@example.com` });
+    users.set(i, { user_id: i, full_name: `Member ${n}`, email: `m${n}@example.com` });
   }
-  users.set(3001, { full_name: 'Élise Durand', email: 'elise@example.com' });
+  users.set(3001, { user_id: 3001, full_name: 'Élise Durand', email: 'elise@example.com' });
   const started = performance.now();
   const sorted = sortMembers([...users.keys()].reverse(), users);
   const took = performance.now() - started;
@@ -230,7 +230,12 @@ t.test('membersShown: the first ones, all on asking, a filter', (t) => {
   t.same([some.shown.length, some.matching], [100, 100], 'words beginning the name: 0100–0199');
   t.same(membersShown(sorted, users, 'nobody', false), { shown: [], matching: 0 });
   t.same(
-    membersShown([5, 77], new Map([[5, { full_name: 'Ann', email: 'a@x' }]]), 'ann', false),
+    membersShown(
+      [5, 77],
+      new Map([[5, { user_id: 5, full_name: 'Ann', email: 'a@x' }]]),
+      'ann',
+      false,
+    ),
     { shown: [5], matching: 1 },
     'someone unknown matches no filter',
   );

@@ -9,7 +9,7 @@
 import { signal } from '@preact/signals-core';
 import type { Channel, ServerEvent, User } from '../../src/client/types.js';
 import type { GroupSetting } from './groups.js';
-import { NAME_ORDER, personMatches } from './presence.js';
+import { NAME_ORDER, personMatcher, type Person } from './presence.js';
 
 /** Who may read a channel: the reference's "Who can access the channel" choices. */
 export type Privacy = 'public' | 'private-shared' | 'private-protected' | 'web-public';
@@ -240,19 +240,17 @@ export const MEMBERS_SHOWN = 100;
  */
 export function membersShown(
   sorted: readonly number[],
-  users: ReadonlyMap<number, Pick<User, 'full_name' | 'email'>>,
+  users: ReadonlyMap<number, Person>,
   filter: string,
   all: boolean,
 ): { shown: number[]; matching: number } {
+  const matches = personMatcher(filter);
   const matching =
     filter.trim() === ''
       ? sorted
       : sorted.filter((id) => {
           const u = users.get(id);
-          return (
-            u !== undefined &&
-            personMatches({ user_id: id, full_name: u.full_name, email: u.email }, filter)
-          );
+          return u !== undefined && matches(u);
         });
   return {
     shown: all ? [...matching] : matching.slice(0, MEMBERS_SHOWN),
