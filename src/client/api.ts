@@ -269,6 +269,17 @@ export class ConfabClient {
     return ConfabClient.anonymous(baseUrl, fetchFn).request<LoginResult>('GET', '/session');
   }
 
+  /**
+   * `GET /json/session?optional=true`: the live session's user and CSRF token, or null without
+   * one (answered 200, so that a browser logs no error for a page that is not logged in yet).
+   */
+  static async sessionIfAny(baseUrl: string, fetchFn?: FetchLike): Promise<LoginResult | null> {
+    const r = await ConfabClient.anonymous(baseUrl, fetchFn).request<
+      LoginResult | { user_id: null }
+    >('GET', '/session', { optional: true });
+    return r.user_id === null ? null : r;
+  }
+
   /** `GET /server_settings` (no authentication). */
   static async serverSettings(
     baseUrl: string,

@@ -110,6 +110,8 @@ export type User = {
   date_joined?: string;
   /** The person's custom profile field values, by field id (GET /users with the fields asked). */
   profile_data?: ProfileData;
+  /** Set (true) on the entries of `cross_realm_bots`: Notification Bot, Welcome Bot. */
+  is_system_bot?: boolean;
 };
 
 /** A user's custom profile field values, by field id (a person field's value: ids as JSON). */

@@ -4,7 +4,9 @@
  *   POST /json/login            `username` (the e-mail address) and `password` → the session
  *                               cookie, and `user_id`, `email`, `csrf_token`; wrong credentials:
  *                               401 AUTHENTICATION_FAILED (challenge `Session`, never Basic)
- *   GET  /json/session          the same fields for a live session, 401 otherwise
+ *   GET  /json/session          the same fields for a live session, 401 otherwise; with
+ *                               `optional=true`, no session is an answer too (200, the fields
+ *                               null): what the app asks on load, where a 401 is a console error
  *   POST /json/logout           ends the session (if any) and clears the cookie
  *   POST /json/fetch_api_key    the logged-in user's API key, for their password (the app's
  *                               "show my API key"; reference: views/auth.py json_fetch_api_key)
@@ -13,7 +15,7 @@
  * respects the realm's login methods; a cross-site login is refused (login CSRF).
  */
 import { z } from 'zod';
-import { endpoint, type HandlerCtx } from '../http/endpoint.js';
+import { endpoint } from '../http/endpoint.js';
 import { RawBody } from '../http/respond.js';
 import { loginFailed } from '../http/request-log.js';
 import {
@@ -22,10 +24,9 @@ import {
   newSessionToken,
   sessionCookie,
   sessionKey,
-  type Session,
 } from '../http/sessions.js';
-import { JsonableError } from '../lib/errors.js';
-import { str } from '../lib/params.js';
+import { JsonableError, UnauthorizedError } from '../lib/errors.js';
+import { bool, str } from '../lib/params.js';
 import { verifyPassword } from '../lib/password.js';
 import { passwordLogin } from './auth.js';
 
@@ -35,13 +36,6 @@ function answer(data: Record<string, unknown>, headers: Record<string, string> =
     'Cache-Control': 'no-store',
     ...headers,
   });
-}
-
-function sessionOf(ctx: HandlerCtx): Session {
-  const session = ctx.req.browser?.session;
-  // The router authenticated the request by its session (auth 'user', sessionAuth 'only').
-  if (!session) throw new Error('no session on a session-authenticated route');
-  return session;
 }
 
 export const login = endpoint({
@@ -69,11 +63,16 @@ export const login = endpoint({
 export const getSession = endpoint({
   method: 'GET',
   path: '/json/session',
-  auth: 'user',
+  // A request without a live session reaches the handler: a 401 but for `optional`.
+  auth: 'optional',
   sessionAuth: 'only',
-  params: z.object({}),
-  handle: (ctx) => {
-    const session = sessionOf(ctx);
+  params: z.object({ optional: bool().default(false) }),
+  handle: (ctx, p) => {
+    const session = ctx.req.browser?.session;
+    if (!session) {
+      if (!p.optional) throw new UnauthorizedError();
+      return answer({ user_id: null, email: null, csrf_token: null });
+    }
     return answer({
       user_id: session.user.id,
       email: session.user.delivery_email,

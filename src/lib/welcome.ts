@@ -50,7 +50,9 @@ export function welcomeText(admin: boolean): string {
   if (admin) {
     lines.push(
       '- **Your organization:** as an administrator you can ' +
-        '[invite people](#settings/invitations) and manage [bots](#settings/bots) from Settings.',
+        '[invite people](#settings/invitations), manage [users](#settings/users) and ' +
+        '[bots](#settings/bots), and change [the organization’s settings](#settings/organization) ' +
+        'from Settings.',
     );
   }
   lines.push('', 'This message is starred, so you can find it again under **Starred**.');

@@ -63,6 +63,26 @@ t.test('login: the cookie, the answer, and wrong credentials', async (t) => {
     code: 'UNAUTHORIZED',
   });
   t.equal(none.headers['www-authenticate'], 'Session realm="confab"');
+  // optional=true: no session is an answer, not an error (what the app asks on load).
+  const optional = { method: 'GET', path: '/json/session?optional=true' } as const;
+  t.same(
+    assertSuccess(t, await rawRequest(url, optional)),
+    { result: 'success', msg: '', user_id: null, email: null, csrf_token: null },
+    'optional=true without a session: 200, no user',
+  );
+  t.same(
+    assertSuccess(t, await session!.get('session', { optional: true })),
+    body,
+    'optional=true with one: the same fields',
+  );
+  assertError(
+    t,
+    await rawRequest(url, { method: 'GET', path: '/json/session?optional=maybe' }),
+    'optional is not valid JSON',
+    { status: 400, code: 'INVALID_JSON' },
+  );
+  const noneAgain = await rawRequest(url, { method: 'GET', path: '/json/session?optional=false' });
+  t.equal(noneAgain.status, 401, 'optional=false: a 401, as without it');
   const forged = await rawRequest(url, {
     method: 'GET',
     path: '/json/session',

@@ -66,6 +66,13 @@ t.test('a private channel with a description and a second member', async (t) => 
   const ts = await startServer(t);
   // Iago's private channel, which Hamlet cannot see: its name is taken, unknown to him.
   await createChannel(ts.api, 'iago', 'secret', { invite_only: true });
+  // A bot of Othello's: offered as the realm's users are, where the system bots are not.
+  const bot = await ts.api.post('othello', 'bots', {
+    full_name: 'Kitchen Bot',
+    short_name: 'kitchen',
+    bot_type: 1,
+  });
+  t.equal(bot.status, 200, 'a bot of a user');
   const hamlet = await openApp(b, ts.url, ts.fx, 'hamlet');
   const othello = await openApp(b, ts.url, ts.fx, 'othello');
   const { page } = hamlet;
@@ -101,6 +108,20 @@ t.test('a private channel with a description and a second member', async (t) => 
   await page.click(`${CREATE} button[type="submit"]`);
   await page.waitForSelector(`${CREATE} [role="alert"]`);
   t.match(await page.textContent(`${CREATE} [role="alert"]`), /Unable to access channel/);
+
+  // The people offered: the realm's users and their bots, not its system bots.
+  await page.fill('#create-channel-people', 'bot');
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('#create-channel-people-options [role="option"]')].some((o) => o.textContent.includes('Kitchen Bot'))`,
+  );
+  const offered = await pluck(page, '#create-channel-people-options [role="option"]');
+  t.equal(offered.length, 1, `one offered: ${offered.join(' | ')}`);
+  t.notOk(
+    offered.some((o) => /Notification Bot|Welcome Bot/.test(o)),
+    'not the system bots',
+  );
+  await page.fill('#create-channel-people', '');
 
   await page.fill('input[name="channel-name"]', 'Council');
   await page.fill('textarea[name="channel-description"]', 'Plans for the castle');

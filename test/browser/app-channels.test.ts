@@ -302,6 +302,95 @@ t.test("a channel's view leaves out its muted topics, as the reference's", async
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test(
+  "a sender's messages and unread leave out topics muted as such, as the reference's",
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const ts = await startServer(t);
+    const id = (who: string) => ts.fx.users[who]!.id;
+    const both = [id('iago'), id('hamlet')];
+    const kitchen = await createChannel(ts.api, 'iago', 'kitchen', { principals: both });
+    const garden = await createChannel(ts.api, 'iago', 'garden', { principals: both });
+    const say = (to: string, topic: string, content: string) =>
+      ts.api.post('iago', 'messages', { type: 'stream', to, topic, content });
+    await say('kitchen', 'news', 'The oven is fixed');
+    await say('kitchen', 'lunch', 'Soup again');
+    await say('kitchen', 'lunch', '@**Hamlet** soup for you too?');
+    await say('garden', 'weeds', 'Weeds everywhere');
+    await ts.api.post('hamlet', 'user_topics', {
+      stream_id: kitchen,
+      topic: 'lunch',
+      visibility_policy: 1,
+    });
+    await ts.api.post('hamlet', 'users/me/subscriptions/properties', {
+      subscription_data: [{ stream_id: garden, property: 'is_muted', value: true }],
+    });
+    // Unread (all of it is, to begin with): not the muted topic's, but the mention.
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#narrow/is/unread',
+    });
+    const texts = () => messageTexts(page);
+    const kept = ['The oven is fixed', '@Hamlet soup for you too?', 'Weeds everywhere'];
+    await waitMessage(page, 'Weeds everywhere');
+    t.same(
+      await texts(),
+      kept,
+      "unread: not the muted topic's, but the one mentioning Hamlet, and the muted channel's",
+    );
+
+    // Iago's messages: the same.
+    await page.goto(`${ts.url}/#narrow/sender/${id('iago')}-Iago`);
+    await waitFor(page, `document.querySelector('h1.title')?.textContent.includes('Iago')`);
+    await waitMessage(page, 'Weeds everywhere');
+    t.same(await texts(), kept, "a sender's messages: the same");
+    await screenshot(page, t, 'sender-topic-muted-1280');
+
+    // j/k go over what is shown only.
+    await page.focus('.messages');
+    await page.keyboard.press('Home');
+    await waitFor(
+      page,
+      `document.querySelector('.msg.selected')?.textContent.includes('The oven is fixed')`,
+    );
+    await page.keyboard.press('j');
+    await waitFor(
+      page,
+      `document.querySelector('.msg.selected')?.textContent.includes('@Hamlet soup')`,
+    );
+    t.pass('j: from the first to the mention, past the muted topic');
+
+    // Unmuted: shown at once; muted again: gone at once.
+    await ts.api.post('hamlet', 'user_topics', {
+      stream_id: kitchen,
+      topic: 'lunch',
+      visibility_policy: 0,
+    });
+    await waitMessage(page, 'Soup again');
+    t.same(await texts(), [kept[0], 'Soup again', kept[1], kept[2]], 'unmuted: shown');
+    await ts.api.post('hamlet', 'user_topics', {
+      stream_id: kitchen,
+      topic: 'lunch',
+      visibility_policy: 1,
+    });
+    await waitFor(page, `!${showsJs('Soup again')}`);
+    t.same(await texts(), kept, 'muted again: gone');
+    watch.assertClean(t, /WebSocket|status of 401/);
+
+    // Unread holding only a muted topic's message: the view says it is empty.
+    await ts.api.post('hamlet', 'mark_all_as_read', {});
+    await say('kitchen', 'lunch', 'More soup');
+    const again = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#narrow/is/unread' });
+    await again.page.waitForSelector('.messages .empty');
+    t.same(await messageTexts(again.page), [], 'nothing drawn');
+    t.match(
+      await again.page.textContent('.messages .empty strong'),
+      /\S/,
+      'the empty view says so',
+    );
+    again.watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
+
 t.test('a message sent to a muted topic: a notice with "Unmute topic"', async (t) => {
   if (NO_CHROMIUM) return;
   const ts = await startServer(t);

@@ -283,3 +283,46 @@ t.test('390: the "⋮" of the selected message by i, a reaction from its menu', 
   watch.assertClean(t, /WebSocket|status of 401/);
   await page.close();
 });
+
+t.test('the selection on a message being sent stays on it when the server has it', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/general/topic/chat',
+  });
+  await waitMessage(page, 'third words');
+  // The send held back until the echo is selected: the server's copy (another id) comes after.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let asked = false;
+  await page.route(
+    (u) => u.pathname === '/json/messages',
+    async (route) => {
+      if (route.request().method() === 'POST') {
+        asked = true;
+        await held;
+      }
+      await route.continue();
+    },
+  );
+  await page.click('#compose-text');
+  await page.keyboard.type('held back a moment');
+  await page.keyboard.press('Enter');
+  await waitMessage(page, 'held back a moment');
+  await press(t, page, 'Escape', /div\.messages/);
+  await press(t, page, 'ArrowUp', /div\.messages/);
+  const selected = `document.querySelector('.msg.selected')`;
+  await waitFor(page, `${selected}?.textContent.includes('held back a moment')`);
+  t.ok(asked, 'sent, not answered yet');
+  const echoId = await page.evaluate<string>(`${selected}.dataset.id`);
+  release();
+  // The echo gives way to the server's message: the selection goes with it.
+  await waitFor(page, `!document.querySelector('.msg[data-id="${echoId}"]')`);
+  await waitFor(page, `${selected}?.textContent.includes('held back a moment')`);
+  t.not(await page.evaluate<string>(`${selected}.dataset.id`), echoId, "the server's message");
+  await press(t, page, 'k', /div\.messages/);
+  await waitFor(page, `${selected}?.textContent.includes('third words')`);
+  t.pass('k moves up from it');
+  await page.unrouteAll();
+  watch.assertClean(t, /WebSocket|status of 401/);
+  await page.close();
+});

@@ -324,6 +324,60 @@ t.test('390 px: a sheet at the bottom of the screen', async (t) => {
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('the window resized: the card follows the name, a sheet when narrow', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: TOPIC,
+    width: 1280,
+    height: 800,
+  });
+  await waitMessage(page, 'Othello again.');
+  const name = senderOf(page, 'Othello asks.');
+  await name.click();
+  const card = page.getByRole('dialog', { name: 'Othello' });
+  await card.waitFor();
+  /** Whether the card is under the name, its left edge at the name's, as it is now. */
+  const beside = async () => {
+    const [nb, cb] = [(await name.boundingBox())!, (await card.boundingBox())!];
+    return Math.abs(cb.x - nb.x) <= 2 && cb.y >= nb.y + nb.height && cb.y - nb.y < 60;
+  };
+  t.ok(await beside(), 'under the name');
+  const before = (await name.boundingBox())!.x;
+
+  // Narrower than the sidebar's breakpoint: the sidebar goes, the name moves left; the card too.
+  await page.setViewportSize({ width: 800, height: 800 });
+  await waitFor(
+    page,
+    `document.querySelector('.msg .sender').getBoundingClientRect().x < ${before - 100}`,
+  );
+  await waitFor(
+    page,
+    `Math.abs(document.querySelector('.profile-card').getBoundingClientRect().x - [...document.querySelectorAll('.msg .sender')].find((e) => e.closest('.msg').textContent.includes('Othello asks.')).getBoundingClientRect().x) <= 2`,
+  );
+  t.ok(await beside(), 'under the name where it is now');
+  await screenshot(page, t, 'card-resized-800');
+
+  // A phone's width: a sheet at the bottom; wide again: beside the name again.
+  await page.setViewportSize({ width: 390, height: 700 });
+  await waitFor(page, `document.querySelector('.profile-card')?.classList.contains('sheet')`);
+  const sheet = (await card.boundingBox())!;
+  t.same(
+    [Math.round(sheet.x), Math.round(sheet.width), Math.round(sheet.y + sheet.height)],
+    [0, 390, 700],
+    'a sheet: the full width, at the bottom',
+  );
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await waitFor(page, `!document.querySelector('.profile-card')?.classList.contains('sheet')`);
+  t.ok(await beside(), 'wide again: under the name');
+  t.ok(
+    await page.evaluate(`!!document.activeElement?.closest('.profile-card')`),
+    'the focus still in it',
+  );
+  await page.keyboard.press('Escape');
+  await card.waitFor({ state: 'detached' });
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('before the people have loaded: the name, "Loading…", then the rest', async (t) => {
   if (NO_CHROMIUM) return;
   const page = await b.newPage();

@@ -14,6 +14,7 @@ import {
   relativeTime,
   type Request,
 } from '../../web/state/bots.js';
+import { isSystemBot } from '../../web/state/profile.js';
 
 type Call = { method: string; path: string; params: Record<string, unknown> | undefined };
 
@@ -234,6 +235,15 @@ t.test('the sorted list: active bots first, then by name', async (t) => {
     st.sorted.map((b) => b.full_name),
     ['Bob’s bot', 'Zed', 'Alpha'],
   );
+});
+
+t.test('isSystemBot: flagged so, or a bot without an owner', (t) => {
+  t.ok(isSystemBot({ is_bot: true, bot_owner_id: null }), 'a bot without an owner (GET /users)');
+  t.ok(isSystemBot({ is_bot: true, is_system_bot: true }), 'flagged (cross_realm_bots)');
+  t.notOk(isSystemBot({ is_bot: true, bot_owner_id: 3 }), "a user's bot");
+  t.notOk(isSystemBot({ is_bot: false }), 'a person');
+  t.notOk(isSystemBot({ is_bot: false, bot_owner_id: null }), 'a person, whatever the field');
+  t.end();
 });
 
 t.test('newBotProblem', (t) => {

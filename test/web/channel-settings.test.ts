@@ -17,6 +17,8 @@ import {
   privacyChangeText,
   privacyChoicesFor,
   privacyParams,
+  MEMBERS_SHOWN,
+  membersShown,
   sortMembers,
   type PermissionFacts,
 } from '../../web/state/channel-settings.js';
@@ -200,6 +202,43 @@ t.test('members sorted by name, unknown people last', (t) => {
     [3, { full_name: 'Aaron' }],
   ]);
   t.same(sortMembers([9, 1, 2, 3], users), [3, 2, 1, 9]);
+  t.end();
+});
+
+t.test('membersShown: the first ones, all on asking, a filter', (t) => {
+  const users = new Map<number, { user_id: number; full_name: string; email: string }>();
+  for (let i = 1; i <= 3000; i++) {
+    const n = String(i).padStart(4, '0');
+    users.set(i, { user_id: i, full_name: `Member ${n}`, email: `m${n}@example.com` });
+  }
+  users.set(3001, { user_id: 3001, full_name: 'Élise Durand', email: 'elise@example.com' });
+  const started = performance.now();
+  const sorted = sortMembers([...users.keys()].reverse(), users);
+  const took = performance.now() - started;
+  t.ok(took < 500, `3001 members sorted in ${Math.round(took)} ms`);
+  t.same(sorted.slice(0, 2), [3001, 1], 'by name, accents aside');
+
+  const first = membersShown(sorted, users, '', false);
+  t.equal(first.shown.length, MEMBERS_SHOWN, `the first ${MEMBERS_SHOWN}`);
+  t.equal(first.matching, 3001, 'of 3001');
+  t.same(first.shown.slice(0, 3), [3001, 1, 2]);
+  t.equal(membersShown(sorted, users, '', true).shown.length, 3001, 'all, on asking');
+
+  t.same(membersShown(sorted, users, 'eli', false), { shown: [3001], matching: 1 }, 'by name');
+  t.same(membersShown(sorted, users, 'm0042', false), { shown: [42], matching: 1 }, 'by e-mail');
+  const some = membersShown(sorted, users, 'member 01', false);
+  t.same([some.shown.length, some.matching], [100, 100], 'words beginning the name: 0100–0199');
+  t.same(membersShown(sorted, users, 'nobody', false), { shown: [], matching: 0 });
+  t.same(
+    membersShown(
+      [5, 77],
+      new Map([[5, { user_id: 5, full_name: 'Ann', email: 'a@x' }]]),
+      'ann',
+      false,
+    ),
+    { shown: [5], matching: 1 },
+    'someone unknown matches no filter',
+  );
   t.end();
 });
 

@@ -24,6 +24,7 @@ import {
   channelNarrow,
   dmNarrow,
   hidesMutedTopics,
+  hidesMutedTopicsWhenDrawn,
   isNarrow,
   MAX_NARROW_TERMS,
   matches,
@@ -299,6 +300,66 @@ t.test("a channel's view is asked without its muted topics, by their names", (t)
   });
   t.equal(big.length, MAX_NARROW_TERMS, 'as many as a narrow may hold');
   t.same(big[1], { operator: 'topic', operand: 't1000', negated: true });
+  t.end();
+});
+
+t.test('which views leave out muted topics as they draw them (across channels)', (t) => {
+  const unreadOf = (n: Narrow): Narrow => ({
+    ...n,
+    terms: [...n.terms, ...isNarrow('unread').terms],
+  });
+  const table: [string, Narrow, boolean][] = [
+    ['a sender', senderNarrow(2), true],
+    ['unread', isNarrow('unread'), true],
+    ['mentions (whose messages all mention the user: none hidden)', isNarrow('mentioned'), true],
+    ['a sender, unread', unreadOf(senderNarrow(2)), true],
+    ['a channel (asked without them: hidesMutedTopics)', channelNarrow(OPEN), false],
+    ['a channel, unread (likewise)', unreadOf(channelNarrow(OPEN)), false],
+    ['a topic', topicNarrow(OPEN, 'x'), false],
+    ['a topic, unread', unreadOf(topicNarrow(OPEN, 'x')), false],
+    ['a search', searchNarrow(ALL, 'x'), false],
+    ["a sender's search", searchNarrow(senderNarrow(2), 'x'), false],
+    ['the feed (in:home)', ALL, false],
+    ['starred', isNarrow('starred'), false],
+    ['direct messages', isNarrow('dm'), false],
+    ['a conversation', dmNarrow([2], 1), false],
+    [
+      'is:muted',
+      { terms: [{ operator: 'is', operand: 'muted', negated: false }], near: null },
+      false,
+    ],
+    [
+      'one message',
+      { terms: [{ operator: 'id', operand: '5', negated: false }], near: null },
+      false,
+    ],
+  ];
+  for (const [what, n, hides] of table) t.equal(hidesMutedTopicsWhenDrawn(n), hides, what);
+  t.end();
+});
+
+t.test("a sender's view draws without topics muted as such, but mentions of the user", (t) => {
+  const { s, policy, arrive, loaded } = setup([
+    { stream_id: OPEN, topic_name: 'noise', visibility_policy: TOPIC.MUTED },
+    { stream_id: QUIET, topic_name: 'kept', visibility_policy: TOPIC.UNMUTED },
+  ]);
+  const mention = { ...msg(5, OPEN, 'Noise'), flags: ['mentioned'] };
+  const all = [msg(1, OPEN), msg(2, OPEN, 'noise'), msg(3, QUIET), msg(4, null), mention];
+  const sender = loaded(senderNarrow(2), all);
+  t.same(sender.ids, [1, 2, 3, 4, 5], 'the list holds them all (its paging is by its ids)');
+  t.same(
+    s.drawnIds(sender),
+    [1, 3, 4, 5],
+    "drawn: not the muted topic's, but a muted channel's other topics, a DM, a mention",
+  );
+  const topic = loaded(topicNarrow(OPEN, 'noise'), [msg(2, OPEN, 'noise')]);
+  t.same(s.drawnIds(topic), [2], 'its own topic shows it');
+  arrive(msg(6, OPEN, 'noise'));
+  t.same(s.drawnIds(sender), [1, 3, 4, 5], 'a new message there: not drawn either');
+  policy(OPEN, 'noise', TOPIC.INHERIT);
+  t.same(s.drawnIds(sender), [1, 2, 3, 4, 5, 6], 'unmuted: drawn at once, nothing to fetch');
+  policy(OPEN, 'lunch', TOPIC.MUTED);
+  t.same(s.drawnIds(sender), [2, 3, 4, 5, 6], 'another topic muted: its message gone at once');
   t.end();
 });
 

@@ -257,12 +257,15 @@ function Outbox({ c }: { c: Controller }) {
 addSettingsPanel({
   id: 'bots',
   title: 'Bots',
+  order: 50,
   visible: (c) => c.state.value?.self.is_guest !== true && (c.state.value?.self.role ?? 400) < 600,
   render: (c) => <Bots c={c} />,
 });
 addSettingsPanel({
   id: 'outbox',
   title: 'Mail outbox',
+  section: 'organization',
+  order: 90,
   visible: isAdmin,
   render: (c) => <Outbox c={c} />,
 });

@@ -6,9 +6,10 @@
  * refuses is shown as it says it. The members are fetched as the settings open and kept live by
  * the events (ChatState.members), the rest by the `stream` events.
  */
-import type { ComponentChildren, RefObject } from 'preact';
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { ComponentChildren, JSX, RefObject } from 'preact';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { mentionCandidates } from '../state/autocomplete.js';
+import { isSystemBot } from '../state/profile.js';
 import {
   checkNewChannel,
   createParams,
@@ -17,6 +18,7 @@ import {
   privacyLabel,
   privacyChoicesFor,
   privacyOf,
+  membersShown,
   sortMembers,
   type ChannelLimits,
   type Privacy,
@@ -76,6 +78,7 @@ export function PersonPicker({
             users: [...s.users.values()].filter(
               (u) =>
                 u.is_active !== false &&
+                !isSystemBot(u) &&
                 !chosenNow.current.includes(u.user_id) &&
                 !exclude?.has(u.user_id),
             ),
@@ -155,6 +158,61 @@ export function PersonPicker({
         onPick={(u) => add(u.userId!)}
       />
     </div>
+  );
+}
+
+/**
+ * A channel's members, sorted by name: a filter (as the people list's), the first MEMBERS_SHOWN
+ * of those matching, and "Show all" for the rest, so that a channel of thousands opens at once.
+ */
+function MemberList({
+  s,
+  members,
+  render,
+}: {
+  s: ChatState;
+  members: ReadonlySet<number>;
+  render: (uid: number) => JSX.Element;
+}) {
+  const [filter, setFilter] = useState('');
+  const [all, setAll] = useState(false);
+  // Sorted again only when the members or the people change (not at each keystroke).
+  const sorted = useMemo(
+    () => sortMembers(members, s.users),
+    [members, s.members.rev.value, s.rev.users.value],
+  );
+  const { shown, matching } = membersShown(sorted, s.users, filter, all);
+  return (
+    <>
+      <input
+        class="field member-filter"
+        type="search"
+        aria-label="Filter members"
+        placeholder="Filter members"
+        value={filter}
+        onInput={(e) => setFilter(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape' && e.currentTarget.value !== '') {
+            // Empties the filter, not the dialog.
+            e.stopPropagation();
+            e.preventDefault();
+            setFilter('');
+          }
+        }}
+      />
+      {matching === 0 ? (
+        <p class="muted-text">No member matches.</p>
+      ) : (
+        <ul class="member-list" aria-labelledby="channel-members-title">
+          {shown.map(render)}
+        </ul>
+      )}
+      {matching > shown.length && (
+        <button class="btn small member-more" type="button" onClick={() => setAll(true)}>
+          Show all {matching} {filter.trim() === '' ? 'members' : 'matching'}
+        </button>
+      )}
+    </>
   );
 }
 
@@ -416,8 +474,10 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
               </p>
             )}
             {members ? (
-              <ul class="member-list" aria-labelledby="channel-members-title">
-                {sortMembers(members, s.users).map((uid) => {
+              <MemberList
+                s={s}
+                members={members}
+                render={(uid) => {
                   const me = uid === s.selfId;
                   const name = s.userName(uid);
                   return (
@@ -443,8 +503,8 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
                       )}
                     </li>
                   );
-                })}
-              </ul>
+                }}
+              />
             ) : (
               <p class="muted-text" role="status">
                 Loading members…

@@ -90,6 +90,8 @@ export type Dialog =
  */
 export type CardAt = ({ userId: number } | { groupId: number }) & {
   anchor: { left: number; top: number; right: number; bottom: number } | null;
+  /** What opened it: while it is in the page, the card follows it when the window is resized. */
+  from?: Element | null;
 };
 
 /** A question for the confirmation dialog (confirm.tsx): `danger` for an action that destroys. */
@@ -392,8 +394,18 @@ export class Controller {
     if (!s) return;
     let arrived: StoredMessage[] = [];
     const muting = s.mutingMark();
+    const selected = this.selected.value;
+    const selectedEcho = selected === null ? undefined : s.messages.get(selected)?.local_id;
     batch(() => {
       arrived = s.apply(events);
+      // The selection on one's own message as it was echoed follows it to the server's message
+      // (another id), as the reference's change_message_id: else the next j/k moved from nowhere
+      // (to the newest message) and the message showed unselected.
+      if (selectedEcho === undefined) return;
+      for (const e of events) {
+        if (e.type === 'message' && e.local_message_id === selectedEcho)
+          this.selected.value = e.message.id;
+      }
     });
     if (s.mutingChangedSince(muting)) this.refetchAfterMuting();
     for (const e of events) {
@@ -1329,12 +1341,12 @@ export class Controller {
 
   /** Opens a person's profile card beside `anchor` (what was clicked or focused), if given. */
   openCard(userId: number, anchor?: Element | null): void {
-    this.card.value = { userId, anchor: box(anchor) };
+    this.card.value = { userId, anchor: box(anchor), from: anchor ?? null };
   }
 
   /** Opens a user group's card (its members, each opening theirs) beside `anchor`, if given. */
   openGroupCard(groupId: number, anchor?: Element | null): void {
-    this.card.value = { groupId, anchor: box(anchor) };
+    this.card.value = { groupId, anchor: box(anchor), from: anchor ?? null };
   }
 
   /**
@@ -1492,7 +1504,7 @@ export class Controller {
 }
 
 /** The box of what opened a card, where the card is drawn beside it. */
-function box(el: Element | null | undefined): CardAt['anchor'] {
+export function box(el: Element | null | undefined): CardAt['anchor'] {
   const r = el?.getBoundingClientRect();
   return r ? { left: r.left, top: r.top, right: r.right, bottom: r.bottom } : null;
 }

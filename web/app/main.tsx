@@ -4,7 +4,7 @@
  */
 import { options, render } from 'preact';
 import { signal } from '@preact/signals';
-import { ApiError, ConfabClient } from '../../src/client/api.js';
+import { ConfabClient } from '../../src/client/api.js';
 import { Controller, type Session } from './controller.js';
 import { scheduleRender } from './frame.js';
 import { startTheme } from './theme.js';
@@ -17,6 +17,7 @@ import '../styles/organization.css';
 import '../styles/users.css';
 import '../styles/profile-fields.css';
 import '../styles/user-groups.css';
+import '../styles/members.css';
 
 startTheme();
 
@@ -29,11 +30,12 @@ const phase = signal<'checking' | 'login' | 'app'>('checking');
 
 /**
  * What this browser last knew of its session here ('1' it had one, '0' it saw it end). The
- * session cookie is HttpOnly: the page learns of a session only by asking (`GET /json/session`,
- * 401 without one: an error on the console). It does not ask after it saw the session end (a
- * logout, a 401), unless the page comes from the invitation form, which logs the new user in.
- * With no record (a first visit, or a session older than the record) it asks, so that no live
- * session is ever taken for none.
+ * session cookie is HttpOnly: the page learns of a session only by asking (`GET
+ * /json/session?optional=true`, which answers none without an error, so that a first visit logs
+ * nothing on the console). It does not ask after it saw the session end (a logout, a 401): the
+ * login form shows at once, unless the page comes from the invitation form, which logs the new
+ * user in. With no record (a first visit, or a session older than the record) it asks, so that
+ * no live session is ever taken for none.
  */
 const HINT = 'confab.session';
 function hint(on: boolean): void {
@@ -84,10 +86,13 @@ render(<Root />, root);
 
 if (!maybeSession()) phase.value = 'login';
 else
-  ConfabClient.session(location.origin)
-    .then((s) => open({ userId: s.user_id, email: s.email, csrfToken: s.csrf_token }))
+  ConfabClient.sessionIfAny(location.origin)
+    .then((s) => {
+      if (s) return open({ userId: s.user_id, email: s.email, csrfToken: s.csrf_token });
+      hint(false);
+      phase.value = 'login';
+    })
     .catch((e: unknown) => {
-      if (!(e instanceof ApiError && e.status === 401)) console.warn('Confab: no session', e);
-      else hint(false);
+      console.warn('Confab: no session', e);
       phase.value = 'login';
     });

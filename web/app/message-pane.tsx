@@ -232,8 +232,8 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     view.current.anchor = view.current.bottom ? null : rowAt(el);
   }
 
-  const messages = list
-    .windowIds()
+  const messages = s
+    .drawnIds(list)
     .map((id) => s.messages.get(id))
     .filter((m): m is StoredMessage => m !== undefined);
   const rows = buildRows(messages, { selfId: s.selfId, dayOf: dayKey });
@@ -497,7 +497,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     // the list redraws each move on from the one before.
     const selected = c.selected.value;
     // Likewise the list as it is now: a message shown since (one just sent) counts.
-    const ids = list.windowIds().filter((id) => s.messages.has(id));
+    const ids = s.drawnIds(list).filter((id) => s.messages.has(id));
     const i = selected === null ? -1 : ids.indexOf(selected);
     let next: number | undefined;
     if (e.key === 'ArrowDown' || e.key === 'j')
@@ -548,7 +548,10 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     c.selected.value = next;
   };
 
-  const empty = list.loaded && list.size === 0;
+  // Empty too when it holds only what it does not draw (all of it in muted topics: drawnIds).
+  const empty =
+    list.loaded &&
+    (list.size === 0 || (messages.length === 0 && list.atOldest() && list.atNewest()));
   const search = list.narrow.terms.some((t) => t.operator === 'search');
   const shownChannel = channelOf(list.narrow);
   const unknownChannel = shownChannel !== undefined && !s.channels.has(shownChannel);

@@ -433,10 +433,14 @@ function CustomEmoji({ c }: { c: Controller }) {
 addSettingsPanel({
   id: 'organization',
   title: 'Organization',
+  section: 'organization',
+  order: 10,
   render: (c) => <Organization c={c} />,
 });
 addSettingsPanel({
   id: 'emoji',
   title: 'Custom emoji',
+  section: 'organization',
+  order: 50,
   render: (c) => <CustomEmoji c={c} />,
 });

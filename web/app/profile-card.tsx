@@ -12,13 +12,13 @@
  * member's name opening their profile card (in its place, beside the same mention).
  */
 import type { ComponentChildren, RefObject } from 'preact';
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { presenceText } from '../state/presence.js';
 import { groupCard, profileCard } from '../state/profile.js';
 import { cardFields, type ExternalKinds, type FieldShown } from '../state/profile-fields.js';
 import { NO_STATUS } from '../state/user-status.js';
 import { Avatar } from './bits.js';
-import type { CardAt, Controller } from './controller.js';
+import { box as boxOf, type CardAt, type Controller } from './controller.js';
 import { wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
 import { PresenceDot } from './people.js';
@@ -140,7 +140,9 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
                 <button
                   class="link-btn"
                   type="button"
-                  onClick={() => (c.card.value = { userId: card.botOwner!.id, anchor: at.anchor })}
+                  onClick={() =>
+                    (c.card.value = { userId: card.botOwner!.id, anchor: at.anchor, from: at.from })
+                  }
                 >
                   {card.botOwner.name}
                 </button>
@@ -160,7 +162,7 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
                 <FieldValue
                   f={f}
                   name={(id) => s.userName(id)}
-                  open={(id) => (c.card.value = { userId: id, anchor: at.anchor })}
+                  open={(id) => (c.card.value = { userId: id, anchor: at.anchor, from: at.from })}
                 />
               </dd>
             </div>
@@ -301,13 +303,28 @@ function CardFrame({
   children: ComponentChildren;
 }) {
   const box = useRef<HTMLDivElement>(null);
-  const sheet = typeof matchMedia === 'function' && matchMedia(SHEET_QUERY).matches;
+  const sheet = isSheet();
+  const [, redraw] = useState(0);
 
   // Beside what opened it, before it is painted; again when it fills in (the people loaded) or
-  // grows (the full profile).
+  // grows (the full profile), and when it turns from a sheet into a card (the window widened). A
+  // sheet is placed by its style.
   useLayoutEffect(() => {
-    if (!sheet && box.current) place(box.current, at.anchor);
-  }, [filled, grown]);
+    const el = box.current;
+    if (!el) return;
+    if (sheet) el.style.left = el.style.top = '';
+    else place(el, anchorOf(at));
+  }, [filled, grown, sheet]);
+  // The window resized: placed again beside what opened it, where that is now (as the
+  // reference's popovers follow their element); a sheet on a narrow window, a card on a wide one.
+  useEffect(() => {
+    const resized = () => {
+      if (isSheet() !== sheet) redraw((n) => n + 1);
+      else if (!sheet && box.current) place(box.current, anchorOf(at));
+    };
+    window.addEventListener('resize', resized);
+    return () => window.removeEventListener('resize', resized);
+  }, [at, sheet]);
   // Focused as it is drawn (in the task of the click or key that opened it), so that a key
   // pressed at once acts in it. The focus goes back as it closes, unless an action took it on
   // (the compose box, the messages of the new view).
@@ -436,7 +453,7 @@ function GroupCard({ c, at, groupId }: { c: Controller; at: CardAt; groupId: num
                 class="link-btn"
                 type="button"
                 aria-haspopup="dialog"
-                onClick={() => (c.card.value = { userId: m.id, anchor: at.anchor })}
+                onClick={() => (c.card.value = { userId: m.id, anchor: at.anchor, from: at.from })}
               >
                 {m.name}
               </button>
@@ -447,6 +464,16 @@ function GroupCard({ c, at, groupId }: { c: Controller; at: CardAt; groupId: num
       )}
     </CardFrame>
   );
+}
+
+/** Whether the card is a sheet at the bottom of the screen (a narrow window), or beside. */
+function isSheet(): boolean {
+  return typeof matchMedia === 'function' && matchMedia(SHEET_QUERY).matches;
+}
+
+/** Where what opened a card is now: its box while it is in the page, else where it was. */
+function anchorOf(at: CardAt): CardAt['anchor'] {
+  return at.from?.isConnected ? boxOf(at.from) : at.anchor;
 }
 
 /**

@@ -704,12 +704,15 @@ function FieldForm({
 addSettingsPanel({
   id: 'profile',
   title: 'Profile',
+  order: 20,
   visible: (c) => c.state.value?.self.is_bot !== true,
   render: (c) => <Profile c={c} />,
 });
 addSettingsPanel({
   id: 'profile-fields',
   title: 'Custom profile fields',
+  section: 'organization',
+  order: 60,
   visible: isAdmin,
   render: (c) => <ManageFields c={c} />,
 });

@@ -17,10 +17,22 @@ import { useFocusBack, wrapTab } from './focus-back.js';
 export type SettingsPanel = {
   id: string;
   title: string;
+  /**
+   * Which part of the list it is in, as the reference's settings divide them: one's own
+   * (default) or the organization's.
+   */
+  section?: 'personal' | 'organization';
+  /** Its place in its part (lower first; equal ones in the order added). */
+  order: number;
   /** Whether this user sees the panel (default: everyone). */
   visible?: (c: Controller) => boolean;
   render: (c: Controller) => ComponentChild;
 };
+
+const SECTIONS = [
+  { id: 'personal', title: 'Personal' },
+  { id: 'organization', title: 'Organization' },
+] as const;
 
 const panels: SettingsPanel[] = [];
 
@@ -32,7 +44,14 @@ export function addSettingsPanel(p: SettingsPanel): void {
 }
 
 export function Settings({ c, panel }: { c: Controller; panel: string }) {
-  const shown = panels.filter((p) => p.visible?.(c) ?? true);
+  const visible = panels.filter((p) => p.visible?.(c) ?? true);
+  const parts = SECTIONS.map((sec) => ({
+    ...sec,
+    panels: visible
+      .filter((p) => (p.section ?? 'personal') === sec.id)
+      .sort((a, b) => a.order - b.order),
+  })).filter((part) => part.panels.length > 0);
+  const shown = parts.flatMap((part) => part.panels);
   const current = shown.find((p) => p.id === panel) ?? shown[0]!;
   const box = useRef<HTMLDivElement>(null);
   // The focus in it as it opens (on the panel shown, in its list), and back after.
@@ -50,19 +69,26 @@ export function Settings({ c, panel }: { c: Controller; panel: string }) {
       >
         <nav aria-label="Settings">
           <h2 id="settings-title">Settings</h2>
-          <ul class="nav-list">
-            {shown.map((p) => (
-              <li key={p.id}>
-                <a
-                  class="nav-item"
-                  href={`#settings/${p.id}`}
-                  aria-current={p.id === current.id ? 'page' : undefined}
-                >
-                  <span class="label">{p.title}</span>
-                </a>
-              </li>
-            ))}
-          </ul>
+          {parts.map((part) => (
+            <div key={part.id} class="settings-part">
+              <div class="nav-heading" id={`settings-part-${part.id}`}>
+                {part.title}
+              </div>
+              <ul class="nav-list" aria-labelledby={`settings-part-${part.id}`}>
+                {part.panels.map((p) => (
+                  <li key={p.id}>
+                    <a
+                      class="nav-item"
+                      href={`#settings/${p.id}`}
+                      aria-current={p.id === current.id ? 'page' : undefined}
+                    >
+                      <span class="label">{p.title}</span>
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ))}
         </nav>
         <section aria-labelledby="panel-title">
           <h3 id="panel-title">{current.title}</h3>
@@ -600,15 +626,18 @@ function Invitations({ c }: { c: Controller }) {
   );
 }
 
-addSettingsPanel({ id: 'account', title: 'Account', render: (c) => <Account c={c} /> });
-addSettingsPanel({ id: 'display', title: 'Display', render: (c) => <Display c={c} /> });
+addSettingsPanel({ id: 'account', title: 'Account', order: 10, render: (c) => <Account c={c} /> });
+addSettingsPanel({ id: 'display', title: 'Display', order: 30, render: (c) => <Display c={c} /> });
 addSettingsPanel({
   id: 'notifications',
   title: 'Notifications',
+  order: 40,
   render: (c) => <Notifications c={c} />,
 });
 addSettingsPanel({
   id: 'invitations',
   title: 'Invite people',
+  section: 'organization',
+  order: 40,
   render: (c) => <Invitations c={c} />,
 });

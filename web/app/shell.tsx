@@ -264,9 +264,8 @@ export function Shell({ c }: { c: Controller }) {
       } else if (e.key === 'r') {
         const id =
           c.selected.value ??
-          c.list.value
-            ?.windowIds()
-            .filter((x) => Number.isInteger(x))
+          (c.list.value ? st.drawnIds(c.list.value) : undefined)
+            ?.filter((x) => Number.isInteger(x))
             .at(-1);
         const m = id !== undefined ? st.messages.get(id) : undefined;
         if (m) c.replyTo(m);

@@ -623,6 +623,8 @@ function AddSubgroup({
 addSettingsPanel({
   id: 'groups',
   title: 'User groups',
+  section: 'organization',
+  order: 30,
   // Guests do not see the organization's groups (GET /user_groups refuses them).
   visible: (c) => (c.state.value?.self.role ?? 400) < 600,
   render: (c) => <UserGroups c={c} />,

@@ -388,4 +388,10 @@ function RoleEdit({
   );
 }
 
-addSettingsPanel({ id: 'users', title: 'Users', render: (c) => <Users c={c} /> });
+addSettingsPanel({
+  id: 'users',
+  title: 'Users',
+  section: 'organization',
+  order: 20,
+  render: (c) => <Users c={c} />,
+});

@@ -8,6 +8,8 @@
  * reloads the list, so that what is shown is what the server has.
  */
 
+import { isSystemBot } from './profile.js';
+
 export type Request = <T = Record<string, unknown>>(
   method: string,
   path: string,
@@ -121,10 +123,7 @@ export class BotsState {
       this.bots = r.members
         .filter(
           (u) =>
-            u.is_bot &&
-            // The system bots (no owner) are nobody's to manage.
-            typeof u.bot_owner_id === 'number' &&
-            (this.isAdmin || u.bot_owner_id === this.me.user_id),
+            u.is_bot && !isSystemBot(u) && (this.isAdmin || u.bot_owner_id === this.me.user_id),
         )
         .map((u) => ({
           user_id: u.user_id,

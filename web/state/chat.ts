@@ -31,7 +31,9 @@ import {
   conversationIds,
   channelOf,
   hidesMutedTopics,
+  hidesMutedTopicsWhenDrawn,
   matches,
+  mentionsUser,
   messageDmIds,
   mutingApplies,
   narrowKey,
@@ -376,6 +378,25 @@ export class ChatState {
   /** Whether the topic itself is muted (its policy "muted"): what a channel's view leaves out. */
   topicMutedItself(streamId: number, topic: string): boolean {
     return this.userTopics.get(topicKey(streamId, topic)) === TOPIC.MUTED;
+  }
+
+  /**
+   * A list's window as the view draws it: in the views that hide them as they draw
+   * (narrow.hidesMutedTopicsWhenDrawn: a sender's messages, unread…), without the messages of
+   * topics muted as such, but those that mention the user, as the reference's web app.
+   */
+  drawnIds(list: MessageList): number[] {
+    const ids = list.windowIds();
+    if (!hidesMutedTopicsWhenDrawn(list.narrow)) return ids;
+    return ids.filter((id) => {
+      const m = this.messages.get(id);
+      return (
+        m === undefined ||
+        m.type !== 'stream' ||
+        !this.topicMutedItself(m.stream_id!, m.subject) ||
+        mentionsUser(m.flags)
+      );
+    });
   }
 
   /** The topics of a channel the user muted as such, by their names (narrow.apiNarrow). */

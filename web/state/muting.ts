@@ -2,7 +2,10 @@
  * Muting, as the reference's web app applies it: a topic's visibility policy (POST
  * /user_topics) and its channel's `is_muted` decide whether the topic is muted. Muted topics
  * are left out of the combined feed (All messages, the `in:home` narrow) and of its unread
- * count; their own channel's and topic's views still show them.
+ * count. Topics muted as such are also left out of their channel's view (asked of the server
+ * without them) and of the views across channels (a sender's messages, unread…: as they are
+ * drawn, but the messages that mention the user; narrow.hidesMutedTopicsWhenDrawn); a topic's
+ * own view, a search, starred and direct messages show them.
  */
 
 /** Visibility policies of a topic (POST /user_topics). */

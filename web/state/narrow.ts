@@ -322,6 +322,40 @@ export function messageDmIds(m: Message, selfId: number): number[] {
   );
 }
 
+/** The flags of a message that mentions the user (by name, a group of theirs, or @all/@topic). */
+const MENTION_FLAGS = [
+  'mentioned',
+  'stream_wildcard_mentioned',
+  'topic_wildcard_mentioned',
+  'wildcard_mentioned',
+];
+
+/** Whether a message with these flags mentions the user (`is:mentioned`). */
+export function mentionsUser(flags: readonly string[]): boolean {
+  return flags.some((f) => MENTION_FLAGS.includes(f));
+}
+
+/**
+ * Whether a view leaves out, as it draws them, the messages of topics muted as such (policy
+ * "muted") but those that mention the user: the reference's Filter.excludes_muted_topics with
+ * MessageListData.messages_filtered_for_topic_mutes, for the views the server cannot be asked
+ * without them (a sender's messages, unread, has:link…: across channels, where `-is:muted` would
+ * leave out muted channels' other topics too, which the reference shows there). Not the views
+ * that are asked without them (the combined feed and `in:` narrows: in:home; a channel's view:
+ * hidesMutedTopics), nor a topic, a search, direct messages, starred, `is:muted`, one message
+ * (`id:`), as the reference shows muted topics there. The messages stay in the list (its paging
+ * is by its ids): only drawing and the keys skip them.
+ */
+export function hidesMutedTopicsWhenDrawn(n: Narrow): boolean {
+  if (n.terms.length === 0 || hidesMutedTopics(n)) return false;
+  if (find(n, 'channel') !== undefined && find(n, 'topic') !== undefined) return false;
+  return !n.terms.some(
+    (t) =>
+      ['search', 'in', 'id', 'dm', 'dm-including'].includes(t.operator) ||
+      (t.operator === 'is' && ['starred', 'muted', 'dm'].includes(t.operand)),
+  );
+}
+
 /** What `matches` needs beyond the message: who asks, its flags, and the user's muting. */
 export type MatchContext = {
   selfId: number;
@@ -370,16 +404,8 @@ export function matches(n: Narrow, m: Message, ctx: MatchContext): boolean | und
         break;
       case 'is':
         if (t.operand === 'dm') ok = m.type === 'private';
-        else if (t.operand === 'mentioned') {
-          ok = ctx.flags.some((f) =>
-            [
-              'mentioned',
-              'stream_wildcard_mentioned',
-              'topic_wildcard_mentioned',
-              'wildcard_mentioned',
-            ].includes(f),
-          );
-        } else if (t.operand === 'starred') ok = ctx.flags.includes('starred');
+        else if (t.operand === 'mentioned') ok = mentionsUser(ctx.flags);
+        else if (t.operand === 'starred') ok = ctx.flags.includes('starred');
         else if (t.operand === 'unread') ok = !ctx.flags.includes('read');
         else {
           unknown = true;

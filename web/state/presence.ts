@@ -159,7 +159,8 @@ export type Person = {
   is_active?: boolean;
 };
 
-const NAME_ORDER = new Intl.Collator(undefined, { sensitivity: 'base' });
+/** Names compared as the app's lists sort them: case and accents aside. */
+export const NAME_ORDER = new Intl.Collator(undefined, { sensitivity: 'base' });
 
 /** Lower case without accents ("Élise" is found by "eli"). */
 function fold(s: string): string {

@@ -11,6 +11,20 @@ import { groupDisplayName } from '../../src/client/group-names.js';
 import type { User } from '../../src/client/types.js';
 import { inGroupSetting, type GroupsById } from './groups.js';
 
+/**
+ * Whether a user is one of the realm's system bots (Notification Bot, Welcome Bot): flagged so
+ * in `cross_realm_bots`, and, as the server tells them (src/queries/bots.ts), the bots without an
+ * owner: `GET /users` lists them among the realm's users. Nobody manages them, and they are not
+ * offered to subscribe, as the reference's people pickers offer only the realm's own users.
+ */
+export function isSystemBot(u: {
+  is_bot: boolean;
+  bot_owner_id?: number | null;
+  is_system_bot?: boolean;
+}): boolean {
+  return u.is_system_bot === true || (u.is_bot && u.bot_owner_id === null);
+}
+
 /** The roles' names, by the API's values (the reference's user_role_map). */
 const ROLE_NAMES: Record<number, string> = {
   100: 'Owner',

@@ -7,8 +7,8 @@
  * again (the last owner, for one); its refusal is what the view shows.
  */
 import type { User } from '../../src/client/types.js';
-import { personMatcher, presenceText, type PresenceStatus } from './presence.js';
-import { roleName } from './profile.js';
+import { NAME_ORDER, personMatcher, presenceText, type PresenceStatus } from './presence.js';
+import { isSystemBot, roleName } from './profile.js';
 
 export type UsersTab = 'active' | 'deactivated' | 'bots';
 
@@ -44,13 +44,6 @@ export function roleOf(u: Pick<User, 'role' | 'is_owner' | 'is_admin' | 'is_gues
 export function isAdministrator(viewer: Pick<User, 'role' | 'is_owner' | 'is_admin'>): boolean {
   return roleOf(viewer) <= Roles.ADMINISTRATOR;
 }
-
-/** The realm's own bots (Notification Bot, Welcome Bot): nobody's, and nobody manages them. */
-function isSystemBot(u: User): boolean {
-  return u.is_bot && (u.bot_owner_id === null || u.bot_owner_id === undefined);
-}
-
-const NAME_ORDER = new Intl.Collator(undefined, { sensitivity: 'base' });
 
 /**
  * A tab's users matching `filter` (words beginning the name, or the start of an address: the

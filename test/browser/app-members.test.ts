@@ -1,0 +1,112 @@
+/**
+ * The web app in chromium with a realm of three thousand people, all in one channel: the
+ * channel's settings draw its first 100 members (sorted by name), "Show all" the rest, and a
+ * filter finds anyone (by the words of a name or the start of an e-mail address; Esc empties it,
+ * the dialog stays); the people list likewise draws its first 100. Each wait is for what the
+ * action brings.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, pluck, waitFor, waitForTitle } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { insertMembers } from '../helpers/fixtures.js';
+import { startServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+const SETTINGS = '[role="dialog"][aria-labelledby="channel-settings-title"]';
+const PEOPLE = 3000;
+
+/** How many rows the member list draws. */
+const rows = (page: Page) => page.$$eval('.member-list li', (els) => els.length);
+
+t.test('a channel of three thousand: its first members, all on asking, a filter', async (t) => {
+  if (NO_CHROMIUM) return;
+  const b = await launchBrowser(t);
+  const ts = await startServer(t);
+  const made = insertMembers(ts.server, ts.fx.realmId, PEOPLE);
+  const ids = ['hamlet', 'iago'].map((n) => ts.fx.users[n]!.id);
+  await createChannel(ts.api, 'iago', 'town', { principals: [...ids, ...made] });
+  const total = PEOPLE + 2;
+
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/town',
+  });
+  await waitForTitle(page, 'town');
+  await page.click('button[aria-label="Settings of #town"]');
+  await page.waitForSelector(SETTINGS);
+  await waitFor(
+    page,
+    `document.querySelector('#channel-members-title')?.textContent === 'Members (${total})'`,
+  );
+  await page.waitForSelector('.member-list li');
+  t.equal(await rows(page), 100, 'the first 100 drawn');
+  const names = await pluck(page, '.member-list .member-name');
+  t.same(names.slice(0, 3), ['Hamlet (you)', 'Iago', 'Member 0'], 'sorted by name');
+  t.equal(
+    await page.textContent(`${SETTINGS} .member-more`),
+    `Show all ${total} members`,
+    'the rest on asking',
+  );
+  await page.locator('input[aria-label="Filter members"]').scrollIntoViewIfNeeded();
+  await screenshot(page, t, 'members-first-1280');
+
+  // A filter: the words of a name, or the start of an e-mail address.
+  await page.fill('input[aria-label="Filter members"]', 'member 299');
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 11`);
+  t.same(
+    (await pluck(page, '.member-list .member-name')).slice(0, 2),
+    ['Member 299', 'Member 2990'],
+    '"member 299": 299 and 2990–2999',
+  );
+  t.notOk(await page.$(`${SETTINGS} .member-more`), 'all of them shown: no "Show all"');
+  await page.fill('input[aria-label="Filter members"]', 'member1234@');
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 1`);
+  t.same(await pluck(page, '.member-list .member-name'), ['Member 1234'], 'by e-mail');
+  await page.fill('input[aria-label="Filter members"]', 'nobody at all');
+  await page.waitForSelector(`${SETTINGS} p:has-text("No member matches.")`);
+  t.pass('none: said so');
+  await page.fill('input[aria-label="Filter members"]', 'member 1');
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 100`);
+  t.match(
+    await page.textContent(`${SETTINGS} .member-more`),
+    /^Show all 1111 matching$/,
+    'more matching than drawn: 1, 10–19, 100–199, 1000–1999',
+  );
+
+  // Esc empties the filter, the dialog stays; "Show all" draws everyone.
+  await page.press('input[aria-label="Filter members"]', 'Escape');
+  await waitFor(page, `document.querySelector('input[aria-label="Filter members"]').value === ''`);
+  t.ok(await page.$(SETTINGS), 'the dialog still open');
+  await page.click(`${SETTINGS} .member-more`);
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === ${total}`);
+  t.notOk(await page.$(`${SETTINGS} .member-more`), 'all drawn');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `!document.querySelector('${SETTINGS}')`);
+
+  // The people list: the first 100 too.
+  await waitFor(page, `document.querySelectorAll('.people-list a.person').length > 0`);
+  t.equal(
+    await page.$$eval('.people-list a.person', (els) => els.length),
+    100,
+    'the people list draws 100',
+  );
+  t.match(await page.textContent('.people-list .more'), /^Show all \d+ people$/);
+  watch.assertClean(t, /WebSocket/);
+  await page.close();
+
+  // A phone's width: the same list in the dialog.
+  const phone = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/town',
+    width: 390,
+    height: 844,
+  });
+  await waitForTitle(phone.page, 'town');
+  await phone.page.click('button[aria-label="Settings of #town"]');
+  await phone.page.waitForSelector('.member-list li');
+  t.equal(await rows(phone.page), 100, 'at 390: the first 100');
+  await phone.page.locator('input[aria-label="Filter members"]').scrollIntoViewIfNeeded();
+  await screenshot(phone.page, t, 'members-first-390');
+  phone.watch.assertClean(t, /WebSocket/);
+});
