@@ -34,6 +34,14 @@ t.test('a channel of three thousand: its first members, all on asking, a filter'
     hash: '#narrow/channel/town',
   });
   await waitForTitle(page, 'town');
+  // The people column draws its first rows; the page itself stays the window's height (their
+  // screen readers' words once made it 3,300 px tall, out of the column's scrolling).
+  await page.waitForSelector('.people a.person');
+  t.equal(
+    await page.evaluate('document.documentElement.scrollHeight - window.innerHeight'),
+    0,
+    'the page no taller than the window',
+  );
   await page.click('button[aria-label="Settings of #town"]');
   await page.waitForSelector(SETTINGS);
   await waitFor(
