@@ -197,6 +197,7 @@ import {
   checkDeactivateUser,
   doCreateUser,
   doDeactivateUser,
+  doDeactivateUserByAdmin,
 } from '../src/mutations/users.js';
 import {
   checkAddPlayground,
@@ -222,7 +223,7 @@ import { doCreateSession, doDeleteSession } from '../src/mutations/sessions.js';
 
 export const REALM_COMMANDS = {
   'user.create': checkThenDo(checkCreateUser, doCreateUser),
-  'user.deactivate': checkThenDo(checkDeactivateUser, doDeactivateUser),
+  'user.deactivate': checkThenDo(checkDeactivateUser, doDeactivateUserByAdmin),
   'user.deactivate_own': checkThenDo(checkDeactivateOwnAccount, doDeactivateUser),
   'profile_field.create': checkThenDo(checkCreateProfileField, doCreateProfileField),
   'user.profile_data.update': checkThenDo(checkUpdateProfileData, doUpdateProfileData),

@@ -182,14 +182,27 @@ export const deactivateOwnAccount = endpoint({
   },
 });
 
-/** DELETE /api/v1/users/{user_id} — deactivate an account (administrators). */
+/** The longest deactivation_notification_comment (the reference's max_length). */
+const MAX_DEACTIVATION_COMMENT_LENGTH = 2000;
+
+/**
+ * DELETE /api/v1/users/{user_id} — deactivate an account (administrators); with
+ * `deactivation_notification_comment`, the person is told by mail.
+ */
 export const deactivateUser = endpoint({
   method: 'DELETE',
   path: '/api/v1/users/:user_id',
-  params: z.object({ user_id: pathInt() }),
+  params: z.object({
+    user_id: pathInt(),
+    deactivation_notification_comment: str({ max: MAX_DEACTIVATION_COMMENT_LENGTH }).optional(),
+  }),
   handle: async ({ realm, user }, p) => {
     checkRealmAdministrator(user);
-    await realm.ask('user.deactivate', { acting_user_id: user.id, user_id: p.user_id });
+    await realm.ask('user.deactivate', {
+      acting_user_id: user.id,
+      user_id: p.user_id,
+      notification_comment: p.deactivation_notification_comment ?? null,
+    });
     return {};
   },
 });

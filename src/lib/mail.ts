@@ -18,7 +18,8 @@ export type MailKind =
   | 'password_reset'
   | 'welcome'
   | 'missed_messages'
-  | 'bot_notice';
+  | 'bot_notice'
+  | 'deactivation';
 
 /** A composed mail, before it has a recipient. */
 export type ComposedMail = { subject: string; text: string; html: string };
@@ -202,4 +203,22 @@ export function welcomeMail(args: {
     'Mobile and desktop apps, and the terminal client, connect to the same address.',
     'You can change which mail you get from the server in your personal settings (notifications).',
   ]);
+}
+
+/**
+ * The notice to a person whose account an administrator deactivated, when asked for
+ * (`DELETE /users/{id}` with `deactivation_notification_comment`): with the administrators'
+ * text, when they wrote one.
+ */
+export function deactivationMail(args: { realm: RealmRef; comment: string }): ComposedMail {
+  const { realm } = args;
+  const blocks: Block[] = [
+    `Your account in ${realm.name} (${realm.url}) has been deactivated by its administrators: ` +
+      'you can no longer log in, and your API keys no longer work.',
+  ];
+  if (args.comment.trim() !== '') {
+    blocks.push('They wrote:', { quote: args.comment });
+  }
+  blocks.push('If you think this is a mistake, ask them to reactivate it.');
+  return compose(`Your account in ${realm.name} has been deactivated`, realm, blocks);
 }

@@ -26,7 +26,7 @@ import { bulkAddSubscriptions } from './subscriptions.js';
 import { addNewUserHistory } from './new-user-history.js';
 import { announceNewUser, sendWelcomeMessage } from './welcome.js';
 import type { PreparedWelcome } from '../lib/welcome.js';
-import { welcomeMail } from '../lib/mail.js';
+import { deactivationMail, welcomeMail } from '../lib/mail.js';
 import { enqueueMail, mailRealm } from './mail.js';
 import { emitBotActive } from './bot-rules.js';
 import { botOwnerUserIds, isSystemBot } from '../queries/bots.js';
@@ -200,14 +200,28 @@ export function doCreateUser(ctx: MutationContext, cmd: CreateUserCommand): Crea
   return { user_id: userId, api_key: apiKey, email: cmd.email };
 }
 
-export type DeactivateUserCommand = { acting_user_id: number; user_id: number };
+export type DeactivateUserCommand = {
+  acting_user_id: number;
+  user_id: number;
+  /**
+   * `deactivation_notification_comment`: not null, the person is told by mail (with this text
+   * from the administrators, when not empty).
+   */
+  notification_comment?: string | null;
+};
+
+/** What checkDeactivateUser found: the account, and the mail to tell its owner (or null). */
+export type DeactivateUserPlan = { target: UserRow; notificationComment: string | null };
 
 /**
  * do_deactivate_user: administrators only; the account can no longer log in or use its API key;
  * it stays listed (is_active false). The last active owner cannot be deactivated, and only owners
  * may deactivate an owner. Reference: views/users.py deactivate_user_backend.
  */
-export function checkDeactivateUser(ctx: MutationContext, cmd: DeactivateUserCommand): UserRow {
+export function checkDeactivateUser(
+  ctx: MutationContext,
+  cmd: DeactivateUserCommand,
+): DeactivateUserPlan {
   const { store, realm } = ctx;
   const actor = realm.user(cmd.acting_user_id);
   checkRealmAdministrator(actor);
@@ -227,7 +241,29 @@ export function checkDeactivateUser(ctx: MutationContext, cmd: DeactivateUserCom
       });
     }
   }
-  return target;
+  return { target, notificationComment: cmd.notification_comment ?? null };
+}
+
+/**
+ * An administrator's deactivation (checkDeactivateUser): doDeactivateUser, then, when asked, the
+ * mail telling the person (the reference's deactivate e-mail; not to a bot's address; none when
+ * the server sends no mail).
+ */
+export function doDeactivateUserByAdmin(
+  ctx: MutationContext,
+  plan: DeactivateUserPlan,
+): Record<string, never> {
+  const { target, notificationComment } = plan;
+  doDeactivateUser(ctx, target);
+  if (notificationComment !== null && ctx.mail && !target.is_bot) {
+    enqueueMail(
+      ctx,
+      'deactivation',
+      target.delivery_email,
+      deactivationMail({ realm: mailRealm(ctx), comment: notificationComment }),
+    );
+  }
+  return {};
 }
 
 /**

@@ -4,6 +4,7 @@
  * "try later" leaves it there, and it goes out once the server is back and the back-off has
  * passed; a refusal for good or too many failures drop it with a log line; the outbox is bounded;
  * /metrics shows it — and what the mail is for: invitations and their resending, the welcome mail,
+ * the deactivation notice an administrator asks for,
  * password resets (never revealing whether an address has an account, rate-limited), the
  * address-change mails (test/api/settings.test.ts). Without SMTP_URL nothing is written to the
  * outbox and the pages say so.
@@ -115,6 +116,74 @@ t.test('an invitation is mailed, with a link that opens the account form', async
   t.equal(welcome?.subject, 'Welcome to Zulip Dev');
   assertBodies(t, welcome!, 'Your account ann@example.org in Zulip Dev is ready.');
   t.equal(linkIn(welcome!, ORIGIN), `${ORIGIN}/`, 'it links the web app');
+});
+
+t.test('a deactivation is mailed to the person when the administrator asks', async (t) => {
+  const ts = await mailServer(t);
+  const { api, smtp, flush, fx } = ts;
+  const hamlet = fx.users.hamlet!.id;
+  const othello = fx.users.othello!.id;
+  const cordelia = fx.users.cordelia!.id;
+
+  // With a comment: the mail says so and quotes it.
+  assertSuccess(
+    t,
+    await api.delete('iago', `users/${hamlet}`, {
+      deactivation_notification_comment: 'Thanks for everything.\nSee you around!',
+    }),
+  );
+  await flush();
+  const [mail, ...more] = smtp.to('hamlet@zulip.com');
+  t.equal(more.length, 0, 'one mail');
+  t.equal(mail?.subject, 'Your account in Zulip Dev has been deactivated');
+  assertBodies(
+    t,
+    mail!,
+    'Your account in Zulip Dev (http://testserver.local) has been deactivated',
+  );
+  t.match(mail!.text, /They wrote:\n\n> Thanks for everything\.\n> See you around!/, 'quoted');
+  t.ok(mail!.html.includes('See you around!'), 'in the HTML body too');
+
+  // An empty comment: the notice alone. None asked: no mail.
+  assertSuccess(
+    t,
+    await api.delete('iago', `users/${othello}`, { deactivation_notification_comment: '' }),
+  );
+  assertSuccess(t, await api.delete('iago', `users/${cordelia}`));
+  await flush();
+  const [notice] = smtp.to('othello@zulip.com');
+  t.ok(notice, 'an empty comment still asks for the mail');
+  t.notOk(notice!.text.includes('They wrote'), 'with no quote');
+  t.same(smtp.to('cordelia@zulip.com'), [], 'not asked: no mail');
+
+  // Too long: refused, nothing deactivated.
+  const prospero = fx.users.prospero!.id;
+  assertError(
+    t,
+    await api.delete('iago', `users/${prospero}`, {
+      deactivation_notification_comment: 'x'.repeat(2001),
+    }),
+    'deactivation_notification_comment is too long (limit: 2000 characters)',
+  );
+  const still = assertSuccess(t, await api.get('iago', `users/${prospero}`)).user as {
+    is_active: boolean;
+  };
+  t.ok(still.is_active, 'still active');
+
+  // A bot has no one to read its mail.
+  const before = smtp.mails.length;
+  const bot = assertSuccess(
+    t,
+    await api.post('shiva', 'bots', { full_name: 'Mail Bot', short_name: 'mailer' }),
+  );
+  assertSuccess(
+    t,
+    await api.delete('iago', `users/${bot.user_id as number}`, {
+      deactivation_notification_comment: 'Bye, bot.',
+    }),
+  );
+  await flush();
+  t.equal(smtp.mails.length, before, 'no mail for a bot');
 });
 
 t.test('resending an invitation mails it again, once per request', async (t) => {
