@@ -2,12 +2,13 @@
  * The web app in chromium with a realm of three thousand people, all in one channel: the
  * channel's settings draw its first 100 members (sorted by name), "Show all" the rest, and a
  * filter finds anyone (by the words of a name or the start of an e-mail address; Esc empties it,
- * the dialog stays); the people list likewise draws its first 100. Each wait is for what the
- * action brings.
+ * the dialog stays); the people list draws its first 100 too, then a hundred more at a time
+ * (never all at once; a filter starts again at the first page). Each wait is for what the action
+ * brings.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, waitFor, waitForTitle } from '../helpers/app.js';
+import { openApp, pluck, waitDrawerOpen, waitFor, waitForTitle } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { insertMembers } from '../helpers/fixtures.js';
@@ -100,7 +101,39 @@ t.test('a channel of three thousand: its first members, all on asking, a filter'
     100,
     'the people list draws 100',
   );
-  t.match(await page.textContent('.people-list .more'), /^Show all \d+ people$/);
+  const more = (await page.textContent('.people-list .more')) ?? '';
+  const people = Number(/of ([\d,]+) shown/.exec(more)?.[1]?.replace(/,/g, ''));
+  t.ok(people > PEOPLE, 'every active person counted');
+  t.equal(
+    await page.textContent('.people-list .more'),
+    `Show 100 more (100 of ${people.toLocaleString('en-US')} shown)`,
+    'the rest a page at a time, as the Users panel',
+  );
+  await page.locator('.people-list .more').scrollIntoViewIfNeeded();
+  await screenshot(page, t, 'people-more-1280');
+  await page.click('.people-list .more');
+  await waitFor(page, `document.querySelectorAll('.people-list a.person').length === 200`);
+  t.equal(
+    await page.textContent('.people-list .more'),
+    `Show 100 more (200 of ${people.toLocaleString('en-US')} shown)`,
+    'another hundred, never all at once',
+  );
+  // A filter starts again at the first page; the last page's button gives the focus on.
+  await page.fill('input[aria-label="Filter people"]', 'member 29');
+  await waitFor(page, `document.querySelectorAll('.people-list a.person').length === 100`);
+  t.equal(await page.textContent('.people-list .more'), 'Show 11 more (100 of 111 shown)');
+  await page.focus('.people-list .more');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.querySelectorAll('.people-list a.person').length === 111`);
+  t.notOk(await page.$('.people-list .more'), 'all 111 drawn: no button');
+  t.equal(
+    await page.evaluate(
+      `[...document.querySelectorAll('.people-list a.person')].indexOf(document.activeElement)`,
+    ),
+    100,
+    'the focus on the first person the last page added',
+  );
+  await screenshot(page, t, 'people-paged-1280');
   watch.assertClean(t, /WebSocket/);
   await page.close();
 
@@ -116,5 +149,19 @@ t.test('a channel of three thousand: its first members, all on asking, a filter'
   t.equal(await rows(phone.page), 100, 'at 390: the first 100');
   await phone.page.locator('input[aria-label="Filter members"]').scrollIntoViewIfNeeded();
   await screenshot(phone.page, t, 'members-first-390');
+  await phone.page.keyboard.press('Escape');
+  await waitFor(phone.page, `!document.querySelector('${SETTINGS}')`);
+
+  // The drawer's people section pages the same way.
+  await phone.page.click('button[aria-label="Open the sidebar"]');
+  await waitDrawerOpen(phone.page);
+  await phone.page.click('.people-section button[aria-expanded]');
+  await phone.page.waitForSelector('.people-section .more');
+  t.equal(await phone.page.locator('.people-section a.person').count(), 100, 'at 390: 100 people');
+  await phone.page.click('.people-section .more');
+  await waitFor(phone.page, `document.querySelectorAll('.people-section a.person').length === 200`);
+  t.match(await phone.page.textContent('.people-section .more'), /^Show 100 more \(200 of /);
+  await phone.page.locator('.people-section .more').scrollIntoViewIfNeeded();
+  await screenshot(phone.page, t, 'people-more-390');
   phone.watch.assertClean(t, /WebSocket/);
 });

@@ -15,6 +15,7 @@ import {
   type Person,
   type PresenceStatus,
 } from '../../web/state/presence.js';
+import { PAGE_SIZE, pageOf } from '../../web/state/users.js';
 
 const T = 1_700_000_000;
 const LIMIT = 140;
@@ -158,6 +159,30 @@ t.test('peopleList: self first, then active, idle, offline, each by name', (t) =
     ['Zoe Self'],
     'self found by a later word of the name',
   );
+  t.end();
+});
+
+t.test('the people list a page at a time (pageOf, as the Users panel)', (t) => {
+  const crowd: Person[] = Array.from({ length: 250 }, (_, i) => ({
+    user_id: 100 + i,
+    full_name: `Member ${String(i).padStart(3, '0')}`,
+  }));
+  const all = [...people, ...crowd];
+  const list = peopleList(all, statusOf, 1);
+  t.equal(list.length, 256, 'six people and the crowd (no bot, no deactivated user)');
+  let page = pageOf(list, PAGE_SIZE);
+  t.equal(page.rows.length, 100, 'a hundred drawn at first');
+  t.same(names(page.rows).slice(0, 4), ['Zoe Self', 'alice Active', 'Anna Active', 'Bob Idle']);
+  t.equal(page.more, 'Show 100 more (100 of 256 shown)');
+  page = pageOf(list, page.rows.length + PAGE_SIZE);
+  t.same(page.rows.slice(0, 100), list.slice(0, 100), 'the next page adds to the first');
+  t.equal(page.more, 'Show 56 more (200 of 256 shown)');
+  page = pageOf(list, page.rows.length + PAGE_SIZE);
+  t.equal(page.rows.length, 256);
+  t.equal(page.more, null, 'all drawn: no button');
+  const filtered = peopleList(all, statusOf, 1, 'member 1');
+  t.equal(filtered.length, 100, 'Member 100 to 199');
+  t.equal(pageOf(filtered, PAGE_SIZE).more, null, 'a page exactly: no button');
   t.end();
 });
 

@@ -1,13 +1,15 @@
 /**
  * The people list (the reference's "buddy list"): the organization's active human users with a
  * presence dot, the user first, then active, idle and offline people, each by name, with a
- * filter; a click (or Enter) opens the direct messages with the person. On wide screens it is a
+ * filter; a click (or Enter) opens the direct messages with the person. A hundred are drawn at
+ * a time ("Show 100 more", as the Users panel), so an organization of thousands stays quick. On wide screens it is a
  * column at the right; narrower, a section of the sidebar (the drawer on a phone), folded until
  * opened. The dot's meaning is in words too, for screen readers (and in its tooltip).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { dmNarrow, narrowHash, narrowKey } from '../state/narrow.js';
 import { peopleList, STATUS_TEXT, type PresenceStatus } from '../state/presence.js';
+import { PAGE_SIZE, pageOf } from '../state/users.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
@@ -63,8 +65,6 @@ export function StatusWords({ status }: { status: PresenceStatus | null }) {
   return status ? <span class="sr-only">, {STATUS_TEXT[status].toLowerCase()}</span> : null;
 }
 
-const SHOWN = 100;
-
 /** Up and down move between the filter and the people (the list's links). */
 function moveFocus(list: HTMLElement | null, from: Element | null, by: 1 | -1): boolean {
   if (!list) return false;
@@ -84,14 +84,27 @@ function PeopleBody({ c }: { c: Controller }) {
   const s = c.state.value!;
   track(s.rev.users, s.rev.presence, s.rev.settings);
   const [filter, setFilter] = useState('');
-  const [all, setAll] = useState(false);
+  // A page at a time, as the Users panel: an organization of thousands is never drawn at once.
+  const [shown, setShown] = useState(PAGE_SIZE);
+  /** The first person of the page "Show more" added, to focus if the button went with it. */
+  const firstNew = useRef<number | null>(null);
   const list = useRef<HTMLUListElement>(null);
   const curKey = narrowKey(c.narrow.value);
   const shownStatus = (id: number): PresenceStatus | null =>
     s.realm.presenceDisabled ? null : s.presenceOf(id);
   const people = peopleList(s.users.values(), (id) => s.presenceOf(id), s.selfId, filter);
-  const shown = all ? people : people.slice(0, SHOWN);
+  const { rows, more } = pageOf(people, shown);
   const open = (id: number) => c.go(dmNarrow([id], s.selfId));
+
+  // The last page drawn: its button is gone, the focus goes on to the first person it added.
+  useEffect(() => {
+    const at = firstNew.current;
+    if (at === null || more) return;
+    firstNew.current = null;
+    // Only if the focus went with the button (not when it moved elsewhere meanwhile).
+    if (document.activeElement && document.activeElement !== document.body) return;
+    list.current?.querySelectorAll<HTMLElement>('a.person')[at]?.focus();
+  });
 
   return (
     <div class="people-body">
@@ -103,7 +116,10 @@ function PeopleBody({ c }: { c: Controller }) {
           aria-label="Filter people"
           placeholder="Filter people"
           value={filter}
-          onInput={(e) => setFilter(e.currentTarget.value)}
+          onInput={(e) => {
+            setFilter(e.currentTarget.value);
+            setShown(PAGE_SIZE);
+          }}
           onKeyDown={(e) => {
             if (e.key === 'ArrowDown') {
               if (moveFocus(list.current, null, 1)) e.preventDefault();
@@ -120,6 +136,7 @@ function PeopleBody({ c }: { c: Controller }) {
               // A filter first empties; the next Escape leaves the field (shell.tsx).
               e.stopPropagation();
               setFilter('');
+              setShown(PAGE_SIZE);
             }
           }}
         />
@@ -137,7 +154,7 @@ function PeopleBody({ c }: { c: Controller }) {
             if (by && moveFocus(list.current, document.activeElement, by)) e.preventDefault();
           }}
         >
-          {shown.map((p) => {
+          {rows.map((p) => {
             const narrow = dmNarrow([p.user_id], s.selfId);
             const status = shownStatus(p.user_id);
             const u = s.users.get(p.user_id);
@@ -171,10 +188,17 @@ function PeopleBody({ c }: { c: Controller }) {
               </li>
             );
           })}
-          {people.length > shown.length && (
+          {more && (
             <li>
-              <button class="nav-item more" type="button" onClick={() => setAll(true)}>
-                Show all {people.length} people
+              <button
+                class="nav-item more"
+                type="button"
+                onClick={() => {
+                  firstNew.current = rows.length;
+                  setShown(rows.length + PAGE_SIZE);
+                }}
+              >
+                {more}
               </button>
             </li>
           )}
