@@ -5,7 +5,7 @@
  * user's settings), invitations (a link, and e-mail invitations when the server sends mail).
  */
 import type { ComponentChild } from 'preact';
-import { useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Controller } from './controller.js';
 import { useLive } from './live.js';
 import { track } from './track.js';
@@ -56,6 +56,17 @@ export function Settings({ c, panel }: { c: Controller; panel: string }) {
   const box = useRef<HTMLDivElement>(null);
   // The focus in it as it opens (on the panel shown, in its list), and back after.
   useFocusBack(box, () => box.current?.querySelector<HTMLElement>('[aria-current="page"]'));
+  // The panel changed by its address (the browser's back, a link): the focus follows to the
+  // shown panel's link in the list, as a click there would leave it, unless the new panel took
+  // it. Not as it opens (useFocusBack gives it then).
+  const panelShown = useRef(current.id);
+  useLayoutEffect(() => {
+    if (panelShown.current === current.id) return;
+    panelShown.current = current.id;
+    const el = box.current;
+    if (!el || el.querySelector('section')?.contains(document.activeElement)) return;
+    el.querySelector<HTMLElement>('nav [aria-current="page"]')?.focus({ preventScroll: true });
+  }, [current.id]);
 
   return (
     <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && c.closeSettings()}>
@@ -90,7 +101,8 @@ export function Settings({ c, panel }: { c: Controller; panel: string }) {
             </div>
           ))}
         </nav>
-        <section aria-labelledby="panel-title">
+        {/* Keyed: another panel is drawn anew, nothing of the last one (its focus) kept. */}
+        <section key={current.id} aria-labelledby="panel-title">
           <h3 id="panel-title">{current.title}</h3>
           {current.render(c)}
         </section>
