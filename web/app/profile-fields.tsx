@@ -39,12 +39,10 @@ import { PersonPicker } from './channel-dialogs.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
-import { addSettingsPanel } from './settings.js';
+import { addSettingsPanel, errorText } from './settings.js';
 import { track } from './track.js';
 
 const isAdmin = (c: Controller): boolean => c.state.value?.isAdmin === true;
-
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The fields in the realm's order. */
 function ordered(fields: readonly CustomProfileField[]): CustomProfileField[] {
