@@ -42,7 +42,7 @@ import {
   type Narrow,
   type Names,
 } from './narrow.js';
-import { Presence, type PresenceStatus, type PresenceTimes } from './presence.js';
+import { NAME_ORDER, Presence, type PresenceStatus, type PresenceTimes } from './presence.js';
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 import { UserStatuses } from './user-status.js';
@@ -59,9 +59,6 @@ type CopyChange = Extract<
   ServerEvent,
   { type: 'update_message' } | { type: 'reaction' } | { type: 'update_message_flags' }
 >;
-
-/** Names in the order people expect (one collator: localeCompare with options makes one a call). */
-const NAME_ORDER = new Intl.Collator(undefined, { sensitivity: 'base' });
 
 export type TopicInfo = { name: string; maxId: number };
 
