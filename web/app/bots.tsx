@@ -20,15 +20,10 @@ import {
   relativeTime,
 } from '../state/bots.js';
 
-function isAdmin(c: Controller): boolean {
-  const self = c.state.value?.self;
-  return self?.is_admin === true || self?.is_owner === true || (self?.role ?? 400) <= 200;
-}
-
 function Bots({ c }: { c: Controller }) {
   const s = c.state.value!;
   const st = useMemo(
-    () => new BotsState(requestOf(c), { user_id: s.selfId, role: isAdmin(c) ? 200 : 400 }),
+    () => new BotsState(requestOf(c), { user_id: s.selfId, role: s.isAdmin ? 200 : 400 }),
     [c, s.selfId],
   );
   useChanges(st);
@@ -266,6 +261,6 @@ addSettingsPanel({
   title: 'Mail outbox',
   section: 'organization',
   order: 90,
-  visible: isAdmin,
+  visible: (c) => c.state.value?.isAdmin === true,
   render: (c) => <Outbox c={c} />,
 });
