@@ -174,7 +174,8 @@ t.test('a member sees the lists without controls; a page at a time', async (t) =
   t.equal(await page.locator('.users-list button:has-text("Deactivate")').count(), 0);
   t.match(await row(page, 'Iago').textContent(), /Administrator/);
   const total = 250 + Object.keys(ts.fx.users).length;
-  await page.click(`button:has-text("Show 100 more (100 of ${total} shown)")`);
+  // The settings' button, not the people column's (which pages the same way).
+  await page.click(`.settings button:has-text("Show 100 more (100 of ${total} shown)")`);
   await waitFor(page, `document.querySelectorAll('.users-list li').length === 200`);
   t.pass('the next page');
 

@@ -26,7 +26,7 @@ import {
   OrgDraft,
   PERMISSION_SECTIONS,
   ROLE,
-  SYSTEM_GROUP_CHOICES,
+  ROLE_GROUP_LABELS,
   systemGroupOf,
   type Permission,
 } from '../state/organization.js';
@@ -146,16 +146,16 @@ function PermissionField({ c, draft, p }: { c: Controller; draft: OrgDraft; p: P
           disabled={!editable}
           value={system}
           onChange={(e) =>
-            draft.setGroup(p.key, e.currentTarget.value as keyof typeof SYSTEM_GROUP_CHOICES)
+            draft.setGroup(p.key, e.currentTarget.value as keyof typeof ROLE_GROUP_LABELS)
           }
         >
           {p.choices.map((g) => (
             <option key={g} value={g}>
-              {SYSTEM_GROUP_CHOICES[g]}
+              {ROLE_GROUP_LABELS[g]}
             </option>
           ))}
           {!p.choices.includes(system) && (
-            <option value={system}>{SYSTEM_GROUP_CHOICES[system]}</option>
+            <option value={system}>{ROLE_GROUP_LABELS[system]}</option>
           )}
         </select>
       )}

@@ -15,6 +15,7 @@
  * checks made before an upload (the server checks again: its name and size errors are shown).
  */
 import { LANGUAGES } from '../../src/lib/languages.js';
+import { Role, SYSTEM_GROUP_CHOICES, type OfferedSystemGroup } from '../../src/lib/roles.js';
 import type { RealmEmoji } from '../../src/client/types.js';
 import type { GroupSetting, GroupsById } from './groups.js';
 import type { Request } from './bots.js';
@@ -22,19 +23,12 @@ import type { Request } from './bots.js';
 export type { Request } from './bots.js';
 
 /** Roles, as the API numbers them. */
-export const ROLE = { OWNER: 100, ADMINISTRATOR: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 };
+export const ROLE = Role;
 
-export type SystemGroupName =
-  | 'role:everyone'
-  | 'role:members'
-  | 'role:fullmembers'
-  | 'role:moderators'
-  | 'role:administrators'
-  | 'role:owners'
-  | 'role:nobody';
+export type SystemGroupName = OfferedSystemGroup;
 
 /** How a permission's choice reads: each role group holds the roles above it too. */
-export const SYSTEM_GROUP_CHOICES: Readonly<Record<SystemGroupName, string>> = {
+export const ROLE_GROUP_LABELS: Readonly<Record<SystemGroupName, string>> = {
   'role:everyone': 'Everyone, guests included',
   'role:members': 'Members, moderators and administrators',
   'role:fullmembers': 'Full members, moderators and administrators',
@@ -44,15 +38,7 @@ export const SYSTEM_GROUP_CHOICES: Readonly<Record<SystemGroupName, string>> = {
   'role:nobody': 'Nobody',
 };
 
-const ALL: readonly SystemGroupName[] = [
-  'role:everyone',
-  'role:members',
-  'role:fullmembers',
-  'role:moderators',
-  'role:administrators',
-  'role:owners',
-  'role:nobody',
-];
+const ALL = SYSTEM_GROUP_CHOICES;
 const without = (...names: SystemGroupName[]) => ALL.filter((g) => !names.includes(g));
 
 export type Permission = {
@@ -249,7 +235,7 @@ export function systemGroupOf(
   else if (value && value.direct_members.length === 0 && value.direct_subgroups.length === 1)
     id = value.direct_subgroups[0];
   const g = id === undefined ? undefined : groups.get(id);
-  if (!g || g.is_system_group !== true || !(g.name in SYSTEM_GROUP_CHOICES)) return null;
+  if (!g || g.is_system_group !== true || !(g.name in ROLE_GROUP_LABELS)) return null;
   return g.name as SystemGroupName;
 }
 
@@ -269,8 +255,8 @@ export function describeGroupSetting(
   const groupName = (id: number) => {
     const g = groups.get(id);
     if (!g) return 'an unknown group';
-    if (g.is_system_group === true && g.name in SYSTEM_GROUP_CHOICES)
-      return SYSTEM_GROUP_CHOICES[g.name as SystemGroupName];
+    if (g.is_system_group === true && g.name in ROLE_GROUP_LABELS)
+      return ROLE_GROUP_LABELS[g.name as SystemGroupName];
     return `the group “${g.name}”`;
   };
   if (typeof value === 'number') return groupName(value);
@@ -278,7 +264,7 @@ export function describeGroupSetting(
     ...value.direct_subgroups.map(groupName),
     ...value.direct_members.map((id) => userName(id)),
   ];
-  if (parts.length === 0) return SYSTEM_GROUP_CHOICES['role:nobody'];
+  if (parts.length === 0) return ROLE_GROUP_LABELS['role:nobody'];
   if (parts.length === 1) return parts[0]!;
   return `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
 }

@@ -7,18 +7,10 @@
  * views draw it, the tests check it.
  */
 import type { CustomProfileField, ProfileData, User } from '../../src/client/types.js';
+import { ProfileFieldType } from '../../src/lib/profile-fields.js';
 
-/** The field types, by the API's values. */
-export const FieldType = {
-  SHORT_TEXT: 1,
-  LONG_TEXT: 2,
-  SELECT: 3,
-  DATE: 4,
-  URL: 5,
-  USER: 6,
-  EXTERNAL_ACCOUNT: 7,
-  PRONOUNS: 8,
-} as const;
+/** The field types, by the API's values (the server's table). */
+export const FieldType = ProfileFieldType;
 
 /** The types an administrator picks from, by name as the reference lists them. */
 export const FIELD_TYPE_NAMES: readonly [number, string][] = [

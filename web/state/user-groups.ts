@@ -9,6 +9,7 @@
  * the `user_group` events.
  */
 import { groupDisplayName } from '../../src/client/group-names.js';
+import { SYSTEM_GROUP_CHOICES } from '../../src/lib/roles.js';
 import { inGroupSetting, type GroupSetting, type GroupsById } from './groups.js';
 import { everyoneIn } from './profile.js';
 
@@ -254,17 +255,6 @@ export const GROUP_PERMISSIONS: readonly {
   { name: 'can_leave_group', label: 'Who can leave this group', everyone: true, owners: true },
 ];
 
-/** The system groups offered, broadest first. */
-const ROLE_CHOICES = [
-  'role:everyone',
-  'role:members',
-  'role:fullmembers',
-  'role:moderators',
-  'role:administrators',
-  'role:owners',
-  'role:nobody',
-];
-
 /**
  * What one of a group's settings may be set to: the roles it allows (never role:internet), then
  * the active user-defined groups; and the current value — a named group, or an anonymous one (a
@@ -279,7 +269,7 @@ export function permissionChoices(
   const g = groups.get(groupId);
   const value = setting(g ? (g as Record<string, unknown>)[perm.name] : undefined);
   const byName = new Map([...groups.values()].map((o) => [o.name, o]));
-  const roles = ROLE_CHOICES.filter(
+  const roles = SYSTEM_GROUP_CHOICES.filter(
     (r) => (perm.everyone || r !== 'role:everyone') && (perm.owners || r !== 'role:owners'),
   )
     .map((r) => byName.get(r))

@@ -7,6 +7,7 @@
  * again (the last owner, for one); its refusal is what the view shows.
  */
 import type { User } from '../../src/client/types.js';
+import { Role } from '../../src/lib/roles.js';
 import { NAME_ORDER, personMatcher, presenceText, type PresenceStatus } from './presence.js';
 import { isSystemBot, roleName } from './profile.js';
 
@@ -15,13 +16,8 @@ export type UsersTab = 'active' | 'deactivated' | 'bots';
 /** Rows drawn at first, and added by each "Show more". */
 export const PAGE_SIZE = 100;
 
-export const Roles = {
-  OWNER: 100,
-  ADMINISTRATOR: 200,
-  MODERATOR: 300,
-  MEMBER: 400,
-  GUEST: 600,
-} as const;
+/** The roles' API values (src/lib/roles.ts). */
+export const Roles = Role;
 
 /** The roles in the reference's order (its role menus), with their names. */
 export const ROLE_CHOICES: readonly { role: number; name: string }[] = [
