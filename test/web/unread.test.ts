@@ -1,6 +1,7 @@
 /**
  * web/state/unread.ts: which unread messages belong to a narrow (unreadIn), for the narrows the
  * bookkeeping can tell; the message list counts with it the unread messages it has not fetched.
+ * Where `n` goes (nextUnread), muted topics and channels passed over.
  */
 import t from 'tap';
 import {
@@ -12,7 +13,8 @@ import {
   topicNarrow,
   type Narrow,
 } from '../../web/state/narrow.js';
-import { Unread, unreadIn } from '../../web/state/unread.js';
+import { TOPIC, topicMuted } from '../../web/state/muting.js';
+import { nextUnread, Unread, unreadIn, type UnreadWhere } from '../../web/state/unread.js';
 
 const SELF = 5;
 // Unread: 10-12 in #9 > Logo (11 mentions the user), 13 in #9 > colours, 20 in #3 > lunch,
@@ -122,5 +124,123 @@ t.test('a personal mention counts in a muted topic or channel; @all there does n
   r.markRead([50]);
   r.markUnread(50, { kind: 'stream', streamId: 9, topic: 'muted topic' }, true);
   t.equal(r.counts({ mutedTopic: muted }).mentions, 1, 'marked unread again: counts');
+  t.end();
+});
+
+t.test('n: the next unread topic, muted topics and channels passed over', (t) => {
+  // #3 general: lunch, quiet (muted), zebra. #9 design, muted: alpha, beta (muted by the
+  // channel), kept (unmuted), spam (muted as such), Wanted (followed). #7: not subscribed.
+  const u = Unread.fromRegister(SELF, {
+    count: 11,
+    streams: [
+      { stream_id: 3, topic: 'lunch', unread_message_ids: [20] },
+      { stream_id: 3, topic: 'quiet', unread_message_ids: [21] },
+      { stream_id: 3, topic: 'zebra', unread_message_ids: [22] },
+      { stream_id: 9, topic: 'alpha', unread_message_ids: [10] },
+      { stream_id: 9, topic: 'beta', unread_message_ids: [11] },
+      { stream_id: 9, topic: 'kept', unread_message_ids: [12] },
+      { stream_id: 9, topic: 'spam', unread_message_ids: [13] },
+      { stream_id: 9, topic: 'Wanted', unread_message_ids: [14] },
+      { stream_id: 7, topic: 'gone', unread_message_ids: [40] },
+    ],
+    pms: [{ other_user_id: 6, unread_message_ids: [30] }],
+    huddles: [],
+    mentions: [],
+    old_unreads_missing: false,
+  });
+  const policies = new Map<string, number>([
+    ['3/quiet', TOPIC.MUTED],
+    ['9/kept', TOPIC.UNMUTED],
+    ['9/spam', TOPIC.MUTED],
+    ['9/wanted', TOPIC.FOLLOWED],
+  ]);
+  const policy = (id: number, topic: string) =>
+    policies.get(`${id}/${topic.toLowerCase()}`) ?? TOPIC.INHERIT;
+  const channelMuted = (id: number) => id === 9;
+  const mutedTopic = (id: number, topic: string) => topicMuted(policy(id, topic), channelMuted(id));
+  const counts = u.counts({ mutedTopic });
+  const next = (at: Parameters<typeof nextUnread>[1]['at']): UnreadWhere | null =>
+    nextUnread(counts, {
+      channels: [3, 9],
+      channelMuted,
+      mutedTopic,
+      topicMutedItself: (id, topic) => policy(id, topic) === TOPIC.MUTED,
+      at,
+    });
+  const topic = (streamId: number, name: string): UnreadWhere => ({
+    kind: 'stream',
+    streamId,
+    topic: name,
+  });
+
+  t.same(next(null), topic(3, 'lunch'), 'from All messages: the first, in the sidebar order');
+  t.same(next({ streamId: 3, topic: 'lunch' }), topic(3, 'zebra'), 'a muted topic passed over');
+  t.same(next({ streamId: 3, topic: 'LUNCH' }), topic(3, 'zebra'), 'the topic read, any case');
+  t.same(
+    next({ streamId: 3, topic: 'mango' }),
+    topic(3, 'zebra'),
+    'a topic read to the end: the next after it, not the first',
+  );
+  t.same(next({ streamId: 3, topic: undefined }), topic(3, 'lunch'), "a channel's view: its own");
+  t.same(
+    next({ streamId: 3, topic: 'zebra' }),
+    topic(9, 'kept'),
+    "a muted channel: only the topics unmuted or followed, the channel's muted ones passed over",
+  );
+  t.same(next({ streamId: 9, topic: 'kept' }), topic(9, 'Wanted'), 'then the followed one');
+  t.same(next({ streamId: 9, topic: 'Wanted' }), { kind: 'dm', key: '6' }, 'then conversations');
+  t.same(next({ dm: '6' }), topic(3, 'lunch'), 'and round again from the first');
+  t.same(
+    next({ streamId: 9, topic: undefined }),
+    topic(9, 'kept'),
+    "a muted channel's own view: its unmuted topics",
+  );
+  t.same(
+    next({ streamId: 9, topic: 'alpha' }),
+    topic(9, 'beta'),
+    'reading a muted topic of a muted channel: on through the channel',
+  );
+  t.same(next({ streamId: 9, topic: 'beta' }), topic(9, 'kept'), '…in its order');
+  t.same(
+    next({ streamId: 9, topic: 'Kept' }),
+    topic(9, 'Wanted'),
+    'from an unmuted topic, back to passing the muted ones',
+  );
+  t.same(
+    next({ streamId: 9, topic: 'rest' }),
+    topic(9, 'Wanted'),
+    'a topic muted as such stays passed over while reading the channel',
+  );
+  t.same(
+    next({ streamId: 7, topic: 'gone' }),
+    topic(3, 'lunch'),
+    'an unsubscribed channel is never the answer; from it, the first',
+  );
+  t.notOk(
+    [null, { streamId: 3, topic: 'zebra' }, { dm: '6' }].some((at) => {
+      const n = next(at);
+      return (
+        n?.kind === 'stream' && (n.topic === 'quiet' || n.topic === 'spam' || n.streamId === 7)
+      );
+    }),
+    'never a topic muted as such, nor one of a channel left',
+  );
+
+  const one = Unread.fromRegister(SELF, {
+    count: 1,
+    streams: [{ stream_id: 3, topic: 'lunch', unread_message_ids: [20] }],
+    pms: [],
+    huddles: [],
+    mentions: [],
+    old_unreads_missing: false,
+  });
+  const only = one.counts({ mutedTopic });
+  const opts = { channels: [3], channelMuted, mutedTopic, topicMutedItself: () => false };
+  t.equal(
+    nextUnread(only, { ...opts, at: { streamId: 3, topic: 'lunch' } }),
+    null,
+    'only this one: none',
+  );
+  t.same(nextUnread(only, { ...opts, at: null }), topic(3, 'lunch'), 'from elsewhere: that one');
   t.end();
 });

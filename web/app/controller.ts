@@ -60,7 +60,7 @@ import {
 import { pageTitle, shouldNotify, shouldSound, type NotifyContext } from '../state/notify.js';
 import { Activity } from '../state/presence.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
-import { topicKey } from '../state/unread.js';
+import { nextUnread } from '../state/unread.js';
 import { htmlText, plainHtml } from './format.js';
 import { nextFrame } from './frame.js';
 import { setTheme } from './theme.js';
@@ -1470,36 +1470,26 @@ export class Controller {
   nextUnread(): Narrow | null {
     const s = this.state.value;
     if (!s) return null;
-    const c = s.unreadCounts();
-    const order = s.sortedSubs().map((x) => x.stream_id);
-    const topics = [...c.topics.values()]
-      .filter((t) => !t.muted && s.subs.has(t.streamId))
-      .sort(
-        (a, b) =>
-          order.indexOf(a.streamId) - order.indexOf(b.streamId) || a.topic.localeCompare(b.topic),
-      );
     const cur = this.narrow.value;
-    const curKey =
-      channelOf(cur) !== undefined && topicOf(cur) !== undefined
-        ? topicKey(channelOf(cur)!, topicOf(cur)!)
-        : null;
-    const candidates: Narrow[] = topics.map((t) => ({
-      terms: [
-        { operator: 'channel', operand: String(t.streamId), negated: false },
-        { operator: 'topic', operand: t.topic, negated: false },
-      ],
-      near: null,
-    }));
-    for (const key of c.dms.keys())
-      candidates.push({ terms: [{ operator: 'dm', operand: key, negated: false }], near: null });
-    if (!candidates.length) return null;
-    const at = candidates.findIndex(
-      (n) =>
-        (curKey !== null &&
-          topicKey(Number(n.terms[0]!.operand), n.terms[1]?.operand ?? '') === curKey) ||
-        sameNarrow(n, cur),
-    );
-    return candidates[(at + 1) % candidates.length] ?? null;
+    const channel = channelOf(cur);
+    const dm =
+      cur.terms.length === 1 && cur.terms[0]!.operator === 'dm' ? cur.terms[0]!.operand : undefined;
+    const next = nextUnread(s.unreadCounts(), {
+      channels: s.sortedSubs().map((x) => x.stream_id),
+      channelMuted: (id) => s.channelMuted(id),
+      mutedTopic: (id, topic) => s.mutedTopic(id, topic),
+      topicMutedItself: (id, topic) => s.topicMutedItself(id, topic),
+      at:
+        channel !== undefined
+          ? { streamId: channel, topic: topicOf(cur) }
+          : dm !== undefined
+            ? { dm }
+            : null,
+    });
+    if (!next) return null;
+    return next.kind === 'stream'
+      ? topicNarrow(next.streamId, next.topic)
+      : dmNarrow(next.key.split(',').map(Number), s.selfId);
   }
 }
 

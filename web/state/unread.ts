@@ -259,3 +259,70 @@ export function unreadIn(
   }
   return (w, mentioned) => tests.every((f) => f(w, mentioned));
 }
+
+/**
+ * Where `n` goes from `at` (the channel and topic being read, or the conversation), as the
+ * reference's next-unread-topic: the next topic with unread messages in the sidebar's order
+ * (`channels`: the subscribed channels, in that order; topics by name), then the conversations;
+ * after the last, round again from the first. Muted topics are passed over: those muted as such,
+ * and in a muted channel every topic but those the user unmuted or follows — except while the
+ * user reads a muted topic of a muted channel, when `n` goes on through that channel's topics
+ * not muted as such (one reads a muted channel with `n` that way). The topic or conversation
+ * being read is never the answer; null when nothing else is unread.
+ */
+export function nextUnread(
+  counts: UnreadCounts,
+  opts: {
+    channels: readonly number[];
+    channelMuted: (streamId: number) => boolean;
+    mutedTopic: (streamId: number, topic: string) => boolean;
+    topicMutedItself: (streamId: number, topic: string) => boolean;
+    at: { streamId: number; topic: string | undefined } | { dm: string } | null;
+  },
+): UnreadWhere | null {
+  const rank = new Map(opts.channels.map((id, i) => [id, i]));
+  const at = opts.at;
+  const here = at && 'streamId' in at ? at : null;
+  const reading =
+    here?.topic !== undefined &&
+    opts.channelMuted(here.streamId) &&
+    opts.mutedTopic(here.streamId, here.topic)
+      ? here.streamId
+      : null;
+  const topics = [...counts.topics.values()]
+    .filter(
+      (t) =>
+        rank.has(t.streamId) &&
+        (!t.muted || (t.streamId === reading && !opts.topicMutedItself(t.streamId, t.topic))) &&
+        !(
+          here?.topic !== undefined &&
+          t.streamId === here.streamId &&
+          sameTopic(t.topic, here.topic)
+        ),
+    )
+    .sort(
+      (a, b) => rank.get(a.streamId)! - rank.get(b.streamId)! || a.topic.localeCompare(b.topic),
+    );
+  const dms = [...counts.dms.keys()].filter((key) => !(at && 'dm' in at && at.dm === key));
+  const list: UnreadWhere[] = [
+    ...topics.map((t): UnreadWhere => ({ kind: 'stream', streamId: t.streamId, topic: t.topic })),
+    ...dms.map((key): UnreadWhere => ({ kind: 'dm', key })),
+  ];
+  if (!list.length) return null;
+  let start = 0;
+  const r = here ? rank.get(here.streamId) : undefined;
+  if (here && r !== undefined) {
+    // The first topic past the one being read (past none, in a channel's own view).
+    const past = topics.findIndex((t) => {
+      const tr = rank.get(t.streamId)!;
+      if (tr !== r) return tr > r;
+      return here.topic === undefined || t.topic.localeCompare(here.topic) > 0;
+    });
+    start = past === -1 ? topics.length : past;
+  } else if (at && 'dm' in at) {
+    const i = [...counts.dms.keys()].indexOf(at.dm);
+    // The conversation after this one (it is left out of dms, so at the same index).
+    if (i !== -1) start = topics.length + i;
+  }
+  return list[start % list.length]!;
+}

@@ -1,0 +1,79 @@
+/**
+ * The web app in chromium, `n` (the next unread topic) with muting, as the reference's
+ * next-unread-topic: topics muted as such and the topics of a muted channel are passed over, but
+ * those the user unmuted there; reading a muted topic of a muted channel, `n` goes on through
+ * that channel. Hamlet's "mark as read on scroll" is "never", so that what `n` passes stays unread.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { startServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+t.before(async () => {
+  if (!NO_CHROMIUM) b = await launchBrowser(t);
+});
+
+/** Presses `n` and waits for the topic it goes to (its message on screen). */
+async function next(page: Page, channel: number, topic: string, text: string): Promise<void> {
+  await page.keyboard.press('n');
+  await waitFor(
+    page,
+    `location.hash.startsWith('#narrow/channel/${channel}-') && ` +
+      `location.hash.endsWith('/topic/${topic}')`,
+  );
+  await waitMessage(page, text);
+}
+
+t.test('n passes over muted topics and muted channels', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  const principals = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+  const general = await createChannel(api, 'othello', 'general', { principals });
+  const quiet = await createChannel(api, 'othello', 'quiet', { principals });
+  await sendChannelMessage(api, 'othello', 'general', 'lunch', 'Lunch is ready');
+  await sendChannelMessage(api, 'othello', 'general', 'noise', 'Noise nobody wants');
+  await sendChannelMessage(api, 'othello', 'quiet', 'chatter', 'Chatter in the quiet one');
+  await sendChannelMessage(api, 'othello', 'quiet', 'dusk', 'Dusk falls');
+  await sendChannelMessage(api, 'othello', 'quiet', 'plans', 'Plans worth reading');
+  await api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 3 });
+  await api.post('hamlet', 'user_topics', {
+    stream_id: general,
+    topic: 'noise',
+    visibility_policy: 1,
+  });
+  await api.post('hamlet', 'users/me/subscriptions/properties', {
+    subscription_data: [{ stream_id: quiet, property: 'is_muted', value: true }],
+  });
+  await api.post('hamlet', 'user_topics', {
+    stream_id: quiet,
+    topic: 'plans',
+    visibility_policy: 2,
+  });
+
+  const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general`,
+  });
+  await waitForTitle(page, 'general');
+  await next(page, general, 'lunch', 'Lunch is ready');
+  t.pass("from the channel's view: its first unread topic");
+  await next(page, quiet, 'plans', 'Plans worth reading');
+  t.pass('the muted topic, and the muted channel but its unmuted topic, passed over');
+  await next(page, general, 'lunch', 'Lunch is ready');
+  t.pass('round again: still passing over them');
+
+  await page.evaluate(`location.hash = '#narrow/channel/${quiet}-quiet/topic/chatter'`);
+  await waitMessage(page, 'Chatter in the quiet one');
+  await next(page, quiet, 'dusk', 'Dusk falls');
+  t.pass('reading a muted topic of the muted channel: n goes on through it');
+  await next(page, quiet, 'plans', 'Plans worth reading');
+  await next(page, general, 'lunch', 'Lunch is ready');
+  t.pass('from its unmuted topic, out of it again');
+  watch.assertClean(t);
+});
