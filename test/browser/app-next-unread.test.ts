@@ -2,11 +2,20 @@
  * The web app in chromium, `n` (the next unread topic) with muting, as the reference's
  * next-unread-topic: topics muted as such and the topics of a muted channel are passed over, but
  * those the user unmuted there; reading a muted topic of a muted channel, `n` goes on through
- * that channel. Hamlet's "mark as read on scroll" is "never", so that what `n` passes stays unread.
+ * that channel. A channel left keeps its unread messages (one may join again) but they count
+ * nowhere: not in All messages, the tab's title, nor for `n`. Hamlet's "mark as read on scroll"
+ * is "never", so that what `n` passes stays unread.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import {
+  openApp,
+  sidebarCount,
+  waitCount,
+  waitFor,
+  waitForTitle,
+  waitMessage,
+} from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
@@ -75,5 +84,34 @@ t.test('n passes over muted topics and muted channels', async (t) => {
   await next(page, quiet, 'plans', 'Plans worth reading');
   await next(page, general, 'lunch', 'Lunch is ready');
   t.pass('from its unmuted topic, out of it again');
+  watch.assertClean(t);
+});
+
+t.test('a channel left: its unread messages leave the counts and the tab title', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  const principals = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+  await createChannel(api, 'othello', 'general', { principals });
+  await createChannel(api, 'othello', 'attic', { principals });
+  await sendChannelMessage(api, 'othello', 'general', 'lunch', 'Lunch is ready');
+  await sendChannelMessage(api, 'othello', 'attic', 'boxes', 'Boxes to sort');
+  await sendChannelMessage(api, 'othello', 'attic', 'boxes', 'More boxes');
+  await api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 3 });
+
+  const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', { hash: '#narrow/is/starred' });
+  await waitCount(page, 'All messages', 3);
+  await waitFor(page, `document.title.startsWith('(3) ')`);
+  t.equal(await sidebarCount(page, 'attic'), 2, 'attic: 2 unread');
+
+  await api.delete('hamlet', 'users/me/subscriptions', { subscriptions: ['attic'] });
+  await waitCount(page, 'All messages', 1);
+  await waitFor(page, `document.title.startsWith('(1) ')`);
+  t.pass('left: All messages and the title count only what is left');
+  await page.keyboard.press('n');
+  await waitFor(page, `location.hash.endsWith('/topic/lunch')`);
+  await page.keyboard.press('n');
+  await page.waitForSelector('text=No unread messages left.');
+  t.pass('n: the channel left is not among the unread topics');
   watch.assertClean(t);
 });

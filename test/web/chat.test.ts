@@ -649,6 +649,48 @@ t.test("the server's echo of what this page marked read draws nothing again", (t
   t.end();
 });
 
+t.test('a channel left, or archived: its unread messages counted nowhere but in mentions', (t) => {
+  const { s } = state({
+    subscriptions: [
+      sub(10, 'general'),
+      sub(11, 'noise', { is_muted: true }),
+      sub(12, 'attic', { is_archived: true }),
+    ],
+    unread_msgs: {
+      count: 6,
+      streams: [
+        { stream_id: 10, topic: 'lunch', unread_message_ids: [5, 6] },
+        { stream_id: 11, topic: 'chatter', unread_message_ids: [7] },
+        { stream_id: 12, topic: 'old', unread_message_ids: [9] },
+      ],
+      pms: [{ other_user_id: 2, unread_message_ids: [8] }],
+      huddles: [],
+      mentions: [6],
+      old_unreads_missing: false,
+    },
+  });
+  let c = s.unreadCounts();
+  t.equal(c.total, 3, 'the archived channel is not in the total (general 2, a direct message)');
+  t.equal(c.streams.has(12), false, 'nor has a count');
+  t.equal(c.topics.has('12\u0000old'), false, 'nor its topic');
+
+  s.apply([
+    ev({ type: 'subscription', op: 'remove', subscriptions: [{ stream_id: 10, name: 'general' }] }),
+  ]);
+  c = s.unreadCounts();
+  t.equal(c.total, 1, 'left: its unread messages leave the total (the title, All messages)');
+  t.equal(c.streams.has(10), false, 'and the channel counts');
+  t.equal(c.topics.has('10\u0000lunch'), false, 'and the topic counts (n passes them)');
+  t.equal(c.mentions, 1, 'its mention still counts: the mentions view lists it');
+  t.equal(s.unread.has(5), true, 'kept, for joining again');
+
+  s.apply([ev({ type: 'subscription', op: 'add', subscriptions: [sub(10, 'general')] })]);
+  c = s.unreadCounts();
+  t.equal(c.total, 3, 'joined again: counted again');
+  t.same(c.streams.get(10), { unmuted: 2, muted: 0 });
+  t.end();
+});
+
 t.test('counts ask whether a topic is muted once per topic', (t) => {
   const { s } = state();
   s.apply([msgEvent(streamMsg(20)), msgEvent(streamMsg(21)), msgEvent(streamMsg(22))]);

@@ -345,7 +345,10 @@ export class ChatState {
     if (this.countsCache?.key !== key) {
       this.countsCache = {
         key,
-        counts: this.unread.counts({ mutedTopic: (id, t, key) => this.mutedTopic(id, t, key) }),
+        counts: this.unread.counts({
+          mutedTopic: (id, t, key) => this.mutedTopic(id, t, key),
+          subscribed: (id) => this.subs.has(id) && !this.subs.get(id)!.is_archived,
+        }),
       };
     }
     return this.countsCache.counts;

@@ -163,10 +163,14 @@ export class Unread {
    * Every count the sidebar and the title show, in one pass. `mutedTopic` says whether a topic
    * is muted (a muted channel's topic unless unmuted or followed); muted topics count in their
    * channel's `muted` figure but not in the total, as the reference shows them, and their
-   * mentions in `mentions` only when they name the user (Mention).
+   * mentions in `mentions` only when they name the user (Mention). `subscribed` says whether the
+   * user is in a channel (and it is not archived): the unread messages of the others are kept
+   * (one may join again) but counted nowhere but in `mentions`, as the reference's counts leave
+   * them out (the mentions view lists them); every channel, when not given.
    */
   counts(opts: {
     mutedTopic: (streamId: number, topic: string, key: string) => boolean;
+    subscribed?: (streamId: number) => boolean;
   }): UnreadCounts {
     const c: UnreadCounts = {
       total: 0,
@@ -176,6 +180,7 @@ export class Unread {
       topics: new Map(),
       dms: new Map(),
     };
+    const subscribedMemo = new Map<number, boolean>();
     for (const e of this.entries.values()) {
       const w = e.where;
       if (w.kind === 'dm') {
@@ -183,6 +188,20 @@ export class Unread {
         c.dmTotal++;
         c.total++;
         if (e.mention !== 'none') c.mentions++;
+        continue;
+      }
+      // Whether the channel is subscribed is asked once per channel, not once per message.
+      let isIn = subscribedMemo.get(w.streamId);
+      if (isIn === undefined) {
+        isIn = opts.subscribed?.(w.streamId) ?? true;
+        subscribedMemo.set(w.streamId, isIn);
+      }
+      if (!isIn) {
+        if (
+          e.mention === 'direct' ||
+          (e.mention === 'wildcard' && !opts.mutedTopic(w.streamId, w.topic, e.key))
+        )
+          c.mentions++;
         continue;
       }
       // Whether the topic is muted is asked once per topic, not once per message.
