@@ -12,11 +12,12 @@ import {
   openApp,
   sidebarCount,
   waitCount,
+  waitDrawerOpen,
   waitFor,
   waitForTitle,
   waitMessage,
 } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, type TestBrowser } from '../helpers/browser.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer } from '../helpers/server.js';
@@ -114,4 +115,67 @@ t.test('a channel left: its unread messages leave the counts and the tab title',
   await page.waitForSelector('text=No unread messages left.');
   t.pass('n: the channel left is not among the unread topics');
   watch.assertClean(t);
+});
+
+t.test("the sidebar's counts of muted topics and channels, as the reference's", async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { api, fx } = ts;
+  const principals = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+  const kitchen = await createChannel(api, 'othello', 'kitchen', { principals });
+  const quiet = await createChannel(api, 'othello', 'quiet', { principals });
+  await sendChannelMessage(api, 'othello', 'kitchen', 'lunch', 'Soup again');
+  await sendChannelMessage(api, 'othello', 'quiet', 'hush', 'In a muted channel');
+  await api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 3 });
+  await api.post('hamlet', 'user_topics', {
+    stream_id: kitchen,
+    topic: 'lunch',
+    visibility_policy: 1,
+  });
+  await api.post('hamlet', 'users/me/subscriptions/properties', {
+    subscription_data: [{ stream_id: quiet, property: 'is_muted', value: true }],
+  });
+  const grey = (label: string) =>
+    page.evaluate(
+      `[...document.querySelectorAll('.sidebar a.nav-item')].find((a) => a.querySelector('.label')?.textContent === ${JSON.stringify(label)})?.querySelector('.badge')?.classList.contains('muted')`,
+    );
+
+  const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', { hash: '#narrow/is/starred' });
+  await waitCount(page, 'quiet', 1);
+  t.equal(await grey('quiet'), true, 'a muted channel: its count, in grey');
+  t.equal(await sidebarCount(page, 'kitchen'), 0, "a muted topic's unread: no count");
+  t.equal(await sidebarCount(page, 'All messages'), 0, 'neither in All messages');
+  await screenshot(page, t, 'muted-counts-1280');
+
+  await sendChannelMessage(api, 'othello', 'kitchen', 'lunch', '@**Hamlet** soup for you?');
+  await waitCount(page, 'kitchen', 2);
+  t.equal(await grey('kitchen'), true, 'one of them names the user: the count, in grey');
+  t.equal(await sidebarCount(page, 'Mentions'), 1, 'and the mention counts');
+
+  await sendChannelMessage(api, 'othello', 'quiet', 'plans', 'Plans worth reading');
+  await api.post('hamlet', 'user_topics', {
+    stream_id: quiet,
+    topic: 'plans',
+    visibility_policy: 3,
+  });
+  await waitFor(
+    page,
+    `document.querySelector('.sidebar a.nav-item[href*="${quiet}-quiet"] .badge:not(.muted)')?.textContent === '1'`,
+  );
+  t.pass('a followed topic in the muted channel: its own count, not in grey');
+  await waitCount(page, 'All messages', 1);
+  await waitFor(page, `document.title.startsWith('(1) ')`);
+  t.pass('and in All messages and the title');
+  watch.assertClean(t);
+
+  const narrow = await openApp(b, ts.url, fx, 'hamlet', {
+    hash: `#narrow/channel/${quiet}-quiet`,
+    width: 390,
+    height: 800,
+  });
+  await narrow.page.getByRole('button', { name: 'Open the sidebar' }).click();
+  await waitDrawerOpen(narrow.page);
+  t.equal(await sidebarCount(narrow.page, 'quiet'), 1, 'a narrow screen: the same counts');
+  await screenshot(narrow.page, t, 'muted-counts-390');
+  narrow.watch.assertClean(t);
 });

@@ -99,6 +99,7 @@ t.test('a personal mention counts in a muted topic or channel; @all there does n
   const c = u.counts({ mutedTopic: muted });
   t.equal(c.mentions, 2, 'the personal mention in the muted topic and @topic in an open one');
   t.equal(c.total, 1, 'the muted topic stays out of the total');
+  t.same([...c.mutedMentions], [9], 'a channel whose muted topic names the user');
   t.same(
     u.ids((_w, mentioned) => mentioned),
     [40, 41, 43],
@@ -116,8 +117,14 @@ t.test('a personal mention counts in a muted topic or channel; @all there does n
     old_unreads_missing: false,
   });
   t.equal(r.counts({ mutedTopic: muted }).mentions, 1, "register's mention counts");
+  t.same(
+    [...r.counts({ mutedTopic: muted }).mutedMentions],
+    [9],
+    "the channel's muted count shows for it (the sidebar)",
+  );
   r.setMentioned(50, ['wildcard_mentioned']);
   t.equal(r.counts({ mutedTopic: muted }).mentions, 0, 'edited to @all only: no longer');
+  t.equal(r.counts({ mutedTopic: muted }).mutedMentions.size, 0, '…nor the muted count');
   r.setMentioned(50, ['mentioned']);
   t.equal(r.counts({ mutedTopic: muted }).mentions, 1, 'edited to name the user: again');
   // Marked unread again (the event's message_details say `mentioned`): as the reference, direct.

@@ -212,6 +212,8 @@ type ChannelItemProps = {
   sub: Subscription;
   unmuted: number;
   muted: number;
+  /** Whether a muted topic's unread message names the user (UnreadCounts.mutedMentions). */
+  mutedMention: boolean;
   current: boolean;
   /** The counts, for the open channel's topics (null for a closed channel). */
   counts: UnreadCounts | null;
@@ -229,13 +231,14 @@ class ChannelItem extends Component<ChannelItemProps> {
       p.s !== next.s ||
       p.unmuted !== next.unmuted ||
       p.muted !== next.muted ||
+      p.mutedMention !== next.mutedMention ||
       p.current !== next.current ||
       p.counts !== next.counts
     );
   }
 
   render() {
-    const { c, s, sub, unmuted, muted, current, counts } = this.props;
+    const { c, s, sub, unmuted, muted, mutedMention, current, counts } = this.props;
     return (
       <li>
         <div class="nav-row">
@@ -247,7 +250,14 @@ class ChannelItem extends Component<ChannelItemProps> {
           >
             <Swatch color={sub.color} privateChannel={sub.invite_only} />
             <span class="label">{sub.name}</span>
-            {unmuted > 0 ? <Count n={unmuted} /> : <Count n={muted} muted />}
+            {unmuted > 0 ? (
+              <Count n={unmuted} />
+            ) : (
+              // Muted topics' unread in grey: in a muted channel, or when one of them names the
+              // user; in a channel not muted, none (the user asked not to see them), as the
+              // reference's sidebar.
+              (sub.is_muted || mutedMention) && <Count n={muted} muted />
+            )}
           </NavLink>
           <Menu
             class="row-menu"
@@ -304,6 +314,7 @@ export function Sidebar({ c }: { c: Controller }) {
         sub={sub}
         unmuted={n?.unmuted ?? 0}
         muted={n?.muted ?? 0}
+        mutedMention={counts.mutedMentions.has(sub.stream_id)}
         current={open && curKey === narrowKey(channelNarrow(sub.stream_id))}
         counts={open ? counts : null}
       />

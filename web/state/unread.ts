@@ -179,6 +179,7 @@ export class Unread {
       streams: new Map(),
       topics: new Map(),
       dms: new Map(),
+      mutedMentions: new Set(),
     };
     const subscribedMemo = new Map<number, boolean>();
     for (const e of this.entries.values()) {
@@ -219,6 +220,7 @@ export class Unread {
       else s.unmuted++;
       if (!muted) c.total++;
       if (e.mention === 'direct' || (e.mention === 'wildcard' && !muted)) c.mentions++;
+      if (muted && e.mention === 'direct') c.mutedMentions.add(w.streamId);
     }
     return c;
   }
@@ -231,6 +233,8 @@ export type UnreadCounts = {
   streams: Map<number, { unmuted: number; muted: number }>;
   topics: Map<string, { streamId: number; topic: string; count: number; muted: boolean }>;
   dms: Map<string, number>;
+  /** The channels with an unread message that names the user in a muted topic. */
+  mutedMentions: Set<number>;
 };
 
 export function topicKey(streamId: number, topic: string): string {
