@@ -2,9 +2,10 @@
  * The web app in chromium, `n` (the next unread topic) with muting, as the reference's
  * next-unread-topic: topics muted as such and the topics of a muted channel are passed over, but
  * those the user unmuted there; reading a muted topic of a muted channel, `n` goes on through
- * that channel. A channel left keeps its unread messages (one may join again) but they count
- * nowhere: not in All messages, the tab's title, nor for `n`. Hamlet's "mark as read on scroll"
- * is "never", so that what `n` passes stays unread.
+ * that channel, in the sidebar's order of its topics (newest first, not by name). A channel
+ * left keeps its unread messages (one may join again) but they count nowhere: not in All
+ * messages, the tab's title, nor for `n`. The sidebar's counts of muted topics and channels.
+ * Hamlet's "mark as read on scroll" is "never", so that what `n` passes stays unread.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -49,9 +50,10 @@ t.test('n passes over muted topics and muted channels', async (t) => {
   const quiet = await createChannel(api, 'othello', 'quiet', { principals });
   await sendChannelMessage(api, 'othello', 'general', 'lunch', 'Lunch is ready');
   await sendChannelMessage(api, 'othello', 'general', 'noise', 'Noise nobody wants');
-  await sendChannelMessage(api, 'othello', 'quiet', 'chatter', 'Chatter in the quiet one');
-  await sendChannelMessage(api, 'othello', 'quiet', 'dusk', 'Dusk falls');
+  // Newest first, as the sidebar lists a channel's topics: tide, dusk, plans.
   await sendChannelMessage(api, 'othello', 'quiet', 'plans', 'Plans worth reading');
+  await sendChannelMessage(api, 'othello', 'quiet', 'dusk', 'Dusk falls');
+  await sendChannelMessage(api, 'othello', 'quiet', 'tide', 'The tide in the quiet one');
   await api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 3 });
   await api.post('hamlet', 'user_topics', {
     stream_id: general,
@@ -78,10 +80,10 @@ t.test('n passes over muted topics and muted channels', async (t) => {
   await next(page, general, 'lunch', 'Lunch is ready');
   t.pass('round again: still passing over them');
 
-  await page.evaluate(`location.hash = '#narrow/channel/${quiet}-quiet/topic/chatter'`);
-  await waitMessage(page, 'Chatter in the quiet one');
+  await page.evaluate(`location.hash = '#narrow/channel/${quiet}-quiet/topic/tide'`);
+  await waitMessage(page, 'The tide in the quiet one');
   await next(page, quiet, 'dusk', 'Dusk falls');
-  t.pass('reading a muted topic of the muted channel: n goes on through it');
+  t.pass('reading a muted topic of the muted channel: n goes on through it, newest first');
   await next(page, quiet, 'plans', 'Plans worth reading');
   await next(page, general, 'lunch', 'Lunch is ready');
   t.pass('from its unmuted topic, out of it again');

@@ -135,22 +135,23 @@ t.test('a personal mention counts in a muted topic or channel; @all there does n
 });
 
 t.test('n: the next unread topic, muted topics and channels passed over', (t) => {
-  // #3 general: lunch, quiet (muted), zebra. #9 design, muted: alpha, beta (muted by the
-  // channel), kept (unmuted), spam (muted as such), Wanted (followed). #7: not subscribed.
+  // In the sidebar's order (newest first): #3 general: lunch, quiet (muted), zebra. #9 design,
+  // muted: alpha, beta (muted by the channel), kept (unmuted), spam (muted as such), Wanted
+  // (followed). #7: not subscribed.
   const u = Unread.fromRegister(SELF, {
     count: 11,
     streams: [
-      { stream_id: 3, topic: 'lunch', unread_message_ids: [20] },
-      { stream_id: 3, topic: 'quiet', unread_message_ids: [21] },
-      { stream_id: 3, topic: 'zebra', unread_message_ids: [22] },
-      { stream_id: 9, topic: 'alpha', unread_message_ids: [10] },
-      { stream_id: 9, topic: 'beta', unread_message_ids: [11] },
-      { stream_id: 9, topic: 'kept', unread_message_ids: [12] },
-      { stream_id: 9, topic: 'spam', unread_message_ids: [13] },
+      { stream_id: 3, topic: 'lunch', unread_message_ids: [30] },
+      { stream_id: 3, topic: 'quiet', unread_message_ids: [28] },
+      { stream_id: 3, topic: 'zebra', unread_message_ids: [26] },
+      { stream_id: 9, topic: 'alpha', unread_message_ids: [19] },
+      { stream_id: 9, topic: 'beta', unread_message_ids: [18] },
+      { stream_id: 9, topic: 'kept', unread_message_ids: [17] },
+      { stream_id: 9, topic: 'spam', unread_message_ids: [16] },
       { stream_id: 9, topic: 'Wanted', unread_message_ids: [14] },
       { stream_id: 7, topic: 'gone', unread_message_ids: [40] },
     ],
-    pms: [{ other_user_id: 6, unread_message_ids: [30] }],
+    pms: [{ other_user_id: 6, unread_message_ids: [50] }],
     huddles: [],
     mentions: [],
     old_unreads_missing: false,
@@ -166,12 +167,18 @@ t.test('n: the next unread topic, muted topics and channels passed over', (t) =>
   const channelMuted = (id: number) => id === 9;
   const mutedTopic = (id: number, topic: string) => topicMuted(policy(id, topic), channelMuted(id));
   const counts = u.counts({ mutedTopic });
+  // What the channels' loaded topics say of their newest message: of mango and rest, read.
+  let loaded = new Map<string, number>([
+    ['3/mango', 27],
+    ['9/rest', 15],
+  ]);
   const next = (at: Parameters<typeof nextUnread>[1]['at']): UnreadWhere | null =>
     nextUnread(counts, {
       channels: [3, 9],
       channelMuted,
       mutedTopic,
       topicMutedItself: (id, topic) => policy(id, topic) === TOPIC.MUTED,
+      latest: (id, topic) => loaded.get(`${id}/${topic.toLowerCase()}`),
       at,
     });
   const topic = (streamId: number, name: string): UnreadWhere => ({
@@ -223,6 +230,14 @@ t.test('n: the next unread topic, muted topics and channels passed over', (t) =>
     topic(3, 'lunch'),
     'an unsubscribed channel is never the answer; from it, the first',
   );
+  loaded = new Map([
+    ['3/zebra', 40],
+    ['3/mango', 27],
+  ]);
+  t.same(next(null), topic(3, 'zebra'), 'a newer message read in zebra: zebra first, as listed');
+  t.same(next({ streamId: 3, topic: 'zebra' }), topic(3, 'lunch'), '…then lunch');
+  loaded = new Map([['3/mango', 27]]);
+
   t.notOk(
     [null, { streamId: 3, topic: 'zebra' }, { dm: '6' }].some((at) => {
       const n = next(at);
@@ -235,7 +250,7 @@ t.test('n: the next unread topic, muted topics and channels passed over', (t) =>
 
   const one = Unread.fromRegister(SELF, {
     count: 1,
-    streams: [{ stream_id: 3, topic: 'lunch', unread_message_ids: [20] }],
+    streams: [{ stream_id: 3, topic: 'lunch', unread_message_ids: [30] }],
     pms: [],
     huddles: [],
     mentions: [],

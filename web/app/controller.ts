@@ -48,6 +48,7 @@ import {
   placementInView,
   PROPAGATE_FOR,
   sameNarrow,
+  sameTopic,
   senderNarrow,
   senderOf,
   topicMove,
@@ -1479,6 +1480,8 @@ export class Controller {
       channelMuted: (id) => s.channelMuted(id),
       mutedTopic: (id, topic) => s.mutedTopic(id, topic),
       topicMutedItself: (id, topic) => s.topicMutedItself(id, topic),
+      // Where the channel's topics are loaded, their newest message (the sidebar's order).
+      latest: (id, topic) => s.topics.get(id)?.find((x) => sameTopic(x.name, topic))?.maxId,
       at:
         channel !== undefined
           ? { streamId: channel, topic: topicOf(cur) }

@@ -182,7 +182,7 @@ export class Unread {
       mutedMentions: new Set(),
     };
     const subscribedMemo = new Map<number, boolean>();
-    for (const e of this.entries.values()) {
+    for (const [id, e] of this.entries) {
       const w = e.where;
       if (w.kind === 'dm') {
         c.dms.set(w.key, (c.dms.get(w.key) ?? 0) + 1);
@@ -207,9 +207,11 @@ export class Unread {
       }
       // Whether the topic is muted is asked once per topic, not once per message.
       let t = c.topics.get(e.key);
-      if (t) t.count++;
-      else {
-        t = { streamId: w.streamId, topic: w.topic, count: 1, muted: false };
+      if (t) {
+        t.count++;
+        if (id > t.latest) t.latest = id;
+      } else {
+        t = { streamId: w.streamId, topic: w.topic, count: 1, muted: false, latest: id };
         t.muted = opts.mutedTopic(w.streamId, w.topic, e.key);
         c.topics.set(e.key, t);
       }
@@ -231,7 +233,11 @@ export type UnreadCounts = {
   dmTotal: number;
   mentions: number;
   streams: Map<number, { unmuted: number; muted: number }>;
-  topics: Map<string, { streamId: number; topic: string; count: number; muted: boolean }>;
+  /** Each topic's count, whether it is muted, and its newest unread message's id. */
+  topics: Map<
+    string,
+    { streamId: number; topic: string; count: number; muted: boolean; latest: number }
+  >;
   dms: Map<string, number>;
   /** The channels with an unread message that names the user in a muted topic. */
   mutedMentions: Set<number>;
@@ -286,7 +292,9 @@ export function unreadIn(
 /**
  * Where `n` goes from `at` (the channel and topic being read, or the conversation), as the
  * reference's next-unread-topic: the next topic with unread messages in the sidebar's order
- * (`channels`: the subscribed channels, in that order; topics by name), then the conversations;
+ * (`channels`: the subscribed channels, in that order; in each, the topics newest first, by
+ * `latest`, the id of a topic's newest message where known, else of its newest unread one), then
+ * the conversations;
  * after the last, round again from the first. Muted topics are passed over: those muted as such,
  * and in a muted channel every topic but those the user unmuted or follows — except while the
  * user reads a muted topic of a muted channel, when `n` goes on through that channel's topics
@@ -300,6 +308,7 @@ export function nextUnread(
     channelMuted: (streamId: number) => boolean;
     mutedTopic: (streamId: number, topic: string) => boolean;
     topicMutedItself: (streamId: number, topic: string) => boolean;
+    latest?: (streamId: number, topic: string) => number | undefined;
     at: { streamId: number; topic: string | undefined } | { dm: string } | null;
   },
 ): UnreadWhere | null {
@@ -323,8 +332,12 @@ export function nextUnread(
           sameTopic(t.topic, here.topic)
         ),
     )
+    .map((t) => ({ ...t, newest: opts.latest?.(t.streamId, t.topic) ?? t.latest }))
     .sort(
-      (a, b) => rank.get(a.streamId)! - rank.get(b.streamId)! || a.topic.localeCompare(b.topic),
+      (a, b) =>
+        rank.get(a.streamId)! - rank.get(b.streamId)! ||
+        b.newest - a.newest ||
+        a.topic.localeCompare(b.topic),
     );
   const dms = [...counts.dms.keys()].filter((key) => !(at && 'dm' in at && at.dm === key));
   const list: UnreadWhere[] = [
@@ -335,11 +348,19 @@ export function nextUnread(
   let start = 0;
   const r = here ? rank.get(here.streamId) : undefined;
   if (here && r !== undefined) {
-    // The first topic past the one being read (past none, in a channel's own view).
+    // The first topic past the one being read (past none, in a channel's own view, or when where
+    // the topic read stands is not known).
+    const topic = here.topic;
+    const newest =
+      topic === undefined
+        ? undefined
+        : (opts.latest?.(here.streamId, topic) ??
+          counts.topics.get(topicKey(here.streamId, topic))?.latest);
     const past = topics.findIndex((t) => {
       const tr = rank.get(t.streamId)!;
       if (tr !== r) return tr > r;
-      return here.topic === undefined || t.topic.localeCompare(here.topic) > 0;
+      if (topic === undefined || newest === undefined) return true;
+      return t.newest < newest || (t.newest === newest && t.topic.localeCompare(topic) > 0);
     });
     start = past === -1 ? topics.length : past;
   } else if (at && 'dm' in at) {
