@@ -32,6 +32,7 @@ import { tinyPng } from '../helpers/images.js';
 import { addEmoji } from '../helpers/uploads.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { TestSmtp } from '../helpers/smtp.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
@@ -481,5 +482,27 @@ for (const dark of [false, true]) {
     await check(t, member.page, `settings-users-390-${mode}`);
     member.watch.assertClean(t, /WebSocket|status of 401/);
     await member.page.close();
+
+    // A server that sends mail: the confirmation's e-mail choice and its comment.
+    const smtp = await TestSmtp.start(t);
+    const mailing = await startServer(t, { smtpUrl: smtp.url });
+    const mailAdmin = await openApp(b, mailing.url, mailing.fx, 'iago', {
+      hash: '#settings/users',
+      dark,
+    });
+    const mp = mailAdmin.page;
+    await mp.waitForSelector('.users-list li');
+    await mp
+      .locator('.users-list li', { hasText: 'Hamlet' })
+      .locator('button:has-text("Deactivate")')
+      .click();
+    const ask = mp.getByRole('alertdialog');
+    await ask.getByLabel('Notify this user by e-mail').check();
+    await ask.getByLabel('Comment for the e-mail (optional)').waitFor();
+    await check(t, mp, `users-deactivate-mail-1280-${mode}`);
+    await mp.keyboard.press('Escape');
+    await ask.waitFor({ state: 'detached' });
+    mailAdmin.watch.assertClean(t, /WebSocket|status of 401/);
+    await mp.close();
   });
 }

@@ -5,7 +5,9 @@
  * administrator has no controls for an owner; the only owner's own demotion is refused with the
  * server's words; a name opens the profile card; an administrator made a member loses the
  * controls. A member sees the lists without the controls, and follows changes made elsewhere (a
- * role, someone joining); a large organization is drawn a page at a time.
+ * role, someone joining); a large organization is drawn a page at a time. With SMTP, the
+ * deactivation can mail the person (a comment quoted), not unless asked; without, nor for a bot,
+ * the choice is not offered.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -14,6 +16,7 @@ import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../hel
 import { assertSuccess } from '../helpers/api.js';
 import { insertMembers } from '../helpers/fixtures.js';
 import { startServer } from '../helpers/server.js';
+import { TestSmtp } from '../helpers/smtp.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
@@ -219,5 +222,95 @@ t.test('a member sees the lists without controls; a page at a time', async (t) =
   await page.fill('input[aria-label="Filter users"]', '');
   await waitFor(page, `document.querySelectorAll('.users-list li').length === 100`);
   await screenshot(page, t, 'users-member-390');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('a deactivation mails the person when asked, with the comment', async (t) => {
+  if (NO_CHROMIUM) return;
+  const smtp = await TestSmtp.start(t);
+  const ts = await startServer(t, { smtpUrl: smtp.url });
+  const flush = () => ts.server.context.mailer!.runDue();
+  // The fixture's accounts got their welcome mail: what is looked at comes after.
+  await flush();
+  smtp.mails.length = 0;
+  assertSuccess(
+    t,
+    await ts.api.post('cordelia', 'bots', { full_name: 'Mail Bot', short_name: 'mailbot' }),
+  );
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');
+  await openUsers(page);
+  const ask = page.getByRole('alertdialog');
+  const notify = ask.getByLabel('Notify this user by e-mail');
+  const comment = ask.getByLabel('Comment for the e-mail (optional)');
+
+  // Asked, with a comment of two lines (Enter in it starts a line, it does not confirm).
+  await row(page, 'Hamlet').locator('button:has-text("Deactivate")').click();
+  await ask.waitFor();
+  t.notOk(await notify.isChecked(), 'not unless asked');
+  t.equal(await comment.count(), 0, 'no comment until asked');
+  await notify.check();
+  await comment.waitFor();
+  t.equal(await comment.getAttribute('maxlength'), '2000', 'the server’s limit');
+  await comment.fill('Thanks for everything.');
+  await comment.press('Enter');
+  t.equal(await ask.count(), 1, 'Enter in the comment did not confirm');
+  await comment.pressSequentially('See you around!');
+  await screenshot(page, t, 'users-deactivate-mail-1280');
+  await ask.locator('button:has-text("Deactivate")').click();
+  await row(page, 'Hamlet').waitFor({ state: 'detached' });
+  await flush();
+  const [mail, ...more] = smtp.to('hamlet@zulip.com');
+  t.equal(more.length, 0, 'one mail');
+  t.match(mail?.subject, /has been deactivated/);
+  t.match(mail?.text, /> Thanks for everything\.\n> See you around!/, 'the comment quoted');
+
+  // Not asked: deactivated, no mail.
+  await row(page, 'Othello').locator('button:has-text("Deactivate")').click();
+  await ask.waitFor();
+  await notify.check();
+  await notify.uncheck();
+  await comment.waitFor({ state: 'detached' });
+  await ask.locator('button:has-text("Deactivate")').click();
+  await row(page, 'Othello').waitFor({ state: 'detached' });
+  await flush();
+  t.same(smtp.to('othello@zulip.com'), [], 'unticked: no mail');
+  const othello = assertSuccess(t, await ts.api.get('iago', `users/${ts.fx.users['othello']!.id}`))
+    .user as { is_active: boolean };
+  t.equal(othello.is_active, false, 'deactivated all the same');
+
+  // A bot: no one reads its mail, no choice.
+  await tab(page, 'Bots');
+  await row(page, 'Mail Bot').locator('button:has-text("Deactivate")').click();
+  await ask.waitFor();
+  t.equal(await notify.count(), 0, 'not for a bot');
+  await ask.locator('button.cancel').click();
+  await ask.waitFor({ state: 'detached' });
+
+  // A phone's width: the dialog with the comment.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await tab(page, 'Users');
+  await row(page, 'Cordelia').locator('button:has-text("Deactivate")').click();
+  await ask.waitFor();
+  await notify.check();
+  await comment.waitFor();
+  await screenshot(page, t, 'users-deactivate-mail-390');
+  await page.keyboard.press('Escape');
+  await ask.waitFor({ state: 'detached' });
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('without SMTP the deactivation offers no e-mail', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');
+  await openUsers(page);
+  await row(page, 'Hamlet').locator('button:has-text("Deactivate")').click();
+  const ask = page.getByRole('alertdialog');
+  await ask.waitFor();
+  t.match(await ask.textContent(), /logged out everywhere/, 'the confirmation as before');
+  t.equal(await ask.getByLabel('Notify this user by e-mail').count(), 0, 'no e-mail choice');
+  await ask.locator('button:has-text("Deactivate")').click();
+  await row(page, 'Hamlet').waitFor({ state: 'detached' });
+  t.pass('deactivated');
   watch.assertClean(t, /WebSocket|status of 401/);
 });

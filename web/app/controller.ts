@@ -8,6 +8,7 @@
  * its signals and call its methods; they never call the network themselves.
  */
 import { batch, effect, signal } from '@preact/signals';
+import type { ComponentChildren } from 'preact';
 import { ApiError, ConfabClient, type UploadTransport } from '../../src/client/api.js';
 import {
   EventStream,
@@ -95,8 +96,17 @@ export type CardAt = ({ userId: number } | { groupId: number }) & {
   from?: Element | null;
 };
 
-/** A question for the confirmation dialog (confirm.tsx): `danger` for an action that destroys. */
-export type Ask = { title: string; text: string; action: string; danger?: boolean };
+/**
+ * A question for the confirmation dialog (confirm.tsx): `danger` for an action that destroys;
+ * `extra`, choices drawn under the text (the asker reads what was chosen once it is answered).
+ */
+export type Ask = {
+  title: string;
+  text: string;
+  action: string;
+  danger?: boolean;
+  extra?: ComponentChildren;
+};
 export type Question = Ask & { id: number };
 
 /** The browser's upload with progress (fetch reports none). */

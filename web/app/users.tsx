@@ -7,6 +7,8 @@
  * go with them, as the server does), and reactivate. What the server refuses (the last owner) is
  * said under the row. The lists are ChatState's users, kept by the `realm_user` events: another
  * administrator's changes show while the panel is open. A name opens the person's profile card.
+ * When the server sends mail, the deactivation of a person (not a bot) can tell them by e-mail,
+ * with an optional comment quoted in the mail (the reference's "Notify this user by e-mail").
  * Decisions in web/state/users.ts; registered with `addSettingsPanel` (settings-panels.ts).
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -47,6 +49,42 @@ const EMPTY: Record<UsersTab, string> = {
   bots: 'No bots.',
 };
 
+/** The longest comment the server takes in a deactivation notice (its max_length). */
+const MAX_COMMENT = 2000;
+
+/** What the deactivation's confirmation had chosen about the mail, read once it is answered. */
+type Notice = { send: boolean; comment: string };
+
+/** The confirmation's mail choice: the box, and the comment's text area once it is ticked. */
+function NotifyByMail({ notice }: { notice: Notice }) {
+  const [send, setSend] = useState(notice.send);
+  return (
+    <div class="deactivate-notice">
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={send}
+          onChange={(e) => {
+            notice.send = e.currentTarget.checked;
+            setSend(notice.send);
+          }}
+        />
+        <span>Notify this user by e-mail</span>
+      </label>
+      {send && (
+        <textarea
+          class="field"
+          rows={3}
+          maxLength={MAX_COMMENT}
+          aria-label="Comment for the e-mail (optional)"
+          placeholder="A comment to include in the e-mail (optional)"
+          onInput={(e) => (notice.comment = e.currentTarget.value)}
+        />
+      )}
+    </div>
+  );
+}
+
 /** A failure of an action on one user, said under their row. */
 type Problem = { userId: number; text: string };
 
@@ -64,6 +102,8 @@ function Users({ c }: { c: Controller }) {
   const search = useRef<HTMLInputElement>(null);
   const viewer = s.self;
   const admin = isAdministrator(viewer);
+  // As the Invite panel decides whether e-mail invitations are offered.
+  const mailEnabled = c.serverSettings.outgoing_mail_enabled === true;
 
   // Each tab's list, filtered: again only when the people or the filter change.
   const lists = useMemo(
@@ -94,15 +134,23 @@ function Users({ c }: { c: Controller }) {
 
   const deactivate = async (u: User) => {
     setProblem(null);
+    // A bot has no one to read its mail.
+    const notice: Notice | null = mailEnabled && !u.is_bot ? { send: false, comment: '' } : null;
     const ok = await c.ask({
       title: `Deactivate ${u.full_name}?`,
       text: deactivationText(u, botsOwnedBy(s.users.values(), u.user_id)),
       action: 'Deactivate',
       danger: true,
+      extra: notice && <NotifyByMail notice={notice} />,
     });
     if (!ok) return;
     try {
-      await c.client.request('DELETE', `/users/${u.user_id}`);
+      await c.client.request(
+        'DELETE',
+        `/users/${u.user_id}`,
+        // Sent (even empty) only when asked for: its presence is what asks for the mail.
+        notice?.send ? { deactivation_notification_comment: notice.comment.trim() } : undefined,
+      );
       done(`${u.full_name} was deactivated.`);
     } catch (e) {
       setProblem({ userId: u.user_id, text: errorText(e) });
