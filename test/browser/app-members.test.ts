@@ -1,7 +1,7 @@
 /**
  * The web app in chromium with a realm of three thousand people, all in one channel: the
- * channel's settings draw its first 100 members (sorted by name), "Show all" the rest, and a
- * filter finds anyone (by the words of a name or the start of an e-mail address; Esc empties it,
+ * channel's settings draw its first 100 members (sorted by name), then a hundred more at a time
+ * (never all at once; the focus goes on from the last page's button), and a filter finds anyone (by the words of a name or the start of an e-mail address; Esc empties it,
  * the dialog stays); the people list draws its first 100 too, then a hundred more at a time
  * (never all at once; a filter starts again at the first page). Each wait is for what the action
  * brings.
@@ -22,7 +22,7 @@ const PEOPLE = 3000;
 /** How many rows the member list draws. */
 const rows = (page: Page) => page.$$eval('.member-list li', (els) => els.length);
 
-t.test('a channel of three thousand: its first members, all on asking, a filter', async (t) => {
+t.test('a channel of three thousand: its first members, a page at a time, a filter', async (t) => {
   if (NO_CHROMIUM) return;
   const b = await launchBrowser(t);
   const ts = await startServer(t);
@@ -55,8 +55,8 @@ t.test('a channel of three thousand: its first members, all on asking, a filter'
   t.same(names.slice(0, 3), ['Hamlet (you)', 'Iago', 'Member 0'], 'sorted by name');
   t.equal(
     await page.textContent(`${SETTINGS} .member-more`),
-    `Show all ${total} members`,
-    'the rest on asking',
+    `Show 100 more (100 of ${total.toLocaleString('en-US')} shown)`,
+    'the rest a page at a time, as the people list',
   );
   await page.locator('input[aria-label="Filter members"]').scrollIntoViewIfNeeded();
   await screenshot(page, t, 'members-first-1280');
@@ -69,7 +69,7 @@ t.test('a channel of three thousand: its first members, all on asking, a filter'
     ['Member 299', 'Member 2990'],
     '"member 299": 299 and 2990–2999',
   );
-  t.notOk(await page.$(`${SETTINGS} .member-more`), 'all of them shown: no "Show all"');
+  t.notOk(await page.$(`${SETTINGS} .member-more`), 'all of them shown: no "Show more"');
   await page.fill('input[aria-label="Filter members"]', 'member1234@');
   await waitFor(page, `document.querySelectorAll('.member-list li').length === 1`);
   t.same(await pluck(page, '.member-list .member-name'), ['Member 1234'], 'by e-mail');
@@ -78,20 +78,52 @@ t.test('a channel of three thousand: its first members, all on asking, a filter'
   t.pass('none: said so');
   await page.fill('input[aria-label="Filter members"]', 'member 1');
   await waitFor(page, `document.querySelectorAll('.member-list li').length === 100`);
-  t.match(
+  t.equal(
     await page.textContent(`${SETTINGS} .member-more`),
-    /^Show all 1111 matching$/,
+    'Show 100 more (100 of 1,111 shown)',
     'more matching than drawn: 1, 10–19, 100–199, 1000–1999',
   );
+  await page.click(`${SETTINGS} .member-more`);
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 200`);
+  t.equal(
+    await page.textContent(`${SETTINGS} .member-more`),
+    'Show 100 more (200 of 1,111 shown)',
+    'another hundred, never all at once',
+  );
 
-  // Esc empties the filter, the dialog stays; "Show all" draws everyone.
+  // Esc empties the filter (and starts again at the first page); the dialog stays.
   await page.press('input[aria-label="Filter members"]', 'Escape');
   await waitFor(page, `document.querySelector('input[aria-label="Filter members"]').value === ''`);
   t.ok(await page.$(SETTINGS), 'the dialog still open');
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 100`);
+  t.equal(
+    await page.textContent(`${SETTINGS} .member-more`),
+    `Show 100 more (100 of ${total.toLocaleString('en-US')} shown)`,
+  );
   await page.click(`${SETTINGS} .member-more`);
-  await waitFor(page, `document.querySelectorAll('.member-list li').length === ${total}`);
-  t.notOk(await page.$(`${SETTINGS} .member-more`), 'all drawn');
-  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 200`);
+  t.pass('the next hundred of everyone');
+
+  // The last page: its button goes, the focus stays in the dialog (on the first row it added
+  // when that row has a button, else on the filter).
+  await page.fill('input[aria-label="Filter members"]', 'member 29');
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 100`);
+  t.equal(await page.textContent(`${SETTINGS} .member-more`), 'Show 11 more (100 of 111 shown)');
+  await page.focus(`${SETTINGS} .member-more`);
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 111`);
+  t.notOk(await page.$(`${SETTINGS} .member-more`), 'all 111 drawn: no button');
+  t.ok(
+    await page.evaluate(`(() => {
+      const row = document.querySelectorAll('.member-list li')[100];
+      const want = row.querySelector('button') ?? document.querySelector('input[aria-label="Filter members"]');
+      return document.activeElement === want;
+    })()`),
+    'the focus went on, within the dialog',
+  );
+  await page.locator(`${SETTINGS} .member-list li`).nth(100).scrollIntoViewIfNeeded();
+  await screenshot(page, t, 'members-paged-1280');
+  await page.click('button[aria-label="Close channel settings"]');
   await waitFor(page, `!document.querySelector('${SETTINGS}')`);
 
   // The people list: the first 100 too.
@@ -149,6 +181,10 @@ t.test('a channel of three thousand: its first members, all on asking, a filter'
   t.equal(await rows(phone.page), 100, 'at 390: the first 100');
   await phone.page.locator('input[aria-label="Filter members"]').scrollIntoViewIfNeeded();
   await screenshot(phone.page, t, 'members-first-390');
+  await phone.page.evaluate(
+    `document.querySelector('${SETTINGS} .member-more').scrollIntoView({ block: 'center' })`,
+  );
+  await screenshot(phone.page, t, 'members-more-390');
   await phone.page.keyboard.press('Escape');
   await waitFor(phone.page, `!document.querySelector('${SETTINGS}')`);
 

@@ -17,12 +17,12 @@ import {
   privacyChangeText,
   privacyChoicesFor,
   privacyParams,
-  MEMBERS_SHOWN,
-  membersShown,
+  membersMatching,
   sortMembers,
   type PermissionFacts,
 } from '../../web/state/channel-settings.js';
 import type { GroupSetting } from '../../web/state/groups.js';
+import { PAGE_SIZE, pageOf } from '../../web/state/users.js';
 
 t.test('privacy: the choices, their parameters, and read back', (t) => {
   for (const p of ['public', 'private-shared', 'private-protected'] as const) {
@@ -205,7 +205,7 @@ t.test('members sorted by name, unknown people last', (t) => {
   t.end();
 });
 
-t.test('membersShown: the first ones, all on asking, a filter', (t) => {
+t.test('membersMatching: a filter over the sorted members, paged by pageOf', (t) => {
   const users = new Map<number, { user_id: number; full_name: string; email: string }>();
   for (let i = 1; i <= 3000; i++) {
     const n = String(i).padStart(4, '0');
@@ -218,25 +218,23 @@ t.test('membersShown: the first ones, all on asking, a filter', (t) => {
   t.ok(took < 500, `3001 members sorted in ${Math.round(took)} ms`);
   t.same(sorted.slice(0, 2), [3001, 1], 'by name, accents aside');
 
-  const first = membersShown(sorted, users, '', false);
-  t.equal(first.shown.length, MEMBERS_SHOWN, `the first ${MEMBERS_SHOWN}`);
-  t.equal(first.matching, 3001, 'of 3001');
-  t.same(first.shown.slice(0, 3), [3001, 1, 2]);
-  t.equal(membersShown(sorted, users, '', true).shown.length, 3001, 'all, on asking');
+  const all = membersMatching(sorted, users, '');
+  t.equal(all.length, 3001, 'no filter: everyone');
+  const first = pageOf(all, PAGE_SIZE);
+  t.equal(first.rows.length, PAGE_SIZE, `the first ${PAGE_SIZE}`);
+  t.same(first.rows.slice(0, 3), [3001, 1, 2]);
+  t.equal(first.more, 'Show 100 more (100 of 3,001 shown)');
+  const last = pageOf(all, 3000);
+  t.equal(last.more, 'Show 1 more (3,000 of 3,001 shown)', 'the last page: what is left');
+  t.equal(pageOf(all, 3100).more, null, 'all drawn: no more');
 
-  t.same(membersShown(sorted, users, 'eli', false), { shown: [3001], matching: 1 }, 'by name');
-  t.same(membersShown(sorted, users, 'm0042', false), { shown: [42], matching: 1 }, 'by e-mail');
-  const some = membersShown(sorted, users, 'member 01', false);
-  t.same([some.shown.length, some.matching], [100, 100], 'words beginning the name: 0100–0199');
-  t.same(membersShown(sorted, users, 'nobody', false), { shown: [], matching: 0 });
+  t.same(membersMatching(sorted, users, 'eli'), [3001], 'by name');
+  t.same(membersMatching(sorted, users, 'm0042'), [42], 'by e-mail');
+  t.equal(membersMatching(sorted, users, 'member 01').length, 100, 'words beginning the name');
+  t.same(membersMatching(sorted, users, 'nobody'), []);
   t.same(
-    membersShown(
-      [5, 77],
-      new Map([[5, { user_id: 5, full_name: 'Ann', email: 'a@x' }]]),
-      'ann',
-      false,
-    ),
-    { shown: [5], matching: 1 },
+    membersMatching([5, 77], new Map([[5, { user_id: 5, full_name: 'Ann', email: 'a@x' }]]), 'ann'),
+    [5],
     'someone unknown matches no filter',
   );
   t.end();

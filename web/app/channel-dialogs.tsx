@@ -18,17 +18,18 @@ import {
   privacyLabel,
   privacyChoicesFor,
   privacyOf,
-  membersShown,
+  membersMatching,
   sortMembers,
   type ChannelLimits,
   type Privacy,
 } from '../state/channel-settings.js';
 import type { ChatState } from '../state/chat.js';
 import { CHANNEL_NOTIFY, channelNotify, type ChannelNotifyKey } from '../state/notify.js';
+import { PAGE_SIZE, pageOf } from '../state/users.js';
 import { Avatar, FormError, Swatch } from './bits.js';
 import { Options } from './compose.js';
 import type { Controller } from './controller.js';
-import { useFocusBack, wrapTab } from './focus-back.js';
+import { useFocusBack, useLastPageFocus, wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
 import { moveActive } from './listbox.js';
 import { useLive } from './live.js';
@@ -162,8 +163,9 @@ export function PersonPicker({
 }
 
 /**
- * A channel's members, sorted by name: a filter (as the people list's), the first MEMBERS_SHOWN
- * of those matching, and "Show all" for the rest, so that a channel of thousands opens at once.
+ * A channel's members, sorted by name: a filter (as the people list's), and a page of those
+ * matching at a time ("Show 100 more", as the people list and the Users panel), so that a channel
+ * of thousands opens at once and is never drawn whole.
  */
 function MemberList({
   s,
@@ -175,41 +177,62 @@ function MemberList({
   render: (uid: number) => JSX.Element;
 }) {
   const [filter, setFilter] = useState('');
-  const [all, setAll] = useState(false);
+  const [shown, setShown] = useState(PAGE_SIZE);
+  const list = useRef<HTMLUListElement>(null);
+  const field = useRef<HTMLInputElement>(null);
   // Sorted again only when the members or the people change (not at each keystroke).
   const sorted = useMemo(
     () => sortMembers(members, s.users),
     [members, s.members.rev.value, s.rev.users.value],
   );
-  const { shown, matching } = membersShown(sorted, s.users, filter, all);
+  const matching = membersMatching(sorted, s.users, filter);
+  const { rows, more } = pageOf(matching, shown);
+  // The last page drawn: the focus goes on to the first row it added (its Remove button), or
+  // back to the filter when the rows have nothing to focus.
+  const markPage = useLastPageFocus(
+    more !== null,
+    (at) => list.current?.children[at]?.querySelector<HTMLElement>('button') ?? field.current,
+  );
+  const filterBy = (text: string) => {
+    setFilter(text);
+    setShown(PAGE_SIZE);
+  };
   return (
     <>
       <input
+        ref={field}
         class="field member-filter"
         type="search"
         aria-label="Filter members"
         placeholder="Filter members"
         value={filter}
-        onInput={(e) => setFilter(e.currentTarget.value)}
+        onInput={(e) => filterBy(e.currentTarget.value)}
         onKeyDown={(e) => {
           if (e.key === 'Escape' && e.currentTarget.value !== '') {
             // Empties the filter, not the dialog.
             e.stopPropagation();
             e.preventDefault();
-            setFilter('');
+            filterBy('');
           }
         }}
       />
-      {matching === 0 ? (
+      {matching.length === 0 ? (
         <p class="muted-text">No member matches.</p>
       ) : (
-        <ul class="member-list" aria-labelledby="channel-members-title">
-          {shown.map(render)}
+        <ul ref={list} class="member-list" aria-labelledby="channel-members-title">
+          {rows.map(render)}
         </ul>
       )}
-      {matching > shown.length && (
-        <button class="btn small member-more" type="button" onClick={() => setAll(true)}>
-          Show all {matching} {filter.trim() === '' ? 'members' : 'matching'}
+      {more && (
+        <button
+          class="btn small member-more"
+          type="button"
+          onClick={() => {
+            markPage(rows.length);
+            setShown(rows.length + PAGE_SIZE);
+          }}
+        >
+          {more}
         </button>
       )}
     </>

@@ -5,7 +5,7 @@
  * the dialog went: a keyboard user was back at the first Tab stop, and j/k, Esc and the arrows
  * did nothing until they found the list again.
  */
-import { useLayoutEffect } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 
 export function useFocusBack(
   box: { readonly current: HTMLElement | null },
@@ -46,4 +46,25 @@ export function wrapTab(box: HTMLElement | null, e: KeyboardEvent): void {
   if (edge !== document.activeElement) return;
   e.preventDefault();
   (e.shiftKey ? stops.at(-1) : stops[0])?.focus();
+}
+
+/**
+ * A list drawn a page at a time ("Show 100 more"): once the last page is drawn its button is
+ * gone, and the focus that went with it goes on to what `target` gives for the first row that
+ * page added. Returns what the button calls with that row's index before asking for the page.
+ */
+export function useLastPageFocus(
+  more: boolean,
+  target: (at: number) => HTMLElement | null | undefined,
+): (at: number) => void {
+  const firstNew = useRef<number | null>(null);
+  useEffect(() => {
+    const at = firstNew.current;
+    if (at === null || more) return;
+    firstNew.current = null;
+    // Only if the focus went with the button (not when it moved elsewhere meanwhile).
+    if (document.activeElement && document.activeElement !== document.body) return;
+    target(at)?.focus();
+  });
+  return (at) => (firstNew.current = at);
 }

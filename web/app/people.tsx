@@ -12,6 +12,7 @@ import { peopleList, STATUS_TEXT, type PresenceStatus } from '../state/presence.
 import { PAGE_SIZE, pageOf } from '../state/users.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
+import { useLastPageFocus } from './focus-back.js';
 import { Icon } from './icons.js';
 import { StatusEmoji } from './status.js';
 import { track } from './track.js';
@@ -86,8 +87,6 @@ function PeopleBody({ c }: { c: Controller }) {
   const [filter, setFilter] = useState('');
   // A page at a time, as the Users panel: an organization of thousands is never drawn at once.
   const [shown, setShown] = useState(PAGE_SIZE);
-  /** The first person of the page "Show more" added, to focus if the button went with it. */
-  const firstNew = useRef<number | null>(null);
   const list = useRef<HTMLUListElement>(null);
   const curKey = narrowKey(c.narrow.value);
   const shownStatus = (id: number): PresenceStatus | null =>
@@ -97,14 +96,10 @@ function PeopleBody({ c }: { c: Controller }) {
   const open = (id: number) => c.go(dmNarrow([id], s.selfId));
 
   // The last page drawn: its button is gone, the focus goes on to the first person it added.
-  useEffect(() => {
-    const at = firstNew.current;
-    if (at === null || more) return;
-    firstNew.current = null;
-    // Only if the focus went with the button (not when it moved elsewhere meanwhile).
-    if (document.activeElement && document.activeElement !== document.body) return;
-    list.current?.querySelectorAll<HTMLElement>('a.person')[at]?.focus();
-  });
+  const markPage = useLastPageFocus(
+    more !== null,
+    (at) => list.current?.querySelectorAll<HTMLElement>('a.person')[at],
+  );
 
   return (
     <div class="people-body">
@@ -194,7 +189,7 @@ function PeopleBody({ c }: { c: Controller }) {
                 class="nav-item more"
                 type="button"
                 onClick={() => {
-                  firstNew.current = rows.length;
+                  markPage(rows.length);
                   setShown(rows.length + PAGE_SIZE);
                 }}
               >

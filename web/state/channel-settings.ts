@@ -229,33 +229,23 @@ export function sortMembers(
   });
 }
 
-/** How many members a channel's settings draw until asked for all (or a filter narrows them). */
-export const MEMBERS_SHOWN = 100;
-
 /**
- * The members a channel's settings draw: those matching the filter (as the people list's: words
- * beginning the name's, or the start of the e-mail address), sorted, the first MEMBERS_SHOWN
- * unless `all`; and how many match. A channel of thousands stays quick to draw, as the
- * reference's subscriber list draws a page at a time.
+ * The members a channel's settings list: those matching the filter (as the people list's: words
+ * beginning the name's, or the start of the e-mail address), in `sorted`'s order. Drawn a page
+ * at a time (users.ts's pageOf), as the reference's subscriber list: a channel of thousands stays
+ * quick to open.
  */
-export function membersShown(
+export function membersMatching(
   sorted: readonly number[],
   users: ReadonlyMap<number, Person>,
   filter: string,
-  all: boolean,
-): { shown: number[]; matching: number } {
+): readonly number[] {
+  if (filter.trim() === '') return sorted;
   const matches = personMatcher(filter);
-  const matching =
-    filter.trim() === ''
-      ? sorted
-      : sorted.filter((id) => {
-          const u = users.get(id);
-          return u !== undefined && matches(u);
-        });
-  return {
-    shown: all ? [...matching] : matching.slice(0, MEMBERS_SHOWN),
-    matching: matching.length,
-  };
+  return sorted.filter((id) => {
+    const u = users.get(id);
+    return u !== undefined && matches(u);
+  });
 }
 
 type SubscriptionEvent = Extract<ServerEvent, { type: 'subscription' }>;
