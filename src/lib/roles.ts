@@ -51,21 +51,6 @@ export const SYSTEM_GROUP_DESCRIPTIONS: Readonly<Record<SystemGroupName, string>
   'role:nobody': 'Nobody',
 };
 
-/**
- * The system groups a group setting's menu offers, broadest first, as the reference's menus list
- * them (role:internet is for web-public channels only, never offered).
- */
-export type OfferedSystemGroup = Exclude<SystemGroupName, 'role:internet'>;
-export const SYSTEM_GROUP_CHOICES: readonly OfferedSystemGroup[] = [
-  'role:everyone',
-  'role:members',
-  'role:fullmembers',
-  'role:moderators',
-  'role:administrators',
-  'role:owners',
-  'role:nobody',
-];
-
 /** Parent → its one direct subgroup (the chain described above). `role:nobody` stands alone. */
 export const SYSTEM_GROUP_CHAIN: readonly SystemGroupName[] = [
   'role:internet',
@@ -75,6 +60,16 @@ export const SYSTEM_GROUP_CHAIN: readonly SystemGroupName[] = [
   'role:moderators',
   'role:administrators',
   'role:owners',
+];
+
+/**
+ * The system groups a group setting's menu offers, broadest first, as the reference's menus list
+ * them (role:internet is for web-public channels only, never offered).
+ */
+export type OfferedSystemGroup = Exclude<SystemGroupName, 'role:internet'>;
+export const SYSTEM_GROUP_CHOICES: readonly OfferedSystemGroup[] = [
+  ...SYSTEM_GROUP_CHAIN.filter((g): g is OfferedSystemGroup => g !== 'role:internet'),
+  'role:nobody',
 ];
 
 /**

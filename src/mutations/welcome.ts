@@ -31,26 +31,11 @@ import { sendInternalMessage } from './internal-send.js';
 import { ensureSystemBot } from './operations.js';
 
 /**
- * A direct message from the Welcome Bot to `userId` (a human account of this realm) through the
- * send path: read by the bot, unread for the account, no missed-message mail; `starred`: starred
+ * A direct message from the Welcome Bot (`botId`; made on first need by ensureSystemBot, which
+ * the read model learns of only after COMMIT) to `userId` (a human account of this realm) through
+ * the send path: read by the bot, unread for the account, no missed-message mail; `starred`: starred
  * for the account (the welcome message). Its id.
  */
-function sendFromWelcomeBot(
-  ctx: MutationContext,
-  userId: number,
-  prepared: PreparedContent,
-  starred: boolean,
-): { id: number } {
-  return sendAsWelcomeBot(
-    ctx,
-    ensureSystemBot(ctx, WELCOME_BOT).user_id,
-    userId,
-    prepared,
-    starred,
-  );
-}
-
-/** sendFromWelcomeBot with the bot's id, for a second message in the transaction that made it. */
 function sendAsWelcomeBot(
   ctx: MutationContext,
   botId: number,
@@ -142,7 +127,7 @@ export function doWelcomeBotReply(ctx: MutationContext, cmd: WelcomeReplyCommand
   ) {
     throw new Error(`message ${cmd.message_id} is no direct message from ${u.id} to Welcome Bot`);
   }
-  return sendFromWelcomeBot(ctx, u.id, cmd.reply, false);
+  return sendAsWelcomeBot(ctx, bot.id, u.id, cmd.reply, false);
 }
 
 export type SendWelcomeCommand = { user_id: number; welcome: PreparedWelcome };

@@ -10,6 +10,7 @@
  */
 import t from 'tap';
 import type { RegisterResponse, ServerEvent, UserGroup } from '../../src/client/types.js';
+import { Role } from '../../src/lib/roles.js';
 import { ChatState } from '../../web/state/chat.js';
 import {
   customEmojiRows,
@@ -21,7 +22,6 @@ import {
   orgValues,
   OrgDraft,
   PERMISSIONS,
-  ROLE,
   systemGroupOf,
   type Request,
 } from '../../web/state/organization.js';
@@ -116,12 +116,12 @@ t.test('values, system groups and composed values', (t) => {
 });
 
 t.test('who may change what', (t) => {
-  t.ok(mayChange('name', ROLE.ADMINISTRATOR));
-  t.ok(mayChange('can_create_public_channel_group', ROLE.ADMINISTRATOR));
-  t.notOk(mayChange('can_invite_users_group', ROLE.ADMINISTRATOR), 'owner-only');
-  t.notOk(mayChange('can_create_groups', ROLE.ADMINISTRATOR), 'owner-only');
-  t.ok(mayChange('can_invite_users_group', ROLE.OWNER));
-  for (const role of [ROLE.MODERATOR, ROLE.MEMBER, ROLE.GUEST])
+  t.ok(mayChange('name', Role.ADMINISTRATOR));
+  t.ok(mayChange('can_create_public_channel_group', Role.ADMINISTRATOR));
+  t.notOk(mayChange('can_invite_users_group', Role.ADMINISTRATOR), 'owner-only');
+  t.notOk(mayChange('can_create_groups', Role.ADMINISTRATOR), 'owner-only');
+  t.ok(mayChange('can_invite_users_group', Role.OWNER));
+  for (const role of [Role.MODERATOR, Role.MEMBER, Role.GUEST])
     t.notOk(mayChange('name', role), `role ${role} reads only`);
   // Each setting's choices are ones the server accepts: never everyone where it refuses it.
   const create = PERMISSIONS.find((p) => p.key === 'can_create_public_channel_group')!;
@@ -243,7 +243,7 @@ t.test('custom emoji rows and the form’s checks', (t) => {
     '3': { id: '3', name: 'beer', source_url: '/b.png', deactivated: false, author_id: 2 },
     '4': { id: '4', name: 'anon', source_url: '/a.png', deactivated: false, author_id: null },
   };
-  const member = customEmojiRows(emoji, { user_id: 3, role: ROLE.MEMBER });
+  const member = customEmojiRows(emoji, { user_id: 3, role: Role.MEMBER });
   t.same(
     member.map((r) => r.name),
     ['anon', 'beer', 'parrot'],
@@ -254,7 +254,7 @@ t.test('custom emoji rows and the form’s checks', (t) => {
     [false, false, true],
     'a member deletes only their own',
   );
-  const admin = customEmojiRows(emoji, { user_id: 2, role: ROLE.ADMINISTRATOR });
+  const admin = customEmojiRows(emoji, { user_id: 2, role: Role.ADMINISTRATOR });
   t.ok(
     admin.every((r) => r.canDelete),
     'an administrator deletes any',

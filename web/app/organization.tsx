@@ -25,18 +25,18 @@ import {
   orgValues,
   OrgDraft,
   PERMISSION_SECTIONS,
-  ROLE,
   ROLE_GROUP_LABELS,
   systemGroupOf,
   type Permission,
 } from '../state/organization.js';
+import { Role } from '../../src/lib/roles.js';
 import type { GroupSetting } from '../state/groups.js';
 import {
   MAX_REALM_DESCRIPTION_LENGTH,
   MAX_REALM_NAME_LENGTH,
 } from '../../src/lib/realm-settings.js';
 
-const roleOf = (c: Controller) => c.state.value?.self.role ?? ROLE.MEMBER;
+const roleOf = (c: Controller) => c.state.value?.self.role ?? Role.MEMBER;
 
 /**
  * A form's draft over the realm's settings as the events keep them. Each component drawing
@@ -162,7 +162,7 @@ function PermissionField({ c, draft, p }: { c: Controller; draft: OrgDraft; p: P
       {system === null && (
         <span class="muted-text">Not one role: this panel shows it, without changing it.</span>
       )}
-      {p.ownerOnly && roleOf(c) === ROLE.ADMINISTRATOR && (
+      {p.ownerOnly && roleOf(c) === Role.ADMINISTRATOR && (
         <span class="muted-text">Only owners can change this.</span>
       )}
     </div>
@@ -269,9 +269,9 @@ function Organization({ c }: { c: Controller }) {
   return (
     <>
       <p class="muted-text">
-        {role <= ROLE.OWNER
+        {role <= Role.OWNER
           ? 'As an owner, you can change every setting here.'
-          : role <= ROLE.ADMINISTRATOR
+          : role <= Role.ADMINISTRATOR
             ? 'As an administrator, you can change these settings, except those only owners may change.'
             : 'Only administrators can change these settings.'}
       </p>

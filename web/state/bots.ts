@@ -8,6 +8,7 @@
  * reloads the list, so that what is shown is what the server has.
  */
 
+import { Role } from '../../src/lib/roles.js';
 import { isSystemBot } from './profile.js';
 
 export type Request = <T = Record<string, unknown>>(
@@ -24,9 +25,6 @@ export const BOT_TYPE_NAMES: Readonly<Record<number, string>> = {
   [BotType.INCOMING_WEBHOOK]: 'Incoming webhook',
   [BotType.OUTGOING_WEBHOOK]: 'Outgoing webhook',
 };
-
-/** Roles at or below this number administer the organization (owners, administrators). */
-const ADMINISTRATOR_ROLE = 200;
 
 export type Bot = {
   user_id: number;
@@ -93,7 +91,7 @@ export class BotsState {
   ) {}
 
   get isAdmin(): boolean {
-    return this.me.role <= ADMINISTRATOR_ROLE;
+    return this.me.role <= Role.ADMINISTRATOR;
   }
 
   /** Calls `fn` after every change; returns the unsubscribe. */

@@ -22,9 +22,6 @@ import type { Request } from './bots.js';
 
 export type { Request } from './bots.js';
 
-/** Roles, as the API numbers them. */
-export const ROLE = Role;
-
 export type SystemGroupName = OfferedSystemGroup;
 
 /** How a permission's choice reads: each role group holds the roles above it too. */
@@ -271,9 +268,9 @@ export function describeGroupSetting(
 
 /** Whether a user of this role may change this field (the server checks again). */
 export function mayChange(key: string, role: number): boolean {
-  if (role > ROLE.ADMINISTRATOR) return false;
+  if (role > Role.ADMINISTRATOR) return false;
   const p = PERMISSIONS.find((x) => x.key === key);
-  return p?.ownerOnly === true ? role <= ROLE.OWNER : true;
+  return p?.ownerOnly === true ? role <= Role.OWNER : true;
 }
 
 function same(a: unknown, b: unknown): boolean {
@@ -408,7 +405,7 @@ export function customEmojiRows(
   emoji: Readonly<Record<string, RealmEmoji>>,
   me: { user_id: number; role: number },
 ): EmojiRow[] {
-  const admin = me.role <= ROLE.ADMINISTRATOR;
+  const admin = me.role <= Role.ADMINISTRATOR;
   return Object.values(emoji)
     .filter((e) => !e.deactivated)
     .map((e) => ({

@@ -9,12 +9,9 @@
  * the `user_group` events.
  */
 import { groupDisplayName } from '../../src/client/group-names.js';
-import { SYSTEM_GROUP_CHOICES } from '../../src/lib/roles.js';
+import { Role, SYSTEM_GROUP_CHOICES } from '../../src/lib/roles.js';
 import { inGroupSetting, type GroupSetting, type GroupsById } from './groups.js';
 import { everyoneIn } from './profile.js';
-
-/** Roles (the API's numbers). */
-const GUEST_ROLE = 600;
 
 /** The names a group may not start with (they would read as another kind of mention). */
 export const RESERVED_GROUP_PREFIXES = ['@', 'role:', 'user:', 'stream:', 'channel:'] as const;
@@ -60,7 +57,7 @@ function setting(v: unknown): GroupSetting | undefined {
 
 /** Whether the user may create groups (the realm's `can_create_groups`; never a guest). */
 export function mayCreateGroups(v: Viewer): boolean {
-  if (v.role >= GUEST_ROLE) return false;
+  if (v.role >= Role.GUEST) return false;
   return inGroupSetting(setting(v.realm('realm_can_create_groups')), v.userId, v.groups);
 }
 
@@ -68,7 +65,7 @@ export function mayCreateGroups(v: Viewer): boolean {
 export function groupRights(groupId: number, v: Viewer): GroupRights {
   const g = v.groups.get(groupId);
   if (!g || g.is_system_group) return NO_RIGHTS;
-  const guest = v.role >= GUEST_ROLE;
+  const guest = v.role >= Role.GUEST;
   const has = (name: string) =>
     (!guest || GUESTS_ALLOWED.has(name)) &&
     inGroupSetting(setting((g as Record<string, unknown>)[name]), v.userId, v.groups);

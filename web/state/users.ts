@@ -16,29 +16,26 @@ export type UsersTab = 'active' | 'deactivated' | 'bots';
 /** Rows drawn at first, and added by each "Show more". */
 export const PAGE_SIZE = 100;
 
-/** The roles' API values (src/lib/roles.ts). */
-export const Roles = Role;
-
 /** The roles in the reference's order (its role menus), with their names. */
 export const ROLE_CHOICES: readonly { role: number; name: string }[] = [
-  Roles.OWNER,
-  Roles.ADMINISTRATOR,
-  Roles.MODERATOR,
-  Roles.MEMBER,
-  Roles.GUEST,
+  Role.OWNER,
+  Role.ADMINISTRATOR,
+  Role.MODERATOR,
+  Role.MEMBER,
+  Role.GUEST,
 ].map((role) => ({ role, name: roleName({ role }) }));
 
 /** A user's role: `role`, or from the older flags where a user object has none. */
 export function roleOf(u: Pick<User, 'role' | 'is_owner' | 'is_admin' | 'is_guest'>): number {
   if (u.role !== undefined) return u.role;
-  if (u.is_owner) return Roles.OWNER;
-  if (u.is_admin) return Roles.ADMINISTRATOR;
-  if (u.is_guest) return Roles.GUEST;
-  return Roles.MEMBER;
+  if (u.is_owner) return Role.OWNER;
+  if (u.is_admin) return Role.ADMINISTRATOR;
+  if (u.is_guest) return Role.GUEST;
+  return Role.MEMBER;
 }
 
 export function isAdministrator(viewer: Pick<User, 'role' | 'is_owner' | 'is_admin'>): boolean {
-  return roleOf(viewer) <= Roles.ADMINISTRATOR;
+  return roleOf(viewer) <= Role.ADMINISTRATOR;
 }
 
 /**
@@ -87,11 +84,11 @@ export function roleChoices(
   if (target.is_bot) return { choices: null, why: 'A bot’s role is not changed here.' };
   if (target.is_active === false)
     return { choices: null, why: 'Reactivate the account to change its role.' };
-  const owner = roleOf(viewer) === Roles.OWNER;
-  if (!owner && roleOf(target) === Roles.OWNER)
+  const owner = roleOf(viewer) === Role.OWNER;
+  if (!owner && roleOf(target) === Role.OWNER)
     return { choices: null, why: 'Only owners can change an owner’s role.' };
   return {
-    choices: owner ? ROLE_CHOICES : ROLE_CHOICES.filter((c) => c.role !== Roles.OWNER),
+    choices: owner ? ROLE_CHOICES : ROLE_CHOICES.filter((c) => c.role !== Role.OWNER),
     why: null,
   };
 }
@@ -106,7 +103,7 @@ export function canDeactivate(viewer: User, target: User): boolean {
     target.user_id !== viewer.user_id &&
     target.is_active !== false &&
     !isSystemBot(target) &&
-    (roleOf(target) !== Roles.OWNER || roleOf(viewer) === Roles.OWNER)
+    (roleOf(target) !== Role.OWNER || roleOf(viewer) === Role.OWNER)
   );
 }
 
@@ -170,7 +167,7 @@ export function stepDownQuestion(
   return {
     title: `Make yourself ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}?`,
     text:
-      next > Roles.ADMINISTRATOR
+      next > Role.ADMINISTRATOR
         ? 'You lose the administrators’ controls, these included; only an administrator can give them back.'
         : 'You are no longer an owner; only an owner can make you one again.',
     action: 'Change my role',
