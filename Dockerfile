@@ -1,4 +1,4 @@
-# Confab in a container: Debian 13, Node.js 22 from the npm registry (Node's own build), the
+# Confab in a container: Debian 13, Node.js 24 from the npm registry (Node's own build), the
 # install directory (package.json, node_modules/, dist/) in /app, run as the user `confab`.
 # Built and run in CI by scripts/container-check.sh (podman, from a Debian 13 root made with
 # debootstrap: --build-arg BASE=<that root imported>); see docs/operations.md "Container image".
@@ -12,7 +12,7 @@
 ARG BASE=debian:trixie-slim
 
 FROM ${BASE} AS build
-ARG NODE_VERSION=22.23.5
+ARG NODE_VERSION=24.22.3
 ARG NPM_VERSION=11.19.1
 # A CA bundle for npm behind a TLS-inspecting proxy (a file mounted into the build), if any.
 ARG NODE_EXTRA_CA_CERTS
