@@ -10,23 +10,12 @@
  * custom profile fields (the full profile), the people (a column at 1280, filtered; a section of
  * the drawer at 390), at 1280 pixels and at 390 (drawer closed and open), light and dark. No
  * violation of impact serious or
- * critical; each one found is listed with its rule and target. The page's
- * Content-Security-Policy forbids string evaluation by the page, but not what the test drives
- * through the browser's DevTools protocol (page.evaluate of a string, as waitFor does): axe's
- * source goes in that way, and runs without eval of its own.
+ * critical; each one found is listed with its rule and target (test/helpers/a11y.ts).
  */
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import t, { type Test } from 'tap';
-import type { Page } from 'playwright-core';
+import t from 'tap';
+import { check } from '../helpers/a11y.js';
 import { openApp, waitFor, waitMessage } from '../helpers/app.js';
-import {
-  launchBrowser,
-  NO_CHROMIUM,
-  screenshot,
-  watchPage,
-  type TestBrowser,
-} from '../helpers/browser.js';
+import { launchBrowser, NO_CHROMIUM, watchPage, type TestBrowser } from '../helpers/browser.js';
 import { createChannel, systemGroupId } from '../helpers/channels.js';
 import { tinyPng } from '../helpers/images.js';
 import { addEmoji } from '../helpers/uploads.js';
@@ -35,11 +24,6 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { TestSmtp } from '../helpers/smtp.js';
 
 if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-const AXE_SOURCE = fs.readFileSync(
-  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
-  'utf8',
-);
 
 let b: TestBrowser;
 let ts: TestServer;
@@ -133,34 +117,6 @@ async function profileFields(): Promise<void> {
     ]),
   });
   if (r.status !== 200) throw new Error(`othello's values: ${r.text}`);
-}
-
-type Found = { id: string; impact: string; help: string; targets: string[] };
-
-/** axe's violations on the page as it is now. */
-async function violations(page: Page): Promise<Found[]> {
-  if (!(await page.evaluate(`typeof window.axe === 'object'`))) await page.evaluate(AXE_SOURCE);
-  const all = await page.evaluate<Found[]>(`axe
-    .run(document, { resultTypes: ['violations'] })
-    .then((r) => r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      targets: v.nodes.map((n) => n.target.join(' ') + (n.failureSummary ? ' — ' + n.failureSummary.replace(/\\s+/g, ' ').slice(0, 160) : '')),
-    })))`);
-  return all;
-}
-
-/** Asserts none, naming each rule and target found, and keeps a screenshot of the state. */
-async function check(t: Test, page: Page, state: string): Promise<void> {
-  const found = await violations(page);
-  const grave = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  const lines = grave.flatMap((v) => v.targets.map((x) => `${v.id} (${v.impact}): ${x}`));
-  t.same(lines, [], `${state}: no serious or critical axe violation`);
-  // The lesser ones are told, not asserted (a reviewer's list, not a gate).
-  for (const v of found.filter((v) => !grave.includes(v)))
-    t.comment(`${state}: ${v.id} (${v.impact}) ${v.targets.length}×: ${v.targets[0]}`);
-  await screenshot(page, t, state);
 }
 
 const topicHash = () => `#narrow/channel/${general}-general/topic/review`;
