@@ -293,6 +293,11 @@ export type ServerEvent =
   | PresenceEvent
   | UserStatusEvent
   | CustomProfileFieldsEvent
+  | AlertWordsEvent
+  | AttachmentEvent
+  | DefaultStreamsEvent
+  | RealmLinkifiersEvent
+  | RealmPlaygroundsEvent
   | RestartEvent
   | OtherEvent;
 
@@ -493,13 +498,52 @@ export type PresenceEvent = Base & {
 /** A user's status changed: only what changed is in it (`''` clears the text or the emoji). */
 export type UserStatusEvent = Base & { type: 'user_status'; user_id: number } & UserStatus;
 
+/** The user's alert words changed: the whole list. */
+export type AlertWordsEvent = Base & { type: 'alert_words'; alert_words: string[] };
+
+/** One of the user's uploads was added, changed (its messages) or removed. */
+export type AttachmentEvent = Base & {
+  type: 'attachment';
+  op: 'add' | 'update' | 'remove';
+  /** `remove`: only the id. Times in milliseconds. */
+  attachment:
+    | {
+        id: number;
+        name: string;
+        path_id: string;
+        size: number;
+        create_time: number;
+        messages: { id: number; date_sent: number }[];
+      }
+    | { id: number };
+  /** The realm's uploads' bytes after the change. */
+  upload_space_used?: number;
+};
+
+/** The realm's default channels changed: their ids. */
+export type DefaultStreamsEvent = Base & { type: 'default_streams'; default_streams: number[] };
+
+/** The realm's linkifiers changed: the whole list, in processing order. */
+export type RealmLinkifiersEvent = Base & {
+  type: 'realm_linkifiers';
+  realm_linkifiers: { id: number; pattern: string; url_template: string }[];
+};
+
+/** The realm's code playgrounds changed: the whole list. */
+export type RealmPlaygroundsEvent = Base & {
+  type: 'realm_playgrounds';
+  realm_playgrounds: {
+    id: number;
+    name: string;
+    pygments_language: string;
+    url_template: string;
+  }[];
+};
+
 /** Every event type the app does not reduce. */
 export type OtherEvent = Base & {
   type:
-    | 'alert_words'
-    | 'attachment'
     | 'default_stream_groups'
-    | 'default_streams'
     | 'drafts'
     | 'has_zoom_token'
     | 'invites_changed'
@@ -509,8 +553,6 @@ export type OtherEvent = Base & {
     | 'realm_bot'
     | 'realm_domains'
     | 'realm_export'
-    | 'realm_linkifiers'
-    | 'realm_playgrounds'
     | 'saved_snippets'
     | 'scheduled_messages'
     | 'starred_messages'

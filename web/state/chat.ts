@@ -47,6 +47,13 @@ import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 import { UserStatuses } from './user-status.js';
 import { withValue } from './profile-fields.js';
+import {
+  applyAttachmentEvent,
+  type Attachment,
+  type Linkifier,
+  type Playground,
+  type Uploads,
+} from './settings-more.js';
 
 export { TOPIC } from './muting.js';
 
@@ -164,7 +171,19 @@ export class ChatState {
     starred: signal(0),
     presence: signal(0),
     status: signal(0),
+    /** Alert words, linkifiers, playgrounds, default channels, uploads (settings-more.ts). */
+    extras: signal(0),
   };
+  /** The user's alert words (`alert_words`, then its events). */
+  alertWords: string[];
+  /** The realm's linkifiers, in processing order (`realm_linkifiers`). */
+  linkifiers: Linkifier[];
+  /** The realm's code playgrounds (`realm_playgrounds`). */
+  playgrounds: Playground[];
+  /** The ids of the realm's default channels (`realm_default_streams`). */
+  defaultStreams: number[];
+  /** The user's uploads once the settings fetched them (GET /attachments), then their events. */
+  uploads: Uploads | null = null;
   private readonly clock: Clock;
   private localSeq = 0;
   /** local_id → the echoed message's temporary id. */
@@ -184,6 +203,10 @@ export class ChatState {
     for (const u of r.cross_realm_bots ?? []) this.users.set(u.user_id, u);
     this.usersComplete = r.realm_users !== undefined;
     this.profileFields = r.custom_profile_fields ?? [];
+    this.alertWords = (r.alert_words as string[] | undefined) ?? [];
+    this.linkifiers = (r.realm_linkifiers as Linkifier[] | undefined) ?? [];
+    this.playgrounds = (r.realm_playgrounds as Playground[] | undefined) ?? [];
+    this.defaultStreams = (r.realm_default_streams as number[] | undefined) ?? [];
     this.self = this.users.get(this.selfId) ?? {
       user_id: r.user_id,
       email: r.email,
@@ -248,6 +271,12 @@ export class ChatState {
       () => clock.now(),
       clock.timers,
     );
+  }
+
+  /** The user's uploads as GET /attachments gave them (events keep them from then on). */
+  setUploads(list: Attachment[], spaceUsed: number | null): void {
+    this.uploads = { list, spaceUsed };
+    this.rev.extras.value++;
   }
 
   // ---- Lookups -------------------------------------------------------------------------
@@ -977,6 +1006,29 @@ export class ChatState {
       case 'custom_profile_fields':
         this.profileFields = e.fields;
         this.rev.users.value++;
+        return null;
+      case 'alert_words':
+        this.alertWords = e.alert_words;
+        this.rev.extras.value++;
+        return null;
+      case 'realm_linkifiers':
+        this.linkifiers = e.realm_linkifiers;
+        this.rev.extras.value++;
+        return null;
+      case 'realm_playgrounds':
+        this.playgrounds = e.realm_playgrounds;
+        this.rev.extras.value++;
+        return null;
+      case 'default_streams':
+        this.defaultStreams = e.default_streams;
+        this.rev.extras.value++;
+        return null;
+      case 'attachment':
+        // Before the settings fetched the list, nothing to keep (the fetch has it all).
+        if (this.uploads) {
+          this.uploads = applyAttachmentEvent(this.uploads, e);
+          this.rev.extras.value++;
+        }
         return null;
       case 'heartbeat':
       case 'restart':

@@ -48,6 +48,13 @@ export const EVENT_TYPES = [
   'user_status',
   // The realm's custom profile fields (people's values come with the users and realm_user).
   'custom_profile_fields',
+  // The settings' extra panels (web/app/settings-more.tsx): the user's alert words (also what the
+  // messages highlight) and uploads, the realm's linkifiers, code playgrounds, default channels.
+  'alert_words',
+  'attachment',
+  'realm_linkifiers',
+  'realm_playgrounds',
+  'default_streams',
 ];
 export const FETCH_TYPES = EVENT_TYPES.filter((t) => t !== 'realm_user').concat([
   'realm_user_groups',

@@ -1,0 +1,263 @@
+/**
+ * What the settings panels of web/app/settings-more.tsx compute, framework-free: the user's alert
+ * words (read from a form, and found in a message's text as the reference's web app finds them),
+ * the user's uploads (kept by `attachment` events, filtered, sorted, their sizes and the realm's
+ * quota in words), an example of each linkifier (a text it links, and the link), the default
+ * channels' rows and those that can be added, the code playgrounds' rows.
+ */
+
+// ---- Alert words -------------------------------------------------------------------------
+
+/**
+ * The words typed in the add form: one or several, separated by commas or lines; trimmed, empty
+ * ones and repeats (whatever their case) dropped, as the server would.
+ */
+export function parseAlertWords(input: string): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const raw of input.split(/[,\n]/)) {
+    const w = raw.trim();
+    if (w === '' || seen.has(w.toLowerCase())) continue;
+    seen.add(w.toLowerCase());
+    out.push(w);
+  }
+  return out;
+}
+
+/** The list as shown: alphabetically, whatever the case. */
+export function sortedAlertWords(words: readonly string[]): string[] {
+  return [...words].sort(
+    (a, b) => a.localeCompare(b, undefined, { sensitivity: 'base' }) || a.localeCompare(b),
+  );
+}
+
+/**
+ * Characters that may stand before and after an alert word for it to count as a word (the
+ * reference's client: white space, the start or end of the text, and some punctuation).
+ */
+const BEFORE = /[\s(".,';[*`>]/;
+const AFTER = /[\s)"?!:.,';\]*`<]/;
+
+/**
+ * Where the user's alert words occur in a text, whole words and whatever the case: sorted,
+ * non-overlapping `[start, end)` ranges (at one place, the longest word wins).
+ */
+export function alertWordRanges(text: string, words: readonly string[]): [number, number][] {
+  const lower = text.toLowerCase();
+  const found: [number, number][] = [];
+  for (const word of words) {
+    const w = word.trim().toLowerCase();
+    // A word whose lower case has another length would give wrong offsets: none of those.
+    if (w === '' || w.length !== word.trim().length) continue;
+    for (let at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + 1)) {
+      const end = at + w.length;
+      const before = at === 0 || BEFORE.test(text[at - 1]!);
+      const after = end === text.length || AFTER.test(text[end]!);
+      if (before && after) found.push([at, end]);
+    }
+  }
+  found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  const out: [number, number][] = [];
+  for (const r of found) {
+    const last = out[out.length - 1];
+    if (last && r[0] < last[1]) continue;
+    out.push(r);
+  }
+  return out;
+}
+
+/**
+ * Whether a text node under `tags` (the element names and classes from it up to the message's
+ * content, innermost first) may be highlighted: not in a link, code, a mention, a math formula
+ * or a highlight already there.
+ */
+export function alertWordsMayMark(tags: readonly { name: string; classes: string }[]): boolean {
+  return !tags.some(
+    (t) =>
+      ['a', 'code', 'pre', 'script', 'style'].includes(t.name.toLowerCase()) ||
+      /(^|\s)(user-mention|user-group-mention|topic-mention|alert-word|katex|emoji|highlight)(\s|$)/.test(
+        t.classes,
+      ),
+  );
+}
+
+// ---- Uploaded files ----------------------------------------------------------------------
+
+/** The API's Attachment: times in milliseconds. */
+export type Attachment = {
+  id: number;
+  name: string;
+  path_id: string;
+  size: number;
+  create_time: number;
+  messages: { id: number; date_sent: number }[];
+};
+
+export type AttachmentEvent = {
+  op: 'add' | 'update' | 'remove';
+  attachment: Attachment | { id: number };
+  upload_space_used?: number;
+};
+
+/** The user's uploads once fetched (GET /attachments), kept by `attachment` events. */
+export type Uploads = { list: Attachment[]; spaceUsed: number | null };
+
+/** An `attachment` event applied: a new list (the same when nothing changed). */
+export function applyAttachmentEvent(u: Uploads, e: AttachmentEvent): Uploads {
+  const id = e.attachment.id;
+  const spaceUsed = e.upload_space_used ?? u.spaceUsed;
+  if (e.op === 'remove') return { list: u.list.filter((a) => a.id !== id), spaceUsed };
+  if (!('path_id' in e.attachment)) return { list: u.list, spaceUsed };
+  const a = e.attachment;
+  const at = u.list.findIndex((x) => x.id === id);
+  const list = at < 0 ? [...u.list, a] : u.list.map((x) => (x.id === id ? a : x));
+  return { list, spaceUsed };
+}
+
+/** The uploads shown: those whose name has the filter's words (any case), newest first. */
+export function attachmentRows(list: readonly Attachment[], filter: string): Attachment[] {
+  const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
+  return list
+    .filter((a) => words.every((w) => a.name.toLowerCase().includes(w)))
+    .sort((a, b) => b.create_time - a.create_time || b.id - a.id);
+}
+
+/** A size in words, in binary units as the reference's (1 KB = 1024 bytes). */
+export function sizeText(n: number): string {
+  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  if (u === 0) return n === 1 ? '1 byte' : `${n} bytes`;
+  return `${v < 10 ? v.toFixed(1).replace(/\.0$/, '') : Math.round(v)} ${units[u]}`;
+}
+
+/**
+ * What the organization's uploads take: the whole when there is no quota (null), else the part
+ * of the quota (MiB) used.
+ */
+export function quotaText(used: number, quotaMib: number | null): string {
+  if (quotaMib === null || quotaMib <= 0)
+    return `The organization’s uploads take ${sizeText(used)}.`;
+  const quota = quotaMib * 1024 * 1024;
+  const pct = Math.min(100, Math.round((used / quota) * 100));
+  return `The organization’s uploads take ${sizeText(used)} of its ${sizeText(quota)} (${pct}%).`;
+}
+
+// ---- Linkifiers --------------------------------------------------------------------------
+
+export type Linkifier = { id: number; pattern: string; url_template: string };
+
+/** A pattern's named groups as JavaScript writes them (`(?P<name>` is Python's and RE2's). */
+export function jsPattern(pattern: string): RegExp | null {
+  try {
+    return new RegExp(pattern.replace(/\(\?P</g, '(?<'), 'u');
+  } catch {
+    return null;
+  }
+}
+
+/** A sample text for a group's body (a character class or an escape, repeated), or null. */
+function sampleOf(body: string): string | null {
+  const b = body.replace(/[+*]$|\{\d+(,\d*)?\}$/, '');
+  if (/^(\\d|\[0-9\])$/.test(b)) return '123';
+  if (/^\[[^\]]*0-9[^\]]*\]$/.test(b)) return /a-z|A-Z|\\w/.test(b) ? 'a1' : '123';
+  if (/^(\\w|\[[^\]]*(a-z|A-Z)[^\]]*\])$/.test(b)) return /a-z|\\w/.test(b) ? 'abc' : 'ABC';
+  if (/^\[\^[^\]]+\]$/.test(b) || b === '.' || b === '\\S') return 'abc';
+  return null;
+}
+
+/** The template with the groups' values (RFC 6570 level 1 and 2: `{name}` and `{+name}`). */
+export function expandTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(/\{(\+?)([A-Za-z0-9_]+)\}/g, (_, reserved: string, name: string) => {
+    const v = values[name] ?? '';
+    return reserved ? encodeURI(v) : encodeURIComponent(v);
+  });
+}
+
+/**
+ * An example of what a linkifier does: a text its pattern matches and the link it makes, for
+ * patterns of literal text and named groups of simple classes (`\d+`, `[a-z0-9]+`…); null for
+ * others (the list then shows none).
+ */
+export function linkifierExample(l: Pick<Linkifier, 'pattern' | 'url_template'>): {
+  text: string;
+  url: string;
+} | null {
+  let failed = false;
+  const text = l.pattern
+    .replace(/\(\?P?<[A-Za-z0-9_]+>((?:\\.|\[(?:\\.|[^\]])*\]|[^()])*)\)/g, (_, body: string) => {
+      const s = sampleOf(body);
+      if (s === null) failed = true;
+      return s ?? '';
+    })
+    .replace(/\\b|\^|\$/g, '')
+    .replace(/\\([^A-Za-z0-9])/g, '$1');
+  if (failed || /[\\()[\]|?*+{}]/.test(text) || text === '') return null;
+  const re = jsPattern(l.pattern);
+  const m = re?.exec(text);
+  if (!m || m[0] !== text) return null;
+  return { text, url: expandTemplate(l.url_template, { ...m.groups }) };
+}
+
+/** The ids in a new order: `id` moved by `by` places (-1 up, 1 down), or null at an end. */
+export function moved(ids: readonly number[], id: number, by: -1 | 1): number[] | null {
+  const at = ids.indexOf(id);
+  const to = at + by;
+  if (at < 0 || to < 0 || to >= ids.length) return null;
+  const out = [...ids];
+  out[at] = ids[to]!;
+  out[to] = id;
+  return out;
+}
+
+// ---- Default channels and code playgrounds -----------------------------------------------
+
+export type ChannelLike = {
+  stream_id: number;
+  name: string;
+  invite_only?: boolean;
+  is_archived?: boolean;
+};
+
+/** The default channels the user can see, by name (ids of channels not known are left out). */
+export function defaultChannelRows<C extends ChannelLike>(
+  ids: readonly number[],
+  channels: ReadonlyMap<number, C>,
+): C[] {
+  return ids
+    .map((id) => channels.get(id))
+    .filter((c): c is C => c !== undefined)
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The channels the picker offers: not default yet, not archived, by name. */
+export function addableChannels<C extends ChannelLike>(
+  ids: readonly number[],
+  channels: ReadonlyMap<number, C>,
+): C[] {
+  const taken = new Set(ids);
+  return [...channels.values()]
+    .filter((c) => !taken.has(c.stream_id) && c.is_archived !== true)
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export type Playground = {
+  id: number;
+  name: string;
+  pygments_language: string;
+  url_template: string;
+};
+
+/** The playgrounds by language, then name. */
+export function playgroundRows(list: readonly Playground[]): Playground[] {
+  return [...list].sort(
+    (a, b) =>
+      a.pygments_language.localeCompare(b.pygments_language) ||
+      a.name.localeCompare(b.name) ||
+      a.id - b.id,
+  );
+}
