@@ -172,3 +172,20 @@ t.test('the sound: the channel overrides the user setting, both ways', (t) => {
   );
   t.end();
 });
+
+t.test('an alert word notifies and sounds as a mention does, outside muted topics', (t) => {
+  const alerted = msg(['has_alert_word']);
+  t.equal(shouldNotify(alerted, ctx(sub())), true, 'with the channel’s notifications off');
+  t.equal(shouldSound(alerted, ctx(sub())), true, 'and its sounds off');
+  t.equal(
+    shouldNotify(
+      alerted,
+      ctx(sub(), { settings: { ...settings, enable_desktop_notifications: false } }),
+    ),
+    false,
+    'not when the user turned notifications of mentions off',
+  );
+  t.equal(shouldNotify(alerted, ctx(sub(), { mutedTopic: true })), false, 'not in a muted topic');
+  t.equal(shouldSound(alerted, ctx(sub(), { mutedTopic: true })), false);
+  t.end();
+});

@@ -12,6 +12,7 @@ import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
 import { mentionsMe, mentionTarget } from '../state/profile.js';
 import { roveTo } from '../state/roving.js';
+import { alertWordRanges, alertWordsMayMark } from '../state/settings-more.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { clock, fullTime } from './format.js';
@@ -39,14 +40,17 @@ function needKatex(): void {
  * mentions' names as they are now and their cards, spoilers' buttons, links' targets. `selected`:
  * the message is the selected one (its mentions are Tab stops). `me`: the user, the message's
  * flags and the groups, to mark the mentions that name the user (none in a preview, as the
- * reference).
+ * reference). `alertWords`: the user's alert words, highlighted where they occur (a message the
+ * server flagged `has_alert_word`).
  */
 export function decorate(
   el: HTMLElement,
   userName?: (id: number) => string | undefined,
   selected = false,
   me?: Parameters<typeof mentionsMe>[2],
+  alertWords?: readonly string[],
 ): void {
+  if (alertWords?.length) markAlertWords(el, alertWords);
   // The mentions of the user (themselves, a group of theirs, a wildcard that reached them) stand
   // out (`user-mention-me`, app.css), as in the reference's web app; a message edited to no longer
   // mention them loses it.
@@ -113,6 +117,38 @@ export function decorate(
       continue;
     a.target = '_blank';
     a.rel = 'noopener noreferrer';
+  }
+}
+
+/**
+ * The user's alert words in a message's text wrapped in `<span class="alert-word">` (styled in
+ * settings-more.css), as the reference's web app does: whole words, any case, not in links, code
+ * or mentions; a text already marked is left as it is (decorate runs again on each drawing).
+ */
+function markAlertWords(el: HTMLElement, words: readonly string[]): void {
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  const texts: Text[] = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n as Text);
+  for (const text of texts) {
+    const tags: { name: string; classes: string }[] = [];
+    for (let p = text.parentElement; p && p !== el; p = p.parentElement)
+      tags.push({ name: p.tagName, classes: p.className });
+    if (!alertWordsMayMark(tags)) continue;
+    const value = text.data;
+    const ranges = alertWordRanges(value, words);
+    if (ranges.length === 0) continue;
+    const parts = document.createDocumentFragment();
+    let at = 0;
+    for (const [start, end] of ranges) {
+      if (start > at) parts.appendChild(document.createTextNode(value.slice(at, start)));
+      const span = document.createElement('span');
+      span.className = 'alert-word';
+      span.textContent = value.slice(start, end);
+      parts.appendChild(span);
+      at = end;
+    }
+    if (at < value.length) parts.appendChild(document.createTextNode(value.slice(at)));
+    text.replaceWith(parts);
   }
 }
 
@@ -205,11 +241,13 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
   private decorate(): void {
     const { s, m, selected } = this.props;
     if (!this.content.current) return;
-    decorate(this.content.current, this.userName, selected, {
-      selfId: s.selfId,
-      flags: m.flags,
-      groups: s.groups,
-    });
+    decorate(
+      this.content.current,
+      this.userName,
+      selected,
+      { selfId: s.selfId, flags: m.flags, groups: s.groups },
+      m.flags.includes('has_alert_word') ? s.alertWords : undefined,
+    );
   }
 
   private userName = (id: number) => this.props.s.users.get(id)?.full_name;

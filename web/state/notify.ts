@@ -1,6 +1,7 @@
 /**
  * Whether a new message deserves a desktop notification, following the user's settings as the
- * reference reads them: direct messages and personal mentions by `enable_desktop_notifications`;
+ * reference reads them: direct messages, personal mentions and the user's alert words by
+ * `enable_desktop_notifications`;
  * wildcard mentions also by `wildcard_mentions_notify` (the channel's own value first); other
  * channel messages by the channel's `desktop_notifications` (null: the user's
  * `enable_stream_desktop_notifications`), or by `enable_followed_topic_desktop_notifications` in
@@ -93,6 +94,8 @@ export function shouldNotify(m: StoredMessage, c: NotifyContext): boolean {
   if (m.type === 'private') return desktop;
   if (m.flags.includes('mentioned')) return desktop;
   if (c.mutedTopic) return false;
+  // One of the user's alert words (the server's flag) is as a mention, outside muted topics.
+  if (m.flags.includes('has_alert_word')) return desktop;
   if (
     wildcardMention(m) &&
     desktop &&
@@ -115,6 +118,7 @@ export function shouldSound(m: StoredMessage, c: NotifyContext): boolean {
   const sounds = c.settings.enable_sounds !== false;
   if (m.type === 'private' || m.flags.includes('mentioned')) return sounds;
   if (c.mutedTopic) return false;
+  if (m.flags.includes('has_alert_word')) return sounds;
   if (
     wildcardMention(m) &&
     sounds &&
