@@ -18,6 +18,7 @@ import '../styles/users.css';
 import '../styles/profile-fields.css';
 import '../styles/user-groups.css';
 import '../styles/members.css';
+import '../styles/settings-more.css';
 
 startTheme();
 

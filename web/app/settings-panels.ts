@@ -7,4 +7,5 @@ import './bots.js'; // the Bots and Mail outbox panels
 import './profile-fields.js'; // the Profile and Custom profile fields panels
 import './organization.js'; // the Organization and Custom emoji panels
 import './user-groups.js'; // the User groups panel
+import './settings-more.js'; // Alert words, Uploaded files, Default channels, Linkifiers, Code playgrounds
 export { Settings } from './settings.js';
