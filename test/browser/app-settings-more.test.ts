@@ -82,11 +82,13 @@ t.test('alert words: added, removed, live, highlighted in a message', async (t) 
   t.same(await texts(other.page, '.more-list .more-word'), ['Outage', 'release'], 'live');
 
   await page.click('button[aria-label="Remove Outage"]');
-  await waitFor(
-    other.page,
-    `![...document.querySelectorAll('.more-word')].some((e) => e.textContent === 'Outage')`,
-  );
+  const gone = `![...document.querySelectorAll('.more-word')].some((e) => e.textContent === 'Outage')`;
+  await waitFor(page, gone);
   t.same(await texts(page, '.more-list .more-word'), ['release'], 'removed');
+  await waitFor(other.page, gone);
+  t.same(await texts(other.page, '.more-list .more-word'), ['release'], 'removed there too');
+  await waitFor(page, `document.activeElement?.placeholder === 'release, outage'`);
+  t.pass('the focus, its button gone, on the field');
 
   // An empty form says why nothing is sent.
   await page.click('form[aria-label="Add alert words"] button:has-text("Add")');
@@ -110,7 +112,17 @@ t.test('alert words: added, removed, live, highlighted in a message', async (t) 
   await waitMessage(page, 'Nothing to see');
   t.same(await texts(page, '.msg .content .alert-word'), ['RELEASE'], 'none in other messages');
   await check(t, page, 'alert word in a message 1280');
+  const dark = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    dark: true,
+    width: 390,
+    height: 844,
+    hash: `#narrow/channel/${general}-general`,
+  });
+  await waitMessage(dark.page, 'Prerelease done');
+  await dark.page.waitForSelector('.msg .content .alert-word');
+  await check(t, dark.page, 'alert word in a message 390 dark');
   watch.assertClean(t);
+  dark.watch.assertClean(t);
 });
 
 t.test('uploaded files: listed, filtered, live, deleted', async (t) => {
@@ -165,6 +177,11 @@ t.test('uploaded files: listed, filtered, live, deleted', async (t) => {
   await confirm(page, 'Delete');
   await waitFor(page, `!document.querySelector('.more-table td.more-name a[href$="notes.txt"]')`);
   t.equal((await download(ts.api, 'hamlet', notes)).status, 404, 'the file is gone');
+  await waitFor(
+    page,
+    `document.activeElement?.getAttribute('aria-label') === 'Filter uploaded files'`,
+  );
+  t.pass('the focus, its row gone, on the filter');
   t.equal((await download(ts.api, 'hamlet', plan)).status, 200, 'the others stay');
 
   // The link to the message opens it.
@@ -241,10 +258,16 @@ t.test('linkifiers: an administrator edits, a member reads', async (t) => {
   );
   await page.click(`${edit} button:has-text("Save")`);
   await page.waitForSelector('ol[aria-label="Linkifiers"] li:has-text("review.example.com")');
-  await page.click('button[aria-label="Move PR (?P<n>[0-9]+) up"]');
+  await page.focus('button[aria-label="Move PR (?P<n>[0-9]+) up"]');
+  await page.keyboard.press('Enter');
   await member.page.waitForSelector(
     'ol[aria-label="Linkifiers"] li:first-child:has-text("review.example.com")',
   );
+  await waitFor(
+    page,
+    `document.activeElement?.getAttribute('aria-label') === 'Move PR (?P<n>[0-9]+) down'`,
+  );
+  t.pass('the focus follows the row moved (on its other arrow at the top)');
   const listed = assertSuccess(t, await ts.api.get('iago', 'realm/linkifiers')).linkifiers as {
     pattern: string;
     url_template: string;
@@ -262,7 +285,12 @@ t.test('linkifiers: an administrator edits, a member reads', async (t) => {
   await member.page.waitForSelector('ol[aria-label="Linkifiers"] li:has-text("tracker")', {
     state: 'detached',
   });
-  t.equal(await page.locator('ol[aria-label="Linkifiers"] li').count(), 1, 'deleted');
+  await waitFor(page, `document.querySelectorAll('ol[aria-label="Linkifiers"] li').length === 1`);
+  t.same(
+    ts.server.store.linkifiers.byRealm(ts.fx.realmId).map((l) => l.pattern),
+    ['PR (?P<n>[0-9]+)'],
+    'deleted',
+  );
   watch.assertClean(t, /status of 400/);
   member.watch.assertClean(t);
 });

@@ -6,7 +6,7 @@
  * reads. Each shows the server's refusal as it gave it. Registered with `addSettingsPanel`;
  * settings-panels.ts imports this module.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Controller } from './controller.js';
 import { addSettingsPanel, errorText } from './settings.js';
 import { FormError, Swatch } from './bits.js';
@@ -58,6 +58,18 @@ function useAction() {
   return { busy, error, done, run, fail };
 }
 
+/**
+ * The focus kept in the panel when what had it went away (a row removed, here or by another
+ * session, after its Delete or Remove): on `target`, once `list` changed.
+ */
+function useRefocus(list: unknown, target: () => HTMLElement | null | undefined): void {
+  useEffect(() => {
+    const at = document.activeElement;
+    if (at && at !== document.body) return;
+    target()?.focus();
+  }, [list]);
+}
+
 /** What the last action did or why it failed. */
 function Outcome({ error, done }: { error: string | null; done: string | null }) {
   return (
@@ -84,6 +96,8 @@ function AlertWords({ c }: { c: Controller }) {
   const words = sortedAlertWords(s.alertWords);
   const [input, setInput, inputNow] = useLive('');
   const act = useAction();
+  const field = useRef<HTMLInputElement>(null);
+  useRefocus(s.alertWords, () => field.current);
   const add = async (e: Event) => {
     e.preventDefault();
     const list = parseAlertWords(inputNow.current);
@@ -110,6 +124,7 @@ function AlertWords({ c }: { c: Controller }) {
           New alert words (several separated by commas)
           <div class="row">
             <input
+              ref={field}
               class="field"
               type="text"
               maxLength={1000}
@@ -160,6 +175,8 @@ function Uploads({ c }: { c: Controller }) {
   const [loadError, setLoadError] = useState<string | null>(null);
   const [filter, setFilter] = useState('');
   const act = useAction();
+  const filterField = useRef<HTMLInputElement>(null);
+  useRefocus(s.uploads, () => filterField.current);
   useEffect(() => {
     c.client
       .request<{ attachments: Attachment[]; upload_space_used?: number }>('GET', '/attachments')
@@ -201,6 +218,7 @@ function Uploads({ c }: { c: Controller }) {
           quotaText(uploads.spaceUsed, typeof quota === 'number' ? quota : null)}
       </p>
       <input
+        ref={filterField}
         class="field more-filter"
         type="search"
         aria-label="Filter uploaded files"
@@ -287,6 +305,8 @@ function DefaultChannels({ c }: { c: Controller }) {
   const choices = addableChannels(s.defaultStreams, s.channels);
   const [pick, setPick, pickNow] = useLive('');
   const act = useAction();
+  const picker = useRef<HTMLSelectElement>(null);
+  useRefocus(s.defaultStreams, () => picker.current);
   const name = (id: number) => s.channels.get(id)?.name ?? `channel ${id}`;
   const add = async (e: Event) => {
     e.preventDefault();
@@ -313,7 +333,12 @@ function DefaultChannels({ c }: { c: Controller }) {
           <label class="stack">
             Channel
             <div class="row">
-              <select class="field" value={pick} onChange={(e) => setPick(e.currentTarget.value)}>
+              <select
+                ref={picker}
+                class="field"
+                value={pick}
+                onChange={(e) => setPick(e.currentTarget.value)}
+              >
                 <option value="">Choose a channel…</option>
                 {choices.map((ch) => (
                   <option key={ch.stream_id} value={String(ch.stream_id)}>
@@ -411,6 +436,21 @@ function Linkifiers({ c }: { c: Controller }) {
   const [ePattern, setEPattern, ePatternNow] = useLive('');
   const [eTemplate, setETemplate, eTemplateNow] = useLive('');
   const act = useAction();
+  const addForm = useRef<HTMLFormElement>(null);
+  const rowsBox = useRef<HTMLOListElement>(null);
+  // The arrow just used, to keep the focus on (its row moved; the other arrow at an end).
+  const movedBy = useRef<{ id: number; by: -1 | 1 } | null>(null);
+  useEffect(() => {
+    const m = movedBy.current;
+    // (The arrows are disabled while a request runs: once it is answered.)
+    if (!m || act.busy) return;
+    movedBy.current = null;
+    const arrow = (by: number) =>
+      rowsBox.current?.querySelector<HTMLButtonElement>(`button[data-move="${m.id}:${by}"]`);
+    const same = arrow(m.by);
+    (same && !same.disabled ? same : arrow(-m.by))?.focus();
+  }, [list, act.busy]);
+  useRefocus(list, () => addForm.current?.querySelector('input'));
   const add = async (e: Event) => {
     e.preventDefault();
     const ok = await act.run(
@@ -462,11 +502,12 @@ function Linkifiers({ c }: { c: Controller }) {
       id,
       by,
     );
-    if (order)
-      void act.run(
-        () => c.client.request('PATCH', '/realm/linkifiers', { ordered_linkifier_ids: order }),
-        'Order saved.',
-      );
+    if (!order) return;
+    movedBy.current = { id, by };
+    void act.run(
+      () => c.client.request('PATCH', '/realm/linkifiers', { ordered_linkifier_ids: order }),
+      'Order saved.',
+    );
   };
   return (
     <>
@@ -476,7 +517,12 @@ function Linkifiers({ c }: { c: Controller }) {
         <code>{'{id}'}</code>. The first linkifier that matches a text wins.
       </p>
       {admin ? (
-        <form class="more-form" aria-label="Add a linkifier" onSubmit={(e) => void add(e)}>
+        <form
+          ref={addForm}
+          class="more-form"
+          aria-label="Add a linkifier"
+          onSubmit={(e) => void add(e)}
+        >
           <LinkifierFields
             pattern={pattern}
             template={template}
@@ -494,7 +540,7 @@ function Linkifiers({ c }: { c: Controller }) {
       {list.length === 0 ? (
         <p class="muted-text">This organization has no linkifiers yet.</p>
       ) : (
-        <ol class="more-rows" aria-label="Linkifiers">
+        <ol ref={rowsBox} class="more-rows" aria-label="Linkifiers">
           {list.map((l, i) => {
             if (editing === l.id)
               return (
@@ -548,6 +594,7 @@ function Linkifiers({ c }: { c: Controller }) {
                       class="btn"
                       type="button"
                       disabled={act.busy || i === 0}
+                      data-move={`${l.id}:-1`}
                       aria-label={`Move ${l.pattern} up`}
                       onClick={() => move(l.id, -1)}
                     >
@@ -557,6 +604,7 @@ function Linkifiers({ c }: { c: Controller }) {
                       class="btn"
                       type="button"
                       disabled={act.busy || i === list.length - 1}
+                      data-move={`${l.id}:1`}
                       aria-label={`Move ${l.pattern} down`}
                       onClick={() => move(l.id, 1)}
                     >
@@ -601,6 +649,8 @@ function Playgrounds({ c }: { c: Controller }) {
   const [language, setLanguage, languageNow] = useLive('');
   const [template, setTemplate, templateNow] = useLive('');
   const act = useAction();
+  const addForm = useRef<HTMLFormElement>(null);
+  useRefocus(s.playgrounds, () => addForm.current?.querySelector('input'));
   const add = async (e: Event) => {
     e.preventDefault();
     const ok = await act.run(
@@ -638,7 +688,12 @@ function Playgrounds({ c }: { c: Controller }) {
         gets the code as <code>{'{code}'}</code>.
       </p>
       {admin ? (
-        <form class="more-form" aria-label="Add a code playground" onSubmit={(e) => void add(e)}>
+        <form
+          ref={addForm}
+          class="more-form"
+          aria-label="Add a code playground"
+          onSubmit={(e) => void add(e)}
+        >
           <div class="form-row">
             <label class="stack">
               Language
