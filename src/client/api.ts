@@ -398,6 +398,39 @@ export class ConfabClient {
   }
 
   /**
+   * Flags a range of a narrow (POST /messages/flags/narrow): "Mark as unread from here" removes
+   * `read` from a message and those after it.
+   */
+  updateFlagsForNarrow(q: {
+    anchor: number;
+    include_anchor: boolean;
+    num_before: number;
+    num_after: number;
+    narrow: NarrowTerm[];
+    op: 'add' | 'remove';
+    flag: string;
+  }): Promise<{
+    processed_count: number;
+    updated_count: number;
+    first_processed_id: number | null;
+    last_processed_id: number | null;
+    found_oldest: boolean;
+    found_newest: boolean;
+  }> {
+    return this.request('POST', '/messages/flags/narrow', { ...q, anchor: String(q.anchor) });
+  }
+
+  /** A message's versions, oldest first (GET /messages/{id}/history). */
+  messageHistory(id: number): Promise<{ message_history: Record<string, unknown>[] }> {
+    return this.request('GET', `/messages/${id}/history`);
+  }
+
+  /** Who has read a message (GET /messages/{id}/read_receipts). */
+  readReceipts(id: number): Promise<{ user_ids: number[] }> {
+    return this.request('GET', `/messages/${id}/read_receipts`);
+  }
+
+  /**
    * The user's own API key. A browser session gives it for the password (POST
    * /json/fetch_api_key; no password where the realm has no password logins); an API-key client
    * has it already.
