@@ -63,6 +63,7 @@ import { pageTitle, shouldNotify, shouldSound, type NotifyContext } from '../sta
 import { Activity } from '../state/presence.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
 import { nextUnread } from '../state/unread.js';
+import { markUnreadFrom, quoteText, withQuote, type HistoryEntry } from '../state/message-menu.js';
 import { htmlText, plainHtml } from './format.js';
 import { nextFrame } from './frame.js';
 import { setTheme } from './theme.js';
@@ -84,6 +85,10 @@ export type Dialog =
   | { kind: 'channel-settings'; streamId: number }
   /** Setting one's own status (status.tsx). */
   | { kind: 'status' }
+  /** A message's versions, who has read it, its Markdown (message-dialogs.tsx). */
+  | { kind: 'message-history'; id: number }
+  | { kind: 'read-receipts'; id: number }
+  | { kind: 'message-source'; id: number }
   | null;
 
 /**
@@ -172,6 +177,11 @@ export class Controller {
   readonly selected = signal<number | null>(null);
   /** The message being edited in place. */
   readonly editing = signal<number | null>(null);
+  /**
+   * Seeing a message marks it read no more, after "Mark as unread from here" (as the reference
+   * stops reading in that view), until the user scrolls, selects, or shows a view again.
+   */
+  readonly readsPaused = signal(false);
   /** The emoji picker, where it opens and what a choice does. */
   readonly picker = signal<{
     x: number;
@@ -779,6 +789,7 @@ export class Controller {
       this.narrow.value = n;
       this.list.value = list;
       this.selected.value = n.near;
+      this.readsPaused.value = false;
       // A profile card belongs to the view it was opened in (back, a link, a move: gone with it).
       this.card.value = null;
       // So does the notice of a message sent to a muted topic (the reference's banners too).
@@ -818,6 +829,7 @@ export class Controller {
 
   /** Whether seeing a message in the current view marks it read (the user's setting). */
   readsOnView(): boolean {
+    if (this.readsPaused.value) return false;
     const policy = this.state.value?.settings.web_mark_read_on_scroll_policy ?? 1;
     if (policy === 3) return false;
     if (policy === 2) return isConversation(this.narrow.value);
@@ -834,6 +846,37 @@ export class Controller {
     this.updateTitle();
     if (this.readTimer === null)
       this.readTimer = setTimeout(() => this.flushRead(), MARK_READ_DELAY_MS);
+  }
+
+  /** The user scrolled or selected: seeing messages marks them read again. */
+  resumeReading(): void {
+    if (this.readsPaused.peek()) this.readsPaused.value = false;
+  }
+
+  /**
+   * "Mark as unread from here": the message and every one after it in the view shown, unread
+   * (the server's events bring the counts). Seeing them marks them read no more until the user
+   * scrolls or selects (readsPaused).
+   */
+  async markUnreadFromHere(m: Message): Promise<void> {
+    const s = this.state.value;
+    const list = this.list.value;
+    if (!s || !list) return;
+    this.readsPaused.value = true;
+    // The reads seen just before go first: sent after, they would mark read again what this
+    // marks unread.
+    if (this.readTimer !== null) clearTimeout(this.readTimer);
+    this.readTimer = null;
+    const seen = [...this.pendingRead];
+    this.pendingRead.clear();
+    try {
+      if (seen.length) await this.client.updateFlags(seen, 'add', 'read');
+      await markUnreadFrom(m.id, apiNarrow(list.narrow, s), (r) =>
+        this.client.updateFlagsForNarrow(r),
+      );
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
   }
 
   private flushRead(): void {
@@ -1035,11 +1078,17 @@ export class Controller {
     this.go(this.messageNarrow(m));
   }
 
+  /** A link to a message, where it is now. */
+  messageLink(m: Message): string {
+    const s = this.state.value!;
+    return `${location.origin}/${narrowHash(this.messageNarrow(m), s.names())}`;
+  }
+
   /** Copies a link to a message (as it is in the state at the click) to the clipboard. */
   copyLink(m: Message): void {
     const s = this.state.value;
     if (!s) return;
-    const url = `${location.origin}/${narrowHash(this.messageNarrow(m), s.names())}`;
+    const url = this.messageLink(m);
     void navigator.clipboard?.writeText(url).then(
       () => this.toast('Link copied.', 'info'),
       () => this.toast('Could not copy the link.'),
@@ -1230,6 +1279,47 @@ export class Controller {
     } catch (e) {
       this.toast(e instanceof Error ? e.message : String(e));
     }
+  }
+
+  /**
+   * "Quote and reply": the message's Markdown (asked of the server), quoted in the compose box
+   * to its conversation after what the draft there had, the cursor after it.
+   */
+  async quote(m: Message): Promise<void> {
+    const s = this.state.value;
+    if (!s) return;
+    let raw: string;
+    try {
+      raw = await this.rawContent(m.id);
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+      return;
+    }
+    const now = s.messages.get(m.id) ?? m;
+    const c = s.conversationOf(now);
+    const to: ComposeTo =
+      c.kind === 'stream'
+        ? { kind: 'stream', streamId: c.streamId, topic: c.topic }
+        : { kind: 'dm', userIds: c.ids.filter((id) => id !== s.selfId) };
+    const d = this.draftTo(to);
+    const draft = d ? (this.drafts?.get(d) ?? '') : '';
+    const text = quoteText({
+      senderName: s.users.get(now.sender_id)?.full_name ?? now.sender_full_name,
+      senderId: now.sender_id,
+      link: this.messageLink(now),
+      raw,
+    });
+    this.requestCompose(to, withQuote(draft, text));
+  }
+
+  /** A message's versions, oldest first. */
+  async messageHistory(id: number): Promise<HistoryEntry[]> {
+    const r = await this.client.messageHistory(id);
+    return r.message_history as HistoryEntry[];
+  }
+
+  async readReceipts(id: number): Promise<number[]> {
+    return (await this.client.readReceipts(id)).user_ids;
   }
 
   async rawContent(id: number): Promise<string> {

@@ -1,4 +1,7 @@
-/** A read-only value (an invitation link, a key shown once) with a button copying it. */
+/**
+ * A read-only value (an invitation link, a key shown once, a message's Markdown) with a button
+ * copying it.
+ */
 import type { ComponentChildren } from 'preact';
 import type { Controller } from './controller.js';
 
@@ -7,6 +10,7 @@ export function CopyField({
   value,
   label,
   copied,
+  multiline,
   children,
 }: {
   c: Controller;
@@ -15,18 +19,30 @@ export function CopyField({
   label: string;
   /** The toast once copied. */
   copied: string;
+  /** Several lines (a message's Markdown): a text area as tall as `multiline` lines at most. */
+  multiline?: number;
   /** More buttons after Copy. */
   children?: ComponentChildren;
 }) {
   return (
-    <div class="invite-link">
-      <input
-        class="field"
-        readOnly
-        value={value}
-        aria-label={label}
-        onFocus={(e) => e.currentTarget.select()}
-      />
+    <div class={multiline ? 'invite-link multiline' : 'invite-link'}>
+      {multiline ? (
+        <textarea
+          class="field"
+          readOnly
+          value={value}
+          aria-label={label}
+          rows={Math.min(multiline, Math.max(2, value.split('\n').length))}
+        />
+      ) : (
+        <input
+          class="field"
+          readOnly
+          value={value}
+          aria-label={label}
+          onFocus={(e) => e.currentTarget.select()}
+        />
+      )}
       <button
         class="btn"
         type="button"

@@ -19,6 +19,7 @@ import '../styles/profile-fields.css';
 import '../styles/user-groups.css';
 import '../styles/members.css';
 import '../styles/settings-more.css';
+import '../styles/message-menu.css';
 
 startTheme();
 

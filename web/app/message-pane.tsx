@@ -22,6 +22,18 @@ import { Icon } from './icons.js';
 import { MessageRow } from './message.js';
 
 const EDGE_MARGIN = '600px 0px';
+/** Keys that scroll the list or move its selection. */
+const SCROLL_KEYS = new Set([
+  'ArrowDown',
+  'ArrowUp',
+  'j',
+  'k',
+  'PageDown',
+  'PageUp',
+  'Home',
+  'End',
+  ' ',
+]);
 const BOTTOM_SLACK = 40;
 
 type Anchor = { id: string; top: number };
@@ -387,7 +399,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       }
     }
     r.flush();
-  }, [list, rev, s.rev.unread.value, focused, list.loaded]);
+  }, [list, rev, s.rev.unread.value, focused, list.loaded, c.readsPaused.value]);
 
   // The pinned row back in its place, after the rows around it changed size.
   const keepPin = () => {
@@ -527,6 +539,16 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       e.preventDefault();
       c.editing.value = selected;
       return;
+    } else if ((e.key === '>' || e.key === 'U') && selected !== null) {
+      // As the reference's: `>` quotes the selected message in a reply, Shift+U marks it and
+      // those after it unread.
+      const m = s.messages.get(selected);
+      if (m) {
+        e.preventDefault();
+        if (e.key === '>') void c.quote(m);
+        else if (!s.unread.has(m.id)) void c.markUnreadFromHere(m);
+      }
+      return;
     } else if (e.key === 'i' && selected !== null) {
       // Into the selected message's actions (its toolbar; on a phone its "⋮"), as the
       // reference's `i`: by Tab, every link and button of the messages before it came first.
@@ -603,9 +625,16 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
             e.preventDefault();
             return toggleSpoiler(header);
           }
+          // Scrolling or moving the selection by key: seeing messages reads them again (after
+          // "Mark as unread from here").
+          if (e.target === scroller.current && SCROLL_KEYS.has(e.key)) c.resumeReading();
           onKey(e);
         }}
-        onWheel={unpin}
+        onWheel={() => {
+          unpin();
+          c.resumeReading();
+        }}
+        onTouchMove={() => c.resumeReading()}
         onTouchStart={unpin}
         onPointerDown={unpin}
         onScroll={() => updateBelow(true)}

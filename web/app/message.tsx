@@ -1,7 +1,9 @@
 /**
  * One message row: the sender (at the start of a group), the server's rendered HTML as the server
- * made it (the CSP and the server's sanitizer are the guard), "(edited)", the reactions, the
- * actions (react, reply, star, edit, delete, link) and the local echo's state. Rows re-render
+ * made it (the CSP and the server's sanitizer are the guard), "(edited)" (opening the edit
+ * history), the reactions, the actions (react, reply, star, edit, delete, link; in the "⋮" menu
+ * also quote, mark unread from here, the original, the edit history, the read receipts:
+ * message-dialogs.tsx) and the local echo's state. Rows re-render
  * only when their message object, or how it is shown, changed.
  */
 import { Component, createRef } from 'preact';
@@ -10,6 +12,7 @@ import type { Reaction } from '../../src/client/types.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
+import { historyPolicy, historyShown, markUnreadShown } from '../state/message-menu.js';
 import { mentionsMe, mentionTarget } from '../state/profile.js';
 import { roveTo } from '../state/roving.js';
 import { alertWordRanges, alertWordsMayMark } from '../state/settings-more.js';
@@ -261,6 +264,8 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
     const local = m.local_id !== undefined;
     const toolbar = !local && !editing && (this.state.hover || selected);
     const acts = toolbar ? actions(c, s, m, now) : [];
+    // The toolbar's buttons; the menu has those and the rest.
+    const bar = acts.filter((a) => a.icon !== undefined);
     const cls = [
       'msg',
       showSender && 'first',
@@ -300,6 +305,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
         onClick={(e) => {
           if ((e.target as HTMLElement).closest('a, button, input, textarea')) return;
           c.selected.value = m.id;
+          c.resumeReading();
         }}
       >
         <div class="gutter">
@@ -333,7 +339,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
               </button>
               <StatusEmoji s={s} id={m.sender_id} />
               {time}
-              {edited && <span class="edited">({edited})</span>}
+              {edited && <EditedMark c={c} s={s} m={m} edited={edited} selected={selected} />}
             </div>
           )}
           {editing ? (
@@ -345,7 +351,9 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
               dangerouslySetInnerHTML={{ __html: match ?? m.content }}
             />
           )}
-          {!showSender && edited && <span class="edited">({edited})</span>}
+          {!showSender && edited && (
+            <EditedMark c={c} s={s} m={m} edited={edited} selected={selected} />
+          )}
           {local && <SendState c={c} m={m} />}
           <Reactions c={c} s={s} m={m} />
         </div>
@@ -374,18 +382,18 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
           >
             {/* Keyed by the action (its icon), not its label: Star turning Unstar as it is
                 pressed was a new button, and the focus fell to the page's body. */}
-            {acts.map((a, i) => (
+            {bar.map((a, i) => (
               <button
                 key={a.icon}
                 class="icon-btn"
                 type="button"
-                tabIndex={i === Math.min(this.actionAt, acts.length - 1) ? 0 : -1}
+                tabIndex={i === Math.min(this.actionAt, bar.length - 1) ? 0 : -1}
                 aria-label={a.label}
                 aria-pressed={a.pressed}
                 title={a.title}
                 onClick={(e) => a.run(e.currentTarget)}
               >
-                <Icon name={a.icon} />
+                <Icon name={a.icon!} />
               </button>
             ))}
             <Menu
@@ -405,9 +413,10 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
 }
 
 type Action = {
-  icon: IconName;
+  /** None: in the "⋮" menu only, not a button of the toolbar. */
+  icon?: IconName;
   label: string;
-  title: string;
+  title?: string;
   /** In the menu, where it has no icon, if not `label`. */
   menuLabel?: string;
   pressed?: boolean;
@@ -427,6 +436,7 @@ function actions(c: Controller, s: ChatState, m: StoredMessage, now: number): Ac
       run: (anchor) => pickReaction(c, m, anchor),
     },
     { icon: 'reply', label: 'Reply', title: 'Reply (r)', run: () => c.replyTo(m) },
+    { label: 'Quote and reply', run: () => void c.quote(m) },
     {
       icon: 'star',
       label: starred ? 'Unstar' : 'Star',
@@ -461,6 +471,25 @@ function actions(c: Controller, s: ChatState, m: StoredMessage, now: number): Ac
           });
       },
     });
+  // The reference's items for reading and following up, on the rules of its message actions
+  // popover (message-menu.ts).
+  if (markUnreadShown(m, !s.unread.has(m.id), m.stream_id !== undefined && s.subs.has(m.stream_id)))
+    list.push({ label: 'Mark as unread from here', run: () => void c.markUnreadFromHere(m) });
+  if (!s.canEditContent(m, now))
+    list.push({
+      label: 'View original message',
+      run: () => (c.dialog.value = { kind: 'message-source', id: m.id }),
+    });
+  if (historyShown(historyPolicy(s.realm.settings), m))
+    list.push({
+      label: 'View edit history',
+      run: () => (c.dialog.value = { kind: 'message-history', id: m.id }),
+    });
+  if (s.realm.settings.realm_enable_read_receipts === true)
+    list.push({
+      label: 'View read receipts',
+      run: () => (c.dialog.value = { kind: 'read-receipts', id: m.id }),
+    });
   list.push({
     icon: 'link',
     label: 'Copy a link to this message',
@@ -488,6 +517,40 @@ function pickReaction(c: Controller, m: StoredMessage, anchor: HTMLElement): voi
     const reaction_type = entry.kind === 'realm' ? 'realm_emoji' : 'unicode_emoji';
     void c.toggleReaction(m, { emoji_name: entry.name, emoji_code: entry.code, reaction_type });
   });
+}
+
+/**
+ * "(edited)" or "(moved)": a button opening the message's edit history where the organization
+ * lets it be seen (message-menu.ts historyShown), else a mark. A Tab stop only in the selected
+ * message, as its mentions (a long list would otherwise hold one for each edited message).
+ */
+function EditedMark({
+  c,
+  s,
+  m,
+  edited,
+  selected,
+}: {
+  c: Controller;
+  s: ChatState;
+  m: StoredMessage;
+  edited: string;
+  selected: boolean;
+}) {
+  if (!historyShown(historyPolicy(s.realm.settings), m))
+    return <span class="edited">({edited})</span>;
+  return (
+    <button
+      class="edited"
+      type="button"
+      aria-haspopup="dialog"
+      title="View edit history"
+      tabIndex={selected ? 0 : -1}
+      onClick={() => (c.dialog.value = { kind: 'message-history', id: m.id })}
+    >
+      ({edited})
+    </button>
+  );
 }
 
 function SendState({ c, m }: { c: Controller; m: StoredMessage }) {

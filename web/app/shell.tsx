@@ -22,6 +22,7 @@ import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { ProfileCard } from './profile-card.js';
 import { Sidebar } from './sidebar.js';
 import { StatusDialog } from './status.js';
+import { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
 // Types only (erased): the module itself is imported when the settings first open.
 import type * as SettingsPanels from './settings-panels.js';
 
@@ -365,6 +366,9 @@ export function Shell({ c }: { c: Controller }) {
         <ChannelSettings key={dialog.streamId} c={c} streamId={dialog.streamId} />
       )}
       {dialog?.kind === 'status' && <StatusDialog c={c} />}
+      {dialog?.kind === 'message-history' && <HistoryDialog key={dialog.id} c={c} id={dialog.id} />}
+      {dialog?.kind === 'read-receipts' && <ReceiptsDialog key={dialog.id} c={c} id={dialog.id} />}
+      {dialog?.kind === 'message-source' && <SourceDialog key={dialog.id} c={c} id={dialog.id} />}
       {c.picker.value && <EmojiPicker c={c} />}
       <ProfileCard c={c} />
       <ConfirmDialog c={c} />

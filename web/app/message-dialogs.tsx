@@ -1,0 +1,225 @@
+/**
+ * The message menu's dialogs (message.tsx `actions`), as the reference's modals: a message's
+ * edit history (its versions oldest first, who made each and when, the topic or channel it moved
+ * from, the content with what changed highlighted), who has read it, and its Markdown for those
+ * who cannot edit it ("View original message"). Modal: the close button has the focus as one
+ * opens, Tab stays within it, Esc or a click outside closes it, and the focus goes back to what
+ * opened it (focus-back.ts).
+ */
+import type { ComponentChildren } from 'preact';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import {
+  historyVersions,
+  receiptRows,
+  type HistoryEntry,
+  type Version,
+} from '../state/message-menu.js';
+import { Avatar } from './bits.js';
+import type { Controller } from './controller.js';
+import { CopyField } from './copy-field.js';
+import { useFocusBack, wrapTab } from './focus-back.js';
+import { clock, fullTime } from './format.js';
+import { Icon } from './icons.js';
+import { decorate } from './message.js';
+import { track } from './track.js';
+
+type Loaded<T> = { state: 'loading' } | { state: 'error'; text: string } | { state: 'ok'; data: T };
+
+/** What `load` gives, asked again whenever `deps` change (a newer answer replaces an older). */
+function useLoaded<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [got, setGot] = useState<Loaded<T>>({ state: 'loading' });
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (data) => live && setGot({ state: 'ok', data }),
+      (e: unknown) =>
+        live && setGot({ state: 'error', text: e instanceof Error ? e.message : String(e) }),
+    );
+    return () => {
+      live = false;
+    };
+  }, deps);
+  return got;
+}
+
+function MessageDialog({
+  c,
+  id,
+  title,
+  class: cls,
+  children,
+}: {
+  c: Controller;
+  id: string;
+  title: ComponentChildren;
+  class: string;
+  children: ComponentChildren;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const closeBtn = useRef<HTMLButtonElement>(null);
+  useFocusBack(box, () => closeBtn.current);
+  const close = () => (c.dialog.value = null);
+  const keys = (e: KeyboardEvent) => {
+    // Nothing behind it hears its keys (the app's shortcuts; Esc is its own).
+    e.stopPropagation();
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      close();
+    } else wrapTab(box.current, e);
+  };
+  return (
+    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && close()}>
+      <div
+        ref={box}
+        class={`dialog message-dialog ${cls}`}
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={id}
+        onKeyDown={keys}
+      >
+        <header>
+          <h2 id={id}>{title}</h2>
+          <button ref={closeBtn} class="icon-btn" type="button" aria-label="Close" onClick={close}>
+            <Icon name="x" />
+          </button>
+        </header>
+        <div class="body">{children}</div>
+      </div>
+    </div>
+  );
+}
+
+function Pending({ got, what }: { got: Loaded<unknown>; what: string }) {
+  if (got.state === 'loading')
+    return (
+      <p class="muted-text" role="status">
+        Loading…
+      </p>
+    );
+  if (got.state === 'error')
+    return (
+      <p class="error-text" role="alert">
+        Could not load {what}: {got.text}
+      </p>
+    );
+  return null;
+}
+
+/** The server's HTML of a version, drawn as a message's content is (message.tsx decorate). */
+function VersionContent({ c, html }: { c: Controller; html: string }) {
+  const el = useRef<HTMLDivElement>(null);
+  const s = c.state.value!;
+  useLayoutEffect(() => {
+    if (el.current) decorate(el.current, (id) => s.users.get(id)?.full_name);
+  }, [html]);
+  return <div ref={el} class="content" dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+export function HistoryDialog({ c, id }: { c: Controller; id: number }) {
+  const s = c.state.value!;
+  track(s.rev.users, s.rev.channels, s.rev.settings);
+  const m = s.messages.get(id);
+  // Asked again as the message is edited or moved while it is open.
+  const got = useLoaded<HistoryEntry[]>(
+    () => c.messageHistory(id),
+    [id, m?.last_edit_timestamp, m?.last_moved_timestamp],
+  );
+  const twentyFour = s.settings.twenty_four_hour_time === true;
+  const versions = got.state === 'ok' ? historyVersions(got.data, (ch) => s.channelName(ch)) : [];
+  return (
+    <MessageDialog c={c} id="history-title" class="history-dialog" title="Message edit history">
+      <Pending got={got} what="the edit history" />
+      {got.state === 'ok' && (
+        <ol class="versions">
+          {versions.map((v: Version, i) => (
+            <li key={i} class="version">
+              <p class="version-head">
+                <strong>{v.kind}</strong>
+                {v.userId !== null && <span> by {s.userName(v.userId)}</span>}
+                <span class="muted-text">
+                  {' · '}
+                  <time
+                    dateTime={new Date(v.timestamp * 1000).toISOString()}
+                    title={fullTime(v.timestamp)}
+                  >
+                    {new Date(v.timestamp * 1000).toLocaleDateString()}{' '}
+                    {clock(v.timestamp, twentyFour)}
+                  </time>
+                </span>
+              </p>
+              {v.changes.map((text) => (
+                <p key={text} class="version-change">
+                  {text}
+                </p>
+              ))}
+              {v.html !== null && <VersionContent c={c} html={v.html} />}
+            </li>
+          ))}
+        </ol>
+      )}
+    </MessageDialog>
+  );
+}
+
+export function ReceiptsDialog({ c, id }: { c: Controller; id: number }) {
+  const s = c.state.value!;
+  track(s.rev.users);
+  const got = useLoaded(() => c.readReceipts(id), [id]);
+  const rows = got.state === 'ok' ? receiptRows(got.data, (uid) => s.users.get(uid)) : [];
+  return (
+    <MessageDialog
+      c={c}
+      id="receipts-title"
+      class="receipts-dialog"
+      title={got.state === 'ok' ? `Read receipts (${rows.length})` : 'Read receipts'}
+    >
+      <Pending got={got} what="who has read it" />
+      {got.state === 'ok' &&
+        (rows.length === 0 ? (
+          <p class="receipts-empty">No one has read this message yet.</p>
+        ) : (
+          <>
+            <p class="muted-text">
+              Read by {rows.length === 1 ? '1 person' : `${rows.length} people`}:
+            </p>
+            <ul class="receipts">
+              {rows.map((u) => (
+                <li key={u.user_id}>
+                  <button
+                    class="receipt"
+                    type="button"
+                    aria-haspopup="dialog"
+                    onClick={(e) => c.openCard(u.user_id, e.currentTarget)}
+                  >
+                    <Avatar small id={u.user_id} name={u.full_name} url={u.avatar_url} />
+                    <span class="receipt-name">{u.full_name}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </>
+        ))}
+      <p class="receipts-note muted-text">
+        People who chose not to let others know they read messages are not listed.
+      </p>
+    </MessageDialog>
+  );
+}
+
+export function SourceDialog({ c, id }: { c: Controller; id: number }) {
+  const got = useLoaded(() => c.rawContent(id), [id]);
+  return (
+    <MessageDialog c={c} id="source-title" class="source-dialog" title="Original message">
+      <Pending got={got} what="the message" />
+      {got.state === 'ok' && (
+        <CopyField
+          c={c}
+          value={got.data}
+          label="The message's Markdown"
+          copied="Message copied."
+          multiline={16}
+        />
+      )}
+    </MessageDialog>
+  );
+}
