@@ -199,66 +199,63 @@ t.test('"Skip to messages": the first Tab stop, seen only when focused, to the l
   await page.close();
 });
 
-t.test(
-  "a message's actions: one Tab stop and the menu's, the arrows between them, Tab leaves",
-  async (t) => {
-    if (NO_CHROMIUM) return;
-    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
-      hash: '#narrow/channel/general/topic/chat',
-    });
-    await waitMessage(page, 'third words');
-    await page.click('#compose-text');
-    await press(t, page, 'Escape', /div\.messages/);
-    const selectedId = `document.querySelector('.msg.selected')?.dataset.id ?? null`;
-    const before = await page.evaluate<string | null>(selectedId);
-    await page.keyboard.press('ArrowUp');
-    await waitFor(page, `${selectedId} !== ${JSON.stringify(before)}`);
-    const stops = () =>
-      page.evaluate<string[]>(
-        `[...document.querySelectorAll('.msg.selected .msg-actions > button')].filter((b) => b.tabIndex === 0).map((b) => b.getAttribute('aria-label'))`,
-      );
-    t.same(await stops(), ['Add a reaction'], 'one Tab stop: the first action');
-    await press(t, page, 'i', /"Add a reaction"/);
-    await press(t, page, 'ArrowRight', /"Reply"/);
-    await press(t, page, 'ArrowRight', /"Star"/);
-    await press(t, page, 'ArrowLeft', /"Reply"/);
-    await press(t, page, 'End', /"Copy a link to this message"/);
-    await press(t, page, 'ArrowRight', /"Add a reaction"/);
-    await press(t, page, 'ArrowLeft', /"Copy a link to this message"/);
-    await press(t, page, 'Home', /"Add a reaction"/);
-    await press(t, page, 'ArrowRight', /"Reply"/);
-    t.same(await stops(), ['Reply'], 'the Tab stop moved with the focus');
-    await screenshot(page, t, 'toolbar-arrows');
-    // Tab leaves the toolbar's buttons (not on to the next one) for its "⋮" (the menu, a stop of
-    // its own), then leaves the toolbar; Shift+Tab comes back to where it was.
-    await press(t, page, 'Tab', /msg-menu-btn "Message actions"/);
-    await page.keyboard.press('Tab');
-    t.notOk(
-      await page.evaluate(`!!document.activeElement?.closest('.msg-actions')`),
-      `Tab: out of the toolbar (${await focused(page)})`,
+t.test("a message's actions: one Tab stop, the arrows between them, Tab leaves", async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/channel/general/topic/chat',
+  });
+  await waitMessage(page, 'third words');
+  await page.click('#compose-text');
+  await press(t, page, 'Escape', /div\.messages/);
+  const selectedId = `document.querySelector('.msg.selected')?.dataset.id ?? null`;
+  const before = await page.evaluate<string | null>(selectedId);
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `${selectedId} !== ${JSON.stringify(before)}`);
+  const stops = () =>
+    page.evaluate<string[]>(
+      `[...document.querySelectorAll('.msg.selected .msg-actions > button')].filter((b) => b.tabIndex === 0).map((b) => b.getAttribute('aria-label'))`,
     );
-    await press(t, page, 'Shift+Tab', /msg-menu-btn "Message actions"/);
-    await press(t, page, 'Shift+Tab', /"Reply"/);
-    // Esc to the list, `i` again: the action last focused.
-    await press(t, page, 'Escape', /div\.messages/);
-    await press(t, page, 'i', /"Reply"/);
-    // Enter on Star: it says Unstar now, and the focus stays on it (it fell to the page's body as
-    // the button was drawn anew for its new label); Enter again, Star, the focus still there.
-    await press(t, page, 'ArrowRight', /"Star"/);
-    for (const [now, was] of [
-      ['Unstar', 'Star'],
-      ['Star', 'Unstar'],
-    ] as const) {
-      await page.keyboard.press('Enter');
-      await page.waitForSelector(`.msg.selected .msg-actions > button[aria-label="${now}"]`);
-      t.match(await focused(page), new RegExp(`"${now}"`), `Enter on ${was}: the focus on ${now}`);
-      t.ok(await ringShown(page), `${now} shows a focus ring`);
-    }
-    t.same(await stops(), ['Star'], 'the Tab stop on it');
-    watch.assertClean(t, /WebSocket|status of 401/);
-    await page.close();
-  },
-);
+  t.same(await stops(), ['Add a reaction'], 'one Tab stop: the first action');
+  await press(t, page, 'i', /"Add a reaction"/);
+  await press(t, page, 'ArrowRight', /"Reply"/);
+  await press(t, page, 'ArrowRight', /"Star"/);
+  await press(t, page, 'ArrowLeft', /"Reply"/);
+  // The last: the "⋮" (the menu of these and the others), after Copy link.
+  await press(t, page, 'End', /msg-menu-btn "Message actions"/);
+  await press(t, page, 'ArrowLeft', /"Copy a link to this message"/);
+  await press(t, page, 'ArrowRight', /msg-menu-btn "Message actions"/);
+  await press(t, page, 'ArrowRight', /"Add a reaction"/);
+  await press(t, page, 'ArrowLeft', /msg-menu-btn "Message actions"/);
+  await press(t, page, 'Home', /"Add a reaction"/);
+  await press(t, page, 'ArrowRight', /"Reply"/);
+  t.same(await stops(), ['Reply'], 'the Tab stop moved with the focus');
+  await screenshot(page, t, 'toolbar-arrows');
+  // Tab leaves the toolbar (not on to its next button); Shift+Tab comes back to where it was.
+  await page.keyboard.press('Tab');
+  t.notOk(
+    await page.evaluate(`!!document.activeElement?.closest('.msg-actions')`),
+    `Tab: out of the toolbar (${await focused(page)})`,
+  );
+  await press(t, page, 'Shift+Tab', /"Reply"/);
+  // Esc to the list, `i` again: the action last focused.
+  await press(t, page, 'Escape', /div\.messages/);
+  await press(t, page, 'i', /"Reply"/);
+  // Enter on Star: it says Unstar now, and the focus stays on it (it fell to the page's body as
+  // the button was drawn anew for its new label); Enter again, Star, the focus still there.
+  await press(t, page, 'ArrowRight', /"Star"/);
+  for (const [now, was] of [
+    ['Unstar', 'Star'],
+    ['Star', 'Unstar'],
+  ] as const) {
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`.msg.selected .msg-actions > button[aria-label="${now}"]`);
+    t.match(await focused(page), new RegExp(`"${now}"`), `Enter on ${was}: the focus on ${now}`);
+    t.ok(await ringShown(page), `${now} shows a focus ring`);
+  }
+  t.same(await stops(), ['Star'], 'the Tab stop on it');
+  watch.assertClean(t, /WebSocket|status of 401/);
+  await page.close();
+});
 
 t.test('390: the "⋮" of the selected message by i, a reaction from its menu', async (t) => {
   if (NO_CHROMIUM) return;

@@ -168,6 +168,31 @@ t.test('each item where its rule puts it', async (t) => {
     1,
     '"(edited)" is a button',
   );
+  // The label is a Tab stop in the selected message only (as its mentions).
+  const labelTab = (id: number) =>
+    page.locator(`.msg[data-id="${id}"] button.edited`).getAttribute('tabindex');
+  t.equal(await labelTab(edited), '-1', 'not selected: no Tab stop');
+  await page.locator(`.msg[data-id="${edited}"] .content`).click();
+  await page.waitForSelector(`.msg.selected[data-id="${edited}"]`);
+  t.equal(await labelTab(edited), '0', 'selected: a Tab stop');
+  // By keyboard: `i` into the toolbar, End to its "⋮", Enter opens the menu at its first item.
+  await page.locator('.messages').focus();
+  await page.keyboard.press('i');
+  await page.keyboard.press('End');
+  t.equal(
+    await page.evaluate(`document.activeElement?.getAttribute('aria-label')`),
+    'Message actions',
+    'End: the "⋮"',
+  );
+  await page.keyboard.press('Enter');
+  await page.locator(`.msg[data-id="${edited}"] .msg-menu-list`).waitFor();
+  t.equal(
+    await page.evaluate(`document.activeElement?.textContent`),
+    'Add a reaction',
+    'its first item focused',
+  );
+  await page.keyboard.press('Escape');
+  await page.locator(`.msg[data-id="${edited}"] .msg-menu-list`).waitFor({ state: 'detached' });
   await openMenu(page, plain);
   await screenshot(page, t, 'menu-1280');
   await checkA11y(t, page, 'message-menu-1280');

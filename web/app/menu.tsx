@@ -29,9 +29,12 @@ export function Menu({
   label,
   items,
   class: cls,
+  tabIndex,
 }: {
   label: string;
   items: MenuItem[];
+  /** The button's, where it is one of a toolbar's buttons (roving tabindex). */
+  tabIndex?: number;
   /** The class of the wrapper; its button is `<class>-btn`, its list `<class>-list`. */
   class: string;
 }) {
@@ -97,6 +100,7 @@ export function Menu({
         title={label}
         aria-haspopup="menu"
         aria-expanded={open}
+        tabIndex={tabIndex}
         onClick={() => setOpen(!open)}
       >
         <Icon name="more" />

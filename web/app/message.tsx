@@ -190,14 +190,15 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
   private content = createRef<HTMLDivElement>();
   override state = { hover: false };
   /**
-   * The toolbar's Tab stop: the action last focused (the first to begin with). One stop for the
-   * toolbar, the arrows move within it (WAI-ARIA toolbar, roving tabindex); Tab leaves it.
+   * The toolbar's Tab stop: the action last focused (the first to begin with), its "⋮" last.
+   * One stop for the toolbar, the arrows move within it (WAI-ARIA toolbar, roving tabindex); Tab
+   * leaves it.
    */
   private actionAt = 0;
 
   /** The toolbar's focus on `to`, and its Tab stop with it (drawn by the next render too). */
   private rove(bar: HTMLElement, to: HTMLElement): void {
-    const buttons = [...bar.querySelectorAll<HTMLElement>(':scope > button')];
+    const buttons = [...bar.querySelectorAll<HTMLElement>(TOOLBAR_STOPS)];
     const i = buttons.indexOf(to);
     if (i < 0) return;
     this.actionAt = i;
@@ -209,8 +210,8 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
     const bar = e.currentTarget as HTMLElement;
     // The "⋮" menu's own keys (its list is inside the toolbar).
     if ((e.target as HTMLElement).closest('[role="menu"]')) return;
-    // The buttons shown (on a narrow screen none: the "⋮" alone, outside the roving).
-    const shown = [...bar.querySelectorAll<HTMLElement>(':scope > button')].filter(
+    // The buttons shown (on a narrow screen the "⋮" alone).
+    const shown = [...bar.querySelectorAll<HTMLElement>(TOOLBAR_STOPS)].filter(
       (b) => b.offsetParent !== null,
     );
     const to = roveTo(e.key, shown.indexOf(e.target as HTMLElement), shown.length);
@@ -266,6 +267,8 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
     const acts = toolbar ? actions(c, s, m, now) : [];
     // The toolbar's buttons; the menu has those and the rest.
     const bar = acts.filter((a) => a.icon !== undefined);
+    // Its Tab stop: a button, or (at bar.length) the "⋮".
+    const stop = Math.min(this.actionAt, bar.length);
     const cls = [
       'msg',
       showSender && 'first',
@@ -376,8 +379,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
             onFocusIn={(e) => {
               // A button focused by a click, or by `i`: the toolbar's Tab stop from now on.
               const b = e.target as HTMLElement;
-              if (b.parentElement === e.currentTarget && b.tagName === 'BUTTON')
-                this.rove(e.currentTarget, b);
+              this.rove(e.currentTarget, b);
             }}
           >
             {/* Keyed by the action (its icon), not its label: Star turning Unstar as it is
@@ -387,7 +389,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
                 key={a.icon}
                 class="icon-btn"
                 type="button"
-                tabIndex={i === Math.min(this.actionAt, bar.length - 1) ? 0 : -1}
+                tabIndex={i === stop ? 0 : -1}
                 aria-label={a.label}
                 aria-pressed={a.pressed}
                 title={a.title}
@@ -399,6 +401,7 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
             <Menu
               class="msg-menu"
               label="Message actions"
+              tabIndex={stop === bar.length || narrowScreen() ? 0 : -1}
               items={acts.map((a) => ({
                 label: a.menuLabel ?? a.label,
                 run: a.run,
@@ -410,6 +413,17 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
       </div>
     );
   }
+}
+
+/** The toolbar's buttons and its "⋮", in order: one Tab stop, the arrows between them. */
+const TOOLBAR_STOPS = ':scope > button, :scope > .msg-menu > .msg-menu-btn';
+
+/**
+ * A phone's width, where the toolbar shows its "⋮" alone (app.css): then the "⋮" is its Tab
+ * stop whichever action was focused last.
+ */
+function narrowScreen(): boolean {
+  return typeof matchMedia === 'function' && matchMedia('(max-width: 600px)').matches;
 }
 
 type Action = {
