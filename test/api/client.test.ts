@@ -18,6 +18,7 @@ import { relay } from '../helpers/relay.js';
 import { tinyPng } from '../helpers/images.js';
 import { seedRealm } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { setRealmSettings } from '../helpers/channels.js';
 import { startServer, TEST_SERVER_OPTIONS, type TestServer } from '../helpers/server.js';
 
 function clientFor(url: string, who: { email: string; api_key: string }): ConfabClient {
@@ -131,6 +132,42 @@ t.test('typed calls and their answers', async (t) => {
 
   const flags = await othello.updateFlags([sent.id], 'add', 'read');
   t.same(flags.messages, [sent.id]);
+
+  // The message menu's calls: its versions, who read it, unread from it on.
+  const history = await othello.messageHistory(sent.id);
+  assertMatchesOpenApi(t, '/messages/{message_id}/history', 'get', history);
+  t.same(
+    history.message_history.map((v) => [v.topic, v.prev_topic]),
+    [
+      ['castle', undefined],
+      ['castle', undefined],
+      ['ramparts', 'castle'],
+    ],
+    'the versions, oldest first: sent, edited, moved',
+  );
+  const off = await hamlet.readReceipts(sent.id).catch((e: unknown) => e);
+  t.ok(off instanceof ApiError, 'read receipts off in the organization: refused');
+  t.equal((off as ApiError).status, 400);
+  setRealmSettings(ts, { enable_read_receipts: true });
+  const receipts = await hamlet.readReceipts(sent.id);
+  assertMatchesOpenApi(t, '/messages/{message_id}/read_receipts', 'get', receipts);
+  t.same(receipts.user_ids, [ts.fx.users.othello!.id], 'Othello read it');
+  const unread = await othello.updateFlagsForNarrow({
+    anchor: sent.id,
+    include_anchor: true,
+    num_before: 0,
+    num_after: 10,
+    narrow: [{ operator: 'channel', operand: denmark }],
+    op: 'remove',
+    flag: 'read',
+  });
+  assertMatchesOpenApi(t, '/messages/flags/narrow', 'post', unread);
+  t.same(
+    [unread.processed_count, unread.updated_count, unread.found_newest],
+    [2, 1, true],
+    'unread from the message on (the notice of the move after it, unread already)',
+  );
+  t.same((await hamlet.readReceipts(sent.id)).user_ids, [], 'no longer read');
 
   const up = await hamlet.upload(new Blob(['hello file']), 'hello.txt');
   t.match(up.url, /^\/user_uploads\/.+\/hello\.txt$/, 'an upload answers its URL');
