@@ -8,7 +8,8 @@
  * makes the channel's count go up and stay until the user scrolls; the edit history lists the
  * versions after two edits and a topic move, also from the "(edited)" label; the read receipts
  * list who read the message (another account logged in, reading it), not one who keeps it to
- * themselves. The menu and the dialogs are checked by axe at 1280 and 390 pixels.
+ * themselves. The menu and the dialogs are checked by axe at 1280 and 390 pixels (the history
+ * dark too).
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
@@ -88,6 +89,7 @@ async function open(
   policy: 'all' | 'moves' | 'none',
   receipts: boolean,
   width = 1280,
+  dark = false,
 ): Promise<Page> {
   setRealmSettings(ts, {
     message_edit_history_visibility_policy: policy,
@@ -98,6 +100,7 @@ async function open(
     hash: channelHash(),
     width,
     height: width === 390 ? 844 : 800,
+    dark,
   });
   await waitMessage(page, 'Tail note 3');
   return page;
@@ -313,7 +316,7 @@ t.test('Mark as unread from here: the count goes up and stays', async (t) => {
   await ok(ts.api.post('hamlet', 'mark_all_as_read', {}), 'read');
 });
 
-async function historyCheck(t: Test, page: Page, width: number): Promise<void> {
+async function historyCheck(t: Test, page: Page, mode: string): Promise<void> {
   await choose(page, versions, 'View edit history');
   const dialog = page.locator('[role="dialog"].history-dialog');
   await dialog.locator('.version').nth(3).waitFor();
@@ -334,8 +337,8 @@ async function historyCheck(t: Test, page: Page, width: number): Promise<void> {
     await page.evaluate(`document.activeElement?.closest('[role="dialog"]') !== null`),
     'the focus in the dialog',
   );
-  await screenshot(page, t, `history-${width}`);
-  await checkA11y(t, page, `history-dialog-${width}`);
+  await screenshot(page, t, `history-${mode}`);
+  await checkA11y(t, page, `history-dialog-${mode}`);
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
   t.ok(
@@ -346,9 +349,13 @@ async function historyCheck(t: Test, page: Page, width: number): Promise<void> {
 
 t.test('View edit history: two edits and a topic move', async (t) => {
   if (NO_CHROMIUM) return;
-  for (const width of [1280, 390]) {
-    const page = await open('all', true, width);
-    await historyCheck(t, page, width);
+  for (const [width, dark] of [
+    [1280, false],
+    [390, false],
+    [1280, true],
+  ] as const) {
+    const page = await open('all', true, width, dark);
+    await historyCheck(t, page, `${width}${dark ? '-dark' : ''}`);
     await page.close();
   }
   // From the "(moved)" label.
