@@ -10,6 +10,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import type { MessageList } from '../state/message-list.js';
+import { markUnreadShown } from '../state/message-menu.js';
 import { mentionTarget } from '../state/profile.js';
 import { channelOf, dmNarrow, find, narrowHash, senderOf, topicNarrow } from '../state/narrow.js';
 import { buildRows } from '../state/rows.js';
@@ -546,7 +547,14 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       if (m) {
         e.preventDefault();
         if (e.key === '>') void c.quote(m);
-        else if (!s.unread.has(m.id)) void c.markUnreadFromHere(m);
+        else if (
+          markUnreadShown(
+            m,
+            !s.unread.has(m.id),
+            m.stream_id !== undefined && s.subs.has(m.stream_id),
+          )
+        )
+          void c.markUnreadFromHere(m);
       }
       return;
     } else if (e.key === 'i' && selected !== null) {
