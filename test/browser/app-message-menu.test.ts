@@ -13,7 +13,7 @@
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
-import { checkA11y } from '../helpers/a11y.js';
+import { check as checkA11y } from '../helpers/a11y.js';
 import { createByApi, type NewAccount } from '../helpers/accounts.js';
 import { openApp, sidebarCount, waitCount, waitFor, waitMessage } from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
