@@ -4,6 +4,7 @@
  * table, so an endpoint cannot send a command with the wrong shape.
  */
 import { checkReportMessage, doReportMessage } from '../src/mutations/message-report.js';
+import { checkAddSubmessage, doAddSubmessage } from '../src/mutations/submessages.js';
 import {
   checkCreateAttachment,
   checkRemoveAttachment,
@@ -287,6 +288,7 @@ export const REALM_COMMANDS = {
   'message.flags.update': checkThenDo(checkUpdateMessageFlags, doUpdateMessageFlags),
   'reaction.add': checkThenDo(checkAddReaction, doAddReaction),
   'reaction.remove': checkThenDo(checkRemoveReaction, doRemoveReaction),
+  'submessage.add': checkThenDo(checkAddSubmessage, doAddSubmessage),
   'realm_emoji.add': checkThenDo(checkAddRealmEmoji, doAddRealmEmoji),
   'realm_emoji.remove': checkThenDo(checkRemoveRealmEmoji, doRemoveRealmEmoji),
   'scheduled_message.create': doScheduleMessage,

@@ -109,7 +109,7 @@ export function filterExport(
   out.direct_message_group_members = (out.direct_message_group_members ?? []).filter((r) =>
     keptDmGroups.has(Number(r.group_id)),
   );
-  for (const t of ['user_messages', 'reactions', 'attachment_messages'] as const) {
+  for (const t of ['user_messages', 'reactions', 'submessages', 'attachment_messages'] as const) {
     out[t] = (out[t] ?? []).filter((r) => keptMessages.has(Number(r.message_id)));
   }
   const linked = new Set((out.attachment_messages ?? []).map((r) => Number(r.attachment_id)));

@@ -225,6 +225,12 @@ export function transform(
     user_id: ids.need('users', r.user_id),
     emoji_code: remapEmojiCode(ids, r.reaction_type, r.emoji_code),
   }));
+  each('submessages', (r) => ({
+    ...r,
+    id: ids.need('submessages', r.id),
+    message_id: ids.need('messages', r.message_id),
+    sender_id: ids.need('users', r.sender_id),
+  }));
   each('attachments', (r) => ({
     ...r,
     id: ids.need('attachments', r.id),

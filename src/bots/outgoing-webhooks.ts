@@ -212,6 +212,7 @@ export class OutgoingWebhooks {
           message,
           { applyMarkdown: false, clientExtAvatar: false, allowEmptyTopicName: true },
           [],
+          this.store.submessages.ofMessages([message.id]),
         ),
         rendered_content: message.rendered_content,
       },

@@ -12,6 +12,7 @@ const MESSAGE_ONLY = new Set([
   'messages_fts',
   'user_messages',
   'reactions',
+  'submessages',
   'attachment_messages',
   'attachments',
   'drafts',

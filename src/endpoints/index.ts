@@ -29,6 +29,7 @@ import * as passwordReset from './password-reset.js';
 import * as profileFields from './profile-fields.js';
 import * as pushDevices from './push-devices.js';
 import * as reactions from './reactions.js';
+import * as submessages from './submessages.js';
 import * as reading from './reading.js';
 import * as realmEmoji from './realm-emoji.js';
 import * as realmExport from './realm-export.js';
@@ -74,6 +75,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   profileFields,
   pushDevices,
   reactions,
+  submessages,
   reading,
   realmEmoji,
   realmExport,

@@ -29,10 +29,16 @@ import {
   parseAnchor,
   resolveNarrow,
 } from '../queries/message-fetch.js';
-import { accessMessage, formatMessage, reactionsByMessage } from '../queries/messages.js';
+import {
+  accessMessage,
+  formatMessage,
+  reactionsByMessage,
+  submessagesByMessage,
+} from '../queries/messages.js';
 import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
 import { prepareWelcomeReply } from '../queries/welcome.js';
 import { log } from '../observability/log.js';
+import { MAX_SUBMESSAGE_CONTENT_LENGTH, parseWidgetContent } from '../lib/widgets.js';
 
 /**
  * POST /api/v1/messages — sends a channel or direct message. The content is normalized and
@@ -52,8 +58,11 @@ export const sendMessage = endpoint({
     queue_id: str().optional(),
     local_id: str().optional(),
     read_by_sender: bool().optional(),
+    widget_content: str({ max: MAX_SUBMESSAGE_CONTENT_LENGTH }).optional(),
   }),
   handle: async ({ server, realm, user, req }, p) => {
+    const widget =
+      p.widget_content === undefined ? undefined : parseWidgetContent(p.widget_content);
     let to: MessageDestination;
     if (p.type === 'stream' || p.type === 'channel') {
       if (p.to === undefined) throw new JsonableError('Missing channel');
@@ -83,6 +92,7 @@ export const sendMessage = endpoint({
       read_by_sender: p.read_by_sender ?? defaultReadBySender(client),
       queue_id: localEcho ? p.queue_id : undefined,
       local_id: localEcho ? p.local_id : undefined,
+      widget_content: widget,
     });
     // Not awaited, and begun only after this turn (a short answer renders on this thread): the
     // send is answered now, whatever becomes of the bot's answer.
@@ -219,6 +229,7 @@ export const getMessage = endpoint({
         dialect: requestDialect(ctx),
       },
       reactionsByMessage(store, [row.id]).get(row.id) ?? [],
+      submessagesByMessage(store, [row.id]).get(row.id) ?? [],
       apiFlagNames(flags ?? HISTORICAL_FLAGS),
     );
     return { raw_content: row.content, message };

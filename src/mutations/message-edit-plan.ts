@@ -131,6 +131,9 @@ export function checkMessageEdit(ctx: MutationContext, cmd: UpdateMessageCommand
   if (streamId !== undefined && content !== undefined) {
     throw new JsonableError('Cannot change message content while changing channel');
   }
+  if (content !== undefined && store.submessages.widget(message.id) !== undefined) {
+    throw new JsonableError('Widgets cannot be edited.');
+  }
   if (
     cmd.prev_content_sha256 !== undefined &&
     cmd.prev_content_sha256 !== sha256Hex(message.content)

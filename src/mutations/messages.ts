@@ -43,6 +43,8 @@ import { actingUser, type MutationContext } from './context.js';
 import { finishThumbnails } from './thumbnails.js';
 import { planMissedMessageMail, scheduleMissedMessageMail } from './missed-messages.js';
 import { welcomeBotAnswers } from './welcome.js';
+import { writeWidget } from './submessages.js';
+import { widgetFromContent, type WidgetContent } from '../lib/widgets.js';
 
 export type SendMessageCommand = {
   sender_id: number;
@@ -57,6 +59,8 @@ export type SendMessageCommand = {
   /** The sending client's queue and its local id for the message (local echo). */
   queue_id?: string | undefined;
   local_id?: string | undefined;
+  /** A widget sent with the message (`widget_content`, checked): it overrides one of the content. */
+  widget_content?: WidgetContent | undefined;
 };
 
 /** Up to this many channel subscribers or topic participants, anyone may use wildcard mentions. */
@@ -391,7 +395,10 @@ export function doSendMessage(
     edit_history: null,
     sending_client: row.sending_client,
   };
-  const message = formatMessage(store, view, shown, EVENT_FORMAT, []);
+  // A poll or to-do list (`/poll …`, `/todo …`), or the widget sent with it: its first submessage.
+  const widget = cmd.widget_content ?? widgetFromContent(cmd.content);
+  const submessages = widget ? writeWidget(store, id, sender.id, widget) : [];
+  const message = formatMessage(store, view, shown, EVENT_FORMAT, [], submessages);
   const flagsByUser: Record<number, readonly string[]> = {};
   for (let i = 0; i < recipients.length; i++) flagsByUser[recipients[i]!] = apiFlagNames(flags[i]!);
   ctx.emit({ type: 'message', message }, recipients, {

@@ -31,6 +31,8 @@ import { dmGroupKey } from '../lib/message-content.js';
 import {
   formatMessage,
   reactionsByMessage,
+  submessagesByMessage,
+  type ApiSubmessage,
   senderFields,
   writeMessage,
   WrittenParts,
@@ -393,6 +395,7 @@ export function fetchRange<R extends { id: number }>(
 }
 
 const NO_REACTIONS: readonly ApiReaction[] = Object.freeze([]);
+const NO_SUBMESSAGES: readonly ApiSubmessage[] = Object.freeze([]);
 
 /**
  * A fetch's messages as the answer's `messages`: written as JSON straight from the rows
@@ -415,10 +418,9 @@ export class FetchedMessages implements JsonWritable {
 
   [WRITE_JSON](w: JsonWriter): void {
     const { store, view, rows, format, search } = this;
-    const reactions = reactionsByMessage(
-      store,
-      rows.map((r) => r.id),
-    );
+    const ids = rows.map((r) => r.id);
+    const reactions = reactionsByMessage(store, ids);
+    const submessages = submessagesByMessage(store, ids);
     // Each sender's fields once per answer (their avatar URL is a string made per call).
     const senders = new Map<number, SenderFields>();
     const written = new WrittenParts();
@@ -436,6 +438,7 @@ export class FetchedMessages implements JsonWritable {
         r,
         format,
         reactions.get(r.id) ?? NO_REACTIONS,
+        submessages.get(r.id) ?? NO_SUBMESSAGES,
         apiFlagNames(r.flags ?? HISTORICAL_FLAGS),
         sender,
         search
@@ -459,10 +462,9 @@ export function formatFetched(
   format: MessageFormat,
   search: readonly string[] | null,
 ): ApiMessage[] {
-  const reactions = reactionsByMessage(
-    store,
-    rows.map((r) => r.id),
-  );
+  const ids = rows.map((r) => r.id);
+  const reactions = reactionsByMessage(store, ids);
+  const submessages = submessagesByMessage(store, ids);
   return rows.map((r) => {
     const msg = formatMessage(
       store,
@@ -470,6 +472,7 @@ export function formatFetched(
       r,
       format,
       reactions.get(r.id) ?? [],
+      submessages.get(r.id) ?? [],
       apiFlagNames(r.flags ?? HISTORICAL_FLAGS),
     );
     if (search) {

@@ -11,6 +11,7 @@ import { isMeMessage, recipientIdOf } from '../lib/message-content.js';
 import { Role } from '../lib/roles.js';
 import type { MessageRow, ShownMessageRow } from '../storage/messages.js';
 import type { ReactionRow } from '../storage/reactions.js';
+import type { SubmessageRow } from '../storage/submessages.js';
 import type { JsonWriter } from '../lib/json-bytes.js';
 import { withReactionTypes, type Dialect } from '../lib/wire-names.js';
 import type { ReadStore } from '../storage/store.js';
@@ -26,6 +27,9 @@ export type ApiReaction = {
   reaction_type: string;
   user_id: number;
 };
+
+/** A submessage as message objects and GET /messages carry it (SubMessage.get_raw_db_rows). */
+export type ApiSubmessage = SubmessageRow;
 
 export type DisplayRecipientUser = {
   id: number;
@@ -45,7 +49,7 @@ export type ApiMessage = {
   topic_links: TopicLink[];
   is_me_message: boolean;
   reactions: readonly ApiReaction[];
-  submessages: never[];
+  submessages: readonly ApiSubmessage[];
   sender_full_name: string;
   sender_email: string;
   sender_realm_str: string;
@@ -136,8 +140,8 @@ function editHistoryOf(json: string): Record<string, unknown>[] {
 }
 
 /**
- * One message object. `reactions` are the message's (oldest first); `flags` the viewer's, for
- * GET /messages (events carry flags beside the message, not inside).
+ * One message object. `reactions` and `submessages` are the message's (oldest first); `flags`
+ * the viewer's, for GET /messages (events carry flags beside the message, not inside).
  */
 export function formatMessage(
   store: ReadStore,
@@ -145,6 +149,7 @@ export function formatMessage(
   row: ShownMessageRow,
   format: MessageFormat,
   reactions: ApiReaction[],
+  submessages: readonly ApiSubmessage[],
   flags?: readonly string[],
 ): ApiMessage {
   const sender = view.user(row.sender_id);
@@ -164,7 +169,7 @@ export function formatMessage(
     topic_links: isChannel ? cachedTopicLinks(store, view, row.topic) : [],
     is_me_message: isMeMessage(row.content),
     reactions: format.dialect ? withReactionTypes(reactions, format.dialect) : reactions,
-    submessages: [],
+    submessages,
     sender_full_name: sender?.full_name ?? '',
     sender_email: sender?.email ?? '',
     sender_realm_str: view.row.string_id,
@@ -215,7 +220,7 @@ const MAX_WRITTEN_PARTS = 32;
 
 /**
  * What writeMessage wrote of each sender's messages in each conversation, within one answer: its
- * keys from `submessages` to `stream_id` depend on nothing else (the format is the answer's), so
+ * keys from `sender_full_name` to `stream_id` depend on nothing else (the format is the answer's), so
  * a later message of the same sender in the same conversation has those bytes copied.
  */
 export class WrittenParts {
@@ -256,6 +261,7 @@ export function writeMessage(
   row: ShownMessageRow,
   format: MessageFormat,
   reactions: readonly ApiReaction[],
+  submessages: readonly ApiSubmessage[],
   flags: readonly string[] | undefined,
   sender: SenderFields,
   match: { content: string; subject: string } | null,
@@ -286,13 +292,19 @@ export function writeMessage(
   w.writeAscii(isMeMessage(row.content) ? ',"is_me_message":true' : ',"is_me_message":false');
   w.writeAscii(',"reactions":');
   w.writeValue(format.dialect ? withReactionTypes(reactions, format.dialect) : reactions);
+  if (submessages.length === 0) {
+    w.writeAscii(',"submessages":[]');
+  } else {
+    w.writeAscii(',"submessages":');
+    w.writeValue(submessages);
+  }
   const entry = written.find(row.sender_id, recipientId);
   if (entry >= 0) {
     written.writeAgain(w, entry);
   } else {
     // From here to stream_id: the sender's, the conversation's and the format's only.
     const start = w.pos;
-    w.writeAscii(',"submessages":[],"sender_full_name":');
+    w.writeAscii(',"sender_full_name":');
     w.writeValue(sender.full_name);
     w.writeAscii(',"sender_email":');
     w.writeValue(sender.email);
@@ -353,6 +365,20 @@ export function reactionsByMessage(
     let list = out.get(r.message_id);
     if (!list) out.set(r.message_id, (list = []));
     list.push(apiReaction(r));
+  }
+  return out;
+}
+
+/** The submessages of several messages, grouped by message id (each message's oldest first). */
+export function submessagesByMessage(
+  store: ReadStore,
+  ids: readonly number[],
+): Map<number, ApiSubmessage[]> {
+  const out = new Map<number, ApiSubmessage[]>();
+  for (const r of store.submessages.ofMessages(ids)) {
+    let list = out.get(r.message_id);
+    if (!list) out.set(r.message_id, (list = []));
+    list.push(r);
   }
   return out;
 }

@@ -37,6 +37,7 @@ export const ID_TABLES = [
   'saved_snippets',
   'scheduled_messages',
   'streams',
+  'submessages',
   'user_groups',
   'users',
 ] as const;

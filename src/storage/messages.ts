@@ -208,6 +208,9 @@ export function messageStatements(
     'DELETE FROM user_messages WHERE message_id = ?',
   );
   const deleteReactions = db.prepare<[number], void>('DELETE FROM reactions WHERE message_id = ?');
+  const deleteSubmessages = db.prepare<[number], void>(
+    'DELETE FROM submessages WHERE message_id = ?',
+  );
   const deleteMessage = db.prepare<[number], void>('DELETE FROM messages WHERE id = ?');
   const updateHasAttachment = db.prepare<[number, number], void>(
     'UPDATE messages SET has_attachment = ? WHERE id = ?',
@@ -404,12 +407,16 @@ export function messageStatements(
     setHasAttachment(id: number, has: boolean): void {
       updateHasAttachment.run(has ? 1 : 0, id);
     },
-    /** Deletes a message with everything that hangs off it (rows, reactions, index entry). */
+    /**
+     * Deletes a message with everything that hangs off it (rows, reactions, submessages, index
+     * entry).
+     */
     delete(id: number): void {
       maxima.forgetAll();
       activity.forgetAll();
       deleteUserMessages.run(id);
       deleteReactions.run(id);
+      deleteSubmessages.run(id);
       deleteSearch.run(id);
       deleteMessage.run(id);
     },

@@ -60,6 +60,7 @@ export const REALM_TABLES: readonly { table: string; where: string; order: strin
   { table: 'messages', where: 'realm_id = ?', order: 'id' },
   { table: 'user_messages', where: inRealmMessages, order: 'message_id, user_id' },
   { table: 'reactions', where: inRealmMessages, order: 'id' },
+  { table: 'submessages', where: inRealmMessages, order: 'id' },
   { table: 'attachments', where: 'realm_id = ?', order: 'id' },
   { table: 'image_attachments', where: 'realm_id = ?', order: 'id' },
   {

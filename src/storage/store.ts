@@ -30,6 +30,7 @@ import { savedSnippetStatements } from './saved-snippets.js';
 import { userStatusStatements } from './user-status.js';
 import { mutedUserStatements } from './muted-users.js';
 import { reactionStatements } from './reactions.js';
+import { submessageStatements } from './submessages.js';
 import { readingStatements } from './reading.js';
 import { realmEmojiStatements } from './realm-emoji.js';
 import { realmExportStatements } from './realm-exports.js';
@@ -139,6 +140,7 @@ export class Store {
   readonly messageSearch;
   readonly messageEdits;
   readonly reactions;
+  readonly submessages;
   readonly realmEmoji;
   readonly scheduledMessages;
   readonly presence;
@@ -187,6 +189,7 @@ export class Store {
     this.messageSearch = messageSearchStatements(db, this.unread);
     this.messageEdits = messageEditStatements(db, receivedMaxima, channelActivity);
     this.reactions = reactionStatements(db, this.ids);
+    this.submessages = submessageStatements(db, this.ids);
     this.realmEmoji = realmEmojiStatements(db, this.ids);
     this.scheduledMessages = scheduledMessageStatements(db, this.ids);
     this.presence = presenceStatements(db);

@@ -61,6 +61,17 @@ t.test('messages written from their rows are the bytes of their objects', async 
   const m6 = await sendDirectMessage(api, 'hamlet', [othello], 'psst, lunch?');
   await sendDirectMessage(api, 'othello', [hamlet, cordelia], 'group <lunch> & "more"');
   await sendDirectMessage(api, 'hamlet', [hamlet], 'note to self');
+  // A poll (its widget submessage and a vote) between two messages of the same sender.
+  const poll = await sendChannelMessage(api, 'hamlet', 'Verona', 'lunch', '/poll Where?\nHere');
+  await sendChannelMessage(api, 'hamlet', 'Verona', 'lunch', 'after the poll');
+  assertSuccess(
+    t,
+    await api.post('othello', 'submessage', {
+      message_id: poll,
+      msg_type: 'widget',
+      content: JSON.stringify({ type: 'vote', key: 'canned,0', vote: 1 }),
+    }),
+  );
   assertSuccess(t, await api.patch('hamlet', `messages/${m1}`, { content: 'lunch at one' }));
   assertSuccess(t, await api.patch('othello', `messages/${m2}`, { topic: 'moved lunch' }));
   assertSuccess(t, await api.post('hamlet', `messages/${m1}/reactions`, { emoji_name: 'smile' }));

@@ -453,6 +453,16 @@ async function populate(t: Test, ts: TestServer): Promise<void> {
   await sendChannelMessage(api, 'iago', 'secret', 'budget', 'Numbers in #**secret**');
   await sendChannelMessage(api, 'hamlet', 'design', 'party', 'Celebrate :party_parrot:');
   const dm = await sendDirectMessage(api, 'hamlet', [u.othello!.id], 'Lunch?');
+  // A poll with a vote: its submessages go with it.
+  const poll = await sendChannelMessage(api, 'hamlet', 'design', 'colours', '/poll Which?\nBlue');
+  assertSuccess(
+    t,
+    await api.post('othello', 'submessage', {
+      message_id: poll,
+      msg_type: 'widget',
+      content: JSON.stringify({ type: 'vote', key: 'canned,0', vote: 1 }),
+    }),
+  );
   await sendDirectMessage(api, 'othello', [u.hamlet!.id, u.iago!.id], 'Group chat');
   assertSuccess(
     t,

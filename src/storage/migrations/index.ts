@@ -27,6 +27,7 @@ import { m0023_missed_message_emails } from './0023_missed_message_emails.js';
 import { m0024_outgoing_webhook_calls } from './0024_outgoing_webhook_calls.js';
 import { m0026_audit_log } from './0026_audit_log.js';
 import { m0030_unread_settled } from './0030_unread_settled.js';
+import { m0031_submessages } from './0031_submessages.js';
 import type { DB } from '../db.js';
 
 /**
@@ -68,4 +69,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0026_audit_log,
   m0024_outgoing_webhook_calls,
   m0030_unread_settled,
+  m0031_submessages,
 ];
