@@ -460,6 +460,15 @@ export class ConfabClient {
 
   // ---- Reactions ---------------------------------------------------------------------------
 
+  /** An event of a widget message: `content` is the event's JSON text (POST /submessage). */
+  addSubmessage(messageId: number, content: string): Promise<unknown> {
+    return this.request('POST', '/submessage', {
+      message_id: messageId,
+      msg_type: 'widget',
+      content,
+    });
+  }
+
   addReaction(
     id: number,
     r: { emoji_name: string; emoji_code?: string; reaction_type?: string },

@@ -15,6 +15,16 @@ export type Reaction = {
 
 export type DisplayRecipient = { id: number; email: string; full_name: string };
 
+/** One event of a widget message (its first, msg_type `widget`, describes the widget). */
+export type Submessage = {
+  id: number;
+  message_id: number;
+  sender_id: number;
+  msg_type: string;
+  /** JSON text. */
+  content: string;
+};
+
 export type Message = {
   id: number;
   sender_id: number;
@@ -29,6 +39,8 @@ export type Message = {
   subject: string;
   display_recipient: string | DisplayRecipient[];
   reactions: Reaction[];
+  /** A widget's (poll, to-do list) submessages, oldest first; absent on a local echo. */
+  submessages?: Submessage[];
   flags?: string[];
   last_edit_timestamp?: number;
   last_moved_timestamp?: number;
@@ -280,6 +292,7 @@ export type ServerEvent =
   | DeleteMessageEvent
   | FlagsEvent
   | ReactionEvent
+  | SubmessageEvent
   | SubscriptionEvent
   | StreamEvent
   | RealmUserEvent
@@ -369,6 +382,15 @@ export type ReactionEvent = Base & {
   emoji_name: string;
   emoji_code: string;
   reaction_type: string;
+};
+
+export type SubmessageEvent = Base & {
+  type: 'submessage';
+  message_id: number;
+  submessage_id: number;
+  sender_id: number;
+  msg_type: string;
+  content: string;
 };
 
 export type SubscriptionEvent = Base &
@@ -556,7 +578,6 @@ export type OtherEvent = Base & {
     | 'saved_snippets'
     | 'scheduled_messages'
     | 'starred_messages'
-    | 'submessage'
     | 'update_display_settings'
     | 'update_global_notifications'
     | 'web_reload_client';

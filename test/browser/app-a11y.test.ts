@@ -55,6 +55,32 @@ t.before(async () => {
     if (topic === 'review' && who === 'othello')
       await ts.api.post('hamlet', `messages/${id}/reactions`, { emoji_name: 'thumbs_up' });
   }
+  // A poll with a vote, and a to-do list with a task struck (web/app/widgets.tsx).
+  const poll = await sendChannelMessage(
+    ts.api,
+    'othello',
+    'general',
+    'plans',
+    '/poll When?\nMonday\nFriday',
+  );
+  const todo = await sendChannelMessage(
+    ts.api,
+    'othello',
+    'general',
+    'plans',
+    '/todo Trip\nTickets: by Friday\nHotel',
+  );
+  for (const [id, content] of [
+    [poll, { type: 'vote', key: 'canned,1', vote: 1 }],
+    [todo, { type: 'strike', key: '0,canned' }],
+  ] as const) {
+    const res = await ts.api.post('hamlet', 'submessage', {
+      message_id: id,
+      msg_type: 'widget',
+      content: JSON.stringify(content),
+    });
+    if (res.status !== 200) throw new Error(`the widget event: ${res.text}`);
+  }
   await sendChannelMessage(ts.api, 'iago', 'design', 'logo', 'A new logo, round.');
   // The people's dots in all three kinds: Othello active, Iago idle, the others offline.
   await ts.api.post('othello', 'users/me/presence', { status: 'active' });
@@ -321,6 +347,23 @@ for (const dark of [false, true]) {
     await check(t, page, `people-1280-${mode}`);
     watch.assertClean(t, /WebSocket|status of 401/);
     await page.close();
+  });
+
+  t.test(`${mode}: a poll and a to-do list at 1280 and 390`, async (t) => {
+    if (NO_CHROMIUM) return;
+    for (const width of [1280, 390]) {
+      const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+        hash: `#narrow/channel/${general}-general/topic/plans`,
+        width,
+        height: width > 500 ? 800 : 844,
+        dark,
+      });
+      await page.waitForSelector('.widget.poll .poll-option.mine:has-text("Friday")');
+      await page.waitForSelector('.widget.todo .todo-task.done:has-text("Tickets")');
+      await check(t, page, `widgets-${width}-${mode}`);
+      watch.assertClean(t);
+      await page.close();
+    }
   });
 
   t.test(`${mode} 390: drawer closed and open, actions menu, settings`, async (t) => {

@@ -259,6 +259,47 @@ t.test('muting a topic and a channel, unmuting a topic in a muted channel', (t) 
   t.end();
 });
 
+t.test("a widget's submessages: live, once each, and kept for a copy being fetched", (t) => {
+  const { s } = state();
+  const widget = {
+    id: 1,
+    message_id: 5,
+    sender_id: 2,
+    msg_type: 'widget',
+    content: JSON.stringify({ widget_type: 'poll', extra_data: { question: 'Q', options: ['A'] } }),
+  };
+  s.ingest([streamMsg(5, { submessages: [widget] })]);
+  const lunch = s.list(topicNarrow(10, 'lunch'));
+  lunch.setInitial([5], true, true, null);
+  const before = s.messages.get(5);
+  const vote = {
+    type: 'submessage',
+    message_id: 5,
+    submessage_id: 2,
+    sender_id: 3,
+    msg_type: 'widget',
+    content: '{"type":"vote","key":"canned,0","vote":1}',
+  };
+  s.apply([ev(vote), ev(vote)]);
+  t.same(
+    s.messages.get(5)!.submessages!.map((x) => x.id),
+    [1, 2],
+    'added once',
+  );
+  t.not(s.messages.get(5), before, 'a new object (views compare identity)');
+  // A message fetched while a vote arrived gets it.
+  const other = s.list(topicNarrow(10, 'dinner'));
+  s.fetchStarting();
+  other.startLoading();
+  s.apply([ev({ ...vote, message_id: 7, submessage_id: 3 })]);
+  s.ingest([streamMsg(7, { subject: 'dinner', submessages: [{ ...widget, message_id: 7 }] })]);
+  t.same(
+    s.messages.get(7)!.submessages!.map((x) => x.id),
+    [1, 3],
+  );
+  t.end();
+});
+
 t.test('reactions, edits, moves and deletions', (t) => {
   const { s } = state();
   s.ingest([streamMsg(5), streamMsg(6)]);

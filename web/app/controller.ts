@@ -1322,6 +1322,17 @@ export class Controller {
     return (await this.client.readReceipts(id)).user_ids;
   }
 
+  /** An event of a widget message (a vote, a new option or task, a struck task). */
+  async widgetEvent(id: number, content: string): Promise<boolean> {
+    try {
+      await this.client.addSubmessage(id, content);
+      return true;
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+      return false;
+    }
+  }
+
   async rawContent(id: number): Promise<string> {
     const r = await this.client.getMessage(id);
     return r.raw_content ?? r.message.content;

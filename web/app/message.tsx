@@ -23,6 +23,8 @@ import { Icon, type IconName } from './icons.js';
 import { useLive } from './live.js';
 import { Menu } from './menu.js';
 import { StatusEmoji } from './status.js';
+import { foldWidget } from '../state/widgets.js';
+import { WidgetView } from './widgets.js';
 
 let katexLoaded = false;
 
@@ -264,6 +266,9 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
     const now = Date.now() / 1000;
     const local = m.local_id !== undefined;
     const toolbar = !local && !editing && (this.state.hover || selected);
+    // A poll or to-do list is drawn as one, in place of its content (rows are drawn again only
+    // when their message changed: a submessage makes a new message object).
+    const widget = foldWidget(m.submessages, m.sender_id);
     const acts = toolbar ? actions(c, s, m, now) : [];
     // The toolbar's buttons; the menu has those and the rest.
     const bar = acts.filter((a) => a.icon !== undefined);
@@ -347,6 +352,8 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
           )}
           {editing ? (
             <EditBox c={c} s={s} m={m} />
+          ) : widget ? (
+            <WidgetView c={c} s={s} m={m} w={widget} />
           ) : (
             <div
               class="content"

@@ -61,10 +61,16 @@ export const MAX_LISTS = 10;
 /** Changes to messages kept while a fetch is in flight (see ChatState.changedMeanwhile). */
 export const MAX_CHANGES_KEPT = 1000;
 
-/** An event that changes a stored message's copy (its content, place, reactions or flags). */
+/**
+ * An event that changes a stored message's copy (its content, place, reactions, widget's
+ * submessages or flags).
+ */
 type CopyChange = Extract<
   ServerEvent,
-  { type: 'update_message' } | { type: 'reaction' } | { type: 'update_message_flags' }
+  | { type: 'update_message' }
+  | { type: 'reaction' }
+  | { type: 'submessage' }
+  | { type: 'update_message_flags' }
 >;
 
 export type TopicInfo = { name: string; maxId: number };
@@ -569,6 +575,13 @@ export class ChatState {
 
   /** Whether the user may edit a message's content now. */
   canEditContent(m: Message, nowSeconds: number): boolean {
+    // A poll's or to-do list's content cannot be edited (the server refuses: "Widgets cannot be
+    // edited."); its topic can.
+    return this.ownEditable(m, nowSeconds) && !(m.submessages && m.submessages.length > 0);
+  }
+
+  /** The user's own message, within the realm's edit limit. */
+  private ownEditable(m: Message, nowSeconds: number): boolean {
     if (m.sender_id !== this.selfId || !this.realm.allowEditing || m.local_id !== undefined)
       return false;
     const limit = this.realm.editLimitSeconds;
@@ -579,7 +592,7 @@ export class ChatState {
   canEditTopic(m: Message, nowSeconds: number): boolean {
     if (m.type !== 'stream' || m.local_id !== undefined) return false;
     if (!this.inGroup(this.realmGroup('realm_can_move_messages_between_topics_group'))) {
-      return m.sender_id === this.selfId && this.canEditContent(m, nowSeconds);
+      return this.ownEditable(m, nowSeconds);
     }
     if (this.isModerator) return true;
     const limit = this.realm.moveWithinLimitSeconds;
@@ -705,6 +718,18 @@ export class ChatState {
 
   /** A message's copy with what an event did to it (the same copy when nothing changes). */
   private changeCopy(e: CopyChange, m: StoredMessage): StoredMessage {
+    if (e.type === 'submessage') {
+      const subs = m.submessages ?? [];
+      if (subs.some((x) => x.id === e.submessage_id)) return m;
+      const sub = {
+        id: e.submessage_id,
+        message_id: e.message_id,
+        sender_id: e.sender_id,
+        msg_type: e.msg_type,
+        content: e.content,
+      };
+      return { ...m, submessages: [...subs, sub].sort((a, b) => a.id - b.id) };
+    }
     if (e.type === 'reaction') {
       const same = (r: { user_id: number; emoji_code: string; reaction_type: string }) =>
         r.user_id === e.user_id &&
@@ -895,6 +920,7 @@ export class ChatState {
         this.onFlags(e);
         return null;
       case 'reaction':
+      case 'submessage':
         this.keepChange(e);
         this.replace(e.message_id, (m) => this.changeCopy(e, m));
         return null;
@@ -1358,7 +1384,7 @@ function isMove(e: Extract<ServerEvent, { type: 'update_message' }>): boolean {
 
 /** Whether an event kept by ChatState.keepChange is about message `id`. */
 function changeConcerns(e: CopyChange, id: number): boolean {
-  if (e.type === 'reaction') return e.message_id === id;
+  if (e.type === 'reaction' || e.type === 'submessage') return e.message_id === id;
   if (e.type === 'update_message_flags') return e.all === true || e.messages.includes(id);
   return e.message_id === id || e.message_ids.includes(id);
 }

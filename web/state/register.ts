@@ -29,6 +29,8 @@ export const EVENT_TYPES = [
   'delete_message',
   'update_message_flags',
   'reaction',
+  // Votes, new options, struck tasks on polls and to-do lists (web/state/widgets.ts).
+  'submessage',
   'subscription',
   'stream',
   'realm_user',

@@ -1,0 +1,151 @@
+/**
+ * Polls and to-do lists in the web app (web/app/widgets.tsx), in chromium with two accounts side
+ * by side: a poll sent from the compose box is drawn as a poll in both pages, both vote and the
+ * counts change live in both, one takes a vote back, the other adds an option, the author edits
+ * the question; a to-do list's task struck by one is struck in the other, and a task added. What
+ * the pages show is checked against the server's submessages. Screenshots at 1280 and 390 px.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor } from '../helpers/app.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { assertSuccess } from '../helpers/api.js';
+import { createChannel } from '../helpers/channels.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+import { startServer } from '../helpers/server.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+});
+
+/** The options of the page's poll as "count text", in order. */
+function pollRows(page: Page): Promise<string[]> {
+  return page.$$eval('.widget.poll .poll-vote', (els) =>
+    els.map(
+      (e) =>
+        `${e.querySelector('.poll-count')!.textContent} ${e.querySelector('.poll-text')!.textContent}`,
+    ),
+  );
+}
+
+/** Until the page's poll shows these rows. */
+function waitRows(page: Page, rows: string[]): Promise<void> {
+  return waitFor(
+    page,
+    `JSON.stringify([...document.querySelectorAll('.widget.poll .poll-vote')].map((e) => e.querySelector('.poll-count').textContent + ' ' + e.querySelector('.poll-text').textContent)) === ${JSON.stringify(JSON.stringify(rows))}`,
+  );
+}
+
+const vote = (page: Page, option: string) =>
+  page.click(`.widget.poll .poll-vote:has(.poll-text:text-is("${option}"))`);
+
+t.test('a poll and a to-do list, live in two pages', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { fx } = ts;
+  const everyone = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
+  const general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+  await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Shall we vote?');
+  const hash = `#narrow/channel/${general}-general/topic/lunch`;
+  const hamlet = await openApp(b, ts.url, fx, 'hamlet', { hash });
+  const othello = await openApp(b, ts.url, fx, 'othello', { hash, width: 390, height: 844 });
+
+  // Hamlet sends a poll from the compose box; both pages draw it as a poll, not as text.
+  await hamlet.page.click('#compose-text');
+  await hamlet.page.keyboard.type('/poll Where for lunch?');
+  await hamlet.page.keyboard.press('Shift+Enter');
+  await hamlet.page.keyboard.type('Pizza');
+  await hamlet.page.keyboard.press('Shift+Enter');
+  await hamlet.page.keyboard.type('Soup');
+  await hamlet.page.keyboard.press('Enter');
+  for (const p of [hamlet.page, othello.page]) {
+    await p.waitForSelector('.widget.poll .widget-title:text-is("Where for lunch?")');
+    await waitRows(p, ['0 Pizza', '0 Soup']);
+  }
+  t.equal(await hamlet.page.locator('.msg .content:has-text("/poll")').count(), 0, 'no raw text');
+
+  // Both vote for Pizza: 2 in both pages, pressed in each for its own vote.
+  await vote(hamlet.page, 'Pizza');
+  await waitRows(othello.page, ['1 Pizza', '0 Soup']);
+  await vote(othello.page, 'Pizza');
+  for (const p of [hamlet.page, othello.page]) await waitRows(p, ['2 Pizza', '0 Soup']);
+  t.equal(
+    await hamlet.page.getAttribute('.poll-option:has-text("Pizza") .poll-vote', 'aria-pressed'),
+    'true',
+  );
+  t.match(
+    await othello.page.textContent('.poll-option:has-text("Pizza") .poll-voters'),
+    /Hamlet, Othello/,
+    'who voted',
+  );
+  // Othello takes the vote back and adds an option, and votes for it.
+  await vote(othello.page, 'Pizza');
+  await waitRows(hamlet.page, ['1 Pizza', '0 Soup']);
+  await othello.page.fill('.widget.poll input[aria-label="New option"]', 'Curry');
+  await othello.page.click('.widget.poll button:has-text("Add option")');
+  for (const p of [hamlet.page, othello.page]) await waitRows(p, ['1 Pizza', '0 Soup', '0 Curry']);
+  t.equal(await othello.page.inputValue('.widget.poll input[aria-label="New option"]'), '');
+  await vote(othello.page, 'Curry');
+  await waitRows(hamlet.page, ['1 Pizza', '0 Soup', '1 Curry']);
+  // Only the author may edit the question.
+  t.equal(await othello.page.locator('button:has-text("Edit question")').count(), 0);
+  await hamlet.page.click('.widget.poll button:has-text("Edit question")');
+  await hamlet.page.fill('.widget.poll input[aria-label="Question"]', 'Where for lunch today?');
+  await hamlet.page.keyboard.press('Enter');
+  await othello.page.waitForSelector('.widget-title:text-is("Where for lunch today?")');
+  await screenshot(hamlet.page, t, 'poll-1280');
+  await screenshot(othello.page, t, 'poll-390');
+
+  // The server holds what the pages show.
+  const polls = assertSuccess(
+    t,
+    await ts.api.get('hamlet', 'messages', { anchor: 'newest', num_before: 1, num_after: 0 }),
+  ).messages as { submessages: { sender_id: number; content: string }[] }[];
+  t.same(
+    polls[0]!.submessages
+      .slice(1)
+      .map((s) => JSON.parse(s.content) as { type: string })
+      .map((c) => c.type),
+    ['vote', 'vote', 'vote', 'new_option', 'vote', 'question'],
+  );
+
+  // A to-do list, sent by the API: Othello strikes a task, Hamlet sees it struck and adds one.
+  await sendChannelMessage(
+    ts.api,
+    'othello',
+    'general',
+    'lunch',
+    '/todo Picnic\nBread: a baguette\nCheese',
+  );
+  for (const p of [hamlet.page, othello.page])
+    await p.waitForSelector('.widget.todo .todo-task:has-text("Cheese")');
+  await othello.page.click('.widget.todo .todo-task:has-text("Bread") input[type="checkbox"]');
+  await hamlet.page.waitForSelector('.widget.todo .todo-task.done:has-text("Bread")');
+  t.equal(
+    await hamlet.page.isChecked('.widget.todo .todo-task:has-text("Bread") input'),
+    true,
+    'checked in the other page',
+  );
+  await hamlet.page.fill('.widget.todo input[aria-label="New task"]', 'Plates');
+  await hamlet.page.fill('.widget.todo input[aria-label="Description"]', 'paper ones');
+  await hamlet.page.click('.widget.todo button:has-text("Add task")');
+  await othello.page.waitForSelector('.widget.todo .todo-task:has-text("Plates: paper ones")');
+  // Struck back by Hamlet.
+  await hamlet.page.click('.widget.todo .todo-task:has-text("Bread") input[type="checkbox"]');
+  await othello.page.waitForSelector('.widget.todo .todo-task:not(.done):has-text("Bread")');
+  await hamlet.page.click('.widget.todo .todo-task:has-text("Cheese") input[type="checkbox"]');
+  await othello.page.waitForSelector('.widget.todo .todo-task.done:has-text("Cheese")');
+  await screenshot(hamlet.page, t, 'todo-1280');
+  await screenshot(othello.page, t, 'todo-390');
+
+  t.same(await pollRows(hamlet.page), ['1 Pizza', '0 Soup', '1 Curry']);
+  hamlet.watch.assertClean(t);
+  othello.watch.assertClean(t);
+  await hamlet.page.close();
+  await othello.page.close();
+});
