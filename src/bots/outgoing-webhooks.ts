@@ -30,7 +30,9 @@ import {
   preparedContent,
   type MessageDestination,
 } from '../lib/message-content.js';
+import { JsonableError } from '../lib/errors.js';
 import { NOTIFICATION_BOT_EMAIL } from '../lib/notices.js';
+import { parseWidgetContent, type WidgetContent } from '../lib/widgets.js';
 import { ProxyFetchError, postJson, type FetchLimits } from '../media/safe-fetch.js';
 import { log } from '../observability/log.js';
 import { formatMessage } from '../queries/messages.js';
@@ -66,7 +68,16 @@ type Job = {
 
 const keyOf = (messageId: number, botId: number) => `${messageId}:${botId}`;
 
-type Failure = { status: number | null; response: string | null; error: string | null };
+/**
+ * Why a call failed: its answer's status and body, a transport error; or (`refused`) the reply
+ * the answer asked for was refused by the send (an invalid `widget_content`).
+ */
+type Failure = {
+  status: number | null;
+  response: string | null;
+  error: string | null;
+  refused?: string;
+};
 
 export class OutgoingWebhooks {
   private running = 0;
@@ -262,9 +273,30 @@ export class OutgoingWebhooks {
       return;
     }
     if (data === null || typeof data !== 'object') return;
-    const d = data as { content?: unknown; response_not_required?: unknown };
+    const d = data as {
+      content?: unknown;
+      response_not_required?: unknown;
+      widget_content?: unknown;
+    };
     if (d.response_not_required === true) return;
     if (typeof d.content !== 'string' || d.content.trim() === '') return;
+    // A widget for the reply (the reference's process_success_response): JSON text, checked as
+    // POST /messages checks it; refused, the owner is told and nothing is sent.
+    let widget: WidgetContent | undefined;
+    if (d.widget_content !== undefined && d.widget_content !== null) {
+      try {
+        widget = parseWidgetContent(typeof d.widget_content === 'string' ? d.widget_content : '');
+      } catch (err) {
+        if (!(err instanceof JsonableError)) throw err;
+        await this.notifyOwner(realm, bot, job, {
+          status: 200,
+          response: answer,
+          error: null,
+          refused: err.message,
+        });
+        return;
+      }
+    }
     const message = this.store.messages.byId(job.messageId)!;
     let to: MessageDestination;
     if (message.stream_id !== null) {
@@ -275,7 +307,7 @@ export class OutgoingWebhooks {
         .filter((id) => id !== bot.id);
       to = { kind: 'direct', ids: members.length > 0 ? [...members] : [senderId] };
     }
-    await this.send(realm, bot.id, to, d.content, 'OutgoingWebhookResponse');
+    await this.send(realm, bot.id, to, d.content, 'OutgoingWebhookResponse', widget);
   }
 
   private async notifyOwner(
@@ -293,14 +325,18 @@ export class OutgoingWebhooks {
     if (!notifier) return;
     const url = `${new URL('/', `${this.config.externalScheme}://${this.config.externalHost}`).href}#narrow/id/${job.messageId}`;
     let content = `[A message](${url}) to your bot @_**${bot.full_name}** triggered an outgoing webhook.`;
-    if (f.error !== null && f.status === null) {
+    // A call that got no answer has no payload to show.
+    const unanswered = f.refused === undefined && f.error !== null && f.status === null;
+    if (f.refused !== undefined) {
+      content += `\nThe outgoing webhook server attempted to send a message in Zulip, but that request resulted in the following error:\n> ${f.refused}`;
+    } else if (unanswered) {
       content += `\nWhen trying to send a request to the webhook service, an error occurred:\n\`\`\`\n${f.error}\n\`\`\``;
     } else {
       content += `\nThe webhook got a response with status code *${f.status ?? 0}*.`;
       if (f.error !== null) content += `\n${f.error}`;
-      if (f.response)
-        content += `\nThe response contains the following payload:\n\`\`\`\n${f.response.slice(0, 2000)}\n\`\`\``;
     }
+    if (f.response && !unanswered)
+      content += `\nThe response contains the following payload:\n\`\`\`\n${f.response.slice(0, 2000)}\n\`\`\``;
     await this.send(
       realm,
       notifier.id,
@@ -316,6 +352,7 @@ export class OutgoingWebhooks {
     to: MessageDestination,
     raw: string,
     client: string,
+    widget?: WidgetContent,
   ): Promise<void> {
     const content = normalizeContent(raw);
     const r = await this.renderer.render(
@@ -332,6 +369,7 @@ export class OutgoingWebhooks {
         read_by_sender: true,
         queue_id: undefined,
         local_id: undefined,
+        widget_content: widget,
       });
     } catch (err) {
       log.warn({ err, realmId: realm.id, senderId }, 'an outgoing webhook reply was not sent');

@@ -334,3 +334,44 @@ t.test('a hanging endpoint holds at most two calls: other bots are called meanwh
   t.equal(held.length, 5, 'each slow call made once');
   t.equal(ts.server.store.outgoingWebhookCalls.count(), 0, 'the queue is empty');
 });
+
+t.test(
+  "a reply's widget_content: a valid form goes with it, anything else tells the owner",
+  async (t) => {
+    const form = {
+      widget_type: 'zform',
+      extra_data: {
+        type: 'choices',
+        heading: 'Deploy?',
+        choices: [{ short_name: 'Y', long_name: 'Yes', reply: 'deploy' }],
+      },
+    };
+    let widget: unknown = JSON.stringify(form);
+    const rx = await receiver(t, () => ({
+      status: 200,
+      body: JSON.stringify({ content: 'Choose:', widget_content: widget }),
+    }));
+    const ts = await startServer(t, { outgoingWebhookAllowPrivate: ['127.0.0.1'] });
+    await createChannel(ts.api, 'hamlet', 'devel');
+    const bot = await outgoingBot(t, ts, rx.url);
+    assertSuccess(t, await mention(ts));
+    await ts.server.context.outgoingWebhooks.settled();
+    const reply = await newest(t, ts, 'othello', [{ operator: 'channel', operand: 'devel' }]);
+    t.match(reply, { sender_id: bot.id, content: 'Choose:' });
+    const subs = reply.submessages as { sender_id: number; msg_type: string; content: string }[];
+    t.equal(subs.length, 1);
+    t.match(subs[0], { sender_id: bot.id, msg_type: 'widget' });
+    t.same(JSON.parse(subs[0]!.content), form);
+
+    widget = 'test';
+    assertSuccess(t, await mention(ts));
+    await ts.server.context.outgoingWebhooks.settled();
+    const notice = await ownerNotice(t, ts);
+    t.match(
+      notice.content,
+      /attempted to send a message in Zulip, but that request resulted in the following error:\n> Widgets: API programmer sent invalid JSON content\nThe response contains the following payload:/,
+    );
+    const last = await newest(t, ts, 'othello', [{ operator: 'channel', operand: 'devel' }]);
+    t.equal(last.sender_id, ts.fx.users.othello!.id, 'no reply was sent');
+  },
+);
