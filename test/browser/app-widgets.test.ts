@@ -98,6 +98,7 @@ t.test('a poll and a to-do list, live in two pages', async (t) => {
   await hamlet.page.fill('.widget.poll input[aria-label="Question"]', 'Where for lunch today?');
   await hamlet.page.keyboard.press('Enter');
   await othello.page.waitForSelector('.widget-title:text-is("Where for lunch today?")');
+  await waitFor(hamlet.page, `document.activeElement?.textContent === 'Edit question'`);
   await screenshot(hamlet.page, t, 'poll-1280');
   await screenshot(othello.page, t, 'poll-390');
 
@@ -140,6 +141,12 @@ t.test('a poll and a to-do list, live in two pages', async (t) => {
   await othello.page.waitForSelector('.widget.todo .todo-task:not(.done):has-text("Bread")');
   await hamlet.page.click('.widget.todo .todo-task:has-text("Cheese") input[type="checkbox"]');
   await othello.page.waitForSelector('.widget.todo .todo-task.done:has-text("Cheese")');
+  // Its author (Othello) renames it; Hamlet may not.
+  t.equal(await hamlet.page.locator('.widget.todo button:has-text("Edit title")').count(), 0);
+  await othello.page.click('.widget.todo button:has-text("Edit title")');
+  await othello.page.fill('.widget.todo input[aria-label="Title"]', 'Picnic on Sunday');
+  await othello.page.click('.widget.todo button:has-text("Save")');
+  await hamlet.page.waitForSelector('.widget.todo .widget-title:text-is("Picnic on Sunday")');
   await screenshot(hamlet.page, t, 'todo-1280');
   await screenshot(othello.page, t, 'todo-390');
 

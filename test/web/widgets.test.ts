@@ -11,6 +11,7 @@ import {
   nextIndex,
   questionEvent,
   strikeEvent,
+  titleEvent,
   voteEvent,
   type Poll,
   type TodoList,
@@ -133,6 +134,12 @@ t.test('a to-do list: new tasks, strikes, the title', (t) => {
     completed: false,
   });
   t.equal(newTaskEvent(l, 'Maps', '', 2), null, 'a task already there');
+  t.same(JSON.parse(titleEvent(l, ' Winter trip ')!), {
+    type: 'new_task_list_title',
+    title: 'Winter trip',
+  });
+  t.equal(titleEvent(l, 'Summer trip'), null, 'unchanged');
+  t.equal(titleEvent(l, ' '), null, 'empty');
   t.equal(newTaskEvent(l, ' ', 'x', 2), null, 'no name');
   t.end();
 });

@@ -6,7 +6,7 @@
  * submessages (web/state/widgets.ts); each action is a submessage the server announces to all,
  * this page included, so what is drawn is always what the events said.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import {
   newOptionEvent,
@@ -14,6 +14,7 @@ import {
   nextIndex,
   questionEvent,
   strikeEvent,
+  titleEvent,
   voteEvent,
   type Poll,
   type TodoList,
@@ -85,65 +86,96 @@ function AddForm({
   );
 }
 
+/**
+ * A widget's question or title, and for its author an editor of it: Enter saves, Escape
+ * cancels (the focus goes back to the Edit button).
+ */
+function WidgetHead({
+  title,
+  fallback,
+  what,
+  author,
+  make,
+  send,
+}: {
+  title: string;
+  fallback: string;
+  what: 'question' | 'title';
+  author: boolean;
+  make: (text: string) => string | null;
+  send: (content: string) => Promise<boolean>;
+}) {
+  const [draft, setDraft] = useState<string | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const edit = useRef<HTMLButtonElement>(null);
+  const editing = draft !== null;
+  const wasEditing = useRef(false);
+  const stop = () => setDraft(null);
+  // Into the field as it opens; back to the Edit button as it closes.
+  useEffect(() => {
+    if (editing) input.current?.focus();
+    else if (wasEditing.current) edit.current?.focus();
+    wasEditing.current = editing;
+  }, [editing]);
+  const label = what === 'question' ? 'Question' : 'Title';
+  if (!editing)
+    return (
+      <div class="widget-head">
+        <p class="widget-title">{title || fallback}</p>
+        {author && (
+          <button ref={edit} class="btn small" type="button" onClick={() => setDraft(title)}>
+            Edit {what}
+          </button>
+        )}
+      </div>
+    );
+  return (
+    <form
+      class="widget-add"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const content = make(draft);
+        if (content === null) stop();
+        else void send(content).then((ok) => ok && stop());
+      }}
+    >
+      <input
+        ref={input}
+        class="field"
+        type="text"
+        aria-label={label}
+        value={draft}
+        maxLength={500}
+        onInput={(e) => setDraft(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          if (e.key !== 'Escape') return;
+          e.stopPropagation();
+          stop();
+        }}
+      />
+      <button class="btn small primary" type="submit" disabled={draft.trim() === ''}>
+        Save
+      </button>
+      <button class="btn small" type="button" onClick={stop}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
 function PollView({ c, s, m, w }: Props<Poll>) {
-  const [editing, setEditing] = useState(false);
-  const [draft, setDraft] = useState(w.question);
-  const author = m.sender_id === s.selfId;
   const send = (content: string) => c.widgetEvent(m.id, content);
   const total = new Set(w.options.flatMap((o) => o.voters)).size;
   return (
     <div class="widget poll" role="group" aria-label="Poll">
-      {editing ? (
-        <form
-          class="widget-add"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const content = questionEvent(w, draft);
-            if (content === null) {
-              setEditing(false);
-              return;
-            }
-            void send(content).then((ok) => ok && setEditing(false));
-          }}
-        >
-          <input
-            class="field"
-            type="text"
-            aria-label="Question"
-            value={draft}
-            maxLength={500}
-            onInput={(e) => setDraft(e.currentTarget.value)}
-            onKeyDown={(e) => {
-              if (e.key !== 'Escape') return;
-              e.stopPropagation();
-              setEditing(false);
-            }}
-            ref={(el) => el?.focus()}
-          />
-          <button class="btn small primary" type="submit" disabled={draft.trim() === ''}>
-            Save
-          </button>
-          <button class="btn small" type="button" onClick={() => setEditing(false)}>
-            Cancel
-          </button>
-        </form>
-      ) : (
-        <div class="widget-head">
-          <p class="widget-title">{w.question || 'Poll'}</p>
-          {author && (
-            <button
-              class="btn small"
-              type="button"
-              onClick={() => {
-                setDraft(w.question);
-                setEditing(true);
-              }}
-            >
-              Edit question
-            </button>
-          )}
-        </div>
-      )}
+      <WidgetHead
+        title={w.question}
+        fallback="Poll"
+        what="question"
+        author={m.sender_id === s.selfId}
+        make={(text) => questionEvent(w, text)}
+        send={send}
+      />
       {w.options.length === 0 && <p class="widget-empty">No options yet: add one below.</p>}
       <ul class="poll-options">
         {w.options.map((o) => {
@@ -185,9 +217,14 @@ function TodoView({ c, s, m, w }: Props<TodoList>) {
   const send = (content: string) => c.widgetEvent(m.id, content);
   return (
     <div class="widget todo" role="group" aria-label="To-do list">
-      <div class="widget-head">
-        <p class="widget-title">{w.title || 'Task list'}</p>
-      </div>
+      <WidgetHead
+        title={w.title}
+        fallback="Task list"
+        what="title"
+        author={m.sender_id === s.selfId}
+        make={(text) => titleEvent(w, text)}
+        send={send}
+      />
       {w.tasks.length === 0 && <p class="widget-empty">No tasks yet: add one below.</p>}
       <ul class="todo-tasks">
         {w.tasks.map((t) => (

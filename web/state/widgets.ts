@@ -167,6 +167,13 @@ export function questionEvent(poll: Poll, text: string): string | null {
   return JSON.stringify({ type: 'question', question });
 }
 
+/** The submessage content of a new task list title, or null when empty or unchanged. */
+export function titleEvent(list: TodoList, text: string): string | null {
+  const title = text.trim();
+  if (title === '' || title === list.title) return null;
+  return JSON.stringify({ type: 'new_task_list_title', title });
+}
+
 /** The submessage content of a new task, or null when its name is empty or already a task's. */
 export function newTaskEvent(
   list: TodoList,
