@@ -56,8 +56,13 @@ t.test('a poll and a to-do list, live in two pages', async (t) => {
   const othello = await openApp(b, ts.url, fx, 'othello', { hash, width: 390, height: 844 });
 
   // Hamlet sends a poll from the compose box; both pages draw it as a poll, not as text.
+  // The compose box offers the commands as "/" starts a message; Tab takes one.
   await hamlet.page.click('#compose-text');
-  await hamlet.page.keyboard.type('/poll Where for lunch?');
+  await hamlet.page.keyboard.type('/po');
+  await hamlet.page.waitForSelector('.popup.ac .option:has-text("Create a poll")');
+  await hamlet.page.keyboard.press('Tab');
+  t.equal(await hamlet.page.inputValue('#compose-text'), '/poll ');
+  await hamlet.page.keyboard.type('Where for lunch?');
   await hamlet.page.keyboard.press('Shift+Enter');
   await hamlet.page.keyboard.type('Pizza');
   await hamlet.page.keyboard.press('Shift+Enter');

@@ -8,6 +8,7 @@ import type { Message } from '../../src/client/types.js';
 import {
   applyCandidate,
   channelCandidates,
+  commandCandidates,
   emojiCandidates,
   mentionCandidates,
   rank,
@@ -114,6 +115,21 @@ t.test('autocomplete tokens', (t) => {
   t.equal(tokenAt('12:30', 5), null, 'not a time');
   t.equal(tokenAt('@**Hamlet** ', 12), null, 'not after a completed mention');
   t.equal(tokenAt('hi\n@x', 2), null, 'only up to the caret');
+  t.match(tokenAt('/po', 3), { kind: 'command', query: 'po', start: 0, end: 3 });
+  t.match(tokenAt('/', 1), { kind: 'command', query: '' });
+  t.equal(tokenAt('see /po', 7), null, 'a command only starts the message');
+  t.equal(tokenAt('hi\n/po', 6), null, 'not on a later line');
+  t.equal(tokenAt('/poll ', 6), null, 'not once a space follows');
+  t.same(
+    commandCandidates('').map((c) => c.label),
+    ['/poll', '/todo', '/me'],
+  );
+  t.same(
+    commandCandidates('T').map((c) => [c.insert, c.detail]),
+    [['/todo', 'Create a to-do list']],
+  );
+  const chosen = applyCandidate('/p', tokenAt('/p', 2)!, commandCandidates('p')[0]!);
+  t.same(chosen, { text: '/poll ', caret: 6 });
   t.end();
 });
 

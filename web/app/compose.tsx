@@ -9,6 +9,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import {
   applyCandidate,
   channelCandidates,
+  commandCandidates,
   emojiCandidates,
   mentionCandidates,
   tokenAt,
@@ -234,6 +235,7 @@ export function Compose({ c }: { c: Controller }) {
       );
     }
     if (token.kind === 'channel') return channelCandidates(token.query, [...s.channels.values()]);
+    if (token.kind === 'command') return commandCandidates(token.query);
     const idx = c.emoji.value;
     if (!idx) {
       void c.loadEmoji();

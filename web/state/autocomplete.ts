@@ -3,13 +3,14 @@
  * mentions, `#name` for channels, `:name` for emoji), the candidates ranked as a person expects
  * (a prefix of the whole name, then of any word, then anywhere), and the text once one is
  * chosen, in the syntax the server's markdown reads: `@**Full Name**` (with `|id` when two
- * people share a name), `@*group*`, `#**channel**`, `:emoji:`. Also the topic box's candidates.
+ * people share a name), `@*group*`, `#**channel**`, `:emoji:`. Also the topic box's candidates,
+ * and the commands a message may start with (`/poll`, `/todo`, `/me`).
  */
-export type TokenKind = 'mention' | 'channel' | 'emoji';
+export type TokenKind = 'mention' | 'channel' | 'emoji' | 'command';
 export type Token = { kind: TokenKind; query: string; start: number; end: number; silent: boolean };
 
 export type Candidate = {
-  kind: 'user' | 'group' | 'wildcard' | 'channel' | 'emoji' | 'topic';
+  kind: 'user' | 'group' | 'wildcard' | 'channel' | 'emoji' | 'topic' | 'command';
   key: string;
   label: string;
   detail?: string;
@@ -27,6 +28,9 @@ export function tokenAt(text: string, caret: number): Token | null {
   const before = text.slice(0, caret);
   const lineStart = before.lastIndexOf('\n') + 1;
   const line = before.slice(lineStart);
+  // A command: `/` then letters, at the very start of the message.
+  const command = /^\/([a-z]{0,10})$/i.exec(before);
+  if (command) return { kind: 'command', query: command[1]!, start: 0, end: caret, silent: false };
   // Emoji: `:` then a word, no spaces.
   const emoji = /(^|[\s(])(:)([a-z0-9_+-]{1,40})$/i.exec(line);
   if (emoji) {
@@ -183,6 +187,28 @@ export function topicCandidates(query: string, topics: readonly string[]): Candi
     key: `t:${t}`,
     label: t,
     insert: t,
+  }));
+}
+
+/**
+ * The commands a message may start with, as the reference's compose box offers them: the server
+ * makes a poll or a to-do list of the first two (src/lib/widgets.ts), the third is rendered as an
+ * action ("/me waves").
+ */
+const COMMANDS = [
+  { name: 'poll', detail: 'Create a poll' },
+  { name: 'todo', detail: 'Create a to-do list' },
+  { name: 'me', detail: 'Action message' },
+] as const;
+
+export function commandCandidates(query: string): Candidate[] {
+  const q = query.toLowerCase();
+  return COMMANDS.filter((c) => c.name.startsWith(q)).map((c) => ({
+    kind: 'command',
+    key: c.name,
+    label: `/${c.name}`,
+    detail: c.detail,
+    insert: `/${c.name}`,
   }));
 }
 
