@@ -92,7 +92,14 @@ export function EmojiPicker({ c }: { c: Controller }) {
             }
           }}
         />
-        <div class="picker-grid" ref={grid} role="listbox" aria-label="Emoji">
+        {/* A listbox only with options in it (axe: an empty one, while the emoji load or when
+            nothing matches, lacks its required children); the words say why it is empty. */}
+        <div
+          class="picker-grid"
+          ref={grid}
+          role={list.length > 0 ? 'listbox' : undefined}
+          aria-label={list.length > 0 ? 'Emoji' : undefined}
+        >
           {!idx && <span class="muted-text">Loading…</span>}
           {list.map((e) => (
             <button
