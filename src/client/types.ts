@@ -254,6 +254,8 @@ export type RegisterResponse = {
   server_timestamp?: number;
   /** Users' statuses, by user id (only those who set one, or are away). */
   user_status?: Record<string, UserStatus>;
+  /** Who the user muted, and when (UNIX seconds). */
+  muted_users?: { id: number; timestamp: number }[];
   [key: string]: unknown;
 };
 
@@ -307,6 +309,8 @@ export type ServerEvent =
   | UserStatusEvent
   | CustomProfileFieldsEvent
   | AlertWordsEvent
+  | MutedUsersEvent
+  | InvitesChangedEvent
   | AttachmentEvent
   | DefaultStreamsEvent
   | RealmLinkifiersEvent
@@ -523,6 +527,15 @@ export type UserStatusEvent = Base & { type: 'user_status'; user_id: number } & 
 /** The user's alert words changed: the whole list. */
 export type AlertWordsEvent = Base & { type: 'alert_words'; alert_words: string[] };
 
+/** The user muted or unmuted someone: the whole list. */
+export type MutedUsersEvent = Base & {
+  type: 'muted_users';
+  muted_users: { id: number; timestamp: number }[];
+};
+
+/** Invitations the user may manage changed (no details: GET /invites again). */
+export type InvitesChangedEvent = Base & { type: 'invites_changed' };
+
 /** One of the user's uploads was added, changed (its messages) or removed. */
 export type AttachmentEvent = Base & {
   type: 'attachment';
@@ -568,9 +581,7 @@ export type OtherEvent = Base & {
     | 'default_stream_groups'
     | 'drafts'
     | 'has_zoom_token'
-    | 'invites_changed'
     | 'muted_topics'
-    | 'muted_users'
     | 'onboarding_steps'
     | 'realm_bot'
     | 'realm_domains'

@@ -46,6 +46,7 @@ import { NAME_ORDER, Presence, type PresenceStatus, type PresenceTimes } from '.
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 import { UserStatuses } from './user-status.js';
+import { MutedUsers } from './muted-users.js';
 import { withValue } from './profile-fields.js';
 import {
   applyAttachmentEvent,
@@ -179,7 +180,13 @@ export class ChatState {
     status: signal(0),
     /** Alert words, linkifiers, playgrounds, default channels, uploads (settings-more.ts). */
     extras: signal(0),
+    /** Who the user muted (muted-users.ts). */
+    muted: signal(0),
+    /** Invitations changed (`invites_changed`: the Invitations panel fetches them again). */
+    invites: signal(0),
   };
+  /** The users the user muted, with when (`muted_users`, then its events). */
+  readonly mutedUsers: MutedUsers;
   /** The user's alert words (`alert_words`, then its events). */
   alertWords: string[];
   /** The realm's linkifiers, in processing order (`realm_linkifiers`). */
@@ -213,6 +220,7 @@ export class ChatState {
     this.linkifiers = (r.realm_linkifiers as Linkifier[] | undefined) ?? [];
     this.playgrounds = (r.realm_playgrounds as Playground[] | undefined) ?? [];
     this.defaultStreams = (r.realm_default_streams as number[] | undefined) ?? [];
+    this.mutedUsers = new MutedUsers(r.muted_users);
     this.self = this.users.get(this.selfId) ?? {
       user_id: r.user_id,
       email: r.email,
@@ -1055,6 +1063,13 @@ export class ChatState {
           this.uploads = applyAttachmentEvent(this.uploads, e);
           this.rev.extras.value++;
         }
+        return null;
+      case 'muted_users':
+        this.mutedUsers.set(e.muted_users);
+        this.rev.muted.value++;
+        return null;
+      case 'invites_changed':
+        this.rev.invites.value++;
         return null;
       case 'heartbeat':
       case 'restart':

@@ -5,7 +5,8 @@
  * wildcard mentions also by `wildcard_mentions_notify` (the channel's own value first); other
  * channel messages by the channel's `desktop_notifications` (null: the user's
  * `enable_stream_desktop_notifications`), or by `enable_followed_topic_desktop_notifications` in
- * a followed topic (shouldSound: the same with the sound settings). Never for one's own messages, in muted topics (unless personally mentioned),
+ * a followed topic (shouldSound: the same with the sound settings). Never for one's own messages,
+ * a muted user's, in muted topics (unless personally mentioned),
  * or for what the user is looking at in a focused window. Plus the page title.
  */
 import type { Subscription, UserSettings } from '../../src/client/types.js';
@@ -16,6 +17,8 @@ export type NotifyContext = {
   settings: UserSettings;
   sub: Subscription | undefined;
   mutedTopic: boolean;
+  /** The user muted the sender: never a notification or a sound (the reference's rule). */
+  senderMuted?: boolean;
   followedTopic: boolean;
   /** The window has focus and shows this message's conversation. */
   seeing: boolean;
@@ -89,7 +92,8 @@ function wildcardMention(m: StoredMessage): boolean {
 }
 
 export function shouldNotify(m: StoredMessage, c: NotifyContext): boolean {
-  if (m.sender_id === c.selfId || c.seeing || m.flags.includes('read')) return false;
+  if (m.sender_id === c.selfId || c.senderMuted || c.seeing || m.flags.includes('read'))
+    return false;
   const desktop = c.settings.enable_desktop_notifications !== false;
   if (m.type === 'private') return desktop;
   if (m.flags.includes('mentioned')) return desktop;
@@ -114,7 +118,8 @@ export function shouldNotify(m: StoredMessage, c: NotifyContext): boolean {
  * rest, `enable_followed_topic_audible_notifications` in a followed topic.
  */
 export function shouldSound(m: StoredMessage, c: NotifyContext): boolean {
-  if (m.sender_id === c.selfId || c.seeing || m.flags.includes('read')) return false;
+  if (m.sender_id === c.selfId || c.senderMuted || c.seeing || m.flags.includes('read'))
+    return false;
   const sounds = c.settings.enable_sounds !== false;
   if (m.type === 'private' || m.flags.includes('mentioned')) return sounds;
   if (c.mutedTopic) return false;

@@ -57,8 +57,14 @@ export const EVENT_TYPES = [
   'realm_linkifiers',
   'realm_playgrounds',
   'default_streams',
+  // Who the user muted (their messages collapsed, not notified, not shown typing).
+  'muted_users',
+  // Invitations the user may manage changed (the Invitations panel fetches them again).
+  'invites_changed',
 ];
-export const FETCH_TYPES = EVENT_TYPES.filter((t) => t !== 'realm_user').concat([
+export const FETCH_TYPES = EVENT_TYPES.filter(
+  (t) => t !== 'realm_user' && t !== 'invites_changed',
+).concat([
   'realm_user_groups',
   // The sidebar's count of starred messages (kept by update_message_flags and delete_message).
   'starred_messages',

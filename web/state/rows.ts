@@ -2,7 +2,7 @@
  * The rows a message window renders: a date divider where the day changes, a recipient bar
  * (channel and topic, or the conversation) where the recipient changes, and each message with
  * or without its sender's name and avatar (shown at the start of a run of one sender's messages
- * in one recipient block, and again after a pause). Pure: the day of a timestamp is injected
+ * in one recipient block, again after a pause, and after a collapsed message). Pure: the day of a timestamp is injected
  * (the view uses the browser's time zone).
  */
 import type { Message } from '../../src/client/types.js';
@@ -24,7 +24,12 @@ function sameRecipient(a: Message, b: Message, selfId: number): boolean {
 
 export function buildRows(
   messages: readonly Message[],
-  opts: { selfId: number; dayOf: (timestamp: number) => string },
+  opts: {
+    selfId: number;
+    dayOf: (timestamp: number) => string;
+    /** Drawn collapsed (a muted sender's): the message after it shows its sender again. */
+    hidden?: (m: Message) => boolean;
+  },
 ): Row[] {
   const rows: Row[] = [];
   let prev: Message | null = null;
@@ -41,7 +46,8 @@ export function buildRows(
       prev === null ||
       prev.sender_id !== m.sender_id ||
       m.timestamp - prev.timestamp > SENDER_GAP_SECONDS ||
-      m.is_me_message === true;
+      m.is_me_message === true ||
+      opts.hidden?.(prev) === true;
     rows.push({ kind: 'message', key: `m${m.local_id ?? m.id}`, message: m, showSender });
     prev = m;
     prevDay = day;

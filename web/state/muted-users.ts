@@ -1,0 +1,107 @@
+/**
+ * Muted users, as the reference's web app treats them (muted_users.ts, people.ts
+ * get_display_full_name, typing_events.ts): register's `muted_users` and the `muted_users`
+ * event (the whole list each time) give who the user muted and when. A muted user's messages
+ * show collapsed (the sender's name and avatar left out) until revealed one by one; they make no
+ * desktop notification or sound (the server also marks them read); the user does not see them
+ * typing; their reactions still count, their name in a reaction's tooltip reads "Muted user".
+ * Anyone but oneself can be muted (bots too, as the reference's user card offers).
+ */
+
+export type MutedUser = { id: number; timestamp: number };
+
+/** What a muted user's hidden message says instead of its content. */
+export const HIDDEN_NOTE = 'This message was hidden because you muted the sender.';
+
+/** The name shown for a muted user where their name would be (reactions' tooltips). */
+export const MUTED_NAME = 'Muted user';
+
+/** What the confirmation before muting says muting does. */
+export function muteExplained(name: string): string {
+  return (
+    `${name}'s messages will be hidden behind a notice you can open one at a time, and will ` +
+    `not notify you or make a sound; they are marked as read. You will not see ${name} typing, ` +
+    'and their reactions will count without their name. You can unmute them at any time from ' +
+    'Settings → Muted users.'
+  );
+}
+
+export class MutedUsers {
+  private readonly byId = new Map<number, number>();
+
+  constructor(list: readonly MutedUser[] | undefined = []) {
+    this.set(list);
+  }
+
+  /** The whole list, as the register snapshot and each event give it. */
+  set(list: readonly MutedUser[]): void {
+    this.byId.clear();
+    for (const m of list) this.byId.set(m.id, m.timestamp);
+  }
+
+  has(id: number): boolean {
+    return this.byId.has(id);
+  }
+
+  /** When the user muted `id` (UNIX seconds), or undefined. */
+  since(id: number): number | undefined {
+    return this.byId.get(id);
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  list(): MutedUser[] {
+    return [...this.byId].map(([id, timestamp]) => ({ id, timestamp }));
+  }
+}
+
+/** Whether the card offers muting (or unmuting) this person: anyone but oneself. */
+export function canMute(selfId: number, userId: number): boolean {
+  return userId !== selfId;
+}
+
+/** The names a reaction's tooltip lists: "You", "Muted user", or the person's name. */
+export function reactionNames(
+  userIds: readonly number[],
+  selfId: number,
+  muted: MutedUsers,
+  name: (id: number) => string,
+): string[] {
+  return userIds.map((id) => (id === selfId ? 'You' : muted.has(id) ? MUTED_NAME : name(id)));
+}
+
+/** Who is shown typing: the muted left out. */
+export function withoutMuted(ids: readonly number[], muted: MutedUsers): number[] {
+  return ids.filter((id) => !muted.has(id));
+}
+
+/** Whether a message shows collapsed (the user's own never: nobody mutes themselves). */
+export function hiddenMessage(senderId: number, selfId: number, muted: MutedUsers): boolean {
+  return senderId !== selfId && muted.has(senderId);
+}
+
+export type MutedRow = { id: number; name: string; since: number };
+
+/**
+ * The Muted users panel's rows: those whose name (or e-mail) holds the filter, any case, by name
+ * (then id); a user the app does not know shows by `name`'s fallback.
+ */
+export function mutedRows(
+  muted: MutedUsers,
+  person: (id: number) => { name: string; email?: string | undefined },
+  filter: string,
+): MutedRow[] {
+  const q = filter.trim().toLowerCase();
+  const rows: (MutedRow & { email: string })[] = muted.list().map((m) => {
+    const p = person(m.id);
+    return { id: m.id, name: p.name, email: p.email ?? '', since: m.timestamp };
+  });
+  return rows
+    .filter(
+      (r) => q === '' || r.name.toLowerCase().includes(q) || r.email.toLowerCase().includes(q),
+    )
+    .sort((a, b) => a.name.localeCompare(b.name) || a.id - b.id)
+    .map(({ id, name, since }) => ({ id, name, since }));
+}
