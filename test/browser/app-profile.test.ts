@@ -189,8 +189,8 @@ t.test('the avatar, `u`; a bot and its owner; a deactivated user', async (t) => 
     await page.evaluate(
       `[...document.querySelectorAll('.card-actions button')].map((b) => b.textContent.trim())`,
     ),
-    ['View messages sent'],
-    'no direct message to a deactivated account',
+    ['View messages sent', 'Mute this user'],
+    'no direct message to a deactivated account (muting still offered, as the reference)',
   );
   await page.keyboard.press('Escape');
   await page.getByRole('dialog').waitFor({ state: 'detached' });

@@ -62,6 +62,7 @@ import {
 import { pageTitle, shouldNotify, shouldSound, type NotifyContext } from '../state/notify.js';
 import { Activity } from '../state/presence.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
+import { muteExplained, withoutMuted } from '../state/muted-users.js';
 import { nextUnread } from '../state/unread.js';
 import { markUnreadFrom, quoteText, withQuote, type HistoryEntry } from '../state/message-menu.js';
 import { htmlText, plainHtml } from './format.js';
@@ -1002,6 +1003,7 @@ export class Controller {
       settings: s.settings,
       sub: m.stream_id !== undefined ? s.subs.get(m.stream_id) : undefined,
       mutedTopic: m.type === 'stream' && s.mutedTopic(m.stream_id!, m.subject),
+      senderMuted: s.mutedUsers.has(m.sender_id),
       followedTopic:
         m.type === 'stream' && s.topicPolicy(m.stream_id!, m.subject) === TOPIC.FOLLOWED,
       seeing,
@@ -1137,8 +1139,8 @@ export class Controller {
     const s = this.state.value;
     const t = to && this.typingTo(to);
     if (!s || !t) return [];
-    track(s.typing.rev);
-    return s.typing.who(typingKey(t));
+    track(s.typing.rev, s.rev.muted);
+    return withoutMuted(s.typing.who(typingKey(t)), s.mutedUsers);
   }
 
   /** Checks a message before sending; the problem in words, or null. */
@@ -1477,6 +1479,28 @@ export class Controller {
   viewSentBy(userId: number): void {
     this.card.value = null;
     this.go(senderNarrow(userId));
+  }
+
+  /**
+   * "Mute this user" (after saying what muting does) or "Unmute this user": the list comes back
+   * as the `muted_users` event. True when done; a refusal is a toast.
+   */
+  async setUserMuted(userId: number, mute: boolean): Promise<boolean> {
+    const s = this.state.value;
+    if (!s) return false;
+    const name = s.userName(userId);
+    if (
+      mute &&
+      !(await this.ask({ title: `Mute ${name}?`, text: muteExplained(name), action: 'Mute' }))
+    )
+      return false;
+    try {
+      await this.client.request(mute ? 'POST' : 'DELETE', `/users/me/muted_users/${userId}`, {});
+      return true;
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+      return false;
+    }
   }
 
   // ---- Emoji -----------------------------------------------------------------------------

@@ -31,6 +31,7 @@ const PATHS = {
   down: 'M12 5v14M6 13l6 6 6-6',
   more: 'M12 5.5h.01M12 12h.01M12 18.5h.01',
   bell: 'M6 16V11a6 6 0 1 1 12 0v5l2 2H4l2-2zM10 20a2 2 0 0 0 4 0',
+  'bell-off': 'M6 16v-5a6 6 0 0 1 9.6-4.8M18 11v5l2 2H8M10 20a2 2 0 0 0 4 0M4 4l16 16',
 } as const;
 
 export type IconName = keyof typeof PATHS;

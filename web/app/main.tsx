@@ -21,6 +21,7 @@ import '../styles/user-groups.css';
 import '../styles/members.css';
 import '../styles/settings-more.css';
 import '../styles/message-menu.css';
+import '../styles/mute-invites.css';
 
 startTheme();
 

@@ -13,6 +13,7 @@ import type { MessageList } from '../state/message-list.js';
 import { markUnreadShown } from '../state/message-menu.js';
 import { mentionTarget } from '../state/profile.js';
 import { channelOf, dmNarrow, find, narrowHash, senderOf, topicNarrow } from '../state/narrow.js';
+import { hiddenMessage } from '../state/muted-users.js';
 import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
@@ -204,7 +205,7 @@ function openMention(c: Controller, target: HTMLElement): boolean {
 
 export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   const s = c.state.value!;
-  track(list.rev, s.rev.unread, s.rev.users, s.rev.channels);
+  track(list.rev, s.rev.unread, s.rev.users, s.rev.channels, s.rev.muted);
   const selected = c.selected.value;
   const editing = c.editing.value;
   const scroller = useRef<HTMLDivElement>(null);
@@ -249,7 +250,11 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     .drawnIds(list)
     .map((id) => s.messages.get(id))
     .filter((m): m is StoredMessage => m !== undefined);
-  const rows = buildRows(messages, { selfId: s.selfId, dayOf: dayKey });
+  const rows = buildRows(messages, {
+    selfId: s.selfId,
+    dayOf: dayKey,
+    hidden: (m) => hiddenMessage(m.sender_id, s.selfId, s.mutedUsers),
+  });
 
   useLayoutEffect(() => {
     const el = scroller.current;
@@ -714,6 +719,8 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
                 unread={s.unread.has(m.id)}
                 editing={editing === m.id}
                 match={search ? list.highlighted(m).content : undefined}
+                hidden={hiddenMessage(m.sender_id, s.selfId, s.mutedUsers)}
+                mutedMark={s.rev.muted.value}
               />
             </div>
           );

@@ -16,6 +16,7 @@ import { historyPolicy, historyShown, markUnreadShown } from '../state/message-m
 import { mentionsMe, mentionTarget } from '../state/profile.js';
 import { roveTo } from '../state/roving.js';
 import { alertWordRanges, alertWordsMayMark } from '../state/settings-more.js';
+import { HIDDEN_NOTE, MUTED_NAME, reactionNames } from '../state/muted-users.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { clock, fullTime } from './format.js';
@@ -186,11 +187,17 @@ export type RowProps = {
   editing: boolean;
   /** Search results: the server's highlighted copy of the content. */
   match?: string;
+  /** Its sender is muted: collapsed to a notice until "Show" (muted-users.ts). */
+  hidden: boolean;
+  /** Changes with the muted users (reactions' tooltips name them "Muted user"). */
+  mutedMark: number;
 };
 
-export class MessageRow extends Component<RowProps, { hover: boolean }> {
+type RowState = { hover: boolean; revealed: boolean };
+
+export class MessageRow extends Component<RowProps, RowState> {
   private content = createRef<HTMLDivElement>();
-  override state = { hover: false };
+  override state = { hover: false, revealed: false };
   /**
    * The toolbar's Tab stop: the action last focused (the first to begin with), its "⋮" last.
    * One stop for the toolbar, the arrows move within it (WAI-ARIA toolbar, roving tabindex); Tab
@@ -223,10 +230,13 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
     this.rove(bar, shown[to]!);
   };
 
-  override shouldComponentUpdate(next: RowProps, nextState: { hover: boolean }): boolean {
+  override shouldComponentUpdate(next: RowProps, nextState: RowState): boolean {
     const p = this.props;
     return (
       this.state.hover !== nextState.hover ||
+      this.state.revealed !== nextState.revealed ||
+      p.hidden !== next.hidden ||
+      p.mutedMark !== next.mutedMark ||
       p.m !== next.m ||
       p.showSender !== next.showSender ||
       p.selected !== next.selected ||
@@ -240,7 +250,10 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
     this.decorate();
   }
 
-  override componentDidUpdate(): void {
+  override componentDidUpdate(prev: RowProps): void {
+    // Muted again after being shown: hidden again.
+    if (this.props.hidden && !prev.hidden && this.state.revealed)
+      this.setState({ revealed: false });
     this.decorate();
   }
 
@@ -302,6 +315,36 @@ export class MessageRow extends Component<RowProps, { hover: boolean }> {
           : clock(m.timestamp, twentyFour).replace(/ [AP]M$/, '')}
       </time>
     );
+    if (this.props.hidden && !this.state.revealed) {
+      // The reference's hidden message: no name, no avatar, no content, reactions or toolbar.
+      return (
+        <div
+          class={`${cls} hidden-msg`}
+          data-id={m.id}
+          role="article"
+          aria-label={`${MUTED_NAME}, ${clock(m.timestamp, twentyFour)}`}
+          onClick={(e) => {
+            if ((e.target as HTMLElement).closest('button')) return;
+            c.selected.value = m.id;
+          }}
+        >
+          <div class="gutter">{!showSender && time}</div>
+          <div class="body">
+            {showSender && <div class="msg-head">{time}</div>}
+            <p class="hidden-note">
+              {HIDDEN_NOTE}{' '}
+              <button
+                class="link-btn"
+                type="button"
+                onClick={() => this.setState({ revealed: true })}
+              >
+                Show
+              </button>
+            </p>
+          </div>
+        </div>
+      );
+    }
     return (
       <div
         class={cls}
@@ -606,7 +649,7 @@ function Reactions({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage 
   return (
     <div class="reactions">
       {chips.map((chip) => {
-        const names = chip.userIds.map((id) => (id === s.selfId ? 'You' : s.userName(id)));
+        const names = reactionNames(chip.userIds, s.selfId, s.mutedUsers, (id) => s.userName(id));
         return (
           <button
             key={chip.key}

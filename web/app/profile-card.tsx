@@ -16,6 +16,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { presenceText } from '../state/presence.js';
 import { groupCard, profileCard } from '../state/profile.js';
 import { cardFields, type ExternalKinds, type FieldShown } from '../state/profile-fields.js';
+import { canMute } from '../state/muted-users.js';
 import { NO_STATUS } from '../state/user-status.js';
 import { Avatar } from './bits.js';
 import { box as boxOf, type CardAt, type Controller } from './controller.js';
@@ -47,7 +48,7 @@ type Leave = 'back' | 'compose' | 'list' | 'status';
 
 function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) {
   const s = c.state.value!;
-  track(s.rev.users, s.rev.settings, s.rev.presence);
+  track(s.rev.users, s.rev.settings, s.rev.presence, s.rev.muted);
   const primary = useRef<HTMLButtonElement>(null);
   const leave = useRef<Leave>('back');
   const card = profileCard(userId, {
@@ -226,6 +227,21 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
           <Icon name="send" />
           View messages sent
         </button>
+        {card && canMute(s.selfId, userId) && (
+          <button
+            key="mute"
+            class="btn"
+            type="button"
+            onClick={() => {
+              const mute = !s.mutedUsers.has(userId);
+              close();
+              void c.setUserMuted(userId, mute);
+            }}
+          >
+            <Icon name={s.mutedUsers.has(userId) ? 'bell' : 'bell-off'} />
+            {s.mutedUsers.has(userId) ? 'Unmute this user' : 'Mute this user'}
+          </button>
+        )}
       </div>
     </CardFrame>
   );

@@ -32,7 +32,7 @@ import {
  * One request at a time for a panel: busy while it runs, its failure (the server's words) kept
  * until the next one, and what it did said once it succeeded.
  */
-function useAction() {
+export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
@@ -62,7 +62,7 @@ function useAction() {
  * The focus kept in the panel when what had it went away (a row removed, here or by another
  * session, after its Delete or Remove): on `target`, once `list` changed.
  */
-function useRefocus(list: unknown, target: () => HTMLElement | null | undefined): void {
+export function useRefocus(list: unknown, target: () => HTMLElement | null | undefined): void {
   useEffect(() => {
     const at = document.activeElement;
     if (at && at !== document.body) return;
@@ -71,7 +71,7 @@ function useRefocus(list: unknown, target: () => HTMLElement | null | undefined)
 }
 
 /** What the last action did or why it failed. */
-function Outcome({ error, done }: { error: string | null; done: string | null }) {
+export function Outcome({ error, done }: { error: string | null; done: string | null }) {
   return (
     <>
       <FormError error={error} />
@@ -164,7 +164,7 @@ function AlertWords({ c }: { c: Controller }) {
 }
 
 /** A day as "Dec 6, 2026" (the full time in its title). */
-const shortDate = (ms: number) =>
+export const shortDate = (ms: number) =>
   new Date(ms).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 
 // ---- Uploaded files ----------------------------------------------------------------------

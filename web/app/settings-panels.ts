@@ -8,4 +8,5 @@ import './profile-fields.js'; // the Profile and Custom profile fields panels
 import './organization.js'; // the Organization and Custom emoji panels
 import './user-groups.js'; // the User groups panel
 import './settings-more.js'; // Alert words, Uploaded files, Default channels, Linkifiers, Code playgrounds
+import './mute-invites.js'; // Muted users, Invitations
 export { Settings } from './settings.js';
