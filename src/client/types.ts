@@ -311,6 +311,7 @@ export type ServerEvent =
   | AlertWordsEvent
   | MutedUsersEvent
   | InvitesChangedEvent
+  | RealmExportEvent
   | AttachmentEvent
   | DefaultStreamsEvent
   | RealmLinkifiersEvent
@@ -533,6 +534,21 @@ export type MutedUsersEvent = Base & {
   muted_users: { id: number; timestamp: number }[];
 };
 
+/** The realm's exports changed (administrators): the whole list, as GET /export/realm. */
+export type RealmExportEvent = Base & {
+  type: 'realm_export';
+  exports: {
+    id: number;
+    export_time: number;
+    acting_user_id: number | null;
+    export_url: string | null;
+    deleted_timestamp: number | null;
+    failed_timestamp: number | null;
+    pending: boolean;
+    export_type: number;
+  }[];
+};
+
 /** Invitations the user may manage changed (no details: GET /invites again). */
 export type InvitesChangedEvent = Base & { type: 'invites_changed' };
 
@@ -585,7 +601,6 @@ export type OtherEvent = Base & {
     | 'onboarding_steps'
     | 'realm_bot'
     | 'realm_domains'
-    | 'realm_export'
     | 'saved_snippets'
     | 'scheduled_messages'
     | 'starred_messages'

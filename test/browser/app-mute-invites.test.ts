@@ -308,3 +308,46 @@ t.test('invitations: listed, live, resent, revoked; a member sees their own', as
   await bothWidths(t, member.page, 'invitations-member');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test('data exports: started, ready, downloaded, deleted, live', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');
+  const other = await openApp(b, ts.url, ts.fx, 'iago');
+  await openSettings(page, 'Data exports');
+  await openSettings(other.page, 'Data exports');
+  await page.waitForSelector('text=There are no exports yet.');
+
+  await page.click('button:has-text("Start a public export")');
+  await page.waitForSelector('.dialog.confirm h2:has-text("Export the organization?")');
+  t.match(await page.textContent('.dialog.confirm p'), /no private channels or direct messages/);
+  await confirm(page, 'Start export');
+  await page.waitForSelector('text=Export started.');
+  const table = 'table[aria-label="Data exports"]';
+  const ready = `${table} tr[data-state="ready"] a:has-text("Download")`;
+  await page.waitForSelector(ready);
+  t.match(await page.textContent(`${table} tbody tr`), /Iago.*Public data/, 'who, what');
+  const href = await page.getAttribute(ready, 'href');
+  t.match(href, /\/user_avatars\/exports\/\d+\/[\w-]+\/confab-export-[\w-]+\.tar\.gz$/);
+  const got = await fetch(ts.url + new URL(href!).pathname);
+  t.equal(got.status, 200, 'the link downloads the archive');
+  t.equal(got.headers.get('content-type'), 'application/gzip');
+  await other.page.waitForSelector(ready);
+  t.pass('the other session follows (realm_export)');
+  await bothWidths(t, page, 'data-exports');
+
+  await page.locator(`${table} button:has-text("Delete")`).click();
+  await page.waitForSelector('.dialog.confirm h2:has-text("Delete this export?")');
+  await confirm(page, 'Delete');
+  await page.waitForSelector(`${table} tr[data-state="deleted"]`);
+  t.equal(await page.locator(`${table} button:has-text("Delete")`).count(), 0, 'nothing to delete');
+  await other.page.waitForSelector(`${table} tr[data-state="deleted"]`);
+  t.equal((await fetch(ts.url + new URL(href!).pathname)).status, 404, 'its link is gone');
+
+  // A member has no such panel.
+  const member = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await member.page.click('.sidebar-foot button[aria-label="Settings"]');
+  await member.page.waitForSelector('.settings nav');
+  t.equal(await member.page.locator('.settings nav a:has-text("Data exports")').count(), 0);
+  watch.assertClean(t, /WebSocket|status of 401/);
+});

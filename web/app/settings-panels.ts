@@ -9,4 +9,5 @@ import './organization.js'; // the Organization and Custom emoji panels
 import './user-groups.js'; // the User groups panel
 import './settings-more.js'; // Alert words, Uploaded files, Default channels, Linkifiers, Code playgrounds
 import './mute-invites.js'; // Muted users, Invitations
+import './data-exports.js'; // Data exports
 export { Settings } from './settings.js';

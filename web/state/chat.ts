@@ -47,6 +47,7 @@ import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 import { UserStatuses } from './user-status.js';
 import { MutedUsers } from './muted-users.js';
+import type { RealmExport } from './realm-exports.js';
 import { withValue } from './profile-fields.js';
 import {
   applyAttachmentEvent,
@@ -185,6 +186,8 @@ export class ChatState {
     /** Invitations changed (`invites_changed`: the Invitations panel fetches them again). */
     invites: signal(0),
   };
+  /** The realm's exports once the Data exports panel fetched them, then `realm_export` events. */
+  realmExports: RealmExport[] | null = null;
   /** The users the user muted, with when (`muted_users`, then its events). */
   readonly mutedUsers: MutedUsers;
   /** The user's alert words (`alert_words`, then its events). */
@@ -285,6 +288,12 @@ export class ChatState {
       () => clock.now(),
       clock.timers,
     );
+  }
+
+  /** The realm's exports as GET /export/realm gave them (events keep them from then on). */
+  setRealmExports(list: RealmExport[]): void {
+    this.realmExports = list;
+    this.rev.extras.value++;
   }
 
   /** The user's uploads as GET /attachments gave them (events keep them from then on). */
@@ -1067,6 +1076,11 @@ export class ChatState {
       case 'muted_users':
         this.mutedUsers.set(e.muted_users);
         this.rev.muted.value++;
+        return null;
+      case 'realm_export':
+        // The whole list each time: kept even before the panel fetched it.
+        this.realmExports = e.exports;
+        this.rev.extras.value++;
         return null;
       case 'invites_changed':
         this.rev.invites.value++;

@@ -61,9 +61,11 @@ export const EVENT_TYPES = [
   'muted_users',
   // Invitations the user may manage changed (the Invitations panel fetches them again).
   'invites_changed',
+  // The realm's exports changed (administrators: the Data exports panel).
+  'realm_export',
 ];
 export const FETCH_TYPES = EVENT_TYPES.filter(
-  (t) => t !== 'realm_user' && t !== 'invites_changed',
+  (t) => t !== 'realm_user' && t !== 'invites_changed' && t !== 'realm_export',
 ).concat([
   'realm_user_groups',
   // The sidebar's count of starred messages (kept by update_message_flags and delete_message).
