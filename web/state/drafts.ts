@@ -4,6 +4,8 @@
  * storage so that they survive narrowing elsewhere and reloads. Bounded: at most MAX_DRAFTS, the
  * least recently edited dropped first, and none older than MAX_AGE_DAYS.
  */
+import { signal } from '@preact/signals-core';
+
 export type StorageLike = {
   getItem(key: string): string | null;
   setItem(key: string, value: string): void;
@@ -28,6 +30,8 @@ export function draftKey(to: DraftTo): string {
 export class Drafts {
   private drafts = new Map<string, Draft>();
   private readonly storageKey: string;
+  /** Bumped on every change (the Drafts view and its count follow it). */
+  readonly rev = signal(0);
 
   /** `account` separates users sharing a browser (e.g. the user id and the realm). */
   constructor(
@@ -64,6 +68,7 @@ export class Drafts {
       .sort((a, b) => b.updated - a.updated)
       .slice(0, MAX_DRAFTS);
     this.drafts = new Map(list.map((d) => [draftKey(d.to), d]));
+    this.rev.value++;
     try {
       if (list.length === 0) this.storage?.removeItem(this.storageKey);
       else this.storage?.setItem(this.storageKey, JSON.stringify(list));
