@@ -504,4 +504,44 @@ for (const dark of [false, true]) {
     mailAdmin.watch.assertClean(t, /WebSocket|status of 401/);
     await mp.close();
   });
+  t.test(`${mode}: scheduled messages and drafts, the send menu, the time picker`, async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: topicHash(),
+      dark,
+    });
+    await page.fill('#compose-text', `To be sent later (${mode})`);
+    await page.click('.send-menu-btn');
+    await page.waitForSelector('.send-menu-list [role="menuitem"]');
+    await check(t, page, `send-menu-1280-${mode}`);
+    await page.click('.send-menu-list [role="menuitem"]:has-text("Schedule message")');
+    await page.waitForSelector('.schedule-dialog .schedule-preset');
+    await check(t, page, `schedule-picker-1280-${mode}`);
+    await page.click('.schedule-preset >> nth=0');
+    await page.waitForSelector('.scheduled-notice');
+    await check(t, page, `scheduled-notice-1280-${mode}`);
+    await page.click('.sidebar .nav-item:has-text("Scheduled messages")');
+    await page.waitForSelector('.page-item');
+    await check(t, page, `scheduled-view-1280-${mode}`);
+    await page.click('.page-item button:has-text("Edit")');
+    await page.waitForSelector('.editing-scheduled');
+    await check(t, page, `scheduled-editing-1280-${mode}`);
+    await page.click('.editing-scheduled button');
+    await page.fill('#compose-text', 'A draft');
+    await page.click('.sidebar .nav-item:has-text("Drafts")');
+    await page.waitForSelector('.page-item');
+    await check(t, page, `drafts-view-1280-${mode}`);
+    watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+
+    const phone = await openApp(b, ts.url, ts.fx, 'hamlet', { width: 390, height: 844, dark });
+    await phone.page.goto(ts.url + '/#scheduled');
+    await phone.page.waitForSelector('.page-item');
+    await check(t, phone.page, `scheduled-view-390-${mode}`);
+    await phone.page.click('.page-item button:has-text("Reschedule")');
+    await phone.page.waitForSelector('.schedule-dialog .schedule-preset');
+    await check(t, phone.page, `reschedule-picker-390-${mode}`);
+    phone.watch.assertClean(t, /WebSocket|status of 401/);
+    await phone.page.close();
+  });
 }

@@ -18,6 +18,7 @@ import {
   type Token,
 } from '../state/autocomplete.js';
 import { emojiText } from '../state/emoji.js';
+import { composeAction, type ScheduleTo } from '../state/scheduled.js';
 import { narrowHash, narrowKey, placeAfterMove, topicNarrow } from '../state/narrow.js';
 import { Avatar } from './bits.js';
 import type { ComposeTo, Controller } from './controller.js';
@@ -25,6 +26,8 @@ import { bytes } from './format.js';
 import { Icon } from './icons.js';
 import { moveActive } from './listbox.js';
 import { useLive } from './live.js';
+import { Menu } from './menu.js';
+import { EditingScheduled, saveScheduled, ScheduledNotice, SchedulePicker } from './scheduled.js';
 import { decorate, openPicker } from './message.js';
 import { track } from './track.js';
 
@@ -117,6 +120,10 @@ export function Compose({ c }: { c: Controller }) {
   /** What was entered as a recipient while the people were still loading. */
   const [pendingDm, setPendingDm] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);
+  /** The time picker of "Schedule message" is open. */
+  const [picking, setPicking] = useState(false);
+  /** A scheduled message on its way to the server (one at a time). */
+  const scheduling = useRef(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const previewBox = useRef<HTMLDivElement>(null);
 
@@ -261,6 +268,16 @@ export function Compose({ c }: { c: Controller }) {
     setValue(r.text, r.caret);
   };
 
+  /** The box emptied now (typed and sent before a drawing, the text would come back). */
+  const clearBox = () => {
+    setText('');
+    if (area.current) area.current.value = '';
+    setPreview(null);
+    setError(null);
+    setToken(null);
+    requestAnimationFrame(() => area.current && autosize(area.current));
+  };
+
   const submit = () => {
     const to = toRef.current;
     const text = textRef.current;
@@ -269,15 +286,68 @@ export function Compose({ c }: { c: Controller }) {
       setError(problem);
       return;
     }
+    // A scheduled message being edited: sending saves it (at its time), not a new message.
+    if (c.editingScheduled.peek() !== null) {
+      void schedule(null);
+      return;
+    }
+    c.scheduledNotice.value = null;
     c.send(to, text);
-    setText('');
-    // The box emptied now: typed and sent before a drawing, the text goes back to what the last
-    // drawing had (empty), and a drawing that changes nothing would leave the typing in the box.
-    if (area.current) area.current.value = '';
-    setPreview(null);
-    setError(null);
-    setToken(null);
-    requestAnimationFrame(() => area.current && autosize(area.current));
+    clearBox();
+  };
+
+  /**
+   * Schedules the box's message for `at` (UNIX seconds), or, while it holds a scheduled message,
+   * changes that one (at `at`, or at its own time when null). Problems show under the box.
+   */
+  const schedule = async (at: number | null) => {
+    const to = toRef.current;
+    const text = textRef.current;
+    const problem = c.checkSend(to, text);
+    if (problem) {
+      setError(problem);
+      return;
+    }
+    if (scheduling.current) return;
+    const id = c.editingScheduled.peek();
+    const editing = id === null ? null : (c.scheduled.get(id) ?? null);
+    // checkSend passed: a channel is chosen.
+    const action = composeAction(editing, to as ScheduleTo, text, at, Date.now());
+    if (action.kind === 'problem') {
+      setError(action.problem);
+      return;
+    }
+    if (action.kind === 'send') return;
+    scheduling.current = true;
+    try {
+      await saveScheduled(c, action);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+      return;
+    } finally {
+      scheduling.current = false;
+    }
+    // Out of the box (unless typed over meanwhile), and out of the drafts.
+    if (textRef.current === text) {
+      const d = c.draftTo(to);
+      if (d) c.drafts?.delete(d);
+      clearBox();
+    }
+    c.typingSender?.stop();
+    c.editingScheduled.value = null;
+    c.scheduledNotice.value = { timestamp: action.params.scheduled_delivery_timestamp };
+  };
+
+  const openSchedule = () => {
+    const problem = c.checkSend(toRef.current, textRef.current);
+    if (problem) setError(problem);
+    else setPicking(true);
+  };
+
+  const cancelEditing = () => {
+    c.editingScheduled.value = null;
+    setValue('');
+    clearBox();
   };
 
   const onKeyDown = (e: KeyboardEvent) => {
@@ -378,6 +448,11 @@ export function Compose({ c }: { c: Controller }) {
     if (previewBox.current) decorate(previewBox.current);
   }, [preview]);
 
+  // The scheduled message the box holds, if any (gone once sent or deleted).
+  track(c.scheduled.rev);
+  const editingId = c.editingScheduled.value;
+  const editingNow = editingId === null ? undefined : c.scheduled.get(editingId);
+
   // ---- Recipients ---------------------------------------------------------------------
   track(s.rev.channels);
   // The channel the box is addressed to is gone from what the app knows (the user was removed
@@ -458,6 +533,8 @@ export function Compose({ c }: { c: Controller }) {
             : `${typists.map((id) => s.userName(id)).join(', ')} ${typists.length === 1 ? 'is' : 'are'} typing…`)}
       </div>
       <SentToMuted c={c} />
+      <ScheduledNotice c={c} />
+      <EditingScheduled c={c} onCancel={cancelEditing} />
       <form
         class={`compose${dragging ? ' dragging' : ''}`}
         aria-label="Compose a message"
@@ -806,12 +883,26 @@ export function Compose({ c }: { c: Controller }) {
             <Icon name="eye" />
           </button>
           <span class="hint">Enter to send · Shift+Enter for a new line</span>
-          <button class="btn primary send-btn" type="submit" aria-label="Send">
+          <button class="btn primary send-btn" type="submit">
             <Icon name="send" />
-            Send
+            {editingNow ? 'Save' : 'Send'}
           </button>
+          <Menu
+            class="send-menu"
+            label="Send options"
+            items={[{ label: 'Schedule message', run: openSchedule }]}
+          />
         </div>
       </form>
+      {picking && (
+        <SchedulePicker
+          c={c}
+          title={editingNow ? 'Reschedule message' : 'Schedule message'}
+          initial={editingNow?.scheduled_delivery_timestamp}
+          onPick={(ts) => void schedule(ts)}
+          onClose={() => setPicking(false)}
+        />
+      )}
     </>
   );
 }

@@ -27,6 +27,11 @@ import {
 import { ChatState, TOPIC, type StoredMessage } from '../state/chat.js';
 import { EVENT_TYPES, FETCH_TYPES, REGISTER_PARAMS } from '../state/register.js';
 import { Drafts, type DraftTo } from '../state/drafts.js';
+import {
+  ScheduledMessages,
+  type ScheduledEvent,
+  type ScheduledMessage,
+} from '../state/scheduled.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import { buildEmojiIndex, type EmojiIndex } from '../state/emoji.js';
 import { Loader } from '../state/loader.js';
@@ -75,6 +80,9 @@ export type Session = { userId: number; email: string; csrfToken: string };
 /** Where the compose box sends. */
 export type ComposeTo =
   { kind: 'stream'; streamId: number | null; topic: string } | { kind: 'dm'; userIds: number[] };
+
+/** A view of the app's own that is not a narrow of messages (its own fragment: #scheduled, #drafts). */
+export type Page = 'scheduled' | 'drafts';
 
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
@@ -156,6 +164,14 @@ export class Controller {
   readonly status = signal<StreamStatus>('registering');
   readonly transport = signal<Transport>(null);
   readonly narrow = signal<Narrow>(ALL);
+  /** A view shown in place of the messages (the scheduled messages, the drafts), or null. */
+  readonly page = signal<Page | null>(null);
+  /** The user's scheduled messages (register's snapshot, kept by `scheduled_messages` events). */
+  readonly scheduled = new ScheduledMessages();
+  /** The scheduled message the compose box holds for editing: sending it changes that one. */
+  readonly editingScheduled = signal<number | null>(null);
+  /** The notice of a message just scheduled ("Scheduled for …", with a link to the view). */
+  readonly scheduledNotice = signal<{ timestamp: number } | null>(null);
   readonly list = signal<MessageList | null>(null);
   readonly drawer = signal(false);
   readonly dialog = signal<Dialog>(null);
@@ -378,6 +394,9 @@ export class Controller {
         clearTimeout: (h) => clearTimeout(h as number),
       },
     );
+    this.scheduled.reset(
+      (r as { scheduled_messages?: ScheduledMessage[] }).scheduled_messages ?? [],
+    );
     this.state.value = s;
     this.applyTheme();
     if (this.emoji.value) this.emoji.value = null;
@@ -437,6 +456,7 @@ export class Controller {
         this.unsent.delete(e.local_message_id);
       if (e.type === 'user_settings' && e.property === 'color_scheme') this.applyTheme();
       if (e.type === 'realm_emoji' && this.emoji.value) this.emoji.value = null;
+      if (e.type === 'scheduled_messages') this.onScheduledEvent(e as unknown as ScheduledEvent);
     }
     if (arrived.length) {
       this.notify(arrived);
@@ -536,6 +556,20 @@ export class Controller {
     const s = this.state.value;
     if (!s) return;
     const hash = location.hash;
+    const page = /^#(scheduled|drafts)\/?$/.exec(hash)?.[1] as Page | undefined;
+    if (page) {
+      batch(() => {
+        if (this.dialog.value?.kind === 'settings') this.dialog.value = null;
+        this.page.value = page;
+        this.drawer.value = false;
+        this.card.value = null;
+      });
+      // The messages behind it stay as they were (back returns to them as they were left).
+      if (!this.list.value) this.show(ALL);
+      this.updateTitle();
+      return;
+    }
+    this.page.value = null;
     const settings = /^#settings(?:\/([\w-]+))?/.exec(hash);
     if (settings) {
       // Over the page, not over a phone's open drawer (it was drawn over it, the drawer showing
@@ -560,6 +594,17 @@ export class Controller {
     this.drawer.value = false;
     if (location.hash === hash || (hash === '#feed' && location.hash === '')) this.show(n);
     else location.hash = hash;
+  }
+
+  /** A scheduled message added, changed or gone (sent at its time, or changed in another tab). */
+  private onScheduledEvent(e: ScheduledEvent): void {
+    this.scheduled.apply(e);
+    const editing = this.editingScheduled.peek();
+    if (editing !== null && !this.scheduled.get(editing)) {
+      // Sent or deleted meanwhile: the box's text is a message of its own again.
+      this.editingScheduled.value = null;
+      this.toast('The scheduled message you were editing was sent or deleted.', 'info');
+    }
   }
 
   /**
@@ -795,6 +840,7 @@ export class Controller {
       this.card.value = null;
       // So does the notice of a message sent to a muted topic (the reference's banners too).
       if (another) this.sentToMuted.value = null;
+      if (another) this.scheduledNotice.value = null;
     });
     this.near = n.near;
     const channel = channelOf(n);
@@ -945,6 +991,8 @@ export class Controller {
   viewName(n: Narrow = this.narrow.value): string {
     const s = this.state.value;
     if (!s) return 'Confab';
+    if (n === this.narrow.value && this.page.value === 'scheduled') return 'Scheduled messages';
+    if (n === this.narrow.value && this.page.value === 'drafts') return 'Drafts';
     const ch = channelOf(n);
     const topic = topicOf(n);
     const dm = dmOf(n);

@@ -14,6 +14,7 @@ import '../styles/app.css';
 // The settings' panels load with the settings (shell.tsx); their stylesheet is small and stays here.
 import '../styles/bots.css';
 import '../styles/widgets.css';
+import '../styles/scheduled.css';
 import '../styles/organization.css';
 import '../styles/users.css';
 import '../styles/profile-fields.css';

@@ -20,6 +20,7 @@ import { Jump } from './jump.js';
 import { MessagePane } from './message-pane.js';
 import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { ProfileCard } from './profile-card.js';
+import { DraftsView, ScheduledView } from './scheduled.js';
 import { Sidebar } from './sidebar.js';
 import { StatusDialog } from './status.js';
 import { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
@@ -35,6 +36,13 @@ function Title({ c }: { c: Controller }) {
   const s = c.state.value!;
   track(s.rev.channels, s.rev.users);
   const n = c.narrow.value;
+  if (c.page.value) {
+    return (
+      <h1 class="title">
+        <span class="crumb">{c.viewName()}</span>
+      </h1>
+    );
+  }
   const ch = channelOf(n);
   const topic = topicOf(n);
   const search = n.terms.find((t) => t.operator === 'search');
@@ -76,6 +84,8 @@ function Title({ c }: { c: Controller }) {
 /** The settings of the channel shown (its description, members, privacy). */
 function ChannelSettingsButton({ c }: { c: Controller }) {
   const s = c.state.value!;
+  // Not over a view of its own (the drafts, the scheduled messages): they are no channel's.
+  if (c.page.value) return null;
   track(s.rev.channels);
   const n = c.narrow.value;
   const ch = channelOf(n);
@@ -97,6 +107,7 @@ function ChannelSettingsButton({ c }: { c: Controller }) {
 /** Join or leave the channel shown (a public channel one left can still be read). */
 function Membership({ c }: { c: Controller }) {
   const s = c.state.value!;
+  if (c.page.value) return null;
   track(s.rev.channels);
   const n = c.narrow.value;
   const ch = channelOf(n);
@@ -295,6 +306,7 @@ export function Shell({ c }: { c: Controller }) {
   }
 
   const status = c.status.value;
+  const page = c.page.value;
   return (
     <div
       class="app"
@@ -355,8 +367,18 @@ export function Shell({ c }: { c: Controller }) {
           <Membership c={c} />
           <Search c={c} />
         </header>
-        <MessagePane c={c} list={list} />
-        <Compose c={c} />
+        {page === 'scheduled' ? (
+          <ScheduledView c={c} />
+        ) : page === 'drafts' ? (
+          <DraftsView c={c} />
+        ) : (
+          <MessagePane c={c} list={list} />
+        )}
+        {/* Kept (hidden) while a view of its own is shown: what it holds, and the requests it
+            takes (Edit, Restore), stay. */}
+        <div class="compose-area" hidden={page !== null}>
+          <Compose c={c} />
+        </div>
       </main>
       {wide && <PeopleColumn c={c} />}
       {dialog?.kind === 'jump' && <Jump c={c} />}

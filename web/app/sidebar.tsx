@@ -36,6 +36,7 @@ import {
   StatusWords,
   useMedia,
 } from './people.js';
+import { PageEntries } from './scheduled.js';
 import { isDark } from './theme.js';
 import { track } from './track.js';
 
@@ -60,7 +61,7 @@ function NavLink({
     <a
       class={`nav-item ${cls ?? ''}`}
       href={narrowHash(narrow, s.names())}
-      aria-current={current ? 'page' : undefined}
+      aria-current={current && !c.page.value ? 'page' : undefined}
       onClick={(e) => {
         if (e.ctrlKey || e.metaKey || e.shiftKey) return;
         e.preventDefault();
@@ -364,6 +365,7 @@ export function Sidebar({ c }: { c: Controller }) {
             count={counts.dmTotal}
           />
           <Starred c={c} s={s} />
+          <PageEntries c={c} />
         </ul>
 
         <section class="nav-section" aria-labelledby="channels-heading">

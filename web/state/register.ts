@@ -63,6 +63,8 @@ export const EVENT_TYPES = [
   'invites_changed',
   // The realm's exports changed (administrators: the Data exports panel).
   'realm_export',
+  // The user's scheduled messages (the sidebar's count, the Scheduled messages view).
+  'scheduled_messages',
 ];
 export const FETCH_TYPES = EVENT_TYPES.filter(
   (t) => t !== 'realm_user' && t !== 'invites_changed' && t !== 'realm_export',

@@ -1,0 +1,257 @@
+/**
+ * Scheduled messages and drafts in the web app (web/app/scheduled.tsx), with the real server:
+ * a message scheduled from the compose box's menu for a suggested time (to a channel's topic)
+ * and for a time of one's own (a direct message; a past time refused first), both in the
+ * Scheduled messages view soonest first and counted in the sidebar; Edit loads one into the
+ * compose box and sending saves it (PATCH: the server still has two, the view shows the new
+ * text); Delete (confirmed) seen live by a second tab; one the server delivers at its time
+ * leaves the list and arrives in its topic; the Drafts view lists what was typed and not sent,
+ * counted live, with Restore and Delete. Screenshots at 1280 and 390 px.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, pluck, waitCount, waitFor, waitMessage } from '../helpers/app.js';
+import { assertSuccess } from '../helpers/api.js';
+import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { createChannel } from '../helpers/channels.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { inputValue } from '../../web/state/scheduled.js';
+
+if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+
+let b: TestBrowser;
+let ts: TestServer;
+let general: number;
+
+t.before(async () => {
+  if (NO_CHROMIUM) return;
+  b = await launchBrowser(t);
+  ts = await startServer(t);
+  const both = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
+  general = await createChannel(ts.api, 'hamlet', 'general', { principals: both });
+});
+
+type Scheduled = {
+  scheduled_message_id: number;
+  type: string;
+  to: number | number[];
+  topic?: string;
+  content: string;
+  scheduled_delivery_timestamp: number;
+};
+
+async function scheduledOf(who: string): Promise<Scheduled[]> {
+  const r = await ts.api.get(who, 'scheduled_messages');
+  return r.body.scheduled_messages as Scheduled[];
+}
+
+const topicHash = (topic: string) => `#narrow/channel/${general}-general/topic/${topic}`;
+/** The browser's zone is the test's (the same machine, the same TZ). */
+const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+async function openScheduleMenu(page: Page): Promise<void> {
+  await page.click('.send-menu-btn');
+  await page.waitForSelector('.send-menu-list [role="menuitem"]:has-text("Schedule message")');
+}
+
+async function openPicker(page: Page): Promise<void> {
+  await openScheduleMenu(page);
+  await page.click('.send-menu-list [role="menuitem"]:has-text("Schedule message")');
+  await page.waitForSelector('.schedule-dialog .schedule-preset');
+}
+
+t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('plans') });
+  await page.waitForSelector('#compose-text');
+
+  // To a channel's topic, at the first suggested time.
+  await page.fill('#compose-text', 'Agenda for **Monday**');
+  await openScheduleMenu(page);
+  await screenshot(page, t, 'send-menu-1280');
+  await page.click('.send-menu-list [role="menuitem"]:has-text("Schedule message")');
+  await page.waitForSelector('.schedule-dialog .schedule-preset');
+  t.equal(
+    await page.evaluate(`document.activeElement?.classList.contains('schedule-preset')`),
+    true,
+    'the first suggestion has the focus',
+  );
+  await screenshot(page, t, 'picker-1280');
+  const suggested = await pluck(page, '.schedule-preset');
+  t.ok(suggested.length >= 2, `suggested times: ${suggested.join(' | ')}`);
+  t.match(suggested[0], /^(Today|Tomorrow) at /);
+  await page.click('.schedule-preset >> nth=0');
+  await page.waitForSelector('.scheduled-notice:has-text("Scheduled for")');
+  t.match(await page.textContent('.scheduled-notice'), suggested[0]!, 'the notice says when');
+  t.equal(await page.inputValue('#compose-text'), '', 'the compose box is empty');
+  let list = await scheduledOf('hamlet');
+  t.equal(list.length, 1);
+  t.match(list[0], {
+    type: 'stream',
+    to: general,
+    topic: 'plans',
+    content: 'Agenda for **Monday**',
+  });
+  const firstAt = list[0]!.scheduled_delivery_timestamp;
+  await waitCount(page, 'Scheduled messages', 1);
+
+  // A direct message at a time of one's own; a past one refused first.
+  const othello = ts.fx.users['othello']!.id;
+  await page.goto(ts.url + '/' + `#narrow/dm/${othello}-othello`);
+  await page.waitForSelector('#compose-text');
+  await page.fill('#compose-text', 'See you then');
+  await openPicker(page);
+  const custom = '.schedule-dialog input[type="datetime-local"]';
+  await page.fill(custom, inputValue(Math.floor(Date.now() / 1000) - 3600, zone));
+  await page.click('.schedule-dialog button:has-text("Schedule")');
+  await page.waitForSelector('.schedule-dialog .error-text:has-text("passed")');
+  t.equal((await scheduledOf('hamlet')).length, 1, 'a past time: nothing scheduled');
+  const dmAt = Math.floor(Date.now() / 1000 / 60) * 60 + 3 * 86400;
+  await page.fill(custom, inputValue(dmAt, zone));
+  await page.click('.schedule-dialog button:has-text("Schedule")');
+  await page.waitForSelector('.scheduled-notice');
+  list = await scheduledOf('hamlet');
+  t.equal(list.length, 2);
+  t.match(list[1], { type: 'private', to: [othello], content: 'See you then' });
+  t.equal(list[1]!.scheduled_delivery_timestamp, dmAt, 'at the time chosen, in the local zone');
+  await waitCount(page, 'Scheduled messages', 2);
+
+  // The view, soonest first, by the sidebar's entry.
+  await page.click('.sidebar .nav-item:has-text("Scheduled messages")');
+  await page.waitForSelector('.page-view .page-item');
+  t.match(page.url(), /#scheduled$/, 'its own address');
+  t.equal(await page.textContent('.title'), 'Scheduled messages');
+  t.same(
+    await pluck(page, '.page-item .page-dest'),
+    ['#general › plans', 'To Othello'],
+    'soonest first, with where they go',
+  );
+  t.equal(
+    await page.evaluate(`document.querySelector('.page-item .page-content strong')?.textContent`),
+    'Monday',
+    'the content rendered',
+  );
+  await screenshot(page, t, 'scheduled-view-1280');
+
+  // A second tab sees what the first does.
+  const other = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await other.page.click('.sidebar .nav-item:has-text("Scheduled messages")');
+  await other.page.waitForSelector('.page-item');
+  t.equal((await pluck(other.page, '.page-item')).length, 2);
+
+  // Edit: into the compose box; sending saves that one (PATCH), not a new one.
+  await page.click('.page-item >> nth=0 >> button:has-text("Edit")');
+  await page.waitForSelector('.editing-scheduled');
+  await waitFor(page, `document.querySelector('#compose-text')?.value === 'Agenda for **Monday**'`);
+  t.match(page.url(), /topic\/plans/, 'the conversation shown');
+  const patched = page.waitForResponse(
+    (r) => r.request().method() === 'PATCH' && /\/json\/scheduled_messages\/\d+$/.test(r.url()),
+  );
+  await page.fill('#compose-text', 'Agenda for **Tuesday**');
+  await page.keyboard.press('Enter');
+  t.equal((await patched).status(), 200, 'a PATCH');
+  await page.waitForSelector('.scheduled-notice');
+  await waitFor(page, `!document.querySelector('.editing-scheduled')`);
+  list = await scheduledOf('hamlet');
+  t.equal(list.length, 2, 'still two scheduled messages, not three');
+  t.equal(list[0]!.content, 'Agenda for **Tuesday**');
+  t.equal(list[0]!.scheduled_delivery_timestamp, firstAt, 'at its own time');
+  await other.page.waitForSelector('.page-item .page-content strong:has-text("Tuesday")');
+  t.pass('the other tab shows the new text');
+  await page.click('.scheduled-notice a:has-text("View scheduled messages")');
+  await page.waitForSelector('.page-item .page-content strong:has-text("Tuesday")');
+
+  // Delete, confirmed: gone here and in the other tab.
+  await page.click('.page-item:has-text("See you then") button:has-text("Delete")');
+  await page.click('.confirm .confirm-actions button:has-text("Delete")');
+  await waitFor(page, `document.querySelectorAll('.page-item').length === 1`);
+  await waitFor(other.page, `document.querySelectorAll('.page-item').length === 1`);
+  await waitCount(other.page, 'Scheduled messages', 1);
+  t.equal((await scheduledOf('hamlet')).length, 1, 'deleted on the server');
+
+  // One whose time comes: the server sends it, it leaves the list, it arrives in its topic.
+  assertSuccess(
+    t,
+    await ts.api.post('hamlet', 'scheduled_messages', {
+      type: 'stream',
+      to: general,
+      topic: 'plans',
+      content: 'Due in a moment',
+      scheduled_delivery_timestamp: Math.floor(Date.now() / 1000) + 3,
+    }),
+  );
+  await page.waitForSelector('.page-item:has-text("Due in a moment")');
+  t.equal((await pluck(page, '.page-item')).length, 2);
+  await waitFor(page, `!document.body.textContent.includes('Due in a moment')`);
+  await waitCount(page, 'Scheduled messages', 1);
+  await page.click(`.page-item .page-dest`);
+  await waitMessage(page, 'Due in a moment');
+  t.pass('delivered at its time');
+
+  // Drafts: counted as typed, listed, restored, deleted.
+  await waitCount(page, 'Drafts', 0);
+  await page.goto(ts.url + '/' + topicHash('later'));
+  await page.waitForSelector('#compose-text');
+  await page.click('#compose-text');
+  await page.keyboard.type('Half a thought');
+  await waitCount(page, 'Drafts', 1);
+  await page.click('.sidebar .nav-item:has-text("Drafts")');
+  await page.waitForSelector('.page-item:has-text("Half a thought")');
+  t.match(await page.textContent('.page-item .page-dest'), '#general › later');
+  await screenshot(page, t, 'drafts-view-1280');
+  await page.goto(ts.url + '/' + topicHash('plans'));
+  await page.waitForSelector('#compose-text');
+  await page.click('.sidebar .nav-item:has-text("Drafts")');
+  await page.click('.page-item button:has-text("Restore")');
+  await waitFor(page, `document.querySelector('#compose-text')?.value === 'Half a thought'`);
+  t.match(page.url(), /topic\/later/, 'restored in its conversation');
+  await page.click('.sidebar .nav-item:has-text("Drafts")');
+  await page.click('.page-item button:has-text("Delete")');
+  await page.waitForSelector('.page-empty:has-text("No drafts")');
+  await waitCount(page, 'Drafts', 0);
+
+  watch.assertClean(t, /WebSocket|status of 401/);
+  other.watch.assertClean(t, /WebSocket|status of 401/);
+  await other.page.close();
+  await page.close();
+});
+
+t.test('390 px: the menu, the picker and the views', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: topicHash('phone'),
+    width: 390,
+    height: 844,
+  });
+  await page.waitForSelector('#compose-text');
+  await page.fill('#compose-text', 'From the phone');
+  await openScheduleMenu(page);
+  await screenshot(page, t, 'send-menu-390');
+  await page.click('.send-menu-list [role="menuitem"]:has-text("Schedule message")');
+  await page.waitForSelector('.schedule-dialog .schedule-preset');
+  await screenshot(page, t, 'picker-390');
+  await page.click('.schedule-preset >> nth=0');
+  await page.waitForSelector('.scheduled-notice');
+  await page.goto(ts.url + '/#scheduled');
+  await page.waitForSelector('.page-item:has-text("From the phone")');
+  await screenshot(page, t, 'scheduled-view-390');
+  await page.click('.page-item:has-text("From the phone") button:has-text("Reschedule")');
+  await page.waitForSelector('.schedule-dialog h2:has-text("Reschedule message")');
+  const at = Math.floor(Date.now() / 1000 / 60) * 60 + 5 * 86400;
+  await page.fill('.schedule-dialog input[type="datetime-local"]', inputValue(at, zone));
+  await page.click('.schedule-dialog button:has-text("Schedule")');
+  await waitFor(page, `!document.querySelector('.schedule-dialog')`);
+  await page.waitForSelector('.page-item:has-text("From the phone") .page-when:has-text("at")');
+  const start = Date.now();
+  let mine: Scheduled | undefined;
+  do {
+    mine = (await scheduledOf('hamlet')).find((m) => m.content === 'From the phone');
+    if (mine?.scheduled_delivery_timestamp !== at) await new Promise((r) => setTimeout(r, 50));
+  } while (mine?.scheduled_delivery_timestamp !== at && Date.now() - start < 10_000);
+  t.equal(mine?.scheduled_delivery_timestamp, at, 'rescheduled');
+  await page.goto(ts.url + '/#drafts');
+  await page.waitForSelector('.page-view');
+  await screenshot(page, t, 'drafts-view-390');
+  watch.assertClean(t, /WebSocket|status of 401/);
+  await page.close();
+});
