@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { openApp, pluck, waitCount, waitFor, waitMessage } from '../helpers/app.js';
 import { assertSuccess } from '../helpers/api.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { createChannel, systemGroupId } from '../helpers/channels.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { inputValue } from '../../web/state/scheduled.js';
 
@@ -22,6 +22,8 @@ if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 let b: TestBrowser;
 let ts: TestServer;
 let general: number;
+let announce: number;
+let doomed: number;
 
 t.before(async () => {
   if (NO_CHROMIUM) return;
@@ -29,6 +31,12 @@ t.before(async () => {
   ts = await startServer(t);
   const both = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
   general = await createChannel(ts.api, 'hamlet', 'general', { principals: both });
+  // Only administrators post here: the server refuses hamlet's scheduled message.
+  announce = await createChannel(ts.api, 'iago', 'announce', {
+    principals: both,
+    can_send_message_group: systemGroupId(ts, 'role:administrators'),
+  });
+  doomed = await createChannel(ts.api, 'iago', 'doomed', { principals: both });
 });
 
 type Scheduled = {
@@ -116,6 +124,17 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
   t.equal(list[1]!.scheduled_delivery_timestamp, dmAt, 'at the time chosen, in the local zone');
   await waitCount(page, 'Scheduled messages', 2);
 
+  // The server's refusal, in the compose box's error line; the text stays.
+  await page.goto(ts.url + '/' + `#narrow/channel/${announce}-announce/topic/news`);
+  await page.waitForSelector('#compose-text');
+  await page.fill('#compose-text', 'Not mine to announce');
+  await openPicker(page);
+  await page.click('.schedule-preset >> nth=0');
+  await page.waitForSelector('.compose .error-text:has-text("permission")');
+  t.equal(await page.inputValue('#compose-text'), 'Not mine to announce', 'the text stays');
+  t.equal((await scheduledOf('hamlet')).length, 2, 'nothing scheduled');
+  await page.fill('#compose-text', '');
+
   // The view, soonest first, by the sidebar's entry.
   await page.click('.sidebar .nav-item:has-text("Scheduled messages")');
   await page.waitForSelector('.page-view .page-item');
@@ -184,9 +203,36 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
   t.equal((await pluck(page, '.page-item')).length, 2);
   await waitFor(page, `!document.body.textContent.includes('Due in a moment')`);
   await waitCount(page, 'Scheduled messages', 1);
-  await page.click(`.page-item .page-dest`);
+
+  // One the server cannot send at its time (its channel archived meanwhile) stays, marked.
+  assertSuccess(
+    t,
+    await ts.api.post('hamlet', 'scheduled_messages', {
+      type: 'stream',
+      to: doomed,
+      topic: 'last words',
+      content: 'Into the void',
+      scheduled_delivery_timestamp: Math.floor(Date.now() / 1000) + 2,
+    }),
+  );
+  await page.waitForSelector('.page-item:has-text("Into the void")');
+  assertSuccess(t, await ts.api.delete('iago', `streams/${doomed}`));
+  await page.waitForSelector('.page-item.failed:has-text("Into the void") .page-failed');
+  t.match(await page.textContent('.page-item.failed .page-failed'), /Not sent/);
+  await screenshot(page, t, 'scheduled-failed-1280');
+  await page.click('.page-item:has-text("Into the void") button:has-text("Delete")');
+  await page.click('.confirm .confirm-actions button:has-text("Delete")');
+  await waitFor(page, `!document.body.textContent.includes('Into the void')`);
+
+  // Send now: sent at once, out of the list.
+  await page.click('.page-item:has-text("Tuesday") button:has-text("Send now")');
+  await page.waitForSelector('.page-empty:has-text("No scheduled messages")');
+  await waitCount(page, 'Scheduled messages', 0);
+  t.equal((await scheduledOf('hamlet')).length, 0, 'none left on the server');
+  await page.goto(ts.url + '/' + topicHash('plans'));
   await waitMessage(page, 'Due in a moment');
-  t.pass('delivered at its time');
+  await waitMessage(page, 'Tuesday');
+  t.pass('delivered at its time, and the one sent now');
 
   // Drafts: counted as typed, listed, restored, deleted.
   await waitCount(page, 'Drafts', 0);
@@ -210,7 +256,9 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
   await page.waitForSelector('.page-empty:has-text("No drafts")');
   await waitCount(page, 'Drafts', 0);
 
-  watch.assertClean(t, /WebSocket|status of 401/);
+  // The 400s: the refused scheduled message in #announce, and the typing notifications the app
+  // sends there while the text is typed (refused too: only administrators post there).
+  watch.assertClean(t, /WebSocket|status of 401|status of 400/);
   other.watch.assertClean(t, /WebSocket|status of 401/);
   await other.page.close();
   await page.close();
