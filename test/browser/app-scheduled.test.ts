@@ -303,3 +303,37 @@ t.test('390 px: the menu, the picker and the views', async (t) => {
   watch.assertClean(t, /WebSocket|status of 401/);
   await page.close();
 });
+
+t.test('drafts kept on the server reach another browser', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('synced') });
+  await page.waitForSelector('#compose-text');
+  const posted = page.waitForResponse(
+    (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/json/drafts',
+  );
+  await page.click('#compose-text');
+  await page.keyboard.type('Written on the laptop');
+  t.equal((await posted).status(), 200, 'sent to the server once the typing stopped');
+  const onServer = (await ts.api.get('hamlet', 'drafts')).body.drafts as { content: string }[];
+  t.same(
+    onServer.map((d) => d.content),
+    ['Written on the laptop'],
+    'one draft, the whole text (the earlier tests’ drafts, sent or deleted, are gone from it)',
+  );
+
+  // Another browser (its own storage): the draft is there, and its deletion reaches the first.
+  const other = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await waitCount(other.page, 'Drafts', 1);
+  await other.page.click('.sidebar .nav-item:has-text("Drafts")');
+  await other.page.waitForSelector('.page-item:has-text("Written on the laptop")');
+  t.match(await other.page.textContent('.page-item .page-dest'), '#general › synced');
+  await other.page.click('.page-item button:has-text("Delete")');
+  await other.page.waitForSelector('.page-empty:has-text("No drafts")');
+  await waitCount(page, 'Drafts', 0);
+  t.same((await ts.api.get('hamlet', 'drafts')).body.drafts, [], 'deleted on the server');
+
+  watch.assertClean(t, /WebSocket|status of 401/);
+  other.watch.assertClean(t, /WebSocket|status of 401/);
+  await other.page.close();
+  await page.close();
+});

@@ -27,6 +27,7 @@ import {
 import { ChatState, TOPIC, type StoredMessage } from '../state/chat.js';
 import { EVENT_TYPES, FETCH_TYPES, REGISTER_PARAMS } from '../state/register.js';
 import { Drafts, type DraftTo } from '../state/drafts.js';
+import { DraftSync, type DraftsEvent, type ServerDraft } from '../state/drafts-sync.js';
 import {
   ScheduledMessages,
   type ScheduledEvent,
@@ -226,6 +227,8 @@ export class Controller {
   stream: EventStream | null = null;
   loader: Loader | null = null;
   drafts: Drafts | null = null;
+  /** The drafts' copies on the server, while the user's enable_drafts_synchronization is on. */
+  private draftSync: DraftSync | null = null;
   typingSender: TypingSender | null = null;
 
   private readonly onLoggedOut: () => void;
@@ -333,6 +336,7 @@ export class Controller {
     this.presenceTimer = null;
     if (this.readTimer !== null) clearTimeout(this.readTimer);
     this.typingSender?.stop();
+    this.draftSync?.stop();
   }
 
   async logout(): Promise<void> {
@@ -379,7 +383,29 @@ export class Controller {
       // The user's id from GET /users/me (s.selfId): the snapshot has no user_id, as it leaves
       // out the realm's users (FETCH_TYPES), and each user of a browser has drafts of their own.
       this.drafts = new Drafts(storage, `${s.selfId}@${location.host}`, () => Date.now());
+      const sync = new DraftSync(
+        this.drafts,
+        {
+          create: (d) =>
+            this.client
+              .request<{ ids: number[] }>('POST', '/drafts', { drafts: [d] })
+              .then((r) => r.ids[0]!),
+          edit: (id, d) => this.client.request('PATCH', `/drafts/${id}`, { draft: d }).then(),
+          remove: (id) => this.client.request('DELETE', `/drafts/${id}`).then(),
+        },
+        {
+          setTimeout: (fn, ms) => setTimeout(fn, ms),
+          clearTimeout: (h) => clearTimeout(h as number),
+        },
+        s.selfId,
+        () => this.state.value?.settings.enable_drafts_synchronization !== false,
+      );
+      this.draftSync = sync;
+      this.drafts.onChange = (to) => sync.changed(to);
     }
+    // Another browser's drafts (each registration's snapshot: what changed while away too).
+    if (s.settings.enable_drafts_synchronization !== false)
+      this.draftSync?.load((r as { drafts?: ServerDraft[] }).drafts ?? []);
     this.typingSender?.stop();
     this.typingSender = new TypingSender(
       (op, to) => {
@@ -457,6 +483,7 @@ export class Controller {
       if (e.type === 'user_settings' && e.property === 'color_scheme') this.applyTheme();
       if (e.type === 'realm_emoji' && this.emoji.value) this.emoji.value = null;
       if (e.type === 'scheduled_messages') this.onScheduledEvent(e as unknown as ScheduledEvent);
+      if (e.type === 'drafts') this.draftSync?.onEvent(e as unknown as DraftsEvent);
     }
     if (arrived.length) {
       this.notify(arrived);

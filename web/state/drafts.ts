@@ -32,6 +32,8 @@ export class Drafts {
   private readonly storageKey: string;
   /** Bumped on every change (the Drafts view and its count follow it). */
   readonly rev = signal(0);
+  /** Told of the user's own changes (not of those `put` and `forget` make): the server's copy. */
+  onChange: ((to: DraftTo) => void) | null = null;
 
   /** `account` separates users sharing a browser (e.g. the user id and the realm). */
   constructor(
@@ -92,9 +94,31 @@ export class Drafts {
       this.drafts.set(key, { to, content, updated: this.now() });
     }
     this.save();
+    this.onChange?.(to);
   }
 
   delete(to: DraftTo): void {
+    if (!this.drafts.delete(draftKey(to))) return;
+    this.save();
+    this.onChange?.(to);
+  }
+
+  /** The draft of a conversation, with when it was last edited. */
+  entry(to: DraftTo): Draft | undefined {
+    return this.drafts.get(draftKey(to));
+  }
+
+  /** A draft as another browser left it (the server's copy): `onChange` is not told. */
+  put(to: DraftTo, content: string, updated: number): void {
+    if (content.trim() === '') return this.forget(to);
+    const old = this.drafts.get(draftKey(to));
+    if (old?.content === content) return;
+    this.drafts.set(draftKey(to), { to, content, updated });
+    this.save();
+  }
+
+  /** A draft deleted elsewhere (another browser, through the server): `onChange` is not told. */
+  forget(to: DraftTo): void {
     if (this.drafts.delete(draftKey(to))) this.save();
   }
 

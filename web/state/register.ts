@@ -65,6 +65,8 @@ export const EVENT_TYPES = [
   'realm_export',
   // The user's scheduled messages (the sidebar's count, the Scheduled messages view).
   'scheduled_messages',
+  // The user's drafts on the server (enable_drafts_synchronization): another browser's.
+  'drafts',
 ];
 export const FETCH_TYPES = EVENT_TYPES.filter(
   (t) => t !== 'realm_user' && t !== 'invites_changed' && t !== 'realm_export',

@@ -1,0 +1,260 @@
+/**
+ * web/state/drafts-sync.ts with a fake /drafts and hand-moved timers: the user's changes go to
+ * the server once the typing stops (POST, then PATCH, DELETE when emptied), one request at a
+ * time per conversation (a change during one is sent after it); none while the setting is off;
+ * the server's drafts (register's, another browser's events) come into the browser's, unless
+ * the browser's is newer or being changed; a removal elsewhere removes it here; a failure keeps
+ * the draft and the next change tries again.
+ */
+import t from 'tap';
+import { Drafts, type DraftTo } from '../../web/state/drafts.js';
+import {
+  DraftSync,
+  fromServer,
+  SYNC_DELAY_MS,
+  toServer,
+  type DraftValues,
+  type ServerDraft,
+} from '../../web/state/drafts-sync.js';
+import { FakeTimers } from '../helpers/fake-timers.js';
+
+type Call = [string, number | null, DraftValues | null];
+
+function setup(opts: { enabled?: () => boolean } = {}) {
+  const clock = new FakeTimers();
+  const drafts = new Drafts(null, '1@x', clock.now);
+  const calls: Call[] = [];
+  let nextId = 100;
+  let fail = false;
+  /** Requests answered only when released (to change a draft while one is on its way). */
+  const held: (() => void)[] = [];
+  let hold = false;
+  const answer = <T>(v: T): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const go = () => (fail ? reject(new Error('refused')) : resolve(v));
+      if (hold) held.push(go);
+      else go();
+    });
+  const sync = new DraftSync(
+    drafts,
+    {
+      create: (d) => {
+        calls.push(['create', null, d]);
+        return answer(++nextId);
+      },
+      edit: (id, d) => {
+        calls.push(['edit', id, d]);
+        return answer(undefined);
+      },
+      remove: (id) => {
+        calls.push(['remove', id, null]);
+        return answer(undefined);
+      },
+    },
+    clock.timers,
+    1,
+    opts.enabled ?? (() => true),
+  );
+  drafts.onChange = (to) => sync.changed(to);
+  return {
+    clock,
+    drafts,
+    sync,
+    calls,
+    held,
+    setFail: (v: boolean) => (fail = v),
+    setHold: (v: boolean) => (hold = v),
+  };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+const topic: DraftTo = { type: 'stream', streamId: 9, topic: 'plans' };
+const dm: DraftTo = { type: 'direct', userIds: [4, 7] };
+
+t.test('the conversion both ways', (t) => {
+  t.same(toServer({ to: topic, content: 'hi', updated: 1_700_000_000_999 }), {
+    type: 'stream',
+    to: [9],
+    topic: 'plans',
+    content: 'hi',
+    timestamp: 1_700_000_000,
+  });
+  t.same(toServer({ to: dm, content: 'yo', updated: 0 }), {
+    type: 'private',
+    to: [4, 7],
+    topic: '',
+    content: 'yo',
+    timestamp: 0,
+  });
+  const d = (x: Partial<ServerDraft>): ServerDraft => ({
+    id: 1,
+    type: 'stream',
+    to: [9],
+    topic: 'plans',
+    content: 'c',
+    timestamp: 0,
+    ...x,
+  });
+  t.same(fromServer(d({}), 1), topic);
+  t.same(fromServer(d({ type: 'private', to: [4, 7], topic: '' }), 1), dm);
+  t.same(fromServer(d({ type: 'private', to: [] }), 1), { type: 'direct', userIds: [1] }, 'self');
+  t.equal(fromServer(d({ type: '', to: [] }), 1), null, 'no conversation: kept out');
+  t.end();
+});
+
+t.test('changes go once the typing stops: POST, PATCH, DELETE', async (t) => {
+  const { clock, drafts, calls } = setup();
+  drafts.set(topic, 'h');
+  drafts.set(topic, 'he');
+  drafts.set(topic, 'hello');
+  clock.advance(SYNC_DELAY_MS - 1);
+  t.equal(calls.length, 0, 'nothing while typing');
+  clock.advance(1);
+  await flush();
+  t.same(
+    calls.map((c) => [c[0], c[2]?.content]),
+    [['create', 'hello']],
+    'one POST with the last text',
+  );
+  drafts.set(topic, 'hello there');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(calls[1], ['edit', 101, toServer(drafts.entry(topic)!)], 'then a PATCH of that one');
+  drafts.set(topic, '');
+  await flush();
+  t.same(calls[2], ['remove', 101, null], 'emptied: deleted at once, no pause');
+  drafts.set(dm, 'new');
+  drafts.delete(dm);
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.equal(calls.length, 3, 'made and gone before it was sent: nothing to tell');
+  t.end();
+});
+
+t.test('one request at a time per conversation', async (t) => {
+  const { clock, drafts, calls, held, setHold } = setup();
+  setHold(true);
+  drafts.set(topic, 'first');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  drafts.set(topic, 'second');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.equal(calls.length, 1, 'the second waits for the first');
+  setHold(false);
+  held.shift()!();
+  await flush();
+  await flush();
+  t.same(
+    calls.map((c) => [c[0], c[1], c[2]?.content]),
+    [
+      ['create', null, 'first'],
+      ['edit', 101, 'second'],
+    ],
+    'then a PATCH of the one created, not a second POST',
+  );
+  t.end();
+});
+
+t.test('the setting off: nothing sent', async (t) => {
+  let on = false;
+  const { clock, drafts, calls } = setup({ enabled: () => on });
+  drafts.set(topic, 'private thoughts');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.equal(calls.length, 0);
+  on = true;
+  drafts.set(topic, 'shared thoughts');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.equal(calls.length, 1, 'on again: sent');
+  t.end();
+});
+
+t.test('the server’s drafts come in, unless the browser’s is newer or changing', async (t) => {
+  const { clock, drafts, sync, calls } = setup();
+  const now = Math.floor(clock.now() / 1000);
+  drafts.set(dm, 'mine, newer');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  calls.length = 0;
+  sync.load([
+    { id: 7, type: 'stream', to: [9], topic: 'plans', content: 'from the laptop', timestamp: now },
+    { id: 8, type: 'private', to: [4, 7], topic: '', content: 'older', timestamp: now - 60 },
+    { id: 9, type: '', to: [], topic: '', content: 'nowhere', timestamp: now },
+  ]);
+  t.equal(drafts.get(topic), 'from the laptop', 'taken');
+  t.equal(drafts.get(dm), 'mine, newer', 'the browser’s newer one kept');
+  t.equal(drafts.size, 2, 'none without a conversation');
+  t.equal(calls.length, 0, 'taking the server’s sends nothing back');
+
+  clock.advance(5000);
+  sync.onEvent({
+    type: 'drafts',
+    op: 'update',
+    draft: {
+      id: 7,
+      type: 'stream',
+      to: [9],
+      topic: 'plans',
+      content: 'edited there',
+      timestamp: Math.floor(clock.now() / 1000),
+    },
+  });
+  t.equal(drafts.get(topic), 'edited there', 'another browser’s edit');
+  drafts.set(topic, 'typing here');
+  sync.onEvent({
+    type: 'drafts',
+    op: 'update',
+    draft: {
+      id: 7,
+      type: 'stream',
+      to: [9],
+      topic: 'plans',
+      content: 'stale echo',
+      timestamp: Math.floor(clock.now() / 1000) + 1,
+    },
+  });
+  t.equal(drafts.get(topic), 'typing here', 'not over what is being typed');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(calls.at(-1)?.slice(0, 2), ['edit', 7], 'the server’s id used');
+
+  sync.onEvent({ type: 'drafts', op: 'remove', draft_id: 7 });
+  t.equal(drafts.get(topic), '', 'removed elsewhere: removed here');
+  sync.onEvent({ type: 'drafts', op: 'remove', draft_id: 12345 });
+  t.equal(drafts.size, 1, 'an unknown id changes nothing');
+  t.end();
+});
+
+t.test('a failure keeps the draft; the next change tries again', async (t) => {
+  const { clock, drafts, calls, setFail } = setup();
+  setFail(true);
+  drafts.set(topic, 'one');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.equal(drafts.get(topic), 'one');
+  setFail(false);
+  drafts.set(topic, 'two');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(
+    calls.map((c) => c[0]),
+    ['create', 'create'],
+    'created on the next change',
+  );
+  // The server lost it (deleted elsewhere before the event came): created anew.
+  setFail(true);
+  drafts.set(topic, 'three');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  setFail(false);
+  drafts.set(topic, 'four');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(
+    calls.map((c) => c[0]),
+    ['create', 'create', 'edit', 'create'],
+  );
+  t.end();
+});
