@@ -180,6 +180,16 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
   await page.click('.scheduled-notice a:has-text("View scheduled messages")');
   await page.waitForSelector('.page-item .page-content strong:has-text("Tuesday")');
 
+  // Edit of a direct message: its conversation shown; narrowing elsewhere ends the edit.
+  await page.click('.page-item:has-text("See you then") button:has-text("Edit")');
+  await page.waitForSelector('.editing-scheduled');
+  t.match(page.url(), new RegExp(`/dm/${othello}-`), 'the conversation shown');
+  t.equal(await page.inputValue('#compose-text'), 'See you then');
+  await page.goto(ts.url + '/' + topicHash('plans'));
+  await waitFor(page, `!document.querySelector('.editing-scheduled')`);
+  await page.click('.sidebar .nav-item:has-text("Scheduled messages")');
+  await page.waitForSelector('.page-item:has-text("See you then")');
+
   // Delete, confirmed: gone here and in the other tab.
   await page.click('.page-item:has-text("See you then") button:has-text("Delete")');
   await page.click('.confirm .confirm-actions button:has-text("Delete")');
@@ -300,6 +310,10 @@ t.test('390 px: the menu, the picker and the views', async (t) => {
   await page.goto(ts.url + '/#drafts');
   await page.waitForSelector('.page-view');
   await screenshot(page, t, 'drafts-view-390');
+  // Esc closes the view, back to the messages it was opened over.
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.messages');
+  t.match(page.url(), /topic\/phone$/, 'back to the topic');
   watch.assertClean(t, /WebSocket|status of 401/);
   await page.close();
 });

@@ -139,9 +139,14 @@ export function Compose({ c }: { c: Controller }) {
   };
 
   // Narrowing readdresses the box to the narrow's conversation.
+  // A scheduled message being edited stays with its conversation: narrowed elsewhere, the box
+  // holds that conversation's draft, which is no edit of it.
   useEffect(() => {
     const next = c.composeToFor(narrow);
-    if (next) retarget(next);
+    if (!next) return;
+    if (c.editingScheduled.peek() !== null && !sameTo(next, toRef.current))
+      c.editingScheduled.value = null;
+    retarget(next);
   }, [narrowKey(narrow)]);
 
   // A move took the topic the box is addressed to: the box goes with it (its draft went too).

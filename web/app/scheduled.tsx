@@ -175,7 +175,7 @@ export async function saveScheduled(
 function composeTo(m: ScheduledMessage): ComposeTo {
   return m.type === 'stream'
     ? { kind: 'stream', streamId: m.to as number, topic: m.topic ?? '' }
-    : { kind: 'dm', userIds: m.to as number[] };
+    : { kind: 'dm', userIds: [...(m.to as number[])].sort((a, b) => a - b) };
 }
 
 function narrowOf(c: Controller, to: ComposeTo): Narrow {

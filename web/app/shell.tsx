@@ -257,6 +257,8 @@ export function Shell({ c }: { c: Controller }) {
         else if (c.dialog.value) c.dialog.value = null;
         else if (c.drawer.value) c.drawer.value = false;
         else if (c.editing.value !== null) c.editing.value = null;
+        // A view of its own (drafts, scheduled messages) closes to the messages behind it.
+        else if (c.page.value) c.go(c.narrow.value);
         else if (typingInField(e)) {
           // Out of the field and into the message list, where the arrows and j/k select.
           const messages = document.querySelector<HTMLElement>('.messages');
@@ -269,6 +271,8 @@ export function Shell({ c }: { c: Controller }) {
       if (typingInField(e) || e.ctrlKey || e.metaKey || e.altKey || c.dialog.value) return;
       const st = c.state.value;
       if (!st) return;
+      // No compose box under a view of its own: nothing to reply or write in.
+      if (c.page.value && (e.key === 'r' || e.key === 'c')) return;
       if (e.key === 'n') {
         const next = c.nextUnread();
         if (next) c.go(next);
