@@ -13,6 +13,7 @@ import type { Page } from 'playwright-core';
 import { openApp, pluck, waitCount, waitFor, waitMessage } from '../helpers/app.js';
 import { assertSuccess } from '../helpers/api.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { check } from '../helpers/a11y.js';
 import { createChannel, systemGroupId } from '../helpers/channels.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { inputValue } from '../../web/state/scheduled.js';
@@ -351,3 +352,58 @@ t.test('drafts kept on the server reach another browser', async (t) => {
   await other.page.close();
   await page.close();
 });
+
+// No serious or critical axe violation in what this adds (test/helpers/a11y.ts), light and dark.
+for (const dark of [false, true]) {
+  const mode = dark ? 'dark' : 'light';
+
+  t.test(`${mode}: axe on the send menu, the picker, the views, the notices`, async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: topicHash('axe'),
+      dark,
+    });
+    await page.fill('#compose-text', `To be sent later (${mode})`);
+    await page.click('.send-menu-btn');
+    await page.waitForSelector('.send-menu-list [role="menuitem"]');
+    await check(t, page, `send-menu-1280-${mode}`);
+    await page.click('.send-menu-list [role="menuitem"]:has-text("Schedule message")');
+    await page.waitForSelector('.schedule-dialog .schedule-preset');
+    await check(t, page, `schedule-picker-1280-${mode}`);
+    await page.click('.schedule-preset >> nth=0');
+    await page.waitForSelector('.scheduled-notice');
+    await check(t, page, `scheduled-notice-1280-${mode}`);
+    await page.click('.sidebar .nav-item:has-text("Scheduled messages")');
+    await page.waitForSelector('.page-item');
+    await check(t, page, `scheduled-view-1280-${mode}`);
+    await page.click('.page-item button:has-text("Edit")');
+    await page.waitForSelector('.editing-scheduled');
+    await check(t, page, `scheduled-editing-1280-${mode}`);
+    await page.click('.editing-scheduled button');
+    await page.fill('#compose-text', 'A draft');
+    await page.click('.sidebar .nav-item:has-text("Drafts")');
+    await page.waitForSelector('.page-item');
+    await check(t, page, `drafts-view-1280-${mode}`);
+    // Not left for the next test's compose box (drafts are kept on the server too).
+    await page.click('.page-item:has-text("A draft") button:has-text("Delete")');
+    await page.waitForSelector('.page-item:has-text("A draft")', { state: 'detached' });
+    const onServer = async () =>
+      ((await ts.api.get('hamlet', 'drafts')).body.drafts as { content: string }[]).some(
+        (d) => d.content === 'A draft',
+      );
+    for (let i = 0; (await onServer()) && i < 100; i++) await page.waitForTimeout(50);
+    t.notOk(await onServer(), 'the draft deleted on the server too');
+    watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+
+    const phone = await openApp(b, ts.url, ts.fx, 'hamlet', { width: 390, height: 844, dark });
+    await phone.page.goto(ts.url + '/#scheduled');
+    await phone.page.waitForSelector('.page-item');
+    await check(t, phone.page, `scheduled-view-390-${mode}`);
+    await phone.page.click('.page-item button:has-text("Reschedule")');
+    await phone.page.waitForSelector('.schedule-dialog .schedule-preset');
+    await check(t, phone.page, `reschedule-picker-390-${mode}`);
+    phone.watch.assertClean(t, /WebSocket|status of 401/);
+    await phone.page.close();
+  });
+}
