@@ -188,6 +188,8 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
   t.equal(await page.inputValue('#compose-text'), 'See you then');
   await page.goto(ts.url + '/' + topicHash('plans'));
   await waitFor(page, `!document.querySelector('.editing-scheduled')`);
+  // Loaded for editing, it is no draft (the server keeps it as a scheduled message already).
+  await waitCount(page, 'Drafts', 0);
   await page.click('.sidebar .nav-item:has-text("Scheduled messages")');
   await page.waitForSelector('.page-item:has-text("See you then")');
 

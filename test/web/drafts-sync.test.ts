@@ -156,6 +156,97 @@ t.test('one request at a time per conversation', async (t) => {
   t.end();
 });
 
+t.test('a draft sent, scheduled or deleted never comes back', async (t) => {
+  const { clock, drafts, sync, calls, held, setHold } = setup();
+  /** The server's copy of a draft of the browser's, as its events carry it. */
+  const echo = (id: number, to: DraftTo): ServerDraft => ({
+    id,
+    ...toServer(drafts.entry(to) ?? { to, content: 'gone', updated: clock.now() }),
+  });
+
+  // Sent before the pause ends: the pending save is dropped, nothing reaches the server.
+  drafts.set(dm, 'See you then');
+  clock.advance(SYNC_DELAY_MS - 1);
+  drafts.delete(dm);
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(calls, [], 'no POST for a draft gone before its pause ended');
+
+  // Sent while its POST is on its way: the draft it created is deleted once its id is known; the
+  // POST's echo (the add event) arriving after all that does not bring it back.
+  setHold(true);
+  drafts.set(dm, 'See you then');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  const added = echo(101, dm);
+  drafts.delete(dm);
+  await flush();
+  t.same(
+    calls.map((c) => c[0]),
+    ['create'],
+    'the deletion waits for the POST',
+  );
+  held.shift()!();
+  await flush();
+  await flush();
+  t.same(
+    calls.map((c) => [c[0], c[1]]),
+    [
+      ['create', null],
+      ['remove', 101],
+    ],
+    'then the draft it created is deleted',
+  );
+  sync.onEvent({ type: 'drafts', op: 'add', drafts: [added] });
+  t.equal(drafts.get(dm), '', 'its echo during the DELETE: not back');
+  held.shift()!();
+  await flush();
+  sync.onEvent({ type: 'drafts', op: 'add', drafts: [added] });
+  t.equal(drafts.get(dm), '', 'its echo after the DELETE: not back');
+  sync.load([added]);
+  t.equal(drafts.get(dm), '', 'nor from a snapshot taken before the DELETE');
+  sync.onEvent({ type: 'drafts', op: 'remove', draft_id: 101 });
+  t.equal(drafts.size, 0);
+
+  // Deleted (or scheduled) while a PATCH is on its way: the PATCH's echo comes after the DELETE.
+  setHold(false);
+  drafts.set(topic, 'Agenda');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(calls.at(-1)?.slice(0, 2), ['create', null]);
+  setHold(true);
+  drafts.set(topic, 'Agenda for Monday');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  const updated = echo(102, topic);
+  drafts.set(topic, '');
+  held.shift()!();
+  await flush();
+  await flush();
+  t.same(calls.at(-1), ['remove', 102, null], 'deleted after the PATCH');
+  held.shift()!();
+  await flush();
+  sync.onEvent({ type: 'drafts', op: 'update', draft: updated });
+  t.equal(drafts.get(topic), '', 'the PATCH’s late echo: not back');
+
+  // Typed again in that conversation: a new draft (POST), not a PATCH of the deleted one.
+  setHold(false);
+  drafts.set(topic, 'Agenda, again');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(calls.at(-1)?.slice(0, 2), ['create', null], 'a new one created');
+  t.equal(drafts.get(topic), 'Agenda, again');
+
+  // Another browser's drafts still come in.
+  sync.onEvent({
+    type: 'drafts',
+    op: 'add',
+    drafts: [{ ...echo(500, dm), content: 'From the laptop', timestamp: 0 }],
+  });
+  t.equal(drafts.get(dm), 'From the laptop', 'another browser’s draft taken');
+  t.end();
+});
+
 t.test('the setting off: nothing sent', async (t) => {
   let on = false;
   const { clock, drafts, calls } = setup({ enabled: () => on });

@@ -167,8 +167,9 @@ export function Compose({ c }: { c: Controller }) {
   useLayoutEffect(() => {
     if (!req) return;
     retarget(req.to, req.quote);
-    // A quote is the conversation's draft now, as if typed (a second quote goes after it).
-    if (req.quote !== undefined) saveDraft(req.quote);
+    // A quote is the conversation's draft now, as if typed (a second quote goes after it); a
+    // scheduled message loaded for editing is not.
+    if (req.quote !== undefined && !req.notDraft) saveDraft(req.quote);
     focusFor.current = req.to;
   }, [req?.seq]);
   // As drawn, not a frame later: keys typed right after the preview's button go into the box.

@@ -183,7 +183,13 @@ export class Controller {
   /** Where the focus was when the question was asked: it goes back there after. */
   private focusBefore: HTMLElement | null = null;
   /** A request for the compose box (reply, new topic), with a counter so repeats register. */
-  readonly composeRequest = signal<{ to: ComposeTo; quote?: string; seq: number } | null>(null);
+  readonly composeRequest = signal<{
+    to: ComposeTo;
+    quote?: string;
+    /** The text is not the conversation's draft (a scheduled message being edited). */
+    notDraft?: boolean;
+    seq: number;
+  } | null>(null);
   /** The last topic moved onward: the compose box follows it when addressed to it. */
   readonly topicMoved = signal<TopicMove | null>(null);
   /**
@@ -1319,9 +1325,13 @@ export class Controller {
     return item;
   }
 
-  /** Puts the compose box on a conversation (reply, `r`, a click on "new topic"). */
-  requestCompose(to: ComposeTo, quote?: string): void {
-    this.composeRequest.value = { to, quote, seq: ++this.composeSeq };
+  /**
+   * Puts the compose box on a conversation (reply, `r`, a click on "new topic"), with `quote` as
+   * its text if given: the conversation's draft then, unless `notDraft` (a scheduled message
+   * loaded for editing is kept on the server already; only what is typed into it is a draft).
+   */
+  requestCompose(to: ComposeTo, quote?: string, notDraft = false): void {
+    this.composeRequest.value = { to, quote, notDraft, seq: ++this.composeSeq };
   }
 
   replyTo(m: Message): void {

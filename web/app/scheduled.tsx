@@ -190,7 +190,7 @@ function editScheduled(c: Controller, m: ScheduledMessage): void {
   c.editingScheduled.value = m.scheduled_message_id;
   c.scheduledNotice.value = null;
   c.go(narrowOf(c, to));
-  c.requestCompose(to, m.content);
+  c.requestCompose(to, m.content, true);
 }
 
 /**

@@ -65,6 +65,12 @@ export class DraftSync {
   /** Conversations with a request on its way, and those changed meanwhile. */
   private readonly busy = new Set<string>();
   private readonly again = new Map<string, DraftTo>();
+  /**
+   * The server's ids of drafts this browser deleted (sent, scheduled, emptied, deleted): an event
+   * or a registration's snapshot still carrying one (an echo of this browser's own POST or PATCH
+   * coming after the deletion, a snapshot taken before it) does not bring it back.
+   */
+  private readonly gone = new Set<number>();
 
   constructor(
     private readonly drafts: Drafts,
@@ -98,6 +104,7 @@ export class DraftSync {
 
   /** The server's copy of a draft: the browser's takes it unless its own is newer or changing. */
   private take(d: ServerDraft): void {
+    if (this.gone.has(d.id)) return;
     const to = fromServer(d, this.selfId);
     if (!to) return;
     const key = draftKey(to);
@@ -142,6 +149,7 @@ export class DraftSync {
       if (!d) {
         if (id !== undefined) {
           this.ids.delete(key);
+          this.gone.add(id);
           await this.api.remove(id);
         }
       } else if (id !== undefined) {
