@@ -253,6 +253,25 @@ t.test('drafts are kept per conversation, across narrows and a reload', async (t
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('a topic typed after the text leaves one draft, under the topic as typed', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${general}-general`,
+  });
+  await type(page, 'Written before its topic');
+  await page.click('#compose-topic');
+  await page.keyboard.type('agenda', { delay: 20 });
+  await waitFor(page, `document.querySelector('#compose-topic').value === 'agenda'`);
+  // Each keystroke moved the draft: none is left under "", "a", "ag", … (before, there were six).
+  const kept = await page.evaluate(`(() => {
+    const key = Object.keys(localStorage).find((k) => k.startsWith('confab.drafts.'));
+    const list = JSON.parse(localStorage.getItem(key) ?? '[]');
+    return list.filter((d) => d.content === 'Written before its topic').map((d) => d.to.topic);
+  })()`);
+  t.same(kept, ['agenda'], 'one draft, under the topic typed');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('drafts are the user’s own: the next user of the browser does not get them', async (t) => {
   if (NO_CHROMIUM) return;
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('plans') });

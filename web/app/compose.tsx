@@ -30,6 +30,7 @@ import { Menu } from './menu.js';
 import { EditingScheduled, saveScheduled, ScheduledNotice, SchedulePicker } from './scheduled.js';
 import { decorate, openPicker } from './message.js';
 import { track } from './track.js';
+import { draftKey } from '../state/drafts.js';
 
 type Upload = { id: number; name: string; loaded: number; total: number; error?: string };
 
@@ -642,8 +643,17 @@ export function Compose({ c }: { c: Controller }) {
                     if (now.kind !== 'stream') return;
                     const next = { ...now, topic: e.currentTarget.value };
                     setTo(next);
+                    // The box's text moves to the new topic's draft: the one it had under the
+                    // topic as it was (a partial one while typing: "p", "pl", …) goes, or every
+                    // keystroke of a topic typed after the text would leave a draft behind (and,
+                    // with drafts kept on the server, send it there).
+                    const text = textRef.current;
+                    if (!text) return;
+                    const was = c.draftTo(now);
                     const d = c.draftTo(next);
-                    if (d && textRef.current) c.drafts?.set(d, textRef.current);
+                    const moved = was && (!d || draftKey(was) !== draftKey(d));
+                    if (moved && c.drafts?.get(was) === text) c.drafts.delete(was);
+                    if (d) c.drafts?.set(d, text);
                   }}
                   onKeyDown={(e) => {
                     const now = toRef.current;
