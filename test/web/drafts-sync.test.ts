@@ -20,7 +20,7 @@ import { FakeTimers } from '../helpers/fake-timers.js';
 
 type Call = [string, number | null, DraftValues | null];
 
-function setup(opts: { enabled?: () => boolean } = {}) {
+function setup(opts: { enabled?: () => boolean; mayKeep?: (to: DraftTo) => boolean } = {}) {
   const clock = new FakeTimers();
   const drafts = new Drafts(null, '1@x', clock.now);
   const calls: Call[] = [];
@@ -54,6 +54,7 @@ function setup(opts: { enabled?: () => boolean } = {}) {
     clock.timers,
     1,
     opts.enabled ?? (() => true),
+    opts.mayKeep,
   );
   drafts.onChange = (to) => sync.changed(to);
   return {
@@ -244,6 +245,26 @@ t.test('a draft sent, scheduled or deleted never comes back', async (t) => {
     drafts: [{ ...echo(500, dm), content: 'From the laptop', timestamp: 0 }],
   });
   t.equal(drafts.get(dm), 'From the laptop', 'another browser’s draft taken');
+  t.end();
+});
+
+t.test('a channel the user no longer sees: its draft stays in the browser', async (t) => {
+  let sees = true;
+  const { clock, drafts, calls } = setup({ mayKeep: (to) => to.type !== 'stream' || sees });
+  drafts.set(topic, 'About the plans');
+  sees = false; // removed from the channel before the pause ended
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(calls, [], 'not sent (the server would refuse it)');
+  t.equal(drafts.get(topic), 'About the plans', 'kept here');
+  drafts.set(dm, 'Still here');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(
+    calls.map((c) => c[0]),
+    ['create'],
+    'a direct message’s draft still goes',
+  );
   t.end();
 });
 

@@ -405,6 +405,7 @@ export class Controller {
         },
         s.selfId,
         () => this.state.value?.settings.enable_drafts_synchronization !== false,
+        (to) => to.type !== 'stream' || this.state.value?.channels.has(to.streamId) === true,
       );
       this.draftSync = sync;
       this.drafts.onChange = (to) => sync.changed(to);

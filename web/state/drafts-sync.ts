@@ -79,6 +79,11 @@ export class DraftSync {
     private readonly selfId: number,
     /** Whether the user's setting is on (checked at each change). */
     private readonly enabled: () => boolean,
+    /**
+     * Whether the server would keep a draft to this conversation now (a channel the user still
+     * sees): one to a channel the user was removed from stays in the browser, not refused.
+     */
+    private readonly mayKeep: (to: DraftTo) => boolean = () => true,
   ) {}
 
   /** Register's snapshot of the server's drafts (each registration's). */
@@ -152,6 +157,8 @@ export class DraftSync {
           this.gone.add(id);
           await this.api.remove(id);
         }
+      } else if (!this.mayKeep(d.to)) {
+        // Left as it is on the server (if there): the browser's copy is the newer one.
       } else if (id !== undefined) {
         await this.api.edit(id, toServer(d));
       } else {
