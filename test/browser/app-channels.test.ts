@@ -98,7 +98,10 @@ t.test('a private channel one is not in, or was removed from', async (t) => {
     'the messages received there stay readable, under the name they came with',
   );
   await screenshot(hamlet.page, t, 'removed-from-private-channel-1280');
-  for (const p of [othello, hamlet]) p.watch.assertClean(t, /WebSocket|status of 401/);
+  othello.watch.assertClean(t, /WebSocket|status of 401/);
+  // Hamlet's typing notice (sent as he typed) may reach the server after the removal, which
+  // refuses it (400): the race is the scenario's own, not the app's fault.
+  hamlet.watch.assertClean(t, /WebSocket|status of 401|status of 400/);
 });
 
 /** Runs an item of a sidebar row's "⋮" menu. */
