@@ -30,7 +30,7 @@ t.before(async () => {
 async function openUsers(page: Page): Promise<void> {
   if ((await page.locator('.settings').count()) === 0)
     await page.click('.sidebar-foot button[aria-label="Settings"]');
-  await page.click('.settings nav a:has-text("Users")');
+  await page.click('.settings nav a[href="#settings/users"]'); // not "Muted users"
   await page.waitForSelector('.settings h3:has-text("Users")');
   await page.waitForSelector('.users-list li');
 }
