@@ -152,7 +152,11 @@ t.test('uploaded files: listed, filtered, live, deleted', async (t) => {
     '#general › files',
     'the message using it, by where it is',
   );
-  t.match(await page.textContent(`${row}`), /2\.9 KB/, 'its size');
+  t.equal(
+    (await page.textContent(`${row} td[data-label="Size"]`))?.trim(),
+    '3 KB',
+    'its size (3000 bytes: in thousands, as the reference lists files)',
+  );
   t.match(await page.textContent('.settings section'), /of its 5 MB/, 'the realm’s quota');
 
   await page.fill('input[aria-label="Filter uploaded files"]', 'NOTES');

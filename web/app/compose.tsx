@@ -22,7 +22,7 @@ import { composeAction, type ScheduleTo } from '../state/scheduled.js';
 import { narrowHash, narrowKey, placeAfterMove, topicNarrow } from '../state/narrow.js';
 import { Avatar } from './bits.js';
 import type { ComposeTo, Controller } from './controller.js';
-import { bytes } from './format.js';
+import { sizeText } from '../state/format.js';
 import { Icon } from './icons.js';
 import { moveActive } from './listbox.js';
 import { useLive } from './live.js';
@@ -395,7 +395,7 @@ export function Compose({ c }: { c: Controller }) {
             name,
             loaded: 0,
             total: file.size,
-            error: `${name} is ${bytes(file.size)}: files can be at most ${s.realm.maxUploadMib} MB.`,
+            error: `${name} is ${sizeText(file.size, true)}: files can be at most ${s.realm.maxUploadMib} MB.`,
           },
         ]);
         continue;

@@ -22,11 +22,11 @@ import {
   parseAlertWords,
   playgroundRows,
   quotaText,
-  sizeText,
   sortedAlertWords,
   type Attachment,
   type Linkifier,
 } from '../state/settings-more.js';
+import { sizeText } from '../state/format.js';
 
 /**
  * One request at a time for a panel: busy while it runs, its failure (the server's words) kept

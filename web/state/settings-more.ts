@@ -5,6 +5,7 @@
  * quota in words), an example of each linkifier (a text it links, and the link), the default
  * channels' rows and those that can be added, the code playgrounds' rows.
  */
+import { sizeText } from './format.js';
 
 // ---- Alert words -------------------------------------------------------------------------
 
@@ -122,29 +123,16 @@ export function attachmentRows(list: readonly Attachment[], filter: string): Att
     .sort((a, b) => b.create_time - a.create_time || b.id - a.id);
 }
 
-/** A size in words, in binary units as the reference's (1 KB = 1024 bytes). */
-export function sizeText(n: number): string {
-  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  if (u === 0) return n === 1 ? '1 byte' : `${n} bytes`;
-  return `${v < 10 ? v.toFixed(1).replace(/\.0$/, '') : Math.round(v)} ${units[u]}`;
-}
-
 /**
  * What the organization's uploads take: the whole when there is no quota (null), else the part
  * of the quota (MiB) used.
  */
 export function quotaText(used: number, quotaMib: number | null): string {
   if (quotaMib === null || quotaMib <= 0)
-    return `The organization’s uploads take ${sizeText(used)}.`;
+    return `The organization’s uploads take ${sizeText(used, true)}.`;
   const quota = quotaMib * 1024 * 1024;
   const pct = Math.min(100, Math.round((used / quota) * 100));
-  return `The organization’s uploads take ${sizeText(used)} of its ${sizeText(quota)} (${pct}%).`;
+  return `The organization’s uploads take ${sizeText(used, true)} of its ${sizeText(quota, true)} (${pct}%).`;
 }
 
 // ---- Linkifiers --------------------------------------------------------------------------
