@@ -11,6 +11,7 @@ import type { Controller } from './controller.js';
 import { addSettingsPanel } from './settings.js';
 import { CopyField } from './copy-field.js';
 import { FormError } from './bits.js';
+import { RowAction } from './row-action.js';
 import {
   BOT_TYPE_NAMES,
   BotsState,
@@ -151,32 +152,24 @@ function Bots({ c }: { c: Controller }) {
               <div class="bot-actions">
                 {b.is_active ? (
                   <>
-                    <button
-                      class="btn"
-                      type="button"
-                      disabled={st.busy}
-                      onClick={() => void st.regenerateKey(b.user_id)}
-                    >
-                      New key
-                    </button>
-                    <button
-                      class="btn danger"
-                      type="button"
-                      disabled={st.busy}
-                      onClick={() => void st.deactivate(b.user_id)}
-                    >
-                      Deactivate
-                    </button>
+                    <RowAction
+                      label="New key"
+                      busy={st.busy}
+                      run={() => st.regenerateKey(b.user_id)}
+                    />
+                    <RowAction
+                      label="Deactivate"
+                      danger
+                      busy={st.busy}
+                      run={() => st.deactivate(b.user_id)}
+                    />
                   </>
                 ) : (
-                  <button
-                    class="btn"
-                    type="button"
-                    disabled={st.busy}
-                    onClick={() => void st.reactivate(b.user_id)}
-                  >
-                    Reactivate
-                  </button>
+                  <RowAction
+                    label="Reactivate"
+                    busy={st.busy}
+                    run={() => st.reactivate(b.user_id)}
+                  />
                 )}
               </div>
             </li>

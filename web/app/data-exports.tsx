@@ -10,7 +10,8 @@ import type { Controller } from './controller.js';
 import { FormError } from './bits.js';
 import { fullTime } from './format.js';
 import { addSettingsPanel, errorText } from './settings.js';
-import { Outcome, shortDate, useAction, useRefocus } from './settings-more.js';
+import { Outcome, RowAction, useAction } from './row-action.js';
+import { shortDate, useRefocus } from './settings-more.js';
 import { track } from './track.js';
 
 function DataExports({ c }: { c: Controller }) {
@@ -40,16 +41,6 @@ function DataExports({ c }: { c: Controller }) {
       () => c.client.request('POST', '/export/realm', { export_type: EXPORT_PUBLIC }),
       'Export started.',
     );
-  };
-  const remove = async (e: RealmExport) => {
-    const ok = await c.ask({
-      title: 'Delete this export?',
-      text: `The archive of the export of ${fullTime(e.export_time)} is deleted for good; its download link stops working.`,
-      action: 'Delete',
-      danger: true,
-    });
-    if (!ok) return;
-    await act.run(() => c.client.request('DELETE', `/export/realm/${e.id}`), 'Export deleted.');
   };
   const list = s.realmExports;
   const rows = list ? exportRows(list, (id) => s.userName(id)) : [];
@@ -115,15 +106,19 @@ function DataExports({ c }: { c: Controller }) {
                 </td>
                 <td>
                   {r.deletable && (
-                    <button
-                      class="btn danger"
-                      type="button"
-                      disabled={act.busy}
-                      aria-label={`Delete the export of ${fullTime(r.e.export_time)}`}
-                      onClick={() => void remove(r.e)}
-                    >
-                      Delete
-                    </button>
+                    <RowAction
+                      label="Delete"
+                      name={`Delete the export of ${fullTime(r.e.export_time)}`}
+                      danger
+                      confirm={{
+                        c,
+                        title: 'Delete this export?',
+                        text: `The archive of the export of ${fullTime(r.e.export_time)} is deleted for good; its download link stops working.`,
+                      }}
+                      act={act}
+                      request={() => c.client.request('DELETE', `/export/realm/${r.e.id}`)}
+                      said="Export deleted."
+                    />
                   )}
                 </td>
               </tr>

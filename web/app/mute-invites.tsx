@@ -14,7 +14,8 @@ import { CopyField } from './copy-field.js';
 import { fullTime } from './format.js';
 import { requestOf, useChanges } from './live.js';
 import { addSettingsPanel } from './settings.js';
-import { Outcome, shortDate, useAction, useRefocus } from './settings-more.js';
+import { Outcome, RowAction, useAction } from './row-action.js';
+import { shortDate, useRefocus } from './settings-more.js';
 import { track } from './track.js';
 
 // ---- Muted users -------------------------------------------------------------------------
@@ -31,11 +32,6 @@ function MutedUsersPanel({ c }: { c: Controller }) {
     (id) => ({ name: s.userName(id), email: s.users.get(id)?.email }),
     filter,
   );
-  const unmute = (id: number, name: string) =>
-    void act.run(
-      () => c.client.request('DELETE', `/users/me/muted_users/${id}`, {}),
-      `Unmuted ${name}.`,
-    );
   return (
     <>
       <p class="muted-text">
@@ -77,15 +73,13 @@ function MutedUsersPanel({ c }: { c: Controller }) {
                   </time>
                 </td>
                 <td>
-                  <button
-                    class="btn"
-                    type="button"
-                    disabled={act.busy}
-                    aria-label={`Unmute ${r.name}`}
-                    onClick={() => unmute(r.id, r.name)}
-                  >
-                    Unmute
-                  </button>
+                  <RowAction
+                    label="Unmute"
+                    name={`Unmute ${r.name}`}
+                    act={act}
+                    request={() => c.client.request('DELETE', `/users/me/muted_users/${r.id}`, {})}
+                    said={`Unmuted ${r.name}.`}
+                  />
                 </td>
               </tr>
             ))}
@@ -114,19 +108,18 @@ function InvitationsPanel({ c }: { c: Controller }) {
     selfId: s.selfId,
     format: (t) => shortDate(t * 1000),
   });
-  const revoke = async (inv: Invite) => {
-    const ok = await c.ask({
-      title: inv.is_multiuse
-        ? 'Revoke this invitation link?'
-        : `Revoke the invitation to ${inv.email}?`,
-      text: inv.is_multiuse
-        ? 'Nobody will be able to join with this link any more; those who already joined stay.'
-        : 'The link in the e-mail will stop working; you can invite them again later.',
-      action: 'Revoke',
-      danger: true,
-    });
-    if (ok) await st.revoke(inv);
-  };
+  const revoking = (inv: Invite) =>
+    inv.is_multiuse
+      ? {
+          c,
+          title: 'Revoke this invitation link?',
+          text: 'Nobody will be able to join with this link any more; those who already joined stay.',
+        }
+      : {
+          c,
+          title: `Revoke the invitation to ${inv.email}?`,
+          text: 'The link in the e-mail will stop working; you can invite them again later.',
+        };
   return (
     <div ref={list}>
       <p class="muted-text">
@@ -180,29 +173,25 @@ function InvitationsPanel({ c }: { c: Controller }) {
                   <td>
                     <div class="more-actions">
                       {!r.invite.is_multiuse && (
-                        <button
-                          class="btn"
-                          type="button"
-                          disabled={st.busy}
-                          aria-label={`Resend the invitation to ${r.invitee}`}
-                          onClick={() => void st.resend(r.invite)}
-                        >
-                          Resend
-                        </button>
+                        <RowAction
+                          label="Resend"
+                          name={`Resend the invitation to ${r.invitee}`}
+                          busy={st.busy}
+                          run={() => st.resend(r.invite)}
+                        />
                       )}
-                      <button
-                        class="btn danger"
-                        type="button"
-                        disabled={st.busy}
-                        aria-label={
+                      <RowAction
+                        label="Revoke"
+                        name={
                           r.invite.is_multiuse
                             ? `Revoke the invitation link made ${fullTime(r.invite.invited)}`
                             : `Revoke the invitation to ${r.invitee}`
                         }
-                        onClick={() => void revoke(r.invite)}
-                      >
-                        Revoke
-                      </button>
+                        danger
+                        confirm={revoking(r.invite)}
+                        busy={st.busy}
+                        run={() => st.revoke(r.invite)}
+                      />
                     </div>
                   </td>
                 </tr>

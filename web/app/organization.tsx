@@ -7,10 +7,11 @@
  * administrator's change shows at once. Registered with `addSettingsPanel`; settings-panels.ts
  * imports this module.
  */
-import { useMemo, useRef, useState } from 'preact/hooks';
+import { useMemo, useRef } from 'preact/hooks';
 import type { Controller } from './controller.js';
 import { addSettingsPanel } from './settings.js';
 import { FormError } from './bits.js';
+import { Outcome, RowAction, useAction } from './row-action.js';
 import { track } from './track.js';
 import { requestOf, useChanges, useLive } from './live.js';
 import {
@@ -288,48 +289,22 @@ function CustomEmoji({ c }: { c: Controller }) {
   const canAdd = s.canAddCustomEmoji();
   const [name, setName, nameNow] = useLive('');
   const fileInput = useRef<HTMLInputElement>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const fail = (e: unknown) => setError(e instanceof Error ? e.message : String(e));
+  const act = useAction();
 
   const add = async (e: Event) => {
     e.preventDefault();
     const file = fileInput.current?.files?.[0] ?? null;
     const problem = newEmojiProblem(nameNow.current, file);
-    setDone(null);
-    if (problem) return setError(problem);
+    if (problem) return act.fail(problem);
     const named = emojiName(nameNow.current);
-    setBusy(true);
-    setError(null);
-    try {
-      await c.client.uploadEmoji(named, file!, file!.name);
-      setDone(`Added :${named}:.`);
+    const ok = await act.run(
+      () => c.client.uploadEmoji(named, file!, file!.name),
+      `Added :${named}:.`,
+    );
+    if (ok) {
       setName('');
       if (fileInput.current) fileInput.current.value = '';
-    } catch (err) {
-      fail(err);
     }
-    setBusy(false);
-  };
-  const remove = async (emoji: string) => {
-    const ok = await c.ask({
-      title: `Delete :${emoji}:?`,
-      text: 'No one can use it any more; messages and reactions that have it keep showing it.',
-      action: 'Delete',
-      danger: true,
-    });
-    if (!ok) return;
-    setBusy(true);
-    setError(null);
-    setDone(null);
-    try {
-      await c.client.request('DELETE', `/realm/emoji/${encodeURIComponent(emoji)}`);
-      setDone(`Deleted :${emoji}:.`);
-    } catch (err) {
-      fail(err);
-    }
-    setBusy(false);
   };
 
   return (
@@ -363,7 +338,7 @@ function CustomEmoji({ c }: { c: Controller }) {
               />
             </label>
           </div>
-          <button class="btn primary" type="submit" disabled={busy}>
+          <button class="btn primary" type="submit" disabled={act.busy}>
             Add emoji
           </button>
         </form>
@@ -372,12 +347,7 @@ function CustomEmoji({ c }: { c: Controller }) {
           You cannot add custom emoji: the organization’s administrators chose who can.
         </p>
       )}
-      <FormError error={error} />
-      {done && (
-        <p class="muted-text" role="status">
-          {done}
-        </p>
-      )}
+      <Outcome error={act.error} done={act.done} />
       {rows.length === 0 ? (
         <p class="muted-text">This organization has no custom emoji yet.</p>
       ) : (
@@ -410,15 +380,21 @@ function CustomEmoji({ c }: { c: Controller }) {
                 </td>
                 <td>
                   {r.canDelete && (
-                    <button
-                      class="btn danger"
-                      type="button"
-                      disabled={busy}
-                      aria-label={`Delete :${r.name}:`}
-                      onClick={() => void remove(r.name)}
-                    >
-                      Delete
-                    </button>
+                    <RowAction
+                      label="Delete"
+                      name={`Delete :${r.name}:`}
+                      danger
+                      confirm={{
+                        c,
+                        title: `Delete :${r.name}:?`,
+                        text: 'No one can use it any more; messages and reactions that have it keep showing it.',
+                      }}
+                      act={act}
+                      request={() =>
+                        c.client.request('DELETE', `/realm/emoji/${encodeURIComponent(r.name)}`)
+                      }
+                      said={`Deleted :${r.name}:.`}
+                    />
                   )}
                 </td>
               </tr>

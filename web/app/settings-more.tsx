@@ -10,6 +10,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Controller } from './controller.js';
 import { addSettingsPanel, errorText } from './settings.js';
 import { FormError, Swatch } from './bits.js';
+import { Outcome, RowAction, useAction } from './row-action.js';
 import { track } from './track.js';
 import { useLive } from './live.js';
 import { fullTime } from './format.js';
@@ -29,36 +30,6 @@ import {
 import { sizeText } from '../state/format.js';
 
 /**
- * One request at a time for a panel: busy while it runs, its failure (the server's words) kept
- * until the next one, and what it did said once it succeeded.
- */
-export function useAction() {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const run = async (fn: () => Promise<unknown>, said: string): Promise<boolean> => {
-    setBusy(true);
-    setError(null);
-    setDone(null);
-    try {
-      await fn();
-      setDone(said);
-      return true;
-    } catch (e) {
-      setError(errorText(e));
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
-  const fail = (why: string) => {
-    setDone(null);
-    setError(why);
-  };
-  return { busy, error, done, run, fail };
-}
-
-/**
  * The focus kept in the panel when what had it went away (a row removed, here or by another
  * session, after its Delete or Remove): on `target`, once `list` changed.
  */
@@ -68,20 +39,6 @@ export function useRefocus(list: unknown, target: () => HTMLElement | null | und
     if (at && at !== document.body) return;
     target()?.focus();
   }, [list]);
-}
-
-/** What the last action did or why it failed. */
-export function Outcome({ error, done }: { error: string | null; done: string | null }) {
-  return (
-    <>
-      <FormError error={error} />
-      {done && (
-        <p class="muted-text" role="status">
-          {done}
-        </p>
-      )}
-    </>
-  );
 }
 
 const readOnlyNote = (what: string) => (
@@ -108,11 +65,6 @@ function AlertWords({ c }: { c: Controller }) {
     );
     if (ok) setInput('');
   };
-  const remove = (w: string) =>
-    void act.run(
-      () => c.client.request('DELETE', '/users/me/alert_words', { alert_words: [w] }),
-      `Removed “${w}”.`,
-    );
   return (
     <>
       <p class="muted-text">
@@ -146,15 +98,16 @@ function AlertWords({ c }: { c: Controller }) {
           {words.map((w) => (
             <li key={w}>
               <span class="more-word">{w}</span>
-              <button
-                class="btn danger"
-                type="button"
-                disabled={act.busy}
-                aria-label={`Remove ${w}`}
-                onClick={() => remove(w)}
-              >
-                Remove
-              </button>
+              <RowAction
+                label="Remove"
+                name={`Remove ${w}`}
+                danger
+                act={act}
+                request={() =>
+                  c.client.request('DELETE', '/users/me/alert_words', { alert_words: [w] })
+                }
+                said={`Removed “${w}”.`}
+              />
             </li>
           ))}
         </ul>
@@ -185,19 +138,14 @@ function Uploads({ c }: { c: Controller }) {
   }, [c, s]);
   const uploads = s.uploads;
   const quota = s.realm.settings.realm_upload_quota_mib;
-  const remove = async (a: Attachment) => {
-    const ok = await c.ask({
-      title: `Delete ${a.name}?`,
-      text:
-        a.messages.length === 0
-          ? 'The file is deleted for good.'
-          : `The file is deleted for good: the ${a.messages.length === 1 ? 'message' : `${a.messages.length} messages`} linking to it will show a broken link.`,
-      action: 'Delete',
-      danger: true,
-    });
-    if (!ok) return;
-    await act.run(() => c.client.request('DELETE', `/attachments/${a.id}`), `Deleted ${a.name}.`);
-  };
+  const deleting = (a: Attachment) => ({
+    c,
+    title: `Delete ${a.name}?`,
+    text:
+      a.messages.length === 0
+        ? 'The file is deleted for good.'
+        : `The file is deleted for good: the ${a.messages.length === 1 ? 'message' : `${a.messages.length} messages`} linking to it will show a broken link.`,
+  });
   if (!uploads)
     return loadError ? <FormError error={loadError} /> : <p class="muted-text">Loading…</p>;
   const rows = attachmentRows(uploads.list, filter);
@@ -276,15 +224,15 @@ function Uploads({ c }: { c: Controller }) {
                   {sizeText(a.size)}
                 </td>
                 <td>
-                  <button
-                    class="btn danger"
-                    type="button"
-                    disabled={act.busy}
-                    aria-label={`Delete ${a.name}`}
-                    onClick={() => void remove(a)}
-                  >
-                    Delete
-                  </button>
+                  <RowAction
+                    label="Delete"
+                    name={`Delete ${a.name}`}
+                    danger
+                    confirm={deleting(a)}
+                    act={act}
+                    request={() => c.client.request('DELETE', `/attachments/${a.id}`)}
+                    said={`Deleted ${a.name}.`}
+                  />
                 </td>
               </tr>
             ))}
@@ -318,11 +266,6 @@ function DefaultChannels({ c }: { c: Controller }) {
     );
     if (ok) setPick('');
   };
-  const remove = (id: number) =>
-    void act.run(
-      () => c.client.request('DELETE', '/default_streams', { stream_id: id }),
-      `#${name(id)} is no longer a default channel.`,
-    );
   return (
     <>
       <p class="muted-text">
@@ -370,15 +313,16 @@ function DefaultChannels({ c }: { c: Controller }) {
                 {ch.name}
               </span>
               {admin && (
-                <button
-                  class="btn danger"
-                  type="button"
-                  disabled={act.busy}
-                  aria-label={`Remove ${ch.name}`}
-                  onClick={() => remove(ch.stream_id)}
-                >
-                  Remove
-                </button>
+                <RowAction
+                  label="Remove"
+                  name={`Remove ${ch.name}`}
+                  danger
+                  act={act}
+                  request={() =>
+                    c.client.request('DELETE', '/default_streams', { stream_id: ch.stream_id })
+                  }
+                  said={`#${name(ch.stream_id)} is no longer a default channel.`}
+                />
               )}
             </li>
           ))}
@@ -482,19 +426,6 @@ function Linkifiers({ c }: { c: Controller }) {
       'Linkifier saved.',
     );
     if (ok) setEditing(null);
-  };
-  const remove = async (l: Linkifier) => {
-    const ok = await c.ask({
-      title: 'Delete this linkifier?',
-      text: `New messages no longer link ${l.pattern}; messages sent already keep their links.`,
-      action: 'Delete',
-      danger: true,
-    });
-    if (ok)
-      await act.run(
-        () => c.client.request('DELETE', `/realm/filters/${l.id}`),
-        'Linkifier deleted.',
-      );
   };
   const move = (id: number, by: -1 | 1) => {
     const order = moved(
@@ -618,15 +549,19 @@ function Linkifiers({ c }: { c: Controller }) {
                     >
                       Edit
                     </button>
-                    <button
-                      class="btn danger"
-                      type="button"
-                      disabled={act.busy}
-                      aria-label={`Delete ${l.pattern}`}
-                      onClick={() => void remove(l)}
-                    >
-                      Delete
-                    </button>
+                    <RowAction
+                      label="Delete"
+                      name={`Delete ${l.pattern}`}
+                      danger
+                      confirm={{
+                        c,
+                        title: 'Delete this linkifier?',
+                        text: `New messages no longer link ${l.pattern}; messages sent already keep their links.`,
+                      }}
+                      act={act}
+                      request={() => c.client.request('DELETE', `/realm/filters/${l.id}`)}
+                      said="Linkifier deleted."
+                    />
                   </div>
                 )}
               </li>
@@ -667,19 +602,6 @@ function Playgrounds({ c }: { c: Controller }) {
       setLanguage('');
       setTemplate('');
     }
-  };
-  const remove = async (id: number, label: string) => {
-    const ok = await c.ask({
-      title: `Delete ${label}?`,
-      text: 'Code blocks no longer offer to open their code there.',
-      action: 'Delete',
-      danger: true,
-    });
-    if (ok)
-      await act.run(
-        () => c.client.request('DELETE', `/realm/playgrounds/${id}`),
-        `Deleted ${label}.`,
-      );
   };
   return (
     <>
@@ -763,15 +685,19 @@ function Playgrounds({ c }: { c: Controller }) {
                 </td>
                 {admin && (
                   <td>
-                    <button
-                      class="btn danger"
-                      type="button"
-                      disabled={act.busy}
-                      aria-label={`Delete ${p.name}`}
-                      onClick={() => void remove(p.id, p.name)}
-                    >
-                      Delete
-                    </button>
+                    <RowAction
+                      label="Delete"
+                      name={`Delete ${p.name}`}
+                      danger
+                      confirm={{
+                        c,
+                        title: `Delete ${p.name}?`,
+                        text: 'Code blocks no longer offer to open their code there.',
+                      }}
+                      act={act}
+                      request={() => c.client.request('DELETE', `/realm/playgrounds/${p.id}`)}
+                      said={`Deleted ${p.name}.`}
+                    />
                   </td>
                 )}
               </tr>
