@@ -382,18 +382,21 @@ function Linkifiers({ c }: { c: Controller }) {
   const act = useAction();
   const addForm = useRef<HTMLFormElement>(null);
   const rowsBox = useRef<HTMLOListElement>(null);
-  // The arrow just used, to keep the focus on (its row moved; the other arrow at an end).
-  const movedBy = useRef<{ id: number; by: -1 | 1 } | null>(null);
+  // The arrow just used, to keep the focus on (its row moved; the other arrow at an end), and
+  // the order it asked for.
+  const movedBy = useRef<{ id: number; by: -1 | 1; order: number[] } | null>(null);
   useEffect(() => {
     const m = movedBy.current;
-    // (The arrows are disabled while a request runs: once it is answered.)
+    // (The arrows are disabled while a request runs: once it is answered, and the event has
+    // brought the new order — the answer may come first; a refusal leaves the order as it was.)
     if (!m || act.busy) return;
+    if (!act.error && list.map((l) => l.id).join() !== m.order.join()) return;
     movedBy.current = null;
     const arrow = (by: number) =>
       rowsBox.current?.querySelector<HTMLButtonElement>(`button[data-move="${m.id}:${by}"]`);
     const same = arrow(m.by);
     (same && !same.disabled ? same : arrow(-m.by))?.focus();
-  }, [list, act.busy]);
+  }, [list, act.busy, act.error]);
   useRefocus(list, () => addForm.current?.querySelector('input'));
   const add = async (e: Event) => {
     e.preventDefault();
@@ -434,7 +437,7 @@ function Linkifiers({ c }: { c: Controller }) {
       by,
     );
     if (!order) return;
-    movedBy.current = { id, by };
+    movedBy.current = { id, by, order };
     void act.run(
       () => c.client.request('PATCH', '/realm/linkifiers', { ordered_linkifier_ids: order }),
       'Order saved.',
