@@ -531,6 +531,32 @@ t.test('a user renamed: the messages that mention them drawn again (with the new
   t.end();
 });
 
+t.test(
+  'alert words changed: the messages flagged with one drawn again (with the words now)',
+  (t) => {
+    const { s } = state({ alert_words: ['release'] });
+    const all = s.list(ALL);
+    all.setInitial([], true, true, null);
+    s.apply([
+      msgEvent(streamMsg(40, { content: '<p>the release is out</p>' }), ['has_alert_word']),
+      msgEvent(streamMsg(41, { content: '<p>lunch at noon</p>' })),
+    ]);
+    const alerted = s.messages.get(40);
+    const other = s.messages.get(41);
+    const rev = all.rev.value;
+    s.apply([ev({ type: 'alert_words', alert_words: ['release', 'outage'] })]);
+    t.same(s.alertWords, ['release', 'outage'], 'the words now');
+    t.not(s.messages.get(40), alerted, 'the flagged message is a new object: its row draws again');
+    t.same(s.messages.get(40), alerted, 'with nothing else changed');
+    t.ok(all.rev.value > rev, 'its list drawn again');
+    t.equal(s.messages.get(41), other, 'a message without the flag untouched');
+    const again = s.messages.get(40);
+    s.apply([ev({ type: 'alert_words', alert_words: [] })]);
+    t.not(s.messages.get(40), again, 'every word removed: drawn again too (its marks go)');
+    t.end();
+  },
+);
+
 t.test('typing: shown, stopped by a message, lapsed', (t) => {
   const { s, clock } = state({ server_typing_started_expiry_period_milliseconds: 45_000 });
   const start = {

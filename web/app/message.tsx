@@ -47,7 +47,7 @@ function needKatex(): void {
  * the message is the selected one (its mentions are Tab stops). `me`: the user, the message's
  * flags and the groups, to mark the mentions that name the user (none in a preview, as the
  * reference). `alertWords`: the user's alert words, highlighted where they occur (a message the
- * server flagged `has_alert_word`).
+ * server flagged `has_alert_word`); drawn again with other words (or none), the highlights follow.
  */
 export function decorate(
   el: HTMLElement,
@@ -56,7 +56,7 @@ export function decorate(
   me?: Parameters<typeof mentionsMe>[2],
   alertWords?: readonly string[],
 ): void {
-  if (alertWords?.length) markAlertWords(el, alertWords);
+  markAlertWords(el, alertWords ?? []);
   // The mentions of the user (themselves, a group of theirs, a wildcard that reached them) stand
   // out (`user-mention-me`, app.css), as in the reference's web app; a message edited to no longer
   // mention them loses it.
@@ -126,12 +126,26 @@ export function decorate(
   }
 }
 
+/** The alert words an element's text was last marked with (joined by line breaks). */
+const markedWith = new WeakMap<HTMLElement, string>();
+
 /**
  * The user's alert words in a message's text wrapped in `<span class="alert-word">` (styled in
  * settings-more.css), as the reference's web app does: whole words, any case, not in links, code
- * or mentions; a text already marked is left as it is (decorate runs again on each drawing).
+ * or mentions; a text already marked is left as it is (decorate runs again on each drawing). With
+ * other words than the last time (added, removed: an `alert_words` event), the old marks are
+ * taken off first.
  */
 function markAlertWords(el: HTMLElement, words: readonly string[]): void {
+  const key = words.join('\n');
+  if ((markedWith.get(el) ?? '') !== key) {
+    const marks = el.querySelectorAll('span.alert-word');
+    for (const span of marks) span.replaceWith(span.textContent ?? '');
+    // The text split by the marks is one again (a word added later may span the seams).
+    if (marks.length > 0) el.normalize();
+    markedWith.set(el, key);
+  }
+  if (words.length === 0) return;
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   const texts: Text[] = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n as Text);

@@ -1052,6 +1052,10 @@ export class ChatState {
         return null;
       case 'alert_words':
         this.alertWords = e.alert_words;
+        // The messages the server flagged are drawn again: their highlights follow the words the
+        // user has now (message.tsx, decorate), a removed word no longer marked.
+        for (const [id, m] of this.messages)
+          if (m.flags.includes('has_alert_word')) this.replace(id, (old) => ({ ...old }));
         this.rev.extras.value++;
         return null;
       case 'realm_linkifiers':
