@@ -557,6 +557,39 @@ t.test(
   },
 );
 
+t.test('rev.messages: a stored message changed (the dialogs about one message follow it)', (t) => {
+  const { s } = state();
+  s.list(ALL).setInitial([], true, true, null);
+  s.apply([msgEvent(streamMsg(50))]);
+  let rev = s.rev.messages.value;
+  s.apply([
+    ev({
+      type: 'update_message',
+      message_id: 50,
+      message_ids: [50],
+      user_id: 2,
+      edit_timestamp: 1_700_000_100,
+      rendered_content: '<p>edited</p>',
+      content: 'edited',
+    }),
+  ]);
+  t.ok(s.rev.messages.value > rev, 'an edit');
+  t.equal(
+    s.messages.get(50)!.last_edit_timestamp,
+    1_700_000_100,
+    'with its time (history asks again)',
+  );
+  rev = s.rev.messages.value;
+  s.apply([ev({ type: 'update_message_flags', op: 'add', flag: 'read', messages: [50] })]);
+  t.ok(s.rev.messages.value > rev, 'its read flag (the receipts ask again)');
+  t.ok(s.messages.get(50)!.flags.includes('read'));
+  rev = s.rev.messages.value;
+  s.apply([ev({ type: 'update_message_flags', op: 'add', flag: 'read', messages: [50] })]);
+  s.apply([ev({ type: 'update_message_flags', op: 'add', flag: 'starred', messages: [999] })]);
+  t.equal(s.rev.messages.value, rev, 'nothing changed, or a message not kept: no change told');
+  t.end();
+});
+
 t.test('typing: shown, stopped by a message, lapsed', (t) => {
   const { s, clock } = state({ server_typing_started_expiry_period_milliseconds: 45_000 });
   const start = {

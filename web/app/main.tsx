@@ -23,6 +23,7 @@ import '../styles/members.css';
 import '../styles/settings-more.css';
 import '../styles/message-menu.css';
 import '../styles/mute-invites.css';
+import '../styles/read-receipts.css';
 
 startTheme();
 

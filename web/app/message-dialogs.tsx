@@ -25,21 +25,28 @@ import { track } from './track.js';
 
 type Loaded<T> = { state: 'loading' } | { state: 'error'; text: string } | { state: 'ok'; data: T };
 
-/** What `load` gives, asked again whenever `deps` change (a newer answer replaces an older). */
-function useLoaded<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+/**
+ * What `load` gives, asked again whenever `deps` change (a newer answer replaces an older; what
+ * was shown stays until it comes), and whether an asking is under way.
+ */
+function useLoaded<T>(load: () => Promise<T>, deps: unknown[]): [Loaded<T>, boolean] {
   const [got, setGot] = useState<Loaded<T>>({ state: 'loading' });
+  const [asking, setAsking] = useState(true);
   useEffect(() => {
     let live = true;
-    load().then(
-      (data) => live && setGot({ state: 'ok', data }),
-      (e: unknown) =>
-        live && setGot({ state: 'error', text: e instanceof Error ? e.message : String(e) }),
-    );
+    setAsking(true);
+    load()
+      .then(
+        (data) => live && setGot({ state: 'ok', data }),
+        (e: unknown) =>
+          live && setGot({ state: 'error', text: e instanceof Error ? e.message : String(e) }),
+      )
+      .finally(() => live && setAsking(false));
     return () => {
       live = false;
     };
   }, deps);
-  return got;
+  return [got, asking];
 }
 
 function MessageDialog({
@@ -117,10 +124,10 @@ function VersionContent({ c, html }: { c: Controller; html: string }) {
 
 export function HistoryDialog({ c, id }: { c: Controller; id: number }) {
   const s = c.state.value!;
-  track(s.rev.users, s.rev.channels, s.rev.settings);
+  track(s.rev.users, s.rev.channels, s.rev.settings, s.rev.messages);
   const m = s.messages.get(id);
-  // Asked again as the message is edited or moved while it is open.
-  const got = useLoaded<HistoryEntry[]>(
+  // Asked again as the message is edited or moved while it is open (`update_message`).
+  const [got] = useLoaded<HistoryEntry[]>(
     () => c.messageHistory(id),
     [id, m?.last_edit_timestamp, m?.last_moved_timestamp],
   );
@@ -163,8 +170,13 @@ export function HistoryDialog({ c, id }: { c: Controller; id: number }) {
 
 export function ReceiptsDialog({ c, id }: { c: Controller; id: number }) {
   const s = c.state.value!;
-  track(s.rev.users);
-  const got = useLoaded(() => c.readReceipts(id), [id]);
+  track(s.rev.users, s.rev.messages);
+  // The server tells no one when others read a message (the reference's dialog does not follow
+  // them either): asked again on Refresh, and when the user's own read flag on it changes (they
+  // are listed once they read it, and no longer after marking it unread).
+  const read = s.messages.get(id)?.flags.includes('read');
+  const [asked, setAsked] = useState(0);
+  const [got, asking] = useLoaded(() => c.readReceipts(id), [id, read, asked]);
   const rows = got.state === 'ok' ? receiptRows(got.data, (uid) => s.users.get(uid)) : [];
   return (
     <MessageDialog
@@ -199,15 +211,28 @@ export function ReceiptsDialog({ c, id }: { c: Controller; id: number }) {
             </ul>
           </>
         ))}
-      <p class="receipts-note muted-text">
-        People who chose not to let others know they read messages are not listed.
-      </p>
+      <div class="receipts-foot">
+        <p class="receipts-note muted-text">
+          People who chose not to let others know they read messages are not listed.
+        </p>
+        {got.state !== 'loading' && (
+          <button
+            class="btn"
+            type="button"
+            disabled={asking}
+            aria-label="Refresh the read receipts"
+            onClick={() => setAsked((n) => n + 1)}
+          >
+            Refresh
+          </button>
+        )}
+      </div>
     </MessageDialog>
   );
 }
 
 export function SourceDialog({ c, id }: { c: Controller; id: number }) {
-  const got = useLoaded(() => c.rawContent(id), [id]);
+  const [got] = useLoaded(() => c.rawContent(id), [id]);
   return (
     <MessageDialog c={c} id="source-title" class="source-dialog" title="Original message">
       <Pending got={got} what="the message" />

@@ -185,6 +185,11 @@ export class ChatState {
     muted: signal(0),
     /** Invitations changed (`invites_changed`: the Invitations panel fetches them again). */
     invites: signal(0),
+    /**
+     * A stored message changed (edited, moved, its flags or reactions): what shows one message
+     * outside its list follows it (the edit history and read receipts dialogs ask again).
+     */
+    messages: signal(0),
   };
   /** The realm's exports once the Data exports panel fetched them, then `realm_export` events. */
   realmExports: RealmExport[] | null = null;
@@ -826,6 +831,7 @@ export class ChatState {
     if (next === m) return;
     this.messages.set(id, next);
     this.touchLists(id);
+    this.rev.messages.value++;
   }
 
   // ---- Local echo ------------------------------------------------------------------------
