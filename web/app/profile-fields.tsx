@@ -39,6 +39,7 @@ import { PersonPicker } from './channel-dialogs.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
+import { RowAction, useAction } from './row-action.js';
 import { addSettingsPanel, errorText } from './settings.js';
 import { track } from './track.js';
 
@@ -304,8 +305,8 @@ function ManageFields({ c }: { c: Controller }) {
   const fields = ordered(s.profileFields);
   const [editing, setEditing] = useState<number | null>(null);
   const [adding, setAdding] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const act = useAction();
+  const busy = act.busy;
   // After a move, the focus stays on the moved field's button (on the other one at an end).
   const moved = useRef<{ id: number; dir: 'up' | 'down' } | null>(null);
   const list = useRef<HTMLOListElement>(null);
@@ -333,35 +334,13 @@ function ManageFields({ c }: { c: Controller }) {
     }
   }, [orderKey]);
 
-  const act = async (fn: () => Promise<unknown>): Promise<boolean> => {
-    setBusy(true);
-    setError(null);
-    try {
-      await fn();
-      return true;
-    } catch (err) {
-      setError(errorText(err));
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
   const move = (f: CustomProfileField, dir: 'up' | 'down') => {
     moved.current = { id: f.id, dir };
-    void act(() =>
+    void act.run(() =>
       c.client.request('PATCH', '/realm/profile_fields', {
         order: movedOrder(fields, f.id, dir === 'up' ? -1 : 1),
       }),
     );
-  };
-  const remove = async (f: CustomProfileField) => {
-    const ok = await c.ask({
-      title: 'Delete this profile field?',
-      text: `“${f.name}” goes from every profile, with what everyone filled in for it. This cannot be undone.`,
-      action: 'Delete',
-      danger: true,
-    });
-    if (ok) await act(() => c.client.request('DELETE', `/realm/profile_fields/${f.id}`));
   };
 
   return (
@@ -370,7 +349,7 @@ function ManageFields({ c }: { c: Controller }) {
         Fields everyone can fill in on their profile. Up to {MAX_SUMMARY_FIELDS} of them show on the
         profile card; every field a person filled in shows in their full profile.
       </p>
-      <FormError error={error} />
+      <FormError error={act.error} />
       {fields.length === 0 ? (
         <p class="muted-text">No custom profile fields yet.</p>
       ) : (
@@ -438,15 +417,18 @@ function ManageFields({ c }: { c: Controller }) {
                   >
                     Edit
                   </button>
-                  <button
-                    class="btn danger"
-                    type="button"
-                    aria-label={`Delete ${f.name}`}
-                    disabled={busy}
-                    onClick={() => void remove(f)}
-                  >
-                    Delete
-                  </button>
+                  <RowAction
+                    label="Delete"
+                    name={`Delete ${f.name}`}
+                    danger
+                    confirm={{
+                      c,
+                      title: 'Delete this profile field?',
+                      text: `“${f.name}” goes from every profile, with what everyone filled in for it. This cannot be undone.`,
+                    }}
+                    act={act}
+                    request={() => c.client.request('DELETE', `/realm/profile_fields/${f.id}`)}
+                  />
                 </div>
               </li>
             ),

@@ -12,19 +12,19 @@ import { errorText } from './settings.js';
 
 /**
  * One request at a time for a panel: busy while it runs, its failure (the server's words) kept
- * until the next one, and what it did said once it succeeded.
+ * until the next one, and what it did said once it succeeded (when there is something to say).
  */
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
-  const run = async (fn: () => Promise<unknown>, said: string): Promise<boolean> => {
+  const run = async (fn: () => Promise<unknown>, said?: string): Promise<boolean> => {
     setBusy(true);
     setError(null);
     setDone(null);
     try {
       await fn();
-      setDone(said);
+      setDone(said ?? null);
       return true;
     } catch (e) {
       setError(errorText(e));
@@ -59,7 +59,7 @@ export function Outcome({ error, done }: { error: string | null; done: string | 
 /** How a row's button acts once confirmed. */
 type Acts =
   /** Through the panel's `useAction`: the request, and what it did once it succeeded. */
-  | { act: Action; request: () => Promise<unknown>; said: string }
+  | { act: Action; request: () => Promise<unknown>; said?: string }
   /** A state object's own method, which keeps its own busy state and outcome (bots, invitations). */
   | { busy: boolean; run: () => Promise<unknown> };
 
