@@ -154,8 +154,8 @@ t.test('uploaded files: listed, filtered, live, deleted', async (t) => {
   );
   t.equal(
     (await page.textContent(`${row} td[data-label="Size"]`))?.trim(),
-    '3 KB',
-    'its size (3000 bytes: in thousands, as the reference lists files)',
+    '2.9 KB',
+    'its size (3000 bytes, in 1024s)',
   );
   t.match(await page.textContent('.settings section'), /of its 5 MB/, 'the realm’s quota');
 

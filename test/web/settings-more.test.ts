@@ -122,7 +122,7 @@ t.test('uploads: events, filter, newest first', (t) => {
   t.end();
 });
 
-t.test('the quota in words (in 1024s, as it is set in MiB; the sizes: format.test.ts)', (t) => {
+t.test('the quota in words (the sizes: format.test.ts)', (t) => {
   t.equal(quotaText(2048, null), 'The organization’s uploads take 2 KB.');
   t.equal(quotaText(512 * 1024, 1), 'The organization’s uploads take 512 KB of its 1 MB (50%).');
   t.match(quotaText(5 * 1024 * 1024, 1), /\(100%\)/, 'never past 100%');

@@ -395,7 +395,7 @@ export function Compose({ c }: { c: Controller }) {
             name,
             loaded: 0,
             total: file.size,
-            error: `${name} is ${sizeText(file.size, true)}: files can be at most ${s.realm.maxUploadMib} MB.`,
+            error: `${name} is ${sizeText(file.size)}: files can be at most ${s.realm.maxUploadMib} MB.`,
           },
         ]);
         continue;

@@ -129,10 +129,10 @@ export function attachmentRows(list: readonly Attachment[], filter: string): Att
  */
 export function quotaText(used: number, quotaMib: number | null): string {
   if (quotaMib === null || quotaMib <= 0)
-    return `The organization’s uploads take ${sizeText(used, true)}.`;
+    return `The organization’s uploads take ${sizeText(used)}.`;
   const quota = quotaMib * 1024 * 1024;
   const pct = Math.min(100, Math.round((used / quota) * 100));
-  return `The organization’s uploads take ${sizeText(used, true)} of its ${sizeText(quota, true)} (${pct}%).`;
+  return `The organization’s uploads take ${sizeText(used)} of its ${sizeText(quota)} (${pct}%).`;
 }
 
 // ---- Linkifiers --------------------------------------------------------------------------
