@@ -62,15 +62,39 @@ t.test('GET /messages/{message_id}/read_receipts', async (t) => {
     [othello, prospero].sort((a, b) => a - b),
     'iago muted othello',
   );
+  // Only the viewer's mutes, and mutes of the viewer, count: cordelia (not muted, muting nobody)
+  // sees everyone but herself (private) — hamlet's and iago's mutes are theirs.
+  t.same(
+    assertSuccess(t, await receipts('cordelia')).user_ids,
+    [othello, prospero, iago].sort((a, b) => a - b),
+    'third parties’ mutes hide nobody',
+  );
+  // Unmuted: back (the mutes are read when receipts are asked for, not when the message was read).
+  assertSuccess(t, await api.delete('hamlet', `users/me/muted_users/${prospero}`));
+  t.same(
+    assertSuccess(t, await receipts('hamlet')).user_ids,
+    [othello, prospero, iago].sort((a, b) => a - b),
+    'unmuted: listed again',
+  );
+  assertSuccess(t, await api.post('prospero', `users/me/muted_users/${hamlet}`));
+  t.same(
+    assertSuccess(t, await receipts('hamlet')).user_ids,
+    [othello, iago].sort((a, b) => a - b),
+    'prospero muted hamlet: hamlet does not learn prospero read it',
+  );
+  assertSuccess(t, await api.delete('prospero', `users/me/muted_users/${hamlet}`));
   // Marked unread again: no longer read.
   assertSuccess(
     t,
     await api.post('othello', 'messages/flags', { messages: [m], op: 'remove', flag: 'read' }),
   );
-  t.same(assertSuccess(t, await receipts('hamlet')).user_ids, [iago]);
+  t.same(
+    assertSuccess(t, await receipts('hamlet')).user_ids,
+    [prospero, iago].sort((a, b) => a - b),
+  );
   // Deactivated users are left out.
   assertSuccess(t, await api.delete('desdemona', `users/${iago}`));
-  t.same(assertSuccess(t, await receipts('hamlet')).user_ids, []);
+  t.same(assertSuccess(t, await receipts('hamlet')).user_ids, [prospero]);
 
   // Messages the viewer cannot read: the same answer as for a message that does not exist.
   const dm = await sendDirectMessage(api, 'hamlet', [othello], 'private');

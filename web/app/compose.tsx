@@ -238,13 +238,18 @@ export function Compose({ c }: { c: Controller }) {
     if (!token) return [];
     track(s.rev.users);
     if (token.kind === 'mention') {
+      track(s.rev.muted);
       const users = [...s.users.values()].filter(
         (u) => u.is_active !== false && u.user_id !== s.selfId,
       );
       return mentionCandidates(
         token.query,
-        // A deactivated group cannot be mentioned.
-        { users, groups: [...s.groups.values()].filter((g) => g.deactivated !== true) },
+        {
+          users,
+          // A deactivated group cannot be mentioned.
+          groups: [...s.groups.values()].filter((g) => g.deactivated !== true),
+          hidden: (id) => s.mutedUsers.has(id),
+        },
         token.silent,
       );
     }
@@ -488,7 +493,7 @@ export function Compose({ c }: { c: Controller }) {
   const topicItems = topicsFor(to, topicOpen);
   // People to send to: the realm's users arrive after the first screen (GET /users); the list
   // follows them.
-  if (to.kind === 'dm') track(s.rev.users);
+  if (to.kind === 'dm') track(s.rev.users, s.rev.muted);
   const peopleFor = (query: string, taken: number[]) =>
     mentionCandidates(
       query,
@@ -497,6 +502,7 @@ export function Compose({ c }: { c: Controller }) {
           (u) => u.is_active !== false && !taken.includes(u.user_id),
         ),
         groups: [],
+        hidden: (id) => s.mutedUsers.has(id),
       },
       false,
     ).filter((x) => x.kind === 'user');

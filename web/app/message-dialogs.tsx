@@ -170,14 +170,22 @@ export function HistoryDialog({ c, id }: { c: Controller; id: number }) {
 
 export function ReceiptsDialog({ c, id }: { c: Controller; id: number }) {
   const s = c.state.value!;
-  track(s.rev.users, s.rev.messages);
+  track(s.rev.users, s.rev.messages, s.rev.muted);
   // The server tells no one when others read a message (the reference's dialog does not follow
   // them either): asked again on Refresh, and when the user's own read flag on it changes (they
   // are listed once they read it, and no longer after marking it unread).
   const read = s.messages.get(id)?.flags.includes('read');
   const [asked, setAsked] = useState(0);
   const [got, asking] = useLoaded(() => c.readReceipts(id), [id, read, asked]);
-  const rows = got.state === 'ok' ? receiptRows(got.data, (uid) => s.users.get(uid)) : [];
+  // The server leaves out the muted (both ways); someone muted while the dialog is open goes too.
+  const rows =
+    got.state === 'ok'
+      ? receiptRows(
+          got.data,
+          (uid) => s.users.get(uid),
+          (uid) => s.mutedUsers.has(uid),
+        )
+      : [];
   return (
     <MessageDialog
       c={c}
@@ -213,7 +221,8 @@ export function ReceiptsDialog({ c, id }: { c: Controller; id: number }) {
         ))}
       <div class="receipts-foot">
         <p class="receipts-note muted-text">
-          People who chose not to let others know they read messages are not listed.
+          People who chose not to let others know they read messages, and people you muted, are not
+          listed.
         </p>
         {got.state !== 'loading' && (
           <button

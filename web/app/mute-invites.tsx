@@ -36,7 +36,9 @@ function MutedUsersPanel({ c }: { c: Controller }) {
     <>
       <p class="muted-text">
         A muted user’s messages are hidden behind a notice, do not notify you and are marked as
-        read; you do not see them typing. Mute someone from their profile card.
+        read; you do not see them typing, and they are left out of the people list, your direct
+        message conversations and the suggestions as you write. Mute someone from their profile
+        card.
       </p>
       <input
         ref={filterField}

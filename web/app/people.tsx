@@ -1,7 +1,8 @@
 /**
  * The people list (the reference's "buddy list"): the organization's active human users with a
  * presence dot, the user first, then active, idle and offline people, each by name, with a
- * filter; a click (or Enter) opens the direct messages with the person. A hundred are drawn at
+ * filter; a click (or Enter) opens the direct messages with the person. Muted users are not
+ * listed (web/state/muted-users.ts). A hundred are drawn at
  * a time ("Show 100 more", as the Users panel), so an organization of thousands stays quick. On wide screens it is a
  * column at the right; narrower, a section of the sidebar (the drawer on a phone), folded until
  * opened. The dot's meaning is in words too, for screen readers (and in its tooltip).
@@ -83,7 +84,7 @@ function moveFocus(list: HTMLElement | null, from: Element | null, by: 1 | -1): 
 
 function PeopleBody({ c }: { c: Controller }) {
   const s = c.state.value!;
-  track(s.rev.users, s.rev.presence, s.rev.settings);
+  track(s.rev.users, s.rev.presence, s.rev.settings, s.rev.muted);
   const [filter, setFilter] = useState('');
   // A page at a time, as the Users panel: an organization of thousands is never drawn at once.
   const [shown, setShown] = useState(PAGE_SIZE);
@@ -91,7 +92,8 @@ function PeopleBody({ c }: { c: Controller }) {
   const curKey = narrowKey(c.narrow.value);
   const shownStatus = (id: number): PresenceStatus | null =>
     s.realm.presenceDisabled ? null : s.presenceOf(id);
-  const people = peopleList(s.users.values(), (id) => s.presenceOf(id), s.selfId, filter);
+  const muted = (id: number) => s.mutedUsers.has(id);
+  const people = peopleList(s.users.values(), (id) => s.presenceOf(id), s.selfId, filter, muted);
   const { rows, more } = pageOf(people, shown);
   const open = (id: number) => c.go(dmNarrow([id], s.selfId));
 
@@ -125,6 +127,7 @@ function PeopleBody({ c }: { c: Controller }) {
                 (id) => s.presenceOf(id),
                 s.selfId,
                 e.currentTarget.value,
+                muted,
               )[0];
               if (first) open(first.user_id);
             } else if (e.key === 'Escape' && e.currentTarget.value !== '') {

@@ -22,6 +22,7 @@ import {
   topicOf,
   type Narrow,
 } from '../state/narrow.js';
+import { listedDms, listedName } from '../state/muted-users.js';
 import type { UnreadCounts } from '../state/unread.js';
 import { topicKey } from '../state/unread.js';
 import { Avatar, Count, Swatch } from './bits.js';
@@ -291,13 +292,19 @@ export function Sidebar({ c }: { c: Controller }) {
   const s = c.state.value!;
   // settings: the realm's name and who may create channels.
   track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users, s.rev.presence, s.rev.settings);
+  track(s.rev.muted);
   const [allDms, setAllDms] = useState(false);
   const wide = useMedia(PEOPLE_COLUMN_QUERY);
   const counts = s.unreadCounts();
   const cur = c.narrow.value;
   const curChannel = channelOf(cur);
   const curKey = narrowKey(cur);
-  const dms = [...s.dms.entries()].sort((a, b) => b[1] - a[1]);
+  // Not those with muted users only (kept while being viewed), as the reference's list.
+  const dms = listedDms(
+    [...s.dms.entries()].sort((a, b) => b[1] - a[1]),
+    s.mutedUsers,
+    (key) => curKey === narrowKey(dmNarrow(key.split(',').map(Number), s.selfId)),
+  );
   const dmsShown = allDms
     ? dms
     : dms.filter(([key], i) => i < DMS_SHOWN || (counts.dms.get(key) ?? 0) > 0);
@@ -421,18 +428,31 @@ export function Sidebar({ c }: { c: Controller }) {
               const ids = key.split(',').map(Number);
               const narrow = dmNarrow(ids, s.selfId);
               const first = ids[0]!;
+              const name = (id: number) => listedName(id, s.mutedUsers, (i) => s.userName(i));
+              // A muted user (listed while their conversation is viewed): a blank grey avatar
+              // and no presence, as the reference shows them.
+              const mutedOne = ids.length === 1 && s.mutedUsers.has(first);
               // A bot has no presence (the people list leaves bots out; the card shows none).
               const status =
-                ids.length === 1 && !s.realm.presenceDisabled && !s.users.get(first)?.is_bot
+                ids.length === 1 &&
+                !mutedOne &&
+                !s.realm.presenceDisabled &&
+                !s.users.get(first)?.is_bot
                   ? s.presenceOf(first)
                   : null;
               return (
                 <li key={key}>
                   <NavLink c={c} narrow={narrow} current={curKey === narrowKey(narrow)}>
-                    {ids.length === 1 ? (
+                    {mutedOne ? (
+                      <span
+                        class="avatar small"
+                        aria-hidden="true"
+                        style={{ background: '#7a8194' }}
+                      />
+                    ) : ids.length === 1 ? (
                       <AvatarWithDot
                         id={first}
-                        name={s.userName(first)}
+                        name={name(first)}
                         url={s.users.get(first)?.avatar_url}
                         status={status}
                       />
@@ -445,7 +465,11 @@ export function Sidebar({ c }: { c: Controller }) {
                         {ids.length}
                       </span>
                     )}
-                    <span class="label">{s.dmName(ids)}</span>
+                    <span class="label">
+                      {ids.length === 1 && ids[0] === s.selfId
+                        ? s.dmName(ids)
+                        : ids.map(name).join(', ')}
+                    </span>
                     <StatusWords status={status} />
                     <Count n={counts.dms.get(key) ?? 0} />
                   </NavLink>

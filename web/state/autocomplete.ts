@@ -82,7 +82,24 @@ export type People = {
   groups: { id: number; name: string; description: string }[];
   /** Ids of people to offer first (e.g. this conversation's recent senders). */
   recent?: number[];
+  /**
+   * People not offered (those the user muted), unless the query names one exactly as
+   * `Name|id`, the way a mention of someone sharing a name is written.
+   */
+  hidden?: (id: number) => boolean;
 };
+
+/** The person a query names as `Full Name|id` (any case), if it does. */
+export function namedById<U extends { user_id: number; full_name: string }>(
+  query: string,
+  users: readonly U[],
+): U | undefined {
+  const m = /^(.+)\|(\d+)$/.exec(query.trim());
+  if (!m) return undefined;
+  const id = Number(m[2]);
+  const name = m[1]!.trim().toLowerCase();
+  return users.find((u) => u.user_id === id && u.full_name.toLowerCase() === name);
+}
 
 const WILDCARDS = [
   { name: 'all', detail: 'Notify everyone here' },
@@ -93,12 +110,27 @@ const WILDCARDS = [
 
 export function mentionCandidates(query: string, p: People, silent: boolean): Candidate[] {
   const recent = new Map((p.recent ?? []).map((id, i) => [id, i]));
-  const users = [...p.users].sort(
-    (a, b) => (recent.get(a.user_id) ?? 1e9) - (recent.get(b.user_id) ?? 1e9),
-  );
+  const hidden = p.hidden ?? (() => false);
+  const users = p.users
+    .filter((u) => !hidden(u.user_id))
+    .sort((a, b) => (recent.get(a.user_id) ?? 1e9) - (recent.get(b.user_id) ?? 1e9));
   const nameCount = new Map<string, number>();
   for (const u of p.users) nameCount.set(u.full_name, (nameCount.get(u.full_name) ?? 0) + 1);
   const prefix = silent ? '@_' : '@';
+  const userCandidate = (u: People['users'][number]): Candidate => {
+    const unique = (nameCount.get(u.full_name) ?? 0) <= 1;
+    return {
+      kind: 'user',
+      key: `u:${u.user_id}`,
+      label: u.full_name,
+      detail: u.email,
+      userId: u.user_id,
+      insert: `${prefix}**${u.full_name}${unique ? '' : `|${u.user_id}`}**`,
+    };
+  };
+  // Named exactly (`Name|id`): that person alone, muted or not (as the reference).
+  const named = namedById(query, p.users);
+  if (named) return [userCandidate(named)];
   const out: Candidate[] = [];
   if (!silent) {
     for (const w of rank(WILDCARDS, query, (w) => w.name, 2)) {
@@ -111,17 +143,7 @@ export function mentionCandidates(query: string, p: People, silent: boolean): Ca
       });
     }
   }
-  for (const u of rank(users, query, (u) => u.full_name, 8)) {
-    const unique = (nameCount.get(u.full_name) ?? 0) <= 1;
-    out.push({
-      kind: 'user',
-      key: `u:${u.user_id}`,
-      label: u.full_name,
-      detail: u.email,
-      userId: u.user_id,
-      insert: `${prefix}**${u.full_name}${unique ? '' : `|${u.user_id}`}**`,
-    });
-  }
+  for (const u of rank(users, query, (u) => u.full_name, 8)) out.push(userCandidate(u));
   const groups = p.groups.filter((g) => !g.name.startsWith('role:'));
   for (const g of rank(groups, query, (g) => g.name, 3)) {
     out.push({

@@ -145,8 +145,12 @@ export function historyVersions(
 export function receiptRows<U extends { user_id: number; full_name: string }>(
   ids: readonly number[],
   user: (id: number) => U | undefined,
+  muted: (id: number) => boolean = () => false,
 ): U[] {
-  const rows = ids.map(user).filter((u): u is U => u !== undefined);
+  const rows = ids
+    .filter((id) => !muted(id))
+    .map(user)
+    .filter((u): u is U => u !== undefined);
   return rows.sort(
     (a, b) =>
       a.full_name.localeCompare(b.full_name, undefined, { sensitivity: 'base' }) ||

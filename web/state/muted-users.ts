@@ -6,6 +6,14 @@
  * desktop notification or sound (the server also marks them read); the user does not see them
  * typing; their reactions still count, their name in a reaction's tooltip reads "Muted user".
  * Anyone but oneself can be muted (bots too, as the reference's user card offers).
+ *
+ * The lists leave them out as the reference's do (buddy_data.ts, pm_conversations.ts,
+ * composebox_typeahead.ts; the help page "Mute a user"): the people list; the direct-message
+ * conversations whose other members are all muted (a group with someone else stays, the muted
+ * named "Muted user"; the conversation being viewed stays too); the compose box's suggestions for
+ * mentions and recipients, unless the query names the person exactly by `Name|id`. Settings and
+ * channel administration (the channel's member picker, the Users panel) still show them. The
+ * server leaves them out of read receipts both ways (muted by, or muting, the viewer).
  */
 
 export type MutedUser = { id: number; timestamp: number };
@@ -20,8 +28,10 @@ export const MUTED_NAME = 'Muted user';
 export function muteExplained(name: string): string {
   return (
     `${name}'s messages will be hidden behind a notice you can open one at a time, and will ` +
-    `not notify you or make a sound; they are marked as read. You will not see ${name} typing, ` +
-    'and their reactions will count without their name. You can unmute them at any time from ' +
+    `not notify you or make a sound; they are marked as read. ${name} will be left out of the ` +
+    'people list, your direct message conversations and the suggestions as you write, and will ' +
+    `not see whether you read their messages. You will not see ${name} typing, and their ` +
+    'reactions will count without their name. You can unmute them at any time from ' +
     'Settings → Muted users.'
   );
 }
@@ -80,6 +90,27 @@ export function withoutMuted(ids: readonly number[], muted: MutedUsers): number[
 /** Whether a message shows collapsed (the user's own never: nobody mutes themselves). */
 export function hiddenMessage(senderId: number, selfId: number, muted: MutedUsers): boolean {
   return senderId !== selfId && muted.has(senderId);
+}
+
+/** Who a user is in a conversation list: "Muted user" when muted, else their name. */
+export function listedName(id: number, muted: MutedUsers, name: (id: number) => string): string {
+  return muted.has(id) ? MUTED_NAME : name(id);
+}
+
+/**
+ * The direct-message conversations a list shows (keys: the other members' ids, "4,7"): those
+ * with someone not muted. A one-on-one conversation with a muted user, or a group of muted users
+ * only, is left out, unless `isCurrent` (the conversation being viewed).
+ */
+export function listedDms<T>(
+  dms: readonly (readonly [string, T])[],
+  muted: MutedUsers,
+  isCurrent: (key: string) => boolean = () => false,
+): (readonly [string, T])[] {
+  if (muted.size === 0) return [...dms];
+  return dms.filter(
+    ([key]) => isCurrent(key) || !key.split(',').every((id) => muted.has(Number(id))),
+  );
 }
 
 export type MutedRow = { id: number; name: string; since: number };

@@ -210,20 +210,22 @@ const LEVEL: Record<PresenceStatus, number> = { active: 1, idle: 2, offline: 3 }
 
 /**
  * The people list: active human users matching `filter`, the user themself first (unless
- * filtering), then active, idle, offline, each by name.
+ * filtering), then active, idle, offline, each by name. Those `hidden` says (the muted: the
+ * reference leaves them out of its buddy list entirely) are not listed, filter or not.
  */
 export function peopleList(
   users: Iterable<Person>,
   statusOf: (id: number) => PresenceStatus,
   selfId: number,
   filter = '',
+  hidden: (id: number) => boolean = () => false,
 ): Person[] {
   const filtering = filter.trim() !== '';
   const level = (p: Person) =>
     p.user_id === selfId && !filtering ? 0 : LEVEL[statusOf(p.user_id)];
   const matches = personMatcher(filter);
   return [...users]
-    .filter((p) => !p.is_bot && p.is_active !== false && matches(p))
+    .filter((p) => !p.is_bot && p.is_active !== false && !hidden(p.user_id) && matches(p))
     .map((p) => ({ p, level: level(p) }))
     .sort((a, b) => a.level - b.level || NAME_ORDER.compare(a.p.full_name, b.p.full_name))
     .map((x) => x.p);
