@@ -77,6 +77,7 @@ export type Subscription = {
   can_remove_subscribers_group?: GroupSettingValue;
   can_administer_channel_group?: GroupSettingValue;
   can_subscribe_group?: GroupSettingValue;
+  can_send_message_group?: GroupSettingValue;
 };
 
 export type Channel = {
@@ -95,6 +96,7 @@ export type Channel = {
   can_remove_subscribers_group?: GroupSettingValue;
   can_administer_channel_group?: GroupSettingValue;
   can_subscribe_group?: GroupSettingValue;
+  can_send_message_group?: GroupSettingValue;
 };
 
 /** A group-setting value: a user group's id, or an anonymous group of members and subgroups. */

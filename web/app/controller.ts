@@ -18,6 +18,7 @@ import {
 } from '../../src/client/events.js';
 import type { Message, RegisterResponse, ServerEvent, User } from '../../src/client/types.js';
 import {
+  NO_POST_PERMISSION,
   privacyChangeText,
   privacyLabel,
   privacyOf,
@@ -415,17 +416,16 @@ export class Controller {
       this.draftSync?.load((r as { drafts?: ServerDraft[] }).drafts ?? []);
     this.typingSender?.stop();
     this.typingSender = new TypingSender(
-      (op, to) => {
-        // Not to a channel the app no longer knows (removed from it while typing): refused.
-        if (to.type === 'stream' && !this.state.value?.channels.has(to.stream_id)) return;
-        void this.client.typing(op, to).catch(() => undefined);
-      },
+      (op, to) => void this.client.typing(op, to).catch(() => undefined),
       s.realm.typing,
       () => Date.now(),
       {
         setTimeout: (fn, ms) => setTimeout(fn, ms),
         clearTimeout: (h) => clearTimeout(h as number),
       },
+      // Not to a channel the user may not post in (the server refuses it, 400), nor one the
+      // app no longer knows (removed from it, or archived, while typing).
+      (to) => to.type !== 'stream' || this.state.value?.canPostIn(to.stream_id) === true,
     );
     this.scheduled.reset(
       (r as { scheduled_messages?: ScheduledMessage[] }).scheduled_messages ?? [],
@@ -1233,6 +1233,7 @@ export class Controller {
       return `A message can hold at most ${s.realm.maxMessageLength} characters.`;
     if (to.kind === 'dm') return to.userIds.length ? null : 'Choose who to send it to.';
     if (to.streamId === null) return 'Choose a channel.';
+    if (s.channels.has(to.streamId) && !s.canPostIn(to.streamId)) return NO_POST_PERMISSION;
     if (to.topic.length > s.realm.maxTopicLength)
       return `A topic can hold at most ${s.realm.maxTopicLength} characters.`;
     if (to.topic.trim() === '' && s.realm.mandatoryTopics)

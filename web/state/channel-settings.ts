@@ -212,6 +212,42 @@ export function channelPermissions(
 }
 
 /**
+ * Whether the user may post in a channel, as the server decides before taking a message or a
+ * typing notification (src/lib/channel-permissions.ts sendMessageDecision; the reference's
+ * stream_data.can_post_messages_in_stream): the channel not archived, the user in its
+ * `can_send_message_group` (unknown: not refused here, the server answers), and with access to
+ * it: subscribed, a web-public channel, a public one for members, or a private one with shared
+ * history that they may join or add others to.
+ */
+export function canPostIn(
+  ch: Pick<
+    Channel,
+    | 'invite_only'
+    | 'is_web_public'
+    | 'is_archived'
+    | 'history_public_to_subscribers'
+    | 'can_send_message_group'
+    | 'can_subscribe_group'
+    | 'can_add_subscribers_group'
+  >,
+  f: Pick<PermissionFacts, 'guest' | 'subscribed' | 'inGroup'>,
+): boolean {
+  if (ch.is_archived === true) return false;
+  if (ch.can_send_message_group !== undefined && !f.inGroup(ch.can_send_message_group))
+    return false;
+  if (f.subscribed || ch.is_web_public === true) return true;
+  if (f.guest) return false;
+  if (!ch.invite_only) return true;
+  return (
+    ch.history_public_to_subscribers === true &&
+    (f.inGroup(ch.can_subscribe_group) || f.inGroup(ch.can_add_subscribers_group))
+  );
+}
+
+/** What the compose box says when the user may not post in the channel (the server's words). */
+export const NO_POST_PERMISSION = 'You do not have permission to post in this channel.';
+
+/**
  * Members sorted for a list: by name (case and accents aside), unknown people last. One collator
  * for all the comparisons: a channel of thousands sorts in milliseconds (localeCompare with
  * options builds one per comparison).

@@ -18,6 +18,7 @@ import type {
   UserSettings,
 } from '../../src/client/types.js';
 import {
+  canPostIn,
   ChannelMembers,
   channelPermissions,
   creatableChoices,
@@ -566,6 +567,20 @@ export class ChatState {
       subscribed: this.subs.has(streamId),
       inGroup: (g) => this.inGroup(g),
       realmAddSubscribers: this.realmGroup('realm_can_add_subscribers_group'),
+    });
+  }
+
+  /**
+   * Whether the user may post in a channel (canPostIn); a channel the app does not know
+   * (removed from it, archived): no.
+   */
+  canPostIn(streamId: number): boolean {
+    const ch = this.channels.get(streamId);
+    if (!ch) return false;
+    return canPostIn(ch, {
+      guest: this.self.is_guest === true || this.self.role === 600,
+      subscribed: this.subs.has(streamId),
+      inGroup: (g) => this.inGroup(g),
     });
   }
 

@@ -4,7 +4,8 @@
  * - `TypingSender`: while the user types in a conversation, `start` is sent at once and again
  *   every `server_typing_started_wait_period_milliseconds`; `stop` after
  *   `server_typing_stopped_wait_period_milliseconds` without typing, when the message is sent or
- *   the compose box is emptied, or when the user switches conversation.
+ *   the compose box is emptied, or when the user switches conversation. Nothing is sent to a
+ *   conversation `may` refuses (a channel the user may not post in: the server answers 400).
  * - `TypingTracker`: who is typing where, from `typing` events; an entry lapses after
  *   `server_typing_started_expiry_period_milliseconds` without a renewed `start`.
  *
@@ -44,11 +45,12 @@ export class TypingSender {
     private readonly periods: Periods,
     private readonly now: () => number,
     private readonly timers: Timers,
+    private readonly may: (to: TypingTo) => boolean = () => true,
   ) {}
 
   /** The user typed in the compose box addressed to `to` (null: not addressed yet). */
   typed(to: TypingTo | null, empty: boolean): void {
-    if (to === null || empty) {
+    if (to === null || empty || !this.may(to)) {
       this.stop();
       return;
     }
@@ -73,7 +75,8 @@ export class TypingSender {
     if (!this.current) return;
     const to = this.current.to;
     this.current = null;
-    this.send('stop', to);
+    // Refused since the start (the permission taken away, the channel archived): not sent.
+    if (this.may(to)) this.send('stop', to);
   }
 }
 
