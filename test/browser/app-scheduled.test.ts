@@ -234,6 +234,11 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
   assertSuccess(t, await ts.api.delete('iago', `streams/${doomed}`));
   await page.waitForSelector('.page-item.failed:has-text("Into the void") .page-failed');
   t.match(await page.textContent('.page-item.failed .page-failed'), /Not sent/);
+  t.equal(
+    await page.textContent('.page-item.failed .page-dest'),
+    '#doomed (archived channel) › last words',
+    'where it was going: the archived channel, by name',
+  );
   await screenshot(page, t, 'scheduled-failed-1280');
   await page.click('.page-item:has-text("Into the void") button:has-text("Delete")');
   await page.click('.confirm .confirm-actions button:has-text("Delete")');

@@ -2,12 +2,17 @@
  * Who may post in a channel (web/state/channel-settings.ts canPostIn, ChatState.canPostIn, the
  * server's sendMessageDecision), and what follows from it: no typing notification goes to a
  * channel the user may not post in (web/state/typing.ts), the compose box refuses the send.
+ * Archived channels (register's `archived_channels`): kept apart with their names, back whole
+ * when unarchived, and named in the Scheduled messages view (web/state/scheduled.ts
+ * destinationText).
  */
 import t from 'tap';
 import type { RegisterResponse, ServerEvent } from '../../src/client/types.js';
 import { canPostIn } from '../../web/state/channel-settings.js';
 import { ChatState } from '../../web/state/chat.js';
 import type { GroupSetting } from '../../web/state/groups.js';
+import { REGISTER_PARAMS } from '../../web/state/register.js';
+import { destinationText, type DestinationChannel } from '../../web/state/scheduled.js';
 import { TypingSender, type TypingTo } from '../../web/state/typing.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
 
@@ -141,5 +146,69 @@ t.test('ChatState.canPostIn follows the channel’s setting and what the app kno
     }),
   ]);
   t.ok(s.canPostIn(2), 'the setting’s change applies');
+  t.end();
+});
+
+t.test('archived channels: registered for, kept apart with their names', (t) => {
+  t.equal(REGISTER_PARAMS.client_capabilities.archived_channels, true);
+  const s = chat({
+    subscriptions: [sub(1, 'general'), sub(2, 'old days', { is_archived: true })],
+    never_subscribed: [sub(3, 'attic', { is_archived: true })],
+  });
+  t.same([...s.channels.keys()], [1], 'only the channel in use is among the channels');
+  t.same([...s.subs.keys()], [1], 'and the subscriptions');
+  t.equal(s.channelName(2), 'old days', 'the archived keep their names');
+  t.equal(s.channelName(3), 'attic');
+  t.equal(s.channelName(9), 'unknown');
+  t.notOk(s.canPostIn(2), 'nobody posts in an archived channel');
+
+  const rev = s.rev.channels.value;
+  s.apply([
+    ev({ type: 'stream', op: 'update', stream_id: 1, property: 'is_archived', value: true }),
+  ]);
+  t.notOk(s.channels.has(1), 'archived: out of the channels');
+  t.notOk(s.subs.has(1), 'out of the subscriptions (the sidebar)');
+  t.equal(s.channelName(1), 'general', 'still named');
+  t.ok(s.rev.channels.value > rev, 'redrawn');
+  s.apply([ev({ type: 'stream', op: 'update', stream_id: 1, property: 'name', value: 'General' })]);
+  t.equal(s.channelName(1), 'General', 'a rename while archived is followed');
+  s.apply([
+    ev({ type: 'stream', op: 'update', stream_id: 1, property: 'is_archived', value: false }),
+  ]);
+  t.ok(s.subs.has(1), 'unarchived: subscribed again, as before');
+  t.equal(s.subs.get(1)?.is_archived, false);
+  t.equal(s.channels.get(1)?.name, 'General');
+  s.apply([
+    ev({ type: 'stream', op: 'update', stream_id: 3, property: 'is_archived', value: false }),
+  ]);
+  t.ok(s.channels.has(3), 'one never subscribed comes back among the channels');
+  t.notOk(s.subs.has(3), 'not subscribed');
+  t.end();
+});
+
+t.test('where a scheduled message goes, in words', (t) => {
+  const channels: Record<number, DestinationChannel> = {
+    1: { name: 'general', archived: false },
+    2: { name: 'old days', archived: true },
+  };
+  const look = {
+    channel: (id: number) => channels[id],
+    topic: (topic: string) => topic || 'general chat',
+    dm: (ids: readonly number[]) => ids.map((id) => `User ${id}`).join(', '),
+  };
+  t.equal(
+    destinationText({ kind: 'stream', streamId: 1, topic: 'lunch' }, look),
+    '#general › lunch',
+  );
+  t.equal(
+    destinationText({ kind: 'stream', streamId: 2, topic: 'lunch' }, look),
+    '#old days (archived channel) › lunch',
+  );
+  t.equal(
+    destinationText({ kind: 'stream', streamId: 7, topic: '' }, look),
+    'Unknown channel › general chat',
+  );
+  t.equal(destinationText({ kind: 'stream', streamId: null, topic: '' }, look), 'No channel');
+  t.equal(destinationText({ kind: 'dm', userIds: [4, 5] }, look), 'To User 4, User 5');
   t.end();
 });

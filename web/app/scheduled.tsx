@@ -12,6 +12,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Draft } from '../state/drafts.js';
 import { dmNarrow, narrowHash, topicNarrow, channelNarrow, type Narrow } from '../state/narrow.js';
 import {
+  destinationText,
   inputValue,
   parseInputValue,
   schedulePresets,
@@ -234,12 +235,16 @@ function Destination({ c, to }: { c: Controller; to: ComposeTo }) {
   const s = c.state.value!;
   track(s.rev.channels, s.rev.users);
   const n = narrowOf(c, to);
-  const text =
-    to.kind === 'dm'
-      ? `To ${s.dmName(to.userIds)}`
-      : to.streamId === null
-        ? 'No channel'
-        : `#${s.channelName(to.streamId)} › ${s.topicName(to.topic)}`;
+  const text = destinationText(to, {
+    channel: (id) => {
+      const known = s.channels.get(id);
+      if (known) return { name: known.name, archived: false };
+      const archived = s.archived.get(id);
+      return archived && { name: archived.channel.name, archived: true };
+    },
+    topic: (t) => s.topicName(t),
+    dm: (ids) => s.dmName(ids),
+  });
   return (
     <a
       class="page-dest"

@@ -127,6 +127,12 @@ export class ChatState {
   readonly subs = new Map<number, Subscription>();
   /** Every channel the user can see (subscribed or not), for names and links. */
   readonly channels = new Map<number, Channel>();
+  /**
+   * Archived channels the user can see (registered with `archived_channels`): kept apart, out of
+   * `channels` and `subs` (nothing is posted there, the lists leave them out), for their names
+   * (a scheduled message that failed to go to one) and to come back whole when unarchived.
+   */
+  readonly archived = new Map<number, { channel: Channel; sub: Subscription | null }>();
   readonly userTopics = new Map<string, number>();
   /** The topics' names as the user's topic policies give them (userTopics' keys are folded). */
   private readonly userTopicNames = new Map<string, string>();
@@ -238,11 +244,16 @@ export class ChatState {
       is_admin: r.is_admin,
     };
     for (const s of r.subscriptions ?? []) {
-      this.subs.set(s.stream_id, s);
-      this.channels.set(s.stream_id, s);
+      if (s.is_archived === true) this.archived.set(s.stream_id, { channel: s, sub: s });
+      else {
+        this.subs.set(s.stream_id, s);
+        this.channels.set(s.stream_id, s);
+      }
     }
-    for (const s of [...(r.unsubscribed ?? []), ...(r.never_subscribed ?? [])])
-      this.channels.set(s.stream_id, s);
+    for (const s of [...(r.unsubscribed ?? []), ...(r.never_subscribed ?? [])]) {
+      if (s.is_archived === true) this.archived.set(s.stream_id, { channel: s, sub: null });
+      else this.channels.set(s.stream_id, s);
+    }
     for (const t of r.user_topics ?? []) {
       this.userTopics.set(topicKey(t.stream_id, t.topic_name), t.visibility_policy);
       this.userTopicNames.set(topicKey(t.stream_id, t.topic_name), t.topic_name);
@@ -328,7 +339,32 @@ export class ChatState {
   }
 
   channelName(id: number): string {
-    return this.channels.get(id)?.name ?? 'unknown';
+    return this.channels.get(id)?.name ?? this.archived.get(id)?.channel.name ?? 'unknown';
+  }
+
+  /** Archiving (`is_archived` true): the channel leaves `channels` and `subs`, kept apart. */
+  private archiveChannel(id: number): void {
+    const channel = this.channels.get(id);
+    if (!channel) return;
+    const sub = this.subs.get(id);
+    this.archived.set(id, {
+      channel: { ...channel, is_archived: true },
+      sub: sub ? { ...sub, is_archived: true } : null,
+    });
+    this.channels.delete(id);
+    this.subs.delete(id);
+  }
+
+  /** Unarchiving: the channel back as it was (a subscription too, if the user had one). */
+  private unarchiveChannel(id: number): void {
+    const a = this.archived.get(id);
+    if (!a) return;
+    this.archived.delete(id);
+    if (a.sub) {
+      const sub = { ...a.sub, is_archived: false };
+      this.subs.set(id, sub);
+      this.channels.set(id, sub);
+    } else this.channels.set(id, { ...a.channel, is_archived: false });
   }
 
   channelByName(name: string): Channel | undefined {
@@ -974,12 +1010,22 @@ export class ChatState {
             this.channels.delete(s.stream_id);
             this.subs.delete(s.stream_id);
           }
+        } else if (e.op === 'update' && e.property === 'is_archived') {
+          if (e.value === true) this.archiveChannel(e.stream_id);
+          else this.unarchiveChannel(e.stream_id);
         } else if (e.op === 'update') {
           // A description comes with its HTML.
           const change =
             e.rendered_description !== undefined
               ? { [e.property]: e.value, rendered_description: e.rendered_description }
               : { [e.property]: e.value };
+          const a = this.archived.get(e.stream_id);
+          if (a) {
+            this.archived.set(e.stream_id, {
+              channel: { ...a.channel, ...change },
+              sub: a.sub && { ...a.sub, ...change },
+            });
+          }
           const c = this.channels.get(e.stream_id);
           if (c) this.channels.set(e.stream_id, { ...c, ...change });
           const s = this.subs.get(e.stream_id);

@@ -15,6 +15,9 @@ export const REGISTER_PARAMS = {
     // Deactivated groups stay in realm_user_groups, marked, and their deactivation comes as an
     // update: a mention of one still opens its card, and the groups settings list them apart.
     include_deactivated_groups: true,
+    // Archived channels stay in the snapshot, marked, and archiving comes as an update: their
+    // names stay known (web/state/chat.ts keeps them apart from the channels one can use).
+    archived_channels: true,
   },
 };
 

@@ -296,3 +296,33 @@ export function composeAction(
 export function sidebarCount(n: number): number | null {
   return n > 0 ? n : null;
 }
+
+/** A channel as a destination names it: its name, and whether it was archived. */
+export type DestinationChannel = { name: string; archived: boolean };
+
+/**
+ * Where a scheduled message (or a draft) goes, in words: "To Othello", "#general › lunch". A
+ * channel archived since (the message then fails to go) keeps its name, marked "(archived
+ * channel)"; one the app does not know at all (a private channel the user was removed from) is
+ * "Unknown channel" rather than a made-up name.
+ */
+export function destinationText(
+  to:
+    | { kind: 'dm'; userIds: readonly number[] }
+    | { kind: 'stream'; streamId: number | null; topic: string },
+  look: {
+    channel: (id: number) => DestinationChannel | undefined;
+    topic: (topic: string) => string;
+    dm: (ids: readonly number[]) => string;
+  },
+): string {
+  if (to.kind === 'dm') return `To ${look.dm(to.userIds)}`;
+  if (to.streamId === null) return 'No channel';
+  const ch = look.channel(to.streamId);
+  const where = !ch
+    ? 'Unknown channel'
+    : ch.archived
+      ? `#${ch.name} (archived channel)`
+      : `#${ch.name}`;
+  return `${where} › ${look.topic(to.topic)}`;
+}
