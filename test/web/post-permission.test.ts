@@ -183,6 +183,14 @@ t.test('archived channels: registered for, kept apart with their names', (t) => 
   ]);
   t.ok(s.channels.has(3), 'one never subscribed comes back among the channels');
   t.notOk(s.subs.has(3), 'not subscribed');
+  // Left while archived: back unsubscribed.
+  s.apply([ev({ type: 'stream', op: 'update', stream_id: 2, property: 'name', value: 'Old' })]);
+  s.apply([ev({ type: 'subscription', op: 'remove', subscriptions: [{ stream_id: 2 }] })]);
+  s.apply([
+    ev({ type: 'stream', op: 'update', stream_id: 2, property: 'is_archived', value: false }),
+  ]);
+  t.equal(s.channels.get(2)?.name, 'Old', 'unarchived, renamed while archived');
+  t.notOk(s.subs.has(2), 'left while archived: not subscribed');
   t.end();
 });
 

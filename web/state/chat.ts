@@ -1360,7 +1360,12 @@ export class ChatState {
       }
     } else if (e.op === 'remove') {
       // Left: the channel keeps its muting (channelMuted), so All messages stays as it is.
-      for (const s of e.subscriptions) this.subs.delete(s.stream_id);
+      for (const s of e.subscriptions) {
+        this.subs.delete(s.stream_id);
+        // Left while archived: not subscribed again when unarchived.
+        const a = this.archived.get(s.stream_id);
+        if (a) this.archived.set(s.stream_id, { ...a, sub: null });
+      }
     } else if (e.op === 'update') {
       const s = this.subs.get(e.stream_id);
       if (s) {
