@@ -85,6 +85,16 @@ const CREATE_QUICK_MS = 1000;
  */
 export const POSITION_CHECK_MS = 300;
 
+/**
+ * The longest gap between two questions answered promptly by the confirmed leader (lastPosition)
+ * over which its next prompt answer is still taken without a position mark. A leader replaced
+ * after a freeze was silent for at least 3 s before its successor could acknowledge anything
+ * (the followers' election timeout, 4-9 s, counts from their last heartbeat, at most 1 s before
+ * the freeze; nats-server raft.go): a node whose questions were answered promptly at most 2 s
+ * apart sent one during any such freeze, left unanswered past POSITION_CHECK_MS.
+ */
+export const VIGIL_MS = 2000;
+
 /** What the applier tells the rest of the node. */
 export type ApplierHooks = {
   /** Removes this node's copies of uploads whose rows an applied entry deleted. */
@@ -150,15 +160,21 @@ export const LEADER_CONTACT_MS = 3000;
  * server last heard from each other member of the group. A leader counts when it has heard, within
  * LEADER_CONTACT_MS, from as many others as make a quorum with it: a frozen and thawed leader still
  * takes itself for the leader until it hears its successor's higher term, and answers from its
- * copy without the writes acknowledged meanwhile. No replicas (one server, or a one-replica
- * stream): the answering server is the stream's only copy.
+ * copy without the writes acknowledged meanwhile. `copies` is the stream's configured replicas
+ * (`config.num_replicas`): a stream of one copy (one server, or a one-replica stream) names none,
+ * and its answering server is its only copy. A replicated stream's answer that names none is not
+ * a stable leader's: nats-server before 2.10 lists a raft group's peers only while it leads
+ * (raft.go `Peers`), so a server answering in the instant it steps down (a thawed leader told of
+ * its successor) names none, with its old position; taken as a one-copy stream's before.
  */
-export function doubtful(cluster: ClusterInfo | undefined): string | null {
-  if (cluster === undefined) return null;
+export function doubtful(cluster: ClusterInfo | undefined, copies = 1): string | null {
+  if (cluster === undefined) return copies > 1 ? 'the answer names no leader' : null;
   if (!cluster.leader) return 'the log stream has no leader';
   const replicas = cluster.replicas ?? [];
-  if (replicas.length === 0) return null;
-  const needed = Math.floor((replicas.length + 1) / 2);
+  if (copies <= 1 && replicas.length === 0) return null;
+  if (replicas.length === 0)
+    return `the log stream's leader (${cluster.leader}) names none of its ${copies - 1} replicas`;
+  const needed = Math.floor(Math.max(copies, replicas.length + 1) / 2);
   const heard = replicas.filter((r) => r.active <= LEADER_CONTACT_MS * 1e6).length;
   if (heard >= needed) return null;
   return `the log stream's leader (${cluster.leader}) heard from ${heard} of its replicas within ${LEADER_CONTACT_MS} ms`;
@@ -210,6 +226,15 @@ export class LogApplier {
   private positionNext: Promise<number> | null = null;
   /** Whether a caller waiting for `positionNext` wants its position proven (lastPosition). */
   private positionNextProven = false;
+  // What proves a prompt answer to be the live leader's (lastPosition).
+  /** The log stream's leader proven live by a position mark, and watched since; null in doubt. */
+  private confirmed: string | null = null;
+  /** A position mark acknowledged since the last doubt: an answer that holds it confirms. */
+  private proof = 0;
+  /** When (performance.now) the newest mark, or question answered by the confirmed leader, was sent. */
+  private heardAt = -Infinity;
+  /** When the newest question for the position was sent. */
+  private positionSentAt = -Infinity;
   private flushTimer: NodeJS.Timeout | null = null;
   private watchTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -309,6 +334,9 @@ export class LogApplier {
     const { nc } = this.parts.link;
     for await (const s of nc.status()) {
       if (this.closed) return;
+      // A question may have been answered through the server left: the next is proven.
+      if (s.type === Events.Disconnect || s.type === Events.Reconnect)
+        this.doubt(`connection ${s.type}`);
       if (s.type !== Events.Reconnect) continue;
       log.warn(
         { server: nc.getServer(), applied: this.appliedSeq },
@@ -534,16 +562,20 @@ export class LogApplier {
    * without a leader, or by a leader that has heard from too few replicas lately (a thawed leader
    * not yet told of its successor), or a position below what this copy held when the question was
    * sent (a thawed leader's, in the instant its replicas' contact still looks fresh), is refused:
-   * asked again by the read barrier and startup, no verdict for the progress watch. Seen once in
-   * test/cluster/faults-nats-stop.test.ts (the owner's server frozen): as that server was thawed,
-   * a node's barrier got a last sequence below entries already acknowledged and answered a read
-   * without them.
+   * asked again by the read barrier and startup, no verdict for the progress watch.
    *
-   * `proven` (the read barrier, catching up): a late answer is taken only through a position mark
-   * (`markPosition`). The progress watch asks without it: a stale answer is below the log's
-   * position, which can only hide a stall until a later look, and a mark for each of its looks
-   * would be a write every other second from every idle node while answers are slow (a loaded
-   * machine), each mark applied by every node.
+   * `proven` (the read barrier, catching up): the answer must also be shown to be the live
+   * leader's. A thawed leader, in the instant before it reads its successor's term, looks live when
+   * its replicas' replies of before the freeze are read first: seen in CI (2026-12-05 and -06),
+   * an answer at 5 while 8 was acknowledged, late, then prompt. So an answer is taken as it comes
+   * only from the confirmed leader (`vouched`): one a position mark proved live (`markPosition`:
+   * only the live leader commits one, above every entry acknowledged before it), answering
+   * promptly, with no sign of trouble since. Anything else (the first answer, another leader's, a
+   * late one, one after a doubt) is taken through a mark, whose acknowledgement then lets the next
+   * prompt answer that holds it confirm its leader: a mark at start and after trouble, none in
+   * steady state. The progress watch asks without proof: a stale answer is below the log's
+   * position, which can only hide a stall until a later look; its answers still raise doubt and
+   * confirm, and its looks keep the vigil (VIGIL_MS) on an idle node.
    */
   lastPosition(proven = true): Promise<number> {
     const { jsm, names } = this.parts.link;
@@ -558,30 +590,30 @@ export class LogApplier {
           // meanwhile reach this node's consumer as the answer does, often first.
           const floor = this.appliedSeq;
           const sent = performance.now();
+          this.positionSentAt = sent;
           return jsm.streams.info(names.stream).then((info) => {
             const seq = info.state.last_seq;
+            // The stream's own number of copies, not the answer's: a leader stepping down may
+            // name no replicas (`doubtful`).
+            const copies = info.config?.num_replicas ?? 1;
             const doubt =
-              doubtful(info.cluster) ??
+              doubtful(info.cluster, copies) ??
               (seq < floor
-                ? `below the ${floor} this copy held when asked: a stale leader's`
+                ? `below the ${floor} this copy held when asked: ${info.cluster?.leader ?? 'the'} leader's, stale`
                 : null);
             if (doubt !== null) {
-              trace(`log position ${seq} not taken: ${doubt}`);
+              this.doubt(`log position ${seq} not taken: ${doubt}`);
               // Coded as JetStream's own "no responders" so that callers retrying an unanswered
               // question (startup's `patiently`, the read barrier) retry this one too.
               throw Object.assign(new Error(doubt), { code: '503' });
             }
-            // A slow answer may come from a leader that was frozen and has just thawed, in the
-            // instant before it reads its successor's term: its replicas' replies of before the
-            // freeze, read first, make it look live (`doubtful` cannot tell). Only a write proves
-            // the position: a mark, which the stream commits only through its live leader. Not
-            // on an empty log: the cluster's first entry (bootstrap, seed) expects one, and a
-            // node that finds the log holding anything takes the cluster as started. Nor for a
-            // stream without replicas (one server, one replica): its one copy has no successor.
-            const replicated = (info.cluster?.replicas?.length ?? 0) > 0;
-            if (proven && replicated && seq > 0 && performance.now() - sent > POSITION_CHECK_MS)
-              return this.markPosition(seq);
-            return seq;
+            // No mark on an empty log: the cluster's first entry (bootstrap, seed) expects one,
+            // and a node that finds the log holding anything takes the cluster as started. Nor
+            // for a stream without replicas (one server, one replica): its one copy has no
+            // successor.
+            if (copies <= 1 || seq === 0) return seq;
+            if (this.vouched(info.cluster?.leader ?? '', seq, sent) || !proven) return seq;
+            return this.markPosition(seq);
           });
         },
         REASK_MS,
@@ -592,8 +624,12 @@ export class LogApplier {
         clearTimeout(check);
       });
       // Answered in milliseconds by a live server: one that does not answer may be frozen under
-      // this node (a ping, and another server if none: the question is then asked again there).
-      const check = setTimeout(() => this.parts.link.checkConnection?.(), POSITION_CHECK_MS);
+      // this node (a ping, and another server if none: the question is then asked again there),
+      // or be the leader, frozen: whoever answers later is proven.
+      const check = setTimeout(() => {
+        this.doubt(`log position unanswered for ${POSITION_CHECK_MS} ms`);
+        this.parts.link.checkConnection?.();
+      }, POSITION_CHECK_MS);
       return this.positionAsked;
     }
     // The next question serves every caller waiting for it: proven if any of them wants it so.
@@ -610,18 +646,57 @@ export class LogApplier {
   }
 
   /**
+   * Whether an answer (a replicated stream's, not doubtful, by `leader`, to a question sent at
+   * `sent`) is the confirmed leader's, to be taken without a mark; raises doubt on a sign of
+   * trouble, and confirms `leader` when its answer holds the last mark. A prompt answer from the
+   * confirmed leader is current: it was proven live, and answered every question since within
+   * POSITION_CHECK_MS, at most VIGIL_MS apart, so it was never silent long enough to be replaced.
+   */
+  private vouched(leader: string, seq: number, sent: number): boolean {
+    const took = performance.now() - sent;
+    if (took > POSITION_CHECK_MS) {
+      this.doubt(`log position ${seq} answered late (${Math.round(took)} ms)`);
+      return false;
+    }
+    if (sent - this.heardAt > VIGIL_MS)
+      this.doubt(`no prompt answer for ${Math.round(sent - this.heardAt)} ms`);
+    if (this.confirmed !== null && this.confirmed !== leader)
+      this.doubt(`log position ${seq} answered by ${leader}, not ${this.confirmed}`);
+    if (this.confirmed === null && this.proof > 0 && seq >= this.proof) {
+      // It holds the mark, committed after the mark was sent: a leader whose copy had it then
+      // cannot have been replaced since (VIGIL_MS).
+      trace(`the log's leader ${leader} confirmed (position ${seq}, mark ${this.proof})`);
+      this.confirmed = leader;
+      this.proof = 0;
+    }
+    if (this.confirmed !== leader) return false;
+    this.heardAt = sent;
+    return true;
+  }
+
+  /** A sign that the log's servers stalled: the next answer is taken only through a mark. */
+  private doubt(why: string): void {
+    if (this.confirmed !== null || this.proof > 0) trace(`doubting the log's leader: ${why}`);
+    this.confirmed = null;
+    this.proof = 0;
+  }
+
+  /**
    * Appends a position mark and returns its position: every entry acknowledged before it was
    * appended lies below it. A failure is coded as JetStream's "no responders", so that callers
    * retrying a failed question retry this one too.
    */
   private async markPosition(answered: number): Promise<number> {
     const { js, names, opts } = this.parts.link;
-    trace(`log position ${answered} answered late: appending a position mark`);
+    trace(`log position ${answered} not vouched for: appending a position mark`);
+    const sent = performance.now();
     try {
       const ack = await js.publish(
         `${names.log}.${POSITION_SUBJECT}`,
         packEntry({ k: 'mark', node: opts.node }),
       );
+      this.proof = ack.seq;
+      this.heardAt = sent;
       return ack.seq;
     } catch (err) {
       throw Object.assign(new Error(`no position mark appended: ${String(err)}`), {
@@ -716,6 +791,10 @@ export class LogApplier {
       this.watchedSeq = this.appliedSeq;
       this.progressAt = now;
       this.behind = false;
+      // Applying: no question needed for progress, but one a second keeps the vigil on the
+      // confirmed leader (VIGIL_MS), which otherwise lapses, the next read barrier then a mark.
+      if (this.confirmed !== null && now - this.positionSentAt >= WATCH_MS)
+        await this.lastPosition(false).catch(() => undefined);
       return;
     }
     let last: number;
