@@ -27,7 +27,7 @@ import {
   startNodeAgain,
   type ClusterRecord,
 } from '../../src/cluster/local.js';
-import { clusterNames } from '../../src/cluster/jetstream.js';
+import { clusterNames, POSITION_SUBJECT } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
 import { addEmoji, request, upload } from '../helpers/uploads.js';
@@ -37,7 +37,7 @@ import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
 import { kvNumber, kvString, leaseHolder } from '../helpers/cluster-kv.js';
 import { runWithEngines, TEST_FORWARD_ACK_MS, upForTest } from '../helpers/cluster-run.js';
 
-// Fourteen cases on one cluster: 120 s on the loaded build machine (load average 22), tap's
+// Fifteen cases on one cluster: 120 s on the loaded build machine (load average 22), tap's
 // default budget per file; a bound on the wait, as the fault tests have.
 t.setTimeout(600_000);
 await runWithEngines(run);
@@ -481,6 +481,23 @@ async function run(): Promise<void> {
     t.equal(ownedTotal, 1, 'one owner');
   });
 
+  t.test('reads on a node that does not own the realm append no position marks', async (t) => {
+    // Each read there passes the read barrier (the log's position); a position mark is appended
+    // only at a node's first read and after a sign of trouble (log-applier.ts `lastPosition`),
+    // not once per read: a replicated write, applied by every node, for each.
+    const owner = await leaseHolder(rec, 1);
+    const other = rec.nodes.find((n) => n.name !== owner)!.name;
+    const reader = via(nodeUrl(other));
+    assertSuccess(t, await reader.get('othello', 'users/me'), `a read through ${other}`);
+    const before = await positionMarks(rec);
+    for (let i = 0; i < 60; i++) {
+      const res = await reader.get('othello', 'users/me');
+      if (res.status !== 200) t.fail(`read ${i} through ${other}: ${res.status}`);
+    }
+    const marks = (await positionMarks(rec)) - before;
+    t.ok(marks <= 6, `60 reads through ${other} appended ${marks} position marks (not one each)`);
+  });
+
   t.test('failover under send load: none acknowledged lost, none duplicated, no gap', async (t) => {
     const owner = await leaseHolder(rec, 1);
     const survivor = rec.nodes.find((n) => n.name !== owner)!;
@@ -766,6 +783,20 @@ async function streamState(
   const nc = await connect({ servers: rec.natsUrls });
   try {
     return (await (await nc.jetstreamManager()).streams.info(clusterNames().stream)).state;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** How many position marks the log holds (entries on its position subject). */
+async function positionMarks(rec: ClusterRecord): Promise<number> {
+  const nc = await connect({ servers: rec.natsUrls });
+  try {
+    const { stream, log } = clusterNames();
+    const subject = `${log}.${POSITION_SUBJECT}`;
+    const jsm = await nc.jetstreamManager();
+    const info = await jsm.streams.info(stream, { subjects_filter: subject });
+    return info.state.subjects?.[subject] ?? 0;
   } finally {
     await nc.close();
   }
