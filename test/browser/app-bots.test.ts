@@ -85,7 +85,21 @@ t.test('a member creates and manages a bot; the key is shown once', async (t) =>
   );
   assertSuccess(t, await ts.api.get({ email: bot.username, api_key: renewed }, 'users/me'));
 
+  // Deactivation asks first (Cancel keeps the bot), naming the bot and what it loses.
   await page.click('.bot-list li:has-text("Deploy notices") button:has-text("Deactivate")');
+  const ask = page.getByRole('alertdialog');
+  await ask.waitFor();
+  t.equal(await ask.locator('h2').textContent(), 'Deactivate Deploy notices?');
+  t.match(await ask.textContent(), /cannot send messages/);
+  t.match(await ask.textContent(), /You or an administrator can reactivate it/);
+  await screenshot(page, t, 'bots-deactivate-ask-1280');
+  await ask.locator('button:has-text("Cancel")').click();
+  await ask.waitFor({ state: 'detached' });
+  t.equal(await page.locator('.bot-list li.inactive').count(), 0, 'Cancel deactivates nothing');
+  assertSuccess(t, await ts.api.get({ email: bot.username, api_key: renewed }, 'users/me'));
+  await page.click('.bot-list li:has-text("Deploy notices") button:has-text("Deactivate")');
+  await ask.waitFor();
+  await ask.locator('button:has-text("Deactivate")').click();
   await page.waitForSelector('.bot-list li.inactive:has-text("deactivated")');
   t.equal(await page.locator(KEY).count(), 0, 'the next action hides the key');
   t.equal(

@@ -10,6 +10,7 @@ import {
   botsOwnedBy,
   canDeactivate,
   canReactivate,
+  botDeactivationText,
   deactivationText,
   isAdministrator,
   lastActiveText,
@@ -164,7 +165,19 @@ t.test('the confirmation names the person and the bots that go with them', (t) =
   t.match(two, /Their 2 bots \(Deploy notices, Echo\) are deactivated too\./);
   const none = deactivationText(guest, []);
   t.notMatch(none, /bot/);
-  t.match(deactivationText(bot, []), /^Deploy notices can no longer use the API/);
+  const ofBot = deactivationText(bot, []);
+  t.match(ofBot, /^Deploy notices can no longer use the API: it cannot send messages/);
+  t.match(ofBot, /An administrator can reactivate it later\.$/);
+  t.notMatch(ofBot, /Invitations/, 'a bot invites nobody');
+  t.equal(
+    ofBot,
+    botDeactivationText('Deploy notices', 'An administrator'),
+    'one wording for both panels',
+  );
+  t.match(
+    botDeactivationText('Echo', 'You or an administrator'),
+    /^Echo .* You or an administrator can/,
+  );
   t.end();
 });
 

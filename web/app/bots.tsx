@@ -20,6 +20,7 @@ import {
   OutboxState,
   relativeTime,
 } from '../state/bots.js';
+import { botDeactivationText } from '../state/users.js';
 
 function Bots({ c }: { c: Controller }) {
   const s = c.state.value!;
@@ -159,9 +160,20 @@ function Bots({ c }: { c: Controller }) {
                     />
                     <RowAction
                       label="Deactivate"
+                      name={`Deactivate ${b.full_name}`}
                       danger
                       busy={st.busy}
                       run={() => st.deactivate(b.user_id)}
+                      confirm={{
+                        c,
+                        title: `Deactivate ${b.full_name}?`,
+                        text: botDeactivationText(
+                          b.full_name,
+                          st.isAdmin && b.owner_id !== s.selfId
+                            ? 'An administrator'
+                            : 'You or an administrator',
+                        ),
+                      }}
                     />
                   </>
                 ) : (

@@ -119,21 +119,30 @@ export function botsOwnedBy(users: Iterable<User>, owner: number): User[] {
 
 /** What the confirmation says will happen when `target` is deactivated. */
 export function deactivationText(target: User, bots: readonly User[]): string {
+  if (target.is_bot) return botDeactivationText(target.full_name, 'An administrator');
   const parts = [
-    target.is_bot
-      ? `${target.full_name} can no longer use the API; its messages stay.`
-      : `${target.full_name} is logged out everywhere at once and can no longer log in; their messages stay.`,
+    `${target.full_name} is logged out everywhere at once and can no longer log in; their messages stay.`,
+    'Invitations they sent stop working.',
   ];
-  if (!target.is_bot) {
-    parts.push('Invitations they sent stop working.');
-    if (bots.length === 1) parts.push(`Their bot ${bots[0]!.full_name} is deactivated too.`);
-    else if (bots.length > 1)
-      parts.push(
-        `Their ${bots.length} bots (${bots.map((b) => b.full_name).join(', ')}) are deactivated too.`,
-      );
-  }
+  if (bots.length === 1) parts.push(`Their bot ${bots[0]!.full_name} is deactivated too.`);
+  else if (bots.length > 1)
+    parts.push(
+      `Their ${bots.length} bots (${bots.map((b) => b.full_name).join(', ')}) are deactivated too.`,
+    );
   parts.push('An administrator can reactivate the account later.');
   return parts.join(' ');
+}
+
+/**
+ * What deactivating a bot does, asked before it (the reference's "Deactivate <name>?": a
+ * deactivated bot sends nothing, reads nothing, does nothing); `who` may bring it back: "An
+ * administrator" in the Users panel, "You or an administrator" for the owner in the Bots panel.
+ */
+export function botDeactivationText(name: string, who: string): string {
+  return (
+    `${name} can no longer use the API: it cannot send messages, read the organization’s data ` +
+    `or act in any other way. Its messages stay. ${who} can reactivate it later.`
+  );
 }
 
 /** The reference's role filter: "All roles (n)" (value 0), then each role with its count in `list`. */
