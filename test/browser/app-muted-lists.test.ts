@@ -7,12 +7,22 @@
  * receipt is not shown. Unmuting (another session) brings him back live. Typing in a channel
  * hamlet may not post in sends no typing notice and the box refuses the send. A scheduled
  * message that failed because its channel was archived names the channel (after a reload too),
- * and the sidebar's "Scheduled messages" label with its count is whole. Axe and screenshots at
- * 1280 and 390 pixels.
+ * and the sidebar's "Scheduled messages" label with its count is whole. Beyond the lists: the
+ * one-on-one messages with him are left out of All messages, Direct messages and a search, but
+ * not of his conversation's own view; a direct message's header names him "Muted user"; the jump
+ * dialog offers him only when named exactly. Axe and screenshots at 1280 and 390 pixels.
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, waitCount, waitDrawerOpen, waitFor, waitMessage } from '../helpers/app.js';
+import {
+  messageTexts,
+  openApp,
+  pluck,
+  waitCount,
+  waitDrawerOpen,
+  waitFor,
+  waitMessage,
+} from '../helpers/app.js';
 import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { check } from '../helpers/a11y.js';
 import { assertSuccess } from '../helpers/api.js';
@@ -296,6 +306,119 @@ t.test('a failed scheduled message names its archived channel; the sidebar label
   await waitFor(page, cut);
   await screenshot(page, t, 'scheduled-count-11-1280');
   t.pass('whole beside a two-digit count');
+  watch.assertClean(t);
+  await page.close();
+});
+
+t.test('the views leave out one-on-one messages with the muted, but their own', async (t) => {
+  if (NO_CHROMIUM) return;
+  await sendDirectMessage(ts.api, 'hamlet', [othello], 'Me to him alone');
+  assertSuccess(t, await ts.api.post('hamlet', `users/me/muted_users/${othello}`));
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  const texts = async () => (await messageTexts(page)).map((x) => x.trim());
+  const headers = () => pluck(page, '.messages .recipient');
+  const withoutHim = async (where: string) => {
+    await waitMessage(page, 'All three of us');
+    const shown = await texts();
+    t.notOk(
+      shown.some((x) => x.includes('Just us two') || x.includes('Me to him alone')),
+      `${where}: neither his one-on-one message nor mine to him`,
+    );
+    t.equal(await page.locator('.msg.hidden-msg').count(), 0, `${where}: nothing of his collapsed`);
+    t.ok(
+      shown.some((x) => x.includes('Hello from Cordelia')),
+      `${where}: the other conversations stay`,
+    );
+  };
+
+  // All messages: the group stays, its header naming him "Muted user".
+  await withoutHim('All messages');
+  const groupHeader = (await headers()).find(
+    (h) => h.includes('Cordelia,') || h.includes(', Cordelia'),
+  );
+  t.match(groupHeader, /^You and (Cordelia, Muted user|Muted user, Cordelia)/, 'the group header');
+  t.notOk(
+    (await headers()).some((h) => h.includes('Othello')),
+    'his name in no header',
+  );
+  await check(t, page, 'feed without the muted');
+  await screenshot(page, t, 'muted-feed-1280');
+
+  // Direct messages, and a search that finds them.
+  await page.goto(ts.url + '/#narrow/is/dm');
+  await withoutHim('Direct messages');
+  await page.goto(ts.url + '/#narrow/search/us');
+  await waitMessage(page, 'All three of us');
+  t.notOk(
+    (await texts()).some((x) => x.includes('Just us two')),
+    'a search matching it leaves it out',
+  );
+
+  // His conversation's own view: everything, his collapsed, "You and Muted user".
+  await page.goto(ts.url + '/' + `#narrow/dm/${othello}-othello`);
+  await waitMessage(page, 'Me to him alone');
+  await page.waitForSelector('.msg.hidden-msg');
+  t.ok(
+    (await headers()).every((h) => h.startsWith('You and Muted user')),
+    'named "Muted user"',
+  );
+  t.equal((await page.textContent('.title'))?.trim(), 'Muted user', 'the title too');
+  t.match(await page.title(), /^Muted user/, "and the page's");
+  t.equal(
+    await page.getAttribute('#compose-text', 'placeholder'),
+    'Message Othello',
+    'not the compose box: he was chosen by name (as the reference)',
+  );
+  await page.setViewportSize({ width: 390, height: 844 });
+  // The drawer slides away as the page narrows: shot once it is gone.
+  await waitFor(
+    page,
+    `(() => {
+      const s = document.querySelector('.sidebar');
+      return !s || getComputedStyle(s).visibility === 'hidden' || s.getBoundingClientRect().right <= 0;
+    })()`,
+  );
+  await screenshot(page, t, 'muted-dm-own-view-390');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // The jump dialog: not offered, unless named exactly.
+  await page.keyboard.press('Control+k');
+  const jump = page.locator('[role="dialog"].jump');
+  await jump.waitFor();
+  await page.keyboard.type('o');
+  await jump.locator('#jump-options [role="option"]').first().waitFor();
+  t.notOk(
+    (await options(page, 'jump-options')).some((o) => o.includes('Othello')),
+    'not offered in the jump dialog',
+  );
+  await page.keyboard.type(`thello|${othello}`);
+  await jump.locator('#jump-options [role="option"]:has-text("othello@")').waitFor();
+  t.match(
+    await jump.locator('#jump-options [role="option"]').first().textContent(),
+    /Othello\s*othello@/,
+    'named exactly: offered, first',
+  );
+  t.notOk(
+    (await options(page, 'jump-options')).some((o) => o.startsWith('Create channel')),
+    'a person named exactly is no new channel',
+  );
+  await check(t, page, 'jump naming the muted exactly');
+  await page.keyboard.press('Escape');
+  await jump.waitFor({ state: 'detached' });
+
+  // Unmuted: back in All messages at once.
+  await page.goto(ts.url + '/');
+  await withoutHim('All messages again');
+  assertSuccess(t, await ts.api.delete('hamlet', `users/me/muted_users/${othello}`));
+  await waitMessage(page, 'Just us two');
+  await waitMessage(page, 'Me to him alone');
+  t.ok(
+    (await headers()).some((h) => h.startsWith('You and Othello')),
+    'his one-on-one header names him again',
+  );
+  await page.goto(ts.url + '/' + `#narrow/dm/${othello}-othello`);
+  await waitFor(page, `document.querySelector('.title')?.textContent.trim() === 'Othello'`);
+  t.pass('the title names him again');
   watch.assertClean(t);
   await page.close();
 });

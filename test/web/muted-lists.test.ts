@@ -4,13 +4,29 @@
  * direct-message conversations whose other members are all muted (unless being viewed; a group
  * with someone else stays, the muted named "Muted user"), the compose box's suggestions for
  * mentions and recipients (unless named exactly as `Name|id`), and the read receipts' rows.
+ * Beyond the lists (message_list_data.ts messages_filtered_for_user_mutes): a one-on-one
+ * conversation with someone muted is drawn in its own view only; a group's header names them
+ * "Muted user".
  */
 import t from 'tap';
+import type { Message, RegisterResponse, ServerEvent } from '../../src/client/types.js';
+import { ChatState } from '../../web/state/chat.js';
+import {
+  ALL,
+  dmNarrow,
+  isNarrow,
+  searchNarrow,
+  senderNarrow,
+  type Narrow,
+} from '../../web/state/narrow.js';
+import { FakeTimers } from '../helpers/fake-timers.js';
 import { mentionCandidates, namedById, type People } from '../../web/state/autocomplete.js';
 import { receiptRows } from '../../web/state/message-menu.js';
 import {
+  drawnForMutes,
   listedDms,
   listedName,
+  listedNames,
   muteExplained,
   MutedUsers,
   MUTED_NAME,
@@ -121,5 +137,103 @@ t.test('the confirmation says muting leaves them out of the lists', (t) => {
   const text = muteExplained('Othello');
   t.match(text, /Othello will be left out of the people list, your direct message conversations/);
   t.match(text, /not see whether you read their messages/);
+  t.end();
+});
+
+t.test(
+  'which direct messages a view draws: one-on-one with the muted only in their own view',
+  (t) => {
+    t.ok(drawnForMutes(null, muted, false), "a channel's message");
+    t.notOk(drawnForMutes([4], muted, false), 'one-on-one with someone muted');
+    t.ok(drawnForMutes([4], muted, true), "in that conversation's own view");
+    t.ok(drawnForMutes([5], muted, false), 'one-on-one with someone not muted');
+    t.ok(drawnForMutes([4, 5], muted, false), 'a group with someone muted stays');
+    t.ok(
+      drawnForMutes([4, 6], muted, false),
+      'a group of the muted only stays too (as the reference)',
+    );
+    t.ok(drawnForMutes([3], muted, false), 'to oneself');
+    t.ok(drawnForMutes([4], new MutedUsers(), false), 'nobody muted');
+    t.end();
+  },
+);
+
+t.test('a direct message\'s header names the muted "Muted user"', (t) => {
+  const name = (id: number) => users.find((u) => u.user_id === id)!.full_name;
+  t.equal(listedNames([4], muted, name), MUTED_NAME);
+  t.equal(listedNames([5, 4], muted, name), `Cordelia, ${MUTED_NAME}`);
+  t.equal(listedNames([5], muted, name), 'Cordelia');
+  t.end();
+});
+
+function dm(id: number, sender: number, others: number[]): Message {
+  return {
+    id,
+    sender_id: sender,
+    sender_full_name: '',
+    sender_email: '',
+    timestamp: id,
+    content: `<p>${id}</p>`,
+    reactions: [],
+    type: 'private',
+    subject: '',
+    display_recipient: [3, ...others].map((uid) => ({ id: uid, email: '', full_name: '' })),
+  };
+}
+
+t.test('ChatState draws the views without one-on-one messages with the muted, live', (t) => {
+  const clock = new FakeTimers();
+  const reg = {
+    queue_id: 'q',
+    last_event_id: -1,
+    user_id: 3,
+    email: 'me@x',
+    full_name: 'Me',
+    subscriptions: [],
+    muted_users: [{ id: 4, timestamp: 1 }],
+  } as unknown as RegisterResponse;
+  const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
+  const channel: Message = {
+    ...dm(1, 5, []),
+    type: 'stream',
+    stream_id: 9,
+    subject: 'lunch',
+    display_recipient: 'c',
+  };
+  const all = [channel, dm(2, 4, [4]), dm(3, 3, [4]), dm(4, 4, [4, 5]), dm(5, 5, [5])];
+  const drawn = (n: Narrow, messages: Message[]) => {
+    const l = s.list(n);
+    s.ingest(messages, n);
+    l.setInitial(
+      messages.map((m) => m.id),
+      true,
+      true,
+      null,
+    );
+    return () => s.drawnIds(l);
+  };
+  const feed = drawn(ALL, all);
+  t.same(feed(), [1, 4, 5], 'All messages: not his one-on-one, either way; the group stays');
+  const dms = drawn(isNarrow('dm'), all.slice(1));
+  t.same(dms(), [4, 5], 'Direct messages likewise');
+  const search = drawn(searchNarrow(ALL, 'x'), all);
+  t.same(search(), [1, 4, 5], 'a search likewise');
+  t.same(drawn(senderNarrow(4), [all[1]!, all[3]!])(), [4], 'his messages: the group one only');
+  const own = drawn(dmNarrow([4], 3), [all[1]!, all[2]!]);
+  t.same(own(), [2, 3], 'their conversation shows it all');
+  s.apply([{ id: 0, type: 'muted_users', muted_users: [] } as unknown as ServerEvent]);
+  t.same(feed(), [1, 2, 3, 4, 5], 'unmuted: drawn again at once');
+  s.apply([
+    {
+      id: 1,
+      type: 'muted_users',
+      muted_users: [{ id: 5, timestamp: 2 }],
+    } as unknown as ServerEvent,
+  ]);
+  t.same(
+    feed(),
+    [1, 2, 3, 4],
+    'another muted: his one-on-one gone at once, his channel message stays',
+  );
   t.end();
 });

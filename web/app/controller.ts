@@ -69,7 +69,7 @@ import {
 import { pageTitle, shouldNotify, shouldSound, type NotifyContext } from '../state/notify.js';
 import { Activity } from '../state/presence.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
-import { muteExplained, withoutMuted } from '../state/muted-users.js';
+import { listedNames, muteExplained, withoutMuted } from '../state/muted-users.js';
 import { nextUnread } from '../state/unread.js';
 import { markUnreadFrom, quoteText, withQuote, type HistoryEntry } from '../state/message-menu.js';
 import { htmlText, plainHtml } from './format.js';
@@ -1036,7 +1036,11 @@ export class Controller {
     if (ch !== undefined && topic !== undefined)
       return `#${s.channelName(ch)} > ${s.topicName(topic)}`;
     if (ch !== undefined) return `#${s.channelName(ch)}`;
-    if (dm) return s.dmName(dm);
+    // Someone muted reads "Muted user", as the reference's title of the conversation.
+    if (dm)
+      return dm.length === 1 && dm[0] === s.selfId
+        ? s.dmName(dm)
+        : listedNames(dm, s.mutedUsers, (id) => s.userName(id));
     const sender = senderOf(n);
     if (sender !== undefined) return `Messages sent by ${s.userName(sender)}`;
     const is = n.terms.find((t) => t.operator === 'is')?.operand;

@@ -5,7 +5,7 @@
  * has it), or a full-text search for the words.
  */
 import { useLayoutEffect, useRef } from 'preact/hooks';
-import { rank } from '../state/autocomplete.js';
+import { namedById, rank } from '../state/autocomplete.js';
 import {
   ALL,
   channelNarrow,
@@ -96,8 +96,11 @@ export function Jump({ c }: { c: Controller }) {
           run: go(topicNarrow(t.id, t.name)),
         });
       }
-      const people = [...s.users.values()].filter((u) => u.is_active !== false);
-      for (const u of rank(people, q, (x) => x.full_name, 6)) {
+      // The muted only when named exactly (`Name|id`), as the recipient suggestions offer them.
+      const active = [...s.users.values()].filter((u) => u.is_active !== false);
+      const named = namedById(q, active);
+      const people = named ? [named] : active.filter((u) => !s.mutedUsers.has(u.user_id));
+      for (const u of named ? people : rank(people, q, (x) => x.full_name, 6)) {
         items.push({
           key: `u:${u.user_id}`,
           label: u.full_name,
@@ -111,7 +114,7 @@ export function Jump({ c }: { c: Controller }) {
       const taken = [...s.channels.values()].some(
         (ch) => ch.name.toLowerCase() === name.toLowerCase(),
       );
-      if (name && !taken && mayCreate)
+      if (name && !taken && mayCreate && !named)
         items.push({
           key: 'new-channel',
           label: `Create channel #${name}`,

@@ -13,7 +13,7 @@ import type { MessageList } from '../state/message-list.js';
 import { markUnreadShown } from '../state/message-menu.js';
 import { mentionTarget } from '../state/profile.js';
 import { channelOf, dmNarrow, find, narrowHash, senderOf, topicNarrow } from '../state/narrow.js';
-import { hiddenMessage } from '../state/muted-users.js';
+import { hiddenMessage, listedNames } from '../state/muted-users.js';
 import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
@@ -127,7 +127,9 @@ function RecipientBar({
     <div class="recipient" onClick={(e) => !(e.target as HTMLElement).closest('a') && c.go(n)}>
       <Icon name="dm" />
       <a href={narrowHash(n, s.names())}>
-        {ids.length === 1 && ids[0] === s.selfId ? 'You' : `You and ${s.dmName(ids)}`}
+        {ids.length === 1 && ids[0] === s.selfId
+          ? 'You'
+          : `You and ${listedNames(ids, s.mutedUsers, (id) => s.userName(id))}`}
       </a>
       <span class="when">{when}</span>
     </div>

@@ -34,7 +34,7 @@ function typingInField(e: KeyboardEvent): boolean {
 
 function Title({ c }: { c: Controller }) {
   const s = c.state.value!;
-  track(s.rev.channels, s.rev.users);
+  track(s.rev.channels, s.rev.users, s.rev.muted);
   const n = c.narrow.value;
   if (c.page.value) {
     return (

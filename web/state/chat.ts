@@ -31,6 +31,7 @@ import { mutedBy, TOPIC, topicMuted } from './muting.js';
 import {
   conversationIds,
   channelOf,
+  dmOf,
   hidesMutedTopics,
   hidesMutedTopicsWhenDrawn,
   matches,
@@ -47,7 +48,7 @@ import { NAME_ORDER, Presence, type PresenceStatus, type PresenceTimes } from '.
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
 import { UserStatuses } from './user-status.js';
-import { MutedUsers } from './muted-users.js';
+import { drawnForMutes, MutedUsers } from './muted-users.js';
 import type { RealmExport } from './realm-exports.js';
 import { withValue } from './profile-fields.js';
 import {
@@ -480,7 +481,7 @@ export class ChatState {
    * topics muted as such, but those that mention the user, as the reference's web app.
    */
   drawnIds(list: MessageList): number[] {
-    const ids = list.windowIds();
+    const ids = this.drawnForMutedUsers(list);
     if (!hidesMutedTopicsWhenDrawn(list.narrow)) return ids;
     return ids.filter((id) => {
       const m = this.messages.get(id);
@@ -490,6 +491,21 @@ export class ChatState {
         !this.topicMutedItself(m.stream_id!, m.subject) ||
         mentionsUser(m.flags)
       );
+    });
+  }
+
+  /**
+   * A list's window without the one-on-one direct messages with someone the user muted, but in
+   * that conversation's own view (muted-users.ts drawnForMutes). They stay in the list (paging).
+   */
+  private drawnForMutedUsers(list: MessageList): number[] {
+    const ids = list.windowIds();
+    if (this.mutedUsers.size === 0) return ids;
+    const oneOnOne = dmOf(list.narrow)?.length === 1;
+    return ids.filter((id) => {
+      const m = this.messages.get(id);
+      if (m === undefined || m.type === 'stream') return true;
+      return drawnForMutes(messageDmIds(m, this.selfId), this.mutedUsers, oneOnOne);
     });
   }
 

@@ -14,6 +14,13 @@
  * mentions and recipients, unless the query names the person exactly by `Name|id`. Settings and
  * channel administration (the channel's member picker, the Users panel) still show them. The
  * server leaves them out of read receipts both ways (muted by, or muting, the viewer).
+ *
+ * Beyond the lists (message_list_data.ts, message_store.get_pm_full_names, compose_ui.ts): a
+ * one-on-one conversation with a muted user is left out of every view but its own (All messages,
+ * Direct messages, a search; drawnForMutes); a direct message's header names them "Muted user"
+ * (its own view's too); the jump dialog offers them only when named exactly (`Name|id`), as the
+ * recipient suggestions do. The compose box's placeholder and recipient pills keep their name
+ * (the reference's placeholder does: whoever is written to was chosen by name).
  */
 
 export type MutedUser = { id: number; timestamp: number };
@@ -111,6 +118,33 @@ export function listedDms<T>(
   return dms.filter(
     ([key]) => isCurrent(key) || !key.split(',').every((id) => muted.has(Number(id))),
   );
+}
+
+/**
+ * Whether a view draws a message as far as muted users go (the reference's
+ * messages_filtered_for_user_mutes; the help page: direct messages between you and a muted user
+ * are left out of every view, search included, but their own). `dmIds`: a direct message's
+ * other members (its conversation key, [self] for one's own), null for a channel's message;
+ * `oneOnOne`: whether the view is a conversation with one person (`dm:<id>`), which shows
+ * everything. A one-on-one message with someone muted, sent by either, is left out; a group's
+ * messages stay (the muted sender's collapsed, hiddenMessage), as do channels'.
+ */
+export function drawnForMutes(
+  dmIds: readonly number[] | null,
+  muted: MutedUsers,
+  oneOnOne: boolean,
+): boolean {
+  if (oneOnOne || dmIds === null || dmIds.length !== 1) return true;
+  return !muted.has(dmIds[0]!);
+}
+
+/** A direct-message conversation's other members as its header names them ("Muted user"). */
+export function listedNames(
+  ids: readonly number[],
+  muted: MutedUsers,
+  name: (id: number) => string,
+): string {
+  return ids.map((id) => listedName(id, muted, name)).join(', ');
 }
 
 export type MutedRow = { id: number; name: string; since: number };
