@@ -4,13 +4,8 @@
  * the reducer's part (web/state/chat.ts) and the notification rule (web/state/notify.ts).
  */
 import t from 'tap';
-import type {
-  Message,
-  RegisterResponse,
-  ServerEvent,
-  UserSettings,
-} from '../../src/client/types.js';
-import { ChatState, type StoredMessage } from '../../web/state/chat.js';
+import type { Message, ServerEvent, UserSettings } from '../../src/client/types.js';
+import type { StoredMessage } from '../../web/state/chat.js';
 import {
   canMute,
   hiddenMessage,
@@ -23,7 +18,7 @@ import {
 } from '../../web/state/muted-users.js';
 import { buildRows } from '../../web/state/rows.js';
 import { shouldNotify, shouldSound, type NotifyContext } from '../../web/state/notify.js';
-import { FakeTimers } from '../helpers/fake-timers.js';
+import { chatState } from '../helpers/web-chat.js';
 
 const people: Record<number, { name: string; email: string }> = {
   4: { name: 'Othello', email: 'othello@x' },
@@ -126,23 +121,7 @@ t.test('the message after a collapsed one shows its sender', (t) => {
 let id = 0;
 const ev = (e: Record<string, unknown>) => ({ id: id++, ...e }) as unknown as ServerEvent;
 
-function chat(o: Record<string, unknown>) {
-  const clock = new FakeTimers();
-  const r = {
-    queue_id: 'q',
-    last_event_id: -1,
-    user_id: 3,
-    email: 'me@x',
-    full_name: 'Me',
-    realm_users: [{ user_id: 3, email: 'me@x', full_name: 'Me', is_bot: false, role: 400 }],
-    subscriptions: [],
-    unread_msgs: { count: 0, streams: [], pms: [], huddles: [], mentions: [] },
-    user_topics: [],
-    max_message_id: 0,
-    ...o,
-  } as unknown as RegisterResponse;
-  return new ChatState(r, { now: clock.now, timers: clock.timers });
-}
+const chat = (o: Record<string, unknown>) => chatState(o);
 
 t.test('the reducer: register’s muted_users, then the event', (t) => {
   const s = chat({ muted_users: [{ id: 4, timestamp: 10 }] });

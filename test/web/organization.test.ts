@@ -11,7 +11,6 @@
 import t from 'tap';
 import type { RegisterResponse, ServerEvent, UserGroup } from '../../src/client/types.js';
 import { Role } from '../../src/lib/roles.js';
-import { ChatState } from '../../web/state/chat.js';
 import {
   customEmojiRows,
   describeGroupSetting,
@@ -25,7 +24,7 @@ import {
   systemGroupOf,
   type Request,
 } from '../../web/state/organization.js';
-import { FakeTimers } from '../helpers/fake-timers.js';
+import { chatState } from '../helpers/web-chat.js';
 
 const sys = (id: number, name: string, members: number[], subgroups: number[] = []) => ({
   id,
@@ -273,24 +272,8 @@ t.test('custom emoji rows and the form’s checks', (t) => {
   t.end();
 });
 
-function chat(o: Partial<RegisterResponse> & Record<string, unknown>, self = 3, role = 400) {
-  const clock = new FakeTimers();
-  const r = {
-    queue_id: 'q',
-    last_event_id: -1,
-    user_id: self,
-    email: 'me@x',
-    full_name: 'Me',
-    realm_users: [{ user_id: self, email: 'me@x', full_name: 'Me', is_bot: false, role }],
-    subscriptions: [],
-    unread_msgs: { count: 0, streams: [], pms: [], huddles: [], mentions: [] },
-    user_topics: [],
-    max_message_id: 0,
-    realm_user_groups: GROUPS,
-    ...o,
-  } as unknown as RegisterResponse;
-  return new ChatState(r, { now: clock.now, timers: clock.timers });
-}
+const chat = (o: Partial<RegisterResponse> & Record<string, unknown>, self = 3, role = 400) =>
+  chatState({ realm_user_groups: GROUPS, ...o }, self, role);
 let id = 0;
 const ev = (e: Record<string, unknown>) => ({ id: id++, ...e }) as unknown as ServerEvent;
 

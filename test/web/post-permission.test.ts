@@ -7,14 +7,14 @@
  * destinationText).
  */
 import t from 'tap';
-import type { RegisterResponse, ServerEvent } from '../../src/client/types.js';
+import type { ServerEvent } from '../../src/client/types.js';
 import { canPostIn } from '../../web/state/channel-settings.js';
-import { ChatState } from '../../web/state/chat.js';
 import type { GroupSetting } from '../../web/state/groups.js';
 import { REGISTER_PARAMS } from '../../web/state/register.js';
 import { destinationText, type DestinationChannel } from '../../web/state/scheduled.js';
 import { TypingSender, type TypingTo } from '../../web/state/typing.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
+import { chatState } from '../helpers/web-chat.js';
 
 t.test('canPostIn: the channel’s posting group, then access to the channel', (t) => {
   const facts = (o: { guest?: boolean; subscribed?: boolean; groups?: number[] } = {}) => ({
@@ -94,24 +94,7 @@ const SYSTEM = [
   { id: 11, name: 'role:administrators', members: [1], direct_subgroup_ids: [] },
 ];
 
-function chat(o: Record<string, unknown> = {}) {
-  const clock = new FakeTimers();
-  const r = {
-    queue_id: 'q',
-    last_event_id: -1,
-    user_id: 3,
-    email: 'me@x',
-    full_name: 'Me',
-    realm_users: [{ user_id: 3, email: 'me@x', full_name: 'Me', is_bot: false, role: 400 }],
-    realm_user_groups: SYSTEM,
-    subscriptions: [],
-    unread_msgs: { count: 0, streams: [], pms: [], huddles: [], mentions: [] },
-    user_topics: [],
-    max_message_id: 0,
-    ...o,
-  } as unknown as RegisterResponse;
-  return new ChatState(r, { now: clock.now, timers: clock.timers });
-}
+const chat = (o: Record<string, unknown> = {}) => chatState({ realm_user_groups: SYSTEM, ...o });
 
 const sub = (id: number, name: string, o: Record<string, unknown> = {}) => ({
   stream_id: id,

@@ -7,8 +7,7 @@
  * `attachment` events only once fetched.
  */
 import t from 'tap';
-import type { RegisterResponse, ServerEvent } from '../../src/client/types.js';
-import { ChatState } from '../../web/state/chat.js';
+import type { ServerEvent } from '../../src/client/types.js';
 import {
   addableChannels,
   alertWordRanges,
@@ -26,7 +25,7 @@ import {
   type Attachment,
   type Uploads,
 } from '../../web/state/settings-more.js';
-import { FakeTimers } from '../helpers/fake-timers.js';
+import { chatState } from '../helpers/web-chat.js';
 
 const marked = (text: string, words: string[]) =>
   alertWordRanges(text, words).map(([a, b]) => text.slice(a, b));
@@ -201,23 +200,7 @@ t.test('default channels and playgrounds', (t) => {
 let id = 0;
 const ev = (e: Record<string, unknown>) => ({ id: id++, ...e }) as unknown as ServerEvent;
 
-function chat(o: Record<string, unknown>) {
-  const clock = new FakeTimers();
-  const r = {
-    queue_id: 'q',
-    last_event_id: -1,
-    user_id: 3,
-    email: 'me@x',
-    full_name: 'Me',
-    realm_users: [{ user_id: 3, email: 'me@x', full_name: 'Me', is_bot: false, role: 400 }],
-    subscriptions: [],
-    unread_msgs: { count: 0, streams: [], pms: [], huddles: [], mentions: [] },
-    user_topics: [],
-    max_message_id: 0,
-    ...o,
-  } as unknown as RegisterResponse;
-  return new ChatState(r, { now: clock.now, timers: clock.timers });
-}
+const chat = (o: Record<string, unknown>) => chatState(o);
 
 t.test('the reducer: register’s lists, then their events', (t) => {
   const s = chat({
