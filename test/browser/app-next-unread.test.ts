@@ -38,6 +38,9 @@ async function next(page: Page, channel: number, topic: string, text: string): P
     `location.hash.startsWith('#narrow/channel/${channel}-') && ` +
       `location.hash.endsWith('/topic/${topic}')`,
   );
+  // The view swaps in the hashchange's own task: until its title names the topic, the list (and
+  // `n`'s "current topic") is still the old view's, which may show the same message.
+  await waitForTitle(page, topic);
   await waitMessage(page, text);
 }
 
@@ -114,6 +117,7 @@ t.test('a channel left: its unread messages leave the counts and the tab title',
   await page.keyboard.press('n');
   await waitFor(page, `location.hash.endsWith('/topic/lunch')`);
   // The topic's view drawn first: `n` reckons "after the current topic" from what it shows.
+  await waitForTitle(page, 'lunch');
   await waitMessage(page, 'Lunch is ready');
   await page.keyboard.press('n');
   await page.waitForSelector('text=No unread messages left.');

@@ -307,8 +307,9 @@ function ManageFields({ c }: { c: Controller }) {
   const [adding, setAdding] = useState(false);
   const act = useAction();
   const busy = act.busy;
-  // After a move, the focus stays on the moved field's button (on the other one at an end).
-  const moved = useRef<{ id: number; dir: 'up' | 'down' } | null>(null);
+  // After a move, the focus stays on the moved field's button (on the other one at an end), once
+  // the list shows the order asked for (`order`).
+  const moved = useRef<{ id: number; dir: 'up' | 'down'; order: string } | null>(null);
   const list = useRef<HTMLOListElement>(null);
   const orderKey = fields.map((f) => f.id).join(',');
   // As a form closes, the focus goes to what opened it (not to the page's body).
@@ -323,24 +324,22 @@ function ManageFields({ c }: { c: Controller }) {
   });
   useLayoutEffect(() => {
     const m = moved.current;
-    if (!m || !list.current) return;
+    // The arrows are disabled while the request runs, and the event with the new order may come
+    // before or after its answer: both first (a refusal leaves the order as it was).
+    if (!m || !list.current || busy) return;
+    if (!act.error && orderKey !== m.order) return;
     const pick = (dir: string) =>
       list.current?.querySelector<HTMLButtonElement>(`[data-move="${m.id}-${dir}"]`);
     const el = pick(m.dir);
     const to = el && !el.disabled ? el : pick(m.dir === 'up' ? 'down' : 'up');
-    if (to) {
-      to.focus();
-      moved.current = null;
-    }
-  }, [orderKey]);
+    moved.current = null;
+    to?.focus();
+  }, [orderKey, busy, act.error]);
 
   const move = (f: CustomProfileField, dir: 'up' | 'down') => {
-    moved.current = { id: f.id, dir };
-    void act.run(() =>
-      c.client.request('PATCH', '/realm/profile_fields', {
-        order: movedOrder(fields, f.id, dir === 'up' ? -1 : 1),
-      }),
-    );
+    const order = movedOrder(fields, f.id, dir === 'up' ? -1 : 1);
+    moved.current = { id: f.id, dir, order: order.join(',') };
+    void act.run(() => c.client.request('PATCH', '/realm/profile_fields', { order }));
   };
 
   return (
