@@ -10,10 +10,11 @@
  *
  * Each realm's newest entry is kept, whatever its age: the owner's next append names it
  * (JetStream's expected last subject sequence), and a realm's subject with no entry left would
- * refuse that append.
+ * refuse that append. Position marks (jetstream.ts POSITION_SUBJECT) are not: no append names
+ * them, and since 2026-12-06 every node appends one at its first read.
  */
 import type { JetStreamManager, KV } from 'nats';
-import { raiseNumber, type ClusterNames } from './jetstream.js';
+import { POSITION_SUBJECT, raiseNumber, type ClusterNames } from './jetstream.js';
 
 /** The lease bucket's key holding the position at or below which entries may be gone. */
 export const TRIMMED_KEY = 'log-trimmed';
@@ -67,11 +68,15 @@ export async function trimLog(
   if (upTo <= 0 || !(await raiseNumber(kv, TRIMMED_KEY, upTo)).raised) return null;
   const info = await jsm.streams.info(names.stream, { subjects_filter: `${names.log}.>` });
   for (const subject of Object.keys(info.state.subjects ?? {})) {
-    const newest = await jsm.streams.getMessage(names.stream, { last_by_subj: subject });
+    // Position marks name nothing an append expects: none of them is kept.
+    const marks = subject === `${names.log}.${POSITION_SUBJECT}`;
+    const newest = marks
+      ? null
+      : await jsm.streams.getMessage(names.stream, { last_by_subj: subject });
     // Purging "up to seq" keeps seq itself: the realm's newest entry at the least.
     await jsm.streams.purge(names.stream, {
       filter: subject,
-      seq: Math.min(upTo + 1, newest.seq),
+      seq: newest === null ? upTo + 1 : Math.min(upTo + 1, newest.seq),
     });
   }
   return upTo;
