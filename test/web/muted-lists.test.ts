@@ -9,8 +9,7 @@
  * "Muted user".
  */
 import t from 'tap';
-import type { Message, RegisterResponse, ServerEvent } from '../../src/client/types.js';
-import { ChatState } from '../../web/state/chat.js';
+import type { Message, ServerEvent } from '../../src/client/types.js';
 import {
   ALL,
   dmNarrow,
@@ -19,7 +18,6 @@ import {
   senderNarrow,
   type Narrow,
 } from '../../web/state/narrow.js';
-import { FakeTimers } from '../helpers/fake-timers.js';
 import { mentionCandidates, namedById, type People } from '../../web/state/autocomplete.js';
 import { receiptRows } from '../../web/state/message-menu.js';
 import {
@@ -32,6 +30,7 @@ import {
   MUTED_NAME,
 } from '../../web/state/muted-users.js';
 import { peopleList, type PresenceStatus } from '../../web/state/presence.js';
+import { chatState } from '../helpers/web-chat.js';
 
 const users = [
   { user_id: 3, full_name: 'Me', email: 'me@x' },
@@ -182,17 +181,7 @@ function dm(id: number, sender: number, others: number[]): Message {
 }
 
 t.test('ChatState draws the views without one-on-one messages with the muted, live', (t) => {
-  const clock = new FakeTimers();
-  const reg = {
-    queue_id: 'q',
-    last_event_id: -1,
-    user_id: 3,
-    email: 'me@x',
-    full_name: 'Me',
-    subscriptions: [],
-    muted_users: [{ id: 4, timestamp: 1 }],
-  } as unknown as RegisterResponse;
-  const s = new ChatState(reg, { now: clock.now, timers: clock.timers });
+  const s = chatState({ muted_users: [{ id: 4, timestamp: 1 }] });
   const channel: Message = {
     ...dm(1, 5, []),
     type: 'stream',
