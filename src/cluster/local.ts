@@ -584,14 +584,15 @@ const NATS_CLUSTER_STARTS = 3;
 /**
  * Starts a NATS cluster (startNatsServers) and resolves once it listens and places a stream with a
  * copy on every server. One that never will (placesReplicas: a server its meta leader left out) is
- * stopped and started again on the same ports from empty stores, up to NATS_CLUSTER_STARTS times.
- * `places` is the check (tests replace it).
+ * stopped and started again on the same ports from empty stores, up to `starts` times.
+ * `places` is the check (tests replace it, and may allow more starts).
  */
 export async function startNatsCluster(
   dir: string,
   clientPorts: number[],
   routePorts: number[],
   places: (servers: string[], replicas: number) => Promise<boolean> = placesReplicas,
+  starts = NATS_CLUSTER_STARTS,
 ): Promise<{ pid: number; port: number }[]> {
   const urls = clientPorts.map((p) => `nats://127.0.0.1:${p}`);
   for (let attempt = 1; ; attempt++) {
@@ -613,7 +614,7 @@ export async function startNatsCluster(
       throw err;
     }
     await stop();
-    if (attempt >= NATS_CLUSTER_STARTS)
+    if (attempt >= starts)
       throw new Error(
         `the NATS cluster did not place ${nats.length}-replica streams in ${attempt} starts ` +
           `(see ${dir}/logs)`,
