@@ -2,9 +2,10 @@
  * The web app's Bots and Mail outbox settings panels in chromium (issue 33 part 6; web/app/bots.tsx):
  * a member creates an incoming-webhook bot, sees its API key once — the key works against the
  * API, and is gone once dismissed —, regenerates it (the old one stops working), deactivates and
- * reactivates the bot, creates an outgoing-webhook bot; a member has no outbox panel. An
- * administrator sees every bot with its owner, and the mail a stopped SMTP server left in the
- * outbox (a real SMTP server on loopback), which is empty once the server is back.
+ * reactivates the bot (each asked first), creates an outgoing-webhook bot; a member has no
+ * outbox panel. An administrator sees every bot with its owner, and the mail a stopped SMTP
+ * server left in the outbox (a real SMTP server on loopback), which is empty once the server is
+ * back.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -113,7 +114,23 @@ t.test('a member creates and manages a bot; the key is shown once', async (t) =>
     401,
     'a deactivated bot cannot use the API',
   );
+  // Reactivation asks first too, as the Users panel does (Cancel leaves the bot deactivated).
   await page.click('.bot-list li:has-text("Deploy notices") button:has-text("Reactivate")');
+  await ask.waitFor();
+  t.equal(await ask.locator('h2').textContent(), 'Reactivate Deploy notices?');
+  t.match(await ask.textContent(), /Deploy notices can use the API again\./);
+  await screenshot(page, t, 'bots-reactivate-ask-1280');
+  await ask.locator('button:has-text("Cancel")').click();
+  await ask.waitFor({ state: 'detached' });
+  t.equal(await page.locator('.bot-list li.inactive').count(), 1, 'Cancel reactivates nothing');
+  t.equal(
+    (await ts.api.get({ email: bot.username, api_key: renewed }, 'users/me')).status,
+    401,
+    'still deactivated after Cancel',
+  );
+  await page.click('.bot-list li:has-text("Deploy notices") button:has-text("Reactivate")');
+  await ask.waitFor();
+  await ask.locator('button:has-text("Reactivate")').click();
   await page.waitForSelector('.bot-list li:not(.inactive):has-text("Deploy notices")');
   assertSuccess(t, await ts.api.get({ email: bot.username, api_key: renewed }, 'users/me'));
 

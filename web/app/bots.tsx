@@ -20,7 +20,7 @@ import {
   OutboxState,
   relativeTime,
 } from '../state/bots.js';
-import { botDeactivationText } from '../state/users.js';
+import { botDeactivationText, reactivationText } from '../state/users.js';
 
 function Bots({ c }: { c: Controller }) {
   const s = c.state.value!;
@@ -179,8 +179,14 @@ function Bots({ c }: { c: Controller }) {
                 ) : (
                   <RowAction
                     label="Reactivate"
+                    name={`Reactivate ${b.full_name}`}
                     busy={st.busy}
                     run={() => st.reactivate(b.user_id)}
+                    confirm={{
+                      c,
+                      title: `Reactivate ${b.full_name}?`,
+                      text: reactivationText({ full_name: b.full_name, is_bot: true }),
+                    }}
                   />
                 )}
               </div>

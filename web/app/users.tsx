@@ -18,6 +18,7 @@ import {
   botsOwnedBy,
   canDeactivate,
   canReactivate,
+  reactivationText,
   deactivationText,
   isAdministrator,
   lastActiveText,
@@ -161,9 +162,7 @@ function Users({ c }: { c: Controller }) {
     setProblem(null);
     const ok = await c.ask({
       title: `Reactivate ${u.full_name}?`,
-      text: u.is_bot
-        ? `${u.full_name} can use the API again.`
-        : `${u.full_name} can log in again, and is back in the channels they were subscribed to.`,
+      text: reactivationText(u),
       action: 'Reactivate',
     });
     if (!ok) return;

@@ -145,6 +145,16 @@ export function botDeactivationText(name: string, who: string): string {
   );
 }
 
+/**
+ * What reactivating `target` does, asked before it (the reference's "Reactivate <name>?"), in the
+ * Users panel and, for bots, the Bots panel alike.
+ */
+export function reactivationText(target: Pick<User, 'full_name' | 'is_bot'>): string {
+  return target.is_bot
+    ? `${target.full_name} can use the API again.`
+    : `${target.full_name} can log in again, and is back in the channels they were subscribed to.`;
+}
+
 /** The reference's role filter: "All roles (n)" (value 0), then each role with its count in `list`. */
 export function roleFilterOptions(list: readonly User[]): { value: number; label: string }[] {
   const counts = new Map<number, number>();
