@@ -5,8 +5,9 @@
  * Scheduled messages view soonest first and counted in the sidebar; Edit loads one into the
  * compose box and sending saves it (PATCH: the server still has two, the view shows the new
  * text); Delete (confirmed) seen live by a second tab; one the server delivers at its time
- * leaves the list and arrives in its topic; the Drafts view lists what was typed and not sent,
- * counted live, with Restore and Delete. Screenshots at 1280 and 390 px.
+ * leaves the list and arrives in its topic; one to a channel archived since offers only Delete
+ * and says why (failed at its time or not yet due); the Drafts view lists what was typed and not
+ * sent, counted live, with Restore and Delete. Screenshots at 1280 and 390 px.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -230,7 +231,31 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
       scheduled_delivery_timestamp: Math.floor(Date.now() / 1000) + 2,
     }),
   );
+  // And one for later there: it cannot go either once the channel is archived.
+  assertSuccess(
+    t,
+    await ts.api.post('hamlet', 'scheduled_messages', {
+      type: 'stream',
+      to: doomed,
+      topic: 'last words',
+      content: 'Echoes later',
+      scheduled_delivery_timestamp: Math.floor(Date.now() / 1000) + 86_400 * 3,
+    }),
+  );
   await page.waitForSelector('.page-item:has-text("Into the void")');
+  await page.waitForSelector('.page-item:has-text("Echoes later")');
+  const buttons = async (text: string) =>
+    (
+      await page
+        .locator('.page-item', { hasText: text })
+        .locator('.page-actions button')
+        .allTextContents()
+    ).map((b) => b.trim());
+  t.same(
+    await buttons('Echoes later'),
+    ['Edit', 'Reschedule', 'Send now', 'Delete'],
+    'all four while the channel is there',
+  );
   assertSuccess(t, await ts.api.delete('iago', `streams/${doomed}`));
   await page.waitForSelector('.page-item.failed:has-text("Into the void") .page-failed');
   t.match(await page.textContent('.page-item.failed .page-failed'), /Not sent/);
@@ -239,10 +264,34 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
     '#doomed (archived channel) › last words',
     'where it was going: the archived channel, by name',
   );
+  // The server refuses any message to an archived channel, now as at its time: only Delete,
+  // and the row says why.
+  t.match(
+    await page.textContent('.page-item.failed .page-failed'),
+    /#doomed is archived, and an archived channel takes no messages\. It can only be deleted/,
+  );
+  t.same(await buttons('Into the void'), ['Delete'], 'a failed one: only Delete');
+  await page.waitForSelector('.page-item:has-text("Echoes later") .page-failed');
+  t.match(
+    await page.textContent('.page-item:has-text("Echoes later") .page-failed'),
+    /^Cannot be sent: #doomed is archived/,
+  );
+  t.same(await buttons('Echoes later'), ['Delete'], 'one not yet due: only Delete');
+  await check(t, page, 'scheduled: to an archived channel');
   await screenshot(page, t, 'scheduled-failed-1280');
-  await page.click('.page-item:has-text("Into the void") button:has-text("Delete")');
-  await page.click('.confirm .confirm-actions button:has-text("Delete")');
-  await waitFor(page, `!document.body.textContent.includes('Into the void')`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  // Once the drawer (the sidebar, open at 1280) has slid away.
+  await waitFor(
+    page,
+    `(() => { const s = document.querySelector('.sidebar'); return !s || getComputedStyle(s).visibility === 'hidden'; })()`,
+  );
+  await screenshot(page, t, 'scheduled-failed-390');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  for (const text of ['Into the void', 'Echoes later']) {
+    await page.click(`.page-item:has-text("${text}") button:has-text("Delete")`);
+    await page.click('.confirm .confirm-actions button:has-text("Delete")');
+    await waitFor(page, `!document.body.textContent.includes('${text}')`);
+  }
 
   // Send now: sent at once, out of the list.
   await page.click('.page-item:has-text("Tuesday") button:has-text("Send now")');

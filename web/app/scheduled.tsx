@@ -4,7 +4,7 @@
  * the local time, or a date and time of one's own); the Scheduled messages view (#scheduled),
  * soonest first, each with where and when it goes, its rendered content, Edit (back into the
  * compose box: sending then changes it), Reschedule, Send now and Delete, and the ones the server
- * could not send marked; the Drafts view (#drafts), the most recently edited first, with Restore
+ * could not send marked (one to an archived channel offers only Delete, and says why); the Drafts view (#drafts), the most recently edited first, with Restore
  * and Delete; their sidebar entries with a count; and the notice of a message just scheduled.
  * Both lists follow the server's `scheduled_messages` events and the drafts as they are typed.
  */
@@ -269,9 +269,21 @@ function Rendered({ html }: { html: string }) {
   return <div class="content page-content" ref={el} dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
+/**
+ * The name of the archived channel a scheduled message goes to, or null (a direct message, a
+ * channel not archived, or one the app does not know). The server refuses every message to an
+ * archived channel ("Not authorized to send to channel '<name>'"), at its time as sent now, and a
+ * new time or new text changes nothing: such a message can only be deleted.
+ */
+function archivedChannel(c: Controller, m: ScheduledMessage): string | null {
+  if (m.type !== 'stream') return null;
+  return c.state.value!.archived.get(m.to as number)?.channel.name ?? null;
+}
+
 /** #scheduled: the user's scheduled messages, soonest first. */
 export function ScheduledView({ c }: { c: Controller }) {
-  track(c.scheduled.rev);
+  // The channels' too: archiving (or unarchiving) one changes what its messages offer.
+  track(c.scheduled.rev, c.state.value!.rev.channels);
   const list = c.scheduled.all();
   const [errors, setErrors] = useState<Map<number, string>>(new Map());
   const [picking, setPicking] = useState<ScheduledMessage | null>(null);
@@ -304,6 +316,7 @@ export function ScheduledView({ c }: { c: Controller }) {
           {list.map((m) => {
             const id = m.scheduled_message_id;
             const error = errors.get(id);
+            const archived = archivedChannel(c, m);
             return (
               <li key={id} class={`page-item${m.failed ? ' failed' : ''}`} data-id={id}>
                 <div class="page-item-head">
@@ -313,11 +326,19 @@ export function ScheduledView({ c }: { c: Controller }) {
                     {when(c, m.scheduled_delivery_timestamp)}
                   </span>
                 </div>
-                {m.failed && (
+                {archived !== null ? (
                   <p class="page-failed">
-                    Not sent: the server could not send this message at its time. Edit or reschedule
-                    it, or send it now.
+                    {m.failed ? 'Not sent' : 'Cannot be sent'}: #{archived} is archived, and an
+                    archived channel takes no messages. It can only be deleted (copy its text first
+                    to keep it).
                   </p>
+                ) : (
+                  m.failed && (
+                    <p class="page-failed">
+                      Not sent: the server could not send this message at its time. Edit or
+                      reschedule it, or send it now.
+                    </p>
+                  )
                 )}
                 <Rendered html={m.rendered_content} />
                 {error && (
@@ -326,22 +347,26 @@ export function ScheduledView({ c }: { c: Controller }) {
                   </p>
                 )}
                 <div class="page-actions">
-                  <button class="btn" type="button" onClick={() => editScheduled(c, m)}>
-                    <Icon name="edit" />
-                    Edit
-                  </button>
-                  <button class="btn" type="button" onClick={() => setPicking(m)}>
-                    <Icon name="clock" />
-                    Reschedule
-                  </button>
-                  <button
-                    class="btn"
-                    type="button"
-                    onClick={() => void sendNow(c, m).then((e) => said(id, e))}
-                  >
-                    <Icon name="send" />
-                    Send now
-                  </button>
+                  {archived === null && (
+                    <>
+                      <button class="btn" type="button" onClick={() => editScheduled(c, m)}>
+                        <Icon name="edit" />
+                        Edit
+                      </button>
+                      <button class="btn" type="button" onClick={() => setPicking(m)}>
+                        <Icon name="clock" />
+                        Reschedule
+                      </button>
+                      <button
+                        class="btn"
+                        type="button"
+                        onClick={() => void sendNow(c, m).then((e) => said(id, e))}
+                      >
+                        <Icon name="send" />
+                        Send now
+                      </button>
+                    </>
+                  )}
                   <button
                     class="btn danger"
                     type="button"
