@@ -10,7 +10,8 @@
  * and the sidebar's "Scheduled messages" label with its count is whole. Beyond the lists: the
  * one-on-one messages with him are left out of All messages, Direct messages and a search, but
  * not of his conversation's own view; a direct message's header names him "Muted user"; the jump
- * dialog offers him only when named exactly. Axe and screenshots at 1280 and 390 pixels.
+ * dialog offers him only when named exactly, and follows muting and unmuting while open. Axe
+ * and screenshots at 1280 and 390 pixels.
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
@@ -403,6 +404,22 @@ t.test('the views leave out one-on-one messages with the muted, but their own', 
     'a person named exactly is no new channel',
   );
   await check(t, page, 'jump naming the muted exactly');
+
+  // While it is open, the list follows muting: unmuted (another session), he is offered at once;
+  // muted again, he is gone.
+  await page.fill('[role="dialog"].jump input', 'Oth');
+  await jump.locator('#jump-options [role="option"]').first().waitFor();
+  t.notOk(
+    (await options(page, 'jump-options')).some((o) => o.includes('othello@')),
+    'not offered for part of his name',
+  );
+  const offered = `[...document.querySelectorAll('#jump-options [role="option"]')].some((o) => o.textContent.includes('othello@'))`;
+  assertSuccess(t, await ts.api.delete('hamlet', `users/me/muted_users/${othello}`));
+  await waitFor(page, offered);
+  t.pass('unmuted while the dialog is open: offered');
+  assertSuccess(t, await ts.api.post('hamlet', `users/me/muted_users/${othello}`));
+  await waitFor(page, `!${offered}`);
+  t.pass('muted again: gone');
   await page.keyboard.press('Escape');
   await jump.waitFor({ state: 'detached' });
 

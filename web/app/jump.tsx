@@ -20,6 +20,7 @@ import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { moveActive } from './listbox.js';
 import { useLive } from './live.js';
+import { track } from './track.js';
 
 type Item = {
   key: string;
@@ -31,6 +32,9 @@ type Item = {
 
 export function Jump({ c }: { c: Controller }) {
   const s = c.state.value!;
+  // The people offered follow who is muted (or unmuted, or joins, or leaves) while it is open,
+  // as the people list does.
+  track(s.rev.users, s.rev.muted);
   // The keys act on what was typed and chosen until now, not on the last drawing (Enter pressed
   // right after typing, before the redraw).
   const [q, setQ, qNow] = useLive('');
