@@ -7,7 +7,9 @@
  * reference's message actions popover): by touch and by keyboard, over its button where there is
  * no room under it. After a click or tap elsewhere (a dialog's Cancel) or keys that move the
  * selection, the toolbar shown is the selected message's, not that of the one under the resting
- * pointer, until the mouse moves. Light and dark.
+ * pointer, until the mouse moves. A long message's text (its first line running the full width)
+ * never lies under its toolbar, at 1280 as at 390: the first line keeps the toolbar's room free.
+ * Light and dark.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -398,3 +400,82 @@ t.test('390: the actions in the menu of a "⋮", by touch and by keyboard', asyn
     await page.close();
   }
 });
+
+/**
+ * The boxes of the text itself of the message `id` (its sender's line and its content): a box
+ * per line of each text node (a range over an element's contents has the element's box too).
+ */
+function lineBoxes(page: Page, id: number): Promise<Box[]> {
+  return page.evaluate(`(() => {
+    const row = document.querySelector('.msg[data-id="${id}"]');
+    const out = [];
+    for (const el of row.querySelectorAll('.msg-head, .content')) {
+      const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+        if (!n.textContent.trim()) continue;
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        for (const r of range.getClientRects())
+          if (r.width > 0) out.push({ left: r.left, top: r.top, right: r.right, bottom: r.bottom });
+      }
+    }
+    return out;
+  })()`);
+}
+
+// Long enough that the first line runs the full width, and the lines under it too.
+const LONG =
+  'The quarterly numbers are in and they are better than we feared: the north and the south ' +
+  'both grew, the east held, and the west is where we lost what we lost, so the review should ' +
+  'start there and stay there until we know why, and then move on to the plans for next year.';
+
+for (const width of [1280, 390]) {
+  t.test(`${width}: a long message's text never lies under its toolbar`, async (t) => {
+    if (NO_CHROMIUM) return;
+    const long: [string, string][] = [
+      ['hamlet', LONG], // the first of a group (the sender's line), one's own: every button
+      ['hamlet', `Again: ${LONG}`], // its first line is the text
+      ['hamlet', `> ${LONG}\n\nAnd so on.`], // a quote first
+      ['othello', LONG], // another's: fewer buttons
+      ['othello', `Also: ${LONG}`],
+    ];
+    const mine: number[] = [];
+    for (const [who, text] of long)
+      mine.push(await sendChannelMessage(ts.api, who, 'general', `long ${width}`, text));
+    // Read: the view opens at the newest, with no "Jump to the newest" over the messages.
+    await ts.api.post('hamlet', 'mark_all_as_read', {});
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${general}-general/topic/long ${width}`,
+      width,
+      height: width === 390 ? 844 : 800,
+    });
+    await waitMessage(page, 'Also: ');
+    await page.mouse.move(width / 2, 10);
+    await waitFor(page, `document.querySelector('.msg-actions') === null`);
+    for (const [i, id] of mine.entries()) {
+      const row = page.locator(`.msg[data-id="${id}"]`);
+      await page.evaluate(
+        `document.querySelector('.msg[data-id="${id}"]').scrollIntoView({ block: 'center' })`,
+      );
+      const still = await rows(page);
+      await row.locator('.content').hover({ position: { x: 8, y: 8 } });
+      await row.locator('.msg-actions').waitFor();
+      const bar = (await box(page, `.msg[data-id="${id}"] .msg-actions`))!;
+      const text = await lineBoxes(page, id);
+      t.same(
+        text.filter((r) => over(r, bar)),
+        [],
+        `message ${i}: no text under the toolbar`,
+      );
+      if (width === 1280)
+        t.ok(
+          text.some((r) => r.right > bar.left + 1),
+          `message ${i}: its lines under the first run under the toolbar's column (it is long)`,
+        );
+      t.same(await rows(page), still, `message ${i}: hovering it moved nothing`);
+      if (i <= 1) await screenshot(page, t, `long-hovered-${i}-${width}`);
+    }
+    watch.assertClean(t, /WebSocket|status of 401/);
+    await page.close();
+  });
+}
