@@ -4,8 +4,9 @@
  * the local time, or a date and time of one's own); the Scheduled messages view (#scheduled),
  * soonest first, each with where and when it goes, its rendered content, Edit (back into the
  * compose box: sending then changes it), Reschedule, Send now and Delete, and the ones the server
- * could not send marked (one to an archived channel offers only Delete, and says why); the Drafts view (#drafts), the most recently edited first, with Restore
- * and Delete; their sidebar entries with a count; and the notice of a message just scheduled.
+ * could not send marked (one to an archived channel offers only Delete, and says why); the
+ * Drafts view (#drafts), the most recently edited first, with Restore and Delete; their sidebar
+ * entries with a count; and the notice of a message just scheduled.
  * Both lists follow the server's `scheduled_messages` events and the drafts as they are typed.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
