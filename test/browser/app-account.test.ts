@@ -11,24 +11,12 @@ import fs from 'node:fs';
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor } from '../helpers/app.js';
-import {
-  fillLogin,
-  launchBrowser,
-  NO_CHROMIUM,
-  screenshot,
-  type TestBrowser,
-} from '../helpers/browser.js';
+import { fillLogin, NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { assertSuccess } from '../helpers/api.js';
 import { startServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 const KEY = 'input[aria-label="Your API key"]';
 

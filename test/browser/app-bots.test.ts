@@ -10,7 +10,8 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { check } from '../helpers/a11y.js';
 import { assertSuccess } from '../helpers/api.js';
 import { TestSmtp } from '../helpers/smtp.js';
@@ -18,14 +19,7 @@ import { startServer } from '../helpers/server.js';
 import { TestClock } from '../helpers/clock.js';
 import { DEFAULT_MAIL_LIMITS } from '../../src/config.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 async function openSettings(page: Page, panel: string): Promise<void> {
   if ((await page.locator('.settings').count()) === 0)

@@ -12,26 +12,14 @@
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { messageTexts, openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
-import {
-  launchBrowser,
-  NO_CHROMIUM,
-  screenshot,
-  watchPage,
-  type TestBrowser,
-} from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { relay } from '../helpers/relay.js';
 import { restartServer, startServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 const count = (texts: string[], s: string) => texts.filter((x) => x === s).length;
 

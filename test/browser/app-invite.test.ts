@@ -9,25 +9,13 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitForTitle, waitLive, waitMessage } from '../helpers/app.js';
-import {
-  launchBrowser,
-  NO_CHROMIUM,
-  screenshot,
-  watchPage,
-  type TestBrowser,
-} from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { linkIn, TestSmtp } from '../helpers/smtp.js';
 import { startServer } from '../helpers/server.js';
 import { createChannel } from '../helpers/channels.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 /** The path (and query) of a link the server wrote with its external host. */
 const pathOf = (link: string) => {

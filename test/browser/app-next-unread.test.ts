@@ -18,17 +18,13 @@ import {
   waitForTitle,
   waitMessage,
 } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { startServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-t.before(async () => {
-  if (!NO_CHROMIUM) b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 /** Presses `n` and waits for the topic it goes to (its message on screen). */
 async function next(page: Page, channel: number, topic: string, text: string): Promise<void> {

@@ -11,21 +11,15 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { assertSuccess } from '../helpers/api.js';
 import { createChannel, systemGroupId } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 import { tinyGif, tinyPng } from '../helpers/images.js';
 import { startServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 async function openSettings(page: Page, panel: string): Promise<void> {
   if ((await page.locator('.settings').count()) === 0)

@@ -11,7 +11,8 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, pluck, waitDrawerOpen, waitFor, waitForTitle } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { TestClock } from '../helpers/clock.js';
 import { startServer } from '../helpers/server.js';
 import {
@@ -19,14 +20,7 @@ import {
   PRESENCE_PING_INTERVAL_SECONDS,
 } from '../../src/lib/limits.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 /** The status a person's row in the people list shows (null: no row). */
 function personStatus(page: Page, id: number, list = '.people'): Promise<string | null> {

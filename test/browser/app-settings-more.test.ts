@@ -13,7 +13,8 @@
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, pluck, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { check } from '../helpers/a11y.js';
 import { assertSuccess } from '../helpers/api.js';
 import { createByApi } from '../helpers/accounts.js';
@@ -22,14 +23,7 @@ import { sendChannelMessage } from '../helpers/messages.js';
 import { download, upload } from '../helpers/uploads.js';
 import { startServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 async function openSettings(page: Page, panel: string): Promise<void> {
   if ((await page.locator('.settings').count()) === 0)

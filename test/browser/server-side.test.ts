@@ -15,20 +15,17 @@ import { until } from '../helpers/events.js';
 import {
   fetchInPage,
   fillLogin,
-  launchBrowser,
   NO_CHROMIUM,
   screenshot,
   watchPage,
   type PageWatch,
-  type TestBrowser,
 } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import type { Fixture } from '../helpers/fixtures.js';
 import { writeFixtureApp } from '../helpers/fixture-app.js';
 import { tinyPng } from '../helpers/images.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { upload } from '../helpers/uploads.js';
-
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
 /** The real server serving the fixture build, on a port of its own, with a fresh data dir. */
 async function serverWithApp(t: Test): Promise<TestServer> {
@@ -60,12 +57,7 @@ function loadImage(page: Page, src: string): Promise<number> {
   })`);
 }
 
-let b: TestBrowser;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-});
+const { b } = browserSuite(t);
 
 /** A page of its own context, logged in as hamlet on `url`'s fixture app, and its watch. */
 async function loggedIn(url: string, fx: Fixture): Promise<{ page: Page; watch: PageWatch }> {

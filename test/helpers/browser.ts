@@ -2,10 +2,10 @@
  * The browser-test harness: Debian's chromium driven through playwright-core (no browser
  * download), against the real server on an ephemeral port with a fresh data directory.
  *
- *   if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);    // top of the file: skipped, with a note
- *   let b: TestBrowser;                           // one chromium for the file, closed at its end
- *   t.before(async () => { if (!NO_CHROMIUM) b = await launchBrowser(t); });
- *   // in each test:
+ *   const { b } = browserSuite(t);                // top of the file (browser-suite.ts): skipped
+ *                                                 // with a note without chromium, else one
+ *                                                 // chromium for the file, closed at its end
+ *   // in each test (after `if (NO_CHROMIUM) return;`):
  *   const { url, fx } = await startServer(t);     // or startServer(t, { webDir }) for a fixture
  *   const page = await b.newPage();               // a fresh context (cookies, storage) per page
  *   const watch = await watchPage(page);          // console errors, CSP violations, Basic challenges
@@ -59,7 +59,8 @@ export function chromiumAvailable(): boolean {
 
 /**
  * Why this machine cannot run the browser tests (null: it can). A browser test file starts with
- * `if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);` (CI installs Debian's chromium: .ci/run).
+ * `if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);` (browserSuite does it; CI installs Debian's chromium:
+ * .ci/run).
  */
 export const NO_CHROMIUM = chromiumAvailable()
   ? null
