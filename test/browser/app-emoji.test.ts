@@ -13,30 +13,18 @@ import sharp from 'sharp';
 import type { Test } from 'tap';
 import type { Locator, Page } from 'playwright-core';
 import { openApp, waitFor, waitMessage } from '../helpers/app.js';
-import {
-  launchBrowser,
-  NO_CHROMIUM,
-  SCREENSHOT_DIR,
-  screenshot,
-  watchPage,
-  type TestBrowser,
-} from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { NO_CHROMIUM, SCREENSHOT_DIR, screenshot, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'iago', 'general', { principals: everyone });
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: { general: { by: 'iago', members: ['hamlet', 'othello'] } },
+  seed: ({ channels }) => {
+    general = channels.general;
+  },
 });
 
 /** Pixels whose channels differ by more than a grey's (anti-aliased grey text differs by ~0). */

@@ -8,25 +8,17 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitDrawerOpen, waitFor, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const { api, fx } = ts;
-  const everyone = ['hamlet', 'othello'].map((n) => fx.users[n]!.id);
-  await createChannel(api, 'othello', 'sandbox', { principals: everyone });
-  for (const text of ['first words', 'second words', 'third words'])
-    await sendChannelMessage(api, 'othello', 'sandbox', 'chat', text);
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: { sandbox: { by: 'othello', members: ['hamlet', 'othello'] } },
+  seed: async ({ ts }) => {
+    for (const text of ['first words', 'second words', 'third words'])
+      await sendChannelMessage(ts.api, 'othello', 'sandbox', 'chat', text);
+  },
 });
 
 /** The focus ring of what `selector` finds: its box-shadow and outline as drawn. */

@@ -12,24 +12,19 @@ import type { Page } from 'playwright-core';
 import { check as checkA11y } from '../helpers/a11y.js';
 import { assertSuccess } from '../helpers/api.js';
 import { openApp, waitFor, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
-import { createChannel, setRealmSettings } from '../helpers/channels.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-  setRealmSettings(ts, { enable_read_receipts: true });
+const { b, ts } = browserSuite(t, {
+  server: true,
+  realm: { enable_read_receipts: true },
+  channels: { general: { by: 'othello', members: ['hamlet', 'othello', 'iago'] } },
+  seed: ({ channels }) => {
+    general = channels.general;
+  },
 });
 
 async function open(topic: string, text: string, width = 1280): Promise<Page> {

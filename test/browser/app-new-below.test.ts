@@ -11,23 +11,14 @@
 import sharp from 'sharp';
 import t from 'tap';
 import { KEEP_SOCKET_FRAMES, openApp, socketFrame, waitFor, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage, seedChannelMessages } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 import { upload } from '../helpers/uploads.js';
 import { LOADING_PLACEHOLDER_SRC } from '../../src/lib/markdown/previews.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-});
+const { b, ts } = browserSuite(t, { server: true });
 
 type Box = { left: number; top: number; right: number; bottom: number };
 

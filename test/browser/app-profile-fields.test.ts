@@ -15,26 +15,21 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { assertSuccess } from '../helpers/api.js';
-import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 const id = (name: string) => ts.fx.users[name]!.id;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const everyone = ['hamlet', 'othello', 'iago'].map(id);
-  general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-  await sendChannelMessage(ts.api, 'hamlet', 'general', 'review', 'Hamlet reads the plan.');
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: { general: { by: 'othello', members: ['hamlet', 'othello', 'iago'] } },
+  seed: async ({ ts, channels }) => {
+    general = channels.general;
+    await sendChannelMessage(ts.api, 'hamlet', 'general', 'review', 'Hamlet reads the plan.');
+  },
 });
 
 /** Settings' panel `id` (`#settings/<id>`), its title shown. */

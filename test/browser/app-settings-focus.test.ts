@@ -7,19 +7,10 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-});
+const { b, ts } = browserSuite(t, { server: true });
 
 /** The settings list's link of a panel. */
 const link = (id: string) => `.settings nav a.nav-item[href="#settings/${id}"]`;
