@@ -15,27 +15,31 @@
 import t from 'tap';
 import { check } from '../helpers/a11y.js';
 import { openApp, waitFor, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, watchPage, type TestBrowser } from '../helpers/browser.js';
-import { createChannel, systemGroupId } from '../helpers/channels.js';
+import { NO_CHROMIUM, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
+import { systemGroupId } from '../helpers/channels.js';
 import { tinyPng } from '../helpers/images.js';
 import { addEmoji } from '../helpers/uploads.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer } from '../helpers/server.js';
 import { TestSmtp } from '../helpers/smtp.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+const EVERYONE = ['hamlet', 'othello', 'iago'];
 
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-  await createChannel(ts.api, 'iago', 'design', { principals: everyone });
+const { b, ts, channels } = browserSuite(t, {
+  server: true,
+  channels: {
+    general: { by: 'othello', members: EVERYONE },
+    design: { by: 'iago', members: EVERYONE },
+  },
+  seed,
+});
+
+async function seed(): Promise<void> {
+  general = channels.general;
+  const everyone = EVERYONE.map((n) => ts.fx.users[n]!.id);
   const group = await ts.api.post('iago', 'user_groups/create', {
     name: 'reviewers',
     description: 'Those who read it first',
@@ -107,7 +111,7 @@ t.before(async () => {
     }),
   });
   if (composed.status !== 200) throw new Error(`the composed setting: ${composed.text}`);
-});
+}
 
 /** Custom profile fields (once), and Othello's values for them. */
 async function profileFields(): Promise<void> {

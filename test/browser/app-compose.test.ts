@@ -19,33 +19,25 @@ import {
   waitLive,
   waitMessage,
 } from '../helpers/app.js';
-import {
-  launchBrowser,
-  NO_CHROMIUM,
-  screenshot,
-  watchPage,
-  type TestBrowser,
-} from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { basicAuth, rawRequest } from '../helpers/api.js';
 import { createChannel } from '../helpers/channels.js';
 import { multipartWithFile, tinyPng } from '../helpers/images.js';
 import { seedChannelMessages, sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t, { maxFileUploadBytes: 1024 * 1024 });
-  const everyone = ['hamlet', 'othello', 'iago', 'cordelia'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'iago', 'general', { principals: everyone });
-  await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+const { b, ts, channels } = browserSuite(t, {
+  server: { maxFileUploadBytes: 1024 * 1024 },
+  channels: { general: { by: 'iago', members: ['hamlet', 'othello', 'iago', 'cordelia'] } },
+  seed,
 });
+
+async function seed(): Promise<void> {
+  general = channels.general;
+  await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+}
 
 const topicHash = (topic: string) => `#narrow/channel/${general}-general/topic/${topic}`;
 

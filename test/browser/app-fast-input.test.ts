@@ -14,26 +14,24 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitLive } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, watchPage, type TestBrowser } from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { NO_CHROMIUM, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer } from '../helpers/server.js';
 import { TestSmtp } from '../helpers/smtp.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'iago', 'general', { principals: everyone });
-  await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+const { b, ts, channels } = browserSuite(t, {
+  server: true,
+  channels: { general: { by: 'iago', members: ['hamlet', 'othello', 'iago'] } },
+  seed,
 });
+
+async function seed(): Promise<void> {
+  general = channels.general;
+  await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+}
 
 const topicHash = (topic: string) => `#narrow/channel/${general}-general/topic/${topic}`;
 

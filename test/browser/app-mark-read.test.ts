@@ -9,24 +9,21 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, sidebarCount, waitCount, waitDrawerOpen, waitFor } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: {
+    alpha: { by: 'iago', members: ['hamlet', 'othello', 'iago'] },
+    beta: { by: 'iago', members: ['hamlet', 'othello', 'iago'] },
+  },
+  seed,
+});
 
-let b: TestBrowser;
-let ts: TestServer;
-
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
+async function seed(): Promise<void> {
   const { api, fx } = ts;
-  const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
-  await createChannel(api, 'iago', 'alpha', { principals: everyone });
-  await createChannel(api, 'iago', 'beta', { principals: everyone });
   await sendChannelMessage(api, 'othello', 'alpha', 'one', 'first of one');
   await sendChannelMessage(api, 'othello', 'alpha', 'one', 'second of one');
   await sendChannelMessage(api, 'othello', 'alpha', 'two', 'only of two');
@@ -34,7 +31,7 @@ t.before(async () => {
   await sendChannelMessage(api, 'othello', 'beta', 'three', 'second of three');
   await sendDirectMessage(api, 'othello', [fx.users.hamlet!.id], 'A private word');
   await api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 3 });
-});
+}
 
 /** Opens the "⋮" menu of the sidebar row `rowLabel` and picks "Mark all messages as read". */
 async function markFromMenu(page: Page, rowLabel: string): Promise<void> {

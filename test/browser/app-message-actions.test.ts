@@ -14,31 +14,21 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitLive, waitMessage } from '../helpers/app.js';
-import {
-  fillLogin,
-  launchBrowser,
-  NO_CHROMIUM,
-  screenshot,
-  watchPage,
-  type TestBrowser,
-} from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { fillLogin, NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 const ids: number[] = [];
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+const { b, ts, channels } = browserSuite(t, {
+  server: true,
+  channels: { general: { by: 'othello', members: ['hamlet', 'othello'] } },
+  seed,
+});
+
+async function seed(): Promise<void> {
+  general = channels.general;
   // Before them, enough to fill a phone's screen (the last message's menu has no room under it).
   for (let i = 1; i <= 14; i++)
     await sendChannelMessage(ts.api, 'othello', 'general', 'review', `note ${i}`);
@@ -54,7 +44,7 @@ t.before(async () => {
     ids.push(await sendChannelMessage(ts.api, who, 'general', 'review', text));
   // All read: the view opens at the newest message, with nothing below it to scroll to.
   await ts.api.post('hamlet', 'mark_all_as_read', {});
-});
+}
 
 const hash = () => `#narrow/channel/${general}-general/topic/review`;
 

@@ -16,15 +16,11 @@ import type { Page } from 'playwright-core';
 import { check as checkA11y } from '../helpers/a11y.js';
 import { createByApi, type NewAccount } from '../helpers/accounts.js';
 import { openApp, sidebarCount, waitCount, waitFor, waitMessage } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
-import { createChannel, setRealmSettings } from '../helpers/channels.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
+import { setRealmSettings } from '../helpers/channels.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 /** Othello's, never edited; Hamlet's, edited; Othello's, moved; Hamlet's, edited twice and moved. */
 let plain: number, edited: number, moved: number, versions: number;
@@ -39,12 +35,14 @@ async function ok(res: Promise<{ status: number; text: string }>, what: string):
   if (r.status !== 200) throw new Error(`${what}: ${r.text}`);
 }
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
+const { b, ts, channels } = browserSuite(t, {
+  server: true,
+  channels: { general: { by: 'othello', members: ['hamlet', 'othello', 'iago'] } },
+  seed,
+});
+
+async function seed(): Promise<void> {
+  general = channels.general;
   const send = (who: string, topic: string, text: string) =>
     sendChannelMessage(ts.api, who, 'general', topic, text);
   plain = await send('othello', 'review', 'Plain words from Othello.');
@@ -80,7 +78,7 @@ t.before(async () => {
     );
   await ok(ts.api.patch(quiet, 'settings', { send_read_receipts: false }), 'quiet');
   await ok(ts.api.post('hamlet', 'mark_all_as_read', {}), 'read');
-});
+}
 
 const channelHash = () => `#narrow/channel/${general}-general`;
 

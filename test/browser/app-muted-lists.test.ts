@@ -24,38 +24,35 @@ import {
   waitFor,
   waitMessage,
 } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { check } from '../helpers/a11y.js';
 import { assertSuccess } from '../helpers/api.js';
-import { createChannel, setRealmSettings, systemGroupId } from '../helpers/channels.js';
+import { createChannel, systemGroupId } from '../helpers/channels.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 let hamlet: number;
 let othello: number;
 let cordelia: number;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
+const { b, ts, channels } = browserSuite(t, {
+  server: true,
+  realm: { enable_read_receipts: true },
+  channels: { general: { by: 'iago', members: ['hamlet', 'othello', 'cordelia'] } },
+  seed,
+});
+
+async function seed(): Promise<void> {
   [hamlet, othello, cordelia] = ['hamlet', 'othello', 'cordelia'].map(
     (n) => ts.fx.users[n]!.id,
   ) as [number, number, number];
-  setRealmSettings(ts, { enable_read_receipts: true });
-  general = await createChannel(ts.api, 'iago', 'general', {
-    principals: [hamlet, othello, cordelia],
-  });
+  general = channels.general;
   await sendDirectMessage(ts.api, 'othello', [hamlet], 'Just us two');
   await sendDirectMessage(ts.api, 'cordelia', [hamlet], 'Hello from Cordelia');
   await sendDirectMessage(ts.api, 'cordelia', [hamlet, othello], 'All three of us');
   assertSuccess(t, await ts.api.post('hamlet', `users/me/muted_users/${othello}`));
-});
+}
 
 /** Checked by axe and shot at 1280 pixels, then at 390 (the drawer opened), then back. */
 async function bothWidths(t: Test, page: Page, name: string): Promise<void> {

@@ -18,34 +18,25 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitForTitle, waitLive, waitMessage } from '../helpers/app.js';
-import {
-  fillLogin,
-  launchBrowser,
-  NO_CHROMIUM,
-  screenshot,
-  watchPage,
-  type TestBrowser,
-} from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { fillLogin, NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { fetchNarrow, sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 /** The ids of the messages Othello sent that Hamlet can see. */
 const byOthello: number[] = [];
 const id = (name: string) => ts.fx.users[name]!.id;
 const TOPIC = '#narrow/channel/general/topic/review';
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: {
+    general: { by: 'othello', members: ['hamlet', 'othello', 'iago', 'cordelia', 'desdemona'] },
+  },
+  seed,
+});
+
+async function seed(): Promise<void> {
   const { api } = ts;
-  const everyone = ['hamlet', 'othello', 'iago', 'cordelia', 'desdemona'].map(id);
-  await createChannel(api, 'othello', 'general', { principals: everyone });
   // Othello in Tokyo; Iago's real address hidden from everyone.
   for (const [who, change] of [
     ['othello', { timezone: 'Asia/Tokyo' }],
@@ -84,7 +75,7 @@ t.before(async () => {
   await sendDirectMessage(api, 'iago', [id('hamlet')], 'Iago, privately.');
   const gone = await api.delete('iago', `users/${id('cordelia')}`);
   if (gone.status !== 200) throw new Error(`deactivating cordelia: ${gone.text}`);
-});
+}
 
 /** The sender's name of the message (first of its group) whose text has `text`. */
 const senderOf = (page: Page, text: string) =>

@@ -27,28 +27,35 @@ import {
   waitForTitle,
   waitDrawerOpen,
 } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { createChannel } from '../helpers/channels.js';
 import { sendChannelMessage, sendDirectMessage, seedChannelMessages } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 import { startThirdParty } from '../helpers/third-party.js';
 import { upload } from '../helpers/uploads.js';
-
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
 
 const WINDOW_MAX = 300;
 /** How long the paging test may scroll towards an end (a bound on a broken test). */
 const PAGING_LIMIT_MS = 90_000;
 
-let b: TestBrowser;
-let ts: TestServer;
+const EVERYONE = ['hamlet', 'othello', 'iago'];
+
 let design: number;
 let general: number;
 let bulk: number;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
+const { b, ts, channels } = browserSuite(t, {
+  server: { imageProxyAllowPrivate: ['127.0.0.1'] },
+  channels: {
+    general: { by: 'iago', members: EVERYONE },
+    design: { by: 'iago', members: EVERYONE },
+    archive: { by: 'iago', members: EVERYONE },
+  },
+  seed,
+});
+
+async function seed(): Promise<void> {
+  ({ general, design, archive: bulk } = channels);
   const cat = await sharp({
     create: { width: 48, height: 32, channels: 3, background: { r: 30, g: 120, b: 200 } },
   })
@@ -60,12 +67,8 @@ t.before(async () => {
       res.end(cat);
     },
   });
-  ts = await startServer(t, { imageProxyAllowPrivate: ['127.0.0.1'] });
   const { api, fx } = ts;
-  const everyone = ['hamlet', 'othello', 'iago'].map((n) => fx.users[n]!.id);
-  general = await createChannel(api, 'iago', 'general', { principals: everyone });
-  design = await createChannel(api, 'iago', 'design', { principals: everyone });
-  bulk = await createChannel(api, 'iago', 'archive', { principals: everyone });
+  const everyone = EVERYONE.map((n) => fx.users[n]!.id);
   await sendChannelMessage(api, 'othello', 'design', 'logo', 'What about the **new logo**?');
   await sendChannelMessage(api, 'othello', 'design', 'logo', 'Ping @**Hamlet** :tada:');
   await sendChannelMessage(
@@ -111,7 +114,7 @@ t.before(async () => {
     recipients: everyone,
     flags: 1, // read
   });
-});
+}
 
 /** Scrolls the message list to its top or bottom end, once. */
 function scrollList(page: Page, to: 'top' | 'bottom'): Promise<void> {

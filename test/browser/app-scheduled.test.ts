@@ -13,33 +13,32 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, pluck, waitCount, waitFor, waitMessage } from '../helpers/app.js';
 import { assertSuccess } from '../helpers/api.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { check } from '../helpers/a11y.js';
 import { createChannel, systemGroupId } from '../helpers/channels.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 import { inputValue } from '../../web/state/scheduled.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 let announce: number;
 let doomed: number;
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
+const { b, ts, channels } = browserSuite(t, {
+  server: true,
+  channels: { general: { by: 'hamlet', members: ['hamlet', 'othello'] } },
+  seed,
+});
+
+async function seed(): Promise<void> {
   const both = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'hamlet', 'general', { principals: both });
+  general = channels.general;
   // Only administrators post here: hamlet's scheduled message is refused.
   announce = await createChannel(ts.api, 'iago', 'announce', {
     principals: both,
     can_send_message_group: systemGroupId(ts, 'role:administrators'),
   });
   doomed = await createChannel(ts.api, 'iago', 'doomed', { principals: both });
-});
+}
 
 type Scheduled = {
   scheduled_message_id: number;

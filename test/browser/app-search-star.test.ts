@@ -8,30 +8,27 @@
 import type { Page } from 'playwright-core';
 import t from 'tap';
 import { openApp, waitFor, waitForTitle } from '../helpers/app.js';
-import { launchBrowser, NO_CHROMIUM, screenshot, type TestBrowser } from '../helpers/browser.js';
-import { createChannel } from '../helpers/channels.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
-if (NO_CHROMIUM) t.plan(0, NO_CHROMIUM);
-
-let b: TestBrowser;
-let ts: TestServer;
 let general: number;
 const ids: number[] = [];
 
-t.before(async () => {
-  if (NO_CHROMIUM) return;
-  b = await launchBrowser(t);
-  ts = await startServer(t);
-  const everyone = ['hamlet', 'othello', 'iago'].map((n) => ts.fx.users[n]!.id);
-  general = await createChannel(ts.api, 'iago', 'general', { principals: everyone });
+const { b, ts, channels } = browserSuite(t, {
+  server: true,
+  channels: { general: { by: 'iago', members: ['hamlet', 'othello', 'iago'] } },
+  seed,
+});
+
+async function seed(): Promise<void> {
+  general = channels.general;
   ids.push(
     await sendChannelMessage(ts.api, 'othello', 'general', 'lunch plans', 'Lunch at noon?'),
     await sendChannelMessage(ts.api, 'iago', 'general', 'lunch plans', 'Noon works for me.'),
     await sendChannelMessage(ts.api, 'othello', 'general', 'release', 'The release is out.'),
   );
-});
+}
 
 const texts = (sel: string) =>
   `[...document.querySelectorAll(${JSON.stringify(sel)})].map((e) => e.textContent)`;
