@@ -11,6 +11,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
 import { assertSuccess } from '../helpers/api.js';
+import { waitFor } from '../helpers/app.js';
 import { until } from '../helpers/events.js';
 import {
   fetchInPage,
@@ -283,7 +284,11 @@ t.test('in chromium: the event WebSocket by session, from the page only', async 
     t,
     await api.post('othello', 'messages', { type: 'private', to: [hamlet.id], content: 'ping' }),
   );
-  await page.waitForFunction(
+  // Polled from here (app.ts waitFor): page.waitForFunction's own polling evaluates a string in
+  // the page, which its Content-Security-Policy refuses (a violation on the console whenever the
+  // first look comes too early).
+  await waitFor(
+    page,
     `window.socketFrames.some((f) => f.events.some((e) => e.type === 'message'))`,
   );
   const ids = await page.evaluate<number[]>(
