@@ -984,8 +984,33 @@ export async function startNodeAgain(dir: string, n: number, empty = false): Pro
 }
 
 /**
+ * Whether every thread of process `pid` is stopped (SIGSTOP): `kill` returns before the threads
+ * have stopped, each as it next runs, so a drill that must not be answered after the freeze waits
+ * for this (Linux's /proc; elsewhere taken as stopped).
+ */
+export function frozen(pid: number): boolean {
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true;
+  }
+  return tasks.every((task) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      // "pid (comm) S ...": the state follows the command's closing parenthesis.
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      return state === 'T' || state === 't';
+    } catch {
+      return true; // the thread has ended
+    }
+  });
+}
+
+/**
  * Sends a signal to NATS server N (1-based) of the cluster: SIGKILL (and waits until it is gone),
- * SIGSTOP (frozen: its connections stay open, it answers nothing) or SIGCONT (fault drills).
+ * SIGSTOP (frozen: its connections stay open, it answers nothing; waits until its threads have
+ * stopped) or SIGCONT (fault drills).
  */
 export async function signalNats(
   dir: string,
@@ -997,6 +1022,7 @@ export async function signalNats(
   if (!server) throw new Error(`no NATS server ${n}`);
   if (!alive(server.pid)) return;
   process.kill(server.pid, signal);
+  if (signal === 'SIGSTOP') await waitFor(`nats${n} to stop`, () => frozen(server.pid), 10_000);
   if (signal === 'SIGKILL' || signal === 'SIGTERM')
     await waitFor(
       `nats${n} to exit`,

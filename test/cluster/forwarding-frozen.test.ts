@@ -23,6 +23,7 @@ import { clusterNames, connectionCheck, connectNode } from '../../src/cluster/je
 import type { ClusterLink } from '../../src/cluster/link.js';
 import {
   alive,
+  frozen,
   listens,
   missingEngines,
   ports,
@@ -128,6 +129,9 @@ t.test("the forwarding node's own NATS server frozen", async (t) => {
     await waitFor('the owner to run it', () => began);
     await sleep(100); // its "received" on the way back
     process.kill(mine.pid, 'SIGSTOP');
+    // kill returns before the server's threads have stopped: one still running would pass the
+    // answer on (seen once in CI: answered in 0.4 s through the "frozen" server).
+    await waitFor('the server to stop', () => frozen(mine.pid));
     release(); // the answer goes to the frozen server
     const r = await result;
     t.same(r, { ok: true, v: { content: 'held' } }, "the owner's answer, not a 503");
@@ -152,6 +156,7 @@ t.test("the forwarding node's own NATS server frozen", async (t) => {
     const f = forwarder(asking, { owns: false, ackMs: 60_000 });
     t.same(await f.forward(1, 'send', { n: 1 }), { n: 1 }, 'through the first server');
     process.kill(mine.pid, 'SIGSTOP');
+    await waitFor('the server to stop', () => frozen(mine.pid));
     t.same(await f.forward(1, 'send', { n: 2 }), { n: 2 }, 'its server frozen: answered');
     t.equal(runs, 2, 'each run once');
     owner.close();
