@@ -999,7 +999,7 @@ export function frozen(pid: number): boolean {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
       // "pid (comm) S ...": the state follows the command's closing parenthesis.
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      const state = stat[stat.lastIndexOf(')') + 2];
       return state === 'T' || state === 't';
     } catch {
       return true; // the thread has ended
