@@ -127,6 +127,9 @@ async function main(): Promise<void> {
   // is in place would kill the process instead of stopping it gracefully; seen under load in CI).
   stopOnSignals(server);
   const { context } = server;
+  // GET /health answers 503 `starting` until the first realm and its owner exist (a container's
+  // check, then `cat first-owner.txt`, raced this in CI).
+  server.health.starting = true;
   const file = path.join(config.dataDir, FIRST_OWNER_FILE);
   const created = await ensureFirstRealm(server.store, context.config, firstRealm, {
     realms: context.realms,
@@ -144,6 +147,7 @@ async function main(): Promise<void> {
       'created the first realm and its owner',
     );
   }
+  server.health.starting = false;
   log.info(
     { url: server.url, dataDir: config.dataDir },
     `Confab listening on ${server.url} (data: ${config.dataDir})`,

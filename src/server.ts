@@ -102,6 +102,8 @@ export type ConfabServer = {
    * is stuck in, for its log line (src/signals.ts).
    */
   readonly closeStage: string | null;
+  /** What GET /health reports (src/main.ts marks the start-up under way on it). */
+  readonly health: HealthMonitor;
 };
 
 /**
@@ -414,6 +416,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     context,
     store,
     cluster,
+    health,
     get inflight() {
       return inflight.count;
     },

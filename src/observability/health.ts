@@ -4,7 +4,9 @@
  * loop's lag); a lag above the limit within the last few seconds makes the server unhealthy, as
  * does a database that does not answer, a data directory the server cannot write (a read-only
  * disk, or directories left owned by another user: uploads would fail), or a shutdown under way
- * (so a load balancer stops sending before the process exits).
+ * (so a load balancer stops sending before the process exits), or a start-up not yet finished (the
+ * server listens before it makes the first realm: an operator who waits for /health then reads
+ * first-owner.txt, and a client that logs in, must find them).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +17,8 @@ export type HealthReport = {
   data_dir: 'ok' | 'not_writable';
   event_loop_lag_ms: number;
   shutting_down: boolean;
+  /** Start-up not yet finished (the first realm and its owner still being made). */
+  starting: boolean;
   uptime_s: number;
 };
 
@@ -31,6 +35,8 @@ export class HealthMonitor {
   private windowStart = performance.now();
   private readonly startedAt = Date.now();
   shuttingDown = false;
+  /** Set by whoever starts the server while it finishes starting (src/main.ts). */
+  starting = false;
 
   constructor(
     private readonly databaseAnswers: () => boolean,
@@ -68,13 +74,19 @@ export class HealthMonitor {
     const database = this.databaseAnswers() ? 'ok' : 'unavailable';
     const dataDir = this.dataDirWritable() ? 'ok' : 'not_writable';
     const lag = this.lagMs;
-    const ok = database === 'ok' && dataDir === 'ok' && lag <= this.maxLagMs && !this.shuttingDown;
+    const ok =
+      database === 'ok' &&
+      dataDir === 'ok' &&
+      lag <= this.maxLagMs &&
+      !this.shuttingDown &&
+      !this.starting;
     return {
       status: ok ? 'ok' : 'unavailable',
       database,
       data_dir: dataDir,
       event_loop_lag_ms: Math.round(lag * 10) / 10,
       shutting_down: this.shuttingDown,
+      starting: this.starting,
       uptime_s: Math.floor((Date.now() - this.startedAt) / 1000),
     };
   }

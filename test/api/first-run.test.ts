@@ -14,6 +14,7 @@ import t from 'tap';
 import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
 import { firstOwner, spawnChild, startChild } from '../helpers/child-server.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
+import { ports } from '../../src/cluster/local.js';
 
 t.setTimeout(300_000);
 
@@ -199,6 +200,42 @@ t.test('a port already taken: nothing created; the next start gets the credentia
   });
   assertSuccess(t, me, 'the credentials of the next, good start work');
   await server.waitFor(/Created the first realm/);
+});
+
+t.test('GET /health answers ok only once the first owner’s credentials are written', async (t) => {
+  // The server listens before it makes the first realm; a container's check that waited for
+  // /health and then read first-owner.txt found no file (CI, the container job).
+  const dataDir = t.testdir();
+  const [port] = await ports(1);
+  const run = spawnChild(dataDir, { PORT: String(port) });
+  t.teardown(() => run.kill('SIGKILL'));
+  const file = path.join(dataDir, OWNER_FILE);
+  let starting = 0;
+  let body: Record<string, unknown>;
+  let exited = false;
+  void run.exited.then(() => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`the server exited:\n${run.output()}`);
+    const answer = await rawRequest(`http://127.0.0.1:${port}`, {
+      method: 'GET',
+      path: '/health',
+    }).catch(() => null);
+    if (answer !== null) {
+      body = answer.body;
+      if (answer.status === 200) break;
+      t.match(
+        { status: answer.status, body },
+        { status: 503, body: { status: 'unavailable', starting: true } },
+        'before: 503, starting',
+      );
+      starting++;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  t.ok(fs.existsSync(file), 'the credentials file exists when /health first says ok');
+  t.match(body, { status: 'ok', starting: false });
+  t.comment(`${starting} answers said starting`);
+  firstOwner(dataDir);
 });
 
 t.test('PORT=0: the URLs given out name the port actually used', async (t) => {
