@@ -316,7 +316,11 @@ t.test('the views leave out one-on-one messages with the muted, but their own', 
   const texts = async () => (await messageTexts(page)).map((x) => x.trim());
   const headers = () => pluck(page, '.messages .recipient');
   const withoutHim = async (where: string) => {
+    // Both others' conversations drawn first: a view may draw what it already holds before the
+    // server's page comes (once only the group's message was there: "the other conversations
+    // stay" failed).
     await waitMessage(page, 'All three of us');
+    await waitMessage(page, 'Hello from Cordelia');
     const shown = await texts();
     t.notOk(
       shown.some((x) => x.includes('Just us two') || x.includes('Me to him alone')),
@@ -360,6 +364,12 @@ t.test('the views leave out one-on-one messages with the muted, but their own', 
     (await headers()).every((h) => h.startsWith('You and Muted user')),
     'named "Muted user"',
   );
+  // The title and the page's title are set as the view settles (read at once, the page's was
+  // once still the previous view's under load).
+  await waitFor(
+    page,
+    `document.querySelector('.title')?.textContent.trim() === 'Muted user' && document.title.startsWith('Muted user')`,
+  ).catch(() => undefined);
   t.equal((await page.textContent('.title'))?.trim(), 'Muted user', 'the title too');
   t.match(await page.title(), /^Muted user/, "and the page's");
   t.equal(
@@ -417,6 +427,17 @@ t.test('the views leave out one-on-one messages with the muted, but their own', 
   assertSuccess(t, await ts.api.post('hamlet', `users/me/muted_users/${othello}`));
   await waitFor(page, `!${offered}`);
   t.pass('muted again: gone');
+  // And channels: one made elsewhere is offered at once, renamed it is offered by its new name.
+  const made = `[...document.querySelectorAll('#jump-options [role="option"]')].some((o) => o.textContent.includes('Othmar hall'))`;
+  const hall = await createChannel(ts.api, 'cordelia', 'Othmar hall');
+  await waitFor(page, made);
+  t.pass('a channel made while the dialog is open: offered');
+  assertSuccess(t, await ts.api.patch('desdemona', `streams/${hall}`, { new_name: 'Othmar room' }));
+  await waitFor(
+    page,
+    `!${made} && [...document.querySelectorAll('#jump-options [role="option"]')].some((o) => o.textContent.includes('Othmar room'))`,
+  );
+  t.pass('renamed: offered by its new name');
   await page.keyboard.press('Escape');
   await jump.waitFor({ state: 'detached' });
 

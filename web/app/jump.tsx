@@ -32,9 +32,10 @@ type Item = {
 
 export function Jump({ c }: { c: Controller }) {
   const s = c.state.value!;
-  // The people offered follow who is muted (or unmuted, or joins, or leaves) while it is open,
-  // as the people list does.
-  track(s.rev.users, s.rev.muted);
+  // What is offered follows the organization while it is open, as the sidebar does: people muted
+  // (or unmuted, or joining, leaving), channels made, renamed, joined or left, topics seen, and
+  // whether the user may create channels.
+  track(s.rev.users, s.rev.muted, s.rev.channels, s.rev.topics, s.rev.settings);
   // The keys act on what was typed and chosen until now, not on the last drawing (Enter pressed
   // right after typing, before the redraw).
   const [q, setQ, qNow] = useLive('');
