@@ -39,6 +39,7 @@ import type { UserRow } from '../storage/users.js';
 import type { ServiceBotTrigger } from '../lib/bots.js';
 import { log } from '../observability/log.js';
 import { claimAttachments, releaseMessageAttachments } from './attachments.js';
+import { followOnAct, followWhereMentioned } from './auto-follow.js';
 import { actingUser, type MutationContext } from './context.js';
 import { finishThumbnails } from './thumbnails.js';
 import { planMissedMessageMail, scheduleMissedMessageMail } from './missed-messages.js';
@@ -361,6 +362,12 @@ export function doSendMessage(
   store.messages.insertUserMessages(id, recipients, flags);
   scheduleMissedMessageMail(ctx, id, missed);
   store.messages.index(id, topic, cmd.search_text);
+  // Topics followed or unmuted by sending or being mentioned (./auto-follow.ts): their events
+  // come before the message's, as the reference's.
+  if (channel !== null) {
+    followOnAct(ctx, sender.id, channel, topic, id);
+    followWhereMentioned(ctx, channel, topic, r.mentions_user_ids, new Set(recipients));
+  }
   if (dmGroupId !== null) queueServiceBots(ctx, sender, id, recipients, 'direct_message');
   else queueServiceBots(ctx, sender, id, r.mentions_user_ids, 'mention');
   if (r.potential_attachment_path_ids.length > 0) {

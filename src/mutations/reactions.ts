@@ -14,6 +14,7 @@ import { accessMessage, messageEventAudience } from '../queries/messages.js';
 import type { MessageRow } from '../storage/messages.js';
 import type { ReactionRow } from '../storage/reactions.js';
 import type { MutationContext } from './context.js';
+import { followOnParticipation } from './auto-follow.js';
 
 /** The name and type of the extra emoji this server ships besides Unicode ones. */
 export const EXTRA_EMOJI_NAME = 'zulip';
@@ -129,6 +130,7 @@ export function doAddReaction(ctx: MutationContext, plan: ReactionPlan): void {
   if (plan.historical)
     store.messages.insertUserMessage(reaction.user_id, message.id, HISTORICAL_FLAGS);
   store.reactions.add(reaction);
+  followOnParticipation(ctx, reaction.user_id, message);
   emitReaction(ctx, 'add', reaction, messageEventAudience(store, view, message));
 }
 

@@ -16,6 +16,7 @@ import { accessMessage, messageEventAudience, type ApiSubmessage } from '../quer
 import type { MessageRow } from '../storage/messages.js';
 import type { Store } from '../storage/store.js';
 import type { MutationContext } from './context.js';
+import { followOnParticipation } from './auto-follow.js';
 
 /**
  * Writes a new message's widget, its first submessage (msg_type `widget`, by the message's
@@ -83,6 +84,7 @@ export function doAddSubmessage(ctx: MutationContext, plan: SubmessagePlan): voi
     msg_type: cmd.msg_type,
     content: cmd.content,
   });
+  followOnParticipation(ctx, cmd.user_id, message);
   ctx.emit(
     {
       type: 'submessage',

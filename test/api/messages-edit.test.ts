@@ -347,7 +347,8 @@ t.test('topic moves: propagate modes, history, notices, narrows, policies', asyn
     'search sees the new topic',
   );
 
-  // change_all moves the rest of the old topic, and othello's "followed" with it.
+  // change_all moves the rest of the old topic, and the "followed" of othello (set by hand) and
+  // of hamlet (who started the topic: src/mutations/auto-follow.ts) with it.
   from = ts.events.length;
   assertSuccess(
     t,
@@ -361,12 +362,19 @@ t.test('topic moves: propagate modes, history, notices, narrows, policies', asyn
   t.match(
     policyEvents.map((e) => [e.users, e.event.topic_name, e.event.visibility_policy]),
     [
+      [[hamlet], 'old topic', 0],
+      [[hamlet], 'new home', 3],
       [[othello], 'old topic', 0],
       [[othello], 'new home', 3],
     ],
   );
   const topics = ts.server.store.topics.userTopicsOfUser(othello);
   t.match(topics, [{ topic: 'new home', visibility_policy: 3 }]);
+  t.match(
+    ts.server.store.topics.userTopicsOfUser(hamlet).filter((u) => u.stream_id === ch),
+    [{ topic: 'new home', visibility_policy: 3 }],
+    'hamlet follows where his whole topic went (not where part of it went)',
+  );
   const newNotice = eventsSince(ts, from).find((e) => e.event.type === 'message')!;
   t.match((newNotice.event.message as Msg).content, /This topic was moved here from/);
 
