@@ -162,6 +162,66 @@ t.test("muting a topic and a channel from the sidebar's menus", async (t) => {
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+/** Page-side: whether a sidebar topic row shows the followed bell; undefined when no row. */
+const followedJs = (label: string) =>
+  `(() => { const a = [...document.querySelectorAll('.sidebar a.nav-item')].find((a) => a.querySelector('.label')?.textContent === ${JSON.stringify(label)}); return a ? a.querySelector('.followed-mark') !== null : undefined; })()`;
+
+t.test('following topics: the menu, the topics one starts, the setting', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const kitchen = await createChannel(ts.api, 'iago', 'kitchen', {
+    principals: [id('iago'), id('hamlet')],
+  });
+  const say = (who: string, topic: string, content: string) =>
+    ts.api.post(who, 'messages', { type: 'stream', to: 'kitchen', topic, content });
+  await say('iago', 'news', 'The oven is fixed');
+  await say('iago', 'lunch', 'Soup again');
+  const policy = async (topic: string) => {
+    const r = await ts.api.post('hamlet', 'register', { fetch_event_types: ['user_topic'] });
+    const list = r.body.user_topics as { topic_name: string; visibility_policy: number }[];
+    return list.find((u) => u.topic_name === topic)?.visibility_policy ?? 0;
+  };
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${kitchen}-kitchen/topic/news`,
+  });
+  await waitFor(page, `${followedJs('lunch')} === false`);
+  t.pass('a topic someone else started: not followed');
+
+  await rowMenu(page, 'lunch', 'Follow topic');
+  await waitFor(page, `${followedJs('lunch')} === true`);
+  t.equal(await policy('lunch'), 3, 'followed (the server says so)');
+  await screenshot(page, t, 'topic-followed-1280');
+  await rowMenu(page, 'lunch', 'Unfollow topic');
+  await waitFor(page, `${followedJs('lunch')} === false`);
+  t.equal(await policy('lunch'), 0, 'unfollowed: back to the default');
+
+  // A topic he starts (elsewhere) he follows, as the default setting asks: the bell comes live.
+  await say('hamlet', 'dinner', 'Who cooks tonight?');
+  await waitFor(page, `${followedJs('dinner')} === true`);
+  t.pass('a topic he started: followed');
+
+  // Settings › Notifications › Topics: never.
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.click('.settings nav a:has-text("Notifications")');
+  await page.waitForSelector('.settings h3:has-text("Notifications")');
+  const pick = '#setting-automatically_follow_topics_policy';
+  t.equal(await page.inputValue(pick), '3', 'the setting shows the default: topics I start');
+  await screenshot(page, t, 'settings-topics-1280');
+  await page.selectOption(pick, '4');
+  for (let i = 0; i < 100; i++) {
+    const r = await ts.api.post('hamlet', 'register', { fetch_event_types: ['user_settings'] });
+    const st = r.body.user_settings as Record<string, unknown>;
+    if (st.automatically_follow_topics_policy === 4) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await page.keyboard.press('Escape');
+  await say('hamlet', 'breakfast', 'Eggs?');
+  await waitFor(page, `${followedJs('breakfast')} === false`);
+  t.equal(await policy('breakfast'), 0, 'with "Never": a topic he starts is not followed');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test("All messages leaves out muted topics and channels, as the reference's feed", async (t) => {
   if (NO_CHROMIUM) return;
   const ts = await startServer(t);
@@ -412,6 +472,12 @@ t.test('a message sent to a muted topic: a notice with "Unmute topic"', async (t
   });
   await ts.api.post('hamlet', 'users/me/subscriptions/properties', {
     subscription_data: [{ stream_id: garden, property: 'is_muted', value: true }],
+  });
+  // Sending neither follows nor unmutes a topic here (by default a topic one starts is followed,
+  // and one sent to in a muted channel unmuted: src/mutations/auto-follow.ts).
+  await ts.api.patch('hamlet', 'settings', {
+    automatically_follow_topics_policy: 4,
+    automatically_unmute_topics_in_muted_streams_policy: 4,
   });
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#feed' });
   await waitMessage(page, 'The oven is fixed');

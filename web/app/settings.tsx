@@ -153,6 +153,59 @@ function Check({
   );
 }
 
+/** A numeric setting of the user's, chosen from a list (saved as it is chosen). */
+function Pick({
+  c,
+  setting,
+  label,
+  choices,
+  hint,
+}: {
+  c: Controller;
+  setting: string;
+  label: string;
+  choices: readonly (readonly [number, string])[];
+  hint?: string;
+}) {
+  const s = c.state.value!;
+  track(s.rev.settings);
+  const id = `setting-${setting}`;
+  return (
+    <div class="org-field setting-pick">
+      <label for={id}>{label}</label>
+      <select
+        id={id}
+        class="field"
+        value={String(Number(s.settings[setting]))}
+        onChange={(e) => {
+          const value = Number(e.currentTarget.value);
+          c.client
+            .updateSettings({ [setting]: value })
+            .catch((err: unknown) => c.toast(err instanceof Error ? err.message : String(err)));
+        }}
+      >
+        {choices.map(([value, text]) => (
+          <option key={value} value={String(value)}>
+            {text}
+          </option>
+        ))}
+      </select>
+      {hint && <span class="muted-text">{hint}</span>}
+    </div>
+  );
+}
+
+/**
+ * The choices of `automatically_follow_topics_policy` and of its unmuting twin, as the server
+ * numbers them (src/mutations/auto-follow.ts).
+ */
+const TOPIC_TRIGGERS = [
+  [1, 'Topics I take part in'],
+  [2, 'Topics I send a message to'],
+  [3, 'Topics I start'],
+  [4, 'Never'],
+] as const;
+
 function Account({ c }: { c: Controller }) {
   const s = c.state.value!;
   track(s.rev.users);
@@ -504,6 +557,25 @@ function Notifications({ c }: { c: Controller }) {
         setting="enable_stream_audible_notifications"
         label="Play a sound for every message in my channels"
         hint="Each channel can override this."
+      />
+      <h4>Topics</h4>
+      <Pick
+        c={c}
+        setting="automatically_follow_topics_policy"
+        label="Follow topics automatically"
+        choices={TOPIC_TRIGGERS}
+        hint="Taking part: sending a message, reacting, or voting in a poll."
+      />
+      <Pick
+        c={c}
+        setting="automatically_unmute_topics_in_muted_streams_policy"
+        label="Unmute topics in muted channels automatically"
+        choices={TOPIC_TRIGGERS}
+      />
+      <Check
+        c={c}
+        setting="automatically_follow_topics_where_mentioned"
+        label="Follow topics where I am mentioned"
       />
     </>
   );

@@ -95,6 +95,29 @@ function topicMuteItem(c: Controller, s: ChatState, streamId: number, topic: str
   return { label: 'Mute topic', run: () => void c.setTopicPolicy(streamId, topic, TOPIC.MUTED) };
 }
 
+/**
+ * Follow or unfollow a topic (POST /user_topics): following sets "followed"; unfollowing goes
+ * back to the channel's default, or to "unmuted" in a muted channel (so the topic does not go
+ * silent), as unmuting does. The server follows topics by itself too, as the user's settings ask
+ * (Settings › Notifications › Topics).
+ */
+function topicFollowItem(c: Controller, s: ChatState, streamId: number, topic: string) {
+  if (s.topicPolicy(streamId, topic) === TOPIC.FOLLOWED)
+    return {
+      label: 'Unfollow topic',
+      run: () =>
+        void c.setTopicPolicy(
+          streamId,
+          topic,
+          s.subs.get(streamId)?.is_muted ? TOPIC.UNMUTED : TOPIC.INHERIT,
+        ),
+    };
+  return {
+    label: 'Follow topic',
+    run: () => void c.setTopicPolicy(streamId, topic, TOPIC.FOLLOWED),
+  };
+}
+
 function View({
   c,
   narrow,
@@ -156,7 +179,8 @@ function Topics({
   counts: UnreadCounts;
 }) {
   const [all, setAll] = useState(false);
-  track(s.rev.topics);
+  // Topics come and go (rev.topics); their policies, muted or followed, change with rev.channels.
+  track(s.rev.topics, s.rev.channels);
   const topics = s.topics.get(streamId);
   const cur = c.narrow.value;
   const curTopic = channelOf(cur) === streamId ? topicOf(cur) : undefined;
@@ -184,6 +208,11 @@ function Topics({
             class={`topic ${s.mutedTopic(streamId, t.name) ? 'muted' : ''}`}
           >
             <span class="label">{s.topicName(t.name)}</span>
+            {s.topicPolicy(streamId, t.name) === TOPIC.FOLLOWED && (
+              <span class="followed-mark" title="Followed">
+                <Icon name="bell" label="Followed" />
+              </span>
+            )}
             <Count n={t.unread?.count ?? 0} muted={t.unread?.muted} />
           </NavLink>
           <Menu
@@ -191,6 +220,7 @@ function Topics({
             label={`Menu for topic ${s.topicName(t.name)}`}
             items={[
               { label: MARK_READ, run: () => void c.markAllAsRead({ streamId, topic: t.name }) },
+              topicFollowItem(c, s, streamId, t.name),
               topicMuteItem(c, s, streamId, t.name),
             ]}
           />
