@@ -20,6 +20,10 @@ import { relay } from '../helpers/relay.js';
 import { restartServer, startServer } from '../helpers/server.js';
 
 const { b } = browserSuite(t);
+// The tests run side by side, each with its own server and pages (`b.of(t)`): most of their
+// time is spent waiting on the app's clocks (a silent socket taken for lost after 4 s, a send
+// given up on after 15 s, a socket tried again 5 s after it fell), which need no machine.
+t.jobs = 4;
 
 const count = (texts: string[], s: string) => texts.filter((x) => x === s).length;
 
@@ -30,7 +34,7 @@ t.test('a server restart mid-session: nothing lost or doubled', async (t) => {
   front.target.port = ts.server.port;
   const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
   const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-  const { page, watch } = await openApp(b, front.url, ts.fx, 'hamlet', {
+  const { page, watch } = await openApp(b.of(t), front.url, ts.fx, 'hamlet', {
     hash: `#narrow/channel/${id}-general`,
   });
   await sendChannelMessage(ts.api, 'othello', 'general', 'restart', 'before the restart');
@@ -70,7 +74,7 @@ async function behindRelay(t: Test, topic: string) {
   front.target.port = ts.server.port;
   const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
   const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-  const { page, watch } = await openApp(b, front.url, ts.fx, 'hamlet', {
+  const { page, watch } = await openApp(b.of(t), front.url, ts.fx, 'hamlet', {
     hash: `#narrow/channel/${id}-general/topic/${topic}`,
   });
   await waitFor(page, `document.querySelector('.app').dataset.transport === 'socket'`);
@@ -171,7 +175,7 @@ t.test(
     const ts = await startServer(t);
     const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
     const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    const { page, watch } = await openApp(b.of(t), ts.url, ts.fx, 'hamlet', {
       hash: `#narrow/channel/${id}-general/topic/late`,
     });
     // The server takes the message; its answer is held past the app's send timeout (15 s).
@@ -212,7 +216,7 @@ t.test('a lost event queue: registered again, the view refreshed', async (t) => 
   const ts = await startServer(t);
   const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
   const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+  const { page, watch } = await openApp(b.of(t), ts.url, ts.fx, 'hamlet', {
     hash: `#narrow/channel/${id}-general`,
   });
   const hamlet = ts.fx.users.hamlet!;
@@ -254,7 +258,7 @@ t.test(
     const ts = await startServer(t);
     const everyone = ['hamlet', 'othello'].map((n) => ts.fx.users[n]!.id);
     const id = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
-    const page = await b.newPage();
+    const page = await b.of(t).newPage();
     const watch = await watchPage(page);
     // The page's sockets go through this relay, which can lose a frame on its way, and the
     // socket with it, as a failing network would.
@@ -331,7 +335,7 @@ t.test('keyboard only', async (t) => {
   const general = await createChannel(ts.api, 'othello', 'general', { principals: everyone });
   await createChannel(ts.api, 'othello', 'design', { principals: everyone });
   await sendChannelMessage(ts.api, 'othello', 'design', 'logo', 'An unread topic');
-  const page = await b.newPage();
+  const page = await b.of(t).newPage();
   const watch = await watchPage(page);
   await page.goto(`${ts.url}/#narrow/is/starred`);
   await page.waitForSelector('input[name="username"]:focus');

@@ -17,6 +17,10 @@
  *     if (NO_CHROMIUM) return;
  *     const { page } = await openApp(b, ts.url, ts.fx, 'hamlet');
  *
+ * A file whose tests run side by side (`t.jobs = 4` after this call: tests that mostly wait on
+ * the app's timers, each with its own server) opens its pages through `b.of(t)`, closed when
+ * that test ends rather than when any test of the file ends.
+ *
  * Call it at the top of the file, before its tests. `b` and `ts` stand for the browser and the
  * server made before the first test: read them in the tests (or in `seed`), not at the file's top
  * level, where they are not made yet (reading them there throws, saying so).
@@ -86,6 +90,7 @@ export function browserSuite<C extends string = never>(
       },
       newPage: (o) => made().newPage(o),
       newContext: (o) => made().newContext(o),
+      of: (sub) => made().of(sub),
     },
     ts: {
       get server() {

@@ -72,6 +72,12 @@ export type TestBrowser = {
   newPage(opts?: BrowserContextOptions): Promise<Page>;
   /** A context of its own, for tests that open several pages as one user (tabs). */
   newContext(opts?: BrowserContextOptions): Promise<BrowserContext>;
+  /**
+   * The same browser for a test that runs beside the file's other tests (a file with `t.jobs`
+   * above 1): the contexts opened through it are closed when `sub` ends, and only then (those
+   * opened through the file's own `newPage`/`newContext` are closed when any of its tests ends).
+   */
+  of(sub: Test): TestBrowser;
 };
 
 /** How long a test file with a browser may run in all (its waits bound themselves). */
@@ -105,18 +111,24 @@ export async function launchBrowser(t: Test): Promise<TestBrowser> {
     open.clear();
     await Promise.all(contexts.map((c) => c.close().catch(() => {})));
   });
-  const newContext = async (opts: BrowserContextOptions = {}) => {
+  const contextFor = async (opts: BrowserContextOptions, owner: Test | null) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...opts });
     context.setDefaultTimeout(30_000);
+    if (owner) {
+      owner.teardown(() => context.close().catch(() => {}));
+      return context;
+    }
     open.add(context);
     context.on('close', () => open.delete(context));
     return context;
   };
-  return {
+  const made = (owner: Test | null): TestBrowser => ({
     browser,
-    newContext,
-    newPage: async (opts = {}) => (await newContext(opts)).newPage(),
-  };
+    newContext: (opts = {}) => contextFor(opts, owner),
+    newPage: async (opts = {}) => (await contextFor(opts, owner)).newPage(),
+    of: (sub) => made(sub),
+  });
+  return made(null);
 }
 
 /** A file-system-safe name for the current test file and test. */
