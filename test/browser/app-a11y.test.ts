@@ -11,11 +11,16 @@
  * the drawer at 390), at 1280 pixels and at 390 (drawer closed and open), light and dark. No
  * violation of impact serious or
  * critical; each one found is listed with its rule and target (test/helpers/a11y.ts).
+ *
+ * Each state is checked in both themes on the same page, the system's scheme switched between
+ * the two (the app follows it as it changes: web/app/theme.ts), rather than reached twice from a
+ * login; each page's watch tells what came in each theme apart.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
+import type { Page } from 'playwright-core';
 import { check } from '../helpers/a11y.js';
-import { openApp, waitFor, waitMessage } from '../helpers/app.js';
-import { NO_CHROMIUM, watchPage } from '../helpers/browser.js';
+import { openApp, waitFor, waitMessage, type AppPage } from '../helpers/app.js';
+import { NO_CHROMIUM, watchPage, type PageWatch } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { systemGroupId } from '../helpers/channels.js';
 import { tinyPng } from '../helpers/images.js';
@@ -151,363 +156,423 @@ async function profileFields(): Promise<void> {
 
 const topicHash = () => `#narrow/channel/${general}-general/topic/review`;
 
-for (const dark of [false, true]) {
-  const mode = dark ? 'dark' : 'light';
+type Scheme = 'light' | 'dark';
+const FINDINGS = ['consoleErrors', 'pageErrors', 'cspViolations', 'basicChallenges'] as const;
+type Findings = Record<(typeof FINDINGS)[number], string[]>;
+const none = (): Findings => ({
+  consoleErrors: [],
+  pageErrors: [],
+  cspViolations: [],
+  basicChallenges: [],
+});
 
-  t.test(`${mode}: the login page`, async (t) => {
-    if (NO_CHROMIUM) return;
-    for (const width of [1280, 390]) {
-      const page = await b.newPage({
-        viewport: { width, height: width > 500 ? 800 : 844 },
-        colorScheme: dark ? 'dark' : 'light',
-      });
-      const watch = await watchPage(page);
-      await page.goto(ts.url + '/');
-      await page.waitForSelector('input[name="username"]');
-      await check(t, page, `login-${width}-${mode}`);
-      watch.assertClean(t, /WebSocket|status of 401/);
-      await page.close();
-    }
+/** Each page's scheme now, and what its watch found so far in each scheme. */
+const shown = new Map<
+  Page,
+  { scheme: Scheme; watch: PageWatch; found: Record<Scheme, Findings> }
+>();
+
+/** A page opened in the light scheme (the default), to be checked in both. */
+function track(app: AppPage): AppPage {
+  shown.set(app.page, {
+    scheme: 'light',
+    watch: app.watch,
+    found: { light: none(), dark: none() },
   });
+  return app;
+}
 
-  t.test(`${mode} 1280: feed, topic, compose, actions, picker, settings`, async (t) => {
-    if (NO_CHROMIUM) return;
-    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { dark });
-    await waitMessage(page, 'new logo');
-    await check(t, page, `feed-1280-${mode}`);
-    // "Skip to messages", seen while it has the focus (the page's first Tab stop).
-    await page.keyboard.press('Tab');
-    await waitFor(page, `document.activeElement?.classList.contains('skip-link')`);
-    await check(t, page, `skip-link-1280-${mode}`);
+/** Moves what the page's watch found so far to the scheme it showed meanwhile. */
+function sortFindings(page: Page) {
+  const s = shown.get(page)!;
+  for (const k of FINDINGS) s.found[s.scheme][k].push(...s.watch[k].splice(0));
+  return s;
+}
 
-    await page.goto(ts.url + '/' + topicHash());
-    await waitFor(page, `!document.body.textContent.includes('new logo')`);
-    await waitMessage(page, 'quoted words');
-    await check(t, page, `topic-1280-${mode}`);
+/** The page in this scheme, as a system switched to it would have it. */
+async function showScheme(page: Page, scheme: Scheme): Promise<void> {
+  const s = sortFindings(page);
+  if (s.scheme === scheme) return;
+  s.scheme = scheme;
+  await page.emulateMedia({ colorScheme: scheme });
+  await waitFor(page, `document.documentElement.dataset.theme === '${scheme}'`);
+}
 
-    await page.click('#compose-text');
-    await page.keyboard.type('Draft words');
-    await check(t, page, `compose-1280-${mode}`);
-    await page.keyboard.press('Escape');
+/** The state checked (axe, a screenshot) in both schemes: `<state>-light`, `<state>-dark`. */
+async function both(t: Test, page: Page, state: string): Promise<void> {
+  const first = shown.get(page)!.scheme;
+  for (const scheme of first === 'light'
+    ? (['light', 'dark'] as const)
+    : (['dark', 'light'] as const)) {
+    await showScheme(page, scheme);
+    await check(t, page, `${state}-${scheme}`);
+  }
+}
 
-    const row = page.locator('.msg', { hasText: 'quoted words' });
-    await row.locator('.content').click();
-    await page.waitForSelector('.msg.selected .msg-actions');
-    await row.hover();
-    await check(t, page, `actions-1280-${mode}`);
+/** The page's watch asserted clean (PageWatch.assertClean) for each scheme in turn. */
+function assertClean(t: Test, page: Page, allowConsole?: RegExp): void {
+  const s = sortFindings(page);
+  for (const scheme of ['light', 'dark'] as const) {
+    t.comment(`${scheme}:`);
+    for (const k of FINDINGS) s.watch[k].push(...s.found[scheme][k]);
+    s.watch.assertClean(t, allowConsole);
+    for (const k of FINDINGS) s.watch[k].splice(0);
+  }
+  shown.delete(page);
+}
 
-    await row.locator('.msg-actions button[aria-label="Add a reaction"]').click();
-    await page.waitForSelector('.picker input:focus');
-    await check(t, page, `picker-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await waitFor(page, `document.querySelector('.picker') === null`);
-
-    // A sender's profile card (opened from the keyboard: its focus ring shows).
-    await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.sender').focus();
-    await page.keyboard.press('Enter');
-    await page.getByRole('dialog', { name: 'Othello' }).waitFor();
-    await check(t, page, `profile-card-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await page.getByRole('dialog', { name: 'Othello' }).waitFor({ state: 'detached' });
-
-    // A group mention's card: the group's members, each a button to their profile card.
-    await page.locator('.msg .content .user-group-mention', { hasText: 'reviewers' }).click();
-    await page.getByRole('dialog', { name: 'reviewers' }).waitFor();
-    await check(t, page, `group-card-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await page.getByRole('dialog', { name: 'reviewers' }).waitFor({ state: 'detached' });
-    // The status dialog (its presets' emoji drawn, once the emoji data came).
-    await page.click('.sidebar-foot .status-btn');
-    await page.getByRole('dialog', { name: 'Set status' }).waitFor();
-    await page.waitForSelector('.status-preset .status-emoji .e');
-    await page.keyboard.type('Reviewing');
-    await check(t, page, `status-dialog-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await page.getByRole('dialog', { name: 'Set status' }).waitFor({ state: 'detached' });
-
-    for (const panel of ['Account', 'Display']) {
-      await page.goto(ts.url + '/#settings/' + panel.toLowerCase());
-      await page.waitForSelector(`.settings h3:has-text("${panel}")`);
-      await check(t, page, `settings-${panel.toLowerCase()}-1280-${mode}`);
-    }
-    watch.assertClean(t, /WebSocket|status of 401/);
+t.test('the login page', async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const width of [1280, 390]) {
+    const page = await b.newPage({
+      viewport: { width, height: width > 500 ? 800 : 844 },
+    });
+    const watch = await watchPage(page);
+    track({ page, watch });
+    await page.goto(ts.url + '/');
+    await page.waitForSelector('input[name="username"]');
+    await both(t, page, `login-${width}`);
+    assertClean(t, page, /WebSocket|status of 401/);
     await page.close();
+  }
+});
+
+t.test('1280: feed, topic, compose, actions, picker, settings', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = track(await openApp(b, ts.url, ts.fx, 'hamlet'));
+  await waitMessage(page, 'new logo');
+  await both(t, page, 'feed-1280');
+  // "Skip to messages", seen while it has the focus (the page's first Tab stop).
+  await page.keyboard.press('Tab');
+  await waitFor(page, `document.activeElement?.classList.contains('skip-link')`);
+  await both(t, page, 'skip-link-1280');
+
+  await page.goto(ts.url + '/' + topicHash());
+  await waitFor(page, `!document.body.textContent.includes('new logo')`);
+  await waitMessage(page, 'quoted words');
+  await both(t, page, 'topic-1280');
+
+  await page.click('#compose-text');
+  await page.keyboard.type('Draft words');
+  await both(t, page, 'compose-1280');
+  await page.keyboard.press('Escape');
+
+  const row = page.locator('.msg', { hasText: 'quoted words' });
+  await row.locator('.content').click();
+  await page.waitForSelector('.msg.selected .msg-actions');
+  await row.hover();
+  await both(t, page, 'actions-1280');
+
+  await row.locator('.msg-actions button[aria-label="Add a reaction"]').click();
+  await page.waitForSelector('.picker input:focus');
+  await both(t, page, 'picker-1280');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.picker') === null`);
+
+  // A sender's profile card (opened from the keyboard: its focus ring shows).
+  await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.sender').focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+  await both(t, page, 'profile-card-1280');
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor({ state: 'detached' });
+
+  // A group mention's card: the group's members, each a button to their profile card.
+  await page.locator('.msg .content .user-group-mention', { hasText: 'reviewers' }).click();
+  await page.getByRole('dialog', { name: 'reviewers' }).waitFor();
+  await both(t, page, 'group-card-1280');
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog', { name: 'reviewers' }).waitFor({ state: 'detached' });
+  // The status dialog (its presets' emoji drawn, once the emoji data came).
+  await page.click('.sidebar-foot .status-btn');
+  await page.getByRole('dialog', { name: 'Set status' }).waitFor();
+  await page.waitForSelector('.status-preset .status-emoji .e');
+  await page.keyboard.type('Reviewing');
+  await both(t, page, 'status-dialog-1280');
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog', { name: 'Set status' }).waitFor({ state: 'detached' });
+
+  for (const panel of ['Account', 'Display']) {
+    await page.goto(ts.url + '/#settings/' + panel.toLowerCase());
+    await page.waitForSelector(`.settings h3:has-text("${panel}")`);
+    await both(t, page, `settings-${panel.toLowerCase()}-1280`);
+  }
+  assertClean(t, page, /WebSocket|status of 401/);
+  await page.close();
+});
+
+t.test(`1280: custom profile fields — the card, the Profile panel, the admin's`, async (t) => {
+  if (NO_CHROMIUM) return;
+  await profileFields();
+  const { page } = track(await openApp(b, ts.url, ts.fx, 'iago', { hash: topicHash() }));
+  await waitMessage(page, 'quoted words');
+  // Othello's card, his full profile: text, a choice, a link, a person, rendered text.
+  await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.sender').click();
+  await page.getByRole('dialog', { name: /Othello/ }).waitFor();
+  await page.click('.profile-card button:has-text("View full profile")');
+  await page.waitForSelector('.profile-card .card-field-people');
+  await both(t, page, 'profile-fields-card-1280');
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog', { name: /Othello/ }).waitFor({ state: 'detached' });
+
+  await page.goto(ts.url + '/#settings/profile');
+  await page.waitForSelector('form[aria-label="Your profile fields"]');
+  await both(t, page, 'settings-profile-1280');
+  await page.goto(ts.url + '/#settings/profile-fields');
+  await page.waitForSelector('.pf-list');
+  await page.click('button.pf-add');
+  await page.locator('form[aria-label="Add a profile field"] select').first().selectOption({
+    label: 'List of options',
   });
+  await page.waitForSelector('input[aria-label="Choice 1"]');
+  await both(t, page, 'settings-profile-fields-1280');
+  assertClean(t, page, /WebSocket|status of 401/);
+  await page.close();
+});
 
-  t.test(
-    `${mode} 1280: custom profile fields — the card, the Profile panel, the admin's`,
-    async (t) => {
-      if (NO_CHROMIUM) return;
-      await profileFields();
-      const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', { hash: topicHash(), dark });
-      await waitMessage(page, 'quoted words');
-      // Othello's card, his full profile: text, a choice, a link, a person, rendered text.
-      await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.sender').click();
-      await page.getByRole('dialog', { name: /Othello/ }).waitFor();
-      await page.click('.profile-card button:has-text("View full profile")');
-      await page.waitForSelector('.profile-card .card-field-people');
-      await check(t, page, `profile-fields-card-1280-${mode}`);
-      await page.keyboard.press('Escape');
-      await page.getByRole('dialog', { name: /Othello/ }).waitFor({ state: 'detached' });
+t.test('1280: suggestions, Jump to, a question, direct messages', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = track(await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash() }));
+  await waitMessage(page, 'quoted words');
+  // The compose box's suggestions (a listbox its text points at). Emptied first: the draft
+  // an earlier test left in this topic is on the server (drafts synchronization), and here.
+  await page.fill('#compose-text', '');
+  await page.click('#compose-text');
+  await page.keyboard.type('@oth');
+  await page.waitForSelector('#compose-options [role="option"]');
+  await both(t, page, 'suggestions-1280');
+  await page.keyboard.press('Escape');
+  await page.fill('#compose-text', '');
+  await page.keyboard.press('Escape');
 
-      await page.goto(ts.url + '/#settings/profile');
-      await page.waitForSelector('form[aria-label="Your profile fields"]');
-      await check(t, page, `settings-profile-1280-${mode}`);
-      await page.goto(ts.url + '/#settings/profile-fields');
-      await page.waitForSelector('.pf-list');
-      await page.click('button.pf-add');
-      await page.locator('form[aria-label="Add a profile field"] select').first().selectOption({
-        label: 'List of options',
-      });
-      await page.waitForSelector('input[aria-label="Choice 1"]');
-      await check(t, page, `settings-profile-fields-1280-${mode}`);
-      watch.assertClean(t, /WebSocket|status of 401/);
-      await page.close();
-    },
-  );
+  await page.keyboard.press('Control+k');
+  await page.waitForSelector('.jump input:focus');
+  await page.keyboard.type('gen');
+  await both(t, page, 'jump-1280');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.jump') === null`);
 
-  t.test(`${mode} 1280: suggestions, Jump to, a question, direct messages`, async (t) => {
-    if (NO_CHROMIUM) return;
-    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash(), dark });
-    await waitMessage(page, 'quoted words');
-    // The compose box's suggestions (a listbox its text points at). Emptied first: the draft
-    // an earlier test left in this topic is on the server (drafts synchronization), and here.
-    await page.fill('#compose-text', '');
-    await page.click('#compose-text');
-    await page.keyboard.type('@oth');
-    await page.waitForSelector('#compose-options [role="option"]');
-    await check(t, page, `suggestions-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await page.fill('#compose-text', '');
-    await page.keyboard.press('Escape');
+  // A question (Delete, on a message of one's own).
+  const mine = page.locator('.msg', { hasText: 'the small room' });
+  await mine.locator('.content').click();
+  await mine.hover();
+  await mine.locator('button[aria-label="Delete"]').click();
+  await page.getByRole('alertdialog').waitFor();
+  await both(t, page, 'question-1280');
+  await page.keyboard.press('Escape');
+  await page.getByRole('alertdialog').waitFor({ state: 'detached' });
 
-    await page.keyboard.press('Control+k');
-    await page.waitForSelector('.jump input:focus');
-    await page.keyboard.type('gen');
-    await check(t, page, `jump-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await waitFor(page, `document.querySelector('.jump') === null`);
+  // Creating a channel (its people picker's suggestions open), and a channel's settings.
+  await page.click('button[aria-label="Create channel"]');
+  await page.waitForSelector('input[name="channel-name"]:focus');
+  await page.keyboard.type('Ideas');
+  await page.fill('#create-channel-people', 'oth');
+  await page.waitForSelector('#create-channel-people-options [role="option"]');
+  await both(t, page, 'create-channel-1280');
+  await page.keyboard.press('Escape'); // the suggestions
+  await page.keyboard.press('Escape'); // the dialog
+  await waitFor(page, `document.querySelector('.channel-dialog') === null`);
+  await page.click('button[aria-label="Settings of #general"]');
+  await waitFor(page, `document.querySelectorAll('.member-list li').length === 3`);
+  await both(t, page, 'channel-settings-1280');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.channel-dialog') === null`);
 
-    // A question (Delete, on a message of one's own).
-    const mine = page.locator('.msg', { hasText: 'the small room' });
-    await mine.locator('.content').click();
-    await mine.hover();
-    await mine.locator('button[aria-label="Delete"]').click();
-    await page.getByRole('alertdialog').waitFor();
-    await check(t, page, `question-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+  for (const panel of ['notifications', 'invitations']) {
+    await page.goto(ts.url + '/#settings/' + panel);
+    await waitFor(
+      page,
+      `!!document.querySelector('.settings [aria-current="page"]')?.href.endsWith('${panel}')`,
+    );
+    await both(t, page, `settings-${panel}-1280`);
+  }
+  // User groups: the list, a new group's form (its people's suggestions open), and the group
+  // made, which the user manages (its members, the add and remove controls).
+  await page.goto(ts.url + '/#settings/groups');
+  await page.waitForSelector('.group-row');
+  await both(t, page, 'settings-groups-1280');
+  await page.click('button:has-text("Create a group")');
+  await page.fill('input[name="group-name"]', 'helpers');
+  await page.fill('#group-create-people', 'oth');
+  await page.waitForSelector('#group-create-people-options [role="option"]');
+  await both(t, page, 'group-create-1280');
+  await page.keyboard.press('Enter');
+  await page.click('button:has-text("Create group")');
+  await page.waitForSelector('.group-details .member-list li:has-text("Othello")');
+  await both(t, page, 'group-details-1280');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.settings') === null`);
 
-    // Creating a channel (its people picker's suggestions open), and a channel's settings.
-    await page.click('button[aria-label="Create channel"]');
-    await page.waitForSelector('input[name="channel-name"]:focus');
-    await page.keyboard.type('Ideas');
-    await page.fill('#create-channel-people', 'oth');
-    await page.waitForSelector('#create-channel-people-options [role="option"]');
-    await check(t, page, `create-channel-1280-${mode}`);
-    await page.keyboard.press('Escape'); // the suggestions
-    await page.keyboard.press('Escape'); // the dialog
-    await waitFor(page, `document.querySelector('.channel-dialog') === null`);
-    await page.click('button[aria-label="Settings of #general"]');
-    await waitFor(page, `document.querySelectorAll('.member-list li').length === 3`);
-    await check(t, page, `channel-settings-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await waitFor(page, `document.querySelector('.channel-dialog') === null`);
+  // A direct message: the compose box addressed to people (its recipient pills).
+  await page.goto(ts.url + '/#narrow/dm/' + ts.fx.users['othello']!.id + '-othello');
+  await waitFor(page, `document.querySelector('.messages[aria-busy="false"]') !== null`);
+  await page.click('#compose-text');
+  await both(t, page, 'dm-1280');
 
-    for (const panel of ['notifications', 'invitations']) {
-      await page.goto(ts.url + '/#settings/' + panel);
-      await waitFor(
-        page,
-        `!!document.querySelector('.settings [aria-current="page"]')?.href.endsWith('${panel}')`,
-      );
-      await check(t, page, `settings-${panel}-1280-${mode}`);
-    }
-    // User groups: the list, a new group's form (its people's suggestions open), and the group
-    // made, which the user manages (its members, the add and remove controls).
-    await page.goto(ts.url + '/#settings/groups');
-    await page.waitForSelector('.group-row');
-    await check(t, page, `settings-groups-1280-${mode}`);
-    await page.click('button:has-text("Create a group")');
-    await page.fill('input[name="group-name"]', `helpers ${mode}`);
-    await page.fill('#group-create-people', 'oth');
-    await page.waitForSelector('#group-create-people-options [role="option"]');
-    await check(t, page, `group-create-1280-${mode}`);
-    await page.keyboard.press('Enter');
-    await page.click('button:has-text("Create group")');
-    await page.waitForSelector('.group-details .member-list li:has-text("Othello")');
-    await check(t, page, `group-details-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await waitFor(page, `document.querySelector('.settings') === null`);
+  // The people column, filtered, a person focused from the filter by the arrow key.
+  await page.fill('.people-filter', 'o');
+  await waitFor(page, `document.querySelectorAll('.people a.person').length === 1`);
+  await page.keyboard.press('ArrowDown');
+  await page.waitForSelector('.people a.person:focus');
+  await both(t, page, 'people-1280');
+  assertClean(t, page, /WebSocket|status of 401/);
+  await page.close();
+});
 
-    // A direct message: the compose box addressed to people (its recipient pills).
-    await page.goto(ts.url + '/#narrow/dm/' + ts.fx.users['othello']!.id + '-othello');
-    await waitFor(page, `document.querySelector('.messages[aria-busy="false"]') !== null`);
-    await page.click('#compose-text');
-    await check(t, page, `dm-1280-${mode}`);
-
-    // The people column, filtered, a person focused from the filter by the arrow key.
-    await page.fill('.people-filter', 'o');
-    await waitFor(page, `document.querySelectorAll('.people a.person').length === 1`);
-    await page.keyboard.press('ArrowDown');
-    await page.waitForSelector('.people a.person:focus');
-    await check(t, page, `people-1280-${mode}`);
-    watch.assertClean(t, /WebSocket|status of 401/);
-    await page.close();
-  });
-
-  t.test(`${mode}: a poll and a to-do list at 1280 and 390`, async (t) => {
-    if (NO_CHROMIUM) return;
-    for (const width of [1280, 390]) {
-      const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+t.test('a poll and a to-do list at 1280 and 390', async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const width of [1280, 390]) {
+    const { page } = track(
+      await openApp(b, ts.url, ts.fx, 'hamlet', {
         hash: `#narrow/channel/${general}-general/topic/plans`,
         width,
         height: width > 500 ? 800 : 844,
-        dark,
-      });
-      await page.waitForSelector('.widget.poll .poll-option.mine:has-text("Friday")');
-      await page.waitForSelector('.widget.todo .todo-task.done:has-text("Tickets")');
-      await check(t, page, `widgets-${width}-${mode}`);
-      watch.assertClean(t);
-      await page.close();
-    }
-  });
+      }),
+    );
+    await page.waitForSelector('.widget.poll .poll-option.mine:has-text("Friday")');
+    await page.waitForSelector('.widget.todo .todo-task.done:has-text("Tickets")');
+    await both(t, page, `widgets-${width}`);
+    assertClean(t, page);
+    await page.close();
+  }
+});
 
-  t.test(`${mode} 390: drawer closed and open, actions menu, settings`, async (t) => {
-    if (NO_CHROMIUM) return;
-    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+t.test('390: drawer closed and open, actions menu, settings', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = track(
+    await openApp(b, ts.url, ts.fx, 'hamlet', {
       hash: topicHash(),
       width: 390,
       height: 844,
-      dark,
-    });
-    await waitMessage(page, 'quoted words');
-    await check(t, page, `topic-390-${mode}`);
-
-    await page.click('button[aria-label="Open the sidebar"]');
-    await waitFor(
-      page,
-      `getComputedStyle(document.querySelector('.sidebar')).visibility === 'visible'`,
-    );
-    await page.waitForTimeout(400); // the drawer's slide (contrast is read from what is drawn)
-    await check(t, page, `drawer-open-390-${mode}`);
-    // The people, a section of the drawer, folded until opened.
-    await page.click('.people-section button[aria-expanded="false"]');
-    await page.waitForSelector('.people-section a.person');
-    await check(t, page, `people-390-${mode}`);
-    await page.keyboard.press('Escape');
-    await waitFor(
-      page,
-      `getComputedStyle(document.querySelector('.sidebar')).visibility === 'hidden'`,
-    );
-
-    const row = page.locator('.msg', { hasText: 'quoted words' });
-    await row.locator('.content').click();
-    await row.getByRole('button', { name: 'Message actions' }).click();
-    await page.getByRole('menu', { name: 'Message actions' }).waitFor();
-    await check(t, page, `actions-menu-390-${mode}`);
-    await page.keyboard.press('Escape');
-
-    // A profile card: a sheet at the bottom of the screen.
-    await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.avatar-btn').click();
-    await page.getByRole('dialog', { name: 'Othello' }).waitFor();
-    await check(t, page, `profile-card-390-${mode}`);
-    await page.keyboard.press('Escape');
-    await page.getByRole('dialog', { name: 'Othello' }).waitFor({ state: 'detached' });
-
-    await page.goto(ts.url + '/#settings/display');
-    await page.waitForSelector(`.settings h3:has-text("Display")`);
-    await check(t, page, `settings-display-390-${mode}`);
-    // The organization's settings as a member reads them (nothing to change).
-    await page.goto(ts.url + '/#settings/organization');
-    await page.waitForSelector(`.settings h3:has-text("Organization")`);
-    await check(t, page, `settings-organization-member-390-${mode}`);
-    await page.goto(ts.url + '/#settings/groups');
-    await page.locator('.group-row', { hasText: 'reviewers' }).click();
-    await page.waitForSelector('#group-title:has-text("reviewers")');
-    await check(t, page, `group-details-390-${mode}`);
-    watch.assertClean(t, /WebSocket|status of 401/);
-    await page.close();
-  });
-
-  t.test(
-    `${mode} 1280: the organization's settings and custom emoji (an administrator)`,
-    async (t) => {
-      if (NO_CHROMIUM) return;
-      const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', {
-        hash: '#settings/organization',
-        dark,
-      });
-      await page.waitForSelector(`.settings h3:has-text("Organization")`);
-      await page.waitForSelector('.org-composed');
-      // With an edit: Save and Discard shown.
-      await page.selectOption('#org-can_add_custom_emoji_group', 'role:moderators');
-      await page.waitForSelector('.org-save');
-      await check(t, page, `settings-organization-1280-${mode}`);
-      await page.click('.org-save button:has-text("Discard")');
-      await waitFor(page, `document.querySelector('.org-save') === null`);
-
-      await page.goto(ts.url + '/#settings/emoji');
-      await page.waitForSelector('.org-emoji img[alt=":party_parrot:"]');
-      await check(t, page, `settings-emoji-1280-${mode}`);
-      watch.assertClean(t, /WebSocket|status of 401/);
-      await page.close();
-    },
+    }),
   );
-  t.test(`${mode}: the Users panel, its confirmation, a card over it`, async (t) => {
-    if (NO_CHROMIUM) return;
-    // An administrator: the role menus and the Deactivate buttons.
-    const admin = await openApp(b, ts.url, ts.fx, 'iago', { hash: '#settings/users', dark });
-    const page = admin.page;
-    await page.waitForSelector('.users-list li');
-    await check(t, page, `settings-users-1280-${mode}`);
-    const hamlet = page.locator('.users-list li', { hasText: 'Hamlet' });
-    await hamlet.locator('button:has-text("Deactivate")').click();
-    await page.getByRole('alertdialog').waitFor();
-    await check(t, page, `users-deactivate-question-1280-${mode}`);
-    await page.keyboard.press('Escape');
-    await page.getByRole('alertdialog').waitFor({ state: 'detached' });
-    await page.click('.users-tabs button:has-text("Deactivated users")');
-    await page.waitForSelector('text=No deactivated users.');
-    await check(t, page, `settings-users-deactivated-1280-${mode}`);
-    await page.click('.users-tabs button:has-text("Users")');
-    await page.locator('.users-list li', { hasText: 'Othello' }).locator('.user-who').click();
-    await page.getByRole('dialog', { name: 'Othello' }).waitFor();
-    await check(t, page, `users-card-1280-${mode}`);
-    admin.watch.assertClean(t, /WebSocket|status of 401/);
-    await page.close();
+  await waitMessage(page, 'quoted words');
+  await both(t, page, 'topic-390');
 
-    // A member on a phone: the lists without controls.
-    const member = await openApp(b, ts.url, ts.fx, 'hamlet', {
+  await page.click('button[aria-label="Open the sidebar"]');
+  await waitFor(
+    page,
+    `getComputedStyle(document.querySelector('.sidebar')).visibility === 'visible'`,
+  );
+  await page.waitForTimeout(400); // the drawer's slide (contrast is read from what is drawn)
+  await both(t, page, 'drawer-open-390');
+  // The people, a section of the drawer, folded until opened.
+  await page.click('.people-section button[aria-expanded="false"]');
+  await page.waitForSelector('.people-section a.person');
+  await both(t, page, 'people-390');
+  await page.keyboard.press('Escape');
+  await waitFor(
+    page,
+    `getComputedStyle(document.querySelector('.sidebar')).visibility === 'hidden'`,
+  );
+
+  const row = page.locator('.msg', { hasText: 'quoted words' });
+  await row.locator('.content').click();
+  await row.getByRole('button', { name: 'Message actions' }).click();
+  await page.getByRole('menu', { name: 'Message actions' }).waitFor();
+  await both(t, page, 'actions-menu-390');
+  await page.keyboard.press('Escape');
+
+  // A profile card: a sheet at the bottom of the screen.
+  await page.locator('.msg', { hasText: 'Where shall we meet' }).locator('.avatar-btn').click();
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+  await both(t, page, 'profile-card-390');
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor({ state: 'detached' });
+
+  await page.goto(ts.url + '/#settings/display');
+  await page.waitForSelector(`.settings h3:has-text("Display")`);
+  await both(t, page, 'settings-display-390');
+  // The organization's settings as a member reads them (nothing to change).
+  await page.goto(ts.url + '/#settings/organization');
+  await page.waitForSelector(`.settings h3:has-text("Organization")`);
+  await both(t, page, 'settings-organization-member-390');
+  await page.goto(ts.url + '/#settings/groups');
+  await page.locator('.group-row', { hasText: 'reviewers' }).click();
+  await page.waitForSelector('#group-title:has-text("reviewers")');
+  await both(t, page, 'group-details-390');
+  assertClean(t, page, /WebSocket|status of 401/);
+  await page.close();
+});
+
+t.test(`1280: the organization's settings and custom emoji (an administrator)`, async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = track(
+    await openApp(b, ts.url, ts.fx, 'iago', {
+      hash: '#settings/organization',
+    }),
+  );
+  await page.waitForSelector(`.settings h3:has-text("Organization")`);
+  await page.waitForSelector('.org-composed');
+  // With an edit: Save and Discard shown.
+  await page.selectOption('#org-can_add_custom_emoji_group', 'role:moderators');
+  await page.waitForSelector('.org-save');
+  await both(t, page, 'settings-organization-1280');
+  await page.click('.org-save button:has-text("Discard")');
+  await waitFor(page, `document.querySelector('.org-save') === null`);
+
+  await page.goto(ts.url + '/#settings/emoji');
+  await page.waitForSelector('.org-emoji img[alt=":party_parrot:"]');
+  await both(t, page, 'settings-emoji-1280');
+  assertClean(t, page, /WebSocket|status of 401/);
+  await page.close();
+});
+t.test('the Users panel, its confirmation, a card over it', async (t) => {
+  if (NO_CHROMIUM) return;
+  // An administrator: the role menus and the Deactivate buttons.
+  const admin = track(await openApp(b, ts.url, ts.fx, 'iago', { hash: '#settings/users' }));
+  const page = admin.page;
+  await page.waitForSelector('.users-list li');
+  await both(t, page, 'settings-users-1280');
+  const hamlet = page.locator('.users-list li', { hasText: 'Hamlet' });
+  await hamlet.locator('button:has-text("Deactivate")').click();
+  await page.getByRole('alertdialog').waitFor();
+  await both(t, page, 'users-deactivate-question-1280');
+  await page.keyboard.press('Escape');
+  await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+  await page.click('.users-tabs button:has-text("Deactivated users")');
+  await page.waitForSelector('text=No deactivated users.');
+  await both(t, page, 'settings-users-deactivated-1280');
+  await page.click('.users-tabs button:has-text("Users")');
+  await page.locator('.users-list li', { hasText: 'Othello' }).locator('.user-who').click();
+  await page.getByRole('dialog', { name: 'Othello' }).waitFor();
+  await both(t, page, 'users-card-1280');
+  assertClean(t, admin.page, /WebSocket|status of 401/);
+  await page.close();
+
+  // A member on a phone: the lists without controls.
+  const member = track(
+    await openApp(b, ts.url, ts.fx, 'hamlet', {
       hash: '#settings/users',
       width: 390,
       height: 844,
-      dark,
-    });
-    await member.page.waitForSelector('.users-list li');
-    await check(t, member.page, `settings-users-390-${mode}`);
-    member.watch.assertClean(t, /WebSocket|status of 401/);
-    await member.page.close();
+    }),
+  );
+  await member.page.waitForSelector('.users-list li');
+  await both(t, member.page, 'settings-users-390');
+  assertClean(t, member.page, /WebSocket|status of 401/);
+  await member.page.close();
 
-    // A server that sends mail: the confirmation's e-mail choice and its comment.
-    const smtp = await TestSmtp.start(t);
-    const mailing = await startServer(t, { smtpUrl: smtp.url });
-    const mailAdmin = await openApp(b, mailing.url, mailing.fx, 'iago', {
+  // A server that sends mail: the confirmation's e-mail choice and its comment.
+  const smtp = await TestSmtp.start(t);
+  const mailing = await startServer(t, { smtpUrl: smtp.url });
+  const mailAdmin = track(
+    await openApp(b, mailing.url, mailing.fx, 'iago', {
       hash: '#settings/users',
-      dark,
-    });
-    const mp = mailAdmin.page;
-    await mp.waitForSelector('.users-list li');
-    await mp
-      .locator('.users-list li', { hasText: 'Hamlet' })
-      .locator('button:has-text("Deactivate")')
-      .click();
-    const ask = mp.getByRole('alertdialog');
-    await ask.getByLabel('Notify this user by e-mail').check();
-    await ask.getByLabel('Comment for the e-mail (optional)').waitFor();
-    await check(t, mp, `users-deactivate-mail-1280-${mode}`);
-    await mp.keyboard.press('Escape');
-    await ask.waitFor({ state: 'detached' });
-    mailAdmin.watch.assertClean(t, /WebSocket|status of 401/);
-    await mp.close();
-  });
-}
+    }),
+  );
+  const mp = mailAdmin.page;
+  await mp.waitForSelector('.users-list li');
+  await mp
+    .locator('.users-list li', { hasText: 'Hamlet' })
+    .locator('button:has-text("Deactivate")')
+    .click();
+  const ask = mp.getByRole('alertdialog');
+  await ask.getByLabel('Notify this user by e-mail').check();
+  await ask.getByLabel('Comment for the e-mail (optional)').waitFor();
+  await both(t, mp, 'users-deactivate-mail-1280');
+  await mp.keyboard.press('Escape');
+  await ask.waitFor({ state: 'detached' });
+  assertClean(t, mailAdmin.page, /WebSocket|status of 401/);
+  await mp.close();
+});
