@@ -19,7 +19,7 @@
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
 import { check } from '../helpers/a11y.js';
-import { openApp, waitFor, waitMessage, type AppPage } from '../helpers/app.js';
+import { openApp, waitDrawerOpen, waitFor, waitMessage, type AppPage } from '../helpers/app.js';
 import { NO_CHROMIUM, watchPage, type PageWatch } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { systemGroupId } from '../helpers/channels.js';
@@ -450,11 +450,9 @@ t.test('390: drawer closed and open, actions menu, settings', async (t) => {
   await both(t, page, 'topic-390');
 
   await page.click('button[aria-label="Open the sidebar"]');
-  await waitFor(
-    page,
-    `getComputedStyle(document.querySelector('.sidebar')).visibility === 'visible'`,
-  );
-  await page.waitForTimeout(400); // the drawer's slide (contrast is read from what is drawn)
+  // The drawer's slide over (contrast is read from what is drawn): in, and no transition left.
+  await waitDrawerOpen(page);
+  await waitFor(page, `document.querySelector('.sidebar').getAnimations().length === 0`);
   await both(t, page, 'drawer-open-390');
   // The people, a section of the drawer, folded until opened.
   await page.click('.people-section button[aria-expanded="false"]');
