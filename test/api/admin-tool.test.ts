@@ -16,6 +16,10 @@ import { firstOwner, startChild, type ChildServer } from '../helpers/child-serve
 import { manage, type ManageRun } from '../helpers/manage.js';
 
 t.setTimeout(600_000);
+// Each subtest has its own data directory (and server, where it starts one) and spawns the tool
+// one command after another: two of them run at once, so that one's child process starts while
+// the other's waits (alone on this file: ~50 s one at a time).
+t.jobs = 2;
 
 type Entry = {
   id: number;

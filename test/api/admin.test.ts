@@ -32,6 +32,8 @@ function login(url: string, email: string, password: string) {
 
 // Each test spawns the tool (and servers) several times: a loaded machine needs the time.
 t.setTimeout(600_000);
+// The subtests are independent (each its own data directory, server and ports): two run at once.
+t.jobs = 2;
 
 t.test('every command has --help, and an unknown option is refused', async (t) => {
   for (const [name, cmd] of Object.entries(COMMANDS)) {
