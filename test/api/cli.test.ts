@@ -3,7 +3,7 @@
  * prints its owner's credentials once; SIGTERM shuts down cleanly) and `npm run manage`
  * (src/manage.ts: create-realm, create-user). Both run as real child processes on a temporary DATA_DIR.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -12,7 +12,11 @@ import { firstOwner, startChild } from '../helpers/child-server.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 
 /** The admin tool; a password, when given, on standard input (--password-stdin). */
-function manage(dataDir: string, args: string[], password?: string) {
+function manage(
+  dataDir: string,
+  args: string[],
+  password?: string,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const node = plainNode(
     [
       path.join(DIST_SRC, 'manage.js'),
@@ -21,13 +25,22 @@ function manage(dataDir: string, args: string[], password?: string) {
     ],
     { DATA_DIR: dataDir },
   );
-  const r = spawnSync(node.file, node.args, {
-    env: node.env,
-    encoding: 'utf8',
-    input: password ?? '',
+  // Not spawnSync: the other subtest's server, in this process's event loop, goes on meanwhile.
+  return new Promise((resolve, reject) => {
+    const child = spawn(node.file, node.args, { env: node.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(password ?? '');
   });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+// The two subtests are independent (each its own data directory and server on port 0): they run
+// at once, so that one's child process starts while the other's waits.
+t.jobs = 2;
 
 t.test(
   'npm start: the first start writes working owner credentials once; SIGTERM exits cleanly',
@@ -76,7 +89,7 @@ t.test(
 
 t.test('npm run manage: create-realm and create-user', async (t) => {
   const dataDir = t.testdir();
-  const realm = manage(
+  const realm = await manage(
     dataDir,
     [
       'create-realm',
@@ -103,7 +116,7 @@ t.test('npm run manage: create-realm and create-user', async (t) => {
     api_key: /^[A-Za-z0-9]{32}$/,
   });
 
-  const user = manage(
+  const user = await manage(
     dataDir,
     [
       'create-user',
@@ -127,24 +140,24 @@ t.test('npm run manage: create-realm and create-user', async (t) => {
   };
   t.match(u, { realm_id: r.realm_id, email: 'mod@eng.test', api_key: /^[A-Za-z0-9]{32}$/ });
 
-  const dup = manage(
+  const dup = await manage(
     dataDir,
     ['create-user', '--realm', 'eng', '--email', 'mod@eng.test', '--full-name', 'Again'],
     'pw-mod-1',
   );
   t.equal(dup.status, 1);
   t.match(dup.stderr, /already in use/);
-  const usage = manage(dataDir, ['create-user', '--realm', 'eng']);
+  const usage = await manage(dataDir, ['create-user', '--realm', 'eng']);
   t.equal(usage.status, 2);
   t.match(usage.stderr, /missing --email/);
-  const noRealm = manage(
+  const noRealm = await manage(
     dataDir,
     ['create-user', '--realm', 'nope', '--email', 'a@b.cd', '--full-name', 'Ann'],
     'pw-123456',
   );
   t.equal(noRealm.status, 2);
   t.match(JSON.parse(noRealm.stderr), { error: 'no realm "nope"', code: 'USAGE' });
-  const badRole = manage(
+  const badRole = await manage(
     dataDir,
     ['create-user', '--realm', 'eng', '--email', 'a@b.cd', '--full-name', 'Ann', '--role', 'king'],
     'pw-123456',
