@@ -17,6 +17,9 @@ import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { ports } from '../../src/cluster/local.js';
 
 t.setTimeout(300_000);
+// The subtests are independent (each its own data directory; servers on port 0 or a port of its
+// own): two run at once, so that one's server starts while the other's waits.
+t.jobs = 2;
 
 const OWNER_FILE = 'first-owner.txt';
 
