@@ -30,6 +30,10 @@ import { restartServer, startServer, type TestServer } from '../helpers/server.j
 import { multipartBody, request, upload } from '../helpers/uploads.js';
 
 t.setTimeout(600_000);
+// The subtests are independent (each its own servers, in this process as test/api/realm-caches
+// runs two, and data directories): two run at once, so that one's child processes (the admin
+// tool, the other server) start while the other waits.
+t.jobs = 2;
 
 /** Waits for the admin's queue to report the export `id` finished (or failed). */
 async function waitForExport(
