@@ -55,15 +55,18 @@ async function settings(t: Test, ts: TestServer, who: string, params: Record<str
   assertSuccess(t, await ts.api.patch(who, 'settings', params), `settings of ${who}`);
 }
 
+/** A server, and a channel hamlet makes with `members` in it. */
+async function channelOf(t: Test, name: string, members: string[]) {
+  const ts = await startServer(t);
+  const principals = members.map((m) => ts.fx.users[m]!.id);
+  const ch = await createChannel(ts.api, 'hamlet', name, { principals });
+  return { ts, api: ts.api, ch };
+}
+
 const topicEvents = (evs: Ev[]) => evs.filter((e) => e.type === 'user_topic');
 
 t.test('sending: the topics one starts (the default), sends to, or none', async (t) => {
-  const ts = await startServer(t);
-  const { api, fx } = ts;
-  const ids = Object.fromEntries(Object.entries(fx.users).map(([n, u]) => [n, u.id]));
-  const ch = await createChannel(api, 'hamlet', 'Elsinore', {
-    principals: [ids.hamlet, ids.othello, ids.cordelia],
-  });
+  const { ts, api, ch } = await channelOf(t, 'Elsinore', ['hamlet', 'othello', 'cordelia']);
 
   // Hamlet starts a topic: he follows it, and his queues hear so before the message.
   const q = await register(t, api, 'hamlet', { event_types: ['user_topic', 'message'] });
@@ -103,7 +106,11 @@ t.test('sending: the topics one starts (the default), sends to, or none', async 
   const dq = await register(t, api, 'hamlet', { event_types: ['user_topic'] });
   assertSuccess(
     t,
-    await api.post('hamlet', 'messages', { type: 'direct', to: [ids.othello], content: 'hi' }),
+    await api.post('hamlet', 'messages', {
+      type: 'direct',
+      to: [ts.fx.users.othello!.id],
+      content: 'hi',
+    }),
   );
   t.same(await events(t, api, 'hamlet', dq.queue_id, -1, true), [], 'no user_topic for a DM');
 
@@ -121,12 +128,7 @@ t.test('sending: the topics one starts (the default), sends to, or none', async 
 });
 
 t.test('in a muted channel: unmuted on sending (the default), followed wins', async (t) => {
-  const ts = await startServer(t);
-  const { api, fx } = ts;
-  const ids = Object.fromEntries(Object.entries(fx.users).map(([n, u]) => [n, u.id]));
-  const ch = await createChannel(api, 'hamlet', 'Denmark', {
-    principals: [ids.hamlet, ids.othello],
-  });
+  const { ts, api, ch } = await channelOf(t, 'Denmark', ['hamlet', 'othello']);
   await sendChannelMessage(api, 'hamlet', 'Denmark', 'rotten', 'Something is rotten.');
   for (const who of ['othello', 'hamlet'])
     assertSuccess(
@@ -151,12 +153,7 @@ t.test('in a muted channel: unmuted on sending (the default), followed wins', as
 });
 
 t.test('taking part: a reaction and a poll vote, for "topics I participate in"', async (t) => {
-  const ts = await startServer(t);
-  const { api, fx } = ts;
-  const ids = Object.fromEntries(Object.entries(fx.users).map(([n, u]) => [n, u.id]));
-  const ch = await createChannel(api, 'hamlet', 'Globe', {
-    principals: [ids.hamlet, ids.othello, ids.cordelia],
-  });
+  const { ts, api, ch } = await channelOf(t, 'Globe', ['hamlet', 'othello', 'cordelia']);
   const m = await sendChannelMessage(api, 'hamlet', 'Globe', 'plays', 'Which play tonight?');
   const poll = await sendChannelMessage(
     api,
@@ -200,12 +197,12 @@ t.test('taking part: a reaction and a poll vote, for "topics I participate in"',
 });
 
 t.test('mentioned by name: followed (the default), unless muted or turned off', async (t) => {
-  const ts = await startServer(t);
-  const { api, fx } = ts;
-  const ids = Object.fromEntries(Object.entries(fx.users).map(([n, u]) => [n, u.id]));
-  const ch = await createChannel(api, 'hamlet', 'Court', {
-    principals: [ids.hamlet, ids.othello, ids.cordelia, ids.prospero],
-  });
+  const { ts, api, ch } = await channelOf(t, 'Court', [
+    'hamlet',
+    'othello',
+    'cordelia',
+    'prospero',
+  ]);
   await sendChannelMessage(api, 'hamlet', 'Court', 'news', 'The players are come.');
   assertSuccess(
     t,
