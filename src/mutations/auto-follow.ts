@@ -75,7 +75,11 @@ export function followOnAct(
   if (messageId === null && !sub) return;
   const current = store.topics.userTopic(userId, ch.id, topic)?.visibility_policy ?? 0;
   let act: TopicAct = messageId === null ? 'participated' : 'sent';
-  if (act === 'sent' && current === VisibilityPolicy.INHERIT) {
+  // Whether the send starts the topic matters only to a policy that acts on starting one.
+  const onStart =
+    follow === AutoPolicy.ON_INITIATION ||
+    (sub?.is_muted === 1 && unmute === AutoPolicy.ON_INITIATION);
+  if (act === 'sent' && current === VisibilityPolicy.INHERIT && onStart) {
     const first = store.messages.firstInTopic(
       ch.id,
       topic,

@@ -150,6 +150,16 @@ t.test('in a muted channel: unmuted on sending (the default), followed wins', as
   await settings(t, ts, 'othello', { automatically_unmute_topics_in_muted_streams_policy: NEVER });
   await sendChannelMessage(api, 'othello', 'Denmark', 'fresh', 'Quite.');
   t.notOk(`${ch}:fresh` in (await preferences(t, ts, 'othello')), 'never unmuted');
+  // Unmuting the topics he starts: one he starts, not one he sends to.
+  await settings(t, ts, 'othello', {
+    automatically_follow_topics_policy: NEVER,
+    automatically_unmute_topics_in_muted_streams_policy: ON_INITIATION,
+  });
+  await sendChannelMessage(api, 'othello', 'Denmark', 'fresh', 'Still quite.');
+  await sendChannelMessage(api, 'othello', 'Denmark', 'his own', 'A topic of mine.');
+  const his = await preferences(t, ts, 'othello');
+  t.notOk(`${ch}:fresh` in his, 'not a topic he sends to');
+  t.equal(his[`${ch}:his own`], UNMUTED, 'a topic he starts: unmuted');
 });
 
 t.test('taking part: a reaction and a poll vote, for "topics I participate in"', async (t) => {
