@@ -107,11 +107,15 @@ export function followWhereMentioned(
   ch: Channel,
   topic: string,
   mentioned: readonly number[],
-  recipients: ReadonlySet<number>,
+  recipients: readonly number[],
 ): void {
+  // Most messages mention no one: the recipients (a channel's subscribers) are looked through
+  // only when one is named.
+  if (mentioned.length === 0) return;
+  const received = new Set(recipients);
   const { realm, store } = ctx;
   for (const id of new Set(mentioned)) {
-    if (!recipients.has(id)) continue;
+    if (!received.has(id)) continue;
     const user = realm.user(id);
     if (!user || user.is_bot === 1 || user.is_active !== 1) continue;
     if (!realm.userSettings(id).automatically_follow_topics_where_mentioned) continue;

@@ -366,7 +366,7 @@ export function doSendMessage(
   // come before the message's, as the reference's.
   if (channel !== null) {
     followOnAct(ctx, sender.id, channel, topic, id);
-    followWhereMentioned(ctx, channel, topic, r.mentions_user_ids, new Set(recipients));
+    followWhereMentioned(ctx, channel, topic, r.mentions_user_ids, recipients);
   }
   if (dmGroupId !== null) queueServiceBots(ctx, sender, id, recipients, 'direct_message');
   else queueServiceBots(ctx, sender, id, r.mentions_user_ids, 'mention');
