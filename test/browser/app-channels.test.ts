@@ -208,6 +208,10 @@ t.test('following topics: the menu, the topics one starts, the setting', async (
   const pick = '#setting-automatically_follow_topics_policy';
   t.equal(await page.inputValue(pick), '3', 'the setting shows the default: topics I start');
   await screenshot(page, t, 'settings-topics-1280');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.locator(pick).scrollIntoViewIfNeeded();
+  await screenshot(page, t, 'settings-topics-390');
+  await page.setViewportSize({ width: 1280, height: 800 });
   await page.selectOption(pick, '4');
   for (let i = 0; i < 100; i++) {
     const r = await ts.api.post('hamlet', 'register', { fetch_event_types: ['user_settings'] });
