@@ -1,6 +1,6 @@
 /**
  * The web app in chromium, checked by axe-core (the devDependency's axe.min.js): the login page,
- * the feed, "Skip to messages", a topic, the compose box and its suggestions, a direct message, a
+ * the feed, "Skip to messages", a topic (its visibility menu open), the compose box and its suggestions, a direct message, a
  * message's actions (toolbar and menu), the emoji picker, a profile card (with a status), a
  * group's card, the status dialog, Jump to, a question (Delete), Create channel (its people's
  * suggestions open), a channel's settings, Settings (Account, Display, Notifications, Invite
@@ -251,6 +251,12 @@ t.test('1280: feed, topic, compose, actions, picker, settings', async (t) => {
   await waitFor(page, `!document.body.textContent.includes('new logo')`);
   await waitMessage(page, 'quoted words');
   await both(t, page, 'topic-1280');
+  // The topic's visibility menu, opened from its recipient bar (web/app/topic-policy.tsx).
+  await page.hover('.messages .recipient');
+  await page.click('.messages .recipient .policy-menu-btn');
+  await page.waitForSelector('.policy-menu-list');
+  await both(t, page, 'topic-visibility-1280');
+  await page.keyboard.press('Escape');
 
   await page.click('#compose-text');
   await page.keyboard.type('Draft words');

@@ -17,7 +17,16 @@ import type {
   Subscription,
 } from '../../src/client/types.js';
 import { ChatState } from '../../web/state/chat.js';
-import { mutedBy, TOPIC, topicMuted, unmutePolicy } from '../../web/state/muting.js';
+import {
+  followChoice,
+  mutedBy,
+  muteChoice,
+  policyChoices,
+  policyShown,
+  TOPIC,
+  topicMuted,
+  unmutePolicy,
+} from '../../web/state/muting.js';
 import {
   ALL,
   apiNarrow,
@@ -35,6 +44,65 @@ import {
 } from '../../web/state/narrow.js';
 import { unreadIn } from '../../web/state/unread.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
+
+t.test("the recipient bar's visibility menu: its choices by the channel's muting", (t) => {
+  const { INHERIT, MUTED, UNMUTED, FOLLOWED } = TOPIC;
+  const menu = (policy: number, channelMuted: boolean) =>
+    policyChoices(policy, channelMuted).map((c) => `${c.checked ? '*' : ''}${c.label}`);
+  // As the reference's popover: Unmute only in a muted channel, or where the topic is unmuted.
+  t.same(menu(INHERIT, false), ['Mute', '*Default', 'Follow'], 'a channel not muted');
+  t.same(menu(MUTED, false), ['*Mute', 'Default', 'Follow'], 'a muted topic');
+  t.same(menu(FOLLOWED, false), ['Mute', 'Default', '*Follow'], 'a followed topic');
+  t.same(
+    menu(UNMUTED, false),
+    ['Mute', 'Default', '*Unmute', 'Follow'],
+    'unmuted, the channel not',
+  );
+  t.same(menu(INHERIT, true), ['Mute', '*Default', 'Unmute', 'Follow'], 'a muted channel');
+  t.same(menu(UNMUTED, true), ['Mute', 'Default', '*Unmute', 'Follow'], 'unmuted in a muted one');
+  t.same(
+    policyChoices(INHERIT, true).map((c) => c.policy),
+    [MUTED, INHERIT, UNMUTED, FOLLOWED],
+    'each sets its policy',
+  );
+  t.end();
+});
+
+t.test('what the recipient bar shows of a policy', (t) => {
+  const { INHERIT, MUTED, UNMUTED, FOLLOWED } = TOPIC;
+  t.same(
+    [INHERIT, MUTED, UNMUTED, FOLLOWED].map((p) => [policyShown(p).kind, policyShown(p).always]),
+    [
+      ['inherit', false],
+      ['muted', true],
+      ['unmuted', true],
+      ['followed', true],
+    ],
+    'the default only on hover or focus; a choice the user made always',
+  );
+  t.equal(policyShown(FOLLOWED).label, 'You follow this topic.');
+  t.end();
+});
+
+t.test("the sidebar topic menu's Follow and Mute items", (t) => {
+  const { INHERIT, MUTED, UNMUTED, FOLLOWED } = TOPIC;
+  t.same(followChoice(INHERIT, false), { policy: FOLLOWED, label: 'Follow topic' });
+  t.same(followChoice(FOLLOWED, false), { policy: INHERIT, label: 'Unfollow topic' });
+  t.same(
+    followChoice(FOLLOWED, true),
+    { policy: UNMUTED, label: 'Unfollow topic' },
+    'unfollowed in a muted channel: unmuted, not silent',
+  );
+  t.same(muteChoice(INHERIT, false), { policy: MUTED, label: 'Mute topic' });
+  t.same(muteChoice(MUTED, false), { policy: INHERIT, label: 'Unmute topic' });
+  t.same(
+    muteChoice(INHERIT, true),
+    { policy: UNMUTED, label: 'Unmute topic' },
+    "muted by its channel: unmuting sets 'unmuted'",
+  );
+  t.same(muteChoice(FOLLOWED, true), { policy: MUTED, label: 'Mute topic' }, 'followed: not muted');
+  t.end();
+});
 
 t.test('which topics are muted: the policy, then the channel', (t) => {
   const { INHERIT, MUTED, UNMUTED, FOLLOWED } = TOPIC;

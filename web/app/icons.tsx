@@ -34,6 +34,10 @@ const PATHS = {
   draft: 'M6 3h8l4 4v14H6zM14 3v4h4M9 12h6M9 16h4',
   bell: 'M6 16V11a6 6 0 1 1 12 0v5l2 2H4l2-2zM10 20a2 2 0 0 0 4 0',
   'bell-off': 'M6 16v-5a6 6 0 0 1 9.6-4.8M18 11v5l2 2H8M10 20a2 2 0 0 0 4 0M4 4l16 16',
+  speaker: 'M4 9h4l5-4v14l-5-4H4zM16.5 8.5a5 5 0 0 1 0 7M19 6a8.5 8.5 0 0 1 0 12',
+  'speaker-off': 'M4 9h4l5-4v14l-5-4H4zM16.5 9.5l5 5M21.5 9.5l-5 5',
+  inherit: 'M7 4v9a3 3 0 0 0 3 3h9M15 12l4 4-4 4',
+  check: 'M5 12.5l4.5 4.5L19 7.5',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -18,6 +18,7 @@ import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
 import type { Controller } from './controller.js';
+import { TopicPolicyMenu } from './topic-policy.js';
 import { track } from './track.js';
 import { dayKey, dayLabel } from './format.js';
 import { Icon } from './icons.js';
@@ -115,6 +116,9 @@ function RecipientBar({
           <a class="topic-name" href={narrowHash(topicN, s.names())}>
             {s.topicName(m.subject)}
           </a>
+        )}
+        {sub && !sub.is_archived && (
+          <TopicPolicyMenu c={c} s={s} streamId={m.stream_id!} topic={m.subject} />
         )}
         <span class="when">{when}</span>
       </div>

@@ -39,6 +39,7 @@ import {
 } from './people.js';
 import { PageEntries } from './scheduled.js';
 import { isDark } from './theme.js';
+import { topicPolicyItems } from './topic-policy.js';
 import { track } from './track.js';
 
 const TOPICS_SHOWN = 8;
@@ -75,48 +76,6 @@ function NavLink({
 }
 
 const MARK_READ = 'Mark all messages as read';
-
-/**
- * Mute or unmute a topic (POST /user_topics), as the reference's topic menu: muting sets
- * "muted"; unmuting a topic of a muted channel sets "unmuted" (it shows while the channel stays
- * muted), elsewhere it goes back to the channel's default.
- */
-function topicMuteItem(c: Controller, s: ChatState, streamId: number, topic: string) {
-  if (s.mutedTopic(streamId, topic))
-    return {
-      label: 'Unmute topic',
-      run: () =>
-        void c.setTopicPolicy(
-          streamId,
-          topic,
-          s.subs.get(streamId)?.is_muted ? TOPIC.UNMUTED : TOPIC.INHERIT,
-        ),
-    };
-  return { label: 'Mute topic', run: () => void c.setTopicPolicy(streamId, topic, TOPIC.MUTED) };
-}
-
-/**
- * Follow or unfollow a topic (POST /user_topics): following sets "followed"; unfollowing goes
- * back to the channel's default, or to "unmuted" in a muted channel (so the topic does not go
- * silent), as unmuting does. The server follows topics by itself too, as the user's settings ask
- * (Settings › Notifications › Topics).
- */
-function topicFollowItem(c: Controller, s: ChatState, streamId: number, topic: string) {
-  if (s.topicPolicy(streamId, topic) === TOPIC.FOLLOWED)
-    return {
-      label: 'Unfollow topic',
-      run: () =>
-        void c.setTopicPolicy(
-          streamId,
-          topic,
-          s.subs.get(streamId)?.is_muted ? TOPIC.UNMUTED : TOPIC.INHERIT,
-        ),
-    };
-  return {
-    label: 'Follow topic',
-    run: () => void c.setTopicPolicy(streamId, topic, TOPIC.FOLLOWED),
-  };
-}
 
 function View({
   c,
@@ -220,8 +179,7 @@ function Topics({
             label={`Menu for topic ${s.topicName(t.name)}`}
             items={[
               { label: MARK_READ, run: () => void c.markAllAsRead({ streamId, topic: t.name }) },
-              topicFollowItem(c, s, streamId, t.name),
-              topicMuteItem(c, s, streamId, t.name),
+              ...topicPolicyItems(c, s, streamId, t.name),
             ]}
           />
         </li>

@@ -40,3 +40,71 @@ export function mutedBy(policy: number, channelMuted: boolean): 'channel' | 'top
 export function unmutePolicy(channelMuted: boolean): number {
   return channelMuted ? TOPIC.UNMUTED : TOPIC.INHERIT;
 }
+
+/** One of a topic's visibility choices: the policy it sets and its words. */
+export type PolicyChoice = { policy: number; label: string };
+
+/**
+ * The choices of a topic's visibility menu (the recipient bar's), as the reference's
+ * change_visibility_policy popover: Mute, Default, Follow, and Unmute between the last two where
+ * it means something (the channel is muted, or the topic already is unmuted: a choice one has
+ * made stays on the list, and Default then undoes it); `checked` marks the one that applies now.
+ */
+export function policyChoices(
+  policy: number,
+  channelMuted: boolean,
+): (PolicyChoice & { checked: boolean })[] {
+  const choices: PolicyChoice[] = [
+    { policy: TOPIC.MUTED, label: 'Mute' },
+    { policy: TOPIC.INHERIT, label: 'Default' },
+  ];
+  if (channelMuted || policy === TOPIC.UNMUTED)
+    choices.push({ policy: TOPIC.UNMUTED, label: 'Unmute' });
+  choices.push({ policy: TOPIC.FOLLOWED, label: 'Follow' });
+  return choices.map((c) => ({ ...c, checked: c.policy === policy }));
+}
+
+/**
+ * What the recipient bar says of a topic's policy (the reference's recipient_row words): its
+ * kind (the icon) and a sentence for its button; `always` whether the button shows without a
+ * hover or the focus (followed, muted or unmuted: a choice the user made; the default only on
+ * hover, as the reference's).
+ */
+export function policyShown(policy: number): {
+  kind: 'followed' | 'muted' | 'unmuted' | 'inherit';
+  label: string;
+  always: boolean;
+} {
+  if (policy === TOPIC.FOLLOWED)
+    return { kind: 'followed', label: 'You follow this topic.', always: true };
+  if (policy === TOPIC.MUTED)
+    return { kind: 'muted', label: 'You have muted this topic.', always: true };
+  if (policy === TOPIC.UNMUTED)
+    return { kind: 'unmuted', label: 'You have unmuted this topic.', always: true };
+  return {
+    kind: 'inherit',
+    label: 'Notifications are based on your configuration for this channel.',
+    always: false,
+  };
+}
+
+/**
+ * The sidebar topic menu's Follow item, as the reference's: following sets "followed";
+ * unfollowing goes back to the channel's default, or to "unmuted" in a muted channel (so the
+ * topic does not go silent), as unmuting does.
+ */
+export function followChoice(policy: number, channelMuted: boolean): PolicyChoice {
+  return policy === TOPIC.FOLLOWED
+    ? { policy: unmutePolicy(channelMuted), label: 'Unfollow topic' }
+    : { policy: TOPIC.FOLLOWED, label: 'Follow topic' };
+}
+
+/**
+ * The sidebar topic menu's Mute item: a muted topic (by itself or by its channel, topicMuted)
+ * is unmuted (unmutePolicy); another is muted.
+ */
+export function muteChoice(policy: number, channelMuted: boolean): PolicyChoice {
+  return topicMuted(policy, channelMuted)
+    ? { policy: unmutePolicy(channelMuted), label: 'Unmute topic' }
+    : { policy: TOPIC.MUTED, label: 'Mute topic' };
+}
