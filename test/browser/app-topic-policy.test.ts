@@ -15,6 +15,8 @@ import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 
 let kitchen = 0;
+/** A topic whose name takes the bar's width on a phone (its button at the bar's right). */
+const LONG = 'who washes the plates after the long dinner';
 const { b, ts } = browserSuite(t, {
   server: true,
   channels: { kitchen: { by: 'iago', members: ['iago', 'hamlet'] } },
@@ -23,6 +25,7 @@ const { b, ts } = browserSuite(t, {
     await sendChannelMessage(ts.api, 'iago', 'kitchen', 'lunch', 'Soup again');
     await sendChannelMessage(ts.api, 'iago', 'kitchen', 'news', 'The oven is fixed');
     await sendChannelMessage(ts.api, 'iago', 'kitchen', 'dinner', 'Who cooks tonight?');
+    await sendChannelMessage(ts.api, 'iago', 'kitchen', LONG, 'Plates, again');
   },
 });
 
@@ -215,6 +218,8 @@ t.test('the keyboard: Tab to the button, Enter, the arrows, Escape', async (t) =
   await setPolicy('dinner', 0);
   await waitLabel(page, 'dinner', DEFAULT);
   await page.setViewportSize({ width: 390, height: 844 });
+  // The sidebar becomes the drawer, sliding out of view: done before the shots.
+  await waitFor(page, `document.getAnimations().length === 0`);
   await page.locator('.messages').focus();
   t.equal((await button(page, 'dinner'))?.shown, true, 'at 390 px the default’s button shows');
   await setPolicy('dinner', 3);
@@ -231,5 +236,24 @@ t.test('the keyboard: Tab to the button, Enter, the arrows, Escape', async (t) =
   await page.click('.policy-menu-list [role="menuitemradio"]:has-text("Default")');
   await waitLabel(page, 'dinner', DEFAULT);
   t.equal(await policy('dinner'), 0, 'chosen on the phone');
+
+  // A long topic: the button near the bar's right end, the menu ends there (not past the edge).
+  await page.evaluate(
+    `location.hash = ${JSON.stringify(`#narrow/channel/${kitchen}-kitchen/topic/${encodeURIComponent(LONG)}`)}`,
+  );
+  await waitMessage(page, 'Plates, again');
+  await page.click(btn(LONG));
+  await page.waitForSelector('.policy-menu-list');
+  t.same(
+    await page.evaluate(`(() => {
+      const l = document.querySelector('.policy-menu-list');
+      const r = l.getBoundingClientRect();
+      return { end: l.hasAttribute('data-end'), fits: r.left >= 0 && r.right <= document.documentElement.clientWidth };
+    })()`),
+    { end: true, fits: true },
+    'a long topic’s menu ends at its button, within the phone’s width',
+  );
+  await screenshot(page, t, 'menu-open-long-topic-390');
+  await page.keyboard.press('Escape');
   watch.assertClean(t, /WebSocket|status of 401/);
 });

@@ -67,6 +67,7 @@ export function Menu({
     // message list, the sidebar) or of the window, and there is more room above. An attribute
     // Preact does not draw, so that the list's redraws keep it.
     list.removeAttribute('data-up');
+    list.removeAttribute('data-end');
     const r = list.getBoundingClientRect();
     const b = button.current!.getBoundingClientRect();
     const area = scrollerOf(list)?.getBoundingClientRect();
@@ -75,7 +76,6 @@ export function Menu({
     if (r.bottom > bottom && b.top - top > bottom - b.bottom) list.setAttribute('data-up', '');
     // A list drawn from its button's start (the recipient bar's) that would run past the
     // window's right edge ends at its button's end instead (app.css).
-    list.removeAttribute('data-end');
     if (r.right > document.documentElement.clientWidth) list.setAttribute('data-end', '');
   }, [open]);
   const close = (refocus: boolean) => {
