@@ -37,6 +37,7 @@ import {
 import type { EmojiEntry } from '../state/autocomplete.js';
 import { buildEmojiIndex, type EmojiIndex } from '../state/emoji.js';
 import { Loader } from '../state/loader.js';
+import { RECENT_BATCH } from '../state/recent.js';
 import { unmutePolicy } from '../state/muting.js';
 import type { MessageList } from '../state/message-list.js';
 import {
@@ -83,8 +84,14 @@ export type Session = { userId: number; email: string; csrfToken: string };
 export type ComposeTo =
   { kind: 'stream'; streamId: number | null; topic: string } | { kind: 'dm'; userIds: number[] };
 
-/** A view of the app's own that is not a narrow of messages (its own fragment: #scheduled, #drafts). */
-export type Page = 'scheduled' | 'drafts';
+/**
+ * A view of the app's own that is not a narrow of messages (its own fragment: #scheduled,
+ * #drafts, #recent).
+ */
+export type Page = 'scheduled' | 'drafts' | 'recent';
+
+/** The fragments of the pages (`#recent_topics`: the reference's older name of Recent). */
+const PAGE_HASH = /^#(scheduled|drafts|recent|recent_topics)\/?$/;
 
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
@@ -168,6 +175,11 @@ export class Controller {
   readonly narrow = signal<Narrow>(ALL);
   /** A view shown in place of the messages (the scheduled messages, the drafts), or null. */
   readonly page = signal<Page | null>(null);
+  /**
+   * The Recent conversations view's own fetch of the newest messages (recent.ts): not asked yet,
+   * on its way (first, or older ones), failed, or done.
+   */
+  readonly recentFetch = signal<'none' | 'loading' | 'failed' | 'done'>('none');
   /** The user's scheduled messages (register's snapshot, kept by `scheduled_messages` events). */
   readonly scheduled = new ScheduledMessages();
   /** The scheduled message the compose box holds for editing: sending it changes that one. */
@@ -431,6 +443,8 @@ export class Controller {
       (r as { scheduled_messages?: ScheduledMessage[] }).scheduled_messages ?? [],
     );
     this.state.value = s;
+    // A new state has conversations of its own: the view fetches them again when shown.
+    this.recentFetch.value = 'none';
     this.applyTheme();
     if (this.emoji.value) this.emoji.value = null;
     this.route();
@@ -590,7 +604,16 @@ export class Controller {
     const s = this.state.value;
     if (!s) return;
     const hash = location.hash;
-    const page = /^#(scheduled|drafts)\/?$/.exec(hash)?.[1] as Page | undefined;
+    const named = PAGE_HASH.exec(hash)?.[1];
+    // No view named: the user's home view (web_home_view), Recent conversations or All
+    // messages (the reference's Inbox is not here: 'inbox' opens All messages).
+    const home = hash === '' || hash === '#';
+    const page = (
+      named === 'recent_topics'
+        ? 'recent'
+        : (named ?? (home && s.settings.web_home_view === 'recent_topics' ? 'recent' : undefined))
+    ) as Page | undefined;
+    if (page === 'recent' && this.recentFetch.peek() === 'none') void this.loadRecent();
     if (page) {
       batch(() => {
         if (this.dialog.value?.kind === 'settings') this.dialog.value = null;
@@ -620,13 +643,61 @@ export class Controller {
     this.show(n);
   }
 
+  /**
+   * The Recent conversations view's messages (GET /messages, the newest, a batch as the
+   * reference's; `older`: the batch before the oldest fetched, "Load older"). They go to the
+   * view's conversations only (state/recent.ts), not to a list; events keep them from then on.
+   */
+  async loadRecent(older = false): Promise<void> {
+    const s = this.state.value;
+    if (!s || this.recentFetch.peek() === 'loading') return;
+    const from = older ? s.recent.oldestFetched : null;
+    if (older && (!from || s.recent.foundOldest)) return;
+    this.recentFetch.value = 'loading';
+    try {
+      const r = await this.client.getMessages({
+        anchor: from ? from.id : 'newest',
+        num_before: RECENT_BATCH,
+        num_after: 0,
+        narrow: [],
+        include_anchor: false,
+      });
+      // Not into a state registered anew meanwhile (it fetches its own).
+      if (this.state.value !== s) return;
+      s.recent.fetched(r.messages, r.found_oldest);
+      this.recentFetch.value = 'done';
+    } catch {
+      if (this.state.value === s) this.recentFetch.value = 'failed';
+    }
+  }
+
+  /**
+   * Esc with nothing left to close (shell.tsx): to the user's home view (web_home_view: Recent
+   * conversations, else All messages) unless the view shown is it already, or the user turned
+   * `web_escape_navigates_to_home_view` off. False when it does not go.
+   */
+  goHomeOnEscape(): boolean {
+    const s = this.state.value;
+    if (!s || s.settings.web_escape_navigates_to_home_view === false) return false;
+    if (s.settings.web_home_view === 'recent_topics') {
+      if (this.page.value === 'recent') return false;
+      location.hash = '#recent';
+      return true;
+    }
+    if (this.page.value === null && this.narrow.value.terms.length === 0) return false;
+    this.go(ALL);
+    return true;
+  }
+
   /** Navigates (a new history entry; back returns). */
   go(n: Narrow): void {
     const s = this.state.value;
     if (!s) return;
     const hash = narrowHash(n, s.names());
     this.drawer.value = false;
-    if (location.hash === hash || (hash === '#feed' && location.hash === '')) this.show(n);
+    // An empty fragment is All messages, unless it shows the home view Recent conversations.
+    if (location.hash === hash || (hash === '#feed' && location.hash === '' && !this.page.peek()))
+      this.show(n);
     else location.hash = hash;
   }
 
@@ -1027,6 +1098,7 @@ export class Controller {
     if (!s) return 'Confab';
     if (n === this.narrow.value && this.page.value === 'scheduled') return 'Scheduled messages';
     if (n === this.narrow.value && this.page.value === 'drafts') return 'Drafts';
+    if (n === this.narrow.value && this.page.value === 'recent') return 'Recent conversations';
     const ch = channelOf(n);
     const topic = topicOf(n);
     const dm = dmOf(n);

@@ -62,6 +62,18 @@ export function Jump({ c }: { c: Controller }) {
     for (const [label, n, icon] of rank(views, q, (v) => v[0], 4)) {
       items.push({ key: `v:${label}`, label, icon: <Icon name={icon} />, run: go(n) });
     }
+    // Recent conversations: a view of its own (#recent), not a narrow.
+    for (const label of rank(['Recent conversations'], q, (v) => v, 1)) {
+      items.push({
+        key: 'v:recent',
+        label,
+        icon: <Icon name="recent" />,
+        run: () => {
+          close();
+          location.hash = '#recent';
+        },
+      });
+    }
     for (const ch of rank([...s.channels.values()], q, (x) => x.name, q ? 8 : 6)) {
       const sub = s.subs.get(ch.stream_id);
       items.push({

@@ -24,6 +24,7 @@ import '../styles/settings-more.css';
 import '../styles/message-menu.css';
 import '../styles/mute-invites.css';
 import '../styles/read-receipts.css';
+import '../styles/recent.css';
 
 startTheme();
 

@@ -506,7 +506,40 @@ function Display({ c }: { c: Controller }) {
         {choice(2, 'Dark')}
       </div>
       <Check c={c} setting="twenty_four_hour_time" label="24-hour clock" />
+      <HomeView c={c} />
     </>
+  );
+}
+
+/**
+ * The view the app opens on (`web_home_view`): Recent conversations or All messages. The
+ * reference's third, Inbox, is not in this app: a user who has it keeps it (offered as it is,
+ * opening All messages) until they choose another.
+ */
+function HomeView({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.settings);
+  const home = s.settings.web_home_view;
+  const value = typeof home === 'string' ? home : 'inbox';
+  return (
+    <div class="org-field setting-pick">
+      <label for="setting-web_home_view">Home view</label>
+      <select
+        id="setting-web_home_view"
+        class="field"
+        value={value}
+        onChange={(e) => {
+          c.client
+            .updateSettings({ web_home_view: e.currentTarget.value })
+            .catch((err: unknown) => c.toast(err instanceof Error ? err.message : String(err)));
+        }}
+      >
+        <option value="recent_topics">Recent conversations</option>
+        <option value="all_messages">All messages</option>
+        {value === 'inbox' && <option value="inbox">Inbox (opens All messages here)</option>}
+      </select>
+      <span class="muted-text">What the app shows when the address names no view.</span>
+    </div>
   );
 }
 

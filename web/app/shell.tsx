@@ -3,7 +3,8 @@
  * search, the message pane and the compose box, the people (a column on wide screens); the
  * reconnecting banner, messages to the user, and the dialogs (jump, settings, emoji picker, a
  * profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
- * `n` next unread topic, `r` reply, `c` new topic, Esc closes what is open.
+ * `n` next unread topic, `r` reply, `c` new topic, `t` Recent conversations, Esc closes what
+ * is open.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
@@ -21,6 +22,7 @@ import { MessagePane } from './message-pane.js';
 import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { ProfileCard } from './profile-card.js';
 import { DraftsView, ScheduledView } from './scheduled.js';
+import { RecentView } from './recent.js';
 import { Sidebar } from './sidebar.js';
 import { StatusDialog } from './status.js';
 import { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
@@ -257,13 +259,19 @@ export function Shell({ c }: { c: Controller }) {
         else if (c.dialog.value) c.dialog.value = null;
         else if (c.drawer.value) c.drawer.value = false;
         else if (c.editing.value !== null) c.editing.value = null;
-        // A view of its own (drafts, scheduled messages) closes to the messages behind it.
+        // A view of its own (drafts, scheduled messages) closes to the messages behind it;
+        // Recent conversations, a home view, stays (its filter field gives the focus to its
+        // rows: recent.tsx).
+        else if (c.page.value === 'recent') return;
         else if (c.page.value) c.go(c.narrow.value);
         else if (typingInField(e)) {
           // Out of the field and into the message list, where the arrows and j/k select.
           const messages = document.querySelector<HTMLElement>('.messages');
           if (messages) messages.focus({ preventScroll: true });
           else (e.target as HTMLElement).blur();
+        } else if (!e.defaultPrevented && c.goHomeOnEscape()) {
+          // Nothing left to close: the home view, as the reference's Esc (its setting
+          // web_escape_navigates_to_home_view, on unless turned off).
         } else return;
         e.preventDefault();
         return;
@@ -292,6 +300,9 @@ export function Shell({ c }: { c: Controller }) {
       } else if (e.key === 'c') {
         const ch = channelOf(c.narrow.value);
         c.requestCompose({ kind: 'stream', streamId: ch ?? null, topic: '' });
+      } else if (e.key === 't') {
+        // Recent conversations, as the reference's key.
+        location.hash = '#recent';
       } else if (e.key === '/') {
         document.getElementById('search')?.focus();
       } else return;
@@ -371,7 +382,9 @@ export function Shell({ c }: { c: Controller }) {
           <Membership c={c} />
           <Search c={c} />
         </header>
-        {page === 'scheduled' ? (
+        {page === 'recent' ? (
+          <RecentView c={c} />
+        ) : page === 'scheduled' ? (
           <ScheduledView c={c} />
         ) : page === 'drafts' ? (
           <DraftsView c={c} />

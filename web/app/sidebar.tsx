@@ -38,6 +38,7 @@ import {
   useMedia,
 } from './people.js';
 import { PageEntries } from './scheduled.js';
+import { RecentEntry } from './recent.js';
 import { isDark } from './theme.js';
 import { topicPolicyItems } from './topic-policy.js';
 import { track } from './track.js';
@@ -336,6 +337,7 @@ export function Sidebar({ c }: { c: Controller }) {
       </div>
       <div class="sidebar-scroll">
         <ul class="nav-list">
+          <RecentEntry c={c} />
           <View
             c={c}
             narrow={ALL}

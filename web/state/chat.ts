@@ -47,6 +47,7 @@ import {
 import { NAME_ORDER, Presence, type PresenceStatus, type PresenceTimes } from './presence.js';
 import { TypingTracker, typingKey, type Timers } from './typing.js';
 import { topicKey, Unread, type UnreadCounts } from './unread.js';
+import { RecentConversations } from './recent.js';
 import { UserStatuses } from './user-status.js';
 import { drawnForMutes, MutedUsers } from './muted-users.js';
 import type { RealmExport } from './realm-exports.js';
@@ -140,6 +141,8 @@ export class ChatState {
   readonly groups = new Map<number, UserGroup & { direct_subgroup_ids?: number[] }>();
   settings: UserSettings;
   readonly unread: Unread;
+  /** The Recent conversations view's conversations (recent.ts), from every message seen. */
+  readonly recent: RecentConversations;
   readonly messages = new Map<number, StoredMessage>();
   /** Message lists by narrow key, least recently used first. */
   readonly lists = new Map<string, MessageList>();
@@ -262,6 +265,7 @@ export class ChatState {
     for (const g of r.realm_user_groups ?? []) this.groups.set(g.id, g);
     this.settings = r.user_settings ?? ({} as UserSettings);
     this.unread = Unread.fromRegister(this.selfId, r.unread_msgs);
+    this.recent = new RecentConversations(this.selfId);
     this.starred = new Set(r.starred_messages ?? []);
     for (const c of r.recent_private_conversations ?? []) {
       this.dms.set(conversationIds(c.user_ids, this.selfId).join(','), c.max_message_id);
@@ -776,6 +780,8 @@ export class ChatState {
     }
     // Names drawn as "…" before these messages came can be drawn now.
     if (learning) this.rev.users.value++;
+    // Where they are now (a move meanwhile applied), for the Recent conversations view.
+    this.recent.add(messages.map((m) => this.messages.get(m.id) ?? m));
     return movedOut;
   }
 
@@ -1191,6 +1197,7 @@ export class ChatState {
       if (matches(l.narrow, m, ctx)) l.addLive(m.id);
     }
     if (this.unread.addMessage(m, flags)) this.rev.unread.value++;
+    this.recent.add([m]);
     if (m.type === 'stream' && m.stream_id !== undefined)
       this.noteTopic(m.stream_id, m.subject, m.id);
     else if (m.type === 'private') {
@@ -1267,6 +1274,7 @@ export class ChatState {
     const move = { ...e, rendered_content: undefined };
     for (const id of ids) this.replace(id, (m) => this.changeCopy(move, m));
     this.unread.move(ids, e.new_stream_id, newTopic);
+    this.recent.move(ids, e.new_stream_id, newTopic);
     this.rev.unread.value++;
     // Lists: drop what no longer belongs; a list the messages now belong in is fetched again.
     for (const l of this.lists.values()) {
@@ -1300,6 +1308,7 @@ export class ChatState {
     for (const l of this.lists.values()) l.remove(ids);
     for (const id of ids) this.messages.delete(id);
     this.unread.remove(ids);
+    this.recent.remove(ids);
     this.rev.unread.value++;
   }
 

@@ -152,6 +152,23 @@ export class Unread {
     if (e) e.mention = mentionOf(flags);
   }
 
+  /**
+   * Each conversation's unread messages and whether one mentions the user, by the Recent
+   * conversations view's keys (recent.ts conversationKey: a topic's key, or `dm:<ids>`).
+   */
+  byConversation(): Map<string, { count: number; mentioned: boolean }> {
+    const out = new Map<string, { count: number; mentioned: boolean }>();
+    for (const e of this.entries.values()) {
+      const key = e.where.kind === 'stream' ? e.key : `dm:${e.key}`;
+      const c = out.get(key);
+      if (c) {
+        c.count++;
+        if (e.mention !== 'none') c.mentioned = true;
+      } else out.set(key, { count: 1, mentioned: e.mention !== 'none' });
+    }
+    return out;
+  }
+
   /** Unread ids matching a predicate, ascending. */
   ids(pred: (where: UnreadWhere, mentioned: boolean) => boolean = () => true): number[] {
     const out: number[] = [];

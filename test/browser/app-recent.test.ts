@@ -1,0 +1,307 @@
+/**
+ * The web app in chromium, the Recent conversations view (#recent, web/app/recent.tsx): rows from
+ * the existing messages, newest first (a topic muted as such left out, a direct-message
+ * conversation in); a message sent through the API takes its row to the top, live, with its
+ * count and the mention marked; a read elsewhere drops the count; the filters (Unread, Include
+ * DMs, Participated, the words, All topics); a click on a row and the keys (↓ from the filter
+ * field, Enter) open the conversation; `t` and Esc come back; the home view
+ * (`web_home_view`) honoured on load, and All messages for the others. Screenshots at 1280 and
+ * 390 pixels (the columns collapse: no horizontal scrolling, the topics readable).
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, pluck, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
+import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
+
+const EVERYONE = ['hamlet', 'othello', 'iago'];
+let lunch = 0;
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: {
+    general: { by: 'othello', members: EVERYONE },
+    design: { by: 'iago', members: EVERYONE },
+  },
+  seed: async ({ ts, channels }) => {
+    const api = ts.api;
+    lunch = await sendChannelMessage(api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+    await sendChannelMessage(api, 'iago', 'design', 'logo', 'A round logo.');
+    await sendDirectMessage(api, 'othello', [ts.fx.users['hamlet']!.id], 'Are you there?');
+    await sendChannelMessage(api, 'iago', 'general', 'gossip', 'Whispers nobody needs.');
+    await sendChannelMessage(api, 'hamlet', 'general', 'plans', 'My plans for the week.', {
+      read_by_sender: true,
+    });
+    const muted = await api.post('hamlet', 'user_topics', {
+      stream_id: channels.general,
+      topic: 'gossip',
+      visibility_policy: 1,
+    });
+    if (muted.status !== 200) throw new Error(`muting: ${muted.text}`);
+  },
+});
+
+/** The rows' conversations, in order, as the view shows them. */
+const rows = (page: Page) => pluck(page, '.recent-row .recent-open');
+
+/** Until the rows are exactly these. */
+function waitRows(page: Page, want: string[]): Promise<void> {
+  return waitFor(
+    page,
+    `JSON.stringify([...document.querySelectorAll('.recent-row .recent-open')].map((e) => e.textContent.trim())) === ${JSON.stringify(JSON.stringify(want))}`,
+  );
+}
+
+/** A row's unread count (0 when none) and whether it is marked as a mention. */
+async function rowCount(page: Page, name: string): Promise<[number, boolean]> {
+  return page.evaluate(`(() => {
+    for (const r of document.querySelectorAll('.recent-row')) {
+      if (r.querySelector('.recent-open').textContent.trim() !== ${JSON.stringify(name)}) continue;
+      const b = r.querySelector('.recent-unread .badge');
+      return [b ? Number(b.textContent) : 0, !!b && b.classList.contains('mention')];
+    }
+    return [-1, false];
+  })()`);
+}
+
+async function waitRowCount(page: Page, name: string, n: number): Promise<void> {
+  await waitFor(
+    page,
+    `(() => {
+      for (const r of document.querySelectorAll('.recent-row')) {
+        if (r.querySelector('.recent-open').textContent.trim() !== ${JSON.stringify(name)}) continue;
+        const b = r.querySelector('.recent-unread .badge');
+        return (b ? Number(b.textContent) : 0) === ${n};
+      }
+      return false;
+    })()`,
+  );
+}
+
+/** The login form, then the app live with the Recent view shown (no message list to wait for). */
+async function openAtHome(page: Page, who: string): Promise<void> {
+  await page.goto(ts.url + '/');
+  await page.fill('input[name="username"]', ts.fx.users[who]!.email);
+  await page.fill('input[name="password"]', ts.fx.users[who]!.password);
+  await page.click('button[type="submit"]');
+  await page.waitForSelector('.app[data-status="live"]');
+}
+
+t.test('rows, live moves and counts, filters, click and keys', async (t) => {
+  if (NO_CHROMIUM) return;
+  // Opened on Starred (a list to wait for, that reads nothing), then the view from the sidebar.
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/is/starred',
+  });
+  await page.click('.sidebar a.nav-item[href="#recent"]');
+  await waitForTitle(page, 'Recent conversations');
+  await waitRows(page, ['plans', 'Othello', 'logo', 'lunch']);
+  t.pass('newest activity first; the muted topic left out; the conversation with Othello in');
+  t.equal(
+    await page.getAttribute('.sidebar a.nav-item[href="#recent"]', 'aria-current'),
+    'page',
+    'the sidebar marks the view',
+  );
+  t.same(await rowCount(page, 'lunch'), [1, false]);
+  t.same(await rowCount(page, 'Othello'), [1, false]);
+  t.same(await rowCount(page, 'plans'), [0, false], 'one’s own message is read');
+  t.match(
+    await page.locator('.recent-row', { hasText: 'plans' }).locator('.recent-channel').innerText(),
+    /general/,
+    'the channel beside its topic',
+  );
+  await screenshot(page, t, 'recent-1280');
+
+  // A message through the API: its row to the top, live, its count up, the mention marked.
+  const noon = await sendChannelMessage(
+    ts.api,
+    'othello',
+    'general',
+    'lunch',
+    'Still hungry, @**Hamlet**?',
+  );
+  await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
+  await waitRowCount(page, 'lunch', 2);
+  t.same(await rowCount(page, 'lunch'), [2, true], 'a mention marked');
+  t.pass('a new message took its row to the top');
+
+  // Read elsewhere (the API, as another device): the count drops.
+  const read = await ts.api.post('hamlet', 'messages/flags', {
+    messages: JSON.stringify([lunch, noon]),
+    op: 'add',
+    flag: 'read',
+  });
+  t.equal(read.status, 200);
+  await waitRowCount(page, 'lunch', 0);
+  t.pass('read elsewhere: the count went');
+
+  // The filters.
+  const toggle = (name: string) => page.click(`.recent-toggle:has-text("${name}")`);
+  await toggle('Unread');
+  await waitRows(page, ['Othello', 'logo']);
+  t.equal(
+    await page.getAttribute('.recent-toggle:has-text("Unread")', 'aria-pressed'),
+    'true',
+    'the toggle says it is on',
+  );
+  await toggle('Unread');
+  await toggle('Include DMs');
+  await waitRows(page, ['lunch', 'plans', 'logo']);
+  await toggle('Include DMs');
+  await toggle('Participated');
+  await waitRows(page, ['plans']);
+  await toggle('Participated');
+  await page.fill('.recent-search', 'desi');
+  await waitRows(page, ['logo']);
+  await page.fill('.recent-search', 'gen lun');
+  await waitRows(page, ['lunch']);
+  await page.fill('.recent-search', '');
+  await page.selectOption('.recent-topics', 'all');
+  await waitRows(page, ['lunch', 'plans', 'gossip', 'Othello', 'logo']);
+  t.ok(
+    await page.locator('.recent-row.muted', { hasText: 'gossip' }).count(),
+    'All topics: the muted one too, marked',
+  );
+  await page.selectOption('.recent-topics', 'unmuted');
+  await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
+  t.pass('Unread, Include DMs, Participated, words, which topics');
+
+  // The filters stay (this browser), the words not.
+  await toggle('Include DMs');
+  await page.reload();
+  await page.waitForSelector('.recent-row');
+  await waitRows(page, ['lunch', 'plans', 'logo']);
+  await toggle('Include DMs');
+  await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
+  t.pass('the filters kept over a reload');
+
+  // A click opens the conversation.
+  await page.click('.recent-row .recent-open:text-is("logo")');
+  await waitFor(page, `location.hash.endsWith('/topic/logo')`);
+  await waitForTitle(page, 'logo');
+  await waitMessage(page, 'A round logo.');
+  t.pass('a click opened the topic');
+
+  // `t` back to the view; the keys: ↓ from the filter field, ↓, Enter.
+  await page.locator('.messages').focus();
+  await page.keyboard.press('t');
+  await page.waitForSelector('.recent-row');
+  t.equal(await page.evaluate('location.hash'), '#recent');
+  await page.focus('.recent-search');
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'lunch'`);
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'plans'`);
+  await page.keyboard.press('End');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'logo'`);
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'Othello'`);
+  t.equal(
+    await page.evaluate(`document.querySelectorAll('.recent-open[tabindex="0"]').length`),
+    1,
+    'one Tab stop in the rows (roving)',
+  );
+  await page.keyboard.press('Enter');
+  await waitFor(page, `location.hash.startsWith('#narrow/dm/')`);
+  await waitMessage(page, 'Are you there?');
+  t.pass('the keys opened the conversation');
+
+  // Esc, nothing else open: the home view (All messages for this user, whose home is Inbox).
+  await page.locator('.messages').focus();
+  await page.keyboard.press('Escape');
+  await waitForTitle(page, 'All messages');
+  t.pass('Esc went to the home view');
+  watch.assertClean(t);
+  await page.close();
+});
+
+t.test('the home view on load, and Esc back to it', async (t) => {
+  if (NO_CHROMIUM) return;
+  const set = (v: string) => ts.api.patch('othello', 'settings', { web_home_view: v });
+  t.equal((await set('recent_topics')).status, 200);
+  const page = await b.newPage({ viewport: { width: 1280, height: 800 } });
+  const watch = await watchPage(page);
+  await openAtHome(page, 'othello');
+  await page.waitForSelector('.recent-row');
+  await waitForTitle(page, 'Recent conversations');
+  t.equal(await page.evaluate('location.hash'), '', 'no view named: the home view');
+  t.ok((await rows(page)).includes('gossip'), 'Othello did not mute that topic');
+
+  // A topic, then Esc: back to Recent conversations.
+  await page.click('.recent-row .recent-open:text-is("logo")');
+  await waitMessage(page, 'A round logo.');
+  await page.locator('.messages').focus();
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.recent-row');
+  await waitForTitle(page, 'Recent conversations');
+  t.pass('Esc: back to the home view');
+
+  // The sidebar's All messages from there (the fragment was empty: it must change).
+  await page.goto(ts.url + '/');
+  await page.waitForSelector('.recent-row');
+  await page.click('.sidebar .nav-item:has-text("All messages")');
+  await waitForTitle(page, 'All messages');
+  await waitMessage(page, 'Lunch at noon?');
+  t.pass('All messages from the home view');
+
+  // The choice in Settings › Display.
+  await page.goto(ts.url + '/#settings/display');
+  await page.waitForSelector('#setting-web_home_view');
+  t.equal(await page.inputValue('#setting-web_home_view'), 'recent_topics');
+  const saved = page.waitForResponse(
+    (r) => new URL(r.url()).pathname === '/json/settings' && r.request().method() === 'PATCH',
+  );
+  await page.selectOption('#setting-web_home_view', 'all_messages');
+  t.equal((await saved).status(), 200, 'saved');
+  // All messages on the next load.
+  await page.goto('about:blank');
+  await page.goto(ts.url + '/');
+  await page.waitForSelector('.app[data-status="live"] .messages[aria-busy="false"]');
+  await waitForTitle(page, 'All messages');
+  t.equal(await page.locator('.recent-view').count(), 0, 'all_messages: All messages');
+  t.pass('the setting changed from Display, honoured on load');
+
+  // Inbox (not here): All messages too.
+  t.equal((await set('inbox')).status, 200);
+  await page.reload();
+  await page.waitForSelector('.app[data-status="live"] .messages[aria-busy="false"]');
+  await waitForTitle(page, 'All messages');
+  t.pass('inbox: All messages');
+  watch.assertClean(t);
+  await page.close();
+});
+
+t.test('390 pixels: the columns collapse', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    width: 390,
+    height: 844,
+    hash: '#narrow/is/starred',
+  });
+  await page.evaluate(`location.hash = '#recent'`);
+  // Lunch on top since the first test's message.
+  await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
+  t.ok(
+    await page.evaluate('document.documentElement.scrollWidth <= 390'),
+    'no horizontal scrolling',
+  );
+  const boxes = await page.$$eval('.recent-row .recent-open', (els) =>
+    els.map((e) => {
+      const r = e.getBoundingClientRect();
+      return { left: r.left, right: r.right, width: r.width };
+    }),
+  );
+  t.ok(boxes.length >= 3, 'rows shown');
+  t.ok(
+    boxes.every((r) => r.left >= 0 && r.right <= 390 && r.width > 20),
+    'each topic in the screen, readable',
+  );
+  t.equal(
+    await page.locator('.recent-head').isVisible(),
+    false,
+    'the column headers go on a phone',
+  );
+  await screenshot(page, t, 'recent-390');
+  watch.assertClean(t);
+  await page.close();
+});

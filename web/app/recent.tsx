@@ -1,0 +1,341 @@
+/**
+ * The Recent conversations view (`#recent`), as the reference's: one row per conversation the
+ * user can see (a channel's topic, or a direct-message conversation), newest activity first,
+ * with its channel and topic (or its people), its unread count (a mention marked), who took part
+ * and when it last moved; filters (Include DMs, Unread, Participated, which topics, and words in
+ * the names) kept in this browser. Rows are links (a click opens the conversation); ↑ ↓ (j k),
+ * Home and End move between them, Enter opens. The data is state/recent.ts's, from the view's
+ * own fetch of the newest messages and everything the app sees after.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { ChatState } from '../state/chat.js';
+import { TOPIC } from '../state/chat.js';
+import { channelNarrow, dmNarrow, narrowHash, topicNarrow, type Narrow } from '../state/narrow.js';
+import {
+  parseFilters,
+  recentRows,
+  relativeTime,
+  shownParticipants,
+  type RecentFilters,
+  type RecentRow,
+} from '../state/recent.js';
+import { roveRows } from '../state/roving.js';
+import { Avatar, Count, Swatch } from './bits.js';
+import type { Controller } from './controller.js';
+import { dayLabel, fullTime } from './format.js';
+import { Icon } from './icons.js';
+import { track } from './track.js';
+
+const STORE = 'confab.recent-filters';
+/** The participants a row shows before "+N". */
+const MAX_AVATARS = 4;
+
+function loadFilters(): RecentFilters {
+  try {
+    return parseFilters(JSON.parse(localStorage.getItem(STORE) ?? 'null'));
+  } catch {
+    return parseFilters(null);
+  }
+}
+
+function saveFilters(f: RecentFilters): void {
+  try {
+    const { text: _t, ...kept } = f;
+    localStorage.setItem(STORE, JSON.stringify(kept));
+  } catch {
+    // no storage: the filters last as long as the page
+  }
+}
+
+/** The sidebar's entry (beside All messages). */
+export function RecentEntry({ c }: { c: Controller }) {
+  return (
+    <li>
+      <a
+        class="nav-item"
+        href="#recent"
+        aria-current={c.page.value === 'recent' ? 'page' : undefined}
+      >
+        <Icon name="recent" />
+        <span class="label">Recent conversations</span>
+      </a>
+    </li>
+  );
+}
+
+function rowNarrow(s: ChatState, r: RecentRow): Narrow {
+  return r.kind === 'stream' ? topicNarrow(r.streamId, r.topic) : dmNarrow(r.ids, s.selfId);
+}
+
+function Toggle({ on, label, set }: { on: boolean; label: string; set: (on: boolean) => void }) {
+  return (
+    <button class="btn recent-toggle" type="button" aria-pressed={on} onClick={() => set(!on)}>
+      {on && <span aria-hidden="true">✓ </span>}
+      {label}
+    </button>
+  );
+}
+
+function Participants({ s, ids }: { s: ChatState; ids: readonly number[] }) {
+  const { shown, more } = shownParticipants(ids, MAX_AVATARS);
+  const names = ids.map((id) => s.userName(id));
+  return (
+    <span class="recent-people" title={names.join(', ')}>
+      <span class="sr-only">Participants: {names.join(', ')}</span>
+      {shown.map((id) => (
+        <Avatar key={id} small id={id} name={s.userName(id)} url={s.users.get(id)?.avatar_url} />
+      ))}
+      {more > 0 && (
+        <span class="recent-more" aria-hidden="true">
+          +{more}
+        </span>
+      )}
+    </span>
+  );
+}
+
+export function RecentView({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.recent.rev, s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted);
+  const status = c.recentFetch.value;
+  const [filters, setFiltersState] = useState<RecentFilters>(loadFilters);
+  const [focusKey, setFocusKey] = useState<string | null>(null);
+  const [now, setNow] = useState(() => Date.now());
+  const list = useRef<HTMLUListElement>(null);
+  const moveFocus = useRef(false);
+
+  // The times ("5 min ago") follow the clock.
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 30_000);
+    return () => clearInterval(t);
+  }, []);
+
+  const setFilters = (f: RecentFilters) => {
+    setFiltersState(f);
+    saveFilters(f);
+  };
+
+  const unread = s.unread.byConversation();
+  const rows = recentRows(
+    s.recent.list(),
+    {
+      selfId: s.selfId,
+      subscribed: (id) => s.subs.has(id),
+      channelName: (id) => s.channelName(id),
+      mutedTopic: (id, topic) => s.mutedTopic(id, topic),
+      followed: (id, topic) => s.topicPolicy(id, topic) === TOPIC.FOLLOWED,
+      userName: (id) => s.userName(id),
+      userMuted: (id) => s.mutedUsers.has(id),
+      unread: (key) => unread.get(key),
+    },
+    filters,
+  );
+  const at = Math.max(
+    0,
+    rows.findIndex((r) => r.key === focusKey),
+  );
+
+  // The focus stays on its conversation when rows move (a new message takes its row to the
+  // top), and goes where the keys sent it.
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (!el) return;
+    const inside = el.contains(document.activeElement);
+    if (!inside && !moveFocus.current) return;
+    moveFocus.current = false;
+    el.querySelectorAll<HTMLElement>('.recent-open')[at]?.focus({ preventScroll: false });
+  });
+
+  // Shown from the keyboard or on load, with nothing focused: the rows take the focus (as the
+  // reference's view does), so that ↓ and Enter open a conversation.
+  const started = useRef(false);
+  useEffect(() => {
+    if (started.current || rows.length === 0) return;
+    started.current = true;
+    const active = document.activeElement;
+    if (!active || active === document.body) {
+      moveFocus.current = true;
+      setFocusKey(rows[0]!.key);
+    }
+  }, [rows.length > 0]);
+
+  const onKey = (e: KeyboardEvent) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const next = roveRows(e.key, at, rows.length);
+    if (next === undefined) return;
+    e.preventDefault();
+    e.stopPropagation();
+    moveFocus.current = true;
+    setFocusKey(rows[next]!.key);
+  };
+
+  const open = (r: RecentRow) => (e: MouseEvent) => {
+    if (e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    setFocusKey(r.key);
+    c.go(rowNarrow(s, r));
+  };
+
+  const oldest = s.recent.oldestFetched;
+  return (
+    <section class="page-view recent-view" aria-label="Recent conversations">
+      <div class="recent-filters">
+        <input
+          class="field recent-search"
+          type="search"
+          aria-label="Filter conversations"
+          placeholder="Filter conversations"
+          value={filters.text}
+          onInput={(e) => setFilters({ ...filters, text: e.currentTarget.value })}
+          onKeyDown={(e) => {
+            if ((e.key === 'ArrowDown' || e.key === 'Escape') && rows.length > 0) {
+              e.preventDefault();
+              moveFocus.current = true;
+              setFocusKey(rows[0]!.key);
+              // Drawn already (no change of the key): focus now.
+              list.current?.querySelector<HTMLElement>('.recent-open')?.focus();
+            }
+          }}
+        />
+        <div class="recent-toggles" role="group" aria-label="Filters">
+          <Toggle
+            on={filters.dms}
+            label="Include DMs"
+            set={(dms) => setFilters({ ...filters, dms })}
+          />
+          <Toggle
+            on={filters.unread}
+            label="Unread"
+            set={(unread) => setFilters({ ...filters, unread })}
+          />
+          <Toggle
+            on={filters.participated}
+            label="Participated"
+            set={(participated) => setFilters({ ...filters, participated })}
+          />
+          <select
+            class="field recent-topics"
+            aria-label="Topics shown"
+            value={filters.topics}
+            onChange={(e) =>
+              setFilters({
+                ...filters,
+                topics: e.currentTarget.value as RecentFilters['topics'],
+              })
+            }
+          >
+            <option value="unmuted">Unmuted topics</option>
+            <option value="all">All topics</option>
+            <option value="followed">Followed topics</option>
+          </select>
+        </div>
+      </div>
+      {rows.length === 0 ? (
+        <p class="page-empty" role="status">
+          {status === 'loading' || status === 'none'
+            ? 'Loading conversations…'
+            : s.recent.size === 0
+              ? 'No conversations yet.'
+              : 'No conversations match your filters.'}
+        </p>
+      ) : (
+        <>
+          <div class="recent-head" aria-hidden="true">
+            <span>Channel</span>
+            <span>Topic</span>
+            <span>Unread</span>
+            <span>Participants</span>
+            <span>Time</span>
+          </div>
+          <ul class="recent-list" ref={list} aria-label="Conversations" onKeyDown={onKey}>
+            {rows.map((r, i) => {
+              const narrow = rowNarrow(s, r);
+              const sub = r.kind === 'stream' ? s.subs.get(r.streamId) : undefined;
+              const people = r.kind === 'dm' ? [...new Set([...r.senders, ...r.ids])] : r.senders;
+              return (
+                <li
+                  key={r.key}
+                  class={`recent-row${r.unread > 0 ? ' unread' : ''}${r.muted ? ' muted' : ''}`}
+                  data-key={r.key}
+                >
+                  <span class="recent-channel">
+                    {r.kind === 'stream' ? (
+                      <a
+                        href={narrowHash(channelNarrow(r.streamId), s.names())}
+                        tabIndex={-1}
+                        onClick={(e) => {
+                          if (e.ctrlKey || e.metaKey || e.shiftKey) return;
+                          e.preventDefault();
+                          c.go(channelNarrow(r.streamId));
+                        }}
+                      >
+                        <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={sub?.invite_only} />
+                        <span class="recent-name">{s.channelName(r.streamId)}</span>
+                      </a>
+                    ) : (
+                      <span class="recent-dm-mark">
+                        <Icon name="dm" />
+                        <span class="recent-name">Direct message</span>
+                      </span>
+                    )}
+                  </span>
+                  <a
+                    class="recent-open"
+                    href={narrowHash(narrow, s.names())}
+                    tabIndex={i === at ? 0 : -1}
+                    onClick={open(r)}
+                  >
+                    {r.kind === 'stream' ? s.topicName(r.topic) : s.dmName(r.ids)}
+                    {r.muted && (
+                      <span class="recent-muted-mark">
+                        <Icon name="bell-off" label="muted" />
+                      </span>
+                    )}
+                  </a>
+                  <span class="recent-unread">
+                    <Count
+                      n={r.unread}
+                      mention={r.mentioned}
+                      label={`${r.unread} unread${r.mentioned ? ', mentions you' : ''}`}
+                    />
+                  </span>
+                  <Participants s={s} ids={people} />
+                  <span class="recent-time" title={fullTime(r.timestamp)}>
+                    {relativeTime(r.timestamp, now, (ts) => dayLabel(ts, now))}
+                  </span>
+                </li>
+              );
+            })}
+          </ul>
+        </>
+      )}
+      {status === 'failed' ? (
+        <p class="recent-more-row" role="alert">
+          Could not load the recent messages.{' '}
+          <button
+            class="btn"
+            type="button"
+            onClick={() => void c.loadRecent(s.recent.oldestFetched !== null)}
+          >
+            Try again
+          </button>
+        </p>
+      ) : (
+        oldest &&
+        !s.recent.foundOldest && (
+          <p class="recent-more-row">
+            Showing messages since {dayLabel(oldest.timestamp, now)}.{' '}
+            <button
+              class="btn"
+              type="button"
+              disabled={status === 'loading'}
+              onClick={() => void c.loadRecent(true)}
+            >
+              Load older
+            </button>
+          </p>
+        )
+      )}
+    </section>
+  );
+}
