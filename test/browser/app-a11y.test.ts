@@ -8,7 +8,8 @@
  * its form; Organization as a member reads it and as an administrator edits it, Custom
  * emoji; User groups: the list, a new group's form, a group's members and controls), a card's
  * custom profile fields (the full profile), the people (a column at 1280, filtered; a section of
- * the drawer at 390), at 1280 pixels and at 390 (drawer closed and open), light and dark. No
+ * the drawer at 390), Recent conversations (a row focused), at 1280 pixels and at 390 (drawer
+ * closed and open), light and dark. No
  * violation of impact serious or
  * critical; each one found is listed with its rule and target (test/helpers/a11y.ts).
  *
@@ -438,6 +439,28 @@ t.test('a poll and a to-do list at 1280 and 390', async (t) => {
     await page.waitForSelector('.widget.poll .poll-option.mine:has-text("Friday")');
     await page.waitForSelector('.widget.todo .todo-task.done:has-text("Tickets")');
     await both(t, page, `widgets-${width}`);
+    assertClean(t, page);
+    await page.close();
+  }
+});
+
+t.test('Recent conversations at 1280 and 390 (a row focused)', async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const width of [1280, 390]) {
+    const { page } = track(
+      await openApp(b, ts.url, ts.fx, 'hamlet', {
+        hash: '#narrow/is/starred',
+        width,
+        height: width > 500 ? 800 : 844,
+      }),
+    );
+    await page.evaluate(`location.hash = '#recent'`);
+    await page.waitForSelector('.recent-row .recent-open:text-is("logo")');
+    // From the filter field to the rows, as the keys go (a row's focus ring in the shots).
+    await page.focus('.recent-search');
+    await page.keyboard.press('ArrowDown');
+    await waitFor(page, `document.activeElement?.classList.contains('recent-open')`);
+    await both(t, page, `recent-${width}`);
     assertClean(t, page);
     await page.close();
   }

@@ -1,6 +1,7 @@
 /**
  * The web app in chromium: what an empty view says. "Start the conversation below" only where a
- * conversation can start; Starred and Mentions say what would show there.
+ * conversation can start; Starred and Mentions say what would show there; Recent conversations
+ * says it has none (once its fetch answered).
  */
 import t from 'tap';
 import { openApp } from '../helpers/app.js';
@@ -32,5 +33,10 @@ t.test('Starred and Mentions, empty, at 390 px', async (t) => {
     'No messages here yetStart the conversation below.',
     'a conversation: one can start it below',
   );
+  // Recent conversations, with none: said so once its fetch answered (not "Loading…").
+  await page.goto(ts.url + '/#recent');
+  await page.waitForSelector('.recent-view .page-empty:has-text("No conversations yet.")');
+  t.pass('recent conversations: none yet');
+  await screenshot(page, t, 'recent-empty-390');
   watch.assertClean(t, /WebSocket|status of 401/);
 });

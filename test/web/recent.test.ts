@@ -114,6 +114,8 @@ t.test('moves and deletions', (t) => {
   t.equal(r.list().find((c) => c.key === '10\u0000other')!.lastId, 1);
   r.remove([1, 2, 99]);
   t.equal(r.size, 0);
+  r.add([msg(99, { subject: 'late' })]);
+  t.equal(r.size, 0, 'a fetch answered after a deletion does not bring the message back');
   r.move([5], 11, 'x');
   t.equal(r.size, 0, 'a move of messages not seen does nothing');
   t.end();

@@ -337,7 +337,10 @@ export function Shell({ c }: { c: Controller }) {
         class="skip-link"
         type="button"
         onClick={() =>
-          document.querySelector<HTMLElement>('.messages')?.focus({ preventScroll: true })
+          // In Recent conversations, its rows' Tab stop (no message list there).
+          document
+            .querySelector<HTMLElement>('.messages, .recent-open[tabindex="0"], .recent-search')
+            ?.focus({ preventScroll: true })
         }
       >
         Skip to messages

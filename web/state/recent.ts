@@ -53,6 +53,11 @@ export class RecentConversations {
   /** Each conversation's place and messages (id → sender, timestamp). */
   private readonly convs = new Map<string, { place: Place; msgs: Map<number, Seen> }>();
   private cache: { rev: number; list: Conversation[] } | null = null;
+  /**
+   * Messages deleted: a fetch answered after their deletion (its copy older than the event) does
+   * not bring them back.
+   */
+  private readonly deleted = new Set<number>();
   /** The oldest message the view's own fetches reached, and whether they reached the first. */
   oldestFetched: { id: number; timestamp: number } | null = null;
   foundOldest = false;
@@ -67,7 +72,7 @@ export class RecentConversations {
   add(messages: readonly Message[]): void {
     let changed = false;
     for (const m of messages) {
-      if (!Number.isInteger(m.id) || this.seen.has(m.id)) continue;
+      if (!Number.isInteger(m.id) || this.seen.has(m.id) || this.deleted.has(m.id)) continue;
       const place: Place =
         m.type === 'stream'
           ? { kind: 'stream', streamId: m.stream_id!, topic: m.subject }
@@ -113,7 +118,10 @@ export class RecentConversations {
   /** Messages deleted: a conversation left with none goes. */
   remove(ids: readonly number[]): void {
     let changed = false;
-    for (const id of ids) if (this.drop(id)) changed = true;
+    for (const id of ids) {
+      this.deleted.add(id);
+      if (this.drop(id)) changed = true;
+    }
     if (changed) this.rev.value++;
   }
 
