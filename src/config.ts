@@ -584,10 +584,8 @@ export function removedSettingsIn(env: NodeJS.ProcessEnv): string[] {
   return REMOVED_SETTINGS.filter((name) => env[name] !== undefined);
 }
 
-/** The server's "now" in UNIX seconds (ServerConfig.clock): the one source of time. */
-export function nowSeconds(config: Pick<ServerConfig, 'clock'>): number {
-  return Math.floor(config.clock() / 1000);
-}
+// The server's "now" in UNIX seconds (ServerConfig.clock), for the modules that import it from here.
+export { nowSeconds } from './lib/now.js';
 
 /**
  * The environment with an env file's settings on top (`--env-file FILE`; the format systemd's

@@ -14,25 +14,23 @@
  * holds no database (only create-realm may start a new one), and a user other than the data
  * directory's owner (files the tool made would be the wrong user's, and the server could not use
  * them). Every command it runs is in the audit log, as the operating-system user who ran it.
+ *
+ * Each path loads what it needs, when it gets there (docs/benchmarks.md "The admin tool's
+ * start"): --help and a bad command line only the command table (src/admin/commands.ts); a
+ * command sent to a running server the settings, the log and the admin socket as well; only a
+ * command the tool runs on the data directory itself the store, the realm actors and the renderer.
  */
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { RealmRegistry } from '../actors/registry.js';
-import { restoreDataDir } from './admin/backup.js';
 import { COMMANDS, commandHelp, type AdminCommand, type Args } from './admin/commands.js';
 import { checkDataDir, DataDirRefused } from './admin/data-dir.js';
 import { warnIfStale } from './build-check.js';
 import { UsageError } from './admin/errors.js';
-import { handleAdminRequest } from './admin/service.js';
-import { askServer, type AdminRequest, type AdminResponse } from './admin/socket.js';
-import { recordRestore } from './admin/ops-commands.js';
+import type { AdminRequest, AdminResponse } from './admin/socket.js';
 import type { ToolOrigin } from './lib/audit.js';
-import { configFromEnv, envWithFile, type ServerConfig } from './config.js';
-import { configureLogging, levelFromEnv } from './observability/log.js';
-import { DataDirLock, DataDirLockedError } from './storage/data-lock.js';
-import { Store } from './storage/store.js';
-import { RenderPool } from '../workers/pool.js';
+import type { ServerConfig } from './config.js';
+import type { DataDirLock } from './storage/data-lock.js';
 
 const USAGE = [
   'usage: npm run manage -- [--env-file FILE] <command> [options]',
@@ -145,17 +143,36 @@ function toolOrigin(): ToolOrigin {
   };
 }
 
-/** Runs a command on the data directory itself, under its lock (no server running there). */
+/**
+ * Runs a command on the data directory itself, under its lock (no server running there). A lock
+ * another process holds is answered as a refusal (code LOCKED).
+ */
 async function runDirect(config: ServerConfig, req: AdminRequest): Promise<AdminResponse> {
-  const lock = DataDirLock.acquire(config.dataDir, 'admin tool');
+  const { DataDirLock, DataDirLockedError } = await import('./storage/data-lock.js');
+  let lock: DataDirLock;
+  try {
+    lock = DataDirLock.acquire(config.dataDir, 'admin tool');
+  } catch (err) {
+    if (err instanceof DataDirLockedError) return { ok: false, error: err.message, code: 'LOCKED' };
+    throw err;
+  }
   try {
     if (req.command === 'restore') {
       const from = req.args.from;
       if (typeof from !== 'string') throw new UsageError('missing --from');
+      const { restoreDataDir } = await import('./admin/backup.js');
+      const { recordRestore } = await import('./admin/tool-audit.js');
       const result = await restoreDataDir(from, config.dataDir);
       recordRestore(config.dataDir, from, req.origin);
       return { ok: true, result };
     }
+    const [{ Store }, { RealmRegistry }, { RenderPool }, { handleAdminRequest }] =
+      await Promise.all([
+        import('./storage/store.js'),
+        import('../actors/registry.js'),
+        import('../workers/pool.js'),
+        import('./admin/service.js'),
+      ]);
     const store = Store.open(config.dataDir, { backgroundCheckpoint: false });
     // No server runs: the realm actors' events have no audience.
     const realms = new RealmRegistry(store, { publish: () => {} });
@@ -203,6 +220,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   warnIfStale();
+  const { configFromEnv, envWithFile } = await import('./config.js');
+  const { configureLogging, levelFromEnv } = await import('./observability/log.js');
   const env = envWithFile(envFile);
   const config = configFromEnv(env);
   configureLogging({ destination: 2, level: levelFromEnv(env.LOG_LEVEL) ?? 'warn' });
@@ -234,6 +253,7 @@ async function main(argv: readonly string[]): Promise<number> {
     config.dataDir,
     command === 'create-realm' || command === 'restore' ? 'may-create' : 'must-exist',
   );
+  const { askServer } = await import('./admin/socket.js');
 
   let response = cmd.offline ? null : await askServer(config.dataDir, req);
   if (response === null) {
@@ -263,10 +283,6 @@ main(process.argv.slice(2)).then(
     }
     if (err instanceof DataDirRefused) {
       process.stderr.write(JSON.stringify({ error: err.message, code: err.code }) + '\n');
-      process.exit(1);
-    }
-    if (err instanceof DataDirLockedError) {
-      process.stderr.write(JSON.stringify({ error: err.message, code: 'LOCKED' }) + '\n');
       process.exit(1);
     }
     process.stderr.write(

@@ -1,16 +1,16 @@
 /**
  * The admin tool's commands on realms, users and invitations: create, list and deactivate realms;
  * create, list, change the role of, deactivate, reactivate users; reset passwords and API keys.
+ * A new realm's setup and a new user's welcome are imported when a command runs (commands.ts
+ * "Loading").
  */
-import { nowSeconds } from '../config.js';
+import { nowSeconds } from '../lib/now.js';
 import { invitationPath } from '../lib/invitations.js';
 import { Role, ROLE_NAMES } from '../lib/roles.js';
 import { checkRealmName } from '../lib/realm-settings.js';
 import { realmUrl } from '../lib/urls.js';
 import { isValidEmail } from '../lib/email-validation.js';
 import { checkFullName } from '../lib/user-rules.js';
-import { createRealmWithDefaults } from '../realm-setup.js';
-import { prepareWelcome } from '../queries/welcome.js';
 import { UsageError } from './errors.js';
 import { JsonableError } from '../lib/errors.js';
 import type { AdminCommand } from './commands.js';
@@ -59,6 +59,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
           : fullNameArg(email.split('@')[0]!, '--owner-name', 'the e-mail’s local part');
       const hash = await passwordHash(rt, args);
       const stringId = str(args, 'subdomain').toLowerCase();
+      const { createRealmWithDefaults } = await import('../realm-setup.js');
       const created = await createRealmWithDefaults(rt, rt.realms, {
         name,
         string_id: stringId,
@@ -171,6 +172,7 @@ export const ACCOUNT_COMMANDS: Record<string, AdminCommand> = {
       const fullName = fullNameArg(str(args, 'full-name'), '--full-name');
       const hash = await passwordHash(rt, args);
       const realm = realmRuntime(rt, row);
+      const { prepareWelcome } = await import('../queries/welcome.js');
       const r = await realm.ask('user.create', {
         acting_user_id: null,
         email,

@@ -10,8 +10,15 @@
  * reads them from a prompt, standard input or a named environment variable (src/manage.ts) and
  * passes them in `args.password`.
  *
- * The commands themselves: account-commands.ts (realms, users, invitations), data-commands.ts
- * (backup, restore, export, import, queue statistics); command-args.ts reads their arguments.
+ * The commands themselves: account-commands.ts (realms, users, invitations), realm-commands.ts
+ * (a realm's organization), data-commands.ts (backup, restore, export, import, queue statistics),
+ * ops-commands.ts (audit log, check-config); command-args.ts reads their arguments.
+ *
+ * Loading: this table is all the tool loads for --help, a usage error, or a command it sends to a
+ * running server (src/manage.ts), so the command modules import only light modules statically.
+ * What a command runs on beyond its AdminRuntime (a realm's setup, the renderer's context, the
+ * backup, the archives, the audit rows of tool-audit.ts) it imports with import() when it runs;
+ * the server has all of it loaded from its start (service.ts).
  */
 import type { ParseArgsConfig } from 'node:util';
 import type { EventQueues } from '../delivery/publisher.js';

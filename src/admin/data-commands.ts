@@ -1,16 +1,14 @@
 /**
  * The admin tool's commands on a server's data: backup and restore of the data directory, export
  * and import of a realm, the running server's event-queue statistics, the mail outbox, and bots.
+ * What a command runs on beyond the store (the backup, the archives, the audit rows) is imported
+ * when it runs (commands.ts "Loading").
  */
-import { nowSeconds } from '../config.js';
-import { backupDataDir } from './backup.js';
-import { exportRealmToFile } from './realm-export.js';
-import { importRealmFromFile } from './realm-import.js';
+import { nowSeconds } from '../lib/now.js';
 import type { AdminCommand } from './commands.js';
 import { realmArg, REALM_DESC, REALM_OPT, str } from './command-args.js';
 import { UsageError } from './errors.js';
 import { BotType } from '../lib/roles.js';
-import { recordToolAction } from './ops-commands.js';
 
 export const DATA_COMMANDS: Record<string, AdminCommand> = {
   backup: {
@@ -24,6 +22,8 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
     paths: ['to'],
     readOnly: true,
     async run(rt, args) {
+      const { backupDataDir } = await import('./backup.js');
+      const { recordToolAction } = await import('./tool-audit.js');
       const result = await backupDataDir(rt.store, rt.config.dataDir, str(args, 'to'));
       recordToolAction(rt, null, 'backup_taken', { to: args.to });
       return result;
@@ -70,6 +70,8 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
     async run(rt, args) {
       const row = realmArg(rt, args);
       const credentials = args['without-credentials'] !== true;
+      const { exportRealmToFile } = await import('./realm-export.js');
+      const { recordToolAction } = await import('./tool-audit.js');
       const result = await exportRealmToFile(rt.store, rt.config, row.id, str(args, 'to'), {
         publicOnly: args['public-only'] === true,
         credentials,
@@ -113,6 +115,8 @@ export const DATA_COMMANDS: Record<string, AdminCommand> = {
     // no other node and could collide with ids another owner gives.
     notOnCluster: true,
     async run(rt, args) {
+      const { importRealmFromFile } = await import('./realm-import.js');
+      const { recordToolAction } = await import('./tool-audit.js');
       const result = await importRealmFromFile(rt, str(args, 'from'), {
         subdomain: str(args, 'subdomain').toLowerCase(),
         ...(typeof args.name === 'string' ? { name: args.name } : {}),

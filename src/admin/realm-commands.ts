@@ -1,9 +1,10 @@
 /**
  * The admin tool's commands on a realm's organization: rename or reactivate it, create a channel,
  * send a message as a bot, make an invitation link. Each goes through the realm's actor as the
- * API's would, so clients see it at once, and each is in the audit log as the tool's.
+ * API's would, so clients see it at once, and each is in the audit log as the tool's. The renderer's
+ * context and the audit rows are imported when a command runs (commands.ts "Loading").
  */
-import { nowSeconds } from '../config.js';
+import { nowSeconds } from '../lib/now.js';
 import { invitationPath } from '../lib/invitations.js';
 import { checkRealmName, MAX_REALM_NAME_LENGTH } from '../lib/realm-settings.js';
 import {
@@ -15,8 +16,6 @@ import {
 import { NOTIFICATION_BOT_EMAIL } from '../lib/notices.js';
 import { Role, ROLE_NAMES } from '../lib/roles.js';
 import { realmUrl } from '../lib/urls.js';
-import { renderContextFor, renderDescription } from '../queries/render-context.js';
-import { renderOptionsFor } from '../queries/render-context.js';
 import { subscribeCommand } from '../lib/subscribe-command.js';
 import type { AdminCommand } from './commands.js';
 import {
@@ -28,7 +27,6 @@ import {
   REALM_OPT,
   str,
 } from './command-args.js';
-import { recordToolAction } from './ops-commands.js';
 import { UsageError } from './errors.js';
 
 /** The reference's INVITATION_LINK_VALIDITY_DAYS default. */
@@ -83,6 +81,7 @@ export const REALM_COMMANDS: Record<string, AdminCommand> = {
     },
     required: ['realm', 'name'],
     async run(rt, args) {
+      const { renderDescription } = await import('../queries/render-context.js');
       const row = realmArg(rt, args);
       const realm = realmRuntime(rt, row);
       const owner = actingOwner(realm);
@@ -159,6 +158,8 @@ export const REALM_COMMANDS: Record<string, AdminCommand> = {
     },
     required: ['realm'],
     async run(rt, args) {
+      const { renderContextFor, renderOptionsFor } = await import('../queries/render-context.js');
+      const { recordToolAction } = await import('./tool-audit.js');
       const row = realmArg(rt, args);
       const realm = realmRuntime(rt, row);
       const botEmail = typeof args.bot === 'string' ? args.bot : NOTIFICATION_BOT_EMAIL;

@@ -10,6 +10,16 @@ import { isClusterCopy } from '../storage/replication.js';
 import { COMMANDS, runCommand, type AdminRuntime, type Args } from './commands.js';
 import { UsageError } from './errors.js';
 import type { AdminRequest, AdminResponse } from './socket.js';
+// What the commands import when they run (commands.ts "Loading"), loaded with the server from its
+// start as before: a command never reads code from dist/ once the server runs (an upgrade may
+// have replaced it by then). The admin tool loads this module only to run a command itself.
+import './backup.js';
+import './realm-export.js';
+import './realm-import.js';
+import './tool-audit.js';
+import '../realm-setup.js';
+import '../queries/render-context.js';
+import '../queries/welcome.js';
 
 export async function handleAdminRequest(
   base: Omit<AdminRuntime, 'origin'>,

@@ -14,6 +14,7 @@ import t, { type Test } from 'tap';
 import { assertSuccess, basicAuth, rawRequest } from '../helpers/api.js';
 import { firstOwner, startChild, type ChildServer } from '../helpers/child-server.js';
 import { manage, type ManageRun } from '../helpers/manage.js';
+import { fileURLToPath } from 'node:url';
 
 t.setTimeout(600_000);
 // Each subtest has its own data directory (and server, where it starts one) and spawns the tool
@@ -564,3 +565,59 @@ t.test('check-config', async (t) => {
   const server_ = await auditLog(dataDir, ['--server']);
   t.match(server_[0], { event_type: 'backup_taken', via: 'admin_tool' }, 'server-wide entries');
 });
+
+t.test(
+  'what the tool loads: the store and what runs on it only to open the data directory',
+  async (t) => {
+    const hook = fileURLToPath(new URL('../helpers/loaded-modules.js', import.meta.url));
+    const dataDir = t.testdir();
+    /** The tool with `args`, and the modules it loaded (URLs, as the loader names them). */
+    const run = async (args: string[], stdin?: string) => {
+      const file = path.join(t.testdirName, `loaded-${args[0]}.txt`);
+      const r = await manage(dataDir, args, {
+        nodeFlags: ['--import', hook],
+        env: { LOADED_MODULES_FILE: file },
+        ...(stdin !== undefined ? { stdin } : {}),
+      });
+      return { r, loaded: fs.readFileSync(file, 'utf8').split('\n') };
+    };
+    const has = (loaded: string[], end: string) => loaded.some((u) => u.includes(end));
+    // What a command on the data directory itself needs, and --help and a request to a server not.
+    const store = [
+      '/dist/src/storage/store.js',
+      '/node_modules/better-sqlite3/',
+      '/dist/actors/registry.js',
+      '/dist/workers/pool.js',
+      '/node_modules/piscina/',
+    ];
+
+    const help = await run(['--help']);
+    t.equal(help.r.status, 0, '--help: exit 0');
+    t.match(help.r.stdout, /^usage: npm run manage/);
+    t.ok(has(help.loaded, '/dist/src/admin/commands.js'), '--help: the command table, seen loaded');
+    // Nor the settings' parser (zod) or the logger: the command table alone.
+    for (const m of [...store, '/dist/src/config.js', '/node_modules/zod/', '/node_modules/pino/'])
+      t.notOk(has(help.loaded, m), `--help: not ${m}`);
+
+    const unknown = await run(['no-such-command']);
+    t.equal(unknown.r.status, 2, 'a usage error: exit 2');
+    t.match(JSON.parse(unknown.r.stderr.split('\n')[0]!), { code: 'USAGE' });
+    for (const m of [...store, '/dist/src/config.js'])
+      t.notOk(has(unknown.loaded, m), `usage: not ${m}`);
+
+    // No server: the tool opens the data directory itself (what the list above would catch).
+    const created = await run(
+      ['create-realm', '--name', 'Loads', '--owner-email', 'owner@loads.test', '--password-stdin'],
+      'pw-loads-1\n',
+    );
+    t.equal(created.r.status, 0, created.r.stderr);
+    for (const m of store) t.ok(has(created.loaded, m), `the tool on the data directory: ${m}`);
+
+    const server = await startChild(dataDir);
+    t.teardown(() => server.kill('SIGKILL'));
+    const asked = await run(['queue-stats']);
+    t.match(asked.r.json, { server_running: true }, 'answered by the running server');
+    for (const m of store) t.notOk(has(asked.loaded, m), `through the admin socket: not ${m}`);
+    t.equal((await server.kill('SIGTERM')).code, 0);
+  },
+);

@@ -19,10 +19,18 @@ export function manage(
   dataDir: string | null,
   args: string[],
   /** `uid`: run as that operating-system user (and group of the same id; root only). */
-  opts: { stdin?: string; env?: Record<string, string>; uid?: number; cwd?: string } = {},
+  /** `nodeFlags`: Node's own options, before the script (`--import FILE`). */
+  opts: {
+    stdin?: string;
+    env?: Record<string, string>;
+    uid?: number;
+    cwd?: string;
+    nodeFlags?: string[];
+  } = {},
 ): Promise<ManageRun> {
   return new Promise((resolve, reject) => {
-    const node = plainNode([path.join(DIST_SRC, 'manage.js'), ...args], opts.env);
+    const script = path.join(DIST_SRC, 'manage.js');
+    const node = plainNode([...(opts.nodeFlags ?? []), script, ...args], opts.env);
     if (dataDir !== null) node.env.DATA_DIR = dataDir;
     else if (opts.env?.DATA_DIR === undefined) delete node.env.DATA_DIR;
     const child = spawn(node.file, node.args, {
