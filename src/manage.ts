@@ -17,8 +17,9 @@
  *
  * Each path loads what it needs, when it gets there (docs/benchmarks.md "The admin tool's
  * start"): --help and a bad command line only the command table (src/admin/commands.ts); a
- * command sent to a running server the settings, the log and the admin socket as well; only a
- * command the tool runs on the data directory itself the store, the realm actors and the renderer.
+ * command sent to a running server the settings and the admin socket's client as well; only a
+ * command the tool runs itself the logger, and on the data directory the store, the realm actors
+ * and the renderer.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -27,8 +28,9 @@ import { COMMANDS, commandHelp, type AdminCommand, type Args } from './admin/com
 import { checkDataDir, DataDirRefused } from './admin/data-dir.js';
 import { warnIfStale } from './build-check.js';
 import { UsageError } from './admin/errors.js';
-import type { AdminRequest, AdminResponse } from './admin/socket.js';
+import type { AdminRequest, AdminResponse } from './admin/socket-client.js';
 import type { ToolOrigin } from './lib/audit.js';
+import { levelFromEnv } from './observability/log-level.js';
 import type { ServerConfig } from './config.js';
 import type { DataDirLock } from './storage/data-lock.js';
 
@@ -221,10 +223,13 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   warnIfStale();
   const { configFromEnv, envWithFile } = await import('./config.js');
-  const { configureLogging, levelFromEnv } = await import('./observability/log.js');
   const env = envWithFile(envFile);
   const config = configFromEnv(env);
-  configureLogging({ destination: 2, level: levelFromEnv(env.LOG_LEVEL) ?? 'warn' });
+  // LOG_LEVEL is checked here; the logger itself (pino) is loaded only for a command that runs
+  // in this process: one sent to the running server logs nothing here.
+  const level = levelFromEnv(env.LOG_LEVEL) ?? 'warn';
+  const startLogging = async () =>
+    (await import('./observability/log.js')).configureLogging({ destination: 2, level });
 
   const args: Args = {};
   for (const [k, v] of Object.entries(values)) {
@@ -245,6 +250,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const req: AdminRequest = { command, args, origin: toolOrigin() };
   if (cmd.runLocal) {
     // Runs in this process, on the settings alone (check-config).
+    await startLogging();
     const result = await cmd.runLocal(config, args);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     return (result as { ok?: boolean }).ok === false ? 1 : 0;
@@ -253,13 +259,14 @@ async function main(argv: readonly string[]): Promise<number> {
     config.dataDir,
     command === 'create-realm' || command === 'restore' ? 'may-create' : 'must-exist',
   );
-  const { askServer } = await import('./admin/socket.js');
+  const { askServer } = await import('./admin/socket-client.js');
 
   let response = cmd.offline ? null : await askServer(config.dataDir, req);
   if (response === null) {
     if (cmd.offline && (await askServer(config.dataDir, { command: 'queue-stats', args: {} }))) {
       throw new UsageError(`${command} needs the server stopped: it runs on ${config.dataDir}`);
     }
+    await startLogging();
     response = await runDirect(config, req);
   }
   if (response.ok) {

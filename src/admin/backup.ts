@@ -26,7 +26,7 @@ import {
   schemaVersion,
 } from '../storage/maintenance.js';
 import type { Store } from '../storage/store.js';
-import { ADMIN_SOCKET } from './socket.js';
+import { ADMIN_SOCKET } from './socket-client.js';
 import { makeOutputDir } from './data-dir.js';
 import { UsageError } from './errors.js';
 

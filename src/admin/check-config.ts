@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { ServerConfig } from '../config.js';
 import { DATABASE_FILE, userName } from './data-dir.js';
-import { ADMIN_SOCKET, askServer } from './socket.js';
+import { ADMIN_SOCKET, askServer } from './socket-client.js';
 
 /** A finding of check-config. */
 type Finding = { level: 'error' | 'warning'; setting?: string; message: string };

@@ -9,7 +9,7 @@ import { log } from '../observability/log.js';
 import { isClusterCopy } from '../storage/replication.js';
 import { COMMANDS, runCommand, type AdminRuntime, type Args } from './commands.js';
 import { UsageError } from './errors.js';
-import type { AdminRequest, AdminResponse } from './socket.js';
+import type { AdminRequest, AdminResponse } from './socket-client.js';
 // What the commands import when they run (commands.ts "Loading"), loaded with the server from its
 // start as before: a command never reads code from dist/ once the server runs (an upgrade may
 // have replaced it by then). The admin tool loads this module only to run a command itself.

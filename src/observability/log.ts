@@ -12,14 +12,14 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { accessLine, type AccessFields } from './access-line.js';
-import { SettingsError } from '../lib/settings-error.js';
+import { LOG_LEVELS, levelFromEnv, type LogLevel } from './log-level.js';
 
 export type { Logger } from 'pino';
 
 export type LogFormat = 'json' | 'pretty';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+// The levels, and LOG_LEVEL read (levelFromEnv), apart from the logger: log-level.ts.
+export { LOG_LEVELS, levelFromEnv, type LogLevel };
 
 /** Field names censored at the top level of a line's object (a second fence; nothing should log them). */
 const REDACT_PATHS = [
@@ -244,16 +244,6 @@ export function logAccess(fields: AccessFields): void {
 }
 
 const INFO = 30;
-
-/** LOG_LEVEL's value, if it names a level; throws for anything else (a typo should not go unseen). */
-export function levelFromEnv(value: string | undefined): LogLevel | undefined {
-  if (value === undefined || value === '') return undefined;
-  const v = value.toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(v)) {
-    throw new SettingsError(`bad environment: LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  }
-  return v as LogLevel;
-}
 
 /** The process's logger. Replaced by configureLogging (main, manage) or by tests. */
 export let log: Logger = createLogger({ level: levelOrInfo(process.env.LOG_LEVEL) });

@@ -28,7 +28,7 @@ import {
 import { alive, killNode, readRecord, startNodeAgain } from '../../src/cluster/local.js';
 import { ApiClient } from '../helpers/api.js';
 import { kvString, leaseHolder, withLeaseBucket } from '../helpers/cluster-kv.js';
-import { askServer } from '../../src/admin/socket.js';
+import { askServer } from '../../src/admin/socket-client.js';
 import { manage, type ManageRun } from '../helpers/manage.js';
 import { runWithEngines, upForTest } from '../helpers/cluster-run.js';
 
