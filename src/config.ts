@@ -29,6 +29,17 @@ export const DEFAULT_COMMIT_SPACING_MS = 5;
  */
 export const DEFAULT_EXPORT_TIME_LIMIT_MS = 60 * 60 * 1000;
 
+/**
+ * The default shutdown grace (SHUTDOWN_GRACE_MS; ms): how long a standalone server stopping on
+ * SIGTERM/SIGINT keeps listening, answering new requests 503 (src/http/drain.ts), before it
+ * closes its listening socket. Long enough for the connections in the kernel's backlog to be
+ * taken and answered; a load balancer whose health check is slower needs more.
+ */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 1500;
+
+/** The longest SHUTDOWN_GRACE_MS: the whole shutdown must end within 30 s (src/signals.ts). */
+export const MAX_SHUTDOWN_GRACE_MS = 60_000;
+
 export type ServerConfig = {
   host: string;
   port: number;
@@ -201,6 +212,12 @@ export type ServerConfig = {
    * kept) that has not finished by then is failed as one that threw (src/admin/export-jobs.ts).
    */
   exportTimeLimitMs: number;
+  /**
+   * SHUTDOWN_GRACE_MS: how long a server stopping on SIGTERM/SIGINT keeps listening, answering
+   * new requests 503, before it closes its listening socket (src/signals.ts, src/http/drain.ts);
+   * 0: it stops listening at once. A cluster node uses it only when set (src/cluster/main.ts).
+   */
+  shutdownGraceMs: number;
 };
 
 /**
@@ -313,6 +330,7 @@ export function defaultConfig(): ServerConfig {
     mailFrom: null,
     mail: DEFAULT_MAIL_LIMITS,
     exportTimeLimitMs: DEFAULT_EXPORT_TIME_LIMIT_MS,
+    shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
   };
 }
 
@@ -323,6 +341,10 @@ export function defaultConfig(): ServerConfig {
 const MIN_REQUEST_BYTES = 1024 * 1024;
 const MAX_REQUEST_BYTES_RULE =
   'MAX_REQUEST_BYTES is a number of bytes, at least 1048576 (1 MiB; the default is 4194304)';
+
+const SHUTDOWN_GRACE_RULE =
+  `SHUTDOWN_GRACE_MS is a whole number of milliseconds, 0 to ${MAX_SHUTDOWN_GRACE_MS} ` +
+  `(the default is ${DEFAULT_SHUTDOWN_GRACE_MS}; 0: stop listening at once)`;
 
 const EnvSchema = z.object({
   PORT: z
@@ -404,6 +426,12 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[1-9]\d{0,6}$/, 'EXPORT_TIME_LIMIT is a positive number of seconds')
     .transform(Number)
+    .optional(),
+  SHUTDOWN_GRACE_MS: z
+    .string()
+    .regex(/^\d{1,5}$/, SHUTDOWN_GRACE_RULE)
+    .transform(Number)
+    .refine((n) => n <= MAX_SHUTDOWN_GRACE_MS, SHUTDOWN_GRACE_RULE)
     .optional(),
   SMTP_URL: z
     .string()
@@ -501,6 +529,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     wireNames: e.WIRE_NAMES ?? base.wireNames,
     exportTimeLimitMs:
       e.EXPORT_TIME_LIMIT !== undefined ? e.EXPORT_TIME_LIMIT * 1000 : base.exportTimeLimitMs,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? base.shutdownGraceMs,
     smtpUrl: e.SMTP_URL ?? null,
     mailFrom: e.MAIL_FROM ?? null,
     maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS ?? base.maxConnectionsPerAddress,

@@ -125,7 +125,7 @@ async function main(): Promise<void> {
   const server = await createServer({ ...config, lock });
   // Before the announcement: whoever waits for it may signal at once (a SIGTERM before the handler
   // is in place would kill the process instead of stopping it gracefully; seen under load in CI).
-  stopOnSignals(server);
+  stopOnSignals(server, { graceMs: config.shutdownGraceMs });
   const { context } = server;
   // GET /health answers 503 `starting` until the first realm and its owner exist (a container's
   // check, then `cat first-owner.txt`, raced this in CI).

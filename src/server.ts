@@ -91,10 +91,10 @@ export type ConfabServer = {
   /** The cluster node, when running as one. */
   readonly cluster: ClusterNode | null;
   /**
-   * With `graceMs` (a standalone server's signal passes SHUTDOWN_GRACE_MS), answers new requests
-   * 503 (./http/drain.ts) and stops listening only after the grace; without, stops listening at
-   * once. Then answers held polls and closes sockets, lets in-flight requests finish, closes
-   * realms, saves the event queues and closes the database.
+   * With `graceMs` (a standalone server's signal passes its SHUTDOWN_GRACE_MS setting), answers
+   * new requests 503 (./http/drain.ts) and stops listening only after the grace; without, stops
+   * listening at once. Then answers held polls and closes sockets, lets in-flight requests finish,
+   * closes realms, saves the event queues and closes the database.
    */
   close(options?: { graceMs?: number }): Promise<void>;
   /**

@@ -1,9 +1,10 @@
 /**
  * Graceful shutdown on SIGTERM/SIGINT for a server process (`npm start`, a cluster node): the
  * server closes (exit 0), or the exit is 1 when closing failed or did not end within
- * SHUTDOWN_LIMIT_MS; its last log line says which, and how long it took. The process-level last resort is
- * installed with it (./process-guard.ts): an exception that escapes every handler is logged and
- * the process keeps serving, unless it is one of the documented fatal conditions.
+ * SHUTDOWN_LIMIT_MS after its grace; its last log line says which, and how long it took. The
+ * process-level last resort is installed with it (./process-guard.ts): an exception that escapes
+ * every handler is logged and the process keeps serving, unless it is one of the documented fatal
+ * conditions.
  *
  * A second SIGTERM/SIGINT while the first one's shutdown runs (an operator's second Ctrl-C, while
  * requests in flight drain for up to 10 s) stops the process at once, as servers commonly do: the
@@ -24,14 +25,9 @@ import { installLastResort } from './process-guard.js';
 import type { ConfabServer } from './server.js';
 
 /**
- * How long the shutdown keeps taking connections, answering their requests 503, before it stops
- * listening (src/http/drain.ts): a listener closed at once resets the connections in its backlog.
- */
-export const SHUTDOWN_GRACE_MS = 1500;
-
-/**
- * How long the whole graceful shutdown may take: the grace, requests in flight (10 s at most),
- * then the closing steps (well under a second here). Past it a step is stuck (a close that never
+ * How long the graceful shutdown may take after its grace (SHUTDOWN_GRACE_MS, src/config.ts):
+ * requests in flight (10 s at most, drained during the grace), then the closing steps (well
+ * under a second here). Past it a step is stuck (a close that never
  * settles): the process says which and exits 1, rather than hang with nothing more in the log
  * until its supervisor kills it (systemd after TimeoutStopSec, 90 s in deploy/confab.service),
  * or, its last handle closed, end with status 0 as if all was done.
@@ -42,16 +38,15 @@ export const SHUTDOWN_LIMIT_MS = 30_000;
 const SAME_SIGNAL_MS = 1000;
 
 /**
- * `graceMs`: how long the stop keeps listening, answering new requests 503 (SHUTDOWN_GRACE_MS for
- * a standalone server). A cluster node passes 0: the proxy in front of the nodes fails over to
- * another node on a refused connection, where a 503 would reach the client.
+ * `graceMs`: how long the stop keeps listening, answering new requests 503 and taking the
+ * connections in the kernel's backlog (src/http/drain.ts): a standalone server passes its
+ * SHUTDOWN_GRACE_MS setting (config.shutdownGraceMs, 1.5 s by default). A cluster node passes 0
+ * unless the setting is set: the proxy in front of the nodes fails over to another node on a
+ * refused connection, where a 503 would reach the client. `limitMs` counts from the grace's end.
  */
 export function stopOnSignals(
   server: ConfabServer,
-  {
-    graceMs = SHUTDOWN_GRACE_MS,
-    limitMs = SHUTDOWN_LIMIT_MS,
-  }: { graceMs?: number; limitMs?: number } = {},
+  { graceMs, limitMs = SHUTDOWN_LIMIT_MS }: { graceMs: number; limitMs?: number },
 ): void {
   const exit = (code: number) => process.exit(code);
   let stopping: string | null = null;
@@ -79,7 +74,7 @@ export function stopOnSignals(
         `shutdown stuck: not done after ${took()} ms, at "${stage ?? '?'}": exiting without it`,
       );
       exit(1);
-    }, limitMs);
+    }, graceMs + limitMs);
     server.close({ graceMs }).then(
       () => {
         clearTimeout(limit);

@@ -175,9 +175,12 @@ async function main(): Promise<void> {
     }
   }
   // Before the announcement, which whoever started the node may answer with a signal at once.
-  // No grace: the proxy in front of the nodes fails over on a refused connection (a 503 from a
-  // stopping node would reach the client), and requests on kept connections are still served.
-  stopOnSignals(server, { graceMs: 0 });
+  // No grace unless SHUTDOWN_GRACE_MS is set: the proxy in front of the nodes fails over on a
+  // refused connection (a 503 from a stopping node would reach the client), and requests on kept
+  // connections are still served. A proxy that retries a 503 elsewhere can have one.
+  stopOnSignals(server, {
+    graceMs: process.env.SHUTDOWN_GRACE_MS !== undefined ? config.shutdownGraceMs : 0,
+  });
   console.log(`Confab node ${node} listening on ${server.url} (data: ${config.dataDir})`);
 }
 

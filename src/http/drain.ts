@@ -5,11 +5,11 @@
  * reset, not knowing whether it was done (40 sends made at the instant of a SIGTERM under a write
  * load, test/api/shutdown-grace.test.ts: 5 or 9 of them reset in some runs, the others refused;
  * 27 of 40 reset in an earlier measurement). Now, on a signal, the server keeps taking
- * connections for a grace (SHUTDOWN_GRACE_MS, 1.5 s: src/signals.ts) while requests in flight
- * drain, and answers every new request, on a new connection or on one kept alive, `503` in the
- * API's error format with `Retry-After` and `Connection: close`: a clear answer, which clients
- * retry. The listening socket closes after the grace; a connection arriving at that very instant
- * is still reset (the kernel does so to any listener that closes), later ones are refused.
+ * connections for a grace (SHUTDOWN_GRACE_MS, 1.5 s unless set: src/config.ts) while requests in
+ * flight drain, and answers every new request, on a new connection or on one kept alive, `503` in
+ * the API's error format with `Retry-After` and `Connection: close`: a clear answer, which
+ * clients retry. The listening socket closes after the grace; a connection arriving at that very
+ * instant is still reset (the kernel does so to any listener that closes), later ones are refused.
  *
  * The gate stands in front of every route and WebSocket upgrade mounted on the app (./uws.ts
  * createApp, ./unexpected.ts guardApp), except `exempt` ones: GET /health keeps answering its own

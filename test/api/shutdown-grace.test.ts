@@ -10,13 +10,17 @@
  * its own 503 report); after it the port refuses connections, while a request in flight since
  * before the signal is still answered with success, and the exit status is 0. GET /metrics is
  * answered during the grace as before the signal (before, it was refused 503 with the API).
+ * Those run with the server's default grace; SHUTDOWN_GRACE_MS (src/config.ts) lengthens it (3 s:
+ * 503s until then, then refused), 0 closes the port at once, and a bad value stops the start.
  */
 import http from 'node:http';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import t from 'tap';
 import { SHUTDOWN_RETRY_AFTER_S } from '../../src/http/drain.js';
-import { SHUTDOWN_GRACE_MS } from '../../src/signals.js';
-import { startChild } from '../helpers/child-server.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS as SHUTDOWN_GRACE_MS } from '../../src/config.js';
+import { spawnChild, startChild } from '../helpers/child-server.js';
 import { prepare, seed, writeLoad, type User } from '../helpers/crash-load.js';
 
 t.setTimeout(120_000);
@@ -118,7 +122,8 @@ function connectOutcome(url: string): Promise<string> {
 t.test('SIGTERM under 40 concurrent sends: each is answered, none reset', async (t) => {
   const dataDir = t.testdir();
   const users = seed(dataDir);
-  const server = await startChild(dataDir, { LOG_FORMAT: 'json' });
+  // The server's default grace (the helper's children have a short one).
+  const server = await startChild(dataDir, { LOG_FORMAT: 'json', SHUTDOWN_GRACE_MS: undefined });
   t.teardown(() => void server.kill('SIGKILL'));
   await prepare(server.url, users);
   const { host } = new URL(server.url);
@@ -238,7 +243,10 @@ t.test('GET /metrics during the grace: still scraped, as long as the server list
   // A scraper's last scrape of a stopping process is its last word on it (the counters up to the
   // end): Prometheus' own exporters answer until the process is gone. The API's routes are
   // refused meanwhile; /health answers its 503 report.
-  const server = await startChild(t.testdir(), { LOG_FORMAT: 'json' });
+  const server = await startChild(t.testdir(), {
+    LOG_FORMAT: 'json',
+    SHUTDOWN_GRACE_MS: undefined,
+  });
   t.teardown(() => void server.kill('SIGKILL'));
   const before = await getOnce(`${server.url}/metrics`);
   t.equal('status' in before ? before.status : before.error, 200, 'scraped before the signal');
@@ -262,4 +270,90 @@ t.test('GET /metrics during the grace: still scraped, as long as the server list
     t.comment('the grace was nearly over before the checks of it could run (a slow machine)');
   }
   t.equal((await server.exited).code, 0, 'exit code 0');
+});
+
+/** Requests by new connections every `everyMs` until the port refuses one; each with its time. */
+async function pollUntilRefused(url: string, since: number, everyMs: number, limitMs: number) {
+  const seen: { at: number; outcome: number | string }[] = [];
+  while (Date.now() - since < limitMs) {
+    const o = await getOnce(`${url}/api/v1/server_settings`);
+    seen.push({ at: Date.now() - since, outcome: 'status' in o ? o.status : o.error });
+    if ('error' in o && o.error === 'ECONNREFUSED') break;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  return seen;
+}
+
+t.test('SHUTDOWN_GRACE_MS=3000: the stop answers 503 for about 3 s, then refuses', async (t) => {
+  // Twice the default: on the old code (the setting ignored, 1.5 s) the port refused by ~1.5 s.
+  const graceMs = 3000;
+  const server = await startChild(t.testdir(), {
+    LOG_FORMAT: 'json',
+    SHUTDOWN_GRACE_MS: String(graceMs),
+  });
+  t.teardown(() => void server.kill('SIGKILL'));
+  const signalled = Date.now();
+  server.child.kill('SIGTERM');
+  await server.waitFor(/SIGTERM: shutting down/);
+  const seen = await pollUntilRefused(server.url, signalled, 50, graceMs + 10_000);
+  const refusedAt = seen.at(-1)!;
+  t.equal(refusedAt.outcome, 'ECONNREFUSED', `the port refuses connections in the end`);
+  // The timer starts once the signal is handled, after `signalled`: never a refusal before it.
+  t.ok(refusedAt.at >= graceMs - 100, `not before the grace (${refusedAt.at} ms after the signal)`);
+  // Loose: a busy machine (CI's two tap jobs) delays the timer and this poll.
+  t.ok(refusedAt.at < graceMs + 5000, `soon after it (${refusedAt.at} ms)`);
+  const answered = seen.slice(0, -1);
+  // A connection taken at the instant the listener closes may be reset (src/http/drain.ts).
+  const last = answered.at(-1)?.outcome === 'ECONNRESET' ? answered.slice(0, -1) : answered;
+  t.same(
+    last.filter((s) => s.outcome !== 503),
+    [],
+    `until then each request is answered 503 (${last.length} of them)`,
+  );
+  const late503 = last.filter((s) => s.outcome === 503 && s.at > SHUTDOWN_GRACE_MS + 500);
+  t.ok(late503.length > 0, `503 still well after the default grace (${late503.length} requests)`);
+  t.equal((await server.exited).code, 0, 'exit code 0');
+  const lines = server
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.match(
+    lines.find((l) => typeof l.refused === 'number'),
+    { graceMs, msg: /requests answered 503 \(shutting down\)/ },
+    'the log says the grace it kept',
+  );
+});
+
+t.test('SHUTDOWN_GRACE_MS=0: the port closes at once, exit 0', async (t) => {
+  const server = await startChild(t.testdir(), { LOG_FORMAT: 'json', SHUTDOWN_GRACE_MS: '0' });
+  t.teardown(() => void server.kill('SIGKILL'));
+  server.child.kill('SIGTERM');
+  await server.waitFor(/SIGTERM: shutting down/);
+  const since = Date.now();
+  const seen = await pollUntilRefused(server.url, since, 20, 10_000);
+  const refusedAt = seen.at(-1)!;
+  t.equal(refusedAt.outcome, 'ECONNREFUSED', 'the port refuses connections');
+  // Loose: the default grace would keep it open 1.5 s after the line.
+  t.ok(refusedAt.at < 1000, `well before the default grace's end (${refusedAt.at} ms)`);
+  t.equal((await server.exited).code, 0, 'exit code 0');
+});
+
+t.test('a bad SHUTDOWN_GRACE_MS stops the start, saying so in one line', async (t) => {
+  const dir = t.testdir();
+  const runs = ['-1', '60001', '1.5', 'soon'].map((value, i) => {
+    const dataDir = path.join(dir, `data-${i}`);
+    return { value, dataDir, run: spawnChild(dataDir, { SHUTDOWN_GRACE_MS: value }) };
+  });
+  for (const { value, dataDir, run } of runs) {
+    const { code } = await run.exited;
+    t.equal(code, 1, `${value}: exit status 1`);
+    t.equal(
+      run.output(),
+      'Confab cannot start: bad environment: SHUTDOWN_GRACE_MS: SHUTDOWN_GRACE_MS is a whole ' +
+        'number of milliseconds, 0 to 60000 (the default is 1500; 0: stop listening at once)\n',
+      `${value}: says why, in one line`,
+    );
+    t.notOk(fs.existsSync(dataDir), `${value}: no data directory made`);
+  }
 });

@@ -2,7 +2,11 @@
  * The real server as a child process (`node dist/src/main.js`, as `npm start` runs it) on a data
  * directory the test owns: PORT=0, the address read from the line main.ts prints once it listens
  * (`Confab listening on http://HOST:PORT (data: DIR)`), rate limits off (the test's own load would
- * be throttled). For crash-safety tests: kill it with any signal, start it again on the same data.
+ * be throttled), and a shutdown grace of TEST_SHUTDOWN_GRACE_MS instead of the 1.5 s default: each
+ * SIGTERM/SIGINT stop of a child would wait it, and the stop still takes the path a real one does
+ * (new requests answered 503, then the port closed). A test of the grace itself sets its own
+ * SHUTDOWN_GRACE_MS, or `SHUTDOWN_GRACE_MS: undefined` for the server's default. For crash-safety
+ * tests: kill it with any signal, start it again on the same data.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,13 +27,19 @@ export type ChildServer = {
 
 export type ChildRun = Omit<ChildServer, 'url'>;
 
+/** The shutdown grace of child servers (ms) unless the test sets SHUTDOWN_GRACE_MS. */
+export const TEST_SHUTDOWN_GRACE_MS = 100;
+
+/** The environment of a child: variables set to `undefined` are unset. */
+export type ChildEnv = Record<string, string | undefined>;
+
 /**
  * Starts main.js (or another entry, `script`, a path under dist/); resolves once it listens
  * (rejects with its output if it exits first).
  */
 export async function startChild(
   dataDir: string,
-  env: Record<string, string> = {},
+  env: ChildEnv = {},
   script = path.join(DIST_SRC, 'main.js'),
   args: readonly string[] = [],
 ): Promise<ChildServer> {
@@ -46,7 +56,7 @@ export async function startChild(
 /** Starts main.js without waiting for anything (for starts that must fail). */
 export function spawnChild(
   dataDir: string,
-  env: Record<string, string> = {},
+  env: ChildEnv = {},
   script = path.join(DIST_SRC, 'main.js'),
   args: readonly string[] = [],
 ): ChildRun {
@@ -55,6 +65,7 @@ export function spawnChild(
     PORT: '0',
     HOST: '127.0.0.1',
     RATE_LIMITING: 'off',
+    SHUTDOWN_GRACE_MS: String(TEST_SHUTDOWN_GRACE_MS),
     ...env,
   });
   const child = spawn(node.file, node.args, {

@@ -26,16 +26,21 @@ function plainFlags(): { execArgv: string[]; nodeOptions: string } {
   return { execArgv: process.execArgv.filter((a) => !tapHook(a)), nodeOptions };
 }
 
-/** What to spawn for `node ...args` without tap's hooks, with `extraEnv` on this environment. */
+/**
+ * What to spawn for `node ...args` without tap's hooks, with `extraEnv` on this environment (a
+ * variable `undefined` there is unset).
+ */
 export function plainNode(
   args: readonly string[],
-  extraEnv: Record<string, string> = {},
+  extraEnv: Record<string, string | undefined> = {},
 ): { file: string; args: string[]; env: NodeJS.ProcessEnv } {
   const { execArgv, nodeOptions } = plainFlags();
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
+  for (const [name, value] of Object.entries(extraEnv)) if (value === undefined) delete env[name];
   return {
     file: ENV,
     args: [`NODE_OPTIONS=${nodeOptions}`, process.execPath, ...execArgv, ...args],
-    env: { ...process.env, ...extraEnv },
+    env,
   };
 }
 

@@ -17,5 +17,5 @@ const server = await createServer({ ...config, testRoutes: true });
 if (process.env.TEST_SHUTDOWN_STEP_HANGS)
   server.context.thumbnailer.close = () => new Promise<never>(() => {});
 const limitMs = Number(process.env.TEST_SHUTDOWN_LIMIT_MS) || undefined;
-stopOnSignals(server, { limitMs });
+stopOnSignals(server, { graceMs: config.shutdownGraceMs, limitMs });
 log.info(`Confab listening on ${server.url} (data: ${config.dataDir})`);

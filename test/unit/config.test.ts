@@ -30,6 +30,25 @@ t.test('COMMIT_SPACING_MS: the group commit spacing, 5 ms unless set, 0 to 100',
   t.end();
 });
 
+t.test('SHUTDOWN_GRACE_MS: the shutdown grace, 1500 ms unless set, 0 to 60000', (t) => {
+  t.equal(configFromEnv({}).shutdownGraceMs, 1500);
+  t.equal(configFromEnv({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs, 0);
+  t.equal(configFromEnv({ SHUTDOWN_GRACE_MS: '250' }).shutdownGraceMs, 250);
+  t.equal(configFromEnv({ SHUTDOWN_GRACE_MS: '60000' }).shutdownGraceMs, 60_000);
+  for (const bad of ['-1', '60001', '100000', '1.5', '1e3', 'x', '', ' 100']) {
+    t.throws(
+      () => configFromEnv({ SHUTDOWN_GRACE_MS: bad }),
+      {
+        name: 'SettingsError',
+        message:
+          'bad environment: SHUTDOWN_GRACE_MS: SHUTDOWN_GRACE_MS is a whole number of milliseconds, 0 to 60000 (the default is 1500; 0: stop listening at once)',
+      },
+      JSON.stringify(bad),
+    );
+  }
+  t.end();
+});
+
 t.test('EXPORT_TIME_LIMIT: a realm export run’s limit, seconds, an hour unless set', (t) => {
   t.equal(configFromEnv({}).exportTimeLimitMs, 3_600_000);
   t.equal(configFromEnv({ EXPORT_TIME_LIMIT: '5' }).exportTimeLimitMs, 5000);
