@@ -37,7 +37,10 @@ export const DEFAULT_EXPORT_TIME_LIMIT_MS = 60 * 60 * 1000;
  */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 1500;
 
-/** The longest SHUTDOWN_GRACE_MS: the whole shutdown must end within 30 s (src/signals.ts). */
+/**
+ * The longest SHUTDOWN_GRACE_MS, a minute: with the 30 s the rest of the shutdown may take after
+ * it (src/signals.ts SHUTDOWN_LIMIT_MS), within the 90 s systemd allows (deploy/confab.service).
+ */
 export const MAX_SHUTDOWN_GRACE_MS = 60_000;
 
 export type ServerConfig = {

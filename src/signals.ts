@@ -27,10 +27,10 @@ import type { ConfabServer } from './server.js';
 /**
  * How long the graceful shutdown may take after its grace (SHUTDOWN_GRACE_MS, src/config.ts):
  * requests in flight (10 s at most, drained during the grace), then the closing steps (well
- * under a second here). Past it a step is stuck (a close that never
- * settles): the process says which and exits 1, rather than hang with nothing more in the log
- * until its supervisor kills it (systemd after TimeoutStopSec, 90 s in deploy/confab.service),
- * or, its last handle closed, end with status 0 as if all was done.
+ * under a second here). Past it a step is stuck (a close that never settles): the process says
+ * which and exits 1, rather than hang with nothing more in the log until its supervisor kills it
+ * (systemd after TimeoutStopSec, 90 s in deploy/confab.service), or, its last handle closed, end
+ * with status 0 as if all was done.
  */
 export const SHUTDOWN_LIMIT_MS = 30_000;
 
