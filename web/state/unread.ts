@@ -169,6 +169,30 @@ export class Unread {
     return out;
   }
 
+  /**
+   * Each conversation with unread messages (the Inbox view, inbox.ts): where it is (a topic as
+   * its newest unread message names it), how many, whether one mentions the user, and the
+   * newest unread id. Keyed as byConversation.
+   */
+  conversations(): UnreadConversation[] {
+    const out = new Map<string, UnreadConversation>();
+    for (const [id, e] of this.entries) {
+      const key = e.where.kind === 'stream' ? e.key : `dm:${e.key}`;
+      const mentioned = e.mention !== 'none';
+      const c = out.get(key);
+      if (!c) out.set(key, { key, where: e.where, count: 1, mentioned, lastId: id });
+      else {
+        c.count++;
+        if (mentioned) c.mentioned = true;
+        if (id > c.lastId) {
+          c.lastId = id;
+          c.where = e.where;
+        }
+      }
+    }
+    return [...out.values()];
+  }
+
   /** Unread ids matching a predicate, ascending. */
   ids(pred: (where: UnreadWhere, mentioned: boolean) => boolean = () => true): number[] {
     const out: number[] = [];
@@ -244,6 +268,15 @@ export class Unread {
     return c;
   }
 }
+
+/** One conversation's unread messages (Unread.conversations). */
+export type UnreadConversation = {
+  key: string;
+  where: UnreadWhere;
+  count: number;
+  mentioned: boolean;
+  lastId: number;
+};
 
 export type UnreadCounts = {
   total: number;
