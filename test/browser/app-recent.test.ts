@@ -5,8 +5,8 @@
  * count and the mention marked; a read elsewhere drops the count; the filters (Unread, Include
  * DMs, Participated, the words, All topics); a click on a row and the keys (↓ from the filter
  * field, Enter) open the conversation; `t` and Esc come back; the home view
- * (`web_home_view`) honoured on load, and All messages for the others. Screenshots at 1280 and
- * 390 pixels (the columns collapse: no horizontal scrolling, the topics readable).
+ * (`web_home_view`) honoured on load, All messages and the Inbox for the others. Screenshots at
+ * 1280 and 390 pixels (the columns collapse: no horizontal scrolling, the topics readable).
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -206,10 +206,11 @@ t.test('rows, live moves and counts, filters, click and keys', async (t) => {
   await waitMessage(page, 'Are you there?');
   t.pass('the keys opened the conversation');
 
-  // Esc, nothing else open: the home view (All messages for this user, whose home is Inbox).
+  // Esc, nothing else open: the home view (the Inbox for this user, the default).
   await page.locator('.messages').focus();
   await page.keyboard.press('Escape');
-  await waitForTitle(page, 'All messages');
+  await waitForTitle(page, 'Inbox');
+  t.equal(await page.evaluate('location.hash'), '#inbox');
   t.pass('Esc went to the home view');
   watch.assertClean(t);
   await page.close();
@@ -261,12 +262,12 @@ t.test('the home view on load, and Esc back to it', async (t) => {
   t.equal(await page.locator('.recent-view').count(), 0, 'all_messages: All messages');
   t.pass('the setting changed from Display, honoured on load');
 
-  // Inbox (not here): All messages too.
+  // Inbox: the Inbox (app-inbox tests it further).
   t.equal((await set('inbox')).status, 200);
   await page.reload();
-  await page.waitForSelector('.app[data-status="live"] .messages[aria-busy="false"]');
-  await waitForTitle(page, 'All messages');
-  t.pass('inbox: All messages');
+  await page.waitForSelector('.app[data-status="live"] .inbox-view');
+  await waitForTitle(page, 'Inbox');
+  t.pass('inbox: the Inbox');
   watch.assertClean(t);
   await page.close();
 });

@@ -10,7 +10,7 @@ import type { Fixture } from './fixtures.js';
 
 export type AppPage = { page: Page; watch: PageWatch };
 
-/** A page of its own, logged in as `who` through the login form, opened at `hash`. */
+/** A page of its own, logged in as `who` through the login form, opened at `hash` (All messages). */
 export async function openApp(
   b: TestBrowser,
   url: string,
@@ -34,7 +34,8 @@ export async function openApp(
   if (opts.init) await page.addInitScript(opts.init);
   if (opts.setup) await opts.setup(page);
   const watch = await watchPage(page);
-  await page.goto(url + '/' + (opts.hash ?? ''));
+  // No view named: All messages ('#feed'), not the user's home view (the Inbox by default).
+  await page.goto(url + '/' + (opts.hash ?? '#feed'));
   const user = fx.users[who]!;
   await page.fill('input[name="username"]', user.email);
   await page.fill('input[name="password"]', user.password);
@@ -76,9 +77,14 @@ export function socketFrame(page: Page, text: string): Promise<void> {
   return waitFor(page, `window.frames_.some((f) => f.includes(${JSON.stringify(text)}))`);
 }
 
-/** Until the app shows its messages with a live event queue. */
+/**
+ * Until the app shows its messages with a live event queue, or, opened with no view named, the
+ * user's home view when it is the Inbox (the default) or Recent conversations (no list there).
+ */
 export async function waitLive(page: Page): Promise<void> {
-  await page.waitForSelector('.app[data-status="live"] .messages[aria-busy="false"]');
+  await page.waitForSelector(
+    '.app[data-status="live"] :is(.messages[aria-busy="false"], .inbox-view, .recent-view)',
+  );
 }
 
 /**

@@ -86,12 +86,12 @@ export type ComposeTo =
 
 /**
  * A view of the app's own that is not a narrow of messages (its own fragment: #scheduled,
- * #drafts, #recent).
+ * #drafts, #recent, #inbox).
  */
-export type Page = 'scheduled' | 'drafts' | 'recent';
+export type Page = 'scheduled' | 'drafts' | 'recent' | 'inbox';
 
 /** The fragments of the pages (`#recent_topics`: the reference's older name of Recent). */
-const PAGE_HASH = /^#(scheduled|drafts|recent|recent_topics)\/?$/;
+const PAGE_HASH = /^#(scheduled|drafts|recent|recent_topics|inbox)\/?$/;
 
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
@@ -605,13 +605,14 @@ export class Controller {
     if (!s) return;
     const hash = location.hash;
     const named = PAGE_HASH.exec(hash)?.[1];
-    // No view named: the user's home view (web_home_view), Recent conversations or All
-    // messages (the reference's Inbox is not here: 'inbox' opens All messages).
+    // No view named: the user's home view (web_home_view): the Inbox, Recent conversations or
+    // All messages.
     const home = hash === '' || hash === '#';
+    const homeView = s.settings.web_home_view;
+    const homePage =
+      homeView === 'recent_topics' ? 'recent' : homeView === 'inbox' ? 'inbox' : undefined;
     const page = (
-      named === 'recent_topics'
-        ? 'recent'
-        : (named ?? (home && s.settings.web_home_view === 'recent_topics' ? 'recent' : undefined))
+      named === 'recent_topics' ? 'recent' : (named ?? (home ? homePage : undefined))
     ) as Page | undefined;
     if (page === 'recent' && this.recentFetch.peek() === 'none') void this.loadRecent();
     if (page) {
@@ -672,16 +673,18 @@ export class Controller {
   }
 
   /**
-   * Esc with nothing left to close (shell.tsx): to the user's home view (web_home_view: Recent
-   * conversations, else All messages) unless the view shown is it already, or the user turned
+   * Esc with nothing left to close (shell.tsx): to the user's home view (web_home_view: the
+   * Inbox, Recent conversations, else All messages) unless the view shown is it already, or the user turned
    * `web_escape_navigates_to_home_view` off. False when it does not go.
    */
   goHomeOnEscape(): boolean {
     const s = this.state.value;
     if (!s || s.settings.web_escape_navigates_to_home_view === false) return false;
-    if (s.settings.web_home_view === 'recent_topics') {
-      if (this.page.value === 'recent') return false;
-      location.hash = '#recent';
+    const home = s.settings.web_home_view;
+    if (home === 'recent_topics' || home === 'inbox') {
+      const page = home === 'inbox' ? 'inbox' : 'recent';
+      if (this.page.value === page) return false;
+      location.hash = `#${page}`;
       return true;
     }
     if (this.page.value === null && this.narrow.value.terms.length === 0) return false;
@@ -695,7 +698,7 @@ export class Controller {
     if (!s) return;
     const hash = narrowHash(n, s.names());
     this.drawer.value = false;
-    // An empty fragment is All messages, unless it shows the home view Recent conversations.
+    // An empty fragment is All messages, unless it shows a home view (Inbox, Recent conversations).
     if (location.hash === hash || (hash === '#feed' && location.hash === '' && !this.page.peek()))
       this.show(n);
     else location.hash = hash;
@@ -1070,6 +1073,22 @@ export class Controller {
     }
   }
 
+  /**
+   * A direct-message conversation's unread messages marked read (the Inbox's row action;
+   * `key`: the other participants' ids, as the unread bookkeeping keys it).
+   */
+  async markDmRead(key: string): Promise<void> {
+    const s = this.state.value;
+    if (!s) return;
+    const ids = s.unread.ids((w) => w.kind === 'dm' && w.key === key);
+    if (!ids.length) return;
+    try {
+      await this.client.updateFlags(ids, 'add', 'read');
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+  }
+
   markNarrowRead(): void {
     const s = this.state.value;
     if (!s) return;
@@ -1099,6 +1118,7 @@ export class Controller {
     if (n === this.narrow.value && this.page.value === 'scheduled') return 'Scheduled messages';
     if (n === this.narrow.value && this.page.value === 'drafts') return 'Drafts';
     if (n === this.narrow.value && this.page.value === 'recent') return 'Recent conversations';
+    if (n === this.narrow.value && this.page.value === 'inbox') return 'Inbox';
     const ch = channelOf(n);
     const topic = topicOf(n);
     const dm = dmOf(n);

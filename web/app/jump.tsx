@@ -62,15 +62,19 @@ export function Jump({ c }: { c: Controller }) {
     for (const [label, n, icon] of rank(views, q, (v) => v[0], 4)) {
       items.push({ key: `v:${label}`, label, icon: <Icon name={icon} />, run: go(n) });
     }
-    // Recent conversations: a view of its own (#recent), not a narrow.
-    for (const label of rank(['Recent conversations'], q, (v) => v, 1)) {
+    // The Inbox and Recent conversations: views of their own (#inbox, #recent), not narrows.
+    const pages = [
+      ['Inbox', 'inbox'],
+      ['Recent conversations', 'recent'],
+    ] as const;
+    for (const [label, page] of rank(pages, q, (v) => v[0], 2)) {
       items.push({
-        key: 'v:recent',
+        key: `v:${page}`,
         label,
-        icon: <Icon name="recent" />,
+        icon: <Icon name={page} />,
         run: () => {
           close();
-          location.hash = '#recent';
+          location.hash = `#${page}`;
         },
       });
     }

@@ -25,6 +25,7 @@ import '../styles/message-menu.css';
 import '../styles/mute-invites.css';
 import '../styles/read-receipts.css';
 import '../styles/recent.css';
+import '../styles/inbox.css';
 
 startTheme();
 

@@ -512,9 +512,8 @@ function Display({ c }: { c: Controller }) {
 }
 
 /**
- * The view the app opens on (`web_home_view`): Recent conversations or All messages. The
- * reference's third, Inbox, is not in this app: a user who has it keeps it (offered as it is,
- * opening All messages) until they choose another.
+ * The view the app opens on (`web_home_view`): the Inbox (the default), Recent conversations or
+ * All messages.
  */
 function HomeView({ c }: { c: Controller }) {
   const s = c.state.value!;
@@ -534,9 +533,9 @@ function HomeView({ c }: { c: Controller }) {
             .catch((err: unknown) => c.toast(err instanceof Error ? err.message : String(err)));
         }}
       >
+        <option value="inbox">Inbox</option>
         <option value="recent_topics">Recent conversations</option>
         <option value="all_messages">All messages</option>
-        {value === 'inbox' && <option value="inbox">Inbox (opens All messages here)</option>}
       </select>
       <span class="muted-text">What the app shows when the address names no view.</span>
     </div>

@@ -3,8 +3,8 @@
  * search, the message pane and the compose box, the people (a column on wide screens); the
  * reconnecting banner, messages to the user, and the dialogs (jump, settings, emoji picker, a
  * profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
- * `n` next unread topic, `r` reply, `c` new topic, `t` Recent conversations, Esc closes what
- * is open.
+ * `n` next unread topic, `r` reply, `c` new topic, `t` Recent conversations, `I` (Shift+I) the
+ * Inbox, Esc closes what is open.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
@@ -22,6 +22,7 @@ import { MessagePane } from './message-pane.js';
 import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { ProfileCard } from './profile-card.js';
 import { DraftsView, ScheduledView } from './scheduled.js';
+import { InboxView } from './inbox.js';
 import { RecentView } from './recent.js';
 import { Sidebar } from './sidebar.js';
 import { StatusDialog } from './status.js';
@@ -260,9 +261,9 @@ export function Shell({ c }: { c: Controller }) {
         else if (c.drawer.value) c.drawer.value = false;
         else if (c.editing.value !== null) c.editing.value = null;
         // A view of its own (drafts, scheduled messages) closes to the messages behind it;
-        // Recent conversations, a home view, stays (its filter field gives the focus to its
-        // rows: recent.tsx).
-        else if (c.page.value === 'recent') return;
+        // Recent conversations and the Inbox, home views, stay (their filter fields give the
+        // focus to their rows: recent.tsx, inbox.tsx).
+        else if (c.page.value === 'recent' || c.page.value === 'inbox') return;
         else if (c.page.value) c.go(c.narrow.value);
         else if (typingInField(e)) {
           // Out of the field and into the message list, where the arrows and j/k select.
@@ -303,6 +304,9 @@ export function Shell({ c }: { c: Controller }) {
       } else if (e.key === 't') {
         // Recent conversations, as the reference's key.
         location.hash = '#recent';
+      } else if (e.key === 'I') {
+        // The Inbox, as the reference's key (Shift+I).
+        location.hash = '#inbox';
       } else if (e.key === '/') {
         document.getElementById('search')?.focus();
       } else return;
@@ -337,9 +341,11 @@ export function Shell({ c }: { c: Controller }) {
         class="skip-link"
         type="button"
         onClick={() =>
-          // In Recent conversations, its rows' Tab stop (no message list there).
+          // In Recent conversations and the Inbox, their rows' Tab stop (no message list there).
           document
-            .querySelector<HTMLElement>('.messages, .recent-open[tabindex="0"], .recent-search')
+            .querySelector<HTMLElement>(
+              '.messages, .recent-open[tabindex="0"], .recent-search, .inbox-focus[tabindex="0"], .inbox-search',
+            )
             ?.focus({ preventScroll: true })
         }
       >
@@ -385,7 +391,9 @@ export function Shell({ c }: { c: Controller }) {
           <Membership c={c} />
           <Search c={c} />
         </header>
-        {page === 'recent' ? (
+        {page === 'inbox' ? (
+          <InboxView c={c} />
+        ) : page === 'recent' ? (
           <RecentView c={c} />
         ) : page === 'scheduled' ? (
           <ScheduledView c={c} />

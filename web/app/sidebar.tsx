@@ -38,6 +38,7 @@ import {
   useMedia,
 } from './people.js';
 import { PageEntries } from './scheduled.js';
+import { InboxEntry } from './inbox.js';
 import { RecentEntry } from './recent.js';
 import { isDark } from './theme.js';
 import { topicPolicyItems } from './topic-policy.js';
@@ -337,6 +338,7 @@ export function Sidebar({ c }: { c: Controller }) {
       </div>
       <div class="sidebar-scroll">
         <ul class="nav-list">
+          <InboxEntry c={c} />
           <RecentEntry c={c} />
           <View
             c={c}

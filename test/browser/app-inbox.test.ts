@@ -1,0 +1,282 @@
+/**
+ * The web app in chromium, the Inbox view (#inbox, web/app/inbox.tsx): the unread conversations
+ * from register's unread messages, grouped (direct messages first, then each channel with its
+ * total and its topics, newest first; a topic muted as such left out) and counted; live: a
+ * message sent through the API adds its row and raises the totals (a mention marked), a read
+ * elsewhere lowers them and takes rows away; the filter box and All topics; a group collapsed
+ * stays so over a reload; a click and the keys (↓ from the filter box, Enter) open a
+ * conversation, which the reading then takes out of the Inbox; Shift+I comes back; "Mark as
+ * read" on a topic; the home view (`web_home_view` 'inbox', the default) on load, Esc back to it,
+ * offered in Settings › Display; the empty Inbox says so. Screenshots at 1280 and 390 pixels.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
+import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
+
+const EVERYONE = ['hamlet', 'othello', 'iago'];
+let lunch = 0;
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: {
+    general: { by: 'othello', members: EVERYONE },
+    design: { by: 'iago', members: EVERYONE },
+  },
+  seed: async ({ ts, channels }) => {
+    const api = ts.api;
+    lunch = await sendChannelMessage(api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+    await sendChannelMessage(api, 'iago', 'design', 'logo', 'A round logo.');
+    await sendChannelMessage(api, 'iago', 'design', 'logo', 'Or a square one.');
+    await sendDirectMessage(api, 'othello', [ts.fx.users['hamlet']!.id], 'Are you there?');
+    await sendChannelMessage(api, 'iago', 'general', 'gossip', 'Whispers nobody needs.');
+    await sendChannelMessage(api, 'hamlet', 'general', 'plans', 'My plans for the week.', {
+      read_by_sender: true,
+    });
+    const muted = await api.post('hamlet', 'user_topics', {
+      stream_id: channels.general,
+      topic: 'gossip',
+      visibility_policy: 1,
+    });
+    if (muted.status !== 200) throw new Error(`muting: ${muted.text}`);
+  },
+});
+
+/**
+ * The view's rows, top to bottom: a group's header as `# name count` (`@` after a mention),
+ * a conversation as `name count`.
+ */
+const INBOX = `JSON.stringify([...document.querySelectorAll('.inbox-list > li')].map((li) => {
+  const b = li.querySelector('.badge');
+  const n = (b ? b.textContent : '0') + (b && b.classList.contains('mention') ? '@' : '');
+  const name = li.querySelector('.inbox-name').textContent.trim();
+  return (li.classList.contains('inbox-header') ? '# ' : '') + name + ' ' + n;
+}))`;
+
+const shown = async (page: Page): Promise<string[]> =>
+  JSON.parse(await page.evaluate<string>(INBOX)) as string[];
+
+async function waitInbox(page: Page, want: string[]): Promise<void> {
+  try {
+    await waitFor(page, `${INBOX} === ${JSON.stringify(JSON.stringify(want))}`, 15_000);
+  } catch (e) {
+    throw new Error(`inbox: ${JSON.stringify(await shown(page))}, wanted ${JSON.stringify(want)}`, {
+      cause: e,
+    });
+  }
+}
+
+const FIRST = [
+  '# Direct messages 1',
+  'Othello 1',
+  '# design 2',
+  'logo 2',
+  '# general 1',
+  'lunch 1',
+];
+
+t.test('rows, live counts, filters, collapse, click and keys, mark as read', async (t) => {
+  if (NO_CHROMIUM) return;
+  // Opened on Starred (a list to wait for, that reads nothing), then the view from the sidebar.
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/is/starred',
+  });
+  await page.click('.sidebar a.nav-item[href="#inbox"]');
+  await waitForTitle(page, 'Inbox');
+  await waitInbox(page, FIRST);
+  t.pass('direct messages first, channels by name, counts; the muted topic and read one left out');
+  t.equal(
+    await page.getAttribute('.sidebar a.nav-item[href="#inbox"]', 'aria-current'),
+    'page',
+    'the sidebar marks the view',
+  );
+  t.ok(
+    await page.evaluate(
+      `document.querySelector('.sidebar a[href="#inbox"]').closest('li').nextElementSibling.querySelector('a[href="#recent"]') !== null`,
+    ),
+    'the entry above Recent conversations',
+  );
+  await screenshot(page, t, 'inbox-1280');
+
+  // Live: a new topic, a mention.
+  await sendChannelMessage(ts.api, 'othello', 'general', 'dinner', 'Dinner, @**Hamlet**?');
+  await waitInbox(page, [...FIRST.slice(0, 4), '# general 2@', 'dinner 1@', 'lunch 1']);
+  t.pass('a new message: its row (newest first), the channel total up, the mention marked');
+
+  // Read elsewhere (the API, as another device): the row goes, the total drops.
+  const read = await ts.api.post('hamlet', 'messages/flags', {
+    messages: JSON.stringify([lunch]),
+    op: 'add',
+    flag: 'read',
+  });
+  t.equal(read.status, 200);
+  await waitInbox(page, [...FIRST.slice(0, 4), '# general 1@', 'dinner 1@']);
+  t.pass('read elsewhere: the row went, the total dropped');
+
+  // The filter box and which topics.
+  await page.fill('.inbox-search', 'desi');
+  await waitInbox(page, ['# design 2', 'logo 2']);
+  await page.fill('.inbox-search', 'oth');
+  await waitInbox(page, ['# Direct messages 1', 'Othello 1']);
+  await page.fill('.inbox-search', 'zzz');
+  await page.waitForSelector('.inbox-view .page-empty:has-text("No conversations match")');
+  await page.fill('.inbox-search', '');
+  await page.selectOption('.inbox-topics', 'all');
+  await waitInbox(page, [...FIRST.slice(0, 4), '# general 2@', 'dinner 1@', 'gossip 1']);
+  t.ok(await page.locator('.inbox-row.muted', { hasText: 'gossip' }).count(), 'muted, marked');
+  await page.selectOption('.inbox-topics', 'unmuted');
+  await waitInbox(page, [...FIRST.slice(0, 4), '# general 1@', 'dinner 1@']);
+  t.pass('words, All topics');
+
+  // Collapse a channel: its header stays with its total; kept over a reload.
+  await page.click('.inbox-header:has-text("design") .inbox-toggle');
+  await waitInbox(page, [...FIRST.slice(0, 3), '# general 1@', 'dinner 1@']);
+  t.equal(
+    await page.getAttribute('.inbox-header:has-text("design") .inbox-toggle', 'aria-expanded'),
+    'false',
+  );
+  await page.reload();
+  await page.waitForSelector('.app[data-status="live"] .inbox-list');
+  await waitInbox(page, [...FIRST.slice(0, 3), '# general 1@', 'dinner 1@']);
+  t.pass('collapsed over a reload');
+  // From the keys: Enter on the header expands it again.
+  await page.focus('.inbox-search');
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.includes('Direct messages')`);
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.includes('design')`);
+  await page.keyboard.press('Enter');
+  await waitInbox(page, [...FIRST.slice(0, 4), '# general 1@', 'dinner 1@']);
+  t.equal(
+    await page.evaluate(`document.querySelectorAll('.inbox-focus[tabindex="0"]').length`),
+    1,
+    'one Tab stop in the rows (roving)',
+  );
+  t.pass('Enter on a header expanded it');
+
+  // The keys: ↓ to the topic, Enter opens it; reading it takes it out of the Inbox.
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim().startsWith('logo')`);
+  await page.keyboard.press('Enter');
+  await waitFor(page, `location.hash.endsWith('/topic/logo')`);
+  await waitMessage(page, 'Or a square one.');
+  t.pass('the keys opened the topic');
+
+  // Shift+I: back to the Inbox, without the topic read there.
+  await page.locator('.messages').focus();
+  await page.keyboard.press('Shift+I');
+  await page.waitForSelector('.inbox-list');
+  t.equal(await page.evaluate('location.hash'), '#inbox');
+  await waitInbox(page, ['# Direct messages 1', 'Othello 1', '# general 1@', 'dinner 1@']);
+  t.pass('Shift+I: the Inbox; the topic read is gone');
+
+  // A click opens a conversation.
+  await page.click('.inbox-row .inbox-open:has-text("Othello")');
+  await waitFor(page, `location.hash.startsWith('#narrow/dm/')`);
+  await waitMessage(page, 'Are you there?');
+  t.pass('a click opened the conversation');
+
+  // Back (Shift+I) once it is read; Mark as read on a topic's row.
+  await page.locator('.messages').focus();
+  await page.keyboard.press('Shift+I');
+  await waitInbox(page, ['# general 1@', 'dinner 1@']);
+  await page.click('.inbox-row:has-text("dinner") .inbox-mark-read');
+  await page.waitForSelector('.inbox-view .page-empty');
+  t.equal(
+    (await page.innerText('.inbox-view .page-empty')).trim(),
+    'There are no unread messages in your inbox.',
+    'all read: the empty Inbox says so',
+  );
+  await screenshot(page, t, 'inbox-empty-1280');
+  watch.assertClean(t);
+  await page.close();
+});
+
+/** The login form, then the app live (the Inbox shown: no message list to wait for). */
+async function openAtHome(page: Page, who: string): Promise<void> {
+  await page.goto(ts.url + '/');
+  await page.fill('input[name="username"]', ts.fx.users[who]!.email);
+  await page.fill('input[name="password"]', ts.fx.users[who]!.password);
+  await page.click('button[type="submit"]');
+  await page.waitForSelector('.app[data-status="live"]');
+}
+
+t.test('the home view (the default) on load, Esc back to it, Settings', async (t) => {
+  if (NO_CHROMIUM) return;
+  const page = await b.newPage({ viewport: { width: 390, height: 844 } });
+  const watch = await watchPage(page);
+  await openAtHome(page, 'othello');
+  await page.waitForSelector('.inbox-list');
+  await waitForTitle(page, 'Inbox');
+  t.equal(await page.evaluate('location.hash'), '', 'no view named: the home view, the Inbox');
+  // His own messages sent through the API stay unread for him (no read_by_sender).
+  await waitInbox(page, [
+    '# Direct messages 1',
+    'Hamlet 1',
+    '# design 2',
+    'logo 2',
+    '# general 4',
+    'dinner 1',
+    'plans 1',
+    'gossip 1',
+    'lunch 1',
+  ]);
+  t.pass('Othello’s unread, gossip among them (he did not mute it)');
+  await screenshot(page, t, 'inbox-390');
+  t.equal(
+    await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'),
+    true,
+    'no horizontal scrolling at 390',
+  );
+
+  // A topic from the rows, then Esc: back to the Inbox.
+  await page.click('.inbox-row .inbox-open:has-text("gossip")');
+  await waitMessage(page, 'Whispers nobody needs.');
+  await page.locator('.messages').focus();
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.inbox-list');
+  await waitForTitle(page, 'Inbox');
+  t.pass('Esc: back to the home view');
+
+  // Settings › Display offers it, chosen.
+  await page.goto(ts.url + '/#settings/display');
+  await page.waitForSelector('#setting-web_home_view');
+  t.equal(await page.inputValue('#setting-web_home_view'), 'inbox');
+  t.same(
+    await page.evaluate(
+      `[...document.querySelectorAll('#setting-web_home_view option')].map((o) => o.value)`,
+    ),
+    ['inbox', 'recent_topics', 'all_messages'],
+  );
+  watch.assertClean(t);
+  await page.close();
+});
+
+t.test('Jump to lists the Inbox', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', { hash: '#narrow/is/starred' });
+  await page.keyboard.press('Control+k');
+  await page.keyboard.type('inbox');
+  await page.waitForSelector('.jump [role="option"]:has-text("Inbox")');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `location.hash === '#inbox'`);
+  await page.waitForSelector('.inbox-list');
+  t.pass('Jump to: the Inbox');
+  // Mark as read on a channel's header: its topics go.
+  await waitInbox(page, [
+    '# design 2',
+    'logo 2',
+    '# general 4',
+    'dinner 1',
+    'plans 1',
+    'gossip 1',
+    'lunch 1',
+  ]);
+  await page.click('.inbox-header:has-text("general") .inbox-mark-read');
+  await waitInbox(page, ['# design 2', 'logo 2']);
+  t.pass('a channel marked as read from its header');
+  watch.assertClean(t);
+  await page.close();
+});

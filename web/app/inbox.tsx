@@ -1,0 +1,280 @@
+/**
+ * The Inbox view (`#inbox`), as the reference's: every conversation with unread messages, from
+ * the unread bookkeeping alone (no fetch). Direct messages first, then each channel a group
+ * with its total and its topics under it (newest first), counts with mentions marked, a filter
+ * box and which topics show (unmuted ones by default), kept in this browser but the words. A
+ * group's header collapses and expands it (kept in this browser too); rows are links (a click or
+ * Enter opens the conversation); ↑ ↓ (j k), Home and End move between rows and headers; each
+ * row and channel has "Mark as read". The data is state/inbox.ts's.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { ChatState } from '../state/chat.js';
+import {
+  inboxContext,
+  inboxData,
+  inboxRows,
+  parseCollapsed,
+  parseTopics,
+  type InboxRow,
+  type InboxTopics,
+} from '../state/inbox.js';
+import { dmNarrow, narrowHash, topicNarrow, type Narrow } from '../state/narrow.js';
+import { roveRows } from '../state/roving.js';
+import { Count, Swatch } from './bits.js';
+import type { Controller } from './controller.js';
+import { Icon } from './icons.js';
+import { track } from './track.js';
+
+const COLLAPSED = 'confab.inbox-collapsed';
+const TOPICS = 'confab.inbox-topics';
+
+function load<T>(key: string, parse: (raw: unknown) => T): T {
+  try {
+    return parse(JSON.parse(localStorage.getItem(key) ?? 'null'));
+  } catch {
+    return parse(null);
+  }
+}
+
+function save(key: string, value: unknown): void {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // no storage: kept as long as the page
+  }
+}
+
+/** The sidebar's entry (above Recent conversations), with the unread total. */
+export function InboxEntry({ c }: { c: Controller }) {
+  return (
+    <li>
+      <a
+        class="nav-item"
+        href="#inbox"
+        aria-current={c.page.value === 'inbox' ? 'page' : undefined}
+      >
+        <Icon name="inbox" />
+        <span class="label">Inbox</span>
+      </a>
+    </li>
+  );
+}
+
+function rowNarrow(s: ChatState, r: InboxRow): Narrow | null {
+  if (r.kind === 'dm') return dmNarrow(r.dm.ids, s.selfId);
+  if (r.kind === 'topic') return topicNarrow(r.topic.streamId, r.topic.topic);
+  return null;
+}
+
+export function InboxView({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted);
+  const [text, setText] = useState('');
+  const [topics, setTopicsState] = useState<InboxTopics>(() => load(TOPICS, parseTopics));
+  const [collapsed, setCollapsedState] = useState<Set<string>>(() =>
+    load(COLLAPSED, parseCollapsed),
+  );
+  const [focusKey, setFocusKey] = useState<string | null>(null);
+  const list = useRef<HTMLUListElement>(null);
+  const moveFocus = useRef(false);
+
+  const inbox = inboxData(s.unread.conversations(), inboxContext(s), topics, text);
+  const rows = inboxRows(inbox, collapsed);
+  const at = Math.max(
+    0,
+    rows.findIndex((r) => r.key === focusKey),
+  );
+
+  const toggle = (key: string) => {
+    const next = new Set(collapsed);
+    if (next.has(key)) next.delete(key);
+    else next.add(key);
+    setCollapsedState(next);
+    setFocusKey(key);
+    save(COLLAPSED, [...next]);
+  };
+
+  // The focus stays on its row when rows come and go (a new message, a read), and goes where
+  // the keys sent it.
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (!el) return;
+    const inside = el.contains(document.activeElement);
+    if (!inside && !moveFocus.current) return;
+    moveFocus.current = false;
+    el.querySelectorAll<HTMLElement>('.inbox-focus')[at]?.focus({ preventScroll: false });
+  });
+
+  // Shown with nothing focused (on load, from a key): the rows take the focus, as the
+  // reference's view does, so that ↓ and Enter open a conversation.
+  const started = useRef(false);
+  useEffect(() => {
+    if (started.current || rows.length === 0) return;
+    started.current = true;
+    const active = document.activeElement;
+    if (!active || active === document.body) {
+      moveFocus.current = true;
+      setFocusKey(rows[0]!.key);
+    }
+  }, [rows.length > 0]);
+
+  const onKey = (e: KeyboardEvent) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const next = roveRows(e.key, at, rows.length);
+    if (next === undefined) return;
+    e.preventDefault();
+    e.stopPropagation();
+    moveFocus.current = true;
+    setFocusKey(rows[next]!.key);
+  };
+
+  const open = (r: InboxRow, n: Narrow) => (e: MouseEvent) => {
+    if (e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    setFocusKey(r.key);
+    c.go(n);
+  };
+
+  const markRead = (r: InboxRow) => {
+    if (r.kind === 'topic')
+      void c.markAllAsRead({ streamId: r.topic.streamId, topic: r.topic.topic });
+    else if (r.kind === 'channel') void c.markAllAsRead({ streamId: r.channel.streamId });
+    else if (r.kind === 'dm') void c.markDmRead(r.dm.ids.join(','));
+  };
+
+  const markButton = (r: InboxRow, i: number, what: string) => (
+    <button
+      class="icon-btn inbox-mark-read"
+      type="button"
+      tabIndex={i === at ? 0 : -1}
+      title="Mark as read"
+      aria-label={`Mark ${what} as read`}
+      onClick={() => markRead(r)}
+    >
+      <Icon name="check" />
+    </button>
+  );
+
+  const dmCount = inbox.dms.reduce((n, d) => n + d.count, 0);
+  const dmMentioned = inbox.dms.some((d) => d.mentioned);
+
+  return (
+    <section class="page-view inbox-view" aria-label="Inbox">
+      <div class="inbox-filters">
+        <input
+          class="field inbox-search"
+          type="search"
+          aria-label="Filter conversations"
+          placeholder="Filter conversations"
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if ((e.key === 'ArrowDown' || e.key === 'Escape') && rows.length > 0) {
+              e.preventDefault();
+              moveFocus.current = true;
+              setFocusKey(rows[0]!.key);
+              list.current?.querySelector<HTMLElement>('.inbox-focus')?.focus();
+            }
+          }}
+        />
+        <select
+          class="field inbox-topics"
+          aria-label="Topics shown"
+          value={topics}
+          onChange={(e) => {
+            const v = parseTopics(e.currentTarget.value);
+            setTopicsState(v);
+            save(TOPICS, v);
+          }}
+        >
+          <option value="unmuted">Unmuted topics</option>
+          <option value="all">All topics</option>
+          <option value="followed">Followed topics</option>
+        </select>
+      </div>
+      {rows.length === 0 ? (
+        <p class="page-empty" role="status">
+          {/* As the reference's: words typed that match nothing, or no unread shown at all
+              (the muted ones aside, under the default filter). */}
+          {text
+            ? 'No conversations match your filters.'
+            : 'There are no unread messages in your inbox.'}
+        </p>
+      ) : (
+        <ul class="inbox-list" ref={list} aria-label="Unread conversations" onKeyDown={onKey}>
+          {rows.map((r, i) => {
+            const tab = i === at ? 0 : -1;
+            if (r.kind === 'dm-header' || r.kind === 'channel') {
+              const isDm = r.kind === 'dm-header';
+              const open = !collapsed.has(r.key);
+              const sub = isDm ? undefined : s.subs.get(r.channel.streamId);
+              const name = isDm ? 'Direct messages' : r.channel.name;
+              const count = isDm ? dmCount : r.channel.count;
+              const mentioned = isDm ? dmMentioned : r.channel.mentioned;
+              return (
+                <li
+                  key={r.key}
+                  class={`inbox-header${isDm ? ' inbox-dm-header' : ''}${!isDm && r.channel.muted ? ' muted' : ''}`}
+                  data-key={r.key}
+                >
+                  <button
+                    class="inbox-focus inbox-toggle"
+                    type="button"
+                    tabIndex={tab}
+                    aria-expanded={open}
+                    onClick={() => toggle(r.key)}
+                  >
+                    <span class={`inbox-chevron${open ? '' : ' collapsed'}`}>
+                      <Icon name="chevron" />
+                    </span>
+                    {isDm ? (
+                      <Icon name="dm" />
+                    ) : (
+                      <Swatch color={sub?.color ?? '#9aa0ad'} privateChannel={sub?.invite_only} />
+                    )}
+                    <span class="inbox-name">{name}</span>
+                  </button>
+                  <Count
+                    n={count}
+                    mention={mentioned}
+                    label={`${count} unread${mentioned ? ', mentions you' : ''}`}
+                  />
+                  {isDm ? <span class="inbox-mark-space" /> : markButton(r, i, name)}
+                </li>
+              );
+            }
+            const narrow = rowNarrow(s, r)!;
+            const label = r.kind === 'dm' ? r.dm.label : s.topicName(r.topic.topic);
+            const count = r.kind === 'dm' ? r.dm.count : r.topic.count;
+            const mentioned = r.kind === 'dm' ? r.dm.mentioned : r.topic.mentioned;
+            const muted = r.kind === 'topic' && r.topic.muted;
+            return (
+              <li
+                key={r.key}
+                class={`inbox-row${r.kind === 'dm' ? ' inbox-dm' : ''}${muted ? ' muted' : ''}`}
+                data-key={r.key}
+              >
+                <a
+                  class="inbox-focus inbox-open"
+                  href={narrowHash(narrow, s.names())}
+                  tabIndex={tab}
+                  onClick={open(r, narrow)}
+                >
+                  {r.kind === 'dm' && <Icon name="dm" />}
+                  <span class="inbox-name">{label}</span>
+                  {muted && <Icon name="bell-off" label="muted" />}
+                </a>
+                <Count
+                  n={count}
+                  mention={mentioned}
+                  label={`${count} unread${mentioned ? ', mentions you' : ''}`}
+                />
+                {markButton(r, i, label)}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </section>
+  );
+}
