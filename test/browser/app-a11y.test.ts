@@ -8,10 +8,9 @@
  * its form; Organization as a member reads it and as an administrator edits it, Custom
  * emoji; User groups: the list, a new group's form, a group's members and controls), a card's
  * custom profile fields (the full profile), the people (a column at 1280, filtered; a section of
- * the drawer at 390), Recent conversations (a row focused), at 1280 pixels and at 390 (drawer
- * closed and open), light and dark. No
- * violation of impact serious or
- * critical; each one found is listed with its rule and target (test/helpers/a11y.ts).
+ * the drawer at 390), Recent conversations and the Inbox (a row focused), at 1280 pixels and at
+ * 390 (drawer closed and open), light and dark. No violation of impact serious or critical;
+ * each one found is listed with its rule and target (test/helpers/a11y.ts).
  *
  * Each state is checked in both themes on the same page, the system's scheme switched between
  * the two (the app follows it as it changes: web/app/theme.ts), rather than reached twice from a
@@ -461,6 +460,28 @@ t.test('Recent conversations at 1280 and 390 (a row focused)', async (t) => {
     await page.keyboard.press('ArrowDown');
     await waitFor(page, `document.activeElement?.classList.contains('recent-open')`);
     await both(t, page, `recent-${width}`);
+    assertClean(t, page);
+    await page.close();
+  }
+});
+
+t.test('the Inbox at 1280 and 390 (a header focused)', async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const width of [1280, 390]) {
+    const { page } = track(
+      await openApp(b, ts.url, ts.fx, 'hamlet', {
+        hash: '#narrow/is/starred',
+        width,
+        height: width > 500 ? 800 : 844,
+      }),
+    );
+    await page.evaluate(`location.hash = '#inbox'`);
+    await page.waitForSelector('.inbox-list .inbox-row');
+    // From the filter field to the rows, as the keys go (a header's focus ring in the shots).
+    await page.focus('.inbox-search');
+    await page.keyboard.press('ArrowDown');
+    await waitFor(page, `document.activeElement?.classList.contains('inbox-focus')`);
+    await both(t, page, `inbox-${width}`);
     assertClean(t, page);
     await page.close();
   }
