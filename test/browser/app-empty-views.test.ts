@@ -1,7 +1,7 @@
 /**
  * The web app in chromium: what an empty view says. "Start the conversation below" only where a
  * conversation can start; Starred and Mentions say what would show there; Recent conversations
- * says it has none (once its fetch answered).
+ * says it has none (once its fetch answered); the Inbox, that nothing is unread.
  */
 import t from 'tap';
 import { openApp } from '../helpers/app.js';
@@ -38,5 +38,14 @@ t.test('Starred and Mentions, empty, at 390 px', async (t) => {
   await page.waitForSelector('.recent-view .page-empty:has-text("No conversations yet.")');
   t.pass('recent conversations: none yet');
   await screenshot(page, t, 'recent-empty-390');
+  // The Inbox, nothing unread: said so, as the reference says it.
+  await page.goto(ts.url + '/#inbox');
+  await page.waitForSelector('.inbox-view .page-empty');
+  t.equal(
+    (await page.textContent('.inbox-view .page-empty'))?.trim(),
+    'There are no unread messages in your inbox.',
+    'the inbox: nothing unread',
+  );
+  await screenshot(page, t, 'inbox-empty-390');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
