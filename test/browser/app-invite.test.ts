@@ -29,7 +29,10 @@ async function openSettings(page: Page, panel: string): Promise<void> {
   await page.waitForSelector(`.settings h3:has-text("${panel}")`);
 }
 
-/** Signs up on an invitation page and waits for the app. */
+/**
+ * Signs up on an invitation page and waits for the app: its home view (the Inbox, the default
+ * web_home_view), then All messages from the sidebar (where the compose box is).
+ */
 async function signUp(
   page: Page,
   fields: { email?: string; name: string; password: string },
@@ -38,6 +41,9 @@ async function signUp(
   await page.fill('input[name="full_name"]', fields.name);
   await page.fill('input[name="password"]', fields.password);
   await page.click('button[type="submit"]');
+  await page.waitForSelector('.app[data-status="live"] .inbox-view');
+  await page.click('.sidebar .nav-item:has-text("All messages")');
+  await waitForTitle(page, 'All messages');
   await waitLive(page);
 }
 

@@ -85,8 +85,12 @@ t.test('first start to two colleagues chatting live in two browsers', async (t) 
   await col.page.fill('input[name="password"]', 'analytical-engine');
   await screenshot(col.page, t, 'colleague-signs-up');
   await col.page.click('button[type="submit"]');
+  await col.page.waitForSelector('.app[data-status="live"] .inbox-view');
+  t.equal(new URL(col.page.url()).pathname, '/', 'the sign-up ends in the app (the Inbox)');
+  // All messages, where the compose box is.
+  await col.page.click('.sidebar .nav-item:has-text("All messages")');
+  await waitForTitle(col.page, 'All messages');
   await waitLive(col.page);
-  t.equal(new URL(col.page.url()).pathname, '/', 'the sign-up ends in the app');
   t.match(await col.page.textContent('.me'), /Ada Lovelace/, 'logged in as the new colleague');
 
   // The colleague writes to the owner; the owner answers. Each message reaches the other's
