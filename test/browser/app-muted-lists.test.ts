@@ -442,7 +442,7 @@ t.test('the views leave out one-on-one messages with the muted, but their own', 
   await jump.waitFor({ state: 'detached' });
 
   // Unmuted: back in All messages at once.
-  await page.goto(ts.url + '/');
+  await page.goto(ts.url + '/#feed');
   await withoutHim('All messages again');
   assertSuccess(t, await ts.api.delete('hamlet', `users/me/muted_users/${othello}`));
   await waitMessage(page, 'Just us two');
