@@ -318,7 +318,8 @@ export async function webBench(args: string[]): Promise<void> {
         if (r.method() === 'GET' && u.pathname === '/json/messages')
           narrows.push(u.searchParams.get('narrow') ?? '');
       });
-      await page.goto(url + '/');
+      // All messages named ('#feed'): an empty fragment opens the home view, the Inbox by default.
+      await page.goto(url + '/#feed');
       await waitFor(page, 'window.__bench.first !== null', 120_000);
       firsts.push(await page.evaluate<number>('window.__bench.first'));
       if (i === 0) fetched = narrows;
