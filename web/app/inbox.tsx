@@ -44,7 +44,7 @@ function save(key: string, value: unknown): void {
   }
 }
 
-/** The sidebar's entry (above Recent conversations), with the unread total. */
+/** The sidebar's entry (above Recent conversations). */
 export function InboxEntry({ c }: { c: Controller }) {
   return (
     <li>
