@@ -7,7 +7,7 @@
  * Enter opens the conversation); ↑ ↓ (j k), Home and End move between rows and headers; each
  * row and channel has "Mark as read". The data is state/inbox.ts's.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
 import {
   inboxContext,
@@ -19,7 +19,7 @@ import {
   type InboxTopics,
 } from '../state/inbox.js';
 import { dmNarrow, narrowHash, topicNarrow, type Narrow } from '../state/narrow.js';
-import { roveRows } from '../state/roving.js';
+import { useRowFocus } from './row-focus.js';
 import { Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
@@ -74,16 +74,10 @@ export function InboxView({ c }: { c: Controller }) {
   const [collapsed, setCollapsedState] = useState<Set<string>>(() =>
     load(COLLAPSED, parseCollapsed),
   );
-  const [focusKey, setFocusKey] = useState<string | null>(null);
-  const list = useRef<HTMLUListElement>(null);
-  const moveFocus = useRef(false);
 
   const inbox = inboxData(s.unread.conversations(), inboxContext(s), topics, text);
   const rows = inboxRows(inbox, collapsed);
-  const at = Math.max(
-    0,
-    rows.findIndex((r) => r.key === focusKey),
-  );
+  const { list, at, setFocusKey, onKey, onFilterKey } = useRowFocus(rows, '.inbox-focus');
 
   const toggle = (key: string) => {
     const next = new Set(collapsed);
@@ -92,40 +86,6 @@ export function InboxView({ c }: { c: Controller }) {
     setCollapsedState(next);
     setFocusKey(key);
     save(COLLAPSED, [...next]);
-  };
-
-  // The focus stays on its row when rows come and go (a new message, a read), and goes where
-  // the keys sent it.
-  useLayoutEffect(() => {
-    const el = list.current;
-    if (!el) return;
-    const inside = el.contains(document.activeElement);
-    if (!inside && !moveFocus.current) return;
-    moveFocus.current = false;
-    el.querySelectorAll<HTMLElement>('.inbox-focus')[at]?.focus({ preventScroll: false });
-  });
-
-  // Shown with nothing focused (on load, from a key): the rows take the focus, as the
-  // reference's view does, so that ↓ and Enter open a conversation.
-  const started = useRef(false);
-  useEffect(() => {
-    if (started.current || rows.length === 0) return;
-    started.current = true;
-    const active = document.activeElement;
-    if (!active || active === document.body) {
-      moveFocus.current = true;
-      setFocusKey(rows[0]!.key);
-    }
-  }, [rows.length > 0]);
-
-  const onKey = (e: KeyboardEvent) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const next = roveRows(e.key, at, rows.length);
-    if (next === undefined) return;
-    e.preventDefault();
-    e.stopPropagation();
-    moveFocus.current = true;
-    setFocusKey(rows[next]!.key);
   };
 
   const open = (r: InboxRow, n: Narrow) => (e: MouseEvent) => {
@@ -168,14 +128,7 @@ export function InboxView({ c }: { c: Controller }) {
           placeholder="Filter conversations"
           value={text}
           onInput={(e) => setText(e.currentTarget.value)}
-          onKeyDown={(e) => {
-            if ((e.key === 'ArrowDown' || e.key === 'Escape') && rows.length > 0) {
-              e.preventDefault();
-              moveFocus.current = true;
-              setFocusKey(rows[0]!.key);
-              list.current?.querySelector<HTMLElement>('.inbox-focus')?.focus();
-            }
-          }}
+          onKeyDown={onFilterKey}
         />
         <select
           class="field inbox-topics"

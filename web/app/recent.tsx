@@ -7,7 +7,7 @@
  * Home and End move between them, Enter opens. The data is state/recent.ts's, from the view's
  * own fetch of the newest messages and everything the app sees after.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
 import { TOPIC } from '../state/chat.js';
 import { channelNarrow, dmNarrow, narrowHash, topicNarrow, type Narrow } from '../state/narrow.js';
@@ -19,7 +19,7 @@ import {
   type RecentFilters,
   type RecentRow,
 } from '../state/recent.js';
-import { roveRows } from '../state/roving.js';
+import { useRowFocus } from './row-focus.js';
 import { Avatar, Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { dayLabel, fullTime } from './format.js';
@@ -99,10 +99,7 @@ export function RecentView({ c }: { c: Controller }) {
   track(s.recent.rev, s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted);
   const status = c.recentFetch.value;
   const [filters, setFiltersState] = useState<RecentFilters>(loadFilters);
-  const [focusKey, setFocusKey] = useState<string | null>(null);
   const [now, setNow] = useState(() => Date.now());
-  const list = useRef<HTMLUListElement>(null);
-  const moveFocus = useRef(false);
 
   // The times ("5 min ago") follow the clock.
   useEffect(() => {
@@ -130,44 +127,7 @@ export function RecentView({ c }: { c: Controller }) {
     },
     filters,
   );
-  const at = Math.max(
-    0,
-    rows.findIndex((r) => r.key === focusKey),
-  );
-
-  // The focus stays on its conversation when rows move (a new message takes its row to the
-  // top), and goes where the keys sent it.
-  useLayoutEffect(() => {
-    const el = list.current;
-    if (!el) return;
-    const inside = el.contains(document.activeElement);
-    if (!inside && !moveFocus.current) return;
-    moveFocus.current = false;
-    el.querySelectorAll<HTMLElement>('.recent-open')[at]?.focus({ preventScroll: false });
-  });
-
-  // Shown from the keyboard or on load, with nothing focused: the rows take the focus (as the
-  // reference's view does), so that ↓ and Enter open a conversation.
-  const started = useRef(false);
-  useEffect(() => {
-    if (started.current || rows.length === 0) return;
-    started.current = true;
-    const active = document.activeElement;
-    if (!active || active === document.body) {
-      moveFocus.current = true;
-      setFocusKey(rows[0]!.key);
-    }
-  }, [rows.length > 0]);
-
-  const onKey = (e: KeyboardEvent) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const next = roveRows(e.key, at, rows.length);
-    if (next === undefined) return;
-    e.preventDefault();
-    e.stopPropagation();
-    moveFocus.current = true;
-    setFocusKey(rows[next]!.key);
-  };
+  const { list, at, setFocusKey, onKey, onFilterKey } = useRowFocus(rows, '.recent-open');
 
   const open = (r: RecentRow) => (e: MouseEvent) => {
     if (e.ctrlKey || e.metaKey || e.shiftKey) return;
@@ -187,15 +147,7 @@ export function RecentView({ c }: { c: Controller }) {
           placeholder="Filter conversations"
           value={filters.text}
           onInput={(e) => setFilters({ ...filters, text: e.currentTarget.value })}
-          onKeyDown={(e) => {
-            if ((e.key === 'ArrowDown' || e.key === 'Escape') && rows.length > 0) {
-              e.preventDefault();
-              moveFocus.current = true;
-              setFocusKey(rows[0]!.key);
-              // Drawn already (no change of the key): focus now.
-              list.current?.querySelector<HTMLElement>('.recent-open')?.focus();
-            }
-          }}
+          onKeyDown={onFilterKey}
         />
         <div class="recent-toggles" role="group" aria-label="Filters">
           <Toggle

@@ -1,0 +1,64 @@
+/*
+ * The keyboard focus of a view made of rows (the Inbox, Recent conversations): the rows are one
+ * Tab stop, `at` the one that has it (tabIndex 0). The focus stays on its row, by key, when rows
+ * come and go (a new message, a read), moves with the arrow keys, j/k, Home and End (roveRows),
+ * comes from the filter box with ↓ or Esc, and goes to the first row when the view is shown with
+ * nothing focused (on load or from a key), as the reference's views do, so that ↓ and Enter open
+ * a conversation.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { roveRows } from '../state/roving.js';
+
+/** `selector`: the focusable element of each row, in row order. */
+export function useRowFocus(rows: readonly { key: string }[], selector: string) {
+  const [focusKey, setFocusKey] = useState<string | null>(null);
+  const list = useRef<HTMLUListElement>(null);
+  const moveFocus = useRef(false);
+  const at = Math.max(
+    0,
+    rows.findIndex((r) => r.key === focusKey),
+  );
+  const focusRow = (key: string) => {
+    moveFocus.current = true;
+    setFocusKey(key);
+  };
+
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (!el) return;
+    const inside = el.contains(document.activeElement);
+    if (!inside && !moveFocus.current) return;
+    moveFocus.current = false;
+    el.querySelectorAll<HTMLElement>(selector)[at]?.focus({ preventScroll: false });
+  });
+
+  const started = useRef(false);
+  useEffect(() => {
+    if (started.current || rows.length === 0) return;
+    started.current = true;
+    const active = document.activeElement;
+    if (!active || active === document.body) focusRow(rows[0]!.key);
+  }, [rows.length > 0]);
+
+  /** The list's keys. */
+  const onKey = (e: KeyboardEvent) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const next = roveRows(e.key, at, rows.length);
+    if (next === undefined) return;
+    e.preventDefault();
+    e.stopPropagation();
+    focusRow(rows[next]!.key);
+  };
+
+  /** The filter box's keys: ↓ or Esc go to the first row. */
+  const onFilterKey = (e: KeyboardEvent) => {
+    if ((e.key === 'ArrowDown' || e.key === 'Escape') && rows.length > 0) {
+      e.preventDefault();
+      focusRow(rows[0]!.key);
+      // Drawn already when the key does not change: focus now.
+      list.current?.querySelector<HTMLElement>(selector)?.focus();
+    }
+  };
+
+  return { list, at, setFocusKey, onKey, onFilterKey };
+}
