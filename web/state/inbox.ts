@@ -10,6 +10,7 @@
 import type { ChatState } from './chat.js';
 import { TOPIC } from './muting.js';
 import { NAME_ORDER } from './presence.js';
+import { hasWords } from './recent.js';
 import type { UnreadConversation } from './unread.js';
 
 /** Which topics the view shows, as the reference's filter (and the Recent view's). */
@@ -61,16 +62,6 @@ export type InboxContext = {
   /** A direct-message conversation's name (its people). */
   dmName: (ids: readonly number[]) => string;
 };
-
-/** Whether every word of `text` is in `hay` (both without case). */
-function hasWords(hay: string, text: string): boolean {
-  const h = hay.toLowerCase();
-  return text
-    .toLowerCase()
-    .split(/\s+/)
-    .filter(Boolean)
-    .every((w) => h.includes(w));
-}
 
 /** The groups and rows of the view, filtered (`text`: words typed in its filter box). */
 export function inboxData(

@@ -238,8 +238,8 @@ export type RecentRow = Conversation & {
   label: string;
 };
 
-/** Whether every word of `text` is in `hay` (both without case). */
-function hasWords(hay: string, text: string): boolean {
+/** Whether every word of `text` is in `hay` (both without case): the views' filter boxes. */
+export function hasWords(hay: string, text: string): boolean {
   const h = hay.toLowerCase();
   return text
     .toLowerCase()
