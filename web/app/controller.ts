@@ -93,6 +93,12 @@ export type Page = 'scheduled' | 'drafts' | 'recent' | 'inbox';
 /** The fragments of the pages (`#recent_topics`: the reference's older name of Recent). */
 const PAGE_HASH = /^#(scheduled|drafts|recent|recent_topics|inbox)\/?$/;
 
+/** The page of the user's home view (web_home_view): the Inbox, Recent conversations, or none (All messages). */
+function homePage(s: ChatState): Page | undefined {
+  const home = s.settings.web_home_view;
+  return home === 'recent_topics' ? 'recent' : home === 'inbox' ? 'inbox' : undefined;
+}
+
 export type Toast = { id: number; text: string; kind: 'error' | 'info' };
 
 export type Dialog =
@@ -608,11 +614,8 @@ export class Controller {
     // No view named: the user's home view (web_home_view): the Inbox, Recent conversations or
     // All messages.
     const home = hash === '' || hash === '#';
-    const homeView = s.settings.web_home_view;
-    const homePage =
-      homeView === 'recent_topics' ? 'recent' : homeView === 'inbox' ? 'inbox' : undefined;
     const page = (
-      named === 'recent_topics' ? 'recent' : (named ?? (home ? homePage : undefined))
+      named === 'recent_topics' ? 'recent' : (named ?? (home ? homePage(s) : undefined))
     ) as Page | undefined;
     if (page === 'recent' && this.recentFetch.peek() === 'none') void this.loadRecent();
     if (page) {
@@ -680,9 +683,8 @@ export class Controller {
   goHomeOnEscape(): boolean {
     const s = this.state.value;
     if (!s || s.settings.web_escape_navigates_to_home_view === false) return false;
-    const home = s.settings.web_home_view;
-    if (home === 'recent_topics' || home === 'inbox') {
-      const page = home === 'inbox' ? 'inbox' : 'recent';
+    const page = homePage(s);
+    if (page) {
       if (this.page.value === page) return false;
       location.hash = `#${page}`;
       return true;

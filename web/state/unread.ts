@@ -157,16 +157,7 @@ export class Unread {
    * conversations view's keys (recent.ts conversationKey: a topic's key, or `dm:<ids>`).
    */
   byConversation(): Map<string, { count: number; mentioned: boolean }> {
-    const out = new Map<string, { count: number; mentioned: boolean }>();
-    for (const e of this.entries.values()) {
-      const key = e.where.kind === 'stream' ? e.key : `dm:${e.key}`;
-      const c = out.get(key);
-      if (c) {
-        c.count++;
-        if (e.mention !== 'none') c.mentioned = true;
-      } else out.set(key, { count: 1, mentioned: e.mention !== 'none' });
-    }
-    return out;
+    return new Map(this.conversations().map((c) => [c.key, c]));
   }
 
   /**
