@@ -141,7 +141,7 @@ t.test("muting a topic and a channel from the sidebar's menus", async (t) => {
   const dimmed = (label: string) => isDimmed(page, label);
 
   await menu('lunch', 'Mute topic');
-  await waitCount(page, 'All messages', 0);
+  await waitCount(page, 'Inbox', 0);
   t.equal(await dimmed('lunch'), true, 'the muted topic is dimmed');
   t.equal(
     await sidebarCount(page, 'kitchen'),
@@ -150,14 +150,14 @@ t.test("muting a topic and a channel from the sidebar's menus", async (t) => {
   );
   await screenshot(page, t, 'topic-muted-1280');
   await menu('lunch', 'Unmute topic');
-  await waitCount(page, 'All messages', 2);
+  await waitCount(page, 'Inbox', 2);
   t.equal(await dimmed('lunch'), false, 'unmuted: as before');
 
   await menu('kitchen', 'Mute channel');
-  await waitCount(page, 'All messages', 0);
+  await waitCount(page, 'Inbox', 0);
   t.equal(await dimmed('kitchen'), true, 'the muted channel is dimmed');
   await menu('kitchen', 'Unmute channel');
-  await waitCount(page, 'All messages', 2);
+  await waitCount(page, 'Inbox', 2);
   t.equal(await dimmed('kitchen'), false, 'unmuted: as before');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
@@ -551,14 +551,14 @@ t.test('leaving a muted channel and joining it again: still muted', async (t) =>
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#feed' });
   await waitMessage(page, 'The oven is fixed');
   // Read by being shown; the muted channel's two unread are not counted.
-  await waitCount(page, 'All messages', 0);
+  await waitCount(page, 'Inbox', 0);
   t.equal(await sidebarCount(page, 'garden'), 2, "the muted channel's own count (grey)");
 
   // Left (from another device) while All messages is shown: it stays out, its unread uncounted.
   await ts.api.delete('hamlet', 'users/me/subscriptions', { subscriptions: ['garden'] });
   await waitFor(page, `${dimmedJs('garden')} === undefined`);
   t.notOk(await page.evaluate(showsJs('Roses bloom')), 'the channel left, muted: not shown');
-  t.equal(await sidebarCount(page, 'All messages'), 0, 'its unread not counted');
+  t.equal(await sidebarCount(page, 'Inbox'), 0, 'its unread not counted');
 
   // Joined again: it comes back muted, and stays out (a new message to it too).
   await ts.api.post('hamlet', 'users/me/subscriptions', { subscriptions: [{ name: 'garden' }] });
@@ -567,6 +567,6 @@ t.test('leaving a muted channel and joining it again: still muted', async (t) =>
   await waitCount(page, 'garden', 3);
   const now = await messageTexts(page);
   t.notOk(now.includes('Roses bloom') || now.includes('More roses'), 'still out of All messages');
-  t.equal(await sidebarCount(page, 'All messages'), 0, 'none of its unread counted');
+  t.equal(await sidebarCount(page, 'Inbox'), 0, 'none of its unread counted');
   watch.assertClean(t, /WebSocket|status of 401/);
 });

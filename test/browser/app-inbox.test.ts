@@ -7,11 +7,22 @@
  * stays so over a reload; a click and the keys (↓ from the filter box, Enter) open a
  * conversation, which the reading then takes out of the Inbox; Shift+I comes back; "Mark as
  * read" on a topic; the home view (`web_home_view` 'inbox', the default) on load, Esc back to it,
- * offered in Settings › Display; the empty Inbox says so. Screenshots at 1280 and 390 pixels.
+ * offered in Settings › Display; the empty Inbox says so. The sidebar's entry, the home view,
+ * counts the unread messages (muted topics aside), live; the other views' entries do not. A
+ * direct-message row shows the person's avatar, a group's its icon. Screenshots at 1280 and 390
+ * pixels.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import {
+  openApp,
+  pluck,
+  sidebarCount,
+  waitCount,
+  waitFor,
+  waitForTitle,
+  waitMessage,
+} from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
@@ -86,6 +97,20 @@ t.test('rows, live counts, filters, collapse, click and keys, mark as read', asy
   await waitForTitle(page, 'Inbox');
   await waitInbox(page, FIRST);
   t.pass('direct messages first, channels by name, counts; the muted topic and read one left out');
+  // The sidebar's entry (the home view): every unread message but the muted topic's.
+  await waitCount(page, 'Inbox', 4);
+  t.equal(await sidebarCount(page, 'All messages'), 0, 'All messages: no count (not home)');
+  t.equal(await sidebarCount(page, 'Recent conversations'), 0, 'nor Recent conversations');
+  t.same(
+    await pluck(page, '.inbox-row.inbox-dm .inbox-open > *', 'class'),
+    ['with-dot', 'inbox-name'],
+    'a direct-message row: the person’s avatar (with presence), then the name',
+  );
+  t.equal(
+    await page.getAttribute('.inbox-row.inbox-dm .avatar', 'aria-hidden'),
+    'true',
+    'the avatar is not read out (the name is)',
+  );
   t.equal(
     await page.getAttribute('.sidebar a.nav-item[href="#inbox"]', 'aria-current'),
     'page',
@@ -103,6 +128,8 @@ t.test('rows, live counts, filters, collapse, click and keys, mark as read', asy
   await sendChannelMessage(ts.api, 'othello', 'general', 'dinner', 'Dinner, @**Hamlet**?');
   await waitInbox(page, [...FIRST.slice(0, 4), '# general 2@', 'dinner 1@', 'lunch 1']);
   t.pass('a new message: its row (newest first), the channel total up, the mention marked');
+  await waitCount(page, 'Inbox', 5);
+  t.pass('the sidebar’s count went up, live');
 
   // Read elsewhere (the API, as another device): the row goes, the total drops.
   const read = await ts.api.post('hamlet', 'messages/flags', {
@@ -113,6 +140,7 @@ t.test('rows, live counts, filters, collapse, click and keys, mark as read', asy
   t.equal(read.status, 200);
   await waitInbox(page, [...FIRST.slice(0, 4), '# general 1@', 'dinner 1@']);
   t.pass('read elsewhere: the row went, the total dropped');
+  await waitCount(page, 'Inbox', 4);
 
   // The filter box and which topics.
   await page.fill('.inbox-search', 'desi');
@@ -190,6 +218,29 @@ t.test('rows, live counts, filters, collapse, click and keys, mark as read', asy
     'all read: the empty Inbox says so',
   );
   await screenshot(page, t, 'inbox-empty-1280');
+  await waitCount(page, 'Inbox', 0);
+  t.pass('nothing unread: no count in the sidebar');
+
+  // A group's conversation: its icon, not an avatar. (Read for Othello and Iago at once: their tests follow.)
+  const ids = ts.fx.users;
+  const group = await sendDirectMessage(
+    ts.api,
+    'othello',
+    [ids['hamlet']!.id, ids['iago']!.id],
+    'All three of us?',
+    { read_by_sender: true },
+  );
+  const readByIago = await ts.api.post('iago', 'messages/flags', {
+    messages: JSON.stringify([group]),
+    op: 'add',
+    flag: 'read',
+  });
+  t.equal(readByIago.status, 200);
+  await waitInbox(page, ['# Direct messages 1', 'Iago, Othello 1']);
+  t.equal(await page.locator('.inbox-row.inbox-dm .inbox-group').count(), 1, 'the group’s icon');
+  t.equal(await page.locator('.inbox-row.inbox-dm .with-dot').count(), 0, 'no one’s avatar');
+  await waitCount(page, 'Inbox', 1);
+  await screenshot(page, t, 'inbox-group-1280');
   watch.assertClean(t);
   await page.close();
 });

@@ -57,7 +57,7 @@ t.test('a topic, a channel, then everything, from the sidebar menus', async (t) 
   await markFromMenu(page, 'Menu for #beta');
   await waitCount(page, 'beta', 0);
   t.equal(await sidebarCount(page, 'alpha'), 1, 'alpha untouched by marking beta');
-  t.equal(await sidebarCount(page, 'All messages'), 2, 'two unread left in all');
+  t.equal(await sidebarCount(page, 'Inbox'), 2, 'two unread left in all (the home view’s count, the Inbox)');
 
   // Mark all asks first (as the reference does), in the app's own dialog, not the browser's:
   // declining changes nothing.
@@ -72,13 +72,13 @@ t.test('a topic, a channel, then everything, from the sidebar menus', async (t) 
   await question.getByRole('button', { name: 'Cancel' }).click();
   await question.waitFor({ state: 'detached' });
   await page.waitForTimeout(300);
-  t.equal(await sidebarCount(page, 'All messages'), 2, 'declined: nothing marked');
+  t.equal(await sidebarCount(page, 'Inbox'), 2, 'declined: nothing marked');
   await markFromMenu(page, 'Menu for All messages');
   await question.waitFor();
   t.match(await question.textContent(), /marked as read/, 'it says what will happen');
   await screenshot(page, t, 'confirm-1280');
   await question.getByRole('button', { name: 'Mark as read' }).click();
-  await waitCount(page, 'All messages', 0);
+  await waitCount(page, 'Inbox', 0);
   t.same(browserDialogs, [], 'no dialog of the browser');
   t.equal(await sidebarCount(page, 'alpha'), 0, 'alpha read');
   t.equal(await sidebarCount(page, 'Direct messages'), 0, 'direct messages read');
@@ -139,7 +139,7 @@ t.test("mark all's question by keyboard: Esc cancels, Enter confirms", async (t)
       await page.getByRole('button', { name: 'Open the sidebar' }).click();
       await waitDrawerOpen(page);
     }
-    await waitCount(page, 'All messages', 1);
+    await waitCount(page, 'Inbox', 1);
     const button = page.getByRole('button', { name: 'Menu for All messages', exact: true });
     await button.focus();
     await page.keyboard.press('Enter');
@@ -169,14 +169,14 @@ t.test("mark all's question by keyboard: Esc cancels, Enter confirms", async (t)
     );
     t.ok(await page.locator('.sidebar').isVisible(), 'and only it closed');
     await page.waitForTimeout(300);
-    t.equal(await sidebarCount(page, 'All messages'), 1, 'nothing marked');
+    t.equal(await sidebarCount(page, 'Inbox'), 1, 'nothing marked');
     await page.keyboard.press('Enter');
     await waitFor(page, `document.activeElement?.getAttribute('role') === 'menuitem'`);
     await page.keyboard.press('Enter');
     await question.waitFor();
     await page.keyboard.press('Enter');
     await question.waitFor({ state: 'detached' });
-    await waitCount(page, 'All messages', 0);
+    await waitCount(page, 'Inbox', 0);
     t.pass(`${width}: Enter confirms`);
     await page.close();
   }

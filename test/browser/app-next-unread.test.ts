@@ -102,12 +102,12 @@ t.test('a channel left: its unread messages leave the counts and the tab title',
   await api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 3 });
 
   const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', { hash: '#narrow/is/starred' });
-  await waitCount(page, 'All messages', 3);
+  await waitCount(page, 'Inbox', 3);
   await waitFor(page, `document.title.startsWith('(3) ')`);
   t.equal(await sidebarCount(page, 'attic'), 2, 'attic: 2 unread');
 
   await api.delete('hamlet', 'users/me/subscriptions', { subscriptions: ['attic'] });
-  await waitCount(page, 'All messages', 1);
+  await waitCount(page, 'Inbox', 1);
   await waitFor(page, `document.title.startsWith('(1) ')`);
   t.pass('left: All messages and the title count only what is left');
   await page.keyboard.press('n');
@@ -148,7 +148,7 @@ t.test("the sidebar's counts of muted topics and channels, as the reference's", 
   await waitCount(page, 'quiet', 1);
   t.equal(await grey('quiet'), true, 'a muted channel: its count, in grey');
   t.equal(await sidebarCount(page, 'kitchen'), 0, "a muted topic's unread: no count");
-  t.equal(await sidebarCount(page, 'All messages'), 0, 'neither in All messages');
+  t.equal(await sidebarCount(page, 'Inbox'), 0, 'neither in the home view’s count (the Inbox)');
   await screenshot(page, t, 'muted-counts-1280');
 
   await sendChannelMessage(api, 'othello', 'kitchen', 'lunch', '@**Hamlet** soup for you?');
@@ -167,9 +167,9 @@ t.test("the sidebar's counts of muted topics and channels, as the reference's", 
     `document.querySelector('.sidebar a.nav-item[href*="${quiet}-quiet"] .badge:not(.muted)')?.textContent === '1'`,
   );
   t.pass('a followed topic in the muted channel: its own count, not in grey');
-  await waitCount(page, 'All messages', 1);
+  await waitCount(page, 'Inbox', 1);
   await waitFor(page, `document.title.startsWith('(1) ')`);
-  t.pass('and in All messages and the title');
+  t.pass('and in the Inbox’s count and the title');
   watch.assertClean(t);
 
   const narrow = await openApp(b, ts.url, fx, 'hamlet', {

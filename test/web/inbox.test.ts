@@ -3,7 +3,8 @@
  * first, newest first; channels pinned first, muted after, then by name; topics newest first),
  * counted (a channel's total, mentions marked), filtered (unmuted/all/followed topics, words,
  * channels the user is not in, conversations only with muted people), the rows the keys move
- * between (collapsed groups keep their headers), what storage gives back; and, through
+ * between (collapsed groups keep their headers), what storage gives back, whose avatar a
+ * direct-message row shows, the sidebar's views in order (the home view first); and, through
  * ChatState, the events that keep it (a new message, reads, a topic moved, muting, a rename).
  */
 import t from 'tap';
@@ -21,6 +22,7 @@ import {
   inboxRows,
   parseCollapsed,
   parseTopics,
+  viewEntries,
   type InboxContext,
 } from '../../web/state/inbox.js';
 import type { UnreadConversation } from '../../web/state/unread.js';
@@ -177,6 +179,29 @@ t.test('words and muted people', (t) => {
     1,
     'a group with someone not muted stays',
   );
+  t.end();
+});
+
+t.test('direct-message rows: whose avatar (a group none: its icon)', (t) => {
+  const inbox = inboxData([dmc('2', 1, 3), dmc('2,3', 2, 2), dmc('1', 1, 1)], ctx());
+  t.same(
+    inbox.dms.map((d) => [d.key, d.avatar]),
+    [
+      ['dm:2', 2],
+      ['dm:2,3', null],
+      ['dm:1', SELF],
+    ],
+    'the other person; a group: none; one’s own conversation: oneself',
+  );
+  t.end();
+});
+
+t.test('the sidebar’s views: the home view first (it alone counted)', (t) => {
+  t.same(viewEntries('inbox'), ['inbox', 'recent', 'all']);
+  t.same(viewEntries('recent_topics'), ['recent', 'inbox', 'all']);
+  t.same(viewEntries('all_messages'), ['all', 'inbox', 'recent']);
+  t.same(viewEntries(undefined), ['all', 'inbox', 'recent'], 'none set: All messages (homePage)');
+  t.same(viewEntries(7), ['all', 'inbox', 'recent'], 'not a name: All messages');
   t.end();
 });
 

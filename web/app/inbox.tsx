@@ -15,6 +15,7 @@ import {
   inboxRows,
   parseCollapsed,
   parseTopics,
+  type InboxDm,
   type InboxRow,
   type InboxTopics,
 } from '../state/inbox.js';
@@ -23,6 +24,7 @@ import { useRowFocus } from './row-focus.js';
 import { Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
+import { AvatarWithDot } from './people.js';
 import { track } from './track.js';
 
 const COLLAPSED = 'confab.inbox-collapsed';
@@ -44,8 +46,11 @@ function save(key: string, value: unknown): void {
   }
 }
 
-/** The sidebar's entry (above Recent conversations). */
-export function InboxEntry({ c }: { c: Controller }) {
+/**
+ * The sidebar's entry, with the unread count when the Inbox is the home view (sidebar.tsx,
+ * viewEntries).
+ */
+export function InboxEntry({ c, count = 0 }: { c: Controller; count?: number }) {
   return (
     <li>
       <a
@@ -55,9 +60,27 @@ export function InboxEntry({ c }: { c: Controller }) {
       >
         <Icon name="inbox" />
         <span class="label">Inbox</span>
+        <Count n={count} />
       </a>
     </li>
   );
+}
+
+/**
+ * A direct-message row's picture: the other person's avatar with their presence (as the
+ * sidebar's conversations; none for a bot), or the group's icon.
+ */
+function DmAvatar({ s, dm }: { s: ChatState; dm: InboxDm }) {
+  if (dm.avatar === null)
+    return (
+      <span class="avatar small inbox-group" aria-hidden="true">
+        <Icon name="group" />
+      </span>
+    );
+  const id = dm.avatar;
+  const user = s.users.get(id);
+  const status = !s.realm.presenceDisabled && !user?.is_bot ? s.presenceOf(id) : null;
+  return <AvatarWithDot id={id} name={s.userName(id)} url={user?.avatar_url} status={status} />;
 }
 
 function rowNarrow(s: ChatState, r: InboxRow): Narrow | null {
@@ -68,7 +91,7 @@ function rowNarrow(s: ChatState, r: InboxRow): Narrow | null {
 
 export function InboxView({ c }: { c: Controller }) {
   const s = c.state.value!;
-  track(s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted);
+  track(s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted, s.rev.presence);
   const [text, setText] = useState('');
   const [topics, setTopicsState] = useState<InboxTopics>(() => load(TOPICS, parseTopics));
   const [collapsed, setCollapsedState] = useState<Set<string>>(() =>
@@ -213,7 +236,7 @@ export function InboxView({ c }: { c: Controller }) {
                   tabIndex={tab}
                   onClick={open(r, narrow)}
                 >
-                  {r.kind === 'dm' && <Icon name="dm" />}
+                  {r.kind === 'dm' && <DmAvatar s={s} dm={r.dm} />}
                   <span class="inbox-name">{label}</span>
                   {muted && <Icon name="bell-off" label="muted" />}
                 </a>

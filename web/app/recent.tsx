@@ -47,8 +47,11 @@ function saveFilters(f: RecentFilters): void {
   }
 }
 
-/** The sidebar's entry (beside All messages). */
-export function RecentEntry({ c }: { c: Controller }) {
+/**
+ * The sidebar's entry, with the unread count when Recent conversations is the home view
+ * (sidebar.tsx, viewEntries).
+ */
+export function RecentEntry({ c, count = 0 }: { c: Controller; count?: number }) {
   return (
     <li>
       <a
@@ -58,6 +61,7 @@ export function RecentEntry({ c }: { c: Controller }) {
       >
         <Icon name="recent" />
         <span class="label">Recent conversations</span>
+        <Count n={count} />
       </a>
     </li>
   );

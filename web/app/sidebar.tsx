@@ -22,6 +22,7 @@ import {
   topicOf,
   type Narrow,
 } from '../state/narrow.js';
+import { viewEntries } from '../state/inbox.js';
 import { listedDms, listedName } from '../state/muted-users.js';
 import type { UnreadCounts } from '../state/unread.js';
 import { topicKey } from '../state/unread.js';
@@ -338,16 +339,24 @@ export function Sidebar({ c }: { c: Controller }) {
       </div>
       <div class="sidebar-scroll">
         <ul class="nav-list">
-          <InboxEntry c={c} />
-          <RecentEntry c={c} />
-          <View
-            c={c}
-            narrow={ALL}
-            icon="feed"
-            label="All messages"
-            count={counts.total}
-            menu={[{ label: MARK_READ, run: () => void c.markAllAsRead() }]}
-          />
+          {/* The home view first, with the unread count; the others without (as the
+              reference's). */}
+          {viewEntries(s.settings.web_home_view).map((v, i) => {
+            const count = i === 0 ? counts.total : 0;
+            if (v === 'inbox') return <InboxEntry key={v} c={c} count={count} />;
+            if (v === 'recent') return <RecentEntry key={v} c={c} count={count} />;
+            return (
+              <View
+                key={v}
+                c={c}
+                narrow={ALL}
+                icon="feed"
+                label="All messages"
+                count={count}
+                menu={[{ label: MARK_READ, run: () => void c.markAllAsRead() }]}
+              />
+            );
+          })}
           <View
             c={c}
             narrow={isNarrow('mentioned')}

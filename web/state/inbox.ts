@@ -21,6 +21,12 @@ export type InboxDm = {
   /** The other participants (sorted; [self] for one's own conversation). */
   ids: number[];
   label: string;
+  /**
+   * Whose avatar the row shows: the other person's, or one's own in one's own conversation;
+   * null for a group, which shows the group's icon (the reference's rows mark the same way: a
+   * person, or a group).
+   */
+  avatar: number | null;
   count: number;
   mentioned: boolean;
   lastId: number;
@@ -84,6 +90,7 @@ export function inboxData(
         key: c.key,
         ids,
         label,
+        avatar: ids.length === 1 ? ids[0]! : null,
         count: c.count,
         mentioned: c.mentioned,
         lastId: c.lastId,
@@ -182,4 +189,19 @@ export function parseCollapsed(raw: unknown): Set<string> {
 /** The topics filter read back from storage (the default, unmuted topics, otherwise). */
 export function parseTopics(raw: unknown): InboxTopics {
   return raw === 'all' || raw === 'followed' ? raw : 'unmuted';
+}
+
+/** The sidebar's three views (ViewEntry order). */
+export type ViewEntry = 'inbox' | 'recent' | 'all';
+
+/**
+ * The sidebar's views in order, as the reference's (left_sidebar_navigation_area): the home
+ * view (`web_home_view`: the Inbox, Recent conversations, or All messages) first, then the
+ * others as Inbox, Recent conversations, All messages. Only the first, the home view, shows
+ * the unread count: every unread message but those in muted topics and channels
+ * (UnreadCounts.total, the reference's `home_unread_messages`).
+ */
+export function viewEntries(home: unknown): ViewEntry[] {
+  const first: ViewEntry = home === 'inbox' ? 'inbox' : home === 'recent_topics' ? 'recent' : 'all';
+  return [first, ...(['inbox', 'recent', 'all'] as const).filter((v) => v !== first)];
 }
