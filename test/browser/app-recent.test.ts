@@ -5,12 +5,22 @@
  * count and the mention marked; a read elsewhere drops the count; the filters (Unread, Include
  * DMs, Participated, the words, All topics); a click on a row and the keys (↓ from the filter
  * field, Enter) open the conversation; `t` and Esc come back; the home view
- * (`web_home_view`) honoured on load, All messages and the Inbox for the others. Screenshots at
- * 1280 and 390 pixels (the columns collapse: no horizontal scrolling, the topics readable).
+ * (`web_home_view`) honoured on load, All messages and the Inbox for the others, and the
+ * sidebar's entries then (the home view first, with the unread count); the headers sort the rows
+ * (Time, newest first, by default); `r` and `c` on a row open it with the compose box
+ * addressed. Screenshots at 1280 and 390 pixels (the columns collapse: no horizontal scrolling,
+ * the topics readable).
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import {
+  openApp,
+  pluck,
+  sidebarCount,
+  waitFor,
+  waitForTitle,
+  waitMessage,
+} from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
@@ -227,6 +237,17 @@ t.test('the home view on load, and Esc back to it', async (t) => {
   await waitForTitle(page, 'Recent conversations');
   t.equal(await page.evaluate('location.hash'), '', 'no view named: the home view');
   t.ok((await rows(page)).includes('gossip'), 'Othello did not mute that topic');
+  // The sidebar: Recent conversations first, with the unread count (not the Inbox nor All
+  // messages), as the reference's home view entry.
+  t.same(
+    (await pluck(page, '.sidebar-scroll > .nav-list > li .label')).slice(0, 3),
+    ['Recent conversations', 'Inbox', 'All messages'],
+    'the home view first',
+  );
+  await waitFor(page, `document.querySelector('.sidebar a[href="#recent"] .badge') !== null`);
+  t.ok((await sidebarCount(page, 'Recent conversations')) > 0, 'its entry: the unread count');
+  t.equal(await sidebarCount(page, 'Inbox'), 0, 'the Inbox: no count when not the home view');
+  t.equal(await sidebarCount(page, 'All messages'), 0, 'All messages neither');
 
   // A topic, then Esc: back to Recent conversations.
   await page.click('.recent-row .recent-open:text-is("logo")');
@@ -298,11 +319,82 @@ t.test('390 pixels: the columns collapse', async (t) => {
     'each topic in the screen, readable',
   );
   t.equal(
-    await page.locator('.recent-head').isVisible(),
+    await page.locator('.recent-head-people').isVisible(),
     false,
-    'the column headers go on a phone',
+    'on a phone the header keeps only its sorting buttons',
   );
+  t.equal(await page.locator('.recent-sort:visible').count(), 4);
   await screenshot(page, t, 'recent-390');
+  watch.assertClean(t);
+  await page.close();
+});
+
+t.test('the headers sort the rows; r and c on a row', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#narrow/is/starred',
+  });
+  await page.evaluate(`location.hash = '#recent'`);
+  await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
+  const pressed = () => pluck(page, '.recent-sort[aria-pressed="true"]');
+  t.same(await pressed(), ['Time ↓, descending'], 'by time, newest first, at first');
+
+  await page.click('.recent-sort:has-text("Topic")');
+  await waitRows(page, ['logo', 'lunch', 'Othello', 'plans']);
+  t.pass('Topic: by name, without case (a DM by its people)');
+  await page.click('.recent-sort:has-text("Channel")');
+  await waitRows(page, ['Othello', 'logo', 'lunch', 'plans']);
+  t.pass('Channel: direct messages first, then the channels by name, newest first in each');
+  await page.click('.recent-sort:has-text("Channel")');
+  await waitRows(page, ['lunch', 'plans', 'logo', 'Othello']);
+  t.same(await pressed(), ['Channel ↓, descending'], 'the same header again: turned round');
+  await screenshot(page, t, 'recent-sorted-1280');
+  await page.reload();
+  await page.waitForSelector('.app[data-status="live"] .recent-row');
+  await waitRows(page, ['lunch', 'plans', 'logo', 'Othello']);
+  t.pass('kept over a reload');
+  await page.click('.recent-sort:has-text("Time")');
+  await waitRows(page, ['logo', 'Othello', 'plans', 'lunch']);
+  await page.click('.recent-sort:has-text("Time")');
+  await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
+  t.pass('Time: oldest first, then newest first again');
+
+  // `r` on a row: its conversation, the compose box on it, its text field focused.
+  await page.focus('.recent-search');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'plans'`);
+  await page.keyboard.press('r');
+  await waitFor(page, `location.hash.endsWith('/topic/plans')`);
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.equal(await page.inputValue('#compose-topic'), 'plans', 'r: addressed to the topic');
+  t.equal(await page.inputValue('#compose-text'), '', 'nothing typed into it');
+
+  // `c` on a row: its channel, a new topic to name.
+  await page.evaluate(`location.hash = '#recent'`);
+  await page.waitForSelector('.recent-row');
+  await page.focus('.recent-search');
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'lunch'`);
+  await page.keyboard.press('c');
+  await waitFor(page, `document.activeElement?.id === 'compose-topic'`);
+  t.match(
+    await page.evaluate('location.hash'),
+    /^#narrow\/channel\/\d+-general$/,
+    'c: the channel',
+  );
+  t.equal(await page.inputValue('#compose-topic'), '', 'a new topic to name');
+
+  // `r` on a direct-message row: the conversation.
+  await page.evaluate(`location.hash = '#recent'`);
+  await page.waitForSelector('.recent-row');
+  await page.focus('.recent-search');
+  for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'Othello'`);
+  await page.keyboard.press('r');
+  await waitFor(page, `location.hash.startsWith('#narrow/dm/')`);
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.pass('r on a direct-message row: its conversation, the box focused');
   watch.assertClean(t);
   await page.close();
 });

@@ -2,7 +2,8 @@
  * web/state/recent.ts, the Recent conversations view's data: conversations from the messages
  * seen (fetched or arrived), newest activity first, senders newest first, participation; moves
  * and deletions; the rows with the unread counts (mentions marked), the user's muting and the
- * filters (DMs, unread, participated, which topics, words); and, through ChatState, the events
+ * filters (DMs, unread, participated, which topics, words); the columns' sorting; `r` and `c` on
+ * a row; and, through ChatState, the events
  * that keep it (a new message takes its row to the top, reads, moves, deletions). Also
  * roving.ts's roveRows (the rows' keys).
  */
@@ -14,13 +15,19 @@ import type {
   Subscription,
 } from '../../src/client/types.js';
 import { ChatState, TOPIC } from '../../web/state/chat.js';
+import { ALL, channelNarrow, dmNarrow, topicNarrow } from '../../web/state/narrow.js';
 import {
   DEFAULT_FILTERS,
+  DEFAULT_SORT,
+  nextSort,
   parseFilters,
+  parseSort,
   RecentConversations,
   recentRows,
   relativeTime,
+  rowCompose,
   shownParticipants,
+  sortRows,
   type RecentFilters,
   type RowContext,
 } from '../../web/state/recent.js';
@@ -200,6 +207,100 @@ t.test('filters from storage; participants; times', (t) => {
   t.equal(relativeTime(1_700_000_000 - 300, now, day), '5 min ago');
   t.equal(relativeTime(1_700_000_000 - 7200, now, day), '2 h ago');
   t.equal(relativeTime(1_700_000_000 - 200_000, now, day), 'a day');
+  t.end();
+});
+
+t.test('sorting by a column: Channel, Topic, Unread, Time (the default)', (t) => {
+  const r = new RecentConversations(SELF);
+  r.add([
+    msg(1, { stream_id: 11, subject: 'Zebra' }),
+    msg(2, { subject: 'apple' }),
+    dm(3, [1, 3], 3),
+    msg(4, { stream_id: 11, subject: 'mango' }),
+    dm(5, [1, 2], 2),
+    msg(6, { subject: 'Banana' }),
+  ]);
+  const unread: Record<string, number> = { '11\u0000zebra': 3, '10\u0000apple': 1, 'dm:3': 1 };
+  const rows = recentRows(
+    r.list(),
+    ctx({ unread: (k) => (unread[k] ? { count: unread[k], mentioned: false } : undefined) }),
+    DEFAULT_FILTERS,
+  );
+  const name = (id: number) => (id === 10 ? 'general' : 'Design');
+  const by = (sort: Parameters<typeof sortRows>[1]) =>
+    sortRows(rows, sort, name).map((x) => (x.kind === 'dm' ? x.label : x.topic));
+  t.same(by(DEFAULT_SORT), ['Banana', 'Hamlet', 'mango', 'Othello', 'apple', 'Zebra'], 'newest');
+  t.same(by({ by: 'time', desc: false }), [
+    'Zebra',
+    'apple',
+    'Othello',
+    'mango',
+    'Hamlet',
+    'Banana',
+  ]);
+  t.same(
+    by({ by: 'channel', desc: false }),
+    ['Hamlet', 'Othello', 'mango', 'Zebra', 'Banana', 'apple'],
+    'DMs first (by people), then channels by name without case; ties newest first',
+  );
+  t.same(by({ by: 'channel', desc: true }), [
+    'Banana',
+    'apple',
+    'mango',
+    'Zebra',
+    'Othello',
+    'Hamlet',
+  ]);
+  t.same(
+    by({ by: 'topic', desc: false }),
+    ['apple', 'Banana', 'Hamlet', 'mango', 'Othello', 'Zebra'],
+    'topics and people’s names, without case',
+  );
+  t.same(
+    by({ by: 'unread', desc: true }),
+    ['Zebra', 'Othello', 'apple', 'Banana', 'Hamlet', 'mango'],
+    'most unread first, ties by the newest',
+  );
+  t.same(by({ by: 'unread', desc: false }).slice(0, 3), ['mango', 'Hamlet', 'Banana']);
+  t.same(
+    rows.map((x) => x.key),
+    keys(r.list()),
+    'the rows given are left as they were',
+  );
+
+  t.same(nextSort(DEFAULT_SORT, 'time'), { by: 'time', desc: false }, 'the same column: turned');
+  t.same(nextSort({ by: 'time', desc: false }, 'time'), DEFAULT_SORT);
+  t.same(nextSort(DEFAULT_SORT, 'unread'), { by: 'unread', desc: false }, 'another: up first');
+  t.same(parseSort({ by: 'topic', desc: true }), { by: 'topic', desc: true });
+  t.same(parseSort({ by: 'participants' }), DEFAULT_SORT, 'not a sorting column: the default');
+  t.same(parseSort('x'), DEFAULT_SORT);
+  t.same(parseSort({ by: 'unread', desc: 'yes' }), { by: 'unread', desc: false });
+  t.end();
+});
+
+t.test('r and c on a row: where they go, what the compose box is addressed to', (t) => {
+  const r = new RecentConversations(SELF);
+  r.add([msg(1, { stream_id: 11, subject: 'logo' }), dm(2, [1, 2, 3], 2), dm(3, [1], 1)]);
+  const rows = recentRows(r.list(), ctx(), DEFAULT_FILTERS);
+  const [self, group, topic] = rows;
+  t.same(rowCompose('r', topic!, SELF), {
+    narrow: topicNarrow(11, 'logo'),
+    to: { kind: 'stream', streamId: 11, topic: 'logo' },
+  });
+  t.same(rowCompose('c', topic!, SELF), {
+    narrow: channelNarrow(11),
+    to: { kind: 'stream', streamId: 11, topic: '' },
+  });
+  t.same(rowCompose('r', group!, SELF), {
+    narrow: dmNarrow([2, 3], SELF),
+    to: { kind: 'dm', userIds: [2, 3] },
+  });
+  t.same(
+    rowCompose('c', group!, SELF),
+    { narrow: ALL, to: { kind: 'stream', streamId: null, topic: '' } },
+    'a DM row: a new channel message, its channel to choose',
+  );
+  t.same(rowCompose('r', self!, SELF).narrow, dmNarrow([SELF], SELF), 'one’s own conversation');
   t.end();
 });
 

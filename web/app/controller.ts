@@ -1434,6 +1434,25 @@ export class Controller {
     this.composeRequest.value = { to, quote, notDraft, seq: ++this.composeSeq };
   }
 
+  /**
+   * Opens a conversation (or channel) from a view of its own, then puts the compose box on it
+   * once the box shows (hidden under the view, it could take no focus): Recent conversations'
+   * `r` and `c`.
+   */
+  goAndCompose(n: Narrow, to: ComposeTo): void {
+    this.go(n);
+    if (this.page.peek() === null) {
+      this.requestCompose(to);
+      return;
+    }
+    const stop = effect(() => {
+      if (this.page.value !== null) return;
+      // Next to the view's going, in the same drawing: the box is shown as it is addressed.
+      queueMicrotask(() => stop());
+      this.requestCompose(to);
+    });
+  }
+
   replyTo(m: Message): void {
     const s = this.state.value!;
     // Where the message is now, not where its row was last drawn (moved since to another topic).

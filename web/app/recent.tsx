@@ -3,8 +3,10 @@
  * user can see (a channel's topic, or a direct-message conversation), newest activity first,
  * with its channel and topic (or its people), its unread count (a mention marked), who took part
  * and when it last moved; filters (Include DMs, Unread, Participated, which topics, and words in
- * the names) kept in this browser. Rows are links (a click opens the conversation); ↑ ↓ (j k),
- * Home and End move between them, Enter opens. The data is state/recent.ts's, from the view's
+ * the names) kept in this browser. The headers Channel, Topic, Unread and Time sort the rows
+ * (Time, newest first, by default), kept in this browser too. Rows are links (a click opens the
+ * conversation); ↑ ↓ (j k), Home and End move between them, Enter opens, `r` replies to the
+ * conversation and `c` starts a new topic in its channel (each opens it with the compose box). The data is state/recent.ts's, from the view's
  * own fetch of the newest messages and everything the app sees after.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -12,12 +14,18 @@ import type { ChatState } from '../state/chat.js';
 import { TOPIC } from '../state/chat.js';
 import { channelNarrow, dmNarrow, narrowHash, topicNarrow, type Narrow } from '../state/narrow.js';
 import {
+  nextSort,
   parseFilters,
+  parseSort,
   recentRows,
   relativeTime,
+  rowCompose,
   shownParticipants,
+  sortRows,
   type RecentFilters,
   type RecentRow,
+  type RecentSort,
+  type RecentSortBy,
 } from '../state/recent.js';
 import { useRowFocus } from './row-focus.js';
 import { Avatar, Count, Swatch } from './bits.js';
@@ -27,6 +35,15 @@ import { Icon } from './icons.js';
 import { track } from './track.js';
 
 const STORE = 'confab.recent-filters';
+const SORT_STORE = 'confab.recent-sort';
+/** The table's columns, and what each sorts by (Participants, nothing). */
+const COLUMNS: [RecentSortBy | null, string][] = [
+  ['channel', 'Channel'],
+  ['topic', 'Topic'],
+  ['unread', 'Unread'],
+  [null, 'Participants'],
+  ['time', 'Time'],
+];
 /** The participants a row shows before "+N". */
 const MAX_AVATARS = 4;
 
@@ -35,6 +52,14 @@ function loadFilters(): RecentFilters {
     return parseFilters(JSON.parse(localStorage.getItem(STORE) ?? 'null'));
   } catch {
     return parseFilters(null);
+  }
+}
+
+function loadSort(): RecentSort {
+  try {
+    return parseSort(JSON.parse(localStorage.getItem(SORT_STORE) ?? 'null'));
+  } catch {
+    return parseSort(null);
   }
 }
 
@@ -103,6 +128,7 @@ export function RecentView({ c }: { c: Controller }) {
   track(s.recent.rev, s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted);
   const status = c.recentFetch.value;
   const [filters, setFiltersState] = useState<RecentFilters>(loadFilters);
+  const [sort, setSortState] = useState<RecentSort>(loadSort);
   const [now, setNow] = useState(() => Date.now());
 
   // The times ("5 min ago") follow the clock.
@@ -117,21 +143,50 @@ export function RecentView({ c }: { c: Controller }) {
   };
 
   const unread = s.unread.byConversation();
-  const rows = recentRows(
-    s.recent.list(),
-    {
-      selfId: s.selfId,
-      subscribed: (id) => s.subs.has(id),
-      channelName: (id) => s.channelName(id),
-      mutedTopic: (id, topic) => s.mutedTopic(id, topic),
-      followed: (id, topic) => s.topicPolicy(id, topic) === TOPIC.FOLLOWED,
-      userName: (id) => s.userName(id),
-      userMuted: (id) => s.mutedUsers.has(id),
-      unread: (key) => unread.get(key),
-    },
-    filters,
+  const rows = sortRows(
+    recentRows(
+      s.recent.list(),
+      {
+        selfId: s.selfId,
+        subscribed: (id) => s.subs.has(id),
+        channelName: (id) => s.channelName(id),
+        mutedTopic: (id, topic) => s.mutedTopic(id, topic),
+        followed: (id, topic) => s.topicPolicy(id, topic) === TOPIC.FOLLOWED,
+        userName: (id) => s.userName(id),
+        userMuted: (id) => s.mutedUsers.has(id),
+        unread: (key) => unread.get(key),
+      },
+      filters,
+    ),
+    sort,
+    (id) => s.channelName(id),
   );
   const { list, at, setFocusKey, onKey, onFilterKey } = useRowFocus(rows, '.recent-open');
+
+  const setSort = (by: RecentSortBy) => {
+    const next = nextSort(sort, by);
+    setSortState(next);
+    try {
+      localStorage.setItem(SORT_STORE, JSON.stringify(next));
+    } catch {
+      // no storage: the order lasts as long as the page
+    }
+  };
+
+  // `r` and `c` on a row (rowCompose): its conversation (or channel) opens with the compose box
+  // addressed to it; the other keys move between rows.
+  const onListKey = (e: KeyboardEvent) => {
+    const r = rows[at];
+    if ((e.key === 'r' || e.key === 'c') && r && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+      e.stopPropagation();
+      const { narrow, to } = rowCompose(e.key, r, s.selfId);
+      setFocusKey(r.key);
+      c.goAndCompose(narrow, to);
+      return;
+    }
+    onKey(e);
+  };
 
   const open = (r: RecentRow) => (e: MouseEvent) => {
     if (e.ctrlKey || e.metaKey || e.shiftKey) return;
@@ -196,14 +251,34 @@ export function RecentView({ c }: { c: Controller }) {
         </p>
       ) : (
         <>
-          <div class="recent-head" aria-hidden="true">
-            <span>Channel</span>
-            <span>Topic</span>
-            <span>Unread</span>
-            <span>Participants</span>
-            <span>Time</span>
+          {/* The columns' headers sort the rows, as the reference's (Time, newest first, by
+              default; the same header again turns the order round). */}
+          <div class="recent-head" role="group" aria-label="Sort conversations">
+            {COLUMNS.map(([by, label]) => {
+              if (!by)
+                return (
+                  <span key={label} class="recent-head-people" aria-hidden="true">
+                    {label}
+                  </span>
+                );
+              const on = sort.by === by;
+              return (
+                <button
+                  key={by}
+                  class={`recent-sort${on ? ' active' : ''}`}
+                  type="button"
+                  aria-pressed={on}
+                  title={`Sort by ${label.toLowerCase()}`}
+                  onClick={() => setSort(by)}
+                >
+                  {label}
+                  {on && <span aria-hidden="true">{sort.desc ? ' ↓' : ' ↑'}</span>}
+                  {on && <span class="sr-only">, {sort.desc ? 'descending' : 'ascending'}</span>}
+                </button>
+              );
+            })}
           </div>
-          <ul class="recent-list" ref={list} aria-label="Conversations" onKeyDown={onKey}>
+          <ul class="recent-list" ref={list} aria-label="Conversations" onKeyDown={onListKey}>
             {rows.map((r, i) => {
               const narrow = rowNarrow(s, r);
               const sub = r.kind === 'stream' ? s.subs.get(r.streamId) : undefined;

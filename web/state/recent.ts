@@ -10,7 +10,7 @@
  */
 import { signal } from '@preact/signals-core';
 import type { Message } from '../../src/client/types.js';
-import { messageDmIds } from './narrow.js';
+import { ALL, channelNarrow, dmNarrow, messageDmIds, topicNarrow, type Narrow } from './narrow.js';
 import { topicKey } from './unread.js';
 
 /** What the view keeps of one message: where it is, who sent it, when. */
@@ -304,3 +304,86 @@ export function relativeTime(ts: number, nowMs: number, day: (ts: number) => str
 
 /** Messages the view asks for at first, and for each "Load older". */
 export const RECENT_BATCH = 400;
+
+/**
+ * The columns the rows sort by, as the reference's table: Channel, Topic, Unread and Time (the
+ * default, newest first); not Participants.
+ */
+export type RecentSortBy = 'channel' | 'topic' | 'unread' | 'time';
+export type RecentSort = { by: RecentSortBy; desc: boolean };
+export const DEFAULT_SORT: RecentSort = { by: 'time', desc: true };
+
+/** A column's header chosen: the same column turns its order round; another sorts up. */
+export function nextSort(cur: RecentSort, by: RecentSortBy): RecentSort {
+  return cur.by === by ? { by, desc: !cur.desc } : { by, desc: false };
+}
+
+/** The sort read back from storage (the default, newest first, otherwise). */
+export function parseSort(raw: unknown): RecentSort {
+  const o = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  const by = o.by;
+  if (by !== 'channel' && by !== 'topic' && by !== 'unread' && by !== 'time') return DEFAULT_SORT;
+  return { by, desc: o.desc === true };
+}
+
+const BY_NAME = new Intl.Collator(undefined, { sensitivity: 'base', numeric: true });
+
+/**
+ * The rows in a column's order, as the reference's: by channel name (direct-message
+ * conversations, by their people, before the channels), by topic (a conversation's people for
+ * its topic), by the unread count (then the newest), or by the newest message. Rows that tie keep
+ * their order (newest first). `channelName`: ChatState.channelName.
+ */
+export function sortRows(
+  rows: readonly RecentRow[],
+  sort: RecentSort,
+  channelName: (streamId: number) => string,
+): RecentRow[] {
+  const dir = sort.desc ? -1 : 1;
+  const name = (r: RecentRow, col: 'channel' | 'topic'): string =>
+    r.kind === 'dm' ? r.label : col === 'channel' ? channelName(r.streamId) : r.topic;
+  const cmp = (a: RecentRow, b: RecentRow): number => {
+    switch (sort.by) {
+      case 'time':
+        return a.lastId - b.lastId;
+      case 'unread':
+        return a.unread - b.unread || a.lastId - b.lastId;
+      case 'channel':
+        if (a.kind !== b.kind) return a.kind === 'dm' ? -1 : 1;
+        return BY_NAME.compare(name(a, 'channel'), name(b, 'channel'));
+      case 'topic':
+        return BY_NAME.compare(name(a, 'topic'), name(b, 'topic'));
+    }
+  };
+  return [...rows].sort((a, b) => dir * cmp(a, b));
+}
+
+/** Where the compose box is addressed (the controller's ComposeTo). */
+export type RowComposeTo =
+  { kind: 'stream'; streamId: number | null; topic: string } | { kind: 'dm'; userIds: number[] };
+
+/**
+ * The keys on a row, as the reference's table: `r` replies to its conversation, `c` starts a new
+ * topic (in the row's channel; a direct-message row's has none to choose). The reference opens
+ * its compose box under the table; this view has none, so the conversation (or the channel, or
+ * All messages) opens with the box addressed.
+ */
+export function rowCompose(
+  key: 'r' | 'c',
+  r: RecentRow,
+  selfId: number,
+): { narrow: Narrow; to: RowComposeTo } {
+  if (key === 'r')
+    return r.kind === 'stream'
+      ? {
+          narrow: topicNarrow(r.streamId, r.topic),
+          to: { kind: 'stream', streamId: r.streamId, topic: r.topic },
+        }
+      : {
+          narrow: dmNarrow(r.ids, selfId),
+          to: { kind: 'dm', userIds: r.ids.filter((id) => id !== selfId) },
+        };
+  return r.kind === 'stream'
+    ? { narrow: channelNarrow(r.streamId), to: { kind: 'stream', streamId: r.streamId, topic: '' } }
+    : { narrow: ALL, to: { kind: 'stream', streamId: null, topic: '' } };
+}
