@@ -9,8 +9,8 @@
  * read" on a topic; the home view (`web_home_view` 'inbox', the default) on load, Esc back to it,
  * offered in Settings › Display; the empty Inbox says so. The sidebar's entry, the home view,
  * counts the unread messages (muted topics aside), live; the other views' entries do not. A
- * direct-message row shows the person's avatar, a group's its icon. Screenshots at 1280 and 390
- * pixels.
+ * direct-message row shows the person's avatar, a group's its icon. A topic's ⋮ menu (mark as
+ * read, follow, mute), from a click or the keys. Screenshots at 1280 and 390 pixels.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -276,6 +276,16 @@ t.test('the home view (the default) on load, Esc back to it, Settings', async (t
   ]);
   t.pass('Othello’s unread, gossip among them (he did not mute it)');
   await screenshot(page, t, 'inbox-390');
+  await page.click('.inbox-row:has-text("gossip") .inbox-menu-btn');
+  await page.waitForSelector('.inbox-menu-list');
+  await screenshot(page, t, 'inbox-menu-390');
+  t.ok(
+    await page.evaluate(
+      `document.querySelector('.inbox-menu-list').getBoundingClientRect().left >= 0 && document.documentElement.scrollWidth <= window.innerWidth`,
+    ),
+    'the menu in the screen at 390',
+  );
+  await page.keyboard.press('Escape');
   t.equal(
     await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'),
     true,
@@ -325,6 +335,43 @@ t.test('Jump to lists the Inbox', async (t) => {
     'gossip 1',
     'lunch 1',
   ]);
+  // A topic's ⋮ menu: the sidebar topic menu's actions; from the keys too.
+  t.equal(await page.locator('.inbox-row.inbox-dm .inbox-menu-btn').count(), 0);
+  t.equal(await page.locator('.inbox-header .inbox-menu-btn').count(), 0, 'topics only');
+  await page.focus('.inbox-search');
+  for (let i = 0; i < 6; i++) await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim().startsWith('gossip')`);
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  await waitFor(page, `document.activeElement?.classList.contains('inbox-menu-btn')`);
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.activeElement?.getAttribute('role') === 'menuitem'`);
+  t.same(
+    await pluck(page, '.inbox-menu-list [role="menuitem"]'),
+    ['Mark all messages as read', 'Unfollow topic', 'Mute topic'],
+    'the items, the first focused (he started the topic: followed, by default)',
+  );
+  await screenshot(page, t, 'inbox-menu-1280');
+  t.ok(
+    await page.evaluate(`(() => {
+      const r = document.querySelector('.inbox-menu-list').getBoundingClientRect();
+      const e = document.elementFromPoint(r.left + r.width / 2, r.bottom - 8);
+      return !!e && !!e.closest('.inbox-menu-list');
+    })()`),
+    'the menu drawn whole, over the rows',
+  );
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.activeElement?.classList.contains('inbox-menu-btn')`);
+  t.equal(await page.locator('.inbox-menu-list').count(), 0, 'Esc closed it, the focus back');
+  await page.click('.inbox-row:has-text("gossip") .inbox-menu-btn');
+  await page.click('.inbox-menu-list [role="menuitem"]:has-text("Mute topic")');
+  await waitInbox(page, ['# design 2', 'logo 2', '# general 3', 'dinner 1', 'plans 1', 'lunch 1']);
+  t.pass('Mute topic from the menu: the row goes (unmuted topics shown)');
+  await page.click('.inbox-row:has-text("plans") .inbox-menu-btn');
+  await page.click('.inbox-menu-list [role="menuitem"]:has-text("Mark all messages as read")');
+  await waitInbox(page, ['# design 2', 'logo 2', '# general 2', 'dinner 1', 'lunch 1']);
+  t.pass('Mark all messages as read from the menu');
+
   await page.click('.inbox-header:has-text("general") .inbox-mark-read');
   await waitInbox(page, ['# design 2', 'logo 2']);
   t.pass('a channel marked as read from its header');

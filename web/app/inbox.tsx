@@ -5,7 +5,8 @@
  * box and which topics show (unmuted ones by default), kept in this browser but the words. A
  * group's header collapses and expands it (kept in this browser too); rows are links (a click or
  * Enter opens the conversation); ↑ ↓ (j k), Home and End move between rows and headers; each
- * row and channel has "Mark as read". The data is state/inbox.ts's.
+ * row and channel has "Mark as read", and a topic's row a "⋮" menu (the sidebar topic menu's:
+ * mark as read, follow, mute), as the reference's. The data is state/inbox.ts's.
  */
 import { useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
@@ -24,7 +25,9 @@ import { useRowFocus } from './row-focus.js';
 import { Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
+import { Menu } from './menu.js';
 import { AvatarWithDot } from './people.js';
+import { topicMenuItems } from './topic-policy.js';
 import { track } from './track.js';
 
 const COLLAPSED = 'confab.inbox-collapsed';
@@ -216,6 +219,7 @@ export function InboxView({ c }: { c: Controller }) {
                     label={`${count} unread${mentioned ? ', mentions you' : ''}`}
                   />
                   {isDm ? <span class="inbox-mark-space" /> : markButton(r, i, name)}
+                  <span class="inbox-menu-space" />
                 </li>
               );
             }
@@ -246,6 +250,16 @@ export function InboxView({ c }: { c: Controller }) {
                   label={`${count} unread${mentioned ? ', mentions you' : ''}`}
                 />
                 {markButton(r, i, label)}
+                {r.kind === 'topic' ? (
+                  <Menu
+                    class="inbox-menu"
+                    label={`Menu for topic ${label}`}
+                    tabIndex={tab}
+                    items={topicMenuItems(c, s, r.topic.streamId, r.topic.topic)}
+                  />
+                ) : (
+                  <span class="inbox-menu-space" />
+                )}
               </li>
             );
           })}

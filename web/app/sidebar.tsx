@@ -42,7 +42,7 @@ import { PageEntries } from './scheduled.js';
 import { InboxEntry } from './inbox.js';
 import { RecentEntry } from './recent.js';
 import { isDark } from './theme.js';
-import { topicPolicyItems } from './topic-policy.js';
+import { topicMenuItems } from './topic-policy.js';
 import { track } from './track.js';
 
 const TOPICS_SHOWN = 8;
@@ -180,10 +180,7 @@ function Topics({
           <Menu
             class="row-menu"
             label={`Menu for topic ${s.topicName(t.name)}`}
-            items={[
-              { label: MARK_READ, run: () => void c.markAllAsRead({ streamId, topic: t.name }) },
-              ...topicPolicyItems(c, s, streamId, t.name),
-            ]}
+            items={topicMenuItems(c, s, streamId, t.name)}
           />
         </li>
       ))}

@@ -1,7 +1,7 @@
 /**
  * A topic's visibility policy (muted, default, unmuted, followed; POST /user_topics through
- * Controller.setTopicPolicy), where the app offers to change it: the sidebar topic menu's
- * Follow and Mute items, and the recipient bar's button (its icon the policy) with its menu of
+ * Controller.setTopicPolicy), where the app offers to change it: the topic menu's Follow and
+ * Mute items (the sidebar's, an Inbox row's), and the recipient bar's button (its icon the policy) with its menu of
  * choices, as the reference's. What each offers comes from web/state/muting.ts; both show the
  * server's word once its user_topic event came (ChatState.topicPolicy, rev.channels).
  */
@@ -10,6 +10,25 @@ import { followChoice, muteChoice, policyChoices, policyShown } from '../state/m
 import type { Controller } from './controller.js';
 import type { IconName } from './icons.js';
 import { Menu, type MenuItem } from './menu.js';
+
+/**
+ * A topic's "⋮" menu, in the sidebar and on an Inbox row (the reference's topic popover, as far
+ * as the app has its actions): Mark all messages as read, then Follow and Mute.
+ */
+export function topicMenuItems(
+  c: Controller,
+  s: ChatState,
+  streamId: number,
+  topic: string,
+): MenuItem[] {
+  return [
+    {
+      label: 'Mark all messages as read',
+      run: () => void c.markAllAsRead({ streamId, topic }),
+    },
+    ...topicPolicyItems(c, s, streamId, topic),
+  ];
+}
 
 /** The sidebar topic menu's Follow (or Unfollow) and Mute (or Unmute) items. */
 export function topicPolicyItems(
