@@ -363,6 +363,19 @@ t.test('Jump to lists the Inbox', async (t) => {
   await page.keyboard.press('Escape');
   await waitFor(page, `document.activeElement?.classList.contains('inbox-menu-btn')`);
   t.equal(await page.locator('.inbox-menu-list').count(), 0, 'Esc closed it, the focus back');
+  // ← → between the row's link, ✓ and ⋮, wrapping round; ↓ from there: the next row.
+  const at = () =>
+    page.evaluate<string>(
+      `(() => { const a = document.activeElement; return (a.closest('li').dataset.key.split('\\u0000')[1] || '') + ' ' + a.className; })()`,
+    );
+  await page.keyboard.press('ArrowRight');
+  t.match(await at(), /^gossip .*inbox-open/, '→ from the menu: round to the topic');
+  await page.keyboard.press('ArrowLeft');
+  t.match(await at(), /^gossip .*inbox-menu-btn/, '← back to the menu');
+  await page.keyboard.press('ArrowLeft');
+  t.match(await at(), /^gossip .*inbox-mark-read/, '← to Mark as read');
+  await page.keyboard.press('ArrowDown');
+  t.match(await at(), /^lunch .*inbox-open/, '↓ from there: the next row');
   await page.click('.inbox-row:has-text("gossip") .inbox-menu-btn');
   await page.click('.inbox-menu-list [role="menuitem"]:has-text("Mute topic")');
   await waitInbox(page, ['# design 2', 'logo 2', '# general 3', 'dinner 1', 'plans 1', 'lunch 1']);

@@ -359,6 +359,24 @@ t.test('the headers sort the rows; r and c on a row', async (t) => {
   await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
   t.pass('Time: oldest first, then newest first again');
 
+  // ← → between a row's channel and topic, wrapping round.
+  await page.focus('.recent-search');
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'lunch'`);
+  const on = () =>
+    page.evaluate<string>(
+      `document.activeElement.closest('.recent-channel') ? 'channel' : document.activeElement.className`,
+    );
+  await page.keyboard.press('ArrowLeft');
+  t.equal(await on(), 'channel', '← : the channel');
+  await page.keyboard.press('ArrowLeft');
+  t.equal(await on(), 'recent-open', '← again: round to the topic');
+  await page.keyboard.press('ArrowRight');
+  t.equal(await on(), 'channel', '→ : round to the channel');
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'plans'`);
+  t.pass('↓ from the channel: the next row’s topic');
+
   // `r` on a row: its conversation, the compose box on it, its text field focused.
   await page.focus('.recent-search');
   await page.keyboard.press('ArrowDown');

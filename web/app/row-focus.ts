@@ -2,12 +2,13 @@
  * The keyboard focus of a view made of rows (the Inbox, Recent conversations): the rows are one
  * Tab stop, `at` the one that has it (tabIndex 0). The focus stays on its row, by key, when rows
  * come and go (a new message, a read), moves with the arrow keys, j/k, Home and End (roveRows),
- * comes from the filter box with ↓ or Esc, and goes to the first row when the view is shown with
+ * comes from the filter box with ↓ or Esc, ← → move between a row's links and buttons (wrapping
+ * round, as the reference's columns), and goes to the first row when the view is shown with
  * nothing focused (on load or from a key), as the reference's views do, so that ↓ and Enter open
  * a conversation.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { roveRows } from '../state/roving.js';
+import { roveRows, roveTo } from '../state/roving.js';
 
 /** `selector`: the focusable element of each row, in row order. */
 export function useRowFocus(rows: readonly { key: string }[], selector: string) {
@@ -29,7 +30,11 @@ export function useRowFocus(rows: readonly { key: string }[], selector: string) 
     const inside = el.contains(document.activeElement);
     if (!inside && !moveFocus.current) return;
     moveFocus.current = false;
-    el.querySelectorAll<HTMLElement>(selector)[at]?.focus({ preventScroll: false });
+    const target = el.querySelectorAll<HTMLElement>(selector)[at];
+    // Already in that row (on its ✓ or menu, from Tab or ← →): it stays where it is.
+    const active = document.activeElement;
+    if (!target || (active && target.closest('li')?.contains(active))) return;
+    target.focus({ preventScroll: false });
   });
 
   const started = useRef(false);
@@ -43,11 +48,33 @@ export function useRowFocus(rows: readonly { key: string }[], selector: string) 
   /** The list's keys. */
   const onKey = (e: KeyboardEvent) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if ((e.key === 'ArrowLeft' || e.key === 'ArrowRight') && moveColumn(e.key)) {
+      e.preventDefault();
+      e.stopPropagation();
+      return;
+    }
     const next = roveRows(e.key, at, rows.length);
     if (next === undefined) return;
     e.preventDefault();
     e.stopPropagation();
     focusRow(rows[next]!.key);
+  };
+
+  /**
+   * ← → in a row: between its links and buttons (a topic, its ✓, its menu; a channel, its
+   * topic), wrapping round, as the reference's columns. Not in an open menu (its own keys).
+   */
+  const moveColumn = (key: string): boolean => {
+    const from = document.activeElement;
+    const row = from instanceof HTMLElement ? from.closest('li') : null;
+    if (!row || !list.current?.contains(row) || from!.closest('[role="menu"]')) return false;
+    const cols = [...row.querySelectorAll<HTMLElement>('a[href], button')].filter(
+      (c) => c.getClientRects().length > 0 && !c.closest('[role="menu"]'),
+    );
+    const next = roveTo(key, cols.indexOf(from as HTMLElement), cols.length);
+    if (next === undefined) return false;
+    cols[next]!.focus();
+    return true;
   };
 
   /** The filter box's keys: ↓ or Esc go to the first row. */
