@@ -57,7 +57,11 @@ t.test('a topic, a channel, then everything, from the sidebar menus', async (t) 
   await markFromMenu(page, 'Menu for #beta');
   await waitCount(page, 'beta', 0);
   t.equal(await sidebarCount(page, 'alpha'), 1, 'alpha untouched by marking beta');
-  t.equal(await sidebarCount(page, 'Inbox'), 2, 'two unread left in all (the home view’s count, the Inbox)');
+  t.equal(
+    await sidebarCount(page, 'Inbox'),
+    2,
+    'two unread left in all (the home view’s count, the Inbox)',
+  );
 
   // Mark all asks first (as the reference does), in the app's own dialog, not the browser's:
   // declining changes nothing.
