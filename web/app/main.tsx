@@ -9,7 +9,7 @@ import { Controller, type Session } from './controller.js';
 import { scheduleRender } from './frame.js';
 import { startTheme } from './theme.js';
 import { Login } from './login.js';
-import { Shell } from './shell.js';
+import { loadMessagesSoon, Shell } from './shell.js';
 import '../styles/app.css';
 // The settings' panels load with the settings (shell.tsx); their stylesheet is small and stays here.
 import '../styles/bots.css';
@@ -69,6 +69,9 @@ function maybeSession(): boolean {
 
 function open(session: Session): void {
   hint(true);
+  // Opened on a narrow (not the Inbox or Recent conversations, which show no message list): the
+  // message list's code is fetched beside the data rather than after it (shell.tsx).
+  if (!/^(#(inbox|recent|drafts|scheduled)?)$/.test(location.hash)) loadMessagesSoon();
   const c = new Controller(session, () => {
     hint(false);
     controller.value = null;

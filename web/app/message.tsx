@@ -8,7 +8,6 @@
  */
 import { Component, createRef } from 'preact';
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
-import type { Reaction } from '../../src/client/types.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
@@ -18,12 +17,13 @@ import { roveTo } from '../state/roving.js';
 import { alertWordRanges, alertWordsMayMark } from '../state/settings-more.js';
 import { HIDDEN_NOTE, MUTED_NAME, reactionNames } from '../state/muted-users.js';
 import { Avatar } from './bits.js';
+import { EmojiGlyph } from './emoji-glyph.js';
 import type { Controller } from './controller.js';
 import { clock, fullTime } from './format.js';
 import { Icon, type IconName } from './icons.js';
 import { useLive } from './live.js';
 import { Menu } from './menu.js';
-import { StatusEmoji } from './status.js';
+import { StatusEmoji } from './status-emoji.js';
 import { foldWidget } from '../state/widgets.js';
 import { WidgetView } from './widgets.js';
 
@@ -170,25 +170,6 @@ function markAlertWords(el: HTMLElement, words: readonly string[]): void {
     if (at < value.length) parts.appendChild(document.createTextNode(value.slice(at)));
     text.replaceWith(parts);
   }
-}
-
-export function EmojiGlyph({
-  r,
-  s,
-}: {
-  r: Pick<Reaction, 'emoji_code' | 'reaction_type' | 'emoji_name'>;
-  s: ChatState;
-}) {
-  if (r.reaction_type === 'realm_emoji') {
-    const e = s.realm.emoji[r.emoji_code];
-    if (e) return <img src={e.source_url} alt={`:${r.emoji_name}:`} />;
-  }
-  const text = r.reaction_type === 'unicode_emoji' ? emojiText(r.emoji_code) : '';
-  return (
-    <span class="e" aria-hidden="true">
-      {text || `:${r.emoji_name}:`}
-    </span>
-  );
 }
 
 export type RowProps = {

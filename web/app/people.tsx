@@ -15,7 +15,7 @@ import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { useLastPageFocus } from './focus-back.js';
 import { Icon } from './icons.js';
-import { StatusEmoji } from './status.js';
+import { StatusEmoji } from './status-emoji.js';
 import { track } from './track.js';
 
 /** Wide enough for the people column beside the sidebar and the messages. */

@@ -23,7 +23,7 @@ import { box as boxOf, type CardAt, type Controller } from './controller.js';
 import { wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
 import { PresenceDot } from './people.js';
-import { StatusEmoji, StatusLine } from './status.js';
+import { StatusEmoji, StatusLine } from './status-emoji.js';
 import { track } from './track.js';
 
 /** Under this width the card is a sheet at the bottom of the screen (app.css says the same). */

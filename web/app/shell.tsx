@@ -6,29 +6,20 @@
  * `n` next unread topic, `r` reply, `c` new topic, `t` Recent conversations, `I` (Shift+I) the
  * Inbox, Esc closes what is open.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
 import { Swatch } from './bits.js';
-import { ChannelSettings, CreateChannel } from './channel-dialogs.js';
-import { Compose } from './compose.js';
 import { ConfirmDialog } from './confirm.js';
 import type { Controller } from './controller.js';
 import { track } from './track.js';
-import { EmojiPicker } from './emoji-picker.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
 import { Jump } from './jump.js';
-import { MessagePane } from './message-pane.js';
+import { LazyDialog, LazyPart, piece, prefetchWhenIdle } from './lazy.js';
 import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
-import { ProfileCard } from './profile-card.js';
-import { DraftsView, ScheduledView } from './scheduled.js';
 import { InboxView } from './inbox.js';
 import { RecentView } from './recent.js';
 import { Sidebar } from './sidebar.js';
-import { StatusDialog } from './status.js';
-import { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
-// Types only (erased): the module itself is imported when the settings first open.
-import type * as SettingsPanels from './settings-panels.js';
 
 function typingInField(e: KeyboardEvent): boolean {
   const t = e.target as HTMLElement | null;
@@ -165,55 +156,20 @@ function Search({ c }: { c: Controller }) {
   );
 }
 
-type SettingsModule = typeof SettingsPanels;
-let settingsModule: SettingsModule | null = null;
-let settingsLoading: Promise<SettingsModule> | null = null;
+// Loaded when first used, or when the browser is idle after the first screen (lazy.tsx): the
+// message list and compose box with the Drafts and Scheduled views (the Inbox, the default home
+// view, shows none of them), the dialogs, cards and pickers, and the settings with their panels.
+// Their code is in chunks of its own (scripts/build-web.mjs); see docs/web.md, "Budgets".
+const messagesPiece = piece(() => import('./lazy-messages.js'));
+const dialogsPiece = piece(() => import('./lazy-dialogs.js'));
+const settingsPiece = piece(() => import('./settings-panels.js'));
 
-/** The settings' code, fetched the first time they open (a failed fetch is tried again). */
-function loadSettings(): Promise<SettingsModule> {
-  settingsLoading ??= import('./settings-panels.js').then(
-    (m) => (settingsModule = m),
-    (e: unknown) => {
-      settingsLoading = null;
-      throw e;
-    },
-  );
-  return settingsLoading;
-}
-
-function LazySettings({ c, panel }: { c: Controller; panel: string }) {
-  const [mod, setMod] = useState(settingsModule);
-  const [failed, setFailed] = useState(false);
-  useEffect(() => {
-    if (mod || failed) return;
-    let live = true;
-    loadSettings().then(
-      (m) => live && setMod(m),
-      () => live && setFailed(true),
-    );
-    return () => {
-      live = false;
-    };
-  }, [failed]);
-  if (mod) return <mod.Settings c={c} panel={panel} />;
-  return (
-    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && c.closeSettings()}>
-      <div class="dialog settings-wrap" role="dialog" aria-modal="true" aria-label="Settings">
-        {failed ? (
-          <p class="settings-loading" role="alert">
-            Could not load the settings.{' '}
-            <button class="btn" type="button" onClick={() => setFailed(false)}>
-              Try again
-            </button>
-          </p>
-        ) : (
-          <p class="settings-loading" role="status">
-            Loading settings…
-          </p>
-        )}
-      </div>
-    </div>
-  );
+/**
+ * Starts fetching the message list's code now: for a page opened on a narrow (its address, or a
+ * home view of messages), in step with the data the first screen waits for (main.tsx).
+ */
+export function loadMessagesSoon(): void {
+  messagesPiece.load().catch(() => undefined);
 }
 
 export function Shell({ c }: { c: Controller }) {
@@ -316,6 +272,11 @@ export function Shell({ c }: { c: Controller }) {
     return () => window.removeEventListener('keydown', onKey);
   }, [c]);
 
+  // The first screen is drawn: fetch the rest when the browser is idle.
+  useEffect(() => {
+    if (drawn) prefetchWhenIdle([messagesPiece, dialogsPiece, settingsPiece]);
+  }, [drawn]);
+
   if (!s || !list) {
     return (
       <div class="login" aria-busy="true">
@@ -396,31 +357,84 @@ export function Shell({ c }: { c: Controller }) {
         ) : page === 'recent' ? (
           <RecentView c={c} />
         ) : page === 'scheduled' ? (
-          <ScheduledView c={c} />
+          <LazyPart
+            piece={messagesPiece}
+            what="the scheduled messages"
+            show={(m) => <m.ScheduledView c={c} />}
+          />
         ) : page === 'drafts' ? (
-          <DraftsView c={c} />
+          <LazyPart piece={messagesPiece} what="the drafts" show={(m) => <m.DraftsView c={c} />} />
         ) : (
-          <MessagePane c={c} list={list} />
+          <LazyPart
+            piece={messagesPiece}
+            what="the messages"
+            show={(m) => <m.MessagePane c={c} list={list} />}
+          />
         )}
         {/* Kept (hidden) while a view of its own is shown: what it holds, and the requests it
             takes (Edit, Restore), stay. */}
         <div class="compose-area" hidden={page !== null}>
-          <Compose c={c} />
+          <LazyPart
+            piece={messagesPiece}
+            what="the compose box"
+            quiet
+            show={(m) => <m.Compose c={c} />}
+          />
         </div>
       </main>
       {wide && <PeopleColumn c={c} />}
       {dialog?.kind === 'jump' && <Jump c={c} />}
-      {dialog?.kind === 'settings' && <LazySettings c={c} panel={dialog.panel} />}
-      {dialog?.kind === 'create-channel' && <CreateChannel c={c} name={dialog.name} />}
-      {dialog?.kind === 'channel-settings' && (
-        <ChannelSettings key={dialog.streamId} c={c} streamId={dialog.streamId} />
+      {dialog?.kind === 'settings' && (
+        <LazyDialog
+          piece={settingsPiece}
+          what="the settings"
+          label="Settings"
+          wrap="settings-wrap"
+          onClose={() => c.closeSettings()}
+          show={(m) => <m.Settings c={c} panel={dialog.panel} />}
+        />
       )}
-      {dialog?.kind === 'status' && <StatusDialog c={c} />}
-      {dialog?.kind === 'message-history' && <HistoryDialog key={dialog.id} c={c} id={dialog.id} />}
-      {dialog?.kind === 'read-receipts' && <ReceiptsDialog key={dialog.id} c={c} id={dialog.id} />}
-      {dialog?.kind === 'message-source' && <SourceDialog key={dialog.id} c={c} id={dialog.id} />}
-      {c.picker.value && <EmojiPicker c={c} />}
-      <ProfileCard c={c} />
+      {dialog && dialog.kind !== 'jump' && dialog.kind !== 'settings' && (
+        <LazyDialog
+          piece={dialogsPiece}
+          what="this dialog"
+          label="Dialog"
+          onClose={() => (c.dialog.value = null)}
+          show={(m) =>
+            dialog.kind === 'create-channel' ? (
+              <m.CreateChannel c={c} name={dialog.name} />
+            ) : dialog.kind === 'channel-settings' ? (
+              <m.ChannelSettings key={dialog.streamId} c={c} streamId={dialog.streamId} />
+            ) : dialog.kind === 'status' ? (
+              <m.StatusDialog c={c} />
+            ) : dialog.kind === 'message-history' ? (
+              <m.HistoryDialog key={dialog.id} c={c} id={dialog.id} />
+            ) : dialog.kind === 'read-receipts' ? (
+              <m.ReceiptsDialog key={dialog.id} c={c} id={dialog.id} />
+            ) : (
+              <m.SourceDialog key={dialog.id} c={c} id={dialog.id} />
+            )
+          }
+        />
+      )}
+      {c.picker.value && (
+        <LazyDialog
+          piece={dialogsPiece}
+          what="the emoji picker"
+          label="Emoji"
+          onClose={() => (c.picker.value = null)}
+          show={(m) => <m.EmojiPicker c={c} />}
+        />
+      )}
+      {c.card.value && (
+        <LazyDialog
+          piece={dialogsPiece}
+          what="the card"
+          label="Card"
+          onClose={() => (c.card.value = null)}
+          show={(m) => <m.ProfileCard c={c} />}
+        />
+      )}
       <ConfirmDialog c={c} />
       <div class="toasts" ref={toasts} aria-live="polite">
         {c.toasts.value.map((t) => (

@@ -29,7 +29,7 @@ import { topicKey } from '../state/unread.js';
 import { Avatar, Count, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
-import { EmojiGlyph } from './message.js';
+import { EmojiGlyph } from './emoji-glyph.js';
 import { Menu } from './menu.js';
 import {
   AvatarWithDot,
@@ -38,7 +38,7 @@ import {
   StatusWords,
   useMedia,
 } from './people.js';
-import { PageEntries } from './scheduled.js';
+import { PageEntries } from './page-entries.js';
 import { InboxEntry } from './inbox.js';
 import { RecentEntry } from './recent.js';
 import { isDark } from './theme.js';

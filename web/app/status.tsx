@@ -1,82 +1,20 @@
 /**
  * User status (as the reference's user_status_ui): the emoji a person set, shown after their name
  * (the people list, their messages, their card) with its text as the tooltip and for screen
- * readers; and the "Set status" dialog for one's own: a text (up to the server's limit), an emoji
+ * readers (status-emoji.tsx, part of the first load); and, here, loaded when first opened
+ * (lazy-dialogs.ts), the "Set status" dialog for one's own: a text (up to the server's limit), an emoji
  * from the app's picker, the reference's common presets (↓ ↑ go from the text through them),
  * Clear, Save (only when something changed; Enter in the text saves too), Cancel or Esc. The status shows when the server's
  * `user_status` event comes back, as everyone else sees it.
  */
 import { useRef, useState } from 'preact/hooks';
-import type { ChatState } from '../state/chat.js';
-import {
-  MAX_STATUS_TEXT,
-  PRESETS,
-  statusRequest,
-  type Status,
-  type StatusEmoji as Emoji,
-} from '../state/user-status.js';
+import { MAX_STATUS_TEXT, PRESETS, statusRequest, type Status } from '../state/user-status.js';
 import type { Controller } from './controller.js';
 import { useFocusBack, wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
-import { EmojiGlyph, openPicker } from './message.js';
+import { openPicker } from './message.js';
+import { Glyph } from './status-emoji.js';
 import { track } from './track.js';
-
-/** An emoji of a status as a glyph (a custom one as its image). */
-function Glyph({ s, emoji }: { s: ChatState; emoji: Emoji }) {
-  return (
-    <EmojiGlyph
-      s={s}
-      r={{ emoji_name: emoji.name, emoji_code: emoji.code, reaction_type: emoji.type }}
-    />
-  );
-}
-
-/**
- * A person's status emoji after their name, kept live by itself (a message row draws again only
- * when its message changes): the text is its tooltip and, with `words`, said to screen readers
- * (", Busy") where the name's element does not say it otherwise.
- */
-export function StatusEmoji({
-  s,
-  id,
-  words = false,
-}: {
-  s: ChatState;
-  id: number;
-  words?: boolean;
-}) {
-  track(s.rev.status);
-  const st = s.statuses.get(id);
-  if (!st.emoji && !(words && st.text)) return null;
-  const said = st.text || (st.emoji ? `:${st.emoji.name}:` : '');
-  return (
-    <>
-      {st.emoji && (
-        <span class="status-emoji" title={said} data-emoji={st.emoji.name} aria-hidden="true">
-          <Glyph s={s} emoji={st.emoji} />
-        </span>
-      )}
-      {words && <span class="sr-only">, {said}</span>}
-    </>
-  );
-}
-
-/** A status as the card shows it: the emoji and the text. */
-export function StatusLine({ s, id }: { s: ChatState; id: number }) {
-  track(s.rev.status);
-  const st = s.statuses.get(id);
-  if (!st.emoji && !st.text) return null;
-  return (
-    <p class="card-status">
-      {st.emoji && (
-        <span class="status-emoji" data-emoji={st.emoji.name} title={`:${st.emoji.name}:`}>
-          <Glyph s={s} emoji={st.emoji} />
-        </span>
-      )}
-      {st.text && <span class="card-status-text">{st.text}</span>}
-    </p>
-  );
-}
 
 /** The dialog to set one's status (opened by `c.dialog.value = { kind: 'status' }`). */
 export function StatusDialog({ c }: { c: Controller }) {

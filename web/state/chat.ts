@@ -51,14 +51,9 @@ import { RecentConversations } from './recent.js';
 import { UserStatuses } from './user-status.js';
 import { drawnForMutes, MutedUsers } from './muted-users.js';
 import type { RealmExport } from './realm-exports.js';
-import { withValue } from './profile-fields.js';
-import {
-  applyAttachmentEvent,
-  type Attachment,
-  type Linkifier,
-  type Playground,
-  type Uploads,
-} from './settings-more.js';
+import { withValue } from './profile-data.js';
+import type { Linkifier, Playground } from './settings-more.js';
+import { applyAttachmentEvent, type Attachment, type Uploads } from './uploads.js';
 
 export { TOPIC } from './muting.js';
 

@@ -200,20 +200,7 @@ export function cardFields(
   return { pronouns: pronouns.length ? pronouns.join(', ') : undefined, fields: out, more };
 }
 
-/** profile_data with one value changed as a `realm_user` event says (null: removed). */
-export function withValue(
-  data: ProfileData | undefined,
-  change: { id: number; value: string | null; rendered_value?: string | null },
-): ProfileData {
-  const next = { ...data };
-  if (change.value === null) delete next[String(change.id)];
-  else
-    next[String(change.id)] = {
-      value: change.value,
-      ...(change.rendered_value ? { rendered_value: change.rendered_value } : {}),
-    };
-  return next;
-}
+export { withValue } from './profile-data.js';
 
 // ---- a person's own values --------------------------------------------------------------------
 
