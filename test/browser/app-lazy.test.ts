@@ -1,0 +1,130 @@
+/**
+ * The web app in chromium, the parts loaded when first used (web/app/lazy.tsx: the message list
+ * and compose box, the dialogs, cards and picker, the settings; docs/web.md, "Budgets").
+ *
+ * A chunk that cannot be fetched (offline, or the server restarted with a new build whose chunks
+ * have other names): every script not in the page's first load (index.html's script and its
+ * modulepreloads) is refused while the test says so. Opened from the Inbox (the home view, drawn
+ * from the first load alone), the status dialog and the message list say they could not be
+ * loaded, each with Try again; Esc closes the dialog's; once the chunks come again, Try again
+ * shows the messages and the compose box, and the dialog opens as usual, its field focused.
+ *
+ * Slow chunks: `u` on a message (a keyboard shortcut) before the dialogs' chunk has come still
+ * opens the card, focused, once it comes.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+
+let firstLoad: Set<string>;
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: { general: { by: 'iago', members: ['hamlet', 'othello'] } },
+  seed: async ({ ts }) => {
+    await sendChannelMessage(ts.api, 'othello', 'general', 'plans', 'The plans are ready.');
+    // The page's first load: its script and the chunks it preloads.
+    const html = await (await fetch(ts.url + '/')).text();
+    firstLoad = new Set(
+      [
+        ...html.matchAll(/<(?:script type="module" src|link rel="modulepreload" href)="([^"]+)"/g),
+      ].map((m) => m[1]!),
+    );
+  },
+});
+
+/** Scripts under /static/ not in the first load: refused (`refuse()`) or held back (`delayMs`). */
+async function routeChunks(page: Page, how: { refuse?: () => boolean; delayMs?: number }) {
+  const asked: string[] = [];
+  await page.route(/\/static\/[^/]+\.js$/, async (route) => {
+    const path = new URL(route.request().url()).pathname;
+    if (firstLoad.has(path)) return route.continue();
+    asked.push(path);
+    if (how.refuse?.()) return route.abort('internetdisconnected');
+    if (how.delayMs) await new Promise((r) => setTimeout(r, how.delayMs));
+    return route.continue();
+  });
+  return asked;
+}
+
+t.test('a chunk that cannot be fetched: said, with Try again; then it opens', async (t) => {
+  if (NO_CHROMIUM) return;
+  t.ok(firstLoad.size >= 1, `the first load: ${[...firstLoad].join(', ')}`);
+  let offline = true;
+  let asked: string[] = [];
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#inbox',
+    setup: async (p) => {
+      asked = await routeChunks(p, { refuse: () => offline });
+    },
+  });
+  await page.waitForSelector('.inbox-list');
+  t.notOk(await page.isVisible('.messages'), 'the Inbox: no message list');
+
+  // The status dialog (the sidebar's button).
+  await page.click('.status-btn');
+  const alert = page.locator('.lazy-dialog [role="alert"]');
+  await alert.waitFor();
+  t.match(await alert.textContent(), /^Could not load this dialog\. .*Try again$/, 'said');
+  t.ok(await alert.isVisible(), 'shown at once (not behind the loading note’s delay)');
+  await screenshot(page, t, 'dialog-failed-1280');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.lazy-dialog', { state: 'detached' });
+  t.pass('Esc closes it');
+
+  // The message list: a channel's view.
+  await page.evaluate(`location.hash = '#narrow/channel/general/topic/plans'`);
+  const paneAlert = page.locator('.lazy-part [role="alert"]');
+  await paneAlert.waitFor();
+  t.match(await paneAlert.textContent(), /^Could not load the messages\./, 'said in its place');
+  t.notOk(await page.isVisible('.compose'), 'no compose box yet');
+  t.ok(asked.length > 0, 'the chunks were asked for and refused');
+  await screenshot(page, t, 'messages-failed-1280');
+
+  // Back online: Try again.
+  offline = false;
+  await paneAlert.getByRole('button', { name: 'Try again' }).click();
+  await waitMessage(page, 'The plans are ready.');
+  await page.waitForSelector('.compose');
+  t.notOk(await page.isVisible('.lazy-part'), 'the note gone');
+
+  await page.click('.status-btn');
+  await page.getByRole('dialog', { name: 'Set status' }).waitFor();
+  await waitFor(page, `!!document.activeElement?.closest('.status-dialog')`);
+  t.pass('the dialog opens, focused');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.status-dialog', { state: 'detached' });
+  // Chromium reports each refused fetch on the console; nothing else.
+  watch.assertClean(t, /Failed to load resource|net::ERR_INTERNET_DISCONNECTED|WebSocket/);
+});
+
+t.test(
+  'slow chunks: a key that opens a card before its code came still opens it, focused',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#narrow/channel/general/topic/plans',
+      setup: async (p) => {
+        await routeChunks(p, { delayMs: 1500 });
+      },
+    });
+    await waitMessage(page, 'The plans are ready.');
+    t.notOk(await page.evaluate(`!!document.querySelector('.profile-card')`), 'no card yet');
+    await page.click('#compose-text');
+    await page.keyboard.press('Escape');
+    await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+    await page.keyboard.press('ArrowUp');
+    await waitFor(page, `!!document.querySelector('.msg.selected')`);
+    await page.keyboard.press('u');
+    await page.waitForSelector('.profile-card');
+    await waitFor(page, `!!document.activeElement?.closest('.profile-card')`);
+    t.pass('the card, focused');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('.profile-card', { state: 'detached' });
+    await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+    t.pass('the focus back on the list');
+    watch.assertClean(t, /WebSocket/);
+  },
+);
