@@ -10,7 +10,8 @@
  * shows the messages and the compose box, and the dialog opens as usual, its field focused.
  *
  * Slow chunks: `u` on a message (a keyboard shortcut) before the dialogs' chunk has come still
- * opens the card, focused, once it comes.
+ * opens the card, focused, once it comes; Ctrl+K and typing at once, before Jump's code has come,
+ * loses no key (a field of the same look takes them, handed to Jump when it is drawn).
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -67,7 +68,11 @@ t.test('a chunk that cannot be fetched: said, with Try again; then it opens', as
   await page.click('.status-btn');
   const alert = page.locator('.lazy-dialog [role="alert"]');
   await alert.waitFor();
-  t.match(await alert.textContent(), /^Could not load this dialog\. .*Try again$/, 'said');
+  t.match(
+    await alert.textContent(),
+    /^Could not load this dialog\. .*Try again Reload the page$/,
+    'said, with Try again and Reload the page',
+  );
   t.ok(await alert.isVisible(), 'shown at once (not behind the loading note’s delay)');
   await screenshot(page, t, 'dialog-failed-1280');
   await page.keyboard.press('Escape');
@@ -128,3 +133,33 @@ t.test(
     watch.assertClean(t, /WebSocket/);
   },
 );
+
+t.test('slow chunks: Ctrl+K and typing at once lose no key', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: '#inbox',
+    setup: async (p) => {
+      await routeChunks(p, { delayMs: 3000 });
+    },
+  });
+  await page.waitForSelector('.inbox-search');
+  await page.keyboard.press('Control+k');
+  await page.keyboard.type('gen');
+  t.notOk(await page.isVisible('#jump-options'), 'Jump’s code not come yet');
+  t.equal(
+    await page.evaluate(
+      `document.activeElement?.closest('[role="dialog"]')?.getAttribute('aria-label')`,
+    ),
+    'Jump to',
+    'the keys went to its field',
+  );
+  await page.waitForSelector('#jump-options');
+  t.equal(await page.inputValue('.jump input.field'), 'gen', 'what was typed, kept');
+  await waitFor(page, `document.activeElement?.matches('.jump input.field')`);
+  await page.keyboard.type('e');
+  t.equal(await page.inputValue('.jump input.field'), 'gene', 'typed on at its end');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `location.hash.startsWith('#narrow/channel/')`);
+  t.pass('Enter goes to the channel');
+  watch.assertClean(t, /WebSocket/);
+});

@@ -17,9 +17,9 @@ const WEB = path.join(REPO, 'dist/web');
 const BUDGET = 60 * 1024;
 /**
  * What the first load may not grow past until the budget is met (docs/web.md says what is left
- * over it and why): 69.0 KB on 2026-12-07, with a little room.
+ * over it and why): 66.0 KB on 2026-12-07, with a little room.
  */
-const CEILING = 70 * 1024;
+const CEILING = 67 * 1024;
 
 /** Markers of code loaded when first used: in no first-load file. */
 const LAZY = {
@@ -32,6 +32,7 @@ const LAZY = {
   'a message row': 'msg-menu-btn',
   'the compose box': 'compose-bar',
   'the settings': 'settings-part',
+  'Jump (Ctrl+K)': 'jump-options',
 };
 
 function firstLoad(): string[] {

@@ -33,7 +33,7 @@ import {
   ScheduledMessages,
   type ScheduledEvent,
   type ScheduledMessage,
-} from '../state/scheduled.js';
+} from '../state/scheduled-store.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import { buildEmojiIndex, type EmojiIndex } from '../state/emoji.js';
 import { Loader } from '../state/loader.js';

@@ -30,7 +30,8 @@ type Item = {
   run: () => void;
 };
 
-export function Jump({ c }: { c: Controller }) {
+/** `initial`: what was typed before its code had loaded (shell.tsx), kept as the query. */
+export function Jump({ c, initial = '' }: { c: Controller; initial?: string }) {
   const s = c.state.value!;
   // What is offered follows the organization while it is open, as the sidebar does: people muted
   // (or unmuted, or joining, leaving), channels made, renamed, joined or left, topics seen, and
@@ -38,13 +39,17 @@ export function Jump({ c }: { c: Controller }) {
   track(s.rev.users, s.rev.muted, s.rev.channels, s.rev.topics, s.rev.settings);
   // The keys act on what was typed and chosen until now, not on the last drawing (Enter pressed
   // right after typing, before the redraw).
-  const [q, setQ, qNow] = useLive('');
+  const [q, setQ, qNow] = useLive(initial);
   const [active, setActive, activeNow] = useLive(0);
   const input = useRef<HTMLInputElement>(null);
   // Focused as the dialog is drawn, not after the next paint (useEffect): the drawing follows
   // Ctrl+K in the same task (web/state/schedule.ts: the user's input is drawn at once), so the
   // keys typed right after it come to the field, none to the page or the compose box.
-  useLayoutEffect(() => input.current?.focus(), []);
+  useLayoutEffect(() => {
+    const el = input.current;
+    el?.focus();
+    el?.setSelectionRange(initial.length, initial.length);
+  }, []);
 
   const close = () => (c.dialog.value = null);
   const go = (n: Narrow) => () => {

@@ -84,8 +84,12 @@ function useLoaded<M>(p: Piece<M>, start = true): M | null {
   return p.loaded();
 }
 
-/** What stands in for a piece not loaded: a note that it loads (shown only if it takes a while:
- * app.css, .lazy-wait), or that it failed, with Try again. */
+/**
+ * What stands in for a piece not loaded: a note that it loads (shown only if it takes a while:
+ * app.css, .lazy-wait), or that it failed, with Try again and Reload the page (a server updated
+ * since the page loaded has the new build's chunks only: the page's own are gone; drafts are kept
+ * across a reload).
+ */
 function Waiting({ p, what }: { p: Piece<unknown>; what: string }): VNode {
   return p.state.value === 'failed' ? (
     <p class="lazy-loading" role="alert">
@@ -96,6 +100,9 @@ function Waiting({ p, what }: { p: Piece<unknown>; what: string }): VNode {
         onClick={() => void p.load().catch(() => undefined)}
       >
         Try again
+      </button>{' '}
+      <button class="btn" type="button" onClick={() => location.reload()}>
+        Reload the page
       </button>
     </p>
   ) : (
@@ -118,6 +125,7 @@ export function LazyDialog<M>({
   wrap = '',
   onClose,
   show,
+  stand,
 }: {
   piece: Piece<M>;
   /** "the settings", for "Loading the settings…" */
@@ -127,16 +135,19 @@ export function LazyDialog<M>({
   wrap?: string;
   onClose: () => void;
   show: (m: M) => ComponentChildren;
+  /** Drawn at once while it loads, instead of the note (Jump's field, taking the keys typed). */
+  stand?: () => ComponentChildren;
 }) {
   const mod = useLoaded(p);
   if (mod) return <>{show(mod)}</>;
+  const failed = p.state.value === 'failed';
   return (
     <div
-      class={`overlay${p.state.value === 'failed' ? '' : ' lazy-wait'}`}
+      class={`overlay${failed || stand ? '' : ' lazy-wait'}`}
       onMouseDown={(e) => e.target === e.currentTarget && onClose()}
     >
       <div class={`dialog lazy-dialog ${wrap}`} role="dialog" aria-modal="true" aria-label={label}>
-        <Waiting p={p} what={what} />
+        {stand && !failed ? stand() : <Waiting p={p} what={what} />}
       </div>
     </div>
   );

@@ -69,9 +69,10 @@ function maybeSession(): boolean {
 
 function open(session: Session): void {
   hint(true);
-  // Opened on a narrow (not the Inbox or Recent conversations, which show no message list): the
-  // message list's code is fetched beside the data rather than after it (shell.tsx).
-  if (!/^(#(inbox|recent|drafts|scheduled)?)$/.test(location.hash)) loadMessagesSoon();
+  // Opened on a narrow, the drafts or the scheduled messages (not the Inbox or Recent
+  // conversations, which show no message list; nor the home view, known with the data): their
+  // code is fetched beside the data rather than after it (shell.tsx).
+  if (!/^#?(inbox|recent)?$/.test(location.hash)) loadMessagesSoon();
   const c = new Controller(session, () => {
     hint(false);
     controller.value = null;

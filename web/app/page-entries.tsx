@@ -2,7 +2,7 @@
  * The sidebar's Drafts and Scheduled messages entries, with their counts: part of the first
  * screen, while their views (scheduled.tsx) load when first opened (lazy.tsx).
  */
-import { sidebarCount } from '../state/scheduled.js';
+import { sidebarCount } from '../state/scheduled-store.js';
 import { Count } from './bits.js';
 import type { Controller, Page } from './controller.js';
 import { Icon, type IconName } from './icons.js';

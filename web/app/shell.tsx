@@ -14,7 +14,6 @@ import type { Controller } from './controller.js';
 import { track } from './track.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
-import { Jump } from './jump.js';
 import { LazyDialog, LazyPart, piece, prefetchWhenIdle } from './lazy.js';
 import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { InboxView } from './inbox.js';
@@ -156,13 +155,45 @@ function Search({ c }: { c: Controller }) {
   );
 }
 
-// Loaded when first used, or when the browser is idle after the first screen (lazy.tsx): the
-// message list and compose box with the Drafts and Scheduled views (the Inbox, the default home
-// view, shows none of them), the dialogs, cards and pickers, and the settings with their panels.
+// Loaded when first used, or when the browser is idle after the first screen (lazy.tsx): Jump
+// (Ctrl+K), the message list and compose box with the Drafts and Scheduled views (the Inbox, the
+// default home view, shows none of them), the dialogs, cards and pickers, and the settings with
+// their panels.
 // Their code is in chunks of its own (scripts/build-web.mjs); see docs/web.md, "Budgets".
+const jumpPiece = piece(() => import('./jump.js'));
 const messagesPiece = piece(() => import('./lazy-messages.js'));
 const dialogsPiece = piece(() => import('./lazy-dialogs.js'));
 const settingsPiece = piece(() => import('./settings-panels.js'));
+
+/**
+ * Ctrl+K's dialog. Before its code has come (the first Ctrl+K within a moment of the first
+ * screen), a field that looks as its own takes the focus in the same task as the key and the
+ * keys typed next, handed to it as it is drawn: none is lost, none reaches the page behind.
+ */
+function LazyJump({ c }: { c: Controller }) {
+  const typed = useRef('');
+  const field = useRef<HTMLInputElement>(null);
+  useLayoutEffect(() => field.current?.focus(), []);
+  return (
+    <LazyDialog
+      piece={jumpPiece}
+      what="Jump"
+      label="Jump to"
+      wrap="jump"
+      onClose={() => (c.dialog.value = null)}
+      show={(m) => <m.Jump c={c} initial={typed.current} />}
+      stand={() => (
+        <input
+          ref={field}
+          class="field"
+          aria-label="Jump to a channel, topic, person or search"
+          placeholder="Jump to a channel, topic or person…"
+          onInput={(e) => (typed.current = e.currentTarget.value)}
+        />
+      )}
+    />
+  );
+}
 
 /**
  * Starts fetching the message list's code now: for a page opened on a narrow (its address, or a
@@ -272,9 +303,10 @@ export function Shell({ c }: { c: Controller }) {
     return () => window.removeEventListener('keydown', onKey);
   }, [c]);
 
-  // The first screen is drawn: fetch the rest when the browser is idle.
+  // The first screen is drawn: the pieces most sessions use, fetched when the browser is idle
+  // (not the settings, 48 KB, opened in few sessions: they load when opened, as before).
   useEffect(() => {
-    if (drawn) prefetchWhenIdle([messagesPiece, dialogsPiece, settingsPiece]);
+    if (drawn) prefetchWhenIdle([jumpPiece, messagesPiece, dialogsPiece]);
   }, [drawn]);
 
   if (!s || !list) {
@@ -383,7 +415,7 @@ export function Shell({ c }: { c: Controller }) {
         </div>
       </main>
       {wide && <PeopleColumn c={c} />}
-      {dialog?.kind === 'jump' && <Jump c={c} />}
+      {dialog?.kind === 'jump' && <LazyJump c={c} />}
       {dialog?.kind === 'settings' && (
         <LazyDialog
           piece={settingsPiece}
