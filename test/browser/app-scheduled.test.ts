@@ -166,6 +166,8 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
   await page.waitForSelector('.editing-scheduled');
   await waitFor(page, `document.querySelector('#compose-text')?.value === 'Agenda for **Monday**'`);
   t.match(page.url(), /topic\/plans/, 'the conversation shown');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.pass('the text being edited has the focus');
   const patched = page.waitForResponse(
     (r) => r.request().method() === 'PATCH' && /\/json\/scheduled_messages\/\d+$/.test(r.url()),
   );
@@ -319,6 +321,8 @@ t.test('schedule, list, edit, delete, delivery; drafts', async (t) => {
   await page.click('.page-item button:has-text("Restore")');
   await waitFor(page, `document.querySelector('#compose-text')?.value === 'Half a thought'`);
   t.match(page.url(), /topic\/later/, 'restored in its conversation');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.pass('the restored text has the focus, to go on writing');
   await page.click('.sidebar .nav-item:has-text("Drafts")');
   await page.click('.page-item button:has-text("Delete")');
   await page.waitForSelector('.page-empty:has-text("No drafts")');

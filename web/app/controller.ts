@@ -1437,19 +1437,20 @@ export class Controller {
   /**
    * Opens a conversation (or channel) from a view of its own, then puts the compose box on it
    * once the box shows (hidden under the view, it could take no focus): Recent conversations'
-   * `r` and `c`.
+   * `r` and `c`, a draft's Restore, a scheduled message's Edit (`quote` and `notDraft` as
+   * requestCompose's).
    */
-  goAndCompose(n: Narrow, to: ComposeTo): void {
+  goAndCompose(n: Narrow, to: ComposeTo, quote?: string, notDraft = false): void {
     this.go(n);
     if (this.page.peek() === null) {
-      this.requestCompose(to);
+      this.requestCompose(to, quote, notDraft);
       return;
     }
     const stop = effect(() => {
       if (this.page.value !== null) return;
       // Next to the view's going, in the same drawing: the box is shown as it is addressed.
       queueMicrotask(() => stop());
-      this.requestCompose(to);
+      this.requestCompose(to, quote, notDraft);
     });
   }
 

@@ -189,8 +189,7 @@ function editScheduled(c: Controller, m: ScheduledMessage): void {
   const to = composeTo(m);
   c.editingScheduled.value = m.scheduled_message_id;
   c.scheduledNotice.value = null;
-  c.go(narrowOf(c, to));
-  c.requestCompose(to, m.content, true);
+  c.goAndCompose(narrowOf(c, to), to, m.content, true);
 }
 
 /**
@@ -430,10 +429,7 @@ export function DraftsView({ c }: { c: Controller }) {
                   <button
                     class="btn"
                     type="button"
-                    onClick={() => {
-                      c.go(narrowOf(c, to));
-                      c.requestCompose(to, d.content);
-                    }}
+                    onClick={() => c.goAndCompose(narrowOf(c, to), to, d.content)}
                   >
                     <Icon name="edit" />
                     Restore
