@@ -14,25 +14,30 @@ import { roveRows, roveTo } from '../state/roving.js';
 export function useRowFocus(rows: readonly { key: string }[], selector: string) {
   const [focusKey, setFocusKey] = useState<string | null>(null);
   const list = useRef<HTMLUListElement>(null);
-  const moveFocus = useRef(false);
+  /** Focus to move on the next drawing: by a key, or on the view's showing ('auto'). */
+  const moveFocus = useRef<false | 'key' | 'auto'>(false);
   const at = Math.max(
     0,
     rows.findIndex((r) => r.key === focusKey),
   );
-  const focusRow = (key: string) => {
-    moveFocus.current = true;
+  const focusRow = (key: string, why: 'key' | 'auto' = 'key') => {
+    moveFocus.current = why;
     setFocusKey(key);
   };
 
   useLayoutEffect(() => {
     const el = list.current;
     if (!el) return;
-    const inside = el.contains(document.activeElement);
-    if (!inside && !moveFocus.current) return;
+    const active = document.activeElement;
+    const inside = el.contains(active);
+    const why = moveFocus.current;
     moveFocus.current = false;
+    if (!inside && !why) return;
+    // The view's showing found nothing focused, but the user has focused something since (the
+    // filter box): that stays.
+    if (!inside && why === 'auto' && active && active !== document.body) return;
     const target = el.querySelectorAll<HTMLElement>(selector)[at];
     // Already in that row (on its ✓ or menu, from Tab or ← →): it stays where it is.
-    const active = document.activeElement;
     if (!target || (active && target.closest('li')?.contains(active))) return;
     target.focus({ preventScroll: false });
   });
@@ -42,7 +47,7 @@ export function useRowFocus(rows: readonly { key: string }[], selector: string) 
     if (started.current || rows.length === 0) return;
     started.current = true;
     const active = document.activeElement;
-    if (!active || active === document.body) focusRow(rows[0]!.key);
+    if (!active || active === document.body) focusRow(rows[0]!.key, 'auto');
   }, [rows.length > 0]);
 
   /** The list's keys. */
