@@ -50,6 +50,8 @@ export const DEFAULT_STALL_MS = 2000;
  */
 export const CONSUMER_PULL_EXPIRES_MS = 5000;
 export const DEFAULT_STALL_EXIT_MS = 120_000;
+/** How long `close` waits for the log consumer to close before it goes on without. */
+export const CLOSE_MS = 2000;
 /** How often the progress watch looks. */
 const WATCH_MS = 1000;
 /**
@@ -892,7 +894,23 @@ export class LogApplier {
     this.generation++;
     this.installed = -1;
     this.advisories?.unsubscribe();
-    await this.consumer?.close().catch(() => undefined);
+    // nats.js's ordered consumer ends its iterator at once; the wait is bounded all the same (a
+    // node's stop must not hang on its NATS server), and said in the log when it is hit.
+    const consumer = this.consumer;
+    this.consumer = null;
+    if (consumer) {
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        consumer.close().then(
+          () => true,
+          () => true,
+        ),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_MS))),
+      ]);
+      clearTimeout(timer);
+      if (!closed)
+        log.warn({ waitMs: CLOSE_MS }, 'stopping: the log consumer did not close in time; left');
+    }
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
   }

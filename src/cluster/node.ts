@@ -18,6 +18,7 @@
  * trim.ts), typing and presence events to every node, status, and stopping.
  */
 import { trace } from './trace.js';
+import { log } from '../observability/log.js';
 import type { Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
@@ -51,6 +52,27 @@ export type { ClusterOptions } from './link.js';
 
 /** How often a lapsed lease is renewed between lease ticks (LeaseKeeper.renewLapsed). */
 const LAPSED_RENEWAL_MS = 250;
+
+/**
+ * How long a stopping node waits, in all, for its NATS server to answer its last steps (giving its
+ * leases up, draining its connection) before it closes the connection regardless, and says so in
+ * its log: a frozen or overloaded server must not hold a node's stop. A live server answers them
+ * in milliseconds; a lease not given up lapses after the lease time as after a crash.
+ */
+export const STOP_NATS_MS = 5000;
+
+/** Whether `p` settles before `deadline` (a performance.now time). */
+async function within(deadline: number, p: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()));
+  });
+  try {
+    return await Promise.race([p.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** What the server tells the node when it makes it (nothing is wired afterwards). */
 export type NodeHooks = ApplierHooks & {
@@ -703,7 +725,11 @@ export class ClusterNode implements RealmPlacement {
     };
   }
 
-  /** Stops renewing, gives the leases up (another node takes the realms at once) and disconnects. */
+  /**
+   * Stops renewing, gives the leases up (another node takes the realms at once) and disconnects.
+   * Bounded: at most 5 s for this node's own appends to be applied, then at most STOP_NATS_MS for
+   * giving up the leases and draining the connection, which is closed after that in any case.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     // Appends still in flight finish first: their clients are waiting. Then this node applies
@@ -725,12 +751,33 @@ export class ClusterNode implements RealmPlacement {
     const held = this.keeper.realms();
     for (const id of held) this.writer.stop(id);
     // Nothing more is appended from here: the realms' next owners need not wait a lease time
-    // (each fences this node off with its lease marker as usual).
-    await Promise.all(held.map((id) => this.keeper.release(id).catch(() => undefined)));
+    // (each fences this node off with its lease marker as usual). Each NATS step from here is
+    // bounded by one deadline (STOP_NATS_MS): a lease not given up lapses on its own.
+    const deadline = performance.now() + STOP_NATS_MS;
+    const released = Promise.all(held.map((id) => this.keeper.release(id).catch(() => undefined)));
+    if (!(await within(deadline, released)))
+      log.warn(
+        { waitMs: STOP_NATS_MS, leases: held.length },
+        'stopping: giving up the leases went unanswered; they lapse instead',
+      );
     this.ephemeral?.unsubscribe();
     this.sharedLimits.close();
     await this.applier.close();
-    await this.link.nc.drain().catch(() => undefined);
+    // Drained (what this node published is flushed, its subscriptions ended), within what is left
+    // of the bound, then closed whatever the drain did: nats.js's drain waits for its server's
+    // answer to a flush, and one that goes unanswered (a frozen server) ends the drain without
+    // closing the connection, which kept reconnecting afterwards, holding the process open.
+    if (
+      !(await within(
+        deadline,
+        this.link.nc.drain().catch(() => undefined),
+      ))
+    )
+      log.warn(
+        { waitMs: STOP_NATS_MS, server: this.link.nc.getServer() },
+        'stopping: the NATS server did not answer the drain in time; closing the connection',
+      );
+    await this.link.nc.close().catch(() => undefined);
   }
 
   private die(reason: string): void {

@@ -84,12 +84,22 @@ t.test('no node takes a thawed stream leader’s old position', async (t) => {
   const nodes: Node[] = [];
   let admin: NatsConnection | null = null;
   t.teardown(async () => {
-    for (const n of nodes) await n.applier.close();
+    // The nodes at once, each stop bounded (LogApplier.close), and the time of each step on
+    // stderr when the whole took long: CI saw this file take 148 s past its subtest (2026-12-06).
+    const start = performance.now();
+    const steps: string[] = [];
+    const step = (what: string) =>
+      steps.push(`${what} ${Math.round(performance.now() - start)} ms`);
+    await Promise.all(nodes.map((n) => n.applier.close().then(() => step(`${n.name} closed`))));
     await Promise.all(nodes.map((n) => n.nc.close().catch(() => undefined)));
     await admin?.close().catch(() => undefined);
+    step('connections closed');
     for (const n of nats) if (alive(n.pid)) process.kill(n.pid, 'SIGKILL');
     while (nats.some((n) => alive(n.pid))) await sleep(50);
+    step('NATS servers gone');
     fs.rmSync(dir, { recursive: true, force: true });
+    if (performance.now() - start > 5000)
+      console.error(`stale-leader teardown: ${steps.join(', ')}`);
   });
   admin = await connect({ servers: `nats://127.0.0.1:${nats[0]!.port}`, reconnect: false });
   const jsm = await admin.jetstreamManager({ checkAPI: false, timeout: 60_000 });
