@@ -41,6 +41,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ensureFirstRealm } from '../bootstrap.js';
 import { configFromEnv } from '../config.js';
+import { SettingsError } from '../lib/settings-error.js';
 import { createServer } from '../server.js';
 import { stopOnSignals } from '../signals.js';
 import { DataDirLock } from '../storage/data-lock.js';
@@ -64,7 +65,8 @@ const EX_CONFIG = 78;
 /** A flag of the environment: unset, empty or `0` is off, `1` on; anything else is refused. */
 function flag(name: string): boolean {
   const value = process.env[name] ?? '';
-  if (!['', '0', '1'].includes(value)) throw new Error(`${name} must be 1 or 0`);
+  if (!['', '0', '1'].includes(value))
+    throw new SettingsError(`bad environment: ${name} must be 1 or 0`);
   return value === '1';
 }
 
@@ -92,11 +94,14 @@ function discardUnusableCopy(dataDir: string, trimmed: number, seeded: number): 
 
 async function main(): Promise<void> {
   process.umask(0o077);
-  const config = configFromEnv();
+  // A node's settings are its environment's (it reads no env file): the server's through
+  // configFromEnv, as src/main.ts reads them, and the node's own below, all from `env`.
+  const env = process.env;
+  const config = configFromEnv(env);
   const node = process.env.CLUSTER_NODE ?? '';
   const servers = (process.env.CLUSTER_NATS ?? '').split(',').filter((s) => s !== '');
   if (node === '' || servers.length === 0)
-    throw new Error('CLUSTER_NODE and CLUSTER_NATS are required');
+    throw new SettingsError('bad environment: CLUSTER_NODE and CLUSTER_NATS are required');
   const namespace = process.env.CLUSTER_NAMESPACE ?? '';
   const names = clusterNames(namespace);
   const replicas = Number(process.env.CLUSTER_REPLICAS ?? 3);
@@ -105,10 +110,14 @@ async function main(): Promise<void> {
   const readBarrierMs = Number(process.env.CLUSTER_READ_BARRIER_MS ?? DEFAULT_READ_BARRIER_MS);
   // Not a number would be a budget of 0: every read on a node not owning its realm answered 503.
   if (!Number.isFinite(readBarrierMs) || readBarrierMs <= 0)
-    throw new Error('CLUSTER_READ_BARRIER_MS must be a positive number of milliseconds');
+    throw new SettingsError(
+      'bad environment: CLUSTER_READ_BARRIER_MS must be a positive number of milliseconds',
+    );
   const forwardAckMs = Number(process.env.CLUSTER_FORWARD_ACK_MS ?? DEFAULT_FORWARD_ACK_MS);
   if (!Number.isFinite(forwardAckMs) || forwardAckMs <= 0)
-    throw new Error('CLUSTER_FORWARD_ACK_MS must be a positive number of milliseconds');
+    throw new SettingsError(
+      'bad environment: CLUSTER_FORWARD_ACK_MS must be a positive number of milliseconds',
+    );
   // One process at a time writes a data directory: a server or the admin tool running on it
   // would change what this node checks, seeds or discards.
   const lock = DataDirLock.acquire(config.dataDir, 'server');
@@ -179,12 +188,18 @@ async function main(): Promise<void> {
   // refused connection (a 503 from a stopping node would reach the client), and requests on kept
   // connections are still served. A proxy that retries a 503 elsewhere can have one.
   stopOnSignals(server, {
-    graceMs: process.env.SHUTDOWN_GRACE_MS !== undefined ? config.shutdownGraceMs : 0,
+    graceMs: env.SHUTDOWN_GRACE_MS !== undefined ? config.shutdownGraceMs : 0,
   });
   console.log(`Confab node ${node} listening on ${server.url} (data: ${config.dataDir})`);
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof SettingsError) {
+    // As the single-process server says it (src/main.ts): the setting and what is wrong with it,
+    // on one line, no stack trace; EX_CONFIG, so that a supervisor does not start it again.
+    console.error(`Confab node cannot start: ${err.message}`);
+    process.exit(EX_CONFIG);
+  }
   if (
     err instanceof CopyRefusedError ||
     err instanceof UnsafeNatsError ||
