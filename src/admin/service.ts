@@ -13,6 +13,7 @@ import type { AdminRequest, AdminResponse } from './socket-client.js';
 // What the commands import when they run (commands.ts "Loading"), loaded with the server from its
 // start as before: a command never reads code from dist/ once the server runs (an upgrade may
 // have replaced it by then). The admin tool loads this module only to run a command itself.
+// test/unit/admin-preload fails when this list and the commands' import()s drift apart.
 import './backup.js';
 import './realm-export.js';
 import './realm-import.js';
