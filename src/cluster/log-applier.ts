@@ -275,6 +275,14 @@ export class LogApplier {
    */
   private stuck = false;
   private readonly stuckListeners = new Set<() => void>();
+  /**
+   * Consumers whose first creation is under way (`consume`). nats.js's ordered consumer asks for
+   * its creation again by itself, up to `maxInitialReset` (30) times, a pull's `expires` (5 s,
+   * jittered) apart, even once its connection is closed: one under way when the node stopped held
+   * the process open for about 150 s after (test/cluster/stale-leader took 176 s, its subtest 14 s,
+   * 2026-12-07). `close` ends those attempts at their next failure.
+   */
+  private readonly starting = new Set<object>();
 
   constructor(private readonly parts: ApplierParts) {
     this.appliedSeq = parts.replication.state().applied;
@@ -351,9 +359,13 @@ export class LogApplier {
       this.restartedAt = performance.now();
       this.turbulentUntil = this.restartedAt + TURBULENT_MS;
       this.restarts++;
-      void this.openConsumer().catch((err: unknown) =>
-        log.error({ err }, 'making the log consumer again failed; the progress watch tries again'),
-      );
+      void this.openConsumer().catch((err: unknown) => {
+        if (!this.closed)
+          log.error(
+            { err },
+            'making the log consumer again failed; the progress watch tries again',
+          );
+      });
     }
   }
 
@@ -407,7 +419,13 @@ export class LogApplier {
         ),
       since,
     );
-    return consumer.consume({ max_messages: 100, expires: CONSUMER_PULL_EXPIRES_MS });
+    if (this.closed) throw new Error('the log applier is closed');
+    this.starting.add(consumer);
+    try {
+      return await consumer.consume({ max_messages: 100, expires: CONSUMER_PULL_EXPIRES_MS });
+    } finally {
+      this.starting.delete(consumer);
+    }
   }
 
   private async loop(messages: ConsumerMessages, gen: number): Promise<void> {
@@ -872,9 +890,9 @@ export class LogApplier {
     this.restartedAt = now;
     this.restarts++;
     // Not waited for: its creation is asked again until made, and a later look may ask anew.
-    void this.openConsumer().catch((err: unknown) =>
-      log.error({ err }, 'making the log consumer again failed; trying again'),
-    );
+    void this.openConsumer().catch((err: unknown) => {
+      if (!this.closed) log.error({ err }, 'making the log consumer again failed; trying again');
+    });
   }
 
   status(): ApplierStatus {
@@ -894,6 +912,9 @@ export class LogApplier {
     this.generation++;
     this.installed = -1;
     this.advisories?.unsubscribe();
+    // nats.js's field (OrderedPullConsumerImpl.maxInitialReset), not in its types: 0 makes the
+    // creation's next failure its last (`starting`).
+    for (const c of this.starting) (c as { maxInitialReset?: number }).maxInitialReset = 0;
     // nats.js's ordered consumer ends its iterator at once; the wait is bounded all the same (a
     // node's stop must not hang on its NATS server), and said in the log when it is hit.
     const consumer = this.consumer;
