@@ -62,6 +62,22 @@ import { DEFAULT_RESERVATION_TIMEOUT_MS } from './subdomains.js';
  */
 const EX_CONFIG = 78;
 
+/**
+ * A whole number of the environment, `min` to `max` (`fallback` when unset or empty); anything
+ * else is refused by name, before the node connects anywhere (it would become NaN: a lease or a
+ * snapshot interval of NaN makes timers that fire at once, and a NaN block size no ids).
+ */
+function wholeNumber(name: string, fallback: number, min: number, max: number, unit = ''): number {
+  const raw = (process.env[name] ?? '').trim();
+  if (raw === '') return fallback;
+  const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max)
+    throw new SettingsError(
+      `bad environment: ${name} must be a whole number${unit} from ${min} to ${max}, not ${JSON.stringify(raw)}`,
+    );
+  return value;
+}
+
 /** A flag of the environment: unset, empty or `0` is off, `1` on; anything else is refused. */
 function flag(name: string): boolean {
   const value = process.env[name] ?? '';
@@ -104,7 +120,25 @@ async function main(): Promise<void> {
     throw new SettingsError('bad environment: CLUSTER_NODE and CLUSTER_NATS are required');
   const namespace = process.env.CLUSTER_NAMESPACE ?? '';
   const names = clusterNames(namespace);
-  const replicas = Number(process.env.CLUSTER_REPLICAS ?? 3);
+  // JetStream keeps at most 5 copies of a stream.
+  const replicas = wholeNumber('CLUSTER_REPLICAS', 3, 1, 5);
+  const leaseMs = wholeNumber('CLUSTER_LEASE_MS', 3000, 100, 600_000, ' of milliseconds');
+  const snapshotEvery = wholeNumber('CLUSTER_SNAPSHOT_EVERY', 10_000, 1, 1e9);
+  const trimGraceMs = wholeNumber(
+    'CLUSTER_TRIM_GRACE_MS',
+    DEFAULT_TRIM_GRACE_MS,
+    0,
+    86_400_000,
+    ' of milliseconds',
+  );
+  const idBlockSize = wholeNumber('CLUSTER_ID_BLOCK_SIZE', ID_BLOCK_SIZE, 1, 1 << 30);
+  const reservationTimeoutMs = wholeNumber(
+    'CLUSTER_RESERVATION_TIMEOUT_MS',
+    DEFAULT_RESERVATION_TIMEOUT_MS,
+    1,
+    86_400_000,
+    ' of milliseconds',
+  );
   const seed = flag('CLUSTER_SEED');
   const allowUnsafeNats = flag('CLUSTER_ALLOW_UNSAFE_NATS');
   const readBarrierMs = Number(process.env.CLUSTER_READ_BARRIER_MS ?? DEFAULT_READ_BARRIER_MS);
@@ -154,16 +188,14 @@ async function main(): Promise<void> {
       servers,
       namespace,
       replicas,
-      leaseMs: Number(process.env.CLUSTER_LEASE_MS ?? 3000),
+      leaseMs,
       readBarrierMs,
       forwardAckMs,
-      snapshotEvery: Number(process.env.CLUSTER_SNAPSHOT_EVERY ?? 10_000),
-      trimGraceMs: Number(process.env.CLUSTER_TRIM_GRACE_MS ?? DEFAULT_TRIM_GRACE_MS),
+      snapshotEvery,
+      trimGraceMs,
       tmpDir: path.join(config.dataDir, 'tmp'),
-      idBlockSize: Number(process.env.CLUSTER_ID_BLOCK_SIZE ?? ID_BLOCK_SIZE),
-      reservationTimeoutMs: Number(
-        process.env.CLUSTER_RESERVATION_TIMEOUT_MS ?? DEFAULT_RESERVATION_TIMEOUT_MS,
-      ),
+      idBlockSize,
+      reservationTimeoutMs,
       allowUnsafeNats,
     },
   });

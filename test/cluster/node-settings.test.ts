@@ -31,6 +31,14 @@ const cases: { bad: Record<string, string>; names: string }[] = [
   { bad: { CLUSTER_READ_BARRIER_MS: '-5' }, names: 'CLUSTER_READ_BARRIER_MS' },
   { bad: { CLUSTER_SEED: 'yes' }, names: 'CLUSTER_SEED' },
   { bad: { CLUSTER_NATS: '' }, names: 'CLUSTER_NATS' },
+  // Numbers that were taken as given (NaN, 0, negative) before.
+  { bad: { CLUSTER_REPLICAS: 'three' }, names: 'CLUSTER_REPLICAS' },
+  { bad: { CLUSTER_REPLICAS: '7' }, names: 'CLUSTER_REPLICAS' },
+  { bad: { CLUSTER_LEASE_MS: '3s' }, names: 'CLUSTER_LEASE_MS' },
+  { bad: { CLUSTER_SNAPSHOT_EVERY: '0' }, names: 'CLUSTER_SNAPSHOT_EVERY' },
+  { bad: { CLUSTER_TRIM_GRACE_MS: '-1' }, names: 'CLUSTER_TRIM_GRACE_MS' },
+  { bad: { CLUSTER_ID_BLOCK_SIZE: '1.5' }, names: 'CLUSTER_ID_BLOCK_SIZE' },
+  { bad: { CLUSTER_RESERVATION_TIMEOUT_MS: 'soon' }, names: 'CLUSTER_RESERVATION_TIMEOUT_MS' },
 ];
 
 for (const { bad, names } of cases) {
