@@ -1,10 +1,10 @@
 /**
- * The dialogs, cards and pickers the first screen does not show: a chunk loaded when one first
- * opens, or when the browser is idle after the first screen (shell.tsx, lazy.tsx). The settings
- * and their panels are a chunk of their own (settings-panels.ts).
+ * The dialogs and cards the first screen does not show: a chunk loaded when one first opens, or
+ * when the browser is idle after the first screen (shell.tsx, lazy.tsx). The settings and their
+ * panels are a chunk of their own (settings-panels.ts); the emoji picker comes with the compose
+ * box (lazy-messages.ts).
  */
 export { ChannelSettings, CreateChannel } from './channel-dialogs.js';
-export { EmojiPicker } from './emoji-picker.js';
 export { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
 export { ProfileCard } from './profile-card.js';
 export { StatusDialog } from './status.js';

@@ -451,7 +451,7 @@ export function Shell({ c }: { c: Controller }) {
       )}
       {c.picker.value && (
         <LazyDialog
-          piece={dialogsPiece}
+          piece={messagesPiece}
           what="the emoji picker"
           label="Emoji"
           onClose={() => (c.picker.value = null)}
