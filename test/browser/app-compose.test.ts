@@ -509,6 +509,8 @@ t.test(
     t.equal(await page.inputValue('#compose-text'), 'Half a reply', 'what was typed stays');
     await page.keyboard.press('Enter');
     await waitMessage(page, 'Half a reply');
+    // Shown as sent (not the local echo only, which the server may not have stored yet).
+    await waitFor(page, `document.querySelectorAll('.msg.local').length === 0`);
     t.same(
       (
         await contentsFor('othello', [
