@@ -15,6 +15,7 @@
  * consumer does not always come back by itself), says so in its log and on /metrics, and stops
  * (for its supervisor) once such a stall has lasted `stallExitMs`.
  */
+import { within } from '../lib/within.js';
 import { trace, tracing } from './trace.js';
 import { Events, type ClusterInfo, type ConsumerMessages, type Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
@@ -920,16 +921,7 @@ export class LogApplier {
     const consumer = this.consumer;
     this.consumer = null;
     if (consumer) {
-      let timer: NodeJS.Timeout | undefined;
-      const closed = await Promise.race([
-        consumer.close().then(
-          () => true,
-          () => true,
-        ),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_MS))),
-      ]);
-      clearTimeout(timer);
-      if (!closed)
+      if (!(await within(performance.now() + CLOSE_MS, consumer.close())))
         log.warn({ waitMs: CLOSE_MS }, 'stopping: the log consumer did not close in time; left');
     }
     for (const w of this.waiters) w.resolve();

@@ -19,6 +19,7 @@
  */
 import { trace } from './trace.js';
 import { log } from '../observability/log.js';
+import { within } from '../lib/within.js';
 import type { Subscription } from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmPlacement, RealmRegistry } from '../../actors/registry.js';
@@ -60,19 +61,6 @@ const LAPSED_RENEWAL_MS = 250;
  * in milliseconds; a lease not given up lapses after the lease time as after a crash.
  */
 export const STOP_NATS_MS = 5000;
-
-/** Whether `p` settles before `deadline` (a performance.now time). */
-async function within(deadline: number, p: Promise<unknown>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()));
-  });
-  try {
-    return await Promise.race([p.then(() => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** What the server tells the node when it makes it (nothing is wired afterwards). */
 export type NodeHooks = ApplierHooks & {
