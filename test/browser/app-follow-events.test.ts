@@ -5,7 +5,9 @@
  * the edit history dialog, open, shows an edit made meanwhile; the read receipts dialog, open,
  * asks again when the user's own read flag on the message changes (they are listed, then not),
  * and on Refresh for others' reads (which the server tells no one). The receipts dialog is
- * checked by axe, and photographed, at 1280 and 390 pixels.
+ * checked by axe, and photographed, at 1280 and 390 pixels. A message marked unread elsewhere
+ * while shown in the focused window is drawn unread and stays so until the user scrolls or moves
+ * the selection (as the reference's), not read again at once.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -189,4 +191,53 @@ t.test('read receipts: asked again on the user’s own read flag, and on Refresh
     );
     await page.close();
   }
+});
+
+t.test('marked unread elsewhere while shown: unread until the user moves', async (t) => {
+  if (NO_CHROMIUM) return;
+  const text = 'Read me twice';
+  const id = await sendChannelMessage(ts.api, 'othello', 'general', 'twice', text);
+  const page = await open('twice', text);
+  const flags = async () =>
+    ((await ts.api.get('hamlet', `messages/${id}`)).body.message as { flags: string[] }).flags;
+  const row = `.msg[data-id="${id}"]`;
+  // Shown in the focused window: read (the server's flag), as before.
+  await waitFor(page, `!!document.querySelector('${row}:not(.unread)')`);
+  for (let i = 0; i < 50 && !(await flags()).includes('read'); i++) await page.waitForTimeout(100);
+  t.ok((await flags()).includes('read'), 'read by being shown');
+
+  // Another device marks it unread: drawn unread, and left so (the old app read it again at once).
+  assertSuccess(
+    t,
+    await ts.api.post('hamlet', 'messages/flags', { messages: [id], op: 'remove', flag: 'read' }),
+    'unread elsewhere',
+  );
+  await page.waitForSelector(`${row}.unread`);
+  t.pass('drawn unread');
+  await page.waitForTimeout(1500);
+  t.equal(await page.locator(`${row}.unread`).count(), 1, 'still drawn unread after 1.5 s');
+  t.notOk((await flags()).includes('read'), 'and unread on the server');
+  await screenshot(page, t, 'unread-elsewhere');
+
+  // The user moves the selection (a key in the list): what is shown is read again.
+  await page.focus('.messages');
+  await page.keyboard.press('ArrowUp');
+  await waitFor(page, `!!document.querySelector('${row}:not(.unread)')`);
+  for (let i = 0; i < 50 && !(await flags()).includes('read'); i++) await page.waitForTimeout(100);
+  t.ok((await flags()).includes('read'), 'a key moved the selection: read again');
+
+  // Again, then a turn of the wheel.
+  assertSuccess(
+    t,
+    await ts.api.post('hamlet', 'messages/flags', { messages: [id], op: 'remove', flag: 'read' }),
+    'unread elsewhere again',
+  );
+  await page.waitForSelector(`${row}.unread`);
+  await page.waitForTimeout(500);
+  t.equal(await page.locator(`${row}.unread`).count(), 1, 'unread again, and kept');
+  await page.locator('.messages').hover();
+  await page.mouse.wheel(0, -100);
+  await waitFor(page, `!!document.querySelector('${row}:not(.unread)')`);
+  t.pass('a scroll: read again');
+  await page.close();
 });

@@ -356,21 +356,29 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
   }, [list, rev, list.loaded]);
 
   // Read tracking: unread rows at least mostly in view, while the window has focus. One observer
-  // for the list's life, told of each unread row once (rows read or gone are let go).
+  // for the list's life, told of each unread row once (rows read or gone are let go). A row drawn
+  // read that turns unread (marked unread on another device, or here) is held: drawn unread, not
+  // read again until the user scrolls, moves the selection or comes back to the window, as the
+  // reference's (its process_unread_messages_event redraws; reading waits for process_visible).
   const focused = c.focused.value;
   const reads = useRef<{
     io: IntersectionObserver;
     watched: Set<Element>;
     visible: Set<number>;
+    /** Rows drawn read (since the list was opened): one of these turning unread is held. */
+    seenRead: WeakSet<Element>;
+    held: Set<number>;
     flush: () => void;
   } | null>(null);
   useEffect(() => {
     const el = scroller.current;
     if (!el) return;
     const visible = new Set<number>();
+    const held = new Set<number>();
     const flush = () => {
       if (!c.focused.value || document.visibilityState !== 'visible' || !c.readsOnView()) return;
-      if (visible.size) c.markRead([...visible]);
+      const ids = [...visible].filter((id) => !held.has(id));
+      if (ids.length) c.markRead(ids);
     };
     const io = new IntersectionObserver(
       (entries) => {
@@ -387,7 +395,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       },
       { root: el, threshold: [0, 0.5, 0.85, 1] },
     );
-    reads.current = { io, watched: new Set(), visible, flush };
+    reads.current = { io, watched: new Set(), visible, seenRead: new WeakSet(), held, flush };
     return () => {
       io.disconnect();
       reads.current = null;
@@ -399,19 +407,34 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     if (!el || !r || !list.loaded) return;
     for (const row of r.watched) {
       if (!row.isConnected || !row.classList.contains('unread')) {
+        const id = Number((row as HTMLElement).dataset.id);
         r.io.unobserve(row);
         r.watched.delete(row);
-        r.visible.delete(Number((row as HTMLElement).dataset.id));
+        r.visible.delete(id);
+        r.held.delete(id);
       }
     }
     for (const row of el.querySelectorAll('.msg.unread')) {
       if (!r.watched.has(row)) {
+        if (r.seenRead.has(row)) r.held.add(Number((row as HTMLElement).dataset.id));
         r.watched.add(row);
         r.io.observe(row);
       }
     }
+    for (const row of el.querySelectorAll('.msg:not(.unread)')) r.seenRead.add(row);
     r.flush();
   }, [list, rev, s.rev.unread.value, focused, list.loaded, c.readsPaused.value]);
+  /** The user scrolled, moved the selection or came back: held rows in view are read. */
+  const readHeld = () => {
+    const r = reads.current;
+    if (!r?.held.size) return;
+    r.held.clear();
+    r.flush();
+  };
+  useEffect(() => {
+    if (focused) readHeld();
+  }, [focused]);
+  useEffect(() => readHeld(), [selected]);
 
   // The pinned row back in its place, after the rows around it changed size.
   const keepPin = () => {
@@ -646,16 +669,27 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
           }
           // Scrolling or moving the selection by key: seeing messages reads them again (after
           // "Mark as unread from here").
-          if (e.target === scroller.current && SCROLL_KEYS.has(e.key)) c.resumeReading();
+          if (e.target === scroller.current && SCROLL_KEYS.has(e.key)) {
+            c.resumeReading();
+            readHeld();
+          }
           onKey(e);
         }}
         onWheel={() => {
           unpin();
           c.resumeReading();
+          readHeld();
         }}
-        onTouchMove={() => c.resumeReading()}
+        onTouchMove={() => {
+          c.resumeReading();
+          readHeld();
+        }}
         onTouchStart={unpin}
-        onPointerDown={unpin}
+        onPointerDown={() => {
+          // A click (the selection) or the scrollbar taken (a scroll).
+          unpin();
+          readHeld();
+        }}
         onScroll={() => updateBelow(true)}
         onClick={(e) => {
           if (openMention(c, e.target as HTMLElement)) return;
