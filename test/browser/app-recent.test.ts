@@ -7,9 +7,9 @@
  * field, Enter) open the conversation; `t` and Esc come back; the home view
  * (`web_home_view`) honoured on load, All messages and the Inbox for the others, and the
  * sidebar's entries then (the home view first, with the unread count); the headers sort the rows
- * (Time, newest first, by default); `r` and `c` on a row open it with the compose box
- * addressed. Screenshots at 1280 and 390 pixels (the columns collapse: no horizontal scrolling,
- * the topics readable).
+ * (Time, newest first, by default; kept while the page lives, not over a reload); `r` on a row
+ * opens it with the compose box addressed, `c` All messages with a channel to choose. Screenshots
+ * at 1280 and 390 pixels (the columns collapse: no horizontal scrolling, the topics readable).
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -349,10 +349,24 @@ t.test('the headers sort the rows; r and c on a row', async (t) => {
   await waitRows(page, ['lunch', 'plans', 'logo', 'Othello']);
   t.same(await pressed(), ['Channel ↓, descending'], 'the same header again: turned round');
   await screenshot(page, t, 'recent-sorted-1280');
+  // Kept while the page lives (another view and back), not stored: a reload sorts by time again,
+  // as the reference's (its localStorage keeps the filters, its table's sort is in memory).
+  await page.evaluate(`location.hash = '#narrow/is/starred'`);
+  await page.waitForSelector('.recent-row', { state: 'detached' });
+  await page.evaluate(`location.hash = '#recent'`);
+  await waitRows(page, ['lunch', 'plans', 'logo', 'Othello']);
+  t.same(await pressed(), ['Channel ↓, descending'], 'another view and back: the sort kept');
   await page.reload();
   await page.waitForSelector('.app[data-status="live"] .recent-row');
-  await waitRows(page, ['lunch', 'plans', 'logo', 'Othello']);
-  t.pass('kept over a reload');
+  await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
+  t.same(await pressed(), ['Time ↓, descending'], 'a reload: by time again, newest first');
+  t.equal(
+    await page.evaluate(
+      `Object.keys(localStorage).filter((k) => k.includes('recent-sort')).length`,
+    ),
+    0,
+    'no sort in the browser’s storage',
+  );
   await page.click('.recent-sort:has-text("Time")');
   await waitRows(page, ['logo', 'Othello', 'plans', 'lunch']);
   await page.click('.recent-sort:has-text("Time")');
@@ -388,20 +402,28 @@ t.test('the headers sort the rows; r and c on a row', async (t) => {
   t.equal(await page.inputValue('#compose-topic'), 'plans', 'r: addressed to the topic');
   t.equal(await page.inputValue('#compose-text'), '', 'nothing typed into it');
 
-  // `c` on a row: its channel, a new topic to name.
-  await page.evaluate(`location.hash = '#recent'`);
-  await page.waitForSelector('.recent-row');
-  await page.focus('.recent-search');
-  await page.keyboard.press('ArrowDown');
-  await waitFor(page, `document.activeElement?.textContent.trim() === 'lunch'`);
-  await page.keyboard.press('c');
-  await waitFor(page, `document.activeElement?.id === 'compose-topic'`);
-  t.match(
-    await page.evaluate('location.hash'),
-    /^#narrow\/channel\/\d+-general$/,
-    'c: the channel',
-  );
-  t.equal(await page.inputValue('#compose-topic'), '', 'a new topic to name');
+  // `c` on a row, as the reference's `c` there (its compose key, which no row addresses): a new
+  // channel message, its channel to choose, the topic to name (All messages: no compose box
+  // under this view), from a topic's row and from a direct-message row alike.
+  for (const [downs, name] of [
+    [1, 'lunch'],
+    [3, 'Othello'],
+  ] as const) {
+    await page.evaluate(`location.hash = '#recent'`);
+    await page.waitForSelector('.recent-row');
+    await page.focus('.recent-search');
+    for (let i = 0; i < downs; i++) await page.keyboard.press('ArrowDown');
+    await waitFor(page, `document.activeElement?.textContent.trim() === '${name}'`);
+    await page.keyboard.press('c');
+    await waitFor(page, `document.activeElement?.matches('.compose select.to-channel')`);
+    t.equal(await page.evaluate('location.hash'), '#feed', `c on ${name}: All messages`);
+    t.equal(
+      await page.inputValue('.compose select.to-channel'),
+      '',
+      `c on ${name}: the channel to choose`,
+    );
+    t.equal(await page.inputValue('#compose-topic'), '', `c on ${name}: the topic to name`);
+  }
 
   // `r` on a direct-message row: the conversation.
   await page.evaluate(`location.hash = '#recent'`);

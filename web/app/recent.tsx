@@ -4,19 +4,22 @@
  * with its channel and topic (or its people), its unread count (a mention marked), who took part
  * and when it last moved; filters (Include DMs, Unread, Participated, which topics, and words in
  * the names) kept in this browser. The headers Channel, Topic, Unread and Time sort the rows
- * (Time, newest first, by default), kept in this browser too. Rows are links (a click opens the
- * conversation); ↑ ↓ (j k), Home and End move between them, Enter opens, `r` replies to the
- * conversation and `c` starts a new topic in its channel (each opens it with the compose box). The data is state/recent.ts's, from the view's
- * own fetch of the newest messages and everything the app sees after.
+ * (Time, newest first, by default), kept while the page lives but not stored, as the reference's
+ * (its recent_view_ui keeps its filters in localStorage, and its table's sort in memory). Rows
+ * are links (a click opens the conversation); ↑ ↓ (j k), Home and End move between them, Enter
+ * opens, `r` replies to the conversation and `c` writes a new channel message (All messages with
+ * the compose box, its channel to choose, as the reference's `c`, which no row addresses). The
+ * data is state/recent.ts's, from the view's own fetch of the newest messages and everything the
+ * app sees after.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
 import { TOPIC } from '../state/chat.js';
 import { channelNarrow, dmNarrow, narrowHash, topicNarrow, type Narrow } from '../state/narrow.js';
 import {
+  DEFAULT_SORT,
   nextSort,
   parseFilters,
-  parseSort,
   recentRows,
   relativeTime,
   rowCompose,
@@ -35,7 +38,8 @@ import { Icon } from './icons.js';
 import { track } from './track.js';
 
 const STORE = 'confab.recent-filters';
-const SORT_STORE = 'confab.recent-sort';
+/** Where an earlier version stored the sort: taken out (the sort is the page's only). */
+const OLD_SORT_STORE = 'confab.recent-sort';
 /** The table's columns, and what each sorts by (Participants, nothing). */
 const COLUMNS: [RecentSortBy | null, string][] = [
   ['channel', 'Channel'],
@@ -55,12 +59,12 @@ function loadFilters(): RecentFilters {
   }
 }
 
-function loadSort(): RecentSort {
-  try {
-    return parseSort(JSON.parse(localStorage.getItem(SORT_STORE) ?? 'null'));
-  } catch {
-    return parseSort(null);
-  }
+/** The sort chosen, for the page's life: the view shown again keeps it, a reload does not. */
+let pageSort: RecentSort = DEFAULT_SORT;
+try {
+  localStorage.removeItem(OLD_SORT_STORE);
+} catch {
+  // no storage: nothing kept there
 }
 
 function saveFilters(f: RecentFilters): void {
@@ -128,7 +132,7 @@ export function RecentView({ c }: { c: Controller }) {
   track(s.recent.rev, s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted);
   const status = c.recentFetch.value;
   const [filters, setFiltersState] = useState<RecentFilters>(loadFilters);
-  const [sort, setSortState] = useState<RecentSort>(loadSort);
+  const [sort, setSortState] = useState<RecentSort>(pageSort);
   const [now, setNow] = useState(() => Date.now());
 
   // The times ("5 min ago") follow the clock.
@@ -165,22 +169,19 @@ export function RecentView({ c }: { c: Controller }) {
 
   const setSort = (by: RecentSortBy) => {
     const next = nextSort(sort, by);
+    pageSort = next;
     setSortState(next);
-    try {
-      localStorage.setItem(SORT_STORE, JSON.stringify(next));
-    } catch {
-      // no storage: the order lasts as long as the page
-    }
   };
 
-  // `r` and `c` on a row (rowCompose): its conversation (or channel) opens with the compose box
-  // addressed to it; the other keys move between rows.
+  // `r` and `c` on a row (rowCompose): its conversation (`c`: All messages) opens with the compose
+  // box addressed; the other keys move between rows.
   const onListKey = (e: KeyboardEvent) => {
     const r = rows[at];
     if ((e.key === 'r' || e.key === 'c') && r && !e.ctrlKey && !e.metaKey && !e.altKey) {
       e.preventDefault();
       e.stopPropagation();
-      const { narrow, to } = rowCompose(e.key, r, s.selfId);
+      const only = s.subs.size === 1 ? [...s.subs.keys()][0]! : null;
+      const { narrow, to } = rowCompose(e.key, r, s.selfId, only);
       setFocusKey(r.key);
       c.goAndCompose(narrow, to);
       return;

@@ -10,7 +10,7 @@
  */
 import { signal } from '@preact/signals-core';
 import type { Message } from '../../src/client/types.js';
-import { ALL, channelNarrow, dmNarrow, messageDmIds, topicNarrow, type Narrow } from './narrow.js';
+import { ALL, dmNarrow, messageDmIds, topicNarrow, type Narrow } from './narrow.js';
 import { topicKey } from './unread.js';
 
 /** What the view keeps of one message: where it is, who sent it, when. */
@@ -318,14 +318,6 @@ export function nextSort(cur: RecentSort, by: RecentSortBy): RecentSort {
   return cur.by === by ? { by, desc: !cur.desc } : { by, desc: false };
 }
 
-/** The sort read back from storage (the default, newest first, otherwise). */
-export function parseSort(raw: unknown): RecentSort {
-  const o = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
-  const by = o.by;
-  if (by !== 'channel' && by !== 'topic' && by !== 'unread' && by !== 'time') return DEFAULT_SORT;
-  return { by, desc: o.desc === true };
-}
-
 const BY_NAME = new Intl.Collator(undefined, { sensitivity: 'base', numeric: true });
 
 /**
@@ -363,27 +355,27 @@ export type RowComposeTo =
   { kind: 'stream'; streamId: number | null; topic: string } | { kind: 'dm'; userIds: number[] };
 
 /**
- * The keys on a row, as the reference's table: `r` replies to its conversation, `c` starts a new
- * topic (in the row's channel; a direct-message row's has none to choose). The reference opens
- * its compose box under the table; this view has none, so the conversation (or the channel, or
- * All messages) opens with the box addressed.
+ * The keys on a row, as the reference's: `r` replies to the row's conversation; `c` is its
+ * compose key there too, which the row does not address: a new channel message, its channel to
+ * choose (`only`: the user's one channel when subscribed to exactly one, as the reference's
+ * compose_actions.start for its compose_hotkey), the topic to name. The reference opens its
+ * compose box under the table; this view has none, so the conversation (or All messages) opens
+ * with the box addressed.
  */
 export function rowCompose(
   key: 'r' | 'c',
   r: RecentRow,
   selfId: number,
+  only: number | null = null,
 ): { narrow: Narrow; to: RowComposeTo } {
-  if (key === 'r')
-    return r.kind === 'stream'
-      ? {
-          narrow: topicNarrow(r.streamId, r.topic),
-          to: { kind: 'stream', streamId: r.streamId, topic: r.topic },
-        }
-      : {
-          narrow: dmNarrow(r.ids, selfId),
-          to: { kind: 'dm', userIds: r.ids.filter((id) => id !== selfId) },
-        };
+  if (key === 'c') return { narrow: ALL, to: { kind: 'stream', streamId: only, topic: '' } };
   return r.kind === 'stream'
-    ? { narrow: channelNarrow(r.streamId), to: { kind: 'stream', streamId: r.streamId, topic: '' } }
-    : { narrow: ALL, to: { kind: 'stream', streamId: null, topic: '' } };
+    ? {
+        narrow: topicNarrow(r.streamId, r.topic),
+        to: { kind: 'stream', streamId: r.streamId, topic: r.topic },
+      }
+    : {
+        narrow: dmNarrow(r.ids, selfId),
+        to: { kind: 'dm', userIds: r.ids.filter((id) => id !== selfId) },
+      };
 }
