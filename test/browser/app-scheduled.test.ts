@@ -7,7 +7,9 @@
  * text); Delete (confirmed) seen live by a second tab; one the server delivers at its time
  * leaves the list and arrives in its topic; one to a channel archived since offers only Delete
  * and says why (failed at its time or not yet due); the Drafts view lists what was typed and not
- * sent, counted live, with Restore and Delete. Screenshots at 1280 and 390 px.
+ * sent, counted live, with Restore and Delete; one deleted while the server refuses its DELETE
+ * stays deleted over a reload and is deleted there once the server takes deletions again.
+ * Screenshots at 1280 and 390 px.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -468,3 +470,58 @@ for (const dark of [false, true]) {
     await phone.page.close();
   });
 }
+
+t.test(
+  'a draft deleted while the server refuses: not back after a reload, deleted later',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: topicHash('lost') });
+    const onServer = async () =>
+      ((await ts.api.get('hamlet', 'drafts')).body.drafts as { content: string }[]).some(
+        (d) => d.content === 'Throw this away',
+      );
+    const until = async (want: boolean, what: string) => {
+      const start = Date.now();
+      while ((await onServer()) !== want && Date.now() - start < 15_000)
+        await page.waitForTimeout(100);
+      t.equal(await onServer(), want, what);
+    };
+    await page.waitForSelector('#compose-text');
+    await page.click('#compose-text');
+    await page.keyboard.type('Throw this away');
+    await until(true, 'the draft on the server (synchronized)');
+
+    // The server refuses its deletion (503) for a while.
+    let refusing = true;
+    await page.route('**/json/drafts/*', (route) =>
+      refusing && route.request().method() === 'DELETE'
+        ? route.fulfill({
+            status: 503,
+            contentType: 'application/json',
+            body: JSON.stringify({ result: 'error', msg: 'Busy', code: 'BAD_REQUEST' }),
+          })
+        : route.continue(),
+    );
+    await page.fill('#compose-text', '');
+    await page.click('.sidebar .nav-item:has-text("Drafts")');
+    await page.waitForSelector('.page-empty:has-text("No drafts")');
+    await page.waitForTimeout(500);
+    t.ok(await onServer(), 'deleted here, still on the server');
+
+    // A reload: the snapshot has it, the app keeps it deleted (and tries again).
+    await page.reload();
+    await page.waitForSelector('.app[data-status="live"]');
+    await page.goto(ts.url + '/#drafts');
+    await page.waitForSelector('.page-view');
+    await page.waitForTimeout(500);
+    t.equal(await page.locator('.page-item:has-text("Throw this away")').count(), 0, 'not back');
+    await waitCount(page, 'Drafts', 0);
+    await screenshot(page, t, 'draft-deleted-refused');
+
+    // The server takes deletions again: the next try deletes it there.
+    refusing = false;
+    await until(false, 'deleted on the server at a later try');
+    watch.assertClean(t, /WebSocket|status of 401|status of 503/);
+    await page.close();
+  },
+);

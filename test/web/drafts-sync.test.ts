@@ -4,13 +4,18 @@
  * time per conversation (a change during one is sent after it); none while the setting is off;
  * the server's drafts (register's, another browser's events) come into the browser's, unless
  * the browser's is newer or being changed; a removal elsewhere removes it here; a failure keeps
- * the draft and the next change tries again.
+ * the draft and the next change tries again; a deletion that fails is tried again by itself
+ * (a pause doubled up to a bound, then at the next load) and the draft stays deleted meanwhile,
+ * unless the server refused it for good.
  */
 import t from 'tap';
-import { Drafts, type DraftTo } from '../../web/state/drafts.js';
+import { ApiError, NetworkError } from '../../src/client/api.js';
+import { Drafts, type DraftTo, type StorageLike } from '../../web/state/drafts.js';
 import {
   DraftSync,
   fromServer,
+  REMOVE_RETRY_MAX_MS,
+  REMOVE_RETRY_MS,
   SYNC_DELAY_MS,
   toServer,
   type DraftValues,
@@ -20,18 +25,38 @@ import { FakeTimers } from '../helpers/fake-timers.js';
 
 type Call = [string, number | null, DraftValues | null];
 
-function setup(opts: { enabled?: () => boolean; mayKeep?: (to: DraftTo) => boolean } = {}) {
-  const clock = new FakeTimers();
-  const drafts = new Drafts(null, '1@x', clock.now);
+/** A browser's storage, kept over a "reload" (a second setup given the same one). */
+function memoryStorage(): StorageLike & { map: Map<string, string> } {
+  const map = new Map<string, string>();
+  return {
+    map,
+    getItem: (k) => map.get(k) ?? null,
+    setItem: (k, v) => void map.set(k, v),
+    removeItem: (k) => void map.delete(k),
+  };
+}
+
+function setup(
+  opts: {
+    enabled?: () => boolean;
+    mayKeep?: (to: DraftTo) => boolean;
+    storage?: StorageLike;
+    clock?: FakeTimers;
+  } = {},
+) {
+  const clock = opts.clock ?? new FakeTimers();
+  const drafts = new Drafts(opts.storage ?? null, '1@x', clock.now);
   const calls: Call[] = [];
   let nextId = 100;
-  let fail = false;
+  /** true: refused with a plain error; an error: that one. */
+  let fail: boolean | Error = false;
   /** Requests answered only when released (to change a draft while one is on its way). */
   const held: (() => void)[] = [];
   let hold = false;
   const answer = <T>(v: T): Promise<T> =>
     new Promise((resolve, reject) => {
-      const go = () => (fail ? reject(new Error('refused')) : resolve(v));
+      const go = () =>
+        fail ? reject(fail instanceof Error ? fail : new Error('refused')) : resolve(v);
       if (hold) held.push(go);
       else go();
     });
@@ -63,7 +88,7 @@ function setup(opts: { enabled?: () => boolean; mayKeep?: (to: DraftTo) => boole
     sync,
     calls,
     held,
-    setFail: (v: boolean) => (fail = v),
+    setFail: (v: boolean | Error) => (fail = v),
     setHold: (v: boolean) => (hold = v),
   };
 }
@@ -370,3 +395,149 @@ t.test('a failure keeps the draft; the next change tries again', async (t) => {
   );
   t.end();
 });
+
+const busy = () => new ApiError(503, { result: 'error', msg: 'Busy', code: 'BAD_REQUEST' }, null);
+
+t.test('a deletion that fails is tried again, the draft kept deleted meanwhile', async (t) => {
+  const { clock, drafts, sync, calls, setFail } = setup();
+  drafts.set(topic, 'Agenda');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  t.same(calls.at(-1)?.slice(0, 2), ['create', null]);
+  const copy: ServerDraft = { id: 101, ...toServer(drafts.entry(topic)!) };
+  const removes = () => calls.filter((c) => c[0] === 'remove').length;
+
+  setFail(busy());
+  drafts.delete(topic);
+  await flush();
+  t.equal(removes(), 1, 'the DELETE, refused (503)');
+  t.same(sync.unremoved, [101], 'left to do');
+  sync.onEvent({ type: 'drafts', op: 'update', draft: copy });
+  sync.load([copy]);
+  t.equal(drafts.get(topic), '', 'meanwhile the server’s copy does not bring it back');
+  t.equal(removes(), 2, 'a snapshot that still has it: tried again at once');
+  await flush();
+
+  // Then after a pause doubled at each failure: 2 s, 4 s, 8 s ...
+  clock.advance(REMOVE_RETRY_MS - 1);
+  await flush();
+  t.equal(removes(), 2, 'not before its pause');
+  clock.advance(1);
+  await flush();
+  t.equal(removes(), 3, 'after 2 s');
+  setFail(new NetworkError('offline'));
+  clock.advance(2 * REMOVE_RETRY_MS);
+  await flush();
+  t.equal(removes(), 4, 'after 4 s (no answer at all: tried again too)');
+  clock.advance(4 * REMOVE_RETRY_MS);
+  await flush();
+  t.equal(removes(), 5, 'after 8 s');
+  // Bounded: never more than REMOVE_RETRY_MAX_MS apart.
+  for (let i = 0; i < 8; i++) {
+    clock.advance(REMOVE_RETRY_MAX_MS);
+    await flush();
+  }
+  t.equal(removes(), 13, 'then once a minute at most, each time');
+  t.equal(drafts.get(topic), '', 'still deleted here');
+
+  setFail(false);
+  clock.advance(REMOVE_RETRY_MAX_MS);
+  await flush();
+  t.equal(removes(), 14, 'taken');
+  t.same(sync.unremoved, [], 'nothing left to do');
+  clock.advance(10 * REMOVE_RETRY_MAX_MS);
+  await flush();
+  t.equal(removes(), 14, 'and not sent again');
+  t.equal(clock.pending, 0, 'no timer left');
+  t.end();
+});
+
+t.test('a deletion refused for good, or taken though its answer was lost, is done', async (t) => {
+  const { clock, drafts, sync, calls, setFail } = setup();
+  drafts.set(topic, 'one');
+  drafts.set(dm, 'two');
+  clock.advance(SYNC_DELAY_MS);
+  await flush();
+  setFail(
+    new ApiError(404, { result: 'error', msg: 'Draft does not exist', code: 'NOT_FOUND' }, null),
+  );
+  drafts.delete(topic);
+  await flush();
+  t.same(sync.unremoved, [], '404: the server has no such draft, nothing to try again');
+  setFail(busy());
+  drafts.delete(dm);
+  await flush();
+  t.same(sync.unremoved, [102], 'a 503: to try again');
+  sync.onEvent({ type: 'drafts', op: 'remove', draft_id: 102 });
+  t.same(sync.unremoved, [], 'its remove event: taken after all');
+  clock.advance(REMOVE_RETRY_MAX_MS);
+  await flush();
+  t.equal(calls.filter((c) => c[0] === 'remove').length, 2, 'not sent again');
+  t.end();
+});
+
+t.test(
+  'a deletion not taken before the page closed: kept deleted, tried at the next load',
+  async (t) => {
+    const storage = memoryStorage();
+    const clock = new FakeTimers();
+    const first = setup({ storage, clock });
+    first.drafts.set(dm, 'See you then');
+    clock.advance(SYNC_DELAY_MS);
+    await flush();
+    const copy: ServerDraft = { id: 101, ...toServer(first.drafts.entry(dm)!) };
+    first.setFail(new NetworkError('offline'));
+    first.drafts.delete(dm);
+    await flush();
+    first.sync.stop();
+    t.equal(clock.pending, 0, 'stopped: no timer left');
+
+    // The next load: the server's snapshot still has the draft.
+    const next = setup({ storage, clock });
+    t.equal(next.drafts.get(dm), '', 'not in the browser’s drafts');
+    next.sync.load([copy]);
+    t.equal(next.drafts.get(dm), '', 'nor brought back by the snapshot');
+    await flush();
+    t.same(next.calls, [['remove', 101, null]], 'the DELETE sent again at once');
+    t.same(next.sync.unremoved, [], 'taken');
+    t.same(
+      [...storage.map.keys()].filter((k) => k.includes('removing')),
+      [],
+      'nothing kept',
+    );
+
+    // Another page left one the server no longer has: its 404 ends it.
+    storage.setItem('confab.drafts.1@x.removing', '[77, "x"]');
+    const third = setup({ storage, clock });
+    t.same(third.sync.unremoved, [77], 'the kept id read back (a bad entry left out)');
+    third.setFail(
+      new ApiError(404, { result: 'error', msg: 'Draft does not exist', code: 'NOT_FOUND' }, null),
+    );
+    third.sync.load([]);
+    await flush();
+    t.same(third.calls, [['remove', 77, null]], 'tried at the registration');
+    t.same(third.sync.unremoved, [], 'the server has none: done');
+    t.equal(storage.getItem('confab.drafts.1@x.removing'), null, 'nothing kept');
+
+    // Stopped (logged out) while a try is on its way: no timer after it fails.
+    const fourth = setup({ storage, clock });
+    fourth.drafts.set(topic, 'x');
+    clock.advance(SYNC_DELAY_MS);
+    await flush();
+    fourth.setHold(true);
+    fourth.setFail(busy());
+    fourth.drafts.delete(topic);
+    await flush();
+    fourth.sync.stop();
+    fourth.held.shift()!();
+    await flush();
+    t.equal(clock.pending, 0, 'no timer once stopped');
+    t.same(fourth.sync.unremoved, [101], 'left for the next registration');
+    fourth.setHold(false);
+    fourth.setFail(false);
+    fourth.sync.load([]);
+    await flush();
+    t.same(fourth.sync.unremoved, [], 'taken at the next registration');
+    t.end();
+  },
+);

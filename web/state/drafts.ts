@@ -122,6 +122,29 @@ export class Drafts {
     if (this.drafts.delete(draftKey(to))) this.save();
   }
 
+  /**
+   * A value kept beside this account's drafts, in the same storage (DraftSync's deletions the
+   * server has not taken yet); undefined when none or unreadable.
+   */
+  aside(name: string): unknown {
+    try {
+      const raw = this.storage?.getItem(`${this.storageKey}.${name}`);
+      return raw ? (JSON.parse(raw) as unknown) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Keeps (or, null, removes) a value beside this account's drafts. */
+  setAside(name: string, value: unknown): void {
+    try {
+      if (value === null) this.storage?.removeItem(`${this.storageKey}.${name}`);
+      else this.storage?.setItem(`${this.storageKey}.${name}`, JSON.stringify(value));
+    } catch {
+      // storage full or forbidden: it lasts as long as the page
+    }
+  }
+
   all(): Draft[] {
     return [...this.drafts.values()].sort((a, b) => b.updated - a.updated);
   }
