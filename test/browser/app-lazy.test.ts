@@ -163,3 +163,37 @@ t.test('slow chunks: Ctrl+K and typing at once lose no key', async (t) => {
   t.pass('Enter goes to the channel');
   watch.assertClean(t, /WebSocket/);
 });
+
+t.test('All messages as the home view: its chunk is fetched beside the data', async (t) => {
+  if (NO_CHROMIUM) return;
+  await ts.api.patch('othello', 'settings', { web_home_view: 'all_messages' });
+  // The first visit in this browser learns the home view with the data (and keeps it).
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'othello', { hash: '#' });
+  await waitMessage(page, 'The plans are ready.');
+  t.equal(
+    await page.evaluate(`localStorage.getItem('confab.home-view')`),
+    'all_messages',
+    'the home view is kept in this browser',
+  );
+  // The next load: the data held back a while; the message list's chunk is asked meanwhile.
+  let answered = false;
+  const asked: string[] = [];
+  await page.route(/\/json\/register$/, async (route) => {
+    await new Promise((r) => setTimeout(r, 1500));
+    await route.continue();
+    answered = true;
+  });
+  await page.route(/\/static\/[^/]+\.js$/, async (route) => {
+    const path = new URL(route.request().url()).pathname;
+    if (!firstLoad.has(path) && !answered) asked.push(path);
+    return route.continue();
+  });
+  await page.reload();
+  await waitMessage(page, 'The plans are ready.');
+  t.ok(asked.length >= 1, `chunks asked before the data came: ${asked.join(', ')}`);
+  t.ok(await page.isVisible('.compose-bar'), 'the compose box is there');
+  await screenshot(page, t, 'home-all-messages-1280');
+  await ts.api.patch('othello', 'settings', { web_home_view: 'inbox' });
+  watch.assertClean(t, /WebSocket/);
+  await page.close();
+});

@@ -17,14 +17,7 @@ import {
   type Transport,
 } from '../../src/client/events.js';
 import type { Message, RegisterResponse, ServerEvent, User } from '../../src/client/types.js';
-import {
-  NO_POST_PERMISSION,
-  privacyChangeText,
-  privacyLabel,
-  privacyOf,
-  privacyParams,
-  type Privacy,
-} from '../state/channel-settings.js';
+import { NO_POST_PERMISSION, type Privacy } from '../state/channel-settings.js';
 import { ChatState, TOPIC, type StoredMessage } from '../state/chat.js';
 import { EVENT_TYPES, FETCH_TYPES, REGISTER_PARAMS } from '../state/register.js';
 import { Drafts, type DraftTo } from '../state/drafts.js';
@@ -43,7 +36,6 @@ import type { MessageList } from '../state/message-list.js';
 import {
   ALL,
   apiNarrow,
-  channelNarrow,
   channelOf,
   dmNarrow,
   dmOf,
@@ -53,7 +45,6 @@ import {
   narrowAfterMove,
   narrowHash,
   parseHash,
-  placementAround,
   placementInView,
   PROPAGATE_FOR,
   sameNarrow,
@@ -72,7 +63,7 @@ import { Activity } from '../state/presence.js';
 import { TypingSender, typingKey, type TypingTo } from '../state/typing.js';
 import { listedNames, muteExplained, withoutMuted } from '../state/muted-users.js';
 import { nextUnread } from '../state/unread.js';
-import { markUnreadFrom, quoteText, withQuote, type HistoryEntry } from '../state/message-menu.js';
+import type { HistoryEntry } from '../state/message-menu.js';
 import { htmlText, plainHtml } from './format.js';
 import { nextFrame } from './frame.js';
 import { setTheme } from './theme.js';
@@ -92,6 +83,13 @@ export type Page = 'scheduled' | 'drafts' | 'recent' | 'inbox';
 
 /** The fragments of the pages (`#recent_topics`: the reference's older name of Recent). */
 const PAGE_HASH = /^#(scheduled|drafts|recent|recent_topics|inbox)\/?$/;
+
+/**
+ * Where this browser keeps the user's home view (web_home_view) as last seen, for the next load:
+ * the code of the view the page opens on is fetched beside the data, before it says which view
+ * that is (main.tsx, shell.tsx loadViewSoon).
+ */
+export const HOME_VIEW_STORE = 'confab.home-view';
 
 /** The page of the user's home view (web_home_view): the Inbox, Recent conversations, or none (All messages). */
 function homePage(s: ChatState): Page | undefined {
@@ -169,8 +167,14 @@ export const UNKNOWN_CHANNEL = 'Unknown channel';
  * or a network that drops everything, would leave it "Sending…" for ever.
  */
 const SEND_TIMEOUT_MS = 15_000;
-/** How long a channel just joined (or created) may take to come in the events. */
-const JOIN_WAIT_MS = 10_000;
+
+/**
+ * The controller's code that only what is loaded after the first screen uses (dialogs, menus,
+ * the message list): modules of their own, fetched with those pieces (lazy-dialogs.ts,
+ * lazy-messages.ts) or at a method's first call, which awaits it. docs/web.md, "Budgets".
+ */
+const channelOps = () => import('./controller-channels.js');
+const messageOps = () => import('./controller-messages.js');
 
 export class Controller {
   readonly client: ConfabClient;
@@ -614,6 +618,14 @@ export class Controller {
     // No view named: the user's home view (web_home_view): the Inbox, Recent conversations or
     // All messages.
     const home = hash === '' || hash === '#';
+    if (home) {
+      try {
+        const view = s.settings.web_home_view;
+        localStorage.setItem(HOME_VIEW_STORE, typeof view === 'string' ? view : 'inbox');
+      } catch {
+        // no storage: the next load fetches the home view's code after the data
+      }
+    }
     const page = (
       named === 'recent_topics' ? 'recent' : (named ?? (home ? homePage(s) : undefined))
     ) as Page | undefined;
@@ -722,47 +734,7 @@ export class Controller {
    * does, the organization permitting), and shows it once the server's events have brought it.
    */
   async joinChannel(name: string): Promise<void> {
-    const s = this.state.value;
-    if (!s) return;
-    try {
-      await this.client.subscribe([name]);
-    } catch (e) {
-      this.toast(e instanceof Error ? e.message : String(e));
-      return;
-    }
-    const id = await this.subscribedTo(s, name);
-    if (id !== undefined && this.state.value === s) this.go(channelNarrow(id));
-  }
-
-  /**
-   * The channel of this name once the events have brought the user's subscription to it (or,
-   * `subscribed` false, the channel).
-   */
-  private async subscribedTo(
-    s: ChatState,
-    name: string,
-    subscribed = true,
-  ): Promise<number | undefined> {
-    const joined = () => {
-      const ch = s.channelByName(name);
-      return ch && (!subscribed || s.subs.has(ch.stream_id)) ? ch.stream_id : undefined;
-    };
-    const id = await new Promise<number | undefined>((resolve) => {
-      let stop: (() => void) | null = null;
-      const limit = setTimeout(() => {
-        stop?.();
-        resolve(joined());
-      }, JOIN_WAIT_MS);
-      stop = effect(() => {
-        void s.rev.channels.value;
-        const id = joined();
-        if (id === undefined) return;
-        clearTimeout(limit);
-        resolve(id);
-        queueMicrotask(() => stop?.());
-      });
-    });
-    return id;
+    return (await channelOps()).joinChannel(this, name);
   }
 
   openCreateChannel(name = ''): void {
@@ -785,49 +757,17 @@ export class Controller {
    * dialog shows it), null when done.
    */
   async createChannel(p: Parameters<ConfabClient['createChannel']>[0]): Promise<string | null> {
-    const s = this.state.value;
-    if (!s) return 'Not connected.';
-    try {
-      await this.client.createChannel(p);
-    } catch (e) {
-      return e instanceof Error ? e.message : String(e);
-    }
-    // Created without the user in it: a public one is shown once known; a private one cannot be.
-    const withSelf = p.principals?.includes(s.selfId) ?? true;
-    const id =
-      withSelf || !p.invite_only ? await this.subscribedTo(s, p.name, withSelf) : undefined;
-    if (this.state.value !== s) return null;
-    if (this.dialog.value?.kind === 'create-channel') this.dialog.value = null;
-    if (id !== undefined) this.go(channelNarrow(id));
-    else this.toast(`Created #${p.name}.`, 'info');
-    return null;
+    return (await channelOps()).createChannel(this, p);
   }
 
   /** A channel's members, fetched once (then kept by the events: ChatState.members). */
   async loadMembers(streamId: number): Promise<void> {
-    const s = this.state.value;
-    if (!s || !s.members.shouldFetch(streamId)) return;
-    try {
-      const r = await this.client.channelMembers(streamId);
-      s.members.fetched(streamId, r.subscribers);
-    } catch (e) {
-      s.members.failed(streamId);
-      this.toast(
-        `Could not load the channel's members: ${e instanceof Error ? e.message : String(e)}`,
-      );
-    }
+    return (await channelOps()).loadMembers(this, streamId);
   }
 
   /** Subscribes people to a channel; the server's refusal is returned, null when done. */
   async addMembers(streamId: number, userIds: number[]): Promise<string | null> {
-    const ch = this.state.value?.channels.get(streamId);
-    if (!ch) return 'This channel is gone.';
-    try {
-      await this.client.addSubscribers(ch.name, userIds);
-      return null;
-    } catch (e) {
-      return e instanceof Error ? e.message : String(e);
-    }
+    return (await channelOps()).addMembers(this, streamId, userIds);
   }
 
   /**
@@ -835,25 +775,7 @@ export class Controller {
    * returned (null when done, or not confirmed).
    */
   async removeMember(streamId: number, userId: number): Promise<string | null> {
-    const s = this.state.value;
-    const ch = s?.channels.get(streamId);
-    if (!s || !ch) return 'This channel is gone.';
-    const who = s.userName(userId);
-    const ok = await this.ask({
-      title: `Remove ${who} from #${ch.name}?`,
-      text: ch.invite_only
-        ? `${who} will no longer see this private channel, and will need to be added again.`
-        : `${who} will no longer receive its messages.`,
-      action: 'Remove',
-      danger: true,
-    });
-    if (!ok) return null;
-    try {
-      await this.client.unsubscribe([ch.name], [userId]);
-      return null;
-    } catch (e) {
-      return e instanceof Error ? e.message : String(e);
-    }
+    return (await channelOps()).removeMember(this, streamId, userId);
   }
 
   /** Changes a channel's description or name; the server's refusal is returned. */
@@ -866,12 +788,7 @@ export class Controller {
       history_public_to_subscribers?: boolean;
     },
   ): Promise<string | null> {
-    try {
-      await this.client.updateChannel(streamId, p);
-      return null;
-    } catch (e) {
-      return e instanceof Error ? e.message : String(e);
-    }
+    return (await channelOps()).updateChannel(this, streamId, p);
   }
 
   /**
@@ -883,22 +800,7 @@ export class Controller {
     streamId: number,
     to: Privacy,
   ): Promise<{ done: boolean; error: string | null }> {
-    const ch = this.state.value?.channels.get(streamId);
-    const text = ch ? privacyChangeText(privacyOf(ch), to) : null;
-    if (!ch || text === null) return { done: false, error: null };
-    const ok = await this.ask({
-      title: `Change #${ch.name} to “${privacyLabel(to)}”?`,
-      text,
-      action: 'Change privacy',
-      danger: to === 'public' || !ch.invite_only,
-    });
-    if (!ok) return { done: false, error: null };
-    const p = privacyParams(to);
-    const error = await this.updateChannel(streamId, {
-      is_private: p.invite_only,
-      history_public_to_subscribers: p.history_public_to_subscribers,
-    });
-    return { done: error === null, error };
+    return (await channelOps()).changePrivacy(this, streamId, to);
   }
 
   /**
@@ -906,23 +808,7 @@ export class Controller {
    * join it again without an invitation). Its view stays, the sidebar entry goes with the server's event.
    */
   async leaveChannel(streamId: number): Promise<void> {
-    const ch = this.state.value?.channels.get(streamId);
-    if (!ch) return;
-    if (
-      ch.invite_only &&
-      !(await this.ask({
-        title: `Leave #${ch.name}?`,
-        text: 'It is a private channel: you will need an invitation to join it again.',
-        action: 'Leave',
-        danger: true,
-      }))
-    )
-      return;
-    try {
-      await this.client.unsubscribe([ch.name]);
-    } catch (e) {
-      this.toast(e instanceof Error ? e.message : String(e));
-    }
+    return (await channelOps()).leaveChannel(this, streamId);
   }
 
   openSettings(panel = 'account'): void {
@@ -1028,6 +914,7 @@ export class Controller {
     this.pendingRead.clear();
     try {
       if (seen.length) await this.client.updateFlags(seen, 'add', 'read');
+      const { markUnreadFrom } = await messageOps();
       await markUnreadFrom(m.id, apiNarrow(list.narrow, s), (r) =>
         this.client.updateFlagsForNarrow(r),
       );
@@ -1471,21 +1358,7 @@ export class Controller {
     m: Message,
     r: { emoji_name: string; emoji_code: string; reaction_type: string },
   ): Promise<void> {
-    const s = this.state.value!;
-    // The message as it is now, not as its row was last drawn (a reaction that came since).
-    const now = s.messages.get(m.id) ?? m;
-    const mine = now.reactions.some(
-      (x) =>
-        x.user_id === s.selfId &&
-        x.emoji_code === r.emoji_code &&
-        x.reaction_type === r.reaction_type,
-    );
-    try {
-      if (mine) await this.client.removeReaction(m.id, r);
-      else await this.client.addReaction(m.id, r);
-    } catch (e) {
-      this.toast(e instanceof Error ? e.message : String(e));
-    }
+    return (await messageOps()).toggleReaction(this, m, r);
   }
 
   /**
@@ -1493,30 +1366,7 @@ export class Controller {
    * to its conversation after what the draft there had, the cursor after it.
    */
   async quote(m: Message): Promise<void> {
-    const s = this.state.value;
-    if (!s) return;
-    let raw: string;
-    try {
-      raw = await this.rawContent(m.id);
-    } catch (e) {
-      this.toast(e instanceof Error ? e.message : String(e));
-      return;
-    }
-    const now = s.messages.get(m.id) ?? m;
-    const c = s.conversationOf(now);
-    const to: ComposeTo =
-      c.kind === 'stream'
-        ? { kind: 'stream', streamId: c.streamId, topic: c.topic }
-        : { kind: 'dm', userIds: c.ids.filter((id) => id !== s.selfId) };
-    const d = this.draftTo(to);
-    const draft = d ? (this.drafts?.get(d) ?? '') : '';
-    const text = quoteText({
-      senderName: s.users.get(now.sender_id)?.full_name ?? now.sender_full_name,
-      senderId: now.sender_id,
-      link: this.messageLink(now),
-      raw,
-    });
-    this.requestCompose(to, withQuote(draft, text));
+    return (await messageOps()).quote(this, m);
   }
 
   /** A message's versions, oldest first. */
@@ -1572,20 +1422,7 @@ export class Controller {
 
   /** The same, asking the server for `m`'s neighbours in its topic when the view does not tell. */
   async moveDefault(m: StoredMessage): Promise<PropagateMode> {
-    const now = this.moveDefaultNow(m);
-    if (now) return now;
-    if (m.stream_id === undefined) return 'change_one';
-    try {
-      const r = await this.client.getMessages({
-        anchor: m.id,
-        num_before: 1,
-        num_after: 1,
-        narrow: apiNarrow(topicNarrow(m.stream_id, m.subject)),
-      });
-      return PROPAGATE_FOR[placementAround(m.id, r.messages)];
-    } catch {
-      return 'change_one';
-    }
+    return (await messageOps()).moveDefault(this, m);
   }
 
   async deleteMessage(id: number): Promise<void> {

@@ -209,3 +209,6 @@ export function Jump({ c, initial = '' }: { c: Controller; initial?: string }) {
     </div>
   );
 }
+
+// The first load (main.tsx, firstLoad: one chunk for all of it).
+export { firstLoad } from './main.js';

@@ -8,3 +8,10 @@ export { ChannelSettings, CreateChannel } from './channel-dialogs.js';
 export { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
 export { ProfileCard } from './profile-card.js';
 export { StatusDialog } from './status.js';
+
+// The controller's code for the channel dialogs' requests (controller.ts), fetched with this piece rather than at
+// the first call.
+import './controller-channels.js';
+
+// The first load (main.tsx, firstLoad: one chunk for all of it).
+export { firstLoad } from './main.js';

@@ -9,3 +9,10 @@ export { Compose } from './compose.js';
 export { EmojiPicker } from './emoji-picker.js';
 export { MessagePane } from './message-pane.js';
 export { DraftsView, ScheduledView } from './scheduled.js';
+
+// The controller's code for the message actions' requests (controller.ts), fetched with this piece rather than at
+// the first call.
+import './controller-messages.js';
+
+// The first load (main.tsx, firstLoad: one chunk for all of it).
+export { firstLoad } from './main.js';

@@ -76,26 +76,6 @@ function saveFilters(f: RecentFilters): void {
   }
 }
 
-/**
- * The sidebar's entry, with the unread count when Recent conversations is the home view
- * (sidebar.tsx, viewEntries).
- */
-export function RecentEntry({ c, count = 0 }: { c: Controller; count?: number }) {
-  return (
-    <li>
-      <a
-        class="nav-item"
-        href="#recent"
-        aria-current={c.page.value === 'recent' ? 'page' : undefined}
-      >
-        <Icon name="recent" />
-        <span class="label">Recent conversations</span>
-        <Count n={count} />
-      </a>
-    </li>
-  );
-}
-
 function rowNarrow(s: ChatState, r: RecentRow): Narrow {
   return r.kind === 'stream' ? topicNarrow(r.streamId, r.topic) : dmNarrow(r.ids, s.selfId);
 }

@@ -11,3 +11,6 @@ import './settings-more.js'; // Alert words, Uploaded files, Default channels, L
 import './mute-invites.js'; // Muted users, Invitations
 import './data-exports.js'; // Data exports
 export { Settings } from './settings.js';
+
+// The first load (main.tsx, firstLoad: one chunk for all of it).
+export { firstLoad } from './main.js';

@@ -10,14 +10,13 @@ import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
 import { Swatch } from './bits.js';
 import { ConfirmDialog } from './confirm.js';
-import type { Controller } from './controller.js';
+import { HOME_VIEW_STORE, type Controller } from './controller.js';
 import { track } from './track.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
 import { LazyDialog, LazyPart, piece, prefetchWhenIdle } from './lazy.js';
 import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
 import { InboxView } from './inbox.js';
-import { RecentView } from './recent.js';
 import { Sidebar } from './sidebar.js';
 
 function typingInField(e: KeyboardEvent): boolean {
@@ -164,6 +163,7 @@ const jumpPiece = piece(() => import('./jump.js'));
 const messagesPiece = piece(() => import('./lazy-messages.js'));
 const dialogsPiece = piece(() => import('./lazy-dialogs.js'));
 const settingsPiece = piece(() => import('./settings-panels.js'));
+const recentPiece = piece(() => import('./lazy-recent.js'));
 
 /**
  * Ctrl+K's dialog. Before its code has come (the first Ctrl+K within a moment of the first
@@ -199,8 +199,29 @@ function LazyJump({ c }: { c: Controller }) {
  * Starts fetching the message list's code now: for a page opened on a narrow (its address, or a
  * home view of messages), in step with the data the first screen waits for (main.tsx).
  */
-export function loadMessagesSoon(): void {
-  messagesPiece.load().catch(() => undefined);
+/**
+ * At boot, beside the data (main.tsx): the code of the view the page opens on, if it is loaded
+ * when first used: the message list for a narrow, the drafts, the scheduled messages or the
+ * settings (drawn over All messages); Recent conversations' view. With no view named, the user's
+ * home view as this browser last saw it (controller.ts, HOME_VIEW_STORE; the Inbox, the default,
+ * is in the first load). Otherwise each would be fetched once the data came and named the view:
+ * one more round trip.
+ */
+export function loadViewSoon(hash: string): void {
+  let view = hash.replace(/^#/, '');
+  if (view === '') {
+    try {
+      view = localStorage.getItem(HOME_VIEW_STORE) ?? 'inbox';
+    } catch {
+      view = 'inbox';
+    }
+  }
+  const p = /^inbox\/?$/.test(view)
+    ? null
+    : /^recent(_topics)?\/?$/.test(view)
+      ? recentPiece
+      : messagesPiece;
+  p?.load().catch(() => undefined);
 }
 
 export function Shell({ c }: { c: Controller }) {
@@ -306,7 +327,7 @@ export function Shell({ c }: { c: Controller }) {
   // The first screen is drawn: the pieces most sessions use, fetched when the browser is idle
   // (not the settings, 48 KB, opened in few sessions: they load when opened, as before).
   useEffect(() => {
-    if (drawn) prefetchWhenIdle([jumpPiece, messagesPiece, dialogsPiece]);
+    if (drawn) prefetchWhenIdle([jumpPiece, messagesPiece, dialogsPiece, recentPiece]);
   }, [drawn]);
 
   if (!s || !list) {
@@ -387,7 +408,11 @@ export function Shell({ c }: { c: Controller }) {
         {page === 'inbox' ? (
           <InboxView c={c} />
         ) : page === 'recent' ? (
-          <RecentView c={c} />
+          <LazyPart
+            piece={recentPiece}
+            what="Recent conversations"
+            show={(m) => <m.RecentView c={c} />}
+          />
         ) : page === 'scheduled' ? (
           <LazyPart
             piece={messagesPiece}

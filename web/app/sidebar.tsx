@@ -40,7 +40,7 @@ import {
 } from './people.js';
 import { PageEntries } from './page-entries.js';
 import { InboxEntry } from './inbox.js';
-import { RecentEntry } from './recent.js';
+import { RecentEntry } from './recent-entry.js';
 import { isDark } from './theme.js';
 import { topicMenuItems } from './topic-policy.js';
 import { track } from './track.js';
