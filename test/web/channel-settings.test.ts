@@ -9,8 +9,13 @@ import type { ServerEvent } from '../../src/client/types.js';
 import {
   ChannelMembers,
   channelPermissions,
-  checkNewChannel,
   creatableChoices,
+  CREATABLE,
+  type PermissionFacts,
+} from '../../web/state/channel-settings.js';
+import {
+  checkNewChannel,
+  PRIVACY_CHOICES,
   createParams,
   privacyLabel,
   privacyOf,
@@ -19,8 +24,7 @@ import {
   privacyParams,
   membersMatching,
   sortMembers,
-  type PermissionFacts,
-} from '../../web/state/channel-settings.js';
+} from '../../web/state/channel-forms.js';
 import type { GroupSetting } from '../../web/state/groups.js';
 import { PAGE_SIZE, pageOf } from '../../web/state/users.js';
 
@@ -286,5 +290,13 @@ t.test('members kept by the events, also while fetched', (t) => {
   t.equal(m.shouldFetch(5), true, 'and asked again if it comes back');
   m.failed(5);
   t.equal(m.shouldFetch(5), true, 'a failed fetch is tried again');
+  t.end();
+});
+
+t.test('the privacies a channel is created with are the choices the form offers, in order', (t) => {
+  t.same(
+    PRIVACY_CHOICES.map((c) => c.value),
+    CREATABLE,
+  );
   t.end();
 });

@@ -10,6 +10,7 @@ import type { ComponentChildren, JSX, RefObject } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { mentionCandidates } from '../state/autocomplete.js';
 import { isSystemBot } from '../state/profile.js';
+import { type Privacy } from '../state/channel-settings.js';
 import {
   checkNewChannel,
   createParams,
@@ -21,8 +22,7 @@ import {
   membersMatching,
   sortMembers,
   type ChannelLimits,
-  type Privacy,
-} from '../state/channel-settings.js';
+} from '../state/channel-forms.js';
 import type { ChatState } from '../state/chat.js';
 import { CHANNEL_NOTIFY, channelNotify, type ChannelNotifyKey } from '../state/notify.js';
 import { PAGE_SIZE, pageOf } from '../state/users.js';

@@ -6,13 +6,13 @@
  */
 import { effect } from '@preact/signals';
 import type { ConfabClient } from '../../src/client/api.js';
+import { type Privacy } from '../state/channel-settings.js';
 import {
   privacyChangeText,
   privacyLabel,
   privacyOf,
   privacyParams,
-  type Privacy,
-} from '../state/channel-settings.js';
+} from '../state/channel-forms.js';
 import type { ChatState } from '../state/chat.js';
 import { channelNarrow } from '../state/narrow.js';
 import type { Controller } from './controller.js';

@@ -13,7 +13,7 @@
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
-import { DEFAULT_LIMITS, sortMembers } from '../state/channel-settings.js';
+import { DEFAULT_LIMITS, sortMembers } from '../state/channel-forms.js';
 import { ApiError } from '../../src/client/api.js';
 import { groupDisplayName } from '../../src/client/group-names.js';
 import {

@@ -1,88 +1,19 @@
 /**
- * Creating a channel and its settings, without the DOM: the privacy choices and the parameters
- * they are sent as, the new channel's checks, what the user may change in a channel (as the
+ * Channels' settings, without the DOM: what the user may create and change in a channel (as the
  * server decides it: src/lib/channel-permissions.ts, after the reference's lib/streams.py), and
  * the channels' members, fetched when their settings open (register is asked without
  * subscribers) and kept live by the `subscription` events (`peer_add`, `peer_remove`, the user's
  * own `add` and `remove`) and `stream delete`.
  */
 import { signal } from '@preact/signals-core';
-import type { Channel, ServerEvent, User } from '../../src/client/types.js';
+import type { Channel, ServerEvent } from '../../src/client/types.js';
 import type { GroupSetting } from './groups.js';
-import { NAME_ORDER, personMatcher, type Person } from './presence.js';
 
 /** Who may read a channel: the reference's "Who can access the channel" choices. */
 export type Privacy = 'public' | 'private-shared' | 'private-protected' | 'web-public';
 
-/** The choices a new channel offers (web-public needs settings this app does not expose). */
-export const PRIVACY_CHOICES: readonly { value: Privacy; label: string; help: string }[] = [
-  {
-    value: 'public',
-    label: 'Public',
-    help: 'Members of the organization can join; they see all of its messages.',
-  },
-  {
-    value: 'private-shared',
-    label: 'Private, shared history',
-    help: 'Only people subscribed can see it; new subscribers see its whole history.',
-  },
-  {
-    value: 'private-protected',
-    label: 'Private, protected history',
-    help: 'Only people subscribed can see it; they see messages sent after they joined.',
-  },
-];
-
-/** The privacy of a channel, from its fields. */
-export function privacyOf(
-  ch: Pick<Channel, 'invite_only' | 'is_web_public' | 'history_public_to_subscribers'>,
-): Privacy {
-  if (ch.is_web_public) return 'web-public';
-  if (!ch.invite_only) return 'public';
-  return ch.history_public_to_subscribers === false ? 'private-protected' : 'private-shared';
-}
-
-export function privacyLabel(p: Privacy): string {
-  if (p === 'web-public') return 'Web-public';
-  return PRIVACY_CHOICES.find((c) => c.value === p)!.label;
-}
-
-/** The API's parameters for a privacy (`invite_only`, `history_public_to_subscribers`). */
-export function privacyParams(p: Privacy): {
-  invite_only: boolean;
-  history_public_to_subscribers: boolean;
-} {
-  return {
-    invite_only: p === 'private-shared' || p === 'private-protected',
-    history_public_to_subscribers: p !== 'private-protected',
-  };
-}
-
-/**
- * What a change of a channel's privacy does, for its confirmation (null: no change). Making it
- * private drops those not subscribed; public opens it and its whole history to the organization;
- * the history's visibility concerns those who join later.
- */
-export function privacyChangeText(from: Privacy, to: Privacy): string | null {
-  if (from === to) return null;
-  if (to === 'public')
-    return 'Everyone in the organization will be able to see it, join it and read all of its messages, earlier ones included.';
-  const history =
-    to === 'private-protected'
-      ? 'People added later will see only the messages sent after they joined.'
-      : 'People added later will see all of its messages, earlier ones included.';
-  if (from === 'public' || from === 'web-public')
-    return `Only its members will see it from then on: others lose access to it and its messages. ${history}`;
-  return history;
-}
-
-/**
- * The privacy choices offered for an existing channel: those the user may create (the server
- * asks the same to change to one), and the one it has.
- */
-export function privacyChoicesFor(current: Privacy, allowed: readonly Privacy[]): Privacy[] {
-  return PRIVACY_CHOICES.map((c) => c.value).filter((p) => p === current || allowed.includes(p));
-}
+/** The privacies a channel can be created with (channel-forms.ts, PRIVACY_CHOICES, in order). */
+export const CREATABLE: readonly Privacy[] = ['public', 'private-shared', 'private-protected'];
 
 /**
  * The privacy choices the user may create (the realm's `can_create_public_channel_group` and
@@ -97,57 +28,9 @@ export function creatableChoices(
   },
 ): Privacy[] {
   const may = (g: GroupSetting | undefined) => g === undefined || inGroup(g);
-  return PRIVACY_CHOICES.map((c) => c.value).filter((p) =>
+  return CREATABLE.filter((p) =>
     p === 'public' ? may(realm.publicGroup) : may(realm.privateGroup),
   );
-}
-
-export type NewChannel = {
-  name: string;
-  description: string;
-  privacy: Privacy;
-  /** The people to subscribe (the user among them unless taken out). */
-  members: readonly number[];
-};
-
-/** The register's limits (`max_stream_name_length`, `max_stream_description_length`). */
-export type ChannelLimits = { maxName: number; maxDescription: number };
-export const DEFAULT_LIMITS: ChannelLimits = { maxName: 60, maxDescription: 1024 };
-
-/**
- * What is wrong with the form before it is sent (null: nothing the app can tell; the server
- * has the last word: permissions, a name taken meanwhile).
- */
-export function checkNewChannel(
-  f: NewChannel,
-  taken: (name: string) => boolean,
-  limits: ChannelLimits = DEFAULT_LIMITS,
-): string | null {
-  const name = f.name.trim();
-  if (name === '') return 'Choose a name for the new channel.';
-  if (name.length > limits.maxName)
-    return `The name is too long: at most ${limits.maxName} characters.`;
-  if (taken(name)) return 'A channel with this name already exists.';
-  if (f.description.length > limits.maxDescription)
-    return `The description is too long: at most ${limits.maxDescription} characters.`;
-  if (f.members.length === 0) return 'Choose at least one person to subscribe.';
-  return null;
-}
-
-/** The parameters of `POST /users/me/subscriptions` that create it. */
-export function createParams(f: NewChannel): {
-  name: string;
-  description: string;
-  invite_only: boolean;
-  history_public_to_subscribers: boolean;
-  principals: number[];
-} {
-  return {
-    name: f.name.trim(),
-    description: f.description.trim(),
-    ...privacyParams(f.privacy),
-    principals: [...new Set(f.members)],
-  };
 }
 
 /** What the server's rules need to know of the user and the channel. */
@@ -246,43 +129,6 @@ export function canPostIn(
 
 /** What the compose box says when the user may not post in the channel (the server's words). */
 export const NO_POST_PERMISSION = 'You do not have permission to post in this channel.';
-
-/**
- * Members sorted for a list: by name (case and accents aside), unknown people last. One collator
- * for all the comparisons: a channel of thousands sorts in milliseconds (localeCompare with
- * options builds one per comparison).
- */
-export function sortMembers(
-  ids: Iterable<number>,
-  users: ReadonlyMap<number, Pick<User, 'full_name'>>,
-): number[] {
-  const name = (id: number) => users.get(id)?.full_name;
-  return [...ids].sort((a, b) => {
-    const x = name(a);
-    const y = name(b);
-    if (x === undefined || y === undefined) return x === y ? a - b : x === undefined ? 1 : -1;
-    return NAME_ORDER.compare(x, y) || a - b;
-  });
-}
-
-/**
- * The members a channel's settings list: those matching the filter (as the people list's: words
- * beginning the name's, or the start of the e-mail address), in `sorted`'s order. Drawn a page
- * at a time (users.ts's pageOf), as the reference's subscriber list: a channel of thousands stays
- * quick to open.
- */
-export function membersMatching(
-  sorted: readonly number[],
-  users: ReadonlyMap<number, Person>,
-  filter: string,
-): readonly number[] {
-  if (filter.trim() === '') return sorted;
-  const matches = personMatcher(filter);
-  return sorted.filter((id) => {
-    const u = users.get(id);
-    return u !== undefined && matches(u);
-  });
-}
 
 type SubscriptionEvent = Extract<ServerEvent, { type: 'subscription' }>;
 type StreamEvent = Extract<ServerEvent, { type: 'stream' }>;
