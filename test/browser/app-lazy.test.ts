@@ -9,6 +9,8 @@
  * loaded, each with Try again; Esc closes the dialog's; once the chunks come again, Try again
  * shows the messages and the compose box, and the dialog opens as usual, its field focused.
  *
+ * A Controller method whose code is in a refused chunk (Leave, in the top bar) says so in a toast.
+ *
  * Slow chunks: `u` on a message (a keyboard shortcut) before the dialogs' chunk has come still
  * opens the card, focused, once it comes; Ctrl+K and typing at once, before Jump's code has come,
  * loses no key (a field of the same look takes them, handed to Jump when it is drawn).
@@ -87,6 +89,16 @@ t.test('a chunk that cannot be fetched: said, with Try again; then it opens', as
   t.notOk(await page.isVisible('.compose'), 'no compose box yet');
   t.ok(asked.length > 0, 'the chunks were asked for and refused');
   await screenshot(page, t, 'messages-failed-1280');
+
+  // A Controller method whose code is a piece's (controller-channels.ts): a toast says it could
+  // not be loaded, and nothing else happens (the user is still in the channel).
+  await page.evaluate(`location.hash = '#narrow/channel/general'`);
+  await page.click('.membership');
+  await page.locator('.toast', { hasText: 'Could not load a part of the app.' }).waitFor();
+  t.pass('Leave, its code refused: said in a toast');
+  t.equal(await page.textContent('.membership'), 'Leave', 'still in the channel');
+  await page.evaluate(`location.hash = '#narrow/channel/general/topic/plans'`);
+  await paneAlert.waitFor();
 
   // Back online: Try again.
   offline = false;

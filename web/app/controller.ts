@@ -175,6 +175,9 @@ const SEND_TIMEOUT_MS = 15_000;
  */
 const channelOps = () => import('./controller-channels.js');
 const messageOps = () => import('./controller-messages.js');
+/** What a method whose module could not be fetched says (offline, or a new build's server). */
+const PART_FAILED =
+  'Could not load a part of the app. Check the connection, or reload the page if the server was updated.';
 
 export class Controller {
   readonly client: ConfabClient;
@@ -385,6 +388,21 @@ export class Controller {
     this.stopLocal();
     if (e instanceof ApiError && e.status === 401) this.onLoggedOut();
     else this.toast(`Disconnected: ${e.message}`);
+  }
+
+  /**
+   * A module of the controller's (channelOps, messageOps), or null when it cannot be fetched:
+   * said in a toast (`toast`, else the method returns PART_FAILED as its refusal). A later call
+   * tries again.
+   */
+  private async part<M>(load: () => Promise<M>, toast = true): Promise<M | null> {
+    try {
+      return await load();
+    } catch (e) {
+      console.warn('Confab: could not load a part of the app', e);
+      if (toast) this.toast(PART_FAILED);
+      return null;
+    }
   }
 
   // ---- State from the server ---------------------------------------------------------------
@@ -734,7 +752,7 @@ export class Controller {
    * does, the organization permitting), and shows it once the server's events have brought it.
    */
   async joinChannel(name: string): Promise<void> {
-    return (await channelOps()).joinChannel(this, name);
+    await (await this.part(channelOps))?.joinChannel(this, name);
   }
 
   openCreateChannel(name = ''): void {
@@ -757,17 +775,17 @@ export class Controller {
    * dialog shows it), null when done.
    */
   async createChannel(p: Parameters<ConfabClient['createChannel']>[0]): Promise<string | null> {
-    return (await channelOps()).createChannel(this, p);
+    return (await this.part(channelOps, false))?.createChannel(this, p) ?? PART_FAILED;
   }
 
   /** A channel's members, fetched once (then kept by the events: ChatState.members). */
   async loadMembers(streamId: number): Promise<void> {
-    return (await channelOps()).loadMembers(this, streamId);
+    await (await this.part(channelOps))?.loadMembers(this, streamId);
   }
 
   /** Subscribes people to a channel; the server's refusal is returned, null when done. */
   async addMembers(streamId: number, userIds: number[]): Promise<string | null> {
-    return (await channelOps()).addMembers(this, streamId, userIds);
+    return (await this.part(channelOps, false))?.addMembers(this, streamId, userIds) ?? PART_FAILED;
   }
 
   /**
@@ -775,7 +793,9 @@ export class Controller {
    * returned (null when done, or not confirmed).
    */
   async removeMember(streamId: number, userId: number): Promise<string | null> {
-    return (await channelOps()).removeMember(this, streamId, userId);
+    return (
+      (await this.part(channelOps, false))?.removeMember(this, streamId, userId) ?? PART_FAILED
+    );
   }
 
   /** Changes a channel's description or name; the server's refusal is returned. */
@@ -788,7 +808,7 @@ export class Controller {
       history_public_to_subscribers?: boolean;
     },
   ): Promise<string | null> {
-    return (await channelOps()).updateChannel(this, streamId, p);
+    return (await this.part(channelOps, false))?.updateChannel(this, streamId, p) ?? PART_FAILED;
   }
 
   /**
@@ -800,7 +820,8 @@ export class Controller {
     streamId: number,
     to: Privacy,
   ): Promise<{ done: boolean; error: string | null }> {
-    return (await channelOps()).changePrivacy(this, streamId, to);
+    const ops = await this.part(channelOps, false);
+    return ops ? ops.changePrivacy(this, streamId, to) : { done: false, error: PART_FAILED };
   }
 
   /**
@@ -808,7 +829,7 @@ export class Controller {
    * join it again without an invitation). Its view stays, the sidebar entry goes with the server's event.
    */
   async leaveChannel(streamId: number): Promise<void> {
-    return (await channelOps()).leaveChannel(this, streamId);
+    await (await this.part(channelOps))?.leaveChannel(this, streamId);
   }
 
   openSettings(panel = 'account'): void {
@@ -1358,7 +1379,7 @@ export class Controller {
     m: Message,
     r: { emoji_name: string; emoji_code: string; reaction_type: string },
   ): Promise<void> {
-    return (await messageOps()).toggleReaction(this, m, r);
+    await (await this.part(messageOps))?.toggleReaction(this, m, r);
   }
 
   /**
@@ -1366,7 +1387,7 @@ export class Controller {
    * to its conversation after what the draft there had, the cursor after it.
    */
   async quote(m: Message): Promise<void> {
-    return (await messageOps()).quote(this, m);
+    await (await this.part(messageOps))?.quote(this, m);
   }
 
   /** A message's versions, oldest first. */
@@ -1422,7 +1443,7 @@ export class Controller {
 
   /** The same, asking the server for `m`'s neighbours in its topic when the view does not tell. */
   async moveDefault(m: StoredMessage): Promise<PropagateMode> {
-    return (await messageOps()).moveDefault(this, m);
+    return (await this.part(messageOps, false))?.moveDefault(this, m) ?? 'change_one';
   }
 
   async deleteMessage(id: number): Promise<void> {
