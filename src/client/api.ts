@@ -380,9 +380,26 @@ export class ConfabClient {
 
   editMessage(
     id: number,
-    change: { content?: string; topic?: string; propagate_mode?: string; stream_id?: number },
+    change: {
+      content?: string;
+      topic?: string;
+      propagate_mode?: string;
+      stream_id?: number;
+      /** Whether the notification bot tells the topic moved, where it went and where it was. */
+      send_notification_to_new_thread?: boolean;
+      send_notification_to_old_thread?: boolean;
+    },
   ): Promise<unknown> {
     return this.request('PATCH', `/messages/${id}`, change);
+  }
+
+  /**
+   * One round of deleting a topic's messages (POST /streams/{id}/delete_topic, organization or
+   * channel administrators): `complete` false when the server's time for one request ran out
+   * with messages left, to be asked again.
+   */
+  deleteTopic(streamId: number, topic: string): Promise<{ complete: boolean }> {
+    return this.request('POST', `/streams/${streamId}/delete_topic`, { topic_name: topic });
   }
 
   deleteMessage(id: number): Promise<unknown> {

@@ -111,6 +111,8 @@ export type Dialog =
   | { kind: 'message-history'; id: number }
   | { kind: 'read-receipts'; id: number }
   | { kind: 'message-source'; id: number }
+  /** A topic's Move (or Rename) dialog, from its menu (move-topic.tsx). */
+  | { kind: 'move-topic'; streamId: number; topic: string; rename: boolean }
   | null;
 
 /**
@@ -539,9 +541,12 @@ export class Controller {
       this.sound(arrived);
     }
     for (const e of events) if (e.type === 'update_message') this.followMove(e);
-    // The open channel's topics, when a move made them go (fetched again).
+    // The open channel's topics, when a move or a deletion made them go (fetched again).
     const open = channelOf(this.narrow.value);
-    if (open !== undefined && events.some((e) => e.type === 'update_message'))
+    if (
+      open !== undefined &&
+      events.some((e) => e.type === 'update_message' || e.type === 'delete_message')
+    )
       void this.loadTopics(open);
     // A heartbeat changes nothing: an idle tab does no work for it.
     if (events.some((e) => e.type !== 'heartbeat')) this.updateTitle();

@@ -5,8 +5,9 @@
  * box and which topics show (unmuted ones by default), kept in this browser but the words. A
  * group's header collapses and expands it (kept in this browser too); rows are links (a click or
  * Enter opens the conversation); ↑ ↓ (j k), Home and End move between rows and headers; each
- * row and channel has "Mark as read", and a topic's row a "⋮" menu (the sidebar topic menu's:
- * mark as read, follow, mute), as the reference's. The data is state/inbox.ts's.
+ * row and channel has "Mark as read", a topic's row a "⋮" menu (the sidebar topic menu's: mark
+ * as read, follow, mute, copy link, move, resolve, delete) and a channel's header one (the
+ * sidebar channel menu's: channel-menu.ts), as the reference's. The data is state/inbox.ts's.
  */
 import { useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
@@ -23,6 +24,7 @@ import {
 import { dmNarrow, narrowHash, topicNarrow, type Narrow } from '../state/narrow.js';
 import { useRowFocus } from './row-focus.js';
 import { Count, Swatch } from './bits.js';
+import { channelMenuItems } from './channel-menu.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { Menu } from './menu.js';
@@ -219,7 +221,16 @@ export function InboxView({ c }: { c: Controller }) {
                     label={`${count} unread${mentioned ? ', mentions you' : ''}`}
                   />
                   {isDm ? <span class="inbox-mark-space" /> : markButton(r, i, name)}
-                  <span class="inbox-menu-space" />
+                  {sub ? (
+                    <Menu
+                      class="inbox-menu"
+                      label={`Menu for #${sub.name}`}
+                      tabIndex={tab}
+                      items={channelMenuItems(c, sub)}
+                    />
+                  ) : (
+                    <span class="inbox-menu-space" />
+                  )}
                 </li>
               );
             }

@@ -6,6 +6,7 @@
  */
 export { ChannelSettings, CreateChannel } from './channel-dialogs.js';
 export { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
+export { MoveTopic, topicAction } from './move-topic.js';
 export { ProfileCard } from './profile-card.js';
 export { StatusDialog } from './status.js';
 

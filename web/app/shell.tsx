@@ -468,6 +468,14 @@ export function Shell({ c }: { c: Controller }) {
               <m.HistoryDialog key={dialog.id} c={c} id={dialog.id} />
             ) : dialog.kind === 'read-receipts' ? (
               <m.ReceiptsDialog key={dialog.id} c={c} id={dialog.id} />
+            ) : dialog.kind === 'move-topic' ? (
+              <m.MoveTopic
+                key={`${dialog.streamId}:${dialog.topic}`}
+                c={c}
+                streamId={dialog.streamId}
+                topic={dialog.topic}
+                rename={dialog.rename}
+              />
             ) : (
               <m.SourceDialog key={dialog.id} c={c} id={dialog.id} />
             )

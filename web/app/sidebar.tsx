@@ -27,6 +27,7 @@ import { listedDms, listedName } from '../state/muted-users.js';
 import type { UnreadCounts } from '../state/unread.js';
 import { topicKey } from '../state/unread.js';
 import { Avatar, Count, Swatch } from './bits.js';
+import { channelMenuItems } from './channel-menu.js';
 import type { Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
 import { EmojiGlyph } from './emoji-glyph.js';
@@ -249,22 +250,7 @@ class ChannelItem extends Component<ChannelItemProps> {
               (sub.is_muted || mutedMention) && <Count n={muted} muted />
             )}
           </NavLink>
-          <Menu
-            class="row-menu"
-            label={`Menu for #${sub.name}`}
-            items={[
-              { label: MARK_READ, run: () => void c.markAllAsRead({ streamId: sub.stream_id }) },
-              {
-                label: sub.pin_to_top ? 'Unpin from top' : 'Pin to top',
-                run: () => void c.pinChannel(sub.stream_id, !sub.pin_to_top),
-              },
-              {
-                label: sub.is_muted ? 'Unmute channel' : 'Mute channel',
-                run: () => void c.setChannelMuted(sub.stream_id, !sub.is_muted),
-              },
-              { label: 'Channel settings', run: () => c.openChannelSettings(sub.stream_id) },
-            ]}
-          />
+          <Menu class="row-menu" label={`Menu for #${sub.name}`} items={channelMenuItems(c, sub)} />
         </div>
         {counts && (
           <ul class="nav-list" aria-label={`Topics in ${sub.name}`}>

@@ -10,10 +10,12 @@ import { followChoice, muteChoice, policyChoices, policyShown } from '../state/m
 import type { Controller } from './controller.js';
 import type { IconName } from './icons.js';
 import { Menu, type MenuItem } from './menu.js';
+import { topicActionItems } from './topic-actions.js';
 
 /**
- * A topic's "⋮" menu, in the sidebar and on an Inbox row (the reference's topic popover, as far
- * as the app has its actions): Mark all messages as read, then Follow and Mute.
+ * A topic's "⋮" menu, in the sidebar and on an Inbox row (the reference's topic popover): Mark
+ * all messages as read, Follow and Mute, then, where the user may, Copy link to topic, Move topic
+ * (or Rename topic), Mark as resolved (or unresolved) and Delete topic (topic-actions.tsx).
  */
 export function topicMenuItems(
   c: Controller,
@@ -27,6 +29,7 @@ export function topicMenuItems(
       run: () => void c.markAllAsRead({ streamId, topic }),
     },
     ...topicPolicyItems(c, s, streamId, topic),
+    ...topicActionItems(c, s, streamId, topic),
   ];
 }
 

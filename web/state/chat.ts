@@ -1005,6 +1005,14 @@ export class ChatState {
         return null;
       case 'delete_message':
         this.onDelete(e.message_ids ?? (e.message_id !== undefined ? [e.message_id] : []));
+        // Its topic may have gone with them (a topic deleted): the channel's topics are asked
+        // again, as after a move.
+        if (e.message_type === 'stream' && e.stream_id !== undefined) {
+          this.topics.delete(e.stream_id);
+          const asked = this.topicsAsked.get(e.stream_id);
+          if (asked) asked.moved = true;
+          this.rev.topics.value++;
+        }
         return null;
       case 'update_message_flags':
         this.keepChange(e);

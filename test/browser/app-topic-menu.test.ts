@@ -1,0 +1,337 @@
+/**
+ * The web app in chromium: a topic's "⋮" menu beyond reading and visibility, as the reference's
+ * topic popover (web/app/topic-actions.tsx, move-topic.tsx), through the real server: Copy link
+ * to topic (the topic view's address to the clipboard, "Link copied."), Move topic (renamed, the
+ * app following the topic viewed; moved to another channel, the notices as chosen), a refusal
+ * shown in the dialog in the server's words, Mark as resolved and unresolved (the "✔ " prefix),
+ * Delete topic for an administrator only (after a confirmation); from a click and from the keys.
+ * The Inbox's channel headers get the sidebar channel menu (the same items, one function). Shots
+ * of the menus and the dialog at 1280 and 390.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
+import { systemGroupId } from '../helpers/channels.js';
+import { fetchNarrow, sendChannelMessage, type FetchedMessage } from '../helpers/messages.js';
+
+let kitchen = 0;
+let garden = 0;
+const seeded: Record<string, number[]> = {};
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: {
+    kitchen: { by: 'iago', members: ['iago', 'hamlet', 'othello'] },
+    garden: { by: 'iago', members: ['iago', 'hamlet'] },
+  },
+  seed: async ({ ts, channels }) => {
+    kitchen = channels.kitchen;
+    garden = channels.garden;
+    const send = async (topic: string, text: string) =>
+      (seeded[topic] ??= []).push(
+        await sendChannelMessage(ts.api, 'othello', 'kitchen', topic, text),
+      );
+    await send('lunch', 'Soup again');
+    await send('lunch', 'More soup');
+    await send('breakfast', 'Eggs');
+    await send('dinner', 'Who cooks tonight?');
+    await send('trash', 'Delete me');
+  },
+});
+
+/** A channel's topics on the server, as hamlet reads them: topic → its messages' ids. */
+async function serverTopics(streamId: number): Promise<Record<string, number[]>> {
+  const r = await fetchNarrow(ts.api, 'hamlet', [{ operator: 'channel', operand: streamId }]);
+  const out: Record<string, number[]> = {};
+  for (const m of r.body.messages as FetchedMessage[]) (out[m.subject] ??= []).push(m.id);
+  return out;
+}
+
+/** The open channel's topics in the sidebar, top to bottom. */
+const SIDEBAR_TOPICS = `[...document.querySelectorAll('.sidebar a.topic .label')].map((e) => e.textContent)`;
+
+async function waitTopics(page: Page, has: string[], hasNot: string[] = []): Promise<void> {
+  await waitFor(
+    page,
+    `((l) => ${JSON.stringify(has)}.every((x) => l.includes(x)) && !${JSON.stringify(hasNot)}.some((x) => l.includes(x)))(${SIDEBAR_TOPICS})`,
+    15_000,
+  ).catch(async (e: unknown) => {
+    throw new Error(`sidebar topics: ${JSON.stringify(await page.evaluate(SIDEBAR_TOPICS))}`, {
+      cause: e,
+    });
+  });
+}
+
+/** The sidebar's menu button of a topic of the open channel. */
+const topicMenu = (topic: string) =>
+  `.sidebar li.nav-row:has(a.topic .label:text-is(${JSON.stringify(topic)})) .row-menu-btn`;
+
+/** The open menu's items. */
+const items = (page: Page): Promise<string[]> =>
+  page.evaluate(
+    `[...document.querySelectorAll('.menu[role="menu"] .menu-item')].map((e) => e.textContent.trim())`,
+  );
+
+async function openTopicMenu(page: Page, topic: string): Promise<string[]> {
+  await page.click(topicMenu(topic));
+  await page.waitForSelector('.row-menu-list');
+  return items(page);
+}
+
+const choose = (page: Page, label: string) =>
+  page.click(`.menu[role="menu"] .menu-item:text-is(${JSON.stringify(label)})`);
+
+const MEMBER_ITEMS = (topic: string, resolved = false) => [
+  'Mark all messages as read',
+  'Follow topic',
+  'Mute topic',
+  'Copy link to topic',
+  'Move topic',
+  resolved ? 'Mark as unresolved' : 'Mark as resolved',
+];
+
+/** The page keeps what the app writes to the clipboard (no clipboard permission needed). */
+const KEEP_CLIPBOARD = `window.copied = [];
+  navigator.clipboard.writeText = (text) => (window.copied.push(text), Promise.resolve());`;
+
+t.test('a member: copy link, rename (followed), move to a channel, a refusal', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${kitchen}-kitchen/topic/lunch`,
+    init: KEEP_CLIPBOARD,
+  });
+  await waitMessage(page, 'More soup');
+  await waitTopics(page, ['lunch', 'breakfast', 'dinner', 'trash']);
+
+  t.same(
+    await openTopicMenu(page, 'lunch'),
+    MEMBER_ITEMS('lunch'),
+    'a member: the link, Move topic, Mark as resolved; no Delete topic',
+  );
+  await screenshot(page, t, 'topic-menu-1280');
+  await choose(page, 'Copy link to topic');
+  await waitFor(page, `window.copied.length === 1`);
+  t.same(
+    await page.evaluate('window.copied'),
+    [`${ts.url}/#narrow/channel/${kitchen}-kitchen/topic/lunch`],
+    'the topic view’s address',
+  );
+  await page.waitForSelector('.toast:has-text("Link copied.")');
+  t.pass('the confirmation shows');
+
+  // Rename, from the dialog: the app follows the topic it shows.
+  await openTopicMenu(page, 'lunch');
+  await choose(page, 'Move topic');
+  await page.waitForSelector('.move-topic-dialog');
+  t.equal(await page.textContent('#move-topic-title'), 'Move topic');
+  t.equal(await page.inputValue('#move-topic-name'), 'lunch', 'the name to change');
+  t.equal(
+    await page.evaluate('document.activeElement?.id'),
+    'move-topic-name',
+    'the name has the focus',
+  );
+  t.equal(await page.inputValue('#move-topic-channel'), String(kitchen), 'in its channel');
+  t.same(
+    [
+      await page.isChecked('input[name="send_notification_to_new_thread"]'),
+      await page.isChecked('input[name="send_notification_to_old_thread"]'),
+    ],
+    [true, false],
+    'the reference’s notices: the new topic’s only',
+  );
+  t.ok(await page.isDisabled('.move-topic-dialog button[type="submit"]'), 'nothing changed yet');
+  await screenshot(page, t, 'move-dialog-1280');
+  await page.fill('#move-topic-name', 'brunch');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
+  await waitTopics(page, ['brunch'], ['lunch']);
+  t.pass('the sidebar has the new name, not the old');
+  await waitForTitle(page, 'brunch');
+  t.pass('the view followed the topic');
+  const after = await serverTopics(kitchen);
+  t.notOk(after.lunch, 'nothing left under the old name (no notice there)');
+  t.same(
+    after.brunch!.slice(0, 2),
+    seeded.lunch,
+    'the messages under the new name, the notice after them',
+  );
+  t.equal(after.brunch!.length, 3, 'the notification bot’s notice in the new topic');
+
+  // Move to another channel, from the keys: the menu button, Enter, the arrows.
+  await page.focus(topicMenu('breakfast'));
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.row-menu-list');
+  t.equal(
+    await page.evaluate('document.activeElement?.textContent'),
+    'Mark all messages as read',
+    'the first item has the focus',
+  );
+  for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+  t.equal(await page.evaluate('document.activeElement?.textContent'), 'Move topic');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.move-topic-dialog');
+  await page.selectOption('#move-topic-channel', String(garden));
+  await page.uncheck('input[name="send_notification_to_new_thread"]');
+  await page.click('.move-topic-dialog button[type="submit"]');
+  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
+  await waitTopics(page, ['brunch'], ['breakfast']);
+  t.same((await serverTopics(garden)).breakfast, seeded.breakfast, 'in the garden, no notice');
+  t.notOk((await serverTopics(kitchen)).breakfast, 'gone from the kitchen');
+
+  // A refusal: the server's words, in the dialog, which stays open.
+  await openTopicMenu(page, 'dinner');
+  await choose(page, 'Move topic');
+  await page.waitForSelector('.move-topic-dialog');
+  await page.fill('#move-topic-name', '✔');
+  await page.click('.move-topic-dialog button[type="submit"]');
+  await page.waitForSelector('.move-topic-dialog .error-text');
+  t.equal(
+    await page.textContent('.move-topic-dialog .error-text'),
+    'General chat cannot be marked as resolved',
+    'the server’s refusal',
+  );
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
+  t.same((await serverTopics(kitchen)).dinner, seeded.dinner, 'nothing moved');
+  watch.assertClean(t, /status of 400/);
+});
+
+t.test('mark as resolved and unresolved', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${kitchen}-kitchen/topic/dinner`,
+  });
+  await waitMessage(page, 'Who cooks tonight?');
+  await waitTopics(page, ['dinner']);
+  await openTopicMenu(page, 'dinner');
+  await choose(page, 'Mark as resolved');
+  await waitTopics(page, ['✔ dinner'], ['dinner']);
+  await waitForTitle(page, '✔ dinner');
+  t.pass('resolved: the sidebar and the view have the prefix');
+  const resolved = await serverTopics(kitchen);
+  t.same(resolved['✔ dinner']!.slice(0, 1), seeded.dinner, 'the server renamed it');
+  t.notOk(resolved.dinner);
+  t.same(await openTopicMenu(page, '✔ dinner'), MEMBER_ITEMS('✔ dinner', true));
+  await choose(page, 'Mark as unresolved');
+  await waitTopics(page, ['dinner'], ['✔ dinner']);
+  t.same((await serverTopics(kitchen)).dinner!.slice(0, 1), seeded.dinner, 'unresolved');
+  watch.assertClean(t);
+});
+
+t.test('an administrator deletes a topic; the Inbox channel menu', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', {
+    hash: `#narrow/channel/${kitchen}-kitchen`,
+  });
+  await waitMessage(page, 'Delete me');
+  await waitTopics(page, ['trash']);
+  const all = await openTopicMenu(page, 'trash');
+  t.equal(all.at(-1), 'Delete topic', 'an administrator: Delete topic, last');
+  t.ok(
+    await page.evaluate(
+      `document.querySelector('.row-menu-list .menu-item:last-child').classList.contains('danger')`,
+    ),
+    'drawn as a destructive action',
+  );
+  await choose(page, 'Delete topic');
+  await page.waitForSelector('.dialog.confirm');
+  t.match(await page.textContent('#confirm-text'), /permanently delete trash\?/);
+  await screenshot(page, t, 'delete-confirm-1280');
+  await page.click('.dialog.confirm .btn.cancel');
+  t.same((await serverTopics(kitchen)).trash, seeded.trash, 'Cancel: nothing deleted');
+  await openTopicMenu(page, 'trash');
+  await choose(page, 'Delete topic');
+  await page.waitForSelector('.dialog.confirm');
+  await page.keyboard.press('Enter');
+  await waitTopics(page, [], ['trash']);
+  t.pass('the topic is gone from the sidebar');
+  t.notOk((await serverTopics(kitchen)).trash, 'and from the server');
+
+  // The Inbox: the channel's header has the sidebar's channel menu.
+  // (Sent once the Inbox shows: the kitchen's view would have read it.)
+  await page.click('.sidebar a.nav-item[href="#inbox"]');
+  await waitForTitle(page, 'Inbox');
+  await sendChannelMessage(ts.api, 'hamlet', 'kitchen', 'tea', 'Tea anyone?');
+  const header = '.inbox-header:has(.inbox-name:text-is("kitchen")) .inbox-menu-btn';
+  await page.waitForSelector(header);
+  t.equal(await page.getAttribute(header, 'aria-label'), 'Menu for #kitchen');
+  await page.click(header);
+  await page.waitForSelector('.inbox-menu-list');
+  const inboxItems = await items(page);
+  await page.keyboard.press('Escape');
+  await page.click('.sidebar .nav-row:has(.label:text-is("kitchen")) .row-menu-btn');
+  await page.waitForSelector('.row-menu-list');
+  t.same(inboxItems, await items(page), 'the same items as the sidebar’s channel menu');
+  t.same(inboxItems, [
+    'Mark all messages as read',
+    'Pin to top',
+    'Mute channel',
+    'Channel settings',
+  ]);
+  await page.keyboard.press('Escape');
+  // From the keys: the header, → to its ✓, → to its menu, Enter, ↓ to Pin to top.
+  await page.focus('.inbox-header:has(.inbox-name:text-is("kitchen")) .inbox-toggle');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  t.equal(
+    await page.evaluate('document.activeElement?.getAttribute("aria-label")'),
+    'Menu for #kitchen',
+  );
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.inbox-menu-list');
+  await screenshot(page, t, 'inbox-channel-menu-1280');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.sidebar .pinned-channels .label:text-is("kitchen")');
+  const subs = await ts.api.get('iago', 'users/me/subscriptions');
+  t.equal(
+    (subs.body.subscriptions as { stream_id: number; pin_to_top: boolean }[]).find(
+      (s) => s.stream_id === kitchen,
+    )?.pin_to_top,
+    true,
+    'pinned on the server',
+  );
+  watch.assertClean(t);
+});
+
+t.test('a member without the permissions; on a phone', async (t) => {
+  if (NO_CHROMIUM) return;
+  const admins = JSON.stringify({ new: systemGroupId(ts, 'role:administrators') });
+  const set = await ts.api.patch('iago', 'realm', {
+    can_move_messages_between_channels_group: admins,
+    can_resolve_topics_group: admins,
+  });
+  t.equal(set.status, 200, set.text);
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${kitchen}-kitchen/topic/dinner`,
+    width: 390,
+    height: 800,
+  });
+  await waitMessage(page, 'Who cooks tonight?');
+  await page.click('button[aria-label="Open the sidebar"]');
+  await waitTopics(page, ['dinner']);
+  t.same(
+    await openTopicMenu(page, 'dinner'),
+    [
+      'Mark all messages as read',
+      'Follow topic',
+      'Mute topic',
+      'Copy link to topic',
+      'Rename topic',
+    ],
+    'topics only: Rename topic; no resolve, no delete',
+  );
+  await screenshot(page, t, 'topic-menu-390');
+  await choose(page, 'Rename topic');
+  await page.waitForSelector('.move-topic-dialog');
+  t.equal(await page.textContent('#move-topic-title'), 'Rename topic');
+  t.equal(await page.$('#move-topic-channel'), null, 'no channel to choose');
+  await screenshot(page, t, 'rename-dialog-390');
+  await page.fill('#move-topic-name', 'supper');
+  await page.click('.move-topic-dialog button[type="submit"]');
+  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
+  await waitForTitle(page, 'supper');
+  t.same((await serverTopics(kitchen)).supper!.slice(0, 1), seeded.dinner, 'renamed');
+  watch.assertClean(t);
+});
