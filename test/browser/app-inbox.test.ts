@@ -10,7 +10,8 @@
  * offered in Settings › Display; the empty Inbox says so. The sidebar's entry, the home view,
  * counts the unread messages (muted topics aside), live; the other views' entries do not. A
  * direct-message row shows the person's avatar, a group's its icon. A topic's ⋮ menu (mark as
- * read, follow, mute), from a click or the keys. Screenshots at 1280 and 390 pixels.
+ * read, follow, mute, and the topic actions: app-topic-menu), from a click or the keys; a
+ * channel's header has one too. Screenshots at 1280 and 390 pixels.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -335,9 +336,14 @@ t.test('Jump to lists the Inbox', async (t) => {
     'gossip 1',
     'lunch 1',
   ]);
-  // A topic's ⋮ menu: the sidebar topic menu's actions; from the keys too.
+  // A topic's ⋮ menu: the sidebar topic menu's actions; from the keys too. A channel's header
+  // has the sidebar channel menu (app-topic-menu); the direct messages' none.
   t.equal(await page.locator('.inbox-row.inbox-dm .inbox-menu-btn').count(), 0);
-  t.equal(await page.locator('.inbox-header .inbox-menu-btn').count(), 0, 'topics only');
+  t.same(
+    await pluck(page, '.inbox-header .inbox-menu-btn', 'aria-label'),
+    ['Menu for #design', 'Menu for #general'],
+    'a channel’s header has a menu, the direct messages’ none',
+  );
   await page.focus('.inbox-search');
   for (let i = 0; i < 6; i++) await page.keyboard.press('ArrowDown');
   await waitFor(page, `document.activeElement?.textContent.trim().startsWith('gossip')`);
@@ -348,8 +354,16 @@ t.test('Jump to lists the Inbox', async (t) => {
   await waitFor(page, `document.activeElement?.getAttribute('role') === 'menuitem'`);
   t.same(
     await pluck(page, '.inbox-menu-list [role="menuitem"]'),
-    ['Mark all messages as read', 'Unfollow topic', 'Mute topic'],
-    'the items, the first focused (he started the topic: followed, by default)',
+    [
+      'Mark all messages as read',
+      'Unfollow topic',
+      'Mute topic',
+      'Copy link to topic',
+      'Move topic',
+      'Mark as resolved',
+      'Delete topic',
+    ],
+    'the items, the first focused (he started the topic: followed, by default; an administrator)',
   );
   await screenshot(page, t, 'inbox-menu-1280');
   t.ok(
