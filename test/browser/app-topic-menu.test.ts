@@ -11,6 +11,7 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import { check } from '../helpers/a11y.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { systemGroupId } from '../helpers/channels.js';
@@ -109,7 +110,7 @@ t.test('a member: copy link, rename (followed), move to a channel, a refusal', a
     MEMBER_ITEMS('lunch'),
     'a member: the link, Move topic, Mark as resolved; no Delete topic',
   );
-  await screenshot(page, t, 'topic-menu-1280');
+  await check(t, page, 'topic-menu-1280');
   await choose(page, 'Copy link to topic');
   await waitFor(page, `window.copied.length === 1`);
   t.same(
@@ -141,7 +142,7 @@ t.test('a member: copy link, rename (followed), move to a channel, a refusal', a
     'the reference’s notices: the new topic’s only',
   );
   t.ok(await page.isDisabled('.move-topic-dialog button[type="submit"]'), 'nothing changed yet');
-  await screenshot(page, t, 'move-dialog-1280');
+  await check(t, page, 'move-dialog-1280');
   await page.fill('#move-topic-name', 'brunch');
   await page.keyboard.press('Enter');
   await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
@@ -194,6 +195,20 @@ t.test('a member: copy link, rename (followed), move to a channel, a refusal', a
   await page.keyboard.press('Escape');
   await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
   t.same((await serverTopics(kitchen)).dinner, seeded.dinner, 'nothing moved');
+
+  // The topic viewed, moved to another channel under its name: the view goes with it.
+  await openTopicMenu(page, 'brunch');
+  await choose(page, 'Move topic');
+  await page.waitForSelector('.move-topic-dialog');
+  await page.selectOption('#move-topic-channel', String(garden));
+  await page.click('.move-topic-dialog button[type="submit"]');
+  await waitFor(
+    page,
+    `location.hash === ${JSON.stringify(`#narrow/channel/${garden}-garden/topic/brunch`)}`,
+  );
+  await waitMessage(page, 'More soup');
+  t.pass('the view followed it to the garden');
+  t.same((await serverTopics(garden)).brunch!.slice(0, 2), seeded.lunch, 'moved on the server');
   watch.assertClean(t, /status of 400/);
 });
 
