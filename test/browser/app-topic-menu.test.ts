@@ -348,5 +348,33 @@ t.test('a member without the permissions; on a phone', async (t) => {
   await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
   await waitForTitle(page, 'supper');
   t.same((await serverTopics(kitchen)).supper!.slice(0, 1), seeded.dinner, 'renamed');
+
+  // Channels but not topics (changed while the page is open: the realm event): Move topic, its
+  // name fixed, the channel to choose.
+  const swap = await ts.api.patch('iago', 'realm', {
+    can_move_messages_between_channels_group: JSON.stringify({
+      new: systemGroupId(ts, 'role:members'),
+    }),
+    can_move_messages_between_topics_group: admins,
+  });
+  t.equal(swap.status, 200, swap.text);
+  if (!(await page.isVisible(topicMenu('supper'))))
+    await page.click('button[aria-label="Open the sidebar"]');
+  for (let i = 0; ; i++) {
+    if ((await openTopicMenu(page, 'supper')).includes('Move topic')) break;
+    await page.keyboard.press('Escape');
+    if (i === 100) throw new Error('the menu never offered Move topic');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await choose(page, 'Move topic');
+  await page.waitForSelector('.move-topic-dialog');
+  t.ok(await page.isDisabled('#move-topic-name'), 'the name fixed');
+  t.equal(
+    await page.evaluate('document.activeElement?.id'),
+    'move-topic-channel',
+    'the channel has the focus',
+  );
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
   watch.assertClean(t);
 });

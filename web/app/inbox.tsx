@@ -96,7 +96,8 @@ function rowNarrow(s: ChatState, r: InboxRow): Narrow | null {
 
 export function InboxView({ c }: { c: Controller }) {
   const s = c.state.value!;
-  track(s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted, s.rev.presence);
+  // settings: the realm's permissions, which the topics' menus follow.
+  track(s.rev.unread, s.rev.channels, s.rev.users, s.rev.muted, s.rev.presence, s.rev.settings);
   const [text, setText] = useState('');
   const [topics, setTopicsState] = useState<InboxTopics>(() => load(TOPICS, parseTopics));
   const [collapsed, setCollapsedState] = useState<Set<string>>(() =>

@@ -142,8 +142,10 @@ function Topics({
   counts: UnreadCounts;
 }) {
   const [all, setAll] = useState(false);
-  // Topics come and go (rev.topics); their policies, muted or followed, change with rev.channels.
-  track(s.rev.topics, s.rev.channels);
+  // Topics come and go (rev.topics); their policies, muted or followed, change with rev.channels;
+  // what their menus offer with the realm's permissions (rev.settings) and the user's role and
+  // groups (rev.users).
+  track(s.rev.topics, s.rev.channels, s.rev.settings, s.rev.users);
   const topics = s.topics.get(streamId);
   const cur = c.narrow.value;
   const curTopic = channelOf(cur) === streamId ? topicOf(cur) : undefined;
