@@ -223,3 +223,51 @@ t.test('what the move dialog sends', (t) => {
   );
   t.end();
 });
+
+t.test('a deletion in a channel: its topics are asked again (a topic deleted goes)', (t) => {
+  const s = state({ role: 400 }, {}, [{ stream_id: 3 }, { stream_id: 4 }]);
+  s.setTopics(3, [
+    { name: 'lunch', max_id: 10 },
+    { name: 'trash', max_id: 12 },
+  ]);
+  s.setTopics(4, [{ name: 'roses', max_id: 11 }]);
+  const rev = s.rev.topics.value;
+  s.apply([
+    {
+      id: 0,
+      type: 'delete_message',
+      message_type: 'stream',
+      message_ids: [12],
+      stream_id: 3,
+      topic: 'trash',
+    } as unknown as ServerEvent,
+  ]);
+  t.notOk(s.topics.has(3), 'the channel’s list dropped, to be fetched again');
+  t.ok(s.topics.has(4), 'another channel’s kept');
+  t.ok(s.rev.topics.value > rev, 'drawn again');
+  // A fetch on its way when the deletion came: its answer may still hold the topic.
+  s.askTopics(4);
+  s.apply([
+    {
+      id: 1,
+      type: 'delete_message',
+      message_type: 'stream',
+      message_ids: [11],
+      stream_id: 4,
+      topic: 'roses',
+    } as unknown as ServerEvent,
+  ]);
+  t.equal(s.setTopics(4, [{ name: 'roses', max_id: 11 }]), false, 'asked again');
+  // A direct message's deletion: no channel's topics.
+  s.setTopics(3, [{ name: 'lunch', max_id: 10 }]);
+  s.apply([
+    {
+      id: 2,
+      type: 'delete_message',
+      message_type: 'private',
+      message_ids: [20],
+    } as unknown as ServerEvent,
+  ]);
+  t.ok(s.topics.has(3));
+  t.end();
+});
