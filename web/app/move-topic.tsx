@@ -16,8 +16,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiNarrow, topicNarrow } from '../state/narrow.js';
-import { topicPowers } from '../state/topic-actions.js';
-import type { TopicAction } from '../state/topic-actions.js';
+import { topicPowers, type TopicAction } from '../state/topic-actions.js';
 import { moveRequest, toggledResolved, topicLink } from '../state/topic-move.js';
 import { FormError, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
