@@ -208,6 +208,7 @@ t.test('rows, live counts, filters, collapse, click and keys, mark as read', asy
   t.pass('a click opened the conversation');
 
   // Back (Shift+I) once it is read; Mark as read on a topic's row.
+  await waitFor(page, `!document.querySelector('.messages .msg.unread')`);
   await page.locator('.messages').focus();
   await page.keyboard.press('Shift+I');
   await waitInbox(page, ['# general 1@', 'dinner 1@']);
