@@ -83,6 +83,12 @@ const CREATE_REASK_MS = 5000;
 const CREATE_QUICK_MS = 1000;
 
 /**
+ * How many failed attempts nats.js may make to create an ordered consumer again after a reset
+ * (`boundRecreation`) before the applier stops them and makes a consumer of its own.
+ */
+export const RECREATE_TRIES = 3;
+
+/**
  * How long the log's position goes unanswered before this node's connection is checked
  * (link.checkConnection: a ping, at most one every 2 s), as an append's is (APPEND_CHECK_AFTER_MS).
  */
@@ -389,7 +395,7 @@ export class LogApplier {
       async () => {
         // A creation superseded by a newer one is not asked again (settles as not made).
         if (made || gen !== this.generation || this.closed) return null;
-        const m = await this.makeConsumer(since);
+        const m = await this.makeConsumer(since, gen);
         if (made || gen !== this.generation || this.closed) {
           void m.close().catch(() => undefined);
           return null;
@@ -410,7 +416,7 @@ export class LogApplier {
     void this.loop(messages, gen);
   }
 
-  private async makeConsumer(since: number): Promise<ConsumerMessages> {
+  private async makeConsumer(since: number, gen: number): Promise<ConsumerMessages> {
     const { js, names } = this.parts.link;
     const consumer = await patiently(
       () =>
@@ -421,12 +427,89 @@ export class LogApplier {
       since,
     );
     if (this.closed) throw new Error('the log applier is closed');
+    const running = this.boundRecreation(consumer, gen);
     this.starting.add(consumer);
     try {
-      return await consumer.consume({ max_messages: 100, expires: CONSUMER_PULL_EXPIRES_MS });
+      const messages = await consumer.consume({
+        max_messages: 100,
+        expires: CONSUMER_PULL_EXPIRES_MS,
+      });
+      running(messages);
+      return messages;
     } finally {
       this.starting.delete(consumer);
     }
+  }
+
+  /**
+   * Bounds nats.js's own re-creation of a running ordered consumer (OrderedPullConsumerImpl
+   * `resetConsumer`). After a reset (a gap in its sequence, or its heartbeats missed and the
+   * consumer gone from its server), nats.js creates the consumer again under the same iterator.
+   * `maxInitialReset` bounds only the first creation: a re-creation that fails is asked again a
+   * pull's `expires` (5 s, jittered) later, without limit. It goes on after the iterator is closed,
+   * after a newer consumer has replaced this one, and after the connection is closed, where each
+   * attempt fails at once and its timer holds the process open. A re-creation that lands late
+   * makes a consumer that pulls into a closed iterator.
+   *
+   * So its requests to create the consumer go through this wrapper, from the moment it has run
+   * (`consume` answered with its messages, which the returned function is given). A re-creation
+   * is not sent once this applier is closed, or its messages are not the ones applied from (a
+   * newer consumer was installed, or this one was a duplicate, closed), nor after RECREATE_TRIES
+   * failed in a row. Then the request is never answered: nats.js's loop waits on it with no
+   * timer, and nothing more is sent. At the last failure the node says so in its log, closes the
+   * consumer's messages (their missed heartbeats started another re-creation every few seconds,
+   * each left unsent: seen in test/cluster/consumer-recreate), and makes a consumer of its own (`openConsumer`: asked again until made, and the progress watch's stall if not). It
+   * does not stall silently. The wrapper relies on nats.js's field `api` (not in its types); when
+   * that is missing (another nats.js), nothing is bounded, as before.
+   */
+  private boundRecreation(consumer: object, gen: number): (m: ConsumerMessages) => void {
+    const c = consumer as { api?: { add?: (...args: unknown[]) => Promise<unknown> } };
+    const api = c.api;
+    const add = api?.add;
+    if (!api || typeof add !== 'function') return () => undefined;
+    let mine: ConsumerMessages | null = null;
+    let failures = 0;
+    // Made and not installed yet (installed < gen), or installed: still the one applied from.
+    const live = () => !this.closed && (this.consumer === mine || this.installed < gen);
+    c.api = Object.assign(Object.create(api) as object, {
+      add: (...args: unknown[]): Promise<unknown> => {
+        if (mine === null) return add.apply(api, args);
+        if (!live() || failures >= RECREATE_TRIES) {
+          trace(`log consumer gen ${gen}: nats.js's re-creation not sent (left)`);
+          return new Promise(() => undefined);
+        }
+        trace(`log consumer gen ${gen}: nats.js makes it again after a reset`);
+        return add.apply(api, args).then(
+          (made) => {
+            failures = 0;
+            return made;
+          },
+          (err: unknown) => {
+            failures++;
+            if (failures >= RECREATE_TRIES && live()) {
+              log.warn(
+                { err, attempts: failures, applied: this.appliedSeq },
+                'the log consumer could not be made again after a reset: making a new one',
+              );
+              this.restartedAt = performance.now();
+              this.restarts++;
+              // Its messages end now: nats.js would otherwise go on asking after the consumer at
+              // each missed heartbeat, and start another re-creation each time it is not found.
+              void mine?.close().catch(() => undefined);
+              void this.openConsumer().catch((e: unknown) => {
+                if (!this.closed)
+                  log.error(
+                    { err: e },
+                    'making the log consumer again failed; the progress watch tries again',
+                  );
+              });
+            }
+            throw err;
+          },
+        );
+      },
+    });
+    return (m) => void (mine = m);
   }
 
   private async loop(messages: ConsumerMessages, gen: number): Promise<void> {
