@@ -457,10 +457,11 @@ export class LogApplier {
    * newer consumer was installed, or this one was a duplicate, closed), nor after RECREATE_TRIES
    * failed in a row. Then the request is never answered: nats.js's loop waits on it with no
    * timer, and nothing more is sent. At the last failure the node says so in its log, closes the
-   * consumer's messages (their missed heartbeats started another re-creation every few seconds,
-   * each left unsent: seen in test/cluster/consumer-recreate), and makes a consumer of its own (`openConsumer`: asked again until made, and the progress watch's stall if not). It
-   * does not stall silently. The wrapper relies on nats.js's field `api` (not in its types); when
-   * that is missing (another nats.js), nothing is bounded, as before.
+   * consumer's messages (their missed heartbeats started another re-creation every few seconds:
+   * seen in test/cluster/consumer-recreate), and makes a consumer of its own (`openConsumer`:
+   * asked again until made, and the progress watch's stall if not). It does not stall silently.
+   * The wrapper relies on nats.js's field `api` (not in its types); when that is missing (another
+   * nats.js), nothing is bounded, as before.
    */
   private boundRecreation(consumer: object, gen: number): (m: ConsumerMessages) => void {
     const c = consumer as { api?: { add?: (...args: unknown[]) => Promise<unknown> } };
@@ -485,8 +486,8 @@ export class LogApplier {
             return made;
           },
           (err: unknown) => {
-            failures++;
-            if (failures >= RECREATE_TRIES && live()) {
+            // Once: attempts of several of nats.js's loops may fail together.
+            if (++failures === RECREATE_TRIES && live()) {
               log.warn(
                 { err, attempts: failures, applied: this.appliedSeq },
                 'the log consumer could not be made again after a reset: making a new one',
