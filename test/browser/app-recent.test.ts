@@ -27,6 +27,7 @@ import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 
 const EVERYONE = ['hamlet', 'othello', 'iago'];
 let lunch = 0;
+let generalId = 0;
 const { b, ts } = browserSuite(t, {
   server: true,
   channels: {
@@ -35,6 +36,7 @@ const { b, ts } = browserSuite(t, {
   },
   seed: async ({ ts, channels }) => {
     const api = ts.api;
+    generalId = channels.general;
     lunch = await sendChannelMessage(api, 'othello', 'general', 'lunch', 'Lunch at noon?');
     await sendChannelMessage(api, 'iago', 'design', 'logo', 'A round logo.');
     await sendDirectMessage(api, 'othello', [ts.fx.users['hamlet']!.id], 'Are you there?');
@@ -425,6 +427,50 @@ t.test('the headers sort the rows; r and c on a row', async (t) => {
     t.equal(await page.inputValue('#compose-topic'), '', `c on ${name}: the topic to name`);
   }
 
+  // `c` anywhere in the view but a field, as the reference's: with a filter button focused, and
+  // with nothing focused (it did nothing, only a row took it).
+  for (const where of ['a filter button', 'nothing'] as const) {
+    await page.evaluate(`location.hash = '#recent'`);
+    await page.waitForSelector('.recent-row');
+    await page.waitForTimeout(100);
+    if (where === 'nothing') await page.evaluate(`document.activeElement?.blur()`);
+    else await page.focus('.recent-toggles button');
+    await page.keyboard.press('c');
+    await waitFor(page, `document.activeElement?.matches('.compose select.to-channel')`);
+    t.equal(await page.evaluate('location.hash'), '#feed', `c with ${where} focused: All messages`);
+    t.equal(await page.inputValue('.compose select.to-channel'), '', 'the channel to choose');
+  }
+  // In the filter field, `c` is typed.
+  await page.evaluate(`location.hash = '#recent'`);
+  await page.waitForSelector('.recent-row');
+  await page.focus('.recent-search');
+  await page.keyboard.press('c');
+  t.equal(await page.inputValue('.recent-search'), 'c', 'c in the filter field: typed');
+  t.equal(await page.evaluate('location.hash'), '#recent', 'the view stays');
+  await page.fill('.recent-search', '');
+  await waitRows(page, ['lunch', 'plans', 'Othello', 'logo']);
+
+  // `c`, then another view before the first has landed (two keys at once): the box is not
+  // addressed later on, at the next message view (goAndCompose waited for any view to leave).
+  await page.focus('.recent-search');
+  await page.keyboard.press('ArrowDown');
+  await waitFor(page, `document.activeElement?.textContent.trim() === 'lunch'`);
+  await page.evaluate(`(() => {
+    const at = document.activeElement;
+    for (const key of ['c', 'I'])
+      at.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true, cancelable: true }));
+  })()`);
+  await waitForTitle(page, 'Inbox');
+  await page.waitForTimeout(200);
+  t.equal(await page.evaluate('location.hash'), '#inbox', 'the Inbox, the last asked for');
+  await page.evaluate(`location.hash = '#feed'`);
+  await page.waitForSelector('#compose-text', { state: 'visible' });
+  await page.waitForTimeout(300);
+  t.notOk(
+    await page.evaluate(`!!document.activeElement?.closest('.compose')`),
+    'All messages later: the compose box not taken by the dropped `c`',
+  );
+
   // `r` on a direct-message row: the conversation.
   await page.evaluate(`location.hash = '#recent'`);
   await page.waitForSelector('.recent-row');
@@ -438,3 +484,50 @@ t.test('the headers sort the rows; r and c on a row', async (t) => {
   watch.assertClean(t);
   await page.close();
 });
+
+t.test(
+  'c for a user subscribed to one channel: that channel, in Recent and elsewhere',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const sub = await ts.api.post('cordelia', 'users/me/subscriptions', {
+      subscriptions: JSON.stringify([{ name: 'general' }]),
+    });
+    t.equal(sub.status, 200, sub.text);
+    const subs = (await ts.api.get('cordelia', 'users/me/subscriptions')).body.subscriptions as {
+      stream_id: number;
+    }[];
+    t.same(
+      subs.map((x) => x.stream_id),
+      [generalId],
+      'subscribed to general only',
+    );
+    await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Cordelia too?');
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'cordelia');
+    // All messages (no channel shown): the reference's compose_actions.start fills in the only one.
+    await waitMessage(page, 'Cordelia too?');
+    await page.evaluate(`document.activeElement?.blur()`);
+    await page.keyboard.press('c');
+    await waitFor(page, `document.activeElement?.closest('.compose') !== null`);
+    t.equal(
+      await page.inputValue('.compose select.to-channel'),
+      String(generalId),
+      'c in All messages: the one channel',
+    );
+    await page.keyboard.press('Escape');
+    // Recent conversations, nothing focused: the same rule.
+    await page.evaluate(`location.hash = '#recent'`);
+    await page.waitForSelector('.recent-row');
+    await page.waitForTimeout(100);
+    await page.evaluate(`document.activeElement?.blur()`);
+    await page.keyboard.press('c');
+    await waitFor(page, `location.hash === '#feed'`);
+    await waitFor(page, `document.activeElement?.closest('.compose') !== null`);
+    t.equal(
+      await page.inputValue('.compose select.to-channel'),
+      String(generalId),
+      'c in Recent: the one channel',
+    );
+    watch.assertClean(t);
+    await page.close();
+  },
+);

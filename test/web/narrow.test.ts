@@ -29,6 +29,7 @@ import {
   topicMove,
   topicNarrow,
   type Names,
+  composeKeyChannel,
 } from '../../web/state/narrow.js';
 
 const names: Names = {
@@ -286,5 +287,18 @@ t.test("a move's default: by the message's place in its topic, as the reference'
   t.equal(placementAround(12, [{ id: 12 }, { id: 14 }]), 'first');
   t.equal(placementAround(12, [{ id: 10 }, { id: 12 }, { id: 14 }]), 'intermediate');
   t.equal(placementAround(12, [{ id: 10 }, { id: 12 }]), 'last');
+  t.end();
+});
+
+t.test('composeKeyChannel: the channel the compose key `c` addresses', (t) => {
+  const ch = channelNarrow(7);
+  t.equal(composeKeyChannel(ch, [3, 7]), 7, 'the channel shown');
+  t.equal(composeKeyChannel(topicNarrow(7, 'a'), [3, 7]), 7, 'a topic’s channel');
+  t.equal(composeKeyChannel(ALL, [3, 7]), null, 'no channel shown: to choose');
+  t.equal(composeKeyChannel(null, [3, 7]), null, 'a view of its own (Recent): to choose');
+  t.equal(composeKeyChannel(null, []), null, 'subscribed to none');
+  t.equal(composeKeyChannel(null, [3]), 3, 'Recent, subscribed to one: that one');
+  t.equal(composeKeyChannel(ALL, [3]), 3, 'All messages, subscribed to one: that one');
+  t.equal(composeKeyChannel(ch, [3]), 3, 'another channel shown, subscribed to one: that one');
   t.end();
 });

@@ -15,7 +15,7 @@ import type {
   Subscription,
 } from '../../src/client/types.js';
 import { ChatState, TOPIC } from '../../web/state/chat.js';
-import { ALL, dmNarrow, topicNarrow } from '../../web/state/narrow.js';
+import { dmNarrow, topicNarrow } from '../../web/state/narrow.js';
 import {
   DEFAULT_FILTERS,
   DEFAULT_SORT,
@@ -273,36 +273,21 @@ t.test('sorting by a column: Channel, Topic, Unread, Time (the default)', (t) =>
   t.end();
 });
 
-t.test('r and c on a row: where they go, what the compose box is addressed to', (t) => {
+t.test('r on a row: where it goes, what the compose box is addressed to', (t) => {
   const r = new RecentConversations(SELF);
   r.add([msg(1, { stream_id: 11, subject: 'logo' }), dm(2, [1, 2, 3], 2), dm(3, [1], 1)]);
   const rows = recentRows(r.list(), ctx(), DEFAULT_FILTERS);
   const [self, group, topic] = rows;
-  t.same(rowCompose('r', topic!, SELF), {
+  t.same(rowCompose(topic!, SELF), {
     narrow: topicNarrow(11, 'logo'),
     to: { kind: 'stream', streamId: 11, topic: 'logo' },
   });
-  // `c` is the reference's compose key there too (hotkey.ts "compose"): no row addresses it.
-  t.same(
-    rowCompose('c', topic!, SELF),
-    { narrow: ALL, to: { kind: 'stream', streamId: null, topic: '' } },
-    'a topic row: a new channel message, its channel to choose (not the row’s)',
-  );
-  t.same(
-    rowCompose('c', topic!, SELF, 11),
-    { narrow: ALL, to: { kind: 'stream', streamId: 11, topic: '' } },
-    'subscribed to one channel only: that one',
-  );
-  t.same(rowCompose('r', group!, SELF), {
+  t.same(rowCompose(group!, SELF), {
     narrow: dmNarrow([2, 3], SELF),
     to: { kind: 'dm', userIds: [2, 3] },
   });
-  t.same(
-    rowCompose('c', group!, SELF),
-    { narrow: ALL, to: { kind: 'stream', streamId: null, topic: '' } },
-    'a DM row: a new channel message, its channel to choose',
-  );
-  t.same(rowCompose('r', self!, SELF).narrow, dmNarrow([SELF], SELF), 'one’s own conversation');
+  t.same(rowCompose(self!, SELF).narrow, dmNarrow([SELF], SELF), 'one’s own conversation');
+  // `c` is the view's compose key (shell.tsx; narrow.ts composeKeyChannel, test/web/narrow).
   t.end();
 });
 

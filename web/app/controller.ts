@@ -277,6 +277,8 @@ export class Controller {
   private toastSeq = 0;
   private questionSeq = 0;
   private composeSeq = 0;
+  /** goAndCompose's request, for the routing of its navigation (route). */
+  private composeAfterRoute: { to: ComposeTo; quote?: string; notDraft: boolean } | null = null;
   /** Sends not confirmed yet, by local id; `failed` once shown as not sent. */
   private readonly unsent = new Map<string, { to: ComposeTo; content: string; failed?: boolean }>();
   private emojiLoading: Promise<void> | null = null;
@@ -634,6 +636,14 @@ export class Controller {
 
   /** Shows what the location's fragment names (called on load and on every hashchange). */
   route(): void {
+    const after = this.composeAfterRoute;
+    this.composeAfterRoute = null;
+    this.routeTo();
+    if (after && this.page.peek() === null && this.state.peek())
+      this.requestCompose(after.to, after.quote, after.notDraft);
+  }
+
+  private routeTo(): void {
     const s = this.state.value;
     if (!s) return;
     const hash = location.hash;
@@ -1354,17 +1364,20 @@ export class Controller {
    * requestCompose's).
    */
   goAndCompose(n: Narrow, to: ComposeTo, quote?: string, notDraft = false): void {
+    const from = location.hash;
     this.go(n);
     if (this.page.peek() === null) {
+      this.composeAfterRoute = null;
       this.requestCompose(to, quote, notDraft);
       return;
     }
-    const stop = effect(() => {
-      if (this.page.value !== null) return;
-      // Next to the view's going, in the same drawing: the box is shown as it is addressed.
-      queueMicrotask(() => stop());
-      this.requestCompose(to, quote, notDraft);
-    });
+    // The view leaves at the routing of this navigation (hashchange, or one on its way already:
+    // a second `c` before it lands), where the box is shown as it is addressed, in the same
+    // drawing. Only there: a navigation that does not happen (no new fragment) or that another
+    // replaces before it lands (a view named meanwhile) drops the request; it is not left to
+    // address the box at some later navigation.
+    if (location.hash !== from || this.composeAfterRoute)
+      this.composeAfterRoute = { to, quote, notDraft };
   }
 
   replyTo(m: Message): void {

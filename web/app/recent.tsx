@@ -7,8 +7,8 @@
  * (Time, newest first, by default), kept while the page lives but not stored, as the reference's
  * (its recent_view_ui keeps its filters in localStorage, and its table's sort in memory). Rows
  * are links (a click opens the conversation); ↑ ↓ (j k), Home and End move between them, Enter
- * opens, `r` replies to the conversation and `c` writes a new channel message (All messages with
- * the compose box, its channel to choose, as the reference's `c`, which no row addresses). The
+ * opens, `r` replies to the conversation; `c`, anywhere in the view but a field, writes a new
+ * channel message (shell.tsx: All messages with the compose box, as the reference's `c`). The
  * data is state/recent.ts's, from the view's own fetch of the newest messages and everything the
  * app sees after.
  */
@@ -153,15 +153,14 @@ export function RecentView({ c }: { c: Controller }) {
     setSortState(next);
   };
 
-  // `r` and `c` on a row (rowCompose): its conversation (`c`: All messages) opens with the compose
-  // box addressed; the other keys move between rows.
+  // `r` on a row (rowCompose): its conversation opens with the compose box addressed (`c`, the
+  // view's compose key, goes on to shell.tsx); the other keys move between rows.
   const onListKey = (e: KeyboardEvent) => {
     const r = rows[at];
-    if ((e.key === 'r' || e.key === 'c') && r && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    if (e.key === 'r' && r && !e.ctrlKey && !e.metaKey && !e.altKey) {
       e.preventDefault();
       e.stopPropagation();
-      const only = s.subs.size === 1 ? [...s.subs.keys()][0]! : null;
-      const { narrow, to } = rowCompose(e.key, r, s.selfId, only);
+      const { narrow, to } = rowCompose(r, s.selfId);
       setFocusKey(r.key);
       c.goAndCompose(narrow, to);
       return;

@@ -7,7 +7,14 @@
  * Inbox, Esc closes what is open.
  */
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
-import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
+import {
+  channelNarrow,
+  channelOf,
+  composeKeyChannel,
+  searchNarrow,
+  topicOf,
+  ALL,
+} from '../state/narrow.js';
 import { Swatch } from './bits.js';
 import { ConfirmDialog } from './confirm.js';
 import { HOME_VIEW_STORE, type Controller } from './controller.js';
@@ -288,8 +295,10 @@ export function Shell({ c }: { c: Controller }) {
       if (typingInField(e) || e.ctrlKey || e.metaKey || e.altKey || c.dialog.value) return;
       const st = c.state.value;
       if (!st) return;
-      // No compose box under a view of its own: nothing to reply or write in.
-      if (c.page.value && (e.key === 'r' || e.key === 'c')) return;
+      // No compose box under a view of its own: nothing to reply to. `c` in Recent conversations
+      // is the reference's compose key there too (anywhere in the view but a field): All messages
+      // with the box addressed.
+      if (c.page.value && (e.key === 'r' || (e.key === 'c' && c.page.value !== 'recent'))) return;
       if (e.key === 'n') {
         const next = c.nextUnread();
         if (next) c.go(next);
@@ -307,8 +316,13 @@ export function Shell({ c }: { c: Controller }) {
           if (to) c.requestCompose(to);
         }
       } else if (e.key === 'c') {
-        const ch = channelOf(c.narrow.value);
-        c.requestCompose({ kind: 'stream', streamId: ch ?? null, topic: '' });
+        // A new channel message (the reference's compose_hotkey): the channel shown, or the
+        // user's only one (composeKeyChannel), else the channel to choose.
+        const page = c.page.value;
+        const streamId = composeKeyChannel(page ? null : c.narrow.value, [...st.subs.keys()]);
+        const to = { kind: 'stream', streamId, topic: '' } as const;
+        if (page) c.goAndCompose(ALL, to);
+        else c.requestCompose(to);
       } else if (e.key === 't') {
         // Recent conversations, as the reference's key.
         location.hash = '#recent';

@@ -199,6 +199,21 @@ export function channelOf(n: Narrow): number | undefined {
   return c === undefined ? undefined : Number(c);
 }
 
+/**
+ * The channel the compose key `c` addresses, as the reference's compose_actions.start for its
+ * compose_hotkey: the user's one channel when subscribed to exactly one (whatever is shown), else
+ * the channel shown (`shown`: null in a view of its own, such as Recent conversations), else none:
+ * the channel to choose.
+ */
+export function composeKeyChannel(
+  shown: Narrow | null,
+  subscribed: readonly number[],
+): number | null {
+  if (subscribed.length === 1) return subscribed[0]!;
+  const ch = shown ? channelOf(shown) : undefined;
+  return ch ?? null;
+}
+
 export function topicOf(n: Narrow): string | undefined {
   return find(n, 'topic');
 }

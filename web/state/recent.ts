@@ -10,7 +10,7 @@
  */
 import { signal } from '@preact/signals-core';
 import type { Message } from '../../src/client/types.js';
-import { ALL, dmNarrow, messageDmIds, topicNarrow, type Narrow } from './narrow.js';
+import { dmNarrow, messageDmIds, topicNarrow, type Narrow } from './narrow.js';
 import { topicKey } from './unread.js';
 
 /** What the view keeps of one message: where it is, who sent it, when. */
@@ -355,20 +355,12 @@ export type RowComposeTo =
   { kind: 'stream'; streamId: number | null; topic: string } | { kind: 'dm'; userIds: number[] };
 
 /**
- * The keys on a row, as the reference's: `r` replies to the row's conversation; `c` is its
- * compose key there too, which the row does not address: a new channel message, its channel to
- * choose (`only`: the user's one channel when subscribed to exactly one, as the reference's
- * compose_actions.start for its compose_hotkey), the topic to name. The reference opens its
- * compose box under the table; this view has none, so the conversation (or All messages) opens
- * with the box addressed.
+ * `r` on a row, as the reference's: a reply to the row's conversation, which opens with the
+ * compose box addressed (the reference opens its compose box under the table; this view has
+ * none). `c` is the compose key of the whole view (shell.tsx, narrow.ts composeKeyChannel): no
+ * row addresses it.
  */
-export function rowCompose(
-  key: 'r' | 'c',
-  r: RecentRow,
-  selfId: number,
-  only: number | null = null,
-): { narrow: Narrow; to: RowComposeTo } {
-  if (key === 'c') return { narrow: ALL, to: { kind: 'stream', streamId: only, topic: '' } };
+export function rowCompose(r: RecentRow, selfId: number): { narrow: Narrow; to: RowComposeTo } {
   return r.kind === 'stream'
     ? {
         narrow: topicNarrow(r.streamId, r.topic),
