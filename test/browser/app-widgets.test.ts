@@ -155,3 +155,95 @@ t.test('a poll and a to-do list, live in two pages', async (t) => {
   await hamlet.page.close();
   await othello.page.close();
 });
+
+t.test(
+  'a slash command is not echoed: the box says it is sending until the server has it',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const ts = await startServer(t);
+    const { fx } = ts;
+    const general = await createChannel(ts.api, 'othello', 'general', {
+      principals: ['hamlet', 'othello'].map((n) => fx.users[n]!.id),
+    });
+    await sendChannelMessage(ts.api, 'othello', 'general', 'weekend', 'Any plans?');
+    const hash = `#narrow/channel/${general}-general/topic/weekend`;
+    const { page, watch } = await openApp(b, ts.url, fx, 'hamlet', { hash });
+    await page.waitForSelector('.msg .content:has-text("Any plans?")');
+
+    // The server's answer to the send is held back.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let posted = 0;
+    await page.route('**/json/messages', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      posted++;
+      await held;
+      await route.continue();
+    });
+    const todo = '/todo Hike\nBoots\nMap';
+    await page.fill('#compose-text', todo);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.compose [role="status"]:text-is("Sending…")');
+    await waitFor(page, `document.querySelector('.compose .send-btn').disabled`);
+    t.equal(
+      await page.locator('.msg .content:has-text("/todo")').count(),
+      0,
+      'no local echo of its raw text (the reference echoes no slash command)',
+    );
+    t.equal(await page.locator('.msg.local').count(), 0, 'no row being sent');
+    t.equal(await page.inputValue('#compose-text'), todo, 'the box keeps it while it is sent');
+    // Enter again while it is on its way sends nothing more.
+    await page.focus('#compose-text');
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(200);
+    t.equal(posted, 1, 'sent once');
+    await screenshot(page, t, 'slash-sending');
+
+    release();
+    await page.waitForSelector('.widget.todo .todo-task:has-text("Map")');
+    await waitFor(page, `document.querySelector('#compose-text').value === ''`);
+    t.equal(await page.locator('.compose [role="status"]').count(), 0, 'no longer sending');
+    t.equal(await page.locator('.msg .content:has-text("/todo")').count(), 0, 'never its raw text');
+    t.equal(posted, 1, 'sent once in all');
+    await page.unroute('**/json/messages');
+
+    // Refused by the server: the box keeps it and says why.
+    await page.route('**/json/messages', (route) =>
+      route.request().method() === 'POST'
+        ? route.fulfill({
+            status: 400,
+            contentType: 'application/json',
+            body: JSON.stringify({
+              result: 'error',
+              msg: 'Widgets are off today.',
+              code: 'BAD_REQUEST',
+            }),
+          })
+        : route.continue(),
+    );
+    await page.fill('#compose-text', '/poll Where?');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.compose [role="alert"]:has-text("Widgets are off today.")');
+    t.match(
+      await page.textContent('.compose [role="alert"]'),
+      /not sent/,
+      'refused: said so under the box',
+    );
+    t.equal(await page.inputValue('#compose-text'), '/poll Where?', 'refused: the text kept');
+    t.notOk(
+      await page.evaluate(`document.querySelector('.compose .send-btn').disabled`),
+      'Send again',
+    );
+    t.equal(await page.locator('.msg .content:has-text("/poll")').count(), 0, 'refused: no row');
+    await page.unroute('**/json/messages');
+    await page.fill('#compose-text', '');
+
+    // `/me` is echoed at once, as the reference's (its text as the server's copy shows it).
+    await page.fill('#compose-text', '/me waves');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.msg .content:has-text("waves")');
+    t.equal(await page.inputValue('#compose-text'), '', '/me: the box empties at once');
+    watch.assertClean(t, /status of 400/);
+    await page.close();
+  },
+);

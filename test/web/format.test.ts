@@ -4,7 +4,7 @@
  * from 10 up, and a value that rounds up to the next unit written in it.
  */
 import t from 'tap';
-import { sizeText } from '../../web/state/format.js';
+import { isSlashCommand, sizeText } from '../../web/state/format.js';
 
 t.test('bytes, below the first KB', (t) => {
   t.equal(sizeText(0), '0 B');
@@ -29,5 +29,16 @@ t.test('KB, MB, GB, TB: one decimal below 10, whole above', (t) => {
   t.equal(sizeText(3 * 1024 ** 3), '3 GB');
   t.equal(sizeText(5 * 1024 ** 4), '5 TB');
   t.equal(sizeText(5 * 1024 ** 5), '5120 TB', 'no unit past TB');
+  t.end();
+});
+
+t.test('isSlashCommand: not echoed locally (the reference’s echo.is_slash_command)', (t) => {
+  t.ok(isSlashCommand('/poll Lunch?\nPizza'));
+  t.ok(isSlashCommand('/todo'));
+  t.ok(isSlashCommand('/anything'));
+  t.notOk(isSlashCommand('/me waves'), '/me is echoed');
+  t.notOk(isSlashCommand('/meeting at 3'), 'as the reference: anything from /me');
+  t.notOk(isSlashCommand(' /poll'), 'only at the start');
+  t.notOk(isSlashCommand('hello /poll'));
   t.end();
 });

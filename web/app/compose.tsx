@@ -22,7 +22,7 @@ import { composeAction, type ScheduleTo } from '../state/scheduled.js';
 import { narrowHash, narrowKey, placeAfterMove, topicNarrow } from '../state/narrow.js';
 import { Avatar } from './bits.js';
 import type { ComposeTo, Controller } from './controller.js';
-import { sizeText } from '../state/format.js';
+import { isSlashCommand, sizeText } from '../state/format.js';
 import { Icon } from './icons.js';
 import { moveActive } from './listbox.js';
 import { useLive } from './live.js';
@@ -125,6 +125,8 @@ export function Compose({ c }: { c: Controller }) {
   const [picking, setPicking] = useState(false);
   /** A scheduled message on its way to the server (one at a time). */
   const scheduling = useRef(false);
+  /** A message sent without a local echo (a slash command) on its way (one at a time). */
+  const [sending, setSending, sendingRef] = useLive(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const previewBox = useRef<HTMLDivElement>(null);
 
@@ -304,8 +306,30 @@ export function Compose({ c }: { c: Controller }) {
       return;
     }
     c.scheduledNotice.value = null;
-    c.send(to, text);
-    clearBox();
+    if (isSlashCommand(text)) void sendUnechoed(to, text);
+    else {
+      c.send(to, text);
+      clearBox();
+    }
+  };
+
+  /**
+   * A slash command (/poll, /todo) is not echoed, as the reference's: the server makes what it
+   * shows. The box keeps it, sending, until the server has it; then it empties (unless typed over
+   * meanwhile), or says why it was not sent.
+   */
+  const sendUnechoed = async (to: ComposeTo, text: string) => {
+    if (sendingRef.current) return;
+    setSending(true);
+    try {
+      await c.sendUnechoed(to, text);
+    } catch (e) {
+      setError(`Your message was not sent: ${e instanceof Error ? e.message : String(e)}`);
+      return;
+    } finally {
+      setSending(false);
+    }
+    if (textRef.current === text) clearBox();
   };
 
   /**
@@ -904,8 +928,14 @@ export function Compose({ c }: { c: Controller }) {
           >
             <Icon name="eye" />
           </button>
-          <span class="hint">Enter to send · Shift+Enter for a new line</span>
-          <button class="btn primary send-btn" type="submit">
+          {sending ? (
+            <span class="hint" role="status">
+              Sending…
+            </span>
+          ) : (
+            <span class="hint">Enter to send · Shift+Enter for a new line</span>
+          )}
+          <button class="btn primary send-btn" type="submit" disabled={sending}>
             <Icon name="send" />
             {editingNow ? 'Save' : 'Send'}
           </button>

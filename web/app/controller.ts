@@ -91,6 +91,13 @@ const PAGE_HASH = /^#(scheduled|drafts|recent|recent_topics|inbox)\/?$/;
  */
 export const HOME_VIEW_STORE = 'confab.home-view';
 
+/** A message to send, as POST /messages takes it. */
+function wireMessage(to: ComposeTo, content: string) {
+  return to.kind === 'dm'
+    ? { type: 'direct' as const, to: to.userIds, content }
+    : { type: 'stream' as const, to: to.streamId!, topic: to.topic, content };
+}
+
 /** The page of the user's home view (web_home_view): the Inbox, Recent conversations, or none (All messages). */
 function homePage(s: ChatState): Page | undefined {
   const home = s.settings.web_home_view;
@@ -1281,15 +1288,46 @@ export class Controller {
     this.post(localId);
   }
 
+  /**
+   * Sends without a local echo (a slash command, isSlashCommand: the server makes what it shows),
+   * as the reference's, whose compose box stays sending until the server has it: the message
+   * shows when the server's copy comes. Rejects with the reason it was not sent.
+   */
+  async sendUnechoed(to: ComposeTo, content: string): Promise<void> {
+    const s = this.state.value!;
+    this.typingSender?.stop();
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), SEND_TIMEOUT_MS);
+    try {
+      await this.client.sendMessage(wireMessage(to, content), {
+        queue_id: this.stream?.queueId ?? undefined,
+        read_by_sender: true,
+        signal: ctl.signal,
+      });
+    } catch (e) {
+      const why = ctl.signal.aborted
+        ? 'the server did not answer in time.'
+        : e instanceof Error
+          ? e.message
+          : String(e);
+      throw new Error(why, { cause: e });
+    } finally {
+      clearTimeout(timer);
+    }
+    this.sentToMuted.value =
+      to.kind === 'stream' && s.mutedBy(to.streamId!, to.topic) !== null
+        ? { streamId: to.streamId!, topic: to.topic }
+        : null;
+    const draft = this.draftTo(to);
+    if (draft) this.drafts?.delete(draft);
+  }
+
   private post(localId: string): void {
     const s = this.state.value!;
     const item = this.unsent.get(localId);
     if (!item) return;
     const { to, content } = item;
-    const msg =
-      to.kind === 'dm'
-        ? { type: 'direct' as const, to: to.userIds, content }
-        : { type: 'stream' as const, to: to.streamId!, topic: to.topic, content };
+    const msg = wireMessage(to, content);
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), SEND_TIMEOUT_MS);
     this.client

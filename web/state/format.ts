@@ -24,3 +24,11 @@ export function sizeText(n: number): string {
   }
   return `${shown} ${UNITS[u]}`;
 }
+
+/**
+ * A slash command (`/poll`, `/todo`, any `/…` but `/me`), which the server makes into what it
+ * shows (a widget): not echoed locally, as the reference's echo.is_slash_command.
+ */
+export function isSlashCommand(text: string): boolean {
+  return text.startsWith('/') && !text.startsWith('/me');
+}
