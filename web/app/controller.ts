@@ -7,7 +7,7 @@
  * the status active or idle by the user's input: state/presence.ts), and logs out. Views read
  * its signals and call its methods; they never call the network themselves.
  */
-import { batch, effect, signal } from '@preact/signals';
+import { batch, signal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { ApiError, ConfabClient, type UploadTransport } from '../../src/client/api.js';
 import {
