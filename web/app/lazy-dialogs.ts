@@ -1,10 +1,12 @@
 /**
  * The dialogs and cards the first screen does not show: a chunk loaded when one first opens, or
- * when the browser is idle after the first screen (shell.tsx, lazy.tsx). The settings and their
+ * when the browser is idle after the first screen (shell.tsx, lazy.tsx); the confirmation dialog
+ * (Controller.ask) with them. The settings and their
  * panels are a chunk of their own (settings-panels.ts); the emoji picker comes with the compose
  * box (lazy-messages.ts).
  */
 export { ChannelSettings, CreateChannel } from './channel-dialogs.js';
+export { ConfirmDialog } from './confirm.js';
 export { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
 export { MoveTopic, topicAction } from './move-topic.js';
 export { ProfileCard } from './profile-card.js';

@@ -16,7 +16,6 @@ import {
   ALL,
 } from '../state/narrow.js';
 import { Swatch } from './bits.js';
-import { ConfirmDialog } from './confirm.js';
 import { HOME_VIEW_STORE, type Controller } from './controller.js';
 import { track } from './track.js';
 import { Icon } from './icons.js';
@@ -514,7 +513,18 @@ export function Shell({ c }: { c: Controller }) {
           show={(m) => <m.ProfileCard c={c} />}
         />
       )}
-      <ConfirmDialog c={c} />
+      {c.question.value && (
+        // The confirmation dialog comes with the dialogs' piece (in the first load it cost 0.5 KB):
+        // loaded, it is drawn in the same render as the question and takes the focus at once; the
+        // keys wait meanwhile (onKey above), Esc answers "no".
+        <LazyDialog
+          piece={dialogsPiece}
+          what="the question"
+          label={c.question.value.title}
+          onClose={() => c.answer(false)}
+          show={(m) => <m.ConfirmDialog c={c} />}
+        />
+      )}
       <div class="toasts" ref={toasts} aria-live="polite">
         {c.toasts.value.map((t) => (
           <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
