@@ -14,11 +14,15 @@
  * Slow chunks: `u` on a message (a keyboard shortcut) before the dialogs' chunk has come still
  * opens the card, focused, once it comes; Ctrl+K and typing at once, before Jump's code has come,
  * loses no key (a field of the same look takes them, handed to Jump when it is drawn).
+ *
+ * The login form (a chunk of its own): on a first visit its chunk is asked while the session's
+ * answer is held back (fails with the form in the first load: nothing is asked); refused, the
+ * page says so with Try again, which draws the form with its first field focused.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitMessage } from '../helpers/app.js';
-import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 
@@ -55,12 +59,17 @@ async function routeChunks(page: Page, how: { refuse?: () => boolean; delayMs?: 
 t.test('a chunk that cannot be fetched: said, with Try again; then it opens', async (t) => {
   if (NO_CHROMIUM) return;
   t.ok(firstLoad.size >= 1, `the first load: ${[...firstLoad].join(', ')}`);
-  let offline = true;
+  // Refused from the login on (the login form's own chunk comes, as the page's first load).
+  let offline = false;
   let asked: string[] = [];
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
     hash: '#inbox',
     setup: async (p) => {
       asked = await routeChunks(p, { refuse: () => offline });
+      await p.route(/\/json\/login$/, (route) => {
+        offline = true;
+        return route.continue();
+      });
     },
   });
   await page.waitForSelector('.inbox-list');
@@ -209,3 +218,55 @@ t.test('All messages as the home view: its chunk is fetched beside the data', as
   watch.assertClean(t, /WebSocket/);
   await page.close();
 });
+
+t.test(
+  'the login form: its chunk asked beside the session; refused, said with Try again',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    // A first visit (no record of a session in this browser): the session's answer held back a
+    // while; the login form's chunk is asked meanwhile, not after it.
+    const page = await b.newPage({ viewport: { width: 1280, height: 800 } });
+    const watch = await watchPage(page);
+    let offline = false;
+    const asked = await routeChunks(page, { refuse: () => offline });
+    const seen: { before: string[] | null } = { before: null };
+    await page.route(/\/json\/session/, async (route) => {
+      await new Promise((r) => setTimeout(r, 1000));
+      seen.before = [...asked];
+      await route.continue();
+    });
+    await page.goto(ts.url + '/');
+    await page.waitForSelector('input[name="username"]');
+    t.ok(
+      seen.before !== null && seen.before.length >= 1,
+      `chunks asked before the session's answer: ${seen.before?.join(', ')}`,
+    );
+    await waitFor(page, `document.activeElement?.getAttribute('name') === 'username'`);
+    t.pass('the form is drawn with its first field focused');
+    await screenshot(page, t, 'login-1280');
+    await page.unroute(/\/json\/session/);
+
+    // The record says the session ended (a logout): the form's chunk is asked at once, and when it
+    // cannot be fetched the page says so, with Try again, which then draws the form, focused.
+    await page.evaluate(`localStorage.setItem('confab.session', '0')`);
+    offline = true;
+    await page.reload();
+    const alert = page.locator('.lazy-part [role="alert"]');
+    await alert.waitFor();
+    t.match(
+      await alert.textContent(),
+      /^Could not load the login form\. .*Try again Reload the page$/,
+      'said, with Try again and Reload the page',
+    );
+    await screenshot(page, t, 'login-failed-1280');
+    offline = false;
+    await alert.getByRole('button', { name: 'Try again' }).click();
+    await page.waitForSelector('input[name="username"]');
+    await waitFor(page, `document.activeElement?.getAttribute('name') === 'username'`);
+    t.pass('Try again: the form, its first field focused');
+    await page.setViewportSize({ width: 390, height: 800 });
+    await screenshot(page, t, 'login-390');
+    watch.assertClean(t, /Failed to load resource|net::ERR_INTERNET_DISCONNECTED|WebSocket/);
+    await page.close();
+  },
+);

@@ -1,4 +1,7 @@
-/** The login form: e-mail and password (`POST /json/login`), the realm's name above it. */
+/**
+ * The login form: e-mail and password (`POST /json/login`), the realm's name above it. A chunk of
+ * its own, fetched when the page has or may have no session (main.tsx).
+ */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, ConfabClient } from '../../src/client/api.js';
 import type { Session } from './controller.js';
@@ -93,3 +96,6 @@ export function Login({ onSession }: { onSession: (s: Session) => void }) {
     </main>
   );
 }
+
+// The first load (main.tsx, firstLoad: one chunk for all of it).
+export { firstLoad } from './main.js';

@@ -8,7 +8,7 @@ import { ConfabClient } from '../../src/client/api.js';
 import { Controller, type Session } from './controller.js';
 import { scheduleRender } from './frame.js';
 import { startTheme } from './theme.js';
-import { Login } from './login.js';
+import { LazyPart, piece } from './lazy.js';
 import { loadViewSoon, Shell } from './shell.js';
 import '../styles/app.css';
 // The settings' panels load with the settings (shell.tsx); their stylesheet is small and stays here.
@@ -67,6 +67,23 @@ function maybeSession(): boolean {
   );
 }
 
+/**
+ * The login form's code, a chunk of its own (a logged-in page never runs it): fetched at once
+ * when the page can tell there is no session or may be none (the browser's record says it ended,
+ * or it has none: a first visit), beside the session's request; after the answer only when the
+ * record said there was one (a session that expired meanwhile). docs/web.md, "Budgets".
+ */
+const loginPiece = piece(() => import('./login.js'));
+
+/** Whether this browser has a record of its session here (either way). */
+function recorded(): boolean {
+  try {
+    return localStorage.getItem(HINT) !== null;
+  } catch {
+    return false;
+  }
+}
+
 function open(session: Session): void {
   hint(true);
   // The code of the view the page opens on (the message list, Recent conversations), fetched
@@ -90,13 +107,18 @@ function Root() {
   if (phase.value === 'checking') return null;
   const c = controller.value;
   if (phase.value === 'app' && c) return <Shell c={c} />;
-  return <Login onSession={open} />;
+  return (
+    <LazyPart piece={loginPiece} what="the login form" show={(m) => <m.Login onSession={open} />} />
+  );
 }
 
 render(<Root />, root);
 
-if (!maybeSession()) phase.value = 'login';
-else
+if (!maybeSession()) {
+  loginPiece.load().catch(() => undefined);
+  phase.value = 'login';
+} else {
+  if (!recorded()) loginPiece.load().catch(() => undefined);
   ConfabClient.sessionIfAny(location.origin)
     .then((s) => {
       if (s) return open({ userId: s.user_id, email: s.email, csrfToken: s.csrf_token });
@@ -107,6 +129,7 @@ else
       console.warn('Confab: no session', e);
       phase.value = 'login';
     });
+}
 
 /**
  * Re-exported by every module the app imports dynamically (the pieces loaded when first used:
