@@ -10,7 +10,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { dmNarrow, narrowHash, narrowKey } from '../state/narrow.js';
 import { peopleList, STATUS_TEXT, type PresenceStatus } from '../state/presence.js';
-import { PAGE_SIZE, pageOf } from '../state/users.js';
+import { PAGE_SIZE, pageOf } from '../state/pages.js';
 import { Avatar } from './bits.js';
 import type { Controller } from './controller.js';
 import { useLastPageFocus } from './focus-back.js';

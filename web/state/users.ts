@@ -13,8 +13,9 @@ import { isSystemBot, roleName } from './profile.js';
 
 export type UsersTab = 'active' | 'deactivated' | 'bots';
 
-/** Rows drawn at first, and added by each "Show more". */
-export const PAGE_SIZE = 100;
+// The paging of long lists (the people column's, the channel members'): their own module, so that
+// the people column, in the first load, does not bring this one (docs/web.md, "Budgets").
+export { PAGE_SIZE, pageOf } from './pages.js';
 
 /** The roles in the reference's order (its role menus), with their names. */
 export const ROLE_CHOICES: readonly { role: number; name: string }[] = [
@@ -57,17 +58,6 @@ export function usersOf(users: Iterable<User>, tab: UsersTab, filter = ''): User
         NAME_ORDER.compare(a.full_name, b.full_name) ||
         a.user_id - b.user_id,
     );
-}
-
-/** How many of `total` are drawn, and the "Show more" wording (null: all are). */
-export function pageOf<T>(list: readonly T[], shown: number): { rows: T[]; more: string | null } {
-  const rows = list.slice(0, shown);
-  if (rows.length >= list.length) return { rows, more: null };
-  const next = Math.min(PAGE_SIZE, list.length - rows.length);
-  return {
-    rows,
-    more: `Show ${next} more (${rows.length.toLocaleString('en-US')} of ${list.length.toLocaleString('en-US')} shown)`,
-  };
 }
 
 /**
