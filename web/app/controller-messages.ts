@@ -1,8 +1,9 @@
 /**
  * The controller's message actions that only the message list uses (controller.ts keeps the
  * methods, each a call into this module): reactions, "Quote and reply", where moving a topic
- * starts, "Mark as unread from here"'s request. Loaded with the message list (lazy-messages.ts), or
- * on a method's first call.
+ * starts, "Mark as unread from here"'s request; and the emoji index's building
+ * (Controller.loadEmoji, for the compose box, the picker and the status dialog). Loaded with the
+ * message list (lazy-messages.ts), or on a method's first call.
  */
 import type { Message } from '../../src/client/types.js';
 import type { StoredMessage } from '../state/chat.js';
@@ -17,6 +18,7 @@ import {
 import type { ComposeTo, Controller } from './controller.js';
 
 export { markUnreadFrom };
+export { buildEmojiIndex } from '../state/emoji.js';
 
 export async function toggleReaction(
   c: Controller,

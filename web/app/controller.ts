@@ -28,7 +28,7 @@ import {
   type ScheduledMessage,
 } from '../state/scheduled-store.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
-import { buildEmojiIndex, type EmojiIndex } from '../state/emoji.js';
+import type { EmojiIndex } from '../state/emoji.js';
 import { Loader } from '../state/loader.js';
 import { RECENT_BATCH } from '../state/recent.js';
 import { unmutePolicy } from '../state/muting.js';
@@ -1630,6 +1630,9 @@ export class Controller {
     if (!s) return Promise.resolve();
     if (this.emoji.value) return Promise.resolve();
     this.emojiLoading ??= (async () => {
+      // The index's code comes with the message list's (controller-messages.ts), fetched beside
+      // the data; if it cannot be, a toast says so and the next call tries again.
+      const code = this.part(messageOps);
       let data: Record<string, string[]> = {};
       try {
         if (s.realm.emojiDataUrl) {
@@ -1641,7 +1644,8 @@ export class Controller {
       } catch {
         this.toast('Could not load the emoji list.');
       }
-      this.emoji.value = buildEmojiIndex(data, s.realm.emoji);
+      const ops = await code;
+      if (ops) this.emoji.value = ops.buildEmojiIndex(data, s.realm.emoji);
       this.emojiLoading = null;
     })();
     return this.emojiLoading;

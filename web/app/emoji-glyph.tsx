@@ -1,7 +1,7 @@
 /** An emoji as a glyph (a custom one as its image): reactions, statuses, the sidebar. */
 import type { Reaction } from '../../src/client/types.js';
 import type { ChatState } from '../state/chat.js';
-import { emojiText } from '../state/emoji.js';
+import { emojiText } from '../state/emoji-text.js';
 
 export function EmojiGlyph({
   r,

@@ -9,15 +9,8 @@ import type { EmojiEntry } from './autocomplete.js';
 /** Offered first in the picker, as the reference's "popular" row. */
 export const POPULAR = ['+1', 'tada', 'big_smile', 'heart', 'working_on_it', 'eyes', 'octopus'];
 
-/** The text of a Unicode emoji code (`1f44d` → 👍); '' for a malformed code. */
-export function emojiText(code: string): string {
-  if (!/^[0-9a-f]{2,6}(-[0-9a-f]{2,6})*$/i.test(code)) return '';
-  try {
-    return String.fromCodePoint(...code.split('-').map((h) => parseInt(h, 16)));
-  } catch {
-    return '';
-  }
-}
+// Its own module (emoji-text.ts), for the first load's glyphs (docs/web.md, "Budgets").
+export { emojiText } from './emoji-text.js';
 
 export type EmojiIndex = {
   /** Every name (aliases too) for autocomplete and search. */
