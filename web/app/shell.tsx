@@ -295,9 +295,10 @@ export function Shell({ c }: { c: Controller }) {
       const st = c.state.value;
       if (!st) return;
       // No compose box under a view of its own: nothing to reply to. `c` in Recent conversations
-      // is the reference's compose key there too (anywhere in the view but a field): All messages
-      // with the box addressed.
-      if (c.page.value && (e.key === 'r' || (e.key === 'c' && c.page.value !== 'recent'))) return;
+      // and the Inbox is the reference's compose key there too (anywhere in the view but a
+      // field): All messages with the box addressed.
+      const composeKeyView = c.page.value === 'recent' || c.page.value === 'inbox';
+      if (c.page.value && (e.key === 'r' || (e.key === 'c' && !composeKeyView))) return;
       if (e.key === 'n') {
         const next = c.nextUnread();
         if (next) c.go(next);
