@@ -6,7 +6,9 @@
  */
 import t from 'tap';
 import type { RegisterResponse, ServerEvent, Subscription } from '../../src/client/types.js';
+import { ApiError } from '../../src/client/api.js';
 import { topicResolution } from '../../src/lib/message-edit.js';
+import { MessageMoveError } from '../../src/mutations/message-edit-plan.js';
 import { ChatState } from '../../web/state/chat.js';
 import type { Names } from '../../web/state/narrow.js';
 import {
@@ -17,6 +19,9 @@ import {
 } from '../../web/state/topic-actions.js';
 import {
   moveRequest,
+  partialMove,
+  partialMoveQuestion,
+  partialMoveRequest,
   resolveName,
   toggledResolved,
   topicLink,
@@ -220,6 +225,75 @@ t.test('what the move dialog sends', (t) => {
     moveRequest(from, { streamId: 3, topic: 'Lunch' }, notify, opts).ok,
     true,
     'a change of case is a rename',
+  );
+  t.end();
+});
+
+t.test('a move the time limit refuses: only the newer messages, from the first allowed', (t) => {
+  // The server's own refusal (a member; 2 of the topic's 5 messages are within the limit, the
+  // first of them 7), as the client receives it.
+  const refusal = (first: number | null, total: number, allowed: number) => {
+    const e = new ApiError(400, new MessageMoveError(first, total, allowed).toBody(), null);
+    return partialMove(e.code, e.body);
+  };
+  const part = refusal(7, 5, 2);
+  t.same(part, { firstId: 7, allowed: 2, remaining: 3 });
+  const rename = moveRequest(
+    { streamId: 3, topic: 'lunch' },
+    { streamId: 3, topic: 'dinner' },
+    { newThread: true, oldThread: false },
+    { emptyTopicAllowed: true },
+  );
+  if (!rename.ok || !part) return t.fail('a move and a partial move');
+  t.same(
+    partialMoveRequest(rename.body, part),
+    {
+      id: 7,
+      body: {
+        topic: 'dinner',
+        propagate_mode: 'change_later',
+        send_notification_to_new_thread: true,
+        send_notification_to_old_thread: false,
+      },
+    },
+    'PATCH /messages/7 with change_later: it and the later ones, as the refused move otherwise',
+  );
+  const toChannel = moveRequest(
+    { streamId: 3, topic: 'lunch' },
+    { streamId: 4, topic: 'lunch' },
+    { newThread: false, oldThread: true },
+    { emptyTopicAllowed: true },
+  );
+  if (!toChannel.ok) return t.fail('a move to a channel');
+  t.same(partialMoveRequest(toChannel.body, part).body, {
+    stream_id: 4,
+    propagate_mode: 'change_later',
+    send_notification_to_new_thread: false,
+    send_notification_to_old_thread: true,
+  });
+  t.same(partialMoveQuestion(part), {
+    title: 'Move some messages?',
+    text:
+      'You do not have permission to move some of the messages in this topic. Contact a ' +
+      'moderator to move all messages.',
+    detail:
+      'Do you still want to move the latest 2 messages? 3 messages will remain in the current topic.',
+  });
+  t.equal(
+    partialMoveQuestion({ firstId: 9, allowed: 1, remaining: 1 }).detail,
+    'Do you still want to move the latest message? 1 message will remain in the current topic.',
+    'one of each',
+  );
+  t.equal(refusal(null, 3, 0), null, 'nothing left to move: the refusal stands');
+  t.equal(
+    partialMove('BAD_REQUEST', { first_message_id_allowed_to_move: 7 }),
+    null,
+    'another refusal: shown as it is',
+  );
+  t.equal(
+    partialMove('MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', { msg: 'no counts' }),
+    null,
+    'a refusal without its counts: shown as it is',
   );
   t.end();
 });

@@ -5,7 +5,11 @@
  * between topics), whether the notification bot tells the new topic and the old one (the
  * reference's defaults: the new one only; the last choices are kept while the page is), Cancel
  * and Confirm (Enter in the name too). Confirm sends PATCH /messages/{id} for the topic's newest
- * message with propagate_mode change_all; a refusal shows the server's words in the dialog. The
+ * message with propagate_mode change_all; a refusal shows the server's words in the dialog. A
+ * member held back by the realm's time limit for moving (some of the topic's messages are older)
+ * is asked, as by the reference's "Move some messages?", whether to move only the newer ones,
+ * which then go by PATCH /messages/{first_message_id_allowed_to_move} with change_later (the
+ * server's answer names that message and the counts); the dialog closes either way. The
  * app follows the topic if it is the one viewed (Controller.followMove, on the update_message
  * event). Loaded with the other dialogs (lazy-dialogs.ts), as are the topic menu's Mark as
  * resolved (or unresolved) and Delete topic, below (topic-actions.tsx offers them).
@@ -15,9 +19,17 @@
  * of its messages.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../../src/client/api.js';
 import { apiNarrow, topicNarrow } from '../state/narrow.js';
 import { topicPowers, type TopicAction } from '../state/topic-actions.js';
-import { moveRequest, toggledResolved, topicLink } from '../state/topic-move.js';
+import {
+  moveRequest,
+  partialMove,
+  partialMoveQuestion,
+  partialMoveRequest,
+  toggledResolved,
+  topicLink,
+} from '../state/topic-move.js';
 import { FormError, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { useFocusBack, wrapTab } from './focus-back.js';
@@ -82,7 +94,24 @@ export function MoveTopic({
     try {
       const id = await newestInTopic(c, streamId, topic);
       if (id === null) throw new Error('There are no messages to move.');
-      await c.client.editMessage(id, r.body);
+      try {
+        await c.client.editMessage(id, r.body);
+      } catch (e) {
+        // Older messages than the realm lets this user move: the newer ones may still go.
+        const part = e instanceof ApiError ? partialMove(e.code, e.body) : null;
+        if (!part) throw e;
+        const q = partialMoveQuestion(part);
+        const ok = await c.ask({
+          title: q.title,
+          text: q.text,
+          extra: <p class="move-some-detail">{q.detail}</p>,
+          action: 'Confirm',
+        });
+        if (ok) {
+          const again = partialMoveRequest(r.body, part);
+          await c.client.editMessage(again.id, again.body);
+        }
+      }
       close();
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));

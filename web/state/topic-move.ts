@@ -66,6 +66,62 @@ export function moveRequest(
   };
 }
 
+/** What moveRequest's body is, once it is ready to send. */
+export type MoveBody = Extract<ReturnType<typeof moveRequest>, { ok: true }>['body'];
+
+/**
+ * The server's refusal of a whole-topic move for the realm's time limit
+ * (MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: a member, not a moderator or administrator, with messages in
+ * the topic sent longer ago than move_messages_within_stream_limit_seconds, or
+ * move_messages_between_streams_limit_seconds for another channel): which messages may still move
+ * (the newest `allowed`, from `firstId` on) and how many stay. Null for any other refusal, or one
+ * that leaves nothing to move.
+ */
+export type PartialMove = { firstId: number; allowed: number; remaining: number };
+
+export function partialMove(code: string, body: Record<string, unknown>): PartialMove | null {
+  if (code !== 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED') return null;
+  const firstId = body.first_message_id_allowed_to_move;
+  const allowed = body.total_messages_allowed_to_move;
+  const total = body.total_messages_in_topic;
+  if (typeof firstId !== 'number' || typeof allowed !== 'number' || typeof total !== 'number')
+    return null;
+  if (allowed < 1) return null;
+  return { firstId, allowed, remaining: Math.max(0, total - allowed) };
+}
+
+/**
+ * The edit that moves only the messages the user may still move, as the reference's
+ * move_topic_containing_message_to_stream does once its "Move some messages?" is confirmed:
+ * PATCH /messages/{first_message_id_allowed_to_move} with propagate_mode change_later (that
+ * message and the topic's later ones), the same name, channel and notices as the refused move.
+ */
+export function partialMoveRequest(
+  body: MoveBody,
+  p: PartialMove,
+): { id: number; body: Omit<MoveBody, 'propagate_mode'> & { propagate_mode: 'change_later' } } {
+  return { id: p.firstId, body: { ...body, propagate_mode: 'change_later' } };
+}
+
+const count = (n: number, one: string, many: string) => (n === 1 ? one : `${n} ${many}`);
+
+/** The question asked before a partial move, in the reference's words (confirm_moving_messages). */
+export function partialMoveQuestion(p: PartialMove): {
+  title: string;
+  text: string;
+  detail: string;
+} {
+  return {
+    title: 'Move some messages?',
+    text:
+      'You do not have permission to move some of the messages in this topic. Contact a ' +
+      'moderator to move all messages.',
+    detail:
+      `Do you still want to move the latest ${count(p.allowed, 'message', 'messages')}? ` +
+      `${count(p.remaining, '1 message', 'messages')} will remain in the current topic.`,
+  };
+}
+
 /**
  * The link to a topic: its view's address, in the form the message menu's "Copy link" gives
  * (Controller.messageLink): `origin/#narrow/channel/<id>-<name>/topic/<name>`.
