@@ -12,7 +12,10 @@ import type {
   ServerEvent,
   Subscription,
 } from '../../src/client/types.js';
+import { renderMarkdown } from '../../src/lib/markdown/index.js';
 import { ChatState, TOPIC } from '../../web/state/chat.js';
+import { meAction, plainHtml } from '../../web/state/format.js';
+import { CTX } from '../unit/markdown-cases.js';
 import { ALL, channelNarrow, dmNarrow, isNarrow, topicNarrow } from '../../web/state/narrow.js';
 import { FakeTimers } from '../helpers/fake-timers.js';
 
@@ -393,6 +396,43 @@ t.test('the local echo is replaced by the server message', (t) => {
   t.same(all.ids, [5, 6, 20], 'replaced, not doubled');
   t.equal(s.messages.has(echoId), false);
   t.equal(s.echoes.size, 0);
+  t.end();
+});
+
+t.test('a me-message is echoed as the server’s copy will be drawn', (t) => {
+  const { s } = state();
+  const all = s.list(ALL);
+  all.setInitial([5, 6], true, true, null);
+  const content = '/me waves at everyone';
+  const local = s.echo({
+    type: 'stream',
+    streamId: 10,
+    topic: 'lunch',
+    content,
+    html: plainHtml(content),
+  });
+  const echo = s.messages.get(all.ids[2]!)!;
+  const server = renderMarkdown(content, CTX);
+  t.equal(echo.is_me_message, true, 'a me-message, as the server’s copy says');
+  t.equal(echo.is_me_message, server.is_me_message);
+  t.equal(meAction(echo.content), 'waves at everyone');
+  t.equal(meAction(echo.content), meAction(server.rendered_content), 'the same action drawn');
+  s.apply([
+    msgEvent(
+      streamMsg(20, { sender_id: SELF, content: server.rendered_content, is_me_message: true }),
+      ['read'],
+      local,
+    ),
+  ]);
+  t.same(all.ids, [5, 6, 20]);
+  const plain = s.echo({
+    type: 'stream',
+    streamId: 10,
+    topic: 'lunch',
+    content: 'hi',
+    html: '<p>hi</p>',
+  });
+  t.equal(s.messages.get(s.echoes.get(plain)!)!.is_me_message, false, 'any other message: not one');
   t.end();
 });
 

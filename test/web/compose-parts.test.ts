@@ -287,6 +287,18 @@ t.test('rows: dates, recipient bars, sender groups', (t) => {
     ),
     ['r', 'm1+', 'm2', 'm3+', 'r', 'm4+', 'm5+', 'd', 'r', 'm6+'],
   );
+  // A me-message has its sender's name (its action runs on from it), and so has the message
+  // after it, as in the reference.
+  const me = buildRows([m(1, {}), m(2, { is_me_message: true }), m(3, {}), m(4, {})], {
+    selfId: 1,
+    dayOf: () => 'd',
+  });
+  t.same(
+    me.map((r) =>
+      r.kind === 'message' ? `m${r.message.id}${r.showSender ? '+' : ''}` : r.kind[0],
+    ),
+    ['r', 'm1+', 'm2+', 'm3+', 'm4'],
+  );
   t.end();
 });
 

@@ -4,7 +4,7 @@
  * from 10 up, and a value that rounds up to the next unit written in it.
  */
 import t from 'tap';
-import { isSlashCommand, sizeText } from '../../web/state/format.js';
+import { isMeMessage, isSlashCommand, meAction, sizeText } from '../../web/state/format.js';
 
 t.test('bytes, below the first KB', (t) => {
   t.equal(sizeText(0), '0 B');
@@ -40,5 +40,21 @@ t.test('isSlashCommand: not echoed locally (the reference’s echo.is_slash_comm
   t.notOk(isSlashCommand('/meeting at 3'), 'as the reference: anything from /me');
   t.notOk(isSlashCommand(' /poll'), 'only at the start');
   t.notOk(isSlashCommand('hello /poll'));
+  t.end();
+});
+
+t.test('a me-message: its action, drawn after the sender’s name', (t) => {
+  t.ok(isMeMessage('/me waves'));
+  t.notOk(isMeMessage('/meh'), 'a word starting with "me"');
+  t.notOk(isMeMessage('/me'), 'no action');
+  t.notOk(isMeMessage(' /me waves'), 'not at the start');
+  t.equal(meAction('<p>/me waves</p>'), 'waves');
+  t.equal(
+    meAction('<p>/me waves <strong>hard</strong></p>\n<p>and more</p>'),
+    'waves <strong>hard</strong>\n<p>and more</p>',
+    'the first paragraph runs on from the name; the rest follows',
+  );
+  t.equal(meAction('<p>waves</p>'), null, 'not a me-message: drawn as any message');
+  t.equal(meAction('<p>/me waves'), null, 'no paragraph end: drawn as it is');
   t.end();
 });

@@ -84,14 +84,5 @@ export function htmlText(html: string): string {
   return (doc.body.textContent ?? '').replace(/\s+/g, ' ').trim();
 }
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** A local echo's look before the server renders the message: the text, paragraph by paragraph. */
-export function plainHtml(text: string): string {
-  return text
-    .split(/\n{2,}/)
-    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
-    .join('');
-}
+/** In web/state/format.ts (the local echo's look, tested with the state). */
+export { escapeHtml, plainHtml } from '../state/format.js';

@@ -11,6 +11,7 @@ import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
+import { meAction } from '../state/format.js';
 import { historyPolicy, historyShown, markUnreadShown } from '../state/message-menu.js';
 import { mentionsMe, mentionTarget } from '../state/profile.js';
 import { roveTo } from '../state/roving.js';
@@ -192,6 +193,8 @@ type RowState = { hover: boolean; revealed: boolean };
 
 export class MessageRow extends Component<RowProps, RowState> {
   private content = createRef<HTMLDivElement>();
+  /** A me-message's action (drawn in place of the content). */
+  private action = createRef<HTMLSpanElement>();
   override state = { hover: false, revealed: false };
   /**
    * The toolbar's Tab stop: the action last focused (the first to begin with), its "⋮" last.
@@ -254,9 +257,10 @@ export class MessageRow extends Component<RowProps, RowState> {
 
   private decorate(): void {
     const { s, m, selected } = this.props;
-    if (!this.content.current) return;
+    const el = this.content.current ?? this.action.current;
+    if (!el) return;
     decorate(
-      this.content.current,
+      el,
       this.userName,
       selected,
       { selfId: s.selfId, flags: m.flags, groups: s.groups },
@@ -277,6 +281,12 @@ export class MessageRow extends Component<RowProps, RowState> {
     // A poll or to-do list is drawn as one, in place of its content (rows are drawn again only
     // when their message changed: a submessage makes a new message object).
     const widget = foldWidget(m.submessages, m.sender_id);
+    // A me-message ("/me waves"): its action on the name's line, in place of the content, as
+    // the reference draws it; its local echo is drawn so too (ChatState.echo).
+    const action =
+      showSender && !editing && !widget && m.is_me_message === true
+        ? meAction(match ?? m.content)
+        : null;
     const acts = toolbar ? actions(c, s, m, now) : [];
     // The toolbar's buttons; the menu has those and the rest.
     const bar = acts.filter((a) => a.icon !== undefined);
@@ -290,6 +300,7 @@ export class MessageRow extends Component<RowProps, RowState> {
       starred && 'starred',
       unread && 'unread',
       local && !m.local_failed && 'local',
+      action !== null && 'me-message',
     ]
       .filter(Boolean)
       .join(' ');
@@ -383,12 +394,20 @@ export class MessageRow extends Component<RowProps, RowState> {
               >
                 {m.sender_full_name}
               </button>
-              <StatusEmoji s={s} id={m.sender_id} />
+              {action === null ? (
+                <StatusEmoji s={s} id={m.sender_id} />
+              ) : (
+                <span
+                  class="content me-action"
+                  ref={this.action}
+                  dangerouslySetInnerHTML={{ __html: action }}
+                />
+              )}
               {time}
               {edited && <EditedMark c={c} s={s} m={m} edited={edited} selected={selected} />}
             </div>
           )}
-          {editing ? (
+          {action !== null ? null : editing ? (
             <EditBox c={c} s={s} m={m} />
           ) : widget ? (
             <WidgetView c={c} s={s} m={m} w={widget} />

@@ -25,6 +25,7 @@ import {
   type ChannelPermissions,
   type Privacy,
 } from './channel-settings.js';
+import { isMeMessage } from './format.js';
 import { inGroupSetting, type GroupSetting } from './groups.js';
 import { MessageList, type FetchedMessage } from './message-list.js';
 import { mutedBy, TOPIC, topicMuted } from './muting.js';
@@ -927,6 +928,8 @@ export class ChatState {
       avatar_url: this.self.avatar_url ?? null,
       timestamp: Math.floor(this.clock.now() / 1000),
       content: draft.html,
+      // Drawn as the server's copy will be (a me-message: the action after the name).
+      is_me_message: isMeMessage(draft.content),
       reactions: [],
       flags: ['read'],
     };

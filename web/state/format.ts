@@ -32,3 +32,35 @@ export function sizeText(n: number): string {
 export function isSlashCommand(text: string): boolean {
   return text.startsWith('/') && !text.startsWith('/me');
 }
+
+/** A me-message (`/me waves`): the server's is_me_message, which it reads from the raw text. */
+export function isMeMessage(text: string): boolean {
+  return text.startsWith('/me ');
+}
+
+const ME_START = '<p>/me ';
+
+/**
+ * A me-message's action, drawn on its sender's name's line, as the reference's
+ * message_list_view (_maybe_get_me_message) makes it: the rendered content without its leading
+ * `<p>/me ` and its first `</p>`, so that the first line runs on from the name and any later
+ * paragraph follows. Null when the content does not start so (it is drawn as any message then).
+ */
+export function meAction(html: string): string | null {
+  if (!html.startsWith(ME_START)) return null;
+  const end = html.indexOf('</p>');
+  if (end < 0) return null;
+  return html.slice(ME_START.length, end) + html.slice(end + '</p>'.length);
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A local echo's look before the server renders the message: the text, paragraph by paragraph. */
+export function plainHtml(text: string): string {
+  return text
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+    .join('');
+}

@@ -2,7 +2,9 @@
  * The rows a message window renders: a date divider where the day changes, a recipient bar
  * (channel and topic, or the conversation) where the recipient changes, and each message with
  * or without its sender's name and avatar (shown at the start of a run of one sender's messages
- * in one recipient block, again after a pause, and after a collapsed message). Pure: the day of a timestamp is injected
+ * in one recipient block, again after a pause, and after a collapsed message; a me-message, whose
+ * action runs on from its sender's name, always has it, and the message after it too, as in the
+ * reference's message_list_view). Pure: the day of a timestamp is injected
  * (the view uses the browser's time zone).
  */
 import type { Message } from '../../src/client/types.js';
@@ -47,6 +49,7 @@ export function buildRows(
       prev.sender_id !== m.sender_id ||
       m.timestamp - prev.timestamp > SENDER_GAP_SECONDS ||
       m.is_me_message === true ||
+      prev.is_me_message === true ||
       opts.hidden?.(prev) === true;
     rows.push({ kind: 'message', key: `m${m.local_id ?? m.id}`, message: m, showSender });
     prev = m;
