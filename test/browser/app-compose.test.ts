@@ -1,6 +1,7 @@
 /**
  * The web app in chromium, writing (issue 30 Part B 5–11): sending with a local echo (shown at
- * once, replaced by the server's message, never doubled), the server-rendered preview, direct
+ * once, replaced by the server's message, never doubled; a /me message's echo drawn as its server
+ * copy, the action after the sender's name), the server-rendered preview, direct
  * messages one-to-one and in a group, drafts across narrows and a reload, reactions both ways,
  * edits and deletions seen by both users, uploads by the button, paste and drop (and a file too
  * large), typing notifications both ways, desktop notifications (permission granted),
@@ -119,6 +120,74 @@ t.test('send with a local echo, and the preview', async (t) => {
   await waitMessage(page, 'line two');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test(
+  'a /me message: the echo drawn as the server’s copy, the action after the name',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: topicHash('supper'),
+    });
+    await type(page, 'Anyone hungry?');
+    await page.keyboard.press('Enter');
+    await waitMessage(page, 'Anyone hungry?');
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await page.route('**/json/messages', async (route) => {
+      if (route.request().method() === 'POST') await gate;
+      await route.continue();
+    });
+    // The row's look: whether it has the sender's name, what follows the name, its content, and
+    // where the action is drawn.
+    const look = (sel: string) =>
+      page.evaluate(`(() => {
+      const row = document.querySelector(${JSON.stringify(sel)});
+      const action = row?.querySelector('.msg-head .me-action');
+      const r = action?.getBoundingClientRect();
+      return {
+        first: row?.classList.contains('first'),
+        sender: row?.querySelector('.msg-head .sender')?.textContent,
+        action: action?.textContent,
+        content: [...(row?.querySelectorAll('.body > .content') ?? [])].map((e) => e.textContent),
+        at: r && [Math.round(r.left), Math.round(r.width), Math.round(r.height)],
+      };
+    })()`);
+    await page.fill('#compose-text', '/me waves hello');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.msg.local >> text=Sending…');
+    const echoed = await look('.msg.local');
+    t.match(
+      echoed,
+      { first: true, sender: 'Hamlet', action: 'waves hello', content: [] },
+      'the echo: the name, then the action on its line (no "/me", no content below)',
+    );
+    await screenshot(page, t, 'me-echo');
+    release();
+    await page.waitForSelector('.msg.local', { state: 'detached' });
+    const id = await page.evaluate<string>(
+      `[...document.querySelectorAll('.msg')].at(-1).dataset.id`,
+    );
+    t.same(
+      await look(`.msg[data-id="${id}"]`),
+      echoed,
+      'the server’s copy: drawn the same, in the same place',
+    );
+    await screenshot(page, t, 'me-server');
+    await page.unroute('**/json/messages');
+    // The message after it has the name again (the action ran on from it).
+    await type(page, 'Still hungry');
+    await page.keyboard.press('Enter');
+    await waitMessage(page, 'Still hungry');
+    t.equal(
+      await page.evaluate(
+        `[...document.querySelectorAll('.msg')].at(-1).classList.contains('first')`,
+      ),
+      true,
+      'the next message shows its sender',
+    );
+    watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
 
 t.test('direct messages, one-to-one and group', async (t) => {
   if (NO_CHROMIUM) return;

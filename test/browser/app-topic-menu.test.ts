@@ -3,8 +3,10 @@
  * topic popover (web/app/topic-actions.tsx, move-topic.tsx), through the real server: Copy link
  * to topic (the topic view's address to the clipboard, "Link copied."), Move topic (renamed, the
  * app following the topic viewed; moved to another channel, the notices as chosen), a refusal
- * shown in the dialog in the server's words, Mark as resolved and unresolved (the "✔ " prefix),
- * Delete topic for an administrator only (after a confirmation); from a click and from the keys.
+ * shown in the dialog in the server's words, a member held back by the realm's time limit asked
+ * "Move some messages?" (only the newer ones move, from the first the server names, change_later),
+ * Mark as resolved and unresolved (the "✔ " prefix), Delete topic for an administrator only
+ * (after a confirmation); from a click and from the keys.
  * The Inbox's channel headers get the sidebar channel menu (the same items, one function). Shots
  * of the menus and the dialog at 1280 and 390.
  */
@@ -308,6 +310,79 @@ t.test('an administrator deletes a topic; the Inbox channel menu', async (t) => 
     'pinned on the server',
   );
   watch.assertClean(t);
+});
+
+t.test('a member held back by the time limit: only the newer messages move', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ids = [
+    await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old news', 'First, long ago'),
+    await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old news', 'Second, long ago'),
+    await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old news', 'Third, just now'),
+  ];
+  // The first two sent two hours ago; members may move messages for an hour after sending.
+  const backdate = ts.server.store.db.prepare(
+    'UPDATE messages SET date_sent = date_sent - 7200 WHERE id = ?',
+  );
+  for (const id of ids.slice(0, 2)) backdate.run(id);
+  const limit = await ts.api.patch('iago', 'realm', {
+    move_messages_within_stream_limit_seconds: 3600,
+  });
+  t.equal(limit.status, 200, limit.text);
+  t.teardown(() =>
+    ts.api.patch('iago', 'realm', { move_messages_within_stream_limit_seconds: 604800 }),
+  );
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${kitchen}-kitchen/topic/old news`,
+  });
+  await waitMessage(page, 'Third, just now');
+  await waitTopics(page, ['old news']);
+
+  const rename = async () => {
+    await openTopicMenu(page, 'old news');
+    await choose(page, 'Move topic');
+    await page.waitForSelector('.move-topic-dialog');
+    await page.fill('#move-topic-name', 'recent news');
+    await page.click('.move-topic-dialog button[type="submit"]');
+    await page.waitForSelector('.confirm[role="alertdialog"]');
+  };
+  // Asked, in the reference's words; Cancel moves nothing.
+  await rename();
+  t.equal(await page.textContent('#confirm-title'), 'Move some messages?');
+  t.equal(
+    await page.textContent('#confirm-text'),
+    'You do not have permission to move some of the messages in this topic. Contact a ' +
+      'moderator to move all messages.',
+  );
+  t.equal(
+    await page.textContent('.confirm-extra'),
+    'Do you still want to move the latest message? 2 messages will remain in the current topic.',
+    'the counts from the server’s answer',
+  );
+  t.equal(
+    await page.evaluate('document.activeElement?.textContent'),
+    'Confirm',
+    'the action has the focus',
+  );
+  await check(t, page, 'move-some-1280');
+  await page.click('.confirm button.cancel');
+  await page.waitForSelector('.confirm[role="alertdialog"]', { state: 'detached' });
+  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
+  t.pass('Cancel closes both, as the reference’s');
+  t.same((await serverTopics(kitchen))['old news'], ids, 'nothing moved');
+
+  // Confirmed: the newest message (the one within the limit) and none before it.
+  await rename();
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.confirm[role="alertdialog"]', { state: 'detached' });
+  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
+  await waitTopics(page, ['old news', 'recent news']);
+  t.pass('the sidebar has both topics');
+  const after = await serverTopics(kitchen);
+  t.same(after['old news'], ids.slice(0, 2), 'the two older messages stayed');
+  t.same(after['recent news']!.slice(0, 1), ids.slice(2), 'the newer one moved');
+  t.equal(after['recent news']!.length, 2, 'with the notification bot’s notice');
+  // The two refusals the questions come from (as the reference's: the whole topic is asked first).
+  watch.assertClean(t, /status of 400/);
 });
 
 t.test('a member without the permissions; on a phone', async (t) => {
