@@ -923,6 +923,72 @@ t.test("a channel's topics fetched: the answer taken with what arrived meanwhile
   t.end();
 });
 
+t.test("a move or a deletion: the channel's topics kept shown while fetched again", (t) => {
+  const { s } = state();
+  t.ok(s.topicsToFetch(10), 'not held yet');
+  s.askTopics(10);
+  s.setTopics(10, [
+    { name: 'lunch', max_id: 6 },
+    { name: 'older', max_id: 3 },
+  ]);
+  t.notOk(s.topicsToFetch(10), 'held');
+  const move = (o: Record<string, unknown>) =>
+    ev({
+      type: 'update_message',
+      message_id: 6,
+      message_ids: [6],
+      user_id: 2,
+      edit_timestamp: 100,
+      stream_id: 10,
+      ...o,
+    });
+  // Resolved (the whole topic renamed).
+  s.apply([move({ orig_subject: 'lunch', subject: '✔ lunch', propagate_mode: 'change_all' })]);
+  t.ok(s.topicsToFetch(10), 'to be fetched again');
+  t.same(
+    s.topics.get(10)!.map((x) => x.name),
+    ['lunch', 'older'],
+    'the list held shown until the answer (no "Loading topics…")',
+  );
+  t.same(s.topicWent(10, 'LUNCH'), { streamId: 10, topic: '✔ lunch' }, 'where it went');
+  t.equal(s.topicWent(10, 'older'), undefined, 'a topic not moved: none');
+  s.askTopics(10);
+  t.equal(
+    s.setTopics(10, [
+      { name: '✔ lunch', max_id: 7 },
+      { name: 'older', max_id: 3 },
+    ]),
+    true,
+  );
+  t.notOk(s.topicsToFetch(10), 'up to date again');
+
+  // Renamed after: followed on; back and forth (unresolved) ends where it is.
+  s.apply([move({ orig_subject: '✔ lunch', subject: 'dinner', propagate_mode: 'change_all' })]);
+  t.same(s.topicWent(10, 'lunch'), { streamId: 10, topic: 'dinner' }, 'after each move');
+  s.apply([move({ orig_subject: 'dinner', subject: 'lunch', propagate_mode: 'change_all' })]);
+  t.same(s.topicWent(10, 'lunch'), { streamId: 10, topic: 'lunch' }, 'back where it was');
+  // One message moved: the topic stays, no move of it known; the list is fetched again.
+  s.askTopics(10);
+  s.setTopics(10, [{ name: 'older', max_id: 3 }]);
+  s.apply([move({ orig_subject: 'older', subject: 'elsewhere', propagate_mode: 'change_one' })]);
+  t.equal(s.topicWent(10, 'older'), undefined);
+  t.ok(s.topicsToFetch(10));
+  // To another channel: both channels' lists out of date (one held only).
+  s.askTopics(10);
+  s.setTopics(10, [{ name: 'older', max_id: 3 }]);
+  s.apply([move({ new_stream_id: 11, propagate_mode: 'change_all' })]);
+  t.ok(s.topicsToFetch(10));
+  t.ok(s.topicsToFetch(11), 'not held: to be fetched anyway');
+  t.notOk(s.topics.has(11));
+
+  // A move while a fetch is on its way: the answer taken, still out of date, asked again.
+  s.askTopics(10);
+  s.apply([move({ orig_subject: 'older', subject: 'newer', propagate_mode: 'change_all' })]);
+  t.equal(s.setTopics(10, [{ name: 'older', max_id: 3 }]), false);
+  t.ok(s.topicsToFetch(10), 'still to be fetched');
+  t.end();
+});
+
 t.test("user status: register's snapshot, events, the revision drawn again", (t) => {
   const { s } = state({ user_status: { '2': { status_text: 'Busy' } } });
   t.same(s.statuses.get(2), { text: 'Busy', emoji: null });

@@ -199,10 +199,11 @@ export function Compose({ c }: { c: Controller }) {
     else area.current?.focus();
   });
 
-  // The channel's topics, and again once a move made them go (the controller fetches only the
-  // shown channel's; the box sees it when drawn again, at the latest when the topic is focused).
+  // The channel's topics, and again once a move made them out of date (the controller fetches
+  // only the shown channel's; the box sees it when drawn again, at the latest when the topic is
+  // focused).
   const toChannel = to.kind === 'stream' ? to.streamId : null;
-  const topicsGone = toChannel !== null && !s.topics.has(toChannel);
+  const topicsGone = toChannel !== null && s.topicsToFetch(toChannel);
   useEffect(() => {
     if (toChannel !== null) void c.loadTopics(toChannel);
   }, [toChannel, topicsGone]);

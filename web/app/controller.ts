@@ -65,6 +65,7 @@ import { listedNames, muteExplained, withoutMuted } from '../state/muted-users.j
 import { nextUnread } from '../state/unread.js';
 import type { HistoryEntry } from '../state/message-menu.js';
 import { htmlText, plainHtml } from './format.js';
+import { focusSuccessor } from './focus-successor.js';
 import { nextFrame } from './frame.js';
 import { setTheme } from './theme.js';
 import { track } from './track.js';
@@ -891,12 +892,13 @@ export class Controller {
 
   /**
    * A channel's topics for the sidebar (once; kept live by events after, and fetched again
-   * when messages move in or out of it). One fetch at a time; its answer is taken with the
-   * messages that arrived meanwhile, and asked again if messages moved meanwhile.
+   * when messages move in or out of it or are deleted, the list held shown until the answer).
+   * One fetch at a time; its answer is taken with the messages that arrived meanwhile, and
+   * asked again if messages moved meanwhile.
    */
   async loadTopics(streamId: number, force = false): Promise<void> {
     const s = this.state.value;
-    if (!s || (s.topics.has(streamId) && !force) || s.topicsPending(streamId)) return;
+    if (!s || (!s.topicsToFetch(streamId) && !force) || s.topicsPending(streamId)) return;
     // Not a channel the app knows (a link to a private one, one left or archived): the server
     // answers 400, and there are no topics to show.
     if (!s.channels.has(streamId)) return;
@@ -1708,8 +1710,9 @@ export class Controller {
     this.question.value = null;
     const back = this.focusBefore;
     this.focusBefore = null;
-    if (back?.isConnected) back.focus({ preventScroll: true });
-    else document.querySelector<HTMLElement>('.messages')?.focus({ preventScroll: true });
+    // Or what stands for it if it went meanwhile (focus-successor.ts), else the messages.
+    const to = (back && focusSuccessor(back)) ?? document.querySelector<HTMLElement>('.messages');
+    to?.focus({ preventScroll: true });
     done(ok);
   }
 

@@ -6,6 +6,7 @@
  * did nothing until they found the list again.
  */
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
+import { focusSuccessor } from './focus-successor.js';
 
 export function useFocusBack(
   box: { readonly current: HTMLElement | null },
@@ -21,10 +22,11 @@ export function useFocusBack(
       // pick moved it on (the compose box's emoji goes into its text, which takes the focus).
       const now = document.activeElement;
       if (now && now !== document.body && !el?.contains(now)) return;
+      // What had it, or what stands for it now that it went (a sidebar topic renamed while
+      // its Move dialog was open: the row of its new name), else the message list.
       const to =
-        before && before.isConnected && before !== document.body
-          ? before
-          : document.querySelector<HTMLElement>('.messages');
+        (before && before !== document.body ? focusSuccessor(before) : null) ??
+        document.querySelector<HTMLElement>('.messages');
       to?.focus({ preventScroll: true });
     };
   }, []);

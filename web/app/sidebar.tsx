@@ -7,7 +7,7 @@
  * `starred_messages` (kept by the star's events). On narrow screens it is a drawer.
  */
 import { Component } from 'preact';
-import { useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Subscription } from '../../src/client/types.js';
 import { TOPIC, type ChatState } from '../state/chat.js';
 import {
@@ -18,6 +18,7 @@ import {
   isNarrow,
   narrowHash,
   narrowKey,
+  sameTopic,
   topicNarrow,
   topicOf,
   type Narrow,
@@ -31,6 +32,7 @@ import { channelMenuItems } from './channel-menu.js';
 import type { Controller } from './controller.js';
 import { Icon, type IconName } from './icons.js';
 import { EmojiGlyph } from './emoji-glyph.js';
+import { setFocusSuccessor } from './focus-successor.js';
 import { Menu } from './menu.js';
 import {
   AvatarWithDot,
@@ -130,6 +132,50 @@ function Starred({ c, s }: { c: Controller; s: ChatState }) {
   );
 }
 
+/** The topic row that has the focus (in the channel's list), with its place and column. */
+type HeldRow = { name: string; index: number; menu: boolean };
+
+function topicRows(streamId: number): { list: HTMLElement | null; rows: HTMLElement[] } {
+  const list = document.querySelector<HTMLElement>(`ul[data-topics-of="${streamId}"]`);
+  const rows = [...(list?.querySelectorAll<HTMLElement>(':scope > li[data-topic]') ?? [])];
+  return { list, rows };
+}
+
+/** The channel's topic row holding `el` (the focus), if any. */
+function heldRow(streamId: number, el: Element | null): HeldRow | null {
+  const row = el?.closest<HTMLElement>('li[data-topic]');
+  if (!row || row.parentElement?.dataset.topicsOf !== String(streamId)) return null;
+  return {
+    name: row.dataset.topic!,
+    index: topicRows(streamId).rows.indexOf(row),
+    menu: el!.closest('.row-menu') !== null,
+  };
+}
+
+/**
+ * What takes the focus from a topic row that went (its topic renamed, resolved, moved or deleted,
+ * the list fetched again): the row of the topic where it went when this list shows it (found by
+ * its new name), else the topic row now at its place (or the last), else the channel's row; in
+ * the row, the column it was on (the "⋮" after a menu's action, so that the menu is one key
+ * away again). Never nothing: the focus fell to the page's body, the first Tab stop.
+ */
+function rowAfter(s: ChatState, streamId: number, held: HeldRow): HTMLElement | null {
+  const { list, rows } = topicRows(streamId);
+  if (!list) return null;
+  const named = (name: string) => rows.find((r) => sameTopic(r.dataset.topic!, name));
+  const went = s.topicWent(streamId, held.name);
+  const row =
+    named(held.name) ??
+    (went?.streamId === streamId ? named(went.topic) : undefined) ??
+    rows[held.index] ??
+    rows.at(-1);
+  if (!row) return list.parentElement?.querySelector<HTMLElement>(':scope > .nav-row > a') ?? null;
+  return (
+    (held.menu ? row.querySelector<HTMLElement>('.row-menu-btn') : null) ??
+    row.querySelector<HTMLElement>('a')
+  );
+}
+
 function Topics({
   c,
   s,
@@ -142,10 +188,22 @@ function Topics({
   counts: UnreadCounts;
 }) {
   const [all, setAll] = useState(false);
+  // The row with the focus as this drawing starts (the page still shows the last one): if the
+  // drawing takes it away (its topic renamed: a row of another key), the focus goes on to what
+  // stands for it (rowAfter) rather than to the page's body.
+  const held = useRef<HeldRow | null>(null);
+  held.current = heldRow(streamId, document.activeElement);
+  useLayoutEffect(() => {
+    const h = held.current;
+    const now = document.activeElement;
+    if (!h || (now && now !== document.body)) return;
+    rowAfter(s, streamId, h)?.focus({ preventScroll: true });
+  });
   // Topics come and go (rev.topics); their policies, muted or followed, change with rev.channels;
   // what their menus offer with the realm's permissions (rev.settings) and the user's role and
   // groups (rev.users).
   track(s.rev.topics, s.rev.channels, s.rev.settings, s.rev.users);
+  // Held while fetched again (after a move or a deletion): shown as they are until the answer.
   const topics = s.topics.get(streamId);
   const cur = c.narrow.value;
   const curTopic = channelOf(cur) === streamId ? topicOf(cur) : undefined;
@@ -164,8 +222,23 @@ function Topics({
       );
   return (
     <>
-      {shown.map((t) => (
-        <li key={t.name} class="nav-row">
+      {shown.map((t, i) => (
+        <li
+          key={t.name}
+          class="nav-row"
+          data-topic={t.name}
+          // Gone while a dialog it opened was open (Move, Rename): the dialog gives the focus
+          // back to what stands for it.
+          ref={(el) =>
+            setFocusSuccessor(el, (gone) =>
+              rowAfter(s, streamId, {
+                name: t.name,
+                index: i,
+                menu: gone.closest('.row-menu') !== null,
+              }),
+            )
+          }
+        >
           <NavLink
             c={c}
             narrow={topicNarrow(streamId, t.name)}
@@ -255,7 +328,7 @@ class ChannelItem extends Component<ChannelItemProps> {
           <Menu class="row-menu" label={`Menu for #${sub.name}`} items={channelMenuItems(c, sub)} />
         </div>
         {counts && (
-          <ul class="nav-list" aria-label={`Topics in ${sub.name}`}>
+          <ul class="nav-list" aria-label={`Topics in ${sub.name}`} data-topics-of={sub.stream_id}>
             <Topics c={c} s={s} streamId={sub.stream_id} counts={counts} />
           </ul>
         )}

@@ -41,6 +41,7 @@ import {
   mutingApplies,
   narrowKey,
   sameTopic,
+  topicMove,
   type MatchContext,
   type Narrow,
   type Names,
@@ -149,6 +150,17 @@ export class ChatState {
    * may be older): topics that got a message, and whether messages moved in or out.
    */
   private readonly topicsAsked = new Map<number, { noted: TopicInfo[]; moved: boolean }>();
+  /**
+   * Channels whose topics held in `topics` may be out of date (messages moved in or out, some
+   * deleted): fetched again, and shown as they are until the answer (the sidebar does not go
+   * back to "Loading topics…", nor lose the row that had the focus to a blank).
+   */
+  private readonly topicsOutdated = new Set<number>();
+  /**
+   * Where whole topics went (the moves onward, a rename or resolving among them), by where they
+   * were (topicKey), the last MOVES_KEPT: the sidebar's focus follows a topic's row there.
+   */
+  private readonly topicsMovedTo = new Map<string, { streamId: number; topic: string }>();
   /**
    * Edits, moves, reactions and flags that arrived while a list was being fetched, in order (at
    * most MAX_CHANGES_KEPT, the oldest dropped: a fetch that needed one is asked again, see
@@ -1011,7 +1023,7 @@ export class ChatState {
         // Its topic may have gone with them (a topic deleted): the channel's topics are asked
         // again, as after a move.
         if (e.message_type === 'stream' && e.stream_id !== undefined) {
-          this.topics.delete(e.stream_id);
+          this.outdateTopics(e.stream_id);
           const asked = this.topicsAsked.get(e.stream_id);
           if (asked) asked.moved = true;
           this.rev.topics.value++;
@@ -1234,6 +1246,34 @@ export class ChatState {
     this.topicsAsked.set(streamId, { noted: [], moved: false });
   }
 
+  /**
+   * Whether the channel's topics are to be fetched: not held yet, or held but out of date (a
+   * move or a deletion since; still shown until the answer).
+   */
+  topicsToFetch(streamId: number): boolean {
+    return !this.topics.has(streamId) || this.topicsOutdated.has(streamId);
+  }
+
+  private outdateTopics(streamId: number): void {
+    if (this.topics.has(streamId)) this.topicsOutdated.add(streamId);
+  }
+
+  /**
+   * Where a topic went when moved onward (renamed, resolved, moved to another channel), after
+   * every later move of it too; undefined when no move of it is known.
+   */
+  topicWent(streamId: number, topic: string): { streamId: number; topic: string } | undefined {
+    let at: { streamId: number; topic: string } | undefined;
+    // A bound: moves back and forth (resolved, unresolved) make a loop.
+    for (let hop = 0; hop < MOVES_KEPT; hop++) {
+      const next = this.topicsMovedTo.get(topicKey(at?.streamId ?? streamId, at?.topic ?? topic));
+      if (!next) break;
+      at = next;
+      if (next.streamId === streamId && sameTopic(next.topic, topic)) break;
+    }
+    return at;
+  }
+
   /** Whether a fetch of the channel's topics is on its way. */
   topicsPending(streamId: number): boolean {
     return this.topicsAsked.has(streamId);
@@ -1252,6 +1292,8 @@ export class ChatState {
   setTopics(streamId: number, topics: { name: string; max_id: number }[]): boolean {
     const asked = this.topicsAsked.get(streamId);
     this.topicsAsked.delete(streamId);
+    if (asked?.moved) this.topicsOutdated.add(streamId);
+    else this.topicsOutdated.delete(streamId);
     const list = topics.map((t) => ({ name: t.name, maxId: t.max_id }));
     for (const n of asked?.noted ?? []) {
       const i = list.findIndex((t) => sameTopic(t.name, n.name));
@@ -1298,8 +1340,16 @@ export class ChatState {
       if (arrives) l.markStale();
     }
     const streamId = e.stream_id;
-    if (streamId !== undefined && this.topics.has(streamId)) this.topics.delete(streamId);
-    if (e.new_stream_id !== undefined) this.topics.delete(e.new_stream_id);
+    if (streamId !== undefined) this.outdateTopics(streamId);
+    if (e.new_stream_id !== undefined) this.outdateTopics(e.new_stream_id);
+    const mv = topicMove(e, ids[0] !== undefined ? this.messages.get(ids[0])?.subject : undefined);
+    if (mv?.whole) {
+      const from = topicKey(mv.from.streamId, mv.from.topic);
+      this.topicsMovedTo.delete(from);
+      this.topicsMovedTo.set(from, mv.to);
+      if (this.topicsMovedTo.size > MOVES_KEPT)
+        this.topicsMovedTo.delete(this.topicsMovedTo.keys().next().value!);
+    }
     for (const id of [streamId, e.new_stream_id]) {
       const asked = id !== undefined && this.topicsAsked.get(id);
       if (asked) asked.moved = true;
@@ -1511,6 +1561,9 @@ export class ChatState {
       : { kind: 'dm', ids: messageDmIds(m, this.selfId) };
   }
 }
+
+/** How many whole-topic moves ChatState.topicWent remembers. */
+const MOVES_KEPT = 50;
 
 /** Whether an update_message event moves messages (to another topic or channel). */
 function isMove(e: Extract<ServerEvent, { type: 'update_message' }>): boolean {

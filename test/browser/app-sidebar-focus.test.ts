@@ -1,0 +1,193 @@
+/**
+ * The web app in chromium: the keyboard focus after a topic action chosen from a sidebar topic's
+ * "⋮" menu (web/app/sidebar.tsx, focus-successor.ts). The actions make the channel's topics be
+ * fetched again; the list shown stays until the answer (no "Loading topics…" in its place, counted
+ * by a MutationObserver from before the page's scripts run), and the focus goes on to the row of
+ * the topic where it went (resolved, unresolved, renamed: found by its new name), else to the topic
+ * row now at its place (a topic deleted), else to the channel's row (its last topic deleted), on
+ * the "⋮" it was on, never to the page's body. All from the keys: the menu button, Enter, the
+ * arrows, Enter.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
+import { sendChannelMessage } from '../helpers/messages.js';
+
+let kitchen = 0;
+let garden = 0;
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: {
+    kitchen: { by: 'iago', members: ['iago', 'othello'] },
+    garden: { by: 'iago', members: ['iago', 'othello'] },
+  },
+  seed: async ({ ts, channels }) => {
+    kitchen = channels.kitchen;
+    garden = channels.garden;
+    for (const topic of ['trash', 'delta', 'gamma', 'beta', 'alpha'])
+      await sendChannelMessage(ts.api, 'othello', 'kitchen', topic, `About ${topic}`);
+    await sendChannelMessage(ts.api, 'othello', 'garden', 'weeds', 'Pull them');
+  },
+});
+
+/**
+ * Counts, from before the page's scripts run, each time a channel's topic list says "Loading
+ * topics…" after it had shown its topics (`window.loadingFlashes`, the channels' names).
+ */
+const COUNT_LOADING = `window.loadingFlashes = [];
+  (() => {
+    const shown = new Set();
+    const saying = new Set();
+    const look = () => {
+      for (const ul of document.querySelectorAll('ul[aria-label^="Topics in "]')) {
+        const name = ul.getAttribute('aria-label');
+        const loading = ul.textContent.includes('Loading topics…');
+        if (loading && shown.has(name) && !saying.has(name)) window.loadingFlashes.push(name);
+        if (loading) saying.add(name);
+        else saying.delete(name);
+        if (ul.querySelector('a.topic')) shown.add(name);
+      }
+    };
+    new MutationObserver(look).observe(document, { childList: true, subtree: true, characterData: true });
+  })();`;
+
+/** The open channel's topics in the sidebar, top to bottom. */
+const SIDEBAR_TOPICS = `[...document.querySelectorAll('.sidebar a.topic .label')].map((e) => e.textContent)`;
+
+async function waitTopics(page: Page, has: string[], hasNot: string[] = []): Promise<string[]> {
+  await waitFor(
+    page,
+    `((l) => ${JSON.stringify(has)}.every((x) => l.includes(x)) && !${JSON.stringify(hasNot)}.some((x) => l.includes(x)))(${SIDEBAR_TOPICS})`,
+    15_000,
+  ).catch(async (e: unknown) => {
+    throw new Error(`sidebar topics: ${JSON.stringify(await page.evaluate(SIDEBAR_TOPICS))}`, {
+      cause: e,
+    });
+  });
+  return page.evaluate<string[]>(SIDEBAR_TOPICS);
+}
+
+/**
+ * What has the focus, in words: "topic menu ✔ alpha" (a topic row's "⋮"), "topic link beta",
+ * "channel link garden", or "body".
+ */
+const FOCUSED = `((a) => {
+  if (!a || a === document.body) return 'body';
+  const sidebar = a.closest('.sidebar');
+  if (!sidebar) return 'elsewhere: ' + a.tagName + ' ' + (a.className || '');
+  const inTopics = a.closest('ul[aria-label^="Topics in "]');
+  const row = inTopics ? a.closest('li') : a.closest('.nav-row');
+  const kind = a.matches('.row-menu-btn') ? 'menu' : a.matches('a') ? 'link' : a.tagName;
+  return (inTopics ? 'topic ' : 'channel ') + kind + ' ' + (row?.querySelector('.label')?.textContent ?? '?');
+})(document.activeElement)`;
+
+/** Until the focus is on `want` (a bound of 5 s for a broken build), then what it is on. */
+async function focusedAs(page: Page, want: string): Promise<string> {
+  await waitFor(page, `${FOCUSED} === ${JSON.stringify(want)}`, 5_000).catch(() => undefined);
+  return page.evaluate<string>(FOCUSED);
+}
+
+/** The sidebar's menu button of a topic of the open channel. */
+const topicMenu = (topic: string) =>
+  `.sidebar li.nav-row:has(a.topic .label:text-is(${JSON.stringify(topic)})) .row-menu-btn`;
+
+/** From the keys: the topic's "⋮" focused, Enter, ↓ to `label`, Enter. */
+async function chooseByKeys(page: Page, topic: string, label: string): Promise<void> {
+  await page.focus(topicMenu(topic));
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.row-menu-list');
+  for (let i = 0; i < 12; i++) {
+    if ((await page.evaluate('document.activeElement?.textContent')) === label) break;
+    await page.keyboard.press('ArrowDown');
+  }
+  if ((await page.evaluate('document.activeElement?.textContent')) !== label)
+    throw new Error(`no ${label} in the menu`);
+  await page.keyboard.press('Enter');
+}
+
+t.test(
+  'resolve, unresolve, rename and delete from the keys: the focus stays in the list',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', {
+      hash: `#narrow/channel/${kitchen}-kitchen`,
+      init: COUNT_LOADING,
+    });
+    await waitMessage(page, 'About alpha');
+    t.same(
+      await waitTopics(page, ['alpha', 'beta', 'gamma', 'delta', 'trash']),
+      ['alpha', 'beta', 'gamma', 'delta', 'trash'],
+      'newest first',
+    );
+
+    // Resolved: the row of "✔ alpha", on its "⋮" (where the focus was, the menu closed).
+    await chooseByKeys(page, 'alpha', 'Mark as resolved');
+    await waitTopics(page, ['✔ alpha'], ['alpha']);
+    t.equal(await focusedAs(page, 'topic menu ✔ alpha'), 'topic menu ✔ alpha', 'resolved: its row');
+    await screenshot(page, t, 'resolved-focus-1280');
+
+    // And back.
+    await chooseByKeys(page, '✔ alpha', 'Mark as unresolved');
+    await waitTopics(page, ['alpha'], ['✔ alpha']);
+    t.equal(await focusedAs(page, 'topic menu alpha'), 'topic menu alpha', 'unresolved: its row');
+
+    // Renamed in the dialog (Enter in the name): the row of the new name.
+    await chooseByKeys(page, 'beta', 'Move topic');
+    await page.waitForSelector('.move-topic-dialog');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('bravo');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
+    await waitTopics(page, ['bravo'], ['beta']);
+    t.equal(await focusedAs(page, 'topic menu bravo'), 'topic menu bravo', 'renamed: its row');
+
+    // Deleted (confirmed with Enter): the row now at its place.
+    const before = await page.evaluate<string[]>(SIDEBAR_TOPICS);
+    const at = before.indexOf('gamma');
+    await chooseByKeys(page, 'gamma', 'Delete topic');
+    await page.waitForSelector('.dialog.confirm');
+    await page.keyboard.press('Enter');
+    const after = await waitTopics(page, [], ['gamma']);
+    const next = after[at] ?? after.at(-1)!;
+    t.not(next, undefined);
+    t.equal(
+      await focusedAs(page, `topic menu ${next}`),
+      `topic menu ${next}`,
+      `deleted: the row now at its place (${next})`,
+    );
+
+    t.same(
+      await page.evaluate('window.loadingFlashes'),
+      [],
+      'no "Loading topics…" in place of the list shown, after any of them',
+    );
+    watch.assertClean(t);
+  },
+);
+
+t.test("a channel's last topic deleted: the channel's row", async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', {
+    hash: `#narrow/channel/${garden}-garden`,
+    init: COUNT_LOADING,
+  });
+  await waitMessage(page, 'Pull them');
+  await waitTopics(page, ['weeds']);
+  await chooseByKeys(page, 'weeds', 'Delete topic');
+  await page.waitForSelector('.dialog.confirm');
+  await page.keyboard.press('Enter');
+  await waitFor(
+    page,
+    `document.querySelector('ul[aria-label="Topics in garden"]')?.textContent.includes('No topics yet')`,
+    15_000,
+  );
+  t.equal(
+    await focusedAs(page, 'channel link garden'),
+    'channel link garden',
+    "the channel's row, not the page's body",
+  );
+  t.same(await page.evaluate('window.loadingFlashes'), [], 'no "Loading topics…" meanwhile');
+  watch.assertClean(t);
+});
