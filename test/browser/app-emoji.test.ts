@@ -4,7 +4,9 @@
  * "Emoji"), so a rendered `:thumbs_up:`, a reaction and the picker show a coloured glyph rather
  * than an empty box. Checked on the pixels: a missing glyph's box is grey, the emoji is not. A
  * page without emoji (the login form) fetches no part of the font, and one with a single emoji
- * fetches only the subset that holds it, from /static, cacheable, within the page's CSP.
+ * fetches only the subset that holds it, from /static, cacheable, within the page's CSP. The
+ * emoji index's file (fetched at the first need, Controller.loadEmoji) refused: a toast, the
+ * picker says so rather than "Loading…", and the next opening asks again.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -156,3 +158,65 @@ t.test("the picker's footer names an emoji shown, not one a search has hidden", 
   await page.keyboard.press('Escape');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test(
+  'the emoji file not fetched: a toast, the picker says so, the next one asks again',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const id = await sendChannelMessage(ts.api, 'othello', 'general', 'offline', 'No emoji yet');
+    // The server's emoji file (register's server_emoji_data_url) refused until said.
+    const file = /\/static\/generated\/emoji\/emoji_api\.[^/]*\.json$/;
+    let refused = 0;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${general}-general/topic/offline`,
+      setup: async (page) => {
+        await page.route(file, (route) => {
+          refused++;
+          return route.abort('connectionfailed');
+        });
+      },
+    });
+    await waitMessage(page, 'No emoji yet');
+    const row = page.locator(`.msg[data-id="${id}"]`);
+    await row.hover();
+    await row.locator('button[aria-label="Add a reaction"]').click();
+    await page.waitForSelector('.toast:has-text("Could not load the emoji list.")');
+    t.pass('a toast says so');
+    t.equal(refused, 1, 'the file was asked for once');
+    // Not left "Loading…": it says why there is nothing to pick (no custom emoji in this realm).
+    const gridText = `document.querySelector('.picker-grid')?.textContent`;
+    await waitFor(page, `${gridText} === 'Could not load the emoji list.'`, 10_000).catch(
+      () => undefined,
+    );
+    t.equal(
+      await page.evaluate(gridText),
+      'Could not load the emoji list.',
+      'the picker says it could not load them, not "Loading…"',
+    );
+    await screenshot(page, t, 'picker-not-loaded');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('.picker', { state: 'detached' });
+
+    // The connection back: the next opening asks again, and the emoji are there.
+    await page.unroute(file);
+    await row.hover();
+    await row.locator('button[aria-label="Add a reaction"]').click();
+    await page.fill('input[aria-label="Search emoji"]', 'thumbs_up');
+    await waitFor(
+      page,
+      `document.querySelector('.picker-grid [role="option"]')?.getAttribute('aria-label') === 'thumbs up'`,
+      10_000,
+    ).catch(() => undefined);
+    t.equal(
+      await page.evaluate(
+        `document.querySelector('.picker-grid [role="option"]')?.getAttribute('aria-label') ?? document.querySelector('.picker-grid')?.textContent`,
+      ),
+      'thumbs up',
+      'found once the file could be fetched',
+    );
+    await page.keyboard.press('Enter');
+    await waitFor(page, `document.querySelector('.msg[data-id="${id}"] .reaction') !== null`);
+    t.pass('and picked: the reaction shows');
+    watch.assertClean(t, /WebSocket|status of 401|ERR_CONNECTION_FAILED|ERR_FAILED/);
+  },
+);

@@ -250,6 +250,11 @@ export class Controller {
     onPick: (e: EmojiEntry) => void;
   } | null>(null);
   readonly emoji = signal<EmojiIndex | null>(null);
+  /**
+   * Whether `emoji` lacks the server's emoji (their file could not be fetched: the realm's own
+   * only, so that the picker shows what there is rather than "Loading…"); loadEmoji tries again.
+   */
+  emojiPartial = false;
   /** The profile card open (one at a time). */
   readonly card = signal<CardAt | null>(null);
   /** The compose box's upload, for files dropped anywhere on the messages. */
@@ -1626,16 +1631,20 @@ export class Controller {
 
   // ---- Emoji -----------------------------------------------------------------------------
 
-  /** The emoji index (the server's data file, fetched the first time it is needed). */
+  /**
+   * The emoji index (the server's data file, fetched the first time it is needed, and again at
+   * the next need after it could not be: a picker opened again, the status dialog).
+   */
   loadEmoji(): Promise<void> {
     const s = this.state.value;
     if (!s) return Promise.resolve();
-    if (this.emoji.value) return Promise.resolve();
+    if (this.emoji.value && !this.emojiPartial) return Promise.resolve();
     this.emojiLoading ??= (async () => {
       // The index's code comes with the message list's (controller-messages.ts), fetched beside
       // the data; if it cannot be, a toast says so and the next call tries again.
       const code = this.part(messageOps);
       let data: Record<string, string[]> = {};
+      let partial = false;
       try {
         if (s.realm.emojiDataUrl) {
           // From this origin, whatever host the server names (the page may only connect here).
@@ -1645,9 +1654,14 @@ export class Controller {
         }
       } catch {
         this.toast('Could not load the emoji list.');
+        partial = true;
       }
       const ops = await code;
-      if (ops) this.emoji.value = ops.buildEmojiIndex(data, s.realm.emoji);
+      // Not over a whole index (an earlier try's answer) with a partial one.
+      if (ops && !(partial && this.emoji.value)) {
+        this.emojiPartial = partial;
+        this.emoji.value = ops.buildEmojiIndex(data, s.realm.emoji);
+      }
       this.emojiLoading = null;
     })();
     return this.emojiLoading;

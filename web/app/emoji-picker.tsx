@@ -115,7 +115,13 @@ export function EmojiPicker({ c }: { c: Controller }) {
               {e.kind === 'unicode' ? emojiText(e.code) : <img src={e.url} alt="" />}
             </button>
           ))}
-          {idx && list.length === 0 && <span class="muted-text">No emoji match.</span>}
+          {/* Without the server's emoji (their file could not be fetched: the toast says so,
+              the next opening tries again), the realm's own only, or these words. */}
+          {idx && list.length === 0 && (
+            <span class="muted-text">
+              {c.emojiPartial ? 'Could not load the emoji list.' : 'No emoji match.'}
+            </span>
+          )}
         </div>
         <div class="picker-name">{named ? `:${named.name}:` : p.title}</div>
       </div>
