@@ -237,7 +237,21 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         .catch((err: unknown) => log.warn({ err, realmId, userId }, 'queue-gone mail not noted'));
     };
   }
-  await cluster?.start(realms);
+  try {
+    await cluster?.start(realms);
+  } catch (err) {
+    // Nothing listens or runs yet: what was made on this copy is closed, so that whoever started
+    // the server may start it again in this process (src/cluster/main.ts, from a snapshot when
+    // the log was trimmed past the copy). A lock the caller holds stays held.
+    await cluster?.close().catch(() => undefined);
+    realms.closeAll();
+    await exports.close().catch(() => undefined);
+    queues.close();
+    store.close();
+    await store.stopped();
+    if (!heldLock) lock.release();
+    throw err;
+  }
   const renderer = new RenderPool(
     config.renderInlineThreshold !== undefined
       ? { inlineThreshold: config.renderInlineThreshold }

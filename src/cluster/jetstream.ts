@@ -833,6 +833,33 @@ export async function nextOnSubject(
 }
 
 /**
+ * Whether the log still holds what follows position `applied` (a copy's): null when it does (it
+ * holds the entry at `applied` + 1, or nothing after `applied`), else the position of the first
+ * entry it still holds after `applied` (its last position + 1 when it holds none of them: all
+ * trimmed). Trimming (trim.ts) removes entries at or below a snapshot's position but keeps each
+ * realm's newest, so the log's first position says nothing about a copy in the middle: the entry
+ * after the copy is looked for itself (STREAM.MSG.GET `next_by_subj`, answered by the leader).
+ */
+export async function gapAfter(
+  jsm: JetStreamManager,
+  names: ClusterNames,
+  applied: number,
+): Promise<number | null> {
+  // The last position first: an entry the probe then does not find (or finds later than
+  // `applied` + 1) at or below it was there, and is gone.
+  const last = (await jsm.streams.info(names.stream)).state.last_seq;
+  if (last <= applied) return null;
+  try {
+    const query = { next_by_subj: `${names.log}.>`, seq: applied + 1 };
+    const m = await jsm.streams.getMessage(names.stream, query);
+    return m.seq === applied + 1 ? null : m.seq;
+  } catch (err) {
+    if (jetStreamErrorCode(err) === 10037) return last + 1; // no message found
+    throw err;
+  }
+}
+
+/**
  * Appends the cluster's first entry (the first realm: ClusterNode.bootstrap) expecting the whole
  * stream at `expectLast`, with message id `msgId`. A cluster just started may not answer yet (its
  * stream electing a leader: a timeout, or "no responders" at once): the append is asked again with

@@ -42,6 +42,24 @@ import { refreshReadModel } from './refresh.js';
 export const DEFAULT_STALL_MS = 2000;
 
 /**
+ * The log no longer holds the entries after this copy's position (trimmed behind a snapshot while
+ * the node was away or starting: trim.ts), met while the node starts: its start fails with this,
+ * before it serves, and src/cluster/main.ts starts it again from the newest snapshot in the same
+ * process. A node that meets a gap once started stops instead (ApplierParts.die).
+ */
+export class TrimmedPastError extends Error {
+  constructor(
+    /** The copy's position. */
+    readonly at: number,
+    /** The first entry the log still holds after it. */
+    readonly next: number,
+  ) {
+    super(`the log was trimmed past this copy (at ${at}, next entry ${next})`);
+    this.name = 'TrimmedPastError';
+  }
+}
+
+/**
  * How long each pull of the log consumer lasts (nats.js's `expires`; its default is 30 s). nats.js
  * derives two waits from it: its idle heartbeats (half of it: a consumer whose server went away is
  * made again after two missed ones) and the pause between attempts to create the consumer when one
@@ -290,9 +308,24 @@ export class LogApplier {
    * 2026-12-07). `close` ends those attempts at their next failure.
    */
   private readonly starting = new Set<object>();
+  /**
+   * Until the node's start has caught up (`started`), a gap in the log fails the start
+   * (`trimmedPast` rejects) instead of stopping the process.
+   */
+  private startingUp = true;
+  private failStart: (err: TrimmedPastError) => void = () => undefined;
+  /** Rejects if the log is found trimmed past this copy before `started`; never resolves. */
+  readonly trimmedPast = new Promise<never>((_, reject) => (this.failStart = reject));
 
   constructor(private readonly parts: ApplierParts) {
     this.appliedSeq = parts.replication.state().applied;
+    // Only raced against the start (ClusterNode.start): unhandled otherwise.
+    this.trimmedPast.catch(() => undefined);
+  }
+
+  /** The node's start caught up: a gap in the log stops the node from now on. */
+  started(): void {
+    this.startingUp = false;
   }
 
   get applied(): number {
@@ -525,11 +558,18 @@ export class LogApplier {
           );
         this.lastEntryAt = performance.now();
         if (m.seq !== this.appliedSeq + 1) {
-          // Entries this copy needs were trimmed away (it was gone too long): it can only start
-          // again from a snapshot (src/cluster/main.ts discards it; trim.ts).
-          this.parts.die(
-            `the log was trimmed past this copy (at ${this.appliedSeq}, next entry ${m.seq})`,
-          );
+          // Entries this copy needs were trimmed away (it was gone too long, or another node
+          // trimmed the log after this one checked its copy: trim.ts): it can only go on from a
+          // snapshot. While the node starts (it serves nothing yet), its start fails and is made
+          // again from the newest snapshot in this process (src/cluster/main.ts); once started,
+          // the node stops and its supervisor starts it again.
+          const err = new TrimmedPastError(this.appliedSeq, m.seq);
+          if (this.startingUp) {
+            this.startingUp = false;
+            this.generation++;
+            this.installed = -1;
+            this.failStart(err);
+          } else this.parts.die(err.message);
           return;
         }
         try {

@@ -42,13 +42,14 @@ import path from 'node:path';
 import { ensureFirstRealm } from '../bootstrap.js';
 import { configFromEnv } from '../config.js';
 import { SettingsError } from '../lib/settings-error.js';
-import { createServer } from '../server.js';
+import { createServer, type ConfabServer } from '../server.js';
 import { stopOnSignals } from '../signals.js';
 import { DataDirLock } from '../storage/data-lock.js';
 import { openDatabase } from '../storage/db.js';
 import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
 import { ID_BLOCK_SIZE } from './id-blocks.js';
 import { clusterNames, PayloadTooSmallError, UnsafeNatsError } from './jetstream.js';
+import { TrimmedPastError } from './log-applier.js';
 import { DEFAULT_FORWARD_ACK_MS } from './forwarding.js';
 import { DEFAULT_READ_BARRIER_MS } from './read-barrier.js';
 import { CopyRefusedError, prepareCopy, type Prepared } from './seed.js';
@@ -61,6 +62,13 @@ import { DEFAULT_RESERVATION_TIMEOUT_MS } from './subdomains.js';
  * it again as is.
  */
 const EX_CONFIG = 78;
+
+/**
+ * How many times a start is made in this process when the log is found trimmed past the copy
+ * while the node starts (each from the newest snapshot); after the last, the node exits as a node
+ * that cannot follow the log does (status 75), for its supervisor.
+ */
+const START_ATTEMPTS = 3;
 
 /**
  * A whole number of the environment, `min` to `max` (`fallback` when unset or empty); anything
@@ -92,7 +100,10 @@ function flag(name: string): boolean {
  * from before the cluster was seeded (a node started empty before the seed: src/cluster/seed.ts).
  * Either way the node then starts from the newest snapshot and the log.
  */
-function discardUnusableCopy(dataDir: string, trimmed: number, seeded: number): void {
+function discardUnusableCopy(
+  dataDir: string,
+  { trimmed, seeded, gap }: Pick<Prepared, 'trimmed' | 'seeded' | 'gap'>,
+): void {
   if (!fs.existsSync(path.join(dataDir, 'confab.sqlite3'))) return;
   const db = openDatabase(dataDir);
   const diverged = hasUnackedCommits(db);
@@ -101,9 +112,18 @@ function discardUnusableCopy(dataDir: string, trimmed: number, seeded: number): 
   if (diverged) console.error(`${dataDir}: commits the log never acknowledged; rebuilding`);
   else if (applied < trimmed)
     console.error(`${dataDir}: at log position ${applied}, trimmed up to ${trimmed}; rebuilding`);
+  else if (gap !== null)
+    console.error(
+      `${dataDir}: at log position ${applied}, the log's next entry is ${gap} (trimmed); rebuilding`,
+    );
   else if (applied < seeded)
     console.error(`${dataDir}: at log position ${applied}, seeded at ${seeded}; rebuilding`);
   else return;
+  removeCopy(dataDir);
+}
+
+/** Removes the data directory's database (the node then starts from the newest snapshot). */
+function removeCopy(dataDir: string): void {
   for (const f of ['confab.sqlite3', 'confab.sqlite3-wal', 'confab.sqlite3-shm'])
     fs.rmSync(path.join(dataDir, f), { force: true });
 }
@@ -155,50 +175,71 @@ async function main(): Promise<void> {
   // One process at a time writes a data directory: a server or the admin tool running on it
   // would change what this node checks, seeds or discards.
   const lock = DataDirLock.acquire(config.dataDir, 'server');
-  let prepared: Prepared;
-  try {
-    prepared = await prepareCopy({
-      servers,
-      names,
-      node,
-      replicas,
-      dataDir: config.dataDir,
-      seed,
-      allowUnsafeNats,
-    });
-    discardUnusableCopy(config.dataDir, prepared.trimmed, prepared.seeded);
-    const restored = await restoreSnapshot(servers, names, config.dataDir, prepared.seeded);
-    if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
-  } catch (err) {
-    lock.release();
-    throw err;
+  let server: ConfabServer;
+  for (let attempt = 1; ; attempt++) {
+    let prepared: Prepared;
+    try {
+      prepared = await prepareCopy({
+        servers,
+        names,
+        node,
+        replicas,
+        dataDir: config.dataDir,
+        seed,
+        allowUnsafeNats,
+      });
+      discardUnusableCopy(config.dataDir, prepared);
+      const restored = await restoreSnapshot(servers, names, config.dataDir, prepared.seeded);
+      if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+    try {
+      server = await createServer({
+        ...config,
+        // The cluster's: external images in a message, signed by the node that rendered it (its
+        // realm's owner), load through any node.
+        imageProxyKey: prepared.imageProxyKey,
+        lock,
+        queueIdPrefix: `${node}-`,
+        ...(process.env.CONFAB_TEST_EXPORT_DELAY_MS
+          ? { exportStartDelayMs: Number(process.env.CONFAB_TEST_EXPORT_DELAY_MS) }
+          : {}),
+        cluster: {
+          node,
+          servers,
+          namespace,
+          replicas,
+          leaseMs,
+          readBarrierMs,
+          forwardAckMs,
+          snapshotEvery,
+          trimGraceMs,
+          tmpDir: path.join(config.dataDir, 'tmp'),
+          idBlockSize,
+          reservationTimeoutMs,
+          allowUnsafeNats,
+        },
+      });
+      break;
+    } catch (err) {
+      // The log was trimmed past this copy after prepareCopy looked (another node trimmed it in
+      // between): the server made nothing that runs or listens (createServer closed what it had
+      // opened), so the start is made again here, from the newest snapshot, rather than by a
+      // supervisor after an exit. The copy cannot be swapped under a server that has it open: its
+      // database handles, realm registry, read models and restored queues were built from it.
+      if (!(err instanceof TrimmedPastError) || attempt >= START_ATTEMPTS) {
+        lock.release();
+        throw err;
+      }
+      console.error(
+        `cluster ${node}: ${err.message} while it started: setting the copy aside and starting ` +
+          'again from the newest snapshot',
+      );
+      removeCopy(config.dataDir);
+    }
   }
-  const server = await createServer({
-    ...config,
-    // The cluster's: external images in a message, signed by the node that rendered it (its
-    // realm's owner), load through any node.
-    imageProxyKey: prepared.imageProxyKey,
-    lock,
-    queueIdPrefix: `${node}-`,
-    ...(process.env.CONFAB_TEST_EXPORT_DELAY_MS
-      ? { exportStartDelayMs: Number(process.env.CONFAB_TEST_EXPORT_DELAY_MS) }
-      : {}),
-    cluster: {
-      node,
-      servers,
-      namespace,
-      replicas,
-      leaseMs,
-      readBarrierMs,
-      forwardAckMs,
-      snapshotEvery,
-      trimGraceMs,
-      tmpDir: path.join(config.dataDir, 'tmp'),
-      idBlockSize,
-      reservationTimeoutMs,
-      allowUnsafeNats,
-    },
-  });
   const cluster = server.cluster!;
   const ownerFile = process.env.CLUSTER_BOOTSTRAP;
   if (ownerFile) {
@@ -239,6 +280,11 @@ main().catch((err: unknown) => {
   ) {
     console.error(`refusing to start: ${err.message}`);
     process.exit(EX_CONFIG);
+  }
+  if (err instanceof TrimmedPastError) {
+    // As a node that finds the log trimmed past its copy once started (ClusterNode.die).
+    console.error(`stopping: ${err.message}, again after ${START_ATTEMPTS} starts`);
+    process.exit(75);
   }
   console.error(err instanceof Error ? (err.stack ?? err.message) : err);
   process.exit(1);

@@ -34,6 +34,7 @@ import { ClusterIds, ID_BLOCK_SIZE, idClaimer, RealmIdBlocks, type ClaimIds } fr
 import {
   appendEntry,
   appendFirst,
+  gapAfter,
   isWrongLastSequence,
   patiently,
   sleep,
@@ -42,7 +43,7 @@ import {
 import { LeaseKeeper } from './lease-keeper.js';
 import { LeaseBucket } from './leases.js';
 import { openLink, type ClusterLink, type ClusterOptions } from './link.js';
-import { LogApplier, replicasAway, type ApplierHooks } from './log-applier.js';
+import { LogApplier, replicasAway, TrimmedPastError, type ApplierHooks } from './log-applier.js';
 import { LogWriter, type RealmTooLargeError } from './log-writer.js';
 import { RateShare } from './rate-share.js';
 import { uploadSnapshot } from './snapshot.js';
@@ -238,8 +239,19 @@ export class ClusterNode implements RealmPlacement {
     });
     this.forwarder.serveQueues();
     const since = Date.now();
+    // The log may have been trimmed past this copy since src/cluster/main.ts looked (another
+    // node's trim in between): found before the consumer is made, which would hand on nothing
+    // when the log holds no entry after the gap. One trimmed meanwhile is found by the applier
+    // (`trimmedPast`). Either fails the start, which main.ts makes again from a snapshot.
+    const at = this.applier.applied;
+    const gap = await patiently(() => gapAfter(this.link.jsm, names, at), since);
+    if (gap !== null) throw new TrimmedPastError(at, gap);
     await this.applier.start(registry, since);
-    await patiently(() => this.applier.caughtUp(), since);
+    const caughtUp = patiently(() => this.applier.caughtUp(), since);
+    // Left unsettled when the start fails (then closed): its late failure is nobody's.
+    caughtUp.catch(() => undefined);
+    await Promise.race([caughtUp, this.applier.trimmedPast]);
+    this.applier.started();
     // What this node's previous process was exporting will not finish: its realms' owners fail it.
     await this.link.exportRuns.abandonPrevious().then(
       (n) => {

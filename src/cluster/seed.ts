@@ -40,6 +40,7 @@ import {
   appendEntry,
   CLUSTER_SUBJECT_REALM,
   connectJetStream,
+  gapAfter,
   IMAGE_PROXY_KEY_NAME,
   patiently,
   sharedImageProxyKey,
@@ -49,7 +50,7 @@ import {
   type JetStreamHandles,
 } from './jetstream.js';
 import { uploadSnapshot } from './snapshot.js';
-import { trimmedPosition } from './trim.js';
+import { reportPosition, trimmedPosition } from './trim.js';
 import { emojiNamedIn, putExistingEmoji, putExistingUploads } from './uploads.js';
 
 /** A node that will not start on its data directory, and why (said as it is to the operator). */
@@ -154,6 +155,11 @@ export type PrepareOptions = {
 export type Prepared = {
   /** Up to where the log was trimmed (0: never): an older copy is rebuilt. */
   trimmed: number;
+  /**
+   * The first entry the log holds after the copy's position when it no longer holds the one right
+   * after it (trimmed: jetstream.ts gapAfter), else null: such a copy is rebuilt.
+   */
+  gap: number | null;
   /** The seed entry's position (0: the cluster was not seeded): an older copy is rebuilt. */
   seeded: number;
   /** The cluster's image-proxy key (sharedImageProxyKey), which the node signs with. */
@@ -199,7 +205,7 @@ export async function prepareCopy(opts: PrepareOptions): Promise<Prepared> {
     const imageProxyKey = () => sharedImageProxyKey(h.kv, loadImageProxyKey(opts.dataDir));
     if (single) {
       const seeded = await seedCluster(h, opts, copy, view);
-      return { trimmed: 0, seeded, imageProxyKey: await imageProxyKey() };
+      return { trimmed: 0, gap: null, seeded, imageProxyKey: await imageProxyKey() };
     }
     if (opts.seed) {
       if (copy.realms.length === 0 && view.last === 0) {
@@ -224,7 +230,20 @@ export async function prepareCopy(opts: PrepareOptions): Promise<Prepared> {
         db.close();
       }
     }
-    return { trimmed: view.trimmed, seeded: seed?.seq ?? 0, imageProxyKey: await imageProxyKey() };
+    let trimmed = view.trimmed;
+    let gap: number | null = null;
+    if (copy.applied > 0 && !copy.unacked) {
+      // The copy's position is reported first, as a running node reports it (trim.ts): a trim
+      // that reads the reports from then on keeps what follows it. Then what a trim before that
+      // removed is looked at: the trimmed position again (a trim raises it before it removes
+      // anything), and the entry after the copy itself (the log may have been trimmed by a trim
+      // that raised the position after viewCluster read it).
+      const since = Date.now();
+      await patiently(() => reportPosition(h.kv, opts.node, copy.applied), since);
+      trimmed = await patiently(() => trimmedPosition(h.kv), since);
+      gap = await patiently(() => gapAfter(h.jsm, opts.names, copy.applied), since);
+    }
+    return { trimmed, gap, seeded: seed?.seq ?? 0, imageProxyKey: await imageProxyKey() };
   } finally {
     await h.nc.close();
   }

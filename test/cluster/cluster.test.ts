@@ -747,7 +747,11 @@ async function run(): Promise<void> {
       // the realm's newest entry from the log (before, each expected 0 and none could ever own it).
       const nodes = readRecord(dir).nodes;
       for (let i = 0; i < nodes.length; i++) await killNode(dir, i + 1);
-      for (let i = 0; i < nodes.length; i++) await startNodeAgain(dir, i + 1);
+      // Started together, as after a power cut. Each reports its copy's position before it looks
+      // at the log (seed.ts prepareCopy), so that another's trim keeps what it needs; one that
+      // found the log trimmed past its copy all the same would start again from a snapshot in its
+      // own process rather than exit (src/cluster/main.ts).
+      await Promise.all(nodes.map((_, i) => startNodeAgain(dir, i + 1)));
       let res = null;
       for (const until = Date.now() + REPLICATION_LIMIT_MS; Date.now() < until;) {
         res = await api

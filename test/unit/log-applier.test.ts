@@ -27,6 +27,8 @@ function world(opts: {
   readBarrierMs?: number;
   /** Each entry reaches a consumer this long after the log took it (a slow but live copy). */
   deliverAfterMs?: number;
+  /** The log was trimmed up to this position: a consumer hands on nothing at or below it. */
+  trimmedTo?: number;
 }) {
   let last = opts.last;
   /** When (performance.now) the log took each entry after the first `opts.last`. */
@@ -52,7 +54,7 @@ function world(opts: {
         return Promise.resolve();
       },
       async *[Symbol.asyncIterator]() {
-        let seq = from;
+        let seq = Math.max(from, (opts.trimmedTo ?? 0) + 1);
         for (;;) {
           while (!closed && (seq > last || seq > stopAt || !deliverable(seq)))
             await new Promise<void>((r) => {
@@ -183,6 +185,28 @@ t.test('a consumer that stops delivering is made again from the last applied ent
   t.equal(w.applier.status().consumerRestarts, 1, 'counted');
   await until('the stall over', () => !w.applier.status().stalled);
   t.same(w.died, [], 'the node goes on');
+});
+
+t.test('a log trimmed past the copy fails the start, and stops a started node', async (t) => {
+  // While the node starts it serves nothing: its start is made again from the newest snapshot in
+  // the same process (src/cluster/main.ts); before, the process stopped, for its supervisor.
+  const w = world({ last: 5, trimmedTo: 3 });
+  await w.applier.start({} as never);
+  t.teardown(() => w.applier.close());
+  await t.rejects(
+    w.applier.trimmedPast,
+    { name: 'TrimmedPastError', at: 0, next: 4 },
+    'the start fails, saying where',
+  );
+  t.same(w.died, [], 'the process goes on');
+  t.equal(w.applier.applied, 0, 'nothing past the gap applied');
+  // Once started (it serves), the node stops instead, as before.
+  const s = world({ last: 5, trimmedTo: 3 });
+  s.applier.started();
+  await s.applier.start({} as never);
+  t.teardown(() => s.applier.close());
+  await until('the started node stopped', () => s.died.length > 0);
+  t.match(s.died[0], /^the log was trimmed past this copy \(at 0, next entry 4\)$/);
 });
 
 t.test('an idle log, or one that does not answer, is no stall', async (t) => {
