@@ -144,10 +144,17 @@ export class ExportRuns {
     }
   }
 
-  /** At start: gives up the exports this node's previous process was running. */
-  async abandonPrevious(): Promise<number> {
+  /**
+   * At start: gives up the exports this node's previous process was running. `keys` lists the
+   * bucket's keys under a filter: a node's start passes a bounded one (jetstream.ts bucketKeys),
+   * which fails rather than waiting on JetStream without end.
+   */
+  async abandonPrevious(
+    keys: (filter: string) => Promise<Iterable<string> | AsyncIterable<string>> = (f) =>
+      this.kv.keys(f),
+  ): Promise<number> {
     let n = 0;
-    for await (const key of await this.kv.keys(`${EXPORT_KEY_PREFIX}*`)) {
+    for await (const key of await keys(`${EXPORT_KEY_PREFIX}*`)) {
       const e = await this.kv.get(key);
       if (!e || e.operation !== 'PUT') continue;
       const r = parse(e.string());

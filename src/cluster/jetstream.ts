@@ -833,6 +833,52 @@ export async function nextOnSubject(
 }
 
 /**
+ * How long listing a bucket's keys (`bucketKeys`) is asked again while JetStream does not answer
+ * (no leader for the bucket's stream: 503, or no answer in time) before it fails.
+ */
+export const KEYS_PATIENCE_MS = 10_000;
+
+/**
+ * The keys of key-value bucket `bucket` matching `filter` (a NATS subject filter over the keys:
+ * `export.*`; default all) that hold a message, a deleted key's marker too (callers read each key
+ * and skip what is not a PUT): the subjects of the bucket stream's info, which its leader answers.
+ *
+ * Not nats.js's `kv.keys`: it lists them through an ordered push consumer whose re-creation, after
+ * a gap or missed heartbeats, nats.js (2.29) asks for without limit while JetStream answers 503 or
+ * nothing (JetStreamSubscriptionImpl `_resetOrderedConsumer`: `retries: -1`), its iterator not
+ * ending meanwhile, and no handle to stop it is given to the caller: a node's start waited on it
+ * silently, as did a snapshot's trim (and every later snapshot of the node). Here each question
+ * is one request, asked again while unanswered for at most `patienceMs`; then this fails, saying
+ * so, and the caller logs it and goes on.
+ */
+export async function bucketKeys(
+  jsm: JetStreamManager,
+  bucket: string,
+  filter = '>',
+  patienceMs = KEYS_PATIENCE_MS,
+): Promise<string[]> {
+  const prefix = `$KV.${bucket}.`;
+  const since = performance.now();
+  for (;;) {
+    try {
+      const info = await jsm.streams.info(`KV_${bucket}`, {
+        subjects_filter: `${prefix}${filter}`,
+      });
+      return Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length));
+    } catch (err) {
+      if (!isNoAnswer(err)) throw err;
+      const waited = performance.now() - since;
+      if (waited >= patienceMs)
+        throw new Error(
+          `the keys of bucket ${bucket} went unanswered for ${Math.round(waited)} ms (${String(err)})`,
+          { cause: err },
+        );
+      await sleep(Math.min(500, patienceMs - waited));
+    }
+  }
+}
+
+/**
  * Whether the log still holds what follows position `applied` (a copy's): null when it does (it
  * holds the entry at `applied` + 1, or nothing after `applied`), else the position of the first
  * entry it still holds after `applied` (its last position + 1 when it holds none of them: all

@@ -34,6 +34,7 @@ import { ClusterIds, ID_BLOCK_SIZE, idClaimer, RealmIdBlocks, type ClaimIds } fr
 import {
   appendEntry,
   appendFirst,
+  bucketKeys,
   gapAfter,
   isWrongLastSequence,
   patiently,
@@ -253,12 +254,20 @@ export class ClusterNode implements RealmPlacement {
     await Promise.race([caughtUp, this.applier.trimmedPast]);
     this.applier.started();
     // What this node's previous process was exporting will not finish: its realms' owners fail it.
-    await this.link.exportRuns.abandonPrevious().then(
-      (n) => {
-        if (n > 0) console.error(`cluster ${node}: gave up ${n} interrupted export(s)`);
-      },
-      (err: unknown) => console.error(`cluster ${node}: giving up exports failed`, err),
-    );
+    // The keys' list is bounded (bucketKeys: KEYS_PATIENCE_MS while JetStream answers 503 or not
+    // at all); past it the node says so and starts without: those exports' keys are no longer
+    // renewed, and their realms' owners fail them after a lease time all the same.
+    await this.link.exportRuns
+      .abandonPrevious((filter) => bucketKeys(this.link.jsm, names.leases, filter))
+      .then(
+        (n) => {
+          if (n > 0) console.error(`cluster ${node}: gave up ${n} interrupted export(s)`);
+        },
+        (err: unknown) =>
+          console.error(
+            `cluster ${node}: giving up its previous process's exports failed, starting without: ${err instanceof Error ? err.message : String(err)}`,
+          ),
+      );
     this.leaseTimer = setInterval(
       () => void this.leaseTick(),
       Math.max(100, this.link.leaseMs / 3),

@@ -14,7 +14,7 @@
  * them, and since 2026-12-06 every node appends one at its first read.
  */
 import type { JetStreamManager, KV } from 'nats';
-import { POSITION_SUBJECT, raiseNumber, type ClusterNames } from './jetstream.js';
+import { bucketKeys, POSITION_SUBJECT, raiseNumber, type ClusterNames } from './jetstream.js';
 
 /** The lease bucket's key holding the position at or below which entries may be gone. */
 export const TRIMMED_KEY = 'log-trimmed';
@@ -55,7 +55,8 @@ export async function trimLog(
   let upTo = snapshotSeq;
   const now = Date.now();
   // Every key, filtered here: a NATS wildcard is a whole token (`applied-*` matches no key).
-  for await (const key of await kv.keys()) {
+  // Bounded (bucketKeys): a list that goes unanswered fails this trim, and the snapshot says so.
+  for (const key of await bucketKeys(jsm, names.leases)) {
     if (!key.startsWith(POSITION_PREFIX)) continue;
     const e = await kv.get(key);
     if (!e || e.operation !== 'PUT' || now - e.created.getTime() > graceMs) continue;
