@@ -308,6 +308,8 @@ export class LogApplier {
    * 2026-12-07). `close` ends those attempts at their next failure.
    */
   private readonly starting = new Set<object>();
+  /** Each try at making a consumer (makeConsumer) gets the next: see boundRecreation. */
+  private tries = 0;
   /**
    * Until the node's start has caught up (`started`), a gap in the log fails the start
    * (`trimmedPast` rejects) instead of stopping the process.
@@ -460,7 +462,7 @@ export class LogApplier {
       since,
     );
     if (this.closed) throw new Error('the log applier is closed');
-    const running = this.boundRecreation(consumer, gen);
+    const running = this.boundRecreation(consumer, gen, ++this.tries);
     this.starting.add(consumer);
     try {
       const messages = await consumer.consume({
@@ -496,7 +498,11 @@ export class LogApplier {
    * The wrapper relies on nats.js's field `api` (not in its types); when that is missing (another
    * nats.js), nothing is bounded, as before.
    */
-  private boundRecreation(consumer: object, gen: number): (m: ConsumerMessages) => void {
+  private boundRecreation(
+    consumer: object,
+    gen: number,
+    attempt: number,
+  ): (m: ConsumerMessages) => void {
     const c = consumer as { api?: { add?: (...args: unknown[]) => Promise<unknown> } };
     const api = c.api;
     const add = api?.add;
@@ -507,7 +513,19 @@ export class LogApplier {
     const live = () => !this.closed && (this.consumer === mine || this.installed < gen);
     c.api = Object.assign(Object.create(api) as object, {
       add: (...args: unknown[]): Promise<unknown> => {
-        if (mine === null) return add.apply(api, args);
+        if (mine === null) {
+          // Its first creation. nats.js asks again after each failure, up to maxInitialReset
+          // (30) times a pull's `expires` apart: only while this is the newest try (`tries`).
+          // A try replaced by a newer one (asked again beside it: openConsumer), or whose
+          // generation was installed or closed, sends no more: its attempt under way may still
+          // land (the first made is taken), but each abandoned object asked on for up to 150 s.
+          if (this.closed || this.tries !== attempt || this.installed >= gen) {
+            trace(`log consumer gen ${gen} try ${attempt}: replaced, its creation not asked again`);
+            this.starting.delete(consumer);
+            return new Promise(() => undefined);
+          }
+          return add.apply(api, args);
+        }
         if (!live() || failures >= RECREATE_TRIES) {
           trace(`log consumer gen ${gen}: nats.js's re-creation not sent (left)`);
           return new Promise(() => undefined);

@@ -416,3 +416,91 @@ t.test(
     t.equal(w.applier.applied, 15, 'every entry applied');
   },
 );
+
+t.test('a try at making the consumer that a newer try replaced asks for no more', async (t) => {
+  // nats.js asks again for an ordered consumer's first creation after each failure, up to
+  // maxInitialReset (30) times a pull's `expires` apart. The applier asks for a consumer again
+  // beside one unanswered (every CREATE_REASK_MS, 5 s): before, each abandoned object asked on
+  // until its 30 attempts were spent or the applier closed, beside the newest.
+  let succeed = false;
+  const objects: { adds: number }[] = [];
+  const never = new Promise<never>(() => undefined);
+  const link = {
+    opts: { stallMs: 60_000, stallExitMs: 600_000 },
+    names: { stream: 'LOG', log: 'confab.log' },
+    checkConnection: () => undefined,
+    nc: {
+      status: () =>
+        (async function* () {
+          await never;
+          yield { type: 'reconnect', data: '' };
+        })(),
+      getServer: () => 'nats1',
+      subscribe: () => ({ unsubscribe: () => undefined }),
+    },
+    js: {
+      consumers: {
+        get: () => {
+          const o = { adds: 0 };
+          objects.push(o);
+          let closed = false;
+          const messages = {
+            close: () => {
+              closed = true;
+              return Promise.resolve();
+            },
+            // Hands on nothing until closed.
+            [Symbol.asyncIterator]: () => ({
+              next: async () => {
+                while (!closed) await sleep(20);
+                return { done: true, value: undefined };
+              },
+            }),
+          };
+          return Promise.resolve({
+            maxInitialReset: 30,
+            api: {
+              add: () => {
+                o.adds++;
+                return succeed
+                  ? Promise.resolve({})
+                  : Promise.reject(Object.assign(new Error('timeout'), { code: 'TIMEOUT' }));
+              },
+            },
+            // As nats.js's OrderedPullConsumerImpl makes its consumer the first time.
+            async consume(this: {
+              maxInitialReset: number;
+              api: { add: (...a: unknown[]) => Promise<unknown> };
+            }) {
+              for (let i = 0; ; i++) {
+                try {
+                  await this.api.add('LOG', {});
+                  return messages;
+                } catch (err) {
+                  if (i >= this.maxInitialReset) throw err;
+                  await sleep(250); // (a pull's `expires` in nats.js: 5 s)
+                }
+              }
+            },
+          });
+        },
+      },
+    },
+    jsm: { streams: { info: () => Promise.resolve({ state: { last_seq: 0 } }) } },
+  } as unknown as ClusterLink;
+  const { applier, died } = stubbedApplier(link);
+  const started = applier.start({} as never);
+  t.teardown(() => applier.close());
+  await until('a second try', () => objects.length === 2, 8000);
+  const first = objects[0]!.adds;
+  await sleep(600);
+  t.ok(
+    objects[0]!.adds <= first + 1,
+    `the first try asked no more (${first}, then ${objects[0]!.adds})`,
+  );
+  t.ok(objects[1]!.adds >= 2, `the newest asks on (${objects[1]!.adds})`);
+  succeed = true;
+  await started;
+  t.equal(objects.length, 2, 'made by the newest try');
+  t.same(died, []);
+});
