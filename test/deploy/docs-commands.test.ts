@@ -135,6 +135,11 @@ const RUN_BY_CI: { match: RegExp; file: string; contains: string }[] = [
   },
   { match: /^scripts\/fuzz\.mjs$/, file: 'package.json', contains: 'node scripts/fuzz.mjs' },
   {
+    match: /^scripts\/tap-ready\.mjs$/,
+    file: 'package.json',
+    contains: 'node scripts/tap-ready.mjs && tap',
+  },
+  {
     match: /^node dist\/src\/cluster\/main\.js$/,
     file: 'test/cluster/seed.test.ts',
     contains: "'cluster', 'main.js'",
