@@ -244,6 +244,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     // the server may start it again in this process (src/cluster/main.ts, from a snapshot when
     // the log was trimmed past the copy). A lock the caller holds stays held.
     await cluster?.close().catch(() => undefined);
+    // The mail senders (made above: an SMTP pool, timers a replayed entry may have armed).
+    await missedMail?.close().catch(() => undefined);
+    await mailer?.close().catch(() => undefined);
     realms.closeAll();
     await exports.close().catch(() => undefined);
     queues.close();

@@ -147,11 +147,10 @@ export class ExportRuns {
   /**
    * At start: gives up the exports this node's previous process was running. `keys` lists the
    * bucket's keys under a filter: a node's start passes a bounded one (jetstream.ts bucketKeys),
-   * which fails rather than waiting on JetStream without end.
+   * which fails rather than waiting on JetStream without end as nats.js's `kv.keys` may.
    */
   async abandonPrevious(
-    keys: (filter: string) => Promise<Iterable<string> | AsyncIterable<string>> = (f) =>
-      this.kv.keys(f),
+    keys: (filter: string) => Promise<Iterable<string> | AsyncIterable<string>>,
   ): Promise<number> {
     let n = 0;
     for await (const key of await keys(`${EXPORT_KEY_PREFIX}*`)) {
