@@ -5,10 +5,11 @@
  * first, with the messages using them, the realm's quota, filtered, one uploaded meanwhile
  * showing, one deleted after confirming: gone from the list and its file answering 404); an
  * administrator's linkifiers (the server's refusal shown, added, edited, reordered, deleted; a
- * message sent after renders the link; a member reads them, live), default channels (a private
- * channel refused with the server's words; a new account joins the one added; a member reads
- * them) and code playgrounds (added, deleted; a member reads them). Each panel checked by axe
- * (test/helpers/a11y.ts) and shot at 1280 and 390 pixels.
+ * message sent after renders the link; a member reads them, live), default channels (several
+ * ticked and added at once, a private one refused with its name and the server's words and left
+ * ticked; a new account joins those added; a member reads them) and code playgrounds (added,
+ * deleted; a member reads them). Each panel checked by axe (test/helpers/a11y.ts) and shot at
+ * 1280 and 390 pixels.
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
@@ -293,46 +294,91 @@ t.test('linkifiers: an administrator edits, a member reads', async (t) => {
   member.watch.assertClean(t);
 });
 
-t.test('default channels: an administrator edits, a member reads', async (t) => {
+t.test('default channels: an administrator adds several at once, a member reads', async (t) => {
   if (NO_CHROMIUM) return;
   const ts = await startServer(t);
   const ids = ['iago', 'hamlet'].map((n) => ts.fx.users[n]!.id);
   await createChannel(ts.api, 'iago', 'announce', { principals: ids });
+  await createChannel(ts.api, 'iago', 'welcome', { principals: ids });
   await createChannel(ts.api, 'iago', 'secret', { principals: ids, invite_only: true });
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');
   const member = await openApp(b, ts.url, ts.fx, 'hamlet');
   await openSettings(page, 'Default channels');
   await openSettings(member.page, 'Default channels');
-  t.equal(await member.page.locator('form[aria-label="Add a default channel"]').count(), 0);
+  t.equal(await member.page.locator('form[aria-label="Add default channels"]').count(), 0);
 
-  const form = 'form[aria-label="Add a default channel"]';
-  await page.selectOption(`${form} select`, { label: 'secret (private)' });
-  await page.click(`${form} button:has-text("Add")`);
-  await page.waitForSelector('.settings [role="alert"]');
+  // Three ticked, one request each: the private one refused (the server's words, with its
+  // name), the two others added; the refused one stays ticked.
+  const form = 'form[aria-label="Add default channels"]';
+  await page.click(`${form} button[type="submit"]`);
+  t.equal(
+    (await page.textContent('.settings [role="alert"]'))?.trim(),
+    'Choose the channels to add.',
+    'none ticked',
+  );
+  for (const name of ['announce', 'secret (private)', 'welcome'])
+    await page.getByRole('checkbox', { name, exact: true }).check();
+  t.equal((await page.textContent(`${form} button[type="submit"]`))?.trim(), 'Add 3 channels');
+  await page.click(`${form} button[type="submit"]`);
+  await page.waitForSelector('.settings [role="status"]:has-text("default channels")');
+  t.equal(
+    (await page.textContent('.settings [role="status"]'))?.trim(),
+    '#announce and #welcome are now default channels.',
+  );
   const secret = assertSuccess(t, await ts.api.get('iago', 'get_stream_id', { stream: 'secret' }));
   const refusal = await ts.api.post('iago', 'default_streams', { stream_id: secret.stream_id });
   t.equal(refusal.status, 400, 'the server refuses a private channel');
-  t.equal((await page.textContent('.settings [role="alert"]'))?.trim(), refusal.body.msg);
-
-  await page.selectOption(`${form} select`, { label: 'announce' });
-  await page.click(`${form} button:has-text("Add")`);
-  await page.waitForSelector('ul[aria-label="Default channels"] li:has-text("announce")');
-  await member.page.waitForSelector('ul[aria-label="Default channels"] li:has-text("announce")');
+  t.equal(
+    (await page.textContent('.settings [role="alert"]'))?.trim(),
+    `#secret was not added: ${String(refusal.body.msg)}`,
+  );
+  // (Each name after its swatch, # for a public channel.)
+  t.same(
+    await texts(page, 'ul[aria-label="Default channels"] li .more-channel'),
+    ['#announce', '#welcome'],
+    'both listed',
+  );
+  t.ok(await page.getByRole('checkbox', { name: 'secret (private)' }).isChecked(), 'kept ticked');
+  t.equal(
+    await page.locator(`${form} input[type="checkbox"]`).count(),
+    1,
+    'those added are no longer offered',
+  );
+  await member.page.waitForSelector('ul[aria-label="Default channels"] li:has-text("welcome")');
+  t.same(await texts(member.page, 'ul[aria-label="Default channels"] li .more-channel'), [
+    '#announce',
+    '#welcome',
+  ]);
   t.equal(await member.page.locator('button:has-text("Remove")').count(), 0, 'read-only');
-  // A new account joins it.
+  // A new account joins them.
   const fresh = await createByApi(t, ts.api, 'newcomer@zulip.com');
   const subs = assertSuccess(t, await ts.api.get(fresh, 'users/me/subscriptions'))
     .subscriptions as { name: string }[];
-  t.ok(
-    subs.some((s) => s.name === 'announce'),
-    'a new account is subscribed to it',
+  t.same(
+    subs.map((s) => s.name).filter((n) => n === 'announce' || n === 'welcome'),
+    ['announce', 'welcome'],
+    'a new account is subscribed to both',
   );
   await bothWidths(t, page, 'default channels');
   await bothWidths(t, member.page, 'default channels member');
 
   await page.click('button[aria-label="Remove announce"]');
-  await member.page.waitForSelector('text=No default channels');
-  t.same(ts.server.store.channels.defaultStreamIds(ts.fx.realmId), [], 'removed on the server');
+  await member.page.waitForSelector('ul[aria-label="Default channels"] li:has-text("announce")', {
+    state: 'detached',
+  });
+  const welcome = assertSuccess(
+    t,
+    await ts.api.get('iago', 'get_stream_id', { stream: 'welcome' }),
+  );
+  t.same(
+    ts.server.store.channels.defaultStreamIds(ts.fx.realmId),
+    [welcome.stream_id],
+    'removed on the server',
+  );
+  t.ok(
+    await page.getByRole('checkbox', { name: 'announce', exact: true }).isVisible(),
+    'offered again',
+  );
   watch.assertClean(t, /status of 400/);
   member.watch.assertClean(t);
 });

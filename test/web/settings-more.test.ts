@@ -2,9 +2,9 @@
  * web/state/settings-more.ts: alert words read from the add form and found in a message's text
  * (whole words, any case, the longest at a place; not in links, code or mentions), the uploads'
  * events, filter, order and quota, a linkifier's example and the reorder, the default
- * channels and playgrounds' rows. And the reducer's part (web/state/chat.ts): register's alert
- * words, linkifiers, playgrounds and default channels, then their events; uploads kept by
- * `attachment` events only once fetched.
+ * channels and playgrounds' rows, what adding several default channels said. And the reducer's
+ * part (web/state/chat.ts): register's alert words, linkifiers, playgrounds and default channels,
+ * then their events; uploads kept by `attachment` events only once fetched.
  */
 import t from 'tap';
 import type { ServerEvent } from '../../src/client/types.js';
@@ -15,6 +15,7 @@ import {
   applyAttachmentEvent,
   attachmentRows,
   defaultChannelRows,
+  defaultChannelsAdded,
   expandTemplate,
   linkifierExample,
   moved,
@@ -201,6 +202,16 @@ let id = 0;
 const ev = (e: Record<string, unknown>) => ({ id: id++, ...e }) as unknown as ServerEvent;
 
 const chat = (o: Record<string, unknown>) => chatState(o);
+
+t.test('default channels added at once, said', (t) => {
+  t.equal(defaultChannelsAdded(['announce']), '#announce is now a default channel.');
+  t.equal(
+    defaultChannelsAdded(['announce', 'welcome']),
+    '#announce and #welcome are now default channels.',
+  );
+  t.equal(defaultChannelsAdded(['a', 'b', 'c']), '#a, #b and #c are now default channels.');
+  t.end();
+});
 
 t.test('the reducer: register’s lists, then their events', (t) => {
   const s = chat({

@@ -33,11 +33,36 @@ export function useAction() {
       setBusy(false);
     }
   };
+  /**
+   * One request for each item, sent together (the API takes one at a time): busy until all are
+   * answered, then what those that succeeded did (`said`, given them) and each refusal with its
+   * item (`refused`, given the item and the server's words), one a line. Gives the items refused.
+   */
+  const runEach = async <T,>(
+    items: readonly T[],
+    fn: (item: T) => Promise<unknown>,
+    said: (done: T[]) => string,
+    refused: (item: T, why: string) => string,
+  ): Promise<T[]> => {
+    setBusy(true);
+    setError(null);
+    setDone(null);
+    const results = await Promise.allSettled(items.map((item) => fn(item)));
+    const ok = items.filter((_, i) => results[i]!.status === 'fulfilled');
+    const failed = items.filter((_, i) => results[i]!.status === 'rejected');
+    const whys = results.flatMap((r, i) =>
+      r.status === 'rejected' ? [refused(items[i]!, errorText(r.reason))] : [],
+    );
+    setDone(ok.length > 0 ? said(ok) : null);
+    setError(whys.length > 0 ? whys.join('\n') : null);
+    setBusy(false);
+    return failed;
+  };
   const fail = (why: string) => {
     setDone(null);
     setError(why);
   };
-  return { busy, error, done, run, fail };
+  return { busy, error, done, run, runEach, fail };
 }
 
 export type Action = ReturnType<typeof useAction>;

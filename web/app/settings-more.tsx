@@ -18,6 +18,7 @@ import {
   addableChannels,
   attachmentRows,
   defaultChannelRows,
+  defaultChannelsAdded,
   linkifierExample,
   moved,
   parseAlertWords,
@@ -251,20 +252,35 @@ function DefaultChannels({ c }: { c: Controller }) {
   const admin = s.isAdmin;
   const rows = defaultChannelRows(s.defaultStreams, s.channels);
   const choices = addableChannels(s.defaultStreams, s.channels);
-  const [pick, setPick, pickNow] = useLive('');
+  // The channels ticked; one that became a default channel meanwhile (here or elsewhere) drops
+  // out as its box goes.
+  const [chosen, setChosen] = useState<ReadonlySet<number>>(new Set());
+  const ticked = choices.filter((ch) => chosen.has(ch.stream_id)).map((ch) => ch.stream_id);
   const act = useAction();
-  const picker = useRef<HTMLSelectElement>(null);
-  useRefocus(s.defaultStreams, () => picker.current);
+  const box = useRef<HTMLFieldSetElement>(null);
+  useRefocus(s.defaultStreams, () => box.current?.querySelector('input'));
   const name = (id: number) => s.channels.get(id)?.name ?? `channel ${id}`;
+  const tick = (id: number, on: boolean) =>
+    setChosen((was) => {
+      const next = new Set(was);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  // Several at once, as the reference's "Add default channels" does: the API takes one channel
+  // a request, so one each; those refused stay ticked, each refusal said with its channel.
   const add = async (e: Event) => {
     e.preventDefault();
-    const id = Number(pickNow.current);
-    if (!id) return act.fail('Choose a channel to add.');
-    const ok = await act.run(
-      () => c.client.request('POST', '/default_streams', { stream_id: id }),
-      `#${name(id)} is now a default channel.`,
+    if (ticked.length === 0) return act.fail('Choose the channels to add.');
+    const refused = await act.runEach(
+      ticked,
+      (id) => c.client.request('POST', '/default_streams', { stream_id: id }),
+      (ok) => defaultChannelsAdded(ok.map(name)),
+      (id, why) => `#${name(id)} was not added: ${why}`,
     );
-    if (ok) setPick('');
+    // (A box ticked while the requests ran stays ticked.)
+    const added = ticked.filter((id) => !refused.includes(id));
+    setChosen((was) => new Set([...was].filter((id) => !added.includes(id))));
   };
   return (
     <>
@@ -272,28 +288,33 @@ function DefaultChannels({ c }: { c: Controller }) {
         New users join these channels when they sign up (invitations can add others).
       </p>
       {admin ? (
-        <form class="more-form" aria-label="Add a default channel" onSubmit={(e) => void add(e)}>
-          <label class="stack">
-            Channel
-            <div class="row">
-              <select
-                ref={picker}
-                class="field"
-                value={pick}
-                onChange={(e) => setPick(e.currentTarget.value)}
-              >
-                <option value="">Choose a channel…</option>
-                {choices.map((ch) => (
-                  <option key={ch.stream_id} value={String(ch.stream_id)}>
+        <form class="more-form" aria-label="Add default channels" onSubmit={(e) => void add(e)}>
+          <fieldset ref={box} class="more-choices">
+            <legend>Channels to add</legend>
+            {choices.length === 0 ? (
+              <p class="muted-text">Every channel is a default channel already.</p>
+            ) : (
+              choices.map((ch) => (
+                <label key={ch.stream_id} class="check">
+                  <input
+                    type="checkbox"
+                    checked={chosen.has(ch.stream_id)}
+                    onChange={(e) => tick(ch.stream_id, e.currentTarget.checked)}
+                  />
+                  <span class="more-channel">
+                    <Swatch
+                      color={s.subs.get(ch.stream_id)?.color ?? '#9aa0ad'}
+                      privateChannel={ch.invite_only}
+                    />
                     {ch.invite_only ? `${ch.name} (private)` : ch.name}
-                  </option>
-                ))}
-              </select>
-              <button class="btn primary" type="submit" disabled={act.busy}>
-                Add
-              </button>
-            </div>
-          </label>
+                  </span>
+                </label>
+              ))
+            )}
+          </fieldset>
+          <button class="btn primary" type="submit" disabled={act.busy || choices.length === 0}>
+            {ticked.length > 1 ? `Add ${ticked.length} channels` : 'Add'}
+          </button>
         </form>
       ) : (
         readOnlyNote('default channels')

@@ -3,7 +3,7 @@
  * words (read from a form, and found in a message's text as the reference's web app finds them),
  * the user's uploads (kept by `attachment` events, filtered, sorted, their sizes and the realm's
  * quota in words), an example of each linkifier (a text it links, and the link), the default
- * channels' rows and those that can be added, the code playgrounds' rows.
+ * channels' rows, those that can be added and what adding several said, the code playgrounds' rows.
  */
 import { sizeText } from './format.js';
 
@@ -209,6 +209,13 @@ export function addableChannels<C extends ChannelLike>(
   return [...channels.values()]
     .filter((c) => !taken.has(c.stream_id) && c.is_archived !== true)
     .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** What adding channels did, said once: "#a is now a default channel.", "#a and #b are now…". */
+export function defaultChannelsAdded(names: readonly string[]): string {
+  const tags = names.map((n) => `#${n}`);
+  if (tags.length <= 1) return `${tags[0] ?? 'No channel'} is now a default channel.`;
+  return `${tags.slice(0, -1).join(', ')} and ${tags[tags.length - 1]} are now default channels.`;
 }
 
 export type Playground = {
