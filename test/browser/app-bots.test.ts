@@ -8,8 +8,7 @@
  * back.
  */
 import t from 'tap';
-import type { Page } from 'playwright-core';
-import { openApp, waitFor } from '../helpers/app.js';
+import { openApp, openSettings, waitFor } from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { check } from '../helpers/a11y.js';
@@ -20,13 +19,6 @@ import { TestClock } from '../helpers/clock.js';
 import { DEFAULT_MAIL_LIMITS } from '../../src/config.js';
 
 const { b } = browserSuite(t);
-
-async function openSettings(page: Page, panel: string): Promise<void> {
-  if ((await page.locator('.settings').count()) === 0)
-    await page.click('.sidebar-foot button[aria-label="Settings"]');
-  await page.click(`.settings nav a:has-text("${panel}")`);
-  await page.waitForSelector(`.settings h3:has-text("${panel}")`);
-}
 
 const KEY = 'input[aria-label="API key"]';
 

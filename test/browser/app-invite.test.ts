@@ -8,7 +8,14 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitForTitle, waitLive, waitMessage } from '../helpers/app.js';
+import {
+  openApp,
+  openSettings,
+  waitFor,
+  waitForTitle,
+  waitLive,
+  waitMessage,
+} from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot, watchPage } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { linkIn, TestSmtp } from '../helpers/smtp.js';
@@ -22,12 +29,6 @@ const pathOf = (link: string) => {
   const u = new URL(link);
   return u.pathname + u.search;
 };
-
-async function openSettings(page: Page, panel: string): Promise<void> {
-  await page.click('.sidebar-foot button[aria-label="Settings"]');
-  await page.click(`.settings nav a:has-text("${panel}")`);
-  await page.waitForSelector(`.settings h3:has-text("${panel}")`);
-}
 
 /**
  * Signs up on an invitation page and waits for the app: its home view (the Inbox, the default

@@ -12,7 +12,15 @@
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, sidebarCount, waitCount, waitFor, waitMessage } from '../helpers/app.js';
+import {
+  openApp,
+  openSettings,
+  pluck,
+  sidebarCount,
+  waitCount,
+  waitFor,
+  waitMessage,
+} from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { check } from '../helpers/a11y.js';
@@ -23,13 +31,6 @@ import { startServer } from '../helpers/server.js';
 import { TestSmtp } from '../helpers/smtp.js';
 
 const { b } = browserSuite(t);
-
-async function openSettings(page: Page, panel: string): Promise<void> {
-  if ((await page.locator('.settings').count()) === 0)
-    await page.click('.sidebar-foot button[aria-label="Settings"]');
-  await page.click(`.settings nav a:has-text("${panel}")`);
-  await page.waitForSelector(`.settings h3:has-text("${panel}")`);
-}
 
 /** Checked by axe and shot at 1280 pixels, then at 390, then back. */
 async function bothWidths(t: Test, page: Page, name: string): Promise<void> {

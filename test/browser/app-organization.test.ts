@@ -9,8 +9,7 @@
  * administrators may add emoji, the member's form goes. Screenshots at 1280 and 390 px.
  */
 import t from 'tap';
-import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { openApp, openSettings, waitFor, waitMessage } from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { assertSuccess } from '../helpers/api.js';
@@ -20,13 +19,6 @@ import { tinyGif, tinyPng } from '../helpers/images.js';
 import { startServer } from '../helpers/server.js';
 
 const { b } = browserSuite(t);
-
-async function openSettings(page: Page, panel: string): Promise<void> {
-  if ((await page.locator('.settings').count()) === 0)
-    await page.click('.sidebar-foot button[aria-label="Settings"]');
-  await page.click(`.settings nav a:has-text("${panel}")`);
-  await page.waitForSelector(`.settings h3:has-text("${panel}")`);
-}
 
 const CREATE = '.sidebar button[aria-label="Create channel"]';
 const PROFILE = 'form[aria-labelledby="org-profile-title"]';

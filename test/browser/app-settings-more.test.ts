@@ -13,7 +13,14 @@
  */
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, pluck, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import {
+  openApp,
+  openSettings,
+  pluck,
+  waitFor,
+  waitForTitle,
+  waitMessage,
+} from '../helpers/app.js';
 import { NO_CHROMIUM } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { check } from '../helpers/a11y.js';
@@ -25,13 +32,6 @@ import { download, upload } from '../helpers/uploads.js';
 import { startServer } from '../helpers/server.js';
 
 const { b } = browserSuite(t);
-
-async function openSettings(page: Page, panel: string): Promise<void> {
-  if ((await page.locator('.settings').count()) === 0)
-    await page.click('.sidebar-foot button[aria-label="Settings"]');
-  await page.click(`.settings nav a:has-text("${panel}")`);
-  await page.waitForSelector(`.settings h3:has-text("${panel}")`);
-}
 
 /** The panel checked by axe and shot at 1280 pixels, then at 390, then back. */
 async function bothWidths(t: Test, page: Page, name: string): Promise<void> {

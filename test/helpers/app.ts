@@ -1,6 +1,7 @@
 /**
  * Driving the real web app (dist/web, built by `npm test`) in chromium: log a fixture user in,
- * wait until the app is live, read what the sidebar and the message list show. The browser and
+ * wait until the app is live, open a settings panel, read what the sidebar and the message list
+ * show. The browser and
  * the page watch come from test/helpers/browser.ts (web-server's harness).
  */
 import type { Page } from 'playwright-core';
@@ -99,6 +100,17 @@ export function waitForTitle(page: Page, name: string): Promise<void> {
     page,
     `document.querySelector('.title')?.textContent.includes(${JSON.stringify(name)})`,
   );
+}
+
+/**
+ * Settings open at a panel by the link its nav names it with (`panel`, as "Bots"): the dialog
+ * opened from the sidebar's foot first when it is not open yet, then the panel's heading awaited.
+ */
+export async function openSettings(page: Page, panel: string): Promise<void> {
+  if ((await page.locator('.settings').count()) === 0)
+    await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.click(`.settings nav a:has-text("${panel}")`);
+  await page.waitForSelector(`.settings h3:has-text("${panel}")`);
 }
 
 /**
