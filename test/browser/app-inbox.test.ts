@@ -9,9 +9,10 @@
  * read" on a topic; the home view (`web_home_view` 'inbox', the default) on load, Esc back to it,
  * offered in Settings › Display; the empty Inbox says so. The sidebar's entry, the home view,
  * counts the unread messages (muted topics aside), live; the other views' entries do not. A
- * direct-message row shows the person's avatar, a group's its icon. A topic's ⋮ menu (mark as
- * read, follow, mute, and the topic actions: app-topic-menu), from a click or the keys; a
- * channel's header has one too. Screenshots at 1280 and 390 pixels.
+ * direct-message row shows the person's presence circle (live, in words for screen readers),
+ * a bot's and a group's their icon, as the reference's; the topics' names line up with it. A
+ * topic's ⋮ menu (mark as read, follow, mute, and the topic actions: app-topic-menu), from a
+ * click or the keys; a channel's header has one too. Screenshots at 1280 and 390 pixels.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -102,16 +103,36 @@ t.test('rows, live counts, filters, collapse, click and keys, mark as read', asy
   await waitCount(page, 'Inbox', 4);
   t.equal(await sidebarCount(page, 'All messages'), 0, 'All messages: no count (not home)');
   t.equal(await sidebarCount(page, 'Recent conversations'), 0, 'nor Recent conversations');
+  // A direct-message row, as the reference's: the person's presence circle (no avatar), the
+  // name, the presence in words for screen readers; a topic's row keeps the circle's width, so
+  // the names line up.
   t.same(
     await pluck(page, '.inbox-row.inbox-dm .inbox-open > *', 'class'),
-    ['with-dot', 'inbox-name'],
-    'a direct-message row: the person’s avatar (with presence), then the name',
+    ['inbox-mark', 'inbox-name', 'sr-only'],
+    'a direct-message row: the presence circle, the name, its words',
   );
+  const dmDot = '.inbox-row.inbox-dm .inbox-mark > .presence-dot';
+  t.equal(await page.getAttribute(dmDot, 'class'), 'presence-dot offline', 'Othello is away');
+  t.equal(await page.getAttribute(dmDot, 'aria-hidden'), 'true', 'the circle is not read out');
+  t.equal(await page.textContent('.inbox-row.inbox-dm .sr-only'), ', offline', 'its words are');
+  t.equal(await page.locator('.inbox-list .avatar').count(), 0, 'no avatar');
   t.equal(
-    await page.getAttribute('.inbox-row.inbox-dm .avatar', 'aria-hidden'),
-    'true',
-    'the avatar is not read out (the name is)',
+    await page.locator('.inbox-row:not(.inbox-dm) .inbox-mark:empty').count(),
+    2,
+    'an empty mark in each topic’s row (logo, lunch)',
   );
+  const lefts = await page.evaluate<number[]>(
+    `[...document.querySelectorAll('.inbox-row .inbox-name')].map((e) => Math.round(e.getBoundingClientRect().left))`,
+  );
+  t.equal(new Set(lefts).size, 1, `the names line up (${lefts.join(', ')})`);
+  await screenshot(page, t, 'inbox-offline-1280');
+  // Othello comes online: the circle follows.
+  t.equal((await ts.api.post('othello', 'users/me/presence', { status: 'active' })).status, 200);
+  await waitFor(
+    page,
+    `document.querySelector(${JSON.stringify(dmDot)}).classList.contains('active')`,
+  );
+  t.equal(await page.textContent('.inbox-row.inbox-dm .sr-only'), ', active');
   t.equal(
     await page.getAttribute('.sidebar a.nav-item[href="#inbox"]', 'aria-current'),
     'page',
@@ -240,8 +261,14 @@ t.test('rows, live counts, filters, collapse, click and keys, mark as read', asy
   t.equal(readByIago.status, 200);
   await waitInbox(page, ['# Direct messages 1', 'Iago, Othello 1']);
   t.equal(await page.locator('.inbox-row.inbox-dm .inbox-group').count(), 1, 'the group’s icon');
-  t.equal(await page.locator('.inbox-row.inbox-dm .with-dot').count(), 0, 'no one’s avatar');
+  t.equal(await page.locator('.inbox-row.inbox-dm .presence-dot').count(), 0, 'no one’s presence');
   await waitCount(page, 'Inbox', 1);
+  // A bot's conversation: its icon (a bot has no presence). Hamlet's message through the API
+  // stays unread for him.
+  await sendDirectMessage(ts.api, 'hamlet', [ts.fx.notificationBotId], 'Hello bot');
+  await page.waitForSelector('.inbox-row.inbox-dm .inbox-bot');
+  t.equal(await page.locator('.inbox-row.inbox-dm .presence-dot').count(), 0, 'no presence');
+  t.equal(await page.locator('.inbox-row.inbox-dm .sr-only').count(), 0, 'nor its words');
   await screenshot(page, t, 'inbox-group-1280');
   watch.assertClean(t);
   await page.close();

@@ -3,8 +3,8 @@
  * first, newest first; channels pinned first, muted after, then by name; topics newest first),
  * counted (a channel's total, mentions marked), filtered (unmuted/all/followed topics, words,
  * channels the user is not in, conversations only with muted people), the rows the keys move
- * between (collapsed groups keep their headers), what storage gives back, whose avatar a
- * direct-message row shows, the sidebar's views in order (the home view first); and, through
+ * between (collapsed groups keep their headers), what storage gives back, whom a
+ * direct-message row marks, the sidebar's views in order (the home view first); and, through
  * ChatState, the events that keep it (a new message, reads, a topic moved, muting, a rename).
  */
 import t from 'tap';
@@ -182,10 +182,10 @@ t.test('words and muted people', (t) => {
   t.end();
 });
 
-t.test('direct-message rows: whose avatar (a group none: its icon)', (t) => {
+t.test('direct-message rows: whom they mark (a group none: its icon)', (t) => {
   const inbox = inboxData([dmc('2', 1, 3), dmc('2,3', 2, 2), dmc('1', 1, 1)], ctx());
   t.same(
-    inbox.dms.map((d) => [d.key, d.avatar]),
+    inbox.dms.map((d) => [d.key, d.person]),
     [
       ['dm:2', 2],
       ['dm:2,3', null],

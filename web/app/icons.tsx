@@ -40,6 +40,7 @@ const PATHS = {
   'speaker-off': 'M4 9h4l5-4v14l-5-4H4zM16.5 9.5l5 5M21.5 9.5l-5 5',
   inherit: 'M7 4v9a3 3 0 0 0 3 3h9M15 12l4 4-4 4',
   check: 'M5 12.5l4.5 4.5L19 7.5',
+  bot: 'M6 8h12v11H6zM12 8V5M12 4.5h.01M9.5 12.5h.01M14.5 12.5h.01M9.5 16h5M3.5 12v3M20.5 12v3',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -11,6 +11,7 @@
  */
 import { useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
+import type { PresenceStatus } from '../state/presence.js';
 import {
   inboxContext,
   inboxData,
@@ -28,7 +29,7 @@ import { channelMenuItems } from './channel-menu.js';
 import type { Controller } from './controller.js';
 import { Icon } from './icons.js';
 import { Menu } from './menu.js';
-import { AvatarWithDot } from './people.js';
+import { PresenceDot, StatusWords } from './people.js';
 import { topicMenuItems } from './topic-policy.js';
 import { track } from './track.js';
 
@@ -72,20 +73,28 @@ export function InboxEntry({ c, count = 0 }: { c: Controller; count?: number }) 
 }
 
 /**
- * A direct-message row's picture: the other person's avatar with their presence (as the
- * sidebar's conversations; none for a bot), or the group's icon.
+ * What comes before a direct-message row's name, as the reference's: the other person's presence
+ * as a circle (one's own in one's own conversation; its words for screen readers after the
+ * name), a bot's icon, a group's icon. Its width kept empty in a topic's row (`dm` undefined), so
+ * the names line up; and when the organization turned presence off.
  */
-function DmAvatar({ s, dm }: { s: ChatState; dm: InboxDm }) {
-  if (dm.avatar === null)
+function DmMark({ s, dm }: { s: ChatState; dm?: InboxDm }) {
+  const user = dm && dm.person !== null ? s.users.get(dm.person) : undefined;
+  const icon = dm && (dm.person === null ? 'group' : user?.is_bot ? 'bot' : null);
+  if (icon)
     return (
-      <span class="avatar small inbox-group" aria-hidden="true">
-        <Icon name="group" />
+      <span class={`inbox-mark inbox-${icon}`}>
+        <Icon name={icon} />
       </span>
     );
-  const id = dm.avatar;
-  const user = s.users.get(id);
-  const status = !s.realm.presenceDisabled && !user?.is_bot ? s.presenceOf(id) : null;
-  return <AvatarWithDot id={id} name={s.userName(id)} url={user?.avatar_url} status={status} />;
+  const status = dmStatus(s, dm);
+  return <span class="inbox-mark">{status && <PresenceDot status={status} />}</span>;
+}
+
+/** The presence a direct-message row shows: a person's (not a bot's), unless the realm hides it. */
+function dmStatus(s: ChatState, dm?: InboxDm): PresenceStatus | null {
+  if (!dm || dm.person === null || s.realm.presenceDisabled) return null;
+  return s.users.get(dm.person)?.is_bot ? null : s.presenceOf(dm.person);
 }
 
 function rowNarrow(s: ChatState, r: InboxRow): Narrow | null {
@@ -252,8 +261,9 @@ export function InboxView({ c }: { c: Controller }) {
                   tabIndex={tab}
                   onClick={open(r, narrow)}
                 >
-                  {r.kind === 'dm' && <DmAvatar s={s} dm={r.dm} />}
+                  <DmMark s={s} dm={r.kind === 'dm' ? r.dm : undefined} />
                   <span class="inbox-name">{label}</span>
+                  {r.kind === 'dm' && <StatusWords status={dmStatus(s, r.dm)} />}
                   {muted && <Icon name="bell-off" label="muted" />}
                 </a>
                 <Count

@@ -22,11 +22,11 @@ export type InboxDm = {
   ids: number[];
   label: string;
   /**
-   * Whose avatar the row shows: the other person's, or one's own in one's own conversation;
-   * null for a group, which shows the group's icon (the reference's rows mark the same way: a
-   * person, or a group).
+   * Whom the row marks (their presence, or a bot's icon): the other person, or oneself in one's
+   * own conversation; null for a group, which shows the group's icon (as the reference's rows:
+   * a person's presence circle, a bot, or a group).
    */
-  avatar: number | null;
+  person: number | null;
   count: number;
   mentioned: boolean;
   lastId: number;
@@ -90,7 +90,7 @@ export function inboxData(
         key: c.key,
         ids,
         label,
-        avatar: ids.length === 1 ? ids[0]! : null,
+        person: ids.length === 1 ? ids[0]! : null,
         count: c.count,
         mentioned: c.mentioned,
         lastId: c.lastId,
