@@ -4,7 +4,9 @@
  * to topic (the topic view's address to the clipboard, "Link copied."), Move topic (renamed, the
  * app following the topic viewed; moved to another channel, the notices as chosen), a refusal
  * shown in the dialog in the server's words, a member held back by the realm's time limit asked
- * "Move some messages?" (only the newer ones move, from the first the server names, change_later),
+ * "Move some messages?" once the Move dialog closed (only the newer ones move, from the first the
+ * server names, change_later; Cancel gives the focus back to the topic's "⋮"), and the same
+ * question from a message's edit box (its topic changed for all of the topic),
  * Mark as resolved and unresolved (the "✔ " prefix), Delete topic for an administrator only
  * (after a confirmation); from a click and from the keys.
  * The Inbox's channel headers get the sidebar channel menu (the same items, one function). Shots
@@ -69,6 +71,10 @@ async function waitTopics(page: Page, has: string[], hasNot: string[] = []): Pro
 /** The sidebar's menu button of a topic of the open channel. */
 const topicMenu = (topic: string) =>
   `.sidebar li.nav-row:has(a.topic .label:text-is(${JSON.stringify(topic)})) .row-menu-btn`;
+
+/** The topic whose sidebar "⋮" has the focus (null: something else has it). */
+const FOCUSED_TOPIC_MENU = `document.activeElement?.matches('.sidebar li[data-topic] .row-menu-btn')
+  ? document.activeElement.closest('li[data-topic]').dataset.topic : null`;
 
 /** The open menu's items. */
 const items = (page: Page): Promise<string[]> =>
@@ -345,8 +351,13 @@ t.test('a member held back by the time limit: only the newer messages move', asy
     await page.click('.move-topic-dialog button[type="submit"]');
     await page.waitForSelector('.confirm[role="alertdialog"]');
   };
-  // Asked, in the reference's words; Cancel moves nothing.
+  // Asked, in the reference's words, once the Move dialog closed; Cancel moves nothing.
   await rename();
+  t.equal(
+    await page.locator('.move-topic-dialog').count(),
+    0,
+    'the Move dialog closed before the question (as the reference’s), not left "Moving…" behind it',
+  );
   t.equal(await page.textContent('#confirm-title'), 'Move some messages?');
   t.equal(
     await page.textContent('#confirm-text'),
@@ -366,17 +377,20 @@ t.test('a member held back by the time limit: only the newer messages move', asy
   await check(t, page, 'move-some-1280');
   await page.click('.confirm button.cancel');
   await page.waitForSelector('.confirm[role="alertdialog"]', { state: 'detached' });
-  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
-  t.pass('Cancel closes both, as the reference’s');
+  t.equal(
+    await page.evaluate(FOCUSED_TOPIC_MENU),
+    'old news',
+    'Cancel: the focus back on the topic’s "⋮" (where the Move dialog gives it), not the page’s body',
+  );
   t.same((await serverTopics(kitchen))['old news'], ids, 'nothing moved');
 
   // Confirmed: the newest message (the one within the limit) and none before it.
   await rename();
   await page.keyboard.press('Enter');
   await page.waitForSelector('.confirm[role="alertdialog"]', { state: 'detached' });
-  await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
   await waitTopics(page, ['old news', 'recent news']);
   t.pass('the sidebar has both topics');
+  t.equal(await page.evaluate(FOCUSED_TOPIC_MENU), 'old news', 'confirmed: the focus there too');
   const after = await serverTopics(kitchen);
   t.same(after['old news'], ids.slice(0, 2), 'the two older messages stayed');
   t.same(after['recent news']!.slice(0, 1), ids.slice(2), 'the newer one moved');
@@ -384,6 +398,76 @@ t.test('a member held back by the time limit: only the newer messages move', asy
   // The two refusals the questions come from (as the reference's: the whole topic is asked first).
   watch.assertClean(t, /status of 400/);
 });
+
+t.test(
+  'the edit box: a topic change for all of the topic, held back by the time limit',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const ids = [
+      await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old edits', 'Edited long ago'),
+      await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old edits', 'Also long ago'),
+      await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old edits', 'Edited just now'),
+    ];
+    const backdate = ts.server.store.db.prepare(
+      'UPDATE messages SET date_sent = date_sent - 7200 WHERE id = ?',
+    );
+    for (const id of ids.slice(0, 2)) backdate.run(id);
+    const limit = await ts.api.patch('iago', 'realm', {
+      move_messages_within_stream_limit_seconds: 3600,
+    });
+    t.equal(limit.status, 200, limit.text);
+    t.teardown(() =>
+      ts.api.patch('iago', 'realm', { move_messages_within_stream_limit_seconds: 604800 }),
+    );
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${kitchen}-kitchen/topic/old edits`,
+    });
+    await waitMessage(page, 'Edited just now');
+
+    /** The newest message's edit box: the topic changed for all of the topic, saved. */
+    const save = async () => {
+      const row = page.locator('.msg', { hasText: 'Edited just now' });
+      await row.hover();
+      await row.locator('button[aria-label="Edit"]').click();
+      await page.waitForSelector('.edit-box input');
+      await page.fill('.edit-box input', 'fresh edits');
+      await page.selectOption('.edit-box select', 'change_all');
+      await page.click('.edit-box button:has-text("Save")');
+      await page.waitForSelector('.confirm[role="alertdialog"]');
+    };
+    // Asked, as from the Move dialog (the reference asks the same from its topic edit).
+    await save();
+    t.equal(await page.textContent('#confirm-title'), 'Move some messages?');
+    t.equal(
+      await page.textContent('.confirm-extra'),
+      'Do you still want to move the latest message? 2 messages will remain in the current topic.',
+      'the counts from the server’s answer',
+    );
+    t.equal(await page.locator('.toast').count(), 0, 'no toast of the refusal');
+    await screenshot(page, t, 'move-some-edit-1280');
+    await page.click('.confirm button.cancel');
+    await page.waitForSelector('.confirm[role="alertdialog"]', { state: 'detached' });
+    await page.waitForSelector('.edit-box', { state: 'detached' });
+    t.pass('Cancel: the edit ends, as the reference’s');
+    t.ok(
+      await page.evaluate(`document.activeElement?.matches('.messages')`),
+      'the focus on the messages (the edit box gone), not the page’s body',
+    );
+    t.same((await serverTopics(kitchen))['old edits'], ids, 'nothing moved');
+
+    // Confirmed: the newest message only (change_later from it), the view following it.
+    await save();
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.confirm[role="alertdialog"]', { state: 'detached' });
+    await page.waitForSelector('.edit-box', { state: 'detached' });
+    await waitTopics(page, ['old edits', 'fresh edits']);
+    const after = await serverTopics(kitchen);
+    t.same(after['old edits'], ids.slice(0, 2), 'the two older messages stayed');
+    t.same(after['fresh edits']?.slice(0, 1), ids.slice(2), 'the newer one moved');
+    // The refusal the question comes from.
+    watch.assertClean(t, /status of 400/);
+  },
+);
 
 t.test('a member without the permissions; on a phone', async (t) => {
   if (NO_CHROMIUM) return;

@@ -12,24 +12,31 @@ export function useFocusBack(
   box: { readonly current: HTMLElement | null },
   /** What gets the focus as it opens (none: the component gives it, as the picker its field). */
   first?: () => HTMLElement | null | undefined,
-): void {
+): () => void {
+  const giveBack = useRef<() => void>(() => undefined);
   useLayoutEffect(() => {
     const el = box.current;
     const before = document.activeElement as HTMLElement | null;
     if (el && !el.contains(document.activeElement)) first?.()?.focus({ preventScroll: true });
-    return () => {
-      // Only if the focus is still inside (about to go with it) or already gone: not when a
-      // pick moved it on (the compose box's emoji goes into its text, which takes the focus).
-      const now = document.activeElement;
-      if (now && now !== document.body && !el?.contains(now)) return;
-      // What had it, or what stands for it now that it went (a sidebar topic renamed while
-      // its Move dialog was open: the row of its new name), else the message list.
+    // What had it, or what stands for it now that it went (a sidebar topic renamed while its
+    // Move dialog was open: the row of its new name), else the message list.
+    giveBack.current = () => {
       const to =
         (before && before !== document.body ? focusSuccessor(before) : null) ??
         document.querySelector<HTMLElement>('.messages');
       to?.focus({ preventScroll: true });
     };
+    return () => {
+      // Only if the focus is still inside (about to go with it) or already gone: not when a
+      // pick moved it on (the compose box's emoji goes into its text, which takes the focus).
+      const now = document.activeElement;
+      if (now && now !== document.body && !el?.contains(now)) return;
+      giveBack.current();
+    };
   }, []);
+  // Given back before the dialog goes, for one that hands over to another (the Move dialog to
+  // its "Move some messages?"): that one then gives it back to the same place.
+  return () => giveBack.current();
 }
 
 /** A modal dialog's Tab: round within it, not on to the page behind. */

@@ -8,7 +8,7 @@
 export { ChannelSettings, CreateChannel } from './channel-dialogs.js';
 export { ConfirmDialog } from './confirm.js';
 export { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
-export { MoveTopic, topicAction } from './move-topic.js';
+export { MoveTopic, offerPartialMoveFor, topicAction } from './move-topic.js';
 export { ProfileCard } from './profile-card.js';
 export { StatusDialog } from './status.js';
 

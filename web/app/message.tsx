@@ -8,6 +8,7 @@
  */
 import { Component, createRef } from 'preact';
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
+import { ApiError } from '../../src/client/api.js';
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import { emojiText, reactionChips } from '../state/emoji.js';
@@ -691,6 +692,41 @@ function Reactions({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage 
   );
 }
 
+/**
+ * The edit box's topic change (PATCH /messages/{id}, the topic and which messages); true when it
+ * is done with. "All messages in the topic" refused for the realm's time limit (some older than
+ * the user may move) asks, as the reference's topic edit does, "Move some messages?" (the newer
+ * ones, change_later from the first the server names: offerPartialMove, with the Move dialog's
+ * code), and the edit ends whatever the answer; another refusal is a toast, the box left open.
+ */
+async function moveFromEdit(
+  c: Controller,
+  id: number,
+  topic: string,
+  mode: string,
+): Promise<boolean> {
+  const body = { topic, propagate_mode: mode };
+  try {
+    await c.client.editMessage(id, body);
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED') {
+      // The focus given back after the question goes to the messages (the box ends then; its
+      // Save, disabled while it saves, could not take it).
+      document.querySelector<HTMLElement>('.messages')?.focus({ preventScroll: true });
+      // The question's dialog and its code come with the other dialogs (lazy-dialogs.ts).
+      const dialogs = await import('./lazy-dialogs.js').catch(() => null);
+      const asked = dialogs?.offerPartialMoveFor(c, body, e);
+      if (asked) {
+        await asked;
+        return true;
+      }
+    }
+    c.toast(e instanceof Error ? e.message : String(e));
+    return false;
+  }
+}
+
 function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage }) {
   const now = Date.now() / 1000;
   const canContent = s.canEditContent(m, now);
@@ -747,8 +783,7 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
     let ok = true;
     if (canContent && content !== null && content !== original.current)
       ok = await c.edit(m.id, { content });
-    if (ok && canTopic && topic !== m.subject)
-      ok = await c.edit(m.id, { topic, propagate_mode: mode });
+    if (ok && canTopic && topic !== m.subject) ok = await moveFromEdit(c, m.id, topic, mode);
     setBusy(false);
     if (ok) cancel();
   };

@@ -9,7 +9,9 @@
  * member held back by the realm's time limit for moving (some of the topic's messages are older)
  * is asked, as by the reference's "Move some messages?", whether to move only the newer ones,
  * which then go by PATCH /messages/{first_message_id_allowed_to_move} with change_later (the
- * server's answer names that message and the counts); the dialog closes either way. The
+ * server's answer names that message and the counts); as the reference's, the dialog closes
+ * first (the focus back where it would go, where the question then gives it back too), and a
+ * message's edit box asks the same (offerPartialMove). The
  * app follows the topic if it is the one viewed (Controller.followMove, on the update_message
  * event). Loaded with the other dialogs (lazy-dialogs.ts), as are the topic menu's Mark as
  * resolved (or unresolved) and Delete topic, below (topic-actions.tsx offers them).
@@ -28,6 +30,7 @@ import {
   partialMoveQuestion,
   partialMoveRequest,
   toggledResolved,
+  type PartialMove,
   topicLink,
 } from '../state/topic-move.js';
 import { FormError, Swatch } from './bits.js';
@@ -58,7 +61,7 @@ export function MoveTopic({
   const select = useRef<HTMLSelectElement>(null);
   const powers = topicPowers(s, streamId);
   const nameEditable = rename || powers.moveTopics;
-  useFocusBack(box, () => (nameEditable ? field.current : select.current));
+  const giveBack = useFocusBack(box, () => (nameEditable ? field.current : select.current));
   const [name, setName, nameNow] = useLive(topic);
   const [to, setTo, toNow] = useLive(streamId);
   const [notify, setNotify, notifyNow] = useLive({ ...notifyLast });
@@ -94,28 +97,20 @@ export function MoveTopic({
     try {
       const id = await newestInTopic(c, streamId, topic);
       if (id === null) throw new Error('There are no messages to move.');
-      try {
-        await c.client.editMessage(id, r.body);
-      } catch (e) {
-        // Older messages than the realm lets this user move: the newer ones may still go.
-        const part = e instanceof ApiError ? partialMove(e.code, e.body) : null;
-        if (!part) throw e;
-        const q = partialMoveQuestion(part);
-        const ok = await c.ask({
-          title: q.title,
-          text: q.text,
-          extra: <p class="move-some-detail">{q.detail}</p>,
-          action: 'Confirm',
-        });
-        if (ok) {
-          const again = partialMoveRequest(r.body, part);
-          await c.client.editMessage(again.id, again.body);
-        }
-      }
+      await c.client.editMessage(id, r.body);
       close();
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-      setBusy(false);
+      // Older messages than the realm lets this user move: as the reference's, this dialog
+      // closes (the focus back where it would go) and then asks whether the newer ones go.
+      const part = e instanceof ApiError ? partialMove(e.code, e.body) : null;
+      if (!part) {
+        setError(e instanceof Error ? e.message : String(e));
+        setBusy(false);
+        return;
+      }
+      close();
+      giveBack();
+      await offerPartialMove(c, r.body, part);
     }
   };
   const title = rename ? 'Rename topic' : 'Move topic';
@@ -247,6 +242,50 @@ export async function newestInTopic(
 }
 
 const why = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/**
+ * A whole-topic move refused for the realm's time limit (`part`, from the refusal): asks, as the
+ * reference's "Move some messages?", whether the newer messages go, and if so sends the partial
+ * move (partialMoveRequest: change_later from the first the server named, the same name, channel
+ * and notices as `body`). From the Move dialog (once it closed) and from a message's edit box
+ * (its topic changed for "All messages in the topic"). True when the user confirmed and the
+ * server took it; a refusal of the partial move is a toast (its dialog is gone).
+ */
+export async function offerPartialMove<B extends { propagate_mode: string }>(
+  c: Controller,
+  body: B,
+  part: PartialMove,
+): Promise<boolean> {
+  const q = partialMoveQuestion(part);
+  const ok = await c.ask({
+    title: q.title,
+    text: q.text,
+    extra: <p class="move-some-detail">{q.detail}</p>,
+    action: 'Confirm',
+  });
+  if (!ok) return false;
+  const again = partialMoveRequest(body, part);
+  try {
+    await c.client.editMessage(again.id, again.body);
+    return true;
+  } catch (e) {
+    c.toast(why(e));
+    return false;
+  }
+}
+
+/**
+ * The same from an ApiError of an edit (the edit box's): asked when it is the time limit's
+ * refusal with messages left to move; null when it is another refusal (the caller shows it).
+ */
+export function offerPartialMoveFor<B extends { propagate_mode: string }>(
+  c: Controller,
+  body: B,
+  e: unknown,
+): Promise<boolean> | null {
+  const part = e instanceof ApiError ? partialMove(e.code, e.body) : null;
+  return part && offerPartialMove(c, body, part);
+}
 const NO_MESSAGES = 'There are no messages in this topic.';
 
 async function toggleResolved(c: Controller, streamId: number, topic: string): Promise<void> {

@@ -94,12 +94,14 @@ export function partialMove(code: string, body: Record<string, unknown>): Partia
  * The edit that moves only the messages the user may still move, as the reference's
  * move_topic_containing_message_to_stream does once its "Move some messages?" is confirmed:
  * PATCH /messages/{first_message_id_allowed_to_move} with propagate_mode change_later (that
- * message and the topic's later ones), the same name, channel and notices as the refused move.
+ * message and the topic's later ones), with the same fields as the refused move: the Move
+ * dialog's name, channel and notices, or the edit box's topic alone (its refused request sent no
+ * notices, so neither does this one, and the server's defaults apply to both).
  */
-export function partialMoveRequest(
-  body: MoveBody,
+export function partialMoveRequest<B extends { propagate_mode: string } = MoveBody>(
+  body: B,
   p: PartialMove,
-): { id: number; body: Omit<MoveBody, 'propagate_mode'> & { propagate_mode: 'change_later' } } {
+): { id: number; body: Omit<B, 'propagate_mode'> & { propagate_mode: 'change_later' } } {
   return { id: p.firstId, body: { ...body, propagate_mode: 'change_later' } };
 }
 
