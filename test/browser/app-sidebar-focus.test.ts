@@ -6,7 +6,9 @@
  * the topic where it went (resolved, unresolved, renamed: found by its new name), else to the topic
  * row now at its place (a topic deleted), else to the channel's row (its last topic deleted), on
  * the "⋮" it was on, never to the page's body. All from the keys: the menu button, Enter, the
- * arrows, Enter.
+ * arrows, Enter. A rename never shows the old name beside the new one (the event applied to the
+ * list at once, before the fetch). "Show all N topics" gives its focus to the first topic it
+ * brought.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -17,20 +19,41 @@ import { sendChannelMessage } from '../helpers/messages.js';
 
 let kitchen = 0;
 let garden = 0;
+let hall = 0;
+/** The hall's topics, oldest first: the sidebar shows the newest 8 until "Show all 10 topics". */
+const HALL = ['h01', 'h02', 'h03', 'h04', 'h05', 'h06', 'h07', 'h08', 'h09', 'h10'];
 const { b, ts } = browserSuite(t, {
   server: true,
   channels: {
     kitchen: { by: 'iago', members: ['iago', 'othello'] },
     garden: { by: 'iago', members: ['iago', 'othello'] },
+    hall: { by: 'iago', members: ['iago'] },
   },
   seed: async ({ ts, channels }) => {
     kitchen = channels.kitchen;
     garden = channels.garden;
+    hall = channels.hall;
     for (const topic of ['trash', 'delta', 'gamma', 'beta', 'alpha'])
       await sendChannelMessage(ts.api, 'othello', 'kitchen', topic, `About ${topic}`);
     await sendChannelMessage(ts.api, 'othello', 'garden', 'weeds', 'Pull them');
+    // Iago's own (read): none shown for being unread.
+    for (const topic of HALL)
+      await sendChannelMessage(ts.api, 'iago', 'hall', topic, `In ${topic}`);
   },
 });
+
+/**
+ * Records, from before the page's scripts run, each moment the sidebar's topics hold both names
+ * of `window.watchPair` (a topic renamed: the old beside the new), as the labels then.
+ */
+const WATCH_PAIR = `window.watchPair = null;
+  window.pairSeen = [];
+  new MutationObserver(() => {
+    const pair = window.watchPair;
+    if (!pair) return;
+    const labels = [...document.querySelectorAll('.sidebar a.topic .label')].map((e) => e.textContent);
+    if (pair.every((x) => labels.includes(x))) window.pairSeen.push(labels.join(' | '));
+  }).observe(document, { childList: true, subtree: true, characterData: true });`;
 
 /**
  * Counts, from before the page's scripts run, each time a channel's topic list says "Loading
@@ -113,7 +136,7 @@ t.test(
     if (NO_CHROMIUM) return;
     const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', {
       hash: `#narrow/channel/${kitchen}-kitchen`,
-      init: COUNT_LOADING,
+      init: COUNT_LOADING + WATCH_PAIR,
     });
     await waitMessage(page, 'About alpha');
     t.same(
@@ -134,6 +157,8 @@ t.test(
     t.equal(await focusedAs(page, 'topic menu alpha'), 'topic menu alpha', 'unresolved: its row');
 
     // Renamed in the dialog (Enter in the name): the row of the new name.
+    await page.evaluate(`window.watchPair = ['beta', 'bravo']`);
+    const refetched = page.waitForResponse((r) => r.url().includes(`/users/me/${kitchen}/topics`));
     await chooseByKeys(page, 'beta', 'Move topic');
     await page.waitForSelector('.move-topic-dialog');
     await page.keyboard.press('Control+a');
@@ -142,6 +167,13 @@ t.test(
     await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
     await waitTopics(page, ['bravo'], ['beta']);
     t.equal(await focusedAs(page, 'topic menu bravo'), 'topic menu bravo', 'renamed: its row');
+    // Until the list fetched again after the event (and the notice that names the new topic).
+    await refetched;
+    t.same(
+      await page.evaluate('window.pairSeen'),
+      [],
+      'renamed: never the old name beside the new (the event applied to the list at once)',
+    );
 
     // Deleted (confirmed with Enter): the row now at its place.
     const before = await page.evaluate<string[]>(SIDEBAR_TOPICS);
@@ -189,5 +221,26 @@ t.test("a channel's last topic deleted: the channel's row", async (t) => {
     "the channel's row, not the page's body",
   );
   t.same(await page.evaluate('window.loadingFlashes'), [], 'no "Loading topics…" meanwhile');
+  watch.assertClean(t);
+});
+
+t.test('"Show all 10 topics" from the keys: the focus on the first topic it brought', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', {
+    hash: `#narrow/channel/${hall}-hall`,
+  });
+  await waitMessage(page, 'In h10');
+  const newest = [...HALL].reverse();
+  t.same(await waitTopics(page, newest.slice(0, 8)), newest.slice(0, 8), 'the newest 8');
+  const more = '.sidebar button.more:text-is("Show all 10 topics")';
+  await page.focus(more);
+  await page.keyboard.press('Enter');
+  await waitTopics(page, HALL);
+  t.equal(await page.locator(more).count(), 0, 'the button gone');
+  t.equal(
+    await focusedAs(page, 'topic link h02'),
+    'topic link h02',
+    'the first topic it brought (the newest of those not shown), not the page’s body',
+  );
   watch.assertClean(t);
 });

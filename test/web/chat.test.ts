@@ -946,9 +946,12 @@ t.test("a move or a deletion: the channel's topics kept shown while fetched agai
   s.apply([move({ orig_subject: 'lunch', subject: '✔ lunch', propagate_mode: 'change_all' })]);
   t.ok(s.topicsToFetch(10), 'to be fetched again');
   t.same(
-    s.topics.get(10)!.map((x) => x.name),
-    ['lunch', 'older'],
-    'the list held shown until the answer (no "Loading topics…")',
+    s.topics.get(10)!.map((x) => [x.name, x.maxId]),
+    [
+      ['✔ lunch', 6],
+      ['older', 3],
+    ],
+    'the list held shown until the answer (no "Loading topics…"), the rename in it at once',
   );
   t.same(s.topicWent(10, 'LUNCH'), { streamId: 10, topic: '✔ lunch' }, 'where it went');
   t.equal(s.topicWent(10, 'older'), undefined, 'a topic not moved: none');
@@ -985,7 +988,95 @@ t.test("a move or a deletion: the channel's topics kept shown while fetched agai
   s.askTopics(10);
   s.apply([move({ orig_subject: 'older', subject: 'newer', propagate_mode: 'change_all' })]);
   t.equal(s.setTopics(10, [{ name: 'older', max_id: 3 }]), false);
+  t.same(
+    s.topics.get(10)!.map((x) => x.name),
+    ['newer'],
+    'the answer (from before the move) taken with the move applied',
+  );
   t.ok(s.topicsToFetch(10), 'still to be fetched');
+  t.end();
+});
+
+t.test('a move applied to the topics held at once: never the old name beside the new', (t) => {
+  const { s } = state();
+  // Held (a move to another channel names no topic: the app reads it from the message).
+  s.apply([msgEvent(streamMsg(2, { subject: 'Dinner' }), ['read'])]);
+  s.askTopics(10);
+  s.setTopics(10, [
+    { name: 'lunch', max_id: 6 },
+    { name: 'older', max_id: 3 },
+    { name: 'Dinner', max_id: 2 },
+  ]);
+  s.askTopics(11);
+  s.setTopics(11, [{ name: 'chatter', max_id: 7 }]);
+  const names = (id: number) => s.topics.get(id)!.map((x) => [x.name, x.maxId]);
+  const move = (ids: number[], o: Record<string, unknown>) =>
+    ev({
+      type: 'update_message',
+      message_id: ids[0],
+      message_ids: ids,
+      user_id: 2,
+      edit_timestamp: 100,
+      stream_id: 10,
+      ...o,
+    });
+  // Renamed, then the notification bot's notice in the new topic (before any fetch answers).
+  s.apply([
+    move([5, 6], { orig_subject: 'lunch', subject: 'brunch', propagate_mode: 'change_all' }),
+    msgEvent(streamMsg(30, { subject: 'brunch' })),
+  ]);
+  t.same(
+    names(10),
+    [
+      ['brunch', 30],
+      ['older', 3],
+      ['Dinner', 2],
+    ],
+    'the new name in the old one’s place, the old gone',
+  );
+  // Renamed onto a topic there is (its name as it is spelled there), newest first.
+  s.apply([move([3], { orig_subject: 'older', subject: 'dinner', propagate_mode: 'change_all' })]);
+  t.same(
+    names(10),
+    [
+      ['brunch', 30],
+      ['Dinner', 3],
+    ],
+    'merged into the topic of that name',
+  );
+  // Only the later messages (a partial move): the topic stays; the new one shows at once.
+  s.apply([
+    move([30], { orig_subject: 'brunch', subject: 'later', propagate_mode: 'change_later' }),
+  ]);
+  t.same(
+    names(10),
+    [
+      ['brunch', 30],
+      ['later', 30],
+      ['Dinner', 3],
+    ],
+    'both, the old one as it was until the fetch says what is left there',
+  );
+  // To another channel, keeping its name: out of this list, into the other's.
+  s.apply([move([2, 3], { new_stream_id: 11, propagate_mode: 'change_all' })]);
+  t.same(names(10), [
+    ['brunch', 30],
+    ['later', 30],
+  ]);
+  t.same(
+    names(11),
+    [
+      ['chatter', 7],
+      ['Dinner', 3],
+    ],
+    'in the channel where it went',
+  );
+  // One message alone: no topic moved (the fetch tells).
+  s.apply([move([30], { orig_subject: 'later', subject: 'solo', propagate_mode: 'change_one' })]);
+  t.same(names(10), [
+    ['brunch', 30],
+    ['later', 30],
+  ]);
   t.end();
 });
 

@@ -188,6 +188,20 @@ function Topics({
   counts: UnreadCounts;
 }) {
   const [all, setAll] = useState(false);
+  // "Show all N topics" goes once they show: the focus it had goes on to the first topic it
+  // brought (by name), not to the page's body.
+  const firstNew = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    const name = firstNew.current;
+    if (name === null || !all) return;
+    firstNew.current = null;
+    // Only if the focus went with the button (not when it moved elsewhere meanwhile).
+    if (document.activeElement && document.activeElement !== document.body) return;
+    topicRows(streamId)
+      .rows.find((r) => r.dataset.topic === name)
+      ?.querySelector<HTMLElement>('a')
+      ?.focus();
+  });
   // The row with the focus as this drawing starts (the page still shows the last one): if the
   // drawing takes it away (its topic renamed: a row of another key), the focus goes on to what
   // stands for it (rowAfter) rather than to the page's body.
@@ -263,7 +277,14 @@ function Topics({
       {topics.length === 0 && <li class="nav-item topic muted">No topics yet</li>}
       {withCount.length > shown.length && (
         <li>
-          <button class="nav-item more" type="button" onClick={() => setAll(true)}>
+          <button
+            class="nav-item more"
+            type="button"
+            onClick={() => {
+              firstNew.current = withCount.find((t) => !shown.includes(t))?.name ?? null;
+              setAll(true);
+            }}
+          >
             Show all {withCount.length} topics
           </button>
         </li>

@@ -42,6 +42,7 @@ import {
   narrowKey,
   sameTopic,
   topicMove,
+  type TopicMove,
   type MatchContext,
   type Narrow,
   type Names,
@@ -149,7 +150,10 @@ export class ChatState {
    * Channels whose topics are being fetched, with what the events said meanwhile (the answer
    * may be older): topics that got a message, and whether messages moved in or out.
    */
-  private readonly topicsAsked = new Map<number, { noted: TopicInfo[]; moved: boolean }>();
+  private readonly topicsAsked = new Map<
+    number,
+    { noted: TopicInfo[]; moved: boolean; moves: { mv: TopicMove; newest: number }[] }
+  >();
   /**
    * Channels whose topics held in `topics` may be out of date (messages moved in or out, some
    * deleted): fetched again, and shown as they are until the answer (the sidebar does not go
@@ -1243,7 +1247,7 @@ export class ChatState {
 
   /** A channel's topics are being fetched: events until the answer are kept for it. */
   askTopics(streamId: number): void {
-    this.topicsAsked.set(streamId, { noted: [], moved: false });
+    this.topicsAsked.set(streamId, { noted: [], moved: false, moves: [] });
   }
 
   /**
@@ -1295,6 +1299,8 @@ export class ChatState {
     if (asked?.moved) this.topicsOutdated.add(streamId);
     else this.topicsOutdated.delete(streamId);
     const list = topics.map((t) => ({ name: t.name, maxId: t.max_id }));
+    // The answer may be from before the moves since: they are applied to it too.
+    for (const { mv, newest } of asked?.moves ?? []) moveInList(list, mv, newest, streamId);
     for (const n of asked?.noted ?? []) {
       const i = list.findIndex((t) => sameTopic(t.name, n.name));
       if (i < 0) list.push(n);
@@ -1343,6 +1349,7 @@ export class ChatState {
     if (streamId !== undefined) this.outdateTopics(streamId);
     if (e.new_stream_id !== undefined) this.outdateTopics(e.new_stream_id);
     const mv = topicMove(e, ids[0] !== undefined ? this.messages.get(ids[0])?.subject : undefined);
+    if (mv) this.moveInTopics(mv, ids);
     if (mv?.whole) {
       const from = topicKey(mv.from.streamId, mv.from.topic);
       this.topicsMovedTo.delete(from);
@@ -1355,6 +1362,27 @@ export class ChatState {
       if (asked) asked.moved = true;
     }
     this.rev.topics.value++;
+  }
+
+  /**
+   * A topic moved onward, applied at once to the topics held, to those noted for a fetch on its
+   * way and, once it answers, to its answer (setTopics): a whole topic's entry goes from where it
+   * was, and the topic where the messages went is in its channel's list at their newest, so that
+   * the sidebar never shows the old name beside the new one (the notice's message names the new
+   * one before the list is fetched again). The fetch that follows still settles the list (what a
+   * partial move left behind, a deletion).
+   */
+  private moveInTopics(mv: TopicMove, ids: readonly number[]): void {
+    const newest = ids.reduce((a, b) => Math.max(a, b), 0);
+    for (const streamId of new Set([mv.from.streamId, mv.to.streamId])) {
+      const held = this.topics.get(streamId);
+      if (held) moveInList(held, mv, newest, streamId);
+      const asked = this.topicsAsked.get(streamId);
+      if (asked) {
+        moveInList(asked.noted, mv, newest, streamId);
+        asked.moves.push({ mv, newest });
+      }
+    }
   }
 
   private onDelete(ids: readonly number[]): void {
@@ -1560,6 +1588,27 @@ export class ChatState {
       ? { kind: 'stream', streamId: m.stream_id!, topic: m.subject }
       : { kind: 'dm', ids: messageDmIds(m, this.selfId) };
   }
+}
+
+/**
+ * A move (ChatState.moveInTopics) applied to channel `streamId`'s topics, newest first: a whole
+ * topic moved away from it is taken out, and its destination in it is at the moved messages'
+ * newest (`newest`, or the whole topic's own when it was in this list).
+ */
+function moveInList(list: TopicInfo[], mv: TopicMove, newest: number, streamId: number): void {
+  let top = newest;
+  if (mv.whole && mv.from.streamId === streamId) {
+    const i = list.findIndex((t) => sameTopic(t.name, mv.from.topic));
+    if (i >= 0) {
+      top = Math.max(top, list[i]!.maxId);
+      list.splice(i, 1);
+    }
+  }
+  if (mv.to.streamId !== streamId || top === 0) return;
+  const i = list.findIndex((t) => sameTopic(t.name, mv.to.topic));
+  if (i >= 0) list[i] = { name: list[i]!.name, maxId: Math.max(list[i]!.maxId, top) };
+  else list.push({ name: mv.to.topic, maxId: top });
+  list.sort((a, b) => b.maxId - a.maxId);
 }
 
 /** How many whole-topic moves ChatState.topicWent remembers. */
