@@ -6,7 +6,8 @@
  * page without emoji (the login form) fetches no part of the font, and one with a single emoji
  * fetches only the subset that holds it, from /static, cacheable, within the page's CSP. The
  * emoji index's file (fetched at the first need, Controller.loadEmoji) refused: a toast, the
- * picker says so rather than "Loading…", and the next opening asks again.
+ * picker says so rather than "Loading…", and the compose box's next `:` autocomplete asks again
+ * (as the picker's next opening).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -197,8 +198,21 @@ t.test(
     await page.keyboard.press('Escape');
     await page.waitForSelector('.picker', { state: 'detached' });
 
-    // The connection back: the next opening asks again, and the emoji are there.
+    // The connection back: the compose box's `:` autocomplete asks again too (not only the
+    // picker), and offers the server's emoji.
     await page.unroute(file);
+    await page.click('#compose-text');
+    await page.keyboard.type(':thumbs_u');
+    const firstOption = `document.querySelector('.popup.ac [role="option"]')?.textContent`;
+    await waitFor(page, `${firstOption}?.includes(':thumbs_up:')`, 10_000).catch(() => undefined);
+    t.match(
+      await page.evaluate(firstOption),
+      /:thumbs_up:/,
+      'the autocomplete fetched the file again: the server’s emoji offered',
+    );
+    await page.fill('#compose-text', '');
+
+    // The picker has them too.
     await row.hover();
     await row.locator('button[aria-label="Add a reaction"]').click();
     await page.fill('input[aria-label="Search emoji"]', 'thumbs_up');

@@ -115,6 +115,9 @@ export function Compose({ c }: { c: Controller }) {
   const [error, setError] = useState<string | null>(null);
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [token, setToken, tokenRef] = useLive<Token | null>(null);
+  // Where the last `:` token that asked for the emoji index again began (its file could not be
+  // fetched: the index holds the realm's own emoji only).
+  const emojiAskedAt = useRef<number | null>(null);
   const [active, setActive, activeRef] = useLive(0);
   const [topicOpen, setTopicOpen, topicOpenRef] = useLive(false);
   const [dmQuery, setDmQuery, dmQueryRef] = useLive('');
@@ -259,11 +262,13 @@ export function Compose({ c }: { c: Controller }) {
     if (token.kind === 'channel') return channelCandidates(token.query, [...s.channels.values()]);
     if (token.kind === 'command') return commandCandidates(token.query);
     const idx = c.emoji.value;
-    if (!idx) {
+    // Not loaded yet, or partial after a failed fetch: asked for again by each new `:` token (as
+    // by each opening of the picker), not at each key typed in it.
+    if (!idx || (c.emojiPartial && emojiAskedAt.current !== token.start)) {
+      emojiAskedAt.current = token.start;
       void c.loadEmoji();
-      return [];
     }
-    return emojiCandidates(token.query, idx.names);
+    return idx ? emojiCandidates(token.query, idx.names) : [];
   };
   const items = candidates(token);
 
