@@ -43,7 +43,7 @@ import type { ClusterNode, ClusterOptions } from './cluster/node.js';
 import type { OutboundEvent } from './lib/events.js';
 import { DEFAULT_IMAGE_PROXY, ImageProxy } from './media/image-proxy.js';
 import { Thumbnailer } from './media/thumbnailer.js';
-import { MailSender } from './mail/sender.js';
+import { MailSender, loadSmtpTransport } from './mail/sender.js';
 import { MissedMessageMailer } from './mail/missed-messages.js';
 import {
   MAX_WAITING as MAX_OUTGOING_WEBHOOK_CALLS,
@@ -133,6 +133,9 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
       log[files.level](files.fields, files.msg);
     }
   }
+  // nodemailer, only in a server that sends mail (loaded here, before anything is opened, so that a
+  // module that fails to load fails the start as it failed the import before: ./mail/sender.ts).
+  const makeSmtpTransport = config.smtpUrl !== null ? await loadSmtpTransport(config) : null;
   const lock = heldLock ?? DataDirLock.acquire(config.dataDir, 'server');
   let store: Store;
   try {
@@ -195,7 +198,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
         })
       : null;
   // Outgoing mail: the realms write it to the outbox, the sender delivers it (docs/mail.md).
-  const mailOn = config.smtpUrl !== null;
+  const mailOn = makeSmtpTransport !== null;
   let mailer: MailSender | null = null;
   let missedMail: MissedMessageMailer | null = null;
   const mailDeps: MailDeps | undefined = mailOn
@@ -222,7 +225,7 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
     serviceBots,
     config.commitSpacingMs,
   );
-  mailer = mailOn ? new MailSender(config, store, realms) : null;
+  mailer = makeSmtpTransport ? new MailSender(config, store, realms, makeSmtpTransport()) : null;
   missedMail = mailOn ? new MissedMessageMailer(config, store, realms) : null;
   if (mailOn) {
     // A user's last queue gone unfetched: what it missed may be mailed (docs/mail.md).

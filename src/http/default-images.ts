@@ -1,12 +1,13 @@
 /**
  * The default avatar and realm icon (src/lib/avatars.ts), served by this server so that no client
  * asks an outside host for them: plain shapes drawn once (SVG rendered to PNG by sharp, no font
- * needed), on first request, and kept. No authentication (any client shows them), no rate limit,
- * cached for a day (the URL does not change with the picture).
+ * needed), on first request (sharp itself loaded then: ../media/sharp.ts), and kept. No
+ * authentication (any client shows them), no rate limit, cached for a day (the URL does not change
+ * with the picture).
  */
-import sharp from 'sharp';
 import { internalErrorBody } from '../lib/errors.js';
 import { log } from '../observability/log.js';
+import { loadSharp } from '../media/sharp.js';
 import { DEFAULT_AVATAR_PATH, DEFAULT_REALM_ICON_PATH } from '../lib/avatars.js';
 import type { ServerConfig } from '../config.js';
 import { RequestContext } from './request.js';
@@ -30,11 +31,10 @@ const REALM_ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="128" heig
 
 type Image = { png: Buffer; etag: string };
 
-function render(svg: string): Promise<Image> {
-  return sharp(Buffer.from(svg))
-    .png()
-    .toBuffer()
-    .then((png) => ({ png, etag: etagOf(png) }));
+async function render(svg: string): Promise<Image> {
+  const sharp = await loadSharp();
+  const png = await sharp(Buffer.from(svg)).png().toBuffer();
+  return { png, etag: etagOf(png) };
 }
 
 export function mountDefaultImages(app: TemplatedApp, config: ServerConfig): void {

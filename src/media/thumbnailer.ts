@@ -1,8 +1,8 @@
 /**
  * Makes the thumbnails of uploaded images (the reference's thumbnail worker): one queue for the
- * server, one image at a time, with sharp (libvips), whose work runs on libuv's thread pool: the
- * event loop and the realm actors never wait on it; the realm actor only records the result
- * (thumbnail.done). Bounded: images over the decompression-bomb limits are never decoded, an
+ * server, one image at a time, with sharp (libvips, loaded at the first image: ./sharp.ts), whose
+ * work runs on libuv's thread pool: the event loop and the realm actors never wait on it; the
+ * realm actor only records the result (thumbnail.done). Bounded: images over the decompression-bomb limits are never decoded, an
  * animation is read only up to its share of pixels, the queue holds at most MAX_QUEUED images
  * (more are made on first request), and each image's work is bounded in time by libvips' own
  * limits on input pixels.
@@ -11,7 +11,6 @@
  *   enqueue(imageId)          make its thumbnails in the background
  *   ensure(imageId)           make them now (a request for one not made yet waits for it)
  */
-import sharp from 'sharp';
 import type { RealmRegistry } from '../../actors/registry.js';
 import {
   imageFacts,
@@ -27,10 +26,7 @@ import {
 import { JsonableError } from '../lib/errors.js';
 import type { Store } from '../storage/store.js';
 import type { UploadFiles } from '../storage/upload-files.js';
-
-// libvips may use one thread per image: the machine's cores are shared with everything else.
-sharp.concurrency(1);
-sharp.cache(false);
+import { loadSharp } from './sharp.js';
 
 const MAX_QUEUED = 1000;
 
@@ -40,6 +36,8 @@ export type ImageProbe = { width: number; height: number; frames: number };
 export async function probeImage(file: string, contentType: string): Promise<ImageProbe | null> {
   if (!THUMBNAIL_ACCEPT_IMAGE_TYPES.has(contentType)) return null;
   try {
+    // (sharp failing to load: logged by loadSharp; the upload is kept as a file that is no image)
+    const sharp = await loadSharp();
     const meta = await sharp(file, { limitInputPixels: false, pages: -1 }).metadata();
     const width = meta.width;
     const pageHeight = meta.pageHeight ?? meta.height;
@@ -75,6 +73,7 @@ export async function makeThumbnail(
         ? -1
         : Math.max(1, Math.floor(IMAGE_MAX_ANIMATED_PIXELS / perFrame));
   }
+  const sharp = await loadSharp();
   const { data, info } = await sharp(file, {
     pages,
     animated: pages !== 1,
