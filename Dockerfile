@@ -16,7 +16,8 @@ ARG NODE_VERSION=24.22.3
 ARG NPM_VERSION=11.19.1
 # A CA bundle for npm behind a TLS-inspecting proxy (a file mounted into the build), if any.
 ARG NODE_EXTRA_CA_CERTS
-# better-sqlite3 compiles at install (python3, make, g++); a debootstrap root may have them.
+# Compilers for a native addon with no build for this Node (python3, make, g++): better-sqlite3 12
+# on a NODE_VERSION before 24 (below); a debootstrap root may have them.
 RUN (command -v g++ && command -v make && command -v python3) >/dev/null || \
     (apt-get update && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
      && rm -rf /var/lib/apt/lists/*)
@@ -31,9 +32,19 @@ WORKDIR /app
 COPY . .
 # npm ci builds dist/ (prepare: tsc and the web build); then the dev dependencies go, and what
 # the image's Node never loads: the uWebSockets.js binaries of other platforms and Node versions
-# (both packages ship all of them), better-sqlite3's sources and build objects (the addon stays).
-RUN node /opt/npm/bin/npm-cli.js ci --no-audit --no-fund --prefer-offline \
+# (both packages ship all of them), better-sqlite3's sources and build objects (an addon stays).
+# On Node 24 with Node-API 10 the server loads better-sqlite3 13, prebuilt in its package
+# (`better-sqlite3-napi`: src/storage/sqlite.ts, the same test), so better-sqlite3 12's compile
+# (~95 s of CPU) is skipped: its install script denied for this install (package.json's
+# allowScripts, put back after). The last line opens a database with the binding the image uses.
+RUN cp package.json /tmp/package.json \
+    && napi13='Number(process.versions.node.split(".")[0]) >= 24 && Number(process.versions.napi) >= 10' \
+    && if [ "$(node -p "$napi13")" = true ]; then \
+         node /opt/npm/bin/npm-cli.js pkg set allowScripts.better-sqlite3=false --json; \
+       fi \
+    && node /opt/npm/bin/npm-cli.js ci --no-audit --no-fund --prefer-offline \
     && node /opt/npm/bin/npm-cli.js prune --omit=dev --no-audit --no-fund \
+    && cp /tmp/package.json package.json \
     && rm -rf dist/test \
     && binary="uws_$(node -p 'process.platform + "_" + process.arch + "_" + process.versions.modules').node" \
     && find node_modules -name 'uws_*.node' ! -name "$binary" -delete \
@@ -41,7 +52,9 @@ RUN node /opt/npm/bin/npm-cli.js ci --no-audit --no-fund --prefer-offline \
          rm -rf "$d/deps" "$d/src" "$d/build/deps" "$d/build/Release/obj" "$d/build/Release/obj.target" \
                 "$d/build/Release/.deps" "$d/build/Release/sqlite3.a" "$d/build/Release/test_extension.node"; \
        done \
-    && test -n "$(find node_modules -name "$binary")"
+    && test -n "$(find node_modules -name "$binary")" \
+    && node --input-type=module -e "const { default: Database } = await import('./dist/src/storage/sqlite.js'); \
+         new Database(':memory:').prepare('select 1').get()"
 
 # The run-time system: the base without the compilers and caches a build root may carry (a
 # debootstrap root has g++, make and python3 for the build stage; debian:trixie-slim has none).
