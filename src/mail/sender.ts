@@ -50,9 +50,10 @@ export function senderAddress(config: Pick<ServerConfig, 'mailFrom' | 'externalH
  * nodemailer is loaded by the first server started with SMTP_URL (loadSmtpTransport), not when the
  * server is imported (~40 modules, ~60 ms of CPU at each process's start): a process that sends
  * no mail never loads it. A missing package still stops the import of the server with the same
- * ERR_MODULE_NOT_FOUND as the static import did (it is resolved here, not loaded).
+ * ERR_MODULE_NOT_FOUND as the static import did (it is resolved here, not loaded; on Node 20.6 and
+ * later: before, import.meta.resolve needs a flag, and the start with SMTP_URL fails).
  */
-const NODEMAILER_URL = import.meta.resolve('nodemailer');
+const NODEMAILER_URL = import.meta.resolve?.('nodemailer') ?? 'nodemailer';
 
 let nodemailerLoading: Promise<typeof Nodemailer> | null = null;
 

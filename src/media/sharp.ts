@@ -5,7 +5,8 @@
  * handles no image (most test files, a server whose users upload none) never pays for it.
  *
  * A missing package still stops the import of the server, as the static import did: the package
- * is resolved (not loaded) when this module is imported, with the same ERR_MODULE_NOT_FOUND. A
+ * is resolved (not loaded) when this module is imported, with the same ERR_MODULE_NOT_FOUND (on
+ * Node 20.6 and later; before, import.meta.resolve needs a flag, and the first use fails). A
  * package present whose native part fails to load (libvips for another platform) fails its first
  * use instead of the start: the error is logged once, and every use rejects with it.
  */
@@ -14,7 +15,7 @@ import { log } from '../observability/log.js';
 
 export type Sharp = typeof SharpModule;
 
-const SHARP_URL = import.meta.resolve('sharp');
+const SHARP_URL = import.meta.resolve?.('sharp') ?? 'sharp';
 
 let loading: Promise<Sharp> | null = null;
 
