@@ -2,10 +2,10 @@
  * Makes the thumbnails of uploaded images (the reference's thumbnail worker): one queue for the
  * server, one image at a time, with sharp (libvips, loaded at the first image: ./sharp.ts), whose
  * work runs on libuv's thread pool: the event loop and the realm actors never wait on it; the
- * realm actor only records the result (thumbnail.done). Bounded: images over the decompression-bomb limits are never decoded, an
- * animation is read only up to its share of pixels, the queue holds at most MAX_QUEUED images
- * (more are made on first request), and each image's work is bounded in time by libvips' own
- * limits on input pixels.
+ * realm actor only records the result (thumbnail.done). Bounded: images over the
+ * decompression-bomb limits are never decoded, an animation is read only up to its share of
+ * pixels, the queue holds at most MAX_QUEUED images (more are made on first request), and each
+ * image's work is bounded in time by libvips' own limits on input pixels.
  *
  *   probe(file, contentType)  size and frames of a fresh upload (null: not an image we read)
  *   enqueue(imageId)          make its thumbnails in the background
