@@ -36,7 +36,8 @@ const FORMAT = 'confab-backup';
 /**
  * What a backup leaves out: the live database files (copied through SQLite instead), the lock,
  * the admin socket, request temporaries, saved event queues (clients register again after a
- * restore) and realm export archives (made again on request). The saved queues' other names
+ * restore), realm export archives (made again on request) and a cluster node's set-aside copies
+ * (`discarded`: databases it no longer uses, kept for diagnosis: src/cluster/main.ts). The saved queues' other names
  * (src/delivery/persistence.ts) are skipped too: `.tmp` is a save being written, and `.last` the
  * file already read at the last start, kept for nobody (no code reads it).
  */
@@ -51,6 +52,7 @@ const SKIPPED = new Set([
   ADMIN_SOCKET,
   'tmp',
   'exports',
+  'discarded',
   'event-queues.msgpack',
   'event-queues.msgpack.tmp',
   'event-queues.msgpack.last',

@@ -120,11 +120,16 @@ t.test('restore refuses a damaged backup and a data directory in use', async (t)
   t.teardown(() => fs.rmSync(backupDir, { recursive: true, force: true }));
   // What a start leaves of the saved event queues (read, then moved aside), which nothing reads.
   fs.writeFileSync(path.join(ts.dataDir, 'event-queues.msgpack.last'), 'CFQ2');
+  // A copy a cluster node set aside (src/cluster/main.ts), kept for diagnosis only.
+  const aside = path.join(ts.dataDir, 'discarded', '2026-12-07T18-00-00.000Z');
+  fs.mkdirSync(aside, { recursive: true });
+  fs.writeFileSync(path.join(aside, 'confab.sqlite3'), 'SQLite format 3');
   t.equal((await manage(ts.dataDir, ['backup', '--to', backupDir])).status, 0);
   t.notOk(
     fs.existsSync(path.join(backupDir, 'event-queues.msgpack.last')),
     'the saved event queues already read are not backed up',
   );
+  t.notOk(fs.existsSync(path.join(backupDir, 'discarded')), 'nor the copies set aside');
   const again = await manage(ts.dataDir, ['backup', '--to', backupDir]);
   t.equal(again.status, 2, 'a backup never overwrites another');
   t.match(again.json.error, /not empty/);
