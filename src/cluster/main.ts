@@ -46,6 +46,7 @@ import { createServer, type ConfabServer } from '../server.js';
 import { stopOnSignals } from '../signals.js';
 import { DataDirLock } from '../storage/data-lock.js';
 import { openDatabase } from '../storage/db.js';
+import { DATABASE_FILE } from '../storage/maintenance.js';
 import { appliedPosition, hasUnackedCommits } from '../storage/replication.js';
 import { ID_BLOCK_SIZE } from './id-blocks.js';
 import { clusterNames, PayloadTooSmallError, UnsafeNatsError } from './jetstream.js';
@@ -95,7 +96,7 @@ function flag(name: string): boolean {
 }
 
 /**
- * Discards the database if it holds commits the log never acknowledged, if the log no longer
+ * Sets the database aside if it holds commits the log never acknowledged, if the log no longer
  * holds what comes after it (trimmed while this node was away: src/cluster/trim.ts), or if it is
  * from before the cluster was seeded (a node started empty before the seed: src/cluster/seed.ts).
  * Either way the node then starts from the newest snapshot and the log.
@@ -104,28 +105,51 @@ function discardUnusableCopy(
   dataDir: string,
   { trimmed, seeded, gap }: Pick<Prepared, 'trimmed' | 'seeded' | 'gap'>,
 ): void {
-  if (!fs.existsSync(path.join(dataDir, 'confab.sqlite3'))) return;
+  if (!fs.existsSync(path.join(dataDir, DATABASE_FILE))) return;
   const db = openDatabase(dataDir);
   const diverged = hasUnackedCommits(db);
   const applied = appliedPosition(db);
   db.close();
-  if (diverged) console.error(`${dataDir}: commits the log never acknowledged; rebuilding`);
-  else if (applied < trimmed)
-    console.error(`${dataDir}: at log position ${applied}, trimmed up to ${trimmed}; rebuilding`);
+  let why: string;
+  if (diverged) why = 'commits the log never acknowledged';
+  else if (applied < trimmed) why = `at log position ${applied}, trimmed up to ${trimmed}`;
   else if (gap !== null)
-    console.error(
-      `${dataDir}: at log position ${applied}, the log's next entry is ${gap} (trimmed); rebuilding`,
-    );
-  else if (applied < seeded)
-    console.error(`${dataDir}: at log position ${applied}, seeded at ${seeded}; rebuilding`);
+    why = `at log position ${applied}, the log's next entry is ${gap} (trimmed)`;
+  else if (applied < seeded) why = `at log position ${applied}, seeded at ${seeded}`;
   else return;
-  removeCopy(dataDir);
+  const aside = setCopyAside(dataDir);
+  console.error(`${dataDir}: ${why}; rebuilding (the copy is kept in ${aside})`);
 }
 
-/** Removes the data directory's database (the node then starts from the newest snapshot). */
-function removeCopy(dataDir: string): void {
-  for (const f of ['confab.sqlite3', 'confab.sqlite3-wal', 'confab.sqlite3-shm'])
-    fs.rmSync(path.join(dataDir, f), { force: true });
+/** Where a data directory's set-aside copies go (`<DATA_DIR>/discarded/<time>/`). */
+const DISCARDED_DIR = 'discarded';
+
+/**
+ * How many set-aside copies a data directory keeps, the newest: each is a whole database, so the
+ * disk they take stays bounded however often the node rebuilds.
+ */
+const DISCARDED_KEPT = 2;
+
+/**
+ * Moves the data directory's database (with its -wal, which may hold committed pages, and -shm)
+ * to a new `<DATA_DIR>/discarded/<time>/`, for diagnosis, removing all but the newest
+ * DISCARDED_KEPT there; the node then starts from the newest snapshot. Its new place.
+ */
+function setCopyAside(dataDir: string): string {
+  const root = path.join(dataDir, DISCARDED_DIR);
+  fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+  // The time in UTC, as it sorts (colons are no friends of some tools).
+  const stamp = new Date().toISOString().replace(/:/g, '-');
+  let dir = path.join(root, stamp);
+  for (let i = 1; fs.existsSync(dir); i++) dir = path.join(root, `${stamp}-${i}`);
+  fs.mkdirSync(dir, { mode: 0o700 });
+  for (const suffix of ['', '-wal', '-shm', '-journal']) {
+    const from = path.join(dataDir, `${DATABASE_FILE}${suffix}`);
+    if (fs.existsSync(from)) fs.renameSync(from, path.join(dir, `${DATABASE_FILE}${suffix}`));
+  }
+  const older = fs.readdirSync(root).sort().slice(0, -DISCARDED_KEPT);
+  for (const name of older) fs.rmSync(path.join(root, name), { recursive: true, force: true });
+  return dir;
 }
 
 async function main(): Promise<void> {
@@ -189,7 +213,9 @@ async function main(): Promise<void> {
         allowUnsafeNats,
       });
       discardUnusableCopy(config.dataDir, prepared);
-      const restored = await restoreSnapshot(servers, names, config.dataDir, prepared.seeded);
+      // Not on its own copy (none, or set aside): the node's reported position becomes the
+      // snapshot's, no longer holding trims at the set-aside copy's.
+      const restored = await restoreSnapshot(servers, names, config.dataDir, prepared.seeded, node);
       if (restored !== null) console.error(`started from the snapshot at log position ${restored}`);
     } catch (err) {
       lock.release();
@@ -233,11 +259,11 @@ async function main(): Promise<void> {
         lock.release();
         throw err;
       }
+      const aside = setCopyAside(config.dataDir);
       console.error(
-        `cluster ${node}: ${err.message} while it started: setting the copy aside and starting ` +
-          'again from the newest snapshot',
+        `cluster ${node}: ${err.message} while it started: setting the copy aside (kept in ` +
+          `${aside}) and starting again from the newest snapshot`,
       );
-      removeCopy(config.dataDir);
     }
   }
   const cluster = server.cluster!;

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { connect, type NatsConnection, type ObjectStore } from 'nats';
+import { connect, type KV, type NatsConnection, type ObjectStore } from 'nats';
 import type { Replication } from '../storage/replication.js';
 import {
   isNoAnswer,
@@ -23,6 +23,7 @@ import {
   type ClusterNames,
 } from './jetstream.js';
 import { nextThroughLeader, readObject } from './objects.js';
+import { reportPosition } from './trim.js';
 
 /**
  * Whether JetStream holds the stream `name` (a bucket's): asked again while the cluster does not
@@ -48,16 +49,37 @@ async function streamExists(nc: NatsConnection, name: string, since: number): Pr
  * the position of the cluster's seed entry (seed.ts), 0 if none: a seeded cluster's rows before it
  * are in no log entry, so the node waits for a snapshot at or past it (the seeding node uploads it
  * once its entry is appended) instead of replaying the log without them.
+ *
+ * `node`: the node's name, whose applied position (trim.ts `applied-<node>`) is then recorded as
+ * the one it starts from — the snapshot's as soon as it is found (again if the one read is newer),
+ * 0 with none — in place of what the lease bucket held for it: the position of a copy it has just
+ * set aside (reported by prepareCopy) would hold every trim there until the node reports again,
+ * seconds after it serves (test/cluster/trim-start.test.ts).
  */
 export async function restoreSnapshot(
   servers: string[],
   names: ClusterNames,
   dataDir: string,
   seeded = 0,
+  node?: string,
 ): Promise<number | null> {
   const file = path.join(dataDir, 'confab.sqlite3');
   if (fs.existsSync(file)) return null;
   const nc = await connect({ servers, name: 'confab-restore' });
+  let leases: KV | null = null;
+  let reported: number | null = null;
+  const report = async (position: number): Promise<void> => {
+    if (node === undefined || position === reported) return;
+    reported = position;
+    const since = Date.now();
+    leases ??= await patiently(
+      () =>
+        nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.kv(names.leases, { bindOnly: true }),
+      since,
+    );
+    const kv = leases;
+    await patiently(() => reportPosition(kv, node, position), since);
+  };
   try {
     // A cluster that does not answer in time is asked again (for want of a snapshot this node
     // would replay the whole log); one that answers "no such bucket" has no snapshot.
@@ -73,8 +95,14 @@ export async function restoreSnapshot(
       }
       const store = bucket;
       const info = store && (await patiently(() => store.info(SNAPSHOT_NAME), since));
-      if (info && !info.deleted && Number(info.description) >= seeded) break;
-      if (seeded === 0) return null;
+      if (info && !info.deleted && Number(info.description) >= seeded) {
+        await report(Number(info.description));
+        break;
+      }
+      if (seeded === 0) {
+        await report(0);
+        return null;
+      }
       if (Date.now() - noted >= 30_000) {
         noted = Date.now();
         console.error(
@@ -108,7 +136,10 @@ export async function restoreSnapshot(
       return null;
     }
     fs.renameSync(tmp, file);
-    return Number(result.info.description);
+    const restored = Number(result.info.description);
+    // Replaced meanwhile (a newer snapshot read instead): the node starts from there.
+    await report(restored);
+    return restored;
   } finally {
     await nc.close();
   }

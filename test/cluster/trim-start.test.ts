@@ -11,14 +11,19 @@
  * after the copy's position is looked for in the log), rebuilds it from the newest snapshot in the
  * same process and serves; and a start that meets the gap later (ClusterNode.start, the server
  * made in this process) fails with TrimmedPastError having closed what it opened, which
- * src/cluster/main.ts answers by starting again from the snapshot.
+ * src/cluster/main.ts answers by starting again from the snapshot: with a trim landing just after
+ * the node's first look, the node process does so (one line; /health not answered until it has
+ * caught up; no exit). Either way the copy is set aside under `<DATA_DIR>/discarded/` (the newest
+ * two kept), and the node's reported position (`applied-n1`) goes from the copy's to the
+ * snapshot's at once.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import t from 'tap';
+import { KvWatchInclude } from 'nats';
+import t, { type Test } from 'tap';
 import {
   clusterNames,
   connectJetStream,
@@ -26,7 +31,7 @@ import {
   POSITION_SUBJECT,
   SNAPSHOT_NAME,
 } from '../../src/cluster/jetstream.js';
-import { localNatsEnv, localNatsIsUnsafe, missingEngines } from '../../src/cluster/local.js';
+import { localNatsEnv, localNatsIsUnsafe, missingEngines, ports } from '../../src/cluster/local.js';
 import { TrimmedPastError } from '../../src/cluster/log-applier.js';
 import { inspectCopy } from '../../src/cluster/seed.js';
 import { within } from '../../src/lib/within.js';
@@ -123,13 +128,18 @@ async function run(): Promise<void> {
 
   /**
    * What another node does while n1 is away, its trimmed position aside: the log grows past n1's
-   * copy (marks), a snapshot at its end is uploaded (n1's copy at that position: the entries
-   * between change no row), and the log is trimmed up to it; then one more entry.
+   * copy (`marks` marks), and a snapshot at its end is uploaded (n1's copy at that position: the
+   * entries between change no row). `trim` then trims the log up to it and appends one more entry.
    */
-  const trimPastCopy = async (): Promise<{ at: number; snapshot: number }> => {
+  const snapshotPastCopy = async (
+    marks = 5,
+  ): Promise<{ at: number; snapshot: number; trim: () => Promise<void> }> => {
     const at = inspectCopy(dataDir).applied;
     let snapshot = 0;
-    for (let i = 0; i < 5; i++) snapshot = await mark();
+    for (let i = 0; i < marks; i += 100)
+      snapshot = Math.max(
+        ...(await Promise.all(Array.from({ length: Math.min(100, marks - i) }, () => mark()))),
+      );
     const file = path.join(dir, `snapshot-${snapshot}.sqlite3`);
     const db = openDatabase(dataDir);
     db.prepare('VACUUM INTO ?').run(file);
@@ -143,13 +153,51 @@ async function run(): Promise<void> {
       Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>,
       { previousRevision: current?.revision ?? 0 },
     );
-    // The marks up to the snapshot go (a trim keeps each realm's newest entry, not marks).
-    await h.jsm.streams.purge(names.stream, {
-      filter: `${names.log}.${POSITION_SUBJECT}`,
-      seq: snapshot + 1,
-    });
-    await mark();
+    const trim = async () => {
+      // The marks up to the snapshot go (a trim keeps each realm's newest entry, not marks).
+      await h.jsm.streams.purge(names.stream, {
+        filter: `${names.log}.${POSITION_SUBJECT}`,
+        seq: snapshot + 1,
+      });
+      await mark();
+    };
+    return { at, snapshot, trim };
+  };
+
+  /** Both steps at once: the log trimmed past n1's copy before it starts. */
+  const trimPastCopy = async (): Promise<{ at: number; snapshot: number }> => {
+    const { at, snapshot, trim } = await snapshotPastCopy();
+    await trim();
     return { at, snapshot };
+  };
+
+  /** The values n1's applied position (trim.ts `applied-n1`) takes from now on, in order. */
+  const watchReports = async (t: Test, seen: (value: number) => void) => {
+    const iter = await h.kv.watch({ key: 'applied-n1', include: KvWatchInclude.UpdatesOnly });
+    t.teardown(() => iter.stop());
+    void (async () => {
+      for await (const e of iter) if (e.operation === 'PUT') seen(Number(e.string()));
+    })();
+  };
+
+  /** The copies set aside in n1's data directory (src/cluster/main.ts), oldest first. */
+  const setAside = () => {
+    const root = path.join(dataDir, 'discarded');
+    return fs.existsSync(root) ? fs.readdirSync(root).sort() : [];
+  };
+
+  /** What the copy holds that the log's marks do not change. */
+  const rows = (file = dataDir) => {
+    const db = new Database(path.join(file, 'confab.sqlite3'), { readonly: true });
+    try {
+      return db
+        .prepare<[], { users: number; messages: number; last: number | null }>(
+          'SELECT (SELECT count(*) FROM users) AS users, (SELECT count(*) FROM messages) AS messages, (SELECT max(id) FROM messages) AS last',
+        )
+        .get()!;
+    } finally {
+      db.close();
+    }
   };
 
   // The cluster's first node: the first realm, then a graceful stop.
@@ -170,16 +218,37 @@ async function run(): Promise<void> {
     const info = await h.jsm.streams.info(names.stream);
     t.ok(info.state.last_seq > snapshot, 'the log holds an entry after the gap');
 
+    const reports: { value: number; serving: boolean }[] = [];
     const node = nodeProc(env());
     t.teardown(() => node.kill());
+    await watchReports(t, (value) =>
+      reports.push({ value, serving: /listening on/.test(node.output()) }),
+    );
     const up = await node.waitFor(/listening on (http:\/\/\S+)/);
     const output = node.output();
     t.ok(up, 'it serves, without exiting', { output, code: node.code() });
     t.notMatch(output, /stopping: the log was trimmed past this copy/, 'no stop for a supervisor');
     t.match(
       output,
-      new RegExp(`at log position ${at}, the log's next entry is \\d+ \\(trimmed\\); rebuilding`),
-      'says why it set its copy aside, in one line',
+      new RegExp(
+        `at log position ${at}, the log's next entry is \\d+ \\(trimmed\\); rebuilding \\(the copy is kept in ${dataDir}/discarded/\\S+\\)`,
+      ),
+      'says why it set its copy aside, and where, in one line',
+    );
+    // Its copy's position (reported before it looked) is replaced by the snapshot's at once: the
+    // set-aside copy's would hold every trim at it until the node reports again, once it serves.
+    const i = reports.findIndex((r) => r.value === at);
+    t.ok(i >= 0, `it reported its copy's position ${at} first`, { reports });
+    t.same(reports[i + 1], { value: snapshot, serving: false }, 'then the snapshot’s, at once', {
+      reports,
+    });
+    // The copy is kept for diagnosis, not removed.
+    const aside = setAside();
+    t.equal(aside.length, 1, 'one copy set aside', { aside });
+    t.equal(
+      inspectCopy(path.join(dataDir, 'discarded', aside[0]!)).applied,
+      at,
+      'the set-aside copy is the node’s, as it was',
     );
     t.match(output, `started from the snapshot at log position ${snapshot}`, 'and where from');
     const base = /listening on (http:\/\/\S+)/.exec(output)![1]!;
@@ -194,6 +263,129 @@ async function run(): Promise<void> {
     t.equal(((await me.json()) as { email: string }).email, creds.email);
     await node.stop();
     t.ok(inspectCopy(dataDir).applied > snapshot, 'its copy went on from the snapshot');
+  });
+
+  t.test('a trim landing while the node starts: it starts again from the snapshot', async (t) => {
+    // Two older set-aside copies: with the one this start sets aside, only the newest two stay.
+    for (const old of ['2000-01-01T00-00-00.000Z', '2000-01-02T00-00-00.000Z']) {
+      fs.mkdirSync(path.join(dataDir, 'discarded', old), { recursive: true });
+      fs.writeFileSync(path.join(dataDir, 'discarded', old, 'confab.sqlite3'), 'old');
+    }
+    const kept = setAside().filter((d) => !d.startsWith('2000-'));
+    // Entries after the copy for the node to catch up on (the consumer meets the gap there when
+    // the trim lands after ClusterNode.start looked).
+    const { at, snapshot, trim } = await snapshotPastCopy(500);
+    const before = rows();
+    // The trim lands right after the node's first look at its copy (prepareCopy: STREAM.MSG.GET
+    // of the entry after it) was answered: that look found no gap, so the node opens its copy and
+    // meets the gap later in its start (ClusterNode.start's look, or its consumer).
+    const looks = new Set<string>();
+    // (A holder: assigned in a callback, which the compiler's narrowing does not see.)
+    const trimming: { done: Promise<void> | null } = { done: null };
+    const requests = h.nc.subscribe(`$JS.API.STREAM.MSG.GET.${names.stream}`, {
+      callback: (_err, m) => {
+        const q = JSON.parse(new TextDecoder().decode(m.data)) as { seq?: number };
+        if (q.seq === at + 1 && m.reply) looks.add(m.reply);
+      },
+    });
+    const answers = h.nc.subscribe('_INBOX.>', {
+      callback: (_err, m) => {
+        if (trimming.done === null && looks.has(m.subject)) trimming.done = trim();
+      },
+    });
+    t.teardown(() => {
+      requests.unsubscribe();
+      answers.unsubscribe();
+    });
+    const reports: { value: number; serving: boolean }[] = [];
+    const [port] = await ports(1);
+    const base = `http://127.0.0.1:${port}`;
+    const node = nodeProc(env({ PORT: String(port) }));
+    t.teardown(() => node.kill());
+    await watchReports(t, (value) =>
+      reports.push({ value, serving: /listening on/.test(node.output()) }),
+    );
+    // /health, every 100 ms from the start: what it answered, and what the node had said by then.
+    const health: { status: number | 'refused'; said: string }[] = [];
+    let polling = true;
+    const polled = (async () => {
+      while (polling) {
+        const status = await fetch(`${base}/health`).then(
+          (r) => r.arrayBuffer().then(() => r.status),
+          () => 'refused' as const,
+        );
+        health.push({ status, said: node.output() });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const up = await node.waitFor(/listening on/);
+    // A moment serving: it goes on (no exit for a supervisor), /health says ok.
+    await new Promise((r) => setTimeout(r, 1500));
+    polling = false;
+    await polled;
+    const output = node.output();
+    t.ok(trimming.done !== null, 'the trim landed after the node looked at its copy');
+    await trimming.done;
+    t.ok(up, 'it serves', { output, code: node.code() });
+    t.equal(node.code(), undefined, 'it did not exit');
+    t.notMatch(output, /stopping:/, 'no stop for a supervisor');
+    t.notMatch(output, /rebuilding/, 'its first look found no gap (the trim came after it)');
+    const retry = new RegExp(
+      `cluster n1: the log was trimmed past this copy \\(at ${at}, next entry \\d+\\) while it started: setting the copy aside \\(kept in ${dataDir}/discarded/\\S+\\) and starting again from the newest snapshot`,
+    );
+    t.equal(output.split('\n').filter((l) => retry.test(l)).length, 1, 'says so in one line', {
+      output,
+    });
+    t.match(output, `started from the snapshot at log position ${snapshot}`, 'and where from');
+    // Not ready until it has rebuilt its copy and caught up: nothing answered before it listened.
+    const ready = health.findIndex((h) => h.status === 200);
+    if (!t.ok(ready >= 0, '/health says ok once it serves', { health: health.slice(-3), output }))
+      return;
+    t.ok(
+      health.slice(0, ready).every((h) => h.status !== 200),
+      'no ok before it is ready',
+    );
+    t.ok(
+      health.some((h) => h.status === 'refused' && retry.test(h.said)),
+      'asked while it rebuilt, /health was not answered',
+    );
+    t.match(
+      health[ready]!.said,
+      `started from the snapshot at log position ${snapshot}`,
+      'ok only after it started from the snapshot',
+    );
+    t.ok(
+      health.slice(ready).every((h) => h.status === 200),
+      'and ok from then on',
+      { health: health.slice(ready).map((h) => h.status) },
+    );
+    // Its reported position: the copy's, then the snapshot's at once (not the copy's until the
+    // node reports again, serving).
+    const i = reports.findIndex((r) => r.value === at);
+    t.ok(i >= 0, `it reported its copy's position ${at} first`, { reports });
+    t.same(reports[i + 1], { value: snapshot, serving: false }, 'then the snapshot’s, at once', {
+      reports,
+    });
+    // The data: the realm, its owner and its messages.
+    const me = await fetch(`${base}/api/v1/users/me`, {
+      headers: {
+        authorization: `Basic ${Buffer.from(`${creds.email}:${creds.api_key}`).toString('base64')}`,
+      },
+    });
+    t.equal(me.status, 200, 'the realm and its owner are there');
+    await node.stop();
+    t.same(rows(), before, 'its users and messages are those it had');
+    t.ok(inspectCopy(dataDir).applied > snapshot, 'its copy went on from the snapshot');
+    // The copy set aside is kept, with one before it; the older ones went.
+    const aside = setAside();
+    t.equal(aside.length, 2, 'two copies kept', { aside });
+    t.same(aside.slice(0, -1), kept.slice(-1), 'the newest before it, and this one');
+    t.equal(
+      inspectCopy(path.join(dataDir, 'discarded', aside[1]!)).applied,
+      at,
+      'the set-aside copy is the one the node started on',
+    );
+    t.same(rows(path.join(dataDir, 'discarded', aside[1]!)), before, 'as it was');
   });
 
   t.test('a start that meets the gap fails having closed what it opened', async (t) => {
