@@ -17,7 +17,13 @@
  */
 import { within } from '../lib/within.js';
 import { trace, tracing } from './trace.js';
-import { Events, type ClusterInfo, type ConsumerMessages, type Subscription } from 'nats';
+import {
+  ConsumerEvents,
+  Events,
+  type ClusterInfo,
+  type ConsumerMessages,
+  type Subscription,
+} from 'nats';
 import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmRegistry } from '../../actors/registry.js';
 import { unpack } from '../lib/pack.js';
@@ -105,6 +111,12 @@ const CREATE_QUICK_MS = 1000;
  * (`boundRecreation`) before the applier stops them and makes a consumer of its own.
  */
 export const RECREATE_TRIES = 3;
+
+/**
+ * How many pulls answered "no responders" in a row a consumer's messages send again at once
+ * (`repullOnNoResponders`); past them, nats.js's missed heartbeats and the progress watch act.
+ */
+export const NO_RESPONDERS_REPULLS = 5;
 
 /**
  * How long the log's position goes unanswered before this node's connection is checked
@@ -470,10 +482,56 @@ export class LogApplier {
         expires: CONSUMER_PULL_EXPIRES_MS,
       });
       running(messages);
+      this.repullOnNoResponders(messages, gen);
       return messages;
     } finally {
       this.starting.delete(consumer);
     }
+  }
+
+  /**
+   * Sends a pull answered "no responders" again at once. A consumer is made on one of the log
+   * stream's servers, often not the one this node is connected to, and JetStream answers its
+   * creation before that server's interest in the consumer's pulls (`CONSUMER.MSG.NEXT`) has
+   * reached this node's server: nats.js's first pull, sent as the answer comes, then finds no one
+   * there, and the NATS server answers it 503. nats.js (2.29) only notes that (`no_responders`)
+   * and waits for two missed idle heartbeats, half a pull's `expires` each, before it pulls again:
+   * the consumer handed on nothing for about 5 s (7.5 s seen) with the log holding entries, and
+   * the progress watch made another consumer after 2-3 s (seen in CI as a node's first consumer
+   * delivering nothing for 2 s; reproduced with a 3-server NATS cluster, idle: about 1 new consumer
+   * in 50, placed on another server than its client's; consumer info then said no pull waiting).
+   * The pull is sent again through nats.js's own recovery (`resetPending`: the consumer's info,
+   * then a new pull), at most NO_RESPONDERS_REPULLS times in a row without an entry between, one
+   * at a time. It relies on nats.js's fields `src` and `resetPending` (not in its types); without
+   * them, nothing changes.
+   */
+  private repullOnNoResponders(messages: ConsumerMessages, gen: number): void {
+    type Source = { resetPending?: () => Promise<boolean> };
+    const ordered = messages as unknown as { src?: Source };
+    if (typeof ordered.src?.resetPending !== 'function') return;
+    let inRow = 0;
+    let appliedAt = this.appliedSeq;
+    let under: Promise<unknown> | null = null;
+    void (async () => {
+      for await (const s of await messages.status()) {
+        if (s.type !== ConsumerEvents.NoResponders) continue;
+        // Closed, or a newer consumer installed: its messages are not applied from.
+        if (this.closed || this.installed > gen) return;
+        if (this.appliedSeq !== appliedAt) {
+          appliedAt = this.appliedSeq;
+          inRow = 0;
+        }
+        // The source now (nats.js replaces it when it makes the consumer again).
+        const src = ordered.src;
+        if (under !== null || inRow >= NO_RESPONDERS_REPULLS || !src?.resetPending) continue;
+        inRow++;
+        trace(`log consumer gen ${gen}: a pull answered "no responders", pulling again`);
+        under = src
+          .resetPending()
+          .catch(() => undefined)
+          .finally(() => (under = null));
+      }
+    })().catch(() => undefined);
   }
 
   /**
