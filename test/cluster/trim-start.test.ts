@@ -219,11 +219,12 @@ async function run(): Promise<void> {
     t.ok(info.state.last_seq > snapshot, 'the log holds an entry after the gap');
 
     const reports: { value: number; serving: boolean }[] = [];
+    // Watched before the node starts: its first report comes soon after.
+    let said = () => '';
+    await watchReports(t, (value) => reports.push({ value, serving: /listening on/.test(said()) }));
     const node = nodeProc(env());
     t.teardown(() => node.kill());
-    await watchReports(t, (value) =>
-      reports.push({ value, serving: /listening on/.test(node.output()) }),
-    );
+    said = node.output;
     const up = await node.waitFor(/listening on (http:\/\/\S+)/);
     const output = node.output();
     t.ok(up, 'it serves, without exiting', { output, code: node.code() });
@@ -300,11 +301,13 @@ async function run(): Promise<void> {
     const reports: { value: number; serving: boolean }[] = [];
     const [port] = await ports(1);
     const base = `http://127.0.0.1:${port}`;
+    let said = () => '';
+    await watchReports(t, (value) => reports.push({ value, serving: /listening on/.test(said()) }));
+    // The subscriptions above are the server's before the node starts.
+    await h.nc.flush();
     const node = nodeProc(env({ PORT: String(port) }));
     t.teardown(() => node.kill());
-    await watchReports(t, (value) =>
-      reports.push({ value, serving: /listening on/.test(node.output()) }),
-    );
+    said = node.output;
     // /health, every 100 ms from the start: what it answered, and what the node had said by then.
     const health: { status: number | 'refused'; said: string }[] = [];
     let polling = true;
