@@ -133,6 +133,8 @@ export async function restoreSnapshot(
     }
     if (!result) {
       fs.rmSync(tmp, { force: true });
+      // Gone meanwhile: the node replays the log from its start.
+      await report(0);
       return null;
     }
     fs.renameSync(tmp, file);
