@@ -184,8 +184,8 @@ t.test('default channels and playgrounds', (t) => {
   );
   t.same(
     addableChannels([1], channels).map((c) => c.name),
-    ['announce', 'design'],
-    'not default, not archived (private ones offered: the server says why not)',
+    ['announce'],
+    'not default, not archived, not private (the server refuses those)',
   );
   t.same(
     playgroundRows([

@@ -292,7 +292,7 @@ function DefaultChannels({ c }: { c: Controller }) {
           <fieldset ref={box} class="more-choices">
             <legend>Channels to add</legend>
             {choices.length === 0 ? (
-              <p class="muted-text">Every channel is a default channel already.</p>
+              <p class="muted-text">Every public channel is a default channel already.</p>
             ) : (
               choices.map((ch) => (
                 <label key={ch.stream_id} class="check">
@@ -301,12 +301,10 @@ function DefaultChannels({ c }: { c: Controller }) {
                     checked={chosen.has(ch.stream_id)}
                     onChange={(e) => tick(ch.stream_id, e.currentTarget.checked)}
                   />
+                  {/* (Public ones only: addableChannels.) */}
                   <span class="more-channel">
-                    <Swatch
-                      color={s.subs.get(ch.stream_id)?.color ?? '#9aa0ad'}
-                      privateChannel={ch.invite_only}
-                    />
-                    {ch.invite_only ? `${ch.name} (private)` : ch.name}
+                    <Swatch color={s.subs.get(ch.stream_id)?.color ?? '#9aa0ad'} />
+                    {ch.name}
                   </span>
                 </label>
               ))

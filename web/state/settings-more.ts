@@ -200,14 +200,18 @@ export function defaultChannelRows<C extends ChannelLike>(
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The channels the picker offers: not default yet, not archived, by name. */
+/**
+ * The channels the picker offers: not default yet, not archived, not private (the server refuses
+ * those, "Private channels cannot be made default.", and the reference's "Add default channels"
+ * leaves them out), by name.
+ */
 export function addableChannels<C extends ChannelLike>(
   ids: readonly number[],
   channels: ReadonlyMap<number, C>,
 ): C[] {
   const taken = new Set(ids);
   return [...channels.values()]
-    .filter((c) => !taken.has(c.stream_id) && c.is_archived !== true)
+    .filter((c) => !taken.has(c.stream_id) && c.is_archived !== true && c.invite_only !== true)
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
