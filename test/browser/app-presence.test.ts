@@ -6,7 +6,8 @@
  * offline. The server's clock is the test's (TestClock) and Hamlet's page's is playwright's, so
  * that neither the threshold nor the ping interval is waited for. A click on a person, or Enter
  * in the filter, opens the direct messages with them. On a phone the people are a folded section
- * of the drawer.
+ * of the drawer. An organization that turned presence off: everyone else offline, alike in the
+ * people list, the Inbox and the card (the reference's circles then), one's own as one set it.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -14,6 +15,7 @@ import { openApp, pluck, waitDrawerOpen, waitFor, waitForTitle } from '../helper
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { TestClock } from '../helpers/clock.js';
+import { setRealmSettings } from '../helpers/channels.js';
 import { startServer } from '../helpers/server.js';
 import {
   PRESENCE_OFFLINE_THRESHOLD_SECONDS,
@@ -222,5 +224,56 @@ t.test(
     );
     t.pass('the drawer closed on the conversation');
     watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);
+
+t.test(
+  'presence turned off: everyone else offline in the people, the Inbox and the card',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const ts = await startServer(t);
+    const othello = ts.fx.users.othello!.id;
+    const hamlet = ts.fx.users.hamlet!.id;
+    // Othello here and writing (his report the server keeps, but sends no one while it is off).
+    t.equal((await ts.api.post('othello', 'users/me/presence', { status: 'active' })).status, 200);
+    await ts.api.post('othello', 'messages', {
+      type: 'direct',
+      to: JSON.stringify([hamlet]),
+      content: 'Are you there?',
+    });
+    setRealmSettings(ts, { presence_disabled: true });
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#narrow/is/starred',
+    });
+    await page.click('.sidebar a.nav-item[href="#inbox"]');
+    await waitForTitle(page, 'Inbox');
+    // The Inbox: the circle, offline (not an empty space), and its words.
+    const dmDot = '.inbox-row.inbox-dm .inbox-mark > .presence-dot';
+    await page.waitForSelector(dmDot);
+    t.equal(await page.getAttribute(dmDot, 'class'), 'presence-dot offline', 'the Inbox: offline');
+    t.equal(await page.textContent('.inbox-row.inbox-dm .sr-only'), ', offline', 'in words too');
+    // The people list agrees: Othello offline, oneself active (one shares one's own).
+    await page.waitForSelector('.people a.person');
+    t.equal(await personStatus(page, othello), 'offline', 'the people: offline');
+    t.equal(await personStatus(page, hamlet), 'active', 'oneself active');
+    t.equal(
+      await page.getAttribute(`.people a.person[data-user-id="${othello}"] .presence-dot`, 'class'),
+      'presence-dot offline',
+    );
+    await screenshot(page, t, 'presence-off-inbox-1280');
+    // His card, from his message: the same circle; no words (nothing is known of when).
+    await page.click('.inbox-row.inbox-dm .inbox-open');
+    await waitForTitle(page, 'Othello');
+    await page.locator('.msg', { hasText: 'Are you there?' }).locator('.sender').click();
+    await page.waitForSelector('.profile-card .card-head .presence-dot');
+    t.equal(
+      await page.getAttribute('.profile-card .card-head .presence-dot', 'class'),
+      'presence-dot offline',
+      'the card: offline',
+    );
+    t.equal(await page.locator('.profile-card .card-presence').count(), 0, 'no "last active"');
+    await screenshot(page, t, 'presence-off-card-1280');
+    await closeCard(page);
+    watch.assertClean(t);
   },
 );

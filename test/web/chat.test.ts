@@ -1152,6 +1152,24 @@ t.test("presence: register's snapshot, a presence event, a ping's answer, one's 
   t.end();
 });
 
+t.test("presence turned off by the organization: everyone else offline, one's own as set", (t) => {
+  const at = 1_700_000_000;
+  const { s } = state({
+    presences: { '2': { active_timestamp: at - 10, idle_timestamp: at - 10 } },
+    server_timestamp: at,
+    realm_presence_disabled: true,
+  });
+  // (The server sends no one's then; what a page had before the switch counts for nothing.)
+  t.equal(s.presenceOf(2), 'offline', 'offline, as the reference draws them');
+  t.equal(s.presenceOf(SELF), 'active', 'one is active oneself while one shares it');
+  s.apply([ev({ type: 'realm', op: 'update', property: 'presence_disabled', value: false })]);
+  t.equal(s.realm.presenceDisabled, false, 'the realm event turns it back on');
+  t.equal(s.presenceOf(2), 'active');
+  s.apply([ev({ type: 'realm', op: 'update', property: 'presence_disabled', value: true })]);
+  t.equal(s.presenceOf(2), 'offline', 'and off again');
+  t.end();
+});
+
 t.test("custom profile fields: register's list, its event, a value's realm_user update", (t) => {
   const field = { id: 4, name: 'Team', type: 1, hint: '', field_data: '', order: 0 };
   const { s } = state({ custom_profile_fields: [field] });

@@ -75,8 +75,9 @@ export function InboxEntry({ c, count = 0 }: { c: Controller; count?: number }) 
 /**
  * What comes before a direct-message row's name, as the reference's: the other person's presence
  * as a circle (one's own in one's own conversation; its words for screen readers after the
- * name), a bot's icon, a group's icon. Its width kept empty in a topic's row (`dm` undefined), so
- * the names line up; and when the organization turned presence off.
+ * name; offline for everyone else when the organization turned presence off, as the
+ * reference's), a bot's icon, a group's icon. Its width kept empty in a topic's row (`dm`
+ * undefined), so the names line up.
  */
 function DmMark({ s, dm }: { s: ChatState; dm?: InboxDm }) {
   const user = dm && dm.person !== null ? s.users.get(dm.person) : undefined;
@@ -91,9 +92,9 @@ function DmMark({ s, dm }: { s: ChatState; dm?: InboxDm }) {
   return <span class="inbox-mark">{status && <PresenceDot status={status} />}</span>;
 }
 
-/** The presence a direct-message row shows: a person's (not a bot's), unless the realm hides it. */
+/** The presence a direct-message row shows: a person's, not a bot's. */
 function dmStatus(s: ChatState, dm?: InboxDm): PresenceStatus | null {
-  if (!dm || dm.person === null || s.realm.presenceDisabled) return null;
+  if (!dm || dm.person === null) return null;
   return s.users.get(dm.person)?.is_bot ? null : s.presenceOf(dm.person);
 }
 

@@ -90,8 +90,6 @@ function PeopleBody({ c }: { c: Controller }) {
   const [shown, setShown] = useState(PAGE_SIZE);
   const list = useRef<HTMLUListElement>(null);
   const curKey = narrowKey(c.narrow.value);
-  const shownStatus = (id: number): PresenceStatus | null =>
-    s.realm.presenceDisabled ? null : s.presenceOf(id);
   const muted = (id: number) => s.mutedUsers.has(id);
   const people = peopleList(s.users.values(), (id) => s.presenceOf(id), s.selfId, filter, muted);
   const { rows, more } = pageOf(people, shown);
@@ -154,7 +152,8 @@ function PeopleBody({ c }: { c: Controller }) {
         >
           {rows.map((p) => {
             const narrow = dmNarrow([p.user_id], s.selfId);
-            const status = shownStatus(p.user_id);
+            // (Offline for everyone else when the organization turned presence off: presenceOf.)
+            const status = s.presenceOf(p.user_id);
             const u = s.users.get(p.user_id);
             return (
               <li key={p.user_id}>

@@ -77,12 +77,12 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
   // Someone the app does not know yet: the people are still loading (GET /users, after the first
   // screen), and the card fills in when they come; or not someone it will know.
   const name = card?.name ?? s.userName(userId);
-  // Presence as the people list shows it (a bot, a deactivated account, or an organization that
-  // turned it off: none), in words too, as the reference's card says it.
-  const presence =
-    card && !card.isBot && !card.deactivated && !s.realm.presenceDisabled
-      ? s.presenceOf(userId)
-      : null;
+  // Presence as the people list and the Inbox show it (a bot, a deactivated account: none), in
+  // words too, as the reference's card says it. An organization that turned presence off: the
+  // circle as everywhere else (offline, but for one's own), without the words, which would say
+  // what is not known ("Not active in the last year", the reference's, is not so).
+  const presence = card && !card.isBot && !card.deactivated ? s.presenceOf(userId) : null;
+  const presenceWords = presence && !s.realm.presenceDisabled ? presence : null;
   return (
     <CardFrame
       c={c}
@@ -107,9 +107,9 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
             <StatusEmoji s={s} id={userId} />
           </h2>
           {card && <p class="card-email">{card.email}</p>}
-          {presence && (
-            <p class={`card-presence ${presence}`}>
-              {presenceText(presence, s.presence.lastActive(userId), Date.now())}
+          {presenceWords && (
+            <p class={`card-presence ${presenceWords}`}>
+              {presenceText(presenceWords, s.presence.lastActive(userId), Date.now())}
             </p>
           )}
         </div>

@@ -97,7 +97,7 @@ export type Realm = {
   typing: { startedWaitMs: number; stoppedWaitMs: number; startedExpiryMs: number };
   presencePingSeconds: number;
   presenceOfflineSeconds: number;
-  /** The organization turned presence off: no one's is shown. */
+  /** The organization turned presence off: everyone else is shown offline (presenceOf). */
   presenceDisabled: boolean;
 };
 
@@ -666,6 +666,7 @@ export class ChatState {
     this.realm.deleteLimitSeconds = limit('realm_message_content_delete_limit_seconds');
     this.realm.moveWithinLimitSeconds = limit('realm_move_messages_within_stream_limit_seconds');
     this.realm.mandatoryTopics = set.realm_mandatory_topics === true;
+    this.realm.presenceDisabled = set.realm_presence_disabled === true;
   }
 
   /** Whether the user may add custom emoji (never a guest). */
@@ -1565,11 +1566,13 @@ export class ChatState {
 
   /**
    * A user's status for the people list and the dots: one's own is active while one shares it
-   * (offline in invisible mode), as the reference shows it.
+   * (offline in invisible mode), as the reference shows it. With the organization's presence
+   * turned off everyone else is offline: the server sends no one's then, and the reference draws
+   * its offline circle for them (even for what came before the switch, here).
    */
   presenceOf(id: number): PresenceStatus {
     if (id === this.selfId) return this.settings.presence_enabled === false ? 'offline' : 'active';
-    return this.presence.status(id);
+    return this.realm.presenceDisabled ? 'offline' : this.presence.status(id);
   }
 
   /** Users loaded after the first screen (register without realm_user, then GET /users). */
