@@ -424,7 +424,7 @@ t.test('code playgrounds: an administrator edits, a member reads', async (t) => 
   t.equal(ts.server.store.playgrounds.byRealm(ts.fx.realmId).length, 0, 'none added');
   await page.fill(
     `${form} input[placeholder^="https://play"]`,
-    'https://play.rust-lang.org/?code={code}',
+    'https://play.rust-lang.org/?version=stable&mode=debug&edition=2021&code={code}',
   );
   await page.click(`${form} button:has-text("Add playground")`);
   await page.waitForSelector('table[aria-label="Code playgrounds"] td:has-text("Rust playground")');
@@ -432,6 +432,26 @@ t.test('code playgrounds: an administrator edits, a member reads', async (t) => 
     'table[aria-label="Code playgrounds"] td:has-text("Rust playground")',
   );
   t.equal(await member.page.locator('button:has-text("Delete")').count(), 0, 'read-only');
+  // On a phone the cells stack, the headers hidden: each value says what it is, and the long
+  // URL template wraps inside the panel rather than running out of it.
+  await page.setViewportSize({ width: 390, height: 844 });
+  t.same(
+    await page.evaluate(`[...document.querySelectorAll('table[aria-label="Code playgrounds"] td')]
+      .map((td) => getComputedStyle(td, '::before').content)`),
+    ['"Language: "', '"Name: "', '"URL template: "', 'none'],
+    'each value labelled at 390',
+  );
+  t.same(
+    await page.evaluate(`(() => {
+      const panel = document.querySelector('.settings h3').parentElement.getBoundingClientRect();
+      return [...document.querySelectorAll('table[aria-label="Code playgrounds"] td')]
+        .filter((td) => td.getBoundingClientRect().right > panel.right + 1 || td.scrollWidth > td.clientWidth + 1)
+        .map((td) => td.textContent);
+    })()`),
+    [],
+    'nothing runs out of the panel at 390',
+  );
+  await page.setViewportSize({ width: 1280, height: 800 });
   await bothWidths(t, page, 'code playgrounds');
   await bothWidths(t, member.page, 'code playgrounds member');
 

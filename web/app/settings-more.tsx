@@ -700,9 +700,10 @@ function Playgrounds({ c }: { c: Controller }) {
           <tbody>
             {rows.map((p) => (
               <tr key={p.id}>
-                <td>{p.pygments_language}</td>
-                <td>{p.name}</td>
-                <td class="more-name">
+                {/* (Labelled for a phone, where the cells stack without their headers.) */}
+                <td data-label="Language">{p.pygments_language}</td>
+                <td data-label="Name">{p.name}</td>
+                <td class="more-name" data-label="URL template">
                   <code>{p.url_template}</code>
                 </td>
                 {admin && (
