@@ -8,14 +8,16 @@
  * the "⋮" it was on, never to the page's body. All from the keys: the menu button, Enter, the
  * arrows, Enter. A rename never shows the old name beside the new one (the event applied to the
  * list at once, before the fetch). "Show all N topics" gives its focus to the first topic it
- * brought.
+ * brought, and "Show all N conversations" to the first conversation it brought. The
+ * direct-message conversations' marks, as the reference's: a person's presence circle (in words
+ * for screen readers), a bot's icon, a group's icon; no avatar.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitMessage } from '../helpers/app.js';
+import { openApp, pluck, waitFor, waitMessage } from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
-import { sendChannelMessage } from '../helpers/messages.js';
+import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 
 let kitchen = 0;
 let garden = 0;
@@ -39,6 +41,22 @@ const { b, ts } = browserSuite(t, {
     // Iago's own (read): none shown for being unread.
     for (const topic of HALL)
       await sendChannelMessage(ts.api, 'iago', 'hall', topic, `In ${topic}`);
+    // Iago's direct-message conversations, oldest first, read: the sidebar shows the
+    // newest 8 until "Show all 10 conversations".
+    const id = (n: string) => ts.fx.users[n]!.id;
+    for (const to of [
+      [id('shiva')],
+      [id('polonius')],
+      [id('cordelia')],
+      [id('prospero')],
+      [id('othello')],
+      [id('hamlet')],
+      [id('iago')],
+      [ts.fx.notificationBotId],
+      [id('hamlet'), id('othello')],
+      [id('cordelia'), id('prospero')],
+    ])
+      await sendDirectMessage(ts.api, 'iago', to, 'Hello', { read_by_sender: true });
   },
 });
 
@@ -244,3 +262,111 @@ t.test('"Show all 10 topics" from the keys: the focus on the first topic it brou
   );
   watch.assertClean(t);
 });
+
+/** The sidebar's direct-message rows. */
+const DM_ROWS = '.sidebar li[data-dm]';
+
+t.test(
+  "the direct messages: a person's presence circle, a bot's icon, a group's icon",
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');
+    await waitFor(page, `document.querySelectorAll(${JSON.stringify(DM_ROWS)}).length === 8`);
+    t.same(
+      await pluck(page, `${DM_ROWS} .label`),
+      [
+        'Cordelia, Prospero',
+        'Hamlet, Othello',
+        'Notification Bot',
+        'Iago (you)',
+        'Hamlet',
+        'Othello',
+        'Prospero',
+        'Cordelia',
+      ],
+      'the newest 8',
+    );
+    t.equal(await page.locator(`${DM_ROWS} .avatar`).count(), 0, 'no avatar');
+    const row = (label: string) => `${DM_ROWS}:has(.label:text-is(${JSON.stringify(label)}))`;
+    // The row's mark (what comes before its name), found by the name.
+    const mark = async (label: string) =>
+      page.evaluate(`((m) => m && {
+        mark: m.className,
+        dot: m.querySelector('.presence-dot')?.className ?? null,
+        icon: m.querySelector('svg.icon') !== null,
+        first: m === m.parentElement.firstElementChild,
+      })([...document.querySelectorAll(${JSON.stringify(DM_ROWS)})]
+        .find((li) => li.querySelector('.label').textContent === ${JSON.stringify(label)})
+        ?.querySelector('a > .inbox-mark'))`);
+    t.same(
+      await mark('Othello'),
+      { mark: 'inbox-mark', dot: 'presence-dot offline', icon: false, first: true },
+      'a person: their presence circle, first in the row',
+    );
+    t.equal(await page.textContent(`${row('Othello')} .sr-only`), ', offline', 'in words');
+    t.equal(
+      await page.getAttribute(`${row('Othello')} .presence-dot`, 'aria-hidden'),
+      'true',
+      'the circle itself is not read out',
+    );
+    t.same(
+      await mark('Iago (you)'),
+      { mark: 'inbox-mark', dot: 'presence-dot active', icon: false, first: true },
+      "one's own conversation: one's own presence",
+    );
+    t.same(
+      await mark('Notification Bot'),
+      { mark: 'inbox-mark inbox-bot', dot: null, icon: true, first: true },
+      'a bot: its icon, no presence',
+    );
+    t.equal(await page.locator(`${row('Notification Bot')} .sr-only`).count(), 0, 'nor words');
+    t.same(
+      await mark('Hamlet, Othello'),
+      { mark: 'inbox-mark inbox-group', dot: null, icon: true, first: true },
+      "a group: the group's icon",
+    );
+    const lefts = await page.evaluate<number[]>(
+      `[...document.querySelectorAll(${JSON.stringify(`${DM_ROWS} .label`)})].map((e) => Math.round(e.getBoundingClientRect().left))`,
+    );
+    t.equal(new Set(lefts).size, 1, `the names line up (${lefts.join(', ')})`);
+    await screenshot(page, t, 'dms-1280');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.click('button[aria-label="Open the sidebar"]');
+    await page.locator(DM_ROWS).first().scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
+    await screenshot(page, t, 'dms-390');
+    watch.assertClean(t);
+  },
+);
+
+t.test(
+  '"Show all 10 conversations" from the keys: the focus on the first conversation it brought',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago');
+    await waitFor(page, `document.querySelectorAll(${JSON.stringify(DM_ROWS)}).length === 8`);
+    const more = '.sidebar button.more:text-is("Show all 10 conversations")';
+    await page.focus(more);
+    await page.keyboard.press('Enter');
+    await waitFor(page, `document.querySelectorAll(${JSON.stringify(DM_ROWS)}).length === 10`);
+    t.same(
+      (await pluck(page, `${DM_ROWS} .label`)).slice(8),
+      ['Polonius', 'Shiva'],
+      'the older two',
+    );
+    t.equal(await page.locator(more).count(), 0, 'the button gone');
+    const focused = `((a) => a === document.body ? 'body' : a?.closest('li[data-dm]')?.querySelector('.label')?.textContent ?? a?.tagName)(document.activeElement)`;
+    await waitFor(page, `${focused} === 'Polonius'`, 5_000).catch(() => undefined);
+    t.equal(
+      await page.evaluate(focused),
+      'Polonius',
+      'the first conversation it brought (the newest of those not shown), not the page’s body',
+    );
+    t.equal(
+      await page.evaluate(`document.activeElement.matches('li[data-dm] > a')`),
+      true,
+      'on its link',
+    );
+    watch.assertClean(t);
+  },
+);

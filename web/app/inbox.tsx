@@ -79,7 +79,7 @@ export function InboxEntry({ c, count = 0 }: { c: Controller; count?: number }) 
  * reference's), a bot's icon, a group's icon. Its width kept empty in a topic's row (`dm`
  * undefined), so the names line up.
  */
-function DmMark({ s, dm }: { s: ChatState; dm?: InboxDm }) {
+export function DmMark({ s, dm }: { s: ChatState; dm?: Pick<InboxDm, 'person'> }) {
   const user = dm && dm.person !== null ? s.users.get(dm.person) : undefined;
   const icon = dm && (dm.person === null ? 'group' : user?.is_bot ? 'bot' : null);
   if (icon)
@@ -93,7 +93,7 @@ function DmMark({ s, dm }: { s: ChatState; dm?: InboxDm }) {
 }
 
 /** The presence a direct-message row shows: a person's, not a bot's. */
-function dmStatus(s: ChatState, dm?: InboxDm): PresenceStatus | null {
+export function dmStatus(s: ChatState, dm?: Pick<InboxDm, 'person'>): PresenceStatus | null {
   if (!dm || dm.person === null) return null;
   return s.users.get(dm.person)?.is_bot ? null : s.presenceOf(dm.person);
 }

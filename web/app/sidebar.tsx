@@ -1,7 +1,7 @@
 /**
  * The sidebar: the views (all messages, mentions, direct messages, starred), the subscribed
  * channels with their colour and unread counts (muted ones dimmed), the open channel's topics
- * with counts, the direct-message conversations (a person's with their presence dot), and, on
+ * with counts, the direct-message conversations (a person's with their presence circle), and, on
  * screens too narrow for the people column (people.tsx), the people. Counts come from the unread bookkeeping
  * (register's `unread_msgs`, kept live by events), the starred messages' from register's
  * `starred_messages` (kept by the star's events). On narrow screens it is a drawer.
@@ -34,15 +34,9 @@ import { Icon, type IconName } from './icons.js';
 import { EmojiGlyph } from './emoji-glyph.js';
 import { setFocusSuccessor } from './focus-successor.js';
 import { Menu } from './menu.js';
-import {
-  AvatarWithDot,
-  PEOPLE_COLUMN_QUERY,
-  PeopleSection,
-  StatusWords,
-  useMedia,
-} from './people.js';
+import { PEOPLE_COLUMN_QUERY, PeopleSection, StatusWords, useMedia } from './people.js';
 import { PageEntries } from './page-entries.js';
-import { InboxEntry } from './inbox.js';
+import { DmMark, dmStatus, InboxEntry } from './inbox.js';
 import { RecentEntry } from './recent-entry.js';
 import { isDark } from './theme.js';
 import { topicMenuItems } from './topic-policy.js';
@@ -176,6 +170,31 @@ function rowAfter(s: ChatState, streamId: number, held: HeldRow): HTMLElement | 
   );
 }
 
+/**
+ * A list's "Show all N …" (topics, conversations): whether all show, and the button's click,
+ * given the key of the first row it brings. The button goes once they show: the focus it had
+ * goes on to that row's link (`rowLink`, by its key), not to the page's body.
+ */
+function useShowAll(
+  rowLink: (key: string) => HTMLElement | null,
+): [boolean, (firstNew: string | undefined) => void] {
+  const [all, setAll] = useState(false);
+  const firstNew = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    const key = firstNew.current;
+    if (key === null || !all) return;
+    firstNew.current = null;
+    // Only if the focus went with the button (not when it moved elsewhere meanwhile).
+    if (document.activeElement && document.activeElement !== document.body) return;
+    rowLink(key)?.focus();
+  });
+  const showAll = (key: string | undefined) => {
+    firstNew.current = key ?? null;
+    setAll(true);
+  };
+  return [all, showAll];
+}
+
 function Topics({
   c,
   s,
@@ -187,21 +206,12 @@ function Topics({
   streamId: number;
   counts: UnreadCounts;
 }) {
-  const [all, setAll] = useState(false);
-  // "Show all N topics" goes once they show: the focus it had goes on to the first topic it
-  // brought (by name), not to the page's body.
-  const firstNew = useRef<string | null>(null);
-  useLayoutEffect(() => {
-    const name = firstNew.current;
-    if (name === null || !all) return;
-    firstNew.current = null;
-    // Only if the focus went with the button (not when it moved elsewhere meanwhile).
-    if (document.activeElement && document.activeElement !== document.body) return;
-    topicRows(streamId)
-      .rows.find((r) => r.dataset.topic === name)
-      ?.querySelector<HTMLElement>('a')
-      ?.focus();
-  });
+  const [all, showAll] = useShowAll(
+    (name) =>
+      topicRows(streamId)
+        .rows.find((r) => r.dataset.topic === name)
+        ?.querySelector<HTMLElement>('a') ?? null,
+  );
   // The row with the focus as this drawing starts (the page still shows the last one): if the
   // drawing takes it away (its topic renamed: a row of another key), the focus goes on to what
   // stands for it (rowAfter) rather than to the page's body.
@@ -280,10 +290,7 @@ function Topics({
           <button
             class="nav-item more"
             type="button"
-            onClick={() => {
-              firstNew.current = withCount.find((t) => !shown.includes(t))?.name ?? null;
-              setAll(true);
-            }}
+            onClick={() => showAll(withCount.find((t) => !shown.includes(t))?.name)}
           >
             Show all {withCount.length} topics
           </button>
@@ -363,7 +370,9 @@ export function Sidebar({ c }: { c: Controller }) {
   // settings: the realm's name and who may create channels.
   track(s.rev.unread, s.rev.channels, s.rev.dms, s.rev.users, s.rev.presence, s.rev.settings);
   track(s.rev.muted);
-  const [allDms, setAllDms] = useState(false);
+  const [allDms, showAllDms] = useShowAll((key) =>
+    document.querySelector<HTMLElement>(`.sidebar li[data-dm="${key}"] > a`),
+  );
   const wide = useMedia(PEOPLE_COLUMN_QUERY);
   const counts = s.unreadCounts();
   const cur = c.narrow.value;
@@ -509,48 +518,22 @@ export function Sidebar({ c }: { c: Controller }) {
               const narrow = dmNarrow(ids, s.selfId);
               const first = ids[0]!;
               const name = (id: number) => listedName(id, s.mutedUsers, (i) => s.userName(i));
-              // A muted user (listed while their conversation is viewed): a blank grey avatar
-              // and no presence, as the reference shows them.
+              // As the Inbox's rows and the reference's list: the person's presence circle
+              // (one's own in one's own conversation), a bot's icon, a group's icon. A muted
+              // user (listed while their conversation is viewed): the circle's place left
+              // empty, no presence, as the reference hides it.
               const mutedOne = ids.length === 1 && s.mutedUsers.has(first);
-              // A bot has no presence (the people list leaves bots out; the card shows none).
-              const status =
-                ids.length === 1 &&
-                !mutedOne &&
-                !s.realm.presenceDisabled &&
-                !s.users.get(first)?.is_bot
-                  ? s.presenceOf(first)
-                  : null;
+              const mark = mutedOne ? undefined : { person: ids.length === 1 ? first : null };
               return (
-                <li key={key}>
+                <li key={key} data-dm={key}>
                   <NavLink c={c} narrow={narrow} current={curKey === narrowKey(narrow)}>
-                    {mutedOne ? (
-                      <span
-                        class="avatar small"
-                        aria-hidden="true"
-                        style={{ background: '#7a8194' }}
-                      />
-                    ) : ids.length === 1 ? (
-                      <AvatarWithDot
-                        id={first}
-                        name={name(first)}
-                        url={s.users.get(first)?.avatar_url}
-                        status={status}
-                      />
-                    ) : (
-                      <span
-                        class="avatar small"
-                        aria-hidden="true"
-                        style={{ background: '#7a8194' }}
-                      >
-                        {ids.length}
-                      </span>
-                    )}
+                    <DmMark s={s} dm={mark} />
                     <span class="label">
                       {ids.length === 1 && ids[0] === s.selfId
                         ? s.dmName(ids)
                         : ids.map(name).join(', ')}
                     </span>
-                    <StatusWords status={status} />
+                    <StatusWords status={dmStatus(s, mark)} />
                     <Count n={counts.dms.get(key) ?? 0} />
                   </NavLink>
                 </li>
@@ -559,7 +542,11 @@ export function Sidebar({ c }: { c: Controller }) {
             {dms.length === 0 && <li class="nav-item muted">No conversations yet</li>}
             {dms.length > dmsShown.length && (
               <li>
-                <button class="nav-item more" type="button" onClick={() => setAllDms(true)}>
+                <button
+                  class="nav-item more"
+                  type="button"
+                  onClick={() => showAllDms(dms.find((d) => !dmsShown.includes(d))?.[0])}
+                >
                   Show all {dms.length} conversations
                 </button>
               </li>
