@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor } from '../helpers/app.js';
+import { openApp, waitCount, waitFor } from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { assertSuccess } from '../helpers/api.js';
@@ -182,9 +182,13 @@ t.test(
     });
     const todo = '/todo Hike\nBoots\nMap';
     await page.fill('#compose-text', todo);
+    await waitCount(page, 'Drafts', 1);
     await page.keyboard.press('Enter');
     await page.waitForSelector('.compose [role="status"]:text-is("Sending…")');
     await waitFor(page, `document.querySelector('.compose .send-btn').disabled`);
+    // A message on its way is no draft, as the reference's (kept, in case it fails).
+    await waitCount(page, 'Drafts', 0);
+    t.pass('sending: not counted in Drafts');
     t.equal(
       await page.locator('.msg .content:has-text("/todo")').count(),
       0,
@@ -202,6 +206,7 @@ t.test(
     release();
     await page.waitForSelector('.widget.todo .todo-task:has-text("Map")');
     await waitFor(page, `document.querySelector('#compose-text').value === ''`);
+    await waitCount(page, 'Drafts', 0);
     t.equal(await page.locator('.compose [role="status"]').count(), 0, 'no longer sending');
     t.equal(await page.locator('.msg .content:has-text("/todo")').count(), 0, 'never its raw text');
     t.equal(posted, 1, 'sent once in all');
@@ -230,6 +235,8 @@ t.test(
       'refused: said so under the box',
     );
     t.equal(await page.inputValue('#compose-text'), '/poll Where?', 'refused: the text kept');
+    await waitCount(page, 'Drafts', 1);
+    t.pass('refused: a draft again');
     t.notOk(
       await page.evaluate(`document.querySelector('.compose .send-btn').disabled`),
       'Send again',

@@ -15,7 +15,13 @@ import {
   tokenAt,
   topicCandidates,
 } from '../../web/state/autocomplete.js';
-import { Drafts, MAX_DRAFTS, type StorageLike } from '../../web/state/drafts.js';
+import {
+  draftKey,
+  Drafts,
+  MAX_DRAFTS,
+  type DraftTo,
+  type StorageLike,
+} from '../../web/state/drafts.js';
 import { buildEmojiIndex, emojiText, reactionChips, searchEmoji } from '../../web/state/emoji.js';
 import { pageTitle, shouldNotify, type NotifyContext } from '../../web/state/notify.js';
 import { buildRows } from '../../web/state/rows.js';
@@ -102,6 +108,48 @@ t.test('drafts: per conversation, across reloads, bounded', (t) => {
   t.equal(new Drafts(storage, '1@realm', clock.now).size, 0, 'old drafts dropped');
   storage.setItem('confab.drafts.bad', '{not json');
   t.equal(new Drafts(storage, 'bad', clock.now).size, 0, 'a damaged entry is ignored');
+  t.end();
+});
+
+t.test('drafts: a message being sent is none, unless typed over or refused', (t) => {
+  const clock = new FakeTimers();
+  const d = new Drafts(new MemoryStorage(), '1@realm', clock.now);
+  const poll: DraftTo = { type: 'stream', streamId: 1, topic: 'lunch' };
+  const other: DraftTo = { type: 'direct', userIds: [2] };
+  d.set(poll, '/poll Where?');
+  d.set(other, 'psst');
+  const rev = d.rev.value;
+  const done = d.sending(poll, '/poll Where?');
+  t.ok(d.rev.value > rev, 'the view and count are told');
+  t.same(
+    d.all().map((x) => x.content),
+    ['psst'],
+    'on its way: not listed',
+  );
+  t.equal(d.size, 1, 'nor counted');
+  t.equal(d.get(poll), '/poll Where?', 'but kept, for a failure');
+  t.equal(d.byKey(draftKey(poll))?.content, '/poll Where?', 'and found by its key');
+  d.set(poll, '/poll Where? Here');
+  t.equal(d.size, 2, 'typed over meanwhile: a draft again');
+  d.set(poll, '/poll Where?');
+  t.equal(d.size, 1, 'back to the text being sent: not');
+  done();
+  t.equal(d.size, 2, 'refused: a draft again');
+  done();
+  t.equal(d.size, 2, 'ended twice: no harm');
+  const sent = d.sending(poll, '/poll Where?');
+  d.delete(poll);
+  sent();
+  t.same(
+    d.all().map((x) => x.content),
+    ['psst'],
+    'sent: deleted',
+  );
+  // A later send to the same conversation is not ended by an earlier one's end.
+  const first = d.sending(other, 'psst');
+  d.sending(other, 'psst');
+  first();
+  t.equal(d.size, 0, 'the same text sent again: still on its way');
   t.end();
 });
 

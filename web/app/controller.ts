@@ -1305,6 +1305,9 @@ export class Controller {
     this.typingSender?.stop();
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), SEND_TIMEOUT_MS);
+    // On its way, it is no draft (the Drafts view and count leave it out); kept for a failure.
+    const draft = this.draftTo(to);
+    const sent = draft ? this.drafts?.sending(draft, content) : undefined;
     try {
       await this.client.sendMessage(wireMessage(to, content), {
         queue_id: this.stream?.queueId ?? undefined,
@@ -1312,6 +1315,7 @@ export class Controller {
         signal: ctl.signal,
       });
     } catch (e) {
+      sent?.();
       const why = ctl.signal.aborted
         ? 'the server did not answer in time.'
         : e instanceof Error
@@ -1325,8 +1329,9 @@ export class Controller {
       to.kind === 'stream' && s.mutedBy(to.streamId!, to.topic) !== null
         ? { streamId: to.streamId!, topic: to.topic }
         : null;
-    const draft = this.draftTo(to);
-    if (draft) this.drafts?.delete(draft);
+    // Sent: its draft goes (unless typed over meanwhile: a draft of its own then).
+    if (draft && this.drafts?.get(draft) === content) this.drafts.delete(draft);
+    sent?.();
   }
 
   private post(localId: string): void {

@@ -160,7 +160,7 @@ export class DraftSync {
         this.ids.delete(key);
         // Not while the user is changing it here: theirs is the newer.
         if (this.waiting.has(key) || this.busy.has(key)) return;
-        const d = this.drafts.all().find((x) => draftKey(x.to) === key);
+        const d = this.drafts.byKey(key);
         if (d) this.drafts.forget(d.to);
         return;
       }

@@ -29,6 +29,8 @@ export function draftKey(to: DraftTo): string {
 
 export class Drafts {
   private drafts = new Map<string, Draft>();
+  /** Messages on their way (sending), by conversation: their text. */
+  private readonly inFlight = new Map<string, { content: string }>();
   private readonly storageKey: string;
   /** Bumped on every change (the Drafts view and its count follow it). */
   readonly rev = signal(0);
@@ -145,11 +147,40 @@ export class Drafts {
     }
   }
 
+  /**
+   * A message being sent, `content` to `to`: no draft while it is on its way, as the reference's
+   * (its draft kept, marked as sending, counted and listed by nothing): all() and size leave out
+   * the conversation's draft while it holds that text (typed over meanwhile, it is a draft
+   * again). The draft is kept for a send that fails; the returned function ends the sending
+   * (after a success, delete the draft first).
+   */
+  sending(to: DraftTo, content: string): () => void {
+    const key = draftKey(to);
+    const mine = { content };
+    this.inFlight.set(key, mine);
+    this.rev.value++;
+    return () => {
+      // Not another send's, to the same conversation since.
+      if (this.inFlight.get(key) !== mine) return;
+      this.inFlight.delete(key);
+      this.rev.value++;
+    };
+  }
+
+  /** The drafts, the most recently edited first (not those of messages being sent). */
   all(): Draft[] {
-    return [...this.drafts.values()].sort((a, b) => b.updated - a.updated);
+    return [...this.drafts.entries()]
+      .filter(([key, d]) => this.inFlight.get(key)?.content !== d.content)
+      .map(([, d]) => d)
+      .sort((a, b) => b.updated - a.updated);
+  }
+
+  /** The draft of a conversation by its key (draftKey), being sent or not. */
+  byKey(key: string): Draft | undefined {
+    return this.drafts.get(key);
   }
 
   get size(): number {
-    return this.drafts.size;
+    return this.inFlight.size === 0 ? this.drafts.size : this.all().length;
   }
 }
