@@ -135,18 +135,27 @@ t.test('after a logout the app asks for no session: no 401 on the login page', a
   const page = await browser.newPage();
   const watch = await watchPage(page);
   const asked: string[] = [];
+  let settings = 0;
   page.on('request', (req: Request) => {
-    if (new URL(req.url()).pathname === '/json/session') asked.push(req.method());
+    const path = new URL(req.url()).pathname;
+    if (path === '/json/session') asked.push(req.method());
+    if (path === '/api/v1/server_settings') settings++;
   });
 
   await page.goto(url + '/');
   await page.waitForSelector('input[name="username"]');
   t.same(asked, ['GET'], 'a first visit asks (a session may predate what the browser recorded)');
+  await waitFor(page, `document.querySelector('h1')?.textContent === 'Log in to Zulip Dev'`);
+  t.equal(settings, 1, "the login form asks for the server's settings (the realm's name)");
   await fillLogin(page, hamlet.email, hamlet.password);
   await waitLive(page);
+  // The app's are the login form's answer, not asked again (what a reload asks below).
+  // (Live: registered, its request made long before.)
+  t.equal(settings, 1, 'the app opened from the login form does not ask again');
   await page.reload();
   await waitLive(page);
   t.same(asked, ['GET', 'GET'], 'a reload asks, and keeps the session');
+  t.equal(settings, 2, 'the app opened by the session asks for its own');
 
   await page.click('.me');
   await page.click('text=Log out');

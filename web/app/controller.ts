@@ -67,6 +67,7 @@ import type { HistoryEntry } from '../state/message-menu.js';
 import { htmlText, plainHtml } from './format.js';
 import { focusSuccessor } from './focus-successor.js';
 import { nextFrame } from './frame.js';
+import { settingsForApp } from './server-settings.js';
 import { setTheme } from './theme.js';
 import { track } from './track.js';
 
@@ -329,7 +330,8 @@ export class Controller {
       }
     });
     this.on(window, 'pagehide', () => this.stream?.stop({ deleteQueue: true }));
-    ConfabClient.serverSettings(location.origin)
+    // The login form's answer when it opened the app (server-settings.ts).
+    settingsForApp()
       .then((s) => (this.serverSettings = s))
       .catch(() => undefined);
     // The user's own fields (register's snapshot leaves out the realm's users: FETCH_TYPES),

@@ -6,6 +6,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, ConfabClient } from '../../src/client/api.js';
 import type { Session } from './controller.js';
 import { useLive } from './live.js';
+import { settingsForLogin } from './server-settings.js';
 
 export function Login({ onSession }: { onSession: (s: Session) => void }) {
   const [realm, setRealm] = useState('');
@@ -21,7 +22,7 @@ export function Login({ onSession }: { onSession: (s: Session) => void }) {
 
   useEffect(() => {
     document.title = 'Log in - Confab';
-    ConfabClient.serverSettings(location.origin)
+    settingsForLogin()
       .then((s) => setRealm(typeof s.realm_name === 'string' ? s.realm_name : ''))
       .catch(() => undefined);
   }, []);
