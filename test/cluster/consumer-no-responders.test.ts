@@ -7,24 +7,14 @@
  * meanwhile the consumer handed on nothing, and the progress watch made another after its stall
  * time (2 s). Now the applier pulls again at once (log-applier.ts repullOnNoResponders).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { connect, type NatsConnection, type PublishOptions, type Payload } from 'nats';
 import t from 'tap';
 import { packEntry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
 import { DEFAULT_STALL_MS } from '../../src/cluster/log-applier.js';
-import {
-  alive,
-  listens,
-  missingEngines,
-  ports,
-  sleep,
-  startNatsServers,
-  waitFor,
-} from '../../src/cluster/local.js';
+import { missingEngines, waitFor } from '../../src/cluster/local.js';
 import { stubbedApplier } from '../helpers/applier.js';
+import { oneNatsServer } from '../helpers/one-nats.js';
 
 const missing = missingEngines();
 if (missing)
@@ -34,19 +24,9 @@ const entry = () => packEntry({ k: 'mark', node: 'test' });
 
 t.test('a first pull answered "no responders" is sent again at once', async (t) => {
   if (missing) return;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'consumer-no-responders-'));
-  fs.mkdirSync(path.join(dir, 'logs'));
-  const [client, route] = await ports(2);
-  const nats = startNatsServers(dir, [client!], [route!]);
+  const url = await oneNatsServer(t, 'consumer-no-responders');
   const conns: NatsConnection[] = [];
-  t.teardown(async () => {
-    await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
-    for (const n of nats) if (alive(n.pid)) process.kill(n.pid, 'SIGKILL');
-    while (nats.some((n) => alive(n.pid))) await sleep(50);
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  await waitFor('nats-server', () => listens(client!));
-  const url = `nats://127.0.0.1:${client}`;
+  t.teardown(() => Promise.all(conns.map((c) => c.close().catch(() => undefined))));
   const admin = await connect({ servers: url, reconnect: false });
   conns.push(admin);
   const jsm = await admin.jetstreamManager({ checkAPI: false, timeout: 10_000 });

@@ -10,24 +10,14 @@
  * nats.js asked again every few seconds, the applier saw nothing (an idle log: no stall), and
  * the wait for its own consumer ran out. Skipped when nats-server is not installed.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { connect, AckPolicy, type NatsConnection } from 'nats';
 import t from 'tap';
 import { packEntry } from '../../src/cluster/jetstream.js';
 import type { ClusterLink } from '../../src/cluster/link.js';
 import { RECREATE_TRIES } from '../../src/cluster/log-applier.js';
-import {
-  alive,
-  listens,
-  missingEngines,
-  ports,
-  sleep,
-  startNatsServers,
-  waitFor,
-} from '../../src/cluster/local.js';
+import { missingEngines, sleep, waitFor } from '../../src/cluster/local.js';
 import { stubbedApplier } from '../helpers/applier.js';
+import { oneNatsServer } from '../helpers/one-nats.js';
 
 const missing = missingEngines();
 if (missing)
@@ -39,19 +29,9 @@ t.test(
   'a running log consumer made again after a reset: bounded, then the node makes its own',
   async (t) => {
     if (missing) return;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'consumer-recreate-'));
-    fs.mkdirSync(path.join(dir, 'logs'));
-    const [client, route] = await ports(2);
-    const nats = startNatsServers(dir, [client!], [route!]);
+    const url = await oneNatsServer(t, 'consumer-recreate');
     const conns: NatsConnection[] = [];
-    t.teardown(async () => {
-      await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
-      for (const n of nats) if (alive(n.pid)) process.kill(n.pid, 'SIGKILL');
-      while (nats.some((n) => alive(n.pid))) await sleep(50);
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
-    await waitFor('nats-server', () => listens(client!));
-    const url = `nats://127.0.0.1:${client}`;
+    t.teardown(() => Promise.all(conns.map((c) => c.close().catch(() => undefined))));
     const admin = await connect({ servers: url, reconnect: false });
     conns.push(admin);
     const jsm = await admin.jetstreamManager({ checkAPI: false, timeout: 10_000 });

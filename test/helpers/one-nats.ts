@@ -1,7 +1,8 @@
 /**
- * One real nats-server for a test (no JetStream use needed), in a new temporary directory, killed
- * and removed at the test's teardown: its client URL. For tests of what Confab does over plain NATS
- * (test/cluster/nats-write-now.test.ts, forwarding.test.ts).
+ * One real nats-server for a test (JetStream on, as the cluster's servers), in a new temporary
+ * directory, killed and removed at the test's teardown: its client URL. For tests of one part of
+ * the cluster against a real server (test/cluster/nats-write-now.test.ts, forwarding.test.ts,
+ * consumer-recreate.test.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
