@@ -26,6 +26,13 @@ export const MAX_CHANNEL_FOLDER_NAME_LENGTH = 60;
  * than 1,000. Real clients send a handful.
  */
 export const MAX_NARROW_TERMS = 100;
+/**
+ * Most distinct words and "quoted phrases" the `search` terms of a narrow may have together (a
+ * repeated one counts once): SQLite's FTS5 takes time quadratic in a query's terms (20,000 took
+ * seconds, holding the database for every other request). A phrase's own words are not counted:
+ * it is one term. Real searches have a few words.
+ */
+export const MAX_SEARCH_TERMS = 200;
 
 /** The HTTP timeout clients should use for GET /events; heartbeats come well within it. */
 export const EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90;

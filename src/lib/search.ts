@@ -9,6 +9,8 @@
  * starts with it ("rend" finds "rendering"). Highlighting applies the same rule to the words of
  * the rendered HTML's text (never inside tags or entities).
  */
+import { JsonableError } from './errors.js';
+import { MAX_SEARCH_TERMS } from './limits.js';
 
 /** A word as the tokenizer sees it (letters, digits, private-use characters). */
 const WORD = /[\p{L}\p{N}\p{Co}]+/gu;
@@ -34,27 +36,33 @@ export type SearchQuery = {
 
 /**
  * The FTS5 query for a search operand, or null when it has no words at all (such a search
- * matches nothing, as an empty full-text query does in the reference).
+ * matches nothing, as an empty full-text query does in the reference). A word or phrase given
+ * twice is asked for once; more than MAX_SEARCH_TERMS different ones are refused (400).
  */
 export function parseSearch(operand: string): SearchQuery | null {
-  const parts: string[] = [];
+  const parts = new Set<string>();
   const prefixes: string[] = [];
   for (const m of operand.matchAll(/"[^"]+"|\S+/g)) {
     const term = m[0];
     if (term.length > 1 && term.startsWith('"') && term.endsWith('"')) {
       const words = wordsOf(term.slice(1, -1));
       if (words.length === 0) continue;
-      parts.push(`"${words.join(' ')}"`);
+      parts.add(`"${words.join(' ')}"`);
       prefixes.push(...words);
     } else {
       for (const w of wordsOf(term)) {
-        parts.push(`"${w}"*`);
+        parts.add(`"${w}"*`);
         prefixes.push(w);
       }
     }
   }
-  if (parts.length === 0) return null;
-  return { fts: parts.join(' '), prefixes: [...new Set(prefixes)] };
+  if (parts.size > MAX_SEARCH_TERMS) {
+    throw new JsonableError(
+      `Too many words in search: ${parts.size} (at most ${MAX_SEARCH_TERMS} are allowed)`,
+    );
+  }
+  if (parts.size === 0) return null;
+  return { fts: [...parts].join(' '), prefixes: [...new Set(prefixes)] };
 }
 
 const HIGHLIGHT_START = '<span class="highlight">';

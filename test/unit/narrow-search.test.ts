@@ -2,6 +2,7 @@
 import t from 'tap';
 import { JsonableError } from '../../src/lib/errors.js';
 import { imageKind } from '../../src/lib/image-type.js';
+import { MAX_SEARCH_TERMS } from '../../src/lib/limits.js';
 import { parseNarrowParam } from '../../src/lib/narrow.js';
 import { foldWord, highlightHtml, htmlToText, parseSearch } from '../../src/lib/search.js';
 import { checkEmojiName, normalizeEmojiName } from '../../src/lib/realm-emoji.js';
@@ -78,6 +79,22 @@ t.test('search', (t) => {
     parseSearch('"unbalanced'),
     { fts: '"unbalanced"*', prefixes: ['unbalanced'] },
     'an unclosed quote is a word',
+  );
+  t.same(
+    parseSearch('tower Tower "a b" "a  b" tow'),
+    { fts: '"tower"* "a b" "tow"*', prefixes: ['tower', 'a', 'b', 'tow'] },
+    'a word or phrase given twice is asked for once',
+  );
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+  t.equal(parseSearch(words(MAX_SEARCH_TERMS))?.fts.split(' ').length, MAX_SEARCH_TERMS);
+  t.equal(
+    msgOf(() => parseSearch(words(MAX_SEARCH_TERMS + 1))),
+    `Too many words in search: ${MAX_SEARCH_TERMS + 1} (at most ${MAX_SEARCH_TERMS} are allowed)`,
+  );
+  t.same(
+    parseSearch('lunch '.repeat(50_000)),
+    { fts: '"lunch"*', prefixes: ['lunch'] },
+    'a word repeated any number of times is one term',
   );
   t.equal(foldWord('Crème'), 'creme');
   t.equal(
