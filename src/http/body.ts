@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { JsonableError } from '../lib/errors.js';
 import { MAX_JSON_DEPTH, parseJson } from '../lib/json.js';
+import { MAX_PARAMETERS } from '../lib/limits.js';
 import type { RawParams } from '../lib/params.js';
 import type { UploadedFile } from './request.js';
 
@@ -28,8 +29,12 @@ export function parseUrlEncoded(
   into: RawParams = Object.create(null) as RawParams,
 ): RawParams {
   if (text.length === 0) return into;
+  let count = 0;
   if (!PLAIN_FORM.test(text)) {
-    for (const [k, v] of new URLSearchParams(text)) into[k] = v;
+    for (const [k, v] of new URLSearchParams(text)) {
+      if (++count > MAX_PARAMETERS) throw tooManyParameters();
+      into[k] = v;
+    }
     return into;
   }
   let start = text.charCodeAt(0) === 0x3f ? 1 : 0; // '?'
@@ -41,6 +46,7 @@ export function parseUrlEncoded(
     let end = text.indexOf('&', start);
     if (end === -1) end = text.length;
     if (end > start) {
+      if (++count > MAX_PARAMETERS) throw tooManyParameters();
       if (eq !== -1 && eq < start) eq = text.indexOf('=', start);
       if (eq === -1 || eq > end) into[text.slice(start, end)] = '';
       else into[text.slice(start, eq)] = text.slice(eq + 1, end);
@@ -48,6 +54,11 @@ export function parseUrlEncoded(
     start = end + 1;
   }
   return into;
+}
+
+/** The 400 for a query string or a body of more than MAX_PARAMETERS parameters. */
+export function tooManyParameters(): JsonableError {
+  return new JsonableError(`Too many parameters: more than ${MAX_PARAMETERS}`);
 }
 
 /** Printable ASCII without `%` and `+`: form text that decodes to itself. */
@@ -156,6 +167,7 @@ function parseJsonBody(buf: Buffer): RawParams {
     throw new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
   }
   const out = Object.create(null) as RawParams;
+  if (Object.keys(value).length > MAX_PARAMETERS) throw tooManyParameters();
   for (const [k, v] of Object.entries(value))
     out[k] = typeof v === 'string' ? v : JSON.stringify(v);
   return out;
@@ -194,6 +206,7 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
       headers: { 'content-type': contentType },
       limits: {
         fieldSize: 16 * 1024 * 1024,
+        fields: MAX_PARAMETERS,
         files: fileOpts?.maxFiles ?? 0,
         // busboy reports reaching its limit; a file of exactly maxFileBytes is allowed.
         fileSize: fileOpts ? fileOpts.maxFileBytes + 1 : 0,
@@ -214,6 +227,10 @@ function multipartSink(contentType: string, fileOpts: FileSinkOptions | null): B
 
   bb.on('field', (name, value) => {
     fields[name] = value;
+  });
+  // More fields than MAX_PARAMETERS: busboy drops the rest; the request is refused.
+  bb.on('fieldsLimit', () => {
+    failure ??= tooManyParameters();
   });
   let discarded = false;
   const open = new Set<fs.WriteStream>();

@@ -34,6 +34,15 @@ export const MAX_NARROW_TERMS = 100;
  */
 export const MAX_SEARCH_TERMS = 200;
 
+/**
+ * Most parameters a request may carry in its query string, and as many again in its body (form
+ * fields, multipart fields, a JSON object's keys), a repeated name counting each time: the
+ * reference's (Django's DATA_UPLOAD_MAX_NUMBER_FIELDS). An endpoint takes a few dozen at most;
+ * 200,000 in a 2 MB form took the event loop seconds to gather (and were all listed back in
+ * `ignored_parameters_unsupported`).
+ */
+export const MAX_PARAMETERS = 1000;
+
 /** The HTTP timeout clients should use for GET /events; heartbeats come well within it. */
 export const EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90;
 
