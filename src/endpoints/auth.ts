@@ -20,9 +20,13 @@ import { verifyPassword } from '../lib/password.js';
 import { loginFailed } from '../http/request-log.js';
 import type { UserRow } from '../storage/users.js';
 
-/** A hash of nothing in particular, verified when the account does not exist (constant timing). */
-const DUMMY_HASH =
-  'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+/**
+ * A hash of nothing in particular, verified when the account does not exist (constant timing):
+ * at the cost the server hashes passwords at (`scryptN`). At a fixed 2^15 a test server's
+ * (2^10) unknown accounts cost 32 times its real ones: seconds each on a loaded machine.
+ */
+const dummyHash = (scryptN: number) =>
+  `scrypt$${scryptN}$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
 
 /**
  * The account an e-mail address and password log into, in the realm of the request's host, or
@@ -41,7 +45,10 @@ export async function passwordLogin(
   // with the right password once over the limit; a successful login forgets the attempts.
   server.limits?.loginAttempt(req, realm.id, username);
   const user = realm.view.userByEmail(username.trim());
-  const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
+  const ok = await verifyPassword(
+    password,
+    user?.password_hash ?? dummyHash(server.config.scryptN),
+  );
   if (!user || !ok) {
     loginFailed(req, 'password', username, realm.id);
     throw new AuthenticationFailedError();

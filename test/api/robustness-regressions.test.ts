@@ -52,3 +52,32 @@ t.test('a refused move changes nothing and sends nothing; an allowed one notifie
     'no user was created for it',
   );
 });
+
+t.test(
+  'a login as nobody costs what a wrong password costs (the server scrypt cost)',
+  async (t) => {
+    // The fuzzer's request: POST /json/login of an unknown username, answered after 6 s on a
+    // loaded machine. The dummy hash verified for unknown accounts had the default cost (2^15)
+    // whatever the server's (2^10 here): 32 times a real account's.
+    const { api, fx } = await startServer(t);
+    const timed = async (username: string) => {
+      const ms: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const began = performance.now();
+        const res = await api.post(null, 'fetch_api_key', { username, password: 'not it' });
+        ms.push(performance.now() - began);
+        assertError(t, res, 'Your username or password is incorrect', {
+          status: 401,
+          code: 'AUTHENTICATION_FAILED',
+        });
+      }
+      return ms.sort((a, b) => a - b)[2]!;
+    };
+    const known = await timed(fx.users.hamlet!.email);
+    const unknown = await timed('nobody@zulip.com');
+    t.ok(
+      unknown < known * 4 + 30,
+      `unknown ${unknown.toFixed(1)} ms, known ${known.toFixed(1)} ms`,
+    );
+  },
+);
