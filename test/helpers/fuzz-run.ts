@@ -1,14 +1,15 @@
 /**
  * One fuzz run over a part of ENDPOINTS (the four fuzz-endpoints-* test files split the list so
  * they run in parallel): one server, a realm with something of everything in it (channels, a group, a
- * linkifier, a profile field, drafts, invitations, an upload, queues) whose ids and keys the
- * requests use alongside the odd values, so they get past "not found" into the handlers; then
- * every selected endpoint in turn, a health check after each, and at the end no request left in
- * flight.
+ * linkifier, a profile field, drafts, invitations, an upload, queues, messages with a reaction, a
+ * bot, a scheduled message, a saved snippet, a code playground, a custom emoji, a channel folder)
+ * whose ids and keys the requests use alongside the odd values, so they get past "not found" into
+ * the handlers; then every selected endpoint in turn, a health check after each, and at the end no
+ * request left in flight.
  */
 import type { Test } from 'tap';
 import { ENDPOINTS } from '../../src/endpoints/index.js';
-import { assertSuccess } from './api.js';
+import { assertSuccess, basicAuth, rawRequest } from './api.js';
 import { until } from './events.js';
 import {
   closeConnections,
@@ -20,6 +21,8 @@ import {
   setFuzzSession,
   type RealValues,
 } from './fuzz.js';
+import { multipartWithFile, tinyPng } from './images.js';
+import { sendChannelMessage, sendDirectMessage } from './messages.js';
 import { apiOperations } from './openapi.js';
 import { startServer, type TestServer } from './server.js';
 import { BrowserSession } from './session.js';
@@ -232,6 +235,67 @@ async function seedState(t: Test, ts: TestServer): Promise<RealValues> {
   const attachments = (await ok(api.get('hamlet', 'attachments'), 'attachments')).attachments as {
     id: number;
   }[];
+  // Messages and the things hung on them, so the message endpoints get past "not found".
+  const hamletId = fx.users.hamlet!.id;
+  const poloniusId = fx.users.polonius!.id;
+  const messageIds = [
+    await sendChannelMessage(api, 'hamlet', 'fuzz public', 'fuzz topic', 'a **message** #1'),
+    await sendChannelMessage(api, 'desdemona', 'fuzz public', 'fuzz topic', 'another'),
+    await sendChannelMessage(api, 'iago', 'fuzz private', 'secret', 'a private one'),
+    await sendDirectMessage(api, 'hamlet', [poloniusId], 'a direct message'),
+  ].map(String);
+  await ok(
+    api.post('hamlet', `messages/${messageIds[0]}/reactions`, { emoji_name: 'smile' }),
+    'a reaction',
+  );
+  const bot = await ok(
+    api.post('hamlet', 'bots', { full_name: 'Fuzz Bot', short_name: 'fuzzbot' }),
+    'a bot',
+  );
+  const scheduled = await ok(
+    api.post('hamlet', 'scheduled_messages', {
+      type: 'stream',
+      to: Number(channels[0]),
+      topic: 'later',
+      content: 'scheduled',
+      scheduled_delivery_timestamp: Math.floor(Date.now() / 1000) + 86_400,
+    }),
+    'a scheduled message',
+  );
+  const snippet = await ok(
+    api.post('hamlet', 'saved_snippets', { title: 'Hello', content: 'hello there' }),
+    'a saved snippet',
+  );
+  const playground = await ok(
+    api.post('desdemona', 'realm/playgrounds', {
+      name: 'Python',
+      pygments_language: 'python',
+      url_template: 'https://python.example/?code={code}',
+    }),
+    'a code playground',
+  );
+  const emojiForm = multipartWithFile({ name: 'e.png', type: 'image/png', data: tinyPng() });
+  await ok(
+    rawRequest(ts.url, {
+      method: 'POST',
+      path: '/api/v1/realm/emoji/fuzz_emoji',
+      headers: {
+        authorization: basicAuth(fx.users.hamlet!.email, fx.users.hamlet!.api_key),
+        'content-type': emojiForm.contentType,
+      },
+      body: emojiForm.body,
+    }),
+    'a custom emoji',
+  );
+  const emoji = (await ok(api.get('hamlet', 'realm/emoji'), 'custom emoji')).emoji as Record<
+    string,
+    { source_url: string }
+  >;
+  const emojiFiles = Object.values(emoji).map((e) => e.source_url.split('/').pop() ?? '');
+  const folder = await ok(
+    api.post('desdemona', 'channel_folders/create', { name: 'Fuzz folder', description: '' }),
+    'a channel folder',
+  );
   return {
     stream_id: channels,
     user_id: Object.values(fx.users).map((u) => String(u.id)),
@@ -255,6 +319,26 @@ async function seedState(t: Test, ts: TestServer): Promise<RealValues> {
     password: [fx.users.hamlet!.password],
     alert_words: ['["fuzz"]'],
     last_event_id: ['-1', '0'],
+    message_id: messageIds,
+    message_ids: [`[${messageIds.join(',')}]`, `[${messageIds[0]}]`],
+    msg_ids: [`[${messageIds.join(',')}]`],
+    anchor: [messageIds[0]!, 'newest'],
+    emoji_name: ['smile', 'fuzz_emoji', 'thumbs_up'],
+    bot_id: [String(bot.user_id)],
+    bot_owner_id: [String(hamletId)],
+    muted_user_id: [String(poloniusId), String(fx.users.iago!.id)],
+    user_id_or_email: [String(hamletId), fx.users.hamlet!.email],
+    user_ids: [`[${hamletId},${poloniusId}]`],
+    stream_ids: [`[${channels.join(',')}]`],
+    group_ids: [`[${String(group.group_id)}]`],
+    scheduled_message_id: [String(scheduled.scheduled_message_id)],
+    saved_snippet_id: [String(snippet.saved_snippet_id)],
+    playground_id: [String(playground.id)],
+    folder_id: [String(folder.channel_folder_id)],
+    realm_id: [String(fx.realmId)],
+    file_name: emojiFiles,
+    to: ['fuzz public', JSON.stringify(Number(channels[0])), `[${poloniusId}]`],
+    topic: ['fuzz topic', 'secret'],
   };
 }
 
