@@ -81,3 +81,31 @@ t.test(
     );
   },
 );
+
+t.test('a lone surrogate sent as a JSON escape is stored as it is sent to clients', async (t) => {
+  // The hand probe's request: content "\ud800" in a JSON body. The live event carried the lone
+  // surrogate; the stored message, fetched again, held replacement characters instead. Now a lone
+  // surrogate escape reads as U+FFFD, as broken UTF-8 in any body does, in topics too (the old code
+  // refused this topic, "Invalid character in topic", and took the same text as content).
+  const { api, events } = await startServer(t);
+  await api.post('hamlet', 'users/me/subscriptions', { subscriptions: [{ name: 'odd' }] });
+  const before = events.length;
+  const res = await api.post(
+    'hamlet',
+    'messages',
+    { type: 'channel', to: 'odd', topic: 'odd \ud800 text', content: 'half \ud800 here' },
+    { encoding: 'json' },
+  );
+  assertSuccess(t, res);
+  const id = res.body.id as number;
+  const sent = events
+    .slice(before)
+    .map((e) => e.event as { type: string; message?: { id: number; content: string } })
+    .find((e) => e.type === 'message' && e.message?.id === id);
+  const fetched = await api.get('hamlet', `messages/${id}`, { apply_markdown: 'false' });
+  assertSuccess(t, fetched);
+  const stored = fetched.body.message as { content: string; subject: string };
+  t.equal(stored.content, 'half \uFFFD here', 'stored with U+FFFD in its place');
+  t.equal(stored.subject, 'odd \uFFFD text', 'the topic too');
+  t.equal(sent?.message?.content, '<p>half \uFFFD here</p>', 'clients were sent the same');
+});
