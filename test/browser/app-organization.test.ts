@@ -24,6 +24,25 @@ const CREATE = '.sidebar button[aria-label="Create channel"]';
 const PROFILE = 'form[aria-labelledby="org-profile-title"]';
 const PERMISSIONS = 'form[aria-labelledby="org-permissions-title"]';
 
+/** The Organization panel's selects (id: label) whose chosen label is cut: wider than the box's
+ *  room on one line, and not wrapped within it; or whose box leaves its section's. */
+const CLIPPED_SELECTS = `(() => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const out = [];
+  for (const s of document.querySelectorAll('.org-field select')) {
+    const cs = getComputedStyle(s);
+    ctx.font = cs.font;
+    const text = s.selectedOptions[0]?.textContent ?? '';
+    const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    const wraps = !/^(pre|nowrap)/.test(cs.whiteSpace);
+    const fits = ctx.measureText(text).width <= room || (wraps && s.scrollHeight <= s.clientHeight);
+    const box = s.getBoundingClientRect();
+    const section = s.closest('.org-section').getBoundingClientRect();
+    if (!fits || box.left < section.left || box.right > section.right) out.push(s.id + ': ' + text);
+  }
+  return out;
+})()`;
+
 t.test('an administrator renames the organization and limits channel creation', async (t) => {
   if (NO_CHROMIUM) return;
   const ts = await startServer(t);
@@ -146,7 +165,20 @@ t.test('an administrator renames the organization and limits channel creation', 
     page,
     `document.querySelector('#org-can_invite_users_group')?.value === 'role:administrators'`,
   );
+  // Every select's chosen label in full at 390: on one line if it fits, else wrapped with the
+  // box as tall as its lines; and each box inside its section. (A native select cuts a label
+  // longer than its box on one line, its scrollWidth no larger than its clientWidth.)
+  t.same(await op.evaluate<string[]>(CLIPPED_SELECTS), [], 'no select cuts its label at 390 px');
+  t.ok(
+    await op.evaluate<boolean>(
+      `document.querySelector('#org-can_create_groups').selectedOptions[0].textContent.length > 30
+        && document.querySelector('#org-can_create_groups').offsetHeight > 40`,
+    ),
+    'a long label wraps to a second line',
+  );
   await screenshot(op, t, 'organization-owner-390');
+  await op.locator('#org-can_create_groups').scrollIntoViewIfNeeded();
+  await screenshot(op, t, 'organization-owner-390-long-labels');
   admin.watch.assertClean(t, /WebSocket|status of 401/);
   member.watch.assertClean(t, /WebSocket|status of 401/);
 });
