@@ -12,7 +12,7 @@
  * The Inbox's channel headers get the sidebar channel menu (the same items, one function). Shots
  * of the menus and the dialog at 1280 and 390.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
 import { check } from '../helpers/a11y.js';
@@ -318,18 +318,19 @@ t.test('an administrator deletes a topic; the Inbox channel menu', async (t) => 
   watch.assertClean(t);
 });
 
-t.test('a member held back by the time limit: only the newer messages move', async (t) => {
-  if (NO_CHROMIUM) return;
-  const ids = [
-    await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old news', 'First, long ago'),
-    await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old news', 'Second, long ago'),
-    await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old news', 'Third, just now'),
-  ];
-  // The first two sent two hours ago; members may move messages for an hour after sending.
+/**
+ * Othello's three messages in kitchen > `topic`, the first two sent two hours ago, and the realm's
+ * limit for moving messages within a channel set to an hour (put back at the test's end): a
+ * member may move only the newest. Their ids, oldest first.
+ */
+async function pastTheLimit(t: Test, topic: string, texts: string[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const text of texts)
+    ids.push(await sendChannelMessage(ts.api, 'othello', 'kitchen', topic, text));
   const backdate = ts.server.store.db.prepare(
     'UPDATE messages SET date_sent = date_sent - 7200 WHERE id = ?',
   );
-  for (const id of ids.slice(0, 2)) backdate.run(id);
+  for (const id of ids.slice(0, -1)) backdate.run(id);
   const limit = await ts.api.patch('iago', 'realm', {
     move_messages_within_stream_limit_seconds: 3600,
   });
@@ -337,6 +338,16 @@ t.test('a member held back by the time limit: only the newer messages move', asy
   t.teardown(() =>
     ts.api.patch('iago', 'realm', { move_messages_within_stream_limit_seconds: 604800 }),
   );
+  return ids;
+}
+
+t.test('a member held back by the time limit: only the newer messages move', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ids = await pastTheLimit(t, 'old news', [
+    'First, long ago',
+    'Second, long ago',
+    'Third, just now',
+  ]);
   const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
     hash: `#narrow/channel/${kitchen}-kitchen/topic/old news`,
   });
@@ -403,22 +414,11 @@ t.test(
   'the edit box: a topic change for all of the topic, held back by the time limit',
   async (t) => {
     if (NO_CHROMIUM) return;
-    const ids = [
-      await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old edits', 'Edited long ago'),
-      await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old edits', 'Also long ago'),
-      await sendChannelMessage(ts.api, 'othello', 'kitchen', 'old edits', 'Edited just now'),
-    ];
-    const backdate = ts.server.store.db.prepare(
-      'UPDATE messages SET date_sent = date_sent - 7200 WHERE id = ?',
-    );
-    for (const id of ids.slice(0, 2)) backdate.run(id);
-    const limit = await ts.api.patch('iago', 'realm', {
-      move_messages_within_stream_limit_seconds: 3600,
-    });
-    t.equal(limit.status, 200, limit.text);
-    t.teardown(() =>
-      ts.api.patch('iago', 'realm', { move_messages_within_stream_limit_seconds: 604800 }),
-    );
+    const ids = await pastTheLimit(t, 'old edits', [
+      'Edited long ago',
+      'Also long ago',
+      'Edited just now',
+    ]);
     const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
       hash: `#narrow/channel/${kitchen}-kitchen/topic/old edits`,
     });
