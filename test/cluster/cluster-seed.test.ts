@@ -20,14 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import {
-  down,
-  killNode,
-  localNatsEnv,
-  startNodeAgain,
-  up,
-  type ClusterRecord,
-} from '../../src/cluster/local.js';
+import { down, killNode, localNatsEnv, up, type ClusterRecord } from '../../src/cluster/local.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { firstOwner, startChild } from '../helpers/child-server.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
@@ -36,7 +29,7 @@ import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { thirdPartyImage } from '../helpers/third-party.js';
 import { request, upload } from '../helpers/uploads.js';
-import { reapOnExit, runWithEngines } from '../helpers/cluster-run.js';
+import { reapOnExit, runWithEngines, startAgainLogged } from '../helpers/cluster-run.js';
 import { channelContents } from '../helpers/messages.js';
 
 /** The single process's settings (EXTERNAL_HOST: realms by subdomain of 127.0.0.1). */
@@ -255,12 +248,11 @@ async function run(): Promise<void> {
     'the seeding node started again (CLUSTER_SEED still set) and a node started again empty',
     async (t) => {
       await killNode(dir, 1, 'SIGTERM');
-      await startNodeAgain(dir, 1);
+      const log1 = await startAgainLogged(dir, 1);
       await killNode(dir, 2, 'SIGTERM');
-      await startNodeAgain(dir, 2, true);
-      const log = (n: number) => fs.readFileSync(path.join(dir, 'logs', `n${n}.log`), 'utf8');
-      t.match(log(1), /CLUSTER_SEED: .* is this cluster's copy; nothing to seed/, 'n1: no seed');
-      t.match(log(2), /started from the snapshot at log position \d+/, 'n2: from a snapshot');
+      const log2 = await startAgainLogged(dir, 2, true);
+      t.match(log1, /CLUSTER_SEED: .* is this cluster's copy; nothing to seed/, 'n1: no seed');
+      t.match(log2, /started from the snapshot at log position \d+/, 'n2: from a snapshot');
       await servesEverything(t, ['n1', 'n2'], added);
     },
   );

@@ -27,15 +27,20 @@ import {
   startNodeAgain,
   type ClusterRecord,
 } from '../../src/cluster/local.js';
-import { clusterNames, POSITION_SUBJECT } from '../../src/cluster/jetstream.js';
+import { bucketKeys, clusterNames, POSITION_SUBJECT } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
 import { addEmoji, request, upload } from '../helpers/uploads.js';
 import { tinyPng } from '../helpers/images.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
-import { kvNumber, kvString, leaseHolder } from '../helpers/cluster-kv.js';
-import { runWithEngines, TEST_FORWARD_ACK_MS, upForTest } from '../helpers/cluster-run.js';
+import { kvNumber, kvString, leaseHolder, withLeaseBucket } from '../helpers/cluster-kv.js';
+import {
+  runWithEngines,
+  startAgainLogged,
+  TEST_FORWARD_ACK_MS,
+  upForTest,
+} from '../helpers/cluster-run.js';
 
 // Fifteen cases on one cluster: 120 s on the loaded build machine (load average 22), tap's
 // default budget per file; a bound on the wait, as the fault tests have.
@@ -624,7 +629,7 @@ async function run(): Promise<void> {
     const owner = await leaseHolder(rec, 1);
     const victim = readRecord(dir).nodes.find((n) => n.name !== owner && alive(n.pid))!;
     await killNode(dir, Number(victim.name.slice(1)));
-    await startNodeAgain(dir, Number(victim.name.slice(1)), true);
+    const log = await startAgainLogged(dir, Number(victim.name.slice(1)), true);
     const reference = await fetchTopic(api, 'load');
     const fresh = via(nodeUrl(victim.name));
     // The node answers once it has applied the log as it stood when it started.
@@ -634,7 +639,6 @@ async function run(): Promise<void> {
       reference.map((m) => m.id),
       `${victim.name}, started empty, serves every message`,
     );
-    const log = fs.readFileSync(path.join(dir, 'logs', `${victim.name}.log`), 'utf8');
     t.match(log, /started from the snapshot at log position \d+/, 'it started from a snapshot');
     const me = await fresh.get('hamlet', 'users/me');
     t.equal(
@@ -665,28 +669,36 @@ async function run(): Promise<void> {
     await killNode(dir, n);
     const away = await kvNumber(rec, `applied-${victim.name}`);
     t.ok(away > 0, `${victim.name} had reported its position (${away})`);
+    // What it reported is up to 5 s old (trim.ts POSITION_REPORT_MS): its copy may hold more, up
+    // to the log's end when it was killed. Trimming past that end is what makes it rebuild.
+    const end = (await streamState(rec)).last_seq;
     await sleep(4500); // past the grace: the log no longer keeps entries for it
+    // Writes go on until a snapshot's trim passes that end. A trim stops at the lowest position
+    // reported within the grace, and the living nodes report theirs every 5 s
+    // (trim.ts POSITION_REPORT_MS): a snapshot taken in the first seconds of the sends finds them
+    // still at the end of the quiet wait, and only a later one, 50 entries on, passes it.
     const sent: number[] = [];
-    for (let i = 0; i < 120; i++) {
-      const r = await api.post('hamlet', 'messages', {
-        type: 'stream',
-        to: 'cluster',
-        topic: 'trim',
-        content: `trim ${i}`,
-      });
-      sent.push(assertSuccess(t, r, `send ${i}`).id as number);
-    }
     let trimmed = 0;
     for (
       const deadline = Date.now() + REPLICATION_LIMIT_MS;
-      trimmed <= away && Date.now() < deadline;
+      (trimmed <= end || sent.length < 120) && Date.now() < deadline;
+      trimmed = await kvNumber(rec, 'log-trimmed')
     ) {
-      await sleep(200);
-      trimmed = await kvNumber(rec, 'log-trimmed');
+      for (let i = 0; i < 20; i++) {
+        const r = await api.post('hamlet', 'messages', {
+          type: 'stream',
+          to: 'cluster',
+          topic: 'trim',
+          content: `trim ${sent.length}`,
+        });
+        if (r.status !== 200) t.fail(`send ${sent.length}: ${r.status} ${r.text}`);
+        else sent.push(r.body.id as number);
+      }
     }
-    t.ok(trimmed > away, `trimmed up to ${trimmed}, past ${victim.name}'s ${away}`);
+    t.ok(trimmed > end, `trimmed up to ${trimmed}, past ${end}, the log's end ${victim.name} left`);
+    if (trimmed <= end) t.comment(await clusterState(rec, dir));
     const info = await streamState(rec);
-    t.ok(info.first_seq > away + 1, `the stream starts at ${info.first_seq}`);
+    t.ok(info.first_seq > end + 1, `the stream starts at ${info.first_seq}`);
     t.ok(info.messages < info.last_seq, `${info.messages} entries kept of ${info.last_seq}`);
     // The owner's appends name the realm's newest entry, which trimming keeps: writes go on.
     assertSuccess(
@@ -700,8 +712,7 @@ async function run(): Promise<void> {
       'a write after trimming',
     );
     // Back with its old copy, the node finds the log trimmed past it and starts from a snapshot.
-    await startNodeAgain(dir, n);
-    const log = fs.readFileSync(path.join(dir, 'logs', `${victim.name}.log`), 'utf8');
+    const log = await startAgainLogged(dir, n);
     t.match(log, /trimmed up to \d+; rebuilding/, 'it discarded its copy');
     t.match(log, /started from the snapshot at log position \d+/, 'and started from a snapshot');
     const mine = await fetchTopic(via(nodeUrl(victim.name)), 'trim');
@@ -790,6 +801,29 @@ async function streamState(
   } finally {
     await nc.close();
   }
+}
+
+/**
+ * What trimming follows, for a failure's diagnosis: each position reported in the lease bucket
+ * and its age, and the nodes' own lines (snapshots, trims, starts) from their logs.
+ */
+async function clusterState(rec: ClusterRecord, dir: string): Promise<string> {
+  const keys = await withLeaseBucket(rec, async (kv, nc) => {
+    const lines: string[] = [];
+    const jsm = await nc.jetstreamManager();
+    for (const key of await bucketKeys(jsm, clusterNames().leases)) {
+      const e = await kv.get(key);
+      if (e && e.operation === 'PUT' && /^(applied-|log-trimmed)/.test(key))
+        lines.push(`${key} = ${e.string()} (${Date.now() - e.created.getTime()} ms ago)`);
+    }
+    return lines.sort();
+  });
+  const logs = readRecord(dir).nodes.map((n) => {
+    const log = fs.readFileSync(path.join(dir, 'logs', `${n.name}.log`), 'utf8');
+    const own = log.split('\n').filter((l) => l !== '' && !l.startsWith('{'));
+    return `${n.name}:\n  ${own.join('\n  ')}`;
+  });
+  return [...keys, ...logs].join('\n');
 }
 
 /** How many position marks the log holds (entries on its position subject). */

@@ -12,6 +12,7 @@ import {
   killProcessesUsing,
   missingEngines,
   reapOnExit,
+  startNodeAgain,
   up,
   type ClusterRecord,
 } from '../../src/cluster/local.js';
@@ -85,4 +86,16 @@ export async function upForTest(
     },
   });
   return { dir, rec };
+}
+
+/**
+ * Starts node `n` of the cluster in `dir` again (src/cluster/local.ts `startNodeAgain`) and
+ * returns what it logged in this start, up to its readiness: a node's log file holds all its
+ * starts, and an earlier one may have said the same (rebuilt, started from a snapshot).
+ */
+export async function startAgainLogged(dir: string, n: number, empty = false): Promise<string> {
+  const file = path.join(dir, 'logs', `n${n}.log`);
+  const before = fs.existsSync(file) ? fs.statSync(file).size : 0;
+  await startNodeAgain(dir, n, empty);
+  return fs.readFileSync(file).subarray(before).toString('utf8');
 }
