@@ -223,8 +223,11 @@ export function resolveNarrow(
         throw new BadNarrowError(`unknown operator ${operator}`);
     }
   }
-  // Properties of the user's own rows: there is no history without a row.
-  if (narrow.some((t) => t.operator === 'is')) includeHistory = false;
+  // Flags are properties of the user's own rows: there is no history without a row. `is:resolved`,
+  // `is:followed` and `is:muted` are not (the topic's name, the user's topic and channel
+  // settings): a channel's view asked with `-is:muted` (the web app's) shows the messages sent
+  // before the user joined, as the channel alone does.
+  if (conditions.some((c) => c.kind === 'flags')) includeHistory = false;
   let search: string[] | null = null;
   if (searches.length > 0) {
     const q = parseSearch(searches.join(' '));

@@ -108,6 +108,26 @@ t.test('narrows over a seeded history', async (t) => {
       'all public channels',
     );
     t.same(await ids([op('channel', 'Denmark')], 'cordelia'), [m4], 'history of a public channel');
+    // Topic and muting terms keep that history (the web app asks a channel's view with
+    // -is:muted); terms on the user's own flags search only what they received.
+    const denmarkWith = (operand: string, negated: boolean) =>
+      ids([op('channel', 'Denmark'), op('is', operand, negated)], 'cordelia');
+    t.same(await denmarkWith('muted', true), [m4], 'history, without muted topics');
+    t.same(await denmarkWith('resolved', true), [m4], 'history, unresolved topics');
+    t.same(await denmarkWith('followed', true), [m4], 'history, topics not followed');
+    t.same(await denmarkWith('muted', false), [], 'no muted topic yet');
+    for (const flag of ['starred', 'unread', 'mentioned', 'alerted'])
+      t.same(await denmarkWith(flag, true), [], `-is:${flag}: only what cordelia received`);
+    const mute = (visibility_policy: number) =>
+      api.post('cordelia', 'user_topics', {
+        stream_id: denmark,
+        topic: 'castle',
+        visibility_policy,
+      });
+    assertSuccess(t, await mute(1));
+    t.same(await denmarkWith('muted', true), [], 'a muted topic left out of the history');
+    t.same(await denmarkWith('muted', false), [m4], 'and found by is:muted');
+    assertSuccess(t, await mute(0));
   });
 
   t.test('sender, id, near', async (t) => {

@@ -570,3 +570,45 @@ t.test('leaving a muted channel and joining it again: still muted', async (t) =>
   t.equal(await sidebarCount(page, 'Inbox'), 0, 'none of its unread counted');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
+
+t.test('a channel one is added to later: its earlier messages are shown', async (t) => {
+  if (NO_CHROMIUM) return;
+  // A new colleague is added to a channel that already talks: its view (asked with -is:muted)
+  // shows what was said before they joined, as the reference's does, but the topics they mute.
+  const ts = await startServer(t);
+  const id = (who: string) => ts.fx.users[who]!.id;
+  const studio = await createChannel(ts.api, 'iago', 'studio', { principals: [id('iago')] });
+  const say = (topic: string, content: string) =>
+    ts.api.post('iago', 'messages', { type: 'stream', to: 'studio', topic, content });
+  await say('kickoff', 'Sketches are up');
+  await say('noise', 'Printer jammed again');
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await ts.api.post('iago', 'users/me/subscriptions', {
+    subscriptions: [{ name: 'studio' }],
+    principals: [id('hamlet')],
+  });
+  await ts.api.post('hamlet', 'user_topics', {
+    stream_id: studio,
+    topic: 'noise',
+    visibility_policy: 1,
+  });
+  const entry = `.sidebar a.nav-item:has(.label:text-is("studio"))`;
+  await page.waitForSelector(entry);
+  await page.click(entry);
+  await waitMessage(page, 'Sketches are up');
+  t.same(await messageTexts(page), ['Sketches are up'], 'the history, the muted topic left out');
+  t.notOk(await page.isVisible('.messages .empty'), 'not "No messages here yet"');
+  await screenshot(page, t, 'channel-joined-later-1280');
+
+  // Opened by its address at 390 px: the same.
+  const narrow = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${studio}-studio`,
+    width: 390,
+    height: 844,
+  });
+  await waitMessage(narrow.page, 'Sketches are up');
+  t.same(await messageTexts(narrow.page), ['Sketches are up']);
+  await screenshot(narrow.page, t, 'channel-joined-later-390');
+  watch.assertClean(t, /WebSocket|status of 401/);
+  narrow.watch.assertClean(t, /WebSocket|status of 401/);
+});
