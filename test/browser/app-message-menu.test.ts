@@ -19,7 +19,7 @@ import { openApp, sidebarCount, waitCount, waitFor, waitMessage } from '../helpe
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { setRealmSettings } from '../helpers/channels.js';
-import { sendChannelMessage } from '../helpers/messages.js';
+import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 
 let general: number;
 /** Othello's, never edited; Hamlet's, edited; Othello's, moved; Hamlet's, edited twice and moved. */
@@ -274,6 +274,60 @@ t.test('Quote and reply, by the menu and by >', async (t) => {
   await area.fill('');
   await page.close();
 });
+
+t.test(
+  'a direct message quoted: its link opens the conversation for the other one too',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    // Hamlet quotes Othello's direct message; Othello follows the "said" link at 390 px. A link
+    // naming the conversation by the others only (`<othello>-Othello`, as Hamlet's view is named)
+    // opened, for Othello, his conversation with himself: "No messages here yet".
+    const hamlet = ts.fx.users['hamlet']!.id;
+    const othello = ts.fx.users['othello']!.id;
+    const asked = await sendDirectMessage(
+      ts.api,
+      'othello',
+      [hamlet],
+      'Can you check the figures?',
+    );
+    const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/dm/${othello}-Othello`,
+    });
+    await waitMessage(page, 'Can you check the figures?');
+    await choose(page, asked, 'Quote and reply');
+    const area = page.locator('.compose textarea');
+    await waitFor(page, `document.querySelector('.compose textarea')?.value.includes('said')`);
+    const [lo, hi] = [hamlet, othello].sort((a, b) => a - b);
+    t.match(
+      await area.inputValue(),
+      new RegExp(`\\[said\\]\\(http[^)]+/#narrow/dm/${lo},${hi}-dm/near/${asked}\\)`),
+      "the link names both people, as the reference's permalinks",
+    );
+    await area.press('End');
+    await page.keyboard.type('Checked, they add up.');
+    await page.keyboard.press('Enter');
+    await waitMessage(page, 'Checked, they add up.');
+    await page.close();
+
+    const other = await openApp(b, ts.url, ts.fx, 'othello', {
+      hash: `#narrow/dm/${hamlet}-Hamlet`,
+      width: 390,
+      height: 844,
+    });
+    await waitMessage(other.page, 'Checked, they add up.');
+    await other.page.locator('.msg .content a', { hasText: 'said' }).last().click();
+    await waitFor(other.page, `location.hash.endsWith('/near/${asked}')`);
+    await other.page.waitForSelector(`.msg[data-id="${asked}"]`);
+    t.equal(
+      (await other.page.textContent('h1.title'))?.trim(),
+      'Hamlet',
+      'Othello sees his conversation with Hamlet, at the message quoted',
+    );
+    t.notOk(await other.page.isVisible('.messages .empty'), 'not an empty conversation');
+    await screenshot(other.page, t, 'quote-link-dm-opened-390');
+    await other.page.close();
+  },
+);
 
 t.test('Mark as unread from here: the count goes up and stays', async (t) => {
   if (NO_CHROMIUM) return;

@@ -15,6 +15,7 @@ import {
   encodeHashComponent,
   isNarrow,
   matches,
+  messageHash,
   narrowAfterMove,
   narrowHash,
   narrowKey,
@@ -109,6 +110,20 @@ t.test('the fragments of the app, both ways', (t) => {
   ]) {
     t.same(parseHash(narrowHash(n, names), names), n, `round trip ${narrowKey(n)}`);
   }
+  t.end();
+});
+
+t.test('a link to a message names a direct conversation by all its people', (t) => {
+  const at = (n: ReturnType<typeof dmNarrow>, near: number) => ({ ...n, near });
+  t.equal(messageHash(at(dmNarrow([5], 1), 42), names), '#narrow/dm/1,5-dm/near/42');
+  t.equal(messageHash(at(dmNarrow([6, 5], 1), 43), names), '#narrow/dm/1,5,6-group/near/43');
+  t.equal(messageHash(at(dmNarrow([1], 1), 44), names), '#narrow/dm/1-dm/near/44', 'with oneself');
+  // Opened by Hamlet (5): his conversation with user 1, at the message.
+  t.same(parseHash('#narrow/dm/1,5-dm/near/42', { ...names, selfId: 5 }), at(dmNarrow([1], 5), 42));
+  t.same(parseHash(messageHash(at(dmNarrow([5], 1), 42), names), names), at(dmNarrow([5], 1), 42));
+  // A channel's message: as narrowHash.
+  const topic = { ...topicNarrow(9, 'logo'), near: 7 };
+  t.equal(messageHash(topic, names), narrowHash(topic, names));
   t.end();
 });
 

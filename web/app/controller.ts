@@ -41,6 +41,7 @@ import {
   dmOf,
   isConversation,
   matches,
+  messageHash,
   mutingApplies,
   narrowAfterMove,
   narrowHash,
@@ -1199,10 +1200,10 @@ export class Controller {
     this.go(this.messageNarrow(m));
   }
 
-  /** A link to a message, where it is now. */
+  /** A link to a message, where it is now, that opens it for each of its readers. */
   messageLink(m: Message): string {
     const s = this.state.value!;
-    return `${location.origin}/${narrowHash(this.messageNarrow(m), s.names())}`;
+    return `${location.origin}/${messageHash(this.messageNarrow(m), s.names())}`;
   }
 
   /** Copies a link to a message (as it is in the state at the click) to the clipboard. */

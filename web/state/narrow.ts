@@ -162,6 +162,20 @@ export function narrowHash(n: Narrow, names: Names): string {
   return '#narrow/' + parts.join('/');
 }
 
+/**
+ * The fragment of a link to a message that others open too (quote and reply, "Copy link"): as
+ * narrowHash, but a direct conversation is named by all its people, the writer too, sorted, as
+ * the reference's permalinks (`12,15-dm`, `12,13,15-group`). A narrow names a conversation by
+ * the others only (`12-Hamlet`), which opens, for Hamlet, his conversation with himself.
+ */
+export function messageHash(n: Narrow, names: Names): string {
+  const dm = n.terms.length === 1 ? dmOf(n) : undefined;
+  if (dm === undefined) return narrowHash(n, names);
+  const ids = [...new Set([...dm, names.selfId])].sort((a, b) => a - b);
+  const near = n.near === null ? '' : `/near/${n.near}`;
+  return `#narrow/dm/${ids.join(',')}-${ids.length >= 3 ? 'group' : 'dm'}${near}`;
+}
+
 // ---- Constructors and questions the views ask ---------------------------------------------
 
 const term = (operator: string, operand: string | number): Term => ({
