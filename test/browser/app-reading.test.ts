@@ -20,6 +20,7 @@ import {
   messageTexts,
   domMessages,
   openApp,
+  openSettings,
   sidebarCount,
   waitCount,
   waitLive,
@@ -238,6 +239,31 @@ t.test('a user renamed: their messages and mentions of them show the new name', 
   );
   t.pass('and so does the sender of his message');
   await ts.api.patch('othello', 'settings', { full_name: 'Othello' });
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
+t.test('the 24-hour clock, switched in Settings: the messages shown take it at once', async (t) => {
+  if (NO_CHROMIUM) return;
+  // The rows are drawn again only when what they show changed: the clock is part of it.
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${design}-design/topic/logo`,
+  });
+  await waitMessage(page, 'What about the new logo?');
+  const times = `[...document.querySelectorAll('.msg time.msg-time')].map((e) => e.textContent)`;
+  const twelve = `(${times}).length > 0 && (${times}).every((x) => / [AP]M$/.test(x))`;
+  const twentyFour = `(${times}).length > 0 && (${times}).every((x) => /^[0-9]{2}:[0-9]{2}$/.test(x))`;
+  t.ok(await page.evaluate(twelve), 'a 12-hour clock to begin with');
+  await openSettings(page, 'Display');
+  const box = page.locator('.settings label.check', { hasText: '24-hour clock' }).locator('input');
+  await box.check();
+  await waitFor(page, twentyFour);
+  t.pass('the times behind the settings are drawn again on a 24-hour clock');
+  await page.click('.settings button[aria-label="Close settings"]');
+  await screenshot(page, t, 'reading-24-hour-clock-1280');
+  await openSettings(page, 'Display');
+  await box.uncheck();
+  await waitFor(page, twelve);
+  t.pass('and back on a 12-hour clock');
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 

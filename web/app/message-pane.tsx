@@ -761,6 +761,7 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
                 match={search ? list.highlighted(m).content : undefined}
                 hidden={hiddenMessage(m.sender_id, s.selfId, s.mutedUsers)}
                 mutedMark={s.rev.muted.value}
+                settingsMark={s.rev.settings.value}
               />
             </div>
           );

@@ -188,6 +188,8 @@ export type RowProps = {
   hidden: boolean;
   /** Changes with the muted users (reactions' tooltips name them "Muted user"). */
   mutedMark: number;
+  /** Changes with the user's settings (the 24-hour clock draws the time anew). */
+  settingsMark: number;
 };
 
 type RowState = { hover: boolean; revealed: boolean };
@@ -236,6 +238,7 @@ export class MessageRow extends Component<RowProps, RowState> {
       this.state.revealed !== nextState.revealed ||
       p.hidden !== next.hidden ||
       p.mutedMark !== next.mutedMark ||
+      p.settingsMark !== next.settingsMark ||
       p.m !== next.m ||
       p.showSender !== next.showSender ||
       p.selected !== next.selected ||
