@@ -975,3 +975,63 @@ t.test('desktop notifications for direct messages and mentions', async (t) => {
     'a mention; not the plain message',
   );
 });
+
+t.test(
+  'mentioning someone not subscribed to the channel: a notice, and "Subscribe them"',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    // The server notifies a channel's members only: a mention of anyone else reaches no one, which
+    // the sender learns from the notice above the box (the reference's compose warning).
+    const id = (who: string) => ts.fx.users[who]!.id;
+    const studio = await createChannel(ts.api, 'hamlet', 'studio', {
+      principals: [id('hamlet'), id('othello')],
+    });
+    const notice = '.compose-notice.not-subscribed';
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${studio}-studio/topic/plans`,
+    });
+    // A member, a silent mention and a mention in code: no notice.
+    await page.click('#compose-text');
+    await page.keyboard.type('@Othel');
+    await page.waitForSelector('.compose [role="option"]');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('and @_**Cordelia** and `@**Cordelia**` ');
+    // Then one who is not in it, chosen from the list.
+    await page.keyboard.type('and @Cordel');
+    await page.waitForSelector('.compose [role="option"]');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(notice);
+    t.equal(
+      (await page.textContent(`${notice} p`))?.trim(),
+      'Cordelia is not subscribed to #studio: the mention will not notify them.',
+      'names the one not subscribed, and only them',
+    );
+    await screenshot(page, t, 'compose-not-subscribed-1280');
+    await page.click(`${notice} button:has-text("Subscribe them")`);
+    await page.waitForSelector(notice, { state: 'detached' });
+    const members = await ts.api.get('hamlet', `streams/${studio}/members`);
+    t.ok((members.body.subscribers as number[]).includes(id('cordelia')), 'Cordelia subscribed');
+
+    // At 390 px: two people, the notice closed by its button, the box still holding the text.
+    const narrow = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${studio}-studio/topic/plans`,
+      width: 390,
+      height: 844,
+    });
+    const p = narrow.page;
+    await p.fill('#compose-text', 'Ask @**Iago** and @**Prospero**');
+    await p.waitForSelector(notice);
+    t.equal(
+      (await p.textContent(`${notice} p`))?.trim(),
+      'Iago and Prospero are not subscribed to #studio: the mention will not notify any of them.',
+    );
+    await screenshot(p, t, 'compose-not-subscribed-390');
+    await p.click(`${notice} button[aria-label="Close"]`);
+    await p.waitForSelector(notice, { state: 'detached' });
+    t.equal(await p.inputValue('#compose-text'), 'Ask @**Iago** and @**Prospero**');
+    await p.fill('#compose-text', '');
+    await page.fill('#compose-text', '');
+    watch.assertClean(t, /WebSocket|status of 401/);
+    narrow.watch.assertClean(t, /WebSocket|status of 401/);
+  },
+);

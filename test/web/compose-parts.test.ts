@@ -11,6 +11,7 @@ import {
   commandCandidates,
   emojiCandidates,
   mentionCandidates,
+  notifiedMentions,
   rank,
   tokenAt,
   topicCandidates,
@@ -415,5 +416,22 @@ t.test('notifications follow the settings', (t) => {
   t.equal(pageTitle(0, '#sandbox', 'Confab'), '#sandbox - Confab', 'the default realm');
   t.equal(pageTitle(2, '#sandbox', ' confab '), '(2) #sandbox - Confab', 'whatever its case');
   t.equal(pageTitle(0, 'All messages', ''), 'All messages - Confab', 'no realm name');
+  t.end();
+});
+
+t.test('the people a message notifies by mention (notifiedMentions)', (t) => {
+  const users = [
+    { user_id: 5, full_name: 'Hamlet' },
+    { user_id: 6, full_name: 'Othello' },
+    { user_id: 7, full_name: 'Twin' },
+    { user_id: 8, full_name: 'Twin' },
+  ];
+  t.same(notifiedMentions('@**Othello** and @**hamlet**, @**Othello** again', users), [6, 5]);
+  t.same(notifiedMentions('@**Twin** is ambiguous; @**Twin|8** is not', users), [8]);
+  t.same(notifiedMentions('@**Twin|9** names no one', users), []);
+  t.same(notifiedMentions('@_**Hamlet** @**all** @*group* @**Nobody**', users), [], 'none');
+  t.same(notifiedMentions('`@**Hamlet**`\n```\n@**Othello**\n```\n@**Twin|7**', users), [7]);
+  t.same(notifiedMentions('~~~quote\n@**Othello** said\n~~~', users), [], 'quoted: no one');
+  t.same(notifiedMentions('```\n@**Othello** in an open fence', users), [], 'a fence to the end');
   t.end();
 });

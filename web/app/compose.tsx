@@ -12,6 +12,7 @@ import {
   commandCandidates,
   emojiCandidates,
   mentionCandidates,
+  notifiedMentions,
   tokenAt,
   topicCandidates,
   type Candidate,
@@ -576,6 +577,7 @@ export function Compose({ c }: { c: Controller }) {
             : `${typists.map((id) => s.userName(id)).join(', ')} ${typists.length === 1 ? 'is' : 'are'} typing…`)}
       </div>
       <SentToMuted c={c} />
+      <NotSubscribed c={c} to={to} text={text} />
       <ScheduledNotice c={c} />
       <EditingScheduled c={c} onCancel={cancelEditing} />
       <form
@@ -994,6 +996,71 @@ function SentToMuted({ c }: { c: Controller }) {
         aria-label="Close"
         title="Close"
         onClick={() => (c.sentToMuted.value = null)}
+      >
+        <Icon name="x" />
+      </button>
+    </div>
+  );
+}
+
+/**
+ * People mentioned in a channel message who are not its members, as the reference's compose
+ * warning: they are not notified (the server notifies members only), which the sender would not
+ * otherwise learn. "Subscribe them" where the user may add members; dismissed person by person.
+ * The channel's members are fetched once there is a mention to check.
+ */
+function NotSubscribed({ c, to, text }: { c: Controller; to: ComposeTo; text: string }) {
+  const s = c.state.value!;
+  track(s.rev.users, s.rev.channels, s.members.rev);
+  const [dismissed, setDismissed] = useState<ReadonlySet<string>>(new Set());
+  const [adding, setAdding] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const streamId = to.kind === 'stream' ? to.streamId : null;
+  const mentioned =
+    streamId === null || !text.includes('@**')
+      ? []
+      : notifiedMentions(
+          text,
+          [...s.users.values()].filter((u) => u.is_active !== false && u.user_id !== s.selfId),
+        );
+  useEffect(() => {
+    if (streamId !== null && mentioned.length > 0) void c.loadMembers(streamId);
+  }, [streamId, mentioned.length > 0]);
+  useEffect(() => setError(null), [streamId]);
+  if (streamId === null || mentioned.length === 0) return null;
+  const members = s.members.get(streamId);
+  if (!members) return null;
+  const key = (id: number) => `${streamId}:${id}`;
+  const outside = mentioned.filter((id) => !members.has(id) && !dismissed.has(key(id)));
+  if (outside.length === 0) return null;
+  const names = outside.map((id) => s.userName(id));
+  const who =
+    names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
+  const subscribe = async () => {
+    setAdding(true);
+    setError(null);
+    const refused = await c.addMembers(streamId, outside);
+    setAdding(false);
+    if (refused) setError(refused);
+  };
+  return (
+    <div class="compose-notice not-subscribed" role="status">
+      <p>
+        {who} {outside.length === 1 ? 'is' : 'are'} not subscribed to #{s.channelName(streamId)}:
+        the mention will not notify {outside.length === 1 ? 'them' : 'any of them'}.
+        {error && <span class="error"> {error}</span>}
+      </p>
+      {s.channelPermissions(streamId).addMembers && (
+        <button class="btn" type="button" disabled={adding} onClick={() => void subscribe()}>
+          Subscribe {outside.length === 1 ? 'them' : 'them all'}
+        </button>
+      )}
+      <button
+        class="icon-btn"
+        type="button"
+        aria-label="Close"
+        title="Close"
+        onClick={() => setDismissed(new Set([...dismissed, ...outside.map(key)]))}
       >
         <Icon name="x" />
       </button>

@@ -244,3 +244,31 @@ export function applyCandidate(
   const next = text.slice(0, token.start) + insert + text.slice(token.end);
   return { text: next, caret: token.start + insert.length };
 }
+
+/**
+ * The people a message's text mentions so that they are notified: `@**Full Name**` (one person
+ * of that name, any case) and `@**Full Name|id**`, in the order written, each once. Not silent
+ * mentions (`@_**…**`), wildcards, groups (`@*group*`), nor text in code (a fence or backticks),
+ * which the server's markdown leaves as it is.
+ */
+export function notifiedMentions(
+  text: string,
+  users: readonly { user_id: number; full_name: string }[],
+): number[] {
+  const prose = text
+    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?(?:^\1[^\n]*$|(?![\s\S]))/gm, '')
+    .replace(/`[^`\n]*`/g, '');
+  const out: number[] = [];
+  for (const m of prose.matchAll(/@\*\*([^*\n]+)\*\*/g)) {
+    const inside = m[1]!;
+    const named = namedById(inside, users);
+    let id = named?.user_id;
+    if (id === undefined) {
+      const name = inside.trim().toLowerCase();
+      const same = users.filter((u) => u.full_name.toLowerCase() === name);
+      if (same.length === 1) id = same[0]!.user_id;
+    }
+    if (id !== undefined && !out.includes(id)) out.push(id);
+  }
+  return out;
+}
