@@ -15,7 +15,7 @@ import {
   RealmDeactivatedError,
   UserDeactivatedError,
 } from '../lib/errors.js';
-import { str } from '../lib/params.js';
+import { ownNulRule, str } from '../lib/params.js';
 import { verifyPassword } from '../lib/password.js';
 import { loginFailed } from '../http/request-log.js';
 import type { UserRow } from '../storage/users.js';
@@ -69,7 +69,7 @@ export const fetchApiKey = endpoint({
   method: 'POST',
   path: '/api/v1/fetch_api_key',
   auth: 'none',
-  params: z.object({ username: str(), password: str() }),
+  params: z.object({ username: str(), password: ownNulRule(str()) }), // a password: only hashed
   handle: async ({ server, realm, req }, p) => {
     const user = await passwordLogin(server, realm, req, p.username, p.password);
     return { api_key: user.api_key, email: user.delivery_email, user_id: user.id };

@@ -20,7 +20,7 @@ import {
   BotInterface,
 } from '../lib/bots.js';
 import { GuestNotAllowedError, HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
-import { bool, intValue, json, jsonOrString, pathInt, str } from '../lib/params.js';
+import { bool, intValue, json, jsonOrString, ownNulRule, pathInt, str } from '../lib/params.js';
 import { BotType, isRole, Role } from '../lib/roles.js';
 import { realmHost } from '../lib/urls.js';
 import { avatarUrl } from '../queries/users.js';
@@ -50,8 +50,8 @@ export const addBot = endpoint({
   method: 'POST',
   path: '/api/v1/bots',
   params: z.object({
-    full_name: str(),
-    short_name: str(),
+    full_name: ownNulRule(str()), // checkFullName
+    short_name: ownNulRule(str()), // "Bad name or username"
     bot_type: json(intValue()).default(BotType.DEFAULT),
     payload_url: urlParam().default(''),
     service_name: str({ max: MAX_SERVICE_NAME_LENGTH }).optional(),
@@ -121,7 +121,7 @@ export const updateBot = endpoint({
   path: '/api/v1/bots/:bot_id',
   params: z.object({
     bot_id: pathInt(),
-    full_name: str().optional(),
+    full_name: ownNulRule(str()).optional(), // checkFullName
     role: json(intValue().refine(isRole, { error: 'Invalid {var}' })).optional(),
     bot_owner_id: json(intValue()).optional(),
     config_data: configData(),

@@ -8,7 +8,15 @@ import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { DraftsDisabledError, MAX_TIMESTAMP } from '../lib/drafts.js';
 import { RequestVariableMissingError } from '../lib/errors.js';
-import { compileParams, decodeParams, intValue, json, pathInt, str } from '../lib/params.js';
+import {
+  compileParams,
+  decodeParams,
+  intValue,
+  json,
+  ownNulRule,
+  pathInt,
+  str,
+} from '../lib/params.js';
 import { draftsOf } from '../queries/drafts.js';
 
 /** "x field is missing" for an absent key, else the type's own message. */
@@ -22,10 +30,11 @@ const draftObject = z.strictObject(
   {
     type: z.enum(['', 'stream', 'private'], { error: missingOr('Invalid {var}') }),
     to: z.array(intValue(), { error: missingOr('{var} is not a list') }),
-    topic: z.string({ error: missingOr('{var} is not a string') }),
-    content: z
-      .string({ error: missingOr('{var} is not a string') })
-      .pipe(str({ trim: true, min: 1 })),
+    // Their own rules refuse a NUL with the reference's words (lib/drafts.ts, mutations/drafts.ts).
+    topic: ownNulRule(z.string({ error: missingOr('{var} is not a string') })),
+    content: ownNulRule(
+      z.string({ error: missingOr('{var} is not a string') }).pipe(str({ trim: true, min: 1 })),
+    ),
     timestamp: z
       .number({ error: 'Invalid {var}' })
       .max(MAX_TIMESTAMP, { error: 'Invalid {var}' })
@@ -67,7 +76,7 @@ export const createDrafts = endpoint({
   method: 'POST',
   path: '/api/v1/drafts',
   // Optional here so that the synchronization check comes first; missing is refused below.
-  params: z.object({ drafts: z.string().optional() }),
+  params: z.object({ drafts: ownNulRule(z.string()).optional() }), // decoded below
   handle: async (ctx, p) => {
     requireSync(ctx);
     if (p.drafts === undefined) throw new RequestVariableMissingError('drafts');
@@ -83,7 +92,7 @@ export const createDrafts = endpoint({
 export const editDraft = endpoint({
   method: 'PATCH',
   path: '/api/v1/drafts/:draft_id',
-  params: z.object({ draft_id: pathInt(), draft: z.string().optional() }),
+  params: z.object({ draft_id: pathInt(), draft: ownNulRule(z.string()).optional() }), // below
   handle: async (ctx, p) => {
     requireSync(ctx);
     if (p.draft === undefined) throw new RequestVariableMissingError('draft');

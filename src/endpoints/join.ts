@@ -23,6 +23,7 @@ import { newSessionToken, sessionCookie, sessionKey } from '../http/sessions.js'
 import { htmlPage } from './html-page.js';
 import { JsonableError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
+import { ownNulRule } from '../lib/params.js';
 import { InvitationLinkError, invitationPath, isConfirmationKey } from '../lib/invitations.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../lib/password.js';
 import { ROLE_NAMES, type Role } from '../lib/roles.js';
@@ -83,12 +84,16 @@ function lookup(ctx: HandlerCtx, key: string): InvitationRow | RawBody {
   }
 }
 
-const params = z.object({
-  key: z.string(),
-  email: z.string().optional(),
-  full_name: z.string().optional(),
-  password: z.string().optional(),
-});
+// A browser's form: its fields' own rules answer a NUL on the form (checkFullName, the address's
+// check, the link's lookup); the password is only hashed.
+const params = ownNulRule(
+  z.object({
+    key: z.string(),
+    email: z.string().optional(),
+    full_name: z.string().optional(),
+    password: z.string().optional(),
+  }),
+);
 
 function showForm(ctx: HandlerCtx, p: z.output<typeof params>): RawBody {
   const inv = lookup(ctx, p.key);

@@ -14,7 +14,7 @@ import { JsonableError, StaleNoticesError } from '../lib/errors.js';
 import { normalizeContent, normalizeTopic, preparedContent } from '../lib/message-content.js';
 import { PROPAGATE_MODES } from '../lib/message-edit.js';
 import { moveFactsKey, moveNoticeText, type PreparedNotices } from '../lib/notices.js';
-import { bool, int, oneOf, pathInt, str } from '../lib/params.js';
+import { bool, int, oneOf, ownNulRule, pathInt, str } from '../lib/params.js';
 import { accessMessage } from '../queries/messages.js';
 import { moveNoticesFor, type MoveNoticeRequest } from '../queries/move-notices.js';
 import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
@@ -29,11 +29,11 @@ export const updateMessage = endpoint({
   aliases: { subject: 'topic' },
   params: z.object({
     message_id: pathInt(),
-    topic: str().optional(),
+    topic: ownNulRule(str()).optional(), // normalizeTopic
     propagate_mode: oneOf(PROPAGATE_MODES).default('change_one'),
     send_notification_to_old_thread: bool().default(false),
     send_notification_to_new_thread: bool().default(true),
-    content: str().optional(),
+    content: ownNulRule(str()).optional(), // normalizeContent
     prev_content_sha256: str().optional(),
     stream_id: int().optional(),
   }),

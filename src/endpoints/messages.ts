@@ -19,7 +19,16 @@ import {
 } from '../lib/message-content.js';
 import { apiFlagNames, HISTORICAL_FLAGS } from '../lib/message-flags.js';
 import { parseNarrowParam } from '../lib/narrow.js';
-import { bool, intList, json, nonNegativeInt, oneOf, pathInt, str } from '../lib/params.js';
+import {
+  bool,
+  intList,
+  json,
+  nonNegativeInt,
+  oneOf,
+  ownNulRule,
+  pathInt,
+  str,
+} from '../lib/params.js';
 import {
   fetchRange,
   firstUnreadAnchor,
@@ -52,9 +61,10 @@ export const sendMessage = endpoint({
   incomingWebhookBots: true,
   params: z.object({
     type: oneOf(['direct', 'private', 'stream', 'channel']),
-    to: str().optional(),
-    content: str(),
-    topic: str().optional(),
+    to: ownNulRule(str()).optional(), // a channel's name: checkChannelName
+    // Their own rules refuse a NUL with the reference's words (normalizeContent, normalizeTopic).
+    content: ownNulRule(str()),
+    topic: ownNulRule(str()).optional(),
     queue_id: str().optional(),
     local_id: str().optional(),
     read_by_sender: bool().optional(),

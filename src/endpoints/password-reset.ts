@@ -25,6 +25,7 @@ import { JsonableError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
 import { generateConfirmationKey, isConfirmationKey } from '../lib/invitations.js';
 import { passwordResetPath } from '../lib/mail.js';
+import { ownNulRule } from '../lib/params.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../lib/password.js';
 import { checkPasswordStrength } from '../lib/user-rules.js';
 import { realmUrl } from '../lib/urls.js';
@@ -137,11 +138,15 @@ function notFound(): string {
   return "Whoops. We couldn't find your confirmation link in the system.";
 }
 
-const linkParams = z.object({
-  key: z.string(),
-  new_password: z.string().optional(),
-  new_password_confirm: z.string().optional(),
-});
+// Browsers' forms: a NUL is left to their fields' own rules (the link's lookup, the address's
+// check); passwords are only hashed.
+const linkParams = ownNulRule(
+  z.object({
+    key: z.string(),
+    new_password: z.string().optional(),
+    new_password_confirm: z.string().optional(),
+  }),
+);
 
 function showNewPasswordForm(ctx: HandlerCtx, p: z.output<typeof linkParams>): RawBody {
   const found = lookup(ctx, p.key);
@@ -177,7 +182,7 @@ async function setNewPassword(ctx: HandlerCtx, p: z.output<typeof linkParams>): 
   );
 }
 
-const askParams = z.object({ email: z.string().optional() });
+const askParams = ownNulRule(z.object({ email: z.string().optional() }));
 
 /** GET /accounts/password/reset/ */
 export const passwordResetForm = endpoint({

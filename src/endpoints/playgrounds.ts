@@ -8,7 +8,7 @@ import {
   OrganizationAdministratorRequiredError,
   RequestVariableMissingError,
 } from '../lib/errors.js';
-import { pathInt, str } from '../lib/params.js';
+import { ownNulRule, pathInt, str } from '../lib/params.js';
 import { checkPlayground, checkPygmentsLanguage } from '../lib/playgrounds.js';
 import { Role } from '../lib/roles.js';
 import type { UserRow } from '../storage/users.js';
@@ -23,7 +23,7 @@ export const addPlayground = endpoint({
   path: '/api/v1/realm/playgrounds',
   params: z.object({
     name: str().optional(),
-    pygments_language: str().optional(),
+    pygments_language: ownNulRule(str()).optional(), // "Invalid characters in pygments language"
     url_template: str().optional(),
   }),
   handle: async ({ realm, user }: AuthedCtx, p) => {

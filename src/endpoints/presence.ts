@@ -17,7 +17,7 @@ import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { HumanUsersOnlyError, JsonableError, NoSuchUserError } from '../lib/errors.js';
 import { PRESENCE_OFFLINE_THRESHOLD_SECONDS } from '../lib/limits.js';
 import { legacyPresence } from '../lib/presence.js';
-import { bool, int, str } from '../lib/params.js';
+import { bool, int, ownNulRule, str } from '../lib/params.js';
 import { RawJson } from '../http/respond.js';
 import { acceptsGzip, compressedSize } from '../http/gzip.js';
 import {
@@ -54,7 +54,7 @@ function scheduleFlush(server: ServerContext, realm: RealmRuntime): void {
 }
 
 const presenceParams = z.object({
-  status: str(),
+  status: ownNulRule(str()), // "Invalid status: …"
   ping_only: bool().default(false),
   new_user_input: bool().default(false),
   slim_presence: bool().default(false),

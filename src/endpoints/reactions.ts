@@ -4,15 +4,16 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { pathInt, reactionType, str } from '../lib/params.js';
+import { ownNulRule, pathInt, reactionType, str } from '../lib/params.js';
 
 export const addReaction = endpoint({
   method: 'POST',
   path: '/api/v1/messages/:message_id/reactions',
   params: z.object({
     message_id: pathInt(),
-    emoji_name: str(),
-    emoji_code: str().optional(),
+    // The emoji's own checks answer a NUL with the reference's words ("Emoji '…' does not exist").
+    emoji_name: ownNulRule(str()),
+    emoji_code: ownNulRule(str()).optional(),
     reaction_type: reactionType().optional(),
   }),
   handle: async ({ realm, user }, p) => {
@@ -32,8 +33,8 @@ export const removeReaction = endpoint({
   path: '/api/v1/messages/:message_id/reactions',
   params: z.object({
     message_id: pathInt(),
-    emoji_name: str().optional(),
-    emoji_code: str().optional(),
+    emoji_name: ownNulRule(str()).optional(),
+    emoji_code: ownNulRule(str()).optional(),
     reaction_type: reactionType().default('unicode_emoji'),
   }),
   handle: async ({ realm, user }, p) => {

@@ -16,7 +16,7 @@ import { endpoint } from '../http/endpoint.js';
 import { RawBody } from '../http/respond.js';
 import { GuestNotAllowedError, JsonableError, ResourceNotFoundError } from '../lib/errors.js';
 import { IMAGE_CONTENT_TYPES, imageKind } from '../lib/image-type.js';
-import { str } from '../lib/params.js';
+import { ownNulRule, str } from '../lib/params.js';
 import { checkEmojiName, MAX_EMOJI_FILE_SIZE_MIB, normalizeEmojiName } from '../lib/realm-emoji.js';
 import { Role } from '../lib/roles.js';
 import { realmEmojiDict, realmEmojiRows } from '../queries/realm-emoji.js';
@@ -35,7 +35,7 @@ export const listRealmEmoji = endpoint({
 export const uploadRealmEmoji = endpoint({
   method: 'POST',
   path: '/api/v1/realm/emoji/:emoji_name',
-  params: z.object({ emoji_name: str() }),
+  params: z.object({ emoji_name: ownNulRule(str()) }), // the name's own check or lookup
   acceptsFiles: { maxFiles: 2 },
   handle: async ({ server, realm, user, req }, p) => {
     const name = normalizeEmojiName(p.emoji_name);
@@ -72,7 +72,7 @@ export const uploadRealmEmoji = endpoint({
 export const deactivateRealmEmoji = endpoint({
   method: 'DELETE',
   path: '/api/v1/realm/emoji/:emoji_name',
-  params: z.object({ emoji_name: str() }),
+  params: z.object({ emoji_name: ownNulRule(str()) }), // the name's own check or lookup
   handle: async ({ realm, user }, p) => {
     await realm.ask('realm_emoji.remove', { user_id: user.id, name: p.emoji_name });
     return {};

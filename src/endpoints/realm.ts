@@ -26,6 +26,7 @@ import {
   jsonOrString,
   nonNegativeInt,
   oneOf,
+  ownNulRule,
   str,
 } from '../lib/params.js';
 import { isValidUrl } from '../lib/profile-fields.js';
@@ -155,11 +156,13 @@ const params = z.object({
   description: str({ max: MAX_REALM_DESCRIPTION_LENGTH }).optional(),
   ...Object.fromEntries(BOOLEAN_SETTINGS.map((k) => [k, bool().optional()])),
   default_code_block_language: str().optional(),
-  default_language: str().optional(),
+  default_language: ownNulRule(str()).optional(), // "Invalid language '…'"
   digest_weekday: intIn([0, 1, 2, 3, 4, 5, 6]).optional(),
   giphy_rating: int().optional(),
   video_chat_provider: int().optional(),
-  jitsi_server_url: jsonOrString(z.string({ error: '{var} is not an allowed_type' })).optional(),
+  jitsi_server_url: ownNulRule(
+    jsonOrString(z.string({ error: '{var} is not an allowed_type' })),
+  ).optional(), // the URL's check
   ...Object.fromEntries(TIME_LIMIT_SETTINGS.map((k) => [k, timeLimit(k).optional()])),
   message_edit_history_visibility_policy: oneOf(['all', 'moves', 'none']).optional(),
   message_retention_days: jsonOrString(z.union([z.string(), z.number()])).optional(),

@@ -15,7 +15,7 @@ import {
   type MessageDestination,
   type RenderedMessage,
 } from '../lib/message-content.js';
-import { bool, int, oneOf, pathInt, str } from '../lib/params.js';
+import { bool, int, oneOf, ownNulRule, pathInt, str } from '../lib/params.js';
 import {
   DeliveryTimeNotInFutureError,
   parseScheduledChannelTo,
@@ -63,8 +63,8 @@ export const createScheduledMessage = endpoint({
   params: z.object({
     type: oneOf(TYPES),
     to: str(),
-    content: str(),
-    topic: str().optional(),
+    content: ownNulRule(str()), // normalizeContent
+    topic: ownNulRule(str()).optional(), // normalizeTopic
     scheduled_delivery_timestamp: int(),
     read_by_sender: bool().optional(),
   }),
@@ -103,8 +103,8 @@ export const editScheduledMessage = endpoint({
     scheduled_message_id: pathInt(),
     type: oneOf(TYPES).optional(),
     to: str().optional(),
-    topic: str().optional(),
-    content: str().optional(),
+    topic: ownNulRule(str()).optional(), // normalizeTopic
+    content: ownNulRule(str()).optional(), // normalizeContent
     scheduled_delivery_timestamp: int().optional(),
   }),
   handle: async (ctx, p) => {

@@ -26,7 +26,7 @@ import {
   sessionKey,
 } from '../http/sessions.js';
 import { JsonableError, UnauthorizedError } from '../lib/errors.js';
-import { bool, str } from '../lib/params.js';
+import { bool, ownNulRule, str } from '../lib/params.js';
 import { verifyPassword } from '../lib/password.js';
 import { passwordLogin } from './auth.js';
 
@@ -43,7 +43,7 @@ export const login = endpoint({
   path: '/json/login',
   auth: 'none',
   sessionAuth: 'only',
-  params: z.object({ username: str(), password: str() }),
+  params: z.object({ username: str(), password: ownNulRule(str()) }), // a password: only hashed
   handle: async ({ server, realm, req }, p) => {
     const user = await passwordLogin(server, realm, req, p.username, p.password);
     const token = newSessionToken();
@@ -100,7 +100,7 @@ export const fetchApiKeyBySession = endpoint({
   path: '/json/fetch_api_key',
   auth: 'user',
   sessionAuth: 'only',
-  params: z.object({ password: str().default('') }),
+  params: z.object({ password: ownNulRule(str()).default('') }), // only hashed
   handle: async (ctx, p) => {
     const { server, realm, user, req } = ctx;
     if (realm.view.settings.password_auth_enabled) {

@@ -18,7 +18,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../http/endpoint.js';
 import { ConfirmationLinkError, HumanUsersOnlyError, JsonableError } from '../lib/errors.js';
-import { bool, int, intValue, json, oneOf, str } from '../lib/params.js';
+import { bool, int, intValue, json, oneOf, ownNulRule, str } from '../lib/params.js';
 import { emojisetIn } from '../lib/wire-names.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import { passwordLengthOk } from '../lib/user-rules.js';
@@ -68,11 +68,12 @@ export function settingParam(name: UserSettingName): z.ZodType {
 const SETTING_NAMES = Object.keys(USER_SETTING_DEFAULTS) as UserSettingName[];
 
 const settingsParams = z.object({
-  full_name: str().optional(),
+  full_name: ownNulRule(str()).optional(), // checkFullName
   email: str().optional(),
-  old_password: str().optional(),
-  new_password: str().optional(),
-  timezone: str().optional(),
+  // Only ever hashed: taken with a NUL, as the reference takes them.
+  old_password: ownNulRule(str()).optional(),
+  new_password: ownNulRule(str()).optional(),
+  timezone: ownNulRule(str()).optional(), // "timezone is not a recognized time zone"
   ...Object.fromEntries(SETTING_NAMES.map((name) => [name, settingParam(name)])),
 });
 

@@ -19,6 +19,7 @@ import {
   json,
   jsonOrString,
   oneOf,
+  ownNulRule,
   pathInt,
   str,
 } from '../lib/params.js';
@@ -36,7 +37,7 @@ export const updateStream = endpoint({
   params: z.object({
     stream_id: pathInt(),
     description: str({ max: MAX_CHANNEL_DESCRIPTION_LENGTH }).optional(),
-    new_name: str().optional(),
+    new_name: ownNulRule(str()).optional(), // checkChannelName
     is_private: bool().optional(),
     is_web_public: bool().optional(),
     history_public_to_subscribers: bool().optional(),

@@ -22,6 +22,7 @@ import {
   json,
   jsonOrString,
   oneOf,
+  ownNulRule,
   stringList,
 } from '../lib/params.js';
 import type { GroupSettingValue } from '../lib/realm-settings.js';
@@ -96,14 +97,14 @@ export const subscribe = endpoint({
     subscriptions: json(
       z.array(
         z.object({
-          name: z.string({ error: '{var} is not a string' }),
+          name: ownNulRule(z.string({ error: '{var} is not a string' })), // checkChannelName
           description: z
             .string({ error: '{var} is not a string' })
             .max(MAX_CHANNEL_DESCRIPTION_LENGTH, {
               error: `{var} is too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters)`,
             })
             .optional(),
-          color: z.string({ error: '{var} is not a string' }).optional(),
+          color: ownNulRule(z.string({ error: '{var} is not a string' })).optional(), // hex check
         }),
         { error: '{var} is not a list' },
       ),
@@ -154,8 +155,8 @@ export const updateSubscriptions = endpoint({
     add: json(
       z.array(
         z.object({
-          name: z.string({ error: '{var} is not a string' }),
-          color: z.string({ error: '{var} is not a string' }).optional(),
+          name: ownNulRule(z.string({ error: '{var} is not a string' })), // checkChannelName
+          color: ownNulRule(z.string({ error: '{var} is not a string' })).optional(), // hex check
           description: z
             .string({ error: '{var} is not a string' })
             .max(MAX_CHANNEL_DESCRIPTION_LENGTH, {
@@ -219,8 +220,10 @@ export const updateSubscriptionProperties = endpoint({
       z.array(
         z.object({
           stream_id: intValue(),
-          property: z.string({ error: '{var} is not a string' }),
-          value: z.union([boolValue(), z.string()], { error: 'Invalid {var}' }),
+          // Checked below, a NUL answered with the reference's words (an unknown property, a
+          // color that is not a hex code; every other property takes a boolean).
+          property: ownNulRule(z.string({ error: '{var} is not a string' })),
+          value: ownNulRule(z.union([boolValue(), z.string()], { error: 'Invalid {var}' })),
         }),
         { error: '{var} is not a list' },
       ),

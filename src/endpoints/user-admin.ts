@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
-import { intValue, json, pathInt, str } from '../lib/params.js';
+import { intValue, json, ownNulRule, pathInt, str } from '../lib/params.js';
 import { ALL_ROLES, type Role } from '../lib/roles.js';
 import { withRenderedValues } from './profile-fields.js';
 
@@ -24,7 +24,7 @@ export const updateUser = endpoint({
   path: '/api/v1/users/:user_id',
   params: z.object({
     user_id: pathInt(),
-    full_name: str().optional(),
+    full_name: ownNulRule(str()).optional(), // checkFullName
     role: json(
       intValue().refine((r) => (ALL_ROLES as readonly number[]).includes(r), {
         error: 'Invalid role',

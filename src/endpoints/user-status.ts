@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { endpoint, requestDialect, type AuthedCtx } from '../http/endpoint.js';
 import { JsonableError, NoSuchUserError } from '../lib/errors.js';
-import { bool, pathInt, reactionType, str } from '../lib/params.js';
+import { bool, ownNulRule, pathInt, reactionType, str } from '../lib/params.js';
 import { userStatusOf } from '../queries/user-status.js';
 
 /** The longest status text, in characters. */
@@ -18,8 +18,9 @@ export const updateUserStatus = endpoint({
   params: z.object({
     away: bool().optional(),
     status_text: str({ trim: true, max: MAX_STATUS_TEXT_LENGTH }).optional(),
-    emoji_name: str().optional(),
-    emoji_code: str().optional(),
+    // The emoji's own checks answer a NUL with the reference's words ("Emoji '…' does not exist").
+    emoji_name: ownNulRule(str()).optional(),
+    emoji_code: ownNulRule(str()).optional(),
     reaction_type: reactionType().optional(),
   }),
   handle: async ({ realm, user }: AuthedCtx, p) => {

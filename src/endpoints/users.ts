@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { endpoint } from '../http/endpoint.js';
 import { JsonableError, NoSuchUserError } from '../lib/errors.js';
-import { bool, intList, pathInt, str } from '../lib/params.js';
+import { bool, intList, ownNulRule, pathInt, str } from '../lib/params.js';
 import { hashPassword } from '../lib/password.js';
 import { isValidEmail } from '../lib/email-validation.js';
 import {
@@ -144,8 +144,8 @@ export const createUser = endpoint({
   path: '/api/v1/users',
   params: z.object({
     email: str(),
-    password: str(),
-    full_name: str(),
+    password: ownNulRule(str()), // only ever hashed
+    full_name: ownNulRule(str()), // checkFullName
   }),
   handle: async ({ server, realm, user }, p) => {
     // Refused before the password is hashed; the realm actor checks again (user.create).

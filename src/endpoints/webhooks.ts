@@ -22,6 +22,7 @@ import {
   preparedContent,
   type MessageDestination,
 } from '../lib/message-content.js';
+import { ownNulRule } from '../lib/params.js';
 import { INTEGRATIONS } from '../lib/webhooks/index.js';
 import { renderContextFor, renderOptionsFor } from '../queries/render-context.js';
 import type { UserRow } from '../storage/users.js';
@@ -72,7 +73,7 @@ export const incomingWebhook = endpoint({
     integration: z.string(),
     api_key: z.string().optional(),
     stream: z.string().optional(),
-    topic: z.string().optional(),
+    topic: ownNulRule(z.string()).optional(), // normalizeTopic
     // Alertmanager: the label that names the topic and the one that describes an alert.
     name: z.string().optional(),
     desc: z.string().optional(),

@@ -10,6 +10,7 @@
  *   missing            → 400 REQUEST_VARIABLE_MISSING "Missing 'x' argument" (+ var_name)
  *   malformed JSON     → 400 INVALID_JSON "x is not valid JSON"
  *   wrong type / value → 400 BAD_REQUEST "x is not an integer", "Invalid x", "x is too long (limit: N characters)" …
+ *   a NUL character    → 400 BAD_REQUEST "x must not contain null bytes" (below, "NUL characters")
  * Messages written for a schema use `{var}` for the parameter's name (`to[1]` for nested values).
  */
 import { z } from 'zod';
@@ -160,6 +161,121 @@ export function errorFromIssue(issue: Issue): JsonableError {
   return new ParamValidationError(msg, jsonInvalid ? 'INVALID_JSON' : 'BAD_REQUEST');
 }
 
+// ---- NUL characters --------------------------------------------------------------------------
+
+/**
+ * No text a client sends may hold a NUL (U+0000), in a plain field or inside a JSON value (a
+ * `\u0000` escape), object keys included: every decoded string is checked here, once, and a NUL
+ * answered 400 "x must not contain null bytes" (`alert_words[1] must not contain null bytes`).
+ * The reference's database (PostgreSQL) cannot store U+0000 in text; it refuses it with its own
+ * words only for message content ("Message must not contain null bytes", lib/message.py
+ * normalize_body), topics and channel names (check_stream_topic, check_stream_name: "Invalid
+ * character in ..., at position N"), drafts' topics and full names, and answers anything else with
+ * a 500. Those parameters are marked `ownNulRule` and keep their words; so are passwords, which
+ * the reference takes with a NUL (they are only ever hashed).
+ *
+ * The cost: a sent field is walked only when its raw text holds a NUL or a `\u0000` escape (two
+ * native scans of text already read), so a request without one does no more than that.
+ */
+const OWN_NUL_RULE = new WeakSet<z.ZodType>();
+
+/**
+ * Leaves NUL characters in what `schema` decodes to the endpoint (see "NUL characters" above).
+ * Mark a field, a nested value of a JSON field, or a whole parameter object (a browser form whose
+ * every field has its own rule).
+ */
+export function ownNulRule<T extends z.ZodType>(schema: T): T {
+  OWN_NUL_RULE.add(schema);
+  return schema;
+}
+
+type Def = {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  catchall?: z.ZodType;
+  element?: z.ZodType;
+  items?: z.ZodType[];
+  rest?: z.ZodType | null;
+  valueType?: z.ZodType;
+};
+
+const defOf = (s: z.ZodType): Def => s._zod.def;
+
+/**
+ * The schema that made a decoded value, through its wrappers (optional, default, a pipe's output):
+ * `null` when one of them is marked `ownNulRule`, `undefined` when the value's shape is not known
+ * from it (a transform's output, a union: every string in the value is checked).
+ */
+function madeBy(schema: z.ZodType | undefined): z.ZodType | null | undefined {
+  let s = schema;
+  while (s !== undefined) {
+    if (OWN_NUL_RULE.has(s)) return null;
+    const def = defOf(s);
+    switch (def.type) {
+      case 'optional':
+      case 'nullable':
+      case 'default':
+      case 'prefault':
+      case 'nonoptional':
+      case 'readonly':
+      case 'catch':
+        s = def.innerType;
+        break;
+      case 'pipe':
+        // A transform's output has no shape to follow; a mark on its input still counts.
+        if (defOf(def.out!).type === 'transform') return madeBy(def.in) === null ? null : undefined;
+        s = def.out;
+        break;
+      default:
+        return s;
+    }
+  }
+  return undefined;
+}
+
+/** Where the first NUL is in a decoded value (its path), or null. */
+function firstNul(
+  value: unknown,
+  schema: z.ZodType | undefined,
+  path: PropertyKey[],
+): PropertyKey[] | null {
+  const s = madeBy(schema);
+  if (s === null) return null;
+  if (typeof value === 'string') return value.includes('\0') ? path : null;
+  if (typeof value !== 'object' || value === null) return null;
+  const def = s === undefined ? undefined : defOf(s);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item =
+        def?.type === 'array'
+          ? def.element
+          : def?.type === 'tuple'
+            ? (def.items![i] ?? def.rest ?? undefined)
+            : undefined;
+      const at = firstNul(value[i], item, [...path, i]);
+      if (at) return at;
+    }
+    return null;
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return null; // not JSON's: a transform's
+  for (const [key, v] of Object.entries(value)) {
+    if (key.includes('\0')) return path;
+    const field =
+      def?.type === 'object'
+        ? (def.shape![key] ?? def.catchall)
+        : def?.type === 'record'
+          ? def.valueType
+          : undefined;
+    const at = firstNul(v, field, [...path, key]);
+    if (at) return at;
+  }
+  return null;
+}
+
 export type ParamSchema = z.ZodObject<Record<string, z.ZodType>>;
 
 export type CompiledParams<S extends ParamSchema> = {
@@ -172,6 +288,8 @@ export type CompiledParams<S extends ParamSchema> = {
    * `{}` whatever is sent, every parameter sent being ignored; decoded without running it.
    */
   takesNone: boolean;
+  /** The fields whose decoded text is checked for NUL characters (all but `ownNulRule` ones). */
+  nulChecked: ReadonlyMap<string, z.ZodType>;
 };
 
 /**
@@ -195,12 +313,17 @@ export function compileParams<S extends ParamSchema>(
     Object.keys(aliases).length === 0 &&
     (def.checks ?? []).length === 0 &&
     def.catchall === undefined;
+  const nulChecked = new Map<string, z.ZodType>();
+  if (!OWN_NUL_RULE.has(schema)) {
+    for (const k of keys) if (madeBy(schema.shape[k]) !== null) nulChecked.set(k, schema.shape[k]!);
+  }
   return {
     schema,
     known: new Set([...keys, ...Object.keys(aliases)]),
     required,
     aliases,
     takesNone,
+    nulChecked,
   };
 }
 
@@ -248,6 +371,17 @@ export function decodeParams<S extends ParamSchema>(
     if (!first) throw new JsonableError('Invalid parameters');
     const alias = sentAs?.get(String(first.path[0]));
     throw errorFromIssue(alias ? { ...first, path: [alias, ...first.path.slice(1)] } : first);
+  }
+  for (const key in input) {
+    const schema = compiled.nulChecked.get(key);
+    if (schema === undefined) continue; // not a field, or one with its own rule
+    const text = input[key]!;
+    if (!text.includes('\0') && !text.includes('\\u0000')) continue;
+    const at = firstNul((result.data as Record<string, unknown>)[key], schema, [key]);
+    if (at === null) continue;
+    const alias = sentAs?.get(key);
+    const name = varNameOf(alias ? [alias, ...at.slice(1)] : at);
+    throw new ParamValidationError(`${name} must not contain null bytes`);
   }
   const ignored: string[] = [];
   for (const key of Object.keys(raw)) {

@@ -12,6 +12,7 @@ import {
   jsonOrString,
   nonNegativeInt,
   oneOf,
+  ownNulRule,
   str,
   stringList,
 } from '../../src/lib/params.js';
@@ -158,5 +159,57 @@ t.test('urlencoded bodies', (t) => {
   t.same({ ...parseUrlEncoded('') }, {});
   t.same({ ...parseUrlEncoded('__proto__=1') }, { ['__proto__']: '1' }, 'no prototype pollution');
   t.equal(({} as Record<string, unknown>).polluted, undefined);
+  t.end();
+});
+
+t.test('NUL characters: refused in any decoded text, but where a field has its own rule', (t) => {
+  const nul = (raw: Record<string, string>, msg: string) => fails(t, raw, msg);
+  nul({ name: 'a\u0000' }, 'name must not contain null bytes');
+  nul({ name: 'x', subject: 'a\u0000b' }, 'subject must not contain null bytes');
+  nul({ name: 'x', names: '["ok","a\\u0000"]' }, 'names[1] must not contain null bytes');
+  nul(
+    { name: 'x', narrow: '[{"operator":"is","operand":"\\u0000"}]' },
+    'narrow[0]["operand"] must not contain null bytes',
+  );
+  fails(t, { name: '\u0000', count: 'x' }, 'count is not valid JSON', 'INVALID_JSON'); // first
+  t.equal(
+    decodeParams(schema, { name: 'x', names: '["\\\\u0000"]' }).params.names?.[0],
+    '\\u0000',
+    'an escaped backslash before u0000 is six characters, taken',
+  );
+
+  const marked = compileParams(
+    z.object({
+      own: ownNulRule(str()).optional(),
+      ownOptional: ownNulRule(str().optional()),
+      list: json(z.array(z.object({ own: ownNulRule(z.string()), other: z.string() }))).optional(),
+      dict: json(z.record(z.string(), z.string())).optional(),
+      piped: ownNulRule(z.string())
+        .transform((v) => v.length)
+        .optional(),
+      either: json(z.union([z.string(), z.array(z.string())])).optional(),
+    }),
+  );
+  const decoded = (raw: Record<string, string>) => decodeParams(marked, raw).params;
+  t.equal(decoded({ own: 'a\u0000' }).own, 'a\u0000', 'a marked field is left to its rule');
+  t.equal(decoded({ ownOptional: '\u0000' }).ownOptional, '\u0000', 'marked around optional');
+  t.equal(decoded({ piped: '\u0000' }).piped, 1, 'marked before a transform');
+  t.same(
+    decoded({ list: '[{"own":"\\u0000","other":"x"}]' }).list,
+    [{ own: '\u0000', other: 'x' }],
+    'a marked nested value',
+  );
+  const refused = (raw: Record<string, string>, msg: string) =>
+    t.throws(() => decodeParams(marked, raw), { message: msg });
+  refused(
+    { list: '[{"own":"x","other":"\\u0000"}]' },
+    'list[0]["other"] must not contain null bytes',
+  );
+  refused({ dict: '{"k":"\\u0000"}' }, 'dict["k"] must not contain null bytes');
+  refused({ dict: '{"\\u0000":"v"}' }, 'dict must not contain null bytes');
+  refused({ either: '["a","b\\u0000"]' }, 'either[1] must not contain null bytes');
+
+  const form = compileParams(ownNulRule(z.object({ a: z.string() })));
+  t.equal(decodeParams(form, { a: '\u0000' }).params.a, '\u0000', 'a whole form marked');
   t.end();
 });
