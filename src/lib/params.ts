@@ -289,7 +289,9 @@ export type CompiledParams<S extends ParamSchema> = {
    */
   takesNone: boolean;
   /** The fields whose decoded text is checked for NUL characters (all but `ownNulRule` ones). */
-  nulChecked: ReadonlyMap<string, z.ZodType>;
+  nulChecked: readonly string[];
+  /** Their schemas, in the same order. */
+  nulSchemas: readonly z.ZodType[];
 };
 
 /**
@@ -313,10 +315,9 @@ export function compileParams<S extends ParamSchema>(
     Object.keys(aliases).length === 0 &&
     (def.checks ?? []).length === 0 &&
     def.catchall === undefined;
-  const nulChecked = new Map<string, z.ZodType>();
-  if (!OWN_NUL_RULE.has(schema)) {
-    for (const k of keys) if (madeBy(schema.shape[k]) !== null) nulChecked.set(k, schema.shape[k]!);
-  }
+  const nulChecked = OWN_NUL_RULE.has(schema)
+    ? []
+    : keys.filter((k) => madeBy(schema.shape[k]) !== null);
   return {
     schema,
     known: new Set([...keys, ...Object.keys(aliases)]),
@@ -324,6 +325,7 @@ export function compileParams<S extends ParamSchema>(
     aliases,
     takesNone,
     nulChecked,
+    nulSchemas: nulChecked.map((k) => schema.shape[k]!),
   };
 }
 
@@ -372,12 +374,13 @@ export function decodeParams<S extends ParamSchema>(
     const alias = sentAs?.get(String(first.path[0]));
     throw errorFromIssue(alias ? { ...first, path: [alias, ...first.path.slice(1)] } : first);
   }
-  for (const key in input) {
-    const schema = compiled.nulChecked.get(key);
-    if (schema === undefined) continue; // not a field, or one with its own rule
-    const text = input[key]!;
-    if (!text.includes('\0') && !text.includes('\\u0000')) continue;
-    const at = firstNul((result.data as Record<string, unknown>)[key], schema, [key]);
+  for (let i = 0; i < compiled.nulChecked.length; i++) {
+    const key = compiled.nulChecked[i]!;
+    const text = input[key];
+    if (text === undefined || (!text.includes('\0') && !text.includes('\\u0000'))) continue;
+    const at = firstNul((result.data as Record<string, unknown>)[key], compiled.nulSchemas[i], [
+      key,
+    ]);
     if (at === null) continue;
     const alias = sentAs?.get(key);
     const name = varNameOf(alias ? [alias, ...at.slice(1)] : at);
