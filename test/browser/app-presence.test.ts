@@ -6,8 +6,10 @@
  * offline. The server's clock is the test's (TestClock) and Hamlet's page's is playwright's, so
  * that neither the threshold nor the ping interval is waited for. A click on a person, or Enter
  * in the filter, opens the direct messages with them. On a phone the people are a folded section
- * of the drawer. An organization that turned presence off: everyone else offline, alike in the
- * people list, the Inbox and the card (the reference's circles then), one's own as one set it.
+ * of the drawer. An organization that turned presence off has no people list (the reference's
+ * web app hides its buddy list then): no column at 1280, the messages taking its room, and no
+ * section in the drawer at 390; the Inbox and the card show everyone else offline (the
+ * reference's circles then).
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -228,7 +230,7 @@ t.test(
 );
 
 t.test(
-  'presence turned off: everyone else offline in the people, the Inbox and the card',
+  'presence turned off: no people list; everyone else offline in the Inbox and the card',
   async (t) => {
     if (NO_CHROMIUM) return;
     const ts = await startServer(t);
@@ -252,14 +254,14 @@ t.test(
     await page.waitForSelector(dmDot);
     t.equal(await page.getAttribute(dmDot, 'class'), 'presence-dot offline', 'the Inbox: offline');
     t.equal(await page.textContent('.inbox-row.inbox-dm .sr-only'), ', offline', 'in words too');
-    // The people list agrees: Othello offline, oneself active (one shares one's own).
-    await page.waitForSelector('.people a.person');
-    t.equal(await personStatus(page, othello), 'offline', 'the people: offline');
-    t.equal(await personStatus(page, hamlet), 'active', 'oneself active');
-    t.equal(
-      await page.getAttribute(`.people a.person[data-user-id="${othello}"] .presence-dot`, 'class'),
-      'presence-dot offline',
+    // No people list: no column, and the messages reach the window's right edge.
+    t.equal(await page.locator('.people').count(), 0, 'no people column');
+    t.equal(await page.locator(`a.person[data-user-id="${othello}"]`).count(), 0, 'no row of his');
+    t.equal(await page.getAttribute('.app', 'data-people'), 'none');
+    const mainRight = await page.evaluate<number>(
+      `document.querySelector('main').getBoundingClientRect().right`,
     );
+    t.ok(mainRight >= 1280 - 1, 'the messages take the column’s room', { mainRight });
     await screenshot(page, t, 'presence-off-inbox-1280');
     // His card, from his message: the same circle; no words (nothing is known of when).
     await page.click('.inbox-row.inbox-dm .inbox-open');
@@ -274,6 +276,17 @@ t.test(
     t.equal(await page.locator('.profile-card .card-presence').count(), 0, 'no "last active"');
     await screenshot(page, t, 'presence-off-card-1280');
     await closeCard(page);
+
     watch.assertClean(t);
+
+    // A phone: the drawer has no People section.
+    const phone = await openApp(b, ts.url, ts.fx, 'hamlet', { width: 390, height: 844 });
+    await phone.page.click('button[aria-label="Open the sidebar"]');
+    await waitDrawerOpen(phone.page);
+    await phone.page.waitForSelector('.sidebar .nav-heading');
+    t.equal(await phone.page.locator('.people-section').count(), 0, 'no People in the drawer');
+    t.equal(await phone.page.locator('#people-heading').count(), 0);
+    await screenshot(phone.page, t, 'presence-off-drawer-390');
+    phone.watch.assertClean(t);
   },
 );

@@ -5,8 +5,10 @@
  * listed (web/state/muted-users.ts). A hundred are drawn at
  * a time ("Show 100 more", as the Users panel), so an organization of thousands stays quick. On wide screens it is a
  * column at the right; narrower, a section of the sidebar (the drawer on a phone), folded until
- * opened. The dot's meaning is in words too, for screen readers (and in its tooltip).
+ * opened. The dot's meaning is in words too, for screen readers (and in its tooltip). Not shown
+ * at all where the organization turned presence off (usePeopleListed).
  */
+import { useComputed } from '@preact/signals';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { dmNarrow, narrowHash, narrowKey } from '../state/narrow.js';
 import { peopleList, STATUS_TEXT, type PresenceStatus } from '../state/presence.js';
@@ -35,6 +37,21 @@ export function useMedia(query: string): boolean {
     return () => mq.removeEventListener('change', update);
   }, [query]);
   return on;
+}
+
+/**
+ * Whether the people list is shown: not in an organization that turned presence off, where it
+ * would list everyone offline (the reference's web app hides its buddy list then, `#user-list`,
+ * and draws nothing in it). Kept current by the realm's `presence_disabled` event; only a change
+ * of the answer draws its caller again.
+ */
+export function usePeopleListed(c: Controller): boolean {
+  return useComputed(() => {
+    const s = c.state.value;
+    if (!s) return true;
+    track(s.rev.settings);
+    return !s.realm.presenceDisabled;
+  }).value;
 }
 
 /** A status as a dot (over an avatar's corner); its words are the caller's to give. */

@@ -21,7 +21,7 @@ import { track } from './track.js';
 import { Icon } from './icons.js';
 import { useLive } from './live.js';
 import { LazyDialog, LazyPart, piece, prefetchWhenIdle } from './lazy.js';
-import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia } from './people.js';
+import { PEOPLE_COLUMN_QUERY, PeopleColumn, useMedia, usePeopleListed } from './people.js';
 import { InboxView } from './inbox.js';
 import { Sidebar } from './sidebar.js';
 
@@ -237,8 +237,10 @@ export function Shell({ c }: { c: Controller }) {
   const main = useRef<HTMLElement>(null);
   const toasts = useRef<HTMLDivElement>(null);
   const drawn = !!(s && list);
-  // The people: a column of their own on a wide screen, else in the sidebar (sidebar.tsx).
-  const wide = useMedia(PEOPLE_COLUMN_QUERY);
+  // The people: a column of their own on a wide screen, else in the sidebar (sidebar.tsx); none
+  // where the organization turned presence off, the messages taking the column's room.
+  const listed = usePeopleListed(c);
+  const column = useMedia(PEOPLE_COLUMN_QUERY) && listed;
 
   // The toasts' height, for the layout (app.css): an open dialog sits below them, so that no
   // toast covers its header (its title and close button) or its actions.
@@ -360,7 +362,7 @@ export function Shell({ c }: { c: Controller }) {
       data-drawer={c.drawer.value ? 'open' : 'closed'}
       data-status={status}
       data-transport={c.transport.value ?? ''}
-      data-people={wide ? 'column' : 'sidebar'}
+      data-people={column ? 'column' : listed ? 'sidebar' : 'none'}
     >
       {/* The first Tab stop: past the sidebar and the top bar (some fifteen stops) to the
           messages, where the arrows and j/k move. Hidden until focused. A button, not a link to
@@ -453,7 +455,7 @@ export function Shell({ c }: { c: Controller }) {
           />
         </div>
       </main>
-      {wide && <PeopleColumn c={c} />}
+      {column && <PeopleColumn c={c} />}
       {dialog?.kind === 'jump' && <LazyJump c={c} />}
       {dialog?.kind === 'settings' && (
         <LazyDialog

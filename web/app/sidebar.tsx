@@ -34,7 +34,13 @@ import { Icon, type IconName } from './icons.js';
 import { EmojiGlyph } from './emoji-glyph.js';
 import { setFocusSuccessor } from './focus-successor.js';
 import { Menu } from './menu.js';
-import { PEOPLE_COLUMN_QUERY, PeopleSection, StatusWords, useMedia } from './people.js';
+import {
+  PEOPLE_COLUMN_QUERY,
+  PeopleSection,
+  StatusWords,
+  useMedia,
+  usePeopleListed,
+} from './people.js';
 import { PageEntries } from './page-entries.js';
 import { DmMark, dmStatus, InboxEntry } from './inbox.js';
 import { RecentEntry } from './recent-entry.js';
@@ -374,6 +380,7 @@ export function Sidebar({ c }: { c: Controller }) {
     document.querySelector<HTMLElement>(`.sidebar li[data-dm="${key}"] > a`),
   );
   const wide = useMedia(PEOPLE_COLUMN_QUERY);
+  const listed = usePeopleListed(c);
   const counts = s.unreadCounts();
   const cur = c.narrow.value;
   const curChannel = channelOf(cur);
@@ -553,7 +560,7 @@ export function Sidebar({ c }: { c: Controller }) {
             )}
           </ul>
         </section>
-        {!wide && <PeopleSection c={c} />}
+        {!wide && listed && <PeopleSection c={c} />}
       </div>
       <div class="sidebar-foot">
         <button class="me" type="button" onClick={() => c.openSettings('account')}>
