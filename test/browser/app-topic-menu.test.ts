@@ -9,12 +9,15 @@
  * question from a message's edit box (its topic changed for all of the topic),
  * Mark as resolved and unresolved (the "✔ " prefix), Delete topic for an administrator only
  * (after a confirmation); from a click and from the keys.
- * The Inbox's channel headers get the sidebar channel menu (the same items, one function). Shots
- * of the menus and the dialog at 1280 and 390.
+ * The Inbox's channel headers get the sidebar channel menu (the same items, one function). A
+ * partial move (one message, from the edit box) reorders the sidebar's topics, another user's
+ * Inbox and Recent conversations at once from the event, the topic it left at the place of its
+ * newest message left (the channel's topics fetched again meanwhile held back). Shots of the
+ * menus and the dialog at 1280 and 390.
  */
 import t, { type Test } from 'tap';
-import type { Page } from 'playwright-core';
-import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
+import type { Page, Route } from 'playwright-core';
+import { openApp, waitDrawerOpen, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
 import { check } from '../helpers/a11y.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
@@ -537,3 +540,97 @@ t.test('a member without the permissions; on a phone', async (t) => {
   await page.waitForSelector('.move-topic-dialog', { state: 'detached' });
   watch.assertClean(t);
 });
+
+/**
+ * The places, in order, of `names` in what `selector` lists (texts trimmed; others left out), as
+ * a page-side expression.
+ */
+const orderOf = (selector: string, names: string[]) =>
+  `[...document.querySelectorAll(${JSON.stringify(selector)})].map((e) => e.textContent.trim()).filter((x) => ${JSON.stringify(names)}.includes(x))`;
+
+/** Until the expression's list is `want` (its last value in the error otherwise). */
+async function waitOrder(
+  t: Test,
+  page: Page,
+  expr: string,
+  want: string[],
+  what: string,
+): Promise<void> {
+  await waitFor(page, `JSON.stringify(${expr}) === ${JSON.stringify(JSON.stringify(want))}`).catch(
+    async (e: unknown) => {
+      throw new Error(`${what}: ${JSON.stringify(await page.evaluate(expr))}`, { cause: e });
+    },
+  );
+  t.pass(`${what}: ${want.join(', ')}`);
+}
+
+t.test(
+  'a partial move (the edit box, one message): the lists follow at once from the event',
+  async (t) => {
+    if (NO_CHROMIUM) return;
+    const TOPICS = ['pantry', 'cellar', 'attic'];
+    await sendChannelMessage(ts.api, 'iago', 'kitchen', 'pantry', 'Flour first');
+    await sendChannelMessage(ts.api, 'iago', 'kitchen', 'cellar', 'Wine');
+    await sendChannelMessage(ts.api, 'iago', 'kitchen', 'pantry', 'Flour again');
+    // Hamlet reads the channel (its topics in his sidebar); Othello, who has read nothing, his
+    // Inbox.
+    const hamlet = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${kitchen}-kitchen`,
+    });
+    const othello = await openApp(b, ts.url, ts.fx, 'othello', { hash: '#inbox' });
+    const sidebar = orderOf('.sidebar a.topic .label', TOPICS);
+    const inbox = orderOf('.inbox-row .inbox-name', TOPICS);
+    await waitOrder(t, hamlet.page, sidebar, ['pantry', 'cellar'], 'the sidebar at first');
+    await waitOrder(t, othello.page, inbox, ['pantry', 'cellar'], 'the Inbox at first');
+    // The channel's topics fetched again after the move are held back: what shows until they
+    // come is the event's doing alone.
+    const held: Route[] = [];
+    await hamlet.page.route(/\/users\/me\/\d+\/topics/, (route) => void held.push(route));
+
+    // Iago moves his newest message alone to a new topic, from its edit box.
+    const iago = await openApp(b, ts.url, ts.fx, 'iago', {
+      hash: `#narrow/channel/${kitchen}-kitchen/topic/pantry`,
+    });
+    await waitMessage(iago.page, 'Flour again');
+    const row = iago.page.locator('.msg', { hasText: 'Flour again' });
+    await row.hover();
+    await row.locator('button[aria-label="Edit"]').click();
+    await iago.page.waitForSelector('.edit-box input');
+    await iago.page.fill('.edit-box input', 'attic');
+    await iago.page.selectOption('.edit-box select', 'change_one');
+    await iago.page.click('.edit-box button:has-text("Save")');
+    await iago.page.waitForSelector('.edit-box', { state: 'detached' });
+
+    // pantry's newest is now "Flour first", older than cellar's: it goes below cellar, and attic
+    // is at the top, in the sidebar before the topics' fetch answers, and in the Inbox.
+    const want = ['attic', 'cellar', 'pantry'];
+    await waitOrder(t, hamlet.page, sidebar, want, 'the sidebar, from the event');
+    for (let i = 0; i < 100 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    t.ok(held.length > 0, 'the fetch the move asked for was held back meanwhile');
+    await screenshot(hamlet.page, t, 'partial-move-sidebar-1280');
+    await waitOrder(t, othello.page, inbox, want, 'the Inbox');
+    await screenshot(othello.page, t, 'partial-move-inbox-1280');
+    // The fetch let through: the same.
+    const answered = hamlet.page.waitForResponse(/\/users\/me\/\d+\/topics/);
+    for (const r of held) await r.continue();
+    await answered;
+    await hamlet.page.unroute(/\/users\/me\/\d+\/topics/);
+    await waitOrder(t, hamlet.page, sidebar, want, 'the sidebar, after the fetch');
+    // Recent conversations, newest first.
+    await hamlet.page.click('.sidebar a.nav-item[href="#recent"]');
+    await waitOrder(t, hamlet.page, orderOf('.recent-row .recent-open', TOPICS), want, 'Recent');
+    await screenshot(hamlet.page, t, 'partial-move-recent-1280');
+
+    // On a phone: Othello's drawer, the kitchen's topics as they are now.
+    const phone = await openApp(b, ts.url, ts.fx, 'othello', {
+      width: 390,
+      height: 844,
+      hash: `#narrow/channel/${kitchen}-kitchen`,
+    });
+    await phone.page.click('button[aria-label="Open the sidebar"]');
+    await waitDrawerOpen(phone.page);
+    await waitOrder(t, phone.page, sidebar, want, 'the drawer');
+    await screenshot(phone.page, t, 'partial-move-drawer-390');
+    for (const p of [hamlet, othello, iago, phone]) p.watch.assertClean(t);
+  },
+);

@@ -1071,11 +1071,93 @@ t.test('a move applied to the topics held at once: never the old name beside the
     ],
     'in the channel where it went',
   );
-  // One message alone: no topic moved (the fetch tells).
+  // One message alone: where it went at once too; what it left has no message held here, so
+  // it stays as it was until the fetch says.
   s.apply([move([30], { orig_subject: 'later', subject: 'solo', propagate_mode: 'change_one' })]);
   t.same(names(10), [
     ['brunch', 30],
     ['later', 30],
+    ['solo', 30],
+  ]);
+  t.end();
+});
+
+t.test('some of a topic moved away: it takes the place of its newest message left', (t) => {
+  const { s } = state();
+  // alpha 2, beta 3, alpha 4, beta 5, gamma 6: all held.
+  s.apply(
+    [
+      [2, 'alpha'],
+      [3, 'beta'],
+      [4, 'alpha'],
+      [5, 'beta'],
+      [6, 'gamma'],
+    ].map(([id, subject]) => msgEvent(streamMsg(id as number, { subject: subject as string }))),
+  );
+  s.askTopics(10);
+  s.setTopics(10, [
+    { name: 'gamma', max_id: 6 },
+    { name: 'beta', max_id: 5 },
+    { name: 'alpha', max_id: 4 },
+  ]);
+  const names = () => s.topics.get(10)!.map((x) => [x.name, x.maxId]);
+  const move = (ids: number[], o: Record<string, unknown>) =>
+    ev({
+      type: 'update_message',
+      message_id: ids[0],
+      message_ids: ids,
+      user_id: 2,
+      edit_timestamp: 100,
+      stream_id: 10,
+      ...o,
+    });
+  // beta's newest (5) moved to a new topic alone: beta goes down to 3, the new one at 5.
+  s.apply([move([5], { orig_subject: 'beta', subject: 'delta', propagate_mode: 'change_one' })]);
+  t.same(
+    names(),
+    [
+      ['gamma', 6],
+      ['delta', 5],
+      ['alpha', 4],
+      ['beta', 3],
+    ],
+    'at once, not at the next fetch',
+  );
+  t.ok(s.topicsToFetch(10), 'still fetched again to settle it');
+  // gamma's only message moved, to alpha (change_later): gamma held nothing else, so it stays
+  // until the fetch; alpha comes up to 6.
+  s.apply([move([6], { orig_subject: 'gamma', subject: 'alpha', propagate_mode: 'change_later' })]);
+  t.same(names(), [
+    ['gamma', 6],
+    ['alpha', 6],
+    ['delta', 5],
+    ['beta', 3],
+  ]);
+  // An older message moved away (2 of alpha's 2, 4, 6): alpha keeps its place.
+  s.apply([move([2], { orig_subject: 'alpha', subject: 'beta', propagate_mode: 'change_one' })]);
+  t.same(names(), [
+    ['gamma', 6],
+    ['alpha', 6],
+    ['delta', 5],
+    ['beta', 3],
+  ]);
+  // To another channel, keeping the topic's name (read from the message held): alpha's 4 and 6
+  // go to channel 11, alpha down to what it has left here (none held: as it was).
+  s.askTopics(11);
+  s.setTopics(11, [{ name: 'chatter', max_id: 1 }]);
+  s.apply([move([4, 6], { new_stream_id: 11, propagate_mode: 'change_later' })]);
+  t.same(
+    s.topics.get(11)!.map((x) => [x.name, x.maxId]),
+    [
+      ['alpha', 6],
+      ['chatter', 1],
+    ],
+  );
+  t.same(names(), [
+    ['gamma', 6],
+    ['alpha', 6],
+    ['delta', 5],
+    ['beta', 3],
   ]);
   t.end();
 });

@@ -40,8 +40,8 @@ import {
   messageDmIds,
   mutingApplies,
   narrowKey,
+  messagesMoved,
   sameTopic,
-  topicMove,
   type TopicMove,
   type MatchContext,
   type Narrow,
@@ -1349,8 +1349,17 @@ export class ChatState {
     const streamId = e.stream_id;
     if (streamId !== undefined) this.outdateTopics(streamId);
     if (e.new_stream_id !== undefined) this.outdateTopics(e.new_stream_id);
-    const mv = topicMove(e, ids[0] !== undefined ? this.messages.get(ids[0])?.subject : undefined);
-    if (mv) this.moveInTopics(mv, ids);
+    // Any move, of one message too: the topics' lists follow it at once, as the reference's
+    // stream_topic_history (remove_messages and add_moved_message) does; the fetch that follows
+    // still settles them.
+    const mv = messagesMoved(
+      e,
+      ids[0] !== undefined ? this.messages.get(ids[0])?.subject : undefined,
+    );
+    if (mv) {
+      this.moveInTopics(mv, ids);
+      if (!mv.whole) this.leftBehind(mv.from, ids);
+    }
     if (mv?.whole) {
       const from = topicKey(mv.from.streamId, mv.from.topic);
       this.topicsMovedTo.delete(from);
@@ -1366,9 +1375,10 @@ export class ChatState {
   }
 
   /**
-   * A topic moved onward, applied at once to the topics held, to those noted for a fetch on its
-   * way and, once it answers, to its answer (setTopics): a whole topic's entry goes from where it
-   * was, and the topic where the messages went is in its channel's list at their newest, so that
+   * Messages moved (a whole topic, or some of its messages), applied at once to the topics held,
+   * to those noted for a fetch on its way and, once it answers, to its answer (setTopics): a whole
+   * topic's entry goes from where it was (what a partial move leaves behind is leftBehind's), and
+   * the topic where the messages went is in its channel's list at their newest, so that
    * the sidebar never shows the old name beside the new one (the notice's message names the new
    * one before the list is fetched again). The fetch that follows still settles the list (what a
    * partial move left behind, a deletion).
@@ -1384,6 +1394,34 @@ export class ChatState {
         asked.moves.push({ mv, newest });
       }
     }
+  }
+
+  /**
+   * Some of a topic's messages moved away (`ids`), the others left behind: when its entry's
+   * newest was among the moved, it is the newest of those left that the app holds, and the topic
+   * takes that place in its channel's list (the reference's stream_topic_history.remove_messages
+   * takes it from its messages held, too). None held: the entry stays as it is until the fetch
+   * that follows answers (the reference asks the server for the topic's newest message then).
+   */
+  private leftBehind(from: { streamId: number; topic: string }, ids: readonly number[]): void {
+    const list = this.topics.get(from.streamId);
+    const i = list ? list.findIndex((t) => sameTopic(t.name, from.topic)) : -1;
+    if (!list || i < 0) return;
+    const newestMoved = ids.reduce((a, b) => Math.max(a, b), 0);
+    if (list[i]!.maxId > newestMoved) return;
+    let newest = 0;
+    // The moved ones are in their new place already (replaced above).
+    for (const m of this.messages.values())
+      if (
+        m.id > newest &&
+        m.type === 'stream' &&
+        m.stream_id === from.streamId &&
+        sameTopic(m.subject, from.topic)
+      )
+        newest = m.id;
+    if (newest === 0) return;
+    list[i] = { name: list[i]!.name, maxId: newest };
+    list.sort((a, b) => b.maxId - a.maxId);
   }
 
   private onDelete(ids: readonly number[]): void {

@@ -480,24 +480,33 @@ export type Place = { streamId: number; topic: string };
 /** A topic that moved onward: from where, to where, and whether all of it went. */
 export type TopicMove = { from: Place; to: Place; whole: boolean };
 
+/** An update_message event's fields that say where messages moved (see topicMove). */
+type MoveFields = {
+  stream_id?: number;
+  new_stream_id?: number;
+  orig_subject?: string;
+  subject?: string;
+  topic?: string;
+  propagate_mode?: string;
+};
+
 /**
  * The topic an update_message event moved onward ("this and later messages" or "all messages in
  * the topic", as the reference's web app follows them), or null (a content edit, a move of one
  * message). A move to another channel alone names no topic: `topicNow` is the moved messages'
  * topic, which it kept.
  */
-export function topicMove(
-  e: {
-    stream_id?: number;
-    new_stream_id?: number;
-    orig_subject?: string;
-    subject?: string;
-    topic?: string;
-    propagate_mode?: string;
-  },
-  topicNow: string | undefined,
-): TopicMove | null {
+export function topicMove(e: MoveFields, topicNow: string | undefined): TopicMove | null {
   if (e.propagate_mode !== 'change_later' && e.propagate_mode !== 'change_all') return null;
+  return messagesMoved(e, topicNow);
+}
+
+/**
+ * Where an update_message event moved messages from and to, whatever their number (one message
+ * too, change_one), or null (a content edit). `whole` when all of the topic moved (change_all).
+ * `topicNow` as for topicMove.
+ */
+export function messagesMoved(e: MoveFields, topicNow: string | undefined): TopicMove | null {
   if (e.stream_id === undefined) return null;
   const newTopic = e.subject ?? e.topic;
   const renamed = newTopic !== undefined && e.orig_subject !== undefined;
