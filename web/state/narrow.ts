@@ -16,7 +16,7 @@
  * `#narrow` alone is the combined feed of all messages (ALL: no terms), which the server is
  * asked for as the reference's web app asks, `in:home`: without muted channels and topics.
  */
-import type { Message, NarrowTerm } from '../../src/client/types.js';
+import type { Message, NarrowTerm, UpdateMessageEvent } from '../../src/client/types.js';
 
 export type Term = { operator: string; operand: string; negated: boolean };
 export type Narrow = { terms: Term[]; near: number | null };
@@ -481,14 +481,10 @@ export type Place = { streamId: number; topic: string };
 export type TopicMove = { from: Place; to: Place; whole: boolean };
 
 /** An update_message event's fields that say where messages moved (see topicMove). */
-type MoveFields = {
-  stream_id?: number;
-  new_stream_id?: number;
-  orig_subject?: string;
-  subject?: string;
-  topic?: string;
-  propagate_mode?: string;
-};
+type MoveFields = Pick<
+  UpdateMessageEvent,
+  'stream_id' | 'new_stream_id' | 'orig_subject' | 'subject' | 'topic' | 'propagate_mode'
+>;
 
 /**
  * The topic an update_message event moved onward ("this and later messages" or "all messages in
