@@ -37,6 +37,7 @@ import {
   ALL,
   apiNarrow,
   channelOf,
+  composeKeyChannel,
   dmNarrow,
   dmOf,
   isConversation,
@@ -1431,6 +1432,28 @@ export class Controller {
     // address the box at some later navigation.
     if (location.hash !== from || this.composeAfterRoute)
       this.composeAfterRoute = { to, quote, notDraft };
+  }
+
+  /**
+   * A new channel message (the reference's "Start new conversation" and `c`): to the channel
+   * shown, or the user's only one (composeKeyChannel), else the channel to choose; a new topic.
+   * From a view of its own (the Inbox, Recent conversations) over All messages, where the box is.
+   */
+  startConversation(): void {
+    const s = this.state.peek();
+    if (!s) return;
+    const page = this.page.peek();
+    const streamId = composeKeyChannel(page ? null : this.narrow.peek(), [...s.subs.keys()]);
+    const to: ComposeTo = { kind: 'stream', streamId, topic: '' };
+    if (page) this.goAndCompose(ALL, to);
+    else this.requestCompose(to);
+  }
+
+  /** A new direct message, the people to choose (the reference's "New direct message" and `x`). */
+  startDirectMessage(): void {
+    const to: ComposeTo = { kind: 'dm', userIds: [] };
+    if (this.page.peek()) this.goAndCompose(ALL, to);
+    else this.requestCompose(to);
   }
 
   replyTo(m: Message): void {

@@ -3,18 +3,11 @@
  * search, the message pane and the compose box, the people (a column on wide screens); the
  * reconnecting banner, messages to the user, and the dialogs (jump, settings, emoji picker, a
  * profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
- * `n` next unread topic, `r` reply, `c` new topic, `t` Recent conversations, `I` (Shift+I) the
- * Inbox, Esc closes what is open.
+ * `n` next unread topic, `r` reply, `c` new topic, `x` new direct message, `t` Recent
+ * conversations, `I` (Shift+I) the Inbox, Esc closes what is open.
  */
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
-import {
-  channelNarrow,
-  channelOf,
-  composeKeyChannel,
-  searchNarrow,
-  topicOf,
-  ALL,
-} from '../state/narrow.js';
+import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
 import { Swatch } from './bits.js';
 import { HOME_VIEW_STORE, type Controller } from './controller.js';
 import { track } from './track.js';
@@ -125,6 +118,37 @@ function Membership({ c }: { c: Controller }) {
     >
       {subscribed ? 'Leave' : 'Join'}
     </button>
+  );
+}
+
+/**
+ * Under the Inbox and Recent conversations, which have no compose box: the reference's closed
+ * compose box, its buttons to start a conversation (keys `c` and `x`), which open the box over
+ * All messages. The message views have the box itself; the drafts and the scheduled messages
+ * (the reference's overlays) neither.
+ */
+function ComposeClosed({ c }: { c: Controller }) {
+  return (
+    <div class="compose-closed" role="group" aria-label="Start a conversation">
+      <button
+        class="btn"
+        type="button"
+        title="Start new conversation (c)"
+        onClick={() => c.startConversation()}
+      >
+        <Icon name="plus" />
+        Start new conversation
+      </button>
+      <button
+        class="btn"
+        type="button"
+        title="New direct message (x)"
+        onClick={() => c.startDirectMessage()}
+      >
+        <Icon name="dm" />
+        New direct message
+      </button>
+    </div>
   );
 }
 
@@ -300,7 +324,8 @@ export function Shell({ c }: { c: Controller }) {
       // and the Inbox is the reference's compose key there too (anywhere in the view but a
       // field): All messages with the box addressed.
       const composeKeyView = c.page.value === 'recent' || c.page.value === 'inbox';
-      if (c.page.value && (e.key === 'r' || (e.key === 'c' && !composeKeyView))) return;
+      if (c.page.value && (e.key === 'r' || ((e.key === 'c' || e.key === 'x') && !composeKeyView)))
+        return;
       if (e.key === 'n') {
         const next = c.nextUnread();
         if (next) c.go(next);
@@ -319,12 +344,11 @@ export function Shell({ c }: { c: Controller }) {
         }
       } else if (e.key === 'c') {
         // A new channel message (the reference's compose_hotkey): the channel shown, or the
-        // user's only one (composeKeyChannel), else the channel to choose.
-        const page = c.page.value;
-        const streamId = composeKeyChannel(page ? null : c.narrow.value, [...st.subs.keys()]);
-        const to = { kind: 'stream', streamId, topic: '' } as const;
-        if (page) c.goAndCompose(ALL, to);
-        else c.requestCompose(to);
+        // user's only one, else the channel to choose.
+        c.startConversation();
+      } else if (e.key === 'x') {
+        // A new direct message, as the reference's key.
+        c.startDirectMessage();
       } else if (e.key === 't') {
         // Recent conversations, as the reference's key.
         location.hash = '#recent';
@@ -444,6 +468,7 @@ export function Shell({ c }: { c: Controller }) {
             show={(m) => <m.MessagePane c={c} list={list} />}
           />
         )}
+        {(page === 'inbox' || page === 'recent') && <ComposeClosed c={c} />}
         {/* Kept (hidden) while a view of its own is shown: what it holds, and the requests it
             takes (Edit, Restore), stay. */}
         <div class="compose-area" hidden={page !== null}>

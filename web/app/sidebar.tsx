@@ -514,7 +514,7 @@ export function Sidebar({ c }: { c: Controller }) {
               type="button"
               aria-label="New direct message"
               title="New direct message"
-              onClick={() => c.requestCompose({ kind: 'dm', userIds: [] })}
+              onClick={() => c.startDirectMessage()}
             >
               <Icon name="plus" />
             </button>

@@ -1,0 +1,127 @@
+/**
+ * The web app in chromium, starting a conversation where no compose box shows: the Inbox and
+ * Recent conversations have the reference's bar at the bottom ("Start new conversation", "New
+ * direct message"; keys c and x), which opens the compose box over All messages, the channel (or
+ * the person) to choose. At 1280 and 390 pixels.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { openApp, waitFor } from '../helpers/app.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
+import { browserSuite } from '../helpers/browser-suite.js';
+import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
+
+const EVERYONE = ['hamlet', 'othello', 'iago'];
+let general = 0;
+const { b, ts } = browserSuite(t, {
+  server: true,
+  channels: {
+    general: { by: 'iago', members: EVERYONE },
+    design: { by: 'iago', members: EVERYONE },
+  },
+  seed: async ({ ts, channels }) => {
+    general = channels.general;
+    const res = await ts.api.patch('iago', `streams/${general}`, {
+      description: 'Where **everyone** talks about everything under the sun, at length',
+    });
+    if (res.status !== 200) throw new Error(`description: ${res.text}`);
+    await sendChannelMessage(ts.api, 'othello', 'general', 'lunch', 'Lunch at noon?');
+    await sendDirectMessage(ts.api, 'othello', [ts.fx.users['hamlet']!.id], 'Are you there?');
+  },
+});
+
+/** Where the compose box points: `channel:<id or ''>/<topic>` or `dm:<names>`, or 'hidden'. */
+async function composeTarget(page: Page): Promise<string> {
+  if (!(await page.isVisible('.compose-area .compose'))) return 'hidden';
+  const kind = await page.textContent('.to-kind button[aria-pressed="true"]');
+  if (kind?.trim() === 'Channel') {
+    const ch = await page.inputValue('select.to-channel');
+    const topic = await page.inputValue('#compose-topic');
+    return `channel:${ch}/${topic}`;
+  }
+  // Each pill's name, without its remove button's ×.
+  const pills = await page.evaluate<string[]>(
+    `[...document.querySelectorAll('.compose .pills .pill')].map((e) => (e.firstChild?.textContent ?? '').trim())`,
+  );
+  return `dm:${pills.join(',')}`;
+}
+
+const focusedId = (page: Page) =>
+  page.evaluate(
+    `document.activeElement ? document.activeElement.id || document.activeElement.className : ''`,
+  );
+
+/** Nothing focused: the keys go to the view, not a field. */
+const blur = (page: Page) => page.evaluate(`document.activeElement?.blur()`);
+
+for (const width of [1280, 390]) {
+  t.test(`the Inbox and Recent conversations start a conversation, at ${width} px`, async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: '#inbox',
+      width,
+      height: width === 390 ? 844 : 800,
+    });
+    for (const view of ['inbox', 'recent']) {
+      await page.goto(ts.url + '/#' + view);
+      await page.waitForSelector(`.${view}-view`);
+      const bar = page.locator('.compose-closed');
+      await bar.waitFor({ state: 'visible' });
+      t.equal(await composeTarget(page), 'hidden', `${view}: no compose box`);
+      const buttons = await bar.locator('button').allTextContents();
+      t.same(
+        buttons.map((x) => x.trim()),
+        ['Start new conversation', 'New direct message'],
+        `${view}: the bar's buttons`,
+      );
+      // On screen, not under the fold or covered.
+      const box = (await bar.boundingBox())!;
+      t.ok(box.y + box.height <= (width === 390 ? 844 : 800) + 1, `${view}: the bar is on screen`);
+      const overflowing = await page.evaluate<string[]>(
+        `[...document.querySelectorAll('.compose-closed button')].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)`,
+      );
+      t.same(overflowing, [], `${view}: the buttons' words fit in them`);
+      await screenshot(page, t, `${view}-bar-${width}`);
+
+      // A channel message: All messages, with the channel to choose (two channels: no default).
+      await page.click('.compose-closed button:has-text("Start new conversation")');
+      await waitFor(page, `location.hash === '#feed'`);
+      await waitFor(page, `document.activeElement?.classList.contains('to-channel') === true`);
+      t.equal(await composeTarget(page), 'channel:/', `${view}: a channel message, to choose`);
+      t.equal(await page.isVisible('.compose-closed'), false, `${view}: the bar is gone`);
+      await screenshot(page, t, `${view}-started-${width}`);
+
+      // A direct message: the person to choose.
+      await page.goto(ts.url + '/#' + view);
+      await page.waitForSelector('.compose-closed');
+      await page.click('.compose-closed button:has-text("New direct message")');
+      await waitFor(page, `document.activeElement?.id === 'compose-dm'`);
+      t.equal(await composeTarget(page), 'dm:', `${view}: a direct message, to choose`);
+      t.equal(await focusedId(page), 'compose-dm', `${view}: the recipient field has the focus`);
+    }
+    // The keys, from the Inbox: x for a direct message, c for a channel message.
+    await page.goto(ts.url + '/#inbox');
+    await page.waitForSelector('.compose-closed');
+    await blur(page);
+    await page.keyboard.press('x');
+    await waitFor(page, `document.activeElement?.id === 'compose-dm'`);
+    t.equal(await composeTarget(page), 'dm:', 'x: a direct message');
+    await page.goto(ts.url + '/#recent');
+    await page.waitForSelector('.compose-closed');
+    await blur(page);
+    await page.keyboard.press('c');
+    await waitFor(page, `document.activeElement?.classList.contains('to-channel') === true`);
+    t.equal(await composeTarget(page), 'channel:/', 'c: a channel message');
+    // The sidebar's "New direct message" (+) from the Inbox opens the box too.
+    await page.goto(ts.url + '/#inbox');
+    await page.waitForSelector('.compose-closed');
+    if (width === 390) {
+      await page.click('.menu-btn');
+      await page.waitForSelector('.app[data-drawer="open"]');
+    }
+    await page.click('.nav-heading button[aria-label="New direct message"]');
+    await waitFor(page, `document.activeElement?.id === 'compose-dm'`);
+    t.equal(await composeTarget(page), 'dm:', 'the sidebar’s + from the Inbox');
+    watch.assertClean(t, /WebSocket|status of 401/);
+  });
+}
