@@ -1,12 +1,14 @@
 /**
- * The web app in chromium, starting a conversation where no compose box shows: the Inbox and
- * Recent conversations have the reference's bar at the bottom ("Start new conversation", "New
- * direct message"; keys c and x), which opens the compose box over All messages, the channel (or
- * the person) to choose. At 1280 and 390 pixels.
+ * The web app in chromium, starting a conversation where no compose box shows, and where the box
+ * points after a narrow: the Inbox and Recent conversations have the reference's bar at the
+ * bottom ("Start new conversation", "New direct message"; keys c and x), which opens the compose
+ * box over All messages, the channel (or the person) to choose; a search, a view of no single
+ * conversation, leaves the box addressed to nobody (the reference's compose defaults), not to the
+ * conversation viewed before. At 1280 and 390 pixels.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { openApp, waitFor } from '../helpers/app.js';
+import { openApp, waitFor, waitForTitle } from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
@@ -122,6 +124,49 @@ for (const width of [1280, 390]) {
     await page.click('.nav-heading button[aria-label="New direct message"]');
     await waitFor(page, `document.activeElement?.id === 'compose-dm'`);
     t.equal(await composeTarget(page), 'dm:', 'the sidebar’s + from the Inbox');
+    watch.assertClean(t, /WebSocket|status of 401/);
+  });
+
+  t.test(`a search readdresses the compose box to nobody, at ${width} px`, async (t) => {
+    if (NO_CHROMIUM) return;
+    const othello = ts.fx.users['othello']!.id;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/dm/${othello}-Othello`,
+      width,
+      height: width === 390 ? 844 : 800,
+    });
+    await page.waitForSelector('.compose .pills .pill');
+    t.equal(await composeTarget(page), 'dm:Othello', 'the conversation viewed: to Othello');
+    await page.fill('#search', 'lunch');
+    await page.press('#search', 'Enter');
+    await waitFor(page, `location.hash.startsWith('#narrow/search/')`);
+    await page.waitForSelector('.messages .msg');
+    await page.waitForSelector('.compose select.to-channel');
+    t.equal(await composeTarget(page), 'channel:/', 'a search: addressed to nobody');
+    await screenshot(page, t, `search-compose-${width}`);
+    // Back in the conversation: to Othello again; then All messages, no conversation either.
+    await page.goto(ts.url + `/#narrow/dm/${othello}-Othello`);
+    await page.waitForSelector('.compose .pills .pill');
+    t.equal(await composeTarget(page), 'dm:Othello', 'back: to Othello');
+    await page.goto(ts.url + '/#feed');
+    await page.waitForSelector('.compose select.to-channel');
+    t.equal(await composeTarget(page), 'channel:/', 'All messages: addressed to nobody');
+    // A channel's view addresses it (its topic to choose).
+    await page.goto(ts.url + `/#narrow/channel/${general}-general`);
+    await waitForTitle(page, 'general');
+    await waitFor(page, `document.querySelector('select.to-channel')?.value === '${general}'`);
+    t.equal(await composeTarget(page), `channel:${general}/`, 'a channel: addressed to it');
+    // Something typed stays where it is going, as in the reference (its has_message_content).
+    await page.goto(ts.url + `/#narrow/dm/${othello}-Othello`);
+    await page.waitForSelector('.compose .pills .pill');
+    await page.fill('.compose textarea', 'Half a thought');
+    await page.fill('#search', 'noon');
+    await page.press('#search', 'Enter');
+    await waitFor(page, `location.hash.startsWith('#narrow/search/noon')`);
+    await page.waitForSelector('.messages .msg');
+    t.equal(await composeTarget(page), 'dm:Othello', 'with text typed: still to Othello');
+    t.equal(await page.inputValue('.compose textarea'), 'Half a thought', 'the text stays');
+    await page.fill('.compose textarea', '');
     watch.assertClean(t, /WebSocket|status of 401/);
   });
 }

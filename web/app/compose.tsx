@@ -133,6 +133,8 @@ export function Compose({ c }: { c: Controller }) {
   const [sending, setSending, sendingRef] = useLive(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const previewBox = useRef<HTMLDivElement>(null);
+  /** The narrow (its key) a request addressed the box in, until the narrow's effect saw it. */
+  const requestedIn = useRef<string | null>(null);
 
   /** Addresses the box elsewhere: the old text stays as that conversation's draft. */
   const retarget = (next: ComposeTo, content?: string) => {
@@ -145,12 +147,22 @@ export function Compose({ c }: { c: Controller }) {
     c.typingSender?.stop();
   };
 
-  // Narrowing readdresses the box to the narrow's conversation.
+  // Narrowing readdresses the box to the narrow's conversation (or channel). A view of none (All
+  // messages, a search, Starred…) leaves it addressed to nobody, the channel to choose, as the
+  // reference's compose defaults (narrow_state.set_compose_defaults), not to the conversation
+  // viewed before; unless something is typed in it (the reference's has_message_content keeps
+  // the box as it is), or a request addressed it for this narrow (`c` or `x` from the Inbox,
+  // goAndCompose: the narrow and the request come in the same drawing).
   // A scheduled message being edited stays with its conversation: narrowed elsewhere, the box
   // holds that conversation's draft, which is no edit of it.
   useEffect(() => {
-    const next = c.composeToFor(narrow);
-    if (!next) return;
+    const requested = requestedIn.current === narrowKey(narrow);
+    requestedIn.current = null;
+    let next = c.composeToFor(narrow);
+    if (!next) {
+      if (requested || textRef.current.trim() !== '') return;
+      next = { kind: 'stream', streamId: null, topic: '' };
+    }
     if (c.editingScheduled.peek() !== null && !sameTo(next, toRef.current))
       c.editingScheduled.value = null;
     retarget(next);
@@ -173,6 +185,7 @@ export function Compose({ c }: { c: Controller }) {
   const focusFor = useRef<ComposeTo | null>(null);
   useLayoutEffect(() => {
     if (!req) return;
+    requestedIn.current = narrowKey(c.narrow.peek());
     retarget(req.to, req.quote);
     // A quote is the conversation's draft now, as if typed (a second quote goes after it); a
     // scheduled message loaded for editing is not.
