@@ -4,7 +4,8 @@
  * bottom ("Start new conversation", "New direct message"; keys c and x), which opens the compose
  * box over All messages, the channel (or the person) to choose; a search, a view of no single
  * conversation, leaves the box addressed to nobody (the reference's compose defaults), not to the
- * conversation viewed before. At 1280 and 390 pixels.
+ * conversation viewed before; a channel's view shows the channel's description next to its
+ * name, on one line, hidden on a phone. At 1280 and 390 pixels.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -167,6 +168,66 @@ for (const width of [1280, 390]) {
     t.equal(await composeTarget(page), 'dm:Othello', 'with text typed: still to Othello');
     t.equal(await page.inputValue('.compose textarea'), 'Half a thought', 'the text stays');
     await page.fill('.compose textarea', '');
+    watch.assertClean(t, /WebSocket|status of 401/);
+  });
+
+  t.test(`a channel's description in the header, at ${width} px`, async (t) => {
+    if (NO_CHROMIUM) return;
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${general}-general`,
+      width,
+      height: width === 390 ? 844 : 800,
+    });
+    await waitForTitle(page, 'general');
+    const desc = page.locator('.topbar .narrow-description');
+    if (width === 390) {
+      // A phone: the name only (the reference hides the description there).
+      await page.waitForSelector('.messages .msg');
+      t.equal(await desc.isVisible(), false, 'hidden on a phone');
+      // The name takes the room left: the search stays at the bar's end.
+      const search = (await page.locator('.topbar .search').boundingBox())!;
+      t.ok(search.x + search.width >= 390 - 16, 'the search at the end of the bar');
+      await screenshot(page, t, `description-${width}`);
+      watch.assertClean(t, /WebSocket|status of 401/);
+      return;
+    }
+    await desc.waitFor({ state: 'visible' });
+    t.equal(
+      (await desc.textContent())?.trim(),
+      'Where everyone talks about everything under the sun, at length',
+      'the description, rendered',
+    );
+    t.equal(await desc.locator('strong').textContent(), 'everyone', 'its markup, rendered');
+    const style = await desc.evaluate((el) => {
+      const cs = el.ownerDocument.defaultView!.getComputedStyle(el);
+      return { ws: cs.whiteSpace, overflow: cs.overflow, ellipsis: cs.textOverflow };
+    });
+    t.same(style, { ws: 'nowrap', overflow: 'hidden', ellipsis: 'ellipsis' }, 'one line');
+    const box = (await desc.boundingBox())!;
+    const search = (await page.locator('.topbar .search').boundingBox())!;
+    t.ok(box.x + box.width <= search.x + 1, 'it leaves the search room');
+    await screenshot(page, t, `description-${width}`);
+    // A topic's view: the channel, the topic, and still the description.
+    await page.goto(ts.url + `/#narrow/channel/${general}-general/topic/lunch`);
+    await page.waitForSelector('.topbar .topic-crumb');
+    await desc.waitFor({ state: 'visible' });
+    t.pass('a topic: the description too');
+    // Changed: the header follows (an event).
+    const res = await ts.api.patch('iago', `streams/${general}`, { description: 'Now short' });
+    t.equal(res.status, 200);
+    await waitFor(
+      page,
+      `document.querySelector('.topbar .narrow-description')?.textContent.trim() === 'Now short'`,
+    );
+    t.pass('a new description shows at once');
+    const back = await ts.api.patch('iago', `streams/${general}`, {
+      description: 'Where **everyone** talks about everything under the sun, at length',
+    });
+    t.equal(back.status, 200);
+    // A search: none.
+    await page.goto(ts.url + '/#narrow/search/lunch');
+    await page.waitForSelector('.messages .msg');
+    t.equal(await desc.count(), 0, 'a search: no description');
     watch.assertClean(t, /WebSocket|status of 401/);
   });
 }

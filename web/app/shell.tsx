@@ -72,6 +72,33 @@ function Title({ c }: { c: Controller }) {
   );
 }
 
+/**
+ * The channel's description, as the server rendered it, after its name (in its topics' views
+ * too), as the reference's navbar: on one line, cut short with an ellipsis (all of it on hover);
+ * not on a narrow screen (app.css), where the name needs the room.
+ */
+function ChannelDescription({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  if (c.page.value) return null;
+  track(s.rev.channels);
+  const n = c.narrow.value;
+  const ch = channelOf(n);
+  const channel = ch === undefined ? undefined : s.channels.get(ch);
+  if (!channel || n.terms.some((t) => t.operator === 'search')) return null;
+  if (channel.description.trim() === '') return null;
+  return channel.rendered_description !== undefined ? (
+    <div
+      class="narrow-description"
+      title={channel.description}
+      dangerouslySetInnerHTML={{ __html: channel.rendered_description }}
+    />
+  ) : (
+    <div class="narrow-description" title={channel.description}>
+      {channel.description}
+    </div>
+  );
+}
+
 /** The settings of the channel shown (its description, members, privacy). */
 function ChannelSettingsButton({ c }: { c: Controller }) {
   const s = c.state.value!;
@@ -441,6 +468,7 @@ export function Shell({ c }: { c: Controller }) {
             <Icon name="menu" />
           </button>
           <Title c={c} />
+          <ChannelDescription c={c} />
           <ChannelSettingsButton c={c} />
           <Membership c={c} />
           <Search c={c} />
