@@ -134,6 +134,75 @@ t.test('a member creates and manages a bot; the key is shown once', async (t) =>
   watch.assertClean(t, /WebSocket|status of 401/);
 });
 
+t.test('an incoming-webhook bot comes with its webhook URL, which posts as the bot', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const sub = await ts.api.post('hamlet', 'users/me/subscriptions', {
+    subscriptions: JSON.stringify([{ name: 'builds' }]),
+  });
+  t.equal(sub.status, 200, sub.text);
+  const subs = assertSuccess(t, await ts.api.get('hamlet', 'users/me/subscriptions'))
+    .subscriptions as { stream_id: number; name: string }[];
+  const builds = subs.find((x) => x.name === 'builds')!.stream_id;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await openSettings(page, 'Bots');
+  await page.fill('input[placeholder="Deploy notices"]', 'Repo watcher');
+  await page.fill('input[placeholder="deploys"]', 'repo');
+  await page.selectOption('.bot-form select', { label: 'Incoming webhook' });
+  await page.click('button:has-text("Add bot")');
+  await page.waitForSelector(KEY);
+  const key = await page.inputValue(KEY);
+  const URL_FIELD = 'input[aria-label="Webhook URL"]';
+  // Before, the key alone: nothing said where a service should post.
+  await page.waitForSelector(URL_FIELD);
+  const dm = new URL(await page.inputValue(URL_FIELD));
+  t.equal(dm.pathname, '/api/v1/external/json', 'the generic JSON integration first');
+  t.equal(dm.searchParams.get('api_key'), key, 'with the key just shown');
+  t.equal(dm.searchParams.get('stream'), null, 'no channel: to the owner');
+  await page.selectOption('.bot-webhook select >> nth=0', { label: 'GitHub' });
+  await page.selectOption('.bot-webhook select >> nth=1', { label: '#builds' });
+  const url = await page.inputValue(URL_FIELD);
+  const parsed = new URL(url);
+  const realmUrl = assertSuccess(t, await ts.api.get('hamlet', 'server_settings'))
+    .realm_url as string;
+  t.equal(parsed.origin, new URL(realmUrl).origin, 'on the realm’s URL (its EXTERNAL_HOST)');
+  t.equal(parsed.pathname, '/api/v1/external/github');
+  t.equal(parsed.searchParams.get('stream'), String(builds), 'the channel chosen, by id');
+  t.equal(parsed.searchParams.get('api_key'), key);
+  await check(t, page, 'bots: webhook URL');
+  await screenshot(page, t, 'bots-webhook-url-1280');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.locator(URL_FIELD).scrollIntoViewIfNeeded();
+  await check(t, page, 'bots: webhook URL, 390');
+  await screenshot(page, t, 'bots-webhook-url-390');
+
+  // The URL as copied works: GitHub's ping lands in #builds from the bot (sent to the test
+  // server's own address, the realm's host name resolving nowhere here).
+  const res = await fetch(ts.url + parsed.pathname + parsed.search, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-github-event': 'ping' },
+    body: JSON.stringify({
+      zen: 'Keep it logically awesome.',
+      hook_id: 1,
+      hook: { type: 'Repository' },
+      repository: {
+        name: 'confab',
+        full_name: 'acme/confab',
+        html_url: 'https://github.com/acme/confab',
+      },
+      sender: { login: 'ada', html_url: 'https://github.com/ada' },
+    }),
+  });
+  t.equal(res.status, 200, await res.text());
+  const last = assertSuccess(
+    t,
+    await ts.api.get('hamlet', 'messages', { anchor: 'newest', num_before: 1, num_after: 0 }),
+  ).messages as { stream_id: number; sender_full_name: string }[];
+  t.equal(last[0]!.stream_id, builds, 'posted to the channel chosen');
+  t.equal(last[0]!.sender_full_name, 'Repo watcher', 'as the bot');
+  watch.assertClean(t, /WebSocket|status of 401/);
+});
+
 t.test('an administrator sees every bot and the mail outbox', async (t) => {
   if (NO_CHROMIUM) return;
   const smtp = await TestSmtp.start(t);

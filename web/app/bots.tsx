@@ -5,7 +5,7 @@
  * waiting for the SMTP server (GET /mail/outbox). Registered with `addSettingsPanel`; settings-panels.ts
  * imports this module.
  */
-import { useEffect, useMemo } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { requestOf, useChanges, useLive } from './live.js';
 import type { Controller } from './controller.js';
 import { addSettingsPanel } from './settings.js';
@@ -19,7 +19,10 @@ import {
   kindName,
   OutboxState,
   relativeTime,
+  webhookUrl,
+  WEBHOOK_INTEGRATIONS,
 } from '../state/bots.js';
+import type { RevealedKey } from '../state/bots.js';
 import { botDeactivationText, reactivationText } from '../state/users.js';
 
 function Bots({ c }: { c: Controller }) {
@@ -131,6 +134,7 @@ function Bots({ c }: { c: Controller }) {
               Done
             </button>
           </CopyField>
+          {key.bot_type === BotType.INCOMING_WEBHOOK && <WebhookUrl c={c} bot={key} />}
         </div>
       )}
       <h4 class="bot-heading">{st.isAdmin ? 'Bots of the organization' : 'Your bots'}</h4>
@@ -195,6 +199,64 @@ function Bots({ c }: { c: Controller }) {
         </ul>
       )}
     </>
+  );
+}
+
+/**
+ * An incoming-webhook bot's URL, built from its key just shown (the reference's "Generate URL"):
+ * the service and the channel chosen here, copied into the service's webhook settings.
+ */
+function WebhookUrl({ c, bot }: { c: Controller; bot: RevealedKey }) {
+  const s = c.state.value!;
+  const [integration, setIntegration] = useState('json');
+  const [channel, setChannel] = useState<number | null>(null);
+  const realmUrl = s.realm.url || location.origin;
+  return (
+    <div class="bot-webhook">
+      <p>
+        Its webhook URL: the service posts there as {bot.full_name}, to the channel chosen (without
+        one, to the bot’s owner as a direct message).
+      </p>
+      <div class="form-row">
+        <label class="stack">
+          Integration
+          <select
+            class="field"
+            value={integration}
+            onChange={(e) => setIntegration(e.currentTarget.value)}
+          >
+            {Object.entries(WEBHOOK_INTEGRATIONS).map(([name, title]) => (
+              <option key={name} value={name}>
+                {title}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="stack">
+          Channel
+          <select
+            class="field"
+            value={channel === null ? '' : String(channel)}
+            onChange={(e) =>
+              setChannel(e.currentTarget.value ? Number(e.currentTarget.value) : null)
+            }
+          >
+            <option value="">None (a direct message to its owner)</option>
+            {s.sortedSubs().map((x) => (
+              <option key={x.stream_id} value={String(x.stream_id)}>
+                #{x.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <CopyField
+        c={c}
+        value={webhookUrl(realmUrl, integration, bot.api_key, channel)}
+        label="Webhook URL"
+        copied="URL copied."
+      />
+    </div>
   );
 }
 

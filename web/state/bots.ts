@@ -36,7 +36,41 @@ export type Bot = {
 };
 
 /** A key to show once. */
-export type RevealedKey = { user_id: number; full_name: string; email: string; api_key: string };
+export type RevealedKey = {
+  user_id: number;
+  full_name: string;
+  email: string;
+  api_key: string;
+  /** The bot's kind (an incoming-webhook bot's key comes with its webhook URL). */
+  bot_type: number;
+};
+
+/** The incoming webhooks the server takes (docs/integrations.md), URL name → what it is called. */
+export const WEBHOOK_INTEGRATIONS: Record<string, string> = {
+  json: 'Generic JSON',
+  slack_incoming: 'Slack-compatible',
+  github: 'GitHub',
+  gitlab: 'GitLab',
+  grafana: 'Grafana',
+  alertmanager: 'Alertmanager',
+  sentry: 'Sentry',
+};
+
+/**
+ * The URL a service posts to as an incoming-webhook bot (`/api/v1/external/<integration>`, the
+ * key in `api_key`), as the reference's "Generate URL" dialog builds it: to a channel by its id
+ * (a rename keeps it working), or without one to the bot's owner as a direct message.
+ */
+export function webhookUrl(
+  realmUrl: string,
+  integration: string,
+  apiKey: string,
+  channelId: number | null,
+): string {
+  const q = new URLSearchParams({ api_key: apiKey });
+  if (channelId !== null) q.set('stream', String(channelId));
+  return `${realmUrl.replace(/\/+$/, '')}/api/v1/external/${integration}?${q.toString()}`;
+}
 
 export type NewBot = {
   full_name: string;
@@ -169,6 +203,7 @@ export class BotsState {
       full_name: bot?.full_name ?? '',
       email: bot?.email ?? '',
       api_key: apiKey,
+      bot_type: bot?.bot_type ?? BotType.GENERIC,
     };
     this.changed();
   }
