@@ -21,7 +21,7 @@ import {
   waitForTitle,
   waitMessage,
 } from '../helpers/app.js';
-import { NO_CHROMIUM } from '../helpers/browser.js';
+import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
 import { check } from '../helpers/a11y.js';
 import { assertSuccess } from '../helpers/api.js';
@@ -459,5 +459,62 @@ t.test('code playgrounds: an administrator edits, a member reads', async (t) => 
   await confirm(page, 'Delete');
   await member.page.waitForSelector('text=no code playgrounds yet');
   watch.assertClean(t, /status of 400/);
+  member.watch.assertClean(t);
+});
+
+t.test('code playgrounds: a code block in their language links to each', async (t) => {
+  if (NO_CHROMIUM) return;
+  const ts = await startServer(t);
+  const channel = await createChannel(ts.api, 'iago', 'code');
+  await createChannel(ts.api, 'hamlet', 'code');
+  const code = 'fn main() {\n    println!("a & b");\n}';
+  await sendChannelMessage(ts.api, 'hamlet', channel, 'snippets', '```rust\n' + code + '\n```');
+  await sendChannelMessage(ts.api, 'hamlet', channel, 'snippets', '```python\nanswer = 42\n```');
+  const hash = `#narrow/channel/${channel}-code/topic/snippets`;
+  const { page, watch } = await openApp(b, ts.url, ts.fx, 'iago', { hash });
+  const member = await openApp(b, ts.url, ts.fx, 'hamlet', { hash, width: 390, height: 844 });
+  await waitMessage(member.page, 'answer = 42');
+  await waitMessage(page, 'answer = 42');
+  t.equal(await page.locator('.code-playgrounds').count(), 0, 'no playground yet: no link');
+
+  // Added while the messages are shown: the blocks in Rust get the link, on both pages.
+  await openSettings(page, 'Code playgrounds');
+  const form = 'form[aria-label="Add a code playground"]';
+  await page.fill(`${form} input[placeholder="Rust"]`, 'Rust');
+  await page.fill(`${form} input[placeholder="Rust playground"]`, 'Rust playground');
+  await page.fill(
+    `${form} input[placeholder^="https://play"]`,
+    'https://play.example.com/?code={code}',
+  );
+  await page.click(`${form} button:has-text("Add playground")`);
+  await page.waitForSelector('table[aria-label="Code playgrounds"] td:has-text("Rust playground")');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.settings', { state: 'detached' });
+  const link = '.codehilite[data-code-language="Rust"] .code-playgrounds a';
+  await page.waitForSelector(link);
+  await member.page.waitForSelector(link);
+  for (const p of [page, member.page]) {
+    const a = p.locator(link);
+    t.equal(await a.count(), 1, 'one link, on the Rust block only');
+    t.equal(await a.textContent(), 'View in Rust playground');
+    t.equal(
+      await a.getAttribute('href'),
+      'https://play.example.com/?code=' + encodeURIComponent(code),
+      'the block’s code in the URL',
+    );
+    t.equal(await a.getAttribute('target'), '_blank', 'in a new tab');
+  }
+  t.equal(await page.locator('.code-playgrounds').count(), 1, 'none on the Python block');
+  await check(t, page, 'code playground link');
+  await check(t, member.page, 'code playground link, 390');
+  await screenshot(page, t, 'code-playground-link-1280');
+  await screenshot(member.page, t, 'code-playground-link-390');
+
+  // Deleted: the links go.
+  const id = ts.server.store.playgrounds.byRealm(ts.fx.realmId)[0]!.id;
+  assertSuccess(t, await ts.api.delete('iago', `realm/playgrounds/${id}`));
+  await waitFor(page, `!document.querySelector('.code-playgrounds')`);
+  await waitFor(member.page, `!document.querySelector('.code-playgrounds')`);
+  watch.assertClean(t);
   member.watch.assertClean(t);
 });

@@ -16,7 +16,13 @@ import { meAction } from '../state/format.js';
 import { historyPolicy, historyShown, markUnreadShown } from '../state/message-menu.js';
 import { mentionsMe, mentionTarget } from '../state/profile.js';
 import { roveTo } from '../state/roving.js';
-import { alertWordRanges, alertWordsMayMark } from '../state/settings-more.js';
+import {
+  alertWordRanges,
+  alertWordsMayMark,
+  type Playground,
+  playgroundsFor,
+  playgroundUrl,
+} from '../state/settings-more.js';
 import { HIDDEN_NOTE, MUTED_NAME, reactionNames } from '../state/muted-users.js';
 import { Avatar } from './bits.js';
 import { EmojiGlyph } from './emoji-glyph.js';
@@ -57,8 +63,10 @@ export function decorate(
   selected = false,
   me?: Parameters<typeof mentionsMe>[2],
   alertWords?: readonly string[],
+  playgrounds?: readonly Playground[],
 ): void {
   markAlertWords(el, alertWords ?? []);
+  if (playgrounds) addPlaygroundLinks(el, playgrounds);
   // The mentions of the user (themselves, a group of theirs, a wildcard that reached them) stand
   // out (`user-mention-me`, app.css), as in the reference's web app; a message edited to no longer
   // mention them loses it.
@@ -125,6 +133,36 @@ export function decorate(
       continue;
     a.target = '_blank';
     a.rel = 'noopener noreferrer';
+  }
+}
+
+/**
+ * A code block in a language the organization has code playgrounds for (Settings → Code
+ * playgrounds) gets a link to each, opening its code there in a new tab, as the reference's
+ * "View in playground" button. Drawn again with other playgrounds (a `realm_playgrounds`
+ * event), the links follow; a block without any has none.
+ */
+function addPlaygroundLinks(el: HTMLElement, playgrounds: readonly Playground[]): void {
+  for (const block of el.querySelectorAll<HTMLElement>('.codehilite[data-code-language]')) {
+    const code = (block.querySelector('code')?.textContent ?? '').replace(/\n$/, '');
+    const found = playgroundsFor(playgrounds, block.dataset.codeLanguage ?? '');
+    const key = found.map((p) => `${p.name}\n${p.url_template}`).join('\n');
+    const old = block.querySelector<HTMLElement>(':scope > .code-playgrounds');
+    if ((old?.dataset.key ?? '') === key) continue;
+    old?.remove();
+    if (found.length === 0) continue;
+    const bar = document.createElement('div');
+    bar.className = 'code-playgrounds';
+    bar.dataset.key = key;
+    for (const p of found) {
+      const a = document.createElement('a');
+      a.href = playgroundUrl(p.url_template, code);
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer';
+      a.textContent = `View in ${p.name}`;
+      bar.appendChild(a);
+    }
+    block.appendChild(bar);
   }
 }
 
@@ -269,6 +307,7 @@ export class MessageRow extends Component<RowProps, RowState> {
       selected,
       { selfId: s.selfId, flags: m.flags, groups: s.groups },
       m.flags.includes('has_alert_word') ? s.alertWords : undefined,
+      s.playgrounds,
     );
   }
 

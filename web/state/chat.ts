@@ -1176,6 +1176,10 @@ export class ChatState {
         return null;
       case 'realm_playgrounds':
         this.playgrounds = e.realm_playgrounds;
+        // The messages with a code block are drawn again: their links to the playgrounds follow
+        // (message.tsx, decorate).
+        for (const [id, m] of this.messages)
+          if (m.content.includes('codehilite')) this.replace(id, (old) => ({ ...old }));
         this.rev.extras.value++;
         return null;
       case 'default_streams':

@@ -229,6 +229,25 @@ export type Playground = {
   url_template: string;
 };
 
+/**
+ * The playgrounds a code block in `language` (its `data-code-language`, the renderer's name for
+ * it, as "Python") may open, by name; the language compared without regard to case.
+ */
+export function playgroundsFor(list: readonly Playground[], language: string): Playground[] {
+  const lang = language.toLowerCase();
+  return list
+    .filter((p) => p.pygments_language.toLowerCase() === lang)
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * A playground's URL for a code block's code: the template's `{code}` replaced by the code,
+ * percent-encoded (the reference expands it as an RFC 6570 simple variable).
+ */
+export function playgroundUrl(template: string, code: string): string {
+  return template.replaceAll('{code}', encodeURIComponent(code));
+}
+
 /** The playgrounds by language, then name. */
 export function playgroundRows(list: readonly Playground[]): Playground[] {
   return [...list].sort(
