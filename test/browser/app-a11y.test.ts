@@ -443,6 +443,58 @@ t.test('a poll and a to-do list at 1280 and 390', async (t) => {
   }
 });
 
+t.test('highlighted code at 1280, each token class in both themes', async (t) => {
+  if (NO_CHROMIUM) return;
+  // Comments, keywords, strings, numbers, names of functions and classes, builtins, operators:
+  // each Pygments class app.css colours. Before, a builtin (print) and a comment fell short of
+  // 4.5:1 in the light theme, and half the classes kept their light colour in the dark one.
+  // (Lines short enough to fit at 390 in the later tests' views: no scrolling block.)
+  const code = [
+    '# a comment',
+    'import os',
+    'class Plan(object):',
+    '  def go(self, n=1.5):',
+    '    x = print("x", 0x1F)',
+    '    return n ** 2 and None',
+  ].join('\n');
+  await sendChannelMessage(
+    ts.api,
+    'iago',
+    'general',
+    'highlighting',
+    '```python\n' + code + '\n```',
+  );
+  const { page } = track(
+    await openApp(b, ts.url, ts.fx, 'hamlet', {
+      hash: `#narrow/channel/${general}-general/topic/highlighting`,
+    }),
+  );
+  await waitMessage(page, 'a comment');
+  const classes = await page.evaluate<string[]>(
+    `[...document.querySelectorAll('.codehilite code span[class]')].map((s) => s.className)`,
+  );
+  for (const c of [
+    'c1',
+    'k',
+    'kn',
+    'kc',
+    'ow',
+    's2',
+    'mi',
+    'mf',
+    'mh',
+    'nf',
+    'nc',
+    'nb',
+    'bp',
+    'o',
+  ])
+    t.ok(classes.includes(c), `a token of class ${c}`);
+  await both(t, page, 'code-1280');
+  assertClean(t, page);
+  await page.close();
+});
+
 t.test('Recent conversations at 1280 and 390 (a row focused)', async (t) => {
   if (NO_CHROMIUM) return;
   for (const width of [1280, 390]) {
