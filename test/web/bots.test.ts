@@ -12,6 +12,7 @@ import {
   newBotProblem,
   OutboxState,
   relativeTime,
+  webhookUrl,
   type Request,
 } from '../../web/state/bots.js';
 import { isSystemBot } from '../../web/state/profile.js';
@@ -165,6 +166,7 @@ t.test('creating: fields checked first, the key shown once', async (t) => {
     full_name: 'Deploys',
     email: 'deploys-bot@x',
     api_key: 'key1',
+    bot_type: 2,
   });
   t.same(s.calls.at(-2), {
     method: 'POST',
@@ -207,6 +209,7 @@ t.test('regenerating, deactivating and reactivating', async (t) => {
     full_name: 'Bob’s bot',
     email: 'bobs-bot@x',
     api_key: 'key1',
+    bot_type: 2,
   });
   await st.deactivate(4);
   t.equal(st.bots[0]!.is_active, false, 'shown deactivated');
@@ -299,4 +302,17 @@ t.test('the outbox', async (t) => {
   t.equal(relativeTime(1600, 1000), 'in 10 min');
   t.equal(relativeTime(1000 - 7200, 1000), '2 h ago');
   t.equal(relativeTime(1000 + 3 * 86400, 1000), 'in 3 d');
+});
+
+t.test('an incoming-webhook URL names the integration, the key and the channel by id', (t) => {
+  t.equal(
+    webhookUrl('https://chat.example.com/', 'github', 'k&y', 12),
+    'https://chat.example.com/api/v1/external/github?api_key=k%26y&stream=12',
+  );
+  t.equal(
+    webhookUrl('https://chat.example.com', 'json', 'key', null),
+    'https://chat.example.com/api/v1/external/json?api_key=key',
+    'without a channel: to the owner as a direct message',
+  );
+  t.end();
 });
