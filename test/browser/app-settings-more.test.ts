@@ -499,7 +499,12 @@ t.test('code playgrounds: a code block in their language links to each', async (
     t.equal(await a.textContent(), 'View in Rust playground');
     t.equal(
       await a.getAttribute('href'),
-      'https://play.example.com/?code=' + encodeURIComponent(code),
+      // RFC 6570's simple expansion: every reserved character percent-encoded, ( and ) too.
+      'https://play.example.com/?code=' +
+        encodeURIComponent(code).replace(
+          /[!'()*]/g,
+          (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+        ),
       'the block’s code in the URL',
     );
     t.equal(await a.getAttribute('target'), '_blank', 'in a new tab');

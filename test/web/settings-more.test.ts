@@ -21,6 +21,7 @@ import {
   moved,
   parseAlertWords,
   playgroundRows,
+  playgroundUrl,
   quotaText,
   sortedAlertWords,
   type Attachment,
@@ -270,5 +271,24 @@ t.test('the reducer: uploads once fetched', (t) => {
     s.uploads?.list.map((a) => a.id),
     [2],
   );
+  t.end();
+});
+
+t.test("a playground's link: the template expanded, only to http(s)", (t) => {
+  t.equal(
+    playgroundUrl('https://play.example/?code={code}', 'fn main() { 1 + 1 }'),
+    'https://play.example/?code=fn%20main%28%29%20%7B%201%20%2B%201%20%7D',
+    'a simple variable percent-encodes reserved characters too',
+  );
+  t.equal(
+    playgroundUrl('https://play.example/#{+code}', 'a/b?c'),
+    'https://play.example/#a/b?c',
+    '{+code} keeps them',
+  );
+  t.equal(playgroundUrl('https://play.example/{?code}', 'x'), 'https://play.example/?code=x');
+  t.equal(playgroundUrl('javascript:alert(1)//{code}', 'x'), null, 'no script link');
+  t.equal(playgroundUrl('file:///etc/{code}', 'x'), null, 'no local scheme');
+  t.equal(playgroundUrl('/relative/{code}', 'x'), null, 'no relative link');
+  t.equal(playgroundUrl('https://play.example/{code', 'x'), null, 'no broken template');
   t.end();
 });

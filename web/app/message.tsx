@@ -145,8 +145,11 @@ export function decorate(
 function addPlaygroundLinks(el: HTMLElement, playgrounds: readonly Playground[]): void {
   for (const block of el.querySelectorAll<HTMLElement>('.codehilite[data-code-language]')) {
     const code = (block.querySelector('code')?.textContent ?? '').replace(/\n$/, '');
-    const found = playgroundsFor(playgrounds, block.dataset.codeLanguage ?? '');
-    const key = found.map((p) => `${p.name}\n${p.url_template}`).join('\n');
+    const found = playgroundsFor(playgrounds, block.dataset.codeLanguage ?? '').flatMap((p) => {
+      const href = playgroundUrl(p.url_template, code);
+      return href === null ? [] : [{ name: p.name, href }];
+    });
+    const key = found.map((p) => `${p.name}\n${p.href}`).join('\n');
     const old = block.querySelector<HTMLElement>(':scope > .code-playgrounds');
     if ((old?.dataset.key ?? '') === key) continue;
     old?.remove();
@@ -156,7 +159,7 @@ function addPlaygroundLinks(el: HTMLElement, playgrounds: readonly Playground[])
     bar.dataset.key = key;
     for (const p of found) {
       const a = document.createElement('a');
-      a.href = playgroundUrl(p.url_template, code);
+      a.href = p.href;
       a.target = '_blank';
       a.rel = 'noopener noreferrer';
       a.textContent = `View in ${p.name}`;

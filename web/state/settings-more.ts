@@ -5,6 +5,7 @@
  * quota in words), an example of each linkifier (a text it links, and the link), the default
  * channels' rows, those that can be added and what adding several said, the code playgrounds' rows.
  */
+import { expandUriTemplate, parseUriTemplate } from '../../src/lib/markdown/uri-template.js';
 import { sizeText } from './format.js';
 
 // ---- Alert words -------------------------------------------------------------------------
@@ -241,11 +242,25 @@ export function playgroundsFor(list: readonly Playground[], language: string): P
 }
 
 /**
- * A playground's URL for a code block's code: the template's `{code}` replaced by the code,
- * percent-encoded (the reference expands it as an RFC 6570 simple variable).
+ * A playground's URL for a code block's code: its template expanded with the code (RFC 6570, as
+ * the reference's web app does: `{code}` percent-encoded, `{+code}` keeping reserved characters),
+ * or null where that is not an http(s) URL: an administrator's template never makes a link that
+ * runs script or opens a local scheme.
  */
-export function playgroundUrl(template: string, code: string): string {
-  return template.replaceAll('{code}', encodeURIComponent(code));
+export function playgroundUrl(template: string, code: string): string | null {
+  let url: string;
+  try {
+    url = expandUriTemplate(parseUriTemplate(template), { code });
+  } catch {
+    return null;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? url : null;
 }
 
 /** The playgrounds by language, then name. */
