@@ -143,7 +143,7 @@ export function endpoint<S extends ParamSchema, A extends AuthMode = 'user'>(
     auth: def.auth ?? 'user',
     pathParamNames,
     wildcardDepth,
-    compiled: compileParams(def.params, def.aliases),
+    compiled: compileParams(def.params, def.aliases, pathParamNames),
     acceptsFiles: def.acceptsFiles ?? null,
     rawBody: def.rawBody ?? false,
     headers: def.headers ?? [],

@@ -302,6 +302,7 @@ export type CompiledParams<S extends ParamSchema> = {
 export function compileParams<S extends ParamSchema>(
   schema: S,
   endpointAliases: Record<string, string> = {},
+  pathParams: readonly string[] = [],
 ): CompiledParams<S> {
   const keys = Object.keys(schema.shape);
   const required = keys.filter((k) => !schema.shape[k]!.safeParse(undefined).success);
@@ -315,9 +316,11 @@ export function compileParams<S extends ParamSchema>(
     Object.keys(aliases).length === 0 &&
     (def.checks ?? []).length === 0 &&
     def.catchall === undefined;
+  // A path's segments name a resource, never text to store: a NUL there finds none, and the
+  // endpoint answers as for any other name it does not know (a file's 404, "No such user").
   const nulChecked = OWN_NUL_RULE.has(schema)
     ? []
-    : keys.filter((k) => madeBy(schema.shape[k]) !== null);
+    : keys.filter((k) => !pathParams.includes(k) && madeBy(schema.shape[k]) !== null);
   return {
     schema,
     known: new Set([...keys, ...Object.keys(aliases)]),

@@ -211,5 +211,16 @@ t.test('NUL characters: refused in any decoded text, but where a field has its o
 
   const form = compileParams(ownNulRule(z.object({ a: z.string() })));
   t.equal(decodeParams(form, { a: '\u0000' }).params.a, '\u0000', 'a whole form marked');
+
+  // A path parameter names a resource: left to the endpoint (a file's 404), not refused here.
+  const withPath = compileParams(z.object({ path_id: z.string(), note: str() }), {}, ['path_id']);
+  t.equal(
+    decodeParams(withPath, { path_id: 'a.txt\u0000.png', note: 'x' }).params.path_id,
+    'a.txt\u0000.png',
+    'a path parameter with a NUL is left to its endpoint',
+  );
+  t.throws(() => decodeParams(withPath, { path_id: 'a', note: '\u0000' }), {
+    message: 'note must not contain null bytes',
+  });
   t.end();
 });
