@@ -5,6 +5,7 @@
  */
 import { checkReportMessage, doReportMessage } from '../src/mutations/message-report.js';
 import { checkAddSubmessage, doAddSubmessage } from '../src/mutations/submessages.js';
+import { checkSetRealmIcon, doSetRealmIcon } from '../src/mutations/realm-icon.js';
 import {
   checkCreateAttachment,
   checkRemoveAttachment,
@@ -248,6 +249,7 @@ export const REALM_COMMANDS = {
   'linkifier.remove': checkThenDo(checkRemoveLinkifier, doRemoveLinkifier),
   'linkifier.reorder': checkThenDo(checkReorderLinkifiers, doReorderLinkifiers),
   'realm.update_settings': checkThenDo(checkUpdateRealmSettings, doUpdateRealmSettings),
+  'realm.icon.set': checkThenDo(checkSetRealmIcon, doSetRealmIcon),
   'channel.subscribe': checkThenDo(checkSubscribe, doSubscribe),
   'channel.unsubscribe': checkThenDo(checkUnsubscribe, doUnsubscribe),
   'channel.subscriptions.update': checkThenDo(checkUpdateSubscriptions, doUpdateSubscriptions),

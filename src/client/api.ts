@@ -668,6 +668,13 @@ export class ConfabClient {
     return this.postForm(`/realm/emoji/${encodeURIComponent(emojiName)}`, form);
   }
 
+  /** `POST /realm/icon`: the organization's icon from one image (administrators). */
+  uploadRealmIcon(file: Blob, fileName: string): Promise<{ icon_url: string }> {
+    const form = new FormData();
+    form.append('file', file, fileName);
+    return this.postForm('/realm/icon', form);
+  }
+
   /** A multipart POST, through the upload transport when there is one (it reports progress). */
   private async postForm<T>(
     path: string,

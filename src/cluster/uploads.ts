@@ -40,6 +40,10 @@ const thumbnailObject = (pathId: string, format: string) =>
 export const emojiObject = (realmId: number, fileName: string) =>
   `emoji/${realmId}/${path.basename(fileName)}`;
 
+/** An uploaded realm icon's object in the bucket. */
+export const realmIconObject = (realmId: number, fileName: string) =>
+  `realm_icon/${realmId}/${path.basename(fileName)}`;
+
 /** A realm export archive's object in the bucket (`exportPath`: `<realm id>/<secret>/<file>`). */
 export const exportObject = (exportPath: string) => `export/${fileObject(exportPath)}`;
 
@@ -227,6 +231,34 @@ export class ReplicatedUploadFiles extends UploadFiles {
   override async removeEmoji(realmId: number, fileName: string): Promise<void> {
     await this.bucket.delete(emojiObject(realmId, fileName)).catch(() => undefined);
     await super.removeEmoji(realmId, fileName);
+  }
+
+  /** Realm icons go to the bucket too, before the realm's settings name them. */
+  override async writeRealmIcon(
+    realmId: number,
+    fileName: string,
+    data: Uint8Array,
+  ): Promise<void> {
+    const name = realmIconObject(realmId, fileName);
+    await putOr503(name, () => this.bucket.putBlob({ name }, data));
+    await super.writeRealmIcon(realmId, fileName, data);
+  }
+
+  /** A realm icon this node lacks is fetched from the bucket once and kept. */
+  override async readRealmIcon(realmId: number, fileName: string): Promise<Buffer | null> {
+    const here = await super.readRealmIcon(realmId, fileName);
+    if (here) return here;
+    const name = realmIconObject(realmId, fileName);
+    const blob = await readOr503(name, () => readBlob(this.bucket, this.next, name));
+    if (!blob) return null;
+    const data = Buffer.from(blob);
+    await super.writeRealmIcon(realmId, fileName, data);
+    return data;
+  }
+
+  override async removeRealmIcon(realmId: number, fileName: string): Promise<void> {
+    await this.bucket.delete(realmIconObject(realmId, fileName)).catch(() => undefined);
+    await super.removeRealmIcon(realmId, fileName);
   }
 
   /**

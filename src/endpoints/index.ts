@@ -32,6 +32,7 @@ import * as reactions from './reactions.js';
 import * as submessages from './submessages.js';
 import * as reading from './reading.js';
 import * as realmEmoji from './realm-emoji.js';
+import * as realmIcon from './realm-icon.js';
 import * as realmExport from './realm-export.js';
 import * as realmSettings from './realm.js';
 import * as realmLinkifiers from './realm-linkifiers.js';
@@ -78,6 +79,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   submessages,
   reading,
   realmEmoji,
+  realmIcon,
   realmExport,
   realmSettings,
   realmLinkifiers,

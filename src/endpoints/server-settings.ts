@@ -47,7 +47,7 @@ export const getServerSettings = endpoint({
       out.realm_url = url;
       out.realm_uri = url;
       out.realm_name = row.name;
-      out.realm_icon = realmIconUrl(row.string_id, realm.view.settings.external_avatars);
+      out.realm_icon = realmIconUrl(row, realm.view.settings);
       out.realm_description = renderedRealmDescription(server.config, server.store, realm.view);
       out.realm_web_public_access_enabled = realm.view.settings.enable_spectator_access;
     }

@@ -88,6 +88,7 @@ export const AUDITED_COMMANDS: Readonly<Record<string, AuditRule>> = {
     // The realm's own set-up (the default channels of a new realm) is not an action of anyone.
     when: (p) => p.acting_user_id !== null || p.audit_origin !== undefined,
   },
+  'realm.icon.set': { type: 'realm_icon_source_changed' },
   'realm.deactivate': { type: 'realm_deactivated' },
   'realm.deactivate_by_admin': { type: 'realm_deactivated' },
   'realm.reactivate': { type: 'realm_reactivated' },

@@ -78,6 +78,12 @@ export const REALM_SETTING_DEFAULTS = {
   moderation_request_channel_id: -1,
   email_address_visibility: 1,
   icon_source: 'G' as 'G' | 'U',
+  /**
+   * Confab's: the file name of the uploaded icon (DATA_DIR/realm-icons/<realm id>/, served at
+   * /user_avatars/<realm id>/realm/<name>), a fresh one at each upload; '' before any. Not in
+   * register: clients get `realm_icon_url`.
+   */
+  icon_file: '',
   logo_source: 'D' as 'D' | 'U',
   night_logo_source: 'D' as 'D' | 'U',
   upload_quota_mib: null as number | null,

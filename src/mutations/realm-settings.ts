@@ -53,7 +53,6 @@ const UPDATE_DICT_KEYS: ReadonlySet<string> = new Set([
   'enable_read_receipts',
   'enable_spectator_access',
   'giphy_rating',
-  'icon_source',
   'inline_image_preview',
   'inline_url_embed_preview',
   'invite_required',
@@ -264,33 +263,34 @@ export function doUpdateRealmSettings(
       : realm.systemGroupId(REALM_GROUP_SETTING_DEFAULTS[key]),
   );
   const data: Record<string, unknown> = {};
+  let iconChanged = false;
   for (const [key, value] of changes) {
     if (UPDATE_DICT_KEYS.has(key)) {
       data[key] = value;
     } else if (key === 'password_auth_enabled') {
       data.authentication_methods = authenticationMethods(current);
-    } else if (key === 'external_avatars') {
-      // Confab's own setting: clients learn the realm's new default icon; users' default avatars
-      // change for each client at its next register (an operator's change, rarely made).
-      if (current.icon_source === 'G')
-        ctx.emit(
-          {
-            type: 'realm',
-            op: 'update_dict',
-            property: 'icon',
-            data: {
-              icon_url: realmIconUrl(row.string_id, current.external_avatars),
-              icon_source: 'G',
-            },
-          },
-          everyone,
-        );
+    } else if (key === 'external_avatars' || key === 'icon_source' || key === 'icon_file') {
+      // The realm's icon (its uploaded one or the default: the reference's update_dict
+      // `icon`, sent once below). Users' default avatars change with `external_avatars` for each
+      // client at its next register (an operator's change, rarely made).
+      if (key !== 'external_avatars' || current.icon_source === 'G') iconChanged = true;
     } else {
       ctx.emit({ type: 'realm', op: 'update', property: key, value }, everyone);
     }
   }
   if (Object.keys(data).length > 0) {
     ctx.emit({ type: 'realm', op: 'update_dict', property: 'default', data }, everyone);
+  }
+  if (iconChanged) {
+    ctx.emit(
+      {
+        type: 'realm',
+        op: 'update_dict',
+        property: 'icon',
+        data: { icon_url: realmIconUrl(row, current), icon_source: current.icon_source },
+      },
+      everyone,
+    );
   }
   for (const [key, value] of Object.entries(policiesAfter)) {
     if (policiesBefore[key] !== value) {

@@ -198,6 +198,32 @@ export class UploadFiles {
     await fs.promises.rm(this.emojiPath(realmId, fileName), { force: true });
   }
 
+  // ---- realm icons: DATA_DIR/realm-icons/<realm id>/<file name> -------------------------------
+
+  /** Where an uploaded realm icon lies (`fileName`: one the server made, or checked as such). */
+  realmIconPath(realmId: number, fileName: string): string {
+    return path.join(this.dataDir, 'realm-icons', String(realmId), path.basename(fileName));
+  }
+
+  /** Stores a realm icon's bytes (written aside, then renamed: a reader never sees half). */
+  async writeRealmIcon(realmId: number, fileName: string, data: Uint8Array): Promise<void> {
+    const dest = this.realmIconPath(realmId, fileName);
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o700 });
+    const tmp = `${dest}.${crypto.randomBytes(6).toString('hex')}.part`;
+    await fs.promises.writeFile(tmp, data, { mode: 0o600 });
+    await fs.promises.rename(tmp, dest);
+  }
+
+  /** A realm icon, or null when it is not here. */
+  async readRealmIcon(realmId: number, fileName: string): Promise<Buffer | null> {
+    return fs.promises.readFile(this.realmIconPath(realmId, fileName)).catch(() => null);
+  }
+
+  /** Removes a realm icon (one replaced, deleted, or that the realm refused). */
+  async removeRealmIcon(realmId: number, fileName: string): Promise<void> {
+    await fs.promises.rm(this.realmIconPath(realmId, fileName), { force: true });
+  }
+
   // ---- realm export archives: DATA_DIR/exports/<realm id>/<secret>/<file> --------------------
 
   /** Where an export's archive lies; null for a path that is not `<realm id>/<secret>/<file>`. */

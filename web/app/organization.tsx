@@ -263,6 +263,92 @@ function Permissions({ c }: { c: Controller }) {
   );
 }
 
+/**
+ * The organization's icon (the reference's "Organization profile picture"): administrators upload
+ * one (the server makes a 100×100 square of it) or go back to the default; everyone else sees it.
+ * It follows the realm's `icon` events, as the sidebar does.
+ */
+function RealmIcon({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  track(s.rev.settings);
+  const admin = roleOf(c) <= Role.ADMINISTRATOR;
+  const uploaded = s.realm.iconSource === 'U';
+  const fileInput = useRef<HTMLInputElement>(null);
+  const act = useAction();
+
+  const upload = async () => {
+    const input = fileInput.current;
+    const file = input?.files?.[0];
+    if (!input || !file) return;
+    await act.run(() => c.client.uploadRealmIcon(file, file.name), 'Uploaded the icon.');
+    input.value = '';
+  };
+
+  return (
+    <div class="org-form org-icon" role="group" aria-labelledby="org-icon-title">
+      <h4 id="org-icon-title">Organization icon</h4>
+      <div class="org-icon-row">
+        {uploaded ? (
+          <img class="org-icon-img" src={s.realm.iconUrl} alt="The organization's icon" />
+        ) : (
+          <span class="org-icon-img org-icon-default" role="img" aria-label="The default icon">
+            {(s.realm.name[0] ?? 'C').toUpperCase()}
+          </span>
+        )}
+        <div class="org-icon-side">
+          <p class="muted-text">
+            {uploaded
+              ? 'Shown beside the organization’s name.'
+              : 'No icon uploaded: the initial of the organization’s name is shown.'}
+          </p>
+          {admin && (
+            <div class="org-icon-actions">
+              <input
+                ref={fileInput}
+                class="sr-only"
+                type="file"
+                tabIndex={-1}
+                aria-hidden="true"
+                accept="image/png,image/gif,image/jpeg,image/webp"
+                onChange={() => void upload()}
+              />
+              <button
+                class="btn"
+                type="button"
+                disabled={act.busy}
+                onClick={() => fileInput.current?.click()}
+              >
+                Upload icon
+              </button>
+              {uploaded && (
+                <button
+                  class="btn danger"
+                  type="button"
+                  disabled={act.busy}
+                  onClick={() =>
+                    void act.run(
+                      () => c.client.request('DELETE', '/realm/icon'),
+                      'Deleted the icon.',
+                    )
+                  }
+                >
+                  Delete icon
+                </button>
+              )}
+            </div>
+          )}
+          {admin && (
+            <p class="muted-text">
+              PNG, GIF, JPEG or WebP, at most 5 MB; a square image looks best.
+            </p>
+          )}
+        </div>
+      </div>
+      <Outcome error={act.error} done={act.done} />
+    </div>
+  );
+}
+
 function Organization({ c }: { c: Controller }) {
   const s = c.state.value!;
   track(s.rev.settings, s.rev.users);
@@ -276,6 +362,7 @@ function Organization({ c }: { c: Controller }) {
             ? 'As an administrator, you can change these settings, except those only owners may change.'
             : 'Only administrators can change these settings.'}
       </p>
+      <RealmIcon c={c} />
       <Profile c={c} />
       <Permissions c={c} />
     </>

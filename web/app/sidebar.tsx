@@ -418,9 +418,13 @@ export function Sidebar({ c }: { c: Controller }) {
   return (
     <nav class="sidebar" aria-label="Channels and conversations">
       <div class="sidebar-head">
-        <span class="avatar small" aria-hidden="true" style={{ background: '#4f5bd5' }}>
-          {(s.realm.name[0] ?? 'C').toUpperCase()}
-        </span>
+        {s.realm.iconSource === 'U' && s.realm.iconUrl ? (
+          <img class="avatar small realm-icon" src={s.realm.iconUrl} alt="" />
+        ) : (
+          <span class="avatar small" aria-hidden="true" style={{ background: '#4f5bd5' }}>
+            {(s.realm.name[0] ?? 'C').toUpperCase()}
+          </span>
+        )}
         <span class="realm-name">{s.realm.name}</span>
         <button
           class="icon-btn"

@@ -82,6 +82,8 @@ export type Realm = {
   name: string;
   url: string;
   iconUrl: string;
+  /** 'U': an administrator uploaded the icon; 'G': the default (the sidebar draws the initial). */
+  iconSource: string;
   emptyTopicName: string;
   allowEditing: boolean;
   editLimitSeconds: number | null;
@@ -294,6 +296,7 @@ export class ChatState {
       name: r.realm_name ?? 'Confab',
       url: r.realm_url ?? '',
       iconUrl: r.realm_icon_url ?? '',
+      iconSource: typeof settings.realm_icon_source === 'string' ? settings.realm_icon_source : 'G',
       emptyTopicName: r.realm_empty_topic_display_name ?? 'general chat',
       allowEditing: r.realm_allow_message_editing ?? true,
       editLimitSeconds: r.realm_message_content_edit_limit_seconds ?? null,
@@ -661,6 +664,9 @@ export class ChatState {
     const set = this.realm.settings;
     const limit = (k: string) => (typeof set[k] === 'number' ? set[k] : null);
     if (typeof set.realm_name === 'string') this.realm.name = set.realm_name;
+    // The `icon` update_dict event ({icon_url, icon_source}) lands in the settings as these.
+    if (typeof set.realm_icon_url === 'string') this.realm.iconUrl = set.realm_icon_url;
+    if (typeof set.realm_icon_source === 'string') this.realm.iconSource = set.realm_icon_source;
     this.realm.allowEditing = set.realm_allow_message_editing !== false;
     this.realm.editLimitSeconds = limit('realm_message_content_edit_limit_seconds');
     this.realm.deleteLimitSeconds = limit('realm_message_content_delete_limit_seconds');

@@ -35,6 +35,7 @@ import type { RealmView } from '../realm-view.js';
 const NOT_IN_REGISTER: ReadonlySet<string> = new Set([
   'email_address_visibility',
   'external_avatars',
+  'icon_file',
 ]);
 
 /** Default Jitsi server the server points video calls at. */
@@ -183,7 +184,7 @@ function fillRealm(req: StateRequest, state: Record<string, unknown>): void {
   state.realm_date_created = row.date_created;
   state.realm_url = url;
   state.realm_uri = url;
-  state.realm_icon_url = realmIconUrl(row.string_id, s.external_avatars);
+  state.realm_icon_url = realmIconUrl(row, s);
   state.realm_bot_domain = realmHost(req.config, row.string_id).replace(/:\d+$/, '');
   state.realm_authentication_methods = authenticationMethods(s);
   state.realm_email_auth_enabled = s.password_auth_enabled;
