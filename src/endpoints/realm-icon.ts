@@ -113,7 +113,6 @@ export const serveRealmIcon = endpoint({
   path: '/user_avatars/:realm_id/realm/:file_name',
   auth: 'none',
   params: z.object({ realm_id: str(), file_name: str() }),
-  rateLimitBucket: null,
   handle: async ({ server }, p) => {
     if (!FILE_NAME.test(p.file_name) || !/^[0-9]{1,15}$/.test(p.realm_id)) {
       throw new ResourceNotFoundError();
