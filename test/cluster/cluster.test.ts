@@ -10,8 +10,8 @@
  *   4. a node restarted empty catches up and serves reads;
  *   5. the log is trimmed behind snapshots, and a node away longer than the grace starts again
  *      from a snapshot;
- *   and files: uploads, thumbnails, emoji images and realm export archives made through one node
- *   served by every node.
+ *   and files: uploads, thumbnails, emoji images, organization icons and realm export archives
+ *   made through one node served by every node.
  * Skipped when nats-server or nginx is not installed.
  */
 import { execFileSync } from 'node:child_process';
@@ -30,7 +30,7 @@ import {
 import { bucketKeys, clusterNames, POSITION_SUBJECT } from '../../src/cluster/jetstream.js';
 import { ApiClient, assertSuccess } from '../helpers/api.js';
 import { openSocket, register, type Ev } from '../helpers/events.js';
-import { addEmoji, request, upload } from '../helpers/uploads.js';
+import { addEmoji, multipartBody, request, upload } from '../helpers/uploads.js';
 import { tinyPng } from '../helpers/images.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { clusterRealmFixture } from '../helpers/cluster-fixture.js';
@@ -334,6 +334,36 @@ async function run(): Promise<void> {
       }
     },
   );
+
+  t.test('an organization icon uploaded through one node: every node serves it', async (t) => {
+    const { body, contentType } = multipartBody([
+      { filename: 'icon.png', data: tinyPng(), contentType: 'image/png' },
+    ]);
+    const up = await request(via(nodeUrl('n2')), 'POST', 'owner', '/api/v1/realm/icon', body, {
+      'content-type': contentType,
+    });
+    t.equal(up.status, 200, 'uploaded through n2');
+    const url = (JSON.parse(up.body.toString('utf8')) as { icon_url: string }).icon_url;
+    t.match(url, /^\/user_avatars\/\d+\/realm\/icon-[0-9a-f]{16}\.png$/);
+    let first: Buffer | null = null;
+    for (const n of rec.nodes) {
+      // The image is in the bucket before the realm names it: any node has it at once.
+      const got = await request(via(nodeUrl(n.name)), 'GET', null, url);
+      t.equal(got.status, 200, `${n.name} serves it`);
+      const meta = await sharp(got.body).metadata();
+      t.same([meta.format, meta.width, meta.height], ['png', 100, 100], `${n.name}: the icon`);
+      first ??= got.body;
+      t.ok(got.body.equals(first), `${n.name}: the same bytes`);
+      // register follows once the log has reached the node.
+      let shown = '';
+      for (const end = Date.now() + REPLICATION_LIMIT_MS; shown !== url && Date.now() < end;) {
+        const reg = await via(nodeUrl(n.name)).post('hamlet', 'register', {});
+        shown = String(reg.body.realm_icon_url);
+        if (shown !== url) await sleep(100);
+      }
+      t.equal(shown, url, `${n.name}: register's realm_icon_url`);
+    }
+  });
 
   t.test(
     'a realm export run on one node: every node serves its archive, then none after its deletion',
