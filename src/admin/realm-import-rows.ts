@@ -93,7 +93,7 @@ export function transform(
     name: name ?? r.name,
     description: str(r.description),
     deactivated: 0,
-    settings: remapSettings(ids, r.settings),
+    settings: withoutUploadedIcon(remapSettings(ids, r.settings)),
   }));
   const takenKeys = new Set<string>();
   each('users', (r) => {
@@ -327,4 +327,17 @@ export function transform(
   );
   each('bot_config', (r) => ({ ...r, user_id: ids.need('users', r.user_id) }));
   return out;
+}
+
+/**
+ * A realm's settings without its uploaded icon: an archive does not carry the icon's image
+ * (DATA_DIR/realm-icons), so the imported realm starts with the default icon rather than point at
+ * an image it lacks; an administrator uploads it again.
+ */
+function withoutUploadedIcon(settings: string): string {
+  const obj = JSON.parse(settings) as Record<string, unknown>;
+  if (!('icon_source' in obj) && !('icon_file' in obj)) return settings;
+  delete obj.icon_source;
+  delete obj.icon_file;
+  return JSON.stringify(obj);
 }

@@ -42,8 +42,11 @@ import { nextThroughLeader } from './objects.js';
 import {
   emojiNamedIn,
   fetchMissingEmoji,
+  fetchMissingRealmIcons,
   fetchMissingUploads,
+  realmIconsNamedIn,
   type NamedEmoji,
+  type NamedRealmIcon,
   type NamedUpload,
 } from './uploads.js';
 
@@ -78,6 +81,8 @@ type Copy = {
   unacked: boolean;
   uploads: NamedUpload[];
   emoji: NamedEmoji[];
+  /** The realms' uploaded icons. */
+  icons: NamedRealmIcon[];
 };
 
 function readCopy(dataDir: string): Copy | null {
@@ -125,6 +130,7 @@ function readCopy(dataDir: string): Copy | null {
       unacked: hasUnackedCommits(db),
       uploads: [...byPath.values()],
       emoji,
+      icons: has('realms') ? realmIconsNamedIn(db) : [],
     };
   } finally {
     db.close();
@@ -236,12 +242,19 @@ export async function detach(opts: DetachOptions): Promise<DetachSummary> {
       );
       const fetched = await fetchMissingUploads(dataDir, bucket, next, copy.uploads);
       const emoji = await fetchMissingEmoji(dataDir, bucket, next, copy.emoji, fetched.problems);
+      const icons = await fetchMissingRealmIcons(
+        dataDir,
+        bucket,
+        next,
+        copy.icons,
+        fetched.problems,
+      );
       if (fetched.problems.length > 0) {
         throw new DetachRefusedError(
           `${fetched.problems.length} uploaded file(s) the database names could not be got from ` +
             `the bucket ${opts.names.uploads}: ${fetched.problems.slice(0, 10).join('; ')}` +
             `${fetched.problems.length > 10 ? '; …' : ''}. ${dataDir} is still a cluster node's ` +
-            `copy (${fetched.files + fetched.thumbnails + emoji.files} other files were fetched ` +
+            `copy (${fetched.files + fetched.thumbnails + emoji.files + icons.files} other files were fetched ` +
             'into it).',
         );
       }
@@ -269,7 +282,7 @@ export async function detach(opts: DetachOptions): Promise<DetachSummary> {
         uploads_fetched: fetched.files,
         thumbnails_fetched: fetched.thumbnails,
         emoji_fetched: emoji.files,
-        bytes_fetched: fetched.bytes + emoji.bytes,
+        bytes_fetched: fetched.bytes + emoji.bytes + icons.bytes,
         keys_written: keys,
       };
     } finally {

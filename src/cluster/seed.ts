@@ -51,7 +51,13 @@ import {
 } from './jetstream.js';
 import { uploadSnapshot } from './snapshot.js';
 import { reportPosition, trimmedPosition } from './trim.js';
-import { emojiNamedIn, putExistingEmoji, putExistingUploads } from './uploads.js';
+import {
+  emojiNamedIn,
+  putExistingEmoji,
+  putExistingRealmIcons,
+  putExistingUploads,
+  realmIconsNamedIn,
+} from './uploads.js';
 
 /** A node that will not start on its data directory, and why (said as it is to the operator). */
 export class CopyRefusedError extends Error {
@@ -357,7 +363,8 @@ async function finishSeed(h: JetStreamHandles, db: DB, opts: PrepareOptions): Pr
   const pathIds = db.prepare<[], string>('SELECT path_id FROM attachments').pluck().all();
   const put =
     (await putExistingUploads(opts.dataDir, h.files, pathIds)) +
-    (await putExistingEmoji(opts.dataDir, h.files, emojiNamedIn(db)));
+    (await putExistingEmoji(opts.dataDir, h.files, emojiNamedIn(db))) +
+    (await putExistingRealmIcons(opts.dataDir, h.files, realmIconsNamedIn(db)));
   const at = await uploadSnapshot(
     {
       snapshotTo: (file) => {

@@ -445,6 +445,76 @@ export async function fetchMissingEmoji(
   return out;
 }
 
+/** An uploaded realm icon as its realm's settings name it (icon_file, while icon_source is 'U'). */
+export type NamedRealmIcon = { realmId: number; fileName: string };
+
+/** Every uploaded realm icon a database's realms use. */
+export function realmIconsNamedIn(db: DB): NamedRealmIcon[] {
+  const rows = db
+    .prepare<[], { id: number; settings: string }>('SELECT id, settings FROM realms')
+    .all();
+  return rows.flatMap((r) => {
+    let s: { icon_source?: unknown; icon_file?: unknown };
+    try {
+      s = JSON.parse(r.settings) as typeof s;
+    } catch {
+      return [];
+    }
+    return s.icon_source === 'U' && typeof s.icon_file === 'string' && s.icon_file !== ''
+      ? [{ realmId: r.id, fileName: s.icon_file }]
+      : [];
+  });
+}
+
+/**
+ * Puts a data directory's uploaded realm icons into the bucket, each unless it is there already or
+ * missing from the directory: a seed's (src/cluster/seed.ts). Returns how many it put.
+ */
+export async function putExistingRealmIcons(
+  dataDir: string,
+  bucket: ObjectStore,
+  icons: readonly NamedRealmIcon[],
+): Promise<number> {
+  const files = new UploadFiles(dataDir);
+  let put = 0;
+  for (const i of icons) {
+    const name = realmIconObject(i.realmId, i.fileName);
+    const data = await files.readRealmIcon(i.realmId, i.fileName);
+    if (data === null || (await inBucket(bucket, name))) continue;
+    await bucket.putBlob({ name }, data);
+    put++;
+  }
+  return put;
+}
+
+/**
+ * Gets from the bucket every realm icon of `icons` the data directory lacks (a detach's); those
+ * the bucket lacks too are listed in `problems`. Returns how many files and bytes it got.
+ */
+export async function fetchMissingRealmIcons(
+  dataDir: string,
+  bucket: ObjectStore,
+  next: NextMessage,
+  icons: readonly NamedRealmIcon[],
+  problems: string[],
+): Promise<{ files: number; bytes: number }> {
+  const files = new UploadFiles(dataDir);
+  const out = { files: 0, bytes: 0 };
+  for (const i of icons) {
+    if (await hasFile(files.realmIconPath(i.realmId, i.fileName), null)) continue;
+    const name = realmIconObject(i.realmId, i.fileName);
+    const blob = await readBlob(bucket, next, name);
+    if (blob === null) {
+      problems.push(`${name}: not in the bucket`);
+      continue;
+    }
+    await files.writeRealmIcon(i.realmId, i.fileName, blob);
+    out.files++;
+    out.bytes += blob.length;
+  }
+  return out;
+}
+
 /** An upload as a data directory's rows name it: its file's size and its thumbnails' (by format). */
 export type NamedUpload = {
   pathId: string;

@@ -255,6 +255,8 @@ const TIME_KEY =
 const DROP_KEYS = new Set([
   // derived from the realm's host, which differs
   'realm_icon_url',
+  // an uploaded icon is not exported: the imported realm has the default (checked apart)
+  'realm_icon_source',
   'queue_id',
   'last_event_id',
   'server_generation',
@@ -611,6 +613,11 @@ t.test('at start, what interrupted or deleted exports left on disk goes', async 
 t.test('round trip: export, import on another server, the same realm apart from ids', async (t) => {
   const a = await startServer(t);
   await populate(t, a);
+  const icon = multipartBody([{ filename: 'icon.png', data: tinyPng(), contentType: 'image/png' }]);
+  const uploadedIcon = await request(a.api, 'POST', 'iago', '/api/v1/realm/icon', icon.body, {
+    'content-type': icon.contentType,
+  });
+  t.equal(uploadedIcon.status, 200, 'an uploaded organization icon');
 
   // The importing server is another process, whose first boot made a realm of its own: every
   // imported row gets a different id.
@@ -710,6 +717,13 @@ t.test('round trip: export, import on another server, the same realm apart from 
       normalize(sa.history, null, hosts),
       `${name}: the same edit history`,
     );
+    if (name === 'desdemona') {
+      // The archive has no icon image: the imported realm has the default, not a missing image.
+      const [ra, rb] = [sa.register, sb.register] as Record<string, unknown>[];
+      t.equal(ra!.realm_icon_source, 'U');
+      t.equal(rb!.realm_icon_source, 'G', 'the imported realm: the default icon');
+      t.equal(rb!.realm_icon_url, '/static/images/default-realm-icon.png');
+    }
   }
 
   // Files came along: the upload and the custom emoji are served by the new server.

@@ -28,7 +28,7 @@ import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { thirdPartyImage } from '../helpers/third-party.js';
 import { tinyPng } from '../helpers/images.js';
-import { addEmoji, request, upload } from '../helpers/uploads.js';
+import { addEmoji, multipartBody, request, upload } from '../helpers/uploads.js';
 
 await runWithEngines(run);
 
@@ -66,6 +66,7 @@ async function run(): Promise<void> {
   let photoPath = '';
   let thumbnail = '';
   let external = '';
+  let iconUrl = '';
   let messages: [number, string][] = [];
   const emojiImage = tinyPng();
   t.test('messages, an upload, an image and an external image, through n1', async (t) => {
@@ -135,6 +136,14 @@ async function run(): Promise<void> {
       }),
       'add a custom emoji through n1',
     );
+    const icon = multipartBody([
+      { filename: 'icon.png', data: tinyPng(), contentType: 'image/png' },
+    ]);
+    const iconUp = await request(n1, 'POST', 'owner', '/api/v1/realm/icon', icon.body, {
+      'content-type': icon.contentType,
+    });
+    t.equal(iconUp.status, 200, 'upload an organization icon through n1');
+    iconUrl = (JSON.parse(iconUp.body.toString('utf8')) as { icon_url: string }).icon_url;
     messages = await channelContents(n1, 'kept');
   });
 
@@ -253,6 +262,10 @@ async function run(): Promise<void> {
       const emoji = await request(api, 'GET', null, tick?.source_url ?? '/');
       t.equal(emoji.status, 200, 'the custom emoji');
       t.ok(emoji.body.equals(emojiImage), 'its image');
+      const reg = await api.post('hamlet', 'register', {});
+      t.equal(reg.body.realm_icon_url, iconUrl, 'the organization icon, as before');
+      const iconGot = await request(api, 'GET', null, iconUrl);
+      t.equal(iconGot.status, 200, 'its image, fetched by the detach');
       const proxied = await request(api, 'GET', null, external);
       t.equal(proxied.status, 200, 'an external image of a message, through the image proxy');
       t.ok(proxied.body.equals(cat), 'the image itself');

@@ -28,7 +28,7 @@ import type { Fixture } from '../helpers/fixtures.js';
 import { manage } from '../helpers/manage.js';
 import { DIST_SRC, plainNode } from '../helpers/plain-node.js';
 import { thirdPartyImage } from '../helpers/third-party.js';
-import { request, upload } from '../helpers/uploads.js';
+import { multipartBody, request, upload } from '../helpers/uploads.js';
 import { reapOnExit, runWithEngines, startAgainLogged } from '../helpers/cluster-run.js';
 import { channelContents } from '../helpers/messages.js';
 
@@ -52,7 +52,7 @@ type Realm = {
  * A file the single process stored, the thumbnail of an image it stored, and the image proxy's
  * URL of an external image in a message it rendered.
  */
-type Upload = { uri: string; data: Buffer; thumbnail: string; external: string };
+type Upload = { uri: string; data: Buffer; thumbnail: string; external: string; icon: string };
 
 /** The Host header choosing a realm by its subdomain (EXTERNAL_HOST's host is 127.0.0.1). */
 function hostFor(sub: string, port: number): Record<string, string> {
@@ -136,6 +136,8 @@ async function run(): Promise<void> {
       const proxied = await request(client(nodeUrl(name), realms[0]!), 'GET', null, file.external);
       t.equal(proxied.status, 200, `${name}: an external image of a message, through the proxy`);
       t.ok(proxied.body.equals(cat), `${name}: the image itself`);
+      const icon = await request(client(nodeUrl(name), realms[0]!), 'GET', null, file.icon);
+      t.equal(icon.status, 200, `${name}: the single process's organization icon`);
     }
   };
 
@@ -378,6 +380,15 @@ async function singleProcessData(
       content: `[minutes](${uri})`,
     });
     if (linked.status !== 200) throw new Error(`send: ${linked.text}`);
+    // The first realm's organization icon.
+    const iconForm = multipartBody([
+      { filename: 'icon.png', data: photo, contentType: 'image/png' },
+    ]);
+    const iconUp = await request(first, 'POST', 'owner', '/api/v1/realm/icon', iconForm.body, {
+      'content-type': iconForm.contentType,
+    });
+    if (iconUp.status !== 200) throw new Error(`icon: ${iconUp.body.toString('utf8')}`);
+    const icon = (JSON.parse(iconUp.body.toString('utf8')) as { icon_url: string }).icon_url;
     // The newest message of all, deleted: the cluster must not give its id again.
     const second = new ApiClient(server.url, realms[1]!.fx, hostFor('second', port));
     const doomed = await second.post('hamlet', 'messages', {
@@ -397,7 +408,7 @@ async function singleProcessData(
       );
     const largestBefore = Math.max(...realms.flatMap((r) => r.messages.map(([id]) => id)));
     if (largestBefore >= deletedId) throw new Error('the deleted message is not the newest');
-    return { realms, file: { uri, data, thumbnail, external }, deletedId, largestBefore };
+    return { realms, file: { uri, data, thumbnail, external, icon }, deletedId, largestBefore };
   } finally {
     await server.kill('SIGTERM');
   }
