@@ -12,6 +12,7 @@ import {
   rawRequest,
   type ApiResponse,
 } from '../helpers/api.js';
+import { applyEvents } from '../helpers/apply-events.js';
 import { events, register } from '../helpers/events.js';
 import { multipartWithFile, tinyPng } from '../helpers/images.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
@@ -114,6 +115,13 @@ t.test('an administrator uploads and deletes the icon', async (t) => {
   t.equal(reg.realm_icon_url, url);
   t.equal(reg.realm_icon_source, 'U');
   t.notOk('realm_icon_file' in reg, 'the file name is not a register field');
+  const applied = structuredClone(before);
+  applyEvents(applied, evs);
+  t.same(
+    [applied.realm_icon_url, applied.realm_icon_source],
+    [reg.realm_icon_url, reg.realm_icon_source],
+    'the event brings an earlier snapshot to the new one',
+  );
   const settings = assertSuccess(t, await api.get(null, 'server_settings'));
   t.equal(settings.realm_icon, url);
 
