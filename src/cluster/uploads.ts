@@ -405,15 +405,7 @@ export async function putExistingEmoji(
   bucket: ObjectStore,
   emoji: readonly NamedEmoji[],
 ): Promise<number> {
-  const files = new UploadFiles(dataDir);
-  let put = 0;
-  for (const e of emoji) {
-    const data = await files.readEmoji(e.realmId, e.fileName);
-    if (data === null || (await inBucket(bucket, emojiObject(e.realmId, e.fileName)))) continue;
-    await bucket.putBlob({ name: emojiObject(e.realmId, e.fileName) }, data);
-    put++;
-  }
-  return put;
+  return putExistingNamed(dataDir, bucket, emoji, EMOJI_FILES);
 }
 
 /**
@@ -428,21 +420,7 @@ export async function fetchMissingEmoji(
   emoji: readonly NamedEmoji[],
   problems: string[],
 ): Promise<{ files: number; bytes: number }> {
-  const files = new UploadFiles(dataDir);
-  const out = { files: 0, bytes: 0 };
-  for (const e of emoji) {
-    if (await hasFile(files.emojiPath(e.realmId, e.fileName), null)) continue;
-    const name = emojiObject(e.realmId, e.fileName);
-    const blob = await readBlob(bucket, next, name);
-    if (blob === null) {
-      problems.push(`${name}: not in the bucket`);
-      continue;
-    }
-    await files.writeEmoji(e.realmId, e.fileName, blob);
-    out.files++;
-    out.bytes += blob.length;
-  }
-  return out;
+  return fetchMissingNamed(dataDir, bucket, next, emoji, problems, EMOJI_FILES);
 }
 
 /** An uploaded realm icon as its realm's settings name it (icon_file, while icon_source is 'U'). */
@@ -475,16 +453,7 @@ export async function putExistingRealmIcons(
   bucket: ObjectStore,
   icons: readonly NamedRealmIcon[],
 ): Promise<number> {
-  const files = new UploadFiles(dataDir);
-  let put = 0;
-  for (const i of icons) {
-    const name = realmIconObject(i.realmId, i.fileName);
-    const data = await files.readRealmIcon(i.realmId, i.fileName);
-    if (data === null || (await inBucket(bucket, name))) continue;
-    await bucket.putBlob({ name }, data);
-    put++;
-  }
-  return put;
+  return putExistingNamed(dataDir, bucket, icons, REALM_ICON_FILES);
 }
 
 /**
@@ -498,17 +467,73 @@ export async function fetchMissingRealmIcons(
   icons: readonly NamedRealmIcon[],
   problems: string[],
 ): Promise<{ files: number; bytes: number }> {
+  return fetchMissingNamed(dataDir, bucket, next, icons, problems, REALM_ICON_FILES);
+}
+
+/** A realm's file named by a row (a custom emoji image, an uploaded icon). */
+type NamedFile = { realmId: number; fileName: string };
+
+/** Where one kind of named file lives: its object in the bucket, and in a data directory. */
+type NamedFileKind = {
+  object: (f: NamedFile) => string;
+  path: (files: UploadFiles, f: NamedFile) => string;
+  read: (files: UploadFiles, f: NamedFile) => Promise<Buffer | null>;
+  write: (files: UploadFiles, f: NamedFile, data: Uint8Array) => Promise<void>;
+};
+
+const EMOJI_FILES: NamedFileKind = {
+  object: (f) => emojiObject(f.realmId, f.fileName),
+  path: (files, f) => files.emojiPath(f.realmId, f.fileName),
+  read: (files, f) => files.readEmoji(f.realmId, f.fileName),
+  write: (files, f, data) => files.writeEmoji(f.realmId, f.fileName, data),
+};
+
+const REALM_ICON_FILES: NamedFileKind = {
+  object: (f) => realmIconObject(f.realmId, f.fileName),
+  path: (files, f) => files.realmIconPath(f.realmId, f.fileName),
+  read: (files, f) => files.readRealmIcon(f.realmId, f.fileName),
+  write: (files, f, data) => files.writeRealmIcon(f.realmId, f.fileName, data),
+};
+
+/** Puts each named file the directory has and the bucket lacks; returns how many it put. */
+async function putExistingNamed(
+  dataDir: string,
+  bucket: ObjectStore,
+  named: readonly NamedFile[],
+  kind: NamedFileKind,
+): Promise<number> {
+  const files = new UploadFiles(dataDir);
+  let put = 0;
+  for (const f of named) {
+    const name = kind.object(f);
+    const data = await kind.read(files, f);
+    if (data === null || (await inBucket(bucket, name))) continue;
+    await bucket.putBlob({ name }, data);
+    put++;
+  }
+  return put;
+}
+
+/** Gets each named file the directory lacks from the bucket; those it lacks too go to `problems`. */
+async function fetchMissingNamed(
+  dataDir: string,
+  bucket: ObjectStore,
+  next: NextMessage,
+  named: readonly NamedFile[],
+  problems: string[],
+  kind: NamedFileKind,
+): Promise<{ files: number; bytes: number }> {
   const files = new UploadFiles(dataDir);
   const out = { files: 0, bytes: 0 };
-  for (const i of icons) {
-    if (await hasFile(files.realmIconPath(i.realmId, i.fileName), null)) continue;
-    const name = realmIconObject(i.realmId, i.fileName);
+  for (const f of named) {
+    if (await hasFile(kind.path(files, f), null)) continue;
+    const name = kind.object(f);
     const blob = await readBlob(bucket, next, name);
     if (blob === null) {
       problems.push(`${name}: not in the bucket`);
       continue;
     }
-    await files.writeRealmIcon(i.realmId, i.fileName, blob);
+    await kind.write(files, f, blob);
     out.files++;
     out.bytes += blob.length;
   }
