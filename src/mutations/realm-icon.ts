@@ -11,6 +11,7 @@ import { actingUser } from './context.js';
 import {
   checkUpdateRealmSettings,
   doUpdateRealmSettings,
+  emitRealmIcon,
   type RealmSettingsPlan,
 } from './realm-settings.js';
 
@@ -48,6 +49,9 @@ export function doSetRealmIcon(
   checked: CheckedSetRealmIcon,
 ): { replaced_file: string } {
   doUpdateRealmSettings(ctx, checked.plan);
+  // Deleting the icon of a realm that has the default still tells everyone, as the reference's
+  // do_change_icon_source does for every call (it bumps icon_version each time).
+  if (checked.plan.changes.size === 0) emitRealmIcon(ctx, checked.plan.current);
   const now = checked.plan.current.icon_file;
   return { replaced_file: checked.previousFile !== now ? checked.previousFile : '' };
 }

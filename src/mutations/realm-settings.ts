@@ -237,6 +237,24 @@ export function checkUpdateRealmSettings(
   return { stored, current, changes, name, description };
 }
 
+/**
+ * Tells everyone the realm's icon (the reference's `realm` update_dict `icon`), as `settings`
+ * make it.
+ */
+export function emitRealmIcon(ctx: MutationContext, settings: RealmSettings): void {
+  const { store, realm } = ctx;
+  const row = store.realms.byId(realm.id)!;
+  ctx.emit(
+    {
+      type: 'realm',
+      op: 'update_dict',
+      property: 'icon',
+      data: { icon_url: realmIconUrl(row, settings), icon_source: settings.icon_source },
+    },
+    realm.activeUsers().map((u) => u.id),
+  );
+}
+
 /** Stores a checked realm settings change and announces it. */
 export function doUpdateRealmSettings(
   ctx: MutationContext,
@@ -281,17 +299,7 @@ export function doUpdateRealmSettings(
   if (Object.keys(data).length > 0) {
     ctx.emit({ type: 'realm', op: 'update_dict', property: 'default', data }, everyone);
   }
-  if (iconChanged) {
-    ctx.emit(
-      {
-        type: 'realm',
-        op: 'update_dict',
-        property: 'icon',
-        data: { icon_url: realmIconUrl(row, current), icon_source: current.icon_source },
-      },
-      everyone,
-    );
-  }
+  if (iconChanged) emitRealmIcon(ctx, current);
   for (const [key, value] of Object.entries(policiesAfter)) {
     if (policiesBefore[key] !== value) {
       ctx.emit(

@@ -160,6 +160,24 @@ t.test('an administrator uploads and deletes the icon', async (t) => {
     '/static/images/default-realm-icon.png',
   );
   t.equal((await bytesAt(ts, url2)).status, 404, 'the deleted icon is removed');
+
+  // Deleted again, the default already: still answered and announced, as the reference's
+  // do_change_icon_source does on every call.
+  const del2 = assertSuccess(t, await call(ts, 'desdemona', 'DELETE', []));
+  t.equal(del2.icon_url, '/static/images/default-realm-icon.png');
+  const again2 = await events(t, api, 'othello', q.queue_id, after.at(-1)!.id, true);
+  t.same(
+    again2.map((e) => [e.type, e.op, e.property, e.data]),
+    [
+      [
+        'realm',
+        'update_dict',
+        'icon',
+        { icon_url: '/static/images/default-realm-icon.png', icon_source: 'G' },
+      ],
+    ],
+    'the default icon announced again',
+  );
 });
 
 t.test('refusals', async (t) => {
