@@ -6,6 +6,8 @@
  *                        per table of src/storage/realm-dump.ts REALM_TABLES
  *   uploads/<path_id>    each exported upload, at the path id its `attachments` row names
  *   emoji/<file_name>    each custom emoji image of the realm
+ *   realm_icon/<file>    the realm's uploaded icon, when it has one (the file its settings'
+ *                        icon_file names)
  */
 import type { ExportFiles } from '../storage/upload-files.js';
 import type { ExportMode } from './export-filter.js';

@@ -2,7 +2,8 @@
  * The realm export itself, on a worker thread (src/admin/realm-export.ts starts it), so a large
  * export never stalls the server: its own read-only connection reads the realm's tables in one
  * read transaction (a consistent snapshot while the server goes on writing), then the archive is
- * written: export.json, tables/<table>.json, uploads/<path_id>, emoji/<file_name>, as a .tar.gz.
+ * written: export.json, tables/<table>.json, uploads/<path_id>, emoji/<file_name> and
+ * realm_icon/<file_name> (an uploaded organization icon), as a .tar.gz.
  */
 import Database from '../storage/sqlite.js';
 import crypto from 'node:crypto';
@@ -10,8 +11,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as tar from 'tar';
+import { uploadedIconFileIn } from '../lib/realm-icons.js';
 import { readRealmTables } from '../storage/realm-dump.js';
 import { DATABASE_FILE } from '../storage/maintenance.js';
+import type { ExportFiles } from '../storage/upload-files.js';
 import { CONFAB_VERSION } from '../version.js';
 import { filterExport, type ExportMode, type Tables } from './export-filter.js';
 import {
@@ -28,7 +31,7 @@ function send(m: ExportWorkerMessage): void {
 }
 
 /** Names the files about to be copied and waits until the starting thread has gathered them. */
-function gather(uploads: string[], emoji: string[]): Promise<void> {
+function gather(files: ExportFiles): Promise<void> {
   return new Promise((resolve, reject) => {
     if (!parentPort) {
       resolve();
@@ -38,7 +41,7 @@ function gather(uploads: string[], emoji: string[]): Promise<void> {
       if (a.ok) resolve();
       else reject(new Error(a.error));
     });
-    send({ type: 'gather', uploads, emoji });
+    send({ type: 'gather', ...files });
   });
 }
 
@@ -49,6 +52,8 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 function copyInto(from: string, to: string): boolean {
+  // Gone already: no empty directory for it in the archive either.
+  if (!fs.existsSync(from)) return false;
   try {
     fs.mkdirSync(path.dirname(to), { recursive: true });
     fs.copyFileSync(from, to);
@@ -78,11 +83,14 @@ async function run(job: ExportJob): Promise<ExportSummary> {
   if (!realm) throw new Error(`no realm ${job.realmId}`);
   const credentials = job.credentials === true;
   const tables = filterExport(all, job.mode as ExportMode, { credentials });
+  // The uploaded icon, public to every member: in every kind of export.
+  const icon = uploadedIconFileIn(realm.settings);
   if (job.gather === true) {
-    await gather(
-      (tables.attachments ?? []).map((a) => String(a.path_id)),
-      (tables.realm_emoji ?? []).map((e) => String(e.file_name)),
-    );
+    await gather({
+      uploads: (tables.attachments ?? []).map((a) => String(a.path_id)),
+      emoji: (tables.realm_emoji ?? []).map((e) => String(e.file_name)),
+      realm_icons: icon === null ? [] : [icon],
+    });
   }
 
   const work = `${job.file}.parts`;
@@ -109,6 +117,10 @@ async function run(job: ExportJob): Promise<ExportSummary> {
         missing.push(`emoji/${name}`);
       }
     }
+    if (icon !== null) {
+      const from = path.join(job.dataDir, 'realm-icons', String(job.realmId), icon);
+      if (!copyInto(from, path.join(work, 'realm_icon', icon))) missing.push(`realm_icon/${icon}`);
+    }
     const manifest: ExportManifest = {
       format: ARCHIVE_FORMAT,
       version: 1,
@@ -125,6 +137,7 @@ async function run(job: ExportJob): Promise<ExportSummary> {
     const entries = ['export.json', 'tables'];
     if (fs.existsSync(path.join(work, 'uploads'))) entries.push('uploads');
     if (fs.existsSync(path.join(work, 'emoji'))) entries.push('emoji');
+    if (fs.existsSync(path.join(work, 'realm_icon'))) entries.push('realm_icon');
     const partial = `${job.file}.partial`;
     // Only its owner reads an archive (it may hold password hashes and API keys): the file is
     // made 0600 before the first byte goes in.

@@ -52,7 +52,7 @@ export function runExportWorker(
       if (m.type === 'gather') {
         const answer = (a: GatherAnswer) => worker.postMessage(a);
         const gathered = gather
-          ? gather({ uploads: m.uploads, emoji: m.emoji })
+          ? gather({ uploads: m.uploads, emoji: m.emoji, realm_icons: m.realm_icons })
           : Promise.resolve();
         gathered.then(
           () => answer({ ok: true }),

@@ -75,6 +75,8 @@ export function transform(
   subdomain: string,
   name: string | undefined,
   credentials: CredentialPolicy,
+  /** Whether the archive carries the uploaded icon the realm's settings name. */
+  iconCarried: boolean,
 ): Tables {
   const oldRealm = Number(tables.realms![0]!.id);
   const text = textRemapper(ids, oldRealm, newRealm);
@@ -93,7 +95,9 @@ export function transform(
     name: name ?? r.name,
     description: str(r.description),
     deactivated: 0,
-    settings: withoutUploadedIcon(remapSettings(ids, r.settings)),
+    settings: iconCarried
+      ? remapSettings(ids, r.settings)
+      : withoutUploadedIcon(remapSettings(ids, r.settings)),
   }));
   const takenKeys = new Set<string>();
   each('users', (r) => {
@@ -330,9 +334,9 @@ export function transform(
 }
 
 /**
- * A realm's settings without its uploaded icon: an archive does not carry the icon's image
- * (DATA_DIR/realm-icons), so the imported realm starts with the default icon rather than point at
- * an image it lacks; an administrator uploads it again.
+ * A realm's settings without its uploaded icon, for an archive that does not carry the icon's
+ * image (one made before archives did, or whose icon was gone from disk): the imported realm
+ * starts with the default icon rather than point at an image it lacks.
  */
 function withoutUploadedIcon(settings: string): string {
   const obj = JSON.parse(settings) as Record<string, unknown>;

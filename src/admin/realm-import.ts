@@ -13,6 +13,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as tar from 'tar';
+import { uploadedIconFileIn } from '../lib/realm-icons.js';
 import { Role } from '../lib/roles.js';
 import { htmlToText } from '../lib/search.js';
 import { realmUrl } from '../lib/urls.js';
@@ -64,6 +65,15 @@ function readArchive(dir: string): { manifest: ExportManifest; tables: Tables } 
   return { manifest, tables };
 }
 
+/** Whether `full` is a regular file (an archive's symbolic link is not). */
+function isRegularFile(full: string): boolean {
+  try {
+    return fs.lstatSync(full).isFile();
+  } catch {
+    return false;
+  }
+}
+
 function placeFile(from: string, to: string, placed: string[]): void {
   if (!fs.existsSync(from)) return;
   fs.mkdirSync(path.dirname(to), { recursive: true });
@@ -92,6 +102,11 @@ export async function importRealmFromFile(
     const { manifest, tables } = readArchive(work);
     const oldRealm = Number(tables.realms![0]!.id);
 
+    // The uploaded icon its settings name, if the archive carries it (realm_icon/<file>).
+    const icon = uploadedIconFileIn(tables.realms![0]!.settings);
+    const iconInArchive = icon === null ? null : path.join(work, 'realm_icon', icon);
+    const iconCarried = iconInArchive !== null && isRegularFile(iconInArchive);
+
     const ids = new IdMaps();
     const credentials = opts.credentials && manifest.credentials === true;
     const summary = store.transaction(() => {
@@ -99,11 +114,20 @@ export async function importRealmFromFile(
       for (const t of Object.keys(max)) ids.assign(t, tables[t] ?? [], max[t]!);
       const newRealm = ids.need('realms', oldRealm);
       const regenerated: RegeneratedKey[] = [];
-      const rows = transform(rt, tables, ids, newRealm, opts.subdomain, opts.name, {
-        keep: credentials,
-        keyInUse: (key) => store.users.byApiKey(key) !== undefined,
-        regenerated,
-      });
+      const rows = transform(
+        rt,
+        tables,
+        ids,
+        newRealm,
+        opts.subdomain,
+        opts.name,
+        {
+          keep: credentials,
+          keyInUse: (key) => store.users.byApiKey(key) !== undefined,
+          regenerated,
+        },
+        iconCarried,
+      );
 
       // Files first (inside the transaction's try: a failure removes them again).
       for (const a of tables.attachments ?? []) {
@@ -123,6 +147,14 @@ export async function importRealmFromFile(
         placeFile(
           path.join(work, 'emoji', name),
           path.join(config.dataDir, 'emoji', String(newRealm), name),
+          placed,
+        );
+      }
+
+      if (iconCarried) {
+        placeFile(
+          iconInArchive,
+          path.join(config.dataDir, 'realm-icons', String(newRealm), icon!),
           placed,
         );
       }

@@ -19,6 +19,7 @@ import {
   THUMBNAIL_OUTPUT_FORMATS,
   TRANSCODED_IMAGE_FORMAT,
 } from '../lib/thumbnail-formats.js';
+import { uploadedIconFileIn } from '../lib/realm-icons.js';
 import { log } from '../observability/log.js';
 import { objectInfo, readBlob, readObject, type NextMessage } from './objects.js';
 import type { DB } from '../storage/db.js';
@@ -262,7 +263,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
   }
 
   /**
-   * Fetches the uploads and emoji images an export copies that this node lacks (an export runs on
+   * Fetches the uploads, emoji images and uploaded icon an export copies that this node lacks (an export runs on
    * whichever node took its request): those the bucket lacks too stay missing (the archive lists
    * them in `missing_files`, as a single process does for a file gone from disk); any other
    * failure throws, and the export fails rather than leave files out.
@@ -280,6 +281,11 @@ export class ReplicatedUploadFiles extends UploadFiles {
       if (await hasFile(this.emojiPath(realmId, name), null)) continue;
       const blob = await readBlob(this.bucket, this.next, emojiObject(realmId, name));
       if (blob !== null) await this.writeEmoji(realmId, name, blob);
+    }
+    for (const name of files.realm_icons) {
+      if (await hasFile(this.realmIconPath(realmId, name), null)) continue;
+      const blob = await readBlob(this.bucket, this.next, realmIconObject(realmId, name));
+      if (blob !== null) await super.writeRealmIcon(realmId, name, blob);
     }
   }
 
@@ -432,15 +438,8 @@ export function realmIconsNamedIn(db: DB): NamedRealmIcon[] {
     .prepare<[], { id: number; settings: string }>('SELECT id, settings FROM realms')
     .all();
   return rows.flatMap((r) => {
-    let s: { icon_source?: unknown; icon_file?: unknown };
-    try {
-      s = JSON.parse(r.settings) as typeof s;
-    } catch {
-      return [];
-    }
-    return s.icon_source === 'U' && typeof s.icon_file === 'string' && s.icon_file !== ''
-      ? [{ realmId: r.id, fileName: s.icon_file }]
-      : [];
+    const fileName = uploadedIconFileIn(r.settings);
+    return fileName === null ? [] : [{ realmId: r.id, fileName }];
   });
 }
 

@@ -23,6 +23,7 @@ import {
 } from '../lib/errors.js';
 import { imageKind } from '../lib/image-type.js';
 import { str } from '../lib/params.js';
+import { REALM_ICON_FILE_NAME } from '../lib/realm-icons.js';
 import { Role } from '../lib/roles.js';
 import { IMAGE_BOMB_TOTAL_PIXELS } from '../lib/thumbnail-formats.js';
 import { realmIconUrl, uploadedRealmIconPath } from '../lib/urls.js';
@@ -102,8 +103,6 @@ export const deleteRealmIcon = endpoint({
   },
 });
 
-const FILE_NAME = /^icon-[0-9a-f]{16}\.png$/;
-
 /**
  * GET /user_avatars/{realm_id}/realm/{file_name} — an uploaded realm icon (public, as the
  * reference's; a new upload has a new name, so each is cached for good). Anything else: 404.
@@ -114,7 +113,7 @@ export const serveRealmIcon = endpoint({
   auth: 'none',
   params: z.object({ realm_id: str(), file_name: str() }),
   handle: async ({ server }, p) => {
-    if (!FILE_NAME.test(p.file_name) || !/^[0-9]{1,15}$/.test(p.realm_id)) {
+    if (!REALM_ICON_FILE_NAME.test(p.file_name) || !/^[0-9]{1,15}$/.test(p.realm_id)) {
       throw new ResourceNotFoundError();
     }
     const body = await server.uploads.readRealmIcon(Number(p.realm_id), p.file_name);

@@ -37,6 +37,8 @@ export type ExportFiles = {
   uploads: readonly string[];
   /** The file names of the realm's exported custom emoji images. */
   emoji: readonly string[];
+  /** The realm's uploaded icon (its file name), when it has one. */
+  realm_icons: readonly string[];
 };
 
 /**

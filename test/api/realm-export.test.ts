@@ -95,6 +95,16 @@ t.test(
     await createChannel(api, 'iago', 'open');
     await sendChannelMessage(api, 'iago', 'open', 'public', 'a public message');
 
+    const icon = multipartBody([
+      { filename: 'icon.png', data: tinyPng(), contentType: 'image/png' },
+    ]);
+    const uploadedIcon = await request(api, 'POST', 'iago', '/api/v1/realm/icon', icon.body, {
+      'content-type': icon.contentType,
+    });
+    t.equal(uploadedIcon.status, 200, 'an uploaded organization icon');
+    const iconUrl = (JSON.parse(uploadedIcon.body.toString()) as { icon_url: string }).icon_url;
+    const iconName = path.basename(iconUrl);
+
     const q = await register(t, api, 'iago', { event_types: ['realm_export'] });
     const created = await api.post('iago', 'export/realm', {});
     const { id } = assertSuccess(t, created) as { id: number };
@@ -144,6 +154,14 @@ t.test(
     t.ok(
       users.every((u) => u.api_key === null && u.password_hash === null),
       'no keys or hashes',
+    );
+    // The icon is public to every member: a public export carries it.
+    t.ok(tarList(archive).includes(`realm_icon/${iconName}`), 'the organization icon is in it');
+    t.ok(
+      execFileSync('tar', ['xzOf', archive, `realm_icon/${iconName}`]).equals(
+        (await request(api, 'GET', null, iconUrl)).body,
+      ),
+      'the served image',
     );
 
     assertError(
@@ -255,8 +273,6 @@ const TIME_KEY =
 const DROP_KEYS = new Set([
   // derived from the realm's host, which differs
   'realm_icon_url',
-  // an uploaded icon is not exported: the imported realm has the default (checked apart)
-  'realm_icon_source',
   'queue_id',
   'last_event_id',
   'server_generation',
@@ -618,6 +634,7 @@ t.test('round trip: export, import on another server, the same realm apart from 
     'content-type': icon.contentType,
   });
   t.equal(uploadedIcon.status, 200, 'an uploaded organization icon');
+  const iconUrl = (JSON.parse(uploadedIcon.body.toString()) as { icon_url: string }).icon_url;
 
   // The importing server is another process, whose first boot made a realm of its own: every
   // imported row gets a different id.
@@ -647,6 +664,7 @@ t.test('round trip: export, import on another server, the same realm apart from 
     entries.some((e) => e.startsWith('emoji/')),
     'the custom emoji is in it',
   );
+  t.ok(entries.includes(`realm_icon/${path.basename(iconUrl)}`), 'the organization icon is in it');
 
   const usersOfFirstRealm = (db: DB) =>
     (
@@ -718,11 +736,19 @@ t.test('round trip: export, import on another server, the same realm apart from 
       `${name}: the same edit history`,
     );
     if (name === 'desdemona') {
-      // The archive has no icon image: the imported realm has the default, not a missing image.
+      // The uploaded icon came along: the imported realm's, under its own id, the same image.
       const [ra, rb] = [sa.register, sb.register] as Record<string, unknown>[];
       t.equal(ra!.realm_icon_source, 'U');
-      t.equal(rb!.realm_icon_source, 'G', 'the imported realm: the default icon');
-      t.equal(rb!.realm_icon_url, '/static/images/default-realm-icon.png');
+      t.equal(rb!.realm_icon_source, 'U', 'the imported realm: the uploaded icon');
+      const [ua, ub] = [String(ra!.realm_icon_url), String(rb!.realm_icon_url)];
+      t.equal(ua, iconUrl);
+      t.equal(ub, ua.replace(`/user_avatars/${a.fx.realmId}/`, `/user_avatars/${newRealm}/`));
+      const [ia, ib] = [
+        await request(a.api, 'GET', null, ua),
+        await request(apiB, 'GET', null, ub),
+      ];
+      t.equal(ib.status, 200, 'the new server serves it');
+      t.ok(ib.body.equals(ia.body), 'the same image');
     }
   }
 
@@ -866,6 +892,50 @@ t.test('a realm moved again: API keys in use here are replaced and reported', as
     'and whose keys were replaced',
   );
 });
+
+t.test(
+  'an organization icon gone from disk: listed missing, the imported realm has the default',
+  async (t) => {
+    const a = await startServer(t);
+    const icon = multipartBody([
+      { filename: 'icon.png', data: tinyPng(), contentType: 'image/png' },
+    ]);
+    const uploaded = await request(a.api, 'POST', 'iago', '/api/v1/realm/icon', icon.body, {
+      'content-type': icon.contentType,
+    });
+    t.equal(uploaded.status, 200);
+    const name = path.basename(
+      (JSON.parse(uploaded.body.toString()) as { icon_url: string }).icon_url,
+    );
+    fs.rmSync(path.join(a.dataDir, 'realm-icons', String(a.fx.realmId), name));
+    const archive = `${a.dataDir}-export.tar.gz`;
+    t.teardown(() => fs.rmSync(archive, { force: true }));
+    const exported = await manage(a.dataDir, ['export-realm', '--realm', '', '--to', archive]);
+    t.equal(exported.status, 0, exported.stderr);
+    t.notOk(
+      tarList(archive).some((e) => e.startsWith('realm_icon/')),
+      'no icon in the archive',
+    );
+    t.match(JSON.parse(tarRead(archive, 'export.json')), { missing_files: [`realm_icon/${name}`] });
+
+    const bDir = `${a.dataDir}-b`;
+    t.teardown(() => fs.rmSync(bDir, { recursive: true, force: true }));
+    const b = await startChild(bDir, { EXTERNAL_HOST: 'testserver.local' });
+    t.teardown(() => b.kill('SIGTERM'));
+    const imported = await manage(bDir, [
+      'import-realm',
+      '--from',
+      archive,
+      '--subdomain',
+      'moved',
+    ]);
+    t.equal(imported.status, 0, imported.stderr);
+    const api = new ApiClient(b.url, a.fx, { host: 'moved.testserver.local' });
+    const reg = assertSuccess(t, await api.post('hamlet', 'register', {}));
+    t.equal(reg.realm_icon_source, 'G', 'the default icon, not one it lacks');
+    t.equal(reg.realm_icon_url, '/static/images/default-realm-icon.png');
+  },
+);
 
 t.test(
   '--without-credentials: an archive without hashes and keys; new keys, no passwords',
