@@ -51,6 +51,7 @@ import {
 } from './bots/outgoing-webhooks.js';
 import type { ServiceBotDeps } from './lib/bots.js';
 import type { MailDeps } from './lib/mail.js';
+import { uploadedIconFileIn } from './lib/realm-icons.js';
 import { realmUrl } from './lib/urls.js';
 import { loadImageProxyKey } from './storage/image-proxy-key.js';
 import { dataDirWritable, HealthMonitor } from './observability/health.js';
@@ -175,12 +176,21 @@ export async function createServer(opts: ServerOptions = {}): Promise<ConfabServ
   const cluster =
     clusterModule && link
       ? new clusterModule.ClusterNode(link, store, queues, {
-          // Copies of deleted uploads go as the log is applied (a catch-up too).
-          uploadsGone: (pathIds) => {
+          // Copies of deleted uploads, and of realm icons replaced or deleted, go as the log is
+          // applied (a catch-up too).
+          filesGone: ({ uploads: pathIds, realmIcons }) => {
             for (const id of pathIds)
               replicated!.removeLocal(id).catch((err: unknown) => {
                 log.error({ err, path_id: id }, 'removing the copy of a deleted upload failed');
               });
+            for (const realmId of realmIcons)
+              replicated!
+                .removeLocalRealmIconsExcept(realmId, () =>
+                  uploadedIconFileIn(store.realms.byId(realmId)?.settings),
+                )
+                .catch((err: unknown) => {
+                  log.error({ err, realm_id: realmId }, 'removing the copy of a realm icon failed');
+                });
           },
           // Copies of archives no longer served go whenever a change to an export is applied.
           exportsChanged: () => void exports.sweep(),

@@ -28,7 +28,12 @@ import type { EventQueues } from '../delivery/publisher.js';
 import type { RealmRegistry } from '../../actors/registry.js';
 import { unpack } from '../lib/pack.js';
 import { log } from '../observability/log.js';
-import { goneUploads, type Replication, type RowChange } from '../storage/replication.js';
+import {
+  goneFiles,
+  type GoneFiles,
+  type Replication,
+  type RowChange,
+} from '../storage/replication.js';
 import type { ClusterIds } from './id-blocks.js';
 import {
   kick,
@@ -136,8 +141,11 @@ export const VIGIL_MS = 2000;
 
 /** What the applier tells the rest of the node. */
 export type ApplierHooks = {
-  /** Removes this node's copies of uploads whose rows an applied entry deleted. */
-  uploadsGone?: (pathIds: string[]) => void;
+  /**
+   * Removes this node's copies of files an applied entry stopped naming: uploads whose rows it
+   * deleted, and uploaded icons of the realms whose row it wrote that the row no longer names.
+   */
+  filesGone?: (gone: GoneFiles) => void;
   /** An applied entry (this node's own too) wrote a realm export's row. */
   exportsChanged?: () => void;
 };
@@ -704,11 +712,12 @@ export class LogApplier {
     this.appliedSeq = seq;
     this.stuck = false;
     if (e.k === 'batch') {
-      const { uploadsGone, exportsChanged } = this.parts.hooks;
-      // Its own entries too: the request deleting an upload may have come through another node.
-      if (uploadsGone) {
-        const gone = goneUploads(e.changes);
-        if (gone.length > 0) uploadsGone(gone);
+      const { filesGone, exportsChanged } = this.parts.hooks;
+      // Its own entries too: the request deleting an upload (or replacing an icon) may have come
+      // through another node, which removed only its own copy and the bucket's.
+      if (filesGone) {
+        const gone = goneFiles(e.changes);
+        if (gone.uploads.length > 0 || gone.realmIcons.length > 0) filesGone(gone);
       }
       if (exportsChanged && e.changes.some(([table]) => table === 'realm_exports'))
         exportsChanged();

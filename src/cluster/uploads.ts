@@ -19,7 +19,7 @@ import {
   THUMBNAIL_OUTPUT_FORMATS,
   TRANSCODED_IMAGE_FORMAT,
 } from '../lib/thumbnail-formats.js';
-import { uploadedIconFileIn } from '../lib/realm-icons.js';
+import { REALM_ICON_FILE_NAME, uploadedIconFileIn } from '../lib/realm-icons.js';
 import { log } from '../observability/log.js';
 import { objectInfo, readBlob, readObject, type NextMessage } from './objects.js';
 import type { DB } from '../storage/db.js';
@@ -257,6 +257,24 @@ export class ReplicatedUploadFiles extends UploadFiles {
     return data;
   }
 
+  /**
+   * Removes this node's copies of the realm's uploaded icons but the one it names now (`named`,
+   * read when the directory has been listed; null: the default icon), not the bucket's: every node
+   * does so when it applies an entry writing the realm's row (the filesGone hook), as only the
+   * node that took the request replacing or deleting an icon removes its object. A file being
+   * uploaded through this node that its realm does not name yet may go too: it is in the bucket
+   * already, and fetched again once named.
+   */
+  async removeLocalRealmIconsExcept(realmId: number, named: () => string | null): Promise<void> {
+    const dir = path.dirname(this.realmIconPath(realmId, 'x'));
+    const here = await fs.promises.readdir(dir).catch(() => [] as string[]);
+    const keep = named();
+    for (const name of here) {
+      if (name !== keep && REALM_ICON_FILE_NAME.test(name))
+        await super.removeRealmIcon(realmId, name);
+    }
+  }
+
   override async removeRealmIcon(realmId: number, fileName: string): Promise<void> {
     await this.bucket.delete(realmIconObject(realmId, fileName)).catch(() => undefined);
     await super.removeRealmIcon(realmId, fileName);
@@ -332,7 +350,7 @@ export class ReplicatedUploadFiles extends UploadFiles {
 
   /**
    * Removes this node's copy of an upload (file and thumbnails), not the bucket's: every node does
-   * so when it applies the entry deleting the upload's row (ClusterNode.onUploadsGone), as only
+   * so when it applies the entry deleting the upload's row (the filesGone hook), as only
    * the node that took the request removes the objects.
    */
   async removeLocal(pathId: string): Promise<void> {

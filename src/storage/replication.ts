@@ -32,15 +32,27 @@ export type RowChange = [table: string, op: 'u' | 'd', values: unknown[]];
 
 /**
  * Columns a delete carries beyond the key, for what every node must do besides deleting the row:
- * an upload's `path_id`, so each node can remove its own copy of the file (goneUploads).
+ * an upload's `path_id`, so each node can remove its own copy of the file (goneFiles).
  */
 const DELETE_EXTRA: Readonly<Record<string, readonly string[]>> = { attachments: ['path_id'] };
 
-/** The path ids of the uploads whose rows these changes delete. */
-export function goneUploads(changes: readonly RowChange[]): string[] {
-  const out: string[] = [];
-  for (const [table, op, values] of changes)
-    if (table === 'attachments' && op === 'd' && typeof values[1] === 'string') out.push(values[1]);
+/**
+ * Files whose copies a node may no longer need once it has applied some changes: the uploads whose
+ * rows they delete (by path id), and the realms whose row they write, each of which may no longer
+ * name the uploaded icon it named (by realm id; the row says which icon it names now).
+ */
+export type GoneFiles = { uploads: string[]; realmIcons: number[] };
+
+/** What goneFiles finds in these changes (see GoneFiles); empty lists when nothing. */
+export function goneFiles(changes: readonly RowChange[]): GoneFiles {
+  const out: GoneFiles = { uploads: [], realmIcons: [] };
+  for (const [table, op, values] of changes) {
+    if (table === 'attachments' && op === 'd' && typeof values[1] === 'string')
+      out.uploads.push(values[1]);
+    // An upsert carries every column in table order: a realm's `id` first.
+    else if (table === 'realms' && op === 'u' && typeof values[0] === 'number')
+      if (!out.realmIcons.includes(values[0])) out.realmIcons.push(values[0]);
+  }
   return out;
 }
 

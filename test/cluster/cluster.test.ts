@@ -335,6 +335,8 @@ async function run(): Promise<void> {
     },
   );
 
+  /** The realm's uploaded icon once the icon test has run (the export test's archive holds it). */
+  let currentIcon = '';
   t.test('an organization icon uploaded through one node: every node serves it', async (t) => {
     const { body, contentType } = multipartBody([
       { filename: 'icon.png', data: tinyPng(), contentType: 'image/png' },
@@ -363,6 +365,75 @@ async function run(): Promise<void> {
       }
       t.equal(shown, url, `${n.name}: register's realm_icon_url`);
     }
+
+    // Every node now holds a copy. Replaced through n1, then deleted through n3: each node drops
+    // its copy of the icon its realm no longer names as it applies the change (the node that took
+    // the request removes the bucket's object), the current one kept.
+    const iconCopies = (u: string) =>
+      rec.nodes.map((n) =>
+        path.join(n.dataDir, 'realm-icons', ...u.split('/').slice(2, 3), path.basename(u)),
+      );
+    t.ok(
+      iconCopies(url).every((f) => fs.existsSync(f)),
+      'every node holds a copy of the icon it served',
+    );
+    const noCopies = async (u: string, what: string) => {
+      const copies = iconCopies(u);
+      const until = Date.now() + REPLICATION_LIMIT_MS;
+      while (Date.now() < until && copies.some((f) => fs.existsSync(f))) await sleep(100);
+      t.same(
+        copies.filter((f) => fs.existsSync(f)),
+        [],
+        `no node keeps a copy of the ${what} icon`,
+      );
+      t.notOk(
+        await inFilesBucket(rec, `realm_icon/${u.split('/')[2]}/${path.basename(u)}`),
+        `the ${what} icon is gone from the bucket`,
+      );
+    };
+    const again = multipartBody([
+      { filename: 'icon2.png', data: tinyPng(), contentType: 'image/png' },
+    ]);
+    const up2 = await request(
+      via(nodeUrl('n1')),
+      'POST',
+      'owner',
+      '/api/v1/realm/icon',
+      again.body,
+      {
+        'content-type': again.contentType,
+      },
+    );
+    t.equal(up2.status, 200, 'replaced through n1');
+    const url2 = (JSON.parse(up2.body.toString('utf8')) as { icon_url: string }).icon_url;
+    for (const n of rec.nodes) {
+      const got = await request(via(nodeUrl(n.name)), 'GET', null, url2);
+      t.equal(got.status, 200, `${n.name} serves the new icon`);
+    }
+    await noCopies(url, 'replaced');
+    t.ok(
+      iconCopies(url2).every((f) => fs.existsSync(f)),
+      'each node keeps its copy of the current icon',
+    );
+    assertSuccess(t, await via(nodeUrl('n3')).delete('owner', 'realm/icon'), 'deleted through n3');
+    await noCopies(url2, 'deleted');
+
+    // An icon again (through n2 only), for the export below.
+    const third = multipartBody([
+      { filename: 'icon3.png', data: tinyPng(), contentType: 'image/png' },
+    ]);
+    const up3 = await request(
+      via(nodeUrl('n2')),
+      'POST',
+      'owner',
+      '/api/v1/realm/icon',
+      third.body,
+      {
+        'content-type': third.contentType,
+      },
+    );
+    t.equal(up3.status, 200, 'an icon again, through n2');
+    currentIcon = (JSON.parse(up3.body.toString('utf8')) as { icon_url: string }).icon_url;
   });
 
   t.test(
@@ -385,6 +456,18 @@ async function run(): Promise<void> {
       );
       const runner = rec.nodes.find((n) => n.name === 'n3')!;
       t.notOk(fs.existsSync(path.join(runner.dataDir, 'uploads', pathId)), 'n3 lacks the upload');
+      t.not(currentIcon, '', 'the realm has an uploaded icon');
+      t.notOk(
+        fs.existsSync(
+          path.join(
+            runner.dataDir,
+            'realm-icons',
+            currentIcon.split('/')[2]!,
+            path.basename(currentIcon),
+          ),
+        ),
+        'n3 lacks the icon',
+      );
 
       const n3 = via(nodeUrl('n3'));
       const { id } = assertSuccess(t, await n3.post('owner', 'export/realm', {}), 'requested') as {
@@ -430,6 +513,17 @@ async function run(): Promise<void> {
         execFileSync('tar', ['xzOf', archive, 'export.json'], { encoding: 'utf8' }),
       ) as { missing_files: string[] };
       t.same(manifest.missing_files, [], 'no file missing from it');
+      // The organization icon, uploaded through n2 and never served by n3, is in it too.
+      t.ok(
+        members.includes(`realm_icon/${path.basename(currentIcon)}`),
+        'the archive holds the icon uploaded through n2',
+      );
+      t.ok(
+        execFileSync('tar', ['xzOf', archive, `realm_icon/${path.basename(currentIcon)}`]).equals(
+          (await request(via(nodeUrl('n2')), 'GET', null, currentIcon)).body,
+        ),
+        'with its bytes',
+      );
       const copies = rec.nodes.map((n) =>
         path.join(n.dataDir, 'exports', ...exportPath.split('/')),
       );
