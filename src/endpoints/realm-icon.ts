@@ -10,6 +10,8 @@
  * (ServerContext.uploads: DATA_DIR/realm-icons/<realm id>/; in a cluster also in the uploads
  * bucket, from which any node fetches it) before the realm actor records it; if the actor refuses,
  * the file is removed again, and the icon it replaces is removed once the change is committed.
+ * The upload as it came is not kept (the reference's icon.original: nothing of the reference
+ * serves or reads it; docs/api.md).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
