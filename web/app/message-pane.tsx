@@ -538,6 +538,27 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     }
   };
 
+  /**
+   * With nothing selected, where ↓ (j) and ↑ (k) start: the first or the last message wholly in
+   * view (one partly in view if none is whole), not the view's last message, which was out of
+   * sight when the view opened at its first unread message (`n`, a channel's unread topic).
+   */
+  const inView = (ids: readonly number[], which: 'first' | 'last'): number | undefined => {
+    const el = scroller.current!;
+    const box = el.getBoundingClientRect();
+    const whole: number[] = [];
+    const part: number[] = [];
+    for (const row of el.querySelectorAll<HTMLElement>('.msg[data-id]')) {
+      const id = Number(row.dataset.id);
+      if (!ids.includes(id)) continue;
+      const r = row.getBoundingClientRect();
+      if (r.bottom <= box.top || r.top >= box.bottom) continue;
+      (r.top >= box.top - 1 && r.bottom <= box.bottom + 1 ? whole : part).push(id);
+    }
+    const shown = whole.length ? whole : part;
+    return which === 'first' ? shown[0] : shown.at(-1);
+  };
+
   const onKey = (e: KeyboardEvent) => {
     if (e.target !== scroller.current || e.ctrlKey || e.metaKey || e.altKey) return;
     // The selection as it is now, not as it was at the last render: keys pressed faster than
@@ -548,9 +569,9 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     const i = selected === null ? -1 : ids.indexOf(selected);
     let next: number | undefined;
     if (e.key === 'ArrowDown' || e.key === 'j')
-      next = ids[i < 0 ? ids.length - 1 : Math.min(ids.length - 1, i + 1)];
+      next = i < 0 ? (inView(ids, 'first') ?? ids.at(-1)) : ids[Math.min(ids.length - 1, i + 1)];
     else if (e.key === 'ArrowUp' || e.key === 'k')
-      next = ids[i < 0 ? ids.length - 1 : Math.max(0, i - 1)];
+      next = i < 0 ? (inView(ids, 'last') ?? ids.at(-1)) : ids[Math.max(0, i - 1)];
     else if (e.key === 'End') next = ids.at(-1);
     else if (e.key === 'Home') next = ids[0];
     else if ((e.key === 'Enter' || e.key === 'r') && selected !== null) {

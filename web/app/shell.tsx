@@ -23,6 +23,39 @@ function typingInField(e: KeyboardEvent): boolean {
   return !!t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
 }
 
+/** The message list's own keys (message-pane.tsx): letters, and those a link or button takes. */
+const LIST_LETTERS = new Set(['j', 'k', 'r', 'u', 'e', 'i', '>', 'U']);
+const LIST_KEYS = new Set([...LIST_LETTERS, 'ArrowDown', 'ArrowUp', 'Home', 'End', 'Enter']);
+
+/**
+ * Hands a key pressed outside the message list to it when the reference's would act on the list
+ * from there: with nothing focused (the page's body, after `n`, a view opened by a link, a
+ * dialog closed) every list key; on a link or button of the sidebar or the top bar (the focus a
+ * click on a channel leaves) its letters (j, k, r, …), not the keys those act on themselves
+ * (Enter, Space, the arrows). The list takes the focus, the key acts there. True when handed.
+ */
+function toList(e: KeyboardEvent): boolean {
+  const t = e.target as HTMLElement | null;
+  const fromBody = !t || t === document.body || t === document.documentElement;
+  const fromNav =
+    !!t && !fromBody && !!t.closest('.sidebar, .topbar') && !t.closest('[role="menu"]');
+  if (!(fromBody ? LIST_KEYS.has(e.key) : fromNav && LIST_LETTERS.has(e.key))) return false;
+  const list = document.querySelector<HTMLElement>('.messages');
+  if (!list) return false;
+  list.focus({ preventScroll: true });
+  list.dispatchEvent(
+    new KeyboardEvent('keydown', {
+      key: e.key,
+      code: e.code,
+      shiftKey: e.shiftKey,
+      bubbles: true,
+      cancelable: true,
+    }),
+  );
+  e.preventDefault();
+  return true;
+}
+
 function Title({ c }: { c: Controller }) {
   const s = c.state.value!;
   track(s.rev.channels, s.rev.users, s.rev.muted);
@@ -347,6 +380,9 @@ export function Shell({ c }: { c: Controller }) {
       if (typingInField(e) || e.ctrlKey || e.metaKey || e.altKey || c.dialog.value) return;
       const st = c.state.value;
       if (!st) return;
+      // The list's keys pressed with the focus outside it (on nothing, on the sidebar): to the
+      // list, which handles them (the copy handed to it comes back here, its target the list).
+      if (!c.page.value && !c.picker.value && !c.card.value && toList(e)) return;
       // No compose box under a view of its own: nothing to reply to. `c` in Recent conversations
       // and the Inbox is the reference's compose key there too (anywhere in the view but a
       // field): All messages with the box addressed.
