@@ -4,7 +4,10 @@
  * a click on a channel leaves focused, j/k and the list's other keys act on the message list
  * (they did nothing: only the list itself took them), and with nothing selected ↓/j start at the
  * first message in view, ↑/k at the last (both went to the view's last message, far below the
- * unread ones `n` had opened on).
+ * unread ones `n` had opened on). The reference's message keys that did nothing: `s` (to the
+ * selected message's topic, and from a topic to its channel), `=` (the first reaction), `+` (👍),
+ * `:` (the emoji picker), Ctrl+S (star), ← (edit your latest message), Shift+R (a direct message
+ * to the sender).
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -14,17 +17,26 @@ import { browserSuite } from '../helpers/browser-suite.js';
 import { sendChannelMessage } from '../helpers/messages.js';
 
 const LONG = 40;
+let betaId = 0;
 
-const { b, ts } = browserSuite(t, {
+const { b, ts, channels } = browserSuite(t, {
   server: true,
   channels: {
     general: { by: 'othello', members: ['hamlet', 'othello'] },
     design: { by: 'othello', members: ['hamlet', 'othello'] },
+    sandbox: { by: 'othello', members: ['hamlet', 'othello'] },
   },
   seed: async ({ ts }) => {
     for (let i = 0; i < LONG; i++)
       await sendChannelMessage(ts.api, 'othello', 'general', 'long thread', `long ${i}`);
     await sendChannelMessage(ts.api, 'othello', 'design', 'logo', 'the logo draft');
+    await sendChannelMessage(ts.api, 'othello', 'sandbox', 'alpha', 'alpha one');
+    await sendChannelMessage(ts.api, 'hamlet', 'sandbox', 'alpha', 'alpha mine');
+    betaId = await sendChannelMessage(ts.api, 'othello', 'sandbox', 'beta', 'beta one');
+    const reacted = await ts.api.post('othello', `messages/${betaId}/reactions`, {
+      emoji_name: 'tada',
+    });
+    if (reacted.status !== 200) throw new Error(`reacting failed: ${reacted.text}`);
     // What the view shows stays unread: `n` goes where the test expects.
     await ts.api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 3 });
   },
@@ -59,12 +71,12 @@ t.test('j and k act on the list with the focus on nothing or on the sidebar', as
   if (NO_CHROMIUM) return;
   const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#inbox' });
   await waitFor(page, `!!document.querySelector('.inbox-focus')`);
-  // `n`, once or twice: to the long topic (design's may come first).
-  for (let i = 0; i < 2; i++) {
+  // `n`, until the long topic (the other channels' unread topics may come first).
+  for (let i = 0; i < 4; i++) {
+    const from = await page.evaluate<string>(`location.hash`);
     await page.keyboard.press('n');
-    await waitFor(page, `/logo|long thread/.test(document.querySelector('.title')?.textContent)`);
-    if (await page.evaluate(`document.querySelector('.title').textContent.includes('long')`)) break;
-    await waitMessage(page, 'the logo draft');
+    await waitFor(page, `location.hash !== ${JSON.stringify(from)}`);
+    if (await page.evaluate(`location.hash.endsWith('/topic/long.20thread')`)) break;
   }
   await waitForTitle(page, 'long thread');
   await waitMessage(page, 'long 0');
@@ -105,4 +117,101 @@ t.test('j and k act on the list with the focus on nothing or on the sidebar', as
     /messages/,
     'the list has the focus, where the next keys go',
   );
+});
+
+/** The selected message's reactions: `emoji count mine` each, in order. */
+function reactionsOfSelected(page: Page): Promise<string> {
+  return page.evaluate(`[...document.querySelectorAll('.msg.selected .reactions .reaction[aria-pressed]')]
+    .map((r) => r.getAttribute('aria-label').split(':')[0] + ' ' + r.textContent.replace(/\\D/g, '') + ' ' + r.getAttribute('aria-pressed'))
+    .join(', ')`);
+}
+
+t.test('s, =, +, :, Ctrl+S, ← and Shift+R on the selected message', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${channels.sandbox}-sandbox`,
+  });
+  await waitMessage(page, 'beta one');
+  await page.focus('.messages');
+  await page.keyboard.press('End');
+  await selectedIs(page, 'beta one');
+
+  // s: the selected message's topic, the message still selected; s again: its channel.
+  await page.keyboard.press('s');
+  await waitForTitle(page, 'beta');
+  t.match(await page.evaluate(`location.hash`), /\/topic\/beta\/near\//, 's: the topic, near it');
+  await selectedIs(page, 'beta one');
+  t.notOk(
+    await page.evaluate(
+      `[...document.querySelectorAll('.msg .content')].some((c) => c.textContent === 'alpha one')`,
+    ),
+    'only the topic shown',
+  );
+  await page.keyboard.press('s');
+  await waitFor(page, `!location.hash.includes('/topic/')`);
+  await waitMessage(page, 'alpha one');
+  await selectedIs(page, 'beta one');
+  t.pass('s again: the channel, the message still selected');
+
+  // = joins the first reaction (Othello's 🎉); + adds 👍; = takes the 🎉 back.
+  await page.keyboard.press('=');
+  await waitFor(
+    page,
+    `document.querySelector('.msg.selected .reaction[aria-pressed="true"]') !== null`,
+  );
+  t.equal(await reactionsOfSelected(page), 'tada 2 true', '= joined the first reaction');
+  await page.keyboard.press('+');
+  await waitFor(
+    page,
+    `document.querySelectorAll('.msg.selected .reaction[aria-pressed="true"]').length === 2`,
+  );
+  t.equal(await reactionsOfSelected(page), 'tada 2 true, +1 1 true', '+ added 👍');
+  await page.keyboard.press('=');
+  await waitFor(
+    page,
+    `document.querySelectorAll('.msg.selected .reaction[aria-pressed="true"]').length === 1`,
+  );
+  t.equal(await reactionsOfSelected(page), 'tada 1 false, +1 1 true', '= took the first back');
+
+  // Ctrl+S stars it (and not the browser's "Save page as"); again unstars.
+  await page.keyboard.press('Control+s');
+  await waitFor(page, `document.querySelector('.msg.selected').classList.contains('starred')`);
+  t.pass('Ctrl+S starred the message');
+  await page.keyboard.press('Control+s');
+  await waitFor(page, `!document.querySelector('.msg.selected').classList.contains('starred')`);
+  t.pass('Ctrl+S again unstarred it');
+
+  // : the emoji picker, its search field focused; a reaction chosen; the focus back on the list.
+  await page.keyboard.press(':');
+  await waitFor(page, `document.activeElement?.getAttribute('aria-label') === 'Search emoji'`);
+  await screenshot(page, t, 'hotkeys-colon-picker');
+  await page.keyboard.type('heart');
+  await page.keyboard.press('Enter');
+  await waitFor(
+    page,
+    `/heart/.test(document.querySelector('.msg.selected .reactions')?.textContent + [...document.querySelectorAll('.msg.selected .reaction')].map((r) => r.getAttribute('aria-label')).join())`,
+  );
+  t.pass(': reacted with the emoji picked');
+  await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+
+  // ←: your latest message in the view, selected and opened for editing.
+  await page.keyboard.press('ArrowLeft');
+  await waitFor(page, `document.querySelector('.msg.selected textarea')?.value === 'alpha mine'`);
+  t.pass('←: editing your latest message');
+  await screenshot(page, t, 'hotkeys-left-edit');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.msg textarea') === null`);
+
+  // Shift+R on Othello's message: a direct message to him.
+  await page.focus('.messages');
+  await page.keyboard.press('End');
+  await selectedIs(page, 'beta one');
+  await page.keyboard.press('Shift+R');
+  await waitFor(page, `document.activeElement?.id === 'compose-text'`);
+  t.match(
+    await page.evaluate(`document.querySelector('.compose .pills')?.textContent ?? ''`),
+    /Othello/,
+    'Shift+R: the compose box addressed to the sender, directly',
+  );
+  await screenshot(page, t, 'hotkeys-shift-r');
 });

@@ -5,14 +5,27 @@
  * linked one); kept in place while rows come and go above (the row at the top of the view is the
  * anchor); following the newest while at the bottom. Messages shown while the window has focus
  * are marked read (the user's setting permitting), in batches. Keyboard: arrows or j/k move the
- * selection, r or Enter replies, e edits, Esc clears.
+ * selection, r or Enter replies, e edits, s goes to its conversation (from one, to its channel),
+ * Shift+R replies directly to the sender, = + : react, Ctrl+S stars, ← edits your latest message,
+ * Esc clears.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChatState, StoredMessage } from '../state/chat.js';
 import type { MessageList } from '../state/message-list.js';
 import { markUnreadShown } from '../state/message-menu.js';
 import { mentionTarget } from '../state/profile.js';
-import { channelOf, dmNarrow, find, narrowHash, senderOf, topicNarrow } from '../state/narrow.js';
+import {
+  channelNarrow,
+  channelOf,
+  dmNarrow,
+  find,
+  isConversation,
+  isNarrow,
+  narrowHash,
+  senderOf,
+  topicNarrow,
+  type Narrow,
+} from '../state/narrow.js';
 import { hiddenMessage, listedNames } from '../state/muted-users.js';
 import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
@@ -22,7 +35,7 @@ import { TopicPolicyMenu } from './topic-policy.js';
 import { track } from './track.js';
 import { dayKey, dayLabel } from './format.js';
 import { Icon } from './icons.js';
-import { MessageRow } from './message.js';
+import { MessageRow, pickReaction } from './message.js';
 
 const EDGE_MARGIN = '600px 0px';
 /** Keys that scroll the list or move its selection. */
@@ -559,11 +572,25 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
     return which === 'first' ? shown[0] : shown.at(-1);
   };
 
+  /** The selected message's row, or null. */
+  const rowOf = (id: number) =>
+    scroller.current!.querySelector<HTMLElement>(`.msg[data-id="${id}"]`);
+
   const onKey = (e: KeyboardEvent) => {
-    if (e.target !== scroller.current || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.target !== scroller.current) return;
     // The selection as it is now, not as it was at the last render: keys pressed faster than
     // the list redraws each move on from the one before.
     const selected = c.selected.value;
+    const mod = e.ctrlKey || e.metaKey;
+    if (mod && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 's') {
+      // Star or unstar the selected message (the reference's Ctrl+S), not the browser's "Save
+      // page as".
+      e.preventDefault();
+      const m = selected !== null ? s.messages.get(selected) : undefined;
+      if (m) void c.toggleStar(m);
+      return;
+    }
+    if (mod || e.altKey) return;
     // Likewise the list as it is now: a message shown since (one just sent) counts.
     const ids = s.drawnIds(list).filter((id) => s.messages.has(id));
     const i = selected === null ? -1 : ids.indexOf(selected);
@@ -622,6 +649,81 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       const stop = shown.find((b) => b.tabIndex === 0) ?? shown[0];
       e.preventDefault();
       stop?.focus();
+      return;
+    } else if (e.key === 's') {
+      // The reference's `s`: from one conversation to its channel (or to all direct messages),
+      // else to the selected message's conversation; the selected message stays selected there.
+      const m = selected !== null ? s.messages.get(selected) : undefined;
+      const near = selected;
+      let to: Narrow | null = null;
+      if (isConversation(list.narrow)) {
+        const ch = channelOf(list.narrow);
+        to = ch !== undefined ? channelNarrow(ch) : isNarrow('dm');
+      } else if (m) {
+        const conv = s.conversationOf(m);
+        to =
+          conv.kind === 'stream'
+            ? topicNarrow(conv.streamId, conv.topic)
+            : dmNarrow(conv.ids, s.selfId);
+      }
+      if (to) {
+        e.preventDefault();
+        c.go({ ...to, near });
+      }
+      return;
+    } else if (e.key === 'R' && selected !== null) {
+      // A direct message to the selected message's sender (the reference's Shift+R).
+      const m = s.messages.get(selected);
+      if (m) {
+        e.preventDefault();
+        c.requestCompose({
+          kind: 'dm',
+          userIds: m.sender_id === s.selfId ? [s.selfId] : [m.sender_id],
+        });
+      }
+      return;
+    } else if ((e.key === '=' || e.key === '+' || e.key === ':') && selected !== null) {
+      // The reference's reaction keys: `=` the message's first reaction (added, or taken back),
+      // `+` 👍, `:` the emoji picker beside the message.
+      const m = s.messages.get(selected);
+      if (!m) return;
+      e.preventDefault();
+      if (e.key === ':') {
+        const row = rowOf(selected);
+        const button = row?.querySelector<HTMLElement>(
+          '.msg-actions button[aria-label="Add a reaction"]',
+        );
+        if (row) pickReaction(c, m, button && button.offsetParent !== null ? button : row);
+        return;
+      }
+      const first = m.reactions[0];
+      const r =
+        e.key === '+'
+          ? { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' }
+          : first
+            ? {
+                emoji_name: first.emoji_name,
+                emoji_code: first.emoji_code,
+                reaction_type: first.reaction_type,
+              }
+            : null;
+      if (r) void c.toggleReaction(m, r);
+      return;
+    } else if (e.key === 'ArrowLeft') {
+      // The reference's ←: the latest message of yours in the view that you may still edit,
+      // selected and opened for editing (nothing if there is none).
+      const now = Date.now() / 1000;
+      const mine = ids.findLast((id) => {
+        const m = s.messages.get(id);
+        return (
+          !!m && m.sender_id === s.selfId && (s.canEditContent(m, now) || s.canEditTopic(m, now))
+        );
+      });
+      if (mine !== undefined) {
+        e.preventDefault();
+        c.selected.value = mine;
+        c.editing.value = mine;
+      }
       return;
     } else if (e.key === 'Escape' && selected !== null) {
       c.selected.value = null;

@@ -636,7 +636,7 @@ export function openPicker(
 }
 
 /** The emoji picker, to react to a message with the emoji chosen. */
-function pickReaction(c: Controller, m: StoredMessage, anchor: HTMLElement): void {
+export function pickReaction(c: Controller, m: StoredMessage, anchor: HTMLElement): void {
   openPicker(c, anchor, 'Add a reaction', (entry) => {
     const reaction_type = entry.kind === 'realm' ? 'realm_emoji' : 'unicode_emoji';
     void c.toggleReaction(m, { emoji_name: entry.name, emoji_code: entry.code, reaction_type });

@@ -24,8 +24,16 @@ function typingInField(e: KeyboardEvent): boolean {
 }
 
 /** The message list's own keys (message-pane.tsx): letters, and those a link or button takes. */
-const LIST_LETTERS = new Set(['j', 'k', 'r', 'u', 'e', 'i', '>', 'U']);
-const LIST_KEYS = new Set([...LIST_LETTERS, 'ArrowDown', 'ArrowUp', 'Home', 'End', 'Enter']);
+const LIST_LETTERS = new Set(['j', 'k', 'r', 'R', 's', 'u', 'e', 'i', '>', 'U', '=', '+', ':']);
+const LIST_KEYS = new Set([
+  ...LIST_LETTERS,
+  'ArrowDown',
+  'ArrowUp',
+  'ArrowLeft',
+  'Home',
+  'End',
+  'Enter',
+]);
 
 /**
  * Hands a key pressed outside the message list to it when the reference's would act on the list
