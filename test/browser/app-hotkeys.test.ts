@@ -7,7 +7,8 @@
  * unread ones `n` had opened on). The reference's message keys that did nothing: `s` (to the
  * selected message's topic, and from a topic to its channel), `=` (the first reaction), `+` (👍),
  * `:` (the emoji picker), Ctrl+S (star), ← (edit your latest message), Shift+R (a direct message
- * to the sender).
+ * to the sender). End, as the reference's, reads the messages it passes over (they stayed unread
+ * above the last one, never shown).
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -214,4 +215,42 @@ t.test('s, =, +, :, Ctrl+S, ← and Shift+R on the selected message', async (t) 
     'Shift+R: the compose box addressed to the sender, directly',
   );
   await screenshot(page, t, 'hotkeys-shift-r');
+});
+
+t.test('End reads the messages it passes over', async (t) => {
+  if (NO_CHROMIUM) return;
+  await ts.api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 1 });
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${channels.general}-general/topic/long.20thread`,
+  });
+  await waitMessage(page, 'long 0');
+  // Those in view are read; those below, never shown, are not.
+  await waitFor(page, `document.querySelector('.msg.unread') !== null`);
+  const unreadBelow = await page.evaluate<number>(
+    `document.querySelectorAll('.msg.unread').length`,
+  );
+  t.ok(unreadBelow > 0, `${unreadBelow} messages below the view unread before End`);
+  await page.focus('.messages');
+  await page.keyboard.press('End');
+  await selectedIs(page, `long ${LONG - 1}`);
+  await waitFor(page, `document.querySelector('.msg.unread') === null`);
+  t.pass('End: none of the view left unread');
+  await screenshot(page, t, 'hotkeys-end-read');
+  // And on the server, once the batch has gone.
+  const unreadOnServer = async () => {
+    const res = await ts.api.get('hamlet', 'messages', {
+      anchor: 'newest',
+      num_before: 100,
+      num_after: 0,
+      narrow: JSON.stringify([
+        { operator: 'channel', operand: channels.general },
+        { operator: 'topic', operand: 'long thread' },
+      ]),
+    });
+    const messages = res.body.messages as { flags: string[] }[];
+    return messages.filter((m) => !m.flags.includes('read')).length;
+  };
+  for (let i = 0; i < 300 && (await unreadOnServer()) > 0; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  t.equal(await unreadOnServer(), 0, 'the server has them read');
 });

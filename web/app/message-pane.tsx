@@ -599,8 +599,12 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       next = i < 0 ? (inView(ids, 'first') ?? ids.at(-1)) : ids[Math.min(ids.length - 1, i + 1)];
     else if (e.key === 'ArrowUp' || e.key === 'k')
       next = i < 0 ? (inView(ids, 'last') ?? ids.at(-1)) : ids[Math.max(0, i - 1)];
-    else if (e.key === 'End') next = ids.at(-1);
-    else if (e.key === 'Home') next = ids[0];
+    else if (e.key === 'End') {
+      next = ids.at(-1);
+      // As the reference's End: the messages passed over are read too (those the view holds),
+      // not left unread above the last one (the view's reading rules permitting).
+      if (c.readsOnView()) c.markRead(ids.filter((id) => s.unread.has(id)));
+    } else if (e.key === 'Home') next = ids[0];
     else if ((e.key === 'Enter' || e.key === 'r') && selected !== null) {
       const m = s.messages.get(selected);
       if (m) {
