@@ -8,7 +8,9 @@
  * selected message's topic, and from a topic to its channel), `=` (the first reaction), `+` (👍),
  * `:` (the emoji picker), Ctrl+S (star), ← (edit your latest message), Shift+R (a direct message
  * to the sender). End, as the reference's, reads the messages it passes over (they stayed unread
- * above the last one, never shown).
+ * above the last one, never shown). `e` on a message whose topic alone may be edited puts the
+ * focus on the topic's field (nothing had it: keys typed went to the list), and the edit closed
+ * gives the focus back to the list (it was lost to the page).
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -253,4 +255,50 @@ t.test('End reads the messages it passes over', async (t) => {
   for (let i = 0; i < 300 && (await unreadOnServer()) > 0; i++)
     await new Promise((r) => setTimeout(r, 100));
   t.equal(await unreadOnServer(), 0, 'the server has them read');
+});
+
+t.test('e on a message whose topic alone may be edited: its field has the focus', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${channels.sandbox}-sandbox`,
+  });
+  await waitMessage(page, 'beta one');
+  await page.focus('.messages');
+  await page.keyboard.press('End');
+  await selectedIs(page, 'beta one');
+  // Othello's message: Hamlet may move it (its topic), not edit its content.
+  await page.keyboard.press('e');
+  await waitFor(page, `document.activeElement?.closest('.edit-box') != null`);
+  t.equal(
+    await page.evaluate(`document.activeElement.tagName + ' ' + document.activeElement.value`),
+    'INPUT beta',
+    'the topic field has the focus',
+  );
+  t.notOk(
+    await page.evaluate(`document.querySelector('.edit-box textarea') !== null`),
+    'no content to edit',
+  );
+  await screenshot(page, t, 'hotkeys-edit-topic');
+  // Esc: closed, the focus back on the list, the message still selected.
+  await page.keyboard.press('Escape');
+  await waitFor(page, `document.querySelector('.edit-box') === null`);
+  await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+  await selectedIs(page, 'beta one');
+  t.pass('Esc: back on the list');
+  // A new topic typed, Enter: moved, and the focus back on the list, where j/k go on.
+  await page.keyboard.press('e');
+  await waitFor(page, `document.activeElement?.closest('.edit-box') != null`);
+  await page.keyboard.press('Control+a');
+  await page.keyboard.type('gamma');
+  await page.keyboard.press('Enter');
+  await waitFor(page, `document.querySelector('.edit-box') === null`);
+  await waitFor(
+    page,
+    `[...document.querySelectorAll('.recipient .topic-name')].some((a) => a.textContent === 'gamma')`,
+  );
+  await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+  t.pass('moved to gamma, the focus back on the list');
+  await page.keyboard.press('k');
+  await selectedIs(page, 'alpha mine');
+  t.pass('k moves on from the moved message');
 });

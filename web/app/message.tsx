@@ -787,6 +787,14 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
   // Saving: the keys save too (Enter), so the button's being disabled is not enough.
   const [busy, setBusy, busyNow] = useLive(false);
   const area = useRef<HTMLTextAreaElement>(null);
+  const topicField = useRef<HTMLInputElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  // The topic alone to edit (the content past its time limit, or someone else's message): its
+  // field takes the focus as the box opens, as the content's box does once loaded (below); else
+  // the keys typed went to the message list behind it.
+  useLayoutEffect(() => {
+    if (!canContent) topicField.current?.focus();
+  }, []);
   const original = useRef('');
   /** The text loaded: the box takes the focus as it is drawn with it (not a frame later). */
   const focusArea = useRef(false);
@@ -816,7 +824,13 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
       .catch(() => c.toast('Could not load the message to edit it.'));
   }, [m.id]);
 
-  const cancel = () => (c.editing.value = null);
+  // Closed (saved or cancelled) with the focus in it: the focus back on the message list, the
+  // message still selected there, not lost to the page (the list's keys, Tab from there).
+  const cancel = () => {
+    const inBox = !!box.current?.contains(document.activeElement);
+    c.editing.value = null;
+    if (inBox) document.querySelector<HTMLElement>('.messages')?.focus({ preventScroll: true });
+  };
   const save = async () => {
     // Once: a second Enter (or click) while the first save is on its way would send the
     // same change again (a topic already moved: "Nothing to change").
@@ -844,12 +858,13 @@ function EditBox({ c, s, m }: { c: Controller; s: ChatState; m: StoredMessage })
     }
   };
   return (
-    <div class="edit-box" onKeyDown={keys}>
+    <div class="edit-box" ref={box} onKeyDown={keys}>
       {canTopic && m.type === 'stream' && (
         <div class="form-row">
           <label class="stack">
             Topic
             <input
+              ref={topicField}
               class="field"
               value={topic}
               maxLength={s.realm.maxTopicLength}
