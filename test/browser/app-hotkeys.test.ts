@@ -17,7 +17,7 @@ import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
-import { sendChannelMessage } from '../helpers/messages.js';
+import { seedChannelMessages, sendChannelMessage } from '../helpers/messages.js';
 
 const LONG = 40;
 let betaId = 0;
@@ -28,8 +28,22 @@ const { b, ts, channels } = browserSuite(t, {
     general: { by: 'othello', members: ['hamlet', 'othello'] },
     design: { by: 'othello', members: ['hamlet', 'othello'] },
     sandbox: { by: 'othello', members: ['hamlet', 'othello'] },
+    attic: { by: 'othello', members: ['hamlet', 'othello'] },
   },
-  seed: async ({ ts }) => {
+  seed: async ({ ts, channels }) => {
+    // Hamlet's message of an hour ago, its content past the 10 minutes' limit (its topic not).
+    const hamlet = ts.fx.users.hamlet!.id;
+    seedChannelMessages(ts, {
+      senderId: hamlet,
+      streamId: channels.attic,
+      topic: 'old',
+      count: 1,
+      recipients: [hamlet, ts.fx.users.othello!.id],
+      flags: 1,
+      dateSent: Math.floor(Date.now() / 1000) - 3600,
+      text: () => 'old mine',
+    });
+    await sendChannelMessage(ts.api, 'othello', 'attic', 'old', 'old reply');
     for (let i = 0; i < LONG; i++)
       await sendChannelMessage(ts.api, 'othello', 'general', 'long thread', `long ${i}`);
     await sendChannelMessage(ts.api, 'othello', 'design', 'logo', 'the logo draft');
@@ -301,4 +315,26 @@ t.test('e on a message whose topic alone may be edited: its field has the focus'
   await page.keyboard.press('k');
   await selectedIs(page, 'alpha mine');
   t.pass('k moves on from the moved message');
+});
+
+t.test('← skips a message of yours whose content may no longer be edited', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${channels.attic}-attic`,
+  });
+  await waitMessage(page, 'old reply');
+  await page.focus('.messages');
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('End');
+  await selectedIs(page, 'old reply');
+  t.equal(
+    await page.evaluate(`document.querySelector('.edit-box')`),
+    null,
+    '←: nothing opened (the only message of yours is past the content limit)',
+  );
+  await sendChannelMessage(ts.api, 'hamlet', 'attic', 'old', 'new mine');
+  await waitMessage(page, 'new mine');
+  await page.keyboard.press('ArrowLeft');
+  await waitFor(page, `document.querySelector('.msg.selected textarea')?.value === 'new mine'`);
+  t.pass('←: your latest message with content to edit, opened');
 });

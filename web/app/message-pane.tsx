@@ -714,14 +714,13 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
       if (r) void c.toggleReaction(m, r);
       return;
     } else if (e.key === 'ArrowLeft') {
-      // The reference's ←: the latest message of yours in the view that you may still edit,
-      // selected and opened for editing (nothing if there is none).
+      // The reference's ←: the latest message of yours in the view whose content you may still
+      // edit (as its edit_last_sent_message: not one past the time limit, whose topic alone
+      // could change), selected and opened for editing; nothing if there is none.
       const now = Date.now() / 1000;
       const mine = ids.findLast((id) => {
         const m = s.messages.get(id);
-        return (
-          !!m && m.sender_id === s.selfId && (s.canEditContent(m, now) || s.canEditTopic(m, now))
-        );
+        return !!m && m.sender_id === s.selfId && s.canEditContent(m, now);
       });
       if (mine !== undefined) {
         e.preventDefault();
