@@ -23,6 +23,7 @@ import type { CustomProfileFieldRow, UserRow } from '../storage/users.js';
 import { streamDeleteEvent } from './channel-events.js';
 import { checkFullName } from '../lib/user-rules.js';
 import { actingUser, type MutationContext } from './context.js';
+import { presenceReactivated } from './presence.js';
 import {
   checkProfileDataRemovals,
   checkProfileDataUpdates,
@@ -399,6 +400,7 @@ export function doReactivateUser(
       );
   }
   emitBotActive(ctx, target, true);
+  presenceReactivated(ctx, target);
   ctx.afterCommit(() => realm.reloadUser(target.id));
   return {};
 }

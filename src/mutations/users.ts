@@ -20,6 +20,7 @@ import type { Store } from '../storage/store.js';
 import type { UserRow } from '../storage/users.js';
 import { checkCanCreateUsers, checkRealmAdministrator } from '../lib/user-rules.js';
 import type { MutationContext } from './context.js';
+import { presenceSessionsEnded } from './presence.js';
 import { endLoginSessions } from './sessions.js';
 import { revokeEmailInvitationsFor, revokeInvitationsCreatedBy } from './invitation-cleanup.js';
 import { bulkAddSubscriptions } from './subscriptions.js';
@@ -329,6 +330,7 @@ function deactivateOne(ctx: MutationContext, target: UserRow): void {
       .filter((id) => id !== target.id),
   );
   endLoginSessions(ctx, [target.id]);
+  presenceSessionsEnded(ctx, target);
   emitBotActive(ctx, target, false);
   ctx.afterCommit(() => realm.reloadUser(target.id));
   ctx.endSessions([target.id]);

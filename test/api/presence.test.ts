@@ -450,3 +450,55 @@ t.test('a brand-new user whose first report is idle: active_timestamp is the joi
   const legacy = assertSuccess(t, await api.get('othello', `users/${newbieId}/presence`));
   t.match(legacy.presence, { aggregated: { status: 'idle' } }, 'legacy: idle');
 });
+
+t.test('deactivated, then reactivated: offline from the deactivation on', async (t) => {
+  const { ts, clock } = await start(t);
+  const { api, fx } = ts;
+  const hamlet = fx.users.hamlet!;
+  // Hamlet is deactivated while active (his sessions and queues end), and is reactivated soon
+  // after, within the offline threshold: he has not been active since, so he is offline.
+  await ping(t, api, 'hamlet', { status: 'active', ping_only: true });
+  clock.advance(5);
+  assertSuccess(t, await api.delete('iago', `users/${hamlet.id}`));
+  clock.advance(5);
+  // A client fetches while he is deactivated: its position goes past his record (not in it).
+  const during = await ping(t, api, 'othello', { status: 'active', last_update_id: -1 });
+  t.notOk(String(hamlet.id) in (during.presences as object), 'no presence while deactivated');
+  clock.advance(5);
+  assertSuccess(t, await api.post('iago', `users/${hamlet.id}/reactivate`));
+  clock.advance(5);
+  const one = assertSuccess(t, await api.get('othello', `users/${hamlet.id}/presence`));
+  t.match(one.presence, { aggregated: { status: 'offline' } }, 'his presence: offline');
+  const realm = assertSuccess(t, await api.get('othello', 'realm/presence'));
+  const legacy = (realm.presences as Record<string, { aggregated: { status: string } }>)[
+    hamlet.email
+  ]!;
+  t.equal(legacy.aggregated.status, 'idle', "the realm's presence: not active");
+  const snap = assertSuccess(
+    t,
+    await api.post('othello', 'register', {
+      slim_presence: true,
+      fetch_event_types: '["presence"]',
+    }),
+  );
+  const times = (snap.presences as Record<string, { active_timestamp: number }>)[hamlet.id]!;
+  t.ok(clock.seconds - times.active_timestamp > 200, 'a new snapshot: offline', {
+    age: clock.seconds - times.active_timestamp,
+  });
+  // The client that fetched while he was deactivated gets his record in its next fetch.
+  const next = await ping(t, api, 'othello', {
+    status: 'active',
+    last_update_id: during.presence_last_update_id,
+  });
+  const again = (next.presences as Record<string, { active_timestamp: number }>)[hamlet.id];
+  t.ok(again && clock.seconds - again.active_timestamp > 200, 'the next fetch brings it', {
+    again,
+  });
+  // An old record (past the threshold already) keeps its times.
+  clock.advance(600);
+  const before = assertSuccess(t, await api.get('othello', `users/${hamlet.id}/presence`));
+  assertSuccess(t, await api.delete('iago', `users/${hamlet.id}`));
+  assertSuccess(t, await api.post('iago', `users/${hamlet.id}/reactivate`));
+  const after = assertSuccess(t, await api.get('othello', `users/${hamlet.id}/presence`));
+  t.same(after.presence, before.presence, 'an offline user: unchanged');
+});

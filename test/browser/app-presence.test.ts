@@ -19,6 +19,7 @@ import { browserSuite } from '../helpers/browser-suite.js';
 import { TestClock } from '../helpers/clock.js';
 import { setRealmSettings } from '../helpers/channels.js';
 import { startServer } from '../helpers/server.js';
+import { assertSuccess } from '../helpers/api.js';
 import {
   PRESENCE_OFFLINE_THRESHOLD_SECONDS,
   PRESENCE_PING_INTERVAL_SECONDS,
@@ -290,3 +291,58 @@ t.test(
     phone.watch.assertClean(t);
   },
 );
+
+t.test('deactivated while active, reactivated soon after: offline, not "Active now"', async (t) => {
+  if (NO_CHROMIUM) return;
+  const clock = new TestClock();
+  const ts = await startServer(t, { clock: clock.now, heartbeatMs: 2000, heartbeatJitterMs: 0 });
+  const othello = ts.fx.users.othello!.id;
+  const iago = await openApp(b, ts.url, ts.fx, 'iago', { setup: (page) => page.clock.install() });
+  const page = iago.page;
+  await page.waitForSelector('.people a.person');
+  // Othello at work in his own page.
+  const other = await openApp(b, ts.url, ts.fx, 'othello');
+  await waitStatus(page, othello, 'active');
+  await page.click('.sidebar-foot button[aria-label="Settings"]');
+  await page.click('.settings nav a[href="#settings/users"]');
+  const row = page.locator('.users-list li', { hasText: 'Othello' });
+  await row.waitFor();
+  t.match(await row.textContent(), /Active now/, 'the Users list: active now');
+
+  // An administrator deactivates him (his page's session and event queue end), and soon after,
+  // well within the offline threshold, reactivates him. He has not been active since.
+  clock.advance(5);
+  assertSuccess(t, await ts.api.delete('iago', `users/${othello}`));
+  await page.waitForSelector(`.people a.person[data-user-id="${othello}"]`, { state: 'detached' });
+  clock.advance(5);
+  assertSuccess(t, await ts.api.post('iago', `users/${othello}/reactivate`));
+  await waitStatus(page, othello, 'offline');
+  t.pass('the people column: offline');
+  await row.waitFor();
+  t.notMatch(await row.textContent(), /Active now/, 'the Users list: not active now');
+  t.match(await row.textContent(), /Active 0 minutes ago/, 'when he was last active');
+  await screenshot(page, t, 'reactivated-offline-1280');
+
+  // The next ping's answer (the server's record of him) keeps him offline.
+  const sent = page.waitForRequest(
+    (r) => r.url().endsWith('/users/me/presence') && !!r.postData()?.includes('ping_only=false'),
+  );
+  clock.advance(PRESENCE_PING_INTERVAL_SECONDS);
+  await page.clock.fastForward(PRESENCE_PING_INTERVAL_SECONDS * 1000);
+  const answer = (await (await (await sent).response())!.json()) as {
+    presences: Record<string, { active_timestamp: number }>;
+    server_timestamp: number;
+  };
+  t.ok(
+    answer.server_timestamp - answer.presences[othello]!.active_timestamp >
+      PRESENCE_OFFLINE_THRESHOLD_SECONDS,
+    'the server says offline too',
+  );
+  t.equal(await personStatus(page, othello), 'offline');
+  // A page opened now (register's snapshot) shows him offline too.
+  const fresh = await openApp(b, ts.url, ts.fx, 'hamlet');
+  await fresh.page.waitForSelector(`.people a.person[data-user-id="${othello}"]`);
+  t.equal(await personStatus(fresh.page, othello), 'offline', 'a new page: offline');
+  await other.page.close();
+  iago.watch.assertClean(t, /WebSocket|status of 401/);
+});

@@ -1234,6 +1234,38 @@ t.test("presence: register's snapshot, a presence event, a ping's answer, one's 
   t.end();
 });
 
+t.test('presence: a deactivation ends the sessions, offline until news of them', (t) => {
+  const at = 1_700_000_000;
+  const { s } = state({
+    presences: { '2': { active_timestamp: at - 10, idle_timestamp: at - 10 } },
+    server_timestamp: at,
+    presence_last_update_id: 4,
+    server_presence_offline_threshold_seconds: 140,
+  });
+  t.equal(s.presenceOf(2), 'active');
+  const rev = s.rev.presence.value;
+  s.apply([ev({ type: 'realm_user', op: 'update', person: { user_id: 2, is_active: false } })]);
+  t.equal(s.presenceOf(2), 'offline', 'offline at once (not at the threshold)');
+  t.ok(s.rev.presence.value > rev, 'drawn again');
+  // Reactivated soon after: still offline, also after an answer without him.
+  s.apply([ev({ type: 'realm_user', op: 'update', person: { user_id: 2, is_active: true } })]);
+  s.setPresences({ presences: {}, server_timestamp: at + 20, presence_last_update_id: 5 });
+  t.equal(s.presenceOf(2), 'offline', 'not active again from the old report');
+  t.equal(s.presence.lastActive(2), at - 10, 'his last activity is still known');
+  // He comes back (the server's event): active.
+  s.apply([
+    ev({
+      type: 'presence',
+      user_id: 2,
+      email: 'h@x',
+      server_timestamp: at + 30,
+      presence: { website: { client: 'website', status: 'active', timestamp: at + 30 } },
+    }),
+  ]);
+  t.equal(s.presenceOf(2), 'active', 'active when he is');
+  t.end();
+});
+
 t.test("presence turned off by the organization: everyone else offline, one's own as set", (t) => {
   const at = 1_700_000_000;
   const { s } = state({

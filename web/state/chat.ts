@@ -1103,6 +1103,11 @@ export class ChatState {
           const u = this.users.get(e.person.user_id);
           if (u) this.users.set(u.user_id, change(u));
           if (e.person.user_id === this.selfId) this.self = change(this.self);
+          // A deactivation ends the user's sessions: offline, whatever they last reported.
+          if (person.is_active === false) {
+            this.presence.sessionsEnded(e.person.user_id);
+            this.rev.presence.value++;
+          }
           this.onSenderChange(person);
         }
         this.rev.users.value++;

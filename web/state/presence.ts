@@ -96,6 +96,14 @@ export class Presence {
   }
 
   /**
+   * The user's sessions ended (their deactivation): offline from now on, whatever their last
+   * report said, until news of them comes (the server's record then says offline too).
+   */
+  sessionsEnded(userId: number): void {
+    if (this.statuses.has(userId)) this.statuses.set(userId, 'offline');
+  }
+
+  /**
    * When the user was last active (UNIX seconds), as the reference's card says it: their last
    * active report (for someone idle, their last report of either kind); undefined when none is
    * known (never, or longer ago than the server keeps).
