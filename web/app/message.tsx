@@ -67,6 +67,7 @@ export function decorate(
 ): void {
   markAlertWords(el, alertWords ?? []);
   if (playgrounds) addPlaygroundLinks(el, playgrounds);
+  for (const pre of el.querySelectorAll<HTMLElement>('pre')) watchScrollable(pre);
   // The mentions of the user (themselves, a group of theirs, a wildcard that reached them) stand
   // out (`user-mention-me`, app.css), as in the reference's web app; a message edited to no longer
   // mention them loses it.
@@ -167,6 +168,41 @@ function addPlaygroundLinks(el: HTMLElement, playgrounds: readonly Playground[])
     }
     block.appendChild(bar);
   }
+}
+
+/**
+ * A code block too wide for its message scrolls sideways; a keyboard reaches what is hidden only
+ * if the block takes the focus (axe's "scrollable-region-focusable"), so such a block is a Tab
+ * stop (`tabindex="0"`, its arrow keys scroll it) and a block that fits is not: a list of short
+ * blocks gains no stops. The reference's blocks take no focus at all. Whether a block is wider
+ * than its box changes with the window (390 pixels against 1280) and with the message drawn
+ * again: each block is watched by one observer of their sizes, which looks again at each change
+ * and lets go of a block taken out of the page.
+ */
+let scrollables: ResizeObserver | null = null;
+const watchedBlocks = new WeakSet<HTMLElement>();
+
+function updateScrollable(pre: HTMLElement): void {
+  const wide = pre.scrollWidth > pre.clientWidth;
+  if (wide && pre.getAttribute('tabindex') !== '0') pre.setAttribute('tabindex', '0');
+  else if (!wide && pre.hasAttribute('tabindex')) pre.removeAttribute('tabindex');
+}
+
+/** Watches a block (its first look comes with the observer's first report, after layout). */
+function watchScrollable(pre: HTMLElement): void {
+  if (watchedBlocks.has(pre)) return;
+  watchedBlocks.add(pre);
+  scrollables ??= new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const block = e.target as HTMLElement;
+      if (block.isConnected) updateScrollable(block);
+      else {
+        scrollables!.unobserve(block);
+        watchedBlocks.delete(block);
+      }
+    }
+  });
+  scrollables.observe(pre);
 }
 
 /** The alert words an element's text was last marked with (joined by line breaks). */
