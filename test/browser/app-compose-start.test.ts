@@ -74,8 +74,8 @@ for (const width of [1280, 390]) {
       const buttons = await bar.locator('button').allTextContents();
       t.same(
         buttons.map((x) => x.trim()),
-        ['Start new conversation', 'New direct message'],
-        `${view}: the bar's buttons`,
+        ['Compose message', 'Start new conversation', 'New direct message'],
+        `${view}: the bar's buttons (no row focused: the standard words)`,
       );
       // On screen, not under the fold or covered.
       const box = (await bar.boundingBox())!;

@@ -433,3 +433,59 @@ t.test('Jump to lists the Inbox', async (t) => {
   watch.assertClean(t);
   await page.close();
 });
+
+t.test('the closed compose box names the focused row, as the reference’s', async (t) => {
+  if (NO_CHROMIUM) return;
+  for (const width of [1280, 390]) {
+    const { page, watch } = await openApp(b, ts.url, ts.fx, 'othello', {
+      hash: '#inbox',
+      width,
+      height: width === 390 ? 844 : 800,
+    });
+    await page.waitForSelector('.inbox-list');
+    // (What other tests send later comes under #general: these rows come first.)
+    await waitFor(
+      page,
+      `${INBOX}.startsWith(${JSON.stringify(JSON.stringify(['# Direct messages 1', 'Hamlet 1', '# design 2', 'logo 2']).slice(0, -1))})`,
+    );
+    const words = `document.querySelector('.compose-closed .compose-reply').textContent.trim()`;
+    const says = (text: string) => waitFor(page, `${words} === ${JSON.stringify(text)}`);
+    // The view shows with its first row focused: a header, the standard words.
+    await waitFor(page, `document.activeElement?.classList.contains('inbox-toggle') === true`);
+    t.equal(
+      await page.evaluate(words),
+      'Compose message',
+      `${width}: a header: the standard words`,
+    );
+    // ↓ row by row: the words follow the focus.
+    const expected = [
+      'Message Hamlet',
+      'Compose message',
+      'Message #design > logo',
+      'Compose message',
+    ];
+    for (const text of expected) {
+      await page.keyboard.press('ArrowDown');
+      await says(text);
+      t.pass(`${width}: ${text}`);
+      if (text === 'Message #design > logo') await screenshot(page, t, `inbox-reply-${width}`);
+    }
+    await page.keyboard.press('ArrowUp');
+    await says('Message #design > logo');
+    // A click opens the compose box on that conversation.
+    await page.click('.compose-closed .compose-reply');
+    await waitForTitle(page, 'logo');
+    await waitFor(
+      page,
+      `document.querySelector('.compose textarea')?.placeholder === 'Message #design > logo'`,
+    );
+    t.pass(`${width}: the compose box on #design > logo`);
+    await screenshot(page, t, `inbox-reply-opened-${width}`);
+    // Elsewhere (Recent conversations): the standard words.
+    await page.goto(ts.url + '/#recent');
+    await page.waitForSelector('.compose-closed');
+    t.equal(await page.evaluate(words), 'Compose message', `${width}: Recent: the standard words`);
+    watch.assertClean(t);
+    await page.close();
+  }
+});

@@ -20,6 +20,7 @@ import {
   inboxContext,
   inboxData,
   inboxRows,
+  inboxRowTarget,
   parseCollapsed,
   parseTopics,
   viewEntries,
@@ -299,6 +300,27 @@ function msg(id: number, o: Partial<Message> = {}): Message {
 
 let eventId = 0;
 const ev = (e: Record<string, unknown>) => ({ id: eventId++, ...e }) as unknown as ServerEvent;
+
+t.test('the closed compose box’s words and target for the focused row', (t) => {
+  const inbox = inboxData([topic(10, '', 1, 1), dmc('2', 1, 4), dmc('1', 1, 5)], ctx());
+  const names = {
+    selfId: SELF,
+    channelName: (id: number) => `ch${id}`,
+    topicName: (topic: string) => (topic === '' ? 'general chat' : topic),
+  };
+  const got = inboxRows(inbox, new Set()).map((r) => {
+    const x = inboxRowTarget(r, names);
+    return [x.label, x.to, x.narrow === null];
+  });
+  t.same(got, [
+    ['Compose message', { kind: 'dm', userIds: [] }, true],
+    ['Message yourself', { kind: 'dm', userIds: [SELF] }, false],
+    [`Message ${inbox.dms[1]!.label}`, { kind: 'dm', userIds: [2] }, false],
+    ['Compose message', { kind: 'stream', streamId: 10, topic: '' }, false],
+    ['Message #ch10 > general chat', { kind: 'stream', streamId: 10, topic: '' }, false],
+  ]);
+  t.end();
+});
 
 t.test('ChatState: from register, then events', (t) => {
   const clock = new FakeTimers();

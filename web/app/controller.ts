@@ -30,6 +30,7 @@ import {
 import type { EmojiEntry } from '../state/autocomplete.js';
 import type { EmojiIndex } from '../state/emoji.js';
 import { Loader } from '../state/loader.js';
+import type { RowTarget } from '../state/inbox.js';
 import { RECENT_BATCH } from '../state/recent.js';
 import { unmutePolicy } from '../state/muting.js';
 import type { MessageList } from '../state/message-list.js';
@@ -237,6 +238,11 @@ export class Controller {
    * it out, so the message would seem lost. Cleared by another view, another send, or closing.
    */
   readonly sentToMuted = signal<{ streamId: number; topic: string } | null>(null);
+  /**
+   * The row focused in the Inbox: what the closed compose box's first button says and where it
+   * opens the box (state/inbox.ts inboxRowTarget); null elsewhere (the standard words).
+   */
+  readonly rowTarget = signal<RowTarget | null>(null);
   readonly selected = signal<number | null>(null);
   /** The message being edited in place. */
   readonly editing = signal<number | null>(null);

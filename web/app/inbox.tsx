@@ -9,7 +9,7 @@
  * as read, follow, mute, copy link, move, resolve, delete) and a channel's header one (the
  * sidebar channel menu's: channel-menu.ts), as the reference's. The data is state/inbox.ts's.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { ChatState } from '../state/chat.js';
 import type { PresenceStatus } from '../state/presence.js';
 import {
@@ -21,6 +21,8 @@ import {
   type InboxDm,
   type InboxRow,
   type InboxTopics,
+  type RowTarget,
+  inboxRowTarget,
 } from '../state/inbox.js';
 import { dmNarrow, narrowHash, topicNarrow, type Narrow } from '../state/narrow.js';
 import { useRowFocus } from './row-focus.js';
@@ -117,6 +119,16 @@ export function InboxView({ c }: { c: Controller }) {
   const inbox = inboxData(s.unread.conversations(), inboxContext(s), topics, text);
   const rows = inboxRows(inbox, collapsed);
   const { list, at, setFocusKey, onKey, onFilterKey } = useRowFocus(rows, '.inbox-focus');
+  // The closed compose box's first button names the focused row's conversation (the first row
+  // before any is focused, as the focus goes there when the view shows), as the reference's.
+  const focused = rows[at];
+  const target = focused ? inboxRowTarget(focused, s) : null;
+  useEffect(() => {
+    const was = c.rowTarget.peek();
+    const same = (a: RowTarget | null) => JSON.stringify(a && [a.label, a.to]);
+    if (same(was) !== same(target)) c.rowTarget.value = target;
+  });
+  useEffect(() => () => void (c.rowTarget.value = null), []);
 
   const toggle = (key: string) => {
     const next = new Set(collapsed);

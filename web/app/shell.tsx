@@ -191,13 +191,29 @@ function Membership({ c }: { c: Controller }) {
 
 /**
  * Under the Inbox and Recent conversations, which have no compose box: the reference's closed
- * compose box, its buttons to start a conversation (keys `c` and `x`), which open the box over
- * All messages. The message views have the box itself; the drafts and the scheduled messages
- * (the reference's overlays) neither.
+ * compose box. Its first button, as the reference's reply button, names the conversation of the
+ * Inbox's focused row ("Message #channel > topic", "Message Othello") and opens the compose box
+ * there; elsewhere, and on a header, it says "Compose message" (a new topic: in that channel on a
+ * channel's header). Then the buttons to start a conversation (keys `c` and `x`), which open the
+ * box over All messages. The message views have the box itself; the drafts and the scheduled
+ * messages (the reference's overlays) neither.
  */
 function ComposeClosed({ c }: { c: Controller }) {
+  // The Inbox's focused row: its conversation, as the reference's reply button follows it.
+  const target = c.rowTarget.value;
   return (
     <div class="compose-closed" role="group" aria-label="Start a conversation">
+      <button
+        class="btn compose-reply"
+        type="button"
+        onClick={() => {
+          if (!target) c.startConversation();
+          else if (target.narrow === null) c.startDirectMessage();
+          else c.goAndCompose(target.narrow, target.to);
+        }}
+      >
+        {target?.label ?? 'Compose message'}
+      </button>
       <button
         class="btn"
         type="button"

@@ -10,7 +10,8 @@
 import type { ChatState } from './chat.js';
 import { TOPIC } from './muting.js';
 import { NAME_ORDER } from './presence.js';
-import { hasWords } from './recent.js';
+import { channelNarrow, dmNarrow, topicNarrow, type Narrow } from './narrow.js';
+import { hasWords, type RowComposeTo } from './recent.js';
 import type { UnreadConversation } from './unread.js';
 
 /** Which topics the view shows, as the reference's filter (and the Recent view's). */
@@ -204,4 +205,46 @@ export type ViewEntry = 'inbox' | 'recent' | 'all';
 export function viewEntries(home: unknown): ViewEntry[] {
   const first: ViewEntry = home === 'inbox' ? 'inbox' : home === 'recent_topics' ? 'recent' : 'all';
   return [first, ...(['inbox', 'recent', 'all'] as const).filter((v) => v !== first)];
+}
+
+/**
+ * The closed compose box's button for the row focused in the Inbox, as the reference's (inbox_ui
+ * update_closed_compose_text): its words name the conversation the compose box would open on,
+ * "Message #channel > topic" for a topic, "Message <names>" for direct messages ("Message
+ * yourself" for one's own), and a header's are the standard "Compose message"; `narrow` and
+ * `to` are where the button opens the compose box (a channel's header: a new topic there; the
+ * direct messages' header: the people to choose, over All messages, `narrow` null).
+ */
+export type RowTarget = { label: string; narrow: Narrow | null; to: RowComposeTo };
+
+export function inboxRowTarget(
+  r: InboxRow,
+  s: Pick<ChatState, 'selfId' | 'channelName' | 'topicName'>,
+): RowTarget {
+  switch (r.kind) {
+    case 'dm-header':
+      return { label: 'Compose message', narrow: null, to: { kind: 'dm', userIds: [] } };
+    case 'channel':
+      return {
+        label: 'Compose message',
+        narrow: channelNarrow(r.channel.streamId),
+        to: { kind: 'stream', streamId: r.channel.streamId, topic: '' },
+      };
+    case 'topic': {
+      const { streamId, topic } = r.topic;
+      return {
+        label: `Message #${s.channelName(streamId)} > ${s.topicName(topic)}`,
+        narrow: topicNarrow(streamId, topic),
+        to: { kind: 'stream', streamId, topic },
+      };
+    }
+    case 'dm': {
+      const others = r.dm.ids.filter((id) => id !== s.selfId);
+      return {
+        label: others.length === 0 ? 'Message yourself' : `Message ${r.dm.label}`,
+        narrow: dmNarrow(r.dm.ids, s.selfId),
+        to: { kind: 'dm', userIds: others.length === 0 ? [s.selfId] : others },
+      };
+    }
+  }
 }
