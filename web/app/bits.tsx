@@ -1,8 +1,10 @@
 /**
  * Small shared pieces: avatars (initials unless the user has a picture), counts, channel marks,
- * a form's error.
+ * a form's error, the icon-only close button.
  */
+import type { Ref } from 'preact';
 import { avatarColor, initials } from './format.js';
+import { Icon } from './icons.js';
 
 export function Avatar({
   id,
@@ -66,4 +68,36 @@ export function FormError({ error }: { error: string | null }) {
       {error}
     </p>
   ) : null;
+}
+
+/**
+ * The icon-only close button of the dialogs, cards, panels and banners: an ×, named for screen
+ * readers by `label` ("Close" unless said otherwise: "Close settings"); `tooltip` shows the name
+ * on hover too (the banners'); `class` adds to `icon-btn` (a card's corner, the settings' place).
+ */
+export function CloseButton({
+  onClick,
+  label = 'Close',
+  tooltip = false,
+  class: cls,
+  buttonRef,
+}: {
+  onClick: () => void;
+  label?: string;
+  tooltip?: boolean;
+  class?: string;
+  buttonRef?: Ref<HTMLButtonElement>;
+}) {
+  return (
+    <button
+      ref={buttonRef}
+      class={cls ? `icon-btn ${cls}` : 'icon-btn'}
+      type="button"
+      aria-label={label}
+      title={tooltip ? label : undefined}
+      onClick={() => onClick()}
+    >
+      <Icon name="x" />
+    </button>
+  );
 }

@@ -26,7 +26,7 @@ import {
 import type { ChatState } from '../state/chat.js';
 import { CHANNEL_NOTIFY, channelNotify, type ChannelNotifyKey } from '../state/notify.js';
 import { PAGE_SIZE, pageOf } from '../state/users.js';
-import { Avatar, FormError, Swatch } from './bits.js';
+import { Avatar, CloseButton, FormError, Swatch } from './bits.js';
 import { Options } from './compose.js';
 import type { Controller } from './controller.js';
 import { useFocusBack, useLastPageFocus, wrapTab } from './focus-back.js';
@@ -334,9 +334,7 @@ export function CreateChannel({ c, name: initial }: { c: Controller; name: strin
       >
         <header>
           <h2 id="create-channel-title">Create channel</h2>
-          <button class="icon-btn" type="button" aria-label="Close" onClick={close}>
-            <Icon name="x" />
-          </button>
+          <CloseButton onClick={close} />
         </header>
         <form
           class="body"
@@ -463,15 +461,7 @@ export function ChannelSettings({ c, streamId }: { c: Controller; streamId: numb
             <span class="sr-only">Settings of #</span>
             <span>{ch.name}</span>
           </h2>
-          <button
-            ref={closeBtn}
-            class="icon-btn"
-            type="button"
-            aria-label="Close channel settings"
-            onClick={close}
-          >
-            <Icon name="x" />
-          </button>
+          <CloseButton buttonRef={closeBtn} label="Close channel settings" onClick={close} />
         </header>
         <div class="body">
           <FormError error={error} />

@@ -21,7 +21,7 @@ import {
 import { emojiText } from '../state/emoji.js';
 import { composeAction, type ScheduleTo } from '../state/scheduled.js';
 import { narrowHash, narrowKey, placeAfterMove, topicNarrow } from '../state/narrow.js';
-import { Avatar } from './bits.js';
+import { Avatar, CloseButton } from './bits.js';
 import type { ComposeTo, Controller } from './controller.js';
 import { isSlashCommand, sizeText } from '../state/format.js';
 import { Icon } from './icons.js';
@@ -1003,15 +1003,7 @@ function SentToMuted({ c }: { c: Controller }) {
       <button class="btn" type="button" onClick={() => c.unmuteSentTo(sent.streamId, sent.topic)}>
         Unmute topic
       </button>
-      <button
-        class="icon-btn"
-        type="button"
-        aria-label="Close"
-        title="Close"
-        onClick={() => (c.sentToMuted.value = null)}
-      >
-        <Icon name="x" />
-      </button>
+      <CloseButton tooltip onClick={() => (c.sentToMuted.value = null)} />
     </div>
   );
 }
@@ -1068,15 +1060,10 @@ function NotSubscribed({ c, to, text }: { c: Controller; to: ComposeTo; text: st
           Subscribe {outside.length === 1 ? 'them' : 'them all'}
         </button>
       )}
-      <button
-        class="icon-btn"
-        type="button"
-        aria-label="Close"
-        title="Close"
+      <CloseButton
+        tooltip
         onClick={() => setDismissed(new Set([...dismissed, ...outside.map(key)]))}
-      >
-        <Icon name="x" />
-      </button>
+      />
     </div>
   );
 }

@@ -14,12 +14,11 @@ import {
   type HistoryEntry,
   type Version,
 } from '../state/message-menu.js';
-import { Avatar } from './bits.js';
+import { Avatar, CloseButton } from './bits.js';
 import type { Controller } from './controller.js';
 import { CopyField } from './copy-field.js';
 import { useFocusBack, wrapTab } from './focus-back.js';
 import { clock, fullTime } from './format.js';
-import { Icon } from './icons.js';
 import { decorate } from './message.js';
 import { track } from './track.js';
 
@@ -86,9 +85,7 @@ function MessageDialog({
       >
         <header>
           <h2 id={id}>{title}</h2>
-          <button ref={closeBtn} class="icon-btn" type="button" aria-label="Close" onClick={close}>
-            <Icon name="x" />
-          </button>
+          <CloseButton buttonRef={closeBtn} onClick={close} />
         </header>
         <div class="body">{children}</div>
       </div>

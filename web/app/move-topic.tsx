@@ -33,10 +33,9 @@ import {
   type PartialMove,
   topicLink,
 } from '../state/topic-move.js';
-import { FormError, Swatch } from './bits.js';
+import { CloseButton, FormError, Swatch } from './bits.js';
 import type { Controller } from './controller.js';
 import { useFocusBack, wrapTab } from './focus-back.js';
-import { Icon } from './icons.js';
 import { useLive } from './live.js';
 import { track } from './track.js';
 
@@ -136,9 +135,7 @@ export function MoveTopic({
       >
         <header>
           <h2 id="move-topic-title">{title}</h2>
-          <button class="icon-btn" type="button" aria-label="Close" onClick={close}>
-            <Icon name="x" />
-          </button>
+          <CloseButton onClick={close} />
         </header>
         <form
           class="body"

@@ -18,7 +18,7 @@ import { groupCard, profileCard } from '../state/profile.js';
 import { cardFields, type ExternalKinds, type FieldShown } from '../state/profile-fields.js';
 import { canMute } from '../state/muted-users.js';
 import { NO_STATUS } from '../state/user-status.js';
-import { Avatar } from './bits.js';
+import { Avatar, CloseButton } from './bits.js';
 import { box as boxOf, type CardAt, type Controller } from './controller.js';
 import { wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
@@ -113,14 +113,7 @@ function Card({ c, at, userId }: { c: Controller; at: CardAt; userId: number }) 
             </p>
           )}
         </div>
-        <button
-          class="icon-btn card-close"
-          type="button"
-          aria-label="Close"
-          onClick={() => close()}
-        >
-          <Icon name="x" />
-        </button>
+        <CloseButton class="card-close" onClick={() => close()} />
       </div>
       {card && <StatusLine s={s} id={userId} />}
       {!card && (
@@ -442,9 +435,7 @@ function GroupCard({ c, at, groupId }: { c: Controller; at: CardAt; groupId: num
           </h2>
           {card?.description && <p class="card-email group-description">{card.description}</p>}
         </div>
-        <button class="icon-btn card-close" type="button" aria-label="Close" onClick={close}>
-          <Icon name="x" />
-        </button>
+        <CloseButton class="card-close" onClick={close} />
       </div>
       {card && !empty && (
         <p class="group-count">{card.count === 1 ? '1 member' : `${card.count} members`}</p>

@@ -25,6 +25,7 @@ import {
 import type { ComposeTo, Controller } from './controller.js';
 import { useFocusBack, wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
+import { CloseButton } from './bits.js';
 import { decorate } from './message.js';
 import { track } from './track.js';
 
@@ -103,9 +104,7 @@ export function SchedulePicker({
       >
         <header>
           <h2 id="schedule-title">{title}</h2>
-          <button class="icon-btn" type="button" aria-label="Close" onClick={onClose}>
-            <Icon name="x" />
-          </button>
+          <CloseButton onClick={onClose} />
         </header>
         <div class="body">
           <ul class="schedule-presets" aria-label="Suggested times">
@@ -459,15 +458,7 @@ export function ScheduledNotice({ c }: { c: Controller }) {
       <p>
         Scheduled for {when(c, notice.timestamp)}. <a href="#scheduled">View scheduled messages</a>
       </p>
-      <button
-        class="icon-btn"
-        type="button"
-        aria-label="Close"
-        title="Close"
-        onClick={() => (c.scheduledNotice.value = null)}
-      >
-        <Icon name="x" />
-      </button>
+      <CloseButton tooltip onClick={() => (c.scheduledNotice.value = null)} />
     </div>
   );
 }

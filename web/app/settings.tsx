@@ -11,7 +11,7 @@ import { useLive } from './live.js';
 import { track } from './track.js';
 import { Icon } from './icons.js';
 import { CopyField } from './copy-field.js';
-import { FormError } from './bits.js';
+import { CloseButton, FormError } from './bits.js';
 import { useFocusBack, wrapTab } from './focus-back.js';
 
 export type SettingsPanel = {
@@ -106,14 +106,7 @@ export function Settings({ c, panel }: { c: Controller; panel: string }) {
           <h3 id="panel-title">{current.title}</h3>
           {current.render(c)}
         </section>
-        <button
-          class="icon-btn close"
-          type="button"
-          aria-label="Close settings"
-          onClick={() => c.closeSettings()}
-        >
-          <Icon name="x" />
-        </button>
+        <CloseButton class="close" label="Close settings" onClick={() => c.closeSettings()} />
       </div>
     </div>
   );

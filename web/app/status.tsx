@@ -12,6 +12,7 @@ import { MAX_STATUS_TEXT, PRESETS, statusRequest, type Status } from '../state/u
 import type { Controller } from './controller.js';
 import { useFocusBack, wrapTab } from './focus-back.js';
 import { Icon } from './icons.js';
+import { CloseButton } from './bits.js';
 import { openPicker } from './message.js';
 import { Glyph } from './status-emoji.js';
 import { track } from './track.js';
@@ -95,9 +96,7 @@ export function StatusDialog({ c }: { c: Controller }) {
       >
         <header>
           <h2 id="status-title">Set status</h2>
-          <button class="icon-btn" type="button" aria-label="Close" onClick={close}>
-            <Icon name="x" />
-          </button>
+          <CloseButton onClick={close} />
         </header>
         <div class="body">
           <div class="status-field">
