@@ -25,28 +25,3 @@ t.test('no view writes its own close button', (t) => {
   t.same(own, [], 'every icon-only close button is a CloseButton');
   t.end();
 });
-
-t.test('the shared one is used, and is the one the views name', (t) => {
-  const bits = fs.readFileSync(path.join(APP, 'bits.tsx'), 'utf8');
-  t.match(bits, /export function CloseButton\(/);
-  t.match(bits, /aria-label=\{label\}/, 'named by its label');
-  t.match(bits, /<Icon name="x" \/>/, 'an ×');
-  const users = files.filter((f) =>
-    fs.readFileSync(path.join(APP, f), 'utf8').includes('<CloseButton'),
-  );
-  t.same(
-    users.sort(),
-    [
-      'channel-dialogs.tsx',
-      'compose.tsx',
-      'message-dialogs.tsx',
-      'move-topic.tsx',
-      'profile-card.tsx',
-      'scheduled.tsx',
-      'settings.tsx',
-      'status.tsx',
-    ],
-    'the dialogs, cards, settings and banners that had their own',
-  );
-  t.end();
-});
