@@ -10,14 +10,20 @@
  * to the sender). End, as the reference's, reads the messages it passes over (they stayed unread
  * above the last one, never shown). `e` on a message whose topic alone may be edited puts the
  * focus on the topic's field (nothing had it: keys typed went to the list), and the edit closed
- * gives the focus back to the list (it was lost to the page).
+ * gives the focus back to the list (it was lost to the page). The reference's keys that did
+ * nothing though the app has what each opens: `a` (All messages), `*` (Starred), `d` (Drafts),
+ * Shift+P (all direct messages), `p` (the next unread direct conversation), `w` (the people's
+ * filter), `?` (the keyboard shortcuts, a panel written for them), and on the selected message
+ * Shift+M (its topic muted or unmuted), `m` (its topic's Move dialog), Shift+V (its read
+ * receipts); none of them acts while typing in a field or with Ctrl, Alt or Meta.
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { openApp, waitFor, waitForTitle, waitMessage } from '../helpers/app.js';
 import { NO_CHROMIUM, screenshot } from '../helpers/browser.js';
 import { browserSuite } from '../helpers/browser-suite.js';
-import { seedChannelMessages, sendChannelMessage } from '../helpers/messages.js';
+import { setRealmSettings } from '../helpers/channels.js';
+import { seedChannelMessages, sendChannelMessage, sendDirectMessage } from '../helpers/messages.js';
 
 const LONG = 40;
 let betaId = 0;
@@ -54,6 +60,10 @@ const { b, ts, channels } = browserSuite(t, {
       emoji_name: 'tada',
     });
     if (reacted.status !== 200) throw new Error(`reacting failed: ${reacted.text}`);
+    // Two unread direct conversations, for `p`.
+    const hamletId = ts.fx.users.hamlet!.id;
+    await sendDirectMessage(ts.api, 'othello', [hamletId], 'dm from othello');
+    await sendDirectMessage(ts.api, 'cordelia', [hamletId], 'dm from cordelia');
     // What the view shows stays unread: `n` goes where the test expects.
     await ts.api.patch('hamlet', 'settings', { web_mark_read_on_scroll_policy: 3 });
   },
@@ -337,4 +347,214 @@ t.test('← skips a message of yours whose content may no longer be edited', asy
   await page.keyboard.press('ArrowLeft');
   await waitFor(page, `document.querySelector('.msg.selected textarea')?.value === 'new mine'`);
   t.pass('←: your latest message with content to edit, opened');
+});
+
+/** The view's title. */
+function title(page: Page): Promise<string> {
+  return page.evaluate(`document.querySelector('.title')?.textContent ?? ''`);
+}
+
+t.test('a, *, d, Shift+P, p, w and ? open what the reference opens', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', { hash: '#inbox' });
+  await waitFor(page, `!!document.querySelector('.inbox-focus')`);
+  await page.evaluate(`document.activeElement?.blur()`);
+
+  // Not while typing in a field, nor with Alt or Ctrl.
+  await page.keyboard.press('/');
+  await waitFor(page, `document.activeElement?.id === 'search'`);
+  await page.keyboard.type('a*dPpw?');
+  t.equal(
+    await page.evaluate(`document.getElementById('search').value`),
+    'a*dPpw?',
+    'typed into the search field',
+  );
+  t.equal(await title(page), 'Inbox', 'the keys typed in a field went nowhere');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Escape');
+  await page.evaluate(`document.activeElement?.blur()`);
+  await page.keyboard.press('Alt+a');
+  await page.keyboard.press('Control+p');
+  t.equal(await title(page), 'Inbox', 'Alt+a and Ctrl+P do nothing here');
+
+  // p: an unread direct conversation, then the other one (first: the views below, All
+  // messages, read what they show).
+  await page.keyboard.press('p');
+  await waitFor(page, `/Othello|Cordelia/.test(document.querySelector('.title')?.textContent)`);
+  const first = await title(page);
+  await page.keyboard.press('p');
+  await waitFor(page, `document.querySelector('.title')?.textContent !== ${JSON.stringify(first)}`);
+  const second = await title(page);
+  t.same(
+    [first, second].map((x) => /Othello/.test(x)).sort(),
+    [false, true],
+    `p: one unread conversation (${first}), then the other (${second})`,
+  );
+  await page.keyboard.press('a');
+  await waitForTitle(page, 'All messages');
+  t.pass('a: All messages');
+  await page.keyboard.press('*');
+  await waitForTitle(page, 'Starred');
+  t.pass('*: the starred messages');
+  await page.keyboard.press('d');
+  await waitForTitle(page, 'Drafts');
+  t.equal(await page.evaluate(`location.hash`), '#drafts', 'd: the drafts');
+  await page.keyboard.press('Shift+P');
+  await waitForTitle(page, 'Direct messages');
+  await waitMessage(page, 'dm from cordelia');
+  await waitMessage(page, 'dm from othello');
+  t.pass('Shift+P: all direct messages');
+
+  // w: the people's filter has the focus; typed letters go into it.
+  await page.keyboard.press('w');
+  await waitFor(page, `document.activeElement?.classList.contains('people-filter')`);
+  await page.keyboard.type('cor');
+  t.equal(
+    await page.evaluate(`document.activeElement.value`),
+    'cor',
+    'w: the people filter, typing filters',
+  );
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Escape');
+  await page.evaluate(`document.activeElement?.blur()`);
+
+  // ?: the keyboard shortcuts; Esc closes it, ? too.
+  await page.keyboard.press('?');
+  await waitFor(page, `!!document.querySelector('.shortcuts-dialog')`);
+  const groups = await page.evaluate<string[]>(
+    `[...document.querySelectorAll('.shortcuts-dialog h3')].map((h) => h.textContent)`,
+  );
+  t.same(
+    groups,
+    [
+      'The basics',
+      'Search',
+      'Navigation',
+      'Composing messages',
+      'Message actions',
+      'Recent conversations',
+      'Inbox',
+      'Menus',
+    ],
+    'the groups, as the reference groups them',
+  );
+  t.match(
+    await page.evaluate(`document.querySelector('.shortcuts-dialog').textContent`),
+    /All direct messagesShift \+ P.*Starred messages\*/s,
+    'the keys with what they do',
+  );
+  t.equal(
+    await page.evaluate(`document.activeElement?.closest('.shortcuts-dialog') ? 'in' : 'out'`),
+    'in',
+    'the focus in the panel',
+  );
+  await screenshot(page, t, 'hotkeys-shortcuts-1280');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `!document.querySelector('.shortcuts-dialog')`);
+  t.pass('Esc closed it');
+  await page.keyboard.press('?');
+  await waitFor(page, `!!document.querySelector('.shortcuts-dialog')`);
+  await page.keyboard.press('?');
+  await waitFor(page, `!document.querySelector('.shortcuts-dialog')`);
+  t.pass('? again closed it');
+});
+
+t.test('w and ? on a narrow screen', async (t) => {
+  if (NO_CHROMIUM) return;
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${channels.design}-design`,
+    width: 390,
+    height: 844,
+  });
+  await waitMessage(page, 'the logo draft');
+  await page.evaluate(`document.activeElement?.blur()`);
+  await page.keyboard.press('w');
+  await waitFor(page, `document.activeElement?.classList.contains('people-filter')`);
+  t.equal(
+    await page.evaluate(`document.querySelector('.app').dataset.drawer`),
+    'open',
+    'w opened the drawer, its people filter focused',
+  );
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Escape');
+  await page.evaluate(`document.activeElement?.blur()`);
+  await page.keyboard.press('?');
+  await waitFor(page, `!!document.querySelector('.shortcuts-dialog')`);
+  await screenshot(page, t, 'hotkeys-shortcuts-390');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `!document.querySelector('.shortcuts-dialog')`);
+});
+
+t.test('Shift+M, m and Shift+V on the selected message', async (t) => {
+  if (NO_CHROMIUM) return;
+  setRealmSettings(ts, { enable_read_receipts: true });
+  const { page } = await openApp(b, ts.url, ts.fx, 'hamlet', {
+    hash: `#narrow/channel/${channels.design}-design/topic/logo`,
+  });
+  await waitMessage(page, 'the logo draft');
+  await page.focus('.messages');
+  await page.keyboard.press('End');
+  await selectedIs(page, 'the logo draft');
+  const policy = () =>
+    page.evaluate<string>(`document.querySelector('.topic-policy')?.dataset.policy ?? ''`);
+  t.equal(await policy(), 'inherit', 'the topic not muted');
+
+  // Shift+M mutes the topic; again unmutes it.
+  await page.keyboard.press('Shift+M');
+  await waitFor(page, `document.querySelector('.topic-policy')?.dataset.policy === 'muted'`);
+  t.pass('Shift+M muted the topic');
+  await page.keyboard.press('Shift+M');
+  await waitFor(page, `document.querySelector('.topic-policy')?.dataset.policy === 'inherit'`);
+  t.pass('Shift+M again unmuted it');
+
+  // m: the topic's Move dialog; Esc closes it, the list has the focus back.
+  await page.keyboard.press('m');
+  await waitFor(page, `!!document.querySelector('.move-topic-dialog')`);
+  t.match(
+    await page.evaluate(`document.querySelector('.move-topic-dialog').textContent`),
+    /logo/,
+    "m: the selected message's topic's Move dialog",
+  );
+  await page.keyboard.press('Escape');
+  await waitFor(page, `!document.querySelector('.move-topic-dialog')`);
+  await waitFor(page, `document.activeElement?.classList.contains('messages')`);
+
+  // Shift+V: its read receipts.
+  await page.keyboard.press('Shift+V');
+  await waitFor(page, `!!document.querySelector('.receipts-dialog')`);
+  t.pass('Shift+V: the read receipts');
+  await page.keyboard.press('Escape');
+  await waitFor(page, `!document.querySelector('.receipts-dialog')`);
+
+  // None with Ctrl or Alt (Ctrl+M, Alt+Shift+M).
+  await page.focus('.messages');
+  await page.keyboard.press('Alt+Shift+M');
+  await page.keyboard.press('Alt+m');
+  await page.keyboard.press('Alt+Shift+V');
+  t.equal(await policy(), 'inherit', 'Alt+Shift+M did nothing');
+  t.notOk(
+    await page.evaluate(`!!document.querySelector('.move-topic-dialog, .receipts-dialog')`),
+    'Alt+m and Alt+Shift+V opened nothing',
+  );
+
+  // A dialog opened from the message's "⋮" menu closes: the list has the focus, the message
+  // selected, where j and k act (the focus was on the "⋮").
+  await page.focus('.messages');
+  await page.keyboard.press('i');
+  await waitFor(page, `!!document.activeElement?.closest('.msg.selected .msg-actions')`);
+  await page.keyboard.press('End');
+  await waitFor(page, `document.activeElement?.classList.contains('msg-menu-btn')`);
+  await page.keyboard.press('Enter');
+  await page.locator('.msg-menu-list .menu-item', { hasText: 'View read receipts' }).click();
+  await waitFor(page, `!!document.querySelector('.receipts-dialog')`);
+  await page.keyboard.press('Escape');
+  await waitFor(page, `!document.querySelector('.receipts-dialog')`);
+  t.equal(
+    await page.evaluate(`document.activeElement?.className ?? ''`),
+    'messages',
+    'the list has the focus back after the dialog of the "⋮" menu',
+  );
+  await selectedIs(page, 'the logo draft');
+  t.pass('the message still selected');
 });

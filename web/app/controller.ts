@@ -68,7 +68,7 @@ import { listedNames, muteExplained, withoutMuted } from '../state/muted-users.j
 import { nextUnread } from '../state/unread.js';
 import type { HistoryEntry } from '../state/message-menu.js';
 import { htmlText, plainHtml } from './format.js';
-import { focusSuccessor } from './focus-successor.js';
+import { giveFocusBack } from './focus-back.js';
 import { nextFrame } from './frame.js';
 import { settingsForApp } from './server-settings.js';
 import { setTheme } from './theme.js';
@@ -125,6 +125,8 @@ export type Dialog =
   | { kind: 'message-source'; id: number }
   /** A topic's Move (or Rename) dialog, from its menu (move-topic.tsx). */
   | { kind: 'move-topic'; streamId: number; topic: string; rename: boolean }
+  /** The keyboard shortcuts (the `?` key: shortcuts.tsx). */
+  | { kind: 'shortcuts' }
   | null;
 
 /**
@@ -1761,9 +1763,9 @@ export class Controller {
     this.question.value = null;
     const back = this.focusBefore;
     this.focusBefore = null;
-    // Or what stands for it if it went meanwhile (focus-successor.ts), else the messages.
-    const to = (back && focusSuccessor(back)) ?? document.querySelector<HTMLElement>('.messages');
-    to?.focus({ preventScroll: true });
+    // Or what stands for it if it went meanwhile (focus-successor.ts), else the messages; from
+    // a message's toolbar or "⋮", the list with that message selected (focus-back.ts).
+    giveFocusBack(back, (id) => (this.selected.value = id));
     done(ok);
   }
 
@@ -1779,8 +1781,11 @@ export class Controller {
 
   // ---- Keyboard navigation -----------------------------------------------------------------
 
-  /** The next topic (then conversation) with unread messages after the current one (`n`). */
-  nextUnread(): Narrow | null {
+  /**
+   * The next topic (then conversation) with unread messages after the current one (`n`); with
+   * `dmOnly`, the next direct message conversation with unread messages (the reference's `p`).
+   */
+  nextUnread(dmOnly = false): Narrow | null {
     const s = this.state.value;
     if (!s) return null;
     const cur = this.narrow.value;
@@ -1788,7 +1793,8 @@ export class Controller {
     const dm =
       cur.terms.length === 1 && cur.terms[0]!.operator === 'dm' ? cur.terms[0]!.operand : undefined;
     const next = nextUnread(s.unreadCounts(), {
-      channels: s.sortedSubs().map((x) => x.stream_id),
+      // No channel listed: no topic is a candidate.
+      channels: dmOnly ? [] : s.sortedSubs().map((x) => x.stream_id),
       channelMuted: (id) => s.channelMuted(id),
       mutedTopic: (id, topic) => s.mutedTopic(id, topic),
       topicMutedItself: (id, topic) => s.topicMutedItself(id, topic),

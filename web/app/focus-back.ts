@@ -12,6 +12,8 @@ export function useFocusBack(
   box: { readonly current: HTMLElement | null },
   /** What gets the focus as it opens (none: the component gives it, as the picker its field). */
   first?: () => HTMLElement | null | undefined,
+  /** Selects a message in the list (giveFocusBack). */
+  select?: (id: number) => void,
 ): () => void {
   const giveBack = useRef<() => void>(() => undefined);
   useLayoutEffect(() => {
@@ -20,12 +22,7 @@ export function useFocusBack(
     if (el && !el.contains(document.activeElement)) first?.()?.focus({ preventScroll: true });
     // What had it, or what stands for it now that it went (a sidebar topic renamed while its
     // Move dialog was open: the row of its new name), else the message list.
-    giveBack.current = () => {
-      const to =
-        (before && before !== document.body ? focusSuccessor(before) : null) ??
-        document.querySelector<HTMLElement>('.messages');
-      to?.focus({ preventScroll: true });
-    };
+    giveBack.current = () => giveFocusBack(before, select);
     return () => {
       // Only if the focus is still inside (about to go with it) or already gone: not when a
       // pick moved it on (the compose box's emoji goes into its text, which takes the focus).
@@ -37,6 +34,24 @@ export function useFocusBack(
   // Given back before the dialog goes, for one that hands over to another (the Move dialog to
   // its "Move some messages?"): that one then gives it back to the same place.
   return () => giveBack.current();
+}
+
+/**
+ * The focus given back to `before` (what had it as a dialog opened), or what stands for it now,
+ * else to the message list. From a message's toolbar or its "⋮" menu (a dialog one of its items
+ * opened), to the message list with that message selected, as the reference's: on the "⋮" the
+ * list's keys (j, k, the arrows) did nothing until a second Esc.
+ */
+export function giveFocusBack(before: Element | null, select?: (id: number) => void): void {
+  const list = document.querySelector<HTMLElement>('.messages');
+  const row = before?.isConnected ? before.closest<HTMLElement>('.msg[data-id]') : null;
+  if (list && row && list.contains(row) && before!.closest('.msg-actions') && select) {
+    select(Number(row.dataset.id));
+    list.focus({ preventScroll: true });
+    return;
+  }
+  const to = (before && before !== document.body ? focusSuccessor(before) : null) ?? list;
+  to?.focus({ preventScroll: true });
 }
 
 /** A modal dialog's Tab: round within it, not on to the page behind. */

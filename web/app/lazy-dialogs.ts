@@ -10,6 +10,7 @@ export { ConfirmDialog } from './confirm.js';
 export { HistoryDialog, ReceiptsDialog, SourceDialog } from './message-dialogs.js';
 export { MoveTopic, offerPartialMoveFor, topicAction } from './move-topic.js';
 export { ProfileCard } from './profile-card.js';
+export { ShortcutsDialog } from './shortcuts.js';
 export { StatusDialog } from './status.js';
 
 // The controller's code for the channel dialogs' requests (controller.ts), fetched with this piece rather than at

@@ -48,26 +48,34 @@ function useLoaded<T>(load: () => Promise<T>, deps: unknown[]): [Loaded<T>, bool
   return [got, asking];
 }
 
-function MessageDialog({
+export function MessageDialog({
   c,
   id,
   title,
   class: cls,
   children,
+  onKey,
 }: {
   c: Controller;
   id: string;
   title: ComponentChildren;
   class: string;
   children: ComponentChildren;
+  /** A key of its own (the shortcuts panel's `?`), before Esc and Tab: true when it took it. */
+  onKey?: (e: KeyboardEvent) => boolean;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const closeBtn = useRef<HTMLButtonElement>(null);
-  useFocusBack(box, () => closeBtn.current);
+  useFocusBack(
+    box,
+    () => closeBtn.current,
+    (m) => (c.selected.value = m),
+  );
   const close = () => (c.dialog.value = null);
   const keys = (e: KeyboardEvent) => {
     // Nothing behind it hears its keys (the app's shortcuts; Esc is its own).
     e.stopPropagation();
+    if (onKey?.(e)) return;
     if (e.key === 'Escape') {
       e.preventDefault();
       close();

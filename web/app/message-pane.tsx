@@ -27,6 +27,8 @@ import {
   type Narrow,
 } from '../state/narrow.js';
 import { hiddenMessage, listedNames } from '../state/muted-users.js';
+import { muteChoice } from '../state/muting.js';
+import { topicActions, topicPowers } from '../state/topic-actions.js';
 import { buildRows } from '../state/rows.js';
 import { unreadIn } from '../state/unread.js';
 import { Swatch } from './bits.js';
@@ -685,6 +687,33 @@ export function MessagePane({ c, list }: { c: Controller; list: MessageList }) {
           userIds: m.sender_id === s.selfId ? [s.selfId] : [m.sender_id],
         });
       }
+      return;
+    } else if (e.key === 'M' && selected !== null) {
+      // The reference's Shift+M: the selected message's topic muted, or unmuted if it is (by
+      // itself or by its channel), as its topic menu's Mute item.
+      const m = s.messages.get(selected);
+      if (m?.stream_id === undefined) return;
+      e.preventDefault();
+      const ch = muteChoice(s.topicPolicy(m.stream_id, m.subject), s.channelMuted(m.stream_id));
+      void c.setTopicPolicy(m.stream_id, m.subject, ch.policy);
+      return;
+    } else if (e.key === 'm' && selected !== null) {
+      // The reference's `m`: the Move dialog (or Rename, for one who may move messages between
+      // topics only) of the selected message's topic, where the user may move it.
+      const m = s.messages.get(selected);
+      if (m?.stream_id === undefined) return;
+      const can = topicActions(m.subject, topicPowers(s, m.stream_id));
+      const rename = !can.includes('move');
+      if (rename && !can.includes('rename')) return;
+      e.preventDefault();
+      c.dialog.value = { kind: 'move-topic', streamId: m.stream_id, topic: m.subject, rename };
+      return;
+    } else if (e.key === 'V' && selected !== null) {
+      // The reference's Shift+V: who has read the selected message, where the organization
+      // shows it (as the message menu's item).
+      if (s.realm.settings.realm_enable_read_receipts !== true) return;
+      e.preventDefault();
+      c.dialog.value = { kind: 'read-receipts', id: selected };
       return;
     } else if ((e.key === '=' || e.key === '+' || e.key === ':') && selected !== null) {
       // The reference's reaction keys: `=` the message's first reaction (added, or taken back),

@@ -4,10 +4,12 @@
  * reconnecting banner, messages to the user, and the dialogs (jump, settings, emoji picker, a
  * profile card, a confirmation). Global keys: Ctrl+K (or ⌘K) jump, `/` search,
  * `n` next unread topic, `r` reply, `c` new topic, `x` new direct message, `t` Recent
- * conversations, `I` (Shift+I) the Inbox, Esc closes what is open.
+ * conversations, `I` (Shift+I) the Inbox, `a` All messages, `*` Starred, `d` Drafts, `P`
+ * (Shift+P) all direct messages, `p` the next unread direct message conversation, `w` the
+ * people's filter, `?` the keyboard shortcuts, Esc closes what is open.
  */
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
-import { channelNarrow, channelOf, searchNarrow, topicOf, ALL } from '../state/narrow.js';
+import { channelNarrow, channelOf, isNarrow, searchNarrow, topicOf, ALL } from '../state/narrow.js';
 import { Swatch } from './bits.js';
 import { HOME_VIEW_STORE, type Controller } from './controller.js';
 import { track } from './track.js';
@@ -24,7 +26,10 @@ function typingInField(e: KeyboardEvent): boolean {
 }
 
 /** The message list's own keys (message-pane.tsx): letters, and those a link or button takes. */
-const LIST_LETTERS = new Set(['j', 'k', 'r', 'R', 's', 'u', 'e', 'i', '>', 'U', '=', '+', ':']);
+const LIST_LETTERS = new Set([
+  ...['j', 'k', 'r', 'R', 's', 'u', 'e', 'i', '>', 'U', '=', '+', ':'],
+  ...['m', 'M', 'V'],
+]);
 const LIST_KEYS = new Set([
   ...LIST_LETTERS,
   'ArrowDown',
@@ -61,6 +66,36 @@ function toList(e: KeyboardEvent): boolean {
     }),
   );
   e.preventDefault();
+  return true;
+}
+
+/**
+ * `w`, as the reference's: the focus in the people's filter; where the people are in the sidebar
+ * (a narrow screen, or presence shown without the column), the drawer opened and their section
+ * unfolded first, the focus given once the filter can take it (the drawer slides in). False where
+ * no list of people is shown (presence off).
+ */
+function focusPeopleFilter(c: Controller): boolean {
+  const shown = () =>
+    [...document.querySelectorAll<HTMLElement>('.people-filter')].find(
+      (f) => f.offsetParent !== null,
+    );
+  const now = shown();
+  if (now) {
+    now.focus();
+    return true;
+  }
+  if (!document.querySelector('.app[data-people="sidebar"]')) return false;
+  c.drawer.value = true;
+  const fold = document.querySelector<HTMLElement>('#people-heading[aria-expanded="false"]');
+  fold?.click();
+  let frames = 60;
+  const tryFocus = () => {
+    const f = shown();
+    f?.focus();
+    if (document.activeElement !== f && --frames > 0) requestAnimationFrame(tryFocus);
+  };
+  requestAnimationFrame(tryFocus);
   return true;
 }
 
@@ -444,6 +479,25 @@ export function Shell({ c }: { c: Controller }) {
         location.hash = '#inbox';
       } else if (e.key === '/') {
         document.getElementById('search')?.focus();
+      } else if (e.key === 'a') {
+        // All messages, the reference's combined feed.
+        c.go(ALL);
+      } else if (e.key === '*') {
+        c.go(isNarrow('starred'));
+      } else if (e.key === 'd') {
+        location.hash = '#drafts';
+      } else if (e.key === 'P') {
+        // All direct messages (Shift+P).
+        c.go(isNarrow('dm'));
+      } else if (e.key === 'p') {
+        // The next direct message conversation with unread messages.
+        const next = c.nextUnread(true);
+        if (next) c.go(next);
+        else c.toast('No unread direct messages.', 'info');
+      } else if (e.key === 'w') {
+        if (!focusPeopleFilter(c)) return;
+      } else if (e.key === '?') {
+        c.dialog.value = { kind: 'shortcuts' };
       } else return;
       e.preventDefault();
     };
@@ -595,6 +649,8 @@ export function Shell({ c }: { c: Controller }) {
               <m.StatusDialog c={c} />
             ) : dialog.kind === 'message-history' ? (
               <m.HistoryDialog key={dialog.id} c={c} id={dialog.id} />
+            ) : dialog.kind === 'shortcuts' ? (
+              <m.ShortcutsDialog c={c} />
             ) : dialog.kind === 'read-receipts' ? (
               <m.ReceiptsDialog key={dialog.id} c={c} id={dialog.id} />
             ) : dialog.kind === 'move-topic' ? (
