@@ -15,6 +15,7 @@ import {
 } from '../src/mutations/attachments.js';
 import { doThumbnailDone, doThumbnailFailed } from '../src/mutations/thumbnails.js';
 import { doAddAlertWords, doRemoveAlertWords } from '../src/mutations/alert-words.js';
+import { doPutBotStorage, doRemoveBotStorage } from '../src/mutations/bot-storage.js';
 import { checkThenDo, type Mutation } from '../src/mutations/context.js';
 import { doRecordMailOutcome } from '../src/mutations/mail.js';
 import { doMailMissedMessages, doNoteQueueGone } from '../src/mutations/missed-messages.js';
@@ -275,6 +276,8 @@ export const REALM_COMMANDS = {
   'draft.delete': checkThenDo(checkDeleteDraft, doDeleteDraft),
   'alert_words.add': doAddAlertWords,
   'alert_words.remove': doRemoveAlertWords,
+  'bot_storage.put': doPutBotStorage,
+  'bot_storage.remove': doRemoveBotStorage,
   'invite.create': checkThenDo(checkInviteUsers, doInviteUsers),
   'invite.create_multiuse': checkThenDo(checkCreateMultiuseInvite, doCreateMultiuseInvite),
   'invite.revoke': checkThenDo(checkRevokeInvite, doRevokeInvite),

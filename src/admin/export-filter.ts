@@ -5,7 +5,7 @@
  *   public      the API's public export (export_type 1): public channels and their messages,
  *               users, groups, settings, custom emoji; no private channels, no direct messages,
  *               no personal data (drafts, saved snippets, alert words, muted users and topics,
- *               scheduled messages), and only the uploads that exported messages link
+ *               scheduled messages, bot storage), and only the uploads that exported messages link
  *   consented   the API's standard export (export_type 2): the public export, plus the private
  *               channels, the private-channel and direct messages sent by users who allow it
  *               (`allow_private_data_export`), and those users' personal data
@@ -28,6 +28,7 @@ const PERSONAL_TABLES = [
   'muted_users',
   'user_topics',
   'scheduled_messages',
+  'bot_storage',
 ] as const;
 
 /** Columns never exported, by table. */

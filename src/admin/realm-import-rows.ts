@@ -330,6 +330,7 @@ export function transform(
       : null,
   );
   each('bot_config', (r) => ({ ...r, user_id: ids.need('users', r.user_id) }));
+  each('bot_storage', (r) => ({ ...r, user_id: ids.need('users', r.user_id) }));
   return out;
 }
 

@@ -8,6 +8,7 @@ import type { Endpoint } from '../http/endpoint.js';
 import * as alertWords from './alert-words.js';
 import * as apiKey from './api-key.js';
 import * as attachments from './attachments.js';
+import * as botStorage from './bot-storage.js';
 import * as auth from './auth.js';
 import * as bots from './bots.js';
 import * as drafts from './drafts.js';
@@ -62,6 +63,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   attachments,
   auth,
   bots,
+  botStorage,
   clientAssets,
   drafts,
   events,

@@ -379,3 +379,10 @@ export class UserNotAuthorizedForQueryError extends JsonableError {
     super('User not authorized for this query');
   }
 }
+
+/** Bot storage: a key the user has not stored (reference: lib/bot_storage.py's StateError). */
+export class BotStorageKeyMissingError extends JsonableError {
+  constructor() {
+    super('Key does not exist.');
+  }
+}

@@ -1,4 +1,7 @@
-/** SQL for what only bots have (migration 0022): their defaults, services and configuration. */
+/**
+ * SQL for what only bots have (migration 0022): their defaults, services and configuration; and
+ * bot storage (migration 0032), which any user may keep but bots use.
+ */
 import type { DB } from './db.js';
 import type { IdSource, WithId } from './ids.js';
 
@@ -49,7 +52,37 @@ export function botStatements(db: DB, ids: IdSource) {
     `INSERT INTO bot_config (user_id, key, value) VALUES (?, ?, ?)
      ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value`,
   );
+  const storageGet = db
+    .prepare<[number, string], string>(
+      'SELECT value FROM bot_storage WHERE user_id = ? AND key = ?',
+    )
+    .pluck();
+  const storageKeys = db
+    .prepare<[number], string>('SELECT key FROM bot_storage WHERE user_id = ? ORDER BY key')
+    .pluck();
+  // length() counts characters (code points) of TEXT, as the reference's len().
+  const storageSize = db
+    .prepare<[number], number>(
+      'SELECT COALESCE(SUM(length(key) + length(value)), 0) FROM bot_storage WHERE user_id = ?',
+    )
+    .pluck();
+  const storagePut = db.prepare<[number, string, string], void>(
+    `INSERT INTO bot_storage (user_id, key, value) VALUES (?, ?, ?)
+     ON CONFLICT (user_id, key) DO UPDATE SET value = excluded.value`,
+  );
+  const storageRemove = db.prepare<[number, string], void>(
+    'DELETE FROM bot_storage WHERE user_id = ? AND key = ?',
+  );
   return {
+    /** The value stored under `key` by the user, if any. */
+    storageGet: (userId: number, key: string): string | undefined => storageGet.get(userId, key),
+    /** The user's stored keys, sorted. */
+    storageKeys: (userId: number): string[] => storageKeys.all(userId),
+    /** The characters of all the user's keys and values. */
+    storageSize: (userId: number): number => storageSize.get(userId) ?? 0,
+    storagePut: (userId: number, key: string, value: string): void =>
+      void storagePut.run(userId, key, value),
+    storageRemove: (userId: number, key: string): void => void storageRemove.run(userId, key),
     profile: (userId: number): BotProfileRow | undefined => profile.get(userId),
     upsertProfile: (row: BotProfileRow): void => void upsertProfile.run(row),
     services: (userId: number): BotServiceRow[] => services.all(userId),

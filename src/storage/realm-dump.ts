@@ -81,6 +81,7 @@ export const REALM_TABLES: readonly { table: string; where: string; order: strin
   { table: 'bot_profiles', where: inRealmUsers, order: 'user_id' },
   { table: 'bot_services', where: inRealmUsers, order: 'id' },
   { table: 'bot_config', where: inRealmUsers, order: 'user_id, key' },
+  { table: 'bot_storage', where: inRealmUsers, order: 'user_id, key' },
 ];
 
 /** Tables an export leaves out, and why. */

@@ -28,6 +28,7 @@ import { m0024_outgoing_webhook_calls } from './0024_outgoing_webhook_calls.js';
 import { m0026_audit_log } from './0026_audit_log.js';
 import { m0030_unread_settled } from './0030_unread_settled.js';
 import { m0031_submessages } from './0031_submessages.js';
+import { m0032_bot_storage } from './0032_bot_storage.js';
 import type { DB } from '../db.js';
 
 /**
@@ -70,4 +71,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0024_outgoing_webhook_calls,
   m0030_unread_settled,
   m0031_submessages,
+  m0032_bot_storage,
 ];
