@@ -105,6 +105,10 @@ t.test(
     const iconUrl = (JSON.parse(uploadedIcon.body.toString()) as { icon_url: string }).icon_url;
     const iconName = path.basename(iconUrl);
 
+    assertSuccess(
+      t,
+      await api.request('PUT', 'hamlet', 'bot_storage', { storage: { note: 'private' } }),
+    );
     const q = await register(t, api, 'iago', { event_types: ['realm_export'] });
     const created = await api.post('iago', 'export/realm', {});
     const { id } = assertSuccess(t, created) as { id: number };
@@ -150,6 +154,11 @@ t.test(
     t.ok(contents.includes('a public message'), 'public messages are exported');
     t.notOk(contents.includes('a private channel message'), 'private channels are not');
     t.notOk(contents.includes('a direct message'), 'direct messages are not');
+    t.same(
+      JSON.parse(tarRead(archive, 'tables/bot_storage.json')),
+      [],
+      'nor bot storage (personal data)',
+    );
     const users = JSON.parse(tarRead(archive, 'tables/users.json')) as Record<string, unknown>[];
     t.ok(
       users.every((u) => u.api_key === null && u.password_hash === null),
@@ -517,6 +526,10 @@ async function populate(t: Test, ts: TestServer): Promise<void> {
     }),
   );
   assertSuccess(t, await api.post('hamlet', 'users/me/alert_words', { alert_words: ['deadline'] }));
+  assertSuccess(
+    t,
+    await api.request('PUT', 'hamlet', 'bot_storage', { storage: { game: '{"turn":2}' } }),
+  );
   assertSuccess(t, await api.post('hamlet', `users/me/muted_users/${u.polonius!.id}`, {}));
   assertSuccess(
     t,
@@ -754,6 +767,11 @@ t.test('round trip: export, import on another server, the same realm apart from 
 
   // Files came along: the upload and the custom emoji are served by the new server.
   const hamlet = { email: 'hamlet@zulip.com', api_key: keyOf('hamlet@zulip.com').api_key };
+  t.same(
+    assertSuccess(t, await apiB.get(hamlet, 'bot_storage')).storage,
+    { game: '{"turn":2}' },
+    'bot storage came along',
+  );
   /** The rendering of the newest message of a narrow, as the new server answers it. */
   const newestHtml = async (operator: string, operand: string) =>
     (
