@@ -263,6 +263,7 @@ t.test('an existing database migrates: its unread rows become the index', (t) =>
   // Back to the schema before migration 0030 (and those after it), with the unread rows still
   // there.
   db.exec(`
+    DROP TABLE bot_storage;
     DROP TABLE submessages;
     DROP TRIGGER user_messages_unread_insert;
     DROP TRIGGER user_messages_unread_update;
