@@ -286,7 +286,11 @@ t.test('r on a row: where it goes, what the compose box is addressed to', (t) =>
     narrow: dmNarrow([2, 3], SELF),
     to: { kind: 'dm', userIds: [2, 3] },
   });
-  t.same(rowCompose(self!, SELF).narrow, dmNarrow([SELF], SELF), 'one’s own conversation');
+  t.same(
+    rowCompose(self!, SELF),
+    { narrow: dmNarrow([SELF], SELF), to: { kind: 'dm', userIds: [SELF] } },
+    'one’s own conversation: addressed to oneself, as the Inbox’s',
+  );
   // `c` is the view's compose key (shell.tsx; narrow.ts composeKeyChannel, test/web/narrow).
   t.end();
 });

@@ -361,13 +361,15 @@ export type RowComposeTo =
  * row addresses it.
  */
 export function rowCompose(r: RecentRow, selfId: number): { narrow: Narrow; to: RowComposeTo } {
-  return r.kind === 'stream'
-    ? {
-        narrow: topicNarrow(r.streamId, r.topic),
-        to: { kind: 'stream', streamId: r.streamId, topic: r.topic },
-      }
-    : {
-        narrow: dmNarrow(r.ids, selfId),
-        to: { kind: 'dm', userIds: r.ids.filter((id) => id !== selfId) },
-      };
+  if (r.kind === 'stream')
+    return {
+      narrow: topicNarrow(r.streamId, r.topic),
+      to: { kind: 'stream', streamId: r.streamId, topic: r.topic },
+    };
+  // One's own conversation is addressed to oneself, as the Inbox's (inbox.ts inboxRowTarget).
+  const others = r.ids.filter((id) => id !== selfId);
+  return {
+    narrow: dmNarrow(r.ids, selfId),
+    to: { kind: 'dm', userIds: others.length === 0 ? [selfId] : others },
+  };
 }
