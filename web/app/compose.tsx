@@ -20,7 +20,15 @@ import {
 } from '../state/autocomplete.js';
 import { emojiText } from '../state/emoji.js';
 import { composeAction, type ScheduleTo } from '../state/scheduled.js';
-import { narrowHash, narrowKey, placeAfterMove, topicNarrow } from '../state/narrow.js';
+import {
+  channelOf,
+  dmOf,
+  narrowHash,
+  narrowKey,
+  placeAfterMove,
+  topicNarrow,
+  topicOf,
+} from '../state/narrow.js';
 import { Avatar, CloseButton } from './bits.js';
 import type { ComposeTo, Controller } from './controller.js';
 import { isSlashCommand, sizeText } from '../state/format.js';
@@ -590,6 +598,7 @@ export function Compose({ c }: { c: Controller }) {
             : `${typists.map((id) => s.userName(id)).join(', ')} ${typists.length === 1 ? 'is' : 'are'} typing…`)}
       </div>
       <SentToMuted c={c} />
+      <SentOutside c={c} />
       <NotSubscribed c={c} to={to} text={text} />
       <ScheduledNotice c={c} />
       <EditingScheduled c={c} onCancel={cancelEditing} />
@@ -1004,6 +1013,30 @@ function SentToMuted({ c }: { c: Controller }) {
         Unmute topic
       </button>
       <CloseButton tooltip onClick={() => (c.sentToMuted.value = null)} />
+    </div>
+  );
+}
+
+/**
+ * The notice of a message sent where the view does not show it (Controller.sentOutside), as the
+ * reference's: "Sent! Your message is outside your current view." and a link to its conversation.
+ */
+function SentOutside({ c }: { c: Controller }) {
+  const s = c.state.value!;
+  const n = c.sentOutside.value;
+  if (!n) return null;
+  const ch = channelOf(n);
+  const where =
+    ch !== undefined
+      ? `#${s.channelName(ch)} › ${s.topicName(topicOf(n) ?? '')}`
+      : s.dmName(dmOf(n) ?? []);
+  return (
+    <div class="compose-notice sent-outside" role="status">
+      <p>
+        Sent! Your message is outside your current view.{' '}
+        <a href={narrowHash(n, s.names())}>Go to {where}</a>
+      </p>
+      <CloseButton tooltip onClick={() => (c.sentOutside.value = null)} />
     </div>
   );
 }

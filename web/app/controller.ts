@@ -43,6 +43,7 @@ import {
   dmOf,
   isConversation,
   matches,
+  messageDmIds,
   messageHash,
   mutingApplies,
   narrowAfterMove,
@@ -240,6 +241,13 @@ export class Controller {
    * it out, so the message would seem lost. Cleared by another view, another send, or closing.
    */
   readonly sentToMuted = signal<{ streamId: number; topic: string } | null>(null);
+  /**
+   * The conversation the last message was sent to when the view does not show it (`x` to a
+   * direct message over a channel's view, say), for the notice above the compose box with a link
+   * there, as the reference's "Sent! Your message is outside your current view." Cleared as
+   * sentToMuted is (which says it for a muted topic instead).
+   */
+  readonly sentOutside = signal<Narrow | null>(null);
   /**
    * The row focused in the Inbox: what the closed compose box's first button says and where it
    * opens the box (state/inbox.ts inboxRowTarget); null elsewhere (the standard words).
@@ -897,6 +905,7 @@ export class Controller {
       this.card.value = null;
       // So does the notice of a message sent to a muted topic (the reference's banners too).
       if (another) this.sentToMuted.value = null;
+      if (another) this.sentOutside.value = null;
       if (another) this.scheduledNotice.value = null;
     });
     this.near = n.near;
@@ -1301,10 +1310,24 @@ export class Controller {
       to.kind === 'stream' && s.mutedBy(to.streamId!, to.topic) !== null
         ? { streamId: to.streamId!, topic: to.topic }
         : null;
+    this.sentOutside.value = this.sentToMuted.value ? null : this.outsideView(s, localId);
     this.typingSender?.stop();
     const draft = this.draftTo(to);
     if (draft) this.drafts?.delete(draft);
     this.post(localId);
+  }
+
+  /**
+   * The conversation of an echoed message when the view leaves it out (null when the view shows
+   * it, or cannot tell: a search, which the server judges).
+   */
+  private outsideView(s: ChatState, localId: string): Narrow | null {
+    const id = s.echoes.get(localId);
+    const m = id === undefined ? undefined : s.messages.get(id);
+    if (!m || matches(this.narrow.peek(), m, s.matchContext(m.flags)) !== false) return null;
+    return m.type === 'stream'
+      ? topicNarrow(m.stream_id!, m.subject)
+      : dmNarrow(messageDmIds(m, s.selfId), s.selfId);
   }
 
   /**
@@ -1341,6 +1364,7 @@ export class Controller {
       to.kind === 'stream' && s.mutedBy(to.streamId!, to.topic) !== null
         ? { streamId: to.streamId!, topic: to.topic }
         : null;
+    this.sentOutside.value = null;
     // Sent: its draft goes (unless typed over meanwhile: a draft of its own then).
     if (draft && this.drafts?.get(draft) === content) this.drafts.delete(draft);
     sent?.();
