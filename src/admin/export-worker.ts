@@ -14,7 +14,7 @@ import * as tar from 'tar';
 import { uploadedIconFileIn } from '../lib/realm-icons.js';
 import { readRealmTables } from '../storage/realm-dump.js';
 import { DATABASE_FILE } from '../storage/maintenance.js';
-import type { ExportFiles } from '../storage/upload-files.js';
+import { emojiFile, realmIconFile, type ExportFiles } from '../storage/upload-files.js';
 import { CONFAB_VERSION } from '../version.js';
 import { filterExport, type ExportMode, type Tables } from './export-filter.js';
 import {
@@ -110,15 +110,15 @@ async function run(job: ExportJob): Promise<ExportSummary> {
         missing.push(`uploads/${pathId}`);
       }
     }
-    const emoji = path.join(job.dataDir, 'emoji', String(job.realmId));
     for (const e of tables.realm_emoji ?? []) {
       const name = String(e.file_name);
-      if (!copyInto(path.join(emoji, name), path.join(work, 'emoji', name))) {
+      const from = emojiFile(job.dataDir, job.realmId, name);
+      if (!copyInto(from, path.join(work, 'emoji', name))) {
         missing.push(`emoji/${name}`);
       }
     }
     if (icon !== null) {
-      const from = path.join(job.dataDir, 'realm-icons', String(job.realmId), icon);
+      const from = realmIconFile(job.dataDir, job.realmId, icon);
       if (!copyInto(from, path.join(work, 'realm_icon', icon))) missing.push(`realm_icon/${icon}`);
     }
     const manifest: ExportManifest = {

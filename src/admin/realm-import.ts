@@ -20,6 +20,7 @@ import { realmUrl } from '../lib/urls.js';
 import { checkSubdomain, subdomainInUse } from '../mutations/realms.js';
 import { REALM_TABLES, maxIds, rowInserter, type Row } from '../storage/realm-dump.js';
 import { MIGRATIONS } from '../storage/migrations/index.js';
+import { emojiFile, realmIconFile } from '../storage/upload-files.js';
 import { ARCHIVE_FORMAT, type ExportManifest } from './archive.js';
 import type { AdminRuntime } from './commands.js';
 import { UsageError } from './errors.js';
@@ -146,17 +147,13 @@ export async function importRealmFromFile(
         const name = path.basename(String(e.file_name));
         placeFile(
           path.join(work, 'emoji', name),
-          path.join(config.dataDir, 'emoji', String(newRealm), name),
+          emojiFile(config.dataDir, newRealm, name),
           placed,
         );
       }
 
       if (iconCarried) {
-        placeFile(
-          iconInArchive,
-          path.join(config.dataDir, 'realm-icons', String(newRealm), icon!),
-          placed,
-        );
+        placeFile(iconInArchive, realmIconFile(config.dataDir, newRealm, icon!), placed);
       }
 
       const insert = rowInserter(store.db);

@@ -26,6 +26,16 @@ export function uploadsRoot(dataDir: string): string {
   return path.resolve(dataDir, 'uploads');
 }
 
+/** Where a realm's custom emoji image lies under a data directory: DATA_DIR/emoji/<realm id>/<file>. */
+export function emojiFile(dataDir: string, realmId: number, fileName: string): string {
+  return path.join(dataDir, 'emoji', String(realmId), path.basename(fileName));
+}
+
+/** Where a realm's uploaded icon lies under a data directory: DATA_DIR/realm-icons/<realm id>/<file>. */
+export function realmIconFile(dataDir: string, realmId: number, fileName: string): string {
+  return path.join(dataDir, 'realm-icons', String(realmId), path.basename(fileName));
+}
+
 /** DATA_DIR/exports: realm export archives. */
 export function exportsRoot(dataDir: string): string {
   return path.join(dataDir, 'exports');
@@ -171,7 +181,7 @@ export class UploadFiles {
 
   /** Where a custom emoji's image lies (`fileName`: one the server made, or checked as such). */
   emojiPath(realmId: number, fileName: string): string {
-    return path.join(this.dataDir, 'emoji', String(realmId), path.basename(fileName));
+    return emojiFile(this.dataDir, realmId, fileName);
   }
 
   /** Moves a received emoji image (under DATA_DIR/tmp, the same file system) to its place. */
@@ -204,7 +214,7 @@ export class UploadFiles {
 
   /** Where an uploaded realm icon lies (`fileName`: one the server made, or checked as such). */
   realmIconPath(realmId: number, fileName: string): string {
-    return path.join(this.dataDir, 'realm-icons', String(realmId), path.basename(fileName));
+    return realmIconFile(this.dataDir, realmId, fileName);
   }
 
   /** Stores a realm icon's bytes (written aside, then renamed: a reader never sees half). */
