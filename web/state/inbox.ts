@@ -10,7 +10,7 @@
 import type { ChatState } from './chat.js';
 import { TOPIC } from './muting.js';
 import { NAME_ORDER } from './presence.js';
-import { channelNarrow, dmNarrow, topicNarrow, type Narrow } from './narrow.js';
+import { channelNarrow, conversationIds, dmNarrow, topicNarrow, type Narrow } from './narrow.js';
 import { hasWords, type RowComposeTo } from './recent.js';
 import type { UnreadConversation } from './unread.js';
 
@@ -239,11 +239,12 @@ export function inboxRowTarget(
       };
     }
     case 'dm': {
-      const others = r.dm.ids.filter((id) => id !== s.selfId);
+      // The others, or [self] for one's own conversation.
+      const userIds = conversationIds(r.dm.ids, s.selfId);
       return {
-        label: others.length === 0 ? 'Message yourself' : `Message ${r.dm.label}`,
+        label: userIds[0] === s.selfId ? 'Message yourself' : `Message ${r.dm.label}`,
         narrow: dmNarrow(r.dm.ids, s.selfId),
-        to: { kind: 'dm', userIds: others.length === 0 ? [s.selfId] : others },
+        to: { kind: 'dm', userIds },
       };
     }
   }

@@ -10,7 +10,7 @@
  */
 import { signal } from '@preact/signals-core';
 import type { Message } from '../../src/client/types.js';
-import { dmNarrow, messageDmIds, topicNarrow, type Narrow } from './narrow.js';
+import { conversationIds, dmNarrow, messageDmIds, topicNarrow, type Narrow } from './narrow.js';
 import { topicKey } from './unread.js';
 
 /** What the view keeps of one message: where it is, who sent it, when. */
@@ -366,10 +366,9 @@ export function rowCompose(r: RecentRow, selfId: number): { narrow: Narrow; to: 
       narrow: topicNarrow(r.streamId, r.topic),
       to: { kind: 'stream', streamId: r.streamId, topic: r.topic },
     };
-  // One's own conversation is addressed to oneself, as the Inbox's (inbox.ts inboxRowTarget).
-  const others = r.ids.filter((id) => id !== selfId);
+  // One's own conversation is addressed to oneself (conversationIds), as the Inbox's.
   return {
     narrow: dmNarrow(r.ids, selfId),
-    to: { kind: 'dm', userIds: others.length === 0 ? [selfId] : others },
+    to: { kind: 'dm', userIds: conversationIds(r.ids, selfId) },
   };
 }
